@@ -1,0 +1,49 @@
+"""`python -m evalward` and the `evalward` script: one top-level handler, distinct exit codes.
+
+With no arguments inside GitHub Actions (GITHUB_EVENT_PATH is set) it runs as the action;
+otherwise it is the command line.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from evalward.errors import EXIT_BUG, EXIT_INTERRUPTED, EvalwardError
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        if not args and os.environ.get("GITHUB_EVENT_PATH"):
+            from evalward import action
+
+            return action.main()
+        from evalward import cli
+
+        return cli.main(args)
+    except EvalwardError as exc:
+        _report(str(exc))
+        return exc.exit_code
+    except KeyboardInterrupt:
+        _report("interrupted")
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # the one place a bug becomes a message, not a traceback
+        import traceback
+
+        _report(
+            f"internal error: {type(exc).__name__}: {exc}. This is a bug in evalward; "
+            "please report it with the details below."
+        )
+        traceback.print_exc(limit=-8, file=sys.stderr)
+        return EXIT_BUG
+
+
+def _report(message: str) -> None:
+    in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
+    for line in message.splitlines() or [message]:
+        print(f"::error::{line}" if in_actions else f"evalward: {line}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

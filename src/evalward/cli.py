@@ -1,0 +1,107 @@
+"""The `evalward` command line: the same engine as the action, for a laptop or any CI."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from evalward import __version__
+from evalward.errors import EXIT_OK
+from evalward.gate import decide
+from evalward.git import Git
+from evalward.pipeline import Revisions, evaluate_change
+from evalward.providers.registry import build_providers
+from evalward.report import files
+from evalward.report.markdown import ReportContext, marker_for, render_comment
+from evalward.resources import load_resources
+from evalward.security import Redactor
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="evalward",
+        description="Run the evals of the agents a change touches, compare with a base, gate.",
+    )
+    parser.add_argument("--version", action="version", version=f"evalward {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = commands.add_parser("run", help="run Evals locally and print the PR comment")
+    run.add_argument("path", nargs="?", default=".", help="repository root (default: .)")
+    run.add_argument(
+        "--base",
+        help="compare with this git ref and run only the Evals the change affects "
+        "(default: run every Eval, no baseline)",
+    )
+    run.add_argument("--mock-script", help="serve every model call from this mock script")
+    run.add_argument("--parallel", type=int, default=8, help="runs at once (default: 8)")
+    run.add_argument("--output-dir", help="also write results.json and comment.md here")
+
+    validate = commands.add_parser("validate", help="check every resource file and exit 0 or 2")
+    validate.add_argument("path", nargs="?", default=".", help="repository root (default: .)")
+
+    commands.add_parser("action", help="run as the GitHub Action (reads the GITHUB_* environment)")
+    return parser
+
+
+def main(argv: list[str], out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    args = build_parser().parse_args(argv)
+    if args.command == "run":
+        return _run(args, out)
+    if args.command == "validate":
+        return _validate(Path(args.path), out)
+    if args.command == "action":
+        from evalward import action
+
+        return action.main(out=out)
+    build_parser().print_help(out)
+    return EXIT_OK
+
+
+def _run(args: argparse.Namespace, out: TextIO) -> int:
+    env = dict(os.environ)
+    root = Path(args.path).resolve()
+    providers = build_providers(env, mock_script=args.mock_script)
+    redact = Redactor.from_env(env)
+
+    async def go() -> int:
+        try:
+            evaluation = await evaluate_change(
+                Git(root), Revisions(base=args.base), providers, env, parallel=args.parallel
+            )
+        finally:
+            await providers.aclose()
+        decision = decide(evaluation.comparisons, None)
+        body = render_comment(
+            ReportContext(
+                comparisons=evaluation.comparisons,
+                decision=decision,
+                changes=evaluation.changes if args.base else None,
+                skipped_base=evaluation.plan.skipped_base,
+                marker=marker_for("local"),
+            )
+        )
+        if args.output_dir:
+            output_dir = Path(args.output_dir)
+            files.write_results(output_dir, evaluation, decision, redact)
+            files.write_text(output_dir / "comment.md", body, redact)
+        print(redact(body), file=out)
+        return decision.exit_code
+
+    return asyncio.run(go())
+
+
+def _validate(root: Path, out: TextIO) -> int:
+    resources = load_resources(root.resolve())
+    for warning in resources.warnings:
+        print(f"warning: {warning.render()}", file=out)
+    print(
+        f"{len(resources.agents)} agents, {len(resources.fixtures)} fixtures, "
+        f"{len(resources.evals)} evals OK",
+        file=out,
+    )
+    return EXIT_OK

@@ -1,0 +1,84 @@
+"""The GitHub event and environment of one workflow run, read once into plain data."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalward.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class RunContext:
+    event_name: str
+    repository: str
+    workspace: Path
+    api_url: str
+    server_url: str
+    run_id: str
+    pr_number: int | None = None
+    base_sha: str | None = None
+    head_sha: str | None = None
+    labels: list[str] = field(default_factory=list)
+    actor: str = ""
+    comment_key: str = "evalward"
+
+    @property
+    def run_url(self) -> str:
+        if not (self.repository and self.run_id):
+            return ""
+        return f"{self.server_url.rstrip('/')}/{self.repository}/actions/runs/{self.run_id}"
+
+
+def load_context(env: Mapping[str, str]) -> RunContext:
+    event_name = env.get("GITHUB_EVENT_NAME", "")
+    event = _read_event(env.get("GITHUB_EVENT_PATH"))
+    repository = env.get("GITHUB_REPOSITORY") or _dig(event, "repository", "full_name") or ""
+    workspace = Path(env.get("GITHUB_WORKSPACE") or Path.cwd())
+    context: dict[str, Any] = {
+        "event_name": event_name,
+        "repository": str(repository),
+        "workspace": workspace,
+        "api_url": env.get("GITHUB_API_URL", "https://api.github.com"),
+        "server_url": env.get("GITHUB_SERVER_URL", "https://github.com"),
+        "run_id": env.get("GITHUB_RUN_ID", ""),
+        "actor": env.get("GITHUB_ACTOR", ""),
+        "comment_key": "/".join(
+            part for part in (env.get("GITHUB_WORKFLOW", ""), env.get("GITHUB_JOB", "")) if part
+        )
+        or "evalward",
+    }
+    pull = event.get("pull_request")
+    if event_name in ("pull_request", "pull_request_target") and isinstance(pull, dict):
+        context.update(
+            pr_number=int(pull["number"]),
+            base_sha=str(_dig(pull, "base", "sha") or ""),
+            head_sha=str(_dig(pull, "head", "sha") or ""),
+            labels=[str(label.get("name")) for label in pull.get("labels") or []],
+        )
+    return RunContext(**context)
+
+
+def _read_event(path: str | None) -> dict[str, Any]:
+    if not path:
+        return {}
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"GITHUB_EVENT_PATH {path}: cannot read it ({exc.strerror})") from None
+    except ValueError as exc:
+        raise ConfigError(f"GITHUB_EVENT_PATH {path}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"GITHUB_EVENT_PATH {path}: expected a JSON object")
+    return data
+
+
+def _dig(data: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data

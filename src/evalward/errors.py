@@ -1,0 +1,97 @@
+"""Every error evalward raises on purpose, and the exit code each one maps to.
+
+One base class (`EvalwardError`) and one top-level handler (`evalward.__main__`) turn
+anything a user can cause into a single clear message and a distinct exit code, never a
+traceback. The tree:
+
+    EvalwardError               exit 3  something outside evalward failed
+    ├── ConfigError             exit 2  a user mistake in a file, an input or a setting
+    │   └── ResourceError               one or more located problems in YAML resources
+    ├── GitError                exit 3  a git command failed
+    ├── ProviderError           exit 3  a model provider could not be used
+    ├── GitHubError             exit 3  the GitHub API refused or failed
+    └── AgentRunError           exit 3  an agent could not be started or crashed
+
+Exit codes:
+
+    0  the gate passed (or was bypassed)
+    1  the gate failed: an affected Eval is below its threshold
+    2  configuration error: nothing was gated
+    3  an external failure (git, provider, GitHub, agent process)
+    4  a bug in evalward
+    130  interrupted
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+EXIT_OK = 0
+EXIT_GATE_FAILED = 1
+EXIT_CONFIG = 2
+EXIT_EXTERNAL = 3
+EXIT_BUG = 4
+EXIT_INTERRUPTED = 130
+
+
+class EvalwardError(Exception):
+    """Base of every error evalward raises deliberately; its message is shown as is."""
+
+    exit_code = EXIT_EXTERNAL
+
+
+class ConfigError(EvalwardError):
+    """A user mistake: a bad input, setting or file. Fix the configuration and rerun."""
+
+    exit_code = EXIT_CONFIG
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One located problem in a resource file."""
+
+    file: str
+    line: int | None
+    column: int | None
+    path: str
+    message: str
+
+    def render(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        at = f" {self.path}:" if self.path else ""
+        return f"{where}:{at} {self.message}"
+
+
+@dataclass
+class ResourceError(ConfigError):
+    """All problems found while loading resources, reported together."""
+
+    problems: list[Problem] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        count = len(self.problems)
+        head = f"{count} problem{'s' if count != 1 else ''} in evalward resources:"
+        return "\n".join([head, *(f"  {p.render()}" for p in self.problems)])
+
+
+class GitError(EvalwardError):
+    """A git command failed; the message carries git's own words."""
+
+
+class ProviderError(EvalwardError):
+    """A model provider failed after its retries, or is misconfigured."""
+
+
+class GitHubError(EvalwardError):
+    """The GitHub API refused or failed a request."""
+
+
+class AgentRunError(EvalwardError):
+    """An agent could not be run to completion."""

@@ -1,0 +1,94 @@
+"""Every git command evalward runs, in one place.
+
+Commands pass `-c safe.directory=*`: inside the action's container the workspace belongs to
+another user, and git would otherwise refuse to read it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from evalward.errors import GitError
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One entry of `git diff --name-status`: A, M, D, R (with `old_path`), T, C."""
+
+    status: str
+    path: str
+    old_path: str | None = None
+
+
+class Git:
+    def __init__(self, repo: Path, executable: str = "git") -> None:
+        self.repo = repo
+        self._git = shutil.which(executable) or executable
+
+    def run(self, *args: str, check: bool = True) -> str:
+        command = [self._git, "-c", "safe.directory=*", "-C", str(self.repo), *args]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, check=False)
+        except FileNotFoundError:
+            raise GitError("git is not installed or not on PATH") from None
+        if check and done.returncode != 0:
+            detail = done.stderr.strip() or done.stdout.strip()
+            raise GitError(f"`git {' '.join(args)}` failed: {detail}")
+        return done.stdout
+
+    def resolve(self, ref: str) -> str:
+        """The full SHA of a commit-ish, or a GitError that says it is missing."""
+        out = self.run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
+        sha = out.strip()
+        if not sha:
+            raise GitError(
+                f"commit {ref!r} is not in the repository at {self.repo}. In a workflow, "
+                "check out full history: `actions/checkout` with `fetch-depth: 0`."
+            )
+        return sha
+
+    def merge_base(self, base: str, head: str) -> str:
+        out = self.run("merge-base", base, head, check=False).strip()
+        if not out:
+            raise GitError(
+                f"no merge base between {base[:12]} and {head[:12]}: the history is "
+                "incomplete. Check out full history with `fetch-depth: 0`."
+            )
+        return out
+
+    def changed_files(self, base: str, head: str | None) -> list[FileChange]:
+        """Files changed from `base` to `head` (to the working tree when head is None)."""
+        revisions = [base] if head is None else [base, head]
+        out = self.run("diff", "--name-status", "-z", "--find-renames", *revisions, "--")
+        fields = out.split("\0")
+        changes: list[FileChange] = []
+        index = 0
+        while index < len(fields) and fields[index]:
+            status = fields[index]
+            kind = status[0]
+            if kind in "RC":
+                changes.append(FileChange(kind, fields[index + 2], old_path=fields[index + 1]))
+                index += 3
+            else:
+                changes.append(FileChange(kind, fields[index + 1]))
+                index += 2
+        return changes
+
+    @contextmanager
+    def worktree(self, commit: str) -> Iterator[Path]:
+        """A detached worktree at `commit`, always removed afterwards."""
+        parent = Path(tempfile.mkdtemp(prefix="evalward-base-"))
+        path = parent / "tree"
+        self.run("worktree", "add", "--detach", "--force", str(path), commit)
+        try:
+            yield path
+        finally:
+            self.run("worktree", "remove", "--force", str(path), check=False)
+            shutil.rmtree(parent, ignore_errors=True)
+            self.run("worktree", "prune", check=False)

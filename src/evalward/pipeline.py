@@ -1,0 +1,100 @@
+"""The stages from a change to scored, compared results, shared by the action and the CLI.
+
+This module wires stages together; it owns no client. Git and the providers come in as
+parameters, so tests run it against real repositories and local model servers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evalward.changes import ChangeSet, detect_changes
+from evalward.compare import EvalComparison, compare
+from evalward.errors import ResourceError
+from evalward.execute import Checkout, ProgressCallback, execute, score_evals
+from evalward.git import FileChange, Git
+from evalward.plan import Plan, Side, build_plan
+from evalward.providers.registry import Providers, check_credentials
+from evalward.resources import ResourceSet, load_resources
+from evalward.results import EvalResult, FixtureResult
+
+
+@dataclass
+class Evaluation:
+    changes: ChangeSet
+    plan: Plan
+    fixtures: list[FixtureResult]
+    evals: list[EvalResult]
+    comparisons: list[EvalComparison]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Revisions:
+    """What to compare. `head=None` means the working tree as it is on disk."""
+
+    base: str | None
+    head: str | None = None
+
+
+async def evaluate_change(
+    git: Git,
+    revisions: Revisions,
+    providers: Providers,
+    env: Mapping[str, str],
+    *,
+    parallel: int,
+    run_all: bool = False,
+    on_result: ProgressCallback | None = None,
+) -> Evaluation:
+    """Detect the change, plan, run both sides, score and compare."""
+    with ExitStack() as stack:
+        head_root = stack.enter_context(_tree(git, revisions.head))
+        head = load_resources(head_root)
+        notes: list[str] = []
+        base: ResourceSet | None = None
+        base_root: Path | None = None
+        changed: list[FileChange] = []
+        if revisions.base is not None:
+            head_commit = revisions.head or "HEAD"
+            merge_base = git.merge_base(git.resolve(revisions.base), git.resolve(head_commit))
+            changed = git.changed_files(merge_base, revisions.head)
+            base_root = stack.enter_context(git.worktree(merge_base))
+            try:
+                base = load_resources(base_root)
+            except ResourceError as exc:
+                notes.append(
+                    f"the base branch's resources do not load, so there is no baseline: "
+                    f"{exc.problems[0].render()}"
+                )
+        changes = detect_changes(changed, head, base)
+        plan = build_plan(changes, head, base, run_all=run_all or revisions.base is None)
+        checkouts = {Side.head: Checkout(Side.head, head_root, head)}
+        if base is not None and base_root is not None:
+            checkouts[Side.base] = Checkout(Side.base, base_root, base)
+        check_credentials(env, _models_of(plan, checkouts), providers)
+        fixtures = await execute(plan, checkouts, providers, parallel=parallel, on_result=on_result)
+        evals = score_evals(plan, checkouts, fixtures)
+        return Evaluation(changes, plan, fixtures, evals, compare(evals), notes)
+
+
+@contextmanager
+def _tree(git: Git, commit: str | None) -> Iterator[Path]:
+    """The working tree when it already is `commit` (or no commit is asked for), else a worktree."""
+    if commit is None or git.resolve("HEAD") == git.resolve(commit):
+        yield git.repo
+        return
+    with git.worktree(commit) as path:
+        yield path
+
+
+def _models_of(plan: Plan, checkouts: dict[Side, Checkout]) -> list[str]:
+    models: set[str] = set()
+    for run in plan.runs:
+        resources = checkouts[run.side].resources
+        agent = resources.agents[resources.evals[run.eval].resource.spec.target_agent]
+        models.update(agent.resource.spec.models[:1])
+    return sorted(models)

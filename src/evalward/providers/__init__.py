@@ -1,0 +1,1 @@
+"""Model providers behind one interface: a chat request in, a chat response out."""

@@ -1,0 +1,70 @@
+"""The provider-neutral chat request and response every runner and judge speaks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from evalward.runtime.trace import Usage
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RunLabels:
+    """Who is asking: lets the mock provider script replies per agent and fixture."""
+
+    agent: str = ""
+    fixture: str = ""
+    eval: str = ""
+    rep: int = 0
+    purpose: Literal["agent", "judge"] = "agent"
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    model: str
+    messages: tuple[ChatMessage, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    temperature: float | None = None
+    max_tokens: int | None = None
+    labels: RunLabels = field(default_factory=RunLabels)
+
+
+@dataclass(frozen=True)
+class ChatResponse:
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: str = ""
+    model: str = ""
+
+
+class Provider(Protocol):
+    """A model provider. Implementations retry transient failures themselves."""
+
+    name: str
+
+    async def complete(self, request: ChatRequest) -> ChatResponse: ...
+
+    async def aclose(self) -> None: ...

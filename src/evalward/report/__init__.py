@@ -1,0 +1,1 @@
+"""Rendering results for people (comment, summary) and machines (results.json, outputs)."""

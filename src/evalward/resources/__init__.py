@@ -1,0 +1,23 @@
+"""The YAML resource kinds (Agent, EvalFixture, Eval, JudgeCalibration) and their loader."""
+
+from evalward.resources.loader import Located, ResourceSet, load_resources
+from evalward.resources.models import (
+    Agent,
+    Assertion,
+    Eval,
+    EvalFixture,
+    JudgeCalibration,
+    Severity,
+)
+
+__all__ = [
+    "Agent",
+    "Assertion",
+    "Eval",
+    "EvalFixture",
+    "JudgeCalibration",
+    "Located",
+    "ResourceSet",
+    "Severity",
+    "load_resources",
+]

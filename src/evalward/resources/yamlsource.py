@@ -1,0 +1,94 @@
+"""Parse YAML into plain data while remembering where every value stood.
+
+Validation errors must name the file, line and column of the offending field, so documents
+are composed into nodes first (PyYAML's C loader when available) and each node's mark is
+recorded under its path of keys and indexes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+try:
+    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
+except AttributeError:  # pragma: no cover - PyYAML built without libyaml
+    _Loader = yaml.SafeLoader
+
+PathKey = tuple[str | int, ...]
+
+
+@dataclass
+class Document:
+    """One YAML document: its data and the (line, column) of every path in it, 1-based."""
+
+    data: Any
+    start_line: int
+    marks: dict[PathKey, tuple[int, int]] = field(default_factory=dict)
+
+    def locate(self, path: PathKey) -> tuple[int, int]:
+        """The mark of `path`, or of its longest prefix that has one."""
+        for end in range(len(path), -1, -1):
+            mark = self.marks.get(path[:end])
+            if mark is not None:
+                return mark
+        return (self.start_line, 1)
+
+
+class YamlSyntaxError(Exception):
+    def __init__(self, message: str, line: int | None, column: int | None) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+
+
+def parse_documents(text: str) -> list[Document]:
+    """Every document of a multi-document YAML text, with marks."""
+    loader = _Loader(text)
+    documents: list[Document] = []
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is None:  # pragma: no cover - check_node guarantees a node
+                break
+            data = loader.construct_document(node)
+            marks: dict[PathKey, tuple[int, int]] = {}
+            _record_marks(node, (), marks)
+            documents.append(Document(data, node.start_mark.line + 1, marks))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or str(exc)
+        if mark is None:
+            raise YamlSyntaxError(f"invalid YAML: {problem}", None, None) from None
+        raise YamlSyntaxError(f"invalid YAML: {problem}", mark.line + 1, mark.column + 1) from None
+    except yaml.YAMLError as exc:
+        raise YamlSyntaxError(f"invalid YAML: {exc}", None, None) from None
+    finally:
+        loader.dispose()
+    return documents
+
+
+def _record_marks(node: yaml.Node, path: PathKey, marks: dict[PathKey, tuple[int, int]]) -> None:
+    marks.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode):
+                key = str(key_node.value)
+                marks.setdefault(
+                    (*path, key), (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+                )
+                _record_children(value_node, (*path, key), marks)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _record_marks(item, (*path, index), marks)
+
+
+def _record_children(node: yaml.Node, path: PathKey, marks: dict[PathKey, tuple[int, int]]) -> None:
+    """Children of a mapping value; the value's own mark stays the key's."""
+    if isinstance(node, yaml.MappingNode | yaml.SequenceNode):
+        saved = marks.get(path)
+        _record_marks(node, path, marks)
+        if saved is not None:
+            marks[path] = saved

@@ -1,0 +1,1 @@
+"""Agent runners: each turns one fixture input into one Trace."""

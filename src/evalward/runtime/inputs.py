@@ -1,0 +1,23 @@
+"""Turn a fixture's `input` into the conversation an agent receives."""
+
+from __future__ import annotations
+
+import json
+
+from evalward.providers.base import ChatMessage
+from evalward.resources.models import FixtureInput, InputType
+
+
+def input_messages(fixture_input: FixtureInput) -> list[ChatMessage]:
+    """`prompt` becomes one user message; channel payloads are handed over as JSON."""
+    if fixture_input.type is InputType.messages:
+        return [ChatMessage(role=m.role, content=m.content) for m in fixture_input.messages]
+    if fixture_input.type is InputType.prompt:
+        return [ChatMessage(role="user", content=str(fixture_input.payload["prompt"]))]
+    payload = json.dumps(fixture_input.payload, ensure_ascii=False, indent=2, sort_keys=True)
+    return [
+        ChatMessage(
+            role="user",
+            content=f"A {fixture_input.type.value} event arrived:\n{payload}",
+        )
+    ]

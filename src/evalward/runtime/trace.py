@@ -1,0 +1,99 @@
+"""The one trace model every agent run produces and every assertion reads.
+
+Steps are numbered from 1 so that a judge's `evidence_step` and a human reading the report
+point at the same thing.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class StepType(StrEnum):
+    input = "input"
+    assistant = "assistant"
+    tool_call = "tool_call"
+    tool_result = "tool_result"
+    error = "error"
+    final = "final"
+
+
+class Usage(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+        )
+
+
+class Step(BaseModel):
+    index: int
+    type: StepType
+    content: str = ""
+    tool: str | None = None
+    call_id: str | None = None
+    arguments: dict[str, Any] | None = None
+    output: str | None = None
+    is_error: bool = False
+    started_at: float = 0.0
+    duration_ms: float = 0.0
+    usage: Usage | None = None
+    model: str | None = None
+
+    def text(self) -> str:
+        """The text a reader (or a judge quote) would find in this step."""
+        parts = [self.content]
+        if self.tool:
+            parts.append(self.tool)
+        if self.arguments is not None:
+            import json
+
+            parts.append(json.dumps(self.arguments, ensure_ascii=False, sort_keys=True))
+        if self.output is not None:
+            parts.append(self.output)
+        return "\n".join(p for p in parts if p)
+
+
+class Trace(BaseModel):
+    steps: list[Step] = Field(default_factory=list)
+    duration_ms: float = 0.0
+
+    def add(self, type: StepType, **fields: Any) -> Step:
+        step = Step(index=len(self.steps) + 1, type=type, **fields)
+        self.steps.append(step)
+        return step
+
+    @property
+    def final_output(self) -> str:
+        for step in reversed(self.steps):
+            if step.type is StepType.final:
+                return step.content
+        return ""
+
+    @property
+    def error(self) -> str | None:
+        for step in self.steps:
+            if step.type is StepType.error:
+                return step.content
+        return None
+
+    @property
+    def usage(self) -> Usage:
+        total = Usage()
+        for step in self.steps:
+            if step.usage is not None:
+                total = total + step.usage
+        return total
+
+    def tool_calls(self) -> list[Step]:
+        return [s for s in self.steps if s.type is StepType.tool_call]

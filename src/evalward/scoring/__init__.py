@@ -1,0 +1,1 @@
+"""Assertions, fixture scores and Eval scores, as seed 003 defines them."""
