@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import re
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>])")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 _ZERO_WIDTH = "\u200b"
 

@@ -56,8 +56,9 @@ def score_fixture(
     elif all(r.status in (Status.passed, Status.skipped) for r in results):
         status, message = Status.passed, ""
     else:
-        status, message = Status.failed, f"{sum(r.status is Status.failed for r in results)} "
-        message += "assertion(s) failed"
+        failed = [r for r in results if r.status is Status.failed]
+        status = Status.failed
+        message = "; ".join(f"{r.type}: {r.message}" for r in failed)
     return FixtureResult(
         eval=eval_name,
         fixture=fixture.resource.metadata.name,

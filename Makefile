@@ -1,0 +1,35 @@
+# One entry point for set-up, the demo and the checks. Targets create the virtualenv on
+# first use, so each of them works on a fresh clone.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint lock
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+## Run the bundled example with the mock provider and print the PR comment it would post.
+demo: $(VENV)/.installed
+	$(BIN)/evalward run examples --mock-script examples/mock-replies.yaml
+
+## Lint, format check, type check and the whole test suite.
+test: $(VENV)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/python -m pytest -q
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+## Re-pin the action image's runtime dependencies.
+lock:
+	rm -rf /tmp/evalward-lock && $(PYTHON) -m venv /tmp/evalward-lock
+	/tmp/evalward-lock/bin/pip install --quiet .
+	(echo '# Runtime dependencies of the action image, pinned. Regenerate with `make lock`.'; \
+	 /tmp/evalward-lock/bin/pip freeze --exclude evalward) > requirements.lock

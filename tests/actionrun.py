@@ -1,0 +1,125 @@
+"""Run `python -m evalward` as GitHub runs a Docker action: a subprocess with the GITHUB_* env."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fakes.github_api import FakeGitHub
+
+
+@dataclass
+class ActionRun:
+    returncode: int
+    stdout: str
+    stderr: str
+    outputs: dict[str, str]
+    summary: str
+    output_dir: Path
+
+    def results(self) -> dict[str, Any]:
+        return json.loads((self.output_dir / "results.json").read_text())
+
+    def json_lines(self) -> list[dict[str, Any]]:
+        lines = []
+        for line in self.stdout.splitlines():
+            if line.startswith("{"):
+                lines.append(json.loads(line))
+        return lines
+
+
+def pull_request_event(
+    repository: str, number: int, base_sha: str, head_sha: str, labels: list[str] | None = None
+) -> dict[str, Any]:
+    return {
+        "action": "synchronize",
+        "number": number,
+        "pull_request": {
+            "number": number,
+            "base": {"sha": base_sha, "ref": "main"},
+            "head": {"sha": head_sha, "ref": "feature"},
+            "labels": [{"name": name} for name in labels or []],
+        },
+        "repository": {"full_name": repository},
+        "sender": {"login": "octocat"},
+    }
+
+
+def run_action(
+    workspace: Path,
+    github: FakeGitHub,
+    event: dict[str, Any],
+    *,
+    inputs: dict[str, str] | None = None,
+    env: dict[str, str] | None = None,
+    event_name: str = "pull_request",
+    run_dir: Path | None = None,
+) -> ActionRun:
+    run_dir = run_dir or workspace.parent / "runner"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    event_path = run_dir / "event.json"
+    event_path.write_text(json.dumps(event))
+    output_file = run_dir / "github_output"
+    summary_file = run_dir / "step_summary"
+    output_file.write_text("")
+    summary_file.write_text("")
+    output_dir = run_dir / "out"
+    base_env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(run_dir),
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_EVENT_NAME": event_name,
+        "GITHUB_EVENT_PATH": str(event_path),
+        "GITHUB_REPOSITORY": github.repository,
+        "GITHUB_API_URL": github.url,
+        "GITHUB_SERVER_URL": "https://github.example",
+        "GITHUB_WORKSPACE": str(workspace),
+        "GITHUB_STEP_SUMMARY": str(summary_file),
+        "GITHUB_OUTPUT": str(output_file),
+        "GITHUB_RUN_ID": "4242",
+        "GITHUB_WORKFLOW": "evals",
+        "GITHUB_JOB": "gate",
+        "INPUT_GITHUB_TOKEN": github.token,
+        "INPUT_OUTPUT_DIR": str(output_dir),
+    }
+    for name, value in (inputs or {}).items():
+        base_env[f"INPUT_{name.upper().replace('-', '_')}"] = value
+    base_env.update(env or {})
+    done = subprocess.run(
+        [sys.executable, "-m", "evalward"],
+        cwd=workspace,
+        env=base_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return ActionRun(
+        done.returncode,
+        done.stdout,
+        done.stderr,
+        parse_github_output(output_file.read_text()),
+        summary_file.read_text(),
+        output_dir,
+    )
+
+
+def parse_github_output(text: str) -> dict[str, str]:
+    """Parse the `name<<DELIM` heredoc form GitHub reads from GITHUB_OUTPUT."""
+    outputs: dict[str, str] = {}
+    lines = text.splitlines()
+    index = 0
+    while index < len(lines):
+        name, _, delimiter = lines[index].partition("<<")
+        index += 1
+        value: list[str] = []
+        while lines[index] != delimiter:
+            value.append(lines[index])
+            index += 1
+        index += 1
+        outputs[name] = "\n".join(value)
+    return outputs

@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fakes.github_api import FakeGitHub
+from fakes.model_server import ScriptedModelServer
+from gitrepo import GitRepo
+
+
+@pytest.fixture
+def github() -> Iterator[FakeGitHub]:
+    server = FakeGitHub()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def model() -> Iterator[ScriptedModelServer]:
+    server = ScriptedModelServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    return GitRepo(tmp_path / "repo")

@@ -1,0 +1,275 @@
+"""One pull request gated end to end: real git repo, `python -m evalward` as a subprocess,
+a fake GitHub API and a scripted OpenAI-compatible model server on loopback."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from actionrun import pull_request_event, run_action
+from fakes.github_api import FakeGitHub, FakePull
+from fakes.model_server import ScriptedModelServer, text, tool_call
+from gitrepo import GitRepo
+
+BASE_PROMPT = "You are Jane, the support agent of Acme. Prompt version BASE-V1."
+HEAD_PROMPT = "You are Jane, the support agent of Acme. Prompt version HEAD-V2."
+
+SUPPORT_BOT = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata:
+  name: support-bot
+spec:
+  models: [openai/gpt-test]
+  system: "{prompt}"
+  tools:
+    - name: lookup_order
+      description: Look up an order by its id.
+      parameters:
+        type: object
+        properties: {{ order_id: {{ type: string }} }}
+        required: [order_id]
+      mock:
+        output: {{ status: shipped, eta: "2026-11-25" }}
+    - {{ type: send_email, enabled: false }}
+"""
+
+MATH_TUTOR = """\
+apiVersion: pai.io/v1
+kind: Agent
+metadata:
+  name: math-tutor
+spec:
+  models: [openai/gpt-test]
+  system: You are a math tutor. MATH-TUTOR-PROMPT.
+---
+apiVersion: pai.io/v1
+kind: Eval
+metadata:
+  name: math-tutor-eval
+spec:
+  targetAgent: math-tutor
+  fixtureSelector:
+    matchLabels: { agent: math-tutor }
+---
+apiVersion: pai.io/v1
+kind: EvalFixture
+metadata:
+  name: tutor-add
+  labels: { agent: math-tutor }
+spec:
+  targetAgent: math-tutor
+  input: { type: prompt, payload: { prompt: "What is 2 + 2?" } }
+  assertions:
+    - { type: contains, value: "answer:" }
+"""
+
+SUPPORT_EVAL = """\
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata:
+  name: support-bot-eval
+spec:
+  targetAgent: support-bot
+  fixtureSelector:
+    matchLabels: { agent: support-bot }
+  scoring:
+    passThreshold: 0.9
+"""
+
+ORDER_FIXTURE = """\
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata:
+  name: order-status
+  labels: { agent: support-bot }
+spec:
+  targetAgent: support-bot
+  kind: golden
+  severity: high
+  input:
+    type: prompt
+    payload: { prompt: "Where is my order 12345?" }
+  assertions:
+    - { type: toolCalled, tool: lookup_order }
+    - { type: contains, value: shipped }
+    - { type: regex, pattern: "2026-11-\\\\d\\\\d" }
+"""
+
+GREETING_FIXTURE = """\
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata:
+  name: greeting
+  labels: { agent: support-bot }
+spec:
+  targetAgent: support-bot
+  kind: edge
+  severity: low
+  input:
+    type: prompt
+    payload: { prompt: "Hello there!" }
+  assertions:
+    - { type: toolNotCalled, tool: lookup_order }
+    - { type: contains, value: Hello, weight: 3 }
+"""
+
+
+def make_pr(repo: GitRepo, github: FakeGitHub) -> tuple[str, str]:
+    base = repo.commit(
+        "agents and evals",
+        {
+            "agents/support-bot.yaml": SUPPORT_BOT.format(prompt=BASE_PROMPT),
+            "agents/math-tutor.yaml": MATH_TUTOR,
+            "evals/support-bot.yaml": SUPPORT_EVAL,
+            "evals/fixtures/order-status.yaml": ORDER_FIXTURE,
+            "evals/fixtures/greeting.yaml": GREETING_FIXTURE,
+        },
+    )
+    repo.branch("feature")
+    head = repo.commit(
+        "sharpen the prompt",
+        {"agents/support-bot.yaml": SUPPORT_BOT.format(prompt=HEAD_PROMPT)},
+    )
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    return base, head
+
+
+def script_model(model: ScriptedModelServer, *, head_greets_well: bool) -> None:
+    order_replies = (
+        tool_call("lookup_order", {"order_id": "12345"}),
+        text("Your order has shipped and arrives on 2026-11-25."),
+    )
+    model.script(lambda b: "BASE-V1" in json.dumps(b) and "12345" in json.dumps(b), *order_replies)
+    model.script(lambda b: "HEAD-V2" in json.dumps(b) and "12345" in json.dumps(b), *order_replies)
+    model.script(lambda b: "BASE-V1" in json.dumps(b), text("Hello! How can I help you today?"))
+    if head_greets_well:
+        model.script(lambda b: "HEAD-V2" in json.dumps(b), text("Hello! What can I do for you?"))
+    else:
+        model.script(
+            lambda b: "HEAD-V2" in json.dumps(b),
+            tool_call("lookup_order", {"order_id": "unknown"}),
+            text("Hello! I looked everything up for you."),
+        )
+
+
+@pytest.fixture
+def env(model: ScriptedModelServer) -> dict[str, str]:
+    return {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+
+
+def test_failing_change_is_gated_commented_and_compared_with_base(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=False)
+
+    run = run_action(repo.path, github, pull_request_event(github.repository, 7, base, head), env=env)
+
+    # 6. the check: an affected Eval fails, so the process fails
+    assert run.returncode == 1, run.stderr
+
+    # 1. change detection: math-tutor's Eval never ran
+    assert model.requests_mentioning("MATH-TUTOR-PROMPT") == []
+    results = run.results()
+    assert results["changedAgents"] == {"support-bot": ["definition changed in agents/support-bot.yaml"]}
+    assert {e["eval"] for e in results["evals"]} == {"support-bot-eval"}
+
+    # 2. candidate from the head, through the tool loop
+    head_order = [r for r in model.requests_mentioning("HEAD-V2") if "12345" in json.dumps(r)]
+    assert len(head_order) == 2
+    first, second = head_order
+    assert first["messages"][0] == {"role": "system", "content": HEAD_PROMPT}
+    assert [t["function"]["name"] for t in first["tools"]] == ["lookup_order"]  # disabled: not offered
+    assistant, tool_message = second["messages"][-2:]
+    assert assistant["tool_calls"][0]["function"]["name"] == "lookup_order"
+    assert tool_message["role"] == "tool"
+    assert tool_message["tool_call_id"] == assistant["tool_calls"][0]["id"]
+    assert json.loads(tool_message["content"]) == {"status": "shipped", "eta": "2026-11-25"}
+
+    # 3. scoring as seed 003 defines it
+    head_fixtures = {f["fixture"]: f for f in results["fixtures"] if f["side"] == "head"}
+    assert head_fixtures["order-status"]["score"] == 1.0
+    assert head_fixtures["order-status"]["status"] == "pass"
+    # greeting: toolNotCalled (weight 1) fails, contains (weight 3) passes -> 3 / 4
+    assert head_fixtures["greeting"]["score"] == pytest.approx(0.75)
+    assert head_fixtures["greeting"]["status"] == "fail"
+    head_eval = next(e for e in results["evals"] if e["side"] == "head")
+    base_eval = next(e for e in results["evals"] if e["side"] == "base")
+    # severity-weighted pass rate: high (2.0) passes, low (0.5) fails -> 2 / 2.5
+    assert head_eval["score"] == pytest.approx(0.8)
+    assert head_eval["passed"] is False
+    assert base_eval["score"] == pytest.approx(1.0)
+
+    # 4. baseline from the merge base's definition
+    assert model.requests_mentioning("BASE-V1"), "the base agent never ran"
+
+    # 5. one comment with the marker, base -> head, and the regression
+    comments = github.comments_on(7)
+    assert len(comments) == 1
+    body = comments[0]["body"]
+    assert body.startswith("<!-- evalward-comment:evals/gate -->")
+    assert "1.00 → **0.80**" in body
+    assert "Regressions" in body and "greeting" in body
+    assert "sk-test-secret-value" not in body
+
+    # 8. job summary and outputs
+    assert "support-bot-eval" in run.summary
+    assert run.outputs["result"] == "fail"
+    assert run.outputs["score"] == "0.80"
+
+    # 5. a second run edits the comment instead of adding another
+    again = run_action(repo.path, github, pull_request_event(github.repository, 7, base, head), env=env)
+    assert again.returncode == 1
+    assert len(github.comments_on(7)) == 1
+    assert any(r.method == "PATCH" for r in github.requests)
+
+
+def test_passing_change_exits_zero(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=True)
+
+    run = run_action(repo.path, github, pull_request_event(github.repository, 7, base, head), env=env)
+
+    assert run.returncode == 0, run.stderr
+    assert run.outputs["result"] == "pass"
+    assert run.outputs["score"] == "1.00"
+    assert "every affected Eval passes" in github.comments_on(7)[0]["body"]
+    assert run.json_lines() == []
+
+
+def test_bypass_label_passes_the_gate_and_is_audited(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=False)
+    github.add_label(7, "force-eval-bypass", actor="alice")
+
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head, labels=["force-eval-bypass"]),
+        env=env,
+    )
+
+    assert run.returncode == 0, run.stderr
+    assert run.outputs["result"] == "bypassed"
+    audit_lines = run.json_lines()
+    assert len(audit_lines) == 1
+    record = audit_lines[0]
+    assert record["event"] == "eval_gate_bypass"
+    assert record["actor"] == "alice"
+    assert record["repository"] == "acme/agents"
+    assert record["pull_request"] == 7
+    assert record["head_sha"] == head
+    assert record["run_url"] == "https://github.example/acme/agents/actions/runs/4242"
+    assert record["failing_evals"] == ["support-bot-eval"]
+    assert record["failing_fixtures"] == {"support-bot-eval": ["greeting"]}
+    assert record["timestamp"]
+    assert any(line.startswith("::warning::") and "alice" in line for line in run.stdout.splitlines())
+    body = github.comments_on(7)[0]["body"]
+    assert "### ⚠️ Bypass" in body and "**alice**" in body
+    audit_file = (run.output_dir / "audit.jsonl").read_text().splitlines()
+    assert json.loads(audit_file[0])["actor"] == "alice"

@@ -1,0 +1,204 @@
+"""A fake of the GitHub REST API endpoints evalward uses, holding its state in memory."""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from fakes.http import LoopbackServer, Request, Response
+
+TIMESTAMP = "2026-11-20T10:00:00Z"
+
+
+@dataclass
+class FakePull:
+    number: int
+    head_sha: str
+    base_sha: str
+    head_ref: str = "feature"
+    base_ref: str = "main"
+    labels: list[str] = field(default_factory=list)
+    files: list[dict[str, Any]] = field(default_factory=list)
+    author: str = "octocat"
+
+
+class FakeGitHub:
+    """Serves one repository. Records every request; `fail` injects error responses."""
+
+    def __init__(self, repository: str = "acme/agents", token: str = "ghs_test_token_123") -> None:
+        self.repository = repository
+        self.token = token
+        self.pulls: dict[int, FakePull] = {}
+        self.comments: dict[int, dict[str, Any]] = {}
+        self.events: dict[int, list[dict[str, Any]]] = {}
+        self.permissions: dict[str, str] = {}
+        self.requests: list[Request] = []
+        self.failures: list[tuple[str, re.Pattern[str], Response]] = []
+        self._next_id = 1000
+        self._lock = threading.Lock()
+        self.server = LoopbackServer(self._handle)
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def close(self) -> None:
+        self.server.close()
+
+    # --- state set-up ---------------------------------------------------------------------
+
+    def add_pull(self, pull: FakePull) -> FakePull:
+        self.pulls[pull.number] = pull
+        self.events.setdefault(pull.number, [])
+        return pull
+
+    def add_label(self, number: int, label: str, actor: str) -> None:
+        self.pulls[number].labels.append(label)
+        self.events[number].append(
+            {
+                "id": self._new_id(),
+                "event": "labeled",
+                "actor": self._user(actor),
+                "label": {"name": label, "color": "ff0000"},
+                "created_at": TIMESTAMP,
+                "url": f"{self._repo_url()}/issues/events/{self._next_id}",
+            }
+        )
+
+    def fail(self, method: str, path_pattern: str, status: int, message: str = "boom") -> None:
+        self.failures.append(
+            (method, re.compile(path_pattern), Response(status, {"message": message}))
+        )
+
+    def comments_on(self, number: int) -> list[dict[str, Any]]:
+        return [c for c in self.comments.values() if c["_issue"] == number]
+
+    # --- routing --------------------------------------------------------------------------
+
+    def _handle(self, request: Request) -> Response:
+        with self._lock:
+            self.requests.append(request)
+            auth = request.headers.get("authorization", "")
+            if auth not in (f"token {self.token}", f"Bearer {self.token}"):
+                return Response(401, {"message": "Bad credentials"})
+            for method, pattern, response in self.failures:
+                if method == request.method and pattern.search(request.path):
+                    return response
+            return self._route(request)
+
+    def _route(self, request: Request) -> Response:
+        prefix = f"/repos/{self.repository}"
+        path = request.path
+        if not path.startswith(prefix):
+            return Response(404, {"message": "Not Found"})
+        rest = path[len(prefix) :]
+        method = request.method
+        if rest == "" and method == "GET":
+            return Response(200, self._repo_json())
+        if m := re.fullmatch(r"/pulls/(\d+)", rest):
+            pull = self.pulls.get(int(m[1]))
+            return Response(200, self._pull_json(pull)) if pull else _not_found()
+        if m := re.fullmatch(r"/pulls/(\d+)/files", rest):
+            pull = self.pulls.get(int(m[1]))
+            return self._page(request, pull.files) if pull else _not_found()
+        if m := re.fullmatch(r"/issues/(\d+)/events", rest):
+            return self._page(request, self.events.get(int(m[1]), []))
+        if m := re.fullmatch(r"/issues/(\d+)/comments", rest):
+            number = int(m[1])
+            if number not in self.pulls:
+                return _not_found()
+            if method == "GET":
+                return self._page(request, [self._public(c) for c in self.comments_on(number)])
+            if method == "POST":
+                return Response(201, self._create_comment(number, request.json()["body"]))
+        if m := re.fullmatch(r"/issues/comments/(\d+)", rest):
+            comment = self.comments.get(int(m[1]))
+            if comment is None:
+                return _not_found()
+            if method == "PATCH":
+                comment["body"] = request.json()["body"]
+                comment["updated_at"] = TIMESTAMP
+                return Response(200, self._public(comment))
+            if method == "GET":
+                return Response(200, self._public(comment))
+        if m := re.fullmatch(r"/collaborators/([^/]+)/permission", rest):
+            permission = self.permissions.get(m[1], "read")
+            return Response(
+                200,
+                {"permission": permission, "role_name": permission, "user": self._user(m[1])},
+            )
+        return _not_found()
+
+    def _page(self, request: Request, items: list[dict[str, Any]]) -> Response:
+        per_page = int(request.query.get("per_page", ["30"])[0])
+        page = int(request.query.get("page", ["1"])[0])
+        chunk = items[(page - 1) * per_page : page * per_page]
+        headers = {}
+        if page * per_page < len(items):
+            url = f"{self.url}{request.path}?per_page={per_page}&page={page + 1}"
+            headers["link"] = f'<{url}>; rel="next"'
+        return Response(200, chunk, headers)
+
+    # --- JSON shapes ----------------------------------------------------------------------
+
+    def _new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def _repo_url(self) -> str:
+        return f"{self.url}/repos/{self.repository}"
+
+    def _user(self, login: str) -> dict[str, Any]:
+        return {"login": login, "id": abs(hash(login)) % 10**6, "type": "User"}
+
+    def _repo_json(self) -> dict[str, Any]:
+        owner, name = self.repository.split("/")
+        return {
+            "id": 1,
+            "name": name,
+            "full_name": self.repository,
+            "owner": self._user(owner),
+            "url": self._repo_url(),
+            "default_branch": "main",
+        }
+
+    def _pull_json(self, pull: FakePull) -> dict[str, Any]:
+        return {
+            "id": pull.number * 10,
+            "number": pull.number,
+            "state": "open",
+            "title": "Change the agent",
+            "url": f"{self._repo_url()}/pulls/{pull.number}",
+            "issue_url": f"{self._repo_url()}/issues/{pull.number}",
+            "html_url": f"https://github.example/{self.repository}/pull/{pull.number}",
+            "user": self._user(pull.author),
+            "labels": [{"name": name, "color": "ededed"} for name in pull.labels],
+            "head": {"sha": pull.head_sha, "ref": pull.head_ref},
+            "base": {"sha": pull.base_sha, "ref": pull.base_ref},
+        }
+
+    def _create_comment(self, number: int, body: str) -> dict[str, Any]:
+        comment_id = self._new_id()
+        comment = {
+            "_issue": number,
+            "id": comment_id,
+            "body": body,
+            "url": f"{self._repo_url()}/issues/comments/{comment_id}",
+            "html_url": f"https://github.example/{self.repository}/pull/{number}"
+            f"#issuecomment-{comment_id}",
+            "user": self._user("github-actions[bot]"),
+            "created_at": TIMESTAMP,
+            "updated_at": TIMESTAMP,
+        }
+        self.comments[comment_id] = comment
+        return self._public(comment)
+
+    @staticmethod
+    def _public(comment: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in comment.items() if not k.startswith("_")}
+
+
+def _not_found() -> Response:
+    return Response(404, {"message": "Not Found"})

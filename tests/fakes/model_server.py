@@ -1,0 +1,133 @@
+"""A scripted model server speaking the OpenAI Chat Completions wire format.
+
+Each test chooses the script: rules matched against the request, each with replies used in
+turn order (the number of assistant messages already in the conversation). Every request is
+recorded, so tests can assert on exactly what evalward sent.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fakes.http import LoopbackServer, Request, Response
+
+
+@dataclass
+class Reply:
+    content: str | None = None
+    tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    raw: bytes | None = None
+    delay: float = 0.0
+    prompt_tokens: int = 10
+    completion_tokens: int = 5
+
+
+def text(content: str, **kwargs: Any) -> Reply:
+    return Reply(content=content, **kwargs)
+
+
+def tool_call(name: str, arguments: dict[str, Any] | None = None, **kwargs: Any) -> Reply:
+    return Reply(tool_calls=[(name, arguments or {})], **kwargs)
+
+
+def error(status: int, **kwargs: Any) -> Reply:
+    return Reply(status=status, **kwargs)
+
+
+Matcher = Callable[[dict[str, Any]], bool]
+
+
+@dataclass
+class Rule:
+    matcher: Matcher
+    replies: list[Reply]
+
+
+def mentions(needle: str) -> Matcher:
+    """Match requests whose messages contain `needle` anywhere."""
+    return lambda body: needle in json.dumps(body.get("messages", []), ensure_ascii=False)
+
+
+class ScriptedModelServer:
+    def __init__(self) -> None:
+        self.rules: list[Rule] = []
+        self.requests: list[dict[str, Any]] = []
+        self.default = text("I have no script for this request.")
+        self._lock = threading.Lock()
+        self.server = LoopbackServer(self._handle)
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.server.url}/v1"
+
+    def close(self) -> None:
+        self.server.close()
+
+    def script(self, matcher: Matcher | str, *replies: Reply) -> None:
+        match = mentions(matcher) if isinstance(matcher, str) else matcher
+        self.rules.append(Rule(match, list(replies)))
+
+    def requests_mentioning(self, needle: str) -> list[dict[str, Any]]:
+        return [r for r in self.requests if mentions(needle)(r)]
+
+    def _handle(self, request: Request) -> Response:
+        if request.method != "POST" or not request.path.endswith("/chat/completions"):
+            return Response(404, {"error": {"message": f"no route {request.path}"}})
+        body = request.json()
+        with self._lock:
+            self.requests.append(body)
+        turn = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
+        reply = self.default
+        for rule in self.rules:
+            if rule.matcher(body):
+                reply = rule.replies[min(turn, len(rule.replies) - 1)]
+                break
+        return self._render(reply, body)
+
+    def _render(self, reply: Reply, body: dict[str, Any]) -> Response:
+        if reply.raw is not None or reply.status != 200:
+            return Response(
+                reply.status,
+                None if reply.raw is not None else {"error": {"message": "scripted error"}},
+                reply.headers,
+                raw=reply.raw,
+                delay=reply.delay,
+            )
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{index}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(arguments)},
+                }
+                for index, (name, arguments) in enumerate(reply.tool_calls)
+            ]
+        return Response(
+            200,
+            {
+                "id": "chatcmpl-test",
+                "object": "chat.completion",
+                "model": body.get("model", ""),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": message,
+                        "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": reply.prompt_tokens,
+                    "completion_tokens": reply.completion_tokens,
+                    "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+                },
+            },
+            reply.headers,
+            delay=reply.delay,
+        )

@@ -1,0 +1,58 @@
+"""Real git repositories in temp dirs, for tests."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test Author",
+    "GIT_AUTHOR_EMAIL": "author@example.com",
+    "GIT_COMMITTER_NAME": "Test Author",
+    "GIT_COMMITTER_EMAIL": "author@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+class GitRepo:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.mkdir(parents=True, exist_ok=True)
+        self.git("init", "-q", "-b", "main")
+        self.git("config", "user.name", "Test Author")
+        self.git("config", "user.email", "author@example.com")
+        self.git("config", "commit.gpgsign", "false")
+
+    def git(self, *args: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(self.path), *args],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout.strip()
+
+    def write(self, files: dict[str, str]) -> None:
+        for name, content in files.items():
+            target = self.path / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content, encoding="utf-8")
+
+    def remove(self, *names: str) -> None:
+        self.git("rm", "-q", *names)
+
+    def commit(self, message: str, files: dict[str, str] | None = None) -> str:
+        if files:
+            self.write(files)
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", message)
+        return self.head()
+
+    def head(self) -> str:
+        return self.git("rev-parse", "HEAD")
+
+    def branch(self, name: str) -> None:
+        self.git("checkout", "-q", "-b", name)
+
+    def checkout(self, ref: str) -> None:
+        self.git("checkout", "-q", ref)
