@@ -4,6 +4,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
 from gitrepo import GitRepo

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from actionrun import pull_request_event, run_action
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text, tool_call
@@ -164,7 +165,9 @@ def test_failing_change_is_gated_commented_and_compared_with_base(
     base, head = make_pr(repo, github)
     script_model(model, head_greets_well=False)
 
-    run = run_action(repo.path, github, pull_request_event(github.repository, 7, base, head), env=env)
+    run = run_action(
+        repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
+    )
 
     # 6. the check: an affected Eval fails, so the process fails
     assert run.returncode == 1, run.stderr
@@ -172,7 +175,9 @@ def test_failing_change_is_gated_commented_and_compared_with_base(
     # 1. change detection: math-tutor's Eval never ran
     assert model.requests_mentioning("MATH-TUTOR-PROMPT") == []
     results = run.results()
-    assert results["changedAgents"] == {"support-bot": ["definition changed in agents/support-bot.yaml"]}
+    assert results["changedAgents"] == {
+        "support-bot": ["definition changed in agents/support-bot.yaml"]
+    }
     assert {e["eval"] for e in results["evals"]} == {"support-bot-eval"}
 
     # 2. candidate from the head, through the tool loop
@@ -180,7 +185,9 @@ def test_failing_change_is_gated_commented_and_compared_with_base(
     assert len(head_order) == 2
     first, second = head_order
     assert first["messages"][0] == {"role": "system", "content": HEAD_PROMPT}
-    assert [t["function"]["name"] for t in first["tools"]] == ["lookup_order"]  # disabled: not offered
+    assert [t["function"]["name"] for t in first["tools"]] == [
+        "lookup_order"
+    ]  # disabled: not offered
     assistant, tool_message = second["messages"][-2:]
     assert assistant["tool_calls"][0]["function"]["name"] == "lookup_order"
     assert tool_message["role"] == "tool"
@@ -219,7 +226,9 @@ def test_failing_change_is_gated_commented_and_compared_with_base(
     assert run.outputs["score"] == "0.80"
 
     # 5. a second run edits the comment instead of adding another
-    again = run_action(repo.path, github, pull_request_event(github.repository, 7, base, head), env=env)
+    again = run_action(
+        repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
+    )
     assert again.returncode == 1
     assert len(github.comments_on(7)) == 1
     assert any(r.method == "PATCH" for r in github.requests)
@@ -231,7 +240,9 @@ def test_passing_change_exits_zero(
     base, head = make_pr(repo, github)
     script_model(model, head_greets_well=True)
 
-    run = run_action(repo.path, github, pull_request_event(github.repository, 7, base, head), env=env)
+    run = run_action(
+        repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
+    )
 
     assert run.returncode == 0, run.stderr
     assert run.outputs["result"] == "pass"
@@ -268,7 +279,9 @@ def test_bypass_label_passes_the_gate_and_is_audited(
     assert record["failing_evals"] == ["support-bot-eval"]
     assert record["failing_fixtures"] == {"support-bot-eval": ["greeting"]}
     assert record["timestamp"]
-    assert any(line.startswith("::warning::") and "alice" in line for line in run.stdout.splitlines())
+    assert any(
+        line.startswith("::warning::") and "alice" in line for line in run.stdout.splitlines()
+    )
     body = github.comments_on(7)[0]["body"]
     assert "### ⚠️ Bypass" in body and "**alice**" in body
     audit_file = (run.output_dir / "audit.jsonl").read_text().splitlines()

@@ -1,0 +1,54 @@
+"""The command line through its real entry point: the README demo and config errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def evalward(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "evalward", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(cwd)},
+    )
+
+
+def test_readme_demo_runs_examples_with_the_mock_provider() -> None:
+    done = evalward("run", "examples", "--mock-script", "examples/mock-replies.yaml")
+    assert done.returncode == 0, done.stderr
+    assert "every affected Eval passes" in done.stdout
+    assert "| support-bot-eval | support-bot | **1.00** |" in done.stdout
+
+
+def test_validate_reports_every_problem_with_its_location(tmp_path: Path) -> None:
+    (tmp_path / "agent.yaml").write_text(
+        "apiVersion: evalward.dev/v1\n"
+        "kind: Agent\n"
+        "metadata: { name: bot }\n"
+        "spec:\n"
+        "  models: [openai/gpt-test]\n"
+        "  sytem: hello\n"
+    )
+    (tmp_path / "broken.yaml").write_text("apiVersion: evalward.dev/v1\nkind: [unclosed\n")
+    done = evalward("validate", str(tmp_path))
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert (
+        "agent.yaml:6:3: spec.sytem: unknown field 'sytem' (did you mean 'system'?)" in done.stderr
+    )
+    assert "broken.yaml:3:1:" in done.stderr
+    assert "2 problems" in done.stderr
+
+
+def test_missing_api_key_is_a_config_error_naming_the_setting(tmp_path: Path) -> None:
+    done = evalward("run", str(REPO_ROOT / "examples"))
+    assert done.returncode == 2
+    assert "OPENAI_API_KEY" in done.stderr
+    assert "Traceback" not in done.stderr
