@@ -6,208 +6,35 @@ seed spells them. Unknown fields are errors so that a typo never silently disabl
 
 from __future__ import annotations
 
-import re
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, model_validator
 
-API_VERSIONS = ("evalward.dev/v1", "pai.io/v1")
-"""`pai.io/v1` is accepted so that seed 003's examples load unchanged."""
-
-NAME_PATTERN = r"^[a-z0-9]([a-z0-9._-]{0,251}[a-z0-9])?$"
-
-
-class Model(BaseModel):
-    """Base of every resource model: camelCase aliases, no unknown fields, immutable."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        alias_generator=to_camel,
-        populate_by_name=True,
-        frozen=True,
-    )
-
-
-class Severity(StrEnum):
-    low = "low"
-    medium = "medium"
-    high = "high"
-    critical = "critical"
-
-
-DEFAULT_SEVERITY_WEIGHTS: dict[Severity, float] = {
-    Severity.low: 0.5,
-    Severity.medium: 1.0,
-    Severity.high: 2.0,
-    Severity.critical: 4.0,
-}
-
-
-class Metadata(Model):
-    name: str = Field(pattern=NAME_PATTERN)
-    labels: dict[str, str] = Field(default_factory=dict)
-    annotations: dict[str, str] = Field(default_factory=dict)
-    generation: int | None = None
-
-
-# --- Agent -------------------------------------------------------------------------------
-
-
-class ToolMock(Model):
-    """A canned tool result: the tool is never executed."""
-
-    output: str | dict[str, Any] | list[Any]
-
-
-class Tool(Model):
-    """A tool offered to a declarative agent's model.
-
-    `type` is seed 003's short form (`{ type: bash, enabled: false }`); `name` wins when both
-    are given.
-    """
-
-    name: str | None = Field(default=None, pattern=r"^[a-zA-Z0-9_-]{1,64}$")
-    type: str | None = None
-    description: str = ""
-    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
-    enabled: bool = True
-    mock: ToolMock | None = None
-
-    @model_validator(mode="after")
-    def _has_a_name(self) -> Tool:
-        if not self.name and not self.type:
-            raise ValueError("a tool needs a `name` (or seed 003's short form `type`)")
-        return self
-
-    @property
-    def tool_name(self) -> str:
-        return self.name or self.type or ""
-
-
-class AgentSpec(Model):
-    models: list[str] = Field(default_factory=list)
-    system: str | None = None
-    system_file: str | None = None
-    tools: list[Tool] = Field(default_factory=list)
-    temperature: float | None = Field(default=None, ge=0, le=2)
-    max_turns: int = Field(default=10, ge=1, le=200)
-    max_tokens: int | None = Field(default=None, ge=1)
-    watch: list[str] = Field(default_factory=list)
-
-    @field_validator("models")
-    @classmethod
-    def _model_ids(cls, models: list[str]) -> list[str]:
-        for model in models:
-            if "/" not in model:
-                raise ValueError(
-                    f"model id {model!r} must be `provider/model`, e.g. `openai/gpt-4.1-mini`"
-                )
-        return models
-
-    @model_validator(mode="after")
-    def _declarative(self) -> AgentSpec:
-        if not self.models:
-            raise ValueError("a declarative agent needs `models: [provider/model, ...]`")
-        if self.system is not None and self.system_file is not None:
-            raise ValueError("set either `system` or `systemFile`, not both")
-        names = [t.tool_name for t in self.tools]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise ValueError(f"duplicate tool names: {', '.join(dupes)}")
-        return self
-
-
-class Agent(Model):
-    api_version: str
-    kind: Literal["Agent"]
-    metadata: Metadata
-    spec: AgentSpec
-
+from evalward.resources.agent import Agent, AgentSpec, Tool, ToolMock
+from evalward.resources.assertions import (
+    Assertion,
+    AssertionBase,
+    ContainsAssertion,
+    CostAssertion,
+    JudgeAssertion,
+    LatencyAssertion,
+    NotContainsAssertion,
+    RegexAssertion,
+    ToolCalledAssertion,
+    ToolNotCalledAssertion,
+    ToolSequenceAssertion,
+)
+from evalward.resources.common import (
+    API_VERSIONS,
+    DEFAULT_SEVERITY_WEIGHTS,
+    NAME_PATTERN,
+    Metadata,
+    Model,
+    Severity,
+)
 
 # --- EvalFixture -------------------------------------------------------------------------
-
-
-class AssertionBase(Model):
-    weight: float = Field(default=1.0, ge=0)
-    severity: Severity | None = None
-    axis: str | None = None
-
-
-class ContainsAssertion(AssertionBase):
-    type: Literal["contains"]
-    value: str
-    field: str | None = None
-
-
-class NotContainsAssertion(AssertionBase):
-    type: Literal["notContains"]
-    value: str
-    field: str | None = None
-
-
-class RegexAssertion(AssertionBase):
-    type: Literal["regex"]
-    pattern: str
-
-    @field_validator("pattern")
-    @classmethod
-    def _compiles(cls, pattern: str) -> str:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(f"invalid regular expression: {exc}") from None
-        return pattern
-
-
-class ToolCalledAssertion(AssertionBase):
-    type: Literal["toolCalled"]
-    tool: str
-    before: list[str] = Field(default_factory=list)
-    after: list[str] = Field(default_factory=list)
-
-
-class ToolNotCalledAssertion(AssertionBase):
-    type: Literal["toolNotCalled"]
-    tool: str
-    after: list[str] = Field(default_factory=list)
-
-
-class ToolSequenceAssertion(AssertionBase):
-    type: Literal["toolSequence"]
-    tools: list[str] = Field(min_length=1)
-
-
-class CostAssertion(AssertionBase):
-    type: Literal["cost"]
-    max_tokens: int = Field(ge=0)
-
-
-class LatencyAssertion(AssertionBase):
-    type: Literal["latency"]
-    max_ms: float = Field(gt=0)
-
-
-class JudgeAssertion(AssertionBase):
-    type: Literal["judge"]
-    kind: Literal["rubric"] = "rubric"
-    rubric: str
-    min_score: float = Field(default=0.5, ge=0, le=1)
-
-
-Assertion = Annotated[
-    ContainsAssertion
-    | NotContainsAssertion
-    | RegexAssertion
-    | ToolCalledAssertion
-    | ToolNotCalledAssertion
-    | ToolSequenceAssertion
-    | CostAssertion
-    | LatencyAssertion
-    | JudgeAssertion,
-    Field(discriminator="type"),
-]
 
 
 class FixtureKind(StrEnum):
@@ -346,3 +173,32 @@ KINDS: dict[str, type[Agent] | type[EvalFixture] | type[Eval] | type[JudgeCalibr
     "Eval": Eval,
     "JudgeCalibration": JudgeCalibration,
 }
+
+
+__all__ = [
+    "API_VERSIONS",
+    "DEFAULT_SEVERITY_WEIGHTS",
+    "KINDS",
+    "NAME_PATTERN",
+    "Agent",
+    "AgentSpec",
+    "Assertion",
+    "AssertionBase",
+    "ContainsAssertion",
+    "CostAssertion",
+    "Eval",
+    "EvalFixture",
+    "JudgeAssertion",
+    "JudgeCalibration",
+    "LatencyAssertion",
+    "Metadata",
+    "Model",
+    "NotContainsAssertion",
+    "RegexAssertion",
+    "Severity",
+    "Tool",
+    "ToolCalledAssertion",
+    "ToolMock",
+    "ToolNotCalledAssertion",
+    "ToolSequenceAssertion",
+]

@@ -1,0 +1,46 @@
+"""What every resource kind shares: the base model, metadata and severities."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+API_VERSIONS = ("evalward.dev/v1", "pai.io/v1")
+"""`pai.io/v1` is accepted so that seed 003's examples load unchanged."""
+
+NAME_PATTERN = r"^[a-z0-9]([a-z0-9._-]{0,251}[a-z0-9])?$"
+
+
+class Model(BaseModel):
+    """Base of every resource model: camelCase aliases, no unknown fields, immutable."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+    )
+
+
+class Severity(StrEnum):
+    low = "low"
+    medium = "medium"
+    high = "high"
+    critical = "critical"
+
+
+DEFAULT_SEVERITY_WEIGHTS: dict[Severity, float] = {
+    Severity.low: 0.5,
+    Severity.medium: 1.0,
+    Severity.high: 2.0,
+    Severity.critical: 4.0,
+}
+
+
+class Metadata(Model):
+    name: str = Field(pattern=NAME_PATTERN)
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    generation: int | None = None
