@@ -39,6 +39,33 @@ class Verdict(StrEnum):
         return cls.failed
 
 
+class Violation(BaseModel):
+    """One rule the judge says the agent broke, citing a step of the trace as evidence."""
+
+    rule: str
+    severity: str = "medium"
+    evidence_step: int | None = None
+    quote: str = ""
+    supported: bool = True
+    """False when the cited step does not exist or the quote is not in it."""
+    unsupported_reason: str = ""
+
+
+class JudgeVerdict(BaseModel):
+    """Seed 003's verdict shape, plus what evalward checked about it."""
+
+    score: float = Field(ge=0, le=1)
+    confidence: float | None = None
+    summary: str = ""
+    violations: list[Violation] = Field(default_factory=list)
+    what_would_raise_score: str = ""
+    model: str = ""
+    all_violations_unsupported: bool = False
+    advisory: bool = False
+    """True when the judge may not gate (e.g. its calibration is below the floor)."""
+    advisory_reason: str = ""
+
+
 class AssertionResult(BaseModel):
     type: str
     status: Status
@@ -47,6 +74,7 @@ class AssertionResult(BaseModel):
     severity: Severity
     axis: str | None = None
     message: str = ""
+    judge: JudgeVerdict | None = None
 
 
 class FixtureResult(BaseModel):
