@@ -1,12 +1,24 @@
-"""From a base..head diff to the agents it changes and the Evals it affects."""
+"""From a base..head diff to the agents it changes and the Evals it affects.
+
+Definitions are compared as parsed resources, not as text: reformatting a YAML file or editing
+its comments is "no semantic change". An agent also changes when a file it references or a
+path its `watch` globs cover changes. A changed, added or removed fixture or Eval affects the
+Evals that select it.
+"""
 
 from __future__ import annotations
 
+import posixpath
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
+from typing import Any
+
+from pydantic import BaseModel
 
 from evalward.git import FileChange
-from evalward.resources import ResourceSet
+from evalward.resources import Located, ResourceSet
+from evalward.resources.models import Agent
 
 
 @dataclass
@@ -15,10 +27,18 @@ class ChangeSet:
 
     changed_files: list[FileChange] = field(default_factory=list)
     changed_agents: dict[str, list[str]] = field(default_factory=dict)
+    cosmetic_agents: list[str] = field(default_factory=list)
+    """Agents whose file changed with no semantic change (reformatting, comments)."""
+    removed_agents: list[str] = field(default_factory=list)
     affected_evals: dict[str, list[str]] = field(default_factory=dict)
+    removed_evals: list[str] = field(default_factory=list)
+    gate_changes: list[str] = field(default_factory=list)
+    """How the PR changes its own gate: Evals, fixtures and calibrations it edits."""
 
     def note_agent(self, agent: str, reason: str) -> None:
-        self.changed_agents.setdefault(agent, []).append(reason)
+        reasons = self.changed_agents.setdefault(agent, [])
+        if reason not in reasons:
+            reasons.append(reason)
 
     def note_eval(self, evaluation: str, reason: str) -> None:
         reasons = self.affected_evals.setdefault(evaluation, [])
@@ -29,36 +49,115 @@ class ChangeSet:
 def detect_changes(
     changed_files: list[FileChange], head: ResourceSet, base: ResourceSet | None
 ) -> ChangeSet:
-    """An agent changed when its definition differs, a file it uses changed, or a watch glob hit.
-
-    Definitions are compared as parsed resources, so reformatting or comment edits in a YAML
-    file do not count as a change.
-    """
     result = ChangeSet(changed_files=changed_files)
     touched = {c.path for c in changed_files} | {c.old_path for c in changed_files if c.old_path}
-    for name, located in sorted(head.agents.items()):
-        spec = located.resource.spec
-        before = base.agents.get(name) if base is not None else None
-        if before is None:
-            result.note_agent(name, "new agent")
-        elif before.resource.spec != spec:
-            result.note_agent(name, f"definition changed in {located.file}")
-        if spec.system_file and _resolve(located.file, spec.system_file) in touched:
-            result.note_agent(name, f"system prompt file {spec.system_file} changed")
-        for pattern in spec.watch:
-            hit = next((p for p in sorted(touched) if fnmatch(p, pattern)), None)
-            if hit is not None:
-                result.note_agent(name, f"watched path {hit} changed")
+    _agents(result, touched, head, base)
+    if base is not None:
+        _gate_resources(result, head, base)
     for name in result.changed_agents:
         for evaluation in head.evals_targeting(name):
             result.note_eval(evaluation.resource.metadata.name, f"agent {name} changed")
     return result
 
 
-def _resolve(resource_file: str, reference: str) -> str:
-    """A path referenced from a resource file, relative to the repository root."""
-    import posixpath
+def _agents(
+    result: ChangeSet, touched: set[str], head: ResourceSet, base: ResourceSet | None
+) -> None:
+    for name, located in sorted(head.agents.items()):
+        spec = located.resource.spec
+        before = base.agents.get(name) if base is not None else None
+        if before is None:
+            result.note_agent(name, "new agent")
+        elif before.resource.spec != spec:
+            fields = _changed_fields(before.resource.spec, spec)
+            result.note_agent(name, f"{', '.join(fields)} changed in {located.file}")
+        elif located.file in touched or before.file != located.file:
+            result.cosmetic_agents.append(name)
+        for reference in referenced_files(located):
+            if reference in touched:
+                result.note_agent(name, f"{reference} changed")
+        for pattern in spec.watch:
+            hit = next((p for p in sorted(touched) if fnmatch(p, pattern)), None)
+            if hit is not None:
+                result.note_agent(name, f"watched path {hit} changed")
+    if base is not None:
+        result.removed_agents = sorted(set(base.agents) - set(head.agents))
+    result.cosmetic_agents = [a for a in result.cosmetic_agents if a not in result.changed_agents]
 
+
+def referenced_files(located: Located[Agent]) -> list[str]:
+    """Repository paths an agent's behaviour depends on besides its own definition."""
+    spec = located.resource.spec
+    references = [spec.system_file] if spec.system_file else []
+    return [resolve_reference(located.file, r) for r in references]
+
+
+def resolve_reference(resource_file: str, reference: str) -> str:
+    """A path referenced from a resource file, as a repository path (`/x` = from the root)."""
     if reference.startswith("/"):
-        return reference.lstrip("/")
+        return posixpath.normpath(reference.lstrip("/"))
     return posixpath.normpath(posixpath.join(posixpath.dirname(resource_file), reference))
+
+
+def _gate_resources(result: ChangeSet, head: ResourceSet, base: ResourceSet) -> None:
+    """Fixtures, Evals and calibrations the PR adds, edits or removes, and the Evals they affect."""
+    fixtures = _diff("fixture", head.fixtures, base.fixtures, result)
+    calibrations = _diff("JudgeCalibration", head.calibrations, base.calibrations, result)
+    evals = _diff("Eval", head.evals, base.evals, result)
+    result.removed_evals = sorted(set(base.evals) - set(head.evals))
+    for name, located in sorted(head.evals.items()):
+        if name in evals:
+            result.note_eval(name, f"the Eval is {evals[name]}")
+        selected = {f.resource.metadata.name for f in head.fixtures_of(located.resource)}
+        before = base.evals.get(name)
+        if before is not None:
+            selected |= {f.resource.metadata.name for f in base.fixtures_of(before.resource)}
+        for fixture in sorted(selected & set(fixtures)):
+            result.note_eval(name, f"fixture {fixture} is {fixtures[fixture]}")
+        calibration = located.resource.spec.judge.calibration
+        if calibration in calibrations:
+            result.note_eval(
+                name, f"judge calibration {calibration} is {calibrations[calibration]}"
+            )
+
+
+def _diff(
+    kind: str,
+    head: Mapping[str, Located[Any]],
+    base: Mapping[str, Located[Any]],
+    result: ChangeSet,
+) -> dict[str, str]:
+    """name -> 'new' | 'removed' | 'changed', and a gate-change line for each."""
+    out: dict[str, str] = {}
+    for name in sorted(set(head) | set(base)):
+        now, before = head.get(name), base.get(name)
+        if before is None:
+            out[name] = "new"
+        elif now is None:
+            out[name] = "removed"
+            result.gate_changes.append(f"{kind} {name} removed")
+        elif now.resource != before.resource:
+            out[name] = "changed"
+            fields = _changed_fields(before.resource, now.resource)
+            result.gate_changes.append(f"{kind} {name}: {', '.join(fields)} changed")
+    return out
+
+
+def _changed_fields(before: BaseModel, after: BaseModel, limit: int = 4) -> list[str]:
+    """The dotted camelCase paths whose values differ, the most specific first."""
+    paths = sorted(_differences(_dump(before), _dump(after), ""))
+    return paths[:limit] + ([f"{len(paths) - limit} more"] if len(paths) > limit else [])
+
+
+def _dump(model: BaseModel) -> Any:
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def _differences(before: Any, after: Any, path: str) -> Iterable[str]:
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key in sorted(set(before) | set(after)):
+            yield from _differences(
+                before.get(key), after.get(key), f"{path}.{key}" if path else key
+            )
+    elif before != after:
+        yield path or "definition"

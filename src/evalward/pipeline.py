@@ -16,7 +16,7 @@ from evalward.compare import EvalComparison, compare
 from evalward.errors import ResourceError
 from evalward.execute import Checkout, ProgressCallback, execute, score_evals
 from evalward.git import FileChange, Git
-from evalward.plan import Plan, Side, build_plan
+from evalward.plan import GateConfig, Plan, Side, build_plan, gate_resources
 from evalward.providers.registry import Providers, check_credentials
 from evalward.resources import ResourceSet, load_resources
 from evalward.results import EvalResult, FixtureResult
@@ -48,9 +48,13 @@ async def evaluate_change(
     *,
     parallel: int,
     run_all: bool = False,
+    gate_config: GateConfig = GateConfig.base,
     on_result: ProgressCallback | None = None,
 ) -> Evaluation:
-    """Detect the change, plan, run both sides, score and compare."""
+    """Detect the change, plan, run both sides, score and compare.
+
+    With `gate_config=base` the Evals and fixtures that gate come from the merge base.
+    """
     with ExitStack() as stack:
         head_root = stack.enter_context(_tree(git, revisions.head))
         head = load_resources(head_root)
@@ -71,8 +75,9 @@ async def evaluate_change(
                     f"{exc.problems[0].render()}"
                 )
         changes = detect_changes(changed, head, base)
-        plan = build_plan(changes, head, base, run_all=run_all or revisions.base is None)
-        checkouts = {Side.head: Checkout(Side.head, head_root, head)}
+        gate = gate_resources(head, base, gate_config)
+        plan = build_plan(changes, gate, base, run_all=run_all or revisions.base is None)
+        checkouts = {Side.head: Checkout(Side.head, head_root, gate)}
         if base is not None and base_root is not None:
             checkouts[Side.base] = Checkout(Side.base, base_root, base)
         check_credentials(env, _models_of(plan, checkouts), providers)

@@ -1,4 +1,10 @@
-"""Which runs to do: (Eval, fixture, rep, side) for every affected Eval."""
+"""Which runs to do: (Eval, fixture, rep, side) for every affected Eval.
+
+By default the definitions that gate — Evals, fixtures, judge calibrations — come from the
+base branch, so a pull request cannot lower its own threshold or weaken its own fixtures;
+what it adds (new fixtures, new Evals) runs too, because it only adds checks. The agents
+under test always come from the head.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,11 @@ from evalward.resources import ResourceSet
 
 
 class Side(StrEnum):
+    base = "base"
+    head = "head"
+
+
+class GateConfig(StrEnum):
     base = "base"
     head = "head"
 
@@ -27,25 +38,48 @@ class Plan:
     runs: list[PlannedRun] = field(default_factory=list)
     evals: list[str] = field(default_factory=list)
     skipped_base: dict[str, str] = field(default_factory=dict)
+    not_run: dict[str, str] = field(default_factory=dict)
+    """Affected Evals that cannot run on the head, and why."""
 
     def for_side(self, side: Side) -> list[PlannedRun]:
         return [r for r in self.runs if r.side is side]
 
 
+def gate_resources(head: ResourceSet, base: ResourceSet | None, config: GateConfig) -> ResourceSet:
+    """The resources the head side runs with: head agents, and gate definitions per `config`."""
+    if base is None or config is GateConfig.head:
+        return head
+    return ResourceSet(
+        root=head.root,
+        agents=head.agents,
+        fixtures={**head.fixtures, **base.fixtures},
+        evals={**head.evals, **base.evals},
+        calibrations={**head.calibrations, **base.calibrations},
+        warnings=head.warnings,
+    )
+
+
 def build_plan(
-    changes: ChangeSet, head: ResourceSet, base: ResourceSet | None, *, run_all: bool = False
+    changes: ChangeSet,
+    gate: ResourceSet,
+    base: ResourceSet | None,
+    *,
+    run_all: bool = False,
 ) -> Plan:
     """Head runs for every affected Eval; base runs where the base branch can run it too."""
     plan = Plan()
-    names = sorted(head.evals) if run_all else sorted(changes.affected_evals)
+    names = sorted(gate.evals) if run_all else sorted(changes.affected_evals)
     for name in names:
-        located = head.evals.get(name)
+        located = gate.evals.get(name)
         if located is None:
             continue
-        plan.evals.append(name)
         evaluation = located.resource
+        if evaluation.spec.target_agent not in gate.agents:
+            plan.not_run[name] = f"its agent {evaluation.spec.target_agent} is not on the head"
+            continue
+        plan.evals.append(name)
         reps = evaluation.spec.execution.reps_per_fixture
-        for fixture in head.fixtures_of(evaluation):
+        for fixture in gate.fixtures_of(evaluation):
             for rep in range(reps):
                 plan.runs.append(PlannedRun(Side.head, name, fixture.resource.metadata.name, rep))
         if base is None:

@@ -176,7 +176,7 @@ def test_failing_change_is_gated_commented_and_compared_with_base(
     assert model.requests_mentioning("MATH-TUTOR-PROMPT") == []
     results = run.results()
     assert results["changedAgents"] == {
-        "support-bot": ["definition changed in agents/support-bot.yaml"]
+        "support-bot": ["system changed in agents/support-bot.yaml"]
     }
     assert {e["eval"] for e in results["evals"]} == {"support-bot-eval"}
 
