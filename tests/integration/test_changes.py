@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from gitrepo import GitRepo
-
 from evalward.changes import ChangeSet, detect_changes
 from evalward.git import Git
 from evalward.plan import GateConfig, build_plan, gate_resources
 from evalward.resources import load_resources
+from gitrepo import GitRepo
 
 AGENT = """\
 apiVersion: evalward.dev/v1
