@@ -1,4 +1,10 @@
-"""Base against head: per-Eval score deltas and per-fixture regressions, fixes, new, removed."""
+"""Base against head: per-Eval score deltas and per-fixture regressions, fixes, new, removed.
+
+A fixture regresses when it passed on base and fails on head. With several reps that is a
+drop in pass rate, and one lucky or unlucky rep can cause it; the Eval-level paired test
+(`regression_test`, McNemar's exact test over (fixture, rep) pairs, see `evalward.stats`) says
+whether the drops together are significant at `SIGNIFICANCE` or inconclusive.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from evalward.results import EvalResult, FixtureResult
+from evalward.stats import McNemar, mcnemar_drop
+
+SIGNIFICANCE = 0.05
 
 
 class Change(StrEnum):
@@ -24,6 +33,24 @@ class FixtureComparison:
     base: list[FixtureResult]
     head: list[FixtureResult]
 
+    @property
+    def base_pass_rate(self) -> float | None:
+        return _pass_rate(self.base)
+
+    @property
+    def head_pass_rate(self) -> float | None:
+        return _pass_rate(self.head)
+
+    @property
+    def pass_rate_delta(self) -> float | None:
+        if self.base_pass_rate is None or self.head_pass_rate is None:
+            return None
+        return self.head_pass_rate - self.base_pass_rate
+
+
+def _pass_rate(results: list[FixtureResult]) -> float | None:
+    return sum(r.passed for r in results) / len(results) if results else None
+
 
 @dataclass
 class EvalComparison:
@@ -41,6 +68,24 @@ class EvalComparison:
 
     def of(self, change: Change) -> list[FixtureComparison]:
         return [f for f in self.fixtures if f.change is change]
+
+    def regression_test(self) -> McNemar:
+        """McNemar's exact test over outcomes paired by fixture and rep index."""
+        worse = better = 0
+        for fixture in self.fixtures:
+            base = {r.rep: r.passed for r in fixture.base}
+            for result in fixture.head:
+                if result.rep not in base:
+                    continue
+                if base[result.rep] and not result.passed:
+                    worse += 1
+                elif result.passed and not base[result.rep]:
+                    better += 1
+        return mcnemar_drop(worse, better)
+
+    @property
+    def significant_regression(self) -> bool:
+        return bool(self.of(Change.regression)) and self.regression_test().p_value < SIGNIFICANCE
 
 
 def compare(results: list[EvalResult]) -> list[EvalComparison]:

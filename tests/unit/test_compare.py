@@ -1,0 +1,85 @@
+"""Base against head: classification of fixtures and the paired regression test."""
+
+from __future__ import annotations
+
+from evalward.compare import Change, compare
+from evalward.resources.models import Severity
+from evalward.results import EvalResult, FixtureResult, Status, Verdict
+
+
+def run(fixture: str, side: str, passed: bool, rep: int = 0) -> FixtureResult:
+    return FixtureResult(
+        eval="e",
+        fixture=fixture,
+        side=side,
+        rep=rep,
+        status=Status.passed if passed else Status.failed,
+        score=1.0 if passed else 0.0,
+        verdict=Verdict.passed if passed else Verdict.failed,
+        severity=Severity.medium,
+    )
+
+
+def eval_result(side: str, fixtures: list[FixtureResult]) -> EvalResult:
+    passing = len({f.fixture for f in fixtures if f.passed})
+    return EvalResult(
+        eval="e",
+        agent="a",
+        side=side,
+        score=0.5,
+        passed=True,
+        pass_threshold=0.5,
+        passing=passing,
+        failing=0,
+        errors=0,
+        total=len(fixtures),
+        fixtures=fixtures,
+    )
+
+
+def test_each_fixture_is_classified() -> None:
+    base = [
+        run("kept", "base", True),
+        run("broke", "base", True),
+        run("mended", "base", False),
+        run("dropped", "base", True),
+        run("bad", "base", False),
+    ]
+    head = [
+        run("kept", "head", True),
+        run("broke", "head", False),
+        run("mended", "head", True),
+        run("added", "head", True),
+        run("bad", "head", False),
+    ]
+    (comparison,) = compare([eval_result("head", head), eval_result("base", base)])
+    changes = {f.fixture: f.change for f in comparison.fixtures}
+    assert changes == {
+        "kept": Change.still_passing,
+        "broke": Change.regression,
+        "mended": Change.fixed,
+        "dropped": Change.removed,
+        "added": Change.new,
+        "bad": Change.still_failing,
+    }
+
+
+def test_one_flaky_rep_is_an_inconclusive_regression() -> None:
+    base = [run("f", "base", True, rep) for rep in range(5)]
+    head = [run("f", "head", rep != 0, rep) for rep in range(5)]
+    (comparison,) = compare([eval_result("head", head), eval_result("base", base)])
+    (fixture,) = comparison.fixtures
+    assert fixture.change is Change.regression
+    assert fixture.pass_rate_delta == -0.2
+    assert comparison.regression_test().p_value == 0.5
+    assert comparison.significant_regression is False
+
+
+def test_a_consistent_drop_across_fixtures_is_significant() -> None:
+    base = [run(f"f{i}", "base", True, rep) for i in range(3) for rep in range(3)]
+    head = [run(f"f{i}", "head", rep == 2, rep) for i in range(3) for rep in range(3)]
+    (comparison,) = compare([eval_result("head", head), eval_result("base", base)])
+    test = comparison.regression_test()
+    assert (test.worse, test.better) == (6, 0)
+    assert test.p_value == 1 / 64
+    assert comparison.significant_regression is True
