@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from evalward.compare import Change, compare
 from evalward.resources.models import Severity
 from evalward.results import EvalResult, FixtureResult, Status, Verdict
@@ -70,7 +72,7 @@ def test_one_flaky_rep_is_an_inconclusive_regression() -> None:
     (comparison,) = compare([eval_result("head", head), eval_result("base", base)])
     (fixture,) = comparison.fixtures
     assert fixture.change is Change.regression
-    assert fixture.pass_rate_delta == -0.2
+    assert fixture.pass_rate_delta == pytest.approx(-0.2)
     assert comparison.regression_test().p_value == 0.5
     assert comparison.significant_regression is False
 
