@@ -1,0 +1,76 @@
+"""Fixture-run results stored under a content hash of everything that determines them.
+
+The key covers the resolved agent (its definition and the contents of the files it
+references), the fixture, the Eval's scoring and judge configuration, evalward's version and
+the rep index. The side and the Eval's name are not part of it: a result computed for `main`
+on a push is the same result a pull request's base side needs, so the baseline is free.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from evalward import __version__
+from evalward.results import FixtureResult
+
+
+class CacheMode(StrEnum):
+    read_write = "read-write"
+    read_only = "read-only"
+    off = "off"
+
+
+def run_key(material: dict[str, Any], rep: int) -> str:
+    """A stable hash of a run's determining material (any JSON-serialisable mapping)."""
+    canonical = json.dumps(
+        {"evalward": __version__, "rep": rep, **material},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        default=str,
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class ResultCache:
+    """A directory of results, one JSON file per key, written atomically."""
+
+    def __init__(self, directory: Path, mode: CacheMode = CacheMode.read_write) -> None:
+        self.directory = directory
+        self.mode = mode
+        self.hits = 0
+        self.misses = 0
+
+    def _path(self, key: str) -> Path:
+        return self.directory / "results" / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> FixtureResult | None:
+        if self.mode is CacheMode.off:
+            return None
+        try:
+            raw = self._path(key).read_text(encoding="utf-8")
+            result = FixtureResult.model_validate_json(raw)
+        except (OSError, ValidationError, ValueError):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return result
+
+    def put(self, key: str, result: FixtureResult) -> None:
+        """Store a result; errors are never cached, so a flaky provider is retried next time."""
+        if self.mode is not CacheMode.read_write or result.status.value == "error":
+            return
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(result.model_dump_json())
+        Path(temporary).replace(path)
