@@ -1,0 +1,76 @@
+"""The image and the workflows, checked by the validators GitHub users rely on."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+
+
+def tool(name: str) -> str:
+    """A validator installed with the dev extras, next to this interpreter."""
+    beside = Path(sys.executable).parent / name
+    found = str(beside) if beside.exists() else shutil.which(name)
+    assert found, f"{name} is not installed; run `make test` (it installs the dev extras)"
+    return found
+
+
+def check(*command: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def test_dockerfile_is_hadolint_clean() -> None:
+    check(tool("hadolint"), "Dockerfile")
+
+
+def test_dockerfile_follows_githubs_rules_for_docker_actions() -> None:
+    instructions = [
+        line.split()[0].upper()
+        for line in (ROOT / "Dockerfile").read_text().splitlines()
+        if line.strip() and not line.startswith((" ", "#"))
+    ]
+    assert "USER" not in instructions and "WORKDIR" not in instructions
+    text = (ROOT / "Dockerfile").read_text()
+    assert re.search(r"^FROM python:3\.12-slim", text, re.MULTILINE)
+    assert 'ENTRYPOINT ["python", "-m", "evalward"]' in text
+    # dependencies are installed before the source is copied, so they stay cached
+    assert text.index("requirements.lock") < text.index("COPY src")
+
+
+def test_action_metadata_is_valid() -> None:
+    check(tool("check-jsonschema"), "--builtin-schema", "vendor.github-actions", "action.yml")
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    assert action["runs"]["using"] == "docker"
+    assert action["runs"]["image"] == "Dockerfile"
+    mapped = action["runs"]["env"]
+    for name in action["inputs"]:
+        assert mapped[f"INPUT_{name.upper().replace('-', '_')}"] == f"${{{{ inputs.{name} }}}}"
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
+def test_workflows_validate_against_githubs_schema(workflow: Path) -> None:
+    check(tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows", str(workflow))
+
+
+def test_workflows_are_actionlint_and_zizmor_clean() -> None:
+    check(tool("actionlint"), *map(str, WORKFLOWS))
+    check(tool("zizmor"), "--offline", "--no-progress", str(ROOT / ".github" / "workflows"))
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
+def test_every_job_has_a_timeout_and_the_workflow_minimal_permissions(workflow: Path) -> None:
+    document = yaml.safe_load(workflow.read_text())
+    assert "permissions" in document
+    assert "concurrency" in document
+    for name, job in document["jobs"].items():
+        assert "timeout-minutes" in job, f"job {name} has no timeout-minutes"
