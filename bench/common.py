@@ -1,0 +1,77 @@
+"""Helpers shared by the benchmark scripts: the model server, timing, the evalward command."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+EVALWARD = [sys.executable, "-m", "evalward"]
+
+
+@dataclass
+class ModelServer:
+    base_url: str
+
+    def requests(self) -> int:
+        stats_url = self.base_url.removesuffix("/v1") + "/stats"
+        with urllib.request.urlopen(stats_url) as response:  # noqa: S310 - loopback only
+            return int(json.load(response)["requests"])
+
+
+@contextmanager
+def model_server(latency_ms: float) -> Iterator[ModelServer]:
+    port_file = Path(tempfile.mkdtemp()) / "port"
+    process = subprocess.Popen(
+        [sys.executable, str(BENCH / "model_server.py"), "--latency-ms", str(latency_ms),
+         "--port-file", str(port_file)],
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while not port_file.exists() or not port_file.read_text():
+            if time.monotonic() > deadline:
+                raise RuntimeError("the benchmark model server did not start")
+            time.sleep(0.02)
+        yield ModelServer(f"http://127.0.0.1:{port_file.read_text()}/v1")
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@dataclass
+class Timed:
+    wall: float
+    cpu: float
+    returncode: int
+    stdout: str
+
+
+def timed(command: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> Timed:
+    """Wall time and the child's CPU time (user + sys) of one command."""
+    before = os.times()
+    start = time.perf_counter()
+    done = subprocess.run(
+        command, env={**os.environ, **(env or {})}, cwd=cwd, capture_output=True, text=True
+    )
+    wall = time.perf_counter() - start
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    if done.returncode not in (0, 1):
+        raise RuntimeError(f"{command} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return Timed(wall, cpu, done.returncode, done.stdout)
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)

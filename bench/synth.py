@@ -1,0 +1,110 @@
+"""Generate a synthetic repository: N agents, M fixtures spread over them, one Eval per agent.
+
+    python bench/synth.py OUT --agents 1000 --fixtures 20000 [--tools] [--parallel 32] [--git]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+from pathlib import Path
+
+AGENT = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: {name} }}
+spec:
+  models: [openai/bench-model]
+  system: You are agent {name}, prompt v{version}.
+{tools}"""
+
+TOOLS = """\
+  tools:
+    - name: lookup
+      description: Look something up.
+      parameters: { type: object, properties: {} }
+      mock: { output: found }
+"""
+
+EVAL = """\
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: {name}-eval }}
+spec:
+  targetAgent: {name}
+  fixtureSelector: {{ matchLabels: {{ agent: {name} }} }}
+  scoring: {{ passThreshold: 0.9 }}
+  execution: {{ parallel: {parallel}, timeoutSeconds: 600 }}
+"""
+
+FIXTURE = """\
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata:
+  name: {name}-case-{index}
+  labels: {{ agent: {name} }}
+spec:
+  targetAgent: {name}
+  severity: {severity}
+  input: {{ type: prompt, payload: {{ prompt: "case {index} of {name}" }} }}
+  assertions:
+    - {{ type: contains, value: "case {index} of" }}
+    - {{ type: regex, pattern: "answer: case \\\\d+" }}
+"""
+
+SEVERITIES = ("low", "medium", "high", "critical")
+
+
+def agent_name(index: int) -> str:
+    return f"agent-{index:04d}"
+
+
+def write_agent(out: Path, index: int, *, tools: bool, version: int = 1) -> None:
+    name = agent_name(index)
+    text = AGENT.format(name=name, version=version, tools=TOOLS if tools else "")
+    (out / "agents" / f"{name}.yaml").write_text(text)
+
+
+def generate(out: Path, agents: int, fixtures: int, *, tools: bool, parallel: int) -> None:
+    for folder in ("agents", "evals", "fixtures"):
+        (out / folder).mkdir(parents=True, exist_ok=True)
+    for index in range(agents):
+        name = agent_name(index)
+        write_agent(out, index, tools=tools)
+        (out / "evals" / f"{name}.yaml").write_text(EVAL.format(name=name, parallel=parallel))
+    per_agent: dict[int, list[str]] = {}
+    for index in range(fixtures):
+        owner = index % agents
+        name = agent_name(owner)
+        document = FIXTURE.format(name=name, index=index, severity=SEVERITIES[index % 4])
+        per_agent.setdefault(owner, []).append(document)
+    for owner, documents in per_agent.items():
+        (out / "fixtures" / f"{agent_name(owner)}.yaml").write_text("---\n".join(documents))
+
+
+def git(out: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(out), *args], check=True, capture_output=True)
+
+
+def init_git(out: Path) -> None:
+    git(out, "init", "-q", "-b", "main")
+    git(out, "-c", "user.name=bench", "-c", "user.email=b@example.com", "add", "-A")
+    git(out, "-c", "user.name=bench", "-c", "user.email=b@example.com", "commit", "-qm", "base")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--agents", type=int, default=1)
+    parser.add_argument("--fixtures", type=int, default=1000)
+    parser.add_argument("--tools", action="store_true")
+    parser.add_argument("--parallel", type=int, default=32)
+    parser.add_argument("--git", action="store_true")
+    args = parser.parse_args()
+    generate(args.out, args.agents, args.fixtures, tools=args.tools, parallel=args.parallel)
+    if args.git:
+        init_git(args.out)
+
+
+if __name__ == "__main__":
+    main()
