@@ -9,11 +9,14 @@ that always says the same thing, so it certifies nothing (κ = None, never Calib
 from __future__ import annotations
 
 import asyncio
+import difflib
 import json
 from collections.abc import Sequence
 
+from evalward.errors import ConfigError
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
+from evalward.resources import ResourceSet
 from evalward.resources.models import CalibrationExample, JudgeCalibration
 from evalward.results import CalibrationPhase, CalibrationResult, ModelAgreement
 from evalward.runtime.trace import StepType, Trace
@@ -142,3 +145,29 @@ def summarise(name: str, per_model: Sequence[ModelAgreement]) -> CalibrationResu
         judges_evaluated=[m.model for m in per_model if m.scored],
         models=list(per_model),
     )
+
+
+async def calibrate_named(
+    name: str, resources: ResourceSet, providers: Providers, *, parallel: int = 4
+) -> CalibrationResult:
+    """`evalward calibrate NAME`: replay one JudgeCalibration with all of its judgeModels."""
+    located = resources.calibrations.get(name)
+    if located is None:
+        known = ", ".join(sorted(resources.calibrations)) or "none"
+        close = difflib.get_close_matches(name, list(resources.calibrations), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(
+            f"no JudgeCalibration named {name!r} under {resources.root}{hint}; defined: {known}"
+        )
+    return await calibrate(name, located.resource, providers, parallel=parallel)
+
+
+def render_calibration(result: CalibrationResult) -> str:
+    """A plain-text table: one line per judge model, then the agreement and phase."""
+    lines = [f"JudgeCalibration {result.name}", "", f"{'model':40} {'kappa':>6}  scored  errors"]
+    for m in result.models:
+        kappa = "—" if m.kappa is None else f"{m.kappa:.2f}"
+        line = f"{m.model:40} {kappa:>6}  {m.scored:>6}  {m.errors:>6}"
+        lines.append(line + (f"  {m.note}" if m.note else ""))
+    lines += ["", f"agreement: {result.agreement or '—'}  phase: {result.phase.value}"]
+    return "\n".join(lines)
