@@ -12,7 +12,13 @@ from evalward.resources.models import ScoringConfig
 from evalward.results import AssertionResult, FixtureResult, JudgeVerdict, Status, Verdict
 from evalward.runtime.trace import StepType, Trace
 from evalward.scoring.panel import EvalJudge
-from evalward.scoring.scores import fixture_outcome, score_eval, score_fixture
+from evalward.scoring.scores import (
+    fixture_outcome,
+    fixture_status,
+    score_eval,
+    score_fixture,
+    weighted_mean,
+)
 
 
 def fixture(name: str, severity: str, assertions: list[dict[str, Any]]) -> Located[EvalFixture]:
@@ -124,8 +130,6 @@ def judged(score_value: float, min_score: float = 0.8) -> AssertionResult:
 def test_seed_003_math_tutor_fixture_by_hand(
     judge_score: float, expected_score: float, status: Status, verdict: Verdict
 ) -> None:
-    from evalward.scoring.scores import fixture_status, weighted_mean
-
     deterministic = score(
         fixture(
             "tutor-add",
@@ -228,8 +232,6 @@ def test_advisory_assertions_do_not_gate() -> None:
         AssertionResult(type="contains", status=Status.passed, score=1, weight=1, severity="low"),
         judged(0.1).model_copy(update={"advisory": True}),
     ]
-    from evalward.scoring.scores import fixture_status, weighted_mean
-
     assert weighted_mean(results) == 1.0
     assert fixture_status(results, answer("x"))[0] is Status.passed
 
