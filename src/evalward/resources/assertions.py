@@ -181,23 +181,3 @@ Assertion = Annotated[
     | JudgeAssertion,
     Field(discriminator="type"),
 ]
-
-ASSERTION_TYPES = frozenset(
-    {
-        "contains",
-        "notContains",
-        "equals",
-        "regex",
-        "jsonSchema",
-        "toolCalled",
-        "toolNotCalled",
-        "toolSequence",
-        "toolArgs",
-        "trajectory",
-        "maxSteps",
-        "cost",
-        "latency",
-        "judge",
-    }
-)
-"""Every `type:` tag; the loader strips these from error locations."""
