@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TextIO
 
 from evalward import __version__
-from evalward.errors import EXIT_OK
+from evalward.errors import EXIT_GATE_FAILED, EXIT_OK
 from evalward.gate import decide
 from evalward.git import Git
 from evalward.pipeline import Revisions, evaluate_change
@@ -43,6 +43,14 @@ def build_parser() -> argparse.ArgumentParser:
     validate = commands.add_parser("validate", help="check every resource file and exit 0 or 2")
     validate.add_argument("path", nargs="?", default=".", help="repository root (default: .)")
 
+    calibrate = commands.add_parser(
+        "calibrate", help="replay a JudgeCalibration and print each judge model's Cohen's κ"
+    )
+    calibrate.add_argument("name", help="the JudgeCalibration's metadata.name")
+    calibrate.add_argument("path", nargs="?", default=".", help="repository root (default: .)")
+    calibrate.add_argument("--mock-script", help="serve every model call from this mock script")
+    calibrate.add_argument("--parallel", type=int, default=4, help="judge calls at once")
+
     commands.add_parser("action", help="run as the GitHub Action (reads the GITHUB_* environment)")
     return parser
 
@@ -54,6 +62,8 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
         return _run(args, out)
     if args.command == "validate":
         return _validate(Path(args.path), out)
+    if args.command == "calibrate":
+        return _calibrate(args, out)
     if args.command == "action":
         from evalward import action
 
@@ -105,3 +115,29 @@ def _validate(root: Path, out: TextIO) -> int:
         file=out,
     )
     return EXIT_OK
+
+
+def _calibrate(args: argparse.Namespace, out: TextIO) -> int:
+    """Exit 0 when the calibration is Calibrated (κ ≥ 0.6), else 1."""
+    from evalward.providers.registry import check_credentials
+    from evalward.results import CalibrationPhase
+    from evalward.scoring.calibration import calibrate_named, render_calibration
+
+    env = dict(os.environ)
+    resources = load_resources(Path(args.path).resolve())
+    located = resources.calibrations.get(args.name)
+    providers = build_providers(env, mock_script=args.mock_script)
+
+    async def go() -> int:
+        try:
+            if located is not None:
+                check_credentials(env, list(located.resource.spec.judge_models), providers)
+            result = await calibrate_named(
+                args.name, resources, providers, parallel=max(1, args.parallel)
+            )
+        finally:
+            await providers.aclose()
+        print(render_calibration(result), file=out)
+        return EXIT_OK if result.phase is CalibrationPhase.calibrated else EXIT_GATE_FAILED
+
+    return asyncio.run(go())

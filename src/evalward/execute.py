@@ -23,6 +23,7 @@ from evalward.results import EvalResult, FixtureResult
 from evalward.runtime.declarative import DeclarativeAgent, run_declarative
 from evalward.runtime.inputs import input_messages
 from evalward.runtime.trace import StepType, Trace
+from evalward.scoring.panel import JudgePanel
 from evalward.scoring.scores import score_eval, score_fixture
 
 
@@ -50,6 +51,7 @@ async def execute(
     run_limit = asyncio.Semaphore(max(1, parallel))
     eval_limits: dict[tuple[Side, str], asyncio.Semaphore] = {}
     agents: dict[tuple[Side, str], DeclarativeAgent] = {}
+    judges = JudgePanel(providers)
 
     for run in plan.runs:
         checkout = checkouts[run.side]
@@ -76,7 +78,10 @@ async def execute(
                 RunLabels(agent=agent.name, fixture=run.fixture, eval=run.eval, rep=run.rep),
                 timeout_seconds=spec.execution.timeout_seconds,
             )
-        result = score_fixture(run.eval, run.side.value, run.rep, fixture, trace, spec.scoring)
+        judge = await judges.for_eval(located_eval, checkout.resources, run.side.value)
+        result = await score_fixture(
+            run.eval, run.side.value, run.rep, fixture, trace, spec.scoring, judge
+        )
         if on_result is not None:
             on_result(result)
         return result

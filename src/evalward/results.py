@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from evalward.resources.models import Severity
 from evalward.runtime.trace import Trace, Usage
@@ -61,9 +61,14 @@ class JudgeVerdict(BaseModel):
     what_would_raise_score: str = ""
     model: str = ""
     all_violations_unsupported: bool = False
+    """A failing verdict none of whose violations survived the evidence check."""
+    violations_dropped: int = 0
+    """Violations past the first ten (seed 003's limit), dropped from the stored verdict."""
     advisory: bool = False
     """True when the judge may not gate (e.g. its calibration is below the floor)."""
     advisory_reason: str = ""
+    agreement: float | None = None
+    """This judge model's Cohen's κ on the Eval's `judge.calibration`, when it has one."""
 
 
 class AssertionResult(BaseModel):
@@ -75,6 +80,8 @@ class AssertionResult(BaseModel):
     axis: str | None = None
     message: str = ""
     judge: JudgeVerdict | None = None
+    advisory: bool = False
+    """Reported, but left out of the fixture's score and pass/fail (an uncalibrated judge)."""
 
 
 class FixtureResult(BaseModel):
@@ -101,6 +108,45 @@ class FixtureResult(BaseModel):
         return self.status is Status.passed
 
 
+class Interval(BaseModel):
+    """A two-sided 95 % interval."""
+
+    low: float
+    high: float
+
+
+class FixtureOutcome(BaseModel):
+    """Seed 003's `fixtureResults[]` row: one fixture over all its reps.
+
+    `score` is the mean score of the scored reps; `result` follows the Eval's
+    `scoring.minRepPassRate`. `output` and `judge` come from the rep shown (the first one that
+    did not pass, else the first).
+    """
+
+    name: str
+    score: float = Field(ge=0, le=1)
+    result: Status
+    severity: Severity
+    message: str = ""
+    output: str = ""
+    judge: JudgeVerdict | None = None
+    reps: int
+    passes: int
+    errors: int = 0
+    skipped: int = 0
+    pass_rate: float = Field(ge=0, le=1)
+    pass_rate_interval: Interval
+    """Wilson score interval for the pass rate."""
+    score_interval: Interval | None = None
+    """Normal-approximation interval for the mean score; None with fewer than 2 scored reps."""
+    pass_hat_k: dict[int, float] = Field(default_factory=dict)
+    """pass^k for k = 1..reps: the estimated chance that k fresh reps all pass."""
+
+    @property
+    def passed(self) -> bool:
+        return self.result is Status.passed
+
+
 class EvalResult(BaseModel):
     eval: str
     agent: str
@@ -112,14 +158,65 @@ class EvalResult(BaseModel):
     failing: int
     errors: int
     total: int
+    skipped: int = 0
+    """Fixtures with nothing evaluated (e.g. only judge assertions and no judge model)."""
+    fixture_results: list[FixtureOutcome] = Field(default_factory=list)
+    judge_agreement: float | None = None
+    """The Eval's judge model's Cohen's κ on `judge.calibration`, when it has one."""
     fixtures: list[FixtureResult] = Field(default_factory=list)
     file: str = ""
     line: int = 0
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def last_score(self) -> str:
         """Seed 003's `lastScore`: formatted to 2 dp."""
         return f"{self.score:.2f}"
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def last_result(self) -> str:
+        """Seed 003's `lastResult`: Pass / Fail."""
+        return "Pass" if self.passed else "Fail"
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def phase(self) -> str:
+        """Seed 003's `phase` once a run is over: Passed / Failed."""
+        return "Passed" if self.passed else "Failed"
+
+
+class CalibrationPhase(StrEnum):
+    calibrated = "Calibrated"
+    stale = "Stale"
+    failed = "Failed"
+
+
+class ModelAgreement(BaseModel):
+    """One judge model replayed over a JudgeCalibration's examples."""
+
+    model: str
+    kappa: float | None
+    """Cohen's κ, or None when undefined (no example scored, or one class only)."""
+    scored: int
+    errors: int
+    agreed: int
+    note: str = ""
+
+
+class CalibrationResult(BaseModel):
+    """Seed 003's JudgeCalibration status after a replay."""
+
+    name: str
+    phase: CalibrationPhase
+    agreement: str | None
+    """The best model's κ to 2 dp (`status.agreement`)."""
+    agreement_by_model: dict[str, float | None]
+    judges_evaluated: list[str]
+    models: list[ModelAgreement] = Field(default_factory=list)
+
+    def kappa_of(self, model: str) -> float | None:
+        return self.agreement_by_model.get(model)
 
 
 def cap_output(text: str, limit: int = OUTPUT_CAP_BYTES) -> str:

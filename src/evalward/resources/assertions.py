@@ -1,14 +1,17 @@
-"""Assertion types of an EvalFixture (seed 003's table), each with its required fields.
+"""Assertion types of an EvalFixture (seed 003's table and the ones users of promptfoo and
+LangChain agentevals expect), each with its required fields.
 
 Every assertion may set `weight` (default 1.0), `severity` (overrides the fixture's) and
-`axis` (for per-axis scores).
+`axis` (for per-axis scores). The exact semantics of each type are in docs/assertions.md.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Annotated, Literal
+from enum import StrEnum
+from typing import Annotated, Any, Literal
 
+import jsonschema
+import regex
 from pydantic import Field, field_validator
 
 from evalward.resources.common import Model, Severity
@@ -32,18 +35,47 @@ class NotContainsAssertion(AssertionBase):
     field: str | None = None
 
 
+class EqualsAssertion(AssertionBase):
+    """The final message (or the JSON value at `field`) equals `value`."""
+
+    type: Literal["equals"]
+    value: Any
+    field: str | None = None
+
+
 class RegexAssertion(AssertionBase):
     type: Literal["regex"]
     pattern: str
+    field: str | None = None
 
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, pattern: str) -> str:
+        # The `regex` module runs the match (it can be bounded in time), so it compiles here.
         try:
-            re.compile(pattern)
-        except re.error as exc:
+            regex.compile(pattern)
+        except regex.error as exc:
             raise ValueError(f"invalid regular expression: {exc}") from None
         return pattern
+
+
+class JsonSchemaAssertion(AssertionBase):
+    """The final message (or the JSON value at `field`) parses as JSON and validates."""
+
+    type: Literal["jsonSchema"]
+    json_schema: dict[str, Any] = Field(alias="schema")
+    field: str | None = None
+
+    @field_validator("json_schema")
+    @classmethod
+    def _valid_schema(cls, schema: dict[str, Any]) -> dict[str, Any]:
+        validator = jsonschema.validators.validator_for(schema, jsonschema.Draft202012Validator)
+        try:
+            validator.check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
+            raise ValueError(f"invalid JSON Schema at {where}: {exc.message}") from None
+        return schema
 
 
 class ToolCalledAssertion(AssertionBase):
@@ -64,14 +96,65 @@ class ToolSequenceAssertion(AssertionBase):
     tools: list[str] = Field(min_length=1)
 
 
+class ArgsMode(StrEnum):
+    partial = "partial"
+    exact = "exact"
+
+
+class ToolArgsAssertion(AssertionBase):
+    """Some call of `tool` had arguments matching `args` (partially or exactly)."""
+
+    type: Literal["toolArgs"]
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    mode: ArgsMode = ArgsMode.partial
+
+
+class TrajectoryMode(StrEnum):
+    strict = "strict"
+    unordered = "unordered"
+    subset = "subset"
+    superset = "superset"
+
+
+class TrajectoryAssertion(AssertionBase):
+    """The run's tool calls compared with a reference list of tool names."""
+
+    type: Literal["trajectory"]
+    tools: list[str]
+    mode: TrajectoryMode = TrajectoryMode.strict
+
+
+class StepCount(StrEnum):
+    turns = "turns"
+    tool_calls = "toolCalls"
+    steps = "steps"
+
+
+class MaxStepsAssertion(AssertionBase):
+    """The run took at most `max` model turns (or tool calls, or trace steps)."""
+
+    type: Literal["maxSteps"]
+    max: int = Field(ge=0)
+    count: StepCount = StepCount.turns
+
+
 class CostAssertion(AssertionBase):
     type: Literal["cost"]
     max_tokens: int = Field(ge=0)
 
 
+class LatencyScope(StrEnum):
+    run = "run"
+    step = "step"
+
+
 class LatencyAssertion(AssertionBase):
+    """The run's wall time (`scope: run`) or every timed step (`scope: step`) ≤ `maxMs`."""
+
     type: Literal["latency"]
     max_ms: float = Field(gt=0)
+    scope: LatencyScope = LatencyScope.run
 
 
 class JudgeAssertion(AssertionBase):
@@ -84,10 +167,15 @@ class JudgeAssertion(AssertionBase):
 Assertion = Annotated[
     ContainsAssertion
     | NotContainsAssertion
+    | EqualsAssertion
     | RegexAssertion
+    | JsonSchemaAssertion
     | ToolCalledAssertion
     | ToolNotCalledAssertion
     | ToolSequenceAssertion
+    | ToolArgsAssertion
+    | TrajectoryAssertion
+    | MaxStepsAssertion
     | CostAssertion
     | LatencyAssertion
     | JudgeAssertion,

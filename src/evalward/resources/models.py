@@ -107,11 +107,17 @@ class JudgeConfig(Model):
     model: str | None = None
     temperature: float = Field(default=0.0, ge=0, le=2)
     calibration: str | None = None
+    calibration_floor: float = Field(default=0.6, ge=-1, le=1)
+    """Below this Cohen's κ of `calibration`, judge assertions are advisory: they never gate."""
 
 
 class ScoringConfig(Model):
     pass_threshold: float = Field(default=1.0, ge=0, le=1)
     severity_weights: dict[Severity, float] = Field(default_factory=dict)
+    min_rep_pass_rate: float = Field(default=1.0, gt=0, le=1)
+    """With repsPerFixture > 1, a fixture passes when at least this share of its reps pass.
+    The default 1.0 (every rep) fails closed: a flaky fixture is a failing one until the Eval
+    says how much flakiness it tolerates."""
 
     def weight_of(self, severity: Severity) -> float:
         return self.severity_weights.get(severity, DEFAULT_SEVERITY_WEIGHTS[severity])

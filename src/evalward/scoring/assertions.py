@@ -1,6 +1,7 @@
 """Deterministic assertions over a trace. Each returns pass / fail (score 1 / 0) or error.
 
-Ordering semantics (steps are the trace's tool calls, in order):
+The exact semantics of every type are documented in docs/assertions.md; the short version of
+the ordering rules (over the trace's tool calls, in order):
 
 - `toolCalled tool before: [X]`: some call of `tool` comes before the first call of each X;
   an X that is never called does not prevent the pass.
@@ -9,39 +10,60 @@ Ordering semantics (steps are the trace's tool calls, in order):
 - With both, one and the same call of `tool` must satisfy every condition.
 - `toolNotCalled tool after: [Y]`: no call of `tool` comes after the first call of any Y.
 - `toolSequence tools`: the list appears in the calls as a subsequence (gaps allowed).
+
+An assertion that cannot be evaluated (a `field` that is not there, a regex that runs out of
+time) is `error`, never a silent pass or fail.
 """
 
 from __future__ import annotations
 
 import json
-import re
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from evalward.resources.models import (
+import jsonschema
+import regex
+
+from evalward.resources.assertions import (
+    ArgsMode,
     Assertion,
     ContainsAssertion,
     CostAssertion,
-    JudgeAssertion,
+    EqualsAssertion,
+    JsonSchemaAssertion,
     LatencyAssertion,
+    LatencyScope,
+    MaxStepsAssertion,
     NotContainsAssertion,
     RegexAssertion,
+    StepCount,
+    ToolArgsAssertion,
     ToolCalledAssertion,
     ToolNotCalledAssertion,
     ToolSequenceAssertion,
+    TrajectoryAssertion,
+    TrajectoryMode,
 )
 from evalward.results import Status
-from evalward.runtime.trace import Trace
+from evalward.runtime.trace import StepType, Trace
 
 Outcome = tuple[Status, str]
 
+REGEX_TIMEOUT_SECONDS = 1.0
+"""A regex match that takes longer is an error: a pathological pattern cannot hang a run."""
 
-def check(assertion: Assertion, trace: Trace) -> Outcome:
+
+def check(
+    assertion: Assertion, trace: Trace, *, regex_timeout: float = REGEX_TIMEOUT_SECONDS
+) -> Outcome:
     """Evaluate one deterministic assertion against a trace."""
     checker = _CHECKERS.get(type(assertion))
-    if checker is None:
-        return Status.error, f"assertion type {assertion.type!r} cannot be evaluated here"
     try:
+        if isinstance(assertion, RegexAssertion):
+            return _regex(assertion, trace, regex_timeout)
+        if checker is None:
+            return Status.error, f"assertion type {assertion.type!r} is not deterministic"
         return checker(assertion, trace)
     except _Unevaluable as exc:
         return Status.error, str(exc)
@@ -61,6 +83,18 @@ def _calls(trace: Trace) -> list[str]:
 
 def _first(calls: list[str], tool: str) -> int | None:
     return calls.index(tool) if tool in calls else None
+
+
+def _listing(calls: list[str]) -> str:
+    return ", ".join(calls) if calls else "none"
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+# --- tool calls ----------------------------------------------------------------------------
 
 
 def _tool_called(a: ToolCalledAssertion, trace: Trace) -> Outcome:
@@ -112,16 +146,101 @@ def _tool_sequence(a: ToolSequenceAssertion, trace: Trace) -> Outcome:
     )
 
 
-def _listing(calls: list[str]) -> str:
-    return ", ".join(calls) if calls else "none"
+def _tool_args(a: ToolArgsAssertion, trace: Trace) -> Outcome:
+    calls = [s for s in trace.tool_calls() if s.tool == a.tool]
+    if not calls:
+        return Status.failed, f"{a.tool} was never called"
+    match = _exact if a.mode is ArgsMode.exact else _partial
+    for step in calls:
+        if match(a.args, step.arguments or {}):
+            return Status.passed, f"{a.tool} called with matching arguments at step {step.index}"
+    seen = "; ".join(_short(s.arguments or {}, 120) for s in calls[:3])
+    return (
+        Status.failed,
+        f"no call of {a.tool} had arguments matching {_short(a.args, 120)} ({a.mode.value}); "
+        f"calls had {seen}",
+    )
 
 
-def _target_text(field: str | None, trace: Trace) -> str:
-    output = trace.final_output
-    if field is None:
-        return output
+def _exact(expected: Any, actual: Any) -> bool:
+    return _same(expected, actual)
+
+
+def _partial(expected: Any, actual: Any) -> bool:
+    """Objects match when every expected key matches recursively; anything else is equal."""
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and all(
+            key in actual and _partial(value, actual[key]) for key, value in expected.items()
+        )
+    return _same(expected, actual)
+
+
+def _same(expected: Any, actual: Any) -> bool:
+    """JSON equality: 1 == 1.0, but True is not 1 and "1" is not 1."""
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return type(expected) is type(actual) and expected == actual
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        return expected.keys() == actual.keys() and all(
+            _same(v, actual[k]) for k, v in expected.items()
+        )
+    if isinstance(expected, list) and isinstance(actual, list):
+        return len(expected) == len(actual) and all(
+            _same(e, x) for e, x in zip(expected, actual, strict=True)
+        )
+    if isinstance(expected, int | float) and isinstance(actual, int | float):
+        return expected == actual
+    return type(expected) is type(actual) and bool(expected == actual)
+
+
+def _trajectory(a: TrajectoryAssertion, trace: Trace) -> Outcome:
+    calls = _calls(trace)
+    expected, actual = Counter(a.tools), Counter(calls)
+    if a.mode is TrajectoryMode.strict:
+        ok = calls == a.tools
+    elif a.mode is TrajectoryMode.unordered:
+        ok = actual == expected
+    elif a.mode is TrajectoryMode.subset:
+        ok = all(count <= expected[name] for name, count in actual.items())
+    else:
+        ok = all(actual[name] >= count for name, count in expected.items())
+    return _verdict(
+        ok,
+        f"tool calls match the reference ({a.mode.value})",
+        f"tool calls {_listing(calls)} do not match the reference {_listing(a.tools)} "
+        f"({a.mode.value})",
+    )
+
+
+def _max_steps(a: MaxStepsAssertion, trace: Trace) -> Outcome:
+    if a.count is StepCount.tool_calls:
+        used, unit = len(trace.tool_calls()), "tool calls"
+    elif a.count is StepCount.steps:
+        used, unit = len(trace.steps), "trace steps"
+    else:
+        used, unit = model_turns(trace), "model turns"
+    return _verdict(used <= a.max, f"{used} {unit} ≤ {a.max}", f"{used} {unit} > {a.max}")
+
+
+_MODEL_STEPS = frozenset({StepType.assistant, StepType.tool_call, StepType.final})
+
+
+def model_turns(trace: Trace) -> int:
+    """Model turns: maximal runs of consecutive assistant / tool_call / final steps."""
+    turns = 0
+    previous_was_model = False
+    for step in trace.steps:
+        is_model = step.type in _MODEL_STEPS
+        turns += is_model and not previous_was_model
+        previous_was_model = is_model
+    return turns
+
+
+# --- the final message ---------------------------------------------------------------------
+
+
+def _field_value(field: str, trace: Trace) -> Any:
     try:
-        value: Any = json.loads(output)
+        value: Any = json.loads(trace.final_output)
     except ValueError:
         raise _Unevaluable(f"field {field!r} was given but the final message is not JSON") from None
     for part in field.split("."):
@@ -131,13 +250,24 @@ def _target_text(field: str | None, trace: Trace) -> str:
             value = value[int(part)]
         else:
             raise _Unevaluable(f"field {field!r} is not in the final message")
+    return value
+
+
+def _target_text(field: str | None, trace: Trace) -> str:
+    if field is None:
+        return trace.final_output
+    value = _field_value(field, trace)
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _where(field: str | None) -> str:
+    return "the final message" if field is None else f"field {field!r}"
 
 
 def _contains(a: ContainsAssertion, trace: Trace) -> Outcome:
     text = _target_text(a.field, trace)
     return _verdict(
-        a.value in text, f"contains {a.value!r}", f"{a.value!r} not found in the final message"
+        a.value in text, f"contains {a.value!r}", f"{a.value!r} not found in {_where(a.field)}"
     )
 
 
@@ -146,17 +276,64 @@ def _not_contains(a: NotContainsAssertion, trace: Trace) -> Outcome:
     return _verdict(
         a.value not in text,
         f"does not contain {a.value!r}",
-        f"{a.value!r} found in the final message",
+        f"{a.value!r} found in {_where(a.field)}",
     )
 
 
-def _regex(a: RegexAssertion, trace: Trace) -> Outcome:
-    match = re.search(a.pattern, trace.final_output)
+def _equals(a: EqualsAssertion, trace: Trace) -> Outcome:
+    if a.field is None:
+        expected = a.value if isinstance(a.value, str) else json.dumps(a.value)
+        actual: Any = trace.final_output.strip()
+        ok = actual == expected.strip()
+    else:
+        actual = _field_value(a.field, trace)
+        ok = _same(a.value, actual)
+    return _verdict(
+        ok,
+        f"{_where(a.field)} equals {_short(a.value)}",
+        f"{_where(a.field)} is {_short(actual)}, expected {_short(a.value)}",
+    )
+
+
+def _regex(a: RegexAssertion, trace: Trace, timeout: float) -> Outcome:
+    text = _target_text(a.field, trace)
+    try:
+        match = regex.search(a.pattern, text, timeout=timeout)
+    except TimeoutError:
+        raise _Unevaluable(
+            f"/{a.pattern}/ did not finish within {timeout:g} s on {len(text)} characters; "
+            "simplify the pattern (nested repetition backtracks exponentially)"
+        ) from None
     return _verdict(
         match is not None,
         f"/{a.pattern}/ matched {match.group(0)[:80]!r}" if match else "",
-        f"/{a.pattern}/ did not match the final message",
+        f"/{a.pattern}/ did not match {_where(a.field)}",
     )
+
+
+def _json_schema(a: JsonSchemaAssertion, trace: Trace) -> Outcome:
+    if a.field is None:
+        try:
+            value: Any = json.loads(trace.final_output)
+        except json.JSONDecodeError as exc:
+            return Status.failed, f"the final message is not JSON ({exc.msg} at {exc.pos})"
+    else:
+        value = _field_value(a.field, trace)
+    validator_class = jsonschema.validators.validator_for(
+        a.json_schema, jsonschema.Draft202012Validator
+    )
+    errors = sorted(
+        validator_class(a.json_schema).iter_errors(value), key=lambda e: list(e.absolute_path)
+    )
+    if not errors:
+        return Status.passed, f"{_where(a.field)} validates against the schema"
+    first = errors[0]
+    at = "/".join(str(p) for p in first.absolute_path) or "(root)"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return Status.failed, f"{_where(a.field)} fails the schema at {at}: {first.message}{more}"
+
+
+# --- budgets -------------------------------------------------------------------------------
 
 
 def _cost(a: CostAssertion, trace: Trace) -> Outcome:
@@ -169,25 +346,36 @@ def _cost(a: CostAssertion, trace: Trace) -> Outcome:
 
 
 def _latency(a: LatencyAssertion, trace: Trace) -> Outcome:
-    took = trace.duration_ms
+    if a.scope is LatencyScope.run:
+        took = trace.duration_ms
+        return _verdict(
+            took <= a.max_ms,
+            f"run took {took:.0f} ms ≤ {a.max_ms:.0f} ms",
+            f"run took {took:.0f} ms > {a.max_ms:.0f} ms",
+        )
+    timed = [s for s in trace.steps if s.duration_ms > 0]
+    if not timed:
+        raise _Unevaluable("no step of the run carries a duration, so per-step latency is unknown")
+    slowest = max(timed, key=lambda s: s.duration_ms)
     return _verdict(
-        took <= a.max_ms, f"{took:.0f} ms ≤ {a.max_ms:.0f} ms", f"{took:.0f} ms > {a.max_ms:.0f} ms"
+        slowest.duration_ms <= a.max_ms,
+        f"slowest step #{slowest.index} took {slowest.duration_ms:.0f} ms ≤ {a.max_ms:.0f} ms",
+        f"step #{slowest.index} ({slowest.type.value}) took {slowest.duration_ms:.0f} ms "
+        f"> {a.max_ms:.0f} ms",
     )
-
-
-def _judge(a: JudgeAssertion, trace: Trace) -> Outcome:
-    del a, trace
-    raise _Unevaluable("judge assertions need an LLM judge, which this build does not run")
 
 
 _CHECKERS: dict[type[Any], Callable[[Any, Trace], Outcome]] = {
     ToolCalledAssertion: _tool_called,
     ToolNotCalledAssertion: _tool_not_called,
     ToolSequenceAssertion: _tool_sequence,
+    ToolArgsAssertion: _tool_args,
+    TrajectoryAssertion: _trajectory,
+    MaxStepsAssertion: _max_steps,
     ContainsAssertion: _contains,
     NotContainsAssertion: _not_contains,
-    RegexAssertion: _regex,
+    EqualsAssertion: _equals,
+    JsonSchemaAssertion: _json_schema,
     CostAssertion: _cost,
     LatencyAssertion: _latency,
-    JudgeAssertion: _judge,
 }

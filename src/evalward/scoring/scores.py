@@ -1,67 +1,98 @@
-"""Fixture and Eval scores, exactly as seed 003 defines them.
+"""Fixture and Eval scores, exactly as seed 003 and seed 001 define them.
 
-- Fixture score: the weighted-pass ratio, each assertion weighing `weight` × the severity
-  multiplier of its own `severity` (default: the fixture's). A fixture passes when every
-  assertion passes. An assertion in `error` counts as not passed and fails the fixture closed;
-  a `skipped` one is left out of both sums.
-- Eval score: the severity-weighted pass rate of its fixtures. Pass iff score ≥ passThreshold.
+- An assertion scores in [0, 1]: deterministic ones 0 or 1, a judge its `score`.
+- Fixture score: the weighted mean of its assertion scores, each weighing `weight` × the
+  severity multiplier of its own `severity` (default: the fixture's). `skipped` and advisory
+  assertions are left out of both sums. Verdict pass (≥ 0.9) / partial (> 0) / fail.
+- Fixture status: `error` when the run failed or a gating assertion could not be evaluated
+  (errors fail closed), else `fail` when a gating assertion failed, else `pass` when at least
+  one gating assertion passed, else `skipped` (nothing was evaluated: never a pass).
+- Over reps: a fixture passes when its share of passing reps reaches
+  `scoring.minRepPassRate` (default 1.0: every rep); skipped reps are not counted.
+- Eval score: the severity-weighted pass rate of its non-skipped fixtures. Pass iff at least
+  one fixture was scored and score ≥ passThreshold.
 """
 
 from __future__ import annotations
 
+import asyncio
+import statistics
+
+from evalward.providers.base import RunLabels
 from evalward.resources import Eval, EvalFixture, Located
+from evalward.resources.assertions import Assertion, JudgeAssertion
 from evalward.resources.models import ScoringConfig
 from evalward.results import (
     AssertionResult,
     EvalResult,
+    FixtureOutcome,
     FixtureResult,
     Status,
     Verdict,
     cap_output,
 )
 from evalward.runtime.trace import Trace
-from evalward.scoring.assertions import check
+from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, check
+from evalward.scoring.judge import JudgeCase
+from evalward.scoring.panel import EvalJudge, JudgeOutcome
+from evalward.scoring.reps import mean_interval, pass_hat_k, wilson_interval
+
+RATE_TOLERANCE = 1e-9
 
 
-def score_fixture(
+async def score_fixture(
     eval_name: str,
     side: str,
     rep: int,
     fixture: Located[EvalFixture],
     trace: Trace,
     scoring: ScoringConfig,
+    judge: EvalJudge | None = None,
+    *,
+    regex_timeout: float = REGEX_TIMEOUT_SECONDS,
 ) -> FixtureResult:
+    """Score one run of one fixture; judge assertions run concurrently."""
     spec = fixture.resource.spec
+    judge = judge or EvalJudge(eval=eval_name)
+    name = fixture.resource.metadata.name
+    fixture_input = spec.input.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    reference = getattr(spec, "reference", None)
+    sidecar = getattr(spec, "sidecar", None)
+    labels = RunLabels(
+        agent=spec.target_agent, fixture=name, eval=eval_name, rep=rep, purpose="judge"
+    )
+
+    async def one(assertion: Assertion) -> JudgeOutcome:
+        if isinstance(assertion, JudgeAssertion):
+            if trace.error is not None:
+                return JudgeOutcome(Status.skipped, 0.0, "not judged: the run did not complete")
+            case = JudgeCase(assertion.rubric, fixture_input, trace, reference, sidecar)
+            return await judge.grade(assertion, case, labels)
+        status, message = check(assertion, trace, regex_timeout=regex_timeout)
+        return JudgeOutcome(status, 1.0 if status is Status.passed else 0.0, message)
+
+    outcomes = await asyncio.gather(*(one(a) for a in spec.assertions))
     results: list[AssertionResult] = []
-    for assertion in spec.assertions:
-        status, message = check(assertion, trace)
+    for assertion, outcome in zip(spec.assertions, outcomes, strict=True):
         severity = assertion.severity or spec.severity
         results.append(
             AssertionResult(
                 type=assertion.type,
-                status=status,
-                score=1.0 if status is Status.passed else 0.0,
+                status=outcome.status,
+                score=outcome.score,
                 weight=assertion.weight * scoring.weight_of(severity),
                 severity=severity,
                 axis=assertion.axis,
-                message=message,
+                message=outcome.message,
+                judge=outcome.verdict,
+                advisory=outcome.advisory,
             )
         )
     score = weighted_mean(results)
-    run_error = trace.error
-    if run_error is not None:
-        status, message = Status.error, run_error
-    elif any(r.status is Status.error for r in results):
-        status, message = Status.error, "an assertion could not be evaluated"
-    elif all(r.status in (Status.passed, Status.skipped) for r in results):
-        status, message = Status.passed, ""
-    else:
-        failed = [r for r in results if r.status is Status.failed]
-        status = Status.failed
-        message = "; ".join(f"{r.type}: {r.message}" for r in failed)
+    status, message = fixture_status(results, trace)
     return FixtureResult(
         eval=eval_name,
-        fixture=fixture.resource.metadata.name,
+        fixture=name,
         side=side,
         rep=rep,
         status=status,
@@ -80,8 +111,28 @@ def score_fixture(
     )
 
 
+def _gating(results: list[AssertionResult]) -> list[AssertionResult]:
+    return [r for r in results if not r.advisory and r.status is not Status.skipped]
+
+
+def fixture_status(results: list[AssertionResult], trace: Trace) -> tuple[Status, str]:
+    gating = _gating(results)
+    errors = [r for r in gating if r.status is Status.error]
+    failed = [r for r in gating if r.status is Status.failed]
+    if trace.error is not None:
+        return Status.error, f"the run failed: {trace.error}"
+    if errors:
+        return Status.error, "; ".join(f"{r.type}: error: {r.message}" for r in errors + failed)
+    if failed:
+        return Status.failed, "; ".join(f"{r.type}: {r.message}" for r in failed)
+    if not gating:
+        skipped = [r.message for r in results if r.status is Status.skipped or r.advisory]
+        return Status.skipped, "nothing was evaluated" + (f": {skipped[0]}" if skipped else "")
+    return Status.passed, ""
+
+
 def weighted_mean(results: list[AssertionResult]) -> float:
-    counted = [r for r in results if r.status is not Status.skipped]
+    counted = _gating(results)
     total = sum(r.weight for r in counted)
     if total <= 0:
         return 0.0
@@ -89,41 +140,82 @@ def weighted_mean(results: list[AssertionResult]) -> float:
 
 
 def axis_means(results: list[AssertionResult]) -> dict[str, float]:
-    axes = sorted({r.axis for r in results if r.axis})
+    axes = sorted({r.axis for r in _gating(results) if r.axis})
     return {axis: weighted_mean([r for r in results if r.axis == axis]) for axis in axes}
 
 
+def fixture_outcome(reps: list[FixtureResult], scoring: ScoringConfig) -> FixtureOutcome:
+    """Seed 003's fixtureResults row for one fixture, from all of its reps."""
+    ordered = sorted(reps, key=lambda r: r.rep)
+    counted = [r for r in ordered if r.status is not Status.skipped]
+    passes = sum(r.passed for r in counted)
+    errors = sum(r.status is Status.error for r in counted)
+    n = len(counted)
+    rate = passes / n if n else 0.0
+    if not counted:
+        result = Status.skipped
+    elif rate >= scoring.min_rep_pass_rate - RATE_TOLERANCE:
+        result = Status.passed
+    else:
+        result = Status.error if errors else Status.failed
+    shown = next((r for r in counted if not r.passed), counted[0] if counted else ordered[0])
+    scores = [r.score for r in counted]
+    message = shown.message
+    if len(ordered) > 1:
+        message = f"{passes}/{n} reps passed" + (f"; rep {shown.rep}: {message}" if message else "")
+    return FixtureOutcome(
+        name=ordered[0].fixture,
+        score=statistics.fmean(scores) if scores else 0.0,
+        result=result,
+        severity=ordered[0].severity,
+        message=message,
+        output=shown.output,
+        judge=next((a.judge for a in shown.assertions if a.judge is not None), None),
+        reps=len(ordered),
+        passes=passes,
+        errors=errors,
+        skipped=len(ordered) - n,
+        pass_rate=rate,
+        pass_rate_interval=wilson_interval(passes, n),
+        score_interval=mean_interval(scores),
+        pass_hat_k=pass_hat_k(passes, n) if n else {},
+    )
+
+
 def score_eval(evaluation: Located[Eval], side: str, fixtures: list[FixtureResult]) -> EvalResult:
-    """The severity-weighted pass rate of the fixtures; all reps of a fixture must pass."""
+    """The severity-weighted pass rate of the fixtures, each decided over its reps."""
     spec = evaluation.resource.spec
     by_fixture: dict[str, list[FixtureResult]] = {}
     for result in fixtures:
         by_fixture.setdefault(result.fixture, []).append(result)
-    weight_sum = 0.0
-    passed_sum = 0.0
-    passing = failing = errors = 0
-    for reps in by_fixture.values():
-        weight = spec.scoring.weight_of(reps[0].severity)
-        weight_sum += weight
-        if all(r.passed for r in reps):
-            passed_sum += weight
-            passing += 1
-        else:
-            failing += 1
-            errors += any(r.status is Status.error for r in reps)
+    outcomes = [fixture_outcome(reps, spec.scoring) for _, reps in sorted(by_fixture.items())]
+    scored = [o for o in outcomes if o.result is not Status.skipped]
+    weight_sum = sum(spec.scoring.weight_of(o.severity) for o in scored)
+    passed_sum = sum(spec.scoring.weight_of(o.severity) for o in scored if o.passed)
     score = passed_sum / weight_sum if weight_sum > 0 else 0.0
-    total = len(by_fixture)
+    agreement = next(
+        (
+            a.judge.agreement
+            for f in fixtures
+            for a in f.assertions
+            if a.judge is not None and a.judge.agreement is not None
+        ),
+        None,
+    )
     return EvalResult(
         eval=evaluation.resource.metadata.name,
         agent=spec.target_agent,
         side=side,
         score=score,
-        passed=total > 0 and score >= spec.scoring.pass_threshold,
+        passed=bool(scored) and score >= spec.scoring.pass_threshold - RATE_TOLERANCE,
         pass_threshold=spec.scoring.pass_threshold,
-        passing=passing,
-        failing=failing,
-        errors=errors,
-        total=total,
+        passing=sum(o.passed for o in scored),
+        failing=sum(not o.passed for o in scored),
+        errors=sum(o.result is Status.error for o in scored),
+        total=len(outcomes),
+        skipped=len(outcomes) - len(scored),
+        fixture_results=outcomes,
+        judge_agreement=agreement,
         fixtures=sorted(fixtures, key=lambda r: (r.fixture, r.rep)),
         file=evaluation.file,
         line=evaluation.line,

@@ -1,0 +1,173 @@
+"""JudgeCalibration replay: how well each judge model agrees with human labels (Cohen's κ).
+
+Scores are binarised at 0.5 (a score ≥ 0.5 is a pass) on both sides. κ is undefined when the
+chance agreement is 1, which happens only when the human labels and the judge's verdicts all
+fall in one and the same class: such a set cannot tell a judge that reads the rubric from one
+that always says the same thing, so it certifies nothing (κ = None, never Calibrated).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import json
+from collections.abc import Sequence
+
+from evalward.errors import ConfigError
+from evalward.providers.base import RunLabels
+from evalward.providers.registry import Providers
+from evalward.resources import ResourceSet
+from evalward.resources.models import CalibrationExample, JudgeCalibration
+from evalward.results import CalibrationPhase, CalibrationResult, ModelAgreement
+from evalward.runtime.trace import StepType, Trace
+from evalward.scoring.judge import (
+    JUDGE_TIMEOUT_SECONDS,
+    JudgeCase,
+    JudgeError,
+    JudgeSettings,
+    ask_judge,
+)
+
+CALIBRATED_KAPPA = 0.6
+"""Seed 003: Calibrated when κ ≥ 0.6."""
+BINARY_THRESHOLD = 0.5
+KAPPA_TOLERANCE = 1e-9
+"""κ is a ratio of floats: 0.6 computed as 0.5999999999 must still count as 0.6."""
+
+
+def at_least(kappa: float | None, floor: float) -> bool:
+    return kappa is not None and kappa >= floor - KAPPA_TOLERANCE
+
+
+def cohen_kappa(first: Sequence[bool], second: Sequence[bool]) -> float | None:
+    """κ = (p_o − p_e) / (1 − p_e) for two raters' binary labels; None when undefined."""
+    if len(first) != len(second):
+        raise ValueError("both raters must label the same items")
+    n = len(first)
+    if n == 0:
+        return None
+    observed = sum(a == b for a, b in zip(first, second, strict=True)) / n
+    p_first = sum(first) / n
+    p_second = sum(second) / n
+    expected = p_first * p_second + (1 - p_first) * (1 - p_second)
+    if expected >= 1:
+        return None
+    return (observed - expected) / (1 - expected)
+
+
+def example_case(rubric: str, example: CalibrationExample) -> JudgeCase:
+    """A calibration example as the two-step trace a judge sees: the input, then the answer."""
+    trace = Trace()
+    text = example.input if isinstance(example.input, str) else json.dumps(example.input)
+    trace.add(StepType.input, content=text)
+    trace.add(StepType.final, content=example.candidate_output)
+    return JudgeCase(rubric=rubric, input=example.input, trace=trace)
+
+
+async def calibrate(
+    name: str,
+    calibration: JudgeCalibration,
+    providers: Providers,
+    *,
+    models: Sequence[str] | None = None,
+    parallel: int = 4,
+    timeout_seconds: float = JUDGE_TIMEOUT_SECONDS,
+) -> CalibrationResult:
+    """Replay every example with every model (or just `models`) and compute κ per model."""
+    spec = calibration.spec
+    chosen = list(models) if models is not None else list(spec.judge_models)
+    limit = asyncio.Semaphore(max(1, parallel))
+
+    async def one(model: str, index: int, example: CalibrationExample) -> bool | None:
+        settings = JudgeSettings(
+            providers=providers,
+            model=model,
+            temperature=0.0,
+            timeout_seconds=timeout_seconds,
+            labels=RunLabels(eval=name, fixture=f"example-{index + 1}", purpose="judge"),
+        )
+        async with limit:
+            try:
+                verdict, _ = await ask_judge(example_case(spec.rubric, example), settings)
+            except JudgeError:
+                return None
+        return verdict.score >= BINARY_THRESHOLD
+
+    per_model: list[ModelAgreement] = []
+    for model in chosen:
+        answers = await asyncio.gather(
+            *(one(model, i, example) for i, example in enumerate(spec.examples))
+        )
+        per_model.append(_agreement(model, spec.examples, answers))
+    return summarise(name, per_model)
+
+
+def _agreement(
+    model: str, examples: Sequence[CalibrationExample], answers: Sequence[bool | None]
+) -> ModelAgreement:
+    human: list[bool] = []
+    judge: list[bool] = []
+    for example, answer in zip(examples, answers, strict=True):
+        if answer is not None:
+            human.append(example.human_score >= BINARY_THRESHOLD)
+            judge.append(answer)
+    kappa = cohen_kappa(human, judge)
+    note = ""
+    if not human:
+        note = "no example could be scored"
+    elif kappa is None:
+        note = "κ is undefined: every label and verdict is in one class; add examples of both"
+    return ModelAgreement(
+        model=model,
+        kappa=kappa,
+        scored=len(human),
+        errors=len(answers) - len(human),
+        agreed=sum(h == j for h, j in zip(human, judge, strict=True)),
+        note=note,
+    )
+
+
+def summarise(name: str, per_model: Sequence[ModelAgreement]) -> CalibrationResult:
+    """Seed 003's status: best κ to 2 dp, phase Calibrated / Stale / Failed."""
+    kappas = [m.kappa for m in per_model if m.kappa is not None]
+    best = max(kappas) if kappas else None
+    if not any(m.scored for m in per_model):
+        phase = CalibrationPhase.failed
+    elif at_least(best, CALIBRATED_KAPPA):
+        phase = CalibrationPhase.calibrated
+    else:
+        phase = CalibrationPhase.stale
+    return CalibrationResult(
+        name=name,
+        phase=phase,
+        agreement=None if best is None else f"{best:.2f}",
+        agreement_by_model={m.model: m.kappa for m in per_model},
+        judges_evaluated=[m.model for m in per_model if m.scored],
+        models=list(per_model),
+    )
+
+
+async def calibrate_named(
+    name: str, resources: ResourceSet, providers: Providers, *, parallel: int = 4
+) -> CalibrationResult:
+    """`evalward calibrate NAME`: replay one JudgeCalibration with all of its judgeModels."""
+    located = resources.calibrations.get(name)
+    if located is None:
+        known = ", ".join(sorted(resources.calibrations)) or "none"
+        close = difflib.get_close_matches(name, list(resources.calibrations), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(
+            f"no JudgeCalibration named {name!r} under {resources.root}{hint}; defined: {known}"
+        )
+    return await calibrate(name, located.resource, providers, parallel=parallel)
+
+
+def render_calibration(result: CalibrationResult) -> str:
+    """A plain-text table: one line per judge model, then the agreement and phase."""
+    lines = [f"JudgeCalibration {result.name}", "", f"{'model':40} {'kappa':>6}  scored  errors"]
+    for m in result.models:
+        kappa = "—" if m.kappa is None else f"{m.kappa:.2f}"
+        line = f"{m.model:40} {kappa:>6}  {m.scored:>6}  {m.errors:>6}"
+        lines.append(line + (f"  {m.note}" if m.note else ""))
+    lines += ["", f"agreement: {result.agreement or '—'}  phase: {result.phase.value}"]
+    return "\n".join(lines)

@@ -1,0 +1,37 @@
+"""Statistics over the reps of one fixture: pass rate with a Wilson interval, mean score with a
+normal interval, and pass^k."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from math import comb
+
+from evalward.results import Interval
+
+Z_95 = 1.959963984540054
+
+
+def wilson_interval(passes: int, n: int, z: float = Z_95) -> Interval:
+    """Wilson score interval: stays inside [0, 1] and is sensible at 0 / n and n / n."""
+    if n == 0:
+        return Interval(low=0.0, high=1.0)
+    p = passes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return Interval(low=max(0.0, centre - half), high=min(1.0, centre + half))
+
+
+def mean_interval(scores: list[float], z: float = Z_95) -> Interval | None:
+    """Mean ± z·s/√n (sample standard deviation), clipped to [0, 1]; None below two values."""
+    if len(scores) < 2:
+        return None
+    mean = statistics.fmean(scores)
+    half = z * statistics.stdev(scores) / math.sqrt(len(scores))
+    return Interval(low=max(0.0, mean - half), high=min(1.0, mean + half))
+
+
+def pass_hat_k(passes: int, n: int) -> dict[int, float]:
+    """pass^k = C(c, k) / C(n, k) for k = 1..n: the unbiased estimate that k reps all pass."""
+    return {k: comb(passes, k) / comb(n, k) for k in range(1, n + 1)}
