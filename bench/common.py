@@ -26,7 +26,7 @@ class ModelServer:
 
     def requests(self) -> int:
         stats_url = self.base_url.removesuffix("/v1") + "/stats"
-        with urllib.request.urlopen(stats_url) as response:  # noqa: S310 - loopback only
+        with urllib.request.urlopen(stats_url) as response:
             return int(json.load(response)["requests"])
 
 
@@ -34,8 +34,14 @@ class ModelServer:
 def model_server(latency_ms: float) -> Iterator[ModelServer]:
     port_file = Path(tempfile.mkdtemp()) / "port"
     process = subprocess.Popen(
-        [sys.executable, str(BENCH / "model_server.py"), "--latency-ms", str(latency_ms),
-         "--port-file", str(port_file)],
+        [
+            sys.executable,
+            str(BENCH / "model_server.py"),
+            "--latency-ms",
+            str(latency_ms),
+            "--port-file",
+            str(port_file),
+        ],
         stdout=subprocess.DEVNULL,
     )
     try:
@@ -67,7 +73,9 @@ def timed(command: list[str], env: dict[str, str] | None = None, cwd: Path | Non
     )
     wall = time.perf_counter() - start
     after = os.times()
-    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
     if done.returncode not in (0, 1):
         raise RuntimeError(f"{command} failed ({done.returncode}): {done.stderr[-2000:]}")
     return Timed(wall, cpu, done.returncode, done.stdout)

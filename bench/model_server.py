@@ -25,7 +25,9 @@ class Stats:
 def reply(body: dict[str, Any]) -> dict[str, Any]:
     messages = body.get("messages") or []
     turn = sum(1 for m in messages if m.get("role") == "assistant")
-    last_user = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), "")
+    last_user = next(
+        (m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), ""
+    )
     tools = body.get("tools") or []
     message: dict[str, Any]
     if turn == 0 and tools:
@@ -50,7 +52,9 @@ def reply(body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, latency: float) -> None:
+async def handle(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, latency: float
+) -> None:
     try:
         while True:
             head = await reader.readuntil(b"\r\n\r\n")

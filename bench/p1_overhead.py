@@ -43,10 +43,14 @@ def main() -> None:
             walls.append(run.wall)
             cpus.append(run.cpu)
     wall = median(walls)
-    print(f"P1 overhead: {args.fixtures} fixtures x 2 calls, parallel {args.parallel}, "
-          f"{args.latency_ms:g} ms latency")
+    print(
+        f"P1 overhead: {args.fixtures} fixtures x 2 calls, parallel {args.parallel}, "
+        f"{args.latency_ms:g} ms latency"
+    )
     print(f"  ideal            {ideal:.2f} s")
-    print(f"  wall (median {args.runs}) {wall:.2f} s   runs: {', '.join(f'{w:.2f}' for w in walls)}")
+    print(
+        f"  wall (median {args.runs}) {wall:.2f} s   runs: {', '.join(f'{w:.2f}' for w in walls)}"
+    )
     print(f"  wall / ideal     {wall / ideal:.2f}   (target <= 1.10)")
     print(f"  CPU per call     {median(cpus) / calls * 1000:.2f} ms (evalward process, user+sys)")
 

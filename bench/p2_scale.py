@@ -63,8 +63,10 @@ def main() -> None:
             [*EVALWARD, "run", str(repo), "--base", "main", "--parallel", "32"],
             env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "bench"},
         )
-        print(f"  end to end         {run.wall:.2f} s, {server.requests()} model calls "
-              f"(expected {len(plan.runs)})")
+        print(
+            f"  end to end         {run.wall:.2f} s, {server.requests()} model calls "
+            f"(expected {len(plan.runs)})"
+        )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Generate a synthetic repository: N agents, M fixtures spread over them, one Eval per agent.
 
-    python bench/synth.py OUT --agents 1000 --fixtures 20000 [--tools] [--parallel 32] [--git]
+python bench/synth.py OUT --agents 1000 --fixtures 20000 [--tools] [--parallel 32] [--git]
 """
 
 from __future__ import annotations

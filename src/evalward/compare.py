@@ -98,24 +98,29 @@ def _compare_one(head: EvalResult, base: EvalResult | None) -> EvalComparison:
     comparison = EvalComparison(head=head, base=base)
     head_runs = _by_fixture(head.fixtures)
     base_runs = _by_fixture(base.fixtures) if base is not None else {}
+    head_passed = _verdicts(head)
+    base_passed = _verdicts(base) if base is not None else {}
     for name in sorted(set(head_runs) | set(base_runs)):
-        now = head_runs.get(name, [])
-        before = base_runs.get(name, [])
+        change = _classify(base_passed.get(name), head_passed.get(name))
         comparison.fixtures.append(
-            FixtureComparison(name, _classify(before, now, base), before, now)
+            FixtureComparison(name, change, base_runs.get(name, []), head_runs.get(name, []))
         )
     return comparison
 
 
-def _classify(
-    before: list[FixtureResult], now: list[FixtureResult], base: EvalResult | None
-) -> Change:
-    if not now:
+def _verdicts(result: EvalResult) -> dict[str, bool]:
+    """Each fixture's pass/fail over its reps, by the Eval's `minRepPassRate` rule."""
+    outcomes = {o.name: o.passed for o in result.fixture_results}
+    for name, runs in _by_fixture(result.fixtures).items():
+        outcomes.setdefault(name, all(r.passed for r in runs))
+    return outcomes
+
+
+def _classify(base_ok: bool | None, head_ok: bool | None) -> Change:
+    if head_ok is None:
         return Change.removed
-    head_ok = all(r.passed for r in now)
-    if base is None or not before:
+    if base_ok is None:
         return Change.new
-    base_ok = all(r.passed for r in before)
     if base_ok and not head_ok:
         return Change.regression
     if head_ok and not base_ok:

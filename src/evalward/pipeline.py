@@ -97,9 +97,13 @@ def _tree(git: Git, commit: str | None) -> Iterator[Path]:
 
 
 def _models_of(plan: Plan, checkouts: dict[Side, Checkout]) -> list[str]:
+    """Every model the plan will call: the agents' first choices and the Evals' judges."""
     models: set[str] = set()
     for run in plan.runs:
         resources = checkouts[run.side].resources
-        agent = resources.agents[resources.evals[run.eval].resource.spec.target_agent]
+        evaluation = resources.evals[run.eval].resource
+        agent = resources.agents[evaluation.spec.target_agent]
         models.update(agent.resource.spec.models[:1])
+        if evaluation.spec.judge.model:
+            models.add(evaluation.spec.judge.model)
     return sorted(models)
