@@ -158,7 +158,7 @@ def test_gives_up_after_its_attempts_without_leaking_the_key(model: ScriptedMode
 
 def test_client_errors_are_not_retried(model: ScriptedModelServer) -> None:
     model.script_sequence("order 12345", error(401))
-    with pytest.raises(ProviderError, match="rejected the API key .*Check OPENAI_API_KEY"):
+    with pytest.raises(ProviderError, match=r"rejected the API key .*Check OPENAI_API_KEY"):
         ask(providers_for(model), "openai/gpt-test", HELLO)
     assert len(model.calls) == 1
 
