@@ -1,4 +1,5 @@
-"""An http agent for tests: writes its pid to ./server.pid, answers GET /ready and POST /run.
+"""An http agent for tests: writes its pid to $PIDDIR/server-PORT.pid (default: the working
+directory), answers GET /ready and POST /run.
 
 POST /run replies with a final message for prompt "short", an error status for "fail",
 and the full trace form otherwise.
@@ -9,7 +10,8 @@ import os
 import sys
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
-with open("server.pid", "w") as handle:
+pid_file = os.path.join(os.environ.get("PIDDIR", "."), f"server-{sys.argv[1]}.pid")
+with open(pid_file, "w") as handle:
     handle.write(str(os.getpid()))
 
 

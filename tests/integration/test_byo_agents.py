@@ -6,6 +6,7 @@ import asyncio
 import json
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +22,21 @@ from evalward.runtime.trace import StepType, Trace
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 
 
-def alive(pid: int) -> bool:
-    """Running and not a zombie (an orphan may wait a while to be reaped by init)."""
+def running(pid: int) -> bool:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return False
     return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def alive(pid: int) -> bool:
+    """Still running after SIGKILL had a moment to land (a zombie orphan counts as dead)."""
+    for _ in range(100):
+        if not running(pid):
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def runner_for(runtime: dict[str, Any], root: Path) -> AgentRunner:
@@ -149,8 +158,8 @@ def test_http_agent_is_started_once_answers_each_run_and_is_stopped(tmp_path: Pa
     assert full.final_output == f"port {port} shadow ['send_email']"
     assert short.final_output == "short answer for f2"
     assert failed.error is not None and "HTTP 500" in failed.error
-    pid = int((tmp_path / "server.pid").read_text())
-    assert not alive(pid)
+    (pid_file,) = tmp_path.glob("server-*.pid")
+    assert not alive(int(pid_file.read_text()))
 
 
 def test_an_http_agent_that_never_gets_ready_fails_every_run_and_is_stopped(
@@ -160,14 +169,14 @@ def test_an_http_agent_that_never_gets_ready_fails_every_run_and_is_stopped(
         tmp_path, start=[sys.executable, "server.py", "1"], readyTimeoutSeconds=0.5
     )
     (tmp_path / "server.py").write_text(
-        "import os, time\nopen('server.pid', 'w').write(str(os.getpid()))\ntime.sleep(600)\n"
+        "import os, time\nopen('server-1.pid', 'w').write(str(os.getpid()))\ntime.sleep(600)\n"
     )
     first, second = run_all(runner, fixture_run("a"), fixture_run("b"))
     for trace in (first, second):
         assert trace.error is not None
         assert "the agent server could not start" in trace.error
         assert "did not answer within 0.5 s" in trace.error
-    assert not alive(int((tmp_path / "server.pid").read_text()))
+    assert not alive(int((tmp_path / "server-1.pid").read_text()))
 
 
 def test_an_http_agent_that_exits_early_reports_its_stderr(tmp_path: Path) -> None:
