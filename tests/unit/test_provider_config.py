@@ -74,3 +74,22 @@ def test_retry_after_is_honoured_but_capped() -> None:
     for attempt in (1, 2, 3):
         backoff = policy.delay(attempt, httpx.Response(500))
         assert 0.25 * 2 ** (attempt - 1) <= backoff <= 0.5 * 2 ** (attempt - 1)
+
+
+def test_missing_keys_name_the_variable_the_provider_reads() -> None:
+    import asyncio
+
+    from evalward.providers.registry import build_providers, check_credentials
+
+    config = provider_config({"providers": {"anthropic": {"apiKeyEnv": "TEAM_CLAUDE_KEY"}}})
+    providers = build_providers({}, config=config)
+    try:
+        with pytest.raises(ConfigError, match="needs TEAM_CLAUDE_KEY, which is not set"):
+            check_credentials({}, ["anthropic/claude-haiku-4-5"], providers)
+        with pytest.raises(ConfigError, match="needs OPENAI_API_KEY"):
+            check_credentials({}, ["openai/gpt-4.1"], providers)
+    finally:
+        asyncio.run(providers.aclose())
+    local = build_providers({"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}, config=config)
+    check_credentials({}, ["anthropic/claude-haiku-4-5"], local)  # a local server needs no key
+    asyncio.run(local.aclose())
