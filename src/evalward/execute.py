@@ -61,28 +61,32 @@ async def execute(
     run_limit = asyncio.Semaphore(max(1, parallel))
     eval_limits: dict[tuple[Side, str], asyncio.Semaphore] = {}
     runners: dict[tuple[Side, str], AgentRunner] = {}
-    fixture_tools: dict[tuple[Side, str], FixtureTools] = {}
+    fixture_tools: dict[tuple[Side, str, str], FixtureTools] = {}
 
-    for run in plan.runs:
-        checkout = checkouts[run.side]
-        evaluation = checkout.resources.evals[run.eval].resource
-        key = (run.side, run.eval)
-        if key not in eval_limits:
-            eval_limits[key] = asyncio.Semaphore(evaluation.spec.execution.parallel)
-        agent_key = (run.side, evaluation.spec.target_agent)
-        if agent_key not in runners:
-            located = checkout.resources.agents[evaluation.spec.target_agent]
-            agent = resolve_agent(located.resource, located.file, checkout.root)
-            for model_id in agent.spec.models:
-                providers.resolve(model_id)
-            runners[agent_key] = AgentRunner(agent, providers, env, kill_grace=kill_grace)
-        fixture_key = (run.side, run.fixture)
-        if fixture_key not in fixture_tools:
-            fixture = checkout.resources.fixtures[run.fixture].resource.spec
-            tools = FixtureTools.parse(run.fixture, fixture.tool_replay, fixture.shadow_tools)
-            agent = runners[agent_key].agent
-            check_side_effects(agent.name, agent.spec.tools, run.fixture, tools)
-            fixture_tools[fixture_key] = tools
+    try:
+        for run in plan.runs:
+            checkout = checkouts[run.side]
+            evaluation = checkout.resources.evals[run.eval].resource
+            key = (run.side, run.eval)
+            if key not in eval_limits:
+                eval_limits[key] = asyncio.Semaphore(evaluation.spec.execution.parallel)
+            agent_key = (run.side, evaluation.spec.target_agent)
+            if agent_key not in runners:
+                located = checkout.resources.agents[evaluation.spec.target_agent]
+                agent = resolve_agent(located.resource, located.file, checkout.root)
+                for model_id in agent.spec.models:
+                    providers.resolve(model_id)
+                runners[agent_key] = AgentRunner(agent, providers, env, kill_grace=kill_grace)
+            fixture_key = (run.side, run.fixture, evaluation.spec.target_agent)
+            if fixture_key not in fixture_tools:
+                fixture = checkout.resources.fixtures[run.fixture].resource.spec
+                tools = FixtureTools.parse(run.fixture, fixture.tool_replay, fixture.shadow_tools)
+                agent = runners[agent_key].agent
+                check_side_effects(agent.name, agent.spec.tools, run.fixture, tools)
+                fixture_tools[fixture_key] = tools
+    except BaseException:
+        await asyncio.gather(*(r.aclose() for r in runners.values()), return_exceptions=True)
+        raise
 
     async def one(run: PlannedRun) -> FixtureResult:
         checkout = checkouts[run.side]
@@ -97,7 +101,7 @@ async def execute(
                         agent=runner.agent.name, fixture=run.fixture, eval=run.eval, rep=run.rep
                     ),
                     fixture_input=fixture.resource.spec.input,
-                    tools=fixture_tools[(run.side, run.fixture)],
+                    tools=fixture_tools[(run.side, run.fixture, spec.target_agent)],
                     timeout_seconds=spec.execution.timeout_seconds,
                 )
             )

@@ -7,6 +7,7 @@ Bring-your-own: `runtime.command` (a process speaking the trace protocol on stdi
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -62,9 +63,10 @@ class Tool(Model):
     side_effects: bool = False
     """True: the command changes the world, so evals must shadow or replay it."""
 
-    _command_shorthand = field_validator("command", mode="before")(
-        classmethod(lambda cls, v: _argv_shorthand(v))
-    )
+    @field_validator("command", mode="before")
+    @classmethod
+    def _command_shorthand(cls, value: Any) -> Any:
+        return _argv_shorthand(value)
 
     @model_validator(mode="after")
     def _has_a_name(self) -> Tool:
@@ -114,9 +116,10 @@ class AgentRuntime(Model):
     command: CommandRuntime | None = None
     http: HttpRuntime | None = None
 
-    _command_shorthand = field_validator("command", mode="before")(
-        classmethod(lambda cls, v: _argv_shorthand(v))
-    )
+    @field_validator("command", mode="before")
+    @classmethod
+    def _command_shorthand(cls, value: Any) -> Any:
+        return _argv_shorthand(value)
 
     @model_validator(mode="after")
     def _exactly_one(self) -> AgentRuntime:
@@ -187,8 +190,6 @@ class Agent(Model):
 
 
 def _check_env_names(names: list[str]) -> list[str]:
-    import re
-
     for name in names:
         if not re.match(ENV_NAME, name):
             raise ValueError(f"{name!r} is not an environment variable name")

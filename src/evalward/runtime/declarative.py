@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from evalward.errors import ProviderError
@@ -128,8 +128,6 @@ async def _complete(
 
 
 def _with_model(request: ChatRequest, model: str) -> ChatRequest:
-    from dataclasses import replace
-
     return replace(request, model=model)
 
 
