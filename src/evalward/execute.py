@@ -1,15 +1,17 @@
 """Run every planned (Eval, fixture, rep, side) with bounded concurrency and score it.
 
-Concurrency is bounded twice: once for the whole run (`parallel`) and once per Eval
-(`execution.parallel`). Each fixture run has the Eval's `timeoutSeconds`; a run that times out
-keeps the steps it made and ends with an `error` step.
+Concurrency is bounded three times: once for the whole run (`parallel`), once per Eval
+(`execution.parallel`) and once per model provider. Each fixture run has the Eval's
+`timeoutSeconds`; a run that times out keeps the steps it made and ends with an `error` step.
+Bring-your-own http agents are started on first use and stopped when the run ends, also when
+it fails.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,11 +20,12 @@ from evalward.plan import Plan, PlannedRun, Side
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.resources import ResourceSet
-from evalward.resources.models import Agent, FixtureInput
+from evalward.resources.models import Agent
 from evalward.results import EvalResult, FixtureResult
-from evalward.runtime.declarative import DeclarativeAgent, run_declarative
-from evalward.runtime.inputs import input_messages
-from evalward.runtime.trace import StepType, Trace
+from evalward.runtime.declarative import DeclarativeAgent
+from evalward.runtime.process import DEFAULT_KILL_GRACE
+from evalward.runtime.runner import AgentRunner, FixtureRun
+from evalward.runtime.tools import FixtureTools, check_side_effects
 from evalward.scoring.panel import JudgePanel
 from evalward.scoring.scores import score_eval, score_fixture
 
@@ -46,37 +49,63 @@ async def execute(
     *,
     parallel: int,
     on_result: ProgressCallback | None = None,
+    env: Mapping[str, str] | None = None,
+    kill_grace: float = DEFAULT_KILL_GRACE,
 ) -> list[FixtureResult]:
-    """Run the plan; results come back in plan order whatever order runs finish in."""
+    """Run the plan; results come back in plan order whatever order runs finish in.
+
+    Everything that can be refused is checked before the first run: unknown providers in
+    `models`, and side-effecting command tools a fixture neither shadows nor replays.
+    `env` is what command tools and bring-your-own agents may see (through their allow-list).
+    """
+    env = dict(os.environ if env is None else env)
     run_limit = asyncio.Semaphore(max(1, parallel))
     eval_limits: dict[tuple[Side, str], asyncio.Semaphore] = {}
-    agents: dict[tuple[Side, str], DeclarativeAgent] = {}
+    runners: dict[tuple[Side, str], AgentRunner] = {}
+    fixture_tools: dict[tuple[Side, str, str], FixtureTools] = {}
     judges = JudgePanel(providers)
 
-    for run in plan.runs:
-        checkout = checkouts[run.side]
-        evaluation = checkout.resources.evals[run.eval].resource
-        key = (run.side, run.eval)
-        if key not in eval_limits:
-            eval_limits[key] = asyncio.Semaphore(evaluation.spec.execution.parallel)
-        agent_key = (run.side, evaluation.spec.target_agent)
-        if agent_key not in agents:
-            located = checkout.resources.agents[evaluation.spec.target_agent]
-            agents[agent_key] = resolve_agent(located.resource, located.file, checkout.root)
+    try:
+        for run in plan.runs:
+            checkout = checkouts[run.side]
+            evaluation = checkout.resources.evals[run.eval].resource
+            key = (run.side, run.eval)
+            if key not in eval_limits:
+                eval_limits[key] = asyncio.Semaphore(evaluation.spec.execution.parallel)
+            agent_key = (run.side, evaluation.spec.target_agent)
+            if agent_key not in runners:
+                located = checkout.resources.agents[evaluation.spec.target_agent]
+                agent = resolve_agent(located.resource, located.file, checkout.root)
+                for model_id in agent.spec.models:
+                    providers.resolve(model_id)
+                runners[agent_key] = AgentRunner(agent, providers, env, kill_grace=kill_grace)
+            fixture_key = (run.side, run.fixture, evaluation.spec.target_agent)
+            if fixture_key not in fixture_tools:
+                fixture = checkout.resources.fixtures[run.fixture].resource.spec
+                tools = FixtureTools.parse(run.fixture, fixture.tool_replay, fixture.shadow_tools)
+                agent = runners[agent_key].agent
+                check_side_effects(agent.name, agent.spec.tools, run.fixture, tools)
+                fixture_tools[fixture_key] = tools
+    except BaseException:
+        await asyncio.gather(*(r.aclose() for r in runners.values()), return_exceptions=True)
+        raise
 
     async def one(run: PlannedRun) -> FixtureResult:
         checkout = checkouts[run.side]
         located_eval = checkout.resources.evals[run.eval]
         spec = located_eval.resource.spec
-        agent = agents[(run.side, spec.target_agent)]
+        runner = runners[(run.side, spec.target_agent)]
         fixture = checkout.resources.fixtures[run.fixture]
         async with run_limit, eval_limits[(run.side, run.eval)]:
-            trace = await run_agent(
-                agent,
-                fixture.resource.spec.input,
-                providers,
-                RunLabels(agent=agent.name, fixture=run.fixture, eval=run.eval, rep=run.rep),
-                timeout_seconds=spec.execution.timeout_seconds,
+            trace = await runner.run(
+                FixtureRun(
+                    labels=RunLabels(
+                        agent=runner.agent.name, fixture=run.fixture, eval=run.eval, rep=run.rep
+                    ),
+                    fixture_input=fixture.resource.spec.input,
+                    tools=fixture_tools[(run.side, run.fixture, spec.target_agent)],
+                    timeout_seconds=spec.execution.timeout_seconds,
+                )
             )
         judge = await judges.for_eval(located_eval, checkout.resources, run.side.value)
         result = await score_fixture(
@@ -86,31 +115,10 @@ async def execute(
             on_result(result)
         return result
 
-    return list(await asyncio.gather(*(one(run) for run in plan.runs)))
-
-
-async def run_agent(
-    agent: DeclarativeAgent,
-    fixture_input: FixtureInput,
-    providers: Providers,
-    labels: RunLabels,
-    *,
-    timeout_seconds: float,
-) -> Trace:
-    trace = Trace()
-    started = time.monotonic()
     try:
-        await asyncio.wait_for(
-            run_declarative(agent, input_messages(fixture_input), providers, labels, trace),
-            timeout=timeout_seconds,
-        )
-    except TimeoutError:
-        trace.add(
-            StepType.error,
-            content=f"the run timed out after {timeout_seconds:g} s (execution.timeoutSeconds)",
-        )
-    trace.duration_ms = (time.monotonic() - started) * 1000
-    return trace
+        return list(await asyncio.gather(*(one(run) for run in plan.runs)))
+    finally:
+        await asyncio.gather(*(r.aclose() for r in runners.values()), return_exceptions=True)
 
 
 def resolve_agent(agent: Agent, defined_in: str, root: Path) -> DeclarativeAgent:
@@ -125,7 +133,7 @@ def resolve_agent(agent: Agent, defined_in: str, root: Path) -> DeclarativeAgent
             raise ConfigError(
                 f"{defined_in}: spec.systemFile: cannot read {spec.system_file!r} ({exc.strerror})"
             ) from None
-    return DeclarativeAgent(name=agent.metadata.name, spec=spec, system_prompt=system)
+    return DeclarativeAgent(name=agent.metadata.name, spec=spec, system_prompt=system, root=root)
 
 
 def resolve_repo_path(root: Path, defined_in: str, reference: str) -> Path:

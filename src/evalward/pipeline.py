@@ -81,7 +81,9 @@ async def evaluate_change(
         if base is not None and base_root is not None:
             checkouts[Side.base] = Checkout(Side.base, base_root, base)
         check_credentials(env, _models_of(plan, checkouts), providers)
-        fixtures = await execute(plan, checkouts, providers, parallel=parallel, on_result=on_result)
+        fixtures = await execute(
+            plan, checkouts, providers, parallel=parallel, on_result=on_result, env=env
+        )
         evals = score_evals(plan, checkouts, fixtures)
         return Evaluation(changes, plan, fixtures, evals, compare(evals), notes)
 

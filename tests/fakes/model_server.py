@@ -1,8 +1,13 @@
-"""A scripted model server speaking the OpenAI Chat Completions wire format.
+"""A scripted model server speaking two wire formats: OpenAI Chat Completions
+(`POST /v1/chat/completions`) and Anthropic Messages (`POST /v1/messages`, `tool_use` /
+`tool_result` blocks, `stop_reason`).
 
 Each test chooses the script: rules matched against the request, each with replies used in
-turn order (the number of assistant messages already in the conversation). Every request is
-recorded, so tests can assert on exactly what evalward sent.
+turn order (the number of assistant messages already in the conversation), or, for a
+`sequence` rule, in the order requests arrive (to script 429 → 500 → success for retries).
+A reply can be an error status with headers (Retry-After), a slow reply (`delay`) or raw
+bytes (malformed JSON). Every request is recorded with its path and headers, so tests can
+assert on exactly what evalward sent.
 """
 
 from __future__ import annotations
@@ -47,17 +52,29 @@ Matcher = Callable[[dict[str, Any]], bool]
 class Rule:
     matcher: Matcher
     replies: list[Reply]
+    sequence: bool = False
+    served: int = 0
+
+
+@dataclass
+class Call:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
 
 
 def mentions(needle: str) -> Matcher:
-    """Match requests whose messages contain `needle` anywhere."""
-    return lambda body: needle in json.dumps(body.get("messages", []), ensure_ascii=False)
+    """Match requests whose messages (or Anthropic `system`) contain `needle` anywhere."""
+    return lambda body: (
+        needle in json.dumps([body.get("system", ""), body.get("messages", [])], ensure_ascii=False)
+    )
 
 
 class ScriptedModelServer:
     def __init__(self) -> None:
         self.rules: list[Rule] = []
         self.requests: list[dict[str, Any]] = []
+        self.calls: list[Call] = []
         self.default = text("I have no script for this request.")
         self._lock = threading.Lock()
         self.server = LoopbackServer(self._handle)
@@ -69,26 +86,79 @@ class ScriptedModelServer:
     def close(self) -> None:
         self.server.close()
 
+    @property
+    def anthropic_url(self) -> str:
+        return self.server.url
+
     def script(self, matcher: Matcher | str, *replies: Reply) -> None:
         match = mentions(matcher) if isinstance(matcher, str) else matcher
         self.rules.append(Rule(match, list(replies)))
+
+    def script_sequence(self, matcher: Matcher | str, *replies: Reply) -> None:
+        """Replies in arrival order of matching requests; the last one repeats."""
+        match = mentions(matcher) if isinstance(matcher, str) else matcher
+        self.rules.append(Rule(match, list(replies), sequence=True))
 
     def requests_mentioning(self, needle: str) -> list[dict[str, Any]]:
         return [r for r in self.requests if mentions(needle)(r)]
 
     def _handle(self, request: Request) -> Response:
-        if request.method != "POST" or not request.path.endswith("/chat/completions"):
+        anthropic = request.path.endswith("/v1/messages")
+        if request.method != "POST" or not (
+            anthropic or request.path.endswith("/chat/completions")
+        ):
             return Response(404, {"error": {"message": f"no route {request.path}"}})
         body = request.json()
-        with self._lock:
-            self.requests.append(body)
         turn = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
         reply = self.default
-        for rule in self.rules:
-            if rule.matcher(body):
-                reply = rule.replies[min(turn, len(rule.replies) - 1)]
-                break
+        with self._lock:
+            self.requests.append(body)
+            self.calls.append(Call(request.path, request.headers, body))
+            for rule in self.rules:
+                if rule.matcher(body):
+                    index = rule.served if rule.sequence else turn
+                    rule.served += 1
+                    reply = rule.replies[min(index, len(rule.replies) - 1)]
+                    break
+        if anthropic:
+            return self._render_anthropic(reply, body)
         return self._render(reply, body)
+
+    def _render_anthropic(self, reply: Reply, body: dict[str, Any]) -> Response:
+        if reply.raw is not None or reply.status != 200:
+            return Response(
+                reply.status,
+                None
+                if reply.raw is not None
+                else {"type": "error", "error": {"type": "api_error", "message": "scripted error"}},
+                reply.headers,
+                raw=reply.raw,
+                delay=reply.delay,
+            )
+        content: list[dict[str, Any]] = []
+        if reply.content:
+            content.append({"type": "text", "text": reply.content})
+        for index, (name, arguments) in enumerate(reply.tool_calls):
+            content.append(
+                {"type": "tool_use", "id": f"toolu_{index}", "name": name, "input": arguments}
+            )
+        return Response(
+            200,
+            {
+                "id": "msg_test",
+                "type": "message",
+                "role": "assistant",
+                "model": body.get("model", ""),
+                "content": content,
+                "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
+                "usage": {
+                    "input_tokens": reply.prompt_tokens,
+                    "output_tokens": reply.completion_tokens,
+                },
+            },
+            reply.headers,
+            delay=reply.delay,
+        )
 
     def _render(self, reply: Reply, body: dict[str, Any]) -> Response:
         if reply.raw is not None or reply.status != 200:

@@ -58,6 +58,7 @@ class ChatResponse:
     usage: Usage = field(default_factory=Usage)
     stop_reason: str = ""
     model: str = ""
+    cached: bool = False
 
 
 class Provider(Protocol):

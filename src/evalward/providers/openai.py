@@ -10,13 +10,15 @@ import httpx
 
 from evalward.errors import ProviderError
 from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, ToolCall
-from evalward.providers.retry import RETRYABLE_STATUS, RetryPolicy
+from evalward.providers.retry import Endpoint, RetryPolicy, post_json
 from evalward.runtime.trace import Usage
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
 class OpenAIProvider:
+    """Chat Completions. The key goes in the Authorization header and nowhere else."""
+
     name = "openai"
 
     def __init__(
@@ -27,10 +29,12 @@ class OpenAIProvider:
         api_key: str | None = None,
         retry: RetryPolicy | None = None,
         max_concurrency: int = 16,
+        key_env: str = "OPENAI_API_KEY",
     ) -> None:
         self._client = client
-        self._url = base_url.rstrip("/") + "/chat/completions"
-        self._base_url = base_url
+        self._endpoint = Endpoint(
+            "openai", base_url, base_url.rstrip("/") + "/chat/completions", key_env
+        )
         self._api_key = api_key
         self._retry = retry or RetryPolicy()
         self._limit = asyncio.Semaphore(max_concurrency)
@@ -41,59 +45,11 @@ class OpenAIProvider:
         if self._api_key:
             headers["authorization"] = f"Bearer {self._api_key}"
         async with self._limit:
-            response = await self._post(body, headers)
-        return parse_response(response, request.model)
-
-    async def _post(self, body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
-        last_problem = ""
-        for attempt in range(1, self._retry.attempts + 1):
-            response: httpx.Response | None = None
-            try:
-                response = await self._client.post(self._url, json=body, headers=headers)
-            except httpx.TimeoutException:
-                last_problem = "the request timed out"
-            except httpx.TransportError as exc:
-                last_problem = f"cannot reach {self._base_url}: {type(exc).__name__}"
-            else:
-                if response.status_code < 300:
-                    try:
-                        data = response.json()
-                    except ValueError:
-                        last_problem = "the response was not valid JSON"
-                    else:
-                        if isinstance(data, dict):
-                            return data
-                        last_problem = "the response was not a JSON object"
-                elif response.status_code in RETRYABLE_STATUS:
-                    last_problem = f"HTTP {response.status_code}"
-                else:
-                    raise ProviderError(_refusal(response, self._base_url))
-            if attempt < self._retry.attempts:
-                await asyncio.sleep(self._retry.delay(attempt, response))
-        raise ProviderError(
-            f"openai: {last_problem} after {self._retry.attempts} attempts ({self._base_url})"
-        )
+            data = await post_json(self._client, self._endpoint, body, headers, self._retry)
+        return parse_response(data, request.model)
 
     async def aclose(self) -> None:
         await self._client.aclose()
-
-
-def _refusal(response: httpx.Response, base_url: str) -> str:
-    detail = ""
-    try:
-        error = response.json().get("error")
-        if isinstance(error, dict):
-            detail = str(error.get("message", ""))[:300]
-    except (ValueError, AttributeError):
-        detail = ""
-    if response.status_code == 401:
-        return (
-            f"openai: the server at {base_url} rejected the API key (HTTP 401). "
-            "Check OPENAI_API_KEY."
-        )
-    return f"openai: HTTP {response.status_code} from {base_url}" + (
-        f": {detail}" if detail else ""
-    )
 
 
 def request_body(request: ChatRequest) -> dict[str, Any]:

@@ -1,18 +1,63 @@
-"""Resolve `provider/model` ids to provider instances, built once per run."""
+"""Resolve `provider/model` ids to provider instances, built once per run.
+
+Every provider handed out is wrapped with the price table and the response cache, so token
+cost and cache hits are the same for the agent loop and the judge.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx
 
 from evalward.errors import ConfigError
-from evalward.providers.base import Provider
+from evalward.providers import anthropic, openai
+from evalward.providers.base import ChatRequest, ChatResponse, Provider
+from evalward.providers.cache import ResponseCache
+from evalward.providers.config import KNOWN_PROVIDERS, ProvidersConfig, ProviderSettings
 from evalward.providers.mock import MockProvider, load_script
-from evalward.providers.openai import DEFAULT_BASE_URL, OpenAIProvider
+from evalward.providers.pricing import PriceTable
+from evalward.providers.retry import RetryPolicy
 
-KNOWN_PROVIDERS = ("openai", "mock")
+
+class MeteredProvider:
+    """A provider plus cost on every reply and, when enabled, the response cache."""
+
+    def __init__(self, inner: Provider, prices: PriceTable, cache: ResponseCache | None) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self._prices = prices
+        self._cache = cache
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        key = None
+        if self._cache is not None and self._cache.enabled:
+            key = self._cache.key(self.name, request)
+            hit = self._cache.get(key)
+            if hit is not None:
+                return hit
+        response = await self.inner.complete(request)
+        usage = self._prices.with_cost(self.name, request.model, response.usage)
+        response = dataclasses.replace(response, usage=usage)
+        if key is not None and self._cache is not None:
+            self._cache.put(key, response)
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """Where a provider's key comes from; the key itself is never kept here."""
+
+    key_env: str
+    has_key: bool
+    base_url: str
+    default_base_url: str
 
 
 @dataclass
@@ -21,6 +66,8 @@ class Providers:
 
     by_name: dict[str, Provider]
     override: Provider | None = None
+    credentials: dict[str, Credentials] = field(default_factory=dict)
+    cache: ResponseCache | None = None
 
     def resolve(self, model_id: str) -> tuple[Provider, str]:
         provider_name, _, model = model_id.partition("/")
@@ -43,31 +90,86 @@ def build_providers(
     env: Mapping[str, str],
     *,
     mock_script: str | None = None,
-    timeout_seconds: float = 120.0,
+    timeout_seconds: float | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
+    config: ProvidersConfig | None = None,
+    cache_root: Path | None = None,
 ) -> Providers:
-    """Providers configured from the environment the official SDKs read."""
+    """Providers configured from the environment the official SDKs read and evalward.yaml.
+
+    `cache_root` anchors a relative `cache.dir` (the repository root); `timeout_seconds`
+    overrides every provider's per-call timeout.
+    """
+    config = config or ProvidersConfig()
+    prices = PriceTable(config.pricing)
+    cache: ResponseCache | None = None
+    if config.cache.mode.value != "off":
+        directory = Path(config.cache.dir)
+        if not directory.is_absolute():
+            directory = (cache_root or Path.cwd()) / directory
+        cache = ResponseCache(directory, config.cache.mode)
+
     by_name: dict[str, Provider] = {}
-    base_url = env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-    client = httpx.AsyncClient(
-        timeout=httpx.Timeout(timeout_seconds, connect=10.0),
-        limits=httpx.Limits(max_connections=64, max_keepalive_connections=64),
-        transport=transport,
-    )
-    by_name["openai"] = OpenAIProvider(
-        client, base_url=base_url, api_key=env.get("OPENAI_API_KEY") or None
-    )
+    credentials: dict[str, Credentials] = {}
+    for name, module, key_env, url_env in (
+        ("openai", openai, "OPENAI_API_KEY", "OPENAI_BASE_URL"),
+        ("anthropic", anthropic, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+    ):
+        settings = config.provider(name)
+        key_env = settings.api_key_env or key_env
+        base_url = settings.base_url or env.get(url_env) or module.DEFAULT_BASE_URL
+        api_key = env.get(key_env) or None
+        client = _client(settings, timeout_seconds, transport)
+        retry = RetryPolicy.from_settings(settings.retry)
+        provider: Provider
+        if name == "openai":
+            provider = openai.OpenAIProvider(
+                client,
+                base_url=base_url,
+                api_key=api_key,
+                retry=retry,
+                max_concurrency=settings.max_concurrency,
+                key_env=key_env,
+            )
+        else:
+            provider = anthropic.AnthropicProvider(
+                client,
+                base_url=base_url,
+                api_key=api_key,
+                version=settings.anthropic_version,
+                retry=retry,
+                max_concurrency=settings.max_concurrency,
+                key_env=key_env,
+            )
+        by_name[name] = MeteredProvider(provider, prices, cache)
+        credentials[name] = Credentials(key_env, bool(api_key), base_url, module.DEFAULT_BASE_URL)
     override: Provider | None = None
     if mock_script:
-        from pathlib import Path
-
-        override = MockProvider(load_script(Path(mock_script)))
+        override = MeteredProvider(MockProvider(load_script(Path(mock_script))), prices, None)
         by_name["mock"] = override
-    return Providers(by_name=by_name, override=override)
+    return Providers(by_name=by_name, override=override, credentials=credentials, cache=cache)
+
+
+def _client(
+    settings: ProviderSettings,
+    timeout_seconds: float | None,
+    transport: httpx.AsyncBaseTransport | None,
+) -> httpx.AsyncClient:
+    """One pooled client per provider, sized to its concurrency limit."""
+    per_call = timeout_seconds or settings.timeout_seconds
+    return httpx.AsyncClient(
+        timeout=httpx.Timeout(per_call, connect=min(10.0, per_call)),
+        limits=httpx.Limits(
+            max_connections=settings.max_concurrency,
+            max_keepalive_connections=settings.max_concurrency,
+        ),
+        transport=transport,
+    )
 
 
 def check_credentials(env: Mapping[str, str], model_ids: list[str], providers: Providers) -> None:
     """Fail before any run when a provider the plan needs has no credentials."""
+    del env  # the keys were read when the providers were built
     if providers.override is not None:
         return
     for model_id in model_ids:
@@ -77,13 +179,12 @@ def check_credentials(env: Mapping[str, str], model_ids: list[str], providers: P
                 f"model {model_id!r} uses the mock provider, but no mock script is set; "
                 "pass `--mock-script FILE` (or the action input `mock-script`)"
             )
-        if (
-            name == "openai"
-            and not env.get("OPENAI_API_KEY")
-            and (env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL) == DEFAULT_BASE_URL
-        ):
-            raise ConfigError(
-                f"model {model_id!r} needs OPENAI_API_KEY, which is not set. Add it to the "
-                "workflow step's `env:` from a secret (secrets are not passed to workflows "
-                "from forks), or set OPENAI_BASE_URL to a server that needs no key."
-            )
+        creds = providers.credentials.get(name)
+        if creds is None or creds.has_key or creds.base_url != creds.default_base_url:
+            continue
+        url_env = f"{name.upper()}_BASE_URL"
+        raise ConfigError(
+            f"model {model_id!r} needs {creds.key_env}, which is not set. Add it to the "
+            "workflow step's `env:` from a secret (secrets are not passed to workflows "
+            f"from forks), or set {url_env} to a server that needs no key."
+        )

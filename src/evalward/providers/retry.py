@@ -1,12 +1,19 @@
-"""Retry policy for provider calls: exponential backoff with jitter, honouring Retry-After."""
+"""Robust JSON POSTs for providers: retries on 429, 5xx and connection errors with
+exponential backoff and jitter, honouring Retry-After (capped)."""
 
 from __future__ import annotations
 
+import asyncio
+import datetime as dt
 import random
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
+from typing import Any
 
 import httpx
+
+from evalward.errors import ProviderError
+from evalward.providers.config import RetrySettings
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
@@ -16,6 +23,14 @@ class RetryPolicy:
     attempts: int = 4
     base_delay: float = 0.5
     max_delay: float = 30.0
+
+    @classmethod
+    def from_settings(cls, settings: RetrySettings) -> RetryPolicy:
+        return cls(
+            attempts=settings.attempts,
+            base_delay=settings.base_delay_seconds,
+            max_delay=settings.max_delay_seconds,
+        )
 
     def delay(self, attempt: int, response: httpx.Response | None) -> float:
         """Seconds to wait before retry number `attempt` (1-based)."""
@@ -41,9 +56,76 @@ def retry_after_seconds(response: httpx.Response) -> float | None:
     except ValueError:
         pass
     try:
-        import datetime as dt
-
         when = parsedate_to_datetime(value)
         return max((when - dt.datetime.now(dt.UTC)).total_seconds(), 0.0)
     except (TypeError, ValueError):
         return None
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a provider posts, and how to word its failures (never with the key itself)."""
+
+    provider: str
+    base_url: str
+    url: str
+    key_env: str
+
+
+async def post_json(
+    client: httpx.AsyncClient,
+    endpoint: Endpoint,
+    body: dict[str, Any],
+    headers: dict[str, str],
+    policy: RetryPolicy,
+) -> dict[str, Any]:
+    """POST `body` and return the JSON object answered, retrying what is worth retrying."""
+    last_problem = ""
+    for attempt in range(1, policy.attempts + 1):
+        response: httpx.Response | None = None
+        try:
+            response = await client.post(endpoint.url, json=body, headers=headers)
+        except httpx.TimeoutException:
+            last_problem = "the request timed out"
+        except httpx.TransportError as exc:
+            last_problem = f"cannot connect ({type(exc).__name__})"
+        else:
+            if response.status_code < 300:
+                try:
+                    data = response.json()
+                except ValueError:
+                    last_problem = "the response was not valid JSON"
+                else:
+                    if isinstance(data, dict):
+                        return data
+                    last_problem = "the response was not a JSON object"
+            elif response.status_code in RETRYABLE_STATUS:
+                last_problem = f"HTTP {response.status_code}"
+            else:
+                raise ProviderError(refusal(response, endpoint))
+        if attempt < policy.attempts:
+            await asyncio.sleep(policy.delay(attempt, response))
+    raise ProviderError(
+        f"{endpoint.provider}: {last_problem} after {policy.attempts} attempt"
+        f"{'s' if policy.attempts != 1 else ''} ({endpoint.base_url})"
+    )
+
+
+def refusal(response: httpx.Response, endpoint: Endpoint) -> str:
+    detail = ""
+    try:
+        error = response.json().get("error")
+        if isinstance(error, dict):
+            detail = str(error.get("message", ""))[:300]
+        elif isinstance(error, str):
+            detail = error[:300]
+    except (ValueError, AttributeError):
+        detail = ""
+    if response.status_code in (401, 403):
+        return (
+            f"{endpoint.provider}: the server at {endpoint.base_url} rejected the API key "
+            f"(HTTP {response.status_code}). Check {endpoint.key_env}."
+        )
+    return f"{endpoint.provider}: HTTP {response.status_code} from {endpoint.base_url}" + (
+        f": {detail}" if detail else ""
+    )

@@ -1,18 +1,49 @@
-"""The Agent kind: a declarative agent run by evalward's tool loop."""
+"""The Agent kind: a declarative agent run by evalward's tool loop, or bring-your-own.
+
+Declarative (seed 003): `models` (ordered fallbacks), `system` / `systemFile`, `tools`.
+Bring-your-own: `runtime.command` (a process speaking the trace protocol on stdin/stdout) or
+`runtime.http` (a server started from the PR head). See docs/agent-protocols.md.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from evalward.resources.common import Metadata, Model
 
+ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
 
 class ToolMock(Model):
-    """A canned tool result: the tool is never executed."""
+    """A canned tool result: the tool is never executed.
+
+    String values are Jinja templates over the call's arguments (`"Order {{ order_id }}"`).
+    """
 
     output: str | dict[str, Any] | list[Any]
+
+
+def _argv_shorthand(value: Any) -> Any:
+    """`command: [python3, tool.py]` is short for `command: { run: [python3, tool.py] }`."""
+    return {"run": value} if isinstance(value, list) else value
+
+
+class ToolCommand(Model):
+    """A program from the checkout: arguments as JSON on stdin, the result on stdout."""
+
+    run: list[str] = Field(min_length=1)
+    """argv, no shell; relative paths are relative to the repository root (the cwd)."""
+    timeout_seconds: float = Field(default=30.0, gt=0)
+    env: list[str] = Field(default_factory=list)
+    """Names of environment variables passed through; nothing else but PATH, HOME, LANG."""
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, names: list[str]) -> list[str]:
+        return _check_env_names(names)
 
 
 class Tool(Model):
@@ -28,16 +59,73 @@ class Tool(Model):
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     enabled: bool = True
     mock: ToolMock | None = None
+    command: ToolCommand | None = None
+    side_effects: bool = False
+    """True: the command changes the world, so evals must shadow or replay it."""
+
+    @field_validator("command", mode="before")
+    @classmethod
+    def _command_shorthand(cls, value: Any) -> Any:
+        return _argv_shorthand(value)
 
     @model_validator(mode="after")
     def _has_a_name(self) -> Tool:
         if not self.name and not self.type:
             raise ValueError("a tool needs a `name` (or seed 003's short form `type`)")
+        if self.mock is not None and self.command is not None:
+            raise ValueError("give a tool either `mock` or `command`, not both")
         return self
 
     @property
     def tool_name(self) -> str:
         return self.name or self.type or ""
+
+
+class CommandRuntime(Model):
+    """A bring-your-own agent process: one JSON object on stdin, JSON-lines trace on stdout."""
+
+    run: list[str] = Field(min_length=1)
+    env: list[str] = Field(default_factory=list)
+    timeout_seconds: float | None = Field(default=None, gt=0)
+    """Defaults to the Eval's `execution.timeoutSeconds`."""
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, names: list[str]) -> list[str]:
+        return _check_env_names(names)
+
+
+class HttpRuntime(Model):
+    """A bring-your-own agent server. `{port}` in start, ready and url is a free port."""
+
+    start: list[str] = Field(min_length=1)
+    ready: str = Field(pattern=r"^https?://")
+    url: str = Field(pattern=r"^https?://")
+    ready_timeout_seconds: float = Field(default=30.0, gt=0)
+    timeout_seconds: float | None = Field(default=None, gt=0)
+    """Per POST; defaults to the Eval's `execution.timeoutSeconds`."""
+    env: list[str] = Field(default_factory=list)
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, names: list[str]) -> list[str]:
+        return _check_env_names(names)
+
+
+class AgentRuntime(Model):
+    command: CommandRuntime | None = None
+    http: HttpRuntime | None = None
+
+    @field_validator("command", mode="before")
+    @classmethod
+    def _command_shorthand(cls, value: Any) -> Any:
+        return _argv_shorthand(value)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> AgentRuntime:
+        if (self.command is None) == (self.http is None):
+            raise ValueError("set exactly one of `runtime.command` and `runtime.http`")
+        return self
 
 
 class AgentSpec(Model):
@@ -48,6 +136,7 @@ class AgentSpec(Model):
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_turns: int = Field(default=10, ge=1, le=200)
     max_tokens: int | None = Field(default=None, ge=1)
+    runtime: AgentRuntime | None = None
     watch: list[str] = Field(default_factory=list)
 
     @field_validator("models")
@@ -62,8 +151,28 @@ class AgentSpec(Model):
 
     @model_validator(mode="after")
     def _declarative(self) -> AgentSpec:
+        if self.runtime is not None:
+            extra = [
+                name
+                for name, value in (
+                    ("models", self.models),
+                    ("system", self.system),
+                    ("systemFile", self.system_file),
+                    ("tools", self.tools),
+                )
+                if value
+            ]
+            if extra:
+                raise ValueError(
+                    f"a bring-your-own agent (`runtime`) runs its own model and tools; "
+                    f"remove {', '.join(f'`{e}`' for e in extra)}"
+                )
+            return self
         if not self.models:
-            raise ValueError("a declarative agent needs `models: [provider/model, ...]`")
+            raise ValueError(
+                "a declarative agent needs `models: [provider/model, ...]` "
+                "(or `runtime` for a bring-your-own agent)"
+            )
         if self.system is not None and self.system_file is not None:
             raise ValueError("set either `system` or `systemFile`, not both")
         names = [t.tool_name for t in self.tools]
@@ -78,3 +187,10 @@ class Agent(Model):
     kind: Literal["Agent"]
     metadata: Metadata
     spec: AgentSpec
+
+
+def _check_env_names(names: list[str]) -> list[str]:
+    for name in names:
+        if not re.match(ENV_NAME, name):
+            raise ValueError(f"{name!r} is not an environment variable name")
+    return names

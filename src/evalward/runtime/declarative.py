@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from evalward.errors import ProviderError
 from evalward.providers.base import (
@@ -12,12 +12,12 @@ from evalward.providers.base import (
     ChatRequest,
     ChatResponse,
     RunLabels,
-    ToolCall,
     ToolSpec,
 )
 from evalward.providers.registry import Providers
-from evalward.resources.models import AgentSpec, Tool
-from evalward.runtime.trace import StepType, Trace
+from evalward.resources.agent import AgentSpec
+from evalward.runtime.tools import ToolExecutor
+from evalward.runtime.trace import Fallback, StepType, Trace
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,7 @@ class DeclarativeAgent:
     name: str
     spec: AgentSpec
     system_prompt: str
+    root: Path = Path()
 
 
 async def run_declarative(
@@ -35,15 +36,17 @@ async def run_declarative(
     providers: Providers,
     labels: RunLabels,
     trace: Trace,
+    executor: ToolExecutor,
 ) -> None:
     """Drive the tool loop until the model answers without tool calls or max turns is hit.
 
-    Steps are appended to `trace` as they happen, so a timeout keeps what was done.
+    Steps are appended to `trace` as they happen, so a timeout keeps what was done. `models`
+    are tried in order: a call that fails after its retries moves the run to the next model
+    for good, and the trace records the fallback.
     """
-    tools = {t.tool_name: t for t in agent.spec.tools if t.enabled}
     specs = tuple(
         ToolSpec(name=name, description=t.description, parameters=t.parameters)
-        for name, t in tools.items()
+        for name, t in executor.tools.items()
     )
     messages: list[ChatMessage] = []
     if agent.system_prompt:
@@ -52,24 +55,20 @@ async def run_declarative(
         messages.append(message)
         trace.add(StepType.input, content=message.content)
 
-    model_id = agent.spec.models[0]
-    provider, model = providers.resolve(model_id)
+    models = list(agent.spec.models)
     for _turn in range(agent.spec.max_turns):
         request = ChatRequest(
-            model=model,
+            model="",
             messages=tuple(messages),
             tools=specs,
             temperature=agent.spec.temperature,
             max_tokens=agent.spec.max_tokens,
             labels=labels,
         )
-        started = time.monotonic()
-        try:
-            response = await provider.complete(request)
-        except ProviderError as exc:
-            trace.add(StepType.error, content=str(exc), model=model_id)
+        answered = await _complete(models, request, providers, trace)
+        if answered is None:
             return
-        elapsed_ms = (time.monotonic() - started) * 1000
+        model_id, response, elapsed_ms = answered
         _record_response(trace, response, model_id, elapsed_ms)
         messages.append(
             ChatMessage(role="assistant", content=response.content, tool_calls=response.tool_calls)
@@ -77,20 +76,59 @@ async def run_declarative(
         if not response.tool_calls:
             return
         for call in response.tool_calls:
-            output, is_error = _execute_tool(tools.get(call.name), call)
+            started = time.time()
+            result = await executor.execute(call)
             trace.add(
                 StepType.tool_result,
                 tool=call.name,
                 call_id=call.id,
-                output=output,
-                is_error=is_error,
-                started_at=time.time(),
+                output=result.output,
+                is_error=result.is_error,
+                source=result.source,
+                started_at=started,
+                duration_ms=(time.time() - started) * 1000,
             )
-            messages.append(ChatMessage(role="tool", content=output, tool_call_id=call.id))
+            messages.append(ChatMessage(role="tool", content=result.output, tool_call_id=call.id))
     trace.add(
         StepType.error,
         content=f"the agent reached maxTurns ({agent.spec.max_turns}) without a final answer",
     )
+
+
+async def _complete(
+    models: list[str], request: ChatRequest, providers: Providers, trace: Trace
+) -> tuple[str, ChatResponse, float] | None:
+    """Ask the current model; on failure fall back down the list. None: all failed."""
+    failures: list[str] = []
+    while models:
+        model_id = models[0]
+        provider, model = providers.resolve(model_id)
+        started = time.monotonic()
+        trace.model_calls += 1
+        try:
+            response = await provider.complete(_with_model(request, model))
+        except ProviderError as exc:
+            failures.append(f"{model_id}: {exc}")
+            models.pop(0)
+            if models:
+                trace.fallbacks.append(
+                    Fallback(
+                        from_model=model_id,
+                        to_model=models[0],
+                        reason=str(exc),
+                        at_step=len(trace.steps) + 1,
+                    )
+                )
+            continue
+        if response.cached:
+            trace.cache_hits += 1
+        return model_id, response, (time.monotonic() - started) * 1000
+    trace.add(StepType.error, content="; ".join(failures) or "no model to call")
+    return None
+
+
+def _with_model(request: ChatRequest, model: str) -> ChatRequest:
+    return replace(request, model=model)
 
 
 def _record_response(
@@ -101,7 +139,7 @@ def _record_response(
     The call's usage and duration ride on the first step the reply produced.
     """
     started_at = time.time() - elapsed_ms / 1000
-    timing = {"model": model_id, "started_at": started_at}
+    timing = {"model": model_id, "started_at": started_at, "cached": response.cached}
     first = {"duration_ms": elapsed_ms, "usage": response.usage}
     if not response.tool_calls:
         trace.add(StepType.final, content=response.content, **timing, **first)
@@ -119,12 +157,3 @@ def _record_response(
             **first,
         )
         first = {}
-
-
-def _execute_tool(tool: Tool | None, call: ToolCall) -> tuple[str, bool]:
-    if tool is None:
-        return f"error: no tool named {call.name!r} is available", True
-    if tool.mock is not None:
-        output = tool.mock.output
-        return (output if isinstance(output, str) else json.dumps(output)), False
-    return f"error: tool {call.name!r} has no implementation (give it `mock.output`)", True

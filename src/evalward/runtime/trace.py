@@ -1,11 +1,13 @@
 """The one trace model every agent run produces and every assertion reads.
 
 Steps are numbered from 1 so that a judge's `evidence_step` and a human reading the report
-point at the same thing.
+point at the same thing. Converters from other shapes (bring-your-own JSON lines, OpenAI and
+Anthropic transcripts) live in `runtime.protocol` and `runtime.converters` and build this model.
 """
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 from typing import Any
 
@@ -24,15 +26,19 @@ class StepType(StrEnum):
 class Usage(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
+    cost_usd: float | None = None
+    """None when the model has no price in the table: tokens are still counted."""
 
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
     def __add__(self, other: Usage) -> Usage:
+        costs = [c for c in (self.cost_usd, other.cost_usd) if c is not None]
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
+            cost_usd=sum(costs) if costs else None,
         )
 
 
@@ -49,6 +55,9 @@ class Step(BaseModel):
     duration_ms: float = 0.0
     usage: Usage | None = None
     model: str | None = None
+    source: str | None = None
+    """Where a tool result came from: mock, replay, shadow, command (or the agent itself)."""
+    cached: bool = False
 
     def text(self) -> str:
         """The text a reader (or a judge quote) would find in this step."""
@@ -56,17 +65,29 @@ class Step(BaseModel):
         if self.tool:
             parts.append(self.tool)
         if self.arguments is not None:
-            import json
-
             parts.append(json.dumps(self.arguments, ensure_ascii=False, sort_keys=True))
         if self.output is not None:
             parts.append(self.output)
         return "\n".join(p for p in parts if p)
 
 
+class Fallback(BaseModel):
+    """A model call that failed after its retries and was retried on the next model."""
+
+    from_model: str
+    to_model: str
+    reason: str
+    at_step: int
+
+
 class Trace(BaseModel):
     steps: list[Step] = Field(default_factory=list)
     duration_ms: float = 0.0
+    fallbacks: list[Fallback] = Field(default_factory=list)
+    cache_hits: int = 0
+    model_calls: int = 0
+    stderr: str = ""
+    """What a bring-your-own agent wrote to stderr (tail), kept for the report."""
 
     def add(self, type: StepType, **fields: Any) -> Step:
         step = Step(index=len(self.steps) + 1, type=type, **fields)

@@ -1,0 +1,109 @@
+"""Typed settings for providers, prices and the response cache, from `evalward.yaml`.
+
+The file loader hands over the raw `providers`, `pricing` and `cache` sections; this module
+gives them a shape and turns any mistake into one ConfigError naming the key. API keys are
+never written in the file: a provider names the environment variable that holds its key.
+
+    providers:
+      openai:    { baseUrl: http://localhost:11434/v1, apiKeyEnv: OLLAMA_KEY }
+      anthropic: { timeoutSeconds: 60, maxConcurrency: 4, retry: { attempts: 5 } }
+    pricing:
+      openai/my-finetune: { input: 0.3, output: 1.2 }     # USD per million tokens
+    cache: { mode: read-write, dir: .evalward/cache }
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from evalward.errors import ConfigError
+
+CONFIG_FILE = "evalward.yaml"
+ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+class _Settings(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True
+    )
+
+
+class RetrySettings(_Settings):
+    attempts: int = Field(default=4, ge=1, le=20)
+    base_delay_seconds: float = Field(default=0.5, ge=0)
+    max_delay_seconds: float = Field(default=30.0, ge=0)
+    """Also the cap on a server's Retry-After."""
+
+
+class ProviderSettings(_Settings):
+    base_url: str | None = Field(default=None, pattern=r"^https?://")
+    api_key_env: str | None = Field(default=None, pattern=ENV_NAME)
+    timeout_seconds: float = Field(default=120.0, gt=0)
+    """Per call; the Eval's `timeoutSeconds` bounds the whole run on top."""
+    max_concurrency: int = Field(default=16, ge=1, le=1024)
+    retry: RetrySettings = Field(default_factory=RetrySettings)
+    anthropic_version: str = "2023-06-01"
+    """Only read by the anthropic provider (the `anthropic-version` header)."""
+
+
+class Price(_Settings):
+    """USD per million tokens."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+
+
+class CacheMode(StrEnum):
+    read_write = "read-write"
+    read_only = "read-only"
+    off = "off"
+
+
+class CacheSettings(_Settings):
+    mode: CacheMode = CacheMode.off
+    dir: str = ".evalward/cache"
+
+
+class ProvidersConfig(_Settings):
+    providers: dict[str, ProviderSettings] = Field(default_factory=dict)
+    pricing: dict[str, Price] = Field(default_factory=dict)
+    cache: CacheSettings = Field(default_factory=CacheSettings)
+
+    def provider(self, name: str) -> ProviderSettings:
+        return self.providers.get(name) or ProviderSettings()
+
+
+KNOWN_PROVIDERS = ("openai", "anthropic", "mock")
+
+
+def provider_config(raw: Mapping[str, Any] | None) -> ProvidersConfig:
+    """Validate the `providers`, `pricing` and `cache` sections of evalward.yaml.
+
+    Other top-level keys of `raw` are ignored: they belong to other parts of the file.
+    """
+    data = {k: raw[k] for k in ("providers", "pricing", "cache") if raw and raw.get(k) is not None}
+    unknown = sorted(set(data.get("providers") or {}) - set(KNOWN_PROVIDERS))
+    if unknown and isinstance(data.get("providers"), dict):
+        raise ConfigError(
+            f"{CONFIG_FILE}: providers.{unknown[0]}: unknown provider; expected one of "
+            f"{', '.join(KNOWN_PROVIDERS)}"
+        )
+    for model_id in data.get("pricing") or {}:
+        if "/" not in str(model_id):
+            raise ConfigError(
+                f"{CONFIG_FILE}: pricing.{model_id}: price keys are `provider/model` ids, "
+                "e.g. `openai/gpt-4.1-mini`"
+            )
+    try:
+        return ProvidersConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(
+            f"{CONFIG_FILE}: {where}: {first['msg']} (got {first.get('input')!r})"
+        ) from None

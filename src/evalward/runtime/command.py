@@ -1,0 +1,101 @@
+"""Run a bring-your-own agent process (`runtime.command`) for one fixture.
+
+The request goes to stdin as one JSON object; the trace comes back as JSON lines on stdout,
+applied as they arrive so a timeout keeps what the agent did. stderr is kept (tail) for the
+report. On timeout the whole process group is killed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evalward.errors import AgentRunError
+from evalward.resources.agent import CommandRuntime
+from evalward.runtime.process import (
+    DEFAULT_KILL_GRACE,
+    kill_group,
+    limited_env,
+    read_tail,
+    spawn,
+    tail,
+)
+from evalward.runtime.protocol import ProtocolError, apply_event
+from evalward.runtime.trace import StepType, Trace
+
+
+async def run_command_agent(
+    runtime: CommandRuntime,
+    request: Mapping[str, Any],
+    trace: Trace,
+    *,
+    root: Path,
+    env: Mapping[str, str],
+    timeout_seconds: float,
+    kill_grace: float = DEFAULT_KILL_GRACE,
+) -> None:
+    timeout = runtime.timeout_seconds or timeout_seconds
+    try:
+        process = await spawn(
+            runtime.run, cwd=root, env=limited_env(env, runtime.env, {"EVALWARD_PROTOCOL": "1"})
+        )
+    except AgentRunError as exc:
+        trace.add(StepType.error, content=f"the agent could not start: {exc}")
+        return
+    stderr_task = asyncio.create_task(read_tail(process.stderr))
+    problem: list[str] = []
+
+    async def feed() -> None:
+        assert process.stdin is not None
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            process.stdin.write(json.dumps(request, ensure_ascii=False).encode() + b"\n")
+            await process.stdin.drain()
+            process.stdin.close()
+
+    async def read_events() -> None:
+        assert process.stdout is not None
+        number = 0
+        while line := await process.stdout.readline():
+            number += 1
+            if problem or not line.strip():
+                continue
+            try:
+                apply_event(trace, json.loads(line))
+            except (ValueError, ProtocolError) as exc:
+                shown = line.decode("utf-8", errors="replace").strip()[:120]
+                problem.append(
+                    f"stdout line {number} is not a trace event ({exc}): {shown!r}. "
+                    "Write one JSON event per line to stdout and logs to stderr."
+                )
+
+    timed_out = False
+    try:
+        await asyncio.wait_for(asyncio.gather(feed(), read_events(), process.wait()), timeout)
+    except TimeoutError:
+        timed_out = True
+    finally:
+        await kill_group(process, kill_grace)
+        try:
+            trace.stderr = tail(await asyncio.wait_for(stderr_task, kill_grace + 1))
+        except TimeoutError:
+            trace.stderr = "(stderr still held open by a process that left the group)"
+    if problem:
+        trace.add(StepType.error, content=problem[0])
+    elif timed_out:
+        trace.add(
+            StepType.error,
+            content=f"the agent did not finish within {timeout:g} s; its process group was killed",
+        )
+    elif process.returncode != 0:
+        last = trace.stderr.strip().splitlines()[-1:] or [""]
+        trace.add(
+            StepType.error,
+            content=f"the agent exited with code {process.returncode}"
+            + (f": {last[0]}" if last[0] else ""),
+        )
+    elif not any(s.type in (StepType.final, StepType.error) for s in trace.steps):
+        trace.add(StepType.error, content="the agent exited without a `final` event")

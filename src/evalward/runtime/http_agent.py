@@ -1,0 +1,156 @@
+"""Run a bring-your-own agent server (`runtime.http`): start, wait until ready, POST, stop.
+
+One server per agent and checkout, started on first use from the PR head (or base) and
+stopped when the run ends, also when it fails. `{port}` in `start`, `ready` and `url` is a
+free loopback port chosen by evalward (also exported as PORT), so base and head servers of
+the same agent can run side by side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from evalward.errors import AgentRunError
+from evalward.resources.agent import HttpRuntime
+from evalward.runtime.process import DEFAULT_KILL_GRACE, kill_group, limited_env, read_tail, spawn
+from evalward.runtime.process import tail as tail_text
+from evalward.runtime.protocol import ProtocolError, apply_response
+from evalward.runtime.trace import StepType, Trace
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class HttpAgentServer:
+    def __init__(
+        self,
+        runtime: HttpRuntime,
+        *,
+        name: str,
+        root: Path,
+        env: Mapping[str, str],
+        kill_grace: float = DEFAULT_KILL_GRACE,
+        poll_interval: float = 0.1,
+    ) -> None:
+        self.runtime = runtime
+        self.name = name
+        self.root = root
+        self.env = env
+        self.kill_grace = kill_grace
+        self.poll_interval = poll_interval
+        self.port = free_port()
+        self.url = runtime.url.replace("{port}", str(self.port))
+        self.ready_url = runtime.ready.replace("{port}", str(self.port))
+        self._process: asyncio.subprocess.Process | None = None
+        self._logs: list[asyncio.Task[bytes]] = []
+        self._lock = asyncio.Lock()
+        self._started = False
+        self._failure: str | None = None
+        self._client = httpx.AsyncClient()
+
+    async def ensure_started(self) -> None:
+        """Start once; a failure is remembered so every run reports it without retrying."""
+        async with self._lock:
+            if self._failure is not None:
+                raise AgentRunError(self._failure)
+            if self._started:
+                return
+            try:
+                await self._start()
+            except AgentRunError as exc:
+                self._failure = str(exc)
+                await self.stop()
+                raise
+            self._started = True
+
+    async def _start(self) -> None:
+        argv = [a.replace("{port}", str(self.port)) for a in self.runtime.start]
+        env = limited_env(self.env, self.runtime.env, {"PORT": str(self.port)})
+        self._process = await spawn(argv, cwd=self.root, env=env, stdin=False)
+        self._logs = [
+            asyncio.create_task(read_tail(self._process.stdout)),
+            asyncio.create_task(read_tail(self._process.stderr)),
+        ]
+        deadline = time.monotonic() + self.runtime.ready_timeout_seconds
+        while True:
+            if self._process.returncode is not None:
+                raise AgentRunError(
+                    f"agent {self.name!r}: the server exited with code "
+                    f"{self._process.returncode} before {self.ready_url} answered"
+                    + await self._stderr_hint()
+                )
+            with contextlib.suppress(httpx.HTTPError):
+                response = await self._client.get(self.ready_url, timeout=self.poll_interval * 5)
+                if response.status_code < 400:
+                    return
+            if time.monotonic() >= deadline:
+                raise AgentRunError(
+                    f"agent {self.name!r}: {self.ready_url} did not answer within "
+                    f"{self.runtime.ready_timeout_seconds:g} s (runtime.http.readyTimeoutSeconds)"
+                )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._process.wait(), self.poll_interval)
+
+    async def _stderr_hint(self) -> str:
+        if not self._logs:
+            return ""
+        try:
+            data = await asyncio.wait_for(self._logs[1], self.kill_grace + 1)
+        except TimeoutError:
+            return ""
+        lines = tail_text(data, 500).strip().splitlines()
+        return f": {lines[-1]}" if lines else ""
+
+    async def run(
+        self, request: Mapping[str, Any], trace: Trace, *, timeout_seconds: float
+    ) -> None:
+        """One POST per fixture run; the reply is the trace (or a final message)."""
+        try:
+            await self.ensure_started()
+        except AgentRunError as exc:
+            trace.add(StepType.error, content=f"the agent server could not start: {exc}")
+            return
+        timeout = self.runtime.timeout_seconds or timeout_seconds
+        try:
+            response = await self._client.post(self.url, json=dict(request), timeout=timeout)
+        except httpx.TimeoutException:
+            trace.add(StepType.error, content=f"the agent did not answer within {timeout:g} s")
+            return
+        except httpx.HTTPError as exc:
+            trace.add(StepType.error, content=f"cannot reach the agent at {self.url}: {exc}")
+            return
+        if response.status_code >= 300:
+            trace.add(
+                StepType.error,
+                content=f"the agent answered HTTP {response.status_code}: {response.text[:300]}",
+            )
+            return
+        try:
+            apply_response(trace, response.json())
+        except (ValueError, ProtocolError) as exc:
+            trace.add(StepType.error, content=f"the agent's reply is not a trace: {exc}")
+            return
+        if not any(s.type in (StepType.final, StepType.error) for s in trace.steps):
+            trace.add(StepType.error, content="the agent's reply has no `final` event")
+
+    async def stop(self) -> None:
+        process, self._process = self._process, None
+        if process is not None:
+            await kill_group(process, self.kill_grace)
+        for task in self._logs:
+            if not task.done():
+                task.cancel()
+        await asyncio.gather(*self._logs, return_exceptions=True)
+        self._logs = []
+        await self._client.aclose()

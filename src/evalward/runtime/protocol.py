@@ -1,0 +1,151 @@
+"""The bring-your-own trace protocol (docs/agent-protocols.md), shared by command and http.
+
+evalward sends one JSON object describing the fixture run; the agent answers with trace
+events, one JSON object each: assistant, tool_call, tool_result, usage, final, error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from evalward.providers.base import ChatMessage
+from evalward.resources.models import FixtureInput
+from evalward.runtime.tools import FixtureTools
+from evalward.runtime.trace import StepType, Trace, Usage
+
+PROTOCOL = "evalward.trace/v1"
+EVENT_TYPES = ("assistant", "tool_call", "tool_result", "usage", "final", "error")
+
+
+def agent_request(
+    *,
+    agent: str,
+    fixture: str,
+    eval: str,
+    rep: int,
+    fixture_input: FixtureInput,
+    messages: Iterable[ChatMessage],
+    tools: FixtureTools,
+) -> dict[str, Any]:
+    """The one JSON object a bring-your-own agent receives per fixture run."""
+    return {
+        "protocol": PROTOCOL,
+        "agent": agent,
+        "fixture": fixture,
+        "eval": eval,
+        "rep": rep,
+        "input": fixture_input.model_dump(mode="json", exclude_defaults=True),
+        "messages": [{"role": m.role, "content": m.content} for m in messages],
+        "shadowTools": sorted(tools.shadow),
+        "toolReplay": [e.model_dump(mode="json", by_alias=True) for e in tools.replay],
+    }
+
+
+class ProtocolError(ValueError):
+    """An event that does not follow the protocol; the message says what was expected."""
+
+
+def apply_event(trace: Trace, event: object) -> None:
+    """Append one event to the trace (a `usage` event adds to the latest step)."""
+    if not isinstance(event, Mapping):
+        raise ProtocolError(f"expected a JSON object with a `type`, got {_short(event)}")
+    kind = event.get("type")
+    if kind not in EVENT_TYPES:
+        raise ProtocolError(
+            f"unknown event type {kind!r}; expected one of {', '.join(EVENT_TYPES)}"
+        )
+    common: dict[str, Any] = {}
+    for key in ("started_at", "duration_ms"):
+        if isinstance(event.get(key), int | float):
+            common[key] = float(event[key])
+    if isinstance(event.get("model"), str):
+        common["model"] = event["model"]
+    if kind == "usage":
+        usage = Usage(
+            input_tokens=_int(event, "input_tokens"),
+            output_tokens=_int(event, "output_tokens"),
+            cost_usd=float(event["cost_usd"])
+            if isinstance(event.get("cost_usd"), int | float)
+            else None,
+        )
+        if not trace.steps:
+            raise ProtocolError("a `usage` event needs a step before it")
+        last = trace.steps[-1]
+        last.usage = usage if last.usage is None else last.usage + usage
+        return
+    text = event.get("content", event.get("message", ""))
+    if kind in ("assistant", "final", "error"):
+        trace.add(StepType(kind), content=str(text or ""), **common)
+        return
+    tool = event.get("tool", event.get("name"))
+    if not isinstance(tool, str) or not tool:
+        raise ProtocolError(f"a `{kind}` event needs `tool` (the tool's name)")
+    call_id = str(event["id"]) if event.get("id") is not None else None
+    if kind == "tool_call":
+        trace.add(
+            StepType.tool_call,
+            tool=tool,
+            call_id=call_id,
+            arguments=_arguments(event.get("arguments")),
+            **common,
+        )
+        return
+    output = event.get("output", "")
+    trace.add(
+        StepType.tool_result,
+        tool=tool,
+        call_id=call_id,
+        output=output if isinstance(output, str) else json.dumps(output, ensure_ascii=False),
+        is_error=bool(event.get("is_error", event.get("isError", False))),
+        source="agent",
+        **common,
+    )
+
+
+def apply_response(trace: Trace, body: object) -> None:
+    """An HTTP agent's reply: a list of events, `{"trace": [...]}` or `{"final": "..."}`."""
+    events: object = body
+    if isinstance(body, Mapping):
+        if "trace" in body:
+            events = body["trace"]
+        elif isinstance(body.get("final"), str):
+            events = [{"type": "final", "content": body["final"]}]
+        else:
+            raise ProtocolError(
+                'expected a list of trace events, {"trace": [...]} or {"final": "..."}'
+            )
+    if not isinstance(events, list):
+        raise ProtocolError(f"`trace` must be a list of events, got {_short(events)}")
+    for index, event in enumerate(events):
+        try:
+            apply_event(trace, event)
+        except ProtocolError as exc:
+            raise ProtocolError(f"trace[{index}]: {exc}") from None
+
+
+def _arguments(raw: object) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, str):
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            return {"_unparsed": raw}
+        return parsed if isinstance(parsed, dict) else {"_value": parsed}
+    return {"_value": raw}
+
+
+def _int(event: Mapping[str, Any], key: str) -> int:
+    value = event.get(key, 0)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ProtocolError(f"`{key}` must be a non-negative integer, got {_short(value)}")
+    return value
+
+
+def _short(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -1,0 +1,124 @@
+"""One agent of one checkout, ready to run fixtures: declarative, command or http.
+
+The runner dispatches on the Agent's kind, applies the run's overall timeout, and owns what
+must be cleaned up (an http agent's server) until `aclose()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from evalward.providers.base import RunLabels
+from evalward.providers.registry import Providers
+from evalward.resources.models import FixtureInput
+from evalward.runtime.command import run_command_agent
+from evalward.runtime.declarative import DeclarativeAgent, run_declarative
+from evalward.runtime.http_agent import HttpAgentServer
+from evalward.runtime.inputs import input_messages
+from evalward.runtime.process import DEFAULT_KILL_GRACE
+from evalward.runtime.protocol import agent_request
+from evalward.runtime.tools import FixtureTools, ToolExecutor
+from evalward.runtime.trace import StepType, Trace
+
+
+@dataclass(frozen=True)
+class FixtureRun:
+    """What one run needs to know about its fixture."""
+
+    labels: RunLabels
+    fixture_input: FixtureInput
+    tools: FixtureTools
+    timeout_seconds: float
+
+
+class AgentRunner:
+    def __init__(
+        self,
+        agent: DeclarativeAgent,
+        providers: Providers,
+        env: Mapping[str, str],
+        *,
+        kill_grace: float = DEFAULT_KILL_GRACE,
+    ) -> None:
+        self.agent = agent
+        self.providers = providers
+        self.env = env
+        self.kill_grace = kill_grace
+        runtime = agent.spec.runtime
+        self.server: HttpAgentServer | None = None
+        if runtime is not None and runtime.http is not None:
+            self.server = HttpAgentServer(
+                runtime.http, name=agent.name, root=agent.root, env=env, kill_grace=kill_grace
+            )
+
+    async def run(self, run: FixtureRun) -> Trace:
+        trace = Trace()
+        started = time.monotonic()
+        try:
+            await asyncio.wait_for(self._run(run, trace), timeout=self._outer_timeout(run))
+        except TimeoutError:
+            trace.add(
+                StepType.error,
+                content=f"the run timed out after {run.timeout_seconds:g} s "
+                "(execution.timeoutSeconds)",
+            )
+        trace.duration_ms = (time.monotonic() - started) * 1000
+        return trace
+
+    def _outer_timeout(self, run: FixtureRun) -> float:
+        """A command agent enforces its own timeout (and kills its group); allow for that."""
+        runtime = self.agent.spec.runtime
+        if runtime is not None and runtime.command is not None:
+            own = runtime.command.timeout_seconds or run.timeout_seconds
+            return own + self.kill_grace + 5
+        if runtime is not None and runtime.http is not None:
+            return (
+                runtime.http.ready_timeout_seconds
+                + (runtime.http.timeout_seconds or run.timeout_seconds)
+                + self.kill_grace
+            )
+        return run.timeout_seconds
+
+    async def _run(self, run: FixtureRun, trace: Trace) -> None:
+        messages = input_messages(run.fixture_input)
+        runtime = self.agent.spec.runtime
+        if runtime is None:
+            executor = ToolExecutor(
+                tools={t.tool_name: t for t in self.agent.spec.tools if t.enabled},
+                fixture=run.tools,
+                root=self.agent.root,
+                env=self.env,
+                kill_grace=self.kill_grace,
+            )
+            await run_declarative(self.agent, messages, self.providers, run.labels, trace, executor)
+            return
+        for message in messages:
+            trace.add(StepType.input, content=message.content)
+        request = agent_request(
+            agent=self.agent.name,
+            fixture=run.labels.fixture,
+            eval=run.labels.eval,
+            rep=run.labels.rep,
+            fixture_input=run.fixture_input,
+            messages=messages,
+            tools=run.tools,
+        )
+        if runtime.command is not None:
+            await run_command_agent(
+                runtime.command,
+                request,
+                trace,
+                root=self.agent.root,
+                env=self.env,
+                timeout_seconds=run.timeout_seconds,
+                kill_grace=self.kill_grace,
+            )
+        elif self.server is not None:
+            await self.server.run(request, trace, timeout_seconds=run.timeout_seconds)
+
+    async def aclose(self) -> None:
+        if self.server is not None:
+            await self.server.stop()

@@ -1,0 +1,189 @@
+"""Bring-your-own agents as real subprocesses: the command protocol and the http server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from evalward.providers.base import RunLabels
+from evalward.providers.registry import Providers
+from evalward.resources.agent import AgentSpec
+from evalward.resources.models import FixtureInput
+from evalward.runtime.declarative import DeclarativeAgent
+from evalward.runtime.runner import AgentRunner, FixtureRun
+from evalward.runtime.tools import FixtureTools
+from evalward.runtime.trace import StepType, Trace
+
+AGENTS = Path(__file__).resolve().parents[1] / "agents"
+
+
+def running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def alive(pid: int) -> bool:
+    """Still running after SIGKILL had a moment to land (a zombie orphan counts as dead)."""
+    for _ in range(100):
+        if not running(pid):
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def runner_for(runtime: dict[str, Any], root: Path) -> AgentRunner:
+    spec = AgentSpec.model_validate({"runtime": runtime})
+    agent = DeclarativeAgent("byo", spec, "", root)
+    return AgentRunner(agent, Providers(by_name={}), {"PATH": "/usr/bin:/bin"}, kill_grace=0.2)
+
+
+def fixture_run(prompt: str, timeout: float = 20, fixture: str = "fx") -> FixtureRun:
+    return FixtureRun(
+        labels=RunLabels(agent="byo", fixture=fixture, eval="ev", rep=1),
+        fixture_input=FixtureInput(type="prompt", payload={"prompt": prompt}),
+        tools=FixtureTools.parse(
+            fixture, [{"tool": "lookup", "output": "recorded"}], ["send_email"]
+        ),
+        timeout_seconds=timeout,
+    )
+
+
+def run_all(runner: AgentRunner, *runs: FixtureRun) -> list[Trace]:
+    async def go() -> list[Trace]:
+        try:
+            return list(await asyncio.gather(*(runner.run(r) for r in runs)))
+        finally:
+            await runner.aclose()
+
+    return asyncio.run(go())
+
+
+def command_runner(tmp_path: Path, **extra: Any) -> AgentRunner:
+    shutil.copy(AGENTS / "command_agent.py", tmp_path / "agent.py")
+    return runner_for({"command": {"run": [sys.executable, "agent.py"], **extra}}, tmp_path)
+
+
+def test_command_agent_reads_the_request_and_writes_the_trace(tmp_path: Path) -> None:
+    (trace,) = run_all(command_runner(tmp_path), fixture_run("echo"))
+    assert [s.type for s in trace.steps] == [
+        StepType.input,
+        StepType.tool_call,
+        StepType.tool_result,
+        StepType.final,
+    ]
+    assert [s.index for s in trace.steps] == [1, 2, 3, 4]
+    call, result = trace.steps[1], trace.steps[2]
+    assert call.arguments == {"id": 7}
+    assert result.output == '{"found": true}'
+    assert result.usage is not None and result.usage.input_tokens == 12
+    request = json.loads(trace.final_output)
+    assert request["fixture"] == "fx" and request["eval"] == "ev" and request["rep"] == 1
+    assert request["messages"] == [{"role": "user", "content": "echo"}]
+    assert request["shadowTools"] == ["send_email"]
+    assert request["toolReplay"] == [
+        {"tool": "lookup", "arguments": None, "output": "recorded", "isError": False}
+    ]
+    assert "started for fx" in trace.stderr
+    assert trace.error is None
+
+
+def test_a_crashing_agent_keeps_its_steps_and_stderr(tmp_path: Path) -> None:
+    (trace,) = run_all(command_runner(tmp_path), fixture_run("crash"))
+    assert trace.steps[1].content == "thinking"
+    assert trace.steps[-1].type is StepType.error
+    assert trace.error == "the agent exited with code 3: Traceback: something broke"
+    assert "Traceback: something broke" in trace.stderr
+
+
+def test_stdout_that_is_not_the_protocol_is_an_error(tmp_path: Path) -> None:
+    (trace,) = run_all(command_runner(tmp_path), fixture_run("garbage"))
+    assert trace.error is not None
+    assert "stdout line 1 is not a trace event" in trace.error
+    assert "DEBUG: not json" in trace.error
+
+
+def test_a_process_group_that_ignores_sigterm_is_killed_at_the_timeout(tmp_path: Path) -> None:
+    (trace,) = run_all(command_runner(tmp_path, timeoutSeconds=2.0), fixture_run("hang"))
+    assert trace.steps[1].content == "working on it"
+    assert trace.error == "the agent did not finish within 2 s; its process group was killed"
+    leader, child = (int(p) for p in (tmp_path / "pids").read_text().split())
+    assert not alive(leader)
+    assert not alive(child)
+
+
+def test_a_missing_program_is_a_clear_error_step(tmp_path: Path) -> None:
+    runner = runner_for({"command": ["./no-such-agent"]}, tmp_path)
+    (trace,) = run_all(runner, fixture_run("echo"))
+    assert trace.error is not None
+    assert "cannot start './no-such-agent': no such program" in trace.error
+
+
+def http_runner(tmp_path: Path, start: list[str] | None = None, **extra: Any) -> AgentRunner:
+    shutil.copy(AGENTS / "http_agent.py", tmp_path / "server.py")
+    return runner_for(
+        {
+            "http": {
+                "start": start or [sys.executable, "server.py", "{port}"],
+                "ready": "http://127.0.0.1:{port}/ready",
+                "url": "http://127.0.0.1:{port}/run",
+                **extra,
+            }
+        },
+        tmp_path,
+    )
+
+
+def test_http_agent_is_started_once_answers_each_run_and_is_stopped(tmp_path: Path) -> None:
+    runner = http_runner(tmp_path)
+    assert runner.server is not None
+    port = runner.server.port
+    full, short, failed = run_all(
+        runner, fixture_run("search me"), fixture_run("short", fixture="f2"), fixture_run("fail")
+    )
+    assert [s.type for s in full.steps] == [
+        StepType.input,
+        StepType.tool_call,
+        StepType.tool_result,
+        StepType.final,
+    ]
+    assert full.steps[1].arguments == {"q": "search me"}
+    assert full.final_output == f"port {port} shadow ['send_email']"
+    assert short.final_output == "short answer for f2"
+    assert failed.error is not None and "HTTP 500" in failed.error
+    (pid_file,) = tmp_path.glob("server-*.pid")
+    assert not alive(int(pid_file.read_text()))
+
+
+def test_an_http_agent_that_never_gets_ready_fails_every_run_and_is_stopped(
+    tmp_path: Path,
+) -> None:
+    runner = http_runner(
+        tmp_path, start=[sys.executable, "server.py", "1"], readyTimeoutSeconds=0.5
+    )
+    (tmp_path / "server.py").write_text(
+        "import os, time\nopen('server-1.pid', 'w').write(str(os.getpid()))\ntime.sleep(600)\n"
+    )
+    first, second = run_all(runner, fixture_run("a"), fixture_run("b"))
+    for trace in (first, second):
+        assert trace.error is not None
+        assert "the agent server could not start" in trace.error
+        assert "did not answer within 0.5 s" in trace.error
+    assert not alive(int((tmp_path / "server-1.pid").read_text()))
+
+
+def test_an_http_agent_that_exits_early_reports_its_stderr(tmp_path: Path) -> None:
+    runner = http_runner(
+        tmp_path, start=[sys.executable, "-c", "import sys; sys.exit('port taken')"]
+    )
+    (trace,) = run_all(runner, fixture_run("a"))
+    assert trace.error is not None
+    assert "the server exited with code 1" in trace.error
+    assert "port taken" in trace.error

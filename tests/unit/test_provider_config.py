@@ -1,0 +1,95 @@
+"""The `providers`, `pricing` and `cache` sections of evalward.yaml, and retry delays."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from evalward.errors import ConfigError
+from evalward.providers.config import CacheMode, provider_config
+from evalward.providers.pricing import PriceTable
+from evalward.providers.retry import RetryPolicy
+from evalward.runtime.trace import Usage
+
+
+def test_defaults_and_a_full_config() -> None:
+    assert provider_config(None).cache.mode is CacheMode.off
+    assert provider_config({}).cache.dir == ".evalward/cache"
+    config = provider_config(
+        {
+            "version": 1,  # other sections of the file are not ours to judge
+            "providers": {
+                "openai": {"baseUrl": "http://localhost:11434/v1", "apiKeyEnv": "OLLAMA_KEY"},
+                "anthropic": {"maxConcurrency": 2, "retry": {"attempts": 6}},
+            },
+            "pricing": {"openai/llama3": {"input": 0, "output": 0}},
+            "cache": {"mode": "read-only", "dir": "/tmp/c"},
+        }
+    )
+    assert config.provider("openai").api_key_env == "OLLAMA_KEY"
+    assert config.provider("anthropic").retry.attempts == 6
+    assert config.provider("anthropic").timeout_seconds == 120
+    assert config.cache.mode is CacheMode.read_only
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"providers": {"gemini": {}}}, "evalward.yaml: providers.gemini: unknown provider"),
+        (
+            {"providers": {"openai": {"baseURL": "x"}}},
+            "evalward.yaml: providers.openai.baseURL: Extra inputs are not permitted",
+        ),
+        (
+            {"providers": {"openai": {"apiKey": "sk-123"}}},
+            "evalward.yaml: providers.openai.apiKey: Extra inputs",
+        ),
+        ({"cache": {"mode": "sometimes"}}, "evalward.yaml: cache.mode: Input should be"),
+        ({"pricing": {"gpt-4o": {"input": 1, "output": 2}}}, "evalward.yaml: pricing.gpt-4o:"),
+        (
+            {"pricing": {"openai/x": {"input": -1, "output": 2}}},
+            "evalward.yaml: pricing.openai/x.input:",
+        ),
+    ],
+)
+def test_mistakes_name_the_file_and_key(raw: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        provider_config(raw)
+    assert message in str(caught.value)
+
+
+def test_prices_per_million_tokens() -> None:
+    table = PriceTable()
+    usage = Usage(input_tokens=2_000_000, output_tokens=1_000_000)
+    assert table.with_cost("openai", "gpt-4.1-mini", usage).cost_usd == pytest.approx(2.4)
+    assert table.with_cost("openai", "unknown", usage).cost_usd is None
+
+
+def test_retry_after_is_honoured_but_capped() -> None:
+    policy = RetryPolicy(attempts=3, base_delay=0.5, max_delay=10)
+    hinted = httpx.Response(429, headers={"retry-after": "3"})
+    assert policy.delay(1, hinted) == 3
+    assert policy.delay(1, httpx.Response(429, headers={"retry-after": "3600"})) == 10
+    assert policy.delay(1, httpx.Response(429, headers={"retry-after-ms": "250"})) == 0.25
+    for attempt in (1, 2, 3):
+        backoff = policy.delay(attempt, httpx.Response(500))
+        assert 0.25 * 2 ** (attempt - 1) <= backoff <= 0.5 * 2 ** (attempt - 1)
+
+
+def test_missing_keys_name_the_variable_the_provider_reads() -> None:
+    import asyncio
+
+    from evalward.providers.registry import build_providers, check_credentials
+
+    config = provider_config({"providers": {"anthropic": {"apiKeyEnv": "TEAM_CLAUDE_KEY"}}})
+    providers = build_providers({}, config=config)
+    try:
+        with pytest.raises(ConfigError, match="needs TEAM_CLAUDE_KEY, which is not set"):
+            check_credentials({}, ["anthropic/claude-haiku-4-5"], providers)
+        with pytest.raises(ConfigError, match="needs OPENAI_API_KEY"):
+            check_credentials({}, ["openai/gpt-4.1"], providers)
+    finally:
+        asyncio.run(providers.aclose())
+    local = build_providers({"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}, config=config)
+    check_credentials({}, ["anthropic/claude-haiku-4-5"], local)  # a local server needs no key
+    asyncio.run(local.aclose())
