@@ -8,7 +8,6 @@ Evals that select it.
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
@@ -16,9 +15,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from evalward.fingerprint import referenced_files
 from evalward.git import FileChange
 from evalward.resources import Located, ResourceSet
-from evalward.resources.models import Agent
 
 
 @dataclass
@@ -83,20 +82,6 @@ def _agents(
     if base is not None:
         result.removed_agents = sorted(set(base.agents) - set(head.agents))
     result.cosmetic_agents = [a for a in result.cosmetic_agents if a not in result.changed_agents]
-
-
-def referenced_files(located: Located[Agent]) -> list[str]:
-    """Repository paths an agent's behaviour depends on besides its own definition."""
-    spec = located.resource.spec
-    references = [spec.system_file] if spec.system_file else []
-    return [resolve_reference(located.file, r) for r in references]
-
-
-def resolve_reference(resource_file: str, reference: str) -> str:
-    """A path referenced from a resource file, as a repository path (`/x` = from the root)."""
-    if reference.startswith("/"):
-        return posixpath.normpath(reference.lstrip("/"))
-    return posixpath.normpath(posixpath.join(posixpath.dirname(resource_file), reference))
 
 
 def _gate_resources(result: ChangeSet, head: ResourceSet, base: ResourceSet) -> None:
