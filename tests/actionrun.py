@@ -34,10 +34,18 @@ class ActionRun:
 
 
 def pull_request_event(
-    repository: str, number: int, base_sha: str, head_sha: str, labels: list[str] | None = None
+    repository: str,
+    number: int,
+    base_sha: str,
+    head_sha: str,
+    labels: list[str] | None = None,
+    *,
+    action: str = "synchronize",
+    label: str | None = None,
 ) -> dict[str, Any]:
-    return {
-        "action": "synchronize",
+    """A minimal pull_request payload; tests of the payload shape use tests/data/webhooks/."""
+    event: dict[str, Any] = {
+        "action": action,
         "number": number,
         "pull_request": {
             "number": number,
@@ -48,6 +56,9 @@ def pull_request_event(
         "repository": {"full_name": repository},
         "sender": {"login": "octocat"},
     }
+    if label is not None:
+        event["label"] = {"name": label}
+    return event
 
 
 def run_action(
