@@ -7,6 +7,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from fakes.github_contract import check
 from fakes.http import LoopbackServer, Request, Response
 
 TIMESTAMP = "2026-11-20T10:00:00Z"
@@ -39,6 +40,8 @@ class FakeGitHub:
         self.check_runs: list[dict[str, Any]] = []
         self.statuses: list[dict[str, Any]] = []
         self.requests: list[Request] = []
+        self.contract_violations: list[str] = []
+        """Requests GitHub's OpenAPI description says GitHub would reject (answered 422)."""
         self.failures: list[tuple[str, re.Pattern[str], Response]] = []
         self._next_id = 1000
         self._lock = threading.Lock()
@@ -91,6 +94,10 @@ class FakeGitHub:
     def _handle(self, request: Request) -> Response:
         with self._lock:
             self.requests.append(request)
+            problems = check(request.method, request.path, request.query, request.body)
+            if problems:
+                self.contract_violations.extend(problems)
+                return Response(422, {"message": "; ".join(problems)})
             auth = request.headers.get("authorization", "")
             if auth not in (f"token {self.token}", f"Bearer {self.token}"):
                 return Response(401, {"message": "Bad credentials"})
