@@ -423,3 +423,22 @@ def test_sigterm_stops_writes_partial_results_and_updates_the_comment(
     assert planned == 4 and 1 <= done < planned
     assert len(results["fixtures"]) == done
     assert f"cancelled after {done} of 4 runs" in comment_body(github)
+
+
+def test_results_json_matches_its_documented_schema(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=False)
+    run = run_action(
+        repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
+    )
+    doc = (Path(__file__).parent.parent.parent / "docs" / "results-schema.md").read_text()
+    documented = {line.split("`")[1] for line in doc.splitlines() if line.startswith("| `")}
+    results = run.results()
+    assert set(results) == documented
+    assert results["schemaVersion"] == 1
+    for key in results["run"]:
+        assert f"`{key}`" in doc
+    for key in results["fixtures"][0]:
+        assert f"`{key}`" in doc
