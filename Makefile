@@ -18,6 +18,10 @@ demo: $(VENV)/.installed
 
 ## Lint, format check, type check and the whole test suite.
 test: $(VENV)/.installed
+	@# The HTML report test drives headless Chromium; install Debian's if we can (root + apt).
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+	  && apt-get install -y -qq chromium >/dev/null 2>&1; } \
+	  || echo "note: no chromium; the HTML report browser test will be skipped"
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

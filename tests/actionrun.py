@@ -34,10 +34,18 @@ class ActionRun:
 
 
 def pull_request_event(
-    repository: str, number: int, base_sha: str, head_sha: str, labels: list[str] | None = None
+    repository: str,
+    number: int,
+    base_sha: str,
+    head_sha: str,
+    labels: list[str] | None = None,
+    *,
+    action: str = "synchronize",
+    label: str | None = None,
 ) -> dict[str, Any]:
-    return {
-        "action": "synchronize",
+    """A minimal pull_request payload; tests of the payload shape use tests/data/webhooks/."""
+    event: dict[str, Any] = {
+        "action": action,
         "number": number,
         "pull_request": {
             "number": number,
@@ -48,9 +56,32 @@ def pull_request_event(
         "repository": {"full_name": repository},
         "sender": {"login": "octocat"},
     }
+    if label is not None:
+        event["label"] = {"name": label}
+    return event
 
 
-def run_action(
+@dataclass
+class Launch:
+    """The runner's side of one action run: its environment and the files it reads back."""
+
+    env: dict[str, str]
+    output_file: Path
+    summary_file: Path
+    output_dir: Path
+
+    def finish(self, returncode: int, stdout: str, stderr: str) -> ActionRun:
+        return ActionRun(
+            returncode,
+            stdout,
+            stderr,
+            parse_github_output(self.output_file.read_text()),
+            self.summary_file.read_text(),
+            self.output_dir,
+        )
+
+
+def prepare(
     workspace: Path,
     github: FakeGitHub,
     event: dict[str, Any],
@@ -59,7 +90,7 @@ def run_action(
     env: dict[str, str] | None = None,
     event_name: str = "pull_request",
     run_dir: Path | None = None,
-) -> ActionRun:
+) -> Launch:
     run_dir = run_dir or workspace.parent / "runner"
     run_dir.mkdir(parents=True, exist_ok=True)
     event_path = run_dir / "event.json"
@@ -90,21 +121,48 @@ def run_action(
     for name, value in (inputs or {}).items():
         base_env[f"INPUT_{name.upper().replace('-', '_')}"] = value
     base_env.update(env or {})
+    return Launch(base_env, output_file, summary_file, output_dir)
+
+
+def run_action(
+    workspace: Path,
+    github: FakeGitHub,
+    event: dict[str, Any],
+    *,
+    inputs: dict[str, str] | None = None,
+    env: dict[str, str] | None = None,
+    event_name: str = "pull_request",
+    run_dir: Path | None = None,
+) -> ActionRun:
+    launch = prepare(
+        workspace,
+        github,
+        event,
+        inputs=inputs,
+        env=env,
+        event_name=event_name,
+        run_dir=run_dir,
+    )
     done = subprocess.run(
         [sys.executable, "-m", "evalward"],
         cwd=workspace,
-        env=base_env,
+        env=launch.env,
         capture_output=True,
         text=True,
         timeout=120,
     )
-    return ActionRun(
-        done.returncode,
-        done.stdout,
-        done.stderr,
-        parse_github_output(output_file.read_text()),
-        summary_file.read_text(),
-        output_dir,
+    return launch.finish(done.returncode, done.stdout, done.stderr)
+
+
+def start_action(workspace: Path, launch: Launch) -> subprocess.Popen[str]:
+    """Start the action without waiting, e.g. to signal it mid-run."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "evalward"],
+        cwd=workspace,
+        env=launch.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 

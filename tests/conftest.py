@@ -15,6 +15,8 @@ def github() -> Iterator[FakeGitHub]:
     server = FakeGitHub()
     yield server
     server.close()
+    # every request the action made must be one GitHub's OpenAPI description accepts
+    assert server.contract_violations == []
 
 
 @pytest.fixture

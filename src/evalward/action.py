@@ -1,32 +1,78 @@
-"""The GitHub Action: environment in, comment and exit code out.
+"""The GitHub Action: event and inputs in; comment, check, files and exit code out.
 
-`main()` builds the real clients (git, GitHub, providers) from the environment; `action()`
-takes each of them as a parameter and does the work, so tests drive it with local servers.
+`main()` builds the real clients (git, GitHub, providers) from the environment and routes the
+event; `gate()` and `run_all()` take each client as a parameter, so tests drive them with
+local servers. The exit code always tells the truth: 0 pass/bypassed/skipped, 1 fail,
+2 configuration, 3 external failure, 130 cancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import os
+import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from evalward.changes import ChangeSet
 from evalward.context import RunContext, load_context
-from evalward.errors import ConfigError, GitHubError
-from evalward.gate import GateDecision, audit_record, decide
+from evalward.cron import parse_cron
+from evalward.errors import ConfigError, GitHubError, MissingSecretError
+from evalward.gate import (
+    Bypass,
+    BypassRecord,
+    BypassRefusal,
+    GateDecision,
+    GateResult,
+    audit_record,
+    decide,
+    judge_bypass,
+)
 from evalward.git import Git
-from evalward.github import GitHubClient, GitHubPort
+from evalward.github import Annotation, CheckReport, GitHubClient, GitHubPort, PullInfo
 from evalward.pipeline import Evaluation, Revisions, evaluate_change
+from evalward.plan import Plan
 from evalward.providers.registry import Providers, build_providers
 from evalward.report import files
+from evalward.report.html import render_html
+from evalward.report.junit import junit_xml
 from evalward.report.markdown import ReportContext, marker_for, render_comment
+from evalward.report.workflow import command
+from evalward.resources import load_resources
+from evalward.results import FixtureResult
 from evalward.security import Redactor
 from evalward.settings import Settings
 
-SUPPORTED_EVENTS = ("pull_request",)
+PR_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "labeled", "unlabeled")
+SCHEDULE_WINDOW_MINUTES = 60
+"""GitHub may start a scheduled workflow late; an Eval is due if its cron fired this long ago."""
+SUMMARY_LIMIT = 1_000_000
+"""GitHub's job summary limit is 1 MiB per step."""
+
+PULL_REQUEST_TARGET_REFUSAL = (
+    "GITHUB_EVENT_NAME=pull_request_target: evalward refuses to run here by default. "
+    "pull_request_target runs with the base repository's secrets and a write token, and "
+    "evalward runs the agents of the pull request's head — code anyone who opens a pull "
+    "request controls — so a fork could read your provider keys or push to your repository. "
+    "Use `on: pull_request` (secrets are not passed to workflows from forks, which is the "
+    "point). If you have reviewed this risk (see docs/github.md), set the input "
+    "`allow-untrusted-head: true`."
+)
+
+
+@dataclass(frozen=True)
+class Route:
+    """What this event asks for: gate a PR, run Evals on the current ref, or nothing."""
+
+    kind: str  # gate | run | skip
+    pr: int | None = None
+    evals: frozenset[str] | None = None
+    why: str = ""
 
 
 def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:
@@ -35,144 +81,504 @@ def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int
     out = out or sys.stdout
     settings = Settings.from_env(env)
     context = load_context(env)
-    if context.event_name not in SUPPORTED_EVENTS:
-        raise ConfigError(
-            f"GITHUB_EVENT_NAME={context.event_name or '(unset)'}: evalward gates "
-            f"{', '.join(SUPPORTED_EVENTS)} events; run it from a workflow triggered "
-            "`on: pull_request`"
-        )
+    route = route_event(context, settings)
+    redact = Redactor.from_env(env)
+    if route.kind == "skip":
+        print(redact(f"evalward: skipped — {route.why}"), file=out, flush=True)
+        files.write_outputs(env.get("GITHUB_OUTPUT"), {"result": "skipped"}, redact)
+        return 0
     token = settings.github_token or env.get("GITHUB_TOKEN", "")
-    if not token:
-        raise ConfigError(
-            "no GitHub token: set the action input `github-token` (it defaults to "
-            "`${{ github.token }}`) or the GITHUB_TOKEN environment variable"
-        )
-    github = GitHubClient(context.api_url, token, context.repository)
+    github: GitHubPort | None = None
+    if route.kind == "gate" or settings.check_run:
+        if not token:
+            raise ConfigError(
+                "no GitHub token: set the action input `github-token` (it defaults to "
+                "`${{ github.token }}`) or the GITHUB_TOKEN environment variable"
+            )
+        github = GitHubClient(context.api_url, token, context.repository)
     mock_script = _in_workspace(context, settings.mock_script)
     providers = build_providers(env, mock_script=str(mock_script) if mock_script else None)
-    return asyncio.run(
-        _run_and_close(env, context, settings, Git(context.workspace), github, providers, out)
+    runner = Runner(env, context, settings, Git(context.workspace), github, providers, out)
+    return asyncio.run(runner.run_and_close(route))
+
+
+def route_event(context: RunContext, settings: Settings) -> Route:
+    event = context.event_name
+    if event in ("pull_request", "pull_request_target"):
+        if event == "pull_request_target" and not settings.allow_untrusted_head:
+            raise ConfigError(PULL_REQUEST_TARGET_REFUSAL)
+        if context.pr_number is None:
+            raise ConfigError(f"GITHUB_EVENT_PATH: a {event} event without a pull_request")
+        if context.action and context.action not in PR_ACTIONS:
+            return Route("skip", why=f"the `{context.action}` action of {event} does not gate")
+        return Route("gate", pr=context.pr_number)
+    if event == "workflow_dispatch":
+        pr = settings.pr
+        if pr is None and context.dispatch_pr.strip():
+            if not context.dispatch_pr.strip().isdigit():
+                raise ConfigError(
+                    f"workflow_dispatch input `pr`: expected a pull request number, "
+                    f"got {context.dispatch_pr!r}"
+                )
+            pr = int(context.dispatch_pr)
+        return Route("gate", pr=pr) if pr else Route("run", why="every Eval on the current ref")
+    if event == "schedule":
+        return _scheduled(context)
+    if event == "push":
+        default = context.default_branch or "main"
+        if context.ref != f"refs/heads/{default}":
+            return Route("skip", why=f"push to {context.ref or '?'}, not the default branch")
+        return Route("run", why=f"push to {default}")
+    raise ConfigError(
+        f"GITHUB_EVENT_NAME={event or '(unset)'}: evalward runs on pull_request, "
+        "workflow_dispatch, schedule and push events (pull_request_target only with "
+        "`allow-untrusted-head: true`)"
     )
 
 
-async def _run_and_close(
-    env: Mapping[str, str],
-    context: RunContext,
-    settings: Settings,
-    git: Git,
-    github: GitHubPort,
-    providers: Providers,
-    out: TextIO,
-) -> int:
-    try:
-        return await action(env, context, settings, git, github, providers, out)
-    finally:
-        await providers.aclose()
+def _scheduled(context: RunContext, now: dt.datetime | None = None) -> Route:
+    """The Evals whose own cron is the workflow's, else those whose cron fired in the window."""
+    resources = load_resources(context.workspace)
+    schedules = {
+        name: parse_cron(e.resource.spec.schedule, f"{e.file}:{e.line}: spec.schedule")
+        for name, e in resources.evals.items()
+        if e.resource.spec.schedule
+    }
+    if not schedules:
+        return Route("skip", why="no Eval has a `schedule`")
+    trigger = " ".join(context.schedule.split())
+    due = {name for name, cron in schedules.items() if trigger and cron.expression == trigger}
+    if not due:
+        moment = now or dt.datetime.now(dt.UTC)
+        due = {
+            name
+            for name, cron in schedules.items()
+            if cron.fired_within(moment, SCHEDULE_WINDOW_MINUTES)
+        }
+    if not due:
+        return Route("skip", why="no scheduled Eval is due")
+    return Route("run", evals=frozenset(due), why=f"scheduled: {', '.join(sorted(due))}")
 
 
-async def action(
-    env: Mapping[str, str],
-    context: RunContext,
-    settings: Settings,
-    git: Git,
-    github: GitHubPort,
-    providers: Providers,
-    out: TextIO,
-) -> int:
-    """Gate one pull request and return the exit code."""
-    redact = Redactor.from_env(env)
+@dataclass
+class Progress:
+    """What has run so far, so a cancelled run can still write what it has."""
 
-    def log(line: str) -> None:
-        print(redact(line), file=out, flush=True)
+    plan: Plan | None = None
+    done: list[FixtureResult] = field(default_factory=list)
+    cancelled: bool = False
 
-    assert context.pr_number is not None
-    pull = github.pull_request(context.pr_number)
-    head_sha = pull.head_sha or context.head_sha or "HEAD"
-    base_sha = pull.base_sha or context.base_sha
-    log(f"::group::evalward: pull request #{pull.number} ({base_sha} .. {head_sha})")
-    evaluation = await evaluate_change(
-        git,
-        Revisions(base=base_sha, head=head_sha),
-        providers,
-        env,
-        parallel=settings.parallel,
-        on_result=lambda r: log(
-            f"{r.side:4} {r.eval} / {r.fixture} #{r.rep}: {r.status.value} ({r.score:.2f})"
-        ),
-    )
-    log("::endgroup::")
-    for note in evaluation.notes:
-        log(f"::notice::{note}")
+    @property
+    def planned(self) -> int:
+        return len(self.plan.runs) if self.plan else 0
 
-    bypass = None
-    would_fail = any(not c.head.passed for c in evaluation.comparisons)
-    if would_fail and settings.bypass_label in pull.labels:
-        bypass = github.label_applier(pull.number, settings.bypass_label)
-    decision = decide(evaluation.comparisons, bypass)
 
-    output_dir = _in_workspace(context, settings.output_dir)
-    assert output_dir is not None
-    report = ReportContext(
-        comparisons=evaluation.comparisons,
-        decision=decision,
-        changes=evaluation.changes,
-        skipped_base=evaluation.plan.skipped_base,
-        repository=context.repository,
-        head_sha=head_sha,
-        run_url=context.run_url,
-        marker=marker_for(context.comment_key),
-    )
-    body = redact(render_comment(report))
-    _write_everything(env, output_dir, evaluation, decision, body, redact)
+@dataclass
+class Outcome:
+    evaluation: Evaluation
+    progress: Progress
 
-    if decision.bypass is not None:
+
+class Runner:
+    def __init__(
+        self,
+        env: Mapping[str, str],
+        context: RunContext,
+        settings: Settings,
+        git: Git,
+        github: GitHubPort | None,
+        providers: Providers,
+        out: TextIO,
+    ) -> None:
+        self.env = env
+        self.context = context
+        self.settings = settings
+        self.git = git
+        self.github = github
+        self.providers = providers
+        self.out = out
+        self.redact = Redactor.from_env(env)
+        output_dir = _in_workspace(context, settings.output_dir)
+        assert output_dir is not None
+        self.output_dir = output_dir
+        self.marker = marker_for(context.comment_key)
+
+    def log(self, line: str) -> None:
+        print(self.redact(line), file=self.out, flush=True)
+
+    def output(self, values: dict[str, str]) -> None:
+        files.write_outputs(self.env.get("GITHUB_OUTPUT"), values, self.redact)
+
+    async def run_and_close(self, route: Route) -> int:
+        try:
+            if route.kind == "gate":
+                assert route.pr is not None
+                return await self.gate(route.pr)
+            return await self.run_all(route)
+        finally:
+            await self.providers.aclose()
+
+    # --- running, with cancellation ---------------------------------------------------------
+
+    async def evaluate(
+        self, revisions: Revisions, select: Callable[[str], bool] | None = None
+    ) -> Outcome:
+        """Run the pipeline; SIGTERM/SIGINT stop it and return the runs finished so far."""
+        progress = Progress()
+
+        def finished(result: FixtureResult) -> None:
+            progress.done.append(result)
+            self.log(
+                f"{result.side:4} {result.eval} / {result.fixture} #{result.rep}: "
+                f"{result.status.value} ({result.score:.2f})"
+            )
+
+        def planned(plan: Plan) -> None:
+            progress.plan = plan
+
+        task = asyncio.ensure_future(
+            evaluate_change(
+                self.git,
+                revisions,
+                self.providers,
+                self.env,
+                parallel=self.settings.parallel,
+                on_result=finished,
+                select=select,
+                on_plan=planned,
+            )
+        )
+        loop = asyncio.get_running_loop()
+
+        def stop() -> None:
+            if not progress.cancelled:
+                progress.cancelled = True
+                task.cancel()
+
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop)
+        try:
+            evaluation = await task
+        except asyncio.CancelledError:
+            if not progress.cancelled:
+                raise
+            plan = progress.plan or Plan()
+            evaluation = Evaluation(ChangeSet(), plan, list(progress.done), [], [])
+        finally:
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(signum)
+        return Outcome(evaluation, progress)
+
+    # --- the pull request gate ---------------------------------------------------------------
+
+    async def gate(self, number: int) -> int:
+        assert self.github is not None
+        github = self.github
+        pull = github.pull_request(number)
+        head_sha = pull.head_sha or self.context.head_sha or "HEAD"
+        self.log(
+            command("group", f"evalward: pull request #{number} ({pull.base_sha}..{head_sha})")
+        )
+        try:
+            outcome = await self.evaluate(Revisions(base=pull.base_sha, head=head_sha))
+        except MissingSecretError as exc:
+            self.log(command("endgroup"))
+            return self.missing_secrets(exc, pull)
+        self.log(command("endgroup"))
+        evaluation = outcome.evaluation
+        for note in evaluation.notes:
+            self.log(command("notice", note))
+
+        existing = github.find_comment(number, self.marker)
+        previous = BypassRecord.parse(existing.body) if existing else None
+        bypass, refusal, record = self.bypass(pull, head_sha, evaluation, previous)
+        if outcome.progress.cancelled:
+            decision = self.cancelled_decision(outcome.progress)
+        else:
+            decision = decide(evaluation.comparisons, bypass, refusal)
+        report = self.report_context(evaluation, decision, head_sha, outcome.progress)
+        report.record = record
+        body = self.write_everything(evaluation, decision, report, outcome.progress, pull)
+        self.audit(decision, number, head_sha)
+        self.annotate(evaluation)
+
+        if self.should_comment(decision, existing is not None):
+            try:
+                url = github.upsert_comment(number, self.marker, body)
+                self.log(f"comment: {url}")
+                self.output({"comment-url": url})
+            except GitHubError as exc:
+                hint = (
+                    " (a pull request from a fork gets a read-only token)" if pull.from_fork else ""
+                )
+                self.log(command("warning", f"{exc}{hint}"))
+        self.check(decision, evaluation, head_sha)
+        self.log(f"evalward: {decision.result.value} — {decision.reason}")
+        return decision.exit_code
+
+    def bypass(
+        self,
+        pull: PullInfo,
+        head_sha: str,
+        evaluation: Evaluation,
+        previous: BypassRecord | None,
+    ) -> tuple[Bypass | None, BypassRefusal | None, BypassRecord | None]:
+        """Who applied the label, may they, and does it cover this head? (docs/github.md)"""
+        label = self.settings.bypass_label
+        if label not in pull.labels or self.github is None:
+            return None, None, None
+        applied = self.github.latest_labeled(pull.number, label)
+        labeled_at = applied.created_at if applied else None
+        covered: str | None = None
+        context = self.context
+        if (
+            context.action == "labeled"
+            and context.event_label == label
+            and context.pr_number == pull.number
+            and context.head_sha
+        ):
+            covered = context.head_sha
+        elif previous is not None and previous.label == label and previous.labeled_at == labeled_at:
+            covered = previous.sha
+        record = BypassRecord(label, labeled_at, covered) if covered else None
+        if all(c.head.passed for c in evaluation.comparisons):
+            return None, None, record
+        actor = applied.actor if applied else None
+        permission = self.github.permission(actor) if actor else None
+        verdict = judge_bypass(
+            label=label,
+            scope=self.settings.bypass_scope,
+            head_sha=head_sha,
+            applied_by=actor,
+            applied_at=labeled_at,
+            permission=permission,
+            covered_sha=covered,
+        )
+        if isinstance(verdict, Bypass):
+            return verdict, None, record
+        return None, verdict, record
+
+    def missing_secrets(self, exc: MissingSecretError, pull: PullInfo | None) -> int:
+        where = (
+            f"This pull request comes from the fork {pull.head_repo}, and secrets are not "
+            "passed to workflows from forks, so the provider key is empty. "
+            if pull is not None and pull.from_fork
+            else ""
+        )
+        message = f"{where}{exc}"
+        if self.settings.on_missing_secrets == "fail":
+            raise MissingSecretError(
+                message + " To skip the gate instead, set the input `on-missing-secrets: skip`."
+            )
+        self.log(command("warning", f"evalward skipped: {message}"))
+        self.output({"result": GateResult.skipped.value})
+        return 0
+
+    # --- every Eval on the current ref (dispatch, schedule, push) ---------------------------
+
+    async def run_all(self, route: Route) -> int:
+        self.log(command("group", f"evalward: {route.why}"))
+        chosen = route.evals
+        select = (lambda name: name in chosen) if chosen is not None else None
+        try:
+            outcome = await self.evaluate(Revisions(base=None), select)
+        except MissingSecretError as exc:
+            self.log(command("endgroup"))
+            return self.missing_secrets(exc, None)
+        self.log(command("endgroup"))
+        evaluation = outcome.evaluation
+        if outcome.progress.cancelled:
+            decision = self.cancelled_decision(outcome.progress)
+        else:
+            decision = decide(evaluation.comparisons, None)
+        head_sha = self.context.sha
+        report = self.report_context(evaluation, decision, head_sha, outcome.progress)
+        self.write_everything(evaluation, decision, report, outcome.progress, None)
+        self.annotate(evaluation)
+        self.check(decision, evaluation, head_sha)
+        self.log(f"evalward: {decision.result.value} — {decision.reason}")
+        return decision.exit_code
+
+    # --- shared reporting ---------------------------------------------------------------------
+
+    @staticmethod
+    def cancelled_decision(progress: Progress) -> GateDecision:
+        return GateDecision(
+            GateResult.incomplete,
+            reason=f"cancelled after {len(progress.done)} of {progress.planned} runs",
+        )
+
+    def report_context(
+        self, evaluation: Evaluation, decision: GateDecision, head_sha: str, progress: Progress
+    ) -> ReportContext:
+        return ReportContext(
+            comparisons=evaluation.comparisons,
+            decision=decision,
+            changes=evaluation.changes,
+            skipped_base=evaluation.plan.skipped_base,
+            repository=self.context.repository,
+            head_sha=head_sha,
+            run_url=self.context.run_url,
+            marker=self.marker,
+            notes=evaluation.notes,
+            private=evaluation.private,
+            cancelled=decision.reason if progress.cancelled else "",
+        )
+
+    def template(self) -> Path | None:
+        path = _in_workspace(self.context, self.settings.comment_template)
+        if path is not None and not path.is_file():
+            raise ConfigError(
+                f"action input `comment-template`: {self.settings.comment_template} is not a "
+                "file in the repository; give a path relative to the repository root"
+            )
+        return path
+
+    def write_everything(
+        self,
+        evaluation: Evaluation,
+        decision: GateDecision,
+        report: ReportContext,
+        progress: Progress,
+        pull: PullInfo | None,
+    ) -> str:
+        """Results first: whatever fails later, what was computed is on disk."""
+        run = files.RunInfo(
+            event=self.context.event_name,
+            repository=self.context.repository,
+            pull_request=pull.number if pull else None,
+            head_sha=report.head_sha,
+            base_sha=pull.base_sha if pull else "",
+            run_url=self.context.run_url,
+            runs_planned=progress.planned,
+            runs_done=len(progress.done),
+            cancelled=progress.cancelled,
+        )
+        out, redact = self.output_dir, self.redact
+        results_path = files.write_results(out, evaluation, decision, redact, run)
+        files.write_text(out / "junit.xml", junit_xml(evaluation.evals, evaluation.private), redact)
+        files.write_text(
+            out / "report.html",
+            render_html(
+                result=decision.result.value,
+                reason=decision.reason,
+                evals=evaluation.evals,
+                fixtures=evaluation.fixtures,
+                private=evaluation.private,
+                head_sha=report.head_sha,
+                run_url=self.context.run_url,
+            ),
+            redact,
+        )
+        body = redact(render_comment(report, self.template()))
+        files.write_text(out / "comment.md", body, redact)
+        summary = render_comment(report, self.template(), limit=SUMMARY_LIMIT)
+        files.append_summary(self.env.get("GITHUB_STEP_SUMMARY"), summary, redact)
+        head_scores = [c.head.score for c in evaluation.comparisons]
+        self.output(
+            {
+                "result": decision.result.value,
+                "score": f"{min(head_scores):.2f}" if head_scores else "",
+                "results-json": str(results_path),
+            }
+        )
+        return body
+
+    def audit(self, decision: GateDecision, number: int, head_sha: str) -> None:
+        if decision.bypass is None and decision.refusal is None:
+            return
         record = audit_record(
             decision,
-            repository=context.repository,
-            pr_number=pull.number,
+            repository=self.context.repository,
+            pr_number=number,
             head_sha=head_sha,
-            run_url=context.run_url,
+            run_url=self.context.run_url,
         )
-        log(json.dumps(record))
-        log(
-            f"::warning::evalward gate bypassed by {decision.bypass.applied_by or 'unknown'} "
-            f"with the {decision.bypass.label!r} label; failing: "
-            f"{', '.join(decision.failing_evals)}"
+        line = json.dumps(record)
+        self.log(line)
+        if decision.bypass is not None:
+            self.log(
+                command(
+                    "warning",
+                    f"evalward gate bypassed by {decision.bypass.applied_by} with the "
+                    f"{decision.bypass.label!r} label; failing: "
+                    f"{', '.join(decision.failing_evals)}",
+                )
+            )
+        elif decision.refusal is not None:
+            self.log(
+                command(
+                    "warning",
+                    f"evalward bypass refused: {decision.refusal.reason}",
+                )
+            )
+        files.append_audit(self.output_dir, record, self.redact)
+        self.output({"audit": line})
+
+    def annotate(self, evaluation: Evaluation) -> None:
+        for result in self.failing_head(evaluation):
+            held_out = (result.eval, result.fixture) in evaluation.private
+            message = "failed (held-out fixture)" if held_out else result.message or "failed"
+            self.log(
+                command(
+                    "error",
+                    message,
+                    file=result.file or None,
+                    line=result.line or None,
+                    title=f"evalward: {result.eval} / {result.fixture}",
+                )
+            )
+
+    @staticmethod
+    def failing_head(evaluation: Evaluation) -> list[FixtureResult]:
+        return [f for f in evaluation.fixtures if f.side == "head" and not f.passed]
+
+    def should_comment(self, decision: GateDecision, exists: bool) -> bool:
+        mode = self.settings.comment
+        if mode == "never":
+            return False
+        if mode == "always" or exists:
+            return True
+        return decision.result in (GateResult.failed, GateResult.bypassed, GateResult.incomplete)
+
+    def check(self, decision: GateDecision, evaluation: Evaluation, head_sha: str) -> None:
+        if not self.settings.check_run or self.github is None or not head_sha:
+            return
+        conclusion = {
+            GateResult.passed: "success",
+            GateResult.failed: "failure",
+            GateResult.bypassed: "neutral",
+            GateResult.skipped: "skipped",
+            GateResult.incomplete: "cancelled",
+        }[decision.result]
+        annotations = []
+        for result in self.failing_head(evaluation):
+            if not result.file:
+                continue
+            held_out = (result.eval, result.fixture) in evaluation.private
+            annotations.append(
+                Annotation(
+                    path=result.file,
+                    line=max(result.line, 1),
+                    level="failure",
+                    title=f"{result.eval} / {result.fixture}: {result.status.value}",
+                    message="held-out fixture" if held_out else result.message or "failed",
+                )
+            )
+        report = CheckReport(
+            name=f"evalward ({self.context.comment_key})",
+            head_sha=head_sha,
+            conclusion=conclusion,
+            title=f"evalward: {decision.result.value}",
+            summary=self.redact(decision.reason or decision.result.value),
+            details_url=self.context.run_url,
+            annotations=annotations,
         )
-        files.append_audit(output_dir, record, redact)
-
-    try:
-        url = github.upsert_comment(pull.number, report.marker, body)
-        log(f"comment: {url}")
-        files.write_outputs(env.get("GITHUB_OUTPUT"), {"comment-url": url}, redact)
-    except GitHubError as exc:
-        log(f"::error::{exc}")
-    log(f"evalward: {decision.result.value} — {decision.reason}")
-    return decision.exit_code
-
-
-def _write_everything(
-    env: Mapping[str, str],
-    output_dir: Path,
-    evaluation: Evaluation,
-    decision: GateDecision,
-    body: str,
-    redact: Redactor,
-) -> None:
-    """Results first: whatever fails later, what was computed is on disk."""
-    results_path = files.write_results(output_dir, evaluation, decision, redact)
-    files.write_text(output_dir / "comment.md", body, redact)
-    files.append_summary(env.get("GITHUB_STEP_SUMMARY"), body, redact)
-    head_scores = [c.head.score for c in evaluation.comparisons]
-    files.write_outputs(
-        env.get("GITHUB_OUTPUT"),
-        {
-            "result": decision.result.value,
-            "score": f"{min(head_scores):.2f}" if head_scores else "",
-            "results-json": str(results_path),
-        },
-        redact,
-    )
+        try:
+            url = self.github.report_check(report)
+            self.log(f"check run: {url}")
+        except GitHubError as exc:
+            self.log(command("warning", str(exc)))
 
 
 def _in_workspace(context: RunContext, path: str) -> Path | None:

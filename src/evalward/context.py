@@ -25,6 +25,16 @@ class RunContext:
     labels: list[str] = field(default_factory=list)
     actor: str = ""
     comment_key: str = "evalward"
+    action: str = ""
+    """The event's `action` (opened, synchronize, labeled, …)."""
+    event_label: str = ""
+    """On `labeled`/`unlabeled`: the label that was added or removed."""
+    ref: str = ""
+    sha: str = ""
+    default_branch: str = ""
+    schedule: str = ""
+    dispatch_pr: str = ""
+    """On workflow_dispatch: the `pr` input of the workflow, if it has one."""
 
     @property
     def run_url(self) -> str:
@@ -46,6 +56,13 @@ def load_context(env: Mapping[str, str]) -> RunContext:
         "server_url": env.get("GITHUB_SERVER_URL", "https://github.com"),
         "run_id": env.get("GITHUB_RUN_ID", ""),
         "actor": env.get("GITHUB_ACTOR", ""),
+        "action": str(event.get("action") or ""),
+        "event_label": str(_dig(event, "label", "name") or ""),
+        "ref": env.get("GITHUB_REF") or str(event.get("ref") or ""),
+        "sha": env.get("GITHUB_SHA") or str(event.get("after") or ""),
+        "default_branch": str(_dig(event, "repository", "default_branch") or ""),
+        "schedule": str(event.get("schedule") or ""),
+        "dispatch_pr": str(_dig(event, "inputs", "pr") or ""),
         "comment_key": "/".join(
             part for part in (env.get("GITHUB_WORKFLOW", ""), env.get("GITHUB_JOB", "")) if part
         )

@@ -6,7 +6,8 @@ traceback. The tree:
 
     EvalwardError               exit 3  something outside evalward failed
     ├── ConfigError             exit 2  a user mistake in a file, an input or a setting
-    │   └── ResourceError               one or more located problems in YAML resources
+    │   ├── ResourceError               one or more located problems in YAML resources
+    │   └── MissingSecretError          a provider key the plan needs is not set
     ├── GitError                exit 3  a git command failed
     ├── ProviderError           exit 3  a model provider could not be used
     ├── GitHubError             exit 3  the GitHub API refused or failed
@@ -79,6 +80,10 @@ class ResourceError(ConfigError):
         count = len(self.problems)
         head = f"{count} problem{'s' if count != 1 else ''} in evalward resources:"
         return "\n".join([head, *(f"  {p.render()}" for p in self.problems)])
+
+
+class MissingSecretError(ConfigError):
+    """A provider the plan needs has no key (on a fork PR: secrets are not passed to it)."""
 
 
 class GitError(EvalwardError):

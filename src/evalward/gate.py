@@ -1,16 +1,23 @@
-"""The gate's decision, the bypass, and its audit record."""
+"""The gate's decision, the bypass (who may use it, for which head), and its audit record."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from evalward.compare import Change, EvalComparison
-from evalward.errors import EXIT_GATE_FAILED, EXIT_OK
+from evalward.errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK
 
 AUDIT_EVENT = "eval_gate_bypass"
+"""Every audit line starts with `{"event": "eval_gate_bypass"`: a stable prefix for alerting."""
+
+BYPASS_PERMISSIONS = ("admin", "maintain", "write")
+
+_RECORD = re.compile(r"<!-- evalward-bypass-record (\{[^<>]*\}) -->")
 
 
 class GateResult(StrEnum):
@@ -18,15 +25,95 @@ class GateResult(StrEnum):
     failed = "fail"
     bypassed = "bypassed"
     skipped = "skipped"
+    incomplete = "incomplete"
 
 
 @dataclass(frozen=True)
 class Bypass:
-    """A bypass label found on the PR, and who applied it (None when the API cannot tell)."""
+    """An honoured bypass: the label, who applied it, when, and the head SHA it covers."""
 
     label: str
     applied_by: str | None
     applied_at: str | None = None
+    permission: str | None = None
+    scope: str = "sha"
+    head_sha: str = ""
+
+
+@dataclass(frozen=True)
+class BypassRefusal:
+    """The bypass label is on the PR but does not count; the gate stays red."""
+
+    label: str
+    applied_by: str | None
+    applied_at: str | None
+    permission: str | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class BypassRecord:
+    """Which head SHA the label was applied to, kept in evalward's own (bot) comment."""
+
+    label: str
+    labeled_at: str | None
+    sha: str
+
+    def render(self) -> str:
+        data = json.dumps({"label": self.label, "labeled_at": self.labeled_at, "sha": self.sha})
+        return (
+            "<!-- evalward-bypass-record "
+            + data.replace("<", "\\u003c").replace(">", "\\u003e")
+            + " -->"
+        )
+
+    @classmethod
+    def parse(cls, body: str) -> BypassRecord | None:
+        match = _RECORD.search(body)
+        if match is None:
+            return None
+        try:
+            data = json.loads(match[1])
+            return cls(str(data["label"]), data.get("labeled_at"), str(data["sha"]))
+        except (ValueError, KeyError, TypeError):
+            return None
+
+
+def judge_bypass(
+    *,
+    label: str,
+    scope: str,
+    head_sha: str,
+    applied_by: str | None,
+    applied_at: str | None,
+    permission: str | None,
+    covered_sha: str | None,
+) -> Bypass | BypassRefusal:
+    """Honour the label only for a user with write access, and (scope `sha`) for its own head.
+
+    `covered_sha` is the head the label was applied to, when evalward can prove it: from the
+    `labeled` event's payload, or from the record in its own comment. A push after the label
+    changes the head, so with scope `sha` the gate is armed again until someone re-applies it.
+    """
+
+    def refuse(reason: str) -> BypassRefusal:
+        return BypassRefusal(label, applied_by, applied_at, permission, reason)
+
+    if not applied_by:
+        return refuse("the issue events API does not say who applied the label")
+    if permission not in BYPASS_PERMISSIONS:
+        return refuse(
+            f"{applied_by} has {permission or 'no'} permission on the repository; only users "
+            "with write, maintain or admin permission can bypass the gate"
+        )
+    if scope == "sha" and covered_sha != head_sha:
+        where = f"commit {covered_sha[:12]}" if covered_sha else "an earlier head"
+        return refuse(
+            f"the label was applied to {where}, and the head is now {head_sha[:12]}: with "
+            "`bypass-scope: sha` a push after the label re-arms the gate; remove and re-apply "
+            "the label to bypass this head"
+        )
+    return Bypass(label, applied_by, applied_at, permission, scope, head_sha)
 
 
 @dataclass
@@ -35,15 +122,22 @@ class GateDecision:
     failing_evals: list[str] = field(default_factory=list)
     failing_fixtures: dict[str, list[str]] = field(default_factory=dict)
     bypass: Bypass | None = None
+    refusal: BypassRefusal | None = None
     reason: str = ""
 
     @property
     def exit_code(self) -> int:
+        if self.result is GateResult.incomplete:
+            return EXIT_INTERRUPTED
         return EXIT_GATE_FAILED if self.result is GateResult.failed else EXIT_OK
 
 
-def decide(comparisons: list[EvalComparison], bypass: Bypass | None) -> GateDecision:
-    """Fail when an affected Eval is below its threshold, unless the bypass label is present."""
+def decide(
+    comparisons: list[EvalComparison],
+    bypass: Bypass | None,
+    refusal: BypassRefusal | None = None,
+) -> GateDecision:
+    """Fail when an affected Eval is below its threshold, unless an honoured bypass covers it."""
     if not comparisons:
         return GateDecision(GateResult.skipped, reason="no Eval is affected by this change")
     failing = [c for c in comparisons if not c.head.passed]
@@ -68,7 +162,10 @@ def decide(comparisons: list[EvalComparison], bypass: Bypass | None) -> GateDeci
         decision.reason = f"failing Evals bypassed by the {bypass.label!r} label"
         return decision
     decision.result = GateResult.failed
+    decision.refusal = refusal
     decision.reason = f"{len(failing)} affected Eval(s) below threshold"
+    if refusal is not None:
+        decision.reason += f"; the {refusal.label!r} label was refused: {refusal.reason}"
     return decision
 
 
@@ -81,19 +178,39 @@ def audit_record(
     run_url: str,
     now: dt.datetime | None = None,
 ) -> dict[str, Any]:
-    """The structured bypass record: who overrode which failing Evals, where and when."""
-    assert decision.bypass is not None
+    """The structured record of an honoured or refused bypass. `event` stays the first key."""
     moment = (now or dt.datetime.now(dt.UTC)).isoformat(timespec="seconds")
-    return {
-        "event": AUDIT_EVENT,
-        "actor": decision.bypass.applied_by,
-        "label": decision.bypass.label,
-        "label_applied_at": decision.bypass.applied_at,
-        "repository": repository,
-        "pull_request": pr_number,
-        "head_sha": head_sha,
-        "run_url": run_url,
-        "failing_evals": decision.failing_evals,
-        "failing_fixtures": decision.failing_fixtures,
-        "timestamp": moment,
-    }
+    record: dict[str, Any] = {"event": AUDIT_EVENT}
+    if decision.bypass is not None:
+        by = decision.bypass
+        record.update(
+            outcome="honoured",
+            actor=by.applied_by,
+            permission=by.permission,
+            label=by.label,
+            label_applied_at=by.applied_at,
+            scope=by.scope,
+            reason="",
+        )
+    elif decision.refusal is not None:
+        no = decision.refusal
+        record.update(
+            outcome="refused",
+            actor=no.applied_by,
+            permission=no.permission,
+            label=no.label,
+            label_applied_at=no.applied_at,
+            reason=no.reason,
+        )
+    else:
+        raise ValueError("audit_record needs a decision with a bypass or a refusal")
+    record.update(
+        repository=repository,
+        pull_request=pr_number,
+        head_sha=head_sha,
+        run_url=run_url,
+        failing_evals=decision.failing_evals,
+        failing_fixtures=decision.failing_fixtures,
+        timestamp=moment,
+    )
+    return record

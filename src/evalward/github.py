@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
 
 from github import Auth, Github, GithubException
 from github.PullRequest import PullRequest
 
 from evalward.errors import GitHubError
-from evalward.gate import Bypass
 
 T = TypeVar("T")
+
+MAX_ANNOTATIONS = 50
+"""GitHub accepts at most 50 annotations per check-run request."""
 
 
 @dataclass(frozen=True)
@@ -21,16 +23,64 @@ class PullInfo:
     labels: list[str]
     head_sha: str
     base_sha: str
+    head_repo: str = ""
+    base_repo: str = ""
+
+    @property
+    def from_fork(self) -> bool:
+        return bool(self.head_repo) and self.head_repo != self.base_repo
+
+
+@dataclass(frozen=True)
+class LabelEvent:
+    """The latest `labeled` event for one label: who applied it and when."""
+
+    label: str
+    actor: str | None
+    created_at: str | None
+
+
+@dataclass(frozen=True)
+class Comment:
+    id: int
+    body: str
+    url: str
+
+
+@dataclass(frozen=True)
+class Annotation:
+    path: str
+    line: int
+    level: str  # notice | warning | failure
+    title: str
+    message: str
+
+
+@dataclass
+class CheckReport:
+    name: str
+    head_sha: str
+    conclusion: str  # success | failure | neutral | cancelled | skipped
+    title: str
+    summary: str
+    details_url: str = ""
+    annotations: list[Annotation] = field(default_factory=list)
 
 
 class GitHubPort(Protocol):
-    """What the pipeline needs from GitHub; tests hand in a client bound to a local server."""
+    """What the action needs from GitHub; tests hand in a client bound to a local server."""
 
     def pull_request(self, number: int) -> PullInfo: ...
 
-    def label_applier(self, number: int, label: str) -> Bypass: ...
+    def latest_labeled(self, number: int, label: str) -> LabelEvent | None: ...
+
+    def permission(self, username: str) -> str: ...
+
+    def find_comment(self, number: int, marker: str) -> Comment | None: ...
 
     def upsert_comment(self, number: int, marker: str, body: str) -> str: ...
+
+    def report_check(self, check: CheckReport) -> str: ...
 
 
 class GitHubClient:
@@ -52,41 +102,117 @@ class GitHubClient:
 
     def pull_request(self, number: int) -> PullInfo:
         pull = self._pull(number)
+        raw: dict[str, Any] = pull.raw_data
         return PullInfo(
             number=number,
             labels=[label.name for label in pull.labels],
             head_sha=pull.head.sha,
             base_sha=pull.base.sha,
+            head_repo=_repo_name(raw, "head"),
+            base_repo=_repo_name(raw, "base"),
         )
 
-    def label_applier(self, number: int, label: str) -> Bypass:
-        """Who applied `label` last, from the issue events API."""
+    def latest_labeled(self, number: int, label: str) -> LabelEvent | None:
+        """The latest `labeled` event for `label`, from the issue events API."""
 
-        def latest() -> Bypass:
-            found = Bypass(label=label, applied_by=None)
+        def latest() -> LabelEvent | None:
+            found = None
             for event in self._pull(number).get_issue_events():
                 if event.event == "labeled" and event.label and event.label.name == label:
-                    found = Bypass(
+                    found = LabelEvent(
                         label=label,
-                        applied_by=event.actor.login if event.actor else None,
-                        applied_at=event.created_at.isoformat() if event.created_at else None,
+                        actor=event.actor.login if event.actor else None,
+                        created_at=event.created_at.isoformat() if event.created_at else None,
                     )
             return found
 
         return _call(f"read the events of pull request #{number}", latest)
 
+    def permission(self, username: str) -> str:
+        """admin, maintain, write, triage, read or none (the collaborator permission API)."""
+        return _call(
+            f"read the repository permission of {username}",
+            lambda: str(self._repo.get_collaborator_permission(username)),
+        )
+
+    def find_comment(self, number: int, marker: str) -> Comment | None:
+        """evalward's own comment: starts with `marker` and was written by a bot account.
+
+        A person can post a comment that starts with the marker too; only a bot's counts, so
+        nobody can plant data in (or get evalward to try to edit) a comment of theirs.
+        """
+
+        def find() -> Comment | None:
+            for comment in self._pull(number).get_issue_comments():
+                author = comment.raw_data.get("user") or {}
+                if comment.body and comment.body.startswith(marker) and author.get("type") == "Bot":
+                    return Comment(comment.id, comment.body, str(comment.html_url))
+            return None
+
+        return _call(f"read the comments of pull request #{number}", find)
+
     def upsert_comment(self, number: int, marker: str, body: str) -> str:
-        """Edit the comment that starts with `marker`, or create it; return its URL."""
+        """Edit evalward's comment in place, or create it; return its URL."""
+        existing = self.find_comment(number, marker)
 
         def upsert() -> str:
-            pull = self._pull(number)
-            for comment in pull.get_issue_comments():
-                if comment.body and comment.body.startswith(marker):
-                    comment.edit(body)
-                    return str(comment.html_url)
-            return str(pull.create_issue_comment(body).html_url)
+            if existing is not None:
+                comment = self._pull(number).get_issue_comment(existing.id)
+                comment.edit(body)
+                return str(comment.html_url)
+            return str(self._pull(number).create_issue_comment(body).html_url)
 
         return _call(f"post the comment on pull request #{number}", upsert)
+
+    def report_check(self, check: CheckReport) -> str:
+        """A completed check run with annotations, and a commit status linking to the run."""
+
+        def create() -> str:
+            annotations = [
+                {
+                    "path": a.path,
+                    "start_line": a.line,
+                    "end_line": a.line,
+                    "annotation_level": a.level,
+                    "title": a.title[:255],
+                    "message": a.message[:64000],
+                }
+                for a in check.annotations[:MAX_ANNOTATIONS]
+            ]
+            output: dict[str, Any] = {
+                "title": check.title[:255],
+                "summary": check.summary[:65535],
+                "annotations": annotations,
+            }
+            extra: dict[str, Any] = {"details_url": check.details_url} if check.details_url else {}
+            run = self._repo.create_check_run(
+                name=check.name,
+                head_sha=check.head_sha,
+                status="completed",
+                conclusion=check.conclusion,
+                output=output,
+                **extra,
+            )
+            state = {"success": "success", "neutral": "success", "skipped": "success"}.get(
+                check.conclusion, "failure"
+            )
+            status_extra: dict[str, Any] = (
+                {"target_url": check.details_url} if check.details_url else {}
+            )
+            self._repo.get_commit(check.head_sha).create_status(
+                state=state,
+                description=check.title[:140],
+                context=check.name,
+                **status_extra,
+            )
+            return str(run.html_url)
+
+        return _call(f"create the check run on {check.head_sha[:12]}", create)
+
+
+def _repo_name(pull: dict[str, Any], side: str) -> str:
+    repo = (pull.get(side) or {}).get("repo") or {}
+    return str(repo.get("full_name") or "")
 
 
 def _call(what: str, operation: Callable[[], T]) -> T:
@@ -100,7 +226,8 @@ def _call(what: str, operation: Callable[[], T]) -> T:
         if exc.status in (401, 403):
             hint = (
                 " Check the token's permissions: the workflow needs "
-                "`permissions: pull-requests: write` (and `issues: read`)."
+                "`permissions: pull-requests: write` and `issues: read` (plus `checks: write` "
+                "and `statuses: write` with `check-run: true`)."
             )
         raise GitHubError(
             f"GitHub API: could not {what}: HTTP {exc.status} {message}".rstrip() + "." + hint

@@ -6,14 +6,14 @@ parameters, so tests run it against real repositories and local model servers.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalward.changes import ChangeSet, detect_changes
 from evalward.compare import EvalComparison, compare
-from evalward.errors import ResourceError
+from evalward.errors import ConfigError, MissingSecretError, ResourceError
 from evalward.execute import Checkout, ProgressCallback, execute, score_evals
 from evalward.git import FileChange, Git
 from evalward.plan import GateConfig, Plan, Side, build_plan, gate_resources
@@ -30,6 +30,8 @@ class Evaluation:
     evals: list[EvalResult]
     comparisons: list[EvalComparison]
     notes: list[str] = field(default_factory=list)
+    private: set[tuple[str, str]] = field(default_factory=set)
+    """(Eval, fixture) pairs marked `visibility: private`: held out of public reports."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,8 @@ async def evaluate_change(
     run_all: bool = False,
     gate_config: GateConfig = GateConfig.base,
     on_result: ProgressCallback | None = None,
+    select: Callable[[str], bool] | None = None,
+    on_plan: Callable[[Plan], None] | None = None,
 ) -> Evaluation:
     """Detect the change, plan, run both sides, score and compare.
 
@@ -77,15 +81,25 @@ async def evaluate_change(
         changes = detect_changes(changed, head, base)
         gate = gate_resources(head, base, gate_config)
         plan = build_plan(changes, gate, base, run_all=run_all or revisions.base is None)
+        if select is not None:
+            plan.evals = [name for name in plan.evals if select(name)]
+            plan.runs = [run for run in plan.runs if select(run.eval)]
+        if on_plan is not None:
+            on_plan(plan)
         checkouts = {Side.head: Checkout(Side.head, head_root, gate)}
         if base is not None and base_root is not None:
             checkouts[Side.base] = Checkout(Side.base, base_root, base)
-        check_credentials(env, _models_of(plan, checkouts), providers)
+        try:
+            check_credentials(env, _models_of(plan, checkouts), providers)
+        except ConfigError as exc:
+            raise MissingSecretError(str(exc)) from None
         fixtures = await execute(
             plan, checkouts, providers, parallel=parallel, on_result=on_result, env=env
         )
         evals = score_evals(plan, checkouts, fixtures)
-        return Evaluation(changes, plan, fixtures, evals, compare(evals), notes)
+        return Evaluation(
+            changes, plan, fixtures, evals, compare(evals), notes, _private(plan, checkouts)
+        )
 
 
 @contextmanager
@@ -96,6 +110,18 @@ def _tree(git: Git, commit: str | None) -> Iterator[Path]:
         return
     with git.worktree(commit) as path:
         yield path
+
+
+def _private(plan: Plan, checkouts: dict[Side, Checkout]) -> set[tuple[str, str]]:
+    """Held-out fixtures: private on either side, or every fixture of a private Eval."""
+    private: set[tuple[str, str]] = set()
+    for run in plan.runs:
+        resources = checkouts[run.side].resources
+        evaluation = resources.evals[run.eval].resource
+        fixture = resources.fixtures[run.fixture].resource
+        if "private" in (evaluation.spec.visibility, fixture.spec.visibility):
+            private.add((run.eval, run.fixture))
+    return private
 
 
 def _models_of(plan: Plan, checkouts: dict[Side, Checkout]) -> list[str]:

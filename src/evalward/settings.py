@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evalward.errors import ConfigError
 
@@ -17,9 +17,29 @@ class Settings(BaseModel):
 
     github_token: str = Field(default="", alias="github-token")
     bypass_label: str = Field(default="force-eval-bypass", alias="bypass-label", min_length=1)
+    bypass_scope: Literal["sha", "pr"] = Field(default="sha", alias="bypass-scope")
     mock_script: str = Field(default="", alias="mock-script")
     output_dir: str = Field(default=".evalward/out", alias="output-dir")
     parallel: int = Field(default=8, alias="parallel", ge=1, le=1024)
+    comment: Literal["always", "on-failure", "never"] = Field(default="always", alias="comment")
+    comment_template: str = Field(default="", alias="comment-template")
+    check_run: bool = Field(default=False, alias="check-run")
+    allow_untrusted_head: bool = Field(default=False, alias="allow-untrusted-head")
+    on_missing_secrets: Literal["fail", "skip"] = Field(default="fail", alias="on-missing-secrets")
+    pr: int | None = Field(default=None, alias="pr", ge=1)
+
+    @field_validator("check_run", "allow_untrusted_head", mode="before")
+    @classmethod
+    def _yaml_boolean(cls, value: object) -> object:
+        """Inputs arrive as strings; accept what a workflow author writes for a boolean."""
+        if isinstance(value, str):
+            lowered = value.strip().lower()
+            if lowered in ("true", "yes", "on", "1"):
+                return True
+            if lowered in ("false", "no", "off", "0"):
+                return False
+            raise ValueError("expected true or false")
+        return value
 
     @classmethod
     def input_names(cls) -> list[str]:

@@ -257,11 +257,20 @@ def test_bypass_label_passes_the_gate_and_is_audited(
     base, head = make_pr(repo, github)
     script_model(model, head_greets_well=False)
     github.add_label(7, "force-eval-bypass", actor="alice")
+    github.permissions["alice"] = "write"
 
     run = run_action(
         repo.path,
         github,
-        pull_request_event(github.repository, 7, base, head, labels=["force-eval-bypass"]),
+        pull_request_event(
+            github.repository,
+            7,
+            base,
+            head,
+            labels=["force-eval-bypass"],
+            action="labeled",
+            label="force-eval-bypass",
+        ),
         env=env,
     )
 

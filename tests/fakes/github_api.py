@@ -7,6 +7,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from fakes.github_contract import check
 from fakes.http import LoopbackServer, Request, Response
 
 TIMESTAMP = "2026-11-20T10:00:00Z"
@@ -22,6 +23,8 @@ class FakePull:
     labels: list[str] = field(default_factory=list)
     files: list[dict[str, Any]] = field(default_factory=list)
     author: str = "octocat"
+    head_repo: str = ""
+    """The repository the head branch lives in; empty means the base repository."""
 
 
 class FakeGitHub:
@@ -34,7 +37,11 @@ class FakeGitHub:
         self.comments: dict[int, dict[str, Any]] = {}
         self.events: dict[int, list[dict[str, Any]]] = {}
         self.permissions: dict[str, str] = {}
+        self.check_runs: list[dict[str, Any]] = []
+        self.statuses: list[dict[str, Any]] = []
         self.requests: list[Request] = []
+        self.contract_violations: list[str] = []
+        """Requests GitHub's OpenAPI description says GitHub would reject (answered 422)."""
         self.failures: list[tuple[str, re.Pattern[str], Response]] = []
         self._next_id = 1000
         self._lock = threading.Lock()
@@ -54,18 +61,25 @@ class FakeGitHub:
         self.events.setdefault(pull.number, [])
         return pull
 
-    def add_label(self, number: int, label: str, actor: str) -> None:
-        self.pulls[number].labels.append(label)
+    def add_label(self, number: int, label: str, actor: str, at: str = TIMESTAMP) -> None:
+        if label not in self.pulls[number].labels:
+            self.pulls[number].labels.append(label)
         self.events[number].append(
             {
                 "id": self._new_id(),
                 "event": "labeled",
                 "actor": self._user(actor),
                 "label": {"name": label, "color": "ff0000"},
-                "created_at": TIMESTAMP,
+                "created_at": at,
                 "url": f"{self._repo_url()}/issues/events/{self._next_id}",
             }
         )
+
+    def add_comment(self, number: int, body: str, author: str) -> dict[str, Any]:
+        """A comment written by someone else (a person, or another bot)."""
+        comment = self._create_comment(number, body)
+        self.comments[comment["id"]]["user"] = self._user(author)
+        return comment
 
     def fail(self, method: str, path_pattern: str, status: int, message: str = "boom") -> None:
         self.failures.append(
@@ -80,6 +94,10 @@ class FakeGitHub:
     def _handle(self, request: Request) -> Response:
         with self._lock:
             self.requests.append(request)
+            problems = check(request.method, request.path, request.query, request.body)
+            if problems:
+                self.contract_violations.extend(problems)
+                return Response(422, {"message": "; ".join(problems)})
             auth = request.headers.get("authorization", "")
             if auth not in (f"token {self.token}", f"Bearer {self.token}"):
                 return Response(401, {"message": "Bad credentials"})
@@ -123,6 +141,17 @@ class FakeGitHub:
                 return Response(200, self._public(comment))
             if method == "GET":
                 return Response(200, self._public(comment))
+        if rest == "/check-runs" and method == "POST":
+            run = {"id": self._new_id(), **request.json()}
+            run["html_url"] = f"https://github.example/{self.repository}/runs/{run['id']}"
+            self.check_runs.append(run)
+            return Response(201, run)
+        if m := re.fullmatch(r"/commits/([0-9a-f]{40})", rest):
+            return Response(200, {"sha": m[1], "url": f"{self._repo_url()}/commits/{m[1]}"})
+        if (m := re.fullmatch(r"/statuses/([0-9a-f]{40})", rest)) and method == "POST":
+            status = {"id": self._new_id(), "sha": m[1], **request.json()}
+            self.statuses.append(status)
+            return Response(201, status)
         if m := re.fullmatch(r"/collaborators/([^/]+)/permission", rest):
             permission = self.permissions.get(m[1], "read")
             return Response(
@@ -151,7 +180,8 @@ class FakeGitHub:
         return f"{self.url}/repos/{self.repository}"
 
     def _user(self, login: str) -> dict[str, Any]:
-        return {"login": login, "id": abs(hash(login)) % 10**6, "type": "User"}
+        kind = "Bot" if login.endswith("[bot]") else "User"
+        return {"login": login, "id": sum(map(ord, login)), "type": kind}
 
     def _repo_json(self) -> dict[str, Any]:
         owner, name = self.repository.split("/")
@@ -175,8 +205,16 @@ class FakeGitHub:
             "html_url": f"https://github.example/{self.repository}/pull/{pull.number}",
             "user": self._user(pull.author),
             "labels": [{"name": name, "color": "ededed"} for name in pull.labels],
-            "head": {"sha": pull.head_sha, "ref": pull.head_ref},
-            "base": {"sha": pull.base_sha, "ref": pull.base_ref},
+            "head": {
+                "sha": pull.head_sha,
+                "ref": pull.head_ref,
+                "repo": {"full_name": pull.head_repo or self.repository},
+            },
+            "base": {
+                "sha": pull.base_sha,
+                "ref": pull.base_ref,
+                "repo": {"full_name": self.repository},
+            },
         }
 
     def _create_comment(self, number: int, body: str) -> dict[str, Any]:

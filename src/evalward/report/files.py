@@ -1,10 +1,15 @@
-"""Write what a run leaves behind: results.json, comment.md, the job summary, action outputs."""
+"""Write what a run leaves behind: results.json, comment.md, the job summary, action outputs.
+
+results.json is documented field by field in docs/results-schema.md; bump
+RESULTS_SCHEMA_VERSION on any change that is not a pure addition.
+"""
 
 from __future__ import annotations
 
 import json
 import secrets
 from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,18 +22,46 @@ RESULTS_SCHEMA_VERSION = 1
 Redact = Callable[[str], str]
 
 
-def results_document(evaluation: Evaluation, decision: GateDecision) -> dict[str, Any]:
-    """The versioned, machine-readable record of a run."""
+@dataclass(frozen=True)
+class RunInfo:
+    """Where and why the run happened; empty for a local CLI run."""
+
+    event: str = ""
+    repository: str = ""
+    pull_request: int | None = None
+    head_sha: str = ""
+    base_sha: str = ""
+    run_url: str = ""
+    runs_planned: int = 0
+    runs_done: int = 0
+    cancelled: bool = False
+
+
+def results_document(
+    evaluation: Evaluation, decision: GateDecision, run: RunInfo | None = None
+) -> dict[str, Any]:
+    """The versioned, machine-readable record of a run, with full detail (held-out included)."""
+    bypass = decision.bypass or decision.refusal
     return {
         "schemaVersion": RESULTS_SCHEMA_VERSION,
         "evalward": __version__,
         "result": decision.result.value,
         "reason": decision.reason,
+        "run": asdict(run or RunInfo()),
+        "bypass": None
+        if bypass is None
+        else {"outcome": "honoured" if decision.bypass else "refused", **asdict(bypass)},
         "changedAgents": evaluation.changes.changed_agents,
         "affectedEvals": evaluation.changes.affected_evals,
         "notes": evaluation.notes,
         "evals": [e.model_dump(mode="json", exclude={"fixtures"}) for e in evaluation.evals],
-        "fixtures": [f.model_dump(mode="json") for f in evaluation.fixtures],
+        "fixtures": [
+            {
+                **f.model_dump(mode="json"),
+                "visibility": "private" if (f.eval, f.fixture) in evaluation.private else "public",
+            }
+            for f in evaluation.fixtures
+        ],
     }
 
 
@@ -38,10 +71,15 @@ def write_text(path: Path, text: str, redact: Redact) -> None:
 
 
 def write_results(
-    output_dir: Path, evaluation: Evaluation, decision: GateDecision, redact: Redact
+    output_dir: Path,
+    evaluation: Evaluation,
+    decision: GateDecision,
+    redact: Redact,
+    run: RunInfo | None = None,
 ) -> Path:
     path = output_dir / "results.json"
-    write_text(path, json.dumps(results_document(evaluation, decision), indent=2) + "\n", redact)
+    document = results_document(evaluation, decision, run)
+    write_text(path, json.dumps(document, indent=2) + "\n", redact)
     return path
 
 

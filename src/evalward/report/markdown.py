@@ -1,20 +1,31 @@
-"""Render the PR comment (and the job summary) from a Jinja2 template file."""
+"""Render the PR comment (and the job summary) from a Jinja2 template file.
+
+The built-in template lives in the package; a user template is rendered in Jinja2's sandbox
+with the same data. Whatever a template does, the hidden marker comes first, the bypass
+record comes last, and the body fits GitHub's 65,536-character limit: per-fixture detail is
+folded first, then the text is cut at a line with a pointer to the full report.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import jinja2
+from jinja2.sandbox import SandboxedEnvironment
 
 from evalward import __version__
 from evalward.changes import ChangeSet
 from evalward.compare import Change, EvalComparison
-from evalward.gate import GateDecision, GateResult
+from evalward.errors import ConfigError
+from evalward.gate import BypassRecord, GateDecision, GateResult
 from evalward.report import escape
+from evalward.results import FixtureResult, JudgeVerdict, Status
 
 TEMPLATES = Path(__file__).parent / "templates"
 MAX_COMMENT_CHARS = 65_536
+RECORD_PREFIX = "<!-- evalward-bypass-record"
 
 
 @dataclass
@@ -27,6 +38,92 @@ class ReportContext:
     head_sha: str = ""
     run_url: str = ""
     marker: str = ""
+    notes: list[str] = field(default_factory=list)
+    private: set[tuple[str, str]] = field(default_factory=set)
+    cancelled: str = ""
+    skipped_reason: str = ""
+    record: BypassRecord | None = None
+
+
+@dataclass(frozen=True)
+class Item:
+    eval: str
+    fixture: str
+    private: bool
+    message: str = ""
+    status: str = ""
+
+
+@dataclass(frozen=True)
+class JudgeItem:
+    eval: str
+    fixture: str
+    verdict: JudgeVerdict
+
+
+@dataclass(frozen=True)
+class Detail:
+    eval: str
+    fixture: str
+    private: bool
+    result: FixtureResult
+
+
+@dataclass
+class CommentView:
+    """What the template shows, computed once; held-out fixtures carry no text."""
+
+    failing: int = 0
+    fixtures_total: int = 0
+    fixtures_passing: int = 0
+    regressions: list[Item] = field(default_factory=list)
+    fixed: list[Item] = field(default_factory=list)
+    new: list[Item] = field(default_factory=list)
+    judges: list[JudgeItem] = field(default_factory=list)
+    errors: list[Item] = field(default_factory=list)
+    details: list[Detail] = field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    duration: str = "0 s"
+    cost: str = "not recorded"
+
+
+def build_view(context: ReportContext) -> CommentView:
+    view = CommentView(failing=sum(1 for c in context.comparisons if not c.head.passed))
+    duration_ms = 0.0
+    for comparison in context.comparisons:
+        for fixture in comparison.fixtures:
+            private = (comparison.name, fixture.fixture) in context.private
+            for run in fixture.head + fixture.base:
+                view.input_tokens += run.usage.input_tokens
+                view.output_tokens += run.usage.output_tokens
+                duration_ms += run.duration_ms
+            if not fixture.head:
+                continue
+            first = fixture.head[0]
+            failing_run = next((r for r in fixture.head if not r.passed), first)
+            message = "" if private else failing_run.message
+            item = Item(comparison.name, fixture.fixture, private, message, first.status.value)
+            view.fixtures_total += 1
+            view.fixtures_passing += all(r.passed for r in fixture.head)
+            if fixture.change is Change.regression:
+                view.regressions.append(item)
+            elif fixture.change is Change.fixed:
+                view.fixed.append(item)
+            elif fixture.change is Change.new:
+                view.new.append(item)
+            if any(r.status is Status.error for r in fixture.head):
+                view.errors.append(item)
+            view.details.append(Detail(comparison.name, fixture.fixture, private, failing_run))
+            if private:
+                continue
+            for assertion in failing_run.assertions:
+                verdict = assertion.judge
+                if verdict is not None and (verdict.violations or verdict.advisory):
+                    view.judges.append(JudgeItem(comparison.name, fixture.fixture, verdict))
+    view.details.sort(key=lambda d: d.result.passed)
+    view.duration = f"{duration_ms / 1000:.1f} s"
+    return view
 
 
 def marker_for(key: str) -> str:
@@ -35,15 +132,7 @@ def marker_for(key: str) -> str:
     return f"<!-- evalward-comment:{safe} -->"
 
 
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        autoescape=False,  # noqa: S701 - markdown, not HTML: the md/code filters escape
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
+def _configure(env: jinja2.Environment) -> jinja2.Environment:
     env.filters["md"] = escape.inline
     env.filters["code"] = escape.block
     env.filters["pct"] = lambda value: f"{value:.2f}"
@@ -53,19 +142,68 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def render_comment(context: ReportContext, template: str = "comment.md.j2") -> str:
-    body = (
-        _environment()
-        .get_template(template)
-        .render(
-            ctx=context,
-            version=__version__,
-            failing=sum(1 for c in context.comparisons if not c.head.passed),
-        )
+def _options() -> dict[str, Any]:
+    return {
+        "autoescape": False,  # markdown, not HTML: the md/code filters escape
+        "undefined": jinja2.StrictUndefined,
+        "trim_blocks": True,
+        "lstrip_blocks": True,
+        "keep_trailing_newline": True,
+    }
+
+
+def _builtin() -> jinja2.Environment:
+    loader = jinja2.FileSystemLoader(TEMPLATES)
+    return _configure(jinja2.Environment(loader=loader, **_options()))  # noqa: S701
+
+
+def _sandboxed(path: Path) -> tuple[jinja2.Environment, str]:
+    """A user's template: it may include the built-in partials, and cannot reach Python."""
+    loader = jinja2.ChoiceLoader(
+        [jinja2.FileSystemLoader(path.parent), jinja2.FileSystemLoader(TEMPLATES)]
     )
-    if not body.startswith(context.marker):
-        body = f"{context.marker}\n{body}"
-    if len(body) > MAX_COMMENT_CHARS:
-        note = "\n\n… the comment was cut at GitHub's size limit; see the job summary.\n"
-        body = body[: MAX_COMMENT_CHARS - len(note)] + note
-    return body
+    sandbox = SandboxedEnvironment(loader=loader, **_options())
+    return _configure(sandbox), path.name
+
+
+def render_comment(
+    context: ReportContext,
+    template: Path | None = None,
+    limit: int = MAX_COMMENT_CHARS,
+) -> str:
+    """The comment body, at most `limit` characters, marker first, bypass record last."""
+    env, name = _sandboxed(template) if template else (_builtin(), "comment.md.j2")
+    view = build_view(context)
+    tail = f"\n{context.record.render()}\n" if context.record else ""
+
+    def render(detail: bool) -> str:
+        try:
+            text = env.get_template(name).render(
+                ctx=context, view=view, detail=detail, version=__version__
+            )
+        except jinja2.TemplateError as exc:
+            where = f"{template}:{getattr(exc, 'lineno', '?')}" if template else name
+            raise ConfigError(
+                f"comment-template {where}: {exc}; fix the template or clear the "
+                "`comment-template` input to use the built-in one"
+            ) from None
+        text = text.replace(context.marker, "").replace(RECORD_PREFIX, "&lt;!-- evalward-")
+        return f"{context.marker}\n{text.lstrip()}"
+
+    body = render(detail=True)
+    if len(body) + len(tail) > limit:
+        body = render(detail=False)
+    if len(body) + len(tail) > limit:
+        bypass = _builtin().get_template("bypass.md.j2").render(ctx=context)
+        body = _truncate(body, limit - len(tail) - len(bypass), context.run_url) + bypass
+    return body + tail
+
+
+def _truncate(body: str, limit: int, run_url: str) -> str:
+    where = f" ([workflow run]({run_url}))" if run_url else ""
+    note = (
+        f"\n\n**… cut here to fit GitHub's {MAX_COMMENT_CHARS:,}-character comment limit.** "
+        f"The full report is in the job summary, `results.json` and `report.html`{where}.\n"
+    )
+    cut = body.rfind("\n", 0, max(0, limit - len(note)))
+    return body[: max(cut, 0)] + note

@@ -87,6 +87,7 @@ class EvalFixtureSpec(Model):
     assertions: list[Assertion] = Field(min_length=1)
     tool_replay: list[dict[str, Any]] | None = None
     shadow_tools: list[str] | None = None
+    visibility: Literal["public", "private"] = "public"
 
 
 class EvalFixture(Model):
@@ -137,6 +138,7 @@ class EvalSpec(Model):
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
     schedule: str | None = None
+    visibility: Literal["public", "private"] = "public"
 
 
 class Eval(Model):

@@ -1,0 +1,20 @@
+"""GitHub Actions workflow commands (`::group::`, `::error file=…,line=…::`), safely escaped.
+
+A message cannot start a new command line: `%`, CR and LF are encoded as the runner expects,
+and property values also encode `:` and `,`.
+"""
+
+from __future__ import annotations
+
+
+def _data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(value: str) -> str:
+    return _data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(name: str, message: str = "", **properties: str | int | None) -> str:
+    props = ",".join(f"{key}={_property(str(value))}" for key, value in properties.items() if value)
+    return f"::{name}{' ' + props if props else ''}::{_data(message)}"

@@ -1,0 +1,91 @@
+"""Regenerate the vendored GitHub data from the npm packages (not run by the tests).
+
+    npm install @octokit/webhooks-examples@7.6.1 @octokit/openapi@23.0.2
+    python tests/data/github/extract.py node_modules/@octokit
+
+Writes webhooks/*.json (one real example payload per event/action evalward handles) and
+openapi-subset.json.gz: every operation of api.github.com (method, path, parameters) plus
+the request-body schemas of the operations evalward calls, descriptions stripped.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).parent
+PAYLOADS = {
+    "pull_request": [
+        "opened",
+        "synchronize",
+        "reopened",
+        "ready_for_review",
+        "labeled",
+        "unlabeled",
+        "closed",
+    ],
+    "push": [None],
+    "workflow_dispatch": [None],
+}
+BODIES = {
+    "issues/create-comment",
+    "issues/update-comment",
+    "checks/create",
+    "repos/create-commit-status",
+}
+
+
+def strip(node: Any, names: bool = False) -> Any:
+    """Drop prose; `names` marks a `properties` map, whose keys are field names, not prose."""
+    if isinstance(node, dict):
+        if names:
+            return {k: strip(v) for k, v in node.items()}
+        return {
+            k: strip(v, names=k == "properties")
+            for k, v in node.items()
+            if k not in ("description", "examples", "example")
+        }
+    if isinstance(node, list):
+        return [strip(v) for v in node]
+    return node
+
+
+def main(root: Path) -> None:
+    examples = json.loads((root / "webhooks-examples/api.github.com/index.json").read_text())
+    for entry in examples:
+        for action in PAYLOADS.get(entry["name"], []):
+            payload = next(e for e in entry["examples"] if e.get("action") == action)
+            name = entry["name"] + (f".{action}" if action else "")
+            (HERE / "webhooks" / f"{name}.json").write_text(json.dumps(payload, indent=1) + "\n")
+    spec = json.loads((root / "openapi/generated/api.github.com.deref.json").read_text())
+    subset: dict[str, Any] = {
+        "version": json.loads((root / "openapi/package.json").read_text())["version"],
+        "paths": {},
+    }
+    for path, item in spec["paths"].items():
+        for method, op in item.items():
+            if method not in ("get", "post", "patch", "put", "delete"):
+                continue
+            entry = {
+                "operationId": op.get("operationId"),
+                "parameters": [
+                    {k: v for k, v in p.items() if k in ("name", "in", "required", "schema")}
+                    for p in op.get("parameters", [])
+                ],
+            }
+            if op.get("operationId") in BODIES:
+                body = op["requestBody"]
+                entry["requestBody"] = {
+                    "required": body.get("required", False),
+                    "schema": strip(body["content"]["application/json"]["schema"]),
+                }
+            subset["paths"].setdefault(path, {})[method] = strip(entry)
+    data = json.dumps(subset, separators=(",", ":"), sort_keys=True).encode()
+    (HERE / "openapi-subset.json.gz").write_bytes(gzip.compress(data, mtime=0))
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))

@@ -1,0 +1,109 @@
+"""Check a request against GitHub's official OpenAPI description (vendored subset).
+
+A request GitHub would reject — unknown method and path, a missing required parameter, a
+query value of the wrong type, a body that breaks the operation's schema — is a violation.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+SPEC = Path(__file__).parent.parent / "data" / "github" / "openapi-subset.json.gz"
+
+
+@dataclass(frozen=True)
+class Operation:
+    method: str
+    template: str
+    pattern: re.Pattern[str]
+    spec: dict[str, Any]
+
+
+@cache
+def spec_version() -> str:
+    return str(_spec()["version"])
+
+
+@cache
+def _spec() -> dict[str, Any]:
+    return dict(json.loads(gzip.decompress(SPEC.read_bytes())))
+
+
+@cache
+def _operations() -> list[Operation]:
+    ops = []
+    for template, item in _spec()["paths"].items():
+        regex = re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(template))
+        for method, op in item.items():
+            ops.append(Operation(method.upper(), template, re.compile(f"^{regex}$"), op))
+    # literal segments beat parameters: /repos/{o}/{r}/check-runs before /{o}/{r}/{anything}
+    ops.sort(key=lambda o: o.template.count("{"))
+    return ops
+
+
+def _nullable(schema: Any) -> Any:
+    """OpenAPI 3.0's `nullable: true` is JSON Schema's `null` type."""
+    if isinstance(schema, dict):
+        out = {k: _nullable(v) for k, v in schema.items() if k != "nullable"}
+        if schema.get("nullable") and "type" in out:
+            out["type"] = [out["type"], "null"]
+        return out
+    if isinstance(schema, list):
+        return [_nullable(v) for v in schema]
+    return schema
+
+
+def check(method: str, path: str, query: dict[str, list[str]], body: bytes) -> list[str]:
+    """Problems GitHub would reject the request for; empty when it conforms."""
+    candidates = [o for o in _operations() if o.pattern.match(path)]
+    if not candidates:
+        return [f"{method} {path}: no such path in GitHub's REST API {spec_version()}"]
+    matching = [o for o in candidates if o.method == method]
+    if not matching:
+        allowed = sorted({o.method for o in candidates})
+        return [f"{method} {path}: method not allowed (GitHub allows {', '.join(allowed)})"]
+    op = matching[0]
+    problems = []
+    where = f"{method} {op.template} ({op.spec['operationId']})"
+    for param in op.spec.get("parameters", []):
+        if param["in"] == "query":
+            values = query.get(param["name"])
+            if values is None:
+                if param.get("required"):
+                    problems.append(f"{where}: missing required query parameter {param['name']}")
+                continue
+            kind = param.get("schema", {}).get("type")
+            if kind == "integer" and not all(v.lstrip("-").isdigit() for v in values):
+                problems.append(f"{where}: query {param['name']}={values} is not an integer")
+            enum = param.get("schema", {}).get("enum")
+            if enum and not all(v in enum for v in values):
+                problems.append(f"{where}: query {param['name']}={values} not in {enum}")
+        elif param["in"] == "path" and param.get("schema", {}).get("type") == "integer":
+            segments = dict(zip(op.template.split("/"), path.split("/"), strict=False))
+            value = segments.get("{" + param["name"] + "}", "")
+            if not value.isdigit():
+                problems.append(f"{where}: path parameter {param['name']}={value!r} not an integer")
+    request_body = op.spec.get("requestBody")
+    if request_body is None:
+        return problems
+    if not body:
+        if request_body.get("required"):
+            problems.append(f"{where}: the request body is required")
+        return problems
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return [*problems, f"{where}: the request body is not JSON"]
+    validator = jsonschema.Draft7Validator(_nullable(request_body["schema"]))
+    for error in validator.iter_errors(document):
+        location = "/".join(str(p) for p in error.absolute_path) or "(body)"
+        problems.append(f"{where}: body {location}: {error.message}")
+    return problems

@@ -1,0 +1,83 @@
+"""action.yml and Settings agree, inputs parse as a workflow author writes them, and the
+events route as GitHub's real example payloads say."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from evalward.action import route_event
+from evalward.context import load_context
+from evalward.errors import ConfigError
+from evalward.settings import Settings
+
+ROOT = Path(__file__).parent.parent.parent
+WEBHOOKS = ROOT / "tests" / "data" / "github" / "webhooks"
+
+
+def test_every_action_input_is_a_settings_field_and_back() -> None:
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    assert sorted(action["inputs"]) == sorted(Settings.input_names())
+    env = action["runs"]["env"]
+    for name in Settings.input_names():
+        assert env[f"INPUT_{name.upper().replace('-', '_')}"] == f"${{{{ inputs.{name} }}}}"
+    defaults = Settings()
+    for name, field in Settings.model_fields.items():
+        declared = str(action["inputs"][field.alias]["default"])
+        value = getattr(defaults, name)
+        if name == "github_token":
+            continue
+        expected = "" if value is None else str(value).lower() if isinstance(value, bool) else value
+        assert declared == str(expected), field.alias
+
+
+def test_inputs_parse_and_bad_ones_name_the_input() -> None:
+    settings = Settings.from_env(
+        {"INPUT_CHECK_RUN": "yes", "INPUT_BYPASS_SCOPE": "pr", "INPUT_PR": "12"}
+    )
+    assert settings.check_run is True and settings.bypass_scope == "pr" and settings.pr == 12
+    with pytest.raises(ConfigError, match="`comment`"):
+        Settings.from_env({"INPUT_COMMENT": "sometimes"})
+    with pytest.raises(ConfigError, match="`allow-untrusted-head`"):
+        Settings.from_env({"INPUT_ALLOW_UNTRUSTED_HEAD": "maybe"})
+
+
+@pytest.mark.parametrize(
+    ("payload", "event", "kind"),
+    [
+        ("pull_request.opened", "pull_request", "gate"),
+        ("pull_request.synchronize", "pull_request", "gate"),
+        ("pull_request.reopened", "pull_request", "gate"),
+        ("pull_request.ready_for_review", "pull_request", "gate"),
+        ("pull_request.labeled", "pull_request", "gate"),
+        ("pull_request.unlabeled", "pull_request", "gate"),
+        ("pull_request.closed", "pull_request", "skip"),
+        ("push", "push", "skip"),  # the example pushes a tag
+        ("workflow_dispatch", "workflow_dispatch", "run"),
+    ],
+)
+def test_real_payloads_route(tmp_path: Path, payload: str, event: str, kind: str) -> None:
+    data = json.loads((WEBHOOKS / f"{payload}.json").read_text())
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(data))
+    context = load_context({"GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": str(path)})
+    route = route_event(context, Settings())
+    assert route.kind == kind
+    if kind == "gate":
+        assert route.pr == data["number"]
+        assert context.head_sha == data["pull_request"]["head"]["sha"]
+    if payload == "pull_request.labeled":
+        assert context.event_label == data["label"]["name"]
+
+
+def test_pull_request_target_explains_the_risk(tmp_path: Path) -> None:
+    path = tmp_path / "event.json"
+    path.write_text((WEBHOOKS / "pull_request.opened.json").read_text())
+    env = {"GITHUB_EVENT_NAME": "pull_request_target", "GITHUB_EVENT_PATH": str(path)}
+    with pytest.raises(ConfigError, match="secrets") as info:
+        route_event(load_context(env), Settings())
+    assert "allow-untrusted-head: true" in str(info.value)
+    assert route_event(load_context(env), Settings(**{"allow-untrusted-head": True})).kind == "gate"

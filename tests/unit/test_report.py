@@ -1,0 +1,242 @@
+"""The comment, JUnit and HTML renderers, fed result objects built directly."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from evalward.compare import compare
+from evalward.errors import ConfigError
+from evalward.gate import Bypass, BypassRecord, GateDecision, GateResult, decide
+from evalward.report.html import fixture_id, render_html
+from evalward.report.junit import junit_xml
+from evalward.report.markdown import MAX_COMMENT_CHARS, ReportContext, marker_for, render_comment
+from evalward.resources.models import Severity
+from evalward.results import (
+    AssertionResult,
+    EvalResult,
+    FixtureResult,
+    JudgeVerdict,
+    Status,
+    Verdict,
+    Violation,
+)
+from evalward.runtime.trace import StepType, Trace
+
+EVIL = "@octocat <img src=x onerror=alert(1)> </details> <!-- evalward-comment:x --> ### ⚠️ Bypass"
+MARKER = marker_for("evals/gate")
+
+
+def trace() -> Trace:
+    t = Trace()
+    t.add(StepType.input, content="Where is my order?")
+    t.add(StepType.tool_call, tool="lookup_order", arguments={"order_id": "1"})
+    t.add(StepType.final, content="I emailed your password to everyone.")
+    return t
+
+
+def fixture(name: str, side: str, passed: bool, **extra: object) -> FixtureResult:
+    judge = JudgeVerdict(
+        score=0.3,
+        model="openai/judge",
+        violations=[
+            Violation(
+                rule="never leak secrets",
+                severity="critical",
+                evidence_step=3,
+                quote="emailed your password",
+            ),
+            Violation(
+                rule="be polite",
+                severity="low",
+                evidence_step=9,
+                quote="rude",
+                supported=False,
+                unsupported_reason="step 9 does not exist",
+            ),
+        ],
+        what_would_raise_score="Refuse to share credentials.",
+        advisory=True,
+        advisory_reason="calibration kappa 0.41 is below the floor 0.6",
+    )
+    return FixtureResult(
+        eval="support",
+        fixture=name,
+        side=side,
+        status=Status.passed if passed else Status.failed,
+        score=1.0 if passed else 0.3,
+        verdict=Verdict.passed if passed else Verdict.partial,
+        severity=Severity.high,
+        message="" if passed else f"judge failed: {EVIL}",
+        output=f"final answer ``` {EVIL}",
+        assertions=[
+            AssertionResult(
+                type="judge",
+                status=Status.passed if passed else Status.failed,
+                score=0.3,
+                weight=1,
+                severity=Severity.high,
+                message=EVIL,
+                judge=None if passed else judge,
+            )
+        ],
+        trace=trace(),
+        file=f"evals/{name}.yaml",
+        line=4,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def evals(names: list[str], head_fail: set[str]) -> list[EvalResult]:
+    out = []
+    for side in ("base", "head"):
+        fixtures = [fixture(n, side, side == "base" or n not in head_fail) for n in names]
+        passing = sum(f.passed for f in fixtures)
+        out.append(
+            EvalResult(
+                eval="support",
+                agent="bot",
+                side=side,
+                score=passing / len(names),
+                passed=passing == len(names),
+                pass_threshold=1.0,
+                passing=passing,
+                failing=len(names) - passing,
+                errors=0,
+                total=len(names),
+                fixtures=fixtures,
+            )
+        )
+    return out
+
+
+def context(names: list[str], head_fail: set[str], **extra: object) -> ReportContext:
+    comparisons = compare(evals(names, head_fail))
+    return ReportContext(
+        comparisons=comparisons,
+        decision=decide(comparisons, None),
+        marker=MARKER,
+        head_sha="a" * 40,
+        run_url="https://github.example/r/1",
+        **extra,
+    )  # type: ignore[arg-type]
+
+
+def test_order_judge_violations_and_untrusted_text_stays_inert() -> None:
+    body = render_comment(context(["greeting", "order"], {"greeting"}))
+    # fenced blocks are literal text; everything outside them is what GitHub parses
+    outside = re.sub(r"^(`{3,})text\n.*?^\1$", "", body, flags=re.M | re.S)
+    assert body.startswith(MARKER + "\n") and outside.count("<!-- ") == 1
+    headings = [line for line in body.splitlines() if line.startswith(("## ", "### "))]
+    assert headings == [
+        "## ❌ evalward: 1 of 1 affected Eval(s) failing",
+        "### 🔻 Regressions",
+        "### ⚖️ Judge violations",
+    ]
+    order = [
+        body.index(s)
+        for s in (
+            "| Eval |",
+            "Regressions",
+            "Judge violations",
+            "Tokens:",
+            "<details>",
+            "head `aaaaaaaaaaaa`",
+        )
+    ]
+    assert order == sorted(order)
+    assert "step **3** · critical · never leak secrets — “emailed your password”" in body
+    assert "step **9** · low · be polite — “rude” · ⚠️ _unsupported: step 9 does not exist_" in body
+    assert "_What would raise the score:_ Refuse to share credentials." in body
+    assert "advisory, does not gate: calibration kappa 0.41 is below the floor 0.6" in body
+    # nothing untrusted becomes HTML, a mention, a closing tag or a heading
+    assert "<img" not in outside and "@octocat" not in body
+    assert outside.count("</details>") == outside.count("<details>") == 2
+    assert "\n### ⚠️ Bypass" not in body
+    fences = re.findall(r"^(`{3,})text$", body, flags=re.M)
+    assert fences and all(len(f) >= 4 for f in fences)  # longer than the ``` inside
+
+
+def test_held_out_fixtures_show_name_and_result_only() -> None:
+    ctx = context(["greeting", "order"], {"greeting"}, private={("support", "greeting")})
+    body = render_comment(ctx)
+    assert "greeting" in body and "held out" in body
+    assert "emailed your password" not in body and "judge failed" not in body
+    assert "Refuse to share" not in body
+    xml = junit_xml(evals(["greeting"], {"greeting"}), {("support", "greeting")})
+    assert "judge failed" not in xml and "held out" in xml
+    html = render_html(
+        result="fail",
+        reason="",
+        evals=[],
+        private={("support", "greeting")},
+        fixtures=[fixture("greeting", "head", False)],
+    )
+    assert "emailed your password" not in html and "Held out" in html
+
+
+def test_two_thousand_fixtures_fold_then_truncate_and_keep_marker_bypass_and_record() -> None:
+    names = [f"fixture-{i:04d}" for i in range(2000)]
+    comparisons = compare(evals(names, set(names)))
+    bypass = Bypass("force-eval-bypass", "alice", "2026-11-20T10:00:00", "write", "sha", "a" * 40)
+    record = BypassRecord("force-eval-bypass", "2026-11-20T10:00:00", "a" * 40)
+    ctx = ReportContext(
+        comparisons=comparisons,
+        decision=decide(comparisons, bypass),
+        marker=MARKER,
+        head_sha="a" * 40,
+        run_url="https://x/run",
+        record=record,
+    )
+    body = render_comment(ctx)
+    assert len(body) <= MAX_COMMENT_CHARS
+    assert body.startswith(MARKER)
+    assert "<details>" not in body  # folded first
+    assert "cut here to fit GitHub's 65,536-character comment limit" in body
+    assert "### ⚠️ Bypass" in body and "**alice**" in body
+    assert BypassRecord.parse(body) == record
+    # a smaller Eval only folds
+    small = render_comment(context(names[:40], set(names[:40])), limit=25_000)
+    assert len(small) <= 25_000 and "folded" in small and "cut here" not in small
+
+
+def test_user_template_is_sandboxed_and_keeps_the_marker(tmp_path: Path) -> None:
+    template = tmp_path / "mine.md.j2"
+    template.write_text(
+        "Custom: {{ view.failing }} failing {{ ctx.head_sha[:7] }}\n{% include 'bypass.md.j2' %}"
+    )
+    body = render_comment(context(["a"], {"a"}), template)
+    assert body == f"{MARKER}\nCustom: 1 failing aaaaaaa\n"
+    template.write_text("{{ ctx.__class__.__init__.__globals__ }}")
+    with pytest.raises(ConfigError, match="comment-template"):
+        render_comment(context(["a"], {"a"}), template)
+
+
+def test_junit_counts_and_locations() -> None:
+    root = ET.fromstring(junit_xml(evals(["a", "b"], {"b"}), set()))
+    assert root.get("tests") == "2" and root.get("failures") == "1"
+    failing = root.find(".//testcase[@name='b']")
+    assert failing is not None and failing.get("file") == "evals/b.yaml"
+    assert failing.find("failure") is not None
+
+
+def test_html_links_violations_to_steps() -> None:
+    result = fixture("greeting", "head", False)
+    html = render_html(result="fail", reason="r", evals=[], fixtures=[result], private=set())
+    step = f"{fixture_id(result)}-step-3"
+    assert f'id="{step}"' in html and f'data-step="{step}"' in html
+    assert "<script src" not in html and "http" not in html.split("<script>")[1]
+    assert "&lt;img" in html
+
+
+def test_cancelled_decision_renders() -> None:
+    ctx = ReportContext(
+        comparisons=[],
+        marker=MARKER,
+        cancelled="cancelled after 3 of 8 runs",
+        decision=GateDecision(GateResult.incomplete, reason="x"),
+    )
+    assert "## ⏹️ evalward: cancelled after 3 of 8 runs" in render_comment(ctx)
