@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from evalward.budget import Budget
 from evalward.changes import ChangeSet
 from evalward.context import RunContext, load_context
 from evalward.cron import parse_cron
@@ -29,14 +30,15 @@ from evalward.gate import (
     BypassRefusal,
     GateDecision,
     GateResult,
+    RegressionPolicy,
     audit_record,
     decide,
     judge_bypass,
 )
 from evalward.git import Git
 from evalward.github import Annotation, CheckReport, GitHubClient, GitHubPort, PullInfo
-from evalward.pipeline import Evaluation, Revisions, evaluate_change
-from evalward.plan import Plan
+from evalward.pipeline import Evaluation, Revisions, RunOptions, evaluate_change
+from evalward.plan import GateConfig, Plan
 from evalward.providers.registry import Providers, build_providers
 from evalward.report import files
 from evalward.report.html import render_html
@@ -44,6 +46,7 @@ from evalward.report.junit import junit_xml
 from evalward.report.markdown import ReportContext, marker_for, render_comment
 from evalward.report.workflow import command
 from evalward.resources import load_resources
+from evalward.result_cache import CacheMode, ResultCache
 from evalward.results import FixtureResult
 from evalward.security import Redactor
 from evalward.settings import Settings
@@ -220,6 +223,20 @@ class Runner:
 
     # --- running, with cancellation ---------------------------------------------------------
 
+    def run_options(self) -> RunOptions:
+        settings = self.settings
+        cache_dir = _in_workspace(self.context, settings.cache_dir)
+        cache = None
+        if settings.cache != "off" and cache_dir is not None:
+            cache = ResultCache(cache_dir, CacheMode(settings.cache))
+        return RunOptions(
+            parallel=settings.parallel,
+            run_all=settings.run_all,
+            gate_config=GateConfig(settings.gate_config),
+            cache=cache,
+            budget=Budget(settings.max_model_calls, settings.max_cost_usd),
+        )
+
     async def evaluate(
         self, revisions: Revisions, select: Callable[[str], bool] | None = None
     ) -> Outcome:
@@ -242,7 +259,7 @@ class Runner:
                 revisions,
                 self.providers,
                 self.env,
-                parallel=self.settings.parallel,
+                self.run_options(),
                 on_result=finished,
                 select=select,
                 on_plan=planned,
@@ -295,7 +312,14 @@ class Runner:
         if outcome.progress.cancelled:
             decision = self.cancelled_decision(outcome.progress)
         else:
-            decision = decide(evaluation.comparisons, bypass, refusal)
+            decision = decide(
+                evaluation.comparisons,
+                bypass,
+                refusal,
+                regressions=RegressionPolicy(self.settings.fail_on_regression),
+                skipped_runs=len(evaluation.skipped),
+                allow_incomplete=self.settings.allow_incomplete,
+            )
         report = self.report_context(evaluation, decision, head_sha, outcome.progress)
         report.record = record
         body = self.write_everything(evaluation, decision, report, outcome.progress, pull)
@@ -390,7 +414,12 @@ class Runner:
         if outcome.progress.cancelled:
             decision = self.cancelled_decision(outcome.progress)
         else:
-            decision = decide(evaluation.comparisons, None)
+            decision = decide(
+                evaluation.comparisons,
+                None,
+                skipped_runs=len(evaluation.skipped),
+                allow_incomplete=self.settings.allow_incomplete,
+            )
         head_sha = self.context.sha
         report = self.report_context(evaluation, decision, head_sha, outcome.progress)
         self.write_everything(evaluation, decision, report, outcome.progress, None)
@@ -406,6 +435,7 @@ class Runner:
         return GateDecision(
             GateResult.incomplete,
             reason=f"cancelled after {len(progress.done)} of {progress.planned} runs",
+            interrupted=True,
         )
 
     def report_context(

@@ -13,11 +13,12 @@ from evalward import __version__
 from evalward.errors import EXIT_GATE_FAILED, EXIT_OK
 from evalward.gate import decide
 from evalward.git import Git
-from evalward.pipeline import Revisions, evaluate_change
+from evalward.pipeline import Revisions, RunOptions, evaluate_change
 from evalward.providers.registry import build_providers
 from evalward.report import files
 from evalward.report.markdown import ReportContext, marker_for, render_comment
 from evalward.resources import load_resources
+from evalward.result_cache import ResultCache
 from evalward.security import Redactor
 
 
@@ -39,6 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--mock-script", help="serve every model call from this mock script")
     run.add_argument("--parallel", type=int, default=8, help="runs at once (default: 8)")
     run.add_argument("--output-dir", help="also write results.json and comment.md here")
+    run.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="run everything again instead of reusing results from .evalward/cache",
+    )
 
     validate = commands.add_parser("validate", help="check every resource file and exit 0 or 2")
     validate.add_argument("path", nargs="?", default=".", help="repository root (default: .)")
@@ -80,8 +86,13 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
 
     async def go() -> int:
         try:
+            cache = None if args.no_cache else ResultCache(root / ".evalward" / "cache")
             evaluation = await evaluate_change(
-                Git(root), Revisions(base=args.base), providers, env, parallel=args.parallel
+                Git(root),
+                Revisions(base=args.base),
+                providers,
+                env,
+                RunOptions(parallel=args.parallel, cache=cache),
             )
         finally:
             await providers.aclose()

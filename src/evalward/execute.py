@@ -14,13 +14,18 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
 
 from evalward.errors import ConfigError
+from evalward.fingerprint import FileIndex, agent_fingerprint
 from evalward.plan import Plan, PlannedRun, Side
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.resources import ResourceSet
 from evalward.resources.models import Agent
+from evalward.result_cache import ResultCache, run_key
 from evalward.results import EvalResult, FixtureResult
 from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.process import DEFAULT_KILL_GRACE
@@ -51,12 +56,14 @@ async def execute(
     on_result: ProgressCallback | None = None,
     env: Mapping[str, str] | None = None,
     kill_grace: float = DEFAULT_KILL_GRACE,
+    cache: ResultCache | None = None,
 ) -> list[FixtureResult]:
     """Run the plan; results come back in plan order whatever order runs finish in.
 
     Everything that can be refused is checked before the first run: unknown providers in
     `models`, and side-effecting command tools a fixture neither shadows nor replays.
     `env` is what command tools and bring-your-own agents may see (through their allow-list).
+    With a `cache`, a run whose determining material was seen before is not run again.
     """
     env = dict(os.environ if env is None else env)
     run_limit = asyncio.Semaphore(max(1, parallel))
@@ -64,6 +71,7 @@ async def execute(
     runners: dict[tuple[Side, str], AgentRunner] = {}
     fixture_tools: dict[tuple[Side, str, str], FixtureTools] = {}
     judges = JudgePanel(providers)
+    keys = CacheKeys(checkouts, providers.identity) if cache is not None else None
 
     try:
         for run in plan.runs:
@@ -96,6 +104,21 @@ async def execute(
         spec = located_eval.resource.spec
         runner = runners[(run.side, spec.target_agent)]
         fixture = checkout.resources.fixtures[run.fixture]
+        key = keys.of(run) if keys is not None else ""
+        if cache is not None and (hit := cache.get(key)) is not None:
+            result = hit.model_copy(
+                update={
+                    "eval": run.eval,
+                    "side": run.side.value,
+                    "rep": run.rep,
+                    "file": fixture.file,
+                    "line": fixture.line,
+                    "cached": True,
+                }
+            )
+            if on_result is not None:
+                on_result(result)
+            return result
         async with run_limit, eval_limits[(run.side, run.eval)]:
             trace = await runner.run(
                 FixtureRun(
@@ -111,6 +134,8 @@ async def execute(
         result = await score_fixture(
             run.eval, run.side.value, run.rep, fixture, trace, spec.scoring, judge
         )
+        if cache is not None:
+            cache.put(key, result)
         if on_result is not None:
             on_result(result)
         return result
@@ -119,6 +144,40 @@ async def execute(
         return list(await asyncio.gather(*(one(run) for run in plan.runs)))
     finally:
         await asyncio.gather(*(r.aclose() for r in runners.values()), return_exceptions=True)
+
+
+class CacheKeys:
+    """Result-cache keys: a hash of everything that determines a run's result (see
+    `evalward.result_cache`). Agent fingerprints are computed once per side and agent."""
+
+    def __init__(self, checkouts: dict[Side, Checkout], provider_identity: str) -> None:
+        self._checkouts = checkouts
+        self._identity = provider_identity
+        self._indexes = {side: FileIndex(c.root) for side, c in checkouts.items()}
+        self._agents: dict[tuple[Side, str], dict[str, Any]] = {}
+
+    def of(self, run: PlannedRun) -> str:
+        resources = self._checkouts[run.side].resources
+        evaluation = resources.evals[run.eval].resource
+        agent_name = evaluation.spec.target_agent
+        if (run.side, agent_name) not in self._agents:
+            self._agents[(run.side, agent_name)] = agent_fingerprint(
+                resources.agents[agent_name], self._indexes[run.side]
+            )
+        calibration = resources.calibrations.get(evaluation.spec.judge.calibration or "")
+        material = {
+            "providers": self._identity,
+            "agent": self._agents[(run.side, agent_name)],
+            "fixture": _dump(resources.fixtures[run.fixture].resource),
+            "scoring": _dump(evaluation.spec.scoring),
+            "judge": _dump(evaluation.spec.judge),
+            "calibration": _dump(calibration.resource) if calibration else None,
+        }
+        return run_key(material, run.rep)
+
+
+def _dump(model: BaseModel) -> Any:
+    return model.model_dump(mode="json", by_alias=True)
 
 
 def resolve_agent(agent: Agent, defined_in: str, root: Path) -> DeclarativeAgent:

@@ -125,22 +125,43 @@ class GateDecision:
     refusal: BypassRefusal | None = None
     reason: str = ""
 
+    interrupted: bool = False
+    """True when SIGTERM/SIGINT cut the run short."""
+
     @property
     def exit_code(self) -> int:
-        if self.result is GateResult.incomplete:
+        if self.interrupted:
             return EXIT_INTERRUPTED
-        return EXIT_GATE_FAILED if self.result is GateResult.failed else EXIT_OK
+        if self.result in (GateResult.failed, GateResult.incomplete):
+            return EXIT_GATE_FAILED
+        return EXIT_OK
+
+
+class RegressionPolicy(StrEnum):
+    """Whether regressions gate on their own, besides thresholds (input `fail-on-regression`)."""
+
+    none = "none"
+    significant = "significant"
+    any = "any"
 
 
 def decide(
     comparisons: list[EvalComparison],
     bypass: Bypass | None,
     refusal: BypassRefusal | None = None,
+    *,
+    regressions: RegressionPolicy = RegressionPolicy.none,
+    skipped_runs: int = 0,
+    allow_incomplete: bool = False,
 ) -> GateDecision:
-    """Fail when an affected Eval is below its threshold, unless an honoured bypass covers it."""
+    """Fail when an affected Eval is below its threshold — or regressed, if the policy says so —
+    unless an honoured bypass covers it. Runs skipped by the budget make the gate incomplete,
+    which fails unless `allow_incomplete`."""
     if not comparisons:
         return GateDecision(GateResult.skipped, reason="no Eval is affected by this change")
-    failing = [c for c in comparisons if not c.head.passed]
+    below = [c for c in comparisons if not c.head.passed]
+    regressed = [c for c in comparisons if c.head.passed and _regressed(c, regressions)]
+    failing = below + regressed
     decision = GateDecision(
         GateResult.passed,
         failing_evals=[c.name for c in failing],
@@ -148,25 +169,49 @@ def decide(
             c.name: [
                 f.fixture
                 for f in c.fixtures
-                if f.change is not Change.removed and not all(r.passed for r in f.head)
+                if f.change is Change.regression
+                or (f.change is not Change.removed and not all(r.passed for r in f.head))
             ]
             for c in failing
         },
     )
-    if not failing:
+    incomplete = skipped_runs > 0 and not allow_incomplete
+    if not failing and not incomplete:
         decision.reason = "every affected Eval meets its threshold"
+        if skipped_runs:
+            decision.reason += f" ({skipped_runs} runs skipped by the budget, allowed)"
         return decision
     if bypass is not None:
         decision.result = GateResult.bypassed
         decision.bypass = bypass
         decision.reason = f"failing Evals bypassed by the {bypass.label!r} label"
         return decision
+    reasons = []
+    if below:
+        reasons.append(f"{len(below)} affected Eval(s) below threshold")
+    if regressed:
+        kind = "significant " if regressions is RegressionPolicy.significant else ""
+        reasons.append(f"{len(regressed)} Eval(s) with a {kind}regression")
+    if incomplete and not failing:
+        decision.result = GateResult.incomplete
+        decision.reason = f"{skipped_runs} runs were skipped by the budget"
+        return decision
     decision.result = GateResult.failed
     decision.refusal = refusal
-    decision.reason = f"{len(failing)} affected Eval(s) below threshold"
+    decision.reason = "; ".join(reasons)
+    if incomplete:
+        decision.reason += f"; {skipped_runs} runs were skipped by the budget"
     if refusal is not None:
         decision.reason += f"; the {refusal.label!r} label was refused: {refusal.reason}"
     return decision
+
+
+def _regressed(comparison: EvalComparison, policy: RegressionPolicy) -> bool:
+    if policy is RegressionPolicy.any:
+        return bool(comparison.of(Change.regression))
+    if policy is RegressionPolicy.significant:
+        return comparison.significant_regression
+    return False
 
 
 def audit_record(

@@ -11,14 +11,16 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evalward.budget import Budget, Estimate, Trimmed, trim_to_budget
 from evalward.changes import ChangeSet, detect_changes
 from evalward.compare import EvalComparison, compare
 from evalward.errors import ConfigError, MissingSecretError, ResourceError
-from evalward.execute import Checkout, ProgressCallback, execute, score_evals
+from evalward.execute import CacheKeys, Checkout, ProgressCallback, execute, score_evals
 from evalward.git import FileChange, Git
-from evalward.plan import GateConfig, Plan, Side, build_plan, gate_resources
+from evalward.plan import GateConfig, Plan, PlannedRun, Side, build_plan, gate_resources
 from evalward.providers.registry import Providers, check_credentials
 from evalward.resources import ResourceSet, load_resources
+from evalward.result_cache import ResultCache
 from evalward.results import EvalResult, FixtureResult
 
 
@@ -32,6 +34,24 @@ class Evaluation:
     notes: list[str] = field(default_factory=list)
     private: set[tuple[str, str]] = field(default_factory=set)
     """(Eval, fixture) pairs marked `visibility: private`: held out of public reports."""
+    skipped: list[PlannedRun] = field(default_factory=list)
+    """Runs left out to stay within the budget."""
+    estimate: Estimate | None = None
+
+    @property
+    def cache_hits(self) -> int:
+        return sum(1 for f in self.fixtures if f.cached)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run: concurrency, scope, where the gate's definitions come from, cache, budget."""
+
+    parallel: int = 8
+    run_all: bool = False
+    gate_config: GateConfig = GateConfig.base
+    cache: ResultCache | None = None
+    budget: Budget = field(default_factory=Budget)
 
 
 @dataclass(frozen=True)
@@ -47,10 +67,8 @@ async def evaluate_change(
     revisions: Revisions,
     providers: Providers,
     env: Mapping[str, str],
+    options: RunOptions,
     *,
-    parallel: int,
-    run_all: bool = False,
-    gate_config: GateConfig = GateConfig.base,
     on_result: ProgressCallback | None = None,
     select: Callable[[str], bool] | None = None,
     on_plan: Callable[[Plan], None] | None = None,
@@ -79,27 +97,64 @@ async def evaluate_change(
                     f"{exc.problems[0].render()}"
                 )
         changes = detect_changes(changed, head, base)
-        gate = gate_resources(head, base, gate_config)
-        plan = build_plan(changes, gate, base, run_all=run_all or revisions.base is None)
+        gate = gate_resources(head, base, options.gate_config)
+        plan = build_plan(changes, gate, base, run_all=options.run_all or revisions.base is None)
         if select is not None:
             plan.evals = [name for name in plan.evals if select(name)]
             plan.runs = [run for run in plan.runs if select(run.eval)]
-        if on_plan is not None:
-            on_plan(plan)
         checkouts = {Side.head: Checkout(Side.head, head_root, gate)}
         if base is not None and base_root is not None:
             checkouts[Side.base] = Checkout(Side.base, base_root, base)
+        skipped: list[PlannedRun] = []
+        estimate: Estimate | None = None
+        if options.budget.limited:
+            trimmed = _trim(plan, checkouts, providers, options)
+            plan, skipped, estimate = trimmed.plan, trimmed.skipped, trimmed.estimate
+            if skipped:
+                notes.append(
+                    f"over budget: {len(skipped)} of {len(plan.runs) + len(skipped)} runs skipped "
+                    f"(estimated {estimate.calls} model calls for the rest)"
+                )
+        if on_plan is not None:
+            on_plan(plan)
         try:
             check_credentials(env, _models_of(plan, checkouts), providers)
         except ConfigError as exc:
             raise MissingSecretError(str(exc)) from None
         fixtures = await execute(
-            plan, checkouts, providers, parallel=parallel, on_result=on_result, env=env
+            plan,
+            checkouts,
+            providers,
+            parallel=options.parallel,
+            on_result=on_result,
+            env=env,
+            cache=options.cache,
         )
         evals = score_evals(plan, checkouts, fixtures)
         return Evaluation(
-            changes, plan, fixtures, evals, compare(evals), notes, _private(plan, checkouts)
+            changes,
+            plan,
+            fixtures,
+            evals,
+            compare(evals),
+            notes,
+            _private(plan, checkouts),
+            skipped,
+            estimate,
         )
+
+
+def _trim(
+    plan: Plan, checkouts: dict[Side, Checkout], providers: Providers, options: RunOptions
+) -> Trimmed:
+    cache = options.cache
+    keys = CacheKeys(checkouts, providers.identity) if cache is not None else None
+
+    def cached(run: PlannedRun) -> bool:
+        return cache is not None and keys is not None and cache.contains(keys.of(run))
+
+    resources = {side: checkout.resources for side, checkout in checkouts.items()}
+    return trim_to_budget(plan, resources, providers.prices, options.budget, cached)
 
 
 @contextmanager

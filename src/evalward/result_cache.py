@@ -64,6 +64,9 @@ class ResultCache:
         self.hits += 1
         return result
 
+    def contains(self, key: str) -> bool:
+        return self.mode is not CacheMode.off and self._path(key).is_file()
+
     def put(self, key: str, result: FixtureResult) -> None:
         """Store a result; errors are never cached, so a flaky provider is retried next time."""
         if self.mode is not CacheMode.read_write or result.status.value == "error":

@@ -102,6 +102,8 @@ class FixtureResult(BaseModel):
     trace: Trace = Field(default_factory=Trace)
     file: str = ""
     line: int = 0
+    cached: bool = False
+    """True when this result was reused from the result cache instead of being run."""
 
     @property
     def passed(self) -> bool:

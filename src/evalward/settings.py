@@ -27,8 +27,20 @@ class Settings(BaseModel):
     allow_untrusted_head: bool = Field(default=False, alias="allow-untrusted-head")
     on_missing_secrets: Literal["fail", "skip"] = Field(default="fail", alias="on-missing-secrets")
     pr: int | None = Field(default=None, alias="pr", ge=1)
+    gate_config: Literal["base", "head"] = Field(default="base", alias="gate-config")
+    run_all: bool = Field(default=False, alias="run-all")
+    fail_on_regression: Literal["none", "significant", "any"] = Field(
+        default="none", alias="fail-on-regression"
+    )
+    max_model_calls: int | None = Field(default=None, alias="max-model-calls", ge=1)
+    max_cost_usd: float | None = Field(default=None, alias="max-cost-usd", gt=0)
+    allow_incomplete: bool = Field(default=False, alias="allow-incomplete")
+    cache: Literal["read-write", "read-only", "off"] = Field(default="read-write", alias="cache")
+    cache_dir: str = Field(default=".evalward/cache", alias="cache-dir")
 
-    @field_validator("check_run", "allow_untrusted_head", mode="before")
+    @field_validator(
+        "check_run", "allow_untrusted_head", "run_all", "allow_incomplete", mode="before"
+    )
     @classmethod
     def _yaml_boolean(cls, value: object) -> object:
         """Inputs arrive as strings; accept what a workflow author writes for a boolean."""

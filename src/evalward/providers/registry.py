@@ -7,6 +7,7 @@ cost and cache hits are the same for the agent loop and the judge.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +69,9 @@ class Providers:
     override: Provider | None = None
     credentials: dict[str, Credentials] = field(default_factory=dict)
     cache: ResponseCache | None = None
+    prices: PriceTable = field(default_factory=PriceTable)
+    identity: str = ""
+    """What besides the model ids decides replies (the mock script's hash), for result caching."""
 
     def resolve(self, model_id: str) -> tuple[Provider, str]:
         provider_name, _, model = model_id.partition("/")
@@ -144,10 +148,19 @@ def build_providers(
         by_name[name] = MeteredProvider(provider, prices, cache)
         credentials[name] = Credentials(key_env, bool(api_key), base_url, module.DEFAULT_BASE_URL)
     override: Provider | None = None
+    identity = ""
     if mock_script:
         override = MeteredProvider(MockProvider(load_script(Path(mock_script))), prices, None)
         by_name["mock"] = override
-    return Providers(by_name=by_name, override=override, credentials=credentials, cache=cache)
+        identity = "mock:" + hashlib.sha256(Path(mock_script).read_bytes()).hexdigest()
+    return Providers(
+        by_name=by_name,
+        override=override,
+        credentials=credentials,
+        cache=cache,
+        prices=prices,
+        identity=identity,
+    )
 
 
 def _client(

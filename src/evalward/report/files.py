@@ -53,7 +53,13 @@ def results_document(
         else {"outcome": "honoured" if decision.bypass else "refused", **asdict(bypass)},
         "changedAgents": evaluation.changes.changed_agents,
         "affectedEvals": evaluation.changes.affected_evals,
+        "gateChanges": evaluation.changes.gate_changes,
         "notes": evaluation.notes,
+        "cacheHits": evaluation.cache_hits,
+        "skippedRuns": [
+            {"eval": r.eval, "fixture": r.fixture, "side": r.side.value, "rep": r.rep}
+            for r in evaluation.skipped
+        ],
         "evals": [e.model_dump(mode="json", exclude={"fixtures"}) for e in evaluation.evals],
         "fixtures": [
             {
