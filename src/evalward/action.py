@@ -453,6 +453,9 @@ class Runner:
             notes=evaluation.notes,
             private=evaluation.private,
             cancelled=decision.reason if progress.cancelled else "",
+            gate_config=self.settings.gate_config,
+            cache_hits=evaluation.cache_hits,
+            skipped_runs=len(evaluation.skipped),
         )
 
     def template(self) -> Path | None:

@@ -43,6 +43,9 @@ class ReportContext:
     cancelled: str = ""
     skipped_reason: str = ""
     record: BypassRecord | None = None
+    gate_config: str = "base"
+    cache_hits: int = 0
+    skipped_runs: int = 0
 
 
 @dataclass(frozen=True)
