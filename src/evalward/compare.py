@@ -85,7 +85,8 @@ class EvalComparison:
 
     @property
     def significant_regression(self) -> bool:
-        return bool(self.of(Change.regression)) and self.regression_test().p_value < SIGNIFICANCE
+        """Head passes significantly less often than base over (fixture, rep) pairs."""
+        return self.regression_test().p_value < SIGNIFICANCE
 
 
 def compare(results: list[EvalResult]) -> list[EvalComparison]:

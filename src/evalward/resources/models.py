@@ -115,7 +115,8 @@ class JudgeConfig(Model):
 class ScoringConfig(Model):
     pass_threshold: float = Field(default=1.0, ge=0, le=1)
     severity_weights: dict[Severity, float] = Field(default_factory=dict)
-    min_rep_pass_rate: float = Field(default=1.0, gt=0, le=1)
+    min_rep_pass_rate: float = Field(default=0.6, gt=0, le=1)
+    """A fixture passes when at least this share of its reps pass (bench/gate_sim.py)."""
     """With repsPerFixture > 1, a fixture passes when at least this share of its reps pass.
     The default 1.0 (every rep) fails closed: a flaky fixture is a failing one until the Eval
     says how much flakiness it tolerates."""

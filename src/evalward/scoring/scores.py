@@ -8,7 +8,8 @@
   (errors fail closed), else `fail` when a gating assertion failed, else `pass` when at least
   one gating assertion passed, else `skipped` (nothing was evaluated: never a pass).
 - Over reps: a fixture passes when its share of passing reps reaches
-  `scoring.minRepPassRate` (default 1.0: every rep); skipped reps are not counted.
+  `scoring.minRepPassRate` (default 0.6: 2 of 2 or 3, 3 of 4 or 5); skipped reps are not
+  counted.
 - Eval score: the severity-weighted pass rate of its non-skipped fixtures. Pass iff at least
   one fixture was scored and score ≥ passThreshold.
 """

@@ -260,9 +260,15 @@ def reps_of(name: str, outcomes: list[bool], severity: str = "medium") -> list[F
     return [score(f, answer("ok" if ok else "no"), rep=i) for i, ok in enumerate(outcomes)]
 
 
-def test_reps_default_rule_is_every_rep_passes() -> None:
+def test_reps_default_rule_is_a_clear_majority() -> None:
+    assert fixture_outcome(reps_of("f", [True, True, False]), ScoringConfig()).passed
+    assert not fixture_outcome(reps_of("f", [True, False]), ScoringConfig()).passed
+    assert not fixture_outcome(
+        reps_of("f", [True, True, False, False, False]), ScoringConfig()
+    ).passed
+    assert fixture_outcome(reps_of("f", [True] * 3 + [False] * 2), ScoringConfig()).passed
     reps = reps_of("f", [True, True, False, True])
-    outcome = fixture_outcome(reps, ScoringConfig())
+    outcome = fixture_outcome(reps, ScoringConfig(min_rep_pass_rate=1.0))
     assert (outcome.result, outcome.passes, outcome.reps) == (Status.failed, 3, 4)
     assert outcome.pass_rate == 0.75
     assert outcome.score == pytest.approx(0.75)
