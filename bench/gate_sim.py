@@ -105,7 +105,9 @@ def main() -> None:
         Policy("threshold 0.9, every rep must pass", 0.9, 1.0, RegressionPolicy.none),
         Policy("threshold 0.9, majority of reps (0.6)", 0.9, 0.6, RegressionPolicy.none),
         Policy("threshold 0.8, majority of reps (0.6)", 0.8, 0.6, RegressionPolicy.none),
-        Policy("threshold 0 + fail-on-regression significant", 0.0, 0.6, RegressionPolicy.significant),
+        Policy(
+            "threshold 0 + fail-on-regression significant", 0.0, 0.6, RegressionPolicy.significant
+        ),
         Policy("threshold 0 + fail-on-regression any", 0.0, 0.6, RegressionPolicy.any),
     ]
     print(f"gate simulation: 10 fixtures, reps = {REPS}, base pass probabilities {BASE_PASS}")
