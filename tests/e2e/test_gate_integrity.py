@@ -176,3 +176,31 @@ def _fixtures() -> dict[str, str]:
         "evals/fixtures/order-status.yaml": ORDER_FIXTURE,
         "evals/fixtures/greeting.yaml": GREETING_FIXTURE,
     }
+
+
+def test_a_push_to_the_default_branch_makes_the_next_pr_baseline_free(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    from e2e.test_github_events import real_payload
+    from fakes.model_server import text
+
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=True)
+    model.script("MATH-TUTOR-PROMPT", text("The answer: 4"))
+    repo.checkout("main")
+    payload = {**real_payload("push"), "ref": "refs/heads/master", "after": base}
+    pushed = run_action(repo.path, github, payload, env=env, event_name="push")
+    assert pushed.returncode == 0, pushed.stderr
+    assert model.requests_mentioning("BASE-V1")
+
+    repo.checkout("feature")
+    seen = len(model.requests)
+    gated = run_action(
+        repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
+    )
+    assert gated.returncode == 0, gated.stderr
+    new_requests = model.requests[seen:]
+    assert new_requests, "the head must run"
+    assert all("BASE-V1" not in str(r) for r in new_requests), "the baseline was run again"
+    base_runs = [f for f in gated.results()["fixtures"] if f["side"] == "base"]
+    assert len(base_runs) == 2 and all(f["cached"] for f in base_runs)
