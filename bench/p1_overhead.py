@@ -34,7 +34,7 @@ def main() -> None:
         for _ in range(args.runs):
             before = server.requests()
             run = timed(
-                [*EVALWARD, "run", str(repo), "--parallel", str(args.parallel)],
+                [*EVALWARD, "run", str(repo), "--parallel", str(args.parallel), "--no-cache"],
                 env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "bench"},
             )
             made = server.requests() - before

@@ -31,7 +31,7 @@ class AnthropicProvider:
         api_key: str | None = None,
         version: str = DEFAULT_VERSION,
         retry: RetryPolicy | None = None,
-        max_concurrency: int = 16,
+        max_concurrency: int = 64,
         key_env: str = "ANTHROPIC_API_KEY",
     ) -> None:
         self._client = client

@@ -45,7 +45,7 @@ class ProviderSettings(_Settings):
     api_key_env: str | None = Field(default=None, pattern=ENV_NAME)
     timeout_seconds: float = Field(default=120.0, gt=0)
     """Per call; the Eval's `timeoutSeconds` bounds the whole run on top."""
-    max_concurrency: int = Field(default=16, ge=1, le=1024)
+    max_concurrency: int = Field(default=64, ge=1, le=1024)
     retry: RetrySettings = Field(default_factory=RetrySettings)
     anthropic_version: str = "2023-06-01"
     """Only read by the anthropic provider (the `anthropic-version` header)."""

@@ -28,7 +28,7 @@ class OpenAIProvider:
         base_url: str = DEFAULT_BASE_URL,
         api_key: str | None = None,
         retry: RetryPolicy | None = None,
-        max_concurrency: int = 16,
+        max_concurrency: int = 64,
         key_env: str = "OPENAI_API_KEY",
     ) -> None:
         self._client = client
