@@ -26,6 +26,14 @@ class ContainsAssertion(AssertionBase):
     field: str | None = None
 
 
+class EqualsAssertion(AssertionBase):
+    """The final message (or `field` of it) equals `value`, both trimmed (AgentV `equals`)."""
+
+    type: Literal["equals"]
+    value: str
+    field: str | None = None
+
+
 class NotContainsAssertion(AssertionBase):
     type: Literal["notContains"]
     value: str
@@ -83,6 +91,7 @@ class JudgeAssertion(AssertionBase):
 
 Assertion = Annotated[
     ContainsAssertion
+    | EqualsAssertion
     | NotContainsAssertion
     | RegexAssertion
     | ToolCalledAssertion

@@ -1,12 +1,15 @@
 """Parse YAML into plain data while remembering where every value stood.
 
-Validation errors must name the file, line and column of the offending field, so documents
-are composed into nodes first (PyYAML's C loader when available) and each node's mark is
-recorded under its path of keys and indexes.
+Validation errors must name the file, line and column of the offending field. Recording the
+mark of every node costs about as much as parsing, so the fast path (`load_documents`) only
+constructs the data and finds where each document starts; the loader re-parses a file with
+`parse_documents` (every node's mark under its path of keys and indexes) only when one of its
+documents has a problem to report. PyYAML's C loader (libyaml) is used when available.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +71,55 @@ def parse_documents(text: str) -> list[Document]:
     finally:
         loader.dispose()
     return documents
+
+
+_MARKER = re.compile(r"^---(?:[ \t]|$)", re.MULTILINE)
+
+
+def load_documents(text: str) -> list[Document]:
+    """Every document's data and start line, without per-node marks (the fast path)."""
+    try:
+        datas = list(yaml.load_all(text, Loader=_Loader))
+    except yaml.YAMLError:
+        return parse_documents(text)  # the slow path words the syntax error with its mark
+    starts = _document_starts(text)
+    if len(datas) == len(starts) + 1:
+        starts.insert(0, _first_content_line(text, 0))
+    if len(datas) != len(starts):
+        return parse_documents(text)
+    return [Document(data, start) for data, start in zip(datas, starts, strict=True)]
+
+
+def _document_starts(text: str) -> list[int]:
+    """The first content line after each `---` marker (a marker never occurs inside a scalar)."""
+    starts = []
+    line, counted = 1, 0
+    for match in _MARKER.finditer(text):
+        line += text.count("\n", counted, match.start())
+        counted = match.start()
+        end = text.find("\n", match.end())
+        rest = text[match.end() : end if end >= 0 else len(text)].strip()
+        if rest and not rest.startswith("#"):
+            starts.append(line)
+        else:
+            starts.append(_first_content_line(text, match.end(), after=line))
+    return starts
+
+
+def _first_content_line(text: str, offset: int, after: int = 0) -> int:
+    """The first line after `after` (at `offset`) that holds content, not a comment."""
+    line = after
+    lines = iter(text[offset:].split("\n", 50))
+    if after:
+        next(lines, None)  # the rest of the marker's own line
+    for raw in lines:
+        line += 1
+        stripped = raw.strip()
+        if stripped and not stripped.startswith(("#", "%")):
+            return line
+        if stripped.startswith("---"):
+            return line
+    return max(line, 1)
 
 
 def _record_marks(node: yaml.Node, path: PathKey, marks: dict[PathKey, tuple[int, int]]) -> None:
