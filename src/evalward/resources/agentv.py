@@ -423,10 +423,10 @@ def _llm_grader(
     if not prompt:
         if not ctx.criteria:
             raise AgentVProblem(path, "an llm-grader without `prompt` needs the test's `criteria`")
-        ctx.criteria_used = True
         prompt = ctx.criteria
-    elif re.search(r"\{\{\s*criteria\s*\}\}", prompt):
-        ctx.criteria_used = True
+    elif ctx.criteria and not re.search(r"\{\{\s*criteria\s*\}\}", prompt):
+        prompt = f"{prompt.rstrip()}\n\nCriteria: {{{{criteria}}}}"
+    ctx.criteria_used = True  # AgentV hands the criteria to every grader
     prompt = re.sub(r"\{\{\s*criteria\s*\}\}", lambda _: ctx.criteria or "", prompt)
     prompt = re.sub(r"\{\{\s*expected_output\s*\}\}", lambda _: ctx.reference or "", prompt)
     threshold = item.get("min_score", item.get("threshold", 0.5))
