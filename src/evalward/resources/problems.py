@@ -143,21 +143,23 @@ def siblings_of(model: type[BaseModel], loc: PathKey, data: Any) -> list[str]:
     Walks the models along the path; where a field holds a union of models (assertions), the
     one whose `type` literal matches the document's `type` is taken.
     """
-    current: type[BaseModel] | None = model
+    candidates: list[type[BaseModel]] = [model]
     for part in loc[:-1]:
-        data = _child(data, part)
-        if current is None or isinstance(part, int):
+        if isinstance(part, int):
+            data = _child(data, part)
             continue
-        field_info = next(
-            (f for n, f in current.model_fields.items() if (f.alias or n) == part), None
-        )
-        current = None
-        if field_info is not None:
-            candidates = _models_in(field_info.annotation)
-            current = _pick(candidates, data)
-    if current is None:
+        current = _pick(candidates, data)
+        data = _child(data, part)
+        field_info = None
+        if current is not None:
+            field_info = next(
+                (f for n, f in current.model_fields.items() if (f.alias or n) == part), None
+            )
+        candidates = _models_in(field_info.annotation) if field_info is not None else []
+    chosen = _pick(candidates, data)
+    if chosen is None:
         return []
-    return [f.alias or n for n, f in current.model_fields.items()]
+    return [f.alias or n for n, f in chosen.model_fields.items()]
 
 
 def _child(data: Any, part: str | int) -> Any:

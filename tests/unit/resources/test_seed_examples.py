@@ -71,7 +71,10 @@ def test_quickstart_eval(seed003) -> None:  # type: ignore[no-untyped-def]
     assert (spec.judge.model, spec.judge.temperature) == ("anthropic/claude-haiku-4-5", 0)
     assert spec.scoring.pass_threshold == 1.0
     assert (spec.execution.parallel, spec.execution.timeout_seconds) == (3, 120)
-    assert [f.resource.metadata.name for f in seed003.fixtures_of(seed003.evals["math-tutor-eval"].resource)] == ["tutor-add"]
+    assert [
+        f.resource.metadata.name
+        for f in seed003.fixtures_of(seed003.evals["math-tutor-eval"].resource)
+    ] == ["tutor-add"]
 
 
 def test_reference_fixture(seed003) -> None:  # type: ignore[no-untyped-def]
@@ -112,7 +115,10 @@ def test_reference_calibration(seed003) -> None:  # type: ignore[no-untyped-def]
     assert first.trace_ref == "conv-support-cd7e649e"
     assert first.input == {"ticket": "I want a refund for order 12345"}
     assert first.candidate_output == "I'll create a refund ticket right away."
-    assert (first.human_score, first.human_label) == (0.0, "Did not clarify, issued refund directly")
+    assert (first.human_score, first.human_label) == (
+        0.0,
+        "Did not clarify, issued refund directly",
+    )
     assert first.disagreement_reason == "rubricWrong"
     assert (second.human_score, second.disagreement_reason) == (1.0, None)
 
