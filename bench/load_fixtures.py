@@ -119,9 +119,17 @@ def main() -> None:
                 repeat=1,
             )
             safe = YAML(typ="safe", pure=True)
-            timed("ruamel.yaml typ=safe pure, load_all", lambda: [list(safe.load_all(t)) for t in texts], repeat=1)
+            timed(
+                "ruamel.yaml typ=safe pure, load_all",
+                lambda: [list(safe.load_all(t)) for t in texts],
+                repeat=1,
+            )
             rt = YAML(typ="rt")
-            timed("ruamel.yaml typ=rt (round-trip, marks)", lambda: [list(rt.load_all(t)) for t in texts], repeat=1)
+            timed(
+                "ruamel.yaml typ=rt (round-trip, marks)",
+                lambda: [list(rt.load_all(t)) for t in texts],
+                repeat=1,
+            )
         print("goal: <= 2.000 s;", "OK" if total <= 2.0 else "SLOWER THAN GOAL")
 
 

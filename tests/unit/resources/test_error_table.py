@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (a table of documents and messages reads best one case per line)
 """A table of broken documents: each must be reported at its exact location with its message."""
 
 from __future__ import annotations
