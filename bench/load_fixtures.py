@@ -3,8 +3,9 @@
 Usage: python bench/load_fixtures.py [--fixtures 20000] [--per-file 100] [--parsers]
 
 Writes a temporary repository of fixture files (plus one Agent and one Eval), then times
-`load_resources` on it. `--parsers` also times plain parsing of the same files with PyYAML's C
-loader, PyYAML's pure-Python loader and ruamel.yaml, which is how the parser was chosen.
+`load_resources` on it. `--parsers` also times plain parsing of the same files with yaml-rs,
+PyYAML's C loader, PyYAML's pure-Python loader and ruamel.yaml, which is how the parser was
+chosen.
 """
 
 from __future__ import annotations
@@ -102,9 +103,14 @@ def main() -> None:
         total = timed("evalward load_resources (discover+validate)", lambda: load_resources(root))
         if args.parsers:
             import yaml
+            import yaml_rs
             from ruamel.yaml import YAML
 
             texts = [f.read_text() for f in files]
+            timed(
+                "yaml-rs loads (YAML 1.2, Rust)",
+                lambda: [yaml_rs.loads(t, parse_datetime=False) for t in texts],
+            )
             timed(
                 "PyYAML CSafeLoader (libyaml), load_all",
                 lambda: [list(yaml.load_all(t, Loader=yaml.CSafeLoader)) for t in texts],
