@@ -120,12 +120,11 @@ def _fast_load(text: str, count: int) -> list[Any] | None:
 
 def _implicit_first_line(text: str) -> int | None:
     """The line of a first document that has no `---` marker, if there is one."""
-    for number, raw in enumerate(text.split("\n"), start=1):
-        stripped = raw.strip()
-        if not stripped or stripped.startswith(("#", "%")):
-            continue
-        return None if _MARKER.match(raw) or raw.startswith("...") else number
-    return None
+    found = _first_content(text, 0, 0)
+    if found is None:
+        return None
+    line, start = found
+    return None if _MARKER.match(text, start) or text.startswith("...", start) else line
 
 
 def _document_starts(text: str) -> list[int]:
@@ -144,20 +143,28 @@ def _document_starts(text: str) -> list[int]:
     return starts
 
 
-def _first_content_line(text: str, offset: int, after: int = 0) -> int:
-    """The first line after `after` (at `offset`) that holds content, not a comment."""
-    line = after
-    lines = iter(text[offset:].split("\n", 50))
-    if after:
-        next(lines, None)  # the rest of the marker's own line
-    for raw in lines:
+def _first_content_line(text: str, offset: int, after: int) -> int:
+    """The first line after line `after` (whose marker ends at `offset`) holding content."""
+    newline = text.find("\n", offset)
+    found = None if newline < 0 else _first_content(text, newline + 1, after)
+    return found[0] if found is not None else after
+
+
+def _first_content(text: str, position: int, before: int) -> tuple[int, int] | None:
+    """(line, offset) of the first line from `position` that is not blank, a comment or a
+    directive; lines are numbered on from `before`. Scans without copying the text."""
+    line = before
+    while position <= len(text):
+        newline = text.find("\n", position)
+        end = newline if newline >= 0 else len(text)
         line += 1
-        stripped = raw.strip()
+        stripped = text[position:end].strip()
         if stripped and not stripped.startswith(("#", "%")):
-            return line
-        if stripped.startswith("---"):
-            return line
-    return max(line, 1)
+            return line, position
+        if newline < 0:
+            return None
+        position = newline + 1
+    return None
 
 
 def _record_marks(node: yaml.Node, path: PathKey, marks: dict[PathKey, tuple[int, int]]) -> None:

@@ -144,6 +144,11 @@ def test_json_schema_rejects_what_the_loader_rejects() -> None:
     document["spec"]["sevrity"] = "high"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(document, json_schema("EvalFixture"))
+    evaluation = yaml.safe_load((SEEDS / "support-bot.yaml").read_text().split("---")[1])
+    jsonschema.validate(evaluation, json_schema("Eval"))
+    evaluation["spec"]["scoring"]["severityWeights"] = {"extreme": 9.0}
+    with pytest.raises(jsonschema.ValidationError, match="'extreme' is not one of"):
+        jsonschema.validate(evaluation, json_schema("Eval"))
 
 
 # --- seed 004 (AgentV) ------------------------------------------------------------------
