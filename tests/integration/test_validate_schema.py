@@ -125,6 +125,13 @@ def test_config_errors_are_located(tmp_path: Path) -> None:
     ]
 
 
+def test_a_missing_root_is_a_config_problem(tmp_path: Path) -> None:
+    (tmp_path / "evalward.yaml").write_text("roots: [evals]\n")
+    done = evalward("validate", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 2
+    assert "evalward.yaml: roots: root 'evals' is not a folder of the repository" in done.stderr
+
+
 def test_agentv_tests_path_and_repo_root_references(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "style.md").write_text("Be brief.")

@@ -107,10 +107,21 @@ def load_resources(
 
     `config` defaults to the root's `evalward.yaml` (roots, excludes, defaults).
     """
-    from evalward.config import load_config
+    from evalward.config import CONFIG_FILE, load_config
 
     config = config if config is not None else load_config(root)
     run = _Run(root, config)
+    for sub in config.roots if files is None else []:
+        if not (root / sub).is_dir():
+            run.problems.append(
+                Problem(
+                    CONFIG_FILE,
+                    None,
+                    None,
+                    "roots",
+                    f"root {sub!r} is not a folder of the repository",
+                )
+            )
     paths = sorted(files) if files is not None else sorted(discover(root, config))
     for path in paths:
         run.load_file(path)
@@ -244,7 +255,18 @@ class _Run:
         data = pending.data
         if not isinstance(data, dict):
             return
-        if data.get("apiVersion") in API_VERSIONS:
+        version = data.get("apiVersion")
+        ours = isinstance(version, str) and version.startswith("evalward.dev/")
+        if ours and version not in API_VERSIONS:
+            self.problem(
+                rel,
+                pending.index,
+                pending.start_line,
+                ("apiVersion",),
+                f"unsupported apiVersion: expected {API_VERSIONS[0]}; found {version!r}",
+            )
+            return
+        if version in API_VERSIONS:
             resource = self._validate(pending, rel)
             if resource is not None:
                 self._add(Located(resource, rel, pending.start_line, pending.index), pending)

@@ -167,7 +167,9 @@ class EvalSpec(Model):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
-    schedule: str | None = None
+    schedule: str | None = Field(
+        default=None, json_schema_extra={"pattern": r"^\s*(\S+\s+){4}\S+\s*$"}
+    )
     """A 5-field cron expression (minute hour day-of-month month day-of-week)."""
 
     @field_validator("schedule")

@@ -71,6 +71,20 @@ CASES: list[tuple[str, dict[str, str], str | tuple[str, ...]]] = [
         " found 'EvalFixure' (did you mean 'EvalFixture'?)",
     ),
     (
+        "unsupported-api-version",
+        {"x.yaml": "apiVersion: evalward.dev/v2\nkind: Agent\n"},
+        "x.yaml:1:1: apiVersion: unsupported apiVersion: expected evalward.dev/v1; found 'evalward.dev/v2'",
+    ),
+    (
+        "duplicate-yaml-key",
+        {
+            "f.yaml": fixture_with(
+                "  targetAgent: bot\n", "  targetAgent: bot\n  targetAgent: bot\n"
+            )
+        },
+        "f.yaml:8:3: invalid YAML: duplicate key 'targetAgent' (first at line 7)",
+    ),
+    (
         "missing-kind",
         {"x.yaml": "apiVersion: evalward.dev/v1\nmetadata: {name: a}\n"},
         "x.yaml:1:1: unknown kind: expected one of Agent, EvalFixture, Eval, JudgeCalibration;"
