@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TextIO
 
 from evalward import __version__
-from evalward.errors import EXIT_GATE_FAILED, EXIT_OK
+from evalward.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError
 from evalward.gate import decide
 from evalward.git import Git
 from evalward.pipeline import Revisions, RunOptions, evaluate_change
@@ -18,6 +18,7 @@ from evalward.providers.registry import build_providers
 from evalward.report import files
 from evalward.report.markdown import ReportContext, marker_for, render_comment
 from evalward.resources import load_resources
+from evalward.resources.problems import did_you_mean
 from evalward.result_cache import ResultCache
 from evalward.security import Redactor
 
@@ -56,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("path", nargs="?", default=".", help="repository root (default: .)")
     calibrate.add_argument("--mock-script", help="serve every model call from this mock script")
     calibrate.add_argument("--parallel", type=int, default=4, help="judge calls at once")
+    schema = commands.add_parser("schema", help="print the JSON Schema of the resource kinds")
+    schema.add_argument(
+        "kind", nargs="?", help="Agent, EvalFixture, Eval or JudgeCalibration (default: all)"
+    )
 
     commands.add_parser("action", help="run as the GitHub Action (reads the GITHUB_* environment)")
     return parser
@@ -70,6 +75,8 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
         return _validate(Path(args.path), out)
     if args.command == "calibrate":
         return _calibrate(args, out)
+    if args.command == "schema":
+        return _schema(args.kind, out)
     if args.command == "action":
         from evalward import action
 
@@ -117,6 +124,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _validate(root: Path, out: TextIO) -> int:
+    if not root.is_dir():
+        raise ConfigError(f"{root}: not a directory; give the repository root to validate")
     resources = load_resources(root.resolve())
     for warning in resources.warnings:
         print(f"warning: {warning.render()}", file=out)
@@ -152,3 +161,17 @@ def _calibrate(args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_OK if result.phase is CalibrationPhase.calibrated else EXIT_GATE_FAILED
 
     return asyncio.run(go())
+
+
+def _schema(kind: str | None, out: TextIO) -> int:
+    import json
+
+    from evalward.resources.schema import json_schema, kind_names
+
+    if kind is not None and kind not in kind_names():
+        raise ConfigError(
+            f"unknown kind {kind!r}; expected one of {', '.join(kind_names())}"
+            f"{did_you_mean(kind, kind_names())}"
+        )
+    print(json.dumps(json_schema(kind), indent=2), file=out)
+    return EXIT_OK

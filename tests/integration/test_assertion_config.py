@@ -30,10 +30,16 @@ spec:
             "{ type: jsonSchema, schema: { type: objekt } }",
             "invalid JSON Schema at type: 'objekt' is not valid",
         ),
-        ("{ type: trajectory, tools: [a], mode: sorted }", "'strict', 'unordered'"),
-        ("{ type: toolArgs, tool: t, args: {}, mode: fuzzy }", "'partial' or 'exact'"),
+        (
+            "{ type: trajectory, tools: [a], mode: sorted }",
+            "expected one of: strict, unordered, subset, superset; found 'sorted'",
+        ),
+        (
+            "{ type: toolArgs, tool: t, args: {}, mode: fuzzy }",
+            "expected one of: partial, exact; found 'fuzzy'",
+        ),
         ("{ type: maxSteps, max: -1 }", "greater than or equal to 0"),
-        ("{ type: latency, maxMs: 10, scope: turn }", "'run' or 'step'"),
+        ("{ type: latency, maxMs: 10, scope: turn }", "expected one of: run, step; found 'turn'"),
         ("{ type: equals }", "missing required field 'value'"),
     ],
 )

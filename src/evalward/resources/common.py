@@ -7,7 +7,8 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-API_VERSIONS = ("evalward.dev/v1", "pai.io/v1")
+API_VERSION = "evalward.dev/v1"
+API_VERSIONS = (API_VERSION, "pai.io/v1")
 """`pai.io/v1` is accepted so that seed 003's examples load unchanged."""
 
 NAME_PATTERN = r"^[a-z0-9]([a-z0-9._-]{0,251}[a-z0-9])?$"

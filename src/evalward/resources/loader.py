@@ -1,17 +1,24 @@
-"""Discover resource documents in a tree, validate them, and cross-check their references."""
+"""Discover resource documents in a tree, validate them, and cross-check their references.
+
+Every problem of a run is collected and raised together as one ResourceError (exit code 2):
+syntax errors, schema errors, duplicates, dangling references. A document is ours when its
+`apiVersion` is ours (then it must be valid) or when it has AgentV's shape; any other YAML
+document is ignored.
+"""
 
 from __future__ import annotations
 
-import difflib
+import fnmatch
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from evalward.errors import Problem, ResourceError
+from evalward.resources import agentv
 from evalward.resources.models import (
     API_VERSIONS,
     KINDS,
@@ -20,10 +27,33 @@ from evalward.resources.models import (
     EvalFixture,
     JudgeCalibration,
 )
-from evalward.resources.yamlsource import Document, PathKey, YamlSyntaxError, parse_documents
+from evalward.resources.problems import did_you_mean, problems_from_validation, render_path
+from evalward.resources.yamlsource import (
+    Document,
+    PathKey,
+    YamlSyntaxError,
+    load_documents,
+    parse_documents,
+)
+
+if TYPE_CHECKING:
+    from evalward.config import RepoConfig
 
 DEFAULT_EXCLUDES = frozenset(
-    {".git", "node_modules", ".venv", "venv", ".tox", ".evalward", "__pycache__", ".mypy_cache"}
+    {
+        ".git",
+        "node_modules",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        ".evalward",
+        "__pycache__",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".pytest_cache",
+        "site-packages",
+    }
 )
 MAX_FILE_BYTES = 5 * 1024 * 1024
 
@@ -37,6 +67,8 @@ class Located(Generic[R]):
     resource: R
     file: str
     line: int
+    document: int = 0
+    """Index of the document in its file (for locating fields later)."""
 
 
 @dataclass
@@ -68,28 +100,76 @@ class ResourceSet:
         return [e for _, e in sorted(self.evals.items()) if e.resource.spec.target_agent == agent]
 
 
-def load_resources(root: Path, files: Iterable[Path] | None = None) -> ResourceSet:
-    """Load every resource under `root`; raise one ResourceError listing every problem."""
-    problems: list[Problem] = []
-    result = ResourceSet(root=root)
-    paths = sorted(files) if files is not None else sorted(discover(root))
+def load_resources(
+    root: Path, files: Iterable[Path] | None = None, config: RepoConfig | None = None
+) -> ResourceSet:
+    """Load every resource under `root`; raise one ResourceError listing every problem.
+
+    `config` defaults to the root's `evalward.yaml` (roots, excludes, defaults).
+    """
+    from evalward.config import CONFIG_FILE, load_config
+
+    config = config if config is not None else load_config(root)
+    run = _Run(root, config)
+    for sub in config.roots if files is None else []:
+        if not (root / sub).is_dir():
+            run.problems.append(
+                Problem(
+                    CONFIG_FILE,
+                    None,
+                    None,
+                    "roots",
+                    f"root {sub!r} is not a folder of the repository",
+                )
+            )
+    paths = sorted(files) if files is not None else sorted(discover(root, config))
     for path in paths:
-        rel = _relative(path, root)
-        for located in _load_file(path, rel, problems):
-            _add(result, located, problems)
-    _cross_check(result, problems)
-    if problems:
-        raise ResourceError(problems)
-    return result
+        run.load_file(path)
+    _cross_check(run)
+    if run.problems:
+        raise ResourceError(sorted(run.problems, key=_order))
+    return run.result
 
 
-def discover(root: Path) -> Iterator[Path]:
-    """Every `*.yaml` / `*.yml` under root, skipping VCS, dependency and cache folders."""
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in DEFAULT_EXCLUDES)
-        for name in filenames:
-            if name.endswith((".yaml", ".yml")):
-                yield Path(dirpath) / name
+def _order(problem: Problem) -> tuple[str, int, int]:
+    return (problem.file, problem.line or 0, problem.column or 0)
+
+
+def discover(root: Path, config: RepoConfig | None = None) -> Iterator[Path]:
+    """Every `*.yaml` / `*.yml` under the configured roots, minus the excludes."""
+    from evalward.config import CONFIG_FILE
+
+    excludes = list(config.exclude) if config is not None else []
+    roots = list(config.roots) if config is not None else ["."]
+    seen: set[Path] = set()
+    for sub in roots:
+        start = (root / sub).resolve() if sub != "." else root
+        for dirpath, dirnames, filenames in os.walk(start):
+            base = Path(dirpath)
+            dirnames[:] = sorted(
+                d
+                for d in dirnames
+                if d not in DEFAULT_EXCLUDES and not _excluded(base / d, root, excludes)
+            )
+            for name in filenames:
+                path = base / name
+                if not name.endswith((".yaml", ".yml")) or path in seen:
+                    continue
+                if base == root and name == CONFIG_FILE:
+                    continue
+                if not _excluded(path, root, excludes):
+                    seen.add(path)
+                    yield path
+
+
+def _excluded(path: Path, root: Path, patterns: list[str]) -> bool:
+    if not patterns:
+        return False
+    rel = _relative(path, root)
+    return any(
+        fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(path.name, p) or rel.startswith(p + "/")
+        for p in patterns
+    )
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -99,220 +179,235 @@ def _relative(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def _load_file(path: Path, rel: str, problems: list[Problem]) -> list[Located[BaseModel]]:
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            problems.append(
-                Problem(rel, None, None, "", f"file is larger than {MAX_FILE_BYTES} bytes")
-            )
-            return []
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        if _mentions_resources(path.read_bytes()):
-            problems.append(Problem(rel, None, None, "", "file is not valid UTF-8"))
-        return []
-    except OSError as exc:
-        problems.append(Problem(rel, None, None, "", f"cannot read file: {exc.strerror}"))
-        return []
-    if not _mentions_resources(text.encode()):
-        return []
-    try:
-        documents = parse_documents(text)
-    except YamlSyntaxError as exc:
-        problems.append(Problem(rel, exc.line, exc.column, "", str(exc)))
-        return []
-    loaded: list[Located[BaseModel]] = []
-    for document in documents:
-        resource = _validate(document, rel, problems)
-        if resource is not None:
-            loaded.append(Located(resource, rel, document.start_line))
-    return loaded
+@dataclass
+class _Pending:
+    """A document to validate, and how to find its marks again if it has a problem."""
+
+    data: Any
+    start_line: int
+    index: int
 
 
-def _mentions_resources(raw: bytes) -> bool:
-    """Cheap pre-filter: a file that never says `apiVersion` holds none of our kinds."""
-    return b"apiVersion" in raw
+class _Run:
+    """The state of one load: results, problems, and per-file parse caches."""
 
+    def __init__(self, root: Path, config: RepoConfig) -> None:
+        self.root = root
+        self.config = config
+        self.result = ResourceSet(root=root)
+        self.problems: list[Problem] = []
+        self._texts: dict[str, str] = {}
+        self._marked: dict[str, list[Document]] = {}
+        self._locations: dict[tuple[str, str, str], tuple[int, int]] = {}
 
-def _validate(document: Document, rel: str, problems: list[Problem]) -> BaseModel | None:
-    data = document.data
-    if not isinstance(data, dict) or data.get("apiVersion") not in API_VERSIONS:
-        return None
-    kind = data.get("kind")
-    model = KINDS.get(kind) if isinstance(kind, str) else None
-    if model is None:
-        line, column = document.locate(("kind",))
-        hint = _did_you_mean(str(kind), KINDS)
-        problems.append(
-            Problem(
+    # -- locations ------------------------------------------------------------------------
+
+    def marked(self, rel: str, index: int) -> Document | None:
+        """The document with per-node marks, parsed again only when a problem needs it."""
+        if rel not in self._marked:
+            try:
+                self._marked[rel] = parse_documents(self._texts[rel])
+            except (KeyError, YamlSyntaxError):
+                self._marked[rel] = []
+        documents = self._marked[rel]
+        return documents[index] if index < len(documents) else None
+
+    def problem(self, rel: str, index: int, start: int, loc: PathKey, message: str) -> None:
+        document = self.marked(rel, index)
+        line, column = document.locate(loc) if document is not None else (start, 1)
+        self.problems.append(Problem(rel, line, column, render_path(loc), message))
+
+    # -- loading --------------------------------------------------------------------------
+
+    def load_file(self, path: Path) -> None:
+        rel = _relative(path, self.root)
+        text = self._read(path, rel)
+        if text is None or ("apiVersion" not in text and not _maybe_agentv(text)):
+            return
+        try:
+            documents = load_documents(text)
+        except YamlSyntaxError as exc:
+            self.problems.append(Problem(rel, exc.line, exc.column, "", str(exc)))
+            return
+        self._texts[rel] = text
+        for index, document in enumerate(documents):
+            self._load_document(_Pending(document.data, document.start_line, index), rel)
+
+    def _read(self, path: Path, rel: str) -> str | None:
+        try:
+            if path.stat().st_size > MAX_FILE_BYTES:
+                raw = path.read_bytes()[:65536]
+                if b"apiVersion" in raw:
+                    self.problems.append(
+                        Problem(rel, None, None, "", f"file is larger than {MAX_FILE_BYTES} bytes")
+                    )
+                return None
+            return path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            if b"apiVersion: evalward.dev" in path.read_bytes():
+                self.problems.append(Problem(rel, None, None, "", "file is not valid UTF-8"))
+            return None
+        except OSError as exc:
+            self.problems.append(Problem(rel, None, None, "", f"cannot read file: {exc.strerror}"))
+            return None
+
+    def _load_document(self, pending: _Pending, rel: str) -> None:
+        data = pending.data
+        if not isinstance(data, dict):
+            return
+        version = data.get("apiVersion")
+        ours = isinstance(version, str) and version.startswith("evalward.dev/")
+        if ours and version not in API_VERSIONS:
+            self.problem(
                 rel,
-                line,
-                column,
-                "kind",
-                f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}{hint}",
+                pending.index,
+                pending.start_line,
+                ("apiVersion",),
+                f"unsupported apiVersion: expected {API_VERSIONS[0]}; found {version!r}",
             )
-        )
-        return None
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        for error in exc.errors():
-            problems.append(_problem_from(error, document, rel, model))
-        return None
+            return
+        if version in API_VERSIONS:
+            resource = self._validate(pending, rel)
+            if resource is not None:
+                self._add(Located(resource, rel, pending.start_line, pending.index), pending)
+        elif "apiVersion" not in data and agentv.is_agentv(data, rel):
+            self._load_agentv(pending, rel)
 
+    def _validate(self, pending: _Pending, rel: str) -> BaseModel | None:
+        data = pending.data
+        kind = data.get("kind")
+        model = KINDS.get(kind) if isinstance(kind, str) else None
+        if model is None:
+            found = "no `kind`" if kind is None else f"{kind!r}"
+            self.problem(
+                rel,
+                pending.index,
+                pending.start_line,
+                ("kind",) if "kind" in data else (),
+                f"unknown kind: expected one of {', '.join(KINDS)}; found {found}"
+                f"{did_you_mean(str(kind), KINDS)}",
+            )
+            return None
+        if model is Eval:
+            data = _with_defaults(data, self.config)
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            document = self.marked(rel, pending.index) or Document(data, pending.start_line)
+            self.problems.extend(problems_from_validation(exc, document, rel, model))
+            return None
 
-def _problem_from(error: object, document: Document, rel: str, model: type[BaseModel]) -> Problem:
-    assert isinstance(error, dict)
-    loc: PathKey = tuple(
-        part for part in error["loc"] if isinstance(part, int) or not _is_union_tag(part)
-    )
-    line, column = document.locate(loc)
-    path = _render_path(loc)
-    message = str(error["msg"])
-    if error["type"] == "extra_forbidden":
-        message = f"unknown field {loc[-1]!r}{_did_you_mean(str(loc[-1]), _siblings(model, loc))}"
-    elif error["type"] == "missing":
-        message = f"missing required field {loc[-1]!r}"
-    elif error["type"] == "union_tag_invalid":
-        message = message.replace("Input tag", "assertion type")
-    else:
-        found = error.get("input")
-        if not isinstance(found, dict | list):
-            message = f"{message} (found {found!r})"
-    message = message.replace("Value error, ", "")
-    return Problem(rel, line, column, path, message)
+    def _load_agentv(self, pending: _Pending, rel: str) -> None:
+        conversion = agentv.convert(pending.data, rel, self.root, self.config.defaults.target_agent)
+        for problem in conversion.problems:
+            self.problem(rel, pending.index, pending.start_line, problem.path, problem.message)
+        for data, path in conversion.fixtures:
+            try:
+                fixture = EvalFixture.model_validate(data)
+            except ValidationError as exc:
+                for error in exc.errors():
+                    where = render_path(tuple(p for p in error["loc"] if isinstance(p, str | int)))
+                    message = f"becomes an invalid EvalFixture: {where}: {error['msg']}"
+                    self.problem(rel, pending.index, pending.start_line, path, message)
+                continue
+            document = self.marked(rel, pending.index)
+            line = document.locate(path)[0] if document is not None else pending.start_line
+            self._add(Located(fixture, rel, line, pending.index), pending, path)
 
-
-def _is_union_tag(part: str | int) -> bool:
-    """pydantic inserts the discriminator value into `loc`; it is not a YAML key."""
-    return isinstance(part, str) and part in _ASSERTION_TAGS
-
-
-_ASSERTION_TAGS = frozenset(
-    {
-        "contains",
-        "notContains",
-        "regex",
-        "toolCalled",
-        "toolNotCalled",
-        "toolSequence",
-        "equals",
-        "jsonSchema",
-        "toolArgs",
-        "trajectory",
-        "maxSteps",
-        "cost",
-        "latency",
-        "judge",
-    }
-)
-
-
-def _render_path(loc: PathKey) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
-    return out
-
-
-def _siblings(model: type[BaseModel], loc: PathKey) -> list[str]:
-    """Valid field names at the level of `loc`'s last part, for did-you-mean."""
-    current: type[BaseModel] | None = model
-    for part in loc[:-1]:
-        if current is None or isinstance(part, int):
-            continue
-        field_info = next(
-            (f for n, f in current.model_fields.items() if (f.alias or n) == part), None
-        )
-        current = _model_in(field_info.annotation) if field_info is not None else None
-    if current is None:
-        return []
-    return [f.alias or n for n, f in current.model_fields.items()]
-
-
-def _model_in(annotation: object) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in getattr(annotation, "__args__", ()):
-        found = _model_in(arg)
-        if found is not None:
-            return found
-    return None
-
-
-def _did_you_mean(word: str, candidates: Iterable[str]) -> str:
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-def _add(result: ResourceSet, located: Located[BaseModel], problems: list[Problem]) -> None:
-    resource = located.resource
-    table: dict[str, Located[BaseModel]]
-    if isinstance(resource, Agent):
-        table = result.agents  # type: ignore[assignment]
-    elif isinstance(resource, EvalFixture):
-        table = result.fixtures  # type: ignore[assignment]
-    elif isinstance(resource, Eval):
-        table = result.evals  # type: ignore[assignment]
-    elif isinstance(resource, JudgeCalibration):
-        table = result.calibrations  # type: ignore[assignment]
-    else:  # pragma: no cover - KINDS holds only these
-        return
-    name = resource.metadata.name
-    kind = resource.kind
-    if name in table:
-        first = table[name]
-        problems.append(
-            Problem(
+    def _add(self, located: Located[Any], pending: _Pending, at: PathKey = ()) -> None:
+        resource = located.resource
+        table: dict[str, Located[Any]]
+        if isinstance(resource, Agent):
+            table = self.result.agents
+        elif isinstance(resource, EvalFixture):
+            table = self.result.fixtures
+        elif isinstance(resource, Eval):
+            table = self.result.evals
+        else:
+            table = self.result.calibrations
+        name = resource.metadata.name
+        if name in table:
+            first = table[name]
+            self.problem(
                 located.file,
+                pending.index,
                 located.line,
-                1,
-                "metadata.name",
-                f"duplicate {kind} {name!r}; first defined at {first.file}:{first.line}",
+                (*at, "id") if at else ("metadata", "name"),
+                f"duplicate {resource.kind} {name!r}: also defined at {first.file}:{first.line}",
             )
-        )
-        return
-    table[name] = located
+            return
+        table[name] = located
+
+    def located_field(self, located: Located[Any], loc: PathKey, message: str) -> None:
+        """A problem at a field of an already validated resource."""
+        self.problem(located.file, located.document, located.line, loc, message)
 
 
-def _cross_check(result: ResourceSet, problems: list[Problem]) -> None:
+def _maybe_agentv(text: str) -> bool:
+    return "evalcases:" in text or "eval_cases:" in text or "tests:" in text
+
+
+def _with_defaults(data: dict[str, Any], config: RepoConfig) -> dict[str, Any]:
+    """The Eval with evalward.yaml's `defaults` filled in under the fields it leaves unset."""
+    defaults = config.defaults
+    sections = {
+        "judge": defaults.judge,
+        "scoring": defaults.scoring,
+        "execution": defaults.execution,
+    }
+    if not any(sections.values()) or not isinstance(data.get("spec"), dict):
+        return data
+    spec = dict(data["spec"])
+    for key, values in sections.items():
+        if values and (isinstance(spec.get(key), dict) or key not in spec):
+            spec[key] = {**values, **(spec.get(key) or {})}
+    return {**data, "spec": spec}
+
+
+def _cross_check(run: _Run) -> None:
+    result = run.result
     for name, located in sorted(result.evals.items()):
         spec = located.resource.spec
         if spec.target_agent not in result.agents:
-            problems.append(
-                Problem(
-                    located.file,
-                    located.line,
-                    1,
-                    "spec.targetAgent",
-                    f"Eval {name!r} targets agent {spec.target_agent!r}, which is not defined"
-                    f"{_did_you_mean(spec.target_agent, result.agents)}",
-                )
+            run.located_field(
+                located,
+                ("spec", "targetAgent"),
+                f"Eval {name!r} targets agent {spec.target_agent!r}, which is not defined"
+                f"{did_you_mean(spec.target_agent, result.agents)}",
             )
-        for fixture in spec.fixtures:
+        for index, fixture in enumerate(spec.fixtures):
             if fixture not in result.fixtures:
-                problems.append(
+                run.located_field(
+                    located,
+                    ("spec", "fixtures", index),
+                    f"Eval {name!r} lists fixture {fixture!r}, which is not defined"
+                    f"{did_you_mean(fixture, result.fixtures)}",
+                )
+        calibration = spec.judge.calibration
+        if calibration and calibration not in result.calibrations:
+            run.located_field(
+                located,
+                ("spec", "judge", "calibration"),
+                f"Eval {name!r} names JudgeCalibration {calibration!r}, which is not defined"
+                f"{did_you_mean(calibration, result.calibrations)}",
+            )
+        if spec.fixture_selector is not None and spec.fixture_selector.match_labels:
+            labels = spec.fixture_selector.match_labels
+            if not any(
+                all(f.resource.metadata.labels.get(k) == v for k, v in labels.items())
+                for f in result.fixtures.values()
+            ):
+                result.warnings.append(
                     Problem(
                         located.file,
                         located.line,
                         1,
-                        "spec.fixtures",
-                        f"Eval {name!r} lists fixture {fixture!r}, which is not defined"
-                        f"{_did_you_mean(fixture, result.fixtures)}",
+                        "spec.fixtureSelector.matchLabels",
+                        f"Eval {name!r}: the selector {labels} matches no fixture",
                     )
                 )
-        if spec.judge.calibration and spec.judge.calibration not in result.calibrations:
-            problems.append(
-                Problem(
-                    located.file,
-                    located.line,
-                    1,
-                    "spec.judge.calibration",
-                    f"Eval {name!r} names JudgeCalibration {spec.judge.calibration!r}, "
-                    "which is not defined",
-                )
-            )
-        if not result.fixtures_of(located.resource):
+        no_selector = spec.fixture_selector is None or not spec.fixture_selector.match_labels
+        if no_selector and not spec.fixtures:
             result.warnings.append(
                 Problem(located.file, located.line, 1, "spec", f"Eval {name!r} selects no fixture")
             )

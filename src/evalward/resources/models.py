@@ -6,10 +6,11 @@ seed spells them. Unknown fields are errors so that a typo never silently disabl
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from evalward.resources.agent import Agent, AgentSpec, Tool, ToolMock
 from evalward.resources.assertions import (
@@ -17,6 +18,7 @@ from evalward.resources.assertions import (
     AssertionBase,
     ContainsAssertion,
     CostAssertion,
+    EqualsAssertion,
     JudgeAssertion,
     LatencyAssertion,
     NotContainsAssertion,
@@ -26,6 +28,7 @@ from evalward.resources.assertions import (
     ToolSequenceAssertion,
 )
 from evalward.resources.common import (
+    API_VERSION,
     API_VERSIONS,
     DEFAULT_SEVERITY_WEIGHTS,
     NAME_PATTERN,
@@ -33,6 +36,7 @@ from evalward.resources.common import (
     Model,
     Severity,
 )
+from evalward.resources.cron import check_cron
 
 # --- EvalFixture -------------------------------------------------------------------------
 
@@ -58,6 +62,8 @@ class Message(Model):
 
 
 class FixtureInput(Model):
+    """What the agent receives: a channel event (`payload`) or a conversation (`messages`)."""
+
     type: InputType
     payload: dict[str, Any] = Field(default_factory=dict)
     messages: list[Message] = Field(default_factory=list)
@@ -68,26 +74,58 @@ class FixtureInput(Model):
             raise ValueError('an input of type `prompt` needs `payload: { prompt: "..." }`')
         if self.type is InputType.messages and not self.messages:
             raise ValueError("an input of type `messages` needs a non-empty `messages` list")
+        if self.type is not InputType.messages and self.messages:
+            raise ValueError("`messages` is only read when `type: messages`; use `payload`")
         return self
 
 
 class Origin(Model):
+    """Where a fixture promoted from a production trace came from; blank when hand-written."""
+
     trace_id: str | None = None
-    promoted_at: str | None = None
+    promoted_at: datetime | None = None
     promoted_by: str | None = None
 
 
+class ToolReplay(Model):
+    """A recorded tool result served instead of running the tool.
+
+    A call of `tool` is answered with `output` when `arguments` is absent, or when every key
+    of `arguments` is present in the call with an equal value (a partial match).
+    """
+
+    tool: str = Field(min_length=1)
+    arguments: dict[str, Any] | None = None
+    output: str | dict[str, Any]
+    is_error: bool = False
+
+
 class EvalFixtureSpec(Model):
-    target_agent: str
+    target_agent: str = Field(min_length=1)
     kind: FixtureKind = FixtureKind.golden
     severity: Severity = Severity.medium
     description: str = ""
     origin: Origin | None = None
     input: FixtureInput
     assertions: list[Assertion] = Field(min_length=1)
-    tool_replay: list[dict[str, Any]] | None = None
-    shadow_tools: list[str] | None = None
+    tool_replay: list[ToolReplay] | None = None
+    shadow_tools: list[Annotated[str, Field(min_length=1)]] | None = None
+    reference: str | None = None
+    """The expected output (AgentV `expected_output`), shown to the judge as a reference."""
+    sidecar: dict[str, Any] = Field(default_factory=dict)
+    """Extra metadata for judges (AgentV `sidecar` / `metadata`)."""
+
+    @field_validator("shadow_tools")
+    @classmethod
+    def _unique_shadow_tools(cls, tools: list[str] | None) -> list[str] | None:
+        if tools is not None:
+            dupes = sorted({t for t in tools if tools.count(t) > 1})
+            if dupes:
+                raise ValueError(f"shadowTools lists {', '.join(dupes)} more than once")
+        return tools
+
     visibility: Literal["public", "private"] = "public"
+    """`private`: a held-out fixture; public reports show only its name and result."""
 
 
 class EvalFixture(Model):
@@ -114,12 +152,12 @@ class JudgeConfig(Model):
 
 class ScoringConfig(Model):
     pass_threshold: float = Field(default=1.0, ge=0, le=1)
-    severity_weights: dict[Severity, float] = Field(default_factory=dict)
+    severity_weights: dict[Severity, Annotated[float, Field(ge=0)]] = Field(default_factory=dict)
+    """Overrides of DEFAULT_SEVERITY_WEIGHTS; keys must be severities."""
     min_rep_pass_rate: float = Field(default=0.6, gt=0, le=1)
-    """A fixture passes when at least this share of its reps pass (bench/gate_sim.py)."""
     """With repsPerFixture > 1, a fixture passes when at least this share of its reps pass.
-    The default 1.0 (every rep) fails closed: a flaky fixture is a failing one until the Eval
-    says how much flakiness it tolerates."""
+    The default 0.6 asks for a clear majority; docs/assertions.md and bench/gate_sim.py say
+    why not every rep."""
 
     def weight_of(self, severity: Severity) -> float:
         return self.severity_weights.get(severity, DEFAULT_SEVERITY_WEIGHTS[severity])
@@ -132,14 +170,23 @@ class ExecutionConfig(Model):
 
 
 class EvalSpec(Model):
-    target_agent: str
+    target_agent: str = Field(min_length=1)
     fixture_selector: FixtureSelector | None = None
     fixtures: list[str] = Field(default_factory=list)
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
-    schedule: str | None = None
     visibility: Literal["public", "private"] = "public"
+    """`private`: every fixture of this Eval is held out of public reports."""
+    schedule: str | None = Field(
+        default=None, json_schema_extra={"pattern": r"^\s*(\S+\s+){4}\S+\s*$"}
+    )
+    """A 5-field cron expression (minute hour day-of-month month day-of-week)."""
+
+    @field_validator("schedule")
+    @classmethod
+    def _cron(cls, schedule: str | None) -> str | None:
+        return None if schedule is None else check_cron(schedule)
 
 
 class Eval(Model):
@@ -185,6 +232,7 @@ KINDS: dict[str, type[Agent] | type[EvalFixture] | type[Eval] | type[JudgeCalibr
 
 
 __all__ = [
+    "API_VERSION",
     "API_VERSIONS",
     "DEFAULT_SEVERITY_WEIGHTS",
     "KINDS",
@@ -195,6 +243,7 @@ __all__ = [
     "AssertionBase",
     "ContainsAssertion",
     "CostAssertion",
+    "EqualsAssertion",
     "Eval",
     "EvalFixture",
     "JudgeAssertion",
@@ -209,5 +258,6 @@ __all__ = [
     "ToolCalledAssertion",
     "ToolMock",
     "ToolNotCalledAssertion",
+    "ToolReplay",
     "ToolSequenceAssertion",
 ]

@@ -1,0 +1,87 @@
+"""The repository config file `evalward.yaml` at the repository root.
+
+It says where resources live (`roots`), what to skip (`exclude`) and defaults that every Eval
+inherits unless it sets the field itself. The file is optional; without it evalward scans the
+whole repository with the built-in excludes and no defaults.
+
+    roots: [evals, agents]          # folders to scan, relative to the root (default: ["."])
+    exclude: ["legacy/**", "*.tmp.yaml"]
+    defaults:
+      targetAgent: support-bot      # for AgentV files that name no `execution.target`
+      judge: { model: openai/gpt-4.1-mini, temperature: 0 }
+      scoring: { passThreshold: 0.9 }
+      execution: { parallel: 4, timeoutSeconds: 120, repsPerFixture: 1 }
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError, field_validator
+
+from evalward.errors import Problem, ResourceError
+from evalward.resources.common import Model
+from evalward.resources.problems import problems_from_validation
+from evalward.resources.yamlsource import YamlSyntaxError, parse_documents
+
+CONFIG_FILE = "evalward.yaml"
+
+
+class Defaults(Model):
+    """Values an Eval (or an AgentV file) inherits when it does not set them."""
+
+    target_agent: str | None = None
+    judge: dict[str, Any] = Field(default_factory=dict)
+    scoring: dict[str, Any] = Field(default_factory=dict)
+    execution: dict[str, Any] = Field(default_factory=dict)
+
+
+class RepoConfig(Model):
+    """The parsed `evalward.yaml`."""
+
+    roots: list[str] = Field(default_factory=lambda: ["."])
+    exclude: list[str] = Field(default_factory=list)
+    """Globs (fnmatch, matched against paths relative to the root and against base names)."""
+    defaults: Defaults = Field(default_factory=Defaults)
+    providers: dict[str, Any] = Field(default_factory=dict)
+    """Model provider settings; the provider layer validates this section."""
+    pricing: dict[str, Any] = Field(default_factory=dict)
+    """Token prices per model; the provider layer validates this section."""
+    cache: dict[str, Any] = Field(default_factory=dict)
+    """Result / response cache settings; the provider layer validates this section."""
+
+    @field_validator("roots")
+    @classmethod
+    def _inside(cls, roots: list[str]) -> list[str]:
+        for root in roots:
+            parts = Path(root).parts
+            if Path(root).is_absolute() or ".." in parts:
+                raise ValueError(f"root {root!r} must be a folder inside the repository")
+        return roots
+
+
+def load_config(root: Path) -> RepoConfig:
+    """Read `evalward.yaml` under root (defaults when absent); every mistake is located."""
+    path = root / CONFIG_FILE
+    if not path.is_file():
+        return RepoConfig()
+    try:
+        documents = parse_documents(path.read_text(encoding="utf-8"))
+    except YamlSyntaxError as exc:
+        raise ResourceError([Problem(CONFIG_FILE, exc.line, exc.column, "", str(exc))]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ResourceError([Problem(CONFIG_FILE, None, None, "", f"cannot read: {exc}")]) from None
+    if not documents or documents[0].data is None:
+        return RepoConfig()
+    if len(documents) > 1:
+        raise ResourceError(
+            [Problem(CONFIG_FILE, documents[1].start_line, 1, "", "expected one YAML document")]
+        )
+    document = documents[0]
+    try:
+        return RepoConfig.model_validate(document.data)
+    except ValidationError as exc:
+        raise ResourceError(
+            problems_from_validation(exc, document, CONFIG_FILE, RepoConfig)
+        ) from None

@@ -1,0 +1,489 @@
+"""AgentV eval files (seed 004 and the `agentv` npm package) read as EvalFixtures.
+
+Both shapes are read: the older one (`evalcases`, `expected_outcome`, `input_messages`,
+`expected_messages`, `execution.evaluators`, `rubrics`, `sidecar`) and the current one
+(`tests`, `criteria`, `assertions`, `metadata`). The mapping:
+
+- `id` -> fixture name (lowercased, other characters replaced by `-`);
+- `criteria` / `expected_outcome` -> a judge rubric assertion (unless an `llm-grader` without
+  a prompt of its own already grades against it);
+- `expected_output` / `expected_messages` -> `spec.reference`, which the judge sees; an
+  `equals` evaluator without a `value` compares with it;
+- `rubrics` (and `type: rubrics` assertions) -> one judge assertion per rubric item, with the
+  item's weight;
+- `sidecar` / `metadata` -> `spec.sidecar`, metadata passed to judges;
+- `execution.target` (test, else file, else `defaults.targetAgent` of evalward.yaml) -> the
+  fixture's `targetAgent` and its `agent` label, so `matchLabels: {agent: X}` selects it.
+
+AgentV's `contains` is case-insensitive; it becomes a case-insensitive `regex` so it keeps its
+meaning. Grader types evalward cannot evaluate (code graders, composite, is-json, …) are errors
+that name the type rather than checks that silently never run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalward.resources.common import API_VERSION
+from evalward.resources.yamlsource import PathKey, YamlSyntaxError, load_documents
+
+CASE_KEYS = ("evalcases", "eval_cases", "tests")
+SUPPORTED_TYPES = (
+    "contains",
+    "icontains",
+    "contains-any",
+    "contains-all",
+    "icontains-any",
+    "icontains-all",
+    "equals",
+    "regex",
+    "starts-with",
+    "ends-with",
+    "llm-grader",
+    "rubrics",
+    "latency",
+    "token-usage",
+    "tool-trajectory",
+)
+_TYPE_ALIASES = {"llm-judge": "llm-grader", "rubric": "rubrics"}
+_URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+
+
+class AgentVProblem(Exception):
+    """A mistake at `path` (keys and indexes into the AgentV document)."""
+
+    def __init__(self, path: PathKey, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message
+
+
+@dataclass
+class Conversion:
+    """The fixture documents made from one AgentV document, and the problems found."""
+
+    fixtures: list[tuple[dict[str, Any], PathKey]] = field(default_factory=list)
+    problems: list[AgentVProblem] = field(default_factory=list)
+
+
+def is_agentv(data: Any, file: str) -> bool:
+    """An AgentV document: a list of cases under `evalcases` / `tests` (or a `tests` path)."""
+    if not isinstance(data, dict):
+        return False
+    for key in CASE_KEYS:
+        cases = data.get(key)
+        if (
+            isinstance(cases, list)
+            and cases
+            and all(isinstance(c, dict) and (key != "tests" or "id" in c) for c in cases)
+        ):
+            return True
+        if key == "tests" and isinstance(cases, str):
+            name = file.rsplit("/", 1)[-1].lower()
+            return name.endswith((".eval.yaml", ".eval.yml")) or name in ("eval.yaml", "eval.yml")
+    return False
+
+
+def _is_case(case: Any, key: str) -> bool:
+    return isinstance(case, dict) and (key != "tests" or "id" in case)
+
+
+def convert(data: dict[str, Any], file: str, root: Path, default_target: str | None) -> Conversion:
+    """Every case of one AgentV document as EvalFixture data."""
+    out = Conversion()
+    files = _Files(root, file)
+    key = next(k for k in CASE_KEYS if k in data)
+    cases: Any = data[key]
+    if isinstance(cases, str):
+        try:
+            cases = files.cases(cases, (key,))
+        except AgentVProblem as problem:
+            out.problems.append(problem)
+            return out
+    execution: dict[str, Any] = _mapping(data.get("execution"))
+    suite = _Suite(
+        name=str(data.get("name") or Path(file).name.split(".")[0]),
+        target=execution.get("target") or data.get("target") or default_target,
+        input_path=("input",) if "input" in data else None,
+        input=data.get("input"),
+        assertions=data.get("assertions") or [],
+    )
+    for index, case in enumerate(cases):
+        path: PathKey = (key, index)
+        if not isinstance(case, dict):
+            out.problems.append(AgentVProblem(path, f"expected a test case; found {case!r}"))
+            continue
+        try:
+            out.fixtures.append((_fixture(case, path, suite, files), path))
+        except AgentVProblem as problem:
+            out.problems.append(problem)
+    return out
+
+
+@dataclass
+class _Suite:
+    name: str
+    target: Any
+    input_path: PathKey | None
+    input: Any
+    assertions: list[Any]
+
+
+class _Files:
+    """File references of one eval file: relative to it, `/x` from the root, never outside."""
+
+    def __init__(self, root: Path, file: str) -> None:
+        self.root = root.resolve()
+        self.file = file
+
+    def resolve(self, reference: str, path: PathKey) -> Path:
+        if _URL.match(reference):
+            raise AgentVProblem(
+                path,
+                f"remote file reference {reference!r} is not fetched; copy the file into the "
+                "repository and reference it by path",
+            )
+        base = self.root if reference.startswith("/") else (self.root / self.file).parent
+        target = (base / reference.lstrip("/")).resolve()
+        if not target.is_relative_to(self.root):
+            raise AgentVProblem(
+                path, f"file reference {reference!r} leaves the repository; use a path inside it"
+            )
+        if not target.is_file():
+            shown = target.relative_to(self.root).as_posix()
+            raise AgentVProblem(path, f"file reference {reference!r} not found (no file {shown})")
+        return target
+
+    def read(self, reference: str, path: PathKey) -> str:
+        try:
+            return self.resolve(reference, path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise AgentVProblem(path, f"cannot read file reference {reference!r}: {exc}") from None
+
+    def cases(self, reference: str, path: PathKey) -> list[Any]:
+        text = self.read(reference, path)
+        if reference.endswith(".jsonl"):
+            try:
+                return [json.loads(line) for line in text.splitlines() if line.strip()]
+            except json.JSONDecodeError as exc:
+                raise AgentVProblem(path, f"{reference}: invalid JSON line: {exc}") from None
+        try:
+            documents = load_documents(text)
+        except YamlSyntaxError as exc:
+            raise AgentVProblem(path, f"{reference}:{exc.line}: {exc}") from None
+        data = documents[0].data if documents else None
+        if not isinstance(data, list):
+            raise AgentVProblem(path, f"{reference}: expected a list of test cases")
+        return data
+
+
+def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) -> dict[str, Any]:
+    case_id = case.get("id")
+    if not isinstance(case_id, str) or not case_id.strip():
+        raise AgentVProblem((*path, "id"), "missing required field 'id' (a non-empty string)")
+    name = _name(case_id)
+    criteria_key = "criteria" if "criteria" in case else "expected_outcome"
+    criteria = case.get(criteria_key)
+    if criteria is not None and not isinstance(criteria, str):
+        raise AgentVProblem((*path, criteria_key), f"expected a string; found {criteria!r}")
+    execution: dict[str, Any] = _mapping(case.get("execution"))
+    target = execution.get("target") or suite.target
+    if not isinstance(target, str) or not target:
+        raise AgentVProblem(
+            path,
+            "no target agent: set `execution.target` in the file or the test, or "
+            "`defaults.targetAgent` in evalward.yaml",
+        )
+    messages = _input(case, path, suite, files)
+    reference = _reference(case, path, files)
+    sidecar: dict[str, Any] = {}
+    for key in ("metadata", "sidecar"):
+        value = case.get(key)
+        if value is not None and not isinstance(value, dict):
+            raise AgentVProblem((*path, key), f"expected a mapping; found {value!r}")
+        sidecar.update(value or {})
+
+    graders: list[tuple[Any, PathKey]] = []
+    for key in ("assertions", "evaluators"):
+        for index, item in enumerate(case.get(key) or []):
+            graders.append((item, (*path, key, index)))
+    for index, item in enumerate(execution.get("evaluators") or []):
+        graders.append((item, (*path, "execution", "evaluators", index)))
+    for index, item in enumerate(suite.assertions):
+        graders.append((item, ("assertions", index)))
+    context = _Context(criteria, reference, files)
+    assertions: list[dict[str, Any]] = []
+    for item, item_path in graders:
+        assertions.extend(_assertion(item, item_path, context))
+    for index, item in enumerate(case.get("rubrics") or []):
+        assertions.append(_rubric_item(item, (*path, "rubrics", index), 1.0))
+    if criteria and not context.criteria_used:
+        assertions.insert(0, {"type": "judge", "kind": "rubric", "rubric": criteria})
+    if not assertions:
+        raise AgentVProblem(
+            path, f"test {case_id!r} has no criteria, expected_outcome, rubrics or assertions"
+        )
+    labels = {"agent": target, "agentv-suite": _name(suite.name)}
+    spec: dict[str, Any] = {
+        "targetAgent": target,
+        "description": criteria or "",
+        "input": messages,
+        "assertions": assertions,
+        "sidecar": sidecar,
+    }
+    if reference is not None:
+        spec["reference"] = reference
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "EvalFixture",
+        "metadata": {"name": name, "labels": labels, "annotations": {"agentv/id": case_id}},
+        "spec": spec,
+    }
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _name(text: str) -> str:
+    name = re.sub(r"[^a-z0-9._-]+", "-", text.strip().lower()).strip("-._")
+    return name or "unnamed"
+
+
+def _input(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) -> dict[str, Any]:
+    key = "input" if "input" in case else "input_messages"
+    if key not in case:
+        raise AgentVProblem(path, "missing required field 'input' (or 'input_messages')")
+    messages = _messages(case[key], (*path, key), "user", files)
+    if suite.input is not None and suite.input_path is not None:
+        messages = _messages(suite.input, suite.input_path, "user", files) + messages
+    if len(messages) == 1 and messages[0]["role"] == "user":
+        return {"type": "prompt", "payload": {"prompt": messages[0]["content"]}}
+    return {"type": "messages", "messages": messages}
+
+
+def _messages(value: Any, path: PathKey, role: str, files: _Files) -> list[dict[str, str]]:
+    """A string, an object or a message array, as `{role, content}` messages."""
+    if isinstance(value, str):
+        return [{"role": role, "content": value}]
+    if isinstance(value, dict) and "role" not in value:
+        return [{"role": role, "content": json.dumps(value, ensure_ascii=False, sort_keys=True)}]
+    items = [value] if isinstance(value, dict) else value
+    if not isinstance(items, list):
+        raise AgentVProblem(path, f"expected a string or a list of messages; found {value!r}")
+    out = []
+    for index, message in enumerate(items):
+        where = (*path, index) if isinstance(value, list) else path
+        if not isinstance(message, dict) or "role" not in message:
+            raise AgentVProblem(where, "expected a message `{role, content}`")
+        if message["role"] not in ("system", "user", "assistant"):
+            raise AgentVProblem(
+                (*where, "role"),
+                f"expected role system, user or assistant; found {message['role']!r}",
+            )
+        out.append(
+            {"role": message["role"], "content": _content(message.get("content"), where, files)}
+        )
+    return out
+
+
+def _content(content: Any, path: PathKey, files: _Files) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict) and "role" not in content:
+        return json.dumps(content, ensure_ascii=False, sort_keys=True)
+    if not isinstance(content, list):
+        raise AgentVProblem((*path, "content"), f"expected text or parts; found {content!r}")
+    parts = []
+    for index, part in enumerate(content):
+        where = (*path, "content", index)
+        if not isinstance(part, dict) or not isinstance(part.get("value"), str):
+            raise AgentVProblem(where, "expected a content part `{type: text|file, value: ...}`")
+        kind = part.get("type")
+        if kind == "text":
+            parts.append(part["value"])
+        elif kind == "file":
+            text = files.read(part["value"], (*where, "value"))
+            parts.append(f'<file path="{part["value"]}">\n{text.rstrip()}\n</file>')
+        else:
+            raise AgentVProblem(
+                (*where, "type"), f"expected content part type text or file; found {kind!r}"
+            )
+    return "\n".join(parts)
+
+
+def _reference(case: dict[str, Any], path: PathKey, files: _Files) -> str | None:
+    key = "expected_output" if "expected_output" in case else "expected_messages"
+    if case.get(key) is None:
+        return None
+    messages = _messages(case[key], (*path, key), "assistant", files)
+    return "\n\n".join(m["content"] for m in messages)
+
+
+@dataclass
+class _Context:
+    criteria: str | None
+    reference: str | None
+    files: _Files
+    criteria_used: bool = False
+
+
+def _assertion(item: Any, path: PathKey, ctx: _Context) -> list[dict[str, Any]]:
+    if isinstance(item, str):  # AgentV's shorthand: a plain string is a rubric criterion
+        return [_rubric_item(item, path, 1.0)]
+    if not isinstance(item, dict) or not isinstance(item.get("type"), str):
+        raise AgentVProblem(path, "expected an assertion mapping with a `type`")
+    kind = item["type"].lower().replace("_", "-")
+    kind = _TYPE_ALIASES.get(kind, kind)
+    weight = item.get("weight", 1.0)
+    if not isinstance(weight, int | float) or isinstance(weight, bool) or weight < 0:
+        raise AgentVProblem((*path, "weight"), f"expected a number >= 0; found {weight!r}")
+    negate = item.get("negate") is True
+    base: dict[str, Any] = {"weight": float(weight)}
+    if kind in ("contains", "icontains", "equals", "regex", "starts-with", "ends-with"):
+        value = item.get("value")
+        if kind == "equals" and value is None:
+            if ctx.reference is None:
+                raise AgentVProblem(path, "an `equals` check needs `value` or `expected_output`")
+            value = ctx.reference
+        if not isinstance(value, str):
+            raise AgentVProblem((*path, "value"), f"expected a string; found {value!r}")
+        if kind == "equals" and not negate:
+            return [{**base, "type": "equals", "value": value}]
+        if kind == "contains" and item.get("case_sensitive") is True:
+            return [{**base, "type": "notContains" if negate else "contains", "value": value}]
+        pattern = {
+            "contains": f"(?i){re.escape(value)}",
+            "icontains": f"(?i){re.escape(value)}",
+            "equals": rf"(?s)\A\s*{re.escape(value.strip())}\s*\Z",
+            "regex": value,
+            "starts-with": rf"\A{re.escape(value)}",
+            "ends-with": rf"{re.escape(value)}\Z",
+        }[kind]
+        return [{**base, "type": "regex", "pattern": _negated(pattern) if negate else pattern}]
+    if negate:
+        raise AgentVProblem((*path, "negate"), f"`negate` is not supported on {kind!r}")
+    if kind in ("contains-any", "contains-all", "icontains-any", "icontains-all"):
+        values = item.get("value")
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            raise AgentVProblem((*path, "value"), f"expected a list of strings; found {values!r}")
+        flags = "(?is)" if kind.startswith("i") or not item.get("case_sensitive") else "(?s)"
+        if kind.endswith("any"):
+            pattern = flags + "(?:" + "|".join(re.escape(v) for v in values) + ")"
+        else:
+            pattern = flags + r"\A" + "".join(f"(?=.*{re.escape(v)})" for v in values)
+        return [{**base, "type": "regex", "pattern": pattern}]
+    if kind == "llm-grader":
+        return _llm_grader(item, path, ctx, base)
+    if kind == "rubrics":
+        criteria = item.get("criteria")
+        if not isinstance(criteria, list) or not criteria:
+            raise AgentVProblem((*path, "criteria"), "expected a non-empty list of criteria")
+        ctx.criteria_used = True
+        return [
+            _rubric_item(c, (*path, "criteria", i), float(weight)) for i, c in enumerate(criteria)
+        ]
+    if kind == "latency":
+        limit = item.get("threshold", item.get("max_ms"))
+        if not isinstance(limit, int | float) or limit <= 0:
+            raise AgentVProblem(path, "a latency check needs `threshold` (milliseconds, > 0)")
+        return [{**base, "type": "latency", "maxMs": limit}]
+    if kind == "token-usage":
+        limit = item.get("max_total", item.get("max_total_tokens"))
+        if not isinstance(limit, int) or limit < 0:
+            raise AgentVProblem(path, "a token-usage check needs `max_total` (a token count)")
+        return [{**base, "type": "cost", "maxTokens": limit}]
+    if kind == "tool-trajectory":
+        return _trajectory(item, path, base)
+    raise AgentVProblem(
+        (*path, "type"),
+        f"AgentV assertion type {item['type']!r} is not supported by evalward; supported: "
+        + ", ".join(SUPPORTED_TYPES),
+    )
+
+
+def _negated(pattern: str) -> str:
+    flags = re.match(r"^\(\?[a-z]+\)", pattern)
+    prefix = flags.group(0) if flags else ""
+    return f"{prefix}(?s)\\A(?!.*(?:{pattern[len(prefix) :]}))"
+
+
+def _llm_grader(
+    item: dict[str, Any], path: PathKey, ctx: _Context, base: dict[str, Any]
+) -> list[dict[str, Any]]:
+    prompt = item.get("prompt")
+    if prompt is not None and not isinstance(prompt, str):
+        raise AgentVProblem((*path, "prompt"), f"expected a string; found {prompt!r}")
+    if prompt and "\n" not in prompt and re.search(r"\.(md|txt|j2)$|^\.{0,2}/", prompt.strip()):
+        prompt = ctx.files.read(prompt.strip(), (*path, "prompt"))
+    if not prompt:
+        if not ctx.criteria:
+            raise AgentVProblem(path, "an llm-grader without `prompt` needs the test's `criteria`")
+        prompt = ctx.criteria
+    elif ctx.criteria and not re.search(r"\{\{\s*criteria\s*\}\}", prompt):
+        prompt = f"{prompt.rstrip()}\n\nCriteria: {{{{criteria}}}}"
+    ctx.criteria_used = True  # AgentV hands the criteria to every grader
+    prompt = re.sub(r"\{\{\s*criteria\s*\}\}", lambda _: ctx.criteria or "", prompt)
+    prompt = re.sub(r"\{\{\s*expected_output\s*\}\}", lambda _: ctx.reference or "", prompt)
+    threshold = item.get("min_score", item.get("threshold", 0.5))
+    out = [{**base, "type": "judge", "kind": "rubric", "rubric": prompt, "minScore": threshold}]
+    for index, rubric in enumerate(item.get("rubrics") or []):
+        out.append(_rubric_item(rubric, (*path, "rubrics", index), base["weight"]))
+    return out
+
+
+def _rubric_item(item: Any, path: PathKey, weight: float) -> dict[str, Any]:
+    if isinstance(item, str):
+        return {"type": "judge", "kind": "rubric", "rubric": item, "weight": weight}
+    if not isinstance(item, dict):
+        raise AgentVProblem(path, f"expected a rubric item (text or mapping); found {item!r}")
+    outcome = item.get("outcome", item.get("description"))
+    if not isinstance(outcome, str) or not outcome.strip():
+        raise AgentVProblem(path, "a rubric item needs `outcome` (the criterion, as text)")
+    item_weight = item.get("weight", 1.0)
+    if not isinstance(item_weight, int | float) or item_weight < 0:
+        raise AgentVProblem((*path, "weight"), f"expected a number >= 0; found {item_weight!r}")
+    judge: dict[str, Any] = {
+        "type": "judge",
+        "kind": "rubric",
+        "rubric": outcome,
+        "weight": weight * float(item_weight),
+    }
+    if "min_score" in item:
+        judge["minScore"] = item["min_score"]
+    return judge
+
+
+def _trajectory(item: dict[str, Any], path: PathKey, base: dict[str, Any]) -> list[dict[str, Any]]:
+    mode = item.get("mode", "in_order")
+    if mode == "any_order":
+        minimums = item.get("minimums") or {}
+        if not isinstance(minimums, dict) or not minimums:
+            raise AgentVProblem(path, "an any_order tool-trajectory needs `minimums`")
+        for tool, count in minimums.items():
+            if count != 1:
+                raise AgentVProblem(
+                    (*path, "minimums", tool), "only a minimum of 1 call is supported"
+                )
+        return [{**base, "type": "toolCalled", "tool": str(tool)} for tool in minimums]
+    if mode != "in_order":
+        raise AgentVProblem(
+            (*path, "mode"), f"expected mode any_order or in_order (supported); found {mode!r}"
+        )
+    expected = item.get("expected")
+    if not isinstance(expected, list) or not expected:
+        raise AgentVProblem(path, "a tool-trajectory needs `expected` tool calls")
+    tools = []
+    for index, call in enumerate(expected):
+        if not isinstance(call, dict) or not isinstance(call.get("tool"), str):
+            raise AgentVProblem((*path, "expected", index), "expected `{tool: name}`")
+        if call.get("args", "any") != "any":
+            raise AgentVProblem(
+                (*path, "expected", index, "args"), "argument matching is not supported by evalward"
+            )
+        tools.append(call["tool"])
+    return [{**base, "type": "toolSequence", "tools": tools}]

@@ -1,0 +1,190 @@
+"""Turn pydantic validation errors into located, human-worded problems.
+
+Each problem names the field path as the YAML spells it (`spec.assertions[1].value`), says
+what was expected and what was found, and suggests the nearest valid name for an unknown
+field, kind or enum value.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from evalward.errors import Problem
+from evalward.resources.common import NAME_PATTERN
+from evalward.resources.yamlsource import Document, PathKey
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def render_path(loc: PathKey) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def found(value: Any) -> str:
+    """A short rendering of what the document holds."""
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "nothing (null)"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def problems_from_validation(
+    exc: ValidationError, document: Document, file: str, model: type[BaseModel]
+) -> list[Problem]:
+    """One problem per offending YAML path (union branches are merged into one)."""
+    merged: dict[PathKey, list[dict[str, Any]]] = {}
+    for error in exc.errors():
+        loc = _yaml_loc(error, document.data)
+        merged.setdefault(loc, []).append(dict(error))
+    problems = []
+    for loc, errors in merged.items():
+        line, column = document.locate(loc)
+        message = _message(errors, loc, model, document.data)
+        problems.append(Problem(file, line, column, render_path(loc), message))
+    return problems
+
+
+def _yaml_loc(error: Any, data: Any) -> PathKey:
+    """pydantic's `loc` minus the parts that are union branch tags, not YAML keys."""
+    raw: tuple[str | int, ...] = tuple(error["loc"])
+    loc: list[str | int] = []
+    current = data
+    for index, part in enumerate(raw):
+        last = index == len(raw) - 1
+        in_dict = isinstance(current, dict) and part in current
+        in_list = isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current)
+        if in_dict or in_list:
+            loc.append(part)
+            current = current[part]
+        elif last and error["type"] in ("missing", "extra_forbidden"):
+            loc.append(part)
+        else:
+            current = None if not isinstance(current, dict | list) else current
+    return tuple(loc)
+
+
+def _message(errors: list[dict[str, Any]], loc: PathKey, model: type[BaseModel], data: Any) -> str:
+    first = errors[0]
+    kind = first["type"]
+    value = first.get("input")
+    if kind == "extra_forbidden":
+        name = str(loc[-1]) if loc else "?"
+        siblings = siblings_of(model, loc, data)
+        hint = did_you_mean(name, siblings)
+        if not hint and siblings:
+            hint = f"; expected one of: {', '.join(sorted(siblings))}"
+        return f"unknown field {name!r}{hint}"
+    if kind == "missing":
+        return f"missing required field {loc[-1]!r}" if loc else "missing required field"
+    if kind == "union_tag_invalid":
+        ctx = first.get("ctx", {})
+        tags = re.findall(r"'([^']*)'", str(ctx.get("expected_tags", "")))
+        tag = str(ctx.get("tag", value))
+        return (
+            f"unknown assertion type {tag!r}; expected one of: {', '.join(tags)}"
+            f"{did_you_mean(tag, tags)}"
+        )
+    if kind == "union_tag_not_found":
+        return "missing required field 'type'"
+    if kind in ("enum", "literal_error"):
+        options = re.findall(r"'([^']*)'", str(first.get("ctx", {}).get("expected", "")))
+        return (
+            f"expected one of: {', '.join(options)}; found {found(value)}"
+            f"{did_you_mean(str(value), options)}"
+        )
+    if kind == "string_pattern_mismatch" and first.get("ctx", {}).get("pattern") == NAME_PATTERN:
+        return (
+            "expected a lowercase name of letters, digits, '.', '_' or '-' that starts and ends "
+            f"with a letter or digit; found {found(value)}"
+        )
+    if kind == "too_short":
+        ctx = first.get("ctx", {})
+        minimum = ctx.get("min_length", 1)
+        return f"expected at least {minimum} item{'s' if minimum != 1 else ''}; found none"
+    if kind == "string_too_short":
+        return f"expected a non-empty string; found {found(value)}"
+    if kind == "value_error":
+        return str(first["msg"]).removeprefix("Value error, ")
+    expectations: list[str] = []
+    for error in errors:
+        text = _expectation(str(error["msg"]))
+        if text not in expectations:
+            expectations.append(text)
+    return f"expected {' or '.join(expectations)}; found {found(value)}"
+
+
+def _expectation(message: str) -> str:
+    text = message.removeprefix("Input should be ")
+    if text.startswith(("greater", "less")):
+        return f"a number {text}"
+    if text.startswith("String should match pattern "):
+        return "a string matching " + text.removeprefix("String should match pattern ")
+    return text
+
+
+def siblings_of(model: type[BaseModel], loc: PathKey, data: Any) -> list[str]:
+    """Valid field names at the level of `loc`'s last part, for did-you-mean.
+
+    Walks the models along the path; where a field holds a union of models (assertions), the
+    one whose `type` literal matches the document's `type` is taken.
+    """
+    candidates: list[type[BaseModel]] = [model]
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            data = _child(data, part)
+            continue
+        current = _pick(candidates, data)
+        data = _child(data, part)
+        field_info = None
+        if current is not None:
+            field_info = next(
+                (f for n, f in current.model_fields.items() if (f.alias or n) == part), None
+            )
+        candidates = _models_in(field_info.annotation) if field_info is not None else []
+    chosen = _pick(candidates, data)
+    if chosen is None:
+        return []
+    return [f.alias or n for n, f in chosen.model_fields.items()]
+
+
+def _child(data: Any, part: str | int) -> Any:
+    if isinstance(data, dict):
+        return data.get(part)
+    if isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
+        return data[part]
+    return None
+
+
+def _pick(candidates: list[type[BaseModel]], data: Any) -> type[BaseModel] | None:
+    if len(candidates) <= 1 or not isinstance(data, dict):
+        return candidates[0] if candidates else None
+    for candidate in candidates:
+        field_info = candidate.model_fields.get("type")
+        tags = getattr(field_info.annotation, "__args__", ()) if field_info else ()
+        if data.get("type") in tags:
+            return candidate
+    return candidates[0]
+
+
+def _models_in(annotation: object) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    found_models: list[type[BaseModel]] = []
+    for arg in getattr(annotation, "__args__", ()):
+        found_models.extend(_models_in(arg))
+    return found_models

@@ -1,0 +1,451 @@
+# ruff: noqa: E501  (a table of documents and messages reads best one case per line)
+"""A table of broken documents: each must be reported at its exact location with its message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalward.errors import ResourceError
+from evalward.resources import load_resources
+from evalward.resources.assertions import Assertion
+from evalward.resources.models import EvalFixtureSpec
+
+# Lists that grow as kinds gain fields and assertion types: the messages name them all.
+SPEC_FIELDS = sorted(f.alias or n for n, f in EvalFixtureSpec.model_fields.items())
+ASSERTION_TYPES = [
+    model.model_fields["type"].annotation.__args__[0]  # type: ignore[union-attr]
+    for model in Assertion.__origin__.__args__  # type: ignore[attr-defined]
+]
+
+AGENT = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {name: bot}
+spec:
+  models: [openai/gpt-test]
+"""
+
+FIXTURE = """\
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata:
+  name: fx
+  labels: {agent: bot}
+spec:
+  targetAgent: bot
+  input:
+    type: prompt
+    payload: {prompt: hi}
+  assertions:
+    - {type: contains, value: hi}
+"""
+
+EVAL = """\
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {name: ev}
+spec:
+  targetAgent: bot
+  fixtureSelector: {matchLabels: {agent: bot}}
+"""
+
+
+def fixture_with(old: str, new: str) -> str:
+    assert old in FIXTURE
+    return FIXTURE.replace(old, new)
+
+
+def eval_with(extra: str) -> str:
+    return EVAL + extra
+
+
+CASES: list[tuple[str, dict[str, str], str | tuple[str, ...]]] = [
+    # (id, files, expected rendered problem)
+    (
+        "bad-yaml",
+        {"x.yaml": "apiVersion: evalward.dev/v1\nkind: [unclosed\n"},
+        "x.yaml:3:1: invalid YAML: did not find expected ',' or ']'",
+    ),
+    (
+        "bad-yaml-indent",
+        {"x.yaml": "apiVersion: evalward.dev/v1\nkind: Agent\n metadata: 1\n"},
+        "x.yaml:3:10: invalid YAML: mapping values are not allowed in this context",
+    ),
+    (
+        "unknown-kind",
+        {"x.yaml": "apiVersion: evalward.dev/v1\nkind: EvalFixure\n"},
+        "x.yaml:2:1: kind: unknown kind: expected one of Agent, EvalFixture, Eval, JudgeCalibration;"
+        " found 'EvalFixure' (did you mean 'EvalFixture'?)",
+    ),
+    (
+        "unsupported-api-version",
+        {"x.yaml": "apiVersion: evalward.dev/v2\nkind: Agent\n"},
+        "x.yaml:1:1: apiVersion: unsupported apiVersion: expected evalward.dev/v1; found 'evalward.dev/v2'",
+    ),
+    (
+        "duplicate-yaml-key",
+        {
+            "f.yaml": fixture_with(
+                "  targetAgent: bot\n", "  targetAgent: bot\n  targetAgent: bot\n"
+            )
+        },
+        "f.yaml:8:3: invalid YAML: duplicate key 'targetAgent' (first at line 7)",
+    ),
+    (
+        "missing-kind",
+        {"x.yaml": "apiVersion: evalward.dev/v1\nmetadata: {name: a}\n"},
+        "x.yaml:1:1: unknown kind: expected one of Agent, EvalFixture, Eval, JudgeCalibration;"
+        " found no `kind`",
+    ),
+    (
+        "unknown-field",
+        {"f.yaml": fixture_with("  targetAgent: bot\n", "  targetAgent: bot\n  sevrity: high\n")},
+        "f.yaml:8:3: spec.sevrity: unknown field 'sevrity' (did you mean 'severity'?)",
+    ),
+    (
+        "unknown-field-no-hint",
+        {"f.yaml": fixture_with("  targetAgent: bot\n", "  targetAgent: bot\n  zzz: 1\n")},
+        f"f.yaml:8:3: spec.zzz: unknown field 'zzz'; expected one of: {', '.join(SPEC_FIELDS)}",
+    ),
+    (
+        "unknown-assertion-field",
+        {"f.yaml": fixture_with("{type: contains, value: hi}", "{type: contains, valeu: hi}")},
+        (
+            "f.yaml:12:7: spec.assertions[0].value: missing required field 'value'",
+            "f.yaml:12:24: spec.assertions[0].valeu: unknown field 'valeu' (did you mean 'value'?)",
+        ),
+    ),
+    (
+        "unknown-judge-field",
+        {
+            "f.yaml": fixture_with(
+                "{type: contains, value: hi}", "{type: judge, rubric: r, minScroe: 1}"
+            )
+        },
+        "f.yaml:12:32: spec.assertions[0].minScroe: unknown field 'minScroe' (did you mean 'minScore'?)",
+    ),
+    (
+        "bad-fixture-kind",
+        {"f.yaml": fixture_with("  targetAgent: bot\n", "  targetAgent: bot\n  kind: gold\n")},
+        "f.yaml:8:3: spec.kind: expected one of: golden, bad, edge; found 'gold' (did you mean 'golden'?)",
+    ),
+    (
+        "bad-severity",
+        {
+            "f.yaml": fixture_with(
+                "  targetAgent: bot\n", "  targetAgent: bot\n  severity: urgent\n"
+            )
+        },
+        "f.yaml:8:3: spec.severity: expected one of: low, medium, high, critical; found 'urgent'",
+    ),
+    (
+        "bad-input-type",
+        {"f.yaml": fixture_with("type: prompt", "type: sms")},
+        "f.yaml:9:5: spec.input.type: expected one of: webhook, prompt, telegram, slack, email,"
+        " messages; found 'sms'",
+    ),
+    (
+        "prompt-without-prompt",
+        {"f.yaml": fixture_with("payload: {prompt: hi}", "payload: {text: hi}")},
+        'f.yaml:8:3: spec.input: an input of type `prompt` needs `payload: { prompt: "..." }`',
+    ),
+    (
+        "messages-empty",
+        {"f.yaml": fixture_with("type: prompt\n    payload: {prompt: hi}", "type: messages")},
+        "f.yaml:8:3: spec.input: an input of type `messages` needs a non-empty `messages` list",
+    ),
+    (
+        "bad-message-role",
+        {
+            "f.yaml": fixture_with(
+                "type: prompt\n    payload: {prompt: hi}",
+                "type: messages\n    messages: [{role: robot, content: x}]",
+            )
+        },
+        "f.yaml:10:17: spec.input.messages[0].role: expected one of: system, user, assistant;"
+        " found 'robot'",
+    ),
+    (
+        "missing-target",
+        {"f.yaml": fixture_with("  targetAgent: bot\n", "")},
+        "f.yaml:6:1: spec.targetAgent: missing required field 'targetAgent'",
+    ),
+    (
+        "missing-assertions",
+        {"f.yaml": fixture_with("  assertions:\n    - {type: contains, value: hi}\n", "")},
+        "f.yaml:6:1: spec.assertions: missing required field 'assertions'",
+    ),
+    (
+        "empty-assertions",
+        {
+            "f.yaml": fixture_with(
+                "  assertions:\n    - {type: contains, value: hi}\n", "  assertions: []\n"
+            )
+        },
+        "f.yaml:11:3: spec.assertions: expected at least 1 item; found none",
+    ),
+    (
+        "unknown-assertion-type",
+        {"f.yaml": fixture_with("{type: contains, value: hi}", "{type: contain, value: hi}")},
+        "f.yaml:12:7: spec.assertions[0]: unknown assertion type 'contain'; expected one of:"
+        f" {', '.join(ASSERTION_TYPES)} (did you mean 'contains'?)",
+    ),
+    (
+        "assertion-without-type",
+        {"f.yaml": fixture_with("{type: contains, value: hi}", "{value: hi}")},
+        "f.yaml:12:7: spec.assertions[0]: missing required field 'type'",
+    ),
+    (
+        "assertion-missing-field",
+        {"f.yaml": fixture_with("{type: contains, value: hi}", "{type: toolCalled}")},
+        "f.yaml:12:7: spec.assertions[0].tool: missing required field 'tool'",
+    ),
+    (
+        "bad-regex",
+        {"f.yaml": fixture_with("{type: contains, value: hi}", "{type: regex, pattern: ')'}")},
+        "f.yaml:12:21: spec.assertions[0].pattern: invalid regular expression:"
+        " unbalanced parenthesis at position 0",
+    ),
+    (
+        "negative-weight",
+        {
+            "f.yaml": fixture_with(
+                "{type: contains, value: hi}", "{type: contains, value: hi, weight: -1}"
+            )
+        },
+        "f.yaml:12:35: spec.assertions[0].weight: expected a number greater than or equal to 0; found -1",
+    ),
+    (
+        "assertion-bad-severity",
+        {
+            "f.yaml": fixture_with(
+                "{type: contains, value: hi}", "{type: contains, value: hi, severity: huge}"
+            )
+        },
+        "f.yaml:12:35: spec.assertions[0].severity: expected one of: low, medium, high, critical;"
+        " found 'huge'",
+    ),
+    (
+        "min-score-above-one",
+        {
+            "f.yaml": fixture_with(
+                "{type: contains, value: hi}", "{type: judge, rubric: r, minScore: 2}"
+            )
+        },
+        "f.yaml:12:32: spec.assertions[0].minScore: expected a number less than or equal to 1; found 2",
+    ),
+    (
+        "bad-name",
+        {"f.yaml": fixture_with("name: fx", "name: Bad Name")},
+        "f.yaml:4:3: metadata.name: expected a lowercase name of letters, digits, '.', '_' or '-'"
+        " that starts and ends with a letter or digit; found 'Bad Name'",
+    ),
+    (
+        "tool-replay-no-output",
+        {
+            "f.yaml": fixture_with(
+                "  targetAgent: bot\n", "  targetAgent: bot\n  toolReplay:\n    - {tool: search}\n"
+            )
+        },
+        "f.yaml:9:7: spec.toolReplay[0].output: missing required field 'output'",
+    ),
+    (
+        "tool-replay-bad-output",
+        {
+            "f.yaml": fixture_with(
+                "  targetAgent: bot\n",
+                "  targetAgent: bot\n  toolReplay:\n    - {tool: search, output: [1]}\n",
+            )
+        },
+        "f.yaml:9:22: spec.toolReplay[0].output: expected a valid string or a valid dictionary;"
+        " found a list",
+    ),
+    (
+        "shadow-tools-not-list",
+        {
+            "f.yaml": fixture_with(
+                "  targetAgent: bot\n", "  targetAgent: bot\n  shadowTools: send_email\n"
+            )
+        },
+        "f.yaml:8:3: spec.shadowTools: expected a valid list; found 'send_email'",
+    ),
+    (
+        "shadow-tools-dupe",
+        {
+            "f.yaml": fixture_with(
+                "  targetAgent: bot\n", "  targetAgent: bot\n  shadowTools: [a, a]\n"
+            )
+        },
+        "f.yaml:8:3: spec.shadowTools: shadowTools lists a more than once",
+    ),
+    (
+        "bad-origin-date",
+        {
+            "f.yaml": fixture_with(
+                "  targetAgent: bot\n", "  targetAgent: bot\n  origin: {promotedAt: yesterday}\n"
+            )
+        },
+        "f.yaml:8:12: spec.origin.promotedAt: expected a valid datetime or date, input is too short;"
+        " found 'yesterday'",
+    ),
+    (
+        "bad-cron-fields",
+        {"a.yaml": AGENT, "e.yaml": eval_with('  schedule: "0 9 * *"\n')},
+        'e.yaml:7:3: spec.schedule: a schedule is a 5-field cron expression such as "0 9 * * *"'
+        " (minute hour day-of-month month day-of-week); found 4 fields in '0 9 * *'",
+    ),
+    (
+        "bad-cron-range",
+        {"a.yaml": AGENT, "e.yaml": eval_with('  schedule: "0 25 * * *"\n')},
+        "e.yaml:7:3: spec.schedule: cron hour field: 25 is out of range 0-23",
+    ),
+    (
+        "bad-cron-macro",
+        {"a.yaml": AGENT, "e.yaml": eval_with('  schedule: "@daily"\n')},
+        'e.yaml:7:3: spec.schedule: a schedule is a 5-field cron expression such as "0 9 * * *"'
+        " (minute hour day-of-month month day-of-week); found 1 field in '@daily'",
+    ),
+    (
+        "bad-severity-weight-key",
+        {"a.yaml": AGENT, "e.yaml": eval_with("  scoring:\n    severityWeights: {extreme: 9}\n")},
+        "e.yaml:8:23: spec.scoring.severityWeights.extreme: expected one of: low, medium, high,"
+        " critical; found 'extreme'",
+    ),
+    (
+        "threshold-above-one",
+        {"a.yaml": AGENT, "e.yaml": eval_with("  scoring: {passThreshold: 1.5}\n")},
+        "e.yaml:7:13: spec.scoring.passThreshold: expected a number less than or equal to 1; found 1.5",
+    ),
+    (
+        "parallel-not-int",
+        {"a.yaml": AGENT, "e.yaml": eval_with("  execution: {parallel: many}\n")},
+        "e.yaml:7:15: spec.execution.parallel: expected a valid integer, unable to parse string as an"
+        " integer; found 'many'",
+    ),
+    (
+        "agent-unknown-field",
+        {"a.yaml": AGENT + "  sytem: hello\n"},
+        "a.yaml:6:3: spec.sytem: unknown field 'sytem' (did you mean 'system'?)",
+    ),
+    (
+        "agent-bad-model-id",
+        {"a.yaml": AGENT.replace("openai/gpt-test", "gpt-test")},
+        "a.yaml:5:3: spec.models: model id 'gpt-test' must be `provider/model`, e.g. `openai/gpt-4.1-mini`",
+    ),
+    (
+        "dangling-target",
+        {"e.yaml": EVAL},
+        "e.yaml:5:3: spec.targetAgent: Eval 'ev' targets agent 'bot', which is not defined",
+    ),
+    (
+        "dangling-target-hint",
+        {"a.yaml": AGENT.replace("name: bot", "name: bots"), "e.yaml": EVAL},
+        "e.yaml:5:3: spec.targetAgent: Eval 'ev' targets agent 'bot', which is not defined"
+        " (did you mean 'bots'?)",
+    ),
+    (
+        "dangling-fixture",
+        {"a.yaml": AGENT, "f.yaml": FIXTURE, "e.yaml": eval_with("  fixtures: [fx, fy]\n")},
+        "e.yaml:7:18: spec.fixtures[1]: Eval 'ev' lists fixture 'fy', which is not defined",
+    ),
+    (
+        "dangling-calibration",
+        {"a.yaml": AGENT, "e.yaml": eval_with("  judge: {calibration: cal}\n")},
+        "e.yaml:7:11: spec.judge.calibration: Eval 'ev' names JudgeCalibration 'cal', which is not"
+        " defined",
+    ),
+    (
+        "duplicate-fixture",
+        {"a.yaml": AGENT, "f.yaml": FIXTURE, "g.yaml": FIXTURE},
+        "g.yaml:4:3: metadata.name: duplicate EvalFixture 'fx': also defined at f.yaml:1",
+    ),
+    (
+        "duplicate-in-one-file",
+        {"a.yaml": AGENT + "---\n" + AGENT},
+        "a.yaml:9:12: metadata.name: duplicate Agent 'bot': also defined at a.yaml:1",
+    ),
+    (
+        "calibration-missing-examples",
+        {
+            "c.yaml": "apiVersion: evalward.dev/v1\nkind: JudgeCalibration\nmetadata: {name: c}\nspec:\n  rubric: r\n  judgeModels: [openai/x]\n"
+        },
+        "c.yaml:4:1: spec.examples: missing required field 'examples'",
+    ),
+    (
+        "calibration-score-range",
+        {
+            "c.yaml": "apiVersion: evalward.dev/v1\nkind: JudgeCalibration\nmetadata: {name: c}\nspec:\n  rubric: r\n  judgeModels: [openai/x]\n  examples:\n    - {input: x, candidateOutput: y, humanScore: 3}\n"
+        },
+        "c.yaml:8:38: spec.examples[0].humanScore: expected a number less than or equal to 1; found 3",
+    ),
+    (
+        "agentv-traversal",
+        {
+            "ev.yaml": "evalcases:\n  - id: a\n    expected_outcome: ok\n    input:\n      - role: user\n        content:\n          - {type: file, value: ../../etc/passwd}\n"
+        },
+        "ev.yaml:7:26: evalcases[0].input[0].content[0].value: file reference '../../etc/passwd'"
+        " leaves the repository; use a path inside it",
+    ),
+    (
+        "agentv-url",
+        {
+            "ev.yaml": "evalcases:\n  - id: a\n    expected_outcome: ok\n    input:\n      - role: user\n        content:\n          - {type: file, value: 'https://github.com/o/r/blob/main/x.md'}\n"
+        },
+        "ev.yaml:7:26: evalcases[0].input[0].content[0].value: remote file reference"
+        " 'https://github.com/o/r/blob/main/x.md' is not fetched; copy the file into the repository"
+        " and reference it by path",
+    ),
+    (
+        "agentv-missing-file",
+        {
+            "ev.yaml": "evalcases:\n  - id: a\n    expected_outcome: ok\n    input:\n      - role: user\n        content:\n          - {type: file, value: /docs/x.md}\n"
+        },
+        "ev.yaml:7:26: evalcases[0].input[0].content[0].value: file reference '/docs/x.md' not found"
+        " (no file docs/x.md)",
+    ),
+    (
+        "agentv-unsupported-grader",
+        {
+            "ev.yaml": "tests:\n  - id: a\n    criteria: ok\n    input: hi\n    assertions:\n      - type: code-grader\n        command: [x]\n"
+        },
+        "ev.yaml:6:9: tests[0].assertions[0].type: AgentV assertion type 'code-grader' is not"
+        " supported by evalward; supported: contains, icontains, contains-any, contains-all,"
+        " icontains-any, icontains-all, equals, regex, starts-with, ends-with, llm-grader, rubrics,"
+        " latency, token-usage, tool-trajectory",
+    ),
+    (
+        "agentv-missing-input",
+        {"ev.yaml": "tests:\n  - id: a\n    criteria: ok\n"},
+        "ev.yaml:2:5: tests[0]: missing required field 'input' (or 'input_messages')",
+    ),
+]
+
+
+@pytest.mark.parametrize(("files", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_broken_document(
+    tmp_path: Path, files: dict[str, str], expected: str | tuple[str, ...]
+) -> None:
+    (tmp_path / "evalward.yaml").write_text("defaults: {targetAgent: bot}\n")
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    with pytest.raises(ResourceError) as caught:
+        load_resources(tmp_path)
+    rendered = [p.render() for p in caught.value.problems]
+    assert rendered == ([expected] if isinstance(expected, str) else list(expected))
+
+
+def test_table_is_large_enough() -> None:
+    assert len(CASES) >= 30
+
+
+def test_all_problems_of_a_run_are_reported_together(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(AGENT + "  sytem: x\n")
+    (tmp_path / "f.yaml").write_text(fixture_with("type: prompt", "type: sms"))
+    (tmp_path / "e.yaml").write_text(EVAL.replace("targetAgent: bot", "targetAgent: nobody"))
+    (tmp_path / "x.yaml").write_text("apiVersion: evalward.dev/v1\nkind: [\n")
+    with pytest.raises(ResourceError) as caught:
+        load_resources(tmp_path)
+    assert [p.file for p in caught.value.problems] == ["a.yaml", "e.yaml", "f.yaml", "x.yaml"]
+    assert caught.value.exit_code == 2
