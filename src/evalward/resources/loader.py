@@ -82,19 +82,34 @@ class ResourceSet:
     calibrations: dict[str, Located[JudgeCalibration]] = field(default_factory=dict)
     warnings: list[Problem] = field(default_factory=list)
 
+    _label_index: dict[tuple[str, str], set[str]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _indexed: int = field(default=-1, init=False, repr=False, compare=False)
+
     def fixtures_of(self, evaluation: Eval) -> list[Located[EvalFixture]]:
-        """The union of the Eval's label selector and explicit list, in a stable order."""
-        selected: dict[str, Located[EvalFixture]] = {}
+        """The union of the Eval's label selector and explicit list, in a stable order.
+
+        Selection goes through an index of (label, value) -> fixture names, so selecting for
+        every Eval of a large repository stays linear in what is selected.
+        """
+        names: set[str] = set()
         selector = evaluation.spec.fixture_selector
         if selector is not None and selector.match_labels:
+            index = self._labels()
+            sets = [index.get(pair, set()) for pair in selector.match_labels.items()]
+            names = set.intersection(*sorted(sets, key=len))
+        names.update(name for name in evaluation.spec.fixtures if name in self.fixtures)
+        return [self.fixtures[name] for name in sorted(names)]
+
+    def _labels(self) -> dict[tuple[str, str], set[str]]:
+        if self._indexed != len(self.fixtures):
+            index: dict[tuple[str, str], set[str]] = {}
             for name, fixture in self.fixtures.items():
-                labels = fixture.resource.metadata.labels
-                if all(labels.get(k) == v for k, v in selector.match_labels.items()):
-                    selected[name] = fixture
-        for name in evaluation.spec.fixtures:
-            if name in self.fixtures:
-                selected[name] = self.fixtures[name]
-        return [selected[name] for name in sorted(selected)]
+                for pair in fixture.resource.metadata.labels.items():
+                    index.setdefault(pair, set()).add(name)
+            self._label_index, self._indexed = index, len(self.fixtures)
+        return self._label_index
 
     def evals_targeting(self, agent: str) -> list[Located[Eval]]:
         return [e for _, e in sorted(self.evals.items()) if e.resource.spec.target_agent == agent]
@@ -393,10 +408,10 @@ def _cross_check(run: _Run) -> None:
             )
         if spec.fixture_selector is not None and spec.fixture_selector.match_labels:
             labels = spec.fixture_selector.match_labels
-            if not any(
-                all(f.resource.metadata.labels.get(k) == v for k, v in labels.items())
-                for f in result.fixtures.values()
-            ):
+            selector_only = located.resource.model_copy(
+                update={"spec": spec.model_copy(update={"fixtures": []})}
+            )
+            if not result.fixtures_of(selector_only):
                 result.warnings.append(
                     Problem(
                         located.file,

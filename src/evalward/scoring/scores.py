@@ -57,8 +57,8 @@ async def score_fixture(
     judge = judge or EvalJudge(eval=eval_name)
     name = fixture.resource.metadata.name
     fixture_input = spec.input.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-    reference = getattr(spec, "reference", None)
-    sidecar = getattr(spec, "sidecar", None)
+    reference = spec.reference
+    sidecar = spec.sidecar or None
     labels = RunLabels(
         agent=spec.target_agent, fixture=name, eval=eval_name, rep=rep, purpose="judge"
     )
