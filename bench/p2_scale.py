@@ -20,6 +20,7 @@ from evalward.changes import detect_changes
 from evalward.git import Git
 from evalward.plan import GateConfig, build_plan, gate_resources
 from evalward.resources import load_resources
+from evalward.resources.loader import load_changed_resources
 
 
 def main() -> None:
@@ -44,7 +45,8 @@ def main() -> None:
     changed = vcs.changed_files(merge_base, "HEAD")
     with vcs.worktree(merge_base) as base_root:
         checked_out = time.perf_counter()
-        base = load_resources(base_root)
+        differs = {c.path for c in changed} | {c.old_path for c in changed if c.old_path}
+        base = load_changed_resources(base_root, head, differs)
         base_loaded = time.perf_counter()
         changes = detect_changes(changed, head, base)
         plan = build_plan(changes, gate_resources(head, base, GateConfig.base), base)

@@ -80,6 +80,43 @@ class Git:
                 index += 2
         return changes
 
+    def read_files(self, commit: str, paths: list[str]) -> dict[str, bytes]:
+        """The contents of `paths` at `commit` (missing ones left out), in one git process."""
+        if not paths:
+            return {}
+        command = [self._git, "-c", "safe.directory=*", "-C", str(self.repo)]
+        request = "".join(f"{commit}:{path}\n" for path in paths).encode()
+        done = subprocess.run(
+            [*command, "cat-file", "--batch"], input=request, capture_output=True, check=False
+        )
+        if done.returncode != 0:
+            raise GitError(f"`git cat-file --batch` failed: {done.stderr.decode(errors='replace')}")
+        out, contents, offset = done.stdout, {}, 0
+        for path in paths:
+            end = out.index(b"\n", offset)
+            header = out[offset:end].split()
+            offset = end + 1
+            if len(header) < 3 or header[-1] == b"missing" or header[1] != b"blob":
+                continue
+            size = int(header[2])
+            contents[path] = out[offset : offset + size]
+            offset += size + 1
+        return contents
+
+    def dirty_paths(self) -> set[str]:
+        """Paths the working tree has changed, added or left untracked since HEAD."""
+        out = self.run("status", "--porcelain", "-z", "--untracked-files=all")
+        paths: set[str] = set()
+        entries = iter(out.split("\0"))
+        for entry in entries:
+            if len(entry) < 4:
+                continue
+            paths.add(entry[3:])
+            if entry[0] in "RC":
+                paths.add(next(entries, ""))
+        paths.discard("")
+        return paths
+
     @contextmanager
     def worktree(self, commit: str) -> Iterator[Path]:
         """A detached worktree at `commit`, always removed afterwards."""

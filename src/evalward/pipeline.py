@@ -6,6 +6,7 @@ parameters, so tests run it against real repositories and local model servers.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -14,12 +15,14 @@ from pathlib import Path
 from evalward.budget import Budget, Estimate, Trimmed, trim_to_budget
 from evalward.changes import ChangeSet, detect_changes
 from evalward.compare import EvalComparison, compare
+from evalward.config import load_config
 from evalward.errors import ConfigError, MissingSecretError, ResourceError
 from evalward.execute import CacheKeys, Checkout, ProgressCallback, execute, score_evals
 from evalward.git import FileChange, Git
 from evalward.plan import GateConfig, Plan, PlannedRun, Side, build_plan, gate_resources
 from evalward.providers.registry import Providers, check_credentials
 from evalward.resources import ResourceSet, load_resources
+from evalward.resources.loader import load_changed_resources, needs_full_load
 from evalward.result_cache import ResultCache
 from evalward.results import EvalResult, FixtureResult
 
@@ -84,13 +87,16 @@ async def evaluate_change(
         base: ResourceSet | None = None
         base_root: Path | None = None
         changed: list[FileChange] = []
+        merge_base: str | None = None
         if revisions.base is not None:
             head_commit = revisions.head or "HEAD"
             merge_base = git.merge_base(git.resolve(revisions.base), git.resolve(head_commit))
             changed = git.changed_files(merge_base, revisions.head)
-            base_root = stack.enter_context(git.worktree(merge_base))
+            differs = {c.path for c in changed} | {c.old_path for c in changed if c.old_path}
+            if head_root == git.repo:
+                differs |= git.dirty_paths()
             try:
-                base = load_resources(base_root)
+                base, base_root = _load_base(git, merge_base, head, head_root, differs, stack)
             except ResourceError as exc:
                 notes.append(
                     f"the base branch's resources do not load, so there is no baseline: "
@@ -104,6 +110,8 @@ async def evaluate_change(
             plan.runs = [run for run in plan.runs if select(run.eval)]
         checkouts = {Side.head: Checkout(Side.head, head_root, gate)}
         if base is not None and base_root is not None:
+            if merge_base is not None and _reads_files(plan, base):
+                base_root = stack.enter_context(git.worktree(merge_base))
             checkouts[Side.base] = Checkout(Side.base, base_root, base)
         skipped: list[PlannedRun] = []
         estimate: Estimate | None = None
@@ -155,6 +163,46 @@ def _trim(
 
     resources = {side: checkout.resources for side, checkout in checkouts.items()}
     return trim_to_budget(plan, resources, providers.prices, options.budget, cached)
+
+
+def _load_base(
+    git: Git,
+    merge_base: str,
+    head: ResourceSet,
+    head_root: Path,
+    differs: set[str],
+    stack: ExitStack,
+) -> tuple[ResourceSet, Path]:
+    """The merge base's resources, parsing only what the change touched.
+
+    Unchanged files are the head's, so their resources are reused; the base versions of the
+    changed YAML files are read from git into a small overlay directory. A full worktree is
+    checked out only when the change can alter files it does not name (`needs_full_load`);
+    otherwise the caller checks one out later if a base-side agent reads files at run time.
+    """
+    if needs_full_load(head, differs):
+        root = stack.enter_context(git.worktree(merge_base))
+        return load_resources(root), root
+    overlay = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evalward-base-")))
+    wanted = sorted(p for p in differs if p.endswith((".yaml", ".yml")))
+    for path, content in git.read_files(merge_base, wanted).items():
+        target = overlay / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+    config = load_config(head_root)
+    return load_changed_resources(overlay, head, differs, config), overlay
+
+
+def _reads_files(plan: Plan, base: ResourceSet) -> bool:
+    """Whether a base-side agent reads its checkout at run time (prompt files, programs,
+    watched paths for the result cache's fingerprint)."""
+    for run in plan.runs:
+        if run.side is not Side.base:
+            continue
+        spec = base.agents[base.evals[run.eval].resource.spec.target_agent].resource.spec
+        if spec.system_file or spec.runtime or spec.watch or any(t.command for t in spec.tools):
+            return True
+    return False
 
 
 @contextmanager

@@ -191,3 +191,39 @@ def test_by_default_the_gate_comes_from_the_base_and_additions_count(repo: GitRe
         # with gate-config head, the PR's own definitions gate
         own = gate_resources(head, base_set, GateConfig.head)
         assert own.evals["alpha-eval"].resource.spec.scoring.pass_threshold == 0.1
+
+
+def test_loading_only_the_changed_files_equals_a_full_load_of_the_base(repo: GitRepo) -> None:
+    from evalward.resources.loader import load_changed_resources
+
+    base = base_repo(repo)
+    repo.branch("pr")
+    repo.git("mv", "evals/fixtures/alpha-1.yaml", "evals/fixtures/alpha-one.yaml")
+    repo.remove("evals/beta.yaml")
+    repo.commit(
+        "edit, add, move, delete",
+        {
+            "agents/alpha.yaml": agent("alpha", system="system: Be brief."),
+            "evals/fixtures/beta-1.yaml": FIXTURE.format(fixture="beta-1", name="beta", value="x"),
+            "evals/fixtures/beta-2.yaml": FIXTURE.format(fixture="beta-2", name="beta", value="y"),
+        },
+    )
+    # an uncommitted edit and an untracked file in the working tree count as changes too
+    repo.write(
+        {"evals/fixtures/alpha-2.yaml": FIXTURE.format(fixture="alpha-2", name="alpha", value="z")}
+    )
+    git = Git(repo.path)
+    head = load_resources(repo.path)
+    changed = git.changed_files(base, None)
+    differs = {c.path for c in changed} | {c.old_path for c in changed if c.old_path}
+    differs |= git.dirty_paths()
+    assert "evals/fixtures/alpha-2.yaml" in differs
+    with git.worktree(base) as base_root:
+        full = load_resources(base_root)
+        incremental = load_changed_resources(base_root, head, differs)
+    for kind in ("agents", "fixtures", "evals", "calibrations"):
+        mine, theirs = getattr(incremental, kind), getattr(full, kind)
+        assert sorted(mine) == sorted(theirs), kind
+        for name in theirs:
+            assert mine[name].resource == theirs[name].resource
+            assert (mine[name].file, mine[name].line) == (theirs[name].file, theirs[name].line)

@@ -7,6 +7,7 @@ Every assertion may set `weight` (default 1.0), `severity` (overrides the fixtur
 
 from __future__ import annotations
 
+import functools
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -51,12 +52,21 @@ class RegexAssertion(AssertionBase):
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, pattern: str) -> str:
-        # The `regex` module runs the match (it can be bounded in time), so it compiles here.
-        try:
-            regex.compile(pattern)
-        except regex.error as exc:
-            raise ValueError(f"invalid regular expression: {exc}") from None
+        problem = _regex_problem(pattern)
+        if problem:
+            raise ValueError(f"invalid regular expression: {problem}")
         return pattern
+
+
+@functools.lru_cache(maxsize=4096)
+def _regex_problem(pattern: str) -> str:
+    """Why `pattern` does not compile ("" if it does). The `regex` module runs the match (it
+    can be bounded in time), so it compiles here; suites repeat patterns, hence the cache."""
+    try:
+        regex.compile(pattern)
+    except regex.error as exc:
+        return str(exc)
+    return ""
 
 
 class JsonSchemaAssertion(AssertionBase):

@@ -81,6 +81,8 @@ class ResourceSet:
     evals: dict[str, Located[Eval]] = field(default_factory=dict)
     calibrations: dict[str, Located[JudgeCalibration]] = field(default_factory=dict)
     warnings: list[Problem] = field(default_factory=list)
+    agentv_files: set[str] = field(default_factory=set)
+    """Files read as AgentV: what they load depends on the files they reference."""
 
     _label_index: dict[tuple[str, str], set[str]] = field(
         default_factory=dict, init=False, repr=False, compare=False
@@ -144,6 +146,47 @@ def load_resources(
     if run.problems:
         raise ResourceError(sorted(run.problems, key=_order))
     return run.result
+
+
+def load_changed_resources(
+    root: Path, previous: ResourceSet, changed: set[str], config: RepoConfig | None = None
+) -> ResourceSet:
+    """The resources of `root`, a tree that differs from `previous`'s only in `changed` paths.
+
+    Resources from unchanged files are taken from `previous` as they are (same bytes, same
+    positions); only the changed files that exist under `root` are parsed. A change to
+    `evalward.yaml`, or to a non-YAML file while AgentV files (whose content depends on the
+    files they reference) are present, falls back to a full load. `root` may hold only the
+    changed files when `config` (unchanged, so the head's) is given.
+    """
+    from evalward.config import load_config
+
+    if needs_full_load(previous, changed):
+        return load_resources(root)
+    config = config if config is not None else load_config(root)
+    run = _Run(root, config)
+    for table, mine in (
+        (previous.agents, run.result.agents),
+        (previous.fixtures, run.result.fixtures),
+        (previous.evals, run.result.evals),
+        (previous.calibrations, run.result.calibrations),
+    ):
+        mine.update((name, r) for name, r in table.items() if r.file not in changed)  # type: ignore[misc]
+    run.result.agentv_files = previous.agentv_files - changed
+    for path in sorted(p for p in discover(root, config) if _relative(p, root) in changed):
+        run.load_file(path)
+    _cross_check(run)
+    if run.problems:
+        raise ResourceError(sorted(run.problems, key=_order))
+    return run.result
+
+
+def needs_full_load(previous: ResourceSet, changed: set[str]) -> bool:
+    """Whether `changed` can alter resources in files it does not name."""
+    from evalward.config import CONFIG_FILE
+
+    non_yaml = any(not path.endswith((".yaml", ".yml")) for path in changed)
+    return CONFIG_FILE in changed or (non_yaml and bool(previous.agentv_files))
 
 
 def _order(problem: Problem) -> tuple[str, int, int]:
@@ -313,6 +356,7 @@ class _Run:
             return None
 
     def _load_agentv(self, pending: _Pending, rel: str) -> None:
+        self.result.agentv_files.add(rel)
         conversion = agentv.convert(pending.data, rel, self.root, self.config.defaults.target_agent)
         for problem in conversion.problems:
             self.problem(rel, pending.index, pending.start_line, problem.path, problem.message)
