@@ -9,6 +9,7 @@ the benchmark model server and checks that model calls went only to that agent's
 from __future__ import annotations
 
 import argparse
+import asyncio
 import tempfile
 import time
 from pathlib import Path
@@ -16,11 +17,10 @@ from pathlib import Path
 from common import EVALWARD, model_server, timed
 from synth import agent_name, generate, git, init_git, write_agent
 
-from evalward.changes import detect_changes
 from evalward.git import Git
-from evalward.plan import GateConfig, build_plan, gate_resources
-from evalward.resources import load_resources
-from evalward.resources.loader import load_changed_resources
+from evalward.pipeline import Revisions, RunOptions, evaluate_change
+from evalward.plan import Plan
+from evalward.providers.registry import build_providers
 
 
 def main() -> None:
@@ -37,37 +37,49 @@ def main() -> None:
     write_agent(repo, 7, tools=False, version=2)
     git(repo, "-c", "user.name=b", "-c", "user.email=b@example.com", "commit", "-qam", "change")
 
-    start = time.perf_counter()
-    vcs = Git(repo)
-    head = load_resources(repo)
-    loaded = time.perf_counter()
-    merge_base = vcs.merge_base(vcs.resolve("main"), vcs.resolve("HEAD"))
-    changed = vcs.changed_files(merge_base, "HEAD")
-    with vcs.worktree(merge_base) as base_root:
-        checked_out = time.perf_counter()
-        differs = {c.path for c in changed} | {c.old_path for c in changed if c.old_path}
-        base = load_changed_resources(base_root, head, differs)
-        base_loaded = time.perf_counter()
-        changes = detect_changes(changed, head, base)
-        plan = build_plan(changes, gate_resources(head, base, GateConfig.base), base)
-        planned = time.perf_counter()
-    print(f"P2 scale: {len(head.agents)} agents, {len(head.fixtures)} fixtures, 1 agent changed")
-    print(f"  load head          {loaded - start:.2f} s")
-    print(f"  base worktree      {checked_out - loaded:.2f} s")
-    print(f"  load base          {base_loaded - checked_out:.2f} s")
-    print(f"  diff + plan        {planned - base_loaded:.2f} s")
-    print(f"  load + diff + plan {planned - start:.2f} s   (target <= 2 s)")
-    print(f"  planned runs       {len(plan.runs)} for Evals {plan.evals}")
-    assert plan.evals == [f"{agent_name(7)}-eval"], plan.evals
+    with model_server(latency_ms=5) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "bench"}
+        marks: dict[str, float] = {}
+
+        def planned(plan: Plan) -> None:
+            marks["planned"] = time.perf_counter()
+            marks["runs"] = len(plan.runs)
+
+        async def run() -> list[str]:
+            providers = build_providers(env)
+            try:
+                marks["start"] = time.perf_counter()
+                evaluation = await evaluate_change(
+                    Git(repo),
+                    Revisions(base="main"),
+                    providers,
+                    env,
+                    RunOptions(parallel=32, cache=None),
+                    on_plan=planned,
+                )
+                marks["done"] = time.perf_counter()
+                return evaluation.plan.evals
+            finally:
+                await providers.aclose()
+
+        evals = asyncio.run(run())
+        calls = server.requests()
+    took = marks["planned"] - marks["start"]
+    print(f"P2 scale: {args.agents} agents, {args.fixtures} fixtures, 1 agent changed")
+    print(f"  load + diff + plan {took:.2f} s   (target <= 2 s; in-process, evaluate_change)")
+    print(f"  run + score        {marks['done'] - marks['planned']:.2f} s")
+    print(f"  planned runs       {int(marks['runs'])} for Evals {evals}; model calls {calls}")
+    assert evals == [f"{agent_name(7)}-eval"], evals
+    assert calls == marks["runs"], "model calls went beyond the changed agent's Evals"
 
     with model_server(latency_ms=5) as server:
-        run = timed(
+        cli = timed(
             [*EVALWARD, "run", str(repo), "--base", "main", "--parallel", "32"],
             env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "bench"},
         )
         print(
-            f"  end to end         {run.wall:.2f} s, {server.requests()} model calls "
-            f"(expected {len(plan.runs)})"
+            f"  CLI end to end     {cli.wall:.2f} s (`evalward run --base main`, process start "
+            f"included), {server.requests()} model calls"
         )
 
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 import asyncio
 import json
 
-from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
-
 from evalward.git import Git
 from evalward.pipeline import Revisions, RunOptions, evaluate_change
 from evalward.providers.registry import build_providers
+from fakes.model_server import ScriptedModelServer, text
+from gitrepo import GitRepo
 
 AGENT = """\
 apiVersion: evalward.dev/v1

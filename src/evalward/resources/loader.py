@@ -9,8 +9,10 @@ document is ignored.
 from __future__ import annotations
 
 import fnmatch
+import gc
 import os
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -117,6 +119,19 @@ class ResourceSet:
         return [e for _, e in sorted(self.evals.items()) if e.resource.spec.target_agent == agent]
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Loading builds tens of thousands of acyclic objects; each cyclic-GC pass would rescan
+    all of them (measured: 40-60 % of a 20,000-fixture load). Pause it for the load."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def load_resources(
     root: Path, files: Iterable[Path] | None = None, config: RepoConfig | None = None
 ) -> ResourceSet:
@@ -124,6 +139,13 @@ def load_resources(
 
     `config` defaults to the root's `evalward.yaml` (roots, excludes, defaults).
     """
+    with _collector_paused():
+        return _load_resources(root, files, config)
+
+
+def _load_resources(
+    root: Path, files: Iterable[Path] | None = None, config: RepoConfig | None = None
+) -> ResourceSet:
     from evalward.config import CONFIG_FILE, load_config
 
     config = config if config is not None else load_config(root)
@@ -159,6 +181,13 @@ def load_changed_resources(
     files they reference) are present, falls back to a full load. `root` may hold only the
     changed files when `config` (unchanged, so the head's) is given.
     """
+    with _collector_paused():
+        return _load_changed_resources(root, previous, changed, config)
+
+
+def _load_changed_resources(
+    root: Path, previous: ResourceSet, changed: set[str], config: RepoConfig | None = None
+) -> ResourceSet:
     from evalward.config import load_config
 
     if needs_full_load(previous, changed):
