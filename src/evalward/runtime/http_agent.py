@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from httpx_aiohttp import HttpxAiohttpClient
 
 from evalward.errors import AgentRunError
 from evalward.resources.agent import HttpRuntime
@@ -57,7 +58,7 @@ class HttpAgentServer:
         self._lock = asyncio.Lock()
         self._started = False
         self._failure: str | None = None
-        self._client = httpx.AsyncClient()
+        self._client: httpx.AsyncClient = HttpxAiohttpClient()
 
     async def ensure_started(self) -> None:
         """Start once; a failure is remembered so every run reports it without retrying."""
