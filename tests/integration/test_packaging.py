@@ -41,7 +41,9 @@ def test_dockerfile_follows_githubs_rules_for_docker_actions() -> None:
     ]
     assert "USER" not in instructions and "WORKDIR" not in instructions
     text = (ROOT / "Dockerfile").read_text()
-    assert re.search(r"^FROM python:3\.12-slim", text, re.MULTILINE)
+    assert re.search(r"^FROM python:3\.12\.\d+-slim-bookworm$", text, re.MULTILINE)
+    assert re.search(r"^#   sha256:[0-9a-f]{64}$", text, re.MULTILINE)
+    assert "PYTHONDONTWRITEBYTECODE=1" in text and "PYTHONUNBUFFERED=1" in text
     assert 'ENTRYPOINT ["python", "-m", "evalward"]' in text
     # dependencies are installed before the source is copied, so they stay cached
     assert text.index("requirements.lock") < text.index("COPY src")
