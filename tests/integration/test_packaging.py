@@ -76,3 +76,18 @@ def test_every_job_has_a_timeout_and_the_workflow_minimal_permissions(workflow: 
     assert "concurrency" in document
     for name, job in document["jobs"].items():
         assert "timeout-minutes" in job, f"job {name} has no timeout-minutes"
+
+
+EXAMPLE_WORKFLOWS = sorted((ROOT / "examples" / "workflows").glob("*.yml"))
+
+
+@pytest.mark.parametrize("workflow", EXAMPLE_WORKFLOWS, ids=lambda p: p.name)
+def test_example_workflows_are_valid_workflows(workflow: Path) -> None:
+    check(tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows", str(workflow))
+    check(tool("actionlint"), str(workflow))
+    check(tool("zizmor"), "--offline", "--no-progress", str(workflow))
+    document = yaml.safe_load(workflow.read_text())
+    for name, job in document["jobs"].items():
+        assert "timeout-minutes" in job, f"job {name} has no timeout-minutes"
+        checkout = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout"))
+        assert checkout["with"]["fetch-depth"] == 0, "evalward needs the merge base"
