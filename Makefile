@@ -14,7 +14,7 @@ $(VENV)/.installed: pyproject.toml
 
 ## Run the bundled example with the mock provider and print the PR comment it would post.
 demo: $(VENV)/.installed
-	$(BIN)/evalward run examples --mock-script examples/mock-replies.yaml
+	$(BIN)/evalward run . --mock-script examples/mock-replies.yaml
 
 ## Lint, format check, type check and the whole test suite.
 test: $(VENV)/.installed

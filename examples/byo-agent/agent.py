@@ -4,8 +4,8 @@
 It stands in for the agent a team already has as code: a real one would call its model
 here. This one answers order questions with a rule, so the example runs with no API key.
 
-    python3 agent.py                 # command protocol: request on stdin, JSON lines out
-    python3 agent.py --serve 8080    # http protocol: GET /healthz, POST /run
+    python3 examples/byo-agent/agent.py               # command protocol: stdin in, JSON lines out
+    python3 examples/byo-agent/agent.py --serve 8080  # http protocol: GET /healthz, POST /run
 """
 
 from __future__ import annotations

@@ -123,6 +123,8 @@ def test_a_side_effecting_tool_that_is_neither_shadowed_nor_replayed_refuses_the
 
 
 def test_the_bring_your_own_example_passes_in_the_demo() -> None:
-    done = evalward("run", "examples", "--mock-script", "examples/mock-replies.yaml", cwd=REPO_ROOT)
+    done = evalward(
+        "run", ".", "--mock-script", "examples/mock-replies.yaml", "--no-cache", cwd=REPO_ROOT
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "| order-agent-eval | order-agent | **1.00** |" in done.stdout

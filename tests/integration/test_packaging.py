@@ -41,7 +41,9 @@ def test_dockerfile_follows_githubs_rules_for_docker_actions() -> None:
     ]
     assert "USER" not in instructions and "WORKDIR" not in instructions
     text = (ROOT / "Dockerfile").read_text()
-    assert re.search(r"^FROM python:3\.12-slim", text, re.MULTILINE)
+    assert re.search(r"^FROM python:3\.12\.\d+-slim-bookworm$", text, re.MULTILINE)
+    assert re.search(r"^#   sha256:[0-9a-f]{64}$", text, re.MULTILINE)
+    assert "PYTHONDONTWRITEBYTECODE=1" in text and "PYTHONUNBUFFERED=1" in text
     assert 'ENTRYPOINT ["python", "-m", "evalward"]' in text
     # dependencies are installed before the source is copied, so they stay cached
     assert text.index("requirements.lock") < text.index("COPY src")
@@ -74,3 +76,18 @@ def test_every_job_has_a_timeout_and_the_workflow_minimal_permissions(workflow: 
     assert "concurrency" in document
     for name, job in document["jobs"].items():
         assert "timeout-minutes" in job, f"job {name} has no timeout-minutes"
+
+
+EXAMPLE_WORKFLOWS = sorted((ROOT / "examples" / "workflows").glob("*.yml"))
+
+
+@pytest.mark.parametrize("workflow", EXAMPLE_WORKFLOWS, ids=lambda p: p.name)
+def test_example_workflows_are_valid_workflows(workflow: Path) -> None:
+    check(tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows", str(workflow))
+    check(tool("actionlint"), str(workflow))
+    check(tool("zizmor"), "--offline", "--no-progress", str(workflow))
+    document = yaml.safe_load(workflow.read_text())
+    for name, job in document["jobs"].items():
+        assert "timeout-minutes" in job, f"job {name} has no timeout-minutes"
+        checkout = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout"))
+        assert checkout["with"]["fetch-depth"] == 0, "evalward needs the merge base"

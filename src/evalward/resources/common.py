@@ -15,13 +15,18 @@ NAME_PATTERN = r"^[a-z0-9]([a-z0-9._-]{0,251}[a-z0-9])?$"
 
 
 class Model(BaseModel):
-    """Base of every resource model: camelCase aliases, no unknown fields, immutable."""
+    """Base of every resource model: camelCase aliases, no unknown fields, immutable.
+
+    A field's docstring becomes its description in the JSON Schema (editors show it) and in
+    docs/reference.md.
+    """
 
     model_config = ConfigDict(
         extra="forbid",
         alias_generator=to_camel,
         populate_by_name=True,
         frozen=True,
+        use_attribute_docstrings=True,
     )
 
 
