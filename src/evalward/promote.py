@@ -265,9 +265,11 @@ def write(path: Path, document: Mapping[str, Any]) -> str:
     name = document["metadata"]["name"]
     new = _commented(document)
     existing: list[Any] = []
+    text = ""
     if path.exists():
         try:
-            existing = [d for d in yaml.load_all(path.read_text(encoding="utf-8")) if d is not None]
+            text = path.read_text(encoding="utf-8")
+            existing = [d for d in yaml.load_all(text) if d is not None]
         except Exception as exc:  # ruamel raises many error types; all mean "not YAML we can edit"
             raise ConfigError(
                 f"{path}: cannot be read as YAML to add the fixture ({exc})"
@@ -288,5 +290,8 @@ def write(path: Path, document: Mapping[str, Any]) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     stream = io.StringIO()
     yaml.dump_all(existing, stream)
-    path.write_text(stream.getvalue(), encoding="utf-8")
+    written = stream.getvalue()
+    if text and not text.lstrip().startswith("---") and written.startswith("---\n"):
+        written = written[4:]  # the file had no marker before its first document: keep it so
+    path.write_text(written, encoding="utf-8")
     return outcome

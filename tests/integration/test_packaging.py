@@ -74,3 +74,19 @@ def test_every_job_has_a_timeout_and_the_workflow_minimal_permissions(workflow: 
     assert "concurrency" in document
     for name, job in document["jobs"].items():
         assert "timeout-minutes" in job, f"job {name} has no timeout-minutes"
+
+
+EXAMPLE_WORKFLOWS = sorted((ROOT / "examples" / "workflows").glob("*.yml"))
+
+
+@pytest.mark.parametrize("workflow", EXAMPLE_WORKFLOWS, ids=lambda p: p.name)
+def test_example_workflows_are_valid_and_use_only_real_inputs(workflow: Path) -> None:
+    check(tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows", str(workflow))
+    check(tool("actionlint"), str(workflow))
+    check(tool("zizmor"), "--offline", "--no-progress", str(workflow))
+    inputs = set(yaml.safe_load((ROOT / "action.yml").read_text())["inputs"])
+    for job in yaml.safe_load(workflow.read_text())["jobs"].values():
+        assert "timeout-minutes" in job
+        for step in job["steps"]:
+            if str(step.get("uses", "")).startswith("evalward/evalward@"):
+                assert set(step.get("with", {})) <= inputs
