@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import os
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    pass
 
 from evalward.cli._args import add_mock, add_root
 
@@ -23,6 +23,10 @@ def register(commands: Any) -> None:
 
 def main(args: argparse.Namespace, out: TextIO) -> int:
     """Exit 0 when the calibration is Calibrated (κ ≥ 0.6), else 1."""
+    import asyncio
+    import os
+    from pathlib import Path
+
     from evalward.errors import EXIT_GATE_FAILED, EXIT_OK
     from evalward.providers.registry import build_providers, check_credentials
     from evalward.resources import load_resources

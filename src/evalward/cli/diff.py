@@ -7,8 +7,10 @@ on B's Evals (0 pass, 1 fail), so a script can use it.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def register(commands: Any) -> None:
@@ -20,6 +22,7 @@ def register(commands: Any) -> None:
 
 def main(args: argparse.Namespace, out: TextIO) -> int:
     import json
+    from pathlib import Path
 
     from evalward.compare import compare
     from evalward.gate import decide

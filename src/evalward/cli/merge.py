@@ -6,8 +6,10 @@ A part missing or given twice is an error, never a partial pass.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    pass
 
 
 def register(commands: Any) -> None:
@@ -22,6 +24,8 @@ def register(commands: Any) -> None:
 
 
 def main(args: argparse.Namespace, out: TextIO) -> int:
+    from pathlib import Path
+
     from evalward.cli._local import emit
     from evalward.gate import decide
     from evalward.shard import merge, read_parts

@@ -7,8 +7,6 @@ would, then estimated with budget.estimate_run (the same estimate the budget tri
 from __future__ import annotations
 
 import argparse
-import json
-import os
 from typing import Any, TextIO
 
 from evalward.cli._args import add_mock, add_root, add_selection
@@ -23,6 +21,9 @@ def register(commands: Any) -> None:
 
 
 def main(args: argparse.Namespace, out: TextIO) -> int:
+    import json
+    import os
+
     from evalward.budget import estimate_run
     from evalward.cli._local import Selection, repository
     from evalward.errors import EXIT_OK

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    pass
 
 
 def register(commands: Any) -> None:
@@ -38,6 +40,7 @@ def register(commands: Any) -> None:
 
 def main(args: argparse.Namespace, out: TextIO) -> int:
     import subprocess
+    from pathlib import Path
 
     from evalward.errors import EXIT_OK, ConfigError
     from evalward.promote import build_fixture, default_name, load_trace, render, write

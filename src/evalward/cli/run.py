@@ -7,12 +7,10 @@ With `--shard i/n` it runs one part of the plan and writes a partial results fil
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
-import os
-import sys
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    pass
 
 from evalward.cli._args import add_mock, add_root, add_selection, positive
 
@@ -43,6 +41,12 @@ def register(commands: Any) -> None:
 
 
 def main(args: argparse.Namespace, out: TextIO) -> int:
+    import asyncio
+    import json
+    import os
+    import sys
+    from pathlib import Path
+
     from evalward import history
     from evalward.cli._local import Selection, compose, emit, repository
     from evalward.cli._progress import Progress

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any, TextIO
 
 
@@ -15,6 +14,8 @@ def register(commands: Any) -> None:
 
 
 def main(args: argparse.Namespace, out: TextIO) -> int:
+    import json
+
     from evalward.errors import EXIT_OK, ConfigError
     from evalward.resources.problems import did_you_mean
     from evalward.resources.schema import json_schema, kind_names

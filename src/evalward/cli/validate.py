@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    pass
 
 from evalward.cli._args import add_root
 
@@ -15,6 +17,8 @@ def register(commands: Any) -> None:
 
 
 def main(args: argparse.Namespace, out: TextIO) -> int:
+    from pathlib import Path
+
     from evalward.errors import EXIT_OK, ConfigError
     from evalward.resources import load_resources
 
