@@ -160,9 +160,10 @@ def _load(path: Path, name: str) -> dict[str, Any]:
     except FileNotFoundError:
         return {"name": name, "history": []}
     except (OSError, ValueError):
-        # an unreadable history is started again rather than failing the run
-        return {"name": name, "history": []}
+        data = None
     if not isinstance(data, dict) or not isinstance(data.get("history"), list):
+        # kept aside, not overwritten: a run never fails over its history, nor loses it
+        path.replace(path.with_name(path.name + ".unreadable"))
         return {"name": name, "history": []}
     return data
 
