@@ -1,15 +1,14 @@
 """`python -m evalward` and the `evalward` script: one top-level handler, distinct exit codes.
 
 With no arguments inside GitHub Actions (GITHUB_EVENT_PATH is set) it runs as the action;
-otherwise it is the command line.
+otherwise it is the command line. Everything is imported when needed, so `--version` and
+`--help` load almost nothing.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-
-from evalward.errors import EXIT_BUG, EXIT_INTERRUPTED, EvalwardError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,13 +21,17 @@ def main(argv: list[str] | None = None) -> int:
         from evalward import cli
 
         return cli.main(args)
-    except EvalwardError as exc:
-        _report(str(exc))
-        return exc.exit_code
     except KeyboardInterrupt:
+        from evalward.errors import EXIT_INTERRUPTED
+
         _report("interrupted")
         return EXIT_INTERRUPTED
     except Exception as exc:  # the one place a bug becomes a message, not a traceback
+        from evalward.errors import EXIT_BUG, EvalwardError
+
+        if isinstance(exc, EvalwardError):
+            _report(str(exc))
+            return exc.exit_code
         import traceback
 
         _report(

@@ -17,13 +17,13 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from evalward.budget import Budget
 from evalward.changes import ChangeSet
 from evalward.context import RunContext, load_context
 from evalward.cron import parse_cron
-from evalward.errors import ConfigError, GitHubError, MissingSecretError
+from evalward.errors import EXIT_INTERRUPTED, ConfigError, GitHubError, MissingSecretError
 from evalward.gate import (
     Bypass,
     BypassRecord,
@@ -37,15 +37,15 @@ from evalward.gate import (
 )
 from evalward.git import Git
 from evalward.github import Annotation, CheckReport, GitHubClient, GitHubPort, PullInfo
-from evalward.pipeline import Evaluation, Revisions, RunOptions, evaluate_change
-from evalward.plan import GateConfig, Plan
+from evalward.pipeline import Evaluation, PlanShaper, Revisions, RunOptions, evaluate_change
+from evalward.plan import GateConfig, Plan, Side
 from evalward.providers.registry import Providers, build_providers
 from evalward.report import files
 from evalward.report.html import render_html
 from evalward.report.junit import junit_xml
 from evalward.report.markdown import ReportContext, marker_for, render_comment
 from evalward.report.workflow import command
-from evalward.resources import load_resources
+from evalward.resources import ResourceSet, load_resources
 from evalward.result_cache import CacheMode, ResultCache
 from evalward.results import FixtureResult
 from evalward.security import Redactor
@@ -214,6 +214,8 @@ class Runner:
 
     async def run_and_close(self, route: Route) -> int:
         try:
+            if self.settings.shard and not self.settings.merge:
+                return await self.shard_part(route)
             if route.kind == "gate":
                 assert route.pr is not None
                 return await self.gate(route.pr)
@@ -238,9 +240,16 @@ class Runner:
         )
 
     async def evaluate(
-        self, revisions: Revisions, select: Callable[[str], bool] | None = None
+        self,
+        revisions: Revisions,
+        select: Callable[[str], bool] | None = None,
+        shape: PlanShaper | None = None,
     ) -> Outcome:
-        """Run the pipeline; SIGTERM/SIGINT stop it and return the runs finished so far."""
+        """Run the pipeline; SIGTERM/SIGINT stop it and return the runs finished so far.
+
+        In merge mode nothing runs: the shards' results are merged into the Evaluation."""
+        if self.settings.merge:
+            return self.merged()
         progress = Progress()
 
         def finished(result: FixtureResult) -> None:
@@ -263,6 +272,7 @@ class Runner:
                 on_result=finished,
                 select=select,
                 on_plan=planned,
+                shape=shape,
             )
         )
         loop = asyncio.get_running_loop()
@@ -285,6 +295,63 @@ class Runner:
             for signum in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(signum)
         return Outcome(evaluation, progress)
+
+    # --- shards: one part of the plan per job, merged by a later job ----------------------
+
+    async def shard_part(self, route: Route) -> int:
+        """Run part i of n and write its shard-i-of-n.json; comment and gate are the merge's."""
+        from evalward.shard import ShardSpec, partial_document, split
+
+        spec = ShardSpec.parse(self.settings.shard, "action input `shard`")
+        select: Callable[[str], bool] | None = None
+        if route.kind == "gate" and self.github is not None and route.pr is not None:
+            pull = self.github.pull_request(route.pr)
+            revisions = Revisions(pull.base_sha, pull.head_sha or self.context.head_sha or "HEAD")
+        else:
+            revisions = Revisions(base=None)
+            chosen = route.evals
+            select = (lambda name: name in chosen) if chosen is not None else None
+        whole: dict[str, Any] = {}
+
+        def shard(plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
+            whole["plan"], whole["resources"] = plan, resources
+            return split(plan, resources, self.providers.prices, spec)
+
+        try:
+            outcome = await self.evaluate(revisions, select, shape=shard)
+        except MissingSecretError as exc:
+            return self.missing_secrets(exc, None)
+        if outcome.progress.cancelled:
+            self.log(f"evalward: shard {spec} cancelled; no results written")
+            return EXIT_INTERRUPTED
+        source = {
+            "head": self.git.resolve(revisions.head or "HEAD"),
+            "base": self.git.resolve(revisions.base) if revisions.base else "",
+        }
+        document = partial_document(
+            outcome.evaluation, spec, whole["plan"], whole["resources"], source
+        )
+        path = self.output_dir / spec.file_name
+        files.write_text(path, json.dumps(document, indent=2) + "\n", self.redact)
+        self.log(f"evalward: shard {spec}: {len(outcome.evaluation.fixtures)} runs -> {path}")
+        self.output({"results-json": str(path)})
+        return 0
+
+    def merged(self) -> Outcome:
+        from evalward.shard import merge, read_parts
+
+        pattern = self.settings.merge
+        given = Path(pattern)
+        anchor = Path(given.anchor) if given.is_absolute() else self.context.workspace
+        paths = sorted(anchor.glob(str(given.relative_to(given.anchor))))
+        if not paths:
+            raise ConfigError(
+                f"action input `merge`: no file matches {pattern!r} in the workspace; download "
+                "every shard's shard-i-of-n.json there first (see examples/workflows/sharded.yml)"
+            )
+        evaluation = merge(read_parts(paths))
+        self.log(f"evalward: merged {len(paths)} shards, {len(evaluation.fixtures)} runs")
+        return Outcome(evaluation, Progress(evaluation.plan, list(evaluation.fixtures)))
 
     # --- the pull request gate ---------------------------------------------------------------
 

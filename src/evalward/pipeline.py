@@ -65,21 +65,30 @@ class Revisions:
     head: str | None = None
 
 
-async def evaluate_change(
+PlanShaper = Callable[[Plan, Mapping[Side, ResourceSet]], Plan]
+"""Narrows or splits a plan before it runs (the CLI's --fixture/--reps, and shards)."""
+
+
+@dataclass
+class Prepared:
+    """A change detected and planned, with both sides' trees on disk, before anything runs."""
+
+    changes: ChangeSet
+    plan: Plan
+    checkouts: dict[Side, Checkout]
+    notes: list[str]
+
+
+@contextmanager
+def prepare_change(
     git: Git,
     revisions: Revisions,
-    providers: Providers,
-    env: Mapping[str, str],
     options: RunOptions,
     *,
-    on_result: ProgressCallback | None = None,
     select: Callable[[str], bool] | None = None,
-    on_plan: Callable[[Plan], None] | None = None,
-) -> Evaluation:
-    """Detect the change, plan, run both sides, score and compare.
-
-    With `gate_config=base` the Evals and fixtures that gate come from the merge base.
-    """
+    shape: PlanShaper | None = None,
+) -> Iterator[Prepared]:
+    """Detect the change and plan it; the base worktree lives as long as the context."""
     with ExitStack() as stack:
         head_root = stack.enter_context(_tree(git, revisions.head))
         head = load_resources(head_root)
@@ -113,6 +122,34 @@ async def evaluate_change(
             if merge_base is not None and _reads_files(plan, base):
                 base_root = stack.enter_context(git.worktree(merge_base))
             checkouts[Side.base] = Checkout(Side.base, base_root, base)
+        if shape is not None:
+            plan = shape(plan, {side: c.resources for side, c in checkouts.items()})
+        yield Prepared(changes, plan, checkouts, notes)
+
+
+async def evaluate_change(
+    git: Git,
+    revisions: Revisions,
+    providers: Providers,
+    env: Mapping[str, str],
+    options: RunOptions,
+    *,
+    on_result: ProgressCallback | None = None,
+    select: Callable[[str], bool] | None = None,
+    on_plan: Callable[[Plan], None] | None = None,
+    shape: PlanShaper | None = None,
+) -> Evaluation:
+    """Detect the change, plan, run both sides, score and compare.
+
+    With `gate_config=base` the Evals and fixtures that gate come from the merge base.
+    """
+    with prepare_change(git, revisions, options, select=select, shape=shape) as prepared:
+        changes, plan, checkouts, notes = (
+            prepared.changes,
+            prepared.plan,
+            prepared.checkouts,
+            prepared.notes,
+        )
         skipped: list[PlannedRun] = []
         estimate: Estimate | None = None
         if options.budget.limited:

@@ -37,6 +37,8 @@ class Settings(BaseModel):
     allow_incomplete: bool = Field(default=False, alias="allow-incomplete")
     cache: Literal["read-write", "read-only", "off"] = Field(default="read-write", alias="cache")
     cache_dir: str = Field(default=".evalward/cache", alias="cache-dir")
+    shard: str = Field(default="", alias="shard", pattern=r"^\s*(\d+\s*/\s*\d+)?\s*$")
+    merge: str = Field(default="", alias="merge")
 
     @field_validator(
         "check_run", "allow_untrusted_head", "run_all", "allow_incomplete", mode="before"

@@ -82,12 +82,19 @@ EXAMPLE_WORKFLOWS = sorted((ROOT / "examples" / "workflows").glob("*.yml"))
 
 
 @pytest.mark.parametrize("workflow", EXAMPLE_WORKFLOWS, ids=lambda p: p.name)
-def test_example_workflows_are_valid_workflows(workflow: Path) -> None:
+def test_example_workflows_are_valid_and_use_only_real_inputs(workflow: Path) -> None:
     check(tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows", str(workflow))
     check(tool("actionlint"), str(workflow))
     check(tool("zizmor"), "--offline", "--no-progress", str(workflow))
+    inputs = set(yaml.safe_load((ROOT / "action.yml").read_text())["inputs"])
     document = yaml.safe_load(workflow.read_text())
     for name, job in document["jobs"].items():
         assert "timeout-minutes" in job, f"job {name} has no timeout-minutes"
-        checkout = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout"))
-        assert checkout["with"]["fetch-depth"] == 0, "evalward needs the merge base"
+        checkout = next(
+            (s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout")), None
+        )
+        if checkout is not None:
+            assert checkout["with"]["fetch-depth"] == 0, "evalward needs the merge base"
+        for step in job["steps"]:
+            if str(step.get("uses", "")).startswith("evalward/evalward@"):
+                assert set(step.get("with", {})) <= inputs

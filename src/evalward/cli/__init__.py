@@ -1,0 +1,50 @@
+"""The `evalward` command line: one small module per command, each imported when it runs.
+
+Every command module imports only the standard library at its top and the engine inside
+its `main`, so `evalward --version` and `evalward --help` start in a few milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import TextIO
+
+from evalward import __version__
+
+COMMANDS = (
+    "run",
+    "plan",
+    "diff",
+    "merge",
+    "promote",
+    "calibrate",
+    "validate",
+    "schema",
+    "action",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="evalward",
+        description="Run the evals of the agents a change touches, compare with a base, gate.",
+    )
+    parser.add_argument("--version", action="version", version=f"evalward {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(f"evalward.cli.{name}").register(commands)
+    return parser
+
+
+def main(argv: list[str], out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(out)
+        return 0
+    command = importlib.import_module(f"evalward.cli.{args.command}")
+    code: int = command.main(args, out)
+    return code

@@ -1,0 +1,44 @@
+"""Arguments several commands share; standard library only, so parsing stays cheap."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_root(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", nargs="?", default=".", help="repository root (default: .)")
+
+
+def add_selection(parser: argparse.ArgumentParser) -> None:
+    """What to run: the change against --base, narrowed by agent, Eval, fixture and reps."""
+    parser.add_argument(
+        "--base",
+        help="compare with this git ref and run only the Evals the change affects "
+        "(default: run every Eval, no baseline)",
+    )
+    parser.add_argument(
+        "--agent", action="append", default=[], metavar="A", help="only Evals of this agent"
+    )
+    parser.add_argument(
+        "--eval", action="append", default=[], metavar="E", help="only this Eval (repeatable)"
+    )
+    parser.add_argument(
+        "--fixture", action="append", default=[], metavar="F", help="only this fixture"
+    )
+    parser.add_argument(
+        "--reps", type=positive, metavar="N", help="reps per fixture instead of the Eval's own"
+    )
+
+
+def add_mock(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--mock-script", help="serve every model call from this mock script")
+
+
+def positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected 1 or more, got {value}")
+    return value

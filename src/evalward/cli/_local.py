@@ -1,0 +1,155 @@
+"""What the run, plan and merge commands share: choosing runs, building clients, reporting.
+
+Imported only by commands that run the engine, so it may import the whole pipeline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from evalward.errors import ConfigError
+from evalward.gate import GateDecision
+from evalward.pipeline import Evaluation, PlanShaper
+from evalward.plan import Plan, PlannedRun, Side
+from evalward.report import files
+from evalward.report.html import render_html
+from evalward.report.junit import junit_xml
+from evalward.report.markdown import ReportContext, marker_for, render_comment
+from evalward.resources import ResourceSet
+from evalward.resources.problems import did_you_mean
+from evalward.security import Redactor
+
+
+@dataclass(frozen=True)
+class Selection:
+    """--agent/--eval/--fixture/--reps: narrow the plan after it is built from the change."""
+
+    agents: tuple[str, ...] = ()
+    evals: tuple[str, ...] = ()
+    fixtures: tuple[str, ...] = ()
+    reps: int | None = None
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> Selection:
+        return cls(tuple(args.agent), tuple(args.eval), tuple(args.fixture), args.reps)
+
+    def apply(self, plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
+        head = resources[Side.head]
+        _known("--agent", self.agents, head.agents)
+        _known("--eval", self.evals, head.evals)
+        _known("--fixture", self.fixtures, head.fixtures)
+
+        def wanted(name: str) -> bool:
+            if self.evals and name not in self.evals:
+                return False
+            target = head.evals[name].resource.spec.target_agent if name in head.evals else ""
+            return not self.agents or target in self.agents
+
+        evals = [name for name in plan.evals if wanted(name)]
+        runs = [
+            run
+            for run in plan.runs
+            if run.eval in evals and (not self.fixtures or run.fixture in self.fixtures)
+        ]
+        if self.reps is not None:
+            groups = dict.fromkeys((r.side, r.eval, r.fixture) for r in runs)
+            runs = [PlannedRun(s, e, f, rep) for s, e, f in groups for rep in range(self.reps)]
+        return Plan(runs=runs, evals=evals, skipped_base=plan.skipped_base, not_run=plan.not_run)
+
+
+def _known(option: str, names: tuple[str, ...], defined: Mapping[str, Any]) -> None:
+    for name in names:
+        if name not in defined:
+            raise ConfigError(
+                f"{option} {name}: no such resource in the repository"
+                f"{did_you_mean(name, list(defined))}"
+            )
+
+
+def compose(*shapers: PlanShaper | None) -> PlanShaper:
+    def shape(plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
+        for shaper in shapers:
+            if shaper is not None:
+                plan = shaper(plan, resources)
+        return plan
+
+    return shape
+
+
+def repository(path: str) -> Path:
+    root = Path(path)
+    if not root.is_dir():
+        raise ConfigError(f"{root}: not a directory; give the repository root")
+    return root.resolve()
+
+
+def report_context(evaluation: Evaluation, decision: GateDecision, base: bool) -> ReportContext:
+    return ReportContext(
+        comparisons=evaluation.comparisons,
+        decision=decision,
+        changes=evaluation.changes if base else None,
+        skipped_base=evaluation.plan.skipped_base,
+        marker=marker_for("local"),
+        notes=evaluation.notes,
+        private=evaluation.private,
+        cache_hits=evaluation.cache_hits,
+        skipped_runs=len(evaluation.skipped),
+    )
+
+
+def write_output_dir(
+    output_dir: Path, evaluation: Evaluation, decision: GateDecision, comment: str
+) -> None:
+    """The files the action writes: results.json, junit.xml, report.html, comment.md."""
+    redact = Redactor.from_env(os.environ)
+    files.write_results(output_dir, evaluation, decision, redact)
+    files.write_text(
+        output_dir / "junit.xml", junit_xml(evaluation.evals, evaluation.private), redact
+    )
+    files.write_text(
+        output_dir / "report.html",
+        render_html(
+            result=decision.result.value,
+            reason=decision.reason,
+            evals=evaluation.evals,
+            fixtures=evaluation.fixtures,
+            private=evaluation.private,
+            head_sha="",
+            run_url="",
+        ),
+        redact,
+    )
+    files.write_text(output_dir / "comment.md", comment, redact)
+
+
+def emit(
+    out: TextIO,
+    evaluation: Evaluation,
+    decision: GateDecision,
+    *,
+    base: bool,
+    as_json: bool,
+    output_dir: str | None,
+    extra: str = "",
+    extra_json: dict[str, Any] | None = None,
+) -> int:
+    """Print the comment (or the results document with --json), write files, return the code."""
+    redact = Redactor.from_env(os.environ)
+    comment = render_comment(report_context(evaluation, decision, base))
+    if output_dir:
+        write_output_dir(Path(output_dir), evaluation, decision, comment)
+    if as_json:
+        document = files.results_document(evaluation, decision)
+        document.update(extra_json or {})
+        print(redact(json.dumps(document, indent=2)), file=out)
+    else:
+        print(redact(comment), file=out)
+        if extra:
+            print(redact(extra), file=out)
+    return decision.exit_code

@@ -1,0 +1,16 @@
+"""`evalward action`: run as the GitHub Action, from the GITHUB_* environment and INPUT_*."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, TextIO
+
+
+def register(commands: Any) -> None:
+    commands.add_parser("action", help="run as the GitHub Action (reads the GITHUB_* environment)")
+
+
+def main(args: argparse.Namespace, out: TextIO) -> int:
+    from evalward import action
+
+    return action.main(out=out)

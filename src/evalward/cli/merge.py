@@ -1,0 +1,43 @@
+"""`evalward merge PARTS…`: combine every shard's results, then report and gate like `run`.
+
+A part missing or given twice is an error, never a partial pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    pass
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "merge", help="combine the shard-i-of-n.json files of `run --shard`, report and gate"
+    )
+    parser.add_argument("parts", nargs="+", help="every shard-i-of-n.json, once each")
+    parser.add_argument(
+        "--output-dir", help="also write results.json, junit.xml, report.html, comment.md"
+    )
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+
+
+def main(args: argparse.Namespace, out: TextIO) -> int:
+    from pathlib import Path
+
+    from evalward.cli._local import emit
+    from evalward.gate import decide
+    from evalward.shard import merge, read_parts
+
+    parts = read_parts([Path(p) for p in args.parts])
+    evaluation = merge(parts)
+    decision = decide(evaluation.comparisons, None, skipped_runs=len(evaluation.skipped))
+    return emit(
+        out,
+        evaluation,
+        decision,
+        base=bool(parts[0][1].get("source", {}).get("base")),
+        as_json=args.json,
+        output_dir=args.output_dir,
+    )

@@ -1,0 +1,77 @@
+"""`evalward promote TRACE --agent A`: turn a trace into an EvalFixture (seed 003's flywheel)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    pass
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser("promote", help="turn a trace into an EvalFixture YAML")
+    parser.add_argument(
+        "trace", help="evalward trace JSON, OpenAI/Anthropic transcript or OTel GenAI spans"
+    )
+    parser.add_argument("--agent", required=True, help="the agent the fixture tests (its label)")
+    parser.add_argument("--name", help="the fixture's name (default: promoted-<trace id>)")
+    parser.add_argument(
+        "--output",
+        "-o",
+        help="write into this YAML file (kept as it is, the fixture added or replaced by "
+        "name); default: print to stdout",
+    )
+    parser.add_argument(
+        "--format", choices=("evalward", "openai", "anthropic", "otel"), help="skip detection"
+    )
+    parser.add_argument("--kind", choices=("golden", "bad", "edge"), default="golden")
+    parser.add_argument(
+        "--severity", choices=("low", "medium", "high", "critical"), default="medium"
+    )
+    parser.add_argument(
+        "--contains", action="append", default=[], help="also assert the output contains this"
+    )
+    parser.add_argument("--rubric", help="also add a judge assertion with this rubric")
+    parser.add_argument(
+        "--no-replay", action="store_true", help="do not record the tool results as toolReplay"
+    )
+
+
+def main(args: argparse.Namespace, out: TextIO) -> int:
+    import subprocess
+    from pathlib import Path
+
+    from evalward.errors import EXIT_OK, ConfigError
+    from evalward.promote import build_fixture, default_name, load_trace, render, write
+    from evalward.resources.common import NAME_PATTERN
+
+    loaded = load_trace(Path(args.trace), args.format)
+    name = args.name or default_name(loaded.trace_id)
+    import re
+
+    if not re.match(NAME_PATTERN, name):
+        raise ConfigError(
+            f"--name {name!r}: a fixture name is lowercase letters, digits, '.', '_' and '-', "
+            "starting and ending with a letter or digit"
+        )
+    email = subprocess.run(
+        ["git", "config", "user.email"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    document = build_fixture(
+        loaded,
+        agent=args.agent,
+        name=name,
+        promoted_by=email or None,
+        kind=args.kind,
+        severity=args.severity,
+        contains=args.contains,
+        rubric=args.rubric,
+        replay=not args.no_replay,
+    )
+    if args.output:
+        outcome = write(Path(args.output), document)
+        print(f"evalward: fixture {name} {outcome} in {args.output}", file=out)
+    else:
+        print(render(document), end="", file=out)
+    return EXIT_OK

@@ -1,0 +1,122 @@
+"""`evalward run`: the action's engine on a laptop: progress, the comment, history deltas.
+
+With `--shard i/n` it runs one part of the plan and writes a partial results file for
+`evalward merge` instead of reporting and gating.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    pass
+
+from evalward.cli._args import add_mock, add_root, add_selection, positive
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser("run", help="run Evals locally, print the comment, gate")
+    add_root(parser)
+    add_selection(parser)
+    add_mock(parser)
+    parser.add_argument("--parallel", type=positive, default=8, help="runs at once (default: 8)")
+    parser.add_argument(
+        "--output-dir",
+        help="also write the action's files here: results.json, junit.xml, report.html, "
+        "comment.md (with --shard: the part's shard-i-of-n.json; default .evalward/shards)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="run everything again instead of reusing results from .evalward/cache",
+    )
+    parser.add_argument(
+        "--no-history", action="store_true", help="do not record this run in .evalward/history"
+    )
+    parser.add_argument(
+        "--shard", metavar="I/N", help="run only part I of N of the plan and write its results"
+    )
+
+
+def main(args: argparse.Namespace, out: TextIO) -> int:
+    import asyncio
+    import json
+    import os
+    import sys
+    from pathlib import Path
+
+    from evalward import history
+    from evalward.cli._local import Selection, compose, emit, repository
+    from evalward.cli._progress import Progress
+    from evalward.errors import EXIT_OK
+    from evalward.gate import decide
+    from evalward.git import Git
+    from evalward.pipeline import Revisions, RunOptions, evaluate_change
+    from evalward.plan import Plan, Side
+    from evalward.providers.registry import build_providers
+    from evalward.resources import ResourceSet
+    from evalward.result_cache import ResultCache
+    from evalward.shard import ShardSpec, partial_document, split
+
+    env = dict(os.environ)
+    root = repository(args.path)
+    spec = ShardSpec.parse(args.shard, "--shard") if args.shard else None
+    providers = build_providers(env, mock_script=args.mock_script)
+    progress = Progress(sys.stderr)
+    selection = Selection.of(args)
+    whole: dict[str, Any] = {}
+
+    def shard(plan: Plan, resources: Any) -> Plan:
+        whole["plan"], whole["resources"] = plan, resources
+        assert spec is not None
+        return split(plan, resources, providers.prices, spec)
+
+    git = Git(root)
+
+    async def go() -> int:
+        try:
+            cache = None if args.no_cache else ResultCache(root / ".evalward" / "cache")
+            evaluation = await evaluate_change(
+                git,
+                Revisions(base=args.base),
+                providers,
+                env,
+                RunOptions(parallel=args.parallel, cache=cache),
+                on_result=progress,
+                on_plan=progress.planned,
+                shape=compose(selection.apply, shard if spec else None),
+            )
+        finally:
+            progress.close()
+            await providers.aclose()
+        if spec is not None:
+            resources: dict[Side, ResourceSet] = whole["resources"]
+            source = {"head": git.resolve("HEAD"), "base": args.base or ""}
+            if args.base:
+                source["base"] = git.resolve(args.base)
+            document = partial_document(evaluation, spec, whole["plan"], resources, source)
+            target = Path(args.output_dir or root / ".evalward" / "shards") / spec.file_name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+            print(
+                f"evalward: shard {spec}: {len(evaluation.fixtures)} of "
+                f"{len(whole['plan'].runs)} runs -> {target}",
+                file=out,
+            )
+            return EXIT_OK
+        decision = decide(evaluation.comparisons, None, skipped_runs=len(evaluation.skipped))
+        deltas = [] if args.no_history else history.record(root, evaluation.evals)
+        return emit(
+            out,
+            evaluation,
+            decision,
+            base=bool(args.base),
+            as_json=args.json,
+            output_dir=args.output_dir,
+            extra=history.render(deltas, color=out.isatty() and "NO_COLOR" not in env),
+            extra_json={"history": [d.as_json() for d in deltas]},
+        )
+
+    return asyncio.run(go())

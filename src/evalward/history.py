@@ -1,0 +1,178 @@
+"""Seed 002's experiment history: every local run of an Eval is a timestamped set, and each
+run shows its scores' delta against the previous set (green up, red down).
+
+One JSON file per Eval in `.evalward/history/<eval>.json`:
+
+    {"name": "support-bot-eval",
+     "history": [{"timestamp": "...", "passed": true,
+                  "averageScores": {"score": 0.8, "passRate": 0.75, "axis:tone": 0.9},
+                  "runs": [{"fixture": "...", "rep": 0, "status": "pass", "score": 1.0,
+                            "output": "..."}]}]}
+
+The newest `MAX_SETS` sets are kept. Only head-side results are recorded: the history follows
+the code on disk, not the base it is compared with.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalward.results import EvalResult
+
+HISTORY_DIR = Path(".evalward") / "history"
+MAX_SETS = 200
+OUTPUT_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class Delta:
+    eval: str
+    metric: str
+    value: float
+    previous: float | None
+
+    @property
+    def change(self) -> float | None:
+        return None if self.previous is None else self.value - self.previous
+
+
+@dataclass(frozen=True)
+class EvalDeltas:
+    eval: str
+    deltas: list[Delta]
+    first: bool
+    same_fixtures: bool
+    """False when the previous set ran other fixtures (e.g. a --fixture filter), so the
+    numbers are not like for like."""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "eval": self.eval,
+            "first": self.first,
+            "sameFixtures": self.same_fixtures,
+            "scores": {
+                d.metric: {"value": d.value, "previous": d.previous, "delta": d.change}
+                for d in self.deltas
+            },
+        }
+
+
+def average_scores(result: EvalResult) -> dict[str, float]:
+    scores = {
+        "score": result.score,
+        "passRate": result.passing / result.total if result.total else 0.0,
+    }
+    axes: dict[str, list[float]] = {}
+    for fixture in result.fixtures:
+        for axis, value in fixture.axes.items():
+            axes.setdefault(axis, []).append(value)
+    for axis in sorted(axes):
+        scores[f"axis:{axis}"] = sum(axes[axis]) / len(axes[axis])
+    return scores
+
+
+def record(
+    root: Path, results: Iterable[EvalResult], now: dt.datetime | None = None
+) -> list[EvalDeltas]:
+    """Append one set per head-side Eval result and return its deltas against the last set."""
+    moment = (now or dt.datetime.now(dt.UTC)).isoformat(timespec="milliseconds")
+    directory = root / HISTORY_DIR
+    out: list[EvalDeltas] = []
+    for result in results:
+        if result.side != "head":
+            continue
+        path = directory / f"{result.eval}.json"
+        experiment = _load(path, result.eval)
+        history: list[dict[str, Any]] = experiment["history"]
+        previous = history[-1] if history else None
+        scores = average_scores(result)
+        runs = [
+            {
+                "fixture": f.fixture,
+                "rep": f.rep,
+                "status": f.status.value,
+                "score": f.score,
+                "output": f.output[:OUTPUT_CHARS],
+            }
+            for f in result.fixtures
+        ]
+        history.append(
+            {"timestamp": moment, "passed": result.passed, "averageScores": scores, "runs": runs}
+        )
+        experiment["history"] = history[-MAX_SETS:]
+        _write(path, experiment)
+        before = previous["averageScores"] if previous else {}
+        out.append(
+            EvalDeltas(
+                result.eval,
+                [Delta(result.eval, k, v, _number(before.get(k))) for k, v in scores.items()],
+                first=previous is None,
+                same_fixtures=previous is None
+                or sorted({r["fixture"] for r in previous.get("runs", [])})
+                == sorted({r["fixture"] for r in runs}),
+            )
+        )
+    return out
+
+
+def render(deltas: list[EvalDeltas], color: bool = False) -> str:
+    """Seed 002's lines: `→ score: 85.00% (🟢+0.15)`, one block per Eval."""
+    if not deltas:
+        return ""
+    lines = [f"Since the previous local run ({HISTORY_DIR}):"]
+    for entry in deltas:
+        note = " (first run)" if entry.first else ""
+        if not entry.same_fixtures:
+            note = " (the previous run ran other fixtures)"
+        lines.append(f"{entry.eval}{note}")
+        for delta in entry.deltas:
+            lines.append(f"  → {delta.metric}: {delta.value * 100:.2f}% ({_mark(delta, color)})")
+    return "\n".join(lines)
+
+
+def _mark(delta: Delta, color: bool) -> str:
+    change = delta.change
+    if change is None:
+        return "new"
+    if change > 1e-9:
+        text, ansi = f"🟢{change:+.2f}", "\x1b[32m"
+    elif change < -1e-9:
+        text, ansi = f"🔴{change:+.2f}", "\x1b[31m"
+    else:
+        text, ansi = "⚪+0.00", ""
+    return f"{ansi}{text}\x1b[0m" if color and ansi else text
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _load(path: Path, name: str) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {"name": name, "history": []}
+    except (OSError, ValueError):
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("history"), list):
+        # kept aside, not overwritten: a run never fails over its history, nor loses it
+        path.replace(path.with_name(path.name + ".unreadable"))
+        return {"name": name, "history": []}
+    return data
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    """Write beside and rename, so an interrupted run never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        json.dump(data, stream, indent=2, ensure_ascii=False)
+        stream.write("\n")
+    Path(temporary).replace(path)

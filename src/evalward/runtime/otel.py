@@ -1,0 +1,227 @@
+"""OpenTelemetry GenAI spans (a JSON export) converted into the one Trace model.
+
+Two export shapes are read: OTLP/JSON (`resourceSpans[].scopeSpans[].spans[]`, attributes as
+`[{key, value: {stringValue | intValue | ...}}]`) and the flat form of the console and file
+exporters (a list of spans, or `{"spans": [...]}`, attributes as a plain object).
+
+Following the GenAI semantic conventions: a span whose `gen_ai.operation.name` is
+`execute_tool` (or whose name starts with `execute_tool`) is one tool call — name from
+`gen_ai.tool.name`, arguments from `gen_ai.tool.call.arguments`, result from
+`gen_ai.tool.call.result`. Model spans (`chat`, `text_completion`, `generate_content`,
+`invoke_agent`) carry `gen_ai.input.messages` / `gen_ai.output.messages` (role + parts); the
+first one's user text is the input and the last one's assistant text the final answer.
+Older instrumentations' `gen_ai.prompt` / `gen_ai.completion` attributes are read too.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from evalward.runtime.protocol import ProtocolError
+from evalward.runtime.trace import StepType, Trace
+
+MODEL_OPERATIONS = ("chat", "text_completion", "generate_content", "invoke_agent")
+
+
+@dataclass(frozen=True)
+class Span:
+    trace_id: str
+    span_id: str
+    name: str
+    start: float
+    attributes: dict[str, Any]
+
+    @property
+    def operation(self) -> str:
+        operation = str(self.attributes.get("gen_ai.operation.name") or "")
+        if not operation and self.name.startswith("execute_tool"):
+            return "execute_tool"
+        return operation
+
+
+def looks_like_spans(document: object) -> bool:
+    if isinstance(document, Mapping):
+        if "resourceSpans" in document:
+            return True
+        document = document.get("spans")
+    return (
+        isinstance(document, list)
+        and bool(document)
+        and all(isinstance(s, Mapping) for s in document)
+        and any("attributes" in s and ("name" in s or "span_id" in s) for s in document)
+    )
+
+
+def read_spans(document: object) -> list[Span]:
+    raw: list[Mapping[str, Any]] = []
+    if isinstance(document, Mapping) and "resourceSpans" in document:
+        for resource in document.get("resourceSpans") or []:
+            for scope in (
+                resource.get("scopeSpans") or resource.get("instrumentationLibrarySpans") or []
+            ):
+                raw += scope.get("spans") or []
+    elif isinstance(document, Mapping):
+        raw = list(document.get("spans") or [])
+    elif isinstance(document, list):
+        raw = list(document)
+    spans = [_span(s) for s in raw if isinstance(s, Mapping)]
+    if not spans:
+        raise ProtocolError("no spans found (expected OTLP/JSON `resourceSpans` or a span list)")
+    return sorted(spans, key=lambda s: s.start)
+
+
+def from_otel_spans(document: object) -> tuple[Trace, str]:
+    """The trace and its trace id."""
+    spans = read_spans(document)
+    trace = Trace()
+    models = [s for s in spans if s.operation in MODEL_OPERATIONS or _has_messages(s)]
+    if models:
+        for message in _messages(models[0], "gen_ai.input.messages", "gen_ai.prompt"):
+            if message.get("role") == "user":
+                trace.add(StepType.input, content=_parts_text(message))
+    for span in spans:
+        if span.operation != "execute_tool":
+            continue
+        name = str(
+            span.attributes.get("gen_ai.tool.name")
+            or span.name.removeprefix("execute_tool").strip()
+        )
+        call_id = span.attributes.get("gen_ai.tool.call.id")
+        trace.add(
+            StepType.tool_call,
+            tool=name,
+            call_id=str(call_id) if call_id else None,
+            arguments=_object(span.attributes.get("gen_ai.tool.call.arguments")),
+        )
+        result = span.attributes.get("gen_ai.tool.call.result")
+        if result is not None:
+            trace.add(
+                StepType.tool_result,
+                tool=name,
+                call_id=str(call_id) if call_id else None,
+                output=result if isinstance(result, str) else json.dumps(result),
+            )
+    if models:
+        answers = [
+            _parts_text(m)
+            for m in _messages(models[-1], "gen_ai.output.messages", "gen_ai.completion")
+            if m.get("role", "assistant") == "assistant"
+        ]
+        answer = "".join(a for a in answers if a)
+        if answer:
+            trace.add(StepType.final, content=answer)
+    return trace, spans[0].trace_id
+
+
+def _span(raw: Mapping[str, Any]) -> Span:
+    context = raw.get("context") if isinstance(raw.get("context"), Mapping) else {}
+    assert isinstance(context, Mapping)
+    trace_id = str(raw.get("traceId") or context.get("trace_id") or raw.get("trace_id") or "")
+    span_id = str(raw.get("spanId") or context.get("span_id") or raw.get("span_id") or "")
+    start: Any = raw.get("startTimeUnixNano") or raw.get("start_time") or 0
+    try:
+        start_key = float(start)
+    except (TypeError, ValueError):
+        try:  # the console exporter writes ISO timestamps
+            start_key = dt.datetime.fromisoformat(str(start).replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            start_key = 0.0
+    return Span(
+        trace_id, span_id, str(raw.get("name") or ""), start_key, _attributes(raw.get("attributes"))
+    )
+
+
+def _attributes(raw: object) -> dict[str, Any]:
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    out: dict[str, Any] = {}
+    for item in raw if isinstance(raw, list) else []:
+        if isinstance(item, Mapping) and "key" in item:
+            out[str(item["key"])] = _any_value(item.get("value"))
+    return out
+
+
+def _any_value(value: object) -> Any:
+    """OTLP/JSON AnyValue: {stringValue}, {intValue: "3"}, {arrayValue: {values: [...]}}, ..."""
+    if not isinstance(value, Mapping):
+        return value
+    for key in ("stringValue", "boolValue", "doubleValue", "bytesValue"):
+        if key in value:
+            return value[key]
+    if "intValue" in value:
+        return int(value["intValue"])
+    if "arrayValue" in value:
+        return [_any_value(v) for v in (value["arrayValue"] or {}).get("values", [])]
+    if "kvlistValue" in value:
+        return {
+            str(kv.get("key")): _any_value(kv.get("value"))
+            for kv in (value["kvlistValue"] or {}).get("values", [])
+        }
+    return None
+
+
+def _has_messages(span: Span) -> bool:
+    return any(k in span.attributes for k in ("gen_ai.input.messages", "gen_ai.output.messages"))
+
+
+def _messages(span: Span, key: str, legacy: str) -> list[Mapping[str, Any]]:
+    value = span.attributes.get(key)
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            value = [{"role": "user" if "input" in key else "assistant", "content": value}]
+    if isinstance(value, list):
+        return [m for m in value if isinstance(m, Mapping)]
+    return _legacy(span.attributes, legacy)
+
+
+def _legacy(attributes: Mapping[str, Any], prefix: str) -> list[Mapping[str, Any]]:
+    """`gen_ai.prompt` as text, or indexed `gen_ai.prompt.0.role` / `.content` attributes."""
+    value = attributes.get(prefix)
+    if isinstance(value, str):
+        role = "user" if prefix.endswith("prompt") else "assistant"
+        return [{"role": role, "content": value}]
+    messages: list[Mapping[str, Any]] = []
+    index = 0
+    while f"{prefix}.{index}.content" in attributes or f"{prefix}.{index}.role" in attributes:
+        messages.append(
+            {
+                "role": attributes.get(f"{prefix}.{index}.role", "user"),
+                "content": attributes.get(f"{prefix}.{index}.content", ""),
+            }
+        )
+        index += 1
+    return messages
+
+
+def _parts_text(message: Mapping[str, Any]) -> str:
+    parts = message.get("parts")
+    if isinstance(parts, Iterable) and not isinstance(parts, str | bytes):
+        return "".join(
+            str(p.get("content") or p.get("text") or "")
+            for p in parts
+            if isinstance(p, Mapping) and p.get("type", "text") == "text"
+        )
+    content = message.get("content")
+    if isinstance(content, list):
+        return "".join(
+            str(p.get("text") or p.get("content") or "") for p in content if isinstance(p, Mapping)
+        )
+    return "" if content is None else str(content)
+
+
+def _object(raw: object) -> dict[str, Any]:
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if isinstance(raw, str) and raw.strip():
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            return {"_unparsed": raw}
+        return parsed if isinstance(parsed, dict) else {"_value": parsed}
+    return {}

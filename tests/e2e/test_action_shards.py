@@ -1,0 +1,81 @@
+"""The action sharded across a matrix: parts write shard files and neither comment nor gate;
+the merge job comments and gates exactly as an unsharded run does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from actionrun import pull_request_event, run_action
+from e2e.test_walking_skeleton import make_pr, script_model
+from fakes.github_api import FakeGitHub
+from fakes.model_server import ScriptedModelServer
+from gitrepo import GitRepo
+
+
+def _strip(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: _strip(v)
+            for k, v in value.items()
+            if k not in ("duration_ms", "started_at", "cached", "run")
+        }
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value
+
+
+def test_shard_jobs_then_merge_gate_like_one_job(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=False)
+    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"}
+    event = pull_request_event(github.repository, 7, base, head)
+    common = {"cache": "off"}
+    shards = tmp_path / "shards"
+
+    for index in (1, 2):
+        part = run_action(
+            repo.path,
+            github,
+            event,
+            inputs={**common, "shard": f"{index}/2", "output-dir": str(shards)},
+            env=env,
+            run_dir=tmp_path / f"runner-{index}",
+        )
+        assert part.returncode == 0, part.stderr
+        assert (shards / f"shard-{index}-of-2.json").is_file()
+    assert github.comments_on(7) == []
+
+    merged = run_action(
+        repo.path,
+        github,
+        event,
+        inputs={**common, "merge": str(shards / "shard-*-of-2.json")},
+        env=env,
+        run_dir=tmp_path / "runner-merge",
+    )
+    assert merged.returncode == 1, merged.stderr
+    assert merged.outputs["result"] == "fail"
+    (comment,) = github.comments_on(7)
+    assert "greeting" in comment["body"]
+
+    whole = run_action(
+        repo.path, github, event, inputs=common, env=env, run_dir=tmp_path / "runner-one"
+    )
+    assert whole.returncode == 1
+    assert _strip(merged.results()) == _strip(whole.results())
+
+    (shards / "shard-2-of-2.json").unlink()
+    incomplete = run_action(
+        repo.path,
+        github,
+        event,
+        inputs={**common, "merge": str(shards / "shard-*-of-2.json")},
+        run_dir=tmp_path / "runner-incomplete",
+    )
+    assert incomplete.returncode == 2
+    assert "shard 2/2 missing" in incomplete.stderr
+    assert json.loads(json.dumps(incomplete.outputs)).get("result") != "pass"
