@@ -29,11 +29,15 @@ from evalward.resources.models import (
 )
 from evalward.resources.problems import did_you_mean, problems_from_validation, render_path
 from evalward.resources.yamlsource import (
+    MAX_FILE_BYTES,
     Document,
     PathKey,
     YamlSyntaxError,
+    decode,
     load_documents,
+    looks_like_resource,
     parse_documents,
+    too_large,
 )
 
 if TYPE_CHECKING:
@@ -55,7 +59,6 @@ DEFAULT_EXCLUDES = frozenset(
         "site-packages",
     }
 )
-MAX_FILE_BYTES = 5 * 1024 * 1024
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -254,13 +257,14 @@ class _Run:
                 raw = path.read_bytes()[:65536]
                 if b"apiVersion" in raw:
                     self.problems.append(
-                        Problem(rel, None, None, "", f"file is larger than {MAX_FILE_BYTES} bytes")
+                        Problem(rel, None, None, "", too_large(path.stat().st_size))
                     )
                 return None
-            return path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            if b"apiVersion: evalward.dev" in path.read_bytes():
-                self.problems.append(Problem(rel, None, None, "", "file is not valid UTF-8"))
+            raw = path.read_bytes()
+            return decode(raw)
+        except YamlSyntaxError as exc:
+            if looks_like_resource(raw):
+                self.problems.append(Problem(rel, exc.line, exc.column, "", str(exc)))
             return None
         except OSError as exc:
             self.problems.append(Problem(rel, None, None, "", f"cannot read file: {exc.strerror}"))
