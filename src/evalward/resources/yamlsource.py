@@ -230,6 +230,8 @@ def check_shape(text: str) -> None:
 
 def _shape_error(problem: str, event: yaml.Event) -> YamlSyntaxError:
     mark = event.start_mark
+    if mark is None:  # pragma: no cover - libyaml marks every event
+        return YamlSyntaxError(f"invalid YAML: {problem}", None, None)
     return YamlSyntaxError(f"invalid YAML: {problem}", mark.line + 1, mark.column + 1)
 
 
