@@ -127,6 +127,14 @@ def parse_documents(text: str) -> list[Document]:
             marks: dict[PathKey, tuple[int, int]] = {}
             _record_marks(node, (), marks)
             documents.append(Document(data, node.start_mark.line + 1, marks))
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        raise YamlSyntaxError(
+            f"invalid YAML: unacceptable character #x{exc.character:04x} ({exc.reason})",
+            line,
+            column,
+        ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or str(exc)
