@@ -373,9 +373,18 @@ class Runner:
         for note in evaluation.notes:
             self.log(command("notice", note))
 
-        existing = github.find_comment(number, self.marker)
+        # GitHub failing from here on must not cost the decision, the files or the summary.
+        try:
+            existing = github.find_comment(number, self.marker)
+        except GitHubError as exc:
+            self.log(command("warning", str(exc)))
+            existing = None
         previous = BypassRecord.parse(existing.body) if existing else None
-        bypass, refusal, record = self.bypass(pull, head_sha, evaluation, previous)
+        try:
+            bypass, refusal, record = self.bypass(pull, head_sha, evaluation, previous)
+        except GitHubError as exc:
+            self.log(command("warning", f"{exc} The bypass label could not be checked: no bypass."))
+            bypass, refusal, record = None, None, None
         if outcome.progress.cancelled:
             decision = self.cancelled_decision(outcome.progress)
         else:

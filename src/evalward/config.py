@@ -23,7 +23,13 @@ from pydantic import Field, ValidationError, field_validator
 from evalward.errors import Problem, ResourceError
 from evalward.resources.common import Model
 from evalward.resources.problems import problems_from_validation
-from evalward.resources.yamlsource import YamlSyntaxError, parse_documents
+from evalward.resources.yamlsource import (
+    MAX_FILE_BYTES,
+    YamlSyntaxError,
+    decode,
+    parse_documents,
+    too_large,
+)
 
 CONFIG_FILE = "evalward.yaml"
 
@@ -67,11 +73,15 @@ def load_config(root: Path) -> RepoConfig:
     if not path.is_file():
         return RepoConfig()
     try:
-        documents = parse_documents(path.read_text(encoding="utf-8"))
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise YamlSyntaxError(too_large(path.stat().st_size), None, None)
+        documents = parse_documents(decode(path.read_bytes()))
     except YamlSyntaxError as exc:
         raise ResourceError([Problem(CONFIG_FILE, exc.line, exc.column, "", str(exc))]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ResourceError([Problem(CONFIG_FILE, None, None, "", f"cannot read: {exc}")]) from None
+    except OSError as exc:
+        raise ResourceError(
+            [Problem(CONFIG_FILE, None, None, "", f"cannot read file: {exc.strerror}")]
+        ) from None
     if not documents or documents[0].data is None:
         return RepoConfig()
     if len(documents) > 1:

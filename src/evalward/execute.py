@@ -25,6 +25,7 @@ from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.resources import ResourceSet
 from evalward.resources.models import Agent
+from evalward.resources.paths import OutsideRepository, repo_path
 from evalward.result_cache import ResultCache, run_key
 from evalward.results import EvalResult, FixtureResult
 from evalward.runtime.declarative import DeclarativeAgent
@@ -197,15 +198,13 @@ def resolve_agent(agent: Agent, defined_in: str, root: Path) -> DeclarativeAgent
 
 def resolve_repo_path(root: Path, defined_in: str, reference: str) -> Path:
     """A file reference relative to the resource file (or `/` = repository root), inside root."""
-    base = root if reference.startswith("/") else (root / defined_in).parent
-    candidate = (base / reference.lstrip("/")).resolve()
-    real_root = root.resolve()
-    if candidate != real_root and real_root not in candidate.parents:
+    try:
+        return repo_path(root, reference, Path(defined_in).parent)
+    except OutsideRepository:
         raise ConfigError(
             f"{defined_in}: the file reference {reference!r} leaves the repository; "
             "reference files inside it"
-        )
-    return candidate
+        ) from None
 
 
 def score_evals(

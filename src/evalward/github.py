@@ -223,7 +223,10 @@ def _call(what: str, operation: Callable[[], T]) -> T:
         if isinstance(exc.data, dict):
             message = str(exc.data.get("message", ""))
         hint = ""
-        if exc.status in (401, 403):
+        headers = exc.headers or {}
+        if exc.status == 429 or str(headers.get("x-ratelimit-remaining")) == "0":
+            hint = " GitHub's API rate limit is exhausted for this token; retry later."
+        elif exc.status in (401, 403):
             hint = (
                 " Check the token's permissions: the workflow needs "
                 "`permissions: pull-requests: write` and `issues: read` (plus `checks: write` "

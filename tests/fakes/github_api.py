@@ -81,9 +81,20 @@ class FakeGitHub:
         self.comments[comment["id"]]["user"] = self._user(author)
         return comment
 
-    def fail(self, method: str, path_pattern: str, status: int, message: str = "boom") -> None:
+    def fail(
+        self,
+        method: str,
+        path_pattern: str,
+        status: int,
+        message: str = "boom",
+        headers: dict[str, str] | None = None,
+    ) -> None:
         self.failures.append(
-            (method, re.compile(path_pattern), Response(status, {"message": message}))
+            (
+                method,
+                re.compile(path_pattern),
+                Response(status, {"message": message}, headers or {}),
+            )
         )
 
     def comments_on(self, number: int) -> list[dict[str, Any]]:

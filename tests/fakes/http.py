@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,6 +32,8 @@ class Response:
     headers: dict[str, str] = field(default_factory=dict)
     raw: bytes | None = None
     delay: float = 0.0
+    cut: bool = False
+    """Announce the whole body, send half of it, then reset the connection."""
 
 
 Handler = Callable[[Request], Response]
@@ -70,6 +74,15 @@ class LoopbackServer:
                         self.send_header(name, value)
                     self.send_header("content-length", str(len(payload)))
                     self.end_headers()
+                    if response.cut:
+                        self.wfile.write(payload[: len(payload) // 2])
+                        self.wfile.flush()
+                        self.connection.setsockopt(
+                            socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                        )
+                        self.close_connection = True
+                        self.connection.close()
+                        return
                     self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):
                     pass

@@ -29,6 +29,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     raw: bytes | None = None
     delay: float = 0.0
+    cut: bool = False
+    """Reset the connection in the middle of the body."""
     prompt_tokens: int = 10
     completion_tokens: int = 5
 
@@ -158,6 +160,7 @@ class ScriptedModelServer:
             },
             reply.headers,
             delay=reply.delay,
+            cut=reply.cut,
         )
 
     def _render(self, reply: Reply, body: dict[str, Any]) -> Response:
@@ -200,4 +203,5 @@ class ScriptedModelServer:
             },
             reply.headers,
             delay=reply.delay,
+            cut=reply.cut,
         )

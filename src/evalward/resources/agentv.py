@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from evalward.resources.common import API_VERSION
+from evalward.resources.paths import OutsideRepository, repo_path
 from evalward.resources.yamlsource import PathKey, YamlSyntaxError, load_documents
 
 CASE_KEYS = ("evalcases", "eval_cases", "tests")
@@ -147,12 +148,12 @@ class _Files:
                 f"remote file reference {reference!r} is not fetched; copy the file into the "
                 "repository and reference it by path",
             )
-        base = self.root if reference.startswith("/") else (self.root / self.file).parent
-        target = (base / reference.lstrip("/")).resolve()
-        if not target.is_relative_to(self.root):
+        try:
+            target = repo_path(self.root, reference, Path(self.file).parent)
+        except OutsideRepository:
             raise AgentVProblem(
                 path, f"file reference {reference!r} leaves the repository; use a path inside it"
-            )
+            ) from None
         if not target.is_file():
             shown = target.relative_to(self.root).as_posix()
             raise AgentVProblem(path, f"file reference {reference!r} not found (no file {shown})")

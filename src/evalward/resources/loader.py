@@ -29,13 +29,18 @@ from evalward.resources.models import (
     EvalFixture,
     JudgeCalibration,
 )
+from evalward.resources.paths import OutsideRepository, program_path, repo_path
 from evalward.resources.problems import did_you_mean, problems_from_validation, render_path
 from evalward.resources.yamlsource import (
+    MAX_FILE_BYTES,
     Document,
     PathKey,
     YamlSyntaxError,
+    decode,
     load_documents,
+    looks_like_resource,
     parse_documents,
+    too_large,
 )
 
 if TYPE_CHECKING:
@@ -57,7 +62,6 @@ DEFAULT_EXCLUDES = frozenset(
         "site-packages",
     }
 )
-MAX_FILE_BYTES = 5 * 1024 * 1024
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -326,13 +330,14 @@ class _Run:
                 raw = path.read_bytes()[:65536]
                 if b"apiVersion" in raw:
                     self.problems.append(
-                        Problem(rel, None, None, "", f"file is larger than {MAX_FILE_BYTES} bytes")
+                        Problem(rel, None, None, "", too_large(path.stat().st_size))
                     )
                 return None
-            return path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            if b"apiVersion: evalward.dev" in path.read_bytes():
-                self.problems.append(Problem(rel, None, None, "", "file is not valid UTF-8"))
+            raw = path.read_bytes()
+            return decode(raw)
+        except YamlSyntaxError as exc:
+            if looks_like_resource(raw):
+                self.problems.append(Problem(rel, exc.line, exc.column, "", str(exc)))
             return None
         except OSError as exc:
             self.problems.append(Problem(rel, None, None, "", f"cannot read file: {exc.strerror}"))
@@ -452,8 +457,52 @@ def _with_defaults(data: dict[str, Any], config: RepoConfig) -> dict[str, Any]:
     return {**data, "spec": spec}
 
 
+def _check_paths(run: _Run) -> None:
+    """Files and programs an Agent names: inside the repository, and there (systemFile)."""
+    for located in run.result.agents.values():
+        spec = located.resource.spec
+        if spec.system_file:
+            where = ("spec", "systemFile")
+            try:
+                path = repo_path(run.root, spec.system_file, Path(located.file).parent)
+            except OutsideRepository:
+                run.located_field(
+                    located,
+                    where,
+                    f"the file {spec.system_file!r} leaves the repository; "
+                    "reference a file inside it",
+                )
+            else:
+                if not path.is_file():
+                    run.located_field(
+                        located, where, f"the file {spec.system_file!r} does not exist"
+                    )
+                elif path.stat().st_size == 0:
+                    run.located_field(located, where, f"the file {spec.system_file!r} is empty")
+        programs: list[tuple[PathKey, str]] = []
+        runtime = spec.runtime
+        if runtime is not None and runtime.command is not None:
+            programs.append((("spec", "runtime", "command", "run", 0), runtime.command.run[0]))
+        if runtime is not None and runtime.http is not None:
+            programs.append((("spec", "runtime", "http", "start", 0), runtime.http.start[0]))
+        for index, tool in enumerate(spec.tools):
+            if tool.command is not None:
+                programs.append((("spec", "tools", index, "command"), tool.command.run[0]))
+        for at, program in programs:
+            try:
+                program_path(run.root, program)
+            except OutsideRepository:
+                run.located_field(
+                    located,
+                    at,
+                    f"the program {program!r} leaves the repository; run a program inside it, "
+                    "or one on PATH by its name",
+                )
+
+
 def _cross_check(run: _Run) -> None:
     result = run.result
+    _check_paths(run)
     for name, located in sorted(result.evals.items()):
         spec = located.resource.spec
         if spec.target_agent not in result.agents:

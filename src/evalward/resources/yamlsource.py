@@ -29,6 +29,17 @@ except AttributeError:  # pragma: no cover - PyYAML built without libyaml
 
 PathKey = tuple[str | int, ...]
 
+MAX_FILE_BYTES = 5 * 1024 * 1024
+"""Largest resource file read: a bigger one is refused before it is read whole."""
+MAX_DEPTH = 100
+"""Deepest nesting of collections accepted: parsers and validators recurse, and a crafted
+document (`[[[[…` or `- - - …`) could otherwise exhaust the stack and crash the process."""
+MAX_EXPANDED = 100_000
+"""Most values the aliases of a file may expand to beyond the file's own values (an alias
+bomb is a few lines that expand to billions)."""
+
+_DEEP_BLOCK = re.compile(r"^(?:[ \t]|[-?:][ \t])" f"{{{MAX_DEPTH},}}", re.MULTILINE)
+
 
 @dataclass
 class Document:
@@ -54,8 +65,57 @@ class YamlSyntaxError(Exception):
         self.column = column
 
 
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+
+
+def too_large(size: int) -> str:
+    return (
+        f"file is {size} bytes, over the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit of a "
+        "resource file; split it into several files"
+    )
+
+
+def decode(raw: bytes) -> str:
+    """The text of a YAML file, which must be UTF-8; else a located, actionable error."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        for bom, encoding in _BOMS:
+            if raw.startswith(bom):
+                raise YamlSyntaxError(
+                    f"file is {encoding.upper()} (it starts with a {encoding.upper()} byte-order "
+                    "mark); save it as UTF-8",
+                    1,
+                    1,
+                ) from None
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise YamlSyntaxError(
+            f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x}); save it as UTF-8",
+            line,
+            column,
+        ) from None
+
+
+def looks_like_resource(raw: bytes) -> bool:
+    """Whether undecodable bytes are probably one of our files (then a mistake worth naming)."""
+    if b"apiVersion" in raw or b"evalcases" in raw or b"tests:" in raw:
+        return True
+    for bom, encoding in _BOMS:
+        if raw.startswith(bom):
+            text = raw.decode(encoding, errors="replace")
+            return "apiVersion" in text or "evalcases" in text or "tests:" in text
+    return False
+
+
 def parse_documents(text: str) -> list[Document]:
     """Every document of a multi-document YAML text, with marks."""
+    check_shape(text)
     loader = _Loader(text)
     documents: list[Document] = []
     try:
@@ -67,6 +127,14 @@ def parse_documents(text: str) -> list[Document]:
             marks: dict[PathKey, tuple[int, int]] = {}
             _record_marks(node, (), marks)
             documents.append(Document(data, node.start_mark.line + 1, marks))
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        raise YamlSyntaxError(
+            f"invalid YAML: unacceptable character #x{exc.character:04x} ({exc.reason})",
+            line,
+            column,
+        ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or str(exc)
@@ -98,11 +166,14 @@ def load_documents(text: str) -> list[Document]:
 def _fast_load(text: str, count: int) -> list[Any] | None:
     """The documents' data, or None when the fast parser cannot be trusted with this text."""
     if _yaml_rs is None or "<<" in text:  # merge keys are YAML 1.1 only
+        check_shape(text)
         try:
             datas = list(yaml.load_all(text, Loader=_Loader))
         except yaml.YAMLError:
             return None
         return datas if len(datas) == count else None
+    if ("&" in text and "*" in text) or _DEEP_BLOCK.search(text):
+        check_shape(text)  # yaml-rs copies what aliases name, and recurses on block nesting
     try:
         # parse_datetime=False: YAML 1.2's core schema has no timestamps (and yaml-rs 0.1
         # would also turn *quoted* date-like strings into dates).
@@ -116,6 +187,60 @@ def _fast_load(text: str, count: int) -> list[Any] | None:
     if isinstance(loaded, list) and len(loaded) == count:
         return loaded
     return None
+
+
+def check_shape(text: str) -> None:
+    """Refuse nesting deeper than MAX_DEPTH and aliases that expand past MAX_EXPANDED values.
+
+    One pass over libyaml's events, which neither recurses nor expands aliases: it counts
+    what the parsers, the validator and the mark recorder would walk, before they walk it.
+    """
+    sizes: dict[str, int] = {}
+    stack: list[tuple[str | None, int]] = []
+    plain = expanded = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.AliasEvent):
+                size = sizes.get(str(event.anchor), 1)
+                expanded += size
+                if expanded > MAX_EXPANDED + plain:
+                    raise _shape_error(
+                        f"aliases expand to more than {MAX_EXPANDED} values (an alias bomb?); "
+                        "write the repeated values out, or alias fewer of them",
+                        event,
+                    )
+                if stack:
+                    stack[-1] = (stack[-1][0], stack[-1][1] + size)
+            elif isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):
+                stack.append((event.anchor, 1))
+                if len(stack) > MAX_DEPTH:
+                    raise _shape_error(
+                        f"collections nested more than {MAX_DEPTH} levels deep; flatten the "
+                        "document",
+                        event,
+                    )
+            elif isinstance(event, yaml.SequenceEndEvent | yaml.MappingEndEvent):
+                anchor, size = stack.pop()
+                plain += 1
+                if anchor is not None:
+                    sizes[anchor] = size
+                if stack:
+                    stack[-1] = (stack[-1][0], stack[-1][1] + size)
+            elif isinstance(event, yaml.ScalarEvent):
+                plain += 1
+                if event.anchor is not None:
+                    sizes[event.anchor] = 1
+                if stack:
+                    stack[-1] = (stack[-1][0], stack[-1][1] + 1)
+    except yaml.YAMLError:
+        return  # a syntax error: the parser that follows words and locates it
+
+
+def _shape_error(problem: str, event: yaml.Event) -> YamlSyntaxError:
+    mark = event.start_mark
+    if mark is None:  # pragma: no cover - libyaml marks every event
+        return YamlSyntaxError(f"invalid YAML: {problem}", None, None)
+    return YamlSyntaxError(f"invalid YAML: {problem}", mark.line + 1, mark.column + 1)
 
 
 def _implicit_first_line(text: str) -> int | None:

@@ -18,6 +18,7 @@ from evalward.errors import AgentRunError
 from evalward.resources.agent import CommandRuntime
 from evalward.runtime.process import (
     DEFAULT_KILL_GRACE,
+    STREAM_LIMIT,
     kill_group,
     limited_env,
     read_tail,
@@ -26,6 +27,9 @@ from evalward.runtime.process import (
 )
 from evalward.runtime.protocol import ProtocolError, apply_event
 from evalward.runtime.trace import StepType, Trace
+
+MAX_TRACE_BYTES = 32 * 1024 * 1024
+"""Most trace events one run may write: an agent that floods stdout is stopped, not stored."""
 
 
 async def run_command_agent(
@@ -58,19 +62,36 @@ async def run_command_agent(
 
     async def read_events() -> None:
         assert process.stdout is not None
-        number = 0
-        while line := await process.stdout.readline():
-            number += 1
-            if problem or not line.strip():
-                continue
+        number = received = 0
+        while not problem:
             try:
-                apply_event(trace, json.loads(line))
-            except (ValueError, ProtocolError) as exc:
-                shown = line.decode("utf-8", errors="replace").strip()[:120]
+                line = await process.stdout.readline()
+            except ValueError:  # a line longer than the stream's limit
                 problem.append(
-                    f"stdout line {number} is not a trace event ({exc}): {shown!r}. "
-                    "Write one JSON event per line to stdout and logs to stderr."
+                    f"stdout line {number + 1} is not a trace event: it is longer than "
+                    f"{STREAM_LIMIT} bytes. Write one JSON event per line to stdout."
                 )
+                break
+            if not line:
+                return
+            number += 1
+            received += len(line)
+            if received > MAX_TRACE_BYTES:
+                problem.append(
+                    f"the agent wrote more than {MAX_TRACE_BYTES} bytes of trace events; "
+                    "the run was stopped there"
+                )
+            elif line.strip():
+                try:
+                    apply_event(trace, json.loads(line))
+                except (ValueError, ProtocolError) as exc:
+                    shown = line.decode("utf-8", errors="replace").strip()[:120]
+                    problem.append(
+                        f"stdout line {number} is not a trace event ({exc}): {shown!r}. "
+                        "Write one JSON event per line to stdout and logs to stderr."
+                    )
+        # The protocol is broken: nothing more it writes counts, so stop it now.
+        await kill_group(process, kill_grace)
 
     timed_out = False
     try:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from evalward.errors import AgentRunError
+from evalward.resources.paths import OutsideRepository, program_path
 
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "SYSTEMROOT")
 """Always passed through. Anything else (API keys included) only when listed in `env`."""
@@ -39,7 +40,17 @@ async def spawn(
     env: Mapping[str, str],
     stdin: bool = True,
 ) -> asyncio.subprocess.Process:
-    """Start `argv` in its own session (process group) with pipes for stdio."""
+    """Start `argv` in its own session (process group) with pipes for stdio.
+
+    A program given as a path must resolve (symlinks followed) inside `cwd`, the checkout.
+    """
+    try:
+        program_path(cwd, argv[0])
+    except OutsideRepository:
+        raise AgentRunError(
+            f"cannot start {argv[0]!r}: the program leaves the repository; run a program "
+            "inside it, or one on PATH by its name"
+        ) from None
     try:
         return await asyncio.create_subprocess_exec(
             *argv,

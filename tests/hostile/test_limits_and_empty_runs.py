@@ -1,0 +1,71 @@
+"""A pathological regex cannot hang a run, and a run where nothing ran is never a green check."""
+
+from __future__ import annotations
+
+from actionrun import pull_request_event, run_action
+from e2e.test_walking_skeleton import SUPPORT_EVAL, make_pr, script_model
+from evalward.resources.models import RegexAssertion
+from evalward.results import Status
+from evalward.runtime.trace import StepType, Trace
+from evalward.scoring.assertions import check
+from fakes.github_api import FakeGitHub
+from fakes.model_server import ScriptedModelServer
+from gitrepo import GitRepo
+
+
+def test_a_catastrophic_regex_is_an_error_not_a_hang() -> None:
+    trace = Trace()
+    trace.add(StepType.final, content="a" * 5000 + "!")
+    assertion = RegexAssertion(type="regex", pattern="(a+)+$")
+    status, message = check(assertion, trace, regex_timeout=0.2)
+    assert status is Status.error
+    assert "did not finish within 0.2 s" in message
+
+
+def env_for(model: ScriptedModelServer) -> dict[str, str]:
+    return {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+
+
+def test_a_changed_agent_whose_evals_select_no_fixture_is_not_a_pass(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    base, head = make_pr(repo, github)
+    repo.checkout("main")
+    base = repo.commit(
+        "the Eval selects nothing",
+        {"evals/support-bot.yaml": SUPPORT_EVAL.replace("agent: support-bot", "agent: nobody")},
+    )
+    repo.checkout("feature")
+    repo.git("merge", "-q", "main", "-m", "merge")
+    head = repo.head()
+    github.pulls[7].head_sha, github.pulls[7].base_sha = head, base
+    script_model(model, head_greets_well=True)
+
+    run = run_action(
+        repo.path, github, pull_request_event(github.repository, 7, base, head), env=env_for(model)
+    )
+
+    assert run.returncode == 1, run.stdout + run.stderr  # an Eval with no fixture fails
+    assert run.outputs["result"] == "fail"
+    assert (
+        "support-bot-eval" in run.summary and "support-bot-eval" in github.comments_on(7)[0]["body"]
+    )
+    assert model.requests == []
+
+
+def test_an_empty_plan_from_a_config_error_is_exit_2_not_a_pass(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    base, head = make_pr(repo, github)
+    repo.write({"evalward.yaml": "roots: [nowhere]\n"})
+    head = repo.commit("a root that does not exist")
+    github.pulls[7].head_sha = head
+
+    run = run_action(
+        repo.path, github, pull_request_event(github.repository, 7, base, head), env=env_for(model)
+    )
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "evalward.yaml: roots: root 'nowhere' is not a folder" in run.stderr
+    assert run.outputs.get("result") != "pass"
+    assert not (run.output_dir / "results.json").exists() or run.results()["result"] != "pass"

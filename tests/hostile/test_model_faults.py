@@ -1,0 +1,102 @@
+"""A model server in a storm: retries, then `error` results that fail closed; the results file
+and the comment are still written and the exit code says the gate did not pass."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from actionrun import pull_request_event, run_action
+from e2e.test_walking_skeleton import SUPPORT_EVAL, make_pr
+from fakes.github_api import FakeGitHub
+from fakes.model_server import Reply, ScriptedModelServer, error, text
+from gitrepo import GitRepo
+
+NOW = {"Retry-After": "0"}  # servers say when to retry; keeps the storm fast
+
+STORMS: dict[str, list[Reply]] = {
+    "429 storm": [error(429, headers=NOW)],
+    "5xx storm": [error(500, headers=NOW), error(502, headers=NOW), error(503, headers=NOW)],
+    "connection reset mid-body": [text("Hello! " * 200, cut=True, headers=NOW)],
+    "truncated JSON": [Reply(raw=b'{"id": "chatcmpl-1", "choices": [{"mess', headers=NOW)],
+}
+
+
+@pytest.mark.parametrize("storm", list(STORMS), ids=list(STORMS))
+def test_a_storm_ends_in_error_results_that_fail_closed(
+    storm: str, repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    base, head = make_pr(repo, github)
+    model.script(lambda b: "BASE-V1" in json.dumps(b), text("Hello! shipped 2026-11-25"))
+    model.script_sequence(lambda b: "HEAD-V2" in json.dumps(b), *STORMS[storm])
+    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+
+    run = run_action(
+        repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
+    )
+
+    assert run.returncode == 1, run.stderr  # fail closed, never a pass
+    assert "Traceback" not in run.stderr
+    head_calls = model.requests_mentioning("HEAD-V2")
+    assert len(head_calls) >= 2 * 4  # every call was retried (4 attempts), for both fixtures
+    results = run.results()
+    heads = [f for f in results["fixtures"] if f["side"] == "head"]
+    assert {f["status"] for f in heads} == {"error"}
+    assert all(0 <= f["score"] < 1 and f["verdict"] != "pass" for f in heads)
+    evals = {e["eval"]: e for e in results["evals"] if e["side"] == "head"}
+    assert evals["support-bot-eval"]["passed"] is False
+    assert all("after 4 attempts" in f["message"] for f in heads), heads
+    assert run.outputs["result"] == "fail"
+    body = github.comments_on(7)[0]["body"]
+    assert "error" in body.lower()
+    assert "sk-test-secret-value" not in body + run.stdout + run.stderr
+
+
+JUDGED_FIXTURE = """\
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata:
+  name: judged
+  labels: { agent: support-bot }
+spec:
+  targetAgent: support-bot
+  input: { type: prompt, payload: { prompt: "Be polite please" } }
+  assertions:
+    - { type: judge, rubric: "The reply is polite." }
+"""
+
+
+def test_a_judge_answering_prose_is_an_error_not_a_pass(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    base, head = make_pr(repo, github)
+    repo.checkout("main")
+    base = repo.commit(
+        "a judged fixture",
+        {
+            "evals/fixtures/judged.yaml": JUDGED_FIXTURE,
+            "evals/support-bot.yaml": SUPPORT_EVAL + "  judge: { model: openai/gpt-test }\n",
+        },
+    )
+    repo.checkout("feature")
+    repo.git("merge", "-q", "main", "-m", "merge")
+    head = repo.head()
+    github.pulls[7].head_sha, github.pulls[7].base_sha = head, base
+    judge = lambda b: "rubric" in json.dumps(b).lower() and "score" in json.dumps(b)  # noqa: E731
+    model.script(judge, text("I think the answer is quite polite, well done!"))
+    model.script(lambda b: True, text("Hello! shipped 2026-11-25"))
+    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+
+    run = run_action(
+        repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
+    )
+
+    assert run.returncode == 1, run.stderr + run.stdout
+    judged = [f for f in run.results()["fixtures"] if f["fixture"] == "judged"]
+    assert judged and {f["status"] for f in judged} == {"error"}, judged
+    assert github.comments_on(7), "the comment is still written"
+    assert (
+        "gave no valid verdict after a retry: it is not JSON"
+        in judged[0]["assertions"][0]["message"]
+    )
