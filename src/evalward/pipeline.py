@@ -227,7 +227,8 @@ def _load_base(
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(content)
     config = load_config(head_root)
-    return load_changed_resources(overlay, head, differs, config), overlay
+    base = load_changed_resources(overlay, head, differs, config, check_files=False)
+    return base, overlay
 
 
 def _reads_files(plan: Plan, base: ResourceSet) -> bool:

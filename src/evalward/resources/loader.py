@@ -175,7 +175,12 @@ def _load_resources(
 
 
 def load_changed_resources(
-    root: Path, previous: ResourceSet, changed: set[str], config: RepoConfig | None = None
+    root: Path,
+    previous: ResourceSet,
+    changed: set[str],
+    config: RepoConfig | None = None,
+    *,
+    check_files: bool = True,
 ) -> ResourceSet:
     """The resources of `root`, a tree that differs from `previous`'s only in `changed` paths.
 
@@ -183,14 +188,20 @@ def load_changed_resources(
     positions); only the changed files that exist under `root` are parsed. A change to
     `evalward.yaml`, or to a non-YAML file while AgentV files (whose content depends on the
     files they reference) are present, falls back to a full load. `root` may hold only the
-    changed files when `config` (unchanged, so the head's) is given.
+    changed files when `config` (unchanged, so the head's) is given; such a partial tree
+    cannot answer whether the files agents name exist, so pass `check_files=False` (the run
+    checks them again in the checkout it uses).
     """
     with _collector_paused():
-        return _load_changed_resources(root, previous, changed, config)
+        return _load_changed_resources(root, previous, changed, config, check_files)
 
 
 def _load_changed_resources(
-    root: Path, previous: ResourceSet, changed: set[str], config: RepoConfig | None = None
+    root: Path,
+    previous: ResourceSet,
+    changed: set[str],
+    config: RepoConfig | None,
+    check_files: bool,
 ) -> ResourceSet:
     from evalward.config import load_config
 
@@ -208,7 +219,7 @@ def _load_changed_resources(
     run.result.agentv_files = previous.agentv_files - changed
     for path in sorted(p for p in discover(root, config) if _relative(p, root) in changed):
         run.load_file(path)
-    _cross_check(run)
+    _cross_check(run, check_files=check_files)
     if run.problems:
         raise ResourceError(sorted(run.problems, key=_order))
     return run.result
@@ -500,9 +511,10 @@ def _check_paths(run: _Run) -> None:
                 )
 
 
-def _cross_check(run: _Run) -> None:
+def _cross_check(run: _Run, *, check_files: bool = True) -> None:
     result = run.result
-    _check_paths(run)
+    if check_files:
+        _check_paths(run)
     for name, located in sorted(result.evals.items()):
         spec = located.resource.spec
         if spec.target_agent not in result.agents:
