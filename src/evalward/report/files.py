@@ -16,6 +16,7 @@ from typing import Any
 from evalward import __version__
 from evalward.gate import GateDecision
 from evalward.pipeline import Evaluation
+from evalward.results import FixtureResult
 
 RESULTS_SCHEMA_VERSION = 1
 
@@ -41,6 +42,15 @@ def results_document(
     evaluation: Evaluation, decision: GateDecision, run: RunInfo | None = None
 ) -> dict[str, Any]:
     """The versioned, machine-readable record of a run, with full detail (held-out included)."""
+    return {
+        **_results_header(evaluation, decision, run),
+        "fixtures": [_fixture_record(evaluation, f) for f in evaluation.fixtures],
+    }
+
+
+def _results_header(
+    evaluation: Evaluation, decision: GateDecision, run: RunInfo | None
+) -> dict[str, Any]:
     bypass = decision.bypass or decision.refusal
     return {
         "schemaVersion": RESULTS_SCHEMA_VERSION,
@@ -61,14 +71,12 @@ def results_document(
             for r in evaluation.skipped
         ],
         "evals": [e.model_dump(mode="json", exclude={"fixtures"}) for e in evaluation.evals],
-        "fixtures": [
-            {
-                **f.model_dump(mode="json"),
-                "visibility": "private" if (f.eval, f.fixture) in evaluation.private else "public",
-            }
-            for f in evaluation.fixtures
-        ],
     }
+
+
+def _fixture_record(evaluation: Evaluation, result: FixtureResult) -> dict[str, Any]:
+    private = (result.eval, result.fixture) in evaluation.private
+    return {**result.model_dump(mode="json"), "visibility": "private" if private else "public"}
 
 
 def write_text(path: Path, text: str, redact: Redact) -> None:
@@ -83,9 +91,18 @@ def write_results(
     redact: Redact,
     run: RunInfo | None = None,
 ) -> Path:
+    """Stream results.json: one fixture run at a time, one per line, so that 20,000 runs
+    never exist twice in memory (as a dict and as one string; bench/p4_footprint.py)."""
     path = output_dir / "results.json"
-    document = results_document(evaluation, decision, run)
-    write_text(path, json.dumps(document, indent=2) + "\n", redact)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = json.dumps({**_results_header(evaluation, decision, run), "fixtures": []}, indent=2)
+    opening, closing = header.rsplit('"fixtures": []', 1)
+    with path.open("w", encoding="utf-8") as handle:
+        handle.write(redact(opening) + '"fixtures": [')
+        for index, result in enumerate(evaluation.fixtures):
+            record = json.dumps(_fixture_record(evaluation, result))
+            handle.write(("," if index else "") + "\n    " + redact(record))
+        handle.write(("\n  " if evaluation.fixtures else "") + "]" + redact(closing) + "\n")
     return path
 
 

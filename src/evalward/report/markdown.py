@@ -94,6 +94,8 @@ class CommentView:
 def build_view(context: ReportContext) -> CommentView:
     view = CommentView(failing=sum(1 for c in context.comparisons if not c.head.passed))
     duration_ms = 0.0
+    cost_usd = 0.0
+    unpriced = 0
     for comparison in context.comparisons:
         for fixture in comparison.fixtures:
             private = (comparison.name, fixture.fixture) in context.private
@@ -101,6 +103,10 @@ def build_view(context: ReportContext) -> CommentView:
                 view.input_tokens += run.usage.input_tokens
                 view.output_tokens += run.usage.output_tokens
                 duration_ms += run.duration_ms
+                if run.usage.cost_usd is not None:
+                    cost_usd += run.usage.cost_usd
+                else:
+                    unpriced += 1
             if not fixture.head:
                 continue
             first = fixture.head[0]
@@ -113,7 +119,7 @@ def build_view(context: ReportContext) -> CommentView:
                 view.regressions.append(item)
             elif fixture.change is Change.fixed:
                 view.fixed.append(item)
-            elif fixture.change is Change.new:
+            elif fixture.change is Change.new and comparison.base is not None:
                 view.new.append(item)
             if any(r.status is Status.error for r in fixture.head):
                 view.errors.append(item)
@@ -126,6 +132,8 @@ def build_view(context: ReportContext) -> CommentView:
                     view.judges.append(JudgeItem(comparison.name, fixture.fixture, verdict))
     view.details.sort(key=lambda d: d.result.passed)
     view.duration = f"{duration_ms / 1000:.1f} s"
+    if unpriced == 0 or cost_usd > 0:
+        view.cost = f"${cost_usd:.4f}" + (f" (+{unpriced} unpriced runs)" if unpriced else "")
     return view
 
 

@@ -64,9 +64,11 @@ async def score_fixture(
     )
 
     async def one(assertion: Assertion) -> JudgeOutcome:
+        if trace.error is not None:
+            # An unfinished run is no evidence either way: scoring its partial trace would
+            # credit e.g. `toolNotCalled` for a run that never happened.
+            return JudgeOutcome(Status.error, 0.0, "not evaluated: the run did not complete")
         if isinstance(assertion, JudgeAssertion):
-            if trace.error is not None:
-                return JudgeOutcome(Status.skipped, 0.0, "not judged: the run did not complete")
             case = JudgeCase(assertion.rubric, fixture_input, trace, reference, sidecar)
             return await judge.grade(assertion, case, labels)
         status, message = check(assertion, trace, regex_timeout=regex_timeout)
