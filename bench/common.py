@@ -64,7 +64,12 @@ class Timed:
     stdout: str
 
 
-def timed(command: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> Timed:
+def timed(
+    command: list[str],
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    ok: tuple[int, ...] = (0, 1),
+) -> Timed:
     """Wall time and the child's CPU time (user + sys) of one command."""
     before = os.times()
     start = time.perf_counter()
@@ -76,7 +81,7 @@ def timed(command: list[str], env: dict[str, str] | None = None, cwd: Path | Non
     cpu = (after.children_user - before.children_user) + (
         after.children_system - before.children_system
     )
-    if done.returncode not in (0, 1):
+    if done.returncode not in ok:
         raise RuntimeError(f"{command} failed ({done.returncode}): {done.stderr[-2000:]}")
     return Timed(wall, cpu, done.returncode, done.stdout)
 

@@ -48,7 +48,7 @@ spec:
   severity: {severity}
   input: {{ type: prompt, payload: {{ prompt: "case {index} of {name}" }} }}
   assertions:
-    - {{ type: contains, value: "case {index} of" }}
+    - {{ type: contains, value: "case {expect} of" }}
     - {{ type: regex, pattern: "answer: case \\\\d+" }}
 """
 
@@ -65,7 +65,14 @@ def write_agent(out: Path, index: int, *, tools: bool, version: int = 1) -> None
     (out / "agents" / f"{name}.yaml").write_text(text)
 
 
-def generate(out: Path, agents: int, fixtures: int, *, tools: bool, parallel: int) -> None:
+def expected_text(index: int, fail_every: int) -> int:
+    """The case number a fixture's `contains` expects: a wrong one for every k-th fixture."""
+    return index + 1 if fail_every and index % fail_every == 0 else index
+
+
+def generate(
+    out: Path, agents: int, fixtures: int, *, tools: bool, parallel: int, fail_every: int = 0
+) -> None:
     for folder in ("agents", "evals", "fixtures"):
         (out / folder).mkdir(parents=True, exist_ok=True)
     for index in range(agents):
@@ -76,7 +83,12 @@ def generate(out: Path, agents: int, fixtures: int, *, tools: bool, parallel: in
     for index in range(fixtures):
         owner = index % agents
         name = agent_name(owner)
-        document = FIXTURE.format(name=name, index=index, severity=SEVERITIES[index % 4])
+        document = FIXTURE.format(
+            name=name,
+            index=index,
+            expect=expected_text(index, fail_every),
+            severity=SEVERITIES[index % 4],
+        )
         per_agent.setdefault(owner, []).append(document)
     for owner, documents in per_agent.items():
         (out / "fixtures" / f"{agent_name(owner)}.yaml").write_text("---\n".join(documents))
