@@ -41,8 +41,6 @@ from evalward.pipeline import Evaluation, PlanShaper, Revisions, RunOptions, eva
 from evalward.plan import GateConfig, Plan, Side
 from evalward.providers.registry import Providers, build_providers
 from evalward.report import files
-from evalward.report.html import render_html
-from evalward.report.junit import junit_xml
 from evalward.report.markdown import ReportContext, marker_for, render_comment
 from evalward.report.workflow import command
 from evalward.resources import ResourceSet, load_resources
@@ -143,7 +141,7 @@ def _scheduled(context: RunContext, now: dt.datetime | None = None) -> Route:
     """The Evals whose own cron is the workflow's, else those whose cron fired in the window."""
     resources = load_resources(context.workspace)
     schedules = {
-        name: parse_cron(e.resource.spec.schedule, f"{e.file}:{e.line}: spec.schedule")
+        name: parse_cron(e.resource.spec.schedule)  # validated when the resources loaded
         for name, e in resources.evals.items()
         if e.resource.spec.schedule
     }
@@ -563,26 +561,16 @@ class Runner:
             runs_done=len(progress.done),
             cancelled=progress.cancelled,
         )
-        out, redact = self.output_dir, self.redact
-        results_path = files.write_results(out, evaluation, decision, redact, run)
-        files.write_text(out / "junit.xml", junit_xml(evaluation.evals, evaluation.private), redact)
-        files.write_text(
-            out / "report.html",
-            render_html(
-                result=decision.result.value,
-                reason=decision.reason,
-                evals=evaluation.evals,
-                fixtures=evaluation.fixtures,
-                private=evaluation.private,
-                head_sha=report.head_sha,
-                run_url=self.context.run_url,
-            ),
-            redact,
+        results_path, body = files.write_reports(
+            self.output_dir,
+            evaluation,
+            decision,
+            lambda: render_comment(report, self.template()),
+            self.redact,
+            run,
         )
-        body = redact(render_comment(report, self.template()))
-        files.write_text(out / "comment.md", body, redact)
         summary = render_comment(report, self.template(), limit=SUMMARY_LIMIT)
-        files.append_summary(self.env.get("GITHUB_STEP_SUMMARY"), summary, redact)
+        files.append_summary(self.env.get("GITHUB_STEP_SUMMARY"), summary, self.redact)
         head_scores = [c.head.score for c in evaluation.comparisons]
         self.output(
             {

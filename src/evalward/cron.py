@@ -1,24 +1,31 @@
-"""A 5-field cron matcher for `Eval.spec.schedule`, with the POSIX semantics GitHub uses.
+"""5-field cron expressions for `Eval.spec.schedule`: validation and matching, with the POSIX
+semantics GitHub uses.
 
-Small enough to own: croniter (the usual library) announced it is no longer maintained, and
-evalward only needs "does this expression fire at this minute", not iteration or seconds.
-Supported: `*`, numbers, `a-b`, `*/n`, `a-b/n`, `a/n`, lists, month and weekday names; when
-both day-of-month and day-of-week are restricted a day matches either (as cron does).
+Only the classic five fields (minute hour day-of-month month day-of-week), with `*`, numbers,
+ranges `a-b`, steps `*/n`, `a-b/n`, `a/n`, lists and month / weekday names: the forms every
+cron implementation shares. Macros such as `@daily` are refused, so a schedule means the same
+thing wherever it is run. When both day-of-month and day-of-week are restricted, a day matches
+either (as cron does). Small enough to own: croniter, the usual library, announced it is no
+longer maintained, and evalward only needs "does this expression fire at this minute".
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 
-from evalward.errors import ConfigError
-
-_NAMES = {
-    3: ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"],
-    4: ["sun", "mon", "tue", "wed", "thu", "fri", "sat"],
-}
-_RANGES = [(0, 59), (0, 23), (1, 31), (1, 12), (0, 7)]
-_FIELDS = ["minute", "hour", "day of month", "month", "day of week"]
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
+_FIELDS: tuple[tuple[str, int, int, tuple[str, ...]], ...] = (
+    ("minute", 0, 59, ()),
+    ("hour", 0, 23, ()),
+    ("day-of-month", 1, 31, ()),
+    ("month", 1, 12, _MONTHS),
+    ("day-of-week", 0, 7, _WEEKDAYS),
+)
+_ITEM = re.compile(r"^(?P<range>\*|[0-9a-z]+(?:-[0-9a-z]+)?)(?:/(?P<step>[0-9]+))?$")
+EXAMPLE = '"0 9 * * *" (minute hour day-of-month month day-of-week)'
 
 
 @dataclass(frozen=True)
@@ -49,62 +56,61 @@ class Cron:
         return any(self.matches(start - dt.timedelta(minutes=m)) for m in range(minutes))
 
 
-def parse_cron(expression: str, where: str = "schedule") -> Cron:
-    parts = expression.split()
-    if len(parts) != 5:
-        raise ConfigError(
-            f"{where}: {expression!r} is not a cron expression; expected 5 fields "
-            "(minute hour day-of-month month day-of-week), e.g. '0 6 * * 1'"
+def parse_cron(expression: str) -> Cron:
+    """The expression's firing times, or a ValueError saying which field is wrong and why."""
+    fields = expression.split()
+    if len(fields) != 5:
+        raise ValueError(
+            f"a schedule is a 5-field cron expression such as {EXAMPLE}; "
+            f"found {len(fields)} field{'s' if len(fields) != 1 else ''} in {expression!r}"
         )
-    sets = [_field(parts[i], i, where, expression) for i in range(5)]
-    weekdays = frozenset(0 if d == 7 else d for d in sets[4])
+    sets = [_field(text.lower(), *spec) for text, spec in zip(fields, _FIELDS, strict=True)]
     return Cron(
-        " ".join(parts),
+        " ".join(fields),
         sets[0],
         sets[1],
         sets[2],
         sets[3],
-        weekdays,
-        days_restricted=parts[2] != "*",
-        weekdays_restricted=parts[4] != "*",
+        frozenset(0 if d == 7 else d for d in sets[4]),
+        days_restricted=fields[2] != "*",
+        weekdays_restricted=fields[4] != "*",
     )
 
 
-def _field(text: str, index: int, where: str, expression: str) -> frozenset[int]:
-    low, high = _RANGES[index]
+def check_cron(expression: str) -> str:
+    """The expression unchanged when it is valid (a pydantic validator's contract)."""
+    parse_cron(expression)
+    return expression
+
+
+def _field(text: str, name: str, low: int, high: int, names: tuple[str, ...]) -> frozenset[int]:
     values: set[int] = set()
-
-    def number(token: str) -> int:
-        names = _NAMES.get(index, [])
-        if token.lower() in names:
-            return names.index(token.lower()) + (1 if index == 3 else 0)
-        if not token.isdigit():
-            raise ValueError(token)
-        value = int(token)
-        if not low <= value <= high:
-            raise ValueError(token)
-        return value
-
-    try:
-        for item in text.split(","):
-            body, _, step_text = item.partition("/")
-            step = int(step_text) if step_text else 1
-            if step < 1:
-                raise ValueError(step_text)
-            if body == "*":
-                start, stop = low, high
-            elif "-" in body:
-                first, _, last = body.partition("-")
-                start, stop = number(first), number(last)
-            else:
-                start = number(body)
-                stop = high if step_text else start
+    for item in text.split(","):
+        match = _ITEM.match(item)
+        if match is None:
+            raise ValueError(f"cron {name} field: {item!r} is not `*`, `n`, `a-b` or `*/n`")
+        step_text, part = match.group("step"), match.group("range")
+        step = int(step_text) if step_text is not None else 1
+        if step < 1:
+            raise ValueError(f"cron {name} field: the step in {item!r} must be at least 1")
+        if part == "*":
+            start, stop = low, high
+        else:
+            bounds = [_value(v, name, low, high, names) for v in part.split("-")]
+            start = bounds[0]
+            stop = bounds[-1] if len(bounds) == 2 else (high if step_text else start)
             if start > stop:
-                raise ValueError(body)
-            values.update(range(start, stop + 1, step))
-    except ValueError:
-        raise ConfigError(
-            f"{where}: {expression!r}: the {_FIELDS[index]} field {text!r} is not valid; "
-            f"expected *, a number in {low}-{high}, a range a-b, a step */n, or a list of those"
-        ) from None
+                raise ValueError(f"cron {name} field: the range {part!r} runs backwards")
+        values.update(range(start, stop + 1, step))
     return frozenset(values)
+
+
+def _value(text: str, name: str, low: int, high: int, names: tuple[str, ...]) -> int:
+    if text in names:
+        return names.index(text) + (1 if name == "month" else 0)
+    if not text.isdigit():
+        raise ValueError(f"cron {name} field: {text!r} is not a number")
+    value = int(text)
+    if not low <= value <= high:
+        raise ValueError(f"cron {name} field: {value} is out of range {low}-{high}")
+    return value

@@ -18,8 +18,6 @@ from evalward.gate import GateDecision
 from evalward.pipeline import Evaluation, PlanShaper
 from evalward.plan import Plan, PlannedRun, Side
 from evalward.report import files
-from evalward.report.html import render_html
-from evalward.report.junit import junit_xml
 from evalward.report.markdown import ReportContext, marker_for, render_comment
 from evalward.resources import ResourceSet
 from evalward.resources.problems import did_you_mean
@@ -108,24 +106,7 @@ def write_output_dir(
 ) -> None:
     """The files the action writes: results.json, junit.xml, report.html, comment.md."""
     redact = Redactor.from_env(os.environ)
-    files.write_results(output_dir, evaluation, decision, redact)
-    files.write_text(
-        output_dir / "junit.xml", junit_xml(evaluation.evals, evaluation.private), redact
-    )
-    files.write_text(
-        output_dir / "report.html",
-        render_html(
-            result=decision.result.value,
-            reason=decision.reason,
-            evals=evaluation.evals,
-            fixtures=evaluation.fixtures,
-            private=evaluation.private,
-            head_sha="",
-            run_url="",
-        ),
-        redact,
-    )
-    files.write_text(output_dir / "comment.md", comment, redact)
+    files.write_reports(output_dir, evaluation, decision, lambda: comment, redact)
 
 
 def emit(

@@ -11,7 +11,7 @@ import httpx
 from evalward.errors import ProviderError
 from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, ToolCall
 from evalward.providers.retry import Endpoint, RetryPolicy, post_json
-from evalward.runtime.trace import Usage
+from evalward.runtime.trace import Usage, tool_arguments
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -106,7 +106,7 @@ def parse_response(data: dict[str, Any], model: str) -> ChatResponse:
             ToolCall(
                 id=str(raw.get("id") or f"call_{index}"),
                 name=str(function.get("name", "")),
-                arguments=_arguments(function.get("arguments")),
+                arguments=tool_arguments(function.get("arguments")),
             )
         )
     usage = data.get("usage") or {}
@@ -120,16 +120,3 @@ def parse_response(data: dict[str, Any], model: str) -> ChatResponse:
         stop_reason=str(choice.get("finish_reason") or ""),
         model=str(data.get("model") or model),
     )
-
-
-def _arguments(raw: object) -> dict[str, Any]:
-    """Tool arguments are a JSON string on the wire; the trace always holds an object."""
-    if isinstance(raw, dict):
-        return raw
-    if not isinstance(raw, str) or not raw.strip():
-        return {}
-    try:
-        parsed = json.loads(raw)
-    except ValueError:
-        return {"_unparsed": raw}
-    return parsed if isinstance(parsed, dict) else {"_value": parsed}

@@ -106,6 +106,38 @@ def write_results(
     return path
 
 
+def write_reports(
+    output_dir: Path,
+    evaluation: Evaluation,
+    decision: GateDecision,
+    comment: Callable[[], str],
+    redact: Redact,
+    run: RunInfo | None = None,
+) -> tuple[Path, str]:
+    """Every file of a run in `output_dir` — results.json first, so it is on disk whatever
+    fails later (the comment is rendered only then) — then junit.xml, report.html and
+    comment.md. Returns results.json's path and the comment as written."""
+    from evalward.report.html import render_html
+    from evalward.report.junit import junit_xml
+
+    run = run or RunInfo()
+    results = write_results(output_dir, evaluation, decision, redact, run)
+    write_text(output_dir / "junit.xml", junit_xml(evaluation.evals, evaluation.private), redact)
+    html = render_html(
+        result=decision.result.value,
+        reason=decision.reason,
+        evals=evaluation.evals,
+        fixtures=evaluation.fixtures,
+        private=evaluation.private,
+        head_sha=run.head_sha,
+        run_url=run.run_url,
+    )
+    write_text(output_dir / "report.html", html, redact)
+    body = redact(comment())
+    write_text(output_dir / "comment.md", body, redact)
+    return results, body
+
+
 def append_audit(output_dir: Path, record: dict[str, Any], redact: Redact) -> None:
     output_dir.mkdir(parents=True, exist_ok=True)
     with (output_dir / "audit.jsonl").open("a", encoding="utf-8") as handle:

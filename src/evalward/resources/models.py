@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from evalward.cron import check_cron
 from evalward.resources.agent import Agent, AgentSpec, Tool, ToolMock
 from evalward.resources.assertions import (
     Assertion,
@@ -36,7 +37,6 @@ from evalward.resources.common import (
     Model,
     Severity,
 )
-from evalward.resources.cron import check_cron
 
 # --- EvalFixture -------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from evalward.runtime.protocol import ProtocolError
-from evalward.runtime.trace import StepType, Trace
+from evalward.runtime.trace import StepType, Trace, tool_arguments
 
 
 def from_openai_messages(messages: Iterable[Mapping[str, Any]]) -> Trace:
@@ -38,7 +38,7 @@ def from_openai_messages(messages: Iterable[Mapping[str, Any]]) -> Trace:
                     StepType.tool_call,
                     tool=name,
                     call_id=call_id or None,
-                    arguments=_arguments(function.get("arguments")),
+                    arguments=tool_arguments(function.get("arguments")),
                 )
         elif role == "tool":
             call_id = str(message.get("tool_call_id") or "")
@@ -79,7 +79,7 @@ def from_anthropic_messages(
                     StepType.tool_call,
                     tool=names[call_id],
                     call_id=call_id or None,
-                    arguments=_arguments(block.get("input")),
+                    arguments=tool_arguments(block.get("input")),
                 )
             elif kind == "tool_result":
                 call_id = str(block.get("tool_use_id") or "")
@@ -118,15 +118,3 @@ def _text(content: object) -> str:
         ]
         return "".join(parts)
     return json.dumps(content, ensure_ascii=False)
-
-
-def _arguments(raw: object) -> dict[str, Any]:
-    if isinstance(raw, dict):
-        return raw
-    if not isinstance(raw, str) or not raw.strip():
-        return {}
-    try:
-        parsed = json.loads(raw)
-    except ValueError:
-        return {"_unparsed": raw}
-    return parsed if isinstance(parsed, dict) else {"_value": parsed}

@@ -118,3 +118,17 @@ class Trace(BaseModel):
 
     def tool_calls(self) -> list[Step]:
         return [s for s in self.steps if s.type is StepType.tool_call]
+
+
+def tool_arguments(raw: object) -> dict[str, Any]:
+    """Tool arguments as the trace holds them: always an object. They arrive as a JSON string
+    on the OpenAI wire; what does not parse to an object is kept under `_unparsed`/`_value`."""
+    if isinstance(raw, dict):
+        return raw
+    if not isinstance(raw, str) or not raw.strip():
+        return {}
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return {"_unparsed": raw}
+    return parsed if isinstance(parsed, dict) else {"_value": parsed}
