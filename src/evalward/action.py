@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import sys
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any, TextIO
 
 from evalward.budget import Budget
 from evalward.changes import ChangeSet
+from evalward.config import CONFIG_FILE
 from evalward.context import RunContext, load_context
 from evalward.cron import parse_cron
 from evalward.errors import EXIT_INTERRUPTED, ConfigError, GitHubError, MissingSecretError
@@ -39,7 +41,8 @@ from evalward.git import Git
 from evalward.github import Annotation, CheckReport, GitHubClient, GitHubPort, PullInfo
 from evalward.pipeline import Evaluation, PlanShaper, Revisions, RunOptions, evaluate_change
 from evalward.plan import GateConfig, Plan, Side
-from evalward.providers.registry import Providers, build_providers
+from evalward.providers.config import ProvidersConfig
+from evalward.providers.registry import Providers, build_providers, repo_providers
 from evalward.report import files
 from evalward.report.markdown import ReportContext, marker_for, render_comment
 from evalward.report.workflow import command
@@ -98,9 +101,26 @@ def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int
             )
         github = GitHubClient(context.api_url, token, context.repository)
     mock_script = _in_workspace(context, settings.mock_script)
-    providers = build_providers(env, mock_script=str(mock_script) if mock_script else None)
+    providers = build_providers(
+        env,
+        mock_script=str(mock_script) if mock_script else None,
+        config=trusted_provider_settings(context, Git(context.workspace)),
+        cache_root=context.workspace,
+    )
     runner = Runner(env, context, settings, Git(context.workspace), github, providers, out)
     return asyncio.run(runner.run_and_close(route))
+
+
+def trusted_provider_settings(context: RunContext, git: Git) -> ProvidersConfig:
+    """Provider settings decide where API keys are sent, so a pull request's own head must not
+    choose them: on a pull request they come from the base commit's `evalward.yaml`."""
+    if not context.base_sha:
+        return repo_providers(context.workspace)
+    found = git.read_files(context.base_sha, [CONFIG_FILE]).get(CONFIG_FILE)
+    with tempfile.TemporaryDirectory(prefix="evalward-config-") as folder:
+        if found is not None:
+            (Path(folder) / CONFIG_FILE).write_bytes(found)
+        return repo_providers(Path(folder))
 
 
 def route_event(context: RunContext, settings: Settings) -> Route:

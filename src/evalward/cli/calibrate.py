@@ -28,15 +28,18 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from pathlib import Path
 
     from evalward.errors import EXIT_GATE_FAILED, EXIT_OK
-    from evalward.providers.registry import build_providers, check_credentials
+    from evalward.providers.registry import build_providers, check_credentials, repo_providers
     from evalward.resources import load_resources
     from evalward.results import CalibrationPhase
     from evalward.scoring.calibration import calibrate_named, render_calibration
 
     env = dict(os.environ)
-    resources = load_resources(Path(args.path).resolve())
+    root = Path(args.path).resolve()
+    resources = load_resources(root)
     located = resources.calibrations.get(args.name)
-    providers = build_providers(env, mock_script=args.mock_script)
+    providers = build_providers(
+        env, mock_script=args.mock_script, config=repo_providers(root), cache_root=root
+    )
 
     async def go() -> int:
         try:

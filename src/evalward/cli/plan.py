@@ -30,10 +30,12 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward.git import Git
     from evalward.pipeline import Revisions, RunOptions, prepare_change
     from evalward.plan import Side
-    from evalward.providers.registry import build_providers
+    from evalward.providers.registry import build_providers, repo_providers
 
     root = repository(args.path)
-    providers = build_providers(dict(os.environ), mock_script=args.mock_script)
+    providers = build_providers(
+        dict(os.environ), mock_script=args.mock_script, config=repo_providers(root), cache_root=root
+    )
     options = RunOptions()
     with prepare_change(
         Git(root), Revisions(base=args.base), options, shape=Selection.of(args).apply

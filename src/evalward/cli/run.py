@@ -55,7 +55,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward.git import Git
     from evalward.pipeline import Revisions, RunOptions, evaluate_change
     from evalward.plan import Plan, Side
-    from evalward.providers.registry import build_providers
+    from evalward.providers.registry import build_providers, repo_providers
     from evalward.resources import ResourceSet
     from evalward.result_cache import ResultCache
     from evalward.shard import ShardSpec, partial_document, split
@@ -63,7 +63,9 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     env = dict(os.environ)
     root = repository(args.path)
     spec = ShardSpec.parse(args.shard, "--shard") if args.shard else None
-    providers = build_providers(env, mock_script=args.mock_script)
+    providers = build_providers(
+        env, mock_script=args.mock_script, config=repo_providers(root), cache_root=root
+    )
     progress = Progress(sys.stderr)
     selection = Selection.of(args)
     whole: dict[str, Any] = {}

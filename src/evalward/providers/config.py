@@ -16,12 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from evalward.errors import ConfigError
+
+if TYPE_CHECKING:
+    from evalward.config import RepoConfig
 
 CONFIG_FILE = "evalward.yaml"
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -107,3 +110,10 @@ def provider_config(raw: Mapping[str, Any] | None) -> ProvidersConfig:
         raise ConfigError(
             f"{CONFIG_FILE}: {where}: {first['msg']} (got {first.get('input')!r})"
         ) from None
+
+
+def from_repo_config(config: RepoConfig) -> ProvidersConfig:
+    """The provider settings of a loaded `evalward.yaml`."""
+    return provider_config(
+        {"providers": config.providers, "pricing": config.pricing, "cache": config.cache}
+    )

@@ -189,6 +189,14 @@ def _client(
     return HttpxAiohttpClient(**options)
 
 
+def repo_providers(root: Path) -> ProvidersConfig:
+    """Provider settings from the `evalward.yaml` at `root` (defaults when there is none)."""
+    from evalward.config import load_config
+    from evalward.providers.config import from_repo_config
+
+    return from_repo_config(load_config(root))
+
+
 def check_credentials(env: Mapping[str, str], model_ids: list[str], providers: Providers) -> None:
     """Fail before any run when a provider the plan needs has no credentials."""
     del env  # the keys were read when the providers were built

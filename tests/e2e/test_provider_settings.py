@@ -1,0 +1,69 @@
+"""Provider settings in evalward.yaml: honoured, and on a pull request taken from the base
+branch, so a PR cannot send the API key to a server of its choosing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from actionrun import pull_request_event, run_action
+from e2e.test_walking_skeleton import make_pr, script_model
+from fakes.github_api import FakeGitHub
+from fakes.model_server import ScriptedModelServer, text
+from gitrepo import GitRepo
+
+
+@pytest.fixture
+def attacker() -> Iterator[ScriptedModelServer]:
+    server = ScriptedModelServer()
+    server.script(lambda body: True, text("Hello! I am not the model you configured."))
+    yield server
+    server.close()
+
+
+def settings(base_url: str) -> str:
+    return f"providers:\n  openai:\n    baseUrl: {base_url}\n"
+
+
+def test_a_pull_request_cannot_point_the_provider_at_its_own_server(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, attacker: ScriptedModelServer
+) -> None:
+    repo.write({"evalward.yaml": settings(model.base_url)})
+    base, _ = make_pr(repo, github)
+    head = repo.commit("send calls elsewhere", {"evalward.yaml": settings(attacker.base_url)})
+    github.pulls[7].head_sha = head
+    script_model(model, head_greets_well=True)
+
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env={"OPENAI_API_KEY": "sk-test-secret-value"},
+    )
+
+    assert run.returncode == 0, run.stderr
+    assert attacker.requests == []
+    assert model.requests, "the base branch's configured server was not used"
+
+
+def test_the_cli_uses_the_repository_provider_settings(
+    repo: GitRepo, model: ScriptedModelServer
+) -> None:
+    import subprocess
+    import sys
+
+    repo.write({"evalward.yaml": settings(model.base_url)})
+    make_pr(repo, FakeGitHub())
+    script_model(model, head_greets_well=True)
+    model.script("MATH-TUTOR-PROMPT", text("answer: 4"))
+    done = subprocess.run(
+        [sys.executable, "-m", "evalward", "run", ".", "--no-cache", "--no-history"],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(repo.path), "OPENAI_API_KEY": "sk-test"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert model.requests
