@@ -107,3 +107,54 @@ def outside_code(body: str) -> str:
         elif not fence:
             out.append(line)
     return "\n".join(out)
+
+
+def test_hostile_judge_text_cannot_ping_inject_or_restructure_the_comment(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    base, _ = make_pr(repo, github)
+    judged = (repo.path / "evals/fixtures/greeting.yaml").read_text() + (
+        "    - { type: judge, rubric: Greets the customer politely., minScore: 0.5 }\n"
+    )
+    eval_with_judge = (repo.path / "evals/support-bot.yaml").read_text() + (
+        "  judge: { model: openai/judge-test }\n"
+    )
+    head = repo.commit(
+        "judge the greeting",
+        {"evals/fixtures/greeting.yaml": judged, "evals/support-bot.yaml": eval_with_judge},
+    )
+    github.pulls[7].head_sha = head
+    verdict = {
+        "score": 0.2,
+        "confidence": 0.9,
+        "summary": HOSTILE,
+        "violations": [{"rule": HOSTILE, "severity": "high", "evidence_step": 1, "quote": HOSTILE}],
+        "what_would_raise_score": HOSTILE,
+    }
+    model.script(lambda b: "EVALWARD-DATA" in json.dumps(b), text(json.dumps(verdict)))
+    model.script("12345", text("Your order has shipped, arriving 2026-11-25."))
+    model.script(lambda b: True, text("Hello! How can I help?"))
+    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env=env,
+        inputs={"gate-config": "head", "cache": "off"},
+    )
+
+    assert run.returncode == 1, run.stderr
+    assert model.requests_mentioning("EVALWARD-DATA"), "the judge never ran"
+    body = github.comments_on(7)[0]["body"]
+    assert "Judge violations" in body and "onerror" in body, "the verdict is shown, escaped"
+    assert re.search(r"(?<![\w\u200b])@(octocat|acme)", body) is None, "a mention would ping"
+    markup = outside_code(body)
+    assert "<img" not in markup
+    assert re.search(r"(?<!\\)\]\(https?://evil", markup) is None, "a live markdown link"
+    assert "https://evil" not in markup, "a bare URL GitHub would autolink"
+    assert markup.count("<details") == markup.count("</details>")
+    assert body.startswith("<!-- evalward") and markup.count("<!--") == 1, "one marker, first"
+    # inline judge text never starts a line, so it cannot open a heading or a table row
+    assert re.search(r"^#+ ⚠️ Gate bypassed", markup, re.MULTILINE) is None
+    assert re.search(r"^\| fake \| 1\.00 \|$", markup, re.MULTILINE) is None

@@ -13,6 +13,9 @@ import re
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 _ZERO_WIDTH = "\u200b"
+_AUTOLINK = re.compile(r"(?i)\b(?:https?|ftp)://|\bwww\.")
+"""What GitHub turns into a link by itself; a zero-width space before its last character
+keeps the text readable and unlinked."""
 
 
 def inline(text: object, limit: int = 300) -> str:
@@ -22,6 +25,7 @@ def inline(text: object, limit: int = 300) -> str:
         value = value[: limit - 1] + "…"
     value = html.escape(value, quote=False)
     value = _MD_SPECIAL.sub(r"\\\1", value)
+    value = _AUTOLINK.sub(lambda m: m[0][:-1] + _ZERO_WIDTH + m[0][-1], value)
     return _MENTION.sub("@" + _ZERO_WIDTH, value)
 
 
