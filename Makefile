@@ -20,7 +20,7 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed
 	@# The HTML report test drives headless Chromium; install Debian's if we can (root + apt).
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
-	  && apt-get install -y -qq chromium >/dev/null 2>&1; } \
+	  && apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1; } \
 	  || echo "note: no chromium; the HTML report browser test will be skipped"
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
