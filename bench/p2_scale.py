@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import tempfile
 import time
-from pathlib import Path
 
 from common import EVALWARD, model_server, timed
-from synth import agent_name, generate, git, init_git, write_agent
+from synth import CHANGED_AGENT, agent_name, changed_repository
 
 from evalward.git import Git
 from evalward.pipeline import Revisions, RunOptions, evaluate_change
@@ -29,13 +27,7 @@ def main() -> None:
     parser.add_argument("--fixtures", type=int, default=20000)
     args = parser.parse_args()
 
-    repo = Path(tempfile.mkdtemp(prefix="evalward-p2-")) / "repo"
-    repo.mkdir()
-    generate(repo, args.agents, args.fixtures, tools=False, parallel=32)
-    init_git(repo)
-    git(repo, "checkout", "-q", "-b", "change")
-    write_agent(repo, 7, tools=False, version=2)
-    git(repo, "-c", "user.name=b", "-c", "user.email=b@example.com", "commit", "-qam", "change")
+    repo = changed_repository("evalward-p2-", args.agents, args.fixtures)
 
     with model_server(latency_ms=5) as server:
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "bench"}
@@ -69,7 +61,7 @@ def main() -> None:
     print(f"  load + diff + plan {took:.2f} s   (target <= 2 s; in-process, evaluate_change)")
     print(f"  run + score        {marks['done'] - marks['planned']:.2f} s")
     print(f"  planned runs       {int(marks['runs'])} for Evals {evals}; model calls {calls}")
-    assert evals == [f"{agent_name(7)}-eval"], evals
+    assert evals == [f"{agent_name(CHANGED_AGENT)}-eval"], evals
     assert calls == marks["runs"], "model calls went beyond the changed agent's Evals"
 
     with model_server(latency_ms=5) as server:

@@ -10,11 +10,9 @@ included) and the model server's request count is checked.
 from __future__ import annotations
 
 import argparse
-import tempfile
-from pathlib import Path
 
 from common import EVALWARD, model_server, timed
-from synth import generate, git, init_git, write_agent
+from synth import changed_repository
 
 
 def main() -> None:
@@ -22,13 +20,7 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=1000)
     parser.add_argument("--fixtures", type=int, default=20000)
     args = parser.parse_args()
-    repo = Path(tempfile.mkdtemp(prefix="evalward-p3-")) / "repo"
-    repo.mkdir()
-    generate(repo, args.agents, args.fixtures, tools=False, parallel=32)
-    init_git(repo)
-    git(repo, "checkout", "-q", "-b", "change")
-    write_agent(repo, 7, tools=False, version=2)
-    git(repo, "-c", "user.name=b", "-c", "user.email=b@example.com", "commit", "-qam", "change")
+    repo = changed_repository("evalward-p3-", args.agents, args.fixtures)
     command = [*EVALWARD, "run", str(repo), "--base", "main", "--parallel", "32"]
     with model_server(latency_ms=50) as server:
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "bench"}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import subprocess
+import tempfile
 from pathlib import Path
 
 AGENT = """\
@@ -102,6 +103,22 @@ def init_git(out: Path) -> None:
     git(out, "init", "-q", "-b", "main")
     git(out, "-c", "user.name=bench", "-c", "user.email=b@example.com", "add", "-A")
     git(out, "-c", "user.name=bench", "-c", "user.email=b@example.com", "commit", "-qm", "base")
+
+
+CHANGED_AGENT = 7
+
+
+def changed_repository(prefix: str, agents: int, fixtures: int) -> Path:
+    """A git repository of `agents` and `fixtures` on `main`, and a branch `change` (checked
+    out) that edits one agent's prompt: the shape of a typical pull request."""
+    repo = Path(tempfile.mkdtemp(prefix=prefix)) / "repo"
+    repo.mkdir()
+    generate(repo, agents, fixtures, tools=False, parallel=32)
+    init_git(repo)
+    git(repo, "checkout", "-q", "-b", "change")
+    write_agent(repo, CHANGED_AGENT, tools=False, version=2)
+    git(repo, "-c", "user.name=b", "-c", "user.email=b@example.com", "commit", "-qam", "change")
+    return repo
 
 
 def main() -> None:
