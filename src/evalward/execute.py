@@ -58,6 +58,7 @@ async def execute(
     env: Mapping[str, str] | None = None,
     kill_grace: float = DEFAULT_KILL_GRACE,
     cache: ResultCache | None = None,
+    keys: CacheKeys | None = None,
 ) -> list[FixtureResult]:
     """Run the plan; results come back in plan order whatever order runs finish in.
 
@@ -72,7 +73,8 @@ async def execute(
     runners: dict[tuple[Side, str], AgentRunner] = {}
     fixture_tools: dict[tuple[Side, str, str], FixtureTools] = {}
     judges = JudgePanel(providers)
-    keys = CacheKeys(checkouts, providers.identity) if cache is not None else None
+    if cache is not None and keys is None:
+        keys = CacheKeys(checkouts, providers.identity)
 
     try:
         for run in plan.runs:
@@ -149,15 +151,22 @@ async def execute(
 
 class CacheKeys:
     """Result-cache keys: a hash of everything that determines a run's result (see
-    `evalward.result_cache`). Agent fingerprints are computed once per side and agent."""
+    `evalward.result_cache`). Agent fingerprints are computed once per side and agent, and
+    each run's key once, however many stages ask for it."""
 
     def __init__(self, checkouts: dict[Side, Checkout], provider_identity: str) -> None:
         self._checkouts = checkouts
         self._identity = provider_identity
         self._indexes = {side: FileIndex(c.root) for side, c in checkouts.items()}
         self._agents: dict[tuple[Side, str], dict[str, Any]] = {}
+        self._keys: dict[PlannedRun, str] = {}
 
     def of(self, run: PlannedRun) -> str:
+        if run not in self._keys:
+            self._keys[run] = self._key(run)
+        return self._keys[run]
+
+    def _key(self, run: PlannedRun) -> str:
         resources = self._checkouts[run.side].resources
         evaluation = resources.evals[run.eval].resource
         agent_name = evaluation.spec.target_agent

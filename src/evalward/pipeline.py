@@ -152,8 +152,9 @@ async def evaluate_change(
         )
         skipped: list[PlannedRun] = []
         estimate: Estimate | None = None
+        keys = CacheKeys(checkouts, providers.identity) if options.cache is not None else None
         if options.budget.limited:
-            trimmed = _trim(plan, checkouts, providers, options)
+            trimmed = _trim(plan, checkouts, providers, options, keys)
             plan, skipped, estimate = trimmed.plan, trimmed.skipped, trimmed.estimate
             if skipped:
                 notes.append(
@@ -174,6 +175,7 @@ async def evaluate_change(
             on_result=on_result,
             env=env,
             cache=options.cache,
+            keys=keys,
         )
         evals = score_evals(plan, checkouts, fixtures)
         return Evaluation(
@@ -190,10 +192,13 @@ async def evaluate_change(
 
 
 def _trim(
-    plan: Plan, checkouts: dict[Side, Checkout], providers: Providers, options: RunOptions
+    plan: Plan,
+    checkouts: dict[Side, Checkout],
+    providers: Providers,
+    options: RunOptions,
+    keys: CacheKeys | None,
 ) -> Trimmed:
     cache = options.cache
-    keys = CacheKeys(checkouts, providers.identity) if cache is not None else None
 
     def cached(run: PlannedRun) -> bool:
         return cache is not None and keys is not None and cache.contains(keys.of(run))
