@@ -32,6 +32,8 @@ class FixtureComparison:
     change: Change
     base: list[FixtureResult]
     head: list[FixtureResult]
+    head_passed: bool = False
+    """The fixture's verdict on head over its reps, by the Eval's `minRepPassRate` rule."""
 
     @property
     def base_pass_rate(self) -> float | None:
@@ -104,7 +106,13 @@ def _compare_one(head: EvalResult, base: EvalResult | None) -> EvalComparison:
     for name in sorted(set(head_runs) | set(base_runs)):
         change = _classify(base_passed.get(name), head_passed.get(name))
         comparison.fixtures.append(
-            FixtureComparison(name, change, base_runs.get(name, []), head_runs.get(name, []))
+            FixtureComparison(
+                name,
+                change,
+                base_runs.get(name, []),
+                head_runs.get(name, []),
+                head_passed=bool(head_passed.get(name)),
+            )
         )
     return comparison
 

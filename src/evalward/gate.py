@@ -170,7 +170,7 @@ def decide(
                 f.fixture
                 for f in c.fixtures
                 if f.change is Change.regression
-                or (f.change is not Change.removed and not all(r.passed for r in f.head))
+                or (f.change is not Change.removed and not f.head_passed)
             ]
             for c in failing
         },

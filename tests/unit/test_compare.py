@@ -85,3 +85,29 @@ def test_a_consistent_drop_across_fixtures_is_significant() -> None:
     assert (test.worse, test.better) == (6, 0)
     assert test.p_value == 1 / 64
     assert comparison.significant_regression is True
+
+
+def test_the_gate_and_the_comment_follow_the_evals_rep_rule() -> None:
+    from evalward.gate import decide
+    from evalward.resources import Eval, Located
+    from evalward.scoring.scores import score_eval
+
+    located = Located(
+        Eval.model_validate(
+            {
+                "apiVersion": "evalward.dev/v1",
+                "kind": "Eval",
+                "metadata": {"name": "e"},
+                "spec": {"targetAgent": "a", "fixtures": [], "scoring": {"passThreshold": 1.0}},
+            }
+        ),
+        "e.yaml",
+        1,
+    )
+    # 4 of 5 reps pass: a pass under the default minRepPassRate (0.6); "bad" never passes
+    head = [run("flaky", "head", rep != 0, rep) for rep in range(5)]
+    head += [run("bad", "head", False, rep) for rep in range(5)]
+    (comparison,) = compare([score_eval(located, "head", head)])
+    verdicts = {f.fixture: f.head_passed for f in comparison.fixtures}
+    assert verdicts == {"bad": False, "flaky": True}
+    assert decide([comparison], None).failing_fixtures == {"e": ["bad"]}

@@ -114,7 +114,7 @@ def build_view(context: ReportContext) -> CommentView:
             message = "" if private else failing_run.message
             item = Item(comparison.name, fixture.fixture, private, message, first.status.value)
             view.fixtures_total += 1
-            view.fixtures_passing += all(r.passed for r in fixture.head)
+            view.fixtures_passing += fixture.head_passed
             if fixture.change is Change.regression:
                 view.regressions.append(item)
             elif fixture.change is Change.fixed:
