@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
+from clirun import evalward
 from gitrepo import GitRepo
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -72,17 +71,6 @@ spec:
   assertions:
     - { type: toolCalled, tool: issue_refund }
 """
-
-
-def evalward(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalward", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": os.environ["PATH"], "HOME": str(cwd), **env},
-    )
 
 
 def test_http_agents_of_base_and_head_run_side_by_side_and_are_stopped(

@@ -7,29 +7,18 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from actionrun import pull_request_event, run_action
+from clirun import evalward
 from fakes.github_api import FakeGitHub, FakePull
 from gitrepo import GitRepo
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MOCK = "examples/mock-replies.yaml"
 NOBODY = 65534
-
-
-def evalward(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalward", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": os.environ["PATH"], "HOME": str(cwd)},  # no provider key anywhere
-    )
 
 
 def example_evals() -> set[str]:

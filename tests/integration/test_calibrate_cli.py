@@ -4,9 +4,9 @@ provider's `purpose: judge` replies."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from clirun import evalward
 
 RESOURCES = """\
 apiVersion: evalward.dev/v1
@@ -73,17 +73,6 @@ def mock_script(tmp_path: Path, wrong_on: str) -> Path:
     path = tmp_path / "mock.json"
     path.write_text(json.dumps({"replies": replies}))
     return path
-
-
-def evalward(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalward", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(cwd)},
-    )
 
 
 def test_calibrate_prints_kappa_per_model(tmp_path: Path) -> None:

@@ -3,22 +3,11 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
+from clirun import evalward
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-def evalward(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalward", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(cwd)},
-    )
 
 
 def test_readme_demo_runs_examples_with_the_mock_provider() -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from clirun import evalward as run_evalward
 from gitrepo import GitRepo
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,14 +25,7 @@ WORSE = GOOD.replace("should arrive on 2026-11-25", "should arrive soon")
 
 
 def evalward(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalward", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(repo), "GIT_CONFIG_NOSYSTEM": "1"},
-    )
+    return run_evalward(*args, cwd=repo)
 
 
 @pytest.fixture

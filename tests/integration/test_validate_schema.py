@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import jsonschema
 import yaml
 
+from clirun import evalward
 from evalward.errors import ResourceError
 from evalward.resources import load_resources
 
@@ -22,17 +21,6 @@ EVAL = (
     "apiVersion: evalward.dev/v1\nkind: Eval\nmetadata: {name: ev}\nspec:\n  targetAgent: bot\n"
     "  fixtureSelector: {matchLabels: {agent: bot}}\n"
 )
-
-
-def evalward(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalward", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(cwd)},
-    )
 
 
 def test_validate_counts_seed_resources_and_ignores_foreign_yaml(tmp_path: Path) -> None:
