@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
 from evalward.errors import ConfigError
+from evalward.httpclient import Reply
 from evalward.providers.config import CacheMode, provider_config
 from evalward.providers.pricing import PriceTable
 from evalward.providers.retry import RetryPolicy
@@ -67,12 +67,12 @@ def test_prices_per_million_tokens() -> None:
 
 def test_retry_after_is_honoured_but_capped() -> None:
     policy = RetryPolicy(attempts=3, base_delay=0.5, max_delay=10)
-    hinted = httpx.Response(429, headers={"retry-after": "3"})
+    hinted = Reply(429, {"retry-after": "3"}, b"")
     assert policy.delay(1, hinted) == 3
-    assert policy.delay(1, httpx.Response(429, headers={"retry-after": "3600"})) == 10
-    assert policy.delay(1, httpx.Response(429, headers={"retry-after-ms": "250"})) == 0.25
+    assert policy.delay(1, Reply(429, {"retry-after": "3600"}, b"")) == 10
+    assert policy.delay(1, Reply(429, {"retry-after-ms": "250"}, b"")) == 0.25
     for attempt in (1, 2, 3):
-        backoff = policy.delay(attempt, httpx.Response(500))
+        backoff = policy.delay(attempt, Reply(500, {}, b""))
         assert 0.25 * 2 ** (attempt - 1) <= backoff <= 0.5 * 2 ** (attempt - 1)
 
 

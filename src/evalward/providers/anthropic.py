@@ -1,13 +1,12 @@
-"""Anthropic Messages API over httpx: `tool_use` / `tool_result` blocks and `stop_reason`."""
+"""Anthropic Messages API over HTTP: `tool_use` / `tool_result` blocks and `stop_reason`."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
-import httpx
-
 from evalward.errors import ProviderError
+from evalward.httpclient import HttpClient
 from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, ToolCall
 from evalward.providers.retry import Endpoint, RetryPolicy, post_json
 from evalward.runtime.trace import Usage
@@ -25,7 +24,7 @@ class AnthropicProvider:
 
     def __init__(
         self,
-        client: httpx.AsyncClient,
+        client: HttpClient,
         *,
         base_url: str = DEFAULT_BASE_URL,
         api_key: str | None = None,
@@ -45,7 +44,7 @@ class AnthropicProvider:
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         body = request_body(request)
-        headers = {"content-type": "application/json", "anthropic-version": self._version}
+        headers = {"anthropic-version": self._version}
         if self._api_key:
             headers["x-api-key"] = self._api_key
         async with self._limit:

@@ -1,4 +1,4 @@
-"""OpenAI Chat Completions over httpx; any compatible server works through its base URL."""
+"""OpenAI Chat Completions over HTTP; any compatible server works through its base URL."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ import asyncio
 import json
 from typing import Any
 
-import httpx
-
 from evalward.errors import ProviderError
+from evalward.httpclient import HttpClient
 from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, ToolCall
 from evalward.providers.retry import Endpoint, RetryPolicy, post_json
 from evalward.runtime.trace import Usage, tool_arguments
@@ -23,7 +22,7 @@ class OpenAIProvider:
 
     def __init__(
         self,
-        client: httpx.AsyncClient,
+        client: HttpClient,
         *,
         base_url: str = DEFAULT_BASE_URL,
         api_key: str | None = None,
@@ -41,7 +40,7 @@ class OpenAIProvider:
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         body = request_body(request)
-        headers = {"content-type": "application/json"}
+        headers: dict[str, str] = {}
         if self._api_key:
             headers["authorization"] = f"Bearer {self._api_key}"
         async with self._limit:

@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-import httpx
-
 from evalward.errors import ProviderError
+from evalward.httpclient import HttpClient, HttpFailure, HttpTimeout, Reply
 from evalward.providers.config import RetrySettings
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
@@ -32,23 +32,23 @@ class RetryPolicy:
             max_delay=settings.max_delay_seconds,
         )
 
-    def delay(self, attempt: int, response: httpx.Response | None) -> float:
+    def delay(self, attempt: int, reply: Reply | None) -> float:
         """Seconds to wait before retry number `attempt` (1-based)."""
-        hinted = retry_after_seconds(response) if response is not None else None
+        hinted = retry_after_seconds(reply.headers) if reply is not None else None
         if hinted is not None:
             return min(hinted, self.max_delay)
         backoff = self.base_delay * (2 ** (attempt - 1))
         return float(min(backoff * (0.5 + random.random() / 2), self.max_delay))  # noqa: S311
 
 
-def retry_after_seconds(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after-ms")
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    value = headers.get("retry-after-ms")
     if value is not None:
         try:
             return max(float(value) / 1000, 0.0)
         except ValueError:
             pass
-    value = response.headers.get("retry-after")
+    value = headers.get("retry-after")
     if value is None:
         return None
     try:
@@ -73,7 +73,7 @@ class Endpoint:
 
 
 async def post_json(
-    client: httpx.AsyncClient,
+    client: HttpClient,
     endpoint: Endpoint,
     body: dict[str, Any],
     headers: dict[str, str],
@@ -82,15 +82,15 @@ async def post_json(
     """POST `body` and return the JSON object answered, retrying what is worth retrying."""
     last_problem = ""
     for attempt in range(1, policy.attempts + 1):
-        response: httpx.Response | None = None
+        response: Reply | None = None
         try:
-            response = await client.post(endpoint.url, json=body, headers=headers)
-        except httpx.TimeoutException:
+            response = await client.post_json(endpoint.url, body, headers)
+        except HttpTimeout:
             last_problem = "the request timed out"
-        except httpx.TransportError as exc:
-            last_problem = f"cannot connect ({type(exc).__name__})"
+        except HttpFailure as exc:
+            last_problem = f"no complete reply ({exc})"
         else:
-            if response.status_code < 300:
+            if response.status < 300:
                 try:
                     data = response.json()
                 except ValueError:
@@ -99,8 +99,8 @@ async def post_json(
                     if isinstance(data, dict):
                         return data
                     last_problem = "the response was not a JSON object"
-            elif response.status_code in RETRYABLE_STATUS:
-                last_problem = f"HTTP {response.status_code}"
+            elif response.status in RETRYABLE_STATUS:
+                last_problem = f"HTTP {response.status}"
             else:
                 raise ProviderError(refusal(response, endpoint))
         if attempt < policy.attempts:
@@ -111,7 +111,7 @@ async def post_json(
     )
 
 
-def refusal(response: httpx.Response, endpoint: Endpoint) -> str:
+def refusal(response: Reply, endpoint: Endpoint) -> str:
     detail = ""
     try:
         error = response.json().get("error")
@@ -121,11 +121,11 @@ def refusal(response: httpx.Response, endpoint: Endpoint) -> str:
             detail = error[:300]
     except (ValueError, AttributeError):
         detail = ""
-    if response.status_code in (401, 403):
+    if response.status in (401, 403):
         return (
             f"{endpoint.provider}: the server at {endpoint.base_url} rejected the API key "
-            f"(HTTP {response.status_code}). Check {endpoint.key_env}."
+            f"(HTTP {response.status}). Check {endpoint.key_env}."
         )
-    return f"{endpoint.provider}: HTTP {response.status_code} from {endpoint.base_url}" + (
+    return f"{endpoint.provider}: HTTP {response.status} from {endpoint.base_url}" + (
         f": {detail}" if detail else ""
     )

@@ -16,10 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import httpx
-from httpx_aiohttp import HttpxAiohttpClient
-
 from evalward.errors import AgentRunError
+from evalward.httpclient import HttpClient, HttpFailure, HttpTimeout
 from evalward.resources.agent import HttpRuntime
 from evalward.runtime.process import DEFAULT_KILL_GRACE, kill_group, limited_env, read_tail, spawn
 from evalward.runtime.process import tail as tail_text
@@ -58,7 +56,8 @@ class HttpAgentServer:
         self._lock = asyncio.Lock()
         self._started = False
         self._failure: str | None = None
-        self._client: httpx.AsyncClient = HttpxAiohttpClient()
+        # every call below sets its own timeout
+        self._client = HttpClient(timeout_seconds=runtime.ready_timeout_seconds)
 
     async def ensure_started(self) -> None:
         """Start once; a failure is remembered so every run reports it without retrying."""
@@ -91,9 +90,11 @@ class HttpAgentServer:
                     f"{self._process.returncode} before {self.ready_url} answered"
                     + await self._stderr_hint()
                 )
-            with contextlib.suppress(httpx.HTTPError):
-                response = await self._client.get(self.ready_url, timeout=self.poll_interval * 5)
-                if response.status_code < 400:
+            with contextlib.suppress(HttpFailure):
+                reply = await self._client.get(
+                    self.ready_url, timeout_seconds=self.poll_interval * 5
+                )
+                if reply.status < 400:
                     return
             if time.monotonic() >= deadline:
                 raise AgentRunError(
@@ -124,21 +125,21 @@ class HttpAgentServer:
             return
         timeout = self.runtime.timeout_seconds or timeout_seconds
         try:
-            response = await self._client.post(self.url, json=dict(request), timeout=timeout)
-        except httpx.TimeoutException:
+            reply = await self._client.post_json(self.url, dict(request), timeout_seconds=timeout)
+        except HttpTimeout:
             trace.add(StepType.error, content=f"the agent did not answer within {timeout:g} s")
             return
-        except httpx.HTTPError as exc:
+        except HttpFailure as exc:
             trace.add(StepType.error, content=f"cannot reach the agent at {self.url}: {exc}")
             return
-        if response.status_code >= 300:
+        if reply.status >= 300:
             trace.add(
                 StepType.error,
-                content=f"the agent answered HTTP {response.status_code}: {response.text[:300]}",
+                content=f"the agent answered HTTP {reply.status}: {reply.text(300)}",
             )
             return
         try:
-            apply_response(trace, response.json())
+            apply_response(trace, reply.json())
         except (ValueError, ProtocolError) as exc:
             trace.add(StepType.error, content=f"the agent's reply is not a trace: {exc}")
             return
