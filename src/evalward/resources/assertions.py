@@ -11,7 +11,6 @@ import functools
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-import jsonschema
 import regex
 from pydantic import Field, field_validator
 
@@ -79,6 +78,8 @@ class JsonSchemaAssertion(AssertionBase):
     @field_validator("json_schema")
     @classmethod
     def _valid_schema(cls, schema: dict[str, Any]) -> dict[str, Any]:
+        import jsonschema  # on use: it costs ~60 ms of start-up, and most suites have none
+
         validator = jsonschema.validators.validator_for(schema, jsonschema.Draft202012Validator)
         try:
             validator.check_schema(schema)

@@ -22,7 +22,6 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-import jsonschema
 import regex
 
 from evalward.resources.assertions import (
@@ -319,6 +318,8 @@ def _json_schema(a: JsonSchemaAssertion, trace: Trace) -> Outcome:
             return Status.failed, f"the final message is not JSON ({exc.msg} at {exc.pos})"
     else:
         value = _field_value(a.field, trace)
+    import jsonschema  # on use: it costs ~60 ms of start-up, and most suites have none
+
     validator_class = jsonschema.validators.validator_for(
         a.json_schema, jsonschema.Draft202012Validator
     )
