@@ -52,3 +52,26 @@ def test_a_log_gets_plain_lines() -> None:
         "evalward: 2 runs planned",
         "[1/2] head e / a #0: pass (1.00)",
     ]
+
+
+class CountingLog(io.StringIO):
+    writes = 0
+
+    def write(self, text: str) -> int:
+        self.writes += 1
+        return super().write(text)
+
+
+def test_many_fast_results_are_written_in_a_few_batches_and_none_is_lost() -> None:
+    stream = CountingLog()
+    progress = Progress(stream)
+    runs = [PlannedRun(Side.head, "e", f"f{i}") for i in range(500)]
+    progress.planned(Plan(runs=runs))
+    for run in runs:
+        progress(result(run.fixture, Status.passed))
+    progress.close()
+    lines = stream.getvalue().splitlines()
+    assert lines[1] == "[1/500] head e / f0 #0: pass (1.00)"
+    assert lines[-1] == "[500/500] head e / f499 #0: pass (1.00)"
+    assert len(lines) == 501
+    assert stream.writes < 100  # one per line would be 500

@@ -1,13 +1,18 @@
-"""Progress of a run: a bar redrawn in place on a terminal, plain lines otherwise (CI logs)."""
+"""Progress of a run: a bar redrawn in place on a terminal, plain lines otherwise (CI logs).
+
+Output is throttled to one write per `REFRESH_SECONDS`: a run of thousands of fast fixtures
+otherwise spends more time writing progress than scoring."""
 
 from __future__ import annotations
 
+import time
 from typing import TextIO
 
 from evalward.plan import Plan
 from evalward.results import FixtureResult
 
 BAR_WIDTH = 24
+REFRESH_SECONDS = 0.2
 
 
 class Progress:
@@ -17,6 +22,8 @@ class Progress:
         self.total = 0
         self.done = 0
         self.failed = 0
+        self._pending: list[str] = []
+        self._last_write = float("-inf")
 
     def planned(self, plan: Plan) -> None:
         self.total = len(plan.runs)
@@ -32,15 +39,24 @@ class Progress:
                 f"\r[{'#' * filled}{'-' * (BAR_WIDTH - filled)}] {self.done}/{self.total}"
                 f"  {self.failed} not passing  {result.eval} / {result.fixture}"
             )
-            print(f"{line[:120]}\x1b[K", end="", file=self.stream, flush=True)
-            return
-        print(
-            f"[{self.done}/{self.total}] {result.side} {result.eval} / {result.fixture} "
-            f"#{result.rep}: {result.status.value} ({result.score:.2f})",
-            file=self.stream,
-            flush=True,
-        )
+            self._pending = [f"{line[:120]}\x1b[K"]  # only the latest state is worth drawing
+        else:
+            self._pending.append(
+                f"[{self.done}/{self.total}] {result.side} {result.eval} / {result.fixture} "
+                f"#{result.rep}: {result.status.value} ({result.score:.2f})\n"
+            )
+        now = time.monotonic()
+        if now - self._last_write >= REFRESH_SECONDS:
+            self._last_write = now
+            self._write()
 
     def close(self) -> None:
+        self._write()
         if self.bar and self.done:
             print(file=self.stream, flush=True)
+
+    def _write(self) -> None:
+        if self._pending:
+            self.stream.write("".join(self._pending))
+            self.stream.flush()
+            self._pending = []
