@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -25,9 +26,14 @@ class ModelServer:
     base_url: str
 
     def requests(self) -> int:
-        stats_url = self.base_url.removesuffix("/v1") + "/stats"
+        return int(self.stats()["requests"])
+
+    def stats(self, reset: bool = False) -> dict[str, Any]:
+        """Requests so far, and when the first arrived and the last was answered."""
+        stats_url = self.base_url.removesuffix("/v1") + "/stats" + ("?reset=1" if reset else "")
         with urllib.request.urlopen(stats_url) as response:
-            return int(json.load(response)["requests"])
+            data: dict[str, Any] = json.load(response)
+            return data
 
 
 @contextmanager

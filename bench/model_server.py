@@ -6,7 +6,11 @@ and offers tools gets a call of the first tool; any other request gets a final a
 echoes the last user message (so `contains` assertions can check it).
 
     python bench/model_server.py --latency-ms 50 --port-file /tmp/port
-    GET /stats -> {"requests": N}
+    GET /stats -> {"requests": N, "first": t, "last": t}   (?reset=1 clears first and last)
+
+`first` is when the first model request arrived and `last` when the last reply was sent
+(Unix time), so a benchmark can split a client's wall time into start-up, the calls and
+what follows them.
 """
 
 from __future__ import annotations
@@ -14,12 +18,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 
 class Stats:
     requests = 0
+    first: float | None = None
+    last: float | None = None
 
 
 def reply(body: dict[str, Any]) -> dict[str, Any]:
@@ -65,12 +72,19 @@ async def handle(
                 if line.lower().startswith("content-length:"):
                     length = int(line.split(":", 1)[1])
             raw = await reader.readexactly(length) if length else b""
-            if method == "GET" and path == "/stats":
-                payload = json.dumps({"requests": Stats.requests}).encode()
+            if method == "GET" and path.startswith("/stats"):
+                payload = json.dumps(
+                    {"requests": Stats.requests, "first": Stats.first, "last": Stats.last}
+                ).encode()
+                if path.endswith("reset=1"):
+                    Stats.first = Stats.last = None
             else:
                 Stats.requests += 1
+                if Stats.first is None:
+                    Stats.first = time.time()
                 payload = json.dumps(reply(json.loads(raw or b"{}"))).encode()
                 await asyncio.sleep(latency)
+                Stats.last = time.time()
             writer.write(
                 b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
                 + f"content-length: {len(payload)}\r\n\r\n".encode()

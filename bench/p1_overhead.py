@@ -1,7 +1,10 @@
 """P1: 1,000 fixture runs of two model calls each at parallel 32 against 50 ms latency.
 
-Ideal = ceil(calls / 32) x 50 ms. Prints the wall time, the ratio to the ideal (target
-<= 1.10), and evalward's CPU per model call.
+Ideal = ceil(calls / 32) x 50 ms. Prints the wall time and its ratio to the ideal (target
+<= 1.10), split by what the model server saw into start-up (process start to the first
+model call), the calls (first call to last reply) and the end (last reply to exit); the
+same calls made by a bare aiohttp client (bench/bare_client.py), the floor this machine
+and server allow; and evalward's CPU per model call.
 
     python bench/p1_overhead.py [--fixtures 1000] [--parallel 32] [--latency-ms 50] [--runs 3]
 """
@@ -10,10 +13,13 @@ from __future__ import annotations
 
 import argparse
 import math
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
-from common import EVALWARD, median, model_server, timed
+from common import BENCH, EVALWARD, median, model_server, timed
 from synth import generate
 
 
@@ -29,19 +35,41 @@ def main() -> None:
     generate(repo, 1, args.fixtures, tools=True, parallel=args.parallel)
     calls = 2 * args.fixtures
     ideal = math.ceil(calls / args.parallel) * args.latency_ms / 1000
-    walls, cpus = [], []
+    walls, cpus, starts, phases, ends, floors = [], [], [], [], [], []
     with model_server(args.latency_ms) as server:
         for _ in range(args.runs):
             before = server.requests()
+            server.stats(reset=True)
+            started = time.time()
             run = timed(
                 [*EVALWARD, "run", str(repo), "--parallel", str(args.parallel), "--no-cache"],
                 env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "bench"},
             )
-            made = server.requests() - before
+            ended = time.time()
+            stats = server.stats(reset=True)
+            made = stats["requests"] - before
             assert made == calls, f"expected {calls} model calls, the server saw {made}"
             assert run.returncode == 0, "every fixture should pass"
             walls.append(run.wall)
             cpus.append(run.cpu)
+            starts.append(stats["first"] - started)
+            phases.append(stats["last"] - stats["first"])
+            ends.append(ended - stats["last"])
+            bare = subprocess.run(
+                [
+                    sys.executable,
+                    str(BENCH / "bare_client.py"),
+                    server.base_url,
+                    "--fixtures",
+                    str(args.fixtures),
+                    "--parallel",
+                    str(args.parallel),
+                ],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            floors.append(float(bare.stdout))
     wall = median(walls)
     print(
         f"P1 overhead: {args.fixtures} fixtures x 2 calls, parallel {args.parallel}, "
@@ -52,6 +80,16 @@ def main() -> None:
         f"  wall (median {args.runs}) {wall:.2f} s   runs: {', '.join(f'{w:.2f}' for w in walls)}"
     )
     print(f"  wall / ideal     {wall / ideal:.2f}   (target <= 1.10)")
+    print(f"    start-up       {median(starts):.2f} s   (process start to the first model call)")
+    print(
+        f"    calls          {median(phases):.2f} s   (first call to last reply; "
+        f"{median(phases) / ideal:.2f} x ideal)"
+    )
+    print(f"    end            {median(ends):.2f} s   (last reply to exit: scoring, reports)")
+    print(
+        f"  bare client      {median(floors):.2f} s   ({median(floors) / ideal:.2f} x ideal: "
+        "the same calls from a bare aiohttp loop, the floor here)"
+    )
     print(f"  CPU per call     {median(cpus) / calls * 1000:.2f} ms (evalward process, user+sys)")
 
 
