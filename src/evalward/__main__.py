@@ -7,6 +7,7 @@ otherwise it is the command line. Everything is imported when needed, so `--vers
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -42,6 +43,16 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BUG
 
 
+def entry() -> int:
+    """The process's entry point: the `evalward` script and `python -m evalward`."""
+    code = main()
+    # Everything is written. The interpreter's last collections would rescan every object
+    # the run built (0.1 s after 1,000 fixtures) and find no cycles; reference counting
+    # frees them all the same.
+    gc.freeze()
+    return code
+
+
 def _report(message: str) -> None:
     in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
     for line in message.splitlines() or [message]:
@@ -49,4 +60,4 @@ def _report(message: str) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())
