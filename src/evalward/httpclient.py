@@ -126,6 +126,7 @@ class HttpClient:
                 timeout=aiohttp.ClientTimeout(total=total, connect=connect),
                 proxy=proxy.url,
                 proxy_headers=proxy.headers,
+                allow_redirects=False,  # a redirect is the server's answer, not a new target
             ) as response:
                 body = await _read_bounded(response, self._max_reply_bytes)
                 return Reply(response.status, response.headers, body)
@@ -144,6 +145,7 @@ class HttpClient:
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self._max_connections),
                 headers={"user-agent": USER_AGENT},
+                cookie_jar=aiohttp.DummyCookieJar(),  # calls are independent: no cookies kept
             )
         return self._session
 

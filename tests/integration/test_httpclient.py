@@ -179,3 +179,36 @@ def test_proxies_come_from_the_environment_and_no_proxy_is_honoured(
     assert seen[0].json() == {"q": 1}
     assert seen[0].headers["host"] == "evalward-target.invalid:8080"
     assert seen[0].headers["proxy-authorization"] == "Basic dXNlcjpwQHNz"  # user:p@ss
+
+
+def test_redirects_and_cookies_are_not_followed() -> None:
+    """A redirect is the server's answer (the key must not travel to another host), and no
+    cookie set by one reply rides on the next call."""
+    seen: list[Request] = []
+
+    def handle(request: Request) -> Response:
+        seen.append(request)
+        return Response(
+            status=307,
+            body={"moved": True},
+            headers={"location": "http://127.0.0.1:9/elsewhere", "set-cookie": "s=1; Path=/"},
+        )
+
+    server = LoopbackServer(handle)
+
+    async def go() -> None:
+        client = HttpClient(timeout_seconds=5)
+        try:
+            first = await client.post_json(server.url + "/v1", {}, {"authorization": "Bearer k"})
+            await client.post_json(server.url + "/v1", {})
+        finally:
+            await client.aclose()
+        assert first.status == 307
+        assert first.json() == {"moved": True}
+
+    try:
+        asyncio.run(go())
+    finally:
+        server.close()
+    assert [r.path for r in seen] == ["/v1", "/v1"]
+    assert "cookie" not in seen[1].headers
