@@ -248,7 +248,11 @@ class Runner:
         cache_dir = _in_workspace(self.context, settings.cache_dir)
         cache = None
         if settings.cache != "off" and cache_dir is not None:
-            cache = ResultCache(cache_dir, CacheMode(settings.cache))
+            distrust = _committed_cache(self.git, self.context.workspace, cache_dir)
+            if distrust:
+                self.log(command("warning", f"result cache not used: {distrust}"))
+            else:
+                cache = ResultCache(cache_dir, CacheMode(settings.cache))
         return RunOptions(
             parallel=settings.parallel,
             run_all=settings.run_all,
@@ -696,6 +700,37 @@ class Runner:
             self.log(f"check run: {url}")
         except GitHubError as exc:
             self.log(command("warning", str(exc)))
+
+
+def _committed_cache(git: Git, workspace: Path, cache_dir: Path) -> str | None:
+    """Why a result cache inside the checkout cannot be trusted, if it cannot.
+
+    Cached results decide the gate without running anything. Files that the commit under
+    test brings into the cache directory (or a symlink on the way to it) could be results the
+    pull request wrote for itself, so such a cache is not read at all.
+    """
+    try:
+        relative = cache_dir.relative_to(workspace)
+    except ValueError:
+        return None  # outside the checkout: only the workflow puts files there
+    location = workspace
+    for part in relative.parts:
+        location = location / part
+        if location.is_symlink():
+            return (
+                f"{location.relative_to(workspace)} is a symbolic link in the checkout, so "
+                "the commit under test decides what the cache holds. Point `cache-dir` at a "
+                "real directory that is not in the repository."
+            )
+    committed = git.tracked(relative.as_posix())
+    if committed:
+        return (
+            f"{len(committed)} file(s) under {relative.as_posix()} are committed in the "
+            "repository (e.g. " + committed[0] + "), and a committed cache could carry "
+            "results the pull request wrote for itself. Remove them from the repository and "
+            "add the directory to .gitignore."
+        )
+    return None
 
 
 def _in_workspace(context: RunContext, path: str) -> Path | None:

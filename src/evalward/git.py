@@ -103,6 +103,11 @@ class Git:
             offset += size + 1
         return contents
 
+    def tracked(self, path: str) -> list[str]:
+        """Files at or below `path` (relative to the repository) that the checkout tracks."""
+        out = self.run("ls-files", "-z", "--", path)
+        return [name for name in out.split("\0") if name]
+
     def dirty_paths(self) -> set[str]:
         """Paths the working tree has changed, added or left untracked since HEAD."""
         out = self.run("status", "--porcelain", "-z", "--untracked-files=all")

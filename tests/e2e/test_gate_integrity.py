@@ -3,6 +3,9 @@ action's entry point, on real repositories, with the fake GitHub API and the mod
 
 from __future__ import annotations
 
+import json
+import shutil
+
 import pytest
 
 from actionrun import pull_request_event, run_action
@@ -47,6 +50,42 @@ def test_a_rerun_on_an_unchanged_head_makes_no_model_call(
     off = run_action(repo.path, github, event, env=env, inputs={"cache": "off"})
     assert off.returncode == 0
     assert len(model.requests) > calls
+
+
+def test_a_pr_cannot_pass_with_results_it_committed_to_the_cache(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """Cache keys are computable from the PR's own files: a PR could commit "cached" passing
+    results for its head. A cache directory holding committed files is not read."""
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=False)
+    event = pull_request_event(github.repository, 7, base, head)
+    honest = run_action(repo.path, github, event, env=env)
+    assert honest.returncode == 1, honest.stderr
+
+    cache = repo.path / ".evalward" / "cache"
+    forged: dict[str, str] = {}
+    for entry in cache.rglob("*.json"):
+        result = json.loads(entry.read_text())
+        result.update(status="pass", score=1.0, verdict="pass")
+        for assertion in result["assertions"]:
+            assertion.update(status="pass", score=1.0)
+        forged[entry.relative_to(repo.path).as_posix()] = json.dumps(result)
+    assert len(forged) == 4
+    shutil.rmtree(cache)
+    forged_head = repo.commit("results, precomputed", forged)
+    github.pulls[7].head_sha = forged_head
+    calls = len(model.requests)
+
+    run = run_action(
+        repo.path, github, pull_request_event(github.repository, 7, base, forged_head), env=env
+    )
+    assert run.returncode == 1, run.stderr
+    assert run.results()["cacheHits"] == 0
+    assert len(model.requests) > calls, "the runs were taken from the committed files"
+    assert "::warning::result cache not used: 4 file(s) under .evalward/cache are committed" in (
+        run.stdout
+    )
 
 
 def test_a_pr_cannot_lower_its_own_threshold(
