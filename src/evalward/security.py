@@ -5,11 +5,12 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 _SECRET_NAME = re.compile(r"(_KEY|_TOKEN|SECRET|PASSWORD|_PAT)$|SECRET|PASSWORD", re.IGNORECASE)
 _MIN_SECRET_LENGTH = 6
 REDACTED = "***"
+_STREAM_BATCH = 64 * 1024
 
 
 class Redactor:
@@ -19,6 +20,7 @@ class Redactor:
         values = {s for s in secrets if len(s) >= _MIN_SECRET_LENGTH}
         unique = sorted({form for s in values for form in _forms(s)}, key=len, reverse=True)
         self._pattern = re.compile("|".join(re.escape(s) for s in unique)) if unique else None
+        self._longest = len(unique[0]) if unique else 0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Redactor:
@@ -29,6 +31,44 @@ class Redactor:
         if self._pattern is None:
             return text
         return self._pattern.sub(REDACTED, text)
+
+    def stream(self, chunks: Iterable[str], batch: int = _STREAM_BATCH) -> Iterator[str]:
+        """Redact text that is written as it is produced (a large report), giving the same
+        text as redacting it whole: a secret split across two chunks is still caught.
+
+        Text is held back only while a secret could still be completing: a match starting
+        before the last `longest - 1` characters is decided by what is already here.
+        """
+        if self._pattern is None:
+            yield from chunks
+            return
+        pending: list[str] = []
+        size = 0
+        for chunk in chunks:
+            pending.append(chunk)
+            size += len(chunk)
+            if size < batch + self._longest:
+                continue
+            text = "".join(pending)
+            emitted, rest = self._redact_settled(text)
+            pending, size = [rest], len(rest)
+            yield emitted
+        yield self("".join(pending))
+
+    def _redact_settled(self, text: str) -> tuple[str, str]:
+        """Redact the part of `text` no later text can change; return it and the rest."""
+        assert self._pattern is not None
+        settled = len(text) - (self._longest - 1)
+        out: list[str] = []
+        position = 0
+        for match in self._pattern.finditer(text):
+            if match.start() >= settled:
+                break
+            out += (text[position : match.start()], REDACTED)
+            position = match.end()
+        end = max(position, settled)
+        out.append(text[position:end])
+        return "".join(out), text[end:]
 
 
 def _escapes() -> list[Callable[[str], str]]:
