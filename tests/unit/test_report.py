@@ -240,3 +240,15 @@ def test_cancelled_decision_renders() -> None:
         decision=GateDecision(GateResult.incomplete, reason="x"),
     )
     assert "## ⏹️ evalward: cancelled after 3 of 8 runs" in render_comment(ctx)
+
+
+def test_a_rendering_far_past_the_limit_is_stopped_then_cut(tmp_path: Path) -> None:
+    template = tmp_path / "huge.md.j2"
+    # 20 MB of text, then a mistake that StrictUndefined reports only if rendering gets there
+    template.write_text(
+        '{% for i in range(20000) %}line {{ i }} {{ "x" * 1000 }}\n{% endfor %}{{ not_defined }}'
+    )
+    body = render_comment(context(["a"], {"a"}), template)
+    assert len(body) <= MAX_COMMENT_CHARS
+    assert body.startswith(f"{MARKER}\nline 0 x")
+    assert "cut here to fit GitHub's 65,536-character comment limit" in body

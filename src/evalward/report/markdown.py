@@ -26,6 +26,9 @@ from evalward.results import FixtureResult, JudgeVerdict, Status
 TEMPLATES = Path(__file__).parent / "templates"
 MAX_COMMENT_CHARS = 65_536
 RECORD_PREFIX = "<!-- evalward-bypass-record"
+RENDER_CAP = 4
+"""A rendering is stopped once it reaches this many times the limit: it can only be folded or
+cut then, and 20,000 fixtures' detail need not exist as text first (bench/p4_footprint.py)."""
 
 
 @dataclass
@@ -188,16 +191,23 @@ def render_comment(
     tail = f"\n{context.record.render()}\n" if context.record else ""
 
     def render(detail: bool) -> str:
+        pieces: list[str] = []
+        size = 0
         try:
-            text = env.get_template(name).render(
+            for piece in env.get_template(name).generate(
                 ctx=context, view=view, detail=detail, version=__version__
-            )
+            ):
+                pieces.append(piece)
+                size += len(piece)
+                if size > RENDER_CAP * limit:
+                    break
         except jinja2.TemplateError as exc:
             where = f"{template}:{getattr(exc, 'lineno', '?')}" if template else name
             raise ConfigError(
                 f"comment-template {where}: {exc}; fix the template or clear the "
                 "`comment-template` input to use the built-in one"
             ) from None
+        text = "".join(pieces)
         text = text.replace(context.marker, "").replace(RECORD_PREFIX, "&lt;!-- evalward-")
         return f"{context.marker}\n{text.lstrip()}"
 
