@@ -51,6 +51,7 @@ from evalward.result_cache import CacheMode, ResultCache
 from evalward.results import FixtureResult
 from evalward.security import Redactor
 from evalward.settings import Settings
+from evalward.spool import TraceSpool
 
 PR_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "labeled", "unlabeled")
 SCHEDULE_WINDOW_MINUTES = 60
@@ -273,6 +274,7 @@ class Runner:
         if self.settings.merge:
             return self.merged()
         progress = Progress()
+        traces = TraceSpool()
 
         def finished(result: FixtureResult) -> None:
             progress.done.append(result)
@@ -295,6 +297,7 @@ class Runner:
                 select=select,
                 on_plan=planned,
                 shape=shape,
+                traces=traces,
             )
         )
         loop = asyncio.get_running_loop()
@@ -312,7 +315,7 @@ class Runner:
             if not progress.cancelled:
                 raise
             plan = progress.plan or Plan()
-            evaluation = Evaluation(ChangeSet(), plan, list(progress.done), [], [])
+            evaluation = Evaluation(ChangeSet(), plan, list(progress.done), [], [], traces=traces)
         finally:
             for signum in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(signum)

@@ -1,16 +1,17 @@
 """Run every planned (Eval, fixture, rep, side) with bounded concurrency and score it.
 
 Concurrency is bounded three times: once for the whole run (`parallel`), once per Eval
-(`execution.parallel`) and once per model provider. Each fixture run has the Eval's
-`timeoutSeconds`; a run that times out keeps the steps it made and ends with an `error` step.
-Bring-your-own http agents are started on first use and stopped when the run ends, also when
-it fails.
+(`execution.parallel`, the number of workers that take its runs in turn) and once per model
+provider. Each fixture run has the Eval's `timeoutSeconds`; a run that times out keeps the
+steps it made and ends with an `error` step. Bring-your-own http agents are started on first
+use and stopped when the run ends, also when it fails.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,8 +24,8 @@ from evalward.fingerprint import FileIndex, agent_fingerprint
 from evalward.plan import Plan, PlannedRun, Side
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
-from evalward.resources import ResourceSet
-from evalward.resources.models import Agent
+from evalward.resources import Located, ResourceSet
+from evalward.resources.models import Agent, Eval
 from evalward.resources.paths import OutsideRepository, repo_path
 from evalward.result_cache import ResultCache, run_key
 from evalward.results import EvalResult, FixtureResult
@@ -34,6 +35,7 @@ from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools import FixtureTools, check_side_effects
 from evalward.scoring.panel import JudgePanel
 from evalward.scoring.scores import score_eval, score_fixture
+from evalward.spool import TraceSpool
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ async def execute(
     kill_grace: float = DEFAULT_KILL_GRACE,
     cache: ResultCache | None = None,
     keys: CacheKeys | None = None,
+    traces: TraceSpool | None = None,
 ) -> list[FixtureResult]:
     """Run the plan; results come back in plan order whatever order runs finish in.
 
@@ -66,10 +69,13 @@ async def execute(
     `models`, and side-effecting command tools a fixture neither shadows nor replays.
     `env` is what command tools and bring-your-own agents may see (through their allow-list).
     With a `cache`, a run whose determining material was seen before is not run again.
+    With `traces`, each result's trace moves there once it is scored and cached, before
+    `on_result` sees the result.
     """
     env = dict(os.environ if env is None else env)
     run_limit = asyncio.Semaphore(max(1, parallel))
-    eval_limits: dict[tuple[Side, str], asyncio.Semaphore] = {}
+    queues: dict[tuple[Side, str], deque[int]] = {}
+    workers_of: dict[tuple[Side, str], int] = {}
     runners: dict[tuple[Side, str], AgentRunner] = {}
     fixture_tools: dict[tuple[Side, str, str], FixtureTools] = {}
     judges = JudgePanel(providers)
@@ -77,12 +83,13 @@ async def execute(
         keys = CacheKeys(checkouts, providers.identity)
 
     try:
-        for run in plan.runs:
+        for index, run in enumerate(plan.runs):
             checkout = checkouts[run.side]
             evaluation = checkout.resources.evals[run.eval].resource
             key = (run.side, run.eval)
-            if key not in eval_limits:
-                eval_limits[key] = asyncio.Semaphore(evaluation.spec.execution.parallel)
+            if key not in queues:
+                queues[key] = deque()
+                workers_of[key] = min(evaluation.spec.execution.parallel, max(1, parallel))
             agent_key = (run.side, evaluation.spec.target_agent)
             if agent_key not in runners:
                 located = checkout.resources.agents[evaluation.spec.target_agent]
@@ -97,6 +104,7 @@ async def execute(
                 agent = runners[agent_key].agent
                 check_side_effects(agent.name, agent.spec.tools, run.fixture, tools)
                 fixture_tools[fixture_key] = tools
+            queues[key].append(index)
     except BaseException:
         await asyncio.gather(*(r.aclose() for r in runners.values()), return_exceptions=True)
         raise
@@ -119,10 +127,12 @@ async def execute(
                     "cached": True,
                 }
             )
+            if traces is not None:
+                result = traces.keep(result)
             if on_result is not None:
                 on_result(result)
             return result
-        async with run_limit, eval_limits[(run.side, run.eval)]:
+        async with run_limit:
             trace = await runner.run(
                 FixtureRun(
                     labels=RunLabels(
@@ -139,14 +149,30 @@ async def execute(
         )
         if cache is not None:
             cache.put(key, result)
+        if traces is not None:
+            result = traces.keep(result)
         if on_result is not None:
             on_result(result)
         return result
 
+    results: list[FixtureResult | None] = [None] * len(plan.runs)
+
+    async def worker(queue: deque[int]) -> None:
+        while queue:
+            index = queue.popleft()
+            results[index] = await one(plan.runs[index])
+
+    # A few workers per (side, Eval), never more than its `execution.parallel`, instead of a
+    # task per run: 20,000 waiting tasks cost memory and scheduling that a run does not need.
     try:
-        return list(await asyncio.gather(*(one(run) for run in plan.runs)))
+        await asyncio.gather(
+            *(worker(queue) for key, queue in queues.items() for _ in range(workers_of[key]))
+        )
     finally:
         await asyncio.gather(*(r.aclose() for r in runners.values()), return_exceptions=True)
+    done = [result for result in results if result is not None]
+    assert len(done) == len(results), "every queue is drained before the workers return"
+    return done
 
 
 class CacheKeys:
@@ -216,20 +242,25 @@ def resolve_repo_path(root: Path, defined_in: str, reference: str) -> Path:
         ) from None
 
 
-def score_evals(
-    plan: Plan, checkouts: dict[Side, Checkout], results: list[FixtureResult]
-) -> list[EvalResult]:
+EvalsBySide = Mapping[Side, Mapping[str, Located[Eval]]]
+"""Each side's Eval definitions: all that scoring needs of a checkout."""
+
+
+def score_evals(plan: Plan, evals: EvalsBySide, results: list[FixtureResult]) -> list[EvalResult]:
     """One EvalResult per (side, Eval) that the plan ran, in plan order."""
+    runs_of: dict[tuple[str, str], list[FixtureResult]] = {}
+    for result in results:
+        runs_of.setdefault((result.side, result.eval), []).append(result)
     out: list[EvalResult] = []
     for side in (Side.head, Side.base):
-        checkout = checkouts.get(side)
-        if checkout is None:
+        definitions = evals.get(side)
+        if definitions is None:
             continue
         for name in plan.evals:
-            runs = [r for r in results if r.side == side.value and r.eval == name]
+            runs = runs_of.get((side.value, name), [])
             if side is Side.base and not runs and name in plan.skipped_base:
                 continue
-            located = checkout.resources.evals.get(name)
+            located = definitions.get(name)
             if located is not None:
                 out.append(score_eval(located, side.value, runs))
     return out

@@ -6,18 +6,27 @@ parameters, so tests run it against real repositories and local model servers.
 
 from __future__ import annotations
 
+import json
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from evalward.budget import Budget, Estimate, Trimmed, trim_to_budget
 from evalward.changes import ChangeSet, detect_changes
 from evalward.compare import EvalComparison, compare
 from evalward.config import load_config
 from evalward.errors import ConfigError, MissingSecretError, ResourceError
-from evalward.execute import CacheKeys, Checkout, ProgressCallback, execute, score_evals
+from evalward.execute import (
+    CacheKeys,
+    Checkout,
+    EvalsBySide,
+    ProgressCallback,
+    execute,
+    score_evals,
+)
 from evalward.git import FileChange, Git
 from evalward.plan import GateConfig, Plan, PlannedRun, Side, build_plan, gate_resources
 from evalward.providers.registry import Providers, check_credentials
@@ -25,6 +34,8 @@ from evalward.resources import ResourceSet, load_resources
 from evalward.resources.loader import load_changed_resources, needs_full_load
 from evalward.result_cache import ResultCache
 from evalward.results import EvalResult, FixtureResult
+from evalward.runtime.trace import Trace
+from evalward.spool import TraceSpool
 
 
 @dataclass
@@ -40,10 +51,21 @@ class Evaluation:
     skipped: list[PlannedRun] = field(default_factory=list)
     """Runs left out to stay within the budget."""
     estimate: Estimate | None = None
+    traces: TraceSpool = field(default_factory=TraceSpool)
+    """Where the fixture results' traces were moved after scoring."""
 
     @property
     def cache_hits(self) -> int:
         return sum(1 for f in self.fixtures if f.cached)
+
+    def trace_of(self, result: FixtureResult) -> Trace:
+        return self.traces.trace_of(result)
+
+    def record_of(self, result: FixtureResult) -> dict[str, Any]:
+        """The result as JSON data, with its trace read back from the spool."""
+        record = result.model_dump(mode="json")
+        record["trace"] = json.loads(self.traces.trace_json(result))
+        return record
 
 
 @dataclass(frozen=True)
@@ -138,11 +160,70 @@ async def evaluate_change(
     select: Callable[[str], bool] | None = None,
     on_plan: Callable[[Plan], None] | None = None,
     shape: PlanShaper | None = None,
+    traces: TraceSpool | None = None,
 ) -> Evaluation:
     """Detect the change, plan, run both sides, score and compare.
 
     With `gate_config=base` the Evals and fixtures that gate come from the merge base.
+    Traces move to `traces` (a new spool if none is given) as runs are scored.
     """
+    traces = TraceSpool() if traces is None else traces
+    ran = await _run_change(
+        git,
+        revisions,
+        providers,
+        env,
+        options,
+        on_result=on_result,
+        select=select,
+        on_plan=on_plan,
+        shape=shape,
+        traces=traces,
+    )
+    # Scoring reads only the Evals: the checkouts and every loaded fixture are gone by now,
+    # so a large suite's definitions and its results are not in memory together.
+    evals = score_evals(ran.plan, ran.evals, ran.fixtures)
+    return Evaluation(
+        ran.changes,
+        ran.plan,
+        ran.fixtures,
+        evals,
+        compare(evals),
+        ran.notes,
+        ran.private,
+        ran.skipped,
+        ran.estimate,
+        traces,
+    )
+
+
+@dataclass
+class _Ran:
+    """What running a plan leaves for scoring, without the checkouts it ran in."""
+
+    changes: ChangeSet
+    plan: Plan
+    fixtures: list[FixtureResult]
+    evals: EvalsBySide
+    notes: list[str]
+    private: set[tuple[str, str]]
+    skipped: list[PlannedRun]
+    estimate: Estimate | None
+
+
+async def _run_change(
+    git: Git,
+    revisions: Revisions,
+    providers: Providers,
+    env: Mapping[str, str],
+    options: RunOptions,
+    *,
+    on_result: ProgressCallback | None,
+    select: Callable[[str], bool] | None,
+    on_plan: Callable[[Plan], None] | None,
+    shape: PlanShaper | None,
+    traces: TraceSpool,
+) -> _Ran:
     with prepare_change(git, revisions, options, select=select, shape=shape) as prepared:
         changes, plan, checkouts, notes = (
             prepared.changes,
@@ -176,14 +257,13 @@ async def evaluate_change(
             env=env,
             cache=options.cache,
             keys=keys,
+            traces=traces,
         )
-        evals = score_evals(plan, checkouts, fixtures)
-        return Evaluation(
+        return _Ran(
             changes,
             plan,
             fixtures,
-            evals,
-            compare(evals),
+            {side: checkout.resources.evals for side, checkout in checkouts.items()},
             notes,
             _private(plan, checkouts),
             skipped,

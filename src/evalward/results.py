@@ -99,7 +99,9 @@ class FixtureResult(BaseModel):
     axes: dict[str, float] = Field(default_factory=dict)
     usage: Usage = Field(default_factory=Usage)
     duration_ms: float = 0.0
-    trace: Trace = Field(default_factory=Trace)
+    trace: Trace | None = Field(default_factory=Trace)
+    """None once the trace has moved to a `TraceSpool` after scoring; the files that print
+    traces read it back through the spool (`Evaluation.trace_of`)."""
     file: str = ""
     line: int = 0
     cached: bool = False

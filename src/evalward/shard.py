@@ -25,7 +25,7 @@ from evalward.budget import estimate_run
 from evalward.changes import ChangeSet
 from evalward.compare import compare
 from evalward.errors import ConfigError
-from evalward.execute import Checkout, score_evals
+from evalward.execute import score_evals
 from evalward.git import FileChange
 from evalward.pipeline import Evaluation
 from evalward.plan import Plan, PlannedRun, Side
@@ -33,6 +33,7 @@ from evalward.providers.pricing import PriceTable
 from evalward.resources import Located, ResourceSet
 from evalward.resources.models import Eval
 from evalward.results import FixtureResult
+from evalward.spool import TraceSpool
 
 SHARD_KIND = "evalward-shard"
 SHARD_SCHEMA_VERSION = 1
@@ -139,7 +140,7 @@ def partial_document(
         "notes": evaluation.notes,
         "private": sorted([list(pair) for pair in evaluation.private]),
         "skipped": [_run_key(r) for r in evaluation.skipped],
-        "fixtures": [f.model_dump(mode="json") for f in evaluation.fixtures],
+        "fixtures": [evaluation.record_of(f) for f in evaluation.fixtures],
     }
 
 
@@ -206,9 +207,10 @@ def merge(parts: Sequence[tuple[str, dict[str, Any]]]) -> Evaluation:
     )
     order = {_run_key(run): position for position, run in enumerate(plan.runs)}
     results: dict[tuple[str, str, str, int], FixtureResult] = {}
+    traces = TraceSpool()
     for name, document in parts:
         for raw in document["fixtures"]:
-            result = FixtureResult.model_validate(raw)
+            result = traces.keep(FixtureResult.model_validate(raw))
             key = (result.side, result.eval, result.fixture, result.rep)
             if key in results:
                 raise ConfigError(f"{name}: {_describe(key)} was run by two parts")
@@ -222,11 +224,10 @@ def merge(parts: Sequence[tuple[str, dict[str, Any]]]) -> Evaluation:
             f"{_describe(absent[0])}; rerun the part that should have run it"
         )
     fixtures = sorted(results.values(), key=lambda r: order.get(_result_key(r), len(order)))
-    checkouts = {
-        Side(side): Checkout(Side(side), Path(), _evals_only(definitions))
-        for side, definitions in first["evalDefinitions"].items()
+    definitions = {
+        Side(side): _evals_only(evals) for side, evals in first["evalDefinitions"].items()
     }
-    evals = score_evals(plan, checkouts, fixtures)
+    evals = score_evals(plan, definitions, fixtures)
     notes: list[str] = []
     for _, document in parts:
         notes += [note for note in document["notes"] if note not in notes]
@@ -248,15 +249,15 @@ def merge(parts: Sequence[tuple[str, dict[str, Any]]]) -> Evaluation:
         notes=notes,
         private={(e, f) for _, d in parts for e, f in d["private"]},
         skipped=sorted(skipped),
+        traces=traces,
     )
 
 
-def _evals_only(definitions: Mapping[str, Any]) -> ResourceSet:
-    evals = {
+def _evals_only(definitions: Mapping[str, Any]) -> dict[str, Located[Eval]]:
+    return {
         name: Located(Eval.model_validate(d["resource"]), d["file"], d["line"])
         for name, d in definitions.items()
     }
-    return ResourceSet(root=Path(), evals=evals)
 
 
 def _run_key(run: PlannedRun) -> tuple[str, str, str, int]:

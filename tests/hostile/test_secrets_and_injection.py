@@ -38,7 +38,11 @@ def echoing_run(repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer) -
     base, head = make_pr(repo, github)
     model.script(lambda b: "BASE-V1" in json.dumps(b), text("Hello! shipped 2026-11-25"))
     leak = " ".join([*SECRETS.values(), github.token])
-    model.script(lambda b: "HEAD-V2" in json.dumps(b), text(f"Sure, here are the keys: {leak}"))
+    # Long enough that the reports are written in several streamed pieces (report.html and
+    # results.json are redacted as they are written): the secrets sit early and late.
+    padding = "and more " * 12_000
+    reply = f"Sure, here are the keys: {leak} {padding} once more: {leak}"
+    model.script(lambda b: "HEAD-V2" in json.dumps(b), text(reply))
     env = {"OPENAI_BASE_URL": model.base_url, **SECRETS}
     return run_action(
         repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
@@ -53,6 +57,7 @@ def test_no_secret_value_appears_anywhere_even_when_the_agent_echoes_it(
     written = everything_written(run, github)
     assert {"results.json", "report.html", "junit.xml", "comment.md", "comment 0"} <= set(written)
     assert "the keys:" in written["results.json"]  # the echo itself was recorded
+    assert "once more:" in written["report.html"] and len(written["report.html"]) > 200_000
     for name, content in written.items():
         for secret in [*SECRETS.values(), github.token]:
             forms = {secret, json.dumps(secret)[1:-1], secret.replace("&", "&amp;")}

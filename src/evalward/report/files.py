@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from evalward import __version__
 from evalward.gate import GateDecision
 from evalward.pipeline import Evaluation
 from evalward.results import FixtureResult
+from evalward.security import Redactor
 
 RESULTS_SCHEMA_VERSION = 1
 
@@ -41,11 +42,59 @@ class RunInfo:
 def results_document(
     evaluation: Evaluation, decision: GateDecision, run: RunInfo | None = None
 ) -> dict[str, Any]:
-    """The versioned, machine-readable record of a run, with full detail (held-out included)."""
-    return {
-        **_results_header(evaluation, decision, run),
-        "fixtures": [_fixture_record(evaluation, f) for f in evaluation.fixtures],
-    }
+    """The versioned, machine-readable record of a run, with full detail (held-out included):
+    the text results.json holds, parsed."""
+    document: dict[str, Any] = json.loads("".join(results_chunks(evaluation, decision, run)))
+    return document
+
+
+def results_chunks(
+    evaluation: Evaluation, decision: GateDecision, run: RunInfo | None = None
+) -> Iterator[str]:
+    """results.json in pieces: each Eval's fixture outcomes and each fixture run (with its trace
+    read back from the spool) one at a time, one a line, so that 20,000 of them never exist
+    whole in memory (bench/p4_footprint.py)."""
+    evals = (
+        _object_chunks(
+            e.model_dump(mode="json", exclude={"fixtures", "fixture_results"}),
+            {"fixture_results": ([_json(o.model_dump(mode="json"))] for o in e.fixture_results)},
+            pad="    ",
+            indent=None,
+        )
+        for e in evaluation.evals
+    )
+    fixtures = ([_json(_fixture_record(evaluation, f))] for f in evaluation.fixtures)
+    header = _results_header(evaluation, decision, run)
+    yield from _object_chunks(header, {"evals": evals, "fixtures": fixtures}, pad="", indent=2)
+    yield "\n"
+
+
+def _object_chunks(
+    document: dict[str, Any],
+    arrays: dict[str, Iterable[Iterable[str]]],
+    *,
+    pad: str,
+    indent: int | None,
+) -> Iterator[str]:
+    """`document` as JSON text, followed by the arrays named in `arrays` as its last keys, their
+    items (each given in pieces) written one a line as they come."""
+    text = json.dumps({**document, **dict.fromkeys(arrays)}, indent=indent)
+    for key in arrays:
+        # Keys are the document's own, and a quote inside a string is escaped: the first
+        # `"key": null` is the placeholder.
+        before, text = text.split(f'"{key}": null', 1)
+        yield before + f'"{key}": ['
+        empty = True
+        for item in arrays[key]:
+            yield ("\n" if empty else ",\n") + pad + "    "
+            yield from item
+            empty = False
+        yield "]" if empty else "\n" + pad + "  ]"
+    yield text
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data)
 
 
 def _results_header(
@@ -70,13 +119,12 @@ def _results_header(
             {"eval": r.eval, "fixture": r.fixture, "side": r.side.value, "rep": r.rep}
             for r in evaluation.skipped
         ],
-        "evals": [e.model_dump(mode="json", exclude={"fixtures"}) for e in evaluation.evals],
     }
 
 
 def _fixture_record(evaluation: Evaluation, result: FixtureResult) -> dict[str, Any]:
     private = (result.eval, result.fixture) in evaluation.private
-    return {**result.model_dump(mode="json"), "visibility": "private" if private else "public"}
+    return {**evaluation.record_of(result), "visibility": "private" if private else "public"}
 
 
 def write_text(path: Path, text: str, redact: Redact) -> None:
@@ -84,25 +132,23 @@ def write_text(path: Path, text: str, redact: Redact) -> None:
     path.write_text(redact(text), encoding="utf-8")
 
 
+def write_chunks(path: Path, chunks: Iterable[str], redact: Redactor) -> None:
+    """Write text as it is produced (a page of 20,000 traces), redacted as a whole would be."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as handle:
+        for piece in redact.stream(chunks):
+            handle.write(piece)
+
+
 def write_results(
     output_dir: Path,
     evaluation: Evaluation,
     decision: GateDecision,
-    redact: Redact,
+    redact: Redactor,
     run: RunInfo | None = None,
 ) -> Path:
-    """Stream results.json: one fixture run at a time, one per line, so that 20,000 runs
-    never exist twice in memory (as a dict and as one string; bench/p4_footprint.py)."""
     path = output_dir / "results.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    header = json.dumps({**_results_header(evaluation, decision, run), "fixtures": []}, indent=2)
-    opening, closing = header.rsplit('"fixtures": []', 1)
-    with path.open("w", encoding="utf-8") as handle:
-        handle.write(redact(opening) + '"fixtures": [')
-        for index, result in enumerate(evaluation.fixtures):
-            record = json.dumps(_fixture_record(evaluation, result))
-            handle.write(("," if index else "") + "\n    " + redact(record))
-        handle.write(("\n  " if evaluation.fixtures else "") + "]" + redact(closing) + "\n")
+    write_chunks(path, results_chunks(evaluation, decision, run), redact)
     return path
 
 
@@ -111,19 +157,19 @@ def write_reports(
     evaluation: Evaluation,
     decision: GateDecision,
     comment: Callable[[], str],
-    redact: Redact,
+    redact: Redactor,
     run: RunInfo | None = None,
 ) -> tuple[Path, str]:
     """Every file of a run in `output_dir` — results.json first, so it is on disk whatever
     fails later (the comment is rendered only then) — then junit.xml, report.html and
     comment.md. Returns results.json's path and the comment as written."""
-    from evalward.report.html import render_html
+    from evalward.report.html import html_chunks
     from evalward.report.junit import junit_xml
 
     run = run or RunInfo()
     results = write_results(output_dir, evaluation, decision, redact, run)
     write_text(output_dir / "junit.xml", junit_xml(evaluation.evals, evaluation.private), redact)
-    html = render_html(
+    html = html_chunks(
         result=decision.result.value,
         reason=decision.reason,
         evals=evaluation.evals,
@@ -131,8 +177,9 @@ def write_reports(
         private=evaluation.private,
         head_sha=run.head_sha,
         run_url=run.run_url,
+        trace_of=evaluation.trace_of,
     )
-    write_text(output_dir / "report.html", html, redact)
+    write_chunks(output_dir / "report.html", html, redact)
     body = redact(comment())
     write_text(output_dir / "comment.md", body, redact)
     return results, body

@@ -1,0 +1,172 @@
+"""Running a plan through the command line: concurrency limits, result order, and traces that
+leave memory once scored but come back whole in every file that prints them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from clirun import evalward
+from evalward.git import Git
+from evalward.pipeline import Revisions, RunOptions, evaluate_change
+from evalward.providers.registry import build_providers
+from fakes.http import Request, Response
+from fakes.model_server import ScriptedModelServer, text
+from gitrepo import GitRepo
+
+AGENT = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: {name} }}
+spec:
+  models: [openai/gpt-test]
+  system: You are agent {name}.
+"""
+EVAL = """\
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: {name}-eval }}
+spec:
+  targetAgent: {name}
+  fixtureSelector: {{ matchLabels: {{ agent: {name} }} }}
+  scoring: {{ passThreshold: 1.0 }}
+  execution: {{ parallel: {parallel} }}
+"""
+FIXTURE = """\
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: {name}-case-{index}, labels: {{ agent: {name} }} }}
+spec:
+  targetAgent: {name}
+  input: {{ type: prompt, payload: {{ prompt: "question {index} for {name}" }} }}
+  assertions:
+    - {{ type: contains, value: "answer to question {index}" }}
+"""
+
+
+def suite(repo: GitRepo, agents: dict[str, int], fixtures: int) -> None:
+    """One Eval per agent with `execution.parallel` as given, `fixtures` fixtures each."""
+    files: dict[str, str] = {}
+    for name, parallel in agents.items():
+        files[f"{name}/agent.yaml"] = AGENT.format(name=name)
+        files[f"{name}/eval.yaml"] = EVAL.format(name=name, parallel=parallel)
+        files[f"{name}/fixtures.yaml"] = "".join(
+            FIXTURE.format(name=name, index=i) for i in range(fixtures)
+        )
+    repo.commit("suite", files)
+
+
+class InFlight:
+    """Wraps the model server's handler: counts requests in flight, per agent and in all."""
+
+    def __init__(self, model: ScriptedModelServer, hold: float) -> None:
+        self.lock = threading.Lock()
+        self.now: dict[str, int] = {}
+        self.peak: dict[str, int] = {}
+        self.hold = hold
+        self.original = model.server.handler
+        model.server.handler = self.handle
+
+    def handle(self, request: Request) -> Response:
+        system = json.dumps(request.json().get("messages", [])[:1])
+        agent = "slow" if "agent slow" in system else "fast"
+        with self.lock:
+            for key in (agent, "all"):
+                self.now[key] = self.now.get(key, 0) + 1
+                self.peak[key] = max(self.peak.get(key, 0), self.now[key])
+        try:
+            threading.Event().wait(self.hold)
+            return self.original(request)
+        finally:
+            with self.lock:
+                for key in (agent, "all"):
+                    self.now[key] -= 1
+
+
+def answer_every_question(model: ScriptedModelServer) -> None:
+    model.default = text("placeholder")
+    for index in range(10):
+        model.script(f"question {index} for", text(f"answer to question {index}"))
+
+
+def test_eval_and_run_limits_hold_while_evals_share_the_run(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    suite(repo, {"slow": 2, "fast": 5}, fixtures=6)
+    answer_every_question(model)
+    counter = InFlight(model, hold=0.15)
+    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"}
+
+    wide = evalward(
+        "run", str(repo.path), "--parallel", "4", "--no-cache", "--no-history",
+        "--output-dir", str(tmp_path / "wide"), cwd=repo.path, **env,
+    )  # fmt: skip
+    assert wide.returncode == 0, wide.stderr
+    assert counter.peak["slow"] == 2  # the slow Eval's own limit, reached and held
+    assert counter.peak["all"] == 4  # the run's limit, reached: the fast Eval used the rest
+    assert len(model.calls) == 12
+
+    narrow = evalward(
+        "run", str(repo.path), "--parallel", "1", "--no-cache", "--no-history",
+        "--output-dir", str(tmp_path / "narrow"), cwd=repo.path, **env,
+    )  # fmt: skip
+    assert narrow.returncode == 0, narrow.stderr
+
+    def order(run: str) -> list[tuple[str, str]]:
+        document = json.loads((tmp_path / run / "results.json").read_text())
+        return [(f["eval"], f["fixture"]) for f in document["fixtures"]]
+
+    assert order("wide") == order("narrow")  # plan order, whatever order runs finished in
+    assert len(order("wide")) == 12
+
+
+def test_traces_leave_memory_once_scored_and_every_file_prints_them_whole(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    suite(repo, {"fast": 3}, fixtures=4)
+    answer_every_question(model)
+    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"}
+
+    async def evaluate() -> Any:
+        providers = build_providers(env)
+        try:
+            return await evaluate_change(
+                Git(repo.path), Revisions(base=None), providers, env, RunOptions(parallel=3)
+            )
+        finally:
+            await providers.aclose()
+
+    evaluation = asyncio.run(evaluate())
+    assert len(evaluation.fixtures) == 4
+    assert all(result.trace is None for result in evaluation.fixtures)
+    for result in evaluation.fixtures:
+        steps = evaluation.trace_of(result).steps
+        index = result.fixture.rsplit("-", 1)[1]
+        assert [s.content for s in steps] == [
+            f"question {index} for fast",
+            f"answer to question {index}",
+        ]
+
+    out = tmp_path / "out"
+    done = evalward(
+        "run", str(repo.path), "--no-cache", "--no-history", "--json",
+        "--output-dir", str(out), cwd=repo.path, **env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)
+    written = json.loads((out / "results.json").read_text())
+    for document in (printed, written):
+        for record in document["fixtures"]:
+            index = record["fixture"].rsplit("-", 1)[1]
+            contents = [step["content"] for step in record["trace"]["steps"]]
+            assert contents == [f"question {index} for fast", f"answer to question {index}"]
+    assert [e["fixture_results"] for e in printed["evals"]] == [
+        e["fixture_results"] for e in written["evals"]
+    ]
+    page = (out / "report.html").read_text()
+    for index in range(4):
+        assert f"question {index} for fast" in page and f"answer to question {index}" in page
