@@ -169,10 +169,19 @@ def _load(path: Path, name: str) -> dict[str, Any]:
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:
-    """Write beside and rename, so an interrupted run never leaves half a file."""
+    """Write beside and rename, so an interrupted run never leaves half a file.
+
+    One set a line, each encoded by json's C encoder: an indented dump goes through the pure
+    Python one, and 200 sets of a 1,000-fixture suite made every local run spend seconds here.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
+    rest = {key: value for key, value in data.items() if key != "history"}
+    # The placeholder is the last key, so the last `"history": null` in the text is it.
+    opening, closing = json.dumps({**rest, "history": None}, ensure_ascii=False).rsplit(
+        '"history": null', 1
+    )
+    sets = ",\n".join("  " + json.dumps(s, ensure_ascii=False) for s in data["history"])
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     with os.fdopen(handle, "w", encoding="utf-8") as stream:
-        json.dump(data, stream, indent=2, ensure_ascii=False)
-        stream.write("\n")
+        stream.write(f'{opening}"history": [\n{sets}\n]{closing}\n')
     Path(temporary).replace(path)
