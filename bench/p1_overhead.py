@@ -4,7 +4,9 @@ Ideal = ceil(calls / 32) x 50 ms. Prints the wall time and its ratio to the idea
 <= 1.10), split by what the model server saw into start-up (process start to the first
 model call), the calls (first call to last reply) and the end (last reply to exit); the
 same calls made by a bare aiohttp client (bench/bare_client.py), the floor this machine
-and server allow; and evalward's CPU per model call.
+and server allow, both its calls alone and its whole process (interpreter start, `import
+aiohttp`, the calls, exit) timed from outside as evalward's wall is; the latency the server
+actually delivered (mean, p99) to each; and evalward's CPU per model call.
 
     python bench/p1_overhead.py [--fixtures 1000] [--parallel 32] [--latency-ms 50] [--runs 3]
 """
@@ -13,14 +15,22 @@ from __future__ import annotations
 
 import argparse
 import math
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from common import BENCH, EVALWARD, median, model_server, timed
 from synth import generate
+
+
+def delivered(stats: list[dict[str, Any]]) -> str:
+    """The server's delivered latency over some runs: the median run's mean and p99."""
+    mean = median([s["latency"]["mean_ms"] for s in stats])
+    p99 = median([s["latency"]["p99_ms"] for s in stats])
+    cpu = median([s["cpu"] / s["latency"]["n"] * 1000 for s in stats])
+    return f"mean {mean:.2f} ms, p99 {p99:.2f} ms (server CPU {cpu:.2f} ms/call)"
 
 
 def main() -> None:
@@ -36,6 +46,8 @@ def main() -> None:
     calls = 2 * args.fixtures
     ideal = math.ceil(calls / args.parallel) * args.latency_ms / 1000
     walls, cpus, starts, phases, ends, floors = [], [], [], [], [], []
+    bare_walls, bare_starts = [], []
+    served: dict[str, list[dict[str, Any]]] = {"evalward": [], "bare": []}
     with model_server(args.latency_ms) as server:
         for _ in range(args.runs):
             before = server.requests()
@@ -55,7 +67,9 @@ def main() -> None:
             starts.append(stats["first"] - started)
             phases.append(stats["last"] - stats["first"])
             ends.append(ended - stats["last"])
-            bare = subprocess.run(
+            served["evalward"].append(stats)
+            started = time.time()
+            bare = timed(
                 [
                     sys.executable,
                     str(BENCH / "bare_client.py"),
@@ -65,11 +79,14 @@ def main() -> None:
                     "--parallel",
                     str(args.parallel),
                 ],
-                check=True,
-                capture_output=True,
-                text=True,
+                ok=(0,),
             )
+            stats = server.stats(reset=True)
+            assert stats["latency"]["n"] == calls, "the bare client should make every call"
             floors.append(float(bare.stdout))
+            bare_walls.append(bare.wall)
+            bare_starts.append(stats["first"] - started)
+            served["bare"].append(stats)
     wall = median(walls)
     print(
         f"P1 overhead: {args.fixtures} fixtures x 2 calls, parallel {args.parallel}, "
@@ -90,6 +107,14 @@ def main() -> None:
         f"  bare client      {median(floors):.2f} s   ({median(floors) / ideal:.2f} x ideal: "
         "the same calls from a bare aiohttp loop, the floor here)"
     )
+    bare_wall = median(bare_walls)
+    print(
+        f"  bare process     {bare_wall:.2f} s   ({bare_wall / ideal:.2f} x ideal: the whole "
+        f"bare_client.py process, start-up {median(bare_starts):.2f} s; the end-to-end floor)"
+    )
+    print(f"  server latency   configured {args.latency_ms:g} ms; as the server delivered it:")
+    print(f"    to evalward    {delivered(served['evalward'])}")
+    print(f"    to bare client {delivered(served['bare'])}")
     print(f"  CPU per call     {median(cpus) / calls * 1000:.2f} ms (evalward process, user+sys)")
 
 
