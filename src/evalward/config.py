@@ -47,15 +47,25 @@ class RepoConfig(Model):
     """The parsed `evalward.yaml`."""
 
     roots: list[str] = Field(default_factory=lambda: ["."])
-    exclude: list[str] = Field(default_factory=list)
-    """Globs (fnmatch, matched against paths relative to the root and against base names)."""
+    exclude: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Globs (fnmatch, matched against paths relative to the root and against base names)."
+        ),
+    )
     defaults: Defaults = Field(default_factory=Defaults)
-    providers: dict[str, Any] = Field(default_factory=dict)
-    """Model provider settings; the provider layer validates this section."""
-    pricing: dict[str, Any] = Field(default_factory=dict)
-    """Token prices per model; the provider layer validates this section."""
-    cache: dict[str, Any] = Field(default_factory=dict)
-    """Result / response cache settings; the provider layer validates this section."""
+    providers: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Model provider settings; the provider layer validates this section.",
+    )
+    pricing: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Token prices per model; the provider layer validates this section.",
+    )
+    cache: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Result / response cache settings; the provider layer validates this section.",
+    )
 
     @field_validator("roots")
     @classmethod

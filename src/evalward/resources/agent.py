@@ -34,11 +34,17 @@ def _argv_shorthand(value: Any) -> Any:
 class ToolCommand(Model):
     """A program from the checkout: arguments as JSON on stdin, the result on stdout."""
 
-    run: list[str] = Field(min_length=1)
-    """argv, no shell; relative paths are relative to the repository root (the cwd)."""
+    run: list[str] = Field(
+        min_length=1,
+        description="argv, no shell; relative paths are relative to the repository root (the cwd).",
+    )
     timeout_seconds: float = Field(default=30.0, gt=0)
-    env: list[str] = Field(default_factory=list)
-    """Names of environment variables passed through; nothing else but PATH, HOME, LANG."""
+    env: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Names of environment variables passed through; nothing else but PATH, HOME, LANG."
+        ),
+    )
 
     @field_validator("env")
     @classmethod
@@ -60,8 +66,10 @@ class Tool(Model):
     enabled: bool = True
     mock: ToolMock | None = None
     command: ToolCommand | None = None
-    side_effects: bool = False
-    """True: the command changes the world, so evals must shadow or replay it."""
+    side_effects: bool = Field(
+        default=False,
+        description="True: the command changes the world, so evals must shadow or replay it.",
+    )
 
     @field_validator("command", mode="before")
     @classmethod
@@ -86,8 +94,9 @@ class CommandRuntime(Model):
 
     run: list[str] = Field(min_length=1)
     env: list[str] = Field(default_factory=list)
-    timeout_seconds: float | None = Field(default=None, gt=0)
-    """Defaults to the Eval's `execution.timeoutSeconds`."""
+    timeout_seconds: float | None = Field(
+        default=None, gt=0, description="Defaults to the Eval's `execution.timeoutSeconds`."
+    )
 
     @field_validator("env")
     @classmethod
@@ -102,8 +111,11 @@ class HttpRuntime(Model):
     ready: str = Field(pattern=r"^https?://")
     url: str = Field(pattern=r"^https?://")
     ready_timeout_seconds: float = Field(default=30.0, gt=0)
-    timeout_seconds: float | None = Field(default=None, gt=0)
-    """Per POST; defaults to the Eval's `execution.timeoutSeconds`."""
+    timeout_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        description="Per POST; defaults to the Eval's `execution.timeoutSeconds`.",
+    )
     env: list[str] = Field(default_factory=list)
 
     @field_validator("env")

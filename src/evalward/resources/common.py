@@ -17,8 +17,9 @@ NAME_PATTERN = r"^[a-z0-9]([a-z0-9._-]{0,251}[a-z0-9])?$"
 class Model(BaseModel):
     """Base of every resource model: camelCase aliases, no unknown fields, immutable.
 
-    A field's docstring becomes its description in the JSON Schema (editors show it) and in
-    docs/reference.md.
+    A field's `description` is its description in the JSON Schema (editors show it) and in
+    docs/reference.md. (Attribute docstrings would say the same, but pydantic reads them by
+    parsing each model's source at import, 40 ms of every start.)
     """
 
     model_config = ConfigDict(
@@ -26,7 +27,6 @@ class Model(BaseModel):
         alias_generator=to_camel,
         populate_by_name=True,
         frozen=True,
-        use_attribute_docstrings=True,
     )
 
 

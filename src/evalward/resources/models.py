@@ -110,10 +110,16 @@ class EvalFixtureSpec(Model):
     assertions: list[Assertion] = Field(min_length=1)
     tool_replay: list[ToolReplay] | None = None
     shadow_tools: list[Annotated[str, Field(min_length=1)]] | None = None
-    reference: str | None = None
-    """The expected output (AgentV `expected_output`), shown to the judge as a reference."""
-    sidecar: dict[str, Any] = Field(default_factory=dict)
-    """Extra metadata for judges (AgentV `sidecar` / `metadata`)."""
+    reference: str | None = Field(
+        default=None,
+        description=(
+            "The expected output (AgentV `expected_output`), shown to the judge as a reference."
+        ),
+    )
+    sidecar: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Extra metadata for judges (AgentV `sidecar` / `metadata`).",
+    )
 
     @field_validator("shadow_tools")
     @classmethod
@@ -124,8 +130,10 @@ class EvalFixtureSpec(Model):
                 raise ValueError(f"shadowTools lists {', '.join(dupes)} more than once")
         return tools
 
-    visibility: Literal["public", "private"] = "public"
-    """`private`: a held-out fixture; public reports show only its name and result."""
+    visibility: Literal["public", "private"] = Field(
+        default="public",
+        description="`private`: a held-out fixture; public reports show only its name and result.",
+    )
 
 
 class EvalFixture(Model):
@@ -146,18 +154,32 @@ class JudgeConfig(Model):
     model: str | None = None
     temperature: float = Field(default=0.0, ge=0, le=2)
     calibration: str | None = None
-    calibration_floor: float = Field(default=0.6, ge=-1, le=1)
-    """Below this Cohen's κ of `calibration`, judge assertions are advisory: they never gate."""
+    calibration_floor: float = Field(
+        default=0.6,
+        ge=-1,
+        le=1,
+        description=(
+            "Below this Cohen's κ of `calibration`, judge assertions are advisory: they never gate."
+        ),
+    )
 
 
 class ScoringConfig(Model):
     pass_threshold: float = Field(default=1.0, ge=0, le=1)
-    severity_weights: dict[Severity, Annotated[float, Field(ge=0)]] = Field(default_factory=dict)
-    """Overrides of DEFAULT_SEVERITY_WEIGHTS; keys must be severities."""
-    min_rep_pass_rate: float = Field(default=0.6, gt=0, le=1)
-    """With repsPerFixture > 1, a fixture passes when at least this share of its reps pass.
-    The default 0.6 asks for a clear majority; docs/assertions.md and bench/gate_sim.py say
-    why not every rep."""
+    severity_weights: dict[Severity, Annotated[float, Field(ge=0)]] = Field(
+        default_factory=dict,
+        description="Overrides of DEFAULT_SEVERITY_WEIGHTS; keys must be severities.",
+    )
+    min_rep_pass_rate: float = Field(
+        default=0.6,
+        gt=0,
+        le=1,
+        description=(
+            "With repsPerFixture > 1, a fixture passes when at least this share of its reps "
+            "pass.\nThe default 0.6 asks for a clear majority; docs/assertions.md and "
+            "bench/gate_sim.py say\nwhy not every rep."
+        ),
+    )
 
     def weight_of(self, severity: Severity) -> float:
         return self.severity_weights.get(severity, DEFAULT_SEVERITY_WEIGHTS[severity])
@@ -176,12 +198,15 @@ class EvalSpec(Model):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
-    visibility: Literal["public", "private"] = "public"
-    """`private`: every fixture of this Eval is held out of public reports."""
-    schedule: str | None = Field(
-        default=None, json_schema_extra={"pattern": r"^\s*(\S+\s+){4}\S+\s*$"}
+    visibility: Literal["public", "private"] = Field(
+        default="public",
+        description="`private`: every fixture of this Eval is held out of public reports.",
     )
-    """A 5-field cron expression (minute hour day-of-month month day-of-week)."""
+    schedule: str | None = Field(
+        default=None,
+        json_schema_extra={"pattern": r"^\s*(\S+\s+){4}\S+\s*$"},
+        description="A 5-field cron expression (minute hour day-of-month month day-of-week).",
+    )
 
     @field_validator("schedule")
     @classmethod
