@@ -18,7 +18,6 @@ from evalward.providers import anthropic, openai
 from evalward.providers.base import ChatRequest, ChatResponse, Provider
 from evalward.providers.cache import ResponseCache
 from evalward.providers.config import KNOWN_PROVIDERS, ProvidersConfig, ProviderSettings
-from evalward.providers.mock import MockProvider, load_script
 from evalward.providers.pricing import PriceTable
 from evalward.providers.retry import RetryPolicy
 
@@ -148,6 +147,8 @@ def build_providers(
     override: Provider | None = None
     identity = ""
     if mock_script:
+        from evalward.providers.mock import MockProvider, load_script  # imports PyYAML
+
         override = MeteredProvider(MockProvider(load_script(Path(mock_script))), prices, None)
         by_name["mock"] = override
         identity = "mock:" + hashlib.sha256(Path(mock_script).read_bytes()).hexdigest()

@@ -9,12 +9,14 @@ documents has a problem to report. PyYAML's C loader (libyaml) is used when avai
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:
+    import yaml
 
 _yaml_rs: ModuleType | None
 try:  # a YAML 1.2 parser in Rust: about 6x faster than libyaml through PyYAML
@@ -22,10 +24,15 @@ try:  # a YAML 1.2 parser in Rust: about 6x faster than libyaml through PyYAML
 except ImportError:  # pragma: no cover - a platform without its wheels
     _yaml_rs = None
 
-try:
-    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
-except AttributeError:  # pragma: no cover - PyYAML built without libyaml
-    _Loader = yaml.SafeLoader
+
+@functools.cache
+def _loader() -> type[yaml.SafeLoader]:
+    """PyYAML's loader, imported on first use: the fast path never needs it (20 ms a start)."""
+    import yaml
+
+    loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return loader
+
 
 PathKey = tuple[str | int, ...]
 
@@ -116,7 +123,9 @@ def looks_like_resource(raw: bytes) -> bool:
 def parse_documents(text: str) -> list[Document]:
     """Every document of a multi-document YAML text, with marks."""
     check_shape(text)
-    loader = _Loader(text)
+    import yaml
+
+    loader = _loader()(text)
     documents: list[Document] = []
     try:
         while loader.check_node():
@@ -167,8 +176,10 @@ def _fast_load(text: str, count: int) -> list[Any] | None:
     """The documents' data, or None when the fast parser cannot be trusted with this text."""
     if _yaml_rs is None or "<<" in text:  # merge keys are YAML 1.1 only
         check_shape(text)
+        import yaml
+
         try:
-            datas = list(yaml.load_all(text, Loader=_Loader))
+            datas = list(yaml.load_all(text, Loader=_loader()))
         except yaml.YAMLError:
             return None
         return datas if len(datas) == count else None
@@ -195,11 +206,13 @@ def check_shape(text: str) -> None:
     One pass over libyaml's events, which neither recurses nor expands aliases: it counts
     what the parsers, the validator and the mark recorder would walk, before they walk it.
     """
+    import yaml
+
     sizes: dict[str, int] = {}
     stack: list[tuple[str | None, int]] = []
     plain = expanded = 0
     try:
-        for event in yaml.parse(text, Loader=_Loader):
+        for event in yaml.parse(text, Loader=_loader()):
             if isinstance(event, yaml.AliasEvent):
                 size = sizes.get(str(event.anchor), 1)
                 expanded += size
@@ -293,6 +306,8 @@ def _first_content(text: str, position: int, before: int) -> tuple[int, int] | N
 
 
 def _record_marks(node: yaml.Node, path: PathKey, marks: dict[PathKey, tuple[int, int]]) -> None:
+    import yaml
+
     marks.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
     if isinstance(node, yaml.MappingNode):
         seen: dict[str, int] = {}
@@ -318,6 +333,8 @@ def _record_marks(node: yaml.Node, path: PathKey, marks: dict[PathKey, tuple[int
 
 def _record_children(node: yaml.Node, path: PathKey, marks: dict[PathKey, tuple[int, int]]) -> None:
     """Children of a mapping value; the value's own mark stays the key's."""
+    import yaml
+
     if isinstance(node, yaml.MappingNode | yaml.SequenceNode):
         saved = marks.get(path)
         _record_marks(node, path, marks)
