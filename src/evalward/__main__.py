@@ -45,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def entry() -> int:
     """The process's entry point: the `evalward` script and `python -m evalward`."""
+    from evalward import startup
+
+    startup.pause_collector()
     code = main()
     # Everything is written. The interpreter's last collections would rescan every object
     # the run built (0.1 s after 1,000 fixtures) and find no cycles; reference counting

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from evalward import startup
 from evalward.errors import Problem, ResourceError
 from evalward.resources import agentv
 from evalward.resources.models import (
@@ -134,6 +135,7 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+        startup.suite_loaded()
 
 
 def load_resources(
