@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from evalward.report.html import fixture_id, render_html
+from evalward.report.html import fixture_id, html_chunks
 from evalward.resources.models import Severity
 from evalward.results import (
     AssertionResult,
@@ -161,7 +161,7 @@ def test_clicking_a_violation_scrolls_to_and_highlights_its_evidence_step(
     result = long_result()
     page = tmp_path / "report.html"
     page.write_text(
-        render_html(result="fail", reason="r", evals=[], fixtures=[result], private=set())
+        "".join(html_chunks(result="fail", reason="r", evals=[], fixtures=[result], private=set()))
     )
     step_id = f"{fixture_id(result)}-step-60"
 

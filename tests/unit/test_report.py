@@ -11,7 +11,7 @@ import pytest
 from evalward.compare import compare
 from evalward.errors import ConfigError
 from evalward.gate import Bypass, BypassRecord, GateDecision, GateResult, decide
-from evalward.report.html import fixture_id, render_html
+from evalward.report.html import fixture_id, html_chunks
 from evalward.report.junit import junit_xml
 from evalward.report.markdown import MAX_COMMENT_CHARS, ReportContext, marker_for, render_comment
 from evalward.resources.models import Severity
@@ -168,12 +168,14 @@ def test_held_out_fixtures_show_name_and_result_only() -> None:
     assert "Refuse to share" not in body
     xml = junit_xml(evals(["greeting"], {"greeting"}), {("support", "greeting")})
     assert "judge failed" not in xml and "held out" in xml
-    html = render_html(
-        result="fail",
-        reason="",
-        evals=[],
-        private={("support", "greeting")},
-        fixtures=[fixture("greeting", "head", False)],
+    html = "".join(
+        html_chunks(
+            result="fail",
+            reason="",
+            evals=[],
+            private={("support", "greeting")},
+            fixtures=[fixture("greeting", "head", False)],
+        )
     )
     assert "emailed your password" not in html and "Held out" in html
 
@@ -225,7 +227,9 @@ def test_junit_counts_and_locations() -> None:
 
 def test_html_links_violations_to_steps() -> None:
     result = fixture("greeting", "head", False)
-    html = render_html(result="fail", reason="r", evals=[], fixtures=[result], private=set())
+    html = "".join(
+        html_chunks(result="fail", reason="r", evals=[], fixtures=[result], private=set())
+    )
     step = f"{fixture_id(result)}-step-3"
     assert f'id="{step}"' in html and f'data-step="{step}"' in html
     assert "<script src" not in html and "http" not in html.split("<script>")[1]

@@ -77,28 +77,3 @@ def html_chunks(
         head_sha=head_sha,
         run_url=run_url if run_url.startswith(("https://", "http://")) else "",
     )
-
-
-def render_html(
-    *,
-    result: str,
-    reason: str,
-    evals: list[EvalResult],
-    fixtures: list[FixtureResult],
-    private: set[tuple[str, str]],
-    head_sha: str = "",
-    run_url: str = "",
-    trace_of: TraceSource = trace_in_result,
-) -> str:
-    return "".join(
-        html_chunks(
-            result=result,
-            reason=reason,
-            evals=evals,
-            fixtures=fixtures,
-            private=private,
-            head_sha=head_sha,
-            run_url=run_url,
-            trace_of=trace_of,
-        )
-    )
