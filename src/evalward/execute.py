@@ -33,6 +33,7 @@ from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools import FixtureTools, check_side_effects
+from evalward.runtime.trace import Trace
 from evalward.scoring.panel import JudgePanel
 from evalward.scoring.scores import score_eval, score_fixture
 from evalward.spool import TraceSpool
@@ -109,15 +110,19 @@ async def execute(
         await asyncio.gather(*(r.aclose() for r in runners.values()), return_exceptions=True)
         raise
 
-    async def one(run: PlannedRun) -> FixtureResult:
-        checkout = checkouts[run.side]
-        located_eval = checkout.resources.evals[run.eval]
-        spec = located_eval.resource.spec
-        runner = runners[(run.side, spec.target_agent)]
-        fixture = checkout.resources.fixtures[run.fixture]
-        key = keys.of(run) if keys is not None else ""
-        if cache is not None and (hit := cache.get(key)) is not None:
-            result = hit.model_copy(
+    def finished(result: FixtureResult) -> FixtureResult:
+        if traces is not None:
+            result = traces.keep(result)
+        if on_result is not None:
+            on_result(result)
+        return result
+
+    def from_cache(run: PlannedRun) -> FixtureResult | None:
+        if cache is None or keys is None or (hit := cache.get(keys.of(run))) is None:
+            return None
+        fixture = checkouts[run.side].resources.fixtures[run.fixture]
+        return finished(
+            hit.model_copy(
                 update={
                     "eval": run.eval,
                     "side": run.side.value,
@@ -127,51 +132,66 @@ async def execute(
                     "cached": True,
                 }
             )
-            if traces is not None:
-                result = traces.keep(result)
-            if on_result is not None:
-                on_result(result)
-            return result
+        )
+
+    async def run_agent(run: PlannedRun) -> Trace:
+        resources = checkouts[run.side].resources
+        spec = resources.evals[run.eval].resource.spec
+        runner = runners[(run.side, spec.target_agent)]
         async with run_limit:
-            trace = await runner.run(
+            return await runner.run(
                 FixtureRun(
                     labels=RunLabels(
                         agent=runner.agent.name, fixture=run.fixture, eval=run.eval, rep=run.rep
                     ),
-                    fixture_input=fixture.resource.spec.input,
+                    fixture_input=resources.fixtures[run.fixture].resource.spec.input,
                     tools=fixture_tools[(run.side, run.fixture, spec.target_agent)],
                     timeout_seconds=spec.execution.timeout_seconds,
                 )
             )
+
+    async def score(index: int, run: PlannedRun, trace: Trace) -> None:
+        checkout = checkouts[run.side]
+        located_eval = checkout.resources.evals[run.eval]
+        spec = located_eval.resource.spec
         judge = await judges.for_eval(located_eval, checkout.resources, run.side.value)
+        fixture = checkout.resources.fixtures[run.fixture]
         result = await score_fixture(
             run.eval, run.side.value, run.rep, fixture, trace, spec.scoring, judge
         )
-        if cache is not None:
-            cache.put(key, result)
-        if traces is not None:
-            result = traces.keep(result)
-        if on_result is not None:
-            on_result(result)
-        return result
+        if cache is not None and keys is not None:
+            cache.put(keys.of(run), result)
+        results[index] = finished(result)
 
     results: list[FixtureResult | None] = [None] * len(plan.runs)
 
-    async def worker(queue: deque[int]) -> None:
+    async def worker(queue: deque[int], group: asyncio.TaskGroup) -> None:
+        """Takes its Eval's runs in turn. Judging and scoring a run is a task of its own, so
+        the worker's next run overlaps it, as the Eval's `execution.parallel` bounds agent
+        runs, not judges."""
         while queue:
             index = queue.popleft()
-            results[index] = await one(plan.runs[index])
+            run = plan.runs[index]
+            if (cached := from_cache(run)) is not None:
+                results[index] = cached
+                continue
+            trace = await run_agent(run)
+            group.create_task(score(index, run, trace))
 
     # A few workers per (side, Eval), never more than its `execution.parallel`, instead of a
     # task per run: 20,000 waiting tasks cost memory and scheduling that a run does not need.
+    # In a task group, a failure (or the run being cancelled) stops every other worker.
     try:
-        await asyncio.gather(
-            *(worker(queue) for key, queue in queues.items() for _ in range(workers_of[key]))
-        )
+        async with asyncio.TaskGroup() as group:
+            for key, queue in queues.items():
+                for _ in range(min(workers_of[key], len(queue))):
+                    group.create_task(worker(queue, group))
+    except BaseExceptionGroup as failed:
+        raise failed.exceptions[0] from None
     finally:
         await asyncio.gather(*(r.aclose() for r in runners.values()), return_exceptions=True)
     done = [result for result in results if result is not None]
-    assert len(done) == len(results), "every queue is drained before the workers return"
+    assert len(done) == len(results), "every run is scored before the task group ends"
     return done
 
 

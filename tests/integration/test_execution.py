@@ -72,12 +72,17 @@ class InFlight:
         model.server.handler = self.handle
 
     def handle(self, request: Request) -> Response:
-        system = json.dumps(request.json().get("messages", [])[:1])
-        agent = "slow" if "agent slow" in system else "fast"
+        messages = json.dumps(request.json().get("messages", []))
+        if "JUDGE-RUBRIC" in messages:
+            agent = "judge"
+        else:
+            agent = "slow" if "agent slow" in messages[:200] else "fast"
         with self.lock:
             for key in (agent, "all"):
                 self.now[key] = self.now.get(key, 0) + 1
                 self.peak[key] = max(self.peak.get(key, 0), self.now[key])
+            if self.now.get("judge") and (self.now.get("slow") or self.now.get("fast")):
+                self.peak["judge beside an agent"] = 1
         try:
             threading.Event().wait(self.hold)
             return self.original(request)
@@ -170,3 +175,35 @@ def test_traces_leave_memory_once_scored_and_every_file_prints_them_whole(
     page = (out / "report.html").read_text()
     for index in range(4):
         assert f"question {index} for fast" in page and f"answer to question {index}" in page
+
+
+def test_judging_a_run_overlaps_the_next_run_of_its_eval(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """`execution.parallel` bounds an Eval's agent runs; judges are not held to it."""
+    suite(repo, {"slow": 1}, fixtures=4)
+    judged = {}
+    for index in range(4):
+        judged[f"slow/judged-{index}.yaml"] = FIXTURE.format(name="slow", index=index).replace(
+            "slow-case-", "slow-judged-"
+        ) + (
+            "    - { type: judge, kind: rubric, rubric: 'JUDGE-RUBRIC: right answer? 1 if so.' }\n"
+        )
+    evaluation = (repo.path / "slow/eval.yaml").read_text()
+    judged["slow/eval.yaml"] = evaluation.replace(
+        "  execution:", "  judge: { model: openai/gpt-test }\n  execution:"
+    )
+    repo.commit("judged fixtures", judged)
+    verdict = '{"score": 1, "confidence": 0.9, "summary": "right", "violations": []}'
+    model.script("JUDGE-RUBRIC", text(verdict))
+    answer_every_question(model)
+    counter = InFlight(model, hold=0.2)
+    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"}
+
+    done = evalward(
+        "run", str(repo.path), "--parallel", "4", "--no-cache", "--no-history",
+        cwd=repo.path, **env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert counter.peak["slow"] == 1  # the Eval's agent runs, one at a time
+    assert counter.peak["judge"] >= 1 and counter.peak.get("judge beside an agent") == 1
