@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from evalward import startup
 from evalward.budget import estimate_run
 from evalward.changes import ChangeSet
 from evalward.compare import compare
@@ -171,6 +172,7 @@ def read_parts(paths: Sequence[Path]) -> list[tuple[str, dict[str, Any]]]:
 
 def merge(parts: Sequence[tuple[str, dict[str, Any]]]) -> Evaluation:
     """Every part, once each, of one plan -> the Evaluation of the whole plan."""
+    startup.end_pause()
     if not parts:
         raise ConfigError("merge: no shard results given; pass every shard-i-of-n.json file")
     first_name, first = parts[0]

@@ -48,3 +48,13 @@ def test_a_load_without_a_pause_freezes_nothing(collector: None, tmp_path: Path)
     (tmp_path / "agent.yaml").write_text(AGENT)
     load_resources(tmp_path)
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_a_merge_ends_the_start_up_pause_too(collector: None) -> None:
+    from evalward.errors import ConfigError
+    from evalward.shard import merge
+
+    startup.pause_collector()
+    with pytest.raises(ConfigError, match="no shard results"):
+        merge([])  # a merge reads results, never a suite: its start-up ends here
+    assert gc.isenabled() and gc.get_freeze_count() > 0

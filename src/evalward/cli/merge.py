@@ -31,13 +31,15 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward.shard import merge, read_parts
 
     parts = read_parts([Path(p) for p in args.parts])
+    base = bool(parts[0][1].get("source", {}).get("base"))
     evaluation = merge(parts)
+    del parts  # the documents hold every trace again; the merged run's are in its spool
     decision = decide(evaluation.comparisons, None, skipped_runs=len(evaluation.skipped))
     return emit(
         out,
         evaluation,
         decision,
-        base=bool(parts[0][1].get("source", {}).get("base")),
+        base=base,
         as_json=args.json,
         output_dir=args.output_dir,
     )

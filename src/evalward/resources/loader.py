@@ -135,7 +135,7 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-        startup.suite_loaded()
+        startup.end_pause()
 
 
 def load_resources(
