@@ -42,6 +42,9 @@ class Redactor:
         if self._pattern is None:
             yield from chunks
             return
+        # Each flush rescans the `longest - 1` characters it holds back: batches at least that
+        # long keep the work linear however long a secret's escaped form is.
+        batch = max(batch, self._longest)
         pending: list[str] = []
         size = 0
         for chunk in chunks:

@@ -133,11 +133,19 @@ def write_text(path: Path, text: str, redact: Redact) -> None:
 
 
 def write_chunks(path: Path, chunks: Iterable[str], redact: Redactor) -> None:
-    """Write text as it is produced (a page of 20,000 traces), redacted as a whole would be."""
+    """Write text as it is produced (a page of 20,000 traces), redacted as a whole would be.
+
+    Written beside and renamed: a rendering that fails part-way leaves no half file.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as handle:
-        for piece in redact.stream(chunks):
-            handle.write(piece)
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        with partial.open("w", encoding="utf-8") as handle:
+            for piece in redact.stream(chunks):
+                handle.write(piece)
+        partial.replace(path)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def write_results(
