@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from evalward import __version__
+from evalward import __version__, jsontext
 
 if TYPE_CHECKING:
     import aiohttp
@@ -50,7 +50,7 @@ class Reply:
 
     def json(self) -> Any:
         """The body as JSON; raises ValueError when it is not JSON."""
-        return json.loads(self.body)
+        return jsontext.loads(self.body)
 
     def text(self, limit: int) -> str:
         """The first `limit` characters of the body, for error messages."""

@@ -4,10 +4,12 @@ and the comment are still written and the exit code says the gate did not pass."
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from actionrun import pull_request_event, run_action
+from clirun import evalward
 from e2e.test_walking_skeleton import SUPPORT_EVAL, make_pr
 from fakes.github_api import FakeGitHub
 from fakes.model_server import Reply, ScriptedModelServer, error, text
@@ -100,3 +102,63 @@ def test_a_judge_answering_prose_is_an_error_not_a_pass(
         "gave no valid verdict after a retry: it is not JSON"
         in judged[0]["assertions"][0]["message"]
     )
+
+
+LONE_SURROGATE_AGENT = """\
+import json, sys
+sys.stdin.readline()
+print(json.dumps({"type": "tool_call", "tool": "look\\ud800", "arguments": {"q": "\\udfff"}}))
+print(json.dumps({"type": "final", "content": "half an emoji: \\ud83d!"}), flush=True)
+"""
+
+
+def test_half_a_surrogate_pair_from_a_model_or_an_agent_is_written_as_a_replacement(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """JSON can spell a lone UTF-16 surrogate, which no UTF-8 file accepts: it becomes U+FFFD
+    and every file of the run is written."""
+    body = (
+        b'{"id": "x", "object": "chat.completion", "model": "gpt-test", "choices": [{"index": 0,'
+        b' "message": {"role": "assistant", "content": "broken \\ud83d emoji"},'
+        b' "finish_reason": "stop"}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}'
+    )
+    model.script("hello", Reply(raw=body))
+    repo.commit(
+        "agents",
+        {
+            "agents.yaml": (
+                "apiVersion: evalward.dev/v1\nkind: Agent\nmetadata: { name: chat }\n"
+                "spec: { models: [openai/gpt-test], system: Be brief. }\n---\n"
+                "apiVersion: evalward.dev/v1\nkind: Agent\nmetadata: { name: byo }\n"
+                "spec: { runtime: { command: { run: [python3, byo.py] } } }\n"
+            ),
+            "byo.py": LONE_SURROGATE_AGENT,
+            "evals.yaml": "".join(
+                "---\napiVersion: evalward.dev/v1\nkind: Eval\n"
+                f"metadata: {{ name: {name}-eval }}\n"
+                f"spec: {{ targetAgent: {name},"
+                f" fixtureSelector: {{ matchLabels: {{ a: {name} }} }} }}\n"
+                "---\napiVersion: evalward.dev/v1\nkind: EvalFixture\n"
+                f"metadata: {{ name: {name}-hello, labels: {{ a: {name} }} }}\n"
+                f"spec: {{ targetAgent: {name},"
+                " input: { type: prompt, payload: { prompt: hello } },"
+                " assertions: [{ type: contains, value: emoji }] }\n"
+                for name in ("chat", "byo")
+            ),
+        },
+    )
+    out = tmp_path / "out"
+    done = evalward(
+        "run", str(repo.path), "--no-cache", "--no-history", "--output-dir", str(out),
+        cwd=repo.path, OPENAI_BASE_URL=model.base_url, OPENAI_API_KEY="sk-test",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    outputs = {f["fixture"]: f["output"] for f in results["fixtures"]}
+    assert outputs == {"chat-hello": "broken \ufffd emoji", "byo-hello": "half an emoji: \ufffd!"}
+    byo = next(f for f in results["fixtures"] if f["fixture"] == "byo-hello")
+    call = byo["trace"]["steps"][1]
+    assert (call["tool"], call["arguments"]) == ("look\ufffd", {"q": "\ufffd"})
+    assert "broken \ufffd emoji" in (out / "report.html").read_text(encoding="utf-8")
+    assert (out / "junit.xml").is_file() and (out / "comment.md").is_file()

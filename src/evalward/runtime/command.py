@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evalward import jsontext
 from evalward.errors import AgentRunError
 from evalward.resources.agent import CommandRuntime
 from evalward.runtime.process import (
@@ -83,7 +84,7 @@ async def run_command_agent(
                 )
             elif line.strip():
                 try:
-                    apply_event(trace, json.loads(line))
+                    apply_event(trace, jsontext.loads(line))
                 except (ValueError, ProtocolError) as exc:
                     shown = line.decode("utf-8", errors="replace").strip()[:120]
                     problem.append(

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evalward import jsontext
 from evalward.runtime.protocol import ProtocolError
 from evalward.runtime.trace import StepType, Trace
 
@@ -172,7 +173,7 @@ def _messages(span: Span, key: str, legacy: str) -> list[Mapping[str, Any]]:
     value = span.attributes.get(key)
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = jsontext.loads(value)
         except ValueError:
             value = [{"role": "user" if "input" in key else "assistant", "content": value}]
     if isinstance(value, list):
@@ -220,7 +221,7 @@ def _object(raw: object) -> dict[str, Any]:
         return dict(raw)
     if isinstance(raw, str) and raw.strip():
         try:
-            parsed = json.loads(raw)
+            parsed = jsontext.loads(raw)
         except ValueError:
             return {"_unparsed": raw}
         return parsed if isinstance(parsed, dict) else {"_value": parsed}

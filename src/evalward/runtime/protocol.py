@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from evalward import jsontext
 from evalward.providers.base import ChatMessage
 from evalward.resources.models import FixtureInput
 from evalward.runtime.tools import FixtureTools
@@ -132,7 +133,7 @@ def _arguments(raw: object) -> dict[str, Any]:
         return {}
     if isinstance(raw, str):
         try:
-            parsed = json.loads(raw)
+            parsed = jsontext.loads(raw)
         except ValueError:
             return {"_unparsed": raw}
         return parsed if isinstance(parsed, dict) else {"_value": parsed}

@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from evalward import jsontext
+
 
 class StepType(StrEnum):
     input = "input"
@@ -128,7 +130,7 @@ def tool_arguments(raw: object) -> dict[str, Any]:
     if not isinstance(raw, str) or not raw.strip():
         return {}
     try:
-        parsed = json.loads(raw)
+        parsed = jsontext.loads(raw)
     except ValueError:
         return {"_unparsed": raw}
     return parsed if isinstance(parsed, dict) else {"_value": parsed}

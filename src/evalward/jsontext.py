@@ -1,0 +1,39 @@
+"""JSON from outside (model providers, agents, their tool calls, trace files) decoded into text
+that evalward can write.
+
+JSON may spell half of a UTF-16 surrogate pair (`"\\ud83d"`). `json.loads` turns that into a str
+no UTF-8 writer accepts, so one such character in an agent's output would make every file of the
+run, the trace spool and the result cache fail to write. A lone surrogate becomes U+FFFD, as a
+UTF-8 decoder does with a bad byte; pairs are joined by `json.loads` already.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def loads(raw: str | bytes) -> Any:
+    """`json.loads`, with lone surrogates replaced; text without surrogate escapes costs one
+    regex scan more."""
+    data = json.loads(raw)
+    escaped = (
+        _SURROGATE_ESCAPE_BYTES.search(raw)
+        if isinstance(raw, bytes)
+        else _SURROGATE_ESCAPE.search(raw)
+    )
+    return _clean(data) if escaped else data
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [_clean(item) for item in value]
+    if isinstance(value, dict):
+        return {_clean(key): _clean(item) for key, item in value.items()}
+    return value
