@@ -263,3 +263,15 @@ def test_promote_prints_to_stdout_and_refuses_what_it_cannot_read(bot: GitRepo) 
     assert "- {type: toolCalled, tool: lookup_order}" in done.stdout
     junk = evalward(bot.path, "promote", "mock.yaml", "--agent", "support-bot")
     assert junk.returncode == 2 and "mock.yaml: not JSON" in junk.stderr
+
+
+def test_a_shard_file_never_holds_a_secret_the_agent_echoed(bot: GitRepo) -> None:
+    bot.write({"leak.yaml": 'replies: []\ndefault: "the deploy token is tok-3f9a-secret"\n'})
+    part = run_evalward(
+        "run", "--mock-script", "leak.yaml", "--no-cache", "--shard", "1/1",
+        "--output-dir", "parts", cwd=bot.path, DEPLOY_TOKEN="tok-3f9a-secret",
+    )  # fmt: skip
+    assert part.returncode == 0, part.stderr
+    written = (bot.path / "parts/shard-1-of-1.json").read_text()
+    assert "the deploy token is ***" in written
+    assert "tok-3f9a-secret" not in written

@@ -56,8 +56,10 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward.pipeline import Revisions, RunOptions, evaluate_change
     from evalward.plan import Plan, Side
     from evalward.providers.registry import build_providers, repo_providers
+    from evalward.report import files
     from evalward.resources import ResourceSet
     from evalward.result_cache import ResultCache
+    from evalward.security import Redactor
     from evalward.shard import ShardSpec, partial_document, split
 
     env = dict(os.environ)
@@ -100,8 +102,9 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
                 source["base"] = git.resolve(args.base)
             document = partial_document(evaluation, spec, whole["plan"], resources, source)
             target = Path(args.output_dir or root / ".evalward" / "shards") / spec.file_name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+            # Traces may echo a key from the environment, as in the action's shard files.
+            redact = Redactor.from_env(env)
+            files.write_text(target, json.dumps(document, indent=2) + "\n", redact)
             print(
                 f"evalward: shard {spec}: {len(evaluation.fixtures)} of "
                 f"{len(whole['plan'].runs)} runs -> {target}",
