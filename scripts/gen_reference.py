@@ -5,7 +5,7 @@
     python scripts/gen_reference.py --check   # exit 1 when docs/reference.md is out of date
 
 Every object of the schema becomes one table (field, type, default, description); field
-descriptions are the models' field docstrings.
+descriptions are the models' `Field(description=...)`.
 """
 
 from __future__ import annotations

@@ -180,8 +180,12 @@ def _write(path: Path, data: dict[str, Any]) -> None:
     opening, closing = json.dumps({**rest, "history": None}, ensure_ascii=False).rsplit(
         '"history": null', 1
     )
-    sets = ",\n".join("  " + json.dumps(s, ensure_ascii=False) for s in data["history"])
+    sets = "".join(
+        f"{',' if index else ''}\n  {json.dumps(s, ensure_ascii=False)}"
+        for index, s in enumerate(data["history"])
+    )
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     with os.fdopen(handle, "w", encoding="utf-8") as stream:
-        stream.write(f'{opening}"history": [\n{sets}\n]{closing}\n')
+        last = "\n" if sets else ""
+        stream.write(f'{opening}"history": [{sets}{last}]{closing}\n')
     Path(temporary).replace(path)
