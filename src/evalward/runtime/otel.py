@@ -23,7 +23,7 @@ from typing import Any
 
 from evalward import jsontext
 from evalward.runtime.protocol import ProtocolError
-from evalward.runtime.trace import StepType, Trace
+from evalward.runtime.trace import StepType, Trace, arguments_from_json
 
 MODEL_OPERATIONS = ("chat", "text_completion", "generate_content", "invoke_agent")
 
@@ -220,9 +220,5 @@ def _object(raw: object) -> dict[str, Any]:
     if isinstance(raw, Mapping):
         return dict(raw)
     if isinstance(raw, str) and raw.strip():
-        try:
-            parsed = jsontext.loads(raw)
-        except ValueError:
-            return {"_unparsed": raw}
-        return parsed if isinstance(parsed, dict) else {"_value": parsed}
+        return arguments_from_json(raw)
     return {}

@@ -10,11 +10,10 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from evalward import jsontext
 from evalward.providers.base import ChatMessage
 from evalward.resources.models import FixtureInput
 from evalward.runtime.tools import FixtureTools
-from evalward.runtime.trace import StepType, Trace, Usage
+from evalward.runtime.trace import StepType, Trace, Usage, arguments_from_json
 
 PROTOCOL = "evalward.trace/v1"
 EVENT_TYPES = ("assistant", "tool_call", "tool_result", "usage", "final", "error")
@@ -132,11 +131,7 @@ def _arguments(raw: object) -> dict[str, Any]:
     if raw is None or raw == "":
         return {}
     if isinstance(raw, str):
-        try:
-            parsed = jsontext.loads(raw)
-        except ValueError:
-            return {"_unparsed": raw}
-        return parsed if isinstance(parsed, dict) else {"_value": parsed}
+        return arguments_from_json(raw)
     return {"_value": raw}
 
 

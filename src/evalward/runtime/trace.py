@@ -129,8 +129,14 @@ def tool_arguments(raw: object) -> dict[str, Any]:
         return raw
     if not isinstance(raw, str) or not raw.strip():
         return {}
+    return arguments_from_json(raw)
+
+
+def arguments_from_json(text: str) -> dict[str, Any]:
+    """Arguments given as JSON text, as an object: what is not JSON is kept under `_unparsed`,
+    JSON that is not an object under `_value`."""
     try:
-        parsed = jsontext.loads(raw)
+        parsed = jsontext.loads(text)
     except ValueError:
-        return {"_unparsed": raw}
+        return {"_unparsed": text}
     return parsed if isinstance(parsed, dict) else {"_value": parsed}
