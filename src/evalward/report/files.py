@@ -16,7 +16,7 @@ from typing import Any
 from evalward import __version__
 from evalward.gate import GateDecision
 from evalward.pipeline import Evaluation
-from evalward.results import FixtureResult
+from evalward.results import EvalResult, FixtureResult
 from evalward.security import Redactor
 
 RESULTS_SCHEMA_VERSION = 1
@@ -54,16 +54,20 @@ def results_chunks(
     """results.json in pieces: each Eval's fixture outcomes and each fixture run (with its trace
     read back from the spool) one at a time, one a line, so that 20,000 of them never exist
     whole in memory (bench/p4_footprint.py)."""
+
+    def outcomes(result: EvalResult) -> Iterator[list[str]]:
+        return ([json.dumps(o.model_dump(mode="json"))] for o in result.fixture_results)
+
     evals = (
         _object_chunks(
             e.model_dump(mode="json", exclude={"fixtures", "fixture_results"}),
-            {"fixture_results": ([_json(o.model_dump(mode="json"))] for o in e.fixture_results)},
+            {"fixture_results": outcomes(e)},
             pad="    ",
             indent=None,
         )
         for e in evaluation.evals
     )
-    fixtures = ([_json(_fixture_record(evaluation, f))] for f in evaluation.fixtures)
+    fixtures = ([json.dumps(_fixture_record(evaluation, f))] for f in evaluation.fixtures)
     header = _results_header(evaluation, decision, run)
     yield from _object_chunks(header, {"evals": evals, "fixtures": fixtures}, pad="", indent=2)
     yield "\n"
@@ -91,10 +95,6 @@ def _object_chunks(
             empty = False
         yield "]" if empty else "\n" + pad + "  ]"
     yield text
-
-
-def _json(data: Any) -> str:
-    return json.dumps(data)
 
 
 def _results_header(
