@@ -26,6 +26,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
 
     from evalward.compare import compare
     from evalward.gate import decide
+    from evalward.report.escape import TERMINAL
     from evalward.report.markdown import ReportContext, marker_for, render_comment
 
     before, before_private = _read(Path(args.before), side="base")
@@ -52,7 +53,8 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
                 decision=decision,
                 marker=marker_for("diff"),
                 private=before_private | after_private,
-            )
+            ),
+            sink=TERMINAL,
         )
         print(body, file=out)
     return decision.exit_code

@@ -1,14 +1,25 @@
-"""Make untrusted text (agent output, fixture text, judge prose) inert in GitHub markdown.
+"""Make untrusted text (agent output, fixture text, judge prose) inert where it is shown.
 
-Agent output must not ping people, inject HTML, close our `<details>`, forge links, or fake
-evalward's own sections. Inline text is HTML-escaped and has markdown syntax and @mentions
-neutralised; blocks go into a code fence longer than any backtick run inside them.
+The comment is shown in two places, each with its own pair of escapes (a `Sink`):
+
+- `GITHUB`: markdown that GitHub renders (the PR comment, the job summary, comment.md).
+  Agent output must not ping people, inject HTML, close our `<details>`, forge links, or fake
+  evalward's own sections. Inline text is HTML-escaped and has markdown syntax, autolinks and
+  @mentions neutralised; blocks go into a code fence longer than any backtick run inside them.
+- `TERMINAL`: the same markdown printed as text by the command line. Nothing renders it, so
+  nothing is a link or a mention and a URL must survive being copied: text stays as it is,
+  but for `|` (which would shift a table's columns) and control characters (an escape
+  sequence would drive the terminal).
+
+Both show bidirectional controls by name (`reveal_bidi`).
 """
 
 from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
@@ -16,25 +27,83 @@ _ZERO_WIDTH = "\u200b"
 _AUTOLINK = re.compile(r"(?i)\b(?:https?|ftp)://|\bwww\.")
 """What GitHub turns into a link by itself; a zero-width space before its last character
 keeps the text readable and unlinked."""
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+_TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""C0 and C1 controls but tab and newline: ESC starts a sequence the terminal obeys, CR
+overwrites the line shown."""
+
+
+def reveal_bidi(text: str, name: str = "<U+{:04X}>") -> str:
+    """Bidirectional embedding, override and isolate controls (U+202A–U+202E, U+2066–U+2069)
+    replaced by their names, e.g. `<U+202E>`.
+
+    They change the order text is displayed in, not the text: an agent reply carrying U+202E
+    shows a reviewer something other than what the agent said, and one left open runs on into
+    the text after it — evalward's own verdict. They are shown by name rather than dropped:
+    dropping would silently change what the reviewer reads, while the name shows that a
+    control was there and where, which is itself worth seeing (the "Trojan Source" attack).
+    The marks U+200E, U+200F and U+061C are kept: ordinary right-to-left text uses them, and
+    a mark cannot reverse a run of letters, only place the neutral characters beside it.
+    """
+    return _BIDI.sub(lambda m: name.format(ord(m[0])), text)
+
+
+def _reveal_controls(text: str) -> str:
+    return _TERMINAL_CONTROL.sub(lambda m: f"<U+{ord(m[0]):04X}>", reveal_bidi(text))
+
+
+def _one_line(text: object, limit: int) -> str:
+    value = " ".join(str(text).split())
+    return value[: limit - 1] + "…" if len(value) > limit else value
 
 
 def inline(text: object, limit: int = 300) -> str:
-    """One line of inert markdown: safe in a table cell or a sentence."""
-    value = " ".join(str(text).split())
-    if len(value) > limit:
-        value = value[: limit - 1] + "…"
-    value = html.escape(value, quote=False)
+    """One line of inert GitHub markdown: safe in a table cell or a sentence."""
+    value = html.escape(reveal_bidi(_one_line(text, limit)), quote=False)
     value = _MD_SPECIAL.sub(r"\\\1", value)
     value = _AUTOLINK.sub(lambda m: m[0][:-1] + _ZERO_WIDTH + m[0][-1], value)
-    return _MENTION.sub("@" + _ZERO_WIDTH, value)
+    return unmention(value)
 
 
 def block(text: object, limit: int = 4000) -> str:
-    """A fenced code block that no content can close early."""
+    """A fenced code block that no content can close early, and that pings nobody."""
+    return _fenced(unmention(reveal_bidi(_cut(text, limit))))
+
+
+def unmention(text: str) -> str:
+    """`@name` that GitHub shows as written but does not turn into a mention."""
+    return _MENTION.sub("@" + _ZERO_WIDTH, text)
+
+
+def terminal_inline(text: object, limit: int = 300) -> str:
+    """One line of the comment as printed on a terminal: links and mentions as they are."""
+    return _reveal_controls(_one_line(text, limit)).replace("|", "\\|")
+
+
+def terminal_block(text: object, limit: int = 4000) -> str:
+    """A fenced block of the comment as printed on a terminal."""
+    return _fenced(_reveal_controls(_cut(text, limit)))
+
+
+def _cut(text: object, limit: int) -> str:
     value = str(text)
-    if len(value) > limit:
-        value = value[:limit] + "\n… [truncated]"
-    value = _MENTION.sub("@" + _ZERO_WIDTH, value)
+    return value[:limit] + "\n… [truncated]" if len(value) > limit else value
+
+
+def _fenced(value: str) -> str:
     longest = max((len(m) for m in re.findall(r"`+", value)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}text\n{value}\n{fence}"
+
+
+@dataclass(frozen=True)
+class Sink:
+    """Where the comment is shown, and the escapes (`md`, `code`) that make text inert there."""
+
+    name: str
+    inline: Callable[..., str]
+    block: Callable[..., str]
+
+
+GITHUB = Sink("github", inline, block)
+TERMINAL = Sink("terminal", terminal_inline, terminal_block)

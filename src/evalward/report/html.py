@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
+from markupsafe import Markup
 
+from evalward.report.escape import reveal_bidi
 from evalward.results import EvalResult, FixtureResult
 from evalward.runtime.trace import Trace
 
@@ -46,6 +48,15 @@ def fixture_id(result: FixtureResult) -> str:
     return "f-" + re.sub(r"[^A-Za-z0-9_-]", "_", raw)
 
 
+def _shown(value: object) -> object:
+    """Every text the page shows, with bidirectional controls shown by name (escape.py).
+
+    Markup is HTML the page built itself (`tojson`, which writes them as `\\u202e`)."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return reveal_bidi(value)
+    return value
+
+
 def html_chunks(
     *,
     result: str,
@@ -64,6 +75,7 @@ def html_chunks(
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_shown,
     )
     ordered = sorted(fixtures, key=lambda f: (f.side != "head", f.passed, f.eval, f.fixture))
     views = [

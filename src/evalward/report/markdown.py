@@ -146,9 +146,9 @@ def marker_for(key: str) -> str:
     return f"<!-- evalward-comment:{safe} -->"
 
 
-def _configure(env: jinja2.Environment) -> jinja2.Environment:
-    env.filters["md"] = escape.inline
-    env.filters["code"] = escape.block
+def _configure(env: jinja2.Environment, sink: escape.Sink) -> jinja2.Environment:
+    env.filters["md"] = sink.inline
+    env.filters["code"] = sink.block
     env.filters["pct"] = lambda value: f"{value:.2f}"
     env.filters["signed"] = lambda value: "—" if value is None else f"{value:+.2f}"
     env.globals["Change"] = Change
@@ -166,27 +166,31 @@ def _options() -> dict[str, Any]:
     }
 
 
-def _builtin() -> jinja2.Environment:
+def _builtin(sink: escape.Sink) -> jinja2.Environment:
     loader = jinja2.FileSystemLoader(TEMPLATES)
-    return _configure(jinja2.Environment(loader=loader, **_options()))  # noqa: S701
+    return _configure(jinja2.Environment(loader=loader, **_options()), sink)  # noqa: S701
 
 
-def _sandboxed(path: Path) -> tuple[jinja2.Environment, str]:
+def _sandboxed(path: Path, sink: escape.Sink) -> tuple[jinja2.Environment, str]:
     """A user's template: it may include the built-in partials, and cannot reach Python."""
     loader = jinja2.ChoiceLoader(
         [jinja2.FileSystemLoader(path.parent), jinja2.FileSystemLoader(TEMPLATES)]
     )
     sandbox = SandboxedEnvironment(loader=loader, **_options())
-    return _configure(sandbox), path.name
+    return _configure(sandbox, sink), path.name
 
 
 def render_comment(
     context: ReportContext,
     template: Path | None = None,
     limit: int = MAX_COMMENT_CHARS,
+    sink: escape.Sink = escape.GITHUB,
 ) -> str:
-    """The comment body, at most `limit` characters, marker first, bypass record last."""
-    env, name = _sandboxed(template) if template else (_builtin(), "comment.md.j2")
+    """The comment body, at most `limit` characters, marker first, bypass record last.
+
+    `sink` is where it will be shown: rendered by GitHub (the default), or printed on a
+    terminal, where links and mentions are left as they are (report/escape.py)."""
+    env, name = _sandboxed(template, sink) if template else (_builtin(sink), "comment.md.j2")
     view = build_view(context)
     tail = f"\n{context.record.render()}\n" if context.record else ""
 
@@ -215,7 +219,7 @@ def render_comment(
     if len(body) + len(tail) > limit:
         body = render(detail=False)
     if len(body) + len(tail) > limit:
-        bypass = _builtin().get_template("bypass.md.j2").render(ctx=context)
+        bypass = _builtin(sink).get_template("bypass.md.j2").render(ctx=context)
         body = _truncate(body, limit - len(tail) - len(bypass), context.run_url) + bypass
     return body + tail
 

@@ -1,0 +1,83 @@
+"""Untrusted text in each place it is shown: GitHub markdown, a terminal, a workflow command,
+report.html."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalward.report import escape
+from evalward.report.html import html_chunks
+from evalward.report.workflow import command
+from evalward.resources.common import Severity
+from evalward.results import FixtureResult, Status, Verdict
+from evalward.runtime.trace import Trace
+
+RLO = "\u202e"
+BIDI = [chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))]
+
+
+@pytest.mark.parametrize("control", BIDI)
+def test_every_bidi_control_is_shown_by_name_in_every_sink(control: str) -> None:
+    name = f"U+{ord(control):04X}"
+    text = f"pay {control}eulav{control} now"
+    for shown in (
+        escape.inline(text),
+        escape.block(text),
+        escape.terminal_inline(text),
+        escape.terminal_block(text),
+        command("error", text, title=text),
+    ):
+        assert control not in shown
+        assert shown.count(name) == (4 if shown.startswith("::") else 2), shown
+    assert f"&lt;{name}&gt;" in escape.inline(text), "markdown shows the name, not a tag"
+
+
+def test_right_to_left_marks_of_ordinary_text_are_kept() -> None:
+    text = "שלום\u200f (hello) \u200eok\u061c"
+    assert escape.inline(text) == text
+    assert escape.terminal_inline(text) == text
+
+
+def test_links_and_mentions_are_neutralised_for_github_and_left_intact_on_a_terminal() -> None:
+    text = "see https://example.com/x and www.example.org, ask @octocat | done"
+    github = escape.inline(text)
+    assert "https://example.com" not in github and "https:/\u200b/example.com/x" in github
+    assert "www\u200b." in github and "@\u200boctocat" in github
+    terminal = escape.terminal_inline(text)
+    assert terminal == "see https://example.com/x and www.example.org, ask @octocat \\| done"
+    assert "\u200b" not in escape.terminal_block(text)
+    assert "@\u200boctocat" in escape.block(text)
+
+
+def test_the_terminal_sink_shows_control_characters_by_name() -> None:
+    text = "ok\x1b]0;pwned\x07\rover\ttab\nline"
+    block = escape.terminal_block(text)
+    assert "\x1b" not in block and "\x07" not in block and "\r" not in block
+    assert "<U+001B>]0;pwned<U+0007><U+000D>over\ttab\nline" in block
+    assert "<U+001B>" in escape.terminal_inline(text)
+
+
+def test_report_html_shows_bidi_controls_by_name() -> None:
+    result = FixtureResult(
+        eval="e",
+        fixture="f",
+        side="head",
+        status=Status.failed,
+        score=0.0,
+        verdict=Verdict.failed,
+        severity=Severity.low,
+        message=f"said {RLO}gnihtemos",
+        output=f"out {RLO}tuo",
+        trace=Trace(),
+    )
+    page = "".join(
+        html_chunks(
+            result="fail",
+            reason=f"reason {RLO}x",
+            evals=[],
+            fixtures=[result],
+            private=set(),
+        )
+    )
+    assert RLO not in page
+    assert "said &lt;U+202E&gt;gnihtemos" in page and "reason &lt;U+202E&gt;x" in page
