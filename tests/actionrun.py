@@ -143,6 +143,11 @@ def run_action(
         event_name=event_name,
         run_dir=run_dir,
     )
+    return execute(workspace, launch)
+
+
+def execute(workspace: Path, launch: Launch) -> ActionRun:
+    """Run a prepared launch (its environment changed by the test, if need be) to the end."""
     done = subprocess.run(
         [sys.executable, "-m", "evalward"],
         cwd=workspace,

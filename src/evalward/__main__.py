@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
             f"internal error: {type(exc).__name__}: {exc}. This is a bug in evalward; "
             "please report it with the details below."
         )
-        traceback.print_exc(limit=-8, file=sys.stderr)
+        print(_redact(traceback.format_exc(limit=-8)), end="", file=sys.stderr)
         return EXIT_BUG
 
 
@@ -57,9 +57,22 @@ def entry() -> int:
 
 
 def _report(message: str) -> None:
+    """An error on stderr, an `::error::` annotation in GitHub Actions. A message can quote
+    what it rejects, and that can be a secret: it is redacted like everything else written."""
+    from evalward.report.workflow import command
+
     in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
-    for line in message.splitlines() or [message]:
-        print(f"::error::{line}" if in_actions else f"evalward: {line}", file=sys.stderr)
+    lines = [
+        command("error", line) if in_actions else f"evalward: {line}"
+        for line in message.splitlines() or [message]
+    ]
+    print(_redact("\n".join(lines)), file=sys.stderr)
+
+
+def _redact(text: str) -> str:
+    from evalward.security import Redactor
+
+    return Redactor.last_resort()(text)
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@ from evalward.plan import GateConfig, Plan, Side
 from evalward.providers.config import ProvidersConfig
 from evalward.providers.registry import Providers, build_providers, repo_providers
 from evalward.report import files
+from evalward.report.escape import reveal_bidi
 from evalward.report.markdown import ReportContext, marker_for, render_comment
 from evalward.report.workflow import command
 from evalward.resources import ResourceSet, load_resources
@@ -87,10 +88,10 @@ def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int
     settings = Settings.from_env(env)
     context = load_context(env)
     route = route_event(context, settings)
-    redact = Redactor.from_env(env)
     if route.kind == "skip":
-        print(redact(f"evalward: skipped — {route.why}"), file=out, flush=True)
-        files.write_outputs(env.get("GITHUB_OUTPUT"), {"result": "skipped"}, redact)
+        skipped = Redactor.from_env(env)
+        print(skipped(f"evalward: skipped — {route.why}"), file=out, flush=True)
+        files.write_outputs(env.get("GITHUB_OUTPUT"), {"result": "skipped"}, skipped)
         return 0
     token = settings.github_token or env.get("GITHUB_TOKEN", "")
     github: GitHubPort | None = None
@@ -108,7 +109,9 @@ def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int
         config=trusted_provider_settings(context, Git(context.workspace)),
         cache_root=context.workspace,
     )
-    runner = Runner(env, context, settings, Git(context.workspace), github, providers, out)
+    # Every secret evalward knows: the environment's, and the keys the provider settings name.
+    redact = Redactor.from_env(env, providers.key_envs)
+    runner = Runner(env, context, settings, Git(context.workspace), github, providers, out, redact)
     return asyncio.run(runner.run_and_close(route))
 
 
@@ -211,6 +214,7 @@ class Runner:
         github: GitHubPort | None,
         providers: Providers,
         out: TextIO,
+        redact: Redactor,
     ) -> None:
         self.env = env
         self.context = context
@@ -219,7 +223,7 @@ class Runner:
         self.github = github
         self.providers = providers
         self.out = out
-        self.redact = Redactor.from_env(env)
+        self.redact = redact
         output_dir = _in_workspace(context, settings.output_dir)
         assert output_dir is not None
         self.output_dir = output_dir
@@ -680,13 +684,14 @@ class Runner:
             if not result.file:
                 continue
             held_out = (result.eval, result.fixture) in evaluation.private
+            message = "held-out fixture" if held_out else result.message or "failed"
             annotations.append(
                 Annotation(
                     path=result.file,
                     line=max(result.line, 1),
                     level="failure",
                     title=f"{result.eval} / {result.fixture}: {result.status.value}",
-                    message="held-out fixture" if held_out else result.message or "failed",
+                    message=self.redact(reveal_bidi(message)),
                 )
             )
         report = CheckReport(
@@ -694,7 +699,7 @@ class Runner:
             head_sha=head_sha,
             conclusion=conclusion,
             title=f"evalward: {decision.result.value}",
-            summary=self.redact(decision.reason or decision.result.value),
+            summary=self.redact(reveal_bidi(decision.reason or decision.result.value)),
             details_url=self.context.run_url,
             annotations=annotations,
         )

@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 from clirun import evalward
+from gitrepo import GitRepo
+from hostile.test_secrets_and_injection import outside_code
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,3 +44,51 @@ def test_missing_api_key_is_a_config_error_naming_the_setting(tmp_path: Path) ->
     assert done.returncode == 2
     assert re.search(r"needs (OPENAI|ANTHROPIC)_API_KEY, which is not set", done.stderr)
     assert "Traceback" not in done.stderr
+
+
+LINKER = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: linker }
+spec:
+  models: [openai/gpt-test]
+  system: Answer with a tracking link.
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: linker-eval }
+spec:
+  targetAgent: linker
+  fixtureSelector: { matchLabels: { agent: linker } }
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: track, labels: { agent: linker } }
+spec:
+  targetAgent: linker
+  input: { type: prompt, payload: { prompt: "Where can I track my parcel?" } }
+  assertions:
+    - { type: equals, value: "no link" }
+"""
+
+
+def test_run_prints_urls_and_mentions_intact_and_comment_md_neutralises_them(
+    repo: GitRepo,
+) -> None:
+    reply = "Track it at https://example.com/x or ask @octocat"
+    repo.commit(
+        "a linker",
+        {"linker.yaml": LINKER, "mock.yaml": f'replies: []\ndefault: "{reply}"\n'},
+    )
+
+    done = evalward(
+        "run", ".", "--mock-script", "mock.yaml", "--no-cache", "--output-dir", "out", cwd=repo.path
+    )
+
+    assert done.returncode == 1, done.stderr
+    assert "https://example.com/x" in done.stdout and "@octocat" in done.stdout
+    assert "\u200b" not in done.stdout
+    # comment.md is what GitHub renders: a bare URL outside code would be a live link there
+    markup = outside_code((repo.path / "out" / "comment.md").read_text())
+    assert "https:/\u200b/example.com/x" in markup and "https://" not in markup
+    assert "@\u200boctocat" in markup and "@octocat" not in markup

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,7 @@ from evalward.errors import ConfigError
 from evalward.gate import GateDecision
 from evalward.pipeline import Evaluation, PlanShaper
 from evalward.plan import Plan, PlannedRun, Side
-from evalward.report import files
+from evalward.report import escape, files
 from evalward.report.markdown import ReportContext, marker_for, render_comment
 from evalward.resources import ResourceSet
 from evalward.resources.problems import did_you_mean
@@ -101,14 +100,6 @@ def report_context(evaluation: Evaluation, decision: GateDecision, base: bool) -
     )
 
 
-def write_output_dir(
-    output_dir: Path, evaluation: Evaluation, decision: GateDecision, comment: str
-) -> None:
-    """The files the action writes: results.json, junit.xml, report.html, comment.md."""
-    redact = Redactor.from_env(os.environ)
-    files.write_reports(output_dir, evaluation, decision, lambda: comment, redact)
-
-
 def emit(
     out: TextIO,
     evaluation: Evaluation,
@@ -117,20 +108,26 @@ def emit(
     base: bool,
     as_json: bool,
     output_dir: str | None,
+    redact: Redactor,
     extra: str = "",
     extra_json: dict[str, Any] | None = None,
 ) -> int:
-    """Print the comment (or the results document with --json), write files, return the code."""
-    redact = Redactor.from_env(os.environ)
-    comment = render_comment(report_context(evaluation, decision, base))
+    """Print the comment (or the results document with --json), write files, return the code.
+
+    The files are what the action writes (comment.md as GitHub would render it); the comment
+    printed is for a terminal, so its links and mentions are left intact (report/escape.py).
+    """
+    context = report_context(evaluation, decision, base)
     if output_dir:
-        write_output_dir(Path(output_dir), evaluation, decision, comment)
+        files.write_reports(
+            Path(output_dir), evaluation, decision, lambda: render_comment(context), redact
+        )
     if as_json:
         document = files.results_document(evaluation, decision)
         document.update(extra_json or {})
         print(redact(json.dumps(document, indent=2)), file=out)
     else:
-        print(redact(comment), file=out)
+        print(redact(render_comment(context, sink=escape.TERMINAL)), file=out)
         if extra:
             print(redact(extra), file=out)
     return decision.exit_code

@@ -32,6 +32,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward.resources import load_resources
     from evalward.results import CalibrationPhase
     from evalward.scoring.calibration import calibrate_named, render_calibration
+    from evalward.security import Redactor
 
     env = dict(os.environ)
     root = Path(args.path).resolve()
@@ -50,7 +51,9 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
             )
         finally:
             await providers.aclose()
-        print(render_calibration(result), file=out)
+        # a judge model's error note can quote what its server answered, a key included
+        redact = Redactor.from_env(env, providers.key_envs)
+        print(redact(render_calibration(result)), file=out)
         return EXIT_OK if result.phase is CalibrationPhase.calibrated else EXIT_GATE_FAILED
 
     return asyncio.run(go())

@@ -24,10 +24,12 @@ def register(commands: Any) -> None:
 
 
 def main(args: argparse.Namespace, out: TextIO) -> int:
+    import os
     from pathlib import Path
 
     from evalward.cli._local import emit
     from evalward.gate import decide
+    from evalward.security import Redactor
     from evalward.shard import merge, read_parts
 
     parts = read_parts([Path(p) for p in args.parts])
@@ -42,4 +44,5 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
         base=base,
         as_json=args.json,
         output_dir=args.output_dir,
+        redact=Redactor.from_env(os.environ),
     )

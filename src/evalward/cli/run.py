@@ -68,6 +68,8 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     providers = build_providers(
         env, mock_script=args.mock_script, config=repo_providers(root), cache_root=root
     )
+    # Traces may echo a key from the environment: everything written or printed is redacted.
+    redact = Redactor.from_env(env, providers.key_envs)
     progress = Progress(sys.stderr)
     selection = Selection.of(args)
     whole: dict[str, Any] = {}
@@ -102,8 +104,6 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
                 source["base"] = git.resolve(args.base)
             document = partial_document(evaluation, spec, whole["plan"], resources, source)
             target = Path(args.output_dir or root / ".evalward" / "shards") / spec.file_name
-            # Traces may echo a key from the environment, as in the action's shard files.
-            redact = Redactor.from_env(env)
             files.write_text(target, json.dumps(document, indent=2) + "\n", redact)
             print(
                 f"evalward: shard {spec}: {len(evaluation.fixtures)} of "
@@ -120,6 +120,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
             base=bool(args.base),
             as_json=args.json,
             output_dir=args.output_dir,
+            redact=redact,
             extra=history.render(deltas, color=out.isatty() and "NO_COLOR" not in env),
             extra_json={"history": [d.as_json() for d in deltas]},
         )

@@ -20,6 +20,7 @@ from evalward.providers.cache import ResponseCache
 from evalward.providers.config import KNOWN_PROVIDERS, ProvidersConfig, ProviderSettings
 from evalward.providers.pricing import PriceTable
 from evalward.providers.retry import RetryPolicy
+from evalward.security import note_key_envs
 
 
 class MeteredProvider:
@@ -70,6 +71,11 @@ class Providers:
     prices: PriceTable = field(default_factory=PriceTable)
     identity: str = ""
     """What besides the model ids decides replies (the mock script's hash), for result caching."""
+
+    @property
+    def key_envs(self) -> list[str]:
+        """The environment variables the providers read their keys from: secrets to redact."""
+        return sorted({c.key_env for c in self.credentials.values()})
 
     def resolve(self, model_id: str) -> tuple[Provider, str]:
         provider_name, _, model = model_id.partition("/")
@@ -144,6 +150,7 @@ def build_providers(
             )
         by_name[name] = MeteredProvider(provider, prices, cache)
         credentials[name] = Credentials(key_env, bool(api_key), base_url, module.DEFAULT_BASE_URL)
+    note_key_envs(c.key_env for c in credentials.values())
     override: Provider | None = None
     identity = ""
     if mock_script:
