@@ -406,7 +406,13 @@ class Runner:
         try:
             existing = github.find_comment(number, self.marker)
         except GitHubError as exc:
-            self.log(command("warning", str(exc)))
+            self.log(
+                command(
+                    "warning",
+                    f"{exc} No earlier comment is taken as evalward's: no bypass record is "
+                    "read from one, and the comment is posted anew.",
+                )
+            )
             existing = None
         previous = BypassRecord.parse(existing.body) if existing else None
         try:

@@ -15,6 +15,7 @@ T = TypeVar("T")
 
 MAX_ANNOTATIONS = 50
 """GitHub accepts at most 50 annotations per check-run request."""
+VIEWER_QUERY = "query { viewer { login } }"
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,7 @@ class GitHubClient:
         )
         self._repo = self._gh.get_repo(repository, lazy=True)
         self._pulls: dict[int, PullRequest] = {}
+        self._identity: str | None = None
 
     def _pull(self, number: int) -> PullRequest:
         if number not in self._pulls:
@@ -135,32 +137,72 @@ class GitHubClient:
             lambda: str(self._repo.get_collaborator_permission(username)),
         )
 
-    def find_comment(self, number: int, marker: str) -> Comment | None:
-        """evalward's own comment: starts with `marker` and was written by a bot account.
+    def identity(self) -> str:
+        """The login of the account this token writes as: every comment evalward posts has it.
 
-        A person can post a comment that starts with the marker too; only a bot's counts, so
-        nobody can plant data in (or get evalward to try to edit) a comment of theirs.
+        `GET /user` answers for a person's token (a personal access token, or a GitHub App's
+        token acting for a user). An installation token — the workflow's own `GITHUB_TOKEN`,
+        which is the `github-actions` app's, or another App's — is refused there (403
+        "Resource not accessible by integration"), and no REST endpoint names its App without
+        the App's private key; GraphQL's `viewer` does, as the bot account `<app-slug>[bot]`
+        (`github-actions[bot]` for the workflow token) that comments are written by.
         """
 
+        def learn() -> str:
+            try:
+                return str(self._gh.get_user().login)
+            except GithubException as exc:
+                if exc.status != 403:
+                    raise
+            _, answer = self._gh.requester.graphql_query(VIEWER_QUERY, {})
+            login = ((answer.get("data") or {}).get("viewer") or {}).get("login")
+            if not isinstance(login, str) or not login:
+                raise GitHubError(f"GitHub API: GraphQL `viewer` named no login: {answer!r}")
+            return login
+
+        if self._identity is None:
+            self._identity = _call("learn which account the token writes as", learn)
+        return self._identity
+
+    def find_comment(self, number: int, marker: str) -> Comment | None:
+        """evalward's own comment: starts with `marker` and was written by this token's account.
+
+        Anyone who can comment can start a comment with the marker: a person, another App's
+        bot, another workflow. Only the account evalward itself writes as (`identity`) counts,
+        so nobody else can plant a bypass record or get evalward to try to edit their comment.
+        """
+        return self._find(number, marker, self.identity())
+
+    def _find(self, number: int, marker: str, login: str) -> Comment | None:
         def find() -> Comment | None:
             for comment in self._pull(number).get_issue_comments():
-                author = comment.raw_data.get("user") or {}
-                if comment.body and comment.body.startswith(marker) and author.get("type") == "Bot":
+                author = str((comment.raw_data.get("user") or {}).get("login") or "")
+                mine = author.casefold() == login.casefold()  # logins ignore case on GitHub
+                if mine and comment.body and comment.body.startswith(marker):
                     return Comment(comment.id, comment.body, str(comment.html_url))
             return None
 
         return _call(f"read the comments of pull request #{number}", find)
 
     def upsert_comment(self, number: int, marker: str, body: str) -> str:
-        """Edit evalward's comment in place, or create it; return its URL."""
-        existing = self.find_comment(number, marker)
+        """Edit evalward's comment in place, or create it; return its URL.
+
+        When the token's account cannot be learned, no comment is evalward's for certain, so
+        a new one is posted; its author then is the account, for the rest of this run."""
+        try:
+            login: str | None = self.identity()
+        except GitHubError:
+            login = None
+        existing = self._find(number, marker, login) if login else None
 
         def upsert() -> str:
             if existing is not None:
                 comment = self._pull(number).get_issue_comment(existing.id)
                 comment.edit(body)
                 return str(comment.html_url)
-            return str(self._pull(number).create_issue_comment(body).html_url)
+            created = self._pull(number).create_issue_comment(body)
+            self._identity = self._identity or created.user.login
+            return str(created.html_url)
 
         return _call(f"post the comment on pull request #{number}", upsert)
 

@@ -7,7 +7,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from fakes.github_contract import check
+import graphql
+
+from fakes.github_contract import GRAPHQL_PATH, check, graphql_schema
 from fakes.http import LoopbackServer, Request, Response
 
 TIMESTAMP = "2026-11-20T10:00:00Z"
@@ -27,12 +29,27 @@ class FakePull:
     """The repository the head branch lives in; empty means the base repository."""
 
 
-class FakeGitHub:
-    """Serves one repository. Records every request; `fail` injects error responses."""
+WORKFLOW_BOT = "github-actions[bot]"
 
-    def __init__(self, repository: str = "acme/agents", token: str = "ghs_test_token_123") -> None:
+
+class FakeGitHub:
+    """Serves one repository. Records every request; `fail` injects error responses.
+
+    `login` is the account the token writes as: a `…[bot]` login is an installation token (the
+    workflow's `GITHUB_TOKEN` is the `github-actions` app's), which `GET /user` refuses and
+    GraphQL's `viewer` names; any other is a person's token, which `GET /user` answers. Every
+    comment the token posts is written by that account, as on GitHub.
+    """
+
+    def __init__(
+        self,
+        repository: str = "acme/agents",
+        token: str = "ghs_test_token_123",
+        login: str = WORKFLOW_BOT,
+    ) -> None:
         self.repository = repository
         self.token = token
+        self.login = login
         self.pulls: dict[int, FakePull] = {}
         self.comments: dict[int, dict[str, Any]] = {}
         self.events: dict[int, list[dict[str, Any]]] = {}
@@ -120,6 +137,10 @@ class FakeGitHub:
     def _route(self, request: Request) -> Response:
         prefix = f"/repos/{self.repository}"
         path = request.path
+        if path == "/user" and request.method == "GET":
+            return self._authenticated_user()
+        if path == GRAPHQL_PATH:
+            return self._graphql(request)
         if not path.startswith(prefix):
             return Response(404, {"message": "Not Found"})
         rest = path[len(prefix) :]
@@ -170,6 +191,35 @@ class FakeGitHub:
                 {"permission": permission, "role_name": permission, "user": self._user(m[1])},
             )
         return _not_found()
+
+    def _authenticated_user(self) -> Response:
+        if self.login.endswith("[bot]"):
+            return Response(
+                403,
+                {
+                    "message": "Resource not accessible by integration",
+                    "documentation_url": "https://docs.github.com/rest/users/users"
+                    "#get-the-authenticated-user",
+                    "status": "403",
+                },
+            )
+        return Response(200, {**self._user(self.login), "name": None, "site_admin": False})
+
+    def _graphql(self, request: Request) -> Response:
+        """Runs the query (already checked against GitHub's schema) over the token's account."""
+        user = self._user(self.login)
+        viewer = {"login": self.login, "databaseId": user["id"], "id": f"U_{user['id']}"}
+        body = request.json()
+        result = graphql.graphql_sync(
+            graphql_schema(),
+            body["query"],
+            root_value={"viewer": viewer},
+            variable_values=body.get("variables"),
+        )
+        answer: dict[str, Any] = {"data": result.data}
+        if result.errors:
+            answer["errors"] = [{"message": e.message} for e in result.errors]
+        return Response(200, answer)
 
     def _page(self, request: Request, items: list[dict[str, Any]]) -> Response:
         per_page = int(request.query.get("per_page", ["30"])[0])
@@ -237,7 +287,7 @@ class FakeGitHub:
             "url": f"{self._repo_url()}/issues/comments/{comment_id}",
             "html_url": f"https://github.example/{self.repository}/pull/{number}"
             f"#issuecomment-{comment_id}",
-            "user": self._user("github-actions[bot]"),
+            "user": self._user(self.login),
             "created_at": TIMESTAMP,
             "updated_at": TIMESTAMP,
         }

@@ -1,7 +1,9 @@
-"""Check a request against GitHub's official OpenAPI description (vendored subset).
+"""Check a request against GitHub's official OpenAPI description (vendored subset), and a
+GraphQL query against GitHub's GraphQL schema (the vendored fields evalward queries).
 
 A request GitHub would reject — unknown method and path, a missing required parameter, a
-query value of the wrong type, a body that breaks the operation's schema — is a violation.
+query value of the wrong type, a body that breaks the operation's schema, a GraphQL query
+asking for a field the schema lacks — is a violation.
 """
 
 from __future__ import annotations
@@ -14,9 +16,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import graphql
 import jsonschema
 
 SPEC = Path(__file__).parent.parent / "data" / "github" / "openapi-subset.json.gz"
+GRAPHQL_SCHEMA = Path(__file__).parent.parent / "data" / "github" / "graphql-subset.graphql"
+GRAPHQL_PATH = "/graphql"
 
 
 @dataclass(frozen=True)
@@ -61,8 +66,27 @@ def _nullable(schema: Any) -> Any:
     return schema
 
 
+@cache
+def graphql_schema() -> graphql.GraphQLSchema:
+    return graphql.build_schema(GRAPHQL_SCHEMA.read_text())
+
+
+def check_graphql(method: str, body: bytes) -> list[str]:
+    """Problems GitHub's GraphQL endpoint would answer with errors for; empty when it conforms."""
+    if method != "POST":
+        return [f"{method} {GRAPHQL_PATH}: GitHub's GraphQL endpoint takes POST"]
+    try:
+        document = json.loads(body)
+        parsed = graphql.parse(document["query"])
+    except (ValueError, KeyError, TypeError, graphql.GraphQLError) as exc:
+        return [f"POST {GRAPHQL_PATH}: not a GraphQL request ({exc})"]
+    return [f"POST {GRAPHQL_PATH}: {e.message}" for e in graphql.validate(graphql_schema(), parsed)]
+
+
 def check(method: str, path: str, query: dict[str, list[str]], body: bytes) -> list[str]:
     """Problems GitHub would reject the request for; empty when it conforms."""
+    if path == GRAPHQL_PATH:
+        return check_graphql(method, body)
     candidates = [o for o in _operations() if o.pattern.match(path)]
     if not candidates:
         return [f"{method} {path}: no such path in GitHub's REST API {spec_version()}"]

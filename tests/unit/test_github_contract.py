@@ -49,3 +49,16 @@ def test_rejects_unknown_paths_methods_params_and_bodies() -> None:
     )
     assert any("annotations" in p for p in problems)
     assert check("POST", "/repos/a/b/issues/7/comments", {}, b"{}") != []
+
+
+def test_graphql_queries_are_checked_against_githubs_schema() -> None:
+    def query(text: str) -> bytes:
+        return json.dumps({"query": text, "variables": {}}).encode()
+
+    assert check("POST", "/graphql", {}, query("query { viewer { login } }")) == []
+    assert check("POST", "/graphql", {}, query("{ viewer { login databaseId } }")) == []
+    unknown = check("POST", "/graphql", {}, query("query { viewer { slug } }"))
+    assert unknown and "Cannot query field 'slug' on type 'User'" in unknown[0]
+    assert check("POST", "/graphql", {}, query("query { viewer {")) != []
+    assert check("GET", "/graphql", {}, b"") != []
+    assert check("GET", "/user", {}, b"") == [], "GET /user is in the REST description"

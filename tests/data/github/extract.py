@@ -1,11 +1,13 @@
 """Regenerate the vendored GitHub data from the npm packages (not run by the tests).
 
-    npm install @octokit/webhooks-examples@7.6.1 @octokit/openapi@23.0.2
+    npm install @octokit/webhooks-examples@7.6.1 @octokit/openapi@23.0.2 \
+        @octokit/graphql-schema@15.26.1
     python tests/data/github/extract.py node_modules/@octokit
 
-Writes webhooks/*.json (one real example payload per event/action evalward handles) and
+Writes webhooks/*.json (one real example payload per event/action evalward handles),
 openapi-subset.json.gz: every operation of api.github.com (method, path, parameters) plus
-the request-body schemas of the operations evalward calls, descriptions stripped.
+the request-body schemas of the operations evalward calls, descriptions stripped, and
+graphql-subset.graphql: the fields of GitHub's GraphQL schema evalward queries.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ PAYLOADS = {
     "push": [None],
     "workflow_dispatch": [None],
 }
+GRAPHQL_FIELDS = {"Query": ["viewer"]}
+"""The root fields evalward queries; their types keep every field without arguments whose type
+is a scalar or an enum."""
 BODIES = {
     "issues/create-comment",
     "issues/update-comment",
@@ -85,6 +90,55 @@ def main(root: Path) -> None:
             subset["paths"].setdefault(path, {})[method] = strip(entry)
     data = json.dumps(subset, separators=(",", ":"), sort_keys=True).encode()
     (HERE / "openapi-subset.json.gz").write_bytes(gzip.compress(data, mtime=0))
+    version = json.loads((root / "graphql-schema/package.json").read_text())["version"]
+    subset_sdl = graphql_subset(root / "graphql-schema/schema.graphql")
+    (HERE / "graphql-subset.graphql").write_text(
+        f"# @octokit/graphql-schema {version}: the fields evalward queries (extract.py)\n\n"
+        + subset_sdl
+    )
+
+
+def graphql_subset(schema_file: Path) -> str:
+    """The root fields of GRAPHQL_FIELDS and the scalar fields of the types they return, as SDL."""
+    from graphql import (
+        GraphQLEnumType,
+        GraphQLObjectType,
+        GraphQLScalarType,
+        build_schema,
+        get_named_type,
+        print_type,
+    )
+
+    schema = build_schema(schema_file.read_text(), assume_valid=True)
+    blocks: list[str] = []
+    named: dict[str, GraphQLScalarType | GraphQLEnumType] = {}
+    for root, fields in GRAPHQL_FIELDS.items():
+        root_type = schema.get_type(root)
+        assert isinstance(root_type, GraphQLObjectType)
+        lines = []
+        for name in fields:
+            field = root_type.fields[name]
+            returned = get_named_type(field.type)
+            assert isinstance(returned, GraphQLObjectType) and not field.args
+            lines.append(f"  {name}: {field.type}")
+            kept = []
+            for sub, sub_field in sorted(returned.fields.items()):
+                leaf = get_named_type(sub_field.type)
+                if sub_field.args or not isinstance(leaf, GraphQLScalarType | GraphQLEnumType):
+                    continue
+                kept.append(f"  {sub}: {sub_field.type}")
+                named[leaf.name] = leaf
+            blocks.append(f"type {returned.name} {{\n" + "\n".join(kept) + "\n}")
+        blocks.insert(0, f"type {root} {{\n" + "\n".join(lines) + "\n}")
+    builtin = {"String", "Int", "Float", "Boolean", "ID"}
+    for name, leaf in sorted(named.items()):
+        if name not in builtin:
+            leaf.description = None
+            if isinstance(leaf, GraphQLEnumType):
+                for value in leaf.values.values():
+                    value.description = None
+            blocks.append(print_type(leaf))
+    return "\n\n".join(blocks) + "\n"
 
 
 if __name__ == "__main__":
