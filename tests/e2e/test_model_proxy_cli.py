@@ -1,5 +1,6 @@
-"""Bring-your-own agents call their models through evalward's model proxy: `evalward run` on a
-real repository, the agent a real program using plain HTTP, the provider a real server.
+"""Bring-your-own agents call their models through evalward's model proxy: `evalward run` and
+the action on real repositories, the agent a real program using plain HTTP, the provider a
+real server.
 
 The agent never holds the provider key (not even when its allow-list names the key, or a
 copy of it); the provider sees the real key; each call lands in its run's trace."""
@@ -11,7 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from actionrun import pull_request_event, run_action
 from clirun import evalward
+from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text, tool_call
 from gitrepo import GitRepo
 
@@ -217,3 +220,68 @@ replies:
     calls = fixtures["ask-anthropic"]["trace"]["proxy_calls"]
     assert [c["model"] for c in calls] == ["anthropic/claude-haiku-4-5"] * 2
     assert all(c["usage"]["input_tokens"] > 0 for c in calls)
+
+
+BUSY = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: busy }}
+spec:
+  runtime:
+    command: [{python}, agent/proxy_agent.py]
+  watch: [agent/*.py]
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: busy-eval }}
+spec:
+  targetAgent: busy
+  fixtures: [three-calls]
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: three-calls }}
+spec:
+  targetAgent: busy
+  input: {{ type: prompt, payload: {{ prompt: "calls 3: hello" }} }}
+  assertions:
+    - {{ type: contains, value: "200" }}
+"""
+
+
+def test_the_action_refuses_byo_calls_past_max_model_calls_and_the_gate_fails(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    agent = (AGENTS / "proxy_agent.py").read_text()
+    base = repo.commit(
+        "busy agent",
+        {"agents.yaml": BUSY.format(python=sys.executable), "agent/proxy_agent.py": agent},
+    )
+    repo.branch("feature")
+    head = repo.commit("tuned", {"agent/proxy_agent.py": agent + "\n# tuned\n"})
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    model.script("hello", text("hi"))
+
+    # Both sides run, 3 calls each; the plan estimates no call for a BYO agent, so the
+    # budget's 2 calls are all theirs and neither side can finish.
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": OPENAI_KEY},
+        inputs={"max-model-calls": "2", "cache": "off"},
+    )
+
+    assert run.returncode == 1, run.stderr
+    assert len(model.calls) == 2
+    fixtures = run.results()["fixtures"]
+    assert len(fixtures) == 2
+    for fixture in fixtures:
+        assert fixture["status"] == "error"
+        assert (
+            "a model call was refused: the job's model-call budget is spent: 2 calls"
+            in (fixture["message"])
+        )
+    assert sum(len(f["trace"]["proxy_calls"]) for f in fixtures) == 2
+    assert OPENAI_KEY not in run.stdout + run.stderr
+    assert "budget is spent" in github.comments_on(7)[0]["body"]
