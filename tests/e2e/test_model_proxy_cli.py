@@ -129,7 +129,8 @@ def test_a_byo_agent_passes_its_eval_through_the_proxy_and_never_sees_the_key(
     shop_repo(repo)
     model.script("where is order", tool_call("lookup", {"id": "12345"}), text("12345 shipped."))
 
-    fixtures = by_fixture(run_json(repo, **provider_env(model)))
+    out = repo.path.parent / "out"
+    fixtures = by_fixture(run_json(repo, "--output-dir", str(out), **provider_env(model)))
 
     assert {name: f["status"] for name, f in fixtures.items()} == {
         "ask-openai": "pass",
@@ -177,6 +178,12 @@ def test_a_byo_agent_passes_its_eval_through_the_proxy_and_never_sees_the_key(
     assert fixtures["ask-anthropic"]["usage"]["cost_usd"] == 2 * (10 * 1.0 + 5 * 5.0) / 1e6
     # The http agent used the key of the run evalward posted, so its calls are in that trace.
     assert len(fixtures["ask-server"]["trace"]["proxy_calls"]) == 2
+    # The report shows them, and no file evalward wrote holds a key.
+    report = (out / "report.html").read_text()
+    assert report.count('<table class="proxy-calls">') == 3
+    assert "<td>anthropic/claude-haiku-4-5</td><td>1</td><td>200</td><td>10 / 5</td>" in report
+    for written in out.iterdir():
+        assert OPENAI_KEY not in written.read_text()
 
 
 def test_a_rerun_on_an_unchanged_head_calls_no_model(
