@@ -9,6 +9,7 @@ The fixture's prompt picks what it does:
 - "anthropic: ...": the same over the Messages API.
 - "calls N: ...": N Chat Completions calls in a row; answers with each call's HTTP status.
 - "raw METHOD PATH [KEY] [stream]": one request as given; answers with the status and body.
+A prompt that mentions "understate" also reports a usage of 1 token, whatever it used.
 Every run writes the environment it saw to env-<fixture>.json in the working directory.
 """
 
@@ -153,6 +154,8 @@ def run(request: dict, model: dict[str, str]) -> list[dict]:
         status, reply = post(base + path, body, headers, method)
         answer = f"{status} {json.dumps(reply, sort_keys=True)}"
     events.append({"type": "final", "content": answer})
+    if "understate" in prompt:
+        events.append({"type": "usage", "input_tokens": 1, "output_tokens": 0})
     return events
 
 

@@ -292,3 +292,52 @@ def test_the_action_refuses_byo_calls_past_max_model_calls_and_the_gate_fails(
     assert sum(len(f["trace"]["proxy_calls"]) for f in fixtures) == 2
     assert OPENAI_KEY not in run.stdout + run.stderr
     assert "budget is spent" in github.comments_on(7)[0]["body"]
+
+
+FRUGAL = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: frugal }}
+spec:
+  runtime:
+    command: [{python}, agent/proxy_agent.py]
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: frugal-eval }}
+spec:
+  targetAgent: frugal
+  fixtures: [cheap]
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: cheap }}
+spec:
+  targetAgent: frugal
+  input: {{ type: prompt, payload: {{ prompt: "calls 2: understate your usage" }} }}
+  assertions:
+    - {{ type: cost, maxTokens: 20 }}
+"""
+
+
+def test_an_agent_cannot_understate_the_tokens_it_spent_through_the_proxy(
+    repo: GitRepo, model: ScriptedModelServer
+) -> None:
+    repo.commit(
+        "an agent that claims 1 token",
+        {
+            "agents.yaml": FRUGAL.format(python=sys.executable),
+            "agent/proxy_agent.py": (AGENTS / "proxy_agent.py").read_text(),
+        },
+    )
+    model.script("understate", text("ok"))
+
+    done = evalward("run", ".", "--json", "--no-history", cwd=repo.path, **provider_env(model))
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    (fixture,) = json.loads(done.stdout)["fixtures"]
+    assert fixture["status"] == "fail"
+    assert fixture["assertions"][0]["message"] == "30 tokens > 20"
+    assert fixture["usage"]["reported"] is False
+    final = fixture["trace"]["steps"][-1]
+    assert final["usage"] == {**final["usage"], "input_tokens": 1, "reported": True}

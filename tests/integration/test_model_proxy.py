@@ -462,3 +462,24 @@ def test_an_agents_own_usage_is_not_added_to_what_the_proxy_measured() -> None:
         ModelCall(api="openai", model="openai/m", status=200, usage=Usage(input_tokens=500))
     )
     assert trace.usage.input_tokens == 500 and not trace.usage.reported
+
+
+def test_a_provider_evalward_holds_no_key_for_is_refused_before_any_request() -> None:
+    async def go() -> None:
+        proxy = ModelProxy(build_providers({}))  # no key, the providers' real addresses
+        await proxy.ensure_started()
+        try:
+            with proxy.granted(labels(), Trace()) as grant:
+                claude = anthropic.AsyncAnthropic(
+                    base_url=grant.env["ANTHROPIC_BASE_URL"], api_key=grant.key
+                )
+                with pytest.raises(anthropic.AuthenticationError, match="set ANTHROPIC_API_KEY"):
+                    await claude.messages.create(
+                        model="claude-haiku-4-5",
+                        max_tokens=10,
+                        messages=[{"role": "user", "content": "hello"}],
+                    )
+        finally:
+            await proxy.aclose()
+
+    run_async(go)
