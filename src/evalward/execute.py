@@ -4,7 +4,8 @@ Concurrency is bounded three times: once for the whole run (`parallel`), once pe
 (`execution.parallel`, the number of workers that take its runs in turn) and once per model
 provider. Each fixture run has the Eval's `timeoutSeconds`; a run that times out keeps the
 steps it made and ends with an `error` step. Bring-your-own http agents are started on first
-use and stopped when the run ends, also when it fails.
+use and stopped when the run ends, also when it fails; so is the model proxy their programs
+(and command tools) call models through, which holds the only copy of the provider keys.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from evalward.budget import Allowance
 from evalward.errors import ConfigError
 from evalward.fingerprint import FileIndex, agent_fingerprint
 from evalward.plan import Plan, PlannedRun, Side
@@ -30,6 +32,7 @@ from evalward.resources.paths import OutsideRepository, repo_path
 from evalward.result_cache import ResultCache, run_key
 from evalward.results import EvalResult, FixtureResult
 from evalward.runtime.declarative import DeclarativeAgent
+from evalward.runtime.model_proxy import ModelProxy, agent_environment, provider_key_names
 from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools import FixtureTools, check_side_effects
@@ -63,17 +66,21 @@ async def execute(
     cache: ResultCache | None = None,
     keys: CacheKeys | None = None,
     traces: TraceSpool | None = None,
+    allowance: Allowance | None = None,
 ) -> list[FixtureResult]:
     """Run the plan; results come back in plan order whatever order runs finish in.
 
     Everything that can be refused is checked before the first run: unknown providers in
     `models`, and side-effecting command tools a fixture neither shadows nor replays.
-    `env` is what command tools and bring-your-own agents may see (through their allow-list).
-    With a `cache`, a run whose determining material was seen before is not run again.
-    With `traces`, each result's trace moves there once it is scored and cached, before
-    `on_result` sees the result.
+    `env` is what command tools and bring-your-own agents may see (through their allow-list),
+    less the provider keys: they get the model proxy's instead, and the proxy refuses calls
+    past `allowance`. With a `cache`, a run whose determining material was seen before is
+    not run again. With `traces`, each result's trace moves there once it is scored and
+    cached, before `on_result` sees the result.
     """
-    env = dict(os.environ if env is None else env)
+    key_names = provider_key_names(providers)
+    env, real_keys = agent_environment(dict(os.environ if env is None else env), key_names)
+    proxy = ModelProxy(providers, allowance, real_keys, key_names)
     run_limit = asyncio.Semaphore(max(1, parallel))
     queues: dict[tuple[Side, str], deque[int]] = {}
     workers_of: dict[tuple[Side, str], int] = {}
@@ -97,7 +104,9 @@ async def execute(
                 agent = resolve_agent(located.resource, located.file, checkout.root)
                 for model_id in agent.spec.models:
                     providers.resolve(model_id)
-                runners[agent_key] = AgentRunner(agent, providers, env, kill_grace=kill_grace)
+                runners[agent_key] = AgentRunner(
+                    agent, providers, env, kill_grace=kill_grace, proxy=proxy
+                )
             fixture_key = (run.side, run.fixture, evaluation.spec.target_agent)
             if fixture_key not in fixture_tools:
                 fixture = checkout.resources.fixtures[run.fixture].resource.spec
@@ -108,6 +117,7 @@ async def execute(
             queues[key].append(index)
     except BaseException:
         await asyncio.gather(*(r.aclose() for r in runners.values()), return_exceptions=True)
+        await proxy.aclose()
         raise
 
     def finished(result: FixtureResult) -> FixtureResult:
@@ -159,7 +169,9 @@ async def execute(
         result = await score_fixture(
             run.eval, run.side.value, run.rep, fixture, trace, spec.scoring, judge
         )
-        if cache is not None and keys is not None:
+        # A model call that failed under an agent's own code may have been worked around
+        # or not: like an error, such a run is tried again next time rather than reused.
+        if cache is not None and keys is not None and not trace.failed_proxy_calls:
             cache.put(keys.of(run), result)
         results[index] = finished(result)
 
@@ -190,6 +202,7 @@ async def execute(
         raise failed.exceptions[0] from None
     finally:
         await asyncio.gather(*(r.aclose() for r in runners.values()), return_exceptions=True)
+        await proxy.aclose()
     done = [result for result in results if result is not None]
     assert len(done) == len(results), "every run is scored before the task group ends"
     return done

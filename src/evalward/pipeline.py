@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalward.budget import Budget, Estimate, Trimmed, trim_to_budget
+from evalward.budget import Allowance, Budget, Estimate, Trimmed, trim_to_budget
 from evalward.changes import ChangeSet, detect_changes
 from evalward.compare import EvalComparison, compare
 from evalward.config import load_config
@@ -258,6 +258,7 @@ async def _run_change(
             cache=options.cache,
             keys=keys,
             traces=traces,
+            allowance=Allowance.left_by(options.budget, estimate),
         )
         return _Ran(
             changes,

@@ -108,7 +108,8 @@ def test_usage_events_add_to_the_latest_step_and_cost_sums() -> None:
     trace.add(StepType.input, content="hi")
     apply_event(trace, {"type": "usage", "input_tokens": 3, "output_tokens": 1, "cost_usd": 0.5})
     apply_event(trace, {"type": "usage", "input_tokens": 2, "output_tokens": 4})
-    assert trace.usage == Usage(input_tokens=5, output_tokens=5, cost_usd=0.5)
+    # what the agent says it used, marked as such
+    assert trace.usage == Usage(input_tokens=5, output_tokens=5, cost_usd=0.5, reported=True)
 
 
 @pytest.mark.parametrize(

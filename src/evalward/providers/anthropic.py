@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 from evalward.errors import ProviderError
 from evalward.httpclient import HttpClient
 from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, ToolCall
-from evalward.providers.retry import Endpoint, RetryPolicy, post_json
+from evalward.providers.retry import Answer, Endpoint, RetryPolicy, post_json, send
 from evalward.runtime.trace import Usage
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -50,6 +51,18 @@ class AnthropicProvider:
         async with self._limit:
             data = await post_json(self._client, self._endpoint, body, headers, self._retry)
         return parse_response(data, request.model)
+
+    async def forward(self, body: dict[str, Any], headers: Mapping[str, str]) -> Answer:
+        """POST an agent's own request body (the model proxy's upstream call) with the key,
+        the retries and the concurrency limit of every other call. The agent's
+        `anthropic-version` and `anthropic-beta` go along: they shape the request it wrote."""
+        sent = {"anthropic-version": headers.get("anthropic-version") or self._version}
+        if headers.get("anthropic-beta"):
+            sent["anthropic-beta"] = headers["anthropic-beta"]
+        if self._api_key:
+            sent["x-api-key"] = self._api_key
+        async with self._limit:
+            return await send(self._client, self._endpoint, body, sent, self._retry)
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -125,14 +138,25 @@ def parse_response(data: dict[str, Any], model: str) -> ChatResponse:
                     arguments=arguments if isinstance(arguments, dict) else {},
                 )
             )
-    usage = data.get("usage") or {}
     return ChatResponse(
         content="".join(texts),
         tool_calls=tuple(calls),
-        usage=Usage(
-            input_tokens=int(usage.get("input_tokens") or 0),
-            output_tokens=int(usage.get("output_tokens") or 0),
-        ),
+        usage=usage_of(data),
         stop_reason=str(data.get("stop_reason") or ""),
         model=str(data.get("model") or model),
     )
+
+
+def usage_of(data: Mapping[str, Any]) -> Usage:
+    """Tokens of a Messages response (`usage.input_tokens` / `output_tokens`)."""
+    usage = data.get("usage")
+    if not isinstance(usage, Mapping):
+        return Usage()
+    return Usage(
+        input_tokens=_count(usage.get("input_tokens")),
+        output_tokens=_count(usage.get("output_tokens")),
+    )
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

@@ -3,6 +3,10 @@
 The key is a hash of (provider, model, request body, rep index): each rep of a fixture keeps
 its own reply, so reps measure variance instead of replaying the first answer. Entries are
 one JSON file each, written atomically, so concurrent runs never read half a file.
+
+Two kinds of entry share the directory under different keys: evalward's own calls (a
+ChatRequest and its ChatResponse) and calls the model proxy forwards for an agent (the
+agent's request body as sent, and the provider's JSON reply as received).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +46,32 @@ class ResponseCache:
         raw = json.dumps(material, sort_keys=True, ensure_ascii=False, default=str)
         return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
+    def raw_key(self, provider: str, body: Mapping[str, Any], rep: int) -> str:
+        """The key of a forwarded call: the agent's whole request body, as sent."""
+        material = {"v": FORMAT, "kind": "forwarded", "provider": provider, "body": body}
+        material["rep"] = rep
+        raw = json.dumps(material, sort_keys=True, ensure_ascii=False, default=str)
+        return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+    def get_raw(self, key: str) -> dict[str, Any] | None:
+        """A provider's stored JSON reply to a forwarded call."""
+        if not self.enabled:
+            return None
+        try:
+            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = None
+        reply = data.get("forwarded") if isinstance(data, dict) else None
+        if not isinstance(reply, dict):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return reply
+
+    def put_raw(self, key: str, reply: Mapping[str, Any]) -> None:
+        if self.mode is CacheMode.read_write:
+            self._write(key, {"forwarded": reply})
+
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
 
@@ -57,13 +88,15 @@ class ResponseCache:
         return response
 
     def put(self, key: str, response: ChatResponse) -> None:
-        if self.mode is not CacheMode.read_write:
-            return
+        if self.mode is CacheMode.read_write:
+            self._write(key, _encode(response))
+
+    def _write(self, key: str, entry: Mapping[str, Any]) -> None:
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(_encode(response), handle, ensure_ascii=False)
+            json.dump(entry, handle, ensure_ascii=False)
         Path(tmp).replace(path)
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from evalward.errors import ProviderError
 from evalward.httpclient import HttpClient
 from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, ToolCall
-from evalward.providers.retry import Endpoint, RetryPolicy, post_json
+from evalward.providers.retry import Answer, Endpoint, RetryPolicy, post_json, send
 from evalward.runtime.trace import Usage, tool_arguments
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -46,6 +47,15 @@ class OpenAIProvider:
         async with self._limit:
             data = await post_json(self._client, self._endpoint, body, headers, self._retry)
         return parse_response(data, request.model)
+
+    async def forward(self, body: dict[str, Any], headers: Mapping[str, str]) -> Answer:
+        """POST an agent's own request body (the model proxy's upstream call) with the key,
+        the retries and the concurrency limit of every other call. Nothing of the agent's
+        headers is sent: organisation and project belong to the key's account."""
+        del headers
+        auth = {"authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        async with self._limit:
+            return await send(self._client, self._endpoint, body, auth, self._retry)
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -108,14 +118,25 @@ def parse_response(data: dict[str, Any], model: str) -> ChatResponse:
                 arguments=tool_arguments(function.get("arguments")),
             )
         )
-    usage = data.get("usage") or {}
     return ChatResponse(
         content=message.get("content") or "",
         tool_calls=tuple(calls),
-        usage=Usage(
-            input_tokens=int(usage.get("prompt_tokens") or 0),
-            output_tokens=int(usage.get("completion_tokens") or 0),
-        ),
+        usage=usage_of(data),
         stop_reason=str(choice.get("finish_reason") or ""),
         model=str(data.get("model") or model),
     )
+
+
+def usage_of(data: Mapping[str, Any]) -> Usage:
+    """Tokens of a Chat Completions response (`usage.prompt_tokens` / `completion_tokens`)."""
+    usage = data.get("usage")
+    if not isinstance(usage, Mapping):
+        return Usage()
+    return Usage(
+        input_tokens=_count(usage.get("prompt_tokens")),
+        output_tokens=_count(usage.get("completion_tokens")),
+    )
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

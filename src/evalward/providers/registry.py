@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 from evalward.errors import ConfigError
 from evalward.httpclient import HttpClient
@@ -19,8 +20,36 @@ from evalward.providers.base import ChatRequest, ChatResponse, Provider
 from evalward.providers.cache import ResponseCache
 from evalward.providers.config import KNOWN_PROVIDERS, ProvidersConfig, ProviderSettings
 from evalward.providers.pricing import PriceTable
-from evalward.providers.retry import RetryPolicy
+from evalward.providers.retry import Answer, RetryPolicy
+from evalward.runtime.trace import Usage
 from evalward.security import note_key_envs
+
+
+@runtime_checkable
+class Forwarding(Protocol):
+    """A provider that can send an agent's own request body as it is (the model proxy)."""
+
+    name: str
+
+    async def forward(self, body: dict[str, Any], headers: Mapping[str, str]) -> Answer: ...
+
+
+USAGE_OF: dict[str, Callable[[Mapping[str, Any]], Usage]] = {
+    "openai": openai.usage_of,
+    "anthropic": anthropic.usage_of,
+}
+
+
+@dataclass(frozen=True)
+class Forwarded:
+    """A provider's answer to a forwarded call: its JSON object on success (`data`), else
+    its status and body as they came (`raw`). `usage` is priced; None when it failed."""
+
+    status: int
+    data: dict[str, Any] | None
+    raw: bytes = b""
+    usage: Usage | None = None
+    cached: bool = False
 
 
 class MeteredProvider:
@@ -31,6 +60,37 @@ class MeteredProvider:
         self.name = inner.name
         self._prices = prices
         self._cache = cache
+
+    @property
+    def forwards(self) -> bool:
+        return isinstance(self.inner, Forwarding)
+
+    def cached_forward(self, body: dict[str, Any], rep: int) -> Forwarded | None:
+        """The stored reply to this exact request body, when the response cache has it."""
+        if self._cache is None or not self._cache.enabled:
+            return None
+        data = self._cache.get_raw(self._cache.raw_key(self.name, body, rep))
+        if data is None:
+            return None
+        return Forwarded(200, data, usage=self._usage(body, data), cached=True)
+
+    async def forward(
+        self, body: dict[str, Any], headers: Mapping[str, str], rep: int
+    ) -> Forwarded:
+        """Send an agent's request body upstream as it is; a success is priced and cached.
+        Raises ProviderError when no reply came after the retries."""
+        assert isinstance(self.inner, Forwarding), f"{self.name} cannot forward requests"
+        answer = await self.inner.forward(body, headers)
+        if answer.data is None:
+            return Forwarded(answer.reply.status, None, answer.reply.body)
+        if self._cache is not None and self._cache.enabled:
+            self._cache.put_raw(self._cache.raw_key(self.name, body, rep), answer.data)
+        return Forwarded(answer.reply.status, answer.data, usage=self._usage(body, answer.data))
+
+    def _usage(self, body: Mapping[str, Any], data: Mapping[str, Any]) -> Usage:
+        model = body.get("model")
+        usage = USAGE_OF[self.name](data)
+        return self._prices.with_cost(self.name, str(model), usage)
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         key = None

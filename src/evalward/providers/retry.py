@@ -80,6 +80,34 @@ async def post_json(
     policy: RetryPolicy,
 ) -> dict[str, Any]:
     """POST `body` and return the JSON object answered, retrying what is worth retrying."""
+    answer = await send(client, endpoint, body, headers, policy)
+    if answer.data is not None:
+        return answer.data
+    if answer.problem is not None:
+        raise ProviderError(exhausted(endpoint, policy, answer.problem))
+    raise ProviderError(refusal(answer.reply, endpoint))
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The last reply of `send`: `data` is its JSON object when it succeeded; `problem` says
+    why it would have been retried when the attempts ran out on it."""
+
+    reply: Reply
+    data: dict[str, Any] | None
+    problem: str | None
+
+
+async def send(
+    client: HttpClient,
+    endpoint: Endpoint,
+    body: dict[str, Any],
+    headers: dict[str, str],
+    policy: RetryPolicy,
+) -> Answer:
+    """POST `body`, retrying 408/409/429/5xx, timeouts, broken connections and a success
+    that is not a JSON object; return the last reply whatever its status. Raises
+    ProviderError only when the last attempt got no reply at all."""
     last_problem = ""
     for attempt in range(1, policy.attempts + 1):
         response: Reply | None = None
@@ -90,23 +118,34 @@ async def post_json(
         except HttpFailure as exc:
             last_problem = f"no complete reply ({exc})"
         else:
-            if response.status < 300:
-                try:
-                    data = response.json()
-                except ValueError:
-                    last_problem = "the response was not valid JSON"
-                else:
-                    if isinstance(data, dict):
-                        return data
-                    last_problem = "the response was not a JSON object"
-            elif response.status in RETRYABLE_STATUS:
-                last_problem = f"HTTP {response.status}"
-            else:
-                raise ProviderError(refusal(response, endpoint))
+            answer = _judge(response)
+            if answer.problem is None:
+                return answer
+            last_problem = answer.problem
+            if attempt == policy.attempts:
+                return answer
         if attempt < policy.attempts:
             await asyncio.sleep(policy.delay(attempt, response))
-    raise ProviderError(
-        f"{endpoint.provider}: {last_problem} after {policy.attempts} attempt"
+    raise ProviderError(exhausted(endpoint, policy, last_problem))
+
+
+def _judge(response: Reply) -> Answer:
+    if response.status in RETRYABLE_STATUS:
+        return Answer(response, None, f"HTTP {response.status}")
+    if response.status >= 300:
+        return Answer(response, None, None)
+    try:
+        data = response.json()
+    except ValueError:
+        return Answer(response, None, "the response was not valid JSON")
+    if not isinstance(data, dict):
+        return Answer(response, None, "the response was not a JSON object")
+    return Answer(response, data, None)
+
+
+def exhausted(endpoint: Endpoint, policy: RetryPolicy, problem: str) -> str:
+    return (
+        f"{endpoint.provider}: {problem} after {policy.attempts} attempt"
         f"{'s' if policy.attempts != 1 else ''} ({endpoint.base_url})"
     )
 

@@ -42,12 +42,13 @@ async def run_command_agent(
     env: Mapping[str, str],
     timeout_seconds: float,
     kill_grace: float = DEFAULT_KILL_GRACE,
+    extra_env: Mapping[str, str] | None = None,
 ) -> None:
+    """`extra_env` (the model proxy's variables) is set whatever the allow-list says."""
     timeout = runtime.timeout_seconds or timeout_seconds
+    extra = {**(extra_env or {}), "EVALWARD_PROTOCOL": "1"}
     try:
-        process = await spawn(
-            runtime.run, cwd=root, env=limited_env(env, runtime.env, {"EVALWARD_PROTOCOL": "1"})
-        )
+        process = await spawn(runtime.run, cwd=root, env=limited_env(env, runtime.env, extra))
     except AgentRunError as exc:
         trace.add(StepType.error, content=f"the agent could not start: {exc}")
         return

@@ -4,6 +4,10 @@ One server per agent and checkout, started on first use from the PR head (or bas
 stopped when the run ends, also when it fails. `{port}` in `start`, `ready` and `url` is a
 free loopback port chosen by evalward (also exported as PORT), so base and head servers of
 the same agent can run side by side.
+
+With the model proxy, the server's environment holds a key of its own (its calls are
+metered, but belong to no fixture run), and each POST carries the run's key in
+`modelProxy`: calls made with that one land in the run's trace.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from typing import Any
 
 from evalward.errors import AgentRunError
 from evalward.httpclient import HttpClient, HttpFailure, HttpTimeout
+from evalward.providers.base import RunLabels
 from evalward.resources.agent import HttpRuntime
+from evalward.runtime.model_proxy import Grant, ModelProxy
 from evalward.runtime.process import DEFAULT_KILL_GRACE, kill_group, limited_env, read_tail, spawn
 from evalward.runtime.process import tail as tail_text
 from evalward.runtime.protocol import ProtocolError, apply_response
@@ -41,8 +47,11 @@ class HttpAgentServer:
         env: Mapping[str, str],
         kill_grace: float = DEFAULT_KILL_GRACE,
         poll_interval: float = 0.1,
+        proxy: ModelProxy | None = None,
     ) -> None:
         self.runtime = runtime
+        self.proxy = proxy
+        self._grant: Grant | None = None
         self.name = name
         self.root = root
         self.env = env
@@ -76,7 +85,12 @@ class HttpAgentServer:
 
     async def _start(self) -> None:
         argv = [a.replace("{port}", str(self.port)) for a in self.runtime.start]
-        env = limited_env(self.env, self.runtime.env, {"PORT": str(self.port)})
+        extra = {"PORT": str(self.port)}
+        if self.proxy is not None:
+            await self.proxy.ensure_started()
+            self._grant = self.proxy.open_grant(RunLabels(agent=self.name), None)
+            extra = {**self._grant.env, **extra}
+        env = limited_env(self.env, self.runtime.env, extra)
         self._process = await spawn(argv, cwd=self.root, env=env, stdin=False)
         self._logs = [
             asyncio.create_task(read_tail(self._process.stdout)),
@@ -115,7 +129,12 @@ class HttpAgentServer:
         return f": {lines[-1]}" if lines else ""
 
     async def run(
-        self, request: Mapping[str, Any], trace: Trace, *, timeout_seconds: float
+        self,
+        request: Mapping[str, Any],
+        trace: Trace,
+        *,
+        timeout_seconds: float,
+        grant: Grant | None = None,
     ) -> None:
         """One POST per fixture run; the reply is the trace (or a final message)."""
         try:
@@ -125,7 +144,10 @@ class HttpAgentServer:
             return
         timeout = self.runtime.timeout_seconds or timeout_seconds
         try:
-            reply = await self._client.post_json(self.url, dict(request), timeout_seconds=timeout)
+            body = dict(request)
+            if grant is not None:
+                body["modelProxy"] = grant.request_field()
+            reply = await self._client.post_json(self.url, body, timeout_seconds=timeout)
         except HttpTimeout:
             trace.add(StepType.error, content=f"the agent did not answer within {timeout:g} s")
             return
@@ -147,6 +169,8 @@ class HttpAgentServer:
             trace.add(StepType.error, content="the agent's reply has no `final` event")
 
     async def stop(self) -> None:
+        if self.proxy is not None and self._grant is not None:
+            self.proxy.revoke(self._grant)
         process, self._process = self._process, None
         if process is not None:
             await kill_group(process, self.kill_grace)

@@ -69,6 +69,7 @@ def apply_event(trace: Trace, event: object) -> None:
             cost_usd=float(event["cost_usd"])
             if isinstance(event.get("cost_usd"), int | float)
             else None,
+            reported=True,
         )
         if not trace.steps:
             raise ProtocolError("a `usage` event needs a step before it")

@@ -1,12 +1,15 @@
 """One agent of one checkout, ready to run fixtures: declarative, command or http.
 
 The runner dispatches on the Agent's kind, applies the run's overall timeout, and owns what
-must be cleaned up (an http agent's server) until `aclose()`.
+must be cleaned up (an http agent's server) until `aclose()`. Every run of an agent whose own
+code runs (a bring-your-own agent, command tools) gets a key of the model proxy for as long
+as it lasts, so the calls that code makes land in that run's trace.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,6 +21,7 @@ from evalward.runtime.command import run_command_agent
 from evalward.runtime.declarative import DeclarativeAgent, run_declarative
 from evalward.runtime.http_agent import HttpAgentServer
 from evalward.runtime.inputs import input_messages
+from evalward.runtime.model_proxy import Grant, ModelProxy
 from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.protocol import agent_request
 from evalward.runtime.tools import FixtureTools, ToolExecutor
@@ -42,29 +46,49 @@ class AgentRunner:
         env: Mapping[str, str],
         *,
         kill_grace: float = DEFAULT_KILL_GRACE,
+        proxy: ModelProxy | None = None,
     ) -> None:
         self.agent = agent
         self.providers = providers
         self.env = env
         self.kill_grace = kill_grace
         runtime = agent.spec.runtime
+        self.proxy = proxy if self.runs_own_code else None
         self.server: HttpAgentServer | None = None
         if runtime is not None and runtime.http is not None:
             self.server = HttpAgentServer(
-                runtime.http, name=agent.name, root=agent.root, env=env, kill_grace=kill_grace
+                runtime.http,
+                name=agent.name,
+                root=agent.root,
+                env=env,
+                kill_grace=kill_grace,
+                proxy=self.proxy,
             )
+
+    @property
+    def runs_own_code(self) -> bool:
+        """Whether a run starts a program of the agent's: those call models via the proxy."""
+        spec = self.agent.spec
+        return spec.runtime is not None or any(t.enabled and t.command for t in spec.tools)
 
     async def run(self, run: FixtureRun) -> Trace:
         trace = Trace()
         started = time.monotonic()
-        try:
-            await asyncio.wait_for(self._run(run, trace), timeout=self._outer_timeout(run))
-        except TimeoutError:
-            trace.add(
-                StepType.error,
-                content=f"the run timed out after {run.timeout_seconds:g} s "
-                "(execution.timeoutSeconds)",
-            )
+        scope: contextlib.AbstractContextManager[Grant | None] = contextlib.nullcontext()
+        if self.proxy is not None:
+            await self.proxy.ensure_started()
+            scope = self.proxy.granted(run.labels, trace)
+        with scope as grant:
+            try:
+                await asyncio.wait_for(
+                    self._run(run, trace, grant), timeout=self._outer_timeout(run)
+                )
+            except TimeoutError:
+                trace.add(
+                    StepType.error,
+                    content=f"the run timed out after {run.timeout_seconds:g} s "
+                    "(execution.timeoutSeconds)",
+                )
         trace.duration_ms = (time.monotonic() - started) * 1000
         return trace
 
@@ -82,9 +106,10 @@ class AgentRunner:
             )
         return run.timeout_seconds
 
-    async def _run(self, run: FixtureRun, trace: Trace) -> None:
+    async def _run(self, run: FixtureRun, trace: Trace, grant: Grant | None) -> None:
         messages = input_messages(run.fixture_input)
         runtime = self.agent.spec.runtime
+        proxy_env = grant.env if grant is not None else {}
         if runtime is None:
             executor = ToolExecutor(
                 tools={t.tool_name: t for t in self.agent.spec.tools if t.enabled},
@@ -92,6 +117,7 @@ class AgentRunner:
                 root=self.agent.root,
                 env=self.env,
                 kill_grace=self.kill_grace,
+                extra_env=proxy_env,
             )
             await run_declarative(self.agent, messages, self.providers, run.labels, trace, executor)
             return
@@ -115,9 +141,10 @@ class AgentRunner:
                 env=self.env,
                 timeout_seconds=run.timeout_seconds,
                 kill_grace=self.kill_grace,
+                extra_env=proxy_env,
             )
         elif self.server is not None:
-            await self.server.run(request, trace, timeout_seconds=run.timeout_seconds)
+            await self.server.run(request, trace, timeout_seconds=run.timeout_seconds, grant=grant)
 
     async def aclose(self) -> None:
         if self.server is not None:

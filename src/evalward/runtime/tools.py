@@ -114,6 +114,8 @@ class ToolExecutor:
     root: Path
     env: Mapping[str, str]
     kill_grace: float = 2.0
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+    """Set for every command whatever its allow-list says (the model proxy's variables)."""
     _used: set[int] = field(default_factory=set)
 
     async def execute(self, call: ToolCall) -> ToolResult:
@@ -149,7 +151,7 @@ class ToolExecutor:
         )
 
     async def _command(self, command: ToolCommand, call: ToolCall) -> ToolResult:
-        env = limited_env(self.env, command.env, {"EVALWARD_TOOL": call.name})
+        env = limited_env(self.env, command.env, {**self.extra_env, "EVALWARD_TOOL": call.name})
         try:
             process = await spawn(command.run, cwd=self.root, env=env)
         except AgentRunError as exc:

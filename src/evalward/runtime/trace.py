@@ -30,6 +30,9 @@ class Usage(BaseModel):
     output_tokens: int = 0
     cost_usd: float | None = None
     """None when the model has no price in the table: tokens are still counted."""
+    reported: bool = False
+    """True when a bring-your-own agent reported these numbers itself (a `usage` event);
+    False when evalward measured them (its own tool loop, the model proxy)."""
 
     @property
     def total_tokens(self) -> int:
@@ -41,6 +44,7 @@ class Usage(BaseModel):
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             cost_usd=sum(costs) if costs else None,
+            reported=self.reported or other.reported,
         )
 
 
@@ -82,6 +86,26 @@ class Fallback(BaseModel):
     at_step: int
 
 
+class ModelCall(BaseModel):
+    """One model call an agent's own process made through evalward's model proxy, as the
+    proxy measured it (`runtime.model_proxy`)."""
+
+    api: str
+    """The wire format the agent spoke: `openai` (Chat Completions) or `anthropic` (Messages)."""
+    model: str
+    """`provider/model`, as priced."""
+    status: int
+    """The HTTP status the agent was answered with."""
+    usage: Usage | None = None
+    started_at: float = 0.0
+    duration_ms: float = 0.0
+    cached: bool = False
+    """Answered from the response cache: no call reached the provider."""
+    error: str | None = None
+    after_step: int = 0
+    """How many steps the trace had when the call was made: where it sits in the timeline."""
+
+
 class Trace(BaseModel):
     steps: list[Step] = Field(default_factory=list)
     duration_ms: float = 0.0
@@ -90,6 +114,8 @@ class Trace(BaseModel):
     model_calls: int = 0
     stderr: str = ""
     """What a bring-your-own agent wrote to stderr (tail), kept for the report."""
+    proxy_calls: list[ModelCall] = Field(default_factory=list)
+    """Model calls the agent's processes made through the model proxy, in order."""
 
     def add(self, type: StepType, **fields: Any) -> Step:
         step = Step(index=len(self.steps) + 1, type=type, **fields)
@@ -112,11 +138,22 @@ class Trace(BaseModel):
 
     @property
     def usage(self) -> Usage:
+        """Tokens and cost of the run. What evalward measured (its tool loop's calls, the
+        model proxy's) always counts. What an agent reported itself (`usage` events) counts
+        only when the proxy served none of the run's calls: otherwise it describes the same
+        calls again, and a number the agent reports could understate what it spent."""
+        measured = [s.usage for s in self.steps if s.usage is not None and not s.usage.reported]
+        measured += [c.usage for c in self.proxy_calls if c.usage is not None]
+        if not self.proxy_calls:
+            measured += [s.usage for s in self.steps if s.usage is not None and s.usage.reported]
         total = Usage()
-        for step in self.steps:
-            if step.usage is not None:
-                total = total + step.usage
+        for usage in measured:
+            total = total + usage
         return total
+
+    @property
+    def failed_proxy_calls(self) -> list[ModelCall]:
+        return [c for c in self.proxy_calls if c.error is not None]
 
     def tool_calls(self) -> list[Step]:
         return [s for s in self.steps if s.type is StepType.tool_call]
