@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -246,3 +247,14 @@ def test_a_rendering_far_past_the_limit_is_stopped_then_cut(tmp_path: Path) -> N
     assert body.startswith(f"{MARKER}\nline 0 x")
     assert "cut here to fit GitHub's 65,536-character comment limit" in body
 
+
+def test_the_comment_and_summary_link_to_the_report_in_the_runs_artifacts() -> None:
+    ctx = context(["a", "b"], {"a"})
+    link = "📊 **[Full report](https://github.example/r/1#artifacts)**: `report.html`"
+    assert link in render_comment(ctx)
+    names = [f"f-{i}" for i in range(40)]
+    folded = render_comment(context(names, set(names)), limit=25_000)
+    assert "folded" in folded
+    assert "([the run's artifacts](https://github.example/r/1#artifacts))" in folded
+    # a local run has no workflow run to link to
+    assert "Full report" not in render_comment(dataclasses.replace(ctx, run_url=""))
