@@ -22,6 +22,7 @@ from evalward.report.markdown import ReportContext, marker_for, render_comment
 from evalward.resources import ResourceSet
 from evalward.resources.problems import did_you_mean
 from evalward.security import Redactor
+from evalward.trend import Trend
 
 
 @dataclass(frozen=True)
@@ -102,11 +103,15 @@ def report_context(evaluation: Evaluation, decision: GateDecision, base: bool) -
 
 
 def write_output_dir(
-    output_dir: Path, evaluation: Evaluation, decision: GateDecision, comment: str
+    output_dir: Path,
+    evaluation: Evaluation,
+    decision: GateDecision,
+    comment: str,
+    trends: Mapping[str, Trend] | None = None,
 ) -> None:
     """The files the action writes: results.json, junit.xml, report.html, comment.md."""
     redact = Redactor.from_env(os.environ)
-    files.write_reports(output_dir, evaluation, decision, lambda: comment, redact)
+    files.write_reports(output_dir, evaluation, decision, lambda: comment, redact, trends=trends)
 
 
 def emit(
@@ -119,12 +124,13 @@ def emit(
     output_dir: str | None,
     extra: str = "",
     extra_json: dict[str, Any] | None = None,
+    trends: Mapping[str, Trend] | None = None,
 ) -> int:
     """Print the comment (or the results document with --json), write files, return the code."""
     redact = Redactor.from_env(os.environ)
     comment = render_comment(report_context(evaluation, decision, base))
     if output_dir:
-        write_output_dir(Path(output_dir), evaluation, decision, comment)
+        write_output_dir(Path(output_dir), evaluation, decision, comment, trends)
     if as_json:
         document = files.results_document(evaluation, decision)
         document.update(extra_json or {})
