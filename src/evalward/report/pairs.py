@@ -197,6 +197,8 @@ def row(pair: Pair, eval_index: int, redact: Redact = _identity) -> dict[str, An
     }
     if head is not None and base is not None:
         record["d"] = round(head["sc"] - base["sc"], 4)
+    first = (pair.head or pair.base)[0]
+    record["sv"] = first.severity.value
     if pair.private:
         record["p"] = 1
     cleaned: dict[str, Any] = _clean(record, redact)
@@ -226,7 +228,7 @@ def bundle(pair: Pair, traces: TraceSource, redact: Redact = _identity) -> dict[
             document[side].append(record)
     for side in ("h", "b"):
         outcome = pair.head_outcome if side == "h" else pair.base_outcome
-        if outcome is not None:
+        if outcome is not None and outcome.reps > 1:  # one rep: the row says it all
             document[side + "o"] = _outcome(outcome)
     cleaned: dict[str, Any] = _clean(document, redact)
     return cleaned
@@ -238,27 +240,31 @@ def _outcome(outcome: FixtureOutcome) -> dict[str, Any]:
         "n": outcome.reps,
         "err": outcome.errors,
         "skip": outcome.skipped,
-        "rate": outcome.pass_rate,
-        "ci": [outcome.pass_rate_interval.low, outcome.pass_rate_interval.high],
-        "sc": outcome.score,
+        "rate": _round(outcome.pass_rate),
+        "ci": [_round(outcome.pass_rate_interval.low), _round(outcome.pass_rate_interval.high)],
+        "sc": _round(outcome.score),
         "s": outcome.result.value,
+        "pk": {str(k): _round(v) for k, v in outcome.pass_hat_k.items()},
     }
     if outcome.score_interval is not None:
-        record["sci"] = [outcome.score_interval.low, outcome.score_interval.high]
-    if outcome.reps > 1:
-        record["pk"] = {str(k): v for k, v in outcome.pass_hat_k.items()}
+        interval = outcome.score_interval
+        record["sci"] = [_round(interval.low), _round(interval.high)]
     return record
+
+
+def _round(value: float) -> float:
+    """Four decimals: what the page shows (two) with room, not seventeen digits a number."""
+    return round(value, 4)
 
 
 def _run(result: FixtureResult, trace: Trace) -> dict[str, Any]:
     record: dict[str, Any] = {
         "r": result.rep,
         "s": result.status.value,
-        "sc": result.score,
+        "sc": _round(result.score),
         "v": result.verdict.value,
-        "sev": result.severity.value,
         "m": result.message,
-        "ax": result.axes,
+        "ax": {axis: _round(value) for axis, value in result.axes.items()},
         "a": [_assertion(a) for a in result.assertions],
         "u": [result.usage.input_tokens, result.usage.output_tokens, result.usage.cost_usd],
         "ms": round(result.duration_ms, 1),
@@ -284,9 +290,7 @@ def _assertion(assertion: AssertionResult) -> dict[str, Any]:
     record: dict[str, Any] = {
         "t": assertion.type,
         "s": assertion.status.value,
-        "sc": assertion.score,
-        "w": assertion.weight,
-        "sev": assertion.severity.value,
+        "sc": _round(assertion.score),
         "m": assertion.message,
     }
     if assertion.axis:
@@ -336,7 +340,7 @@ def _step(step: Step) -> dict[str, Any]:
         record["out"] = step.output
     if step.is_error:
         record["err"] = True
-    if step.duration_ms:
+    if round(step.duration_ms, 1):
         record["ms"] = round(step.duration_ms, 1)
     if step.usage is not None:
         record["u"] = [step.usage.input_tokens, step.usage.output_tokens, step.usage.cost_usd]

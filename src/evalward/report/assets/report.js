@@ -294,6 +294,7 @@
     var title = add(el("h2"),
       el("span", "change " + label(row), label(row)),
       el("span", "", EVALS[row.e].name + " / " + row.f),
+      el("span", "chip none", "severity " + row.sv),
       link("close", { open: "", rep: "", step: "" }, "close"));
     detail.replaceChildren(title);
     if (row.p) {
