@@ -6,6 +6,7 @@ by scripts/report_screenshots.py to take the docs' pictures."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -184,17 +185,19 @@ def make_pull_request(repo: GitRepo) -> None:
     )
 
 
-def run_report(
-    repo: GitRepo, model: ScriptedModelServer, out: Path, *extra: str, **env: str
-) -> Path:
+def run(repo: GitRepo, model: ScriptedModelServer, *args: str) -> subprocess.CompletedProcess[str]:
+    """`evalward run` on the checked-out commit, against the scripted model server."""
+    return evalward(
+        "run", str(repo.path), *args, cwd=repo.path, OPENAI_BASE_URL=model.base_url,
+        OPENAI_API_KEY="sk-test-secret-value",
+    )  # fmt: skip
+
+
+def run_report(repo: GitRepo, model: ScriptedModelServer, out: Path, *extra: str) -> Path:
     """`evalward run --base main` on the pull request; returns report.html's path."""
     make_pull_request(repo)
     script(model)
-    done = evalward(
-        "run", str(repo.path), "--base", "main", "--no-cache", "--output-dir", str(out), *extra,
-        cwd=repo.path, OPENAI_BASE_URL=model.base_url, OPENAI_API_KEY="sk-test-secret-value",
-        **env,
-    )  # fmt: skip
+    done = run(repo, model, "--base", "main", "--no-cache", "--output-dir", str(out), *extra)
     assert done.returncode == 1, done.stderr  # the greeting regressed
     assert "Traceback" not in done.stderr
     return out / "report.html"
