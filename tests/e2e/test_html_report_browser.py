@@ -379,6 +379,18 @@ def test_twenty_thousand_results_open_filter_search_and_open_a_trace(
     assert page.locator("table.timeline").count() == 1  # only the open fixture's traces exist
     assert watched.errors == [] and watched.violations() == []
 
+    # a link to a fixture far down the list opens it with its row in view
+    last = fixtures_count - 1
+    linked = open_page(browser, page_path.as_uri() + f"#open=eval-{last % 20:02d}/case-{last:05d}")
+    open_row = linked.page.locator("#rows .row.open")
+    sync_api.expect(open_row).to_contain_text(f"case-{last:05d}")
+    row_box, list_box = open_row.bounding_box(), linked.page.locator("#list").bounding_box()
+    assert row_box is not None and list_box is not None
+    assert list_box["y"] <= row_box["y"] < list_box["y"] + list_box["height"] - row_box["height"]
+    sync_api.expect(linked.page.locator("#s-h-4 pre.content")).to_have_text(
+        f"answer {last} from head"
+    )
+
 
 def test_a_violation_far_down_a_long_trace_scrolls_to_and_highlights_its_step(
     browser: Any, tmp_path: Path

@@ -124,7 +124,10 @@
     syncControls();
     if (listChanged) {
       computeShown();
-      listBox.scrollTop = 0;
+      // the open fixture's row stays in view (a link that opens one lands next to it)
+      rowsBox.style.height = Math.max(shown.length * ROW_HEIGHT, ROW_HEIGHT) + "px";
+      var at = state.open ? shown.indexOf(byKey.get(state.open)) : -1;
+      listBox.scrollTop = at > 2 ? (at - 2) * ROW_HEIGHT : 0;
     }
     renderList();
     renderDetail();
