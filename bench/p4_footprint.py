@@ -1,5 +1,6 @@
 """P4: start-up and memory. `python -m evalward --version` <= 0.3 s; peak RSS <= 300 MB with
-20,000 fixture results in one run (mock provider, so the figure is evalward's own).
+20,000 fixture results in one run (mock provider, so the figure is evalward's own), and the
+size of the files that run writes per fixture result (report.html, results.json).
 
     python bench/p4_footprint.py [--fixtures 20000] [--repeat 10]
 """
@@ -60,6 +61,12 @@ def main() -> None:
         f"P4 memory: {args.fixtures} fixture results in one run: peak RSS {peak / 1024:.0f} MB "
         f"(target <= 300 MB), {run.wall:.1f} s; earlier children peaked at {before / 1024:.0f} MB"
     )
+    for name in ("report.html", "results.json"):
+        size = (repo / "out" / name).stat().st_size
+        print(
+            f"P4 files: {name} {size / 1e6:.1f} MB, {size / args.fixtures:.0f} bytes per "
+            f"fixture result"
+        )
 
 
 if __name__ == "__main__":

@@ -53,6 +53,7 @@ from evalward.results import FixtureResult
 from evalward.security import Redactor
 from evalward.settings import Settings
 from evalward.spool import TraceSpool
+from evalward.trend import record_commit, trends
 
 PR_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "labeled", "unlabeled")
 SCHEDULE_WINDOW_MINUTES = 60
@@ -534,6 +535,8 @@ class Runner:
         head_sha = self.context.sha
         report = self.report_context(evaluation, decision, head_sha, outcome.progress)
         self.write_everything(evaluation, decision, report, outcome.progress, None)
+        if self.context.event_name == "push" and not outcome.progress.cancelled:
+            self.record_scores(evaluation)
         self.annotate(evaluation)
         self.check(decision, evaluation, head_sha)
         self.log(f"evalward: {decision.result.value} — {decision.reason}")
@@ -605,6 +608,10 @@ class Runner:
             lambda: render_comment(report, self.template()),
             self.redact,
             run,
+            trends(
+                [c.name for c in evaluation.comparisons],
+                cache_dir=self.trusted_cache_dir(),
+            ),
         )
         summary = render_comment(report, self.template(), limit=SUMMARY_LIMIT)
         files.append_summary(self.env.get("GITHUB_STEP_SUMMARY"), summary, self.redact)
@@ -617,6 +624,31 @@ class Runner:
             }
         )
         return body
+
+    def trusted_cache_dir(self) -> Path | None:
+        """The result cache's directory when this run may read it (as `run_options` decides)."""
+        cache_dir = _in_workspace(self.context, self.settings.cache_dir)
+        if self.settings.cache == "off" or cache_dir is None:
+            return None
+        if _committed_cache(self.git, self.context.workspace, cache_dir):
+            return None
+        return cache_dir
+
+    def record_scores(self, evaluation: Evaluation) -> None:
+        """On the default branch, each Eval's score at this commit joins the cache's score log:
+        the trend that pull requests restoring this cache show in report.html."""
+        cache_dir = self.trusted_cache_dir()
+        if cache_dir is None or self.settings.cache != CacheMode.read_write.value:
+            return
+        try:
+            record_commit(
+                cache_dir,
+                evaluation.evals,
+                commit=self.context.sha,
+                branch=self.context.default_branch or "main",
+            )
+        except OSError as exc:
+            self.log(command("warning", f"the Evals' scores were not added to the cache: {exc}"))
 
     def audit(self, decision: GateDecision, number: int, head_sha: str) -> None:
         if decision.bypass is None and decision.refusal is None:

@@ -4,13 +4,14 @@ run shows its scores' delta against the previous set (green up, red down).
 One JSON file per Eval in `.evalward/history/<eval>.json`:
 
     {"name": "support-bot-eval",
-     "history": [{"timestamp": "...", "passed": true,
+     "history": [{"timestamp": "...", "commit": "...", "passed": true,
                   "averageScores": {"score": 0.8, "passRate": 0.75, "axis:tone": 0.9},
                   "runs": [{"fixture": "...", "rep": 0, "status": "pass", "score": 1.0,
                             "output": "..."}]}]}
 
 The newest `MAX_SETS` sets are kept. Only head-side results are recorded: the history follows
-the code on disk, not the base it is compared with.
+the code on disk, not the base it is compared with. `commit` (the checked-out commit, when the
+directory is a git repository) labels the set in report.html's trend chart.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def average_scores(result: EvalResult) -> dict[str, float]:
 
 
 def record(
-    root: Path, results: Iterable[EvalResult], now: dt.datetime | None = None
+    root: Path, results: Iterable[EvalResult], now: dt.datetime | None = None, commit: str = ""
 ) -> list[EvalDeltas]:
     """Append one set per head-side Eval result and return its deltas against the last set."""
     moment = (now or dt.datetime.now(dt.UTC)).isoformat(timespec="milliseconds")
@@ -103,8 +104,15 @@ def record(
             }
             for f in result.fixtures
         ]
+        labels = {"commit": commit} if commit else {}
         history.append(
-            {"timestamp": moment, "passed": result.passed, "averageScores": scores, "runs": runs}
+            {
+                "timestamp": moment,
+                **labels,
+                "passed": result.passed,
+                "averageScores": scores,
+                "runs": runs,
+            }
         )
         experiment["history"] = history[-MAX_SETS:]
         _write(path, experiment)

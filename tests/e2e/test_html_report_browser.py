@@ -1,139 +1,412 @@
-"""report.html in a real headless Chromium: clicking a violation scrolls to its evidence step
-and highlights it. Chromium is driven over the DevTools protocol on a pipe (no extra
-packages); the test is skipped only when no Chromium is installed."""
+"""report.html in a real headless Chromium (Debian's, driven by Playwright without downloading
+a browser): the filters, the search and their link, a paired trace with its first divergence,
+a judge violation followed to its step, hostile output kept inert, nothing fetched, the page
+without JavaScript, and 20,000 fixture results. Skipped only when no Chromium is installed."""
 
 from __future__ import annotations
 
-import json
-import os
+import re
 import shutil
-import subprocess
-import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from evalward.report.html import fixture_id, html_chunks
+from e2e.report_scenario import HOSTILE, PRIVATE_OUTPUT, run_report
+from evalward.compare import compare
+from evalward.report.files import write_chunks
+from evalward.report.html import html_chunks
 from evalward.resources.models import Severity
 from evalward.results import (
     AssertionResult,
+    EvalResult,
+    FixtureOutcome,
     FixtureResult,
+    Interval,
     JudgeVerdict,
     Status,
     Verdict,
     Violation,
 )
 from evalward.runtime.trace import StepType, Trace
+from evalward.security import Redactor
+from fakes.model_server import ScriptedModelServer
+from gitrepo import GitRepo
 
 CHROMIUM = next(
     (p for p in (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")) if p),
     None,
 )
+sync_api = pytest.importorskip("playwright.sync_api", reason="the `dev` extra installs playwright")
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="no Chromium on PATH (Debian: apt-get install -y chromium)"
 )
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+CATCH_POLICY_VIOLATIONS = """
+window.__violations = [];
+document.addEventListener('securitypolicyviolation',
+  e => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));
+"""
 
 
-class DevTools:
-    """The Chrome DevTools protocol over --remote-debugging-pipe (fds 3 and 4)."""
-
-    def __init__(self, profile: Path) -> None:
-        to_browser_r, self._to_browser = os.pipe()
-        self._from_browser, from_browser_w = os.pipe()
-
-        def wire() -> None:
-            os.dup2(to_browser_r, 3)
-            os.dup2(from_browser_w, 4)
-
-        assert CHROMIUM is not None
-        self.process = subprocess.Popen(
-            [
-                CHROMIUM,
-                "--headless=new",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--remote-debugging-pipe",
-                f"--user-data-dir={profile}",
-                "--window-size=800,600",
-                "--no-first-run",
-                "about:blank",
-            ],
-            close_fds=False,
-            preexec_fn=wire,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        os.close(to_browser_r)
-        os.close(from_browser_w)
-        self._buffer = b""
-        self._next = 0
-
-    def send(self, method: str, session: str | None = None, **params: Any) -> dict[str, Any]:
-        self._next += 1
-        message: dict[str, Any] = {"id": self._next, "method": method, "params": params}
-        if session:
-            message["sessionId"] = session
-        os.write(self._to_browser, json.dumps(message).encode() + b"\0")
-        while True:
-            reply = self._read()
-            if reply.get("id") == self._next:
-                if "error" in reply:
-                    raise AssertionError(f"{method}: {reply['error']}")
-                return dict(reply.get("result", {}))
-
-    def _read(self) -> dict[str, Any]:
-        while b"\0" not in self._buffer:
-            chunk = os.read(self._from_browser, 65536)
-            if not chunk:
-                raise AssertionError("Chromium closed the DevTools pipe")
-            self._buffer += chunk
-        raw, _, self._buffer = self._buffer.partition(b"\0")
-        return dict(json.loads(raw))
-
-    def evaluate(self, session: str, expression: str) -> Any:
-        result = self.send(
-            "Runtime.evaluate",
-            session,
-            expression=expression,
-            returnByValue=True,
-            awaitPromise=True,
-        )
-        return result["result"].get("value")
-
-    def close(self) -> None:
-        self.process.kill()
-        self.process.wait()
-        os.close(self._to_browser)
-        os.close(self._from_browser)
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield launched
+        launched.close()
 
 
-@pytest.fixture
-def browser(tmp_path: Path) -> Iterator[DevTools]:
-    tools = DevTools(tmp_path / "profile")
-    yield tools
-    tools.close()
+@dataclass
+class Watched:
+    """A page and everything it asked the network for, logged or was refused."""
+
+    page: Any
+    requests: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def violations(self) -> list[str]:
+        return list(self.page.evaluate("window.__violations"))
 
 
-def long_result() -> FixtureResult:
+def open_page(browser: Any, url: str, *, javascript: bool = True, height: int = 900) -> Watched:
+    context = browser.new_context(
+        java_script_enabled=javascript, viewport={"width": 1280, "height": height}
+    )
+    page = context.new_page()
+    watched = Watched(page)
+    page.on("request", lambda request: watched.requests.append(request.url))
+    page.on("pageerror", lambda error: watched.errors.append(str(error)))
+    page.on(
+        "console",
+        lambda message: watched.errors.append(message.text) if message.type == "error" else None,
+    )
+    if javascript:
+        page.add_init_script(CATCH_POLICY_VIOLATIONS)
+    page.goto(url)
+    return watched
+
+
+def row_names(page: Any) -> list[str]:
+    return [text.split(" / ", 1)[1] for text in page.locator("#rows .row .name").all_inner_texts()]
+
+
+@pytest.fixture(scope="module")
+def pull_request_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The scenario's pull request run through `evalward run --base main`."""
+    root = tmp_path_factory.mktemp("report")
+    model = ScriptedModelServer()
+    try:
+        return run_report(GitRepo(root / "repo"), model, root / "out")
+    finally:
+        model.close()
+
+
+def test_filters_and_search_narrow_the_list_and_a_link_reopens_the_same_view(
+    browser: Any, pull_request_report: Path
+) -> None:
+    url = pull_request_report.as_uri()
+    watched = open_page(browser, url)
+    page = watched.page
+    count = page.locator("#count")
+    sync_api.expect(count).to_have_text("Showing 7 of 7 fixtures.")
+    assert page.locator("#static").is_hidden() and page.locator("#app").is_visible()
+
+    page.get_by_role("button", name=re.compile("^regressed")).click()
+    sync_api.expect(count).to_have_text("Showing 2 regressed of 7 fixtures.")
+    assert row_names(page) == ["greeting", "hostile-output"]
+
+    page.locator("#search").fill("looked everything")  # text of the greeting's final output
+    sync_api.expect(count).to_have_text(
+        "Showing 1 regressed of 7 fixtures matching \u201clooked everything\u201d."
+    )
+    assert row_names(page) == ["greeting"]
+    assert page.locator('button[data-filter="all"] .n').inner_text() == "1"
+
+    page.locator("#search").fill("")
+    page.get_by_role("button", name=re.compile("^all")).click()
+    for name, expected in [("fixed", ["refund-asks-why"]), ("new", ["opening-hours"])]:
+        page.get_by_role("button", name=re.compile(f"^{name}")).click()
+        sync_api.expect(page.locator("#rows .row")).to_have_count(len(expected))
+        assert row_names(page) == expected
+    page.get_by_role("button", name=re.compile("^failing")).click()
+    assert row_names(page) == ["greeting", "hostile-output", "held-out-case"]
+    page.get_by_role("button", name=re.compile("^errored")).click()
+    sync_api.expect(page.locator("#rows")).to_have_text("No fixture matches.")
+
+    page.get_by_role("button", name=re.compile("^all")).click()
+    page.locator("#eval-filter").select_option("support-bot-reps")
+    sync_api.expect(count).to_have_text("Showing 1 of 7 fixtures in support-bot-reps.")
+    page.locator("#eval-filter").select_option("")
+    page.locator("#agent-filter").select_option("support-bot")
+    sync_api.expect(count).to_have_text("Showing 7 of 7 fixtures of agent support-bot.")
+    page.locator("#agent-filter").select_option("")
+
+    page.get_by_role("button", name=re.compile("^regressed")).click()
+    page.locator("#search").fill("hostile")
+    sync_api.expect(page.locator("#rows .row")).to_have_count(1)
+    link = page.url
+    assert "filter=regressed" in link and "q=hostile" in link
+
+    again = open_page(browser, link).page
+    sync_api.expect(again.locator("#count")).to_have_text(
+        "Showing 1 regressed of 7 fixtures matching \u201chostile\u201d."
+    )
+    assert again.locator("#search").input_value() == "hostile"
+    assert again.locator('button[data-filter="regressed"]').get_attribute("aria-pressed") == "true"
+    assert row_names(again) == ["hostile-output"]
+    assert watched.errors == [] and watched.violations() == []
+
+
+def test_a_paired_trace_marks_where_head_diverges_and_a_violation_leads_to_its_step(
+    browser: Any, pull_request_report: Path
+) -> None:
+    watched = open_page(browser, pull_request_report.as_uri())
+    page = watched.page
+    page.locator("#rows .row", has_text="greeting").click()
+    detail = page.locator("#detail")
+    sync_api.expect(detail.locator("h2")).to_contain_text("support-bot-eval / greeting")
+    assert "open=support-bot-eval%2Fgreeting" in page.url
+
+    # base and head side by side; the head's needless lookup is where they part
+    diverge = detail.locator("tr.diverge")
+    sync_api.expect(diverge).to_have_count(1)
+    assert diverge.locator("#s-b-2 .kind").inner_text().lower() == "final"
+    assert diverge.locator("#s-h-2 .kind").inner_text().lower() == "tool call"
+    assert '"order_id": "unknown"' in diverge.locator("#s-h-2 pre.args").inner_text()
+    assert "first diverge" in detail.locator(".divergence-note").inner_text()
+    result = detail.locator("#s-h-3")
+    assert result.locator(".tool").inner_text() == "lookup_order"
+    assert result.locator(".badge.src-mock").inner_text() == "mock"
+    assert "in / " in detail.locator("#s-h-2 .facts").inner_text()  # tokens and latency
+    assert "ms" in detail.locator("#s-h-2 .facts").inner_text()
+    pairs = detail.locator("table.pairs").inner_text()
+    assert "pass 1.00" in pairs and "fail 0.40" in pairs and "(Δ -0.60)" in pairs
+
+    # the judge cites step 2 (checked against the trace); its invented step 9 is unsupported
+    violations = detail.locator(".run.h .violations li")
+    sync_api.expect(violations).to_have_count(2)
+    assert "unsupported: step 9 does not exist" in violations.nth(1).inner_text()
+    assert violations.nth(1).locator("a").count() == 0
+    page.set_viewport_size({"width": 1280, "height": 400})
+    page.evaluate("window.scrollTo(0, 0)")
+    violations.nth(0).locator("a.violation").click()
+    step = page.locator("#s-h-2")
+    sync_api.expect(step).to_have_class(re.compile(r"\bhighlight\b"))
+    assert page.locator(".step.highlight").count() == 1
+    assert "step=h2" in page.url
+    box = step.bounding_box()
+    assert box is not None and 0 <= box["y"] < 400, "the cited step was not scrolled into view"
+    assert watched.errors == [] and watched.violations() == []
+
+
+def test_agent_output_that_tries_markup_stays_text_and_nothing_is_fetched(
+    browser: Any, pull_request_report: Path
+) -> None:
+    url = pull_request_report.as_uri()
+    watched = open_page(browser, url + "#open=support-bot-eval/hostile-output")
+    page = watched.page
+    final = page.locator("#s-h-2 pre.content")
+    sync_api.expect(final).to_have_text(HOSTILE)
+    page.locator("#search").fill("onerror")  # the search reads the output as text, too
+    sync_api.expect(page.locator("#rows .row")).to_have_count(1)
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    assert page.locator("img, iframe").count() == 0
+    assert (
+        page.locator("script").count()
+        == page.locator("script[type='application/json']").count() + 1
+    )
+    # only the page itself was read: no fetch, image, frame or font, even from hostile text
+    assert watched.requests == [url]
+    assert watched.errors == [] and watched.violations() == []
+
+
+def test_held_out_and_flaky_fixtures(browser: Any, pull_request_report: Path) -> None:
+    assert PRIVATE_OUTPUT not in pull_request_report.read_text(encoding="utf-8")
+    assert "PRIVATE-PROMPT" not in pull_request_report.read_text(encoding="utf-8")
+    page = open_page(browser, pull_request_report.as_uri()).page
+    page.locator("#rows .row", has_text="held-out-case").click()
+    detail = page.locator("#detail")
+    sync_api.expect(detail).to_contain_text("Held out (visibility: private)")
+    assert detail.locator("table.timeline").count() == 0
+
+    page.get_by_role("button", name=re.compile("^flaky")).click()
+    assert row_names(page) == ["weather"]
+    page.locator("#rows .row").first.click()
+    sync_api.expect(detail.locator(".reps a.rep")).to_have_count(3)
+    pairs = detail.locator("table.pairs").inner_text()
+    assert "3 of 3 reps passed" in pairs and "2 of 3 reps passed (pass rate 0.67" in pairs
+    assert "pass^2 0.33" in pairs
+    failing_rep = detail.locator(".reps a.rep.current").inner_text()
+    assert failing_rep.endswith("pass → fail")  # opens on the head rep that failed
+    assert detail.locator(".divergence-note").inner_text().startswith("Same steps")
+
+
+def test_without_javascript_the_summary_and_failing_list_are_readable(
+    browser: Any, pull_request_report: Path
+) -> None:
+    page = open_page(browser, pull_request_report.as_uri(), javascript=False).page
+    assert page.locator("#app").is_hidden()
+    summary = page.locator("table.evals tbody tr")
+    assert summary.count() == 2
+    assert page.locator("table.evals svg.chart").count() >= 4  # bars and histograms
+    problems = page.locator("#static li").all_inner_texts()
+    assert [p.split(" — ")[0] for p in problems] == [
+        "regressed support-bot-eval / greeting",
+        "regressed support-bot-eval / hostile-output",
+        "failing support-bot-eval / held-out-case (held out: name and result only)",
+    ]
+    assert "toolNotCalled: lookup_order was called" in problems[0]
+
+
+# --- scale -----------------------------------------------------------------------------------
+
+
+def synthetic(count: int) -> tuple[list[EvalResult], list[FixtureResult]]:
+    """`count` fixtures run on head and on base (2 × `count` results); every 7th regresses."""
+    fixtures: list[FixtureResult] = []
+    for index in range(count):
+        for side in ("base", "head"):
+            passed = side == "base" or index % 7 != 0
+            trace = Trace()
+            trace.add(StepType.input, content=f"question {index}")
+            trace.add(StepType.tool_call, tool="lookup", arguments={"id": index})
+            trace.add(StepType.tool_result, tool="lookup", output="found", source="mock")
+            trace.add(StepType.final, content=f"answer {index} from {side}")
+            fixtures.append(
+                FixtureResult(
+                    eval=f"eval-{index % 20:02d}",
+                    fixture=f"case-{index:05d}",
+                    side=side,
+                    status=Status.passed if passed else Status.failed,
+                    score=1.0 if passed else 0.0,
+                    verdict=Verdict.passed if passed else Verdict.failed,
+                    severity=Severity.medium,
+                    output=f"answer {index} from {side}",
+                    trace=trace,
+                )
+            )
+    evals = []
+    for name in sorted({f.eval for f in fixtures}):
+        for side in ("base", "head"):
+            runs = [f for f in fixtures if f.eval == name and f.side == side]
+            outcomes = [
+                FixtureOutcome(
+                    name=r.fixture,
+                    score=r.score,
+                    result=r.status,
+                    severity=r.severity,
+                    reps=1,
+                    passes=int(r.passed),
+                    pass_rate=float(r.passed),
+                    pass_rate_interval=Interval(low=0, high=1),
+                )
+                for r in runs
+            ]
+            passing = sum(o.passed for o in outcomes)
+            evals.append(
+                EvalResult(
+                    eval=name,
+                    agent="bot",
+                    side=side,
+                    score=passing / len(runs),
+                    passed=passing == len(runs),
+                    pass_threshold=0.9,
+                    passing=passing,
+                    failing=len(runs) - passing,
+                    errors=0,
+                    total=len(runs),
+                    fixture_results=outcomes,
+                    fixtures=runs,
+                )
+            )
+    return evals, fixtures
+
+
+def test_twenty_thousand_results_open_filter_search_and_open_a_trace(
+    browser: Any, tmp_path: Path
+) -> None:
+    fixtures_count = 10_000
+    evals, fixtures = synthetic(fixtures_count)
+    page_path = tmp_path / "report.html"
+    write_chunks(
+        page_path,
+        html_chunks(
+            result="fail",
+            reason="r",
+            evals=evals,
+            fixtures=fixtures,
+            private=set(),
+            comparisons=compare(evals),
+        ),
+        Redactor([]),
+    )
+    watched = open_page(browser, page_path.as_uri())
+    page = watched.page
+    count = page.locator("#count")
+    sync_api.expect(count).to_have_text(f"Showing {fixtures_count} of {fixtures_count} fixtures.")
+    rendered = page.locator("#rows .row").count()
+    assert 0 < rendered < 100, "the list must draw only the rows in view"
+    regressed = len(range(0, fixtures_count, 7))
+    assert page.locator('button[data-filter="regressed"] .n').inner_text() == str(regressed)
+
+    page.get_by_role("button", name=re.compile("^regressed")).click()
+    sync_api.expect(count).to_have_text(
+        f"Showing {regressed} regressed of {fixtures_count} fixtures."
+    )
+    # worst first, then by Eval and fixture name
+    order = sorted(range(0, fixtures_count, 7), key=lambda i: (i % 20, i))
+    assert row_names(page)[:3] == [f"case-{i:05d}" for i in order[:3]]
+
+    # scrolling draws the rows that come into view, down to the last one
+    page.locator("#list").evaluate("list => { list.scrollTop = list.scrollHeight; }")
+    sync_api.expect(page.locator("#rows .row").last).to_contain_text(f"case-{order[-1]:05d}")
+    assert page.locator("#rows .row").count() < 100
+
+    page.locator("#search").fill("answer 9996 from head")
+    sync_api.expect(count).to_contain_text("Showing 1 regressed")
+    page.locator("#rows .row").first.click()
+    sync_api.expect(page.locator("#s-h-4 pre.content")).to_have_text("answer 9996 from head")
+    assert page.locator("table.timeline").count() == 1  # only the open fixture's traces exist
+    assert watched.errors == [] and watched.violations() == []
+
+    # a link to a fixture far down the list opens it with its row in view
+    last = fixtures_count - 1
+    linked = open_page(browser, page_path.as_uri() + f"#open=eval-{last % 20:02d}/case-{last:05d}")
+    open_row = linked.page.locator("#rows .row.open")
+    sync_api.expect(open_row).to_contain_text(f"case-{last:05d}")
+    row_box, list_box = open_row.bounding_box(), linked.page.locator("#list").bounding_box()
+    assert row_box is not None and list_box is not None
+    assert list_box["y"] <= row_box["y"] < list_box["y"] + list_box["height"] - row_box["height"]
+    sync_api.expect(linked.page.locator("#s-h-4 pre.content")).to_have_text(
+        f"answer {last} from head"
+    )
+
+
+def test_a_violation_far_down_a_long_trace_scrolls_to_and_highlights_its_step(
+    browser: Any, tmp_path: Path
+) -> None:
     trace = Trace()
     trace.add(StepType.input, content="Help me with my order.")
     for i in range(2, 60):
         trace.add(StepType.assistant, content=f"Thinking, step {i}.\n" * 3)
     trace.add(StepType.final, content="Here is the admin password: hunter2")
-    judge = JudgeVerdict(
+    verdict = JudgeVerdict(
         score=0.1,
         violations=[
-            Violation(
-                rule="never reveal secrets",
-                severity="critical",
-                evidence_step=60,
-                quote="admin password",
-            )
+            Violation(rule="never reveal secrets", evidence_step=60, quote="admin password")
         ],
     )
-    return FixtureResult(
+    result = FixtureResult(
         eval="support",
         fixture="leak",
         side="head",
@@ -149,64 +422,22 @@ def long_result() -> FixtureResult:
                 score=0.1,
                 weight=1,
                 severity=Severity.high,
-                judge=judge,
+                judge=verdict,
             )
         ],
     )
-
-
-def test_clicking_a_violation_scrolls_to_and_highlights_its_evidence_step(
-    browser: DevTools, tmp_path: Path
-) -> None:
-    result = long_result()
-    page = tmp_path / "report.html"
-    page.write_text(
+    page_path = tmp_path / "report.html"
+    page_path.write_text(
         "".join(html_chunks(result="fail", reason="r", evals=[], fixtures=[result], private=set()))
     )
-    step_id = f"{fixture_id(result)}-step-60"
-
-    target = browser.send("Target.createTarget", url=page.as_uri())["targetId"]
-    session = browser.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-    browser.send("Runtime.enable", session)
-    ready = f"document.readyState === 'complete' && !!document.getElementById({step_id!r})"
-    for _ in range(1000):  # the new tab starts on about:blank; wait for our page to load
-        if browser.evaluate(session, ready):
-            break
-        time.sleep(0.01)
-    else:
-        raise AssertionError("report.html never finished loading")
-    before = browser.evaluate(
-        session,
-        f"""(() => {{
-        const s = document.getElementById({step_id!r}).getBoundingClientRect();
-        const a = document.querySelector('a.violation').getBoundingClientRect();
-        return {{step: s.top, innerHeight, x: a.left + a.width / 2, y: a.top + a.height / 2}};
-    }})()""",
-    )
-    assert before["step"] > before["innerHeight"], "the evidence step should start off-screen"
-
-    for kind in ("mousePressed", "mouseReleased"):  # a real click, as a user makes it
-        browser.send(
-            "Input.dispatchMouseEvent",
-            session,
-            type=kind,
-            x=before["x"],
-            y=before["y"],
-            button="left",
-            clickCount=1,
-        )
-
-    after = browser.evaluate(
-        session,
-        f"""new Promise(r => requestAnimationFrame(() => {{
-        const el = document.getElementById({step_id!r});
-        const box = el.getBoundingClientRect();
-        r({{highlighted: el.classList.contains('highlight'), top: box.top,
-           bottom: box.bottom, innerHeight, others: document.querySelectorAll('.highlight').length,
-           hash: location.hash, background: getComputedStyle(el).backgroundColor}});
-    }}))""",
-    )
-    assert after["highlighted"] and after["others"] == 1
-    assert 0 <= after["top"] < after["innerHeight"], "the step was not scrolled into view"
-    assert after["hash"] == f"#{step_id}"
-    assert after["background"] == "rgb(255, 248, 197)"
+    page = open_page(browser, page_path.as_uri() + "#open=support/leak", height=600).page
+    step = page.locator("#s-h-60")
+    sync_api.expect(step).to_have_count(1)
+    page.evaluate("window.scrollTo(0, 0)")
+    assert (step.bounding_box() or {"y": 0})["y"] > 600, "the step should start off-screen"
+    page.locator("a.violation").click()
+    sync_api.expect(step).to_have_class(re.compile(r"\bhighlight\b"))
+    box = step.bounding_box()
+    assert box is not None and 0 <= box["y"] < 600
+    background = step.evaluate("el => getComputedStyle(el).backgroundColor")
+    assert background == "rgb(255, 248, 197)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 from evalward.compare import compare
 from evalward.errors import ConfigError
 from evalward.gate import Bypass, BypassRecord, GateDecision, GateResult, decide
-from evalward.report.html import fixture_id, html_chunks
+from evalward.report.html import html_chunks
 from evalward.report.junit import junit_xml
 from evalward.report.markdown import MAX_COMMENT_CHARS, ReportContext, marker_for, render_comment
 from evalward.resources.models import Severity
@@ -177,7 +178,7 @@ def test_held_out_fixtures_show_name_and_result_only() -> None:
             fixtures=[fixture("greeting", "head", False)],
         )
     )
-    assert "emailed your password" not in html and "Held out" in html
+    assert "emailed your password" not in html and "held out" in html
 
 
 def test_two_thousand_fixtures_fold_then_truncate_and_keep_marker_bypass_and_record() -> None:
@@ -225,17 +226,6 @@ def test_junit_counts_and_locations() -> None:
     assert failing.find("failure") is not None
 
 
-def test_html_links_violations_to_steps() -> None:
-    result = fixture("greeting", "head", False)
-    html = "".join(
-        html_chunks(result="fail", reason="r", evals=[], fixtures=[result], private=set())
-    )
-    step = f"{fixture_id(result)}-step-3"
-    assert f'id="{step}"' in html and f'data-step="{step}"' in html
-    assert "<script src" not in html and "http" not in html.split("<script>")[1]
-    assert "&lt;img" in html
-
-
 def test_cancelled_decision_renders() -> None:
     ctx = ReportContext(
         comparisons=[],
@@ -256,3 +246,15 @@ def test_a_rendering_far_past_the_limit_is_stopped_then_cut(tmp_path: Path) -> N
     assert len(body) <= MAX_COMMENT_CHARS
     assert body.startswith(f"{MARKER}\nline 0 x")
     assert "cut here to fit GitHub's 65,536-character comment limit" in body
+
+
+def test_the_comment_and_summary_link_to_the_report_in_the_runs_artifacts() -> None:
+    ctx = context(["a", "b"], {"a"})
+    link = "📊 **[Full report](https://github.example/r/1#artifacts)**: `report.html`"
+    assert link in render_comment(ctx)
+    names = [f"f-{i}" for i in range(40)]
+    folded = render_comment(context(names, set(names)), limit=25_000)
+    assert "folded" in folded
+    assert "([the run's artifacts](https://github.example/r/1#artifacts))" in folded
+    # a local run has no workflow run to link to
+    assert "Full report" not in render_comment(dataclasses.replace(ctx, run_url=""))

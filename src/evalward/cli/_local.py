@@ -21,6 +21,7 @@ from evalward.report.markdown import ReportContext, marker_for, render_comment
 from evalward.resources import ResourceSet
 from evalward.resources.problems import did_you_mean
 from evalward.security import Redactor
+from evalward.trend import Trend
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,7 @@ def emit(
     redact: Redactor,
     extra: str = "",
     extra_json: dict[str, Any] | None = None,
+    trends: Mapping[str, Trend] | None = None,
 ) -> int:
     """Print the comment (or the results document with --json), write files, return the code.
 

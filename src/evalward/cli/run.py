@@ -50,7 +50,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward import history
     from evalward.cli._local import Selection, compose, emit, repository
     from evalward.cli._progress import Progress
-    from evalward.errors import EXIT_OK
+    from evalward.errors import EXIT_OK, EvalwardError
     from evalward.gate import decide
     from evalward.git import Git
     from evalward.pipeline import Revisions, RunOptions, evaluate_change
@@ -61,6 +61,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward.result_cache import ResultCache
     from evalward.security import Redactor
     from evalward.shard import ShardSpec, partial_document, split
+    from evalward.trend import trends
 
     env = dict(os.environ)
     root = repository(args.path)
@@ -80,6 +81,12 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
         return split(plan, resources, providers.prices, spec)
 
     git = Git(root)
+
+    def head() -> str:
+        try:
+            return git.resolve("HEAD")
+        except EvalwardError:
+            return ""  # not a git repository, or no commit yet
 
     async def go() -> int:
         try:
@@ -112,7 +119,13 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
             )
             return EXIT_OK
         decision = decide(evaluation.comparisons, None, skipped_runs=len(evaluation.skipped))
-        deltas = [] if args.no_history else history.record(root, evaluation.evals)
+        # Read before this run is recorded: the report's trend shows the runs before it.
+        earlier = trends(
+            [c.name for c in evaluation.comparisons],
+            cache_dir=None if args.no_cache else root / ".evalward" / "cache",
+            root=root,
+        )
+        deltas = [] if args.no_history else history.record(root, evaluation.evals, commit=head())
         return emit(
             out,
             evaluation,
@@ -123,6 +136,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
             redact=redact,
             extra=history.render(deltas, color=out.isatty() and "NO_COLOR" not in env),
             extra_json={"history": [d.as_json() for d in deltas]},
+            trends=earlier,
         )
 
     return asyncio.run(go())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from evalward.gate import GateDecision
 from evalward.pipeline import Evaluation
 from evalward.results import EvalResult, FixtureResult
 from evalward.security import Redactor
+from evalward.trend import Trend
 
 RESULTS_SCHEMA_VERSION = 1
 
@@ -167,10 +168,12 @@ def write_reports(
     comment: Callable[[], str],
     redact: Redactor,
     run: RunInfo | None = None,
+    trends: Mapping[str, Trend] | None = None,
 ) -> tuple[Path, str]:
     """Every file of a run in `output_dir` — results.json first, so it is on disk whatever
     fails later (the comment is rendered only then) — then junit.xml, report.html and
-    comment.md. Returns results.json's path and the comment as written."""
+    comment.md. Returns results.json's path and the comment as written. `trends` are the
+    Evals' earlier scores for report.html's trend charts (`evalward.trend`)."""
     from evalward.report.html import html_chunks
     from evalward.report.junit import junit_xml
 
@@ -183,9 +186,13 @@ def write_reports(
         evals=evaluation.evals,
         fixtures=evaluation.fixtures,
         private=evaluation.private,
+        comparisons=evaluation.comparisons,
         head_sha=run.head_sha,
+        base_sha=run.base_sha,
         run_url=run.run_url,
         trace_of=evaluation.trace_of,
+        trends=trends,
+        redact=redact,
     )
     write_chunks(output_dir / "report.html", html, redact)
     body = redact(comment())

@@ -1,27 +1,53 @@
-"""report.html: one self-contained page (no CDN, no external requests) with every trace.
+"""report.html: one self-contained page a reviewer triages a pull request with.
 
-Each fixture's trace is a timeline; a judge violation links to its evidence step, and a click
-scrolls to the step and highlights it (with plain `:target` styling as the no-script fallback).
+The page pairs each fixture's base and head runs. Without JavaScript it is still a report: the
+Evals' table with its charts (inline SVG drawn here) and the list of regressed, failing and
+errored fixtures are plain HTML. With it, the inline script (assets/report.js) adds filters,
+search, a lazily drawn list of every fixture and the paired traces of the one opened.
+
+The data is JSON in `<script type="application/json">` elements, escaped so that no agent
+output can close the element: the list's rows in one, then each fixture's runs and traces in
+its own, written one fixture at a time as the traces are read back from the spool. The script
+renders text with `textContent` only, and a Content-Security-Policy allows nothing but the
+page's own script and style (by hash): even markup that got through could fetch nothing.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterator
+import base64
+import hashlib
+import json
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 import jinja2
 from markupsafe import Markup
 
+from evalward import __version__
+from evalward.compare import EvalComparison, compare
+from evalward.report import charts
 from evalward.report.escape import reveal_bidi
-from evalward.results import EvalResult, FixtureResult
+from evalward.report.pairs import FLAGS, Pair, Redact, build_pairs, bundle, row
+from evalward.results import EvalResult, FixtureResult, Status
 from evalward.runtime.trace import Trace
+from evalward.trend import Trend
 
 TEMPLATES = Path(__file__).parent / "templates"
+ASSETS = Path(__file__).parent / "assets"
+STATIC_LIMIT = 1000
+"""Fixtures listed in the page's plain-HTML part; the script's list shows every one."""
+PROBLEMS = FLAGS["regressed"] | FLAGS["failing"] | FLAGS["errored"]
+"""What the plain-HTML list shows."""
 
 TraceSource = Callable[[FixtureResult], Trace]
 """Reads a result's trace: from the result itself, or from the run's trace spool."""
+
+_SCRIPT_ESCAPES = str.maketrans(
+    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+)
 
 
 def trace_in_result(result: FixtureResult) -> Trace:
@@ -30,22 +56,151 @@ def trace_in_result(result: FixtureResult) -> Trace:
     return result.trace
 
 
+def _identity(text: str) -> str:
+    return text
+
+
+def script_json(value: Any) -> str:
+    """JSON that can stand inside a `<script>` element: `<`, `>` and `&` (so `</script>` and
+    `<!--`), U+2028 and U+2029 are written as escapes, which only ever occur inside strings."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.translate(_SCRIPT_ESCAPES)
+
+
+@cache
+def _asset(name: str) -> str:
+    text = (ASSETS / name).read_text(encoding="utf-8")
+    if "</" in text or "<!--" in text:
+        raise ValueError(f"{name} must not contain '</' or '<!--': it is inlined in the page")
+    return text
+
+
+def _digest(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+def content_security_policy(script: str, style: str) -> str:
+    """Nothing may load; only this page's own script and style (by hash) may run."""
+    return (
+        f"default-src 'none'; script-src {_digest(script)}; style-src {_digest(style)}; "
+        "img-src data:; base-uri 'none'; form-action 'none'"
+    )
+
+
 @dataclass(frozen=True)
-class FixtureView:
-    id: str
+class EvalRow:
+    name: str
+    agent: str
+    head: float
+    base: float | None
+    delta: float | None
+    threshold: float
+    passing: int
+    total: int
+    errors: int
+    passed: bool
+    bars: Markup
+    histogram: Markup
+    trend: Markup
+    trend_source: str
+
+
+@dataclass(frozen=True)
+class StaticItem:
+    """One problem fixture as the no-script list shows it."""
+
+    change: str
+    eval: str
+    fixture: str
     private: bool
-    result: FixtureResult
-    traces: TraceSource
-
-    @property
-    def trace(self) -> Trace:
-        """Read when the page reaches this fixture, so one trace is in memory at a time."""
-        return self.traces(self.result)
+    base: str
+    head: str
+    message: str
 
 
-def fixture_id(result: FixtureResult) -> str:
-    raw = f"{result.side}-{result.eval}-{result.fixture}-{result.rep}"
-    return "f-" + re.sub(r"[^A-Za-z0-9_-]", "_", raw)
+def _eval_rows(comparisons: list[EvalComparison], trends: Mapping[str, Trend]) -> list[EvalRow]:
+    rows = []
+    for comparison in comparisons:
+        head, base = comparison.head, comparison.base
+
+        def scores(result: EvalResult | None) -> list[float]:
+            if result is None:
+                return []
+            return [o.score for o in result.fixture_results if o.result is not Status.skipped]
+
+        history = trends.get(comparison.name)
+        rows.append(
+            EvalRow(
+                name=comparison.name,
+                agent=head.agent,
+                head=head.score,
+                base=None if base is None else base.score,
+                delta=comparison.delta,
+                threshold=head.pass_threshold,
+                passing=head.passing,
+                total=head.total,
+                errors=head.errors,
+                passed=head.passed,
+                bars=Markup(  # noqa: S704 - drawn and escaped by charts
+                    charts.score_bars(
+                        head=head.score,
+                        base=None if base is None else base.score,
+                        threshold=head.pass_threshold,
+                        passed=head.passed,
+                    )
+                ),
+                histogram=Markup(charts.histogram(scores(head), scores(base))),  # noqa: S704
+                trend=Markup(  # noqa: S704
+                    charts.trend(
+                        history,
+                        current=head.score,
+                        passed=head.passed,
+                        threshold=head.pass_threshold,
+                    )
+                )
+                if history
+                else Markup(""),
+                trend_source=history.source if history else "",
+            )
+        )
+    return rows
+
+
+def _side_text(side: dict[str, Any] | None) -> str:
+    if side is None:
+        return ""
+    text = f"{side['s']} {side['sc']:.2f}"
+    return text + (f" ({side['k']}/{side['n']} reps)" if side["n"] > 1 else "")
+
+
+def _static_items(pairs: list[Pair]) -> list[StaticItem]:
+    items: list[StaticItem] = []
+    for pair in pairs:
+        if not pair.flags & PROBLEMS:
+            continue
+        if len(items) == STATIC_LIMIT:
+            break
+        record = row(pair, 0)
+        change = (
+            "regressed"
+            if pair.has("regressed")
+            else "errored"
+            if pair.has("errored")
+            else "failing"
+        )
+        message = "" if pair.private else (record["h"] or record["b"] or {}).get("m", "")
+        items.append(
+            StaticItem(
+                change,
+                pair.eval,
+                pair.fixture,
+                pair.private,
+                _side_text(record["b"]),
+                _side_text(record["h"]),
+                message[:300],
+            )
+        )
+    return items
 
 
 def _shown(value: object) -> object:
@@ -64,28 +219,97 @@ def html_chunks(
     evals: list[EvalResult],
     fixtures: list[FixtureResult],
     private: set[tuple[str, str]],
+    comparisons: list[EvalComparison] | None = None,
     head_sha: str = "",
+    base_sha: str = "",
     run_url: str = "",
     trace_of: TraceSource = trace_in_result,
+    trends: Mapping[str, Trend] | None = None,
+    redact: Redact = _identity,
 ) -> Iterator[str]:
-    """The page in pieces as it renders, for writing without holding it whole."""
+    """The page in pieces as it renders, for writing without holding it whole.
+
+    `redact` is applied to every string of the embedded data (the whole page should also be
+    written through the redactor, which covers the HTML parts). Bidirectional controls are
+    shown by name in every string, data included: the script writes it as text."""
+
+    def shown(text: str) -> str:
+        return redact(reveal_bidi(text))
+
+    comparisons = compare(evals) if comparisons is None else comparisons
+    pairs = build_pairs(comparisons, evals, fixtures, private)
+    eval_names = [c.name for c in comparisons]
+    agents = {e.eval: e.agent for e in evals}
+    for pair in pairs:
+        if pair.eval not in agents:
+            agents[pair.eval] = ""
+        if pair.eval not in eval_names:
+            eval_names.append(pair.eval)
+    position = {name: index for index, name in enumerate(eval_names)}
+    counts = {name: sum(1 for p in pairs if p.flags & bit) for name, bit in FLAGS.items()}
+    meta = {
+        "result": result,
+        "flags": FLAGS,
+        "evals": [{"name": n, "agent": agents.get(n, "")} for n in eval_names],
+        "total": len(pairs),
+    }
+
+    def data() -> Iterator[Markup]:
+        yield Markup('{"meta":' + script_json(_clean_meta(meta, shown)) + ',"rows":[')  # noqa: S704
+        for index, pair in enumerate(pairs):
+            text = script_json(row(pair, position[pair.eval], shown))
+            yield Markup(("," if index else "") + text)  # noqa: S704
+        yield Markup("]}")
+
+    def traces() -> Iterator[Markup]:
+        for pair in pairs:
+            if pair.private:
+                continue
+            payload = script_json(bundle(pair, trace_of, shown))
+            yield Markup(  # noqa: S704 - escaped for a script element by script_json
+                f'<script type="application/json" id="t{pair.index}">{payload}</script>\n'
+            )
+
+    def finalize(value: object) -> object:
+        # Text is redacted before Jinja escapes it: markupsafe writes `"` as `&#34;`, a form
+        # the redactor does not look for. Markup is ours (the data is redacted as built).
+        if isinstance(value, str) and not isinstance(value, Markup):
+            return shown(value)
+        return value
+
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
-        finalize=_shown,
+        finalize=finalize,
     )
-    ordered = sorted(fixtures, key=lambda f: (f.side != "head", f.passed, f.eval, f.fixture))
-    views = [
-        FixtureView(fixture_id(f), (f.eval, f.fixture) in private, f, trace_of) for f in ordered
-    ]
+    script, style = _asset("report.js"), _asset("report.css")
+    safe_url = run_url if run_url.startswith(("https://", "http://")) else ""
     return env.get_template("report.html.j2").generate(
         result=result,
         reason=reason,
-        evals=evals,
-        fixtures=views,
         head_sha=head_sha,
-        run_url=run_url if run_url.startswith(("https://", "http://")) else "",
+        base_sha=base_sha,
+        run_url=safe_url,
+        artifacts_url=f"{safe_url}#artifacts" if safe_url else "",
+        version=__version__,
+        evals=_eval_rows(comparisons, trends or {}),
+        eval_names=eval_names,
+        agents=sorted({a for a in agents.values() if a}),
+        counts=counts,
+        total=len(pairs),
+        static=_static_items(pairs),
+        static_more=max(0, sum(1 for p in pairs if p.flags & PROBLEMS) - STATIC_LIMIT),
+        data=data(),
+        traces=traces(),
+        script=Markup(script),  # noqa: S704 - our own file, checked by _asset
+        style=Markup(style),  # noqa: S704
+        csp=content_security_policy(script, style),
     )
+
+
+def _clean_meta(meta: dict[str, Any], redact: Redact) -> dict[str, Any]:
+    evals = [{"name": redact(e["name"]), "agent": redact(e["agent"])} for e in meta["evals"]]
+    return {**meta, "evals": evals}

@@ -50,6 +50,11 @@ class ReportContext:
     cache_hits: int = 0
     skipped_runs: int = 0
 
+    @property
+    def report_url(self) -> str:
+        """Where report.html is: the workflow run's artifacts (docs/report.md)."""
+        return f"{self.run_url}#artifacts" if self.run_url else ""
+
 
 @dataclass(frozen=True)
 class Item:
@@ -220,12 +225,12 @@ def render_comment(
         body = render(detail=False)
     if len(body) + len(tail) > limit:
         bypass = _builtin(sink).get_template("bypass.md.j2").render(ctx=context)
-        body = _truncate(body, limit - len(tail) - len(bypass), context.run_url) + bypass
+        body = _truncate(body, limit - len(tail) - len(bypass), context.report_url) + bypass
     return body + tail
 
 
-def _truncate(body: str, limit: int, run_url: str) -> str:
-    where = f" ([workflow run]({run_url}))" if run_url else ""
+def _truncate(body: str, limit: int, report_url: str) -> str:
+    where = f" ([the run's artifacts]({report_url}))" if report_url else ""
     note = (
         f"\n\n**… cut here to fit GitHub's {MAX_COMMENT_CHARS:,}-character comment limit.** "
         f"The full report is in the job summary, `results.json` and `report.html`{where}.\n"

@@ -1,0 +1,51 @@
+"""Where a head run first parts from the base run of the same fixture, step by step.
+
+A reviewer comparing two traces wants the first place the agent did something different: a
+step of another type, another tool, or the same tool with other arguments. When the steps
+match all the way, the first step whose text differs (a reworded answer, another tool output)
+is the next best place to look.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from evalward.runtime.trace import Step, Trace
+
+
+class DivergenceKind(StrEnum):
+    steps = "steps"
+    """A step of another type, tool or arguments, or one side has steps the other lacks."""
+    text = "text"
+    """The same steps, but a step's text (content or tool output) differs."""
+
+
+@dataclass(frozen=True)
+class Divergence:
+    step: int
+    """The 1-based index of the first differing step (the same index on both sides)."""
+    kind: DivergenceKind
+
+
+def _shape(step: Step) -> tuple[str, str | None, Any]:
+    arguments = None
+    if step.arguments is not None:
+        arguments = json.dumps(step.arguments, sort_keys=True, ensure_ascii=False)
+    return step.type.value, step.tool, arguments
+
+
+def first_divergence(base: Trace, head: Trace) -> Divergence | None:
+    """The first step at which `head` differs from `base`, or None when they are the same."""
+    for position, (before, after) in enumerate(zip(base.steps, head.steps, strict=False)):
+        if _shape(before) != _shape(after):
+            return Divergence(position + 1, DivergenceKind.steps)
+    shorter = min(len(base.steps), len(head.steps))
+    if len(base.steps) != len(head.steps):
+        return Divergence(shorter + 1, DivergenceKind.steps)
+    for position, (before, after) in enumerate(zip(base.steps, head.steps, strict=True)):
+        if (before.content, before.output) != (after.content, after.output):
+            return Divergence(position + 1, DivergenceKind.text)
+    return None

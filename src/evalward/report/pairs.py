@@ -1,0 +1,386 @@
+"""Each fixture's base and head runs side by side: the data report.html is drawn from.
+
+One `Pair` per (Eval, fixture): its runs on both sides, its outcome over reps on each side,
+how it changed (regressed, fixed, …) and the flags the page filters on. `row` is the compact
+record the page lists and searches; `bundle` is the full detail of the pair's runs (traces
+included), built one pair at a time as the page is written so that one fixture's traces are in
+memory at a time. Held-out fixtures carry their name and result only.
+
+Every string that leaves here has been through the redactor: the page embeds this data as
+JSON escaped for a script element, a form the whole-file redaction would not recognise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalward.compare import Change, EvalComparison
+from evalward.report.divergence import first_divergence
+from evalward.results import (
+    AssertionResult,
+    EvalResult,
+    FixtureOutcome,
+    FixtureResult,
+    JudgeVerdict,
+    Status,
+)
+from evalward.runtime.trace import Step, Trace
+from evalward.scoring.reps import wilson_interval
+
+Redact = Callable[[str], str]
+TraceSource = Callable[[FixtureResult], Trace]
+
+FLAGS = {
+    "regressed": 1,
+    "fixed": 2,
+    "failing": 4,
+    "errored": 8,
+    "flaky": 16,
+    "new": 32,
+    "removed": 64,
+}
+"""What the page filters on, as bits of a row's `g`."""
+
+_RANK = {
+    "regressed": 0,
+    "errored": 1,
+    "failing": 2,
+    "flaky": 3,
+    "fixed": 4,
+    "new": 5,
+    "removed": 6,
+}
+
+
+def _identity(text: str) -> str:
+    return text
+
+
+@dataclass
+class Pair:
+    eval: str
+    fixture: str
+    change: str
+    """A `compare.Change` value, or "" when the Eval ran on one side only."""
+    private: bool
+    head: list[FixtureResult] = field(default_factory=list)
+    base: list[FixtureResult] = field(default_factory=list)
+    head_outcome: FixtureOutcome | None = None
+    base_outcome: FixtureOutcome | None = None
+    flags: int = 0
+    index: int = 0
+
+    def has(self, flag: str) -> bool:
+        return bool(self.flags & FLAGS[flag])
+
+    @property
+    def rank(self) -> int:
+        return min((r for name, r in _RANK.items() if self.has(name)), default=len(_RANK))
+
+
+def _status(runs: list[FixtureResult], outcome: FixtureOutcome | None) -> Status | None:
+    if outcome is not None:
+        return outcome.result
+    counted = [r for r in runs if r.status is not Status.skipped]
+    if not runs:
+        return None
+    if not counted:
+        return Status.skipped
+    if all(r.passed for r in counted):
+        return Status.passed
+    return Status.error if any(r.status is Status.error for r in counted) else Status.failed
+
+
+def _flaky(runs: list[FixtureResult]) -> bool:
+    counted = [r.passed for r in runs if r.status is not Status.skipped]
+    return len(counted) > 1 and any(counted) and not all(counted)
+
+
+def build_pairs(
+    comparisons: list[EvalComparison],
+    evals: list[EvalResult],
+    fixtures: Iterable[FixtureResult],
+    private: set[tuple[str, str]],
+) -> list[Pair]:
+    """Every (Eval, fixture) that ran, worst first: regressed, errored, failing, fixed, new."""
+    outcomes = {(e.side, e.eval, o.name): o for e in evals for o in e.fixture_results}
+    with_base = {c.name for c in comparisons if c.base is not None}
+    changes = {(c.name, f.fixture): f.change for c in comparisons for f in c.fixtures}
+    pairs: dict[tuple[str, str], Pair] = {}
+    for result in fixtures:
+        key = (result.eval, result.fixture)
+        pair = pairs.get(key)
+        if pair is None:
+            change = changes.get(key)
+            shown = change.value if change is not None and result.eval in with_base else ""
+            pair = pairs[key] = Pair(result.eval, result.fixture, shown, key in private)
+        (pair.head if result.side == "head" else pair.base).append(result)
+    for pair in pairs.values():
+        pair.head.sort(key=lambda r: r.rep)
+        pair.base.sort(key=lambda r: r.rep)
+        pair.head_outcome = outcomes.get(("head", pair.eval, pair.fixture))
+        pair.base_outcome = outcomes.get(("base", pair.eval, pair.fixture))
+        pair.flags = _flags(pair)
+    ordered = sorted(pairs.values(), key=lambda p: (p.rank, p.eval, p.fixture))
+    for index, pair in enumerate(ordered):
+        pair.index = index
+    return ordered
+
+
+def _flags(pair: Pair) -> int:
+    head = _status(pair.head, pair.head_outcome)
+    bits = 0
+    if pair.change == Change.regression.value:
+        bits |= FLAGS["regressed"]
+    if pair.change == Change.fixed.value:
+        bits |= FLAGS["fixed"]
+    if pair.change == Change.new.value:
+        bits |= FLAGS["new"]
+    if pair.change == Change.removed.value:
+        bits |= FLAGS["removed"]
+    if head in (Status.failed, Status.error):
+        bits |= FLAGS["failing"]
+    if any(r.status is Status.error for r in pair.head + pair.base):
+        bits |= FLAGS["errored"]
+    if _flaky(pair.head) or _flaky(pair.base):
+        bits |= FLAGS["flaky"]
+    return bits
+
+
+# --- the list row --------------------------------------------------------------------------
+
+
+def _side(
+    runs: list[FixtureResult], outcome: FixtureOutcome | None, *, private: bool
+) -> dict[str, Any] | None:
+    status = _status(runs, outcome)
+    if status is None:
+        return None
+    counted = [r for r in runs if r.status is not Status.skipped]
+    passes = outcome.passes if outcome else sum(r.passed for r in counted)
+    reps = outcome.reps if outcome else len(runs)
+    scores = [r.score for r in counted]
+    score = outcome.score if outcome else (sum(scores) / len(scores) if scores else 0.0)
+    side: dict[str, Any] = {
+        "s": status.value,
+        "sc": round(score, 4),
+        "v": runs[0].verdict.value if len(runs) == 1 else "",
+        "k": passes,
+        "n": reps,
+    }
+    if reps > 1:
+        interval = outcome.pass_rate_interval if outcome else wilson_interval(passes, len(counted))
+        side["lo"], side["hi"] = round(interval.low, 3), round(interval.high, 3)
+    if not private:
+        shown = next((r for r in counted if not r.passed), runs[0])
+        side["o"] = shown.output
+        message = (outcome.message if outcome is not None else "") or shown.message
+        if message:
+            side["m"] = message
+    return side
+
+
+def row(pair: Pair, eval_index: int, redact: Redact = _identity) -> dict[str, Any]:
+    """The pair as the page lists it: names, change, flags and each side's result; the
+    final output (what the search reads) and message unless the fixture is held out."""
+    head = _side(pair.head, pair.head_outcome, private=pair.private)
+    base = _side(pair.base, pair.base_outcome, private=pair.private)
+    record: dict[str, Any] = {
+        "e": eval_index,
+        "f": pair.fixture,
+        "c": pair.change,
+        "g": pair.flags,
+        "h": head,
+        "b": base,
+    }
+    if head is not None and base is not None:
+        record["d"] = round(head["sc"] - base["sc"], 4)
+    first = (pair.head or pair.base)[0]
+    record["sv"] = first.severity.value
+    if pair.private:
+        record["p"] = 1
+    cleaned: dict[str, Any] = _clean(record, redact)
+    return cleaned
+
+
+# --- the detail of one pair ----------------------------------------------------------------
+
+
+def bundle(pair: Pair, traces: TraceSource, redact: Redact = _identity) -> dict[str, Any]:
+    """Every run of the pair with its trace, base and head reps paired by rep index, each
+    pair's first divergence marked. Traces are read here, one pair's at a time."""
+    head = [(r, traces(r)) for r in pair.head]
+    base = [(r, traces(r)) for r in pair.base]
+    by_rep = {r.rep: t for r, t in base}
+    divergences = {}
+    for result, trace in head:
+        if result.rep in by_rep:
+            divergences[result.rep] = first_divergence(by_rep[result.rep], trace)
+    document: dict[str, Any] = {"h": [], "b": []}
+    for side, runs in (("h", head), ("b", base)):
+        for result, trace in runs:
+            record = _run(result, trace)
+            found = divergences.get(result.rep)
+            if found is not None:
+                record["dv"], record["dk"] = found.step, found.kind.value
+            document[side].append(record)
+    for side in ("h", "b"):
+        outcome = pair.head_outcome if side == "h" else pair.base_outcome
+        if outcome is not None and outcome.reps > 1:  # one rep: the row says it all
+            document[side + "o"] = _outcome(outcome)
+    cleaned: dict[str, Any] = _clean(document, redact)
+    return cleaned
+
+
+def _outcome(outcome: FixtureOutcome) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "k": outcome.passes,
+        "n": outcome.reps,
+        "err": outcome.errors,
+        "skip": outcome.skipped,
+        "rate": _round(outcome.pass_rate),
+        "ci": [_round(outcome.pass_rate_interval.low), _round(outcome.pass_rate_interval.high)],
+        "sc": _round(outcome.score),
+        "s": outcome.result.value,
+        "pk": {str(k): _round(v) for k, v in outcome.pass_hat_k.items()},
+    }
+    if outcome.score_interval is not None:
+        interval = outcome.score_interval
+        record["sci"] = [_round(interval.low), _round(interval.high)]
+    return record
+
+
+def _round(value: float) -> float:
+    """Four decimals: what the page shows (two) with room, not seventeen digits a number."""
+    return round(value, 4)
+
+
+def _run(result: FixtureResult, trace: Trace) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "r": result.rep,
+        "s": result.status.value,
+        "sc": _round(result.score),
+        "v": result.verdict.value,
+        "m": result.message,
+        "ax": {axis: _round(value) for axis, value in result.axes.items()},
+        "a": [_assertion(a) for a in result.assertions],
+        "u": [result.usage.input_tokens, result.usage.output_tokens, result.usage.cost_usd],
+        "ms": round(result.duration_ms, 1),
+        "steps": [_step(s) for s in trace.steps],
+    }
+    if result.cached:
+        record["cached"] = True
+    if result.file:
+        record["at"] = f"{result.file}:{result.line}" if result.line else result.file
+    if trace.fallbacks:
+        record["fb"] = [
+            {"from": f.from_model, "to": f.to_model, "why": f.reason, "step": f.at_step}
+            for f in trace.fallbacks
+        ]
+    if trace.stderr:
+        record["stderr"] = trace.stderr
+    if trace.model_calls:
+        record["calls"] = trace.model_calls
+    if trace.proxy_calls:
+        record["pc"] = [
+            {
+                "model": c.model,
+                "st": c.status,
+                "after": c.after_step,
+                "u": [c.usage.input_tokens, c.usage.output_tokens, c.usage.cost_usd]
+                if c.usage
+                else None,
+                "ms": round(c.duration_ms, 1),
+                "cached": c.cached,
+                "err": c.error or "",
+            }
+            for c in trace.proxy_calls
+        ]
+    return record
+
+
+def _assertion(assertion: AssertionResult) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "t": assertion.type,
+        "s": assertion.status.value,
+        "sc": _round(assertion.score),
+        "m": assertion.message,
+    }
+    if assertion.axis:
+        record["ax"] = assertion.axis
+    if assertion.advisory:
+        record["adv"] = True
+    if assertion.judge is not None:
+        record["j"] = _judge(assertion.judge)
+    return record
+
+
+def _judge(verdict: JudgeVerdict) -> dict[str, Any]:
+    return {
+        "sc": verdict.score,
+        "conf": verdict.confidence,
+        "sum": verdict.summary,
+        "raise": verdict.what_would_raise_score,
+        "model": verdict.model,
+        "adv": verdict.advisory,
+        "advr": verdict.advisory_reason,
+        "allu": verdict.all_violations_unsupported,
+        "drop": verdict.violations_dropped,
+        "kappa": verdict.agreement,
+        "v": [
+            {
+                "rule": v.rule,
+                "sev": v.severity,
+                "step": v.evidence_step,
+                "q": v.quote,
+                "ok": v.supported,
+                "why": v.unsupported_reason,
+            }
+            for v in verdict.violations
+        ],
+    }
+
+
+def _step(step: Step) -> dict[str, Any]:
+    record: dict[str, Any] = {"n": step.index, "t": step.type.value}
+    if step.content:
+        record["c"] = step.content
+    if step.tool:
+        record["tool"] = step.tool
+    if step.arguments is not None:
+        record["args"] = step.arguments
+    if step.output is not None:
+        record["out"] = step.output
+    if step.is_error:
+        record["err"] = True
+    if round(step.duration_ms, 1):
+        record["ms"] = round(step.duration_ms, 1)
+    if step.usage is not None:
+        record["u"] = [step.usage.input_tokens, step.usage.output_tokens, step.usage.cost_usd]
+    if step.model:
+        record["model"] = step.model
+    if step.source:
+        record["src"] = step.source
+    if step.cached:
+        record["cached"] = True
+    return record
+
+
+def _clean(value: Any, redact: Redact) -> Any:
+    """`value` with every string (keys too) redacted and made encodable as UTF-8."""
+    if isinstance(value, str):
+        return _text(value, redact)
+    if isinstance(value, dict):
+        return {_text(str(k), redact): _clean(v, redact) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v, redact) for v in value]
+    return value
+
+
+def _text(text: str, redact: Redact) -> str:
+    if not text.isascii():
+        # A lone surrogate (half an escaped emoji) cannot be written as UTF-8.
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return redact(text)

@@ -1,0 +1,164 @@
+"""An Eval's score over its recent runs, for report.html's trend chart.
+
+Two sources, both already kept between runs:
+
+- the result cache (`.evalward/cache`, kept by `actions/cache`): a run on a push to the default
+  branch appends each Eval's score at that commit to `scores/<eval>.json`, so a pull request
+  whose cache was restored from the default branch sees the Eval's score over recent commits;
+- the local history (`.evalward/history`, seed 002), which `evalward run` appends to.
+
+A chart is drawn only from points that exist: no history, no chart.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import os
+import re
+import tempfile
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from evalward.history import HISTORY_DIR
+from evalward.results import EvalResult
+
+SCORES_DIR = "scores"
+MAX_POINTS = 30
+_SAFE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    score: float
+    passed: bool
+    when: str
+    """ISO 8601 time the run was recorded."""
+    commit: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.commit[:7] if self.commit else self.when[:16].replace("T", " ")
+
+
+@dataclass(frozen=True)
+class Trend:
+    source: str
+    """What the points are, for the chart's caption: `commits on main`, `local runs`."""
+    points: list[TrendPoint]
+
+
+def record_commit(
+    cache_dir: Path,
+    results: Iterable[EvalResult],
+    *,
+    commit: str,
+    branch: str,
+    now: dt.datetime | None = None,
+) -> None:
+    """Append each head-side Eval's score at `commit` to the cache's score log (a rerun of
+    the same commit replaces its point), keeping the newest `MAX_POINTS`."""
+    moment = (now or dt.datetime.now(dt.UTC)).isoformat(timespec="seconds")
+    for result in results:
+        if result.side != "head" or not _SAFE_NAME.fullmatch(result.eval):
+            continue
+        path = cache_dir / SCORES_DIR / f"{result.eval}.json"
+        points = [p for p in _cached_points(path) if p.commit != commit]
+        points.append(TrendPoint(result.score, result.passed, moment, commit))
+        document = {
+            "eval": result.eval,
+            "branch": branch,
+            "points": [asdict(p) for p in points[-MAX_POINTS:]],
+        }
+        _write(path, document)
+
+
+def trends(
+    evals: Iterable[str], *, cache_dir: Path | None = None, root: Path | None = None
+) -> dict[str, Trend]:
+    """Each Eval's trend: from the cache's score log when it has points, else from the local
+    history under `root`; Evals with neither are left out."""
+    found: dict[str, Trend] = {}
+    for name in evals:
+        if not _SAFE_NAME.fullmatch(name):
+            continue
+        if cache_dir is not None:
+            path = cache_dir / SCORES_DIR / f"{name}.json"
+            points = _cached_points(path)
+            if points:
+                branch = str(_read(path).get("branch") or "the default branch")
+                found[name] = Trend(f"commits on {branch}", points[-MAX_POINTS:])
+                continue
+        if root is not None:
+            points = _history_points(root / HISTORY_DIR / f"{name}.json")
+            if points:
+                found[name] = Trend("local runs", points[-MAX_POINTS:])
+    return found
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _score(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) and 0 <= number <= 1 else None
+
+
+def _cached_points(path: Path) -> list[TrendPoint]:
+    points: list[TrendPoint] = []
+    raw = _read(path).get("points")
+    for item in raw if isinstance(raw, list) else []:
+        if not isinstance(item, dict):
+            continue
+        score = _score(item.get("score"))
+        if score is None:
+            continue
+        points.append(
+            TrendPoint(
+                score,
+                item.get("passed") is True,
+                str(item.get("when") or "")[:40],
+                str(item.get("commit") or "")[:64],
+            )
+        )
+    return points
+
+
+def _history_points(path: Path) -> list[TrendPoint]:
+    points: list[TrendPoint] = []
+    raw = _read(path).get("history")
+    for item in raw if isinstance(raw, list) else []:
+        if not isinstance(item, dict) or not isinstance(item.get("averageScores"), dict):
+            continue
+        score = _score(item["averageScores"].get("score"))
+        if score is None:
+            continue
+        points.append(
+            TrendPoint(
+                score,
+                item.get("passed") is True,
+                str(item.get("timestamp") or "")[:40],
+                str(item.get("commit") or "")[:64],
+            )
+        )
+    return points
+
+
+def _write(path: Path, document: dict[str, Any]) -> None:
+    """Write beside and rename: an interrupted run never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        json.dump(document, stream, ensure_ascii=False)
+        stream.write("\n")
+    Path(temporary).replace(path)
