@@ -334,7 +334,11 @@ def test_bidi_controls_in_agent_output_are_shown_by_name_wherever_it_is_shown(
     for where, content in shown.items():
         for control in "\u202e\u202c\u2067\u2069":
             assert control not in content, f"U+{ord(control):04X} reaches the {where}"
-    assert "Refund approved &lt;U+202E&gt;yaler ton od&lt;U+202C&gt;" in shown["report.html"]
+    # report.html embeds the data as JSON for its script, `<` and `>` written as escapes
+    assert (
+        "Refund approved \\u003cU+202E\\u003eyaler ton od\\u003cU+202C\\u003e"
+        in (shown["report.html"])
+    )
     assert "Refund approved <U+202E>yaler ton od<U+202C> <U+2067>ok<U+2069>" in shown["comment"]
     assert "<U+202E>" in shown["summary"]
     assert "\\u202e" in (run.output_dir / "results.json").read_text(), "the data keeps them"

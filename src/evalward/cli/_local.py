@@ -122,7 +122,12 @@ def emit(
     context = report_context(evaluation, decision, base)
     if output_dir:
         files.write_reports(
-            Path(output_dir), evaluation, decision, lambda: render_comment(context), redact
+            Path(output_dir),
+            evaluation,
+            decision,
+            lambda: render_comment(context),
+            redact,
+            trends=trends,
         )
     if as_json:
         document = files.results_document(evaluation, decision)
