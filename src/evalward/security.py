@@ -13,6 +13,11 @@ REDACTED = "***"
 _STREAM_BATCH = 64 * 1024
 
 
+def looks_secret(name: str) -> bool:
+    """Whether an environment variable's name says it holds a secret."""
+    return _SECRET_NAME.search(name) is not None or name == "INPUT_GITHUB_TOKEN"
+
+
 class Redactor:
     """Replaces every secret-looking environment value with `***`."""
 
@@ -24,8 +29,7 @@ class Redactor:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Redactor:
-        names = [n for n in env if _SECRET_NAME.search(n) or n == "INPUT_GITHUB_TOKEN"]
-        return cls([env[n].strip() for n in names])
+        return cls([env[n].strip() for n in env if looks_secret(n)])
 
     def __call__(self, text: str) -> str:
         if self._pattern is None:

@@ -27,6 +27,7 @@ from evalward.runtime.process import (
     tail,
 )
 from evalward.runtime.protocol import ProtocolError, apply_event
+from evalward.runtime.sandbox import Sandbox
 from evalward.runtime.trace import StepType, Trace
 
 MAX_TRACE_BYTES = 32 * 1024 * 1024
@@ -42,11 +43,15 @@ async def run_command_agent(
     env: Mapping[str, str],
     timeout_seconds: float,
     kill_grace: float = DEFAULT_KILL_GRACE,
+    sandbox: Sandbox | None = None,
 ) -> None:
     timeout = runtime.timeout_seconds or timeout_seconds
     try:
         process = await spawn(
-            runtime.run, cwd=root, env=limited_env(env, runtime.env, {"EVALWARD_PROTOCOL": "1"})
+            runtime.run,
+            cwd=root,
+            env=limited_env(env, runtime.env, {"EVALWARD_PROTOCOL": "1"}, sandbox=sandbox),
+            sandbox=sandbox,
         )
     except AgentRunError as exc:
         trace.add(StepType.error, content=f"the agent could not start: {exc}")
@@ -100,7 +105,7 @@ async def run_command_agent(
     except TimeoutError:
         timed_out = True
     finally:
-        await kill_group(process, kill_grace)
+        await kill_group(process, kill_grace, sandbox=sandbox)
         try:
             trace.stderr = tail(await asyncio.wait_for(stderr_task, kill_grace + 1))
         except TimeoutError:

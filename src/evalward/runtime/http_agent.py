@@ -22,6 +22,7 @@ from evalward.resources.agent import HttpRuntime
 from evalward.runtime.process import DEFAULT_KILL_GRACE, kill_group, limited_env, read_tail, spawn
 from evalward.runtime.process import tail as tail_text
 from evalward.runtime.protocol import ProtocolError, apply_response
+from evalward.runtime.sandbox import Sandbox
 from evalward.runtime.trace import StepType, Trace
 
 
@@ -41,8 +42,10 @@ class HttpAgentServer:
         env: Mapping[str, str],
         kill_grace: float = DEFAULT_KILL_GRACE,
         poll_interval: float = 0.1,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.runtime = runtime
+        self.sandbox = sandbox
         self.name = name
         self.root = root
         self.env = env
@@ -76,8 +79,10 @@ class HttpAgentServer:
 
     async def _start(self) -> None:
         argv = [a.replace("{port}", str(self.port)) for a in self.runtime.start]
-        env = limited_env(self.env, self.runtime.env, {"PORT": str(self.port)})
-        self._process = await spawn(argv, cwd=self.root, env=env, stdin=False)
+        env = limited_env(
+            self.env, self.runtime.env, {"PORT": str(self.port)}, sandbox=self.sandbox
+        )
+        self._process = await spawn(argv, cwd=self.root, env=env, stdin=False, sandbox=self.sandbox)
         self._logs = [
             asyncio.create_task(read_tail(self._process.stdout)),
             asyncio.create_task(read_tail(self._process.stderr)),
@@ -149,7 +154,7 @@ class HttpAgentServer:
     async def stop(self) -> None:
         process, self._process = self._process, None
         if process is not None:
-            await kill_group(process, self.kill_grace)
+            await kill_group(process, self.kill_grace, sandbox=self.sandbox)
         for task in self._logs:
             if not task.done():
                 task.cancel()

@@ -20,6 +20,7 @@ from evalward.runtime.http_agent import HttpAgentServer
 from evalward.runtime.inputs import input_messages
 from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.protocol import agent_request
+from evalward.runtime.sandbox import Sandbox
 from evalward.runtime.tools import FixtureTools, ToolExecutor
 from evalward.runtime.trace import StepType, Trace
 
@@ -42,17 +43,35 @@ class AgentRunner:
         env: Mapping[str, str],
         *,
         kill_grace: float = DEFAULT_KILL_GRACE,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.agent = agent
         self.providers = providers
         self.env = env
         self.kill_grace = kill_grace
+        self.sandbox = sandbox
         runtime = agent.spec.runtime
         self.server: HttpAgentServer | None = None
         if runtime is not None and runtime.http is not None:
             self.server = HttpAgentServer(
-                runtime.http, name=agent.name, root=agent.root, env=env, kill_grace=kill_grace
+                runtime.http,
+                name=agent.name,
+                root=agent.root,
+                env=env,
+                kill_grace=kill_grace,
+                sandbox=sandbox,
             )
+
+    @property
+    def starts_programs(self) -> str:
+        """What this agent runs from its checkout, if anything ("" for nothing)."""
+        runtime = self.agent.spec.runtime
+        if runtime is not None and runtime.command is not None:
+            return "runtime.command"
+        if runtime is not None and runtime.http is not None:
+            return "runtime.http"
+        commands = [t.tool_name for t in self.agent.spec.tools if t.enabled and t.command]
+        return f"the command tool {commands[0]!r}" if commands else ""
 
     async def run(self, run: FixtureRun) -> Trace:
         trace = Trace()
@@ -92,6 +111,7 @@ class AgentRunner:
                 root=self.agent.root,
                 env=self.env,
                 kill_grace=self.kill_grace,
+                sandbox=self.sandbox,
             )
             await run_declarative(self.agent, messages, self.providers, run.labels, trace, executor)
             return
@@ -115,6 +135,7 @@ class AgentRunner:
                 env=self.env,
                 timeout_seconds=run.timeout_seconds,
                 kill_grace=self.kill_grace,
+                sandbox=self.sandbox,
             )
         elif self.server is not None:
             await self.server.run(request, trace, timeout_seconds=run.timeout_seconds)
