@@ -331,6 +331,7 @@ def test_a_hostile_pr_agent_gets_nothing_and_the_gate_stays_honest(
     assert set(ASKED_FOR) & set(own) == {"HARMLESS_SETTING"}, sorted(own)
     plumbing = ("GITHUB_", "INPUT_", "ACTIONS_", "RUNNER_")
     assert not [name for name in own if name.startswith(plumbing)]
+    assert "PYTHONSAFEPATH" not in own, "evalward's own -I is not passed on"
 
     # It could read no other process's environment, nor signal evalward.
     assert not report["parent_env"]["ok"], report["parent_env"]
