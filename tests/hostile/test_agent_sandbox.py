@@ -386,3 +386,38 @@ def test_a_hostile_pr_agent_gets_nothing_and_the_gate_stays_honest(
         for secret in secrets(github).values():
             assert secret not in content, f"{secret!r} reached {name}"
             assert secret[4:16] not in content, f"part of {secret!r} reached {name}"
+
+
+@needs_root
+def test_a_pr_cannot_point_evalwards_output_at_a_place_its_agent_can_write(
+    world: World, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """A committed `.evalward` link to a world-writable directory would let the agent plant
+    files (or links) where evalward, as root, writes its results."""
+    trap = world.root / "trap"
+    trap.mkdir(mode=0o777)
+    trap.chmod(0o1777)
+    repo = GitRepo(world.workspace)
+    base = repo.commit("an agent", {"evals/pr-agent.yaml": SUITE, "agent/benign.py": BENIGN})
+    repo.branch("feature")
+    (world.workspace / ".evalward").symlink_to(trap)
+    head = repo.commit(
+        "an agent that runs", {"agents/pr-agent.yaml": agent_yaml("command", "agent/benign.py", "")}
+    )
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    launch = prepare(
+        world.workspace,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        inputs={"output-dir": ".evalward/out"},
+        env={"OPENAI_BASE_URL": model.base_url},
+        run_dir=world.runner,
+    )
+
+    done = subprocess.run(
+        ENTRYPOINT, cwd=world.workspace, env=launch.env, capture_output=True, text=True, timeout=60
+    )
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "::error::.evalward is a symbolic link in the checkout" in done.stderr
+    assert list(trap.iterdir()) == []
