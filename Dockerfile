@@ -24,7 +24,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 # hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends git \
-    && dpkg --purge --force-depends perl perl-modules-5.36 libperl5.36 liberror-perl \
+    && PATH="$PATH:/usr/sbin:/sbin" dpkg --purge --force-depends \
+       perl perl-modules-5.36 libperl5.36 liberror-perl \
     && apt-get clean \
     && rm -rf /var/lib/apt/lists/* \
     && echo 'evalward-agent:x:10001:' >> /etc/group \
