@@ -49,7 +49,7 @@ from evalward.report.workflow import command
 from evalward.resources import ResourceSet, load_resources
 from evalward.result_cache import CacheMode, ResultCache
 from evalward.results import FixtureResult
-from evalward.runtime.sandbox import AGENT_USER, AgentUser, Sandbox, protect
+from evalward.runtime.sandbox import AGENT_USER, NOT_COPIED, AgentUser, Sandbox, protect
 from evalward.security import Redactor
 from evalward.settings import Settings
 from evalward.spool import TraceSpool
@@ -93,14 +93,22 @@ def fork_dispatch_refusal(pull: PullInfo) -> str:
     )
 
 
-def agent_sandbox(settings: Settings, euid: int) -> Sandbox:
+def agent_sandbox(settings: Settings, euid: int, workspace: Path | None = None) -> Sandbox:
     """How programs from a checkout run in the action: as the agent user when evalward is
-    root (the image always is), refused otherwise unless the workflow turned that off."""
+    root (the image always is), refused otherwise unless the workflow turned that off. The
+    agents' working copies leave out evalward's output and cache directories."""
     if settings.agent_isolation == "off":
         return Sandbox(None)
     if euid != 0:
         return Sandbox(None, unavailable=NOT_ROOT)
-    return Sandbox(AgentUser.resolve())
+    ours = set(NOT_COPIED)
+    for folder in (settings.output_dir, settings.cache_dir):
+        path = Path(os.path.normpath(folder))
+        if workspace is not None and path.is_absolute() and path.is_relative_to(workspace):
+            path = path.relative_to(workspace)
+        if not path.is_absolute() and path.parts and path.parts[0] != "..":
+            ours.add(path.as_posix())
+    return Sandbox(AgentUser.resolve(), not_copied=ours)
 
 
 @dataclass(frozen=True)
@@ -141,7 +149,7 @@ def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int
         config=trusted_provider_settings(context, Git(context.workspace)),
         cache_root=context.workspace,
     )
-    sandbox = agent_sandbox(settings, os.geteuid())
+    sandbox = agent_sandbox(settings, os.geteuid(), context.workspace)
     if sandbox.user is not None:
         os.umask(0o022)  # nothing evalward writes is writable by the agent user
     runner = Runner(env, context, settings, Git(context.workspace), github, providers, out, sandbox)
@@ -297,6 +305,15 @@ class Runner:
         if self.sandbox is not None and self.sandbox.user is not None:
             written = [self.output_dir, *([cache_dir] if cache and cache_dir else [])]
             protect(self.context.workspace, written, self.env)
+        if self.sandbox is not None and (persisted := self.git.credential_settings()):
+            self.log(
+                command(
+                    "warning",
+                    f"the checkout keeps a credential in its git configuration ({persisted[0]}), "
+                    "which every process in this job can read, the pull request's programs "
+                    "too. Check out with `persist-credentials: false`.",
+                )
+            )
         return RunOptions(
             parallel=settings.parallel,
             run_all=settings.run_all,

@@ -31,7 +31,15 @@ from typing import Any
 import pytest
 
 import evalward
-from actionrun import ENTRYPOINT, ActionRun, parse_github_output, prepare, pull_request_event
+from actionrun import (
+    ENTRYPOINT,
+    ActionRun,
+    parse_github_output,
+    prepare,
+    pull_request_event,
+    run_action,
+)
+from e2e.test_walking_skeleton import make_pr, script_model
 from evalward.runtime.sandbox import AGENT_UID
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.http import LoopbackServer, Request, Response
@@ -421,3 +429,25 @@ def test_a_pr_cannot_point_evalwards_output_at_a_place_its_agent_can_write(
     assert done.returncode == 2, done.stdout + done.stderr
     assert "::error::.evalward is a symbolic link in the checkout" in done.stderr
     assert list(trap.iterdir()) == []
+
+
+def test_a_credential_the_checkout_kept_in_git_config_is_named_not_shown(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """actions/checkout's default leaves the token in .git/config, which the workspace leaves
+    readable to every user: the action says so, without printing it."""
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=True)
+    header = "AUTHORIZATION: basic " + base64.b64encode(f"x:{github.token}".encode()).decode()
+    repo.git("config", "http.https://github.com/.extraheader", header)
+    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+
+    run = run_action(
+        repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
+    )
+
+    assert run.returncode == 0, run.stderr
+    warning = next(line for line in run.stdout.splitlines() if "keeps a credential" in line)
+    assert warning.startswith("::warning::") and "persist-credentials: false" in warning
+    assert "http.https://github.com/.extraheader" in warning
+    assert header.split()[-1] not in run.stdout + run.stderr

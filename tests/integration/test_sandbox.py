@@ -45,6 +45,7 @@ EVALWARDS_ENV = {
     "AWS_ACCESS_KEY_ID": "AKIAEXAMPLE000",
     "DATABASE_URL": "postgres://app:sk-real-provider-key@db.example/app",
     "MODEL_NAME": "gpt-test",
+    "DATA_DIR": "/home/runner/work/_temp/data",
 }
 LISTED = [name for name in EVALWARDS_ENV if name not in ("PATH", "HOME", "LANG")]
 
@@ -60,7 +61,13 @@ def test_in_the_action_no_credential_or_runner_plumbing_gets_through_but_injecte
     proxy = {"OPENAI_API_KEY": "proxy-key-for-this-run", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
     env = limited_env(EVALWARDS_ENV, LISTED, proxy, sandbox=Sandbox(None))
     # HOME and TMPDIR are the sandbox's, set when the process starts
-    assert env == {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "MODEL_NAME": "gpt-test", **proxy}
+    assert env == {
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "MODEL_NAME": "gpt-test",
+        "DATA_DIR": "/home/runner/work/_temp/data",  # RUNNER_TEMP's value is no credential
+        **proxy,
+    }
 
 
 def test_without_root_the_user_switch_is_unavailable_unless_turned_off() -> None:
@@ -71,6 +78,16 @@ def test_without_root_the_user_switch_is_unavailable_unless_turned_off() -> None
     assert as_root.user == AgentUser.resolve() and as_root.user.uid != 0
     off = agent_sandbox(Settings.model_validate({"agent-isolation": "off"}), euid=1001)
     assert off.user is None and not off.unavailable
+
+
+def test_the_working_copies_leave_out_evalwards_directories_wherever_they_are() -> None:
+    settings = Settings.model_validate(
+        {"output-dir": "/github/workspace/reports/evalward", "cache-dir": "./cache//runs"}
+    )
+    sandbox = agent_sandbox(settings, euid=0, workspace=Path("/github/workspace"))
+    assert sandbox.not_copied == {".git", ".evalward", "reports/evalward", "cache/runs"}
+    outside = Settings.model_validate({"output-dir": "/tmp/out", "cache-dir": "../cache"})
+    assert agent_sandbox(outside, euid=0, workspace=Path("/w")).not_copied == {".git", ".evalward"}
 
 
 PROBE = """\
@@ -182,13 +199,15 @@ def test_the_agent_user_works_in_a_read_only_copy_without_history_or_evalwards_f
     (checkout / "secret-mode.txt").chmod(0o600)
     (checkout / "link").symlink_to("lib/tool.sh")
     os.mkfifo(checkout / "pipe")
-    sandbox = Sandbox(AgentUser.resolve())
+    (checkout / "lib" / "reports").mkdir()
+    sandbox = Sandbox(AgentUser.resolve(), not_copied={".git", ".evalward", "lib/reports"})
     try:
         seen = probe(checkout, sandbox, python)
         root = sandbox.root
         copy = Path(seen["cwd"])
         assert copy != checkout and copy.is_relative_to(root)
         assert (copy / "link").is_symlink() and os.readlink(copy / "link") == "lib/tool.sh"
+        assert sorted(p.name for p in (copy / "lib").iterdir()) == ["tool.sh"]
         mode = (copy / "lib" / "tool.sh").stat().st_mode
         assert stat.S_IMODE(mode) == 0o755 and (copy / "lib" / "tool.sh").stat().st_uid == 0
         assert stat.S_IMODE((copy / "secret-mode.txt").stat().st_mode) == 0o644

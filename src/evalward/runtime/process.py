@@ -64,7 +64,7 @@ def limited_env(
         secrets = [
             value
             for name, value in env.items()
-            if withheld_name(name) and len(value.strip()) >= _MIN_SECRET_LENGTH
+            if credential_name(name) and len(value.strip()) >= _MIN_SECRET_LENGTH
         ]
         out = {
             name: env[name]
@@ -79,12 +79,12 @@ def limited_env(
 
 def withheld_name(name: str) -> bool:
     """A variable a sandboxed program never gets from evalward's environment."""
-    upper = name.upper()
-    return (
-        upper.startswith(RUNNER_PLUMBING)
-        or looks_secret(name)
-        or _CREDENTIAL_NAME.search(name) is not None
-    )
+    return name.upper().startswith(RUNNER_PLUMBING) or credential_name(name)
+
+
+def credential_name(name: str) -> bool:
+    """A name that says its variable holds a credential (more names than get redacted)."""
+    return looks_secret(name) or _CREDENTIAL_NAME.search(name) is not None
 
 
 async def spawn(
@@ -139,10 +139,18 @@ async def spawn(
             f"cannot start {argv[0]!r}: no such program (paths are relative to the "
             "repository root, and there is no shell)"
         ) from None
-    except PermissionError:
+    except PermissionError as exc:
         _forget(sandbox, home)
-        who = f" for the user {user.name}" if user else ""
-        raise AgentRunError(f"cannot start {argv[0]!r}: it is not executable{who}") from None
+        if user is None:
+            raise AgentRunError(f"cannot start {argv[0]!r}: it is not executable") from None
+        if exc.filename == str(cwd):
+            raise AgentRunError(
+                f"cannot start {argv[0]!r}: the user {user.name} cannot enter {cwd}"
+            ) from None
+        raise AgentRunError(
+            f"cannot start {argv[0]!r}: the user {user.name} may not run it (it is not "
+            "executable, or a directory on its path is closed to other users)"
+        ) from None
     if sandbox is not None and home is not None:
         sandbox.keep(process.pid, home)
     return process
