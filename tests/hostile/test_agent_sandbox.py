@@ -177,9 +177,6 @@ class World:
     workspace: Path
     runner: Path
 
-    def runner_file(self, name: str) -> Path:
-        return self.runner / name
-
 
 @pytest.fixture
 def world() -> Iterator[World]:
