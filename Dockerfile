@@ -1,5 +1,7 @@
 # evalward's GitHub Action image. GitHub runs Docker actions as root with the workspace
 # mounted at /github/workspace and sets the working directory itself: no USER, no WORKDIR.
+# evalward stays root (it must switch users) and runs the pull request's agents as the
+# unprivileged `evalward-agent` created below.
 #
 # The tag pins Python's patch release and the Debian release. Multi-platform index digest of
 # this tag as pinned by several public Dockerfiles in 2026 (not re-resolved against Docker Hub
@@ -13,17 +15,33 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
+# git, without Perl: evalward runs only git's built-in commands (diff, worktree, cat-file,
+# merge-base, rev-parse, ls-files, status), and Perl is half of git's 100 MB. An image
+# built FROM this one that installs packages runs `apt-get install -f` first.
+# The user agents run as: its own group and no other, a uid far from the hosted runner's
+# (1001, the owner of the workspace), no home, no password, no login. Written directly so
+# it needs no user-management tools in the base image.
 # hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends git \
-    && rm -rf /var/lib/apt/lists/*
+    && PATH="$PATH:/usr/sbin:/sbin" dpkg --purge --force-depends \
+       perl perl-modules-5.36 libperl5.36 liberror-perl \
+    && apt-get clean \
+    && rm -rf /var/lib/apt/lists/* \
+    && echo 'evalward-agent:x:10001:' >> /etc/group \
+    && echo 'evalward-agent:x:10001:10001::/nonexistent:/usr/sbin/nologin' >> /etc/passwd
 
-# Dependencies first, so a source change does not reinstall them.
+# Dependencies first, so a source change does not reinstall them: every file checked
+# against its hash in the lock, the build backend included.
 COPY requirements.lock /opt/evalward/requirements.lock
-RUN pip install --no-deps -r /opt/evalward/requirements.lock
+RUN pip install --require-hashes --no-deps -r /opt/evalward/requirements.lock
 
 COPY pyproject.toml README.md /opt/evalward/
 COPY src /opt/evalward/src
-RUN pip install --no-deps /opt/evalward
+RUN pip install --no-deps --no-build-isolation /opt/evalward
 
-ENTRYPOINT ["python", "-m", "evalward"]
+# -I: the working directory (the pull request's checkout) is not on sys.path, so a file
+# there cannot stand in for evalward or a module it imports; PYTHON* variables and the
+# user's site-packages are ignored too (-u: unbuffered, as PYTHONUNBUFFERED would be).
+# The flags are not inherited by the agents.
+ENTRYPOINT ["python", "-I", "-u", "-m", "evalward"]

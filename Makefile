@@ -31,9 +31,13 @@ lint: $(VENV)/.installed
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-## Re-pin the action image's runtime dependencies.
+## Re-pin the action image's dependencies and build backend, with the hash of every file
+## PyPI has for each pin (`pip install --require-hashes`). Keeps the current pins; bump them
+## with `make lock UPGRADE=--upgrade`. The backend's pin is pyproject's [build-system] one.
 lock:
 	rm -rf /tmp/evalward-lock && $(PYTHON) -m venv /tmp/evalward-lock
-	/tmp/evalward-lock/bin/pip install --quiet .
-	(echo '# Runtime dependencies of the action image, pinned. Regenerate with `make lock`.'; \
-	 /tmp/evalward-lock/bin/pip freeze --exclude evalward) > requirements.lock
+	/tmp/evalward-lock/bin/pip install --quiet uv
+	sed -n 's/^requires = \["\(hatchling==[0-9.]*\)"\]$$/\1/p' pyproject.toml \
+	  | /tmp/evalward-lock/bin/uv pip compile pyproject.toml - --generate-hashes --quiet \
+	    --python-version 3.12 --python-platform linux --custom-compile-command 'make lock' \
+	    --output-file requirements.lock $(UPGRADE)

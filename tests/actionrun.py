@@ -1,4 +1,5 @@
-"""Run `python -m evalward` as GitHub runs a Docker action: a subprocess with the GITHUB_* env."""
+"""Run evalward as GitHub runs a Docker action: the image's ENTRYPOINT as a subprocess, with the
+GITHUB_* environment and the workspace as the working directory."""
 
 from __future__ import annotations
 
@@ -11,6 +12,21 @@ from pathlib import Path
 from typing import Any
 
 from fakes.github_api import FakeGitHub
+
+DOCKERFILE = Path(__file__).resolve().parents[1] / "Dockerfile"
+
+
+def image_entrypoint() -> list[str]:
+    """The Dockerfile's ENTRYPOINT, with this interpreter for its `python`."""
+    for line in DOCKERFILE.read_text().splitlines():
+        if line.startswith("ENTRYPOINT "):
+            argv: list[str] = json.loads(line.removeprefix("ENTRYPOINT "))
+            assert argv[0] == "python", argv
+            return [sys.executable, *argv[1:]]
+    raise AssertionError("the Dockerfile has no ENTRYPOINT")
+
+
+ENTRYPOINT = image_entrypoint()
 
 
 @dataclass
@@ -149,7 +165,7 @@ def run_action(
 def execute(workspace: Path, launch: Launch) -> ActionRun:
     """Run a prepared launch (its environment changed by the test, if need be) to the end."""
     done = subprocess.run(
-        [sys.executable, "-m", "evalward"],
+        ENTRYPOINT,
         cwd=workspace,
         env=launch.env,
         capture_output=True,
@@ -162,7 +178,7 @@ def execute(workspace: Path, launch: Launch) -> ActionRun:
 def start_action(workspace: Path, launch: Launch) -> subprocess.Popen[str]:
     """Start the action without waiting, e.g. to signal it mid-run."""
     return subprocess.Popen(
-        [sys.executable, "-m", "evalward"],
+        ENTRYPOINT,
         cwd=workspace,
         env=launch.env,
         stdout=subprocess.PIPE,

@@ -50,6 +50,7 @@ from evalward.report.workflow import command
 from evalward.resources import ResourceSet, load_resources
 from evalward.result_cache import CacheMode, ResultCache
 from evalward.results import FixtureResult
+from evalward.runtime.sandbox import AGENT_USER, NOT_COPIED, AgentUser, Sandbox, protect
 from evalward.security import Redactor
 from evalward.settings import Settings
 from evalward.spool import TraceSpool
@@ -70,6 +71,46 @@ PULL_REQUEST_TARGET_REFUSAL = (
     "point). If you have reviewed this risk (see docs/github.md), set the input "
     "`allow-untrusted-head: true`."
 )
+
+NOT_ROOT = (
+    f"evalward is not running as root, so it cannot run that as the unprivileged user "
+    f"`{AGENT_USER}`: the program could read evalward's environment (your secrets and the "
+    "GitHub token) and write its outputs. The action's image always runs as root; run "
+    "evalward as the action. Where the job already ran the pull request's code with the same "
+    "rights (e.g. `evalward action` after installing its dependencies), set the input "
+    "`agent-isolation: off` to run such programs as evalward's own user (see docs/github.md)."
+)
+
+
+def fork_dispatch_refusal(pull: PullInfo) -> str:
+    where = f"the fork {pull.head_repo}" if pull.head_repo else "a repository that is gone"
+    return (
+        f"GITHUB_EVENT_NAME=workflow_dispatch: pull request #{pull.number} comes from {where}, "
+        "and evalward refuses to gate it here by default. workflow_dispatch runs with this "
+        "repository's secrets and token, and evalward runs the agents of the pull request's "
+        "head — code whoever opened it controls — so it could read your provider keys or "
+        "push to your repository, as on pull_request_target. Fork pull requests are gated by "
+        "`on: pull_request` (secrets are not passed to forks). If you have reviewed this head "
+        "(see docs/github.md), set the input `allow-untrusted-head: true`."
+    )
+
+
+def agent_sandbox(settings: Settings, euid: int, workspace: Path | None = None) -> Sandbox:
+    """How programs from a checkout run in the action: as the agent user when evalward is
+    root (the image always is), refused otherwise unless the workflow turned that off. The
+    agents' working copies leave out evalward's output and cache directories."""
+    if settings.agent_isolation == "off":
+        return Sandbox(None)
+    if euid != 0:
+        return Sandbox(None, unavailable=NOT_ROOT)
+    ours = set(NOT_COPIED)
+    for folder in (settings.output_dir, settings.cache_dir):
+        path = Path(os.path.normpath(folder))
+        if workspace is not None and path.is_absolute() and path.is_relative_to(workspace):
+            path = path.relative_to(workspace)
+        if not path.is_absolute() and path.parts and path.parts[0] != "..":
+            ours.add(path.as_posix())
+    return Sandbox(AgentUser.resolve(), not_copied=ours)
 
 
 @dataclass(frozen=True)
@@ -112,7 +153,12 @@ def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int
     )
     # Every secret evalward knows: the environment's, and the keys the provider settings name.
     redact = Redactor.from_env(env, providers.key_envs)
-    runner = Runner(env, context, settings, Git(context.workspace), github, providers, out, redact)
+    sandbox = agent_sandbox(settings, os.geteuid(), context.workspace)
+    if sandbox.user is not None:
+        os.umask(0o022)  # nothing evalward writes is writable by the agent user
+    runner = Runner(
+        env, context, settings, Git(context.workspace), github, providers, out, redact, sandbox
+    )
     return asyncio.run(runner.run_and_close(route))
 
 
@@ -216,8 +262,10 @@ class Runner:
         providers: Providers,
         out: TextIO,
         redact: Redactor,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.env = env
+        self.sandbox = sandbox
         self.context = context
         self.settings = settings
         self.git = git
@@ -246,6 +294,8 @@ class Runner:
             return await self.run_all(route)
         finally:
             await self.providers.aclose()
+            if self.sandbox is not None:
+                self.sandbox.close()
 
     # --- running, with cancellation ---------------------------------------------------------
 
@@ -259,12 +309,25 @@ class Runner:
                 self.log(command("warning", f"result cache not used: {distrust}"))
             else:
                 cache = ResultCache(cache_dir, CacheMode(settings.cache))
+        if self.sandbox is not None and self.sandbox.user is not None:
+            written = [self.output_dir, *([cache_dir] if cache and cache_dir else [])]
+            protect(self.context.workspace, written, self.env)
+        if self.sandbox is not None and (persisted := self.git.credential_settings()):
+            self.log(
+                command(
+                    "warning",
+                    f"the checkout keeps a credential in its git configuration ({persisted[0]}), "
+                    "which every process in this job can read, the pull request's programs "
+                    "too. Check out with `persist-credentials: false`.",
+                )
+            )
         return RunOptions(
             parallel=settings.parallel,
             run_all=settings.run_all,
             gate_config=GateConfig(settings.gate_config),
             cache=cache,
             budget=Budget(settings.max_model_calls, settings.max_cost_usd),
+            sandbox=self.sandbox,
         )
 
     async def evaluate(
@@ -335,7 +398,7 @@ class Runner:
         spec = ShardSpec.parse(self.settings.shard, "action input `shard`")
         select: Callable[[str], bool] | None = None
         if route.kind == "gate" and self.github is not None and route.pr is not None:
-            pull = self.github.pull_request(route.pr)
+            pull = self.pull_request(route.pr)
             revisions = Revisions(pull.base_sha, pull.head_sha or self.context.head_sha or "HEAD")
         else:
             revisions = Revisions(base=None)
@@ -385,10 +448,20 @@ class Runner:
 
     # --- the pull request gate ---------------------------------------------------------------
 
+    def pull_request(self, number: int) -> PullInfo:
+        """The pull request to gate; on workflow_dispatch only one whose head is this
+        repository's, unless untrusted heads are allowed (pull_request_target's rule)."""
+        assert self.github is not None
+        pull = self.github.pull_request(number)
+        dispatched = self.context.event_name == "workflow_dispatch"
+        if dispatched and not pull.head_in_repository and not self.settings.allow_untrusted_head:
+            raise ConfigError(fork_dispatch_refusal(pull))
+        return pull
+
     async def gate(self, number: int) -> int:
         assert self.github is not None
         github = self.github
-        pull = github.pull_request(number)
+        pull = self.pull_request(number)
         head_sha = pull.head_sha or self.context.head_sha or "HEAD"
         self.log(
             command("group", f"evalward: pull request #{number} ({pull.base_sha}..{head_sha})")

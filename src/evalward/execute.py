@@ -35,6 +35,7 @@ from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.model_proxy import ModelProxy, agent_environment, provider_key_names
 from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.runner import AgentRunner, FixtureRun
+from evalward.runtime.sandbox import Sandbox
 from evalward.runtime.tools import FixtureTools, check_side_effects
 from evalward.runtime.trace import Trace
 from evalward.scoring.panel import JudgePanel
@@ -67,11 +68,13 @@ async def execute(
     keys: CacheKeys | None = None,
     traces: TraceSpool | None = None,
     allowance: Allowance | None = None,
+    sandbox: Sandbox | None = None,
 ) -> list[FixtureResult]:
     """Run the plan; results come back in plan order whatever order runs finish in.
 
     Everything that can be refused is checked before the first run: unknown providers in
-    `models`, and side-effecting command tools a fixture neither shadows nor replays.
+    `models`, side-effecting command tools a fixture neither shadows nor replays, and programs
+    from a checkout when the `sandbox` they must run in is unavailable.
     `env` is what command tools and bring-your-own agents may see (through their allow-list),
     less the provider keys: they get the model proxy's instead, and the proxy refuses calls
     past `allowance`. With a `cache`, a run whose determining material was seen before is
@@ -104,9 +107,15 @@ async def execute(
                 agent = resolve_agent(located.resource, located.file, checkout.root)
                 for model_id in agent.spec.models:
                     providers.resolve(model_id)
-                runners[agent_key] = AgentRunner(
-                    agent, providers, env, kill_grace=kill_grace, proxy=proxy
+                runner = AgentRunner(
+                    agent, providers, env, kill_grace=kill_grace, proxy=proxy, sandbox=sandbox
                 )
+                if sandbox is not None and sandbox.unavailable and runner.starts_programs:
+                    raise ConfigError(
+                        f"agent {agent.name!r} ({run.side.value}) runs {runner.starts_programs} "
+                        f"from the checkout, and {sandbox.unavailable}"
+                    )
+                runners[agent_key] = runner
             fixture_key = (run.side, run.fixture, evaluation.spec.target_agent)
             if fixture_key not in fixture_tools:
                 fixture = checkout.resources.fixtures[run.fixture].resource.spec

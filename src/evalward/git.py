@@ -103,6 +103,14 @@ class Git:
             offset += size + 1
         return contents
 
+    def credential_settings(self) -> list[str]:
+        """The names (never the values) of settings that hand git an HTTP credential, as
+        actions/checkout's `persist-credentials` leaves behind."""
+        out = self.run(
+            "config", "--name-only", "--get-regexp", r"^http\..*extraheader$", check=False
+        )
+        return [name for name in out.splitlines() if name]
+
     def tracked(self, path: str) -> list[str]:
         """Files at or below `path` (relative to the repository) that the checkout tracks."""
         out = self.run("ls-files", "-z", "--", path)

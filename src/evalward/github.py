@@ -31,6 +31,12 @@ class PullInfo:
     def from_fork(self) -> bool:
         return bool(self.head_repo) and self.head_repo != self.base_repo
 
+    @property
+    def head_in_repository(self) -> bool:
+        """The head branch is known to live in the base repository (a deleted fork's head
+        repository is unknown: not this one)."""
+        return bool(self.head_repo) and self.head_repo == self.base_repo
+
 
 @dataclass(frozen=True)
 class LabelEvent:

@@ -34,6 +34,7 @@ from evalward.resources import ResourceSet, load_resources
 from evalward.resources.loader import load_changed_resources, needs_full_load
 from evalward.result_cache import ResultCache
 from evalward.results import EvalResult, FixtureResult
+from evalward.runtime.sandbox import Sandbox
 from evalward.runtime.trace import Trace
 from evalward.spool import TraceSpool
 
@@ -77,6 +78,8 @@ class RunOptions:
     gate_config: GateConfig = GateConfig.base
     cache: ResultCache | None = None
     budget: Budget = field(default_factory=Budget)
+    sandbox: Sandbox | None = None
+    """The action's: programs from a checkout run in it. None (the CLI): as evalward's user."""
 
 
 @dataclass(frozen=True)
@@ -259,6 +262,7 @@ async def _run_change(
             keys=keys,
             traces=traces,
             allowance=Allowance.left_by(options.budget, estimate),
+            sandbox=options.sandbox,
         )
         return _Ran(
             changes,

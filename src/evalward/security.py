@@ -46,6 +46,11 @@ def note_key_envs(names: Iterable[str]) -> None:
     _KEY_ENVS.update(names)
 
 
+def looks_secret(name: str) -> bool:
+    """Whether an environment variable's name says it holds a secret."""
+    return name in ALWAYS_SECRET or _SECRET_NAME.search(name) is not None
+
+
 class Redactor:
     """Replaces every form of every known secret with `***` (one compiled alternation)."""
 
@@ -60,7 +65,7 @@ class Redactor:
         """The secrets of `env`: secret-looking names, and `key_envs` (the variables the
         provider settings read keys from) whatever their names."""
         named = set(key_envs)
-        names = [n for n in env if n in named or n in ALWAYS_SECRET or _SECRET_NAME.search(n)]
+        names = [n for n in env if n in named or looks_secret(n)]
         return cls(env[n] for n in names)
 
     @classmethod

@@ -25,6 +25,7 @@ class Settings(BaseModel):
     comment_template: str = Field(default="", alias="comment-template")
     check_run: bool = Field(default=False, alias="check-run")
     allow_untrusted_head: bool = Field(default=False, alias="allow-untrusted-head")
+    agent_isolation: Literal["user", "off"] = Field(default="user", alias="agent-isolation")
     on_missing_secrets: Literal["fail", "skip"] = Field(default="fail", alias="on-missing-secrets")
     pr: int | None = Field(default=None, alias="pr", ge=1)
     gate_config: Literal["base", "head"] = Field(default="base", alias="gate-config")

@@ -337,6 +337,51 @@ def test_workflow_dispatch_with_pr_gates_that_pull_request(
     assert "Regressions" in comment_body(github)
 
 
+def test_workflow_dispatch_refuses_a_fork_pull_request_unless_opted_in(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """workflow_dispatch has the repository's secrets, as pull_request_target has: gating a
+    fork's head there runs its author's code with them."""
+    make_pr(repo, github)
+    github.pulls[7].head_repo = "contributor/agents"
+    script_model(model, head_greets_well=True)
+    dispatch = real_payload("workflow_dispatch")
+
+    refused = run_action(
+        repo.path, github, dispatch, env=env, event_name="workflow_dispatch", inputs={"pr": "7"}
+    )
+
+    assert refused.returncode == 2, refused.stderr
+    assert "::error::GITHUB_EVENT_NAME=workflow_dispatch: pull request #7" in refused.stderr
+    assert "contributor/agents" in refused.stderr and "secrets" in refused.stderr
+    assert "allow-untrusted-head: true" in refused.stderr
+    assert model.requests == [] and github.comments_on(7) == []
+    assert "result" not in refused.outputs
+
+    # the same refusal for a shard of that run, which would run the fork's agents too
+    shard = run_action(
+        repo.path,
+        github,
+        dispatch,
+        env=env,
+        event_name="workflow_dispatch",
+        inputs={"pr": "7", "shard": "1/2"},
+    )
+    assert shard.returncode == 2 and "contributor/agents" in shard.stderr
+    assert model.requests == []
+
+    allowed = run_action(
+        repo.path,
+        github,
+        dispatch,
+        env=env,
+        event_name="workflow_dispatch",
+        inputs={"pr": "7", "allow-untrusted-head": "true"},
+    )
+    assert allowed.returncode == 0, allowed.stderr
+    assert allowed.outputs["result"] == "pass"
+
+
 def test_schedule_runs_only_the_evals_whose_cron_fired(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:

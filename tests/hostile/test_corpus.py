@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from actionrun import ENTRYPOINT
 from evalward.__main__ import main
 from hostile.corpus import CORPUS, EXTRA, Case, write_repo
 
@@ -116,7 +117,7 @@ def test_subprocesses(case: Case, tmp_path: Path) -> None:
     check(case, validate.stderr, "evalward: ")
     env = {"PATH": "/usr/bin:/bin", **action_env(workspace, tmp_path / "runner")}
     action = subprocess.run(
-        [sys.executable, "-m", "evalward"],
+        ENTRYPOINT,
         cwd=workspace,
         env=env,
         capture_output=True,

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from actionrun import image_entrypoint
+
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 
@@ -44,9 +46,32 @@ def test_dockerfile_follows_githubs_rules_for_docker_actions() -> None:
     assert re.search(r"^FROM python:3\.12\.\d+-slim-bookworm$", text, re.MULTILINE)
     assert re.search(r"^#   sha256:[0-9a-f]{64}$", text, re.MULTILINE)
     assert "PYTHONDONTWRITEBYTECODE=1" in text and "PYTHONUNBUFFERED=1" in text
-    assert 'ENTRYPOINT ["python", "-m", "evalward"]' in text
+    # the working directory (the PR's checkout) is not on sys.path: tests/hostile runs this
+    # exact command with a checkout that brings its own evalward/__main__.py and yaml.py
+    assert image_entrypoint()[1:] == ["-I", "-u", "-m", "evalward"]
     # dependencies are installed before the source is copied, so they stay cached
     assert text.index("requirements.lock") < text.index("COPY src")
+    assert "pip install --require-hashes --no-deps -r /opt/evalward/requirements.lock" in text
+    assert "pip install --no-deps --no-build-isolation /opt/evalward" in text
+    # the agents' user, with its own group, far from the runner's uid 1001
+    assert "evalward-agent:x:10001:10001::/nonexistent:/usr/sbin/nologin" in text
+
+
+def test_the_lock_pins_every_package_and_the_build_backend_with_hashes() -> None:
+    lock = (ROOT / "requirements.lock").read_text()
+    entries = re.split(r"\n(?=[A-Za-z])", lock.split("\n", 2)[2])
+    pins = {}
+    for entry in entries:
+        name, _, version = entry.split(" ", 1)[0].partition("==")
+        assert version, f"not pinned: {entry[:60]!r}"
+        assert re.search(r"--hash=sha256:[0-9a-f]{64}", entry), f"{name} has no hash"
+        pins[name.lower()] = version
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    backend = re.search(r'^requires = \["hatchling==([0-9.]+)"\]$', pyproject, re.MULTILINE)
+    assert backend, "pyproject.toml pins hatchling exactly"
+    assert pins["hatchling"] == backend[1]
+    for dependency in ("pydantic", "aiohttp", "pygithub", "pyyaml", "regex", "jinja2"):
+        assert dependency in pins
 
 
 def test_action_metadata_is_valid() -> None:
@@ -98,3 +123,13 @@ def test_example_workflows_are_valid_and_use_only_real_inputs(workflow: Path) ->
         for step in job["steps"]:
             if str(step.get("uses", "")).startswith("evalward/evalward@"):
                 assert set(step.get("with", {})) <= inputs
+
+
+def test_a_release_pushes_the_image_with_its_provenance() -> None:
+    release = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text())
+    assert release[True]["push"]["tags"] == ["v*"]  # PyYAML reads the key `on` as True
+    (job,) = release["jobs"].values()
+    assert job["permissions"] == {"contents": "read", "packages": "write"}
+    build = next(s for s in job["steps"] if s.get("uses", "").startswith("docker/build-push"))
+    assert build["with"]["push"] is True and build["with"]["provenance"] == "mode=max"
+    assert "linux/amd64" in build["with"]["platforms"]

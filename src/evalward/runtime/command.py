@@ -27,6 +27,7 @@ from evalward.runtime.process import (
     tail,
 )
 from evalward.runtime.protocol import ProtocolError, apply_event
+from evalward.runtime.sandbox import Sandbox
 from evalward.runtime.trace import StepType, Trace
 
 MAX_TRACE_BYTES = 32 * 1024 * 1024
@@ -43,12 +44,18 @@ async def run_command_agent(
     timeout_seconds: float,
     kill_grace: float = DEFAULT_KILL_GRACE,
     extra_env: Mapping[str, str] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> None:
     """`extra_env` (the model proxy's variables) is set whatever the allow-list says."""
     timeout = runtime.timeout_seconds or timeout_seconds
     extra = {**(extra_env or {}), "EVALWARD_PROTOCOL": "1"}
     try:
-        process = await spawn(runtime.run, cwd=root, env=limited_env(env, runtime.env, extra))
+        process = await spawn(
+            runtime.run,
+            cwd=root,
+            env=limited_env(env, runtime.env, extra, sandbox=sandbox),
+            sandbox=sandbox,
+        )
     except AgentRunError as exc:
         trace.add(StepType.error, content=f"the agent could not start: {exc}")
         return
@@ -101,7 +108,7 @@ async def run_command_agent(
     except TimeoutError:
         timed_out = True
     finally:
-        await kill_group(process, kill_grace)
+        await kill_group(process, kill_grace, sandbox=sandbox)
         try:
             trace.stderr = tail(await asyncio.wait_for(stderr_task, kill_grace + 1))
         except TimeoutError:

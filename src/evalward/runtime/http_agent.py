@@ -28,6 +28,7 @@ from evalward.runtime.model_proxy import Grant, ModelProxy
 from evalward.runtime.process import DEFAULT_KILL_GRACE, kill_group, limited_env, read_tail, spawn
 from evalward.runtime.process import tail as tail_text
 from evalward.runtime.protocol import ProtocolError, apply_response
+from evalward.runtime.sandbox import Sandbox
 from evalward.runtime.trace import StepType, Trace
 
 
@@ -48,9 +49,11 @@ class HttpAgentServer:
         kill_grace: float = DEFAULT_KILL_GRACE,
         poll_interval: float = 0.1,
         proxy: ModelProxy | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.runtime = runtime
         self.proxy = proxy
+        self.sandbox = sandbox
         self._grant: Grant | None = None
         self.name = name
         self.root = root
@@ -90,8 +93,8 @@ class HttpAgentServer:
             await self.proxy.ensure_started()
             self._grant = self.proxy.open_grant(RunLabels(agent=self.name), None)
             extra = {**self._grant.env, **extra}
-        env = limited_env(self.env, self.runtime.env, extra)
-        self._process = await spawn(argv, cwd=self.root, env=env, stdin=False)
+        env = limited_env(self.env, self.runtime.env, extra, sandbox=self.sandbox)
+        self._process = await spawn(argv, cwd=self.root, env=env, stdin=False, sandbox=self.sandbox)
         self._logs = [
             asyncio.create_task(read_tail(self._process.stdout)),
             asyncio.create_task(read_tail(self._process.stderr)),
@@ -173,7 +176,7 @@ class HttpAgentServer:
             self.proxy.revoke(self._grant)
         process, self._process = self._process, None
         if process is not None:
-            await kill_group(process, self.kill_grace)
+            await kill_group(process, self.kill_grace, sandbox=self.sandbox)
         for task in self._logs:
             if not task.done():
                 task.cancel()

@@ -2,7 +2,12 @@
 
 Every program evalward starts from a checkout (command tools, bring-your-own agents) runs in
 a new session so that a timeout can kill the whole group, grandchildren included, and a
-process that ignores SIGTERM still dies (SIGKILL after a grace period).
+process that ignores SIGTERM still dies (SIGKILL after a grace period). In the action it also
+runs in a `Sandbox` (runtime/sandbox.py): as an unprivileged user, in a read-only working
+copy, with an environment built from scratch and a private temp dir.
+
+Whoever starts such a program builds its environment with `limited_env` and starts it with
+`spawn`, passing the same `sandbox`, and ends it with `kill_group`.
 """
 
 from __future__ import annotations
@@ -10,15 +15,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from evalward.errors import AgentRunError
 from evalward.resources.paths import OutsideRepository, program_path
+from evalward.runtime.sandbox import Sandbox
+from evalward.security import looks_secret
 
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "SYSTEMROOT")
 """Always passed through. Anything else (API keys included) only when listed in `env`."""
+
+SCRATCH_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT")
+"""Passed through in a sandbox, which sets HOME and TMPDIR itself."""
+
+RUNNER_PLUMBING = ("GITHUB_", "INPUT_", "ACTIONS_", "RUNNER_")
+"""The runner's variables: file-command paths, the action's inputs (the token), its own tokens."""
+
+_CREDENTIAL_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|COOKIE|(^|_)AUTH", re.IGNORECASE)
+_MIN_SECRET_LENGTH = 6
 
 DEFAULT_KILL_GRACE = 2.0
 STREAM_LIMIT = 16 * 1024 * 1024
@@ -26,11 +43,48 @@ STREAM_LIMIT = 16 * 1024 * 1024
 
 
 def limited_env(
-    env: Mapping[str, str], allow: Sequence[str], extra: Mapping[str, str] | None = None
+    env: Mapping[str, str],
+    allow: Sequence[str],
+    extra: Mapping[str, str] | None = None,
+    *,
+    sandbox: Sandbox | None = None,
 ) -> dict[str, str]:
-    out = {name: env[name] for name in (*BASE_ENV, *allow) if name in env}
+    """The environment of a program from a checkout: the one place it is built.
+
+    `env` is evalward's own environment, `allow` the names the agent's `env:` lists and `extra`
+    what evalward injects (always passed, never filtered). Without a sandbox (the command
+    line): `BASE_ENV` and the allowed names. In a sandbox (the action) the environment starts
+    from scratch: `SCRATCH_ENV` and the allowed names, minus every name that is the runner's
+    plumbing or looks like a credential and every value that contains a credential's value;
+    `spawn` adds HOME and TMPDIR. A real provider key never gets through, even when listed.
+    """
+    if sandbox is None:
+        out = {name: env[name] for name in (*BASE_ENV, *allow) if name in env}
+    else:
+        secrets = [
+            value
+            for name, value in env.items()
+            if credential_name(name) and len(value.strip()) >= _MIN_SECRET_LENGTH
+        ]
+        out = {
+            name: env[name]
+            for name in (*SCRATCH_ENV, *allow)
+            if name in env
+            and not withheld_name(name)
+            and not any(secret.strip() in env[name] for secret in secrets)
+        }
     out.update(extra or {})
     return out
+
+
+def withheld_name(name: str) -> bool:
+    """A variable a sandboxed program never gets from evalward's environment."""
+    return name.upper().startswith(RUNNER_PLUMBING) or credential_name(name)
+
+
+def credential_name(name: str) -> bool:
+    """A name that says its variable holds a credential (more names than get redacted)."""
+    return looks_secret(name) or _CREDENTIAL_NAME.search(name) is not None
 
 
 async def spawn(
@@ -39,20 +93,32 @@ async def spawn(
     cwd: Path,
     env: Mapping[str, str],
     stdin: bool = True,
+    sandbox: Sandbox | None = None,
 ) -> asyncio.subprocess.Process:
     """Start `argv` in its own session (process group) with pipes for stdio.
 
     A program given as a path must resolve (symlinks followed) inside `cwd`, the checkout.
+    In a `sandbox` it runs in the sandbox's working copy of `cwd`, as its user, with a new
+    private HOME/TMPDIR that `kill_group(..., sandbox=)` removes.
     """
+    home: Path | None = None
+    user = sandbox.user if sandbox is not None else None
+    if sandbox is not None:
+        if sandbox.unavailable:
+            raise AgentRunError(sandbox.unavailable)
+        cwd = sandbox.working_copy(cwd)
+        home = sandbox.new_home()
+        env = {**env, **sandbox.environment(home)}
     try:
         program_path(cwd, argv[0])
     except OutsideRepository:
+        _forget(sandbox, home)
         raise AgentRunError(
             f"cannot start {argv[0]!r}: the program leaves the repository; run a program "
             "inside it, or one on PATH by its name"
         ) from None
     try:
-        return await asyncio.create_subprocess_exec(
+        process = await asyncio.create_subprocess_exec(
             *argv,
             cwd=cwd,
             env=dict(env),
@@ -61,14 +127,38 @@ async def spawn(
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
             limit=STREAM_LIMIT,
+            # Popen's defaults when there is no user to switch to
+            user=user.uid if user else None,
+            group=user.gid if user else None,
+            extra_groups=[] if user else None,
+            umask=0o077 if user else -1,
         )
     except FileNotFoundError:
+        _forget(sandbox, home)
         raise AgentRunError(
             f"cannot start {argv[0]!r}: no such program (paths are relative to the "
             "repository root, and there is no shell)"
         ) from None
-    except PermissionError:
-        raise AgentRunError(f"cannot start {argv[0]!r}: it is not executable") from None
+    except PermissionError as exc:
+        _forget(sandbox, home)
+        if user is None:
+            raise AgentRunError(f"cannot start {argv[0]!r}: it is not executable") from None
+        if exc.filename == str(cwd):
+            raise AgentRunError(
+                f"cannot start {argv[0]!r}: the user {user.name} cannot enter {cwd}"
+            ) from None
+        raise AgentRunError(
+            f"cannot start {argv[0]!r}: the user {user.name} may not run it (it is not "
+            "executable, or a directory on its path is closed to other users)"
+        ) from None
+    if sandbox is not None and home is not None:
+        sandbox.keep(process.pid, home)
+    return process
+
+
+def _forget(sandbox: Sandbox | None, home: Path | None) -> None:
+    if sandbox is not None and home is not None:
+        sandbox.discard(home)
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:
@@ -77,9 +167,13 @@ def _signal_group(pid: int, sig: signal.Signals) -> None:
 
 
 async def kill_group(
-    process: asyncio.subprocess.Process, grace: float = DEFAULT_KILL_GRACE
+    process: asyncio.subprocess.Process,
+    grace: float = DEFAULT_KILL_GRACE,
+    *,
+    sandbox: Sandbox | None = None,
 ) -> None:
-    """SIGTERM the process group, then SIGKILL whatever is left after `grace` seconds."""
+    """SIGTERM the process group, then SIGKILL whatever is left after `grace` seconds; then
+    remove the process's sandbox home."""
     if process.returncode is None:
         _signal_group(process.pid, signal.SIGTERM)
         with contextlib.suppress(TimeoutError):
@@ -88,6 +182,8 @@ async def kill_group(
     _signal_group(process.pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError):
         await process.wait()
+    if sandbox is not None:
+        sandbox.release(process.pid)
 
 
 def tail(data: bytes, limit: int = 4000) -> str:

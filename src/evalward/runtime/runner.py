@@ -24,6 +24,7 @@ from evalward.runtime.inputs import input_messages
 from evalward.runtime.model_proxy import Grant, ModelProxy
 from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.protocol import agent_request
+from evalward.runtime.sandbox import Sandbox
 from evalward.runtime.tools import FixtureTools, ToolExecutor
 from evalward.runtime.trace import StepType, Trace
 
@@ -47,13 +48,15 @@ class AgentRunner:
         *,
         kill_grace: float = DEFAULT_KILL_GRACE,
         proxy: ModelProxy | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.agent = agent
         self.providers = providers
         self.env = env
         self.kill_grace = kill_grace
+        self.sandbox = sandbox
         runtime = agent.spec.runtime
-        self.proxy = proxy if self.runs_own_code else None
+        self.proxy = proxy if self.starts_programs else None
         self.server: HttpAgentServer | None = None
         if runtime is not None and runtime.http is not None:
             self.server = HttpAgentServer(
@@ -63,13 +66,19 @@ class AgentRunner:
                 env=env,
                 kill_grace=kill_grace,
                 proxy=self.proxy,
+                sandbox=sandbox,
             )
 
     @property
-    def runs_own_code(self) -> bool:
-        """Whether a run starts a program of the agent's: those call models via the proxy."""
-        spec = self.agent.spec
-        return spec.runtime is not None or any(t.enabled and t.command for t in spec.tools)
+    def starts_programs(self) -> str:
+        """What this agent runs from its checkout, if anything ("" for nothing)."""
+        runtime = self.agent.spec.runtime
+        if runtime is not None and runtime.command is not None:
+            return "runtime.command"
+        if runtime is not None and runtime.http is not None:
+            return "runtime.http"
+        commands = [t.tool_name for t in self.agent.spec.tools if t.enabled and t.command]
+        return f"the command tool {commands[0]!r}" if commands else ""
 
     async def run(self, run: FixtureRun) -> Trace:
         trace = Trace()
@@ -118,6 +127,7 @@ class AgentRunner:
                 env=self.env,
                 kill_grace=self.kill_grace,
                 extra_env=proxy_env,
+                sandbox=self.sandbox,
             )
             await run_declarative(self.agent, messages, self.providers, run.labels, trace, executor)
             return
@@ -142,6 +152,7 @@ class AgentRunner:
                 timeout_seconds=run.timeout_seconds,
                 kill_grace=self.kill_grace,
                 extra_env=proxy_env,
+                sandbox=self.sandbox,
             )
         elif self.server is not None:
             await self.server.run(request, trace, timeout_seconds=run.timeout_seconds, grant=grant)

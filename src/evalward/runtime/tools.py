@@ -24,6 +24,7 @@ from evalward.errors import AgentRunError, ConfigError
 from evalward.providers.base import ToolCall
 from evalward.resources.agent import Tool, ToolCommand
 from evalward.runtime.process import kill_group, limited_env, spawn, tail
+from evalward.runtime.sandbox import Sandbox
 
 _TEMPLATES = SandboxedEnvironment(undefined=jinja2.ChainableUndefined, autoescape=False)
 
@@ -116,6 +117,7 @@ class ToolExecutor:
     kill_grace: float = 2.0
     extra_env: Mapping[str, str] = field(default_factory=dict)
     """Set for every command whatever its allow-list says (the model proxy's variables)."""
+    sandbox: Sandbox | None = None
     _used: set[int] = field(default_factory=set)
 
     async def execute(self, call: ToolCall) -> ToolResult:
@@ -151,9 +153,14 @@ class ToolExecutor:
         )
 
     async def _command(self, command: ToolCommand, call: ToolCall) -> ToolResult:
-        env = limited_env(self.env, command.env, {**self.extra_env, "EVALWARD_TOOL": call.name})
+        env = limited_env(
+            self.env,
+            command.env,
+            {**self.extra_env, "EVALWARD_TOOL": call.name},
+            sandbox=self.sandbox,
+        )
         try:
-            process = await spawn(command.run, cwd=self.root, env=env)
+            process = await spawn(command.run, cwd=self.root, env=env, sandbox=self.sandbox)
         except AgentRunError as exc:
             return ToolResult(f"error: {exc}", True, "command")
         try:
@@ -168,7 +175,7 @@ class ToolExecutor:
                 "command",
             )
         finally:
-            await kill_group(process, self.kill_grace)
+            await kill_group(process, self.kill_grace, sandbox=self.sandbox)
         output = stdout.decode("utf-8", errors="replace").rstrip("\n")
         if process.returncode != 0:
             detail = tail(stderr, 1000).strip()

@@ -1,0 +1,225 @@
+"""Where and as whom the action runs programs from a checkout: powerless, and blind to secrets.
+
+In the action, bring-your-own agents and command tools are code from the pull request. They run
+as an unprivileged user (`evalward-agent`, created in the image), so they cannot read evalward's
+process environment (`/proc/<pid>/environ` of another user is closed), signal it, or write
+what evalward owns: its installation, `.evalward/`, the runner's file-command files. They work
+in a read-only copy of the checkout (without `.git` and `.evalward`) and get a private temp
+dir as HOME and TMPDIR, removed when the process is gone. Their environment is built from
+scratch by `process.limited_env`.
+
+Switching user needs root, which a Docker action always has. Without root the isolation is
+`unavailable`: a run that would start such a program is refused before anything runs, unless
+the workflow turned the user switch off (`agent-isolation: off`), as `evalward action` on a
+runner must. On the command line there is no sandbox at all: a developer's agents run as they
+always did.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from evalward.errors import AgentRunError, ConfigError
+
+AGENT_USER = "evalward-agent"
+AGENT_UID = 10001
+"""The agent user's uid and gid when the system has no `evalward-agent` entry: fixed, and far
+from the hosted runner's 1001 (the owner of the workspace) and from Docker's group."""
+
+NOT_COPIED = frozenset({".git", ".evalward"})
+"""Left out of an agent's working copy (paths relative to the checkout): the history and
+evalward's own output and cache."""
+
+RUNNER_FILES = (
+    "GITHUB_OUTPUT",
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_ENV",
+    "GITHUB_PATH",
+    "GITHUB_STATE",
+    "GITHUB_EVENT_PATH",
+)
+"""The runner's files: writing one sets outputs, the summary or later steps' environment."""
+
+
+@dataclass(frozen=True)
+class AgentUser:
+    """The unprivileged user agent processes run as."""
+
+    uid: int
+    gid: int
+    name: str
+
+    @classmethod
+    def resolve(cls, name: str = AGENT_USER, fallback: int = AGENT_UID) -> AgentUser:
+        """The user from the system's database, else the fixed fallback uid/gid (a numeric
+        user needs no passwd entry to run a process)."""
+        try:
+            entry = pwd.getpwnam(name)
+        except KeyError:
+            return cls(fallback, fallback, name)
+        return cls(entry.pw_uid, entry.pw_gid, name)
+
+
+class Sandbox:
+    """The action's setting for every process it starts from a checkout.
+
+    `user` None runs them as evalward's own user (still with a scratch environment and a
+    private temp dir, in the checkout itself). `unavailable` says why the user switch that
+    was asked for cannot happen; such a sandbox starts nothing.
+    """
+
+    def __init__(
+        self,
+        user: AgentUser | None,
+        *,
+        unavailable: str = "",
+        not_copied: Iterable[str] = NOT_COPIED,
+    ) -> None:
+        self.user = user
+        self.unavailable = unavailable
+        self.not_copied = frozenset(not_copied)
+        self._root: Path | None = None
+        self._copies: dict[Path, Path] = {}
+        self._homes: dict[int, Path] = {}
+        self._made = 0
+
+    @property
+    def root(self) -> Path:
+        """evalward's directory for working copies and homes: others may pass, not list."""
+        if self._root is None:
+            self._root = Path(tempfile.mkdtemp(prefix="evalward-agents-"))
+            self._root.chmod(0o711)
+        return self._root
+
+    def working_copy(self, checkout: Path) -> Path:
+        """Where programs of `checkout` run: the checkout itself without a user switch, else a
+        copy owned by evalward that the agent user can read and run but not change. Made once
+        per checkout, on first use."""
+        if self.user is None:
+            return checkout
+        key = checkout.resolve()
+        if key not in self._copies:
+            target = Path(tempfile.mkdtemp(prefix="checkout-", dir=self.root))
+            target.chmod(0o755)
+            try:
+                _copy_tree(key, target / "tree", self.not_copied)
+            except (OSError, shutil.Error) as exc:
+                raise AgentRunError(f"cannot copy the checkout for the agent user: {exc}") from None
+            self._copies[key] = target / "tree"
+        return self._copies[key]
+
+    def new_home(self) -> Path:
+        """A private directory for one process: its HOME and TMPDIR."""
+        self._made += 1
+        home = Path(tempfile.mkdtemp(prefix=f"home-{self._made}-", dir=self.root))
+        if self.user is not None:
+            os.chown(home, self.user.uid, self.user.gid)
+        return home
+
+    def keep(self, pid: int, home: Path) -> None:
+        """Remember the home of a started process until `release`."""
+        self._homes[pid] = home
+
+    def environment(self, home: Path) -> dict[str, str]:
+        """What the sandbox itself puts in a process's environment."""
+        values = {"HOME": str(home), "TMPDIR": str(home)}
+        if self.user is not None:
+            values |= {"USER": self.user.name, "LOGNAME": self.user.name}
+        return values
+
+    def release(self, pid: int) -> None:
+        """Remove the home of a process that is gone (its group was killed)."""
+        home = self._homes.pop(pid, None)
+        if home is not None:
+            self.discard(home)
+
+    @staticmethod
+    def discard(home: Path) -> None:
+        shutil.rmtree(home, ignore_errors=True)
+
+    def close(self) -> None:
+        """Remove every working copy and home."""
+        root, self._root = self._root, None
+        self._copies.clear()
+        self._homes.clear()
+        if root is not None:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _copy_tree(source: Path, target: Path, not_copied: frozenset[str]) -> None:
+    """Copy regular files, directories and symbolic links (as links); readable by everyone,
+    writable by nobody but evalward. Special files and the `not_copied` paths (relative to
+    the checkout, `/`-separated) are left out."""
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        here = Path(folder)
+        relative = here.relative_to(source)
+        left_out = set()
+        for name in names:
+            mode = (here / name).lstat().st_mode
+            if (relative / name).as_posix() in not_copied or not (
+                stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)
+            ):
+                left_out.add(name)
+        return left_out
+
+    shutil.copytree(source, target, symlinks=True, ignore=ignore, copy_function=shutil.copy2)
+    for folder, _, files in os.walk(target):
+        Path(folder).chmod(0o755)
+        for name in files:
+            path = Path(folder) / name
+            mode = path.lstat().st_mode
+            if stat.S_ISREG(mode):
+                path.chmod(0o644 | (0o111 if mode & 0o111 else 0))
+
+
+def protect(workspace: Path, folders: Iterable[Path], runner_files: Mapping[str, str]) -> None:
+    """Take away what the agent user could otherwise write, before any agent starts.
+
+    The directories evalward writes (output, cache) are created now, by evalward, and none of
+    them, nor a directory on the way from the workspace to them, stays writable by others. A
+    symbolic link on that way is refused: the checkout comes from the pull request, and a link
+    would let it choose where evalward writes. The runner's files keep their owner (the runner
+    reads them after the step) and lose every permission for others.
+    """
+    for folder in folders:
+        try:
+            relative: Path | None = folder.relative_to(workspace)
+        except ValueError:
+            relative = None
+        if relative is None:
+            folder.mkdir(mode=0o755, parents=True, exist_ok=True)
+            _drop(folder, 0o002)
+            continue
+        for step in [workspace, *(workspace / p for p in _prefixes(relative))]:
+            if step.is_symlink():
+                raise ConfigError(
+                    f"{step.relative_to(workspace)} is a symbolic link in the checkout, and "
+                    f"evalward writes to {relative.as_posix()} through it: the commit under "
+                    "test would choose where evalward's files go. Remove the link, or point "
+                    "`output-dir`/`cache-dir` at a real directory."
+                )
+            step.mkdir(mode=0o755, exist_ok=True)
+            _drop(step, 0o002)
+    for name in RUNNER_FILES:
+        value = runner_files.get(name, "")
+        if value and Path(value).is_file():
+            _drop(Path(value), 0o007)
+
+
+def _prefixes(relative: Path) -> list[Path]:
+    parts = relative.parts
+    return [Path(*parts[: index + 1]) for index in range(len(parts))]
+
+
+def _drop(path: Path, bits: int) -> None:
+    mode = path.lstat().st_mode
+    if not stat.S_ISLNK(mode) and mode & bits:
+        path.chmod(stat.S_IMODE(mode) & ~bits)
