@@ -10,7 +10,8 @@ The fixture's prompt picks what it does:
 - "calls N: ...": N Chat Completions calls in a row; answers with each call's HTTP status.
 - "raw METHOD PATH [KEY] [stream]": one request as given; answers with the status and body.
 A prompt that mentions "understate" also reports a usage of 1 token, whatever it used.
-Every run writes the environment it saw to env-<fixture>.json in the working directory.
+Every run writes the environment it saw to env-<fixture>.json in the working directory, where
+it may write there (the command line; in the action the working copy is read-only).
 """
 
 import json
@@ -120,8 +121,9 @@ def anthropic_loop(prompt: str, model: dict[str, str], events: list[dict]) -> st
 
 
 def run(request: dict, model: dict[str, str]) -> list[dict]:
-    with open(f"env-{request['fixture']}.json", "w") as handle:
-        json.dump(dict(os.environ), handle)
+    if os.access(".", os.W_OK):
+        with open(f"env-{request['fixture']}.json", "w") as handle:
+            json.dump(dict(os.environ), handle)
     prompt = request["messages"][-1]["content"]
     events: list[dict] = []
     if prompt.startswith("openai:"):

@@ -229,6 +229,17 @@ replies:
     assert all(c["usage"]["input_tokens"] > 0 for c in calls)
 
 
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def runnable_by_all(program: str) -> bool:
+    """Whether a user other than this one can run `program` (every directory on the way open)."""
+    path = Path(program).resolve()
+    if not path.is_file() or not path.stat().st_mode & 0o001:
+        return False
+    return all(parent.stat().st_mode & 0o001 for parent in path.parents)
+
+
 BUSY = """\
 apiVersion: evalward.dev/v1
 kind: Agent
@@ -260,9 +271,19 @@ def test_the_action_refuses_byo_calls_past_max_model_calls_and_the_gate_fails(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
     agent = (AGENTS / "proxy_agent.py").read_text()
+    # In the action the agent runs as another user, who needs a Python it may execute: the
+    # system's, where there is one (the agent uses the standard library only).
+    python, isolation = (
+        (SYSTEM_PYTHON, "user")
+        if runnable_by_all(SYSTEM_PYTHON)
+        else (
+            sys.executable,
+            "off",
+        )
+    )
     base = repo.commit(
         "busy agent",
-        {"agents.yaml": BUSY.format(python=sys.executable), "agent/proxy_agent.py": agent},
+        {"agents.yaml": BUSY.format(python=python), "agent/proxy_agent.py": agent},
     )
     repo.branch("feature")
     head = repo.commit("tuned", {"agent/proxy_agent.py": agent + "\n# tuned\n"})
@@ -276,11 +297,11 @@ def test_the_action_refuses_byo_calls_past_max_model_calls_and_the_gate_fails(
         github,
         pull_request_event(github.repository, 7, base, head),
         env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": OPENAI_KEY},
-        inputs={"max-model-calls": "2", "cache": "off"},
+        inputs={"max-model-calls": "2", "cache": "off", "agent-isolation": isolation},
     )
 
     assert run.returncode == 1, run.stderr
-    assert len(model.calls) == 2
+    assert len(model.calls) == 2, run.stdout + run.stderr
     fixtures = run.results()["fixtures"]
     assert len(fixtures) == 2
     for fixture in fixtures:

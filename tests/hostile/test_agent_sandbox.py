@@ -333,7 +333,10 @@ def test_a_hostile_pr_agent_gets_nothing_and_the_gate_stays_honest(
     assert own["HARMLESS_SETTING"] == "visible-value"
     assert own["HOME"] == own["TMPDIR"] and not Path(own["HOME"]).exists(), "home removed"
     assert not Path(report["cwd"]).exists(), "the working copy is removed after the run"
-    assert set(ASKED_FOR) & set(own) == {"HARMLESS_SETTING"}, sorted(own)
+    # Provider keys it asked for are the model proxy's own, never the real ones.
+    proxied = {"OPENAI_API_KEY", "ANTHROPIC_API_KEY"}
+    assert set(ASKED_FOR) & set(own) - proxied == {"HARMLESS_SETTING"}, sorted(own)
+    assert all(own[name].startswith("evalward-proxy-") for name in proxied & set(own))
     plumbing = ("GITHUB_", "INPUT_", "ACTIONS_", "RUNNER_")
     assert not [name for name in own if name.startswith(plumbing)]
     assert "PYTHONSAFEPATH" not in own, "evalward's own -I is not passed on"
