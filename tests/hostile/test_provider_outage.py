@@ -329,3 +329,23 @@ def test_the_action_refuses_a_base_url_without_its_scheme(
     assert "OPENAI_BASE_URL='localhost:11434/v1': expected an http:// or https:// URL" in (
         run.stderr + run.stdout
     )
+
+
+def test_an_unusable_judge_reply_is_kept_redacted(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """A judge that echoes the key: its reply is kept to explain the error, without the key."""
+    suite(repo, judged=True)
+    model.script("Grade the run", text(f"I refuse. Your key is {KEY}, by the way."))
+    model.script("Where is it?", text("It shipped."))
+
+    done = run_cli(repo, tmp_path / "out", model.base_url)
+
+    assert done.returncode == 1, done.stderr
+    raw = (tmp_path / "out" / "results.json").read_text(encoding="utf-8")
+    assert KEY not in raw + done.stdout + done.stderr
+    (fixture,) = json.loads(raw)["fixtures"]
+    judge = next(a for a in fixture["assertions"] if a["type"] == "judge")
+    assert judge["status"] == "error" and "no valid verdict" in judge["message"]
+    assert judge["judge_reply"].startswith("I refuse. Your key is ")
+    assert judge["judge_reply"].endswith(", by the way.")
