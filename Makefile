@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint lock
+.PHONY: demo test test-real-model lint lock
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,15 @@ test: $(VENV)/.installed
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
+
+## Run an example suite against a real model server: llama-cpp-python serving SmolLM2-135M on
+## the CPU, on loopback (docs/providers.md). Not part of `make test`. The first run compiles
+## llama-cpp-python (about 9 minutes on 2 cores) and keeps it in REAL_MODEL_CACHE.
+REAL_MODEL_CACHE ?= $(HOME)/.cache/evalward-real-model
+test-real-model: $(VENV)/.installed
+	server_python="$$(PYTHON=$(PYTHON) scripts/real-model/install.sh $(REAL_MODEL_CACHE))" && \
+	  EVALWARD_REAL_MODEL_PYTHON="$$server_python" \
+	  $(BIN)/python -m pytest -q -s -p no:cacheprovider tests/real_model
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check --fix .

@@ -24,6 +24,9 @@ def model() -> Iterator[ScriptedModelServer]:
     server = ScriptedModelServer()
     yield server
     server.close()
+    # every request evalward sent, and every reply the fake rendered, is one the official
+    # SDKs' types accept
+    assert server.contract_violations == []
 
 
 @pytest.fixture

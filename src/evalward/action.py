@@ -353,6 +353,12 @@ class Runner:
 
         def planned(plan: Plan) -> None:
             progress.plan = plan
+            if plan.reused:
+                self.log(
+                    f"evalward: {plan.reused} of {len(plan.runs)} runs reused from the result "
+                    f"cache ({self.settings.cache_dir}), not run again; the input `cache: "
+                    "refresh` runs everything and replaces them"
+                )
 
         task = asyncio.ensure_future(
             evaluate_change(
@@ -522,7 +528,7 @@ class Runner:
                 )
                 self.log(command("warning", f"{exc}{hint}"))
         self.check(decision, evaluation, head_sha)
-        self.log(f"evalward: {decision.result.value} — {decision.reason}")
+        self.conclude(decision)
         return decision.exit_code
 
     def bypass(
@@ -612,10 +618,15 @@ class Runner:
             self.record_scores(evaluation)
         self.annotate(evaluation)
         self.check(decision, evaluation, head_sha)
-        self.log(f"evalward: {decision.result.value} — {decision.reason}")
+        self.conclude(decision)
         return decision.exit_code
 
     # --- shared reporting ---------------------------------------------------------------------
+
+    def conclude(self, decision: GateDecision) -> None:
+        if decision.result is GateResult.unavailable:
+            self.log(command("error", decision.reason, title="evalward: provider unavailable"))
+        self.log(f"evalward: {decision.result.value} — {decision.reason}")
 
     @staticmethod
     def cancelled_decision(progress: Progress) -> GateDecision:
@@ -778,7 +789,12 @@ class Runner:
             return False
         if mode == "always" or exists:
             return True
-        return decision.result in (GateResult.failed, GateResult.bypassed, GateResult.incomplete)
+        return decision.result in (
+            GateResult.failed,
+            GateResult.bypassed,
+            GateResult.incomplete,
+            GateResult.unavailable,
+        )
 
     def check(self, decision: GateDecision, evaluation: Evaluation, head_sha: str) -> None:
         if not self.settings.check_run or self.github is None or not head_sha:
@@ -789,6 +805,7 @@ class Runner:
             GateResult.bypassed: "neutral",
             GateResult.skipped: "skipped",
             GateResult.incomplete: "cancelled",
+            GateResult.unavailable: "failure",
         }[decision.result]
         annotations = []
         for result in self.failing_head(evaluation):

@@ -92,8 +92,9 @@ class EvalComparison:
 
 
 def compare(results: list[EvalResult]) -> list[EvalComparison]:
-    """Pair each head EvalResult with its base counterpart (if the base ran it)."""
-    base = {r.eval: r for r in results if r.side == "base"}
+    """Pair each head EvalResult with its base counterpart (if the base ran it). A base whose
+    runs all failed to reach their provider is no baseline: there is nothing to compare."""
+    base = {r.eval: r for r in results if r.side == "base" and not r.provider_unavailable}
     return [_compare_one(r, base.get(r.eval)) for r in results if r.side == "head"]
 
 

@@ -10,6 +10,7 @@ traceback. The tree:
     │   └── MissingSecretError          a provider key the plan needs is not set
     ├── GitError                exit 3  a git command failed
     ├── ProviderError           exit 3  a model provider could not be used
+    │   └── ProviderUnavailable         it kept failing through its retries (an outage)
     ├── GitHubError             exit 3  the GitHub API refused or failed
     └── AgentRunError           exit 3  an agent could not be started or crashed
 
@@ -91,7 +92,13 @@ class GitError(EvalwardError):
 
 
 class ProviderError(EvalwardError):
-    """A model provider failed after its retries, or is misconfigured."""
+    """A model provider failed after its retries, refused the request, or sent a reply that
+    could not be read."""
+
+
+class ProviderUnavailable(ProviderError):
+    """Every attempt failed in a way worth retrying (connection refused, timeouts, 429, 5xx):
+    an outage says nothing about the agent, and a rerun is the remedy."""
 
 
 class GitHubError(EvalwardError):

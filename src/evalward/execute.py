@@ -91,7 +91,7 @@ async def execute(
     fixture_tools: dict[tuple[Side, str, str], FixtureTools] = {}
     judges = JudgePanel(providers)
     if cache is not None and keys is None:
-        keys = CacheKeys(checkouts, providers.identity)
+        keys = CacheKeys(checkouts, providers)
 
     try:
         for index, run in enumerate(plan.runs):
@@ -222,9 +222,9 @@ class CacheKeys:
     `evalward.result_cache`). Agent fingerprints are computed once per side and agent, and
     each run's key once, however many stages ask for it."""
 
-    def __init__(self, checkouts: dict[Side, Checkout], provider_identity: str) -> None:
+    def __init__(self, checkouts: dict[Side, Checkout], providers: Providers) -> None:
         self._checkouts = checkouts
-        self._identity = provider_identity
+        self._providers = providers
         self._indexes = {side: FileIndex(c.root) for side, c in checkouts.items()}
         self._agents: dict[tuple[Side, str], dict[str, Any]] = {}
         self._keys: dict[PlannedRun, str] = {}
@@ -243,8 +243,15 @@ class CacheKeys:
                 resources.agents[agent_name], self._indexes[run.side]
             )
         calibration = resources.calibrations.get(evaluation.spec.judge.calibration or "")
+        # Where the agent's and the judge's replies come from. An agent that calls models
+        # itself (bring-your-own) names none: every provider's endpoint counts then.
+        models = list(resources.agents[agent_name].resource.spec.models)
+        if not models:
+            models = list(self._providers.endpoints)
+        if evaluation.spec.judge.model:
+            models.append(evaluation.spec.judge.model)
         material = {
-            "providers": self._identity,
+            "providers": self._providers.identity_of(models),
             "agent": self._agents[(run.side, agent_name)],
             "fixture": _dump(resources.fixtures[run.fixture].resource),
             "scoring": _dump(evaluation.spec.scoring),

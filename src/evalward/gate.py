@@ -10,7 +10,7 @@ from enum import StrEnum
 from typing import Any
 
 from evalward.compare import Change, EvalComparison
-from evalward.errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from evalward.errors import EXIT_EXTERNAL, EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK
 
 AUDIT_EVENT = "eval_gate_bypass"
 """Every audit line starts with `{"event": "eval_gate_bypass"`: a stable prefix for alerting."""
@@ -26,6 +26,11 @@ class GateResult(StrEnum):
     bypassed = "bypassed"
     skipped = "skipped"
     incomplete = "incomplete"
+    unavailable = "unavailable"
+    """A model provider was down for every run of an affected Eval: no verdict either way."""
+
+
+UNAVAILABLE = "provider unavailable — not a verdict on the agent"
 
 
 @dataclass(frozen=True)
@@ -124,6 +129,8 @@ class GateDecision:
     bypass: Bypass | None = None
     refusal: BypassRefusal | None = None
     reason: str = ""
+    unavailable_evals: list[str] = field(default_factory=list)
+    """Affected Evals none of whose runs could reach a model provider (an outage)."""
 
     interrupted: bool = False
     """True when SIGTERM/SIGINT cut the run short."""
@@ -132,6 +139,8 @@ class GateDecision:
     def exit_code(self) -> int:
         if self.interrupted:
             return EXIT_INTERRUPTED
+        if self.result is GateResult.unavailable:
+            return EXIT_EXTERNAL
         if self.result in (GateResult.failed, GateResult.incomplete):
             return EXIT_GATE_FAILED
         return EXIT_OK
@@ -156,14 +165,22 @@ def decide(
 ) -> GateDecision:
     """Fail when an affected Eval is below its threshold — or regressed, if the policy says so —
     unless an honoured bypass covers it. Runs skipped by the budget make the gate incomplete,
-    which fails unless `allow_incomplete`."""
+    which fails unless `allow_incomplete`.
+
+    An Eval whose every head run failed only because its model providers kept failing through
+    their retries is no verdict: when nothing else fails, the gate is `unavailable` (exit 3, an
+    external failure; rerun it). Any other failure still fails the gate."""
     if not comparisons:
         return GateDecision(GateResult.skipped, reason="no Eval is affected by this change")
-    below = [c for c in comparisons if not c.head.passed]
+    down = [c for c in comparisons if not c.head.passed and c.head.provider_unavailable]
+    below = [c for c in comparisons if not c.head.passed and not c.head.provider_unavailable]
     regressed = [c for c in comparisons if c.head.passed and _regressed(c, regressions)]
     failing = below + regressed
+    if down and not failing:
+        return _unavailable(down, bypass, refusal)
     decision = GateDecision(
         GateResult.passed,
+        unavailable_evals=[c.name for c in down],
         failing_evals=[c.name for c in failing],
         failing_fixtures={
             c.name: [
@@ -201,7 +218,33 @@ def decide(
     decision.reason = "; ".join(reasons)
     if incomplete:
         decision.reason += f"; {skipped_runs} runs were skipped by the budget"
+    if down:
+        decision.reason += f"; {len(down)} Eval(s) not run: {UNAVAILABLE}"
     if refusal is not None:
+        decision.reason += f"; the {refusal.label!r} label was refused: {refusal.reason}"
+    return decision
+
+
+def _unavailable(
+    down: list[EvalComparison], bypass: Bypass | None, refusal: BypassRefusal | None
+) -> GateDecision:
+    names = [c.name for c in down]
+    decision = GateDecision(
+        GateResult.unavailable,
+        failing_evals=names,
+        failing_fixtures={c.name: [f.fixture for f in c.fixtures if f.head] for c in down},
+        unavailable_evals=names,
+        reason=(
+            f"{UNAVAILABLE}: every run of {', '.join(names)} failed to reach its model "
+            "provider after retries; rerun once the provider is back"
+        ),
+    )
+    if bypass is not None:
+        decision.result = GateResult.bypassed
+        decision.bypass = bypass
+        decision.reason = f"{UNAVAILABLE}; bypassed by the {bypass.label!r} label"
+    elif refusal is not None:
+        decision.refusal = refusal
         decision.reason += f"; the {refusal.label!r} label was refused: {refusal.reason}"
     return decision
 

@@ -186,6 +186,12 @@ async def evaluate_change(
     # Scoring reads only the Evals: the checkouts and every loaded fixture are gone by now,
     # so a large suite's definitions and its results are not in memory together.
     evals = score_evals(ran.plan, ran.evals, ran.fixtures)
+    for result in evals:
+        if result.side == "base" and result.provider_unavailable:
+            ran.notes.append(
+                f"{result.eval}: no baseline — every base run failed to reach its model "
+                "provider after retries"
+            )
     return Evaluation(
         ran.changes,
         ran.plan,
@@ -236,7 +242,7 @@ async def _run_change(
         )
         skipped: list[PlannedRun] = []
         estimate: Estimate | None = None
-        keys = CacheKeys(checkouts, providers.identity) if options.cache is not None else None
+        keys = CacheKeys(checkouts, providers) if options.cache is not None else None
         if options.budget.limited:
             trimmed = _trim(plan, checkouts, providers, options, keys)
             plan, skipped, estimate = trimmed.plan, trimmed.skipped, trimmed.estimate
@@ -245,6 +251,8 @@ async def _run_change(
                     f"over budget: {len(skipped)} of {len(plan.runs) + len(skipped)} runs skipped "
                     f"(estimated {estimate.calls} model calls for the rest)"
                 )
+        if options.cache is not None and keys is not None:
+            plan.reused = sum(options.cache.contains(keys.of(run)) for run in plan.runs)
         if on_plan is not None:
             on_plan(plan)
         try:

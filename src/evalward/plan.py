@@ -40,6 +40,8 @@ class Plan:
     skipped_base: dict[str, str] = field(default_factory=dict)
     not_run: dict[str, str] = field(default_factory=dict)
     """Affected Evals that cannot run on the head, and why."""
+    reused: int = 0
+    """Runs whose result the result cache already holds: they will not run again."""
 
     def for_side(self, side: Side) -> list[PlannedRun]:
         return [r for r in self.runs if r.side is side]

@@ -25,6 +25,8 @@ from evalward.results import FixtureResult
 class CacheMode(StrEnum):
     read_write = "read-write"
     read_only = "read-only"
+    refresh = "refresh"
+    """Reuse nothing, store every result: replaces what the cache held (`--no-cache`)."""
     off = "off"
 
 
@@ -52,8 +54,16 @@ class ResultCache:
     def _path(self, key: str) -> Path:
         return self.directory / "results" / key[:2] / f"{key}.json"
 
+    @property
+    def reads(self) -> bool:
+        return self.mode in (CacheMode.read_write, CacheMode.read_only)
+
+    @property
+    def writes(self) -> bool:
+        return self.mode in (CacheMode.read_write, CacheMode.refresh)
+
     def get(self, key: str) -> FixtureResult | None:
-        if self.mode is CacheMode.off:
+        if not self.reads:
             return None
         try:
             raw = self._path(key).read_text(encoding="utf-8")
@@ -65,13 +75,17 @@ class ResultCache:
         return result
 
     def contains(self, key: str) -> bool:
-        return self.mode is not CacheMode.off and self._path(key).is_file()
+        return self.reads and self._path(key).is_file()
 
     def put(self, key: str, result: FixtureResult) -> None:
-        """Store a result; errors are never cached, so a flaky provider is retried next time."""
-        if self.mode is not CacheMode.read_write or result.status.value == "error":
+        """Store a result. Errors are never stored, so a flaky provider is retried next time;
+        one replaces what the key held, so no older result outlives a run that errs."""
+        if not self.writes:
             return
         path = self._path(key)
+        if result.status.value == "error":
+            path.unlink(missing_ok=True)
+            return
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(handle, "w", encoding="utf-8") as stream:

@@ -82,6 +82,10 @@ class AssertionResult(BaseModel):
     judge: JudgeVerdict | None = None
     advisory: bool = False
     """Reported, but left out of the fixture's score and pass/fail (an uncalibrated judge)."""
+    judge_reply: str = ""
+    """The judge's last reply when it gave no usable verdict (capped), to see why."""
+    provider_unavailable: bool = False
+    """The judge's provider kept failing through its retries: an outage, not a verdict."""
 
 
 class FixtureResult(BaseModel):
@@ -106,6 +110,9 @@ class FixtureResult(BaseModel):
     line: int = 0
     cached: bool = False
     """True when this result was reused from the result cache instead of being run."""
+    provider_unavailable: bool = False
+    """An `error` caused only by model providers that kept failing through their retries (the
+    agent's or the judge's): an outage, which says nothing about the agent."""
 
     @property
     def passed(self) -> bool:
@@ -170,6 +177,9 @@ class EvalResult(BaseModel):
     fixtures: list[FixtureResult] = Field(default_factory=list)
     file: str = ""
     line: int = 0
+    provider_unavailable: bool = False
+    """Every run that was scored failed only because its model providers kept failing through
+    their retries: the score is no verdict on the agent."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property

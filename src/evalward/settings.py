@@ -36,7 +36,9 @@ class Settings(BaseModel):
     max_model_calls: int | None = Field(default=None, alias="max-model-calls", ge=1)
     max_cost_usd: float | None = Field(default=None, alias="max-cost-usd", gt=0)
     allow_incomplete: bool = Field(default=False, alias="allow-incomplete")
-    cache: Literal["read-write", "read-only", "off"] = Field(default="read-write", alias="cache")
+    cache: Literal["read-write", "read-only", "refresh", "off"] = Field(
+        default="read-write", alias="cache"
+    )
     cache_dir: str = Field(default=".evalward/cache", alias="cache-dir")
     shard: str = Field(default="", alias="shard", pattern=r"^\s*(\d+\s*/\s*\d+)?\s*$")
     merge: str = Field(default="", alias="merge")

@@ -6,8 +6,9 @@ Each test chooses the script: rules matched against the request, each with repli
 turn order (the number of assistant messages already in the conversation), or, for a
 `sequence` rule, in the order requests arrive (to script 429 → 500 → success for retries).
 A reply can be an error status with headers (Retry-After), a slow reply (`delay`) or raw
-bytes (malformed JSON). Every request is recorded with its path and headers, so tests can
-assert on exactly what evalward sent.
+bytes (malformed JSON) or any JSON body (`shaped`). Every request is recorded with its path
+and headers, so tests can assert on exactly what evalward sent, and checked against the
+official SDKs' request types (`fakes.wire_contract`), as is every reply rendered here.
 """
 
 from __future__ import annotations
@@ -19,6 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fakes.http import LoopbackServer, Request, Response
+from fakes.wire_contract import (
+    anthropic_reply_problem,
+    anthropic_request_problem,
+    openai_reply_problem,
+    openai_request_problem,
+)
 
 
 @dataclass
@@ -33,6 +40,10 @@ class Reply:
     """Reset the connection in the middle of the body."""
     prompt_tokens: int = 10
     completion_tokens: int = 5
+    finish_reason: str | None = None
+    """Overrides the stop reason (`length`, `max_tokens`: a reply cut at its token limit)."""
+    body: Any = None
+    """A whole JSON body sent as is with status 200, for odd or malformed shapes."""
 
 
 def text(content: str, **kwargs: Any) -> Reply:
@@ -45,6 +56,11 @@ def tool_call(name: str, arguments: dict[str, Any] | None = None, **kwargs: Any)
 
 def error(status: int, **kwargs: Any) -> Reply:
     return Reply(status=status, **kwargs)
+
+
+def shaped(body: Any, **kwargs: Any) -> Reply:
+    """HTTP 200 with exactly this JSON body."""
+    return Reply(body=body, **kwargs)
 
 
 Matcher = Callable[[dict[str, Any]], bool]
@@ -78,6 +94,9 @@ class ScriptedModelServer:
         self.requests: list[dict[str, Any]] = []
         self.calls: list[Call] = []
         self.default = text("I have no script for this request.")
+        self.contract_violations: list[str] = []
+        """Requests, and replies rendered here, that the official SDKs' types refuse."""
+        self.check_contract = True
         self._lock = threading.Lock()
         self.server = LoopbackServer(self._handle)
 
@@ -122,11 +141,36 @@ class ScriptedModelServer:
                     rule.served += 1
                     reply = rule.replies[min(index, len(rule.replies) - 1)]
                     break
+        response = self._render_anthropic(reply, body) if anthropic else self._render(reply, body)
+        if self.check_contract:
+            self._check(anthropic, request.headers, body, reply, response)
+        return response
+
+    def _check(
+        self,
+        anthropic: bool,
+        headers: dict[str, str],
+        body: Any,
+        reply: Reply,
+        response: Response,
+    ) -> None:
+        api = "anthropic" if anthropic else "openai"
         if anthropic:
-            return self._render_anthropic(reply, body)
-        return self._render(reply, body)
+            version = headers.get("anthropic-version", "")
+            problem = anthropic_request_problem(body, version)
+        else:
+            problem = openai_request_problem(body)
+        if problem:
+            self.contract_violations.append(f"{api} request: {problem}")
+        if reply.body is None and reply.raw is None and response.status == 200:
+            check_reply = anthropic_reply_problem if anthropic else openai_reply_problem
+            problem = check_reply(response.body)
+            if problem:
+                self.contract_violations.append(f"{api} reply rendered by the fake: {problem}")
 
     def _render_anthropic(self, reply: Reply, body: dict[str, Any]) -> Response:
+        if reply.body is not None:
+            return Response(200, reply.body, reply.headers, delay=reply.delay)
         if reply.raw is not None or reply.status != 200:
             return Response(
                 reply.status,
@@ -152,7 +196,9 @@ class ScriptedModelServer:
                 "role": "assistant",
                 "model": body.get("model", ""),
                 "content": content,
-                "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
+                "stop_reason": reply.finish_reason
+                or ("tool_use" if reply.tool_calls else "end_turn"),
+                "stop_sequence": None,
                 "usage": {
                     "input_tokens": reply.prompt_tokens,
                     "output_tokens": reply.completion_tokens,
@@ -164,6 +210,8 @@ class ScriptedModelServer:
         )
 
     def _render(self, reply: Reply, body: dict[str, Any]) -> Response:
+        if reply.body is not None:
+            return Response(200, reply.body, reply.headers, delay=reply.delay)
         if reply.raw is not None or reply.status != 200:
             return Response(
                 reply.status,
@@ -187,12 +235,14 @@ class ScriptedModelServer:
             {
                 "id": "chatcmpl-test",
                 "object": "chat.completion",
+                "created": 1_764_000_000,
                 "model": body.get("model", ""),
                 "choices": [
                     {
                         "index": 0,
                         "message": message,
-                        "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+                        "finish_reason": reply.finish_reason
+                        or ("tool_calls" if reply.tool_calls else "stop"),
                     }
                 ],
                 "usage": {

@@ -26,7 +26,7 @@ STORMS: dict[str, list[Reply]] = {
 
 
 @pytest.mark.parametrize("storm", list(STORMS), ids=list(STORMS))
-def test_a_storm_ends_in_error_results_that_fail_closed(
+def test_a_storm_on_every_head_run_is_an_outage_not_a_verdict(
     storm: str, repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
     base, head = make_pr(repo, github)
@@ -38,20 +38,27 @@ def test_a_storm_ends_in_error_results_that_fail_closed(
         repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
     )
 
-    assert run.returncode == 1, run.stderr  # fail closed, never a pass
+    assert run.returncode == 3, run.stderr  # an external failure: never a pass, no verdict
     assert "Traceback" not in run.stderr
     head_calls = model.requests_mentioning("HEAD-V2")
     assert len(head_calls) >= 2 * 4  # every call was retried (4 attempts), for both fixtures
     results = run.results()
+    assert (results["result"], results["unavailableEvals"]) == ("unavailable", ["support-bot-eval"])
     heads = [f for f in results["fixtures"] if f["side"] == "head"]
-    assert {f["status"] for f in heads} == {"error"}
-    assert all(0 <= f["score"] < 1 and f["verdict"] != "pass" for f in heads)
+    assert {f["status"] for f in heads} == {"error"}  # still fail closed, row by row
+    assert all(f["provider_unavailable"] and f["verdict"] != "pass" for f in heads)
     evals = {e["eval"]: e for e in results["evals"] if e["side"] == "head"}
     assert evals["support-bot-eval"]["passed"] is False
     assert all("after 4 attempts" in f["message"] for f in heads), heads
-    assert run.outputs["result"] == "fail"
+    if storm in ("429 storm", "5xx storm"):  # the server's own words reach the user
+        assert all("the server said: scripted error" in f["message"] for f in heads), heads
+    assert run.outputs["result"] == "unavailable"
     body = github.comments_on(7)[0]["body"]
-    assert "error" in body.lower()
+    assert "provider unavailable — not a verdict on the agent" in body
+    assert "rerun the workflow" in body
+    assert "::error title=evalward%3A provider unavailable::" in run.stdout
+    assert "provider unavailable — not a verdict on the agent" in run.summary
+    assert (run.output_dir / "junit.xml").is_file() and (run.output_dir / "report.html").is_file()
     assert "sk-test-secret-value" not in body + run.stdout + run.stderr
 
 

@@ -14,7 +14,7 @@ from evalward.resources.models import ScoringConfig
 from evalward.results import CalibrationPhase, FixtureResult, Status
 from evalward.runtime.trace import StepType, Trace
 from evalward.scoring.calibration import calibrate
-from evalward.scoring.judge import CLOSE, OPEN
+from evalward.scoring.judge import CLOSE, JUDGE_MAX_TOKENS, OPEN, REPLY_CAP_CHARS
 from evalward.scoring.panel import EvalJudge, JudgePanel
 from evalward.scoring.scores import score_fixture
 from fakes.model_server import Reply, ScriptedModelServer, text
@@ -156,6 +156,40 @@ def test_invalid_json_twice_is_an_error_never_a_pass_or_fail(model: ScriptedMode
     assert len(model.requests) == 2
 
 
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        ('{"score": true, "summary": "yes"}', '{"score": "1", "summary": "yes"}'),
+        ('{"score": 1, "confidence": "high"}', '{"score": 1, "violations": "none"}'),
+        (
+            '{"score": 0.5, "violations": [{"rule": "r", "evidence_step": "4", "quote": "x"}]}',
+            '{"score": 0.5, "summary": ["a", "list"]}',
+        ),
+    ],
+    ids=["score true, then score text", "confidence text", "step as text, summary a list"],
+)
+def test_a_verdict_is_parsed_strictly_and_an_unusable_reply_is_kept(
+    model: ScriptedModelServer, first: str, second: str
+) -> None:
+    """The docstring's contract: `score` a number in [0, 1], strings where strings are due;
+    `true` or `"1"` is no score. The judge's last reply is kept to see why it was refused."""
+    model.script(RUBRIC, text(first), text(second))
+    result = judge_fixture(model, refund_trace())
+    judge = result.assertions[0]
+    assert (judge.status, result.status) == (Status.error, Status.error)
+    assert judge.judge_reply == second
+    assert judge.provider_unavailable is False and result.provider_unavailable is False
+    assert [r["max_tokens"] for r in model.requests] == [JUDGE_MAX_TOKENS] * 2
+
+
+def test_a_long_unusable_reply_is_kept_capped(model: ScriptedModelServer) -> None:
+    model.script(RUBRIC, text("no " * 5000))
+    judge = judge_fixture(model, refund_trace()).assertions[0]
+    assert judge.status is Status.error
+    assert judge.judge_reply.startswith("no no ")
+    assert len(judge.judge_reply) < REPLY_CAP_CHARS + 40 and "chars cut" in judge.judge_reply
+
+
 def test_a_fabricated_quote_is_unsupported_and_flagged(model: ScriptedModelServer) -> None:
     model.script(
         RUBRIC,
@@ -253,6 +287,9 @@ def test_a_provider_failure_is_an_error(model: ScriptedModelServer) -> None:
     result = judge_fixture(model, refund_trace())
     assert result.assertions[0].status is Status.error
     assert "HTTP 400" in result.assertions[0].message
+    # a refused request is no outage: rerunning would not help
+    assert result.assertions[0].provider_unavailable is False
+    assert result.provider_unavailable is False
 
 
 # --- calibration -------------------------------------------------------------------------

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import socket
 import threading
 from typing import Any
 
 import pytest
 
-from evalward.errors import ProviderError
+from evalward.errors import ProviderError, ProviderUnavailable
 from evalward.providers.base import ChatMessage, ChatRequest, ToolCall, ToolSpec
 from evalward.providers.config import provider_config
 from evalward.providers.registry import Providers, build_providers
@@ -222,3 +224,99 @@ def test_provider_concurrency_limit_holds(model: ScriptedModelServer) -> None:
     asyncio.run(go())
     assert len(model.calls) == 6
     assert peak <= 2
+
+
+@pytest.mark.parametrize(
+    "body, said",
+    [
+        (b'{"error": {"message": "model overloaded", "type": "server_error"}}', "model overloaded"),
+        (
+            b'{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}',
+            "Overloaded",
+        ),
+        (
+            b'{"error": "llama runner process has terminated"}',
+            "llama runner process has terminated",
+        ),
+        (b'{"object": "error", "message": "vLLM engine dead", "code": 500}', "vLLM engine dead"),
+        (b'{"detail": [{"loc": ["body"], "msg": "bad"}]}', '[{"loc": ["body"], "msg": "bad"}]'),
+        (b"<html><body>502 Bad Gateway</body></html>", "<html><body>502 Bad Gateway</body></html>"),
+    ],
+    ids=["openai", "anthropic", "ollama", "vllm", "fastapi detail", "a proxy's html"],
+)
+def test_after_its_retries_the_servers_own_message_is_shown(
+    model: ScriptedModelServer, body: bytes, said: str
+) -> None:
+    model.script_sequence("order 12345", Reply(status=502, raw=body))
+    with pytest.raises(ProviderUnavailable) as caught:
+        ask(providers_for(model), "openai/gpt-test", HELLO)
+    assert str(caught.value).endswith(f"; the server said: {said}")
+    assert "HTTP 502 after 3 attempts" in str(caught.value)
+
+
+def test_the_servers_message_is_capped_and_never_carries_the_key(
+    model: ScriptedModelServer,
+) -> None:
+    echo = json.dumps({"error": {"message": f"bad key {SECRET} " + "x" * 1000}}).encode()
+    model.script_sequence("order 12345", Reply(status=500, raw=echo))
+    with pytest.raises(ProviderUnavailable) as caught:
+        ask(providers_for(model), "anthropic/claude-test", HELLO)
+    said = str(caught.value).split("the server said: ", 1)[1]
+    assert SECRET not in str(caught.value) and said.startswith("bad key *** xxx")
+    assert len(said) == 300
+
+
+def test_a_refusal_is_a_provider_error_but_no_outage(model: ScriptedModelServer) -> None:
+    model.script_sequence("order 12345", Reply(status=400, raw=b'{"error": "bad tool"}'))
+    with pytest.raises(ProviderError) as caught:
+        ask(providers_for(model), "openai/gpt-test", HELLO)
+    assert not isinstance(caught.value, ProviderUnavailable)
+    assert str(caught.value).endswith(": bad tool")
+
+
+def test_connection_refused_is_an_outage() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = provider_config({"providers": {"openai": {"retry": FAST_RETRY}}})
+    providers = build_providers({"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1"}, config=config)
+    with pytest.raises(ProviderUnavailable, match=r"no complete reply .* after 3 attempts"):
+        ask(providers, "openai/gpt-test", HELLO)
+
+
+def test_where_replies_come_from_names_the_endpoint_and_its_settings() -> None:
+    config = provider_config({"providers": {"anthropic": {"anthropicVersion": "2026-10-21"}}})
+    one = build_providers({"OPENAI_BASE_URL": "http://a:1/v1"}, config=config)
+    other = build_providers({"OPENAI_BASE_URL": "http://b:2/v1/"}, config=config)
+    assert one.identity_of(["openai/m"]) == "openai http://a:1/v1"
+    assert other.identity_of(["openai/m"]) == "openai http://b:2/v1"
+    assert one.identity_of(["anthropic/c", "openai/m"]) == (
+        "anthropic https://api.anthropic.com anthropic-version=2026-10-21\nopenai http://a:1/v1"
+    )
+    # the key is no part of it
+    keyed = build_providers({"OPENAI_BASE_URL": "http://a:1/v1", "OPENAI_API_KEY": "sk-x"})
+    assert keyed.identity_of(["openai/m"]) == one.identity_of(["openai/m"])
+
+
+def test_the_response_cache_is_keyed_by_the_endpoint(
+    model: ScriptedModelServer, tmp_path: Any
+) -> None:
+    model.script("order 12345", text("from A"))
+    cache = {"mode": "read-write", "dir": str(tmp_path)}
+    first = build_providers(
+        {"OPENAI_BASE_URL": model.base_url}, config=provider_config({"cache": cache})
+    )
+    assert ask(first, "openai/gpt-test", HELLO).content == "from A"
+    again = build_providers(
+        {"OPENAI_BASE_URL": model.base_url}, config=provider_config({"cache": cache})
+    )
+    assert ask(again, "openai/gpt-test", HELLO).cached is True
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    elsewhere = build_providers(
+        {"OPENAI_BASE_URL": dead},
+        config=provider_config({"cache": cache, "providers": {"openai": {"retry": FAST_RETRY}}}),
+    )
+    with pytest.raises(ProviderUnavailable):
+        ask(elsewhere, "openai/gpt-test", HELLO)

@@ -29,6 +29,13 @@ class Progress:
         self.total = len(plan.runs)
         if not self.bar:
             print(f"evalward: {self.total} runs planned", file=self.stream, flush=True)
+        if plan.reused:
+            print(
+                f"evalward: {plan.reused} of {self.total} runs reused from the result cache, "
+                "not run again (--no-cache runs everything)",
+                file=self.stream,
+                flush=True,
+            )
 
     def __call__(self, result: FixtureResult) -> None:
         self.done += 1

@@ -30,7 +30,8 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--no-cache",
         action="store_true",
-        help="run everything again instead of reusing results from .evalward/cache",
+        help="run everything again instead of reusing results from .evalward/cache, and "
+        "store the new results there in place of the old",
     )
     parser.add_argument(
         "--no-history", action="store_true", help="do not record this run in .evalward/history"
@@ -58,7 +59,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward.providers.registry import build_providers, repo_providers
     from evalward.report import files
     from evalward.resources import ResourceSet
-    from evalward.result_cache import ResultCache
+    from evalward.result_cache import CacheMode, ResultCache
     from evalward.security import Redactor
     from evalward.shard import ShardSpec, partial_document, split
     from evalward.trend import trends
@@ -90,7 +91,8 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
 
     async def go() -> int:
         try:
-            cache = None if args.no_cache else ResultCache(root / ".evalward" / "cache")
+            mode = CacheMode.refresh if args.no_cache else CacheMode.read_write
+            cache = ResultCache(root / ".evalward" / "cache", mode)
             evaluation = await evaluate_change(
                 git,
                 Revisions(base=args.base),
@@ -125,7 +127,9 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
             cache_dir=None if args.no_cache else root / ".evalward" / "cache",
             root=root,
         )
-        deltas = [] if args.no_history else history.record(root, evaluation.evals, commit=head())
+        # An outage says nothing about the agent: it is not a point in its history.
+        measured = [e for e in evaluation.evals if not e.provider_unavailable]
+        deltas = [] if args.no_history else history.record(root, measured, commit=head())
         return emit(
             out,
             evaluation,

@@ -6,14 +6,16 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from evalward.errors import ProviderError
 from evalward.httpclient import HttpClient
 from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, ToolCall
 from evalward.providers.retry import Answer, Endpoint, RetryPolicy, post_json, send
+from evalward.providers.wire import WireReader
 from evalward.runtime.trace import Usage
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_VERSION = "2023-06-01"
+NO_SAMPLING_VERSION = "2026-10-21"
+"""The first API version that refuses `temperature`, `top_p` and `top_k` in a request."""
 DEFAULT_MAX_TOKENS = 4096
 """The Messages API requires `max_tokens`; used when the agent sets none."""
 
@@ -44,7 +46,7 @@ class AnthropicProvider:
         self._limit = asyncio.Semaphore(max_concurrency)
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        body = request_body(request)
+        body = request_body(request, self._version)
         headers = {"anthropic-version": self._version}
         if self._api_key:
             headers["x-api-key"] = self._api_key
@@ -68,8 +70,11 @@ class AnthropicProvider:
         await self._client.aclose()
 
 
-def request_body(request: ChatRequest) -> dict[str, Any]:
-    """System prompts go top-level; tool results ride in the next user turn as blocks."""
+def request_body(request: ChatRequest, version: str = DEFAULT_VERSION) -> dict[str, Any]:
+    """System prompts go top-level; tool results ride in the next user turn as blocks.
+
+    From API version 2026-10-21 on, the Messages API refuses sampling parameters, so
+    `temperature` is sent only with earlier versions."""
     system = "\n\n".join(m.content for m in request.messages if m.role == "system" and m.content)
     messages: list[dict[str, Any]] = []
     for message in request.messages:
@@ -92,7 +97,7 @@ def request_body(request: ChatRequest) -> dict[str, Any]:
             {"name": t.name, "description": t.description, "input_schema": t.parameters}
             for t in request.tools
         ]
-    if request.temperature is not None:
+    if request.temperature is not None and version < NO_SAMPLING_VERSION:
         body["temperature"] = request.temperature
     return body
 
@@ -118,37 +123,43 @@ def _blocks(message: ChatMessage) -> tuple[str, list[dict[str, Any]]]:
     return message.role, blocks
 
 
-def parse_response(data: dict[str, Any], model: str) -> ChatResponse:
-    content = data.get("content")
-    if not isinstance(content, list):
-        raise ProviderError("anthropic: the response has no `content` list")
+def parse_response(data: object, model: str) -> ChatResponse:
+    """A Messages reply, every field read checked (`evalward.providers.wire`). Blocks other
+    than `text` and `tool_use` (thinking, server tools) are not part of the answer."""
+    read = WireReader("anthropic")
+    reply = read.mapping(data, "the reply")
     texts: list[str] = []
     calls: list[ToolCall] = []
-    for index, block in enumerate(content):
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "text":
-            texts.append(str(block.get("text") or ""))
-        elif block.get("type") == "tool_use":
-            arguments = block.get("input")
+    for index, raw in enumerate(read.array(reply.get("content"), "content")):
+        where = f"content[{index}]"
+        block = read.mapping(raw, where)
+        kind = read.text(block.get("type"), f"{where}.type")
+        if kind == "text":
+            texts.append(read.text(block.get("text"), f"{where}.text"))
+        elif kind == "tool_use":
             calls.append(
                 ToolCall(
-                    id=str(block.get("id") or f"toolu_{index}"),
-                    name=str(block.get("name") or ""),
-                    arguments=arguments if isinstance(arguments, dict) else {},
+                    id=read.optional_text(block.get("id"), f"{where}.id") or f"toolu_{index}",
+                    name=read.name(block.get("name"), f"{where}.name"),
+                    arguments=read.optional_mapping(block.get("input"), f"{where}.input"),
                 )
             )
+    usage = read.optional_mapping(reply.get("usage"), "usage")
     return ChatResponse(
         content="".join(texts),
         tool_calls=tuple(calls),
-        usage=usage_of(data),
-        stop_reason=str(data.get("stop_reason") or ""),
-        model=str(data.get("model") or model),
+        usage=Usage(
+            input_tokens=read.count(usage.get("input_tokens"), "usage.input_tokens"),
+            output_tokens=read.count(usage.get("output_tokens"), "usage.output_tokens"),
+        ),
+        stop_reason=read.optional_text(reply.get("stop_reason"), "stop_reason"),
+        model=read.optional_text(reply.get("model"), "model") or model,
     )
 
 
 def usage_of(data: Mapping[str, Any]) -> Usage:
-    """Tokens of a Messages response (`usage.input_tokens` / `output_tokens`)."""
+    """Tokens of a Messages response (`usage.input_tokens` / `output_tokens`), read
+    leniently: metering a reply the proxy forwards as it came must not fail it."""
     usage = data.get("usage")
     if not isinstance(usage, Mapping):
         return Usage()

@@ -60,6 +60,11 @@ class ChatResponse:
     model: str = ""
     cached: bool = False
 
+    @property
+    def truncated(self) -> bool:
+        """The reply stopped at its token limit (`length`, `max_tokens`): not a whole answer."""
+        return self.stop_reason in ("length", "max_tokens")
+
 
 class Provider(Protocol):
     """A model provider. Implementations retry transient failures themselves."""

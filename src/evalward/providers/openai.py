@@ -7,10 +7,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from evalward.errors import ProviderError
 from evalward.httpclient import HttpClient
 from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, ToolCall
 from evalward.providers.retry import Answer, Endpoint, RetryPolicy, post_json, send
+from evalward.providers.wire import WireReader
 from evalward.runtime.trace import Usage, tool_arguments
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -62,6 +62,8 @@ class OpenAIProvider:
 
 
 def request_body(request: ChatRequest) -> dict[str, Any]:
+    """The Chat Completions body. With tools, `tool_choice` is "auto", which is the API's
+    default: llama-cpp-python's server ignores the tools unless it is sent."""
     body: dict[str, Any] = {
         "model": request.model,
         "messages": [_message(m) for m in request.messages],
@@ -78,6 +80,7 @@ def request_body(request: ChatRequest) -> dict[str, Any]:
             }
             for t in request.tools
         ]
+        body["tool_choice"] = "auto"
     if request.temperature is not None:
         body["temperature"] = request.temperature
     if request.max_tokens is not None:
@@ -86,11 +89,12 @@ def request_body(request: ChatRequest) -> dict[str, Any]:
 
 
 def _message(message: ChatMessage) -> dict[str, Any]:
+    """One message. An assistant turn that only calls tools carries `content: ""`, not null:
+    the API accepts both, llama-cpp-python's server only a string."""
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
     out: dict[str, Any] = {"role": message.role, "content": message.content}
     if message.tool_calls:
-        out["content"] = message.content or None
         out["tool_calls"] = [
             {
                 "id": call.id,
@@ -102,33 +106,52 @@ def _message(message: ChatMessage) -> dict[str, Any]:
     return out
 
 
-def parse_response(data: dict[str, Any], model: str) -> ChatResponse:
-    try:
-        choice = data["choices"][0]
-        message = choice["message"]
-    except (KeyError, IndexError, TypeError):
-        raise ProviderError("openai: the response has no choices[0].message") from None
+def parse_response(data: object, model: str) -> ChatResponse:
+    """A Chat Completions reply, every field read checked (`evalward.providers.wire`).
+
+    Shapes compatible servers send are understood: `content` as a list of text parts or null,
+    no `usage`, `reasoning_content` beside `content` (not part of the answer), extra fields.
+    """
+    read = WireReader("openai")
+    reply = read.mapping(data, "the reply")
+    choices = read.array(reply.get("choices"), "choices")
+    if not choices:
+        raise read.error("choices", "a non-empty list", choices)
+    choice = read.mapping(choices[0], "choices[0]")
+    message = read.mapping(choice.get("message"), "choices[0].message")
+    content = _content(read, message.get("content"), "choices[0].message.content")
     calls: list[ToolCall] = []
-    for index, raw in enumerate(message.get("tool_calls") or []):
-        function = raw.get("function") or {}
+    raw_calls = read.optional_array(message.get("tool_calls"), "choices[0].message.tool_calls")
+    for index, raw in enumerate(raw_calls):
+        where = f"choices[0].message.tool_calls[{index}]"
+        call = read.mapping(raw, where)
+        function = read.mapping(call.get("function"), f"{where}.function")
+        arguments = function.get("arguments")
+        if arguments is not None and not isinstance(arguments, str | dict):
+            raise read.error(f"{where}.function.arguments", "a JSON string", arguments)
         calls.append(
             ToolCall(
-                id=str(raw.get("id") or f"call_{index}"),
-                name=str(function.get("name", "")),
-                arguments=tool_arguments(function.get("arguments")),
+                id=read.optional_text(call.get("id"), f"{where}.id") or f"call_{index}",
+                name=read.name(function.get("name"), f"{where}.function.name"),
+                arguments=tool_arguments(arguments),
             )
         )
+    usage = read.optional_mapping(reply.get("usage"), "usage")
     return ChatResponse(
-        content=message.get("content") or "",
+        content=content,
         tool_calls=tuple(calls),
-        usage=usage_of(data),
-        stop_reason=str(choice.get("finish_reason") or ""),
-        model=str(data.get("model") or model),
+        usage=Usage(
+            input_tokens=read.count(usage.get("prompt_tokens"), "usage.prompt_tokens"),
+            output_tokens=read.count(usage.get("completion_tokens"), "usage.completion_tokens"),
+        ),
+        stop_reason=read.optional_text(choice.get("finish_reason"), "choices[0].finish_reason"),
+        model=read.optional_text(reply.get("model"), "model") or model,
     )
 
 
 def usage_of(data: Mapping[str, Any]) -> Usage:
-    """Tokens of a Chat Completions response (`usage.prompt_tokens` / `completion_tokens`)."""
+    """Tokens of a Chat Completions response (`usage.prompt_tokens` / `completion_tokens`),
+    read leniently: metering a reply the proxy forwards as it came must not fail it."""
     usage = data.get("usage")
     if not isinstance(usage, Mapping):
         return Usage()
@@ -140,3 +163,18 @@ def usage_of(data: Mapping[str, Any]) -> Usage:
 
 def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _content(read: WireReader, value: object, path: str) -> str:
+    """Text, null, or a list of content parts whose `text` parts are joined; parts of other
+    types (a refusal, an image) are not the answer's text."""
+    if value is None or isinstance(value, str):
+        return value or ""
+    if not isinstance(value, list):
+        raise read.error(path, "a string, null or a list of content parts", value)
+    texts: list[str] = []
+    for index, raw in enumerate(value):
+        part = read.mapping(raw, f"{path}[{index}]")
+        if part.get("type") == "text":
+            texts.append(read.text(part.get("text"), f"{path}[{index}].text"))
+    return "".join(texts)

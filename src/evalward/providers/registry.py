@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -55,9 +56,17 @@ class Forwarded:
 class MeteredProvider:
     """A provider plus cost on every reply and, when enabled, the response cache."""
 
-    def __init__(self, inner: Provider, prices: PriceTable, cache: ResponseCache | None) -> None:
+    def __init__(
+        self,
+        inner: Provider,
+        prices: PriceTable,
+        cache: ResponseCache | None,
+        identity: str = "",
+    ) -> None:
         self.inner = inner
         self.name = inner.name
+        self.identity = identity or inner.name
+        """Where replies come from (provider, endpoint, settings that change replies)."""
         self._prices = prices
         self._cache = cache
 
@@ -69,7 +78,7 @@ class MeteredProvider:
         """The stored reply to this exact request body, when the response cache has it."""
         if self._cache is None or not self._cache.enabled:
             return None
-        data = self._cache.get_raw(self._cache.raw_key(self.name, body, rep))
+        data = self._cache.get_raw(self._cache.raw_key(self.identity, body, rep))
         if data is None:
             return None
         return Forwarded(200, data, usage=self._usage(body, data), cached=True)
@@ -84,7 +93,7 @@ class MeteredProvider:
         if answer.data is None:
             return Forwarded(answer.reply.status, None, answer.reply.body)
         if self._cache is not None and self._cache.enabled:
-            self._cache.put_raw(self._cache.raw_key(self.name, body, rep), answer.data)
+            self._cache.put_raw(self._cache.raw_key(self.identity, body, rep), answer.data)
         return Forwarded(answer.reply.status, answer.data, usage=self._usage(body, answer.data))
 
     def _usage(self, body: Mapping[str, Any], data: Mapping[str, Any]) -> Usage:
@@ -95,7 +104,7 @@ class MeteredProvider:
     async def complete(self, request: ChatRequest) -> ChatResponse:
         key = None
         if self._cache is not None and self._cache.enabled:
-            key = self._cache.key(self.name, request)
+            key = self._cache.key(self.identity, request)
             hit = self._cache.get(key)
             if hit is not None:
                 return hit
@@ -131,6 +140,17 @@ class Providers:
     prices: PriceTable = field(default_factory=PriceTable)
     identity: str = ""
     """What besides the model ids decides replies (the mock script's hash), for result caching."""
+    endpoints: dict[str, str] = field(default_factory=dict)
+    """Per provider name, where its replies come from: its URL and the settings that change
+    replies (not the key, not timeouts or retries)."""
+
+    def identity_of(self, model_ids: Iterable[str]) -> str:
+        """Where the replies to these `provider/model` ids come from, for result-cache keys: a
+        result computed against one server is not reused against another."""
+        if self.override is not None:
+            return self.identity
+        names = sorted({model_id.partition("/")[0] for model_id in model_ids})
+        return "\n".join(self.endpoints.get(name, name) for name in names)
 
     @property
     def key_envs(self) -> list[str]:
@@ -178,18 +198,20 @@ def build_providers(
 
     by_name: dict[str, Provider] = {}
     credentials: dict[str, Credentials] = {}
+    endpoints: dict[str, str] = {}
     for name, module, key_env, url_env in (
         ("openai", openai, "OPENAI_API_KEY", "OPENAI_BASE_URL"),
         ("anthropic", anthropic, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
     ):
         settings = config.provider(name)
         key_env = settings.api_key_env or key_env
-        base_url = settings.base_url or env.get(url_env) or module.DEFAULT_BASE_URL
+        base_url = settings.base_url or _env_url(env, url_env) or module.DEFAULT_BASE_URL
         api_key = env.get(key_env) or None
         client = _client(settings, timeout_seconds)
         retry = RetryPolicy.from_settings(settings.retry)
         provider: Provider
         if name == "openai":
+            endpoint = f"openai {base_url.rstrip('/')}"
             provider = openai.OpenAIProvider(
                 client,
                 base_url=base_url,
@@ -199,6 +221,9 @@ def build_providers(
                 key_env=key_env,
             )
         else:
+            endpoint = (
+                f"anthropic {base_url.rstrip('/')} anthropic-version={settings.anthropic_version}"
+            )
             provider = anthropic.AnthropicProvider(
                 client,
                 base_url=base_url,
@@ -208,7 +233,8 @@ def build_providers(
                 max_concurrency=settings.max_concurrency,
                 key_env=key_env,
             )
-        by_name[name] = MeteredProvider(provider, prices, cache)
+        by_name[name] = MeteredProvider(provider, prices, cache, endpoint)
+        endpoints[name] = endpoint
         credentials[name] = Credentials(key_env, bool(api_key), base_url, module.DEFAULT_BASE_URL)
     note_key_envs(c.key_env for c in credentials.values())
     override: Provider | None = None
@@ -226,7 +252,21 @@ def build_providers(
         cache=cache,
         prices=prices,
         identity=identity,
+        endpoints=endpoints,
     )
+
+
+def _env_url(env: Mapping[str, str], name: str) -> str | None:
+    """A base URL from the environment, refused without its scheme as `baseUrl` is."""
+    value = env.get(name, "").strip()
+    if not value:
+        return None
+    if not re.match(r"^https?://", value):
+        raise ConfigError(
+            f"{name}={value!r}: expected an http:// or https:// URL, e.g. "
+            f"http://localhost:8080/v1; add the scheme"
+        )
+    return value
 
 
 def _client(settings: ProviderSettings, timeout_seconds: float | None) -> HttpClient:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from evalward.errors import ProviderError
+from evalward.errors import ProviderError, ProviderUnavailable
 from evalward.httpclient import HttpClient, HttpFailure, HttpTimeout, Reply
 from evalward.providers.config import RetrySettings
 
@@ -79,13 +80,19 @@ async def post_json(
     headers: dict[str, str],
     policy: RetryPolicy,
 ) -> dict[str, Any]:
-    """POST `body` and return the JSON object answered, retrying what is worth retrying."""
+    """POST `body` and return the JSON object answered, retrying what is worth retrying.
+
+    When every attempt failed in a way worth retrying, the error is `ProviderUnavailable`
+    and carries the server's own words from its last reply."""
     answer = await send(client, endpoint, body, headers, policy)
     if answer.data is not None:
         return answer.data
     if answer.problem is not None:
-        raise ProviderError(exhausted(endpoint, policy, answer.problem))
-    raise ProviderError(refusal(answer.reply, endpoint))
+        said = ""
+        if answer.reply.status in RETRYABLE_STATUS:
+            said = server_message(answer.reply, headers)
+        raise ProviderUnavailable(exhausted(endpoint, policy, answer.problem, said))
+    raise ProviderError(refusal(answer.reply, endpoint, headers))
 
 
 @dataclass(frozen=True)
@@ -107,7 +114,7 @@ async def send(
 ) -> Answer:
     """POST `body`, retrying 408/409/429/5xx, timeouts, broken connections and a success
     that is not a JSON object; return the last reply whatever its status. Raises
-    ProviderError only when the last attempt got no reply at all."""
+    ProviderUnavailable only when the last attempt got no reply at all."""
     last_problem = ""
     for attempt in range(1, policy.attempts + 1):
         response: Reply | None = None
@@ -126,7 +133,7 @@ async def send(
                 return answer
         if attempt < policy.attempts:
             await asyncio.sleep(policy.delay(attempt, response))
-    raise ProviderError(exhausted(endpoint, policy, last_problem))
+    raise ProviderUnavailable(exhausted(endpoint, policy, last_problem))
 
 
 def _judge(response: Reply) -> Answer:
@@ -143,28 +150,51 @@ def _judge(response: Reply) -> Answer:
     return Answer(response, data, None)
 
 
-def exhausted(endpoint: Endpoint, policy: RetryPolicy, problem: str) -> str:
+def exhausted(endpoint: Endpoint, policy: RetryPolicy, problem: str, said: str = "") -> str:
     return (
         f"{endpoint.provider}: {problem} after {policy.attempts} attempt"
         f"{'s' if policy.attempts != 1 else ''} ({endpoint.base_url})"
+        + (f"; the server said: {said}" if said else "")
     )
 
 
-def refusal(response: Reply, endpoint: Endpoint) -> str:
-    detail = ""
+SERVER_MESSAGE_CHARS = 300
+SECRET_HEADERS = ("authorization", "x-api-key", "api-key")
+
+
+def server_message(response: Reply, headers: Mapping[str, str] | None = None) -> str:
+    """What the server said about its failure: the `error.message` (or `error`, `message`,
+    `detail`) of a JSON body, else the body's text; one line, at most 300 characters, with
+    the key this request sent blotted out (files and logs redact the rest)."""
+    text = ""
     try:
-        error = response.json().get("error")
-        if isinstance(error, dict):
-            detail = str(error.get("message", ""))[:300]
-        elif isinstance(error, str):
-            detail = error[:300]
-    except (ValueError, AttributeError):
-        detail = ""
+        data = response.json()
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        error = data.get("error")
+        candidates = [error.get("message") if isinstance(error, dict) else error]
+        candidates += [data.get("message"), data.get("detail")]
+        text = next((c for c in candidates if isinstance(c, str) and c.strip()), "")
+        if not text and isinstance(data.get("detail"), list | dict):
+            text = json.dumps(data["detail"], ensure_ascii=False)
+    if not text:
+        text = response.text(SERVER_MESSAGE_CHARS * 2)
+    for name, value in (headers or {}).items():
+        if name.lower() in SECRET_HEADERS:
+            for secret in {value, value.split()[-1] if value.split() else value}:
+                if len(secret) >= 8:
+                    text = text.replace(secret, "***")
+    return " ".join(text.split())[:SERVER_MESSAGE_CHARS]
+
+
+def refusal(response: Reply, endpoint: Endpoint, headers: Mapping[str, str] | None = None) -> str:
     if response.status in (401, 403):
         return (
             f"{endpoint.provider}: the server at {endpoint.base_url} rejected the API key "
             f"(HTTP {response.status}). Check {endpoint.key_env}."
         )
+    detail = server_message(response, headers)
     return f"{endpoint.provider}: HTTP {response.status} from {endpoint.base_url}" + (
         f": {detail}" if detail else ""
     )

@@ -107,6 +107,7 @@ def _results_header(
         "evalward": __version__,
         "result": decision.result.value,
         "reason": decision.reason,
+        "unavailableEvals": decision.unavailable_evals,
         "run": asdict(run or RunInfo()),
         "bypass": None
         if bypass is None

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from evalward.errors import ProviderError
+from evalward.errors import ProviderError, ProviderUnavailable
 from evalward.providers.base import (
     ChatMessage,
     ChatRequest,
@@ -100,6 +100,7 @@ async def _complete(
 ) -> tuple[str, ChatResponse, float] | None:
     """Ask the current model; on failure fall back down the list. None: all failed."""
     failures: list[str] = []
+    outage = True
     while models:
         model_id = models[0]
         provider, model = providers.resolve(model_id)
@@ -109,6 +110,7 @@ async def _complete(
             response = await provider.complete(_with_model(request, model))
         except ProviderError as exc:
             failures.append(f"{model_id}: {exc}")
+            outage = outage and isinstance(exc, ProviderUnavailable)
             models.pop(0)
             if models:
                 trace.fallbacks.append(
@@ -124,6 +126,7 @@ async def _complete(
             trace.cache_hits += 1
         return model_id, response, (time.monotonic() - started) * 1000
     trace.add(StepType.error, content="; ".join(failures) or "no model to call")
+    trace.provider_unavailable = bool(failures) and outage
     return None
 
 
@@ -136,10 +139,16 @@ def _record_response(
 ) -> None:
     """One model reply becomes a final step, or optional text plus one step per tool call.
 
-    The call's usage and duration ride on the first step the reply produced.
+    The call's usage and duration ride on the first step the reply produced; every step
+    keeps the reply's stop reason, so an answer cut at the token limit shows as such.
     """
     started_at = time.time() - elapsed_ms / 1000
-    timing = {"model": model_id, "started_at": started_at, "cached": response.cached}
+    timing = {
+        "model": model_id,
+        "started_at": started_at,
+        "cached": response.cached,
+        "stop_reason": response.stop_reason or None,
+    }
     first = {"duration_ms": elapsed_ms, "usage": response.usage}
     if not response.tool_calls:
         trace.add(StepType.final, content=response.content, **timing, **first)

@@ -64,6 +64,14 @@ class Step(BaseModel):
     source: str | None = None
     """Where a tool result came from: mock, replay, shadow, command (or the agent itself)."""
     cached: bool = False
+    stop_reason: str | None = None
+    """Why the model stopped the reply this step came from, as the provider said it
+    (`stop`, `tool_calls`, `end_turn`, `length`, `max_tokens`, ...)."""
+
+    @property
+    def truncated(self) -> bool:
+        """The reply was cut at its token limit: not a whole answer."""
+        return self.stop_reason in ("length", "max_tokens")
 
     def text(self) -> str:
         """The text a reader (or a judge quote) would find in this step."""
@@ -116,6 +124,9 @@ class Trace(BaseModel):
     """What a bring-your-own agent wrote to stderr (tail), kept for the report."""
     proxy_calls: list[ModelCall] = Field(default_factory=list)
     """Model calls the agent's processes made through the model proxy, in order."""
+    provider_unavailable: bool = False
+    """The run ended because every model it tried kept failing through its retries (an
+    outage), not because of anything the agent did."""
 
     def add(self, type: StepType, **fields: Any) -> Step:
         step = Step(index=len(self.steps) + 1, type=type, **fields)

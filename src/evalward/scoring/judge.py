@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evalward.errors import EvalwardError
+from evalward.errors import EvalwardError, ProviderUnavailable
 from evalward.providers.base import ChatMessage, ChatRequest, RunLabels
 from evalward.providers.registry import Providers
 from evalward.results import JudgeVerdict, Violation
@@ -65,8 +65,21 @@ REPAIR_PROMPT = (
 )
 
 
+JUDGE_MAX_TOKENS = 2048
+"""Room for a verdict with ten violations; bounds what a rambling judge costs."""
+REPLY_CAP_CHARS = 2000
+"""How much of an unusable judge reply is kept in the results."""
+
+
 class JudgeError(EvalwardError):
     """The judge could not give a usable verdict (timeout, provider failure, invalid JSON)."""
+
+    def __init__(self, message: str, *, reply: str = "", unavailable: bool = False) -> None:
+        super().__init__(message)
+        self.reply = reply
+        """The judge's last reply when it was unusable, capped at REPLY_CAP_CHARS."""
+        self.unavailable = unavailable
+        """The judge's provider kept failing through its retries (an outage)."""
 
 
 @dataclass(frozen=True)
@@ -91,7 +104,7 @@ class JudgeSettings:
 
 
 class _RawViolation(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", strict=True)
 
     rule: str
     severity: str = "medium"
@@ -100,9 +113,10 @@ class _RawViolation(BaseModel):
 
 
 class RawVerdict(BaseModel):
-    """The verdict exactly as the judge must send it."""
+    """The verdict exactly as the judge must send it: strict types, so `"score": true` or
+    `"score": "1"` is no score, and `"evidence_step": "4"` no step."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", strict=True)
 
     score: float = Field(ge=0, le=1)
     confidence: float | None = Field(default=None, ge=0, le=1)
@@ -157,6 +171,7 @@ async def ask_judge(case: JudgeCase, settings: JudgeSettings) -> tuple[RawVerdic
             model=model,
             messages=tuple(messages),
             temperature=settings.temperature,
+            max_tokens=JUDGE_MAX_TOKENS,
             labels=settings.labels,
         )
         try:
@@ -165,27 +180,41 @@ async def ask_judge(case: JudgeCase, settings: JudgeSettings) -> tuple[RawVerdic
             )
         except TimeoutError:
             raise JudgeError(
-                f"the judge {settings.model} did not answer within {settings.timeout_seconds:g} s"
+                f"the judge {settings.model} did not answer within {settings.timeout_seconds:g} s",
+                unavailable=True,
             ) from None
         except EvalwardError as exc:
-            raise JudgeError(f"the judge {settings.model} failed: {exc}") from None
+            raise JudgeError(
+                f"the judge {settings.model} failed: {exc}",
+                unavailable=isinstance(exc, ProviderUnavailable),
+            ) from None
         try:
             return parse_verdict(response.content), settings.model
         except ValueError as exc:
             problem = str(exc)
+            if response.truncated:
+                problem += f" (the reply was cut at {JUDGE_MAX_TOKENS} tokens)"
         if attempt == 1:
             messages += [
                 ChatMessage(role="assistant", content=response.content),
                 ChatMessage(role="user", content=REPAIR_PROMPT.format(problem=problem)),
             ]
-    raise JudgeError(f"the judge {settings.model} gave no valid verdict after a retry: {problem}")
+    raise JudgeError(
+        f"the judge {settings.model} gave no valid verdict after a retry: {problem}",
+        reply=_cap_chars(response.content, REPLY_CAP_CHARS),
+    )
+
+
+def _cap_chars(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f" … [{len(text) - limit} chars cut]"
 
 
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
 def parse_verdict(content: str) -> RawVerdict:
-    """Parse strictly: one JSON object (a surrounding code fence is tolerated)."""
+    """Parse strictly: one JSON object (a surrounding code fence is tolerated), `score` and
+    `confidence` numbers in [0, 1], strings where strings are due."""
     text = content.strip()
     fenced = _FENCE.match(text)
     if fenced:

@@ -34,6 +34,10 @@ class JudgeOutcome:
     message: str
     verdict: JudgeVerdict | None = None
     advisory: bool = False
+    reply: str = ""
+    """The judge's unusable last reply, when it gave no verdict."""
+    unavailable: bool = False
+    """The judge's provider kept failing through its retries."""
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,14 @@ class EvalJudge:
         try:
             raw, model = await ask_judge(case, settings)
         except JudgeError as exc:
-            return JudgeOutcome(Status.error, 0.0, str(exc), advisory=advisory)
+            return JudgeOutcome(
+                Status.error,
+                0.0,
+                str(exc),
+                advisory=advisory,
+                reply=exc.reply,
+                unavailable=exc.unavailable,
+            )
         verdict = check_evidence(raw, case.trace, model=model, min_score=assertion.min_score)
         verdict = verdict.model_copy(
             update={

@@ -32,7 +32,7 @@ from evalward.results import (
     Verdict,
     cap_output,
 )
-from evalward.runtime.trace import Trace
+from evalward.runtime.trace import StepType, Trace
 from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, check
 from evalward.scoring.judge import JudgeCase
 from evalward.scoring.panel import EvalJudge, JudgeOutcome
@@ -89,10 +89,15 @@ async def score_fixture(
                 message=outcome.message,
                 judge=outcome.verdict,
                 advisory=outcome.advisory,
+                judge_reply=outcome.reply,
+                provider_unavailable=outcome.unavailable,
             )
         )
     score = weighted_mean(results)
     status, message = fixture_status(results, trace)
+    note = truncation_note(trace)
+    if note:
+        message = f"{message}; {note}" if message else note
     return FixtureResult(
         eval=eval_name,
         fixture=name,
@@ -111,6 +116,7 @@ async def score_fixture(
         trace=trace,
         file=fixture.file,
         line=fixture.line,
+        provider_unavailable=status is Status.error and unavailable_only(results, trace),
     )
 
 
@@ -132,6 +138,26 @@ def fixture_status(results: list[AssertionResult], trace: Trace) -> tuple[Status
         skipped = [r.message for r in results if r.status is Status.skipped or r.advisory]
         return Status.skipped, "nothing was evaluated" + (f": {skipped[0]}" if skipped else "")
     return Status.passed, ""
+
+
+def unavailable_only(results: list[AssertionResult], trace: Trace) -> bool:
+    """Whether an `error` run failed only because model providers were down: the agent's
+    (the run ended in an outage) or, for a run that completed, the judge's."""
+    if trace.error is not None:
+        return trace.provider_unavailable
+    errors = [r for r in _gating(results) if r.status is Status.error]
+    return bool(errors) and all(r.provider_unavailable for r in errors)
+
+
+def truncation_note(trace: Trace) -> str:
+    """A final answer cut at the token limit is said so, not taken silently as the answer."""
+    final = next((s for s in reversed(trace.steps) if s.type is StepType.final), None)
+    if final is None or not final.truncated:
+        return ""
+    return (
+        "the final answer was cut off at the model's token limit "
+        f"(stop reason `{final.stop_reason}`); raise the agent's maxTokens"
+    )
 
 
 def weighted_mean(results: list[AssertionResult]) -> float:
@@ -205,7 +231,9 @@ def score_eval(evaluation: Located[Eval], side: str, fixtures: list[FixtureResul
         ),
         None,
     )
+    ran = [f for f in fixtures if f.status is not Status.skipped]
     return EvalResult(
+        provider_unavailable=bool(ran) and all(f.provider_unavailable for f in ran),
         eval=evaluation.resource.metadata.name,
         agent=spec.target_agent,
         side=side,

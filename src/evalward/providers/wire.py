@@ -1,0 +1,82 @@
+"""Reading a provider's JSON reply field by field.
+
+A reply is data from outside: a proxy, a self-hosted server or a buggy gateway can answer
+HTTP 200 with any JSON at all. Every field a parser reads goes through one of these checks, so
+a shape nobody expected becomes a `ProviderError` naming the field and what was found (short;
+files and logs redact it further), never a crash. Fields a parser does not read are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from evalward.errors import ProviderError
+
+SHOWN_CHARS = 80
+"""How much of an unexpected value an error message quotes."""
+
+
+def shown(value: object) -> str:
+    """A short JSON rendering of `value` for an error message."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
+
+
+class WireReader:
+    """Typed reads from one provider's reply; each failure names `path` in that reply."""
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+
+    def error(self, path: str, expected: str, found: object) -> ProviderError:
+        return ProviderError(
+            f"{self.provider}: malformed reply: {path} should be {expected}, got {shown(found)}"
+        )
+
+    def mapping(self, value: object, path: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.error(path, "an object", value)
+        return value
+
+    def optional_mapping(self, value: object, path: str) -> dict[str, Any]:
+        """An object, or {} when the field is absent or null."""
+        return {} if value is None else self.mapping(value, path)
+
+    def array(self, value: object, path: str) -> list[Any]:
+        if not isinstance(value, list):
+            raise self.error(path, "a list", value)
+        return value
+
+    def optional_array(self, value: object, path: str) -> list[Any]:
+        return [] if value is None else self.array(value, path)
+
+    def text(self, value: object, path: str) -> str:
+        if not isinstance(value, str):
+            raise self.error(path, "a string", value)
+        return value
+
+    def name(self, value: object, path: str) -> str:
+        if not isinstance(value, str) or not value:
+            raise self.error(path, "a non-empty string", value)
+        return value
+
+    def optional_text(self, value: object, path: str) -> str:
+        """A string, or "" when the field is absent or null."""
+        return "" if value is None else self.text(value, path)
+
+    def count(self, value: object, path: str) -> int:
+        """A token count: a whole number ≥ 0 (0 when absent or null)."""
+        if value is None:
+            return 0
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.error(path, "a whole number ≥ 0", value)
+        if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
+            raise self.error(path, "a whole number ≥ 0", value)
+        if value < 0:
+            raise self.error(path, "a whole number ≥ 0", value)
+        return int(value)
