@@ -111,7 +111,12 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
                 file=out,
             )
             return EXIT_OK
-        decision = decide(evaluation.comparisons, None, skipped_runs=len(evaluation.skipped))
+        decision = decide(
+            evaluation.comparisons,
+            None,
+            skipped_runs=len(evaluation.skipped),
+            not_run=evaluation.plan.not_run,
+        )
         deltas = [] if args.no_history else history.record(root, evaluation.evals)
         return emit(
             out,
