@@ -510,6 +510,7 @@ class Runner:
                 regressions=RegressionPolicy(self.settings.fail_on_regression),
                 skipped_runs=len(evaluation.skipped),
                 allow_incomplete=self.settings.allow_incomplete,
+                not_run=evaluation.plan.not_run,
             )
         report = self.report_context(evaluation, decision, head_sha, outcome.progress)
         report.record = record
@@ -556,7 +557,7 @@ class Runner:
         elif previous is not None and previous.label == label and previous.labeled_at == labeled_at:
             covered = previous.sha
         record = BypassRecord(label, labeled_at, covered) if covered else None
-        if all(c.head.passed for c in evaluation.comparisons):
+        if not evaluation.plan.not_run and all(c.head.passed for c in evaluation.comparisons):
             return None, None, record
         actor = applied.actor if applied else None
         permission = self.github.permission(actor) if actor else None
@@ -610,6 +611,7 @@ class Runner:
                 None,
                 skipped_runs=len(evaluation.skipped),
                 allow_incomplete=self.settings.allow_incomplete,
+                not_run=evaluation.plan.not_run,
             )
         head_sha = self.context.sha
         report = self.report_context(evaluation, decision, head_sha, outcome.progress)
@@ -644,6 +646,8 @@ class Runner:
             decision=decision,
             changes=evaluation.changes,
             skipped_base=evaluation.plan.skipped_base,
+            not_run=evaluation.plan.not_run,
+            dropped=evaluation.plan.dropped,
             repository=self.context.repository,
             head_sha=head_sha,
             run_url=self.context.run_url,

@@ -188,10 +188,4 @@ def trim_to_budget(
         cost = None if cost is None or group_cost is None else cost + group_cost
     order = {id(run): index for index, run in enumerate(plan.runs)}
     kept.sort(key=lambda run: order[id(run)])
-    trimmed = Plan(
-        runs=kept,
-        evals=plan.evals,
-        skipped_base=plan.skipped_base,
-        not_run=plan.not_run,
-    )
-    return Trimmed(trimmed, Estimate(calls, cost), sorted(skipped))
+    return Trimmed(plan.with_runs(kept), Estimate(calls, cost), sorted(skipped))

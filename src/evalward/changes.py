@@ -29,6 +29,8 @@ class ChangeSet:
     cosmetic_agents: list[str] = field(default_factory=list)
     """Agents whose file changed with no semantic change (reformatting, comments)."""
     removed_agents: list[str] = field(default_factory=list)
+    renamed_agents: dict[str, str] = field(default_factory=dict)
+    """Removed agent -> the new agent defined where it was (same file, or git's rename of it)."""
     affected_evals: dict[str, list[str]] = field(default_factory=dict)
     removed_evals: list[str] = field(default_factory=list)
     gate_changes: list[str] = field(default_factory=list)
@@ -56,6 +58,16 @@ def detect_changes(
     for name in result.changed_agents:
         for evaluation in head.evals_targeting(name):
             result.note_eval(evaluation.resource.metadata.name, f"agent {name} changed")
+        if base is not None:
+            # An Eval the pull request deleted or renamed still covers the agent it changed.
+            for evaluation in base.evals_targeting(name):
+                result.note_eval(evaluation.resource.metadata.name, f"agent {name} changed")
+    if base is not None:
+        for name in result.removed_agents:
+            renamed = result.renamed_agents.get(name)
+            why = f"agent {name} was " + (f"renamed to {renamed}" if renamed else "removed")
+            for evaluation in base.evals_targeting(name):
+                result.note_eval(evaluation.resource.metadata.name, why)
     return result
 
 
@@ -81,7 +93,23 @@ def _agents(
                 result.note_agent(name, f"watched path {hit} changed")
     if base is not None:
         result.removed_agents = sorted(set(base.agents) - set(head.agents))
+        result.renamed_agents = _renames(result.removed_agents, result.changed_files, head, base)
     result.cosmetic_agents = [a for a in result.cosmetic_agents if a not in result.changed_agents]
+
+
+def _renames(
+    removed: list[str], changed: list[FileChange], head: ResourceSet, base: ResourceSet
+) -> dict[str, str]:
+    """Removed agents whose file (or git's rename of it) now defines a new agent."""
+    moved = {c.old_path: c.path for c in changed if c.old_path}
+    new = {name: a.file for name, a in head.agents.items() if name not in base.agents}
+    renames: dict[str, str] = {}
+    for name in removed:
+        file = base.agents[name].file
+        found = [n for n, where in sorted(new.items()) if where in (file, moved.get(file))]
+        if found:
+            renames[name] = found[0]
+    return renames
 
 
 def _gate_resources(result: ChangeSet, head: ResourceSet, base: ResourceSet) -> None:

@@ -34,6 +34,8 @@ class FixtureComparison:
     head: list[FixtureResult]
     head_passed: bool = False
     """The fixture's verdict on head over its reps, by the Eval's `minRepPassRate` rule."""
+    gates: bool = True
+    """False for a fixture the pull request adds: it ran, and gates once merged."""
 
     @property
     def base_pass_rate(self) -> float | None:
@@ -104,6 +106,7 @@ def _compare_one(head: EvalResult, base: EvalResult | None) -> EvalComparison:
     base_runs = _by_fixture(base.fixtures) if base is not None else {}
     head_passed = _verdicts(head)
     base_passed = _verdicts(base) if base is not None else {}
+    pending = set(head.pending)
     for name in sorted(set(head_runs) | set(base_runs)):
         change = _classify(base_passed.get(name), head_passed.get(name))
         comparison.fixtures.append(
@@ -113,6 +116,7 @@ def _compare_one(head: EvalResult, base: EvalResult | None) -> EvalComparison:
                 base_runs.get(name, []),
                 head_runs.get(name, []),
                 head_passed=bool(head_passed.get(name)),
+                gates=name not in pending,
             )
         )
     return comparison

@@ -84,24 +84,35 @@ def load_config(root: Path) -> RepoConfig:
         return RepoConfig()
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
-            raise YamlSyntaxError(too_large(path.stat().st_size), None, None)
-        documents = parse_documents(decode(path.read_bytes()))
-    except YamlSyntaxError as exc:
-        raise ResourceError([Problem(CONFIG_FILE, exc.line, exc.column, "", str(exc))]) from None
+            raise ResourceError(
+                [Problem(CONFIG_FILE, None, None, "", too_large(path.stat().st_size))]
+            )
+        data = path.read_bytes()
     except OSError as exc:
         raise ResourceError(
             [Problem(CONFIG_FILE, None, None, "", f"cannot read file: {exc.strerror}")]
         ) from None
+    return parse_config(data)
+
+
+def parse_config(data: bytes | None, where: str = CONFIG_FILE) -> RepoConfig:
+    """`evalward.yaml` from its bytes (None: no file, the defaults), e.g. as a commit has it."""
+    if data is None:
+        return RepoConfig()
+    if len(data) > MAX_FILE_BYTES:
+        raise ResourceError([Problem(where, None, None, "", too_large(len(data)))])
+    try:
+        documents = parse_documents(decode(data))
+    except YamlSyntaxError as exc:
+        raise ResourceError([Problem(where, exc.line, exc.column, "", str(exc))]) from None
     if not documents or documents[0].data is None:
         return RepoConfig()
     if len(documents) > 1:
         raise ResourceError(
-            [Problem(CONFIG_FILE, documents[1].start_line, 1, "", "expected one YAML document")]
+            [Problem(where, documents[1].start_line, 1, "", "expected one YAML document")]
         )
     document = documents[0]
     try:
         return RepoConfig.model_validate(document.data)
     except ValidationError as exc:
-        raise ResourceError(
-            problems_from_validation(exc, document, CONFIG_FILE, RepoConfig)
-        ) from None
+        raise ResourceError(problems_from_validation(exc, document, where, RepoConfig)) from None

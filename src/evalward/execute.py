@@ -311,5 +311,6 @@ def score_evals(plan: Plan, evals: EvalsBySide, results: list[FixtureResult]) ->
                 continue
             located = definitions.get(name)
             if located is not None:
-                out.append(score_eval(located, side.value, runs))
+                pending = plan.pending.get(name, []) if side is Side.head else []
+                out.append(score_eval(located, side.value, runs, pending))
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -162,38 +163,44 @@ def decide(
     regressions: RegressionPolicy = RegressionPolicy.none,
     skipped_runs: int = 0,
     allow_incomplete: bool = False,
+    not_run: Mapping[str, str] | None = None,
 ) -> GateDecision:
     """Fail when an affected Eval is below its threshold — or regressed, if the policy says so —
-    unless an honoured bypass covers it. Runs skipped by the budget make the gate incomplete,
-    which fails unless `allow_incomplete`.
+    or could not run at all (`not_run`: Eval -> why, e.g. its agent was removed), unless an
+    honoured bypass covers it. Runs skipped by the budget make the gate incomplete, which
+    fails unless `allow_incomplete`.
 
     An Eval whose every head run failed only because its model providers kept failing through
     their retries is no verdict: when nothing else fails, the gate is `unavailable` (exit 3, an
     external failure; rerun it). Any other failure still fails the gate."""
-    if not comparisons:
+    not_run = dict(not_run or {})
+    if not comparisons and not not_run:
         return GateDecision(GateResult.skipped, reason="no Eval is affected by this change")
     down = [c for c in comparisons if not c.head.passed and c.head.provider_unavailable]
     below = [c for c in comparisons if not c.head.passed and not c.head.provider_unavailable]
     regressed = [c for c in comparisons if c.head.passed and _regressed(c, regressions)]
     failing = below + regressed
-    if down and not failing:
+    if down and not failing and not not_run:
         return _unavailable(down, bypass, refusal)
     decision = GateDecision(
         GateResult.passed,
         unavailable_evals=[c.name for c in down],
-        failing_evals=[c.name for c in failing],
+        failing_evals=[c.name for c in failing] + sorted(not_run),
         failing_fixtures={
             c.name: [
                 f.fixture
                 for f in c.fixtures
-                if f.change is Change.regression
-                or (f.change is not Change.removed and not f.head_passed)
+                if f.gates
+                and (
+                    f.change is Change.regression
+                    or (f.change is not Change.removed and not f.head_passed)
+                )
             ]
             for c in failing
         },
     )
     incomplete = skipped_runs > 0 and not allow_incomplete
-    if not failing and not incomplete:
+    if not decision.failing_evals and not incomplete:
         decision.reason = "every affected Eval meets its threshold"
         if skipped_runs:
             decision.reason += f" ({skipped_runs} runs skipped by the budget, allowed)"
@@ -203,13 +210,13 @@ def decide(
         decision.bypass = bypass
         decision.reason = f"failing Evals bypassed by the {bypass.label!r} label"
         return decision
-    reasons = []
+    reasons = did_not_run(not_run)
     if below:
         reasons.append(f"{len(below)} affected Eval(s) below threshold")
     if regressed:
         kind = "significant " if regressions is RegressionPolicy.significant else ""
         reasons.append(f"{len(regressed)} Eval(s) with a {kind}regression")
-    if incomplete and not failing:
+    if incomplete and not decision.failing_evals:
         decision.result = GateResult.incomplete
         decision.reason = f"{skipped_runs} runs were skipped by the budget"
         return decision
@@ -247,6 +254,17 @@ def _unavailable(
         decision.refusal = refusal
         decision.reason += f"; the {refusal.label!r} label was refused: {refusal.reason}"
     return decision
+
+
+def did_not_run(not_run: Mapping[str, str]) -> list[str]:
+    """One line per reason: "agent support-bot was removed; its Evals a, b did not run"."""
+    by_reason: dict[str, list[str]] = {}
+    for name, why in sorted(not_run.items()):
+        by_reason.setdefault(why, []).append(name)
+    return [
+        f"{why}; its Eval{'s' if len(names) > 1 else ''} {', '.join(names)} did not run"
+        for why, names in by_reason.items()
+    ]
 
 
 def _regressed(comparison: EvalComparison, policy: RegressionPolicy) -> bool:

@@ -17,7 +17,7 @@ from typing import Any
 from evalward.budget import Allowance, Budget, Estimate, Trimmed, trim_to_budget
 from evalward.changes import ChangeSet, detect_changes
 from evalward.compare import EvalComparison, compare
-from evalward.config import load_config
+from evalward.config import CONFIG_FILE, RepoConfig, load_config, parse_config
 from evalward.errors import ConfigError, MissingSecretError, ResourceError
 from evalward.execute import (
     CacheKeys,
@@ -116,21 +116,29 @@ def prepare_change(
     """Detect the change and plan it; the base worktree lives as long as the context."""
     with ExitStack() as stack:
         head_root = stack.enter_context(_tree(git, revisions.head))
-        head = load_resources(head_root)
+        merge_base: str | None = None
+        config: RepoConfig | None = None
+        if revisions.base is not None:
+            head_commit = revisions.head or "HEAD"
+            merge_base = git.merge_base(git.resolve(revisions.base), git.resolve(head_commit))
+            if options.gate_config is GateConfig.base:
+                # Where resources live, what is skipped and the Evals' defaults decide what
+                # gates: the pull request's own `evalward.yaml` must not choose them.
+                config = config_at(git, merge_base)
+        head = load_resources(head_root, config=config)
         notes: list[str] = []
         base: ResourceSet | None = None
         base_root: Path | None = None
         changed: list[FileChange] = []
-        merge_base: str | None = None
-        if revisions.base is not None:
-            head_commit = revisions.head or "HEAD"
-            merge_base = git.merge_base(git.resolve(revisions.base), git.resolve(head_commit))
+        if merge_base is not None:
             changed = git.changed_files(merge_base, revisions.head)
             differs = {c.path for c in changed} | {c.old_path for c in changed if c.old_path}
             if head_root == git.repo:
                 differs |= git.dirty_paths()
             try:
-                base, base_root = _load_base(git, merge_base, head, head_root, differs, stack)
+                base, base_root = _load_base(
+                    git, merge_base, head, differs, stack, config or load_config(head_root)
+                )
             except ResourceError as exc:
                 notes.append(
                     f"the base branch's resources do not load, so there is no baseline: "
@@ -138,7 +146,14 @@ def prepare_change(
                 )
         changes = detect_changes(changed, head, base)
         gate = gate_resources(head, base, options.gate_config)
-        plan = build_plan(changes, gate, base, run_all=options.run_all or revisions.base is None)
+        plan = build_plan(
+            changes,
+            gate,
+            base,
+            head=head,
+            config=options.gate_config,
+            run_all=options.run_all or revisions.base is None,
+        )
         if select is not None:
             plan.evals = [name for name in plan.evals if select(name)]
             plan.runs = [run for run in plan.runs if select(run.eval)]
@@ -300,13 +315,18 @@ def _trim(
     return trim_to_budget(plan, resources, providers.prices, options.budget, cached)
 
 
+def config_at(git: Git, commit: str) -> RepoConfig:
+    """The `evalward.yaml` of a commit (defaults when it has none)."""
+    return parse_config(git.read_files(commit, [CONFIG_FILE]).get(CONFIG_FILE))
+
+
 def _load_base(
     git: Git,
     merge_base: str,
     head: ResourceSet,
-    head_root: Path,
     differs: set[str],
     stack: ExitStack,
+    config: RepoConfig,
 ) -> tuple[ResourceSet, Path]:
     """The merge base's resources, parsing only what the change touched.
 
@@ -324,7 +344,6 @@ def _load_base(
         target = overlay / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(content)
-    config = load_config(head_root)
     base = load_changed_resources(overlay, head, differs, config, check_files=False)
     return base, overlay
 

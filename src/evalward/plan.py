@@ -1,13 +1,23 @@
 """Which runs to do: (Eval, fixture, rep, side) for every affected Eval.
 
-By default the definitions that gate — Evals, fixtures, judge calibrations — come from the
-base branch, so a pull request cannot lower its own threshold or weaken its own fixtures;
-what it adds (new fixtures, new Evals) runs too, because it only adds checks. The agents
-under test always come from the head.
+By default (`gate-config: base`) the definitions that gate — Evals, fixtures, judge
+calibrations — come from the base branch, so a pull request cannot lower its own threshold,
+weaken or dilute its fixtures, or make its Evals disappear:
+
+- every Eval of the base that targets an agent the change touches gates, even when the pull
+  request deleted or renamed it; when its agent is gone from the head it cannot run, and that
+  fails the gate (`Plan.not_run`);
+- an Eval gates with the base's fixtures only; fixtures the pull request adds to it run and are
+  shown, and gate once merged (`Plan.pending`), so trivially passing additions cannot lift a
+  failing score;
+- Evals the pull request adds run and gate: they can only add failures.
+
+The agents under test always come from the head.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -39,12 +49,24 @@ class Plan:
     evals: list[str] = field(default_factory=list)
     skipped_base: dict[str, str] = field(default_factory=dict)
     not_run: dict[str, str] = field(default_factory=dict)
-    """Affected Evals that cannot run on the head, and why."""
+    """Affected Evals that gate but cannot run on the head, and why: the gate fails."""
+    pending: dict[str, list[str]] = field(default_factory=dict)
+    """Per Eval, fixtures that run on the head but gate only once merged (added by the PR)."""
+    dropped: dict[str, str] = field(default_factory=dict)
+    """Affected Evals the PR removed under `gate-config: head`, where its definitions gate."""
     reused: int = 0
     """Runs whose result the result cache already holds: they will not run again."""
 
     def for_side(self, side: Side) -> list[PlannedRun]:
         return [r for r in self.runs if r.side is side]
+
+    def with_runs(self, runs: list[PlannedRun]) -> Plan:
+        """The same plan (Evals, reasons, pending fixtures) with other runs: a part of it."""
+        return dataclasses.replace(self, runs=runs)
+
+    def gates(self, run: PlannedRun) -> bool:
+        """Whether the run's result counts towards its Eval's score."""
+        return run.side is Side.base or run.fixture not in self.pending.get(run.eval, ())
 
 
 def gate_resources(head: ResourceSet, base: ResourceSet | None, config: GateConfig) -> ResourceSet:
@@ -66,24 +88,38 @@ def build_plan(
     gate: ResourceSet,
     base: ResourceSet | None,
     *,
+    head: ResourceSet | None = None,
+    config: GateConfig = GateConfig.base,
     run_all: bool = False,
 ) -> Plan:
-    """Head runs for every affected Eval; base runs where the base branch can run it too."""
+    """Head runs for every affected Eval; base runs where the base branch can run it too.
+
+    `gate` is what `gate_resources` gives for `config`; `head` is the head's own resources,
+    whose Eval definitions say which fixtures the pull request adds (pending ones).
+    """
     plan = Plan()
     names = sorted(gate.evals) if run_all else sorted(changes.affected_evals)
+    from_base = base is not None and config is GateConfig.base
     for name in names:
         located = gate.evals.get(name)
         if located is None:
+            plan.dropped[name] = "the pull request removes it (`gate-config: head`)"
             continue
         evaluation = located.resource
-        if evaluation.spec.target_agent not in gate.agents:
-            plan.not_run[name] = f"its agent {evaluation.spec.target_agent} is not on the head"
+        target = evaluation.spec.target_agent
+        if target not in gate.agents:
+            plan.not_run[name] = _why_gone(target, changes)
             continue
         plan.evals.append(name)
         reps = evaluation.spec.execution.reps_per_fixture
-        for fixture in gate.fixtures_of(evaluation):
+        gating = [f.resource.metadata.name for f in gate.fixtures_of(evaluation)]
+        if from_base and base is not None and name in base.evals:
+            gating, pending = _base_fixtures(name, gate, base, head or gate)
+            if pending:
+                plan.pending[name] = pending
+        for fixture in sorted([*gating, *plan.pending.get(name, [])]):
             for rep in range(reps):
-                plan.runs.append(PlannedRun(Side.head, name, fixture.resource.metadata.name, rep))
+                plan.runs.append(PlannedRun(Side.head, name, fixture, rep))
         if base is None:
             continue
         base_eval = base.evals.get(name)
@@ -93,7 +129,31 @@ def build_plan(
         if base_eval.resource.spec.target_agent not in base.agents:
             plan.skipped_base[name] = "the agent does not exist on the base branch"
             continue
-        for fixture in base.fixtures_of(base_eval.resource):
+        for located_fixture in base.fixtures_of(base_eval.resource):
+            base_name = located_fixture.resource.metadata.name
             for rep in range(base_eval.resource.spec.execution.reps_per_fixture):
-                plan.runs.append(PlannedRun(Side.base, name, fixture.resource.metadata.name, rep))
+                plan.runs.append(PlannedRun(Side.base, name, base_name, rep))
     return plan
+
+
+def _base_fixtures(
+    name: str, gate: ResourceSet, base: ResourceSet, head: ResourceSet
+) -> tuple[list[str], list[str]]:
+    """The base Eval's own fixtures (they gate), and those the head adds to it (pending):
+    new fixtures its selector matches, or that the head's version of the Eval selects."""
+    base_eval = base.evals[name].resource
+    gating = {f.resource.metadata.name for f in base.fixtures_of(base_eval)}
+    selected = {f.resource.metadata.name for f in gate.fixtures_of(base_eval)}
+    head_eval = head.evals.get(name)
+    if head_eval is not None:
+        selected |= {f.resource.metadata.name for f in head.fixtures_of(head_eval.resource)}
+    return sorted(gating), sorted(selected - gating)
+
+
+def _why_gone(agent: str, changes: ChangeSet) -> str:
+    renamed = changes.renamed_agents.get(agent)
+    if renamed:
+        return f"agent {agent} was renamed to {renamed}"
+    if agent in changes.removed_agents:
+        return f"agent {agent} was removed"
+    return f"agent {agent} is not on the head"

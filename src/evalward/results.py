@@ -152,6 +152,8 @@ class FixtureOutcome(BaseModel):
     """Normal-approximation interval for the mean score; None with fewer than 2 scored reps."""
     pass_hat_k: dict[int, float] = Field(default_factory=dict)
     """pass^k for k = 1..reps: the estimated chance that k fresh reps all pass."""
+    gates: bool = True
+    """False for a fixture the pull request adds to a base Eval: shown, gating once merged."""
 
     @property
     def passed(self) -> bool:
@@ -171,6 +173,9 @@ class EvalResult(BaseModel):
     total: int
     skipped: int = 0
     """Fixtures with nothing evaluated (e.g. only judge assertions and no judge model)."""
+    pending: list[str] = Field(default_factory=list)
+    """Fixtures that ran but are not in the score: the pull request adds them, and under
+    `gate-config: base` they gate once merged."""
     fixture_results: list[FixtureOutcome] = Field(default_factory=list)
     judge_agreement: float | None = None
     """The Eval's judge model's Cohen's κ on `judge.calibration`, when it has one."""

@@ -37,7 +37,7 @@ from evalward.results import FixtureResult
 from evalward.spool import TraceSpool
 
 SHARD_KIND = "evalward-shard"
-SHARD_SCHEMA_VERSION = 1
+SHARD_SCHEMA_VERSION = 2
 RUN_OVERHEAD = 0.05
 """Every run also costs a start-up (a process, a judge set-up), relative to the dearest run:
 so runs that make no model call (bring-your-own agents) still spread over the parts."""
@@ -88,11 +88,8 @@ def split(
 ) -> Plan:
     """Part `spec.index` of the plan; the Evals and skip notes stay whole."""
     parts = assign(plan, resources, prices, spec.count)
-    return Plan(
-        runs=[run for run, part in zip(plan.runs, parts, strict=True) if part == spec.index - 1],
-        evals=list(plan.evals),
-        skipped_base=dict(plan.skipped_base),
-        not_run=dict(plan.not_run),
+    return plan.with_runs(
+        [run for run, part in zip(plan.runs, parts, strict=True) if part == spec.index - 1]
     )
 
 
@@ -124,6 +121,8 @@ def partial_document(
             "runs": [_run_key(r) for r in full_plan.runs],
             "skippedBase": full_plan.skipped_base,
             "notRun": full_plan.not_run,
+            "pending": full_plan.pending,
+            "dropped": full_plan.dropped,
         },
         "evalDefinitions": {
             side.value: {
@@ -206,6 +205,8 @@ def merge(parts: Sequence[tuple[str, dict[str, Any]]]) -> Evaluation:
         evals=list(plan_doc["evals"]),
         skipped_base=dict(plan_doc["skippedBase"]),
         not_run=dict(plan_doc["notRun"]),
+        pending={name: list(fixtures) for name, fixtures in plan_doc["pending"].items()},
+        dropped=dict(plan_doc["dropped"]),
     )
     order = {_run_key(run): position for position, run in enumerate(plan.runs)}
     results: dict[tuple[str, str, str, int], FixtureResult] = {}

@@ -188,7 +188,7 @@ def test_fail_on_regression_any_blocks_a_regression_above_the_threshold(
     assert significant.returncode == 0  # one fixture, one rep: p = 0.5, inconclusive
 
 
-def test_a_deleted_agent_is_reported_as_removed(
+def test_a_deleted_agent_fails_the_gate_its_evals_did_not_run(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:
     base, _ = make_pr(repo, github)
@@ -201,10 +201,12 @@ def test_a_deleted_agent_is_reported_as_removed(
     run = run_action(
         repo.path, github, pull_request_event(github.repository, 8, base, head), env=env
     )
-    assert run.returncode == 0, run.stderr
-    assert run.outputs["result"] == "skipped"
+    assert run.returncode == 1, run.stderr
+    assert run.outputs["result"] == "fail"
     body = github.comments_on(8)[0]["body"]
     assert "Removed by this change: agents math-tutor; Evals math-tutor-eval." in body
+    assert "agent math-tutor was removed; its Eval math-tutor-eval did not run" in body
+    assert run.results()["notRun"] == {"math-tutor-eval": "agent math-tutor was removed"}
     assert model.requests == []
 
 

@@ -61,9 +61,13 @@ def test_an_empty_plan_from_a_config_error_is_exit_2_not_a_pass(
     head = repo.commit("a root that does not exist")
     github.pulls[7].head_sha = head
 
-    run = run_action(
-        repo.path, github, pull_request_event(github.repository, 7, base, head), env=env_for(model)
-    )
+    event = pull_request_event(github.repository, 7, base, head)
+    # By default the base's evalward.yaml decides where resources live: the PR's is not read.
+    ignored = run_action(repo.path, github, event, env=env_for(model))
+    assert ignored.returncode == 1, ignored.stdout + ignored.stderr
+    assert "nowhere" not in ignored.stderr
+
+    run = run_action(repo.path, github, event, env=env_for(model), inputs={"gate-config": "head"})
 
     assert run.returncode == 2, run.stdout + run.stderr
     assert "evalward.yaml: roots: root 'nowhere' is not a folder" in run.stderr

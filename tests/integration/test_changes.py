@@ -106,7 +106,7 @@ def test_a_deleted_agent_and_its_eval_are_reported_as_removed(repo: GitRepo) -> 
     changes = changes_between(repo, base)
     assert changes.removed_agents == ["alpha"]
     assert changes.removed_evals == ["alpha-eval"]
-    assert changes.affected_evals == {}
+    assert changes.affected_evals == {"alpha-eval": ["agent alpha was removed"]}
     assert "Eval alpha-eval removed" in changes.gate_changes
 
 

@@ -6,6 +6,7 @@ Imported only by commands that run the engine, so it may import the whole pipeli
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -58,7 +59,7 @@ class Selection:
         if self.reps is not None:
             groups = dict.fromkeys((r.side, r.eval, r.fixture) for r in runs)
             runs = [PlannedRun(s, e, f, rep) for s, e, f in groups for rep in range(self.reps)]
-        return Plan(runs=runs, evals=evals, skipped_base=plan.skipped_base, not_run=plan.not_run)
+        return dataclasses.replace(plan.with_runs(runs), evals=evals)
 
 
 def _known(option: str, names: tuple[str, ...], defined: Mapping[str, Any]) -> None:
@@ -93,6 +94,8 @@ def report_context(evaluation: Evaluation, decision: GateDecision, base: bool) -
         decision=decision,
         changes=evaluation.changes if base else None,
         skipped_base=evaluation.plan.skipped_base,
+        not_run=evaluation.plan.not_run,
+        dropped=evaluation.plan.dropped,
         marker=marker_for("local"),
         notes=evaluation.notes,
         private=evaluation.private,

@@ -36,7 +36,12 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     base = bool(parts[0][1].get("source", {}).get("base"))
     evaluation = merge(parts)
     del parts  # the documents hold every trace again; the merged run's are in its spool
-    decision = decide(evaluation.comparisons, None, skipped_runs=len(evaluation.skipped))
+    decision = decide(
+        evaluation.comparisons,
+        None,
+        skipped_runs=len(evaluation.skipped),
+        not_run=evaluation.plan.not_run,
+    )
     return emit(
         out,
         evaluation,

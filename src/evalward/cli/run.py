@@ -120,7 +120,12 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
                 file=out,
             )
             return EXIT_OK
-        decision = decide(evaluation.comparisons, None, skipped_runs=len(evaluation.skipped))
+        decision = decide(
+            evaluation.comparisons,
+            None,
+            skipped_runs=len(evaluation.skipped),
+            not_run=evaluation.plan.not_run,
+        )
         # Read before this run is recorded: the report's trend shows the runs before it.
         earlier = trends(
             [c.name for c in evaluation.comparisons],

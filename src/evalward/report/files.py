@@ -115,6 +115,8 @@ def _results_header(
         "changedAgents": evaluation.changes.changed_agents,
         "affectedEvals": evaluation.changes.affected_evals,
         "gateChanges": evaluation.changes.gate_changes,
+        "notRun": evaluation.plan.not_run,
+        "pending": evaluation.plan.pending,
         "notes": evaluation.notes,
         "cacheHits": evaluation.cache_hits,
         "skippedRuns": [

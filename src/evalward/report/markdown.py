@@ -19,7 +19,7 @@ from evalward import __version__
 from evalward.changes import ChangeSet
 from evalward.compare import Change, EvalComparison
 from evalward.errors import ConfigError
-from evalward.gate import BypassRecord, GateDecision, GateResult
+from evalward.gate import BypassRecord, GateDecision, GateResult, did_not_run
 from evalward.report import escape
 from evalward.results import FixtureResult, JudgeVerdict, Status
 
@@ -37,6 +37,9 @@ class ReportContext:
     decision: GateDecision
     changes: ChangeSet | None = None
     skipped_base: dict[str, str] = field(default_factory=dict)
+    not_run: dict[str, str] = field(default_factory=dict)
+    """Evals that gate but could not run on the head (their agent is gone), and why."""
+    dropped: dict[str, str] = field(default_factory=dict)
     repository: str = ""
     head_sha: str = ""
     run_url: str = ""
@@ -90,6 +93,9 @@ class CommentView:
     regressions: list[Item] = field(default_factory=list)
     fixed: list[Item] = field(default_factory=list)
     new: list[Item] = field(default_factory=list)
+    pending: list[Item] = field(default_factory=list)
+    """Fixtures the pull request adds to a base Eval: they ran, and gate once merged."""
+    did_not_run: list[str] = field(default_factory=list)
     judges: list[JudgeItem] = field(default_factory=list)
     errors: list[Item] = field(default_factory=list)
     details: list[Detail] = field(default_factory=list)
@@ -100,7 +106,10 @@ class CommentView:
 
 
 def build_view(context: ReportContext) -> CommentView:
-    view = CommentView(failing=sum(1 for c in context.comparisons if not c.head.passed))
+    view = CommentView(
+        failing=sum(1 for c in context.comparisons if not c.head.passed) + len(context.not_run),
+        did_not_run=did_not_run(context.not_run),
+    )
     duration_ms = 0.0
     cost_usd = 0.0
     unpriced = 0
@@ -121,6 +130,9 @@ def build_view(context: ReportContext) -> CommentView:
             failing_run = next((r for r in fixture.head if not r.passed), first)
             message = "" if private else failing_run.message
             item = Item(comparison.name, fixture.fixture, private, message, first.status.value)
+            if not fixture.gates:
+                view.pending.append(item)
+                continue
             view.fixtures_total += 1
             view.fixtures_passing += fixture.head_passed
             if fixture.change is Change.regression:

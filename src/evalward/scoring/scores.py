@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import statistics
+from collections.abc import Collection
 
 from evalward.providers.base import RunLabels
 from evalward.resources import Eval, EvalFixture, Located
@@ -211,14 +212,27 @@ def fixture_outcome(reps: list[FixtureResult], scoring: ScoringConfig) -> Fixtur
     )
 
 
-def score_eval(evaluation: Located[Eval], side: str, fixtures: list[FixtureResult]) -> EvalResult:
-    """The severity-weighted pass rate of the fixtures, each decided over its reps."""
+def score_eval(
+    evaluation: Located[Eval],
+    side: str,
+    fixtures: list[FixtureResult],
+    pending: Collection[str] = (),
+) -> EvalResult:
+    """The severity-weighted pass rate of the fixtures, each decided over its reps.
+
+    `pending` fixtures (added by the pull request, gating once merged) are reported with
+    `gates=False` and left out of the score and the counts.
+    """
     spec = evaluation.resource.spec
     by_fixture: dict[str, list[FixtureResult]] = {}
     for result in fixtures:
         by_fixture.setdefault(result.fixture, []).append(result)
-    outcomes = [fixture_outcome(reps, spec.scoring) for _, reps in sorted(by_fixture.items())]
-    scored = [o for o in outcomes if o.result is not Status.skipped]
+    outcomes = [
+        fixture_outcome(reps, spec.scoring).model_copy(update={"gates": name not in pending})
+        for name, reps in sorted(by_fixture.items())
+    ]
+    gating = [o for o in outcomes if o.gates]
+    scored = [o for o in gating if o.result is not Status.skipped]
     weight_sum = sum(spec.scoring.weight_of(o.severity) for o in scored)
     passed_sum = sum(spec.scoring.weight_of(o.severity) for o in scored if o.passed)
     score = passed_sum / weight_sum if weight_sum > 0 else 0.0
@@ -243,8 +257,9 @@ def score_eval(evaluation: Located[Eval], side: str, fixtures: list[FixtureResul
         passing=sum(o.passed for o in scored),
         failing=sum(not o.passed for o in scored),
         errors=sum(o.result is Status.error for o in scored),
-        total=len(outcomes),
-        skipped=len(outcomes) - len(scored),
+        total=len(gating),
+        skipped=len(gating) - len(scored),
+        pending=sorted(o.name for o in outcomes if not o.gates),
         fixture_results=outcomes,
         judge_agreement=agreement,
         fixtures=sorted(fixtures, key=lambda r: (r.fixture, r.rep)),
