@@ -22,7 +22,6 @@ from typing import Any, TextIO
 
 from evalward.budget import Budget
 from evalward.changes import ChangeSet
-from evalward.config import CONFIG_FILE
 from evalward.context import RunContext, load_context
 from evalward.cron import parse_cron
 from evalward.errors import EXIT_INTERRUPTED, ConfigError, GitHubError, MissingSecretError
@@ -39,9 +38,17 @@ from evalward.gate import (
 )
 from evalward.git import Git
 from evalward.github import Annotation, CheckReport, GitHubClient, GitHubPort, PullInfo
-from evalward.pipeline import Evaluation, PlanShaper, Revisions, RunOptions, evaluate_change
+from evalward.pipeline import (
+    Evaluation,
+    PlanShaper,
+    Revisions,
+    RunOptions,
+    config_at,
+    evaluate_change,
+)
 from evalward.plan import GateConfig, Plan, Side
-from evalward.providers.config import ProvidersConfig
+from evalward.providers.config import CacheMode as ProviderCacheMode
+from evalward.providers.config import ProvidersConfig, from_repo_config
 from evalward.providers.registry import Providers, build_providers, repo_providers
 from evalward.report import files
 from evalward.report.escape import reveal_bidi
@@ -55,6 +62,7 @@ from evalward.security import Redactor
 from evalward.settings import Settings
 from evalward.spool import TraceSpool
 from evalward.trend import record_commit, trends
+from evalward.trust import BaseFiles, check_output_dir, untrusted_cache
 
 PR_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "labeled", "unlabeled")
 SCHEDULE_WINDOW_MINUTES = 60
@@ -144,34 +152,73 @@ def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int
                 "`${{ github.token }}`) or the GITHUB_TOKEN environment variable"
             )
         github = GitHubClient(context.api_url, token, context.repository)
-    mock_script = _in_workspace(context, settings.mock_script)
-    providers = build_providers(
-        env,
-        mock_script=str(mock_script) if mock_script else None,
-        config=trusted_provider_settings(context, Git(context.workspace)),
-        cache_root=context.workspace,
-    )
-    # Every secret evalward knows: the environment's, and the keys the provider settings name.
-    redact = Redactor.from_env(env, providers.key_envs)
-    sandbox = agent_sandbox(settings, os.geteuid(), context.workspace)
-    if sandbox.user is not None:
-        os.umask(0o022)  # nothing evalward writes is writable by the agent user
-    runner = Runner(
-        env, context, settings, Git(context.workspace), github, providers, out, redact, sandbox
-    )
-    return asyncio.run(runner.run_and_close(route))
+    git = Git(context.workspace)
+    base_sha = context.base_sha
+    if not base_sha and route.kind == "gate" and github is not None and route.pr is not None:
+        base_sha = github.pull_request(route.pr).base_sha
+    with tempfile.TemporaryDirectory(prefix="evalward-base-files-") as folder:
+        trusted = trusted_inputs(context, settings, git, base_sha, Path(folder))
+        providers = build_providers(
+            env,
+            mock_script=str(trusted.mock_script) if trusted.mock_script else None,
+            config=trusted.providers,
+            cache_root=context.workspace,
+        )
+        # Every secret evalward knows: the environment's, and the keys the provider settings
+        # name.
+        redact = Redactor.from_env(env, providers.key_envs)
+        sandbox = agent_sandbox(settings, os.geteuid(), context.workspace)
+        if sandbox.user is not None:
+            os.umask(0o022)  # nothing evalward writes is writable by the agent user
+        runner = Runner(
+            env, context, settings, git, github, providers, out, redact, sandbox, trusted.template
+        )
+        return asyncio.run(runner.run_and_close(route))
 
 
-def trusted_provider_settings(context: RunContext, git: Git) -> ProvidersConfig:
-    """Provider settings decide where API keys are sent, so a pull request's own head must not
-    choose them: on a pull request they come from the base commit's `evalward.yaml`."""
-    if not context.base_sha:
-        return repo_providers(context.workspace)
-    found = git.read_files(context.base_sha, [CONFIG_FILE]).get(CONFIG_FILE)
-    with tempfile.TemporaryDirectory(prefix="evalward-config-") as folder:
-        if found is not None:
-            (Path(folder) / CONFIG_FILE).write_bytes(found)
-        return repo_providers(Path(folder))
+@dataclass(frozen=True)
+class TrustedInputs:
+    """What the action reads that decides the gate or speaks for it, from where a pull request
+    cannot change it: provider settings (where keys are sent), the mock script (every reply)
+    and the comment template (what the comment says)."""
+
+    providers: ProvidersConfig
+    mock_script: Path | None
+    template: Path | None
+
+
+def trusted_inputs(
+    context: RunContext, settings: Settings, git: Git, base_sha: str | None, folder: Path
+) -> TrustedInputs:
+    """On a pull request (a base commit is known), the base commit's files, written to
+    `folder`; otherwise the checkout's. A path outside the workspace is the workflow's own and
+    is read where it is."""
+    base = BaseFiles(git, base_sha, folder) if base_sha else None
+
+    def read(value: str, setting: str) -> Path | None:
+        path = _in_workspace(context, value)
+        if path is None:
+            return None
+        inside = path.is_relative_to(context.workspace)
+        if base is not None and inside:
+            return base.file(path.relative_to(context.workspace).as_posix(), setting)
+        if not path.is_file():
+            raise ConfigError(
+                f"action input `{setting}`: {value} is not a file in the repository; give a "
+                "path relative to the repository root"
+            )
+        return path
+
+    providers = (
+        from_repo_config(config_at(git, base_sha))
+        if base_sha
+        else repo_providers(context.workspace)
+    )
+    return TrustedInputs(
+        providers,
+        read(settings.mock_script, "mock-script"),
+        read(settings.comment_template, "comment-template"),
+    )
 
 
 def route_event(context: RunContext, settings: Settings) -> Route:
@@ -263,7 +310,9 @@ class Runner:
         out: TextIO,
         redact: Redactor,
         sandbox: Sandbox | None = None,
+        template: Path | None = None,
     ) -> None:
+        self.template = template
         self.env = env
         self.sandbox = sandbox
         self.context = context
@@ -286,6 +335,8 @@ class Runner:
 
     async def run_and_close(self, route: Route) -> int:
         try:
+            check_output_dir(self.context.workspace, self.output_dir)
+            self.distrust_response_cache()
             if self.settings.shard and not self.settings.merge:
                 return await self.shard_part(route)
             if route.kind == "gate":
@@ -299,12 +350,23 @@ class Runner:
 
     # --- running, with cancellation ---------------------------------------------------------
 
+    def distrust_response_cache(self) -> None:
+        """A response cache the checkout could fill is not read: its replies would decide the
+        runs (the rule of the result cache, `trust.untrusted_cache`)."""
+        cache = self.providers.cache
+        if cache is None or not cache.enabled:
+            return
+        distrust = untrusted_cache(self.git, self.context.workspace, cache.directory)
+        if distrust:
+            self.log(command("warning", f"response cache not used: {distrust}"))
+            cache.mode = ProviderCacheMode.off
+
     def run_options(self) -> RunOptions:
         settings = self.settings
         cache_dir = _in_workspace(self.context, settings.cache_dir)
         cache = None
         if settings.cache != "off" and cache_dir is not None:
-            distrust = _committed_cache(self.git, self.context.workspace, cache_dir)
+            distrust = untrusted_cache(self.git, self.context.workspace, cache_dir)
             if distrust:
                 self.log(command("warning", f"result cache not used: {distrust}"))
             else:
@@ -582,6 +644,13 @@ class Runner:
             else ""
         )
         message = f"{where}{exc}"
+        if not exc.skippable:
+            raise MissingSecretError(
+                message + " The base branch's agents and judges have every key they need, so "
+                "this pull request's change is what needs it: `on-missing-secrets: skip` does "
+                "not apply. Add the key as a secret, or keep the provider the base uses.",
+                skippable=False,
+            )
         if self.settings.on_missing_secrets == "fail":
             raise MissingSecretError(
                 message + " To skip the gate instead, set the input `on-missing-secrets: skip`."
@@ -660,15 +729,6 @@ class Runner:
             skipped_runs=len(evaluation.skipped),
         )
 
-    def template(self) -> Path | None:
-        path = _in_workspace(self.context, self.settings.comment_template)
-        if path is not None and not path.is_file():
-            raise ConfigError(
-                f"action input `comment-template`: {self.settings.comment_template} is not a "
-                "file in the repository; give a path relative to the repository root"
-            )
-        return path
-
     def write_everything(
         self,
         evaluation: Evaluation,
@@ -693,7 +753,7 @@ class Runner:
             self.output_dir,
             evaluation,
             decision,
-            lambda: render_comment(report, self.template()),
+            lambda: render_comment(report, self.template),
             self.redact,
             run,
             trends(
@@ -701,7 +761,7 @@ class Runner:
                 cache_dir=self.trusted_cache_dir(),
             ),
         )
-        summary = render_comment(report, self.template(), limit=SUMMARY_LIMIT)
+        summary = render_comment(report, self.template, limit=SUMMARY_LIMIT)
         files.append_summary(self.env.get("GITHUB_STEP_SUMMARY"), summary, self.redact)
         head_scores = [c.head.score for c in evaluation.comparisons]
         self.output(
@@ -718,7 +778,7 @@ class Runner:
         cache_dir = _in_workspace(self.context, self.settings.cache_dir)
         if self.settings.cache == "off" or cache_dir is None:
             return None
-        if _committed_cache(self.git, self.context.workspace, cache_dir):
+        if untrusted_cache(self.git, self.context.workspace, cache_dir):
             return None
         return cache_dir
 
@@ -840,37 +900,6 @@ class Runner:
             self.log(f"check run: {url}")
         except GitHubError as exc:
             self.log(command("warning", str(exc)))
-
-
-def _committed_cache(git: Git, workspace: Path, cache_dir: Path) -> str | None:
-    """Why a result cache inside the checkout cannot be trusted, if it cannot.
-
-    Cached results decide the gate without running anything. Files that the commit under
-    test brings into the cache directory (or a symlink on the way to it) could be results the
-    pull request wrote for itself, so such a cache is not read at all.
-    """
-    try:
-        relative = cache_dir.relative_to(workspace)
-    except ValueError:
-        return None  # outside the checkout: only the workflow puts files there
-    location = workspace
-    for part in relative.parts:
-        location = location / part
-        if location.is_symlink():
-            return (
-                f"{location.relative_to(workspace)} is a symbolic link in the checkout, so "
-                "the commit under test decides what the cache holds. Point `cache-dir` at a "
-                "real directory that is not in the repository."
-            )
-    committed = git.tracked(relative.as_posix())
-    if committed:
-        return (
-            f"{len(committed)} file(s) under {relative.as_posix()} are committed in the "
-            "repository (e.g. " + committed[0] + "), and a committed cache could carry "
-            "results the pull request wrote for itself. Remove them from the repository and "
-            "add the directory to .gitignore."
-        )
-    return None
 
 
 def _in_workspace(context: RunContext, path: str) -> Path | None:

@@ -84,7 +84,15 @@ class ResourceError(ConfigError):
 
 
 class MissingSecretError(ConfigError):
-    """A provider the plan needs has no key (on a fork PR: secrets are not passed to it)."""
+    """A provider the plan needs has no key (on a fork PR: secrets are not passed to it).
+
+    `skippable` is False when the base branch's own configuration has every key it needs:
+    then only the pull request's change asks for the missing one, and skipping the gate would
+    let a pull request turn it off by switching providers."""
+
+    def __init__(self, message: str, *, skippable: bool = True) -> None:
+        super().__init__(message)
+        self.skippable = skippable
 
 
 class GitError(EvalwardError):

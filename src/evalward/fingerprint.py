@@ -15,8 +15,9 @@ from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
+from evalward.errors import GitError
+from evalward.git import Git
 from evalward.resources import Located
-from evalward.resources.loader import DEFAULT_EXCLUDES
 from evalward.resources.models import Agent
 
 
@@ -54,7 +55,14 @@ def _looks_like_a_path(argument: str) -> bool:
 
 
 class FileIndex:
-    """The files of one checkout, listed once, for `watch` globs."""
+    """The files of one checkout that `watch` globs match, listed once.
+
+    Exactly the files change detection sees: what git tracks there (and, in a working tree,
+    what it would add: untracked files that are not ignored), `node_modules/` or a committed
+    `.venv/` included. A cache key that left out a path change detection counts would reuse a
+    result from before that path changed. A folder git does not know (a copy of a commit's
+    changed files) is listed whole, but for `.git`.
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -62,16 +70,31 @@ class FileIndex:
 
     def files(self) -> list[str]:
         if self._files is None:
-            found: list[str] = []
-            for dirpath, dirnames, filenames in os.walk(self.root):
-                dirnames[:] = sorted(d for d in dirnames if d not in DEFAULT_EXCLUDES)
-                base = Path(dirpath).relative_to(self.root).as_posix()
-                found += [name if base == "." else f"{base}/{name}" for name in filenames]
-            self._files = sorted(found)
+            self._files = sorted(_listed_by_git(self.root) or _walked(self.root))
         return self._files
 
     def matching(self, patterns: list[str]) -> list[str]:
         return [path for path in self.files() if any(fnmatch(path, p) for p in patterns)]
+
+
+def _listed_by_git(root: Path) -> list[str] | None:
+    git = Git(root)
+    try:
+        if git.run("rev-parse", "--show-toplevel").strip() != str(root.resolve()):
+            return None  # not a repository's root: a folder inside some other repository
+        out = git.run("ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    except GitError:
+        return None
+    return sorted({name for name in out.split("\0") if name})
+
+
+def _walked(root: Path) -> list[str]:
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != ".git")
+        base = Path(dirpath).relative_to(root).as_posix()
+        found += [name if base == "." else f"{base}/{name}" for name in filenames]
+    return found
 
 
 def agent_fingerprint(located: Located[Agent], index: FileIndex) -> dict[str, Any]:

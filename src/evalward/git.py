@@ -116,6 +116,21 @@ class Git:
         out = self.run("ls-files", "-z", "--", path)
         return [name for name in out.split("\0") if name]
 
+    def gitlinks(self) -> set[str]:
+        """Paths the index records as submodules (mode 160000): another repository's files."""
+        out = self.run("ls-files", "--stage", "-z")
+        return {
+            entry.split("\t", 1)[1]
+            for entry in out.split("\0")
+            if entry.startswith("160000 ") and "\t" in entry
+        }
+
+    def files_in(self, commit: str, folder: str) -> list[str]:
+        """The files directly in `folder` (repository path, "" for the root) at `commit`."""
+        prefix = f"{folder.rstrip('/')}/" if folder else ""
+        out = self.run("ls-tree", "-z", "--name-only", commit, "--", prefix or ".")
+        return [name for name in out.split("\0") if name]
+
     def dirty_paths(self) -> set[str]:
         """Paths the working tree has changed, added or left untracked since HEAD."""
         out = self.run("status", "--porcelain", "-z", "--untracked-files=all")

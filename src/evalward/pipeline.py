@@ -273,7 +273,8 @@ async def _run_change(
         try:
             check_credentials(env, _models_of(plan, checkouts), providers)
         except ConfigError as exc:
-            raise MissingSecretError(str(exc)) from None
+            skippable = _base_lacks_a_key(env, checkouts, providers)
+            raise MissingSecretError(str(exc), skippable=skippable) from None
         fixtures = await execute(
             plan,
             checkouts,
@@ -380,6 +381,24 @@ def _private(plan: Plan, checkouts: dict[Side, Checkout]) -> set[tuple[str, str]
         if "private" in (evaluation.spec.visibility, fixture.spec.visibility):
             private.add((run.eval, run.fixture))
     return private
+
+
+def _base_lacks_a_key(
+    env: Mapping[str, str], checkouts: dict[Side, Checkout], providers: Providers
+) -> bool:
+    """Whether the base's own configuration needs a key that is absent, as on a fork's pull
+    request (no secrets at all), or there is no base to ask (a push, a dispatch run)."""
+    base = checkouts.get(Side.base)
+    if base is None:
+        return True
+    resources = base.resources
+    models = {m for a in resources.agents.values() for m in a.resource.spec.models[:1]}
+    models |= {e.resource.spec.judge.model or "" for e in resources.evals.values()}
+    try:
+        check_credentials(env, sorted(m for m in models if m), providers)
+    except ConfigError:
+        return True
+    return False
 
 
 def _models_of(plan: Plan, checkouts: dict[Side, Checkout]) -> list[str]:

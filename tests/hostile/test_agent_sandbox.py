@@ -427,7 +427,9 @@ def test_a_pr_cannot_point_evalwards_output_at_a_place_its_agent_can_write(
     )
 
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "::error::.evalward is a symbolic link in the checkout" in done.stderr
+    assert "::error::action input `output-dir`: .evalward is a symbolic link in the checkout" in (
+        done.stderr
+    )
     assert list(trap.iterdir()) == []
 
 

@@ -1,11 +1,11 @@
-"""Which result caches the action reads: never one the commit under test can fill."""
+"""Which caches the action reads: never one the commit under test can fill."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from evalward.action import _committed_cache
+from evalward.trust import untrusted_cache
 from evalward.git import Git
 from gitrepo import GitRepo
 
@@ -16,18 +16,40 @@ def test_an_untracked_cache_in_the_checkout_or_one_outside_it_is_trusted(tmp_pat
     (repo.path / ".evalward" / "cache" / "results").mkdir(parents=True)
     (repo.path / ".evalward" / "cache" / "results" / "k.json").write_text("{}")
     git = Git(repo.path)
-    assert _committed_cache(git, repo.path, repo.path / ".evalward" / "cache") is None
-    assert _committed_cache(git, repo.path, tmp_path / "elsewhere") is None
+    assert untrusted_cache(git, repo.path, repo.path / ".evalward" / "cache") is None
+    assert untrusted_cache(git, repo.path, tmp_path / "elsewhere") is None
 
 
 def test_committed_files_or_a_committed_symlink_make_the_cache_untrusted(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "repo")
     repo.commit("forged", {"ci/cache/results/ab/ab12.json": "{}"})
     git = Git(repo.path)
-    reason = _committed_cache(git, repo.path, repo.path / "ci" / "cache")
+    reason = untrusted_cache(git, repo.path, repo.path / "ci" / "cache")
     assert reason is not None and "1 file(s) under ci/cache are committed" in reason
 
     os.symlink("ci", repo.path / ".evalward")
     repo.commit("a link to it")
-    reason = _committed_cache(git, repo.path, repo.path / ".evalward" / "cache")
+    reason = untrusted_cache(git, repo.path, repo.path / ".evalward" / "cache")
     assert reason is not None and ".evalward is a symbolic link" in reason
+
+
+def test_a_cache_inside_a_submodule_or_a_nested_repository_is_untrusted(tmp_path: Path) -> None:
+    """The outer index does not list a submodule's files: they pass a "tracked?" check."""
+    inner = GitRepo(tmp_path / "forged-results")
+    inner.commit("results", {"cache/results/ab/ab12.json": "{}"})
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit("code", {"agents/a.yaml": "x: 1\n"})
+    repo.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(inner.path), "vendor")
+    repo.commit("a submodule")
+    git = Git(repo.path)
+    assert git.tracked("vendor/cache") == []
+    reason = untrusted_cache(git, repo.path, repo.path / "vendor" / "cache")
+    assert reason is not None and "vendor is a git submodule" in reason
+
+    # Not checked out (no `.git` inside): still a gitlink in the index.
+    repo.git("submodule", "deinit", "-q", "-f", "vendor")
+    assert untrusted_cache(git, repo.path, repo.path / "vendor" / "cache") is not None
+
+    GitRepo(repo.path / "tools" / "nested").commit("its own", {"x.txt": "x"})
+    reason = untrusted_cache(git, repo.path, repo.path / "tools" / "nested" / "cache")
+    assert reason is not None and "tools/nested is a git submodule or a repository" in reason

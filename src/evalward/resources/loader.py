@@ -157,7 +157,18 @@ def _load_resources(
     config = config if config is not None else load_config(root)
     run = _Run(root, config)
     for sub in config.roots if files is None else []:
-        if not (root / sub).is_dir():
+        if not (root / sub).resolve().is_relative_to(root.resolve()):
+            run.problems.append(
+                Problem(
+                    CONFIG_FILE,
+                    None,
+                    None,
+                    "roots",
+                    f"root {sub!r} leads outside the repository (a symbolic link); list "
+                    "folders of the repository",
+                )
+            )
+        elif not (root / sub).is_dir():
             run.problems.append(
                 Problem(
                     CONFIG_FILE,
@@ -248,6 +259,8 @@ def discover(root: Path, config: RepoConfig | None = None) -> Iterator[Path]:
     seen: set[Path] = set()
     for sub in roots:
         start = (root / sub).resolve() if sub != "." else root
+        if not start.resolve().is_relative_to(root.resolve()):
+            continue  # a link out of the repository: reported by the load
         for dirpath, dirnames, filenames in os.walk(start):
             base = Path(dirpath)
             dirnames[:] = sorted(
@@ -338,6 +351,18 @@ class _Run:
             self._load_document(_Pending(document.data, document.start_line, index), rel)
 
     def _read(self, path: Path, rel: str) -> str | None:
+        if path.is_symlink() and not path.resolve().is_relative_to(self.root.resolve()):
+            self.problems.append(
+                Problem(
+                    rel,
+                    None,
+                    None,
+                    "",
+                    "the file is a symbolic link to a file outside the repository; a resource "
+                    "must be a file of the repository (replace the link with the file)",
+                )
+            )
+            return None
         try:
             if path.stat().st_size > MAX_FILE_BYTES:
                 raw = path.read_bytes()[:65536]

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalward.errors import AgentRunError, ConfigError
+from evalward.trust import link_on_the_way
 
 AGENT_USER = "evalward-agent"
 AGENT_UID = 10001
@@ -198,14 +199,15 @@ def protect(workspace: Path, folders: Iterable[Path], runner_files: Mapping[str,
             folder.mkdir(mode=0o755, parents=True, exist_ok=True)
             _drop(folder, 0o002)
             continue
+        link = link_on_the_way(workspace, folder)
+        if link is not None:
+            raise ConfigError(
+                f"{link.relative_to(workspace)} is a symbolic link in the checkout, and "
+                f"evalward writes to {relative.as_posix()} through it: the commit under "
+                "test would choose where evalward's files go. Remove the link, or point "
+                "`output-dir`/`cache-dir` at a real directory."
+            )
         for step in [workspace, *(workspace / p for p in _prefixes(relative))]:
-            if step.is_symlink():
-                raise ConfigError(
-                    f"{step.relative_to(workspace)} is a symbolic link in the checkout, and "
-                    f"evalward writes to {relative.as_posix()} through it: the commit under "
-                    "test would choose where evalward's files go. Remove the link, or point "
-                    "`output-dir`/`cache-dir` at a real directory."
-                )
             step.mkdir(mode=0o755, exist_ok=True)
             _drop(step, 0o002)
     for name in RUNNER_FILES:

@@ -1,0 +1,116 @@
+"""What in the checkout the action may trust: the checkout comes from the pull request.
+
+A directory evalward reads results from (the result cache, the response cache) decides the
+gate without running anything, and a directory it writes to (the output directory) decides
+where its files land. Either is refused when the commit under test could have chosen its
+contents or its location: files tracked by git, a git submodule or nested repository (whose
+files the outer repository's index does not list), or a symbolic link on the way to it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalward.errors import ConfigError
+from evalward.git import Git
+
+
+def link_on_the_way(workspace: Path, folder: Path) -> Path | None:
+    """The first symbolic link between `workspace` and `folder` (itself included), if any."""
+    try:
+        relative = folder.relative_to(workspace)
+    except ValueError:
+        return None  # outside the checkout: only the workflow puts it there
+    location = workspace
+    for part in relative.parts:
+        location = location / part
+        if location.is_symlink():
+            return location
+    return None
+
+
+def untrusted_cache(git: Git, workspace: Path, directory: Path) -> str | None:
+    """Why a cache directory cannot be trusted (None when it can), in a sentence to log."""
+    try:
+        relative = directory.relative_to(workspace)
+    except ValueError:
+        return None
+    link = link_on_the_way(workspace, directory)
+    if link is not None:
+        return (
+            f"{link.relative_to(workspace)} is a symbolic link in the checkout, so the commit "
+            "under test decides what the cache holds. Point the cache at a real directory "
+            "that is not in the repository."
+        )
+    nested = _nested_repository(git, workspace, relative)
+    if nested is not None:
+        return (
+            f"{nested} is a git submodule or a repository of its own inside the checkout, so "
+            "the commit under test decides what the cache holds. Keep the cache outside it."
+        )
+    committed = git.tracked(relative.as_posix())
+    if committed:
+        return (
+            f"{len(committed)} file(s) under {relative.as_posix()} are committed in the "
+            f"repository (e.g. {committed[0]}), and a committed cache could carry results the "
+            "pull request wrote for itself. Remove them from the repository and add the "
+            "directory to .gitignore."
+        )
+    return None
+
+
+def check_output_dir(workspace: Path, output_dir: Path) -> None:
+    """Refuse an output directory the checkout could redirect: a symbolic link on the way to
+    it or anywhere under it (a committed `.evalward/out/audit.jsonl -> ~/.bashrc`)."""
+    link = link_on_the_way(workspace, output_dir)
+    if link is None and output_dir.is_dir():
+        link = next((p for p in sorted(output_dir.rglob("*")) if p.is_symlink()), None)
+    if link is not None:
+        shown = link.relative_to(workspace) if link.is_relative_to(workspace) else link
+        raise ConfigError(
+            f"action input `output-dir`: {shown} is a symbolic link in the checkout, and "
+            "evalward would write its results through it, where the commit under test chose. "
+            "Remove the link from the repository, or set `output-dir` to a directory that is "
+            "not in it."
+        )
+
+
+def _nested_repository(git: Git, workspace: Path, relative: Path) -> str | None:
+    """The first folder on the way to `relative` that is a submodule (a gitlink in the index)
+    or holds a repository of its own (a `.git` entry)."""
+    prefixes = [Path(*relative.parts[: i + 1]).as_posix() for i in range(len(relative.parts))]
+    gitlinks = git.gitlinks()
+    for prefix in prefixes:
+        if prefix in gitlinks or (workspace / prefix / ".git").exists():
+            return prefix
+    return None
+
+
+class BaseFiles:
+    """Files a pull request must not choose, read from its base commit instead of the checkout:
+    the comment template (it speaks for the gate) and the mock script (it decides every
+    reply). Each is written to a private folder with the files beside it (a template may
+    include its neighbours), and lives as long as that folder."""
+
+    def __init__(self, git: Git, commit: str, folder: Path) -> None:
+        self._git = git
+        self._commit = commit
+        self._folder = folder
+
+    def file(self, path: str, setting: str) -> Path:
+        """`path` (repository-relative) as the base commit has it, or a ConfigError."""
+        relative = Path(path).as_posix().lstrip("/")
+        parent = relative.rsplit("/", 1)[0] if "/" in relative else ""
+        names = [n for n in self._git.files_in(self._commit, parent) if n != relative]
+        contents = self._git.read_files(self._commit, [relative, *names])
+        if relative not in contents:
+            raise ConfigError(
+                f"action input `{setting}`: {relative} is not in the base commit "
+                f"{self._commit[:12]}. On a pull request it is read from the base branch, so "
+                "that the pull request cannot choose it; merge it to the base branch first."
+            )
+        for name, content in contents.items():
+            target = self._folder / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
+        return self._folder / relative
