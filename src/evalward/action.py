@@ -24,7 +24,13 @@ from evalward.budget import Budget
 from evalward.changes import ChangeSet
 from evalward.context import RunContext, load_context
 from evalward.cron import parse_cron
-from evalward.errors import EXIT_INTERRUPTED, ConfigError, GitHubError, MissingSecretError
+from evalward.errors import (
+    EXIT_INTERRUPTED,
+    ConfigError,
+    GitHubError,
+    MissingSecretError,
+    ResourceError,
+)
 from evalward.gate import (
     Bypass,
     BypassRecord,
@@ -52,7 +58,12 @@ from evalward.providers.config import ProvidersConfig, from_repo_config
 from evalward.providers.registry import Providers, build_providers, repo_providers
 from evalward.report import files
 from evalward.report.escape import reveal_bidi
-from evalward.report.markdown import ReportContext, marker_for, render_comment
+from evalward.report.markdown import (
+    ReportContext,
+    marker_for,
+    render_comment,
+    render_unloadable,
+)
 from evalward.report.workflow import command
 from evalward.resources import ResourceSet, load_resources
 from evalward.result_cache import CacheMode, ResultCache
@@ -539,6 +550,10 @@ class Runner:
         except MissingSecretError as exc:
             self.log(command("endgroup"))
             return self.missing_secrets(exc, pull)
+        except ResourceError as exc:
+            self.log(command("endgroup"))
+            self.comment_unloadable(number, head_sha, exc)
+            raise
         self.log(command("endgroup"))
         evaluation = outcome.evaluation
         for note in evaluation.notes:
@@ -593,6 +608,21 @@ class Runner:
         self.check(decision, evaluation, head_sha)
         self.conclude(decision)
         return decision.exit_code
+
+    def comment_unloadable(self, number: int, head_sha: str, exc: ResourceError) -> None:
+        """Say in the pull request why nothing ran: its resources do not load. The error
+        itself still ends the run (exit 2)."""
+        problems = [problem.render() for problem in exc.problems]
+        body = render_unloadable(self.marker, problems, head_sha, self.context.run_url)
+        files.append_summary(self.env.get("GITHUB_STEP_SUMMARY"), body, self.redact)
+        self.output({"result": GateResult.failed.value})
+        if self.github is None or self.settings.comment == "never":
+            return
+        try:
+            url = self.github.upsert_comment(number, self.marker, self.redact(body))
+            self.log(f"comment: {url}")
+        except GitHubError as exc2:
+            self.log(command("warning", str(exc2)))
 
     def bypass(
         self,

@@ -117,6 +117,10 @@ def build_plan(
             gating, pending = _base_fixtures(name, gate, base, head or gate)
             if pending:
                 plan.pending[name] = pending
+        elif from_base and head is not None:
+            # An Eval the pull request adds selects among the head's fixtures (their labels as
+            # the head has them); a fixture the base also has runs as the base defines it.
+            gating = [f.resource.metadata.name for f in head.fixtures_of(evaluation)]
         for fixture in sorted([*gating, *plan.pending.get(name, [])]):
             for rep in range(reps):
                 plan.runs.append(PlannedRun(Side.head, name, fixture, rep))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from evalward.trust import untrusted_cache
 from evalward.git import Git
+from evalward.trust import untrusted_cache
 from gitrepo import GitRepo
 
 
@@ -39,7 +39,9 @@ def test_a_cache_inside_a_submodule_or_a_nested_repository_is_untrusted(tmp_path
     inner.commit("results", {"cache/results/ab/ab12.json": "{}"})
     repo = GitRepo(tmp_path / "repo")
     repo.commit("code", {"agents/a.yaml": "x: 1\n"})
-    repo.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(inner.path), "vendor")
+    repo.git(
+        "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(inner.path), "vendor"
+    )
     repo.commit("a submodule")
     git = Git(repo.path)
     assert git.tracked("vendor/cache") == []

@@ -249,3 +249,25 @@ def _truncate(body: str, limit: int, report_url: str) -> str:
     )
     cut = body.rfind("\n", 0, max(0, limit - len(note)))
     return body[: max(cut, 0)] + note
+
+
+def render_unloadable(marker: str, problems: list[str], head_sha: str, run_url: str) -> str:
+    """The comment when the pull request's resources do not load: nothing ran, and the gate
+    fails until they do; every problem is listed (file:line: what is wrong)."""
+    shown = problems[:50]
+    lines = [
+        marker,
+        "## ❌ evalward: this pull request's resources do not load",
+        "",
+        "Nothing ran, and the gate fails until they load. "
+        + (f"{len(problems)} problems; the first {len(shown)}:" if len(problems) > 50 else ""),
+        "",
+        *(f"- {escape.inline(problem, limit=500)}" for problem in shown),
+        "",
+        f"<sub>evalward {__version__}"
+        + (f" · head `{head_sha[:12]}`" if head_sha else "")
+        + (f" · [workflow run]({run_url})" if run_url else "")
+        + "</sub>",
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,545 @@
+"""Pull requests that try to turn the gate green without fixing their agent.
+
+Each one also breaks the agent (its head greets with a tool call it must not make, so
+support-bot-eval scores 0.80 against its 0.90 threshold) and adds its trick; each must end in
+a failing gate — or the audited bypass — with the comment saying why. All run as the runner
+runs the action: the image's entry point with GitHub's environment, a real repository, the
+fake GitHub API and the scripted model server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from actionrun import ActionRun, pull_request_event, run_action
+from e2e.test_walking_skeleton import (
+    GREETING_FIXTURE,
+    HEAD_PROMPT,
+    ORDER_FIXTURE,
+    SUPPORT_BOT,
+    SUPPORT_EVAL,
+    make_pr,
+    script_model,
+)
+from fakes.github_api import FakeGitHub, FakePull
+from fakes.model_server import ScriptedModelServer
+from gitrepo import GitRepo
+
+
+@pytest.fixture
+def env(model: ScriptedModelServer) -> dict[str, str]:
+    return {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+
+
+def hostile_pr(
+    repo: GitRepo,
+    github: FakeGitHub,
+    files: dict[str, str] | None = None,
+    remove: tuple[str, ...] = (),
+) -> tuple[str, str]:
+    """make_pr's base and its agent-breaking head, plus a commit with the trick."""
+    base, _ = make_pr(repo, github)
+    if remove:
+        repo.remove(*remove)
+    head = repo.commit("and make the gate pass", files)
+    github.pulls[7].head_sha = head
+    return base, head
+
+
+def gate(
+    repo: GitRepo,
+    github: FakeGitHub,
+    base: str,
+    head: str,
+    env: dict[str, str],
+    **inputs: str,
+) -> ActionRun:
+    event = pull_request_event(github.repository, 7, base, head)
+    return run_action(repo.path, github, event, env=env, inputs=inputs)
+
+
+def comment(github: FakeGitHub) -> str:
+    comments = github.comments_on(7)
+    assert len(comments) == 1, [c["body"][:80] for c in comments]
+    return str(comments[0]["body"])
+
+
+def assert_fails_below_threshold(run: ActionRun, github: FakeGitHub) -> str:
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "fail"
+    head = next(e for e in run.results()["evals"] if e["side"] == "head")
+    assert (head["eval"], head["score"], head["pass_threshold"]) == ("support-bot-eval", 0.8, 0.9)
+    body = comment(github)
+    assert "❌ evalward" in body and "| support-bot-eval |" in body
+    return body
+
+
+# --- 1. making the affected Evals disappear ---------------------------------------------------
+
+
+def test_deleting_the_eval_file_does_not_remove_its_gate(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base, head = hostile_pr(repo, github, remove=("evals/support-bot.yaml",))
+    script_model(model, head_greets_well=False)
+
+    body = assert_fails_below_threshold(gate(repo, github, base, head, env), github)
+
+    assert "Eval support-bot-eval removed" in body
+    assert "gates with the base branch's definitions" in body
+
+
+def test_renaming_the_eval_runs_the_base_one_and_the_new_one(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    renamed = SUPPORT_EVAL.replace("name: support-bot-eval", "name: support-bot-eval-v2")
+    base, head = hostile_pr(repo, github, {"evals/support-bot.yaml": renamed.replace("0.9", "0.5")})
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, base, head, env)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    verdicts = {(e["eval"], e["side"]): e["passed"] for e in run.results()["evals"]}
+    assert verdicts[("support-bot-eval", "head")] is False
+    assert verdicts[("support-bot-eval-v2", "head")] is True  # its own lower bar: it only adds
+    assert (
+        "support-bot-eval" in run.results()["reason"]
+        or "1 affected Eval" in (run.results()["reason"])
+    )
+
+
+def test_renaming_the_agent_with_every_target_fails_with_the_reason_and_the_label_bypasses_it(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    def rename(text: str) -> str:
+        return text.replace("support-bot", "support-bot-2")
+
+    base, head = hostile_pr(
+        repo,
+        github,
+        {
+            "agents/support-bot.yaml": rename(SUPPORT_BOT.format(prompt=HEAD_PROMPT)),
+            "evals/support-bot.yaml": rename(SUPPORT_EVAL).replace("0.9", "0.1"),
+            "evals/fixtures/order-status.yaml": rename(ORDER_FIXTURE),
+            "evals/fixtures/greeting.yaml": rename(GREETING_FIXTURE),
+        },
+    )
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, base, head, env)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.results()["notRun"] == {
+        "support-bot-eval": "agent support-bot was renamed to support-bot-2"
+    }
+    why = "agent support-bot was renamed to support-bot-2; its Eval support-bot-eval did not run"
+    assert why in run.results()["reason"]
+    body = comment(github)
+    assert "### 🚫 Did not run" in body and why in body
+    assert "apply the bypass label" in body
+
+    # Removing or renaming an agent on purpose: the audited bypass.
+    github.permissions["maintainer"] = "maintain"
+    github.add_label(7, "force-eval-bypass", actor="maintainer")
+    event = pull_request_event(
+        github.repository,
+        7,
+        base,
+        head,
+        labels=["force-eval-bypass"],
+        action="labeled",
+        label="force-eval-bypass",
+    )
+    bypassed = run_action(repo.path, github, event, env=env)
+    assert bypassed.returncode == 0, bypassed.stdout + bypassed.stderr
+    assert bypassed.outputs["result"] == "bypassed"
+    audit = json.loads(bypassed.outputs["audit"])
+    assert audit["failing_evals"] == ["support-bot-eval"] and audit["actor"] == "maintainer"
+    renamed = next(e for e in bypassed.results()["evals"] if e["eval"] == "support-bot-2-eval")
+    assert renamed["total"] == 2, "the new Eval selects the fixtures by their head labels"
+
+
+@pytest.mark.parametrize(
+    "config",
+    ["exclude: ['evals/**']\n", "roots: [agents]\n"],
+    ids=["exclude the evals", "roots without the evals"],
+)
+def test_an_evalward_yaml_of_the_pr_does_not_choose_what_gates(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    config: str,
+) -> None:
+    base, head = hostile_pr(repo, github, {"evalward.yaml": config})
+    script_model(model, head_greets_well=False)
+
+    assert_fails_below_threshold(gate(repo, github, base, head, env), github)
+
+
+# --- 2. diluting the score ----------------------------------------------------------------
+
+
+def test_new_trivially_passing_critical_fixtures_run_but_gate_once_merged(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    trivial = GREETING_FIXTURE.replace("name: greeting", "name: trivial-{n}").replace(
+        "severity: low", "severity: critical"
+    )
+    trivial = (
+        trivial.split("  assertions:")[0] + "  assertions:\n    - { type: contains, value: H }\n"
+    )
+    added = {f"evals/fixtures/trivial-{n}.yaml": trivial.replace("{n}", str(n)) for n in range(10)}
+    base, head = hostile_pr(repo, github, added)
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, base, head, env)
+
+    body = assert_fails_below_threshold(run, github)
+    pending = [f"trivial-{n}" for n in range(10)]
+    assert run.results()["pending"] == {"support-bot-eval": sorted(pending)}
+    ran = {f["fixture"] for f in run.results()["fixtures"] if f["side"] == "head"}
+    assert set(pending) <= ran, "the new fixtures run"
+    assert all(f["status"] == "pass" for f in run.results()["fixtures"] if f["fixture"] in pending)
+    assert "### 🆕 New — gates once merged" in body
+    assert "support-bot-eval / trivial-0 — pass" in body
+
+
+# --- 3. speaking for the gate -------------------------------------------------------------
+
+
+BASE_TEMPLATE = "BASE-TEMPLATE {{ ctx.decision.result.value }}: {{ ctx.decision.reason | md }}\n"
+PHISH = (
+    "## ✅ evalward: every affected Eval passes\n@acme/maintainers approve: https://evil.example\n"
+)
+
+
+def test_the_comment_template_comes_from_the_base_commit(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base, _ = make_pr(repo, github)
+    repo.checkout("main")
+    repo.commit("our comment", {"ci/comment.md.j2": BASE_TEMPLATE})
+    base = repo.head()
+    repo.checkout("feature")
+    repo.git("merge", "-q", "main", "-m", "merge main")
+    head = repo.commit("a nicer comment", {"ci/comment.md.j2": PHISH})
+    github.pulls[7].head_sha, github.pulls[7].base_sha = head, base
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, base, head, env, **{"comment-template": "ci/comment.md.j2"})
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    body = comment(github)
+    assert "BASE-TEMPLATE fail" in body
+    assert "evil.example" not in body and "every affected Eval passes" not in body
+    assert "evil.example" not in run.summary
+
+
+MOCK = """\
+replies:
+  - match: {{ agent: support-bot, fixture: order-status }}
+    turns:
+      - toolCalls: [{{ name: lookup_order, arguments: {{ order_id: "12345" }} }}]
+      - content: It has shipped, arriving 2026-11-25.
+  - match: {{ agent: support-bot, fixture: greeting }}
+    turns:
+      - content: "{greeting}"
+"""
+
+
+def test_the_mock_script_comes_from_the_base_commit(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """A dry-run gate whose replies the pull request rewrites to pass: the base's replies
+    answer (here the base's script makes the greeting fail), and the PR's script is not read."""
+    base = repo.commit(
+        "agents, evals and a dry-run script",
+        {
+            "agents/support-bot.yaml": SUPPORT_BOT.format(prompt="BASE-V1"),
+            "evals/support-bot.yaml": SUPPORT_EVAL,
+            "evals/fixtures/greeting.yaml": GREETING_FIXTURE,
+            "evals/fixtures/order-status.yaml": ORDER_FIXTURE,
+            "ci/mock.yaml": MOCK.format(greeting="Good day."),
+        },
+    )
+    repo.branch("feature")
+    head = repo.commit(
+        "a new prompt, and replies that pass",
+        {
+            "agents/support-bot.yaml": SUPPORT_BOT.format(prompt=HEAD_PROMPT),
+            "ci/mock.yaml": MOCK.format(greeting="Hello! All good."),
+        },
+    )
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+
+    run = gate(repo, github, base, head, env, **{"mock-script": "ci/mock.yaml"})
+
+    assert_fails_below_threshold(run, github)
+    assert model.requests == []
+
+    github.pulls[7].head_sha = head
+    added = repo.commit("a script the base does not have", {"ci/other.yaml": MOCK})
+    github.pulls[7].head_sha = added
+    missing = gate(repo, github, base, added, env, **{"mock-script": "ci/other.yaml"})
+    assert missing.returncode == 2
+    assert "action input `mock-script`: ci/other.yaml is not in the base commit" in missing.stderr
+
+
+# --- 4. forcing on-missing-secrets: skip ---------------------------------------------------
+
+
+def test_switching_to_a_provider_without_a_key_is_not_a_skip(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    switched = SUPPORT_BOT.format(prompt=HEAD_PROMPT).replace(
+        "openai/gpt-test", "anthropic/claude-test"
+    )
+    base, head = hostile_pr(repo, github, {"agents/support-bot.yaml": switched})
+
+    run = gate(repo, github, base, head, env, **{"on-missing-secrets": "skip"})
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.outputs.get("result") != "skipped"
+    assert "ANTHROPIC_API_KEY" in run.stderr
+    assert "`on-missing-secrets: skip` does not apply" in run.stderr
+
+
+def test_a_fork_without_any_key_is_still_skipped_when_asked(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The base's own agents need the key too: the job has no secrets (a fork)."""
+    base, head = make_pr(repo, github)
+    github.pulls[7].head_repo = "someone/agents"
+
+    run = gate(repo, github, base, head, {}, **{"on-missing-secrets": "skip"})
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.outputs["result"] == "skipped"
+    assert model.requests == []
+
+
+# --- 5. answers from a cache the pull request fills ---------------------------------------
+
+
+def test_a_committed_response_cache_is_not_read(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    config = "cache: { mode: read-write, dir: .evalward/responses }\n"
+    base, _ = make_pr(repo, github)
+    repo.checkout("main")
+    base = repo.commit("a response cache", {"evalward.yaml": config})
+    repo.checkout("feature")
+    repo.git("merge", "-q", "main", "-m", "merge main")
+    head = repo.head()
+    github.pulls[7].head_sha, github.pulls[7].base_sha = head, base
+
+    # Replies from a good head, saved as the cache would save them...
+    script_model(model, head_greets_well=True)
+    good = gate(repo, github, base, head, env, cache="off")
+    assert good.returncode == 0, good.stdout + good.stderr
+    saved = {
+        p.relative_to(repo.path).as_posix(): p.read_text()
+        for p in (repo.path / ".evalward" / "responses").rglob("*.json")
+    }
+    assert saved
+    shutil.rmtree(repo.path / ".evalward")
+    # ...committed by the pull request, whose agent now greets badly.
+    head = repo.commit("precomputed replies", saved)
+    github.pulls[7].head_sha = head
+    model.rules.clear()
+    script_model(model, head_greets_well=False)
+    calls = len(model.requests)
+
+    run = gate(repo, github, base, head, env, cache="off")
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert len(model.requests) > calls, "the replies came from the committed files"
+    assert "::warning::response cache not used:" in run.stdout
+    assert "are committed in the repository" in run.stdout
+
+
+def test_a_result_cache_inside_a_submodule_is_not_read(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=True)
+    honest = gate(repo, github, base, head, env, **{"cache-dir": "vendor/cache"})
+    assert honest.returncode == 0, honest.stdout + honest.stderr
+    # The passing results, in a repository of their own that the PR adds as a submodule.
+    results = GitRepo(tmp_path / "results")
+    shutil.copytree(repo.path / "vendor" / "cache", results.path / "cache")
+    results.commit("passing results")
+    shutil.rmtree(repo.path / "vendor")
+    repo.git(
+        "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(results.path), "vendor"
+    )
+    repo.write({"agents/support-bot.yaml": SUPPORT_BOT.format(prompt=HEAD_PROMPT) + "# again\n"})
+    head = repo.commit("the results, as a submodule")
+    github.pulls[7].head_sha = head
+    model.rules.clear()
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, base, head, env, **{"cache-dir": "vendor/cache"})
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.results()["cacheHits"] == 0
+    assert "::warning::result cache not used: vendor is a git submodule" in run.stdout
+
+
+WATCHING = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: reader }}
+spec:
+  runtime:
+    command: [{python}, agent/reader.py]
+  watch: ["agent/**"]
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: reader-eval }}
+spec:
+  targetAgent: reader
+  fixtures: [reads]
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: reads }}
+spec:
+  targetAgent: reader
+  input: {{ type: prompt, payload: {{ prompt: go }} }}
+  assertions:
+    - {{ type: contains, value: GOOD }}
+"""
+
+READER = """\
+import json, pathlib, sys
+sys.stdin.readline()
+said = pathlib.Path("agent/node_modules/lib/answer.txt").read_text().strip()
+print(json.dumps({"type": "final", "content": said}), flush=True)
+"""
+
+
+def test_a_change_under_node_modules_that_change_detection_counts_is_not_a_cached_pass(
+    repo: GitRepo, github: FakeGitHub, env: dict[str, str]
+) -> None:
+    """The cache key hashes what `watch` covers as change detection sees it: a committed
+    `node_modules/` included."""
+    files = {
+        "agents.yaml": WATCHING.format(python=json.dumps(sys.executable)),
+        "agent/reader.py": READER,
+        "agent/node_modules/lib/answer.txt": "GOOD\n",
+    }
+    base = repo.commit("a reader", files)
+    repo.branch("feature")
+    github.add_pull(FakePull(number=7, head_sha=base, base_sha=base))
+    first = repo.commit("touch", {"agent/reader.py": READER + "# 1\n"})
+    github.pulls[7].head_sha = first
+    isolation = {"agent-isolation": "off"}  # the reader runs this interpreter
+    assert gate(repo, github, base, first, env, **isolation).returncode == 0
+
+    head = repo.commit("a dependency changes", {"agent/node_modules/lib/answer.txt": "BAD\n"})
+    github.pulls[7].head_sha = head
+
+    run = gate(repo, github, base, head, env, **isolation)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    head_run = next(f for f in run.results()["fixtures"] if f["side"] == "head")
+    assert not head_run["cached"] and head_run["output"] == "BAD"
+    assert (
+        "watched path agent/node_modules/lib/answer.txt changed"
+        in (run.results()["changedAgents"]["reader"])
+    )
+
+
+# --- 6. writing outside the workspace, reading outside the repository ----------------------
+
+
+@pytest.mark.parametrize("link", [".evalward/out/audit.jsonl", ".evalward/out"])
+def test_a_committed_symlink_in_the_output_dir_is_refused(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    tmp_path: Path,
+    link: str,
+) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "audit.jsonl").write_text("precious\n")
+    base, _ = make_pr(repo, github)
+    target = victim / "audit.jsonl" if link.endswith(".jsonl") else victim
+    (repo.path / link).parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(target, repo.path / link)
+    head = repo.commit("a link")
+    github.pulls[7].head_sha = head
+    github.add_label(7, "force-eval-bypass", actor="maintainer")
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, base, head, env, **{"output-dir": ".evalward/out"})
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "action input `output-dir`:" in run.stderr and "is a symbolic link" in run.stderr
+    assert sorted(p.name for p in victim.iterdir()) == ["audit.jsonl"]
+    assert (victim / "audit.jsonl").read_text() == "precious\n"
+
+
+def test_a_fixture_file_linked_from_outside_the_repository_is_refused(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    outside = tmp_path / "outside.yaml"
+    outside.write_text(GREETING_FIXTURE.replace("name: greeting", "name: planted"))
+    base, _ = make_pr(repo, github)
+    os.symlink(outside, repo.path / "evals" / "fixtures" / "planted.yaml")
+    head = repo.commit("a fixture from elsewhere")
+    github.pulls[7].head_sha = head
+
+    run = gate(repo, github, base, head, env)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    expected = (
+        "evals/fixtures/planted.yaml: the file is a symbolic link to a file outside the repository"
+    )
+    assert expected in run.stderr
+    body = comment(github)
+    assert "this pull request's resources do not load" in body and expected in body
+    assert run.outputs["result"] == "fail"
+
+
+def test_a_root_that_links_outside_the_repository_is_refused(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    base, _ = make_pr(repo, github)
+    repo.checkout("main")
+    base = repo.commit("roots", {"evalward.yaml": "roots: [agents, evals]\n"})
+    repo.checkout("feature")
+    repo.git("merge", "-q", "main", "-m", "merge main")
+    shutil.copytree(repo.path / "evals", tmp_path / "elsewhere")
+    repo.remove("-r", "evals")
+    os.symlink(tmp_path / "elsewhere", repo.path / "evals")
+    head = repo.commit("evals live elsewhere now")
+    github.pulls[7].head_sha, github.pulls[7].base_sha = head, base
+
+    run = gate(repo, github, base, head, env)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "evalward.yaml: roots: root 'evals' leads outside the repository" in run.stderr
