@@ -37,10 +37,10 @@ from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.sandbox import Sandbox
 from evalward.runtime.tools import FixtureTools, check_side_effects
-from evalward.runtime.trace import Trace
 from evalward.scoring.panel import JudgePanel
 from evalward.scoring.scores import score_eval, score_fixture
 from evalward.spool import TraceSpool
+from evalward.trace import Trace
 
 
 @dataclass(frozen=True)

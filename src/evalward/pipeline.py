@@ -35,8 +35,8 @@ from evalward.resources.loader import load_changed_resources, needs_full_load
 from evalward.result_cache import ResultCache
 from evalward.results import EvalResult, FixtureResult
 from evalward.runtime.sandbox import Sandbox
-from evalward.runtime.trace import Trace
 from evalward.spool import TraceSpool
+from evalward.trace import Trace
 
 
 @dataclass

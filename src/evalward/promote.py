@@ -33,7 +33,7 @@ from evalward.resources.models import EvalFixture
 from evalward.runtime.converters import from_anthropic_messages, from_openai_messages
 from evalward.runtime.otel import from_otel_spans, looks_like_spans
 from evalward.runtime.protocol import ProtocolError
-from evalward.runtime.trace import Step, StepType, Trace
+from evalward.trace import Step, StepType, Trace
 
 FORMATS = ("evalward", "openai", "anthropic", "otel")
 _UNSAFE = re.compile(r"[^a-z0-9._-]+")

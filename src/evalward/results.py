@@ -10,7 +10,7 @@ from enum import StrEnum
 from pydantic import BaseModel, Field, computed_field
 
 from evalward.resources.models import Severity
-from evalward.runtime.trace import Trace, Usage
+from evalward.trace import Trace, Usage
 
 OUTPUT_CAP_BYTES = 8 * 1024
 """Seed 003: output captured per fixture is capped at 8 KiB in the status."""

@@ -15,7 +15,7 @@ import weakref
 from typing import IO
 
 from evalward.results import FixtureResult
-from evalward.runtime.trace import Trace
+from evalward.trace import Trace
 
 RunKey = tuple[str, str, str, int]
 """side, Eval, fixture, rep: one run of a plan, which a plan never repeats."""

@@ -30,8 +30,8 @@ from evalward.results import (
     Verdict,
     Violation,
 )
-from evalward.runtime.trace import StepType, Trace
 from evalward.security import Redactor
+from evalward.trace import StepType, Trace
 from fakes.model_server import ScriptedModelServer
 from gitrepo import GitRepo
 

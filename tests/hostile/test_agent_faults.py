@@ -13,7 +13,7 @@ import pytest
 
 from evalward.resources.agent import CommandRuntime
 from evalward.runtime.command import MAX_TRACE_BYTES, run_command_agent
-from evalward.runtime.trace import StepType, Trace
+from evalward.trace import StepType, Trace
 
 PREAMBLE = """\
 import json, os, signal, subprocess, sys, time

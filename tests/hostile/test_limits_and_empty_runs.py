@@ -6,8 +6,8 @@ from actionrun import pull_request_event, run_action
 from e2e.test_walking_skeleton import SUPPORT_EVAL, make_pr, script_model
 from evalward.resources.models import RegexAssertion
 from evalward.results import Status
-from evalward.runtime.trace import StepType, Trace
 from evalward.scoring.assertions import check
+from evalward.trace import StepType, Trace
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
 from gitrepo import GitRepo

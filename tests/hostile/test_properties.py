@@ -17,9 +17,9 @@ from evalward.resources import load_resources
 from evalward.resources.loader import Located
 from evalward.resources.models import Assertion, EvalFixture, ScoringConfig
 from evalward.results import Status
-from evalward.runtime.trace import StepType, Trace, Usage
 from evalward.scoring.assertions import check
 from evalward.scoring.scores import score_fixture
+from evalward.trace import StepType, Trace, Usage
 from unit.resources.test_error_table import ASSERTION_TYPES
 
 FAST = settings(

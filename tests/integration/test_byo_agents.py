@@ -17,7 +17,7 @@ from evalward.resources.models import FixtureInput
 from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools import FixtureTools
-from evalward.runtime.trace import StepType, Trace
+from evalward.trace import StepType, Trace
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 

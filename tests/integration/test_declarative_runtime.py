@@ -20,7 +20,7 @@ from evalward.resources.models import FixtureInput
 from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools import FixtureTools, check_side_effects
-from evalward.runtime.trace import StepType, Trace
+from evalward.trace import StepType, Trace
 from fakes.model_server import ScriptedModelServer, error, text, tool_call
 
 FAST_RETRY = {"attempts": 2, "baseDelaySeconds": 0.001, "maxDelaySeconds": 0.01}

@@ -26,7 +26,7 @@ from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.model_proxy import ModelProxy, agent_environment, provider_key_names
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools import FixtureTools
-from evalward.runtime.trace import ModelCall, StepType, Trace, Usage
+from evalward.trace import ModelCall, StepType, Trace, Usage
 from fakes.model_server import ScriptedModelServer, error, text, tool_call
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"

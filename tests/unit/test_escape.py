@@ -10,7 +10,7 @@ from evalward.report.html import html_chunks
 from evalward.report.workflow import command
 from evalward.resources.common import Severity
 from evalward.results import FixtureResult, Status, Verdict
-from evalward.runtime.trace import Trace
+from evalward.trace import Trace
 
 RLO = "\u202e"
 BIDI = [chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))]

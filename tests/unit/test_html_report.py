@@ -33,8 +33,8 @@ from evalward.results import (
     Verdict,
     Violation,
 )
-from evalward.runtime.trace import StepType, Trace
 from evalward.security import Redactor
+from evalward.trace import StepType, Trace
 from evalward.trend import MAX_POINTS, Trend, TrendPoint, record_commit, trends
 
 NASTY = (

@@ -9,7 +9,7 @@ from evalward.httpclient import Reply
 from evalward.providers.config import CacheMode, provider_config
 from evalward.providers.pricing import PriceTable
 from evalward.providers.retry import RetryPolicy
-from evalward.runtime.trace import Usage
+from evalward.trace import Usage
 
 
 def test_defaults_and_a_full_config() -> None:

@@ -25,7 +25,7 @@ from evalward.results import (
     Verdict,
     Violation,
 )
-from evalward.runtime.trace import StepType, Trace
+from evalward.trace import StepType, Trace
 
 EVIL = "@octocat <img src=x onerror=alert(1)> </details> <!-- evalward-comment:x --> ### ⚠️ Bypass"
 MARKER = marker_for("evals/gate")

@@ -10,8 +10,8 @@ import pytest
 
 from evalward.resources.models import Severity
 from evalward.results import FixtureResult, Status, Verdict
-from evalward.runtime.trace import StepType, Trace
 from evalward.spool import TraceSpool
+from evalward.trace import StepType, Trace
 
 
 def result(fixture: str, text: str) -> FixtureResult:

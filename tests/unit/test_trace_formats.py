@@ -6,7 +6,7 @@ import pytest
 
 from evalward.runtime.converters import from_anthropic_messages, from_openai_messages
 from evalward.runtime.protocol import ProtocolError, apply_event, apply_response
-from evalward.runtime.trace import StepType, Trace, Usage
+from evalward.trace import StepType, Trace, Usage
 
 
 def shape(trace: Trace) -> list[tuple[int, str, str | None]]:

@@ -10,7 +10,7 @@ from evalward.httpclient import HttpClient
 from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, ToolCall
 from evalward.providers.retry import Answer, Endpoint, RetryPolicy, post_json, send
 from evalward.providers.wire import WireReader
-from evalward.runtime.trace import Usage
+from evalward.trace import Usage
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_VERSION = "2023-06-01"

@@ -22,7 +22,7 @@ from typing import Any
 
 from evalward.providers.base import ChatRequest, ChatResponse, ToolCall
 from evalward.providers.config import CacheMode
-from evalward.runtime.trace import Usage
+from evalward.trace import Usage
 
 FORMAT = 1
 

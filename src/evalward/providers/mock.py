@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evalward.errors import ConfigError
 from evalward.providers.base import ChatRequest, ChatResponse, ToolCall
-from evalward.runtime.trace import Usage
+from evalward.trace import Usage
 
 DEFAULT_REPLY = "Default output from the mock provider."
 

@@ -11,7 +11,7 @@ from evalward.httpclient import HttpClient
 from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, ToolCall
 from evalward.providers.retry import Answer, Endpoint, RetryPolicy, post_json, send
 from evalward.providers.wire import WireReader
-from evalward.runtime.trace import Usage, tool_arguments
+from evalward.trace import Usage, tool_arguments
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 

@@ -22,8 +22,8 @@ from evalward.providers.cache import ResponseCache
 from evalward.providers.config import KNOWN_PROVIDERS, ProvidersConfig, ProviderSettings
 from evalward.providers.pricing import PriceTable
 from evalward.providers.retry import Answer, RetryPolicy
-from evalward.runtime.trace import Usage
 from evalward.security import note_key_envs
+from evalward.trace import Usage
 
 
 @runtime_checkable

@@ -32,7 +32,7 @@ from evalward.report import charts
 from evalward.report.escape import reveal_bidi
 from evalward.report.pairs import FLAGS, Pair, Redact, build_pairs, bundle, row
 from evalward.results import EvalResult, FixtureResult, Status
-from evalward.runtime.trace import Trace
+from evalward.trace import Trace
 from evalward.trend import Trend
 
 TEMPLATES = Path(__file__).parent / "templates"

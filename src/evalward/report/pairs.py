@@ -26,8 +26,8 @@ from evalward.results import (
     JudgeVerdict,
     Status,
 )
-from evalward.runtime.trace import Step, Trace
 from evalward.scoring.reps import wilson_interval
+from evalward.trace import Step, Trace
 
 Redact = Callable[[str], str]
 TraceSource = Callable[[FixtureResult], Trace]

@@ -28,7 +28,7 @@ from evalward.runtime.process import (
 )
 from evalward.runtime.protocol import ProtocolError, apply_event
 from evalward.runtime.sandbox import Sandbox
-from evalward.runtime.trace import StepType, Trace
+from evalward.trace import StepType, Trace
 
 MAX_TRACE_BYTES = 32 * 1024 * 1024
 """Most trace events one run may write: an agent that floods stdout is stopped, not stored."""

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from evalward.runtime.protocol import ProtocolError
-from evalward.runtime.trace import StepType, Trace, tool_arguments
+from evalward.trace import StepType, Trace, tool_arguments
 
 
 def from_openai_messages(messages: Iterable[Mapping[str, Any]]) -> Trace:

@@ -17,7 +17,7 @@ from evalward.providers.base import (
 from evalward.providers.registry import Providers
 from evalward.resources.agent import AgentSpec
 from evalward.runtime.tools import ToolExecutor
-from evalward.runtime.trace import Fallback, StepType, Trace
+from evalward.trace import Fallback, StepType, Trace
 
 
 @dataclass(frozen=True)

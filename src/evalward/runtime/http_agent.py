@@ -29,7 +29,7 @@ from evalward.runtime.process import DEFAULT_KILL_GRACE, kill_group, limited_env
 from evalward.runtime.process import tail as tail_text
 from evalward.runtime.protocol import ProtocolError, apply_response
 from evalward.runtime.sandbox import Sandbox
-from evalward.runtime.trace import StepType, Trace
+from evalward.trace import StepType, Trace
 
 
 def free_port() -> int:

@@ -48,8 +48,8 @@ from evalward.runtime.proxy_wire import (
     error_body,
     response_body,
 )
-from evalward.runtime.trace import ModelCall, StepType, Trace
 from evalward.security import Redactor
+from evalward.trace import ModelCall, StepType, Trace
 
 if TYPE_CHECKING:
     from aiohttp import web

@@ -23,7 +23,7 @@ from typing import Any
 
 from evalward import jsontext
 from evalward.runtime.protocol import ProtocolError
-from evalward.runtime.trace import StepType, Trace, arguments_from_json
+from evalward.trace import StepType, Trace, arguments_from_json
 
 MODEL_OPERATIONS = ("chat", "text_completion", "generate_content", "invoke_agent")
 

@@ -25,7 +25,7 @@ from evalward.providers.base import (
     ToolCall,
     ToolSpec,
 )
-from evalward.runtime.trace import tool_arguments
+from evalward.trace import tool_arguments
 
 Api = Literal["openai", "anthropic"]
 

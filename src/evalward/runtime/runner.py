@@ -26,7 +26,7 @@ from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.protocol import agent_request
 from evalward.runtime.sandbox import Sandbox
 from evalward.runtime.tools import FixtureTools, ToolExecutor
-from evalward.runtime.trace import StepType, Trace
+from evalward.trace import StepType, Trace
 
 
 @dataclass(frozen=True)

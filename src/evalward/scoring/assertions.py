@@ -45,7 +45,7 @@ from evalward.resources.assertions import (
     TrajectoryMode,
 )
 from evalward.results import Status
-from evalward.runtime.trace import StepType, Trace
+from evalward.trace import StepType, Trace
 
 Outcome = tuple[Status, str]
 

@@ -25,7 +25,7 @@ from evalward.errors import EvalwardError, ProviderUnavailable
 from evalward.providers.base import ChatMessage, ChatRequest, RunLabels
 from evalward.providers.registry import Providers
 from evalward.results import JudgeVerdict, Violation
-from evalward.runtime.trace import Trace
+from evalward.trace import Trace
 
 JUDGE_TIMEOUT_SECONDS = 60.0
 SUMMARY_CAP_BYTES = 3 * 1024

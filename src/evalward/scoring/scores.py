@@ -33,11 +33,11 @@ from evalward.results import (
     Verdict,
     cap_output,
 )
-from evalward.runtime.trace import StepType, Trace
 from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, check
 from evalward.scoring.judge import JudgeCase
 from evalward.scoring.panel import EvalJudge, JudgeOutcome
 from evalward.scoring.reps import mean_interval, pass_hat_k, wilson_interval
+from evalward.trace import StepType, Trace
 
 RATE_TOLERANCE = 1e-9
 

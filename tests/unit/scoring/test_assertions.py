@@ -10,8 +10,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from evalward.resources.models import Assertion
 from evalward.results import Status
-from evalward.runtime.trace import StepType, Trace, Usage
 from evalward.scoring.assertions import check, model_turns
+from evalward.trace import StepType, Trace, Usage
 
 ASSERTION: TypeAdapter[Any] = TypeAdapter(Assertion)
 
