@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evalward.config import RepoConfig
+from evalward.resources.repo_config import RepoConfig
 from evalward.resources.schema import json_schema, kind_names
 
 ROOT = Path(__file__).resolve().parents[1]

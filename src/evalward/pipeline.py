@@ -17,7 +17,6 @@ from typing import Any
 from evalward.budget import Allowance, Budget, Estimate, Trimmed, trim_to_budget
 from evalward.changes import ChangeSet, detect_changes
 from evalward.compare import EvalComparison, compare
-from evalward.config import CONFIG_FILE, RepoConfig, load_config, parse_config
 from evalward.errors import ConfigError, MissingSecretError, ResourceError
 from evalward.execute import (
     CacheKeys,
@@ -32,6 +31,7 @@ from evalward.plan import GateConfig, Plan, PlannedRun, Side, build_plan, gate_r
 from evalward.providers.registry import Providers, check_credentials
 from evalward.resources import ResourceSet, load_resources
 from evalward.resources.loader import load_changed_resources, needs_full_load
+from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config, parse_config
 from evalward.result_cache import ResultCache
 from evalward.results import EvalResult, FixtureResult
 from evalward.runtime.sandbox import Sandbox

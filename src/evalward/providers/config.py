@@ -24,7 +24,7 @@ from pydantic.alias_generators import to_camel
 from evalward.errors import ConfigError
 
 if TYPE_CHECKING:
-    from evalward.config import RepoConfig
+    from evalward.resources.repo_config import RepoConfig
 
 CONFIG_FILE = "evalward.yaml"
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"

@@ -19,9 +19,15 @@ from evalward.httpclient import HttpClient
 from evalward.providers import anthropic, openai
 from evalward.providers.base import ChatRequest, ChatResponse, Provider
 from evalward.providers.cache import ResponseCache
-from evalward.providers.config import KNOWN_PROVIDERS, ProvidersConfig, ProviderSettings
+from evalward.providers.config import (
+    KNOWN_PROVIDERS,
+    ProvidersConfig,
+    ProviderSettings,
+    from_repo_config,
+)
 from evalward.providers.pricing import PriceTable
 from evalward.providers.retry import Answer, RetryPolicy
+from evalward.resources.repo_config import load_config
 from evalward.security import note_key_envs
 from evalward.trace import Usage
 
@@ -281,9 +287,6 @@ def _client(settings: ProviderSettings, timeout_seconds: float | None) -> HttpCl
 
 def repo_providers(root: Path) -> ProvidersConfig:
     """Provider settings from the `evalward.yaml` at `root` (defaults when there is none)."""
-    from evalward.config import load_config
-    from evalward.providers.config import from_repo_config
-
     return from_repo_config(load_config(root))
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -32,6 +32,7 @@ from evalward.resources.models import (
 )
 from evalward.resources.paths import OutsideRepository, program_path, repo_path
 from evalward.resources.problems import did_you_mean, problems_from_validation, render_path
+from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config
 from evalward.resources.yamlsource import (
     MAX_FILE_BYTES,
     Document,
@@ -43,9 +44,6 @@ from evalward.resources.yamlsource import (
     parse_documents,
     too_large,
 )
-
-if TYPE_CHECKING:
-    from evalward.config import RepoConfig
 
 DEFAULT_EXCLUDES = frozenset(
     {
@@ -152,8 +150,6 @@ def load_resources(
 def _load_resources(
     root: Path, files: Iterable[Path] | None = None, config: RepoConfig | None = None
 ) -> ResourceSet:
-    from evalward.config import CONFIG_FILE, load_config
-
     config = config if config is not None else load_config(root)
     run = _Run(root, config)
     for sub in config.roots if files is None else []:
@@ -216,8 +212,6 @@ def _load_changed_resources(
     config: RepoConfig | None,
     check_files: bool,
 ) -> ResourceSet:
-    from evalward.config import load_config
-
     if needs_full_load(previous, changed):
         return load_resources(root)
     config = config if config is not None else load_config(root)
@@ -240,8 +234,6 @@ def _load_changed_resources(
 
 def needs_full_load(previous: ResourceSet, changed: set[str]) -> bool:
     """Whether `changed` can alter resources in files it does not name."""
-    from evalward.config import CONFIG_FILE
-
     non_yaml = any(not path.endswith((".yaml", ".yml")) for path in changed)
     return CONFIG_FILE in changed or (non_yaml and bool(previous.agentv_files))
 
@@ -252,8 +244,6 @@ def _order(problem: Problem) -> tuple[str, int, int]:
 
 def discover(root: Path, config: RepoConfig | None = None) -> Iterator[Path]:
     """Every `*.yaml` / `*.yml` under the configured roots, minus the excludes."""
-    from evalward.config import CONFIG_FILE
-
     excludes = list(config.exclude) if config is not None else []
     roots = list(config.roots) if config is not None else ["."]
     seen: set[Path] = set()

@@ -11,7 +11,6 @@ import jsonschema
 import pytest
 import yaml
 
-from evalward.config import Defaults, RepoConfig
 from evalward.resources import load_resources
 from evalward.resources.models import (
     ContainsAssertion,
@@ -23,6 +22,7 @@ from evalward.resources.models import (
     ToolCalledAssertion,
     ToolNotCalledAssertion,
 )
+from evalward.resources.repo_config import Defaults, RepoConfig
 from evalward.resources.schema import json_schema
 
 SEEDS = Path(__file__).parent / "seeds"
