@@ -31,6 +31,7 @@ from evalward.errors import (
     MissingSecretError,
     ResourceError,
 )
+from evalward.escaping import reveal_bidi
 from evalward.gate import (
     Bypass,
     BypassRecord,
@@ -57,7 +58,6 @@ from evalward.providers.config import CacheMode as ProviderCacheMode
 from evalward.providers.config import ProvidersConfig, from_repo_config
 from evalward.providers.registry import Providers, build_providers, repo_providers
 from evalward.report import files
-from evalward.report.escape import reveal_bidi
 from evalward.report.markdown import (
     ReportContext,
     marker_for,

@@ -30,6 +30,14 @@ import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from evalward.escaping import (
+    command_data,
+    command_property,
+    inline,
+    terminal_inline,
+    unmention,
+)
+
 _SECRET_NAME = re.compile(r"[_-](KEY|TOKEN|PAT)$|SECRET|PASSWORD", re.IGNORECASE)
 ALWAYS_SECRET = ("GITHUB_TOKEN", "INPUT_GITHUB_TOKEN", "INPUT_GITHUB-TOKEN")
 """The token evalward talks to GitHub with, under each name it can arrive by."""
@@ -167,9 +175,6 @@ def _pieces(secrets: Iterable[str]) -> Iterator[str]:
 def _escapes() -> list[Callable[[str], str]]:
     from markupsafe import escape as jinja_escape
 
-    from evalward.report.escape import inline, terminal_inline, unmention
-    from evalward.report.workflow import _data, _property
-
     return [
         lambda s: json.dumps(s)[1:-1],
         lambda s: json.dumps(s, ensure_ascii=False)[1:-1],
@@ -180,8 +185,8 @@ def _escapes() -> list[Callable[[str], str]]:
         lambda s: inline(s, limit=len(s) * 8),
         lambda s: terminal_inline(s, limit=len(s) * 8),
         unmention,  # a code block in the comment
-        _data,
-        _property,
+        command_data,
+        command_property,
     ]
 
 

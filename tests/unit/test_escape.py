@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalward.report import escape
+from evalward import escaping
 from evalward.report.html import html_chunks
 from evalward.report.workflow import command
 from evalward.resources.common import Severity
@@ -21,40 +21,40 @@ def test_every_bidi_control_is_shown_by_name_in_every_sink(control: str) -> None
     name = f"U+{ord(control):04X}"
     text = f"pay {control}eulav{control} now"
     for shown in (
-        escape.inline(text),
-        escape.block(text),
-        escape.terminal_inline(text),
-        escape.terminal_block(text),
+        escaping.inline(text),
+        escaping.block(text),
+        escaping.terminal_inline(text),
+        escaping.terminal_block(text),
         command("error", text, title=text),
     ):
         assert control not in shown
         assert shown.count(name) == (4 if shown.startswith("::") else 2), shown
-    assert f"&lt;{name}&gt;" in escape.inline(text), "markdown shows the name, not a tag"
+    assert f"&lt;{name}&gt;" in escaping.inline(text), "markdown shows the name, not a tag"
 
 
 def test_right_to_left_marks_of_ordinary_text_are_kept() -> None:
     text = "שלום\u200f (hello) \u200eok\u061c"
-    assert escape.inline(text) == text
-    assert escape.terminal_inline(text) == text
+    assert escaping.inline(text) == text
+    assert escaping.terminal_inline(text) == text
 
 
 def test_links_and_mentions_are_neutralised_for_github_and_left_intact_on_a_terminal() -> None:
     text = "see https://example.com/x and www.example.org, ask @octocat | done"
-    github = escape.inline(text)
+    github = escaping.inline(text)
     assert "https://example.com" not in github and "https:/\u200b/example.com/x" in github
     assert "www\u200b." in github and "@\u200boctocat" in github
-    terminal = escape.terminal_inline(text)
+    terminal = escaping.terminal_inline(text)
     assert terminal == "see https://example.com/x and www.example.org, ask @octocat \\| done"
-    assert "\u200b" not in escape.terminal_block(text)
-    assert "@\u200boctocat" in escape.block(text)
+    assert "\u200b" not in escaping.terminal_block(text)
+    assert "@\u200boctocat" in escaping.block(text)
 
 
 def test_the_terminal_sink_shows_control_characters_by_name() -> None:
     text = "ok\x1b]0;pwned\x07\rover\ttab\nline"
-    block = escape.terminal_block(text)
+    block = escaping.terminal_block(text)
     assert "\x1b" not in block and "\x07" not in block and "\r" not in block
     assert "<U+001B>]0;pwned<U+0007><U+000D>over\ttab\nline" in block
-    assert "<U+001B>" in escape.terminal_inline(text)
+    assert "<U+001B>" in escaping.terminal_inline(text)
 
 
 def test_report_html_shows_bidi_controls_by_name() -> None:

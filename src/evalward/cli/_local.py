@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from evalward import escaping
 from evalward.errors import ConfigError
 from evalward.gate import GateDecision
 from evalward.pipeline import Evaluation, PlanShaper
 from evalward.plan import Plan, PlannedRun, Side
-from evalward.report import escape, files
+from evalward.report import files
 from evalward.report.markdown import ReportContext, marker_for, render_comment
 from evalward.resources import ResourceSet
 from evalward.resources.problems import did_you_mean
@@ -120,7 +121,7 @@ def emit(
     """Print the comment (or the results document with --json), write files, return the code.
 
     The files are what the action writes (comment.md as GitHub would render it); the comment
-    printed is for a terminal, so its links and mentions are left intact (report/escape.py).
+    printed is for a terminal, so its links and mentions are left intact (escaping.py).
     """
     context = report_context(evaluation, decision, base)
     if output_dir:
@@ -137,7 +138,7 @@ def emit(
         document.update(extra_json or {})
         print(redact(json.dumps(document, indent=2)), file=out)
     else:
-        print(redact(render_comment(context, sink=escape.TERMINAL)), file=out)
+        print(redact(render_comment(context, sink=escaping.TERMINAL)), file=out)
         if extra:
             print(redact(extra), file=out)
     return decision.exit_code

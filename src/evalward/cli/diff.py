@@ -25,8 +25,8 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from pathlib import Path
 
     from evalward.compare import compare
+    from evalward.escaping import TERMINAL
     from evalward.gate import decide
-    from evalward.report.escape import TERMINAL
     from evalward.report.markdown import ReportContext, marker_for, render_comment
 
     before, before_private = _read(Path(args.before), side="base")

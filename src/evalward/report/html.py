@@ -28,8 +28,8 @@ from markupsafe import Markup
 
 from evalward import __version__
 from evalward.compare import EvalComparison, compare
+from evalward.escaping import reveal_bidi
 from evalward.report import charts
-from evalward.report.escape import reveal_bidi
 from evalward.report.pairs import FLAGS, Pair, Redact, build_pairs, bundle, row
 from evalward.results import EvalResult, FixtureResult, Status
 from evalward.trace import Trace

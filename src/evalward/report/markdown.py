@@ -15,12 +15,11 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
-from evalward import __version__
+from evalward import __version__, escaping
 from evalward.changes import ChangeSet
 from evalward.compare import Change, EvalComparison
 from evalward.errors import ConfigError
 from evalward.gate import BypassRecord, GateDecision, GateResult, did_not_run
-from evalward.report import escape
 from evalward.results import FixtureResult, JudgeVerdict, Status
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -163,7 +162,7 @@ def marker_for(key: str) -> str:
     return f"<!-- evalward-comment:{safe} -->"
 
 
-def _configure(env: jinja2.Environment, sink: escape.Sink) -> jinja2.Environment:
+def _configure(env: jinja2.Environment, sink: escaping.Sink) -> jinja2.Environment:
     env.filters["md"] = sink.inline
     env.filters["code"] = sink.block
     env.filters["pct"] = lambda value: f"{value:.2f}"
@@ -183,12 +182,12 @@ def _options() -> dict[str, Any]:
     }
 
 
-def _builtin(sink: escape.Sink) -> jinja2.Environment:
+def _builtin(sink: escaping.Sink) -> jinja2.Environment:
     loader = jinja2.FileSystemLoader(TEMPLATES)
     return _configure(jinja2.Environment(loader=loader, **_options()), sink)  # noqa: S701
 
 
-def _sandboxed(path: Path, sink: escape.Sink) -> tuple[jinja2.Environment, str]:
+def _sandboxed(path: Path, sink: escaping.Sink) -> tuple[jinja2.Environment, str]:
     """A user's template: it may include the built-in partials, and cannot reach Python."""
     loader = jinja2.ChoiceLoader(
         [jinja2.FileSystemLoader(path.parent), jinja2.FileSystemLoader(TEMPLATES)]
@@ -201,12 +200,12 @@ def render_comment(
     context: ReportContext,
     template: Path | None = None,
     limit: int = MAX_COMMENT_CHARS,
-    sink: escape.Sink = escape.GITHUB,
+    sink: escaping.Sink = escaping.GITHUB,
 ) -> str:
     """The comment body, at most `limit` characters, marker first, bypass record last.
 
     `sink` is where it will be shown: rendered by GitHub (the default), or printed on a
-    terminal, where links and mentions are left as they are (report/escape.py)."""
+    terminal, where links and mentions are left as they are (escaping.py)."""
     env, name = _sandboxed(template, sink) if template else (_builtin(sink), "comment.md.j2")
     view = build_view(context)
     tail = f"\n{context.record.render()}\n" if context.record else ""
@@ -262,7 +261,7 @@ def render_unloadable(marker: str, problems: list[str], head_sha: str, run_url: 
         "Nothing ran, and the gate fails until they load. "
         + (f"{len(problems)} problems; the first {len(shown)}:" if len(problems) > 50 else ""),
         "",
-        *(f"- {escape.inline(problem, limit=500)}" for problem in shown),
+        *(f"- {escaping.inline(problem, limit=500)}" for problem in shown),
         "",
         f"<sub>evalward {__version__}"
         + (f" · head `{head_sha[:12]}`" if head_sha else "")

@@ -12,6 +12,12 @@ The comment is shown in two places, each with its own pair of escapes (a `Sink`)
   sequence would drive the terminal).
 
 Both show bidirectional controls by name (`reveal_bidi`).
+
+GitHub Actions workflow commands (`::error file=…::message`) have escapes of their own
+(`command_data`, `command_property`): a message cannot start a new command line.
+
+Redaction (`security.py`) must find a secret in each of these escaped forms, so they live
+here, below both the reports and logs that apply them and the redactor.
 """
 
 from __future__ import annotations
@@ -107,3 +113,13 @@ class Sink:
 
 GITHUB = Sink("github", inline, block)
 TERMINAL = Sink("terminal", terminal_inline, terminal_block)
+
+
+def command_data(value: str) -> str:
+    """A workflow command's message: `%`, CR and LF encoded as the runner expects."""
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def command_property(value: str) -> str:
+    """A workflow command's property value (`file=`, `title=`): also `:` and `,` encoded."""
+    return command_data(value).replace(":", "%3A").replace(",", "%2C")
