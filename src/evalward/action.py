@@ -32,6 +32,7 @@ from evalward.errors import (
     ResourceError,
 )
 from evalward.escaping import reveal_bidi
+from evalward.evaluation import Evaluation
 from evalward.gate import (
     Bypass,
     BypassRecord,
@@ -46,7 +47,6 @@ from evalward.gate import (
 from evalward.git import Git
 from evalward.github import Annotation, CheckReport, GitHubClient, GitHubPort, PullInfo
 from evalward.pipeline import (
-    Evaluation,
     PlanShaper,
     Revisions,
     RunOptions,

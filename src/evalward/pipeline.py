@@ -6,18 +6,17 @@ parameters, so tests run it against real repositories and local model servers.
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from evalward.budget import Allowance, Budget, Estimate, Trimmed, trim_to_budget
 from evalward.changes import ChangeSet, detect_changes
-from evalward.compare import EvalComparison, compare
+from evalward.compare import compare
 from evalward.errors import ConfigError, MissingSecretError, ResourceError
+from evalward.evaluation import Evaluation
 from evalward.execute import (
     CacheKeys,
     Checkout,
@@ -33,40 +32,9 @@ from evalward.resources import ResourceSet, load_resources
 from evalward.resources.loader import load_changed_resources, needs_full_load
 from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config, parse_config
 from evalward.result_cache import ResultCache
-from evalward.results import EvalResult, FixtureResult
+from evalward.results import FixtureResult
 from evalward.runtime.sandbox import Sandbox
 from evalward.spool import TraceSpool
-from evalward.trace import Trace
-
-
-@dataclass
-class Evaluation:
-    changes: ChangeSet
-    plan: Plan
-    fixtures: list[FixtureResult]
-    evals: list[EvalResult]
-    comparisons: list[EvalComparison]
-    notes: list[str] = field(default_factory=list)
-    private: set[tuple[str, str]] = field(default_factory=set)
-    """(Eval, fixture) pairs marked `visibility: private`: held out of public reports."""
-    skipped: list[PlannedRun] = field(default_factory=list)
-    """Runs left out to stay within the budget."""
-    estimate: Estimate | None = None
-    traces: TraceSpool = field(default_factory=TraceSpool)
-    """Where the fixture results' traces were moved after scoring."""
-
-    @property
-    def cache_hits(self) -> int:
-        return sum(1 for f in self.fixtures if f.cached)
-
-    def trace_of(self, result: FixtureResult) -> Trace:
-        return self.traces.trace_of(result)
-
-    def record_of(self, result: FixtureResult) -> dict[str, Any]:
-        """The result as JSON data, with its trace read back from the spool."""
-        record = result.model_dump(mode="json")
-        record["trace"] = json.loads(self.traces.trace_json(result))
-        return record
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,9 @@ from evalward.budget import estimate_run
 from evalward.changes import ChangeSet
 from evalward.compare import compare
 from evalward.errors import ConfigError
+from evalward.evaluation import Evaluation
 from evalward.execute import score_evals
 from evalward.git import FileChange
-from evalward.pipeline import Evaluation
 from evalward.plan import Plan, PlannedRun, Side
 from evalward.providers.pricing import PriceTable
 from evalward.resources import Located, ResourceSet

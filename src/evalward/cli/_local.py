@@ -15,8 +15,9 @@ from typing import Any, TextIO
 
 from evalward import escaping
 from evalward.errors import ConfigError
+from evalward.evaluation import Evaluation
 from evalward.gate import GateDecision
-from evalward.pipeline import Evaluation, PlanShaper
+from evalward.pipeline import PlanShaper
 from evalward.plan import Plan, PlannedRun, Side
 from evalward.report import files
 from evalward.report.markdown import ReportContext, marker_for, render_comment

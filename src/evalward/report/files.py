@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from evalward import __version__
+from evalward.evaluation import Evaluation
 from evalward.gate import GateDecision
-from evalward.pipeline import Evaluation
 from evalward.results import EvalResult, FixtureResult
 from evalward.security import Redactor
 from evalward.trend import Trend

@@ -1,0 +1,51 @@
+"""The Evaluation: everything one run of the pipeline produced, from the change to the scores.
+
+It is the record the later stages share: the pipeline and `shard.merge` build it, the report
+renders it, the gate decides on its comparisons. It sits below all of them so that none of
+them imports the orchestrator to read it. ("An Eval" is a resource definition; "an
+Evaluation" is always this record.)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalward.budget import Estimate
+from evalward.changes import ChangeSet
+from evalward.compare import EvalComparison
+from evalward.plan import Plan, PlannedRun
+from evalward.results import EvalResult, FixtureResult
+from evalward.spool import TraceSpool
+from evalward.trace import Trace
+
+
+@dataclass
+class Evaluation:
+    changes: ChangeSet
+    plan: Plan
+    fixtures: list[FixtureResult]
+    evals: list[EvalResult]
+    comparisons: list[EvalComparison]
+    notes: list[str] = field(default_factory=list)
+    private: set[tuple[str, str]] = field(default_factory=set)
+    """(Eval, fixture) pairs marked `visibility: private`: held out of public reports."""
+    skipped: list[PlannedRun] = field(default_factory=list)
+    """Runs left out to stay within the budget."""
+    estimate: Estimate | None = None
+    traces: TraceSpool = field(default_factory=TraceSpool)
+    """Where the fixture results' traces were moved after scoring."""
+
+    @property
+    def cache_hits(self) -> int:
+        return sum(1 for f in self.fixtures if f.cached)
+
+    def trace_of(self, result: FixtureResult) -> Trace:
+        return self.traces.trace_of(result)
+
+    def record_of(self, result: FixtureResult) -> dict[str, Any]:
+        """The result as JSON data, with its trace read back from the spool."""
+        record = result.model_dump(mode="json")
+        record["trace"] = json.loads(self.traces.trace_json(result))
+        return record
