@@ -16,9 +16,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     try:
         if not args and os.environ.get("GITHUB_EVENT_PATH"):
-            from evalward import action
+            from evalward.action.run import main as run_action
 
-            return action.main()
+            return run_action()
         from evalward import cli
 
         return cli.main(args)
@@ -59,7 +59,7 @@ def entry() -> int:
 def _report(message: str) -> None:
     """An error on stderr, an `::error::` annotation in GitHub Actions. A message can quote
     what it rejects, and that can be a secret: it is redacted like everything else written."""
-    from evalward.report.workflow import command
+    from evalward.action.workflow import command
 
     in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
     lines = [

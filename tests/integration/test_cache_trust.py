@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from evalward.action.trust import untrusted_cache
 from evalward.git import Git
-from evalward.trust import untrusted_cache
 from gitrepo import GitRepo
 
 

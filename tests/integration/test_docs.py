@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evalward.settings import Settings
+from evalward.action.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 

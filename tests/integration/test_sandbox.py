@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from evalward.action import NOT_ROOT, agent_sandbox
+from evalward.action.run import NOT_ROOT, agent_sandbox
+from evalward.action.settings import Settings
 from evalward.errors import ConfigError
 from evalward.git import Git
 from evalward.pipeline import Revisions, RunOptions, evaluate_change
@@ -24,7 +25,6 @@ from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.process import limited_env
 from evalward.runtime.runner import AgentRunner
 from evalward.runtime.sandbox import AGENT_UID, AgentUser, Sandbox, protect
-from evalward.settings import Settings
 from gitrepo import GitRepo
 from integration.test_byo_agents import fixture_run
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evalward.action import route_event
-from evalward.context import load_context
+from evalward.action.context import load_context
+from evalward.action.run import route_event
+from evalward.action.settings import Settings
 from evalward.errors import ConfigError
-from evalward.settings import Settings
 
 ROOT = Path(__file__).parent.parent.parent
 WEBHOOKS = ROOT / "tests" / "data" / "github" / "webhooks"

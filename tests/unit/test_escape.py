@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from evalward import escaping
+from evalward.action.workflow import command
 from evalward.report.html import html_chunks
-from evalward.report.workflow import command
 from evalward.resources.common import Severity
 from evalward.results import FixtureResult, Status, Verdict
 from evalward.trace import Trace

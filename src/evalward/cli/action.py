@@ -11,6 +11,6 @@ def register(commands: Any) -> None:
 
 
 def main(args: argparse.Namespace, out: TextIO) -> int:
-    from evalward import action
+    from evalward.action.run import main as run_action
 
-    return action.main(out=out)
+    return run_action(out=out)

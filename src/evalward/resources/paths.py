@@ -36,3 +36,17 @@ def program_path(root: Path, program: str) -> Path | None:
     if "/" not in program:
         return None
     return repo_path(root, program)
+
+
+def link_on_the_way(workspace: Path, folder: Path) -> Path | None:
+    """The first symbolic link between `workspace` and `folder` (itself included), if any."""
+    try:
+        relative = folder.relative_to(workspace)
+    except ValueError:
+        return None  # outside the checkout: only the workflow puts it there
+    location = workspace
+    for part in relative.parts:
+        location = location / part
+        if location.is_symlink():
+            return location
+    return None

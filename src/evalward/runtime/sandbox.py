@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalward.errors import AgentRunError, ConfigError
-from evalward.trust import link_on_the_way
+from evalward.resources.paths import link_on_the_way
 
 AGENT_USER = "evalward-agent"
 AGENT_UID = 10001

@@ -13,20 +13,7 @@ from pathlib import Path
 
 from evalward.errors import ConfigError
 from evalward.git import Git
-
-
-def link_on_the_way(workspace: Path, folder: Path) -> Path | None:
-    """The first symbolic link between `workspace` and `folder` (itself included), if any."""
-    try:
-        relative = folder.relative_to(workspace)
-    except ValueError:
-        return None  # outside the checkout: only the workflow puts it there
-    location = workspace
-    for part in relative.parts:
-        location = location / part
-        if location.is_symlink():
-            return location
-    return None
+from evalward.resources.paths import link_on_the_way
 
 
 def untrusted_cache(git: Git, workspace: Path, directory: Path) -> str | None:

@@ -20,9 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from evalward.action.context import RunContext, load_context
+from evalward.action.github import Annotation, CheckReport, GitHubClient, GitHubPort, PullInfo
+from evalward.action.settings import Settings
+from evalward.action.trust import BaseFiles, check_output_dir, untrusted_cache
+from evalward.action.workflow import command
 from evalward.budget import Budget
 from evalward.changes import ChangeSet
-from evalward.context import RunContext, load_context
 from evalward.cron import parse_cron
 from evalward.errors import (
     EXIT_INTERRUPTED,
@@ -45,7 +49,6 @@ from evalward.gate import (
     judge_bypass,
 )
 from evalward.git import Git
-from evalward.github import Annotation, CheckReport, GitHubClient, GitHubPort, PullInfo
 from evalward.pipeline import (
     PlanShaper,
     Revisions,
@@ -64,16 +67,13 @@ from evalward.report.markdown import (
     render_comment,
     render_unloadable,
 )
-from evalward.report.workflow import command
 from evalward.resources import ResourceSet, load_resources
 from evalward.result_cache import CacheMode, ResultCache
 from evalward.results import FixtureResult
 from evalward.runtime.sandbox import AGENT_USER, NOT_COPIED, AgentUser, Sandbox, protect
 from evalward.security import Redactor
-from evalward.settings import Settings
 from evalward.spool import TraceSpool
 from evalward.trend import record_commit, trends
-from evalward.trust import BaseFiles, check_output_dir, untrusted_cache
 
 PR_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "labeled", "unlabeled")
 SCHEDULE_WINDOW_MINUTES = 60
