@@ -12,11 +12,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalward.budget import Estimate
 from evalward.changes import ChangeSet
 from evalward.compare import EvalComparison
 from evalward.plan import Plan, PlannedRun
 from evalward.results import EvalResult, FixtureResult
+from evalward.spending import Estimate
 from evalward.spool import TraceSpool
 from evalward.trace import Trace
 

@@ -20,7 +20,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from evalward.budget import Allowance
 from evalward.errors import ConfigError
 from evalward.fingerprint import FileIndex, agent_fingerprint
 from evalward.plan import Plan, PlannedRun, Side
@@ -39,6 +38,7 @@ from evalward.runtime.sandbox import Sandbox
 from evalward.runtime.tools import FixtureTools, check_side_effects
 from evalward.scoring.panel import JudgePanel
 from evalward.scoring.scores import score_eval, score_fixture
+from evalward.spending import Allowance
 from evalward.spool import TraceSpool
 from evalward.trace import Trace
 

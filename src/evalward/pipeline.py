@@ -12,7 +12,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalward.budget import Allowance, Budget, Estimate, Trimmed, trim_to_budget
+from evalward.budget import Trimmed, trim_to_budget
 from evalward.changes import ChangeSet, detect_changes
 from evalward.compare import compare
 from evalward.errors import ConfigError, MissingSecretError, ResourceError
@@ -34,6 +34,7 @@ from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config,
 from evalward.result_cache import ResultCache
 from evalward.results import FixtureResult
 from evalward.runtime.sandbox import Sandbox
+from evalward.spending import Allowance, Budget, Estimate
 from evalward.spool import TraceSpool
 
 

@@ -15,7 +15,6 @@ import anthropic
 import openai
 import pytest
 
-from evalward.budget import Allowance, Budget, Estimate
 from evalward.httpclient import HttpClient
 from evalward.providers.base import RunLabels
 from evalward.providers.config import provider_config
@@ -26,6 +25,7 @@ from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.model_proxy import ModelProxy, agent_environment, provider_key_names
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools import FixtureTools
+from evalward.spending import Allowance, Budget, Estimate
 from evalward.trace import ModelCall, StepType, Trace, Usage
 from fakes.model_server import ScriptedModelServer, error, text, tool_call
 

@@ -25,7 +25,6 @@ from evalward.action.github import Annotation, CheckReport, GitHubClient, GitHub
 from evalward.action.settings import Settings
 from evalward.action.trust import BaseFiles, check_output_dir, untrusted_cache
 from evalward.action.workflow import command
-from evalward.budget import Budget
 from evalward.changes import ChangeSet
 from evalward.cron import parse_cron
 from evalward.errors import (
@@ -72,6 +71,7 @@ from evalward.result_cache import CacheMode, ResultCache
 from evalward.results import FixtureResult
 from evalward.runtime.sandbox import AGENT_USER, NOT_COPIED, AgentUser, Sandbox, protect
 from evalward.security import Redactor
+from evalward.spending import Budget
 from evalward.spool import TraceSpool
 from evalward.trend import record_commit, trends
 

@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evalward import jsontext
-from evalward.budget import Allowance
 from evalward.errors import ProviderError
 from evalward.httpclient import encode_json
 from evalward.providers.base import RunLabels
@@ -49,6 +48,7 @@ from evalward.runtime.proxy_wire import (
     response_body,
 )
 from evalward.security import Redactor
+from evalward.spending import Allowance
 from evalward.trace import ModelCall, StepType, Trace
 
 if TYPE_CHECKING:
