@@ -1,5 +1,9 @@
 """Run every planned (Eval, fixture, rep, side) with bounded concurrency and score it.
 
+This module schedules: what each run needs (its agent's runner, its fixture's tools, the
+model proxy, the judges) is built by the runtime and scoring packages; it decides what runs
+when, reuses cached results, and hands each trace to scoring as soon as it is done.
+
 Concurrency is bounded three times: once for the whole run (`parallel`), once per Eval
 (`execution.parallel`, the number of workers that take its runs in turn) and once per model
 provider. Each fixture run has the Eval's `timeoutSeconds`; a run that times out keeps the
@@ -14,43 +18,24 @@ import asyncio
 import os
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel
 
 from evalward.errors import ConfigError
-from evalward.fingerprint import FileIndex, agent_fingerprint
-from evalward.plan import Plan, PlannedRun, Side
+from evalward.plan import Checkout, Plan, PlannedRun, Side
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
-from evalward.resources import Located, ResourceSet
-from evalward.resources.models import Agent, Eval
-from evalward.resources.paths import OutsideRepository, repo_path
-from evalward.result_cache import ResultCache, run_key
-from evalward.results import EvalResult, FixtureResult
-from evalward.runtime.declarative import DeclarativeAgent
+from evalward.result_cache import CacheKeys, ResultCache
+from evalward.results import FixtureResult
+from evalward.runtime.declarative import resolve_agent
 from evalward.runtime.model_proxy import ModelProxy, agent_environment, provider_key_names
 from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.sandbox import Sandbox
 from evalward.runtime.tools import FixtureTools, check_side_effects
 from evalward.scoring.panel import JudgePanel
-from evalward.scoring.scores import score_eval, score_fixture
+from evalward.scoring.scores import score_fixture
 from evalward.spending import Allowance
 from evalward.spool import TraceSpool
 from evalward.trace import Trace
-
-
-@dataclass(frozen=True)
-class Checkout:
-    """One side of the comparison: a tree on disk and the resources loaded from it."""
-
-    side: Side
-    root: Path
-    resources: ResourceSet
-
 
 ProgressCallback = Callable[[FixtureResult], None]
 
@@ -215,102 +200,3 @@ async def execute(
     done = [result for result in results if result is not None]
     assert len(done) == len(results), "every run is scored before the task group ends"
     return done
-
-
-class CacheKeys:
-    """Result-cache keys: a hash of everything that determines a run's result (see
-    `evalward.result_cache`). Agent fingerprints are computed once per side and agent, and
-    each run's key once, however many stages ask for it."""
-
-    def __init__(self, checkouts: dict[Side, Checkout], providers: Providers) -> None:
-        self._checkouts = checkouts
-        self._providers = providers
-        self._indexes = {side: FileIndex(c.root) for side, c in checkouts.items()}
-        self._agents: dict[tuple[Side, str], dict[str, Any]] = {}
-        self._keys: dict[PlannedRun, str] = {}
-
-    def of(self, run: PlannedRun) -> str:
-        if run not in self._keys:
-            self._keys[run] = self._key(run)
-        return self._keys[run]
-
-    def _key(self, run: PlannedRun) -> str:
-        resources = self._checkouts[run.side].resources
-        evaluation = resources.evals[run.eval].resource
-        agent_name = evaluation.spec.target_agent
-        if (run.side, agent_name) not in self._agents:
-            self._agents[(run.side, agent_name)] = agent_fingerprint(
-                resources.agents[agent_name], self._indexes[run.side]
-            )
-        calibration = resources.calibrations.get(evaluation.spec.judge.calibration or "")
-        # Where the agent's and the judge's replies come from. An agent that calls models
-        # itself (bring-your-own) names none: every provider's endpoint counts then.
-        models = list(resources.agents[agent_name].resource.spec.models)
-        if not models:
-            models = list(self._providers.endpoints)
-        if evaluation.spec.judge.model:
-            models.append(evaluation.spec.judge.model)
-        material = {
-            "providers": self._providers.identity_of(models),
-            "agent": self._agents[(run.side, agent_name)],
-            "fixture": _dump(resources.fixtures[run.fixture].resource),
-            "scoring": _dump(evaluation.spec.scoring),
-            "judge": _dump(evaluation.spec.judge),
-            "calibration": _dump(calibration.resource) if calibration else None,
-        }
-        return run_key(material, run.rep)
-
-
-def _dump(model: BaseModel) -> Any:
-    return model.model_dump(mode="json", by_alias=True)
-
-
-def resolve_agent(agent: Agent, defined_in: str, root: Path) -> DeclarativeAgent:
-    """Read `systemFile` from the agent's own checkout, refusing paths that leave it."""
-    spec = agent.spec
-    system = spec.system or ""
-    if spec.system_file:
-        path = resolve_repo_path(root, defined_in, spec.system_file)
-        try:
-            system = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(
-                f"{defined_in}: spec.systemFile: cannot read {spec.system_file!r} ({exc.strerror})"
-            ) from None
-    return DeclarativeAgent(name=agent.metadata.name, spec=spec, system_prompt=system, root=root)
-
-
-def resolve_repo_path(root: Path, defined_in: str, reference: str) -> Path:
-    """A file reference relative to the resource file (or `/` = repository root), inside root."""
-    try:
-        return repo_path(root, reference, Path(defined_in).parent)
-    except OutsideRepository:
-        raise ConfigError(
-            f"{defined_in}: the file reference {reference!r} leaves the repository; "
-            "reference files inside it"
-        ) from None
-
-
-EvalsBySide = Mapping[Side, Mapping[str, Located[Eval]]]
-"""Each side's Eval definitions: all that scoring needs of a checkout."""
-
-
-def score_evals(plan: Plan, evals: EvalsBySide, results: list[FixtureResult]) -> list[EvalResult]:
-    """One EvalResult per (side, Eval) that the plan ran, in plan order."""
-    runs_of: dict[tuple[str, str], list[FixtureResult]] = {}
-    for result in results:
-        runs_of.setdefault((result.side, result.eval), []).append(result)
-    out: list[EvalResult] = []
-    for side in (Side.head, Side.base):
-        definitions = evals.get(side)
-        if definitions is None:
-            continue
-        for name in plan.evals:
-            runs = runs_of.get((side.value, name), [])
-            if side is Side.base and not runs and name in plan.skipped_base:
-                continue
-            located = definitions.get(name)
-            if located is not None:
-                pending = plan.pending.get(name, []) if side is Side.head else []
-                out.append(score_eval(located, side.value, runs, pending))
-    return out

@@ -17,23 +17,25 @@ from evalward.changes import ChangeSet, detect_changes
 from evalward.compare import compare
 from evalward.errors import ConfigError, MissingSecretError, ResourceError
 from evalward.evaluation import Evaluation
-from evalward.execute import (
-    CacheKeys,
-    Checkout,
-    EvalsBySide,
-    ProgressCallback,
-    execute,
-    score_evals,
-)
+from evalward.execute import ProgressCallback, execute
 from evalward.git import FileChange, Git
-from evalward.plan import GateConfig, Plan, PlannedRun, Side, build_plan, gate_resources
+from evalward.plan import (
+    Checkout,
+    GateConfig,
+    Plan,
+    PlannedRun,
+    Side,
+    build_plan,
+    gate_resources,
+)
 from evalward.providers.registry import Providers, check_credentials
 from evalward.resources import ResourceSet, load_resources
 from evalward.resources.loader import load_changed_resources, needs_full_load
 from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config, parse_config
-from evalward.result_cache import ResultCache
+from evalward.result_cache import CacheKeys, ResultCache
 from evalward.results import FixtureResult
 from evalward.runtime.sandbox import Sandbox
+from evalward.score import EvalsBySide, score_evals
 from evalward.spending import Allowance, Budget, Estimate
 from evalward.spool import TraceSpool
 

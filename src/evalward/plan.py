@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 
 from evalward.changes import ChangeSet
 from evalward.resources import ResourceSet
@@ -161,3 +162,12 @@ def _why_gone(agent: str, changes: ChangeSet) -> str:
     if agent in changes.removed_agents:
         return f"agent {agent} was removed"
     return f"agent {agent} is not on the head"
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """One side of the comparison: a tree on disk and the resources loaded from it."""
+
+    side: Side
+    root: Path
+    resources: ResourceSet

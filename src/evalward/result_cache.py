@@ -16,9 +16,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from evalward import __version__
+from evalward.fingerprint import FileIndex, agent_fingerprint
+from evalward.plan import Checkout, PlannedRun, Side
+from evalward.providers.registry import Providers
 from evalward.results import FixtureResult
 
 
@@ -91,3 +94,51 @@ class ResultCache:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(result.model_dump_json())
         Path(temporary).replace(path)
+
+
+class CacheKeys:
+    """Result-cache keys: a hash of everything that determines a run's result (the module's
+    docstring says what). Agent fingerprints are computed once per side and agent, and
+    each run's key once, however many stages ask for it."""
+
+    def __init__(self, checkouts: dict[Side, Checkout], providers: Providers) -> None:
+        self._checkouts = checkouts
+        self._providers = providers
+        self._indexes = {side: FileIndex(c.root) for side, c in checkouts.items()}
+        self._agents: dict[tuple[Side, str], dict[str, Any]] = {}
+        self._keys: dict[PlannedRun, str] = {}
+
+    def of(self, run: PlannedRun) -> str:
+        if run not in self._keys:
+            self._keys[run] = self._key(run)
+        return self._keys[run]
+
+    def _key(self, run: PlannedRun) -> str:
+        resources = self._checkouts[run.side].resources
+        evaluation = resources.evals[run.eval].resource
+        agent_name = evaluation.spec.target_agent
+        if (run.side, agent_name) not in self._agents:
+            self._agents[(run.side, agent_name)] = agent_fingerprint(
+                resources.agents[agent_name], self._indexes[run.side]
+            )
+        calibration = resources.calibrations.get(evaluation.spec.judge.calibration or "")
+        # Where the agent's and the judge's replies come from. An agent that calls models
+        # itself (bring-your-own) names none: every provider's endpoint counts then.
+        models = list(resources.agents[agent_name].resource.spec.models)
+        if not models:
+            models = list(self._providers.endpoints)
+        if evaluation.spec.judge.model:
+            models.append(evaluation.spec.judge.model)
+        material = {
+            "providers": self._providers.identity_of(models),
+            "agent": self._agents[(run.side, agent_name)],
+            "fixture": _dump(resources.fixtures[run.fixture].resource),
+            "scoring": _dump(evaluation.spec.scoring),
+            "judge": _dump(evaluation.spec.judge),
+            "calibration": _dump(calibration.resource) if calibration else None,
+        }
+        return run_key(material, run.rep)
+
+
+def _dump(model: BaseModel) -> Any:
+    return model.model_dump(mode="json", by_alias=True)

@@ -27,13 +27,13 @@ from evalward.changes import ChangeSet
 from evalward.compare import compare
 from evalward.errors import ConfigError
 from evalward.evaluation import Evaluation
-from evalward.execute import score_evals
 from evalward.git import FileChange
 from evalward.plan import Plan, PlannedRun, Side
 from evalward.providers.pricing import PriceTable
 from evalward.resources import Located, ResourceSet
 from evalward.resources.models import Eval
 from evalward.results import FixtureResult
+from evalward.score import score_evals
 from evalward.spool import TraceSpool
 
 SHARD_KIND = "evalward-shard"

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from evalward.errors import ProviderError, ProviderUnavailable
+from evalward.errors import ConfigError, ProviderError, ProviderUnavailable
 from evalward.providers.base import (
     ChatMessage,
     ChatRequest,
@@ -16,6 +16,8 @@ from evalward.providers.base import (
 )
 from evalward.providers.registry import Providers
 from evalward.resources.agent import AgentSpec
+from evalward.resources.models import Agent
+from evalward.resources.paths import OutsideRepository, repo_path
 from evalward.runtime.tools import ToolExecutor
 from evalward.trace import Fallback, StepType, Trace
 
@@ -166,3 +168,29 @@ def _record_response(
             **first,
         )
         first = {}
+
+
+def resolve_agent(agent: Agent, defined_in: str, root: Path) -> DeclarativeAgent:
+    """Read `systemFile` from the agent's own checkout, refusing paths that leave it."""
+    spec = agent.spec
+    system = spec.system or ""
+    if spec.system_file:
+        path = resolve_repo_path(root, defined_in, spec.system_file)
+        try:
+            system = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(
+                f"{defined_in}: spec.systemFile: cannot read {spec.system_file!r} ({exc.strerror})"
+            ) from None
+    return DeclarativeAgent(name=agent.metadata.name, spec=spec, system_prompt=system, root=root)
+
+
+def resolve_repo_path(root: Path, defined_in: str, reference: str) -> Path:
+    """A file reference relative to the resource file (or `/` = repository root), inside root."""
+    try:
+        return repo_path(root, reference, Path(defined_in).parent)
+    except OutsideRepository:
+        raise ConfigError(
+            f"{defined_in}: the file reference {reference!r} leaves the repository; "
+            "reference files inside it"
+        ) from None
