@@ -40,9 +40,9 @@ class Trimmed:
 
 
 def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) -> Estimate:
-    evaluation = resources.evals[run.eval].resource
+    eval_def = resources.evals[run.eval].resource
     fixture = resources.fixtures[run.fixture].resource.spec
-    agent = resources.agents[evaluation.spec.target_agent].resource.spec
+    agent = resources.agents[eval_def.spec.target_agent].resource.spec
     assertions = [a.model_dump(mode="json") for a in fixture.assertions]
     calls: list[tuple[str, int]] = []
     if agent.runtime is None and agent.models:
@@ -57,7 +57,7 @@ def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) ->
         calls += [
             (agent.models[0], prompt // CHARS_PER_TOKEN + (turn * 200)) for turn in range(turns)
         ]
-    judge_model = evaluation.spec.judge.model
+    judge_model = eval_def.spec.judge.model
     if judge_model:
         for assertion in assertions:
             if assertion.get("type") == "judge":

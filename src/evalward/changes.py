@@ -41,8 +41,8 @@ class ChangeSet:
         if reason not in reasons:
             reasons.append(reason)
 
-    def note_eval(self, evaluation: str, reason: str) -> None:
-        reasons = self.affected_evals.setdefault(evaluation, [])
+    def note_eval(self, name: str, reason: str) -> None:
+        reasons = self.affected_evals.setdefault(name, [])
         if reason not in reasons:
             reasons.append(reason)
 
@@ -56,18 +56,18 @@ def detect_changes(
     if base is not None:
         _gate_resources(result, head, base)
     for name in result.changed_agents:
-        for evaluation in head.evals_targeting(name):
-            result.note_eval(evaluation.resource.metadata.name, f"agent {name} changed")
+        for eval_def in head.evals_targeting(name):
+            result.note_eval(eval_def.resource.metadata.name, f"agent {name} changed")
         if base is not None:
             # An Eval the pull request deleted or renamed still covers the agent it changed.
-            for evaluation in base.evals_targeting(name):
-                result.note_eval(evaluation.resource.metadata.name, f"agent {name} changed")
+            for eval_def in base.evals_targeting(name):
+                result.note_eval(eval_def.resource.metadata.name, f"agent {name} changed")
     if base is not None:
         for name in result.removed_agents:
             renamed = result.renamed_agents.get(name)
             why = f"agent {name} was " + (f"renamed to {renamed}" if renamed else "removed")
-            for evaluation in base.evals_targeting(name):
-                result.note_eval(evaluation.resource.metadata.name, why)
+            for eval_def in base.evals_targeting(name):
+                result.note_eval(eval_def.resource.metadata.name, why)
     return result
 
 

@@ -81,14 +81,14 @@ async def execute(
     try:
         for index, run in enumerate(plan.runs):
             checkout = checkouts[run.side]
-            evaluation = checkout.resources.evals[run.eval].resource
+            eval_def = checkout.resources.evals[run.eval].resource
             key = (run.side, run.eval)
             if key not in queues:
                 queues[key] = deque()
-                workers_of[key] = min(evaluation.spec.execution.parallel, max(1, parallel))
-            agent_key = (run.side, evaluation.spec.target_agent)
+                workers_of[key] = min(eval_def.spec.execution.parallel, max(1, parallel))
+            agent_key = (run.side, eval_def.spec.target_agent)
             if agent_key not in runners:
-                located = checkout.resources.agents[evaluation.spec.target_agent]
+                located = checkout.resources.agents[eval_def.spec.target_agent]
                 agent = resolve_agent(located.resource, located.file, checkout.root)
                 for model_id in agent.spec.models:
                     providers.resolve(model_id)
@@ -101,7 +101,7 @@ async def execute(
                         f"from the checkout, and {sandbox.unavailable}"
                     )
                 runners[agent_key] = runner
-            fixture_key = (run.side, run.fixture, evaluation.spec.target_agent)
+            fixture_key = (run.side, run.fixture, eval_def.spec.target_agent)
             if fixture_key not in fixture_tools:
                 fixture = checkout.resources.fixtures[run.fixture].resource.spec
                 tools = FixtureTools.parse(run.fixture, fixture.tool_replay, fixture.shadow_tools)

@@ -347,9 +347,9 @@ def _private(plan: Plan, checkouts: dict[Side, Checkout]) -> set[tuple[str, str]
     private: set[tuple[str, str]] = set()
     for run in plan.runs:
         resources = checkouts[run.side].resources
-        evaluation = resources.evals[run.eval].resource
+        eval_def = resources.evals[run.eval].resource
         fixture = resources.fixtures[run.fixture].resource
-        if "private" in (evaluation.spec.visibility, fixture.spec.visibility):
+        if "private" in (eval_def.spec.visibility, fixture.spec.visibility):
             private.add((run.eval, run.fixture))
     return private
 
@@ -377,9 +377,9 @@ def _models_of(plan: Plan, checkouts: dict[Side, Checkout]) -> list[str]:
     models: set[str] = set()
     for run in plan.runs:
         resources = checkouts[run.side].resources
-        evaluation = resources.evals[run.eval].resource
-        agent = resources.agents[evaluation.spec.target_agent]
+        eval_def = resources.evals[run.eval].resource
+        agent = resources.agents[eval_def.spec.target_agent]
         models.update(agent.resource.spec.models[:1])
-        if evaluation.spec.judge.model:
-            models.add(evaluation.spec.judge.model)
+        if eval_def.spec.judge.model:
+            models.add(eval_def.spec.judge.model)
     return sorted(models)

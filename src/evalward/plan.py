@@ -106,14 +106,14 @@ def build_plan(
         if located is None:
             plan.dropped[name] = "the pull request removes it (`gate-config: head`)"
             continue
-        evaluation = located.resource
-        target = evaluation.spec.target_agent
+        eval_def = located.resource
+        target = eval_def.spec.target_agent
         if target not in gate.agents:
             plan.not_run[name] = _why_gone(target, changes)
             continue
         plan.evals.append(name)
-        reps = evaluation.spec.execution.reps_per_fixture
-        gating = [f.resource.metadata.name for f in gate.fixtures_of(evaluation)]
+        reps = eval_def.spec.execution.reps_per_fixture
+        gating = [f.resource.metadata.name for f in gate.fixtures_of(eval_def)]
         if from_base and base is not None and name in base.evals:
             gating, pending = _base_fixtures(name, gate, base, head or gate)
             if pending:
@@ -121,7 +121,7 @@ def build_plan(
         elif from_base and head is not None:
             # An Eval the pull request adds selects among the head's fixtures (their labels as
             # the head has them); a fixture the base also has runs as the base defines it.
-            gating = [f.resource.metadata.name for f in head.fixtures_of(evaluation)]
+            gating = [f.resource.metadata.name for f in head.fixtures_of(eval_def)]
         for fixture in sorted([*gating, *plan.pending.get(name, [])]):
             for rep in range(reps):
                 plan.runs.append(PlannedRun(Side.head, name, fixture, rep))

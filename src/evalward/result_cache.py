@@ -115,26 +115,26 @@ class CacheKeys:
 
     def _key(self, run: PlannedRun) -> str:
         resources = self._checkouts[run.side].resources
-        evaluation = resources.evals[run.eval].resource
-        agent_name = evaluation.spec.target_agent
+        eval_def = resources.evals[run.eval].resource
+        agent_name = eval_def.spec.target_agent
         if (run.side, agent_name) not in self._agents:
             self._agents[(run.side, agent_name)] = agent_fingerprint(
                 resources.agents[agent_name], self._indexes[run.side]
             )
-        calibration = resources.calibrations.get(evaluation.spec.judge.calibration or "")
+        calibration = resources.calibrations.get(eval_def.spec.judge.calibration or "")
         # Where the agent's and the judge's replies come from. An agent that calls models
         # itself (bring-your-own) names none: every provider's endpoint counts then.
         models = list(resources.agents[agent_name].resource.spec.models)
         if not models:
             models = list(self._providers.endpoints)
-        if evaluation.spec.judge.model:
-            models.append(evaluation.spec.judge.model)
+        if eval_def.spec.judge.model:
+            models.append(eval_def.spec.judge.model)
         material = {
             "providers": self._providers.identity_of(models),
             "agent": self._agents[(run.side, agent_name)],
             "fixture": _dump(resources.fixtures[run.fixture].resource),
-            "scoring": _dump(evaluation.spec.scoring),
-            "judge": _dump(evaluation.spec.judge),
+            "scoring": _dump(eval_def.spec.scoring),
+            "judge": _dump(eval_def.spec.judge),
             "calibration": _dump(calibration.resource) if calibration else None,
         }
         return run_key(material, run.rep)

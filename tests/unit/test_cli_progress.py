@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from evalward.cli._progress import Progress
+from evalward.cli._progress import ProgressBar
 from evalward.plan import Plan, PlannedRun, Side
 from evalward.results import FixtureResult, Severity, Status, Verdict
 
@@ -31,7 +31,7 @@ PLAN = Plan(runs=[PlannedRun(Side.head, "e", "a"), PlannedRun(Side.head, "e", "b
 
 def test_a_terminal_gets_one_bar_redrawn_in_place() -> None:
     stream = Terminal()
-    progress = Progress(stream)
+    progress = ProgressBar(stream)
     progress.planned(PLAN)
     progress(result("a", Status.passed))
     progress(result("b", Status.failed))
@@ -44,7 +44,7 @@ def test_a_terminal_gets_one_bar_redrawn_in_place() -> None:
 
 def test_a_log_gets_plain_lines() -> None:
     stream = io.StringIO()
-    progress = Progress(stream)
+    progress = ProgressBar(stream)
     progress.planned(PLAN)
     progress(result("a", Status.passed))
     progress.close()
@@ -64,7 +64,7 @@ class CountingLog(io.StringIO):
 
 def test_many_fast_results_are_written_in_a_few_batches_and_none_is_lost() -> None:
     stream = CountingLog()
-    progress = Progress(stream)
+    progress = ProgressBar(stream)
     runs = [PlannedRun(Side.head, "e", f"f{i}") for i in range(500)]
     progress.planned(Plan(runs=runs))
     for run in runs:

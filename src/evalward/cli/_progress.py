@@ -15,7 +15,7 @@ BAR_WIDTH = 24
 REFRESH_SECONDS = 0.2
 
 
-class Progress:
+class ProgressBar:
     def __init__(self, stream: TextIO, *, bar: bool | None = None) -> None:
         self.stream = stream
         self.bar = stream.isatty() if bar is None else bar

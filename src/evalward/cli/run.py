@@ -50,7 +50,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
 
     from evalward import history
     from evalward.cli._local import Selection, compose, emit, repository
-    from evalward.cli._progress import Progress
+    from evalward.cli._progress import ProgressBar
     from evalward.errors import EXIT_OK, EvalwardError
     from evalward.gate import decide
     from evalward.git import Git
@@ -72,7 +72,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     )
     # Traces may echo a key from the environment: everything written or printed is redacted.
     redact = Redactor.from_env(env, providers.key_envs)
-    progress = Progress(sys.stderr)
+    progress = ProgressBar(sys.stderr)
     selection = Selection.of(args)
     whole: dict[str, Any] = {}
 

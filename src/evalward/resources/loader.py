@@ -94,19 +94,19 @@ class ResourceSet:
     )
     _indexed: int = field(default=-1, init=False, repr=False, compare=False)
 
-    def fixtures_of(self, evaluation: Eval) -> list[Located[EvalFixture]]:
+    def fixtures_of(self, eval_def: Eval) -> list[Located[EvalFixture]]:
         """The union of the Eval's label selector and explicit list, in a stable order.
 
         Selection goes through an index of (label, value) -> fixture names, so selecting for
         every Eval of a large repository stays linear in what is selected.
         """
         names: set[str] = set()
-        selector = evaluation.spec.fixture_selector
+        selector = eval_def.spec.fixture_selector
         if selector is not None and selector.match_labels:
             index = self._labels()
             sets = [index.get(pair, set()) for pair in selector.match_labels.items()]
             names = set.intersection(*sorted(sets, key=len))
-        names.update(name for name in evaluation.spec.fixtures if name in self.fixtures)
+        names.update(name for name in eval_def.spec.fixtures if name in self.fixtures)
         return [self.fixtures[name] for name in sorted(names)]
 
     def _labels(self) -> dict[tuple[str, str], set[str]]:

@@ -119,10 +119,10 @@ class JudgePanel:
     )
 
     async def for_eval(
-        self, evaluation: Located[Eval], resources: ResourceSet, side: str
+        self, eval_def: Located[Eval], resources: ResourceSet, side: str
     ) -> EvalJudge:
-        name = evaluation.resource.metadata.name
-        config = evaluation.resource.spec.judge
+        name = eval_def.resource.metadata.name
+        config = eval_def.resource.spec.judge
         base = EvalJudge(
             eval=name,
             providers=self.providers,

@@ -213,7 +213,7 @@ def fixture_outcome(reps: list[FixtureResult], scoring: ScoringConfig) -> Fixtur
 
 
 def score_eval(
-    evaluation: Located[Eval],
+    eval_def: Located[Eval],
     side: str,
     fixtures: list[FixtureResult],
     pending: Collection[str] = (),
@@ -223,7 +223,7 @@ def score_eval(
     `pending` fixtures (added by the pull request, gating once merged) are reported with
     `gates=False` and left out of the score and the counts.
     """
-    spec = evaluation.resource.spec
+    spec = eval_def.resource.spec
     by_fixture: dict[str, list[FixtureResult]] = {}
     for result in fixtures:
         by_fixture.setdefault(result.fixture, []).append(result)
@@ -248,7 +248,7 @@ def score_eval(
     ran = [f for f in fixtures if f.status is not Status.skipped]
     return EvalResult(
         provider_unavailable=bool(ran) and all(f.provider_unavailable for f in ran),
-        eval=evaluation.resource.metadata.name,
+        eval=eval_def.resource.metadata.name,
         agent=spec.target_agent,
         side=side,
         score=score,
@@ -263,6 +263,6 @@ def score_eval(
         fixture_results=outcomes,
         judge_agreement=agreement,
         fixtures=sorted(fixtures, key=lambda r: (r.fixture, r.rep)),
-        file=evaluation.file,
-        line=evaluation.line,
+        file=eval_def.file,
+        line=eval_def.line,
     )
