@@ -65,6 +65,18 @@ PlanShaper = Callable[[Plan, Mapping[Side, ResourceSet]], Plan]
 """Narrows or splits a plan before it runs (the CLI's --fixture/--reps, and shards)."""
 
 
+def compose(*shapers: PlanShaper | None) -> PlanShaper:
+    """One shaper that applies each given one in turn (None: skipped)."""
+
+    def shape(plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
+        for shaper in shapers:
+            if shaper is not None:
+                plan = shaper(plan, resources)
+        return plan
+
+    return shape
+
+
 @dataclass
 class Prepared:
     """A change detected and planned, with both sides' trees on disk, before anything runs."""

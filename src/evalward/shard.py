@@ -1,7 +1,8 @@
 """Split a plan into n deterministic parts balanced by expected cost, and merge their results.
 
-`evalward run --shard i/n` runs part i and writes a partial results file; `evalward merge`
-takes every part, checks that together they are exactly the plan (no part missing, none
+`run_part` runs part i and writes a partial results file (`evalward run --shard i/n`, the
+action's `shard` input); `merge_parts` takes every part (`evalward merge`, the action's
+`merge` input), checks that together they are exactly the plan (no part missing, none
 given twice, all from the same commit and plan), and rebuilds the Evaluation an unsharded
 run would have produced: fixture results in plan order, Evals scored over all their fixtures.
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -27,13 +28,18 @@ from evalward.changes import ChangeSet
 from evalward.compare import compare
 from evalward.errors import ConfigError
 from evalward.evaluation import Evaluation
-from evalward.git import FileChange
+from evalward.execute import ProgressCallback
+from evalward.git import FileChange, Git
+from evalward.pipeline import PlanShaper, Revisions, RunOptions, compose, evaluate_change
 from evalward.plan import Plan, PlannedRun, Side
 from evalward.providers.pricing import PriceTable
+from evalward.providers.registry import Providers
+from evalward.report.files import write_text
 from evalward.resources import Located, ResourceSet
 from evalward.resources.models import Eval
 from evalward.results import FixtureResult
 from evalward.score import score_evals
+from evalward.security import Redactor
 from evalward.spool import TraceSpool
 
 SHARD_KIND = "evalward-shard"
@@ -63,6 +69,100 @@ class ShardSpec:
     @property
     def file_name(self) -> str:
         return f"shard-{self.index}-of-{self.count}.json"
+
+
+@dataclass(frozen=True)
+class WrittenPart:
+    """What `run_part` left: the part's file and how much of the plan it ran."""
+
+    spec: ShardSpec
+    path: Path
+    runs: int
+    planned: int
+    """Runs in the whole plan, every part's together."""
+
+    def __str__(self) -> str:
+        return f"shard {self.spec}: {self.runs} of {self.planned} runs -> {self.path}"
+
+
+class _Splitter:
+    """The plan shaper of one part: keeps the whole plan and the definitions it was split
+    from, which the part's file carries so that `merge` can check and score the whole."""
+
+    def __init__(self, spec: ShardSpec, prices: PriceTable) -> None:
+        self.spec = spec
+        self.prices = prices
+        self.whole = Plan()
+        self.definitions: Mapping[Side, ResourceSet] = {}
+
+    def __call__(self, plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
+        self.whole, self.definitions = plan, resources
+        return split(plan, resources, self.prices, self.spec)
+
+
+async def run_part(
+    spec: ShardSpec,
+    git: Git,
+    revisions: Revisions,
+    providers: Providers,
+    env: Mapping[str, str],
+    options: RunOptions,
+    output_dir: Path,
+    redact: Redactor,
+    *,
+    select: Callable[[str], bool] | None = None,
+    narrow: PlanShaper | None = None,
+    on_result: ProgressCallback | None = None,
+    on_plan: Callable[[Plan], None] | None = None,
+    traces: TraceSpool | None = None,
+) -> WrittenPart:
+    """Run part `spec` of the plan and write its shard-i-of-n.json in `output_dir` (redacted).
+
+    The pipeline as `evaluate_change` runs it, its plan narrowed by `narrow` (the command
+    line's --fixture/--reps) and then split. Nothing is reported or decided: the comment and
+    the gate are the merge's.
+    """
+    splitter = _Splitter(spec, providers.prices)
+    evaluation = await evaluate_change(
+        git,
+        revisions,
+        providers,
+        env,
+        options,
+        on_result=on_result,
+        select=select,
+        on_plan=on_plan,
+        shape=compose(narrow, splitter),
+        traces=traces,
+    )
+    source = {
+        "head": git.resolve(revisions.head or "HEAD"),
+        "base": git.resolve(revisions.base) if revisions.base else "",
+    }
+    document = partial_document(evaluation, spec, splitter.whole, splitter.definitions, source)
+    path = output_dir / spec.file_name
+    write_text(path, json.dumps(document, indent=2) + "\n", redact)
+    return WrittenPart(spec, path, len(evaluation.fixtures), len(splitter.whole.runs))
+
+
+@dataclass
+class Merged:
+    """Every part merged (`merge_parts`)."""
+
+    evaluation: Evaluation
+    parts: int
+    compared: bool
+    """The parts ran against a base commit (a pull request, `--base`), not on one ref."""
+
+
+def merge_parts(paths: Sequence[Path]) -> Merged:
+    """Read each part's file and merge them into the Evaluation of the whole plan.
+
+    The files' documents hold every trace again; they are dropped once merged (the merged
+    Evaluation's traces are in its own spool)."""
+    parts = read_parts(paths)
+    compared = bool(parts and parts[0][1].get("source", {}).get("base"))
+    return Merged(merge(parts), len(parts), compared)
 
 
 def assign(

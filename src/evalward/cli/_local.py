@@ -17,10 +17,9 @@ from evalward import escaping
 from evalward.errors import ConfigError
 from evalward.evaluation import Evaluation
 from evalward.gate import GateDecision
-from evalward.pipeline import PlanShaper
 from evalward.plan import Plan, PlannedRun, Side
 from evalward.report import files
-from evalward.report.markdown import ReportContext, marker_for, render_comment
+from evalward.report.markdown import marker_for, render_comment, report_context
 from evalward.resources import ResourceSet
 from evalward.resources.problems import did_you_mean
 from evalward.security import Redactor
@@ -73,37 +72,11 @@ def _known(option: str, names: tuple[str, ...], defined: Mapping[str, Any]) -> N
             )
 
 
-def compose(*shapers: PlanShaper | None) -> PlanShaper:
-    def shape(plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
-        for shaper in shapers:
-            if shaper is not None:
-                plan = shaper(plan, resources)
-        return plan
-
-    return shape
-
-
 def repository(path: str) -> Path:
     root = Path(path)
     if not root.is_dir():
         raise ConfigError(f"{root}: not a directory; give the repository root")
     return root.resolve()
-
-
-def report_context(evaluation: Evaluation, decision: GateDecision, base: bool) -> ReportContext:
-    return ReportContext(
-        comparisons=evaluation.comparisons,
-        decision=decision,
-        changes=evaluation.changes if base else None,
-        skipped_base=evaluation.plan.skipped_base,
-        not_run=evaluation.plan.not_run,
-        dropped=evaluation.plan.dropped,
-        marker=marker_for("local"),
-        notes=evaluation.notes,
-        private=evaluation.private,
-        cache_hits=evaluation.cache_hits,
-        skipped_runs=len(evaluation.skipped),
-    )
 
 
 def emit(
@@ -124,7 +97,7 @@ def emit(
     The files are what the action writes (comment.md as GitHub would render it); the comment
     printed is for a terminal, so its links and mentions are left intact (escaping.py).
     """
-    context = report_context(evaluation, decision, base)
+    context = report_context(evaluation, decision, marker=marker_for("local"), show_changes=base)
     if output_dir:
         files.write_reports(
             Path(output_dir),

@@ -6,10 +6,7 @@ A part missing or given twice is an error, never a partial pass.
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any, TextIO
-
-if TYPE_CHECKING:
-    pass
+from typing import Any, TextIO
 
 
 def register(commands: Any) -> None:
@@ -30,12 +27,10 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward.cli._local import emit
     from evalward.gate import decide
     from evalward.security import Redactor
-    from evalward.shard import merge, read_parts
+    from evalward.shard import merge_parts
 
-    parts = read_parts([Path(p) for p in args.parts])
-    base = bool(parts[0][1].get("source", {}).get("base"))
-    evaluation = merge(parts)
-    del parts  # the documents hold every trace again; the merged run's are in its spool
+    merged = merge_parts([Path(p) for p in args.parts])
+    evaluation = merged.evaluation
     decision = decide(
         evaluation.comparisons,
         None,
@@ -46,7 +41,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
         out,
         evaluation,
         decision,
-        base=base,
+        base=merged.compared,
         as_json=args.json,
         output_dir=args.output_dir,
         redact=Redactor.from_env(os.environ),

@@ -7,10 +7,7 @@ With `--shard i/n` it runs one part of the plan and writes a partial results fil
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any, TextIO
-
-if TYPE_CHECKING:
-    pass
+from typing import Any, TextIO
 
 from evalward.cli._args import add_mock, add_root, add_selection, positive
 
@@ -43,30 +40,25 @@ def register(commands: Any) -> None:
 
 def main(args: argparse.Namespace, out: TextIO) -> int:
     import asyncio
-    import json
     import os
     import sys
     from pathlib import Path
 
-    from evalward import history
-    from evalward.cli._local import Selection, compose, emit, repository
+    from evalward import history, shard
+    from evalward.cli._local import Selection, emit, repository
     from evalward.cli._progress import ProgressBar
     from evalward.errors import EXIT_OK, EvalwardError
     from evalward.gate import decide
     from evalward.git import Git
     from evalward.pipeline import Revisions, RunOptions, evaluate_change
-    from evalward.plan import Plan, Side
     from evalward.providers.registry import build_providers, repo_providers
-    from evalward.report import files
-    from evalward.resources import ResourceSet
     from evalward.result_cache import CacheMode, ResultCache
     from evalward.security import Redactor
-    from evalward.shard import ShardSpec, partial_document, split
     from evalward.trend import trends
 
     env = dict(os.environ)
     root = repository(args.path)
-    spec = ShardSpec.parse(args.shard, "--shard") if args.shard else None
+    spec = shard.ShardSpec.parse(args.shard, "--shard") if args.shard else None
     providers = build_providers(
         env, mock_script=args.mock_script, config=repo_providers(root), cache_root=root
     )
@@ -74,13 +66,6 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     redact = Redactor.from_env(env, providers.key_envs)
     progress = ProgressBar(sys.stderr)
     selection = Selection.of(args)
-    whole: dict[str, Any] = {}
-
-    def shard(plan: Plan, resources: Any) -> Plan:
-        whole["plan"], whole["resources"] = plan, resources
-        assert spec is not None
-        return split(plan, resources, providers.prices, spec)
-
     git = Git(root)
 
     def head() -> str:
@@ -90,35 +75,41 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
             return ""  # not a git repository, or no commit yet
 
     async def go() -> int:
+        revisions = Revisions(base=args.base)
         try:
             mode = CacheMode.refresh if args.no_cache else CacheMode.read_write
             cache = ResultCache(root / ".evalward" / "cache", mode)
-            evaluation = await evaluate_change(
-                git,
-                Revisions(base=args.base),
-                providers,
-                env,
-                RunOptions(parallel=args.parallel, cache=cache),
-                on_result=progress,
-                on_plan=progress.planned,
-                shape=compose(selection.apply, shard if spec else None),
-            )
+            options = RunOptions(parallel=args.parallel, cache=cache)
+            if spec is not None:
+                part = await shard.run_part(
+                    spec,
+                    git,
+                    revisions,
+                    providers,
+                    env,
+                    options,
+                    Path(args.output_dir or root / ".evalward" / "shards"),
+                    redact,
+                    narrow=selection.apply,
+                    on_result=progress,
+                    on_plan=progress.planned,
+                )
+            else:
+                evaluation = await evaluate_change(
+                    git,
+                    revisions,
+                    providers,
+                    env,
+                    options,
+                    on_result=progress,
+                    on_plan=progress.planned,
+                    shape=selection.apply,
+                )
         finally:
             progress.close()
             await providers.aclose()
         if spec is not None:
-            resources: dict[Side, ResourceSet] = whole["resources"]
-            source = {"head": git.resolve("HEAD"), "base": args.base or ""}
-            if args.base:
-                source["base"] = git.resolve(args.base)
-            document = partial_document(evaluation, spec, whole["plan"], resources, source)
-            target = Path(args.output_dir or root / ".evalward" / "shards") / spec.file_name
-            files.write_text(target, json.dumps(document, indent=2) + "\n", redact)
-            print(
-                f"evalward: shard {spec}: {len(evaluation.fixtures)} of "
-                f"{len(whole['plan'].runs)} runs -> {target}",
-                file=out,
-            )
+            print(f"evalward: {part}", file=out)
             return EXIT_OK
         decision = decide(
             evaluation.comparisons,

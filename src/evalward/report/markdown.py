@@ -19,6 +19,7 @@ from evalward import __version__, escaping
 from evalward.changes import ChangeSet
 from evalward.compare import Change, EvalComparison
 from evalward.errors import ConfigError
+from evalward.evaluation import Evaluation
 from evalward.gate import BypassRecord, GateDecision, GateResult, did_not_run
 from evalward.results import FixtureResult, JudgeVerdict, Status
 
@@ -56,6 +57,44 @@ class ReportContext:
     def report_url(self) -> str:
         """Where report.html is: the workflow run's artifacts (docs/report.md)."""
         return f"{self.run_url}#artifacts" if self.run_url else ""
+
+
+def report_context(
+    evaluation: Evaluation,
+    decision: GateDecision,
+    *,
+    marker: str,
+    show_changes: bool = True,
+    repository: str = "",
+    head_sha: str = "",
+    run_url: str = "",
+    cancelled: bool = False,
+    gate_config: str = "base",
+    record: BypassRecord | None = None,
+) -> ReportContext:
+    """What the comment shows of an Evaluation, for the action and the command line alike.
+
+    `show_changes` is off when nothing was compared with a base: every agent would be "new".
+    A `cancelled` run says why in the comment (the decision's reason)."""
+    return ReportContext(
+        comparisons=evaluation.comparisons,
+        decision=decision,
+        changes=evaluation.changes if show_changes else None,
+        skipped_base=evaluation.plan.skipped_base,
+        not_run=evaluation.plan.not_run,
+        dropped=evaluation.plan.dropped,
+        repository=repository,
+        head_sha=head_sha,
+        run_url=run_url,
+        marker=marker,
+        notes=evaluation.notes,
+        private=evaluation.private,
+        cancelled=decision.reason if cancelled else "",
+        record=record,
+        gate_config=gate_config,
+        cache_hits=evaluation.cache_hits,
+        skipped_runs=len(evaluation.skipped),
+    )
 
 
 @dataclass(frozen=True)
