@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from evalward.action.run import NOT_ROOT, agent_sandbox
 from evalward.action.settings import Settings
+from evalward.action.trust import NOT_ROOT, agent_sandbox
 from evalward.errors import ConfigError
 from evalward.git import Git
 from evalward.pipeline import Revisions, RunOptions, evaluate_change

@@ -3,6 +3,7 @@ events route as GitHub's real example payloads say."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -10,8 +11,9 @@ import pytest
 import yaml
 
 from evalward.action.context import load_context
-from evalward.action.run import route_event
+from evalward.action.route import RouteKind, route_event
 from evalward.action.settings import Settings
+from evalward.cron import parse_cron
 from evalward.errors import ConfigError
 
 ROOT = Path(__file__).parent.parent.parent
@@ -81,3 +83,33 @@ def test_pull_request_target_explains_the_risk(tmp_path: Path) -> None:
         route_event(load_context(env), Settings())
     assert "allow-untrusted-head: true" in str(info.value)
     assert route_event(load_context(env), Settings(**{"allow-untrusted-head": True})).kind == "gate"
+
+
+def test_a_schedule_routes_from_the_schedules_and_the_time_it_is_given(tmp_path: Path) -> None:
+    """No repository and no clock: the Evals' crons and the start time are parameters."""
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps({"schedule": "0 6 * * 1"}))
+    context = load_context({"GITHUB_EVENT_NAME": "schedule", "GITHUB_EVENT_PATH": str(path)})
+    schedules = {"weekly": parse_cron("0 6 * * 1"), "nightly": parse_cron("0 2 * * *")}
+    monday_late = dt.datetime(2026, 11, 23, 6, 40, tzinfo=dt.UTC)
+
+    own = route_event(context, Settings(), schedules=schedules, now=monday_late)
+    assert own.kind is RouteKind.run and own.evals == {"weekly"}
+
+    other = load_context(
+        {"GITHUB_EVENT_NAME": "schedule", "GITHUB_EVENT_PATH": str(_event(tmp_path, "5 * * * *"))}
+    )
+    tuesday_night = dt.datetime(2026, 11, 24, 2, 30, tzinfo=dt.UTC)
+    due = route_event(other, Settings(), schedules=schedules, now=tuesday_night)
+    assert due.kind is RouteKind.run and due.evals == {"nightly"}, "fired 30 min ago: in the window"
+    later = tuesday_night + dt.timedelta(hours=2)
+    assert route_event(other, Settings(), schedules=schedules, now=later).kind is RouteKind.skip
+    assert route_event(other, Settings(), schedules={}, now=later).why == (
+        "no Eval has a `schedule`"
+    )
+
+
+def _event(folder: Path, schedule: str) -> Path:
+    path = folder / "other.json"
+    path.write_text(json.dumps({"schedule": schedule}))
+    return path

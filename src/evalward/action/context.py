@@ -42,6 +42,14 @@ class RunContext:
             return ""
         return f"{self.server_url.rstrip('/')}/{self.repository}/actions/runs/{self.run_id}"
 
+    def workspace_path(self, path: str) -> Path | None:
+        """A path the workflow gave (an input): absolute as it is, else relative to the
+        workspace; None when it is empty."""
+        if not path:
+            return None
+        candidate = Path(path)
+        return candidate if candidate.is_absolute() else self.workspace / candidate
+
 
 def load_context(env: Mapping[str, str]) -> RunContext:
     event_name = env.get("GITHUB_EVENT_NAME", "")

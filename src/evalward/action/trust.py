@@ -1,5 +1,9 @@
 """What in the checkout the action may trust: the checkout comes from the pull request.
 
+The settings that decide the gate or speak for it (provider settings, the mock script, the
+comment template) are read from the base commit on a pull request (`trusted_inputs`), and
+programs from the checkout run as an unprivileged user (`agent_sandbox`).
+
 A directory evalward reads results from (the result cache, the response cache) decides the
 gate without running anything, and a directory it writes to (the output directory) decides
 where its files land. Either is refused when the commit under test could have chosen its
@@ -9,11 +13,28 @@ files the outer repository's index does not list), or a symbolic link on the way
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
+from evalward.action.context import RunContext
+from evalward.action.settings import Settings
 from evalward.errors import ConfigError
 from evalward.git import Git
+from evalward.pipeline import config_at
+from evalward.providers.config import ProvidersConfig, from_repo_config
+from evalward.providers.registry import repo_providers
 from evalward.resources.paths import link_on_the_way
+from evalward.runtime.sandbox import AGENT_USER, NOT_COPIED, AgentUser, Sandbox
+
+NOT_ROOT = (
+    f"evalward is not running as root, so it cannot run that as the unprivileged user "
+    f"`{AGENT_USER}`: the program could read evalward's environment (your secrets and the "
+    "GitHub token) and write its outputs. The action's image always runs as root; run "
+    "evalward as the action. Where the job already ran the pull request's code with the same "
+    "rights (e.g. `evalward action` after installing its dependencies), set the input "
+    "`agent-isolation: off` to run such programs as evalward's own user (see docs/github.md)."
+)
 
 
 def untrusted_cache(git: Git, workspace: Path, directory: Path) -> str | None:
@@ -101,3 +122,66 @@ class BaseFiles:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content)
         return self._folder / relative
+
+
+@dataclass(frozen=True)
+class TrustedInputs:
+    """What the action reads that decides the gate or speaks for it, from where a pull request
+    cannot change it: provider settings (where keys are sent), the mock script (every reply)
+    and the comment template (what the comment says)."""
+
+    providers: ProvidersConfig
+    mock_script: Path | None
+    template: Path | None
+
+
+def trusted_inputs(
+    context: RunContext, settings: Settings, git: Git, base_sha: str | None, folder: Path
+) -> TrustedInputs:
+    """On a pull request (a base commit is known), the base commit's files, written to
+    `folder`; otherwise the checkout's. A path outside the workspace is the workflow's own and
+    is read where it is."""
+    base = BaseFiles(git, base_sha, folder) if base_sha else None
+
+    def read(value: str, setting: str) -> Path | None:
+        path = context.workspace_path(value)
+        if path is None:
+            return None
+        inside = path.is_relative_to(context.workspace)
+        if base is not None and inside:
+            return base.file(path.relative_to(context.workspace).as_posix(), setting)
+        if not path.is_file():
+            raise ConfigError(
+                f"action input `{setting}`: {value} is not a file in the repository; give a "
+                "path relative to the repository root"
+            )
+        return path
+
+    providers = (
+        from_repo_config(config_at(git, base_sha))
+        if base_sha
+        else repo_providers(context.workspace)
+    )
+    return TrustedInputs(
+        providers,
+        read(settings.mock_script, "mock-script"),
+        read(settings.comment_template, "comment-template"),
+    )
+
+
+def agent_sandbox(settings: Settings, euid: int, workspace: Path | None = None) -> Sandbox:
+    """How programs from a checkout run in the action: as the agent user when evalward is
+    root (the image always is), refused otherwise unless the workflow turned that off. The
+    agents' working copies leave out evalward's output and cache directories."""
+    if settings.agent_isolation == "off":
+        return Sandbox(None)
+    if euid != 0:
+        return Sandbox(None, unavailable=NOT_ROOT)
+    ours = set(NOT_COPIED)
+    for folder in (settings.output_dir, settings.cache_dir):
+        path = Path(os.path.normpath(folder))
+        if workspace is not None and path.is_absolute() and path.is_relative_to(workspace):
+            path = path.relative_to(workspace)
+        if not path.is_absolute() and path.parts and path.parts[0] != "..":
+            ours.add(path.as_posix())
+    return Sandbox(AgentUser.resolve(), not_copied=ours)

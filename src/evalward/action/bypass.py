@@ -1,0 +1,97 @@
+"""The bypass label on a pull request: who applied it, may they, does it cover this head, and
+the audit trail when it is used or refused (docs/github.md).
+
+`gate.judge_bypass` holds the rules; this module asks GitHub for the facts they need and
+records the outcome: one JSON line on stdout, a `::warning::`, a line in audit.jsonl and the
+`audit` output.
+"""
+
+from __future__ import annotations
+
+import json
+
+from evalward.action.github import PullInfo
+from evalward.action.job import Job
+from evalward.action.workflow import command
+from evalward.evaluation import Evaluation
+from evalward.gate import (
+    Bypass,
+    BypassRecord,
+    BypassRefusal,
+    GateDecision,
+    audit_record,
+    judge_bypass,
+)
+from evalward.report import files
+
+
+def check_bypass(
+    job: Job,
+    pull: PullInfo,
+    head_sha: str,
+    evaluation: Evaluation,
+    previous: BypassRecord | None,
+) -> tuple[Bypass | None, BypassRefusal | None, BypassRecord | None]:
+    """The bypass (or its refusal) for this head, and the record the comment keeps of which
+    head the label was applied on (`previous`: the record the earlier comment kept)."""
+    label = job.settings.bypass_label
+    if label not in pull.labels or job.github is None:
+        return None, None, None
+    applied = job.github.latest_labeled(pull.number, label)
+    labeled_at = applied.created_at if applied else None
+    covered: str | None = None
+    context = job.context
+    if (
+        context.action == "labeled"
+        and context.event_label == label
+        and context.pr_number == pull.number
+        and context.head_sha
+    ):
+        covered = context.head_sha
+    elif previous is not None and previous.label == label and previous.labeled_at == labeled_at:
+        covered = previous.sha
+    record = BypassRecord(label, labeled_at, covered) if covered else None
+    if not evaluation.plan.not_run and all(c.head.passed for c in evaluation.comparisons):
+        return None, None, record
+    actor = applied.actor if applied else None
+    permission = job.github.permission(actor) if actor else None
+    verdict = judge_bypass(
+        label=label,
+        scope=job.settings.bypass_scope,
+        head_sha=head_sha,
+        applied_by=actor,
+        applied_at=labeled_at,
+        permission=permission,
+        covered_sha=covered,
+    )
+    if isinstance(verdict, Bypass):
+        return verdict, None, record
+    return None, verdict, record
+
+
+def audit(job: Job, decision: GateDecision, number: int, head_sha: str) -> None:
+    """Record a bypass used or refused, everywhere an auditor looks."""
+    if decision.bypass is None and decision.refusal is None:
+        return
+    record = audit_record(
+        decision,
+        repository=job.context.repository,
+        pr_number=number,
+        head_sha=head_sha,
+        run_url=job.context.run_url,
+    )
+    line = json.dumps(record)
+    job.log(line)
+    if decision.bypass is not None:
+        job.log(
+            command(
+                "warning",
+                f"evalward gate bypassed by {decision.bypass.applied_by} with the "
+                f"{decision.bypass.label!r} label; failing: "
+                f"{', '.join(decision.failing_evals)}",
+            )
+        )
+    elif decision.refusal is not None:
+        job.log(command("warning", f"evalward bypass refused: {decision.refusal.reason}"))
+    files.append_audit(job.output_dir, record, job.redact)
+    job.output({"audit": line})

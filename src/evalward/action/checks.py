@@ -1,0 +1,82 @@
+"""Failing fixtures where a reviewer sees them: `::error file=…,line=…::` annotations in the
+log, and a check run (the `check-run` input) with one annotation per failing fixture.
+
+A held-out fixture (`visibility: private`) is named but its message is not shown.
+"""
+
+from __future__ import annotations
+
+from evalward.action.github import Annotation, CheckReport
+from evalward.action.job import Job
+from evalward.action.workflow import command
+from evalward.errors import GitHubError
+from evalward.escaping import reveal_bidi
+from evalward.evaluation import Evaluation
+from evalward.gate import GateDecision, GateResult
+from evalward.results import FixtureResult
+
+CONCLUSIONS = {
+    GateResult.passed: "success",
+    GateResult.failed: "failure",
+    GateResult.bypassed: "neutral",
+    GateResult.skipped: "skipped",
+    GateResult.incomplete: "cancelled",
+    GateResult.unavailable: "failure",
+}
+"""The check run's conclusion for each gate result."""
+
+
+def annotate(job: Job, evaluation: Evaluation) -> None:
+    """One `::error::` workflow command per failing head-side fixture run."""
+    for result in failing_head(evaluation):
+        held_out = (result.eval, result.fixture) in evaluation.private
+        message = "failed (held-out fixture)" if held_out else result.message or "failed"
+        job.log(
+            command(
+                "error",
+                message,
+                file=result.file or None,
+                line=result.line or None,
+                title=f"evalward: {result.eval} / {result.fixture}",
+            )
+        )
+
+
+def report_check(job: Job, decision: GateDecision, evaluation: Evaluation, head_sha: str) -> None:
+    """The check run on the head commit, when the `check-run` input asks for one. GitHub
+    failing here costs a warning, never the decision."""
+    if not job.settings.check_run or job.github is None or not head_sha:
+        return
+    annotations = []
+    for result in failing_head(evaluation):
+        if not result.file:
+            continue
+        held_out = (result.eval, result.fixture) in evaluation.private
+        message = "held-out fixture" if held_out else result.message or "failed"
+        annotations.append(
+            Annotation(
+                path=result.file,
+                line=max(result.line, 1),
+                level="failure",
+                title=f"{result.eval} / {result.fixture}: {result.status.value}",
+                message=job.redact(reveal_bidi(message)),
+            )
+        )
+    report = CheckReport(
+        name=f"evalward ({job.context.comment_key})",
+        head_sha=head_sha,
+        conclusion=CONCLUSIONS[decision.result],
+        title=f"evalward: {decision.result.value}",
+        summary=job.redact(reveal_bidi(decision.reason or decision.result.value)),
+        details_url=job.context.run_url,
+        annotations=annotations,
+    )
+    try:
+        url = job.github.report_check(report)
+        job.log(f"check run: {url}")
+    except GitHubError as exc:
+        job.log(command("warning", str(exc)))
+
+
+def failing_head(evaluation: Evaluation) -> list[FixtureResult]:
+    return [f for f in evaluation.fixtures if f.side == "head" and not f.passed]

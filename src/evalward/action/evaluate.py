@@ -1,0 +1,217 @@
+"""Running the pipeline from the action: its options, cancellation, shards, missing keys.
+
+SIGTERM and SIGINT (GitHub cancelling the job, a timeout) stop the runs; what finished by
+then is still reported and written (`RunProgress`), and the decision says the run was
+cancelled. With the `merge` input nothing runs: the shards' results are merged instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from evalward.action.github import PullInfo
+from evalward.action.job import Job
+from evalward.action.trust import untrusted_cache
+from evalward.action.workflow import command
+from evalward.changes import ChangeSet
+from evalward.errors import ConfigError, MissingSecretError
+from evalward.evaluation import Evaluation
+from evalward.gate import GateDecision, GateResult
+from evalward.pipeline import Revisions, RunOptions, evaluate_change
+from evalward.plan import GateConfig, Plan
+from evalward.providers.config import CacheMode as ProviderCacheMode
+from evalward.result_cache import CacheMode, ResultCache
+from evalward.results import FixtureResult
+from evalward.runtime.sandbox import protect
+from evalward.shard import merge_parts
+from evalward.spending import Budget
+from evalward.spool import TraceSpool
+
+T = TypeVar("T")
+
+
+@dataclass
+class RunProgress:
+    """What has run so far, logged as it happens, so a cancelled run can still write it."""
+
+    log: Callable[[str], None]
+    cache_dir: str
+    """The `cache-dir` input, as the log names it."""
+    plan: Plan | None = None
+    done: list[FixtureResult] = field(default_factory=list)
+    cancelled: bool = False
+
+    @property
+    def planned(self) -> int:
+        return len(self.plan.runs) if self.plan else 0
+
+    def on_plan(self, plan: Plan) -> None:
+        self.plan = plan
+        if plan.reused:
+            self.log(
+                f"evalward: {plan.reused} of {len(plan.runs)} runs reused from the result "
+                f"cache ({self.cache_dir}), not run again; the input `cache: "
+                "refresh` runs everything and replaces them"
+            )
+
+    def on_result(self, result: FixtureResult) -> None:
+        self.done.append(result)
+        self.log(
+            f"{result.side:4} {result.eval} / {result.fixture} #{result.rep}: "
+            f"{result.status.value} ({result.score:.2f})"
+        )
+
+    def cancelled_decision(self) -> GateDecision:
+        return GateDecision(
+            GateResult.incomplete,
+            reason=f"cancelled after {len(self.done)} of {self.planned} runs",
+            interrupted=True,
+        )
+
+
+async def until_signalled(work: Awaitable[T], progress: RunProgress) -> T | None:
+    """`work`'s result, or None when SIGTERM/SIGINT cancelled it (`progress.cancelled`)."""
+    task = asyncio.ensure_future(work)
+    loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        if not progress.cancelled:
+            progress.cancelled = True
+            task.cancel()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if not progress.cancelled:
+            raise
+        return None
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
+
+
+async def evaluate(
+    job: Job,
+    revisions: Revisions,
+    progress: RunProgress,
+    select: Callable[[str], bool] | None = None,
+) -> Evaluation:
+    """Run the pipeline; a signal stops it, and the Evaluation holds the runs finished so far.
+
+    In merge mode nothing runs: the shards' results are merged into the Evaluation."""
+    if job.settings.merge:
+        return merged(job, progress)
+    traces = TraceSpool()
+    evaluation = await until_signalled(
+        evaluate_change(
+            job.git,
+            revisions,
+            job.providers,
+            job.env,
+            run_options(job),
+            on_result=progress.on_result,
+            select=select,
+            on_plan=progress.on_plan,
+            traces=traces,
+        ),
+        progress,
+    )
+    if evaluation is None:
+        plan = progress.plan or Plan()
+        evaluation = Evaluation(ChangeSet(), plan, list(progress.done), [], [], traces=traces)
+    return evaluation
+
+
+def merged(job: Job, progress: RunProgress) -> Evaluation:
+    """The shards' results the `merge` input names, merged (`shard.merge_parts`)."""
+    pattern = job.settings.merge
+    given = Path(pattern)
+    anchor = Path(given.anchor) if given.is_absolute() else job.context.workspace
+    paths = sorted(anchor.glob(str(given.relative_to(given.anchor))))
+    if not paths:
+        raise ConfigError(
+            f"action input `merge`: no file matches {pattern!r} in the workspace; download "
+            "every shard's shard-i-of-n.json there first (see examples/workflows/sharded.yml)"
+        )
+    evaluation = merge_parts(paths).evaluation
+    job.log(f"evalward: merged {len(paths)} shards, {len(evaluation.fixtures)} runs")
+    progress.plan, progress.done = evaluation.plan, list(evaluation.fixtures)
+    return evaluation
+
+
+def run_options(job: Job) -> RunOptions:
+    """The settings as the pipeline takes them; the result cache only where the checkout
+    cannot have filled it (`trust.untrusted_cache`)."""
+    settings, context = job.settings, job.context
+    cache_dir = context.workspace_path(settings.cache_dir)
+    cache = None
+    if settings.cache != "off" and cache_dir is not None:
+        distrust = untrusted_cache(job.git, context.workspace, cache_dir)
+        if distrust:
+            job.log(command("warning", f"result cache not used: {distrust}"))
+        else:
+            cache = ResultCache(cache_dir, CacheMode(settings.cache))
+    if job.sandbox is not None and job.sandbox.user is not None:
+        written = [job.output_dir, *([cache_dir] if cache and cache_dir else [])]
+        protect(context.workspace, written, job.env)
+    if job.sandbox is not None and (persisted := job.git.credential_settings()):
+        job.log(
+            command(
+                "warning",
+                f"the checkout keeps a credential in its git configuration ({persisted[0]}), "
+                "which every process in this job can read, the pull request's programs "
+                "too. Check out with `persist-credentials: false`.",
+            )
+        )
+    return RunOptions(
+        parallel=settings.parallel,
+        run_all=settings.run_all,
+        gate_config=GateConfig(settings.gate_config),
+        cache=cache,
+        budget=Budget(settings.max_model_calls, settings.max_cost_usd),
+        sandbox=job.sandbox,
+    )
+
+
+def distrust_response_cache(job: Job) -> None:
+    """A response cache the checkout could fill is not read: its replies would decide the
+    runs (the rule of the result cache, `trust.untrusted_cache`)."""
+    cache = job.providers.cache
+    if cache is None or not cache.enabled:
+        return
+    distrust = untrusted_cache(job.git, job.context.workspace, cache.directory)
+    if distrust:
+        job.log(command("warning", f"response cache not used: {distrust}"))
+        cache.mode = ProviderCacheMode.off
+
+
+def missing_secrets(job: Job, exc: MissingSecretError, pull: PullInfo | None) -> int:
+    """A provider key is missing: fail, or skip the gate where the input allows it."""
+    where = (
+        f"This pull request comes from the fork {pull.head_repo}, and secrets are not "
+        "passed to workflows from forks, so the provider key is empty. "
+        if pull is not None and pull.from_fork
+        else ""
+    )
+    message = f"{where}{exc}"
+    if not exc.skippable:
+        raise MissingSecretError(
+            message + " The base branch's agents and judges have every key they need, so "
+            "this pull request's change is what needs it: `on-missing-secrets: skip` does "
+            "not apply. Add the key as a secret, or keep the provider the base uses.",
+            skippable=False,
+        )
+    if job.settings.on_missing_secrets == "fail":
+        raise MissingSecretError(
+            message + " To skip the gate instead, set the input `on-missing-secrets: skip`."
+        )
+    job.log(command("warning", f"evalward skipped: {message}"))
+    job.output({"result": GateResult.skipped.value})
+    return 0

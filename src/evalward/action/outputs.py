@@ -1,0 +1,123 @@
+"""What a run of the action leaves behind: the files, the job summary, the outputs, the
+default branch's score log, and the last line of the log.
+
+Results are written first, before anything that talks to GitHub: whatever fails later, what
+was computed is on disk.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalward.action.evaluate import RunProgress
+from evalward.action.github import PullInfo
+from evalward.action.job import Job
+from evalward.action.trust import untrusted_cache
+from evalward.action.workflow import command
+from evalward.evaluation import Evaluation
+from evalward.gate import BypassRecord, GateDecision, GateResult
+from evalward.report import files
+from evalward.report.markdown import ReportContext, render_comment, report_context
+from evalward.result_cache import CacheMode
+from evalward.trend import record_commit, trends
+
+SUMMARY_LIMIT = 1_000_000
+"""GitHub's job summary limit is 1 MiB per step."""
+
+
+def report_for(
+    job: Job,
+    evaluation: Evaluation,
+    decision: GateDecision,
+    head_sha: str,
+    progress: RunProgress,
+    record: BypassRecord | None = None,
+) -> ReportContext:
+    """The comment's context for this job (`report_context`, shared with the command line)."""
+    return report_context(
+        evaluation,
+        decision,
+        marker=job.marker,
+        repository=job.context.repository,
+        head_sha=head_sha,
+        run_url=job.context.run_url,
+        cancelled=progress.cancelled,
+        gate_config=job.settings.gate_config,
+        record=record,
+    )
+
+
+def write_everything(
+    job: Job,
+    evaluation: Evaluation,
+    decision: GateDecision,
+    report: ReportContext,
+    progress: RunProgress,
+    pull: PullInfo | None,
+) -> str:
+    """Every file, the job summary and the outputs; returns the comment as written."""
+    run = files.RunInfo(
+        event=job.context.event_name,
+        repository=job.context.repository,
+        pull_request=pull.number if pull else None,
+        head_sha=report.head_sha,
+        base_sha=pull.base_sha if pull else "",
+        run_url=job.context.run_url,
+        runs_planned=progress.planned,
+        runs_done=len(progress.done),
+        cancelled=progress.cancelled,
+    )
+    results_path, body = files.write_reports(
+        job.output_dir,
+        evaluation,
+        decision,
+        lambda: render_comment(report, job.template),
+        job.redact,
+        run,
+        trends([c.name for c in evaluation.comparisons], cache_dir=trusted_cache_dir(job)),
+    )
+    summary = render_comment(report, job.template, limit=SUMMARY_LIMIT)
+    files.append_summary(job.env.get("GITHUB_STEP_SUMMARY"), summary, job.redact)
+    head_scores = [c.head.score for c in evaluation.comparisons]
+    job.output(
+        {
+            "result": decision.result.value,
+            "score": f"{min(head_scores):.2f}" if head_scores else "",
+            "results-json": str(results_path),
+        }
+    )
+    return body
+
+
+def trusted_cache_dir(job: Job) -> Path | None:
+    """The result cache's directory when this run may read it (as `run_options` decides)."""
+    cache_dir = job.context.workspace_path(job.settings.cache_dir)
+    if job.settings.cache == "off" or cache_dir is None:
+        return None
+    if untrusted_cache(job.git, job.context.workspace, cache_dir):
+        return None
+    return cache_dir
+
+
+def record_scores(job: Job, evaluation: Evaluation) -> None:
+    """On the default branch, each Eval's score at this commit joins the cache's score log:
+    the trend that pull requests restoring this cache show in report.html."""
+    cache_dir = trusted_cache_dir(job)
+    if cache_dir is None or job.settings.cache != CacheMode.read_write.value:
+        return
+    try:
+        record_commit(
+            cache_dir,
+            evaluation.evals,
+            commit=job.context.sha,
+            branch=job.context.default_branch or "main",
+        )
+    except OSError as exc:
+        job.log(command("warning", f"the Evals' scores were not added to the cache: {exc}"))
+
+
+def conclude(job: Job, decision: GateDecision) -> None:
+    """The log's last line: the decision and why."""
+    if decision.result is GateResult.unavailable:
+        job.log(command("error", decision.reason, title="evalward: provider unavailable"))
+    job.log(f"evalward: {decision.result.value} — {decision.reason}")

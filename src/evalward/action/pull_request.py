@@ -1,0 +1,140 @@
+"""Gate a pull request: run its head against its base, decide, comment, annotate, check.
+
+GitHub failing after the runs (finding the earlier comment, the bypass label, posting) costs
+a warning, never the decision, the files or the summary.
+"""
+
+from __future__ import annotations
+
+from evalward.action.bypass import audit, check_bypass
+from evalward.action.checks import annotate, report_check
+from evalward.action.evaluate import RunProgress, evaluate, missing_secrets
+from evalward.action.github import GitHubPort, PullInfo
+from evalward.action.job import Job
+from evalward.action.outputs import conclude, report_for, write_everything
+from evalward.action.workflow import command
+from evalward.errors import ConfigError, GitHubError, MissingSecretError, ResourceError
+from evalward.gate import BypassRecord, GateDecision, GateResult, RegressionPolicy, decide
+from evalward.pipeline import Revisions
+from evalward.report import files
+from evalward.report.markdown import render_unloadable
+
+
+def fork_dispatch_refusal(pull: PullInfo) -> str:
+    where = f"the fork {pull.head_repo}" if pull.head_repo else "a repository that is gone"
+    return (
+        f"GITHUB_EVENT_NAME=workflow_dispatch: pull request #{pull.number} comes from {where}, "
+        "and evalward refuses to gate it here by default. workflow_dispatch runs with this "
+        "repository's secrets and token, and evalward runs the agents of the pull request's "
+        "head — code whoever opened it controls — so it could read your provider keys or "
+        "push to your repository, as on pull_request_target. Fork pull requests are gated by "
+        "`on: pull_request` (secrets are not passed to forks). If you have reviewed this head "
+        "(see docs/github.md), set the input `allow-untrusted-head: true`."
+    )
+
+
+def pull_request(job: Job, github: GitHubPort, number: int) -> PullInfo:
+    """The pull request to gate; on workflow_dispatch only one whose head is this
+    repository's, unless untrusted heads are allowed (pull_request_target's rule)."""
+    pull = github.pull_request(number)
+    dispatched = job.context.event_name == "workflow_dispatch"
+    if dispatched and not pull.head_in_repository and not job.settings.allow_untrusted_head:
+        raise ConfigError(fork_dispatch_refusal(pull))
+    return pull
+
+
+async def gate(job: Job, github: GitHubPort, number: int) -> int:
+    pull = pull_request(job, github, number)
+    head_sha = pull.head_sha or job.context.head_sha or "HEAD"
+    job.log(command("group", f"evalward: pull request #{number} ({pull.base_sha}..{head_sha})"))
+    progress = RunProgress(job.log, job.settings.cache_dir)
+    try:
+        evaluation = await evaluate(job, Revisions(base=pull.base_sha, head=head_sha), progress)
+    except MissingSecretError as exc:
+        job.log(command("endgroup"))
+        return missing_secrets(job, exc, pull)
+    except ResourceError as exc:
+        job.log(command("endgroup"))
+        comment_unloadable(job, number, head_sha, exc)
+        raise
+    job.log(command("endgroup"))
+    for note in evaluation.notes:
+        job.log(command("notice", note))
+
+    try:
+        existing = github.find_comment(number, job.marker)
+    except GitHubError as exc:
+        job.log(
+            command(
+                "warning",
+                f"{exc} No earlier comment is taken as evalward's: no bypass record is "
+                "read from one, and the comment is posted anew.",
+            )
+        )
+        existing = None
+    previous = BypassRecord.parse(existing.body) if existing else None
+    try:
+        bypass, refusal, record = check_bypass(job, pull, head_sha, evaluation, previous)
+    except GitHubError as exc:
+        job.log(command("warning", f"{exc} The bypass label could not be checked: no bypass."))
+        bypass, refusal, record = None, None, None
+    if progress.cancelled:
+        decision = progress.cancelled_decision()
+    else:
+        decision = decide(
+            evaluation.comparisons,
+            bypass,
+            refusal,
+            regressions=RegressionPolicy(job.settings.fail_on_regression),
+            skipped_runs=len(evaluation.skipped),
+            allow_incomplete=job.settings.allow_incomplete,
+            not_run=evaluation.plan.not_run,
+        )
+    report = report_for(job, evaluation, decision, head_sha, progress, record)
+    body = write_everything(job, evaluation, decision, report, progress, pull)
+    audit(job, decision, number, head_sha)
+    annotate(job, evaluation)
+
+    if should_comment(job, decision, existing is not None):
+        try:
+            url = github.upsert_comment(number, job.marker, body)
+            job.log(f"comment: {url}")
+            job.output({"comment-url": url})
+        except GitHubError as exc:
+            hint = " (a pull request from a fork gets a read-only token)" if pull.from_fork else ""
+            job.log(command("warning", f"{exc}{hint}"))
+    report_check(job, decision, evaluation, head_sha)
+    conclude(job, decision)
+    return decision.exit_code
+
+
+def comment_unloadable(job: Job, number: int, head_sha: str, exc: ResourceError) -> None:
+    """Say in the pull request why nothing ran: its resources do not load. The error
+    itself still ends the run (exit 2)."""
+    problems = [problem.render() for problem in exc.problems]
+    body = render_unloadable(job.marker, problems, head_sha, job.context.run_url)
+    files.append_summary(job.env.get("GITHUB_STEP_SUMMARY"), body, job.redact)
+    job.output({"result": GateResult.failed.value})
+    if job.github is None or job.settings.comment == "never":
+        return
+    try:
+        url = job.github.upsert_comment(number, job.marker, job.redact(body))
+        job.log(f"comment: {url}")
+    except GitHubError as exc2:
+        job.log(command("warning", str(exc2)))
+
+
+def should_comment(job: Job, decision: GateDecision, exists: bool) -> bool:
+    """`comment: always` always; `on-failure` when the gate did not pass, or to update a
+    comment already there; `never` never."""
+    mode = job.settings.comment
+    if mode == "never":
+        return False
+    if mode == "always" or exists:
+        return True
+    return decision.result in (
+        GateResult.failed,
+        GateResult.bypassed,
+        GateResult.incomplete,
+        GateResult.unavailable,
+    )

@@ -1,0 +1,128 @@
+"""What an event asks of the action: gate a pull request, run Evals on the current ref, or
+nothing.
+
+`route_event` is pure: the event comes in as a RunContext, and on a `schedule` event the
+Evals' schedules and the time come in as parameters (`eval_schedules` reads them), so every
+routing rule is tested without a repository or a clock.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from evalward.action.context import RunContext
+from evalward.action.settings import Settings
+from evalward.cron import Cron, parse_cron
+from evalward.errors import ConfigError
+from evalward.resources import load_resources
+
+PR_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "labeled", "unlabeled")
+SCHEDULE_WINDOW_MINUTES = 60
+"""GitHub may start a scheduled workflow late; an Eval is due if its cron fired this long ago."""
+
+PULL_REQUEST_TARGET_REFUSAL = (
+    "GITHUB_EVENT_NAME=pull_request_target: evalward refuses to run here by default. "
+    "pull_request_target runs with the base repository's secrets and a write token, and "
+    "evalward runs the agents of the pull request's head — code anyone who opens a pull "
+    "request controls — so a fork could read your provider keys or push to your repository. "
+    "Use `on: pull_request` (secrets are not passed to workflows from forks, which is the "
+    "point). If you have reviewed this risk (see docs/github.md), set the input "
+    "`allow-untrusted-head: true`."
+)
+
+
+class RouteKind(StrEnum):
+    gate = "gate"
+    """Gate a pull request: its head against its base, a comment and a decision."""
+    run = "run"
+    """Run Evals on the current ref (dispatch, schedule, push to the default branch)."""
+    skip = "skip"
+    """Nothing to do for this event; the action says why and passes."""
+
+
+@dataclass(frozen=True)
+class Route:
+    kind: RouteKind
+    pr: int | None = None
+    evals: frozenset[str] | None = None
+    """On a schedule: the Evals that are due (None: every Eval)."""
+    why: str = ""
+
+
+def route_event(
+    context: RunContext,
+    settings: Settings,
+    *,
+    schedules: Mapping[str, Cron] | None = None,
+    now: dt.datetime | None = None,
+) -> Route:
+    """The route of this event. `schedules` are the Evals' crons by name (a `schedule` event
+    only); `now` is when the scheduled run started (default: the current time)."""
+    event = context.event_name
+    if event in ("pull_request", "pull_request_target"):
+        if event == "pull_request_target" and not settings.allow_untrusted_head:
+            raise ConfigError(PULL_REQUEST_TARGET_REFUSAL)
+        if context.pr_number is None:
+            raise ConfigError(f"GITHUB_EVENT_PATH: a {event} event without a pull_request")
+        if context.action and context.action not in PR_ACTIONS:
+            return Route(
+                RouteKind.skip, why=f"the `{context.action}` action of {event} does not gate"
+            )
+        return Route(RouteKind.gate, pr=context.pr_number)
+    if event == "workflow_dispatch":
+        pr = settings.pr
+        if pr is None and context.dispatch_pr.strip():
+            if not context.dispatch_pr.strip().isdigit():
+                raise ConfigError(
+                    f"workflow_dispatch input `pr`: expected a pull request number, "
+                    f"got {context.dispatch_pr!r}"
+                )
+            pr = int(context.dispatch_pr)
+        if pr:
+            return Route(RouteKind.gate, pr=pr)
+        return Route(RouteKind.run, why="every Eval on the current ref")
+    if event == "schedule":
+        return _scheduled(context, schedules or {}, now or dt.datetime.now(dt.UTC))
+    if event == "push":
+        default = context.default_branch or "main"
+        if context.ref != f"refs/heads/{default}":
+            return Route(
+                RouteKind.skip, why=f"push to {context.ref or '?'}, not the default branch"
+            )
+        return Route(RouteKind.run, why=f"push to {default}")
+    raise ConfigError(
+        f"GITHUB_EVENT_NAME={event or '(unset)'}: evalward runs on pull_request, "
+        "workflow_dispatch, schedule and push events (pull_request_target only with "
+        "`allow-untrusted-head: true`)"
+    )
+
+
+def eval_schedules(workspace: Path) -> dict[str, Cron]:
+    """Each Eval's `schedule`, by name, from the checkout (only Evals that have one)."""
+    resources = load_resources(workspace)
+    return {
+        name: parse_cron(e.resource.spec.schedule)  # validated when the resources loaded
+        for name, e in resources.evals.items()
+        if e.resource.spec.schedule
+    }
+
+
+def _scheduled(context: RunContext, schedules: Mapping[str, Cron], now: dt.datetime) -> Route:
+    """The Evals whose own cron is the workflow's, else those whose cron fired in the window."""
+    if not schedules:
+        return Route(RouteKind.skip, why="no Eval has a `schedule`")
+    trigger = " ".join(context.schedule.split())
+    due = {name for name, cron in schedules.items() if trigger and cron.expression == trigger}
+    if not due:
+        due = {
+            name
+            for name, cron in schedules.items()
+            if cron.fired_within(now, SCHEDULE_WINDOW_MINUTES)
+        }
+    if not due:
+        return Route(RouteKind.skip, why="no scheduled Eval is due")
+    return Route(RouteKind.run, evals=frozenset(due), why=f"scheduled: {', '.join(sorted(due))}")
