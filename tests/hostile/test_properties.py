@@ -14,8 +14,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from evalward.errors import ResourceError
 from evalward.resources import load_resources
-from evalward.resources.loader import Located
 from evalward.resources.models import Assertion, EvalFixture, ScoringConfig
+from evalward.resources.resource_set import Located
 from evalward.results import Status
 from evalward.scoring.assertions import check
 from evalward.scoring.scores import score_fixture

@@ -1,6 +1,6 @@
 """The YAML resource kinds (Agent, EvalFixture, Eval, JudgeCalibration) and their loader."""
 
-from evalward.resources.loader import Located, ResourceSet, load_resources
+from evalward.resources.loader import load_resources
 from evalward.resources.models import (
     Agent,
     Assertion,
@@ -9,6 +9,7 @@ from evalward.resources.models import (
     JudgeCalibration,
     Severity,
 )
+from evalward.resources.resource_set import Located, ResourceSet
 
 __all__ = [
     "Agent",

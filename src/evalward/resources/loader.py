@@ -1,4 +1,5 @@
-"""Discover resource documents in a tree, validate them, and cross-check their references.
+"""Load the resource documents of a tree (the files `discover` finds), validate them, and
+cross-check their references (`references`).
 
 Every problem of a run is collected and raised together as one ResourceError (exit code 2):
 syntax errors, schema errors, duplicates, dangling references. A document is ours when its
@@ -8,31 +9,30 @@ document is ignored.
 
 from __future__ import annotations
 
-import fnmatch
 import gc
-import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from evalward import startup
 from evalward.errors import Problem, ResourceError
 from evalward.resources import agentv
+from evalward.resources.discover import discover, relative
 from evalward.resources.models import (
     API_VERSIONS,
     KINDS,
     Agent,
     Eval,
     EvalFixture,
-    JudgeCalibration,
 )
-from evalward.resources.paths import OutsideRepository, program_path, repo_path
 from evalward.resources.problems import did_you_mean, problems_from_validation, render_path
+from evalward.resources.references import check_references
 from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config
+from evalward.resources.resource_set import Located, ResourceSet
 from evalward.resources.yamlsource import (
     MAX_FILE_BYTES,
     Document,
@@ -44,82 +44,6 @@ from evalward.resources.yamlsource import (
     parse_documents,
     too_large,
 )
-
-DEFAULT_EXCLUDES = frozenset(
-    {
-        ".git",
-        "node_modules",
-        ".venv",
-        "venv",
-        ".tox",
-        ".nox",
-        ".evalward",
-        "__pycache__",
-        ".mypy_cache",
-        ".ruff_cache",
-        ".pytest_cache",
-        "site-packages",
-    }
-)
-
-R = TypeVar("R", bound=BaseModel)
-
-
-@dataclass(frozen=True)
-class Located(Generic[R]):
-    """A validated resource and where it was defined (path relative to the root)."""
-
-    resource: R
-    file: str
-    line: int
-    document: int = 0
-    """Index of the document in its file (for locating fields later)."""
-
-
-@dataclass
-class ResourceSet:
-    """Every resource found under one root, by kind and name."""
-
-    root: Path
-    agents: dict[str, Located[Agent]] = field(default_factory=dict)
-    fixtures: dict[str, Located[EvalFixture]] = field(default_factory=dict)
-    evals: dict[str, Located[Eval]] = field(default_factory=dict)
-    calibrations: dict[str, Located[JudgeCalibration]] = field(default_factory=dict)
-    warnings: list[Problem] = field(default_factory=list)
-    agentv_files: set[str] = field(default_factory=set)
-    """Files read as AgentV: what they load depends on the files they reference."""
-
-    _label_index: dict[tuple[str, str], set[str]] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
-    _indexed: int = field(default=-1, init=False, repr=False, compare=False)
-
-    def fixtures_of(self, eval_def: Eval) -> list[Located[EvalFixture]]:
-        """The union of the Eval's label selector and explicit list, in a stable order.
-
-        Selection goes through an index of (label, value) -> fixture names, so selecting for
-        every Eval of a large repository stays linear in what is selected.
-        """
-        names: set[str] = set()
-        selector = eval_def.spec.fixture_selector
-        if selector is not None and selector.match_labels:
-            index = self._labels()
-            sets = [index.get(pair, set()) for pair in selector.match_labels.items()]
-            names = set.intersection(*sorted(sets, key=len))
-        names.update(name for name in eval_def.spec.fixtures if name in self.fixtures)
-        return [self.fixtures[name] for name in sorted(names)]
-
-    def _labels(self) -> dict[tuple[str, str], set[str]]:
-        if self._indexed != len(self.fixtures):
-            index: dict[tuple[str, str], set[str]] = {}
-            for name, fixture in self.fixtures.items():
-                for pair in fixture.resource.metadata.labels.items():
-                    index.setdefault(pair, set()).add(name)
-            self._label_index, self._indexed = index, len(self.fixtures)
-        return self._label_index
-
-    def evals_targeting(self, agent: str) -> list[Located[Eval]]:
-        return [e for _, e in sorted(self.evals.items()) if e.resource.spec.target_agent == agent]
 
 
 @contextmanager
@@ -177,7 +101,7 @@ def _load_resources(
     paths = sorted(files) if files is not None else sorted(discover(root, config))
     for path in paths:
         run.load_file(path)
-    _cross_check(run)
+    check_references(run.result, run.root, run.located_field)
     if run.problems:
         raise ResourceError(sorted(run.problems, key=_order))
     return run.result
@@ -224,9 +148,9 @@ def _load_changed_resources(
     ):
         mine.update((name, r) for name, r in table.items() if r.file not in changed)  # type: ignore[misc]
     run.result.agentv_files = previous.agentv_files - changed
-    for path in sorted(p for p in discover(root, config) if _relative(p, root) in changed):
+    for path in sorted(p for p in discover(root, config) if relative(p, root) in changed):
         run.load_file(path)
-    _cross_check(run, check_files=check_files)
+    check_references(run.result, run.root, run.located_field, check_files=check_files)
     if run.problems:
         raise ResourceError(sorted(run.problems, key=_order))
     return run.result
@@ -240,50 +164,6 @@ def needs_full_load(previous: ResourceSet, changed: set[str]) -> bool:
 
 def _order(problem: Problem) -> tuple[str, int, int]:
     return (problem.file, problem.line or 0, problem.column or 0)
-
-
-def discover(root: Path, config: RepoConfig | None = None) -> Iterator[Path]:
-    """Every `*.yaml` / `*.yml` under the configured roots, minus the excludes."""
-    excludes = list(config.exclude) if config is not None else []
-    roots = list(config.roots) if config is not None else ["."]
-    seen: set[Path] = set()
-    for sub in roots:
-        start = (root / sub).resolve() if sub != "." else root
-        if not start.resolve().is_relative_to(root.resolve()):
-            continue  # a link out of the repository: reported by the load
-        for dirpath, dirnames, filenames in os.walk(start):
-            base = Path(dirpath)
-            dirnames[:] = sorted(
-                d
-                for d in dirnames
-                if d not in DEFAULT_EXCLUDES and not _excluded(base / d, root, excludes)
-            )
-            for name in filenames:
-                path = base / name
-                if not name.endswith((".yaml", ".yml")) or path in seen:
-                    continue
-                if base == root and name == CONFIG_FILE:
-                    continue
-                if not _excluded(path, root, excludes):
-                    seen.add(path)
-                    yield path
-
-
-def _excluded(path: Path, root: Path, patterns: list[str]) -> bool:
-    if not patterns:
-        return False
-    rel = _relative(path, root)
-    return any(
-        fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(path.name, p) or rel.startswith(p + "/")
-        for p in patterns
-    )
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return path.as_posix()
 
 
 @dataclass
@@ -327,7 +207,7 @@ class _Run:
     # -- loading --------------------------------------------------------------------------
 
     def load_file(self, path: Path) -> None:
-        rel = _relative(path, self.root)
+        rel = relative(path, self.root)
         text = self._read(path, rel)
         if text is None or ("apiVersion" not in text and not _maybe_agentv(text)):
             return
@@ -483,97 +363,3 @@ def _with_defaults(data: dict[str, Any], config: RepoConfig) -> dict[str, Any]:
         if values and (isinstance(spec.get(key), dict) or key not in spec):
             spec[key] = {**values, **(spec.get(key) or {})}
     return {**data, "spec": spec}
-
-
-def _check_paths(run: _Run) -> None:
-    """Files and programs an Agent names: inside the repository, and there (systemFile)."""
-    for located in run.result.agents.values():
-        spec = located.resource.spec
-        if spec.system_file:
-            where = ("spec", "systemFile")
-            try:
-                path = repo_path(run.root, spec.system_file, Path(located.file).parent)
-            except OutsideRepository:
-                run.located_field(
-                    located,
-                    where,
-                    f"the file {spec.system_file!r} leaves the repository; "
-                    "reference a file inside it",
-                )
-            else:
-                if not path.is_file():
-                    run.located_field(
-                        located, where, f"the file {spec.system_file!r} does not exist"
-                    )
-                elif path.stat().st_size == 0:
-                    run.located_field(located, where, f"the file {spec.system_file!r} is empty")
-        programs: list[tuple[PathKey, str]] = []
-        runtime = spec.runtime
-        if runtime is not None and runtime.command is not None:
-            programs.append((("spec", "runtime", "command", "run", 0), runtime.command.run[0]))
-        if runtime is not None and runtime.http is not None:
-            programs.append((("spec", "runtime", "http", "start", 0), runtime.http.start[0]))
-        for index, tool in enumerate(spec.tools):
-            if tool.command is not None:
-                programs.append((("spec", "tools", index, "command"), tool.command.run[0]))
-        for at, program in programs:
-            try:
-                program_path(run.root, program)
-            except OutsideRepository:
-                run.located_field(
-                    located,
-                    at,
-                    f"the program {program!r} leaves the repository; run a program inside it, "
-                    "or one on PATH by its name",
-                )
-
-
-def _cross_check(run: _Run, *, check_files: bool = True) -> None:
-    result = run.result
-    if check_files:
-        _check_paths(run)
-    for name, located in sorted(result.evals.items()):
-        spec = located.resource.spec
-        if spec.target_agent not in result.agents:
-            run.located_field(
-                located,
-                ("spec", "targetAgent"),
-                f"Eval {name!r} targets agent {spec.target_agent!r}, which is not defined"
-                f"{did_you_mean(spec.target_agent, result.agents)}",
-            )
-        for index, fixture in enumerate(spec.fixtures):
-            if fixture not in result.fixtures:
-                run.located_field(
-                    located,
-                    ("spec", "fixtures", index),
-                    f"Eval {name!r} lists fixture {fixture!r}, which is not defined"
-                    f"{did_you_mean(fixture, result.fixtures)}",
-                )
-        calibration = spec.judge.calibration
-        if calibration and calibration not in result.calibrations:
-            run.located_field(
-                located,
-                ("spec", "judge", "calibration"),
-                f"Eval {name!r} names JudgeCalibration {calibration!r}, which is not defined"
-                f"{did_you_mean(calibration, result.calibrations)}",
-            )
-        if spec.fixture_selector is not None and spec.fixture_selector.match_labels:
-            labels = spec.fixture_selector.match_labels
-            selector_only = located.resource.model_copy(
-                update={"spec": spec.model_copy(update={"fixtures": []})}
-            )
-            if not result.fixtures_of(selector_only):
-                result.warnings.append(
-                    Problem(
-                        located.file,
-                        located.line,
-                        1,
-                        "spec.fixtureSelector.matchLabels",
-                        f"Eval {name!r}: the selector {labels} matches no fixture",
-                    )
-                )
-        no_selector = spec.fixture_selector is None or not spec.fixture_selector.match_labels
-        if no_selector and not spec.fixtures:
-            result.warnings.append(
-                Problem(located.file, located.line, 1, "spec", f"Eval {name!r} selects no fixture")
-            )

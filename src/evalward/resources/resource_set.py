@@ -1,0 +1,71 @@
+"""The loaded resources of one tree: each by kind and name, with where it was defined."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from pydantic import BaseModel
+
+from evalward.errors import Problem
+from evalward.resources.models import Agent, Eval, EvalFixture, JudgeCalibration
+
+R = TypeVar("R", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Located(Generic[R]):
+    """A validated resource and where it was defined (path relative to the root)."""
+
+    resource: R
+    file: str
+    line: int
+    document: int = 0
+    """Index of the document in its file (for locating fields later)."""
+
+
+@dataclass
+class ResourceSet:
+    """Every resource found under one root, by kind and name."""
+
+    root: Path
+    agents: dict[str, Located[Agent]] = field(default_factory=dict)
+    fixtures: dict[str, Located[EvalFixture]] = field(default_factory=dict)
+    evals: dict[str, Located[Eval]] = field(default_factory=dict)
+    calibrations: dict[str, Located[JudgeCalibration]] = field(default_factory=dict)
+    warnings: list[Problem] = field(default_factory=list)
+    agentv_files: set[str] = field(default_factory=set)
+    """Files read as AgentV: what they load depends on the files they reference."""
+
+    _label_index: dict[tuple[str, str], set[str]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _indexed: int = field(default=-1, init=False, repr=False, compare=False)
+
+    def fixtures_of(self, eval_def: Eval) -> list[Located[EvalFixture]]:
+        """The union of the Eval's label selector and explicit list, in a stable order.
+
+        Selection goes through an index of (label, value) -> fixture names, so selecting for
+        every Eval of a large repository stays linear in what is selected.
+        """
+        names: set[str] = set()
+        selector = eval_def.spec.fixture_selector
+        if selector is not None and selector.match_labels:
+            index = self._labels()
+            sets = [index.get(pair, set()) for pair in selector.match_labels.items()]
+            names = set.intersection(*sorted(sets, key=len))
+        names.update(name for name in eval_def.spec.fixtures if name in self.fixtures)
+        return [self.fixtures[name] for name in sorted(names)]
+
+    def _labels(self) -> dict[tuple[str, str], set[str]]:
+        if self._indexed != len(self.fixtures):
+            index: dict[tuple[str, str], set[str]] = {}
+            for name, fixture in self.fixtures.items():
+                for pair in fixture.resource.metadata.labels.items():
+                    index.setdefault(pair, set()).add(name)
+            self._label_index, self._indexed = index, len(self.fixtures)
+        return self._label_index
+
+    def evals_targeting(self, agent: str) -> list[Located[Eval]]:
+        return [e for _, e in sorted(self.evals.items()) if e.resource.spec.target_agent == agent]
