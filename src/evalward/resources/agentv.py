@@ -15,9 +15,8 @@ Both shapes are read: the older one (`evalcases`, `expected_outcome`, `input_mes
 - `execution.target` (test, else file, else `defaults.targetAgent` of evalward.yaml) -> the
   fixture's `targetAgent` and its `agent` label, so `matchLabels: {agent: X}` selects it.
 
-AgentV's `contains` is case-insensitive; it becomes a case-insensitive `regex` so it keeps its
-meaning. Grader types evalward cannot evaluate (code graders, composite, is-json, …) are errors
-that name the type rather than checks that silently never run.
+Each grader (`assertions`, `evaluators`, rubric items) becomes evalward assertions in
+`agentv_graders`.
 """
 
 from __future__ import annotations
@@ -28,39 +27,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalward.resources.agentv_graders import (
+    AgentVProblem,
+    GraderContext,
+    grader_assertions,
+    rubric_item,
+)
 from evalward.resources.common import API_VERSION
 from evalward.resources.paths import OutsideRepository, repo_path
 from evalward.resources.yamlsource import PathKey, YamlSyntaxError, load_documents
 
 CASE_KEYS = ("evalcases", "eval_cases", "tests")
-SUPPORTED_TYPES = (
-    "contains",
-    "icontains",
-    "contains-any",
-    "contains-all",
-    "icontains-any",
-    "icontains-all",
-    "equals",
-    "regex",
-    "starts-with",
-    "ends-with",
-    "llm-grader",
-    "rubrics",
-    "latency",
-    "token-usage",
-    "tool-trajectory",
-)
-_TYPE_ALIASES = {"llm-judge": "llm-grader", "rubric": "rubrics"}
 _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
-
-
-class AgentVProblem(Exception):
-    """A mistake at `path` (keys and indexes into the AgentV document)."""
-
-    def __init__(self, path: PathKey, message: str) -> None:
-        super().__init__(message)
-        self.path = path
-        self.message = message
 
 
 @dataclass
@@ -216,12 +194,12 @@ def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) 
         graders.append((item, (*path, "execution", "evaluators", index)))
     for index, item in enumerate(suite.assertions):
         graders.append((item, ("assertions", index)))
-    context = _Context(criteria, reference, files)
+    context = GraderContext(criteria, reference, files.read)
     assertions: list[dict[str, Any]] = []
     for item, item_path in graders:
-        assertions.extend(_assertion(item, item_path, context))
+        assertions.extend(grader_assertions(item, item_path, context))
     for index, item in enumerate(case.get("rubrics") or []):
-        assertions.append(_rubric_item(item, (*path, "rubrics", index), 1.0))
+        assertions.append(rubric_item(item, (*path, "rubrics", index), 1.0))
     if criteria and not context.criteria_used:
         assertions.insert(0, {"type": "judge", "kind": "rubric", "rubric": criteria})
     if not assertions:
@@ -323,168 +301,3 @@ def _reference(case: dict[str, Any], path: PathKey, files: _Files) -> str | None
         return None
     messages = _messages(case[key], (*path, key), "assistant", files)
     return "\n\n".join(m["content"] for m in messages)
-
-
-@dataclass
-class _Context:
-    criteria: str | None
-    reference: str | None
-    files: _Files
-    criteria_used: bool = False
-
-
-def _assertion(item: Any, path: PathKey, ctx: _Context) -> list[dict[str, Any]]:
-    if isinstance(item, str):  # AgentV's shorthand: a plain string is a rubric criterion
-        return [_rubric_item(item, path, 1.0)]
-    if not isinstance(item, dict) or not isinstance(item.get("type"), str):
-        raise AgentVProblem(path, "expected an assertion mapping with a `type`")
-    kind = item["type"].lower().replace("_", "-")
-    kind = _TYPE_ALIASES.get(kind, kind)
-    weight = item.get("weight", 1.0)
-    if not isinstance(weight, int | float) or isinstance(weight, bool) or weight < 0:
-        raise AgentVProblem((*path, "weight"), f"expected a number >= 0; found {weight!r}")
-    negate = item.get("negate") is True
-    base: dict[str, Any] = {"weight": float(weight)}
-    if kind in ("contains", "icontains", "equals", "regex", "starts-with", "ends-with"):
-        value = item.get("value")
-        if kind == "equals" and value is None:
-            if ctx.reference is None:
-                raise AgentVProblem(path, "an `equals` check needs `value` or `expected_output`")
-            value = ctx.reference
-        if not isinstance(value, str):
-            raise AgentVProblem((*path, "value"), f"expected a string; found {value!r}")
-        if kind == "equals" and not negate:
-            return [{**base, "type": "equals", "value": value}]
-        if kind == "contains" and item.get("case_sensitive") is True:
-            return [{**base, "type": "notContains" if negate else "contains", "value": value}]
-        pattern = {
-            "contains": f"(?i){re.escape(value)}",
-            "icontains": f"(?i){re.escape(value)}",
-            "equals": rf"(?s)\A\s*{re.escape(value.strip())}\s*\Z",
-            "regex": value,
-            "starts-with": rf"\A{re.escape(value)}",
-            "ends-with": rf"{re.escape(value)}\Z",
-        }[kind]
-        return [{**base, "type": "regex", "pattern": _negated(pattern) if negate else pattern}]
-    if negate:
-        raise AgentVProblem((*path, "negate"), f"`negate` is not supported on {kind!r}")
-    if kind in ("contains-any", "contains-all", "icontains-any", "icontains-all"):
-        values = item.get("value")
-        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-            raise AgentVProblem((*path, "value"), f"expected a list of strings; found {values!r}")
-        flags = "(?is)" if kind.startswith("i") or not item.get("case_sensitive") else "(?s)"
-        if kind.endswith("any"):
-            pattern = flags + "(?:" + "|".join(re.escape(v) for v in values) + ")"
-        else:
-            pattern = flags + r"\A" + "".join(f"(?=.*{re.escape(v)})" for v in values)
-        return [{**base, "type": "regex", "pattern": pattern}]
-    if kind == "llm-grader":
-        return _llm_grader(item, path, ctx, base)
-    if kind == "rubrics":
-        criteria = item.get("criteria")
-        if not isinstance(criteria, list) or not criteria:
-            raise AgentVProblem((*path, "criteria"), "expected a non-empty list of criteria")
-        ctx.criteria_used = True
-        return [
-            _rubric_item(c, (*path, "criteria", i), float(weight)) for i, c in enumerate(criteria)
-        ]
-    if kind == "latency":
-        limit = item.get("threshold", item.get("max_ms"))
-        if not isinstance(limit, int | float) or limit <= 0:
-            raise AgentVProblem(path, "a latency check needs `threshold` (milliseconds, > 0)")
-        return [{**base, "type": "latency", "maxMs": limit}]
-    if kind == "token-usage":
-        limit = item.get("max_total", item.get("max_total_tokens"))
-        if not isinstance(limit, int) or limit < 0:
-            raise AgentVProblem(path, "a token-usage check needs `max_total` (a token count)")
-        return [{**base, "type": "cost", "maxTokens": limit}]
-    if kind == "tool-trajectory":
-        return _trajectory(item, path, base)
-    raise AgentVProblem(
-        (*path, "type"),
-        f"AgentV assertion type {item['type']!r} is not supported by evalward; supported: "
-        + ", ".join(SUPPORTED_TYPES),
-    )
-
-
-def _negated(pattern: str) -> str:
-    flags = re.match(r"^\(\?[a-z]+\)", pattern)
-    prefix = flags.group(0) if flags else ""
-    return f"{prefix}(?s)\\A(?!.*(?:{pattern[len(prefix) :]}))"
-
-
-def _llm_grader(
-    item: dict[str, Any], path: PathKey, ctx: _Context, base: dict[str, Any]
-) -> list[dict[str, Any]]:
-    prompt = item.get("prompt")
-    if prompt is not None and not isinstance(prompt, str):
-        raise AgentVProblem((*path, "prompt"), f"expected a string; found {prompt!r}")
-    if prompt and "\n" not in prompt and re.search(r"\.(md|txt|j2)$|^\.{0,2}/", prompt.strip()):
-        prompt = ctx.files.read(prompt.strip(), (*path, "prompt"))
-    if not prompt:
-        if not ctx.criteria:
-            raise AgentVProblem(path, "an llm-grader without `prompt` needs the test's `criteria`")
-        prompt = ctx.criteria
-    elif ctx.criteria and not re.search(r"\{\{\s*criteria\s*\}\}", prompt):
-        prompt = f"{prompt.rstrip()}\n\nCriteria: {{{{criteria}}}}"
-    ctx.criteria_used = True  # AgentV hands the criteria to every grader
-    prompt = re.sub(r"\{\{\s*criteria\s*\}\}", lambda _: ctx.criteria or "", prompt)
-    prompt = re.sub(r"\{\{\s*expected_output\s*\}\}", lambda _: ctx.reference or "", prompt)
-    threshold = item.get("min_score", item.get("threshold", 0.5))
-    out = [{**base, "type": "judge", "kind": "rubric", "rubric": prompt, "minScore": threshold}]
-    for index, rubric in enumerate(item.get("rubrics") or []):
-        out.append(_rubric_item(rubric, (*path, "rubrics", index), base["weight"]))
-    return out
-
-
-def _rubric_item(item: Any, path: PathKey, weight: float) -> dict[str, Any]:
-    if isinstance(item, str):
-        return {"type": "judge", "kind": "rubric", "rubric": item, "weight": weight}
-    if not isinstance(item, dict):
-        raise AgentVProblem(path, f"expected a rubric item (text or mapping); found {item!r}")
-    outcome = item.get("outcome", item.get("description"))
-    if not isinstance(outcome, str) or not outcome.strip():
-        raise AgentVProblem(path, "a rubric item needs `outcome` (the criterion, as text)")
-    item_weight = item.get("weight", 1.0)
-    if not isinstance(item_weight, int | float) or item_weight < 0:
-        raise AgentVProblem((*path, "weight"), f"expected a number >= 0; found {item_weight!r}")
-    judge: dict[str, Any] = {
-        "type": "judge",
-        "kind": "rubric",
-        "rubric": outcome,
-        "weight": weight * float(item_weight),
-    }
-    if "min_score" in item:
-        judge["minScore"] = item["min_score"]
-    return judge
-
-
-def _trajectory(item: dict[str, Any], path: PathKey, base: dict[str, Any]) -> list[dict[str, Any]]:
-    mode = item.get("mode", "in_order")
-    if mode == "any_order":
-        minimums = item.get("minimums") or {}
-        if not isinstance(minimums, dict) or not minimums:
-            raise AgentVProblem(path, "an any_order tool-trajectory needs `minimums`")
-        for tool, count in minimums.items():
-            if count != 1:
-                raise AgentVProblem(
-                    (*path, "minimums", tool), "only a minimum of 1 call is supported"
-                )
-        return [{**base, "type": "toolCalled", "tool": str(tool)} for tool in minimums]
-    if mode != "in_order":
-        raise AgentVProblem(
-            (*path, "mode"), f"expected mode any_order or in_order (supported); found {mode!r}"
-        )
-    expected = item.get("expected")
-    if not isinstance(expected, list) or not expected:
-        raise AgentVProblem(path, "a tool-trajectory needs `expected` tool calls")
-    tools = []
-    for index, call in enumerate(expected):
-        if not isinstance(call, dict) or not isinstance(call.get("tool"), str):
-            raise AgentVProblem((*path, "expected", index), "expected `{tool: name}`")
-        if call.get("args", "any") != "any":
-            raise AgentVProblem(
-                (*path, "expected", index, "args"), "argument matching is not supported by evalward"
-            )
-        tools.append(call["tool"])
-    return [{**base, "type": "toolSequence", "tools": tools}]
