@@ -246,7 +246,8 @@ def build_providers(
     override: Provider | None = None
     identity = ""
     if mock_script:
-        from evalward.providers.mock import MockProvider, load_script  # imports PyYAML
+        # lazy: the mock provider imports PyYAML, which a run without a mock script never needs
+        from evalward.providers.mock import MockProvider, load_script
 
         override = MeteredProvider(MockProvider(load_script(Path(mock_script))), prices, None)
         by_name["mock"] = override

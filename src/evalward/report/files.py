@@ -177,6 +177,8 @@ def write_reports(
     fails later (the comment is rendered only then) — then junit.xml, report.html and
     comment.md. Returns results.json's path and the comment as written. `trends` are the
     Evals' earlier scores for report.html's trend charts (`evalward.trend`)."""
+    # lazy: report.html's renderer and the XML library cost a command that writes no files
+    # (`evalward run` without --output-dir) about 5 ms of start-up
     from evalward.report.html import html_chunks
     from evalward.report.junit import junit_xml
 

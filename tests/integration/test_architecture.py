@@ -1,0 +1,256 @@
+"""The source keeps the shape docs/architecture.md describes: layers imported only downward,
+no import cycle, imports at the top of a module (but in cli/, __main__.py, TYPE_CHECKING
+blocks and imports marked `# lazy:`), and no module over 450 lines.
+
+The layer table is read from docs/architecture.md, so the page and the rule cannot drift.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCE = ROOT / "src"
+PACKAGE = SOURCE / "evalward"
+MAX_LINES = 450
+LAZY_MARK = "# lazy:"
+FREE_TO_IMPORT_LATE = ("evalward.cli", "evalward.__main__")
+"""Each command imports the engine when it runs, so `--version` loads almost nothing."""
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str
+    imported: str
+    line: int
+    top_level: bool
+    """At the module's top (or in a top-level `if`/`try`), not inside a def or class."""
+    type_only: bool
+    """Under `if TYPE_CHECKING:`."""
+    marked_lazy: bool
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(SOURCE).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def resolve(name: str, known: dict[str, Path]) -> str:
+    """The evalward module an import loads: `from evalward.report import files` is
+    evalward.report.files; `from evalward.errors import ConfigError` is evalward.errors."""
+    return name if name in known else name.rsplit(".", 1)[0]
+
+
+def imports_of(name: str, path: Path, known: dict[str, Path]) -> list[Import]:
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    tree = ast.parse(text)
+    found: dict[tuple[int, str], Import] = {}
+
+    def marked(node: ast.stmt) -> bool:
+        """`# lazy:` on the import's line, or in the comment above it (or above the group of
+        imports it belongs to)."""
+        if LAZY_MARK in lines[node.lineno - 1]:
+            return True
+        for line in reversed(lines[: node.lineno - 1]):
+            line = line.strip()
+            if line.startswith(LAZY_MARK):
+                return True
+            if not line.startswith(("#", "from ", "import ")):
+                return False
+        return False
+
+    def visit(node: ast.AST, top_level: bool, type_only: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(
+                child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda
+            ):
+                visit(child, False, type_only)
+            elif isinstance(child, ast.If) and _is_type_checking(child.test):
+                visit(child, top_level, True)
+            elif isinstance(child, ast.Import | ast.ImportFrom):
+                for target in _targets(child, name, path):
+                    if target == "evalward" or target.startswith("evalward."):
+                        module = resolve(target, known)
+                        found[(child.lineno, module)] = Import(
+                            name, module, child.lineno, top_level, type_only, marked(child)
+                        )
+            else:
+                visit(child, top_level, type_only)
+
+    visit(tree, True, False)
+    return list(found.values())
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _targets(node: ast.Import | ast.ImportFrom, importer: str, path: Path) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = node.module or ""
+    if node.level:
+        package = importer.split(".") if path.name == "__init__.py" else importer.split(".")[:-1]
+        anchor = package[: len(package) - (node.level - 1)]
+        base = ".".join([*anchor, *([base] if base else [])])
+    return [f"{base}.{alias.name}" for alias in node.names]
+
+
+def layers() -> list[tuple[str, list[str]]]:
+    """(layer, entries) from the page's table, bottom layer first."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = page.split("## Layers and the import rule", 1)[1]
+    block = re.search(r"```text\n(.*?)```", section, re.DOTALL)
+    assert block, "docs/architecture.md: no ```text block of layers under its heading"
+    table = []
+    for line in block[1].splitlines():
+        layer, _, entries = line.partition(":")
+        table.append((layer.strip(), entries.split()))
+    return table[::-1]
+
+
+def layer_of(module: str, table: list[tuple[str, list[str]]]) -> list[int]:
+    matches = []
+    for index, (_, entries) in enumerate(table):
+        for entry in entries:
+            if entry == "__init__":
+                target = "evalward"
+            elif entry.endswith("/"):
+                target = "evalward." + entry.rstrip("/").replace("/", ".")
+                if module == target or module.startswith(target + "."):
+                    matches.append(index)
+                continue
+            else:
+                target = "evalward." + entry.replace("/", ".")
+            if module == target:
+                matches.append(index)
+    return matches
+
+
+KNOWN = modules()
+ALL = [i for name, path in KNOWN.items() for i in imports_of(name, path, KNOWN)]
+
+
+def test_every_module_is_in_exactly_one_layer() -> None:
+    table = layers()
+    stray = {m: layer_of(m, table) for m in KNOWN if len(layer_of(m, table)) != 1}
+    assert not stray, (
+        f"modules in no layer or in several (add each to docs/architecture.md once): {stray}"
+    )
+
+
+def test_no_import_runs_up_a_layer() -> None:
+    table = layers()
+    names = [layer for layer, _ in table]
+    upward = [
+        f"{i.importer}:{i.line} imports {i.imported} "
+        f"({names[layer_of(i.importer, table)[0]]} -> {names[layer_of(i.imported, table)[0]]})"
+        for i in ALL
+        if layer_of(i.imported, table)[0] > layer_of(i.importer, table)[0]
+    ]
+    assert not upward, "imports that run up a layer:\n" + "\n".join(upward)
+
+
+def test_imports_sit_at_the_top_of_a_module() -> None:
+    hidden = [
+        f"{i.importer}:{i.line} imports {i.imported} inside a function"
+        for i in ALL
+        if not i.top_level
+        and not i.type_only
+        and not i.marked_lazy
+        and not i.importer.startswith(FREE_TO_IMPORT_LATE)
+    ]
+    assert not hidden, (
+        "move these to the top of the module, or mark a lazy import for start-up time "
+        f"with `{LAZY_MARK} <why>`:\n" + "\n".join(hidden)
+    )
+
+
+def test_no_import_cycle() -> None:
+    graph: dict[str, set[str]] = {name: set() for name in KNOWN}
+    for i in ALL:
+        if i.top_level and not i.type_only and i.imported != i.importer:
+            graph[i.importer].add(i.imported)
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(name: str) -> list[str] | None:
+        state[name] = 1
+        path.append(name)
+        for target in sorted(graph[name]):
+            if state.get(target) == 1:
+                return [*path[path.index(target) :], target]
+            if target not in state and (cycle := visit(target)):
+                return cycle
+        state[name] = 2
+        path.pop()
+        return None
+
+    for name in sorted(graph):
+        if name not in state:
+            cycle = visit(name)
+            assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+@pytest.mark.parametrize("name", sorted(KNOWN))
+def test_no_module_is_over_the_line_limit(name: str) -> None:
+    count = len(KNOWN[name].read_text(encoding="utf-8").splitlines())
+    assert count <= MAX_LINES, f"{KNOWN[name].relative_to(ROOT)}: {count} lines (> {MAX_LINES})"
+
+
+def test_the_checker_sees_what_it_must_refuse(tmp_path: Path) -> None:
+    """A function-level import, a TYPE_CHECKING one, a marked lazy one and a relative one are
+    each told apart."""
+    source = tmp_path / "evalward" / "stage.py"
+    source.parent.mkdir()
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from evalward.errors import ConfigError\n"
+        "from . import plan\n"
+        "if TYPE_CHECKING:\n"
+        "    from evalward.report import files\n"
+        "def f():\n"
+        "    from evalward.pipeline import Revisions\n"
+        "    # lazy: the renderer is needed only when files are written,\n"
+        "    # and a run that writes none is faster without it\n"
+        "    from evalward.report.html import html_chunks\n"
+        "    from evalward.report.junit import junit_xml\n"
+        "    x = 1\n"
+        "    from evalward.gate import decide\n"
+    )
+    found = imports_of("evalward.stage", source, KNOWN)
+    described = [(i.imported, i.top_level, i.type_only, i.marked_lazy) for i in found]
+    assert described == [
+        ("evalward.errors", True, False, False),
+        ("evalward.plan", True, False, False),
+        ("evalward.report.files", True, True, False),
+        ("evalward.pipeline", False, False, False),
+        ("evalward.report.html", False, False, True),
+        ("evalward.report.junit", False, False, True),
+        ("evalward.gate", False, False, False),
+    ]
+
+
+def test_the_layer_table_orders_what_it_names() -> None:
+    """Packages match their submodules, `__init__` is the package itself, and a provider
+    importing a runtime would be an upward import."""
+    table = layers()
+    names = [layer for layer, _ in table]
+    assert names[0] == "foundation" and names[-1] == "entry"
+    (providers,) = layer_of("evalward.providers.base", table)
+    (runtime,) = layer_of("evalward.runtime.runner", table)
+    assert providers < runtime
+    assert [names[i] for i in layer_of("evalward", table)] == ["foundation"]
+    assert [names[i] for i in layer_of("evalward.action.route", table)] == ["entry"]
