@@ -254,3 +254,15 @@ def test_the_layer_table_orders_what_it_names() -> None:
     assert providers < runtime
     assert [names[i] for i in layer_of("evalward", table)] == ["foundation"]
     assert [names[i] for i in layer_of("evalward.action.route", table)] == ["entry"]
+
+
+def test_every_module_the_page_names_exists() -> None:
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`([\w/]+(?:\.py|/))`", page))
+    assert len(named) > 30
+    missing = sorted(
+        n
+        for n in named
+        if not (PACKAGE / n).exists() and not (ROOT / n).exists() and not (PACKAGE / n).is_dir()
+    )
+    assert not missing, f"docs/architecture.md names what is not there: {missing}"
