@@ -266,3 +266,19 @@ def test_every_module_the_page_names_exists() -> None:
         if not (PACKAGE / n).exists() and not (ROOT / n).exists() and not (PACKAGE / n).is_dir()
     )
     assert not missing, f"docs/architecture.md names what is not there: {missing}"
+
+
+def test_no_module_hides_an_import_in_a_call() -> None:
+    """`importlib.import_module` and `__import__` would get round every rule above: only the
+    command line, which loads each command by name, calls them."""
+    calls = []
+    for name, path in KNOWN.items():
+        if name.startswith(FREE_TO_IMPORT_LATE):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                func = node.func
+                called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if called in ("import_module", "__import__"):
+                    calls.append(f"{name}:{node.lineno}")
+    assert not calls, f"dynamic imports outside cli/: {calls}"
