@@ -75,7 +75,10 @@ from evalward.spool import TraceSpool
 from evalward.trend import record_commit, trends
 from evalward.trust import BaseFiles, check_output_dir, untrusted_cache
 
-PR_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "labeled", "unlabeled")
+NOT_GATED_ACTIONS = ("closed",)
+"""Pull request actions that do not gate. Any other (`edited`, `assigned`, …) gates the head as
+`synchronize` does: a run that skipped would turn the head's check green by an edit of the
+title, in a workflow that listens to it."""
 SCHEDULE_WINDOW_MINUTES = 60
 """GitHub may start a scheduled workflow late; an Eval is due if its cron fired this long ago."""
 SUMMARY_LIMIT = 1_000_000
@@ -118,10 +121,11 @@ def agent_sandbox(settings: Settings, euid: int, workspace: Path | None = None) 
     """How programs from a checkout run in the action: as the agent user when evalward is
     root (the image always is), refused otherwise unless the workflow turned that off. The
     agents' working copies leave out evalward's output and cache directories."""
+    names = settings.agent_env_names
     if settings.agent_isolation == "off":
-        return Sandbox(None)
+        return Sandbox(None, agent_env=names)
     if euid != 0:
-        return Sandbox(None, unavailable=NOT_ROOT)
+        return Sandbox(None, unavailable=NOT_ROOT, agent_env=names)
     ours = set(NOT_COPIED)
     for folder in (settings.output_dir, settings.cache_dir):
         path = Path(os.path.normpath(folder))
@@ -129,7 +133,7 @@ def agent_sandbox(settings: Settings, euid: int, workspace: Path | None = None) 
             path = path.relative_to(workspace)
         if not path.is_absolute() and path.parts and path.parts[0] != "..":
             ours.add(path.as_posix())
-    return Sandbox(AgentUser.resolve(), not_copied=ours)
+    return Sandbox(AgentUser.resolve(), not_copied=ours, agent_env=names)
 
 
 @dataclass(frozen=True)
@@ -239,7 +243,7 @@ def route_event(context: RunContext, settings: Settings) -> Route:
             raise ConfigError(PULL_REQUEST_TARGET_REFUSAL)
         if context.pr_number is None:
             raise ConfigError(f"GITHUB_EVENT_PATH: a {event} event without a pull_request")
-        if context.action and context.action not in PR_ACTIONS:
+        if context.action in NOT_GATED_ACTIONS:
             return Route("skip", why=f"the `{context.action}` action of {event} does not gate")
         return Route("gate", pr=context.pr_number)
     if event == "workflow_dispatch":
@@ -385,13 +389,14 @@ class Runner:
         if self.sandbox is not None and self.sandbox.user is not None:
             written = [self.output_dir, *([cache_dir] if cache and cache_dir else [])]
             protect(self.context.workspace, written, self.env)
-        if self.sandbox is not None and (persisted := self.git.credential_settings()):
+            self.sandbox.close_to_others(self.context.workspace)
+        elif self.sandbox is not None and (persisted := self.git.credential_settings()):
             self.log(
                 command(
                     "warning",
                     f"the checkout keeps a credential in its git configuration ({persisted[0]}), "
                     "which every process in this job can read, the pull request's programs "
-                    "too. Check out with `persist-credentials: false`.",
+                    "too (`agent-isolation: off`). Check out with `persist-credentials: false`.",
                 )
             )
         return RunOptions(
@@ -413,7 +418,7 @@ class Runner:
 
         In merge mode nothing runs: the shards' results are merged into the Evaluation."""
         if self.settings.merge:
-            return self.merged()
+            return self.merged(revisions)
         progress = Progress()
         traces = TraceSpool()
 
@@ -509,7 +514,9 @@ class Runner:
         self.output({"results-json": str(path)})
         return 0
 
-    def merged(self) -> Outcome:
+    def merged(self, revisions: Revisions) -> Outcome:
+        """The shards' results as one Evaluation: parts of this run's commits only, and none
+        that the checkout brings (a committed file matching the glob)."""
         from evalward.shard import merge, read_parts
 
         pattern = self.settings.merge
@@ -521,7 +528,23 @@ class Runner:
                 f"action input `merge`: no file matches {pattern!r} in the workspace; download "
                 "every shard's shard-i-of-n.json there first (see examples/workflows/sharded.yml)"
             )
-        evaluation = merge(read_parts(paths))
+        parts = read_parts(paths)
+        head = self.git.resolve(revisions.head or "HEAD")
+        for path, (name, document) in zip(paths, parts, strict=True):
+            if path.is_relative_to(self.context.workspace) and self.git.tracked(
+                path.relative_to(self.context.workspace).as_posix()
+            ):
+                raise ConfigError(
+                    f"action input `merge`: {name} is committed in the repository; shard "
+                    "results come from this run's shard jobs, not from the checkout"
+                )
+            if str(document.get("source", {}).get("head", "")) != head:
+                raise ConfigError(
+                    f"action input `merge`: {name} holds results for commit "
+                    f"{str(document.get('source', {}).get('head', '?'))[:12]}, and this run "
+                    f"gates {head[:12]}; merge the parts of this run's shard jobs"
+                )
+        evaluation = merge(parts)
         self.log(f"evalward: merged {len(paths)} shards, {len(evaluation.fixtures)} runs")
         return Outcome(evaluation, Progress(evaluation.plan, list(evaluation.fixtures)))
 
@@ -613,7 +636,7 @@ class Runner:
         """Say in the pull request why nothing ran: its resources do not load. The error
         itself still ends the run (exit 2)."""
         problems = [problem.render() for problem in exc.problems]
-        body = render_unloadable(self.marker, problems, head_sha, self.context.run_url)
+        body = render_unloadable(self.marker, problems, head_sha, self.context.run_url, exc.source)
         files.append_summary(self.env.get("GITHUB_STEP_SUMMARY"), body, self.redact)
         self.output({"result": GateResult.failed.value})
         if self.github is None or self.settings.comment == "never":

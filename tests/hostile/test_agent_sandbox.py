@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -286,6 +287,9 @@ def run_hostile_pr(
         "GITHUB_PATH": str(runner / "github_path"),
         "GITHUB_STATE": str(runner / "github_state"),
     }
+    # actions/checkout's default: the token stays in the checkout's git configuration.
+    token_header = "AUTHORIZATION: basic " + base64.b64encode(f"x:{github.token}".encode()).decode()
+    repo.git("config", "http.https://github.com/.extraheader", token_header)
     # The runner's user owns the checkout and its files, with the runner's modes.
     for path in [world.workspace, *world.workspace.rglob("*"), runner, *runner.iterdir()]:
         os.lchown(path, RUNNER_UID, RUNNER_UID)
@@ -348,8 +352,9 @@ def test_a_hostile_pr_agent_gets_nothing_and_the_gate_stays_honest(
     assert str(os.getpid()) not in readable
 
     # The runner's files: closed to it; and it wrote nothing anywhere.
-    for name in ("event", "github_output", "step_summary", "github_env"):
+    for name in ("event", "github_output", "step_summary", "github_env", "git_config"):
         assert not report["read"][name]["ok"], f"{name} was readable"
+    assert stat.S_IMODE(world.workspace.stat().st_mode) == 0o755, "the workspace's mode is back"
     assert {name: found["ok"] for name, found in report["write"].items()} == dict.fromkeys(
         report["write"], False
     )
@@ -436,8 +441,10 @@ def test_a_pr_cannot_point_evalwards_output_at_a_place_its_agent_can_write(
 def test_a_credential_the_checkout_kept_in_git_config_is_named_not_shown(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
-    """actions/checkout's default leaves the token in .git/config, which the workspace leaves
-    readable to every user: the action says so, without printing it."""
+    """actions/checkout's default leaves the token in .git/config. With the user switch the
+    workspace is closed to the agent user while agents run; without it (`agent-isolation:
+    off`) the pull request's programs could read it, and the action says so, without
+    printing it."""
     base, head = make_pr(repo, github)
     script_model(model, head_greets_well=True)
     header = "AUTHORIZATION: basic " + base64.b64encode(f"x:{github.token}".encode()).decode()
@@ -445,7 +452,11 @@ def test_a_credential_the_checkout_kept_in_git_config_is_named_not_shown(
     env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
 
     run = run_action(
-        repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env=env,
+        inputs={"agent-isolation": "off"},
     )
 
     assert run.returncode == 0, run.stderr

@@ -228,7 +228,9 @@ def render_comment(
                 f"comment-template {where}: {exc}; fix the template or clear the "
                 "`comment-template` input to use the built-in one"
             ) from None
-        text = "".join(pieces)
+        # Whatever a template prints (a user template may print raw output), bidirectional
+        # controls are shown by name in the whole body, not only through the `md` filter.
+        text = escape.reveal_bidi("".join(pieces))
         text = text.replace(context.marker, "").replace(RECORD_PREFIX, "&lt;!-- evalward-")
         return f"{context.marker}\n{text.lstrip()}"
 
@@ -251,13 +253,17 @@ def _truncate(body: str, limit: int, report_url: str) -> str:
     return body[: max(cut, 0)] + note
 
 
-def render_unloadable(marker: str, problems: list[str], head_sha: str, run_url: str) -> str:
-    """The comment when the pull request's resources do not load: nothing ran, and the gate
-    fails until they do; every problem is listed (file:line: what is wrong)."""
+def render_unloadable(
+    marker: str, problems: list[str], head_sha: str, run_url: str, source: str = ""
+) -> str:
+    """The comment when resources do not load — the pull request's, or (`source`) the base
+    branch's whose definitions gate: nothing ran, and the gate fails until they load; every
+    problem is listed (file:line: what is wrong)."""
     shown = problems[:50]
+    whose = f"the resources of {source}" if source else "this pull request's resources"
     lines = [
         marker,
-        "## ❌ evalward: this pull request's resources do not load",
+        f"## ❌ evalward: {escape.inline(whose)} do not load",
         "",
         "Nothing ran, and the gate fails until they load. "
         + (f"{len(problems)} problems; the first {len(shown)}:" if len(problems) > 50 else ""),
