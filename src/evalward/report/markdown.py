@@ -98,6 +98,8 @@ class CommentView:
     did_not_run: list[str] = field(default_factory=list)
     judges: list[JudgeItem] = field(default_factory=list)
     errors: list[Item] = field(default_factory=list)
+    timed_out: list[Item] = field(default_factory=list)
+    """Head fixtures with a run that reached no terminal event before its timeout (Skip)."""
     details: list[Detail] = field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
@@ -143,6 +145,12 @@ def build_view(context: ReportContext) -> CommentView:
                 view.new.append(item)
             if any(r.status is Status.error for r in fixture.head):
                 view.errors.append(item)
+            timed_out = next((r for r in fixture.head if r.timed_out), None)
+            if timed_out is not None:
+                message = "" if private else timed_out.message
+                view.timed_out.append(
+                    Item(comparison.name, fixture.fixture, private, message, "skipped")
+                )
             view.details.append(Detail(comparison.name, fixture.fixture, private, failing_run))
             if private:
                 continue

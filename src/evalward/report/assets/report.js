@@ -12,7 +12,7 @@
   var OVERSCAN = 12;
   var STEP_PAGE = 400;
   var BUNDLE_CACHE = 16;
-  var FILTERS = ["regressed", "fixed", "errored", "failing", "new", "removed", "flaky"];
+  var FILTERS = ["regressed", "fixed", "errored", "timed-out", "failing", "new", "removed", "flaky"];
 
   function byId(id) { return document.getElementById(id); }
   var app = byId("app");
@@ -198,7 +198,7 @@
   // --- the list: only the rows in view exist ---------------------------------------------
 
   function label(row) {
-    var names = ["regressed", "fixed", "errored", "failing", "new", "removed", "flaky"];
+    var names = ["regressed", "fixed", "errored", "timed-out", "failing", "new", "removed", "flaky"];
     for (var i = 0; i < names.length; i++) {
       if (row.g & FLAGS[names[i]]) { return names[i]; }
     }
@@ -448,6 +448,7 @@
       el("span", "chip " + token(run.s), run.s + " " + fixed(run.sc)),
       el("span", "chip none", "verdict " + run.v));
     if (run.cached) { add(heading, " ", el("span", "badge", "from the result cache")); }
+    if (run.to) { add(heading, " ", el("span", "badge err", "timed out: counts as not passing")); }
     add(column, heading);
     if (run.at) { add(column, el("p", "muted mono", run.at)); }
     if (run.m) { add(column, el("p", "", run.m)); }
