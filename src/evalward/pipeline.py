@@ -393,7 +393,7 @@ def _base_lacks_a_key(
         return True
     resources = base.resources
     models = {m for a in resources.agents.values() for m in a.resource.spec.models[:1]}
-    models |= {e.resource.spec.judge.model or "" for e in resources.evals.values()}
+    models |= {m for e in resources.evals.values() for m in e.resource.spec.judge.models}
     try:
         check_credentials(env, sorted(m for m in models if m), providers)
     except ConfigError:
@@ -409,6 +409,5 @@ def _models_of(plan: Plan, checkouts: dict[Side, Checkout]) -> list[str]:
         evaluation = resources.evals[run.eval].resource
         agent = resources.agents[evaluation.spec.target_agent]
         models.update(agent.resource.spec.models[:1])
-        if evaluation.spec.judge.model:
-            models.add(evaluation.spec.judge.model)
+        models.update(evaluation.spec.judge.models)
     return sorted(models)

@@ -71,6 +71,23 @@ class JudgeVerdict(BaseModel):
     """This judge model's Cohen's κ on the Eval's `judge.calibration`, when it has one."""
 
 
+class CrossCheck(BaseModel):
+    """A second judge's verdict on the same judge assertion (`judge.crossCheck`): shown beside
+    the primary judge's, never gating."""
+
+    model: str
+    status: Status
+    """pass / fail at the assertion's `minScore`, or error when this judge gave no verdict."""
+    score: float | None = None
+    delta: float | None = None
+    """This judge's score minus the primary judge's; None when either gave no score."""
+    margin: float
+    disagrees: bool = False
+    """|delta| > margin: the two judges disagree beyond the Eval's `judge.crossCheck.margin`."""
+    message: str = ""
+    verdict: JudgeVerdict | None = None
+
+
 class AssertionResult(BaseModel):
     type: str
     status: Status
@@ -88,6 +105,12 @@ class AssertionResult(BaseModel):
     """The judge's provider kept failing through its retries: an outage, not a verdict."""
     observed_ms: float | None = None
     """What a `latency` assertion measured (the run's wall time or its slowest step), in ms."""
+    cross_checks: list[CrossCheck] = Field(default_factory=list)
+    """The cross-check judges' verdicts on a judge assertion (`judge.crossCheck`)."""
+
+    @property
+    def judges_disagree(self) -> bool:
+        return any(c.disagrees for c in self.cross_checks)
 
 
 class FixtureResult(BaseModel):
@@ -119,6 +142,9 @@ class FixtureResult(BaseModel):
     """The run reached no terminal event before `execution.timeoutSeconds`: seed 003's Skip
     row. Its status is `skipped`, and unlike a fixture with nothing to evaluate it counts in
     the Eval's score as a fixture that did not pass."""
+    judges_disagree: bool = False
+    """A cross-check judge's score differs from the primary judge's by more than
+    `judge.crossCheck.margin` on a judge assertion of this run."""
 
     @property
     def passed(self) -> bool:
@@ -169,6 +195,8 @@ class FixtureOutcome(BaseModel):
     timed_out: int = 0
     """Reps that reached no terminal event before `execution.timeoutSeconds` (counted as not
     passing). A fixture whose only reps that did not pass timed out is `skipped`."""
+    judge_disagreements: int = 0
+    """Reps in which a cross-check judge disagreed with the primary beyond the margin."""
 
     @property
     def passed(self) -> bool:

@@ -41,9 +41,11 @@ FLAGS = {
     "new": 32,
     "removed": 64,
     "timed-out": 128,
+    "judges-disagree": 256,
 }
 """What the page filters on, as bits of a row's `g`. `timed-out`: a head run reached no
-terminal event before its timeout (a Skip row, which also counts as `failing`)."""
+terminal event before its timeout (a Skip row, which also counts as `failing`);
+`judges-disagree`: a cross-check judge disagreed with the primary beyond the margin."""
 
 _RANK = {
     "regressed": 0,
@@ -51,9 +53,10 @@ _RANK = {
     "timed-out": 2,
     "failing": 3,
     "flaky": 4,
-    "fixed": 5,
-    "new": 6,
-    "removed": 7,
+    "judges-disagree": 5,
+    "fixed": 6,
+    "new": 7,
+    "removed": 8,
 }
 
 
@@ -152,6 +155,8 @@ def _flags(pair: Pair) -> int:
         bits |= FLAGS["failing"]
     if timed_out:
         bits |= FLAGS["timed-out"]
+    if any(r.judges_disagree for r in pair.head + pair.base):
+        bits |= FLAGS["judges-disagree"]
     if any(r.status is Status.error for r in pair.head + pair.base):
         bits |= FLAGS["errored"]
     if _flaky(pair.head) or _flaky(pair.base):
@@ -329,6 +334,20 @@ def _assertion(assertion: AssertionResult) -> dict[str, Any]:
         record["ms"] = round(assertion.observed_ms, 1)
     if assertion.judge is not None:
         record["j"] = _judge(assertion.judge)
+    if assertion.cross_checks:
+        record["xc"] = [
+            {
+                "model": c.model,
+                "s": c.status.value,
+                "sc": c.score,
+                "d": None if c.delta is None else _round(c.delta),
+                "mg": c.margin,
+                "dis": c.disagrees,
+                "m": c.message,
+                "j": None if c.verdict is None else _judge(c.verdict),
+            }
+            for c in assertion.cross_checks
+        ]
     return record
 
 

@@ -105,6 +105,7 @@ async def score_fixture(
                 judge_reply=outcome.reply,
                 provider_unavailable=outcome.unavailable,
                 observed_ms=None if trace.timed_out else observed_ms(assertion, trace),
+                cross_checks=list(outcome.cross_checks),
             )
         )
     score = weighted_mean(results)
@@ -132,6 +133,7 @@ async def score_fixture(
         line=fixture.line,
         provider_unavailable=status is Status.error and unavailable_only(results, trace),
         timed_out=trace.timed_out,
+        judges_disagree=any(r.judges_disagree for r in results),
     )
 
 
@@ -235,6 +237,7 @@ def fixture_outcome(reps: list[FixtureResult], scoring: ScoringConfig) -> Fixtur
         score_interval=mean_interval(scores),
         pass_hat_k=pass_hat_k(passes, n) if n else {},
         timed_out=sum(r.timed_out for r in ordered),
+        judge_disagreements=sum(r.judges_disagree for r in ordered),
     )
 
 

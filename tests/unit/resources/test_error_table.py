@@ -322,6 +322,49 @@ CASES: list[tuple[str, dict[str, str], str | tuple[str, ...]]] = [
         " critical; found 'extreme'",
     ),
     (
+        "cross-check-without-primary",
+        {
+            "a.yaml": AGENT,
+            "e.yaml": eval_with("  judge:\n    crossCheck: {models: [openai/gemini-2.5-flash]}\n"),
+        },
+        "e.yaml:8:5: spec.judge.crossCheck: a cross-check needs the primary judge `judge.model`"
+        " to check: the primary gates, and the cross-check judges are compared with it; set"
+        " `model`",
+    ),
+    (
+        "cross-check-of-itself",
+        {
+            "a.yaml": AGENT,
+            "e.yaml": eval_with(
+                "  judge:\n    model: openai/j\n    crossCheck: {models: [openai/j], margin: 0.2}\n"
+            ),
+        },
+        "e.yaml:9:5: spec.judge.crossCheck: `models` lists openai/j, which is already the primary"
+        " judge (`model`); name a different model to check it against",
+    ),
+    (
+        "cross-check-twice",
+        {
+            "a.yaml": AGENT,
+            "e.yaml": eval_with(
+                "  judge:\n    model: openai/j\n    crossCheck: {models: [openai/k, openai/k]}\n"
+            ),
+        },
+        "e.yaml:9:18: spec.judge.crossCheck.models: openai/k is listed more than once; name each"
+        " judge once",
+    ),
+    (
+        "cross-check-margin",
+        {
+            "a.yaml": AGENT,
+            "e.yaml": eval_with(
+                "  judge:\n    model: openai/j\n    crossCheck: {models: [openai/k], margin: 2}\n"
+            ),
+        },
+        "e.yaml:9:38: spec.judge.crossCheck.margin: expected a number less than or equal to 1;"
+        " found 2",
+    ),
+    (
         "threshold-above-one",
         {"a.yaml": AGENT, "e.yaml": eval_with("  scoring: {passThreshold: 1.5}\n")},
         "e.yaml:7:13: spec.scoring.passThreshold: expected a number less than or equal to 1; found 1.5",
