@@ -121,8 +121,7 @@ def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) ->
         calls += [
             (agent.models[0], prompt // CHARS_PER_TOKEN + (turn * 200)) for turn in range(turns)
         ]
-    judge_model = evaluation.spec.judge.model
-    if judge_model:
+    for judge_model in evaluation.spec.judge.models:
         for assertion in assertions:
             if assertion.get("type") == "judge":
                 calls.append((judge_model, 1500 + len(assertion.get("rubric", "")) // 4))

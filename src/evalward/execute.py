@@ -260,8 +260,7 @@ class CacheKeys:
         models = list(resources.agents[agent_name].resource.spec.models)
         if not models:
             models = list(self._providers.endpoints)
-        if evaluation.spec.judge.model:
-            models.append(evaluation.spec.judge.model)
+        models += evaluation.spec.judge.models
         material = {
             "providers": self._providers.identity_of(models),
             "agent": self._agents[(run.side, agent_name)],

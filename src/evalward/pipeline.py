@@ -441,7 +441,7 @@ def _base_lacks_a_key(
     if not models:
         resources = base.resources
         found = {m for a in resources.agents.values() for m in a.resource.spec.models[:1]}
-        found |= {e.resource.spec.judge.model or "" for e in resources.evals.values()}
+        found |= {m for e in resources.evals.values() for m in e.resource.spec.judge.models}
         models = sorted(m for m in found if m)
     try:
         check_credentials(env, models, providers)
@@ -461,6 +461,5 @@ def _models_of(plan: Plan, checkouts: dict[Side, Checkout]) -> list[str]:
         evaluation = resources.evals[run.eval].resource
         agent = resources.agents[evaluation.spec.target_agent]
         models.update(agent.resource.spec.models[:1])
-        if evaluation.spec.judge.model:
-            models.add(evaluation.spec.judge.model)
+        models.update(evaluation.spec.judge.models)
     return sorted(models)

@@ -78,12 +78,13 @@ class ResultCache:
         return self.reads and self._path(key).is_file()
 
     def put(self, key: str, result: FixtureResult) -> None:
-        """Store a result. Errors are never stored, so a flaky provider is retried next time;
-        one replaces what the key held, so no older result outlives a run that errs."""
+        """Store a result. Errors and timed-out runs are never stored, so a flaky provider or
+        a slow run is tried again next time (`timeoutSeconds` is not in the key); one replaces
+        what the key held, so no older result outlives a run that errs."""
         if not self.writes:
             return
         path = self._path(key)
-        if result.status.value == "error":
+        if result.status.value == "error" or result.timed_out:
             path.unlink(missing_ok=True)
             return
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -942,3 +944,128 @@ def test_a_merge_refuses_parts_of_another_commit_or_parts_the_checkout_brings(
     )
     assert forged.returncode == 2
     assert "is committed in the repository" in forged.stderr
+
+
+# --- 7. making the agent hang past its timeout ------------------------------------------------
+
+HANGING_SUITE = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: helper }}
+spec:
+  runtime:
+    command: [{python}, agent/helper.py]
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: helper-eval }}
+spec:
+  targetAgent: helper
+  fixtures: [greets, thanks]
+  scoring: {{ passThreshold: 1.0 }}
+  execution: {{ timeoutSeconds: 1 }}
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: greets }}
+spec:
+  targetAgent: helper
+  input: {{ type: prompt, payload: {{ prompt: greet }} }}
+  assertions:
+    - {{ type: contains, value: hello }}
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: thanks }}
+spec:
+  targetAgent: helper
+  input: {{ type: prompt, payload: {{ prompt: thank }} }}
+  assertions:
+    - {{ type: contains, value: thank you }}
+    - {{ type: toolNotCalled, tool: issue_refund }}
+"""
+
+HELPER = """\
+import json, sys, time
+request = json.loads(sys.stdin.readline())
+prompt = request["messages"][-1]["content"]
+HANG_ON = {hang_on!r}
+if prompt in HANG_ON:
+    time.sleep(600)  # past execution.timeoutSeconds: no terminal event ever comes
+said = {{"greet": "hello there", "thank": "{thanks}"}}[prompt]
+print(json.dumps({{"type": "final", "content": said}}), flush=True)
+"""
+
+
+def report_rows(page: str) -> dict[str, Any]:
+    """report.html's list rows by fixture name (the page's embedded data)."""
+    data = re.search(r'<script type="application/json" id="ew-data">(.*?)</script>', page, re.S)
+    assert data is not None
+    document = json.loads(data.group(1))
+    return {"flags": document["meta"]["flags"], **{r["f"]: r for r in document["rows"]}}
+
+
+@pytest.mark.parametrize(
+    ("hang_on", "thanks", "hung"),
+    [
+        # a head that would fail `thanks` hangs on it instead, and passes the rest
+        (["thank"], "you're welcome", ["thanks"]),
+        # a head that hangs on every fixture
+        (["greet", "thank"], "thank you", ["greets", "thanks"]),
+    ],
+    ids=["hangs-where-it-would-fail", "hangs-everywhere"],
+)
+def test_an_agent_that_hangs_past_its_timeout_is_skipped_and_fails_the_gate(
+    repo: GitRepo,
+    github: FakeGitHub,
+    env: dict[str, str],
+    hang_on: list[str],
+    thanks: str,
+    hung: list[str],
+) -> None:
+    suite = HANGING_SUITE.format(python=json.dumps(sys.executable))
+    base = repo.commit(
+        "a helper",
+        {"agents.yaml": suite, "agent/helper.py": HELPER.format(hang_on=[], thanks="thank you")},
+    )
+    repo.branch("feature")
+    head = repo.commit(
+        "a faster helper",
+        {"agent/helper.py": HELPER.format(hang_on=hang_on, thanks=thanks)},
+    )
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+
+    run = gate(repo, github, base, head, env, **{"agent-isolation": "off"})
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "fail"
+    results = run.results()
+    head_eval = next(e for e in results["evals"] if e["side"] == "head")
+    base_eval = next(e for e in results["evals"] if e["side"] == "base")
+    assert base_eval["passed"] is True and base_eval["score"] == 1.0
+    # hanging scores exactly as failing: 1 of 2 fixtures passes, or none
+    assert (head_eval["passed"], head_eval["score"]) == (False, 1 - len(hung) / 2)
+    assert (head_eval["timed_out"], head_eval["skipped"]) == (len(hung), len(hung))
+    runs = {f["fixture"]: f for f in results["fixtures"] if f["side"] == "head"}
+    for name in hung:
+        record = runs[name]
+        assert (record["status"], record["timed_out"]) == ("skipped", True)
+        assert "did not finish within 1 s" in record["message"]
+        assert "counts as not passing" in record["message"]
+        # the partial trace is no evidence: toolNotCalled was not credited
+        assert {a["status"] for a in record["assertions"]} == {"skipped"}
+    rows = {row["name"]: row for row in head_eval["fixture_results"]}
+    assert {name: rows[name]["result"] for name in hung} == dict.fromkeys(hung, "skipped")
+    body = comment(github)
+    assert "❌ evalward" in body and "| helper-eval |" in body
+    assert "### ⏱️ Skipped: timed out" in body
+    assert f"{len(hung)} skipped (timed out)" in body
+    assert "### 🔻 Regressions" in body and "helper-eval / thanks**" in body
+    assert "passed on base, fails on head: skipped: the agent did not finish" in body
+    junit = (run.output_dir / "junit.xml").read_text()
+    assert '<skipped message="skipped: the agent did not finish within 1 s' in junit
+    page = report_rows((run.output_dir / "report.html").read_text())
+    for name in hung:
+        assert page[name]["g"] & page["flags"]["timed-out"]
+        assert page[name]["g"] & page["flags"]["failing"]
+        assert page[name]["h"]["s"] == "skipped"

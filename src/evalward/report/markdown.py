@@ -21,7 +21,7 @@ from evalward.compare import Change, EvalComparison
 from evalward.errors import ConfigError
 from evalward.gate import BypassRecord, GateDecision, GateResult, did_not_run
 from evalward.report import escape
-from evalward.results import FixtureResult, JudgeVerdict, Status
+from evalward.results import CrossCheck, FixtureResult, JudgeVerdict, Status
 
 TEMPLATES = Path(__file__).parent / "templates"
 MAX_COMMENT_CHARS = 65_536
@@ -76,6 +76,17 @@ class JudgeItem:
 
 
 @dataclass(frozen=True)
+class Disagreement:
+    """A cross-check judge that scored a head run further from the primary than the margin."""
+
+    eval: str
+    fixture: str
+    private: bool
+    primary: JudgeVerdict | None
+    check: CrossCheck
+
+
+@dataclass(frozen=True)
 class Detail:
     eval: str
     fixture: str
@@ -98,6 +109,9 @@ class CommentView:
     did_not_run: list[str] = field(default_factory=list)
     judges: list[JudgeItem] = field(default_factory=list)
     errors: list[Item] = field(default_factory=list)
+    timed_out: list[Item] = field(default_factory=list)
+    """Head fixtures with a run that reached no terminal event before its timeout (Skip)."""
+    disagreements: list[Disagreement] = field(default_factory=list)
     details: list[Detail] = field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
@@ -143,6 +157,15 @@ def build_view(context: ReportContext) -> CommentView:
                 view.new.append(item)
             if any(r.status is Status.error for r in fixture.head):
                 view.errors.append(item)
+            timed_out = next((r for r in fixture.head if r.timed_out), None)
+            if timed_out is not None:
+                message = "" if private else timed_out.message
+                view.timed_out.append(
+                    Item(comparison.name, fixture.fixture, private, message, "skipped")
+                )
+            view.disagreements += _disagreements(
+                comparison.name, fixture.fixture, private, fixture.head
+            )
             view.details.append(Detail(comparison.name, fixture.fixture, private, failing_run))
             if private:
                 continue
@@ -155,6 +178,21 @@ def build_view(context: ReportContext) -> CommentView:
     if unpriced == 0 or cost_usd > 0:
         view.cost = f"${cost_usd:.4f}" + (f" (+{unpriced} unpriced runs)" if unpriced else "")
     return view
+
+
+def _disagreements(
+    eval_name: str, fixture: str, private: bool, runs: list[FixtureResult]
+) -> list[Disagreement]:
+    """Each cross-check judge that disagreed with the primary, from the first run where it did."""
+    found: dict[str, Disagreement] = {}
+    for run in runs:
+        for assertion in run.assertions:
+            for check in assertion.cross_checks:
+                if check.disagrees and check.model not in found:
+                    found[check.model] = Disagreement(
+                        eval_name, fixture, private, assertion.judge, check
+                    )
+    return list(found.values())
 
 
 def marker_for(key: str) -> str:
