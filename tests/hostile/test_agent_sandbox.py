@@ -508,6 +508,7 @@ print(json.dumps({"type": "final", "content": "GOOD"}), flush=True)
 SABOTEUR = r"""
 import json, os, signal, sys, time
 line = sys.stdin.readline()
+root = os.path.dirname(os.path.dirname(os.getcwd()))  # this run's folder of working copies
 if os.fork() == 0:
     os.setsid()  # out of the process group evalward kills at the end of the run
     if os.fork() == 0:
@@ -515,8 +516,9 @@ if os.fork() == 0:
         while time.time() < end:
             for pid in os.listdir("/proc"):
                 if pid.isdigit() and int(pid) != os.getpid():
-                    try:
-                        os.kill(int(pid), signal.SIGKILL)  # anything it may signal
+                    try:  # every program of this run it may signal, the base's included
+                        if os.readlink(f"/proc/{pid}/cwd").startswith(root):
+                            os.kill(int(pid), signal.SIGKILL)
                     except Exception:
                         pass
             time.sleep(0.02)
