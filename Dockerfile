@@ -1,7 +1,7 @@
 # evalward's GitHub Action image. GitHub runs Docker actions as root with the workspace
 # mounted at /github/workspace and sets the working directory itself: no USER, no WORKDIR.
 # evalward stays root (it must switch users) and runs the pull request's agents as the
-# unprivileged `evalward-agent` created below.
+# unprivileged `evalward-agent` created below (and `evalward-agent-base`, the base side's).
 #
 # The tag pins Python's patch release and the Debian release. Multi-platform index digest of
 # this tag as pinned by several public Dockerfiles in 2026 (not re-resolved against Docker Hub
@@ -29,7 +29,9 @@ RUN apt-get update \
     && apt-get clean \
     && rm -rf /var/lib/apt/lists/* \
     && echo 'evalward-agent:x:10001:' >> /etc/group \
-    && echo 'evalward-agent:x:10001:10001::/nonexistent:/usr/sbin/nologin' >> /etc/passwd
+    && echo 'evalward-agent-base:x:10002:' >> /etc/group \
+    && echo 'evalward-agent:x:10001:10001::/nonexistent:/usr/sbin/nologin' >> /etc/passwd \
+    && echo 'evalward-agent-base:x:10002:10002::/nonexistent:/usr/sbin/nologin' >> /etc/passwd
 
 # Dependencies first, so a source change does not reinstall them: every file checked
 # against its hash in the lock, the build backend included.

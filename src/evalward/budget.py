@@ -57,8 +57,7 @@ def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) ->
         calls += [
             (agent.models[0], prompt // CHARS_PER_TOKEN + (turn * 200)) for turn in range(turns)
         ]
-    judge_model = eval_def.spec.judge.model
-    if judge_model:
+    for judge_model in eval_def.spec.judge.models:
         for assertion in assertions:
             if assertion.get("type") == "judge":
                 calls.append((judge_model, 1500 + len(assertion.get("rubric", "")) // 4))
@@ -80,7 +79,10 @@ def trim_to_budget(
     budget: Budget,
     cached: Callable[[PlannedRun], bool] = lambda run: False,
 ) -> Trimmed:
-    """Keep the most severe fixtures that fit the budget; report the rest as skipped."""
+    """Keep the most severe fixtures that fit the budget; report the rest as skipped.
+
+    Fixtures that gate come before those a pull request adds (pending ones, which gate only
+    once merged): new fixtures cannot push the fixtures that decide the gate out of it."""
     groups: dict[tuple[str, str], list[PlannedRun]] = {}
     for run in plan.runs:
         groups.setdefault((run.eval, run.fixture), []).append(run)
@@ -94,7 +96,11 @@ def trim_to_budget(
     cost: float | None = 0.0
     kept: list[PlannedRun] = []
     skipped: list[PlannedRun] = []
-    for group in sorted(groups, key=lambda g: (-severity(g), g)):
+
+    def pending(group: tuple[str, str]) -> bool:
+        return not any(plan.gates(run) for run in groups[group])
+
+    for group in sorted(groups, key=lambda g: (pending(g), -severity(g), g)):
         group_calls = 0
         group_cost: float | None = 0.0
         for run in groups[group]:

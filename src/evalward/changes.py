@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from evalward.fingerprint import referenced_files
+from evalward.fingerprint import referenced_files, through_links
 from evalward.git import FileChange
 from evalward.resources import Located, ResourceSet
 
@@ -48,25 +48,31 @@ class ChangeSet:
 
 
 def detect_changes(
-    changed_files: list[FileChange], head: ResourceSet, base: ResourceSet | None
+    changed_files: list[FileChange],
+    head: ResourceSet,
+    base: ResourceSet | None,
+    gating: ResourceSet | None = None,
 ) -> ChangeSet:
+    """What the change from `base` (the merge base) to `head` touches. `gating` (the base
+    branch's definitions that gate, when newer than the merge base) adds its Evals of the
+    agents the change touches: an Eval the base branch gained since still gates them."""
     result = ChangeSet(changed_files=changed_files)
     touched = {c.path for c in changed_files} | {c.old_path for c in changed_files if c.old_path}
     _agents(result, touched, head, base)
     if base is not None:
         _gate_resources(result, head, base)
+    # An Eval the pull request deleted or renamed still covers the agent it changed: the base's
+    # definitions count as much as the head's.
+    definitions = [d for d in (base, gating) if d is not None]
     for name in result.changed_agents:
-        for eval_def in head.evals_targeting(name):
-            result.note_eval(eval_def.resource.metadata.name, f"agent {name} changed")
-        if base is not None:
-            # An Eval the pull request deleted or renamed still covers the agent it changed.
-            for eval_def in base.evals_targeting(name):
+        for resources in (head, *definitions):
+            for eval_def in resources.evals_targeting(name):
                 result.note_eval(eval_def.resource.metadata.name, f"agent {name} changed")
-    if base is not None:
-        for name in result.removed_agents:
-            renamed = result.renamed_agents.get(name)
-            why = f"agent {name} was " + (f"renamed to {renamed}" if renamed else "removed")
-            for eval_def in base.evals_targeting(name):
+    for name in result.removed_agents:
+        renamed = result.renamed_agents.get(name)
+        why = f"agent {name} was " + (f"renamed to {renamed}" if renamed else "removed")
+        for resources in definitions:
+            for eval_def in resources.evals_targeting(name):
                 result.note_eval(eval_def.resource.metadata.name, why)
     return result
 
@@ -85,8 +91,10 @@ def _agents(
         elif located.file in touched or before.file != located.file:
             result.cosmetic_agents.append(name)
         for reference in referenced_files(located):
-            if reference in touched:
-                result.note_agent(name, f"{reference} changed")
+            # A file named through a link changes when the link's target does.
+            for path in sorted(through_links(head.root, reference)):
+                if path in touched:
+                    result.note_agent(name, f"{path} changed")
         for pattern in spec.watch:
             hit = next((p for p in sorted(touched) if fnmatch(p, pattern)), None)
             if hit is not None:

@@ -73,13 +73,16 @@ class ResourceError(ConfigError):
     """All problems found while loading resources, reported together."""
 
     problems: list[Problem] = field(default_factory=list)
+    source: str = ""
+    """Whose resources, when not the checkout's own (e.g. "the base branch (abc123)")."""
 
     def __post_init__(self) -> None:
         super().__init__(str(self))
 
     def __str__(self) -> str:
         count = len(self.problems)
-        head = f"{count} problem{'s' if count != 1 else ''} in evalward resources:"
+        of = f" of {self.source}" if self.source else ""
+        head = f"{count} problem{'s' if count != 1 else ''} in evalward resources{of}:"
         return "\n".join([head, *(f"  {p.render()}" for p in self.problems)])
 
 

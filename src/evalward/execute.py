@@ -92,8 +92,20 @@ async def execute(
                 agent = resolve_agent(located.resource, located.file, checkout.root)
                 for model_id in agent.spec.models:
                     providers.resolve(model_id)
+                own_env = env
+                if sandbox is not None and run.side is Side.head:
+                    base = checkouts.get(Side.base)
+                    before = base.resources.agents.get(agent.name) if base else None
+                    own_env = sandbox.permitted_env(
+                        env, located.resource, before.resource if before else None
+                    )
                 runner = AgentRunner(
-                    agent, providers, env, kill_grace=kill_grace, proxy=proxy, sandbox=sandbox
+                    agent,
+                    providers,
+                    own_env,
+                    kill_grace=kill_grace,
+                    proxy=proxy,
+                    sandbox=sandbox.for_side(run.side.value) if sandbox else None,
                 )
                 if sandbox is not None and sandbox.unavailable and runner.starts_programs:
                     raise ConfigError(

@@ -47,6 +47,20 @@ def referenced_files(located: Located[Agent]) -> list[str]:
     return sorted(set(paths))
 
 
+def through_links(root: Path, path: str) -> set[str]:
+    """`path` and, when it is a symbolic link (or runs through one) inside the repository,
+    the repository path it leads to."""
+    paths = {path}
+    try:
+        real_root = root.resolve()
+        target = (root / path).resolve()
+    except OSError:
+        return paths
+    if target.is_relative_to(real_root):
+        paths.add(target.relative_to(real_root).as_posix())
+    return paths
+
+
 def _looks_like_a_path(argument: str) -> bool:
     if argument.startswith("-") or "://" in argument or "{" in argument:
         return False
@@ -100,14 +114,22 @@ def _walked(root: Path) -> list[str]:
 def agent_fingerprint(located: Located[Agent], index: FileIndex) -> dict[str, Any]:
     """The agent's definition and the content hash of every file it depends on."""
     paths = set(referenced_files(located)) | set(index.matching(located.resource.spec.watch))
-    hashes: dict[str, str] = {}
-    for path in sorted(paths):
-        try:
-            hashes[path] = hashlib.sha256((index.root / path).read_bytes()).hexdigest()
-        except OSError:
-            hashes[path] = "missing"
     return {
         "agent": located.resource.metadata.name,
         "spec": located.resource.spec.model_dump(mode="json", by_alias=True),
-        "files": hashes,
+        "files": {path: _content_hash(index.root, path) for path in sorted(paths)},
     }
+
+
+def _content_hash(root: Path, path: str) -> str:
+    """The file's hash; only regular files inside the repository are read (a link to
+    `/dev/zero` or out of the checkout is named, not followed)."""
+    try:
+        target = (root / path).resolve()
+        if not target.is_relative_to(root.resolve()):
+            return "outside the repository"
+        if not target.is_file():
+            return "missing" if not target.exists() else "not a regular file"
+        return hashlib.sha256(target.read_bytes()).hexdigest()
+    except OSError:
+        return "missing"

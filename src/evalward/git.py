@@ -125,6 +125,18 @@ class Git:
             if entry.startswith("160000 ") and "\t" in entry
         }
 
+    def links_among(self, commit: str, paths: list[str]) -> set[str]:
+        """Which of `paths` are symbolic links at `commit` (mode 120000)."""
+        if not paths:
+            return set()
+        out = self.run("ls-tree", "-r", "-z", "--full-tree", commit)  # no argument-length limit
+        links = {
+            entry.split("\t", 1)[1]
+            for entry in out.split("\0")
+            if entry.startswith("120000 ") and "\t" in entry
+        }
+        return links & set(paths)
+
     def files_in(self, commit: str, folder: str) -> list[str]:
         """The files directly in `folder` (repository path, "" for the root) at `commit`."""
         prefix = f"{folder.rstrip('/')}/" if folder else ""

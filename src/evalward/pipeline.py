@@ -99,41 +99,57 @@ def prepare_change(
     """Detect the change and plan it; the base worktree lives as long as the context."""
     with ExitStack() as stack:
         head_root = stack.enter_context(_tree(git, revisions.head))
+        from_base = options.gate_config is GateConfig.base
+        tip: str | None = None
         merge_base: str | None = None
         config: RepoConfig | None = None
         if revisions.base is not None:
-            head_commit = revisions.head or "HEAD"
-            merge_base = git.merge_base(git.resolve(revisions.base), git.resolve(head_commit))
-            if options.gate_config is GateConfig.base:
+            tip = git.resolve(revisions.base)
+            merge_base = git.merge_base(tip, git.resolve(revisions.head or "HEAD"))
+            if from_base:
                 # Where resources live, what is skipped and the Evals' defaults decide what
                 # gates: the pull request's own `evalward.yaml` must not choose them.
-                config = config_at(git, merge_base)
+                config = config_at(git, tip)
         head = load_resources(head_root, config=config)
         notes: list[str] = []
         base: ResourceSet | None = None
+        gating: ResourceSet | None = None
         base_root: Path | None = None
         changed: list[FileChange] = []
-        if merge_base is not None:
+        if tip is not None and merge_base is not None:
             changed = git.changed_files(merge_base, revisions.head)
-            differs = {c.path for c in changed} | {c.old_path for c in changed if c.old_path}
-            if head_root == git.repo:
-                differs |= git.dirty_paths()
+            dirty = git.dirty_paths() if head_root == git.repo else set()
+            base_config = config or load_config(head_root)
             try:
                 base, base_root = _load_base(
-                    git, merge_base, head, differs, stack, config or load_config(head_root)
+                    git, merge_base, head, _paths(changed) | dirty, stack, base_config
                 )
             except ResourceError as exc:
+                if from_base:
+                    raise _unloadable(exc, merge_base) from None
                 notes.append(
                     f"the base branch's resources do not load, so there is no baseline: "
                     f"{exc.problems[0].render()}"
                 )
-        changes = detect_changes(changed, head, base)
-        gate = gate_resources(head, base, options.gate_config)
+            if from_base and tip != merge_base:
+                # What gates is the base branch as it is now, not as it was when the pull
+                # request branched off: the merge base is only what the change is diffed from
+                # and what the base side runs.
+                differs = _paths(git.changed_files(tip, revisions.head)) | dirty
+                try:
+                    gating, _ = _load_base(git, tip, head, differs, stack, base_config)
+                except ResourceError as exc:
+                    raise _unloadable(exc, tip) from None
+            else:
+                gating = base
+        changes = detect_changes(changed, head, base, gating)
+        gate = gate_resources(head, gating, options.gate_config)
         plan = build_plan(
             changes,
             gate,
             base,
             head=head,
+            gating=gating,
             config=options.gate_config,
             run_all=options.run_all or revisions.base is None,
         )
@@ -165,7 +181,7 @@ async def evaluate_change(
 ) -> Evaluation:
     """Detect the change, plan, run both sides, score and compare.
 
-    With `gate_config=base` the Evals and fixtures that gate come from the merge base.
+    With `gate_config=base` the Evals and fixtures that gate come from the base branch's tip.
     Traces move to `traces` (a new spool if none is given) as runs are scored.
     """
     traces = TraceSpool() if traces is None else traces
@@ -256,7 +272,7 @@ async def _run_change(
         try:
             check_credentials(env, _models_of(plan, checkouts), providers)
         except ConfigError as exc:
-            skippable = _base_lacks_a_key(env, checkouts, providers)
+            skippable = _base_lacks_a_key(env, plan, checkouts, providers)
             raise MissingSecretError(str(exc), skippable=skippable) from None
         fixtures = await execute(
             plan,
@@ -319,17 +335,45 @@ def _load_base(
     checked out only when the change can alter files it does not name (`needs_full_load`);
     otherwise the caller checks one out later if a base-side agent reads files at run time.
     """
-    if needs_full_load(head, differs):
-        root = stack.enter_context(git.worktree(merge_base))
-        return load_resources(root), root
-    overlay = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evalward-base-")))
     wanted = sorted(p for p in differs if p.endswith((".yaml", ".yml")))
-    for path, content in git.read_files(merge_base, wanted).items():
-        target = overlay / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content)
-    base = load_changed_resources(overlay, head, differs, config, check_files=False)
-    return base, overlay
+    if (
+        not needs_full_load(head, differs)
+        and not _linked(head)
+        and not git.links_among(merge_base, wanted)
+    ):
+        overlay = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evalward-base-")))
+        for path, content in git.read_files(merge_base, wanted).items():
+            target = overlay / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
+        try:
+            base = load_changed_resources(overlay, head, differs, config, check_files=False)
+        except ResourceError:
+            pass  # e.g. an AgentV file whose references the overlay lacks: load it whole
+        else:
+            return base, overlay
+    root = stack.enter_context(git.worktree(merge_base))
+    return load_resources(root, config=config), root
+
+
+def _linked(resources: ResourceSet) -> bool:
+    """Whether a resource file is a symbolic link: its content can change while its path does
+    not, so the overlay (which reuses unchanged paths) cannot be trusted with it."""
+    files = {
+        located.file
+        for kind in (resources.agents, resources.fixtures, resources.evals, resources.calibrations)
+        for located in kind.values()
+    }
+    return any((resources.root / file).is_symlink() for file in files | resources.agentv_files)
+
+
+def _paths(changed: list[FileChange]) -> set[str]:
+    return {c.path for c in changed} | {c.old_path for c in changed if c.old_path}
+
+
+def _unloadable(exc: ResourceError, commit: str) -> ResourceError:
+    """The base branch's definitions decide what gates; when they do not load, nothing can."""
+    return ResourceError(exc.problems, source=f"the base branch ({commit[:12]})")
 
 
 def _reads_files(plan: Plan, base: ResourceSet) -> bool:
@@ -367,31 +411,38 @@ def _private(plan: Plan, checkouts: dict[Side, Checkout]) -> set[tuple[str, str]
 
 
 def _base_lacks_a_key(
-    env: Mapping[str, str], checkouts: dict[Side, Checkout], providers: Providers
+    env: Mapping[str, str], plan: Plan, checkouts: dict[Side, Checkout], providers: Providers
 ) -> bool:
-    """Whether the base's own configuration needs a key that is absent, as on a fork's pull
-    request (no secrets at all), or there is no base to ask (a push, a dispatch run)."""
+    """Whether the base's own side of this plan needs a key that is absent — as on a fork's
+    pull request, which gets no secret at all — or there is no base to ask (a push, a dispatch
+    run). With no base run in the plan (only new agents), the base's agents and judges as a
+    whole are asked."""
     base = checkouts.get(Side.base)
     if base is None:
         return True
-    resources = base.resources
-    models = {m for a in resources.agents.values() for m in a.resource.spec.models[:1]}
-    models |= {e.resource.spec.judge.model or "" for e in resources.evals.values()}
+    models = _models_of(plan, {Side.base: base}) if plan.for_side(Side.base) else []
+    if not models:
+        resources = base.resources
+        found = {m for a in resources.agents.values() for m in a.resource.spec.models[:1]}
+        found |= {m for e in resources.evals.values() for m in e.resource.spec.judge.models}
+        models = sorted(m for m in found if m)
     try:
-        check_credentials(env, sorted(m for m in models if m), providers)
+        check_credentials(env, models, providers)
     except ConfigError:
         return True
     return False
 
 
 def _models_of(plan: Plan, checkouts: dict[Side, Checkout]) -> list[str]:
-    """Every model the plan will call: the agents' first choices and the Evals' judges."""
+    """Every model the plan will call on the sides in `checkouts`: the agents' first choices
+    and the Evals' judges."""
     models: set[str] = set()
     for run in plan.runs:
+        if run.side not in checkouts:
+            continue
         resources = checkouts[run.side].resources
         eval_def = resources.evals[run.eval].resource
         agent = resources.agents[eval_def.spec.target_agent]
         models.update(agent.resource.spec.models[:1])
-        if eval_def.spec.judge.model:
-            models.add(eval_def.spec.judge.model)
+        models.update(eval_def.spec.judge.models)
     return sorted(models)

@@ -90,17 +90,21 @@ def build_plan(
     base: ResourceSet | None,
     *,
     head: ResourceSet | None = None,
+    gating: ResourceSet | None = None,
     config: GateConfig = GateConfig.base,
     run_all: bool = False,
 ) -> Plan:
     """Head runs for every affected Eval; base runs where the base branch can run it too.
 
-    `gate` is what `gate_resources` gives for `config`; `head` is the head's own resources,
-    whose Eval definitions say which fixtures the pull request adds (pending ones).
+    `base` is what the base side runs (the merge base's resources); `gating` the base
+    branch's definitions that gate (its tip's, which may be newer; `base` when not given);
+    `gate` is what `gate_resources` gives for them and `config`; `head` is the head's own
+    resources, whose Eval definitions say which fixtures the pull request adds (pending).
     """
     plan = Plan()
     names = sorted(gate.evals) if run_all else sorted(changes.affected_evals)
-    from_base = base is not None and config is GateConfig.base
+    gating = gating if gating is not None else base
+    from_base = gating is not None and config is GateConfig.base
     for name in names:
         located = gate.evals.get(name)
         if located is None:
@@ -113,16 +117,16 @@ def build_plan(
             continue
         plan.evals.append(name)
         reps = eval_def.spec.execution.reps_per_fixture
-        gating = [f.resource.metadata.name for f in gate.fixtures_of(eval_def)]
-        if from_base and base is not None and name in base.evals:
-            gating, pending = _base_fixtures(name, gate, base, head or gate)
+        fixtures = [f.resource.metadata.name for f in gate.fixtures_of(eval_def)]
+        if from_base and gating is not None and name in gating.evals:
+            fixtures, pending = _base_fixtures(name, gate, gating, head or gate)
             if pending:
                 plan.pending[name] = pending
         elif from_base and head is not None:
             # An Eval the pull request adds selects among the head's fixtures (their labels as
             # the head has them); a fixture the base also has runs as the base defines it.
-            gating = [f.resource.metadata.name for f in head.fixtures_of(eval_def)]
-        for fixture in sorted([*gating, *plan.pending.get(name, [])]):
+            fixtures = [f.resource.metadata.name for f in head.fixtures_of(eval_def)]
+        for fixture in sorted([*fixtures, *plan.pending.get(name, [])]):
             for rep in range(reps):
                 plan.runs.append(PlannedRun(Side.head, name, fixture, rep))
         if base is None:

@@ -81,12 +81,13 @@ class ResultCache:
         return self.reads and self._path(key).is_file()
 
     def put(self, key: str, result: FixtureResult) -> None:
-        """Store a result. Errors are never stored, so a flaky provider is retried next time;
-        one replaces what the key held, so no older result outlives a run that errs."""
+        """Store a result. Errors and timed-out runs are never stored, so a flaky provider or
+        a slow run is tried again next time (`timeoutSeconds` is not in the key); one replaces
+        what the key held, so no older result outlives a run that errs."""
         if not self.writes:
             return
         path = self._path(key)
-        if result.status.value == "error":
+        if result.status.value == "error" or result.timed_out:
             path.unlink(missing_ok=True)
             return
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -127,8 +128,7 @@ class CacheKeys:
         models = list(resources.agents[agent_name].resource.spec.models)
         if not models:
             models = list(self._providers.endpoints)
-        if eval_def.spec.judge.model:
-            models.append(eval_def.spec.judge.model)
+        models += eval_def.spec.judge.models
         material = {
             "providers": self._providers.identity_of(models),
             "agent": self._agents[(run.side, agent_name)],

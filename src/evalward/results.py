@@ -71,6 +71,23 @@ class JudgeVerdict(BaseModel):
     """This judge model's Cohen's κ on the Eval's `judge.calibration`, when it has one."""
 
 
+class CrossCheck(BaseModel):
+    """A second judge's verdict on the same judge assertion (`judge.crossCheck`): shown beside
+    the primary judge's, never gating."""
+
+    model: str
+    status: Status
+    """pass / fail at the assertion's `minScore`, or error when this judge gave no verdict."""
+    score: float | None = None
+    delta: float | None = None
+    """This judge's score minus the primary judge's; None when either gave no score."""
+    margin: float
+    disagrees: bool = False
+    """|delta| > margin: the two judges disagree beyond the Eval's `judge.crossCheck.margin`."""
+    message: str = ""
+    verdict: JudgeVerdict | None = None
+
+
 class AssertionResult(BaseModel):
     type: str
     status: Status
@@ -86,6 +103,14 @@ class AssertionResult(BaseModel):
     """The judge's last reply when it gave no usable verdict (capped), to see why."""
     provider_unavailable: bool = False
     """The judge's provider kept failing through its retries: an outage, not a verdict."""
+    observed_ms: float | None = None
+    """What a `latency` assertion measured (the run's wall time or its slowest step), in ms."""
+    cross_checks: list[CrossCheck] = Field(default_factory=list)
+    """The cross-check judges' verdicts on a judge assertion (`judge.crossCheck`)."""
+
+    @property
+    def judges_disagree(self) -> bool:
+        return any(c.disagrees for c in self.cross_checks)
 
 
 class FixtureResult(BaseModel):
@@ -113,10 +138,23 @@ class FixtureResult(BaseModel):
     provider_unavailable: bool = False
     """An `error` caused only by model providers that kept failing through their retries (the
     agent's or the judge's): an outage, which says nothing about the agent."""
+    timed_out: bool = False
+    """The run reached no terminal event before `execution.timeoutSeconds`: seed 003's Skip
+    row. Its status is `skipped`, and unlike a fixture with nothing to evaluate it counts in
+    the Eval's score as a fixture that did not pass."""
+    judges_disagree: bool = False
+    """A cross-check judge's score differs from the primary judge's by more than
+    `judge.crossCheck.margin` on a judge assertion of this run."""
 
     @property
     def passed(self) -> bool:
         return self.status is Status.passed
+
+    @property
+    def counted(self) -> bool:
+        """In the pass rate: every run but one with nothing evaluated (a timed-out run counts,
+        as not passing)."""
+        return self.status is not Status.skipped or self.timed_out
 
 
 class Interval(BaseModel):
@@ -154,10 +192,20 @@ class FixtureOutcome(BaseModel):
     """pass^k for k = 1..reps: the estimated chance that k fresh reps all pass."""
     gates: bool = True
     """False for a fixture the pull request adds to a base Eval: shown, gating once merged."""
+    timed_out: int = 0
+    """Reps that reached no terminal event before `execution.timeoutSeconds` (counted as not
+    passing). A fixture whose only reps that did not pass timed out is `skipped`."""
+    judge_disagreements: int = 0
+    """Reps in which a cross-check judge disagreed with the primary beyond the margin."""
 
     @property
     def passed(self) -> bool:
         return self.result is Status.passed
+
+    @property
+    def counted(self) -> bool:
+        """In the Eval's score: every fixture but one with nothing evaluated."""
+        return self.result is not Status.skipped or self.timed_out > 0
 
 
 class EvalResult(BaseModel):
@@ -172,7 +220,10 @@ class EvalResult(BaseModel):
     errors: int
     total: int
     skipped: int = 0
-    """Fixtures with nothing evaluated (e.g. only judge assertions and no judge model)."""
+    """Fixtures whose result is `skipped`: nothing evaluated (e.g. only judge assertions and no
+    judge model; left out of the score), or timed out (`timed_out`; in the score, not passing)."""
+    timed_out: int = 0
+    """Skipped fixtures whose runs reached no terminal event before `execution.timeoutSeconds`."""
     pending: list[str] = Field(default_factory=list)
     """Fixtures that ran but are not in the score: the pull request adds them, and under
     `gate-config: base` they gate once merged."""

@@ -155,12 +155,20 @@ class Merged:
     """The parts ran against a base commit (a pull request, `--base`), not on one ref."""
 
 
-def merge_parts(paths: Sequence[Path]) -> Merged:
-    """Read each part's file and merge them into the Evaluation of the whole plan.
+PartCheck = Callable[[Path, Mapping[str, Any]], None]
+"""A caller's own rule for a part's file and document: it raises ConfigError to refuse it."""
+
+
+def merge_parts(paths: Sequence[Path], check: PartCheck | None = None) -> Merged:
+    """Read each part's file and merge them into the Evaluation of the whole plan; `check`
+    sees each part before anything merges (the action refuses parts of another commit).
 
     The files' documents hold every trace again; they are dropped once merged (the merged
     Evaluation's traces are in its own spool)."""
     parts = read_parts(paths)
+    if check is not None:
+        for path, (_, document) in zip(paths, parts, strict=True):
+            check(path, document)
     compared = bool(parts and parts[0][1].get("source", {}).get("base"))
     return Merged(merge(parts), len(parts), compared)
 

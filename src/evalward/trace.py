@@ -127,6 +127,14 @@ class Trace(BaseModel):
     provider_unavailable: bool = False
     """The run ended because every model it tried kept failing through its retries (an
     outage), not because of anything the agent did."""
+    timed_out: bool = False
+    """The run reached no terminal event before its timeout (`execution.timeoutSeconds`, or
+    the agent's own): it was stopped, and its last step is the `error` that says so."""
+
+    def time_out(self, message: str) -> None:
+        """End the run as timed out: the error step says why, `timed_out` marks it."""
+        self.add(StepType.error, content=message)
+        self.timed_out = True
 
     def add(self, type: StepType, **fields: Any) -> Step:
         step = Step(index=len(self.steps) + 1, type=type, **fields)

@@ -2,12 +2,13 @@
 directory), answers GET /ready and POST /run.
 
 POST /run replies with a final message for prompt "short", an error status for "fail",
-and the full trace form otherwise.
+nothing for 30 s for "slow", and the full trace form otherwise.
 """
 
 import json
 import os
 import sys
+import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 pid_file = os.path.join(os.environ.get("PIDDIR", "."), f"server-{sys.argv[1]}.pid")
@@ -26,6 +27,9 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(200, {"final": f"short answer for {request['fixture']}"})
         elif prompt == "fail":
             self.reply(500, {"error": "boom"})
+        elif prompt == "slow":
+            time.sleep(30)
+            self.reply(200, {"final": "too late"})
         else:
             trace = [
                 {"type": "tool_call", "tool": "search", "arguments": {"q": prompt}},

@@ -1,5 +1,6 @@
 """Hostile bring-your-own agents: floods, hangs, ignored SIGTERM, children, exits mid-stream.
-Each ends as an `error` step, with its whole process group gone and memory bounded."""
+Each ends as an `error` step, with its whole process group gone and memory bounded; those
+stopped at their timeout are marked timed out (scored as seed 003's Skip row)."""
 
 from __future__ import annotations
 
@@ -92,6 +93,8 @@ def test_a_hostile_agent_is_an_error_and_its_group_is_gone(name: str, tmp_path: 
     errors = [s for s in trace.steps if s.type is StepType.error]
     assert len(errors) == 1, trace.steps[-3:]
     assert expected in (errors[0].content or ""), errors[0].content
+    # only an agent stopped at its timeout is a Skip; a flood or a broken stream is an error
+    assert trace.timed_out is (expected == "did not finish")
     assert not group_alive(int(pid_file.read_text())), "the process group outlived the run"
     kept = sum(len(s.content or "") for s in trace.steps) + len(trace.stderr)
     assert kept < MAX_TRACE_BYTES + 64 * 1024, "memory grows with what the agent writes"

@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -286,6 +287,9 @@ def run_hostile_pr(
         "GITHUB_PATH": str(runner / "github_path"),
         "GITHUB_STATE": str(runner / "github_state"),
     }
+    # actions/checkout's default: the token stays in the checkout's git configuration.
+    token_header = "AUTHORIZATION: basic " + base64.b64encode(f"x:{github.token}".encode()).decode()
+    repo.git("config", "http.https://github.com/.extraheader", token_header)
     # The runner's user owns the checkout and its files, with the runner's modes.
     for path in [world.workspace, *world.workspace.rglob("*"), runner, *runner.iterdir()]:
         os.lchown(path, RUNNER_UID, RUNNER_UID)
@@ -348,8 +352,9 @@ def test_a_hostile_pr_agent_gets_nothing_and_the_gate_stays_honest(
     assert str(os.getpid()) not in readable
 
     # The runner's files: closed to it; and it wrote nothing anywhere.
-    for name in ("event", "github_output", "step_summary", "github_env"):
+    for name in ("event", "github_output", "step_summary", "github_env", "git_config"):
         assert not report["read"][name]["ok"], f"{name} was readable"
+    assert stat.S_IMODE(world.workspace.stat().st_mode) == 0o755, "the workspace's mode is back"
     assert {name: found["ok"] for name, found in report["write"].items()} == dict.fromkeys(
         report["write"], False
     )
@@ -436,8 +441,10 @@ def test_a_pr_cannot_point_evalwards_output_at_a_place_its_agent_can_write(
 def test_a_credential_the_checkout_kept_in_git_config_is_named_not_shown(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
-    """actions/checkout's default leaves the token in .git/config, which the workspace leaves
-    readable to every user: the action says so, without printing it."""
+    """actions/checkout's default leaves the token in .git/config. With the user switch the
+    workspace is closed to the agent user while agents run; without it (`agent-isolation:
+    off`) the pull request's programs could read it, and the action says so, without
+    printing it."""
     base, head = make_pr(repo, github)
     script_model(model, head_greets_well=True)
     header = "AUTHORIZATION: basic " + base64.b64encode(f"x:{github.token}".encode()).decode()
@@ -445,7 +452,11 @@ def test_a_credential_the_checkout_kept_in_git_config_is_named_not_shown(
     env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
 
     run = run_action(
-        repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env=env,
+        inputs={"agent-isolation": "off"},
     )
 
     assert run.returncode == 0, run.stderr
@@ -453,3 +464,117 @@ def test_a_credential_the_checkout_kept_in_git_config_is_named_not_shown(
     assert warning.startswith("::warning::") and "persist-credentials: false" in warning
     assert "http.https://github.com/.extraheader" in warning
     assert header.split()[-1] not in run.stdout + run.stderr
+
+
+SIDE_BY_SIDE = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: bot }}
+spec:
+  runtime: {{ command: {{ run: [{python}, agent/bot.py] }} }}
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: bot-eval }}
+spec:
+  targetAgent: bot
+  fixtures: [fa, fb]
+  scoring: {{ passThreshold: 0.5 }}
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: fa }}
+spec:
+  targetAgent: bot
+  input: {{ type: prompt, payload: {{ prompt: question-a }} }}
+  assertions: [ {{ type: contains, value: GOOD }} ]
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: fb }}
+spec:
+  targetAgent: bot
+  input: {{ type: prompt, payload: {{ prompt: question-b }} }}
+  assertions: [ {{ type: contains, value: GOOD }} ]
+"""
+
+SLOW_AND_GOOD = """\
+import json, sys, time
+sys.stdin.readline()
+time.sleep(2)
+print(json.dumps({"type": "final", "content": "GOOD"}), flush=True)
+"""
+
+SABOTEUR = r"""
+import json, os, signal, sys, time
+line = sys.stdin.readline()
+root = os.path.dirname(os.path.dirname(os.getcwd()))  # this run's folder of working copies
+if os.fork() == 0:
+    os.setsid()  # out of the process group evalward kills at the end of the run
+    if os.fork() == 0:
+        end = time.time() + 20
+        while time.time() < end:
+            for pid in os.listdir("/proc"):
+                if pid.isdigit() and int(pid) != os.getpid():
+                    try:  # every program of this run it may signal, the base's included
+                        if os.readlink(f"/proc/{pid}/cwd").startswith(root):
+                            os.kill(int(pid), signal.SIGKILL)
+                    except Exception:
+                        pass
+            time.sleep(0.02)
+        os._exit(0)
+    os._exit(0)
+answer = "BAD" if "question-b" in line else "GOOD"
+print(json.dumps({"type": "final", "content": answer}), flush=True)
+"""
+
+
+@needs_root
+@needs_python
+def test_a_head_program_cannot_kill_the_base_runs_beside_it_nor_outlive_the_job(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The head's agent regresses on one fixture and leaves a process behind (setsid) that
+    kills every process it may signal: were the base runs its to kill, they would end in
+    `error` and the regression would vanish. Base programs run as another user."""
+    base = repo.commit(
+        "a slow, good agent",
+        {
+            "agents/bot.yaml": SIDE_BY_SIDE.format(python=AGENT_PYTHON),
+            "agent/bot.py": SLOW_AND_GOOD,
+        },
+    )
+    repo.branch("feature")
+    head = repo.commit("a saboteur", {"agent/bot.py": SABOTEUR})
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env=env,
+        inputs={"fail-on-regression": "any", "cache": "off"},
+    )
+
+    sides = {(f["side"], f["fixture"]): f["status"] for f in run.results()["fixtures"]}
+    assert sides[("base", "fa")] == sides[("base", "fb")] == "pass", sides
+    assert sides[("head", "fb")] in ("fail", "error")  # it may kill its own side
+    assert run.returncode == 1, run.stdout + run.stderr
+    leftovers = [
+        pid
+        for pid in os.listdir("/proc")
+        if pid.isdigit() and _uid_of(pid) in (AGENT_UID, AGENT_UID + 1)
+    ]
+    assert leftovers == [], "an agent's process outlived the job"
+
+
+def _uid_of(pid: str) -> int | None:
+    """The uid of a live process (a zombie is dead: it waits only for its reaper)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    if "\nState:\tZ" in status:
+        return None
+    return Path(f"/proc/{pid}").stat().st_uid

@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from actionrun import ActionRun, pull_request_event, run_action
 from e2e.test_walking_skeleton import (
+    BASE_PROMPT,
     GREETING_FIXTURE,
     HEAD_PROMPT,
+    MATH_TUTOR,
     ORDER_FIXTURE,
     SUPPORT_BOT,
     SUPPORT_EVAL,
@@ -28,7 +32,7 @@ from e2e.test_walking_skeleton import (
     script_model,
 )
 from fakes.github_api import FakeGitHub, FakePull
-from fakes.model_server import ScriptedModelServer
+from fakes.model_server import ScriptedModelServer, text
 from gitrepo import GitRepo
 
 
@@ -543,3 +547,525 @@ def test_a_root_that_links_outside_the_repository_is_refused(
 
     assert run.returncode == 2, run.stdout + run.stderr
     assert "evalward.yaml: roots: root 'evals' leads outside the repository" in run.stderr
+
+
+# --- the base branch as it is now, and a base that does not load ---------------------------
+
+
+def test_the_base_branch_tip_gates_not_the_merge_base(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """Branched off before main raised the bar: main's 0.9 gates, not the old 0.5."""
+    repo.commit(
+        "agents and evals",
+        {
+            "agents/support-bot.yaml": SUPPORT_BOT.format(prompt=BASE_PROMPT),
+            "evals/support-bot.yaml": SUPPORT_EVAL.replace("0.9", "0.5"),
+            "evals/fixtures/order-status.yaml": ORDER_FIXTURE,
+            "evals/fixtures/greeting.yaml": GREETING_FIXTURE,
+        },
+    )
+    repo.branch("feature")
+    head = repo.commit(
+        "break the agent", {"agents/support-bot.yaml": SUPPORT_BOT.format(prompt=HEAD_PROMPT)}
+    )
+    repo.checkout("main")
+    base = repo.commit("raise the bar", {"evals/support-bot.yaml": SUPPORT_EVAL})
+    repo.checkout("feature")
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    script_model(model, head_greets_well=False)
+
+    assert_fails_below_threshold(gate(repo, github, base, head, env), github)
+
+
+def test_a_base_that_does_not_load_fails_the_gate_instead_of_using_the_prs_definitions(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    broken = GREETING_FIXTURE.replace("kind: edge", "kind: edge\n  colour: red")
+    base = repo.commit(
+        "one fixture broken on main",
+        {
+            "agents/support-bot.yaml": SUPPORT_BOT.format(prompt=BASE_PROMPT),
+            "evals/support-bot.yaml": SUPPORT_EVAL,
+            "evals/fixtures/order-status.yaml": ORDER_FIXTURE,
+            "evals/fixtures/greeting.yaml": broken,
+        },
+    )
+    repo.branch("feature")
+    repo.remove("evals/support-bot.yaml")
+    head = repo.commit(
+        "fix the fixture; also break the agent and drop its Eval",
+        {
+            "agents/support-bot.yaml": SUPPORT_BOT.format(prompt=HEAD_PROMPT),
+            "evals/fixtures/greeting.yaml": GREETING_FIXTURE,
+        },
+    )
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, base, head, env)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "in evalward resources of the base branch" in run.stderr
+    assert "colour" in run.stderr
+    body = comment(github)
+    assert "the resources of the base branch" in body and "do not load" in body
+    assert model.requests == []
+
+
+def _linked_eval(repo: GitRepo) -> str:
+    repo.write(
+        {
+            "agents/support-bot.yaml": SUPPORT_BOT.format(prompt=BASE_PROMPT),
+            "shared/support-eval.txt": SUPPORT_EVAL,
+            "evals/fixtures/order-status.yaml": ORDER_FIXTURE,
+            "evals/fixtures/greeting.yaml": GREETING_FIXTURE,
+        }
+    )
+    (repo.path / "evals").mkdir(exist_ok=True)
+    os.symlink("../shared/support-eval.txt", repo.path / "evals" / "support-bot.yaml")
+    base = repo.commit("evals, one shared through a link")
+    repo.branch("feature")
+    return base
+
+
+def test_editing_the_target_of_a_linked_eval_does_not_change_the_base_definition(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base = _linked_eval(repo)
+    head = repo.commit(
+        "break the agent, lower the bar through the link",
+        {
+            "agents/support-bot.yaml": SUPPORT_BOT.format(prompt=HEAD_PROMPT),
+            "shared/support-eval.txt": SUPPORT_EVAL.replace("0.9", "0.5"),
+        },
+    )
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    script_model(model, head_greets_well=False)
+
+    assert_fails_below_threshold(gate(repo, github, base, head, env), github)
+
+
+def test_deleting_a_linked_eval_does_not_remove_it_from_the_base(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base = _linked_eval(repo)
+    repo.remove("evals/support-bot.yaml")
+    head = repo.commit(
+        "break the agent, drop the link",
+        {"agents/support-bot.yaml": SUPPORT_BOT.format(prompt=HEAD_PROMPT)},
+    )
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    script_model(model, head_greets_well=False)
+
+    assert_fails_below_threshold(gate(repo, github, base, head, env), github)
+
+
+AGENTV = """\
+execution: { target: support-bot }
+evalcases:
+  - id: greeting
+    input:
+      - role: user
+        content:
+          - { type: text, value: "Hello there!" }
+          - { type: file, value: ./note.md }
+    assertions:
+      - { type: contains, value: help }
+  - id: order-status
+    input:
+      - role: user
+        content:
+          - { type: text, value: "Where is my order 12345?" }
+          - { type: file, value: ./note.md }
+    assertions:
+      - { type: contains, value: shipped }
+"""
+
+
+def test_dropping_a_case_from_an_agentv_file_with_file_references_does_not_pass(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base = repo.commit(
+        "an AgentV suite",
+        {
+            "agents/support-bot.yaml": SUPPORT_BOT.format(prompt=BASE_PROMPT),
+            "evals/eval.yaml": SUPPORT_EVAL,
+            "evals/support.yaml": AGENTV,
+            "evals/note.md": "Be kind.\n",
+        },
+    )
+    repo.branch("feature")
+    kept = "execution: { target: support-bot }\nevalcases:\n  - id: order-status\n"
+    head = repo.commit(
+        "break the agent; tidy the suite",
+        {
+            "agents/support-bot.yaml": SUPPORT_BOT.format(prompt=HEAD_PROMPT),
+            "evals/support.yaml": kept + AGENTV.split("  - id: order-status\n")[1],
+        },
+    )
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, base, head, env)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    failing = {f["fixture"] for f in run.results()["fixtures"] if f["status"] != "pass"}
+    assert ("greeting" in failing) or any("greeting" in name for name in failing), failing
+
+
+def test_evalward_yaml_defaults_come_from_the_base(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    no_threshold = SUPPORT_EVAL.replace("  scoring:\n    passThreshold: 0.9\n", "")
+    base = repo.commit(
+        "evals with a default threshold",
+        {
+            "evalward.yaml": "defaults: { scoring: { passThreshold: 0.9 } }\n",
+            "agents/support-bot.yaml": SUPPORT_BOT.format(prompt=BASE_PROMPT),
+            "evals/support-bot.yaml": no_threshold,
+            "evals/fixtures/order-status.yaml": ORDER_FIXTURE,
+            "evals/fixtures/greeting.yaml": GREETING_FIXTURE,
+        },
+    )
+    repo.branch("feature")
+    head = repo.commit(
+        "break the agent, lower the default",
+        {
+            "agents/support-bot.yaml": SUPPORT_BOT.format(prompt=HEAD_PROMPT),
+            "evalward.yaml": "defaults: { scoring: { passThreshold: 0.5 } }\n",
+        },
+    )
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    script_model(model, head_greets_well=False)
+
+    assert_fails_below_threshold(gate(repo, github, base, head, env), github)
+
+
+def test_a_prompt_file_named_through_a_link_changes_the_agent_when_its_target_changes(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    linked = SUPPORT_BOT.format(prompt="x").replace('  system: "x"\n', "  systemFile: prompt.md\n")
+    repo.write(
+        {
+            "agents/support-bot.yaml": linked,
+            "prompts/support.md": BASE_PROMPT,
+            "evals/support-bot.yaml": SUPPORT_EVAL,
+            "evals/fixtures/order-status.yaml": ORDER_FIXTURE,
+            "evals/fixtures/greeting.yaml": GREETING_FIXTURE,
+        }
+    )
+    os.symlink("../prompts/support.md", repo.path / "agents" / "prompt.md")
+    base = repo.commit("a prompt shared through a link")
+    repo.branch("feature")
+    head = repo.commit("a worse prompt", {"prompts/support.md": HEAD_PROMPT})
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, base, head, env)
+
+    assert run.results()["changedAgents"] == {"support-bot": ["prompts/support.md changed"]}
+    assert_fails_below_threshold(run, github)
+
+
+# --- budgets, keys and templates ------------------------------------------------------------
+
+
+def test_new_fixtures_cannot_push_gating_fixtures_out_of_the_budget(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    trivial = GREETING_FIXTURE.replace("name: greeting", "name: aaa-{n}").replace(
+        "severity: low", "severity: critical"
+    )
+    trivial = (
+        trivial.split("  assertions:")[0] + "  assertions:\n    - { type: contains, value: H }\n"
+    )
+    added = {f"evals/fixtures/aaa-{n}.yaml": trivial.replace("{n}", str(n)) for n in range(4)}
+    base, head = hostile_pr(repo, github, added)
+    script_model(model, head_greets_well=False)
+
+    run = gate(
+        repo, github, base, head, env, **{"max-model-calls": "8", "allow-incomplete": "true"}
+    )
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    ran = {(f["side"], f["fixture"]) for f in run.results()["fixtures"]}
+    assert {("head", "greeting"), ("head", "order-status")} <= ran
+    assert {r["fixture"] for r in run.results()["skippedRuns"]} <= {f"aaa-{n}" for n in range(4)}
+
+
+def test_an_unrelated_base_agent_without_a_key_does_not_make_a_provider_switch_skippable(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    legacy = (
+        MATH_TUTOR.replace("math-tutor", "legacy")
+        .replace("tutor-add", "legacy-add")
+        .replace("openai/gpt-test", "anthropic/claude-test")
+    )
+    base, _ = make_pr(repo, github)
+    repo.checkout("main")
+    base = repo.commit("an old agent nobody touches", {"agents/legacy.yaml": legacy})
+    repo.checkout("feature")
+    repo.git("merge", "-q", "main", "-m", "merge main")
+    switched = SUPPORT_BOT.format(prompt=HEAD_PROMPT).replace(
+        "openai/gpt-test", "anthropic/claude-test"
+    )
+    head = repo.commit("switch provider", {"agents/support-bot.yaml": switched})
+    github.pulls[7].head_sha, github.pulls[7].base_sha = head, base
+
+    run = gate(repo, github, base, head, env, **{"on-missing-secrets": "skip"})
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "`on-missing-secrets: skip` does not apply" in run.stderr
+
+
+RAW_TEMPLATE = (
+    "{% for c in ctx.comparisons %}{% for f in c.fixtures %}{% for r in f.head %}"
+    "OUT[{{ r.output }}]\n{% endfor %}{% endfor %}{% endfor %}"
+)
+
+
+def test_bidi_controls_are_shown_by_name_even_through_a_template_that_prints_raw_output(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base, _ = make_pr(repo, github)
+    repo.checkout("main")
+    base = repo.commit("our template", {"ci/c.md.j2": RAW_TEMPLATE})
+    repo.checkout("feature")
+    repo.git("merge", "-q", "main", "-m", "merge main")
+    head = repo.head()
+    github.pulls[7].head_sha, github.pulls[7].base_sha = head, base
+    model.script("BASE-V1", text("Hello \u202egnitaerg"))
+    model.script("HEAD-V2", text("Hello \u202egnitaerg"))
+
+    run = gate(repo, github, base, head, env, **{"comment-template": "ci/c.md.j2"})
+
+    body = comment(github)
+    assert "OUT[Hello <U+202E>gnitaerg]" in body
+    assert "\u202e" not in body and "\u202e" not in run.summary
+
+
+# --- pull_request actions and shards ----------------------------------------------------------
+
+
+def test_an_edited_title_gates_the_head_rather_than_skipping(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=False)
+    event = pull_request_event(github.repository, 7, base, head, action="edited")
+
+    run = run_action(repo.path, github, event, env=env)
+
+    assert_fails_below_threshold(run, github)
+
+
+def test_shards_and_their_merge_keep_evals_that_did_not_run(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    base, head = hostile_pr(repo, github, remove=("agents/math-tutor.yaml",))
+    script_model(model, head_greets_well=True)
+    event = pull_request_event(github.repository, 7, base, head)
+    shards = tmp_path / "shards"
+    for index in (1, 2):
+        part = run_action(
+            repo.path,
+            github,
+            event,
+            inputs={"shard": f"{index}/2", "output-dir": str(shards)},
+            env=env,
+            run_dir=tmp_path / f"runner-{index}",
+        )
+        assert part.returncode == 0, part.stdout + part.stderr
+
+    merged = run_action(
+        repo.path,
+        github,
+        event,
+        inputs={"merge": str(shards / "shard-*-of-2.json")},
+        env=env,
+        run_dir=tmp_path / "runner-merge",
+    )
+
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    assert merged.results()["notRun"] == {"math-tutor-eval": "agent math-tutor was removed"}
+    assert "agent math-tutor was removed; its Eval math-tutor-eval did not run" in comment(github)
+
+
+def test_a_merge_refuses_parts_of_another_commit_or_parts_the_checkout_brings(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=True)
+    shards = tmp_path / "shards"
+    part = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        inputs={"shard": "1/1", "output-dir": str(shards)},
+        env=env,
+        run_dir=tmp_path / "runner-1",
+    )
+    assert part.returncode == 0, part.stdout + part.stderr
+    later = repo.commit("another head", {"notes.txt": "x"})
+    github.pulls[7].head_sha = later
+
+    stale = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, later),
+        inputs={"merge": str(shards / "shard-*.json")},
+        env=env,
+        run_dir=tmp_path / "runner-merge",
+    )
+    assert stale.returncode == 2
+    assert "holds results for commit" in stale.stderr
+
+    committed = repo.commit(
+        "precomputed shard results",
+        {"shards/shard-1-of-1.json": (shards / "shard-1-of-1.json").read_text()},
+    )
+    github.pulls[7].head_sha = committed
+    forged = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, committed),
+        inputs={"merge": "shards/shard-*.json"},
+        env=env,
+        run_dir=tmp_path / "runner-forged",
+    )
+    assert forged.returncode == 2
+    assert "is committed in the repository" in forged.stderr
+
+
+# --- 7. making the agent hang past its timeout ------------------------------------------------
+
+HANGING_SUITE = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: helper }}
+spec:
+  runtime:
+    command: [{python}, agent/helper.py]
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: helper-eval }}
+spec:
+  targetAgent: helper
+  fixtures: [greets, thanks]
+  scoring: {{ passThreshold: 1.0 }}
+  execution: {{ timeoutSeconds: 1 }}
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: greets }}
+spec:
+  targetAgent: helper
+  input: {{ type: prompt, payload: {{ prompt: greet }} }}
+  assertions:
+    - {{ type: contains, value: hello }}
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: thanks }}
+spec:
+  targetAgent: helper
+  input: {{ type: prompt, payload: {{ prompt: thank }} }}
+  assertions:
+    - {{ type: contains, value: thank you }}
+    - {{ type: toolNotCalled, tool: issue_refund }}
+"""
+
+HELPER = """\
+import json, sys, time
+request = json.loads(sys.stdin.readline())
+prompt = request["messages"][-1]["content"]
+HANG_ON = {hang_on!r}
+if prompt in HANG_ON:
+    time.sleep(600)  # past execution.timeoutSeconds: no terminal event ever comes
+said = {{"greet": "hello there", "thank": "{thanks}"}}[prompt]
+print(json.dumps({{"type": "final", "content": said}}), flush=True)
+"""
+
+
+def report_rows(page: str) -> dict[str, Any]:
+    """report.html's list rows by fixture name (the page's embedded data)."""
+    data = re.search(r'<script type="application/json" id="ew-data">(.*?)</script>', page, re.S)
+    assert data is not None
+    document = json.loads(data.group(1))
+    return {"flags": document["meta"]["flags"], **{r["f"]: r for r in document["rows"]}}
+
+
+@pytest.mark.parametrize(
+    ("hang_on", "thanks", "hung"),
+    [
+        # a head that would fail `thanks` hangs on it instead, and passes the rest
+        (["thank"], "you're welcome", ["thanks"]),
+        # a head that hangs on every fixture
+        (["greet", "thank"], "thank you", ["greets", "thanks"]),
+    ],
+    ids=["hangs-where-it-would-fail", "hangs-everywhere"],
+)
+def test_an_agent_that_hangs_past_its_timeout_is_skipped_and_fails_the_gate(
+    repo: GitRepo,
+    github: FakeGitHub,
+    env: dict[str, str],
+    hang_on: list[str],
+    thanks: str,
+    hung: list[str],
+) -> None:
+    suite = HANGING_SUITE.format(python=json.dumps(sys.executable))
+    base = repo.commit(
+        "a helper",
+        {"agents.yaml": suite, "agent/helper.py": HELPER.format(hang_on=[], thanks="thank you")},
+    )
+    repo.branch("feature")
+    head = repo.commit(
+        "a faster helper",
+        {"agent/helper.py": HELPER.format(hang_on=hang_on, thanks=thanks)},
+    )
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+
+    run = gate(repo, github, base, head, env, **{"agent-isolation": "off"})
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "fail"
+    results = run.results()
+    head_eval = next(e for e in results["evals"] if e["side"] == "head")
+    base_eval = next(e for e in results["evals"] if e["side"] == "base")
+    assert base_eval["passed"] is True and base_eval["score"] == 1.0
+    # hanging scores exactly as failing: 1 of 2 fixtures passes, or none
+    assert (head_eval["passed"], head_eval["score"]) == (False, 1 - len(hung) / 2)
+    assert (head_eval["timed_out"], head_eval["skipped"]) == (len(hung), len(hung))
+    runs = {f["fixture"]: f for f in results["fixtures"] if f["side"] == "head"}
+    for name in hung:
+        record = runs[name]
+        assert (record["status"], record["timed_out"]) == ("skipped", True)
+        assert "did not finish within 1 s" in record["message"]
+        assert "counts as not passing" in record["message"]
+        # the partial trace is no evidence: toolNotCalled was not credited
+        assert {a["status"] for a in record["assertions"]} == {"skipped"}
+    rows = {row["name"]: row for row in head_eval["fixture_results"]}
+    assert {name: rows[name]["result"] for name in hung} == dict.fromkeys(hung, "skipped")
+    body = comment(github)
+    assert "❌ evalward" in body and "| helper-eval |" in body
+    assert "### ⏱️ Skipped: timed out" in body
+    assert f"{len(hung)} skipped (timed out)" in body
+    assert "### 🔻 Regressions" in body and "helper-eval / thanks**" in body
+    assert "passed on base, fails on head: skipped: the agent did not finish" in body
+    junit = (run.output_dir / "junit.xml").read_text()
+    assert '<skipped message="skipped: the agent did not finish within 1 s' in junit
+    page = report_rows((run.output_dir / "report.html").read_text())
+    for name in hung:
+        assert page[name]["g"] & page["flags"]["timed-out"]
+        assert page[name]["g"] & page["flags"]["failing"]
+        assert page[name]["h"]["s"] == "skipped"

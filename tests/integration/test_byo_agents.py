@@ -108,12 +108,14 @@ def test_stdout_that_is_not_the_protocol_is_an_error(tmp_path: Path) -> None:
     assert trace.error is not None
     assert "stdout line 1 is not a trace event" in trace.error
     assert "DEBUG: not json" in trace.error
+    assert trace.timed_out is False  # a broken protocol is an error, not a Skip
 
 
 def test_a_process_group_that_ignores_sigterm_is_killed_at_the_timeout(tmp_path: Path) -> None:
     (trace,) = run_all(command_runner(tmp_path, timeoutSeconds=2.0), fixture_run("hang"))
     assert trace.steps[1].content == "working on it"
     assert trace.error == "the agent did not finish within 2 s; its process group was killed"
+    assert trace.timed_out is True
     leader, child = (int(p) for p in (tmp_path / "pids").read_text().split())
     assert not alive(leader)
     assert not alive(child)
@@ -176,7 +178,15 @@ def test_an_http_agent_that_never_gets_ready_fails_every_run_and_is_stopped(
         assert trace.error is not None
         assert "the agent server could not start" in trace.error
         assert "did not answer within 0.5 s" in trace.error
+        assert trace.timed_out is False  # a server that never started is an error
     assert not alive(int((tmp_path / "server-1.pid").read_text()))
+
+
+def test_an_http_agent_that_does_not_answer_in_time_is_a_timed_out_run(tmp_path: Path) -> None:
+    runner = http_runner(tmp_path, timeoutSeconds=0.5)
+    (trace,) = run_all(runner, fixture_run("slow"))
+    assert trace.error == "the agent did not answer within 0.5 s"
+    assert trace.timed_out is True
 
 
 def test_an_http_agent_that_exits_early_reports_its_stderr(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools import FixtureTools, check_side_effects
 from evalward.trace import StepType, Trace
-from fakes.model_server import ScriptedModelServer, error, text, tool_call
+from fakes.model_server import Reply, ScriptedModelServer, error, text, tool_call
 
 FAST_RETRY = {"attempts": 2, "baseDelaySeconds": 0.001, "maxDelaySeconds": 0.01}
 LOOKUP = {
@@ -301,3 +301,31 @@ def test_cache_hits_and_misses_and_reps_never_share_a_reply(
     assert len(model.calls) == 4  # read-only never stored rep 2's reply
     off = run(bot, make_providers(model, tmp_path, cache="off"))
     assert off.cache_hits == 0 and len(model.calls) == 5
+
+
+def test_a_run_past_its_timeout_is_marked_timed_out(
+    model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    model.script("order", Reply(content="too late", delay=3))
+    bot = agent({"models": ["openai/gpt-test"]}, tmp_path)
+    providers = make_providers(model, tmp_path)
+
+    async def go() -> Trace:
+        runner = AgentRunner(bot, providers, {"PATH": "/usr/bin:/bin"}, kill_grace=0.2)
+        try:
+            return await runner.run(
+                FixtureRun(
+                    labels=RunLabels(agent="bot", fixture="fx"),
+                    fixture_input=FixtureInput(type="prompt", payload={"prompt": "order 1?"}),
+                    tools=FixtureTools.parse("fx", None, None),
+                    timeout_seconds=0.3,
+                )
+            )
+        finally:
+            await runner.aclose()
+            await providers.aclose()
+
+    trace = asyncio.run(go())
+    assert trace.timed_out is True
+    assert trace.error == "the run timed out after 0.3 s (execution.timeoutSeconds)"
+    assert trace.final_output == ""

@@ -133,3 +133,11 @@ def test_a_release_pushes_the_image_with_its_provenance() -> None:
     build = next(s for s in job["steps"] if s.get("uses", "").startswith("docker/build-push"))
     assert build["with"]["push"] is True and build["with"]["provenance"] == "mode=max"
     assert "linux/amd64" in build["with"]["platforms"]
+
+
+def test_a_sharded_gate_job_runs_after_a_failing_shard() -> None:
+    """GitHub counts a skipped required check as passing: the merge job must not be skipped
+    when a shard job failed (it fails on the missing part instead)."""
+    workflow = yaml.safe_load((ROOT / "examples" / "workflows" / "sharded.yml").read_text())
+    merge = next(job for job in workflow["jobs"].values() if job.get("needs"))
+    assert "!cancelled()" in merge["if"]

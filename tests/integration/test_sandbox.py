@@ -240,3 +240,74 @@ def test_protect_closes_evalwards_directories_and_the_runners_files(tmp_path: Pa
     (workspace / "reports").symlink_to(workspace / "elsewhere")
     with pytest.raises(ConfigError, match=r"reports is a symbolic link in the checkout"):
         protect(workspace, [workspace / "reports" / "out"], {})
+
+
+ENV_AGENT = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: bot }}
+spec:
+  runtime: {{ command: {{ run: [{python}, agent/bot.py], env: {names} }} }}
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: bot-eval }}
+spec:
+  targetAgent: bot
+  fixtures: [sees]
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: sees }}
+spec:
+  targetAgent: bot
+  input: {{ type: prompt, payload: {{ prompt: go }} }}
+  assertions: [ {{ type: contains, value: "" }} ]
+"""
+
+SEES = """\
+import json, os, sys
+sys.stdin.readline()
+seen = sorted(n for n in ("FEATURE_FLAG", "DATABASE_URL", "CI_ALLOWED") if n in os.environ)
+print(json.dumps({"type": "final", "content": ",".join(seen)}), flush=True)
+"""
+
+
+def test_a_pull_request_cannot_widen_its_agents_env_list_in_the_action(repo: GitRepo) -> None:
+    """The head's `env:` is the pull request's own: it passes only names the base branch's
+    definition lists or the workflow allows (`agent-env`), not the job's other secrets."""
+    python = json.dumps(sys.executable)
+    base = repo.commit(
+        "an agent with a setting",
+        {
+            "agents.yaml": ENV_AGENT.format(python=python, names="[FEATURE_FLAG]"),
+            "agent/bot.py": SEES,
+        },
+    )
+    repo.branch("feature")
+    wider = "[FEATURE_FLAG, DATABASE_URL, CI_ALLOWED]"
+    repo.commit("and the database", {"agents.yaml": ENV_AGENT.format(python=python, names=wider)})
+    env = {
+        "PATH": os.environ["PATH"],
+        "FEATURE_FLAG": "on",
+        "DATABASE_URL": "postgres://app:hunter2-secret@db.internal/app",
+        "CI_ALLOWED": "yes",
+    }
+
+    async def evaluate(sandbox: Sandbox | None) -> dict[str, str]:
+        providers = build_providers({})
+        try:
+            evaluation = await evaluate_change(
+                Git(repo.path), Revisions(base=base), providers, env, RunOptions(sandbox=sandbox)
+            )
+        finally:
+            await providers.aclose()
+        return {f.side: f.output for f in evaluation.fixtures}
+
+    action = Sandbox(None, agent_env=["CI_ALLOWED"])
+    assert asyncio.run(evaluate(action)) == {
+        "head": "CI_ALLOWED,FEATURE_FLAG",
+        "base": "FEATURE_FLAG",
+    }
+    # On the command line (no sandbox) a developer's own list is taken as it is.
+    assert asyncio.run(evaluate(None))["head"] == "CI_ALLOWED,DATABASE_URL,FEATURE_FLAG"

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from evalward.action.github import PullInfo
 from evalward.action.job import Job
@@ -107,7 +107,7 @@ async def evaluate(
 
     In merge mode nothing runs: the shards' results are merged into the Evaluation."""
     if job.settings.merge:
-        return merged(job, progress)
+        return merged(job, revisions, progress)
     traces = TraceSpool()
     evaluation = await until_signalled(
         evaluate_change(
@@ -129,8 +129,10 @@ async def evaluate(
     return evaluation
 
 
-def merged(job: Job, progress: RunProgress) -> Evaluation:
-    """The shards' results the `merge` input names, merged (`shard.merge_parts`)."""
+def merged(job: Job, revisions: Revisions, progress: RunProgress) -> Evaluation:
+    """The shards' results the `merge` input names, merged (`shard.merge_parts`): parts of
+    this run's commits only, and none that the checkout brings (a committed file matching
+    the glob)."""
     pattern = job.settings.merge
     given = Path(pattern)
     anchor = Path(given.anchor) if given.is_absolute() else job.context.workspace
@@ -140,7 +142,26 @@ def merged(job: Job, progress: RunProgress) -> Evaluation:
             f"action input `merge`: no file matches {pattern!r} in the workspace; download "
             "every shard's shard-i-of-n.json there first (see examples/workflows/sharded.yml)"
         )
-    evaluation = merge_parts(paths).evaluation
+    head = job.git.resolve(revisions.head or "HEAD")
+    workspace = job.context.workspace
+
+    def of_this_run(path: Path, document: Mapping[str, Any]) -> None:
+        if path.is_relative_to(workspace) and job.git.tracked(
+            path.relative_to(workspace).as_posix()
+        ):
+            raise ConfigError(
+                f"action input `merge`: {path} is committed in the repository; shard "
+                "results come from this run's shard jobs, not from the checkout"
+            )
+        source = document.get("source")
+        commit = str(source.get("head", "?") if isinstance(source, dict) else "?")
+        if commit != head:
+            raise ConfigError(
+                f"action input `merge`: {path} holds results for commit {commit[:12]}, and "
+                f"this run gates {head[:12]}; merge the parts of this run's shard jobs"
+            )
+
+    evaluation = merge_parts(paths, of_this_run).evaluation
     job.log(f"evalward: merged {len(paths)} shards, {len(evaluation.fixtures)} runs")
     progress.plan, progress.done = evaluation.plan, list(evaluation.fixtures)
     return evaluation
@@ -161,13 +182,14 @@ def run_options(job: Job) -> RunOptions:
     if job.sandbox is not None and job.sandbox.user is not None:
         written = [job.output_dir, *([cache_dir] if cache and cache_dir else [])]
         protect(context.workspace, written, job.env)
-    if job.sandbox is not None and (persisted := job.git.credential_settings()):
+        job.sandbox.close_to_others(context.workspace)
+    elif job.sandbox is not None and (persisted := job.git.credential_settings()):
         job.log(
             command(
                 "warning",
                 f"the checkout keeps a credential in its git configuration ({persisted[0]}), "
                 "which every process in this job can read, the pull request's programs "
-                "too. Check out with `persist-credentials: false`.",
+                "too (`agent-isolation: off`). Check out with `persist-credentials: false`.",
             )
         )
     return RunOptions(

@@ -112,7 +112,7 @@ def comment_unloadable(job: Job, number: int, head_sha: str, exc: ResourceError)
     """Say in the pull request why nothing ran: its resources do not load. The error
     itself still ends the run (exit 2)."""
     problems = [problem.render() for problem in exc.problems]
-    body = render_unloadable(job.marker, problems, head_sha, job.context.run_url)
+    body = render_unloadable(job.marker, problems, head_sha, job.context.run_url, exc.source)
     files.append_summary(job.env.get("GITHUB_STEP_SUMMARY"), body, job.redact)
     job.output({"result": GateResult.failed.value})
     if job.github is None or job.settings.comment == "never":

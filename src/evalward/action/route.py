@@ -20,7 +20,10 @@ from evalward.cron import Cron, parse_cron
 from evalward.errors import ConfigError
 from evalward.resources import load_resources
 
-PR_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "labeled", "unlabeled")
+NOT_GATED_ACTIONS = ("closed",)
+"""Pull request actions that do not gate. Any other (`edited`, `assigned`, …) gates the head as
+`synchronize` does: a run that skipped would turn the head's check green by an edit of the
+title, in a workflow that listens to it."""
 SCHEDULE_WINDOW_MINUTES = 60
 """GitHub may start a scheduled workflow late; an Eval is due if its cron fired this long ago."""
 
@@ -68,7 +71,7 @@ def route_event(
             raise ConfigError(PULL_REQUEST_TARGET_REFUSAL)
         if context.pr_number is None:
             raise ConfigError(f"GITHUB_EVENT_PATH: a {event} event without a pull_request")
-        if context.action and context.action not in PR_ACTIONS:
+        if context.action in NOT_GATED_ACTIONS:
             return Route(
                 RouteKind.skip, why=f"the `{context.action}` action of {event} does not gate"
             )

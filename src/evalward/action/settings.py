@@ -26,6 +26,7 @@ class Settings(BaseModel):
     check_run: bool = Field(default=False, alias="check-run")
     allow_untrusted_head: bool = Field(default=False, alias="allow-untrusted-head")
     agent_isolation: Literal["user", "off"] = Field(default="user", alias="agent-isolation")
+    agent_env: str = Field(default="", alias="agent-env", pattern=r"^[\sA-Za-z0-9_,]*$")
     on_missing_secrets: Literal["fail", "skip"] = Field(default="fail", alias="on-missing-secrets")
     pr: int | None = Field(default=None, alias="pr", ge=1)
     gate_config: Literal["base", "head"] = Field(default="base", alias="gate-config")
@@ -57,6 +58,11 @@ class Settings(BaseModel):
                 return False
             raise ValueError("expected true or false")
         return value
+
+    @property
+    def agent_env_names(self) -> list[str]:
+        """`agent-env` as names: commas or whitespace between them."""
+        return [name for name in self.agent_env.replace(",", " ").split() if name]
 
     @classmethod
     def input_names(cls) -> list[str]:

@@ -173,10 +173,11 @@ def agent_sandbox(settings: Settings, euid: int, workspace: Path | None = None) 
     """How programs from a checkout run in the action: as the agent user when evalward is
     root (the image always is), refused otherwise unless the workflow turned that off. The
     agents' working copies leave out evalward's output and cache directories."""
+    names = settings.agent_env_names
     if settings.agent_isolation == "off":
-        return Sandbox(None)
+        return Sandbox(None, agent_env=names)
     if euid != 0:
-        return Sandbox(None, unavailable=NOT_ROOT)
+        return Sandbox(None, unavailable=NOT_ROOT, agent_env=names)
     ours = set(NOT_COPIED)
     for folder in (settings.output_dir, settings.cache_dir):
         path = Path(os.path.normpath(folder))
@@ -184,4 +185,4 @@ def agent_sandbox(settings: Settings, euid: int, workspace: Path | None = None) 
             path = path.relative_to(workspace)
         if not path.is_absolute() and path.parts and path.parts[0] != "..":
             ours.add(path.as_posix())
-    return Sandbox(AgentUser.resolve(), not_copied=ours)
+    return Sandbox(AgentUser.resolve(), not_copied=ours, agent_env=names)

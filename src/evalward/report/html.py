@@ -186,6 +186,8 @@ def _static_items(pairs: list[Pair]) -> list[StaticItem]:
             if pair.has("regressed")
             else "errored"
             if pair.has("errored")
+            else "timed-out"
+            if pair.has("timed-out")
             else "failing"
         )
         message = "" if pair.private else (record["h"] or record["b"] or {}).get("m", "")

@@ -21,7 +21,7 @@ from evalward.compare import Change, EvalComparison
 from evalward.errors import ConfigError
 from evalward.evaluation import Evaluation
 from evalward.gate import BypassRecord, GateDecision, GateResult, did_not_run
-from evalward.results import FixtureResult, JudgeVerdict, Status
+from evalward.results import CrossCheck, FixtureResult, JudgeVerdict, Status
 
 TEMPLATES = Path(__file__).parent / "templates"
 MAX_COMMENT_CHARS = 65_536
@@ -114,6 +114,17 @@ class JudgeItem:
 
 
 @dataclass(frozen=True)
+class Disagreement:
+    """A cross-check judge that scored a head run further from the primary than the margin."""
+
+    eval: str
+    fixture: str
+    private: bool
+    primary: JudgeVerdict | None
+    check: CrossCheck
+
+
+@dataclass(frozen=True)
 class Detail:
     eval: str
     fixture: str
@@ -136,6 +147,9 @@ class CommentView:
     did_not_run: list[str] = field(default_factory=list)
     judges: list[JudgeItem] = field(default_factory=list)
     errors: list[Item] = field(default_factory=list)
+    timed_out: list[Item] = field(default_factory=list)
+    """Head fixtures with a run that reached no terminal event before its timeout (Skip)."""
+    disagreements: list[Disagreement] = field(default_factory=list)
     details: list[Detail] = field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
@@ -181,6 +195,15 @@ def build_view(context: ReportContext) -> CommentView:
                 view.new.append(item)
             if any(r.status is Status.error for r in fixture.head):
                 view.errors.append(item)
+            timed_out = next((r for r in fixture.head if r.timed_out), None)
+            if timed_out is not None:
+                message = "" if private else timed_out.message
+                view.timed_out.append(
+                    Item(comparison.name, fixture.fixture, private, message, "skipped")
+                )
+            view.disagreements += _disagreements(
+                comparison.name, fixture.fixture, private, fixture.head
+            )
             view.details.append(Detail(comparison.name, fixture.fixture, private, failing_run))
             if private:
                 continue
@@ -193,6 +216,21 @@ def build_view(context: ReportContext) -> CommentView:
     if unpriced == 0 or cost_usd > 0:
         view.cost = f"${cost_usd:.4f}" + (f" (+{unpriced} unpriced runs)" if unpriced else "")
     return view
+
+
+def _disagreements(
+    eval_name: str, fixture: str, private: bool, runs: list[FixtureResult]
+) -> list[Disagreement]:
+    """Each cross-check judge that disagreed with the primary, from the first run where it did."""
+    found: dict[str, Disagreement] = {}
+    for run in runs:
+        for assertion in run.assertions:
+            for check in assertion.cross_checks:
+                if check.disagrees and check.model not in found:
+                    found[check.model] = Disagreement(
+                        eval_name, fixture, private, assertion.judge, check
+                    )
+    return list(found.values())
 
 
 def marker_for(key: str) -> str:
@@ -266,7 +304,9 @@ def render_comment(
                 f"comment-template {where}: {exc}; fix the template or clear the "
                 "`comment-template` input to use the built-in one"
             ) from None
-        text = "".join(pieces)
+        # Whatever a template prints (a user template may print raw output), bidirectional
+        # controls are shown by name in the whole body, not only through the `md` filter.
+        text = escaping.reveal_bidi("".join(pieces))
         text = text.replace(context.marker, "").replace(RECORD_PREFIX, "&lt;!-- evalward-")
         return f"{context.marker}\n{text.lstrip()}"
 
@@ -289,13 +329,17 @@ def _truncate(body: str, limit: int, report_url: str) -> str:
     return body[: max(cut, 0)] + note
 
 
-def render_unloadable(marker: str, problems: list[str], head_sha: str, run_url: str) -> str:
-    """The comment when the pull request's resources do not load: nothing ran, and the gate
-    fails until they do; every problem is listed (file:line: what is wrong)."""
+def render_unloadable(
+    marker: str, problems: list[str], head_sha: str, run_url: str, source: str = ""
+) -> str:
+    """The comment when resources do not load — the pull request's, or (`source`) the base
+    branch's whose definitions gate: nothing ran, and the gate fails until they load; every
+    problem is listed (file:line: what is wrong)."""
     shown = problems[:50]
+    whose = f"the resources of {source}" if source else "this pull request's resources"
     lines = [
         marker,
-        "## ❌ evalward: this pull request's resources do not load",
+        f"## ❌ evalward: {escaping.inline(whose)} do not load",
         "",
         "Nothing ran, and the gate fails until they load. "
         + (f"{len(problems)} problems; the first {len(shown)}:" if len(problems) > 50 else ""),

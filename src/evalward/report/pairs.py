@@ -40,17 +40,23 @@ FLAGS = {
     "flaky": 16,
     "new": 32,
     "removed": 64,
+    "timed-out": 128,
+    "judges-disagree": 256,
 }
-"""What the page filters on, as bits of a row's `g`."""
+"""What the page filters on, as bits of a row's `g`. `timed-out`: a head run reached no
+terminal event before its timeout (a Skip row, which also counts as `failing`);
+`judges-disagree`: a cross-check judge disagreed with the primary beyond the margin."""
 
 _RANK = {
     "regressed": 0,
     "errored": 1,
-    "failing": 2,
-    "flaky": 3,
-    "fixed": 4,
-    "new": 5,
-    "removed": 6,
+    "timed-out": 2,
+    "failing": 3,
+    "flaky": 4,
+    "judges-disagree": 5,
+    "fixed": 6,
+    "new": 7,
+    "removed": 8,
 }
 
 
@@ -83,18 +89,22 @@ class Pair:
 def _status(runs: list[FixtureResult], outcome: FixtureOutcome | None) -> Status | None:
     if outcome is not None:
         return outcome.result
-    counted = [r for r in runs if r.status is not Status.skipped]
+    counted = [r for r in runs if r.counted]
     if not runs:
         return None
     if not counted:
         return Status.skipped
     if all(r.passed for r in counted):
         return Status.passed
-    return Status.error if any(r.status is Status.error for r in counted) else Status.failed
+    if any(r.status is Status.error for r in counted):
+        return Status.error
+    if any(r.status is Status.failed for r in counted):
+        return Status.failed
+    return Status.skipped  # every run that did not pass timed out
 
 
 def _flaky(runs: list[FixtureResult]) -> bool:
-    counted = [r.passed for r in runs if r.status is not Status.skipped]
+    counted = [r.passed for r in runs if r.counted]
     return len(counted) > 1 and any(counted) and not all(counted)
 
 
@@ -140,8 +150,13 @@ def _flags(pair: Pair) -> int:
         bits |= FLAGS["new"]
     if pair.change == Change.removed.value:
         bits |= FLAGS["removed"]
-    if head in (Status.failed, Status.error):
+    timed_out = any(r.timed_out for r in pair.head)
+    if head in (Status.failed, Status.error) or (head is Status.skipped and timed_out):
         bits |= FLAGS["failing"]
+    if timed_out:
+        bits |= FLAGS["timed-out"]
+    if any(r.judges_disagree for r in pair.head + pair.base):
+        bits |= FLAGS["judges-disagree"]
     if any(r.status is Status.error for r in pair.head + pair.base):
         bits |= FLAGS["errored"]
     if _flaky(pair.head) or _flaky(pair.base):
@@ -158,7 +173,7 @@ def _side(
     status = _status(runs, outcome)
     if status is None:
         return None
-    counted = [r for r in runs if r.status is not Status.skipped]
+    counted = [r for r in runs if r.counted]
     passes = outcome.passes if outcome else sum(r.passed for r in counted)
     reps = outcome.reps if outcome else len(runs)
     scores = [r.score for r in counted]
@@ -240,6 +255,7 @@ def _outcome(outcome: FixtureOutcome) -> dict[str, Any]:
         "n": outcome.reps,
         "err": outcome.errors,
         "skip": outcome.skipped,
+        "to": outcome.timed_out,
         "rate": _round(outcome.pass_rate),
         "ci": [_round(outcome.pass_rate_interval.low), _round(outcome.pass_rate_interval.high)],
         "sc": _round(outcome.score),
@@ -272,6 +288,8 @@ def _run(result: FixtureResult, trace: Trace) -> dict[str, Any]:
     }
     if result.cached:
         record["cached"] = True
+    if result.timed_out:
+        record["to"] = True
     if result.file:
         record["at"] = f"{result.file}:{result.line}" if result.line else result.file
     if trace.fallbacks:
@@ -312,8 +330,24 @@ def _assertion(assertion: AssertionResult) -> dict[str, Any]:
         record["ax"] = assertion.axis
     if assertion.advisory:
         record["adv"] = True
+    if assertion.observed_ms is not None:
+        record["ms"] = round(assertion.observed_ms, 1)
     if assertion.judge is not None:
         record["j"] = _judge(assertion.judge)
+    if assertion.cross_checks:
+        record["xc"] = [
+            {
+                "model": c.model,
+                "s": c.status.value,
+                "sc": c.score,
+                "d": None if c.delta is None else _round(c.delta),
+                "mg": c.margin,
+                "dis": c.disagrees,
+                "m": c.message,
+                "j": None if c.verdict is None else _judge(c.verdict),
+            }
+            for c in assertion.cross_checks
+        ]
     return record
 
 

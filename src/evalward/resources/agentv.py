@@ -16,7 +16,8 @@ Both shapes are read: the older one (`evalcases`, `expected_outcome`, `input_mes
   fixture's `targetAgent` and its `agent` label, so `matchLabels: {agent: X}` selects it.
 
 Each grader (`assertions`, `evaluators`, rubric items) becomes evalward assertions in
-`agentv_graders`.
+`agentv_graders`, which refuses at load time the grader types evalward cannot evaluate (code
+graders, composite, …); every such problem of a test case is reported, not just the first.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 
 from evalward.resources.agentv_graders import (
     AgentVProblem,
+    AgentVProblems,
     GraderContext,
     grader_assertions,
     rubric_item,
@@ -100,6 +102,8 @@ def convert(data: dict[str, Any], file: str, root: Path, default_target: str | N
             out.fixtures.append((_fixture(case, path, suite, files), path))
         except AgentVProblem as problem:
             out.problems.append(problem)
+        except AgentVProblems as found:
+            out.problems.extend(found.problems)
     return out
 
 
@@ -196,8 +200,14 @@ def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) 
         graders.append((item, ("assertions", index)))
     context = GraderContext(criteria, reference, files.read)
     assertions: list[dict[str, Any]] = []
+    problems: list[AgentVProblem] = []
     for item, item_path in graders:
-        assertions.extend(grader_assertions(item, item_path, context))
+        try:
+            assertions.extend(grader_assertions(item, item_path, context))
+        except AgentVProblem as problem:
+            problems.append(problem)
+    if problems:
+        raise AgentVProblems(problems)
     for index, item in enumerate(case.get("rubrics") or []):
         assertions.append(rubric_item(item, (*path, "rubrics", index), 1.0))
     if criteria and not context.criteria_used:

@@ -3,7 +3,15 @@ mapping `agentv` describes).
 
 AgentV's `contains` is case-insensitive; it becomes a case-insensitive `regex` so it keeps its
 meaning. Grader types evalward cannot evaluate (code graders, composite, is-json, …) are errors
-that name the type rather than checks that silently never run.
+at load time (so `evalward validate` and the action refuse them before anything runs), each
+saying what to use instead, rather than checks that silently never run or fail at run time.
+
+Code graders are refused rather than run: their script lives in the repository, and under
+`gate-config: base` the fixtures that gate come from the base branch while the checkout is the
+pull request's, so the pull request would choose the grader that grades it. Composite graders
+are refused because a test's assertions already combine as a weighted mean that passes only
+when every one passes, and their other aggregators (threshold, a script, an LLM) have no
+counterpart here.
 """
 
 from __future__ import annotations
@@ -33,6 +41,21 @@ SUPPORTED_TYPES = (
     "tool-trajectory",
 )
 _TYPE_ALIASES = {"llm-judge": "llm-grader", "rubric": "rubrics"}
+CODE_GRADERS = ("code-grader", "code-judge", "code-evaluator", "script-grader")
+"""AgentV's script-run graders, in the current and the older spellings (`code_judge`)."""
+REFUSED = {
+    **dict.fromkeys(
+        CODE_GRADERS,
+        "grading scripts from the repository are not run (under `gate-config: base` the "
+        "pull request under test would supply the script that grades it). Write the check "
+        "as an EvalFixture with evalward's assertions instead (equals, regex, jsonSchema, "
+        "toolArgs, trajectory, maxSteps, …; see docs/assertions.md), or as an `llm-grader`",
+    ),
+    "composite": "list its members directly in the test's `assertions`, each with its "
+    "`weight`: a test's assertions already combine as a weighted mean, and the test passes "
+    "only when every one passes",
+}
+"""Grader types refused at load time, with what to use instead."""
 
 
 class AgentVProblem(Exception):
@@ -42,6 +65,14 @@ class AgentVProblem(Exception):
         super().__init__(message)
         self.path = path
         self.message = message
+
+
+class AgentVProblems(Exception):
+    """Every mistake found in one test case (each of its graders is checked)."""
+
+    def __init__(self, problems: list[AgentVProblem]) -> None:
+        super().__init__("; ".join(p.message for p in problems))
+        self.problems = problems
 
 
 @dataclass
@@ -64,6 +95,11 @@ def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict
         raise AgentVProblem(path, "expected an assertion mapping with a `type`")
     kind = item["type"].lower().replace("_", "-")
     kind = _TYPE_ALIASES.get(kind, kind)
+    if kind in REFUSED:
+        raise AgentVProblem(
+            (*path, "type"),
+            f"AgentV grader type {item['type']!r} is not supported by evalward; {REFUSED[kind]}",
+        )
     weight = item.get("weight", 1.0)
     if not isinstance(weight, int | float) or isinstance(weight, bool) or weight < 0:
         raise AgentVProblem((*path, "weight"), f"expected a number >= 0; found {weight!r}")

@@ -161,11 +161,23 @@ class LatencyScope(StrEnum):
 
 
 class LatencyAssertion(AssertionBase):
-    """The run's wall time (`scope: run`) or every timed step (`scope: step`) ≤ `maxMs`."""
+    """The run's wall time (`scope: run`) or every timed step (`scope: step`) ≤ `maxMs`.
+
+    Without `maxMs` it is seed 003's reserved `{type: latency}`: the observed latency is
+    reported and never gates (the assertion is advisory, left out of the score).
+    """
 
     type: Literal["latency"]
-    max_ms: float = Field(gt=0)
+    max_ms: float | None = Field(
+        default=None,
+        gt=0,
+        description="The bound in milliseconds; without it the latency is reported, not gated.",
+    )
     scope: LatencyScope = LatencyScope.run
+
+    @property
+    def gates(self) -> bool:
+        return self.max_ms is not None
 
 
 class JudgeAssertion(AssertionBase):

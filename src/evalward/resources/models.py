@@ -10,7 +10,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from evalward.cron import check_cron
 from evalward.resources.agent import Agent, AgentSpec, Tool, ToolMock
@@ -150,8 +150,37 @@ class FixtureSelector(Model):
     match_labels: dict[str, str] = Field(default_factory=dict)
 
 
+DEFAULT_CROSS_CHECK_MARGIN = 0.3
+
+
+class CrossCheckConfig(Model):
+    """Judges that grade every judge assertion beside the primary `judge.model`, as seed 003's
+    "cross-vendor sanity check on top of an Anthropic primary judge": their verdicts are shown,
+    and a score further than `margin` from the primary's is flagged; they never gate."""
+
+    models: list[Annotated[str, Field(min_length=1)]] = Field(
+        min_length=1, description="`provider/model` ids of the cross-check judges."
+    )
+    margin: float = Field(
+        default=DEFAULT_CROSS_CHECK_MARGIN,
+        ge=0,
+        le=1,
+        description="A cross-check score further than this from the primary's is a disagreement.",
+    )
+
+    @field_validator("models")
+    @classmethod
+    def _unique_models(cls, models: list[str]) -> list[str]:
+        dupes = sorted({m for m in models if models.count(m) > 1})
+        if dupes:
+            raise ValueError(f"{', '.join(dupes)} is listed more than once; name each judge once")
+        return models
+
+
 class JudgeConfig(Model):
-    model: str | None = None
+    model: str | None = Field(
+        default=None, description="The primary judge (`provider/model`): the one that gates."
+    )
     temperature: float = Field(default=0.0, ge=0, le=2)
     calibration: str | None = None
     calibration_floor: float = Field(
@@ -162,6 +191,34 @@ class JudgeConfig(Model):
             "Below this Cohen's κ of `calibration`, judge assertions are advisory: they never gate."
         ),
     )
+    cross_check: CrossCheckConfig | None = None
+
+    @field_validator("cross_check")
+    @classmethod
+    def _primary_first(
+        cls, check: CrossCheckConfig | None, info: ValidationInfo
+    ) -> CrossCheckConfig | None:
+        if check is None or "model" not in info.data:  # a bad `model` is reported on its own
+            return check
+        model = info.data["model"]
+        if model is None:
+            raise ValueError(
+                "a cross-check needs the primary judge `judge.model` to check: the primary "
+                "gates, and the cross-check judges are compared with it; set `model`"
+            )
+        if model in check.models:
+            raise ValueError(
+                f"`models` lists {model}, which is already the primary judge (`model`); "
+                "name a different model to check it against"
+            )
+        return check
+
+    @property
+    def models(self) -> list[str]:
+        """Every judge model the Eval calls: the primary first, then the cross-check judges."""
+        if self.model is None:
+            return []
+        return [self.model, *(self.cross_check.models if self.cross_check else [])]
 
 
 class ScoringConfig(Model):

@@ -80,6 +80,19 @@ class RepoConfig(Model):
 def load_config(root: Path) -> RepoConfig:
     """Read `evalward.yaml` under root (defaults when absent); every mistake is located."""
     path = root / CONFIG_FILE
+    if path.is_symlink() and not path.resolve().is_relative_to(root.resolve()):
+        raise ResourceError(
+            [
+                Problem(
+                    CONFIG_FILE,
+                    None,
+                    None,
+                    "",
+                    "the file is a symbolic link to a file outside the repository; make it a "
+                    "file of the repository",
+                )
+            ]
+        )
     if not path.is_file():
         return RepoConfig()
     try:

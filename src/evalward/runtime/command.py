@@ -116,9 +116,8 @@ async def run_command_agent(
     if problem:
         trace.add(StepType.error, content=problem[0])
     elif timed_out:
-        trace.add(
-            StepType.error,
-            content=f"the agent did not finish within {timeout:g} s; its process group was killed",
+        trace.time_out(
+            f"the agent did not finish within {timeout:g} s; its process group was killed"
         )
     elif process.returncode != 0:
         last = trace.stderr.strip().splitlines()[-1:] or [""]

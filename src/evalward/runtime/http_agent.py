@@ -152,7 +152,7 @@ class HttpAgentServer:
                 body["modelProxy"] = grant.request_field()
             reply = await self._client.post_json(self.url, body, timeout_seconds=timeout)
         except HttpTimeout:
-            trace.add(StepType.error, content=f"the agent did not answer within {timeout:g} s")
+            trace.time_out(f"the agent did not answer within {timeout:g} s")
             return
         except HttpFailure as exc:
             trace.add(StepType.error, content=f"cannot reach the agent at {self.url}: {exc}")

@@ -93,10 +93,8 @@ class AgentRunner:
                     self._run(run, trace, grant), timeout=self._outer_timeout(run)
                 )
             except TimeoutError:
-                trace.add(
-                    StepType.error,
-                    content=f"the run timed out after {run.timeout_seconds:g} s "
-                    "(execution.timeoutSeconds)",
+                trace.time_out(
+                    f"the run timed out after {run.timeout_seconds:g} s (execution.timeoutSeconds)"
                 )
         trace.duration_ms = (time.monotonic() - started) * 1000
         return trace

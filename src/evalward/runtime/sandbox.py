@@ -17,16 +17,19 @@ always did.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import shutil
+import signal
 import stat
 import tempfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalward.errors import AgentRunError, ConfigError
+from evalward.resources.models import Agent
 from evalward.resources.paths import link_on_the_way
 
 AGENT_USER = "evalward-agent"
@@ -68,6 +71,19 @@ class AgentUser:
         return cls(entry.pw_uid, entry.pw_gid, name)
 
 
+@dataclass
+class _Shared:
+    """What every side's view of one sandbox shares: the folder of copies and homes."""
+
+    root: Path | None = None
+    copies: dict[Path, Path] = field(default_factory=dict)
+    homes: dict[int, Path] = field(default_factory=dict)
+    made: int = 0
+    users: set[int] = field(default_factory=set)
+    closed: dict[Path, int] = field(default_factory=dict)
+    """Folders closed to others while agents run, with the mode to give back."""
+
+
 class Sandbox:
     """The action's setting for every process it starts from a checkout.
 
@@ -82,22 +98,49 @@ class Sandbox:
         *,
         unavailable: str = "",
         not_copied: Iterable[str] = NOT_COPIED,
+        shared: _Shared | None = None,
+        agent_env: Iterable[str] = (),
     ) -> None:
         self.user = user
         self.unavailable = unavailable
         self.not_copied = frozenset(not_copied)
-        self._root: Path | None = None
-        self._copies: dict[Path, Path] = {}
-        self._homes: dict[int, Path] = {}
-        self._made = 0
+        self.agent_env = frozenset(agent_env)
+        """Variables the workflow lets any agent's `env:` list name (input `agent-env`)."""
+        self._shared = shared or _Shared()
+
+    def for_side(self, side: str) -> Sandbox:
+        """The sandbox of one side's programs. The base side's run as another user than the
+        head's (uid + 1): a pull request's program cannot signal, trace or read the
+        environment (and model-proxy key) of a base program running beside it."""
+        if self.user is None or side != "base":
+            return self
+        user = AgentUser(self.user.uid + 1, self.user.gid + 1, f"{self.user.name}-base")
+        return Sandbox(
+            user,
+            unavailable=self.unavailable,
+            not_copied=self.not_copied,
+            shared=self._shared,
+            agent_env=self.agent_env,
+        )
+
+    def permitted_env(
+        self, env: Mapping[str, str], head: Agent, base: Agent | None
+    ) -> dict[str, str]:
+        """The environment a head agent's programs may take their `env:` names from. The
+        list is the pull request's own, so it may name only what the workflow allows
+        (`agent-env`) or what the base branch's definition of the agent already lists:
+        otherwise a pull request could name any secret of the job (`DATABASE_URL`)."""
+        allowed = self.agent_env | (listed_env(base) if base is not None else frozenset())
+        asked = listed_env(head)
+        return {k: v for k, v in env.items() if k not in asked or k in allowed}
 
     @property
     def root(self) -> Path:
         """evalward's directory for working copies and homes: others may pass, not list."""
-        if self._root is None:
-            self._root = Path(tempfile.mkdtemp(prefix="evalward-agents-"))
-            self._root.chmod(0o711)
-        return self._root
+        if self._shared.root is None:
+            self._shared.root = Path(tempfile.mkdtemp(prefix="evalward-agents-"))
+            self._shared.root.chmod(0o711)
+        return self._shared.root
 
     def working_copy(self, checkout: Path) -> Path:
         """Where programs of `checkout` run: the checkout itself without a user switch, else a
@@ -106,27 +149,29 @@ class Sandbox:
         if self.user is None:
             return checkout
         key = checkout.resolve()
-        if key not in self._copies:
+        copies = self._shared.copies
+        if key not in copies:
             target = Path(tempfile.mkdtemp(prefix="checkout-", dir=self.root))
             target.chmod(0o755)
             try:
                 _copy_tree(key, target / "tree", self.not_copied)
             except (OSError, shutil.Error) as exc:
                 raise AgentRunError(f"cannot copy the checkout for the agent user: {exc}") from None
-            self._copies[key] = target / "tree"
-        return self._copies[key]
+            copies[key] = target / "tree"
+        return copies[key]
 
     def new_home(self) -> Path:
         """A private directory for one process: its HOME and TMPDIR."""
-        self._made += 1
-        home = Path(tempfile.mkdtemp(prefix=f"home-{self._made}-", dir=self.root))
+        self._shared.made += 1
+        home = Path(tempfile.mkdtemp(prefix=f"home-{self._shared.made}-", dir=self.root))
         if self.user is not None:
             os.chown(home, self.user.uid, self.user.gid)
+            self._shared.users.add(self.user.uid)
         return home
 
     def keep(self, pid: int, home: Path) -> None:
         """Remember the home of a started process until `release`."""
-        self._homes[pid] = home
+        self._shared.homes[pid] = home
 
     def environment(self, home: Path) -> dict[str, str]:
         """What the sandbox itself puts in a process's environment."""
@@ -137,7 +182,7 @@ class Sandbox:
 
     def release(self, pid: int) -> None:
         """Remove the home of a process that is gone (its group was killed)."""
-        home = self._homes.pop(pid, None)
+        home = self._shared.homes.pop(pid, None)
         if home is not None:
             self.discard(home)
 
@@ -145,13 +190,60 @@ class Sandbox:
     def discard(home: Path) -> None:
         shutil.rmtree(home, ignore_errors=True)
 
+    def kill_leftovers(self) -> int:
+        """Kill every process still running as an agent user: one that left its process
+        group (`setsid`, a double fork) outlives the group's kill. Returns how many."""
+        users = self._shared.users - {os.geteuid()}
+        killed = 0
+        for pid in _pids_of(users):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+        return killed
+
+    def close_to_others(self, folder: Path) -> None:
+        """Take every permission of others from `folder` until `close`: the workspace, whose
+        `.git/config` may keep the checkout's token (`persist-credentials`). Agents work in
+        their copies and need nothing of it."""
+        if self.user is None or folder in self._shared.closed:
+            return
+        mode = stat.S_IMODE(folder.stat().st_mode)
+        self._shared.closed[folder] = mode
+        folder.chmod(mode & ~0o007)
+
     def close(self) -> None:
-        """Remove every working copy and home."""
-        root, self._root = self._root, None
-        self._copies.clear()
-        self._homes.clear()
+        """Kill what agent users left running; give back what was closed to others; remove
+        every working copy and home."""
+        self.kill_leftovers()
+        shared = self._shared
+        for folder, mode in shared.closed.items():
+            with contextlib.suppress(OSError):
+                folder.chmod(mode)
+        shared.closed.clear()
+        root, shared.root = shared.root, None
+        shared.copies.clear()
+        shared.homes.clear()
         if root is not None:
             shutil.rmtree(root, ignore_errors=True)
+
+
+def _pids_of(uids: set[int]) -> list[int]:
+    """Processes whose real uid is one of `uids` (Linux: /proc/<pid>/status)."""
+    if not uids:
+        return []
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        line = next((x for x in status.splitlines() if x.startswith("Uid:")), "")
+        fields = line.split()
+        if len(fields) > 1 and int(fields[1]) in uids:
+            found.append(int(entry.name))
+    return found
 
 
 def _copy_tree(source: Path, target: Path, not_copied: frozenset[str]) -> None:
@@ -225,3 +317,17 @@ def _drop(path: Path, bits: int) -> None:
     mode = path.lstat().st_mode
     if not stat.S_ISLNK(mode) and mode & bits:
         path.chmod(stat.S_IMODE(mode) & ~bits)
+
+
+def listed_env(agent: Agent) -> frozenset[str]:
+    """Every variable an agent's programs ask for by name (runtime and command tools)."""
+    spec = agent.spec
+    names: set[str] = set()
+    if spec.runtime is not None:
+        for runtime in (spec.runtime.command, spec.runtime.http):
+            if runtime is not None:
+                names.update(runtime.env)
+    for tool in spec.tools:
+        if tool.command is not None:
+            names.update(tool.command.env)
+    return frozenset(names)

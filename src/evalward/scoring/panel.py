@@ -1,9 +1,15 @@
-"""Which judge an Eval uses, and whether that judge may gate.
+"""Which judges an Eval uses, and whether they may gate.
 
 An Eval's judge gates only when it is configured (`spec.judge.model`) and, if the Eval names a
 `judge.calibration`, when that judge model's κ on it reaches `judge.calibrationFloor`. Below
 the floor the judge still grades, but its assertions are advisory: shown, never gating. A
-calibration is replayed once per run and side, for the Eval's own judge model only.
+calibration is replayed once per run, side and judge model, for the Eval's own models only.
+
+`judge.crossCheck` adds judges that grade every judge assertion beside the primary one (seed
+003: "gemini-2.5-flash as a cross-vendor sanity check on top of an Anthropic primary judge").
+The primary alone gates; each cross-check verdict is shown with its distance from the
+primary's score, and flagged when that distance is beyond `crossCheck.margin`. A cross-check
+judge's κ on the calibration is reported when the calibration lists it.
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.resources import Eval, Located, ResourceSet
 from evalward.resources.assertions import JudgeAssertion
-from evalward.results import CalibrationResult, JudgeVerdict, Status
+from evalward.resources.models import DEFAULT_CROSS_CHECK_MARGIN, JudgeCalibration
+from evalward.results import CalibrationResult, CrossCheck, JudgeVerdict, Status
 from evalward.scoring.calibration import at_least, calibrate
 from evalward.scoring.judge import (
     JUDGE_TIMEOUT_SECONDS,
@@ -25,6 +32,9 @@ from evalward.scoring.judge import (
     ask_judge,
     check_evidence,
 )
+
+MARGIN_TOLERANCE = 1e-9
+"""Scores are floats: 0.9 − 0.6 computed as 0.30000000000000004 is not beyond a 0.3 margin."""
 
 
 @dataclass(frozen=True)
@@ -38,11 +48,20 @@ class JudgeOutcome:
     """The judge's unusable last reply, when it gave no verdict."""
     unavailable: bool = False
     """The judge's provider kept failing through its retries."""
+    cross_checks: tuple[CrossCheck, ...] = ()
+
+
+@dataclass(frozen=True)
+class CrossJudge:
+    """One cross-check judge model, with its κ on the Eval's calibration when known."""
+
+    model: str
+    agreement: float | None = None
 
 
 @dataclass(frozen=True)
 class EvalJudge:
-    """The judge of one Eval. `model=None` means judge assertions are skipped."""
+    """The judges of one Eval. `model=None` means judge assertions are skipped."""
 
     eval: str
     providers: Providers | None = None
@@ -51,6 +70,8 @@ class EvalJudge:
     timeout_seconds: float = JUDGE_TIMEOUT_SECONDS
     advisory_reason: str = ""
     agreement: float | None = None
+    cross_checks: tuple[CrossJudge, ...] = ()
+    margin: float = DEFAULT_CROSS_CHECK_MARGIN
 
     async def grade(
         self, assertion: JudgeAssertion, case: JudgeCase, labels: RunLabels
@@ -61,16 +82,30 @@ class EvalJudge:
                 0.0,
                 f"skipped: Eval {self.eval!r} sets no spec.judge.model, so no judge ran",
             )
-        settings = JudgeSettings(
+        primary_call = self._primary(self.model, assertion, case, labels)
+        if not self.cross_checks:
+            return await primary_call
+        checks = [self._cross(judge, assertion, case, labels) for judge in self.cross_checks]
+        primary, others = await asyncio.gather(primary_call, asyncio.gather(*checks))
+        score = primary.verdict.score if primary.verdict is not None else None
+        return replace(primary, cross_checks=tuple(self._compare(c, score) for c in others))
+
+    def _settings(self, model: str, labels: RunLabels) -> JudgeSettings:
+        assert self.providers is not None
+        return JudgeSettings(
             providers=self.providers,
-            model=self.model,
+            model=model,
             temperature=self.temperature,
             timeout_seconds=self.timeout_seconds,
             labels=labels,
         )
+
+    async def _primary(
+        self, model: str, assertion: JudgeAssertion, case: JudgeCase, labels: RunLabels
+    ) -> JudgeOutcome:
         advisory = bool(self.advisory_reason)
         try:
-            raw, model = await ask_judge(case, settings)
+            raw, model = await ask_judge(case, self._settings(model, labels))
         except JudgeError as exc:
             return JudgeOutcome(
                 Status.error,
@@ -89,14 +124,7 @@ class EvalJudge:
             }
         )
         passed = verdict.score >= assertion.min_score
-        message = (
-            f"judge score {verdict.score:.2f} ≥ {assertion.min_score:.2f}"
-            if passed
-            else f"judge score {verdict.score:.2f} < {assertion.min_score:.2f}"
-            + (f": {verdict.summary}" if verdict.summary else "")
-        )
-        if verdict.all_violations_unsupported:
-            message += " (every violation the judge cited is unsupported by the trace)"
+        message = _score_message(verdict, assertion.min_score)
         if advisory:
             message = f"advisory ({self.advisory_reason}): {message}"
         return JudgeOutcome(
@@ -107,10 +135,63 @@ class EvalJudge:
             advisory,
         )
 
+    async def _cross(
+        self, judge: CrossJudge, assertion: JudgeAssertion, case: JudgeCase, labels: RunLabels
+    ) -> CrossCheck:
+        try:
+            raw, model = await ask_judge(case, self._settings(judge.model, labels))
+        except JudgeError as exc:
+            return CrossCheck(
+                model=judge.model, status=Status.error, margin=self.margin, message=str(exc)
+            )
+        verdict = check_evidence(raw, case.trace, model=model, min_score=assertion.min_score)
+        verdict = verdict.model_copy(
+            update={
+                "advisory": True,
+                "advisory_reason": "a cross-check judge: shown beside the primary, never gating",
+                "agreement": judge.agreement,
+            }
+        )
+        passed = verdict.score >= assertion.min_score
+        return CrossCheck(
+            model=judge.model,
+            status=Status.passed if passed else Status.failed,
+            score=verdict.score,
+            margin=self.margin,
+            message=_score_message(verdict, assertion.min_score),
+            verdict=verdict,
+        )
+
+    def _compare(self, check: CrossCheck, primary_score: float | None) -> CrossCheck:
+        if primary_score is None or check.score is None:
+            return check
+        delta = check.score - primary_score
+        disagrees = abs(delta) > self.margin + MARGIN_TOLERANCE
+        update: dict[str, object] = {"delta": delta, "disagrees": disagrees}
+        if disagrees:
+            update["message"] = (
+                f"disagrees with the primary judge: {check.score:.2f} against "
+                f"{primary_score:.2f} (beyond the margin {self.margin:.2f}); {check.message}"
+            )
+        return check.model_copy(update=update)
+
+
+def _score_message(verdict: JudgeVerdict, min_score: float) -> str:
+    if verdict.score >= min_score:
+        message = f"judge score {verdict.score:.2f} ≥ {min_score:.2f}"
+    else:
+        message = f"judge score {verdict.score:.2f} < {min_score:.2f}" + (
+            f": {verdict.summary}" if verdict.summary else ""
+        )
+    if verdict.all_violations_unsupported:
+        message += " (every violation the judge cited is unsupported by the trace)"
+    return message
+
 
 @dataclass
 class JudgePanel:
-    """Builds each Eval's judge for one run, replaying each calibration at most once."""
+    """Builds each Eval's judges for one run, replaying each calibration at most once per
+    side and judge model."""
 
     providers: Providers
     timeout_seconds: float = JUDGE_TIMEOUT_SECONDS
@@ -123,37 +204,48 @@ class JudgePanel:
     ) -> EvalJudge:
         name = eval_def.resource.metadata.name
         config = eval_def.resource.spec.judge
+        cross = config.cross_check
         base = EvalJudge(
             eval=name,
             providers=self.providers,
             model=config.model,
             temperature=config.temperature,
             timeout_seconds=self.timeout_seconds,
+            cross_checks=tuple(CrossJudge(m) for m in cross.models) if cross else (),
+            margin=cross.margin if cross else DEFAULT_CROSS_CHECK_MARGIN,
         )
         if config.model is None or config.calibration is None:
             return base
         located = resources.calibrations.get(config.calibration)
         if located is None:
             return _advisory(base, f"JudgeCalibration {config.calibration!r} is not defined")
-        if config.model not in located.resource.spec.judge_models:
+        listed = located.resource.spec.judge_models
+        calibrated = [m for m in config.models if m in listed]
+        kappas = dict(
+            zip(
+                calibrated,
+                await asyncio.gather(
+                    *(
+                        self._kappa(side, config.calibration, located.resource, m)
+                        for m in calibrated
+                    )
+                ),
+                strict=True,
+            )
+        )
+        base = replace(
+            base,
+            cross_checks=tuple(
+                replace(c, agreement=kappas.get(c.model)) for c in base.cross_checks
+            ),
+        )
+        if config.model not in listed:
             return _advisory(
                 base,
                 f"judge model {config.model} is not among the judgeModels of JudgeCalibration "
                 f"{config.calibration!r}, so its agreement is unknown",
             )
-        key = (side, config.calibration, config.model)
-        if key not in self._replays:
-            self._replays[key] = asyncio.ensure_future(
-                calibrate(
-                    config.calibration,
-                    located.resource,
-                    self.providers,
-                    models=[config.model],
-                    timeout_seconds=self.timeout_seconds,
-                )
-            )
-        result = await self._replays[key]
-        kappa = result.kappa_of(config.model)
+        kappa = kappas[config.model]
         base = replace(base, agreement=kappa)
         if at_least(kappa, config.calibration_floor):
             return base
@@ -163,6 +255,23 @@ class JudgePanel:
             f"judge calibration {config.calibration!r}: κ of {config.model} is {shown}, "
             f"below the floor {config.calibration_floor:.2f}",
         )
+
+    async def _kappa(
+        self, side: str, name: str, calibration: JudgeCalibration, model: str
+    ) -> float | None:
+        key = (side, name, model)
+        if key not in self._replays:
+            self._replays[key] = asyncio.ensure_future(
+                calibrate(
+                    name,
+                    calibration,
+                    self.providers,
+                    models=[model],
+                    timeout_seconds=self.timeout_seconds,
+                )
+            )
+        result = await self._replays[key]
+        return result.kappa_of(model)
 
 
 def _advisory(judge: EvalJudge, reason: str) -> EvalJudge:

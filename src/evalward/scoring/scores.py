@@ -4,14 +4,23 @@
 - Fixture score: the weighted mean of its assertion scores, each weighing `weight` × the
   severity multiplier of its own `severity` (default: the fixture's). `skipped` and advisory
   assertions are left out of both sums. Verdict pass (≥ 0.9) / partial (> 0) / fail.
-- Fixture status: `error` when the run failed or a gating assertion could not be evaluated
-  (errors fail closed), else `fail` when a gating assertion failed, else `pass` when at least
-  one gating assertion passed, else `skipped` (nothing was evaluated: never a pass).
+- Fixture status: `skipped` when the run reached no terminal event before
+  `execution.timeoutSeconds` (seed 003's Skip row, below), else `error` when the run failed
+  or a gating assertion could not be evaluated (errors fail closed), else `fail` when a gating
+  assertion failed, else `pass` when at least one gating assertion passed, else `skipped`
+  (nothing was evaluated: never a pass).
 - Over reps: a fixture passes when its share of passing reps reaches
-  `scoring.minRepPassRate` (default 0.6: 2 of 2 or 3, 3 of 4 or 5); skipped reps are not
-  counted.
-- Eval score: the severity-weighted pass rate of its non-skipped fixtures. Pass iff at least
-  one fixture was scored and score ≥ passThreshold.
+  `scoring.minRepPassRate` (default 0.6: 2 of 2 or 3, 3 of 4 or 5); reps with nothing
+  evaluated are not counted, timed-out reps count as not passing.
+- Eval score: the severity-weighted pass rate of its fixtures, those with nothing evaluated
+  left out; a timed-out (Skip) fixture is in it as one that did not pass. Pass iff at least
+  one fixture reached a verdict (pass, fail or error) and score ≥ passThreshold.
+
+Seed 003, troubleshooting: "Fixture row `Skip` | The runner couldn't reach a terminal status
+event before timeout. Bump `spec.execution.timeoutSeconds`." The seed's score is "the
+severity-weighted pass rate across fixtures" and a Skip row is not a pass, so it weighs in the
+denominator and not the numerator: an agent that hangs scores as one that fails, and a pull
+request cannot turn a failing fixture into a neutral one by making its agent hang.
 """
 
 from __future__ import annotations
@@ -33,7 +42,7 @@ from evalward.results import (
     Verdict,
     cap_output,
 )
-from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, check
+from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, check, observed_ms, reports_only
 from evalward.scoring.judge import JudgeCase
 from evalward.scoring.panel import EvalJudge, JudgeOutcome
 from evalward.scoring.reps import mean_interval, pass_hat_k, wilson_interval
@@ -65,6 +74,8 @@ async def score_fixture(
     )
 
     async def one(assertion: Assertion) -> JudgeOutcome:
+        if trace.timed_out:
+            return JudgeOutcome(Status.skipped, 0.0, f"not evaluated: {TIMED_OUT}")
         if trace.error is not None:
             # An unfinished run is no evidence either way: scoring its partial trace would
             # credit e.g. `toolNotCalled` for a run that never happened.
@@ -73,7 +84,8 @@ async def score_fixture(
             case = JudgeCase(assertion.rubric, fixture_input, trace, reference, sidecar)
             return await judge.grade(assertion, case, labels)
         status, message = check(assertion, trace, regex_timeout=regex_timeout)
-        return JudgeOutcome(status, 1.0 if status is Status.passed else 0.0, message)
+        score = 1.0 if status is Status.passed else 0.0
+        return JudgeOutcome(status, score, message, advisory=reports_only(assertion))
 
     outcomes = await asyncio.gather(*(one(a) for a in spec.assertions))
     results: list[AssertionResult] = []
@@ -92,6 +104,8 @@ async def score_fixture(
                 advisory=outcome.advisory,
                 judge_reply=outcome.reply,
                 provider_unavailable=outcome.unavailable,
+                observed_ms=None if trace.timed_out else observed_ms(assertion, trace),
+                cross_checks=list(outcome.cross_checks),
             )
         )
     score = weighted_mean(results)
@@ -118,6 +132,8 @@ async def score_fixture(
         file=fixture.file,
         line=fixture.line,
         provider_unavailable=status is Status.error and unavailable_only(results, trace),
+        timed_out=trace.timed_out,
+        judges_disagree=any(r.judges_disagree for r in results),
     )
 
 
@@ -125,10 +141,18 @@ def _gating(results: list[AssertionResult]) -> list[AssertionResult]:
     return [r for r in results if not r.advisory and r.status is not Status.skipped]
 
 
+TIMED_OUT = "the run reached no terminal event before its timeout"
+
+
 def fixture_status(results: list[AssertionResult], trace: Trace) -> tuple[Status, str]:
     gating = _gating(results)
     errors = [r for r in gating if r.status is Status.error]
     failed = [r for r in gating if r.status is Status.failed]
+    if trace.timed_out:
+        return Status.skipped, (
+            f"skipped: {trace.error}; {TIMED_OUT}, so it counts as not passing "
+            "(raise spec.execution.timeoutSeconds if the agent needs longer)"
+        )
     if trace.error is not None:
         return Status.error, f"the run failed: {trace.error}"
     if errors:
@@ -177,17 +201,20 @@ def axis_means(results: list[AssertionResult]) -> dict[str, float]:
 def fixture_outcome(reps: list[FixtureResult], scoring: ScoringConfig) -> FixtureOutcome:
     """Seed 003's fixtureResults row for one fixture, from all of its reps."""
     ordered = sorted(reps, key=lambda r: r.rep)
-    counted = [r for r in ordered if r.status is not Status.skipped]
+    counted = [r for r in ordered if r.counted]
     passes = sum(r.passed for r in counted)
     errors = sum(r.status is Status.error for r in counted)
+    failures = sum(r.status is Status.failed for r in counted)
     n = len(counted)
     rate = passes / n if n else 0.0
     if not counted:
         result = Status.skipped
     elif rate >= scoring.min_rep_pass_rate - RATE_TOLERANCE:
         result = Status.passed
-    else:
+    elif errors or failures:
         result = Status.error if errors else Status.failed
+    else:  # every rep that did not pass timed out: seed 003's Skip, not a pass
+        result = Status.skipped
     shown = next((r for r in counted if not r.passed), counted[0] if counted else ordered[0])
     scores = [r.score for r in counted]
     message = shown.message
@@ -209,6 +236,8 @@ def fixture_outcome(reps: list[FixtureResult], scoring: ScoringConfig) -> Fixtur
         pass_rate_interval=wilson_interval(passes, n),
         score_interval=mean_interval(scores),
         pass_hat_k=pass_hat_k(passes, n) if n else {},
+        timed_out=sum(r.timed_out for r in ordered),
+        judge_disagreements=sum(r.judges_disagree for r in ordered),
     )
 
 
@@ -232,7 +261,8 @@ def score_eval(
         for name, reps in sorted(by_fixture.items())
     ]
     gating = [o for o in outcomes if o.gates]
-    scored = [o for o in gating if o.result is not Status.skipped]
+    scored = [o for o in gating if o.counted]
+    decided = [o for o in scored if o.result is not Status.skipped]
     weight_sum = sum(spec.scoring.weight_of(o.severity) for o in scored)
     passed_sum = sum(spec.scoring.weight_of(o.severity) for o in scored if o.passed)
     score = passed_sum / weight_sum if weight_sum > 0 else 0.0
@@ -245,20 +275,22 @@ def score_eval(
         ),
         None,
     )
-    ran = [f for f in fixtures if f.status is not Status.skipped]
+    # A timed-out run is no outage: an agent that hangs cannot pass for a provider that is down.
+    ran = [f for f in fixtures if f.counted]
     return EvalResult(
         provider_unavailable=bool(ran) and all(f.provider_unavailable for f in ran),
         eval=eval_def.resource.metadata.name,
         agent=spec.target_agent,
         side=side,
         score=score,
-        passed=bool(scored) and score >= spec.scoring.pass_threshold - RATE_TOLERANCE,
+        passed=bool(decided) and score >= spec.scoring.pass_threshold - RATE_TOLERANCE,
         pass_threshold=spec.scoring.pass_threshold,
-        passing=sum(o.passed for o in scored),
-        failing=sum(not o.passed for o in scored),
-        errors=sum(o.result is Status.error for o in scored),
+        passing=sum(o.passed for o in decided),
+        failing=sum(not o.passed for o in decided),
+        errors=sum(o.result is Status.error for o in decided),
         total=len(gating),
-        skipped=len(gating) - len(scored),
+        skipped=len(gating) - len(decided),
+        timed_out=sum(o.result is Status.skipped and o.timed_out > 0 for o in gating),
         pending=sorted(o.name for o in outcomes if not o.gates),
         fixture_results=outcomes,
         judge_agreement=agreement,

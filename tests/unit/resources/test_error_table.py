@@ -52,6 +52,14 @@ spec:
 """
 
 
+CODE_GRADERS_REFUSED = (
+    "grading scripts from the repository are not run (under `gate-config: base` the pull"
+    " request under test would supply the script that grades it). Write the check as an"
+    " EvalFixture with evalward's assertions instead (equals, regex, jsonSchema, toolArgs,"
+    " trajectory, maxSteps, …; see docs/assertions.md), or as an `llm-grader`"
+)
+
+
 def fixture_with(old: str, new: str) -> str:
     assert old in FIXTURE
     return FIXTURE.replace(old, new)
@@ -314,6 +322,49 @@ CASES: list[tuple[str, dict[str, str], str | tuple[str, ...]]] = [
         " critical; found 'extreme'",
     ),
     (
+        "cross-check-without-primary",
+        {
+            "a.yaml": AGENT,
+            "e.yaml": eval_with("  judge:\n    crossCheck: {models: [openai/gemini-2.5-flash]}\n"),
+        },
+        "e.yaml:8:5: spec.judge.crossCheck: a cross-check needs the primary judge `judge.model`"
+        " to check: the primary gates, and the cross-check judges are compared with it; set"
+        " `model`",
+    ),
+    (
+        "cross-check-of-itself",
+        {
+            "a.yaml": AGENT,
+            "e.yaml": eval_with(
+                "  judge:\n    model: openai/j\n    crossCheck: {models: [openai/j], margin: 0.2}\n"
+            ),
+        },
+        "e.yaml:9:5: spec.judge.crossCheck: `models` lists openai/j, which is already the primary"
+        " judge (`model`); name a different model to check it against",
+    ),
+    (
+        "cross-check-twice",
+        {
+            "a.yaml": AGENT,
+            "e.yaml": eval_with(
+                "  judge:\n    model: openai/j\n    crossCheck: {models: [openai/k, openai/k]}\n"
+            ),
+        },
+        "e.yaml:9:18: spec.judge.crossCheck.models: openai/k is listed more than once; name each"
+        " judge once",
+    ),
+    (
+        "cross-check-margin",
+        {
+            "a.yaml": AGENT,
+            "e.yaml": eval_with(
+                "  judge:\n    model: openai/j\n    crossCheck: {models: [openai/k], margin: 2}\n"
+            ),
+        },
+        "e.yaml:9:38: spec.judge.crossCheck.margin: expected a number less than or equal to 1;"
+        " found 2",
+    ),
+    (
         "threshold-above-one",
         {"a.yaml": AGENT, "e.yaml": eval_with("  scoring: {passThreshold: 1.5}\n")},
         "e.yaml:7:13: spec.scoring.passThreshold: expected a number less than or equal to 1; found 1.5",
@@ -410,10 +461,47 @@ CASES: list[tuple[str, dict[str, str], str | tuple[str, ...]]] = [
         {
             "ev.yaml": "tests:\n  - id: a\n    criteria: ok\n    input: hi\n    assertions:\n      - type: code-grader\n        command: [x]\n"
         },
-        "ev.yaml:6:9: tests[0].assertions[0].type: AgentV assertion type 'code-grader' is not"
+        "ev.yaml:6:9: tests[0].assertions[0].type: AgentV grader type 'code-grader' is not"
+        " supported by evalward; " + CODE_GRADERS_REFUSED,
+    ),
+    (
+        "agentv-unknown-grader",
+        {
+            "ev.yaml": "tests:\n  - id: a\n    criteria: ok\n    input: hi\n    assertions:\n      - type: is-json\n"
+        },
+        "ev.yaml:6:9: tests[0].assertions[0].type: AgentV assertion type 'is-json' is not"
         " supported by evalward; supported: contains, icontains, contains-any, contains-all,"
         " icontains-any, icontains-all, equals, regex, starts-with, ends-with, llm-grader, rubrics,"
         " latency, token-usage, tool-trajectory",
+    ),
+    (
+        "agentv-code-judge-and-composite",
+        {
+            "ev.yaml": (
+                "evalcases:\n"
+                "  - id: a\n"
+                "    expected_outcome: ok\n"
+                "    input: hi\n"
+                "    execution:\n"
+                "      evaluators:\n"
+                "        - name: script\n"
+                "          type: code_judge\n"
+                "          script: ./check.py\n"
+                "        - name: both\n"
+                "          type: composite\n"
+                "          evaluators:\n"
+                "            - {name: c, type: contains, value: ok}\n"
+                "          aggregator: {type: weighted_average}\n"
+            )
+        },
+        (
+            "ev.yaml:8:11: evalcases[0].execution.evaluators[0].type: AgentV grader type"
+            " 'code_judge' is not supported by evalward; " + CODE_GRADERS_REFUSED,
+            "ev.yaml:11:11: evalcases[0].execution.evaluators[1].type: AgentV grader type"
+            " 'composite' is not supported by evalward; list its members directly in the test's"
+            " `assertions`, each with its `weight`: a test's assertions already combine as a"
+            " weighted mean, and the test passes only when every one passes",
+        ),
     ),
     (
         "agentv-missing-input",

@@ -12,7 +12,7 @@
   var OVERSCAN = 12;
   var STEP_PAGE = 400;
   var BUNDLE_CACHE = 16;
-  var FILTERS = ["regressed", "fixed", "errored", "failing", "new", "removed", "flaky"];
+  var FILTERS = ["regressed", "fixed", "errored", "timed-out", "failing", "new", "removed", "flaky", "judges-disagree"];
 
   function byId(id) { return document.getElementById(id); }
   var app = byId("app");
@@ -198,7 +198,7 @@
   // --- the list: only the rows in view exist ---------------------------------------------
 
   function label(row) {
-    var names = ["regressed", "fixed", "errored", "failing", "new", "removed", "flaky"];
+    var names = ["regressed", "fixed", "errored", "timed-out", "failing", "new", "removed", "flaky", "judges-disagree"];
     for (var i = 0; i < names.length; i++) {
       if (row.g & FLAGS[names[i]]) { return names[i]; }
     }
@@ -448,6 +448,7 @@
       el("span", "chip " + token(run.s), run.s + " " + fixed(run.sc)),
       el("span", "chip none", "verdict " + run.v));
     if (run.cached) { add(heading, " ", el("span", "badge", "from the result cache")); }
+    if (run.to) { add(heading, " ", el("span", "badge err", "timed out: counts as not passing")); }
     add(column, heading);
     if (run.at) { add(column, el("p", "muted mono", run.at)); }
     if (run.m) { add(column, el("p", "", run.m)); }
@@ -462,7 +463,10 @@
       });
       add(column, add(table, body));
     }
-    run.a.forEach(function (assertion) { if (assertion.j) { add(column, judge(assertion.j, side, run)); } });
+    run.a.forEach(function (assertion) {
+      if (assertion.j) { add(column, judge(assertion.j, side, run)); }
+      (assertion.xc || []).forEach(function (check) { add(column, crossCheck(check, side, run)); });
+    });
     (run.fb || []).forEach(function (fallback) {
       add(column, el("p", "muted", "Fell back from " + fallback.from + " to " + fallback.to + " at step " + fallback.step + ": " + fallback.why));
     });
@@ -482,6 +486,17 @@
     }
     if (run.stderr) { add(column, el("div", "label", "stderr"), el("pre", "", run.stderr)); }
     return column;
+  }
+
+  function crossCheck(check, side, run) {
+    var box = check.j ? judge(check.j, side, run) : el("div", "judge");
+    var line = el("p", check.dis ? "unsupported" : "muted",
+      "Cross-check " + check.model + ": " + check.s + (check.sc === null ? "" : " " + fixed(check.sc)) +
+      (check.d === null ? "" : " (\u0394 " + signed(check.d) + " from the primary, margin " + fixed(check.mg) + ")") +
+      (check.dis ? " \u2014 the judges disagree" : "") + "; it never gates.");
+    box.insertBefore(line, box.firstChild);
+    if (!check.j && check.m) { add(box, el("p", "", check.m)); }
+    return box;
   }
 
   function judge(verdict, side, run) {
