@@ -24,6 +24,8 @@ class Change(StrEnum):
     still_passing = "still passing"
     new = "new"
     removed = "removed"
+    advisory = "advisory"
+    """Nothing in the fixture gates on head (every assertion advisory): shown, not compared."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,8 @@ class EvalComparison:
         """McNemar's exact test over outcomes paired by fixture and rep index."""
         worse = better = 0
         for fixture in self.fixtures:
+            if fixture.change is Change.advisory:
+                continue
             base = {r.rep: r.passed for r in fixture.base}
             for result in fixture.head:
                 if result.rep not in base:
@@ -107,8 +111,11 @@ def _compare_one(head: EvalResult, base: EvalResult | None) -> EvalComparison:
     head_passed = _verdicts(head)
     base_passed = _verdicts(base) if base is not None else {}
     pending = set(head.pending)
+    advisory = {o.name for o in head.fixture_results if o.advisory}
     for name in sorted(set(head_runs) | set(base_runs)):
         change = _classify(base_passed.get(name), head_passed.get(name))
+        if name in advisory:
+            change = Change.advisory
         comparison.fixtures.append(
             FixtureComparison(
                 name,

@@ -172,10 +172,20 @@ def decide(
 
     An Eval whose every head run failed only because its model providers kept failing through
     their retries is no verdict: when nothing else fails, the gate is `unavailable` (exit 3, an
-    external failure; rerun it). Any other failure still fails the gate."""
+    external failure; rerun it). Any other failure still fails the gate.
+
+    An advisory Eval (nothing in it may gate: e.g. its only judge is below its calibration
+    floor) neither passes nor fails the gate; when no other Eval gates, the gate is skipped."""
     not_run = dict(not_run or {})
     if not comparisons and not not_run:
         return GateDecision(GateResult.skipped, reason="no Eval is affected by this change")
+    advisory = [c for c in comparisons if c.head.advisory]
+    comparisons = [c for c in comparisons if not c.head.advisory]
+    if not comparisons and not not_run and not (skipped_runs and not allow_incomplete):
+        return GateDecision(
+            GateResult.skipped,
+            reason=f"nothing gates this change: {_advisory(advisory)}",
+        )
     down = [c for c in comparisons if not c.head.passed and c.head.provider_unavailable]
     below = [c for c in comparisons if not c.head.passed and not c.head.provider_unavailable]
     regressed = [c for c in comparisons if c.head.passed and _regressed(c, regressions)]
@@ -193,7 +203,7 @@ def decide(
                 if f.gates
                 and (
                     f.change is Change.regression
-                    or (f.change is not Change.removed and not f.head_passed)
+                    or (f.change not in (Change.removed, Change.advisory) and not f.head_passed)
                 )
             ]
             for c in failing
@@ -201,7 +211,11 @@ def decide(
     )
     incomplete = skipped_runs > 0 and not allow_incomplete
     if not decision.failing_evals and not incomplete:
-        decision.reason = "every affected Eval meets its threshold"
+        decision.reason = (
+            "every affected Eval that gates meets its threshold; " + _advisory(advisory)
+            if advisory
+            else "every affected Eval meets its threshold"
+        )
         if skipped_runs:
             decision.reason += f" ({skipped_runs} runs skipped by the budget, allowed)"
         return decision
@@ -254,6 +268,15 @@ def _unavailable(
         decision.refusal = refusal
         decision.reason += f"; the {refusal.label!r} label was refused: {refusal.reason}"
     return decision
+
+
+def _advisory(advisory: list[EvalComparison]) -> str:
+    """The Evals in which nothing gates (e.g. their judge is below its calibration floor)."""
+    if len(advisory) == 1:
+        head = advisory[0].head
+        return f"{head.eval} is advisory and does not decide the gate ({head.advisory_reason})"
+    names = ", ".join(c.name for c in advisory)
+    return f"{names} are advisory (nothing in them may gate) and do not decide the gate"
 
 
 def did_not_run(not_run: Mapping[str, str]) -> list[str]:

@@ -156,6 +156,16 @@ class FixtureResult(BaseModel):
         as not passing)."""
         return self.status is not Status.skipped or self.timed_out
 
+    @property
+    def advisory_only(self) -> bool:
+        """A completed run whose every assertion is advisory: graded and shown, nothing gated."""
+        return (
+            self.status is Status.skipped
+            and not self.timed_out
+            and bool(self.assertions)
+            and all(a.advisory for a in self.assertions)
+        )
+
 
 class Interval(BaseModel):
     """A two-sided 95 % interval."""
@@ -197,10 +207,23 @@ class FixtureOutcome(BaseModel):
     passing). A fixture whose only reps that did not pass timed out is `skipped`."""
     judge_disagreements: int = 0
     """Reps in which a cross-check judge disagreed with the primary beyond the margin."""
+    advisory: bool = False
+    """Every assertion of every rep was advisory (a judge below its calibration floor, a
+    `latency` without `maxMs`): graded and shown, nothing gated. `result` is `skipped`."""
+    shown_rep: int = 0
+    """The rep whose `message`, `output` and `judge` are shown: the first that did not pass."""
+    axes: dict[str, float] = Field(default_factory=dict)
+    """Seed 001's per-axis scores, each the mean over the scored reps that have the axis."""
 
     @property
     def passed(self) -> bool:
         return self.result is Status.passed
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def flaky(self) -> bool:
+        """Its counted reps disagree: some passed and some did not."""
+        return 0 < self.passes < self.reps - self.skipped
 
     @property
     def counted(self) -> bool:
@@ -236,6 +259,21 @@ class EvalResult(BaseModel):
     provider_unavailable: bool = False
     """Every run that was scored failed only because its model providers kept failing through
     their retries: the score is no verdict on the agent."""
+    advisory: bool = False
+    """Nothing in the Eval gates: every fixture's every assertion is advisory (its judge is
+    below its calibration floor, or not calibrated). Reported, never passing or failing the
+    gate; `passed` is false and the score 0."""
+    advisory_reason: str = ""
+    min_rep_pass_rate: float = 0.6
+    """`scoring.minRepPassRate`: the share of a fixture's reps that must pass."""
+    run_score: float | None = None
+    """Seed 001's benchmark run score: the mean of the scored fixtures' scores (each the mean
+    over its reps); None when no fixture was scored."""
+    run_verdict: Verdict | None = None
+    """Seed 001's verdict on `run_score`: pass (>= 0.9), partial (> 0), fail."""
+    axes: dict[str, float] = Field(default_factory=dict)
+    """Seed 001's per-axis scores over the run: per axis, the mean of the scored fixtures'
+    scores on it."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -246,13 +284,17 @@ class EvalResult(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def last_result(self) -> str:
-        """Seed 003's `lastResult`: Pass / Fail."""
+        """Seed 003's `lastResult`: Pass / Fail (Advisory: nothing gated)."""
+        if self.advisory:
+            return "Advisory"
         return "Pass" if self.passed else "Fail"
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def phase(self) -> str:
-        """Seed 003's `phase` once a run is over: Passed / Failed."""
+        """Seed 003's `phase` once a run is over: Passed / Failed (Advisory: nothing gated)."""
+        if self.advisory:
+            return "Advisory"
         return "Passed" if self.passed else "Failed"
 
 

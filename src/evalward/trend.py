@@ -60,10 +60,11 @@ def record_commit(
     now: dt.datetime | None = None,
 ) -> None:
     """Append each head-side Eval's score at `commit` to the cache's score log (a rerun of
-    the same commit replaces its point), keeping the newest `MAX_POINTS`."""
+    the same commit replaces its point), keeping the newest `MAX_POINTS`. An advisory Eval's
+    score (nothing in it gated) is no point."""
     moment = (now or dt.datetime.now(dt.UTC)).isoformat(timespec="seconds")
     for result in results:
-        if result.side != "head" or not _SAFE_NAME.fullmatch(result.eval):
+        if result.side != "head" or result.advisory or not _SAFE_NAME.fullmatch(result.eval):
             continue
         path = cache_dir / SCORES_DIR / f"{result.eval}.json"
         points = [p for p in _cached_points(path) if p.commit != commit]

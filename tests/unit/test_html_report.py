@@ -382,6 +382,12 @@ def test_the_cache_keeps_scores_by_commit_and_the_history_is_the_fallback(
     assert found["support"].source == "commits on main" and len(points) == MAX_POINTS
     assert points[-1].commit == f"{5:040d}" and points[-1].label == "0000000"
     assert [p.commit for p in points].count(f"{5:040d}") == 1
+    # an advisory Eval's score (nothing in it gated) is no point of its trend
+    advisory = [r.model_copy(update={"advisory": True}) for r in head]
+    record_commit(cache, advisory, commit="f" * 40, branch="main")
+    assert "f" * 40 not in [
+        p.commit for p in trends(["support"], cache_dir=cache)["support"].points
+    ]
     # no score log: the local history, labelled by commit when it has one
     record(tmp_path, head, commit="c0ffee1234")
     from_history = trends(["support"], root=tmp_path)["support"]

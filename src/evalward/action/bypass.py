@@ -51,7 +51,9 @@ def check_bypass(
     elif previous is not None and previous.label == label and previous.labeled_at == labeled_at:
         covered = previous.sha
     record = BypassRecord(label, labeled_at, covered) if covered else None
-    if not evaluation.plan.not_run and all(c.head.passed for c in evaluation.comparisons):
+    if not evaluation.plan.not_run and all(
+        c.head.passed or c.head.advisory for c in evaluation.comparisons
+    ):
         return None, None, record
     actor = applied.actor if applied else None
     permission = job.github.permission(actor) if actor else None

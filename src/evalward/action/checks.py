@@ -79,4 +79,7 @@ def report_check(job: Job, decision: GateDecision, evaluation: Evaluation, head_
 
 
 def failing_head(evaluation: Evaluation) -> list[FixtureResult]:
-    return [f for f in evaluation.fixtures if f.side == "head" and not f.passed]
+    """Head runs that did not pass, but for those in which nothing gates (advisory only)."""
+    return [
+        f for f in evaluation.fixtures if f.side == "head" and not f.passed and not f.advisory_only
+    ]

@@ -49,7 +49,8 @@ def junit_xml(evals: list[EvalResult], private: set[tuple[str, str]]) -> str:
             elif fixture.status is Status.skipped:
                 counts["skipped"] += 1
                 skipped = ET.SubElement(case, "skipped")
-                if fixture.timed_out:  # seed 003's Skip row: says so, as the gate counts it
+                # seed 003's Skip row, or a run in which nothing gates: say so
+                if fixture.timed_out or fixture.advisory_only:
                     skipped.set("message", message[:500])
         for key, value in counts.items():
             suite.set(key, str(value))

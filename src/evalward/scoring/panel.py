@@ -110,7 +110,7 @@ class EvalJudge:
             return JudgeOutcome(
                 Status.error,
                 0.0,
-                str(exc),
+                f"advisory ({self.advisory_reason}): {exc}" if advisory else str(exc),
                 advisory=advisory,
                 reply=exc.reply,
                 unavailable=exc.unavailable,

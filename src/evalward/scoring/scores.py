@@ -15,6 +15,12 @@
 - Eval score: the severity-weighted pass rate of its fixtures, those with nothing evaluated
   left out; a timed-out (Skip) fixture is in it as one that did not pass. Pass iff at least
   one fixture reached a verdict (pass, fail or error) and score ≥ passThreshold.
+- An Eval in which nothing gates — every assertion of every run it scored is advisory, e.g.
+  its only judge is below its calibration floor — is `advisory`: reported, and neither passes
+  nor fails the gate. A run that failed (an error) is a verdict, so such an Eval whose agent
+  crashes still fails.
+- Seed 001's run score: the mean of the scored fixtures' scores, with its verdict and the mean
+  of the fixtures' per-axis scores (reported beside the gating score, never gating).
 
 Seed 003, troubleshooting: "Fixture row `Skip` | The runner couldn't reach a terminal status
 event before timeout. Bump `spec.execution.timeoutSeconds`." The seed's score is "the
@@ -159,6 +165,8 @@ def fixture_status(results: list[AssertionResult], trace: Trace) -> tuple[Status
         return Status.error, "; ".join(f"{r.type}: error: {r.message}" for r in errors + failed)
     if failed:
         return Status.failed, "; ".join(f"{r.type}: {r.message}" for r in failed)
+    if results and all(r.advisory for r in results):
+        return Status.skipped, "nothing gates: " + "; ".join(r.message for r in results)
     if not gating:
         skipped = [r.message for r in results if r.status is Status.skipped or r.advisory]
         return Status.skipped, "nothing was evaluated" + (f": {skipped[0]}" if skipped else "")
@@ -198,6 +206,12 @@ def axis_means(results: list[AssertionResult]) -> dict[str, float]:
     return {axis: weighted_mean([r for r in results if r.axis == axis]) for axis in axes}
 
 
+def _mean_axes(scored: list[dict[str, float]]) -> dict[str, float]:
+    """Per axis, the mean over the entries that have it."""
+    names = sorted({axis for axes in scored for axis in axes})
+    return {n: statistics.fmean(a[n] for a in scored if n in a) for n in names}
+
+
 def fixture_outcome(reps: list[FixtureResult], scoring: ScoringConfig) -> FixtureOutcome:
     """Seed 003's fixtureResults row for one fixture, from all of its reps."""
     ordered = sorted(reps, key=lambda r: r.rep)
@@ -218,7 +232,9 @@ def fixture_outcome(reps: list[FixtureResult], scoring: ScoringConfig) -> Fixtur
     shown = next((r for r in counted if not r.passed), counted[0] if counted else ordered[0])
     scores = [r.score for r in counted]
     message = shown.message
-    if len(ordered) > 1:
+    if len(ordered) > 1 and not n:  # nothing evaluated (or only advisory checks) in any rep
+        message = f"{message} (all {len(ordered)} reps)" if message else message
+    elif len(ordered) > 1:
         message = f"{passes}/{n} reps passed" + (f"; rep {shown.rep}: {message}" if message else "")
     return FixtureOutcome(
         name=ordered[0].fixture,
@@ -238,6 +254,9 @@ def fixture_outcome(reps: list[FixtureResult], scoring: ScoringConfig) -> Fixtur
         pass_hat_k=pass_hat_k(passes, n) if n else {},
         timed_out=sum(r.timed_out for r in ordered),
         judge_disagreements=sum(r.judges_disagree for r in ordered),
+        advisory=not counted and all(r.advisory_only for r in ordered),
+        shown_rep=shown.rep,
+        axes=_mean_axes([r.axes for r in counted]),
     )
 
 
@@ -277,7 +296,15 @@ def score_eval(
     )
     # A timed-out run is no outage: an agent that hangs cannot pass for a provider that is down.
     ran = [f for f in fixtures if f.counted]
+    advisory = bool(gating) and all(o.advisory for o in gating)
+    run_score = statistics.fmean(o.score for o in scored) if scored else None
     return EvalResult(
+        advisory=advisory,
+        advisory_reason=_advisory_reason(fixtures) if advisory else "",
+        min_rep_pass_rate=spec.scoring.min_rep_pass_rate,
+        run_score=run_score,
+        run_verdict=None if run_score is None else Verdict.of(run_score),
+        axes=_mean_axes([o.axes for o in scored]),
         provider_unavailable=bool(ran) and all(f.provider_unavailable for f in ran),
         eval=eval_def.resource.metadata.name,
         agent=spec.target_agent,
@@ -298,3 +325,14 @@ def score_eval(
         file=eval_def.file,
         line=eval_def.line,
     )
+
+
+def _advisory_reason(fixtures: list[FixtureResult]) -> str:
+    """Why nothing gates: the judge's reason (below its floor, …), else reporting-only checks."""
+    for result in fixtures:
+        for assertion in result.assertions:
+            if assertion.judge is not None and assertion.judge.advisory_reason:
+                return assertion.judge.advisory_reason
+            if assertion.type == "judge":  # no verdict: the message says why it is advisory
+                return assertion.message
+    return "every assertion only reports (e.g. a `latency` without `maxMs`)"
