@@ -20,8 +20,9 @@ from evalward.changes import ChangeSet
 from evalward.compare import Change, EvalComparison
 from evalward.errors import ConfigError
 from evalward.evaluation import Evaluation
-from evalward.gate import BypassRecord, GateDecision, GateResult, did_not_run
-from evalward.results import CrossCheck, FixtureResult, JudgeVerdict, Status
+from evalward.gate import BypassRecord, GateDecision, GateResult
+from evalward.report.figures import axes_text, has_run_numbers, percent, reps_text
+from evalward.report.view import build_view
 
 TEMPLATES = Path(__file__).parent / "templates"
 MAX_COMMENT_CHARS = 65_536
@@ -29,6 +30,25 @@ RECORD_PREFIX = "<!-- evalward-bypass-record"
 RENDER_CAP = 4
 """A rendering is stopped once it reaches this many times the limit: it can only be folded or
 cut then, and 20,000 fixtures' detail need not exist as text first (bench/p4_footprint.py)."""
+
+
+@dataclass(frozen=True)
+class RunReason:
+    """What ran and why, when nothing was compared with a base: a scheduled, manual or
+    push run ("Scheduled run (cron `0 6 * * 1`): every Eval with this schedule — a, b")."""
+
+    title: str
+    scope: str
+    cron: str = ""
+    evals: tuple[str, ...] = ()
+
+    @property
+    def cron_code(self) -> str:
+        """The cron as inline code, reduced to the characters a cron expression uses."""
+        kept = "".join(
+            ch for ch in self.cron if ch.isascii() and (ch.isalnum() or ch in "*/,-?# ")
+        ).strip()
+        return f"`{kept}`" if kept else ""
 
 
 @dataclass
@@ -52,6 +72,9 @@ class ReportContext:
     gate_config: str = "base"
     cache_hits: int = 0
     skipped_runs: int = 0
+    ran: RunReason | None = None
+    """What ran and why, for a run with no base (schedule, dispatch, push): said instead of
+    the changed agents, which would all be "new"."""
 
     @property
     def report_url(self) -> str:
@@ -71,15 +94,18 @@ def report_context(
     cancelled: bool = False,
     gate_config: str = "base",
     record: BypassRecord | None = None,
+    ran: RunReason | None = None,
 ) -> ReportContext:
     """What the comment shows of an Evaluation, for the action and the command line alike.
 
-    `show_changes` is off when nothing was compared with a base: every agent would be "new".
-    A `cancelled` run says why in the comment (the decision's reason)."""
+    `show_changes` is off when nothing was compared with a base: every agent would be "new";
+    `ran` then says what ran and why instead. A `cancelled` run says why in the comment (the
+    decision's reason)."""
     return ReportContext(
+        ran=ran,
         comparisons=evaluation.comparisons,
         decision=decision,
-        changes=evaluation.changes if show_changes else None,
+        changes=evaluation.changes if show_changes and ran is None else None,
         skipped_base=evaluation.plan.skipped_base,
         not_run=evaluation.plan.not_run,
         dropped=evaluation.plan.dropped,
@@ -97,142 +123,6 @@ def report_context(
     )
 
 
-@dataclass(frozen=True)
-class Item:
-    eval: str
-    fixture: str
-    private: bool
-    message: str = ""
-    status: str = ""
-
-
-@dataclass(frozen=True)
-class JudgeItem:
-    eval: str
-    fixture: str
-    verdict: JudgeVerdict
-
-
-@dataclass(frozen=True)
-class Disagreement:
-    """A cross-check judge that scored a head run further from the primary than the margin."""
-
-    eval: str
-    fixture: str
-    private: bool
-    primary: JudgeVerdict | None
-    check: CrossCheck
-
-
-@dataclass(frozen=True)
-class Detail:
-    eval: str
-    fixture: str
-    private: bool
-    result: FixtureResult
-
-
-@dataclass
-class CommentView:
-    """What the template shows, computed once; held-out fixtures carry no text."""
-
-    failing: int = 0
-    fixtures_total: int = 0
-    fixtures_passing: int = 0
-    regressions: list[Item] = field(default_factory=list)
-    fixed: list[Item] = field(default_factory=list)
-    new: list[Item] = field(default_factory=list)
-    pending: list[Item] = field(default_factory=list)
-    """Fixtures the pull request adds to a base Eval: they ran, and gate once merged."""
-    did_not_run: list[str] = field(default_factory=list)
-    judges: list[JudgeItem] = field(default_factory=list)
-    errors: list[Item] = field(default_factory=list)
-    timed_out: list[Item] = field(default_factory=list)
-    """Head fixtures with a run that reached no terminal event before its timeout (Skip)."""
-    disagreements: list[Disagreement] = field(default_factory=list)
-    details: list[Detail] = field(default_factory=list)
-    input_tokens: int = 0
-    output_tokens: int = 0
-    duration: str = "0 s"
-    cost: str = "not recorded"
-
-
-def build_view(context: ReportContext) -> CommentView:
-    view = CommentView(
-        failing=sum(1 for c in context.comparisons if not c.head.passed) + len(context.not_run),
-        did_not_run=did_not_run(context.not_run),
-    )
-    duration_ms = 0.0
-    cost_usd = 0.0
-    unpriced = 0
-    for comparison in context.comparisons:
-        for fixture in comparison.fixtures:
-            private = (comparison.name, fixture.fixture) in context.private
-            for run in fixture.head + fixture.base:
-                view.input_tokens += run.usage.input_tokens
-                view.output_tokens += run.usage.output_tokens
-                duration_ms += run.duration_ms
-                if run.usage.cost_usd is not None:
-                    cost_usd += run.usage.cost_usd
-                else:
-                    unpriced += 1
-            if not fixture.head:
-                continue
-            first = fixture.head[0]
-            failing_run = next((r for r in fixture.head if not r.passed), first)
-            message = "" if private else failing_run.message
-            item = Item(comparison.name, fixture.fixture, private, message, first.status.value)
-            if not fixture.gates:
-                view.pending.append(item)
-                continue
-            view.fixtures_total += 1
-            view.fixtures_passing += fixture.head_passed
-            if fixture.change is Change.regression:
-                view.regressions.append(item)
-            elif fixture.change is Change.fixed:
-                view.fixed.append(item)
-            elif fixture.change is Change.new and comparison.base is not None:
-                view.new.append(item)
-            if any(r.status is Status.error for r in fixture.head):
-                view.errors.append(item)
-            timed_out = next((r for r in fixture.head if r.timed_out), None)
-            if timed_out is not None:
-                message = "" if private else timed_out.message
-                view.timed_out.append(
-                    Item(comparison.name, fixture.fixture, private, message, "skipped")
-                )
-            view.disagreements += _disagreements(
-                comparison.name, fixture.fixture, private, fixture.head
-            )
-            view.details.append(Detail(comparison.name, fixture.fixture, private, failing_run))
-            if private:
-                continue
-            for assertion in failing_run.assertions:
-                verdict = assertion.judge
-                if verdict is not None and (verdict.violations or verdict.advisory):
-                    view.judges.append(JudgeItem(comparison.name, fixture.fixture, verdict))
-    view.details.sort(key=lambda d: d.result.passed)
-    view.duration = f"{duration_ms / 1000:.1f} s"
-    if unpriced == 0 or cost_usd > 0:
-        view.cost = f"${cost_usd:.4f}" + (f" (+{unpriced} unpriced runs)" if unpriced else "")
-    return view
-
-
-def _disagreements(
-    eval_name: str, fixture: str, private: bool, runs: list[FixtureResult]
-) -> list[Disagreement]:
-    """Each cross-check judge that disagreed with the primary, from the first run where it did."""
-    found: dict[str, Disagreement] = {}
-    for run in runs:
-        for assertion in run.assertions:
-            for check in assertion.cross_checks:
-                if check.disagrees and check.model not in found:
-                    found[check.model] = Disagreement(
-                        eval_name, fixture, private, assertion.judge, check
-                    )
-    return list(found.values())
-
-
 def marker_for(key: str) -> str:
     """The hidden first line that lets a later run find and edit its own comment."""
     safe = "".join(ch for ch in key if ch.isalnum() or ch in "-_./:")
@@ -244,6 +134,10 @@ def _configure(env: jinja2.Environment, sink: escaping.Sink) -> jinja2.Environme
     env.filters["code"] = sink.block
     env.filters["pct"] = lambda value: f"{value:.2f}"
     env.filters["signed"] = lambda value: "—" if value is None else f"{value:+.2f}"
+    env.filters["percent"] = percent
+    env.globals["reps_text"] = reps_text
+    env.globals["axes_text"] = axes_text
+    env.globals["has_run_numbers"] = has_run_numbers
     env.globals["Change"] = Change
     env.globals["GateResult"] = GateResult
     return env
@@ -284,7 +178,7 @@ def render_comment(
     `sink` is where it will be shown: rendered by GitHub (the default), or printed on a
     terminal, where links and mentions are left as they are (escaping.py)."""
     env, name = _sandboxed(template, sink) if template else (_builtin(sink), "comment.md.j2")
-    view = build_view(context)
+    view = build_view(context.comparisons, context.not_run, context.private, sink.inline)
     tail = f"\n{context.record.render()}\n" if context.record else ""
 
     def render(detail: bool) -> str:

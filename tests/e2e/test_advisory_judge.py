@@ -1,0 +1,180 @@
+"""An Eval judged only by a judge below its calibration floor, run as GitHub runs the action:
+it is reported as advisory and does not decide the gate. A pull request cannot make a gating
+Eval advisory to escape the gate: the Eval (its judge model) and the calibration it is
+replayed on come from the base branch."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from actionrun import pull_request_event, run_action
+from fakes.github_api import FakeGitHub, FakePull
+from fakes.model_server import ScriptedModelServer, text
+from gitrepo import GitRepo
+
+AGENT = """\
+apiVersion: pai.io/v1
+kind: Agent
+metadata: {{ name: support-bot }}
+spec:
+  models: [openai/gpt-test]
+  system: "You are the support agent. Prompt version {version}."
+"""
+
+EVAL = """\
+apiVersion: pai.io/v1
+kind: Eval
+metadata: { name: refund-eval }
+spec:
+  targetAgent: support-bot
+  fixtureSelector: { matchLabels: { agent: support-bot } }
+  judge: { model: "{judge}", calibration: refund-judge }
+  scoring: { passThreshold: 1.0 }
+---
+apiVersion: pai.io/v1
+kind: EvalFixture
+metadata: { name: refund-asks-why, labels: { agent: support-bot } }
+spec:
+  targetAgent: support-bot
+  severity: high
+  input: { type: prompt, payload: { prompt: "I want a refund for order 777." } }
+  assertions:
+    - { type: judge, minScore: 0.8, rubric: "REFUND-RUBRIC: ask why before refunding." }
+"""
+
+CANDIDATES = [f"CANDIDATE-{i}" for i in range(6)]
+LABELS = [1.0, 0.0, 1.0, 0.0, 1.0, 0.0]
+
+
+def calibration(labels: list[float]) -> str:
+    examples = "".join(
+        f"    - {{ input: {{ ticket: refund }}, candidateOutput: {out}, humanScore: {score} }}\n"
+        for out, score in zip(CANDIDATES, labels, strict=True)
+    )
+    return (
+        "apiVersion: pai.io/v1\nkind: JudgeCalibration\nmetadata: { name: refund-judge }\n"
+        "spec:\n  rubric: CAL-RUBRIC asks for the reason\n  judgeModels: [openai/judge-m]\n"
+        f"  examples:\n{examples}"
+    )
+
+
+def verdict(score: float) -> str:
+    return json.dumps({"score": score, "confidence": 0.9, "summary": f"scored {score}"})
+
+
+def _has(*needles: str) -> Any:
+    return lambda body: all(n in json.dumps(body) for n in needles)
+
+
+def script(model: ScriptedModelServer, calibration_scores: list[float]) -> None:
+    """The judge answers the calibration's examples with `calibration_scores`; it scores the
+    base agent's answer 1.0 and the head's 0.0. Base asks why; head refunds at once."""
+    model.script(_has("REFUND-RUBRIC", "May I ask why"), text(verdict(1.0)))
+    model.script(_has("REFUND-RUBRIC", "Refund issued"), text(verdict(0.0)))
+    for candidate, score in zip(CANDIDATES, calibration_scores, strict=True):
+        model.script(_has("CAL-RUBRIC", candidate), text(verdict(score)))
+    model.script(_has("BASE-V1"), text("May I ask why you want a refund?"))
+    model.script(_has("HEAD-V2"), text("Refund issued for order 777."))
+
+
+@pytest.fixture
+def env(model: ScriptedModelServer) -> dict[str, str]:
+    return {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+
+
+def base_commit(repo: GitRepo) -> str:
+    return repo.commit(
+        "support bot, its Eval and the judge's calibration",
+        {
+            "agents/support-bot.yaml": AGENT.format(version="BASE-V1"),
+            "evals/refund.yaml": EVAL.replace("{judge}", "openai/judge-m"),
+            "evals/calibration.yaml": calibration(LABELS),
+        },
+    )
+
+
+def test_an_eval_judged_only_by_an_uncalibrated_judge_is_advisory_and_does_not_gate(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base = base_commit(repo)
+    repo.branch("feature")
+    head = repo.commit(
+        "a worse prompt", {"agents/support-bot.yaml": AGENT.format(version="HEAD-V2")}
+    )
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    # κ = 1/3 (binarised at 0.5: 1 1 1 0 0 0 against the labels 1 0 1 0 1 0), below 0.6
+    script(model, [0.6, 0.5, 0.9, 0.4, 0.1, 0.0])
+
+    run = run_action(
+        repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
+    )
+
+    assert run.returncode == 0, run.stderr
+    results = run.results()
+    assert results["result"] == "skipped"
+    assert results["reason"].startswith("nothing gates this change: refund-eval is advisory")
+    assert "κ of openai/judge-m is 0.33, below the floor 0.60" in results["reason"]
+    head_eval = next(e for e in results["evals"] if e["side"] == "head")
+    assert head_eval["advisory"] is True and head_eval["phase"] == "Advisory"
+    assert head_eval["passed"] is False and head_eval["fixture_results"][0]["advisory"] is True
+    body = github.comments_on(7)[0]["body"]
+    assert "## ⏭️ evalward: nothing gates this change: refund-eval is advisory" in body
+    assert "No fixture gates · 0 regression(s)" in body and "1 advisory (not gating)" in body
+    assert "| refund-eval | support-bot | — | — | 1.00 | — | ⚪ Advisory |" in body
+    assert "❌ Fail" not in body and "**Failing fixtures**" not in body
+    # the judge's verdict is still shown, as advisory
+    assert "judge score 0.00 (openai/judge-m) · _advisory, does not gate" in body
+    assert '<span class="verdict advisory"' in (run.output_dir / "report.html").read_text()
+    assert not [line for line in run.stdout.splitlines() if line.startswith("::error ")]
+
+
+@pytest.mark.parametrize(
+    ("attack", "files"),
+    [
+        (
+            "the pull request flips its calibration's labels, so the judge's κ falls to -1",
+            {"evals/calibration.yaml": calibration([1 - label for label in LABELS])},
+        ),
+        (
+            "the pull request points the Eval at a judge model its calibration does not list",
+            {"evals/refund.yaml": EVAL.replace("{judge}", "openai/judge-x")},
+        ),
+    ],
+)
+def test_a_pull_request_cannot_make_its_gating_eval_advisory(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    attack: str,
+    files: dict[str, str],
+) -> None:
+    base = base_commit(repo)
+    repo.branch("feature")
+    head = repo.commit(
+        "a worse prompt, and an uncalibrated judge",
+        {"agents/support-bot.yaml": AGENT.format(version="HEAD-V2"), **files},
+    )
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    script(model, [1.0, 0.0, 1.0, 0.0, 1.0, 0.0])  # κ = 1 on the base's labels: it gates
+    model.script(_has("REFUND-RUBRIC"), text(verdict(0.0)))  # judge-x, if it were asked
+    event = pull_request_event(github.repository, 7, base, head)
+
+    run = run_action(repo.path, github, event, env=env)
+
+    assert run.returncode == 1, (attack, run.stderr)
+    head_eval = next(e for e in run.results()["evals"] if e["side"] == "head")
+    assert head_eval["advisory"] is False and head_eval["judge_agreement"] == pytest.approx(1.0)
+    assert run.results()["gateChanges"], "the PR's change to its own gate is reported"
+    body = github.comments_on(7)[0]["body"]
+    assert "| refund-eval |" in body and "❌ Fail" in body and "⚪ Advisory" not in body
+    assert "- **refund-eval** (1): 🔻 refund-asks-why" in body
+
+    # the same pull request with its own definitions gating (`gate-config: head`, which the
+    # workflow chooses) does escape: the protection above is the base's definitions
+    own = run_action(repo.path, github, event, env=env, inputs={"gate-config": "head"})
+    assert own.returncode == 0, own.stderr
+    assert own.results()["result"] == "skipped"

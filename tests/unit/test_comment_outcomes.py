@@ -1,0 +1,257 @@
+"""What the comment and report.html say of a fixture over its reps, of an Eval's seed 001
+numbers and of an advisory Eval, and that a failing suite of any size names its failures.
+Results are scored by the scoring stage (`score_eval`), as a run scores them."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from evalward.compare import compare
+from evalward.gate import decide
+from evalward.report.html import html_chunks
+from evalward.report.junit import junit_xml
+from evalward.report.markdown import (
+    MAX_COMMENT_CHARS,
+    ReportContext,
+    RunReason,
+    marker_for,
+    render_comment,
+)
+from evalward.report.view import FAILING_NAMES_BUDGET
+from evalward.resources import Eval, Located
+from evalward.resources.models import Severity
+from evalward.results import AssertionResult, EvalResult, FixtureResult, Status, Verdict
+from evalward.scoring.reps import wilson_interval
+from evalward.scoring.scores import score_eval
+
+MARKER = marker_for("evals/gate")
+
+
+def run(
+    eval_name: str,
+    fixture: str,
+    side: str,
+    passed: bool,
+    rep: int = 0,
+    axes: dict[str, float] | None = None,
+) -> FixtureResult:
+    """One run with one `contains` assertion, as the scoring stage leaves it."""
+    check = AssertionResult(
+        type="contains",
+        status=Status.passed if passed else Status.failed,
+        score=1.0 if passed else 0.0,
+        weight=1.0,
+        severity=Severity.medium,
+        message="" if passed else "'answer:' not found",
+    )
+    return FixtureResult(
+        eval=eval_name,
+        fixture=fixture,
+        side=side,
+        rep=rep,
+        status=check.status,
+        score=check.score,
+        verdict=Verdict.of(check.score),
+        severity=Severity.medium,
+        message=check.message and f"contains: {check.message}",
+        output=f"{fixture} on {side}",
+        assertions=[check],
+        axes=axes or {},
+        file=f"evals/{fixture}.yaml",
+        line=1,
+    )
+
+
+def scored(
+    name: str, side: str, runs: list[FixtureResult], *, rule: float = 0.6, reps: int = 1
+) -> EvalResult:
+    spec = {
+        "targetAgent": "bot",
+        "scoring": {"passThreshold": 0.9, "minRepPassRate": rule},
+        "execution": {"repsPerFixture": reps},
+    }
+    defined = Eval.model_validate(
+        {"apiVersion": "pai.io/v1", "kind": "Eval", "metadata": {"name": name}, "spec": spec}
+    )
+    return score_eval(Located(defined, f"evals/{name}.yaml", 1), side, runs)
+
+
+def comment(results: list[EvalResult], **extra: object) -> str:
+    comparisons = compare(results)
+    context = ReportContext(
+        comparisons=comparisons,
+        decision=decide(comparisons, None),
+        marker=MARKER,
+        head_sha="a" * 40,
+        **extra,  # type: ignore[arg-type]
+    )
+    return render_comment(context)
+
+
+def report(results: list[EvalResult]) -> str:
+    return "".join(
+        html_chunks(
+            result="fail",
+            reason="",
+            evals=results,
+            fixtures=[f for r in results for f in r.fixtures],
+            private=set(),
+        )
+    )
+
+
+def reps_eval(side: str, flaky_passes: int, rule: float = 0.6) -> EvalResult:
+    """Eight reps of three fixtures: `flaky` passes `flaky_passes` of them (rep 0 first),
+    `majority` 5 of 8, `steady` all."""
+    runs = []
+    for rep in range(8):
+        runs.append(run("support", "flaky", side, rep % 2 == 0 or rep < flaky_passes, rep))
+        runs.append(run("support", "majority", side, rep < 5, rep))
+        runs.append(run("support", "steady", side, True, rep))
+    if flaky_passes == 8:
+        runs = [r.model_copy(update={"status": Status.passed, "score": 1.0}) for r in runs]
+    return scored("support", side, runs, rule=rule, reps=8)
+
+
+def test_a_fixture_over_reps_shows_its_rule_interval_and_flakiness_not_one_reps_score() -> None:
+    head = reps_eval("head", flaky_passes=0)  # reps 0, 2, 4, 6 pass: 4 of 8
+    flaky = next(o for o in head.fixture_results if o.name == "flaky")
+    assert (flaky.passes, flaky.reps, flaky.result, flaky.flaky) == (4, 8, Status.failed, True)
+    body = comment([reps_eval("base", flaky_passes=8), head])
+
+    low, high = wilson_interval(4, 8).low * 100, wilson_interval(4, 8).high * 100
+    outcome = f"4/8 reps pass (rule ≥ 60 %), 95 % CI {low:.0f}–{high:.0f} %"
+    assert outcome == "4/8 reps pass (rule ≥ 60 %), 95 % CI 22–78 %"
+    regression = next(line for line in body.splitlines() if "**support / flaky**" in line)
+    assert f"passed on base, fails on head — {outcome} · ⚠️ flaky: rep 1:" in regression
+    summary = next(line for line in body.splitlines() if "<summary>❌ support / flaky" in line)
+    assert f"— fail: {outcome} · ⚠️ flaky (medium)" in summary
+    assert "score 0.00" not in summary
+    detail = body[body.index(summary) :]
+    assert "_Mean score over the reps 0.50. Shown below: rep 1, the first that did not pass" in (
+        detail
+    )
+    # 5 of 8 passes the default rule: a pass, however its first failing rep looks
+    majority = next(line for line in body.splitlines() if "support / majority" in line)
+    assert majority.startswith("<details><summary>✅ support / majority — pass: 5/8 reps pass")
+    assert "⚠️ flaky" in majority
+    assert "· 2 flaky" in body  # in the counts line
+
+    html = report([reps_eval("base", flaky_passes=8), head])
+    static = re.search(r"support / flaky</strong>.*?</li>", html, re.S)
+    assert static is not None and f"head fail 0.50, {outcome} · flaky" in static[0]
+
+    stricter = comment([scored("support", "head", head.fixtures, rule=0.75, reps=8)])
+    assert "5/8 reps pass (rule ≥ 75 %)" in stricter and "❌ support / majority — fail" in (
+        stricter
+    )
+
+
+def test_the_seed_001_run_score_verdict_and_axes_in_the_comment_and_the_report() -> None:
+    def side(name: str, label: str, accuracy: list[float]) -> EvalResult:
+        runs = [
+            run(name, f"case-{i}", label, score == 1.0, axes={"accuracy": score, "tone": 1.0})
+            for i, score in enumerate(accuracy)
+        ]
+        return scored(name, label, runs)
+
+    base = side("graded", "base", [1.0, 1.0, 1.0, 1.0])
+    head = side("graded", "head", [1.0, 1.0, 1.0, 0.0])
+    plain = scored("plain", "head", [run("plain", "only", "head", True)])
+    assert (head.run_score, head.axes) == (0.75, {"accuracy": 0.75, "tone": 1.0})
+    body = comment([base, head, plain])
+    line = next(line for line in body.splitlines() if "seed 001" in line)
+    assert line == (
+        "_graded, seed 001: run score 1.00 → **0.75** (partial), the mean of its fixture "
+        "scores · axes: accuracy 1.00 → 0.75, tone 1.00 → 1.00._"
+    )
+    assert body.count("seed 001") == 1  # an Eval without axes has none
+
+    html = report([base, head, plain])
+    table = re.search(r'<table class="run-scores">.*?</table>', html, re.S)
+    assert table is not None
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", table[0], re.S)
+    assert cells == [
+        "graded",
+        "1.00",
+        "<strong>0.75</strong>",
+        '<span class="verdict partial">partial</span>',
+        "accuracy 1.00 → 0.75, tone 1.00 → 1.00",
+    ]
+
+
+def test_a_large_failing_suite_names_its_failures_before_anything_is_folded() -> None:
+    """Thousands of failing fixtures in Evals new to the pull request (no regression list)
+    used to leave a table and nothing else once the detail was folded."""
+    results = [
+        scored(name, "head", [run(name, f"case-{i:05d}", "head", i % 10 == 0) for i in range(2000)])
+        for name in ("alpha", "beta", "gamma")
+    ]
+    body = comment(results, run_url="https://github.example/r/1")
+    assert len(body) <= MAX_COMMENT_CHARS
+    assert "<details>" not in body  # folded
+    failing = body[body.index("**Failing fixtures**") :]
+    alpha = next(line for line in failing.splitlines() if line.startswith("- **alpha**"))
+    assert alpha.startswith("- **alpha** (1800): case-00001, case-00002, case-00003,")
+    assert re.search(r"… and \d{1,4} more$", alpha)
+    # every Eval keeps its line and count, even past the budget of names
+    for name in ("beta", "gamma"):
+        assert f"- **{name}** (1800)" in failing
+    names = re.findall(r"case-\d{5}", failing[: failing.index("\n\n")])
+    assert len(names) > 100
+    assert len(failing[: failing.index("\n\n")]) < FAILING_NAMES_BUDGET + 500
+
+    # regressed fixtures are marked and come first; escaping still applies to names
+    base = scored("alpha", "base", [run("alpha", f"case_{i}*", "base", True) for i in range(3000)])
+    head = scored("alpha", "head", [run("alpha", f"case_{i}*", "head", i > 2) for i in range(3000)])
+    regressed = comment([base, head])
+    assert len(regressed) <= MAX_COMMENT_CHARS
+    line = next(line for line in regressed.splitlines() if line.startswith("- **alpha**"))
+    assert line == "- **alpha** (3): 🔻 case\\_0\\*, 🔻 case\\_1\\*, 🔻 case\\_2\\*"
+
+    # so many failing Evals that not even their lines fit: the rest are counted
+    many = [scored(f"e{i}", "head", [run(f"e{i}", "x", "head", False)]) for i in range(600)]
+    crowded = comment(many)
+    assert len(crowded) <= MAX_COMMENT_CHARS
+    more = re.search(r"^- … and (\d+) more Eval\(s\) with failing fixtures$", crowded, re.M)
+    assert more is not None and 0 < int(more[1]) < 600
+    listed = re.findall(r"^- \*\*e\d+\*\* \(1\): x$", crowded, re.M)
+    assert len(listed) + int(more[1]) == 600
+
+
+def test_an_advisory_eval_is_shown_as_such_and_the_gate_skipped() -> None:
+    check = AssertionResult(
+        type="latency",
+        status=Status.passed,
+        score=1.0,
+        weight=1.0,
+        severity=Severity.medium,
+        advisory=True,
+        message="run took 12 ms (reported only: no maxMs, so it does not gate)",
+    )
+    only = run("timing", "slow", "head", True).model_copy(
+        update={"status": Status.skipped, "score": 0.0, "assertions": [check], "message": "x"}
+    )
+    result = scored("timing", "head", [only])
+    body = comment([result])
+    assert body.splitlines()[1].startswith("## ⏭️ evalward: nothing gates this change: timing")
+    assert "| timing | bot | — | — | 0.90 | — | ⚪ Advisory |" in body
+    assert "_timing: ⚪ advisory — nothing in it may gate (every assertion only reports" in body
+    assert "⚪ timing / slow — advisory, nothing in it gates" in body
+    assert "**Failing fixtures**" not in body
+    html = report([result])
+    assert '<span class="verdict advisory"' in html and "does not gate: every assertion" in html
+    assert 'data-filter="advisory"' in html  # the list's filter, shown when a fixture is advisory
+    skipped = ET.fromstring(junit_xml([result], set())).find(".//testcase[@name='slow']/skipped")
+    assert skipped is not None and skipped.get("message") == "x"
+
+
+def test_a_run_without_a_base_says_what_ran_and_why() -> None:
+    result = scored("nightly", "head", [run("nightly", "a", "head", True)])
+    ran = RunReason(
+        "Scheduled run", "every Eval with this schedule", cron="0 6 * * 1`<b>", evals=("nightly",)
+    )
+    body = comment([result], ran=ran)
+    assert "**Scheduled run** (cron `0 6 * * 1b`): every Eval with this schedule — nightly." in body
+    assert "Changed agents" not in body
