@@ -1,7 +1,7 @@
 """A pull request with something of every kind for report.html: a regression whose judge cites
-a step, a fix, a flaky fixture over reps, a new fixture, a held-out one and an agent reply
-that tries to inject markup. Run through `evalward run --base main` as a user would; also used
-by scripts/report_screenshots.py to take the docs' pictures."""
+a step, a fix, a flaky fixture over reps, a new fixture, a held-out one, an agent reply that
+tries to inject markup, and seed 001's axes on two fixtures. Run through `evalward run --base
+main` as a user would; also used by scripts/report_screenshots.py to take the docs' pictures."""
 
 from __future__ import annotations
 
@@ -82,16 +82,16 @@ FIXTURES = {
     "evals/order-status.yaml": fixture(
         "order-status",
         "Where is my order 12345?",
-        "    - { type: toolCalled, tool: lookup_order }\n"
-        "    - { type: contains, value: shipped }\n",
+        "    - { type: toolCalled, tool: lookup_order, axis: tools }\n"
+        "    - { type: contains, value: shipped, axis: answer }\n",
         severity="high",
     ),
     "evals/greeting.yaml": fixture(
         "greeting",
         "Hello there!",
-        "    - { type: toolNotCalled, tool: lookup_order }\n"
-        "    - { type: contains, value: Hello }\n"
-        "    - { type: judge, kind: rubric, minScore: 0.8,"
+        "    - { type: toolNotCalled, tool: lookup_order, axis: tools }\n"
+        "    - { type: contains, value: Hello, axis: answer }\n"
+        "    - { type: judge, kind: rubric, minScore: 0.8, axis: answer,"
         " rubric: 'GREETING-RUBRIC: greet, look nothing up.' }\n",
         severity="low",
     ),

@@ -30,6 +30,7 @@ from evalward.results import (
     Verdict,
     Violation,
 )
+from evalward.scoring.reps import wilson_interval
 from evalward.security import Redactor
 from evalward.trace import StepType, Trace
 from fakes.model_server import ScriptedModelServer
@@ -244,7 +245,12 @@ def test_held_out_and_flaky_fixtures(browser: Any, pull_request_report: Path) ->
     page.locator("#rows .row").first.click()
     sync_api.expect(detail.locator(".reps a.rep")).to_have_count(3)
     pairs = detail.locator("table.pairs").inner_text()
-    assert "3 of 3 reps passed" in pairs and "2 of 3 reps passed (pass rate 0.67" in pairs
+    # the rep outcome as the Eval's minRepPassRate rule (0.6 by default) judges it
+    low, high = wilson_interval(2, 3).low, wilson_interval(2, 3).high
+    assert "3/3 reps pass (rule ≥ 60 %), 95 % CI 44–100 %" in pairs
+    assert (
+        f"2/3 reps pass (rule ≥ 60 %), 95 % CI {low * 100:.0f}–{high * 100:.0f} % · flaky" in pairs
+    )
     assert "pass^2 0.33" in pairs
     failing_rep = detail.locator(".reps a.rep.current").inner_text()
     assert failing_rep.endswith("pass → fail")  # opens on the head rep that failed
@@ -266,6 +272,24 @@ def test_without_javascript_the_summary_and_failing_list_are_readable(
         "failing support-bot-eval / held-out-case (held out: name and result only)",
     ]
     assert "toolNotCalled: lookup_order was called" in problems[0]
+    # seed 001's numbers for the Eval whose assertions name axes: the run score (the mean of
+    # its fixture scores), its verdict and the per-axis scores
+    run_scores = page.locator("table.run-scores tbody tr").all_inner_texts()
+    assert [line.split("\t") for line in run_scores] == [
+        [
+            "support-bot-eval",
+            "0.60",
+            "0.48",
+            "partial",
+            "answer 1.00 → 0.80, tools 1.00 → 0.50",
+        ]
+    ]
+    comment = (pull_request_report.parent / "comment.md").read_text()
+    assert (
+        "_support-bot-eval, seed 001: run score 0.60 → **0.48** (partial), the mean of its "
+        "fixture scores · axes: answer 1.00 → 0.80, tools 1.00 → 0.50._"
+    ) in comment
+    assert "2/3 reps pass (rule ≥ 60 %)" in comment and "⚠️ flaky" in comment
 
 
 # --- scale -----------------------------------------------------------------------------------

@@ -30,8 +30,9 @@ from evalward import __version__
 from evalward.compare import EvalComparison, compare
 from evalward.escaping import reveal_bidi
 from evalward.report import charts
+from evalward.report.figures import axes_text, has_run_numbers, reps_text
 from evalward.report.pairs import FLAGS, Pair, Redact, build_pairs, bundle, row
-from evalward.results import EvalResult, FixtureResult, Status
+from evalward.results import EvalResult, FixtureOutcome, FixtureResult, Status
 from evalward.trace import Trace
 from evalward.trend import Trend
 
@@ -103,6 +104,20 @@ class EvalRow:
     histogram: Markup
     trend: Markup
     trend_source: str
+    advisory: bool = False
+    advisory_reason: str = ""
+
+
+@dataclass(frozen=True)
+class RunNumbers:
+    """Seed 001's numbers for an Eval that scores axes: the run score (the mean of its fixture
+    scores), its verdict and the per-axis scores, on head and (when it ran) base."""
+
+    name: str
+    head: float
+    base: float | None
+    verdict: str
+    axes: str
 
 
 @dataclass(frozen=True)
@@ -161,19 +176,41 @@ def _eval_rows(comparisons: list[EvalComparison], trends: Mapping[str, Trend]) -
                 if history
                 else Markup(""),
                 trend_source=history.source if history else "",
+                advisory=head.advisory,
+                advisory_reason=head.advisory_reason,
             )
         )
     return rows
 
 
-def _side_text(side: dict[str, Any] | None) -> str:
+def _run_numbers(comparisons: list[EvalComparison]) -> list[RunNumbers]:
+    rows = []
+    for comparison in comparisons:
+        head, base = comparison.head, comparison.base
+        if not has_run_numbers(head) or head.run_score is None or head.run_verdict is None:
+            continue
+        rows.append(
+            RunNumbers(
+                name=comparison.name,
+                head=head.run_score,
+                base=base.run_score if base is not None and has_run_numbers(base) else None,
+                verdict=head.run_verdict.value,
+                axes=axes_text(head, base if has_run_numbers(base) else None),
+            )
+        )
+    return rows
+
+
+def _side_text(side: dict[str, Any] | None, reps: str = "") -> str:
     if side is None:
         return ""
     text = f"{side['s']} {side['sc']:.2f}"
+    if reps:
+        return f"{text}, {reps}"
     return text + (f" ({side['k']}/{side['n']} reps)" if side["n"] > 1 else "")
 
 
-def _static_items(pairs: list[Pair]) -> list[StaticItem]:
+def _static_items(pairs: list[Pair], rules: Mapping[str, float]) -> list[StaticItem]:
     items: list[StaticItem] = []
     for pair in pairs:
         if not pair.flags & PROBLEMS:
@@ -197,12 +234,17 @@ def _static_items(pairs: list[Pair]) -> list[StaticItem]:
                 pair.eval,
                 pair.fixture,
                 pair.private,
-                _side_text(record["b"]),
-                _side_text(record["h"]),
+                _side_text(record["b"], _reps(pair.base_outcome, rules.get(pair.eval))),
+                _side_text(record["h"], _reps(pair.head_outcome, rules.get(pair.eval)))
+                + (" · flaky" if pair.has("flaky") else ""),
                 message[:300],
             )
         )
     return items
+
+
+def _reps(outcome: FixtureOutcome | None, rule: float | None) -> str:
+    return "" if outcome is None or rule is None else reps_text(outcome, rule)
 
 
 def _shown(value: object) -> object:
@@ -242,6 +284,8 @@ def html_chunks(
     pairs = build_pairs(comparisons, evals, fixtures, private)
     eval_names = [c.name for c in comparisons]
     agents = {e.eval: e.agent for e in evals}
+    rules = {e.eval: e.min_rep_pass_rate for e in evals if e.side == "head"}
+    rules.update({e.eval: e.min_rep_pass_rate for e in evals if e.eval not in rules})
     for pair in pairs:
         if pair.eval not in agents:
             agents[pair.eval] = ""
@@ -252,7 +296,9 @@ def html_chunks(
     meta = {
         "result": result,
         "flags": FLAGS,
-        "evals": [{"name": n, "agent": agents.get(n, "")} for n in eval_names],
+        "evals": [
+            {"name": n, "agent": agents.get(n, ""), "rule": rules.get(n)} for n in eval_names
+        ],
         "total": len(pairs),
     }
 
@@ -302,7 +348,8 @@ def html_chunks(
         agents=sorted({a for a in agents.values() if a}),
         counts=counts,
         total=len(pairs),
-        static=_static_items(pairs),
+        static=_static_items(pairs, rules),
+        run_numbers=_run_numbers(comparisons),
         static_more=max(0, sum(1 for p in pairs if p.flags & PROBLEMS) - STATIC_LIMIT),
         data=data(),
         traces=traces(),
@@ -313,5 +360,5 @@ def html_chunks(
 
 
 def _clean_meta(meta: dict[str, Any], redact: Redact) -> dict[str, Any]:
-    evals = [{"name": redact(e["name"]), "agent": redact(e["agent"])} for e in meta["evals"]]
+    evals = [{**e, "name": redact(e["name"]), "agent": redact(e["agent"])} for e in meta["evals"]]
     return {**meta, "evals": evals}

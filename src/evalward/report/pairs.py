@@ -42,10 +42,12 @@ FLAGS = {
     "removed": 64,
     "timed-out": 128,
     "judges-disagree": 256,
+    "advisory": 512,
 }
 """What the page filters on, as bits of a row's `g`. `timed-out`: a head run reached no
 terminal event before its timeout (a Skip row, which also counts as `failing`);
-`judges-disagree`: a cross-check judge disagreed with the primary beyond the margin."""
+`judges-disagree`: a cross-check judge disagreed with the primary beyond the margin;
+`advisory`: nothing in the fixture gates on head (every assertion advisory)."""
 
 _RANK = {
     "regressed": 0,
@@ -57,6 +59,7 @@ _RANK = {
     "fixed": 6,
     "new": 7,
     "removed": 8,
+    "advisory": 9,
 }
 
 
@@ -150,6 +153,8 @@ def _flags(pair: Pair) -> int:
         bits |= FLAGS["new"]
     if pair.change == Change.removed.value:
         bits |= FLAGS["removed"]
+    if pair.head_outcome is not None and pair.head_outcome.advisory:
+        bits |= FLAGS["advisory"]
     timed_out = any(r.timed_out for r in pair.head)
     if head in (Status.failed, Status.error) or (head is Status.skipped and timed_out):
         bits |= FLAGS["failing"]
@@ -179,7 +184,7 @@ def _side(
     scores = [r.score for r in counted]
     score = outcome.score if outcome else (sum(scores) / len(scores) if scores else 0.0)
     side: dict[str, Any] = {
-        "s": status.value,
+        "s": "advisory" if outcome is not None and outcome.advisory else status.value,
         "sc": round(score, 4),
         "v": runs[0].verdict.value if len(runs) == 1 else "",
         "k": passes,

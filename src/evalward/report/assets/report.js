@@ -12,7 +12,7 @@
   var OVERSCAN = 12;
   var STEP_PAGE = 400;
   var BUNDLE_CACHE = 16;
-  var FILTERS = ["regressed", "fixed", "errored", "timed-out", "failing", "new", "removed", "flaky", "judges-disagree"];
+  var FILTERS = ["regressed", "fixed", "errored", "timed-out", "failing", "new", "removed", "flaky", "judges-disagree", "advisory"];
 
   function byId(id) { return document.getElementById(id); }
   var app = byId("app");
@@ -198,7 +198,7 @@
   // --- the list: only the rows in view exist ---------------------------------------------
 
   function label(row) {
-    var names = ["regressed", "fixed", "errored", "timed-out", "failing", "new", "removed", "flaky", "judges-disagree"];
+    var names = ["regressed", "fixed", "errored", "timed-out", "failing", "new", "removed", "flaky", "judges-disagree", "advisory"];
     for (var i = 0; i < names.length; i++) {
       if (row.g & FLAGS[names[i]]) { return names[i]; }
     }
@@ -347,12 +347,28 @@
     return { total: total, unpriced: unpriced };
   }
 
-  function repsText(outcome, side) {
+  function percent(value) {
+    var scaled = Math.round(value * 1000) / 10;
+    return (scaled === Math.round(scaled) ? scaled.toFixed(0) : scaled.toFixed(1)) + " %";
+  }
+
+  // The outcome over reps as the Eval's minRepPassRate rule judges it, worded as the comment
+  // words it (report/figures.py): "4/8 reps pass (rule ≥ 60 %), 95 % CI 22–78 %".
+  function repsText(outcome, side, rule) {
     if (!side) { return "—"; }
-    var text = side.k + " of " + side.n + " rep" + (side.n === 1 ? "" : "s") + " passed";
-    if (outcome && outcome.n > 1) {
-      text += " (pass rate " + fixed(outcome.rate) + ", 95% interval " + fixed(outcome.ci[0]) + "\u2013" + fixed(outcome.ci[1]) + ")";
+    if (!outcome || outcome.n < 2) {
+      return side.k + " of " + side.n + " rep" + (side.n === 1 ? "" : "s") + " passed";
     }
+    var counted = outcome.n - outcome.skip;
+    var text = outcome.k + "/" + counted + " reps pass";
+    if (rule !== null && rule !== undefined) { text += " (rule \u2265 " + percent(rule) + ")"; }
+    text += ", 95 % CI " + Math.round(outcome.ci[0] * 100) + "\u2013" + Math.round(outcome.ci[1] * 100) + " %";
+    var notes = [];
+    if (outcome.err) { notes.push(outcome.err + " errored"); }
+    if (outcome.to) { notes.push(outcome.to + " timed out"); }
+    if (outcome.skip) { notes.push(outcome.skip + " with nothing evaluated, not counted"); }
+    if (notes.length) { text += " (" + notes.join(", ") + ")"; }
+    if (outcome.k > 0 && outcome.k < counted) { text += " \u00b7 flaky: its reps disagree"; }
     return text;
   }
 
@@ -371,7 +387,8 @@
     var delta = row.d === undefined ? "" : " (\u0394 " + signed(row.d) + ")";
     line("score (mean over reps)", row.b ? fixed(row.b.sc) : "—", row.h ? fixed(row.h.sc) + delta : "—");
     var outcomes = bundle ? [bundle.bo, bundle.ho] : [null, null];
-    line("reps", repsText(outcomes[0], row.b), repsText(outcomes[1], row.h));
+    var rule = EVALS[row.e].rule;
+    line("reps", repsText(outcomes[0], row.b, rule), repsText(outcomes[1], row.h, rule));
     if (bundle) {
       var intervals = outcomes.map(function (outcome) {
         return outcome && outcome.sci ? fixed(outcome.sci[0]) + "\u2013" + fixed(outcome.sci[1]) : "—";
@@ -401,7 +418,9 @@
     bundle.h.concat(bundle.b).forEach(function (run) { reps[run.r] = true; });
     var numbers = Object.keys(reps).map(Number).sort(function (a, b) { return a - b; });
     if (numbers.length < 2) { return null; }
-    var box = add(el("div", "reps"), el("span", "muted", "Rep:"));
+    var shown = findRep(bundle.h, rep);
+    var why = shown && shown.s !== "pass" ? " (the first head rep that did not pass, unless you chose another)" : "";
+    var box = add(el("div", "reps"), el("span", "muted", "Showing rep " + rep + why + ". Rep:"));
     numbers.forEach(function (number) {
       var head = findRep(bundle.h, number);
       var base = findRep(bundle.b, number);
