@@ -314,6 +314,10 @@ def test_workflow_dispatch_without_pr_runs_every_eval_and_writes_the_summary(
     assert run.returncode == 0, run.stderr
     assert {e["eval"] for e in run.results()["evals"]} == {"math-tutor-eval", "support-bot-eval"}
     assert "math-tutor-eval" in run.summary
+    # what ran and why, not every agent listed as a "new agent" of a change
+    assert "**Manual run**: every Eval on the current ref." in run.summary
+    assert "Changed agents" not in run.summary and "new agent" not in run.summary
+    assert "Manual run" in (run.output_dir / "comment.md").read_text()
     assert github.comments_on(7) == []
     assert model.requests_mentioning("BASE-V1") == []  # no baseline on a plain run
 
@@ -406,6 +410,11 @@ def test_schedule_runs_only_the_evals_whose_cron_fired(
     assert run.returncode == 0, run.stderr
     assert {e["eval"] for e in run.results()["evals"]} == {"math-tutor-eval"}
     assert model.requests_mentioning("HEAD-V2") == []
+    assert (
+        "**Scheduled run** (cron `0 6 * * 1`): every Eval with this schedule — math-tutor-eval."
+        in run.summary
+    )
+    assert "Changed agents" not in run.summary and "new agent" not in run.summary
 
     other = run_action(
         repo.path, github, {**event, "schedule": "30 1 1 1 *"}, env=env, event_name="schedule"
@@ -432,6 +441,8 @@ def test_push_runs_on_the_default_branch_only(
     assert default.returncode == 0, default.stderr
     assert default.outputs["result"] == "pass"
     assert len(default.results()["evals"]) == 2
+    assert "**Run on push to master**: every Eval." in default.summary
+    assert "Changed agents" not in default.summary and "new agent" not in default.summary
 
 
 # --- cancellation ----------------------------------------------------------------------------
@@ -487,3 +498,7 @@ def test_results_json_matches_its_documented_schema(
         assert f"`{key}`" in doc
     for key in results["fixtures"][0]:
         assert f"`{key}`" in doc
+    for key in results["evals"][0]:
+        assert f"`{key}`" in doc, key
+    for key in results["evals"][0]["fixture_results"][0]:
+        assert f"`{key}`" in doc, key

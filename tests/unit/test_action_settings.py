@@ -95,6 +95,7 @@ def test_a_schedule_routes_from_the_schedules_and_the_time_it_is_given(tmp_path:
 
     own = route_event(context, Settings(), schedules=schedules, now=monday_late)
     assert own.kind is RouteKind.run and own.evals == {"weekly"}
+    assert (own.cron, own.scope) == ("0 6 * * 1", "every Eval with this schedule")
 
     other = load_context(
         {"GITHUB_EVENT_NAME": "schedule", "GITHUB_EVENT_PATH": str(_event(tmp_path, "5 * * * *"))}
@@ -102,6 +103,9 @@ def test_a_schedule_routes_from_the_schedules_and_the_time_it_is_given(tmp_path:
     tuesday_night = dt.datetime(2026, 11, 24, 2, 30, tzinfo=dt.UTC)
     due = route_event(other, Settings(), schedules=schedules, now=tuesday_night)
     assert due.kind is RouteKind.run and due.evals == {"nightly"}, "fired 30 min ago: in the window"
+    assert due.cron == "5 * * * *" and due.scope == (
+        "no Eval has this schedule; the Evals whose own schedule fired in the last 60 minutes"
+    )
     later = tuesday_night + dt.timedelta(hours=2)
     assert route_event(other, Settings(), schedules=schedules, now=later).kind is RouteKind.skip
     assert route_event(other, Settings(), schedules={}, now=later).why == (

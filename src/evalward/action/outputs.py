@@ -12,12 +12,13 @@ from pathlib import Path
 from evalward.action.evaluate import RunProgress
 from evalward.action.github import PullInfo
 from evalward.action.job import Job
+from evalward.action.route import Route
 from evalward.action.trust import untrusted_cache
 from evalward.action.workflow import command
 from evalward.evaluation import Evaluation
 from evalward.gate import BypassRecord, GateDecision, GateResult
 from evalward.report import files
-from evalward.report.markdown import ReportContext, render_comment, report_context
+from evalward.report.markdown import ReportContext, RunReason, render_comment, report_context
 from evalward.result_cache import CacheMode
 from evalward.trend import record_commit, trends
 
@@ -32,8 +33,10 @@ def report_for(
     head_sha: str,
     progress: RunProgress,
     record: BypassRecord | None = None,
+    route: Route | None = None,
 ) -> ReportContext:
-    """The comment's context for this job (`report_context`, shared with the command line)."""
+    """The comment's context for this job (`report_context`, shared with the command line).
+    A `route` that runs Evals without a base says what ran and why."""
     return report_context(
         evaluation,
         decision,
@@ -44,7 +47,22 @@ def report_for(
         cancelled=progress.cancelled,
         gate_config=job.settings.gate_config,
         record=record,
+        ran=run_reason(job, route) if route is not None else None,
     )
+
+
+def run_reason(job: Job, route: Route) -> RunReason:
+    """What a run without a base ran, and why: the event, its cron, the Evals it chose."""
+    event = job.context.event_name
+    evals = tuple(sorted(route.evals)) if route.evals is not None else ()
+    if event == "schedule":
+        return RunReason("Scheduled run", route.scope, cron=route.cron, evals=evals)
+    if event == "push":
+        branch = job.context.default_branch or "main"
+        return RunReason(f"Run on push to {branch}", route.scope or "every Eval", evals=evals)
+    if event == "workflow_dispatch":
+        return RunReason("Manual run", route.scope, evals=evals)
+    return RunReason(f"Run on {event}", route.scope or route.why, evals=evals)
 
 
 def write_everything(
@@ -78,7 +96,7 @@ def write_everything(
     )
     summary = render_comment(report, job.template, limit=SUMMARY_LIMIT)
     files.append_summary(job.env.get("GITHUB_STEP_SUMMARY"), summary, job.redact)
-    head_scores = [c.head.score for c in evaluation.comparisons]
+    head_scores = [c.head.score for c in evaluation.comparisons if not c.head.advisory]
     job.output(
         {
             "result": decision.result.value,

@@ -54,6 +54,10 @@ class Route:
     evals: frozenset[str] | None = None
     """On a schedule: the Evals that are due (None: every Eval)."""
     why: str = ""
+    scope: str = ""
+    """What a run covers, as the comment says it: "every Eval with this schedule", …"""
+    cron: str = ""
+    """The schedule event's cron (the workflow's), as the comment shows it."""
 
 
 def route_event(
@@ -87,7 +91,11 @@ def route_event(
             pr = int(context.dispatch_pr)
         if pr:
             return Route(RouteKind.gate, pr=pr)
-        return Route(RouteKind.run, why="every Eval on the current ref")
+        return Route(
+            RouteKind.run,
+            why="every Eval on the current ref",
+            scope="every Eval on the current ref",
+        )
     if event == "schedule":
         return _scheduled(context, schedules or {}, now or dt.datetime.now(dt.UTC))
     if event == "push":
@@ -96,7 +104,7 @@ def route_event(
             return Route(
                 RouteKind.skip, why=f"push to {context.ref or '?'}, not the default branch"
             )
-        return Route(RouteKind.run, why=f"push to {default}")
+        return Route(RouteKind.run, why=f"push to {default}", scope="every Eval")
     raise ConfigError(
         f"GITHUB_EVENT_NAME={event or '(unset)'}: evalward runs on pull_request, "
         "workflow_dispatch, schedule and push events (pull_request_target only with "
@@ -120,12 +128,23 @@ def _scheduled(context: RunContext, schedules: Mapping[str, Cron], now: dt.datet
         return Route(RouteKind.skip, why="no Eval has a `schedule`")
     trigger = " ".join(context.schedule.split())
     due = {name for name, cron in schedules.items() if trigger and cron.expression == trigger}
+    scope = "every Eval with this schedule"
     if not due:
         due = {
             name
             for name, cron in schedules.items()
             if cron.fired_within(now, SCHEDULE_WINDOW_MINUTES)
         }
+        scope = (
+            f"no Eval has this schedule; the Evals whose own schedule fired in the last "
+            f"{SCHEDULE_WINDOW_MINUTES} minutes"
+        )
     if not due:
         return Route(RouteKind.skip, why="no scheduled Eval is due")
-    return Route(RouteKind.run, evals=frozenset(due), why=f"scheduled: {', '.join(sorted(due))}")
+    return Route(
+        RouteKind.run,
+        evals=frozenset(due),
+        why=f"scheduled: {', '.join(sorted(due))}",
+        scope=scope,
+        cron=trigger,
+    )

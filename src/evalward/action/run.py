@@ -138,7 +138,7 @@ async def run_all(job: Job, route: Route) -> int:
             not_run=evaluation.plan.not_run,
         )
     head_sha = job.context.sha
-    report = report_for(job, evaluation, decision, head_sha, progress)
+    report = report_for(job, evaluation, decision, head_sha, progress, route=route)
     write_everything(job, evaluation, decision, report, progress, None)
     if job.context.event_name == "push" and not progress.cancelled:
         record_scores(job, evaluation)
