@@ -115,6 +115,7 @@ def test_an_eval_judged_only_by_an_uncalibrated_judge_is_advisory_and_does_not_g
     assert run.returncode == 0, run.stderr
     results = run.results()
     assert results["result"] == "skipped"
+    assert run.outputs["score"] == ""  # no Eval's score gated: an advisory 0 is no score
     assert results["reason"].startswith("nothing gates this change: refund-eval is advisory")
     assert "κ of openai/judge-m is 0.33, below the floor 0.60" in results["reason"]
     head_eval = next(e for e in results["evals"] if e["side"] == "head")
