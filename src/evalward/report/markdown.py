@@ -22,6 +22,7 @@ from evalward.errors import ConfigError
 from evalward.evaluation import Evaluation
 from evalward.gate import BypassRecord, GateDecision, GateResult, did_not_run
 from evalward.results import CrossCheck, FixtureResult, JudgeVerdict, Status
+from evalward.status_run import SinceScheduled
 
 TEMPLATES = Path(__file__).parent / "templates"
 MAX_COMMENT_CHARS = 65_536
@@ -52,6 +53,8 @@ class ReportContext:
     gate_config: str = "base"
     cache_hits: int = 0
     skipped_runs: int = 0
+    since_scheduled: list[SinceScheduled] = field(default_factory=list)
+    """On a scheduled run: each Eval beside the previous scheduled run (`status_run`)."""
 
     @property
     def report_url(self) -> str:
