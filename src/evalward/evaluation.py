@@ -14,7 +14,7 @@ from typing import Any
 
 from evalward.changes import ChangeSet
 from evalward.compare import EvalComparison
-from evalward.plan import Plan, PlannedRun
+from evalward.plan import Plan, PlannedRun, Side
 from evalward.results import EvalResult, FixtureResult
 from evalward.spending import Estimate
 from evalward.spool import TraceSpool
@@ -40,6 +40,19 @@ class Evaluation:
     @property
     def cache_hits(self) -> int:
         return sum(1 for f in self.fixtures if f.cached)
+
+    def unfinished_evals(self) -> dict[str, str]:
+        """Evals this run has no whole head-side result for, and why: runs the budget left
+        out, every run's provider down, or it could not run. Their score says nothing about
+        the agent as it is, so no Eval status records it."""
+        why = dict(self.plan.not_run)
+        for run in self.skipped:
+            if run.side is Side.head:
+                why.setdefault(run.eval, "runs left out to stay within the budget")
+        for result in self.evals:
+            if result.side == "head" and result.provider_unavailable:
+                why.setdefault(result.eval, "every run's model provider was unavailable")
+        return why
 
     def trace_of(self, result: FixtureResult) -> Trace:
         return self.traces.trace_of(result)

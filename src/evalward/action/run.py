@@ -34,6 +34,7 @@ from evalward.action.outputs import conclude, record_scores, report_for, write_e
 from evalward.action.pull_request import gate, pull_request
 from evalward.action.route import Route, RouteKind, eval_schedules, route_event
 from evalward.action.settings import Settings
+from evalward.action.status import begin_status
 from evalward.action.trust import agent_sandbox, check_output_dir, trusted_inputs
 from evalward.action.workflow import command
 from evalward.errors import EXIT_INTERRUPTED, ConfigError, MissingSecretError
@@ -121,11 +122,16 @@ async def run_all(job: Job, route: Route) -> int:
     """Every Eval (or the scheduled ones) on the current ref: dispatch, schedule, push."""
     job.log(command("group", f"evalward: {route.why}"))
     progress = RunProgress(job.log, job.settings.cache_dir)
+    status = begin_status(job, route)
     try:
         evaluation = await evaluate(job, Revisions(base=None), progress, _chosen(route))
     except MissingSecretError as exc:
+        status.close(job, "a model provider's key is missing")
         job.log(command("endgroup"))
         return missing_secrets(job, exc, None)
+    except BaseException:
+        status.close(job, "the run stopped with an error")
+        raise
     job.log(command("endgroup"))
     if progress.cancelled:
         decision = progress.cancelled_decision()
@@ -138,7 +144,9 @@ async def run_all(job: Job, route: Route) -> int:
             not_run=evaluation.plan.not_run,
         )
     head_sha = job.context.sha
+    status.finish(job, evaluation, cancelled=progress.cancelled)
     report = report_for(job, evaluation, decision, head_sha, progress, route=route)
+    report.since_scheduled = status.since_scheduled(evaluation)
     write_everything(job, evaluation, decision, report, progress, None)
     if job.context.event_name == "push" and not progress.cancelled:
         record_scores(job, evaluation)

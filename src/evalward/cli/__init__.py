@@ -17,6 +17,7 @@ COMMANDS = (
     "run",
     "plan",
     "diff",
+    "status",
     "merge",
     "promote",
     "calibrate",

@@ -31,7 +31,10 @@ def register(commands: Any) -> None:
         "store the new results there in place of the old",
     )
     parser.add_argument(
-        "--no-history", action="store_true", help="do not record this run in .evalward/history"
+        "--no-history",
+        action="store_true",
+        help="do not record this run in .evalward/history nor its Evals' status in "
+        ".evalward/status",
     )
     parser.add_argument(
         "--shard", metavar="I/N", help="run only part I of N of the plan and write its results"
@@ -40,6 +43,7 @@ def register(commands: Any) -> None:
 
 def main(args: argparse.Namespace, out: TextIO) -> int:
     import asyncio
+    import datetime as dt
     import os
     import sys
     from pathlib import Path
@@ -47,6 +51,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward import history, shard
     from evalward.cli._local import Selection, emit, repository
     from evalward.cli._progress import ProgressBar
+    from evalward.cli.status import record_local
     from evalward.errors import EXIT_OK, EvalwardError
     from evalward.gate import decide
     from evalward.git import Git
@@ -75,6 +80,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
             return ""  # not a git repository, or no commit yet
 
     async def go() -> int:
+        started = dt.datetime.now(dt.UTC)
         revisions = Revisions(base=args.base)
         try:
             mode = CacheMode.refresh if args.no_cache else CacheMode.read_write
@@ -126,6 +132,8 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
         # An outage says nothing about the agent: it is not a point in its history.
         measured = [e for e in evaluation.evals if not e.provider_unavailable]
         deltas = [] if args.no_history else history.record(root, measured, commit=head())
+        if not (args.no_history or args.fixture or args.reps):  # a narrowed run is no status
+            record_local(root, evaluation, started, head(), sys.stderr)
         return emit(
             out,
             evaluation,

@@ -23,6 +23,7 @@ from evalward.evaluation import Evaluation
 from evalward.gate import BypassRecord, GateDecision, GateResult
 from evalward.report.figures import axes_text, has_run_numbers, percent, reps_text
 from evalward.report.view import build_view
+from evalward.status_run import SinceScheduled
 
 TEMPLATES = Path(__file__).parent / "templates"
 MAX_COMMENT_CHARS = 65_536
@@ -75,6 +76,8 @@ class ReportContext:
     ran: RunReason | None = None
     """What ran and why, for a run with no base (schedule, dispatch, push): said instead of
     the changed agents, which would all be "new"."""
+    since_scheduled: list[SinceScheduled] = field(default_factory=list)
+    """On a scheduled run: each Eval beside the previous scheduled run (`status_run`)."""
 
     @property
     def report_url(self) -> str:

@@ -1,0 +1,224 @@
+"""`evalward status`: seed 003's status of every Eval: its phase (Pending, Running, Passed,
+Failed, or Stale when its agent changed since its last run), last result and score, fixtures
+passing, when it last ran and its judge agreement.
+
+It reads the default branch's status from the result cache (`--cache-dir`), which the action
+writes on push and schedule runs and `actions/cache` keeps; without one (or with `--local`),
+the status of local runs, which `evalward run` writes to `.evalward/status`. A store the
+checkout could have filled (committed, in a submodule, behind a symbolic link) is not read,
+as the action does not read such a cache. `record_local` is `evalward run`'s side.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any, TextIO
+
+from evalward.cli._args import add_root
+
+if TYPE_CHECKING:
+    import datetime as dt
+    from pathlib import Path
+
+    from evalward.evaluation import Evaluation
+    from evalward.status import StatusRow
+
+NO_STATUS = (
+    "No Eval has a status yet. The action records the default branch's on every push to it "
+    "and every `schedule` run, in its result cache (`cache-dir`, kept by actions/cache; "
+    "restore that cache into {cache} to read it here), and `evalward run` records local "
+    "runs' in .evalward/status."
+)
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "status", help="each Eval's status: phase (Stale, …), last result, score, last run"
+    )
+    add_root(parser)
+    parser.add_argument(
+        "--json", action="store_true", help="print the status as JSON (seed 003's field names)"
+    )
+    parser.add_argument(
+        "--local",
+        action="store_true",
+        help="the status of local runs (.evalward/status), not the default branch's",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        default=".evalward/cache",
+        help="the result cache holding the default branch's status, as the action's "
+        "`cache-dir` (default: .evalward/cache)",
+    )
+
+
+def main(args: argparse.Namespace, out: TextIO) -> int:
+    import json
+    import os
+    import sys
+    from pathlib import Path
+
+    from evalward.cli._local import repository
+    from evalward.errors import EXIT_OK
+    from evalward.resources import load_resources
+    from evalward.security import Redactor
+    from evalward.status import LOCAL_STATUS_DIR, STATUS_DIR, StatusStore, status_rows
+
+    root = repository(args.path)
+    resources = load_resources(root)
+    cache = Path(args.cache_dir)
+    cache = cache if cache.is_absolute() else root / cache
+    stores: list[tuple[str, Path, Path]] = []
+    if not args.local:
+        stores.append(("default-branch", cache, cache / STATUS_DIR))
+    stores.append(("local", root / LOCAL_STATUS_DIR, root / LOCAL_STATUS_DIR))
+    source: str | None = None
+    directory: Path | None = None
+    rows = status_rows(resources, None)
+    notes: list[str] = []
+    for kind, trusted_root, folder in stores:
+        distrust = distrusted(root, trusted_root)
+        if distrust:
+            notes.append(f"{_shown(root, folder)} not read: {distrust}")
+            continue
+        store = StatusStore(folder)
+        found = status_rows(resources, store)
+        notes += store.problems
+        if any(row.record is not None for row in found):
+            source, directory, rows = kind, folder, found
+            break
+    redact = Redactor.from_env(os.environ)
+    for note in notes:
+        print(redact(f"evalward: {note}"), file=sys.stderr)
+    if args.json:
+        document = {
+            "source": source,
+            "directory": _shown(root, directory) if directory else None,
+            "evals": [row.document() for row in rows],
+        }
+        print(redact(json.dumps(document, indent=2, ensure_ascii=False)), file=out)
+        return EXIT_OK
+    print(redact(render(rows)), file=out)
+    if source is None:
+        print(NO_STATUS.format(cache=_shown(root, cache)), file=out)
+    else:
+        whose = (
+            "the default branch's status (the action's push and schedule runs)"
+            if source == "default-branch"
+            else "local runs' status (`evalward run`), not the default branch's"
+        )
+        print(f"From {_shown(root, directory or root)}: {whose}.", file=out)
+    return EXIT_OK
+
+
+def render(rows: list[StatusRow]) -> str:
+    """The table, then a line for each Eval that is Stale, Running or was interrupted."""
+    from evalward.escaping import terminal_inline
+
+    header = (
+        "Eval",
+        "Agent",
+        "Phase",
+        "Last result",
+        "Score",
+        "Passing/total",
+        "Last run at",
+        "Judge agreement",
+    )
+    table = [header]
+    lines: list[str] = []
+    for row in rows:
+        record = row.record
+        finished = record is not None and record.last_result is not None
+        kappa = record.judge_agreement if record else None
+        table.append(
+            (
+                row.name,
+                row.agent,
+                row.phase.value,
+                (record.last_result or "—") if record else "—",
+                (record.last_score or "—") if record else "—",
+                f"{record.passing_fixtures}/{record.total_fixtures}"
+                if record and finished
+                else "—",
+                (record.last_run_at or "—").replace("T", " ").replace("Z", " UTC")
+                if record
+                else "—",
+                "—" if kappa is None else f"{kappa:.2f}",
+            )
+        )
+        if row.stale_because:
+            lines.append(f"{row.name} is Stale: {row.stale_because}.")
+        if record is not None and record.running is not None:
+            lines.append(
+                f"{row.name} is Running since {record.running.at} "
+                f"({_attempt(record.running.event, record.running.commit)}); a run that was "
+                "killed leaves this until the next run."
+            )
+        if record is not None and record.interrupted is not None:
+            cut = record.interrupted
+            lines.append(
+                f"{row.name}: the run of {cut.at} ({_attempt(cut.event, cut.commit)}) recorded "
+                f"no result: {cut.reason}."
+            )
+    widths = [max(len(terminal_inline(r[i], 80)) for r in table) for i in range(len(header))]
+    text = [
+        "  ".join(terminal_inline(cell, 80).ljust(widths[i]) for i, cell in enumerate(r)).rstrip()
+        for r in table
+    ]
+    return "\n".join(text + ([""] + [terminal_inline(x, 600) for x in lines] if lines else []))
+
+
+def _attempt(event: str, commit: str) -> str:
+    return ", ".join(part for part in (event, commit[:7]) if part) or "no detail"
+
+
+def _shown(root: Path, path: Path) -> str:
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+
+
+def distrusted(root: Path, directory: Path) -> str | None:
+    """Why a status store under `directory` cannot be trusted, as the action decides for a
+    cache (`trust.untrusted_cache`); outside a git repository, only a symbolic link on the
+    way counts."""
+    from evalward.action.trust import untrusted_cache
+    from evalward.errors import GitError
+    from evalward.git import Git
+    from evalward.resources.paths import link_on_the_way
+
+    try:
+        return untrusted_cache(Git(root), root, directory)
+    except GitError:
+        link = link_on_the_way(root, directory)
+        return f"{link} is a symbolic link" if link is not None else None
+
+
+def record_local(
+    root: Path, evaluation: Evaluation, started: dt.datetime, commit: str, err: TextIO
+) -> None:
+    """`evalward run`'s results as the local runs' status (.evalward/status)."""
+    from evalward.errors import EvalwardError
+    from evalward.resources import load_resources
+    from evalward.status import LOCAL_STATUS_DIR, StatusStore, identities
+    from evalward.status_run import RunSource, StatusRun
+
+    directory = root / LOCAL_STATUS_DIR
+    distrust = distrusted(root, directory)
+    if distrust:
+        print(f"evalward: the Evals' status was not written: {distrust}", file=err)
+        return
+    try:
+        resources = load_resources(root)
+    except EvalwardError:
+        return
+    agents = identities(resources, {r.agent for r in evaluation.evals if r.side == "head"})
+    run = StatusRun(StatusStore(directory), RunSource("local", commit, started))
+    try:
+        run.finish(
+            evaluation.evals,
+            agents,
+            private=evaluation.private,
+            unfinished=evaluation.unfinished_evals(),
+        )
+    except OSError as exc:
+        print(f"evalward: the Evals' status was not written: {exc}", file=err)
