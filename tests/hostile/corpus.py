@@ -347,6 +347,23 @@ EXTRA: list[Case] = [
         ("a.yaml:6:3: spec.systemFile: the file 'docs/prompt.md' leaves the repository",),
     ),
     Case(
+        "system-file-old-rule-symlink",
+        "paths",
+        {
+            "agents/a.yaml": agent_system_file("prompt.md"),
+            "agents/prompt.md": Symlink("/etc/hostname"),
+        },
+        ("agents/a.yaml:6:3: spec.systemFile: the file 'prompt.md' leaves the repository",),
+    ),
+    Case(
+        "system-file-old-rule-dotdot",
+        "paths",
+        {"a/b/a.yaml": agent_system_file("../../../etc/hostname")},
+        (
+            "a/b/a.yaml:6:3: spec.systemFile: the file '../../../etc/hostname' leaves the repository",
+        ),
+    ),
+    Case(
         "command-dotdot",
         "paths",
         {"a.yaml": byo("../outside.sh")},

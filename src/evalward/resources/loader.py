@@ -199,10 +199,13 @@ class _Run:
         documents = self._marked[rel]
         return documents[index] if index < len(documents) else None
 
-    def problem(self, rel: str, index: int, start: int, loc: PathKey, message: str) -> None:
+    def problem(
+        self, rel: str, index: int, start: int, loc: PathKey, message: str, *, warning: bool = False
+    ) -> None:
         document = self.marked(rel, index)
         line, column = document.locate(loc) if document is not None else (start, 1)
-        self.problems.append(Problem(rel, line, column, render_path(loc), message))
+        found = Problem(rel, line, column, render_path(loc), message)
+        (self.result.warnings if warning else self.problems).append(found)
 
     # -- loading --------------------------------------------------------------------------
 
@@ -339,9 +342,11 @@ class _Run:
             return
         table[name] = located
 
-    def located_field(self, located: Located[Any], loc: PathKey, message: str) -> None:
-        """A problem at a field of an already validated resource."""
-        self.problem(located.file, located.document, located.line, loc, message)
+    def located_field(
+        self, located: Located[Any], loc: PathKey, message: str, *, warning: bool = False
+    ) -> None:
+        """A problem (or warning) at a field of an already validated resource."""
+        self.problem(located.file, located.document, located.line, loc, message, warning=warning)
 
 
 def _maybe_agentv(text: str) -> bool:
