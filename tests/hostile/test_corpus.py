@@ -1,5 +1,6 @@
 """Every broken repository of the corpus: exit code 2 and one located message per problem,
-through `evalward validate` and through the action entry, never a traceback."""
+through `evalward validate`, `evalward run` and the action entry, never a traceback; and
+`validate` refuses exactly what `run` refuses, in the same words."""
 
 from __future__ import annotations
 
@@ -49,6 +50,7 @@ def test_the_corpus_is_large_and_covers_every_category() -> None:
         "encodings",
         "empty files",
         "huge files and limits",
+        "refusals",
     }
 
 
@@ -59,6 +61,21 @@ def test_validate(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     captured = capsys.readouterr()
     assert code == 2, captured
     check(case, captured.err, "evalward: ")
+
+
+@pytest.mark.parametrize("case", CORPUS, ids=[c.id for c in CORPUS])
+def test_run_refuses_what_validate_refuses_in_the_same_words(
+    case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = tmp_path / "repo"
+    write_repo(repo, case.files)
+    validated = main(["validate", str(repo)])
+    said = capsys.readouterr().err
+    code = main(["run", str(repo), "--no-history", "--no-cache"])
+    captured = capsys.readouterr()
+    assert (validated, code) == (2, 2), captured
+    check(case, captured.err, "evalward: ")
+    assert problems(captured.err, "evalward: ") == problems(said, "evalward: ")
 
 
 def action_env(workspace: Path, run_dir: Path) -> dict[str, str]:
