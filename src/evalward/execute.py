@@ -30,7 +30,7 @@ from evalward.runtime.model_proxy import ModelProxy, agent_environment, provider
 from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.sandbox import Sandbox
-from evalward.runtime.tools import FixtureTools, check_side_effects
+from evalward.runtime.tools import FixtureTools
 from evalward.scoring.panel import JudgePanel
 from evalward.scoring.scores import score_fixture
 from evalward.spending import Allowance
@@ -57,9 +57,9 @@ async def execute(
 ) -> list[FixtureResult]:
     """Run the plan; results come back in plan order whatever order runs finish in.
 
-    Everything that can be refused is checked before the first run: unknown providers in
-    `models`, side-effecting command tools a fixture neither shadows nor replays, and programs
-    from a checkout when the `sandbox` they must run in is unavailable.
+    What the definitions alone refuse was refused before (`preflight.refuse_plan`); what
+    the machine refuses is checked here before the first run: programs from a checkout when
+    the `sandbox` they must run in is unavailable.
     `env` is what command tools and bring-your-own agents may see (through their allow-list),
     less the provider keys: they get the model proxy's instead, and the proxy refuses calls
     past `allowance`. With a `cache`, a run whose determining material was seen before is
@@ -90,8 +90,6 @@ async def execute(
             if agent_key not in runners:
                 located = checkout.resources.agents[eval_def.spec.target_agent]
                 agent = resolve_agent(located.resource, located.file, checkout.root)
-                for model_id in agent.spec.models:
-                    providers.resolve(model_id)
                 own_env = env
                 if sandbox is not None and run.side is Side.head:
                     base = checkouts.get(Side.base)
@@ -117,8 +115,6 @@ async def execute(
             if fixture_key not in fixture_tools:
                 fixture = checkout.resources.fixtures[run.fixture].resource.spec
                 tools = FixtureTools.parse(run.fixture, fixture.tool_replay, fixture.shadow_tools)
-                agent = runners[agent_key].agent
-                check_side_effects(agent.name, agent.spec.tools, run.fixture, tools)
                 fixture_tools[fixture_key] = tools
             queues[key].append(index)
     except BaseException:

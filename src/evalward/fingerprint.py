@@ -19,13 +19,7 @@ from evalward.errors import GitError
 from evalward.git import Git
 from evalward.resources import Located
 from evalward.resources.models import Agent
-
-
-def resolve_reference(resource_file: str, reference: str) -> str:
-    """A path referenced from a resource file, as a repository path (`/x` = from the root)."""
-    if reference.startswith("/"):
-        return posixpath.normpath(reference.lstrip("/"))
-    return posixpath.normpath(posixpath.join(posixpath.dirname(resource_file), reference))
+from evalward.resources.paths import reference_candidates
 
 
 def referenced_files(located: Located[Agent]) -> list[str]:
@@ -33,7 +27,8 @@ def referenced_files(located: Located[Agent]) -> list[str]:
     spec = located.resource.spec
     paths: list[str] = []
     if spec.system_file:
-        paths.append(resolve_reference(located.file, spec.system_file))
+        # Both places the file may be read from (the root, or the deprecated rule's).
+        paths += reference_candidates(located.file, spec.system_file)
     argv: list[str] = []
     for tool in spec.tools:
         if tool.command is not None:

@@ -28,6 +28,7 @@ from evalward.plan import (
     build_plan,
     gate_resources,
 )
+from evalward.preflight import planned_models, refuse_plan
 from evalward.providers.registry import Providers, check_credentials
 from evalward.resources import ResourceSet, load_resources
 from evalward.resources.loader import load_changed_resources, needs_full_load
@@ -254,6 +255,7 @@ async def _run_change(
             prepared.checkouts,
             prepared.notes,
         )
+        refuse_plan(plan, checkouts, providers)
         skipped: list[PlannedRun] = []
         estimate: Estimate | None = None
         keys = CacheKeys(checkouts, providers) if options.cache is not None else None
@@ -270,7 +272,7 @@ async def _run_change(
         if on_plan is not None:
             on_plan(plan)
         try:
-            check_credentials(env, _models_of(plan, checkouts), providers)
+            check_credentials(env, planned_models(plan, checkouts), providers)
         except ConfigError as exc:
             skippable = _base_lacks_a_key(env, plan, checkouts, providers)
             raise MissingSecretError(str(exc), skippable=skippable) from None
@@ -420,7 +422,7 @@ def _base_lacks_a_key(
     base = checkouts.get(Side.base)
     if base is None:
         return True
-    models = _models_of(plan, {Side.base: base}) if plan.for_side(Side.base) else []
+    models = planned_models(plan, {Side.base: base}) if plan.for_side(Side.base) else []
     if not models:
         resources = base.resources
         found = {m for a in resources.agents.values() for m in a.resource.spec.models[:1]}
@@ -431,18 +433,3 @@ def _base_lacks_a_key(
     except ConfigError:
         return True
     return False
-
-
-def _models_of(plan: Plan, checkouts: dict[Side, Checkout]) -> list[str]:
-    """Every model the plan will call on the sides in `checkouts`: the agents' first choices
-    and the Evals' judges."""
-    models: set[str] = set()
-    for run in plan.runs:
-        if run.side not in checkouts:
-            continue
-        resources = checkouts[run.side].resources
-        eval_def = resources.evals[run.eval].resource
-        agent = resources.agents[eval_def.spec.target_agent]
-        models.update(agent.resource.spec.models[:1])
-        models.update(eval_def.spec.judge.models)
-    return sorted(models)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from unit.resources.test_error_table import AGENT, CASES, EVAL, fixture_with
+from unit.resources.test_error_table import AGENT, CASES, EVAL, FIXTURE, fixture_with
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,20 @@ spec:
   runtime:
     command:
       run: [RUN]
+"""
+
+
+SIDE_EFFECTING = (
+    AGENT + "  tools:\n    - {name: refund, command: [python3, refund.py], sideEffects: true}\n"
+)
+CALIBRATION = """\
+apiVersion: evalward.dev/v1
+kind: JudgeCalibration
+metadata: {name: cal}
+spec:
+  rubric: Was it polite?
+  examples: [{input: hi, candidateOutput: hello, humanScore: 1}]
+  judgeModels: [openai/j]
 """
 
 
@@ -347,6 +361,23 @@ EXTRA: list[Case] = [
         ("a.yaml:6:3: spec.systemFile: the file 'docs/prompt.md' leaves the repository",),
     ),
     Case(
+        "system-file-old-rule-symlink",
+        "paths",
+        {
+            "agents/a.yaml": agent_system_file("prompt.md"),
+            "agents/prompt.md": Symlink("/etc/hostname"),
+        },
+        ("agents/a.yaml:6:3: spec.systemFile: the file 'prompt.md' leaves the repository",),
+    ),
+    Case(
+        "system-file-old-rule-dotdot",
+        "paths",
+        {"a/b/a.yaml": agent_system_file("../../../etc/hostname")},
+        (
+            "a/b/a.yaml:6:3: spec.systemFile: the file '../../../etc/hostname' leaves the repository",
+        ),
+    ),
+    Case(
         "command-dotdot",
         "paths",
         {"a.yaml": byo("../outside.sh")},
@@ -388,6 +419,154 @@ EXTRA: list[Case] = [
         (
             "ev.yaml:7:26: evalcases[0].input[0].content[0].value: file reference '/../etc/hostname' leaves the repository",
         ),
+    ),
+    # --- refusals a run makes before its first model call (preflight.py) -----------------------
+    Case(
+        "side-effect-unshadowed",
+        "refusals",
+        {"a.yaml": SIDE_EFFECTING, "f.yaml": FIXTURE, "e.yaml": EVAL},
+        (
+            "f.yaml:6:1: spec: fixture 'fx' would run the side-effecting tool 'refund' of agent 'bot' for real; add it to the fixture's `shadowTools: [refund]` or record its output in `toolReplay`",
+        ),
+    ),
+    Case(
+        "side-effect-shadows-another",
+        "refusals",
+        {
+            "a.yaml": SIDE_EFFECTING,
+            "f.yaml": FIXTURE + "  shadowTools: [send_email]\n",
+            "e.yaml": EVAL,
+        },
+        ("f.yaml:13:3: spec.shadowTools: fixture 'fx' would run the side-effecting tool 'refund'",),
+    ),
+    Case(
+        "side-effect-replays-another",
+        "refusals",
+        {
+            "a.yaml": SIDE_EFFECTING,
+            "f.yaml": FIXTURE + "  toolReplay: [{tool: send_email, output: ok}]\n",
+            "e.yaml": EVAL,
+        },
+        ("f.yaml:6:1: spec: fixture 'fx' would run the side-effecting tool 'refund'",),
+    ),
+    Case(
+        "unknown-agent-provider",
+        "refusals",
+        {
+            "a.yaml": AGENT.replace("[openai/gpt-test]", "[openai/gpt-test, gemini/flash]"),
+            "f.yaml": FIXTURE,
+            "e.yaml": EVAL,
+        },
+        (
+            "a.yaml:5:29: spec.models[1]: model 'gemini/flash': unknown provider 'gemini'; expected one of openai, anthropic, mock",
+        ),
+    ),
+    Case(
+        "unknown-judge-provider",
+        "refusals",
+        {"a.yaml": AGENT, "f.yaml": FIXTURE, "e.yaml": EVAL + "  judge: {model: gemini/flash}\n"},
+        ("e.yaml:7:11: spec.judge.model: model 'gemini/flash': unknown provider 'gemini'",),
+    ),
+    Case(
+        "unknown-judge-provider-from-defaults",
+        "refusals",
+        {
+            "evalward.yaml": "defaults: {targetAgent: bot, judge: {model: gemini/flash}}\n",
+            "a.yaml": AGENT,
+            "f.yaml": FIXTURE,
+            "e.yaml": EVAL,
+        },
+        ("e.yaml:4:1: spec.judge.model: model 'gemini/flash': unknown provider 'gemini'",),
+    ),
+    Case(
+        "unknown-cross-check-provider",
+        "refusals",
+        {
+            "a.yaml": AGENT,
+            "f.yaml": FIXTURE,
+            "e.yaml": EVAL
+            + "  judge: {model: openai/j, crossCheck: {models: [anthropic/k, vertex/g]}}\n",
+        },
+        (
+            "e.yaml:7:63: spec.judge.crossCheck.models[1]: model 'vertex/g': unknown provider 'vertex'",
+        ),
+    ),
+    Case(
+        "unknown-calibration-provider",
+        "refusals",
+        {
+            "a.yaml": AGENT,
+            "f.yaml": FIXTURE,
+            "e.yaml": EVAL + "  judge: {model: openai/j, calibration: cal}\n",
+            "c.yaml": CALIBRATION.replace("[openai/j]", "[openai/j, gemini/flash]"),
+        },
+        ("c.yaml:7:27: spec.judgeModels[1]: model 'gemini/flash': unknown provider 'gemini'",),
+    ),
+    Case(
+        "mock-model-without-script",
+        "refusals",
+        {
+            "a.yaml": AGENT.replace("openai/gpt-test", "mock/scripted"),
+            "f.yaml": FIXTURE,
+            "e.yaml": EVAL,
+        },
+        (
+            "a.yaml:5:12: spec.models[0]: model 'mock/scripted' uses the mock provider, but no mock script is set; pass `--mock-script FILE` (or the action input `mock-script`)",
+        ),
+    ),
+    Case(
+        "program-missing",
+        "refusals",
+        {"a.yaml": byo("./agent.sh"), "f.yaml": FIXTURE, "e.yaml": EVAL},
+        (
+            "a.yaml:7:13: spec.runtime.command.run[0]: the program './agent.sh' does not exist (paths in a resource are from the repository root)",
+        ),
+    ),
+    Case(
+        "program-relative-to-the-resource",
+        "refusals",
+        {"agents/a.yaml": byo("bin/agent.sh"), "agents/bin/agent.sh": "#!/bin/sh\n"},
+        (
+            "agents/a.yaml:7:13: spec.runtime.command.run[0]: the program 'bin/agent.sh' does not exist",
+        ),
+    ),
+    Case(
+        "program-not-executable",
+        "refusals",
+        {"a.yaml": byo("./agent.sh"), "agent.sh": "#!/bin/sh\n", "f.yaml": FIXTURE, "e.yaml": EVAL},
+        (
+            "a.yaml:7:13: spec.runtime.command.run[0]: the program './agent.sh' is not executable; `chmod +x ./agent.sh`",
+        ),
+    ),
+    Case(
+        "tool-program-missing",
+        "refusals",
+        {
+            "a.yaml": AGENT + "  tools:\n    - {name: look, command: [tools/look.sh]}\n",
+            "f.yaml": FIXTURE,
+            "e.yaml": EVAL,
+        },
+        ("a.yaml:7:20: spec.tools[0].command: the program 'tools/look.sh' does not exist",),
+    ),
+    Case(
+        "config-unknown-provider",
+        "refusals",
+        {
+            "evalward.yaml": "defaults: {targetAgent: bot}\nproviders:\n  gemini: {}\n",
+            "a.yaml": AGENT,
+        },
+        (
+            "evalward.yaml:3:3: providers.gemini: unknown provider; expected one of openai, anthropic, mock",
+        ),
+    ),
+    Case(
+        "config-provider-setting",
+        "refusals",
+        {
+            "evalward.yaml": "defaults: {targetAgent: bot}\nproviders:\n  openai: {baseURL: x}\n",
+            "a.yaml": AGENT,
+        },
+        ("evalward.yaml:3:12: providers.openai.baseURL: Extra inputs are not permitted",),
     ),
 ]
 

@@ -1,5 +1,6 @@
 """Every broken repository of the corpus: exit code 2 and one located message per problem,
-through `evalward validate` and through the action entry, never a traceback."""
+through `evalward validate`, `evalward run` and the action entry, never a traceback; and
+`validate` refuses exactly what `run` refuses, in the same words."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import pytest
 
 from actionrun import ENTRYPOINT
 from evalward.__main__ import main
-from hostile.corpus import CORPUS, EXTRA, Case, write_repo
+from hostile.corpus import CORPUS, EXTRA, SIDE_EFFECTING, Case, write_repo
+from unit.resources.test_error_table import EVAL, FIXTURE
 
 LOCATED = re.compile(r"^[\w./-]+(:\d+(:\d+)?)?: ")
 
@@ -49,6 +51,7 @@ def test_the_corpus_is_large_and_covers_every_category() -> None:
         "encodings",
         "empty files",
         "huge files and limits",
+        "refusals",
     }
 
 
@@ -59,6 +62,50 @@ def test_validate(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     captured = capsys.readouterr()
     assert code == 2, captured
     check(case, captured.err, "evalward: ")
+
+
+@pytest.mark.parametrize("case", CORPUS, ids=[c.id for c in CORPUS])
+def test_run_refuses_what_validate_refuses_in_the_same_words(
+    case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = tmp_path / "repo"
+    write_repo(repo, case.files)
+    validated = main(["validate", str(repo)])
+    said = capsys.readouterr().err
+    code = main(["run", str(repo), "--no-history", "--no-cache"])
+    captured = capsys.readouterr()
+    assert (validated, code) == (2, 2), captured
+    check(case, captured.err, "evalward: ")
+    assert problems(captured.err, "evalward: ") == problems(said, "evalward: ")
+
+
+def test_validate_lists_problems_of_every_kind_at_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What does not load, what a run would refuse of what does, evalward.yaml's provider
+    settings and the mock script: one message, every problem, in file order."""
+    repo = tmp_path / "repo"
+    write_repo(
+        repo,
+        {
+            "evalward.yaml": "defaults: {targetAgent: bot}\nproviders: {gemini: {}}\n",
+            "a.yaml": SIDE_EFFECTING,
+            "f.yaml": FIXTURE,
+            "e.yaml": EVAL,
+            "g.yaml": FIXTURE.replace("name: fx", "name: gx").replace("contains", "containz"),
+            "mock.yaml": "replies:\n  - {turns: []}\n",
+        },
+    )
+    code = main(["validate", str(repo), "--mock-script", str(repo / "mock.yaml")])
+    found = problems(capsys.readouterr().err, "evalward: ")
+    assert code == 2
+    assert [line.split(": ")[0] for line in found] == [
+        str(repo / "mock.yaml") + ":2:6",
+        "evalward.yaml:2:13",
+        "f.yaml:6:1",
+        "g.yaml:12:7",
+    ]
+    assert "unknown provider" in found[1] and "side-effecting tool 'refund'" in found[2]
 
 
 def action_env(workspace: Path, run_dir: Path) -> dict[str, str]:

@@ -745,7 +745,9 @@ def test_evalward_yaml_defaults_come_from_the_base(
 def test_a_prompt_file_named_through_a_link_changes_the_agent_when_its_target_changes(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:
-    linked = SUPPORT_BOT.format(prompt="x").replace('  system: "x"\n', "  systemFile: prompt.md\n")
+    linked = SUPPORT_BOT.format(prompt="x").replace(
+        '  system: "x"\n', "  systemFile: agents/prompt.md\n"
+    )
     repo.write(
         {
             "agents/support-bot.yaml": linked,

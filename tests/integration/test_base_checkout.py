@@ -18,7 +18,7 @@ kind: Agent
 metadata: { name: bot }
 spec:
   models: [openai/gpt-test]
-  systemFile: ../prompts/bot.md
+  systemFile: prompts/bot.md
 """
 SUITE = """\
 apiVersion: evalward.dev/v1

@@ -5,21 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from evalward.errors import ConfigError
+from evalward.preflight import side_effect_refusal
 from evalward.providers.base import RunLabels
 from evalward.providers.config import provider_config
 from evalward.providers.registry import Providers, build_providers
 from evalward.resources.agent import AgentSpec
-from evalward.resources.models import FixtureInput
+from evalward.resources.models import EvalFixtureSpec, FixtureInput
 from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.runner import AgentRunner, FixtureRun
-from evalward.runtime.tools import FixtureTools, check_side_effects
+from evalward.runtime.tools import FixtureTools
 from evalward.trace import StepType, Trace
 from fakes.model_server import Reply, ScriptedModelServer, error, text, tool_call
 
@@ -219,22 +218,29 @@ def test_shadowed_tools_are_recorded_but_never_executed(
     assert not marker.exists()
 
 
-def test_side_effecting_command_tools_must_be_shadowed_or_replayed(tmp_path: Path) -> None:
+def test_side_effecting_command_tools_must_be_shadowed_or_replayed() -> None:
     spec = AgentSpec.model_validate(
         {
             "models": ["openai/gpt-test"],
-            "tools": [{"name": "refund", "command": ["refund.py"], "sideEffects": True}],
+            "tools": [
+                {"name": "refund", "command": ["refund.py"], "sideEffects": True},
+                {"name": "off", "command": ["x.py"], "sideEffects": True, "enabled": False},
+                {"name": "canned", "mock": {"output": "ok"}, "sideEffects": True},
+            ],
         }
     )
-    with pytest.raises(ConfigError, match=r"side-effecting tool 'refund'.*shadowTools: \[refund\]"):
-        check_side_effects("bot", spec.tools, "fx", FixtureTools.parse("fx", None, None))
-    check_side_effects("bot", spec.tools, "fx", FixtureTools.parse("fx", None, ["refund"]))
-    check_side_effects(
-        "bot",
-        spec.tools,
-        "fx",
-        FixtureTools.parse("fx", [{"tool": "refund", "output": "ok"}], None),
-    )
+
+    def fixture(**extra: object) -> EvalFixtureSpec:
+        base = {"targetAgent": "bot", "input": {"type": "prompt", "payload": {"prompt": "x"}}}
+        assertions = [{"type": "contains", "value": "x"}]
+        return EvalFixtureSpec.model_validate({**base, "assertions": assertions, **extra})
+
+    refused = side_effect_refusal("bot", spec.tools, "fx", fixture())
+    assert refused is not None
+    assert re.search(r"side-effecting tool 'refund'.*shadowTools: \[refund\]", refused)
+    assert side_effect_refusal("bot", spec.tools, "fx", fixture(shadowTools=["refund"])) is None
+    replayed = fixture(toolReplay=[{"tool": "refund", "output": "ok"}])
+    assert side_effect_refusal("bot", spec.tools, "fx", replayed) is None
 
 
 def test_command_tools_get_json_on_stdin_a_limited_env_and_the_checkout_as_cwd(

@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
 
 from evalward.action.settings import Settings
@@ -50,22 +49,3 @@ def test_readme_links_resolve() -> None:
     readme = (ROOT / "README.md").read_text()
     for target in re.findall(r"\]\(((?:docs|examples)/[^)#]+)", readme):
         assert (ROOT / target).exists(), target
-
-
-@pytest.mark.parametrize("page", ["README.md", "docs/getting-started.md"])
-def test_the_resource_snippets_of_the_first_pages_validate(page: str, tmp_path: Path) -> None:
-    text = (ROOT / page).read_text()
-    snippets = [s for s in re.findall(r"```yaml\n(.*?)```", text, re.DOTALL) if "\nkind: " in s]
-    assert snippets
-    for index, snippet in enumerate(snippets):
-        (tmp_path / f"snippet-{index}.yaml").write_text(snippet)
-    if page.endswith("getting-started.md"):
-        (tmp_path / "prompts").mkdir()
-        (tmp_path / "prompts" / "support-bot.md").write_text("You are Jane.")
-    done = subprocess.run(
-        [sys.executable, "-m", "evalward", "validate", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr

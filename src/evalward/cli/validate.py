@@ -1,36 +1,66 @@
-"""`evalward validate`: check every resource file; exit 0, or 2 with every problem located."""
+"""`evalward validate`: check every resource file; exit 0, or 2 with every problem located.
+
+It refuses everything a run would refuse for the definitions alone, in the run's words: what
+does not load, the provider settings of `evalward.yaml`, and the checks a run makes before
+its first model call (`preflight`). What depends on the machine (keys, the sandbox) is not
+checked.
+"""
 
 from __future__ import annotations
 
 import argparse
 from typing import TYPE_CHECKING, Any, TextIO
 
-if TYPE_CHECKING:
-    pass
-
 from evalward.cli._args import add_root
+
+if TYPE_CHECKING:
+    from evalward.errors import Problem
 
 
 def register(commands: Any) -> None:
     parser = commands.add_parser("validate", help="check every resource file and exit 0 or 2")
     add_root(parser)
+    parser.add_argument(
+        "--mock-script",
+        metavar="FILE",
+        help="also check this mock script, which then serves the `mock/...` models",
+    )
 
 
 def main(args: argparse.Namespace, out: TextIO) -> int:
     from pathlib import Path
 
-    from evalward.errors import EXIT_OK, ConfigError
-    from evalward.resources import load_resources
+    from evalward.errors import EXIT_OK, ConfigError, ResourceError
+    from evalward.preflight import tree_problems
+    from evalward.providers.mock import load_script
+    from evalward.providers.registry import repo_providers
+    from evalward.resources.loader import load_what_loads
 
     root = Path(args.path)
     if not root.is_dir():
         raise ConfigError(f"{root}: not a directory; give the repository root to validate")
-    resources = load_resources(root.resolve())
+    resources, problems = load_what_loads(root.resolve())
+    try:
+        repo_providers(root.resolve())
+    except ResourceError as exc:
+        problems += exc.problems
+    if args.mock_script:
+        try:
+            load_script(Path(args.mock_script))
+        except ResourceError as exc:
+            problems += exc.problems
+    problems += tree_problems(resources, mock_script=bool(args.mock_script))
     for warning in resources.warnings:
         print(f"warning: {warning.render()}", file=out)
+    if problems:
+        raise ResourceError(sorted(problems, key=_order))
     print(
         f"{len(resources.agents)} agents, {len(resources.fixtures)} fixtures, "
         f"{len(resources.evals)} evals OK",
         file=out,
     )
     return EXIT_OK
+
+
+def _order(problem: Problem) -> tuple[str, int, int]:
+    return (problem.file, problem.line or 0, problem.column or 0)

@@ -1,7 +1,7 @@
 """Typed settings for providers, prices and the response cache, from `evalward.yaml`.
 
 The file loader hands over the raw `providers`, `pricing` and `cache` sections; this module
-gives them a shape and turns any mistake into one ConfigError naming the key. API keys are
+gives them a shape and turns every mistake into a problem naming the key and its line. API keys are
 never written in the file: a provider names the environment variable that holds its key.
 
     providers:
@@ -14,19 +14,21 @@ never written in the file: a provider names the environment variable that holds 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from evalward.errors import ConfigError
+from evalward.errors import Problem, ResourceError
 
 if TYPE_CHECKING:
     from evalward.resources.repo_config import RepoConfig
 
 CONFIG_FILE = "evalward.yaml"
+Locate = Callable[[tuple[str | int, ...]], tuple[int | None, int | None]]
+"""The line and column of a key path of evalward.yaml, when known."""
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
 
@@ -84,36 +86,64 @@ class ProvidersConfig(_Settings):
 KNOWN_PROVIDERS = ("openai", "anthropic", "mock")
 
 
-def provider_config(raw: Mapping[str, Any] | None) -> ProvidersConfig:
+def unservable(model_id: str, *, mock_script: bool) -> str | None:
+    """Why no provider can answer `model_id` (a `provider/model` id), or None when one can:
+    its provider is unknown, or it is the mock provider and no mock script is set."""
+    name = model_id.partition("/")[0]
+    if name not in KNOWN_PROVIDERS:
+        return (
+            f"model {model_id!r}: unknown provider {name!r}; "
+            f"expected one of {', '.join(KNOWN_PROVIDERS)}"
+        )
+    if name == "mock" and not mock_script:
+        return (
+            f"model {model_id!r} uses the mock provider, but no mock script is set; "
+            "pass `--mock-script FILE` (or the action input `mock-script`)"
+        )
+    return None
+
+
+def provider_config(raw: Mapping[str, Any] | None, locate: Locate | None = None) -> ProvidersConfig:
     """Validate the `providers`, `pricing` and `cache` sections of evalward.yaml.
 
-    Other top-level keys of `raw` are ignored: they belong to other parts of the file.
+    Other top-level keys of `raw` are ignored: they belong to other parts of the file. Every
+    mistake is a problem of one ResourceError, at its line when `locate` can find it.
     """
     data = {k: raw[k] for k in ("providers", "pricing", "cache") if raw and raw.get(k) is not None}
-    unknown = sorted(set(data.get("providers") or {}) - set(KNOWN_PROVIDERS))
-    if unknown and isinstance(data.get("providers"), dict):
-        raise ConfigError(
-            f"{CONFIG_FILE}: providers.{unknown[0]}: unknown provider; expected one of "
-            f"{', '.join(KNOWN_PROVIDERS)}"
-        )
+    found: list[tuple[tuple[str | int, ...], str]] = []
+    if isinstance(data.get("providers"), dict):
+        for name in sorted(set(data["providers"]) - set(KNOWN_PROVIDERS)):
+            found.append(
+                (
+                    ("providers", name),
+                    f"unknown provider; expected one of {', '.join(KNOWN_PROVIDERS)}",
+                )
+            )
     for model_id in data.get("pricing") or {}:
         if "/" not in str(model_id):
-            raise ConfigError(
-                f"{CONFIG_FILE}: pricing.{model_id}: price keys are `provider/model` ids, "
-                "e.g. `openai/gpt-4.1-mini`"
+            found.append(
+                (
+                    ("pricing", model_id),
+                    "price keys are `provider/model` ids, e.g. `openai/gpt-4.1-mini`",
+                )
             )
-    try:
-        return ProvidersConfig.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(
-            f"{CONFIG_FILE}: {where}: {first['msg']} (got {first.get('input')!r})"
-        ) from None
+    if not found:
+        try:
+            return ProvidersConfig.model_validate(data)
+        except ValidationError as exc:
+            for error in exc.errors():
+                found.append((tuple(error["loc"]), f"{error['msg']} (got {error.get('input')!r})"))
+    problems = []
+    for loc, message in found:
+        line, column = locate(loc) if locate is not None else (None, None)
+        where = ".".join(str(part) for part in loc)
+        problems.append(Problem(CONFIG_FILE, line, column, where, message))
+    raise ResourceError(sorted(problems, key=lambda p: (p.line or 0, p.column or 0)))
 
 
 def from_repo_config(config: RepoConfig) -> ProvidersConfig:
     """The provider settings of a loaded `evalward.yaml`."""
     return provider_config(
-        {"providers": config.providers, "pricing": config.pricing, "cache": config.cache}
+        {"providers": config.providers, "pricing": config.pricing, "cache": config.cache},
+        config.locate,
     )

@@ -1,20 +1,25 @@
 """The `mock` provider: scripted replies from a file, for dry runs with no key and no network.
 
-A script is YAML:
+A script is YAML (docs/providers.md#the-mock-provider says it all):
 
     replies:
       - match: { agent: support-bot, fixture: refund-must-clarify }
         turns:                       # one per model call within a run, in order
           - toolCalls: [{ name: lookup_order, arguments: { id: "12345" } }]
           - content: "Your order has shipped."
+      - match: { fixture: flaky }
+        reps:                        # rep 0, 1, 2, ...: each its own turns, cycling
+          - turns: [{ content: "right" }]
+          - turns: [{ content: "wrong" }]
       - match: { purpose: judge }    # replies to the LLM judge
         turns:
           - content: '{"score": 1, "confidence": 0.9, "summary": "ok", "violations": []}'
     default: "Default output from the mock provider."
 
-The first entry whose `match` keys all fit answers (keys: agent, fixture, eval, purpose and
-`contains`, a substring of the last user message). Replies are stateless: the turn is the
-number of assistant messages already in the conversation, so concurrent runs never interfere.
+The first entry whose `match` keys all fit answers (keys: agent, fixture, eval, purpose, rep
+and `contains`, a substring of the last user message). Replies are stateless: the turn is the
+number of assistant messages already in the conversation, and the rep is the run's, so
+concurrent runs never interfere.
 """
 
 from __future__ import annotations
@@ -22,11 +27,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from evalward.errors import ConfigError
+from evalward.errors import Problem, ResourceError
 from evalward.providers.base import ChatRequest, ChatResponse, ToolCall
+from evalward.resources.problems import problems_from_validation
+from evalward.resources.yamlsource import Document, YamlSyntaxError, decode, parse_documents
 from evalward.trace import Usage
 
 DEFAULT_REPLY = "Default output from the mock provider."
@@ -51,12 +57,30 @@ class MockMatch(_Strict):
     fixture: str | None = None
     eval: str | None = None
     purpose: Literal["agent", "judge"] | None = None
+    rep: int | None = Field(default=None, ge=0)
     contains: str | None = None
+
+
+class MockRep(_Strict):
+    turns: list[MockTurn] = Field(min_length=1)
 
 
 class MockReply(_Strict):
     match: MockMatch = Field(default_factory=MockMatch)
-    turns: list[MockTurn] = Field(min_length=1)
+    turns: list[MockTurn] | None = Field(default=None, min_length=1)
+    reps: list[MockRep] | None = Field(default=None, min_length=1)
+    """Per rep (0, 1, ...) its own turns; rep n takes item n modulo the list's length."""
+
+    @model_validator(mode="after")
+    def _turns_or_reps(self) -> MockReply:
+        if (self.turns is None) == (self.reps is None):
+            raise ValueError("give a reply either `turns` or `reps` (a list of `{turns: ...}`)")
+        return self
+
+    def turns_of(self, rep: int) -> list[MockTurn]:
+        if self.reps is not None:
+            return self.reps[rep % len(self.reps)].turns
+        return self.turns or []
 
 
 class MockScript(_Strict):
@@ -65,21 +89,23 @@ class MockScript(_Strict):
 
 
 def load_script(path: Path) -> MockScript:
+    """The script at `path`; every mistake in it is a located problem (exit 2)."""
+    shown = str(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(
-            f"mock script {path}: cannot read it ({exc.strerror}); "
-            "set `mock-script` to an existing file"
-        ) from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"mock script {path}: invalid YAML: {exc}") from None
+        message = f"cannot read the mock script ({exc.strerror}); give an existing file"
+        raise ResourceError([Problem(shown, None, None, "", message)]) from None
     try:
-        return MockScript.model_validate(data or {})
+        documents = parse_documents(decode(raw))
+    except YamlSyntaxError as exc:
+        raise ResourceError([Problem(shown, exc.line, exc.column, "", str(exc))]) from None
+    document = documents[0] if documents else Document(None, 1)
+    try:
+        return MockScript.model_validate(document.data or {})
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"mock script {path}: {where}: {first['msg']}") from None
+        problems = problems_from_validation(exc, document, shown, MockScript)
+        raise ResourceError(problems) from None
 
 
 class MockProvider:
@@ -91,10 +117,11 @@ class MockProvider:
     async def complete(self, request: ChatRequest) -> ChatResponse:
         turn_index = sum(1 for m in request.messages if m.role == "assistant")
         reply = self._find(request)
-        if reply is None or turn_index >= len(reply.turns):
-            turn = MockTurn(content=self._script.default)
+        turns = reply.turns_of(request.labels.rep) if reply is not None else []
+        if turn_index < len(turns):
+            turn = turns[turn_index]
         else:
-            turn = reply.turns[turn_index]
+            turn = MockTurn(content=self._script.default)
         calls = tuple(
             ToolCall(id=f"call_{turn_index}_{i}", name=c.name, arguments=dict(c.arguments))
             for i, c in enumerate(turn.tool_calls)
@@ -122,6 +149,8 @@ class MockProvider:
             if match.eval is not None and match.eval != labels.eval:
                 continue
             if match.purpose is not None and match.purpose != labels.purpose:
+                continue
+            if match.rep is not None and match.rep != labels.rep:
                 continue
             if match.contains is not None and match.contains not in last_user:
                 continue

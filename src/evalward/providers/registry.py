@@ -20,10 +20,10 @@ from evalward.providers import anthropic, openai
 from evalward.providers.base import ChatRequest, ChatResponse, Provider
 from evalward.providers.cache import ResponseCache
 from evalward.providers.config import (
-    KNOWN_PROVIDERS,
     ProvidersConfig,
     ProviderSettings,
     from_repo_config,
+    unservable,
 )
 from evalward.providers.pricing import PriceTable
 from evalward.providers.retry import Answer, RetryPolicy
@@ -165,15 +165,12 @@ class Providers:
 
     def resolve(self, model_id: str) -> tuple[Provider, str]:
         provider_name, _, model = model_id.partition("/")
+        refused = unservable(model_id, mock_script=self.override is not None)
+        if refused is not None:
+            raise ConfigError(refused)
         if self.override is not None:
             return self.override, model
-        provider = self.by_name.get(provider_name)
-        if provider is None:
-            raise ConfigError(
-                f"model {model_id!r}: unknown provider {provider_name!r}; "
-                f"expected one of {', '.join(KNOWN_PROVIDERS)}"
-            )
-        return provider, model
+        return self.by_name[provider_name], model
 
     async def aclose(self) -> None:
         for provider in {id(p): p for p in [*self.by_name.values(), self.override] if p}.values():
@@ -298,11 +295,8 @@ def check_credentials(env: Mapping[str, str], model_ids: list[str], providers: P
         return
     for model_id in model_ids:
         name = model_id.partition("/")[0]
-        if name == "mock" and "mock" not in providers.by_name:
-            raise ConfigError(
-                f"model {model_id!r} uses the mock provider, but no mock script is set; "
-                "pass `--mock-script FILE` (or the action input `mock-script`)"
-            )
+        if name == "mock" and (refused := unservable(model_id, mock_script=False)):
+            raise ConfigError(refused)
         creds = providers.credentials.get(name)
         if creds is None or creds.has_key or creds.base_url != creds.default_base_url:
             continue

@@ -92,7 +92,10 @@ class Tool(Model):
 class CommandRuntime(Model):
     """A bring-your-own agent process: one JSON object on stdin, JSON-lines trace on stdout."""
 
-    run: list[str] = Field(min_length=1)
+    run: list[str] = Field(
+        min_length=1,
+        description="argv, no shell; relative paths are relative to the repository root (the cwd).",
+    )
     env: list[str] = Field(default_factory=list)
     timeout_seconds: float | None = Field(
         default=None, gt=0, description="Defaults to the Eval's `execution.timeoutSeconds`."
@@ -143,13 +146,19 @@ class AgentRuntime(Model):
 class AgentSpec(Model):
     models: list[str] = Field(default_factory=list)
     system: str | None = None
-    system_file: str | None = None
+    system_file: str | None = Field(
+        default=None,
+        description="A file holding the system prompt; its path is from the repository root.",
+    )
     tools: list[Tool] = Field(default_factory=list)
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_turns: int = Field(default=10, ge=1, le=200)
     max_tokens: int | None = Field(default=None, ge=1)
     runtime: AgentRuntime | None = None
-    watch: list[str] = Field(default_factory=list)
+    watch: list[str] = Field(
+        default_factory=list,
+        description="Globs of the other files the agent depends on, on paths from the root.",
+    )
 
     @field_validator("models")
     @classmethod

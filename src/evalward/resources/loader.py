@@ -68,12 +68,22 @@ def load_resources(
     `config` defaults to the root's `evalward.yaml` (roots, excludes, defaults).
     """
     with _collector_paused():
-        return _load_resources(root, files, config)
+        resources, problems = _load_resources(root, files, config)
+    if problems:
+        raise ResourceError(problems)
+    return resources
+
+
+def load_what_loads(root: Path) -> tuple[ResourceSet, list[Problem]]:
+    """Every resource under `root` that is valid, and every problem (for `evalward validate`,
+    which goes on to check what loaded). Problems of `evalward.yaml` itself still raise."""
+    with _collector_paused():
+        return _load_resources(root, None, None)
 
 
 def _load_resources(
-    root: Path, files: Iterable[Path] | None = None, config: RepoConfig | None = None
-) -> ResourceSet:
+    root: Path, files: Iterable[Path] | None, config: RepoConfig | None
+) -> tuple[ResourceSet, list[Problem]]:
     config = config if config is not None else load_config(root)
     run = _Run(root, config)
     for sub in config.roots if files is None else []:
@@ -102,9 +112,7 @@ def _load_resources(
     for path in paths:
         run.load_file(path)
     check_references(run.result, run.root, run.located_field)
-    if run.problems:
-        raise ResourceError(sorted(run.problems, key=_order))
-    return run.result
+    return run.result, sorted(run.problems, key=_order)
 
 
 def load_changed_resources(
@@ -199,10 +207,13 @@ class _Run:
         documents = self._marked[rel]
         return documents[index] if index < len(documents) else None
 
-    def problem(self, rel: str, index: int, start: int, loc: PathKey, message: str) -> None:
+    def problem(
+        self, rel: str, index: int, start: int, loc: PathKey, message: str, *, warning: bool = False
+    ) -> None:
         document = self.marked(rel, index)
         line, column = document.locate(loc) if document is not None else (start, 1)
-        self.problems.append(Problem(rel, line, column, render_path(loc), message))
+        found = Problem(rel, line, column, render_path(loc), message)
+        (self.result.warnings if warning else self.problems).append(found)
 
     # -- loading --------------------------------------------------------------------------
 
@@ -339,9 +350,11 @@ class _Run:
             return
         table[name] = located
 
-    def located_field(self, located: Located[Any], loc: PathKey, message: str) -> None:
-        """A problem at a field of an already validated resource."""
-        self.problem(located.file, located.document, located.line, loc, message)
+    def located_field(
+        self, located: Located[Any], loc: PathKey, message: str, *, warning: bool = False
+    ) -> None:
+        """A problem (or warning) at a field of an already validated resource."""
+        self.problem(located.file, located.document, located.line, loc, message, warning=warning)
 
 
 def _maybe_agentv(text: str) -> bool:

@@ -1,12 +1,22 @@
-"""Every path a resource names stays inside the repository, `..` and symlinks included.
+"""Every path a resource names stays inside the repository, `..` and symlinks included, and
+every path is read the same way: from the repository root.
 
 The agents under test come from the pull request's head, so a path in them is untrusted: a
 `systemFile`, a file reference or a program to run must resolve (symlinks followed) to a
 file under the repository root, or evalward could read or run anything on the runner.
+
+One rule for an Agent's paths (`systemFile`, command programs, `watch` globs): relative to
+the repository root, which is also the working directory of every program evalward starts;
+a leading `/` says the same. A `systemFile` written the old way, relative to the file that
+names it, is still found when nothing is at its root path, with a deprecation warning.
+AgentV files keep AgentV's own rule (relative to the eval file; resources/agentv.py).
 """
 
 from __future__ import annotations
 
+import os
+import posixpath
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -25,6 +35,59 @@ def repo_path(root: Path, reference: str, relative_to: str | Path = ".") -> Path
     if not candidate.is_relative_to(real_root):
         raise OutsideRepository(reference)
     return candidate
+
+
+def reference_candidates(defined_in: str, reference: str) -> list[str]:
+    """The repository paths an Agent's file reference may mean, the rule's first: from the
+    root, then (deprecated) relative to `defined_in`, the resource file that names it."""
+    from_root = posixpath.normpath(reference.lstrip("/"))
+    folder = posixpath.dirname(defined_in)
+    if reference.startswith("/") or not folder:
+        return [from_root]
+    legacy = posixpath.normpath(posixpath.join(folder, reference))
+    return [from_root] if legacy == from_root else [from_root, legacy]
+
+
+@dataclass(frozen=True)
+class FileReference:
+    """Where an Agent's file reference leads. `legacy` is set (to the path written the new
+    way) when only the old rule found it; `shadowed` names the old rule's file that the
+    root path now wins over."""
+
+    path: Path
+    legacy: str = ""
+    shadowed: str = ""
+
+
+def file_reference(root: Path, reference: str, defined_in: str) -> FileReference:
+    """The file an Agent's `reference` names (see the module's rule), resolved inside `root`.
+
+    Raises OutsideRepository when what the reference leads to leaves the repository: its
+    path from the root, or (when that finds nothing) the old rule's. The result may not exist
+    (the caller says so).
+    """
+    first, *older = reference_candidates(defined_in, reference)
+    path = _inside(root, first)
+    if path is not None and path.exists():
+        old = _inside(root, older[0]) if older else None
+        shadowed = older[0] if old is not None and old.is_file() and old != path else ""
+        return FileReference(path, shadowed=shadowed)
+    if older and os.path.lexists(root / older[0]):
+        old = _inside(root, older[0])
+        if old is None:
+            raise OutsideRepository(reference)
+        if old.is_file():
+            return FileReference(old, legacy=older[0])
+    if path is None:
+        raise OutsideRepository(reference)
+    return FileReference(path)
+
+
+def _inside(root: Path, relative: str) -> Path | None:
+    try:
+        return repo_path(root, relative)
+    except OutsideRepository:
+        return None
 
 
 def program_path(root: Path, program: str) -> Path | None:

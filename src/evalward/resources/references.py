@@ -1,62 +1,114 @@
 """Checks across the resources of a tree, once every file is loaded: an Eval's agent,
 fixtures and calibration exist, and the files and programs an Agent names stay inside the
-repository (and, for `systemFile`, are there)."""
+repository and are there (paths are from the repository root: resources/paths.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from evalward.errors import Problem
-from evalward.resources.paths import OutsideRepository, program_path, repo_path
+from evalward.resources.agent import AgentSpec
+from evalward.resources.paths import OutsideRepository, file_reference, program_path
 from evalward.resources.problems import did_you_mean
 from evalward.resources.resource_set import Located, ResourceSet
 from evalward.resources.yamlsource import PathKey
 
-Report = Callable[[Located[Any], PathKey, str], None]
-"""Records a problem at a field of a loaded resource."""
+FROM_ROOT = " (paths in a resource are from the repository root)"
+
+
+class Report(Protocol):
+    """Records a problem (or, with `warning=True`, a warning) at a field of a loaded resource."""
+
+    def __call__(
+        self, located: Located[Any], loc: PathKey, message: str, *, warning: bool = False
+    ) -> None: ...
 
 
 def _check_paths(result: ResourceSet, root: Path, report: Report) -> None:
-    """Files and programs an Agent names: inside the repository, and there (systemFile)."""
+    """Files and programs an Agent names: inside the repository, and there."""
     for located in result.agents.values():
         spec = located.resource.spec
         if spec.system_file:
-            where = ("spec", "systemFile")
-            try:
-                path = repo_path(root, spec.system_file, Path(located.file).parent)
-            except OutsideRepository:
-                report(
-                    located,
-                    where,
-                    f"the file {spec.system_file!r} leaves the repository; "
-                    "reference a file inside it",
-                )
-            else:
-                if not path.is_file():
-                    report(located, where, f"the file {spec.system_file!r} does not exist")
-                elif path.stat().st_size == 0:
-                    report(located, where, f"the file {spec.system_file!r} is empty")
-        programs: list[tuple[PathKey, str]] = []
-        runtime = spec.runtime
-        if runtime is not None and runtime.command is not None:
-            programs.append((("spec", "runtime", "command", "run", 0), runtime.command.run[0]))
-        if runtime is not None and runtime.http is not None:
-            programs.append((("spec", "runtime", "http", "start", 0), runtime.http.start[0]))
-        for index, tool in enumerate(spec.tools):
-            if tool.command is not None:
-                programs.append((("spec", "tools", index, "command"), tool.command.run[0]))
-        for at, program in programs:
-            try:
-                program_path(root, program)
-            except OutsideRepository:
-                report(
-                    located,
-                    at,
-                    f"the program {program!r} leaves the repository; run a program inside it, "
-                    "or one on PATH by its name",
-                )
+            _check_system_file(located, spec.system_file, root, report)
+        for at, program, runs in _programs(spec):
+            _check_program(located, at, program, runs, root, report)
+
+
+def _check_system_file(located: Located[Any], name: str, root: Path, report: Report) -> None:
+    where = ("spec", "systemFile")
+    try:
+        found = file_reference(root, name, located.file)
+    except OutsideRepository:
+        report(
+            located, where, f"the file {name!r} leaves the repository; reference a file inside it"
+        )
+        return
+    if found.legacy:
+        report(
+            located,
+            where,
+            f"{name!r} is found only relative to {located.file}, a rule that is deprecated: "
+            f"paths in a resource are from the repository root; write `{found.legacy}`",
+            warning=True,
+        )
+    elif found.shadowed:
+        report(
+            located,
+            where,
+            f"{name!r} is read from the repository root, not {found.shadowed} (relative to "
+            f"{located.file}, the deprecated rule)",
+            warning=True,
+        )
+    if not found.path.is_file():
+        report(located, where, f"the file {name!r} does not exist{FROM_ROOT}")
+    elif found.path.stat().st_size == 0:
+        report(located, where, f"the file {name!r} is empty")
+
+
+def _programs(spec: AgentSpec) -> list[tuple[PathKey, str, bool]]:
+    """Each program an Agent names: where, its argv[0], and whether a run can start it."""
+    programs: list[tuple[PathKey, str, bool]] = []
+    runtime = spec.runtime
+    if runtime is not None and runtime.command is not None:
+        programs.append((("spec", "runtime", "command", "run", 0), runtime.command.run[0], True))
+    if runtime is not None and runtime.http is not None:
+        programs.append((("spec", "runtime", "http", "start", 0), runtime.http.start[0], True))
+    for index, tool in enumerate(spec.tools):
+        if tool.command is not None:
+            at: PathKey = ("spec", "tools", index, "command")
+            programs.append((at, tool.command.run[0], tool.enabled))
+    return programs
+
+
+def _check_program(
+    located: Located[Any], at: PathKey, program: str, runs: bool, root: Path, report: Report
+) -> None:
+    """A program given as a relative path: inside the repository, and (when it runs) an
+    executable file there. A bare name is looked up on PATH when it runs, and an absolute
+    path is the machine's (an interpreter), as a shell would run them."""
+    try:
+        path = program_path(root, program)
+    except OutsideRepository:
+        report(
+            located,
+            at,
+            f"the program {program!r} leaves the repository; run a program inside it, "
+            "or one on PATH by its name",
+        )
+        return
+    if path is None or program.startswith("/") or not runs:
+        return
+    if not path.is_file():
+        report(located, at, f"the program {program!r} does not exist{FROM_ROOT}")
+    elif not os.access(path, os.X_OK):
+        report(
+            located,
+            at,
+            f"the program {program!r} is not executable; `chmod +x {program}` (and commit "
+            f"it), or run it through its interpreter, e.g. `[python3, {program}]`",
+        )
 
 
 def check_references(

@@ -18,13 +18,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, PrivateAttr, ValidationError, field_validator
 
 from evalward.errors import Problem, ResourceError
 from evalward.resources.common import Model
 from evalward.resources.problems import problems_from_validation
 from evalward.resources.yamlsource import (
     MAX_FILE_BYTES,
+    Document,
     YamlSyntaxError,
     decode,
     parse_documents,
@@ -66,6 +67,12 @@ class RepoConfig(Model):
         default_factory=dict,
         description="Result / response cache settings; the provider layer validates this section.",
     )
+
+    _document: Document | None = PrivateAttr(default=None)
+
+    def locate(self, loc: tuple[str | int, ...]) -> tuple[int | None, int | None]:
+        """The line and column of a key path of the file this was read from, when known."""
+        return self._document.locate(loc) if self._document is not None else (None, None)
 
     @field_validator("roots")
     @classmethod
@@ -126,6 +133,8 @@ def parse_config(data: bytes | None, where: str = CONFIG_FILE) -> RepoConfig:
         )
     document = documents[0]
     try:
-        return RepoConfig.model_validate(document.data)
+        config = RepoConfig.model_validate(document.data)
     except ValidationError as exc:
         raise ResourceError(problems_from_validation(exc, document, where, RepoConfig)) from None
+    config._document = document
+    return config

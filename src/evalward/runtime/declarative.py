@@ -17,7 +17,7 @@ from evalward.providers.base import (
 from evalward.providers.registry import Providers
 from evalward.resources.agent import AgentSpec
 from evalward.resources.models import Agent
-from evalward.resources.paths import OutsideRepository, repo_path
+from evalward.resources.paths import OutsideRepository, file_reference
 from evalward.runtime.tools import ToolExecutor
 from evalward.trace import Fallback, StepType, Trace
 
@@ -171,11 +171,18 @@ def _record_response(
 
 
 def resolve_agent(agent: Agent, defined_in: str, root: Path) -> DeclarativeAgent:
-    """Read `systemFile` from the agent's own checkout, refusing paths that leave it."""
+    """Read `systemFile` from the agent's own checkout, by the rule every path of a resource
+    follows (resources/paths.py), refusing paths that leave it."""
     spec = agent.spec
     system = spec.system or ""
     if spec.system_file:
-        path = resolve_repo_path(root, defined_in, spec.system_file)
+        try:
+            path = file_reference(root, spec.system_file, defined_in).path
+        except OutsideRepository:
+            raise ConfigError(
+                f"{defined_in}: spec.systemFile: the file {spec.system_file!r} leaves the "
+                "repository; reference a file inside it"
+            ) from None
         try:
             system = path.read_text(encoding="utf-8")
         except OSError as exc:
@@ -183,14 +190,3 @@ def resolve_agent(agent: Agent, defined_in: str, root: Path) -> DeclarativeAgent
                 f"{defined_in}: spec.systemFile: cannot read {spec.system_file!r} ({exc.strerror})"
             ) from None
     return DeclarativeAgent(name=agent.metadata.name, spec=spec, system_prompt=system, root=root)
-
-
-def resolve_repo_path(root: Path, defined_in: str, reference: str) -> Path:
-    """A file reference relative to the resource file (or `/` = repository root), inside root."""
-    try:
-        return repo_path(root, reference, Path(defined_in).parent)
-    except OutsideRepository:
-        raise ConfigError(
-            f"{defined_in}: the file reference {reference!r} leaves the repository; "
-            "reference files inside it"
-        ) from None

@@ -3,7 +3,7 @@
 Order of precedence for a call: the fixture's `toolReplay` (recorded outputs), the fixture's
 `shadowTools` (never executed, a stub result), the tool's `mock` output, its `command`.
 A `sideEffects: true` command tool that a fixture neither shadows nor replays is refused
-before the run starts.
+before the run starts (preflight.py).
 """
 
 from __future__ import annotations
@@ -84,19 +84,6 @@ class FixtureTools:
     @property
     def replayed_tools(self) -> frozenset[str]:
         return frozenset(e.tool for e in self.replay)
-
-
-def check_side_effects(agent: str, tools: Sequence[Tool], fixture: str, fx: FixtureTools) -> None:
-    """Refuse to run a fixture that would live-execute a side-effecting command tool."""
-    covered = fx.shadow | fx.replayed_tools
-    for tool in tools:
-        live = tool.enabled and tool.side_effects and tool.command is not None
-        if live and tool.tool_name not in covered:
-            raise ConfigError(
-                f"fixture {fixture!r} would run the side-effecting tool "
-                f"{tool.tool_name!r} of agent {agent!r} for real; add it to the fixture's "
-                f"`shadowTools: [{tool.tool_name}]` or record its output in `toolReplay`"
-            )
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,49 @@
+"""Locate a field of a resource that has already loaded, for a problem found after the load.
+
+A resource keeps its file, the index of its document and the line the document starts on;
+the file is parsed again with marks only when a problem needs its line and column.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evalward.errors import Problem
+from evalward.resources.problems import render_path
+from evalward.resources.resource_set import Located, ResourceSet
+from evalward.resources.yamlsource import (
+    Document,
+    PathKey,
+    YamlSyntaxError,
+    decode,
+    parse_documents,
+)
+
+
+class Locator:
+    """Problems at fields of the resources of one ResourceSet; each file parsed at most once."""
+
+    def __init__(self, resources: ResourceSet) -> None:
+        self.resources = resources
+        self._parsed: dict[str, list[Document]] = {}
+
+    def problem(self, located: Located[Any], loc: PathKey, message: str) -> Problem:
+        if located.file in self.resources.agentv_files:
+            # A fixture converted from an AgentV case: its fields are not the file's.
+            return Problem(located.file, located.line, None, "", message)
+        documents = self._documents(located.file)
+        if located.document < len(documents):
+            line, column = documents[located.document].locate(loc)
+        else:
+            line, column = located.line, 1
+        return Problem(located.file, line, column, render_path(loc), message)
+
+    def _documents(self, file: str) -> list[Document]:
+        if file not in self._parsed:
+            try:
+                text = decode((Path(self.resources.root) / file).read_bytes())
+                self._parsed[file] = parse_documents(text)
+            except (OSError, YamlSyntaxError):
+                self._parsed[file] = []
+        return self._parsed[file]
