@@ -265,7 +265,7 @@ async def _run_change(
                     f"over budget: {len(skipped)} of {len(plan.runs) + len(skipped)} runs skipped "
                     f"(estimated {estimate.calls} model calls for the rest)"
                 )
-        if options.cache is not None and keys is not None:
+        if options.cache is not None and options.cache.reads and keys is not None:
             plan.reused = sum(options.cache.contains(keys.of(run)) for run in plan.runs)
         if on_plan is not None:
             on_plan(plan)

@@ -17,7 +17,13 @@ def register(commands: Any) -> None:
     add_root(parser)
     add_selection(parser)
     add_mock(parser)
-    parser.add_argument("--parallel", type=positive, default=8, help="runs at once (default: 8)")
+    parser.add_argument(
+        "--parallel",
+        type=positive,
+        default=8,
+        help="fixture runs at once for the whole run (default: 8); an Eval's "
+        "execution.parallel can only lower it for that Eval's runs",
+    )
     parser.add_argument(
         "--output-dir",
         help="also write the action's files here: results.json, junit.xml, report.html, "
