@@ -26,7 +26,6 @@ from evalward.action.evaluate import (
     evaluate,
     missing_secrets,
     run_options,
-    until_signalled,
 )
 from evalward.action.github import GitHubClient, GitHubPort
 from evalward.action.job import Job
@@ -39,6 +38,7 @@ from evalward.action.workflow import command
 from evalward.errors import EXIT_INTERRUPTED, ConfigError, MissingSecretError
 from evalward.gate import decide
 from evalward.git import Git
+from evalward.interrupt import until_signalled
 from evalward.pipeline import Revisions
 from evalward.providers.registry import build_providers
 from evalward.report import files
@@ -120,7 +120,7 @@ async def run(job: Job, route: Route) -> int:
 async def run_all(job: Job, route: Route) -> int:
     """Every Eval (or the scheduled ones) on the current ref: dispatch, schedule, push."""
     job.log(command("group", f"evalward: {route.why}"))
-    progress = RunProgress(job.log, job.settings.cache_dir)
+    progress = RunProgress(log=job.log, cache_dir=job.settings.cache_dir)
     try:
         evaluation = await evaluate(job, Revisions(base=None), progress, _chosen(route))
     except MissingSecretError as exc:
@@ -159,7 +159,7 @@ async def shard_part(job: Job, route: Route) -> int:
     else:
         revisions = Revisions(base=None)
         select = _chosen(route)
-    progress = RunProgress(job.log, job.settings.cache_dir)
+    progress = RunProgress(log=job.log, cache_dir=job.settings.cache_dir)
     try:
         part = await until_signalled(
             shard.run_part(

@@ -53,13 +53,19 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward import history, shard
     from evalward.cli._local import Selection, emit, repository
     from evalward.cli._progress import ProgressBar
-    from evalward.errors import EXIT_OK, EvalwardError
+    from evalward.errors import EXIT_INTERRUPTED, EXIT_OK, EvalwardError
+    from evalward.evaluation import Evaluation
     from evalward.gate import decide
     from evalward.git import Git
+    from evalward.interrupt import RunRecord, until_signalled
     from evalward.pipeline import Revisions, RunOptions, evaluate_change
+    from evalward.plan import Plan
     from evalward.providers.registry import build_providers, repo_providers
+    from evalward.report.files import RunInfo
     from evalward.result_cache import CacheMode, ResultCache
+    from evalward.results import FixtureResult
     from evalward.security import Redactor
+    from evalward.spool import TraceSpool
     from evalward.trend import trends
 
     env = dict(os.environ)
@@ -73,6 +79,17 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     progress = ProgressBar(sys.stderr)
     selection = Selection.of(args)
     git = Git(root)
+    # SIGINT (Ctrl-C) or SIGTERM stop the runs; those that finished are still reported.
+    record = RunRecord()
+    traces = TraceSpool()
+
+    def on_result(result: FixtureResult) -> None:
+        record.on_result(result)
+        progress(result)
+
+    def on_plan(plan: Plan) -> None:
+        record.on_plan(plan)
+        progress.planned(plan)
 
     def head() -> str:
         try:
@@ -82,56 +99,74 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
 
     async def go() -> int:
         revisions = Revisions(base=args.base)
+        evaluation: Evaluation | None = None
         try:
             mode = CacheMode.refresh if args.no_cache else CacheMode.read_write
             cache = ResultCache(root / ".evalward" / "cache", mode)
             options = RunOptions(parallel=args.parallel, cache=cache)
             if spec is not None:
-                part = await shard.run_part(
-                    spec,
-                    git,
-                    revisions,
-                    providers,
-                    env,
-                    options,
-                    Path(args.output_dir or root / ".evalward" / "shards"),
-                    redact,
-                    narrow=selection.apply,
-                    on_result=progress,
-                    on_plan=progress.planned,
+                part = await until_signalled(
+                    shard.run_part(
+                        spec,
+                        git,
+                        revisions,
+                        providers,
+                        env,
+                        options,
+                        Path(args.output_dir or root / ".evalward" / "shards"),
+                        redact,
+                        narrow=selection.apply,
+                        on_result=on_result,
+                        on_plan=on_plan,
+                    ),
+                    record,
                 )
             else:
-                evaluation = await evaluate_change(
-                    git,
-                    revisions,
-                    providers,
-                    env,
-                    options,
-                    on_result=progress,
-                    on_plan=progress.planned,
-                    shape=selection.apply,
+                evaluation = await until_signalled(
+                    evaluate_change(
+                        git,
+                        revisions,
+                        providers,
+                        env,
+                        options,
+                        on_result=on_result,
+                        on_plan=on_plan,
+                        shape=selection.apply,
+                        traces=traces,
+                    ),
+                    record,
                 )
         finally:
             progress.close()
             await providers.aclose()
         if spec is not None:
+            if part is None:
+                print(f"evalward: shard {spec} cancelled; no results written", file=sys.stderr)
+                return EXIT_INTERRUPTED
             print(f"evalward: {part}", file=out)
             return EXIT_OK
-        decision = decide(
-            evaluation.comparisons,
-            None,
-            skipped_runs=len(evaluation.skipped),
-            not_run=evaluation.plan.not_run,
-        )
+        if evaluation is None:
+            evaluation = record.partial(traces)
+            decision = record.cancelled_decision()
+            print(f"evalward: {decision.reason}", file=sys.stderr)
+        else:
+            decision = decide(
+                evaluation.comparisons,
+                None,
+                skipped_runs=len(evaluation.skipped),
+                not_run=evaluation.plan.not_run,
+            )
         # Read before this run is recorded: the report's trend shows the runs before it.
         earlier = trends(
             [c.name for c in evaluation.comparisons],
             cache_dir=None if args.no_cache else root / ".evalward" / "cache",
             root=root,
         )
-        # An outage says nothing about the agent: it is not a point in its history.
+        # An outage says nothing about the agent: it is not a point in its history, and
+        # neither is a cancelled run.
         measured = [e for e in evaluation.evals if not e.provider_unavailable]
-        deltas = [] if args.no_history else history.record(root, measured, commit=head())
+        keep = not (args.no_history or record.cancelled)
+        deltas = history.record(root, measured, commit=head()) if keep else []
         return emit(
             out,
             evaluation,
@@ -143,6 +178,11 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
             extra=history.render(deltas, color=out.isatty() and "NO_COLOR" not in env),
             extra_json={"history": [d.as_json() for d in deltas]},
             trends=earlier,
+            run=RunInfo(
+                runs_planned=record.planned,
+                runs_done=len(record.done),
+                cancelled=record.cancelled,
+            ),
         )
 
     return asyncio.run(go())
