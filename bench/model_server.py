@@ -119,12 +119,26 @@ def reply(body: dict[str, Any]) -> dict[str, Any]:
     else:
         message = {"role": "assistant", "content": f"answer: {last_user}"}
         finish = "stop"
+    # Tokens at four characters a token and four more a message, as an API counts them
+    # roughly: the messages' text and tool calls and the tools offered; the reply's text and
+    # tool calls.
+    sent = sum(
+        len(m.get("content") or "") + len(json.dumps(m.get("tool_calls", []))) for m in messages
+    )
+    prompt = (sent + len(json.dumps(tools))) // 4 + 4 * len(messages)
+    completion = (
+        len(message["content"] or "") + len(json.dumps(message.get("tool_calls", [])))
+    ) // 4 + 1
     return {
         "id": "chatcmpl-bench",
         "object": "chat.completion",
         "model": body.get("model", "bench"),
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": 20, "completion_tokens": 8, "total_tokens": 28},
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
     }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,10 @@ class ResultCache:
 
     def contains(self, key: str) -> bool:
         return self.reads and self._path(key).is_file()
+
+    def holds(self, keys: CacheKeys) -> Callable[[PlannedRun], bool] | None:
+        """Whether this cache will answer a run (None: it answers none, so no key is made)."""
+        return (lambda run: self.contains(keys.of(run))) if self.reads else None
 
     def put(self, key: str, result: FixtureResult) -> None:
         """Store a result. Errors and timed-out runs are never stored, so a flaky provider or

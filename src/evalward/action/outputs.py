@@ -19,6 +19,7 @@ from evalward.gate import BypassRecord, GateDecision, GateResult
 from evalward.report import files
 from evalward.report.markdown import ReportContext, render_comment, report_context
 from evalward.result_cache import CacheMode
+from evalward.spending import spending_line
 from evalward.trend import record_commit, trends
 
 SUMMARY_LIMIT = 1_000_000
@@ -76,6 +77,8 @@ def write_everything(
         run,
         trends([c.name for c in evaluation.comparisons], cache_dir=trusted_cache_dir(job)),
     )
+    if evaluation.estimate is not None:
+        job.log(f"evalward: {spending_line(evaluation.estimate, job.providers.spent)}")
     summary = render_comment(report, job.template, limit=SUMMARY_LIMIT)
     files.append_summary(job.env.get("GITHUB_STEP_SUMMARY"), summary, job.redact)
     head_scores = [c.head.score for c in evaluation.comparisons]

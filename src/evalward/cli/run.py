@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from evalward.cli._args import add_mock, add_root, add_selection, positive
+from evalward.cli._args import add_mock, add_root, add_selection, positive, positive_amount
 
 
 def register(commands: Any) -> None:
@@ -23,6 +23,25 @@ def register(commands: Any) -> None:
         default=8,
         help="fixture runs at once for the whole run (default: 8); an Eval's "
         "execution.parallel can only lower it for that Eval's runs",
+    )
+    parser.add_argument(
+        "--max-model-calls",
+        type=positive,
+        metavar="N",
+        help="a budget of estimated model calls: over it, the most severe fixtures run and "
+        "the rest are skipped, which fails the gate as incomplete (see --allow-incomplete); "
+        "what the estimate leaves is enforced on bring-your-own agents' own calls",
+    )
+    parser.add_argument(
+        "--max-cost-usd",
+        type=positive_amount,
+        metavar="USD",
+        help="a budget of estimated cost in US dollars (the same rule)",
+    )
+    parser.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="pass when everything that ran passes, though the budget skipped fixtures",
     )
     parser.add_argument(
         "--output-dir",
@@ -65,6 +84,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward.result_cache import CacheMode, ResultCache
     from evalward.results import FixtureResult
     from evalward.security import Redactor
+    from evalward.spending import Budget, spending_json, spending_line
     from evalward.spool import TraceSpool
     from evalward.trend import trends
 
@@ -103,7 +123,8 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
         try:
             mode = CacheMode.refresh if args.no_cache else CacheMode.read_write
             cache = ResultCache(root / ".evalward" / "cache", mode)
-            options = RunOptions(parallel=args.parallel, cache=cache)
+            budget = Budget(args.max_model_calls, args.max_cost_usd)
+            options = RunOptions(parallel=args.parallel, cache=cache, budget=budget)
             if spec is not None:
                 part = await until_signalled(
                     shard.run_part(
@@ -154,6 +175,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
                 evaluation.comparisons,
                 None,
                 skipped_runs=len(evaluation.skipped),
+                allow_incomplete=args.allow_incomplete,
                 not_run=evaluation.plan.not_run,
             )
         # Read before this run is recorded: the report's trend shows the runs before it.
@@ -167,7 +189,9 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
         measured = [e for e in evaluation.evals if not e.provider_unavailable]
         keep = not (args.no_history or record.cancelled)
         deltas = history.record(root, measured, commit=head()) if keep else []
-        return emit(
+        estimate = evaluation.estimate
+        spent = spending_json(estimate, providers.spent) if estimate is not None else None
+        code = emit(
             out,
             evaluation,
             decision,
@@ -176,7 +200,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
             output_dir=args.output_dir,
             redact=redact,
             extra=history.render(deltas, color=out.isatty() and "NO_COLOR" not in env),
-            extra_json={"history": [d.as_json() for d in deltas]},
+            extra_json={"history": [d.as_json() for d in deltas], "spending": spent},
             trends=earlier,
             run=RunInfo(
                 runs_planned=record.planned,
@@ -184,5 +208,8 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
                 cancelled=record.cancelled,
             ),
         )
+        if estimate is not None:
+            print(f"evalward: {spending_line(estimate, providers.spent)}", file=sys.stderr)
+        return code
 
     return asyncio.run(go())
