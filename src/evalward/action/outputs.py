@@ -86,10 +86,17 @@ def write_everything(
         {
             "result": decision.result.value,
             "score": f"{min(head_scores):.2f}" if head_scores else "",
-            "results-json": str(results_path),
+            "results-json": in_workspace(job, results_path),
         }
     )
     return body
+
+
+def in_workspace(job: Job, path: Path) -> str:
+    """A path as later steps can use it: the action runs in a container, where the workspace
+    is mounted elsewhere than on the runner, so a path inside it is given relative to it."""
+    workspace = job.context.workspace
+    return path.relative_to(workspace).as_posix() if path.is_relative_to(workspace) else str(path)
 
 
 def trusted_cache_dir(job: Job) -> Path | None:

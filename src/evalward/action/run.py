@@ -19,7 +19,7 @@ from typing import TextIO
 
 from evalward import shard
 from evalward.action.checks import annotate, report_check
-from evalward.action.context import load_context
+from evalward.action.context import RunContext, load_context
 from evalward.action.evaluate import (
     RunProgress,
     distrust_response_cache,
@@ -29,7 +29,14 @@ from evalward.action.evaluate import (
 )
 from evalward.action.github import GitHubClient, GitHubPort
 from evalward.action.job import Job
-from evalward.action.outputs import conclude, record_scores, report_for, write_everything
+from evalward.action.outputs import (
+    conclude,
+    in_workspace,
+    record_scores,
+    report_for,
+    write_everything,
+)
+from evalward.action.ownership import hand_back
 from evalward.action.pull_request import gate, pull_request
 from evalward.action.route import Route, RouteKind, eval_schedules, route_event
 from evalward.action.settings import Settings
@@ -46,11 +53,26 @@ from evalward.security import Redactor
 
 
 def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:
-    """Build real clients from the environment and run the action."""
+    """Build real clients from the environment and run the action. However it ends, what it
+    left in the workspace goes back to the workspace's owner (`ownership`)."""
     env = dict(os.environ if env is None else env)
     out = out or sys.stdout
     settings = Settings.from_env(env)
     context = load_context(env)
+    written = [
+        context.workspace_path(settings.output_dir),
+        context.workspace_path(settings.cache_dir),
+    ]
+    try:
+        return _main(env, out, settings, context)
+    finally:
+        given = hand_back(context.workspace, [path for path in written if path is not None])
+        if given:
+            owner = context.workspace.stat().st_uid
+            print(f"evalward: {given} files and folders given back to uid {owner}", file=out)
+
+
+def _main(env: dict[str, str], out: TextIO, settings: Settings, context: RunContext) -> int:
     schedules = eval_schedules(context.workspace) if context.event_name == "schedule" else {}
     route = route_event(context, settings, schedules=schedules, now=dt.datetime.now(dt.UTC))
     if route.kind is RouteKind.skip:
@@ -183,7 +205,7 @@ async def shard_part(job: Job, route: Route) -> int:
         job.log(f"evalward: shard {spec} cancelled; no results written")
         return EXIT_INTERRUPTED
     job.log(f"evalward: {part}")
-    job.output({"results-json": str(part.path)})
+    job.output({"results-json": in_workspace(job, part.path)})
     return 0
 
 
