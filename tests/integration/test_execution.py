@@ -139,7 +139,7 @@ def test_an_eval_without_its_own_parallel_is_bounded_by_the_run_alone(
     suite(repo, {"fast": None}, fixtures=10)
     assert "execution" not in (repo.path / "fast/eval.yaml").read_text()
     answer_every_question(model)
-    counter = InFlight(model, hold=0.3)
+    counter = InFlight(model, hold=0.5)
     env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"}
 
     done = evalward(
@@ -147,7 +147,8 @@ def test_an_eval_without_its_own_parallel_is_bounded_by_the_run_alone(
         cwd=repo.path, **env,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr + done.stdout
-    assert counter.peak["all"] == 8  # the run's limit, not a default of the Eval's
+    # the run's limit (8, or nearly, on a loaded machine), not a default of the Eval's (4)
+    assert 4 < counter.peak["all"] <= 8
     assert len(model.calls) == 10
 
 
