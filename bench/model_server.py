@@ -7,11 +7,13 @@ echoes the last user message (so `contains` assertions can check it).
 
     python bench/model_server.py --latency-ms 50 --port-file /tmp/port
     GET /stats -> {"requests": N, "first": t, "last": t, "latency": {...}, "cpu": s}
-    GET /stats?reset=1 -> the same, then clears first, last, the latency samples and cpu
+    GET /stats?reset=1 -> the same, then clears first, last, the latency samples, the peak
+    and cpu
 
 `first` is when the first model request arrived and `last` when the last reply was sent
 (Unix time), so a benchmark can split a client's wall time into start-up, the calls and
-what follows them. `requests` counts every model request since the server started.
+what follows them. `requests` counts every model request since the server started;
+`peak_in_flight` is the most model requests it held at once since the last reset.
 
 Latency. The delivered latency of a model request is measured from the moment the server has
 its whole body (the handler's `readexactly` returned) to the moment the reply has been handed
@@ -69,6 +71,8 @@ class FineEpollSelector(selectors.EpollSelector):
 
 class Stats:
     requests = 0
+    in_flight = 0
+    peak_in_flight = 0
     first: float | None = None
     last: float | None = None
     latencies: ClassVar[list[float]] = []
@@ -115,12 +119,26 @@ def reply(body: dict[str, Any]) -> dict[str, Any]:
     else:
         message = {"role": "assistant", "content": f"answer: {last_user}"}
         finish = "stop"
+    # Tokens at four characters a token and four more a message, as an API counts them
+    # roughly: the messages' text and tool calls and the tools offered; the reply's text and
+    # tool calls.
+    sent = sum(
+        len(m.get("content") or "") + len(json.dumps(m.get("tool_calls", []))) for m in messages
+    )
+    prompt = (sent + len(json.dumps(tools))) // 4 + 4 * len(messages)
+    completion = (
+        len(message["content"] or "") + len(json.dumps(message.get("tool_calls", [])))
+    ) // 4 + 1
     return {
         "id": "chatcmpl-bench",
         "object": "chat.completion",
         "model": body.get("model", "bench"),
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": 20, "completion_tokens": 8, "total_tokens": 28},
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
     }
 
 
@@ -152,6 +170,7 @@ def stats(pacer: Pacer, reset: bool) -> bytes:
     payload = json.dumps(
         {
             "requests": Stats.requests,
+            "peak_in_flight": Stats.peak_in_flight,
             "first": Stats.first,
             "last": Stats.last,
             "latency": latency,
@@ -161,6 +180,7 @@ def stats(pacer: Pacer, reset: bool) -> bytes:
     if reset:
         Stats.first = Stats.last = None
         Stats.latencies = []
+        Stats.peak_in_flight = Stats.in_flight
         Stats.cpu_since = cpu
     return payload
 
@@ -199,12 +219,17 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, pac
                 writer.write(response(stats(pacer, reset=path.endswith("reset=1"))))
             else:
                 Stats.requests += 1
+                Stats.in_flight += 1
+                Stats.peak_in_flight = max(Stats.peak_in_flight, Stats.in_flight)
                 if Stats.first is None:
                     Stats.first = time.time()
                 data = response(json.dumps(reply(json.loads(raw or b"{}"))).encode())
                 sent: asyncio.Future[None] = loop.create_future()
                 loop.call_at(pacer.due(arrival), send, loop, writer, data, arrival, pacer, sent)
-                await sent
+                try:
+                    await sent
+                finally:
+                    Stats.in_flight -= 1
             await writer.drain()
     except (asyncio.IncompleteReadError, ConnectionResetError, asyncio.LimitOverrunError):
         pass

@@ -35,7 +35,7 @@ spec:
   targetAgent: {name}
   fixtureSelector: {{ matchLabels: {{ agent: {name} }} }}
   scoring: {{ passThreshold: 0.9 }}
-  execution: {{ parallel: {parallel}, timeoutSeconds: 600 }}
+  execution: {{ {parallel}timeoutSeconds: 600 }}
 """
 
 FIXTURE = """\
@@ -72,14 +72,22 @@ def expected_text(index: int, fail_every: int) -> int:
 
 
 def generate(
-    out: Path, agents: int, fixtures: int, *, tools: bool, parallel: int, fail_every: int = 0
+    out: Path,
+    agents: int,
+    fixtures: int,
+    *,
+    tools: bool,
+    parallel: int | None,
+    fail_every: int = 0,
 ) -> None:
+    """`parallel`: each Eval's `execution.parallel`; None leaves it unset."""
+    own_limit = "" if parallel is None else f"parallel: {parallel}, "
     for folder in ("agents", "evals", "fixtures"):
         (out / folder).mkdir(parents=True, exist_ok=True)
     for index in range(agents):
         name = agent_name(index)
         write_agent(out, index, tools=tools)
-        (out / "evals" / f"{name}.yaml").write_text(EVAL.format(name=name, parallel=parallel))
+        (out / "evals" / f"{name}.yaml").write_text(EVAL.format(name=name, parallel=own_limit))
     per_agent: dict[int, list[str]] = {}
     for index in range(fixtures):
         owner = index % agents
@@ -127,10 +135,11 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=1)
     parser.add_argument("--fixtures", type=int, default=1000)
     parser.add_argument("--tools", action="store_true")
-    parser.add_argument("--parallel", type=int, default=32)
+    parser.add_argument("--parallel", type=int, default=32, help="each Eval's; 0: unset")
     parser.add_argument("--git", action="store_true")
     args = parser.parse_args()
-    generate(args.out, args.agents, args.fixtures, tools=args.tools, parallel=args.parallel)
+    parallel = args.parallel or None
+    generate(args.out, args.agents, args.fixtures, tools=args.tools, parallel=parallel)
     if args.git:
         init_git(args.out)
 

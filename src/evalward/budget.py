@@ -1,11 +1,26 @@
 """Estimate a plan's model calls and cost before it runs, and trim it to a budget.
 
-The estimate per run is deliberately simple and documented: a declarative agent makes one
-model call per turn, and its turns are one more than the distinct tools its fixture's
-assertions name (capped at `maxTurns`); each judge assertion adds one call when the Eval has a
-judge. Tokens per call: the prompt (system, input, tool schemas) at four characters a token,
-plus 300 output tokens. Bring-your-own agents call their models themselves, so only their
-judge calls count. Runs the result cache will answer cost nothing.
+The estimate of a run is built from the sizes of what its calls will carry, at four
+characters a token (`CHARS_PER_TOKEN`):
+
+- A declarative agent makes one model call per turn; its turns are one more than the
+  distinct tools its fixture's assertions name, or than one when it is offered tools and
+  the assertions name none (capped at `maxTurns`).
+- Each call sends the system prompt, the fixture's input as the agent receives it and the
+  enabled tools' names, descriptions and JSON schemas, plus the conversation so far: each
+  earlier turn's tool call (`TOOL_CALL_TOKENS`) and its result (the tool's mock output or the
+  fixture's replayed output for it, else `TOOL_RESULT_TOKENS`). Each message adds
+  `MESSAGE_TOKENS` of framing.
+- A call that calls a tool replies with `TOOL_CALL_TOKENS`; the last one with the answer: as
+  long as the fixture's `reference` when it has one, else `REPLY_TOKENS`, and never more
+  than the agent's `maxTokens`.
+- Each judge assertion adds one call per judge model (the primary and any cross-check):
+  the judge's instructions, the rubric and the run as the judge sees it (the input, the
+  reference, each step's text), answered with `JUDGE_REPLY_TOKENS`.
+- Bring-your-own agents call their models themselves, so only their judge calls count.
+  Runs the result cache will answer cost nothing.
+
+docs/cli.md ("The estimate") gives its ratio to what runs spent.
 
 What the estimate leaves of the budget is the `Allowance` of the calls that cannot be
 estimated: those bring-your-own agents (and command tools) make through the model proxy.
@@ -18,17 +33,28 @@ and fixture name); a fixture's reps and both of its sides stay together; the res
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from evalward.plan import Plan, PlannedRun, Side
 from evalward.providers.pricing import PriceTable
 from evalward.resources import ResourceSet
+from evalward.resources.agent import AgentSpec
 from evalward.resources.common import DEFAULT_SEVERITY_WEIGHTS
+from evalward.resources.models import EvalFixtureSpec
+from evalward.runtime.inputs import input_messages
+from evalward.scoring.judge import SYSTEM_PROMPT
 from evalward.spending import Budget, Estimate
 
-OUTPUT_TOKENS_PER_CALL = 300
 CHARS_PER_TOKEN = 4
+MESSAGE_TOKENS = 4
+TOOL_CALL_TOKENS = 30
+TOOL_RESULT_TOKENS = 100
+REPLY_TOKENS = 150
+JUDGE_REPLY_TOKENS = 150
+STEP_CHARS = 40
+"""A trace step's framing in the JSON the judge reads (`{"step": 3, "type": ..., "text": }`)."""
 _TOOL_FIELDS = ("tool", "tools", "before", "after")
 
 
@@ -38,38 +64,128 @@ class Trimmed:
     estimate: Estimate
     skipped: list[PlannedRun] = field(default_factory=list)
 
+    @property
+    def note(self) -> str:
+        """What the report says when the budget skipped runs ("" when it skipped none)."""
+        if not self.skipped:
+            return ""
+        total = len(self.plan.runs) + len(self.skipped)
+        return (
+            f"over budget: {len(self.skipped)} of {total} runs skipped "
+            f"(estimated {self.estimate.calls} model calls for the rest)"
+        )
+
+
+@dataclass(frozen=True)
+class _Call:
+    model: str
+    prompt: int
+    reply: int
+
 
 def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) -> Estimate:
     eval_def = resources.evals[run.eval].resource
     fixture = resources.fixtures[run.fixture].resource.spec
     agent = resources.agents[eval_def.spec.target_agent].resource.spec
     assertions = [a.model_dump(mode="json") for a in fixture.assertions]
-    calls: list[tuple[str, int]] = []
+    given = sum(len(m.content) for m in input_messages(fixture.input))
+    calls: list[_Call] = []
+    seen = given + len(fixture.reference or "")  # what the judge reads of the run
     if agent.runtime is None and agent.models:
         named: set[str] = set()
         for assertion in assertions:
             for key in _TOOL_FIELDS:
                 value = assertion.get(key)
                 named.update([value] if isinstance(value, str) else value or [])
-        turns = min(len(named) + 1, agent.max_turns)
-        prompt = len(agent.system or "") + len(json.dumps(fixture.input.model_dump(mode="json")))
-        prompt += sum(len(json.dumps(t.parameters)) for t in agent.tools if t.enabled)
-        calls += [
-            (agent.models[0], prompt // CHARS_PER_TOKEN + (turn * 200)) for turn in range(turns)
-        ]
+        offered = any(t.enabled for t in agent.tools)
+        turns = min(max(len(named), int(offered)) + 1, agent.max_turns)
+        result_chars = _tool_result_chars(agent, fixture, named)
+        prompt = len(agent.system or "") + given + _tool_schema_chars(agent)
+        messages = len(input_messages(fixture.input)) + 1
+        answer = _answer_tokens(agent, fixture)
+        for turn in range(turns):
+            last = turn == turns - 1
+            calls.append(
+                _Call(
+                    agent.models[0],
+                    prompt // CHARS_PER_TOKEN + messages * MESSAGE_TOKENS,
+                    answer if last else TOOL_CALL_TOKENS,
+                )
+            )
+            if not last:  # the tool call and its result join the conversation
+                prompt += TOOL_CALL_TOKENS * CHARS_PER_TOKEN + result_chars
+                messages += 2
+        seen += prompt - len(agent.system or "") - _tool_schema_chars(agent)
+        seen += answer * CHARS_PER_TOKEN + STEP_CHARS * (2 * turns)
+    else:
+        seen += REPLY_TOKENS * CHARS_PER_TOKEN + STEP_CHARS * 2
     for judge_model in eval_def.spec.judge.models:
         for assertion in assertions:
             if assertion.get("type") == "judge":
-                calls.append((judge_model, 1500 + len(assertion.get("rubric", "")) // 4))
+                chars = len(SYSTEM_PROMPT) + len(assertion.get("rubric", "")) + seen
+                calls.append(
+                    _Call(
+                        judge_model,
+                        chars // CHARS_PER_TOKEN + 2 * MESSAGE_TOKENS,
+                        JUDGE_REPLY_TOKENS,
+                    )
+                )
     cost: float | None = 0.0
-    for model_id, prompt_tokens in calls:
-        provider, _, model = model_id.partition("/")
+    for call in calls:
+        provider, _, model = call.model.partition("/")
         price = prices.price(provider, model)
         if price is None or cost is None:
             cost = None
             continue
-        cost += (prompt_tokens * price.input + OUTPUT_TOKENS_PER_CALL * price.output) / 1e6
-    return Estimate(len(calls), cost)
+        cost += (call.prompt * price.input + call.reply * price.output) / 1e6
+    return Estimate(len(calls), cost, sum(c.prompt + c.reply for c in calls))
+
+
+def _tool_schema_chars(agent: AgentSpec) -> int:
+    return sum(
+        len(t.name or t.type or "") + len(t.description) + len(json.dumps(t.parameters))
+        for t in agent.tools
+        if t.enabled
+    )
+
+
+def _tool_result_chars(agent: AgentSpec, fixture: EvalFixtureSpec, named: set[str]) -> int:
+    """What a call of the tools the fixture names (else of those offered) returns, on
+    average: a replayed output or the tool's mock, else TOOL_RESULT_TOKENS."""
+    sizes: list[int] = []
+    offered = {t.name or t.type or "" for t in agent.tools if t.enabled}
+    for name in sorted(named or offered):
+        replayed = [r.output for r in fixture.tool_replay or [] if r.tool == name]
+        mocks = [t.mock.output for t in agent.tools if (t.name or t.type) == name and t.mock]
+        outputs: list[Any] = replayed or mocks
+        sizes.append(len(_as_text(outputs[0])) if outputs else TOOL_RESULT_TOKENS * CHARS_PER_TOKEN)
+    return sum(sizes) // len(sizes) if sizes else TOOL_RESULT_TOKENS * CHARS_PER_TOKEN
+
+
+def _answer_tokens(agent: AgentSpec, fixture: EvalFixtureSpec) -> int:
+    expected = len(fixture.reference) // CHARS_PER_TOKEN + 1 if fixture.reference else REPLY_TOKENS
+    return min(expected, agent.max_tokens) if agent.max_tokens else expected
+
+
+def _as_text(output: Any) -> str:
+    return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+
+
+def estimate_plan(
+    plan: Plan,
+    resources: dict[Side, ResourceSet],
+    prices: PriceTable,
+    skip: Iterable[bool] = (),
+) -> Estimate:
+    """The estimate of every run of the plan but those `skip` marks (runs the result cache
+    answered, in plan order)."""
+    skipped = list(skip)
+    total = Estimate(0, 0.0)
+    for index, run in enumerate(plan.runs):
+        if index < len(skipped) and skipped[index]:
+            continue
+        total += estimate_run(run, resources[run.side], prices)
+    return total
 
 
 def trim_to_budget(
@@ -77,9 +193,10 @@ def trim_to_budget(
     resources: dict[Side, ResourceSet],
     prices: PriceTable,
     budget: Budget,
-    cached: Callable[[PlannedRun], bool] = lambda run: False,
+    cached: Callable[[PlannedRun], bool] | None = None,
 ) -> Trimmed:
-    """Keep the most severe fixtures that fit the budget; report the rest as skipped.
+    """Keep the most severe fixtures that fit the budget; report the rest as skipped. Runs
+    `cached` says the result cache will answer cost nothing.
 
     Fixtures that gate come before those a pull request adds (pending ones, which gate only
     once merged): new fixtures cannot push the fixtures that decide the gate out of it."""
@@ -92,8 +209,7 @@ def trim_to_budget(
         fixture = resources[side].fixtures[group[1]].resource.spec
         return DEFAULT_SEVERITY_WEIGHTS[fixture.severity]
 
-    calls = 0
-    cost: float | None = 0.0
+    total = Estimate(0, 0.0)
     kept: list[PlannedRun] = []
     skipped: list[PlannedRun] = []
 
@@ -101,33 +217,24 @@ def trim_to_budget(
         return not any(plan.gates(run) for run in groups[group])
 
     for group in sorted(groups, key=lambda g: (pending(g), -severity(g), g)):
-        group_calls = 0
-        group_cost: float | None = 0.0
+        cost = Estimate(0, 0.0)
         for run in groups[group]:
-            if cached(run):
-                continue
-            estimate = estimate_run(run, resources[run.side], prices)
-            group_calls += estimate.calls
-            group_cost = (
-                None
-                if group_cost is None or estimate.cost_usd is None
-                else group_cost + estimate.cost_usd
-            )
+            if cached is None or not cached(run):
+                cost += estimate_run(run, resources[run.side], prices)
         over_calls = (
-            budget.max_model_calls is not None and calls + group_calls > budget.max_model_calls
+            budget.max_model_calls is not None and total.calls + cost.calls > budget.max_model_calls
         )
         over_cost = (
             budget.max_cost_usd is not None
-            and group_cost is not None
-            and cost is not None
-            and cost + group_cost > budget.max_cost_usd
+            and cost.cost_usd is not None
+            and total.cost_usd is not None
+            and total.cost_usd + cost.cost_usd > budget.max_cost_usd
         )
         if over_calls or over_cost:
             skipped += groups[group]
             continue
         kept += groups[group]
-        calls += group_calls
-        cost = None if cost is None or group_cost is None else cost + group_cost
+        total += cost
     order = {id(run): index for index, run in enumerate(plan.runs)}
     kept.sort(key=lambda run: order[id(run)])
-    return Trimmed(plan.with_runs(kept), Estimate(calls, cost), sorted(skipped))
+    return Trimmed(plan.with_runs(kept), total, sorted(skipped))

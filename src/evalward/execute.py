@@ -5,7 +5,8 @@ model proxy, the judges) is built by the runtime and scoring packages; it decide
 when, reuses cached results, and hands each trace to scoring as soon as it is done.
 
 Concurrency is bounded three times: once for the whole run (`parallel`), once per Eval
-(`execution.parallel`, the number of workers that take its runs in turn) and once per model
+(`execution.parallel`, the number of workers that take its runs in turn, never more than the
+run's; an Eval that does not set it is bounded by the run's alone) and once per model
 provider. Each fixture run has the Eval's `timeoutSeconds`; a run that times out keeps the
 steps it made and ends with an `error` step. Bring-your-own http agents are started on first
 use and stopped when the run ends, also when it fails; so is the model proxy their programs
@@ -69,7 +70,8 @@ async def execute(
     key_names = provider_key_names(providers)
     env, real_keys = agent_environment(dict(os.environ if env is None else env), key_names)
     proxy = ModelProxy(providers, allowance, real_keys, key_names)
-    run_limit = asyncio.Semaphore(max(1, parallel))
+    parallel = max(1, parallel)
+    run_limit = asyncio.Semaphore(parallel)
     queues: dict[tuple[Side, str], deque[int]] = {}
     workers_of: dict[tuple[Side, str], int] = {}
     runners: dict[tuple[Side, str], AgentRunner] = {}
@@ -85,7 +87,7 @@ async def execute(
             key = (run.side, run.eval)
             if key not in queues:
                 queues[key] = deque()
-                workers_of[key] = min(eval_def.spec.execution.parallel, max(1, parallel))
+                workers_of[key] = min(eval_def.spec.execution.parallel or parallel, parallel)
             agent_key = (run.side, eval_def.spec.target_agent)
             if agent_key not in runners:
                 located = checkout.resources.agents[eval_def.spec.target_agent]

@@ -12,7 +12,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalward.budget import Trimmed, trim_to_budget
+from evalward.budget import estimate_plan, trim_to_budget
 from evalward.changes import ChangeSet, detect_changes
 from evalward.compare import compare
 from evalward.errors import ConfigError, MissingSecretError, ResourceError
@@ -259,15 +259,13 @@ async def _run_change(
         skipped: list[PlannedRun] = []
         estimate: Estimate | None = None
         keys = CacheKeys(checkouts, providers) if options.cache is not None else None
+        resources = {side: checkout.resources for side, checkout in checkouts.items()}
         if options.budget.limited:
-            trimmed = _trim(plan, checkouts, providers, options, keys)
+            cached = options.cache.holds(keys) if options.cache and keys else None
+            trimmed = trim_to_budget(plan, resources, providers.prices, options.budget, cached)
             plan, skipped, estimate = trimmed.plan, trimmed.skipped, trimmed.estimate
-            if skipped:
-                notes.append(
-                    f"over budget: {len(skipped)} of {len(plan.runs) + len(skipped)} runs skipped "
-                    f"(estimated {estimate.calls} model calls for the rest)"
-                )
-        if options.cache is not None and keys is not None:
+            notes += [trimmed.note] if skipped else []
+        if options.cache is not None and options.cache.reads and keys is not None:
             plan.reused = sum(options.cache.contains(keys.of(run)) for run in plan.runs)
         if on_plan is not None:
             on_plan(plan)
@@ -289,6 +287,9 @@ async def _run_change(
             allowance=Allowance.left_by(options.budget, estimate),
             sandbox=options.sandbox,
         )
+        if estimate is None:  # only the runs that ran: reused ones cost nothing
+            reused = [result.cached for result in fixtures]
+            estimate = estimate_plan(plan, resources, providers.prices, reused)
         return _Ran(
             changes,
             plan,
@@ -299,22 +300,6 @@ async def _run_change(
             skipped,
             estimate,
         )
-
-
-def _trim(
-    plan: Plan,
-    checkouts: dict[Side, Checkout],
-    providers: Providers,
-    options: RunOptions,
-    keys: CacheKeys | None,
-) -> Trimmed:
-    cache = options.cache
-
-    def cached(run: PlannedRun) -> bool:
-        return cache is not None and keys is not None and cache.contains(keys.of(run))
-
-    resources = {side: checkout.resources for side, checkout in checkouts.items()}
-    return trim_to_budget(plan, resources, providers.prices, options.budget, cached)
 
 
 def config_at(git: Git, commit: str) -> RepoConfig:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -80,6 +80,10 @@ class ResultCache:
     def contains(self, key: str) -> bool:
         return self.reads and self._path(key).is_file()
 
+    def holds(self, keys: CacheKeys) -> Callable[[PlannedRun], bool] | None:
+        """Whether this cache will answer a run (None: it answers none, so no key is made)."""
+        return (lambda run: self.contains(keys.of(run))) if self.reads else None
+
     def put(self, key: str, result: FixtureResult) -> None:
         """Store a result. Errors and timed-out runs are never stored, so a flaky provider or
         a slow run is tried again next time (`timeoutSeconds` is not in the key); one replaces
@@ -90,23 +94,41 @@ class ResultCache:
         if result.status.value == "error" or result.timed_out:
             path.unlink(missing_ok=True)
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(result.model_dump_json())
-        Path(temporary).replace(path)
+        # A run stores one result per fixture, so this is lean: what tempfile.mkstemp does (a
+        # new file of a random name, O_EXCL, owner-only) without its Python-level work, the
+        # folder made only when missing, and the old result removed before the rename: ext4
+        # flushes a file renamed over another to disk at once (`auto_da_alloc`), which cost
+        # more CPU than the rest of storing it. A reader between the two sees a miss, and
+        # runs the fixture again; none ever sees part of a result.
+        temporary = path.with_name(f"{path.name}.{os.urandom(6).hex()}.tmp")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+        try:
+            descriptor = os.open(temporary, flags, 0o600)
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            descriptor = os.open(temporary, flags, 0o600)
+        try:
+            with os.fdopen(descriptor, "wb") as stream:
+                stream.write(result.model_dump_json().encode("utf-8"))
+            path.unlink(missing_ok=True)
+            temporary.replace(path)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
 
 
 class CacheKeys:
     """Result-cache keys: a hash of everything that determines a run's result (the module's
-    docstring says what). Agent fingerprints are computed once per side and agent, and
-    each run's key once, however many stages ask for it."""
+    docstring says what). What an Eval's runs share (its agent's fingerprint, its scoring,
+    judge and model endpoints) is computed once per side and Eval, and each run's key once,
+    however many stages ask for it."""
 
     def __init__(self, checkouts: dict[Side, Checkout], providers: Providers) -> None:
         self._checkouts = checkouts
         self._providers = providers
         self._indexes = {side: FileIndex(c.root) for side, c in checkouts.items()}
         self._agents: dict[tuple[Side, str], dict[str, Any]] = {}
+        self._evals: dict[tuple[Side, str], dict[str, Any]] = {}
         self._keys: dict[PlannedRun, str] = {}
 
     def of(self, run: PlannedRun) -> str:
@@ -116,11 +138,22 @@ class CacheKeys:
 
     def _key(self, run: PlannedRun) -> str:
         resources = self._checkouts[run.side].resources
-        eval_def = resources.evals[run.eval].resource
+        if (run.side, run.eval) not in self._evals:
+            self._evals[(run.side, run.eval)] = self._shared(run.side, run.eval)
+        material = {
+            **self._evals[(run.side, run.eval)],
+            "fixture": _dump(resources.fixtures[run.fixture].resource),
+        }
+        return run_key(material, run.rep)
+
+    def _shared(self, side: Side, name: str) -> dict[str, Any]:
+        """The material every run of an Eval on one side has in common."""
+        resources = self._checkouts[side].resources
+        eval_def = resources.evals[name].resource
         agent_name = eval_def.spec.target_agent
-        if (run.side, agent_name) not in self._agents:
-            self._agents[(run.side, agent_name)] = agent_fingerprint(
-                resources.agents[agent_name], self._indexes[run.side]
+        if (side, agent_name) not in self._agents:
+            self._agents[(side, agent_name)] = agent_fingerprint(
+                resources.agents[agent_name], self._indexes[side]
             )
         calibration = resources.calibrations.get(eval_def.spec.judge.calibration or "")
         # Where the agent's and the judge's replies come from. An agent that calls models
@@ -129,15 +162,13 @@ class CacheKeys:
         if not models:
             models = list(self._providers.endpoints)
         models += eval_def.spec.judge.models
-        material = {
+        return {
             "providers": self._providers.identity_of(models),
-            "agent": self._agents[(run.side, agent_name)],
-            "fixture": _dump(resources.fixtures[run.fixture].resource),
+            "agent": self._agents[(side, agent_name)],
             "scoring": _dump(eval_def.spec.scoring),
             "judge": _dump(eval_def.spec.judge),
             "calibration": _dump(calibration.resource) if calibration else None,
         }
-        return run_key(material, run.rep)
 
 
 def _dump(model: BaseModel) -> Any:

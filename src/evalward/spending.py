@@ -1,5 +1,5 @@
 """What a run may spend on models, and what it has: the budget's limits, a plan's estimate,
-and the allowance the model proxy counts down.
+the allowance the model proxy counts down, and what the providers actually answered.
 
 Plain records, below both the planning that estimates a plan (`budget`) and the model proxy
 that enforces what is left (`runtime.model_proxy`).
@@ -8,6 +8,8 @@ that enforces what is left (`runtime.model_proxy`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from evalward.trace import Usage
 
 
 @dataclass(frozen=True)
@@ -77,3 +79,66 @@ class Estimate:
     calls: int
     cost_usd: float | None
     """None when a model in the plan has no price."""
+    tokens: int = 0
+    """Input and output tokens together."""
+
+    def __add__(self, other: Estimate) -> Estimate:
+        cost = (
+            None
+            if self.cost_usd is None or other.cost_usd is None
+            else self.cost_usd + other.cost_usd
+        )
+        return Estimate(self.calls + other.calls, cost, self.tokens + other.tokens)
+
+
+@dataclass
+class Spent:
+    """The model calls a run made and what they cost, counted as the providers answer them
+    (agents, judges and the model proxy alike; a reply from the response cache is no call)."""
+
+    calls: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    unpriced: int = 0
+    """Calls to a model with no price: their cost is unknown, not zero."""
+
+    def add(self, usage: Usage) -> None:
+        self.calls += 1
+        self.tokens += usage.input_tokens + usage.output_tokens
+        if usage.cost_usd is None:
+            self.unpriced += 1
+        else:
+            self.cost_usd += usage.cost_usd
+
+
+def spending_json(estimate: Estimate, spent: Spent) -> dict[str, dict[str, float | int | None]]:
+    """The estimate and what was spent, for `evalward run --json`."""
+    return {
+        "estimate": {
+            "calls": estimate.calls,
+            "tokens": estimate.tokens,
+            "costUsd": None if estimate.cost_usd is None else round(estimate.cost_usd, 8),
+        },
+        "actual": {
+            "calls": spent.calls,
+            "tokens": spent.tokens,
+            "costUsd": None if spent.unpriced else round(spent.cost_usd, 8),
+        },
+    }
+
+
+def spending_line(estimate: Estimate, spent: Spent) -> str:
+    """After a run: `estimated 23 model calls, ~41,200 tokens, ~$0.0377; actual 21 calls,
+    30,900 tokens, $0.0291`."""
+
+    def cost(value: float | None, unpriced: bool, approximate: str) -> str:
+        if value is None or unpriced:
+            known = "" if value is None or not value else f", {approximate}${value:.4f} priced"
+            return f"cost unknown (a model has no price){known}"
+        return f"{approximate}${value:.4f}"
+
+    return (
+        f"estimated {estimate.calls} model calls, ~{estimate.tokens:,} tokens, "
+        f"{cost(estimate.cost_usd, False, '~')}; actual {spent.calls} calls, "
+        f"{spent.tokens:,} tokens, {cost(spent.cost_usd, bool(spent.unpriced), '')}"
+    )

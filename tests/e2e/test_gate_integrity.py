@@ -145,6 +145,9 @@ def test_over_budget_the_most_severe_fixtures_run_and_the_gate_is_incomplete(
     assert {r["fixture"] for r in run.results()["skippedRuns"]} == {"greeting"}
     assert "skipped by the budget" in github.comments_on(7)[0]["body"]
     assert len(model.requests) == 4
+    # the log says what the plan was estimated to need and what the run spent
+    assert "evalward: estimated 4 model calls, ~" in run.stdout
+    assert "; actual 4 calls, " in run.stdout
 
     allowed = run_action(
         repo.path,

@@ -271,6 +271,10 @@ def test_no_cache_replaces_stale_results(
     # the stale pass was replaced: no old result outlives --no-cache (a failing one is kept,
     # as any result but an error is)
     assert after.returncode == 1 and results_of(tmp_path / "4")["cacheHits"] == 1
+    # one result, replaced in place: no temporary file left over, readable by its owner only
+    stored = [p for p in (repo.path / ".evalward/cache/results").rglob("*") if p.is_file()]
+    assert [p.suffix for p in stored] == [".json"]
+    assert stored[0].stat().st_mode & 0o777 == 0o600
 
 
 def test_no_cache_against_a_dead_server_drops_the_stale_pass(

@@ -48,12 +48,16 @@ spec:
 """
 
 
-def suite(repo: GitRepo, agents: dict[str, int], fixtures: int) -> None:
-    """One Eval per agent with `execution.parallel` as given, `fixtures` fixtures each."""
+def suite(repo: GitRepo, agents: dict[str, int | None], fixtures: int) -> None:
+    """One Eval per agent with `execution.parallel` as given (None: unset), `fixtures`
+    fixtures each."""
     files: dict[str, str] = {}
     for name, parallel in agents.items():
         files[f"{name}/agent.yaml"] = AGENT.format(name=name)
-        files[f"{name}/eval.yaml"] = EVAL.format(name=name, parallel=parallel)
+        evaluation = EVAL.format(name=name, parallel=parallel)
+        if parallel is None:
+            evaluation = evaluation.replace("  execution: { parallel: None }\n", "")
+        files[f"{name}/eval.yaml"] = evaluation
         files[f"{name}/fixtures.yaml"] = "".join(
             FIXTURE.format(name=name, index=i) for i in range(fixtures)
         )
@@ -127,6 +131,41 @@ def test_eval_and_run_limits_hold_while_evals_share_the_run(
 
     assert order("wide") == order("narrow")  # plan order, whatever order runs finished in
     assert len(order("wide")) == 12
+
+
+def test_an_eval_without_its_own_parallel_is_bounded_by_the_run_alone(
+    repo: GitRepo, model: ScriptedModelServer
+) -> None:
+    suite(repo, {"fast": None}, fixtures=10)
+    assert "execution" not in (repo.path / "fast/eval.yaml").read_text()
+    answer_every_question(model)
+    counter = InFlight(model, hold=0.5)
+    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"}
+
+    done = evalward(
+        "run", str(repo.path), "--parallel", "8", "--no-cache", "--no-history",
+        cwd=repo.path, **env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr + done.stdout
+    # the run's limit (8, or nearly, on a loaded machine), not a default of the Eval's (4)
+    assert 4 < counter.peak["all"] <= 8
+    assert len(model.calls) == 10
+
+
+def test_an_evals_own_parallel_above_the_runs_is_held_to_the_runs(
+    repo: GitRepo, model: ScriptedModelServer
+) -> None:
+    suite(repo, {"fast": 50}, fixtures=8)
+    answer_every_question(model)
+    counter = InFlight(model, hold=0.2)
+    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"}
+
+    done = evalward(
+        "run", str(repo.path), "--parallel", "3", "--no-cache", "--no-history",
+        cwd=repo.path, **env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert counter.peak["all"] == 3
 
 
 def test_traces_leave_memory_once_scored_and_every_file_prints_them_whole(

@@ -1,27 +1,26 @@
 """Running the pipeline from the action: its options, cancellation, shards, missing keys.
 
 SIGTERM and SIGINT (GitHub cancelling the job, a timeout) stop the runs; what finished by
-then is still reported and written (`RunProgress`), and the decision says the run was
-cancelled. With the `merge` input nothing runs: the shards' results are merged instead.
+then is still reported and written (`interrupt`, shared with `evalward run`), and the
+decision says the run was cancelled. With the `merge` input nothing runs: the shards'
+results are merged instead.
 """
 
 from __future__ import annotations
 
-import asyncio
-import signal
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from evalward.action.github import PullInfo
 from evalward.action.job import Job
 from evalward.action.trust import untrusted_cache
 from evalward.action.workflow import command
-from evalward.changes import ChangeSet
 from evalward.errors import ConfigError, MissingSecretError
 from evalward.evaluation import Evaluation
-from evalward.gate import GateDecision, GateResult
+from evalward.gate import GateResult
+from evalward.interrupt import RunRecord, until_signalled
 from evalward.pipeline import Revisions, RunOptions, evaluate_change
 from evalward.plan import GateConfig, Plan
 from evalward.providers.config import CacheMode as ProviderCacheMode
@@ -32,26 +31,17 @@ from evalward.shard import merge_parts
 from evalward.spending import Budget
 from evalward.spool import TraceSpool
 
-T = TypeVar("T")
-
 
 @dataclass
-class RunProgress:
-    """What has run so far, logged as it happens, so a cancelled run can still write it."""
+class RunProgress(RunRecord):
+    """What has run so far (`interrupt.RunRecord`), logged as it happens."""
 
-    log: Callable[[str], None]
-    cache_dir: str
+    log: Callable[[str], None] = field(kw_only=True)
+    cache_dir: str = field(kw_only=True)
     """The `cache-dir` input, as the log names it."""
-    plan: Plan | None = None
-    done: list[FixtureResult] = field(default_factory=list)
-    cancelled: bool = False
-
-    @property
-    def planned(self) -> int:
-        return len(self.plan.runs) if self.plan else 0
 
     def on_plan(self, plan: Plan) -> None:
-        self.plan = plan
+        super().on_plan(plan)
         if plan.reused:
             self.log(
                 f"evalward: {plan.reused} of {len(plan.runs)} runs reused from the result "
@@ -60,41 +50,11 @@ class RunProgress:
             )
 
     def on_result(self, result: FixtureResult) -> None:
-        self.done.append(result)
+        super().on_result(result)
         self.log(
             f"{result.side:4} {result.eval} / {result.fixture} #{result.rep}: "
             f"{result.status.value} ({result.score:.2f})"
         )
-
-    def cancelled_decision(self) -> GateDecision:
-        return GateDecision(
-            GateResult.incomplete,
-            reason=f"cancelled after {len(self.done)} of {self.planned} runs",
-            interrupted=True,
-        )
-
-
-async def until_signalled(work: Awaitable[T], progress: RunProgress) -> T | None:
-    """`work`'s result, or None when SIGTERM/SIGINT cancelled it (`progress.cancelled`)."""
-    task = asyncio.ensure_future(work)
-    loop = asyncio.get_running_loop()
-
-    def stop() -> None:
-        if not progress.cancelled:
-            progress.cancelled = True
-            task.cancel()
-
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop)
-    try:
-        return await task
-    except asyncio.CancelledError:
-        if not progress.cancelled:
-            raise
-        return None
-    finally:
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.remove_signal_handler(signum)
 
 
 async def evaluate(
@@ -123,10 +83,7 @@ async def evaluate(
         ),
         progress,
     )
-    if evaluation is None:
-        plan = progress.plan or Plan()
-        evaluation = Evaluation(ChangeSet(), plan, list(progress.done), [], [], traces=traces)
-    return evaluation
+    return progress.partial(traces) if evaluation is None else evaluation
 
 
 def merged(job: Job, revisions: Revisions, progress: RunProgress) -> Evaluation:

@@ -20,6 +20,7 @@ from evalward.gate import BypassRecord, GateDecision, GateResult
 from evalward.report import files
 from evalward.report.markdown import ReportContext, RunReason, render_comment, report_context
 from evalward.result_cache import CacheMode
+from evalward.spending import spending_line
 from evalward.trend import record_commit, trends
 
 SUMMARY_LIMIT = 1_000_000
@@ -94,6 +95,8 @@ def write_everything(
         run,
         trends([c.name for c in evaluation.comparisons], cache_dir=trusted_cache_dir(job)),
     )
+    if evaluation.estimate is not None:
+        job.log(f"evalward: {spending_line(evaluation.estimate, job.providers.spent)}")
     summary = render_comment(report, job.template, limit=SUMMARY_LIMIT)
     files.append_summary(job.env.get("GITHUB_STEP_SUMMARY"), summary, job.redact)
     head_scores = [c.head.score for c in evaluation.comparisons if not c.head.advisory]
@@ -101,10 +104,17 @@ def write_everything(
         {
             "result": decision.result.value,
             "score": f"{min(head_scores):.2f}" if head_scores else "",
-            "results-json": str(results_path),
+            "results-json": in_workspace(job, results_path),
         }
     )
     return body
+
+
+def in_workspace(job: Job, path: Path) -> str:
+    """A path as later steps can use it: the action runs in a container, where the workspace
+    is mounted elsewhere than on the runner, so a path inside it is given relative to it."""
+    workspace = job.context.workspace
+    return path.relative_to(workspace).as_posix() if path.is_relative_to(workspace) else str(path)
 
 
 def trusted_cache_dir(job: Job) -> Path | None:

@@ -47,7 +47,7 @@ async def gate(job: Job, github: GitHubPort, number: int) -> int:
     pull = pull_request(job, github, number)
     head_sha = pull.head_sha or job.context.head_sha or "HEAD"
     job.log(command("group", f"evalward: pull request #{number} ({pull.base_sha}..{head_sha})"))
-    progress = RunProgress(job.log, job.settings.cache_dir)
+    progress = RunProgress(log=job.log, cache_dir=job.settings.cache_dir)
     try:
         evaluation = await evaluate(job, Revisions(base=pull.base_sha, head=head_sha), progress)
     except MissingSecretError as exc:

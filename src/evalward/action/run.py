@@ -19,18 +19,24 @@ from typing import TextIO
 
 from evalward import shard
 from evalward.action.checks import annotate, report_check
-from evalward.action.context import load_context
+from evalward.action.context import RunContext, load_context
 from evalward.action.evaluate import (
     RunProgress,
     distrust_response_cache,
     evaluate,
     missing_secrets,
     run_options,
-    until_signalled,
 )
 from evalward.action.github import GitHubClient, GitHubPort
 from evalward.action.job import Job
-from evalward.action.outputs import conclude, record_scores, report_for, write_everything
+from evalward.action.outputs import (
+    conclude,
+    in_workspace,
+    record_scores,
+    report_for,
+    write_everything,
+)
+from evalward.action.ownership import hand_back
 from evalward.action.pull_request import gate, pull_request
 from evalward.action.route import Route, RouteKind, eval_schedules, route_event
 from evalward.action.settings import Settings
@@ -40,6 +46,7 @@ from evalward.action.workflow import command
 from evalward.errors import EXIT_INTERRUPTED, ConfigError, MissingSecretError
 from evalward.gate import decide
 from evalward.git import Git
+from evalward.interrupt import until_signalled
 from evalward.pipeline import Revisions
 from evalward.providers.registry import build_providers
 from evalward.report import files
@@ -47,11 +54,26 @@ from evalward.security import Redactor
 
 
 def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:
-    """Build real clients from the environment and run the action."""
+    """Build real clients from the environment and run the action. However it ends, what it
+    left in the workspace goes back to the workspace's owner (`ownership`)."""
     env = dict(os.environ if env is None else env)
     out = out or sys.stdout
     settings = Settings.from_env(env)
     context = load_context(env)
+    written = [
+        context.workspace_path(settings.output_dir),
+        context.workspace_path(settings.cache_dir),
+    ]
+    try:
+        return _main(env, out, settings, context)
+    finally:
+        given = hand_back(context.workspace, [path for path in written if path is not None])
+        if given:
+            owner = context.workspace.stat().st_uid
+            print(f"evalward: {given} files and folders given back to uid {owner}", file=out)
+
+
+def _main(env: dict[str, str], out: TextIO, settings: Settings, context: RunContext) -> int:
     schedules = eval_schedules(context.workspace) if context.event_name == "schedule" else {}
     route = route_event(context, settings, schedules=schedules, now=dt.datetime.now(dt.UTC))
     if route.kind is RouteKind.skip:
@@ -121,7 +143,7 @@ async def run(job: Job, route: Route) -> int:
 async def run_all(job: Job, route: Route) -> int:
     """Every Eval (or the scheduled ones) on the current ref: dispatch, schedule, push."""
     job.log(command("group", f"evalward: {route.why}"))
-    progress = RunProgress(job.log, job.settings.cache_dir)
+    progress = RunProgress(log=job.log, cache_dir=job.settings.cache_dir)
     status = begin_status(job, route)
     try:
         evaluation = await evaluate(job, Revisions(base=None), progress, _chosen(route))
@@ -167,7 +189,7 @@ async def shard_part(job: Job, route: Route) -> int:
     else:
         revisions = Revisions(base=None)
         select = _chosen(route)
-    progress = RunProgress(job.log, job.settings.cache_dir)
+    progress = RunProgress(log=job.log, cache_dir=job.settings.cache_dir)
     try:
         part = await until_signalled(
             shard.run_part(
@@ -191,7 +213,7 @@ async def shard_part(job: Job, route: Route) -> int:
         job.log(f"evalward: shard {spec} cancelled; no results written")
         return EXIT_INTERRUPTED
     job.log(f"evalward: {part}")
-    job.output({"results-json": str(part.path)})
+    job.output({"results-json": in_workspace(job, part.path)})
     return 0
 
 

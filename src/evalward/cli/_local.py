@@ -91,13 +91,21 @@ def emit(
     extra: str = "",
     extra_json: dict[str, Any] | None = None,
     trends: Mapping[str, Trend] | None = None,
+    run: files.RunInfo | None = None,
 ) -> int:
     """Print the comment (or the results document with --json), write files, return the code.
 
     The files are what the action writes (comment.md as GitHub would render it); the comment
     printed is for a terminal, so its links and mentions are left intact (escaping.py).
+    `run` says how far a run went, and whether a signal cancelled it.
     """
-    context = report_context(evaluation, decision, marker=marker_for("local"), show_changes=base)
+    context = report_context(
+        evaluation,
+        decision,
+        marker=marker_for("local"),
+        show_changes=base,
+        cancelled=run is not None and run.cancelled,
+    )
     if output_dir:
         files.write_reports(
             Path(output_dir),
@@ -105,10 +113,11 @@ def emit(
             decision,
             lambda: render_comment(context),
             redact,
+            run,
             trends=trends,
         )
     if as_json:
-        document = files.results_document(evaluation, decision)
+        document = files.results_document(evaluation, decision, run)
         document.update(extra_json or {})
         print(redact(json.dumps(document, indent=2)), file=out)
     else:

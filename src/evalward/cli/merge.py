@@ -26,6 +26,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
 
     from evalward.cli._local import emit
     from evalward.gate import decide
+    from evalward.report.files import RunInfo
     from evalward.security import Redactor
     from evalward.shard import merge_parts
 
@@ -45,4 +46,5 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
         as_json=args.json,
         output_dir=args.output_dir,
         redact=Redactor.from_env(os.environ),
+        run=RunInfo(runs_planned=len(evaluation.plan.runs), runs_done=len(evaluation.fixtures)),
     )

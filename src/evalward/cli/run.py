@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from evalward.cli._args import add_mock, add_root, add_selection, positive
+from evalward.cli._args import add_mock, add_root, add_selection, positive, positive_amount
 
 
 def register(commands: Any) -> None:
@@ -17,7 +17,32 @@ def register(commands: Any) -> None:
     add_root(parser)
     add_selection(parser)
     add_mock(parser)
-    parser.add_argument("--parallel", type=positive, default=8, help="runs at once (default: 8)")
+    parser.add_argument(
+        "--parallel",
+        type=positive,
+        default=8,
+        help="fixture runs at once for the whole run (default: 8); an Eval's "
+        "execution.parallel can only lower it for that Eval's runs",
+    )
+    parser.add_argument(
+        "--max-model-calls",
+        type=positive,
+        metavar="N",
+        help="a budget of estimated model calls: over it, the most severe fixtures run and "
+        "the rest are skipped, which fails the gate as incomplete (see --allow-incomplete); "
+        "what the estimate leaves is enforced on bring-your-own agents' own calls",
+    )
+    parser.add_argument(
+        "--max-cost-usd",
+        type=positive_amount,
+        metavar="USD",
+        help="a budget of estimated cost in US dollars (the same rule)",
+    )
+    parser.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="pass when everything that ran passes, though the budget skipped fixtures",
+    )
     parser.add_argument(
         "--output-dir",
         help="also write the action's files here: results.json, junit.xml, report.html, "
@@ -52,13 +77,20 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward.cli._local import Selection, emit, repository
     from evalward.cli._progress import ProgressBar
     from evalward.cli.status import record_local
-    from evalward.errors import EXIT_OK, EvalwardError
+    from evalward.errors import EXIT_INTERRUPTED, EXIT_OK, EvalwardError
+    from evalward.evaluation import Evaluation
     from evalward.gate import decide
     from evalward.git import Git
+    from evalward.interrupt import RunRecord, until_signalled
     from evalward.pipeline import Revisions, RunOptions, evaluate_change
+    from evalward.plan import Plan
     from evalward.providers.registry import build_providers, repo_providers
+    from evalward.report.files import RunInfo
     from evalward.result_cache import CacheMode, ResultCache
+    from evalward.results import FixtureResult
     from evalward.security import Redactor
+    from evalward.spending import Budget, spending_json, spending_line
+    from evalward.spool import TraceSpool
     from evalward.trend import trends
 
     env = dict(os.environ)
@@ -72,6 +104,17 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     progress = ProgressBar(sys.stderr)
     selection = Selection.of(args)
     git = Git(root)
+    # SIGINT (Ctrl-C) or SIGTERM stop the runs; those that finished are still reported.
+    record = RunRecord()
+    traces = TraceSpool()
+
+    def on_result(result: FixtureResult) -> None:
+        record.on_result(result)
+        progress(result)
+
+    def on_plan(plan: Plan) -> None:
+        record.on_plan(plan)
+        progress.planned(plan)
 
     def head() -> str:
         try:
@@ -82,59 +125,81 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     async def go() -> int:
         started = dt.datetime.now(dt.UTC)
         revisions = Revisions(base=args.base)
+        evaluation: Evaluation | None = None
         try:
             mode = CacheMode.refresh if args.no_cache else CacheMode.read_write
             cache = ResultCache(root / ".evalward" / "cache", mode)
-            options = RunOptions(parallel=args.parallel, cache=cache)
+            budget = Budget(args.max_model_calls, args.max_cost_usd)
+            options = RunOptions(parallel=args.parallel, cache=cache, budget=budget)
             if spec is not None:
-                part = await shard.run_part(
-                    spec,
-                    git,
-                    revisions,
-                    providers,
-                    env,
-                    options,
-                    Path(args.output_dir or root / ".evalward" / "shards"),
-                    redact,
-                    narrow=selection.apply,
-                    on_result=progress,
-                    on_plan=progress.planned,
+                part = await until_signalled(
+                    shard.run_part(
+                        spec,
+                        git,
+                        revisions,
+                        providers,
+                        env,
+                        options,
+                        Path(args.output_dir or root / ".evalward" / "shards"),
+                        redact,
+                        narrow=selection.apply,
+                        on_result=on_result,
+                        on_plan=on_plan,
+                    ),
+                    record,
                 )
             else:
-                evaluation = await evaluate_change(
-                    git,
-                    revisions,
-                    providers,
-                    env,
-                    options,
-                    on_result=progress,
-                    on_plan=progress.planned,
-                    shape=selection.apply,
+                evaluation = await until_signalled(
+                    evaluate_change(
+                        git,
+                        revisions,
+                        providers,
+                        env,
+                        options,
+                        on_result=on_result,
+                        on_plan=on_plan,
+                        shape=selection.apply,
+                        traces=traces,
+                    ),
+                    record,
                 )
         finally:
             progress.close()
             await providers.aclose()
         if spec is not None:
+            if part is None:
+                print(f"evalward: shard {spec} cancelled; no results written", file=sys.stderr)
+                return EXIT_INTERRUPTED
             print(f"evalward: {part}", file=out)
             return EXIT_OK
-        decision = decide(
-            evaluation.comparisons,
-            None,
-            skipped_runs=len(evaluation.skipped),
-            not_run=evaluation.plan.not_run,
-        )
+        if evaluation is None:
+            evaluation = record.partial(traces)
+            decision = record.cancelled_decision()
+            print(f"evalward: {decision.reason}", file=sys.stderr)
+        else:
+            decision = decide(
+                evaluation.comparisons,
+                None,
+                skipped_runs=len(evaluation.skipped),
+                allow_incomplete=args.allow_incomplete,
+                not_run=evaluation.plan.not_run,
+            )
         # Read before this run is recorded: the report's trend shows the runs before it.
         earlier = trends(
             [c.name for c in evaluation.comparisons],
             cache_dir=None if args.no_cache else root / ".evalward" / "cache",
             root=root,
         )
-        # An outage says nothing about the agent: it is not a point in its history.
+        # An outage says nothing about the agent: it is not a point in its history, and
+        # neither is a cancelled run.
         measured = [e for e in evaluation.evals if not e.provider_unavailable]
-        deltas = [] if args.no_history else history.record(root, measured, commit=head())
-        if not (args.no_history or args.fixture or args.reps):  # a narrowed run is no status
+        keep = not (args.no_history or record.cancelled)
+        deltas = history.record(root, measured, commit=head()) if keep else []
+        if keep and not (args.fixture or args.reps):  # a narrowed run is no status
             record_local(root, evaluation, started, head(), sys.stderr)
-        return emit(
+        estimate = evaluation.estimate
+        spent = spending_json(estimate, providers.spent) if estimate is not None else None
+        code = emit(
             out,
             evaluation,
             decision,
@@ -143,8 +208,16 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
             output_dir=args.output_dir,
             redact=redact,
             extra=history.render(deltas, color=out.isatty() and "NO_COLOR" not in env),
-            extra_json={"history": [d.as_json() for d in deltas]},
+            extra_json={"history": [d.as_json() for d in deltas], "spending": spent},
             trends=earlier,
+            run=RunInfo(
+                runs_planned=record.planned,
+                runs_done=len(record.done),
+                cancelled=record.cancelled,
+            ),
         )
+        if estimate is not None:
+            print(f"evalward: {spending_line(estimate, providers.spent)}", file=sys.stderr)
+        return code
 
     return asyncio.run(go())

@@ -24,6 +24,7 @@ concurrent runs never interfere.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -126,13 +127,18 @@ class MockProvider:
             ToolCall(id=f"call_{turn_index}_{i}", name=c.name, arguments=dict(c.arguments))
             for i, c in enumerate(turn.tool_calls)
         )
-        prompt_chars = sum(len(m.content) for m in request.messages)
+        # Tokens as an API counts them, at four characters a token: the tools offered are
+        # part of the prompt, and the calls made part of the reply.
+        prompt_chars = sum(len(m.content) for m in request.messages) + sum(
+            len(t.name) + len(t.description) + len(json.dumps(t.parameters)) for t in request.tools
+        )
+        reply_chars = len(turn.content) + sum(
+            len(c.name) + len(json.dumps(c.arguments)) for c in turn.tool_calls
+        )
         return ChatResponse(
             content=turn.content,
             tool_calls=calls,
-            usage=Usage(
-                input_tokens=prompt_chars // 4 + 1, output_tokens=len(turn.content) // 4 + 1
-            ),
+            usage=Usage(input_tokens=prompt_chars // 4 + 1, output_tokens=reply_chars // 4 + 1),
             stop_reason="tool_calls" if calls else "stop",
             model=request.model,
         )

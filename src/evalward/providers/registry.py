@@ -29,6 +29,7 @@ from evalward.providers.pricing import PriceTable
 from evalward.providers.retry import Answer, RetryPolicy
 from evalward.resources.repo_config import load_config
 from evalward.security import note_key_envs
+from evalward.spending import Spent
 from evalward.trace import Usage
 
 
@@ -60,7 +61,8 @@ class Forwarded:
 
 
 class MeteredProvider:
-    """A provider plus cost on every reply and, when enabled, the response cache."""
+    """A provider plus cost on every reply, the run's tally of what it spent (`spent`) and,
+    when enabled, the response cache."""
 
     def __init__(
         self,
@@ -68,6 +70,7 @@ class MeteredProvider:
         prices: PriceTable,
         cache: ResponseCache | None,
         identity: str = "",
+        spent: Spent | None = None,
     ) -> None:
         self.inner = inner
         self.name = inner.name
@@ -75,6 +78,7 @@ class MeteredProvider:
         """Where replies come from (provider, endpoint, settings that change replies)."""
         self._prices = prices
         self._cache = cache
+        self.spent = Spent() if spent is None else spent
 
     @property
     def forwards(self) -> bool:
@@ -100,7 +104,9 @@ class MeteredProvider:
             return Forwarded(answer.reply.status, None, answer.reply.body)
         if self._cache is not None and self._cache.enabled:
             self._cache.put_raw(self._cache.raw_key(self.identity, body, rep), answer.data)
-        return Forwarded(answer.reply.status, answer.data, usage=self._usage(body, answer.data))
+        usage = self._usage(body, answer.data)
+        self.spent.add(usage)
+        return Forwarded(answer.reply.status, answer.data, usage=usage)
 
     def _usage(self, body: Mapping[str, Any], data: Mapping[str, Any]) -> Usage:
         model = body.get("model")
@@ -116,6 +122,7 @@ class MeteredProvider:
                 return hit
         response = await self.inner.complete(request)
         usage = self._prices.with_cost(self.name, request.model, response.usage)
+        self.spent.add(usage)
         response = dataclasses.replace(response, usage=usage)
         if key is not None and self._cache is not None:
             self._cache.put(key, response)
@@ -146,6 +153,8 @@ class Providers:
     prices: PriceTable = field(default_factory=PriceTable)
     identity: str = ""
     """What besides the model ids decides replies (the mock script's hash), for result caching."""
+    spent: Spent = field(default_factory=Spent)
+    """What every provider of the run answered: calls, tokens, cost."""
     endpoints: dict[str, str] = field(default_factory=dict)
     """Per provider name, where its replies come from: its URL and the settings that change
     replies (not the key, not timeouts or retries)."""
@@ -192,6 +201,7 @@ def build_providers(
     """
     config = config or ProvidersConfig()
     prices = PriceTable(config.pricing)
+    spent = Spent()
     cache: ResponseCache | None = None
     if config.cache.mode.value != "off":
         directory = Path(config.cache.dir)
@@ -236,7 +246,7 @@ def build_providers(
                 max_concurrency=settings.max_concurrency,
                 key_env=key_env,
             )
-        by_name[name] = MeteredProvider(provider, prices, cache, endpoint)
+        by_name[name] = MeteredProvider(provider, prices, cache, endpoint, spent)
         endpoints[name] = endpoint
         credentials[name] = Credentials(key_env, bool(api_key), base_url, module.DEFAULT_BASE_URL)
     note_key_envs(c.key_env for c in credentials.values())
@@ -246,7 +256,8 @@ def build_providers(
         # lazy: the mock provider imports PyYAML, which a run without a mock script never needs
         from evalward.providers.mock import MockProvider, load_script
 
-        override = MeteredProvider(MockProvider(load_script(Path(mock_script))), prices, None)
+        mock = MockProvider(load_script(Path(mock_script)))
+        override = MeteredProvider(mock, prices, None, spent=spent)
         by_name["mock"] = override
         identity = "mock:" + hashlib.sha256(Path(mock_script).read_bytes()).hexdigest()
     return Providers(
@@ -257,6 +268,7 @@ def build_providers(
         prices=prices,
         identity=identity,
         endpoints=endpoints,
+        spent=spent,
     )
 
 

@@ -243,7 +243,16 @@ class ScoringConfig(Model):
 
 
 class ExecutionConfig(Model):
-    parallel: int = Field(default=4, ge=1, le=1024)
+    parallel: int | None = Field(
+        default=None,
+        ge=1,
+        le=1024,
+        description=(
+            "At most this many of the Eval's fixture runs at once, within the run's own "
+            "limit\n(`--parallel`, the action input `parallel`). Unset: only the run's "
+            "limit bounds it."
+        ),
+    )
     timeout_seconds: float = Field(default=300, gt=0)
     reps_per_fixture: int = Field(default=1, ge=1, le=1000)
 

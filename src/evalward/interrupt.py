@@ -1,0 +1,82 @@
+"""Stopping a run on SIGTERM or SIGINT without losing what finished.
+
+GitHub cancelling a job, a runner's timeout or Ctrl-C on `evalward run` stop the runs in
+flight; the runs that finished before are still scored, reported and written, and the run
+says it was cancelled (exit 130). The action and the command line share this: each records
+the run as it goes (`RunRecord`) and awaits the pipeline through `until_signalled`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from evalward.changes import ChangeSet
+from evalward.evaluation import Evaluation
+from evalward.gate import GateDecision, GateResult
+from evalward.plan import Plan
+from evalward.results import FixtureResult
+from evalward.spool import TraceSpool
+
+T = TypeVar("T")
+
+SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+@dataclass
+class RunRecord:
+    """What has run so far, as the pipeline reports it (`on_plan`, `on_result`)."""
+
+    plan: Plan | None = None
+    done: list[FixtureResult] = field(default_factory=list)
+    cancelled: bool = False
+
+    @property
+    def planned(self) -> int:
+        return len(self.plan.runs) if self.plan else 0
+
+    def on_plan(self, plan: Plan) -> None:
+        self.plan = plan
+
+    def on_result(self, result: FixtureResult) -> None:
+        self.done.append(result)
+
+    def cancelled_decision(self) -> GateDecision:
+        return GateDecision(
+            GateResult.incomplete,
+            reason=f"cancelled after {len(self.done)} of {self.planned} runs",
+            interrupted=True,
+        )
+
+    def partial(self, traces: TraceSpool) -> Evaluation:
+        """The Evaluation of a cancelled run: the fixture runs that finished, their traces."""
+        return Evaluation(ChangeSet(), self.plan or Plan(), list(self.done), [], [], traces=traces)
+
+
+async def until_signalled(work: Awaitable[T], record: RunRecord) -> T | None:
+    """`work`'s result, or None when SIGTERM/SIGINT cancelled it (`record.cancelled`).
+
+    Only the first signal counts; once `work` is over, the signals' usual handling is back,
+    so a second one while the results are written ends the process as it would have."""
+    task = asyncio.ensure_future(work)
+    loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        if not record.cancelled:
+            record.cancelled = True
+            task.cancel()
+
+    for signum in SIGNALS:
+        loop.add_signal_handler(signum, stop)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if not record.cancelled:
+            raise
+        return None
+    finally:
+        for signum in SIGNALS:
+            loop.remove_signal_handler(signum)
