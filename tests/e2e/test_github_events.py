@@ -416,6 +416,14 @@ def test_schedule_runs_only_the_evals_whose_cron_fired(
     )
     assert "Changed agents" not in run.summary and "new agent" not in run.summary
 
+    # A scheduled run on the same commit runs again (it is there to catch a model's drift),
+    # and stores what it finds.
+    calls = len(model.requests)
+    again = run_action(repo.path, github, event, env=env, event_name="schedule")
+    assert again.returncode == 0, again.stderr
+    assert again.results()["cacheHits"] == 0
+    assert len(model.requests) > calls
+
     other = run_action(
         repo.path, github, {**event, "schedule": "30 1 1 1 *"}, env=env, event_name="schedule"
     )

@@ -124,6 +124,13 @@ def merged(job: Job, revisions: Revisions, progress: RunProgress) -> Evaluation:
     return evaluation
 
 
+def cache_mode(setting: str, event: str) -> CacheMode:
+    """A scheduled run exists to catch what changes without a commit (a provider's model): it
+    runs everything and stores what it finds (`refresh`) instead of reusing results."""
+    mode = CacheMode(setting)
+    return CacheMode.refresh if event == "schedule" and mode is CacheMode.read_write else mode
+
+
 def run_options(job: Job) -> RunOptions:
     """The settings as the pipeline takes them; the result cache only where the checkout
     cannot have filled it (`trust.untrusted_cache`)."""
@@ -135,7 +142,7 @@ def run_options(job: Job) -> RunOptions:
         if distrust:
             job.log(command("warning", f"result cache not used: {distrust}"))
         else:
-            cache = ResultCache(cache_dir, CacheMode(settings.cache))
+            cache = ResultCache(cache_dir, cache_mode(settings.cache, context.event_name))
     if job.sandbox is not None and job.sandbox.user is not None:
         written = [job.output_dir, *([cache_dir] if cache and cache_dir else [])]
         protect(context.workspace, written, job.env)
