@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import os
+import select
 import sys
 
 
@@ -28,8 +29,12 @@ def main(argv: list[str] | None = None) -> int:
         _report("interrupted")
         return EXIT_INTERRUPTED
     except Exception as exc:  # the one place a bug becomes a message, not a traceback
-        from evalward.errors import EXIT_BUG, EvalwardError
+        from evalward.errors import EXIT_BUG, EXIT_OUTPUT_CLOSED, EvalwardError
 
+        if isinstance(exc, BrokenPipeError) and _stdout_reader_left():
+            # `evalward run | head`: the reader has what it wanted; files were written first.
+            _close_stdout()
+            return EXIT_OUTPUT_CLOSED
         if isinstance(exc, EvalwardError):
             _report(str(exc))
             return exc.exit_code
@@ -49,11 +54,36 @@ def entry() -> int:
 
     startup.pause_collector()
     code = main()
+    try:
+        sys.stdout.flush()  # what is still buffered, while a closed pipe can be handled
+    except BrokenPipeError:
+        from evalward.errors import EXIT_OUTPUT_CLOSED
+
+        _close_stdout()
+        code = code or EXIT_OUTPUT_CLOSED
     # Everything is written. The interpreter's last collections would rescan every object
     # the run built (0.1 s after 1,000 fixtures) and find no cycles; reference counting
     # frees them all the same.
     gc.freeze()
     return code
+
+
+def _stdout_reader_left() -> bool:
+    """Whether standard output is a pipe with no reader: only then is a broken pipe the
+    user's `| head` and not a failure inside a run (an agent's or a provider's pipe)."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _close_stdout() -> None:
+    """Point standard output at /dev/null, so the interpreter's last flush has nowhere to fail."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _report(message: str) -> None:

@@ -22,6 +22,7 @@ Exit codes:
     3  an external failure (git, provider, GitHub, agent process)
     4  a bug in evalward
     130  interrupted
+    141  standard output was closed by its reader (`evalward run | head`); files are written
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ EXIT_CONFIG = 2
 EXIT_EXTERNAL = 3
 EXIT_BUG = 4
 EXIT_INTERRUPTED = 130
+EXIT_OUTPUT_CLOSED = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
 
 
 class EvalwardError(Exception):

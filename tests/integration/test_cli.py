@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from clirun import evalward
@@ -92,3 +96,39 @@ def test_run_prints_urls_and_mentions_intact_and_comment_md_neutralises_them(
     markup = outside_code((repo.path / "out" / "comment.md").read_text())
     assert "https:/\u200b/example.com/x" in markup and "https://" not in markup
     assert "@\u200boctocat" in markup and "@octocat" not in markup
+
+
+def test_a_reader_that_leaves_early_ends_the_run_quietly_with_its_files_written(
+    tmp_path: Path,
+) -> None:
+    """`evalward run | head`: standard output's reader is gone before the comment is printed.
+    No traceback, the shell's code for a closed pipe, and results.json still on disk."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader left before anything was written
+    out = tmp_path / "out"
+    try:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "evalward",
+                "run",
+                ".",
+                "--no-cache",
+                "--output-dir",
+                str(out),
+                "--mock-script",
+                "examples/mock-replies.yaml",
+            ],
+            cwd=REPO_ROOT,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"},
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141, done.stderr
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+    assert json.loads((out / "results.json").read_text())["result"] == "pass"
