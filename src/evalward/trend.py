@@ -18,7 +18,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -116,39 +116,36 @@ def _score(value: object) -> float | None:
 
 
 def _cached_points(path: Path) -> list[TrendPoint]:
-    points: list[TrendPoint] = []
-    raw = _read(path).get("points")
-    for item in raw if isinstance(raw, list) else []:
-        if not isinstance(item, dict):
-            continue
-        score = _score(item.get("score"))
-        if score is None:
-            continue
-        points.append(
-            TrendPoint(
-                score,
-                item.get("passed") is True,
-                str(item.get("when") or "")[:40],
-                str(item.get("commit") or "")[:64],
-            )
-        )
-    return points
+    """The points a trend file keeps: `{score, passed, when, commit}` each."""
+    return _points(_read(path).get("points"), lambda item: item.get("score"), "when")
 
 
 def _history_points(path: Path) -> list[TrendPoint]:
+    """The points of the local history's records, whose score is `averageScores.score`."""
+    return _points(_read(path).get("history"), _average_score, "timestamp")
+
+
+def _average_score(record: dict[str, Any]) -> object:
+    scores = record.get("averageScores")
+    return scores.get("score") if isinstance(scores, dict) else None
+
+
+def _points(
+    raw: object, score_of: Callable[[dict[str, Any]], object], when_key: str
+) -> list[TrendPoint]:
+    """Each well-formed item as a point; a file someone edited loses only its bad items."""
     points: list[TrendPoint] = []
-    raw = _read(path).get("history")
     for item in raw if isinstance(raw, list) else []:
-        if not isinstance(item, dict) or not isinstance(item.get("averageScores"), dict):
+        if not isinstance(item, dict):
             continue
-        score = _score(item["averageScores"].get("score"))
+        score = _score(score_of(item))
         if score is None:
             continue
         points.append(
             TrendPoint(
                 score,
                 item.get("passed") is True,
-                str(item.get("timestamp") or "")[:40],
+                str(item.get(when_key) or "")[:40],
                 str(item.get("commit") or "")[:64],
             )
         )
