@@ -18,6 +18,7 @@ from evalward.plan import Plan, PlannedRun, Side
 from evalward.results import EvalResult, FixtureResult
 from evalward.spending import Estimate
 from evalward.spool import TraceSpool
+from evalward.status import AgentIdentity
 from evalward.trace import Trace
 
 
@@ -36,6 +37,8 @@ class Evaluation:
     estimate: Estimate | None = None
     traces: TraceSpool = field(default_factory=TraceSpool)
     """Where the fixture results' traces were moved after scoring."""
+    agents: dict[str, AgentIdentity] = field(default_factory=dict)
+    """The head-side Evals' agents as they ran: what their Eval status calls Stale later."""
 
     @property
     def cache_hits(self) -> int:

@@ -39,6 +39,7 @@ from evalward.runtime.sandbox import Sandbox
 from evalward.score import EvalsBySide, score_evals
 from evalward.spending import Allowance, Budget, Estimate
 from evalward.spool import TraceSpool
+from evalward.status import AgentIdentity, identity_of
 
 
 @dataclass(frozen=True)
@@ -218,6 +219,7 @@ async def evaluate_change(
         ran.skipped,
         ran.estimate,
         traces,
+        ran.agents,
     )
 
 
@@ -233,6 +235,7 @@ class _Ran:
     private: set[tuple[str, str]]
     skipped: list[PlannedRun]
     estimate: Estimate | None
+    agents: dict[str, AgentIdentity]
 
 
 async def _run_change(
@@ -290,6 +293,8 @@ async def _run_change(
         if estimate is None:  # only the runs that ran: reused ones cost nothing
             reused = [result.cached for result in fixtures]
             estimate = estimate_plan(plan, resources, providers.prices, reused)
+        head = checkouts[Side.head].resources
+        agents = _head_agents(plan, head, keys or CacheKeys(checkouts, providers))
         return _Ran(
             changes,
             plan,
@@ -299,7 +304,20 @@ async def _run_change(
             _private(plan, checkouts),
             skipped,
             estimate,
+            agents,
         )
+
+
+def _head_agents(plan: Plan, head: ResourceSet, keys: CacheKeys) -> dict[str, AgentIdentity]:
+    """The identities of the agents the head side's Evals target, taken while their files are
+    there to hash (a worktree is gone once the run ends). The result cache's keys already
+    hold their fingerprints."""
+    targets = {head.evals[e].resource.spec.target_agent for e in plan.evals if e in head.evals}
+    return {
+        name: identity_of(head.agents[name], keys.agent(Side.head, name))
+        for name in sorted(targets)
+        if name in head.agents
+    }
 
 
 def config_at(git: Git, commit: str) -> RepoConfig:

@@ -136,6 +136,13 @@ class CacheKeys:
             self._keys[run] = self._key(run)
         return self._keys[run]
 
+    def agent(self, side: Side, name: str) -> dict[str, Any]:
+        """The agent's fingerprint on one side (`fingerprint.agent_fingerprint`), once."""
+        if (side, name) not in self._agents:
+            located = self._checkouts[side].resources.agents[name]
+            self._agents[(side, name)] = agent_fingerprint(located, self._indexes[side])
+        return self._agents[(side, name)]
+
     def _key(self, run: PlannedRun) -> str:
         resources = self._checkouts[run.side].resources
         if (run.side, run.eval) not in self._evals:
@@ -151,10 +158,6 @@ class CacheKeys:
         resources = self._checkouts[side].resources
         eval_def = resources.evals[name].resource
         agent_name = eval_def.spec.target_agent
-        if (side, agent_name) not in self._agents:
-            self._agents[(side, agent_name)] = agent_fingerprint(
-                resources.agents[agent_name], self._indexes[side]
-            )
         calibration = resources.calibrations.get(eval_def.spec.judge.calibration or "")
         # Where the agent's and the judge's replies come from. An agent that calls models
         # itself (bring-your-own) names none: every provider's endpoint counts then.
@@ -164,7 +167,7 @@ class CacheKeys:
         models += eval_def.spec.judge.models
         return {
             "providers": self._providers.identity_of(models),
-            "agent": self._agents[(side, agent_name)],
+            "agent": self.agent(side, agent_name),
             "scoring": _dump(eval_def.spec.scoring),
             "judge": _dump(eval_def.spec.judge),
             "calibration": _dump(calibration.resource) if calibration else None,

@@ -138,9 +138,12 @@ class AgentIdentity:
 def identify(located: Located[Agent], index: FileIndex) -> AgentIdentity:
     """The agent's identity: a hash of `fingerprint.agent_fingerprint` (what the result cache
     keys runs by), and its `metadata.generation`."""
-    material = json.dumps(
-        agent_fingerprint(located, index), sort_keys=True, separators=(",", ":"), default=str
-    )
+    return identity_of(located, agent_fingerprint(located, index))
+
+
+def identity_of(located: Located[Agent], fingerprint: dict[str, Any]) -> AgentIdentity:
+    """The identity of an agent whose fingerprint is already known (the result cache's)."""
+    material = json.dumps(fingerprint, sort_keys=True, separators=(",", ":"), default=str)
     return AgentIdentity(
         hashlib.sha256(material.encode("utf-8")).hexdigest(),
         located.resource.metadata.generation,

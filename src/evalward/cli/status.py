@@ -197,9 +197,7 @@ def record_local(
     root: Path, evaluation: Evaluation, started: dt.datetime, commit: str, err: TextIO
 ) -> None:
     """`evalward run`'s results as the local runs' status (.evalward/status)."""
-    from evalward.errors import EvalwardError
-    from evalward.resources import load_resources
-    from evalward.status import LOCAL_STATUS_DIR, StatusStore, identities
+    from evalward.status import LOCAL_STATUS_DIR, StatusStore
     from evalward.status_run import RunSource, StatusRun
 
     directory = root / LOCAL_STATUS_DIR
@@ -207,16 +205,11 @@ def record_local(
     if distrust:
         print(f"evalward: the Evals' status was not written: {distrust}", file=err)
         return
-    try:
-        resources = load_resources(root)
-    except EvalwardError:
-        return
-    agents = identities(resources, {r.agent for r in evaluation.evals if r.side == "head"})
     run = StatusRun(StatusStore(directory), RunSource("local", commit, started))
     try:
         run.finish(
             evaluation.evals,
-            agents,
+            evaluation.agents,
             private=evaluation.private,
             unfinished=evaluation.unfinished_evals(),
         )
