@@ -31,11 +31,35 @@ from evalward.runtime.protocol import ProtocolError, apply_response
 from evalward.runtime.sandbox import Sandbox
 from evalward.trace import StepType, Trace
 
+PROC_NET_TCP = ("/proc/net/tcp", "/proc/net/tcp6")
+TCP_LISTEN = "0A"
+
 
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def listeners_of(port: int, tables: tuple[str, ...] = PROC_NET_TCP) -> set[int]:
+    """The uids of the sockets listening on `port` (Linux's /proc/net/tcp and tcp6), or an
+    empty set where the kernel does not list them.
+
+    The port is free when evalward picks it, but free for anyone: another process (the head's
+    agent, reading the base server's command line) could bind it first and answer in the
+    server's place. Only a listener owned by the agent's own user is the agent's server.
+    """
+    owners: set[int] = set()
+    for table in tables:
+        try:
+            lines = Path(table).read_text(encoding="ascii").splitlines()[1:]
+        except (OSError, UnicodeDecodeError):
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 7 and fields[3] == TCP_LISTEN and fields[1].endswith(f":{port:04X}"):
+                owners.add(int(fields[7]))
+    return owners
 
 
 class HttpAgentServer:
@@ -112,6 +136,7 @@ class HttpAgentServer:
                     self.ready_url, timeout_seconds=self.poll_interval * 5
                 )
                 if reply.status < 400:
+                    self._check_listener()
                     return
             if time.monotonic() >= deadline:
                 raise AgentRunError(
@@ -120,6 +145,18 @@ class HttpAgentServer:
                 )
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._process.wait(), self.poll_interval)
+
+    def _check_listener(self) -> None:
+        """Refuse a server on the port that is not the agent's (`listeners_of`)."""
+        if self.sandbox is None or self.sandbox.user is None:
+            return  # every program runs as evalward's user: nothing to tell them apart by
+        strangers = listeners_of(self.port) - {self.sandbox.user.uid}
+        if strangers:
+            raise AgentRunError(
+                f"agent {self.name!r}: port {self.port} is held by a process of another user "
+                f"(uid {', '.join(map(str, sorted(strangers)))}), not by the agent's server: "
+                "something else took the port before the server bound it"
+            )
 
     async def _stderr_hint(self) -> str:
         if not self._logs:
