@@ -97,6 +97,9 @@ class ScriptedModelServer:
         self.contract_violations: list[str] = []
         """Requests, and replies rendered here, that the official SDKs' types refuse."""
         self.check_contract = True
+        self.refuses: dict[str, set[str]] = {}
+        """Per model, the parameters it refuses as OpenAI's reasoning models do: `max_tokens`
+        (it wants `max_completion_tokens`) and `temperature` other than 1."""
         self._lock = threading.Lock()
         self.server = LoopbackServer(self._handle)
 
@@ -141,10 +144,36 @@ class ScriptedModelServer:
                     rule.served += 1
                     reply = rule.replies[min(index, len(rule.replies) - 1)]
                     break
-        response = self._render_anthropic(reply, body) if anthropic else self._render(reply, body)
+        refused = None if anthropic else self._refusal(body)
+        if refused is not None:
+            response = refused
+        elif anthropic:
+            response = self._render_anthropic(reply, body)
+        else:
+            response = self._render(reply, body)
         if self.check_contract:
             self._check(anthropic, request.headers, body, reply, response)
         return response
+
+    def _refusal(self, body: dict[str, Any]) -> Response | None:
+        """OpenAI's HTTP 400 for a parameter the model does not take, word for word."""
+        refuses = self.refuses.get(str(body.get("model")), set())
+        if "max_tokens" in refuses and "max_tokens" in body:
+            message = (
+                "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                "Use 'max_completion_tokens' instead."
+            )
+            param, code = "max_tokens", "unsupported_parameter"
+        elif "temperature" in refuses and body.get("temperature", 1) != 1:
+            message = (
+                f"Unsupported value: 'temperature' does not support {body['temperature']} with "
+                "this model. Only the default (1) value is supported."
+            )
+            param, code = "temperature", "unsupported_value"
+        else:
+            return None
+        error = {"message": message, "type": "invalid_request_error", "param": param, "code": code}
+        return Response(400, {"error": error})
 
     def _check(
         self,

@@ -436,3 +436,53 @@ def test_a_judge_below_its_calibration_floor_is_advisory(model: ScriptedModelSer
     strict = asyncio.run(go(0.3))
     assert strict.assertions[0].advisory is False
     assert strict.status is Status.failed
+
+
+def test_a_reasoning_model_judges_once_told_which_parameters_it_refuses(
+    model: ScriptedModelServer,
+) -> None:
+    """OpenAI's reasoning models answer HTTP 400 to `max_tokens` (they want
+    `max_completion_tokens`) and to a temperature other than their default, which the judge
+    asks for. The request is sent again without them, and the model's refusals are
+    remembered for the next call."""
+    model.refuses["judge-1"] = {"max_tokens", "temperature"}
+    model.script(RUBRIC, text(verdict(0.9)))
+
+    async def go() -> list[FixtureResult]:
+        providers = build_providers({"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "k"})
+        judge = EvalJudge(eval="support-bot-eval", providers=providers, model="openai/judge-1")
+        try:
+            return [
+                await score_fixture(
+                    "support-bot-eval",
+                    "head",
+                    rep,
+                    refund_fixture(),
+                    refund_trace(),
+                    ScoringConfig(),
+                    judge,
+                )
+                for rep in range(2)
+            ]
+        finally:
+            await providers.aclose()
+
+    first, second = asyncio.run(go())
+    for result in (first, second):
+        assert (result.assertions[0].status, result.assertions[0].score) == (Status.passed, 0.9)
+    refused_tokens, refused_temperature, adapted, remembered = model.requests
+    assert refused_tokens["max_tokens"] == JUDGE_MAX_TOKENS
+    assert "max_tokens" not in refused_temperature and refused_temperature["temperature"] == 0
+    for request in (adapted, remembered):
+        assert request["max_completion_tokens"] == JUDGE_MAX_TOKENS
+        assert "max_tokens" not in request and "temperature" not in request
+    assert model.contract_violations == []
+
+
+def test_a_server_that_refuses_something_else_is_still_an_error(
+    model: ScriptedModelServer,
+) -> None:
+    model.script(RUBRIC, Reply(status=400))
+    result = judge_fixture(model, refund_trace())
+    assert result.assertions[0].status is Status.error
+    assert len(model.requests) == 1

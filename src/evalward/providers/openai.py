@@ -7,9 +7,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from evalward.httpclient import HttpClient
+from evalward.httpclient import HttpClient, Reply
 from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, ToolCall
-from evalward.providers.retry import Answer, Endpoint, RetryPolicy, post_json, send
+from evalward.providers.retry import Answer, Endpoint, RetryPolicy, send, settle
 from evalward.providers.wire import WireReader
 from evalward.trace import Usage, tool_arguments
 
@@ -38,14 +38,25 @@ class OpenAIProvider:
         self._api_key = api_key
         self._retry = retry or RetryPolicy()
         self._limit = asyncio.Semaphore(max_concurrency)
+        self._refused: dict[str, set[str]] = {}
+        """Per model, the parameters its server refused (`adapted`): not sent again."""
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        body = request_body(request)
+        refused = self._refused.setdefault(request.model, set())
+        body = adapted(request_body(request), refused)
         headers: dict[str, str] = {}
         if self._api_key:
             headers["authorization"] = f"Bearer {self._api_key}"
         async with self._limit:
-            data = await post_json(self._client, self._endpoint, body, headers, self._retry)
+            answer = await send(self._client, self._endpoint, body, headers, self._retry)
+            for _ in ADAPTABLE:
+                parameter = refused_parameter(answer.reply, body)
+                if parameter is None:
+                    break
+                refused.add(parameter)
+                body = adapted(body, refused)
+                answer = await send(self._client, self._endpoint, body, headers, self._retry)
+        data = settle(answer, self._endpoint, headers, self._retry)
         return parse_response(data, request.model)
 
     async def forward(self, body: dict[str, Any], headers: Mapping[str, str]) -> Answer:
@@ -86,6 +97,46 @@ def request_body(request: ChatRequest) -> dict[str, Any]:
     if request.max_tokens is not None:
         body["max_tokens"] = request.max_tokens
     return body
+
+
+ADAPTABLE = ("max_tokens", "temperature")
+"""Parameters a model may refuse, and how a request does without them: OpenAI's reasoning
+models (o-series, GPT-5) want `max_completion_tokens` for `max_tokens`, and only their
+default temperature (the judge asks for 0), while most compatible servers know only
+`max_tokens`."""
+
+
+def refused_parameter(reply: Reply, body: Mapping[str, Any]) -> str | None:
+    """The parameter of `body` an HTTP 400 names as unsupported (OpenAI's
+    `{"error": {"param": …, "code": "unsupported_parameter" | "unsupported_value"}}`)."""
+    if reply.status != 400:
+        return None
+    try:
+        data = reply.json()
+    except ValueError:
+        return None
+    error = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(error, dict):
+        return None
+    param, code = error.get("param"), error.get("code")
+    if (
+        param in ADAPTABLE
+        and param in body
+        and code in ("unsupported_parameter", "unsupported_value")
+    ):
+        return str(param)
+    return None
+
+
+def adapted(body: dict[str, Any], refused: set[str]) -> dict[str, Any]:
+    """`body` without the parameters its model refused: `max_tokens` is sent as
+    `max_completion_tokens`, `temperature` is left to the model's default."""
+    if not refused & body.keys():
+        return body
+    out = {key: value for key, value in body.items() if key not in refused}
+    if "max_tokens" in refused and "max_tokens" in body:
+        out["max_completion_tokens"] = body["max_tokens"]
+    return out
 
 
 def _message(message: ChatMessage) -> dict[str, Any]:

@@ -84,7 +84,13 @@ async def post_json(
 
     When every attempt failed in a way worth retrying, the error is `ProviderUnavailable`
     and carries the server's own words from its last reply."""
-    answer = await send(client, endpoint, body, headers, policy)
+    return settle(await send(client, endpoint, body, headers, policy), endpoint, headers, policy)
+
+
+def settle(
+    answer: Answer, endpoint: Endpoint, headers: Mapping[str, str], policy: RetryPolicy
+) -> dict[str, Any]:
+    """The JSON object of `send`'s last reply, or the error that says why there is none."""
     if answer.data is not None:
         return answer.data
     if answer.problem is not None:
