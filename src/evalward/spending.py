@@ -31,7 +31,7 @@ class Allowance:
     A call is counted when it is let through (so concurrent calls cannot all take the last
     one); its cost when its reply arrives, so calls already in flight when the dollars run
     out still finish. Cached replies cost nothing. A call to a model with no price counts
-    against the calls only.
+    against the calls only; the model proxy refuses one while dollars are counted.
     """
 
     max_calls: int | None = None

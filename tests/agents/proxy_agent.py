@@ -7,7 +7,8 @@ that uses the request's `modelProxy` key and base URLs instead of its environmen
 The fixture's prompt picks what it does:
 - "openai: ...": a Chat Completions tool loop (tool calls answered with a canned result).
 - "anthropic: ...": the same over the Messages API.
-- "calls N: ...": N Chat Completions calls in a row; answers with each call's HTTP status.
+- "calls N: ...": N Chat Completions calls in a row; answers with each call's HTTP status
+  ("calls N model=NAME: ..." calls NAME rather than gpt-4.1-mini).
 - "raw METHOD PATH [KEY] [stream]": one request as given; answers with the status and body.
 A prompt that mentions "understate" also reports a usage of 1 token, whatever it used.
 Every run writes the environment it saw to env-<fixture>.json in the working directory, where
@@ -131,12 +132,14 @@ def run(request: dict, model: dict[str, str]) -> list[dict]:
     elif prompt.startswith("anthropic:"):
         answer = anthropic_loop(prompt, model, events)
     elif prompt.startswith("calls "):
-        count = int(prompt.split()[1].rstrip(":"))
+        head = prompt.split(":")[0].split()
+        count = int(head[1])
+        named = [word.removeprefix("model=") for word in head if word.startswith("model=")]
         url = model["openaiBaseUrl"] + "/chat/completions"
         statuses = []
         for number in range(count):
             body = {
-                "model": "gpt-4.1-mini",
+                "model": named[0] if named else "gpt-4.1-mini",
                 "messages": [{"role": "user", "content": f"{prompt} #{number}"}],
             }
             status, reply = post(url, body, {"authorization": f"Bearer {model['apiKey']}"})

@@ -92,31 +92,6 @@ HOSTILE = (
 )
 
 
-def test_hostile_output_cannot_ping_inject_or_restructure_the_comment(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
-) -> None:
-    base, head = make_pr(repo, github)
-    model.script(lambda b: "BASE-V1" in json.dumps(b), text("Hello! shipped 2026-11-25"))
-    model.script(lambda b: "HEAD-V2" in json.dumps(b), text(HOSTILE))
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
-
-    run = run_action(
-        repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
-    )
-
-    assert run.returncode == 1, run.stderr
-    body = github.comments_on(7)[0]["body"]
-    assert "onerror" in body, "the output is shown (escaped), not dropped"
-    assert re.search(r"(?<![\w\u200b])@(octocat|acme)", body) is None, "a mention would ping"
-    markup = outside_code(body)
-    assert "<img" not in markup
-    assert "](https://evil.example" not in markup, "a live markdown link"
-    assert markup.count("<details") == markup.count("</details>")
-    assert body.startswith("<!-- evalward") and markup.count("<!--") == 1, "one marker, first"
-    assert "## ⚠️ Gate bypassed" not in markup
-    assert re.search(r"^\| fake \| 1\.00 \|$", markup, re.MULTILINE) is None
-
-
 def outside_code(body: str) -> str:
     """The comment without its fenced code blocks (inert: GitHub shows them verbatim)."""
     out: list[str] = []

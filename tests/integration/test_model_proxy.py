@@ -280,6 +280,43 @@ def test_the_cost_allowance_lets_calls_in_flight_finish_then_refuses(
     assert allowance.cost_usd == pytest.approx((10 * 0.4 + 5 * 1.6) / 1e6)
 
 
+def test_a_model_without_a_price_is_refused_while_dollars_are_counted(
+    server: Providers, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """A call whose cost cannot be counted would slip past `max-cost-usd`: the pull request's
+    agent could spend without limit on a model missing from the price table."""
+    allowance = Allowance(max_cost_usd=5.0)
+
+    async def go() -> list[Trace]:
+        proxy = await proxied(server, allowance)
+        try:
+            runner = command_agent(tmp_path, "proxy_agent.py", proxy)
+            return await run_agent(runner, fixture_run("calls 2 model=gpt-unpriced-pro: hi"))
+        finally:
+            await proxy.aclose()
+
+    (trace,) = run_async(go)
+    statuses = trace.final_output.split(" | ")
+    assert len(statuses) == 2 and all(s.startswith("429 evalward refused") for s in statuses)
+    assert "openai/gpt-unpriced-pro has no price" in statuses[0]
+    assert "pricing" in statuses[0]
+    assert model.calls == [] and allowance.calls == 0
+    assert trace.error is not None  # so the fixture is an error, and never result-cached
+    # without a cost budget (calls only, or none) the same model is served
+    calls_only = Allowance(max_calls=5)
+
+    async def again() -> list[Trace]:
+        proxy = await proxied(server, calls_only)
+        try:
+            runner = command_agent(tmp_path, "proxy_agent.py", proxy)
+            return await run_agent(runner, fixture_run("calls 1 model=gpt-unpriced-pro: hi"))
+        finally:
+            await proxy.aclose()
+
+    (served,) = run_async(again)
+    assert served.final_output == "200" and calls_only.calls == 1
+
+
 def test_the_allowance_is_what_the_plans_estimate_leaves() -> None:
     assert Allowance.left_by(Budget(), None) is None
     left = Allowance.left_by(Budget(max_model_calls=10, max_cost_usd=1.0), Estimate(4, 0.25))

@@ -108,6 +108,10 @@ class MeteredProvider:
         self.spent.add(usage)
         return Forwarded(answer.reply.status, answer.data, usage=usage)
 
+    def priced(self, model: str) -> bool:
+        """Whether a call to `model` of this provider gets a cost."""
+        return self._prices.price(self.name, model) is not None
+
     def _usage(self, body: Mapping[str, Any], data: Mapping[str, Any]) -> Usage:
         model = body.get("model")
         usage = USAGE_OF[self.name](data)

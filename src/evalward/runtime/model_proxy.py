@@ -241,7 +241,9 @@ class ModelProxy:
             if hit is not None:
                 self._record(grant, api, model_id, hit, started, clock)
                 return self._json(200, hit.data or {})
-        refusal = self.allowance.admit() if self.allowance is not None else None
+        refusal = self._uncountable(provider, body["model"]) or (
+            self.allowance.admit() if self.allowance is not None else None
+        )
         if refusal is not None:
             if grant.trace is not None and not grant.refused:
                 grant.trace.add(StepType.error, content=f"a model call was refused: {refusal}")
@@ -315,6 +317,20 @@ class ModelProxy:
                 api, Problem.upstream, f"{api} answered HTTP {answer.status}: {text[:500]}"
             )
         return self._json(answer.status, data, _NO_RETRY)
+
+    def _uncountable(self, provider: MeteredProvider, model: str) -> str | None:
+        """Why a call is refused that `max-cost-usd` could not count: the model is the agent's
+        to choose, and one missing from the price table would cost nothing against it. Under
+        a mock script nothing is spent."""
+        if self.allowance is None or self.allowance.max_cost_usd is None:
+            return None
+        if self.providers.override is not None or provider.priced(model):
+            return None
+        return (
+            f"{provider.name}/{model} has no price, so its cost cannot be counted against "
+            "max-cost-usd; call a priced model, or give this one a price under `pricing` "
+            "in evalward.yaml"
+        )
 
     def _missing_key(self, api: Api) -> str | None:
         credentials = self.providers.credentials.get(api)
