@@ -11,7 +11,9 @@ The comment is shown in two places, each with its own pair of escapes (a `Sink`)
   but for `|` (which would shift a table's columns) and control characters (an escape
   sequence would drive the terminal).
 
-Both show bidirectional controls by name (`reveal_bidi`).
+Both show bidirectional controls by name (`reveal_bidi`), and other control characters too:
+an escape sequence would drive a terminal, and a NUL is text GitHub's API cannot store, so
+one in an agent's reply would keep the whole comment from being posted.
 
 GitHub Actions workflow commands (`::error file=…::message`) have escapes of their own
 (`command_data`, `command_property`): a message cannot start a new command line.
@@ -34,7 +36,7 @@ _AUTOLINK = re.compile(r"(?i)\b(?:https?|ftp)://|\bwww\.")
 """What GitHub turns into a link by itself; a zero-width space before its last character
 keeps the text readable and unlinked."""
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
-_TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """C0 and C1 controls but tab and newline: ESC starts a sequence the terminal obeys, CR
 overwrites the line shown."""
 
@@ -55,7 +57,7 @@ def reveal_bidi(text: str, name: str = "<U+{:04X}>") -> str:
 
 
 def _reveal_controls(text: str) -> str:
-    return _TERMINAL_CONTROL.sub(lambda m: f"<U+{ord(m[0]):04X}>", reveal_bidi(text))
+    return _CONTROL.sub(lambda m: f"<U+{ord(m[0]):04X}>", reveal_bidi(text))
 
 
 def _one_line(text: object, limit: int) -> str:
@@ -65,7 +67,7 @@ def _one_line(text: object, limit: int) -> str:
 
 def inline(text: object, limit: int = 300) -> str:
     """One line of inert GitHub markdown: safe in a table cell or a sentence."""
-    value = html.escape(reveal_bidi(_one_line(text, limit)), quote=False)
+    value = html.escape(_reveal_controls(_one_line(text, limit)), quote=False)
     value = _MD_SPECIAL.sub(r"\\\1", value)
     value = _AUTOLINK.sub(lambda m: m[0][:-1] + _ZERO_WIDTH + m[0][-1], value)
     return unmention(value)
@@ -73,7 +75,7 @@ def inline(text: object, limit: int = 300) -> str:
 
 def block(text: object, limit: int = 4000) -> str:
     """A fenced code block that no content can close early, and that pings nobody."""
-    return _fenced(unmention(reveal_bidi(_cut(text, limit))))
+    return _fenced(unmention(_reveal_controls(_cut(text, limit))))
 
 
 def unmention(text: str) -> str:

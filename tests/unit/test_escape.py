@@ -57,6 +57,16 @@ def test_the_terminal_sink_shows_control_characters_by_name() -> None:
     assert "<U+001B>" in escaping.terminal_inline(text)
 
 
+def test_github_markdown_shows_control_characters_by_name_too() -> None:
+    """A NUL is text GitHub's API cannot store: one in an agent's reply would keep the whole
+    comment from being posted."""
+    text = "ok\x00 and\x1b[31m red\ttab\nline"
+    block = escaping.block(text)
+    assert "\x00" not in block and "\x1b" not in block
+    assert "ok<U+0000> and<U+001B>[31m red\ttab\nline" in block
+    assert escaping.inline(text) == "ok&lt;U+0000&gt; and&lt;U+001B&gt;\\[31m red tab line"
+
+
 def test_report_html_shows_bidi_controls_by_name() -> None:
     result = FixtureResult(
         eval="e",
