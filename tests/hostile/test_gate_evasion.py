@@ -770,6 +770,46 @@ def test_a_prompt_file_named_through_a_link_changes_the_agent_when_its_target_ch
     assert_fails_below_threshold(run, github)
 
 
+ANSWER_READER = """\
+import json, pathlib, sys
+sys.stdin.readline()
+said = pathlib.Path("agent/answer.txt").read_text(encoding="utf-8").strip()
+print(json.dumps({"type": "final", "content": said}), flush=True)
+"""
+
+
+def test_a_gitattributes_that_changes_how_an_agents_files_are_checked_out_changes_the_agent(
+    repo: GitRepo, github: FakeGitHub, env: dict[str, str]
+) -> None:
+    """No blob of the agent changes, but the checkout writes its file as UTF-16: the agent
+    reads something else than before, so its Evals run."""
+    files = {
+        "agents.yaml": WATCHING.format(python=json.dumps(sys.executable)),
+        "agent/reader.py": ANSWER_READER,
+        "agent/answer.txt": "GOOD\n",
+    }
+    base = repo.commit("a reader", files)
+    repo.branch("feature")
+    attributes = "agent/answer.txt working-tree-encoding=UTF-16LE-BOM\n"
+    repo.write({".gitattributes": attributes})
+    repo.git("add", ".gitattributes")  # `add -A` would read answer.txt as UTF-16
+    repo.git("commit", "-q", "-m", "how files are checked out")
+    head = repo.head()
+    (repo.path / "agent" / "answer.txt").unlink()
+    repo.git("checkout", "--", "agent/answer.txt")  # as actions/checkout writes it
+    assert (repo.path / "agent" / "answer.txt").read_bytes().startswith(b"\xff\xfe")
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+
+    run = gate(repo, github, base, head, env, **{"agent-isolation": "off"})
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.results()["changedAgents"] == {
+        "reader": [".gitattributes changed: it decides how the agent's files are checked out"]
+    }
+    head_run = next(f for f in run.results()["fixtures"] if f["side"] == "head")
+    assert head_run["status"] != "pass"
+
+
 # --- budgets, keys and templates ------------------------------------------------------------
 
 
