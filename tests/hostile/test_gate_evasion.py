@@ -902,6 +902,32 @@ def test_an_edited_title_gates_the_head_rather_than_skipping(
     assert_fails_below_threshold(run, github)
 
 
+def test_a_manual_run_on_the_pr_branch_does_not_write_the_gates_check_or_status(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The author drops the Eval on their branch and runs the workflow there by hand, with no
+    `pr`: the branch's own Evals pass, on the pull request's head commit. That run must not
+    put a later `success` under the gate's name, which GitHub would count."""
+    _, head = hostile_pr(repo, github, remove=("evals/support-bot.yaml",))
+    script_model(model, head_greets_well=False)
+    model.script("MATH-TUTOR-PROMPT", text("The answer: 4"))
+
+    manual = run_action(
+        repo.path,
+        github,
+        {"ref": "refs/heads/feature", "inputs": {}},
+        env={**env, "GITHUB_REF": "refs/heads/feature", "GITHUB_SHA": head},
+        event_name="workflow_dispatch",
+        inputs={"check-run": "true"},
+    )
+
+    assert manual.returncode == 0 and manual.outputs["result"] == "pass", manual.stderr
+    written = [(s["context"], s["state"]) for s in github.statuses if s["sha"] == head]
+    assert written == [("evalward run (evals/gate)", "success")]
+    named = [(c["name"], c["conclusion"]) for c in github.check_runs if c["head_sha"] == head]
+    assert named == [("evalward run (evals/gate)", "success")]
+
+
 def test_shards_and_their_merge_keep_evals_that_did_not_run(
     repo: GitRepo,
     github: FakeGitHub,
