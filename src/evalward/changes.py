@@ -2,12 +2,14 @@
 
 Definitions are compared as parsed resources, not as text: reformatting a YAML file or editing
 its comments is "no semantic change". An agent also changes when a file it references or a
-path its `watch` globs cover changes. A changed, added or removed fixture or Eval affects the
+path its `watch` globs cover changes, or a `.gitattributes` above those files does (it decides
+what the checkout writes for them). A changed, added or removed fixture or Eval affects the
 Evals that select it.
 """
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
@@ -18,6 +20,7 @@ from pydantic import BaseModel
 from evalward.fingerprint import referenced_files, through_links
 from evalward.git import FileChange
 from evalward.resources import Located, ResourceSet
+from evalward.resources.models import Agent
 
 
 @dataclass
@@ -99,10 +102,33 @@ def _agents(
             hit = next((p for p in sorted(touched) if fnmatch(p, pattern)), None)
             if hit is not None:
                 result.note_agent(name, f"watched path {hit} changed")
+        for attributes in _attribute_files(touched):
+            if _reads_below(posixpath.dirname(attributes), located):
+                result.note_agent(
+                    name, f"{attributes} changed: it decides how the agent's files are checked out"
+                )
     if base is not None:
         result.removed_agents = sorted(set(base.agents) - set(head.agents))
         result.renamed_agents = _renames(result.removed_agents, result.changed_files, head, base)
     result.cosmetic_agents = [a for a in result.cosmetic_agents if a not in result.changed_agents]
+
+
+def _attribute_files(touched: set[str]) -> list[str]:
+    """The `.gitattributes` files the change touches. Their `eol`, `ident` or
+    `working-tree-encoding` rewrite the files below them on checkout: an agent's program or
+    prompt can read differently with no change to its own blob."""
+    return sorted(p for p in touched if posixpath.basename(p) == ".gitattributes")
+
+
+def _reads_below(folder: str, located: Located[Agent]) -> bool:
+    """Whether the agent names or watches a file under `folder` ("" for the root). A watch
+    glob that starts with a wildcard may match anywhere."""
+    if not folder:
+        return bool(referenced_files(located) or located.resource.spec.watch)
+    prefix = f"{folder}/"
+    return any(p.startswith(prefix) for p in referenced_files(located)) or any(
+        p.startswith(prefix) or p[:1] in "*?[" for p in located.resource.spec.watch
+    )
 
 
 def _renames(

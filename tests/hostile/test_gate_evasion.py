@@ -770,6 +770,46 @@ def test_a_prompt_file_named_through_a_link_changes_the_agent_when_its_target_ch
     assert_fails_below_threshold(run, github)
 
 
+ANSWER_READER = """\
+import json, pathlib, sys
+sys.stdin.readline()
+said = pathlib.Path("agent/answer.txt").read_text(encoding="utf-8").strip()
+print(json.dumps({"type": "final", "content": said}), flush=True)
+"""
+
+
+def test_a_gitattributes_that_changes_how_an_agents_files_are_checked_out_changes_the_agent(
+    repo: GitRepo, github: FakeGitHub, env: dict[str, str]
+) -> None:
+    """No blob of the agent changes, but the checkout writes its file as UTF-16: the agent
+    reads something else than before, so its Evals run."""
+    files = {
+        "agents.yaml": WATCHING.format(python=json.dumps(sys.executable)),
+        "agent/reader.py": ANSWER_READER,
+        "agent/answer.txt": "GOOD\n",
+    }
+    base = repo.commit("a reader", files)
+    repo.branch("feature")
+    attributes = "agent/answer.txt working-tree-encoding=UTF-16LE-BOM\n"
+    repo.write({".gitattributes": attributes})
+    repo.git("add", ".gitattributes")  # `add -A` would read answer.txt as UTF-16
+    repo.git("commit", "-q", "-m", "how files are checked out")
+    head = repo.head()
+    (repo.path / "agent" / "answer.txt").unlink()
+    repo.git("checkout", "--", "agent/answer.txt")  # as actions/checkout writes it
+    assert (repo.path / "agent" / "answer.txt").read_bytes().startswith(b"\xff\xfe")
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+
+    run = gate(repo, github, base, head, env, **{"agent-isolation": "off"})
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.results()["changedAgents"] == {
+        "reader": [".gitattributes changed: it decides how the agent's files are checked out"]
+    }
+    head_run = next(f for f in run.results()["fixtures"] if f["side"] == "head")
+    assert head_run["status"] != "pass"
+
+
 # --- budgets, keys and templates ------------------------------------------------------------
 
 
@@ -860,6 +900,32 @@ def test_an_edited_title_gates_the_head_rather_than_skipping(
     run = run_action(repo.path, github, event, env=env)
 
     assert_fails_below_threshold(run, github)
+
+
+def test_a_manual_run_on_the_pr_branch_does_not_write_the_gates_check_or_status(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The author drops the Eval on their branch and runs the workflow there by hand, with no
+    `pr`: the branch's own Evals pass, on the pull request's head commit. That run must not
+    put a later `success` under the gate's name, which GitHub would count."""
+    _, head = hostile_pr(repo, github, remove=("evals/support-bot.yaml",))
+    script_model(model, head_greets_well=False)
+    model.script("MATH-TUTOR-PROMPT", text("The answer: 4"))
+
+    manual = run_action(
+        repo.path,
+        github,
+        {"ref": "refs/heads/feature", "inputs": {}},
+        env={**env, "GITHUB_REF": "refs/heads/feature", "GITHUB_SHA": head},
+        event_name="workflow_dispatch",
+        inputs={"check-run": "true"},
+    )
+
+    assert manual.returncode == 0 and manual.outputs["result"] == "pass", manual.stderr
+    written = [(s["context"], s["state"]) for s in github.statuses if s["sha"] == head]
+    assert written == [("evalward run (evals/gate)", "success")]
+    named = [(c["name"], c["conclusion"]) for c in github.check_runs if c["head_sha"] == head]
+    assert named == [("evalward run (evals/gate)", "success")]
 
 
 def test_shards_and_their_merge_keep_evals_that_did_not_run(

@@ -126,6 +126,21 @@ def test_a_changed_system_file_or_watched_path_changes_the_agent(repo: GitRepo) 
     ]
 
 
+def test_a_gitattributes_above_the_files_an_agent_reads_changes_it(repo: GitRepo) -> None:
+    """`.gitattributes` decides how files below it are checked out; alpha reads no file."""
+    base = base_repo(repo)
+    repo.branch("pr")
+    repo.commit("docs only", {"docs/.gitattributes": "*.md eol=crlf\n"})
+    assert changes_between(repo, base).changed_agents == {}
+
+    repo.commit("tools", {"tools/.gitattributes": "*.py eol=crlf\n"})
+    why = "tools/.gitattributes changed: it decides how the agent's files are checked out"
+    assert changes_between(repo, base).changed_agents == {"beta": [why]}
+
+    repo.commit("everything", {".gitattributes": "* ident\n"})
+    assert list(changes_between(repo, base).changed_agents) == ["beta"]
+
+
 def test_a_model_change_names_the_field(repo: GitRepo) -> None:
     base = base_repo(repo)
     repo.branch("pr")

@@ -42,7 +42,18 @@ def annotate(job: Job, evaluation: Evaluation) -> None:
         )
 
 
-def report_check(job: Job, decision: GateDecision, evaluation: Evaluation, head_sha: str) -> None:
+def check_name(job: Job, *, gating: bool) -> str:
+    """The check run's and commit status's name. Only a pull request's gate writes under the
+    gate's name: a run of the branch's own Evals (`workflow_dispatch` without `pr`, on a pull
+    request's branch) would otherwise put a later `success` of the same name on its head
+    commit, and GitHub counts the latest."""
+    kind = "evalward" if gating else "evalward run"
+    return f"{kind} ({job.context.comment_key})"
+
+
+def report_check(
+    job: Job, decision: GateDecision, evaluation: Evaluation, head_sha: str, *, gating: bool
+) -> None:
     """The check run on the head commit, when the `check-run` input asks for one. GitHub
     failing here costs a warning, never the decision."""
     if not job.settings.check_run or job.github is None or not head_sha:
@@ -63,7 +74,7 @@ def report_check(job: Job, decision: GateDecision, evaluation: Evaluation, head_
             )
         )
     report = CheckReport(
-        name=f"evalward ({job.context.comment_key})",
+        name=check_name(job, gating=gating),
         head_sha=head_sha,
         conclusion=CONCLUSIONS[decision.result],
         title=f"evalward: {decision.result.value}",

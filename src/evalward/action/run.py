@@ -173,7 +173,7 @@ async def run_all(job: Job, route: Route) -> int:
     if job.context.event_name == "push" and not progress.cancelled:
         record_scores(job, evaluation)
     annotate(job, evaluation)
-    report_check(job, decision, evaluation, head_sha)
+    report_check(job, decision, evaluation, head_sha, gating=False)
     conclude(job, decision)
     return decision.exit_code
 
