@@ -44,6 +44,9 @@ class Bypass:
     permission: str | None = None
     scope: str = "sha"
     head_sha: str = ""
+    by_author: bool = False
+    """The pull request's own author applied the label: allowed (write access is the rule),
+    and said wherever the bypass is recorded, for whoever reviews the audit."""
 
 
 @dataclass(frozen=True)
@@ -319,6 +322,7 @@ def audit_record(
             label=by.label,
             label_applied_at=by.applied_at,
             scope=by.scope,
+            actor_is_author=by.by_author,
             reason="",
         )
     elif decision.refusal is not None:

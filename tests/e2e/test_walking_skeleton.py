@@ -281,6 +281,7 @@ def test_bypass_label_passes_the_gate_and_is_audited(
     record = audit_lines[0]
     assert record["event"] == "eval_gate_bypass"
     assert record["actor"] == "alice"
+    assert record["actor_is_author"] is False  # the pull request is octocat's
     assert record["repository"] == "acme/agents"
     assert record["pull_request"] == 7
     assert record["head_sha"] == head
@@ -295,3 +296,38 @@ def test_bypass_label_passes_the_gate_and_is_audited(
     assert "### ⚠️ Bypass" in body and "**alice**" in body
     audit_file = (run.output_dir / "audit.jsonl").read_text().splitlines()
     assert json.loads(audit_file[0])["actor"] == "alice"
+
+
+def test_an_author_who_bypasses_their_own_pull_request_is_named_as_its_author(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """Write access is the rule, so the author may apply the label to their own pull request;
+    whoever reads the audit sees that nobody else did."""
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=False)
+    github.add_label(7, "force-eval-bypass", actor="octocat")
+    github.permissions["octocat"] = "write"
+
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(
+            github.repository,
+            7,
+            base,
+            head,
+            labels=["force-eval-bypass"],
+            action="labeled",
+            label="force-eval-bypass",
+        ),
+        env=env,
+    )
+
+    assert run.returncode == 0, run.stderr
+    (record,) = run.json_lines()
+    assert (record["actor"], record["actor_is_author"]) == ("octocat", True)
+    assert "::warning::evalward gate bypassed by octocat (the pull request's own author)" in (
+        run.stdout
+    )
+    body = github.comments_on(7)[0]["body"]
+    assert "**octocat** (the pull request's own author, write permission)" in body

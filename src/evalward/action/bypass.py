@@ -8,6 +8,7 @@ records the outcome: one JSON line on stdout, a `::warning::`, a line in audit.j
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from evalward.action.github import PullInfo
@@ -67,7 +68,8 @@ def check_bypass(
         covered_sha=covered,
     )
     if isinstance(verdict, Bypass):
-        return verdict, None, record
+        by_author = bool(actor) and actor == pull.author
+        return dataclasses.replace(verdict, by_author=by_author), None, record
     return None, verdict, record
 
 
@@ -85,12 +87,14 @@ def audit(job: Job, decision: GateDecision, number: int, head_sha: str) -> None:
     line = json.dumps(record)
     job.log(line)
     if decision.bypass is not None:
+        who = decision.bypass.applied_by
+        if decision.bypass.by_author:
+            who = f"{who} (the pull request's own author)"
         job.log(
             command(
                 "warning",
-                f"evalward gate bypassed by {decision.bypass.applied_by} with the "
-                f"{decision.bypass.label!r} label; failing: "
-                f"{', '.join(decision.failing_evals)}",
+                f"evalward gate bypassed by {who} with the {decision.bypass.label!r} label; "
+                f"failing: {', '.join(decision.failing_evals)}",
             )
         )
     elif decision.refusal is not None:

@@ -26,6 +26,8 @@ class PullInfo:
     base_sha: str
     head_repo: str = ""
     base_repo: str = ""
+    author: str = ""
+    """The login of the account that opened the pull request."""
 
     @property
     def from_fork(self) -> bool:
@@ -118,6 +120,7 @@ class GitHubClient:
             base_sha=pull.base.sha,
             head_repo=_repo_name(raw, "head"),
             base_repo=_repo_name(raw, "base"),
+            author=_login(raw.get("user")),
         )
 
     def latest_labeled(self, number: int, label: str) -> LabelEvent | None:
@@ -261,6 +264,10 @@ class GitHubClient:
 def _repo_name(pull: dict[str, Any], side: str) -> str:
     repo = (pull.get(side) or {}).get("repo") or {}
     return str(repo.get("full_name") or "")
+
+
+def _login(user: object) -> str:
+    return str(user.get("login") or "") if isinstance(user, dict) else ""
 
 
 def _call(what: str, operation: Callable[[], T]) -> T:
