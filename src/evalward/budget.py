@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalward.errors import ConfigError
 from evalward.plan import Plan, PlannedRun, Side
 from evalward.providers.pricing import PriceTable
 from evalward.resources import ResourceSet
@@ -186,6 +187,36 @@ def estimate_plan(
             continue
         total += estimate_run(run, resources[run.side], prices)
     return total
+
+
+def refuse_unpriced(
+    plan: Plan,
+    resources: dict[Side, ResourceSet],
+    prices: PriceTable,
+    cached: Callable[[PlannedRun], bool] | None = None,
+) -> None:
+    """Refuse a dollar budget over models with no price, among those the runs the cache will
+    not answer may call (an agent's fallbacks and every judge included): what they spend
+    could not be counted against it, so a pull request that switched to one would spend
+    without limit."""
+    models: set[str] = set()
+    for run in plan.runs:
+        if cached is not None and cached(run):
+            continue
+        tree = resources[run.side]
+        eval_def = tree.evals[run.eval].resource
+        models.update(tree.agents[eval_def.spec.target_agent].resource.spec.models)
+        models.update(eval_def.spec.judge.models)
+    unpriced = sorted(
+        m for m in models if prices.price(m.partition("/")[0], m.partition("/")[2]) is None
+    )
+    if unpriced:
+        raise ConfigError(
+            f"max-cost-usd is set, but {', '.join(unpriced)} has no price, so what it spends "
+            "cannot be counted against the budget. Give it a price under `pricing` in "
+            "evalward.yaml (the base branch's, on a pull request), or budget with "
+            "max-model-calls alone."
+        )
 
 
 def trim_to_budget(

@@ -12,7 +12,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalward.budget import estimate_plan, trim_to_budget
+from evalward.budget import estimate_plan, refuse_unpriced, trim_to_budget
 from evalward.changes import ChangeSet, detect_changes
 from evalward.compare import compare
 from evalward.errors import ConfigError, MissingSecretError, ResourceError
@@ -265,6 +265,8 @@ async def _run_change(
         resources = {side: checkout.resources for side, checkout in checkouts.items()}
         if options.budget.limited:
             cached = options.cache.holds(keys) if options.cache and keys else None
+            if options.budget.max_cost_usd is not None and providers.override is None:
+                refuse_unpriced(plan, resources, providers.prices, cached)
             trimmed = trim_to_budget(plan, resources, providers.prices, options.budget, cached)
             plan, skipped, estimate = trimmed.plan, trimmed.skipped, trimmed.estimate
             notes += [trimmed.note] if skipped else []

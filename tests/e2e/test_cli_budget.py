@@ -118,3 +118,21 @@ def test_a_budget_that_is_not_a_positive_number_is_refused(
         assert done.returncode == 2, (option, value, done.stderr)
         assert option in done.stderr and "Traceback" not in done.stderr
     assert model.requests == []
+
+
+def test_a_dollar_budget_over_a_model_without_a_price_is_refused_before_any_call(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    suite(repo)
+    repo.commit("an unpriced model", {"agent.yaml": AGENT.replace("gpt-4.1-mini", "gpt-next")})
+    model.default = text("the answer")
+
+    refused = run(repo, model, tmp_path / "refused", "--max-cost-usd", "1")
+    assert refused.returncode == 2, refused.stderr
+    assert "max-cost-usd is set, but openai/gpt-next has no price" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert model.requests == []
+
+    counted = run(repo, model, tmp_path / "counted", "--max-model-calls", "10")
+    assert counted.returncode == 0, counted.stderr
+    assert len(model.requests) == 2

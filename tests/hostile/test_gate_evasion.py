@@ -315,6 +315,28 @@ def test_switching_to_a_provider_without_a_key_is_not_a_skip(
     assert "`on-missing-secrets: skip` does not apply" in run.stderr
 
 
+def test_switching_to_a_model_without_a_price_does_not_escape_the_dollar_budget(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """A model with no price costs nothing against `max-cost-usd`: a pull request that moves
+    its agent to one (and prices it at 0 in its own evalward.yaml) must not spend freely."""
+    priced = "pricing:\n  openai/gpt-test: { input: 1, output: 1 }\n"
+    repo.commit("prices", {"evalward.yaml": priced})
+    switched = SUPPORT_BOT.format(prompt=HEAD_PROMPT).replace("openai/gpt-test", "openai/gpt-big")
+    own_price = priced + "  openai/gpt-big: { input: 0, output: 0 }\n"
+    base, head = hostile_pr(
+        repo, github, {"agents/support-bot.yaml": switched, "evalward.yaml": own_price}
+    )
+    script_model(model, head_greets_well=True)
+
+    run = gate(repo, github, base, head, env, **{"max-cost-usd": "5"})
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.outputs.get("result") not in ("pass", "skipped")
+    assert "openai/gpt-big has no price" in run.stdout + run.stderr
+    assert not [r for r in model.requests if r["model"] == "gpt-big"]
+
+
 def test_a_fork_without_any_key_is_still_skipped_when_asked(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
