@@ -286,7 +286,7 @@ def test_without_javascript_the_summary_and_failing_list_are_readable(
     ]
     comment = (pull_request_report.parent / "comment.md").read_text()
     assert (
-        "_support-bot-eval, seed 001: run score 0.60 → **0.48** (partial), the mean of its "
+        "_support-bot-eval: run score 0.60 → **0.48** (partial), the mean of its "
         "fixture scores · axes: answer 1.00 → 0.80, tools 1.00 → 0.50._"
     ) in comment
     assert "2/3 reps pass (rule ≥ 60 %)" in comment and "⚠️ flaky" in comment

@@ -161,12 +161,12 @@ def test_the_seed_001_run_score_verdict_and_axes_in_the_comment_and_the_report()
     plain = scored("plain", "head", [run("plain", "only", "head", True)])
     assert (head.run_score, head.axes) == (0.75, {"accuracy": 0.75, "tone": 1.0})
     body = comment([base, head, plain])
-    line = next(line for line in body.splitlines() if "seed 001" in line)
+    line = next(line for line in body.splitlines() if ": run score" in line)
     assert line == (
-        "_graded, seed 001: run score 1.00 → **0.75** (partial), the mean of its fixture "
+        "_graded: run score 1.00 → **0.75** (partial), the mean of its fixture "
         "scores · axes: accuracy 1.00 → 0.75, tone 1.00 → 1.00._"
     )
-    assert body.count("seed 001") == 1  # an Eval without axes has none
+    assert body.count(": run score") == 1  # an Eval without axes has none
 
     html = report([base, head, plain])
     table = re.search(r'<table class="run-scores">.*?</table>', html, re.S)

@@ -37,7 +37,9 @@ def register(commands: Any) -> None:
     )
     add_root(parser)
     parser.add_argument(
-        "--json", action="store_true", help="print the status as JSON (seed 003's field names)"
+        "--json",
+        action="store_true",
+        help="print the status as JSON (the status file's field names)",
     )
     parser.add_argument(
         "--local",

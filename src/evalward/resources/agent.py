@@ -79,7 +79,7 @@ class Tool(Model):
     @model_validator(mode="after")
     def _has_a_name(self) -> Tool:
         if not self.name and not self.type:
-            raise ValueError("a tool needs a `name` (or seed 003's short form `type`)")
+            raise ValueError("a tool needs a `name` (or the short form `type`)")
         if self.mock is not None and self.command is not None:
             raise ValueError("give a tool either `mock` or `command`, not both")
         return self

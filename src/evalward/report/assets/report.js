@@ -447,7 +447,7 @@
       add(body, add(el("tr"), el("td", "", name), el("td", "num", fixed(b)), el("td", "num", fixed(h)),
         el("td", "num", b === null || h === null ? "—" : signed(h - b))));
     });
-    return add(el("div"), el("h3", "", "Axes (seed 001)"), add(table, body));
+    return add(el("div"), el("h3", "", "Axes"), add(table, body));
   }
 
   function divergenceNote(run) {
