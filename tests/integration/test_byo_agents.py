@@ -197,3 +197,26 @@ def test_an_http_agent_that_exits_early_reports_its_stderr(tmp_path: Path) -> No
     assert trace.error is not None
     assert "the server exited with code 1" in trace.error
     assert "port taken" in trace.error
+
+
+LEAVES_A_WRITER_BEHIND = r"""
+import json, os, sys, time
+sys.stdin.readline()
+if os.fork() == 0:
+    os.setsid()  # out of the group evalward stops, still holding stdout
+    time.sleep(2)
+    print(json.dumps({"type": "final", "content": "written after the agent exited"}), flush=True)
+    os._exit(0)
+print(json.dumps({"type": "final", "content": "the agent's answer"}), flush=True)
+"""
+
+
+def test_what_a_process_left_behind_writes_after_the_agent_exited_does_not_count(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "agent.py").write_text(LEAVES_A_WRITER_BEHIND)
+    runner = runner_for({"command": {"run": [sys.executable, "agent.py"]}}, tmp_path)
+    (trace,) = run_all(runner, fixture_run("hello", timeout=30))
+    assert trace.error is None, trace.error
+    assert trace.final_output == "the agent's answer"
+    assert "after the agent exited" not in json.dumps(trace.model_dump())

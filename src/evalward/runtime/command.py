@@ -34,6 +34,11 @@ MAX_TRACE_BYTES = 32 * 1024 * 1024
 """Most trace events one run may write: an agent that floods stdout is stopped, not stored."""
 
 
+DRAIN_IDLE_SECONDS = 0.5
+"""After the agent exits, how long its stdout may stay silent before evalward stops reading:
+what it wrote before exiting is already in the pipe."""
+
+
 async def run_command_agent(
     runtime: CommandRuntime,
     request: Mapping[str, Any],
@@ -61,6 +66,7 @@ async def run_command_agent(
         return
     stderr_task = asyncio.create_task(read_tail(process.stderr))
     problem: list[str] = []
+    lines_read = [0]
 
     async def feed() -> None:
         assert process.stdin is not None
@@ -84,6 +90,7 @@ async def run_command_agent(
             if not line:
                 return
             number += 1
+            lines_read[0] = number
             received += len(line)
             if received > MAX_TRACE_BYTES:
                 problem.append(
@@ -102,9 +109,36 @@ async def run_command_agent(
         # The protocol is broken: nothing more it writes counts, so stop it now.
         await kill_group(process, kill_grace)
 
+    async def until_exit() -> None:
+        """Feed the request and read events until the agent's process has exited and what it
+        wrote is read. A process it left behind outside its group can hold stdout (and
+        asyncio's `wait`, which waits for the pipes too) open long after: once the agent has
+        exited and reading stalls, nothing more counts."""
+        reader = asyncio.create_task(read_events())
+        waiter = asyncio.create_task(process.wait())
+        try:
+            await feed()
+            while not reader.done():
+                # Stop only after a whole quiet window that began after the exit: what the
+                # agent wrote before exiting was in the pipe all that time.
+                exited, before = process.returncode is not None, lines_read[0]
+                await asyncio.wait({reader}, timeout=DRAIN_IDLE_SECONDS)
+                if exited and lines_read[0] == before:
+                    break
+            while process.returncode is None:  # stdout closed; the process may still run
+                await asyncio.wait({waiter}, timeout=DRAIN_IDLE_SECONDS)
+        finally:
+            for task in (reader, waiter):
+                if not task.done():
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+        if not reader.cancelled():
+            reader.result()  # a failure while reading is not hidden
+
     timed_out = False
     try:
-        await asyncio.wait_for(asyncio.gather(feed(), read_events(), process.wait()), timeout)
+        await asyncio.wait_for(until_exit(), timeout)
     except TimeoutError:
         timed_out = True
     finally:
