@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from actionrun import pull_request_event, run_action
+from actionrun import ActionRun, pull_request_event, run_action
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text, tool_call
 from gitrepo import GitRepo
@@ -251,28 +251,25 @@ def test_passing_change_exits_zero(
     assert run.json_lines() == []
 
 
+def bypassed_by(
+    actor: str, repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> tuple[ActionRun, str]:
+    """A failing pull request (octocat's) that `actor`, with write access, labels to bypass."""
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=False)
+    github.add_label(7, "force-eval-bypass", actor=actor)
+    github.permissions[actor] = "write"
+    event = pull_request_event(
+        github.repository, 7, base, head,
+        labels=["force-eval-bypass"], action="labeled", label="force-eval-bypass",
+    )  # fmt: skip
+    return run_action(repo.path, github, event, env=env), head
+
+
 def test_bypass_label_passes_the_gate_and_is_audited(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:
-    base, head = make_pr(repo, github)
-    script_model(model, head_greets_well=False)
-    github.add_label(7, "force-eval-bypass", actor="alice")
-    github.permissions["alice"] = "write"
-
-    run = run_action(
-        repo.path,
-        github,
-        pull_request_event(
-            github.repository,
-            7,
-            base,
-            head,
-            labels=["force-eval-bypass"],
-            action="labeled",
-            label="force-eval-bypass",
-        ),
-        env=env,
-    )
+    run, head = bypassed_by("alice", repo, github, model, env)
 
     assert run.returncode == 0, run.stderr
     assert run.outputs["result"] == "bypassed"
@@ -303,25 +300,7 @@ def test_an_author_who_bypasses_their_own_pull_request_is_named_as_its_author(
 ) -> None:
     """Write access is the rule, so the author may apply the label to their own pull request;
     whoever reads the audit sees that nobody else did."""
-    base, head = make_pr(repo, github)
-    script_model(model, head_greets_well=False)
-    github.add_label(7, "force-eval-bypass", actor="octocat")
-    github.permissions["octocat"] = "write"
-
-    run = run_action(
-        repo.path,
-        github,
-        pull_request_event(
-            github.repository,
-            7,
-            base,
-            head,
-            labels=["force-eval-bypass"],
-            action="labeled",
-            label="force-eval-bypass",
-        ),
-        env=env,
-    )
+    run, _ = bypassed_by("octocat", repo, github, model, env)
 
     assert run.returncode == 0, run.stderr
     (record,) = run.json_lines()
