@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,7 +20,8 @@ import pytest
 
 from evalward.errors import AgentRunError
 from evalward.resources.agent import HttpRuntime
-from evalward.runtime.http_agent import HttpAgentServer, listeners_of
+from evalward.runtime.http_agent import HttpAgentServer
+from evalward.runtime.port_owner import loopback_listeners
 from evalward.runtime.sandbox import AgentUser, Sandbox
 from evalward.trace import Trace
 
@@ -66,8 +68,8 @@ class Impostor(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def impostor_on(port: int) -> Iterator[None]:
-    server = HTTPServer(("127.0.0.1", port), Impostor)
+def impostor_on(port: int, host: str = "127.0.0.1") -> Iterator[None]:
+    server = (IPv6Server if ":" in host else HTTPServer)((host, port), Impostor)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -77,15 +79,21 @@ def impostor_on(port: int) -> Iterator[None]:
         server.server_close()
 
 
-def agent_server(tmp_path: Path, sandbox: Sandbox, delay: float) -> HttpAgentServer:
+class IPv6Server(HTTPServer):
+    address_family = socket.AF_INET6
+
+
+def agent_server(
+    tmp_path: Path, sandbox: Sandbox, delay: float, host: str = "127.0.0.1"
+) -> HttpAgentServer:
     checkout = tmp_path / "checkout"
     checkout.mkdir(exist_ok=True)
     (checkout / "server.py").write_text(SERVER)
     runtime = HttpRuntime.model_validate(
         {
             "start": [PYTHON, "server.py", "{port}", str(delay)],
-            "ready": "http://127.0.0.1:{port}/ready",
-            "url": "http://127.0.0.1:{port}/run",
+            "ready": f"http://{host}:{{port}}/ready",
+            "url": f"http://{host}:{{port}}/run",
             "readyTimeoutSeconds": 10,
         }
     )
@@ -130,7 +138,7 @@ def test_the_agents_own_server_is_its_users_listener(tmp_path: Path) -> None:
         trace = Trace()
         try:
             await server.run({"messages": []}, trace, timeout_seconds=5)
-            return trace, listeners_of(server.port)
+            return trace, {entry.uid for entry in loopback_listeners(server.port)}
         finally:
             await server.stop()
             base.close()
@@ -139,3 +147,29 @@ def test_the_agents_own_server_is_its_users_listener(tmp_path: Path) -> None:
     assert trace.error is None, trace.error
     assert trace.final_output == "the agent's own answer"
     assert owners == {base.user.uid}
+
+
+def test_a_stranger_on_the_other_loopback_address_is_refused_before_the_next_request(
+    tmp_path: Path,
+) -> None:
+    """The server holds 127.0.0.1:P; `localhost` may reach ::1 first, where another user can
+    still bind P. Every request checks the port's listeners again, and goes to the address
+    the server holds."""
+    base = Sandbox(AgentUser.resolve()).for_side("base")
+    server = agent_server(tmp_path, base, delay=0, host="localhost")
+
+    async def go() -> tuple[Trace, Trace]:
+        first, second = Trace(), Trace()
+        try:
+            await server.run({"messages": []}, first, timeout_seconds=5)
+            with impostor_on(server.port, "::1"):
+                await server.run({"messages": []}, second, timeout_seconds=5)
+        finally:
+            await server.stop()
+            base.close()
+        return first, second
+
+    first, second = asyncio.run(go())
+    assert first.final_output == "the agent's own answer"
+    assert second.error is not None and "held by a process of another user (uid 0)" in second.error
+    assert "impostor" not in second.final_output

@@ -19,47 +19,25 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from evalward.errors import AgentRunError
 from evalward.httpclient import HttpClient, HttpFailure, HttpTimeout
 from evalward.providers.base import RunLabels
 from evalward.resources.agent import HttpRuntime
 from evalward.runtime.model_proxy import Grant, ModelProxy
+from evalward.runtime.port_owner import PortTaken, owned_host
 from evalward.runtime.process import DEFAULT_KILL_GRACE, kill_group, limited_env, read_tail, spawn
 from evalward.runtime.process import tail as tail_text
 from evalward.runtime.protocol import ProtocolError, apply_response
 from evalward.runtime.sandbox import Sandbox
 from evalward.trace import StepType, Trace
 
-PROC_NET_TCP = ("/proc/net/tcp", "/proc/net/tcp6")
-TCP_LISTEN = "0A"
-
 
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def listeners_of(port: int, tables: tuple[str, ...] = PROC_NET_TCP) -> set[int]:
-    """The uids of the sockets listening on `port` (Linux's /proc/net/tcp and tcp6), or an
-    empty set where the kernel does not list them.
-
-    The port is free when evalward picks it, but free for anyone: another process (the head's
-    agent, reading the base server's command line) could bind it first and answer in the
-    server's place. Only a listener owned by the agent's own user is the agent's server.
-    """
-    owners: set[int] = set()
-    for table in tables:
-        try:
-            lines = Path(table).read_text(encoding="ascii").splitlines()[1:]
-        except (OSError, UnicodeDecodeError):
-            continue
-        for line in lines:
-            fields = line.split()
-            if len(fields) > 7 and fields[3] == TCP_LISTEN and fields[1].endswith(f":{port:04X}"):
-                owners.add(int(fields[7]))
-    return owners
 
 
 class HttpAgentServer:
@@ -136,7 +114,10 @@ class HttpAgentServer:
                     self.ready_url, timeout_seconds=self.poll_interval * 5
                 )
                 if reply.status < 400:
-                    self._check_listener()
+                    self.checked_url()
+                    # A connection kept from the probe could be to whatever answered it.
+                    await self._client.aclose()
+                    self._client = HttpClient(timeout_seconds=self.runtime.ready_timeout_seconds)
                     return
             if time.monotonic() >= deadline:
                 raise AgentRunError(
@@ -146,17 +127,23 @@ class HttpAgentServer:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._process.wait(), self.poll_interval)
 
-    def _check_listener(self) -> None:
-        """Refuse a server on the port that is not the agent's (`listeners_of`)."""
+    def checked_url(self) -> str:
+        """The URL to POST to. In the action, only after checking that the agent's server is
+        alive and that every loopback listener on its port is the agent user's
+        (`port_owner`); a `localhost` URL then names the numeric address its server holds."""
         if self.sandbox is None or self.sandbox.user is None:
-            return  # every program runs as evalward's user: nothing to tell them apart by
-        strangers = listeners_of(self.port) - {self.sandbox.user.uid}
-        if strangers:
-            raise AgentRunError(
-                f"agent {self.name!r}: port {self.port} is held by a process of another user "
-                f"(uid {', '.join(map(str, sorted(strangers)))}), not by the agent's server: "
-                "something else took the port before the server bound it"
-            )
+            return self.url  # every program runs as evalward's user: nothing to tell apart
+        if self._process is None or self._process.returncode is not None:
+            raise AgentRunError(f"agent {self.name!r}: the server is no longer running")
+        try:
+            host = owned_host(self.port, self.sandbox.user.uid)
+        except PortTaken as exc:
+            raise AgentRunError(f"agent {self.name!r}: {exc}") from None
+        parts = urlsplit(self.url)
+        if parts.hostname != "localhost":
+            return self.url
+        shown = f"[{host}]" if ":" in host else host
+        return urlunsplit(parts._replace(netloc=f"{shown}:{self.port}"))
 
     async def _stderr_hint(self) -> str:
         if not self._logs:
@@ -184,10 +171,15 @@ class HttpAgentServer:
             return
         timeout = self.runtime.timeout_seconds or timeout_seconds
         try:
+            url = self.checked_url()
+        except AgentRunError as exc:
+            trace.add(StepType.error, content=str(exc))
+            return
+        try:
             body = dict(request)
             if grant is not None:
                 body["modelProxy"] = grant.request_field()
-            reply = await self._client.post_json(self.url, body, timeout_seconds=timeout)
+            reply = await self._client.post_json(url, body, timeout_seconds=timeout)
         except HttpTimeout:
             trace.time_out(f"the agent did not answer within {timeout:g} s")
             return

@@ -1,0 +1,90 @@
+"""Whose server answers on an http agent's loopback port (Linux: /proc/net/tcp and tcp6).
+
+The port is free when evalward picks it, but free for anyone: another user's process (a pull
+request's agent, reading the base server's `--port` from its command line) could bind it
+first, or bind the same port on the other loopback address (`::1` beside `127.0.0.1`, which
+`localhost` may reach first), and answer in the server's place. So in the action, before each
+request, every loopback or wildcard listener on the port must be the agent user's, and the
+request goes to a numeric address that one of those listeners holds: no other user can bind
+an address and port a listener already holds.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from pathlib import Path
+
+PROC_NET_TCP = ("/proc/net/tcp", "/proc/net/tcp6")
+TCP_LISTEN = "0A"
+
+
+@dataclass(frozen=True)
+class Listener:
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address
+    uid: int
+
+    @property
+    def reaches_ipv4(self) -> bool:
+        """Whether a connection to 127.0.0.1 can land here (an IPv6 wildcard is dual-stack)."""
+        return self.address.version == 4 or self.address.is_unspecified
+
+
+def loopback_listeners(port: int, tables: tuple[str, ...] = PROC_NET_TCP) -> list[Listener]:
+    """The listeners on `port` that a connection to a loopback address can reach: loopback
+    and wildcard addresses, IPv4-mapped ones included. Empty where the kernel lists none."""
+    found: list[Listener] = []
+    for table in tables:
+        try:
+            lines = Path(table).read_text(encoding="ascii").splitlines()[1:]
+        except (OSError, UnicodeDecodeError):
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) <= 7 or fields[3] != TCP_LISTEN:
+                continue
+            address, _, port_hex = fields[1].partition(":")
+            try:
+                if int(port_hex, 16) != port:
+                    continue
+                ip = _address(address)
+                uid = int(fields[7])
+            except ValueError:
+                continue
+            if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+                ip = ip.ipv4_mapped
+            if ip.is_loopback or ip.is_unspecified:
+                found.append(Listener(ip, uid))
+    return found
+
+
+def owned_host(port: int, uid: int, tables: tuple[str, ...] = PROC_NET_TCP) -> str:
+    """The numeric host to send requests to, when every loopback listener on `port` is
+    `uid`'s; raises PortTaken naming the strangers, or saying nothing of `uid` listens."""
+    listeners = loopback_listeners(port, tables)
+    strangers = sorted({entry.uid for entry in listeners if entry.uid != uid})
+    if strangers:
+        raise PortTaken(
+            f"port {port} is held by a process of another user "
+            f"(uid {', '.join(map(str, strangers))}), not by the agent's server: something "
+            "else took the port before the server bound it"
+        )
+    own = [entry for entry in listeners if entry.uid == uid]
+    if not own:
+        raise PortTaken(f"nothing of the agent's user listens on port {port}")
+    return "127.0.0.1" if any(entry.reaches_ipv4 for entry in own) else "::1"
+
+
+class PortTaken(Exception):
+    """The port is not (only) the agent's: a message for AgentRunError."""
+
+
+def _address(hex_text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """An address as /proc/net/tcp writes it: 32-bit words in the machine's byte order
+    (little-endian on the machines this runs on)."""
+    raw = bytes.fromhex(hex_text)
+    if len(raw) == 4:
+        return ipaddress.IPv4Address(raw[::-1])
+    if len(raw) == 16:
+        return ipaddress.IPv6Address(b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4)))
+    raise ValueError(f"an address of {len(raw)} bytes")
