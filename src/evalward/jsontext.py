@@ -19,8 +19,12 @@ _SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
 
 def loads(raw: str | bytes) -> Any:
     """`json.loads`, with lone surrogates replaced; text without surrogate escapes costs one
-    regex scan more."""
-    data = json.loads(raw)
+    regex scan more. Nesting too deep for the parser (`[[[[…` 200,000 times) is a ValueError,
+    like any other JSON that does not parse, not a RecursionError that would end the run."""
+    try:
+        data = json.loads(raw)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
     escaped = (
         _SURROGATE_ESCAPE_BYTES.search(raw)
         if isinstance(raw, bytes)

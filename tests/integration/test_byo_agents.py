@@ -220,3 +220,51 @@ def test_what_a_process_left_behind_writes_after_the_agent_exited_does_not_count
     assert trace.error is None, trace.error
     assert trace.final_output == "the agent's answer"
     assert "after the agent exited" not in json.dumps(trace.model_dump())
+
+
+HANDS_OFF_TO_A_WORKER = r"""
+import subprocess, sys
+sys.stdin.readline()
+worker = (
+    "import json, time; time.sleep(1); "
+    "print(json.dumps({'type': 'final', 'content': 'the worker answers'}), flush=True)"
+)
+subprocess.Popen([sys.executable, "-c", worker])  # same process group, same stdout
+"""
+
+
+def test_a_worker_the_agent_leaves_in_its_own_group_still_answers(tmp_path: Path) -> None:
+    (tmp_path / "agent.py").write_text(HANDS_OFF_TO_A_WORKER)
+    runner = runner_for({"command": {"run": [sys.executable, "agent.py"]}}, tmp_path)
+    (trace,) = run_all(runner, fixture_run("hello", timeout=30))
+    assert trace.error is None, trace.error
+    assert trace.final_output == "the worker answers"
+
+
+UNFINISHED_LAST_LINE = r"""
+import json, os, sys, time
+sys.stdin.readline()
+if os.fork() == 0:
+    os.setsid()
+    time.sleep(3)
+    os._exit(0)
+sys.stdout.write(json.dumps({"type": "final", "content": "no newline at the end"}))
+sys.stdout.flush()
+"""
+
+
+def test_a_last_event_without_a_newline_counts_while_a_leftover_holds_stdout(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "agent.py").write_text(UNFINISHED_LAST_LINE)
+    runner = runner_for({"command": {"run": [sys.executable, "agent.py"]}}, tmp_path)
+    (trace,) = run_all(runner, fixture_run("hello", timeout=30))
+    assert trace.error is None, trace.error
+    assert trace.final_output == "no newline at the end"
+
+
+def test_json_nested_too_deeply_is_a_protocol_error_not_a_crash(tmp_path: Path) -> None:
+    (tmp_path / "agent.py").write_text('import sys\nsys.stdin.readline()\nprint("[" * 200000)\n')
+    runner = runner_for({"command": {"run": [sys.executable, "agent.py"]}}, tmp_path)
+    (trace,) = run_all(runner, fixture_run("hello"))
+    assert trace.error is not None and "nested too deeply" in trace.error

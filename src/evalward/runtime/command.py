@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -35,8 +36,42 @@ MAX_TRACE_BYTES = 32 * 1024 * 1024
 
 
 DRAIN_IDLE_SECONDS = 0.5
-"""After the agent exits, how long its stdout may stay silent before evalward stops reading:
-what it wrote before exiting is already in the pipe."""
+"""After the agent's process group is gone, how long its stdout may stay silent before
+evalward stops reading: what it wrote before it ended is already in the pipe."""
+
+
+def _group_gone(process: asyncio.subprocess.Process) -> bool:
+    """Whether the agent and every process of its group have ended (a worker it started in
+    its own group may still be writing after the agent itself exited)."""
+    if process.returncode is None:
+        return False
+    try:
+        os.killpg(process.pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # a member runs as another user
+    return False
+
+
+def _close_pipes(process: asyncio.subprocess.Process) -> None:
+    """Stop reading what a process left behind still writes into the agent's pipes."""
+    transport = getattr(process, "_transport", None)
+    if process.returncode is not None and transport is not None:
+        transport.close()
+
+
+async def _last_line(process: asyncio.subprocess.Process, trace: Trace, problem: list[str]) -> None:
+    """The agent's last event when it ended without a newline: already in the pipe."""
+    assert process.stdout is not None
+    with contextlib.suppress(TimeoutError):
+        rest = await asyncio.wait_for(process.stdout.read(STREAM_LIMIT), 0.05)
+        if rest.strip() and not problem:
+            try:
+                apply_event(trace, jsontext.loads(rest))
+            except (ValueError, ProtocolError):
+                shown = rest.decode("utf-8", errors="replace").strip()[:120]
+                problem.append(f"the last stdout line is not a trace event: {shown!r}")
 
 
 async def run_command_agent(
@@ -110,29 +145,33 @@ async def run_command_agent(
         await kill_group(process, kill_grace)
 
     async def until_exit() -> None:
-        """Feed the request and read events until the agent's process has exited and what it
-        wrote is read. A process it left behind outside its group can hold stdout (and
-        asyncio's `wait`, which waits for the pipes too) open long after: once the agent has
-        exited and reading stalls, nothing more counts."""
+        """Feed the request and read events until the agent has exited and what it wrote is
+        read. A process it left behind outside its group can hold stdout (and asyncio's
+        `wait`, which waits for the pipes too) open long after: once the agent's process
+        group is gone and stdout has stayed quiet since, nothing more counts."""
         reader = asyncio.create_task(read_events())
         waiter = asyncio.create_task(process.wait())
         try:
             await feed()
             while not reader.done():
-                # Stop only after a whole quiet window that began after the exit: what the
-                # agent wrote before exiting was in the pipe all that time.
-                exited, before = process.returncode is not None, lines_read[0]
+                # Stop only after a whole quiet window that began with the group gone: what
+                # the agent wrote before it ended was in the pipe all that time.
+                ended, before = _group_gone(process), lines_read[0]
                 await asyncio.wait({reader}, timeout=DRAIN_IDLE_SECONDS)
-                if exited and lines_read[0] == before:
+                if ended and lines_read[0] == before:
+                    reader.cancel()
+                    await asyncio.gather(reader, return_exceptions=True)
+                    await _last_line(process, trace, problem)
                     break
+            if reader.done() and not reader.cancelled() and reader.exception() is not None:
+                return  # raised below, without waiting for the agent to end
             while process.returncode is None:  # stdout closed; the process may still run
                 await asyncio.wait({waiter}, timeout=DRAIN_IDLE_SECONDS)
         finally:
             for task in (reader, waiter):
                 if not task.done():
                     task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
+                    await asyncio.gather(task, return_exceptions=True)
         if not reader.cancelled():
             reader.result()  # a failure while reading is not hidden
 
@@ -147,6 +186,7 @@ async def run_command_agent(
             trace.stderr = tail(await asyncio.wait_for(stderr_task, kill_grace + 1))
         except TimeoutError:
             trace.stderr = "(stderr still held open by a process that left the group)"
+        _close_pipes(process)
     if problem:
         trace.add(StepType.error, content=problem[0])
     elif timed_out:
