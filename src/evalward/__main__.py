@@ -11,10 +11,13 @@ import gc
 import os
 import select
 import sys
+from typing import Any, TextIO
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if not isinstance(sys.stderr, _QuietWhenClosed):
+        sys.stderr = _QuietWhenClosed(sys.stderr)
     try:
         if not args and os.environ.get("GITHUB_EVENT_PATH"):
             from evalward.action.run import main as run_action
@@ -66,6 +69,33 @@ def entry() -> int:
     # frees them all the same.
     gc.freeze()
     return code
+
+
+class _QuietWhenClosed:
+    """Standard error that goes quiet once its reader has left (`evalward run 2>&1 | head`):
+    the progress lines it would lose must not stop a run before its files are written."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._closed = False
+
+    def write(self, text: str) -> int:
+        if not self._closed:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._closed = True
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._closed:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._closed = True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def _stdout_reader_left() -> bool:

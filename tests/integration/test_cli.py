@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from clirun import evalward
 from gitrepo import GitRepo
 from hostile.test_secrets_and_injection import outside_code
@@ -98,37 +100,29 @@ def test_run_prints_urls_and_mentions_intact_and_comment_md_neutralises_them(
     assert "@\u200boctocat" in markup and "@octocat" not in markup
 
 
+@pytest.mark.parametrize("stderr_too", [False, True], ids=["stdout", "stdout and stderr"])
 def test_a_reader_that_leaves_early_ends_the_run_quietly_with_its_files_written(
-    tmp_path: Path,
+    tmp_path: Path, stderr_too: bool
 ) -> None:
-    """`evalward run | head`: standard output's reader is gone before the comment is printed.
-    No traceback, the shell's code for a closed pipe, and results.json still on disk."""
+    """`evalward run | head` (or `2>&1 | head`): the reader is gone before the comment, or
+    the first progress line, is written. No traceback, the shell's code for a closed pipe,
+    and results.json still on disk."""
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader left before anything was written
     out = tmp_path / "out"
     try:
         done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "evalward",
-                "run",
-                ".",
-                "--no-cache",
-                "--output-dir",
-                str(out),
-                "--mock-script",
-                "examples/mock-replies.yaml",
-            ],
+            [sys.executable, "-m", "evalward", "run", ".", "--no-cache", "--output-dir", str(out),
+             "--mock-script", "examples/mock-replies.yaml"],
             cwd=REPO_ROOT,
             stdout=write_end,
-            stderr=subprocess.PIPE,
-            text=True,
+            stderr=write_end if stderr_too else subprocess.PIPE,
             timeout=120,
             env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"},
-        )
+        )  # fmt: skip
     finally:
         os.close(write_end)
     assert done.returncode == 141, done.stderr
-    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+    if not stderr_too:
+        assert b"Traceback" not in done.stderr and b"BrokenPipe" not in done.stderr
     assert json.loads((out / "results.json").read_text())["result"] == "pass"
