@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from evalward.providers.openai import REASONING_ALLOWANCE
 from evalward.providers.registry import build_providers
 from evalward.resources import Eval, EvalFixture, JudgeCalibration, Located, ResourceSet
 from evalward.resources.models import ScoringConfig
@@ -474,7 +475,7 @@ def test_a_reasoning_model_judges_once_told_which_parameters_it_refuses(
     assert refused_tokens["max_tokens"] == JUDGE_MAX_TOKENS
     assert "max_tokens" not in refused_temperature and refused_temperature["temperature"] == 0
     for request in (adapted, remembered):
-        assert request["max_completion_tokens"] == JUDGE_MAX_TOKENS
+        assert request["max_completion_tokens"] == JUDGE_MAX_TOKENS + REASONING_ALLOWANCE
         assert "max_tokens" not in request and "temperature" not in request
     assert model.contract_violations == []
 

@@ -128,14 +128,21 @@ def refused_parameter(reply: Reply, body: Mapping[str, Any]) -> str | None:
     return None
 
 
+REASONING_ALLOWANCE = 8192
+"""Tokens added to `max_tokens` when it is sent as `max_completion_tokens`: a reasoning
+model's limit counts its hidden reasoning too, and at the judge's 2,048 it could spend them
+all thinking and answer nothing."""
+
+
 def adapted(body: dict[str, Any], refused: set[str]) -> dict[str, Any]:
     """`body` without the parameters its model refused: `max_tokens` is sent as
-    `max_completion_tokens`, `temperature` is left to the model's default."""
+    `max_completion_tokens` (with room to reason), `temperature` is left to the model's
+    default."""
     if not refused & body.keys():
         return body
     out = {key: value for key, value in body.items() if key not in refused}
     if "max_tokens" in refused and "max_tokens" in body:
-        out["max_completion_tokens"] = body["max_tokens"]
+        out["max_completion_tokens"] = body["max_tokens"] + REASONING_ALLOWANCE
     return out
 
 
