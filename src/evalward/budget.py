@@ -206,7 +206,9 @@ def refuse_unpriced(
         tree = resources[run.side]
         eval_def = tree.evals[run.eval].resource
         models.update(tree.agents[eval_def.spec.target_agent].resource.spec.models)
-        models.update(eval_def.spec.judge.models)
+        fixture = tree.fixtures[run.fixture].resource.spec
+        if any(assertion.type == "judge" for assertion in fixture.assertions):
+            models.update(eval_def.spec.judge.models)
     unpriced = sorted(
         m for m in models if prices.price(m.partition("/")[0], m.partition("/")[2]) is None
     )

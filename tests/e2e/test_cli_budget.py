@@ -136,3 +136,16 @@ def test_a_dollar_budget_over_a_model_without_a_price_is_refused_before_any_call
     counted = run(repo, model, tmp_path / "counted", "--max-model-calls", "10")
     assert counted.returncode == 0, counted.stderr
     assert len(model.requests) == 2
+
+
+def test_a_judge_without_a_price_that_no_planned_fixture_calls_is_not_refused(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    suite(repo)
+    judged = EVAL + "  judge: { model: openai/local-judge }\n"
+    repo.commit("a judge for later fixtures", {"eval.yaml": judged})
+    model.default = text("the answer")
+
+    done = run(repo, model, tmp_path / "out", "--max-cost-usd", "1")
+    assert done.returncode == 0, done.stderr
+    assert {r["model"] for r in model.requests} == {"gpt-4.1-mini"}
