@@ -10,6 +10,7 @@ Evals that select it.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
@@ -113,6 +114,9 @@ def _agents(
     result.cosmetic_agents = [a for a in result.cosmetic_agents if a not in result.changed_agents]
 
 
+_WILDCARD = re.compile(r"[*?\[]")
+
+
 def _attribute_files(touched: set[str]) -> list[str]:
     """The `.gitattributes` files the change touches. Their `eol`, `ident` or
     `working-tree-encoding` rewrite the files below them on checkout: an agent's program or
@@ -122,13 +126,18 @@ def _attribute_files(touched: set[str]) -> list[str]:
 
 def _reads_below(folder: str, located: Located[Agent]) -> bool:
     """Whether the agent names or watches a file under `folder` ("" for the root). A watch
-    glob that starts with a wildcard may match anywhere."""
+    glob may match under `folder` when its literal start (before its first wildcard) and
+    the folder are one the other's beginning: `packages/*/src/**` for `packages/core`."""
     if not folder:
         return bool(referenced_files(located) or located.resource.spec.watch)
     prefix = f"{folder}/"
-    return any(p.startswith(prefix) for p in referenced_files(located)) or any(
-        p.startswith(prefix) or p[:1] in "*?[" for p in located.resource.spec.watch
-    )
+    if any(p.startswith(prefix) for p in referenced_files(located)):
+        return True
+    for pattern in located.resource.spec.watch:
+        literal = _WILDCARD.split(pattern, maxsplit=1)[0]
+        if literal.startswith(prefix) or prefix.startswith(literal):
+            return True
+    return False
 
 
 def _renames(

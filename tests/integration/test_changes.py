@@ -141,6 +141,23 @@ def test_a_gitattributes_above_the_files_an_agent_reads_changes_it(repo: GitRepo
     assert list(changes_between(repo, base).changed_agents) == ["beta"]
 
 
+def test_a_gitattributes_under_a_folder_a_watch_glob_reaches_through_a_wildcard(
+    repo: GitRepo,
+) -> None:
+    base = repo.commit(
+        "a monorepo agent",
+        {
+            "agents/gamma.yaml": agent("gamma", watch="[packages/*/src/**]"),
+            "packages/core/src/app.py": "print('v1')",
+            "evals/gamma.yaml": EVAL.format(name="gamma", threshold=0.9),
+        },
+    )
+    repo.branch("pr")
+    repo.commit("attributes", {"packages/core/.gitattributes": "*.py ident\n"})
+    why = "packages/core/.gitattributes changed: it decides how the agent's files are checked out"
+    assert changes_between(repo, base).changed_agents == {"gamma": [why]}
+
+
 def test_a_model_change_names_the_field(repo: GitRepo) -> None:
     base = base_repo(repo)
     repo.branch("pr")
