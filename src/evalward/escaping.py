@@ -56,7 +56,10 @@ def reveal_bidi(text: str, name: str = "<U+{:04X}>") -> str:
     return _BIDI.sub(lambda m: name.format(ord(m[0])), text)
 
 
-def _reveal_controls(text: str) -> str:
+def reveal_controls(text: str) -> str:
+    """`reveal_bidi`, and the other control characters but tab and newline by name: a line
+    ending CRLF keeps its newline alone."""
+    text = text.replace("\r\n", "\n")
     return _CONTROL.sub(lambda m: f"<U+{ord(m[0]):04X}>", reveal_bidi(text))
 
 
@@ -67,7 +70,7 @@ def _one_line(text: object, limit: int) -> str:
 
 def inline(text: object, limit: int = 300) -> str:
     """One line of inert GitHub markdown: safe in a table cell or a sentence."""
-    value = html.escape(_reveal_controls(_one_line(text, limit)), quote=False)
+    value = html.escape(reveal_controls(_one_line(text, limit)), quote=False)
     value = _MD_SPECIAL.sub(r"\\\1", value)
     value = _AUTOLINK.sub(lambda m: m[0][:-1] + _ZERO_WIDTH + m[0][-1], value)
     return unmention(value)
@@ -75,7 +78,7 @@ def inline(text: object, limit: int = 300) -> str:
 
 def block(text: object, limit: int = 4000) -> str:
     """A fenced code block that no content can close early, and that pings nobody."""
-    return _fenced(unmention(_reveal_controls(_cut(text, limit))))
+    return _fenced(unmention(reveal_controls(_cut(text, limit))))
 
 
 def unmention(text: str) -> str:
@@ -85,12 +88,12 @@ def unmention(text: str) -> str:
 
 def terminal_inline(text: object, limit: int = 300) -> str:
     """One line of the comment as printed on a terminal: links and mentions as they are."""
-    return _reveal_controls(_one_line(text, limit)).replace("|", "\\|")
+    return reveal_controls(_one_line(text, limit)).replace("|", "\\|")
 
 
 def terminal_block(text: object, limit: int = 4000) -> str:
     """A fenced block of the comment as printed on a terminal."""
-    return _fenced(_reveal_controls(_cut(text, limit)))
+    return _fenced(reveal_controls(_cut(text, limit)))
 
 
 def _cut(text: object, limit: int) -> str:

@@ -65,6 +65,7 @@ def test_github_markdown_shows_control_characters_by_name_too() -> None:
     assert "\x00" not in block and "\x1b" not in block
     assert "ok<U+0000> and<U+001B>[31m red\ttab\nline" in block
     assert escaping.inline(text) == "ok&lt;U+0000&gt; and&lt;U+001B&gt;\\[31m red tab line"
+    assert escaping.block("one\r\ntwo\rthree") == "```text\none\ntwo<U+000D>three\n```"
 
 
 def test_report_html_shows_bidi_controls_by_name() -> None:

@@ -10,7 +10,7 @@ from evalward.action.github import Annotation, CheckReport
 from evalward.action.job import Job
 from evalward.action.workflow import command
 from evalward.errors import GitHubError
-from evalward.escaping import reveal_bidi
+from evalward.escaping import reveal_controls
 from evalward.evaluation import Evaluation
 from evalward.gate import GateDecision, GateResult
 from evalward.results import FixtureResult
@@ -70,7 +70,7 @@ def report_check(
                 line=max(result.line, 1),
                 level="failure",
                 title=f"{result.eval} / {result.fixture}: {result.status.value}",
-                message=job.redact(reveal_bidi(message)),
+                message=job.redact(reveal_controls(message)),
             )
         )
     report = CheckReport(
@@ -78,7 +78,7 @@ def report_check(
         head_sha=head_sha,
         conclusion=CONCLUSIONS[decision.result],
         title=f"evalward: {decision.result.value}",
-        summary=job.redact(reveal_bidi(decision.reason or decision.result.value)),
+        summary=job.redact(reveal_controls(decision.reason or decision.result.value)),
         details_url=job.context.run_url,
         annotations=annotations,
     )

@@ -203,7 +203,7 @@ def render_comment(
             ) from None
         # Whatever a template prints (a user template may print raw output), bidirectional
         # controls are shown by name in the whole body, not only through the `md` filter.
-        text = escaping.reveal_bidi("".join(pieces))
+        text = escaping.reveal_controls("".join(pieces))
         text = text.replace(context.marker, "").replace(RECORD_PREFIX, "&lt;!-- evalward-")
         return f"{context.marker}\n{text.lstrip()}"
 
