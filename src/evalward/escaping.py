@@ -12,8 +12,8 @@ The comment is shown in two places, each with its own pair of escapes (a `Sink`)
   sequence would drive the terminal).
 
 Both show bidirectional controls by name (`reveal_bidi`), and other control characters too:
-an escape sequence would drive a terminal, and a NUL is text GitHub's API cannot store, so
-one in an agent's reply would keep the whole comment from being posted.
+an escape sequence would drive a terminal, and a NUL is text GitHub's API may refuse to
+store, so one in an agent's reply could keep the whole comment from being posted.
 
 GitHub Actions workflow commands (`::error file=…::message`) have escapes of their own
 (`command_data`, `command_property`): a message cannot start a new command line.

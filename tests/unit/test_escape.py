@@ -58,7 +58,7 @@ def test_the_terminal_sink_shows_control_characters_by_name() -> None:
 
 
 def test_github_markdown_shows_control_characters_by_name_too() -> None:
-    """A NUL is text GitHub's API cannot store: one in an agent's reply would keep the whole
+    """A NUL is text GitHub's API may refuse to store: one in an agent's reply could keep the whole
     comment from being posted."""
     text = "ok\x00 and\x1b[31m red\ttab\nline"
     block = escaping.block(text)
