@@ -14,6 +14,7 @@ from typing import Any
 
 from evalward.changes import ChangeSet
 from evalward.compare import EvalComparison
+from evalward.gate import Bypass, BypassRefusal, GateDecision, RegressionPolicy, decide
 from evalward.plan import Plan, PlannedRun, Side
 from evalward.results import EvalResult, FixtureResult
 from evalward.spending import Estimate
@@ -56,6 +57,26 @@ class Evaluation:
             if result.side == "head" and result.provider_unavailable:
                 why.setdefault(result.eval, "every run's model provider was unavailable")
         return why
+
+    def decision(
+        self,
+        bypass: Bypass | None = None,
+        refusal: BypassRefusal | None = None,
+        *,
+        regressions: RegressionPolicy = RegressionPolicy.none,
+        allow_incomplete: bool = False,
+    ) -> GateDecision:
+        """The gate's decision on this run: its comparisons, the runs the budget skipped and
+        the Evals that could not run all count, whichever front end asks."""
+        return decide(
+            self.comparisons,
+            bypass,
+            refusal,
+            regressions=regressions,
+            skipped_runs=len(self.skipped),
+            allow_incomplete=allow_incomplete,
+            not_run=self.plan.not_run,
+        )
 
     def trace_of(self, result: FixtureResult) -> Trace:
         return self.traces.trace_of(result)

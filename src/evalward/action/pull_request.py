@@ -14,7 +14,7 @@ from evalward.action.job import Job
 from evalward.action.outputs import conclude, report_for, write_everything
 from evalward.action.workflow import command
 from evalward.errors import ConfigError, GitHubError, MissingSecretError, ResourceError
-from evalward.gate import BypassRecord, GateDecision, GateResult, RegressionPolicy, decide
+from evalward.gate import BypassRecord, GateDecision, GateResult, RegressionPolicy
 from evalward.pipeline import Revisions
 from evalward.report import files
 from evalward.report.markdown import render_unloadable
@@ -81,14 +81,11 @@ async def gate(job: Job, github: GitHubPort, number: int) -> int:
     if progress.cancelled:
         decision = progress.cancelled_decision()
     else:
-        decision = decide(
-            evaluation.comparisons,
+        decision = evaluation.decision(
             bypass,
             refusal,
             regressions=RegressionPolicy(job.settings.fail_on_regression),
-            skipped_runs=len(evaluation.skipped),
             allow_incomplete=job.settings.allow_incomplete,
-            not_run=evaluation.plan.not_run,
         )
     report = report_for(job, evaluation, decision, head_sha, progress, record)
     body = write_everything(job, evaluation, decision, report, progress, pull)

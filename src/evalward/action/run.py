@@ -44,7 +44,6 @@ from evalward.action.status import begin_status
 from evalward.action.trust import agent_sandbox, check_output_dir, trusted_inputs
 from evalward.action.workflow import command
 from evalward.errors import EXIT_INTERRUPTED, ConfigError, MissingSecretError
-from evalward.gate import decide
 from evalward.git import Git
 from evalward.interrupt import until_signalled
 from evalward.pipeline import Revisions
@@ -158,13 +157,7 @@ async def run_all(job: Job, route: Route) -> int:
     if progress.cancelled:
         decision = progress.cancelled_decision()
     else:
-        decision = decide(
-            evaluation.comparisons,
-            None,
-            skipped_runs=len(evaluation.skipped),
-            allow_incomplete=job.settings.allow_incomplete,
-            not_run=evaluation.plan.not_run,
-        )
+        decision = evaluation.decision(allow_incomplete=job.settings.allow_incomplete)
     head_sha = job.context.sha
     status.finish(job, evaluation, cancelled=progress.cancelled)
     report = report_for(job, evaluation, decision, head_sha, progress, route=route)

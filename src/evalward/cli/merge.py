@@ -25,19 +25,13 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from pathlib import Path
 
     from evalward.cli._local import emit
-    from evalward.gate import decide
     from evalward.report.files import RunInfo
     from evalward.security import Redactor
     from evalward.shard import merge_parts
 
     merged = merge_parts([Path(p) for p in args.parts])
     evaluation = merged.evaluation
-    decision = decide(
-        evaluation.comparisons,
-        None,
-        skipped_runs=len(evaluation.skipped),
-        not_run=evaluation.plan.not_run,
-    )
+    decision = evaluation.decision()
     return emit(
         out,
         evaluation,

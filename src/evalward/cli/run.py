@@ -79,7 +79,6 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward.cli.status import record_local
     from evalward.errors import EXIT_INTERRUPTED, EXIT_OK, EvalwardError
     from evalward.evaluation import Evaluation
-    from evalward.gate import decide
     from evalward.git import Git
     from evalward.interrupt import RunRecord, until_signalled
     from evalward.pipeline import Revisions, RunOptions, evaluate_change
@@ -177,13 +176,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
             decision = record.cancelled_decision()
             print(f"evalward: {decision.reason}", file=sys.stderr)
         else:
-            decision = decide(
-                evaluation.comparisons,
-                None,
-                skipped_runs=len(evaluation.skipped),
-                allow_incomplete=args.allow_incomplete,
-                not_run=evaluation.plan.not_run,
-            )
+            decision = evaluation.decision(allow_incomplete=args.allow_incomplete)
         # Read before this run is recorded: the report's trend shows the runs before it.
         earlier = trends(
             [c.name for c in evaluation.comparisons],
