@@ -187,20 +187,27 @@ def test_an_evalward_yaml_of_the_pr_does_not_choose_what_gates(
     assert_fails_below_threshold(gate(repo, github, base, head, env), github)
 
 
+def trivial_critical_fixtures(prefix: str, count: int) -> dict[str, str]:
+    """`count` critical fixtures of the support bot that any greeting passes (`contains: H`),
+    named `<prefix>-<n>`: what a pull request adds to lift a failing score."""
+    trivial = GREETING_FIXTURE.replace("name: greeting", f"name: {prefix}-{{n}}").replace(
+        "severity: low", "severity: critical"
+    )
+    trivial = (
+        trivial.split("  assertions:")[0] + "  assertions:\n    - { type: contains, value: H }\n"
+    )
+    return {
+        f"evals/fixtures/{prefix}-{n}.yaml": trivial.replace("{n}", str(n)) for n in range(count)
+    }
+
+
 # --- 2. diluting the score ----------------------------------------------------------------
 
 
 def test_new_trivially_passing_critical_fixtures_run_but_gate_once_merged(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:
-    trivial = GREETING_FIXTURE.replace("name: greeting", "name: trivial-{n}").replace(
-        "severity: low", "severity: critical"
-    )
-    trivial = (
-        trivial.split("  assertions:")[0] + "  assertions:\n    - { type: contains, value: H }\n"
-    )
-    added = {f"evals/fixtures/trivial-{n}.yaml": trivial.replace("{n}", str(n)) for n in range(10)}
-    base, head = hostile_pr(repo, github, added)
+    base, head = hostile_pr(repo, github, trivial_critical_fixtures("trivial", 10))
     script_model(model, head_greets_well=False)
 
     run = gate(repo, github, base, head, env)
@@ -838,14 +845,7 @@ def test_a_gitattributes_that_changes_how_an_agents_files_are_checked_out_change
 def test_new_fixtures_cannot_push_gating_fixtures_out_of_the_budget(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:
-    trivial = GREETING_FIXTURE.replace("name: greeting", "name: aaa-{n}").replace(
-        "severity: low", "severity: critical"
-    )
-    trivial = (
-        trivial.split("  assertions:")[0] + "  assertions:\n    - { type: contains, value: H }\n"
-    )
-    added = {f"evals/fixtures/aaa-{n}.yaml": trivial.replace("{n}", str(n)) for n in range(4)}
-    base, head = hostile_pr(repo, github, added)
+    base, head = hostile_pr(repo, github, trivial_critical_fixtures("aaa", 4))
     script_model(model, head_greets_well=False)
 
     run = gate(
