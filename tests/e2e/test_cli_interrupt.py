@@ -51,6 +51,23 @@ spec:
 }
 
 
+def start_run(
+    repo: GitRepo, model: ScriptedModelServer, home: Path, *options: str
+) -> subprocess.Popen[str]:
+    """`evalward run` on `repo` as a user starts it, its model calls served by `model`."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "evalward", "run", str(repo.path), *options],
+        cwd=repo.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={
+            "PATH": os.environ["PATH"], "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1",
+            "OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test",
+        },
+    )  # fmt: skip
+
+
 class Lines:
     """A stream's lines as they arrive, read by a thread."""
 
@@ -77,18 +94,7 @@ def test_a_signal_keeps_what_finished_and_exits_130(
     model.script("fast question", text("the answer"))
     model.script("slow question", text("the answer, late", delay=60))
     out = tmp_path / "out"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "evalward", "run", str(repo.path), "--no-cache",
-         "--output-dir", str(out)],
-        cwd=repo.path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={
-            "PATH": os.environ["PATH"], "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1",
-            "OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test",
-        },
-    )  # fmt: skip
+    process = start_run(repo, model, tmp_path, "--no-cache", "--output-dir", str(out))
     stdout, stderr = Lines(process.stdout), Lines(process.stderr)
     deadline = time.monotonic() + 60
     # Both fast runs are done (each result is stored in the result cache as it is recorded,
@@ -125,18 +131,7 @@ def test_a_signal_stops_a_shard_and_writes_no_part(
     repo.commit("suite", SUITE)
     model.script("question", text("the answer, late", delay=60))
     out = tmp_path / "shards"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "evalward", "run", str(repo.path), "--shard", "1/1",
-         "--output-dir", str(out)],
-        cwd=repo.path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={
-            "PATH": os.environ["PATH"], "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1",
-            "OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test",
-        },
-    )  # fmt: skip
+    process = start_run(repo, model, tmp_path, "--shard", "1/1", "--output-dir", str(out))
     deadline = time.monotonic() + 60
     while not model.requests:
         assert process.poll() is None and time.monotonic() < deadline, process.communicate()
