@@ -50,7 +50,7 @@ def _group_gone(process: asyncio.subprocess.Process) -> bool:
     except ProcessLookupError:
         return True
     except PermissionError:
-        return False  # a member runs as another user
+        pass  # a member runs as another user
     return False
 
 
@@ -59,19 +59,6 @@ def _close_pipes(process: asyncio.subprocess.Process) -> None:
     transport = getattr(process, "_transport", None)
     if process.returncode is not None and transport is not None:
         transport.close()
-
-
-async def _last_line(process: asyncio.subprocess.Process, trace: Trace, problem: list[str]) -> None:
-    """The agent's last event when it ended without a newline: already in the pipe."""
-    assert process.stdout is not None
-    with contextlib.suppress(TimeoutError):
-        rest = await asyncio.wait_for(process.stdout.read(STREAM_LIMIT), 0.05)
-        if rest.strip() and not problem:
-            try:
-                apply_event(trace, jsontext.loads(rest))
-            except (ValueError, ProtocolError):
-                shown = rest.decode("utf-8", errors="replace").strip()[:120]
-                problem.append(f"the last stdout line is not a trace event: {shown!r}")
 
 
 async def run_command_agent(
@@ -101,7 +88,7 @@ async def run_command_agent(
         return
     stderr_task = asyncio.create_task(read_tail(process.stderr))
     problem: list[str] = []
-    lines_read = [0]
+    number = received = 0  # stdout lines and bytes taken so far
 
     async def feed() -> None:
         assert process.stdin is not None
@@ -110,9 +97,28 @@ async def run_command_agent(
             await process.stdin.drain()
             process.stdin.close()
 
+    def take(line: bytes) -> None:
+        """One line of stdout: a trace event, or the problem that ends the run."""
+        nonlocal number, received
+        number += 1
+        received += len(line)
+        if received > MAX_TRACE_BYTES:
+            problem.append(
+                f"the agent wrote more than {MAX_TRACE_BYTES} bytes of trace events; "
+                "the run was stopped there"
+            )
+        elif line.strip():
+            try:
+                apply_event(trace, jsontext.loads(line))
+            except (ValueError, ProtocolError) as exc:
+                shown = line.decode("utf-8", errors="replace").strip()[:120]
+                problem.append(
+                    f"stdout line {number} is not a trace event ({exc}): {shown!r}. "
+                    "Write one JSON event per line to stdout and logs to stderr."
+                )
+
     async def read_events() -> None:
         assert process.stdout is not None
-        number = received = 0
         while not problem:
             try:
                 line = await process.stdout.readline()
@@ -124,25 +130,17 @@ async def run_command_agent(
                 break
             if not line:
                 return
-            number += 1
-            lines_read[0] = number
-            received += len(line)
-            if received > MAX_TRACE_BYTES:
-                problem.append(
-                    f"the agent wrote more than {MAX_TRACE_BYTES} bytes of trace events; "
-                    "the run was stopped there"
-                )
-            elif line.strip():
-                try:
-                    apply_event(trace, jsontext.loads(line))
-                except (ValueError, ProtocolError) as exc:
-                    shown = line.decode("utf-8", errors="replace").strip()[:120]
-                    problem.append(
-                        f"stdout line {number} is not a trace event ({exc}): {shown!r}. "
-                        "Write one JSON event per line to stdout and logs to stderr."
-                    )
+            take(line)
         # The protocol is broken: nothing more it writes counts, so stop it now.
         await kill_group(process, kill_grace)
+
+    async def take_unfinished_line() -> None:
+        """What the agent wrote last without a newline, already in the pipe."""
+        assert process.stdout is not None
+        with contextlib.suppress(TimeoutError):
+            rest = await asyncio.wait_for(process.stdout.read(STREAM_LIMIT), 0.05)
+            if rest and not problem:
+                take(rest)
 
     async def until_exit() -> None:
         """Feed the request and read events until the agent has exited and what it wrote is
@@ -156,12 +154,12 @@ async def run_command_agent(
             while not reader.done():
                 # Stop only after a whole quiet window that began with the group gone: what
                 # the agent wrote before it ended was in the pipe all that time.
-                ended, before = _group_gone(process), lines_read[0]
+                ended, before = _group_gone(process), number
                 await asyncio.wait({reader}, timeout=DRAIN_IDLE_SECONDS)
-                if ended and lines_read[0] == before:
+                if ended and number == before:
                     reader.cancel()
                     await asyncio.gather(reader, return_exceptions=True)
-                    await _last_line(process, trace, problem)
+                    await take_unfinished_line()
                     break
             if reader.done() and not reader.cancelled() and reader.exception() is not None:
                 return  # raised below, without waiting for the agent to end
