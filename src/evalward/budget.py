@@ -133,8 +133,7 @@ def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) ->
                 )
     cost: float | None = 0.0
     for call in calls:
-        provider, _, model = call.model.partition("/")
-        price = prices.price(provider, model)
+        price = prices.of(call.model)
         if price is None or cost is None:
             cost = None
             continue
@@ -209,9 +208,7 @@ def refuse_unpriced(
         fixture = tree.fixtures[run.fixture].resource.spec
         if any(assertion.type == "judge" for assertion in fixture.assertions):
             models.update(eval_def.spec.judge.models)
-    unpriced = sorted(
-        m for m in models if prices.price(m.partition("/")[0], m.partition("/")[2]) is None
-    )
+    unpriced = sorted(model for model in models if prices.of(model) is None)
     if unpriced:
         raise ConfigError(
             f"max-cost-usd is set, but {', '.join(unpriced)} has no price, so what it spends "

@@ -31,6 +31,10 @@ class PriceTable:
     def price(self, provider: str, model: str) -> Price | None:
         return self._prices.get(f"{provider}/{model}")
 
+    def of(self, model_id: str) -> Price | None:
+        """The price of a `provider/model` id, as definitions name models."""
+        return self._prices.get(model_id)
+
     def with_cost(self, provider: str, model: str, usage: Usage) -> Usage:
         price = self.price(provider, model)
         if price is None:
