@@ -84,6 +84,8 @@ def detect_changes(
 def _agents(
     result: ChangeSet, touched: set[str], head: ResourceSet, base: ResourceSet | None
 ) -> None:
+    ordered = sorted(touched)
+    attribute_files = _attribute_files(touched)
     for name, located in sorted(head.agents.items()):
         spec = located.resource.spec
         before = base.agents.get(name) if base is not None else None
@@ -100,10 +102,10 @@ def _agents(
                 if path in touched:
                     result.note_agent(name, f"{path} changed")
         for pattern in spec.watch:
-            hit = next((p for p in sorted(touched) if fnmatch(p, pattern)), None)
+            hit = next((p for p in ordered if fnmatch(p, pattern)), None)
             if hit is not None:
                 result.note_agent(name, f"watched path {hit} changed")
-        for attributes in _attribute_files(touched):
+        for attributes in attribute_files:
             if _reads_below(posixpath.dirname(attributes), located):
                 result.note_agent(
                     name, f"{attributes} changed: it decides how the agent's files are checked out"
