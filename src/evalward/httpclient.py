@@ -15,8 +15,9 @@ aiohttp is imported on first use, so runs that make no HTTP call (the mock provi
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
@@ -92,8 +93,56 @@ class HttpClient:
         all_headers = {"content-type": "application/json", **(headers or {})}
         return await self._request("POST", url, encode_json(payload), all_headers, timeout_seconds)
 
-    async def get(self, url: str, *, timeout_seconds: float | None = None) -> Reply:
-        return await self._request("GET", url, None, {}, timeout_seconds)
+    async def get(
+        self,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        *,
+        timeout_seconds: float | None = None,
+    ) -> Reply:
+        return await self._request("GET", url, None, headers or {}, timeout_seconds)
+
+    @contextlib.asynccontextmanager
+    async def stream_json(
+        self,
+        url: str,
+        payload: Any,
+        headers: Mapping[str, str] | None = None,
+        *,
+        timeout_seconds: float | None = None,
+    ) -> AsyncIterator[StreamingReply]:
+        """POST `payload` and hand over the reply as it arrives (a model's streamed answer).
+
+        The timeout bounds the wait for the reply's head and each gap between its chunks,
+        not the whole stream: a long answer that keeps coming is not cut off."""
+        import aiohttp
+
+        session = self._open()
+        idle = timeout_seconds or self._timeout_seconds
+        connect = min(self._connect_timeout_seconds or idle, idle)
+        all_headers = {"content-type": "application/json", **(headers or {})}
+        proxy = self._proxy_for(url)
+        if proxy.headers and url.startswith("http:"):
+            all_headers = {**all_headers, **proxy.headers}
+        try:
+            response = await session.request(
+                "POST",
+                url,
+                data=encode_json(payload),
+                headers=all_headers,
+                timeout=aiohttp.ClientTimeout(total=None, connect=connect, sock_read=idle),
+                proxy=proxy.url,
+                proxy_headers=proxy.headers,
+                allow_redirects=False,
+            )
+        except TimeoutError as exc:
+            raise HttpTimeout(f"no reply within {idle:g} s") from exc
+        except (aiohttp.ClientError, OSError, ValueError) as exc:
+            raise HttpFailure(_describe(exc)) from exc
+        try:
+            yield StreamingReply(response, idle, self._max_reply_bytes)
+        finally:
+            response.release()
 
     async def aclose(self) -> None:
         session, self._session = self._session, None
@@ -157,6 +206,45 @@ class HttpClient:
         if proxy is None:
             proxy = self._proxies[key] = _env_proxy(*key)
         return proxy
+
+
+class StreamingReply:
+    """A reply whose body is still arriving: its status and headers, then its chunks."""
+
+    def __init__(self, response: aiohttp.ClientResponse, idle: float, limit: int) -> None:
+        self._response = response
+        self._idle = idle
+        self._limit = limit
+        self.status = response.status
+        self.headers: Mapping[str, str] = response.headers
+
+    @property
+    def event_stream(self) -> bool:
+        return self.headers.get("content-type", "").startswith("text/event-stream")
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """The body's bytes as they come; HttpFailure (HttpTimeout after a silence longer
+        than the timeout) when the stream breaks off or grows past the reply limit."""
+        import aiohttp
+
+        size = 0
+        try:
+            async for chunk in self._response.content.iter_any():
+                size += len(chunk)
+                if size > self._limit:
+                    raise HttpFailure(f"the reply is larger than {self._limit:,} bytes")
+                yield chunk
+        except TimeoutError as exc:
+            raise HttpTimeout(f"the stream was silent for {self._idle:g} s") from exc
+        except (aiohttp.ClientError, OSError, ValueError) as exc:
+            raise HttpFailure(_describe(exc)) from exc
+
+    async def read(self) -> Reply:
+        """The whole reply (an error status, or a server that did not stream)."""
+        body = bytearray()
+        async for chunk in self.chunks():
+            body += chunk
+        return Reply(self.status, self.headers, bytes(body))
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import json
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from evalward import jsontext
 
@@ -67,6 +67,11 @@ class Step(BaseModel):
     stop_reason: str | None = None
     """Why the model stopped the reply this step came from, as the provider said it
     (`stop`, `tool_calls`, `end_turn`, `length`, `max_tokens`, ...)."""
+    via: str | None = None
+    """Where a bring-your-own agent's step was seen when the agent did not report it itself:
+    `proxy` (the model proxy saw the model ask for it, or the agent send its result back)
+    or `otel` (a span the agent exported). None for the agent's own events and evalward's
+    own tool loop."""
 
     @property
     def truncated(self) -> bool:
@@ -99,14 +104,21 @@ class ModelCall(BaseModel):
     proxy measured it (`runtime.model_proxy`)."""
 
     api: str
-    """The wire format the agent spoke: `openai` (Chat Completions) or `anthropic` (Messages)."""
+    """The provider whose API the agent spoke: `openai` or `anthropic`."""
     model: str
-    """`provider/model`, as priced."""
+    """`provider/model`, as priced (`provider/` alone when the request named none)."""
     status: int
     """The HTTP status the agent was answered with."""
+    endpoint: str = ""
+    """The request: `POST /v1/chat/completions`, `POST /v1/responses`, `POST /v1/messages`,
+    `POST /v1/embeddings`, or what else the agent asked for."""
+    streamed: bool = False
+    """The reply was streamed (server-sent events)."""
     usage: Usage | None = None
     started_at: float = 0.0
     duration_ms: float = 0.0
+    first_byte_ms: float | None = None
+    """For a streamed reply, when its first event reached the agent."""
     cached: bool = False
     """Answered from the response cache: no call reached the provider."""
     error: str | None = None
@@ -131,6 +143,36 @@ class Trace(BaseModel):
     """The run reached no terminal event before its timeout (`execution.timeoutSeconds`, or
     the agent's own): it was stopped, and its last step is the `error` that says so."""
 
+    _accounted: dict[int, set[str]] = PrivateAttr(default_factory=dict)
+    """Per step, the origins that reported it (`record`)."""
+
+    def record(self, type: StepType, origin: str, **fields: Any) -> Step:
+        """Add a step one origin saw — the agent's own events (`agent`), the model proxy's
+        view of its calls (`proxy`), its exported spans (`otel`) — unless another origin
+        already gave the same step: the origins are merged, never counted twice. A final
+        answer the agent gives that the proxy saw as the model's last text makes that step
+        the final one."""
+        same = self._same(type, origin, fields)
+        if same is not None:
+            self._accounted[same.index].add(origin)
+            if type is StepType.final:
+                same.type = StepType.final
+            return same
+        step = self.add(type, via=None if origin == "agent" else origin, **fields)
+        self._accounted[step.index] = {origin}
+        return step
+
+    def _same(self, type: StepType, origin: str, fields: dict[str, Any]) -> Step | None:
+        texts = (StepType.assistant, StepType.final)
+        for step in self.steps:
+            by = self._accounted.get(step.index)
+            if not by or origin in by:
+                continue
+            alike = step.type is type or (step.type in texts and type in texts)
+            if alike and _same_step(step, type, fields):
+                return step
+        return None
+
     def time_out(self, message: str) -> None:
         """End the run as timed out: the error step says why, `timed_out` marks it."""
         self.add(StepType.error, content=message)
@@ -142,11 +184,16 @@ class Trace(BaseModel):
         return step
 
     @property
-    def final_output(self) -> str:
+    def final_step(self) -> Step | None:
         for step in reversed(self.steps):
             if step.type is StepType.final:
-                return step.content
-        return ""
+                return step
+        return None
+
+    @property
+    def final_output(self) -> str:
+        step = self.final_step
+        return "" if step is None else step.content
 
     @property
     def error(self) -> str | None:
@@ -174,8 +221,32 @@ class Trace(BaseModel):
     def failed_proxy_calls(self) -> list[ModelCall]:
         return [c for c in self.proxy_calls if c.error is not None]
 
+    def proxy_failure_note(self) -> str:
+        """`; a model call failed: …` naming the first call the model proxy could not
+        answer, for the message of a run that ended badly (often the reason it did)."""
+        failed = self.failed_proxy_calls
+        if not failed:
+            return ""
+        first = failed[0]
+        where = f"{first.endpoint} " if first.endpoint else ""
+        return f"; a model call failed: {where}(HTTP {first.status}) {first.error}"
+
     def tool_calls(self) -> list[Step]:
         return [s for s in self.steps if s.type is StepType.tool_call]
+
+
+def _same_step(step: Step, type: StepType, fields: dict[str, Any]) -> bool:
+    """Whether a step reported by one source is one another source already gave: the same
+    tool call (by its id, else its arguments), a result of the same tool, the same text."""
+    if type in (StepType.assistant, StepType.final):
+        return step.content.strip() == str(fields.get("content") or "").strip()
+    if type not in (StepType.tool_call, StepType.tool_result) or step.tool != fields.get("tool"):
+        return False
+    call_id = fields.get("call_id")
+    if type is StepType.tool_result or (call_id and call_id == step.call_id):
+        return True
+    arguments = fields.get("arguments")
+    return not arguments or not step.arguments or arguments == step.arguments
 
 
 def tool_arguments(raw: object) -> dict[str, Any]:

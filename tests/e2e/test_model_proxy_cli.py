@@ -181,7 +181,10 @@ def test_a_byo_agent_passes_its_eval_through_the_proxy_and_never_sees_the_key(
     # The report shows them, and no file evalward wrote holds a key.
     report = (out / "report.html").read_text()
     assert report.count('"pc":[') == 3  # each run's proxied calls, drawn by the page's script
-    assert '{"model":"anthropic/claude-haiku-4-5","st":200,"after":1,"u":[10,5,' in report
+    assert (
+        '{"model":"anthropic/claude-haiku-4-5","ep":"POST /v1/messages","stream":false,'
+        '"st":200,"after":1,"u":[10,5,'
+    ) in report
     for written in out.iterdir():
         assert OPENAI_KEY not in written.read_text()
 
@@ -310,7 +313,9 @@ def test_the_action_refuses_byo_calls_past_max_model_calls_and_the_gate_fails(
             "a model call was refused: the job's model-call budget is spent: 2 calls"
             in (fixture["message"])
         )
-    assert sum(len(f["trace"]["proxy_calls"]) for f in fixtures) == 2
+    statuses = [c["status"] for f in fixtures for c in f["trace"]["proxy_calls"]]
+    assert statuses.count(200) == 2
+    assert set(statuses) == {200, 429}  # every refused call is in its run's trace
     assert OPENAI_KEY not in run.stdout + run.stderr
     assert "budget is spent" in github.comments_on(7)[0]["body"]
 

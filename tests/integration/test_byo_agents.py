@@ -103,12 +103,22 @@ def test_a_crashing_agent_keeps_its_steps_and_stderr(tmp_path: Path) -> None:
     assert "Traceback: something broke" in trace.stderr
 
 
-def test_stdout_that_is_not_the_protocol_is_an_error(tmp_path: Path) -> None:
-    (trace,) = run_all(command_runner(tmp_path), fixture_run("garbage"))
+def test_stdout_that_is_not_the_protocol_is_an_error_when_stdout_is_events(
+    tmp_path: Path,
+) -> None:
+    (trace,) = run_all(command_runner(tmp_path, stdout="events"), fixture_run("garbage"))
     assert trace.error is not None
     assert "stdout line 1 is not a trace event" in trace.error
     assert "DEBUG: not json" in trace.error
     assert trace.timed_out is False  # a broken protocol is an error, not a Skip
+
+
+def test_other_stdout_text_breaks_nothing_and_a_final_event_is_still_the_answer(
+    tmp_path: Path,
+) -> None:
+    (trace,) = run_all(command_runner(tmp_path), fixture_run("garbage"))
+    assert trace.error is None
+    assert trace.final_output == "never counted"  # the agent's `final` event, not its log line
 
 
 def test_a_process_group_that_ignores_sigterm_is_killed_at_the_timeout(tmp_path: Path) -> None:
@@ -265,6 +275,13 @@ def test_a_last_event_without_a_newline_counts_while_a_leftover_holds_stdout(
 
 def test_json_nested_too_deeply_is_a_protocol_error_not_a_crash(tmp_path: Path) -> None:
     (tmp_path / "agent.py").write_text('import sys\nsys.stdin.readline()\nprint("[" * 200000)\n')
-    runner = runner_for({"command": {"run": [sys.executable, "agent.py"]}}, tmp_path)
-    (trace,) = run_all(runner, fixture_run("hello"))
+    strict = {"command": {"run": [sys.executable, "agent.py"], "stdout": "events"}}
+    (trace,) = run_all(runner_for(strict, tmp_path), fixture_run("hello"))
     assert trace.error is not None and "nested too deeply" in trace.error
+    # read as plain text, the same line is the agent's answer, and nothing crashes
+    (trace,) = run_all(
+        runner_for({"command": strict["command"] | {"stdout": "auto"}}, tmp_path),
+        fixture_run("hello"),
+    )
+    assert trace.error is None
+    assert trace.final_output == "[" * 200000

@@ -182,36 +182,29 @@ def test_wrong_missing_and_expired_keys_are_refused_in_each_providers_shape(
     assert len(model.calls) == 1
 
 
-def test_unknown_routes_and_streaming_are_refused_clearly_and_reach_no_provider(
+def test_unknown_routes_and_bad_bodies_are_refused_clearly_kept_in_the_trace_and_reach_no_provider(
     server: Providers, model: ScriptedModelServer
 ) -> None:
+    trace = Trace()
+
     async def go() -> None:
         proxy = await proxied(server)
         try:
-            with proxy.granted(labels(), Trace()) as grant:
+            with proxy.granted(labels(), trace) as grant:
                 gpt = openai.AsyncOpenAI(
                     base_url=grant.env["OPENAI_BASE_URL"], api_key=grant.key, max_retries=0
                 )
                 with pytest.raises(openai.NotFoundError, match="serves POST /v1/chat/completions"):
-                    await gpt.embeddings.create(model="text-embedding-3-small", input="hi")
-                with pytest.raises(openai.BadRequestError, match="streaming is not supported"):
-                    await gpt.chat.completions.create(
-                        model="gpt-4.1-mini",
-                        messages=[{"role": "user", "content": "hello"}],
-                        stream=True,
-                    )
+                    await gpt.audio.speech.create(model="tts-1", voice="alloy", input="hi")
+                with pytest.raises(openai.NotFoundError, match="POST /v1/responses"):
+                    await gpt.completions.create(model="gpt-3.5-turbo-instruct", prompt="hi")
                 claude = anthropic.AsyncAnthropic(
-                    base_url=grant.env["ANTHROPIC_BASE_URL"], api_key=grant.key
+                    base_url=grant.env["ANTHROPIC_BASE_URL"], api_key=grant.key, max_retries=0
                 )
-                with pytest.raises(anthropic.BadRequestError, match="streaming is not supported"):
-                    async with claude.messages.stream(
-                        model="claude-haiku-4-5",
-                        max_tokens=10,
-                        messages=[{"role": "user", "content": "hello"}],
-                    ) as stream:
-                        await stream.get_final_message()
                 with pytest.raises(anthropic.NotFoundError) as missing:
-                    await claude.models.list()
+                    await claude.messages.count_tokens(
+                        model="claude-haiku-4-5", messages=[{"role": "user", "content": "hi"}]
+                    )
                 assert isinstance(missing.value.body, dict)
                 assert missing.value.body["error"]["type"] == "not_found_error"
                 client = HttpClient(timeout_seconds=10)
@@ -230,6 +223,15 @@ def test_unknown_routes_and_streaming_are_refused_clearly_and_reach_no_provider(
 
     run_async(go)
     assert model.calls == []
+    assert [(c.endpoint, c.status) for c in trace.proxy_calls] == [
+        ("POST /v1/audio/speech", 404),
+        ("POST /v1/completions", 404),
+        ("POST /v1/messages/count_tokens", 404),
+        ("POST /v1/chat/completions", 400),
+        ("POST /v1/chat/completions", 400),
+    ]
+    assert all(c.error for c in trace.proxy_calls)
+    assert trace.model_calls == 0  # none of them reached a model
 
 
 # --- the budget ------------------------------------------------------------------------------
@@ -253,7 +255,10 @@ def test_calls_past_the_budget_are_refused_and_the_run_is_marked(
     assert statuses[:2] == ["200", "200"]
     assert statuses[2].startswith("429 evalward refused this call: the job's model-call budget")
     assert len(model.calls) == 2
-    assert len(trace.proxy_calls) == 2
+    # the refused call is in the trace too, with why it was refused
+    assert [c.status for c in trace.proxy_calls] == [200, 200, 429]
+    assert "model-call budget is spent" in (trace.proxy_calls[2].error or "")
+    assert trace.model_calls == 2
     errors = [s for s in trace.steps if s.type is StepType.error]
     assert len(errors) == 1
     assert "max-model-calls" in errors[0].content

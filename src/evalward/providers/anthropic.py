@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+import contextlib
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from evalward.httpclient import HttpClient
 from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, ToolCall
-from evalward.providers.retry import Answer, Endpoint, RetryPolicy, post_json, send
+from evalward.providers.retry import (
+    Answer,
+    Endpoint,
+    Opened,
+    RetryPolicy,
+    open_stream,
+    post_json,
+    send,
+)
 from evalward.providers.wire import WireReader
 from evalward.trace import Usage
 
@@ -38,8 +47,8 @@ class AnthropicProvider:
     ) -> None:
         self._client = client
         root = base_url.rstrip("/")
-        url = root + ("/messages" if root.endswith("/v1") else "/v1/messages")
-        self._endpoint = Endpoint("anthropic", base_url, url, key_env)
+        self._v1 = root if root.endswith("/v1") else f"{root}/v1"
+        self._endpoint = Endpoint("anthropic", base_url, f"{self._v1}/messages", key_env)
         self._api_key = api_key
         self._version = version
         self._retry = retry or RetryPolicy()
@@ -54,17 +63,44 @@ class AnthropicProvider:
             data = await post_json(self._client, self._endpoint, body, headers, self._retry)
         return parse_response(data, request.model)
 
-    async def forward(self, body: dict[str, Any], headers: Mapping[str, str]) -> Answer:
-        """POST an agent's own request body (the model proxy's upstream call) with the key,
-        the retries and the concurrency limit of every other call. The agent's
-        `anthropic-version` and `anthropic-beta` go along: they shape the request it wrote."""
-        sent = {"anthropic-version": headers.get("anthropic-version") or self._version}
-        if headers.get("anthropic-beta"):
-            sent["anthropic-beta"] = headers["anthropic-beta"]
+    async def forward(
+        self, path: str, body: dict[str, Any] | None, headers: Mapping[str, str]
+    ) -> Answer:
+        """Send an agent's own request body (the model proxy's upstream call) to `path`
+        below `/v1` — GET when there is no body — with the key, the retries and the
+        concurrency limit of every other call. The agent's `anthropic-version` and
+        `anthropic-beta` go along: they shape the request it wrote."""
+        async with self._limit:
+            return await send(
+                self._client, self._at(path), body, self._headers(headers), self._retry
+            )
+
+    @contextlib.asynccontextmanager
+    async def stream(
+        self, path: str, body: dict[str, Any], headers: Mapping[str, str]
+    ) -> AsyncIterator[Opened | Answer]:
+        """`forward` for a streamed reply, held open (and counted against the concurrency
+        limit) until the block ends."""
+        async with self._limit:
+            opened = await open_stream(
+                self._client, self._at(path), body, self._headers(headers), self._retry
+            )
+            try:
+                yield opened
+            finally:
+                if isinstance(opened, Opened):
+                    await opened.aclose()
+
+    def _at(self, path: str) -> Endpoint:
+        return self._endpoint.at(f"{self._v1}/{path}")
+
+    def _headers(self, agent: Mapping[str, str]) -> dict[str, str]:
+        sent = {"anthropic-version": agent.get("anthropic-version") or self._version}
+        if agent.get("anthropic-beta"):
+            sent["anthropic-beta"] = agent["anthropic-beta"]
         if self._api_key:
             sent["x-api-key"] = self._api_key
-        async with self._limit:
-            return await send(self._client, self._endpoint, body, sent, self._retry)
+        return sent
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -155,19 +191,3 @@ def parse_response(data: object, model: str) -> ChatResponse:
         stop_reason=read.optional_text(reply.get("stop_reason"), "stop_reason"),
         model=read.optional_text(reply.get("model"), "model") or model,
     )
-
-
-def usage_of(data: Mapping[str, Any]) -> Usage:
-    """Tokens of a Messages response (`usage.input_tokens` / `output_tokens`), read
-    leniently: metering a reply the proxy forwards as it came must not fail it."""
-    usage = data.get("usage")
-    if not isinstance(usage, Mapping):
-        return Usage()
-    return Usage(
-        input_tokens=_count(usage.get("input_tokens")),
-        output_tokens=_count(usage.get("output_tokens")),
-    )
-
-
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

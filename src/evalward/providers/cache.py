@@ -46,9 +46,11 @@ class ResponseCache:
         raw = json.dumps(material, sort_keys=True, ensure_ascii=False, default=str)
         return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
-    def raw_key(self, provider: str, body: Mapping[str, Any], rep: int) -> str:
-        """The key of a forwarded call: the agent's whole request body, as sent."""
+    def raw_key(self, provider: str, route: str, body: Mapping[str, Any], rep: int) -> str:
+        """The key of a forwarded call: its route and the agent's whole request body, as
+        sent (so a streamed and a whole request are two entries)."""
         material = {"v": FORMAT, "kind": "forwarded", "provider": provider, "body": body}
+        material["route"] = route
         material["rep"] = rep
         raw = json.dumps(material, sort_keys=True, ensure_ascii=False, default=str)
         return hashlib.sha256(raw.encode("utf-8")).hexdigest()

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from evalward.httpclient import HttpClient, Reply
 from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, ToolCall
-from evalward.providers.retry import Answer, Endpoint, RetryPolicy, send, settle
+from evalward.providers.retry import (
+    Answer,
+    Endpoint,
+    Opened,
+    RetryPolicy,
+    open_stream,
+    send,
+    settle,
+)
 from evalward.providers.wire import WireReader
 from evalward.trace import Usage, tool_arguments
 
@@ -59,14 +68,39 @@ class OpenAIProvider:
         data = settle(answer, self._endpoint, headers, self._retry)
         return parse_response(data, request.model)
 
-    async def forward(self, body: dict[str, Any], headers: Mapping[str, str]) -> Answer:
-        """POST an agent's own request body (the model proxy's upstream call) with the key,
-        the retries and the concurrency limit of every other call. Nothing of the agent's
-        headers is sent: organisation and project belong to the key's account."""
+    async def forward(
+        self, path: str, body: dict[str, Any] | None, headers: Mapping[str, str]
+    ) -> Answer:
+        """Send an agent's own request body (the model proxy's upstream call) to `path`
+        below the base URL — GET when there is no body — with the key, the retries and the
+        concurrency limit of every other call. Nothing of the agent's headers is sent:
+        organisation and project belong to the key's account."""
         del headers
-        auth = {"authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         async with self._limit:
-            return await send(self._client, self._endpoint, body, auth, self._retry)
+            return await send(self._client, self._at(path), body, self._auth(), self._retry)
+
+    @contextlib.asynccontextmanager
+    async def stream(
+        self, path: str, body: dict[str, Any], headers: Mapping[str, str]
+    ) -> AsyncIterator[Opened | Answer]:
+        """`forward` for a streamed reply, held open (and counted against the concurrency
+        limit) until the block ends."""
+        del headers
+        async with self._limit:
+            opened = await open_stream(
+                self._client, self._at(path), body, self._auth(), self._retry
+            )
+            try:
+                yield opened
+            finally:
+                if isinstance(opened, Opened):
+                    await opened.aclose()
+
+    def _at(self, path: str) -> Endpoint:
+        return self._endpoint.at(f"{self._endpoint.base_url.rstrip('/')}/{path}")
+
+    def _auth(self) -> dict[str, str]:
+        return {"authorization": f"Bearer {self._api_key}"} if self._api_key else {}
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -205,22 +239,6 @@ def parse_response(data: object, model: str) -> ChatResponse:
         stop_reason=read.optional_text(choice.get("finish_reason"), "choices[0].finish_reason"),
         model=read.optional_text(reply.get("model"), "model") or model,
     )
-
-
-def usage_of(data: Mapping[str, Any]) -> Usage:
-    """Tokens of a Chat Completions response (`usage.prompt_tokens` / `completion_tokens`),
-    read leniently: metering a reply the proxy forwards as it came must not fail it."""
-    usage = data.get("usage")
-    if not isinstance(usage, Mapping):
-        return Usage()
-    return Usage(
-        input_tokens=_count(usage.get("prompt_tokens")),
-        output_tokens=_count(usage.get("completion_tokens")),
-    )
-
-
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _content(read: WireReader, value: object, path: str) -> str:

@@ -31,6 +31,11 @@ class PriceTable:
     def price(self, provider: str, model: str) -> Price | None:
         return self._prices.get(f"{provider}/{model}")
 
+    def models(self, provider: str) -> list[str]:
+        """The models of `provider` that have a price."""
+        prefix = f"{provider}/"
+        return sorted(k.removeprefix(prefix) for k in self._prices if k.startswith(prefix))
+
     def of(self, model_id: str) -> Price | None:
         """The price of a `provider/model` id, as definitions name models."""
         return self._prices.get(model_id)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -26,7 +27,7 @@ from evalward.providers.config import (
     unservable,
 )
 from evalward.providers.pricing import PriceTable
-from evalward.providers.retry import Answer, RetryPolicy
+from evalward.providers.retry import Answer, Opened, RetryPolicy
 from evalward.resources.repo_config import load_config
 from evalward.security import note_key_envs
 from evalward.spending import Spent
@@ -39,25 +40,13 @@ class Forwarding(Protocol):
 
     name: str
 
-    async def forward(self, body: dict[str, Any], headers: Mapping[str, str]) -> Answer: ...
+    async def forward(
+        self, path: str, body: dict[str, Any] | None, headers: Mapping[str, str]
+    ) -> Answer: ...
 
-
-USAGE_OF: dict[str, Callable[[Mapping[str, Any]], Usage]] = {
-    "openai": openai.usage_of,
-    "anthropic": anthropic.usage_of,
-}
-
-
-@dataclass(frozen=True)
-class Forwarded:
-    """A provider's answer to a forwarded call: its JSON object on success (`data`), else
-    its status and body as they came (`raw`). `usage` is priced; None when it failed."""
-
-    status: int
-    data: dict[str, Any] | None
-    raw: bytes = b""
-    usage: Usage | None = None
-    cached: bool = False
+    def stream(
+        self, path: str, body: dict[str, Any], headers: Mapping[str, str]
+    ) -> AbstractAsyncContextManager[Opened | Answer]: ...
 
 
 class MeteredProvider:
@@ -81,41 +70,38 @@ class MeteredProvider:
         self.spent = Spent() if spent is None else spent
 
     @property
-    def forwards(self) -> bool:
-        return isinstance(self.inner, Forwarding)
+    def forwarding(self) -> Forwarding | None:
+        """The provider itself when it can send agents' requests upstream as they are."""
+        return self.inner if isinstance(self.inner, Forwarding) else None
 
-    def cached_forward(self, body: dict[str, Any], rep: int) -> Forwarded | None:
-        """The stored reply to this exact request body, when the response cache has it."""
+    def cached_forward(
+        self, route: str, body: Mapping[str, Any], rep: int
+    ) -> dict[str, Any] | None:
+        """The stored reply to this exact request body on `route`, when the response cache
+        has it (a streamed call's is the whole reply its stream made)."""
         if self._cache is None or not self._cache.enabled:
             return None
-        data = self._cache.get_raw(self._cache.raw_key(self.identity, body, rep))
-        if data is None:
-            return None
-        return Forwarded(200, data, usage=self._usage(body, data), cached=True)
+        return self._cache.get_raw(self._cache.raw_key(self.identity, route, body, rep))
 
-    async def forward(
-        self, body: dict[str, Any], headers: Mapping[str, str], rep: int
-    ) -> Forwarded:
-        """Send an agent's request body upstream as it is; a success is priced and cached.
-        Raises ProviderError when no reply came after the retries."""
-        assert isinstance(self.inner, Forwarding), f"{self.name} cannot forward requests"
-        answer = await self.inner.forward(body, headers)
-        if answer.data is None:
-            return Forwarded(answer.reply.status, None, answer.reply.body)
+    def store_forward(
+        self, route: str, body: Mapping[str, Any], rep: int, reply: Mapping[str, Any]
+    ) -> None:
         if self._cache is not None and self._cache.enabled:
-            self._cache.put_raw(self._cache.raw_key(self.identity, body, rep), answer.data)
-        usage = self._usage(body, answer.data)
-        self.spent.add(usage)
-        return Forwarded(answer.reply.status, answer.data, usage=usage)
+            self._cache.put_raw(self._cache.raw_key(self.identity, route, body, rep), reply)
+
+    def meter(self, model: str, usage: Usage) -> Usage:
+        """`usage` of a call this provider answered, priced and counted as spent."""
+        priced = self.priced_usage(model, usage)
+        self.spent.add(priced)
+        return priced
+
+    def priced_usage(self, model: str, usage: Usage) -> Usage:
+        """`usage` with its cost, counted nowhere (a reply from the response cache)."""
+        return self._prices.with_cost(self.name, model, usage)
 
     def priced(self, model: str) -> bool:
         """Whether a call to `model` of this provider gets a cost."""
         return self._prices.price(self.name, model) is not None
-
-    def _usage(self, body: Mapping[str, Any], data: Mapping[str, Any]) -> Usage:
-        model = body.get("model")
-        usage = USAGE_OF[self.name](data)
-        return self._prices.with_cost(self.name, str(model), usage)
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         key = None

@@ -4,6 +4,8 @@ exponential backoff and jitter, honouring Retry-After (capped)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import datetime as dt
 import json
 import random
@@ -13,7 +15,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from evalward.errors import ProviderError, ProviderUnavailable
-from evalward.httpclient import HttpClient, HttpFailure, HttpTimeout, Reply
+from evalward.httpclient import HttpClient, HttpFailure, HttpTimeout, Reply, StreamingReply
 from evalward.providers.config import RetrySettings
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
@@ -72,6 +74,10 @@ class Endpoint:
     url: str
     key_env: str
 
+    def at(self, url: str) -> Endpoint:
+        """The same provider's endpoint at another URL (another route of its API)."""
+        return dataclasses.replace(self, url=url)
+
 
 async def post_json(
     client: HttpClient,
@@ -114,18 +120,21 @@ class Answer:
 async def send(
     client: HttpClient,
     endpoint: Endpoint,
-    body: dict[str, Any],
+    body: dict[str, Any] | None,
     headers: dict[str, str],
     policy: RetryPolicy,
 ) -> Answer:
-    """POST `body`, retrying 408/409/429/5xx, timeouts, broken connections and a success
-    that is not a JSON object; return the last reply whatever its status. Raises
-    ProviderUnavailable only when the last attempt got no reply at all."""
+    """POST `body` (GET when it is None), retrying 408/409/429/5xx, timeouts, broken
+    connections and a success that is not a JSON object; return the last reply whatever its
+    status. Raises ProviderUnavailable only when the last attempt got no reply at all."""
     last_problem = ""
     for attempt in range(1, policy.attempts + 1):
         response: Reply | None = None
         try:
-            response = await client.post_json(endpoint.url, body, headers)
+            if body is None:
+                response = await client.get(endpoint.url, headers)
+            else:
+                response = await client.post_json(endpoint.url, body, headers)
         except HttpTimeout:
             last_problem = "the request timed out"
         except HttpFailure as exc:
@@ -139,6 +148,56 @@ async def send(
                 return answer
         if attempt < policy.attempts:
             await asyncio.sleep(policy.delay(attempt, response))
+    raise ProviderUnavailable(exhausted(endpoint, policy, last_problem))
+
+
+@dataclass
+class Opened:
+    """A streamed reply on its way, held open until `aclose`."""
+
+    reply: StreamingReply
+    _scope: contextlib.AsyncExitStack
+
+    async def aclose(self) -> None:
+        await self._scope.aclose()
+
+
+async def open_stream(
+    client: HttpClient,
+    endpoint: Endpoint,
+    body: dict[str, Any],
+    headers: dict[str, str],
+    policy: RetryPolicy,
+) -> Opened | Answer:
+    """POST a request for a streamed reply, retrying as `send` does until a stream begins:
+    `Opened` once the server streams, else the last whole reply as `send` returns it (an
+    error status, or a server that answered with one JSON object). Once a stream has begun
+    nothing is retried — its first events may already be with the agent."""
+    last_problem = ""
+    for attempt in range(1, policy.attempts + 1):
+        whole: Reply | None = None
+        scope: contextlib.AsyncExitStack | None = contextlib.AsyncExitStack()
+        try:
+            assert scope is not None
+            reply = await scope.enter_async_context(client.stream_json(endpoint.url, body, headers))
+            if reply.status == 200 and reply.event_stream:
+                opened, scope = Opened(reply, scope), None
+                return opened
+            whole = await reply.read()
+        except HttpTimeout:
+            last_problem = "the request timed out"
+        except HttpFailure as exc:
+            last_problem = f"no complete reply ({exc})"
+        finally:
+            if scope is not None:
+                await scope.aclose()
+        if whole is not None:
+            answer = _judge(whole)
+            if answer.problem is None or attempt == policy.attempts:
+                return answer
+            last_problem = answer.problem
+        if attempt < policy.attempts:
+            await asyncio.sleep(policy.delay(attempt, whole))
     raise ProviderUnavailable(exhausted(endpoint, policy, last_problem))
 
 

@@ -310,6 +310,8 @@ def _run(result: FixtureResult, trace: Trace) -> dict[str, Any]:
         record["pc"] = [
             {
                 "model": c.model,
+                "ep": c.endpoint,
+                "stream": c.streamed,
                 "st": c.status,
                 "after": c.after_step,
                 "u": [c.usage.input_tokens, c.usage.output_tokens, c.usage.cost_usd]
@@ -402,6 +404,8 @@ def _step(step: Step) -> dict[str, Any]:
         record["model"] = step.model
     if step.source:
         record["src"] = step.source
+    if step.via:
+        record["via"] = step.via
     if step.cached:
         record["cached"] = True
     return record

@@ -90,11 +90,30 @@ class Tool(Model):
 
 
 class CommandRuntime(Model):
-    """A bring-your-own agent process: one JSON object on stdin, JSON-lines trace on stdout."""
+    """A bring-your-own agent process, started once per fixture run."""
 
     run: list[str] = Field(
         min_length=1,
-        description="argv, no shell; relative paths are relative to the repository root (the cwd).",
+        description=(
+            "argv, no shell; relative paths are relative to the repository root (the cwd). "
+            "`{input}` in an argument is replaced by the fixture's input text."
+        ),
+    )
+    stdin: Literal["json", "text", "none"] = Field(
+        default="json",
+        description=(
+            "What the program reads on stdin: `json`, the run's request as one JSON object; "
+            "`text`, the fixture's input text; `none`, nothing."
+        ),
+    )
+    stdout: Literal["auto", "events", "text"] = Field(
+        default="auto",
+        description=(
+            "What the program writes on stdout: `auto`, trace events and any other text, "
+            "which is the final answer when no `final` event comes; `events`, trace events "
+            "only (any other line is an error); `text`, the answer only (events go to "
+            "$EVALWARD_EVENTS)."
+        ),
     )
     env: list[str] = Field(default_factory=list)
     timeout_seconds: float | None = Field(

@@ -1,8 +1,12 @@
 """Run a bring-your-own agent process (`runtime.command`) for one fixture.
 
-The request goes to stdin as one JSON object; the trace comes back as JSON lines on stdout,
-applied as they arrive so a timeout keeps what the agent did. stderr is kept (tail) for the
-report. On timeout the whole process group is killed.
+The fixture's input goes in as the program asks (`stdin: json` — the run's request as one
+JSON object — or `text`, and `{input}` in its argv); trace events come back as JSON lines,
+on stdout and on a pipe of their own whose path is `$EVALWARD_EVENTS`, applied as they
+arrive so a timeout keeps what the agent did. Any other stdout text is the agent's answer
+when it gives no `final` event (`stdout: auto`, the default), so a plain program needs no
+adapter and a framework's own printing breaks nothing. stderr is kept (tail) for the report.
+On timeout the whole process group is killed.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import contextlib
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +32,18 @@ from evalward.runtime.process import (
     spawn,
     tail,
 )
-from evalward.runtime.protocol import ProtocolError, apply_event
+from evalward.runtime.protocol import EVENT_TYPES, ProtocolError, apply_event
 from evalward.runtime.sandbox import Sandbox
 from evalward.trace import StepType, Trace
 
 MAX_TRACE_BYTES = 32 * 1024 * 1024
-"""Most trace events one run may write: an agent that floods stdout is stopped, not stored."""
-
+"""Most an agent may write in one run (events and text): one that floods is stopped."""
 
 DRAIN_IDLE_SECONDS = 0.5
-"""After the agent's process group is gone, how long its stdout may stay silent before
+"""After the agent's process group is gone, how long its output may stay silent before
 evalward stops reading: what it wrote before it ended is already in the pipe."""
+
+INPUT_PLACEHOLDER = "{input}"
 
 
 def _group_gone(process: asyncio.subprocess.Process) -> bool:
@@ -61,121 +67,165 @@ def _close_pipes(process: asyncio.subprocess.Process) -> None:
         transport.close()
 
 
+@dataclass
+class _Output:
+    """What the agent writes, as it arrives: events into the trace, other stdout text kept
+    as its answer, and the first problem that ends the run."""
+
+    trace: Trace
+    stdout: str
+    problem: list[str] = field(default_factory=list)
+    lines: dict[str, int] = field(default_factory=lambda: {"stdout": 0, "events": 0})
+    received: int = 0
+    text: bytearray = field(default_factory=bytearray)
+
+    @property
+    def taken(self) -> int:
+        return sum(self.lines.values())
+
+    def take(self, line: bytes, channel: str) -> None:
+        """One line of stdout or of the events pipe."""
+        self.lines[channel] += 1
+        self.received += len(line)
+        if self.received > MAX_TRACE_BYTES:
+            self.problem.append(
+                f"the agent wrote more than {MAX_TRACE_BYTES} bytes of trace events; "
+                "the run was stopped there"
+            )
+            return
+        if channel == "stdout" and self.stdout == "text":
+            self.text += line
+            return
+        if not line.strip():
+            return
+        strict = channel == "events" or self.stdout == "events"
+        try:
+            event = jsontext.loads(line)
+        except ValueError as exc:
+            if strict:
+                self._broken(line, channel, exc)
+            else:
+                self.text += line
+            return
+        if not strict and not (isinstance(event, dict) and event.get("type") in EVENT_TYPES):
+            self.text += line
+            return
+        try:
+            apply_event(self.trace, event)
+        except ProtocolError as exc:
+            self._broken(line, channel, exc)
+
+    def _broken(self, line: bytes, channel: str, exc: Exception) -> None:
+        shown = line.decode("utf-8", errors="replace").strip()[:120]
+        where = "stdout" if channel == "stdout" else "$EVALWARD_EVENTS"
+        self.problem.append(
+            f"{where} line {self.lines[channel]} is not a trace event ({exc}): {shown!r}. "
+            "Write one JSON event per line, and logs to stderr."
+        )
+
+    def answer(self) -> str:
+        return self.text.decode("utf-8", errors="replace").strip()
+
+
+class _EventsPipe:
+    """The pipe the agent writes events to, at `$EVALWARD_EVENTS` (`/dev/fd/N`). Its write
+    end is the agent's user's, so the path opens as that user in a sandbox too."""
+
+    def __init__(self, sandbox: Sandbox | None) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        user = sandbox.user if sandbox is not None else None
+        if user is not None:
+            os.fchown(self.write_fd, user.uid, user.gid)
+        self._transport: asyncio.BaseTransport | None = None
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {
+            "EVALWARD_EVENTS": f"/dev/fd/{self.write_fd}",
+            "EVALWARD_EVENTS_FD": str(self.write_fd),
+        }
+
+    async def open(self) -> asyncio.StreamReader:
+        """Close evalward's write end (the agent holds its own) and read the other."""
+        os.close(self.write_fd)
+        self.write_fd = -1
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=STREAM_LIMIT)
+        pipe = os.fdopen(self.read_fd, "rb", buffering=0)
+        self.read_fd = -1
+        self._transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), pipe
+        )
+        return reader
+
+    def close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+        for fd in (self.read_fd, self.write_fd):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.read_fd = self.write_fd = -1
+
+
+def command_argv(runtime: CommandRuntime, input_text: str) -> list[str]:
+    """`run` with `{input}` replaced by the fixture's input text."""
+    if not any(INPUT_PLACEHOLDER in arg for arg in runtime.run):
+        return list(runtime.run)
+    if "\0" in input_text:
+        raise AgentRunError(
+            "the fixture's input holds a NUL character, which a command line cannot carry: "
+            "read it from stdin (`stdin: text` or `json`) instead of `{input}`"
+        )
+    return [arg.replace(INPUT_PLACEHOLDER, input_text) for arg in runtime.run]
+
+
+def stdin_bytes(runtime: CommandRuntime, request: Mapping[str, Any], input_text: str) -> bytes:
+    if runtime.stdin == "json":
+        return json.dumps(request, ensure_ascii=False).encode() + b"\n"
+    if runtime.stdin == "text":
+        return (input_text if input_text.endswith("\n") else input_text + "\n").encode()
+    return b""
+
+
 async def run_command_agent(
     runtime: CommandRuntime,
     request: Mapping[str, Any],
     trace: Trace,
     *,
+    input_text: str = "",
     root: Path,
     env: Mapping[str, str],
     timeout_seconds: float,
     kill_grace: float = DEFAULT_KILL_GRACE,
     extra_env: Mapping[str, str] | None = None,
     sandbox: Sandbox | None = None,
-) -> None:
-    """`extra_env` (the model proxy's variables) is set whatever the allow-list says."""
+) -> str:
+    """Run the agent into `trace`; return the text it wrote on stdout that was no event
+    (its answer, when it gives no `final` event). `extra_env` (the model proxy's variables)
+    is set whatever the allow-list says."""
     timeout = runtime.timeout_seconds or timeout_seconds
-    extra = {**(extra_env or {}), "EVALWARD_PROTOCOL": "1"}
+    events = _EventsPipe(sandbox)
+    extra = {**(extra_env or {}), "EVALWARD_PROTOCOL": "1", **events.env}
     try:
         process = await spawn(
-            runtime.run,
+            command_argv(runtime, input_text),
             cwd=root,
             env=limited_env(env, runtime.env, extra, sandbox=sandbox),
+            stdin=runtime.stdin != "none",
             sandbox=sandbox,
+            pass_fds=(events.write_fd,),
         )
     except AgentRunError as exc:
+        events.close()
         trace.add(StepType.error, content=f"the agent could not start: {exc}")
-        return
+        return ""
+    output = _Output(trace, runtime.stdout)
+    run = _Run(process, output, kill_grace, await events.open())
     stderr_task = asyncio.create_task(read_tail(process.stderr))
-    problem: list[str] = []
-    number = received = 0  # stdout lines and bytes taken so far
-
-    async def feed() -> None:
-        assert process.stdin is not None
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            process.stdin.write(json.dumps(request, ensure_ascii=False).encode() + b"\n")
-            await process.stdin.drain()
-            process.stdin.close()
-
-    def take(line: bytes) -> None:
-        """One line of stdout: a trace event, or the problem that ends the run."""
-        nonlocal number, received
-        number += 1
-        received += len(line)
-        if received > MAX_TRACE_BYTES:
-            problem.append(
-                f"the agent wrote more than {MAX_TRACE_BYTES} bytes of trace events; "
-                "the run was stopped there"
-            )
-        elif line.strip():
-            try:
-                apply_event(trace, jsontext.loads(line))
-            except (ValueError, ProtocolError) as exc:
-                shown = line.decode("utf-8", errors="replace").strip()[:120]
-                problem.append(
-                    f"stdout line {number} is not a trace event ({exc}): {shown!r}. "
-                    "Write one JSON event per line to stdout and logs to stderr."
-                )
-
-    async def read_events() -> None:
-        assert process.stdout is not None
-        while not problem:
-            try:
-                line = await process.stdout.readline()
-            except ValueError:  # a line longer than the stream's limit
-                problem.append(
-                    f"stdout line {number + 1} is not a trace event: it is longer than "
-                    f"{STREAM_LIMIT} bytes. Write one JSON event per line to stdout."
-                )
-                break
-            if not line:
-                return
-            take(line)
-        # The protocol is broken: nothing more it writes counts, so stop it now.
-        await kill_group(process, kill_grace)
-
-    async def take_unfinished_line() -> None:
-        """What the agent wrote last without a newline, already in the pipe."""
-        assert process.stdout is not None
-        with contextlib.suppress(TimeoutError):
-            rest = await asyncio.wait_for(process.stdout.read(STREAM_LIMIT), 0.05)
-            if rest and not problem:
-                take(rest)
-
-    async def until_exit() -> None:
-        """Feed the request and read events until the agent has exited and what it wrote is
-        read. A process it left behind outside its group can hold stdout (and asyncio's
-        `wait`, which waits for the pipes too) open long after: once the agent's process
-        group is gone and stdout has stayed quiet since, nothing more counts."""
-        reader = asyncio.create_task(read_events())
-        waiter = asyncio.create_task(process.wait())
-        try:
-            await feed()
-            while not reader.done():
-                # Stop only after a whole quiet window that began with the group gone: what
-                # the agent wrote before it ended was in the pipe all that time.
-                ended, before = _group_gone(process), number
-                await asyncio.wait({reader}, timeout=DRAIN_IDLE_SECONDS)
-                if ended and number == before:
-                    reader.cancel()
-                    await asyncio.gather(reader, return_exceptions=True)
-                    await take_unfinished_line()
-                    break
-            if reader.done() and not reader.cancelled() and reader.exception() is not None:
-                return  # raised below, without waiting for the agent to end
-            while process.returncode is None:  # stdout closed; the process may still run
-                await asyncio.wait({waiter}, timeout=DRAIN_IDLE_SECONDS)
-        finally:
-            for task in (reader, waiter):
-                if not task.done():
-                    task.cancel()
-                    await asyncio.gather(task, return_exceptions=True)
-        if not reader.cancelled():
-            reader.result()  # a failure while reading is not hidden
-
     timed_out = False
     try:
-        await asyncio.wait_for(until_exit(), timeout)
+        await asyncio.wait_for(run.until_exit(stdin_bytes(runtime, request, input_text)), timeout)
     except TimeoutError:
         timed_out = True
     finally:
@@ -185,18 +235,108 @@ async def run_command_agent(
         except TimeoutError:
             trace.stderr = "(stderr still held open by a process that left the group)"
         _close_pipes(process)
-    if problem:
-        trace.add(StepType.error, content=problem[0])
-    elif timed_out:
+        events.close()
+    _end(trace, output, process.returncode, timeout if timed_out else None)
+    return output.answer()
+
+
+def _end(trace: Trace, output: _Output, returncode: int | None, timed_out: float | None) -> None:
+    """Why the run failed, if it did."""
+    if output.problem:
+        trace.add(StepType.error, content=output.problem[0])
+    elif timed_out is not None:
         trace.time_out(
-            f"the agent did not finish within {timeout:g} s; its process group was killed"
+            f"the agent did not finish within {timed_out:g} s; its process group was killed"
         )
-    elif process.returncode != 0:
+    elif returncode != 0:
         last = trace.stderr.strip().splitlines()[-1:] or [""]
         trace.add(
             StepType.error,
-            content=f"the agent exited with code {process.returncode}"
-            + (f": {last[0]}" if last[0] else ""),
+            content=f"the agent exited with code {returncode}"
+            + (f": {last[0]}" if last[0] else "")
+            + trace.proxy_failure_note(),
         )
-    elif not any(s.type in (StepType.final, StepType.error) for s in trace.steps):
-        trace.add(StepType.error, content="the agent exited without a `final` event")
+
+
+@dataclass
+class _Run:
+    """Feeding the agent and reading what it writes until it is done."""
+
+    process: asyncio.subprocess.Process
+    output: _Output
+    kill_grace: float
+    events: asyncio.StreamReader
+
+    async def read(self, stream: asyncio.StreamReader, channel: str) -> None:
+        while not self.output.problem:
+            try:
+                line = await stream.readline()
+            except ValueError:  # a line longer than the stream's limit
+                where = "stdout" if channel == "stdout" else "$EVALWARD_EVENTS"
+                self.output.problem.append(
+                    f"{where} line {self.output.lines[channel] + 1} is not a trace event: it "
+                    f"is longer than {STREAM_LIMIT} bytes. Write one JSON event per line."
+                )
+                break
+            if not line:
+                return
+            self.output.take(line, channel)
+        # The agent's output is broken: nothing more it writes counts, so stop it now.
+        await kill_group(self.process, self.kill_grace)
+
+    async def feed(self, data: bytes) -> None:
+        stdin = self.process.stdin
+        if stdin is None:
+            return
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            stdin.write(data)
+            await stdin.drain()
+            stdin.close()
+
+    async def take_unfinished(self, stream: asyncio.StreamReader, channel: str) -> None:
+        """What the agent wrote last without a newline, already in the pipe."""
+        with contextlib.suppress(TimeoutError):
+            rest = await asyncio.wait_for(stream.read(STREAM_LIMIT), 0.05)
+            if rest and not self.output.problem:
+                self.output.take(rest, channel)
+
+    async def until_exit(self, data: bytes) -> None:
+        """Feed the input and read output until the agent has exited and what it wrote is
+        read. A process it left behind outside its group can hold the pipes (and asyncio's
+        `wait`, which waits for them too) open long after: once the agent's process group
+        is gone and its output has stayed quiet since, nothing more counts."""
+        assert self.process.stdout is not None
+        streams = {"stdout": self.process.stdout, "events": self.events}
+        readers = {
+            asyncio.create_task(self.read(stream, channel)): channel
+            for channel, stream in streams.items()
+        }
+        waiter = asyncio.create_task(self.process.wait())
+        try:
+            await self.feed(data)
+            while not all(reader.done() for reader in readers):
+                # Stop only after a whole quiet window that began with the group gone: what
+                # the agent wrote before it ended was in the pipes all that time.
+                ended, before = _group_gone(self.process), self.output.taken
+                pending = {reader for reader in readers if not reader.done()}
+                await asyncio.wait(pending, timeout=DRAIN_IDLE_SECONDS)
+                if ended and self.output.taken == before:
+                    for reader in pending:
+                        reader.cancel()
+                    await asyncio.gather(*pending, return_exceptions=True)
+                    for reader in pending:
+                        await self.take_unfinished(streams[readers[reader]], readers[reader])
+                    break
+            for reader in readers:
+                if reader.done() and not reader.cancelled() and reader.exception() is not None:
+                    return  # raised below, without waiting for the agent to end
+            while self.process.returncode is None:  # output closed; the process may still run
+                await asyncio.wait({waiter}, timeout=DRAIN_IDLE_SECONDS)
+        finally:
+            for task in (*readers, waiter):
+                if not task.done():
+                    task.cancel()
+                    await asyncio.gather(task, return_exceptions=True)
+        for reader in readers:
+            if not reader.cancelled():
+                reader.result()  # a failure while reading is not hidden

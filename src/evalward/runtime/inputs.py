@@ -21,3 +21,12 @@ def input_messages(fixture_input: FixtureInput) -> list[ChatMessage]:
             content=f"A {fixture_input.type.value} event arrived:\n{payload}",
         )
     ]
+
+
+def input_text(messages: list[ChatMessage]) -> str:
+    """The fixture's input as one text, for a program that reads plain text: the last user
+    message (a prompt, or the latest turn of a conversation)."""
+    for message in reversed(messages):
+        if message.role == "user":
+            return message.content
+    return ""

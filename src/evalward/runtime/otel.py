@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +35,14 @@ class Span:
     name: str
     start: float
     attributes: dict[str, Any]
+
+    @property
+    def is_tool(self) -> bool:
+        """A tool's execution: `execute_tool` by operation or name, or a span that names a
+        tool and is no model call."""
+        if self.operation == "execute_tool":
+            return True
+        return "gen_ai.tool.name" in self.attributes and self.operation not in MODEL_OPERATIONS
 
     @property
     def operation(self) -> str:
@@ -84,28 +92,8 @@ def from_otel_spans(document: object) -> tuple[Trace, str]:
         for message in _messages(models[0], "gen_ai.input.messages", "gen_ai.prompt"):
             if message.get("role") == "user":
                 trace.add(StepType.input, content=_parts_text(message))
-    for span in spans:
-        if span.operation != "execute_tool":
-            continue
-        name = str(
-            span.attributes.get("gen_ai.tool.name")
-            or span.name.removeprefix("execute_tool").strip()
-        )
-        call_id = span.attributes.get("gen_ai.tool.call.id")
-        trace.add(
-            StepType.tool_call,
-            tool=name,
-            call_id=str(call_id) if call_id else None,
-            arguments=_object(span.attributes.get("gen_ai.tool.call.arguments")),
-        )
-        result = span.attributes.get("gen_ai.tool.call.result")
-        if result is not None:
-            trace.add(
-                StepType.tool_result,
-                tool=name,
-                call_id=str(call_id) if call_id else None,
-                output=result if isinstance(result, str) else json.dumps(result),
-            )
+    for step_type, fields in tool_steps(spans):
+        trace.add(step_type, **fields)
     if models:
         answers = [
             _parts_text(m)
@@ -116,6 +104,26 @@ def from_otel_spans(document: object) -> tuple[Trace, str]:
         if answer:
             trace.add(StepType.final, content=answer)
     return trace, spans[0].trace_id
+
+
+def tool_steps(spans: Iterable[Span]) -> Iterator[tuple[StepType, dict[str, Any]]]:
+    """The tool calls (and results) the spans show, as trace steps' fields: a span per tool
+    execution, named by `gen_ai.tool.name`."""
+    for span in spans:
+        if not span.is_tool:
+            continue
+        name = str(
+            span.attributes.get("gen_ai.tool.name")
+            or span.name.removeprefix("execute_tool").strip()
+        )
+        raw_id = span.attributes.get("gen_ai.tool.call.id")
+        call_id = str(raw_id) if raw_id else None
+        arguments = _object(span.attributes.get("gen_ai.tool.call.arguments"))
+        yield StepType.tool_call, {"tool": name, "call_id": call_id, "arguments": arguments}
+        result = span.attributes.get("gen_ai.tool.call.result")
+        if result is not None:
+            output = result if isinstance(result, str) else json.dumps(result)
+            yield StepType.tool_result, {"tool": name, "call_id": call_id, "output": output}
 
 
 def _span(raw: Mapping[str, Any]) -> Span:

@@ -34,6 +34,9 @@ SCRATCH_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT")
 RUNNER_PLUMBING = ("GITHUB_", "INPUT_", "ACTIONS_", "RUNNER_")
 """The runner's variables: file-command paths, the action's inputs (the token), its own tokens."""
 
+PROXY_BYPASS = ("NO_PROXY", "no_proxy")
+"""Hosts to reach without an HTTP(S) proxy: what evalward adds joins the agent's own list."""
+
 _CREDENTIAL_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|COOKIE|(^|_)AUTH", re.IGNORECASE)
 _MIN_SECRET_LENGTH = 6
 
@@ -73,7 +76,9 @@ def limited_env(
             and not withheld_name(name)
             and not any(secret.strip() in env[name] for secret in secrets)
         }
-    out.update(extra or {})
+    for name, value in (extra or {}).items():
+        kept = out.get(name, "")
+        out[name] = f"{kept},{value}" if name in PROXY_BYPASS and kept else value
     return out
 
 
@@ -94,8 +99,10 @@ async def spawn(
     env: Mapping[str, str],
     stdin: bool = True,
     sandbox: Sandbox | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> asyncio.subprocess.Process:
-    """Start `argv` in its own session (process group) with pipes for stdio.
+    """Start `argv` in its own session (process group) with pipes for stdio (and `pass_fds`
+    kept open in it, under the same numbers).
 
     A program given as a path must resolve (symlinks followed) inside `cwd`, the checkout.
     In a `sandbox` it runs in the sandbox's working copy of `cwd`, as its user, with a new
@@ -126,6 +133,7 @@ async def spawn(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
+            pass_fds=pass_fds,
             limit=STREAM_LIMIT,
             # Popen's defaults when there is no user to switch to
             user=user.uid if user else None,
@@ -139,8 +147,13 @@ async def spawn(
             f"cannot start {argv[0]!r}: no such program (paths are relative to the "
             "repository root, and there is no shell)"
         ) from None
-    except PermissionError as exc:
+    except ValueError as exc:  # a NUL character in an argument or a variable
         _forget(sandbox, home)
+        raise AgentRunError(f"cannot start {argv[0]!r}: {exc}") from None
+    except OSError as exc:
+        _forget(sandbox, home)
+        if not isinstance(exc, PermissionError):
+            raise AgentRunError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
         if user is None:
             raise AgentRunError(f"cannot start {argv[0]!r}: it is not executable") from None
         if exc.filename == str(cwd):

@@ -77,16 +77,20 @@ def apply_event(trace: Trace, event: object) -> None:
         last.usage = usage if last.usage is None else last.usage + usage
         return
     text = event.get("content", event.get("message", ""))
-    if kind in ("assistant", "final", "error"):
-        trace.add(StepType(kind), content=str(text or ""), **common)
+    if kind == "error":
+        trace.add(StepType.error, content=str(text or ""), **common)
+        return
+    if kind in ("assistant", "final"):
+        trace.record(StepType(kind), "agent", content=str(text or ""), **common)
         return
     tool = event.get("tool", event.get("name"))
     if not isinstance(tool, str) or not tool:
         raise ProtocolError(f"a `{kind}` event needs `tool` (the tool's name)")
     call_id = str(event["id"]) if event.get("id") is not None else None
     if kind == "tool_call":
-        trace.add(
+        trace.record(
             StepType.tool_call,
+            "agent",
             tool=tool,
             call_id=call_id,
             arguments=_arguments(event.get("arguments")),
@@ -94,8 +98,9 @@ def apply_event(trace: Trace, event: object) -> None:
         )
         return
     output = event.get("output", "")
-    trace.add(
+    trace.record(
         StepType.tool_result,
+        "agent",
         tool=tool,
         call_id=call_id,
         output=output if isinstance(output, str) else json.dumps(output, ensure_ascii=False),

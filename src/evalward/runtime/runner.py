@@ -20,8 +20,9 @@ from evalward.resources.models import FixtureInput
 from evalward.runtime.command import run_command_agent
 from evalward.runtime.declarative import DeclarativeAgent, run_declarative
 from evalward.runtime.http_agent import HttpAgentServer
-from evalward.runtime.inputs import input_messages
+from evalward.runtime.inputs import input_messages, input_text
 from evalward.runtime.model_proxy import Grant, ModelProxy
+from evalward.runtime.observed import settle_answer
 from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.protocol import agent_request
 from evalward.runtime.sandbox import Sandbox
@@ -80,22 +81,37 @@ class AgentRunner:
         commands = [t.tool_name for t in self.agent.spec.tools if t.enabled and t.command]
         return f"the command tool {commands[0]!r}" if commands else ""
 
+    @property
+    def brings_own(self) -> bool:
+        """A bring-your-own agent: its own program runs the loop (`runtime`)."""
+        return self.agent.spec.runtime is not None
+
     async def run(self, run: FixtureRun) -> Trace:
         trace = Trace()
         started = time.monotonic()
         scope: contextlib.AbstractContextManager[Grant | None] = contextlib.nullcontext()
         if self.proxy is not None:
             await self.proxy.ensure_started()
-            scope = self.proxy.granted(run.labels, trace)
+            scope = self.proxy.granted(run.labels, trace, observe=self.brings_own)
         with scope as grant:
+            text = ""
             try:
-                await asyncio.wait_for(
+                text = await asyncio.wait_for(
                     self._run(run, trace, grant), timeout=self._outer_timeout(run)
                 )
             except TimeoutError:
                 trace.time_out(
                     f"the run timed out after {run.timeout_seconds:g} s (execution.timeoutSeconds)"
                 )
+            if grant is not None:
+                grant.finish()
+            settle_answer(trace, text, grant.observer if grant is not None else None)
+        if self.brings_own and trace.error is None and trace.final_step is None:
+            trace.add(
+                StepType.error,
+                content="the agent ended without a final answer: print it on stdout, or "
+                "write a `final` event" + trace.proxy_failure_note(),
+            )
         trace.duration_ms = (time.monotonic() - started) * 1000
         return trace
 
@@ -113,7 +129,8 @@ class AgentRunner:
             )
         return run.timeout_seconds
 
-    async def _run(self, run: FixtureRun, trace: Trace, grant: Grant | None) -> None:
+    async def _run(self, run: FixtureRun, trace: Trace, grant: Grant | None) -> str:
+        """Run the agent into `trace`; a bring-your-own agent's plain-text answer."""
         messages = input_messages(run.fixture_input)
         runtime = self.agent.spec.runtime
         proxy_env = grant.env if grant is not None else {}
@@ -128,7 +145,7 @@ class AgentRunner:
                 sandbox=self.sandbox,
             )
             await run_declarative(self.agent, messages, self.providers, run.labels, trace, executor)
-            return
+            return ""
         for message in messages:
             trace.add(StepType.input, content=message.content)
         request = agent_request(
@@ -141,10 +158,11 @@ class AgentRunner:
             tools=run.tools,
         )
         if runtime.command is not None:
-            await run_command_agent(
+            return await run_command_agent(
                 runtime.command,
                 request,
                 trace,
+                input_text=input_text(messages),
                 root=self.agent.root,
                 env=self.env,
                 timeout_seconds=run.timeout_seconds,
@@ -152,8 +170,11 @@ class AgentRunner:
                 extra_env=proxy_env,
                 sandbox=self.sandbox,
             )
-        elif self.server is not None:
-            await self.server.run(request, trace, timeout_seconds=run.timeout_seconds, grant=grant)
+        if self.server is not None:
+            return await self.server.run(
+                request, trace, timeout_seconds=run.timeout_seconds, grant=grant
+            )
+        return ""
 
     async def aclose(self) -> None:
         if self.server is not None:

@@ -497,7 +497,8 @@
       run.pc.forEach(function (call) {
         var used = call.u ? call.u[0] + " / " + call.u[1] : "\u2013";
         var cost = call.u && call.u[2] !== null ? "$" + call.u[2].toFixed(6) : "\u2013";
-        add(rows, add(el("tr"), el("td", "", call.model + (call.cached ? " \u00b7 cached" : "")), el("td", "num", String(call.after)),
+        var what = call.model + (call.ep ? " \u00b7 " + call.ep : "") + (call.stream ? " \u00b7 streamed" : "") + (call.cached ? " \u00b7 cached" : "");
+        add(rows, add(el("tr"), el("td", "", what), el("td", "num", String(call.after)),
           el("td", "", String(call.st) + (call.err ? " \u00b7 " + call.err : "")), el("td", "num", used), el("td", "num", cost),
           el("td", "num", String(call.ms))));
       });
@@ -570,6 +571,7 @@
     if (step.tool) { add(head, el("span", "tool mono", step.tool)); }
     if (step.err) { add(head, el("span", "badge err", "error")); }
     if (step.cached) { add(head, el("span", "badge", "cached")); }
+    if (step.via) { add(head, el("span", "badge via", step.via === "proxy" ? "seen by the model proxy" : "from exported spans")); }
     add(head, el("span", "facts", facts(step)));
     add(cell, head);
     if (step.c) { add(cell, el("pre", "content", step.c)); }

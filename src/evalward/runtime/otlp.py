@@ -1,0 +1,126 @@
+"""The run's OpenTelemetry receiver: OTLP over HTTP, on the model proxy's port.
+
+Every process of a fixture run is told to export its traces here
+(`OTEL_EXPORTER_OTLP_ENDPOINT`, under a path that holds the run's key), so an agent that
+exports GenAI spans — its framework's instrumentation or its own — has them read into its
+trace like the model proxy's view of its calls (`runtime.otel` converts them), and no span
+leaves the run. Exports come as OTLP/JSON or as protobuf (what the SDKs' default exporters
+send), gzip-compressed or not. Metrics and logs are accepted and dropped.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from evalward import jsontext
+from evalward.runtime.otel import read_spans, tool_steps
+from evalward.runtime.protocol import ProtocolError
+from evalward.trace import Trace
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+    from evalward.runtime.grants import Grant
+
+PREFIX = "/otlp/"
+SIGNALS = ("traces", "metrics", "logs")
+MAX_EXPORT_BYTES = 32 * 1024 * 1024
+PROTOBUF = "application/x-protobuf"
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def exporter_env(endpoint: str) -> dict[str, str]:
+    """Where a run's processes send their traces: the OTLP/HTTP variables every
+    OpenTelemetry SDK reads. The batch processor exports within a fifth of a second, so
+    spans arrive while the run is still open."""
+    return {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"{endpoint}/v1/traces",
+        "OTEL_BSP_SCHEDULE_DELAY": "200",
+    }
+
+
+class ExportError(ValueError):
+    """An export that cannot be read."""
+
+
+async def receive(request: web.Request, grants: Mapping[str, Grant]) -> web.Response:
+    """One OTLP/HTTP export: `POST /otlp/<key>/v1/<signal>`."""
+    from aiohttp import web
+
+    key, _, rest = request.path.removeprefix(PREFIX).partition("/")
+    grant = grants.get(key)
+    signal = rest.removeprefix("v1/")
+    if request.method != "POST" or signal not in SIGNALS:
+        return web.Response(status=404, text="evalward receives OTLP/HTTP at …/v1/traces")
+    if grant is None:
+        return web.Response(status=401, text="not a live key of this run of evalward")
+    protobuf = request.content_type == PROTOBUF
+    if signal == "traces" and grant.trace is not None:
+        try:
+            document = decode(
+                await request.read(),
+                request.content_type,
+                request.headers.get("content-encoding", ""),
+            )
+        except (ExportError, web.HTTPRequestEntityTooLarge) as exc:
+            return web.Response(status=400, text=f"evalward cannot read this export: {exc}")
+        grant.exports.append(document)
+    if protobuf:
+        return web.Response(status=200, body=b"", content_type=PROTOBUF)
+    return web.Response(status=200, body=b"{}", content_type="application/json")
+
+
+def decode(body: bytes, content_type: str, encoding: str) -> object:
+    """An export's spans as an OTLP/JSON document. (The HTTP server inflates a gzip body
+    itself; one that arrives still compressed is inflated here.)"""
+    if encoding.strip().lower() == "gzip" and body[:2] == GZIP_MAGIC:
+        try:
+            body = _gunzip(body)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise ExportError(f"the gzip body does not inflate ({exc})") from None
+    if content_type == PROTOBUF:
+        return _from_protobuf(body)
+    try:
+        return jsontext.loads(body)
+    except ValueError as exc:
+        raise ExportError(f"the body is not JSON ({exc})") from None
+
+
+def _gunzip(body: bytes) -> bytes:
+    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    out = inflate.decompress(body, MAX_EXPORT_BYTES + 1)
+    if len(out) > MAX_EXPORT_BYTES or inflate.unconsumed_tail:
+        raise ExportError(f"the export inflates to more than {MAX_EXPORT_BYTES:,} bytes")
+    return out
+
+
+def _from_protobuf(body: bytes) -> object:
+    # lazy: the protobuf runtime loads only when an agent exports protobuf
+    from google.protobuf.json_format import MessageToDict
+    from google.protobuf.message import DecodeError
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    message = ExportTraceServiceRequest()
+    try:
+        message.ParseFromString(body)
+    except DecodeError as exc:
+        raise ExportError(f"the body is not an OTLP trace export ({exc})") from None
+    document: dict[str, Any] = MessageToDict(message)
+    return document
+
+
+def merge_exports(trace: Trace, documents: Iterable[object]) -> None:
+    """The tool calls and results the exported spans show, merged into the run's steps."""
+    spans = []
+    for document in documents:
+        try:
+            spans += read_spans(document)
+        except ProtocolError:
+            continue  # an export with no spans (metrics-only batches, an empty flush)
+    for step_type, fields in tool_steps(sorted(spans, key=lambda s: s.start)):
+        trace.record(step_type, "otel", **fields)

@@ -1,0 +1,158 @@
+"""What the model proxy needs of each API it speaks, and the plain records it reads out.
+
+Each wire format (`chat`, `responses`, `messages`, `embeddings`) says, for its own shapes:
+what to send upstream, how a stream adds up to the whole reply (`Accumulator`), how a whole
+reply is streamed again (a cached reply, a mock reply), what a reply cost in tokens, what
+the model asked for (`Turn`: text and tool calls) and which tool results the agent sent back
+(`SeenResult`), and — under a mock script — how a request reads as a `ChatRequest` and a
+`ChatResponse` is written back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Literal, Protocol
+
+from evalward.providers.base import ChatRequest, ChatResponse, RunLabels
+from evalward.sse import Event
+from evalward.trace import Usage
+
+Api = Literal["openai", "anthropic"]
+"""The provider whose key and base URL serve a route, and whose error shape it answers in."""
+
+
+class Kind(StrEnum):
+    chat = "chat"
+    """OpenAI Chat Completions."""
+    responses = "responses"
+    """OpenAI Responses."""
+    messages = "messages"
+    """Anthropic Messages."""
+    embeddings = "embeddings"
+    """OpenAI embeddings."""
+
+
+class WireError(ValueError):
+    """A request body the proxy cannot read; the message names the field."""
+
+
+@dataclass(frozen=True)
+class SeenCall:
+    """A tool call the model asked for in a reply."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What one reply of the model said: its text and the tool calls it asked for."""
+
+    text: str = ""
+    calls: tuple[SeenCall, ...] = ()
+    stop_reason: str = ""
+
+
+@dataclass(frozen=True)
+class SeenResult:
+    """A tool's result the agent sent the model, by the id of the call it answers."""
+
+    call_id: str
+    output: str
+    is_error: bool = False
+
+
+NO_TURN = Turn()
+
+
+class Accumulator(Protocol):
+    """Reads a streamed reply event by event into the whole reply it stands for."""
+
+    error: str | None
+    """What an error event in the stream said."""
+
+    def feed(self, event: Event) -> bool:
+        """Take one event; False when it is evalward's own and not passed to the agent."""
+        ...
+
+    def result(self) -> dict[str, Any] | None:
+        """The whole reply, as the API would have answered without streaming; None when
+        the stream ended before there was one."""
+        ...
+
+
+class Format(Protocol):
+    """One API's shapes (see the module's docstring)."""
+
+    kind: Kind
+
+    def streamed(self, body: Mapping[str, Any]) -> bool: ...
+
+    def upstream(self, body: dict[str, Any]) -> dict[str, Any]: ...
+
+    def accumulator(self, body: Mapping[str, Any]) -> Accumulator: ...
+
+    def replay(self, body: Mapping[str, Any], reply: Mapping[str, Any]) -> list[bytes]: ...
+
+    def usage(self, reply: Mapping[str, Any]) -> Usage: ...
+
+    def turn(self, reply: Mapping[str, Any]) -> Turn: ...
+
+    def results(self, body: Mapping[str, Any]) -> list[SeenResult]: ...
+
+    def chat_request(self, body: Mapping[str, Any], labels: RunLabels) -> ChatRequest: ...
+
+    def reply(
+        self, response: ChatResponse, body: Mapping[str, Any], number: int
+    ) -> dict[str, Any]: ...
+
+
+def list_field(body: Mapping[str, Any], key: str, *, required: bool = False) -> list[Any]:
+    value = body.get(key)
+    if value is None and not required:
+        return []
+    if not isinstance(value, list) or (required and not value):
+        raise WireError(f"`{key}` must be a {'non-empty ' if required else ''}list")
+    return value
+
+
+TEXT_PARTS = ("text", "input_text", "output_text")
+
+
+def text_of(content: object) -> str:
+    """A message's text: a string, or the text of its text parts / blocks."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            str(part.get("text") or "")
+            for part in content
+            if isinstance(part, dict) and part.get("type") in TEXT_PARTS
+        )
+    raise WireError(f"message content must be a string or a list of parts, got {content!r:.60}")
+
+
+def lenient_text(content: object) -> str:
+    """`text_of` for a reply or a tool result the proxy only reads: never refuses."""
+    try:
+        return text_of(content)
+    except WireError:
+        return str(content)
+
+
+def count(value: object) -> int:
+    """A token count read leniently: metering a reply passed on as it came must not fail."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def items(value: object) -> list[Mapping[str, Any]]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
