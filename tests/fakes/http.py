@@ -1,12 +1,20 @@
-"""A tiny threaded HTTP server on 127.0.0.1 with a free port, for the fakes below."""
+"""A tiny threaded HTTP server on 127.0.0.1 with a free port, for the fakes below.
+
+A reply is either one body (`content-length`) or a stream of Server-Sent Events: chunked
+transfer encoding, one chunk per event, each written and flushed as it is produced, so a
+client holds the first event while the server has not sent the last, and the connection is
+kept alive after the final chunk as HTTP/1.1 wants.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import struct
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -25,6 +33,38 @@ class Request:
         return json.loads(self.body or b"null")
 
 
+def sse(data: Any, event: str | None = None) -> bytes:
+    """One Server-Sent Event: an optional `event:` line, then `data:` (JSON, or a str as is)."""
+    payload = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
+    lines = [f"event: {event}"] if event else []
+    lines += [f"data: {line}" for line in payload.split("\n")]
+    return ("\n".join(lines) + "\n\n").encode()
+
+
+@dataclass
+class EventStream:
+    """A streamed reply (`content-type: text/event-stream`), and what became of it.
+
+    The fields after `hold` are written by the server as it sends: a test reads them to see
+    how far a stream has got (`sent`) and whether it has ended (`finished`)."""
+
+    events: Iterable[bytes]
+    delay: float = 0.0
+    """Seconds to wait before each event."""
+    cut_after: int | None = None
+    """Reset the connection after this many events, without the closing chunk."""
+    hold_after: int | None = None
+    hold: threading.Event | None = None
+    """After `hold_after` events, wait until this is set before sending the rest."""
+    sent: list[float] = field(default_factory=list)
+    """`time.monotonic()` as each event is written (recorded just before, so a client that
+    holds an event always finds it counted here)."""
+    finished: threading.Event = field(default_factory=threading.Event)
+    """Set once the stream ended: completed, cut, or the client went away."""
+    completed: bool = False
+    """The closing chunk went out."""
+
+
 @dataclass
 class Response:
     status: int = 200
@@ -34,9 +74,17 @@ class Response:
     delay: float = 0.0
     cut: bool = False
     """Announce the whole body, send half of it, then reset the connection."""
+    stream: EventStream | None = None
+    """Send these events instead of a body."""
 
 
 Handler = Callable[[Request], Response]
+
+
+def _reset(connection: socket.socket) -> None:
+    """Close with a TCP reset, as a crashed or cut-off upstream does."""
+    connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    connection.close()
 
 
 class LoopbackServer:
@@ -44,9 +92,18 @@ class LoopbackServer:
 
     def __init__(self, handler: Handler) -> None:
         outer = self
+        self._closing = threading.Event()
 
         class _Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # each event leaves at once, not when the previous one is acknowledged
+            disable_nagle_algorithm = True
+
+            def handle(self) -> None:
+                # a client that hangs up (a stream it stopped reading, a kept-alive
+                # connection it drops) is no server error
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    super().handle()
 
             def _serve(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
@@ -61,31 +118,72 @@ class LoopbackServer:
                 )
                 response = outer.handler(request)
                 if response.delay:
-                    threading.Event().wait(response.delay)
+                    outer._closing.wait(response.delay)
+                try:
+                    if response.stream is not None:
+                        self._send_stream(response, response.stream)
+                    else:
+                        self._send_body(response)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True
+                finally:
+                    if response.stream is not None:
+                        response.stream.finished.set()
+
+            def _send_head(self, response: Response, defaults: dict[str, str]) -> None:
+                self.send_response(response.status)
+                for name, value in {**defaults, **response.headers}.items():
+                    self.send_header(name, value)
+                self.end_headers()
+
+            def _send_body(self, response: Response) -> None:
                 payload = (
                     response.raw
                     if response.raw is not None
                     else (b"" if response.body is None else json.dumps(response.body).encode())
                 )
-                try:
-                    self.send_response(response.status)
-                    headers = {"content-type": "application/json", **response.headers}
-                    for name, value in headers.items():
-                        self.send_header(name, value)
-                    self.send_header("content-length", str(len(payload)))
-                    self.end_headers()
-                    if response.cut:
-                        self.wfile.write(payload[: len(payload) // 2])
-                        self.wfile.flush()
-                        self.connection.setsockopt(
-                            socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
-                        )
-                        self.close_connection = True
-                        self.connection.close()
+                self._send_head(
+                    response,
+                    {"content-type": "application/json", "content-length": str(len(payload))},
+                )
+                if response.cut:
+                    self.wfile.write(payload[: len(payload) // 2])
+                    self.wfile.flush()
+                    self._cut()
+                    return
+                self.wfile.write(payload)
+
+            def _send_stream(self, response: Response, stream: EventStream) -> None:
+                self._send_head(
+                    response,
+                    {
+                        "content-type": "text/event-stream; charset=utf-8",
+                        "cache-control": "no-cache",
+                        "transfer-encoding": "chunked",
+                    },
+                )
+                for index, event in enumerate(stream.events):
+                    if index == stream.cut_after:
+                        self._cut()
                         return
-                    self.wfile.write(payload)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
+                    if index == stream.hold_after and stream.hold is not None:
+                        while not (stream.hold.wait(0.05) or outer._closing.is_set()):
+                            pass
+                    if stream.delay:
+                        outer._closing.wait(stream.delay)
+                    stream.sent.append(time.monotonic())
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                    self.wfile.flush()
+                if stream.cut_after is not None and stream.cut_after >= len(stream.sent):
+                    self._cut()
+                    return
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+                stream.completed = True
+
+            def _cut(self) -> None:
+                self.close_connection = True
+                _reset(self.connection)
 
             do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _serve
 
@@ -106,5 +204,7 @@ class LoopbackServer:
         return f"http://{host}:{port}"
 
     def close(self) -> None:
+        """Stop serving; a stream waiting on a hold or a delay ends at once."""
+        self._closing.set()
         self._server.shutdown()
         self._server.server_close()

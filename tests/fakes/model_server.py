@@ -1,77 +1,92 @@
-"""A scripted model server speaking two wire formats: OpenAI Chat Completions
-(`POST /v1/chat/completions`) and Anthropic Messages (`POST /v1/messages`, `tool_use` /
-`tool_result` blocks, `stop_reason`).
+"""A scripted model server speaking the wire formats agents use: OpenAI Chat Completions
+(`POST /v1/chat/completions`) and Responses (`POST /v1/responses`), Anthropic Messages
+(`POST /v1/messages`) — each streamed (Server-Sent Events) when the request says
+`stream: true` — plus OpenAI embeddings (`POST /v1/embeddings`) and the model list
+(`GET /v1/models`, in Anthropic's shape when the request carries `anthropic-version`).
 
-Each test chooses the script: rules matched against the request, each with replies used in
-turn order (the number of assistant messages already in the conversation), or, for a
-`sequence` rule, in the order requests arrive (to script 429 → 500 → success for retries).
-A reply can be an error status with headers (Retry-After), a slow reply (`delay`) or raw
-bytes (malformed JSON) or any JSON body (`shaped`). Every request is recorded with its path
-and headers, so tests can assert on exactly what evalward sent, and checked against the
-official SDKs' request types (`fakes.wire_contract`), as is every reply rendered here.
+Each test chooses the script (`fakes.model_script`): rules matched against the request, each
+with replies used in turn order, or, for a `sequence` rule, in the order requests arrive (to
+script 429 → 500 → success for retries). A reply can be an error status with headers
+(Retry-After), a slow reply (`delay`), a slow or held stream (`event_delay`, `hold`), a
+connection cut mid-body or mid-stream (`cut`), an error event mid-stream (`stream_error`),
+raw bytes (malformed JSON) or any JSON body (`shaped`). A request that asks for a stream and
+is scripted an error gets it as a plain JSON reply, as the real APIs answer. Every request is
+recorded with its path and headers, so tests can assert on exactly what they were sent, and
+checked against the official SDKs' request types (`fakes.wire_contract`), as is every reply
+and every stream event rendered here.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fakes.http import LoopbackServer, Request, Response
-from fakes.wire_contract import (
-    anthropic_reply_problem,
-    anthropic_request_problem,
-    openai_reply_problem,
-    openai_request_problem,
+from fakes import wire_contract as contract
+from fakes import wire_render as render
+from fakes.http import EventStream, LoopbackServer, Request, Response, sse
+from fakes.model_script import (
+    Matcher,
+    Reply,
+    Rule,
+    chat_turns,
+    error,
+    input_items,
+    mentions,
+    responses_turns,
+    shaped,
+    text,
+    tool_call,
 )
 
+__all__ = [
+    "Call",
+    "Matcher",
+    "Reply",
+    "Rule",
+    "ScriptedModelServer",
+    "error",
+    "mentions",
+    "shaped",
+    "text",
+    "tool_call",
+]
 
-@dataclass
-class Reply:
-    content: str | None = None
-    tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    status: int = 200
-    headers: dict[str, str] = field(default_factory=dict)
-    raw: bytes | None = None
-    delay: float = 0.0
-    cut: bool = False
-    """Reset the connection in the middle of the body."""
-    prompt_tokens: int = 10
-    completion_tokens: int = 5
-    finish_reason: str | None = None
-    """Overrides the stop reason (`length`, `max_tokens`: a reply cut at its token limit)."""
-    body: Any = None
-    """A whole JSON body sent as is with status 200, for odd or malformed shapes."""
-
-
-def text(content: str, **kwargs: Any) -> Reply:
-    return Reply(content=content, **kwargs)
-
-
-def tool_call(name: str, arguments: dict[str, Any] | None = None, **kwargs: Any) -> Reply:
-    return Reply(tool_calls=[(name, arguments or {})], **kwargs)
-
-
-def error(status: int, **kwargs: Any) -> Reply:
-    return Reply(status=status, **kwargs)
-
-
-def shaped(body: Any, **kwargs: Any) -> Reply:
-    """HTTP 200 with exactly this JSON body."""
-    return Reply(body=body, **kwargs)
-
-
-Matcher = Callable[[dict[str, Any]], bool]
-
-
-@dataclass
-class Rule:
-    matcher: Matcher
-    replies: list[Reply]
-    sequence: bool = False
-    served: int = 0
+ROUTES = {
+    "/v1/messages": "messages",
+    "/chat/completions": "chat",
+    "/responses": "responses",
+    "/embeddings": "embeddings",
+}
+Renderer = Callable[[Reply, dict[str, Any], int], Any]
+BODIES: dict[str, Renderer] = {
+    "chat": render.chat_completion,
+    "responses": render.response_body,
+    "messages": render.message_body,
+}
+STREAMS: dict[str, Renderer] = {
+    "chat": render.chat_chunks,
+    "responses": render.response_events,
+    "messages": render.message_events,
+}
+REQUEST_CHECKS: dict[str, Callable[[Any], str | None]] = {
+    "chat": contract.openai_request_problem,
+    "responses": contract.responses_request_problem,
+    "embeddings": contract.embeddings_request_problem,
+}
+REPLY_CHECKS: dict[str, Callable[[Any], str | None]] = {
+    "chat": contract.openai_reply_problem,
+    "responses": contract.response_problem,
+    "messages": contract.anthropic_reply_problem,
+    "embeddings": contract.embeddings_reply_problem,
+}
+API_NAMES = {
+    "chat": "openai",
+    "responses": "openai responses",
+    "embeddings": "openai embeddings",
+    "messages": "anthropic",
+}
 
 
 @dataclass
@@ -79,27 +94,37 @@ class Call:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    events: list[render.Event] = field(default_factory=list)
+    """A streamed reply's events as rendered: `(event name or None, data)`."""
+    stream: EventStream | None = None
+    """A streamed reply's progress: `sent` (when each event left), `finished`, `completed`."""
 
 
-def mentions(needle: str) -> Matcher:
-    """Match requests whose messages (or Anthropic `system`) contain `needle` anywhere."""
-    return lambda body: (
-        needle in json.dumps([body.get("system", ""), body.get("messages", [])], ensure_ascii=False)
-    )
+def _route(request: Request) -> str | None:
+    if request.method == "GET":
+        return "models" if request.path.endswith("/models") else None
+    if request.method != "POST":
+        return None
+    return next((api for tail, api in ROUTES.items() if request.path.endswith(tail)), None)
 
 
 class ScriptedModelServer:
     def __init__(self) -> None:
         self.rules: list[Rule] = []
         self.requests: list[dict[str, Any]] = []
+        """Every request's body (`{}` for `GET /v1/models`), in arrival order."""
         self.calls: list[Call] = []
         self.default = text("I have no script for this request.")
+        self.models = ["gpt-4.1-mini", "text-embedding-3-small", "claude-haiku-4-5"]
+        """What `GET /v1/models` lists."""
         self.contract_violations: list[str] = []
         """Requests, and replies rendered here, that the official SDKs' types refuse."""
         self.check_contract = True
         self.refuses: dict[str, set[str]] = {}
         """Per model, the parameters it refuses as OpenAI's reasoning models do: `max_tokens`
         (it wants `max_completion_tokens`) and `temperature` other than 1."""
+        self._histories: dict[str, list[Any]] = {}
+        """Per response served, its whole conversation: input, then output."""
         self._lock = threading.Lock()
         self.server = LoopbackServer(self._handle)
 
@@ -127,33 +152,54 @@ class ScriptedModelServer:
         return [r for r in self.requests if mentions(needle)(r)]
 
     def _handle(self, request: Request) -> Response:
-        anthropic = request.path.endswith("/v1/messages")
-        if request.method != "POST" or not (
-            anthropic or request.path.endswith("/chat/completions")
-        ):
+        api = _route(request)
+        if api is None:
             return Response(404, {"error": {"message": f"no route {request.path}"}})
+        if api == "models":
+            return self._models(request)
         body = request.json()
-        turn = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
+        fields = body if isinstance(body, dict) else {}
         reply = self.default
         with self._lock:
+            serial = len(self.calls)
+            conversation = self._conversation(fields) if api == "responses" else fields
+            turn = (
+                responses_turns(conversation.get("input"))
+                if api == "responses"
+                else chat_turns(fields)
+            )
+            call = Call(request.path, request.headers, body)
             self.requests.append(body)
-            self.calls.append(Call(request.path, request.headers, body))
+            self.calls.append(call)
             for rule in self.rules:
-                if rule.matcher(body):
+                if rule.matcher(conversation):
                     index = rule.served if rule.sequence else turn
                     rule.served += 1
                     reply = rule.replies[min(index, len(rule.replies) - 1)]
                     break
-        refused = None if anthropic else self._refusal(body)
-        if refused is not None:
-            response = refused
-        elif anthropic:
-            response = self._render_anthropic(reply, body)
-        else:
-            response = self._render(reply, body)
+        refused = self._refusal(fields) if api in ("chat", "responses") else None
+        streaming = api != "embeddings" and fields.get("stream") is True
+        response = refused or self._render(api, reply, fields, serial, streaming, call)
+        rendered = reply.body is None and reply.raw is None and response.status == 200
+        if api == "responses" and rendered:
+            output = render.response_body(reply, fields, serial)["output"]
+            with self._lock:
+                history = [*input_items(conversation.get("input")), *output]
+                self._histories[f"resp_{serial}"] = history
         if self.check_contract:
-            self._check(anthropic, request.headers, body, reply, response)
+            self._check_request(api, request.headers, body)
+            if rendered:
+                self._check_reply(api, response, call.events)
         return response
+
+    def _conversation(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A Responses request as the real API sees it: after `previous_response_id` (a
+        response served here), its `input` is that response's conversation followed by the
+        new items. Scripts match, and turns are counted, on this."""
+        history = self._histories.get(str(body.get("previous_response_id")))
+        if history is None:
+            return body
+        return {**body, "input": [*history, *input_items(body.get("input"))]}
 
     def _refusal(self, body: dict[str, Any]) -> Response | None:
         """OpenAI's HTTP 400 for a parameter the model does not take, word for word."""
@@ -175,112 +221,87 @@ class ScriptedModelServer:
         error = {"message": message, "type": "invalid_request_error", "param": param, "code": code}
         return Response(400, {"error": error})
 
-    def _check(
+    def _render(
         self,
-        anthropic: bool,
-        headers: dict[str, str],
-        body: Any,
+        api: str,
         reply: Reply,
-        response: Response,
-    ) -> None:
-        api = "anthropic" if anthropic else "openai"
+        body: dict[str, Any],
+        serial: int,
+        streaming: bool,
+        call: Call,
+    ) -> Response:
+        if reply.body is not None:
+            return Response(200, reply.body, reply.headers, delay=reply.delay)
+        if reply.raw is not None or reply.status != 200:
+            failure = render.anthropic_error() if api == "messages" else render.openai_error()
+            return Response(
+                reply.status,
+                None if reply.raw is not None else failure,
+                reply.headers,
+                raw=reply.raw,
+                delay=reply.delay,
+            )
+        if not streaming:
+            reply_body = (
+                render.embeddings_body(body)
+                if api == "embeddings"
+                else BODIES[api](reply, body, serial)
+            )
+            return Response(200, reply_body, reply.headers, delay=reply.delay, cut=reply.cut)
+        events: list[render.Event] = STREAMS[api](reply, body, serial)
+        stop = len(events) // 2 if reply.break_after is None else reply.break_after
+        if reply.stream_error is not None:
+            events = [*events[:stop], render.stream_error(api, reply.stream_error, stop)]
+        call.events = events
+        call.stream = EventStream(
+            [sse(data, name) for name, data in events],
+            delay=reply.event_delay,
+            cut_after=stop if reply.cut else None,
+            hold_after=reply.hold_after if reply.hold is not None else None,
+            hold=reply.hold,
+        )
+        return Response(200, headers=reply.headers, delay=reply.delay, stream=call.stream)
+
+    def _models(self, request: Request) -> Response:
+        anthropic = "anthropic-version" in request.headers
         if anthropic:
-            version = headers.get("anthropic-version", "")
-            problem = anthropic_request_problem(body, version)
+            body = render.anthropic_models(self.models, request.query)
+            problem = contract.anthropic_models_problem(body)
         else:
-            problem = openai_request_problem(body)
+            body = render.openai_models(self.models)
+            problem = contract.openai_models_problem(body)
+        with self._lock:
+            self.requests.append({})
+            self.calls.append(Call(request.path, request.headers, {}))
+            if problem and self.check_contract:
+                api = "anthropic" if anthropic else "openai"
+                self.contract_violations.append(f"{api} model list rendered by the fake: {problem}")
+        return Response(200, body)
+
+    def _check_request(self, api: str, headers: dict[str, str], body: Any) -> None:
+        if api == "messages":
+            version = headers.get("anthropic-version", "")
+            problem = contract.anthropic_request_problem(body, version)
+        else:
+            problem = REQUEST_CHECKS[api](body)
         if problem:
-            self.contract_violations.append(f"{api} request: {problem}")
-        if reply.body is None and reply.raw is None and response.status == 200:
-            check_reply = anthropic_reply_problem if anthropic else openai_reply_problem
-            problem = check_reply(response.body)
+            self.contract_violations.append(f"{API_NAMES.get(api, api)} request: {problem}")
+
+    def _check_reply(self, api: str, response: Response, events: list[render.Event]) -> None:
+        name = API_NAMES.get(api, api)
+        problems: list[str] = []
+        if not events:
+            problem = REPLY_CHECKS[api](response.body)
+            problems += [f"{name} reply rendered by the fake: {problem}"] if problem else []
+        for index, (event, data) in enumerate(events):
+            if api == "messages":
+                problem = contract.anthropic_event_problem(event, data)
+            elif api == "responses":
+                problem = contract.response_event_problem(data)
+                if problem is None and event != data.get("type"):
+                    problem = f"event {event!r} carries data of type {data.get('type')!r}"
+            else:
+                problem = None if data == "[DONE]" else contract.chat_chunk_problem(data)
             if problem:
-                self.contract_violations.append(f"{api} reply rendered by the fake: {problem}")
-
-    def _render_anthropic(self, reply: Reply, body: dict[str, Any]) -> Response:
-        if reply.body is not None:
-            return Response(200, reply.body, reply.headers, delay=reply.delay)
-        if reply.raw is not None or reply.status != 200:
-            return Response(
-                reply.status,
-                None
-                if reply.raw is not None
-                else {"type": "error", "error": {"type": "api_error", "message": "scripted error"}},
-                reply.headers,
-                raw=reply.raw,
-                delay=reply.delay,
-            )
-        content: list[dict[str, Any]] = []
-        if reply.content:
-            content.append({"type": "text", "text": reply.content})
-        for index, (name, arguments) in enumerate(reply.tool_calls):
-            content.append(
-                {"type": "tool_use", "id": f"toolu_{index}", "name": name, "input": arguments}
-            )
-        return Response(
-            200,
-            {
-                "id": "msg_test",
-                "type": "message",
-                "role": "assistant",
-                "model": body.get("model", ""),
-                "content": content,
-                "stop_reason": reply.finish_reason
-                or ("tool_use" if reply.tool_calls else "end_turn"),
-                "stop_sequence": None,
-                "usage": {
-                    "input_tokens": reply.prompt_tokens,
-                    "output_tokens": reply.completion_tokens,
-                },
-            },
-            reply.headers,
-            delay=reply.delay,
-            cut=reply.cut,
-        )
-
-    def _render(self, reply: Reply, body: dict[str, Any]) -> Response:
-        if reply.body is not None:
-            return Response(200, reply.body, reply.headers, delay=reply.delay)
-        if reply.raw is not None or reply.status != 200:
-            return Response(
-                reply.status,
-                None if reply.raw is not None else {"error": {"message": "scripted error"}},
-                reply.headers,
-                raw=reply.raw,
-                delay=reply.delay,
-            )
-        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
-        if reply.tool_calls:
-            message["tool_calls"] = [
-                {
-                    "id": f"call_{index}",
-                    "type": "function",
-                    "function": {"name": name, "arguments": json.dumps(arguments)},
-                }
-                for index, (name, arguments) in enumerate(reply.tool_calls)
-            ]
-        return Response(
-            200,
-            {
-                "id": "chatcmpl-test",
-                "object": "chat.completion",
-                "created": 1_764_000_000,
-                "model": body.get("model", ""),
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": message,
-                        "finish_reason": reply.finish_reason
-                        or ("tool_calls" if reply.tool_calls else "stop"),
-                    }
-                ],
-                "usage": {
-                    "prompt_tokens": reply.prompt_tokens,
-                    "completion_tokens": reply.completion_tokens,
-                    "total_tokens": reply.prompt_tokens + reply.completion_tokens,
-                },
-            },
-            reply.headers,
-            delay=reply.delay,
-            cut=reply.cut,
-        )
+                problems.append(f"{name} stream event {index} rendered by the fake: {problem}")
+        self.contract_violations += problems

@@ -1,10 +1,13 @@
 """The providers' own published types as the judge of what goes over the wire.
 
 Requests are validated with pydantic's TypeAdapter over the official SDKs' request TypedDicts
-(PyPI `openai`: `CompletionCreateParamsNonStreaming`; `anthropic`:
-`MessageCreateParamsNonStreaming`), replies with their response models (`ChatCompletion`,
-`Message`). The scripted model server checks every request evalward sends and every reply it
-renders itself, so neither evalward nor the fake can drift from the real APIs unnoticed.
+(PyPI `openai`: `CompletionCreateParams…`, `ResponseCreateParams…`, `EmbeddingCreateParams`;
+`anthropic`: `MessageCreateParams…`, the streaming or non-streaming one as `stream` says),
+replies with their response models (`ChatCompletion`, `Response`, `CreateEmbeddingResponse`,
+`Message`, the model lists' `Model` / `ModelInfo`) and stream events with theirs
+(`ChatCompletionChunk`, the `ResponseStreamEvent` and `RawMessageStreamEvent` unions). The
+scripted model server checks every request it receives and every reply and event it renders
+itself, so neither evalward nor the fake can drift from the real APIs unnoticed.
 
 Two things TypeAdapter does not do by itself, done here: items of `Iterable[...]` fields are
 validated lazily (as they are iterated), so the result is walked to the end; and keys a
@@ -14,25 +17,57 @@ TypedDict does not declare are dropped silently, so the validated result must eq
 
 from __future__ import annotations
 
+import base64
+import struct
 from collections.abc import Iterable, Mapping
 from functools import cache
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import TypeAdapter, ValidationError
 
 
 @cache
-def _openai_request() -> TypeAdapter[Any]:
-    from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+def _openai_request(streaming: bool) -> TypeAdapter[Any]:
+    from openai.types.chat import completion_create_params as chat
 
-    return TypeAdapter(CompletionCreateParamsNonStreaming)
+    return TypeAdapter(
+        chat.CompletionCreateParamsStreaming
+        if streaming
+        else chat.CompletionCreateParamsNonStreaming
+    )
 
 
 @cache
-def _anthropic_request() -> TypeAdapter[Any]:
-    from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+def _responses_request(streaming: bool) -> TypeAdapter[Any]:
+    from openai.types.responses import response_create_params as responses
 
-    return TypeAdapter(MessageCreateParamsNonStreaming)
+    return TypeAdapter(
+        responses.ResponseCreateParamsStreaming
+        if streaming
+        else responses.ResponseCreateParamsNonStreaming
+    )
+
+
+@cache
+def _embeddings_request() -> TypeAdapter[Any]:
+    from openai.types.embedding_create_params import EmbeddingCreateParams
+
+    return TypeAdapter(EmbeddingCreateParams)
+
+
+@cache
+def _anthropic_request(streaming: bool) -> TypeAdapter[Any]:
+    from anthropic.types import message_create_params as messages
+
+    return TypeAdapter(
+        messages.MessageCreateParamsStreaming
+        if streaming
+        else messages.MessageCreateParamsNonStreaming
+    )
+
+
+def _streaming(body: Any) -> bool:
+    return isinstance(body, dict) and body.get("stream") is True
 
 
 def materialise(value: Any) -> Any:
@@ -75,10 +110,41 @@ def _differences(sent: Any, kept: Any, path: str = "") -> list[str]:
 
 def openai_request_problem(body: Any) -> str | None:
     """Why `body` is not a Chat Completions request the OpenAI SDK's types accept, or None."""
-    return _problem(_openai_request(), body)
+    return _problem(_openai_request(_streaming(body)), body)
+
+
+def responses_request_problem(body: Any) -> str | None:
+    """Why `body` is not a Responses request the OpenAI SDK's types accept, or None."""
+    return _problem(_responses_request(_streaming(body)), body)
+
+
+def embeddings_request_problem(body: Any) -> str | None:
+    """Why `body` is not an embeddings request the OpenAI SDK's types accept, or None.
+
+    `input` is checked here: the type's union of lazily validated iterables takes a list of
+    token arrays for a token array and fails only when walked."""
+    if not isinstance(body, dict):
+        return f"not an object: {body!r}"
+    value = body.get("input")
+    if not (isinstance(value, str) or (isinstance(value, list) and value and _inputs(value))):
+        return f"`input` is not a string, a token array or a non-empty list of either: {value!r}"
+    return _problem(_embeddings_request(), {**body, "input": "checked above"})
 
 
 SAMPLING_VERSION_END = "2026-10-21"
+
+
+def _tokens(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(type(t) is int for t in value)
+
+
+def _inputs(values: list[Any]) -> bool:
+    """A token array, or a list of strings, or a list of token arrays."""
+    return (
+        _tokens(values)
+        or all(isinstance(v, str) for v in values)
+        or all(_tokens(v) for v in values)
+    )
 
 
 def anthropic_request_problem(body: Any, version: str = SAMPLING_VERSION_END) -> str | None:
@@ -96,24 +162,139 @@ def anthropic_request_problem(body: Any, version: str = SAMPLING_VERSION_END) ->
         if not 0 <= temperature <= 1:
             return f"`temperature` is outside [0, 1]: {temperature!r}"
         body = {key: value for key, value in body.items() if key != "temperature"}
-    return _problem(_anthropic_request(), body)
+    return _problem(_anthropic_request(_streaming(body)), body)
+
+
+def _model_problem(model: Any, body: Any) -> str | None:
+    try:
+        model.model_validate(body)
+    except ValidationError as exc:
+        return str(exc)
+    return None
 
 
 def openai_reply_problem(body: Any) -> str | None:
     from openai.types.chat import ChatCompletion
 
-    try:
-        ChatCompletion.model_validate(body)
-    except ValidationError as exc:
-        return str(exc)
-    return None
+    return _model_problem(ChatCompletion, body)
 
 
 def anthropic_reply_problem(body: Any) -> str | None:
     from anthropic.types import Message
 
-    try:
-        Message.model_validate(body)
-    except ValidationError as exc:
-        return str(exc)
-    return None
+    return _model_problem(Message, body)
+
+
+def response_problem(body: Any) -> str | None:
+    """Why `body` is not a Responses API `Response` object, or None."""
+    from openai.types.responses import Response
+
+    return _model_problem(Response, body)
+
+
+def _union_members(union: Any) -> dict[str, Any]:
+    """A discriminated union of models (`Annotated[Union[...], discriminator]`) by `type`."""
+    members: dict[str, Any] = {}
+    for model in get_args(get_args(union)[0]):
+        for literal in get_args(model.model_fields["type"].annotation):
+            members[literal] = model
+    return members
+
+
+@cache
+def _response_events() -> dict[str, Any]:
+    from openai.types.responses import ResponseStreamEvent
+
+    return _union_members(ResponseStreamEvent)
+
+
+@cache
+def _message_events() -> dict[str, Any]:
+    from anthropic.types import RawMessageStreamEvent
+
+    return _union_members(RawMessageStreamEvent)
+
+
+def _event_problem(members: dict[str, Any], data: Any, union: str) -> str | None:
+    """Validated against the union member its `type` names, as the SDKs' discriminated union
+    does, so that the error names that member's fields rather than every member's."""
+    kind = data.get("type") if isinstance(data, dict) else None
+    if not isinstance(kind, str) or kind not in members:
+        return f"not a {union}: no member has type {kind!r}"
+    return _model_problem(members[kind], data)
+
+
+def chat_chunk_problem(data: Any) -> str | None:
+    """Why one `data:` of a streamed Chat Completion is not a `ChatCompletionChunk` (or, for
+    an error in the middle of a stream, not `{"error": ErrorObject}`), or None."""
+    from openai.types.chat import ChatCompletionChunk
+    from openai.types.shared import ErrorObject
+
+    if isinstance(data, dict) and set(data) == {"error"}:
+        return _model_problem(ErrorObject, data["error"])
+    return _model_problem(ChatCompletionChunk, data)
+
+
+def response_event_problem(data: Any) -> str | None:
+    """Why one event of a streamed Response is not a `ResponseStreamEvent`, or None."""
+    return _event_problem(_response_events(), data, "ResponseStreamEvent")
+
+
+def anthropic_event_problem(event: str | None, data: Any) -> str | None:
+    """Why one event of a streamed Message is not a `RawMessageStreamEvent`, a `ping` or an
+    `error` (an `ErrorResponse`), or its `event:` name differs from its `type`, or None."""
+    from anthropic.types import ErrorResponse
+
+    kind = data.get("type") if isinstance(data, dict) else None
+    if event != kind:
+        return f"event {event!r} carries data of type {kind!r}"
+    if kind == "ping":
+        return None if data == {"type": "ping"} else f"a ping with fields: {data!r}"
+    if kind == "error":
+        return _model_problem(ErrorResponse, data)
+    return _event_problem(_message_events(), data, "RawMessageStreamEvent")
+
+
+def embeddings_reply_problem(body: Any) -> str | None:
+    """Why `body` is not a `CreateEmbeddingResponse`, or None. A base64 `embedding` is read
+    as the SDK reads it (little-endian float32) before it is checked."""
+    from openai.types import CreateEmbeddingResponse
+
+    if isinstance(body, dict) and isinstance(body.get("data"), list):
+        data = []
+        for item in body["data"]:
+            vector = item.get("embedding") if isinstance(item, dict) else None
+            if isinstance(vector, str):
+                try:
+                    raw = base64.b64decode(vector, validate=True)
+                    vector = list(struct.unpack(f"<{len(raw) // 4}f", raw))
+                except (ValueError, struct.error) as exc:
+                    return f"data[{len(data)}].embedding is not base64 float32: {exc}"
+                item = {**item, "embedding": vector}
+            data.append(item)
+        body = {**body, "data": data}
+    return _model_problem(CreateEmbeddingResponse, body)
+
+
+def openai_models_problem(body: Any) -> str | None:
+    """Why `body` is not OpenAI's model list (`object: list`, `data` of `Model`), or None."""
+    from openai.pagination import SyncPage
+    from openai.types import Model
+
+    if not isinstance(body, dict) or body.get("object") != "list":
+        return f"not a list object: {body!r}"
+    return _model_problem(SyncPage[Model], body)
+
+
+def anthropic_models_problem(body: Any) -> str | None:
+    """Why `body` is not a page of Anthropic's model list (`data` of `ModelInfo`, `has_more`,
+    `first_id`, `last_id`), or None."""
+    from anthropic.pagination import SyncPage
+    from anthropic.types import ModelInfo
+
+    missing = {"data", "has_more", "first_id", "last_id"} - set(
+        body if isinstance(body, dict) else {}
+    )
+    if missing:
+        return f"a model list page without {sorted(missing)}"
+    return _model_problem(SyncPage[ModelInfo], body)
