@@ -63,7 +63,7 @@ def chat(question: str, stream: bool, events: bool) -> str:
 def responses(question: str, stream: bool, events: bool) -> str:
     client = openai.OpenAI()
     items: list = [{"role": "user", "content": question}]
-    tools = [{"type": "function", **TOOL}]
+    tools = [{"type": "function", "strict": False, **TOOL}]
     for _ in range(4):
         if stream:
             with client.responses.stream(model="gpt-4.1-mini", input=items, tools=tools) as s:
@@ -108,7 +108,8 @@ def messages(question: str, stream: bool, events: bool) -> str:
             reply = client.messages.create(
                 model="claude-haiku-4-5", max_tokens=512, messages=history, tools=tools
             )
-        history.append({"role": "assistant", "content": [b.model_dump() for b in reply.content]})
+        content = [block.model_dump(exclude_none=True) for block in reply.content]
+        history.append({"role": "assistant", "content": content})
         uses = [block for block in reply.content if block.type == "tool_use"]
         if not uses:
             return "".join(block.text for block in reply.content if block.type == "text")
