@@ -30,14 +30,17 @@ def seal(top: Path, builder: int, owner: int) -> int:
     change. Returns how many files it sealed. Raises AgentRunError naming what was refused."""
     fd = os.open(top, _OPEN_FOLDER)
     try:
+        _take(fd, top, {builder, owner}, owner, 0o555)  # evalward may have taken it already
         return _seal_folder(fd, top, top, builder, owner)
     finally:
         os.close(fd)
 
 
-def _take(fd: int, shown: Path, builder: int, owner: int, mode: int) -> os.stat_result:
+def _take(fd: int, shown: Path, allowed: set[int], owner: int, mode: int) -> os.stat_result:
+    """Check the owner of what `fd` is (a hard link to someone else's file is refused, also
+    one of evalward's own), then make it `owner`'s with `mode`."""
     info = os.fstat(fd)
-    if info.st_uid not in (builder, owner):
+    if info.st_uid not in allowed:
         raise AgentRunError(
             f"the installer left {shown}, which belongs to uid {info.st_uid}, not to the "
             "installer's user (a hard link to another user's file?)"
@@ -49,7 +52,7 @@ def _take(fd: int, shown: Path, builder: int, owner: int, mode: int) -> os.stat_
 
 
 def _seal_folder(fd: int, path: Path, top: Path, builder: int, owner: int) -> int:
-    _take(fd, path, builder, owner, 0o555)  # from here, nothing in it can be swapped
+    """Seal the entries of a folder already taken (so nothing in it can be swapped now)."""
     sealed = 0
     for name in sorted(os.listdir(fd)):
         child = path / name
@@ -59,6 +62,7 @@ def _seal_folder(fd: int, path: Path, top: Path, builder: int, owner: int) -> in
         elif stat.S_ISDIR(info.st_mode):
             sub = os.open(name, _OPEN_FOLDER, dir_fd=fd)
             try:
+                _take(sub, child, {builder}, owner, 0o555)
                 sealed += _seal_folder(sub, child, top, builder, owner)
             finally:
                 os.close(sub)
@@ -66,7 +70,7 @@ def _seal_folder(fd: int, path: Path, top: Path, builder: int, owner: int) -> in
             sub = os.open(name, _OPEN_FILE, dir_fd=fd)
             try:
                 executable = info.st_mode & stat.S_IXUSR
-                taken = _take(sub, child, builder, owner, 0o555 if executable else 0o444)
+                taken = _take(sub, child, {builder}, owner, 0o555 if executable else 0o444)
                 if not stat.S_ISREG(taken.st_mode):
                     raise AgentRunError(f"the installer changed {child} while it was sealed")
             finally:
