@@ -184,7 +184,10 @@ class EnvironmentStore:
                 self.log(f"evalward: environment of {request.label}: not restored ({exc})")
             else:
                 self.restored.append(key)
-                self.log(f"evalward: environment of {request.label}: restored from the cache")
+                self.log(
+                    f"evalward: environment of {request.label}: restored from the cache in "
+                    f"{time.monotonic() - started:.1f} s"
+                )
                 return target
         build = self._scratch(None, "build")
         try:
@@ -222,12 +225,13 @@ class EnvironmentStore:
             await _install_node(installer, spec.node, source, build / "node_modules", request.env)
 
     def close(self) -> None:
-        """Keep in the cache only the environments this job used: the cache stays the size
-        of one run's environments, and a rerun finds every one it needs."""
+        """When this job built an environment, keep in the cache only those it used: the
+        cache stays the size of one run's environments, and a rerun finds every one it
+        needs."""
         for task in self._ready.values():
             task.cancel()
-        if not self.keep or self.cache is None or not self.cache.is_dir():
-            return
+        if not self.built or not self.keep or self.cache is None or not self.cache.is_dir():
+            return  # a job served from the result cache leaves the environments as they were
         for entry in self.cache.iterdir():
             if entry.name not in self.used:
                 remove_tree(entry)
