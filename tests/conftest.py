@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -8,6 +9,15 @@ import pytest
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
 from gitrepo import GitRepo
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that install real packages need the registries; offline, they say so."""
+    if os.environ.get("EVALWARD_OFFLINE") == "1":
+        skip = pytest.mark.skip(reason="needs PyPI and the npm registry (EVALWARD_OFFLINE=1)")
+        for item in items:
+            if item.get_closest_marker("registries") is not None:
+                item.add_marker(skip)
 
 
 @pytest.fixture

@@ -2,8 +2,9 @@
 
 An agent depends on its definition, on the files it names — `systemFile`, and the program
 files in its tools' and runtime's command lines (an argument that looks like a path: it has a
-`/` or a file extension and is not an option or a URL) — and on every file its `watch` globs
-match, which is how an agent declares the rest of its code.
+`/` or a file extension and is not an option or a URL), the files its `environment` is built
+from (with the lock files beside them) — and on every file its `watch` globs match, which is
+how an agent declares the rest of its code.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ def referenced_files(located: Located[Agent]) -> list[str]:
         if spec.runtime.http is not None:
             argv += spec.runtime.http.start
     paths += [posixpath.normpath(a.removeprefix("./")) for a in argv if _looks_like_a_path(a)]
+    if spec.environment is not None:
+        paths += spec.environment.files()
     return sorted(set(paths))
 
 

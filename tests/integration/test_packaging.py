@@ -43,7 +43,10 @@ def test_dockerfile_follows_githubs_rules_for_docker_actions() -> None:
     ]
     assert "USER" not in instructions and "WORKDIR" not in instructions
     text = (ROOT / "Dockerfile").read_text()
-    assert re.search(r"^FROM python:3\.12\.\d+-slim-bookworm$", text, re.MULTILINE)
+    assert re.search(r"^FROM python:3\.12\.\d+-slim-bookworm AS evalward$", text, re.MULTILINE)
+    # the default image (the last stage) is the Python-only one; Node.js is a target of its own
+    froms = re.findall(r"^FROM (.+)$", text, re.MULTILINE)
+    assert froms[-1] == "evalward" and "evalward AS evalward-node" in froms
     assert re.search(r"^#   sha256:[0-9a-f]{64}$", text, re.MULTILINE)
     assert "PYTHONDONTWRITEBYTECODE=1" in text and "PYTHONUNBUFFERED=1" in text
     # the working directory (the PR's checkout) is not on sys.path: tests/hostile runs this
@@ -55,6 +58,56 @@ def test_dockerfile_follows_githubs_rules_for_docker_actions() -> None:
     assert "pip install --no-deps --no-build-isolation /opt/evalward" in text
     # the agents' user, with its own group, far from the runner's uid 1001
     assert "evalward-agent:x:10001:10001::/nonexistent:/usr/sbin/nologin" in text
+
+
+def test_the_image_keeps_dpkgs_database_whole() -> None:
+    """Perl stays out of the image without forcing dpkg: an image built FROM evalward's must
+    be able to `apt-get install` (the real build, measured with podman: docs/benchmarks.md)."""
+    text = (ROOT / "Dockerfile").read_text()
+    assert "--force-" not in text and "dpkg --purge" not in text
+    assert "git-without-perl.sh /tmp/git_*.deb /tmp/git-noperl.deb" in text
+    assert "apt-get install -y --no-install-recommends /tmp/git-noperl.deb" in text
+    assert "&& apt-get check" in text
+    assert "!scripts/git-without-perl.sh" in (ROOT / ".dockerignore").read_text()
+
+
+@pytest.mark.skipif(shutil.which("dpkg-deb") is None, reason="needs dpkg-deb (Debian)")
+def test_git_is_rebuilt_without_perl_and_says_so_in_its_version(tmp_path: Path) -> None:
+    """The script the image runs, on a package with git's dependency list."""
+    package = tmp_path / "git"
+    (package / "DEBIAN").mkdir(parents=True)
+    (package / "usr" / "bin").mkdir(parents=True)
+    (package / "usr" / "bin" / "git").write_text("#!/bin/sh\n")
+    (package / "DEBIAN" / "control").write_text(
+        "Package: git\nVersion: 1:2.39.5-0+deb12u3\nArchitecture: amd64\n"
+        "Maintainer: Debian <debian@example.org>\n"
+        "Depends: libc6 (>= 2.34), zlib1g (>= 1:1.2.2), perl, liberror-perl, "
+        "git-man (>> 1:2.39.5), git-man (<< 1:2.39.5-.)\n"
+        "Recommends: ca-certificates, patch, less, ssh-client\nDescription: git\n"
+    )
+    built = tmp_path / "git.deb"
+    subprocess.run(["dpkg-deb", "--root-owner-group", "-b", package, built], check=True)
+    out = tmp_path / "git-noperl.deb"
+    subprocess.run(["sh", ROOT / "scripts" / "git-without-perl.sh", built, out], check=True)
+    fields = subprocess.run(
+        ["dpkg-deb", "-f", out, "Version", "Depends"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "Version: 1:2.39.5-0+deb12u3+noperl" in fields
+    assert "Depends: libc6 (>= 2.34), zlib1g (>= 1:1.2.2), git-man (>> 1:2.39.5)" in fields
+    assert "perl" not in fields.split("Depends:")[1]
+    listing = subprocess.run(["dpkg-deb", "-c", out], capture_output=True, text=True).stdout
+    assert "./usr/bin/git" in listing, "every file of the package is kept"
+
+    # A package whose Perl dependency the script does not recognise is refused, not shipped.
+    control = package / "DEBIAN" / "control"
+    control.write_text(control.read_text().replace("perl, liberror-perl", "perl:any"))
+    subprocess.run(["dpkg-deb", "--root-owner-group", "-b", package, built], check=True)
+    refused = subprocess.run(
+        ["sh", ROOT / "scripts" / "git-without-perl.sh", built, tmp_path / "x.deb"],
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode == 1 and "still depends on Perl" in refused.stderr
 
 
 def test_the_lock_pins_every_package_and_the_build_backend_with_hashes() -> None:
@@ -133,6 +186,11 @@ def test_a_release_pushes_the_image_with_its_provenance() -> None:
     build = next(s for s in job["steps"] if s.get("uses", "").startswith("docker/build-push"))
     assert build["with"]["push"] is True and build["with"]["provenance"] == "mode=max"
     assert "linux/amd64" in build["with"]["platforms"]
+    # the image with Node.js, from the same Dockerfile, tagged `<version>-node`
+    node = next(s for s in job["steps"] if s.get("id") == "build-node")
+    assert node["with"]["target"] == "evalward-node" and node["with"]["provenance"] == "mode=max"
+    meta = next(s for s in job["steps"] if s.get("id") == "meta-node")
+    assert meta["with"]["flavor"].startswith("suffix=-node")
 
 
 def test_a_sharded_gate_job_runs_after_a_failing_shard() -> None:

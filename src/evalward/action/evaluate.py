@@ -26,6 +26,7 @@ from evalward.plan import GateConfig, Plan
 from evalward.providers.config import CacheMode as ProviderCacheMode
 from evalward.result_cache import CacheMode, ResultCache
 from evalward.results import FixtureResult
+from evalward.runtime.environment import EnvironmentStore
 from evalward.runtime.sandbox import protect
 from evalward.shard import merge_parts
 from evalward.spending import Budget
@@ -143,6 +144,17 @@ def run_options(job: Job) -> RunOptions:
             job.log(command("warning", f"result cache not used: {distrust}"))
         else:
             cache = ResultCache(cache_dir, cache_mode(settings.cache, context.event_name))
+    if job.sandbox is not None and job.sandbox.environments is None:
+        # Agents' environments are kept beside the results, under the same trust rule.
+        job.sandbox.use_environments(
+            EnvironmentStore(
+                cache.directory / "environments" if cache else None,
+                reuse=cache is not None and cache.reads,
+                keep=cache is not None and cache.writes,
+                scope=context.event_name,
+                log=job.log,
+            )
+        )
     if job.sandbox is not None and job.sandbox.user is not None:
         written = [job.output_dir, *([cache_dir] if cache and cache_dir else [])]
         protect(context.workspace, written, job.env)

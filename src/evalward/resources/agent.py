@@ -3,10 +3,12 @@
 Declarative (seed 003): `models` (ordered fallbacks), `system` / `systemFile`, `tools`.
 Bring-your-own: `runtime.command` (a process speaking the trace protocol on stdin/stdout) or
 `runtime.http` (a server started from the PR head). See docs/agent-protocols.md.
+An agent whose programs need packages names its `environment`, which the action builds.
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 from typing import Any, Literal
 
@@ -162,6 +164,74 @@ class AgentRuntime(Model):
         return self
 
 
+PYTHON_PROJECT = "pyproject.toml"
+NODE_PACKAGE = "package.json"
+LOCK_FILES = {
+    PYTHON_PROJECT: ("uv.lock", ".python-version"),
+    NODE_PACKAGE: ("package-lock.json", "npm-shrinkwrap.json"),
+}
+"""The files beside an environment's file that decide what it installs."""
+
+
+class AgentEnvironment(Model):
+    """The packages the agent's programs need, installed by evalward in the action before
+    they start (docs/agent-protocols.md, "Dependencies"). Paths are from the repository root."""
+
+    python: str | None = Field(
+        default=None,
+        description=(
+            "A requirements file (`uv pip install -r`), or a `pyproject.toml` with its "
+            "`uv.lock` beside it (`uv sync --locked`). Its programs run with the "
+            "virtualenv's `bin` first on PATH and VIRTUAL_ENV set."
+        ),
+    )
+    node: str | None = Field(
+        default=None,
+        description=(
+            "A `package.json`: `npm ci` with the `package-lock.json` beside it, `npm install` "
+            "without one. Its folder in the agent's working copy gets the `node_modules`."
+        ),
+    )
+    timeout_seconds: float = Field(
+        default=600.0, gt=0, description="Longest an install may take, per side."
+    )
+
+    @field_validator("python", "node")
+    @classmethod
+    def _inside(cls, path: str | None) -> str | None:
+        if path is not None:
+            parts = path.replace("\\", "/").lstrip("/").split("/")
+            if not path.strip() or ".." in parts or parts[-1] in ("", "."):
+                raise ValueError(
+                    f"{path!r} is not a file path in the repository (from its root, no `..`)"
+                )
+        return path
+
+    @field_validator("node")
+    @classmethod
+    def _package_json(cls, path: str | None) -> str | None:
+        if path is not None and path.rstrip("/").rsplit("/", 1)[-1] != NODE_PACKAGE:
+            raise ValueError(f"`node` names a {NODE_PACKAGE}, not {path!r}")
+        return path
+
+    @model_validator(mode="after")
+    def _something(self) -> AgentEnvironment:
+        if self.python is None and self.node is None:
+            raise ValueError("name a `python` requirements file or project, or a `node` package")
+        return self
+
+    def files(self) -> list[str]:
+        """Repository paths the environment is built from, lock files included (they may
+        not exist): what its fingerprint and its key hash."""
+        paths: list[str] = []
+        for named in (self.python, self.node):
+            if named is not None:
+                path = posixpath.normpath(named.lstrip("/"))
+                folder, name = posixpath.split(path)
+                paths += [path, *(posixpath.join(folder, n) for n in LOCK_FILES.get(name, ()))]
+        return paths
+
+
 class AgentSpec(Model):
     models: list[str] = Field(default_factory=list)
     system: str | None = None
@@ -178,6 +248,10 @@ class AgentSpec(Model):
         default_factory=list,
         description="Globs of the other files the agent depends on, on paths from the root.",
     )
+    environment: AgentEnvironment | None = Field(
+        default=None,
+        description="Packages its programs need (runtime, command tools), built by the action.",
+    )
 
     @field_validator("models")
     @classmethod
@@ -191,6 +265,13 @@ class AgentSpec(Model):
 
     @model_validator(mode="after")
     def _declarative(self) -> AgentSpec:
+        if self.environment is not None and not (
+            self.runtime is not None or any(t.command for t in self.tools)
+        ):
+            raise ValueError(
+                "`environment` installs packages for the agent's programs, and this agent runs "
+                "none: add `runtime` or a command tool, or remove `environment`"
+            )
         if self.runtime is not None:
             extra = [
                 name

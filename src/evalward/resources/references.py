@@ -10,7 +10,12 @@ from typing import Any, Protocol
 
 from evalward.errors import Problem
 from evalward.resources.agent import AgentSpec
-from evalward.resources.paths import OutsideRepository, file_reference, program_path
+from evalward.resources.paths import (
+    OutsideRepository,
+    file_reference,
+    program_path,
+    repo_path,
+)
 from evalward.resources.problems import did_you_mean
 from evalward.resources.resource_set import Located, ResourceSet
 from evalward.resources.yamlsource import PathKey
@@ -34,6 +39,27 @@ def _check_paths(result: ResourceSet, root: Path, report: Report) -> None:
             _check_system_file(located, spec.system_file, root, report)
         for at, program, runs in _programs(spec):
             _check_program(located, at, program, runs, root, report)
+        if spec.environment is not None:
+            for kind, name in (
+                ("python", spec.environment.python),
+                ("node", spec.environment.node),
+            ):
+                if name is not None:
+                    _check_environment_file(located, kind, name, root, report)
+
+
+def _check_environment_file(
+    located: Located[Any], kind: str, name: str, root: Path, report: Report
+) -> None:
+    """A file `environment` names: inside the repository (links followed), and there."""
+    where = ("spec", "environment", kind)
+    try:
+        path = repo_path(root, name)
+    except OutsideRepository:
+        report(located, where, f"the file {name!r} leaves the repository; name a file inside it")
+        return
+    if not path.is_file():
+        report(located, where, f"the file {name!r} does not exist{FROM_ROOT}")
 
 
 def _check_system_file(located: Located[Any], name: str, root: Path, report: Report) -> None:

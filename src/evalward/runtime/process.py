@@ -115,7 +115,7 @@ async def spawn(
             raise AgentRunError(sandbox.unavailable)
         cwd = sandbox.working_copy(cwd)
         home = sandbox.new_home()
-        env = {**env, **sandbox.environment(home)}
+        env = {**env, **sandbox.environment(home, env)}
     try:
         program_path(cwd, argv[0])
     except OutsideRepository:

@@ -3,7 +3,10 @@
 The runner dispatches on the Agent's kind, applies the run's overall timeout, and owns what
 must be cleaned up (an http agent's server) until `aclose()`. Every run of an agent whose own
 code runs (a bring-your-own agent, command tools) gets a key of the model proxy for as long
-as it lasts, so the calls that code makes land in that run's trace.
+as it lasts, so the calls that code makes land in that run's trace. In the action, an agent
+that names an `environment` has it built (or found) before its first run, outside the run's
+timeout; its programs then run with it (runtime/environment.py), and an install that fails
+is an error of every run of that agent on that side.
 """
 
 from __future__ import annotations
@@ -14,18 +17,20 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from evalward.errors import AgentRunError, ConfigError
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.resources.models import FixtureInput
 from evalward.runtime.command import run_command_agent
 from evalward.runtime.declarative import DeclarativeAgent, run_declarative
+from evalward.runtime.environment import EnvironmentRequest, installer_env_names
 from evalward.runtime.http_agent import HttpAgentServer
 from evalward.runtime.inputs import input_messages, input_text
 from evalward.runtime.model_proxy import Grant, ModelProxy
 from evalward.runtime.observed import settle_answer
-from evalward.runtime.process import DEFAULT_KILL_GRACE
+from evalward.runtime.process import DEFAULT_KILL_GRACE, limited_env
 from evalward.runtime.protocol import agent_request
-from evalward.runtime.sandbox import Sandbox
+from evalward.runtime.sandbox import Sandbox, listed_in
 from evalward.runtime.tools import FixtureTools, ToolExecutor
 from evalward.trace import StepType, Trace
 
@@ -58,6 +63,15 @@ class AgentRunner:
         self.sandbox = sandbox
         runtime = agent.spec.runtime
         self.proxy = proxy if self.starts_programs else None
+        self._environment = asyncio.Lock()
+        self._environment_failure: str | None = None
+        store = sandbox.environments if sandbox is not None else None
+        self._environment_pending = agent.spec.environment is not None and store is not None
+        if agent.spec.environment is not None and store is not None:
+            try:
+                store.check(agent.spec.environment, env)
+            except ConfigError as exc:
+                raise ConfigError(f"agent {agent.name!r}: {exc}") from None
         self.server: HttpAgentServer | None = None
         if runtime is not None and runtime.http is not None:
             self.server = HttpAgentServer(
@@ -86,9 +100,44 @@ class AgentRunner:
         """A bring-your-own agent: its own program runs the loop (`runtime`)."""
         return self.agent.spec.runtime is not None
 
+    async def prepare_environment(self) -> str | None:
+        """Build or find the agent's environment once, before its first run (and outside
+        that run's timeout); None when it is ready or there is none, else why it is not."""
+        async with self._environment:
+            spec, sandbox = self.agent.spec.environment, self.sandbox
+            if not self._environment_pending or spec is None or sandbox is None:
+                return self._environment_failure
+            store = sandbox.environments
+            assert store is not None, "pending only with a store"
+            names = installer_env_names(listed_in(self.agent.spec))
+            try:
+                request = EnvironmentRequest(
+                    agent=self.agent.name,
+                    side=sandbox.side,
+                    spec=spec,
+                    checkout=self.agent.root,
+                    source=sandbox.working_copy(self.agent.root),
+                    not_copied=sandbox.not_copied,
+                    user=sandbox.user,
+                    env=limited_env(self.env, names, sandbox=sandbox),
+                )
+                packages = await store.provide(request)
+            except (AgentRunError, OSError) as exc:
+                self._environment_failure = f"the agent's environment could not be built: {exc}"
+            else:
+                self.sandbox = sandbox.with_packages(packages)
+                if self.server is not None:
+                    self.server.sandbox = self.sandbox
+            self._environment_pending = False
+            return self._environment_failure
+
     async def run(self, run: FixtureRun) -> Trace:
         trace = Trace()
         started = time.monotonic()
+        failure = await self.prepare_environment()
+        if failure is not None:
+            trace.add(StepType.error, content=failure)
+            return trace
         scope: contextlib.AbstractContextManager[Grant | None] = contextlib.nullcontext()
         if self.proxy is not None:
             await self.proxy.ensure_started()

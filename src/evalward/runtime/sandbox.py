@@ -13,6 +13,10 @@ Switching user needs root, which a Docker action always has. Without root the is
 the workflow turned the user switch off (`agent-isolation: off`), as `evalward action` on a
 runner must. On the command line there is no sandbox at all: a developer's agents run as they
 always did.
+
+An agent that names an `environment` gets its packages here (`with_packages`): the built
+environment's `bin` folders first on PATH, its variables, and links in its working copy
+(`node_modules` beside the package.json), on top of everything above.
 """
 
 from __future__ import annotations
@@ -27,10 +31,15 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evalward.errors import AgentRunError, ConfigError
+from evalward.resources.agent import AgentSpec
 from evalward.resources.models import Agent
 from evalward.resources.paths import link_on_the_way
+
+if TYPE_CHECKING:
+    from evalward.runtime.environment import EnvironmentStore
 
 AGENT_USER = "evalward-agent"
 AGENT_UID = 10001
@@ -71,6 +80,18 @@ class AgentUser:
         return cls(entry.pw_uid, entry.pw_gid, name)
 
 
+@dataclass(frozen=True)
+class Packages:
+    """What a built environment gives every process of its agent."""
+
+    bin: tuple[Path, ...] = ()
+    """Folders put first on PATH (the virtualenv's `bin`, `node_modules/.bin`)."""
+    variables: tuple[tuple[str, str], ...] = ()
+    """Set in the environment (VIRTUAL_ENV, NODE_PATH)."""
+    links: tuple[tuple[str, Path], ...] = ()
+    """(path in the working copy, from its root; what it links to): `node_modules`."""
+
+
 @dataclass
 class _Shared:
     """What every side's view of one sandbox shares: the folder of copies and homes."""
@@ -82,6 +103,9 @@ class _Shared:
     users: set[int] = field(default_factory=set)
     closed: dict[Path, int] = field(default_factory=dict)
     """Folders closed to others while agents run, with the mode to give back."""
+    environments: EnvironmentStore | None = None
+    linked: set[Path] = field(default_factory=set)
+    """Links to environments made in checkouts themselves (no user switch), removed at the end."""
 
 
 class Sandbox:
@@ -100,28 +124,52 @@ class Sandbox:
         not_copied: Iterable[str] = NOT_COPIED,
         shared: _Shared | None = None,
         agent_env: Iterable[str] = (),
+        side: str = "head",
+        packages: Packages | None = None,
     ) -> None:
         self.user = user
         self.unavailable = unavailable
         self.not_copied = frozenset(not_copied)
         self.agent_env = frozenset(agent_env)
         """Variables the workflow lets any agent's `env:` list name (input `agent-env`)."""
+        self.side = side
+        self.packages = packages
         self._shared = shared or _Shared()
 
     def for_side(self, side: str) -> Sandbox:
         """The sandbox of one side's programs. The base side's run as another user than the
         head's (uid + 1): a pull request's program cannot signal, trace or read the
         environment (and model-proxy key) of a base program running beside it."""
-        if self.user is None or side != "base":
+        if side != "base":
             return self
-        user = AgentUser(self.user.uid + 1, self.user.gid + 1, f"{self.user.name}-base")
+        user = self.user
+        if user is not None:
+            user = AgentUser(user.uid + 1, user.gid + 1, f"{user.name}-base")
+        return self._variant(user, side, self.packages)
+
+    def with_packages(self, packages: Packages) -> Sandbox:
+        """This side's sandbox for an agent whose processes get a built environment."""
+        return self._variant(self.user, self.side, packages)
+
+    def _variant(self, user: AgentUser | None, side: str, packages: Packages | None) -> Sandbox:
         return Sandbox(
             user,
             unavailable=self.unavailable,
             not_copied=self.not_copied,
             shared=self._shared,
             agent_env=self.agent_env,
+            side=side,
+            packages=packages,
         )
+
+    @property
+    def environments(self) -> EnvironmentStore | None:
+        """Where agents' environments are built and kept (None: they are not built)."""
+        return self._shared.environments
+
+    def use_environments(self, store: EnvironmentStore) -> None:
+        self._shared.environments = store
+        store.attach(self.root / "environments")
 
     def permitted_env(
         self, env: Mapping[str, str], head: Agent, base: Agent | None
@@ -147,6 +195,7 @@ class Sandbox:
         copy owned by evalward that the agent user can read and run but not change. Made once
         per checkout, on first use."""
         if self.user is None:
+            self._link_packages(checkout, in_checkout=True)
             return checkout
         key = checkout.resolve()
         copies = self._shared.copies
@@ -158,7 +207,33 @@ class Sandbox:
             except (OSError, shutil.Error) as exc:
                 raise AgentRunError(f"cannot copy the checkout for the agent user: {exc}") from None
             copies[key] = target / "tree"
+        self._link_packages(copies[key], in_checkout=False)
         return copies[key]
+
+    def _link_packages(self, tree: Path, *, in_checkout: bool) -> None:
+        """Make the environment's links in `tree`. In evalward's own copy a `node_modules`
+        the checkout brought is replaced; in a checkout itself (no user switch) it is not
+        touched, and the run is refused instead."""
+        for relative, target in self.packages.links if self.packages else ():
+            link = tree / relative
+            if link_on_the_way(tree, link.parent) is not None or not link.parent.is_dir():
+                raise AgentRunError(f"cannot link {relative}: its folder is not in the checkout")
+            if link.is_symlink() and link.readlink() == target:
+                continue
+            if os.path.lexists(link):
+                if in_checkout and link not in self._shared.linked:
+                    raise AgentRunError(
+                        f"the checkout already has {relative}, where evalward links the "
+                        "environment it built: remove it (do not install the agent's packages "
+                        "in the workflow; its `environment` is built for it)"
+                    )
+                if link.is_dir() and not link.is_symlink():
+                    shutil.rmtree(link)
+                else:
+                    link.unlink()
+            link.symlink_to(target, target_is_directory=True)
+            if in_checkout:
+                self._shared.linked.add(link)
 
     def new_home(self) -> Path:
         """A private directory for one process: its HOME and TMPDIR."""
@@ -173,11 +248,16 @@ class Sandbox:
         """Remember the home of a started process until `release`."""
         self._shared.homes[pid] = home
 
-    def environment(self, home: Path) -> dict[str, str]:
-        """What the sandbox itself puts in a process's environment."""
+    def environment(self, home: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
+        """What the sandbox itself puts in a process's environment, over `env` (its PATH
+        comes after the built environment's folders)."""
         values = {"HOME": str(home), "TMPDIR": str(home)}
         if self.user is not None:
             values |= {"USER": self.user.name, "LOGNAME": self.user.name}
+        if self.packages is not None:
+            path = (env or {}).get("PATH", os.defpath)
+            values["PATH"] = os.pathsep.join([*map(str, self.packages.bin), path])
+            values |= dict(self.packages.variables)
         return values
 
     def release(self, pid: int) -> None:
@@ -216,6 +296,12 @@ class Sandbox:
         every working copy and home."""
         self.kill_leftovers()
         shared = self._shared
+        if shared.environments is not None:
+            shared.environments.close()
+        for link in shared.linked:
+            with contextlib.suppress(OSError):
+                link.unlink()
+        shared.linked.clear()
         for folder, mode in shared.closed.items():
             with contextlib.suppress(OSError):
                 folder.chmod(mode)
@@ -321,7 +407,11 @@ def _drop(path: Path, bits: int) -> None:
 
 def listed_env(agent: Agent) -> frozenset[str]:
     """Every variable an agent's programs ask for by name (runtime and command tools)."""
-    spec = agent.spec
+    return listed_in(agent.spec)
+
+
+def listed_in(spec: AgentSpec) -> frozenset[str]:
+    """Every variable the programs of an agent's spec ask for by name."""
     names: set[str] = set()
     if spec.runtime is not None:
         for runtime in (spec.runtime.command, spec.runtime.http):

@@ -1,0 +1,434 @@
+"""Agents' environments: built once per side from that side's files, kept by their key.
+
+An Agent's `environment` names a requirements file, a `pyproject.toml` (+ `uv.lock`) or a
+`package.json` (+ lock). Before the agent's first run on a side, evalward builds it from that
+side's own files, as that side's agent user, with no secret in the installer's environment
+(runtime/installers.py), then seals it read-only (runtime/seal.py). It lives, while agents
+run, in a folder of the sandbox that only its side's user may enter; a copy is kept in the
+result cache's directory (`cache-dir`, which actions/cache keeps) under its key, so a rerun
+restores it instead of installing again.
+
+The key is a hash of what decides the environment — the files it is built from and their
+locks, the installer's and the interpreter's versions, the platform — and of whom it may be
+trusted by: the side, its user, the commit whose files it was built from and the kind of
+event. An install runs code the side chose (a package's build, npm's lifecycle scripts, a
+local path in a requirements file), as that side's user and with write access to what it
+builds, so an environment is only as trustworthy as the commit it was built from: one built
+for a pull request's head is never what a base run, another commit or a run on another event
+(a push to main) executes, even where the lock files are the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import hashlib
+import json
+import os
+import platform
+import posixpath
+import secrets
+import shutil
+import stat
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalward.errors import AgentRunError, GitError
+from evalward.git import Git
+from evalward.resources.agent import LOCK_FILES, PYTHON_PROJECT, AgentEnvironment
+from evalward.resources.paths import OutsideRepository, repo_path
+from evalward.runtime.installers import (
+    NETWORK_ENV,
+    Installer,
+    editable_installs,
+    node_tools,
+    python_interpreter,
+    remove_tree,
+    uv_binary,
+)
+from evalward.runtime.sandbox import AgentUser, Packages
+from evalward.runtime.seal import seal
+
+LAYOUT = 1
+"""How evalward lays an environment out; a change makes every kept one stale."""
+
+RECORD = "environment.json"
+"""In each environment: its key and what it was built from (an agent can read it)."""
+
+
+@dataclass(frozen=True)
+class EnvironmentRequest:
+    """One agent's environment on one side."""
+
+    agent: str
+    side: str
+    spec: AgentEnvironment
+    checkout: Path
+    """The side's checkout, as evalward sees it: what the key hashes."""
+    source: Path
+    """The copy of it the side's user may read: what the installer starts from."""
+    not_copied: frozenset[str]
+    user: AgentUser | None
+    env: Mapping[str, str]
+    """The installer's environment, already without secrets (`process.limited_env`)."""
+
+    @property
+    def label(self) -> str:
+        return f"{self.agent} ({self.side})"
+
+
+class EnvironmentStore:
+    """Builds, keeps and hands out the environments of one job.
+
+    `cache` is `<cache-dir>/environments` when the result cache may be used (None: built every
+    run); `reuse` reads it, `keep` writes it. `scope` is the kind of event (part of the key).
+    """
+
+    def __init__(
+        self,
+        cache: Path | None,
+        *,
+        reuse: bool = True,
+        keep: bool = True,
+        scope: str = "",
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        self.cache = cache
+        self.reuse = reuse and cache is not None
+        self.keep = keep and cache is not None
+        self.scope = scope
+        self.log = log or (lambda _line: None)
+        self._live: Path | None = None
+        self._ready: dict[str, asyncio.Task[Path]] = {}
+        self.used: set[str] = set()
+        self.built: list[str] = []
+        self.restored: list[str] = []
+
+    def attach(self, live: Path) -> None:
+        """Where environments live while agents run: a folder only evalward writes."""
+        live.mkdir(mode=0o711, exist_ok=True)
+        live.chmod(0o711)
+        self._live = live
+
+    def check(self, spec: AgentEnvironment, env: Mapping[str, str]) -> None:
+        """Refuse, before anything runs, an environment this machine cannot build."""
+        uv_binary()
+        if spec.node is not None:
+            node_tools(env.get("PATH", os.defpath))
+
+    async def provide(self, request: EnvironmentRequest) -> Packages:
+        """The agent's packages: built, restored from the cache, or already here."""
+        assert self._live is not None, "the sandbox attaches the store before any run"
+        material = await self._material(request)
+        key = _digest(material)
+        if key not in self._ready:
+            self._ready[key] = asyncio.create_task(self._make(request, key, material))
+        root = await asyncio.shield(self._ready[key])
+        self.used.add(key)
+        return packages_of(request.spec, root)
+
+    async def _material(self, request: EnvironmentRequest) -> dict[str, Any]:
+        spec = request.spec
+        user = request.user
+        material: dict[str, Any] = {
+            "layout": LAYOUT,
+            "scope": self.scope,
+            "side": request.side,
+            "user": [user.uid, user.gid] if user else None,
+            "commit": _commit(request.checkout),
+            "files": {p: _file_hash(request.checkout, p) for p in spec.files()},
+            "platform": [platform.machine(), *platform.libc_ver()],
+        }
+        if spec.python is not None:
+            uv_bin = uv_binary()
+            probe = self._scratch(request.user, "probe")
+            try:
+                installer = Installer(request.user, request.env, probe, spec.timeout_seconds)
+                folder = request.source / _folder(spec.python)
+                uv_version = (await installer.check([uv_bin, "--version"], folder)).strip()
+                path, version = await python_interpreter(installer, uv_bin, folder)
+            finally:
+                remove_tree(probe)
+            material["python"] = {
+                "file": spec.python,
+                "uv": uv_version,
+                "interpreter": path,
+                "version": version,
+            }
+        if spec.node is not None:
+            node, npm = node_tools(request.env.get("PATH", os.defpath))
+            versions = [await _version(node), await _version(npm)]
+            material["node"] = {"file": spec.node, "node": versions[0], "npm": versions[1]}
+        return material
+
+    def _scratch(self, user: AgentUser | None, kind: str) -> Path:
+        """A new folder in the live one that only `user` may use."""
+        assert self._live is not None
+        folder = self._live / f".{kind}-{secrets.token_hex(6)}"
+        folder.mkdir(mode=0o700)
+        if user is not None:
+            os.chown(folder, user.uid, user.gid)
+        return folder
+
+    async def _make(self, request: EnvironmentRequest, key: str, material: dict[str, Any]) -> Path:
+        assert self._live is not None
+        target = self._live / key
+        started = time.monotonic()
+        if self.reuse and self.cache is not None and _complete(self.cache / key, key):
+            try:
+                await asyncio.to_thread(_restore, self.cache / key, target, request.user)
+            except (AgentRunError, OSError, shutil.Error) as exc:
+                self.log(f"evalward: environment of {request.label}: not restored ({exc})")
+            else:
+                self.restored.append(key)
+                self.log(
+                    f"evalward: environment of {request.label}: restored from the cache in "
+                    f"{time.monotonic() - started:.1f} s"
+                )
+                return target
+        build = self._scratch(None, "build")
+        try:
+            await self._build(request, build, material)
+            await asyncio.to_thread(_finish, build, request.user, material, key)
+        except BaseException:
+            await asyncio.to_thread(remove_tree, build)
+            raise
+        build.rename(target)
+        self.built.append(key)
+        self.log(
+            f"evalward: environment of {request.label}: built in "
+            f"{time.monotonic() - started:.1f} s ({_what(request.spec)})"
+        )
+        if self.keep and self.cache is not None:
+            await asyncio.to_thread(_persist, target, self.cache, key)
+        return target
+
+    async def _build(
+        self, request: EnvironmentRequest, build: Path, material: Mapping[str, Any]
+    ) -> None:
+        """Install into `build` as the side's user, from a private copy of its checkout."""
+        spec, user = request.spec, request.user
+        source, home = build / "src", build / "home"
+        await asyncio.to_thread(_copy_source, request.source, source, request.not_copied)
+        home.mkdir()
+        if user is not None:
+            for path in (build, *_everything(build)):
+                os.chown(path, user.uid, user.gid, follow_symlinks=False)
+        installer = Installer(user, request.env, home, spec.timeout_seconds)
+        if spec.python is not None:
+            interpreter = material["python"]["interpreter"]
+            await _install_python(installer, spec.python, source, build / "venv", interpreter)
+        if spec.node is not None:
+            await _install_node(installer, spec.node, source, build / "node_modules", request.env)
+
+    def close(self) -> None:
+        """When this job built an environment, keep in the cache only those it used: the
+        cache stays the size of one run's environments, and a rerun finds every one it
+        needs."""
+        for task in self._ready.values():
+            task.cancel()
+        if not self.built or not self.keep or self.cache is None or not self.cache.is_dir():
+            return  # a job served from the result cache leaves the environments as they were
+        for entry in self.cache.iterdir():
+            if entry.name not in self.used:
+                remove_tree(entry)
+
+
+async def _install_python(
+    installer: Installer, named: str, source: Path, venv: Path, interpreter: str
+) -> None:
+    uv_bin = uv_binary()
+    folder = source / _folder(named)
+    name = Path(named).name
+    await installer.check(
+        [uv_bin, "venv", "--relocatable", "--quiet", "--python", interpreter, str(venv)], folder
+    )
+    if name == PYTHON_PROJECT:
+        locked = ["--locked"] if (folder / "uv.lock").is_file() else []
+        await installer.check(
+            [uv_bin, "sync", *locked, "--no-dev", "--no-editable", "--python", interpreter],
+            folder,
+            {"UV_PROJECT_ENVIRONMENT": str(venv)},
+        )
+    else:
+        await installer.check(
+            [uv_bin, "pip", "install", "--python", str(venv / "bin" / "python"), "-r", name],
+            folder,
+        )
+    editable = editable_installs(venv)
+    if editable:
+        raise AgentRunError(
+            f"{named} installs {', '.join(editable)} in editable mode (`-e`), which would point "
+            "into the copy of the checkout the installer ran in; install it without `-e`"
+        )
+
+
+async def _install_node(
+    installer: Installer, named: str, source: Path, target: Path, env: Mapping[str, str]
+) -> None:
+    _, npm = node_tools(env.get("PATH", os.defpath))
+    folder = source / _folder(named)
+    lock = any((folder / n).is_file() for n in LOCK_FILES["package.json"])
+    command = "ci" if lock else "install"
+    await installer.check([npm, command, "--no-audit", "--no-fund"], folder)
+    installed = folder / "node_modules"
+    if installed.is_dir() and not installed.is_symlink():
+        installed.rename(target)
+    else:
+        target.mkdir()
+
+
+def packages_of(spec: AgentEnvironment, root: Path) -> Packages:
+    """What an environment at `root` gives its agent's processes."""
+    bins: list[Path] = []
+    variables: list[tuple[str, str]] = []
+    links: list[tuple[str, Path]] = []
+    if spec.python is not None:
+        bins.append(root / "venv" / "bin")
+        variables.append(("VIRTUAL_ENV", str(root / "venv")))
+    if spec.node is not None:
+        modules = root / "node_modules"
+        bins.append(modules / ".bin")
+        variables.append(("NODE_PATH", str(modules)))
+        links.append((_join(_folder(spec.node), "node_modules"), modules))
+    return Packages(tuple(bins), tuple(variables), tuple(links))
+
+
+def installer_env_names(listed: frozenset[str]) -> list[str]:
+    """The variables an installer may take from the workflow: its network settings and the
+    names the agent's own `env:` lists (still without credentials)."""
+    return sorted({*NETWORK_ENV, *listed})
+
+
+def _what(spec: AgentEnvironment) -> str:
+    return ", ".join(f"{k}: {v}" for k, v in (("python", spec.python), ("node", spec.node)) if v)
+
+
+def _folder(path: str) -> str:
+    """The folder of a repository path, from the root ("" for the root itself)."""
+    return posixpath.dirname(posixpath.normpath(path.lstrip("/")))
+
+
+def _join(folder: str, name: str) -> str:
+    return f"{folder}/{name}" if folder else name
+
+
+def _digest(material: Mapping[str, Any]) -> str:
+    text = json.dumps(material, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:40]
+
+
+def _commit(checkout: Path) -> str:
+    try:
+        return Git(checkout).resolve("HEAD")
+    except GitError:
+        return f"no commit: {secrets.token_hex(8)}"  # never the same twice: never reused
+
+
+def _file_hash(checkout: Path, path: str) -> str:
+    try:
+        found = repo_path(checkout, path)
+    except OutsideRepository:
+        return "outside the repository"
+    try:
+        return hashlib.sha256(found.read_bytes()).hexdigest() if found.is_file() else "missing"
+    except OSError:
+        return "unreadable"
+
+
+async def _version(program: str) -> str:
+    process = await asyncio.create_subprocess_exec(
+        program,
+        "--version",
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    out, _ = await process.communicate()
+    return out.decode(errors="replace").strip()
+
+
+def _everything(folder: Path) -> list[Path]:
+    found: list[Path] = []
+    for where, folders, files in os.walk(folder):
+        found += [Path(where) / name for name in (*folders, *files)]
+    return found
+
+
+def _copy_source(source: Path, target: Path, not_copied: frozenset[str]) -> None:
+    """The installer's own copy of the checkout: it may write (a build's `egg-info`, npm's
+    `node_modules`) where the agent's working copy is read-only."""
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        relative = Path(folder).relative_to(source)
+        left_out = set()
+        for name in names:
+            mode = (Path(folder) / name).lstat().st_mode
+            special = not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
+            if special or (relative / name).as_posix() in not_copied:
+                left_out.add(name)
+        return left_out
+
+    shutil.copytree(source, target, symlinks=True, ignore=ignore)
+
+
+def _finish(build: Path, user: AgentUser | None, material: dict[str, Any], key: str) -> None:
+    """Lock the installer out, drop its copy and caches, seal what it installed and record
+    what it is; only the side's user may enter it."""
+    owner = os.geteuid()
+    os.chown(build, owner, -1)
+    build.chmod(0o700)
+    for scratch in ("src", "home"):
+        remove_tree(build / scratch)
+    seal(build, user.uid if user else owner, owner)
+    record = {"key": key, "built": dt.datetime.now(dt.UTC).isoformat(), **material}
+    (build / RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    (build / RECORD).chmod(0o444)
+    _open_to(build, user)
+
+
+def _open_to(folder: Path, user: AgentUser | None) -> None:
+    if user is None:
+        folder.chmod(0o555)
+    else:
+        os.chown(folder, os.geteuid(), user.gid)
+        folder.chmod(0o550)
+
+
+def _complete(kept: Path, key: str) -> bool:
+    try:
+        return bool(json.loads((kept / RECORD).read_text(encoding="utf-8"))["key"] == key)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def _persist(live: Path, cache: Path, key: str) -> None:
+    """A copy in the cache, writable by its owner (the runner's user gets it back, and a
+    later checkout on a self-hosted runner must be able to clean it); replaced atomically."""
+    cache.mkdir(parents=True, exist_ok=True)
+    partial = cache / f".partial-{secrets.token_hex(6)}"
+    try:
+        shutil.copytree(live, partial, symlinks=True)
+        for path in (partial, *_everything(partial)):
+            if not path.is_symlink():
+                path.chmod(path.stat().st_mode | 0o200)
+        remove_tree(cache / key)
+        partial.rename(cache / key)
+    finally:
+        remove_tree(partial)
+
+
+def _restore(kept: Path, target: Path, user: AgentUser | None) -> None:
+    """The cache's copy, made evalward's and read-only again (and its links checked)."""
+    partial = target.with_name(f".restore-{secrets.token_hex(6)}")
+    try:
+        shutil.copytree(kept, partial, symlinks=True)
+        owner = os.geteuid()
+        seal(partial, owner, owner)
+        _open_to(partial, user)
+        partial.rename(target)
+    finally:
+        remove_tree(partial)

@@ -1,0 +1,193 @@
+"""The installers an environment is built with (uv for Python, npm for Node.js), run as the
+side's agent user with an environment that holds no secret.
+
+Each command runs in its own process group, as the agent user when there is one, with a
+private HOME and TMPDIR inside the folder being built; what it printed comes back for the
+message of a failed install. Nothing here decides where an environment lives or whether it
+is reused (runtime/environment.py) nor makes it read-only (runtime/seal.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import uv
+
+from evalward.errors import AgentRunError, ConfigError
+from evalward.runtime.process import kill_group, read_tail, tail
+from evalward.runtime.sandbox import AgentUser
+
+NETWORK_ENV = (
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "UV_INDEX_URL",
+    "UV_DEFAULT_INDEX",
+    "UV_EXTRA_INDEX_URL",
+    "npm_config_registry",
+)
+"""What the workflow's environment may tell an installer about the network (a proxy, a CA
+bundle, a package mirror); credentials are still withheld (`process.limited_env`)."""
+
+NODE_IMAGE_HINT = (
+    "The action's default image carries Python only; run the image with Node.js instead: "
+    '`docker://ghcr.io/evalward/evalward:<version>-node` (docs/github.md, "Agents with '
+    'dependencies").'
+)
+
+
+@dataclass(frozen=True)
+class Finished:
+    """One command's end: its exit code and the tail of what it printed."""
+
+    code: int
+    output: str
+
+
+class Installer:
+    """Runs installer commands as `user` (None: evalward's own) with `env` and a HOME under
+    `home`, each bounded by `timeout` seconds."""
+
+    def __init__(
+        self,
+        user: AgentUser | None,
+        env: Mapping[str, str],
+        home: Path,
+        timeout: float,
+    ) -> None:
+        self.user = user
+        self.env = {
+            **env,
+            "HOME": str(home),
+            "TMPDIR": str(home),
+            "UV_PYTHON_DOWNLOADS": "never",
+            "UV_PYTHON_PREFERENCE": "only-system",
+            "UV_CACHE_DIR": str(home / "uv-cache"),
+            "UV_NO_PROGRESS": "1",
+            "npm_config_cache": str(home / "npm-cache"),
+            "npm_config_update_notifier": "false",
+            "npm_config_fund": "false",
+            "npm_config_audit": "false",
+        }
+        self.home = home
+        self.timeout = timeout
+
+    async def run(self, argv: Sequence[str], cwd: Path, extra: Mapping[str, str] = {}) -> Finished:
+        """Run one command to its end (or its timeout: then its group is killed)."""
+        user = self.user
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                cwd=cwd,
+                env={**self.env, **extra},
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+                user=user.uid if user else None,
+                group=user.gid if user else None,
+                extra_groups=[] if user else None,
+                umask=0o022,
+            )
+        except OSError as exc:
+            raise AgentRunError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
+        output = asyncio.create_task(read_tail(process.stdout))
+        try:
+            await asyncio.wait_for(process.wait(), self.timeout)
+        except TimeoutError:
+            await kill_group(process, 1.0)
+            raise AgentRunError(
+                f"{Path(argv[0]).name} did not finish within {self.timeout:g} s "
+                "(environment.timeoutSeconds)"
+            ) from None
+        finally:
+            await kill_group(process, 1.0)
+        try:
+            printed = await asyncio.wait_for(output, 5)
+        except TimeoutError:  # a process that left the group still holds the pipe
+            printed = b"(the rest of its output is held by a process it left running)"
+        return Finished(process.returncode or 0, tail(printed, 3000))
+
+    async def check(self, argv: Sequence[str], cwd: Path, extra: Mapping[str, str] = {}) -> str:
+        """Run a command that must succeed; its output, or an AgentRunError quoting it."""
+        done = await self.run(argv, cwd, extra)
+        if done.code != 0:
+            said = [x for x in done.output.strip().splitlines() if not x.startswith("Using ")]
+            command = " ".join(self._shown(argv))
+            raise AgentRunError(
+                f"`{command}` failed (exit {done.code}): "
+                + ("\n".join(said).strip() or "it printed nothing")
+            )
+        return done.output
+
+    def _shown(self, argv: Sequence[str]) -> list[str]:
+        """A command as a message shows it: programs by name, paths in the folder being
+        built from that folder."""
+        inside = f"{self.home.parent}/"
+        return [Path(argv[0]).name, *(a.removeprefix(inside) for a in argv[1:])]
+
+
+def uv_binary() -> str:
+    """The uv that came with evalward (a dependency: a binary wheel from PyPI)."""
+    try:
+        return str(uv.find_uv_bin())
+    except FileNotFoundError:
+        raise ConfigError(
+            "evalward's installation has no `uv`, which builds Python environments; "
+            "reinstall evalward (uv is one of its dependencies)"
+        ) from None
+
+
+def node_tools(path: str) -> tuple[str, str]:
+    """`node` and `npm` on the workflow's PATH, or a ConfigError naming the image to use."""
+    node, npm = shutil.which("node", path=path), shutil.which("npm", path=path)
+    if node is None or npm is None:
+        raise ConfigError(
+            f"this machine has no {'node' if node is None else 'npm'} on PATH, which an "
+            f"agent's `environment.node` needs. {NODE_IMAGE_HINT}"
+        )
+    return node, npm
+
+
+async def python_interpreter(installer: Installer, uv_bin: str, cwd: Path) -> tuple[str, str]:
+    """The interpreter uv would build the virtualenv on, as the agent user finds it from `cwd`
+    (a `.python-version` or `requires-python` there may choose among the system's): its path
+    and its version."""
+    found = await installer.run([uv_bin, "python", "find", "--system"], cwd)
+    version = await installer.run([uv_bin, "python", "find", "--system", "--show-version"], cwd)
+    if found.code != 0 or version.code != 0:
+        raise AgentRunError(
+            "no Python interpreter the agent user can run was found on PATH:\n"
+            + (found.output or version.output).strip()
+        )
+    return found.output.strip().splitlines()[-1], version.output.strip().splitlines()[-1]
+
+
+def editable_installs(venv: Path) -> list[str]:
+    """Distributions installed in editable mode: they point into the copy of the checkout the
+    installer ran in, which is gone by the time the agent runs."""
+    found: list[str] = []
+    for record in sorted(venv.glob("lib/python*/site-packages/*.dist-info/direct_url.json")):
+        try:
+            direct = json.loads(record.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(direct, dict) and (direct.get("dir_info") or {}).get("editable"):
+            found.append(record.parent.name.split("-")[0])
+    return found
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a folder the installer used (its scratch copy, its caches)."""
+    shutil.rmtree(path, ignore_errors=True)

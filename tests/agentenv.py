@@ -1,0 +1,263 @@
+"""Repositories of agents with dependencies, gated by the action as GitHub runs it
+(tests/e2e/test_agent_environments.py, tests/hostile/test_hostile_install.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from actionrun import ActionRun, prepare, pull_request_event
+from actionrun import execute as execute_action
+from fakes.github_api import FakeGitHub, FakePull
+from gitrepo import GitRepo
+
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0,
+    reason="running agents as a second user needs root (the action's image and CI run as root)",
+)
+PYTHON = "/usr/bin/python3"
+"""An interpreter every user may run (this test's own may live in root's home)."""
+RUNNER_UID = 1001
+
+PY_AGENT = """\
+import json, os, pathlib, sys
+import six
+
+sys.stdin.read()
+env = pathlib.Path(os.environ["VIRTUAL_ENV"]).parent
+record = json.loads((env / "environment.json").read_text())
+attempts = {}
+beside = str(pathlib.Path(six.__file__).parent / "x.py")
+for name, target in (("package", six.__file__), ("new file", beside)):
+    try:
+        open(target, "a").close()
+        attempts[name] = "written"
+    except OSError as exc:
+        attempts[name] = type(exc).__name__
+report = {"six": six.__version__, "uid": os.getuid(), "built": record["built"],
+          "attempts": attempts, "where": six.__file__}
+print(json.dumps({"type": "final", "content": "six " + json.dumps(report)}))
+"""
+
+NODE_AGENT = """\
+import ms from "ms";
+import { createRequire } from "node:module";
+import process from "node:process";
+const require = createRequire(import.meta.url);
+const version = require("ms/package.json").version;
+let chunks = "";
+process.stdin.on("data", (c) => (chunks += c));
+process.stdin.on("end", () => {
+  const report = { ms: version, twoHours: ms("2h"), uid: process.getuid() };
+  console.log(JSON.stringify({ type: "final", content: "ms " + JSON.stringify(report) }));
+});
+"""
+
+SUITE = """\
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: dep-agent-eval }
+spec:
+  targetAgent: dep-agent
+  fixtureSelector: { matchLabels: { agent: dep-agent } }
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: imports, labels: { agent: dep-agent } }
+spec:
+  targetAgent: dep-agent
+  input: { type: prompt, payload: { prompt: hi } }
+  assertions:
+    - { type: contains, value: '"uid"' }
+"""
+
+
+def agent_yaml(run: list[str], environment: dict[str, str]) -> str:
+    header = "apiVersion: evalward.dev/v1\nkind: Agent\nmetadata: { name: dep-agent }\n"
+    return (
+        header
+        + "spec:\n"
+        + (
+            f"  runtime: {{ command: {{ run: {json.dumps(run)} }} }}\n"
+            f"  environment: {json.dumps(environment)}\n"
+        )
+    )
+
+
+def requirements(version: str) -> dict[str, str]:
+    return {
+        "agents/dep-agent.yaml": agent_yaml(
+            ["python", "agent/agent.py"], {"python": "agent/requirements.txt"}
+        ),
+        "agent/requirements.txt": f"six=={version}\n",
+    }
+
+
+def uv_project(version: str) -> dict[str, str]:
+    """A pyproject.toml and the uv.lock `uv lock` writes for it."""
+    lock = f"""\
+version = 1
+revision = 3
+requires-python = ">=3.10"
+
+[[package]]
+name = "agent"
+version = "0.1.0"
+source = {{ virtual = "." }}
+dependencies = [
+    {{ name = "six" }},
+]
+
+[package.metadata]
+requires-dist = [{{ name = "six", specifier = "=={version}" }}]
+
+[[package]]
+name = "six"
+version = "{version}"
+source = {{ registry = "https://pypi.org/simple" }}
+wheels = [
+    {{ url = "{SIX_WHEELS[version][0]}", hash = "{SIX_WHEELS[version][1]}" }},
+]
+"""
+    project = f"""\
+[project]
+name = "agent"
+version = "0.1.0"
+requires-python = ">=3.10"
+dependencies = ["six=={version}"]
+"""
+    return {
+        "agents/dep-agent.yaml": agent_yaml(
+            ["python", "agent/agent.py"], {"python": "agent/pyproject.toml"}
+        ),
+        "agent/pyproject.toml": project,
+        "agent/uv.lock": lock,
+    }
+
+
+SIX_WHEELS = {
+    "1.17.0": (
+        "https://files.pythonhosted.org/packages/b7/ce/"
+        "149a00dd41f10bc29e5921b496af8b574d8413afcd5e30dfa0ed46c2cc5e/six-1.17.0-py2.py3-none-any.whl",
+        "sha256:4721f391ed90541fddacab5acf947aa0d3dc7d27b2e1e8eda2be8970586c3274",
+    ),
+}
+
+MS_INTEGRITY = {
+    "2.1.2": "sha512-sGkPx+VjMtmA6MX27oA4FBFELFCZZ4S4XqeGOXCv68tT+jb3vk/RyaKWP0PTKyWtmLSM0b+adUTE"
+    "vbs1PEaH2w==",
+    "2.1.3": "sha512-6FlzubTLZG3J2a/NVCAleEhjzq5oxgHyaCU9yYXvcLsvoVaHJq/s5xXI6/XXP6tz7R9xAOtHnSO/"
+    "tXtF3WRTlA==",
+}
+
+
+def node_package(version: str) -> dict[str, str]:
+    package = {
+        "name": "agent",
+        "version": "1.0.0",
+        "private": True,
+        "type": "module",
+        "dependencies": {"ms": version},
+    }
+    lock = {
+        "name": "agent",
+        "version": "1.0.0",
+        "lockfileVersion": 3,
+        "requires": True,
+        "packages": {
+            "": {"name": "agent", "version": "1.0.0", "dependencies": {"ms": version}},
+            "node_modules/ms": {
+                "version": version,
+                "resolved": f"https://registry.npmjs.org/ms/-/ms-{version}.tgz",
+                "integrity": MS_INTEGRITY[version],
+                "license": "MIT",
+            },
+        },
+    }
+    return {
+        "agents/dep-agent.yaml": agent_yaml(
+            ["node", "agent/agent.mjs"], {"node": "agent/package.json"}
+        ),
+        "agent/package.json": json.dumps(package, indent=2) + "\n",
+        "agent/package-lock.json": json.dumps(lock, indent=2) + "\n",
+        "agent/agent.mjs": NODE_AGENT,
+    }
+
+
+@pytest.fixture
+def workspace() -> Iterator[Path]:
+    """A workspace under a folder every user may enter."""
+    # Open to every user, as GitHub's workspace is (pytest's tmp_path is 0700).
+    root = Path(tempfile.mkdtemp(prefix="evalward-environments-"))
+    root.chmod(0o755)
+    yield root / "workspace"
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def open_pr(
+    workspace: Path,
+    github: FakeGitHub,
+    base: dict[str, str],
+    head: dict[str, str],
+    removed: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    repo = GitRepo(workspace)
+    base_sha = repo.commit(
+        "an agent with dependencies",
+        {**base, "evals/dep-agent.yaml": SUITE, ".gitignore": ".evalward/\n"},
+    )
+    repo.branch("feature")
+    if removed:
+        repo.remove(*removed)
+    head_sha = repo.commit("other dependencies", head)
+    github.add_pull(FakePull(number=3, head_sha=head_sha, base_sha=base_sha))
+    for path in [workspace, *workspace.rglob("*")]:  # the runner's user owns the checkout
+        os.lchown(path, RUNNER_UID, RUNNER_UID)
+    return pull_request_event(github.repository, 3, base_sha, head_sha)
+
+
+def run_gate(workspace: Path, github: FakeGitHub, event: dict[str, Any], **env: str) -> ActionRun:
+    launch = prepare(
+        workspace,
+        github,
+        event,
+        inputs={"output-dir": ".evalward/out"},
+        env={
+            "OPENAI_API_KEY": "sk-environment-secret-0123456789",
+            **{
+                k: os.environ[k]
+                for k in ("SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS")
+                if k in os.environ
+            },
+            **env,
+        },
+    )
+    run = execute_action(workspace, launch)
+    run.output_dir = workspace / ".evalward" / "out"
+    return run
+
+
+def finals(run: ActionRun, word: str) -> dict[str, dict[str, Any]]:
+    """Each side's report, from its run's final answer."""
+    found: dict[str, dict[str, Any]] = {}
+    for fixture in run.results()["fixtures"]:
+        for step in fixture["trace"]["steps"]:
+            if step["type"] == "final" and step["content"].startswith(word + " "):
+                found[fixture["side"]] = json.loads(step["content"][len(word) + 1 :])
+    return found
+
+
+def errors(run: ActionRun) -> dict[str, str]:
+    return {
+        f["side"]: s["content"]
+        for f in run.results()["fixtures"]
+        for s in f["trace"]["steps"]
+        if s["type"] == "error"
+    }
