@@ -80,3 +80,20 @@ def test_a_hard_link_to_another_users_file_is_refused_and_left_unchanged(tmp_pat
     with pytest.raises(AgentRunError, match="belongs to uid 0"):
         seal(top, BUILDER, 0)  # evalward is root: root's own files are refused too
     assert stat.S_IMODE(secret.stat().st_mode) == 0o600
+
+
+@needs_root
+def test_a_hard_link_between_two_files_of_the_environment_is_sealed_once(tmp_path: Path) -> None:
+    """As esbuild's installer leaves its binary: one file, linked into two packages."""
+    top = installed(tmp_path)
+    binary = top / "venv" / "a-platform-package" / "esbuild"
+    binary.parent.mkdir()
+    binary.write_bytes(b"\x7fELF")
+    binary.chmod(0o755)
+    os.link(binary, top / "venv" / "bin" / "esbuild")
+    for path in (binary.parent, binary):
+        os.chown(path, BUILDER, BUILDER)
+    assert seal(top, BUILDER, 0) == 3  # tool, lib.py and the binary, counted once
+    linked = (top / "venv" / "bin" / "esbuild").stat()
+    assert (linked.st_uid, stat.S_IMODE(linked.st_mode)) == (0, 0o555)
+    assert linked.st_ino == binary.stat().st_ino

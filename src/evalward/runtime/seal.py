@@ -7,8 +7,10 @@ change, a setuid bit. `seal` walks the folder through file descriptors, top down
 is given to evalward and made read-only before its entries are listed, so nothing the
 installer left behind can swap an entry after it was checked; each file is opened without
 following links and checked on that descriptor (its owner must be the installer's user) before
-it changes owner and mode. A link may point inside the environment, or to a file that no
-agent user can change (the interpreter a virtualenv links to); any other is refused.
+it changes owner and mode. A file may be a hard link to one sealed before it in the same walk
+(esbuild's installer links its binary into two packages). A link may point inside the
+environment, or to a file that no agent user can change (the interpreter a virtualenv links
+to); any other is refused.
 """
 
 from __future__ import annotations
@@ -31,9 +33,19 @@ def seal(top: Path, builder: int, owner: int) -> int:
     fd = os.open(top, _OPEN_FOLDER)
     try:
         _take(fd, top, {builder, owner}, owner, 0o555)  # evalward may have taken it already
-        return _seal_folder(fd, top, top, builder, owner)
+        return _seal_folder(fd, top, _Walk(top, builder, owner))
     finally:
         os.close(fd)
+
+
+class _Walk:
+    """One `seal`: where it started, whose files it takes, and the files it has sealed."""
+
+    def __init__(self, top: Path, builder: int, owner: int) -> None:
+        self.top = top
+        self.builder = builder
+        self.owner = owner
+        self.sealed: set[tuple[int, int]] = set()
 
 
 def _take(fd: int, shown: Path, allowed: set[int], owner: int, mode: int) -> os.stat_result:
@@ -51,34 +63,43 @@ def _take(fd: int, shown: Path, allowed: set[int], owner: int, mode: int) -> os.
     return info
 
 
-def _seal_folder(fd: int, path: Path, top: Path, builder: int, owner: int) -> int:
+def _seal_folder(fd: int, path: Path, walk: _Walk) -> int:
     """Seal the entries of a folder already taken (so nothing in it can be swapped now)."""
     sealed = 0
     for name in sorted(os.listdir(fd)):
         child = path / name
         info = os.stat(name, dir_fd=fd, follow_symlinks=False)
         if stat.S_ISLNK(info.st_mode):
-            _check_link(child, os.readlink(name, dir_fd=fd), top)
+            _check_link(child, os.readlink(name, dir_fd=fd), walk.top)
         elif stat.S_ISDIR(info.st_mode):
             sub = os.open(name, _OPEN_FOLDER, dir_fd=fd)
             try:
-                _take(sub, child, {builder}, owner, 0o555)
-                sealed += _seal_folder(sub, child, top, builder, owner)
+                _take(sub, child, {walk.builder}, walk.owner, 0o555)
+                sealed += _seal_folder(sub, child, walk)
             finally:
                 os.close(sub)
         elif stat.S_ISREG(info.st_mode):
             sub = os.open(name, _OPEN_FILE, dir_fd=fd)
             try:
-                executable = info.st_mode & stat.S_IXUSR
-                taken = _take(sub, child, {builder}, owner, 0o555 if executable else 0o444)
-                if not stat.S_ISREG(taken.st_mode):
-                    raise AgentRunError(f"the installer changed {child} while it was sealed")
+                sealed += _seal_file(sub, child, info, walk)
             finally:
                 os.close(sub)
-            sealed += 1
         else:
             os.unlink(name, dir_fd=fd)
     return sealed
+
+
+def _seal_file(fd: int, child: Path, info: os.stat_result, walk: _Walk) -> int:
+    """Seal one regular file; 0 when it is a hard link to a file this walk sealed already."""
+    now = os.fstat(fd)
+    if (now.st_dev, now.st_ino) in walk.sealed and now.st_uid == walk.owner:
+        return 0
+    executable = info.st_mode & stat.S_IXUSR
+    taken = _take(fd, child, {walk.builder}, walk.owner, 0o555 if executable else 0o444)
+    if not stat.S_ISREG(taken.st_mode):
+        raise AgentRunError(f"the installer changed {child} while it was sealed")
+    walk.sealed.add((taken.st_dev, taken.st_ino))
+    return 1
 
 
 def _check_link(link: Path, target: str, top: Path) -> None:
