@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-real-model lint lock
+.PHONY: demo test test-frameworks test-real-model lint lock
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,11 @@ test: $(VENV)/.installed
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
+
+## Every framework example (examples/frameworks/) through the action's path: each installs its
+## framework from PyPI or npm, so it is not part of `make test` (which runs one of them).
+test-frameworks: $(VENV)/.installed
+	$(BIN)/python -m pytest -q -m frameworks tests/frameworks
 
 ## Run an example suite against a real model server: llama-cpp-python serving SmolLM2-135M on
 ## the CPU, on loopback (docs/providers.md). Not part of `make test`. The first run compiles

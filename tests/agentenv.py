@@ -207,11 +207,14 @@ def open_pr(
     base: dict[str, str],
     head: dict[str, str],
     removed: tuple[str, ...] = (),
+    suite: dict[str, str] | None = None,
 ) -> dict[str, Any]:
+    """A pull request from `base` to `head` (files on top of it); `suite` is the base's
+    evalward resources (the dependency agent's by default)."""
     repo = GitRepo(workspace)
+    resources = {"evals/dep-agent.yaml": SUITE} if suite is None else suite
     base_sha = repo.commit(
-        "an agent with dependencies",
-        {**base, "evals/dep-agent.yaml": SUITE, ".gitignore": ".evalward/\n"},
+        "an agent with dependencies", {**base, **resources, ".gitignore": ".evalward/\n"}
     )
     repo.branch("feature")
     if removed:

@@ -114,7 +114,19 @@ def openai_request_problem(body: Any) -> str | None:
 
 
 def responses_request_problem(body: Any) -> str | None:
-    """Why `body` is not a Responses request the OpenAI SDK's types accept, or None."""
+    """Why `body` is not a Responses request the OpenAI SDK's types accept, or None.
+
+    One field the Python SDK's type requires is optional in the API (its reference gives
+    `strict` of a function tool a default): the Vercel AI SDK and others leave it out, and
+    the check takes that as the API does, `strict: null`, and the rest as the type says."""
+    if isinstance(body, dict) and isinstance(body.get("tools"), list):
+        tools = [
+            {"strict": None, **tool}
+            if isinstance(tool, dict) and tool.get("type") == "function"
+            else tool
+            for tool in body["tools"]
+        ]
+        body = {**body, "tools": tools}
     return _problem(_responses_request(_streaming(body)), body)
 
 
