@@ -22,9 +22,13 @@ NOBODY = 65534
 
 
 def example_evals() -> set[str]:
-    """Every Eval defined under examples/, found by reading the YAML, not by evalward."""
+    """Every Eval defined under examples/, found by reading the YAML, not by evalward; but
+    examples/frameworks/, repositories of their own (tests/frameworks gates them)."""
     found = set()
+    frameworks = REPO_ROOT / "examples" / "frameworks"
     for path in (REPO_ROOT / "examples").rglob("*.yaml"):
+        if path.is_relative_to(frameworks):
+            continue
         for line_number, line in enumerate(lines := path.read_text().splitlines()):
             if line.strip() == "kind: Eval":
                 following = lines[line_number + 1 : line_number + 4]
