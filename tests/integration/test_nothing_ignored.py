@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from clirun import evalward
+from gitrepo import GitRepo
 
 AGENT = """\
 apiVersion: evalward.dev/v1
@@ -128,3 +129,28 @@ def test_a_file_of_another_tool_is_left_out_by_exclude(tmp_path: Path) -> None:
     done = evalward(*check, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "1 agents, 1 fixtures, 1 evals OK\n"
+
+
+@pytest.mark.parametrize("command", ["run", "plan"])
+def test_a_base_that_is_not_there_is_a_configuration_error(tmp_path: Path, command: str) -> None:
+    write(tmp_path, {"evals/a.yaml": AGENT, "evals/f.yaml": FIXTURE, "evals/e.yaml": EVAL})
+    (tmp_path / "mock.yaml").write_text(MOCK)
+    args = (command, str(tmp_path), "--mock-script", "mock.yaml", "--base")
+
+    no_repository = evalward(*args, "main", cwd=tmp_path, GIT_CEILING_DIRECTORIES=str(tmp_path))
+    assert no_repository.returncode == 2, no_repository.stderr
+    assert no_repository.stderr == (
+        f"evalward: --base main: {tmp_path} is not in a git repository, so there is nothing "
+        "to compare with; run evalward in a clone, or leave out --base to run every Eval\n"
+    )
+
+    repo = GitRepo(tmp_path)
+    repo.commit("the suite", {})
+    no_branch = evalward(*args, "nosuchbranch", cwd=tmp_path)
+    assert no_branch.returncode == 2, no_branch.stderr
+    assert no_branch.stderr == (
+        f"evalward: --base nosuchbranch: no branch, tag or commit 'nosuchbranch' in {tmp_path}; "
+        "give a branch, tag or commit it has (`git branch -a` lists the branches), or leave "
+        "out --base to run every Eval\n"
+    )
+    assert "fetch-depth" not in no_repository.stderr + no_branch.stderr

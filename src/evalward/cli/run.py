@@ -74,7 +74,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from pathlib import Path
 
     from evalward import history, shard
-    from evalward.cli._local import Selection, emit, repository
+    from evalward.cli._local import Selection, check_base, emit, repository
     from evalward.cli._progress import ProgressBar
     from evalward.cli.status import record_local
     from evalward.errors import EXIT_INTERRUPTED, EXIT_OK, EvalwardError
@@ -103,6 +103,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     progress = ProgressBar(sys.stderr)
     selection = Selection.of(args)
     git = Git(root)
+    check_base(git, args.base)
     # SIGINT (Ctrl-C) or SIGTERM stop the runs; those that finished are still reported.
     record = RunRecord()
     traces = TraceSpool()
