@@ -69,7 +69,10 @@ async def execute(
     """
     key_names = provider_key_names(providers)
     env, real_keys = agent_environment(dict(os.environ if env is None else env), key_names)
-    proxy = ModelProxy(providers, allowance, real_keys, key_names)
+    # With no budget, the proxy still holds each run to its share of calls (`Allowance`).
+    proxy = ModelProxy(
+        providers, allowance if allowance is not None else Allowance(), real_keys, key_names
+    )
     parallel = max(1, parallel)
     run_limit = asyncio.Semaphore(parallel)
     queues: dict[tuple[Side, str], deque[int]] = {}
