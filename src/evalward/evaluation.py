@@ -76,6 +76,7 @@ class Evaluation:
             skipped_runs=len(self.skipped),
             allow_incomplete=allow_incomplete,
             not_run=self.plan.not_run,
+            undefined=self.plan.undefined,
         )
 
     def trace_of(self, result: FixtureResult) -> Trace:

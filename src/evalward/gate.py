@@ -167,6 +167,7 @@ def decide(
     skipped_runs: int = 0,
     allow_incomplete: bool = False,
     not_run: Mapping[str, str] | None = None,
+    undefined: str = "",
 ) -> GateDecision:
     """Fail when an affected Eval is below its threshold — or regressed, if the policy says so —
     or could not run at all (`not_run`: Eval -> why, e.g. its agent was removed), unless an
@@ -178,10 +179,16 @@ def decide(
     external failure; rerun it). Any other failure still fails the gate.
 
     An advisory Eval (nothing in it may gate: e.g. its only judge is below its calibration
-    floor) neither passes nor fails the gate; when no other Eval gates, the gate is skipped."""
+    floor) neither passes nor fails the gate; when no other Eval gates, the gate is skipped.
+
+    `undefined` says that the definitions that gate hold no Eval at all, and where they were
+    looked for: the gate is skipped with that reason, never passed (Evals a pull request adds
+    may still fail it)."""
     not_run = dict(not_run or {})
     if not comparisons and not not_run:
-        return GateDecision(GateResult.skipped, reason="no Eval is affected by this change")
+        return GateDecision(
+            GateResult.skipped, reason=undefined or "no Eval is affected by this change"
+        )
     advisory = [c for c in comparisons if c.head.advisory]
     comparisons = [c for c in comparisons if not c.head.advisory]
     if not comparisons and not not_run and not (skipped_runs and not allow_incomplete):
@@ -221,6 +228,9 @@ def decide(
         )
         if skipped_runs:
             decision.reason += f" ({skipped_runs} runs skipped by the budget, allowed)"
+        if undefined and decision.result is GateResult.passed:
+            decision.result = GateResult.skipped
+            decision.reason = f"{undefined}; {decision.reason} (they gate once merged)"
         return decision
     if bypass is not None:
         decision.result = GateResult.bypassed
