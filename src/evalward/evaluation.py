@@ -54,6 +54,8 @@ class Evaluation:
             if run.side is Side.head:
                 why.setdefault(run.eval, "runs left out to stay within the budget")
         for result in self.evals:
+            if result.side == "head" and result.incomplete_reason:
+                why.setdefault(result.eval, result.incomplete_reason)
             if result.side == "head" and result.provider_unavailable:
                 why.setdefault(result.eval, "every run's model provider was unavailable")
         return why

@@ -185,8 +185,10 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
             root=root,
         )
         # An outage says nothing about the agent: it is not a point in its history, and
-        # neither is a cancelled run.
-        measured = [e for e in evaluation.evals if not e.provider_unavailable]
+        # neither is a run whose judge could not score, nor a cancelled run.
+        measured = [
+            e for e in evaluation.evals if not (e.provider_unavailable or e.incomplete_reason)
+        ]
         keep = not (args.no_history or record.cancelled)
         deltas = history.record(root, measured, commit=head()) if keep else []
         if keep and not (args.fixture or args.reps):  # a narrowed run is no status
