@@ -54,6 +54,8 @@ class Evaluation:
             if run.side is Side.head:
                 why.setdefault(run.eval, "runs left out to stay within the budget")
         for result in self.evals:
+            if result.side == "head" and result.incomplete_reason:
+                why.setdefault(result.eval, result.incomplete_reason)
             if result.side == "head" and result.provider_unavailable:
                 why.setdefault(result.eval, "every run's model provider was unavailable")
         return why
@@ -76,6 +78,7 @@ class Evaluation:
             skipped_runs=len(self.skipped),
             allow_incomplete=allow_incomplete,
             not_run=self.plan.not_run,
+            undefined=self.plan.undefined,
         )
 
     def trace_of(self, result: FixtureResult) -> Trace:

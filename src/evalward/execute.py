@@ -69,7 +69,10 @@ async def execute(
     """
     key_names = provider_key_names(providers)
     env, real_keys = agent_environment(dict(os.environ if env is None else env), key_names)
-    proxy = ModelProxy(providers, allowance, real_keys, key_names)
+    # With no budget, the proxy still holds each run to its share of calls (`Allowance`).
+    proxy = ModelProxy(
+        providers, allowance if allowance is not None else Allowance(), real_keys, key_names
+    )
     parallel = max(1, parallel)
     run_limit = asyncio.Semaphore(parallel)
     queues: dict[tuple[Side, str], deque[int]] = {}
@@ -198,6 +201,16 @@ async def execute(
     # task per run: 20,000 waiting tasks cost memory and scheduling that a run does not need.
     # In a task group, a failure (or the run being cancelled) stops every other worker.
     try:
+        # The judges' calibrations first, before any agent's calls share the provider's limits.
+        await judges.replay(
+            (
+                run.side.value,
+                checkouts[run.side].resources.evals[run.eval],
+                checkouts[run.side].resources,
+            )
+            for run in plan.runs
+            if cache is None or keys is None or not cache.contains(keys.of(run))
+        )
         async with asyncio.TaskGroup() as group:
             for key, queue in queues.items():
                 for _ in range(min(workers_of[key], len(queue))):

@@ -167,6 +167,7 @@ def decide(
     skipped_runs: int = 0,
     allow_incomplete: bool = False,
     not_run: Mapping[str, str] | None = None,
+    undefined: str = "",
 ) -> GateDecision:
     """Fail when an affected Eval is below its threshold — or regressed, if the policy says so —
     or could not run at all (`not_run`: Eval -> why, e.g. its agent was removed), unless an
@@ -177,11 +178,21 @@ def decide(
     their retries is no verdict: when nothing else fails, the gate is `unavailable` (exit 3, an
     external failure; rerun it). Any other failure still fails the gate.
 
+    An Eval whose judge could not be calibrated has no verdict: unless something else fails,
+    the gate is incomplete (exit 1, whatever `allow_incomplete` says: that is for the budget),
+    or unavailable when its calibration failed for an outage.
+
     An advisory Eval (nothing in it may gate: e.g. its only judge is below its calibration
-    floor) neither passes nor fails the gate; when no other Eval gates, the gate is skipped."""
+    floor) neither passes nor fails the gate; when no other Eval gates, the gate is skipped.
+
+    `undefined` says that the definitions that gate hold no Eval at all, and where they were
+    looked for: the gate is skipped with that reason, never passed (Evals a pull request adds
+    may still fail it)."""
     not_run = dict(not_run or {})
     if not comparisons and not not_run:
-        return GateDecision(GateResult.skipped, reason="no Eval is affected by this change")
+        return GateDecision(
+            GateResult.skipped, reason=undefined or "no Eval is affected by this change"
+        )
     advisory = [c for c in comparisons if c.head.advisory]
     comparisons = [c for c in comparisons if not c.head.advisory]
     if not comparisons and not not_run and not (skipped_runs and not allow_incomplete):
@@ -189,15 +200,25 @@ def decide(
             GateResult.skipped,
             reason=f"nothing gates this change: {_advisory(advisory)}",
         )
-    down = [c for c in comparisons if not c.head.passed and c.head.provider_unavailable]
-    below = [c for c in comparisons if not c.head.passed and not c.head.provider_unavailable]
+    unscored = [c for c in comparisons if c.head.incomplete_reason]
+    down = [
+        c
+        for c in comparisons
+        if not c.head.passed and c.head.provider_unavailable and not c.head.incomplete_reason
+    ]
+    below = [
+        c
+        for c in comparisons
+        if not c.head.passed and not c.head.provider_unavailable and not c.head.incomplete_reason
+    ]
     regressed = [c for c in comparisons if c.head.passed and _regressed(c, regressions)]
     failing = below + regressed
-    if down and not failing and not not_run:
-        return _unavailable(down, bypass, refusal)
+    outage = all(c.head.provider_unavailable for c in unscored)
+    if (down or unscored) and outage and not failing and not not_run:
+        return _unavailable(down + unscored, bypass, refusal)
     decision = GateDecision(
         GateResult.passed,
-        unavailable_evals=[c.name for c in down],
+        unavailable_evals=[c.name for c in down + unscored if c.head.provider_unavailable],
         failing_evals=[c.name for c in failing] + sorted(not_run),
         failing_fixtures={
             c.name: [
@@ -213,7 +234,7 @@ def decide(
         },
     )
     incomplete = skipped_runs > 0 and not allow_incomplete
-    if not decision.failing_evals and not incomplete:
+    if not decision.failing_evals and not incomplete and not unscored:
         decision.reason = (
             "every affected Eval that gates meets its threshold; " + _advisory(advisory)
             if advisory
@@ -221,6 +242,9 @@ def decide(
         )
         if skipped_runs:
             decision.reason += f" ({skipped_runs} runs skipped by the budget, allowed)"
+        if undefined and decision.result is GateResult.passed:
+            decision.result = GateResult.skipped
+            decision.reason = f"{undefined}; {decision.reason} (they gate once merged)"
         return decision
     if bypass is not None:
         decision.result = GateResult.bypassed
@@ -233,15 +257,22 @@ def decide(
     if regressed:
         kind = "significant " if regressions is RegressionPolicy.significant else ""
         reasons.append(f"{len(regressed)} Eval(s) with a {kind}regression")
-    if incomplete and not decision.failing_evals:
+    if not decision.failing_evals:
         decision.result = GateResult.incomplete
-        decision.reason = f"{skipped_runs} runs were skipped by the budget"
+        said = [_unscored(c) for c in unscored]
+        if incomplete:
+            said.append(f"{skipped_runs} runs were skipped by the budget")
+        if down:
+            said.append(f"{len(down)} Eval(s) not run: {UNAVAILABLE}")
+        decision.reason = "; ".join(said)
         return decision
     decision.result = GateResult.failed
     decision.refusal = refusal
     decision.reason = "; ".join(reasons)
     if incomplete:
         decision.reason += f"; {skipped_runs} runs were skipped by the budget"
+    if unscored:
+        decision.reason += "; " + "; ".join(_unscored(c) for c in unscored)
     if down:
         decision.reason += f"; {len(down)} Eval(s) not run: {UNAVAILABLE}"
     if refusal is not None:
@@ -249,19 +280,28 @@ def decide(
     return decision
 
 
+def _unscored(comparison: EvalComparison) -> str:
+    """An Eval whose judge could not score: incomplete, and why."""
+    return f"{comparison.name} is incomplete: {comparison.head.incomplete_reason}"
+
+
 def _unavailable(
     down: list[EvalComparison], bypass: Bypass | None, refusal: BypassRefusal | None
 ) -> GateDecision:
     names = [c.name for c in down]
+    runs = [c.name for c in down if not c.head.incomplete_reason]
+    said = (
+        [f"every run of {', '.join(runs)} failed to reach its model provider after retries"]
+        if runs
+        else []
+    )
+    said += [_unscored(c) for c in down if c.head.incomplete_reason]
     decision = GateDecision(
         GateResult.unavailable,
         failing_evals=names,
         failing_fixtures={c.name: [f.fixture for f in c.fixtures if f.head] for c in down},
         unavailable_evals=names,
-        reason=(
-            f"{UNAVAILABLE}: every run of {', '.join(names)} failed to reach its model "
-            "provider after retries; rerun once the provider is back"
-        ),
+        reason=f"{UNAVAILABLE}: {'; '.join(said)}; rerun once the provider is back",
     )
     if bypass is not None:
         decision.result = GateResult.bypassed

@@ -27,6 +27,7 @@ from evalward.plan import (
     Side,
     build_plan,
     gate_resources,
+    undefined,
 )
 from evalward.preflight import planned_models, refuse_plan
 from evalward.providers.registry import Providers, check_credentials
@@ -155,6 +156,10 @@ def prepare_change(
             config=options.gate_config,
             run_all=options.run_all or revisions.base is None,
         )
+        if from_base and gating is not None and tip is not None:
+            plan.undefined = undefined(gating, f"the base branch ({tip[:12]})", config)
+        else:
+            plan.undefined = undefined(head, "the checkout", config or load_config(head_root))
         if select is not None:
             plan.evals = [name for name in plan.evals if select(name)]
             plan.runs = [run for run in plan.runs if select(run.eval)]

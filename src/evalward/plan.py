@@ -24,6 +24,7 @@ from pathlib import Path
 
 from evalward.changes import ChangeSet
 from evalward.resources import ResourceSet
+from evalward.resources.repo_config import RepoConfig
 
 
 class Side(StrEnum):
@@ -57,6 +58,9 @@ class Plan:
     """Affected Evals the PR removed under `gate-config: head`, where its definitions gate."""
     reused: int = 0
     """Runs whose result the result cache already holds: they will not run again."""
+    undefined: str = ""
+    """When the definitions that gate hold no Eval at all: that, and where they were looked
+    for ("the base branch (abc123) defines no Eval: evalward looked in evals/ …")."""
 
     def for_side(self, side: Side) -> list[PlannedRun]:
         return [r for r in self.runs if r.side is side]
@@ -143,6 +147,14 @@ def build_plan(
             for rep in range(base_eval.resource.spec.execution.reps_per_fixture):
                 plan.runs.append(PlannedRun(Side.base, name, base_name, rep))
     return plan
+
+
+def undefined(resources: ResourceSet, whose: str, config: RepoConfig | None) -> str:
+    """When the definitions that gate hold no Eval at all: that, and where evalward looked."""
+    if resources.evals:
+        return ""
+    searched = (config or RepoConfig()).searched()
+    return f"{whose} defines no Eval: evalward looked in {searched}"
 
 
 def _base_fixtures(

@@ -103,6 +103,9 @@ class AssertionResult(BaseModel):
     """The judge's last reply when it gave no usable verdict (capped), to see why."""
     provider_unavailable: bool = False
     """The judge's provider kept failing through its retries: an outage, not a verdict."""
+    uncalibrated: bool = False
+    """A judge assertion the judge did not score because its Eval's `judge.calibration` could
+    not be computed (the replay's calls failed): no verdict, and the Eval is incomplete."""
     observed_ms: float | None = None
     """What a `latency` assertion measured (the run's wall time or its slowest step), in ms."""
     cross_checks: list[CrossCheck] = Field(default_factory=list)
@@ -149,6 +152,12 @@ class FixtureResult(BaseModel):
     @property
     def passed(self) -> bool:
         return self.status is Status.passed
+
+    @property
+    def outcome(self) -> str:
+        """The word for this run's result wherever it is shown: its status, or `unavailable`
+        for an error that is only an outage (no verdict on the agent)."""
+        return "unavailable" if self.provider_unavailable else self.status.value
 
     @property
     def counted(self) -> bool:
@@ -264,6 +273,10 @@ class EvalResult(BaseModel):
     below its calibration floor, or not calibrated). Reported, never passing or failing the
     gate; `passed` is false and the score 0."""
     advisory_reason: str = ""
+    incomplete_reason: str = ""
+    """Why the Eval has no verdict although its runs ran: its judge could not be calibrated
+    (the replay's calls failed: errors, timeouts, an outage), so its judge assertions were not
+    scored. Such an Eval never passes; `provider_unavailable` says whether it was an outage."""
     min_rep_pass_rate: float = 0.6
     """`scoring.minRepPassRate`: the share of a fixture's reps that must pass."""
     run_score: float | None = None
@@ -284,24 +297,47 @@ class EvalResult(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def last_result(self) -> str:
-        """Seed 003's `lastResult`: Pass / Fail (Advisory: nothing gated)."""
-        if self.advisory:
-            return "Advisory"
-        return "Pass" if self.passed else "Fail"
+        """Seed 003's `lastResult`: Pass / Fail (Advisory: nothing gated; Unavailable: its
+        providers were down; Incomplete: its judge could not score)."""
+        return self._outcome("Pass", "Fail")
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def phase(self) -> str:
-        """Seed 003's `phase` once a run is over: Passed / Failed (Advisory: nothing gated)."""
+        """Seed 003's `phase` once a run is over: Passed / Failed (or Advisory, Unavailable,
+        Incomplete: no verdict)."""
+        return self._outcome("Passed", "Failed")
+
+    def _outcome(self, passed: str, failed: str) -> str:
         if self.advisory:
             return "Advisory"
-        return "Passed" if self.passed else "Failed"
+        if self.passed:
+            return passed
+        if self.provider_unavailable:
+            return "Unavailable"
+        if self.incomplete_reason:
+            return "Incomplete"
+        return failed
 
 
 class CalibrationPhase(StrEnum):
     calibrated = "Calibrated"
     stale = "Stale"
     failed = "Failed"
+
+
+class ExampleResult(BaseModel):
+    """One calibration example as one judge model scored it, or why it did not."""
+
+    index: int
+    """1-based, in the order of the JudgeCalibration's `examples`."""
+    human_score: float
+    score: float | None = None
+    """The judge's score; None when it gave no verdict."""
+    reason: str = ""
+    """Why there is no verdict: the judge's reply was not JSON, it timed out, HTTP 503, …"""
+    unavailable: bool = False
+    """The judge's provider kept failing through its retries (an outage)."""
 
 
 class ModelAgreement(BaseModel):
@@ -314,6 +350,9 @@ class ModelAgreement(BaseModel):
     errors: int
     agreed: int
     note: str = ""
+    unavailable: int = 0
+    """Of the `errors`, those where the judge's provider was unavailable (an outage)."""
+    examples: list[ExampleResult] = Field(default_factory=list)
 
 
 class CalibrationResult(BaseModel):
@@ -329,6 +368,16 @@ class CalibrationResult(BaseModel):
 
     def kappa_of(self, model: str) -> float | None:
         return self.agreement_by_model.get(model)
+
+    @property
+    def outage(self) -> bool:
+        """No example could be scored, and every one failed because its judge's provider was
+        unavailable: nothing was learnt about the judges."""
+        return (
+            bool(self.models)
+            and not any(m.scored for m in self.models)
+            and all(m.errors and m.unavailable == m.errors for m in self.models)
+        )
 
 
 def cap_output(text: str, limit: int = OUTPUT_CAP_BYTES) -> str:

@@ -7,9 +7,15 @@ that enforces what is left (`runtime.model_proxy`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from evalward.trace import Usage
+
+PROXY_CALLS_PER_RUN = 200
+"""Model calls one fixture run's programs may make through the model proxy (as many as a
+declarative agent's largest `maxTurns`). The judges share the provider's rate limits with
+them: a run's share keeps a pull request's agent from spending those limits to starve the
+judge that grades it."""
 
 
 @dataclass(frozen=True)
@@ -26,18 +32,22 @@ class Budget:
 
 @dataclass
 class Allowance:
-    """The model calls and dollars left to calls made through the model proxy.
+    """The model calls and dollars left to calls made through the model proxy, and each
+    run's share of them.
 
     A call is counted when it is let through (so concurrent calls cannot all take the last
     one); its cost when its reply arrives, so calls already in flight when the dollars run
     out still finish. Cached replies cost nothing. A call to a model with no price counts
-    against the calls only; the model proxy refuses one while dollars are counted.
+    against the calls only; the model proxy refuses one while dollars are counted. Whatever
+    the budget, one run (one key of the proxy) may make at most `per_run` calls.
     """
 
     max_calls: int | None = None
     max_cost_usd: float | None = None
     calls: int = 0
     cost_usd: float = 0.0
+    per_run: int = PROXY_CALLS_PER_RUN
+    _by_run: dict[str, int] = field(default_factory=dict, repr=False)
 
     @classmethod
     def left_by(cls, budget: Budget, estimate: Estimate | None) -> Allowance | None:
@@ -52,8 +62,14 @@ class Allowance:
                 cost = max(cost - estimate.cost_usd, 0.0)
         return cls(max_calls=calls, max_cost_usd=cost)
 
-    def admit(self) -> str | None:
-        """Count one call, or say why it is refused."""
+    def admit(self, run: str = "") -> str | None:
+        """Count one call of `run` (any key that tells runs apart), or say why it is refused."""
+        if self._by_run.get(run, 0) >= self.per_run:
+            return (
+                f"this run's share of model calls is spent: a fixture run may make "
+                f"{self.per_run} calls through evalward's model proxy, so that no agent can "
+                "use up the provider's limits the judge needs"
+            )
         if self.max_calls is not None and self.calls >= self.max_calls:
             return (
                 f"the job's model-call budget is spent: "
@@ -66,6 +82,7 @@ class Allowance:
                 "agents' own calls after the plan's estimate (max-cost-usd)"
             )
         self.calls += 1
+        self._by_run[run] = self._by_run.get(run, 0) + 1
         return None
 
     def spend(self, cost_usd: float | None) -> None:

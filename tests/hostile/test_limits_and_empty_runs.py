@@ -45,11 +45,14 @@ def test_a_changed_agent_whose_evals_select_no_fixture_is_not_a_pass(
         repo.path, github, pull_request_event(github.repository, 7, base, head), env=env_for(model)
     )
 
-    assert run.returncode == 1, run.stdout + run.stderr  # an Eval with no fixture fails
+    # an Eval with no fixture is a mistake in the base's definitions: nothing runs, and the
+    # gate fails until they are fixed (exit 2), saying where
+    assert run.returncode == 2, run.stdout + run.stderr
     assert run.outputs["result"] == "fail"
-    assert (
-        "support-bot-eval" in run.summary and "support-bot-eval" in github.comments_on(7)[0]["body"]
-    )
+    said = "evals/support-bot.yaml:8:5: spec.fixtureSelector.matchLabels: Eval 'support-bot-eval'"
+    body = github.comments_on(7)[0]["body"]
+    assert "do not load" in body and said in body and said in run.summary
+    assert "selects no fixture" in body
     assert model.requests == []
 
 

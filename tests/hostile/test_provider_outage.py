@@ -80,6 +80,14 @@ def test_connection_refused_on_every_run_is_exit_3_with_every_file_written(
     assert all("no complete reply" in f["message"] for f in heads), heads
     body = github.comments_on(7)[0]["body"]
     assert UNAVAILABLE in body and "❌" not in body.split("\n", 3)[1]
+    # one word for an outage in every part of the comment: its table and lists too
+    assert "| ⚠️ Unavailable |" in body and "### ⚠️ Unavailable — not a verdict" in body
+    assert "❌" not in body and "Failing fixtures" not in body and "💥 Errors" not in body
+    assert "- every run of support-bot-eval failed to reach its model provider" in body
+    html = (run.output_dir / "report.html").read_text()
+    assert '<span class="verdict unavailable">unavailable</span>' in html
+    assert "head support-bot-eval / greeting #0: unavailable (0.00)" in run.stdout
+    assert 'type="unavailable"' in (run.output_dir / "junit.xml").read_text()
     for name in ("results.json", "junit.xml", "report.html", "comment.md"):
         assert (run.output_dir / name).is_file(), name
 
@@ -108,6 +116,11 @@ def test_mixed_answers_and_outage_keep_fail_closed_error_rows_and_exit_1(
     assert heads["greeting"]["status"] == "pass"
     body = github.comments_on(7)[0]["body"]
     assert UNAVAILABLE not in body and "error" in body.lower()
+    # the Eval fails, and the run that could not reach its provider is unavailable, not failing
+    assert "| ❌ Fail |" in body and "**Failing fixtures**" not in body
+    assert (
+        "### ⚠️ Unavailable — not a verdict on the agent\n- support-bot-eval / order-status" in body
+    )
 
 
 def test_a_base_side_outage_leaves_no_baseline_and_the_head_gates(

@@ -150,6 +150,9 @@ def test_a_gitattributes_under_a_folder_a_watch_glob_reaches_through_a_wildcard(
             "agents/gamma.yaml": agent("gamma", watch="[packages/*/src/**]"),
             "packages/core/src/app.py": "print('v1')",
             "evals/gamma.yaml": EVAL.format(name="gamma", threshold=0.9),
+            "evals/fixtures/gamma-1.yaml": FIXTURE.format(
+                fixture="gamma-1", name="gamma", value="hi"
+            ),
         },
     )
     repo.branch("pr")

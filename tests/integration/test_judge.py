@@ -279,7 +279,7 @@ def test_a_judge_that_does_not_answer_in_time_is_an_error(model: ScriptedModelSe
     model.script(RUBRIC, Reply(content=verdict(1.0), delay=0.5))
     result = judge_fixture(model, refund_trace(), timeout=0.05)
     assert result.assertions[0].status is Status.error
-    assert "did not answer within 0.05 s" in result.assertions[0].message
+    assert "timed out: no answer within 0.05 s" in result.assertions[0].message
     assert result.status is Status.error
 
 

@@ -265,6 +265,32 @@ def test_calls_past_the_budget_are_refused_and_the_run_is_marked(
     assert trace.error is not None  # so the fixture is an error, and never result-cached
 
 
+def test_each_run_has_its_share_of_calls_whatever_the_budget(
+    server: Providers, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """No budget is set, yet one run's agent cannot spend the provider's limits the judge
+    needs: past its share, its calls are refused, and another run still has all of its own."""
+    allowance = Allowance(per_run=2)
+
+    async def go() -> list[Trace]:
+        proxy = await proxied(server, allowance)
+        try:
+            runner = command_agent(tmp_path, "proxy_agent.py", proxy)
+            greedy = await run_agent(runner, fixture_run("calls 3: hello", "greedy"))
+            other = await run_agent(runner, fixture_run("calls 2: hello", "other"))
+            return [*greedy, *other]
+        finally:
+            await proxy.aclose()
+
+    greedy, other = run_async(go)
+    statuses = greedy.final_output.split(" | ")
+    assert statuses[:2] == ["200", "200"]
+    assert statuses[2].startswith("429 evalward refused this call: this run's share of model")
+    assert greedy.error is not None and "a fixture run may make 2 calls" in greedy.error
+    assert other.final_output == "200 | 200" and other.error is None
+    assert len(model.calls) == 4
+
+
 def test_the_cost_allowance_lets_calls_in_flight_finish_then_refuses(
     server: Providers, model: ScriptedModelServer, tmp_path: Path
 ) -> None:

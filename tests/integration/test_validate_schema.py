@@ -47,15 +47,23 @@ def test_validate_reports_every_error_and_exits_2(tmp_path: Path) -> None:
     assert "e.yaml:7:3: spec.schedule: cron minute field: 61 is out of range 0-59" in lines[2]
 
 
-def test_selector_matching_nothing_is_a_warning(tmp_path: Path) -> None:
-    (tmp_path / "r.yaml").write_text(AGENT + "---\n" + EVAL)
+def test_a_selector_that_adds_nothing_to_the_listed_fixtures_is_a_warning(
+    tmp_path: Path,
+) -> None:
+    fixture = (
+        "apiVersion: evalward.dev/v1\nkind: EvalFixture\nmetadata: {name: fx}\nspec:\n"
+        "  targetAgent: bot\n  input: {type: prompt, payload: {prompt: hi}}\n"
+        "  assertions: [{type: contains, value: hi}]\n"
+    )
+    (tmp_path / "r.yaml").write_text(AGENT + "---\n" + EVAL + "  fixtures: [fx]\n---\n" + fixture)
     done = evalward("validate", str(tmp_path), cwd=tmp_path)
-    assert done.returncode == 0
+    assert done.returncode == 0, done.stderr
     assert (
         "warning: r.yaml:7:1: spec.fixtureSelector.matchLabels: Eval 'ev': the selector "
-        "{'agent': 'bot'} matches no fixture" in done.stdout
+        "{'agent': 'bot'} matches no fixture; only the fixtures listed under spec.fixtures run"
+        in done.stdout
     )
-    assert "1 agents, 0 fixtures, 1 evals OK" in done.stdout
+    assert "1 agents, 1 fixtures, 1 evals OK" in done.stdout
 
 
 def test_schema_command_prints_a_schema_that_validates_the_examples(tmp_path: Path) -> None:

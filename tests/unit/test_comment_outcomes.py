@@ -237,7 +237,10 @@ def test_an_advisory_eval_is_shown_as_such_and_the_gate_skipped() -> None:
     body = comment([result])
     assert body.splitlines()[1].startswith("## ⏭️ evalward: nothing gates this change: timing")
     assert "| timing | bot | — | — | 0.90 | — | ⚪ Advisory |" in body
-    assert "_timing: ⚪ advisory — nothing in it may gate (every assertion only reports" in body
+    assert (
+        "> ⚪ **timing is advisory** — every assertion only reports (e.g. a \\`latency\\` "
+        "without \\`maxMs\\`): its verdicts are shown, and it neither passes nor fails the gate."
+    ) in body.split("\n\n", 2)[1]  # among the first lines
     assert "⚪ timing / slow — advisory, nothing in it gates" in body
     assert "**Failing fixtures**" not in body
     html = report([result])

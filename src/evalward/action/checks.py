@@ -69,7 +69,7 @@ def report_check(
                 path=result.file,
                 line=max(result.line, 1),
                 level="failure",
-                title=f"{result.eval} / {result.fixture}: {result.status.value}",
+                title=f"{result.eval} / {result.fixture}: {result.outcome}",
                 message=job.redact(reveal_controls(message)),
             )
         )

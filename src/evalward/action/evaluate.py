@@ -54,7 +54,7 @@ class RunProgress(RunRecord):
         super().on_result(result)
         self.log(
             f"{result.side:4} {result.eval} / {result.fixture} #{result.rep}: "
-            f"{result.status.value} ({result.score:.2f})"
+            f"{result.outcome} ({result.score:.2f})"
         )
 
 

@@ -17,6 +17,7 @@ from evalward import escaping
 from evalward.errors import ConfigError
 from evalward.evaluation import Evaluation
 from evalward.gate import GateDecision
+from evalward.git import Git
 from evalward.plan import Plan, PlannedRun, Side
 from evalward.report import files
 from evalward.report.markdown import marker_for, render_comment, report_context
@@ -77,6 +78,29 @@ def repository(path: str) -> Path:
     if not root.is_dir():
         raise ConfigError(f"{root}: not a directory; give the repository root")
     return root.resolve()
+
+
+def check_base(git: Git, base: str | None) -> None:
+    """`--base` names a commit of a git repository that has one: a mistake in the command line
+    (exit 2) is not a missing history in a workflow's checkout (git.py's words)."""
+    if base is None:
+        return
+    if not git.run("rev-parse", "--git-dir", check=False).strip():
+        raise ConfigError(
+            f"--base {base}: {git.repo} is not in a git repository, so there is nothing to "
+            "compare with; run evalward in a clone, or leave out --base to run every Eval"
+        )
+    for ref, what in ((base, f"--base {base}"), ("HEAD", "HEAD")):
+        if not git.run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False):
+            missing = (
+                "the repository has no commit yet"
+                if ref == "HEAD"
+                else f"no branch, tag or commit {base!r} in {git.repo}"
+            )
+            raise ConfigError(
+                f"{what}: {missing}; give a branch, tag or commit it has (`git branch -a` "
+                "lists the branches), or leave out --base to run every Eval"
+            )
 
 
 def emit(

@@ -50,7 +50,7 @@ class ProgressBar:
         else:
             self._pending.append(
                 f"[{self.done}/{self.total}] {result.side} {result.eval} / {result.fixture} "
-                f"#{result.rep}: {result.status.value} ({result.score:.2f})\n"
+                f"#{result.rep}: {result.outcome} ({result.score:.2f})\n"
             )
         now = time.monotonic()
         if now - self._last_write >= REFRESH_SECONDS:

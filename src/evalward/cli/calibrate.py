@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
-if TYPE_CHECKING:
-    pass
-
-from evalward.cli._args import add_mock, add_root
+from evalward.cli._args import add_mock, add_root, positive, positive_amount
 
 
 def register(commands: Any) -> None:
@@ -18,16 +15,31 @@ def register(commands: Any) -> None:
     parser.add_argument("name", help="the JudgeCalibration's metadata.name")
     add_root(parser)
     add_mock(parser)
-    parser.add_argument("--parallel", type=int, default=4, help="judge calls at once")
+    parser.add_argument(
+        "--parallel",
+        type=positive,
+        default=4,
+        help="judge calls at once (default: 4), never more than the judge's provider takes "
+        "(its maxConcurrency in evalward.yaml)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=positive_amount,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long one judge call may take (default: 60, seed 003's judge timeout)",
+    )
 
 
 def main(args: argparse.Namespace, out: TextIO) -> int:
-    """Exit 0 when the calibration is Calibrated (κ ≥ 0.6), else 1."""
+    """Exit 0 when the calibration is Calibrated (κ ≥ 0.6) with every example scored, 3 when
+    no example could be scored because the judges' provider was unavailable (an outage), else
+    1 (an Eval does not gate with a judge whose calibration misses examples)."""
     import asyncio
     import os
     from pathlib import Path
 
-    from evalward.errors import EXIT_GATE_FAILED, EXIT_OK
+    from evalward.errors import EXIT_EXTERNAL, EXIT_GATE_FAILED, EXIT_OK
     from evalward.providers.registry import build_providers, check_credentials, repo_providers
     from evalward.resources import load_resources
     from evalward.results import CalibrationPhase
@@ -47,13 +59,17 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
             if located is not None:
                 check_credentials(env, list(located.resource.spec.judge_models), providers)
             result = await calibrate_named(
-                args.name, resources, providers, parallel=max(1, args.parallel)
+                args.name, resources, providers, parallel=args.parallel, timeout=args.timeout
             )
         finally:
             await providers.aclose()
         # a judge model's error note can quote what its server answered, a key included
         redact = Redactor.from_env(env, providers.key_envs)
         print(redact(render_calibration(result)), file=out)
-        return EXIT_OK if result.phase is CalibrationPhase.calibrated else EXIT_GATE_FAILED
+        if result.outage:
+            return EXIT_EXTERNAL
+        complete = not any(m.errors for m in result.models)
+        calibrated = result.phase is CalibrationPhase.calibrated
+        return EXIT_OK if calibrated and complete else EXIT_GATE_FAILED
 
     return asyncio.run(go())

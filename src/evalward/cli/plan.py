@@ -25,7 +25,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     import os
 
     from evalward.budget import estimate_run
-    from evalward.cli._local import Selection, repository
+    from evalward.cli._local import Selection, check_base, repository
     from evalward.errors import EXIT_OK
     from evalward.git import Git
     from evalward.pipeline import Revisions, RunOptions, prepare_change
@@ -37,8 +37,10 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
         dict(os.environ), mock_script=args.mock_script, config=repo_providers(root), cache_root=root
     )
     options = RunOptions()
+    git = Git(root)
+    check_base(git, args.base)
     with prepare_change(
-        Git(root), Revisions(base=args.base), options, shape=Selection.of(args).apply
+        git, Revisions(base=args.base), options, shape=Selection.of(args).apply
     ) as prepared:
         plan, changes = prepared.plan, prepared.changes
         resources = {side: c.resources for side, c in prepared.checkouts.items()}

@@ -74,7 +74,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from pathlib import Path
 
     from evalward import history, shard
-    from evalward.cli._local import Selection, emit, repository
+    from evalward.cli._local import Selection, check_base, emit, repository
     from evalward.cli._progress import ProgressBar
     from evalward.cli.status import record_local
     from evalward.errors import EXIT_INTERRUPTED, EXIT_OK, EvalwardError
@@ -103,6 +103,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     progress = ProgressBar(sys.stderr)
     selection = Selection.of(args)
     git = Git(root)
+    check_base(git, args.base)
     # SIGINT (Ctrl-C) or SIGTERM stop the runs; those that finished are still reported.
     record = RunRecord()
     traces = TraceSpool()
@@ -184,8 +185,10 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
             root=root,
         )
         # An outage says nothing about the agent: it is not a point in its history, and
-        # neither is a cancelled run.
-        measured = [e for e in evaluation.evals if not e.provider_unavailable]
+        # neither is a run whose judge could not score, nor a cancelled run.
+        measured = [
+            e for e in evaluation.evals if not (e.provider_unavailable or e.incomplete_reason)
+        ]
         keep = not (args.no_history or record.cancelled)
         deltas = history.record(root, measured, commit=head()) if keep else []
         if keep and not (args.fixture or args.reps):  # a narrowed run is no status

@@ -35,6 +35,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward.providers.mock import load_script
     from evalward.providers.registry import repo_providers
     from evalward.resources.loader import load_what_loads
+    from evalward.resources.repo_config import load_config
 
     root = Path(args.path)
     if not root.is_dir():
@@ -54,6 +55,12 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
         print(f"warning: {warning.render()}", file=out)
     if problems:
         raise ResourceError(sorted(problems, key=_order))
+    if not (resources.agents or resources.fixtures or resources.evals or resources.calibrations):
+        raise ConfigError(
+            f"{root}: no evalward resource found in {load_config(root.resolve()).searched()}: "
+            "no YAML document has `apiVersion: evalward.dev/v1` and no file is an AgentV eval "
+            "file; give the repository root, or fix `roots` in evalward.yaml"
+        )
     print(
         f"{len(resources.agents)} agents, {len(resources.fixtures)} fixtures, "
         f"{len(resources.evals)} evals OK",

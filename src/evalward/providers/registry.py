@@ -33,6 +33,9 @@ from evalward.security import note_key_envs
 from evalward.spending import Spent
 from evalward.trace import Usage
 
+MAX_CONCURRENCY = 1024
+"""The largest `maxConcurrency` a provider accepts: what a provider with no limit counts as."""
+
 
 @runtime_checkable
 class Forwarding(Protocol):
@@ -148,6 +151,14 @@ class Providers:
     endpoints: dict[str, str] = field(default_factory=dict)
     """Per provider name, where its replies come from: its URL and the settings that change
     replies (not the key, not timeouts or retries)."""
+    concurrency: dict[str, int] = field(default_factory=dict)
+    """Per provider name, its `maxConcurrency`: calls it has in flight at once."""
+
+    def concurrency_of(self, model_id: str) -> int:
+        """The `maxConcurrency` of the provider serving `model_id` (no limit: a large one)."""
+        if self.override is not None:
+            return MAX_CONCURRENCY
+        return self.concurrency.get(model_id.partition("/")[0], MAX_CONCURRENCY)
 
     def identity_of(self, model_ids: Iterable[str]) -> str:
         """Where the replies to these `provider/model` ids come from, for result-cache keys: a
@@ -202,6 +213,7 @@ def build_providers(
     by_name: dict[str, Provider] = {}
     credentials: dict[str, Credentials] = {}
     endpoints: dict[str, str] = {}
+    concurrency: dict[str, int] = {}
     for name, module, key_env, url_env in (
         ("openai", openai, "OPENAI_API_KEY", "OPENAI_BASE_URL"),
         ("anthropic", anthropic, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
@@ -238,6 +250,7 @@ def build_providers(
             )
         by_name[name] = MeteredProvider(provider, prices, cache, endpoint, spent)
         endpoints[name] = endpoint
+        concurrency[name] = settings.max_concurrency
         credentials[name] = Credentials(key_env, bool(api_key), base_url, module.DEFAULT_BASE_URL)
     note_key_envs(c.key_env for c in credentials.values())
     override: Provider | None = None
@@ -259,6 +272,7 @@ def build_providers(
         identity=identity,
         endpoints=endpoints,
         spent=spent,
+        concurrency=concurrency,
     )
 
 

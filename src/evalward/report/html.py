@@ -106,6 +106,9 @@ class EvalRow:
     trend_source: str
     advisory: bool = False
     advisory_reason: str = ""
+    no_verdict: str = ""
+    """`unavailable` or `incomplete` when the Eval has no verdict, with `no_verdict_reason`."""
+    no_verdict_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,15 @@ class StaticItem:
     base: str
     head: str
     message: str
+
+
+def _no_verdict(head: EvalResult) -> str:
+    """The word for an Eval that has no verdict ("" when it has one): never "fail"."""
+    if head.passed or head.advisory:
+        return ""
+    if head.provider_unavailable:
+        return "unavailable"
+    return "incomplete" if head.incomplete_reason else ""
 
 
 def _eval_rows(comparisons: list[EvalComparison], trends: Mapping[str, Trend]) -> list[EvalRow]:
@@ -178,6 +190,8 @@ def _eval_rows(comparisons: list[EvalComparison], trends: Mapping[str, Trend]) -
                 trend_source=history.source if history else "",
                 advisory=head.advisory,
                 advisory_reason=head.advisory_reason,
+                no_verdict=_no_verdict(head),
+                no_verdict_reason=head.incomplete_reason,
             )
         )
     return rows

@@ -45,7 +45,8 @@ def junit_xml(evals: list[EvalResult], private: set[tuple[str, str]]) -> str:
                     )
             elif fixture.status is Status.error:
                 counts["errors"] += 1
-                ET.SubElement(case, "error", message=message[:500], type="error")
+                # `unavailable` for an outage: an error of the provider, not the agent
+                ET.SubElement(case, "error", message=message[:500], type=fixture.outcome)
             elif fixture.status is Status.skipped:
                 counts["skipped"] += 1
                 skipped = ET.SubElement(case, "skipped")

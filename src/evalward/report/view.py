@@ -17,6 +17,8 @@ from evalward.gate import did_not_run
 from evalward.report.figures import reps_text
 from evalward.results import CrossCheck, FixtureOutcome, FixtureResult, JudgeVerdict, Status
 
+UNAVAILABLE = "unavailable"
+"""The one word for an outage, in every list and table: not a verdict on the agent."""
 FAILING_NAMES_BUDGET = 6_000
 """Characters (as escaped for the comment) of failing fixture names listed before anything
 else: a suite of any size names its failures, and the list never crowds out the rest."""
@@ -63,9 +65,14 @@ class Detail:
     reps: str = ""
     flaky: bool = False
 
+    unavailable: bool = False
+    """Every rep that did not pass failed only because a model provider was down."""
+
     @property
     def status(self) -> str:
         """The fixture's result over its reps (the rule's), or the one run's status."""
+        if self.unavailable and not self.passed:
+            return UNAVAILABLE
         if self.outcome is not None:
             return "advisory" if self.outcome.advisory else self.outcome.result.value
         return self.result.status.value
@@ -80,6 +87,8 @@ class Detail:
             return "✅"
         if self.outcome is not None and self.outcome.advisory:
             return "⚪"
+        if self.unavailable:
+            return "⚠️"
         return "⏱️" if self.result.timed_out else "❌"
 
 
@@ -112,6 +121,13 @@ class CommentView:
     did_not_run: list[str] = field(default_factory=list)
     judges: list[JudgeItem] = field(default_factory=list)
     errors: list[Item] = field(default_factory=list)
+    unavailable: list[Item] = field(default_factory=list)
+    """Head fixtures whose runs that did not pass failed only because a model provider (the
+    agent's or the judge's) was down: no verdict, listed apart from the errors."""
+    unavailable_why: list[str] = field(default_factory=list)
+    """Per Eval with no verdict for an outage, why: its runs, or its judge's calibration."""
+    incomplete: list[str] = field(default_factory=list)
+    """Per Eval whose judge could not be calibrated (not an outage): its name and why."""
     timed_out: list[Item] = field(default_factory=list)
     """Head fixtures with a run that reached no terminal event before its timeout (Skip)."""
     disagreements: list[Disagreement] = field(default_factory=list)
@@ -138,10 +154,18 @@ def build_view(
 ) -> CommentView:
     """`escape` is how a name is written in the comment: the names' budget counts that."""
     view = CommentView(
-        failing=sum(1 for c in comparisons if not c.head.passed and not c.head.advisory)
-        + len(not_run),
+        failing=sum(1 for c in comparisons if _fails(c)) + len(not_run),
         did_not_run=did_not_run(not_run),
     )
+    for c in comparisons:
+        if c.head.provider_unavailable and not c.head.passed:
+            view.unavailable_why.append(
+                f"{c.name}: {c.head.incomplete_reason}"
+                if c.head.incomplete_reason
+                else f"every run of {c.name} failed to reach its model provider after retries"
+            )
+        elif c.head.incomplete_reason:
+            view.incomplete.append(f"{c.name}: {c.head.incomplete_reason}")
     duration_ms = 0.0
     cost_usd = 0.0
     unpriced = 0
@@ -164,7 +188,9 @@ def build_view(
                 continue
             outcome = outcomes.get(fixture.fixture)
             _add_fixture(view, comparison, fixture, outcome, rule, private_one)
-            if fixture.gates and _failing(fixture, outcome):
+            # an outage is listed as unavailable, never as failing
+            verdict = not (_verdictless(comparison) or _unavailable(fixture.head))
+            if fixture.gates and verdict and _failing(fixture, outcome):
                 names.append((fixture.fixture, fixture.change is Change.regression))
         if names:
             names.sort(key=lambda n: not n[1])  # regressions first, each group by name
@@ -213,14 +239,19 @@ def _add_fixture(
         view.fixed.append(item)
     elif fixture.change is Change.new and comparison.base is not None:
         view.new.append(item)
-    if any(r.status is Status.error for r in fixture.head):
+    unavailable = _unavailable(fixture.head)
+    if unavailable:
+        view.unavailable.append(Item(name, fixture.fixture, private, message, UNAVAILABLE, reps))
+    elif any(r.status is Status.error for r in fixture.head):
         view.errors.append(item)
     timed_out = next((r for r in fixture.head if r.timed_out), None)
     if timed_out is not None:
         text = "" if private else timed_out.message
         view.timed_out.append(Item(name, fixture.fixture, private, text, "skipped", reps, flaky))
     view.disagreements += _disagreements(name, fixture.fixture, private, fixture.head)
-    view.details.append(Detail(name, fixture.fixture, private, shown, outcome, reps, flaky))
+    view.details.append(
+        Detail(name, fixture.fixture, private, shown, outcome, reps, flaky, unavailable)
+    )
     if private:
         return
     for assertion in shown.assertions:
@@ -236,6 +267,25 @@ def _shown_run(runs: list[FixtureResult], outcome: FixtureOutcome | None) -> Fix
             if run.rep == outcome.shown_rep:
                 return run
     return next((r for r in runs if not r.passed), runs[0])
+
+
+def _fails(comparison: EvalComparison) -> bool:
+    """Whether an Eval fails on the head: not when it passes, nothing in it gates, or it has
+    no verdict."""
+    head = comparison.head
+    return not (head.passed or head.advisory or _verdictless(comparison))
+
+
+def _verdictless(comparison: EvalComparison) -> bool:
+    """An Eval with no verdict: its provider was down, or its judge could not be calibrated.
+    Its fixtures are not "failing", whatever their runs' status."""
+    return comparison.head.provider_unavailable or bool(comparison.head.incomplete_reason)
+
+
+def _unavailable(runs: list[FixtureResult]) -> bool:
+    """Every run that did not pass failed only because a model provider was down."""
+    failed = [r for r in runs if not r.passed and r.counted]
+    return bool(failed) and all(r.provider_unavailable for r in failed)
 
 
 def _failing(fixture: FixtureComparison, outcome: FixtureOutcome | None) -> bool:

@@ -3,8 +3,10 @@ cross-check their references (`references`).
 
 Every problem of a run is collected and raised together as one ResourceError (exit code 2):
 syntax errors, schema errors, duplicates, dangling references. A document is ours when its
-`apiVersion` is ours (then it must be valid) or when it has AgentV's shape; any other YAML
-document is ignored.
+`apiVersion` is ours, when its `kind` is one of ours (then an `apiVersion` that is not ours is
+an error, not a reason to skip it: `exclude` in evalward.yaml is how a file that is not
+evalward's is left out), or when it has AgentV's shape; any other YAML document is not
+evalward's. A configured root under which no document is ours is an error too.
 """
 
 from __future__ import annotations
@@ -111,8 +113,38 @@ def _load_resources(
     paths = sorted(files) if files is not None else sorted(discover(root, config))
     for path in paths:
         run.load_file(path)
+    if files is None:
+        run.problems += _empty_roots(root, config, run.claimed)
     check_references(run.result, run.root, run.located_field)
     return run.result, sorted(run.problems, key=_order)
+
+
+def _empty_roots(root: Path, config: RepoConfig, claimed: set[Path]) -> list[Problem]:
+    """Each root `evalward.yaml` lists under which no file holds a document of ours: the
+    setting points where the resources are not, and a run would find nothing to gate."""
+    if "roots" not in config.model_fields_set:
+        return []
+    problems: list[Problem] = []
+    for index, sub in enumerate(config.roots):
+        start = (root / sub).resolve() if sub != "." else root
+        if not start.is_dir() or not start.is_relative_to(root.resolve()):
+            continue  # reported as a root that is not a folder of the repository
+        if any(path.is_relative_to(start) for path in claimed):
+            continue
+        line, column = config.locate(("roots", index))
+        problems.append(
+            Problem(
+                CONFIG_FILE,
+                line,
+                column,
+                f"roots[{index}]",
+                f"root {sub!r} holds no evalward resource: no YAML file under it has a "
+                f"document with `apiVersion: {API_VERSIONS[0]}` or an AgentV eval file; list "
+                "the folders that hold your Agents, EvalFixtures and Evals, or remove `roots` "
+                "to search the whole repository",
+            )
+        )
+    return problems
 
 
 def load_changed_resources(
@@ -191,6 +223,8 @@ class _Run:
         self.config = config
         self.result = ResourceSet(root=root)
         self.problems: list[Problem] = []
+        self.claimed: set[Path] = set()
+        """Files with a document of ours (valid or not), as `discover` found them."""
         self._texts: dict[str, str] = {}
         self._marked: dict[str, list[Document]] = {}
         self._locations: dict[tuple[str, str, str], tuple[int, int]] = {}
@@ -220,16 +254,18 @@ class _Run:
     def load_file(self, path: Path) -> None:
         rel = relative(path, self.root)
         text = self._read(path, rel)
-        if text is None or ("apiVersion" not in text and not _maybe_agentv(text)):
+        if text is None or not _maybe_ours(text):
             return
         try:
             documents = load_documents(text)
         except YamlSyntaxError as exc:
             self.problems.append(Problem(rel, exc.line, exc.column, "", str(exc)))
+            self.claimed.add(path)
             return
         self._texts[rel] = text
         for index, document in enumerate(documents):
-            self._load_document(_Pending(document.data, document.start_line, index), rel)
+            if self._load_document(_Pending(document.data, document.start_line, index), rel):
+                self.claimed.add(path)
 
     def _read(self, path: Path, rel: str) -> str | None:
         if path.is_symlink() and not path.resolve().is_relative_to(self.root.resolve()):
@@ -262,27 +298,33 @@ class _Run:
             self.problems.append(Problem(rel, None, None, "", f"cannot read file: {exc.strerror}"))
             return None
 
-    def _load_document(self, pending: _Pending, rel: str) -> None:
+    def _load_document(self, pending: _Pending, rel: str) -> bool:
+        """Load one document; whether it is evalward's (valid or not)."""
         data = pending.data
         if not isinstance(data, dict):
-            return
+            return False
         version = data.get("apiVersion")
+        kind = data.get("kind")
         ours = isinstance(version, str) and version.startswith("evalward.dev/")
-        if ours and version not in API_VERSIONS:
+        our_kind = isinstance(kind, str) and kind in KINDS
+        if (ours or our_kind) and version not in API_VERSIONS:
             self.problem(
                 rel,
                 pending.index,
                 pending.start_line,
-                ("apiVersion",),
-                f"unsupported apiVersion: expected {API_VERSIONS[0]}; found {version!r}",
+                ("apiVersion",) if "apiVersion" in data else (),
+                _unsupported_version(version, kind if our_kind and not ours else None),
             )
-            return
+            return True
         if version in API_VERSIONS:
             resource = self._validate(pending, rel)
             if resource is not None:
                 self._add(Located(resource, rel, pending.start_line, pending.index), pending)
-        elif "apiVersion" not in data and agentv.is_agentv(data, rel):
+            return True
+        if "apiVersion" not in data and agentv.is_agentv(data, rel):
             self._load_agentv(pending, rel)
+            return True
+        return False
 
     def _validate(self, pending: _Pending, rel: str) -> BaseModel | None:
         data = pending.data
@@ -353,12 +395,36 @@ class _Run:
     def located_field(
         self, located: Located[Any], loc: PathKey, message: str, *, warning: bool = False
     ) -> None:
-        """A problem (or warning) at a field of an already validated resource."""
+        """A problem (or warning) at a field of an already validated resource; with no field
+        (`loc` empty), at the resource's own line (an AgentV test's, within its file)."""
+        if not loc:
+            found = Problem(located.file, located.line, 1, "", message)
+            (self.result.warnings if warning else self.problems).append(found)
+            return
         self.problem(located.file, located.document, located.line, loc, message, warning=warning)
+
+
+def _maybe_ours(text: str) -> bool:
+    """A cheap look at a file's text before parsing it: could a document in it be ours?"""
+    return "apiVersion" in text or "kind" in text or _maybe_agentv(text)
 
 
 def _maybe_agentv(text: str) -> bool:
     return "evalcases:" in text or "eval_cases:" in text or "tests:" in text
+
+
+def _unsupported_version(version: object, kind: str | None) -> str:
+    """Why a document of ours is refused for its `apiVersion`; `kind` when only its kind
+    says it is ours (then it may be another tool's file, which `exclude` leaves out)."""
+    found = "no apiVersion" if version is None else repr(version)
+    message = f"unsupported apiVersion: expected {API_VERSIONS[0]}; found {found}"
+    if kind is None:
+        return message
+    return (
+        f"{message}. A document of kind {kind} is read as evalward's: write `apiVersion: "
+        f"{API_VERSIONS[0]}`, or, if the file is not evalward's, list it under `exclude` in "
+        "evalward.yaml"
+    )
 
 
 def _with_defaults(data: dict[str, Any], config: RepoConfig) -> dict[str, Any]:

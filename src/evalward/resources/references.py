@@ -10,6 +10,8 @@ from typing import Any, Protocol
 
 from evalward.errors import Problem
 from evalward.resources.agent import AgentSpec
+from evalward.resources.assertions import JudgeAssertion
+from evalward.resources.models import EvalFixture
 from evalward.resources.paths import (
     OutsideRepository,
     file_reference,
@@ -140,10 +142,15 @@ def _check_program(
 def check_references(
     result: ResourceSet, root: Path, report: Report, *, check_files: bool = True
 ) -> None:
-    """Every reference between resources resolves, and every file an Agent names is there;
-    an Eval whose selector matches nothing is a warning."""
+    """Every reference between resources resolves, and every file an Agent names is there.
+
+    Nothing a run could not interpret is let through: a fixture for an agent that is not
+    defined, an Eval that selects no fixture, and a judge assertion under an Eval with no
+    judge to score it are errors (a run would otherwise run the wrong agent, score nothing,
+    or skip the check)."""
     if check_files:
         _check_paths(result, root, report)
+    _check_fixture_targets(result, report)
     for name, located in sorted(result.evals.items()):
         spec = located.resource.spec
         if spec.target_agent not in result.agents:
@@ -169,23 +176,98 @@ def check_references(
                 f"Eval {name!r} names JudgeCalibration {calibration!r}, which is not defined"
                 f"{did_you_mean(calibration, result.calibrations)}",
             )
-        if spec.fixture_selector is not None and spec.fixture_selector.match_labels:
-            labels = spec.fixture_selector.match_labels
-            selector_only = located.resource.model_copy(
-                update={"spec": spec.model_copy(update={"fixtures": []})}
+        selected = result.fixtures_of(located.resource)
+        if not selected and all(f in result.fixtures for f in spec.fixtures):
+            _no_fixture(name, located, report)
+        elif spec.fixture_selector is not None and spec.fixture_selector.match_labels:
+            _selector_matches_nothing(name, located, result)
+        if spec.judge.model is None:
+            _unjudged(name, located, selected, report)
+
+
+def _check_fixture_targets(result: ResourceSet, report: Report) -> None:
+    """A fixture's `targetAgent` names a defined agent. An AgentV test's target (its
+    `execution.target`, or `defaults.targetAgent`) may name an AgentV target instead, so it
+    must name an agent only once an Eval selects the test to run."""
+    selected: set[str] | None = None
+    for name, located in sorted(result.fixtures.items()):
+        target = located.resource.spec.target_agent
+        if target in result.agents:
+            continue
+        agentv = located.file in result.agentv_files
+        if agentv:
+            if selected is None:
+                selected = {
+                    f.resource.metadata.name
+                    for e in result.evals.values()
+                    for f in result.fixtures_of(e.resource)
+                }
+            if name not in selected:
+                continue
+        field = "its `execution.target`" if agentv else "its targetAgent"
+        report(
+            located,
+            () if agentv else ("spec", "targetAgent"),
+            f"EvalFixture {name!r} is for agent {target!r} ({field}), which is not defined"
+            f"{did_you_mean(target, result.agents)}; name an Agent's metadata.name",
+        )
+
+
+def _no_fixture(name: str, located: Located[Any], report: Report) -> None:
+    spec = located.resource.spec
+    selector = spec.fixture_selector
+    labels = selector.match_labels if selector is not None else {}
+    if labels:
+        where: PathKey = ("spec", "fixtureSelector", "matchLabels")
+        found = f"no EvalFixture has the labels {labels}"
+    else:
+        where = ("spec",)
+        found = "it has no `fixtureSelector.matchLabels` and no `fixtures` list"
+    report(
+        located,
+        where,
+        f"Eval {name!r} selects no fixture: {found}, so a run would score nothing; give its "
+        "fixtures those labels (metadata.labels), or list them under spec.fixtures",
+    )
+
+
+def _selector_matches_nothing(name: str, located: Located[Any], result: ResourceSet) -> None:
+    """A selector that adds nothing to the Eval's explicit list: likely a typo, not fatal."""
+    spec = located.resource.spec
+    selector_only = located.resource.model_copy(
+        update={"spec": spec.model_copy(update={"fixtures": []})}
+    )
+    if not result.fixtures_of(selector_only):
+        labels = spec.fixture_selector.match_labels
+        result.warnings.append(
+            Problem(
+                located.file,
+                located.line,
+                1,
+                "spec.fixtureSelector.matchLabels",
+                f"Eval {name!r}: the selector {labels} matches no fixture; only the fixtures "
+                "listed under spec.fixtures run",
             )
-            if not result.fixtures_of(selector_only):
-                result.warnings.append(
-                    Problem(
-                        located.file,
-                        located.line,
-                        1,
-                        "spec.fixtureSelector.matchLabels",
-                        f"Eval {name!r}: the selector {labels} matches no fixture",
-                    )
-                )
-        no_selector = spec.fixture_selector is None or not spec.fixture_selector.match_labels
-        if no_selector and not spec.fixtures:
-            result.warnings.append(
-                Problem(located.file, located.line, 1, "spec", f"Eval {name!r} selects no fixture")
-            )
+        )
+
+
+def _unjudged(
+    name: str, located: Located[Any], selected: list[Located[EvalFixture]], report: Report
+) -> None:
+    """Judge assertions need the Eval's judge: without one they could only be skipped."""
+    judged = [
+        f
+        for f in selected
+        if any(isinstance(a, JudgeAssertion) for a in f.resource.spec.assertions)
+    ]
+    if not judged:
+        return
+    shown = ", ".join(f"{f.resource.metadata.name!r} ({f.file}:{f.line})" for f in judged[:3])
+    more = f" and {len(judged) - 3} more" if len(judged) > 3 else ""
+    report(
+        located,
+        ("spec", "judge") if "judge" in located.resource.spec.model_fields_set else ("spec",),
+        f"Eval {name!r} sets no spec.judge.model, and the fixtures it selects have judge "
+        f"assertions that nothing could score: {shown}{more}; set spec.judge.model (a "
+        "`provider/model` id), or `defaults.judge.model` in evalward.yaml",
+    )

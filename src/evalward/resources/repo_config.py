@@ -74,6 +74,18 @@ class RepoConfig(Model):
         """The line and column of a key path of the file this was read from, when known."""
         return self._document.locate(loc) if self._document is not None else (None, None)
 
+    def searched(self) -> str:
+        """Where resources are looked for, in words: "the whole repository" or the roots,
+        with the excludes ("evals/, agents/ (`roots` in evalward.yaml), less legacy/**")."""
+        if "roots" in self.model_fields_set and self.roots != ["."]:
+            where = ", ".join(f"{root.rstrip('/')}/" for root in self.roots)
+            where += f" (`roots` in {CONFIG_FILE})"
+        else:
+            where = "the whole repository"
+        if self.exclude:
+            where += f", less {', '.join(self.exclude)} (`exclude`)"
+        return where
+
     @field_validator("roots")
     @classmethod
     def _inside(cls, roots: list[str]) -> list[str]:

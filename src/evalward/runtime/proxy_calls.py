@@ -140,7 +140,7 @@ class Answerer:
                 usage = provider.priced_usage(body["model"], _usage(route.kind, hit))
                 return await self._deliver(call, fmt, body, hit, usage, request, cached=True)
         refusal = self._uncountable(provider, body["model"]) or (
-            self.allowance.admit() if self.allowance is not None else None
+            self.allowance.admit(call.grant.key) if self.allowance is not None else None
         )
         if refusal is not None:
             trace = call.grant.trace

@@ -18,7 +18,7 @@ from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.resources import ResourceSet
 from evalward.resources.models import CalibrationExample, JudgeCalibration
-from evalward.results import CalibrationPhase, CalibrationResult, ModelAgreement
+from evalward.results import CalibrationPhase, CalibrationResult, ExampleResult, ModelAgreement
 from evalward.scoring.judge import (
     JUDGE_TIMEOUT_SECONDS,
     JudgeCase,
@@ -73,12 +73,17 @@ async def calibrate(
     parallel: int = 4,
     timeout_seconds: float = JUDGE_TIMEOUT_SECONDS,
 ) -> CalibrationResult:
-    """Replay every example with every model (or just `models`) and compute κ per model."""
+    """Replay every example with every model (or just `models`) and compute κ per model.
+
+    A model's examples go out at most `parallel` at a time, and never more at once than its
+    provider's `maxConcurrency`: a call waiting for the provider's turn would spend its
+    timeout waiting."""
     spec = calibration.spec
     chosen = list(models) if models is not None else list(spec.judge_models)
-    limit = asyncio.Semaphore(max(1, parallel))
 
-    async def one(model: str, index: int, example: CalibrationExample) -> bool | None:
+    async def one(
+        model: str, index: int, example: CalibrationExample, limit: asyncio.Semaphore
+    ) -> ExampleResult:
         settings = JudgeSettings(
             providers=providers,
             model=model,
@@ -86,44 +91,51 @@ async def calibrate(
             timeout_seconds=timeout_seconds,
             labels=RunLabels(eval=name, fixture=f"example-{index + 1}", purpose="judge"),
         )
+        result = ExampleResult(index=index + 1, human_score=example.human_score)
         async with limit:
             try:
                 verdict, _ = await ask_judge(example_case(spec.rubric, example), settings)
-            except JudgeError:
-                return None
-        return verdict.score >= BINARY_THRESHOLD
+            except JudgeError as exc:
+                return result.model_copy(
+                    update={"reason": str(exc), "unavailable": exc.unavailable}
+                )
+        return result.model_copy(update={"score": verdict.score})
 
     per_model: list[ModelAgreement] = []
     for model in chosen:
+        limit = asyncio.Semaphore(max(1, min(parallel, providers.concurrency_of(model))))
         answers = await asyncio.gather(
-            *(one(model, i, example) for i, example in enumerate(spec.examples))
+            *(one(model, i, example, limit) for i, example in enumerate(spec.examples))
         )
-        per_model.append(_agreement(model, spec.examples, answers))
+        per_model.append(_agreement(model, answers))
     return summarise(name, per_model)
 
 
-def _agreement(
-    model: str, examples: Sequence[CalibrationExample], answers: Sequence[bool | None]
-) -> ModelAgreement:
+def _agreement(model: str, answers: Sequence[ExampleResult]) -> ModelAgreement:
     human: list[bool] = []
     judge: list[bool] = []
-    for example, answer in zip(examples, answers, strict=True):
-        if answer is not None:
-            human.append(example.human_score >= BINARY_THRESHOLD)
-            judge.append(answer)
+    for answer in answers:
+        if answer.score is not None:
+            human.append(answer.human_score >= BINARY_THRESHOLD)
+            judge.append(answer.score >= BINARY_THRESHOLD)
     kappa = cohen_kappa(human, judge)
+    failed = [a for a in answers if a.score is None]
     note = ""
     if not human:
         note = "no example could be scored"
+        if failed and all(a.unavailable for a in failed):
+            note += " (provider unavailable)"
     elif kappa is None:
         note = "κ is undefined: every label and verdict is in one class; add examples of both"
     return ModelAgreement(
         model=model,
         kappa=kappa,
         scored=len(human),
-        errors=len(answers) - len(human),
+        errors=len(failed),
         agreed=sum(h == j for h, j in zip(human, judge, strict=True)),
         note=note,
+        unavailable=sum(a.unavailable for a in failed),
+        examples=list(answers),
     )
 
 
@@ -148,7 +160,12 @@ def summarise(name: str, per_model: Sequence[ModelAgreement]) -> CalibrationResu
 
 
 async def calibrate_named(
-    name: str, resources: ResourceSet, providers: Providers, *, parallel: int = 4
+    name: str,
+    resources: ResourceSet,
+    providers: Providers,
+    *,
+    parallel: int = 4,
+    timeout: float = JUDGE_TIMEOUT_SECONDS,
 ) -> CalibrationResult:
     """`evalward calibrate NAME`: replay one JudgeCalibration with all of its judgeModels."""
     located = resources.calibrations.get(name)
@@ -159,15 +176,29 @@ async def calibrate_named(
         raise ConfigError(
             f"no JudgeCalibration named {name!r} under {resources.root}{hint}; defined: {known}"
         )
-    return await calibrate(name, located.resource, providers, parallel=parallel)
+    return await calibrate(
+        name, located.resource, providers, parallel=parallel, timeout_seconds=timeout
+    )
 
 
 def render_calibration(result: CalibrationResult) -> str:
-    """A plain-text table: one line per judge model, then the agreement and phase."""
+    """A plain-text table: one line per judge model, each example the judge gave no verdict
+    on with the reason, then the agreement and phase."""
     lines = [f"JudgeCalibration {result.name}", "", f"{'model':40} {'kappa':>6}  scored  errors"]
     for m in result.models:
         kappa = "—" if m.kappa is None else f"{m.kappa:.2f}"
         line = f"{m.model:40} {kappa:>6}  {m.scored:>6}  {m.errors:>6}"
         lines.append(line + (f"  {m.note}" if m.note else ""))
+        lines += [f"  example {e.index}: {e.reason}" for e in m.examples if e.score is None]
     lines += ["", f"agreement: {result.agreement or '—'}  phase: {result.phase.value}"]
+    if result.outage:
+        lines.append(
+            "provider unavailable — not a verdict on the judge: every call failed through its "
+            "retries; rerun once the provider is back"
+        )
+    elif any(m.errors for m in result.models):
+        lines.append(
+            "some examples got no verdict: a κ over the others is no calibration, and an Eval "
+            "with this judge scores nothing until every example is scored"
+        )
     return "\n".join(lines)

@@ -180,7 +180,8 @@ async def ask_judge(case: JudgeCase, settings: JudgeSettings) -> tuple[RawVerdic
             )
         except TimeoutError:
             raise JudgeError(
-                f"the judge {settings.model} did not answer within {settings.timeout_seconds:g} s",
+                f"the judge {settings.model} timed out: no answer within "
+                f"{settings.timeout_seconds:g} s",
                 unavailable=True,
             ) from None
         except EvalwardError as exc:

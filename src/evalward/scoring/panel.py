@@ -3,7 +3,14 @@
 An Eval's judge gates only when it is configured (`spec.judge.model`) and, if the Eval names a
 `judge.calibration`, when that judge model's κ on it reaches `judge.calibrationFloor`. Below
 the floor the judge still grades, but its assertions are advisory: shown, never gating. A
-calibration is replayed once per run, side and judge model, for the Eval's own models only.
+calibration is replayed once per run, side and judge model, for the Eval's own models only,
+and before any agent runs (`JudgePanel.replay`): the pull request's programs share the
+provider's limits, and must not spend them before the judge is measured.
+
+A calibration that could not be computed — any of its examples got no verdict (errors,
+timeouts, an outage) — says nothing of the judge: a κ over the examples that did answer could
+be steered by which ones failed. Such a judge scores nothing: its assertions are errors that
+say why (`NOT_SCORED`), and the Eval is incomplete, or unavailable when it was an outage.
 
 `judge.crossCheck` adds judges that grade every judge assertion beside the primary one (seed
 003: "gemini-2.5-flash as a cross-vendor sanity check on top of an Anthropic primary judge").
@@ -15,6 +22,7 @@ judge's κ on the calibration is reported when the calibration lists it.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from evalward.providers.base import RunLabels
@@ -33,6 +41,8 @@ from evalward.scoring.judge import (
     check_evidence,
 )
 
+NOT_SCORED = "not scored: "
+"""How a judge assertion's message starts when its judge could not be calibrated."""
 MARGIN_TOLERANCE = 1e-9
 """Scores are floats: 0.9 − 0.6 computed as 0.30000000000000004 is not beyond a 0.3 margin."""
 
@@ -49,6 +59,8 @@ class JudgeOutcome:
     unavailable: bool = False
     """The judge's provider kept failing through its retries."""
     cross_checks: tuple[CrossCheck, ...] = ()
+    uncalibrated: bool = False
+    """No verdict was asked for: the judge's calibration could not be computed."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +84,10 @@ class EvalJudge:
     agreement: float | None = None
     cross_checks: tuple[CrossJudge, ...] = ()
     margin: float = DEFAULT_CROSS_CHECK_MARGIN
+    unscored_reason: str = ""
+    """Why this judge scores nothing: its calibration could not be computed."""
+    unscored_outage: bool = False
+    """That calibration failed only because the judge's provider was unavailable."""
 
     async def grade(
         self, assertion: JudgeAssertion, case: JudgeCase, labels: RunLabels
@@ -81,6 +97,14 @@ class EvalJudge:
                 Status.skipped,
                 0.0,
                 f"skipped: Eval {self.eval!r} sets no spec.judge.model, so no judge ran",
+            )
+        if self.unscored_reason:
+            return JudgeOutcome(
+                Status.error,
+                0.0,
+                NOT_SCORED + self.unscored_reason,
+                unavailable=self.unscored_outage,
+                uncalibrated=True,
             )
         primary_call = self._primary(self.model, assertion, case, labels)
         if not self.cross_checks:
@@ -199,6 +223,25 @@ class JudgePanel:
         default_factory=dict
     )
 
+    async def replay(self, evals: Iterable[tuple[str, Located[Eval], ResourceSet]]) -> None:
+        """Replay, one after another, the calibrations of these (side, Eval, resources): before
+        the runs, so no agent's calls compete with them for the provider's limits, and none at
+        once with another, so each replay's calls stay within its provider's concurrency."""
+        seen: set[tuple[str, str]] = set()
+        for side, eval_def, resources in evals:
+            key = (side, eval_def.resource.metadata.name)
+            if key in seen:
+                continue
+            seen.add(key)
+            config = eval_def.resource.spec.judge
+            located = resources.calibrations.get(config.calibration or "")
+            if config.model is None or located is None:
+                continue
+            for model in config.models:
+                if model in located.resource.spec.judge_models:
+                    name = located.resource.metadata.name
+                    await self._replay(side, name, located.resource, model)
+
     async def for_eval(
         self, eval_def: Located[Eval], resources: ResourceSet, side: str
     ) -> EvalJudge:
@@ -221,12 +264,12 @@ class JudgePanel:
             return _advisory(base, f"JudgeCalibration {config.calibration!r} is not defined")
         listed = located.resource.spec.judge_models
         calibrated = [m for m in config.models if m in listed]
-        kappas = dict(
+        replays = dict(
             zip(
                 calibrated,
                 await asyncio.gather(
                     *(
-                        self._kappa(side, config.calibration, located.resource, m)
+                        self._replay(side, config.calibration, located.resource, m)
                         for m in calibrated
                     )
                 ),
@@ -236,7 +279,10 @@ class JudgePanel:
         base = replace(
             base,
             cross_checks=tuple(
-                replace(c, agreement=kappas.get(c.model)) for c in base.cross_checks
+                replace(c, agreement=replays[c.model].kappa_of(c.model))
+                if c.model in replays
+                else c
+                for c in base.cross_checks
             ),
         )
         if config.model not in listed:
@@ -245,7 +291,12 @@ class JudgePanel:
                 f"judge model {config.model} is not among the judgeModels of JudgeCalibration "
                 f"{config.calibration!r}, so its agreement is unknown",
             )
-        kappa = kappas[config.model]
+        replayed = replays[config.model]
+        unscored = uncomputed(replayed, config.model)
+        if unscored:
+            outage = all(m.unavailable == m.errors for m in replayed.models)
+            return replace(base, unscored_reason=unscored, unscored_outage=outage)
+        kappa = replayed.kappa_of(config.model)
         base = replace(base, agreement=kappa)
         if at_least(kappa, config.calibration_floor):
             return base
@@ -256,9 +307,9 @@ class JudgePanel:
             f"below the floor {config.calibration_floor:.2f}",
         )
 
-    async def _kappa(
+    async def _replay(
         self, side: str, name: str, calibration: JudgeCalibration, model: str
-    ) -> float | None:
+    ) -> CalibrationResult:
         key = (side, name, model)
         if key not in self._replays:
             self._replays[key] = asyncio.ensure_future(
@@ -270,8 +321,23 @@ class JudgePanel:
                     timeout_seconds=self.timeout_seconds,
                 )
             )
-        result = await self._replays[key]
-        return result.kappa_of(model)
+        return await self._replays[key]
+
+
+def uncomputed(result: CalibrationResult, model: str) -> str:
+    """Why `model`'s κ on the calibration could not be computed ("" when it was): an example
+    the judge did not score, with the first reason."""
+    agreement = next((m for m in result.models if m.model == model), None)
+    if agreement is None or not agreement.errors:
+        return ""
+    first = next((e.reason for e in agreement.examples if e.reason), "")
+    total = agreement.scored + agreement.errors
+    what = "provider unavailable — " if agreement.unavailable == agreement.errors else ""
+    return (
+        f"{what}the judge's calibration {result.name!r} could not be computed: {model} gave no "
+        f"verdict on {agreement.errors} of its {total} examples ({first}); rerun once the judge "
+        "answers"
+    )
 
 
 def _advisory(judge: EvalJudge, reason: str) -> EvalJudge:

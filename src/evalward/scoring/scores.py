@@ -15,6 +15,9 @@
 - Eval score: the severity-weighted pass rate of its fixtures, those with nothing evaluated
   left out; a timed-out (Skip) fixture is in it as one that did not pass. Pass iff at least
   one fixture reached a verdict (pass, fail or error) and score ≥ passThreshold.
+- An Eval whose judge could not be calibrated (the replay's calls failed: errors, timeouts,
+  an outage) has no verdict: its judge assertions are errors that say why, and the Eval is
+  incomplete (unavailable when it was an outage), never passing.
 - An Eval in which nothing gates — every assertion of every run it scored is advisory, e.g.
   its only judge is below its calibration floor — is `advisory`: reported, and neither passes
   nor fails the gate. A run that failed (an error) is a verdict, so such an Eval whose agent
@@ -50,7 +53,7 @@ from evalward.results import (
 )
 from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, check, observed_ms, reports_only
 from evalward.scoring.judge import JudgeCase
-from evalward.scoring.panel import EvalJudge, JudgeOutcome
+from evalward.scoring.panel import NOT_SCORED, EvalJudge, JudgeOutcome
 from evalward.scoring.reps import mean_interval, pass_hat_k, wilson_interval
 from evalward.trace import StepType, Trace
 
@@ -110,6 +113,7 @@ async def score_fixture(
                 advisory=outcome.advisory,
                 judge_reply=outcome.reply,
                 provider_unavailable=outcome.unavailable,
+                uncalibrated=outcome.uncalibrated,
                 observed_ms=None if trace.timed_out else observed_ms(assertion, trace),
                 cross_checks=list(outcome.cross_checks),
             )
@@ -162,7 +166,9 @@ def fixture_status(results: list[AssertionResult], trace: Trace) -> tuple[Status
     if trace.error is not None:
         return Status.error, f"the run failed: {trace.error}"
     if errors:
-        return Status.error, "; ".join(f"{r.type}: error: {r.message}" for r in errors + failed)
+        said = [f"{r.type}: error: {r.message}" for r in errors]
+        said += [f"{r.type}: fail: {r.message}" for r in failed]
+        return Status.error, "; ".join(said)
     if failed:
         return Status.failed, "; ".join(f"{r.type}: {r.message}" for r in failed)
     if results and all(r.advisory for r in results):
@@ -297,6 +303,8 @@ def score_eval(
     # A timed-out run is no outage: an agent that hangs cannot pass for a provider that is down.
     ran = [f for f in fixtures if f.counted]
     advisory = bool(gating) and all(o.advisory for o in gating)
+    unscored = [a for f in fixtures for a in f.assertions if a.uncalibrated]
+    incomplete = unscored[0].message.removeprefix(NOT_SCORED) if unscored else ""
     run_score = statistics.fmean(o.score for o in scored) if scored else None
     return EvalResult(
         advisory=advisory,
@@ -305,12 +313,16 @@ def score_eval(
         run_score=run_score,
         run_verdict=None if run_score is None else Verdict.of(run_score),
         axes=_mean_axes([o.axes for o in scored]),
-        provider_unavailable=bool(ran) and all(f.provider_unavailable for f in ran),
+        provider_unavailable=(bool(ran) and all(f.provider_unavailable for f in ran))
+        or (bool(unscored) and all(a.provider_unavailable for a in unscored)),
+        incomplete_reason=incomplete,
         eval=eval_def.resource.metadata.name,
         agent=spec.target_agent,
         side=side,
         score=score,
-        passed=bool(decided) and score >= spec.scoring.pass_threshold - RATE_TOLERANCE,
+        passed=bool(decided)
+        and not incomplete
+        and score >= spec.scoring.pass_threshold - RATE_TOLERANCE,
         pass_threshold=spec.scoring.pass_threshold,
         passing=sum(o.passed for o in decided),
         failing=sum(not o.passed for o in decided),

@@ -388,13 +388,58 @@ CASES: list[tuple[str, dict[str, str], str | tuple[str, ...]]] = [
     (
         "dangling-target",
         {"e.yaml": EVAL},
-        "e.yaml:5:3: spec.targetAgent: Eval 'ev' targets agent 'bot', which is not defined",
+        (
+            "e.yaml:5:3: spec.targetAgent: Eval 'ev' targets agent 'bot', which is not defined",
+            "e.yaml:6:21: spec.fixtureSelector.matchLabels: Eval 'ev' selects no fixture: no EvalFixture has the labels {'agent': 'bot'}, so a run would score nothing; give its fixtures those labels (metadata.labels), or list them under spec.fixtures",
+        ),
     ),
     (
         "dangling-target-hint",
-        {"a.yaml": AGENT.replace("name: bot", "name: bots"), "e.yaml": EVAL},
-        "e.yaml:5:3: spec.targetAgent: Eval 'ev' targets agent 'bot', which is not defined"
-        " (did you mean 'bots'?)",
+        {"a.yaml": AGENT.replace("name: bot", "name: bots"), "e.yaml": EVAL, "f.yaml": FIXTURE},
+        (
+            "e.yaml:5:3: spec.targetAgent: Eval 'ev' targets agent 'bot', which is not defined"
+            " (did you mean 'bots'?)",
+            "f.yaml:7:3: spec.targetAgent: EvalFixture 'fx' is for agent 'bot' (its targetAgent), which is not defined (did you mean 'bots'?); name an Agent's metadata.name",
+        ),
+    ),
+    (
+        "fixture-dangling-target",
+        {
+            "a.yaml": AGENT,
+            "e.yaml": EVAL,
+            "f.yaml": FIXTURE,
+            "g.yaml": fixture_with("name: fx", "name: fy").replace(
+                "targetAgent: bot", "targetAgent: bto"
+            ),
+        },
+        "g.yaml:7:3: spec.targetAgent: EvalFixture 'fy' is for agent 'bto' (its targetAgent), which is not defined (did you mean 'bot'?); name an Agent's metadata.name",
+    ),
+    (
+        "selects-no-fixture",
+        {
+            "a.yaml": AGENT,
+            "e.yaml": EVAL.replace("  fixtureSelector: {matchLabels: {agent: bot}}\n", ""),
+        },
+        "e.yaml:4:1: spec: Eval 'ev' selects no fixture: it has no `fixtureSelector.matchLabels` and no `fixtures` list, so a run would score nothing; give its fixtures those labels (metadata.labels), or list them under spec.fixtures",
+    ),
+    (
+        "judge-assertion-without-judge",
+        {
+            "a.yaml": AGENT,
+            "e.yaml": EVAL,
+            "f.yaml": fixture_with("{type: contains, value: hi}", "{type: judge, rubric: polite}"),
+        },
+        "e.yaml:4:1: spec: Eval 'ev' sets no spec.judge.model, and the fixtures it selects have judge assertions that nothing could score: 'fx' (f.yaml:1); set spec.judge.model (a `provider/model` id), or `defaults.judge.model` in evalward.yaml",
+    ),
+    (
+        "our-kind-other-api-version",
+        {"x.yaml": "apiVersion: evalward/v1\nkind: Agent\nmetadata: {name: bot}\n"},
+        "x.yaml:1:1: apiVersion: unsupported apiVersion: expected evalward.dev/v1; found 'evalward/v1'. A document of kind Agent is read as evalward's: write `apiVersion: evalward.dev/v1`, or, if the file is not evalward's, list it under `exclude` in evalward.yaml",
+    ),
+    (
+        "our-kind-no-api-version",
+        {"x.yaml": "# an Eval\nkind: Eval\nmetadata: {name: ev}\n"},
+        "x.yaml:2:1: unsupported apiVersion: expected evalward.dev/v1; found no apiVersion. A document of kind Eval is read as evalward's: write `apiVersion: evalward.dev/v1`, or, if the file is not evalward's, list it under `exclude` in evalward.yaml",
     ),
     (
         "dangling-fixture",
@@ -403,7 +448,7 @@ CASES: list[tuple[str, dict[str, str], str | tuple[str, ...]]] = [
     ),
     (
         "dangling-calibration",
-        {"a.yaml": AGENT, "e.yaml": eval_with("  judge: {calibration: cal}\n")},
+        {"a.yaml": AGENT, "f.yaml": FIXTURE, "e.yaml": eval_with("  judge: {calibration: cal}\n")},
         "e.yaml:7:11: spec.judge.calibration: Eval 'ev' names JudgeCalibration 'cal', which is not"
         " defined",
     ),
@@ -535,5 +580,11 @@ def test_all_problems_of_a_run_are_reported_together(tmp_path: Path) -> None:
     (tmp_path / "x.yaml").write_text("apiVersion: evalward.dev/v1\nkind: [\n")
     with pytest.raises(ResourceError) as caught:
         load_resources(tmp_path)
-    assert [p.file for p in caught.value.problems] == ["a.yaml", "e.yaml", "f.yaml", "x.yaml"]
+    assert [p.file for p in caught.value.problems] == [
+        "a.yaml",
+        "e.yaml",  # its agent is not defined
+        "e.yaml",  # it selects no fixture (the only one does not load)
+        "f.yaml",
+        "x.yaml",
+    ]
     assert caught.value.exit_code == 2
