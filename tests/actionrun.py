@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentuser import AGENT_USER_INPUT
 from fakes.github_api import FakeGitHub
 
 DOCKERFILE = Path(__file__).resolve().parents[1] / "Dockerfile"
@@ -133,6 +134,8 @@ def prepare(
         "GITHUB_JOB": "gate",
         "INPUT_GITHUB_TOKEN": github.token,
         "INPUT_OUTPUT_DIR": str(output_dir),
+        # this test process's own agent users: tests run at once in pytest-xdist's workers
+        "INPUT_AGENT_USER": AGENT_USER_INPUT,
     }
     for name, value in (inputs or {}).items():
         base_env[f"INPUT_{name.upper().replace('-', '_')}"] = value

@@ -28,9 +28,9 @@ from agentenv import (
     uv_project,
     workspace,
 )
+from agentuser import AGENT_UID
 from evalward.fingerprint import FileIndex, agent_fingerprint
 from evalward.resources import load_resources
-from evalward.runtime.sandbox import AGENT_UID
 from fakes.github_api import FakeGitHub
 from gitrepo import GitRepo
 

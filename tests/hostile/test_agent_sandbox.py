@@ -40,8 +40,8 @@ from actionrun import (
     pull_request_event,
     run_action,
 )
+from agentuser import AGENT_UID
 from e2e.test_walking_skeleton import make_pr, script_model
-from evalward.runtime.sandbox import AGENT_UID
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.http import LoopbackServer, Request, Response
 from fakes.model_server import ScriptedModelServer, text, tool_call

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from agentenv import agent_yaml, finals, open_pr, run_gate, workspace
-from evalward.runtime.sandbox import AGENT_UID
+from agentuser import AGENT_UID
 from fakes.github_api import FakeGitHub
 
 __all__ = ["workspace"]  # a fixture

@@ -18,11 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from agentuser import agent_user
 from evalward.errors import AgentRunError
 from evalward.resources.agent import HttpRuntime
 from evalward.runtime.http_agent import HttpAgentServer
 from evalward.runtime.port_owner import loopback_listeners
-from evalward.runtime.sandbox import AgentUser, Sandbox
+from evalward.runtime.sandbox import Sandbox
 from evalward.trace import Trace
 
 PYTHON = "/usr/bin/python3"
@@ -108,7 +109,7 @@ def agent_server(
 
 
 def test_a_server_of_another_user_on_the_agents_port_is_refused(tmp_path: Path) -> None:
-    base = Sandbox(AgentUser.resolve()).for_side("base")
+    base = Sandbox(agent_user()).for_side("base")
     server = agent_server(tmp_path, base, delay=1.0)  # the real server binds late
 
     async def go() -> Trace:
@@ -130,7 +131,7 @@ def test_a_server_of_another_user_on_the_agents_port_is_refused(tmp_path: Path) 
 
 
 def test_the_agents_own_server_is_its_users_listener(tmp_path: Path) -> None:
-    base = Sandbox(AgentUser.resolve()).for_side("base")
+    base = Sandbox(agent_user()).for_side("base")
     assert base.user is not None
     server = agent_server(tmp_path, base, delay=0)
 
@@ -155,7 +156,7 @@ def test_a_stranger_on_the_other_loopback_address_is_refused_before_the_next_req
     """The server holds 127.0.0.1:P; `localhost` may reach ::1 first, where another user can
     still bind P. Every request checks the port's listeners again, and goes to the address
     the server holds."""
-    base = Sandbox(AgentUser.resolve()).for_side("base")
+    base = Sandbox(agent_user()).for_side("base")
     server = agent_server(tmp_path, base, delay=0, host="localhost")
 
     async def go() -> tuple[Trace, Trace]:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from agentuser import AGENT_UID, agent_user
 from evalward.action.settings import Settings
 from evalward.action.trust import NOT_ROOT, agent_sandbox
 from evalward.errors import ConfigError
@@ -24,7 +25,7 @@ from evalward.resources.agent import AgentSpec
 from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.process import limited_env
 from evalward.runtime.runner import AgentRunner
-from evalward.runtime.sandbox import AGENT_UID, AgentUser, Sandbox, protect
+from evalward.runtime.sandbox import AgentUser, Sandbox, protect
 from gitrepo import GitRepo
 from integration.test_byo_agents import fixture_run
 
@@ -78,6 +79,25 @@ def test_without_root_the_user_switch_is_unavailable_unless_turned_off() -> None
     assert as_root.user == AgentUser.resolve() and as_root.user.uid != 0
     off = agent_sandbox(Settings.model_validate({"agent-isolation": "off"}), euid=1001)
     assert off.user is None and not off.unavailable
+
+
+def test_agent_user_names_another_user_and_never_one_the_sandbox_must_keep_apart(
+    tmp_path: Path,
+) -> None:
+    def chosen(value: str, workspace: Path | None = None) -> AgentUser | None:
+        settings = Settings.model_validate({"agent-user": value})
+        return agent_sandbox(settings, euid=0, workspace=workspace).user
+
+    assert chosen("20001") == AgentUser(20001, 20001, "uid-20001")
+    os.chown(tmp_path, 4242, 4242)
+    for taken in ("root", "4242", "4241"):
+        with pytest.raises(ConfigError, match="agent-user"):
+            chosen(taken, tmp_path)
+    with pytest.raises(ConfigError, match="there is no user 'nobody-here'"):
+        chosen("nobody-here")
+    for malformed in ("a b; rm -rf", "0", "999"):
+        with pytest.raises(ConfigError, match="agent-user"):
+            Settings.from_env({"INPUT_AGENT_USER": malformed})
 
 
 def test_the_working_copies_leave_out_evalwards_directories_wherever_they_are() -> None:
@@ -200,7 +220,7 @@ def test_the_agent_user_works_in_a_read_only_copy_without_history_or_evalwards_f
     (checkout / "link").symlink_to("lib/tool.sh")
     os.mkfifo(checkout / "pipe")
     (checkout / "lib" / "reports").mkdir()
-    sandbox = Sandbox(AgentUser.resolve(), not_copied={".git", ".evalward", "lib/reports"})
+    sandbox = Sandbox(agent_user(), not_copied={".git", ".evalward", "lib/reports"})
     try:
         seen = probe(checkout, sandbox, python)
         root = sandbox.root
@@ -215,7 +235,7 @@ def test_the_agent_user_works_in_a_read_only_copy_without_history_or_evalwards_f
         sandbox.close()
     assert seen["uid"] == AGENT_UID and not seen["wrote"]
     assert seen["files"] == ["lib", "link", "probe.py", "secret-mode.txt"]
-    assert seen["env"]["USER"] == seen["env"]["LOGNAME"] == "evalward-agent"
+    assert seen["env"]["USER"] == seen["env"]["LOGNAME"] == agent_user().name
     assert not root.exists(), "closing the sandbox removes every copy and home"
 
 

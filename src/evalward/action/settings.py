@@ -26,6 +26,11 @@ class Settings(BaseModel):
     check_run: bool = Field(default=False, alias="check-run")
     allow_untrusted_head: bool = Field(default=False, alias="allow-untrusted-head")
     agent_isolation: Literal["user", "off"] = Field(default="user", alias="agent-isolation")
+    agent_user: str = Field(
+        default="evalward-agent",
+        alias="agent-user",
+        pattern=r"^([A-Za-z_][A-Za-z0-9_.-]{0,31}|[1-9][0-9]{3,8})$",
+    )
     agent_env: str = Field(default="", alias="agent-env", pattern=r"^[\sA-Za-z0-9_,]*$")
     on_missing_secrets: Literal["fail", "skip"] = Field(default="fail", alias="on-missing-secrets")
     pr: int | None = Field(default=None, alias="pr", ge=1)

@@ -185,4 +185,15 @@ def agent_sandbox(settings: Settings, euid: int, workspace: Path | None = None) 
             path = path.relative_to(workspace)
         if not path.is_absolute() and path.parts and path.parts[0] != "..":
             ours.add(path.as_posix())
-    return Sandbox(AgentUser.resolve(), not_copied=ours, agent_env=names)
+    user = AgentUser.named(settings.agent_user)
+    taken = {0, euid}
+    if workspace is not None and workspace.exists():
+        taken.add(workspace.stat().st_uid)
+    if {user.uid, user.uid + 1} & taken:
+        raise ConfigError(
+            f"action input `agent-user`: {settings.agent_user} (uid {user.uid}, and "
+            f"{user.uid + 1} for the base side's programs) would be root, evalward's own "
+            "user or the owner of the workspace, which the pull request's programs must not "
+            "be; give another user or uid"
+        )
+    return Sandbox(user, not_copied=ours, agent_env=names)

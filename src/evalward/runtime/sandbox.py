@@ -79,6 +79,24 @@ class AgentUser:
             return cls(fallback, fallback, name)
         return cls(entry.pw_uid, entry.pw_gid, name)
 
+    @classmethod
+    def named(cls, spec: str) -> AgentUser:
+        """The user a setting names: a uid (its own group, no passwd entry needed), a user of
+        the system's database, or the image's `evalward-agent` (its fixed uid when the
+        system has no such entry). ConfigError for any other name."""
+        if spec.isdigit():
+            return cls(int(spec), int(spec), f"uid-{spec}")
+        if spec == AGENT_USER:
+            return cls.resolve()
+        try:
+            entry = pwd.getpwnam(spec)
+        except KeyError:
+            raise ConfigError(
+                f"action input `agent-user`: there is no user {spec!r} on this machine; name "
+                "a user of /etc/passwd, or give a uid (e.g. 20001)"
+            ) from None
+        return cls(entry.pw_uid, entry.pw_gid, spec)
+
 
 @dataclass(frozen=True)
 class Packages:
