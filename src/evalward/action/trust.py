@@ -20,11 +20,12 @@ from pathlib import Path
 from evalward.action.context import RunContext
 from evalward.action.settings import Settings
 from evalward.errors import ConfigError
+from evalward.escaping import printable
 from evalward.git import Git
 from evalward.pipeline import config_at
 from evalward.providers.config import ProvidersConfig, from_repo_config
 from evalward.providers.registry import repo_providers
-from evalward.resources.paths import link_on_the_way
+from evalward.resources.paths import file_on_the_way, link_on_the_way
 from evalward.runtime.sandbox import AGENT_USER, NOT_COPIED, AgentUser, Sandbox
 
 NOT_ROOT = (
@@ -50,6 +51,13 @@ def untrusted_cache(git: Git, workspace: Path, directory: Path) -> str | None:
             "under test decides what the cache holds. Point the cache at a real directory "
             "that is not in the repository."
         )
+    blocked = file_on_the_way(workspace, directory)
+    if blocked is not None:
+        return (
+            f"{printable(blocked.relative_to(workspace).as_posix())} is a file in the "
+            "checkout, where the cache needs a folder. Point the cache at a directory that "
+            "is not in the repository."
+        )
     nested = _nested_repository(git, workspace, relative)
     if nested is not None:
         return (
@@ -70,6 +78,13 @@ def untrusted_cache(git: Git, workspace: Path, directory: Path) -> str | None:
 def check_output_dir(workspace: Path, output_dir: Path) -> None:
     """Refuse an output directory the checkout could redirect: a symbolic link on the way to
     it or anywhere under it (a committed `.evalward/out/audit.jsonl -> ~/.bashrc`)."""
+    blocked = file_on_the_way(workspace, output_dir)
+    if blocked is not None:
+        raise ConfigError(
+            f"action input `output-dir`: {printable(blocked.relative_to(workspace).as_posix())} "
+            "is a file in the checkout, where evalward needs a folder for its results. Remove "
+            "it from the repository, or set `output-dir` to a directory that is not in it."
+        )
     link = link_on_the_way(workspace, output_dir)
     if link is None and output_dir.is_dir():
         link = next((p for p in sorted(output_dir.rglob("*")) if p.is_symlink()), None)

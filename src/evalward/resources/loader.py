@@ -280,6 +280,18 @@ class _Run:
                 )
             )
             return None
+        if not path.is_file():  # a FIFO would block the read, a device never end it
+            self.problems.append(
+                Problem(
+                    rel,
+                    None,
+                    None,
+                    "",
+                    "not a regular file (a FIFO, a device or a link to one); a resource "
+                    "must be a file of the repository",
+                )
+            )
+            return None
         try:
             if path.stat().st_size > MAX_FILE_BYTES:
                 raw = path.read_bytes()[:65536]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,5 +112,26 @@ def link_on_the_way(workspace: Path, folder: Path) -> Path | None:
     for part in relative.parts:
         location = location / part
         if location.is_symlink():
+            return location
+    return None
+
+
+def file_on_the_way(workspace: Path, folder: Path) -> Path | None:
+    """The first path between `workspace` and `folder` (itself included) that exists and is
+    not a folder: a file, a FIFO or a device a commit put where evalward needs a folder."""
+    try:
+        relative = folder.relative_to(workspace)
+    except ValueError:
+        return None
+    location = workspace
+    for part in relative.parts:
+        location = location / part
+        try:
+            mode = location.lstat().st_mode
+        except FileNotFoundError:
+            return None
+        except OSError:
+            return location
+        if not (stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
             return location
     return None

@@ -183,10 +183,18 @@ def resolve_agent(agent: Agent, defined_in: str, root: Path) -> DeclarativeAgent
                 f"{defined_in}: spec.systemFile: the file {spec.system_file!r} leaves the "
                 "repository; reference a file inside it"
             ) from None
+        if not path.is_file():  # a FIFO would block the read
+            raise ConfigError(
+                f"{defined_in}: spec.systemFile: {spec.system_file!r} is not a regular file"
+            )
         try:
             system = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(
                 f"{defined_in}: spec.systemFile: cannot read {spec.system_file!r} ({exc.strerror})"
+            ) from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                f"{defined_in}: spec.systemFile: {spec.system_file!r} is not UTF-8 text ({exc})"
             ) from None
     return DeclarativeAgent(name=agent.metadata.name, spec=spec, system_prompt=system, root=root)
