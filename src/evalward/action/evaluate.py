@@ -157,7 +157,7 @@ def run_options(job: Job) -> RunOptions:
         )
     if job.sandbox is not None and job.sandbox.user is not None:
         written = [job.output_dir, *([cache_dir] if cache and cache_dir else [])]
-        protect(context.workspace, written, job.env)
+        job.sandbox.give_back(protect(context.workspace, written, job.env))
         job.sandbox.close_to_others(context.workspace)
     elif job.sandbox is not None and (persisted := job.git.credential_settings()):
         job.log(
