@@ -38,6 +38,32 @@ def test_a_committed_file_where_the_output_folder_goes_fails_the_gate_with_the_r
     assert "internal error" not in run.stderr
 
 
+@pytest.mark.parametrize(
+    "committed",
+    [".evalward/out/results.json/x.yaml", ".evalward/out/audit.jsonl"],
+    ids=["a folder where results.json goes", "a forged audit record"],
+)
+def test_files_committed_into_the_output_folder_fail_the_gate_with_the_reason(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    committed: str,
+) -> None:
+    base, _ = make_pr(repo, github)
+    forged = '{"event": "bypass", "actor": "maintainer"}\n'
+    head = repo.commit("results of its own", {committed: forged})
+    github.pulls[7].head_sha = head
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, base, head, env, **{"output-dir": ".evalward/out"})
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "1 file(s) under .evalward/out are committed in the repository" in run.stderr
+    assert f"(e.g. {committed})" in run.stderr
+    assert run.outputs.get("result") != "pass"
+
+
 def test_a_committed_file_where_the_cache_goes_only_turns_the_cache_off(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:

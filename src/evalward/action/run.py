@@ -125,7 +125,7 @@ def _main(env: dict[str, str], out: TextIO, settings: Settings, context: RunCont
 async def run(job: Job, route: Route) -> int:
     """What the route asks for, with the job's clients; they are closed however it ends."""
     try:
-        check_output_dir(job.context.workspace, job.output_dir)
+        check_output_dir(job.git, job.context.workspace, job.output_dir)
         distrust_response_cache(job)
         if job.settings.shard and not job.settings.merge:
             return await shard_part(job, route)
