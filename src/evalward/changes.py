@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from evalward.escaping import printable
 from evalward.fingerprint import referenced_files, through_links
 from evalward.git import FileChange
 from evalward.resources import Located, ResourceSet
@@ -93,22 +94,24 @@ def _agents(
             result.note_agent(name, "new agent")
         elif before.resource.spec != spec:
             fields = _changed_fields(before.resource.spec, spec)
-            result.note_agent(name, f"{', '.join(fields)} changed in {located.file}")
+            result.note_agent(name, f"{', '.join(fields)} changed in {printable(located.file)}")
         elif located.file in touched or before.file != located.file:
             result.cosmetic_agents.append(name)
         for reference in referenced_files(located):
             # A file named through a link changes when the link's target does.
             for path in sorted(through_links(head.root, reference)):
                 if path in touched:
-                    result.note_agent(name, f"{path} changed")
+                    result.note_agent(name, f"{printable(path)} changed")
         for pattern in spec.watch:
             hit = next((p for p in ordered if fnmatch(p, pattern)), None)
             if hit is not None:
-                result.note_agent(name, f"watched path {hit} changed")
+                result.note_agent(name, f"watched path {printable(hit)} changed")
         for attributes in attribute_files:
             if _reads_below(posixpath.dirname(attributes), located):
                 result.note_agent(
-                    name, f"{attributes} changed: it decides how the agent's files are checked out"
+                    name,
+                    f"{printable(attributes)} changed: it decides how the agent's files are "
+                    "checked out",
                 )
     if base is not None:
         result.removed_agents = sorted(set(base.agents) - set(head.agents))

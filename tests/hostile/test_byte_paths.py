@@ -13,7 +13,7 @@ from e2e.test_walking_skeleton import GREETING_FIXTURE, make_pr, script_model
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
 from gitrepo import GitRepo
-from hostile.test_gate_evasion import assert_fails_below_threshold, gate, hostile_pr
+from hostile.test_gate_evasion import assert_fails_below_threshold, comment, gate, hostile_pr
 
 WEAK_GREETING = GREETING_FIXTURE.replace("    - { type: toolNotCalled, tool: lookup_order }\n", "")
 
@@ -70,3 +70,23 @@ def test_a_file_name_that_is_not_utf8_does_not_crash_the_gate(
 
     assert_fails_below_threshold(run, github)
     assert "internal error" not in run.stderr
+
+
+def test_a_name_that_cannot_be_shown_is_shown_escaped_in_the_problems_it_has(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base, _ = make_pr(repo, github)
+    name = b"evals/caf\xe9\n" + "\u202e.yaml".encode()
+    with open(os.fsencode(repo.path) + b"/" + name, "wb") as stream:
+        stream.write(b"apiVersion: evalward.dev/v1\nkind: [\n")
+    head = repo.commit("a broken file of an odd name")
+    github.pulls[7].head_sha = head
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, base, head, env)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert '"evals/caf\\xe9\\n\\u202e.yaml":' in run.stderr
+    body = comment(github)
+    assert "this pull request's resources do not load" in body
+    assert "caf\\\\xe9" in body and "\u202e" not in body
