@@ -6,6 +6,7 @@ parameters, so tests run it against real repositories and local model servers.
 
 from __future__ import annotations
 
+import posixpath
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
@@ -342,16 +343,21 @@ def _load_base(
 ) -> tuple[ResourceSet, Path]:
     """The merge base's resources, parsing only what the change touched.
 
-    Unchanged files are the head's, so their resources are reused; the base versions of the
-    changed YAML files are read from git into a small overlay directory. A full worktree is
-    checked out only when the change can alter files it does not name (`needs_full_load`);
-    otherwise the caller checks one out later if a base-side agent reads files at run time.
+    A resource is the head's only while everything it was made from is unchanged: its file
+    and every file it reads (`ResourceSet.reads`). Then it is reused; the base versions of
+    the changed YAML files are read from git into a small overlay directory and parsed. When
+    the change touches what an unchanged resource reads (the overlay holds none of that), a
+    symbolic link, `evalward.yaml` or a `.gitattributes` (which decides what the head's
+    checkout wrote), the base is checked out and loaded whole; the caller checks one out
+    later anyway if a base-side agent reads files at run time.
     """
     wanted = sorted(p for p in differs if p.endswith((".yaml", ".yml")))
-    if (
-        not needs_full_load(head, differs)
-        and not _linked(head)
-        and not git.links_among(merge_base, wanted)
+    if not (
+        needs_full_load(head, differs)
+        or head.depending_on(differs)
+        or any(posixpath.basename(p) == ".gitattributes" for p in differs)
+        or _linked(head)
+        or git.links_among(merge_base, wanted)
     ):
         overlay = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evalward-base-")))
         for path, content in git.read_files(merge_base, wanted).items():

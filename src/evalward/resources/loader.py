@@ -157,13 +157,13 @@ def load_changed_resources(
 ) -> ResourceSet:
     """The resources of `root`, a tree that differs from `previous`'s only in `changed` paths.
 
-    Resources from unchanged files are taken from `previous` as they are (same bytes, same
-    positions); only the changed files that exist under `root` are parsed. A change to
-    `evalward.yaml`, or to a non-YAML file while AgentV files (whose content depends on the
-    files they reference) are present, falls back to a full load. `root` may hold only the
-    changed files when `config` (unchanged, so the head's) is given; such a partial tree
-    cannot answer whether the files agents name exist, so pass `check_files=False` (the run
-    checks them again in the checkout it uses).
+    Resources of unchanged files whose reads (`ResourceSet.reads`: an AgentV suite's cases
+    file, content parts, grader prompts) are unchanged too are taken from `previous` as they
+    are (same bytes, same positions); the other files that exist under `root` are parsed. A
+    change to `evalward.yaml` falls back to a full load. `root` may hold only those files
+    when `config` (unchanged, so the head's) is given; such a partial tree cannot answer
+    whether the files agents name exist, so pass `check_files=False` (the run checks them
+    again in the checkout it uses).
     """
     with _collector_paused():
         return _load_changed_resources(root, previous, changed, config, check_files)
@@ -180,15 +180,18 @@ def _load_changed_resources(
         return load_resources(root)
     config = config if config is not None else load_config(root)
     run = _Run(root, config)
+    # A file is parsed again when it changed or a file its resources read did.
+    again = changed | previous.depending_on(changed)
     for table, mine in (
         (previous.agents, run.result.agents),
         (previous.fixtures, run.result.fixtures),
         (previous.evals, run.result.evals),
         (previous.calibrations, run.result.calibrations),
     ):
-        mine.update((name, r) for name, r in table.items() if r.file not in changed)  # type: ignore[misc]
-    run.result.agentv_files = previous.agentv_files - changed
-    for path in sorted(p for p in discover(root, config) if relative(p, root) in changed):
+        mine.update((name, r) for name, r in table.items() if r.file not in again)  # type: ignore[misc]
+    run.result.agentv_files = previous.agentv_files - again
+    run.result.reads = {f: paths for f, paths in previous.reads.items() if f not in again}
+    for path in sorted(p for p in discover(root, config) if relative(p, root) in again):
         run.load_file(path)
     check_references(run.result, run.root, run.located_field, check_files=check_files)
     if run.problems:
@@ -197,9 +200,9 @@ def _load_changed_resources(
 
 
 def needs_full_load(previous: ResourceSet, changed: set[str]) -> bool:
-    """Whether `changed` can alter resources in files it does not name."""
-    non_yaml = any(not path.endswith((".yaml", ".yml")) for path in changed)
-    return CONFIG_FILE in changed or (non_yaml and bool(previous.agentv_files))
+    """Whether `changed` can alter resources in files it neither names nor is read by
+    (`ResourceSet.reads`): `evalward.yaml` decides where resources are and their defaults."""
+    return CONFIG_FILE in changed
 
 
 def _order(problem: Problem) -> tuple[str, int, int]:
@@ -365,6 +368,7 @@ class _Run:
     def _load_agentv(self, pending: _Pending, rel: str) -> None:
         self.result.agentv_files.add(rel)
         conversion = agentv.convert(pending.data, rel, self.root, self.config.defaults.target_agent)
+        self.result.reads.setdefault(rel, set()).update(conversion.reads)
         for problem in conversion.problems:
             self.problem(rel, pending.index, pending.start_line, problem.path, problem.message)
         for data, path in conversion.fixtures:

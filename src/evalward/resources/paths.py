@@ -135,3 +135,45 @@ def file_on_the_way(workspace: Path, folder: Path) -> Path | None:
         if not (stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
             return location
     return None
+
+
+MAX_LINK_HOPS = 40
+"""Symbolic links followed for one path before giving up, as the kernel does (ELOOP)."""
+
+
+def looked_up(root: Path, relative: str) -> set[str]:
+    """Every repository path that reading `relative` (from the root) depends on: the path
+    and each folder on its way, and for every symbolic link met, the link itself and where
+    it leads, followed the same way. A change to any of them can change what is read, though
+    `relative` itself is unchanged; a result reused across commits must key on all of them.
+    A link that leaves the repository ends the walk (such a read is refused anyway); one
+    that leads back into it by an absolute path is followed."""
+    real_root = root.resolve()
+    found: set[str] = set()
+    pending = [part for part in relative.split("/") if part not in ("", ".")]
+    resolved: list[str] = []
+    hops = 0
+    while pending:
+        part = pending.pop(0)
+        if part == "..":
+            if not resolved:
+                break
+            resolved.pop()
+            continue
+        here = "/".join([*resolved, part])
+        found.add(here)
+        try:
+            target = str((real_root / here).readlink())
+        except OSError:  # not a link (or not there): a folder or the file itself
+            resolved.append(part)
+            continue
+        hops += 1
+        if hops > MAX_LINK_HOPS:
+            break
+        if target.startswith("/"):  # absolute: from the root, if it leads into the repository
+            if not Path(target).is_relative_to(real_root):
+                break
+            target = Path(target).relative_to(real_root).as_posix()
+            resolved = []
+        pending = [p for p in target.split("/") if p not in ("", ".")] + pending
+    return found
