@@ -19,6 +19,7 @@ from evalward.compare import compare
 from evalward.errors import ConfigError, MissingSecretError, ResourceError
 from evalward.evaluation import Evaluation
 from evalward.execute import ProgressCallback, execute
+from evalward.fingerprint import FileIndex
 from evalward.git import FileChange, Git
 from evalward.plan import (
     Checkout,
@@ -146,7 +147,8 @@ def prepare_change(
                     raise _unloadable(exc, tip) from None
             else:
                 gating = base
-        changes = detect_changes(changed, head, base, gating)
+        index = FileIndex(head_root)  # one reading of the head's tree: changes and cache keys
+        changes = detect_changes(changed, head, base, gating, index)
         gate = gate_resources(head, gating, options.gate_config)
         plan = build_plan(
             changes,
@@ -164,7 +166,7 @@ def prepare_change(
         if select is not None:
             plan.evals = [name for name in plan.evals if select(name)]
             plan.runs = [run for run in plan.runs if select(run.eval)]
-        checkouts = {Side.head: Checkout(Side.head, head_root, gate)}
+        checkouts = {Side.head: Checkout(Side.head, head_root, gate, index)}
         if base is not None and base_root is not None:
             if merge_base is not None and _reads_files(plan, base):
                 base_root = stack.enter_context(git.worktree(merge_base))

@@ -23,6 +23,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from evalward.changes import ChangeSet
+from evalward.fingerprint import FileIndex
 from evalward.resources import ResourceSet
 from evalward.resources.repo_config import RepoConfig
 
@@ -187,3 +188,6 @@ class Checkout:
     side: Side
     root: Path
     resources: ResourceSet
+    index: FileIndex | None = field(default=None, compare=False)
+    """The listing of `root` change detection read, for the result cache's keys to read
+    the same (None: listed when first asked)."""

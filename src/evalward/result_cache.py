@@ -126,7 +126,7 @@ class CacheKeys:
     def __init__(self, checkouts: dict[Side, Checkout], providers: Providers) -> None:
         self._checkouts = checkouts
         self._providers = providers
-        self._indexes = {side: FileIndex(c.root) for side, c in checkouts.items()}
+        self._indexes = {side: c.index or FileIndex(c.root) for side, c in checkouts.items()}
         self._agents: dict[tuple[Side, str], dict[str, Any]] = {}
         self._evals: dict[tuple[Side, str], dict[str, Any]] = {}
         self._keys: dict[PlannedRun, str] = {}

@@ -473,6 +473,7 @@ def test_a_change_under_node_modules_that_change_detection_counts_is_not_a_cache
         "agents.yaml": WATCHING.format(python=json.dumps(sys.executable)),
         "agent/reader.py": READER,
         "agent/node_modules/lib/answer.txt": "GOOD\n",
+        ".gitignore": ".evalward/\n",  # the cache is not committed, so it is read
     }
     base = repo.commit("a reader", files)
     repo.branch("feature")
@@ -488,6 +489,7 @@ def test_a_change_under_node_modules_that_change_detection_counts_is_not_a_cache
     run = gate(repo, github, base, head, env, **isolation)
 
     assert run.returncode == 1, run.stdout + run.stderr
+    assert "result cache not used" not in run.stdout
     head_run = next(f for f in run.results()["fixtures"] if f["side"] == "head")
     assert not head_run["cached"] and head_run["output"] == "BAD"
     assert (
