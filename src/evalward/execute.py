@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 
 from evalward.errors import ConfigError
+from evalward.escaping import printable
 from evalward.plan import Checkout, Plan, PlannedRun, Side
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
@@ -144,7 +145,7 @@ async def execute(
                     "eval": run.eval,
                     "side": run.side.value,
                     "rep": run.rep,
-                    "file": fixture.file,
+                    "file": printable(fixture.file),
                     "line": fixture.line,
                     "cached": True,
                 }

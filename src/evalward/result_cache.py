@@ -39,7 +39,7 @@ def run_key(material: dict[str, Any], rep: int) -> str:
         {"evalward": __version__, "rep": rep, **material},
         sort_keys=True,
         separators=(",", ":"),
-        ensure_ascii=False,
+        ensure_ascii=True,  # every character escaped: a name's byte that is not UTF-8 too
         default=str,
     )
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

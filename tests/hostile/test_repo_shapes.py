@@ -63,6 +63,8 @@ COMPONENTS = [
     b".evalward",
 ]
 SUFFIXES = [b"", b".yaml", b".yml", b".md"]
+WATCHING_BOT = SUPPORT_BOT + '  watch: ["**"]\n'
+"""The support bot, depending on every file: each entry is listed, hashed and followed."""
 WEAK_GREETING = GREETING_FIXTURE.replace("    - { type: toolNotCalled, tool: lookup_order }\n", "")
 AGENTV = (
     "execution: { target: support-bot }\ntests:\n  - id: greeting\n    input: Hello there!\n"
@@ -248,7 +250,7 @@ def test_no_repository_shape_crashes_the_gate_or_passes_a_broken_agent(
         repo.commit(
             "agents and evals",
             {
-                "agents/support-bot.yaml": SUPPORT_BOT.format(prompt=BASE_PROMPT),
+                "agents/support-bot.yaml": WATCHING_BOT.format(prompt=BASE_PROMPT),
                 "evals/support-bot.yaml": SUPPORT_EVAL,
                 "evals/fixtures/order-status.yaml": ORDER_FIXTURE,
                 "evals/fixtures/greeting.yaml": GREETING_FIXTURE,
@@ -258,7 +260,7 @@ def test_no_repository_shape_crashes_the_gate_or_passes_a_broken_agent(
         base = repo.head()
         repo.branch("feature")
         _remove(os.fsencode(repo.path / "agents" / "support-bot.yaml"))
-        repo.write({"agents/support-bot.yaml": SUPPORT_BOT.format(prompt=HEAD_PROMPT)})
+        repo.write({"agents/support-bot.yaml": WATCHING_BOT.format(prompt=HEAD_PROMPT)})
         apply(repo, head_shape, checkout=True, keep=[])
         head = repo.head()
         github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
