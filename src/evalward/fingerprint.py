@@ -234,5 +234,5 @@ def _content_hash(root: Path, path: str) -> str:
         if not target.is_file():
             return "missing" if not target.exists() else "not a regular file"
         return hashlib.sha256(target.read_bytes()).hexdigest()
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: links that loop
         return "missing"

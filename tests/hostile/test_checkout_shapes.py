@@ -3,6 +3,8 @@ file: the gate says so and fails, or goes on without what it cannot use; it neve
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from e2e.test_walking_skeleton import make_pr, script_model
@@ -101,3 +103,22 @@ def test_a_folder_named_evalward_yaml_on_the_base_is_no_configuration(
     run = gate(repo, github, base, head, env)
 
     assert_fails_below_threshold(run, github)
+
+
+@pytest.mark.parametrize("link", ["evals/loop.yaml", "evals/fixtures/greeting.yaml"])
+def test_a_link_that_loops_where_a_resource_is_read_is_a_problem_not_a_crash(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str], link: str
+) -> None:
+    base, _ = make_pr(repo, github)
+    (repo.path / link).unlink(missing_ok=True)
+    os.symlink(os.path.basename(link), repo.path / link)
+    head = repo.commit("a link to itself")
+    github.pulls[7].head_sha = head
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, base, head, env)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert f"{link}: not a regular file (a FIFO, a device, or a link to one or that loops)" in (
+        run.stderr
+    )

@@ -148,7 +148,7 @@ EVERY_KIND_ON_HEAD = [
     Entry("file", b"evals/fixtures/greeting.yaml", WEAK_GREETING.encode()),
     Entry("file", "evals/f\u0456xtures/greeting.yaml".encode(), WEAK_GREETING.encode()),
     Entry("file", b"evals/\xff\xfe.yaml", AGENTV.encode()),
-    Entry("link", b"evals/loop", b"loop"),
+    Entry("link", b"evals/loop.yaml", b"loop"),
     Entry("link", b"agents/lib", b"../evals"),
     Entry("submodule", b"vendor/lib"),
     Entry("fifo", b"evals/pipe.yaml"),

@@ -31,6 +31,7 @@ from evalward.resources.models import (
     Eval,
     EvalFixture,
 )
+from evalward.resources.paths import leads_outside
 from evalward.resources.problems import did_you_mean, problems_from_validation, render_path
 from evalward.resources.references import check_references
 from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config
@@ -89,7 +90,7 @@ def _load_resources(
     config = config if config is not None else load_config(root)
     run = _Run(root, config)
     for sub in config.roots if files is None else []:
-        if not (root / sub).resolve().is_relative_to(root.resolve()):
+        if leads_outside(root, root / sub):
             run.problems.append(
                 Problem(
                     CONFIG_FILE,
@@ -271,7 +272,7 @@ class _Run:
                 self.claimed.add(path)
 
     def _read(self, path: Path, rel: str) -> str | None:
-        if path.is_symlink() and not path.resolve().is_relative_to(self.root.resolve()):
+        if path.is_symlink() and leads_outside(self.root, path):
             self.problems.append(
                 Problem(
                     rel,
@@ -290,8 +291,8 @@ class _Run:
                     None,
                     None,
                     "",
-                    "not a regular file (a FIFO, a device or a link to one); a resource "
-                    "must be a file of the repository",
+                    "not a regular file (a FIFO, a device, or a link to one or that loops); "
+                    "a resource must be a file of the repository",
                 )
             )
             return None

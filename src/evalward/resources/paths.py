@@ -32,10 +32,22 @@ def repo_path(root: Path, reference: str, relative_to: str | Path = ".") -> Path
     """
     real_root = root.resolve()
     base = real_root if reference.startswith("/") else real_root / relative_to
-    candidate = (base / reference.lstrip("/")).resolve()
+    try:
+        candidate = (base / reference.lstrip("/")).resolve()
+    except (OSError, RuntimeError):  # links that loop: the path as written, which reads as missing
+        candidate = Path(os.path.normpath(base / reference.lstrip("/")))
     if not candidate.is_relative_to(real_root):
         raise OutsideRepository(reference)
     return candidate
+
+
+def leads_outside(root: Path, path: Path) -> bool:
+    """Whether `path`, symbolic links followed, leaves `root`. Links that loop lead nowhere,
+    so not outside: reading them fails as reading a missing file does."""
+    try:
+        return not path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):
+        return False
 
 
 def reference_candidates(defined_in: str, reference: str) -> list[str]:
