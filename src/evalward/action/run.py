@@ -168,7 +168,7 @@ async def run_all(job: Job, route: Route) -> int:
     annotate(job, evaluation)
     report_check(job, decision, evaluation, head_sha, gating=False)
     conclude(job, decision)
-    return decision.exit_code
+    return progress.exit_code(decision.exit_code)
 
 
 async def shard_part(job: Job, route: Route) -> int:
@@ -207,7 +207,7 @@ async def shard_part(job: Job, route: Route) -> int:
         return EXIT_INTERRUPTED
     job.log(f"evalward: {part}")
     job.output({"results-json": in_workspace(job, part.path)})
-    return 0
+    return progress.exit_code(0)
 
 
 def _chosen(route: Route) -> Callable[[str], bool] | None:

@@ -171,7 +171,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
                 print(f"evalward: shard {spec} cancelled; no results written", file=sys.stderr)
                 return EXIT_INTERRUPTED
             print(f"evalward: {part}", file=out)
-            return EXIT_OK
+            return record.exit_code(EXIT_OK)
         if evaluation is None:
             evaluation = record.partial(traces)
             decision = record.cancelled_decision()
@@ -214,6 +214,6 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
         )
         if estimate is not None:
             print(f"evalward: {spending_line(estimate, providers.spent)}", file=sys.stderr)
-        return code
+        return record.exit_code(code)
 
     return asyncio.run(go())
