@@ -29,6 +29,7 @@ from evalward.plan import (
     Side,
     build_plan,
     gate_resources,
+    private_runs,
     undefined,
 )
 from evalward.preflight import planned_models, refuse_plan
@@ -311,7 +312,7 @@ async def _run_change(
             fixtures,
             {side: checkout.resources.evals for side, checkout in checkouts.items()},
             notes,
-            _private(plan, checkouts),
+            private_runs(plan, {side: c.resources for side, c in checkouts.items()}),
             skipped,
             estimate,
             agents,
@@ -416,18 +417,6 @@ def _tree(git: Git, commit: str | None) -> Iterator[Path]:
         return
     with git.worktree(commit) as path:
         yield path
-
-
-def _private(plan: Plan, checkouts: dict[Side, Checkout]) -> set[tuple[str, str]]:
-    """Held-out fixtures: private on either side, or every fixture of a private Eval."""
-    private: set[tuple[str, str]] = set()
-    for run in plan.runs:
-        resources = checkouts[run.side].resources
-        eval_def = resources.evals[run.eval].resource
-        fixture = resources.fixtures[run.fixture].resource
-        if "private" in (eval_def.spec.visibility, fixture.spec.visibility):
-            private.add((run.eval, run.fixture))
-    return private
 
 
 def _base_lacks_a_key(

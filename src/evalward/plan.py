@@ -18,6 +18,7 @@ The agents under test always come from the head.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -191,3 +192,15 @@ class Checkout:
     index: FileIndex | None = field(default=None, compare=False)
     """The listing of `root` change detection read, for the result cache's keys to read
     the same (None: listed when first asked)."""
+
+
+def private_runs(plan: Plan, resources: Mapping[Side, ResourceSet]) -> set[tuple[str, str]]:
+    """Held-out fixtures: private on either side, or every fixture of a private Eval."""
+    private: set[tuple[str, str]] = set()
+    for run in plan.runs:
+        found = resources[run.side]
+        eval_def = found.evals[run.eval].resource
+        fixture = found.fixtures[run.fixture].resource
+        if "private" in (eval_def.spec.visibility, fixture.spec.visibility):
+            private.add((run.eval, run.fixture))
+    return private

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from actionrun import ActionRun, pull_request_event, run_action
+from e2e.test_action_shards import SHARD_KEY
 from e2e.test_walking_skeleton import (
     BASE_PROMPT,
     GREETING_FIXTURE,
@@ -968,7 +969,7 @@ def test_shards_and_their_merge_keep_evals_that_did_not_run(
             repo.path,
             github,
             event,
-            inputs={"shard": f"{index}/2", "output-dir": str(shards)},
+            inputs={"shard": f"{index}/2", "output-dir": str(shards), "shard-key": SHARD_KEY},
             env=env,
             run_dir=tmp_path / f"runner-{index}",
         )
@@ -978,7 +979,7 @@ def test_shards_and_their_merge_keep_evals_that_did_not_run(
         repo.path,
         github,
         event,
-        inputs={"merge": str(shards / "shard-*-of-2.json")},
+        inputs={"merge": str(shards / "shard-*-of-2.json"), "shard-key": SHARD_KEY},
         env=env,
         run_dir=tmp_path / "runner-merge",
     )
@@ -1002,7 +1003,7 @@ def test_a_merge_refuses_parts_of_another_commit_or_parts_the_checkout_brings(
         repo.path,
         github,
         pull_request_event(github.repository, 7, base, head),
-        inputs={"shard": "1/1", "output-dir": str(shards)},
+        inputs={"shard": "1/1", "output-dir": str(shards), "shard-key": SHARD_KEY},
         env=env,
         run_dir=tmp_path / "runner-1",
     )
@@ -1014,7 +1015,7 @@ def test_a_merge_refuses_parts_of_another_commit_or_parts_the_checkout_brings(
         repo.path,
         github,
         pull_request_event(github.repository, 7, base, later),
-        inputs={"merge": str(shards / "shard-*.json")},
+        inputs={"merge": str(shards / "shard-*.json"), "shard-key": SHARD_KEY},
         env=env,
         run_dir=tmp_path / "runner-merge",
     )
@@ -1030,7 +1031,7 @@ def test_a_merge_refuses_parts_of_another_commit_or_parts_the_checkout_brings(
         repo.path,
         github,
         pull_request_event(github.repository, 7, base, committed),
-        inputs={"merge": "shards/shard-*.json"},
+        inputs={"merge": "shards/shard-*.json", "shard-key": SHARD_KEY},
         env=env,
         run_dir=tmp_path / "runner-forged",
     )

@@ -26,6 +26,7 @@ from evalward.action.evaluate import (
     evaluate,
     missing_secrets,
     run_options,
+    shard_key,
 )
 from evalward.action.github import GitHubClient, GitHubPort
 from evalward.action.job import Job
@@ -182,6 +183,7 @@ async def shard_part(job: Job, route: Route) -> int:
     else:
         revisions = Revisions(base=None)
         select = _chosen(route)
+    key = shard_key(job)
     progress = RunProgress(log=job.log, cache_dir=job.settings.cache_dir)
     try:
         part = await until_signalled(
@@ -197,6 +199,7 @@ async def shard_part(job: Job, route: Route) -> int:
                 select=select,
                 on_result=progress.on_result,
                 on_plan=progress.on_plan,
+                key=key,
             ),
             progress,
         )
