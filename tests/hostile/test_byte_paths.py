@@ -79,6 +79,7 @@ def test_a_name_that_cannot_be_shown_is_shown_escaped_in_the_problems_it_has(
     name = b"evals/caf\xe9\n" + "\u202e.yaml".encode()
     with open(os.fsencode(repo.path) + b"/" + name, "wb") as stream:
         stream.write(b"apiVersion: evalward.dev/v1\nkind: [\n")
+    repo.write({"evals/a\nb.yaml": WEAK_GREETING})  # defines `greeting` a second time
     head = repo.commit("a broken file of an odd name")
     github.pulls[7].head_sha = head
     script_model(model, head_greets_well=False)
@@ -87,6 +88,7 @@ def test_a_name_that_cannot_be_shown_is_shown_escaped_in_the_problems_it_has(
 
     assert run.returncode == 2, run.stdout + run.stderr
     assert '"evals/caf\\xe9\\n\\u202e.yaml":' in run.stderr
+    assert "duplicate EvalFixture 'greeting': also defined at \"evals/a\\nb.yaml\":1" in run.stderr
     body = comment(github)
     assert "this pull request's resources do not load" in body
     assert "caf\\\\xe9" in body and "\u202e" not in body

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from evalward import startup
 from evalward.errors import Problem, ResourceError
+from evalward.escaping import printable
 from evalward.resources import agentv
 from evalward.resources.discover import discover, relative
 from evalward.resources.models import (
@@ -404,7 +405,8 @@ class _Run:
                 pending.index,
                 located.line,
                 (*at, "id") if at else ("metadata", "name"),
-                f"duplicate {resource.kind} {name!r}: also defined at {first.file}:{first.line}",
+                f"duplicate {resource.kind} {name!r}: also defined at "
+                f"{printable(first.file)}:{first.line}",
             )
             return
         table[name] = located
