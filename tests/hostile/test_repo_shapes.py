@@ -40,6 +40,15 @@ from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer
 from gitrepo import GitRepo
 
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str
+    """file | link | submodule | fifo | file-for-folder | folder-for-file"""
+    path: bytes
+    payload: bytes = b""
+
+
 COMPONENTS = [
     b"a\nb",
     b"a\nHEAD:w.yaml",
@@ -101,16 +110,20 @@ LINK_TARGETS = [
     b"missing",
     b"loop",
 ]
-EXPECTED_FOLDERS = [b".evalward", b".evalward/out", b"evals/fixtures/greeting.yaml"]
-EXPECTED_FILES = [b"evalward.yaml", b".evalward/out/results.json", b"agents/support-bot.yaml"]
-
-
-@dataclass(frozen=True)
-class Entry:
-    kind: str
-    """file | link | submodule | fifo | file-for-folder | folder-for-file"""
-    path: bytes
-    payload: bytes = b""
+DISPLACED = [
+    Entry("file-for-folder", b"evals/fixtures"),
+    Entry("file-for-folder", b"evals/fixtures/greeting.yaml"),
+    Entry("folder-for-file", b"evalward.yaml"),
+    Entry("folder-for-file", b"agents/support-bot.yaml"),
+    Entry("folder-for-file", b"evals/support-bot.yaml"),
+]
+"""Where evalward reads a file, a folder; where it reads a folder, a file."""
+BLOCKERS = [
+    Entry("file-for-folder", b".evalward"),
+    Entry("file-for-folder", b".evalward/out"),
+    Entry("folder-for-file", b".evalward/out/results.json"),
+]
+"""Where evalward writes: these end the run at once (exit 2), so they are drawn rarely."""
 
 
 names = st.builds(
@@ -121,14 +134,16 @@ names = st.builds(
 
 
 def entries(contents: list[bytes]) -> st.SearchStrategy[Entry]:
-    return st.one_of(
-        st.builds(Entry, st.just("file"), names, st.sampled_from(contents)),
-        st.builds(Entry, st.just("link"), names, st.sampled_from(LINK_TARGETS)),
-        st.builds(Entry, st.just("submodule"), names),
-        st.builds(Entry, st.just("fifo"), names),
-        st.builds(Entry, st.just("file-for-folder"), st.sampled_from(EXPECTED_FOLDERS)),
-        st.builds(Entry, st.just("folder-for-file"), st.sampled_from(EXPECTED_FILES)),
-    )
+    kinds: dict[str, st.SearchStrategy[Entry]] = {
+        "file": st.builds(Entry, st.just("file"), names, st.sampled_from(contents)),
+        "link": st.builds(Entry, st.just("link"), names, st.sampled_from(LINK_TARGETS)),
+        "submodule": st.builds(Entry, st.just("submodule"), names),
+        "fifo": st.builds(Entry, st.just("fifo"), names),
+        "displaced": st.sampled_from(DISPLACED),
+        "blocker": st.sampled_from(BLOCKERS),
+    }
+    weights = ["file"] * 5 + ["link"] * 3 + ["submodule", "fifo", "displaced"] * 2 + ["blocker"]
+    return st.sampled_from(weights).flatmap(kinds.__getitem__)
 
 
 head_shapes = st.lists(entries(CONTENTS), max_size=5)
