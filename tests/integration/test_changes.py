@@ -293,7 +293,8 @@ def test_a_file_whose_reads_changed_is_parsed_again_and_the_others_reused(
     repo.write(
         {
             "agents/alpha.yaml": agent("alpha"),
-            "evals/alpha.yaml": EVAL.format(name="alpha", threshold=0.9),
+            "evals/alpha.yaml": EVAL.format(name="alpha", threshold=0.9)
+            + "  judge: { model: openai/judge-m }\n",
             "evals/suite.eval.yaml": SUITE,
             "evals/grader.yaml": "Rubric v1\n",
             "shared/alpha.yaml": CASES.format(note="a.md"),

@@ -159,13 +159,11 @@ def load_changed_resources(
 ) -> ResourceSet:
     """The resources of `root`, a tree that differs from `previous`'s only in `changed` paths.
 
-    Resources of unchanged files whose reads (`ResourceSet.reads`: an AgentV suite's cases
-    file, content parts, grader prompts) are unchanged too are taken from `previous` as they
-    are (same bytes, same positions); the other files that exist under `root` are parsed. A
-    change to `evalward.yaml` falls back to a full load. `root` may hold only those files
+    A file whose path and reads (`ResourceSet.reads`) are unchanged keeps `previous`'s
+    resources as they are (same bytes, same positions); the others under `root` are parsed.
+    A change to `evalward.yaml` falls back to a full load. `root` may hold only those files
     when `config` (unchanged, so the head's) is given; such a partial tree cannot answer
-    whether the files agents name exist, so pass `check_files=False` (the run checks them
-    again in the checkout it uses).
+    whether the files agents name exist, so pass `check_files=False`.
     """
     with _collector_paused():
         return _load_changed_resources(root, previous, changed, config, check_files)
@@ -182,7 +180,6 @@ def _load_changed_resources(
         return load_resources(root)
     config = config if config is not None else load_config(root)
     run = _Run(root, config)
-    # A file is parsed again when it changed or a file its resources read did.
     again = changed | previous.depending_on(changed)
     for table, mine in (
         (previous.agents, run.result.agents),
@@ -202,8 +199,7 @@ def _load_changed_resources(
 
 
 def needs_full_load(previous: ResourceSet, changed: set[str]) -> bool:
-    """Whether `changed` can alter resources in files it neither names nor is read by
-    (`ResourceSet.reads`): `evalward.yaml` decides where resources are and their defaults."""
+    """Whether `changed` alters where resources are, or their defaults (`evalward.yaml`)."""
     return CONFIG_FILE in changed
 
 
@@ -273,29 +269,19 @@ class _Run:
                 self.claimed.add(path)
 
     def _read(self, path: Path, rel: str) -> str | None:
+        refused = ""
         if path.is_symlink() and leads_outside(self.root, path):
-            self.problems.append(
-                Problem(
-                    rel,
-                    None,
-                    None,
-                    "",
-                    "the file is a symbolic link to a file outside the repository; a resource "
-                    "must be a file of the repository (replace the link with the file)",
-                )
+            refused = (
+                "the file is a symbolic link to a file outside the repository; a resource "
+                "must be a file of the repository (replace the link with the file)"
             )
-            return None
-        if not path.is_file():  # a FIFO would block the read, a device never end it
-            self.problems.append(
-                Problem(
-                    rel,
-                    None,
-                    None,
-                    "",
-                    "not a regular file (a FIFO, a device, or a link to one or that loops); "
-                    "a resource must be a file of the repository",
-                )
+        elif not path.is_file():  # a FIFO would block the read, a device never end it
+            refused = (
+                "not a regular file (a FIFO, a device, or a link to one or that loops); a "
+                "resource must be a file of the repository"
             )
+        if refused:
+            self.problems.append(Problem(rel, None, None, "", refused))
             return None
         try:
             if path.stat().st_size > MAX_FILE_BYTES:
