@@ -16,6 +16,9 @@ from typing import Any, TextIO
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    for stream in (sys.stdout, sys.stderr):
+        # A file name's byte that is not UTF-8 (a surrogate) is printed as `\udcNN`.
+        getattr(stream, "reconfigure", lambda **_: None)(errors="backslashreplace")
     if not isinstance(sys.stderr, _QuietWhenClosed):
         sys.stderr = _QuietWhenClosed(sys.stderr)
     try:

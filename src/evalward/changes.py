@@ -18,7 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from evalward.fingerprint import referenced_files, through_links
+from evalward.escaping import printable
+from evalward.fingerprint import FileIndex, agent_reads, referenced_files
 from evalward.git import FileChange
 from evalward.resources import Located, ResourceSet
 from evalward.resources.models import Agent
@@ -56,13 +57,15 @@ def detect_changes(
     head: ResourceSet,
     base: ResourceSet | None,
     gating: ResourceSet | None = None,
+    index: FileIndex | None = None,
 ) -> ChangeSet:
     """What the change from `base` (the merge base) to `head` touches. `gating` (the base
     branch's definitions that gate, when newer than the merge base) adds its Evals of the
-    agents the change touches: an Eval the base branch gained since still gates them."""
+    agents the change touches: an Eval the base branch gained since still gates them.
+    `index` lists the head's checkout (the one the result cache's keys read, when given)."""
     result = ChangeSet(changed_files=changed_files)
     touched = {c.path for c in changed_files} | {c.old_path for c in changed_files if c.old_path}
-    _agents(result, touched, head, base)
+    _agents(result, touched, head, base, index or FileIndex(head.root))
     if base is not None:
         _gate_resources(result, head, base)
     # An Eval the pull request deleted or renamed still covers the agent it changed: the base's
@@ -82,7 +85,11 @@ def detect_changes(
 
 
 def _agents(
-    result: ChangeSet, touched: set[str], head: ResourceSet, base: ResourceSet | None
+    result: ChangeSet,
+    touched: set[str],
+    head: ResourceSet,
+    base: ResourceSet | None,
+    index: FileIndex,
 ) -> None:
     ordered = sorted(touched)
     attribute_files = _attribute_files(touched)
@@ -93,22 +100,31 @@ def _agents(
             result.note_agent(name, "new agent")
         elif before.resource.spec != spec:
             fields = _changed_fields(before.resource.spec, spec)
-            result.note_agent(name, f"{', '.join(fields)} changed in {located.file}")
+            result.note_agent(name, f"{', '.join(fields)} changed in {printable(located.file)}")
         elif located.file in touched or before.file != located.file:
             result.cosmetic_agents.append(name)
-        for reference in referenced_files(located):
-            # A file named through a link changes when the link's target does.
-            for path in sorted(through_links(head.root, reference)):
-                if path in touched:
-                    result.note_agent(name, f"{path} changed")
+        # What the result cache hashes (`fingerprint.agent_reads`), read the same way: a
+        # path changes when it, or a link on its way or where one leads, does.
+        referenced = set(referenced_files(located))
+        for path in agent_reads(located, index):
+            hits = sorted(index.looked_up(path) & touched)
+            if not hits:
+                continue
+            if path in referenced:
+                result.note_agent(name, f"{printable(hits[-1])} changed")
+            elif hits != [path]:
+                shown = f"{printable(hits[-1])}, through a symbolic link"
+                result.note_agent(name, f"watched path {printable(path)} changed ({shown})")
         for pattern in spec.watch:
             hit = next((p for p in ordered if fnmatch(p, pattern)), None)
             if hit is not None:
-                result.note_agent(name, f"watched path {hit} changed")
+                result.note_agent(name, f"watched path {printable(hit)} changed")
         for attributes in attribute_files:
             if _reads_below(posixpath.dirname(attributes), located):
                 result.note_agent(
-                    name, f"{attributes} changed: it decides how the agent's files are checked out"
+                    name,
+                    f"{printable(attributes)} changed: it decides how the agent's files are "
+                    "checked out",
                 )
     if base is not None:
         result.removed_agents = sorted(set(base.agents) - set(head.agents))

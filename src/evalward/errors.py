@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from evalward.escaping import printable
+
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_CONFIG = 2
@@ -61,7 +63,7 @@ class Problem:
     message: str
 
     def render(self) -> str:
-        where = self.file
+        where = printable(self.file)
         if self.line is not None:
             where += f":{self.line}"
             if self.column is not None:

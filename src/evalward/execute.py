@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 
 from evalward.errors import ConfigError
+from evalward.escaping import printable
 from evalward.plan import Checkout, Plan, PlannedRun, Side
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
@@ -144,7 +145,7 @@ async def execute(
                     "eval": run.eval,
                     "side": run.side.value,
                     "rep": run.rep,
-                    "file": fixture.file,
+                    "file": printable(fixture.file),
                     "line": fixture.line,
                     "cached": True,
                 }
@@ -195,6 +196,11 @@ async def execute(
                 results[index] = cached
                 continue
             trace = await run_agent(run)
+            if _cancelling():
+                # The group is stopping: a cancellation that arrived as the run ended may have
+                # been swallowed below (`asyncio.wait_for` does so on Python 3.11), and the
+                # group refuses new tasks. The run is left out, as every unfinished one is.
+                raise asyncio.CancelledError
             group.create_task(score(index, run, trace))
 
     # A few workers per (side, Eval), never more than its `execution.parallel`, instead of a
@@ -223,3 +229,9 @@ async def execute(
     done = [result for result in results if result is not None]
     assert len(done) == len(results), "every run is scored before the task group ends"
     return done
+
+
+def _cancelling() -> bool:
+    """Whether the running task has been asked to cancel, whether or not it saw it."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0

@@ -5,6 +5,13 @@ files in its tools' and runtime's command lines (an argument that looks like a p
 `/` or a file extension and is not an option or a URL), the files its `environment` is built
 from (with the lock files beside them) — and on every file its `watch` globs match, which is
 how an agent declares the rest of its code.
+
+Both readers take these paths from one listing of the checkout (`FileIndex`) and one rule
+(`agent_reads`): the result cache hashes each (`agent_fingerprint`), and change detection
+asks whether the change touched any path reading it looks at (`FileIndex.looked_up`). A
+symbolic link to a folder inside a watched folder is followed: the files under its target
+are watched under the link's path. A submodule is the commit it points at; a link, the file
+it leads to.
 """
 
 from __future__ import annotations
@@ -12,15 +19,18 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
+import re
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
 from evalward.errors import GitError
-from evalward.git import Git
+from evalward.git import LINK_MODE, SUBMODULE_MODE, Git
 from evalward.resources import Located
 from evalward.resources.models import Agent
-from evalward.resources.paths import reference_candidates
+from evalward.resources.paths import looked_up, reference_candidates
+
+_WILDCARD = re.compile(r"[*?\[]")
 
 
 def referenced_files(located: Located[Agent]) -> list[str]:
@@ -45,20 +55,6 @@ def referenced_files(located: Located[Agent]) -> list[str]:
     return sorted(set(paths))
 
 
-def through_links(root: Path, path: str) -> set[str]:
-    """`path` and, when it is a symbolic link (or runs through one) inside the repository,
-    the repository path it leads to."""
-    paths = {path}
-    try:
-        real_root = root.resolve()
-        target = (root / path).resolve()
-    except OSError:
-        return paths
-    if target.is_relative_to(real_root):
-        paths.add(target.relative_to(real_root).as_posix())
-    return paths
-
-
 def _looks_like_a_path(argument: str) -> bool:
     if argument.startswith("-") or "://" in argument or "{" in argument:
         return False
@@ -67,55 +63,164 @@ def _looks_like_a_path(argument: str) -> bool:
 
 
 class FileIndex:
-    """The files of one checkout that `watch` globs match, listed once.
+    """The paths of one checkout, listed once, for what `watch` globs match.
 
     Exactly the files change detection sees: what git tracks there (and, in a working tree,
     what it would add: untracked files that are not ignored), `node_modules/` or a committed
     `.venv/` included. A cache key that left out a path change detection counts would reuse a
     result from before that path changed. A folder git does not know (a copy of a commit's
-    changed files) is listed whole, but for `.git`.
+    changed files) is listed whole, but for `.git`. Links and submodules are listed as the
+    paths they are, with what they are.
     """
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._files: list[str] | None = None
+        self._links: set[str] = set()
+        self._submodules: dict[str, str] = {}
+        self._expanded: dict[str, str] = {}
+        """Paths under a linked folder, as watched -> the link they go through."""
 
     def files(self) -> list[str]:
         if self._files is None:
-            self._files = sorted(_listed_by_git(self.root) or _walked(self.root))
+            listed = _listed_by_git(self.root)
+            if listed is None:
+                listed = _walked(self.root)
+            files, self._links, self._submodules = listed
+            self._files = sorted(files)
         return self._files
 
     def matching(self, patterns: list[str]) -> list[str]:
-        return [path for path in self.files() if any(fnmatch(path, p) for p in patterns)]
+        """The paths the globs match, the files under a linked folder they cover included."""
+        if not patterns:
+            return []
+        found = {path for path in self.files() if any(fnmatch(path, p) for p in patterns)}
+        for link in sorted(self._links):
+            if _may_cover(link, patterns):
+                for path in self._under_link(link):
+                    if any(fnmatch(path, p) for p in patterns):
+                        found.add(path)
+        return sorted(found)
+
+    def _under_link(self, link: str) -> list[str]:
+        """The listed files under the folder `link` leads to (inside the checkout), named
+        under the link. One level: a link inside that folder is named, not followed again."""
+        real_root = self.root.resolve()
+        try:
+            target = (self.root / link).resolve()
+        except (OSError, RuntimeError):
+            return []
+        if not target.is_dir() or not target.is_relative_to(real_root):
+            return []
+        folder = target.relative_to(real_root).as_posix()
+        prefix = "" if folder == "." else f"{folder}/"
+        paths = [f"{link}/{f[len(prefix) :]}" for f in self.files() if f.startswith(prefix)]
+        for path in paths:
+            self._expanded.setdefault(path, link)
+        return paths
+
+    def token(self, path: str) -> str:
+        """What the agent reads at `path`: a file's content hash, a submodule's commit."""
+        commit = self._submodules.get(path)
+        if commit is not None:
+            checked_out = ""
+            if (self.root / path / ".git").exists():  # else git would answer for this repository
+                checked_out = Git(self.root / path).run("rev-parse", "HEAD", check=False).strip()
+            return f"submodule {commit}" + (
+                f", checked out at {checked_out}" if checked_out else ""
+            )
+        return _content_hash(self.root, path)
+
+    def looked_up(self, path: str) -> set[str]:
+        """Every repository path reading `path` depends on: itself, and when it is a link or
+        lies under one, the links on the way and where they lead (`paths.looked_up`)."""
+        self.files()
+        if path in self._links or path in self._expanded or self._links & _folders_of(path):
+            return looked_up(self.root, path)
+        return {path}
 
 
-def _listed_by_git(root: Path) -> list[str] | None:
+def _folders_of(path: str) -> set[str]:
+    parts = path.split("/")
+    return {"/".join(parts[:index]) for index in range(1, len(parts))}
+
+
+def _may_cover(link: str, patterns: list[str]) -> bool:
+    """Whether a glob may match a path under the folder `link`: it matches the link itself
+    (`agents/bot/**`), or its literal start and the link are one the other's beginning."""
+    for pattern in patterns:
+        literal = _WILDCARD.split(pattern, maxsplit=1)[0]
+        if (
+            fnmatch(link, pattern)
+            or literal.startswith(f"{link}/")
+            or f"{link}/".startswith(literal)
+        ):
+            return True
+    return False
+
+
+Listing = tuple[list[str], set[str], dict[str, str]]
+"""Paths, which of them are symbolic links, and the submodules' commits."""
+
+
+def _listed_by_git(root: Path) -> Listing | None:
     git = Git(root)
     try:
         if git.run("rev-parse", "--show-toplevel").strip() != str(root.resolve()):
             return None  # not a repository's root: a folder inside some other repository
-        out = git.run("ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        staged = git.run("ls-files", "-z", "--stage")
+        others = git.run("ls-files", "-z", "--others", "--exclude-standard")
     except GitError:
         return None
-    return sorted({name for name in out.split("\0") if name})
+    files: set[str] = set()
+    links: set[str] = set()
+    submodules: dict[str, str] = {}
+    for entry in staged.split("\0"):
+        meta, tab, path = entry.partition("\t")
+        if not tab:
+            continue
+        mode, oid, _ = meta.split(" ")
+        files.add(path)
+        if mode == LINK_MODE:
+            links.add(path)
+        elif mode == SUBMODULE_MODE:
+            submodules[path] = oid
+    for path in others.split("\0"):
+        if path:
+            files.add(path)
+            if (root / path).is_symlink():
+                links.add(path)
+    return sorted(files), links, submodules
 
 
-def _walked(root: Path) -> list[str]:
+def _walked(root: Path) -> Listing:
     found: list[str] = []
+    links: set[str] = set()
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d != ".git")
-        base = Path(dirpath).relative_to(root).as_posix()
-        found += [name if base == "." else f"{base}/{name}" for name in filenames]
-    return found
+        here = Path(dirpath)
+        base = here.relative_to(root).as_posix()
+        linked = [d for d in dirnames if (here / d).is_symlink()]  # listed, not walked into
+        dirnames[:] = sorted(d for d in dirnames if d != ".git" and d not in linked)
+        for name in [*filenames, *linked]:
+            path = name if base == "." else f"{base}/{name}"
+            found.append(path)
+            if (here / name).is_symlink():
+                links.add(path)
+    return found, links, {}
+
+
+def agent_reads(located: Located[Agent], index: FileIndex) -> list[str]:
+    """Every repository path the agent depends on (the module's rule), as it names them."""
+    watched = index.matching(located.resource.spec.watch)
+    return sorted(set(referenced_files(located)) | set(watched))
 
 
 def agent_fingerprint(located: Located[Agent], index: FileIndex) -> dict[str, Any]:
-    """The agent's definition and the content hash of every file it depends on."""
-    paths = set(referenced_files(located)) | set(index.matching(located.resource.spec.watch))
+    """The agent's definition and what it reads at every path it depends on."""
     return {
         "agent": located.resource.metadata.name,
         "spec": located.resource.spec.model_dump(mode="json", by_alias=True),
-        "files": {path: _content_hash(index.root, path) for path in sorted(paths)},
+        "files": {path: index.token(path) for path in agent_reads(located, index)},
     }
 
 
@@ -129,5 +234,5 @@ def _content_hash(root: Path, path: str) -> str:
         if not target.is_file():
             return "missing" if not target.exists() else "not a regular file"
         return hashlib.sha256(target.read_bytes()).hexdigest()
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: links that loop
         return "missing"

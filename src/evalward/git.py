@@ -2,19 +2,40 @@
 
 Commands pass `-c safe.directory=*`: inside the action's container the workspace belongs to
 another user, and git would otherwise refuse to read it.
+
+File names are bytes, and the commit under test chooses them: a newline, a tab, a leading
+dash, `*` or bytes that are not UTF-8 are all allowed. So every command that lists paths
+separates them with NUL (`-z`), pathspecs are literal (`--literal-pathspecs`: `*` and `:(…)`
+mean themselves), git's output is decoded as the operating system decodes file names
+(`os.fsdecode`: a byte that is not UTF-8 is kept as a surrogate and encodes back to the same
+byte), and no path is ever written to a line-based protocol: contents are read by object id,
+found in the commit's tree listing (`git cat-file --batch` echoes a request it cannot answer,
+so a path holding a newline could forge the answers that follow it).
 """
 
 from __future__ import annotations
 
+import os
+import posixpath
+import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from evalward.errors import GitError
+from evalward.escaping import printable
+
+MAX_LINK_HOPS = 40
+"""Symbolic links followed for one path before giving up, as the kernel does (ELOOP)."""
+_SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+
+FILE_MODES = frozenset({"100644", "100755"})
+LINK_MODE = "120000"
+SUBMODULE_MODE = "160000"
 
 
 @dataclass(frozen=True)
@@ -26,21 +47,58 @@ class FileChange:
     old_path: str | None = None
 
 
+@dataclass(frozen=True)
+class TreeEntry:
+    """One path of a commit's tree: a file, a symbolic link (its blob is the target) or a
+    submodule (its id is the commit it points at)."""
+
+    mode: str
+    oid: str
+
+    @property
+    def is_file(self) -> bool:
+        return self.mode in FILE_MODES
+
+    @property
+    def is_link(self) -> bool:
+        return self.mode == LINK_MODE
+
+    @property
+    def is_submodule(self) -> bool:
+        return self.mode == SUBMODULE_MODE
+
+
 class Git:
     def __init__(self, repo: Path, executable: str = "git") -> None:
         self.repo = repo
         self._git = shutil.which(executable) or executable
+        self._trees: dict[str, dict[str, TreeEntry]] = {}
 
-    def run(self, *args: str, check: bool = True) -> str:
-        command = [self._git, "-c", "safe.directory=*", "-C", str(self.repo), *args]
+    def _command(self, args: Iterable[str]) -> list[str]:
+        return [
+            self._git,
+            "--literal-pathspecs",
+            "-c",
+            "safe.directory=*",
+            "-C",
+            str(self.repo),
+            *args,
+        ]
+
+    def _raw(self, args: tuple[str, ...], data: bytes | None = None, check: bool = True) -> bytes:
         try:
-            done = subprocess.run(command, capture_output=True, text=True, check=False)
+            done = subprocess.run(self._command(args), input=data, capture_output=True, check=False)
         except FileNotFoundError:
             raise GitError("git is not installed or not on PATH") from None
         if check and done.returncode != 0:
-            detail = done.stderr.strip() or done.stdout.strip()
-            raise GitError(f"`git {' '.join(args)}` failed: {detail}")
+            detail = (done.stderr.strip() or done.stdout.strip()).decode(errors="backslashreplace")
+            shown = " ".join(printable(os.fsdecode(a)) for a in args)
+            raise GitError(f"`git {shown}` failed: {detail}")
         return done.stdout
+
+    def run(self, *args: str, check: bool = True) -> str:
+        """git's output, decoded as file names are (`os.fsdecode`): never a decoding error."""
+        return os.fsdecode(self._raw(args, check=check))
 
     def resolve(self, ref: str) -> str:
         """The full SHA of a commit-ish, or a GitError that says it is missing."""
@@ -80,26 +138,80 @@ class Git:
                 index += 2
         return changes
 
-    def read_files(self, commit: str, paths: list[str]) -> dict[str, bytes]:
-        """The contents of `paths` at `commit` (missing ones left out), in one git process."""
-        if not paths:
-            return {}
-        command = [self._git, "-c", "safe.directory=*", "-C", str(self.repo)]
-        request = "".join(f"{commit}:{path}\n" for path in paths).encode()
-        done = subprocess.run(
-            [*command, "cat-file", "--batch"], input=request, capture_output=True, check=False
-        )
-        if done.returncode != 0:
-            raise GitError(f"`git cat-file --batch` failed: {done.stderr.decode(errors='replace')}")
-        out, contents, offset = done.stdout, {}, 0
-        for path in paths:
-            end = out.index(b"\n", offset)
-            header = out[offset:end].split()
-            offset = end + 1
-            if len(header) < 3 or header[-1] == b"missing" or header[1] != b"blob":
+    def tree(self, commit: str) -> dict[str, TreeEntry]:
+        """Every file, link and submodule of `commit`, by path (kept: a commit never changes)."""
+        if commit in self._trees:
+            return self._trees[commit]
+        out = self._raw(("ls-tree", "-r", "-z", "--full-tree", commit))
+        entries: dict[str, TreeEntry] = {}
+        for record in out.split(b"\0"):
+            meta, tab, name = record.partition(b"\t")
+            if not tab:
                 continue
+            mode, _, oid = meta.decode("ascii").split(" ")
+            entries[os.fsdecode(name)] = TreeEntry(mode, oid)
+        if _SHA.match(commit):
+            self._trees[commit] = entries
+        return entries
+
+    def read_files(self, commit: str, paths: Iterable[str]) -> dict[str, bytes]:
+        """The contents of `paths` at `commit`: regular files, a symbolic link followed while
+        it stays in the commit's tree. Missing ones (and folders, submodules, links that lead
+        out of the tree) are left out. One `cat-file` for all, asked by object id."""
+        tree = self.tree(commit)
+        found = {path: self.follow(commit, path) for path in paths}
+        ids = {path: tree[real].oid for path, real in found.items() if real is not None}
+        blobs = self._blobs(set(ids.values()))
+        return {path: blobs[oid] for path, oid in ids.items() if oid in blobs}
+
+    def follow(self, commit: str, path: str) -> str | None:
+        """The tree path of the regular file `path` names at `commit`, links followed (in the
+        tree only), or None."""
+        tree = self.tree(commit)
+        pending = [part for part in path.split("/") if part not in ("", ".")]
+        resolved: list[str] = []
+        hops = 0
+        while pending:
+            part = pending.pop(0)
+            if part == "..":
+                if not resolved:
+                    return None  # out of the repository
+                resolved.pop()
+                continue
+            here = "/".join([*resolved, part])
+            entry = tree.get(here)
+            if entry is not None and entry.is_link:
+                hops += 1
+                target = self._blobs({entry.oid}).get(entry.oid)
+                if hops > MAX_LINK_HOPS or target is None or target.startswith(b"/"):
+                    return None
+                pending = [p for p in os.fsdecode(target).split("/") if p not in ("", ".")] + (
+                    pending
+                )
+                continue
+            resolved.append(part)
+        real = "/".join(resolved)
+        entry = tree.get(real)
+        return real if entry is not None and entry.is_file else None
+
+    def _blobs(self, oids: set[str]) -> dict[str, bytes]:
+        """Blob contents by object id, in one `git cat-file --batch` (ids are hex: one a line
+        cannot be another's)."""
+        if not oids:
+            return {}
+        ordered = sorted(oids)
+        out = self._raw(("cat-file", "--batch"), "".join(f"{o}\n" for o in ordered).encode())
+        contents: dict[str, bytes] = {}
+        offset = 0
+        for oid in ordered:
+            end = out.index(b"\n", offset)
+            header = out[offset:end].split(b" ")
+            offset = end + 1
+            if len(header) != 3:
+                continue  # `<oid> missing`
             size = int(header[2])
-            contents[path] = out[offset : offset + size]
+            if header[1] == b"blob":
+                contents[oid] = out[offset : offset + size]
             offset += size + 1
         return contents
 
@@ -125,23 +237,16 @@ class Git:
             if entry.startswith("160000 ") and "\t" in entry
         }
 
-    def links_among(self, commit: str, paths: list[str]) -> set[str]:
+    def links_among(self, commit: str, paths: Iterable[str]) -> set[str]:
         """Which of `paths` are symbolic links at `commit` (mode 120000)."""
-        if not paths:
-            return set()
-        out = self.run("ls-tree", "-r", "-z", "--full-tree", commit)  # no argument-length limit
-        links = {
-            entry.split("\t", 1)[1]
-            for entry in out.split("\0")
-            if entry.startswith("120000 ") and "\t" in entry
-        }
-        return links & set(paths)
+        tree = self.tree(commit)
+        return {path for path in paths if (entry := tree.get(path)) is not None and entry.is_link}
 
     def files_in(self, commit: str, folder: str) -> list[str]:
-        """The files directly in `folder` (repository path, "" for the root) at `commit`."""
-        prefix = f"{folder.rstrip('/')}/" if folder else ""
-        out = self.run("ls-tree", "-z", "--name-only", commit, "--", prefix or ".")
-        return [name for name in out.split("\0") if name]
+        """The files and links directly in `folder` (repository path, "" for the root) at
+        `commit`."""
+        folder = folder.strip("/")
+        return sorted(path for path in self.tree(commit) if posixpath.dirname(path) == folder)
 
     def dirty_paths(self) -> set[str]:
         """Paths the working tree has changed, added or left untracked since HEAD."""

@@ -12,9 +12,11 @@ import asyncio
 import signal
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import TypeVar
 
 from evalward.changes import ChangeSet
+from evalward.errors import EXIT_INTERRUPTED
 from evalward.evaluation import Evaluation
 from evalward.gate import GateDecision, GateResult
 from evalward.plan import Plan
@@ -44,6 +46,10 @@ class RunRecord:
     def on_result(self, result: FixtureResult) -> None:
         self.done.append(result)
 
+    def exit_code(self, code: int) -> int:
+        """The run's exit code: 130 once it was cancelled, even after its results were in."""
+        return EXIT_INTERRUPTED if self.cancelled else code
+
     def cancelled_decision(self) -> GateDecision:
         return GateDecision(
             GateResult.incomplete,
@@ -59,8 +65,9 @@ class RunRecord:
 async def until_signalled(work: Awaitable[T], record: RunRecord) -> T | None:
     """`work`'s result, or None when SIGTERM/SIGINT cancelled it (`record.cancelled`).
 
-    Only the first signal counts; once `work` is over, the signals' usual handling is back,
-    so a second one while the results are written ends the process as it would have."""
+    Only the first signal counts. Once `work` is over, what finished is being written: a
+    first signal then marks the run cancelled and lets the writing finish (the caller ends
+    with `record.exit_code`, 130); a second one, then or later, stops the process."""
     task = asyncio.ensure_future(work)
     loop = asyncio.get_running_loop()
 
@@ -80,3 +87,17 @@ async def until_signalled(work: Awaitable[T], record: RunRecord) -> T | None:
     finally:
         for signum in SIGNALS:
             loop.remove_signal_handler(signum)
+        _while_writing(record)
+
+
+def _while_writing(record: RunRecord) -> None:
+    """Signals once the work is over: a handler of the interpreter's, which runs between any
+    two steps of the (mostly synchronous) writing, where the loop's would wait for an `await`."""
+
+    def handle(signum: int, frame: FrameType | None) -> None:
+        if record.cancelled:
+            raise KeyboardInterrupt  # the second: stop now (exit 130)
+        record.cancelled = True
+
+    for signum in SIGNALS:
+        signal.signal(signum, handle)

@@ -6,6 +6,7 @@ parameters, so tests run it against real repositories and local model servers.
 
 from __future__ import annotations
 
+import posixpath
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
@@ -18,6 +19,7 @@ from evalward.compare import compare
 from evalward.errors import ConfigError, MissingSecretError, ResourceError
 from evalward.evaluation import Evaluation
 from evalward.execute import ProgressCallback, execute
+from evalward.fingerprint import FileIndex
 from evalward.git import FileChange, Git
 from evalward.plan import (
     Checkout,
@@ -27,6 +29,7 @@ from evalward.plan import (
     Side,
     build_plan,
     gate_resources,
+    private_runs,
     undefined,
 )
 from evalward.preflight import planned_models, refuse_plan
@@ -145,7 +148,8 @@ def prepare_change(
                     raise _unloadable(exc, tip) from None
             else:
                 gating = base
-        changes = detect_changes(changed, head, base, gating)
+        index = FileIndex(head_root)  # one reading of the head's tree: changes and cache keys
+        changes = detect_changes(changed, head, base, gating, index)
         gate = gate_resources(head, gating, options.gate_config)
         plan = build_plan(
             changes,
@@ -163,7 +167,7 @@ def prepare_change(
         if select is not None:
             plan.evals = [name for name in plan.evals if select(name)]
             plan.runs = [run for run in plan.runs if select(run.eval)]
-        checkouts = {Side.head: Checkout(Side.head, head_root, gate)}
+        checkouts = {Side.head: Checkout(Side.head, head_root, gate, index)}
         if base is not None and base_root is not None:
             if merge_base is not None and _reads_files(plan, base):
                 base_root = stack.enter_context(git.worktree(merge_base))
@@ -308,7 +312,7 @@ async def _run_change(
             fixtures,
             {side: checkout.resources.evals for side, checkout in checkouts.items()},
             notes,
-            _private(plan, checkouts),
+            private_runs(plan, {side: c.resources for side, c in checkouts.items()}),
             skipped,
             estimate,
             agents,
@@ -342,16 +346,21 @@ def _load_base(
 ) -> tuple[ResourceSet, Path]:
     """The merge base's resources, parsing only what the change touched.
 
-    Unchanged files are the head's, so their resources are reused; the base versions of the
-    changed YAML files are read from git into a small overlay directory. A full worktree is
-    checked out only when the change can alter files it does not name (`needs_full_load`);
-    otherwise the caller checks one out later if a base-side agent reads files at run time.
+    A resource is the head's only while everything it was made from is unchanged: its file
+    and every file it reads (`ResourceSet.reads`). Then it is reused; the base versions of
+    the changed YAML files are read from git into a small overlay directory and parsed. When
+    the change touches what an unchanged resource reads (the overlay holds none of that), a
+    symbolic link, `evalward.yaml` or a `.gitattributes` (which decides what the head's
+    checkout wrote), the base is checked out and loaded whole; the caller checks one out
+    later anyway if a base-side agent reads files at run time.
     """
     wanted = sorted(p for p in differs if p.endswith((".yaml", ".yml")))
-    if (
-        not needs_full_load(head, differs)
-        and not _linked(head)
-        and not git.links_among(merge_base, wanted)
+    if not (
+        needs_full_load(head, differs)
+        or head.depending_on(differs)
+        or any(posixpath.basename(p) == ".gitattributes" for p in differs)
+        or _linked(head)
+        or git.links_among(merge_base, wanted)
     ):
         overlay = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evalward-base-")))
         for path, content in git.read_files(merge_base, wanted).items():
@@ -408,18 +417,6 @@ def _tree(git: Git, commit: str | None) -> Iterator[Path]:
         return
     with git.worktree(commit) as path:
         yield path
-
-
-def _private(plan: Plan, checkouts: dict[Side, Checkout]) -> set[tuple[str, str]]:
-    """Held-out fixtures: private on either side, or every fixture of a private Eval."""
-    private: set[tuple[str, str]] = set()
-    for run in plan.runs:
-        resources = checkouts[run.side].resources
-        eval_def = resources.evals[run.eval].resource
-        fixture = resources.fixtures[run.fixture].resource
-        if "private" in (eval_def.spec.visibility, fixture.spec.visibility):
-            private.add((run.eval, run.fixture))
-    return private
 
 
 def _base_lacks_a_key(

@@ -18,11 +18,13 @@ The agents under test always come from the head.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
 from evalward.changes import ChangeSet
+from evalward.fingerprint import FileIndex
 from evalward.resources import ResourceSet
 from evalward.resources.repo_config import RepoConfig
 
@@ -187,3 +189,18 @@ class Checkout:
     side: Side
     root: Path
     resources: ResourceSet
+    index: FileIndex | None = field(default=None, compare=False)
+    """The listing of `root` change detection read, for the result cache's keys to read
+    the same (None: listed when first asked)."""
+
+
+def private_runs(plan: Plan, resources: Mapping[Side, ResourceSet]) -> set[tuple[str, str]]:
+    """Held-out fixtures: private on either side, or every fixture of a private Eval."""
+    private: set[tuple[str, str]] = set()
+    for run in plan.runs:
+        found = resources[run.side]
+        eval_def = found.evals[run.eval].resource
+        fixture = found.fixtures[run.fixture].resource
+        if "private" in (eval_def.spec.visibility, fixture.spec.visibility):
+            private.add((run.eval, run.fixture))
+    return private

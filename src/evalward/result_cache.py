@@ -39,7 +39,7 @@ def run_key(material: dict[str, Any], rep: int) -> str:
         {"evalward": __version__, "rep": rep, **material},
         sort_keys=True,
         separators=(",", ":"),
-        ensure_ascii=False,
+        ensure_ascii=True,  # every character escaped: a name's byte that is not UTF-8 too
         default=str,
     )
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
@@ -126,7 +126,7 @@ class CacheKeys:
     def __init__(self, checkouts: dict[Side, Checkout], providers: Providers) -> None:
         self._checkouts = checkouts
         self._providers = providers
-        self._indexes = {side: FileIndex(c.root) for side, c in checkouts.items()}
+        self._indexes = {side: c.index or FileIndex(c.root) for side, c in checkouts.items()}
         self._agents: dict[tuple[Side, str], dict[str, Any]] = {}
         self._evals: dict[tuple[Side, str], dict[str, Any]] = {}
         self._keys: dict[PlannedRun, str] = {}

@@ -13,6 +13,9 @@ from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
 from gitrepo import GitRepo
 
+SHARD_KEY = "k" * 16 + "0123456789abcdef"
+"""The secret every shard step and the merge step are given (`shard-key`)."""
+
 
 def _strip(value: Any) -> Any:
     if isinstance(value, dict):
@@ -33,7 +36,7 @@ def test_shard_jobs_then_merge_gate_like_one_job(
     script_model(model, head_greets_well=False)
     env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"}
     event = pull_request_event(github.repository, 7, base, head)
-    common = {"cache": "off"}
+    common = {"cache": "off", "shard-key": SHARD_KEY}
     shards = tmp_path / "shards"
 
     for index in (1, 2):
@@ -63,7 +66,7 @@ def test_shard_jobs_then_merge_gate_like_one_job(
     assert "greeting" in comment["body"]
 
     whole = run_action(
-        repo.path, github, event, inputs=common, env=env, run_dir=tmp_path / "runner-one"
+        repo.path, github, event, inputs={"cache": "off"}, env=env, run_dir=tmp_path / "runner-one"
     )
     assert whole.returncode == 1
     assert _strip(merged.results()) == _strip(whole.results())

@@ -364,8 +364,9 @@ def test_a_hostile_pr_agent_gets_nothing_and_the_gate_stays_honest(
         assert (runner / name).read_text() == "", name
     assert "PWNED" not in run.summary
     assert json.loads((runner / "event.json").read_text())["number"] == 7
-    for name in ("github_output", "step_summary", "event.json"):
+    for name in ("github_output", "step_summary", "event.json", "github_env"):
         assert (runner / name).stat().st_uid == RUNNER_UID, "the runner still owns its files"
+        assert stat.S_IMODE((runner / name).stat().st_mode) == 0o644, f"{name}'s mode is back"
     assert not (run.output_dir / "pwned.txt").exists()
     assert not (world.workspace / ".evalward" / "cache" / "pwned.json").exists()
     assert not (world.workspace / "pwned.txt").exists()

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from actionrun import ActionRun, pull_request_event, run_action
+from e2e.test_action_shards import SHARD_KEY
 from e2e.test_walking_skeleton import (
     BASE_PROMPT,
     GREETING_FIXTURE,
@@ -473,6 +474,7 @@ def test_a_change_under_node_modules_that_change_detection_counts_is_not_a_cache
         "agents.yaml": WATCHING.format(python=json.dumps(sys.executable)),
         "agent/reader.py": READER,
         "agent/node_modules/lib/answer.txt": "GOOD\n",
+        ".gitignore": ".evalward/\n",  # the cache is not committed, so it is read
     }
     base = repo.commit("a reader", files)
     repo.branch("feature")
@@ -488,6 +490,7 @@ def test_a_change_under_node_modules_that_change_detection_counts_is_not_a_cache
     run = gate(repo, github, base, head, env, **isolation)
 
     assert run.returncode == 1, run.stdout + run.stderr
+    assert "result cache not used" not in run.stdout
     head_run = next(f for f in run.results()["fixtures"] if f["side"] == "head")
     assert not head_run["cached"] and head_run["output"] == "BAD"
     assert (
@@ -966,7 +969,7 @@ def test_shards_and_their_merge_keep_evals_that_did_not_run(
             repo.path,
             github,
             event,
-            inputs={"shard": f"{index}/2", "output-dir": str(shards)},
+            inputs={"shard": f"{index}/2", "output-dir": str(shards), "shard-key": SHARD_KEY},
             env=env,
             run_dir=tmp_path / f"runner-{index}",
         )
@@ -976,7 +979,7 @@ def test_shards_and_their_merge_keep_evals_that_did_not_run(
         repo.path,
         github,
         event,
-        inputs={"merge": str(shards / "shard-*-of-2.json")},
+        inputs={"merge": str(shards / "shard-*-of-2.json"), "shard-key": SHARD_KEY},
         env=env,
         run_dir=tmp_path / "runner-merge",
     )
@@ -1000,7 +1003,7 @@ def test_a_merge_refuses_parts_of_another_commit_or_parts_the_checkout_brings(
         repo.path,
         github,
         pull_request_event(github.repository, 7, base, head),
-        inputs={"shard": "1/1", "output-dir": str(shards)},
+        inputs={"shard": "1/1", "output-dir": str(shards), "shard-key": SHARD_KEY},
         env=env,
         run_dir=tmp_path / "runner-1",
     )
@@ -1012,7 +1015,7 @@ def test_a_merge_refuses_parts_of_another_commit_or_parts_the_checkout_brings(
         repo.path,
         github,
         pull_request_event(github.repository, 7, base, later),
-        inputs={"merge": str(shards / "shard-*.json")},
+        inputs={"merge": str(shards / "shard-*.json"), "shard-key": SHARD_KEY},
         env=env,
         run_dir=tmp_path / "runner-merge",
     )
@@ -1028,7 +1031,7 @@ def test_a_merge_refuses_parts_of_another_commit_or_parts_the_checkout_brings(
         repo.path,
         github,
         pull_request_event(github.repository, 7, base, committed),
-        inputs={"merge": "shards/shard-*.json"},
+        inputs={"merge": "shards/shard-*.json", "shard-key": SHARD_KEY},
         env=env,
         run_dir=tmp_path / "runner-forged",
     )

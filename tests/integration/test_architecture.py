@@ -282,3 +282,16 @@ def test_no_module_hides_an_import_in_a_call() -> None:
                 if called in ("import_module", "__import__"):
                     calls.append(f"{name}:{node.lineno}")
     assert not calls, f"dynamic imports outside cli/: {calls}"
+
+
+def test_no_module_awaits_through_asyncio_wait_for() -> None:
+    """On Python 3.11 `asyncio.wait_for` returns the result of a call that ends as its task is
+    cancelled, and the cancellation is lost: a run stopped by SIGINT then went on, and asked a
+    task group that was shutting down for a task (a crash, exit 4). `asyncio.timeout` never
+    loses one."""
+    calls = []
+    for name, path in KNOWN.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr == "wait_for":
+                calls.append(f"{name}:{node.lineno}")
+    assert not calls, f"asyncio.wait_for (use `async with asyncio.timeout(...)`): {calls}"

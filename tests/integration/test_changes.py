@@ -262,3 +262,68 @@ def test_loading_only_the_changed_files_equals_a_full_load_of_the_base(repo: Git
         for name in theirs:
             assert mine[name].resource == theirs[name].resource
             assert (mine[name].file, mine[name].line) == (theirs[name].file, theirs[name].line)
+
+
+SUITE = """\
+execution: { target: alpha }
+tests: ./cases/alpha.yaml
+assertions:
+  - { type: llm-grader, prompt: ./grader.yaml }
+"""
+CASES = """\
+- id: hello
+  input:
+    - role: user
+      content:
+        - {{ type: file, value: /notes/{note} }}
+  criteria: greets
+"""
+
+
+def test_a_file_whose_reads_changed_is_parsed_again_and_the_others_reused(
+    repo: GitRepo,
+) -> None:
+    """Every kind of file an AgentV suite reads — its cases file (here behind a linked
+    folder), a content part, a grader prompt — makes the unchanged suite load anew when it
+    changes, and equal to a full load; a file it does not read leaves it reused."""
+    import os
+
+    from evalward.resources.loader import load_changed_resources
+
+    repo.write(
+        {
+            "agents/alpha.yaml": agent("alpha"),
+            "evals/alpha.yaml": EVAL.format(name="alpha", threshold=0.9)
+            + "  judge: { model: openai/judge-m }\n",
+            "evals/suite.eval.yaml": SUITE,
+            "evals/grader.yaml": "Rubric v1\n",
+            "shared/alpha.yaml": CASES.format(note="a.md"),
+            "notes/a.md": "note v1\n",
+            "notes/b.md": "other\n",
+        }
+    )
+    os.symlink("../shared", repo.path / "evals" / "cases")
+    base = repo.commit("a suite")
+    git = Git(repo.path)
+    head = load_resources(repo.path)
+    assert head.reads["evals/suite.eval.yaml"] >= {
+        "evals/cases",
+        "shared/alpha.yaml",
+        "evals/grader.yaml",
+        "notes/a.md",
+    }
+    for path, content in [
+        ("shared/alpha.yaml", CASES.format(note="b.md")),
+        ("notes/a.md", "note v2\n"),
+        ("evals/grader.yaml", "Rubric v2\n"),
+    ]:
+        repo.write({path: content})
+        edited = load_resources(repo.path)
+        with git.worktree(base) as base_root:
+            full = load_resources(base_root)
+            again = load_changed_resources(base_root, edited, {path})
+        assert again.fixtures["hello"].resource == full.fixtures["hello"].resource, path
+        assert again.fixtures["hello"].resource != edited.fixtures["hello"].resource, path
+        repo.git("checkout", "--", ".")
+    unrelated = load_changed_resources(repo.path, head, {"notes/b.md"})
+    assert unrelated.fixtures["hello"] is head.fixtures["hello"]

@@ -167,7 +167,7 @@ def test_shards_merge_into_exactly_the_unsharded_result(bot: GitRepo) -> None:
     assert sum(counts) == 4 and max(counts) <= 2  # 2 head + 2 base runs, spread out
 
     parts = [f"parts/shard-{i}-of-3.json" for i in (1, 2, 3)]
-    merged = evalward(bot.path, "merge", *parts, "--output-dir", "merged")
+    merged = evalward(bot.path, "merge", *parts, "--base", "main", "--output-dir", "merged")
     assert merged.returncode == whole.returncode == 1
     assert merged.stdout == whole.stdout
     expected = json.loads((bot.path / "whole/results.json").read_text())
@@ -177,16 +177,21 @@ def test_shards_merge_into_exactly_the_unsharded_result(bot: GitRepo) -> None:
         bot.path / "whole/comment.md"
     ).read_text()
 
-    missing = evalward(bot.path, "merge", parts[0], parts[2])
+    missing = evalward(bot.path, "merge", parts[0], parts[2], "--base", "main")
     assert missing.returncode == 2
     assert "shard 2/3 missing: got 2 of 3 parts" in missing.stderr
-    twice = evalward(bot.path, "merge", parts[0], parts[1], parts[1], parts[2])
+    twice = evalward(bot.path, "merge", parts[0], parts[1], parts[1], parts[2], "--base", "main")
     assert twice.returncode == 2 and "shard 2/3 is given twice" in twice.stderr
 
     other = evalward(bot.path, "run", *common, "--shard", "1/2", "--output-dir", "other")
     assert other.returncode == 0
-    mixed = evalward(bot.path, "merge", "other/shard-1-of-2.json", parts[1], parts[2])
-    assert mixed.returncode == 2 and "comes from a different plan" in mixed.stderr
+    mixed = evalward(
+        bot.path, "merge", "other/shard-1-of-2.json", parts[1], parts[2], "--base", "main"
+    )
+    assert mixed.returncode == 2 and "is not a part of the 2-part split" in mixed.stderr
+    narrowed = evalward(bot.path, "merge", *parts, "--base", "main", "--reps", "2")
+    assert narrowed.returncode == 2
+    assert "ran another plan or other definitions than this merge computes" in narrowed.stderr
     bad = evalward(bot.path, "run", *common, "--shard", "4/3")
     assert bad.returncode == 2 and "--shard: expected i/n" in bad.stderr
 

@@ -250,11 +250,12 @@ def test_protect_closes_evalwards_directories_and_the_runners_files(tmp_path: Pa
     output.write_text("")
     output.chmod(0o666)
 
-    protect(workspace, [workspace / ".evalward" / "out"], {"GITHUB_OUTPUT": str(output)})
+    taken = protect(workspace, [workspace / ".evalward" / "out"], {"GITHUB_OUTPUT": str(output)})
 
     for folder in (workspace, workspace / ".evalward", workspace / ".evalward" / "out"):
         assert stat.S_IMODE(folder.stat().st_mode) & 0o002 == 0, folder
     assert stat.S_IMODE(output.stat().st_mode) == 0o660
+    assert taken == {workspace: 0o777, workspace / ".evalward": 0o777, output: 0o666}
 
     (workspace / "elsewhere").mkdir()
     (workspace / "reports").symlink_to(workspace / "elsewhere")

@@ -51,10 +51,14 @@ def test_a_load_without_a_pause_freezes_nothing(collector: None, tmp_path: Path)
 
 
 def test_a_merge_ends_the_start_up_pause_too(collector: None) -> None:
+    from evalward.changes import ChangeSet
     from evalward.errors import ConfigError
-    from evalward.shard import merge
+    from evalward.plan import Plan
+    from evalward.providers.pricing import PriceTable
+    from evalward.shard_merge import Expected, merge
 
+    plan = Expected({"head": "", "base": ""}, Plan(), {}, ChangeSet(), [], PriceTable())
     startup.pause_collector()
     with pytest.raises(ConfigError, match="no shard results"):
-        merge([])  # a merge reads results, never a suite: its start-up ends here
+        merge([], plan, None)  # a merge reads results: its start-up ends here
     assert gc.isenabled() and gc.get_freeze_count() > 0

@@ -28,7 +28,8 @@ from evalward.result_cache import CacheMode, ResultCache
 from evalward.results import FixtureResult
 from evalward.runtime.environment import EnvironmentStore
 from evalward.runtime.sandbox import protect
-from evalward.shard import merge_parts
+from evalward.seal import check_key
+from evalward.shard_merge import expected, merge_parts
 from evalward.spending import Budget
 from evalward.spool import TraceSpool
 
@@ -68,7 +69,7 @@ async def evaluate(
 
     In merge mode nothing runs: the shards' results are merged into the Evaluation."""
     if job.settings.merge:
-        return merged(job, revisions, progress)
+        return merged(job, revisions, progress, select)
     traces = TraceSpool()
     evaluation = await until_signalled(
         evaluate_change(
@@ -87,10 +88,17 @@ async def evaluate(
     return progress.partial(traces) if evaluation is None else evaluation
 
 
-def merged(job: Job, revisions: Revisions, progress: RunProgress) -> Evaluation:
-    """The shards' results the `merge` input names, merged (`shard.merge_parts`): parts of
-    this run's commits only, and none that the checkout brings (a committed file matching
-    the glob)."""
+def merged(
+    job: Job,
+    revisions: Revisions,
+    progress: RunProgress,
+    select: Callable[[str], bool] | None = None,
+) -> Evaluation:
+    """The shards' results the `merge` input names, merged (`shard_merge`) into the plan
+    this job computes itself from the base's definitions: parts sealed with `shard-key`, of
+    this run's commits, plan and definitions, and none that the checkout brings (a
+    committed file matching the glob)."""
+    key = shard_key(job)
     pattern = job.settings.merge
     given = Path(pattern)
     anchor = Path(given.anchor) if given.is_absolute() else job.context.workspace
@@ -100,10 +108,9 @@ def merged(job: Job, revisions: Revisions, progress: RunProgress) -> Evaluation:
             f"action input `merge`: no file matches {pattern!r} in the workspace; download "
             "every shard's shard-i-of-n.json there first (see examples/workflows/sharded.yml)"
         )
-    head = job.git.resolve(revisions.head or "HEAD")
     workspace = job.context.workspace
 
-    def of_this_run(path: Path, document: Mapping[str, Any]) -> None:
+    def not_committed(path: Path, document: Mapping[str, Any]) -> None:
         if path.is_relative_to(workspace) and job.git.tracked(
             path.relative_to(workspace).as_posix()
         ):
@@ -111,18 +118,27 @@ def merged(job: Job, revisions: Revisions, progress: RunProgress) -> Evaluation:
                 f"action input `merge`: {path} is committed in the repository; shard "
                 "results come from this run's shard jobs, not from the checkout"
             )
-        source = document.get("source")
-        commit = str(source.get("head", "?") if isinstance(source, dict) else "?")
-        if commit != head:
-            raise ConfigError(
-                f"action input `merge`: {path} holds results for commit {commit[:12]}, and "
-                f"this run gates {head[:12]}; merge the parts of this run's shard jobs"
-            )
 
-    evaluation = merge_parts(paths, of_this_run).evaluation
+    options = RunOptions(
+        gate_config=GateConfig(job.settings.gate_config), run_all=job.settings.run_all
+    )
+    with expected(job.git, revisions, options, job.providers.prices, select=select) as plan:
+        evaluation = merge_parts(paths, plan, key, not_committed)
     job.log(f"evalward: merged {len(paths)} shards, {len(evaluation.fixtures)} runs")
     progress.plan, progress.done = evaluation.plan, list(evaluation.fixtures)
     return evaluation
+
+
+def shard_key(job: Job) -> str:
+    """The key that seals shard parts (`seal`); a shard or a merge refuses to go without."""
+    if not job.settings.shard_key:
+        raise ConfigError(
+            "action input `shard-key`: a shard's part is sealed for the merge with a key that "
+            "the pull request's code cannot read, and the merge takes no other; give every "
+            "shard step and the merge step `shard-key: ${{ secrets.EVALWARD_SHARD_KEY }}` (a "
+            "secret of at least 32 characters: `openssl rand -hex 32`; see docs/github.md)"
+        )
+    return check_key(job.settings.shard_key, "action input `shard-key`")
 
 
 def cache_mode(setting: str, event: str) -> CacheMode:
@@ -157,7 +173,7 @@ def run_options(job: Job) -> RunOptions:
         )
     if job.sandbox is not None and job.sandbox.user is not None:
         written = [job.output_dir, *([cache_dir] if cache and cache_dir else [])]
-        protect(context.workspace, written, job.env)
+        job.sandbox.give_back(protect(context.workspace, written, job.env))
         job.sandbox.close_to_others(context.workspace)
     elif job.sandbox is not None and (persisted := job.git.credential_settings()):
         job.log(

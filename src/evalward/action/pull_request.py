@@ -102,7 +102,7 @@ async def gate(job: Job, github: GitHubPort, number: int) -> int:
             job.log(command("warning", f"{exc}{hint}"))
     report_check(job, decision, evaluation, head_sha, gating=True)
     conclude(job, decision)
-    return decision.exit_code
+    return progress.exit_code(decision.exit_code)
 
 
 def comment_unloadable(job: Job, number: int, head_sha: str, exc: ResourceError) -> None:

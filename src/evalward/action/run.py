@@ -26,6 +26,7 @@ from evalward.action.evaluate import (
     evaluate,
     missing_secrets,
     run_options,
+    shard_key,
 )
 from evalward.action.github import GitHubClient, GitHubPort
 from evalward.action.job import Job
@@ -125,7 +126,7 @@ def _main(env: dict[str, str], out: TextIO, settings: Settings, context: RunCont
 async def run(job: Job, route: Route) -> int:
     """What the route asks for, with the job's clients; they are closed however it ends."""
     try:
-        check_output_dir(job.context.workspace, job.output_dir)
+        check_output_dir(job.git, job.context.workspace, job.output_dir)
         distrust_response_cache(job)
         if job.settings.shard and not job.settings.merge:
             return await shard_part(job, route)
@@ -168,7 +169,7 @@ async def run_all(job: Job, route: Route) -> int:
     annotate(job, evaluation)
     report_check(job, decision, evaluation, head_sha, gating=False)
     conclude(job, decision)
-    return decision.exit_code
+    return progress.exit_code(decision.exit_code)
 
 
 async def shard_part(job: Job, route: Route) -> int:
@@ -182,6 +183,7 @@ async def shard_part(job: Job, route: Route) -> int:
     else:
         revisions = Revisions(base=None)
         select = _chosen(route)
+    key = shard_key(job)
     progress = RunProgress(log=job.log, cache_dir=job.settings.cache_dir)
     try:
         part = await until_signalled(
@@ -197,6 +199,7 @@ async def shard_part(job: Job, route: Route) -> int:
                 select=select,
                 on_result=progress.on_result,
                 on_plan=progress.on_plan,
+                key=key,
             ),
             progress,
         )
@@ -207,7 +210,7 @@ async def shard_part(job: Job, route: Route) -> int:
         return EXIT_INTERRUPTED
     job.log(f"evalward: {part}")
     job.output({"results-json": in_workspace(job, part.path)})
-    return 0
+    return progress.exit_code(0)
 
 
 def _chosen(route: Route) -> Callable[[str], bool] | None:

@@ -48,6 +48,7 @@ class Settings(BaseModel):
     cache_dir: str = Field(default=".evalward/cache", alias="cache-dir")
     shard: str = Field(default="", alias="shard", pattern=r"^\s*(\d+\s*/\s*\d+)?\s*$")
     merge: str = Field(default="", alias="merge")
+    shard_key: str = Field(default="", alias="shard-key")
 
     @field_validator(
         "check_run", "allow_untrusted_head", "run_all", "allow_incomplete", mode="before"

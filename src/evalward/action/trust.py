@@ -20,11 +20,12 @@ from pathlib import Path
 from evalward.action.context import RunContext
 from evalward.action.settings import Settings
 from evalward.errors import ConfigError
+from evalward.escaping import printable
 from evalward.git import Git
 from evalward.pipeline import config_at
 from evalward.providers.config import ProvidersConfig, from_repo_config
 from evalward.providers.registry import repo_providers
-from evalward.resources.paths import link_on_the_way
+from evalward.resources.paths import file_on_the_way, link_on_the_way
 from evalward.runtime.sandbox import AGENT_USER, NOT_COPIED, AgentUser, Sandbox
 
 NOT_ROOT = (
@@ -46,41 +47,82 @@ def untrusted_cache(git: Git, workspace: Path, directory: Path) -> str | None:
     link = link_on_the_way(workspace, directory)
     if link is not None:
         return (
-            f"{link.relative_to(workspace)} is a symbolic link in the checkout, so the commit "
+            f"{_shown(workspace, link)} is a symbolic link in the checkout, so the commit "
             "under test decides what the cache holds. Point the cache at a real directory "
             "that is not in the repository."
+        )
+    blocked = file_on_the_way(workspace, directory)
+    if blocked is not None:
+        return (
+            f"{_shown(workspace, blocked)} is a file in the checkout, where the cache needs a "
+            "folder. Point the cache at a directory that is not in the repository."
         )
     nested = _nested_repository(git, workspace, relative)
     if nested is not None:
         return (
-            f"{nested} is a git submodule or a repository of its own inside the checkout, so "
-            "the commit under test decides what the cache holds. Keep the cache outside it."
+            f"{printable(nested)} is a git submodule or a repository of its own inside the "
+            "checkout, so the commit under test decides what the cache holds. Keep the cache "
+            "outside it."
         )
     committed = git.tracked(relative.as_posix())
     if committed:
         return (
             f"{len(committed)} file(s) under {relative.as_posix()} are committed in the "
-            f"repository (e.g. {committed[0]}), and a committed cache could carry results the "
-            "pull request wrote for itself. Remove them from the repository and add the "
-            "directory to .gitignore."
+            f"repository (e.g. {printable(committed[0])}), and a committed cache could carry "
+            "results the pull request wrote for itself. Remove them from the repository and "
+            "add the directory to .gitignore."
         )
     return None
 
 
-def check_output_dir(workspace: Path, output_dir: Path) -> None:
-    """Refuse an output directory the checkout could redirect: a symbolic link on the way to
-    it or anywhere under it (a committed `.evalward/out/audit.jsonl -> ~/.bashrc`)."""
-    link = link_on_the_way(workspace, output_dir)
-    if link is None and output_dir.is_dir():
-        link = next((p for p in sorted(output_dir.rglob("*")) if p.is_symlink()), None)
-    if link is not None:
-        shown = link.relative_to(workspace) if link.is_relative_to(workspace) else link
+def check_output_dir(git: Git, workspace: Path, output_dir: Path) -> None:
+    """Refuse an output directory the checkout could redirect or fill: a symbolic link on the
+    way to it or anywhere under it (a committed `.evalward/out/audit.jsonl -> ~/.bashrc`), a
+    file where a folder on the way must be, files the commit brings into it (a forged
+    `audit.jsonl` that evalward would append to, a folder named `results.json`), or anything
+    in it that is neither a file nor a folder (a FIFO blocks the writer)."""
+    setting = "action input `output-dir`"
+    blocked = file_on_the_way(workspace, output_dir)
+    if blocked is not None:
         raise ConfigError(
-            f"action input `output-dir`: {shown} is a symbolic link in the checkout, and "
+            f"{setting}: {_shown(workspace, blocked)} is a file in the checkout, where "
+            "evalward needs a folder for its results. Remove it from the repository, or set "
+            "`output-dir` to a directory that is not in it."
+        )
+    inside = sorted(output_dir.rglob("*")) if output_dir.is_dir() else []
+    link = link_on_the_way(workspace, output_dir)
+    if link is None:
+        link = next((p for p in inside if p.is_symlink()), None)
+    if link is not None:
+        raise ConfigError(
+            f"{setting}: {_shown(workspace, link)} is a symbolic link in the checkout, and "
             "evalward would write its results through it, where the commit under test chose. "
             "Remove the link from the repository, or set `output-dir` to a directory that is "
             "not in it."
         )
+    if output_dir.is_relative_to(workspace) and output_dir != workspace:
+        committed = git.tracked(output_dir.relative_to(workspace).as_posix())
+        if committed:
+            raise ConfigError(
+                f"{setting}: {len(committed)} file(s) under "
+                f"{_shown(workspace, output_dir)} are committed in the repository (e.g. "
+                f"{printable(committed[0])}); evalward's results must not mix with what the "
+                "commit under test brings (an audit.jsonl it appends to, a folder where "
+                "results.json goes). Remove them from the repository and add the folder to "
+                ".gitignore, or set `output-dir` to a directory that is not in it."
+            )
+    odd = next((p for p in inside if not (p.is_file() or p.is_dir())), None)
+    if odd is not None:
+        raise ConfigError(
+            f"{setting}: {_shown(workspace, odd)} is neither a file nor a folder (a FIFO, a "
+            "socket or a device); remove it, or set `output-dir` to an empty directory."
+        )
+
+
+def _shown(workspace: Path, path: Path) -> str:
+    return printable(
+        path.relative_to(workspace).as_posix() if path.is_relative_to(workspace) else str(path)
+    )
 
 
 def _nested_repository(git: Git, workspace: Path, relative: Path) -> str | None:

@@ -1,6 +1,10 @@
 """`evalward merge PARTS…`: combine every shard's results, then report and gate like `run`.
 
-A part missing or given twice is an error, never a partial pass.
+The merge computes the plan itself, from the repository (`--repo`) and the options the parts
+ran with (`--base`, `--agent`, `--eval`, `--fixture`, `--reps`: give the same ones), and
+takes no part of another commit or plan. With `EVALWARD_SHARD_KEY` set, every part must be
+sealed with it (`run --shard` seals with it when it is set). A part missing or given twice
+is an error, never a partial pass.
 """
 
 from __future__ import annotations
@@ -8,12 +12,16 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
+from evalward.cli._args import add_selection
+
 
 def register(commands: Any) -> None:
     parser = commands.add_parser(
         "merge", help="combine the shard-i-of-n.json files of `run --shard`, report and gate"
     )
     parser.add_argument("parts", nargs="+", help="every shard-i-of-n.json, once each")
+    parser.add_argument("--repo", default=".", help="the repository the parts ran in (default: .)")
+    add_selection(parser)
     parser.add_argument(
         "--output-dir", help="also write results.json, junit.xml, report.html, comment.md"
     )
@@ -24,21 +32,31 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     import os
     from pathlib import Path
 
-    from evalward.cli._local import emit
+    from evalward.cli._local import Selection, emit, repository
+    from evalward.git import Git
+    from evalward.pipeline import Revisions, RunOptions
+    from evalward.providers.registry import build_providers, repo_providers
     from evalward.report.files import RunInfo
+    from evalward.seal import KEY_ENV, check_key
     from evalward.security import Redactor
-    from evalward.shard import merge_parts
+    from evalward.shard_merge import expected, merge_parts
 
-    merged = merge_parts([Path(p) for p in args.parts])
-    evaluation = merged.evaluation
+    env = dict(os.environ)
+    root = repository(args.repo)
+    key = check_key(env[KEY_ENV], KEY_ENV) if env.get(KEY_ENV) else None
+    providers = build_providers(env, config=repo_providers(root), cache_root=root)
+    revisions = Revisions(base=args.base)
+    narrow = Selection.of(args).apply
+    with expected(Git(root), revisions, RunOptions(), providers.prices, narrow=narrow) as plan:
+        evaluation = merge_parts([Path(p) for p in args.parts], plan, key)
     decision = evaluation.decision()
     return emit(
         out,
         evaluation,
         decision,
-        base=merged.compared,
+        base=plan.compared,
         as_json=args.json,
         output_dir=args.output_dir,
-        redact=Redactor.from_env(os.environ),
+        redact=Redactor.from_env(env, providers.key_envs),
         run=RunInfo(runs_planned=len(evaluation.plan.runs), runs_done=len(evaluation.fixtures)),
     )

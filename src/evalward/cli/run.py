@@ -87,6 +87,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward.report.files import RunInfo
     from evalward.result_cache import CacheMode, ResultCache
     from evalward.results import FixtureResult
+    from evalward.seal import KEY_ENV, check_key
     from evalward.security import Redactor
     from evalward.spending import Budget, spending_json, spending_line
     from evalward.spool import TraceSpool
@@ -145,6 +146,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
                         narrow=selection.apply,
                         on_result=on_result,
                         on_plan=on_plan,
+                        key=check_key(env[KEY_ENV], KEY_ENV) if env.get(KEY_ENV) else None,
                     ),
                     record,
                 )
@@ -171,7 +173,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
                 print(f"evalward: shard {spec} cancelled; no results written", file=sys.stderr)
                 return EXIT_INTERRUPTED
             print(f"evalward: {part}", file=out)
-            return EXIT_OK
+            return record.exit_code(EXIT_OK)
         if evaluation is None:
             evaluation = record.partial(traces)
             decision = record.cancelled_decision()
@@ -214,6 +216,6 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
         )
         if estimate is not None:
             print(f"evalward: {spending_line(estimate, providers.spent)}", file=sys.stderr)
-        return code
+        return record.exit_code(code)
 
     return asyncio.run(go())

@@ -21,6 +21,9 @@ from evalward.security import Redactor
 from evalward.trend import Trend
 
 RESULTS_SCHEMA_VERSION = 1
+UNSHOWABLE = "backslashreplace"
+"""How a character UTF-8 cannot hold is written: a file name's byte that is not UTF-8 (a
+surrogate, `os.fsdecode`) that reached a text unescaped becomes `\\udcNN`, never a crash."""
 
 Redact = Callable[[str], str]
 
@@ -133,7 +136,7 @@ def _fixture_record(evaluation: Evaluation, result: FixtureResult) -> dict[str, 
 
 def write_text(path: Path, text: str, redact: Redact) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(redact(text), encoding="utf-8")
+    path.write_text(redact(text), encoding="utf-8", errors=UNSHOWABLE)
 
 
 def write_chunks(path: Path, chunks: Iterable[str], redact: Redactor) -> None:
@@ -144,7 +147,7 @@ def write_chunks(path: Path, chunks: Iterable[str], redact: Redactor) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.partial")
     try:
-        with partial.open("w", encoding="utf-8") as handle:
+        with partial.open("w", encoding="utf-8", errors=UNSHOWABLE) as handle:
             for piece in redact.stream(chunks):
                 handle.write(piece)
         partial.replace(path)
@@ -207,14 +210,14 @@ def write_reports(
 
 def append_audit(output_dir: Path, record: dict[str, Any], redact: Redact) -> None:
     output_dir.mkdir(parents=True, exist_ok=True)
-    with (output_dir / "audit.jsonl").open("a", encoding="utf-8") as handle:
+    with (output_dir / "audit.jsonl").open("a", encoding="utf-8", errors=UNSHOWABLE) as handle:
         handle.write(redact(json.dumps(record, sort_keys=False)) + "\n")
 
 
 def append_summary(path: str | None, markdown: str, redact: Redact) -> None:
     if not path:
         return
-    with Path(path).open("a", encoding="utf-8") as handle:
+    with Path(path).open("a", encoding="utf-8", errors=UNSHOWABLE) as handle:
         handle.write(redact(markdown) + "\n")
 
 
@@ -222,7 +225,7 @@ def write_outputs(path: str | None, outputs: dict[str, str], redact: Redact) -> 
     """GITHUB_OUTPUT in the heredoc form, with a random delimiter no value can contain."""
     if not path:
         return
-    with Path(path).open("a", encoding="utf-8") as handle:
+    with Path(path).open("a", encoding="utf-8", errors=UNSHOWABLE) as handle:
         for name, value in outputs.items():
             delimiter = f"EOF_{secrets.token_hex(8)}"
             handle.write(f"{name}<<{delimiter}\n{redact(value)}\n{delimiter}\n")

@@ -23,6 +23,7 @@ graders, composite, …); every such problem of a test case is reported, not jus
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +37,7 @@ from evalward.resources.agentv_graders import (
     rubric_item,
 )
 from evalward.resources.common import API_VERSION
-from evalward.resources.paths import OutsideRepository, repo_path
+from evalward.resources.paths import OutsideRepository, looked_up, repo_path
 from evalward.resources.yamlsource import PathKey, YamlSyntaxError, load_documents
 
 CASE_KEYS = ("evalcases", "eval_cases", "tests")
@@ -49,6 +50,9 @@ class Conversion:
 
     fixtures: list[tuple[dict[str, Any], PathKey]] = field(default_factory=list)
     problems: list[AgentVProblem] = field(default_factory=list)
+    reads: set[str] = field(default_factory=set)
+    """Every repository path the document's file references depend on (`paths.looked_up`),
+    found or not: what it loads changes when one of them does."""
 
 
 def is_agentv(data: Any, file: str) -> bool:
@@ -75,8 +79,8 @@ def _is_case(case: Any, key: str) -> bool:
 
 def convert(data: dict[str, Any], file: str, root: Path, default_target: str | None) -> Conversion:
     """Every case of one AgentV document as EvalFixture data."""
-    out = Conversion()
     files = _Files(root, file)
+    out = Conversion(reads=files.reads)
     key = next(k for k in CASE_KEYS if k in data)
     cases: Any = data[key]
     if isinstance(cases, str):
@@ -122,6 +126,7 @@ class _Files:
     def __init__(self, root: Path, file: str) -> None:
         self.root = root.resolve()
         self.file = file
+        self.reads: set[str] = set()
 
     def resolve(self, reference: str, path: PathKey) -> Path:
         if _URL.match(reference):
@@ -130,6 +135,8 @@ class _Files:
                 f"remote file reference {reference!r} is not fetched; copy the file into the "
                 "repository and reference it by path",
             )
+        folder = "" if reference.startswith("/") else posixpath.dirname(self.file)
+        self.reads |= looked_up(self.root, posixpath.join(folder, reference.lstrip("/")))
         try:
             target = repo_path(self.root, reference, Path(self.file).parent)
         except OutsideRepository:

@@ -34,7 +34,10 @@ def discover(root: Path, config: RepoConfig | None = None) -> Iterator[Path]:
     roots = list(config.roots) if config is not None else ["."]
     seen: set[Path] = set()
     for sub in roots:
-        start = (root / sub).resolve() if sub != "." else root
+        try:
+            start = (root / sub).resolve() if sub != "." else root
+        except (OSError, RuntimeError):
+            continue  # links that loop: reported by the load
         if not start.resolve().is_relative_to(root.resolve()):
             continue  # a link out of the repository: reported by the load
         for dirpath, dirnames, filenames in os.walk(start):

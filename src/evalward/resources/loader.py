@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from evalward import startup
 from evalward.errors import Problem, ResourceError
+from evalward.escaping import printable
 from evalward.resources import agentv
 from evalward.resources.discover import discover, relative
 from evalward.resources.models import (
@@ -31,6 +32,7 @@ from evalward.resources.models import (
     Eval,
     EvalFixture,
 )
+from evalward.resources.paths import leads_outside
 from evalward.resources.problems import did_you_mean, problems_from_validation, render_path
 from evalward.resources.references import check_references
 from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config
@@ -89,7 +91,7 @@ def _load_resources(
     config = config if config is not None else load_config(root)
     run = _Run(root, config)
     for sub in config.roots if files is None else []:
-        if not (root / sub).resolve().is_relative_to(root.resolve()):
+        if leads_outside(root, root / sub):
             run.problems.append(
                 Problem(
                     CONFIG_FILE,
@@ -157,13 +159,11 @@ def load_changed_resources(
 ) -> ResourceSet:
     """The resources of `root`, a tree that differs from `previous`'s only in `changed` paths.
 
-    Resources from unchanged files are taken from `previous` as they are (same bytes, same
-    positions); only the changed files that exist under `root` are parsed. A change to
-    `evalward.yaml`, or to a non-YAML file while AgentV files (whose content depends on the
-    files they reference) are present, falls back to a full load. `root` may hold only the
-    changed files when `config` (unchanged, so the head's) is given; such a partial tree
-    cannot answer whether the files agents name exist, so pass `check_files=False` (the run
-    checks them again in the checkout it uses).
+    A file whose path and reads (`ResourceSet.reads`) are unchanged keeps `previous`'s
+    resources as they are (same bytes, same positions); the others under `root` are parsed.
+    A change to `evalward.yaml` falls back to a full load. `root` may hold only those files
+    when `config` (unchanged, so the head's) is given; such a partial tree cannot answer
+    whether the files agents name exist, so pass `check_files=False`.
     """
     with _collector_paused():
         return _load_changed_resources(root, previous, changed, config, check_files)
@@ -180,15 +180,17 @@ def _load_changed_resources(
         return load_resources(root)
     config = config if config is not None else load_config(root)
     run = _Run(root, config)
+    again = changed | previous.depending_on(changed)
     for table, mine in (
         (previous.agents, run.result.agents),
         (previous.fixtures, run.result.fixtures),
         (previous.evals, run.result.evals),
         (previous.calibrations, run.result.calibrations),
     ):
-        mine.update((name, r) for name, r in table.items() if r.file not in changed)  # type: ignore[misc]
-    run.result.agentv_files = previous.agentv_files - changed
-    for path in sorted(p for p in discover(root, config) if relative(p, root) in changed):
+        mine.update((name, r) for name, r in table.items() if r.file not in again)  # type: ignore[misc]
+    run.result.agentv_files = previous.agentv_files - again
+    run.result.reads = {f: paths for f, paths in previous.reads.items() if f not in again}
+    for path in sorted(p for p in discover(root, config) if relative(p, root) in again):
         run.load_file(path)
     check_references(run.result, run.root, run.located_field, check_files=check_files)
     if run.problems:
@@ -197,9 +199,8 @@ def _load_changed_resources(
 
 
 def needs_full_load(previous: ResourceSet, changed: set[str]) -> bool:
-    """Whether `changed` can alter resources in files it does not name."""
-    non_yaml = any(not path.endswith((".yaml", ".yml")) for path in changed)
-    return CONFIG_FILE in changed or (non_yaml and bool(previous.agentv_files))
+    """Whether `changed` alters where resources are, or their defaults (`evalward.yaml`)."""
+    return CONFIG_FILE in changed
 
 
 def _order(problem: Problem) -> tuple[str, int, int]:
@@ -268,17 +269,19 @@ class _Run:
                 self.claimed.add(path)
 
     def _read(self, path: Path, rel: str) -> str | None:
-        if path.is_symlink() and not path.resolve().is_relative_to(self.root.resolve()):
-            self.problems.append(
-                Problem(
-                    rel,
-                    None,
-                    None,
-                    "",
-                    "the file is a symbolic link to a file outside the repository; a resource "
-                    "must be a file of the repository (replace the link with the file)",
-                )
+        refused = ""
+        if path.is_symlink() and leads_outside(self.root, path):
+            refused = (
+                "the file is a symbolic link to a file outside the repository; a resource "
+                "must be a file of the repository (replace the link with the file)"
             )
+        elif not path.is_file():  # a FIFO would block the read, a device never end it
+            refused = (
+                "not a regular file (a FIFO, a device, or a link to one or that loops); a "
+                "resource must be a file of the repository"
+            )
+        if refused:
+            self.problems.append(Problem(rel, None, None, "", refused))
             return None
         try:
             if path.stat().st_size > MAX_FILE_BYTES:
@@ -353,6 +356,7 @@ class _Run:
     def _load_agentv(self, pending: _Pending, rel: str) -> None:
         self.result.agentv_files.add(rel)
         conversion = agentv.convert(pending.data, rel, self.root, self.config.defaults.target_agent)
+        self.result.reads.setdefault(rel, set()).update(conversion.reads)
         for problem in conversion.problems:
             self.problem(rel, pending.index, pending.start_line, problem.path, problem.message)
         for data, path in conversion.fixtures:
@@ -387,7 +391,8 @@ class _Run:
                 pending.index,
                 located.line,
                 (*at, "id") if at else ("metadata", "name"),
-                f"duplicate {resource.kind} {name!r}: also defined at {first.file}:{first.line}",
+                f"duplicate {resource.kind} {name!r}: also defined at "
+                f"{printable(first.file)}:{first.line}",
             )
             return
         table[name] = located

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,10 +32,22 @@ def repo_path(root: Path, reference: str, relative_to: str | Path = ".") -> Path
     """
     real_root = root.resolve()
     base = real_root if reference.startswith("/") else real_root / relative_to
-    candidate = (base / reference.lstrip("/")).resolve()
+    try:
+        candidate = (base / reference.lstrip("/")).resolve()
+    except (OSError, RuntimeError):  # links that loop: the path as written, which reads as missing
+        candidate = Path(os.path.normpath(base / reference.lstrip("/")))
     if not candidate.is_relative_to(real_root):
         raise OutsideRepository(reference)
     return candidate
+
+
+def leads_outside(root: Path, path: Path) -> bool:
+    """Whether `path`, symbolic links followed, leaves `root`. Links that loop lead nowhere,
+    so not outside: reading them fails as reading a missing file does."""
+    try:
+        return not path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):
+        return False
 
 
 def reference_candidates(defined_in: str, reference: str) -> list[str]:
@@ -113,3 +126,66 @@ def link_on_the_way(workspace: Path, folder: Path) -> Path | None:
         if location.is_symlink():
             return location
     return None
+
+
+def file_on_the_way(workspace: Path, folder: Path) -> Path | None:
+    """The first path between `workspace` and `folder` (itself included) that exists and is
+    not a folder: a file, a FIFO or a device a commit put where evalward needs a folder."""
+    try:
+        relative = folder.relative_to(workspace)
+    except ValueError:
+        return None
+    location = workspace
+    for part in relative.parts:
+        location = location / part
+        try:
+            mode = location.lstat().st_mode
+        except FileNotFoundError:
+            return None
+        except OSError:
+            return location
+        if not (stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+            return location
+    return None
+
+
+MAX_LINK_HOPS = 40
+"""Symbolic links followed for one path before giving up, as the kernel does (ELOOP)."""
+
+
+def looked_up(root: Path, relative: str) -> set[str]:
+    """Every repository path that reading `relative` (from the root) depends on: the path
+    and each folder on its way, and for every symbolic link met, the link itself and where
+    it leads, followed the same way. A change to any of them can change what is read, though
+    `relative` itself is unchanged; a result reused across commits must key on all of them.
+    A link that leaves the repository ends the walk (such a read is refused anyway); one
+    that leads back into it by an absolute path is followed."""
+    real_root = root.resolve()
+    found: set[str] = set()
+    pending = [part for part in relative.split("/") if part not in ("", ".")]
+    resolved: list[str] = []
+    hops = 0
+    while pending:
+        part = pending.pop(0)
+        if part == "..":
+            if not resolved:
+                break
+            resolved.pop()
+            continue
+        here = "/".join([*resolved, part])
+        found.add(here)
+        try:
+            target = str((real_root / here).readlink())
+        except OSError:  # not a link (or not there): a folder or the file itself
+            resolved.append(part)
+            continue
+        hops += 1
+        if hops > MAX_LINK_HOPS:
+            break
+        if target.startswith("/"):  # absolute: from the root, if it leads into the repository
+            if not Path(target).is_relative_to(real_root):
+                break
+            target = Path(target).relative_to(real_root).as_posix()
+            resolved = []
+        pending = [p for p in target.split("/") if p not in ("", ".")] + pending
+    return found

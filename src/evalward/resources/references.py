@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evalward.errors import Problem
+from evalward.escaping import printable
 from evalward.resources.agent import AgentSpec
 from evalward.resources.assertions import JudgeAssertion
 from evalward.resources.models import EvalFixture
@@ -77,8 +78,9 @@ def _check_system_file(located: Located[Any], name: str, root: Path, report: Rep
         report(
             located,
             where,
-            f"{name!r} is found only relative to {located.file}, a rule that is deprecated: "
-            f"paths in a resource are from the repository root; write `{found.legacy}`",
+            f"{name!r} is found only relative to {printable(located.file)}, a rule that is "
+            f"deprecated: paths in a resource are from the repository root; write "
+            f"`{found.legacy}`",
             warning=True,
         )
     elif found.shadowed:
@@ -86,7 +88,7 @@ def _check_system_file(located: Located[Any], name: str, root: Path, report: Rep
             located,
             where,
             f"{name!r} is read from the repository root, not {found.shadowed} (relative to "
-            f"{located.file}, the deprecated rule)",
+            f"{printable(located.file)}, the deprecated rule)",
             warning=True,
         )
     if not found.path.is_file():

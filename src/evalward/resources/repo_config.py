@@ -22,6 +22,7 @@ from pydantic import Field, PrivateAttr, ValidationError, field_validator
 
 from evalward.errors import Problem, ResourceError
 from evalward.resources.common import Model
+from evalward.resources.paths import leads_outside
 from evalward.resources.problems import problems_from_validation
 from evalward.resources.yamlsource import (
     MAX_FILE_BYTES,
@@ -99,7 +100,7 @@ class RepoConfig(Model):
 def load_config(root: Path) -> RepoConfig:
     """Read `evalward.yaml` under root (defaults when absent); every mistake is located."""
     path = root / CONFIG_FILE
-    if path.is_symlink() and not path.resolve().is_relative_to(root.resolve()):
+    if path.is_symlink() and leads_outside(root, path):
         raise ResourceError(
             [
                 Problem(

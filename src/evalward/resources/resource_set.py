@@ -37,6 +37,10 @@ class ResourceSet:
     warnings: list[Problem] = field(default_factory=list)
     agentv_files: set[str] = field(default_factory=set)
     """Files read as AgentV: what they load depends on the files they reference."""
+    reads: dict[str, set[str]] = field(default_factory=dict)
+    """For each file whose resources depend on other files (an AgentV suite's cases file,
+    content parts, grader prompts), every repository path they depend on
+    (`paths.looked_up`): the file's resources are what they were only while none changed."""
 
     _label_index: dict[tuple[str, str], set[str]] = field(
         default_factory=dict, init=False, repr=False, compare=False
@@ -66,6 +70,10 @@ class ResourceSet:
                     index.setdefault(pair, set()).add(name)
             self._label_index, self._indexed = index, len(self.fixtures)
         return self._label_index
+
+    def depending_on(self, changed: set[str]) -> set[str]:
+        """The files whose resources read one of the `changed` paths."""
+        return {file for file, paths in self.reads.items() if not paths.isdisjoint(changed)}
 
     def evals_targeting(self, agent: str) -> list[Located[Eval]]:
         return [e for _, e in sorted(self.evals.items()) if e.resource.spec.target_agent == agent]

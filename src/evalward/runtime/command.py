@@ -225,13 +225,15 @@ async def run_command_agent(
     stderr_task = asyncio.create_task(read_tail(process.stderr))
     timed_out = False
     try:
-        await asyncio.wait_for(run.until_exit(stdin_bytes(runtime, request, input_text)), timeout)
+        async with asyncio.timeout(timeout):
+            await run.until_exit(stdin_bytes(runtime, request, input_text))
     except TimeoutError:
         timed_out = True
     finally:
         await kill_group(process, kill_grace, sandbox=sandbox)
         try:
-            trace.stderr = tail(await asyncio.wait_for(stderr_task, kill_grace + 1))
+            async with asyncio.timeout(kill_grace + 1):
+                trace.stderr = tail(await stderr_task)
         except TimeoutError:
             trace.stderr = "(stderr still held open by a process that left the group)"
         _close_pipes(process)
@@ -296,7 +298,8 @@ class _Run:
     async def take_unfinished(self, stream: asyncio.StreamReader, channel: str) -> None:
         """What the agent wrote last without a newline, already in the pipe."""
         with contextlib.suppress(TimeoutError):
-            rest = await asyncio.wait_for(stream.read(STREAM_LIMIT), 0.05)
+            async with asyncio.timeout(0.05):
+                rest = await stream.read(STREAM_LIMIT)
             if rest and not self.output.problem:
                 self.output.take(rest, channel)
 

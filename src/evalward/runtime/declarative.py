@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from evalward.errors import ConfigError, ProviderError, ProviderUnavailable
+from evalward.escaping import printable
 from evalward.providers.base import (
     ChatMessage,
     ChatRequest,
@@ -176,17 +177,22 @@ def resolve_agent(agent: Agent, defined_in: str, root: Path) -> DeclarativeAgent
     spec = agent.spec
     system = spec.system or ""
     if spec.system_file:
+        where = f"{printable(defined_in)}: spec.systemFile"
         try:
             path = file_reference(root, spec.system_file, defined_in).path
         except OutsideRepository:
             raise ConfigError(
-                f"{defined_in}: spec.systemFile: the file {spec.system_file!r} leaves the "
+                f"{where}: the file {spec.system_file!r} leaves the "
                 "repository; reference a file inside it"
             ) from None
+        if not path.is_file():  # a FIFO would block the read
+            raise ConfigError(f"{where}: {spec.system_file!r} is not a regular file")
         try:
             system = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(
-                f"{defined_in}: spec.systemFile: cannot read {spec.system_file!r} ({exc.strerror})"
+                f"{where}: cannot read {spec.system_file!r} ({exc.strerror})"
             ) from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{where}: {spec.system_file!r} is not UTF-8 text ({exc})") from None
     return DeclarativeAgent(name=agent.metadata.name, spec=spec, system_prompt=system, root=root)

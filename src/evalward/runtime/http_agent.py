@@ -125,7 +125,8 @@ class HttpAgentServer:
                     f"{self.runtime.ready_timeout_seconds:g} s (runtime.http.readyTimeoutSeconds)"
                 )
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._process.wait(), self.poll_interval)
+                async with asyncio.timeout(self.poll_interval):
+                    await self._process.wait()
 
     def checked_url(self) -> str:
         """The URL to POST to. In the action, only after checking that the agent's server is
@@ -149,7 +150,8 @@ class HttpAgentServer:
         if not self._logs:
             return ""
         try:
-            data = await asyncio.wait_for(self._logs[1], self.kill_grace + 1)
+            async with asyncio.timeout(self.kill_grace + 1):
+                data = await self._logs[1]
         except TimeoutError:
             return ""
         lines = tail_text(data, 500).strip().splitlines()

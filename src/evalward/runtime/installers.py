@@ -104,7 +104,8 @@ class Installer:
             raise AgentRunError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
         output = asyncio.create_task(read_tail(process.stdout))
         try:
-            await asyncio.wait_for(process.wait(), self.timeout)
+            async with asyncio.timeout(self.timeout):
+                await process.wait()
         except TimeoutError:
             await kill_group(process, 1.0)
             raise AgentRunError(
@@ -114,7 +115,8 @@ class Installer:
         finally:
             await kill_group(process, 1.0)
         try:
-            printed = await asyncio.wait_for(output, 5)
+            async with asyncio.timeout(5):
+                printed = await output
         except TimeoutError:  # a process that left the group still holds the pipe
             printed = b"(the rest of its output is held by a process it left running)"
         return Finished(process.returncode or 0, tail(printed, 3000))

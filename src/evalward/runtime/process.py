@@ -190,7 +190,8 @@ async def kill_group(
     if process.returncode is None:
         _signal_group(process.pid, signal.SIGTERM)
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(process.wait(), timeout=grace)
+            async with asyncio.timeout(grace):
+                await process.wait()
     # Children that outlived the leader, or a leader that ignored SIGTERM.
     _signal_group(process.pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError):

@@ -145,9 +145,8 @@ class AgentRunner:
         with scope as grant:
             text = ""
             try:
-                text = await asyncio.wait_for(
-                    self._run(run, trace, grant), timeout=self._outer_timeout(run)
-                )
+                async with asyncio.timeout(self._outer_timeout(run)):
+                    text = await self._run(run, trace, grant)
             except TimeoutError:
                 trace.time_out(
                     f"the run timed out after {run.timeout_seconds:g} s (execution.timeoutSeconds)"

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalward.errors import AgentRunError, ConfigError
+from evalward.escaping import printable
 from evalward.resources.agent import AgentSpec
 from evalward.resources.models import Agent
 from evalward.resources.paths import link_on_the_way
@@ -120,7 +121,7 @@ class _Shared:
     made: int = 0
     users: set[int] = field(default_factory=set)
     closed: dict[Path, int] = field(default_factory=dict)
-    """Folders closed to others while agents run, with the mode to give back."""
+    """Paths closed to others while agents run, with the mode to give back."""
     environments: EnvironmentStore | None = None
     linked: set[Path] = field(default_factory=set)
     """Links to environments made in checkouts themselves (no user switch), removed at the end."""
@@ -303,15 +304,21 @@ class Sandbox:
         """Take every permission of others from `folder` until `close`: the workspace, whose
         `.git/config` may keep the checkout's token (`persist-credentials`). Agents work in
         their copies and need nothing of it."""
-        if self.user is None or folder in self._shared.closed:
+        if self.user is None:
             return
         mode = stat.S_IMODE(folder.stat().st_mode)
-        self._shared.closed[folder] = mode
+        self._shared.closed.setdefault(folder, mode)
         folder.chmod(mode & ~0o007)
 
+    def give_back(self, modes: Mapping[Path, int]) -> None:
+        """Give these paths these modes again at `close`, once no agent runs (what `protect`
+        took from the runner's files and the workspace)."""
+        for path, mode in modes.items():
+            self._shared.closed.setdefault(path, mode)
+
     def close(self) -> None:
-        """Kill what agent users left running; give back what was closed to others; remove
-        every working copy and home."""
+        """Kill what agent users left running; give back every permission taken from others
+        (`close_to_others`, `protect`); remove every working copy and home."""
         self.kill_leftovers()
         shared = self._shared
         if shared.environments is not None:
@@ -377,15 +384,20 @@ def _copy_tree(source: Path, target: Path, not_copied: frozenset[str]) -> None:
                 path.chmod(0o644 | (0o111 if mode & 0o111 else 0))
 
 
-def protect(workspace: Path, folders: Iterable[Path], runner_files: Mapping[str, str]) -> None:
-    """Take away what the agent user could otherwise write, before any agent starts.
+def protect(
+    workspace: Path, folders: Iterable[Path], runner_files: Mapping[str, str]
+) -> dict[Path, int]:
+    """Take away what the agent user could otherwise write, before any agent starts; returns
+    the modes it changed, to give back once no agent runs (`Sandbox.give_back`).
 
     The directories evalward writes (output, cache) are created now, by evalward, and none of
     them, nor a directory on the way from the workspace to them, stays writable by others. A
-    symbolic link on that way is refused: the checkout comes from the pull request, and a link
-    would let it choose where evalward writes. The runner's files keep their owner (the runner
-    reads them after the step) and lose every permission for others.
+    symbolic link on that way is refused, and so is a file where a folder must be: the
+    checkout comes from the pull request, and a link would let it choose where evalward
+    writes. The runner's files keep their owner (the runner reads them after the step) and
+    lose every permission for others while agents run.
     """
+    taken: dict[Path, int] = {}
     for folder in folders:
         try:
             relative: Path | None = folder.relative_to(workspace)
@@ -393,23 +405,32 @@ def protect(workspace: Path, folders: Iterable[Path], runner_files: Mapping[str,
             relative = None
         if relative is None:
             folder.mkdir(mode=0o755, parents=True, exist_ok=True)
-            _drop(folder, 0o002)
+            _drop(folder, 0o002, taken)
             continue
         link = link_on_the_way(workspace, folder)
         if link is not None:
             raise ConfigError(
-                f"{link.relative_to(workspace)} is a symbolic link in the checkout, and "
-                f"evalward writes to {relative.as_posix()} through it: the commit under "
-                "test would choose where evalward's files go. Remove the link, or point "
-                "`output-dir`/`cache-dir` at a real directory."
+                f"{printable(str(link.relative_to(workspace)))} is a symbolic link in the "
+                f"checkout, and evalward writes to {printable(relative.as_posix())} through "
+                "it: the commit under test would choose where evalward's files go. Remove the "
+                "link, or point `output-dir`/`cache-dir` at a real directory."
             )
         for step in [workspace, *(workspace / p for p in _prefixes(relative))]:
-            step.mkdir(mode=0o755, exist_ok=True)
-            _drop(step, 0o002)
+            try:
+                step.mkdir(mode=0o755, exist_ok=True)
+            except (FileExistsError, NotADirectoryError):
+                raise ConfigError(
+                    f"{printable(str(step.relative_to(workspace)))} is a file in the checkout, "
+                    f"and evalward needs a folder there to write {printable(relative.as_posix())}. "
+                    "Remove it, or point `output-dir`/`cache-dir` at a directory outside the "
+                    "repository."
+                ) from None
+            _drop(step, 0o002, taken)
     for name in RUNNER_FILES:
         value = runner_files.get(name, "")
         if value and Path(value).is_file():
-            _drop(Path(value), 0o007)
+            _drop(Path(value), 0o007, taken)
+    return taken
 
 
 def _prefixes(relative: Path) -> list[Path]:
@@ -417,9 +438,10 @@ def _prefixes(relative: Path) -> list[Path]:
     return [Path(*parts[: index + 1]) for index in range(len(parts))]
 
 
-def _drop(path: Path, bits: int) -> None:
+def _drop(path: Path, bits: int, taken: dict[Path, int]) -> None:
     mode = path.lstat().st_mode
     if not stat.S_ISLNK(mode) and mode & bits:
+        taken.setdefault(path, stat.S_IMODE(mode))
         path.chmod(stat.S_IMODE(mode) & ~bits)
 
 

@@ -151,10 +151,8 @@ class ToolExecutor:
         except AgentRunError as exc:
             return ToolResult(f"error: {exc}", True, "command")
         try:
-            stdout, stderr = await asyncio.wait_for(
-                process.communicate(json.dumps(call.arguments).encode()),
-                timeout=command.timeout_seconds,
-            )
+            async with asyncio.timeout(command.timeout_seconds):
+                stdout, stderr = await process.communicate(json.dumps(call.arguments).encode())
         except TimeoutError:
             return ToolResult(
                 f"error: the tool command timed out after {command.timeout_seconds:g} s",

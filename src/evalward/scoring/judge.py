@@ -175,9 +175,8 @@ async def ask_judge(case: JudgeCase, settings: JudgeSettings) -> tuple[RawVerdic
             labels=settings.labels,
         )
         try:
-            response = await asyncio.wait_for(
-                provider.complete(request), timeout=settings.timeout_seconds
-            )
+            async with asyncio.timeout(settings.timeout_seconds):
+                response = await provider.complete(request)
         except TimeoutError:
             raise JudgeError(
                 f"the judge {settings.model} timed out: no answer within "

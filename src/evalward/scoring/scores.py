@@ -38,6 +38,7 @@ import asyncio
 import statistics
 from collections.abc import Collection
 
+from evalward.escaping import printable
 from evalward.providers.base import RunLabels
 from evalward.resources import Eval, EvalFixture, Located
 from evalward.resources.assertions import Assertion, JudgeAssertion
@@ -139,7 +140,7 @@ async def score_fixture(
         usage=trace.usage,
         duration_ms=trace.duration_ms,
         trace=trace,
-        file=fixture.file,
+        file=printable(fixture.file),
         line=fixture.line,
         provider_unavailable=status is Status.error and unavailable_only(results, trace),
         timed_out=trace.timed_out,
@@ -334,7 +335,7 @@ def score_eval(
         fixture_results=outcomes,
         judge_agreement=agreement,
         fixtures=sorted(fixtures, key=lambda r: (r.fixture, r.rep)),
-        file=eval_def.file,
+        file=printable(eval_def.file),
         line=eval_def.line,
     )
 
