@@ -25,7 +25,7 @@ test: $(VENV)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 ## Every framework example (examples/frameworks/) through the action's path: each installs its
 ## framework from PyPI or npm, so it is not part of `make test` (which runs one of them).

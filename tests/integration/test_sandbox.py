@@ -25,7 +25,8 @@ from evalward.resources.agent import AgentSpec
 from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.process import limited_env
 from evalward.runtime.runner import AgentRunner
-from evalward.runtime.sandbox import AgentUser, Sandbox, protect
+from evalward.runtime.sandbox import AgentUser, Sandbox
+from evalward.runtime.workspace_guard import protect
 from gitrepo import GitRepo
 from integration.test_byo_agents import fixture_run
 

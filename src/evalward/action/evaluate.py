@@ -27,7 +27,7 @@ from evalward.providers.config import CacheMode as ProviderCacheMode
 from evalward.result_cache import CacheMode, ResultCache
 from evalward.results import FixtureResult
 from evalward.runtime.environment import EnvironmentStore
-from evalward.runtime.sandbox import protect
+from evalward.runtime.workspace_guard import protect
 from evalward.seal import check_key
 from evalward.shard_merge import expected, merge_parts
 from evalward.spending import Budget

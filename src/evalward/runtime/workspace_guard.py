@@ -1,0 +1,84 @@
+"""What evalward takes from the workspace before the pull request's programs run, as the
+agent user, and gives back after (`Sandbox.give_back`): write access to the folders on the
+way to its output and cache, and every permission of others on the runner's files."""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from evalward.errors import ConfigError
+from evalward.escaping import printable
+from evalward.resources.paths import link_on_the_way
+
+RUNNER_FILES = (
+    "GITHUB_OUTPUT",
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_ENV",
+    "GITHUB_PATH",
+    "GITHUB_STATE",
+    "GITHUB_EVENT_PATH",
+)
+"""The runner's files: writing one sets outputs, the summary or later steps' environment."""
+
+
+def protect(
+    workspace: Path, folders: Iterable[Path], runner_files: Mapping[str, str]
+) -> dict[Path, int]:
+    """Take away what the agent user could otherwise write, before any agent starts; returns
+    the modes it changed, to give back once no agent runs (`Sandbox.give_back`).
+
+    The directories evalward writes (output, cache) are created now, by evalward, and none of
+    them, nor a directory on the way from the workspace to them, stays writable by others. A
+    symbolic link on that way is refused, and so is a file where a folder must be: the
+    checkout comes from the pull request, and a link would let it choose where evalward
+    writes. The runner's files keep their owner (the runner reads them after the step) and
+    lose every permission for others while agents run.
+    """
+    taken: dict[Path, int] = {}
+    for folder in folders:
+        try:
+            relative: Path | None = folder.relative_to(workspace)
+        except ValueError:
+            relative = None
+        if relative is None:
+            folder.mkdir(mode=0o755, parents=True, exist_ok=True)
+            _drop(folder, 0o002, taken)
+            continue
+        link = link_on_the_way(workspace, folder)
+        if link is not None:
+            raise ConfigError(
+                f"{printable(str(link.relative_to(workspace)))} is a symbolic link in the "
+                f"checkout, and evalward writes to {printable(relative.as_posix())} through "
+                "it: the commit under test would choose where evalward's files go. Remove the "
+                "link, or point `output-dir`/`cache-dir` at a real directory."
+            )
+        for step in [workspace, *(workspace / p for p in _prefixes(relative))]:
+            try:
+                step.mkdir(mode=0o755, exist_ok=True)
+            except (FileExistsError, NotADirectoryError):
+                raise ConfigError(
+                    f"{printable(str(step.relative_to(workspace)))} is a file in the checkout, "
+                    f"and evalward needs a folder there to write {printable(relative.as_posix())}. "
+                    "Remove it, or point `output-dir`/`cache-dir` at a directory outside the "
+                    "repository."
+                ) from None
+            _drop(step, 0o002, taken)
+    for name in RUNNER_FILES:
+        value = runner_files.get(name, "")
+        if value and Path(value).is_file():
+            _drop(Path(value), 0o007, taken)
+    return taken
+
+
+def _prefixes(relative: Path) -> list[Path]:
+    parts = relative.parts
+    return [Path(*parts[: index + 1]) for index in range(len(parts))]
+
+
+def _drop(path: Path, bits: int, taken: dict[Path, int]) -> None:
+    mode = path.lstat().st_mode
+    if not stat.S_ISLNK(mode) and mode & bits:
+        taken.setdefault(path, stat.S_IMODE(mode))
+        path.chmod(stat.S_IMODE(mode) & ~bits)
