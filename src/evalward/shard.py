@@ -24,21 +24,20 @@ from pydantic import BaseModel
 
 from evalward.budget import estimate_run
 from evalward.errors import ConfigError
-from evalward.evaluation import Evaluation
 from evalward.execute import ProgressCallback
 from evalward.git import Git
 from evalward.pipeline import PlanShaper, Revisions, RunOptions, compose, evaluate_change
 from evalward.plan import Plan, PlannedRun, Side
 from evalward.providers.pricing import PriceTable
 from evalward.providers.registry import Providers
+from evalward.record.schema import PlanRecord, ShardIndex, ShardSource
+from evalward.record.write import part_document
 from evalward.report.files import write_text
 from evalward.resources import ResourceSet
 from evalward.seal import canonical, seal
 from evalward.security import Redactor
 from evalward.spool import TraceSpool
 
-SHARD_KIND = "evalward-shard"
-SHARD_SCHEMA_VERSION = 3
 RUN_OVERHEAD = 0.05
 """Every run also costs a start-up (a process, a judge set-up), relative to the dearest run:
 so runs that make no model call (bring-your-own agents) still spread over the parts."""
@@ -132,8 +131,14 @@ async def run_part(
         shape=compose(narrow, splitter),
         traces=traces,
     )
-    source = source_of(git, revisions)
-    document = partial_document(evaluation, spec, splitter.whole, splitter.definitions, source)
+    document = part_document(
+        evaluation,
+        ShardIndex(index=spec.index, count=spec.count),
+        ShardSource.model_validate(source_of(git, revisions)),
+        PlanRecord.model_validate(plan_record(splitter.whole)),
+        definitions_digest(splitter.whole, splitter.definitions),
+        map(run_key, evaluation.skipped),
+    )
     # Sealed as written: redaction may change the text, so the seal is of the redacted part.
     document = json.loads(redact(json.dumps(document)))
     if key is not None:
@@ -215,29 +220,6 @@ def definitions_digest(plan: Plan, resources: Mapping[Side, ResourceSet]) -> str
 
 def _dump(resource: BaseModel) -> Any:
     return resource.model_dump(mode="json", by_alias=True)
-
-
-def partial_document(
-    evaluation: Evaluation,
-    spec: ShardSpec,
-    full_plan: Plan,
-    resources: Mapping[Side, ResourceSet],
-    source: Mapping[str, str],
-) -> dict[str, Any]:
-    """What one part leaves for `merge`: its results, the plan it ran (whole) and a digest of
-    the definitions it ran them with. The merge scores with its own definitions; it checks
-    the plan and the digest against those."""
-    return {
-        "kind": SHARD_KIND,
-        "schemaVersion": SHARD_SCHEMA_VERSION,
-        "shard": {"index": spec.index, "count": spec.count},
-        "source": dict(source),
-        "plan": plan_record(full_plan),
-        "definitions": definitions_digest(full_plan, resources),
-        "notes": evaluation.notes,
-        "skipped": [run_key(r) for r in evaluation.skipped],
-        "fixtures": [evaluation.record_of(f) for f in evaluation.fixtures],
-    }
 
 
 def run_key(run: PlannedRun) -> tuple[str, str, str, int]:

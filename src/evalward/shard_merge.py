@@ -10,7 +10,6 @@ what gates comes from a part but the results of the runs it was given.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,22 +25,14 @@ from evalward.git import Git
 from evalward.pipeline import PlanShaper, Revisions, RunOptions, prepare_change
 from evalward.plan import Plan, PlannedRun, Side, private_runs
 from evalward.providers.pricing import PriceTable
+from evalward.record.read import read_part
+from evalward.record.schema import PlanRecord, RunKey, ShardPart
 from evalward.resources import ResourceSet
 from evalward.results import FixtureResult
 from evalward.score import score_evals
 from evalward.seal import broken
-from evalward.shard import (
-    SHARD_KIND,
-    SHARD_SCHEMA_VERSION,
-    assign,
-    definitions_digest,
-    plan_record,
-    run_key,
-    source_of,
-)
+from evalward.shard import assign, definitions_digest, plan_record, run_key, source_of
 from evalward.spool import TraceSpool
-
-RunKey = tuple[str, str, str, int]
 
 
 @dataclass
@@ -86,8 +77,12 @@ def expected(
         )
 
 
-PartCheck = Callable[[Path, Mapping[str, Any]], None]
-"""A caller's own rule for a part's file and document: it raises ConfigError to refuse it."""
+PartCheck = Callable[[Path, ShardPart], None]
+"""A caller's own rule for a part's file and content: it raises ConfigError to refuse it."""
+
+Part = tuple[str, dict[str, Any], ShardPart]
+"""A part as read: its file's name, its document as written (what its seal covers), and
+what it holds."""
 
 
 def merge_parts(
@@ -102,41 +97,14 @@ def merge_parts(
 
     The files' documents hold every trace again; they are dropped once merged (the merged
     Evaluation's traces are in its own spool)."""
-    parts = read_parts(paths)
+    parts = [(str(path), *read_part(path)) for path in paths]
     if check is not None:
-        for path, (_, document) in zip(paths, parts, strict=True):
-            check(path, document)
+        for path, (_, _, part) in zip(paths, parts, strict=True):
+            check(path, part)
     return merge(parts, plan, key)
 
 
-def read_parts(paths: Sequence[Path]) -> list[tuple[str, dict[str, Any]]]:
-    parts = []
-    for path in paths:
-        try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError(f"{path}: cannot read the shard results ({exc.strerror})") from None
-        except ValueError as exc:
-            raise ConfigError(
-                f"{path}: not JSON ({exc}); give the files `run --shard` wrote"
-            ) from None
-        if not isinstance(document, dict) or document.get("kind") != SHARD_KIND:
-            raise ConfigError(
-                f"{path}: not an evalward shard results file; give the files that "
-                "`evalward run --shard i/n` wrote (shard-i-of-n.json)"
-            )
-        if document.get("schemaVersion") != SHARD_SCHEMA_VERSION:
-            raise ConfigError(
-                f"{path}: shard schemaVersion {document.get('schemaVersion')!r}; this evalward "
-                f"reads {SHARD_SCHEMA_VERSION}: run every part with the same evalward version"
-            )
-        parts.append((str(path), document))
-    return parts
-
-
-def merge(
-    parts: Sequence[tuple[str, dict[str, Any]]], plan: Expected, key: str | None
-) -> Evaluation:
+def merge(parts: Sequence[Part], plan: Expected, key: str | None) -> Evaluation:
     """Every part, once each, of `plan` -> the Evaluation of the whole plan."""
     startup.end_pause()
     if not parts:
@@ -149,19 +117,18 @@ def merge(
     skipped: list[PlannedRun] = []
     traces = TraceSpool()
     notes = list(plan.notes)
-    for name, document in parts:
-        index = int(document["shard"]["index"])
-        for raw in document["skipped"]:
-            _given_to(name, index, _key_of(raw), owner)
-            skipped.append(_run_of(raw))
-        for raw in document["fixtures"]:
-            result = traces.keep(FixtureResult.model_validate(raw))
+    for name, _, part in parts:
+        index = part.shard.index
+        for run in part.skipped:
+            _given_to(name, index, run, owner)
+            skipped.append(PlannedRun(Side(run[0]), run[1], run[2], run[3]))
+        for result in map(traces.keep, part.fixtures):
             found = (result.side, result.eval, result.fixture, result.rep)
             _given_to(name, index, found, owner)
             if found in results:
                 raise ConfigError(f"{name}: {_describe(found)} was run by two parts")
             results[found] = result
-        notes += [note for note in document["notes"] if note not in notes]
+        notes += [note for note in part.notes if note not in notes]
     absent = sorted(set(order) - {run_key(r) for r in skipped} - set(results))
     if absent:
         raise ConfigError(
@@ -183,41 +150,38 @@ def merge(
     )
 
 
-def _every_part_once(
-    parts: Sequence[tuple[str, dict[str, Any]]], plan: Expected, key: str | None
-) -> int:
+def _every_part_once(parts: Sequence[Part], plan: Expected, key: str | None) -> int:
     """Each part is sealed, of this merge's commits, plan and definitions, and given once,
     and none is missing. Returns how many parts the plan was split into."""
-    record = plan_record(plan.plan)
+    record = PlanRecord.model_validate(plan_record(plan.plan))
     digest = definitions_digest(plan.plan, plan.resources)
-    count = int(parts[0][1]["shard"]["count"])
+    count = parts[0][2].shard.count
     seen: dict[int, str] = {}
-    for name, document in parts:
+    for name, document, part in parts:
         why = broken(document, key)
         if why is not None:
             raise ConfigError(
                 f"{name}: not taken, {why}: a part must come from a shard job of this run, "
                 "sealed with the same `shard-key` as this merge's"
             )
-        source = document["source"]
-        if source != plan.source:
+        source = part.source
+        if source.model_dump() != plan.source:
             raise ConfigError(
-                f"{name}: holds results for commit {str(source.get('head'))[:12]} (base "
-                f"{str(source.get('base'))[:12] or 'none'}), and this merge gates "
+                f"{name}: holds results for commit {source.head[:12]} (base "
+                f"{source.base[:12] or 'none'}), and this merge gates "
                 f"{plan.source['head'][:12]} (base {plan.source['base'][:12] or 'none'}); "
                 "merge the parts of this run's shard jobs"
             )
-        if document["plan"] != record or document["definitions"] != digest:
+        if part.plan != record or part.definitions != digest:
             raise ConfigError(
                 f"{name}: ran another plan or other definitions than this merge computes "
                 "from the base's (another commit, base or `gate-config`, `run-all`, or "
                 "narrowing options); give the shard jobs and the merge the same settings"
             )
-        shard = document["shard"]
-        index = int(shard["index"])
-        if int(shard["count"]) != count or not 1 <= index <= count:
+        index = part.shard.index
+        if part.shard.count != count or not 1 <= index <= count:
             raise ConfigError(
-                f"{name}: shard {index}/{shard['count']} is not a part of the "
+                f"{name}: shard {index}/{part.shard.count} is not a part of the "
                 f"{count}-part split of the others"
             )
         if index in seen:
@@ -243,14 +207,6 @@ def _given_to(name: str, index: int, key: RunKey, owner: Mapping[RunKey, int]) -
         raise ConfigError(
             f"{name}: holds {_describe(key)}, which the split gives to part {part + 1}"
         )
-
-
-def _key_of(raw: Sequence[Any]) -> RunKey:
-    return (str(raw[0]), str(raw[1]), str(raw[2]), int(raw[3]))
-
-
-def _run_of(raw: Sequence[Any]) -> PlannedRun:
-    return PlannedRun(Side(raw[0]), str(raw[1]), str(raw[2]), int(raw[3]))
 
 
 def _describe(key: Sequence[Any]) -> str:

@@ -8,10 +8,9 @@ results are merged instead.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from evalward.action.github import PullInfo
 from evalward.action.job import Job
@@ -24,6 +23,7 @@ from evalward.interrupt import RunRecord, until_signalled
 from evalward.pipeline import Revisions, RunOptions, evaluate_change
 from evalward.plan import GateConfig, Plan
 from evalward.providers.config import CacheMode as ProviderCacheMode
+from evalward.record.schema import ShardPart
 from evalward.result_cache import CacheMode, ResultCache
 from evalward.results import FixtureResult
 from evalward.runtime.environment import EnvironmentStore
@@ -110,7 +110,7 @@ def merged(
         )
     workspace = job.context.workspace
 
-    def not_committed(path: Path, document: Mapping[str, Any]) -> None:
+    def not_committed(path: Path, part: ShardPart) -> None:
         if path.is_relative_to(workspace) and job.git.tracked(
             path.relative_to(workspace).as_posix()
         ):

@@ -17,6 +17,7 @@ from evalward.action.trust import untrusted_cache
 from evalward.action.workflow import command
 from evalward.evaluation import Evaluation
 from evalward.gate import BypassRecord, GateDecision, GateResult
+from evalward.record.schema import RunInfo
 from evalward.report import files
 from evalward.report.markdown import ReportContext, RunReason, render_comment, report_context
 from evalward.result_cache import CacheMode
@@ -75,7 +76,7 @@ def write_everything(
     pull: PullInfo | None,
 ) -> str:
     """Every file, the job summary and the outputs; returns the comment as written."""
-    run = files.RunInfo(
+    run = RunInfo(
         event=job.context.event_name,
         repository=job.context.repository,
         pull_request=pull.number if pull else None,

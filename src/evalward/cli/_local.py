@@ -19,6 +19,8 @@ from evalward.evaluation import Evaluation
 from evalward.gate import GateDecision
 from evalward.git import Git
 from evalward.plan import Plan, PlannedRun, Side
+from evalward.record.schema import RunInfo
+from evalward.record.write import results_document
 from evalward.report import files
 from evalward.report.markdown import marker_for, render_comment, report_context
 from evalward.resources import ResourceSet
@@ -115,7 +117,7 @@ def emit(
     extra: str = "",
     extra_json: dict[str, Any] | None = None,
     trends: Mapping[str, Trend] | None = None,
-    run: files.RunInfo | None = None,
+    run: RunInfo | None = None,
 ) -> int:
     """Print the comment (or the results document with --json), write files, return the code.
 
@@ -141,7 +143,7 @@ def emit(
             trends=trends,
         )
     if as_json:
-        document = files.results_document(evaluation, decision, run)
+        document = results_document(evaluation, decision, run)
         document.update(extra_json or {})
         print(redact(json.dumps(document, indent=2)), file=out)
     else:

@@ -62,44 +62,16 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
 
 def _read(path: Path, side: str) -> tuple[list[Any], set[tuple[str, str]]]:
     """The head-side EvalResults of a results file, with their fixture runs, as `side`."""
-    import json
+    from evalward.record.read import read_results
 
-    from evalward.errors import ConfigError
-    from evalward.report.files import RESULTS_SCHEMA_VERSION
-    from evalward.results import EvalResult, FixtureResult
-
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
-    except ValueError as exc:
-        raise ConfigError(f"{path}: not JSON ({exc}); give a results.json") from None
-    if not isinstance(document, dict) or "evals" not in document or "fixtures" not in document:
-        raise ConfigError(f"{path}: not an evalward results.json (no `evals` and `fixtures`)")
-    version = document.get("schemaVersion")
-    if version != RESULTS_SCHEMA_VERSION:
-        raise ConfigError(
-            f"{path}: results schemaVersion {version!r}; this evalward reads "
-            f"{RESULTS_SCHEMA_VERSION}"
+    document = read_results(path)
+    runs = [f.model_copy(update={"side": side}) for f in document.fixtures if f.side == "head"]
+    private = {(f.eval, f.fixture) for f in document.fixtures if f.visibility == "private"}
+    results = [
+        entry.model_copy(
+            update={"side": side, "fixtures": [r for r in runs if r.eval == entry.eval]}
         )
-    try:
-        runs = [
-            FixtureResult.model_validate(f).model_copy(update={"side": side})
-            for f in document["fixtures"]
-            if f.get("side") == "head"
-        ]
-        private = {
-            (f["eval"], f["fixture"])
-            for f in document["fixtures"]
-            if f.get("visibility") == "private"
-        }
-        results = []
-        for raw in document["evals"]:
-            if raw.get("side") != "head":
-                continue
-            result = EvalResult.model_validate(raw)
-            own = [r for r in runs if r.eval == result.eval]
-            results.append(result.model_copy(update={"side": side, "fixtures": own}))
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ConfigError(f"{path}: a malformed results.json ({exc})") from None
+        for entry in document.evals
+        if entry.side == "head"
+    ]
     return results, private

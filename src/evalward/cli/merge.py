@@ -36,7 +36,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward.git import Git
     from evalward.pipeline import Revisions, RunOptions
     from evalward.providers.registry import build_providers, repo_providers
-    from evalward.report.files import RunInfo
+    from evalward.record.schema import RunInfo
     from evalward.seal import KEY_ENV, check_key
     from evalward.security import Redactor
     from evalward.shard_merge import expected, merge_parts

@@ -84,7 +84,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward.pipeline import Revisions, RunOptions, evaluate_change
     from evalward.plan import Plan
     from evalward.providers.registry import build_providers, repo_providers
-    from evalward.report.files import RunInfo
+    from evalward.record.schema import RunInfo
     from evalward.result_cache import CacheMode, ResultCache
     from evalward.results import FixtureResult
     from evalward.seal import KEY_ENV, check_key

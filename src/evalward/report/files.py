@@ -1,137 +1,26 @@
-"""Write what a run leaves behind: results.json, comment.md, the job summary, action outputs.
-
-results.json is documented field by field in docs/results-schema.md; bump
-RESULTS_SCHEMA_VERSION on any change that is not a pure addition.
-"""
+"""Write what a run leaves behind: results.json (the run record, `record.write`),
+junit.xml, report.html, comment.md, the job summary and the action's outputs."""
 
 from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from evalward import __version__
 from evalward.evaluation import Evaluation
 from evalward.gate import GateDecision
-from evalward.results import EvalResult, FixtureResult
+from evalward.record.schema import RunInfo
+from evalward.record.write import results_chunks
 from evalward.security import Redactor
 from evalward.trend import Trend
 
-RESULTS_SCHEMA_VERSION = 1
 UNSHOWABLE = "backslashreplace"
 """How a character UTF-8 cannot hold is written: a file name's byte that is not UTF-8 (a
 surrogate, `os.fsdecode`) that reached a text unescaped becomes `\\udcNN`, never a crash."""
 
 Redact = Callable[[str], str]
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """Where and why the run happened; empty for a local CLI run."""
-
-    event: str = ""
-    repository: str = ""
-    pull_request: int | None = None
-    head_sha: str = ""
-    base_sha: str = ""
-    run_url: str = ""
-    runs_planned: int = 0
-    runs_done: int = 0
-    cancelled: bool = False
-
-
-def results_document(
-    evaluation: Evaluation, decision: GateDecision, run: RunInfo | None = None
-) -> dict[str, Any]:
-    """The versioned, machine-readable record of a run, with full detail (held-out included):
-    the text results.json holds, parsed."""
-    document: dict[str, Any] = json.loads("".join(results_chunks(evaluation, decision, run)))
-    return document
-
-
-def results_chunks(
-    evaluation: Evaluation, decision: GateDecision, run: RunInfo | None = None
-) -> Iterator[str]:
-    """results.json in pieces: each Eval's fixture outcomes and each fixture run (with its trace
-    read back from the spool) one at a time, one a line, so that 20,000 of them never exist
-    whole in memory (bench/p4_footprint.py)."""
-
-    def outcomes(result: EvalResult) -> Iterator[list[str]]:
-        return ([json.dumps(o.model_dump(mode="json"))] for o in result.fixture_results)
-
-    evals = (
-        _object_chunks(
-            e.model_dump(mode="json", exclude={"fixtures", "fixture_results"}),
-            {"fixture_results": outcomes(e)},
-            pad="    ",
-            indent=None,
-        )
-        for e in evaluation.evals
-    )
-    fixtures = ([json.dumps(_fixture_record(evaluation, f))] for f in evaluation.fixtures)
-    header = _results_header(evaluation, decision, run)
-    yield from _object_chunks(header, {"evals": evals, "fixtures": fixtures}, pad="", indent=2)
-    yield "\n"
-
-
-def _object_chunks(
-    document: dict[str, Any],
-    arrays: dict[str, Iterable[Iterable[str]]],
-    *,
-    pad: str,
-    indent: int | None,
-) -> Iterator[str]:
-    """`document` as JSON text, followed by the arrays named in `arrays` as its last keys, their
-    items (each given in pieces) written one a line as they come."""
-    text = json.dumps({**document, **dict.fromkeys(arrays)}, indent=indent)
-    for key in arrays:
-        # Keys are the document's own, and a quote inside a string is escaped: the first
-        # `"key": null` is the placeholder.
-        before, text = text.split(f'"{key}": null', 1)
-        yield before + f'"{key}": ['
-        empty = True
-        for item in arrays[key]:
-            yield ("\n" if empty else ",\n") + pad + "    "
-            yield from item
-            empty = False
-        yield "]" if empty else "\n" + pad + "  ]"
-    yield text
-
-
-def _results_header(
-    evaluation: Evaluation, decision: GateDecision, run: RunInfo | None
-) -> dict[str, Any]:
-    bypass = decision.bypass or decision.refusal
-    return {
-        "schemaVersion": RESULTS_SCHEMA_VERSION,
-        "evalward": __version__,
-        "result": decision.result.value,
-        "reason": decision.reason,
-        "unavailableEvals": decision.unavailable_evals,
-        "run": asdict(run or RunInfo()),
-        "bypass": None
-        if bypass is None
-        else {"outcome": "honoured" if decision.bypass else "refused", **asdict(bypass)},
-        "changedAgents": evaluation.changes.changed_agents,
-        "affectedEvals": evaluation.changes.affected_evals,
-        "gateChanges": evaluation.changes.gate_changes,
-        "notRun": evaluation.plan.not_run,
-        "pending": evaluation.plan.pending,
-        "notes": evaluation.notes,
-        "cacheHits": evaluation.cache_hits,
-        "skippedRuns": [
-            {"eval": r.eval, "fixture": r.fixture, "side": r.side.value, "rep": r.rep}
-            for r in evaluation.skipped
-        ],
-    }
-
-
-def _fixture_record(evaluation: Evaluation, result: FixtureResult) -> dict[str, Any]:
-    private = (result.eval, result.fixture) in evaluation.private
-    return {**evaluation.record_of(result), "visibility": "private" if private else "public"}
 
 
 def write_text(path: Path, text: str, redact: Redact) -> None:
@@ -162,6 +51,7 @@ def write_results(
     redact: Redactor,
     run: RunInfo | None = None,
 ) -> Path:
+    """results.json, streamed."""
     path = output_dir / "results.json"
     write_chunks(path, results_chunks(evaluation, decision, run), redact)
     return path

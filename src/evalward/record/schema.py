@@ -1,0 +1,176 @@
+"""The run record's models: results.json (`Results`) and a shard part (`ShardPart`).
+
+results.json is documented field by field in docs/results-schema.md; its JSON Schema,
+docs/results.schema.json, is generated from `Results` (scripts/gen_results_schema.py). Bump
+`RESULTS_SCHEMA_VERSION` on any change that is not a pure addition, and the shard part's
+version on any change at all (parts of two versions never merge).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from evalward.gate import GateResult
+from evalward.results import EvalResult, FixtureResult
+from evalward.trace import Trace
+
+RESULTS_SCHEMA_VERSION = 1
+"""`Results.schema_version`."""
+SHARD_KIND = "evalward-shard"
+SHARD_SCHEMA_VERSION = 3
+"""`ShardPart.schema_version`."""
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, frozen=True)
+
+
+class RunInfo(_Record):
+    """Where and why the run happened; empty for a local command-line run."""
+
+    event: str = ""
+    repository: str = ""
+    pull_request: int | None = None
+    head_sha: str = ""
+    base_sha: str = ""
+    run_url: str = ""
+    runs_planned: int = 0
+    runs_done: int = 0
+    cancelled: bool = False
+
+
+class HonouredBypass(_Record):
+    """The bypass label let a failing gate pass: who applied it, when, to which head."""
+
+    outcome: Literal["honoured"] = "honoured"
+    label: str
+    applied_by: str | None
+    applied_at: str | None = None
+    permission: str | None = None
+    scope: str = "sha"
+    head_sha: str = ""
+    by_author: bool = False
+
+
+class RefusedBypass(_Record):
+    """The bypass label was on the pull request and did not count, and why."""
+
+    outcome: Literal["refused"] = "refused"
+    label: str
+    applied_by: str | None
+    applied_at: str | None
+    permission: str | None
+    reason: str
+
+
+class SkippedRun(_Record):
+    """A run the budget left out."""
+
+    eval: str
+    fixture: str
+    side: str
+    rep: int
+
+
+class EvalEntry(EvalResult):
+    """An Eval's result on one side; its fixture runs are in `Results.fixtures`, its
+    per-fixture outcomes in `fixture_results`."""
+
+    fixtures: list[FixtureResult] = Field(default_factory=list, exclude=True)
+
+
+class FixtureEntry(FixtureResult):
+    """One fixture run, with its whole trace."""
+
+    trace: Trace | None = Field(default_factory=Trace)
+    visibility: Literal["public", "private"] = "public"
+    """`private` for a fixture held out of public reports (its Eval's `visibility`)."""
+
+
+class ResultsHeader(_Record):
+    """results.json but its two long arrays: the decision, where the run happened, why it
+    ran what it ran."""
+
+    schema_version: Literal[1] = Field(default=1, alias="schemaVersion")
+    evalward: str
+    """The version of evalward that wrote it."""
+    result: GateResult
+    reason: str
+    unavailable_evals: list[str] = Field(default_factory=list, alias="unavailableEvals")
+    run: RunInfo = Field(default_factory=RunInfo)
+    bypass: Annotated[HonouredBypass | RefusedBypass, Field(discriminator="outcome")] | None = None
+    changed_agents: dict[str, list[str]] = Field(default_factory=dict, alias="changedAgents")
+    affected_evals: dict[str, list[str]] = Field(default_factory=dict, alias="affectedEvals")
+    gate_changes: list[str] = Field(default_factory=list, alias="gateChanges")
+    not_run: dict[str, str] = Field(default_factory=dict, alias="notRun")
+    pending: dict[str, list[str]] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+    cache_hits: int = Field(default=0, alias="cacheHits")
+    skipped_runs: list[SkippedRun] = Field(default_factory=list, alias="skippedRuns")
+
+
+class Results(ResultsHeader):
+    """results.json: the versioned, machine-readable record of a run, with full detail
+    (fixtures held out of public reports included)."""
+
+    evals: list[EvalEntry] = Field(default_factory=list)
+    fixtures: list[FixtureEntry] = Field(default_factory=list)
+
+
+RunKey = tuple[str, str, str, int]
+"""A planned run: (side, Eval, fixture, rep)."""
+
+
+class ShardIndex(_Record):
+    index: int = Field(ge=1)
+    """1-based."""
+    count: int = Field(ge=1)
+
+
+class ShardSource(_Record):
+    """The commits the plan was made from: the head, and the base ("" for none)."""
+
+    head: str
+    base: str = ""
+
+
+class PlanRecord(_Record):
+    """The whole plan a part was split from, as `merge` compares it with its own."""
+
+    evals: list[str]
+    runs: list[RunKey]
+    skipped_base: dict[str, str] = Field(alias="skippedBase")
+    not_run: dict[str, str] = Field(alias="notRun")
+    pending: dict[str, list[str]]
+    dropped: dict[str, str]
+
+
+class Seal(_Record):
+    alg: str
+    mac: str
+
+
+class ShardPart(_Record):
+    """What one shard job leaves for `merge`: its results, the plan it ran (whole), a digest
+    of the definitions it ran them with, and its seal (`evalward.seal`)."""
+
+    kind: Literal["evalward-shard"] = "evalward-shard"
+    schema_version: Literal[3] = Field(default=3, alias="schemaVersion")
+    shard: ShardIndex
+    source: ShardSource
+    plan: PlanRecord
+    definitions: str
+    notes: list[str] = Field(default_factory=list)
+    skipped: list[RunKey] = Field(default_factory=list)
+    fixtures: list[FixtureResult] = Field(default_factory=list)
+    seal: Seal | None = None
+
+
+def results_json_schema() -> dict[str, Any]:
+    """results.json's JSON Schema, as docs/results.schema.json holds it."""
+    schema = Results.model_json_schema(by_alias=True, mode="serialization")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "evalward results.json"
+    return schema

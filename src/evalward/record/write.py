@@ -1,0 +1,143 @@
+"""The one writer of the run record: results.json, streamed, and a shard part.
+
+results.json is written in pieces — each Eval's outcomes and each fixture run (its trace
+read back from the spool) one at a time, one a line — so that 20,000 of them never exist
+whole in memory (bench/p4_footprint.py); each piece is its model's own JSON
+(`record.schema`), so what is written is what the reader takes back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import asdict
+from typing import Any
+
+from evalward import __version__
+from evalward.evaluation import Evaluation
+from evalward.gate import GateDecision
+from evalward.record.schema import (
+    HonouredBypass,
+    PlanRecord,
+    RefusedBypass,
+    ResultsHeader,
+    RunInfo,
+    RunKey,
+    ShardIndex,
+    ShardPart,
+    ShardSource,
+    SkippedRun,
+)
+from evalward.results import EvalResult, FixtureResult
+
+
+def results_header(
+    evaluation: Evaluation, decision: GateDecision, run: RunInfo | None = None
+) -> ResultsHeader:
+    """Everything of results.json but its Evals and fixture runs."""
+    bypass: HonouredBypass | RefusedBypass | None = None
+    if decision.bypass is not None:
+        bypass = HonouredBypass(**asdict(decision.bypass))
+    elif decision.refusal is not None:
+        bypass = RefusedBypass(**asdict(decision.refusal))
+    return ResultsHeader(
+        evalward=__version__,
+        result=decision.result,
+        reason=decision.reason,
+        unavailable_evals=decision.unavailable_evals,
+        run=run or RunInfo(),
+        bypass=bypass,
+        changed_agents=evaluation.changes.changed_agents,
+        affected_evals=evaluation.changes.affected_evals,
+        gate_changes=evaluation.changes.gate_changes,
+        not_run=evaluation.plan.not_run,
+        pending=evaluation.plan.pending,
+        notes=evaluation.notes,
+        cache_hits=evaluation.cache_hits,
+        skipped_runs=[
+            SkippedRun(eval=r.eval, fixture=r.fixture, side=r.side.value, rep=r.rep)
+            for r in evaluation.skipped
+        ],
+    )
+
+
+def results_chunks(
+    evaluation: Evaluation, decision: GateDecision, run: RunInfo | None = None
+) -> Iterator[str]:
+    """results.json in pieces (see the module's docstring)."""
+
+    def outcomes(result: EvalResult) -> Iterator[list[str]]:
+        return ([json.dumps(o.model_dump(mode="json"))] for o in result.fixture_results)
+
+    evals = (
+        _object_chunks(
+            e.model_dump(mode="json", exclude={"fixtures", "fixture_results"}),
+            {"fixture_results": outcomes(e)},
+            pad="    ",
+            indent=None,
+        )
+        for e in evaluation.evals
+    )
+    fixtures = ([json.dumps(fixture_entry(evaluation, f))] for f in evaluation.fixtures)
+    header = results_header(evaluation, decision, run).model_dump(mode="json", by_alias=True)
+    yield from _object_chunks(header, {"evals": evals, "fixtures": fixtures}, pad="", indent=2)
+    yield "\n"
+
+
+def results_document(
+    evaluation: Evaluation, decision: GateDecision, run: RunInfo | None = None
+) -> dict[str, Any]:
+    """results.json's content, parsed (`evalward run --json`)."""
+    document: dict[str, Any] = json.loads("".join(results_chunks(evaluation, decision, run)))
+    return document
+
+
+def fixture_entry(evaluation: Evaluation, result: FixtureResult) -> dict[str, Any]:
+    """A fixture run as results.json holds it (`schema.FixtureEntry`): its trace read back
+    from the spool, and whether it is held out of public reports."""
+    private = (result.eval, result.fixture) in evaluation.private
+    return {**evaluation.record_of(result), "visibility": "private" if private else "public"}
+
+
+def part_document(
+    evaluation: Evaluation,
+    shard: ShardIndex,
+    source: ShardSource,
+    plan: PlanRecord,
+    definitions: str,
+    skipped: Iterable[RunKey],
+) -> dict[str, Any]:
+    """A shard part's content, unsealed (`schema.ShardPart`): its fixture runs, with their
+    traces, stream in as results.json's do."""
+    head = ShardPart(
+        shard=shard, source=source, plan=plan, definitions=definitions, notes=evaluation.notes
+    ).model_dump(mode="json", by_alias=True, exclude={"fixtures", "seal", "skipped"})
+    return {
+        **head,
+        "skipped": [list(key) for key in skipped],
+        "fixtures": [evaluation.record_of(f) for f in evaluation.fixtures],
+    }
+
+
+def _object_chunks(
+    document: Mapping[str, Any],
+    arrays: dict[str, Iterable[Iterable[str]]],
+    *,
+    pad: str,
+    indent: int | None,
+) -> Iterator[str]:
+    """`document` as JSON text, followed by the arrays named in `arrays` as its last keys, their
+    items (each given in pieces) written one a line as they come."""
+    text = json.dumps({**document, **dict.fromkeys(arrays)}, indent=indent)
+    for key in arrays:
+        # Keys are the document's own, and a quote inside a string is escaped: the first
+        # `"key": null` is the placeholder.
+        before, text = text.split(f'"{key}": null', 1)
+        yield before + f'"{key}": ['
+        empty = True
+        for item in arrays[key]:
+            yield ("\n" if empty else ",\n") + pad + "    "
+            yield from item
+            empty = False
+        yield "]" if empty else "\n" + pad + "  ]"
+    yield text
