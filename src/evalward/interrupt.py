@@ -3,7 +3,7 @@
 GitHub cancelling a job, a runner's timeout or Ctrl-C on `evalward run` stop the runs in
 flight; the runs that finished before are still scored, reported and written, and the run
 says it was cancelled (exit 130). The action and the command line share this: each records
-the run as it goes (`RunRecord`) and awaits the pipeline through `until_signalled`.
+the run as it goes (`RunProgress`) and awaits the pipeline through `until_signalled`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 @dataclass
-class RunRecord:
+class RunProgress:
     """What has run so far, as the pipeline reports it (`on_plan`, `on_result`)."""
 
     plan: Plan | None = None
@@ -62,7 +62,7 @@ class RunRecord:
         return Evaluation(ChangeSet(), self.plan or Plan(), list(self.done), [], [], traces=traces)
 
 
-async def until_signalled(work: Awaitable[T], record: RunRecord) -> T | None:
+async def until_signalled(work: Awaitable[T], record: RunProgress) -> T | None:
     """`work`'s result, or None when SIGTERM/SIGINT cancelled it (`record.cancelled`).
 
     Only the first signal counts. Once `work` is over, what finished is being written: a
@@ -90,7 +90,7 @@ async def until_signalled(work: Awaitable[T], record: RunRecord) -> T | None:
         _while_writing(record)
 
 
-def _while_writing(record: RunRecord) -> None:
+def _while_writing(record: RunProgress) -> None:
     """Signals once the work is over: a handler of the interpreter's, which runs between any
     two steps of the (mostly synchronous) writing, where the loop's would wait for an `await`."""
 

@@ -10,7 +10,7 @@ import posixpath
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from evalward.budget import estimate_plan, refuse_unpriced, trim_to_budget
@@ -37,50 +37,13 @@ from evalward.providers.registry import Providers, check_credentials
 from evalward.resources import ResourceSet, load_resources
 from evalward.resources.loader import load_changed_resources, needs_full_load
 from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config, parse_config
-from evalward.result_cache import CacheKeys, ResultCache
+from evalward.result_cache import CacheKeys
 from evalward.results import FixtureResult
-from evalward.runtime.sandbox import Sandbox
+from evalward.run_setup import RunSetup
 from evalward.score import EvalsBySide, score_evals
-from evalward.spending import Allowance, Budget, Estimate
+from evalward.spending import Allowance, Estimate
 from evalward.spool import TraceSpool
 from evalward.status import AgentIdentity, identity_of
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """How to run: concurrency, scope, where the gate's definitions come from, cache, budget."""
-
-    parallel: int = 8
-    run_all: bool = False
-    gate_config: GateConfig = GateConfig.base
-    cache: ResultCache | None = None
-    budget: Budget = field(default_factory=Budget)
-    sandbox: Sandbox | None = None
-    """The action's: programs from a checkout run in it. None (the CLI): as evalward's user."""
-
-
-@dataclass(frozen=True)
-class Revisions:
-    """What to compare. `head=None` means the working tree as it is on disk."""
-
-    base: str | None
-    head: str | None = None
-
-
-PlanShaper = Callable[[Plan, Mapping[Side, ResourceSet]], Plan]
-"""Narrows or splits a plan before it runs (the CLI's --fixture/--reps, and shards)."""
-
-
-def compose(*shapers: PlanShaper | None) -> PlanShaper:
-    """One shaper that applies each given one in turn (None: skipped)."""
-
-    def shape(plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
-        for shaper in shapers:
-            if shaper is not None:
-                plan = shaper(plan, resources)
-        return plan
-
-    return shape
 
 
 @dataclass
@@ -94,15 +57,10 @@ class Prepared:
 
 
 @contextmanager
-def prepare_change(
-    git: Git,
-    revisions: Revisions,
-    options: RunOptions,
-    *,
-    select: Callable[[str], bool] | None = None,
-    shape: PlanShaper | None = None,
-) -> Iterator[Prepared]:
+def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
     """Detect the change and plan it; the base worktree lives as long as the context."""
+    git, revisions, options = setup.git, setup.revisions, setup.options
+    select, shape = setup.select, setup.shape
     with ExitStack() as stack:
         head_root = stack.enter_context(_tree(git, revisions.head))
         from_base = options.gate_config is GateConfig.base
@@ -178,16 +136,10 @@ def prepare_change(
 
 
 async def evaluate_change(
-    git: Git,
-    revisions: Revisions,
-    providers: Providers,
-    env: Mapping[str, str],
-    options: RunOptions,
+    setup: RunSetup,
     *,
     on_result: ProgressCallback | None = None,
-    select: Callable[[str], bool] | None = None,
     on_plan: Callable[[Plan], None] | None = None,
-    shape: PlanShaper | None = None,
     traces: TraceSpool | None = None,
 ) -> Evaluation:
     """Detect the change, plan, run both sides, score and compare.
@@ -196,18 +148,7 @@ async def evaluate_change(
     Traces move to `traces` (a new spool if none is given) as runs are scored.
     """
     traces = TraceSpool() if traces is None else traces
-    ran = await _run_change(
-        git,
-        revisions,
-        providers,
-        env,
-        options,
-        on_result=on_result,
-        select=select,
-        on_plan=on_plan,
-        shape=shape,
-        traces=traces,
-    )
+    ran = await _run_change(setup, on_result=on_result, on_plan=on_plan, traces=traces)
     # Scoring reads only the Evals: the checkouts and every loaded fixture are gone by now,
     # so a large suite's definitions and its results are not in memory together.
     evals = score_evals(ran.plan, ran.evals, ran.fixtures)
@@ -248,19 +189,14 @@ class _Ran:
 
 
 async def _run_change(
-    git: Git,
-    revisions: Revisions,
-    providers: Providers,
-    env: Mapping[str, str],
-    options: RunOptions,
+    setup: RunSetup,
     *,
     on_result: ProgressCallback | None,
-    select: Callable[[str], bool] | None,
     on_plan: Callable[[Plan], None] | None,
-    shape: PlanShaper | None,
     traces: TraceSpool,
 ) -> _Ran:
-    with prepare_change(git, revisions, options, select=select, shape=shape) as prepared:
+    providers, env, options = setup.providers, setup.env, setup.options
+    with prepare_change(setup) as prepared:
         changes, plan, checkouts, notes = (
             prepared.changes,
             prepared.plan,

@@ -26,14 +26,14 @@ from evalward.budget import estimate_run
 from evalward.errors import ConfigError
 from evalward.execute import ProgressCallback
 from evalward.git import Git
-from evalward.pipeline import PlanShaper, Revisions, RunOptions, compose, evaluate_change
+from evalward.pipeline import evaluate_change
 from evalward.plan import Plan, PlannedRun, Side
 from evalward.providers.pricing import PriceTable
-from evalward.providers.registry import Providers
 from evalward.record.schema import PlanRecord, ShardIndex, ShardSource
 from evalward.record.write import part_document
 from evalward.report.files import write_text
 from evalward.resources import ResourceSet
+from evalward.run_setup import Revisions, RunSetup
 from evalward.seal import canonical, seal
 from evalward.security import Redactor
 from evalward.spool import TraceSpool
@@ -95,17 +95,11 @@ class _Splitter:
 
 
 async def run_part(
+    setup: RunSetup,
     spec: ShardSpec,
-    git: Git,
-    revisions: Revisions,
-    providers: Providers,
-    env: Mapping[str, str],
-    options: RunOptions,
     output_dir: Path,
     redact: Redactor,
     *,
-    select: Callable[[str], bool] | None = None,
-    narrow: PlanShaper | None = None,
     on_result: ProgressCallback | None = None,
     on_plan: Callable[[Plan], None] | None = None,
     traces: TraceSpool | None = None,
@@ -114,27 +108,18 @@ async def run_part(
     """Run part `spec` of the plan and write its shard-i-of-n.json in `output_dir` (redacted,
     and sealed with `key`: `seal`).
 
-    The pipeline as `evaluate_change` runs it, its plan narrowed by `narrow` (the command
-    line's --fixture/--reps) and then split. Nothing is reported or decided: the comment and
-    the gate are the merge's.
+    The pipeline as `evaluate_change` runs it, its plan shaped as the set-up says (the
+    command line's --fixture/--reps) and then split. Nothing is reported or decided: the
+    comment and the gate are the merge's.
     """
-    splitter = _Splitter(spec, providers.prices)
+    splitter = _Splitter(spec, setup.providers.prices)
     evaluation = await evaluate_change(
-        git,
-        revisions,
-        providers,
-        env,
-        options,
-        on_result=on_result,
-        select=select,
-        on_plan=on_plan,
-        shape=compose(narrow, splitter),
-        traces=traces,
+        setup.shaped(splitter), on_result=on_result, on_plan=on_plan, traces=traces
     )
     document = part_document(
         evaluation,
         ShardIndex(index=spec.index, count=spec.count),
-        ShardSource.model_validate(source_of(git, revisions)),
+        ShardSource.model_validate(source_of(setup.git, setup.revisions)),
         PlanRecord.model_validate(plan_record(splitter.whole)),
         definitions_digest(splitter.whole, splitter.definitions),
         map(run_key, evaluation.skipped),

@@ -21,14 +21,14 @@ from evalward.changes import ChangeSet
 from evalward.compare import compare
 from evalward.errors import ConfigError
 from evalward.evaluation import Evaluation
-from evalward.git import Git
-from evalward.pipeline import PlanShaper, Revisions, RunOptions, prepare_change
+from evalward.pipeline import prepare_change
 from evalward.plan import Plan, PlannedRun, Side, private_runs
 from evalward.providers.pricing import PriceTable
 from evalward.record.read import read_part
 from evalward.record.schema import PlanRecord, RunKey, ShardPart
 from evalward.resources import ResourceSet
 from evalward.results import FixtureResult
+from evalward.run_setup import RunSetup
 from evalward.score import score_evals
 from evalward.seal import broken
 from evalward.shard import assign, definitions_digest, plan_record, run_key, source_of
@@ -54,26 +54,18 @@ class Expected:
 
 
 @contextmanager
-def expected(
-    git: Git,
-    revisions: Revisions,
-    options: RunOptions,
-    prices: PriceTable,
-    *,
-    select: Callable[[str], bool] | None = None,
-    narrow: PlanShaper | None = None,
-) -> Iterator[Expected]:
+def expected(setup: RunSetup) -> Iterator[Expected]:
     """The plan as the parts should have computed it (`pipeline.prepare_change` with the
     same settings), while its checkouts exist."""
-    with prepare_change(git, revisions, options, select=select, shape=narrow) as prepared:
+    with prepare_change(setup) as prepared:
         resources = {side: c.resources for side, c in prepared.checkouts.items()}
         yield Expected(
-            source_of(git, revisions),
+            source_of(setup.git, setup.revisions),
             prepared.plan,
             resources,
             prepared.changes,
             prepared.notes,
-            prices,
+            setup.providers.prices,
         )
 
 

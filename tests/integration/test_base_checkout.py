@@ -7,8 +7,9 @@ import asyncio
 import json
 
 from evalward.git import Git
-from evalward.pipeline import Revisions, RunOptions, evaluate_change
+from evalward.pipeline import evaluate_change
 from evalward.providers.registry import build_providers
+from evalward.run_setup import Revisions, RunOptions, RunSetup
 from fakes.model_server import ScriptedModelServer, text
 from gitrepo import GitRepo
 
@@ -55,7 +56,9 @@ def test_the_base_side_runs_the_base_system_prompt_file(
         providers = build_providers(env)
         try:
             evaluation = await evaluate_change(
-                Git(repo.path), Revisions(base=base, head=None), providers, env, RunOptions()
+                RunSetup(
+                    Git(repo.path), Revisions(base=base, head=None), providers, env, RunOptions()
+                )
             )
         finally:
             await providers.aclose()

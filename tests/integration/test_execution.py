@@ -11,8 +11,9 @@ from typing import Any
 
 from clirun import evalward
 from evalward.git import Git
-from evalward.pipeline import Revisions, RunOptions, evaluate_change
+from evalward.pipeline import evaluate_change
 from evalward.providers.registry import build_providers
+from evalward.run_setup import Revisions, RunOptions, RunSetup
 from fakes.http import Request, Response
 from fakes.model_server import ScriptedModelServer, text
 from gitrepo import GitRepo
@@ -179,7 +180,9 @@ def test_traces_leave_memory_once_scored_and_every_file_prints_them_whole(
         providers = build_providers(env)
         try:
             return await evaluate_change(
-                Git(repo.path), Revisions(base=None), providers, env, RunOptions(parallel=3)
+                RunSetup(
+                    Git(repo.path), Revisions(base=None), providers, env, RunOptions(parallel=3)
+                )
             )
         finally:
             await providers.aclose()

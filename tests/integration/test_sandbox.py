@@ -19,9 +19,10 @@ from evalward.action.settings import Settings
 from evalward.action.trust import NOT_ROOT, agent_sandbox
 from evalward.errors import ConfigError
 from evalward.git import Git
-from evalward.pipeline import Revisions, RunOptions, evaluate_change
+from evalward.pipeline import evaluate_change
 from evalward.providers.registry import Providers, build_providers
 from evalward.resources.agent import AgentSpec
+from evalward.run_setup import Revisions, RunOptions, RunSetup
 from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.process import limited_env
 from evalward.runtime.runner import AgentRunner
@@ -187,7 +188,13 @@ def test_an_unavailable_sandbox_refuses_programs_before_anything_runs(
         providers = build_providers({})
         try:
             return await evaluate_change(
-                Git(repo.path), Revisions(base=None), providers, {}, RunOptions(sandbox=unavailable)
+                RunSetup(
+                    Git(repo.path),
+                    Revisions(base=None),
+                    providers,
+                    {},
+                    RunOptions(sandbox=unavailable),
+                )
             )
         finally:
             await providers.aclose()
@@ -320,7 +327,13 @@ def test_a_pull_request_cannot_widen_its_agents_env_list_in_the_action(repo: Git
         providers = build_providers({})
         try:
             evaluation = await evaluate_change(
-                Git(repo.path), Revisions(base=base), providers, env, RunOptions(sandbox=sandbox)
+                RunSetup(
+                    Git(repo.path),
+                    Revisions(base=base),
+                    providers,
+                    env,
+                    RunOptions(sandbox=sandbox),
+                )
             )
         finally:
             await providers.aclose()

@@ -12,31 +12,30 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evalward import session
 from evalward.action.github import PullInfo
 from evalward.action.job import Job
 from evalward.action.trust import untrusted_cache
 from evalward.action.workflow import command
 from evalward.errors import ConfigError, MissingSecretError
-from evalward.evaluation import Evaluation
 from evalward.gate import GateResult
-from evalward.interrupt import RunRecord, until_signalled
-from evalward.pipeline import Revisions, RunOptions, evaluate_change
+from evalward.interrupt import RunProgress
 from evalward.plan import GateConfig, Plan
 from evalward.providers.config import CacheMode as ProviderCacheMode
 from evalward.record.schema import ShardPart
 from evalward.result_cache import CacheMode, ResultCache
 from evalward.results import FixtureResult
+from evalward.run_setup import Revisions, RunOptions, RunSetup
 from evalward.runtime.environment import EnvironmentStore
 from evalward.runtime.workspace_guard import protect
 from evalward.seal import check_key
-from evalward.shard_merge import expected, merge_parts
+from evalward.session import Outcome
 from evalward.spending import Budget
-from evalward.spool import TraceSpool
 
 
 @dataclass
-class RunProgress(RunRecord):
-    """What has run so far (`interrupt.RunRecord`), logged as it happens."""
+class LoggedProgress(RunProgress):
+    """What has run so far (`interrupt.RunProgress`), logged as it happens."""
 
     log: Callable[[str], None] = field(kw_only=True)
     cache_dir: str = field(kw_only=True)
@@ -62,38 +61,23 @@ class RunProgress(RunRecord):
 async def evaluate(
     job: Job,
     revisions: Revisions,
-    progress: RunProgress,
+    progress: LoggedProgress,
     select: Callable[[str], bool] | None = None,
-) -> Evaluation:
-    """Run the pipeline; a signal stops it, and the Evaluation holds the runs finished so far.
-
-    In merge mode nothing runs: the shards' results are merged into the Evaluation."""
+) -> Outcome:
+    """Run the pipeline (`session.run_change`); a signal stops it, and the Outcome holds the
+    runs finished so far. In merge mode nothing runs: the shards' results are merged."""
     if job.settings.merge:
         return merged(job, revisions, progress, select)
-    traces = TraceSpool()
-    evaluation = await until_signalled(
-        evaluate_change(
-            job.git,
-            revisions,
-            job.providers,
-            job.env,
-            run_options(job),
-            on_result=progress.on_result,
-            select=select,
-            on_plan=progress.on_plan,
-            traces=traces,
-        ),
-        progress,
-    )
-    return progress.partial(traces) if evaluation is None else evaluation
+    setup = RunSetup(job.git, revisions, job.providers, job.env, run_options(job), select=select)
+    return await session.run_change(setup, progress)
 
 
 def merged(
     job: Job,
     revisions: Revisions,
-    progress: RunProgress,
+    progress: LoggedProgress,
     select: Callable[[str], bool] | None = None,
-) -> Evaluation:
+) -> Outcome:
     """The shards' results the `merge` input names, merged (`shard_merge`) into the plan
     this job computes itself from the base's definitions: parts sealed with `shard-key`, of
     this run's commits, plan and definitions, and none that the checkout brings (a
@@ -122,11 +106,10 @@ def merged(
     options = RunOptions(
         gate_config=GateConfig(job.settings.gate_config), run_all=job.settings.run_all
     )
-    with expected(job.git, revisions, options, job.providers.prices, select=select) as plan:
-        evaluation = merge_parts(paths, plan, key, not_committed)
-    job.log(f"evalward: merged {len(paths)} shards, {len(evaluation.fixtures)} runs")
-    progress.plan, progress.done = evaluation.plan, list(evaluation.fixtures)
-    return evaluation
+    setup = RunSetup(job.git, revisions, job.providers, job.env, options, select=select)
+    outcome = session.merge(setup, paths, key, progress, not_committed)
+    job.log(f"evalward: merged {len(paths)} shards, {len(outcome.evaluation.fixtures)} runs")
+    return outcome
 
 
 def shard_key(job: Job) -> str:

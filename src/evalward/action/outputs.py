@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalward.action.evaluate import RunProgress
 from evalward.action.github import PullInfo
 from evalward.action.job import Job
 from evalward.action.route import Route
@@ -17,11 +16,10 @@ from evalward.action.trust import untrusted_cache
 from evalward.action.workflow import command
 from evalward.evaluation import Evaluation
 from evalward.gate import BypassRecord, GateDecision, GateResult
-from evalward.record.schema import RunInfo
 from evalward.report import files
 from evalward.report.markdown import ReportContext, RunReason, render_comment, report_context
 from evalward.result_cache import CacheMode
-from evalward.spending import spending_line
+from evalward.session import Outcome
 from evalward.trend import record_commit, trends
 
 SUMMARY_LIMIT = 1_000_000
@@ -30,23 +28,22 @@ SUMMARY_LIMIT = 1_000_000
 
 def report_for(
     job: Job,
-    evaluation: Evaluation,
+    outcome: Outcome,
     decision: GateDecision,
     head_sha: str,
-    progress: RunProgress,
     record: BypassRecord | None = None,
     route: Route | None = None,
 ) -> ReportContext:
     """The comment's context for this job (`report_context`, shared with the command line).
     A `route` that runs Evals without a base says what ran and why."""
     return report_context(
-        evaluation,
+        outcome.evaluation,
         decision,
         marker=job.marker,
         repository=job.context.repository,
         head_sha=head_sha,
         run_url=job.context.run_url,
-        cancelled=progress.cancelled,
+        cancelled=outcome.cancelled,
         gate_config=job.settings.gate_config,
         record=record,
         ran=run_reason(job, route) if route is not None else None,
@@ -69,35 +66,32 @@ def run_reason(job: Job, route: Route) -> RunReason:
 
 def write_everything(
     job: Job,
-    evaluation: Evaluation,
+    outcome: Outcome,
     decision: GateDecision,
     report: ReportContext,
-    progress: RunProgress,
     pull: PullInfo | None,
 ) -> str:
     """Every file, the job summary and the outputs; returns the comment as written."""
-    run = RunInfo(
+    evaluation = outcome.evaluation
+    run = outcome.run_info(
         event=job.context.event_name,
         repository=job.context.repository,
         pull_request=pull.number if pull else None,
         head_sha=report.head_sha,
         base_sha=pull.base_sha if pull else "",
         run_url=job.context.run_url,
-        runs_planned=progress.planned,
-        runs_done=len(progress.done),
-        cancelled=progress.cancelled,
     )
-    results_path, body = files.write_reports(
+    results_path, body = outcome.write(
         job.output_dir,
-        evaluation,
         decision,
         lambda: render_comment(report, job.template),
         job.redact,
         run,
         trends([c.name for c in evaluation.comparisons], cache_dir=trusted_cache_dir(job)),
     )
-    if evaluation.estimate is not None:
-        job.log(f"evalward: {spending_line(evaluation.estimate, job.providers.spent)}")
+    spending = outcome.spending(job.providers)
+    if spending is not None:
+        job.log(f"evalward: {spending}")
     summary = render_comment(report, job.template, limit=SUMMARY_LIMIT)
     files.append_summary(job.env.get("GITHUB_STEP_SUMMARY"), summary, job.redact)
     head_scores = [c.head.score for c in evaluation.comparisons if not c.head.advisory]

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from evalward.action.bypass import audit, check_bypass
 from evalward.action.checks import annotate, report_check
-from evalward.action.evaluate import RunProgress, evaluate, missing_secrets
+from evalward.action.evaluate import LoggedProgress, evaluate, missing_secrets
 from evalward.action.github import GitHubPort, PullInfo
 from evalward.action.job import Job
 from evalward.action.outputs import conclude, report_for, write_everything
 from evalward.action.workflow import command
 from evalward.errors import ConfigError, GitHubError, MissingSecretError, ResourceError
 from evalward.gate import BypassRecord, GateDecision, GateResult, RegressionPolicy
-from evalward.pipeline import Revisions
 from evalward.report import files
 from evalward.report.markdown import render_unloadable
+from evalward.run_setup import Revisions
 
 
 def fork_dispatch_refusal(pull: PullInfo) -> str:
@@ -47,9 +47,9 @@ async def gate(job: Job, github: GitHubPort, number: int) -> int:
     pull = pull_request(job, github, number)
     head_sha = pull.head_sha or job.context.head_sha or "HEAD"
     job.log(command("group", f"evalward: pull request #{number} ({pull.base_sha}..{head_sha})"))
-    progress = RunProgress(log=job.log, cache_dir=job.settings.cache_dir)
+    progress = LoggedProgress(log=job.log, cache_dir=job.settings.cache_dir)
     try:
-        evaluation = await evaluate(job, Revisions(base=pull.base_sha, head=head_sha), progress)
+        outcome = await evaluate(job, Revisions(base=pull.base_sha, head=head_sha), progress)
     except MissingSecretError as exc:
         job.log(command("endgroup"))
         return missing_secrets(job, exc, pull)
@@ -58,6 +58,7 @@ async def gate(job: Job, github: GitHubPort, number: int) -> int:
         comment_unloadable(job, number, head_sha, exc)
         raise
     job.log(command("endgroup"))
+    evaluation = outcome.evaluation
     for note in evaluation.notes:
         job.log(command("notice", note))
 
@@ -78,17 +79,14 @@ async def gate(job: Job, github: GitHubPort, number: int) -> int:
     except GitHubError as exc:
         job.log(command("warning", f"{exc} The bypass label could not be checked: no bypass."))
         bypass, refusal, record = None, None, None
-    if progress.cancelled:
-        decision = progress.cancelled_decision()
-    else:
-        decision = evaluation.decision(
-            bypass,
-            refusal,
-            regressions=RegressionPolicy(job.settings.fail_on_regression),
-            allow_incomplete=job.settings.allow_incomplete,
-        )
-    report = report_for(job, evaluation, decision, head_sha, progress, record)
-    body = write_everything(job, evaluation, decision, report, progress, pull)
+    decision = outcome.decision(
+        bypass,
+        refusal,
+        regressions=RegressionPolicy(job.settings.fail_on_regression),
+        allow_incomplete=job.settings.allow_incomplete,
+    )
+    report = report_for(job, outcome, decision, head_sha, record)
+    body = write_everything(job, outcome, decision, report, pull)
     audit(job, decision, number, head_sha)
     annotate(job, evaluation)
 
@@ -102,7 +100,7 @@ async def gate(job: Job, github: GitHubPort, number: int) -> int:
             job.log(command("warning", f"{exc}{hint}"))
     report_check(job, decision, evaluation, head_sha, gating=True)
     conclude(job, decision)
-    return progress.exit_code(decision.exit_code)
+    return outcome.exit_code(decision)
 
 
 def comment_unloadable(job: Job, number: int, head_sha: str, exc: ResourceError) -> None:

@@ -17,11 +17,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO
 
-from evalward import shard
+from evalward import session, shard
 from evalward.action.checks import annotate, report_check
 from evalward.action.context import RunContext, load_context
 from evalward.action.evaluate import (
-    RunProgress,
+    LoggedProgress,
     distrust_response_cache,
     evaluate,
     missing_secrets,
@@ -46,10 +46,9 @@ from evalward.action.trust import agent_sandbox, check_output_dir, trusted_input
 from evalward.action.workflow import command
 from evalward.errors import EXIT_INTERRUPTED, ConfigError, MissingSecretError
 from evalward.git import Git
-from evalward.interrupt import until_signalled
-from evalward.pipeline import Revisions
 from evalward.providers.registry import build_providers
 from evalward.report import files
+from evalward.run_setup import Revisions, RunSetup
 from evalward.security import Redactor
 
 
@@ -143,10 +142,10 @@ async def run(job: Job, route: Route) -> int:
 async def run_all(job: Job, route: Route) -> int:
     """Every Eval (or the scheduled ones) on the current ref: dispatch, schedule, push."""
     job.log(command("group", f"evalward: {route.why}"))
-    progress = RunProgress(log=job.log, cache_dir=job.settings.cache_dir)
+    progress = LoggedProgress(log=job.log, cache_dir=job.settings.cache_dir)
     status = begin_status(job, route)
     try:
-        evaluation = await evaluate(job, Revisions(base=None), progress, _chosen(route))
+        outcome = await evaluate(job, Revisions(base=None), progress, _chosen(route))
     except MissingSecretError as exc:
         status.close(job, "a model provider's key is missing")
         job.log(command("endgroup"))
@@ -155,25 +154,23 @@ async def run_all(job: Job, route: Route) -> int:
         status.close(job, "the run stopped with an error")
         raise
     job.log(command("endgroup"))
-    if progress.cancelled:
-        decision = progress.cancelled_decision()
-    else:
-        decision = evaluation.decision(allow_incomplete=job.settings.allow_incomplete)
+    evaluation = outcome.evaluation
+    decision = outcome.decision(allow_incomplete=job.settings.allow_incomplete)
     head_sha = job.context.sha
-    status.finish(job, evaluation, cancelled=progress.cancelled)
-    report = report_for(job, evaluation, decision, head_sha, progress, route=route)
+    status.finish(job, evaluation, cancelled=outcome.cancelled)
+    report = report_for(job, outcome, decision, head_sha, route=route)
     report.since_scheduled = status.since_scheduled(evaluation)
-    write_everything(job, evaluation, decision, report, progress, None)
-    if job.context.event_name == "push" and not progress.cancelled:
+    write_everything(job, outcome, decision, report, None)
+    if job.context.event_name == "push" and not outcome.cancelled:
         record_scores(job, evaluation)
     annotate(job, evaluation)
     report_check(job, decision, evaluation, head_sha, gating=False)
     conclude(job, decision)
-    return progress.exit_code(decision.exit_code)
+    return outcome.exit_code(decision)
 
 
 async def shard_part(job: Job, route: Route) -> int:
-    """Run part i of n and write its shard-i-of-n.json (`shard.run_part`); the comment and
+    """Run part i of n and write its shard-i-of-n.json (`session.run_shard`); the comment and
     the gate are the merge's. A cancelled part writes nothing."""
     spec = shard.ShardSpec.parse(job.settings.shard, "action input `shard`")
     select: Callable[[str], bool] | None = None
@@ -184,25 +181,10 @@ async def shard_part(job: Job, route: Route) -> int:
         revisions = Revisions(base=None)
         select = _chosen(route)
     key = shard_key(job)
-    progress = RunProgress(log=job.log, cache_dir=job.settings.cache_dir)
+    progress = LoggedProgress(log=job.log, cache_dir=job.settings.cache_dir)
+    setup = RunSetup(job.git, revisions, job.providers, job.env, run_options(job), select=select)
     try:
-        part = await until_signalled(
-            shard.run_part(
-                spec,
-                job.git,
-                revisions,
-                job.providers,
-                job.env,
-                run_options(job),
-                job.output_dir,
-                job.redact,
-                select=select,
-                on_result=progress.on_result,
-                on_plan=progress.on_plan,
-                key=key,
-            ),
-            progress,
-        )
+        part = await session.run_shard(setup, progress, spec, job.output_dir, job.redact, key)
     except MissingSecretError as exc:
         return missing_secrets(job, exc, None)
     if part is None:

@@ -6,8 +6,10 @@ otherwise spends more time writing progress than scoring."""
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from typing import TextIO
 
+from evalward.interrupt import RunProgress
 from evalward.plan import Plan
 from evalward.results import FixtureResult
 
@@ -67,3 +69,18 @@ class ProgressBar:
             self.stream.write("".join(self._pending))
             self.stream.flush()
             self._pending = []
+
+
+@dataclass
+class ShownProgress(RunProgress):
+    """What has run so far (`interrupt.RunProgress`), drawn as it goes."""
+
+    bar: ProgressBar = field(kw_only=True)
+
+    def on_plan(self, plan: Plan) -> None:
+        super().on_plan(plan)
+        self.bar.planned(plan)
+
+    def on_result(self, result: FixtureResult) -> None:
+        super().on_result(result)
+        self.bar(result)

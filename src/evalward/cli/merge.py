@@ -32,31 +32,30 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     import os
     from pathlib import Path
 
+    from evalward import session
     from evalward.cli._local import Selection, emit, repository
     from evalward.git import Git
-    from evalward.pipeline import Revisions, RunOptions
+    from evalward.interrupt import RunProgress
     from evalward.providers.registry import build_providers, repo_providers
-    from evalward.record.schema import RunInfo
+    from evalward.run_setup import Revisions, RunSetup
     from evalward.seal import KEY_ENV, check_key
     from evalward.security import Redactor
-    from evalward.shard_merge import expected, merge_parts
 
     env = dict(os.environ)
     root = repository(args.repo)
     key = check_key(env[KEY_ENV], KEY_ENV) if env.get(KEY_ENV) else None
     providers = build_providers(env, config=repo_providers(root), cache_root=root)
-    revisions = Revisions(base=args.base)
-    narrow = Selection.of(args).apply
-    with expected(Git(root), revisions, RunOptions(), providers.prices, narrow=narrow) as plan:
-        evaluation = merge_parts([Path(p) for p in args.parts], plan, key)
-    decision = evaluation.decision()
+    setup = RunSetup(
+        Git(root), Revisions(base=args.base), providers, env, shape=Selection.of(args).apply
+    )
+    outcome = session.merge(setup, [Path(p) for p in args.parts], key, RunProgress())
     return emit(
         out,
-        evaluation,
-        decision,
-        base=plan.compared,
+        outcome.evaluation,
+        outcome.decision(),
+        base=args.base is not None,
         as_json=args.json,
         output_dir=args.output_dir,
         redact=Redactor.from_env(env, providers.key_envs),
-        run=RunInfo(runs_planned=len(evaluation.plan.runs), runs_done=len(evaluation.fixtures)),
+        run=outcome.run_info(),
     )

@@ -28,20 +28,20 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward.cli._local import Selection, check_base, repository
     from evalward.errors import EXIT_OK
     from evalward.git import Git
-    from evalward.pipeline import Revisions, RunOptions, prepare_change
+    from evalward.pipeline import prepare_change
     from evalward.plan import Side
     from evalward.providers.registry import build_providers, repo_providers
+    from evalward.run_setup import Revisions, RunSetup
 
+    env = dict(os.environ)
     root = repository(args.path)
     providers = build_providers(
-        dict(os.environ), mock_script=args.mock_script, config=repo_providers(root), cache_root=root
+        env, mock_script=args.mock_script, config=repo_providers(root), cache_root=root
     )
-    options = RunOptions()
     git = Git(root)
     check_base(git, args.base)
-    with prepare_change(
-        git, Revisions(base=args.base), options, shape=Selection.of(args).apply
-    ) as prepared:
+    setup = RunSetup(git, Revisions(base=args.base), providers, env, shape=Selection.of(args).apply)
+    with prepare_change(setup) as prepared:
         plan, changes = prepared.plan, prepared.changes
         resources = {side: c.resources for side, c in prepared.checkouts.items()}
         evals: list[dict[str, Any]] = []

@@ -7,9 +7,19 @@ With `--shard i/n` it runs one part of the plan and writes a partial results fil
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from evalward.cli._args import add_mock, add_root, add_selection, positive, positive_amount
+
+if TYPE_CHECKING:
+    import datetime as dt
+    from pathlib import Path
+
+    from evalward.cli._progress import ShownProgress
+    from evalward.run_setup import RunSetup
+    from evalward.security import Redactor
+    from evalward.session import Outcome
+    from evalward.shard import ShardSpec
 
 
 def register(commands: Any) -> None:
@@ -73,149 +83,138 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     import sys
     from pathlib import Path
 
-    from evalward import history, shard
-    from evalward.cli._local import Selection, check_base, emit, repository
-    from evalward.cli._progress import ProgressBar
-    from evalward.cli.status import record_local
-    from evalward.errors import EXIT_INTERRUPTED, EXIT_OK, EvalwardError
-    from evalward.evaluation import Evaluation
+    from evalward import shard
+    from evalward.cli._local import Selection, check_base, repository
+    from evalward.cli._progress import ProgressBar, ShownProgress
     from evalward.git import Git
-    from evalward.interrupt import RunRecord, until_signalled
-    from evalward.pipeline import Revisions, RunOptions, evaluate_change
-    from evalward.plan import Plan
     from evalward.providers.registry import build_providers, repo_providers
-    from evalward.record.schema import RunInfo
     from evalward.result_cache import CacheMode, ResultCache
-    from evalward.results import FixtureResult
-    from evalward.seal import KEY_ENV, check_key
+    from evalward.run_setup import Revisions, RunOptions, RunSetup
     from evalward.security import Redactor
-    from evalward.spending import Budget, spending_json, spending_line
-    from evalward.spool import TraceSpool
-    from evalward.trend import trends
+    from evalward.spending import Budget
 
     env = dict(os.environ)
     root = repository(args.path)
     spec = shard.ShardSpec.parse(args.shard, "--shard") if args.shard else None
+    git = Git(root)
+    check_base(git, args.base)
     providers = build_providers(
         env, mock_script=args.mock_script, config=repo_providers(root), cache_root=root
     )
+    mode = CacheMode.refresh if args.no_cache else CacheMode.read_write
+    options = RunOptions(
+        parallel=args.parallel,
+        cache=ResultCache(root / ".evalward" / "cache", mode),
+        budget=Budget(args.max_model_calls, args.max_cost_usd),
+    )
+    setup = RunSetup(
+        git, Revisions(base=args.base), providers, env, options, shape=Selection.of(args).apply
+    )
     # Traces may echo a key from the environment: everything written or printed is redacted.
     redact = Redactor.from_env(env, providers.key_envs)
-    progress = ProgressBar(sys.stderr)
-    selection = Selection.of(args)
-    git = Git(root)
-    check_base(git, args.base)
-    # SIGINT (Ctrl-C) or SIGTERM stop the runs; those that finished are still reported.
-    record = RunRecord()
-    traces = TraceSpool()
-
-    def on_result(result: FixtureResult) -> None:
-        record.on_result(result)
-        progress(result)
-
-    def on_plan(plan: Plan) -> None:
-        record.on_plan(plan)
-        progress.planned(plan)
-
-    def head() -> str:
-        try:
-            return git.resolve("HEAD")
-        except EvalwardError:
-            return ""  # not a git repository, or no commit yet
-
-    async def go() -> int:
-        started = dt.datetime.now(dt.UTC)
-        revisions = Revisions(base=args.base)
-        evaluation: Evaluation | None = None
-        try:
-            mode = CacheMode.refresh if args.no_cache else CacheMode.read_write
-            cache = ResultCache(root / ".evalward" / "cache", mode)
-            budget = Budget(args.max_model_calls, args.max_cost_usd)
-            options = RunOptions(parallel=args.parallel, cache=cache, budget=budget)
-            if spec is not None:
-                part = await until_signalled(
-                    shard.run_part(
-                        spec,
-                        git,
-                        revisions,
-                        providers,
-                        env,
-                        options,
-                        Path(args.output_dir or root / ".evalward" / "shards"),
-                        redact,
-                        narrow=selection.apply,
-                        on_result=on_result,
-                        on_plan=on_plan,
-                        key=check_key(env[KEY_ENV], KEY_ENV) if env.get(KEY_ENV) else None,
-                    ),
-                    record,
-                )
-            else:
-                evaluation = await until_signalled(
-                    evaluate_change(
-                        git,
-                        revisions,
-                        providers,
-                        env,
-                        options,
-                        on_result=on_result,
-                        on_plan=on_plan,
-                        shape=selection.apply,
-                        traces=traces,
-                    ),
-                    record,
-                )
-        finally:
-            progress.close()
-            await providers.aclose()
+    progress = ShownProgress(bar=ProgressBar(sys.stderr))
+    started = dt.datetime.now(dt.UTC)
+    try:
         if spec is not None:
-            if part is None:
-                print(f"evalward: shard {spec} cancelled; no results written", file=sys.stderr)
-                return EXIT_INTERRUPTED
-            print(f"evalward: {part}", file=out)
-            return record.exit_code(EXIT_OK)
-        if evaluation is None:
-            evaluation = record.partial(traces)
-            decision = record.cancelled_decision()
-            print(f"evalward: {decision.reason}", file=sys.stderr)
-        else:
-            decision = evaluation.decision(allow_incomplete=args.allow_incomplete)
-        # Read before this run is recorded: the report's trend shows the runs before it.
-        earlier = trends(
-            [c.name for c in evaluation.comparisons],
-            cache_dir=None if args.no_cache else root / ".evalward" / "cache",
-            root=root,
-        )
-        # An outage says nothing about the agent: it is not a point in its history, and
-        # neither is a run whose judge could not score, nor a cancelled run.
-        measured = [
-            e for e in evaluation.evals if not (e.provider_unavailable or e.incomplete_reason)
-        ]
-        keep = not (args.no_history or record.cancelled)
-        deltas = history.record(root, measured, commit=head()) if keep else []
-        if keep and not (args.fixture or args.reps):  # a narrowed run is no status
-            record_local(root, evaluation, started, head(), sys.stderr)
-        estimate = evaluation.estimate
-        spent = spending_json(estimate, providers.spent) if estimate is not None else None
-        code = emit(
-            out,
-            evaluation,
-            decision,
-            base=bool(args.base),
-            as_json=args.json,
-            output_dir=args.output_dir,
-            redact=redact,
-            extra=history.render(deltas, color=out.isatty() and "NO_COLOR" not in env),
-            extra_json={"history": [d.as_json() for d in deltas], "spending": spent},
-            trends=earlier,
-            run=RunInfo(
-                runs_planned=record.planned,
-                runs_done=len(record.done),
-                cancelled=record.cancelled,
-            ),
-        )
-        if estimate is not None:
-            print(f"evalward: {spending_line(estimate, providers.spent)}", file=sys.stderr)
-        return record.exit_code(code)
+            output = Path(args.output_dir or root / ".evalward" / "shards")
+            return asyncio.run(_run_part(setup, progress, spec, output, redact, out))
+        outcome = asyncio.run(_run(setup, progress))
+    finally:
+        progress.bar.close()
+    return _report(args, root, setup, outcome, started, redact, out)
 
-    return asyncio.run(go())
+
+async def _run(setup: RunSetup, progress: ShownProgress) -> Outcome:
+    """The run, its clients closed however it ends."""
+    from evalward import session
+
+    try:
+        return await session.run_change(setup, progress)
+    finally:
+        await setup.providers.aclose()
+
+
+async def _run_part(
+    setup: RunSetup,
+    progress: ShownProgress,
+    spec: ShardSpec,
+    output: Path,
+    redact: Redactor,
+    out: TextIO,
+) -> int:
+    """`--shard i/n`: one part, written for `evalward merge`; no report, no gate."""
+    import os
+    import sys
+
+    from evalward import session
+    from evalward.errors import EXIT_INTERRUPTED, EXIT_OK
+    from evalward.seal import KEY_ENV, check_key
+
+    key = check_key(os.environ[KEY_ENV], KEY_ENV) if os.environ.get(KEY_ENV) else None
+    try:
+        part = await session.run_shard(setup, progress, spec, output, redact, key)
+    finally:
+        await setup.providers.aclose()
+    if part is None:
+        print(f"evalward: shard {spec} cancelled; no results written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    print(f"evalward: {part}", file=out)
+    return EXIT_OK
+
+
+def _report(
+    args: argparse.Namespace,
+    root: Path,
+    setup: RunSetup,
+    outcome: Outcome,
+    started: dt.datetime,
+    redact: Redactor,
+    out: TextIO,
+) -> int:
+    """The outcome as the command line shows it: history deltas, the local Eval status, the
+    comment (or --json) and the files, the spending line."""
+    import sys
+
+    from evalward import history
+    from evalward.cli._local import emit, head_commit
+    from evalward.cli.status import record_local
+    from evalward.spending import spending_json
+    from evalward.trend import trends
+
+    evaluation = outcome.evaluation
+    decision = outcome.decision(allow_incomplete=args.allow_incomplete)
+    if outcome.cancelled:
+        print(f"evalward: {decision.reason}", file=sys.stderr)
+    # Read before this run is recorded: the report's trend shows the runs before it.
+    earlier = trends(
+        [c.name for c in evaluation.comparisons],
+        cache_dir=None if args.no_cache else root / ".evalward" / "cache",
+        root=root,
+    )
+    # An outage says nothing about the agent: it is not a point in its history, and
+    # neither is a run whose judge could not score, nor a cancelled run.
+    measured = [e for e in evaluation.evals if not (e.provider_unavailable or e.incomplete_reason)]
+    keep = not (args.no_history or outcome.cancelled)
+    commit = head_commit(setup.git)
+    deltas = history.record(root, measured, commit=commit) if keep else []
+    if keep and not (args.fixture or args.reps):  # a narrowed run is no status
+        record_local(root, evaluation, started, commit, sys.stderr)
+    estimate = evaluation.estimate
+    spent = spending_json(estimate, setup.providers.spent) if estimate is not None else None
+    code = emit(
+        out,
+        evaluation,
+        decision,
+        base=bool(args.base),
+        as_json=args.json,
+        output_dir=args.output_dir,
+        redact=redact,
+        extra=history.render(deltas, color=out.isatty() and "NO_COLOR" not in setup.env),
+        extra_json={"history": [d.as_json() for d in deltas], "spending": spent},
+        trends=earlier,
+        run=outcome.run_info(),
+    )
+    line = outcome.spending(setup.providers)
+    if line is not None:
+        print(f"evalward: {line}", file=sys.stderr)
+    return outcome.progress.exit_code(code)
