@@ -12,25 +12,17 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from evalward import __version__
+from evalward.cache_mode import CacheMode
 from evalward.fingerprint import FileIndex, agent_fingerprint
 from evalward.plan import Checkout, PlannedRun, Side
 from evalward.providers.registry import Providers
 from evalward.results import FixtureResult
-
-
-class CacheMode(StrEnum):
-    read_write = "read-write"
-    read_only = "read-only"
-    refresh = "refresh"
-    """Reuse nothing, store every result: replaces what the cache held (`--no-cache`)."""
-    off = "off"
 
 
 def run_key(material: dict[str, Any], rep: int) -> str:
@@ -59,11 +51,11 @@ class ResultCache:
 
     @property
     def reads(self) -> bool:
-        return self.mode in (CacheMode.read_write, CacheMode.read_only)
+        return self.mode.reads
 
     @property
     def writes(self) -> bool:
-        return self.mode in (CacheMode.read_write, CacheMode.refresh)
+        return self.mode.writes
 
     def get(self, key: str) -> FixtureResult | None:
         if not self.reads:

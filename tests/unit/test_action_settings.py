@@ -117,3 +117,11 @@ def _event(folder: Path, schedule: str) -> Path:
     path = folder / "other.json"
     path.write_text(json.dumps({"schedule": schedule}))
     return path
+
+
+def test_the_token_is_never_shown_when_the_settings_are() -> None:
+    token = "ghs_0123456789abcdefghijklmnopqrstuv"
+    settings = Settings.from_env({"INPUT_GITHUB_TOKEN": token})
+    assert settings.github_token.get_secret_value() == token
+    for shown in (repr(settings), str(settings), settings.model_dump_json()):
+        assert token not in shown

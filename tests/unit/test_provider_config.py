@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from evalward.cache_mode import CacheMode
 from evalward.errors import ConfigError
 from evalward.httpclient import Reply
-from evalward.providers.config import CacheMode, provider_config
+from evalward.providers.config import provider_config
 from evalward.providers.pricing import PriceTable
 from evalward.providers.retry import RetryPolicy
 from evalward.trace import Usage

@@ -15,15 +15,12 @@ from pathlib import Path
 from evalward import session
 from evalward.action.github import PullInfo
 from evalward.action.job import Job
-from evalward.action.trust import untrusted_cache
 from evalward.action.workflow import command
 from evalward.errors import ConfigError, MissingSecretError
 from evalward.gate import GateResult
 from evalward.interrupt import RunProgress
-from evalward.plan import GateConfig, Plan
-from evalward.providers.config import CacheMode as ProviderCacheMode
+from evalward.plan import Plan
 from evalward.record.schema import ShardPart
-from evalward.result_cache import CacheMode, ResultCache
 from evalward.results import FixtureResult
 from evalward.run_setup import Revisions, RunOptions, RunSetup
 from evalward.runtime.environment import EnvironmentStore
@@ -68,6 +65,7 @@ async def evaluate(
     runs finished so far. In merge mode nothing runs: the shards' results are merged."""
     if job.settings.merge:
         return merged(job, revisions, progress, select)
+    prepare_sandbox(job)
     setup = RunSetup(job.git, revisions, job.providers, job.env, run_options(job), select=select)
     return await session.run_change(setup, progress)
 
@@ -103,9 +101,7 @@ def merged(
                 "results come from this run's shard jobs, not from the checkout"
             )
 
-    options = RunOptions(
-        gate_config=GateConfig(job.settings.gate_config), run_all=job.settings.run_all
-    )
+    options = RunOptions(gate_config=job.settings.gate_config, run_all=job.settings.run_all)
     setup = RunSetup(job.git, revisions, job.providers, job.env, options, select=select)
     outcome = session.merge(setup, paths, key, progress, not_committed)
     job.log(f"evalward: merged {len(paths)} shards, {len(outcome.evaluation.fixtures)} runs")
@@ -124,41 +120,31 @@ def shard_key(job: Job) -> str:
     return check_key(job.settings.shard_key, "action input `shard-key`")
 
 
-def cache_mode(setting: str, event: str) -> CacheMode:
-    """A scheduled run exists to catch what changes without a commit (a provider's model): it
-    runs everything and stores what it finds (`refresh`) instead of reusing results."""
-    mode = CacheMode(setting)
-    return CacheMode.refresh if event == "schedule" and mode is CacheMode.read_write else mode
-
-
-def run_options(job: Job) -> RunOptions:
-    """The settings as the pipeline takes them; the result cache only where the checkout
-    cannot have filled it (`trust.untrusted_cache`)."""
-    settings, context = job.settings, job.context
-    cache_dir = context.workspace_path(settings.cache_dir)
-    cache = None
-    if settings.cache != "off" and cache_dir is not None:
-        distrust = untrusted_cache(job.git, context.workspace, cache_dir)
-        if distrust:
-            job.log(command("warning", f"result cache not used: {distrust}"))
-        else:
-            cache = ResultCache(cache_dir, cache_mode(settings.cache, context.event_name))
-    if job.sandbox is not None and job.sandbox.environments is None:
-        # Agents' environments are kept beside the results, under the same trust rule.
-        job.sandbox.use_environments(
+def prepare_sandbox(job: Job) -> None:
+    """Before the first program from a checkout starts: the store of agents' environments
+    (beside the result cache, under its trust rule), and, with the user switch, what the
+    agent user must not write or read taken from the workspace (`workspace_guard.protect`),
+    given back when the run ends."""
+    sandbox, cache, context = job.sandbox, job.cache, job.context
+    if cache.distrust:
+        job.log(command("warning", f"result cache not used: {cache.distrust}"))
+    if sandbox is None:
+        return
+    if sandbox.environments is None:
+        sandbox.use_environments(
             EnvironmentStore(
-                cache.directory / "environments" if cache else None,
-                reuse=cache is not None and cache.reads,
-                keep=cache is not None and cache.writes,
+                cache.directory / "environments" if cache.directory else None,
+                reuse=cache.directory is not None and cache.mode.reads,
+                keep=cache.directory is not None and cache.mode.writes,
                 scope=context.event_name,
                 log=job.log,
             )
         )
-    if job.sandbox is not None and job.sandbox.user is not None:
-        written = [job.output_dir, *([cache_dir] if cache and cache_dir else [])]
-        job.sandbox.give_back(protect(context.workspace, written, job.env))
-        job.sandbox.close_to_others(context.workspace)
-    elif job.sandbox is not None and (persisted := job.git.credential_settings()):
+    if sandbox.user is not None:
+        written = [job.output_dir, *([cache.directory] if cache.directory else [])]
+        sandbox.give_back(protect(context.workspace, written, job.env))
+        sandbox.close_to_others(context.workspace)
+    elif persisted := job.git.credential_settings():
         job.log(
             command(
                 "warning",
@@ -167,26 +153,19 @@ def run_options(job: Job) -> RunOptions:
                 "too (`agent-isolation: off`). Check out with `persist-credentials: false`.",
             )
         )
+
+
+def run_options(job: Job) -> RunOptions:
+    """The settings as the pipeline takes them."""
+    settings = job.settings
     return RunOptions(
         parallel=settings.parallel,
         run_all=settings.run_all,
-        gate_config=GateConfig(settings.gate_config),
-        cache=cache,
+        gate_config=settings.gate_config,
+        cache=job.cache.open(),
         budget=Budget(settings.max_model_calls, settings.max_cost_usd),
         sandbox=job.sandbox,
     )
-
-
-def distrust_response_cache(job: Job) -> None:
-    """A response cache the checkout could fill is not read: its replies would decide the
-    runs (the rule of the result cache, `trust.untrusted_cache`)."""
-    cache = job.providers.cache
-    if cache is None or not cache.enabled:
-        return
-    distrust = untrusted_cache(job.git, job.context.workspace, cache.directory)
-    if distrust:
-        job.log(command("warning", f"response cache not used: {distrust}"))
-        cache.mode = ProviderCacheMode.off
 
 
 def missing_secrets(job: Job, exc: MissingSecretError, pull: PullInfo | None) -> int:

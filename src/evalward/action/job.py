@@ -15,6 +15,8 @@ from typing import TextIO
 from evalward.action.context import RunContext
 from evalward.action.github import GitHubPort
 from evalward.action.settings import Settings
+from evalward.action.setup import CacheUse
+from evalward.cache_mode import CacheMode
 from evalward.git import Git
 from evalward.providers.registry import Providers
 from evalward.report import files
@@ -38,6 +40,11 @@ class Job:
     """Where programs from a checkout run (`trust.agent_sandbox`); None: as evalward's user."""
     template: Path | None = None
     """The comment template, from where the pull request cannot change it (`trust`)."""
+    cache: CacheUse = field(default_factory=lambda: CacheUse(None, CacheMode.off))
+    """The result cache as this run may use it (`setup.decide_cache`)."""
+    distrusted_replies: str = ""
+    """Why the response cache is off, when the checkout could have filled it
+    (`setup.trusted_replies`)."""
     output_dir: Path = field(init=False)
     marker: str = field(init=False)
     """The hidden line that finds this workflow job's comment again."""

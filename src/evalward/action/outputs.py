@@ -12,13 +12,12 @@ from pathlib import Path
 from evalward.action.github import PullInfo
 from evalward.action.job import Job
 from evalward.action.route import Route
-from evalward.action.trust import untrusted_cache
 from evalward.action.workflow import command
+from evalward.cache_mode import CacheMode
 from evalward.evaluation import Evaluation
 from evalward.gate import BypassRecord, GateDecision, GateResult
 from evalward.report import files
 from evalward.report.markdown import ReportContext, RunReason, render_comment, report_context
-from evalward.result_cache import CacheMode
 from evalward.session import Outcome
 from evalward.trend import record_commit, trends
 
@@ -113,20 +112,15 @@ def in_workspace(job: Job, path: Path) -> str:
 
 
 def trusted_cache_dir(job: Job) -> Path | None:
-    """The result cache's directory when this run may read it (as `run_options` decides)."""
-    cache_dir = job.context.workspace_path(job.settings.cache_dir)
-    if job.settings.cache == "off" or cache_dir is None:
-        return None
-    if untrusted_cache(job.git, job.context.workspace, cache_dir):
-        return None
-    return cache_dir
+    """The result cache's directory when this run may read it (`setup.decide_cache`)."""
+    return job.cache.directory
 
 
 def record_scores(job: Job, evaluation: Evaluation) -> None:
     """On the default branch, each Eval's score at this commit joins the cache's score log:
     the trend that pull requests restoring this cache show in report.html."""
     cache_dir = trusted_cache_dir(job)
-    if cache_dir is None or job.settings.cache != CacheMode.read_write.value:
+    if cache_dir is None or job.cache.mode is not CacheMode.read_write:
         return
     try:
         record_commit(

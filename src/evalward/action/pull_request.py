@@ -12,9 +12,10 @@ from evalward.action.evaluate import LoggedProgress, evaluate, missing_secrets
 from evalward.action.github import GitHubPort, PullInfo
 from evalward.action.job import Job
 from evalward.action.outputs import conclude, report_for, write_everything
+from evalward.action.settings import CommentMode
 from evalward.action.workflow import command
 from evalward.errors import ConfigError, GitHubError, MissingSecretError, ResourceError
-from evalward.gate import BypassRecord, GateDecision, GateResult, RegressionPolicy
+from evalward.gate import BypassRecord, GateDecision, GateResult
 from evalward.report import files
 from evalward.report.markdown import render_unloadable
 from evalward.run_setup import Revisions
@@ -82,7 +83,7 @@ async def gate(job: Job, github: GitHubPort, number: int) -> int:
     decision = outcome.decision(
         bypass,
         refusal,
-        regressions=RegressionPolicy(job.settings.fail_on_regression),
+        regressions=job.settings.fail_on_regression,
         allow_incomplete=job.settings.allow_incomplete,
     )
     report = report_for(job, outcome, decision, head_sha, record)
@@ -90,7 +91,7 @@ async def gate(job: Job, github: GitHubPort, number: int) -> int:
     audit(job, decision, number, head_sha)
     annotate(job, evaluation)
 
-    if should_comment(job, decision, existing is not None):
+    if should_comment(job.settings.comment, decision, existing is not None):
         try:
             url = github.upsert_comment(number, job.marker, body)
             job.log(f"comment: {url}")
@@ -110,7 +111,7 @@ def comment_unloadable(job: Job, number: int, head_sha: str, exc: ResourceError)
     body = render_unloadable(job.marker, problems, head_sha, job.context.run_url, exc.source)
     files.append_summary(job.env.get("GITHUB_STEP_SUMMARY"), body, job.redact)
     job.output({"result": GateResult.failed.value})
-    if job.github is None or job.settings.comment == "never":
+    if job.github is None or job.settings.comment is CommentMode.never:
         return
     try:
         url = job.github.upsert_comment(number, job.marker, job.redact(body))
@@ -119,13 +120,12 @@ def comment_unloadable(job: Job, number: int, head_sha: str, exc: ResourceError)
         job.log(command("warning", str(exc2)))
 
 
-def should_comment(job: Job, decision: GateDecision, exists: bool) -> bool:
+def should_comment(mode: CommentMode, decision: GateDecision, exists: bool) -> bool:
     """`comment: always` always; `on-failure` when the gate did not pass, or to update a
     comment already there; `never` never."""
-    mode = job.settings.comment
-    if mode == "never":
+    if mode is CommentMode.never:
         return False
-    if mode == "always" or exists:
+    if mode is CommentMode.always or exists:
         return True
     return decision.result in (
         GateResult.failed,

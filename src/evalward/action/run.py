@@ -22,9 +22,9 @@ from evalward.action.checks import annotate, report_check
 from evalward.action.context import RunContext, load_context
 from evalward.action.evaluate import (
     LoggedProgress,
-    distrust_response_cache,
     evaluate,
     missing_secrets,
+    prepare_sandbox,
     run_options,
     shard_key,
 )
@@ -41,6 +41,7 @@ from evalward.action.ownership import hand_back
 from evalward.action.pull_request import gate, pull_request
 from evalward.action.route import Route, RouteKind, eval_schedules, route_event
 from evalward.action.settings import Settings
+from evalward.action.setup import decide_cache, trusted_replies
 from evalward.action.status import begin_status
 from evalward.action.trust import agent_sandbox, check_output_dir, trusted_inputs
 from evalward.action.workflow import command
@@ -80,7 +81,7 @@ def _main(env: dict[str, str], out: TextIO, settings: Settings, context: RunCont
         print(skipped(f"evalward: skipped — {route.why}"), file=out, flush=True)
         files.write_outputs(env.get("GITHUB_OUTPUT"), {"result": "skipped"}, skipped)
         return 0
-    token = settings.github_token or env.get("GITHUB_TOKEN", "")
+    token = settings.github_token.get_secret_value() or env.get("GITHUB_TOKEN", "")
     github: GitHubPort | None = None
     if route.kind is RouteKind.gate or settings.check_run:
         if not token:
@@ -95,10 +96,11 @@ def _main(env: dict[str, str], out: TextIO, settings: Settings, context: RunCont
         base_sha = github.pull_request(route.pr).base_sha
     with tempfile.TemporaryDirectory(prefix="evalward-base-files-") as folder:
         trusted = trusted_inputs(context, settings, git, base_sha, Path(folder))
+        config, distrusted_replies = trusted_replies(trusted.providers, context, git)
         providers = build_providers(
             env,
             mock_script=str(trusted.mock_script) if trusted.mock_script else None,
-            config=trusted.providers,
+            config=config,
             cache_root=context.workspace,
         )
         # Every secret evalward knows: the environment's, and the keys the provider settings
@@ -118,6 +120,8 @@ def _main(env: dict[str, str], out: TextIO, settings: Settings, context: RunCont
             redact=redact,
             sandbox=sandbox,
             template=trusted.template,
+            cache=decide_cache(settings, context, git),
+            distrusted_replies=distrusted_replies,
         )
         return asyncio.run(run(job, route))
 
@@ -126,7 +130,8 @@ async def run(job: Job, route: Route) -> int:
     """What the route asks for, with the job's clients; they are closed however it ends."""
     try:
         check_output_dir(job.git, job.context.workspace, job.output_dir)
-        distrust_response_cache(job)
+        if job.distrusted_replies:
+            job.log(command("warning", f"response cache not used: {job.distrusted_replies}"))
         if job.settings.shard and not job.settings.merge:
             return await shard_part(job, route)
         if route.kind is RouteKind.gate:
@@ -182,6 +187,7 @@ async def shard_part(job: Job, route: Route) -> int:
         select = _chosen(route)
     key = shard_key(job)
     progress = LoggedProgress(log=job.log, cache_dir=job.settings.cache_dir)
+    prepare_sandbox(job)
     setup = RunSetup(job.git, revisions, job.providers, job.env, run_options(job), select=select)
     try:
         part = await session.run_shard(setup, progress, spec, job.output_dir, job.redact, key)

@@ -3,11 +3,44 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from enum import StrEnum
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
+from evalward.cache_mode import CacheMode
 from evalward.errors import ConfigError
+from evalward.gate import RegressionPolicy
+from evalward.plan import GateConfig
+
+
+class CommentMode(StrEnum):
+    """When the pull request gets the comment (input `comment`)."""
+
+    always = "always"
+    on_failure = "on-failure"
+    never = "never"
+
+
+class Isolation(StrEnum):
+    """How programs from the pull request run (input `agent-isolation`)."""
+
+    user = "user"
+    off = "off"
+
+
+class BypassScope(StrEnum):
+    """What one application of the bypass label covers (input `bypass-scope`)."""
+
+    sha = "sha"
+    pr = "pr"
+
+
+class OnMissingSecrets(StrEnum):
+    """What a gate does when a provider key is missing (input `on-missing-secrets`)."""
+
+    fail = "fail"
+    skip = "skip"
 
 
 class Settings(BaseModel):
@@ -15,36 +48,37 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
 
-    github_token: str = Field(default="", alias="github-token")
+    github_token: SecretStr = Field(default=SecretStr(""), alias="github-token")
+    """Shown as `**********` wherever the settings are printed."""
     bypass_label: str = Field(default="force-eval-bypass", alias="bypass-label", min_length=1)
-    bypass_scope: Literal["sha", "pr"] = Field(default="sha", alias="bypass-scope")
+    bypass_scope: BypassScope = Field(default=BypassScope.sha, alias="bypass-scope")
     mock_script: str = Field(default="", alias="mock-script")
     output_dir: str = Field(default=".evalward/out", alias="output-dir")
     parallel: int = Field(default=8, alias="parallel", ge=1, le=1024)
-    comment: Literal["always", "on-failure", "never"] = Field(default="always", alias="comment")
+    comment: CommentMode = Field(default=CommentMode.always, alias="comment")
     comment_template: str = Field(default="", alias="comment-template")
     check_run: bool = Field(default=False, alias="check-run")
     allow_untrusted_head: bool = Field(default=False, alias="allow-untrusted-head")
-    agent_isolation: Literal["user", "off"] = Field(default="user", alias="agent-isolation")
+    agent_isolation: Isolation = Field(default=Isolation.user, alias="agent-isolation")
     agent_user: str = Field(
         default="evalward-agent",
         alias="agent-user",
         pattern=r"^([A-Za-z_][A-Za-z0-9_.-]{0,31}|[1-9][0-9]{3,8})$",
     )
     agent_env: str = Field(default="", alias="agent-env", pattern=r"^[\sA-Za-z0-9_,]*$")
-    on_missing_secrets: Literal["fail", "skip"] = Field(default="fail", alias="on-missing-secrets")
+    on_missing_secrets: OnMissingSecrets = Field(
+        default=OnMissingSecrets.fail, alias="on-missing-secrets"
+    )
     pr: int | None = Field(default=None, alias="pr", ge=1)
-    gate_config: Literal["base", "head"] = Field(default="base", alias="gate-config")
+    gate_config: GateConfig = Field(default=GateConfig.base, alias="gate-config")
     run_all: bool = Field(default=False, alias="run-all")
-    fail_on_regression: Literal["none", "significant", "any"] = Field(
-        default="none", alias="fail-on-regression"
+    fail_on_regression: RegressionPolicy = Field(
+        default=RegressionPolicy.none, alias="fail-on-regression"
     )
     max_model_calls: int | None = Field(default=None, alias="max-model-calls", ge=1)
     max_cost_usd: float | None = Field(default=None, alias="max-cost-usd", gt=0)
     allow_incomplete: bool = Field(default=False, alias="allow-incomplete")
-    cache: Literal["read-write", "read-only", "refresh", "off"] = Field(
-        default="read-write", alias="cache"
-    )
+    cache: CacheMode = Field(default=CacheMode.read_write, alias="cache")
     cache_dir: str = Field(default=".evalward/cache", alias="cache-dir")
     shard: str = Field(default="", alias="shard", pattern=r"^\s*(\d+\s*/\s*\d+)?\s*$")
     merge: str = Field(default="", alias="merge")

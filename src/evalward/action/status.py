@@ -24,7 +24,6 @@ from evalward.status import STATUS_DIR, AgentIdentity, Phase, StatusStore, curre
 from evalward.status_run import RunSource, SinceScheduled, StatusRun
 
 STATUS_EVENTS = ("push", "schedule")
-WRITING_CACHE_MODES = ("read-write", "refresh")
 
 
 @dataclass
@@ -86,7 +85,7 @@ def begin_status(job: Job, route: Route) -> BranchStatus:
     chosen = sorted(n for n in resources.evals if route.evals is None or n in route.evals)
     targets = {name: resources.evals[name].resource.spec.target_agent for name in chosen}
     store = StatusStore(cache_dir / STATUS_DIR)
-    writes = job.settings.cache in WRITING_CACHE_MODES
+    writes = job.cache.mode.writes
     status = BranchStatus(StatusRun(store, source, writes=writes))
     try:
         status.agents = identities(resources, targets.values())

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalward.action.context import RunContext
-from evalward.action.settings import Settings
+from evalward.action.settings import Isolation, Settings
 from evalward.errors import ConfigError
 from evalward.escaping import printable
 from evalward.git import Git
@@ -216,7 +216,7 @@ def agent_sandbox(settings: Settings, euid: int, workspace: Path | None = None) 
     root (the image always is), refused otherwise unless the workflow turned that off. The
     agents' working copies leave out evalward's output and cache directories."""
     names = settings.agent_env_names
-    if settings.agent_isolation == "off":
+    if settings.agent_isolation is Isolation.off:
         return Sandbox(None, agent_env=names)
     if euid != 0:
         return Sandbox(None, unavailable=NOT_ROOT, agent_env=names)

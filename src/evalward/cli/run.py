@@ -84,11 +84,12 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from pathlib import Path
 
     from evalward import shard
+    from evalward.cache_mode import CacheMode
     from evalward.cli._local import Selection, check_base, repository
     from evalward.cli._progress import ProgressBar, ShownProgress
     from evalward.git import Git
     from evalward.providers.registry import build_providers, repo_providers
-    from evalward.result_cache import CacheMode, ResultCache
+    from evalward.result_cache import ResultCache
     from evalward.run_setup import Revisions, RunOptions, RunSetup
     from evalward.security import Redactor
     from evalward.spending import Budget

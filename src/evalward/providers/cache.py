@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evalward.cache_mode import CacheMode
 from evalward.providers.base import ChatRequest, ChatResponse, ToolCall
-from evalward.providers.config import CacheMode
 from evalward.trace import Usage
 
 FORMAT = 1
@@ -57,7 +57,7 @@ class ResponseCache:
 
     def get_raw(self, key: str) -> dict[str, Any] | None:
         """A provider's stored JSON reply to a forwarded call."""
-        if not self.enabled:
+        if not self.mode.reads:
             return None
         try:
             data = json.loads(self._path(key).read_text(encoding="utf-8"))
@@ -71,14 +71,14 @@ class ResponseCache:
         return reply
 
     def put_raw(self, key: str, reply: Mapping[str, Any]) -> None:
-        if self.mode is CacheMode.read_write:
+        if self.mode.writes:
             self._write(key, {"forwarded": reply})
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> ChatResponse | None:
-        if not self.enabled:
+        if not self.mode.reads:
             return None
         try:
             data = json.loads(self._path(key).read_text(encoding="utf-8"))
@@ -90,7 +90,7 @@ class ResponseCache:
         return response
 
     def put(self, key: str, response: ChatResponse) -> None:
-        if self.mode is CacheMode.read_write:
+        if self.mode.writes:
             self._write(key, _encode(response))
 
     def _write(self, key: str, entry: Mapping[str, Any]) -> None:

@@ -15,12 +15,12 @@ never written in the file: a provider names the environment variable that holds 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from evalward.cache_mode import CacheMode
 from evalward.errors import Problem, ResourceError
 
 if TYPE_CHECKING:
@@ -61,12 +61,6 @@ class Price(_Settings):
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)
-
-
-class CacheMode(StrEnum):
-    read_write = "read-write"
-    read_only = "read-only"
-    off = "off"
 
 
 class CacheSettings(_Settings):
