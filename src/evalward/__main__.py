@@ -11,28 +11,36 @@ import gc
 import os
 import select
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from evalward.host import Host
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, host: Host | None = None) -> int:
+    """Run the command `argv` names (the action, in GitHub Actions with no arguments) with
+    the `host`'s environment; every error becomes one message and an exit code."""
+    from evalward.host import Host
+
     args = sys.argv[1:] if argv is None else argv
+    host = host or Host.of_process()
     for stream in (sys.stdout, sys.stderr):
         # A file name's byte that is not UTF-8 (a surrogate) is printed as `\udcNN`.
         getattr(stream, "reconfigure", lambda **_: None)(errors="backslashreplace")
     if not isinstance(sys.stderr, _QuietWhenClosed):
         sys.stderr = _QuietWhenClosed(sys.stderr)
     try:
-        if not args and os.environ.get("GITHUB_EVENT_PATH"):
+        if not args and host.env.get("GITHUB_EVENT_PATH"):
             from evalward.action.run import main as run_action
 
-            return run_action()
+            return run_action(host=host)
         from evalward import cli
 
-        return cli.main(args)
+        return cli.main(args, host=host)
     except KeyboardInterrupt:
         from evalward.errors import EXIT_INTERRUPTED
 
-        _report("interrupted")
+        _report("interrupted", host)
         return EXIT_INTERRUPTED
     except Exception as exc:  # the one place a bug becomes a message, not a traceback
         from evalward.errors import EXIT_BUG, EXIT_OUTPUT_CLOSED, EvalwardError
@@ -42,24 +50,27 @@ def main(argv: list[str] | None = None) -> int:
             _close_stdout()
             return EXIT_OUTPUT_CLOSED
         if isinstance(exc, EvalwardError):
-            _report(str(exc))
+            _report(str(exc), host)
             return exc.exit_code
         import traceback
 
         _report(
             f"internal error: {type(exc).__name__}: {exc}. This is a bug in evalward; "
-            "please report it with the details below."
+            "please report it with the details below.",
+            host,
         )
-        print(_redact(traceback.format_exc(limit=-8)), end="", file=sys.stderr)
+        print(host.redactor()(traceback.format_exc(limit=-8)), end="", file=sys.stderr)
         return EXIT_BUG
 
 
 def entry() -> int:
-    """The process's entry point: the `evalward` script and `python -m evalward`."""
-    from evalward import startup
+    """The process's entry point: the `evalward` script and `python -m evalward`. It owns the
+    process's environment, its redaction and the collector's start-up pause (`host`)."""
+    from evalward.host import Host
 
-    startup.pause_collector()
-    code = main()
+    host = Host.of_process()
+    host.pause_collector()
+    code = main(host=host)
     try:
         sys.stdout.flush()  # what is still buffered, while a closed pipe can be handled
     except BrokenPipeError:
@@ -119,23 +130,17 @@ def _close_stdout() -> None:
     os.close(devnull)
 
 
-def _report(message: str) -> None:
+def _report(message: str, host: Host) -> None:
     """An error on stderr, an `::error::` annotation in GitHub Actions. A message can quote
     what it rejects, and that can be a secret: it is redacted like everything else written."""
     from evalward.action.workflow import command
 
-    in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
+    in_actions = host.env.get("GITHUB_ACTIONS") == "true"
     lines = [
         command("error", line) if in_actions else f"evalward: {line}"
         for line in message.splitlines() or [message]
     ]
-    print(_redact("\n".join(lines)), file=sys.stderr)
-
-
-def _redact(text: str) -> str:
-    from evalward.security import Redactor
-
-    return Redactor.last_resort()(text)
+    print(host.redactor()("\n".join(lines)), file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ use and stopped when the run ends, also when it fails; so is the model proxy the
 from __future__ import annotations
 
 import asyncio
-import os
 from collections import deque
 from collections.abc import Callable, Mapping
 
@@ -48,8 +47,8 @@ async def execute(
     providers: Providers,
     *,
     parallel: int,
+    env: Mapping[str, str],
     on_result: ProgressCallback | None = None,
-    env: Mapping[str, str] | None = None,
     kill_grace: float = DEFAULT_KILL_GRACE,
     cache: ResultCache | None = None,
     keys: CacheKeys | None = None,
@@ -69,7 +68,7 @@ async def execute(
     cached, before `on_result` sees the result.
     """
     key_names = provider_key_names(providers)
-    env, real_keys = agent_environment(dict(os.environ if env is None else env), key_names)
+    env, real_keys = agent_environment(dict(env), key_names)
     # With no budget, the proxy still holds each run to its share of calls (`Allowance`).
     proxy = ModelProxy(
         providers, allowance if allowance is not None else Allowance(), real_keys, key_names

@@ -75,6 +75,8 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
                 # gates: the pull request's own `evalward.yaml` must not choose them.
                 config = config_at(git, tip)
         head = load_resources(head_root, config=config)
+        if setup.started is not None:
+            setup.started()
         notes: list[str] = []
         base: ResourceSet | None = None
         gating: ResourceSet | None = None

@@ -68,6 +68,8 @@ class RunSetup:
     """The Evals to run, by name (a schedule's, a dispatch's); None: every one."""
     shape: PlanShaper | None = None
     """Narrows the plan before it runs (the command line's --fixture/--reps)."""
+    started: Callable[[], None] | None = None
+    """Called once the suite is loaded: the end of start-up (`host.Host.started`)."""
 
     def shaped(self, shaper: PlanShaper) -> RunSetup:
         """The same set-up, its plan also shaped by `shaper` (a shard's split), after."""

@@ -24,7 +24,6 @@ import base64
 import binascii
 import html
 import json
-import os
 import re
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -44,14 +43,6 @@ ALWAYS_SECRET = ("GITHUB_TOKEN", "INPUT_GITHUB_TOKEN", "INPUT_GITHUB-TOKEN")
 _MIN_SECRET_LENGTH = 6
 REDACTED = "***"
 _STREAM_BATCH = 64 * 1024
-_KEY_ENVS: set[str] = set()
-"""Every variable a provider of this process has read its key from (`note_key_envs`)."""
-
-
-def note_key_envs(names: Iterable[str]) -> None:
-    """Remember the variables providers read keys from, for `Redactor.last_resort`: the
-    top-level error handler runs after the code that loaded the provider settings unwound."""
-    _KEY_ENVS.update(names)
 
 
 def looks_secret(name: str) -> bool:
@@ -75,12 +66,6 @@ class Redactor:
         named = set(key_envs)
         names = [n for n in env if n in named or looks_secret(n)]
         return cls(env[n] for n in names)
-
-    @classmethod
-    def last_resort(cls) -> Redactor:
-        """For the top-level error handler: the process's environment, and every key variable
-        a provider was configured with so far."""
-        return cls.from_env(os.environ, _KEY_ENVS)
 
     def __call__(self, text: str) -> str:
         if self._pattern is None:

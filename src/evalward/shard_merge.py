@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalward import startup
 from evalward.changes import ChangeSet
 from evalward.compare import compare
 from evalward.errors import ConfigError
@@ -98,7 +97,6 @@ def merge_parts(
 
 def merge(parts: Sequence[Part], plan: Expected, key: str | None) -> Evaluation:
     """Every part, once each, of `plan` -> the Evaluation of the whole plan."""
-    startup.end_pause()
     if not parts:
         raise ConfigError("merge: no shard results given; pass every shard-i-of-n.json file")
     count = _every_part_once(parts, plan, key)

@@ -1,15 +1,19 @@
-"""The collector is off from the process's start until the first resource load, which freezes
-what start-up built and turns it back on."""
+"""The collector is off from the process's start until its command has built what lives as
+long as the run (the suite it loaded), which freezes what start-up built and turns it back
+on: the entry point owns the pause (`host.Host`), the command says when start-up ends."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import io
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from evalward import startup
+from evalward.__main__ import main
+from evalward.host import Host
 from evalward.resources import load_resources
 
 AGENT = """\
@@ -26,39 +30,53 @@ def collector() -> Iterator[None]:
     yield
     gc.unfreeze()
     gc.enable()
-    startup._paused = False
 
 
-def test_the_first_load_ends_the_start_up_pause(collector: None, tmp_path: Path) -> None:
-    (tmp_path / "agent.yaml").write_text(AGENT)
-    startup.pause_collector()
+def paused(tmp_path: Path) -> Host:
+    host = Host.of_process({"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    host.pause_collector()
     assert not gc.isenabled()
-    load_resources(tmp_path)
+    return host
+
+
+def test_a_command_that_loads_a_suite_ends_the_pause_once_it_is_loaded(
+    collector: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "agent.yaml").write_text(AGENT)
+    host = paused(tmp_path)
+    assert main(["plan", str(tmp_path)], host) == 0
     assert gc.isenabled()
-    frozen = gc.get_freeze_count()
-    assert frozen > 0  # what start-up built is out of the collector's sight
-    # Later loads pause and resume as before and freeze nothing: a freeze would add the objects
-    # of the set kept here (frozen objects that die meanwhile only lower the count).
-    again = load_resources(tmp_path)
-    assert gc.isenabled() and gc.get_freeze_count() <= frozen
-    assert again.agents
+    assert gc.get_freeze_count() > 0  # what start-up built is out of the collector's sight
 
 
-def test_a_load_without_a_pause_freezes_nothing(collector: None, tmp_path: Path) -> None:
+def test_a_command_that_loads_nothing_ends_the_pause_too(
+    collector: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    host = paused(tmp_path)
+    assert main(["schema"], host) == 0
+    assert gc.isenabled() and gc.get_freeze_count() > 0
+
+
+def test_a_load_freezes_nothing_and_leaves_the_collector_as_it_found_it(
+    collector: None, tmp_path: Path
+) -> None:
     (tmp_path / "agent.yaml").write_text(AGENT)
     load_resources(tmp_path)
     assert gc.isenabled() and gc.get_freeze_count() == 0
+    gc.disable()
+    load_resources(tmp_path)
+    assert not gc.isenabled() and gc.get_freeze_count() == 0
 
 
-def test_a_merge_ends_the_start_up_pause_too(collector: None) -> None:
-    from evalward.changes import ChangeSet
-    from evalward.errors import ConfigError
-    from evalward.plan import Plan
-    from evalward.providers.pricing import PriceTable
-    from evalward.shard_merge import Expected, merge
-
-    plan = Expected({"head": "", "base": ""}, Plan(), {}, ChangeSet(), [], PriceTable())
-    startup.pause_collector()
-    with pytest.raises(ConfigError, match="no shard results"):
-        merge([], plan, None)  # a merge reads results: its start-up ends here
-    assert gc.isenabled() and gc.get_freeze_count() > 0
+def test_the_top_level_handler_redacts_the_keys_the_providers_read(tmp_path: Path) -> None:
+    """A key under a name that does not look secret, which only the providers' settings name,
+    is still kept out of the error that ends the run."""
+    key = "the-credential-0123456789"
+    (tmp_path / "evalward.yaml").write_text("providers: { openai: { apiKeyEnv: MY_VALUE } }\n")
+    (tmp_path / "agent.yaml").write_text(AGENT)
+    host = Host.of_process({"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "MY_VALUE": key})
+    errors = io.StringIO()
+    with contextlib.redirect_stderr(errors):
+        code = main(["run", str(tmp_path), "--base", key], host)
+    assert code == 2
+    assert key not in errors.getvalue() and "***" in errors.getvalue()

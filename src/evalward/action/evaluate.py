@@ -66,7 +66,7 @@ async def evaluate(
     if job.settings.merge:
         return merged(job, revisions, progress, select)
     prepare_sandbox(job)
-    setup = RunSetup(job.git, revisions, job.providers, job.env, run_options(job), select=select)
+    setup = job_setup(job, revisions, run_options(job), select)
     return await session.run_change(setup, progress)
 
 
@@ -102,7 +102,7 @@ def merged(
             )
 
     options = RunOptions(gate_config=job.settings.gate_config, run_all=job.settings.run_all)
-    setup = RunSetup(job.git, revisions, job.providers, job.env, options, select=select)
+    setup = job_setup(job, revisions, options, select)
     outcome = session.merge(setup, paths, key, progress, not_committed)
     job.log(f"evalward: merged {len(paths)} shards, {len(outcome.evaluation.fixtures)} runs")
     return outcome
@@ -118,6 +118,18 @@ def shard_key(job: Job) -> str:
             "secret of at least 32 characters: `openssl rand -hex 32`; see docs/github.md)"
         )
     return check_key(job.settings.shard_key, "action input `shard-key`")
+
+
+def job_setup(
+    job: Job,
+    revisions: Revisions,
+    options: RunOptions,
+    select: Callable[[str], bool] | None = None,
+) -> RunSetup:
+    """The pipeline's set-up for this job (its clients, the run's options)."""
+    return RunSetup(
+        job.git, revisions, job.providers, job.env, options, select=select, started=job.started
+    )
 
 
 def prepare_sandbox(job: Job) -> None:

@@ -7,7 +7,7 @@ servers. Everything it logs or writes is redacted.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -45,6 +45,8 @@ class Job:
     distrusted_replies: str = ""
     """Why the response cache is off, when the checkout could have filled it
     (`setup.trusted_replies`)."""
+    started: Callable[[], None] | None = None
+    """Ends the process's start-up pause once the suite is loaded (`host.Host.started`)."""
     output_dir: Path = field(init=False)
     marker: str = field(init=False)
     """The hidden line that finds this workflow job's comment again."""

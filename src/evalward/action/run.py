@@ -23,6 +23,7 @@ from evalward.action.context import RunContext, load_context
 from evalward.action.evaluate import (
     LoggedProgress,
     evaluate,
+    job_setup,
     missing_secrets,
     prepare_sandbox,
     run_options,
@@ -47,25 +48,29 @@ from evalward.action.trust import agent_sandbox, check_output_dir, trusted_input
 from evalward.action.workflow import command
 from evalward.errors import EXIT_INTERRUPTED, ConfigError, MissingSecretError
 from evalward.git import Git
+from evalward.host import Host
 from evalward.providers.registry import build_providers
 from evalward.report import files
-from evalward.run_setup import Revisions, RunSetup
+from evalward.run_setup import Revisions
 from evalward.security import Redactor
 
 
-def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int:
+def main(
+    env: Mapping[str, str] | None = None, out: TextIO | None = None, host: Host | None = None
+) -> int:
     """Build real clients from the environment and run the action. However it ends, what it
-    left in the workspace goes back to the workspace's owner (`ownership`)."""
-    env = dict(os.environ if env is None else env)
+    left in the workspace goes back to the workspace's owner (`ownership`). `host` is the
+    process's (its environment, redaction and start-up pause); tests give just an `env`."""
+    host = host or Host.of_process(env)
     out = out or sys.stdout
-    settings = Settings.from_env(env)
-    context = load_context(env)
+    settings = Settings.from_env(host.env)
+    context = load_context(host.env)
     written = [
         context.workspace_path(settings.output_dir),
         context.workspace_path(settings.cache_dir),
     ]
     try:
-        return _main(env, out, settings, context)
+        return _main(host, out, settings, context)
     finally:
         given = hand_back(context.workspace, [path for path in written if path is not None])
         if given:
@@ -73,7 +78,8 @@ def main(env: Mapping[str, str] | None = None, out: TextIO | None = None) -> int
             print(f"evalward: {given} files and folders given back to uid {owner}", file=out)
 
 
-def _main(env: dict[str, str], out: TextIO, settings: Settings, context: RunContext) -> int:
+def _main(host: Host, out: TextIO, settings: Settings, context: RunContext) -> int:
+    env = host.env
     schedules = eval_schedules(context.workspace) if context.event_name == "schedule" else {}
     route = route_event(context, settings, schedules=schedules, now=dt.datetime.now(dt.UTC))
     if route.kind is RouteKind.skip:
@@ -105,7 +111,8 @@ def _main(env: dict[str, str], out: TextIO, settings: Settings, context: RunCont
         )
         # Every secret evalward knows: the environment's, and the keys the provider settings
         # name.
-        redact = Redactor.from_env(env, providers.key_envs)
+        host.note_key_envs(providers.key_envs)
+        redact = host.redactor()
         sandbox = agent_sandbox(settings, os.geteuid(), context.workspace)
         if sandbox.user is not None:
             os.umask(0o022)  # nothing evalward writes is writable by the agent user
@@ -122,6 +129,7 @@ def _main(env: dict[str, str], out: TextIO, settings: Settings, context: RunCont
             template=trusted.template,
             cache=decide_cache(settings, context, git),
             distrusted_replies=distrusted_replies,
+            started=host.started,
         )
         return asyncio.run(run(job, route))
 
@@ -188,7 +196,7 @@ async def shard_part(job: Job, route: Route) -> int:
     key = shard_key(job)
     progress = LoggedProgress(log=job.log, cache_dir=job.settings.cache_dir)
     prepare_sandbox(job)
-    setup = RunSetup(job.git, revisions, job.providers, job.env, run_options(job), select=select)
+    setup = job_setup(job, revisions, run_options(job), select)
     try:
         part = await session.run_shard(setup, progress, spec, job.output_dir, job.redact, key)
     except MissingSecretError as exc:

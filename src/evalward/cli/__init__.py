@@ -9,9 +9,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from evalward import __version__
+
+if TYPE_CHECKING:
+    from evalward.host import Host
 
 COMMANDS = (
     "run",
@@ -39,13 +42,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str], out: TextIO | None = None) -> int:
+def main(argv: list[str], out: TextIO | None = None, host: Host | None = None) -> int:
+    """Run the command `argv` names with the `host`'s environment (a new one: this process's)."""
+    from evalward.host import Host
+
     out = out or sys.stdout
+    host = host or Host.of_process()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(out)
         return 0
     command = importlib.import_module(f"evalward.cli.{args.command}")
-    code: int = command.main(args, out)
+    code: int = command.main(args, out, host)
     return code

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from evalward.cli._args import add_mock, add_root, positive, positive_amount
+
+if TYPE_CHECKING:
+    from evalward.host import Host
 
 
 def register(commands: Any) -> None:
@@ -31,12 +34,11 @@ def register(commands: Any) -> None:
     )
 
 
-def main(args: argparse.Namespace, out: TextIO) -> int:
+def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     """Exit 0 when the calibration is Calibrated (κ ≥ 0.6) with every example scored, 3 when
     no example could be scored because the judges' provider was unavailable (an outage), else
     1 (an Eval does not gate with a judge whose calibration misses examples)."""
     import asyncio
-    import os
     from pathlib import Path
 
     from evalward.errors import EXIT_EXTERNAL, EXIT_GATE_FAILED, EXIT_OK
@@ -44,15 +46,16 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward.resources import load_resources
     from evalward.results import CalibrationPhase
     from evalward.scoring.calibration import calibrate_named, render_calibration
-    from evalward.security import Redactor
 
-    env = dict(os.environ)
+    env = host.env
     root = Path(args.path).resolve()
     resources = load_resources(root)
+    host.started()
     located = resources.calibrations.get(args.name)
     providers = build_providers(
         env, mock_script=args.mock_script, config=repo_providers(root), cache_root=root
     )
+    host.note_key_envs(providers.key_envs)
 
     async def go() -> int:
         try:
@@ -64,7 +67,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
         finally:
             await providers.aclose()
         # a judge model's error note can quote what its server answered, a key included
-        redact = Redactor.from_env(env, providers.key_envs)
+        redact = host.redactor()
         print(redact(render_calibration(result)), file=out)
         if result.outage:
             return EXIT_EXTERNAL

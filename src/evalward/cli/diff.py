@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from evalward.host import Host
+
 
 def register(commands: Any) -> None:
     parser = commands.add_parser("diff", help="compare two results.json files like the comment")
@@ -20,7 +22,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
 
 
-def main(args: argparse.Namespace, out: TextIO) -> int:
+def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     import json
     from pathlib import Path
 
@@ -29,6 +31,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward.gate import decide
     from evalward.report.markdown import ReportContext, marker_for, render_comment
 
+    host.started()  # no run follows: nothing here lives long enough to be worth the pause
     before, before_private = _read(Path(args.before), side="base")
     after, after_private = _read(Path(args.after), side="head")
     comparisons = compare(before + after)

@@ -10,9 +10,12 @@ is an error, never a partial pass.
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from evalward.cli._args import add_selection
+
+if TYPE_CHECKING:
+    from evalward.host import Host
 
 
 def register(commands: Any) -> None:
@@ -28,8 +31,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
 
 
-def main(args: argparse.Namespace, out: TextIO) -> int:
-    import os
+def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from pathlib import Path
 
     from evalward import session
@@ -39,14 +41,19 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward.providers.registry import build_providers, repo_providers
     from evalward.run_setup import Revisions, RunSetup
     from evalward.seal import KEY_ENV, check_key
-    from evalward.security import Redactor
 
-    env = dict(os.environ)
+    env = host.env
     root = repository(args.repo)
     key = check_key(env[KEY_ENV], KEY_ENV) if env.get(KEY_ENV) else None
     providers = build_providers(env, config=repo_providers(root), cache_root=root)
+    host.note_key_envs(providers.key_envs)
     setup = RunSetup(
-        Git(root), Revisions(base=args.base), providers, env, shape=Selection.of(args).apply
+        Git(root),
+        Revisions(base=args.base),
+        providers,
+        env,
+        shape=Selection.of(args).apply,
+        started=host.started,
     )
     outcome = session.merge(setup, [Path(p) for p in args.parts], key, RunProgress())
     return emit(
@@ -56,6 +63,6 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
         base=args.base is not None,
         as_json=args.json,
         output_dir=args.output_dir,
-        redact=Redactor.from_env(env, providers.key_envs),
+        redact=host.redactor(),
         run=outcome.run_info(),
     )

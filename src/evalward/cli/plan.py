@@ -7,9 +7,12 @@ would, then estimated with budget.estimate_run (the same estimate the budget tri
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from evalward.cli._args import add_mock, add_root, add_selection
+
+if TYPE_CHECKING:
+    from evalward.host import Host
 
 
 def register(commands: Any) -> None:
@@ -20,9 +23,8 @@ def register(commands: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
 
 
-def main(args: argparse.Namespace, out: TextIO) -> int:
+def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     import json
-    import os
 
     from evalward.budget import estimate_run
     from evalward.cli._local import Selection, check_base, repository
@@ -33,14 +35,21 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward.providers.registry import build_providers, repo_providers
     from evalward.run_setup import Revisions, RunSetup
 
-    env = dict(os.environ)
+    env = host.env
     root = repository(args.path)
     providers = build_providers(
         env, mock_script=args.mock_script, config=repo_providers(root), cache_root=root
     )
     git = Git(root)
     check_base(git, args.base)
-    setup = RunSetup(git, Revisions(base=args.base), providers, env, shape=Selection.of(args).apply)
+    setup = RunSetup(
+        git,
+        Revisions(base=args.base),
+        providers,
+        env,
+        shape=Selection.of(args).apply,
+        started=host.started,
+    )
     with prepare_change(setup) as prepared:
         plan, changes = prepared.plan, prepared.changes
         resources = {side: c.resources for side, c in prepared.checkouts.items()}

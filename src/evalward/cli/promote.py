@@ -6,6 +6,8 @@ import argparse
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
+    from evalward.host import Host
+
     pass
 
 
@@ -38,7 +40,7 @@ def register(commands: Any) -> None:
     )
 
 
-def main(args: argparse.Namespace, out: TextIO) -> int:
+def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     import subprocess
     from pathlib import Path
 
@@ -46,6 +48,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward.promote import build_fixture, default_name, load_trace, render, write
     from evalward.resources.common import NAME_PATTERN
 
+    host.started()  # no run follows: nothing here lives long enough to be worth the pause
     loaded = load_trace(Path(args.trace), args.format)
     name = args.name or default_name(loaded.trace_id)
     import re

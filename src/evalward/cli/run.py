@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from evalward.cli._progress import ShownProgress
+    from evalward.host import Host
     from evalward.run_setup import RunSetup
     from evalward.security import Redactor
     from evalward.session import Outcome
@@ -76,10 +77,9 @@ def register(commands: Any) -> None:
     )
 
 
-def main(args: argparse.Namespace, out: TextIO) -> int:
+def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     import asyncio
     import datetime as dt
-    import os
     import sys
     from pathlib import Path
 
@@ -91,17 +91,19 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward.providers.registry import build_providers, repo_providers
     from evalward.result_cache import ResultCache
     from evalward.run_setup import Revisions, RunOptions, RunSetup
-    from evalward.security import Redactor
     from evalward.spending import Budget
 
-    env = dict(os.environ)
+    env = host.env
     root = repository(args.path)
     spec = shard.ShardSpec.parse(args.shard, "--shard") if args.shard else None
-    git = Git(root)
-    check_base(git, args.base)
     providers = build_providers(
         env, mock_script=args.mock_script, config=repo_providers(root), cache_root=root
     )
+    # Traces may echo a key from the environment: everything written or printed is redacted.
+    host.note_key_envs(providers.key_envs)
+    redact = host.redactor()
+    git = Git(root)
+    check_base(git, args.base)
     mode = CacheMode.refresh if args.no_cache else CacheMode.read_write
     options = RunOptions(
         parallel=args.parallel,
@@ -109,10 +111,14 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
         budget=Budget(args.max_model_calls, args.max_cost_usd),
     )
     setup = RunSetup(
-        git, Revisions(base=args.base), providers, env, options, shape=Selection.of(args).apply
+        git,
+        Revisions(base=args.base),
+        providers,
+        env,
+        options,
+        shape=Selection.of(args).apply,
+        started=host.started,
     )
-    # Traces may echo a key from the environment: everything written or printed is redacted.
-    redact = Redactor.from_env(env, providers.key_envs)
     progress = ShownProgress(bar=ProgressBar(sys.stderr))
     started = dt.datetime.now(dt.UTC)
     try:
@@ -144,14 +150,13 @@ async def _run_part(
     out: TextIO,
 ) -> int:
     """`--shard i/n`: one part, written for `evalward merge`; no report, no gate."""
-    import os
     import sys
 
     from evalward import session
     from evalward.errors import EXIT_INTERRUPTED, EXIT_OK
     from evalward.seal import KEY_ENV, check_key
 
-    key = check_key(os.environ[KEY_ENV], KEY_ENV) if os.environ.get(KEY_ENV) else None
+    key = check_key(setup.env[KEY_ENV], KEY_ENV) if setup.env.get(KEY_ENV) else None
     try:
         part = await session.run_shard(setup, progress, spec, output, redact, key)
     finally:

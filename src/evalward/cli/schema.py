@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from evalward.host import Host
 
 
 def register(commands: Any) -> None:
@@ -13,13 +16,14 @@ def register(commands: Any) -> None:
     )
 
 
-def main(args: argparse.Namespace, out: TextIO) -> int:
+def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     import json
 
     from evalward.errors import EXIT_OK, ConfigError
     from evalward.resources.problems import did_you_mean
     from evalward.resources.schema import json_schema, kind_names
 
+    host.started()  # no run follows: nothing here lives long enough to be worth the pause
     kind: str | None = args.kind
     if kind is not None and kind not in kind_names():
         raise ConfigError(

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from evalward.evaluation import Evaluation
+    from evalward.host import Host
     from evalward.status import StatusRow
 
 NO_STATUS = (
@@ -54,18 +55,17 @@ def register(commands: Any) -> None:
     )
 
 
-def main(args: argparse.Namespace, out: TextIO) -> int:
+def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     import json
-    import os
     import sys
     from pathlib import Path
 
     from evalward.cli._local import repository
     from evalward.errors import EXIT_OK
     from evalward.resources import load_resources
-    from evalward.security import Redactor
     from evalward.status import LOCAL_STATUS_DIR, STATUS_DIR, StatusStore, status_rows
 
+    host.started()  # no run follows: nothing here lives long enough to be worth the pause
     root = repository(args.path)
     resources = load_resources(root)
     cache = Path(args.cache_dir)
@@ -89,7 +89,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
         if any(row.record is not None for row in found):
             source, directory, rows = kind, folder, found
             break
-    redact = Redactor.from_env(os.environ)
+    redact = host.redactor()
     for note in notes:
         print(redact(f"evalward: {note}"), file=sys.stderr)
     if args.json:

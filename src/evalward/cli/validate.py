@@ -15,6 +15,7 @@ from evalward.cli._args import add_root
 
 if TYPE_CHECKING:
     from evalward.errors import Problem
+    from evalward.host import Host
 
 
 def register(commands: Any) -> None:
@@ -27,7 +28,7 @@ def register(commands: Any) -> None:
     )
 
 
-def main(args: argparse.Namespace, out: TextIO) -> int:
+def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from pathlib import Path
 
     from evalward.errors import EXIT_OK, ConfigError, ResourceError
@@ -37,6 +38,7 @@ def main(args: argparse.Namespace, out: TextIO) -> int:
     from evalward.resources.loader import load_what_loads
     from evalward.resources.repo_config import load_config
 
+    host.started()  # no run follows: nothing here lives long enough to be worth the pause
     root = Path(args.path)
     if not root.is_dir():
         raise ConfigError(f"{root}: not a directory; give the repository root to validate")

@@ -29,7 +29,6 @@ from evalward.providers.config import (
 from evalward.providers.pricing import PriceTable
 from evalward.providers.retry import Answer, Opened, RetryPolicy
 from evalward.resources.repo_config import load_config
-from evalward.security import note_key_envs
 from evalward.spending import Spent
 from evalward.trace import Usage
 
@@ -252,7 +251,6 @@ def build_providers(
         endpoints[name] = endpoint
         concurrency[name] = settings.max_concurrency
         credentials[name] = Credentials(key_env, bool(api_key), base_url, module.DEFAULT_BASE_URL)
-    note_key_envs(c.key_env for c in credentials.values())
     override: Provider | None = None
     identity = ""
     if mock_script:

@@ -20,7 +20,6 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from evalward import startup
 from evalward.errors import Problem, ResourceError
 from evalward.escaping import printable
 from evalward.resources import agentv
@@ -61,7 +60,6 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-        startup.end_pause()
 
 
 def load_resources(

@@ -1,0 +1,57 @@
+"""What the process's entry point owns and lends to the command it runs: the environment the
+process started with, the secrets everything printed is redacted of, and the garbage
+collector's start-up pause.
+
+The collector is off from the process's start until its command has built what lives as long
+as the run (the suite it loaded, or the shard results it read): objects every collection in
+between would rescan (about 80 ms before the first model call in bench/p1_overhead.py).
+The command says when that is (`started`), which freezes everything built so far out of the
+collector's sight (`gc.freeze`) and turns it back on. A command that builds nothing of the
+kind says so first thing. Only the process's own entry point pauses: code that runs a
+command in a long-lived process (the tests) never freezes what it built.
+
+Redaction needs the variables the providers read their keys from, which only the command's
+configuration knows: the command tells the host (`note_key_envs`), so that the top-level
+error handler, which runs after that code unwound, still knows them.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from evalward.security import Redactor
+
+
+@dataclass
+class Host:
+    env: dict[str, str]
+    """The environment the process started with: every command reads this copy."""
+    key_envs: set[str] = field(default_factory=set)
+    _paused: bool = False
+
+    @classmethod
+    def of_process(cls, env: Mapping[str, str] | None = None) -> Host:
+        return cls(dict(os.environ if env is None else env))
+
+    def pause_collector(self) -> None:
+        """Called once, first thing in the process."""
+        self._paused = gc.isenabled()
+        gc.disable()
+
+    def started(self) -> None:
+        """Start-up is over: end the collector's pause, the first time."""
+        if self._paused:
+            self._paused = False
+            gc.freeze()
+            gc.enable()
+
+    def note_key_envs(self, names: Iterable[str]) -> None:
+        """The variables the providers read keys from: secrets whatever their names."""
+        self.key_envs.update(names)
+
+    def redactor(self) -> Redactor:
+        """Every secret of the environment, and the keys noted so far."""
+        return Redactor.from_env(self.env, self.key_envs)
