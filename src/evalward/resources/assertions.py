@@ -163,7 +163,7 @@ class LatencyScope(StrEnum):
 class LatencyAssertion(AssertionBase):
     """The run's wall time (`scope: run`) or every timed step (`scope: step`) ≤ `maxMs`.
 
-    Without `maxMs` it is seed 003's reserved `{type: latency}`: the observed latency is
+    Without `maxMs` it is the reserved `{type: latency}`: the observed latency is
     reported and never gates (the assertion is advisory, left out of the score).
     """
 
