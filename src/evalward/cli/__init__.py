@@ -14,6 +14,7 @@ from typing import TextIO
 from evalward import __version__
 
 COMMANDS = (
+    "init",
     "run",
     "plan",
     "diff",
