@@ -15,6 +15,7 @@ from evalward import __version__
 
 COMMANDS = (
     "init",
+    "import",
     "run",
     "plan",
     "diff",
@@ -26,6 +27,8 @@ COMMANDS = (
     "schema",
     "action",
 )
+MODULES = {"import": "import_config"}
+"""Commands whose module has another name (`import` is a Python keyword)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"evalward {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        importlib.import_module(f"evalward.cli.{name}").register(commands)
+        importlib.import_module(f"evalward.cli.{MODULES.get(name, name)}").register(commands)
     return parser
 
 
@@ -47,6 +50,6 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
     if args.command is None:
         parser.print_help(out)
         return 0
-    command = importlib.import_module(f"evalward.cli.{args.command}")
+    command = importlib.import_module(f"evalward.cli.{MODULES.get(args.command, args.command)}")
     code: int = command.main(args, out)
     return code
