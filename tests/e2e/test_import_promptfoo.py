@@ -121,10 +121,14 @@ def test_a_chat_template_becomes_a_conversation(repo: GitRepo) -> None:
     fixtures = documents(repo.path / "evals" / "travel-assistant" / "fixtures.yaml")
     city = next(f for f in fixtures if f["metadata"]["name"].endswith("a-weekend-city-break"))
     system, user = city["spec"]["input"]["messages"]
-    policy = (EXAMPLES / "chat" / "docs" / "policy.txt").read_text()
+    # promptfoo trims a text file it reads into a variable
+    policy = (EXAMPLES / "chat" / "docs" / "policy.txt").read_text().strip()
     assert system == {
         "role": "system",
-        "content": f"You are the travel assistant of Wayfare. Follow this policy:\n{policy}",
+        "content": f"You are the travel assistant of Wayfare. Follow this policy:\n{policy}\n"
+        # a YAML file becomes JSON text; a variable may be made of another one
+        'The traveller: {"name":"Ada","prefers":["train","ferry"]}\n'
+        "Sign as: Wayfare travel desk",
     }
     assert user == {"role": "user", "content": "Suggest a city for a weekend in May, from Paris."}
     booking = next(f for f in fixtures if "booking" in f["metadata"]["name"])

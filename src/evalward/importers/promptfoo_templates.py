@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,12 @@ from jinja2.sandbox import SandboxedEnvironment
 from evalward.importers.promptfoo_source import Files, Node
 
 SCRIPT_SUFFIXES = {".js", ".cjs", ".mjs", ".ts", ".py", ".rb"}
+MEDIA_SUFFIXES = {
+    ".pdf", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tiff", ".svg",
+    ".mp3", ".wav", ".ogg", ".flac", ".mp4", ".mov", ".webm",
+}  # fmt: skip
+PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+PARTIAL_TAG = re.compile(r"({%[^%]*$|{{[^}]*$|{#[^#]*$)", re.MULTILINE)
 ROLES = {"system", "user", "assistant"}
 
 
@@ -94,22 +101,37 @@ def _file_value(node: Node, path: Path, files: Files) -> Any:
             f"{path.name} is a program that computes the variable; evalward does not run "
             "code to build inputs: run it once and write its output in the test's vars"
         )
+    if path.suffix.lower() in MEDIA_SUFFIXES:
+        raise node.refuse(
+            f"{path.name}: promptfoo sends it as base64 or extracted text; evalward's inputs "
+            "are text and conversations"
+        )
     text = files.text(node, path)
-    try:
-        if path.suffix == ".json":
-            return json.loads(text)
-        if path.suffix in (".yaml", ".yml"):
-            return yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError) as exc:
-        raise node.refuse(f"cannot read {path.name}: {exc}", droppable=False) from None
-    return text
+    if path.suffix in (".yaml", ".yml"):  # promptfoo passes a YAML file on as JSON text
+        try:
+            return _dump(yaml.safe_load(text))
+        except yaml.YAMLError as exc:
+            raise node.refuse(f"cannot read {path.name}: {exc}", droppable=False) from None
+    return text.strip()
 
 
 def compose(variables: dict[str, Any], node: Node, warnings: list[str]) -> dict[str, Any]:
-    """Variables that refer to other variables (`item: 'tweet about {{topic}}'`), rendered."""
+    """The variables as promptfoo renders them into a prompt: one trailing newline dropped,
+    `{{name}}` placeholders of other variables filled in (five rounds at most), then each
+    rendered as a template."""
+    values = {k: v.removesuffix("\n") if isinstance(v, str) else v for k, v in variables.items()}
+    for _ in range(5):
+        changed = False
+        for name, value in values.items():
+            match = PLACEHOLDER.search(value) if isinstance(value, str) else None
+            if match is not None and match[1] in values:
+                values[name] = value.replace(match[0], str(values[match[1]]), 1)
+                changed = True
+        if not changed:
+            break
     return {
-        name: render(value, variables, node, warnings) if isinstance(value, str) else value
-        for name, value in variables.items()
+        name: render(value, values, node, warnings) if isinstance(value, str) else value
+        for name, value in values.items()
     }
 
 
@@ -124,9 +146,12 @@ def conversation(
             parsed = json.loads(template)
         except ValueError:
             parsed = None
-        if _is_chat(parsed):  # a JSON prompt: its strings are rendered one by one
-            return _messages(render_value(parsed, variables, node, warnings), node)
-    text = render(template, variables, node, warnings)
+        if parsed is not None:  # a JSON prompt: its strings are rendered one by one
+            rendered = render_value(parsed, variables, node, warnings)
+            if _is_chat(rendered):
+                return _messages(rendered, node)
+            return json.dumps(rendered, ensure_ascii=False, indent=2)
+    text = template if PARTIAL_TAG.search(template) else render(template, variables, node, warnings)
     stripped = text.strip()
     if stripped.startswith("- role:"):
         try:
