@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-frameworks test-real-model lint lock
+.PHONY: demo test test-frameworks test-promptfoo test-real-model lint lock
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,18 @@ test: $(VENV)/.installed
 ## framework from PyPI or npm, so it is not part of `make test` (which runs one of them).
 test-frameworks: $(VENV)/.installed
 	$(BIN)/python -m pytest -q -m frameworks tests/frameworks
+
+## promptfoo itself and `evalward import promptfoo` + `evalward run` on promptfoo's documented
+## examples (tests/data/promptfoo), against the same model server: the same verdict on every
+## test. promptfoo is pinned and installed from npm (about 1.4 GB) into PROMPTFOO_CACHE on
+## first use; it runs offline, as bench/p1_promptfoo.py runs it. Not part of `make test`.
+PROMPTFOO_VERSION ?= 0.121.20
+PROMPTFOO_CACHE ?= $(HOME)/.cache/evalward-promptfoo
+PROMPTFOO := $(PROMPTFOO_CACHE)/node_modules/.bin/promptfoo
+test-promptfoo: $(VENV)/.installed
+	[ "$$($(PROMPTFOO) --version 2>/dev/null | tail -n 1)" = "$(PROMPTFOO_VERSION)" ] || \
+	  npm install --prefix $(PROMPTFOO_CACHE) --no-audit --no-fund promptfoo@$(PROMPTFOO_VERSION)
+	EVALWARD_PROMPTFOO=$(PROMPTFOO) $(BIN)/python -m pytest -q -s -m promptfoo tests/promptfoo
 
 ## Run an example suite against a real model server: llama-cpp-python serving SmolLM2-135M on
 ## the CPU, on loopback (docs/providers.md). Not part of `make test`. The first run compiles

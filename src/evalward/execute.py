@@ -159,7 +159,12 @@ async def execute(
             return await runner.run(
                 FixtureRun(
                     labels=RunLabels(
-                        agent=runner.agent.name, fixture=run.fixture, eval=run.eval, rep=run.rep
+                        agent=runner.agent.name,
+                        fixture=run.fixture,
+                        eval=run.eval,
+                        rep=run.rep,
+                        side=run.side.value,
+                        sha=checkouts[run.side].sha,
                     ),
                     fixture_input=resources.fixtures[run.fixture].resource.spec.input,
                     tools=fixture_tools[(run.side, run.fixture, spec.target_agent)],
@@ -174,7 +179,7 @@ async def execute(
         judge = await judges.for_eval(located_eval, checkout.resources, run.side.value)
         fixture = checkout.resources.fixtures[run.fixture]
         result = await score_fixture(
-            run.eval, run.side.value, run.rep, fixture, trace, spec.scoring, judge
+            run.eval, run.side.value, run.rep, fixture, trace, spec.scoring, judge, sha=checkout.sha
         )
         # A model call that failed under an agent's own code may have been worked around
         # or not: like an error, such a run is tried again next time rather than reused.

@@ -100,10 +100,14 @@ class Git:
         """git's output, decoded as file names are (`os.fsdecode`): never a decoding error."""
         return os.fsdecode(self._raw(args, check=check))
 
+    def commit_of(self, ref: str) -> str | None:
+        """The full SHA of a commit-ish; None when there is none (HEAD before a first commit)."""
+        out = self.run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
+        return out.strip() or None
+
     def resolve(self, ref: str) -> str:
         """The full SHA of a commit-ish, or a GitError that says it is missing."""
-        out = self.run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
-        sha = out.strip()
+        sha = self.commit_of(ref)
         if not sha:
             raise GitError(
                 f"commit {ref!r} is not in the repository at {self.repo}. In a workflow, "

@@ -127,11 +127,12 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
         if select is not None:
             plan.evals = [name for name in plan.evals if select(name)]
             plan.runs = [run for run in plan.runs if select(run.eval)]
-        checkouts = {Side.head: Checkout(Side.head, head_root, gate, index)}
+        head_sha = git.commit_of(revisions.head or "HEAD") or ""
+        checkouts = {Side.head: Checkout(Side.head, head_root, gate, index, sha=head_sha)}
         if base is not None and base_root is not None:
             if merge_base is not None and _reads_files(plan, base):
                 base_root = stack.enter_context(git.worktree(merge_base))
-            checkouts[Side.base] = Checkout(Side.base, base_root, base)
+            checkouts[Side.base] = Checkout(Side.base, base_root, base, sha=merge_base or "")
         if shape is not None:
             plan = shape(plan, {side: c.resources for side, c in checkouts.items()})
         yield Prepared(changes, plan, checkouts, notes)

@@ -192,6 +192,9 @@ class Checkout:
     index: FileIndex | None = field(default=None, compare=False)
     """The listing of `root` change detection read, for the result cache's keys to read
     the same (None: listed when first asked)."""
+    sha: str = ""
+    """The commit the side comes from: the merge base for the base, HEAD for the head (also
+    when the working tree has changes); "" when there is none yet."""
 
 
 def private_runs(plan: Plan, resources: Mapping[Side, ResourceSet]) -> set[tuple[str, str]]:

@@ -157,8 +157,10 @@ class CacheKeys:
         if not models:
             models = list(self._providers.endpoints)
         models += eval_def.spec.judge.models
+        checkout = self._checkouts[side]
         return {
             "providers": self._providers.identity_of(models),
+            **({"side": side.value, "sha": checkout.sha} if self._providers.by_side else {}),
             "agent": self.agent(side, agent_name),
             "scoring": _dump(eval_def.spec.scoring),
             "judge": _dump(eval_def.spec.judge),

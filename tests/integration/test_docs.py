@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -49,3 +50,27 @@ def test_readme_links_resolve() -> None:
     readme = (ROOT / "README.md").read_text()
     for target in re.findall(r"\]\(((?:docs|examples)/[^)#]+)", readme):
         assert (ROOT / target).exists(), target
+
+
+SOURCE_CITATION = re.compile(r"\bseed[ -]?00\d\b|\bthe seeds?\b", re.IGNORECASE)
+
+
+def test_what_users_read_says_what_things_are_not_which_source_they_came_from() -> None:
+    """Pages, examples, the JSON Schema and every command's help describe evalward in its own
+    words: "seed 003" means nothing to a reader (code comments may cite sources)."""
+    from evalward import cli
+    from evalward.resources.schema import json_schema
+
+    texts = {
+        str(path.relative_to(ROOT)): path.read_text(encoding="utf-8")
+        for pattern in ("*.md", "docs/*.md", "examples/**/*.yaml", "examples/**/*.md")
+        for path in ROOT.glob(pattern)
+    }
+    texts["evalward schema"] = json.dumps(json_schema(None))
+    parser = cli.build_parser()
+    texts["evalward --help"] = parser.format_help()
+    for action in parser._subparsers._group_actions:  # type: ignore[union-attr]
+        for name, command in action.choices.items():
+            texts[f"evalward {name} --help"] = command.format_help()
+    cited = {where: m[0] for where, text in texts.items() if (m := SOURCE_CITATION.search(text))}
+    assert not cited, cited

@@ -14,17 +14,22 @@ Each page gets a git repository of its own, and its fenced blocks are taken in o
   minutes), `<!-- docs-test: file PATH -->` writes it to PATH, `<!-- docs-test: given
   PATH... -->` first writes placeholder files it refers to, and `<!-- docs-test: in KIND.path
   -->` says it is part of a resource (`in Agent`, `in Eval.spec`,
-  `in EvalFixture.spec.assertions`): it is completed into one and must load.
+  `in EvalFixture.spec.assertions`): it is completed into one and must load;
+  `<!-- docs-test: install -->` runs a block that installs evalward (`pip install evalward`)
+  as written, in a fresh virtualenv whose pip takes `evalward` from a wheel of this checkout
+  (a constraint naming it); that virtualenv's evalward runs the page's later blocks.
 
 Every fenced block names its language, so none is left out by accident.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,7 +106,7 @@ def test_every_fenced_block_names_its_language() -> None:
 def test_the_pages_hold_blocks_of_every_kind_the_test_runs() -> None:
     every = [b for page in PAGES for b in blocks(page)]
     markers = {b.marker.split()[0] for b in every if b.marker}
-    assert markers == {"skip", "file", "given", "in"}
+    assert markers == {"skip", "file", "given", "in", "install"}
     assert sum(b.language == "sh" and not b.marker for b in every) >= 3
 
 
@@ -116,6 +121,9 @@ class Page:
         self.home.mkdir()
         self.mock_scripts: list[str] = []
         self.wrote_yaml = False
+        self.bin = BIN
+        """Where `evalward` comes from: the test's own, until a block installs it."""
+        self.pip_env: dict[str, str] = {}
 
     def write(self, name: str, content: str) -> None:
         target = self.repo.path / name
@@ -129,10 +137,11 @@ class Page:
         if self.repo.git("status", "--porcelain"):
             self.repo.commit("the page's files so far")
         env = {
-            "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+            "PATH": f"{self.bin}{os.pathsep}{os.environ['PATH']}",
             "HOME": str(self.home),
             "GIT_CONFIG_NOSYSTEM": "1",
             "LANG": "C.UTF-8",
+            **self.pip_env,
         }
         return subprocess.run(
             ["bash", "-e", "-o", "pipefail", "-c", script],
@@ -148,6 +157,9 @@ class Page:
         if command == "skip":
             assert re.fullmatch(r"\(.+\)", argument), f"{block.where}: say why it is skipped"
             return
+        if command == "install":
+            self.install(block)
+            return
         if command == "given":
             for name in argument.split():
                 self.write(name, "placeholder\n")
@@ -160,6 +172,22 @@ class Page:
             assert done.returncode == 0, f"{block.where}: exit {done.returncode}\n{done.stderr}"
         else:
             assert not command or command == "given", f"{block.where}: unknown marker"
+
+    def install(self, block: Block) -> None:
+        """The block, as written, in a fresh virtualenv whose `pip install evalward` gets
+        this checkout (offline, the test's own evalward stands in for it)."""
+        if os.environ.get("EVALWARD_OFFLINE") == "1":
+            return
+        venv = self.home / "venv"
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True, timeout=120)
+        constraint = self.home / "constraints.txt"
+        constraint.write_text(f"evalward @ {checkout_wheel().as_uri()}\n")
+        cache = Path(os.environ.get("HOME", self.home)) / ".cache" / "pip"
+        self.pip_env = {"PIP_CONSTRAINT": str(constraint), "PIP_CACHE_DIR": str(cache)}
+        self.bin = venv / "bin"
+        done = self.bash(block.text)
+        assert done.returncode == 0, f"{block.where}: exit {done.returncode}\n{done.stderr}"
+        assert (self.bin / "evalward").exists(), f"{block.where}: evalward was not installed"
 
     def take_yaml(self, block: Block, inside: str) -> None:
         first = block.text.splitlines()[0]
@@ -194,6 +222,19 @@ class Page:
             done = self.evalward("validate", *(["--mock-script", script] if script else []))
             assert done.returncode == 0, f"{self.page}: evalward validate\n{done.stderr}"
             assert "warning" not in done.stdout, f"{self.page}: {done.stdout}"
+
+
+@functools.cache
+def checkout_wheel() -> Path:
+    """A wheel of this checkout, built once per test session."""
+    out = Path(tempfile.mkdtemp(prefix="evalward-wheel-"))
+    subprocess.run(
+        [BIN / "uv", "build", "--wheel", "--quiet", "--out-dir", out, ROOT],
+        check=True,
+        timeout=300,
+    )
+    (wheel,) = out.glob("evalward-*.whl")
+    return wheel
 
 
 def completed(inside: str, data: Any, line: int) -> str:

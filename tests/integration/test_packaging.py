@@ -181,7 +181,7 @@ def test_example_workflows_are_valid_and_use_only_real_inputs(workflow: Path) ->
 def test_a_release_pushes_the_image_with_its_provenance() -> None:
     release = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text())
     assert release[True]["push"]["tags"] == ["v*"]  # PyYAML reads the key `on` as True
-    (job,) = release["jobs"].values()
+    job = release["jobs"]["image"]
     assert job["permissions"] == {"contents": "read", "packages": "write"}
     build = next(s for s in job["steps"] if s.get("uses", "").startswith("docker/build-push"))
     assert build["with"]["push"] is True and build["with"]["provenance"] == "mode=max"

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from evalward.host import Host
 
 COMMANDS = (
+    "init",
+    "import",
     "run",
     "plan",
     "diff",
@@ -28,6 +30,8 @@ COMMANDS = (
     "schema",
     "action",
 )
+MODULES = {"import": "import_config"}
+"""Commands whose module has another name (`import` is a Python keyword)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"evalward {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        importlib.import_module(f"evalward.cli.{name}").register(commands)
+        importlib.import_module(f"evalward.cli.{MODULES.get(name, name)}").register(commands)
     return parser
 
 
@@ -53,6 +57,6 @@ def main(argv: list[str], out: TextIO | None = None, host: Host | None = None) -
     if args.command is None:
         parser.print_help(out)
         return 0
-    command = importlib.import_module(f"evalward.cli.{args.command}")
+    command = importlib.import_module(f"evalward.cli.{MODULES.get(args.command, args.command)}")
     code: int = command.main(args, out, host)
     return code

@@ -30,7 +30,7 @@ def register(commands: Any) -> None:
         type=positive_amount,
         default=60.0,
         metavar="SECONDS",
-        help="how long one judge call may take (default: 60, seed 003's judge timeout)",
+        help="how long one judge call may take (default: 60, a judge call's own limit)",
     )
 
 

@@ -39,6 +39,10 @@ class RunLabels:
     eval: str = ""
     rep: int = 0
     purpose: Literal["agent", "judge"] = "agent"
+    side: str = ""
+    """`base` or `head`: which side of the comparison the run is ("" outside a run)."""
+    sha: str = ""
+    """The commit that side was checked out from ("" when unknown, e.g. before a first commit)."""
 
 
 @dataclass(frozen=True)

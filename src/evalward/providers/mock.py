@@ -14,12 +14,15 @@ A script is YAML (docs/providers.md#the-mock-provider says it all):
       - match: { purpose: judge }    # replies to the LLM judge
         turns:
           - content: '{"score": 1, "confidence": 0.9, "summary": "ok", "violations": []}'
+      - match: { agent: support-bot, side: head }   # the pull request's side only
+        turns: [{ content: "I cannot help with that." }]
     default: "Default output from the mock provider."
 
-The first entry whose `match` keys all fit answers (keys: agent, fixture, eval, purpose, rep
-and `contains`, a substring of the last user message). Replies are stateless: the turn is the
-number of assistant messages already in the conversation, and the rep is the run's, so
-concurrent runs never interfere.
+The first entry whose `match` keys all fit answers (keys: agent, fixture, eval, purpose, rep,
+side, sha and `contains`, a substring of the last user message). `side` and `sha` answer the
+base and the head differently, so a regression can be dry-run with no key. Replies are
+stateless: the turn is the number of assistant messages already in the conversation, and the
+rep is the run's, so concurrent runs never interfere.
 """
 
 from __future__ import annotations
@@ -59,7 +62,15 @@ class MockMatch(_Strict):
     eval: str | None = None
     purpose: Literal["agent", "judge"] | None = None
     rep: int | None = Field(default=None, ge=0)
+    side: Literal["base", "head"] | None = None
+    sha: str | None = Field(default=None, pattern=r"^[0-9a-f]{4,40}$")
+    """The commit a side was checked out from, in full or its first four characters or more."""
     contains: str | None = None
+
+    @property
+    def by_side(self) -> bool:
+        """Whether this entry answers one side, or one commit, and not the other."""
+        return self.side is not None or self.sha is not None
 
 
 class MockRep(_Strict):
@@ -87,6 +98,11 @@ class MockReply(_Strict):
 class MockScript(_Strict):
     replies: list[MockReply] = Field(default_factory=list)
     default: str = DEFAULT_REPLY
+
+    @property
+    def by_side(self) -> bool:
+        """Whether the base and the head may get different replies to the same call."""
+        return any(reply.match.by_side for reply in self.replies)
 
 
 def load_script(path: Path) -> MockScript:
@@ -157,6 +173,10 @@ class MockProvider:
             if match.purpose is not None and match.purpose != labels.purpose:
                 continue
             if match.rep is not None and match.rep != labels.rep:
+                continue
+            if match.side is not None and match.side != labels.side:
+                continue
+            if match.sha is not None and not (labels.sha and labels.sha.startswith(match.sha)):
                 continue
             if match.contains is not None and match.contains not in last_user:
                 continue

@@ -145,6 +145,9 @@ class Providers:
     prices: PriceTable = field(default_factory=PriceTable)
     identity: str = ""
     """What besides the model ids decides replies (the mock script's hash), for result caching."""
+    by_side: bool = False
+    """The mock script answers the base and the head (or one commit) differently: a result is
+    then reused only for the same side and commit."""
     spent: Spent = field(default_factory=Spent)
     """What every provider of the run answered: calls, tokens, cost."""
     endpoints: dict[str, str] = field(default_factory=dict)
@@ -253,12 +256,14 @@ def build_providers(
         credentials[name] = Credentials(key_env, bool(api_key), base_url, module.DEFAULT_BASE_URL)
     override: Provider | None = None
     identity = ""
+    by_side = False
     if mock_script:
         # lazy: the mock provider imports PyYAML, which a run without a mock script never needs
         from evalward.providers.mock import MockProvider, load_script
 
-        mock = MockProvider(load_script(Path(mock_script)))
-        override = MeteredProvider(mock, prices, None, spent=spent)
+        script = load_script(Path(mock_script))
+        override = MeteredProvider(MockProvider(script), prices, None, spent=spent)
+        by_side = script.by_side
         by_name["mock"] = override
         identity = "mock:" + hashlib.sha256(Path(mock_script).read_bytes()).hexdigest()
     return Providers(
@@ -268,6 +273,7 @@ def build_providers(
         cache=cache,
         prices=prices,
         identity=identity,
+        by_side=by_side,
         endpoints=endpoints,
         spent=spent,
         concurrency=concurrency,

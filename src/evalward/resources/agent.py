@@ -57,8 +57,8 @@ class ToolCommand(Model):
 class Tool(Model):
     """A tool offered to a declarative agent's model.
 
-    `type` is seed 003's short form (`{ type: bash, enabled: false }`); `name` wins when both
-    are given.
+    `type` is the short form (`{ type: bash, enabled: false }`); `name` wins when both are
+    given.
     """
 
     name: str | None = Field(default=None, pattern=r"^[a-zA-Z0-9_-]{1,64}$")

@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 import regex
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from evalward.resources.common import Model, Severity
 
@@ -151,8 +151,25 @@ class MaxStepsAssertion(AssertionBase):
 
 
 class CostAssertion(AssertionBase):
+    """The run's tokens (`maxTokens`) or its cost in US dollars (`maxUsd`) are within bounds;
+    with both, both must hold."""
+
     type: Literal["cost"]
-    max_tokens: int = Field(ge=0)
+    max_tokens: int | None = Field(
+        default=None, ge=0, description="Input and output tokens of every model call of the run."
+    )
+    max_usd: float | None = Field(
+        default=None,
+        ge=0,
+        description="The run's cost in US dollars, from the models' prices (built in, or "
+        "`pricing` in evalward.yaml); a model with no price makes it an `error`.",
+    )
+
+    @model_validator(mode="after")
+    def _a_bound(self) -> CostAssertion:
+        if self.max_tokens is None and self.max_usd is None:
+            raise ValueError("a `cost` assertion needs `maxTokens`, `maxUsd` or both")
+        return self
 
 
 class LatencyScope(StrEnum):
@@ -163,7 +180,7 @@ class LatencyScope(StrEnum):
 class LatencyAssertion(AssertionBase):
     """The run's wall time (`scope: run`) or every timed step (`scope: step`) ≤ `maxMs`.
 
-    Without `maxMs` it is seed 003's reserved `{type: latency}`: the observed latency is
+    Without `maxMs` it is the reserved `{type: latency}`: the observed latency is
     reported and never gates (the assertion is advisory, left out of the score).
     """
 

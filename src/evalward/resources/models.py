@@ -154,8 +154,8 @@ DEFAULT_CROSS_CHECK_MARGIN = 0.3
 
 
 class CrossCheckConfig(Model):
-    """Judges that grade every judge assertion beside the primary `judge.model`, as seed 003's
-    "cross-vendor sanity check on top of an Anthropic primary judge": their verdicts are shown,
+    """Judges that grade every judge assertion beside the primary `judge.model`, e.g. a
+    cross-vendor sanity check on top of an Anthropic primary judge: their verdicts are shown,
     and a score further than `margin` from the primary's is flagged; they never gate."""
 
     models: list[Annotated[str, Field(min_length=1)]] = Field(

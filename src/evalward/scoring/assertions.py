@@ -338,12 +338,26 @@ def _json_schema(a: JsonSchemaAssertion, trace: Trace) -> Outcome:
 
 
 def _cost(a: CostAssertion, trace: Trace) -> Outcome:
-    used = trace.usage.total_tokens
-    return _verdict(
-        used <= a.max_tokens,
-        f"{used} tokens ≤ {a.max_tokens}",
-        f"{used} tokens > {a.max_tokens}",
-    )
+    usage = trace.usage
+    held: list[str] = []
+    if a.max_tokens is not None:
+        used = usage.total_tokens
+        if used > a.max_tokens:
+            return Status.failed, f"{used} tokens > {a.max_tokens}"
+        held.append(f"{used} tokens ≤ {a.max_tokens}")
+    if a.max_usd is not None:
+        # A call without a price would make the sum look smaller than what the run cost.
+        parts = [s.usage for s in trace.steps] + [c.usage for c in trace.proxy_calls]
+        unpriced = any(u is not None and u.cost_usd is None and u.total_tokens for u in parts)
+        if usage.cost_usd is None or unpriced:
+            raise _Unevaluable(
+                "the run's cost is unknown: a model it called has no price; add one under "
+                "`pricing` in evalward.yaml"
+            )
+        if usage.cost_usd > a.max_usd:
+            return Status.failed, f"cost ${usage.cost_usd:.6g} > ${a.max_usd:g}"
+        held.append(f"cost ${usage.cost_usd:.6g} ≤ ${a.max_usd:g}")
+    return Status.passed, "; ".join(held)
 
 
 def observed_latency(a: LatencyAssertion, trace: Trace) -> tuple[float, str]:

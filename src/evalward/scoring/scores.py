@@ -71,6 +71,7 @@ async def score_fixture(
     judge: EvalJudge | None = None,
     *,
     regex_timeout: float = REGEX_TIMEOUT_SECONDS,
+    sha: str = "",
 ) -> FixtureResult:
     """Score one run of one fixture; judge assertions run concurrently."""
     spec = fixture.resource.spec
@@ -80,7 +81,13 @@ async def score_fixture(
     reference = spec.reference
     sidecar = spec.sidecar or None
     labels = RunLabels(
-        agent=spec.target_agent, fixture=name, eval=eval_name, rep=rep, purpose="judge"
+        agent=spec.target_agent,
+        fixture=name,
+        eval=eval_name,
+        rep=rep,
+        purpose="judge",
+        side=side,
+        sha=sha,
     )
 
     async def one(assertion: Assertion) -> JudgeOutcome:

@@ -231,6 +231,39 @@ def test_cost_is_a_cap_on_the_tokens_of_the_whole_run() -> None:
     assert run({"type": "cost", "maxTokens": 99}, trace)[0] is Status.failed
 
 
+def test_cost_in_dollars_is_a_cap_on_what_the_priced_calls_cost() -> None:
+    trace = Trace()
+    trace.add(
+        StepType.tool_call, tool="a", arguments={}, usage=Usage(input_tokens=60, cost_usd=0.002)
+    )
+    trace.add(StepType.final, content="x", usage=Usage(input_tokens=30, cost_usd=0.001))
+    assert run({"type": "cost", "maxUsd": 0.003}, trace) == (Status.passed, "cost $0.003 ≤ $0.003")
+    assert run({"type": "cost", "maxUsd": 0.0029}, trace) == (
+        Status.failed,
+        "cost $0.003 > $0.0029",
+    )
+    # both bounds: both must hold
+    assert run({"type": "cost", "maxUsd": 1, "maxTokens": 89}, trace)[0] is Status.failed
+    assert run({"type": "cost", "maxUsd": 1, "maxTokens": 90}, trace)[0] is Status.passed
+
+
+def test_a_cost_in_dollars_that_is_not_known_is_an_error_never_a_pass() -> None:
+    """A call to a model with no price would make the run look cheaper than it was."""
+    unpriced = Trace()
+    unpriced.add(StepType.final, content="x", usage=Usage(input_tokens=30))
+    status, message = run({"type": "cost", "maxUsd": 100}, unpriced)
+    assert status is Status.error and "has no price" in message and "pricing" in message
+    partly = Trace()
+    partly.add(StepType.tool_call, tool="a", arguments={}, usage=Usage(input_tokens=9))
+    partly.add(StepType.final, content="x", usage=Usage(input_tokens=30, cost_usd=0.001))
+    assert run({"type": "cost", "maxUsd": 100}, partly)[0] is Status.error
+
+
+def test_a_cost_assertion_needs_a_bound() -> None:
+    with pytest.raises(ValidationError, match="needs `maxTokens`, `maxUsd` or both"):
+        ASSERTION.validate_python({"type": "cost"})
+
+
 def timed_trace(run_ms: float, *step_ms: float) -> Trace:
     trace = Trace(duration_ms=run_ms)
     trace.add(StepType.input, content="hi")

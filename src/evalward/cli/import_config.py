@@ -1,0 +1,104 @@
+"""`evalward import promptfoo CONFIG`: a promptfoo suite as evalward Agents, EvalFixtures and
+Evals, written beside the repository's other resources.
+
+Everything is converted before anything is written: a part with no equivalent stops the
+import (exit 2) with its file, line and what to write instead, unless `--skip-unsupported`
+leaves it out and lists it. Files that exist are never overwritten.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from evalward.host import Host
+
+HEADER = "# Converted from {config} by `evalward import promptfoo`: {what}.\n"
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "import", help="convert another tool's eval config (promptfoo) into evalward resources"
+    )
+    parser.add_argument("tool", choices=["promptfoo"], help="the tool the config is for")
+    parser.add_argument("config", help="its config file, e.g. promptfooconfig.yaml")
+    parser.add_argument(
+        "--output-dir",
+        metavar="DIR",
+        help="where to write agents.yaml, fixtures.yaml and evals.yaml (default: evals/SUITE)",
+    )
+    parser.add_argument(
+        "--name", help="the suite's name, which prefixes every resource (default: its description)"
+    )
+    parser.add_argument(
+        "--skip-unsupported",
+        action="store_true",
+        help="leave out what has no equivalent (each part is listed) instead of stopping",
+    )
+
+
+def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
+    from pathlib import Path
+
+    import yaml
+
+    from evalward.errors import EXIT_OK, ConfigError
+    from evalward.git import Git
+    from evalward.importers import promptfoo_resources as make
+    from evalward.importers.promptfoo import convert
+    from evalward.importers.promptfoo_resources import slug
+
+    host.started()  # no run follows: nothing here lives long enough to be worth the pause
+    config = Path(args.config)
+    if not config.is_file():
+        raise ConfigError(f"{config}: no such file; give the promptfoo config to import")
+    here = Path.cwd()
+    top = Git(here).run("rev-parse", "--show-toplevel", check=False).strip()
+    root = Path(top) if top else here
+    conversion = convert(
+        config,
+        root=root if config.resolve().is_relative_to(root) else config.resolve().parent,
+        shown_from=here,
+        name=slug(args.name) if args.name else None,
+        skip_unsupported=args.skip_unsupported,
+    )
+    target = Path(args.output_dir) if args.output_dir else Path("evals") / conversion.suite
+    files = {
+        target / "agents.yaml": (conversion.agents, "the models it calls"),
+        target / "fixtures.yaml": (conversion.fixtures, "one fixture per test and column"),
+        target / "evals.yaml": (conversion.evals, "one Eval per prompt and provider"),
+    }
+    settings_file = root / "evalward.yaml"
+    write_settings = bool(conversion.settings) and not settings_file.exists()
+    existing = [str(p) for p in files if p.exists() or p.is_symlink()]
+    if existing:
+        raise ConfigError(
+            f"{', '.join(existing)} already exist{'s' if len(existing) == 1 else ''}, so nothing "
+            "was written; move them away or give another --output-dir"
+        )
+    for path, (documents, what) in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        header = HEADER.format(config=config.name, what=what)
+        with path.open("x", encoding="utf-8") as file:
+            file.write(make.render(documents, header))
+    settings = yaml.safe_dump(conversion.settings, sort_keys=False)
+    if write_settings:
+        with settings_file.open("x", encoding="utf-8") as file:
+            file.write(HEADER.format(config=config.name, what="where its models answer") + settings)
+    print(
+        f"evalward import: {config} → {target}/: {len(conversion.agents)} agents, "
+        f"{len(conversion.fixtures)} fixtures, {len(conversion.evals)} evals"
+        + (f"; {settings_file.name} with its provider settings" if write_settings else ""),
+        file=out,
+    )
+    if conversion.settings and not write_settings:
+        print(
+            f"\nAdd to {settings_file} (it exists, so it was left as it is):\n{settings}", file=out
+        )
+    for note in conversion.notes:
+        print(f"note: {note}", file=out)
+    for problem in conversion.dropped:
+        print(f"left out: {problem.render()}", file=out)
+    print("\nNext: evalward validate, then evalward run", file=out)
+    return EXIT_OK

@@ -1,0 +1,159 @@
+"""`evalward init`: a working Agent, its fixtures and Eval, a mock script and the workflow that
+gates pull requests, written into a repository (empty or not) in one step.
+
+Everything it writes passes `evalward validate` and `evalward run --mock-script` at once, so
+the first thing a user sees is a green run they can then change. It never overwrites: when
+a file it would write exists, it writes nothing and names what exists (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from evalward.git import Git
+    from evalward.host import Host
+
+NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,60}[a-z0-9])?$")
+MODEL = re.compile(r"^(openai|anthropic)/[A-Za-z0-9._:-]{1,100}$")
+BRANCH = re.compile(r"^[A-Za-z0-9._/-]{1,200}$")
+KEY_ENVS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+IGNORED = ".evalward/"
+"""What evalward writes in the repository (outputs, caches, history): never committed."""
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "init", help="write a working agent, Eval, mock script and workflow to start from"
+    )
+    parser.add_argument("path", nargs="?", default=".", help="the repository (default: .)")
+    parser.add_argument(
+        "--agent", type=_name, default="assistant", help="the agent's name (default: assistant)"
+    )
+    parser.add_argument(
+        "--model",
+        type=_model,
+        default="openai/gpt-4.1-mini",
+        help="its model and the judge's, openai/… or anthropic/… (default: openai/gpt-4.1-mini)",
+    )
+
+
+def _name(text: str) -> str:
+    if not NAME.match(text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: lower-case letters, digits and dashes, e.g. support-bot"
+        )
+    return text
+
+
+def _model(text: str) -> str:
+    if not MODEL.match(text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected openai/<model> or anthropic/<model>, e.g. openai/gpt-4.1-mini"
+        )
+    return text
+
+
+def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
+    from importlib.resources import files
+    from pathlib import Path
+
+    from evalward import __version__
+    from evalward.errors import EXIT_OK, ConfigError
+    from evalward.git import Git
+
+    host.started()  # no run follows: nothing here lives long enough to be worth the pause
+    start = Path(args.path)
+    if not start.is_dir():
+        raise ConfigError(f"{start}: not a directory; give the repository to write into")
+    git = Git(start.resolve())
+    top = git.run("rev-parse", "--show-toplevel", check=False).strip()
+    root = Path(top) if top else start.resolve()
+    agent: str = args.agent
+    model: str = args.model
+    key_env = KEY_ENVS[model.partition("/")[0]]
+    branch = _default_branch(git) if top else "main"
+    values = {
+        "__AGENT__": agent,
+        "__MODEL__": model,
+        "__KEY_ENV__": key_env,
+        "__BRANCH__": branch,
+        "__MAJOR__": __version__.split(".")[0],
+    }
+    plan = {
+        "evalward.yaml": "evalward.yaml",
+        f"agents/{agent}.yaml": "agent.yaml",
+        f"prompts/{agent}.md": "prompt.md",
+        f"evals/{agent}.yaml": "evals.yaml",
+        "evals/mock-replies.yaml": "mock-replies.yaml",
+        ".github/workflows/evals.yml": "workflow.yml",
+    }
+    existing = [name for name in plan if (root / name).is_symlink() or (root / name).exists()]
+    if existing:
+        own = all(agent in name for name in existing)
+        raise ConfigError(
+            f"{root}: {len(existing)} of the files `evalward init` writes already exist, so "
+            f"nothing was written: {', '.join(existing)}. Move them away"
+            + (", or give another agent name with --agent" if own else "")
+        )
+    templates = files("evalward.cli").joinpath("init_files")
+    for name, template in plan.items():
+        text = templates.joinpath(template).read_text(encoding="utf-8")
+        for placeholder, value in values.items():
+            text = text.replace(placeholder, value)
+        target = root / name
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with target.open("x", encoding="utf-8") as file:
+                file.write(text)
+        except OSError as exc:
+            raise ConfigError(f"{target}: cannot write it ({exc.strerror})") from None
+    ignore = _ignore_outputs(root / ".gitignore")
+    print(f"evalward init: wrote in {root}:", file=out)
+    for name in plan:
+        print(f"  {name}", file=out)
+    print(f"  .gitignore ({ignore})", file=out)
+    print(
+        f"\nThe workflow gates pull requests to {branch}; edit its `branches:` if your default "
+        f"branch is another one.\nNext:\n"
+        "  evalward validate\n"
+        "  evalward run --mock-script evals/mock-replies.yaml   # no key, no network\n"
+        f"  {key_env}=... evalward run   # the model itself\n"
+        f"Then commit, add {key_env} as a repository secret, push, open a pull request, and "
+        "make the `gate` job a required status check (docs/getting-started.md).",
+        file=out,
+    )
+    if not top:
+        print(f"\n{root} is not a git repository yet: run `git init` there.", file=out)
+    return EXIT_OK
+
+
+def _default_branch(git: Git) -> str:
+    """The branch pull requests go to: origin's default, else the branch of a repository with
+    no commit yet, else main or master where one exists, else the current branch."""
+
+    def ask(*args: str) -> str:
+        return git.run(*args, check=False).strip()
+
+    candidates = [ask("symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")]
+    candidates[0] = candidates[0].removeprefix("origin/")
+    if git.commit_of("HEAD") is None:
+        candidates.append(ask("symbolic-ref", "--quiet", "--short", "HEAD"))
+    candidates += [name for name in ("main", "master") if git.commit_of(f"refs/heads/{name}")]
+    candidates.append(ask("symbolic-ref", "--quiet", "--short", "HEAD"))
+    return next((c for c in candidates if BRANCH.match(c)), "main")
+
+
+def _ignore_outputs(path: Path) -> str:
+    """Add `.evalward/` to .gitignore unless an entry already ignores it; say what was done."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    entries = {line.strip() for line in text.splitlines()}
+    if entries & {".evalward", ".evalward/", "/.evalward", "/.evalward/"}:
+        return f"{IGNORED} already ignored"
+    with path.open("a", encoding="utf-8") as file:
+        file.write(("\n" if text and not text.endswith("\n") else "") + IGNORED + "\n")
+    return f"added {IGNORED}" if text else f"created, ignoring {IGNORED}"

@@ -1,0 +1,345 @@
+"""A promptfoo configuration converted into evalward Agents, EvalFixtures and Evals.
+
+promptfoo runs every test against every prompt and every provider and passes when every test
+does. Here each provider becomes an Agent (its model and settings), each (prompt, provider)
+pair an Eval with a pass threshold of 1, and each test, rendered with its variables into the
+prompt, an EvalFixture of that Eval carrying the converted assertions. The conversion is a
+snapshot: a prompt edited later is edited in the fixtures. What has no equivalent is refused
+with its location; `skip_unsupported` leaves the droppable parts out instead and says which.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalward.errors import ConfigError, Problem
+from evalward.importers import promptfoo_providers as providers_
+from evalward.importers import promptfoo_resources as make
+from evalward.importers.promptfoo_asserts import Converter
+from evalward.importers.promptfoo_prompts import Prompt, entries, prompts_of
+from evalward.importers.promptfoo_providers import Provider
+from evalward.importers.promptfoo_source import Files, Node, Refused, Source
+from evalward.importers.promptfoo_templates import combinations, compose, conversation
+from evalward.importers.promptfoo_tests import Test, merged, test_nodes
+from evalward.resources.yamlsource import Document
+
+TOP_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "evaluateOptions"}
+IGNORED_KEYS = {
+    "$schema", "assertionTemplates", "outputPath", "sharing", "tags", "writeLatestResults",
+    "metadata", "env", "derivedMetrics", "commandLineOptions",
+}  # fmt: skip
+"""Keys that change no verdict: left out (`env` on purpose: it may hold secrets)."""
+REPORT_ONLY = {"type": "latency"}
+"""What a test without assertions gets: it runs and is reported, and never gates."""
+
+
+@dataclass
+class Conversion:
+    """The resources by kind, evalward.yaml's provider settings, and what the user must know."""
+
+    suite: str = ""
+    agents: list[make.Document] = field(default_factory=list)
+    fixtures: list[make.Document] = field(default_factory=list)
+    evals: list[make.Document] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    dropped: list[Problem] = field(default_factory=list)
+
+
+@dataclass
+class _Column:
+    prompt: Prompt
+    provider: Provider
+    agent: str
+    labels: dict[str, str]
+    judged: bool = False
+
+
+class _Importer:
+    def __init__(self, files: Files, skip_unsupported: bool) -> None:
+        self.files = files
+        self.skip = skip_unsupported
+        self.problems: list[Problem] = []
+        self.out = Conversion()
+        self.warnings: list[str] = []
+        self.converter = Converter(files, self.warnings)
+        self.columns: list[_Column] = []
+
+    def attempt(self, error: Refused) -> None:
+        """A refusal: kept as a problem, or, when it may be left out and the user said so,
+        left out and listed."""
+        if self.skip and error.droppable:
+            self.out.dropped.append(error.problem)
+        else:
+            self.problems.append(error.problem)
+
+    def run(self, config: Node, name: str | None) -> Conversion:
+        for key, child in config.items():
+            if key not in TOP_KEYS | IGNORED_KEYS:
+                self.attempt(
+                    child.refuse(f"`{key}` has no equivalent in evalward", droppable=False)
+                )
+        description = config.get("description")
+        suite = make.slug(name or (str(description.value) if description else "") or "promptfoo")
+        self.out.suite = suite
+        prompts = self.prompts(config)
+        providers = self.providers(config)
+        for prompt in prompts:
+            for provider in providers:
+                if provider.prompts is None or prompt.label in provider.prompts:
+                    labels = make.column_labels(suite, prompts, providers, prompt, provider)
+                    agent = (
+                        f"{suite}-{make.slug(provider.label, 24)}" if len(providers) > 1 else suite
+                    )
+                    self.columns.append(_Column(prompt, provider, agent, labels))
+        default = config.get("defaultTest")
+        if default is not None and isinstance(default.value, str):
+            default = self.files.document(default, self.files.path_of(default, default.value))
+        graders = [g for g in [_option(default, "provider")] if g is not None]
+        tests = config.get("tests")
+        for index, node in enumerate(test_nodes(tests, self.files) if tests else [config]):
+            try:
+                test = merged(node if tests else Node({}, config.source), index, default)
+            except Refused as error:
+                self.attempt(error)
+                continue
+            graders += [test.options["provider"]] if "provider" in test.options else []
+            self.test(suite, test)
+        judge = self.judge([*graders, *self.converter.graders], providers)
+        self.resources(providers, judge, config.get("evaluateOptions"))
+        self.out.notes += sorted(set(self.warnings))
+        if self.problems:
+            raise _refusal(self.problems)
+        if not self.out.fixtures:
+            raise config.refuse(
+                "no test is left to convert: give `tests` with `vars` and `assert`",
+                droppable=False,
+            )
+        return self.out
+
+    def prompts(self, config: Node) -> list[Prompt]:
+        node = config.get("prompts")
+        if node is None:
+            raise config.refuse("a promptfoo config needs `prompts`", droppable=False)
+        found: list[Prompt] = []
+        for item, label in entries(node):
+            try:
+                found += prompts_of(item, label, self.files)
+            except Refused as error:
+                self.attempt(error)
+        return found
+
+    def providers(self, config: Node) -> list[Provider]:
+        node = config.get("providers")
+        if node is None:
+            raise config.refuse("a promptfoo config needs `providers`", droppable=False)
+        found: list[Provider] = []
+        for item in node.elements():
+            try:
+                found += providers_.providers(item, self.files)
+            except Refused as error:
+                self.attempt(error)
+        self.out.notes += [note for provider in found for note in provider.notes]
+        return found
+
+    def judge(self, graders: list[Node], providers: list[Provider]) -> Provider | None:
+        if not any(column.judged for column in self.columns):
+            return None
+        chosen: Provider | None = None
+        for node in graders:
+            try:
+                found = providers_.grader(node, self.files)
+            except Refused as error:
+                self.attempt(error)
+                continue
+            if chosen is not None and found.model != chosen.model:
+                problem = f"a second grading model, {found.model} after {chosen.model}: an "
+                self.attempt(node.refuse(problem + "Eval has one judge", droppable=False))
+            chosen = chosen or found
+        if chosen is None and providers:
+            chosen = providers[0]
+            self.out.notes.append(
+                f"llm-rubric assertions are judged by {chosen.model}, the suite's first "
+                "provider (promptfoo grades with its default grader): set the Evals' "
+                "`judge.model` to choose another"
+            )
+        return chosen
+
+    def test(self, suite: str, test: Test) -> None:
+        variables = test.variables
+        try:
+            if variables is not None and isinstance(variables.value, str):
+                path = self.files.path_of(variables, variables.value)
+                variables = self.files.document(variables, path)
+            own = dict(variables.items()) if variables is not None else {}
+            combos = combinations({**test.defaults, **own}, self.files)
+        except Refused as error:
+            self.attempt(error)
+            return
+        base = make.slug(test.description) if test.description else f"test-{test.index + 1}"
+        source = f"{test.node.source.shown}:{test.node.where()[0]}"
+        for number, combo in enumerate(combos):
+            values = compose(combo, test.node, self.warnings)
+            assertions = self.assertions(test, values)
+            if assertions is None:
+                continue
+            name = base if len(combos) == 1 else f"{base}-{number + 1}"
+            description = _described(test, combo, len(combos))
+            for column in self.columns:
+                prompt, provider = column.prompt, column.provider
+                if not _runs(test.only_prompts, prompt.label) or not _runs(
+                    test.only_providers, provider.label, provider.model
+                ):
+                    continue
+                try:
+                    rendered = self.render(prompt, test, values)
+                except Refused as error:
+                    self.attempt(error)
+                    continue
+                fixture = self.unique("-".join([suite, name, *make.suffix(column.labels)]))
+                column.judged |= any(a["type"] == "judge" for a in assertions)
+                self.out.fixtures.append(
+                    make.fixture(
+                        fixture,
+                        column.labels,
+                        source,
+                        column.agent,
+                        description,
+                        rendered,
+                        assertions,
+                    )
+                )
+
+    def assertions(self, test: Test, values: dict[str, Any]) -> list[dict[str, Any]] | None:
+        """The test's assertions converted; None when every one was left out (running it
+        would check nothing)."""
+        if not test.asserts:
+            self.warnings.append(
+                "tests without assertions run and are reported but never gate (a reported-only "
+                "`latency` assertion)"
+            )
+            return [dict(REPORT_ONLY)]
+        converted: list[dict[str, Any]] = []
+        for node in test.asserts:
+            try:
+                converted += self.converter.convert(node, values)
+            except Refused as error:
+                self.attempt(error)
+        return converted or None
+
+    def render(
+        self, prompt: Prompt, test: Test, values: dict[str, Any]
+    ) -> str | list[dict[str, str]]:
+        prefix, suffix = test.options.get("prefix"), test.options.get("suffix")
+        template = (
+            f"{prefix.value if prefix else ''}{prompt.template}{suffix.value if suffix else ''}"
+        )
+        return conversation(template, values, prompt.node, self.warnings)
+
+    def unique(self, name: str) -> str:
+        """`name`, or `name-2`, `name-3`… when a fixture already has it."""
+        taken = {f["metadata"]["name"] for f in self.out.fixtures}
+        candidate, number = name, 1
+        while candidate in taken:
+            number += 1
+            candidate = f"{name}-{number}"
+        return candidate
+
+    def resources(
+        self, providers: list[Provider], judge: Provider | None, options: Node | None
+    ) -> None:
+        execution = _execution(options) if options is not None else {}
+        agents = {column.agent: column.provider for column in self.columns}
+        self.out.agents = [make.agent(name, provider) for name, provider in agents.items()]
+        used = list(agents.values())
+        for column in self.columns:
+            if not any(f["metadata"]["labels"] == column.labels for f in self.out.fixtures):
+                continue
+            model = judge.model if judge is not None and column.judged else None
+            name = "-".join([self.out.suite, *make.suffix(column.labels)])
+            self.out.evals.append(
+                make.evaluation(name, column.agent, column.labels, model, execution)
+            )
+            if model is not None and judge is not None and judge not in used:
+                used.append(judge)
+        settings, conflicts = providers_.settings(used)
+        for node in conflicts:
+            message = "a second endpoint, key or price for the same provider: an evalward "
+            self.attempt(node.refuse(message + "run has one of each per provider", droppable=False))
+        self.out.settings = settings
+
+
+def _execution(options: Node) -> dict[str, Any]:
+    """evaluateOptions that have an equivalent: concurrency, repeats, the per-test timeout."""
+    execution: dict[str, Any] = {}
+    for key, child in options.items():
+        value = child.value
+        if key == "maxConcurrency" and isinstance(value, int) and value >= 1:
+            execution["parallel"] = min(value, 1024)
+        elif key == "repeat" and isinstance(value, int) and value > 1:
+            execution["repsPerFixture"] = min(value, 1000)
+        elif key == "timeoutMs" and isinstance(value, int | float) and value > 0:
+            execution["timeoutSeconds"] = value / 1000
+    return execution
+
+
+def _runs(only: list[str] | None, *names: str) -> bool:
+    """Whether a test's `providers:` / `prompts:` filter lets one of `names` run it."""
+    if only is None:
+        return True
+    return any(
+        name == wanted or (wanted.endswith("*") and name.startswith(wanted[:-1]))
+        for wanted in only
+        for name in names
+    )
+
+
+def _option(node: Node | None, key: str) -> Node | None:
+    options = node.get("options") if node is not None else None
+    return options.get(key) if options is not None else None
+
+
+def _described(test: Test, combo: dict[str, Any], count: int) -> str:
+    if count == 1:
+        return test.description
+    shown = ", ".join(f"{k}={v}" for k, v in combo.items() if isinstance(v, str))
+    return f"{test.description} ({shown})".strip()
+
+
+def _refusal(problems: list[Problem]) -> ConfigError:
+    count = len(problems)
+    lines = "\n".join(f"  {p.render()}" for p in problems)
+    return ConfigError(
+        f"{count} part{'s' if count != 1 else ''} of the promptfoo config "
+        f"{'have' if count != 1 else 'has'} no evalward equivalent, so nothing was written:\n"
+        f"{lines}\nRewrite them as the messages say, or leave them out with --skip-unsupported "
+        "(each one left out is listed)"
+    )
+
+
+def convert(
+    config: Path,
+    *,
+    root: Path,
+    shown_from: Path,
+    name: str | None = None,
+    skip_unsupported: bool = False,
+) -> Conversion:
+    """The conversion of the promptfoo config at `config`, reading files inside `root` only.
+    A ConfigError lists every part that has no equivalent (with `skip_unsupported`, every
+    part that cannot be left out)."""
+    config = config.resolve()
+    files = Files(config.parent, root.resolve(), shown_from)
+    importer = _Importer(files, skip_unsupported)
+    start = Node(None, Source(files.shown(config), Document(None, 1)))
+    try:
+        node = files.document(start, files.path_of(start, str(config)))
+        if not isinstance(node.value, dict):
+            raise node.refuse("expected a promptfoo config: a mapping with prompts and tests")
+        conversion = importer.run(node, name)
+    except Refused as error:
+        raise _refusal([*importer.problems, error.problem]) from None
+    make.check([*conversion.agents, *conversion.fixtures, *conversion.evals])
+    return conversion

@@ -1,0 +1,333 @@
+"""promptfoo assertions as evalward assertions, each with the same pass/fail on the same output.
+
+Deterministic checks become `contains`, `notContains`, `equals`, `regex`, `jsonSchema`,
+`cost` and `latency`; case-insensitive, any-of, all-of, prefix and negated forms become one
+`regex` with the values escaped (a negation is a lookahead over the whole output, so
+`not-regex` keeps promptfoo's "matches nowhere"). `llm-rubric` becomes a `judge`. What runs
+code (javascript, python, webhook), what needs another model (similar, factuality, …) and
+what has no equivalent is refused with what to write instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import regex
+import yaml
+
+from evalward.importers.promptfoo_source import Files, Node
+from evalward.importers.promptfoo_templates import render_value
+
+KEYS = {"type", "value", "threshold", "weight", "metric", "provider", "config"}
+CODE = {"javascript", "python", "ruby", "webhook"}
+GRADED = {
+    "model-graded-closedqa",
+    "model-graded-factuality",
+    "factuality",
+    "g-eval",
+    "answer-relevance",
+    "context-faithfulness",
+    "context-recall",
+    "context-relevance",
+    "conversation-relevance",
+    "similar",
+    "similar:cosine",
+    "similar:dot",
+    "similar:euclidean",
+    "select-best",
+    "max-score",
+    "classifier",
+    "moderation",
+    "guardrails",
+    "pi",
+    "search-rubric",
+    "agent-rubric",
+    "trajectory:goal-success",
+    "is-refusal",
+}
+ANY = r"[\s\S]*?"
+"""Any text, newlines included, without a flag that would change the user's own pattern."""
+
+Assertion = dict[str, Any]
+
+
+def js_string(value: Any) -> str:
+    """`String(value)` in JavaScript, for the scalars promptfoo compares as text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def split_values(value: str) -> list[str]:
+    """promptfoo's comma-separated values (`a, "b, c", d`): quotes keep commas, `""` or `\\"`
+    is a quote."""
+    values: list[str] = []
+    i = 0
+    while i < len(value):
+        while i < len(value) and (value[i].isspace() or value[i] == ","):
+            i += 1
+        if i >= len(value):
+            break
+        if value[i] == '"':
+            i += 1
+            field = ""
+            while i < len(value):
+                if value[i] == "\\" and value[i + 1 : i + 2] in ('"', "\\"):
+                    field, i = field + value[i + 1], i + 2
+                elif value[i] == '"' and value[i + 1 : i + 2] == '"':
+                    field, i = field + '"', i + 2
+                elif value[i] == '"':
+                    i += 1
+                    break
+                else:
+                    field, i = field + value[i], i + 1
+            values.append(field)
+        else:
+            end = value.find(",", i)
+            end = len(value) if end < 0 else end
+            values.append(value[i:end].strip())
+            i = end
+    return values
+
+
+class Converter:
+    """Converts one test's assertions, with its variables, into evalward's."""
+
+    def __init__(self, files: Files, warnings: list[str]) -> None:
+        self.files = files
+        self.warnings = warnings
+        self.graders: list[Node] = []
+        """The `provider` nodes of llm-rubric assertions: the judge the Eval must use."""
+
+    def convert(
+        self, node: Node, variables: dict[str, Any], axis: str | None = None
+    ) -> list[Assertion]:
+        raw = node.value
+        if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
+            raise node.refuse("an assertion needs a `type`", droppable=False)
+        kind: str = raw["type"]
+        if kind == "assert-set":
+            return self._set(node, variables, axis)
+        for key, child in node.items():
+            if key in ("transform", "contextTransform"):
+                raise child.refuse(
+                    f"`{key}` runs JavaScript on the output first; evalward checks the output "
+                    "itself: check a field with `field:` by hand, or drop the assertion"
+                )
+            if key == "rubricPrompt":
+                raise child.refuse("a custom grading prompt: evalward's judge has its own")
+            if key not in KEYS:
+                raise child.refuse(f"`{key}` is not part of a promptfoo assertion")
+            if key == "config" and child.value:
+                raise child.refuse("`config` has no equivalent in evalward")
+        negated = kind.startswith("not-")
+        base = kind.removeprefix("not-")
+        value_node = node.get("value")
+        value = render_value(raw.get("value"), variables, value_node or node, self.warnings)
+        converted = self._one(node, base, negated, value, value_node)
+        extra: dict[str, Any] = {}
+        if isinstance(raw.get("weight"), int | float) and raw["weight"] != 1:
+            extra["weight"] = raw["weight"]
+        metric = raw.get("metric") if isinstance(raw.get("metric"), str) else axis
+        if metric:
+            extra["axis"] = metric
+        return [{**a, **extra} for a in converted]
+
+    def _set(self, node: Node, variables: dict[str, Any], axis: str | None) -> list[Assertion]:
+        """An `assert-set` without a threshold passes when all of its assertions do: the same
+        as listing them one by one."""
+        threshold = node.get("threshold")
+        if threshold is not None:
+            raise threshold.refuse(
+                "an assert-set with a threshold passes on a share of its assertions; evalward "
+                "fixtures pass when every assertion passes: list the ones that must hold"
+            )
+        metric = node.get("metric")
+        own_axis = str(metric.value) if metric is not None else axis
+        members = node.get("assert")
+        if members is None:
+            raise node.refuse("an assert-set needs `assert`", droppable=False)
+        return [a for child in members.elements() for a in self.convert(child, variables, own_axis)]
+
+    def _one(
+        self, node: Node, base: str, negated: bool, value: Any, value_node: Node | None
+    ) -> list[Assertion]:
+        at = value_node or node
+        handler = _HANDLERS.get(base)
+        if handler is not None:
+            return handler(self, node, at, negated, value)
+        if base in CODE:
+            raise node.refuse(
+                f"`{base}` runs code to decide; evalward does not run code from an assertion: "
+                "write the check as contains/regex/equals/is-json, or as an llm-rubric judge"
+            )
+        if base in GRADED:
+            raise node.refuse(
+                f"`{base}` needs a grading model or embeddings evalward does not have; write "
+                "what it checks as an `llm-rubric` (an evalward judge with a rubric)"
+            )
+        raise node.refuse(f"`{base}` has no equivalent among evalward's assertions")
+
+    # --- the handlers, by promptfoo type without its `not-` -----------------------------------
+
+    def _contains(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
+        text = _text(at, value)
+        return [{"type": "notContains" if negated else "contains", "value": text}]
+
+    def _icontains(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
+        return [_pattern(at, "(?i)" + _search(_escape(_text(at, value)), negated))]
+
+    def _any(self, node: Node, at: Node, negated: bool, value: Any, fold: bool) -> list[Assertion]:
+        either = "(?:" + "|".join(_escape(v) for v in _texts(at, value)) + ")"
+        return [_pattern(at, ("(?i)" if fold else "") + _search(either, negated))]
+
+    def _all(self, node: Node, at: Node, negated: bool, value: Any, fold: bool) -> list[Assertion]:
+        texts = _texts(at, value)
+        if len(texts) == 1 and not fold and not negated:
+            return [{"type": "contains", "value": texts[0]}]
+        every = "".join(f"(?={ANY}{_escape(t)})" for t in texts)
+        body = f"(?!{every})" if negated else every
+        return [_pattern(at, ("(?i)" if fold else "") + r"\A" + body)]
+
+    def _equals(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
+        if isinstance(value, dict | list):
+            if negated:
+                raise at.refuse("`not-equals` with a JSON value has no equivalent in evalward")
+            return [{"type": "jsonSchema", "schema": {"const": value}}]
+        if negated:
+            return [_pattern(at, rf"\A(?!{_escape(_text(at, value))}\Z)")]
+        self.warnings.append(
+            "`equals` ignores spaces and newlines around the output in evalward (promptfoo "
+            "compares them too)"
+        )
+        return [{"type": "equals", "value": _text(at, value)}]
+
+    def _starts_with(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
+        prefix = _escape(_text(at, value))
+        return [_pattern(at, rf"\A(?!{prefix})" if negated else rf"\A{prefix}")]
+
+    def _regex(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
+        if not isinstance(value, str) or not value:
+            raise at.refuse("`regex` needs a pattern")
+        try:
+            regex.compile(value)
+        except regex.error as exc:
+            raise at.refuse(
+                f"the pattern does not compile in evalward's engine ({exc}); JavaScript and "
+                "Python patterns differ in a few constructs: rewrite it"
+            ) from None
+        return [_pattern(at, _search(f"(?:{value})", negated) if negated else value)]
+
+    def _is_json(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
+        if negated:
+            raise node.refuse("`not-is-json` has no equivalent in evalward")
+        schema: Any = {} if value in (None, "") else value
+        if isinstance(schema, str):
+            if schema.startswith("file://"):
+                schema = self.files.document(at, self.files.path_of(at, schema)).value
+            else:
+                schema = yaml.safe_load(schema)
+        if not isinstance(schema, dict):
+            raise at.refuse("`is-json` takes a JSON Schema object as its value")
+        return [{"type": "jsonSchema", "schema": schema}]
+
+    def _contains_json(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
+        raise node.refuse(
+            "`contains-json` looks for JSON inside text; evalward's jsonSchema checks an output "
+            "that is JSON: use `is-json` if the reply is only JSON, else a regex or a judge"
+        )
+
+    def _cost(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
+        return [{"type": "cost", "maxUsd": self._threshold(node, negated)}]
+
+    def _latency(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
+        return [{"type": "latency", "maxMs": self._threshold(node, negated)}]
+
+    def _threshold(self, node: Node, negated: bool) -> int | float:
+        threshold = node.get("threshold")
+        kind = node.value["type"]
+        if negated:
+            raise node.refuse(f"`{kind}` (a lower bound) has no equivalent in evalward")
+        if (
+            threshold is None
+            or not isinstance(threshold.value, int | float)
+            or isinstance(threshold.value, bool)
+        ):
+            raise node.refuse(f"`{kind}` needs a numeric `threshold`", droppable=False)
+        bound: int | float = threshold.value
+        return bound
+
+    def _rubric(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
+        if negated:
+            raise node.refuse("`not-llm-rubric`: write the opposite statement as the rubric")
+        if isinstance(value, dict | list):
+            value = json.dumps(value, ensure_ascii=False)
+        if not isinstance(value, str) or not value.strip():
+            raise at.refuse("`llm-rubric` needs the rubric as its value", droppable=False)
+        provider = node.get("provider")
+        if provider is not None:
+            self.graders.append(provider)
+        judged: Assertion = {
+            "type": "judge",
+            "rubric": "Score 1 if this statement is true of the final answer, 0 if it is not: "
+            f"{value.strip()}",
+        }
+        threshold = node.get("threshold")
+        if threshold is not None and isinstance(threshold.value, int | float):
+            judged["minScore"] = min(max(float(threshold.value), 0.0), 1.0)
+        return [judged]
+
+
+def _escape(text: str) -> str:
+    """`text` as a pattern that matches it literally, spaces left as they are."""
+    escaped: str = regex.escape(text, special_only=True, literal_spaces=True)
+    return escaped
+
+
+def _pattern(at: Node, pattern: str) -> Assertion:
+    try:
+        regex.compile(pattern)
+    except regex.error as exc:  # pragma: no cover - escaped values always compile
+        raise at.refuse(f"cannot be written as a pattern: {exc}", droppable=False) from None
+    return {"type": "regex", "pattern": pattern}
+
+
+def _search(pattern: str, negated: bool) -> str:
+    """Found anywhere in the output, or (negated) found nowhere in it."""
+    return rf"\A(?!{ANY}{pattern})" if negated else pattern
+
+
+def _text(at: Node, value: Any) -> str:
+    if value is None or isinstance(value, dict | list) or value == "":
+        raise at.refuse("expected a text or a number as the value", droppable=False)
+    return js_string(value)
+
+
+def _texts(at: Node, value: Any) -> list[str]:
+    values = split_values(value) if isinstance(value, str) else value
+    if not isinstance(values, list) or not values:
+        raise at.refuse("expected a list of texts as the value", droppable=False)
+    return [_text(at, v) for v in values]
+
+
+_Handler = Callable[[Converter, Node, Node, bool, Any], list[Assertion]]
+_HANDLERS: dict[str, _Handler] = {
+    "contains": Converter._contains,
+    "icontains": Converter._icontains,
+    "contains-any": lambda c, n, a, neg, v: c._any(n, a, neg, v, fold=False),
+    "icontains-any": lambda c, n, a, neg, v: c._any(n, a, neg, v, fold=True),
+    "contains-all": lambda c, n, a, neg, v: c._all(n, a, neg, v, fold=False),
+    "icontains-all": lambda c, n, a, neg, v: c._all(n, a, neg, v, fold=True),
+    "equals": Converter._equals,
+    "starts-with": Converter._starts_with,
+    "regex": Converter._regex,
+    "is-json": Converter._is_json,
+    "contains-json": Converter._contains_json,
+    "cost": Converter._cost,
+    "latency": Converter._latency,
+    "llm-rubric": Converter._rubric,
+}

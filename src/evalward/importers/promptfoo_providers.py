@@ -1,0 +1,204 @@
+"""promptfoo providers as evalward models: `openai:…` and `anthropic:…` (and Ollama, through
+its OpenAI-compatible endpoint), with the settings that change replies carried over and the
+rest refused. Where a provider's replies come from (`apiBaseUrl`, the key's variable, prices)
+becomes evalward.yaml's `providers` and `pricing`; a key itself is never written anywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalward.importers.promptfoo_source import Files, Node
+
+OPENAI_APIS = {"chat", "responses"}
+OPENAI_OTHER_APIS = {"completion", "embedding", "embeddings", "assistant", "realtime", "image"}
+OLLAMA_URL = "http://localhost:11434/v1"
+MODEL = re.compile(r"^[A-Za-z0-9._:/@-]{1,200}$")
+PER_MILLION = 1_000_000
+CONFIG_KEYS = {
+    "temperature",
+    "max_tokens",
+    "max_completion_tokens",
+    "apiBaseUrl",
+    "apiHost",
+    "apiKeyEnvar",
+    "apiKey",
+    "cost",
+    "inputCost",
+    "outputCost",
+}
+
+
+@dataclass
+class Provider:
+    """One promptfoo provider: the evalward model that answers in its place."""
+
+    label: str
+    model: str
+    """`openai/<model>` or `anthropic/<model>`."""
+    node: Node
+    temperature: float | None = None
+    max_tokens: int | None = None
+    base_url: str | None = None
+    key_env: str | None = None
+    price: dict[str, float] | None = None
+    """USD per million tokens, `input` and `output`."""
+    prompts: list[str] | None = None
+    """The labels or ids of the prompts it runs (all when None)."""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        return self.model.partition("/")[0]
+
+
+def providers(node: Node, files: Files) -> list[Provider]:
+    """Every provider of `providers:` (a string, a list, a map of id to options, file://)."""
+    found: list[Provider] = []
+    for item in node.elements():
+        if isinstance(item.value, dict) and "id" not in item.value and len(item.value) == 1:
+            ((id_, options),) = item.items()  # the `{openai:gpt-4.1: {config: ...}}` form
+            found.append(provider(options, files, id_=id_))
+        else:
+            found.append(provider(item, files))
+    return found
+
+
+def provider(node: Node, files: Files, *, id_: str | None = None) -> Provider:
+    value = node.value
+    if isinstance(value, str) and value.startswith("file://"):
+        node = files.document(node, files.path_of(node, value))
+        value = node.value
+    if isinstance(value, str):
+        return _model(node, value, None)
+    if not isinstance(value, dict):
+        raise node.refuse("expected a provider id such as openai:gpt-4.1-mini, or its options")
+    if id_ is None:
+        id_node = node.get("id")
+        if id_node is None or not isinstance(id_node.value, str):
+            raise node.refuse("a provider needs an `id` such as openai:gpt-4.1-mini")
+        id_ = id_node.value
+    for key, child in node.items():
+        if key not in {"id", "label", "config", "prompts", "delay"}:
+            raise child.refuse(f"`{key}` of a provider has no equivalent in evalward")
+    label = node.get("label")
+    found = _model(node, id_, str(label.value) if label is not None else None)
+    prompts = node.get("prompts")
+    if prompts is not None:
+        found.prompts = [str(p.value) for p in prompts.elements()]
+    config = node.get("config")
+    if config is not None:
+        _configure(found, config)
+    return found
+
+
+def _model(node: Node, id_: str, given: str | None) -> Provider:
+    """The provider an id names; its label is the one given, else its model's name."""
+    parts = id_.split(":")
+    vendor, rest = parts[0], parts[1:]
+    api = rest[0] if len(rest) > 1 else ""
+    model = ":".join(rest[1:]) if len(rest) > 1 else ":".join(rest)
+    label = given or model or id_
+    found: Provider | None = None
+    if vendor == "openai" and api in OPENAI_APIS | {""} and model:
+        found = Provider(label, f"openai/{model}", node)
+        if api == "responses":
+            found.notes.append(f"{id_}: evalward calls the model through Chat Completions")
+    elif vendor == "anthropic" and api in {"messages", ""} and model:
+        found = Provider(label, f"anthropic/{model}", node)
+    elif vendor == "ollama" and api in {"chat", ""} and model:
+        found = Provider(label, f"openai/{model}", node, base_url=OLLAMA_URL)
+        found.notes.append(f"{id_}: served by Ollama's OpenAI-compatible endpoint, {OLLAMA_URL}")
+    if found is None or not MODEL.match(model):
+        what = "this kind of model call" if api in OPENAI_OTHER_APIS else "this provider"
+        raise node.refuse(
+            f"{id_!r}: evalward has no equivalent of {what}; it calls openai:chat:<model> and "
+            "anthropic:messages:<model> models, and any OpenAI-compatible server as "
+            "openai:chat:<model> with `config: { apiBaseUrl: ... }`",
+            droppable=False,
+        )
+    return found
+
+
+def _configure(found: Provider, config: Node) -> None:
+    for key, child in config.items():
+        value = child.value
+        if key not in CONFIG_KEYS:
+            raise child.refuse(
+                f"`config.{key}` changes the replies and evalward's Agent has no equivalent; "
+                "remove it, or drop it with --skip-unsupported"
+            )
+        if key == "temperature" and isinstance(value, int | float):
+            found.temperature = float(value)
+        elif key in ("max_tokens", "max_completion_tokens") and isinstance(value, int):
+            found.max_tokens = value
+        elif key == "apiBaseUrl" and isinstance(value, str) and re.match(r"^https?://", value):
+            found.base_url = value
+        elif key == "apiHost" and isinstance(value, str) and re.match(r"^[\w.:-]+$", value):
+            found.base_url = f"https://{value}/v1"
+        elif key == "apiKeyEnvar" and isinstance(value, str) and re.match(r"^[A-Za-z_]\w*$", value):
+            found.key_env = value
+        elif key == "apiKey":
+            continue  # never written: said once the key's variable is known, below
+        elif key in ("cost", "inputCost", "outputCost") and isinstance(value, int | float):
+            price = found.price or {}
+            if key in ("cost", "inputCost"):
+                price["input"] = float(value) * PER_MILLION
+            if key in ("cost", "outputCost"):
+                price["output"] = float(value) * PER_MILLION
+            found.price = price
+        else:
+            raise child.refuse(f"`config.{key}`: {value!r} is not a value evalward can use")
+    if "apiKey" in config.value:
+        found.notes.append(
+            f"{found.label}: its `apiKey` is not carried over; evalward reads the key from "
+            f"the environment ({found.key_env or _default_key_env(found.kind)})"
+        )
+    if found.price is not None and set(found.price) != {"input", "output"}:
+        raise config.refuse("give both `inputCost` and `outputCost`, or `cost` for both")
+
+
+def _default_key_env(kind: str) -> str:
+    return {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}[kind]
+
+
+def grader(node: Node, files: Files) -> Provider:
+    """The provider `options.provider` or an assertion's `provider` names for grading (a map of
+    `text:` / `embedding:` providers counts by its `text` one)."""
+    if isinstance(node.value, dict) and "id" not in node.value:
+        text = node.get("text")
+        if text is None:
+            raise node.refuse("a grading provider map needs its `text` provider")
+        node = text
+    return provider(node, files)
+
+
+def settings(used: list[Provider]) -> tuple[dict[str, Any], list[Node]]:
+    """evalward.yaml's `providers` and `pricing` for the providers the suite calls, and the
+    providers that conflict with an earlier one (one endpoint per provider in a run)."""
+    endpoints: dict[str, dict[str, str]] = {}
+    pricing: dict[str, dict[str, float]] = {}
+    conflicts: list[Node] = []
+    for found in used:
+        wanted = {
+            k: v
+            for k, v in (("baseUrl", found.base_url), ("apiKeyEnv", found.key_env))
+            if v is not None
+        }
+        if found.kind in endpoints and endpoints[found.kind] != wanted:
+            conflicts.append(found.node)
+            continue
+        endpoints[found.kind] = wanted
+        if found.price is not None:
+            if pricing.get(found.model, found.price) != found.price:
+                conflicts.append(found.node)
+            pricing[found.model] = found.price
+    section: dict[str, Any] = {}
+    chosen = {kind: values for kind, values in endpoints.items() if values}
+    if chosen:
+        section["providers"] = chosen
+    if pricing:
+        section["pricing"] = pricing
+    return section, conflicts

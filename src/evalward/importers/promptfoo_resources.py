@@ -1,0 +1,160 @@
+"""The evalward documents an imported suite is made of, and their YAML.
+
+One Agent per provider, one Eval per (prompt, provider) column selecting that column's
+fixtures by label, one EvalFixture per test and column. Every document is validated by
+evalward's own models before anything is written.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Any
+
+from pydantic import ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import SingleQuotedScalarString
+
+from evalward.errors import ConfigError
+from evalward.importers.promptfoo_prompts import Prompt
+from evalward.importers.promptfoo_providers import Provider
+from evalward.resources.models import KINDS
+
+API = "evalward.dev/v1"
+PLAIN = re.compile(r"^[A-Za-z][\w .-]*$")
+"""A text safe unquoted in a flow mapping: letters, digits, spaces, dots and dashes."""
+Document = dict[str, Any]
+
+
+def slug(text: str, limit: int = 48) -> str:
+    """A resource name's part: lower-case letters, digits and dashes."""
+    cut = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:limit].strip("-")
+    return cut or "x"
+
+
+def column_labels(
+    suite: str, prompts: list[Prompt], providers: list[Provider], prompt: Prompt, provider: Provider
+) -> dict[str, str]:
+    """The labels that put a fixture in its column's Eval."""
+    labels = {"suite": suite}
+    if len(prompts) > 1:
+        labels["prompt"] = slug(prompt.label, 24)
+    if len(providers) > 1:
+        labels["provider"] = slug(provider.label, 24)
+    return labels
+
+
+def suffix(labels: dict[str, str]) -> list[str]:
+    """What tells a column's resources from another's: its prompt's and provider's slugs."""
+    return [value for key, value in labels.items() if key != "suite"]
+
+
+def agent(name: str, provider: Provider) -> Document:
+    spec: dict[str, Any] = {"models": [provider.model]}
+    if provider.temperature is not None:
+        spec["temperature"] = provider.temperature
+    if provider.max_tokens is not None:
+        spec["maxTokens"] = provider.max_tokens
+    return {"apiVersion": API, "kind": "Agent", "metadata": {"name": name}, "spec": spec}
+
+
+def fixture(
+    name: str,
+    labels: dict[str, str],
+    source: str,
+    target: str,
+    description: str,
+    rendered: str | list[dict[str, str]],
+    assertions: list[dict[str, Any]],
+) -> Document:
+    spec: dict[str, Any] = {"targetAgent": target}
+    if description:
+        spec["description"] = description
+    if isinstance(rendered, str):
+        spec["input"] = {"type": "prompt", "payload": {"prompt": rendered}}
+    else:
+        spec["input"] = {"type": "messages", "messages": rendered}
+    spec["assertions"] = assertions
+    metadata = {"name": name, "labels": labels, "annotations": {"promptfoo": source}}
+    return {"apiVersion": API, "kind": "EvalFixture", "metadata": metadata, "spec": spec}
+
+
+def evaluation(
+    name: str, target: str, labels: dict[str, str], judge: str | None, execution: dict[str, Any]
+) -> Document:
+    """An Eval that passes only when every one of its fixtures does, as promptfoo's run."""
+    spec: dict[str, Any] = {"targetAgent": target, "fixtureSelector": {"matchLabels": labels}}
+    if judge is not None:
+        spec["judge"] = {"model": judge}
+    spec["scoring"] = {"passThreshold": 1.0}
+    if "repsPerFixture" in execution:  # promptfoo's `repeat`: every repetition must pass
+        spec["scoring"]["minRepPassRate"] = 1.0
+    if execution:
+        spec["execution"] = execution
+    return {"apiVersion": API, "kind": "Eval", "metadata": {"name": name}, "spec": spec}
+
+
+def check(documents: list[Document]) -> None:
+    """Each document as evalward's loader will read it; a conversion that made one it refuses
+    says which, and where in the promptfoo config it came from."""
+    for document in documents:
+        try:
+            KINDS[document["kind"]].model_validate(document)
+        except ValidationError as exc:
+            source = document["metadata"].get("annotations", {}).get("promptfoo", "")
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ConfigError(
+                f"{source or document['metadata']['name']}: the converted {document['kind']} "
+                f"{document['metadata']['name']!r} is not valid: {where}: {first['msg']}"
+            ) from None
+
+
+def render(documents: list[Document], header: str) -> str:
+    """The documents as one multi-document YAML file, assertions one per line."""
+    yaml = YAML(typ="rt")
+    yaml.width = 4096  # a flow mapping on one line, however long
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    stream = io.StringIO()
+    stream.write(header)
+    for document in documents:
+        stream.write("---\n")
+        yaml.dump(_styled(document), stream)
+    return stream.getvalue()
+
+
+def _styled(document: Document) -> CommentedMap:
+    def convert(value: Any, flow: bool = False) -> Any:
+        if isinstance(value, dict):
+            mapping = CommentedMap((k, convert(v, flow)) for k, v in value.items())
+            if flow:
+                mapping.fa.set_flow_style()
+            return mapping
+        if isinstance(value, list):
+            sequence = CommentedSeq(convert(v, flow) for v in value)
+            if flow:
+                sequence.fa.set_flow_style()
+            return sequence
+        if flow and isinstance(value, str) and not PLAIN.match(value):
+            # quoted, so that every YAML reader (1.1 ones too) reads a pattern as one text
+            return SingleQuotedScalarString(value)
+        return value
+
+    root: CommentedMap = convert(document)
+    for key in ("labels", "annotations"):
+        if key in document["metadata"]:
+            root["metadata"][key] = convert(document["metadata"][key], flow=True)
+    spec = document["spec"]
+    if "assertions" in spec:
+        root["spec"]["assertions"] = CommentedSeq(
+            convert(a, flow=a["type"] != "judge" and len(str(a)) < 90) for a in spec["assertions"]
+        )
+    for key in ("models", "judge", "scoring", "execution"):
+        if key in spec:
+            root["spec"][key] = convert(spec[key], flow=True)
+    if "fixtureSelector" in spec:
+        root["spec"]["fixtureSelector"]["matchLabels"] = convert(
+            spec["fixtureSelector"]["matchLabels"], flow=True
+        )
+    return root

@@ -1,0 +1,282 @@
+"""`evalward import promptfoo` as a team moving from promptfoo runs it: their configuration
+(promptfoo's own documented examples, tests/data/promptfoo) becomes evalward resources that
+validate, and that, run against the same model, give every test promptfoo's verdict
+(`make test-promptfoo` checks those verdicts against promptfoo itself). What has no
+equivalent is refused at its line, and nothing the user has is overwritten or leaked."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from clirun import REPO_ROOT, evalward
+from fakes.reply_table import ReplyTableServer, load_table
+from gitrepo import GitRepo
+
+EXAMPLES = REPO_ROOT / "tests" / "data" / "promptfoo"
+WITH_VERDICTS = sorted(p.parent for p in EXAMPLES.glob("*/expected.yaml"))
+
+
+def imported(example: Path, repo: GitRepo, *args: str) -> Any:
+    shutil.copytree(example, repo.path, dirs_exist_ok=True)
+    repo.commit("the promptfoo suite")
+    return evalward("import", "promptfoo", "promptfooconfig.yaml", *args, cwd=repo.path)
+
+
+def documents(path: Path) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+
+
+@pytest.fixture
+def served() -> Iterator[dict[str, ReplyTableServer]]:
+    servers: dict[str, ReplyTableServer] = {}
+    yield servers
+    for server in servers.values():
+        server.close()
+
+
+@pytest.mark.parametrize("example", WITH_VERDICTS, ids=lambda p: p.name)
+def test_a_promptfoo_suite_gives_promptfoos_verdict_on_every_test(
+    example: Path, repo: GitRepo, tmp_path: Path, served: dict[str, ReplyTableServer]
+) -> None:
+    done = imported(example, repo)
+    assert done.returncode == 0, done.stderr
+    validated = evalward("validate", cwd=repo.path)
+    assert validated.returncode == 0, validated.stderr
+    assert "warning" not in validated.stdout
+
+    server = served.setdefault("model", ReplyTableServer(*load_table(example / "replies.yaml")))
+    out = tmp_path / "out"
+    ran = evalward(
+        "run", "--output-dir", str(out), cwd=repo.path,
+        OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-test-key",
+    )  # fmt: skip
+
+    expected = yaml.safe_load((example / "expected.yaml").read_text())
+    results = json.loads((out / "results.json").read_text())
+    verdicts = {f["fixture"]: f["status"] for f in results["fixtures"]}
+    assert verdicts == expected, ran.stderr
+    assert ran.returncode == (1 if "fail" in expected.values() else 0), ran.stderr
+
+
+def test_each_assertion_becomes_its_natural_equivalent(repo: GitRepo) -> None:
+    assert imported(EXAMPLES / "assertions", repo).returncode == 0
+    suite = repo.path / "evals" / "order-support-replies"
+    fixtures = {d["metadata"]["name"]: d for d in documents(suite / "fixtures.yaml")}
+    status = fixtures["order-support-replies-order-status-names-the-order-and-its-state"]
+    # defaultTest's assertions first (a `$ref` followed), then the test's own
+    assert status["spec"]["assertions"] == [
+        {"type": "regex", "pattern": r"(?i)\A(?![\s\S]*?as an AI)"},
+        {"type": "regex", "pattern": r"(?i)\A(?![\s\S]*?(?:guarantee|promise))"},
+        {"type": "contains", "value": "12345"},
+        {"type": "regex", "pattern": "(?i)(?:Shipped|delivered)"},
+        {"type": "regex", "pattern": "(?:on its way|out for delivery)"},
+        {"type": "notContains", "value": "refund"},
+        {"type": "regex", "pattern": r"\AYour order"},
+        {"type": "regex", "pattern": r"order \d{5}"},
+        {"type": "latency", "maxMs": 30000},
+        {"type": "cost", "maxUsd": 0.01, "axis": "budget"},
+    ]
+    assert status["spec"]["input"] == {
+        "type": "prompt",
+        "payload": {
+            "prompt": "You are the support agent of Acme. Answer in one sentence: "
+            "Where is order 12345?"
+        },
+    }
+    assert status["metadata"]["annotations"] == {"promptfoo": "promptfooconfig.yaml:32"}
+    structured = fixtures["order-support-replies-structured-status"]["spec"]["assertions"]
+    assert structured[3] == {
+        "type": "jsonSchema",
+        "schema": {"const": {"order_id": "777", "status": "shipped"}},
+    }
+    greeting = fixtures["order-support-replies-the-greeting-is-the-house-greeting"]
+    assert greeting["spec"]["assertions"][2] == {"type": "equals", "value": "Hello from Acme!"}
+    apology = fixtures["order-support-replies-an-apology-offers-a-replacement"]["spec"]
+    judge = apology["assertions"][2]
+    assert judge["type"] == "judge" and "offers a 'replacement'" in judge["rubric"]
+    assert apology["assertions"][3] == {"type": "regex", "pattern": "(?i)sorry", "weight": 2}
+    note = fixtures["order-support-replies-an-internal-note-skips-the-house-rules"]
+    assert note["spec"]["assertions"] == [{"type": "regex", "pattern": r"\ANote:"}]
+
+    (agent,) = documents(suite / "agents.yaml")
+    assert agent["spec"] == {
+        "models": ["openai/gpt-4.1-mini"],
+        "temperature": 0.0,
+        "maxTokens": 256,
+    }
+    (evaluation,) = documents(suite / "evals.yaml")
+    assert evaluation["spec"]["judge"] == {"model": "openai/gpt-4.1-mini"}
+    assert evaluation["spec"]["scoring"] == {"passThreshold": 1.0}
+
+
+def test_a_chat_template_becomes_a_conversation(repo: GitRepo) -> None:
+    assert imported(EXAMPLES / "chat", repo).returncode == 0
+    fixtures = documents(repo.path / "evals" / "travel-assistant" / "fixtures.yaml")
+    city = next(f for f in fixtures if f["metadata"]["name"].endswith("a-weekend-city-break"))
+    system, user = city["spec"]["input"]["messages"]
+    # promptfoo trims a text file it reads into a variable
+    policy = (EXAMPLES / "chat" / "docs" / "policy.txt").read_text().strip()
+    assert system == {
+        "role": "system",
+        "content": f"You are the travel assistant of Wayfare. Follow this policy:\n{policy}\n"
+        # a YAML file becomes JSON text; a variable may be made of another one
+        'The traveller: {"name":"Ada","prefers":["train","ferry"]}\n'
+        "Sign as: Wayfare travel desk",
+    }
+    assert user == {"role": "user", "content": "Suggest a city for a weekend in May, from Paris."}
+    booking = next(f for f in fixtures if "booking" in f["metadata"]["name"])
+    assert booking["metadata"]["annotations"] == {"promptfoo": "tests/bookings.yaml:1"}
+    assert (
+        booking["spec"]["input"]["messages"][1]["content"]
+        == 'I need to change my booking "WF-2041".'
+    )
+
+
+def test_what_has_no_equivalent_is_refused_at_its_line_and_nothing_is_written(
+    repo: GitRepo,
+) -> None:
+    done = imported(EXAMPLES / "refused", repo)
+
+    assert done.returncode == 2
+    assert "6 parts of the promptfoo config have no evalward equivalent" in done.stderr
+    for where, what in [
+        ("promptfooconfig.yaml:15:9: tests[0].assert[1]", "`javascript` runs code"),
+        ("promptfooconfig.yaml:23:7: tests[1].options.transform", "transforms run code"),
+        ("promptfooconfig.yaml:32:9: tests[2].assert[0]", "`python` runs code"),
+        ("promptfooconfig.yaml:34:9: tests[2].assert[1]", "`similar` needs a grading model"),
+        ("promptfooconfig.yaml:37:9: tests[2].assert[2]", "`contains-json` looks for JSON"),
+        ("promptfooconfig.yaml:39:9: tests[2].assert[3].transform", "runs JavaScript"),
+    ]:
+        line = next((x for x in done.stderr.splitlines() if where in x), "")
+        assert what in line, (where, done.stderr)
+    assert not (repo.path / "evals").exists()
+    assert "Traceback" not in done.stderr
+
+
+def test_skip_unsupported_leaves_out_each_refused_part_and_says_so(repo: GitRepo) -> None:
+    done = imported(EXAMPLES / "refused", repo, "--skip-unsupported")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("left out: promptfooconfig.yaml:") == 6
+    (fixture,) = documents(repo.path / "evals" / "json-object-evals" / "fixtures.yaml")
+    # Banana keeps its is-json; Passion fruit's checks were written for a transformed output,
+    # so it goes whole; Mango has no check left, and a test that checks nothing is not run
+    assert fixture["metadata"]["name"] == "json-object-evals-test-1"
+    assert fixture["spec"]["assertions"] == [{"type": "jsonSchema", "schema": {}}]
+    assert evalward("validate", cwd=repo.path).returncode == 0
+
+
+def test_provider_settings_go_to_evalward_yaml_and_a_key_goes_nowhere(
+    repo: GitRepo, tmp_path: Path, served: dict[str, ReplyTableServer]
+) -> None:
+    server = served.setdefault(
+        "model", ReplyTableServer(*load_table(EXAMPLES / "csv" / "replies.yaml"))
+    )
+    config = {
+        "prompts": ["What is the capital of {{country}}? Answer with the city only."],
+        "providers": [
+            {
+                "id": "openai:chat:house-model",
+                "config": {
+                    "apiBaseUrl": server.base_url,
+                    "apiKeyEnvar": "HOUSE_KEY",
+                    "apiKey": "sk-live-do-not-copy",
+                    "inputCost": 0.000002,
+                    "outputCost": 0.000004,
+                },
+            }
+        ],
+        "tests": [
+            {"vars": {"country": "France"}, "assert": [{"type": "cost", "threshold": 0.001}]},
+            {"vars": {"country": "Japan"}, "assert": [{"type": "cost", "threshold": 0.00001}]},
+        ],
+    }
+    repo.commit("a suite", {"promptfooconfig.yaml": yaml.safe_dump(config)})
+
+    done = evalward("import", "promptfoo", "promptfooconfig.yaml", "--name", "House", cwd=repo.path)
+
+    assert done.returncode == 0, done.stderr
+    settings = yaml.safe_load((repo.path / "evalward.yaml").read_text())
+    assert settings == {
+        "providers": {"openai": {"baseUrl": server.base_url, "apiKeyEnv": "HOUSE_KEY"}},
+        "pricing": {"openai/house-model": {"input": 2.0, "output": 4.0}},
+    }
+    written = "".join(p.read_text() for p in repo.path.rglob("*.yaml") if ".git" not in p.parts)
+    assert "sk-live-do-not-copy" in (repo.path / "promptfooconfig.yaml").read_text()
+    assert written.count("sk-live-do-not-copy") == 1  # only the user's own config holds it
+    assert "apiKey" in done.stdout and "HOUSE_KEY" in done.stdout
+
+    out = tmp_path / "out"
+    ran = evalward("run", "--output-dir", str(out), cwd=repo.path, HOUSE_KEY="sk-test-key")
+    verdicts = {
+        f["fixture"]: f["status"]
+        for f in json.loads((out / "results.json").read_text())["fixtures"]
+    }
+    # ~20 tokens at $2 and $4 per million: about $0.00005, over the second bound only
+    assert verdicts == {"house-test-1": "pass", "house-test-2": "fail"}, ran.stderr
+    assert len(server.requests) == 2 and all(r["model"] == "house-model" for r in server.requests)
+
+
+def test_a_second_import_never_overwrites(repo: GitRepo) -> None:
+    assert imported(EXAMPLES / "getting-started", repo).returncode == 0
+    fixtures = repo.path / "evals" / "getting-started" / "fixtures.yaml"
+    before = fixtures.read_bytes()
+
+    again = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+
+    assert again.returncode == 2
+    assert "evals/getting-started/agents.yaml" in again.stderr
+    assert "nothing was written" in again.stderr
+    assert fixtures.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("config", "refusal"),
+    [
+        # a file outside the repository would end up in files the user commits
+        (
+            {"prompts": ["{{secret}}"], "providers": ["openai:gpt-4.1-mini"],
+             "tests": [{"vars": {"secret": "file://../outside.txt"}}]},
+            "outside the repository",
+        ),
+        # the machine's environment, a secret perhaps, would be frozen into the fixtures
+        (
+            {"prompts": ["Key: {{ env.OPENAI_API_KEY }}"], "providers": ["openai:gpt-4.1-mini"]},
+            "uses `env`",
+        ),
+        # a template is data: the sandbox refuses to reach into Python's objects
+        (
+            {"prompts": ["{{ ''.__class__.__mro__[1].__subclasses__() }}"],
+             "providers": ["openai:gpt-4.1-mini"]},
+            "does not render",
+        ),
+        # a provider evalward cannot call stops the import, even when leaving parts out
+        (
+            {"prompts": ["hi"], "providers": ["vertex:gemini-2.0-flash"],
+             "tests": [{"assert": [{"type": "contains", "value": "hi"}]}]},
+            "'vertex:gemini-2.0-flash': evalward has no equivalent of this provider",
+        ),
+    ],
+    ids=["file-outside", "env", "sandbox", "provider"],
+)  # fmt: skip
+def test_a_hostile_or_impossible_config_is_refused_with_nothing_written(
+    repo: GitRepo, tmp_path: Path, config: dict[str, Any], refusal: str
+) -> None:
+    (repo.path.parent / "outside.txt").write_text("a secret beside the repository\n")
+    repo.commit("a suite", {"promptfooconfig.yaml": yaml.safe_dump(config)})
+
+    done = evalward(
+        "import", "promptfoo", "promptfooconfig.yaml", "--skip-unsupported", cwd=repo.path
+    )
+
+    assert done.returncode == 2, done.stdout
+    assert refusal in done.stderr and "promptfooconfig.yaml:" in done.stderr
+    assert not (repo.path / "evals").exists()
+    assert "a secret beside" not in done.stdout + done.stderr

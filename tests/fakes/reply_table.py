@@ -1,0 +1,126 @@
+"""An OpenAI-compatible chat server that answers from a table and grades rubrics by their
+quoted terms: one server for promptfoo and evalward alike, so that when the two give a test
+different verdicts, the difference is theirs, not the model's.
+
+- A request is answered with the `reply` of the first table entry whose `contains` is in the
+  conversation (every message's text); none fits: `default`.
+- A grading request, promptfoo's llm-rubric (`<Output>…</Output><Rubric>…</Rubric>`) or
+  evalward's judge (the trace between its data markers), passes when every term the rubric
+  quotes in single quotes is in the graded output (any case), and is answered in the verdict
+  shape the grader asked for.
+- Usage is a quarter of the characters, so prices give both tools the same cost, and every
+  reply waits `delay` seconds, so latency bounds on either side of it are decided alike.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fakes.http import LoopbackServer, Request, Response
+
+PROMPTFOO_GRADER = "You are grading output according to a user-specified rubric"
+EVALWARD_OPEN, EVALWARD_CLOSE = "<<<EVALWARD-DATA>>>", "<<<END-EVALWARD-DATA>>>"
+
+
+@dataclass
+class Entry:
+    contains: str
+    reply: str
+
+
+def load_table(path: Path) -> tuple[list[Entry], str]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    entries = [Entry(str(e["contains"]), str(e["reply"])) for e in data.get("replies", [])]
+    return entries, str(data.get("default", "I cannot help with that."))
+
+
+def quoted_terms(rubric: str) -> list[str]:
+    return re.findall(r"(?<!\w)'([^']+)'(?!\w)", rubric)
+
+
+def passes(rubric: str, output: str) -> bool:
+    return all(term.lower() in output.lower() for term in quoted_terms(rubric))
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return ""
+
+
+def _between(text: str, start: str, end: str) -> str:
+    _, found, rest = text.partition(start)
+    return rest.partition(end)[0] if found else ""
+
+
+class ReplyTableServer:
+    def __init__(self, table: list[Entry], default: str, delay: float = 0.02) -> None:
+        self.table = table
+        self.default = default
+        self.delay = delay
+        self.requests: list[dict[str, Any]] = []
+        self.server = LoopbackServer(self.handle)
+        self.base_url = f"{self.server.url}/v1"
+
+    def close(self) -> None:
+        self.server.close()
+
+    def answer(self, messages: list[dict[str, Any]]) -> str:
+        texts = [_text(m.get("content")) for m in messages]
+        system = texts[0] if texts else ""
+        if system.startswith(PROMPTFOO_GRADER):
+            user = texts[-1]
+            output = _between(user, "<Output>\n", "\n</Output>")
+            ok = passes(_between(user, "<Rubric>\n", "\n</Rubric>"), output)
+            return json.dumps({"reason": "by the table", "pass": ok, "score": 1.0 if ok else 0.0})
+        if EVALWARD_OPEN in system and "Rubric:\n" in system:
+            rubric = _between(system, "Rubric:\n", "\n\nReply with")
+            data = json.loads(_between(texts[-1], EVALWARD_OPEN + "\n", "\n" + EVALWARD_CLOSE))
+            finals = [s.get("text", "") for s in data.get("trace", []) if s.get("type") == "final"]
+            ok = passes(rubric, finals[-1] if finals else "")
+            verdict = {"score": 1 if ok else 0, "confidence": 0.9, "summary": "by the table"}
+            return json.dumps({**verdict, "violations": []})
+        conversation = "\n".join(texts)
+        return next((e.reply for e in self.table if e.contains in conversation), self.default)
+
+    def handle(self, request: Request) -> Response:
+        if request.method != "POST" or not request.path.endswith("/chat/completions"):
+            return Response(404, {"error": {"message": f"no route {request.path}"}})
+        body = request.json()
+        self.requests.append(body)
+        messages = body.get("messages") or []
+        content = self.answer(messages)
+        prompt = sum(len(_text(m.get("content"))) for m in messages)
+        return Response(
+            200,
+            {
+                "id": f"chatcmpl-{len(self.requests)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", "model"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content, "refusal": None},
+                        "finish_reason": "stop",
+                        "logprobs": None,
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": math.ceil(prompt / 4),
+                    "completion_tokens": math.ceil(len(content) / 4),
+                    "total_tokens": math.ceil(prompt / 4) + math.ceil(len(content) / 4),
+                },
+            },
+            delay=self.delay,
+        )

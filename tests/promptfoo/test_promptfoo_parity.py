@@ -1,0 +1,135 @@
+"""promptfoo itself and evalward, on the same suites against the same model server, give every
+test the same verdict: each configuration of tests/data/promptfoo is run by promptfoo (pinned,
+offline, as bench/p1_promptfoo.py runs it) and, converted by `evalward import promptfoo`, by
+`evalward run`; every result of one is paired with the other's by its rendered prompt and
+model, and both must match the example's expected.yaml.
+
+Run with `make test-promptfoo` (it installs promptfoo from npm, about 1.4 GB, into a cache of
+its own); not part of `make test`, which checks evalward's side of the same verdicts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from clirun import REPO_ROOT, evalward
+from fakes.reply_table import ReplyTableServer, load_table
+
+pytestmark = pytest.mark.promptfoo
+
+EXAMPLES = sorted(p.parent for p in (REPO_ROOT / "tests/data/promptfoo").glob("*/expected.yaml"))
+PROMPTFOO_ENV = {
+    "PROMPTFOO_DISABLE_TELEMETRY": "1",
+    "PROMPTFOO_DISABLE_UPDATE": "1",
+    "PROMPTFOO_DISABLE_DEBUG_LOG": "1",
+    # its remaining outbound calls fail at once instead of waiting on a closed network
+    "HTTPS_PROXY": "http://127.0.0.1:9",
+    "NO_PROXY": "127.0.0.1,localhost",
+}
+
+
+def promptfoo() -> str:
+    found = os.environ.get("EVALWARD_PROMPTFOO", "")
+    if not found or not Path(found).exists():
+        pytest.fail("set EVALWARD_PROMPTFOO to promptfoo's executable (`make test-promptfoo`)")
+    return found
+
+
+def prompt_key(prompt: Any) -> str:
+    """A rendered prompt, as either tool holds it: a text, or a conversation."""
+    if isinstance(prompt, str):
+        try:
+            parsed = json.loads(prompt)
+        except ValueError:
+            return prompt
+        if isinstance(parsed, list) and all(isinstance(m, dict) and "role" in m for m in parsed):
+            prompt = parsed
+        else:
+            return prompt
+    return json.dumps([{"role": m["role"], "content": m["content"]} for m in prompt])
+
+
+def promptfoo_verdicts(
+    example: Path, work: Path, server: ReplyTableServer
+) -> dict[tuple[str, str], bool]:
+    suite = work / "promptfoo"
+    shutil.copytree(example, suite)
+    output = work / "promptfoo.json"
+    done = subprocess.run(
+        [promptfoo(), "eval", "-c", "promptfooconfig.yaml", "--no-cache", "--no-write",
+         "--max-concurrency", "4", "-o", str(output)],
+        cwd=suite,
+        env={"PATH": os.environ["PATH"], "HOME": str(work), **PROMPTFOO_ENV,
+             "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-key"},
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode in (0, 100), done.stdout[-2000:] + done.stderr[-2000:]
+    verdicts = {}
+    for result in json.loads(output.read_text())["results"]["results"]:
+        assert not result.get("error") or not result["success"], result
+        model = result["provider"]["id"].split(":")[-1]
+        verdicts[(prompt_key(result["prompt"]["raw"]), model)] = bool(result["success"])
+    return verdicts
+
+
+def evalward_verdicts(
+    example: Path, work: Path, server: ReplyTableServer
+) -> tuple[dict[tuple[str, str], bool], dict[tuple[str, str], str]]:
+    repo = work / "evalward"
+    shutil.copytree(example, repo)
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    imported = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo)
+    assert imported.returncode == 0, imported.stderr
+    suite = next((repo / "evals").iterdir())
+    models = {
+        d["metadata"]["name"]: d["spec"]["models"][0].partition("/")[2]
+        for d in yaml.safe_load_all((suite / "agents.yaml").read_text()) if d
+    }  # fmt: skip
+    keys = {}
+    for fixture in [d for d in yaml.safe_load_all((suite / "fixtures.yaml").read_text()) if d]:
+        given = fixture["spec"]["input"]
+        prompt = given["payload"]["prompt"] if given["type"] == "prompt" else given["messages"]
+        keys[fixture["metadata"]["name"]] = (
+            prompt_key(prompt),
+            models[fixture["spec"]["targetAgent"]],
+        )
+    out = work / "out"
+    ran = evalward(
+        "run", "--output-dir", str(out), "--no-cache", cwd=repo,
+        OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-test-key",
+    )  # fmt: skip
+    assert ran.returncode in (0, 1), ran.stderr
+    results = json.loads((out / "results.json").read_text())["fixtures"]
+    verdicts = {keys[f["fixture"]]: f["status"] == "pass" for f in results}
+    return verdicts, {key: name for name, key in keys.items()}
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+def test_promptfoo_and_evalward_give_every_test_the_same_verdict(
+    example: Path, tmp_path: Path
+) -> None:
+    server = ReplyTableServer(*load_table(example / "replies.yaml"))
+    try:
+        theirs = promptfoo_verdicts(example, tmp_path, server)
+        ours, names = evalward_verdicts(example, tmp_path, server)
+    finally:
+        server.close()
+    expected = yaml.safe_load((example / "expected.yaml").read_text())
+
+    print(f"\n{example.name}: {len(theirs)} tests")
+    print(f"  {'fixture':<66} promptfoo  evalward  expected")
+    for key in sorted(ours, key=lambda k: names[k]):
+        shown = {True: "pass", False: "fail", None: "—"}
+        name = names[key]
+        print(f"  {name:<66} {shown[theirs.get(key)]:<10} {shown[ours[key]]:<9} {expected[name]}")
+    assert set(theirs) == set(ours), "the tools ran different tests"
+    assert theirs == ours
+    assert {names[k]: "pass" if v else "fail" for k, v in ours.items()} == expected
