@@ -98,7 +98,7 @@ def test_side_keys_show_a_regression_with_no_key(repo: GitRepo, tmp_path: Path) 
 def test_a_sha_key_answers_one_commit(repo: GitRepo, tmp_path: Path) -> None:
     changed_greeter(repo, script("side: head"))
     # the head's commit, by the first 8 characters of its sha (the script is not committed)
-    repo.write({"mock.yaml": script(f"sha: {repo.head()[:8]}")})
+    repo.write({"mock.yaml": script(f'sha: "{repo.head()[:8]}"')})
 
     out = tmp_path / "out"
     done = evalward(
@@ -135,3 +135,11 @@ def test_a_side_that_is_neither_is_refused_at_its_line(repo: GitRepo) -> None:
     assert done.returncode == 2
     assert "mock.yaml:4:" in done.stderr and "side" in done.stderr, done.stderr
     assert "expected one of: base, head; found 'pr'" in done.stderr
+
+
+def test_a_sha_of_digits_only_must_be_quoted_and_says_so(repo: GitRepo, tmp_path: Path) -> None:
+    """YAML reads `sha: 01234567` as a number, which would lose its leading zero."""
+    repo.commit("a greeter", {"greeter.yaml": SUITE, "mock.yaml": script("sha: 12345678")})
+    done = evalward("run", "--mock-script", "mock.yaml", cwd=repo.path)
+    assert done.returncode == 2
+    assert "mock.yaml:" in done.stderr and 'quote it, as sha: "12345678"' in done.stderr

@@ -31,7 +31,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from evalward.errors import Problem, ResourceError
 from evalward.providers.base import ChatRequest, ChatResponse, ToolCall
@@ -64,6 +64,15 @@ class MockMatch(_Strict):
     rep: int | None = Field(default=None, ge=0)
     side: Literal["base", "head"] | None = None
     sha: str | None = Field(default=None, pattern=r"^[0-9a-f]{4,40}$")
+
+    @field_validator("sha", mode="before")
+    @classmethod
+    def _quoted(cls, value: object) -> object:
+        """A sha of digits only is a number to YAML, and would lose its leading zeros."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            raise ValueError(f'a commit sha is text: quote it, as sha: "{value}"')
+        return value
+
     """The commit a side was checked out from, in full or its first four characters or more."""
     contains: str | None = None
 
