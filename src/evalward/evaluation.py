@@ -15,11 +15,12 @@ from typing import Any
 from evalward.changes import ChangeSet
 from evalward.compare import EvalComparison
 from evalward.gate import Bypass, BypassRefusal, GateDecision, RegressionPolicy, decide
-from evalward.plan import Plan, PlannedRun, Side
+from evalward.past.status import AgentIdentity
+from evalward.plan import Plan, PlannedRun
 from evalward.results import EvalResult, FixtureResult
+from evalward.sides import Side
 from evalward.spending import Estimate
 from evalward.spool import TraceSpool
-from evalward.status import AgentIdentity
 from evalward.trace import Trace
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 
 from evalward.errors import ConfigError
 from evalward.escaping import printable
-from evalward.plan import Checkout, Plan, PlannedRun, Side
+from evalward.plan import Checkout, Plan, PlannedRun
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.result_cache import CacheKeys, ResultCache
@@ -34,6 +34,7 @@ from evalward.runtime.sandbox import Sandbox
 from evalward.runtime.tools import FixtureTools
 from evalward.scoring.panel import JudgePanel
 from evalward.scoring.scores import score_fixture
+from evalward.sides import Side
 from evalward.spending import Allowance
 from evalward.spool import TraceSpool
 from evalward.trace import Trace

@@ -13,25 +13,25 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalward.budget import estimate_plan, refuse_unpriced, trim_to_budget
 from evalward.changes import ChangeSet, detect_changes
 from evalward.compare import compare
 from evalward.errors import ConfigError, MissingSecretError, ResourceError
+from evalward.estimate import estimate_plan, refuse_unpriced, trim_to_budget
 from evalward.evaluation import Evaluation
 from evalward.execute import ProgressCallback, execute
 from evalward.fingerprint import FileIndex
 from evalward.git import FileChange, Git
+from evalward.past.status import AgentIdentity, identity_of
 from evalward.plan import (
     Checkout,
-    GateConfig,
     Plan,
     PlannedRun,
-    Side,
     build_plan,
     gate_resources,
     private_runs,
     undefined,
 )
+from evalward.plan_scores import EvalsBySide, score_evals
 from evalward.preflight import planned_models, refuse_plan
 from evalward.providers.registry import Providers, check_credentials
 from evalward.resources import ResourceSet, load_resources
@@ -40,10 +40,9 @@ from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config,
 from evalward.result_cache import CacheKeys
 from evalward.results import FixtureResult
 from evalward.run_setup import RunSetup
-from evalward.score import EvalsBySide, score_evals
+from evalward.sides import GateConfig, Side
 from evalward.spending import Allowance, Estimate
 from evalward.spool import TraceSpool
-from evalward.status import AgentIdentity, identity_of
 
 
 @dataclass

@@ -20,23 +20,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 
 from evalward.changes import ChangeSet
 from evalward.fingerprint import FileIndex
 from evalward.resources import ResourceSet
 from evalward.resources.repo_config import RepoConfig
-
-
-class Side(StrEnum):
-    base = "base"
-    head = "head"
-
-
-class GateConfig(StrEnum):
-    base = "base"
-    head = "head"
+from evalward.sides import GateConfig, Side
 
 
 @dataclass(frozen=True, order=True)

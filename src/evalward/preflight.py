@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalward.errors import Problem, ResourceError
-from evalward.plan import Checkout, Plan, Side
+from evalward.plan import Checkout, Plan
 from evalward.providers.config import unservable
 from evalward.providers.registry import Providers
 from evalward.resources import ResourceSet
@@ -28,6 +28,7 @@ from evalward.resources.locate import Locator
 from evalward.resources.models import EvalFixtureSpec
 from evalward.resources.resource_set import Located
 from evalward.resources.yamlsource import PathKey
+from evalward.sides import Side
 
 
 @dataclass

@@ -20,9 +20,10 @@ from pydantic import BaseModel, ValidationError
 from evalward import __version__
 from evalward.cache_mode import CacheMode
 from evalward.fingerprint import FileIndex, agent_fingerprint
-from evalward.plan import Checkout, PlannedRun, Side
+from evalward.plan import Checkout, PlannedRun
 from evalward.providers.registry import Providers
 from evalward.results import FixtureResult
+from evalward.sides import Side
 
 
 def run_key(material: dict[str, Any], rep: int) -> str:

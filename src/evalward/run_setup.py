@@ -9,11 +9,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from evalward.git import Git
-from evalward.plan import GateConfig, Plan, Side
+from evalward.plan import Plan
 from evalward.providers.registry import Providers
 from evalward.resources import ResourceSet
 from evalward.result_cache import ResultCache
 from evalward.runtime.sandbox import Sandbox
+from evalward.sides import GateConfig, Side
 from evalward.spending import Budget
 
 

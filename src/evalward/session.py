@@ -17,6 +17,7 @@ from typing import Any
 from evalward.evaluation import Evaluation
 from evalward.gate import Bypass, BypassRefusal, GateDecision, RegressionPolicy
 from evalward.interrupt import RunProgress, until_signalled
+from evalward.past.trend import Trend
 from evalward.pipeline import evaluate_change
 from evalward.providers.registry import Providers
 from evalward.record.schema import RunInfo
@@ -27,7 +28,6 @@ from evalward.shard import ShardSpec, WrittenPart, run_part
 from evalward.shard_merge import PartCheck, expected, merge_parts
 from evalward.spending import spending_line
 from evalward.spool import TraceSpool
-from evalward.trend import Trend
 
 
 @dataclass

@@ -22,20 +22,21 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from evalward.budget import estimate_run
 from evalward.errors import ConfigError
+from evalward.estimate import estimate_run
 from evalward.execute import ProgressCallback
 from evalward.git import Git
 from evalward.pipeline import evaluate_change
-from evalward.plan import Plan, PlannedRun, Side
+from evalward.plan import Plan, PlannedRun
 from evalward.providers.pricing import PriceTable
 from evalward.record.schema import PlanRecord, ShardIndex, ShardSource
 from evalward.record.write import part_document
 from evalward.report.files import write_text
 from evalward.resources import ResourceSet
 from evalward.run_setup import Revisions, RunSetup
-from evalward.seal import canonical, seal
 from evalward.security import Redactor
+from evalward.shard_seal import canonical, seal
+from evalward.sides import Side
 from evalward.spool import TraceSpool
 
 RUN_OVERHEAD = 0.05

@@ -21,16 +21,17 @@ from evalward.compare import compare
 from evalward.errors import ConfigError
 from evalward.evaluation import Evaluation
 from evalward.pipeline import prepare_change
-from evalward.plan import Plan, PlannedRun, Side, private_runs
+from evalward.plan import Plan, PlannedRun, private_runs
+from evalward.plan_scores import score_evals
 from evalward.providers.pricing import PriceTable
 from evalward.record.read import read_part
 from evalward.record.schema import PlanRecord, RunKey, ShardPart
 from evalward.resources import ResourceSet
 from evalward.results import FixtureResult
 from evalward.run_setup import RunSetup
-from evalward.score import score_evals
-from evalward.seal import broken
 from evalward.shard import assign, definitions_digest, plan_record, run_key, source_of
+from evalward.shard_seal import broken
+from evalward.sides import Side
 from evalward.spool import TraceSpool
 
 

@@ -15,7 +15,7 @@ import pytest
 from actionrun import ActionRun, pull_request_event, run_action
 from e2e.test_action_shards import SHARD_KEY
 from e2e.test_walking_skeleton import make_pr, script_model
-from evalward.seal import seal
+from evalward.shard_seal import seal
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
 from gitrepo import GitRepo

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from evalward.changes import ChangeSet, detect_changes
 from evalward.git import Git
-from evalward.plan import GateConfig, build_plan, gate_resources
+from evalward.plan import build_plan, gate_resources
 from evalward.resources import load_resources
+from evalward.sides import GateConfig
 from gitrepo import GitRepo
 
 AGENT = """\

@@ -5,8 +5,9 @@ from __future__ import annotations
 import io
 
 from evalward.cli._progress import ProgressBar
-from evalward.plan import Plan, PlannedRun, Side
+from evalward.plan import Plan, PlannedRun
 from evalward.results import FixtureResult, Severity, Status, Verdict
+from evalward.sides import Side
 
 
 class Terminal(io.StringIO):

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from evalward.compare import compare
-from evalward.history import record
+from evalward.past.history import record
+from evalward.past.trend import MAX_POINTS, Trend, TrendPoint, record_commit, trends
 from evalward.report import charts
 from evalward.report.divergence import DivergenceKind, first_divergence
 from evalward.report.files import write_chunks
@@ -35,7 +36,6 @@ from evalward.results import (
 )
 from evalward.security import Redactor
 from evalward.trace import StepType, Trace
-from evalward.trend import MAX_POINTS, Trend, TrendPoint, record_commit, trends
 
 NASTY = (
     '</script><script>alert(1)</script><!-- \u2028\u2029 & "quoted" <img src=x onerror=alert(2)>'

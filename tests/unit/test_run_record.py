@@ -23,7 +23,7 @@ from evalward.compare import compare
 from evalward.errors import ConfigError
 from evalward.evaluation import Evaluation
 from evalward.gate import Bypass, GateDecision, GateResult
-from evalward.plan import Plan, PlannedRun, Side
+from evalward.plan import Plan, PlannedRun
 from evalward.record.read import read_part, read_results
 from evalward.record.schema import (
     FixtureEntry,
@@ -35,6 +35,7 @@ from evalward.record.schema import (
 )
 from evalward.record.write import part_document, results_chunks
 from evalward.results import EvalResult, FixtureResult
+from evalward.sides import Side
 from evalward.spool import TraceSpool
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,9 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evalward.resources.models import Severity
-from evalward.results import EvalResult, FixtureOutcome, Interval, Status
-from evalward.status import (
+from evalward.past.status import (
     MAX_FILE_BYTES,
     AgentIdentity,
     EvalStatus,
@@ -20,7 +18,9 @@ from evalward.status import (
     StatusStore,
     current,
 )
-from evalward.status_run import RunSource, StatusRun
+from evalward.past.status_run import RunSource, StatusRun
+from evalward.resources.models import Severity
+from evalward.results import EvalResult, FixtureOutcome, Interval, Status
 
 FINGERPRINT = "a" * 64
 WHEN = dt.datetime(2026, 11, 16, 9, 0, tzinfo=dt.UTC)

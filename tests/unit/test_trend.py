@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evalward.history import HISTORY_DIR
-from evalward.trend import SCORES_DIR, trends
+from evalward.past.history import HISTORY_DIR
+from evalward.past.trend import SCORES_DIR, trends
 
 
 def test_a_score_log_keeps_its_good_points_and_drops_the_bad_ones(tmp_path: Path) -> None:

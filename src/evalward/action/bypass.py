@@ -13,7 +13,7 @@ import json
 
 from evalward.action.github import PullInfo
 from evalward.action.job import Job
-from evalward.action.workflow import command
+from evalward.action.workflow import append_audit, command
 from evalward.evaluation import Evaluation
 from evalward.gate import (
     Bypass,
@@ -23,7 +23,6 @@ from evalward.gate import (
     audit_record,
     judge_bypass,
 )
-from evalward.report import files
 
 
 def check_bypass(
@@ -99,5 +98,5 @@ def audit(job: Job, decision: GateDecision, number: int, head_sha: str) -> None:
         )
     elif decision.refusal is not None:
         job.log(command("warning", f"evalward bypass refused: {decision.refusal.reason}"))
-    files.append_audit(job.output_dir, record, job.redact)
+    append_audit(job.output_dir, record, job.redact)
     job.output({"audit": line})

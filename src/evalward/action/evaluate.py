@@ -25,8 +25,8 @@ from evalward.results import FixtureResult
 from evalward.run_setup import Revisions, RunOptions, RunSetup
 from evalward.runtime.environment import EnvironmentStore
 from evalward.runtime.workspace_guard import protect
-from evalward.seal import check_key
 from evalward.session import Outcome
+from evalward.shard_seal import check_key
 from evalward.spending import Budget
 
 

@@ -16,10 +16,10 @@ from evalward.action.context import RunContext
 from evalward.action.github import GitHubPort
 from evalward.action.settings import Settings
 from evalward.action.setup import CacheUse
+from evalward.action.workflow import write_outputs
 from evalward.cache_mode import CacheMode
 from evalward.git import Git
 from evalward.providers.registry import Providers
-from evalward.report import files
 from evalward.report.markdown import marker_for
 from evalward.runtime.sandbox import Sandbox
 from evalward.security import Redactor
@@ -62,4 +62,4 @@ class Job:
 
     def output(self, values: dict[str, str]) -> None:
         """Action outputs (GITHUB_OUTPUT)."""
-        files.write_outputs(self.env.get("GITHUB_OUTPUT"), values, self.redact)
+        write_outputs(self.env.get("GITHUB_OUTPUT"), values, self.redact)

@@ -12,14 +12,13 @@ from pathlib import Path
 from evalward.action.github import PullInfo
 from evalward.action.job import Job
 from evalward.action.route import Route
-from evalward.action.workflow import command
+from evalward.action.workflow import append_summary, command
 from evalward.cache_mode import CacheMode
 from evalward.evaluation import Evaluation
 from evalward.gate import BypassRecord, GateDecision, GateResult
-from evalward.report import files
+from evalward.past.trend import record_commit, trends
 from evalward.report.markdown import ReportContext, RunReason, render_comment, report_context
 from evalward.session import Outcome
-from evalward.trend import record_commit, trends
 
 SUMMARY_LIMIT = 1_000_000
 """GitHub's job summary limit is 1 MiB per step."""
@@ -92,7 +91,7 @@ def write_everything(
     if spending is not None:
         job.log(f"evalward: {spending}")
     summary = render_comment(report, job.template, limit=SUMMARY_LIMIT)
-    files.append_summary(job.env.get("GITHUB_STEP_SUMMARY"), summary, job.redact)
+    append_summary(job.env.get("GITHUB_STEP_SUMMARY"), summary, job.redact)
     head_scores = [c.head.score for c in evaluation.comparisons if not c.head.advisory]
     job.output(
         {

@@ -13,10 +13,9 @@ from evalward.action.github import GitHubPort, PullInfo
 from evalward.action.job import Job
 from evalward.action.outputs import conclude, report_for, write_everything
 from evalward.action.settings import CommentMode
-from evalward.action.workflow import command
+from evalward.action.workflow import append_summary, command
 from evalward.errors import ConfigError, GitHubError, MissingSecretError, ResourceError
 from evalward.gate import BypassRecord, GateDecision, GateResult
-from evalward.report import files
 from evalward.report.markdown import render_unloadable
 from evalward.run_setup import Revisions
 
@@ -109,7 +108,7 @@ def comment_unloadable(job: Job, number: int, head_sha: str, exc: ResourceError)
     itself still ends the run (exit 2)."""
     problems = [problem.render() for problem in exc.problems]
     body = render_unloadable(job.marker, problems, head_sha, job.context.run_url, exc.source)
-    files.append_summary(job.env.get("GITHUB_STEP_SUMMARY"), body, job.redact)
+    append_summary(job.env.get("GITHUB_STEP_SUMMARY"), body, job.redact)
     job.output({"result": GateResult.failed.value})
     if job.github is None or job.settings.comment is CommentMode.never:
         return

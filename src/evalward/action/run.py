@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from evalward import session, shard
+from evalward.action.branch_status import begin_status
 from evalward.action.checks import annotate, report_check
 from evalward.action.context import RunContext, load_context
 from evalward.action.evaluate import (
@@ -43,14 +44,12 @@ from evalward.action.pull_request import gate, pull_request
 from evalward.action.route import Route, RouteKind, eval_schedules, route_event
 from evalward.action.settings import Settings
 from evalward.action.setup import decide_cache, trusted_replies
-from evalward.action.status import begin_status
 from evalward.action.trust import agent_sandbox, check_output_dir, trusted_inputs
-from evalward.action.workflow import command
+from evalward.action.workflow import command, write_outputs
 from evalward.errors import EXIT_INTERRUPTED, ConfigError, MissingSecretError
 from evalward.git import Git
 from evalward.host import Host
 from evalward.providers.registry import build_providers
-from evalward.report import files
 from evalward.run_setup import Revisions
 from evalward.security import Redactor
 
@@ -85,7 +84,7 @@ def _main(host: Host, out: TextIO, settings: Settings, context: RunContext) -> i
     if route.kind is RouteKind.skip:
         skipped = Redactor.from_env(env)
         print(skipped(f"evalward: skipped — {route.why}"), file=out, flush=True)
-        files.write_outputs(env.get("GITHUB_OUTPUT"), {"result": "skipped"}, skipped)
+        write_outputs(env.get("GITHUB_OUTPUT"), {"result": "skipped"}, skipped)
         return 0
     token = settings.github_token.get_secret_value() or env.get("GITHUB_TOKEN", "")
     github: GitHubPort | None = None

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from evalward.cache_mode import CacheMode
 from evalward.errors import ConfigError
 from evalward.gate import RegressionPolicy
-from evalward.plan import GateConfig
+from evalward.sides import GateConfig
 
 
 class CommentMode(StrEnum):

@@ -1,4 +1,5 @@
-"""GitHub Actions workflow commands (`::group::`, `::error file=…,line=…::`), safely escaped.
+"""What the action tells the runner: workflow commands (`::group::`, `::error file=…,line=…::`),
+safely escaped, its outputs (GITHUB_OUTPUT), the job summary and the bypass audit log.
 
 A message cannot start a new command line: `%`, CR and LF are encoded as the runner expects,
 and property values also encode `:` and `,` (`escaping.command_data`, `command_property`).
@@ -8,7 +9,16 @@ as in the comment.
 
 from __future__ import annotations
 
+import json
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
 from evalward.escaping import command_data, command_property, reveal_bidi
+from evalward.report.files import UNSHOWABLE
+
+Redact = Callable[[str], str]
 
 
 def command(name: str, message: str = "", **properties: str | int | None) -> str:
@@ -18,3 +28,26 @@ def command(name: str, message: str = "", **properties: str | int | None) -> str
         if value
     )
     return f"::{name}{' ' + props if props else ''}::{command_data(reveal_bidi(message))}"
+
+
+def append_audit(output_dir: Path, record: dict[str, Any], redact: Redact) -> None:
+    output_dir.mkdir(parents=True, exist_ok=True)
+    with (output_dir / "audit.jsonl").open("a", encoding="utf-8", errors=UNSHOWABLE) as handle:
+        handle.write(redact(json.dumps(record, sort_keys=False)) + "\n")
+
+
+def append_summary(path: str | None, markdown: str, redact: Redact) -> None:
+    if not path:
+        return
+    with Path(path).open("a", encoding="utf-8", errors=UNSHOWABLE) as handle:
+        handle.write(redact(markdown) + "\n")
+
+
+def write_outputs(path: str | None, outputs: dict[str, str], redact: Redact) -> None:
+    """GITHUB_OUTPUT in the heredoc form, with a random delimiter no value can contain."""
+    if not path:
+        return
+    with Path(path).open("a", encoding="utf-8", errors=UNSHOWABLE) as handle:
+        for name, value in outputs.items():
+            delimiter = f"EOF_{secrets.token_hex(8)}"
+            handle.write(f"{name}<<{delimiter}\n{redact(value)}\n{delimiter}\n")

@@ -18,7 +18,8 @@ from evalward.errors import ConfigError, EvalwardError
 from evalward.evaluation import Evaluation
 from evalward.gate import GateDecision
 from evalward.git import Git
-from evalward.plan import Plan, PlannedRun, Side
+from evalward.past.trend import Trend
+from evalward.plan import Plan, PlannedRun
 from evalward.record.schema import RunInfo
 from evalward.record.write import results_document
 from evalward.report import files
@@ -26,7 +27,7 @@ from evalward.report.markdown import marker_for, render_comment, report_context
 from evalward.resources import ResourceSet
 from evalward.resources.problems import did_you_mean
 from evalward.security import Redactor
-from evalward.trend import Trend
+from evalward.sides import Side
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from evalward.interrupt import RunProgress
     from evalward.providers.registry import build_providers, repo_providers
     from evalward.run_setup import Revisions, RunSetup
-    from evalward.seal import KEY_ENV, check_key
+    from evalward.shard_seal import KEY_ENV, check_key
 
     env = host.env
     root = repository(args.repo)

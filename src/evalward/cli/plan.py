@@ -26,14 +26,14 @@ def register(commands: Any) -> None:
 def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     import json
 
-    from evalward.budget import estimate_run
     from evalward.cli._local import Selection, check_base, repository
     from evalward.errors import EXIT_OK
+    from evalward.estimate import estimate_run
     from evalward.git import Git
     from evalward.pipeline import prepare_change
-    from evalward.plan import Side
     from evalward.providers.registry import build_providers, repo_providers
     from evalward.run_setup import Revisions, RunSetup
+    from evalward.sides import Side
 
     env = host.env
     root = repository(args.path)

@@ -154,7 +154,7 @@ async def _run_part(
 
     from evalward import session
     from evalward.errors import EXIT_INTERRUPTED, EXIT_OK
-    from evalward.seal import KEY_ENV, check_key
+    from evalward.shard_seal import KEY_ENV, check_key
 
     key = check_key(setup.env[KEY_ENV], KEY_ENV) if setup.env.get(KEY_ENV) else None
     try:
@@ -181,11 +181,11 @@ def _report(
     comment (or --json) and the files, the spending line."""
     import sys
 
-    from evalward import history
     from evalward.cli._local import emit, head_commit
     from evalward.cli.status import record_local
+    from evalward.past import history
+    from evalward.past.trend import trends
     from evalward.spending import spending_json
-    from evalward.trend import trends
 
     evaluation = outcome.evaluation
     decision = outcome.decision(allow_incomplete=args.allow_incomplete)

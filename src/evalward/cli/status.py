@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from evalward.evaluation import Evaluation
     from evalward.host import Host
-    from evalward.status import StatusRow
+    from evalward.past.status import StatusRow
 
 NO_STATUS = (
     "No Eval has a status yet. The action records the default branch's on every push to it "
@@ -62,8 +62,8 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
 
     from evalward.cli._local import repository
     from evalward.errors import EXIT_OK
+    from evalward.past.status import LOCAL_STATUS_DIR, STATUS_DIR, StatusStore, status_rows
     from evalward.resources import load_resources
-    from evalward.status import LOCAL_STATUS_DIR, STATUS_DIR, StatusStore, status_rows
 
     host.started()  # no run follows: nothing here lives long enough to be worth the pause
     root = repository(args.path)
@@ -199,8 +199,8 @@ def record_local(
     root: Path, evaluation: Evaluation, started: dt.datetime, commit: str, err: TextIO
 ) -> None:
     """`evalward run`'s results as the local runs' status (.evalward/status)."""
-    from evalward.status import LOCAL_STATUS_DIR, StatusStore
-    from evalward.status_run import RunSource, StatusRun
+    from evalward.past.status import LOCAL_STATUS_DIR, StatusStore
+    from evalward.past.status_run import RunSource, StatusRun
 
     directory = root / LOCAL_STATUS_DIR
     distrust = distrusted(root, directory)

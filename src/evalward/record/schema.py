@@ -154,7 +154,7 @@ class Seal(_Record):
 
 class ShardPart(_Record):
     """What one shard job leaves for `merge`: its results, the plan it ran (whole), a digest
-    of the definitions it ran them with, and its seal (`evalward.seal`)."""
+    of the definitions it ran them with, and its seal (`evalward.shard_seal`)."""
 
     kind: Literal["evalward-shard"] = "evalward-shard"
     schema_version: Literal[3] = Field(default=3, alias="schemaVersion")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from evalward.trend import Trend
+from evalward.past.trend import Trend
 
 GREEN = "#1a7f37"
 RED = "#cf222e"

@@ -3,18 +3,15 @@ junit.xml, report.html, comment.md, the job summary and the action's outputs."""
 
 from __future__ import annotations
 
-import json
-import secrets
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from evalward.evaluation import Evaluation
 from evalward.gate import GateDecision
+from evalward.past.trend import Trend
 from evalward.record.schema import RunInfo
 from evalward.record.write import results_chunks
 from evalward.security import Redactor
-from evalward.trend import Trend
 
 UNSHOWABLE = "backslashreplace"
 """How a character UTF-8 cannot hold is written: a file name's byte that is not UTF-8 (a
@@ -69,7 +66,7 @@ def write_reports(
     """Every file of a run in `output_dir` — results.json first, so it is on disk whatever
     fails later (the comment is rendered only then) — then junit.xml, report.html and
     comment.md. Returns results.json's path and the comment as written. `trends` are the
-    Evals' earlier scores for report.html's trend charts (`evalward.trend`)."""
+    Evals' earlier scores for report.html's trend charts (`evalward.past.trend`)."""
     # lazy: report.html's renderer and the XML library cost a command that writes no files
     # (`evalward run` without --output-dir) about 5 ms of start-up
     from evalward.report.html import html_chunks
@@ -96,26 +93,3 @@ def write_reports(
     body = redact(comment())
     write_text(output_dir / "comment.md", body, redact)
     return results, body
-
-
-def append_audit(output_dir: Path, record: dict[str, Any], redact: Redact) -> None:
-    output_dir.mkdir(parents=True, exist_ok=True)
-    with (output_dir / "audit.jsonl").open("a", encoding="utf-8", errors=UNSHOWABLE) as handle:
-        handle.write(redact(json.dumps(record, sort_keys=False)) + "\n")
-
-
-def append_summary(path: str | None, markdown: str, redact: Redact) -> None:
-    if not path:
-        return
-    with Path(path).open("a", encoding="utf-8", errors=UNSHOWABLE) as handle:
-        handle.write(redact(markdown) + "\n")
-
-
-def write_outputs(path: str | None, outputs: dict[str, str], redact: Redact) -> None:
-    """GITHUB_OUTPUT in the heredoc form, with a random delimiter no value can contain."""
-    if not path:
-        return
-    with Path(path).open("a", encoding="utf-8", errors=UNSHOWABLE) as handle:
-        for name, value in outputs.items():
-            delimiter = f"EOF_{secrets.token_hex(8)}"
-            handle.write(f"{name}<<{delimiter}\n{redact(value)}\n{delimiter}\n")

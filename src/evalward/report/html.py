@@ -29,12 +29,12 @@ from markupsafe import Markup
 from evalward import __version__
 from evalward.compare import EvalComparison, compare
 from evalward.escaping import reveal_bidi
+from evalward.past.trend import Trend
 from evalward.report import charts
 from evalward.report.figures import axes_text, has_run_numbers, reps_text
 from evalward.report.pairs import FLAGS, Pair, Redact, build_pairs, bundle, row
 from evalward.results import EvalResult, FixtureOutcome, FixtureResult, Status
 from evalward.trace import Trace
-from evalward.trend import Trend
 
 TEMPLATES = Path(__file__).parent / "templates"
 ASSETS = Path(__file__).parent / "assets"

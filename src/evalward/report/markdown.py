@@ -21,9 +21,9 @@ from evalward.compare import Change, EvalComparison
 from evalward.errors import ConfigError
 from evalward.evaluation import Evaluation
 from evalward.gate import BypassRecord, GateDecision, GateResult
+from evalward.past.status_run import SinceScheduled
 from evalward.report.figures import axes_text, has_run_numbers, percent, reps_text
 from evalward.report.view import build_view
-from evalward.status_run import SinceScheduled
 
 TEMPLATES = Path(__file__).parent / "templates"
 MAX_COMMENT_CHARS = 65_536

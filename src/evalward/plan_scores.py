@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from evalward.plan import Plan, Side
+from evalward.plan import Plan
 from evalward.resources import Located
 from evalward.resources.models import Eval
 from evalward.results import EvalResult, FixtureResult
 from evalward.scoring.scores import score_eval
+from evalward.sides import Side
 
 EvalsBySide = Mapping[Side, Mapping[str, Located[Eval]]]
 """Each side's Eval definitions: all that scoring needs of a checkout."""

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from evalward.history import HISTORY_DIR
+from evalward.past.history import HISTORY_DIR
 from evalward.results import EvalResult
 
 SCORES_DIR = "scores"

@@ -16,8 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from evalward.results import EvalResult
-from evalward.status import (
+from evalward.past.status import (
     MESSAGE_CHARS,
     AgentIdentity,
     Attempt,
@@ -27,6 +26,7 @@ from evalward.status import (
     ScheduledRun,
     StatusStore,
 )
+from evalward.results import EvalResult
 
 
 @dataclass(frozen=True)

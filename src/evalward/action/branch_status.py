@@ -19,9 +19,9 @@ from evalward.action.route import Route
 from evalward.action.workflow import command
 from evalward.errors import EvalwardError
 from evalward.evaluation import Evaluation
+from evalward.past.status import STATUS_DIR, AgentIdentity, Phase, StatusStore, current, identities
+from evalward.past.status_run import RunSource, SinceScheduled, StatusRun
 from evalward.resources import load_resources
-from evalward.status import STATUS_DIR, AgentIdentity, Phase, StatusStore, current, identities
-from evalward.status_run import RunSource, SinceScheduled, StatusRun
 
 STATUS_EVENTS = ("push", "schedule")
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalward.errors import ConfigError
-from evalward.plan import Plan, PlannedRun, Side
+from evalward.plan import Plan, PlannedRun
 from evalward.providers.pricing import PriceTable
 from evalward.resources import ResourceSet
 from evalward.resources.agent import AgentSpec
@@ -46,6 +46,7 @@ from evalward.resources.common import DEFAULT_SEVERITY_WEIGHTS
 from evalward.resources.models import EvalFixtureSpec
 from evalward.runtime.inputs import input_messages
 from evalward.scoring.judge import SYSTEM_PROMPT
+from evalward.sides import Side
 from evalward.spending import Budget, Estimate
 
 CHARS_PER_TOKEN = 4
