@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from evalward.errors import ConfigError
 from evalward.escaping import printable
@@ -42,198 +43,228 @@ from evalward.trace import Trace
 ProgressCallback = Callable[[FixtureResult], None]
 
 
+@dataclass(frozen=True)
+class Execution:
+    """How to run a plan: the concurrency, what programs may see, and where results go."""
+
+    parallel: int
+    env: Mapping[str, str]
+    """What command tools and bring-your-own agents may see (through their allow-list), less
+    the provider keys: they get the model proxy's instead."""
+    on_result: ProgressCallback | None = None
+    kill_grace: float = DEFAULT_KILL_GRACE
+    cache: ResultCache | None = None
+    """A run whose determining material was seen before is not run again."""
+    keys: CacheKeys | None = None
+    traces: TraceSpool | None = None
+    """Where each result's trace moves once it is scored and cached, before `on_result`."""
+    allowance: Allowance | None = None
+    """What the model proxy lets agents' own calls spend (its per-run share without one)."""
+    sandbox: Sandbox | None = None
+
+
 async def execute(
-    plan: Plan,
-    checkouts: dict[Side, Checkout],
-    providers: Providers,
-    *,
-    parallel: int,
-    env: Mapping[str, str],
-    on_result: ProgressCallback | None = None,
-    kill_grace: float = DEFAULT_KILL_GRACE,
-    cache: ResultCache | None = None,
-    keys: CacheKeys | None = None,
-    traces: TraceSpool | None = None,
-    allowance: Allowance | None = None,
-    sandbox: Sandbox | None = None,
+    plan: Plan, checkouts: dict[Side, Checkout], providers: Providers, how: Execution
 ) -> list[FixtureResult]:
     """Run the plan; results come back in plan order whatever order runs finish in.
 
     What the definitions alone refuse was refused before (`preflight.refuse_plan`); what
     the machine refuses is checked here before the first run: programs from a checkout when
     the `sandbox` they must run in is unavailable.
-    `env` is what command tools and bring-your-own agents may see (through their allow-list),
-    less the provider keys: they get the model proxy's instead, and the proxy refuses calls
-    past `allowance`. With a `cache`, a run whose determining material was seen before is
-    not run again. With `traces`, each result's trace moves there once it is scored and
-    cached, before `on_result` sees the result.
     """
-    key_names = provider_key_names(providers)
-    env, real_keys = agent_environment(dict(env), key_names)
-    # With no budget, the proxy still holds each run to its share of calls (`Allowance`).
-    proxy = ModelProxy(
-        providers, allowance if allowance is not None else Allowance(), real_keys, key_names
-    )
-    parallel = max(1, parallel)
-    run_limit = asyncio.Semaphore(parallel)
-    queues: dict[tuple[Side, str], deque[int]] = {}
-    workers_of: dict[tuple[Side, str], int] = {}
-    runners: dict[tuple[Side, str], AgentRunner] = {}
-    fixture_tools: dict[tuple[Side, str, str], FixtureTools] = {}
-    judges = JudgePanel(providers)
-    if cache is not None and keys is None:
-        keys = CacheKeys(checkouts, providers)
-
+    run = _Run(plan, checkouts, providers, how)
     try:
-        for index, run in enumerate(plan.runs):
-            checkout = checkouts[run.side]
-            eval_def = checkout.resources.evals[run.eval].resource
+        run.prepare()
+        return await run.all()
+    finally:
+        await run.aclose()
+
+
+class _Run:
+    """One plan's execution: its queues, agents, fixtures' tools, model proxy and judges."""
+
+    def __init__(
+        self, plan: Plan, checkouts: dict[Side, Checkout], providers: Providers, how: Execution
+    ) -> None:
+        self.plan, self.checkouts, self.providers, self.how = plan, checkouts, providers, how
+        key_names = provider_key_names(providers)
+        self.env, real_keys = agent_environment(dict(how.env), key_names)
+        # With no budget, the proxy still holds each run to its share of calls (`Allowance`).
+        allowance = how.allowance if how.allowance is not None else Allowance()
+        self.proxy = ModelProxy(providers, allowance, real_keys, key_names)
+        self.parallel = max(1, how.parallel)
+        self.run_limit = asyncio.Semaphore(self.parallel)
+        self.queues: dict[tuple[Side, str], deque[int]] = {}
+        self.workers_of: dict[tuple[Side, str], int] = {}
+        self.runners: dict[tuple[Side, str], AgentRunner] = {}
+        self.tools: dict[tuple[Side, str, str], FixtureTools] = {}
+        self.judges = JudgePanel(providers)
+        self.keys = how.keys
+        if how.cache is not None and self.keys is None:
+            self.keys = CacheKeys(checkouts, providers)
+        self.results: list[FixtureResult | None] = [None] * len(plan.runs)
+
+    def prepare(self) -> None:
+        """Each run into its (side, Eval) queue, with its agent's runner and its tools."""
+        for index, run in enumerate(self.plan.runs):
+            checkout = self.checkouts[run.side]
+            spec = checkout.resources.evals[run.eval].resource.spec
             key = (run.side, run.eval)
-            if key not in queues:
-                queues[key] = deque()
-                workers_of[key] = min(eval_def.spec.execution.parallel or parallel, parallel)
-            agent_key = (run.side, eval_def.spec.target_agent)
-            if agent_key not in runners:
-                located = checkout.resources.agents[eval_def.spec.target_agent]
-                agent = resolve_agent(located.resource, located.file, checkout.root)
-                own_env = env
-                if sandbox is not None and run.side is Side.head:
-                    base = checkouts.get(Side.base)
-                    before = base.resources.agents.get(agent.name) if base else None
-                    own_env = sandbox.permitted_env(
-                        env, located.resource, before.resource if before else None
-                    )
-                runner = AgentRunner(
-                    agent,
-                    providers,
-                    own_env,
-                    kill_grace=kill_grace,
-                    proxy=proxy,
-                    sandbox=sandbox.for_side(run.side.value) if sandbox else None,
+            if key not in self.queues:
+                self.queues[key] = deque()
+                self.workers_of[key] = min(spec.execution.parallel or self.parallel, self.parallel)
+            if (run.side, spec.target_agent) not in self.runners:
+                self.runners[(run.side, spec.target_agent)] = self._runner(
+                    run.side, spec.target_agent
                 )
-                if sandbox is not None and sandbox.unavailable and runner.starts_programs:
-                    raise ConfigError(
-                        f"agent {agent.name!r} ({run.side.value}) runs {runner.starts_programs} "
-                        f"from the checkout, and {sandbox.unavailable}"
-                    )
-                runners[agent_key] = runner
-            fixture_key = (run.side, run.fixture, eval_def.spec.target_agent)
-            if fixture_key not in fixture_tools:
+            tools_key = (run.side, run.fixture, spec.target_agent)
+            if tools_key not in self.tools:
                 fixture = checkout.resources.fixtures[run.fixture].resource.spec
-                tools = FixtureTools.parse(run.fixture, fixture.tool_replay, fixture.shadow_tools)
-                fixture_tools[fixture_key] = tools
-            queues[key].append(index)
-    except BaseException:
-        await asyncio.gather(*(r.aclose() for r in runners.values()), return_exceptions=True)
-        await proxy.aclose()
-        raise
-
-    def finished(result: FixtureResult) -> FixtureResult:
-        if traces is not None:
-            result = traces.keep(result)
-        if on_result is not None:
-            on_result(result)
-        return result
-
-    def from_cache(run: PlannedRun) -> FixtureResult | None:
-        if cache is None or keys is None or (hit := cache.get(keys.of(run))) is None:
-            return None
-        fixture = checkouts[run.side].resources.fixtures[run.fixture]
-        return finished(
-            hit.model_copy(
-                update={
-                    "eval": run.eval,
-                    "side": run.side.value,
-                    "rep": run.rep,
-                    "file": printable(fixture.file),
-                    "line": fixture.line,
-                    "cached": True,
-                }
-            )
-        )
-
-    async def run_agent(run: PlannedRun) -> Trace:
-        resources = checkouts[run.side].resources
-        spec = resources.evals[run.eval].resource.spec
-        runner = runners[(run.side, spec.target_agent)]
-        async with run_limit:
-            return await runner.run(
-                FixtureRun(
-                    labels=RunLabels(
-                        agent=runner.agent.name,
-                        fixture=run.fixture,
-                        eval=run.eval,
-                        rep=run.rep,
-                        side=run.side.value,
-                        sha=checkouts[run.side].sha,
-                    ),
-                    fixture_input=resources.fixtures[run.fixture].resource.spec.input,
-                    tools=fixture_tools[(run.side, run.fixture, spec.target_agent)],
-                    timeout_seconds=spec.execution.timeout_seconds,
+                self.tools[tools_key] = FixtureTools.parse(
+                    run.fixture, fixture.tool_replay, fixture.shadow_tools
                 )
+            self.queues[key].append(index)
+
+    def _runner(self, side: Side, name: str) -> AgentRunner:
+        """The runner of one side's agent. A head agent's `env:` list is the pull request's,
+        so its programs see only what the sandbox permits (`Sandbox.permitted_env`)."""
+        checkout, sandbox = self.checkouts[side], self.how.sandbox
+        located = checkout.resources.agents[name]
+        agent = resolve_agent(located.resource, located.file, checkout.root)
+        own_env = self.env
+        if sandbox is not None and side is Side.head:
+            base = self.checkouts.get(Side.base)
+            before = base.resources.agents.get(agent.name) if base else None
+            own_env = sandbox.permitted_env(
+                self.env, located.resource, before.resource if before else None
             )
-
-    async def score(index: int, run: PlannedRun, trace: Trace) -> None:
-        checkout = checkouts[run.side]
-        located_eval = checkout.resources.evals[run.eval]
-        spec = located_eval.resource.spec
-        judge = await judges.for_eval(located_eval, checkout.resources, run.side.value)
-        fixture = checkout.resources.fixtures[run.fixture]
-        result = await score_fixture(
-            run.eval, run.side.value, run.rep, fixture, trace, spec.scoring, judge, sha=checkout.sha
+        runner = AgentRunner(
+            agent,
+            self.providers,
+            own_env,
+            kill_grace=self.how.kill_grace,
+            proxy=self.proxy,
+            sandbox=sandbox.for_side(side.value) if sandbox else None,
         )
-        # A model call that failed under an agent's own code may have been worked around
-        # or not: like an error, such a run is tried again next time rather than reused.
-        if cache is not None and keys is not None and not trace.failed_proxy_calls:
-            cache.put(keys.of(run), result)
-        results[index] = finished(result)
+        if sandbox is not None and sandbox.unavailable and runner.starts_programs:
+            raise ConfigError(
+                f"agent {agent.name!r} ({side.value}) runs {runner.starts_programs} "
+                f"from the checkout, and {sandbox.unavailable}"
+            )
+        return runner
 
-    results: list[FixtureResult | None] = [None] * len(plan.runs)
+    async def all(self) -> list[FixtureResult]:
+        """A few workers per (side, Eval), never more than its `execution.parallel`, instead
+        of a task per run: 20,000 waiting tasks cost memory and scheduling that a run does
+        not need. In a task group, a failure (or the run being cancelled) stops every other
+        worker."""
+        cache, keys = self.how.cache, self.keys
+        try:
+            # The judges' calibrations first, before any agent's calls share the provider's
+            # limits.
+            await self.judges.replay(
+                (
+                    run.side.value,
+                    self.checkouts[run.side].resources.evals[run.eval],
+                    self.checkouts[run.side].resources,
+                )
+                for run in self.plan.runs
+                if cache is None or keys is None or not cache.contains(keys.of(run))
+            )
+            async with asyncio.TaskGroup() as group:
+                for key, queue in self.queues.items():
+                    for _ in range(min(self.workers_of[key], len(queue))):
+                        group.create_task(self._worker(queue, group))
+        except BaseExceptionGroup as failed:
+            raise failed.exceptions[0] from None
+        done = [result for result in self.results if result is not None]
+        assert len(done) == len(self.results), "every run is scored before the task group ends"
+        return done
 
-    async def worker(queue: deque[int], group: asyncio.TaskGroup) -> None:
+    async def aclose(self) -> None:
+        await asyncio.gather(*(r.aclose() for r in self.runners.values()), return_exceptions=True)
+        await self.proxy.aclose()
+
+    async def _worker(self, queue: deque[int], group: asyncio.TaskGroup) -> None:
         """Takes its Eval's runs in turn. Judging and scoring a run is a task of its own, so
         the worker's next run overlaps it, as the Eval's `execution.parallel` bounds agent
         runs, not judges."""
         while queue:
             index = queue.popleft()
-            run = plan.runs[index]
-            if (cached := from_cache(run)) is not None:
-                results[index] = cached
+            run = self.plan.runs[index]
+            if (cached := self._from_cache(run)) is not None:
+                self.results[index] = cached
                 continue
-            trace = await run_agent(run)
+            trace = await self._run_agent(run)
             if _cancelling():
                 # The group is stopping: a cancellation that arrived as the run ended may have
-                # been swallowed below (`asyncio.wait_for` does so on Python 3.11), and the
-                # group refuses new tasks. The run is left out, as every unfinished one is.
+                # been swallowed on the way, and the group refuses new tasks. The run is left
+                # out, as every unfinished one is.
                 raise asyncio.CancelledError
-            group.create_task(score(index, run, trace))
+            group.create_task(self._score(index, run, trace))
 
-    # A few workers per (side, Eval), never more than its `execution.parallel`, instead of a
-    # task per run: 20,000 waiting tasks cost memory and scheduling that a run does not need.
-    # In a task group, a failure (or the run being cancelled) stops every other worker.
-    try:
-        # The judges' calibrations first, before any agent's calls share the provider's limits.
-        await judges.replay(
-            (
-                run.side.value,
-                checkouts[run.side].resources.evals[run.eval],
-                checkouts[run.side].resources,
-            )
-            for run in plan.runs
-            if cache is None or keys is None or not cache.contains(keys.of(run))
+    def _finished(self, result: FixtureResult) -> FixtureResult:
+        if self.how.traces is not None:
+            result = self.how.traces.keep(result)
+        if self.how.on_result is not None:
+            self.how.on_result(result)
+        return result
+
+    def _from_cache(self, run: PlannedRun) -> FixtureResult | None:
+        cache, keys = self.how.cache, self.keys
+        if cache is None or keys is None or (hit := cache.get(keys.of(run))) is None:
+            return None
+        fixture = self.checkouts[run.side].resources.fixtures[run.fixture]
+        update = {
+            "eval": run.eval,
+            "side": run.side.value,
+            "rep": run.rep,
+            "file": printable(fixture.file),
+            "line": fixture.line,
+            "cached": True,
+        }
+        return self._finished(hit.model_copy(update=update))
+
+    async def _run_agent(self, run: PlannedRun) -> Trace:
+        checkout = self.checkouts[run.side]
+        spec = checkout.resources.evals[run.eval].resource.spec
+        runner = self.runners[(run.side, spec.target_agent)]
+        labels = RunLabels(
+            agent=runner.agent.name,
+            fixture=run.fixture,
+            eval=run.eval,
+            rep=run.rep,
+            side=run.side.value,
+            sha=checkout.sha,
         )
-        async with asyncio.TaskGroup() as group:
-            for key, queue in queues.items():
-                for _ in range(min(workers_of[key], len(queue))):
-                    group.create_task(worker(queue, group))
-    except BaseExceptionGroup as failed:
-        raise failed.exceptions[0] from None
-    finally:
-        await asyncio.gather(*(r.aclose() for r in runners.values()), return_exceptions=True)
-        await proxy.aclose()
-    done = [result for result in results if result is not None]
-    assert len(done) == len(results), "every run is scored before the task group ends"
-    return done
+        async with self.run_limit:
+            return await runner.run(
+                FixtureRun(
+                    labels=labels,
+                    fixture_input=checkout.resources.fixtures[run.fixture].resource.spec.input,
+                    tools=self.tools[(run.side, run.fixture, spec.target_agent)],
+                    timeout_seconds=spec.execution.timeout_seconds,
+                )
+            )
+
+    async def _score(self, index: int, run: PlannedRun, trace: Trace) -> None:
+        checkout = self.checkouts[run.side]
+        located_eval = checkout.resources.evals[run.eval]
+        judge = await self.judges.for_eval(located_eval, checkout.resources, run.side.value)
+        labels = RunLabels(eval=run.eval, rep=run.rep, side=run.side.value, sha=checkout.sha)
+        result = await score_fixture(
+            checkout.resources.fixtures[run.fixture],
+            trace,
+            located_eval.resource.spec.scoring,
+            judge,
+            run=labels,
+        )
+        # A model call that failed under an agent's own code may have been worked around
+        # or not: like an error, such a run is tried again next time rather than reused.
+        cache, keys = self.how.cache, self.keys
+        if cache is not None and keys is not None and not trace.failed_proxy_calls:
+            cache.put(keys.of(run), result)
+        self.results[index] = self._finished(result)
 
 
 def _cancelling() -> bool:

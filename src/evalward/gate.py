@@ -193,90 +193,126 @@ def decide(
         return GateDecision(
             GateResult.skipped, reason=undefined or "no Eval is affected by this change"
         )
-    advisory = [c for c in comparisons if c.head.advisory]
-    comparisons = [c for c in comparisons if not c.head.advisory]
-    if not comparisons and not not_run and not (skipped_runs and not allow_incomplete):
+    evals = _Verdicts.of(comparisons, regressions)
+    if not evals.gating and not not_run and not (skipped_runs and not allow_incomplete):
         return GateDecision(
             GateResult.skipped,
-            reason=f"nothing gates this change: {_advisory(advisory)}",
+            reason=f"nothing gates this change: {_advisory(evals.advisory)}",
         )
-    unscored = [c for c in comparisons if c.head.incomplete_reason]
-    down = [
-        c
-        for c in comparisons
-        if not c.head.passed and c.head.provider_unavailable and not c.head.incomplete_reason
-    ]
-    below = [
-        c
-        for c in comparisons
-        if not c.head.passed and not c.head.provider_unavailable and not c.head.incomplete_reason
-    ]
-    regressed = [c for c in comparisons if c.head.passed and _regressed(c, regressions)]
-    failing = below + regressed
-    outage = all(c.head.provider_unavailable for c in unscored)
-    if (down or unscored) and outage and not failing and not not_run:
-        return _unavailable(down + unscored, bypass, refusal)
-    decision = GateDecision(
-        GateResult.passed,
-        unavailable_evals=[c.name for c in down + unscored if c.head.provider_unavailable],
-        failing_evals=[c.name for c in failing] + sorted(not_run),
-        failing_fixtures={
-            c.name: [
-                f.fixture
-                for f in c.fixtures
-                if f.gates
-                and (
-                    f.change is Change.regression
-                    or (f.change not in (Change.removed, Change.advisory) and not f.head_passed)
-                )
-            ]
-            for c in failing
-        },
-    )
-    incomplete = skipped_runs > 0 and not allow_incomplete
-    if not decision.failing_evals and not incomplete and not unscored:
-        decision.reason = (
-            "every affected Eval that gates meets its threshold; " + _advisory(advisory)
-            if advisory
-            else "every affected Eval meets its threshold"
-        )
-        if skipped_runs:
-            decision.reason += f" ({skipped_runs} runs skipped by the budget, allowed)"
-        if undefined and decision.result is GateResult.passed:
-            decision.result = GateResult.skipped
-            decision.reason = f"{undefined}; {decision.reason} (they gate once merged)"
-        return decision
+    outage = all(c.head.provider_unavailable for c in evals.unscored)
+    if (evals.down or evals.unscored) and outage and not evals.failing and not not_run:
+        return _unavailable(evals.down + evals.unscored, bypass, refusal)
+    decision = evals.decision(not_run)
+    skipped = skipped_runs if skipped_runs > 0 and not allow_incomplete else 0
+    if not decision.failing_evals and not skipped and not evals.unscored:
+        return _passed(decision, evals.advisory, skipped_runs, undefined)
     if bypass is not None:
         decision.result = GateResult.bypassed
         decision.bypass = bypass
         decision.reason = f"failing Evals bypassed by the {bypass.label!r} label"
         return decision
-    reasons = did_not_run(not_run)
-    if below:
-        reasons.append(f"{len(below)} affected Eval(s) below threshold")
-    if regressed:
-        kind = "significant " if regressions is RegressionPolicy.significant else ""
-        reasons.append(f"{len(regressed)} Eval(s) with a {kind}regression")
     if not decision.failing_evals:
         decision.result = GateResult.incomplete
-        said = [_unscored(c) for c in unscored]
-        if incomplete:
-            said.append(f"{skipped_runs} runs were skipped by the budget")
-        if down:
-            said.append(f"{len(down)} Eval(s) not run: {UNAVAILABLE}")
-        decision.reason = "; ".join(said)
+        decision.reason = "; ".join(evals.unfinished(skipped))
         return decision
     decision.result = GateResult.failed
     decision.refusal = refusal
-    decision.reason = "; ".join(reasons)
-    if incomplete:
-        decision.reason += f"; {skipped_runs} runs were skipped by the budget"
-    if unscored:
-        decision.reason += "; " + "; ".join(_unscored(c) for c in unscored)
-    if down:
-        decision.reason += f"; {len(down)} Eval(s) not run: {UNAVAILABLE}"
+    reasons = evals.failures(not_run, regressions)
+    if skipped:
+        reasons.append(f"{skipped} runs were skipped by the budget")
+    decision.reason = "; ".join([*reasons, *evals.unfinished(0)])
     if refusal is not None:
         decision.reason += f"; the {refusal.label!r} label was refused: {refusal.reason}"
+    return decision
+
+
+@dataclass
+class _Verdicts:
+    """The affected Evals by what they say of the gate."""
+
+    advisory: list[EvalComparison]
+    """Nothing in them may gate."""
+    gating: list[EvalComparison]
+    unscored: list[EvalComparison]
+    """Their judge could not score: no verdict."""
+    down: list[EvalComparison]
+    """Every head run's provider was unavailable: no verdict."""
+    below: list[EvalComparison]
+    regressed: list[EvalComparison]
+
+    @classmethod
+    def of(cls, comparisons: list[EvalComparison], regressions: RegressionPolicy) -> _Verdicts:
+        gating = [c for c in comparisons if not c.head.advisory]
+        unscored = [c for c in gating if c.head.incomplete_reason]
+        failed = [c for c in gating if not c.head.passed and not c.head.incomplete_reason]
+        return cls(
+            advisory=[c for c in comparisons if c.head.advisory],
+            gating=gating,
+            unscored=unscored,
+            down=[c for c in failed if c.head.provider_unavailable],
+            below=[c for c in failed if not c.head.provider_unavailable],
+            regressed=[c for c in gating if c.head.passed and _regressed(c, regressions)],
+        )
+
+    @property
+    def failing(self) -> list[EvalComparison]:
+        return self.below + self.regressed
+
+    def decision(self, not_run: Mapping[str, str]) -> GateDecision:
+        """A decision naming what fails and what was unavailable (its result set later)."""
+        return GateDecision(
+            GateResult.passed,
+            unavailable_evals=[
+                c.name for c in self.down + self.unscored if c.head.provider_unavailable
+            ],
+            failing_evals=[c.name for c in self.failing] + sorted(not_run),
+            failing_fixtures={c.name: _failing_fixtures(c) for c in self.failing},
+        )
+
+    def failures(self, not_run: Mapping[str, str], regressions: RegressionPolicy) -> list[str]:
+        reasons = did_not_run(dict(not_run))
+        if self.below:
+            reasons.append(f"{len(self.below)} affected Eval(s) below threshold")
+        if self.regressed:
+            kind = "significant " if regressions is RegressionPolicy.significant else ""
+            reasons.append(f"{len(self.regressed)} Eval(s) with a {kind}regression")
+        return reasons
+
+    def unfinished(self, skipped_runs: int) -> list[str]:
+        """What kept the gate from a whole verdict: Evals unscored, runs left out, outages."""
+        said = [_unscored(c) for c in self.unscored]
+        if skipped_runs:
+            said.append(f"{skipped_runs} runs were skipped by the budget")
+        if self.down:
+            said.append(f"{len(self.down)} Eval(s) not run: {UNAVAILABLE}")
+        return said
+
+
+def _failing_fixtures(comparison: EvalComparison) -> list[str]:
+    return [
+        f.fixture
+        for f in comparison.fixtures
+        if f.gates
+        and (
+            f.change is Change.regression
+            or (f.change not in (Change.removed, Change.advisory) and not f.head_passed)
+        )
+    ]
+
+
+def _passed(
+    decision: GateDecision, advisory: list[EvalComparison], skipped_runs: int, undefined: str
+) -> GateDecision:
+    decision.reason = (
+        "every affected Eval that gates meets its threshold; " + _advisory(advisory)
+        if advisory
+        else "every affected Eval meets its threshold"
+    )
+    if skipped_runs:
+        decision.reason += f" ({skipped_runs} runs skipped by the budget, allowed)"
+    if undefined:
+        decision.result = GateResult.skipped
+        decision.reason = f"{undefined}; {decision.reason} (they gate once merged)"
     return decision
 
 

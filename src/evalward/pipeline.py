@@ -18,7 +18,7 @@ from evalward.compare import compare
 from evalward.errors import ConfigError, MissingSecretError, ResourceError
 from evalward.estimate import estimate_plan, refuse_unpriced, trim_to_budget
 from evalward.evaluation import Evaluation
-from evalward.execute import ProgressCallback, execute
+from evalward.execute import Execution, ProgressCallback, execute
 from evalward.fingerprint import FileIndex
 from evalward.git import FileChange, Git
 from evalward.past.status import AgentIdentity, identity_of
@@ -226,19 +226,17 @@ async def _run_change(
         except ConfigError as exc:
             skippable = _base_lacks_a_key(env, plan, checkouts, providers)
             raise MissingSecretError(str(exc), skippable=skippable) from None
-        fixtures = await execute(
-            plan,
-            checkouts,
-            providers,
+        how = Execution(
             parallel=options.parallel,
-            on_result=on_result,
             env=env,
+            on_result=on_result,
             cache=options.cache,
             keys=keys,
             traces=traces,
             allowance=Allowance.left_by(options.budget, estimate),
             sandbox=options.sandbox,
         )
+        fixtures = await execute(plan, checkouts, providers, how)
         if estimate is None:  # only the runs that ran: reused ones cost nothing
             reused = [result.cached for result in fixtures]
             estimate = estimate_plan(plan, resources, providers.prices, reused)

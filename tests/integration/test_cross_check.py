@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from evalward.providers.base import RunLabels
 from evalward.providers.registry import build_providers
 from evalward.resources import Eval, Located, ResourceSet
 from evalward.resources.models import ScoringConfig
@@ -69,13 +70,11 @@ def judge_with(
                 evaluation, resources or ResourceSet(root=Path(".")), "head"
             )
             return await score_fixture(
-                "support-bot-eval",
-                "head",
-                0,
                 refund_fixture(min_score=0.8),
                 refund_trace(),
                 ScoringConfig(),
                 judge,
+                run=RunLabels(eval="support-bot-eval", side="head", rep=0),
             )
         finally:
             await providers.aclose()

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from evalward.providers.base import RunLabels
 from evalward.providers.openai import REASONING_ALLOWANCE
 from evalward.providers.registry import build_providers
 from evalward.resources import Eval, EvalFixture, JudgeCalibration, Located, ResourceSet
@@ -82,7 +83,11 @@ def judge_fixture(
                 timeout_seconds=timeout,
             )
             return await score_fixture(
-                "support-bot-eval", "head", 0, refund_fixture(), trace, ScoringConfig(), judge
+                refund_fixture(),
+                trace,
+                ScoringConfig(),
+                judge,
+                run=RunLabels(eval="support-bot-eval", side="head", rep=0),
             )
         finally:
             await providers.aclose()
@@ -410,13 +415,11 @@ def test_a_judge_below_its_calibration_floor_is_advisory(model: ScriptedModelSer
             again = await panel.for_eval(eval_with_calibration(floor), resources, "head")
             assert again == judge
             return await score_fixture(
-                "support-bot-eval",
-                "head",
-                0,
                 refund_fixture(),
                 refund_trace(),
                 ScoringConfig(),
                 judge,
+                run=RunLabels(eval="support-bot-eval", side="head", rep=0),
             )
         finally:
             await providers.aclose()
@@ -455,13 +458,11 @@ def test_a_reasoning_model_judges_once_told_which_parameters_it_refuses(
         try:
             return [
                 await score_fixture(
-                    "support-bot-eval",
-                    "head",
-                    rep,
                     refund_fixture(),
                     refund_trace(),
                     ScoringConfig(),
                     judge,
+                    run=RunLabels(eval="support-bot-eval", side="head", rep=rep),
                 )
                 for rep in range(2)
             ]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from evalward.cache_mode import CacheMode
 from evalward.errors import ConfigError
 from evalward.httpclient import HttpClient
 from evalward.providers import anthropic, openai
@@ -206,78 +207,75 @@ def build_providers(
     prices = PriceTable(config.pricing)
     spent = Spent()
     cache: ResponseCache | None = None
-    if config.cache.mode.value != "off":
+    if config.cache.mode is not CacheMode.off:
         directory = Path(config.cache.dir)
         if not directory.is_absolute():
             directory = (cache_root or Path.cwd()) / directory
         cache = ResponseCache(directory, config.cache.mode)
-
-    by_name: dict[str, Provider] = {}
-    credentials: dict[str, Credentials] = {}
-    endpoints: dict[str, str] = {}
-    concurrency: dict[str, int] = {}
-    for name, module, key_env, url_env in (
-        ("openai", openai, "OPENAI_API_KEY", "OPENAI_BASE_URL"),
-        ("anthropic", anthropic, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
-    ):
+    built = Providers(by_name={}, cache=cache, prices=prices, spent=spent)
+    for name in ("openai", "anthropic"):
         settings = config.provider(name)
-        key_env = settings.api_key_env or key_env
-        base_url = settings.base_url or _env_url(env, url_env) or module.DEFAULT_BASE_URL
-        api_key = env.get(key_env) or None
-        client = _client(settings, timeout_seconds)
-        retry = RetryPolicy.from_settings(settings.retry)
-        provider: Provider
-        if name == "openai":
-            endpoint = f"openai {base_url.rstrip('/')}"
-            provider = openai.OpenAIProvider(
-                client,
-                base_url=base_url,
-                api_key=api_key,
-                retry=retry,
-                max_concurrency=settings.max_concurrency,
-                key_env=key_env,
-            )
-        else:
-            endpoint = (
-                f"anthropic {base_url.rstrip('/')} anthropic-version={settings.anthropic_version}"
-            )
-            provider = anthropic.AnthropicProvider(
-                client,
-                base_url=base_url,
-                api_key=api_key,
-                version=settings.anthropic_version,
-                retry=retry,
-                max_concurrency=settings.max_concurrency,
-                key_env=key_env,
-            )
-        by_name[name] = MeteredProvider(provider, prices, cache, endpoint, spent)
-        endpoints[name] = endpoint
-        concurrency[name] = settings.max_concurrency
-        credentials[name] = Credentials(key_env, bool(api_key), base_url, module.DEFAULT_BASE_URL)
-    override: Provider | None = None
-    identity = ""
-    by_side = False
+        provider, credentials, endpoint = _provider(name, settings, env, timeout_seconds)
+        built.by_name[name] = MeteredProvider(provider, prices, cache, endpoint, spent)
+        built.endpoints[name] = endpoint
+        built.concurrency[name] = settings.max_concurrency
+        built.credentials[name] = credentials
     if mock_script:
         # lazy: the mock provider imports PyYAML, which a run without a mock script never needs
         from evalward.providers.mock import MockProvider, load_script
 
         script = load_script(Path(mock_script))
-        override = MeteredProvider(MockProvider(script), prices, None, spent=spent)
-        by_side = script.by_side
-        by_name["mock"] = override
-        identity = "mock:" + hashlib.sha256(Path(mock_script).read_bytes()).hexdigest()
-    return Providers(
-        by_name=by_name,
-        override=override,
-        credentials=credentials,
-        cache=cache,
-        prices=prices,
-        identity=identity,
-        by_side=by_side,
-        endpoints=endpoints,
-        spent=spent,
-        concurrency=concurrency,
+        built.override = MeteredProvider(MockProvider(script), prices, None, spent=spent)
+        built.by_side = script.by_side
+        built.by_name["mock"] = built.override
+        built.identity = "mock:" + hashlib.sha256(Path(mock_script).read_bytes()).hexdigest()
+    return built
+
+
+_STANDARD = {
+    "openai": (openai.DEFAULT_BASE_URL, "OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    "anthropic": (anthropic.DEFAULT_BASE_URL, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+}
+"""Per provider: its own base URL, and the variables its official SDK reads key and URL from."""
+
+
+def _provider(
+    name: str, settings: ProviderSettings, env: Mapping[str, str], timeout: float | None
+) -> tuple[Provider, Credentials, str]:
+    """One provider from its settings and the environment: the provider, where its key comes
+    from, and what identifies where its replies come from (its endpoint)."""
+    default_url, standard_key_env, url_env = _STANDARD[name]
+    key_env = settings.api_key_env or standard_key_env
+    base_url = settings.base_url or _env_url(env, url_env) or default_url
+    api_key = env.get(key_env) or None
+    credentials = Credentials(key_env, bool(api_key), base_url, default_url)
+    client = _client(settings, timeout)
+    retry = RetryPolicy.from_settings(settings.retry)
+    limit = settings.max_concurrency
+    provider: Provider
+    if name == "openai":
+        endpoint = f"openai {base_url.rstrip('/')}"
+        provider = openai.OpenAIProvider(
+            client,
+            base_url=base_url,
+            api_key=api_key,
+            retry=retry,
+            max_concurrency=limit,
+            key_env=key_env,
+        )
+        return provider, credentials, endpoint
+    version = settings.anthropic_version
+    endpoint = f"anthropic {base_url.rstrip('/')} anthropic-version={version}"
+    provider = anthropic.AnthropicProvider(
+        client,
+        base_url=base_url,
+        api_key=api_key,
+        version=version,
+        retry=retry,
+        max_concurrency=limit,
+        key_env=key_env,
     )
+    return provider, credentials, endpoint
 
 
 def _env_url(env: Mapping[str, str], name: str) -> str | None:

@@ -35,6 +35,7 @@ request cannot turn a failing fixture into a neutral one by making its agent han
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import statistics
 from collections.abc import Collection
 
@@ -42,6 +43,7 @@ from evalward.escaping import printable
 from evalward.providers.base import RunLabels
 from evalward.resources import Eval, EvalFixture, Located
 from evalward.resources.assertions import Assertion, JudgeAssertion
+from evalward.resources.common import Severity
 from evalward.resources.models import ScoringConfig
 from evalward.results import (
     AssertionResult,
@@ -62,32 +64,26 @@ RATE_TOLERANCE = 1e-9
 
 
 async def score_fixture(
-    eval_name: str,
-    side: str,
-    rep: int,
     fixture: Located[EvalFixture],
     trace: Trace,
     scoring: ScoringConfig,
     judge: EvalJudge | None = None,
     *,
+    run: RunLabels,
     regex_timeout: float = REGEX_TIMEOUT_SECONDS,
-    sha: str = "",
 ) -> FixtureResult:
-    """Score one run of one fixture; judge assertions run concurrently."""
+    """Score one run of one fixture (`run`: its Eval, side, rep and commit); judge
+    assertions run concurrently."""
     spec = fixture.resource.spec
-    judge = judge or EvalJudge(eval=eval_name)
     name = fixture.resource.metadata.name
-    fixture_input = spec.input.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-    reference = spec.reference
-    sidecar = spec.sidecar or None
-    labels = RunLabels(
-        agent=spec.target_agent,
-        fixture=name,
-        eval=eval_name,
-        rep=rep,
-        purpose="judge",
-        side=side,
-        sha=sha,
+    judge = judge or EvalJudge(eval=run.eval)
+    labels = dataclasses.replace(run, agent=spec.target_agent, fixture=name, purpose="judge")
+    case = JudgeCase(
+        "",
+        spec.input.model_dump(mode="json", by_alias=True, exclude_defaults=True),
+        trace,
+        spec.reference,
+        spec.sidecar or None,
     )
 
     async def one(assertion: Assertion) -> JudgeOutcome:
@@ -98,44 +94,59 @@ async def score_fixture(
             # credit e.g. `toolNotCalled` for a run that never happened.
             return JudgeOutcome(Status.error, 0.0, "not evaluated: the run did not complete")
         if isinstance(assertion, JudgeAssertion):
-            case = JudgeCase(assertion.rubric, fixture_input, trace, reference, sidecar)
-            return await judge.grade(assertion, case, labels)
+            rubric = dataclasses.replace(case, rubric=assertion.rubric)
+            return await judge.grade(assertion, rubric, labels)
         status, message = check(assertion, trace, regex_timeout=regex_timeout)
         score = 1.0 if status is Status.passed else 0.0
         return JudgeOutcome(status, score, message, advisory=reports_only(assertion))
 
     outcomes = await asyncio.gather(*(one(a) for a in spec.assertions))
-    results: list[AssertionResult] = []
-    for assertion, outcome in zip(spec.assertions, outcomes, strict=True):
-        severity = assertion.severity or spec.severity
-        results.append(
-            AssertionResult(
-                type=assertion.type,
-                status=outcome.status,
-                score=outcome.score,
-                weight=assertion.weight * scoring.weight_of(severity),
-                severity=severity,
-                axis=assertion.axis,
-                message=outcome.message,
-                judge=outcome.verdict,
-                advisory=outcome.advisory,
-                judge_reply=outcome.reply,
-                provider_unavailable=outcome.unavailable,
-                uncalibrated=outcome.uncalibrated,
-                observed_ms=None if trace.timed_out else observed_ms(assertion, trace),
-                cross_checks=list(outcome.cross_checks),
-            )
-        )
+    results = [
+        _assertion_result(assertion, outcome, assertion.severity or spec.severity, scoring, trace)
+        for assertion, outcome in zip(spec.assertions, outcomes, strict=True)
+    ]
+    return _fixture_result(fixture, run, trace, results)
+
+
+def _assertion_result(
+    assertion: Assertion,
+    outcome: JudgeOutcome,
+    severity: Severity,
+    scoring: ScoringConfig,
+    trace: Trace,
+) -> AssertionResult:
+    return AssertionResult(
+        type=assertion.type,
+        status=outcome.status,
+        score=outcome.score,
+        weight=assertion.weight * scoring.weight_of(severity),
+        severity=severity,
+        axis=assertion.axis,
+        message=outcome.message,
+        judge=outcome.verdict,
+        advisory=outcome.advisory,
+        judge_reply=outcome.reply,
+        provider_unavailable=outcome.unavailable,
+        uncalibrated=outcome.uncalibrated,
+        observed_ms=None if trace.timed_out else observed_ms(assertion, trace),
+        cross_checks=list(outcome.cross_checks),
+    )
+
+
+def _fixture_result(
+    fixture: Located[EvalFixture], run: RunLabels, trace: Trace, results: list[AssertionResult]
+) -> FixtureResult:
+    spec = fixture.resource.spec
     score = weighted_mean(results)
     status, message = fixture_status(results, trace)
     note = truncation_note(trace)
     if note:
         message = f"{message}; {note}" if message else note
     return FixtureResult(
-        eval=eval_name,
-        fixture=name,
-        side=side,
-        rep=rep,
+        eval=run.eval,
+        fixture=fixture.resource.metadata.name,
+        side=run.side,
+        rep=run.rep,
         status=status,
         score=score,
         verdict=Verdict.of(score),

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from evalward.providers.base import RunLabels
 from evalward.resources import Eval, EvalFixture, Located
 from evalward.resources.models import ScoringConfig
 from evalward.results import AssertionResult, FixtureResult, JudgeVerdict, Status, Verdict
@@ -75,7 +76,11 @@ def answer(text: str) -> Trace:
 def score(
     f: Located[EvalFixture], trace: Trace, scoring: ScoringConfig | None = None, rep: int = 0
 ) -> FixtureResult:
-    return asyncio.run(score_fixture("e", "head", rep, f, trace, scoring or ScoringConfig()))
+    return asyncio.run(
+        score_fixture(
+            f, trace, scoring or ScoringConfig(), run=RunLabels(eval="e", side="head", rep=rep)
+        )
+    )
 
 
 def test_fixture_score_is_the_weighted_pass_ratio_with_assertion_severity() -> None:
@@ -211,7 +216,13 @@ def test_an_assertion_error_fails_the_fixture_closed() -> None:
 def test_judge_assertions_without_a_judge_model_are_skipped_never_passed() -> None:
     only_judge = fixture("j", "medium", [{"type": "judge", "rubric": "be right"}])
     result = asyncio.run(
-        score_fixture("e", "head", 0, only_judge, answer("x"), ScoringConfig(), EvalJudge("e"))
+        score_fixture(
+            only_judge,
+            answer("x"),
+            ScoringConfig(),
+            EvalJudge("e"),
+            run=RunLabels(eval="e", side="head", rep=0),
+        )
     )
     assert result.status is Status.skipped
     assert result.assertions[0].status is Status.skipped
