@@ -10,7 +10,7 @@ import posixpath
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalward.changes import ChangeSet, detect_changes
@@ -59,82 +59,95 @@ class Prepared:
 def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
     """Detect the change and plan it; the base worktree lives as long as the context."""
     git, revisions, options = setup.git, setup.revisions, setup.options
-    select, shape = setup.select, setup.shape
+    from_base = options.gate_config is GateConfig.base
     with ExitStack() as stack:
         head_root = stack.enter_context(_tree(git, revisions.head))
-        from_base = options.gate_config is GateConfig.base
-        tip: str | None = None
-        merge_base: str | None = None
-        config: RepoConfig | None = None
-        if revisions.base is not None:
-            tip = git.resolve(revisions.base)
-            merge_base = git.merge_base(tip, git.resolve(revisions.head or "HEAD"))
-            if from_base:
-                # Where resources live, what is skipped and the Evals' defaults decide what
-                # gates: the pull request's own `evalward.yaml` must not choose them.
-                config = config_at(git, tip)
+        tip = git.resolve(revisions.base) if revisions.base is not None else None
+        merge_base = git.merge_base(tip, git.resolve(revisions.head or "HEAD")) if tip else None
+        # Where resources live, what is skipped and the Evals' defaults decide what gates:
+        # the pull request's own `evalward.yaml` must not choose them.
+        config = config_at(git, tip) if tip is not None and from_base else None
         head = load_resources(head_root, config=config)
         if setup.started is not None:
             setup.started()
-        notes: list[str] = []
-        base: ResourceSet | None = None
-        gating: ResourceSet | None = None
-        base_root: Path | None = None
-        changed: list[FileChange] = []
+        bases = _Bases(git, stack, head, head_root, config, from_base)
         if tip is not None and merge_base is not None:
-            changed = git.changed_files(merge_base, revisions.head)
-            dirty = git.dirty_paths() if head_root == git.repo else set()
-            base_config = config or load_config(head_root)
-            try:
-                base, base_root = _load_base(
-                    git, merge_base, head, _paths(changed) | dirty, stack, base_config
-                )
-            except ResourceError as exc:
-                if from_base:
-                    raise _unloadable(exc, merge_base) from None
-                notes.append(
-                    f"the base branch's resources do not load, so there is no baseline: "
-                    f"{exc.problems[0].render()}"
-                )
-            if from_base and tip != merge_base:
-                # What gates is the base branch as it is now, not as it was when the pull
-                # request branched off: the merge base is only what the change is diffed from
-                # and what the base side runs.
-                differs = _paths(git.changed_files(tip, revisions.head)) | dirty
-                try:
-                    gating, _ = _load_base(git, tip, head, differs, stack, base_config)
-                except ResourceError as exc:
-                    raise _unloadable(exc, tip) from None
-            else:
-                gating = base
+            bases.load(revisions.head, tip, merge_base)
         index = FileIndex(head_root)  # one reading of the head's tree: changes and cache keys
-        changes = detect_changes(changed, head, base, gating, index)
-        gate = gate_resources(head, gating, options.gate_config)
+        changes = detect_changes(bases.changed, head, bases.base, bases.gating, index)
+        gate = gate_resources(head, bases.gating, options.gate_config)
         plan = build_plan(
             changes,
             gate,
-            base,
+            bases.base,
             head=head,
-            gating=gating,
+            gating=bases.gating,
             config=options.gate_config,
             run_all=options.run_all or revisions.base is None,
         )
-        if from_base and gating is not None and tip is not None:
-            plan.undefined = undefined(gating, f"the base branch ({tip[:12]})", config)
+        if from_base and bases.gating is not None and tip is not None:
+            plan.undefined = undefined(bases.gating, f"the base branch ({tip[:12]})", config)
         else:
             plan.undefined = undefined(head, "the checkout", config or load_config(head_root))
-        if select is not None:
-            plan.evals = [name for name in plan.evals if select(name)]
-            plan.runs = [run for run in plan.runs if select(run.eval)]
+        if setup.select is not None:
+            plan.evals = [name for name in plan.evals if setup.select(name)]
+            plan.runs = [run for run in plan.runs if setup.select(run.eval)]
         head_sha = git.commit_of(revisions.head or "HEAD") or ""
         checkouts = {Side.head: Checkout(Side.head, head_root, gate, index, sha=head_sha)}
-        if base is not None and base_root is not None:
-            if merge_base is not None and _reads_files(plan, base):
-                base_root = stack.enter_context(git.worktree(merge_base))
-            checkouts[Side.base] = Checkout(Side.base, base_root, base, sha=merge_base or "")
-        if shape is not None:
-            plan = shape(plan, {side: c.resources for side, c in checkouts.items()})
-        yield Prepared(changes, plan, checkouts, notes)
+        if bases.base is not None and bases.root is not None:
+            if merge_base is not None and _reads_files(plan, bases.base):
+                bases.root = stack.enter_context(git.worktree(merge_base))
+            checkouts[Side.base] = Checkout(Side.base, bases.root, bases.base, sha=merge_base or "")
+        if setup.shape is not None:
+            plan = setup.shape(plan, {side: c.resources for side, c in checkouts.items()})
+        yield Prepared(changes, plan, checkouts, bases.notes)
+
+
+@dataclass
+class _Bases:
+    """The base side of a change: the merge base's resources (what the change is diffed from
+    and what the base side runs) and the ones that gate (the base branch's tip)."""
+
+    git: Git
+    stack: ExitStack
+    head: ResourceSet
+    head_root: Path
+    config: RepoConfig | None
+    from_base: bool
+    changed: list[FileChange] = field(default_factory=list)
+    base: ResourceSet | None = None
+    root: Path | None = None
+    gating: ResourceSet | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def load(self, head_commit: str | None, tip: str, merge_base: str) -> None:
+        git = self.git
+        self.changed = git.changed_files(merge_base, head_commit)
+        dirty = git.dirty_paths() if self.head_root == git.repo else set()
+        config = self.config or load_config(self.head_root)
+        try:
+            differs = _paths(self.changed) | dirty
+            self.base, self.root = _load_base(
+                git, merge_base, self.head, differs, self.stack, config
+            )
+        except ResourceError as exc:
+            if self.from_base:
+                raise _unloadable(exc, merge_base) from None
+            self.notes.append(
+                f"the base branch's resources do not load, so there is no baseline: "
+                f"{exc.problems[0].render()}"
+            )
+        if not self.from_base or tip == merge_base:
+            self.gating = self.base
+            return
+        # What gates is the base branch as it is now, not as it was when the pull request
+        # branched off: the merge base is only what the change is diffed from and what the
+        # base side runs.
+        differs = _paths(git.changed_files(tip, head_commit)) | dirty
+        try:
+            self.gating, _ = _load_base(git, tip, self.head, differs, self.stack, config)
+        except ResourceError as exc:
+            raise _unloadable(exc, tip) from None
 
 
 async def evaluate_change(

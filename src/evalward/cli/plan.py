@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any, TextIO
 from evalward.cli._args import add_mock, add_root, add_selection
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from evalward.changes import ChangeSet
     from evalward.host import Host
+    from evalward.plan import Plan
+    from evalward.providers.pricing import PriceTable
+    from evalward.resources import ResourceSet
+    from evalward.sides import Side
 
 
 def register(commands: Any) -> None:
@@ -23,17 +30,45 @@ def register(commands: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
 
 
+def _eval_row(
+    name: str,
+    plan: Plan,
+    resources: Mapping[Side, ResourceSet],
+    prices: PriceTable,
+    changes: ChangeSet,
+    base: str | None,
+) -> tuple[dict[str, Any], float, bool]:
+    """One Eval of the plan: why it runs, its runs per side, their estimated calls and cost;
+    the cost unrounded, and whether a model of it has no price (the cost is a lower bound)."""
+    from evalward.estimate import estimate_run
+    from evalward.sides import Side
+
+    runs = [r for r in plan.runs if r.eval == name]
+    estimates = [estimate_run(run, resources[run.side], prices) for run in runs]
+    definition = resources[Side.head].evals[name].resource
+    cost = sum(e.cost_usd or 0.0 for e in estimates)
+    row = {
+        "name": name,
+        "agent": definition.spec.target_agent,
+        "why": changes.affected_evals.get(name, []) if base else ["every Eval runs without --base"],
+        "fixtures": len({r.fixture for r in runs if r.side is Side.head}),
+        "headRuns": sum(1 for r in runs if r.side is Side.head),
+        "baseRuns": sum(1 for r in runs if r.side is Side.base),
+        "modelCalls": sum(e.calls for e in estimates),
+        "costUsd": round(cost, 6),
+    }
+    return row, cost, any(e.cost_usd is None for e in estimates)
+
+
 def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     import json
 
     from evalward.cli._local import Selection, check_base, repository
     from evalward.errors import EXIT_OK
-    from evalward.estimate import estimate_run
     from evalward.git import Git
     from evalward.pipeline import prepare_change
     from evalward.providers.registry import build_providers, repo_providers
     from evalward.run_setup import Revisions, RunSetup
-    from evalward.sides import Side
 
     env = host.env
     root = repository(args.path)
@@ -53,35 +88,14 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     with prepare_change(setup) as prepared:
         plan, changes = prepared.plan, prepared.changes
         resources = {side: c.resources for side, c in prepared.checkouts.items()}
-        evals: list[dict[str, Any]] = []
-        total_calls, total_cost, unpriced = 0, 0.0, False
-        for name in plan.evals:
-            runs = [r for r in plan.runs if r.eval == name]
-            calls, cost = 0, 0.0
-            for run in runs:
-                estimate = estimate_run(run, resources[run.side], providers.prices)
-                calls += estimate.calls
-                if estimate.cost_usd is None:
-                    unpriced = True
-                else:
-                    cost += estimate.cost_usd
-            total_calls += calls
-            total_cost += cost
-            evaluation = resources[Side.head].evals[name].resource
-            evals.append(
-                {
-                    "name": name,
-                    "agent": evaluation.spec.target_agent,
-                    "why": changes.affected_evals.get(name, [])
-                    if args.base
-                    else ["every Eval runs without --base"],
-                    "fixtures": len({r.fixture for r in runs if r.side is Side.head}),
-                    "headRuns": sum(1 for r in runs if r.side is Side.head),
-                    "baseRuns": sum(1 for r in runs if r.side is Side.base),
-                    "modelCalls": calls,
-                    "costUsd": round(cost, 6),
-                }
-            )
+        rows = [
+            _eval_row(name, plan, resources, providers.prices, changes, args.base)
+            for name in plan.evals
+        ]
+    evals = [row for row, _, _ in rows]
+    unpriced = any(lacks for _, _, lacks in rows)
+    total_calls = sum(int(row["modelCalls"]) for row in evals)
+    total_cost = sum(cost for _, cost, _ in rows)
     document = {
         "base": args.base,
         "changedFiles": [
