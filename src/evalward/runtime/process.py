@@ -22,7 +22,7 @@ from pathlib import Path
 
 from evalward.errors import AgentRunError
 from evalward.resources.paths import OutsideRepository, program_path
-from evalward.runtime.sandbox import Sandbox
+from evalward.runtime.sandbox import AgentUser, Sandbox
 from evalward.security import looks_secret
 
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "SYSTEMROOT")
@@ -141,32 +141,32 @@ async def spawn(
             extra_groups=[] if user else None,
             umask=0o077 if user else -1,
         )
-    except FileNotFoundError:
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in an argument or a variable
         _forget(sandbox, home)
-        raise AgentRunError(
-            f"cannot start {argv[0]!r}: no such program (paths are relative to the "
-            "repository root, and there is no shell)"
-        ) from None
-    except ValueError as exc:  # a NUL character in an argument or a variable
-        _forget(sandbox, home)
-        raise AgentRunError(f"cannot start {argv[0]!r}: {exc}") from None
-    except OSError as exc:
-        _forget(sandbox, home)
-        if not isinstance(exc, PermissionError):
-            raise AgentRunError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
-        if user is None:
-            raise AgentRunError(f"cannot start {argv[0]!r}: it is not executable") from None
-        if exc.filename == str(cwd):
-            raise AgentRunError(
-                f"cannot start {argv[0]!r}: the user {user.name} cannot enter {cwd}"
-            ) from None
-        raise AgentRunError(
-            f"cannot start {argv[0]!r}: the user {user.name} may not run it (it is not "
-            "executable, or a directory on its path is closed to other users)"
-        ) from None
+        raise AgentRunError(_why_not_started(argv[0], exc, cwd, user)) from None
     if sandbox is not None and home is not None:
         sandbox.keep(process.pid, home)
     return process
+
+
+def _why_not_started(program: str, exc: Exception, cwd: Path, user: AgentUser | None) -> str:
+    """Why `program` could not start, in a sentence that says what to change."""
+    if isinstance(exc, FileNotFoundError):
+        return (
+            f"cannot start {program!r}: no such program (paths are relative to the repository "
+            "root, and there is no shell)"
+        )
+    if not isinstance(exc, PermissionError):
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        return f"cannot start {program!r}: {detail}"
+    if user is None:
+        return f"cannot start {program!r}: it is not executable"
+    if exc.filename == str(cwd):
+        return f"cannot start {program!r}: the user {user.name} cannot enter {cwd}"
+    return (
+        f"cannot start {program!r}: the user {user.name} may not run it (it is not "
+        "executable, or a directory on its path is closed to other users)"
+    )
 
 
 def _forget(sandbox: Sandbox | None, home: Path | None) -> None:

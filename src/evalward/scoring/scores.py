@@ -285,6 +285,28 @@ def fixture_outcome(reps: list[FixtureResult], scoring: ScoringConfig) -> Fixtur
     )
 
 
+def _agreement(fixtures: list[FixtureResult]) -> float | None:
+    """The judge's calibrated agreement, where a verdict carries it."""
+    return next(
+        (
+            a.judge.agreement
+            for f in fixtures
+            for a in f.assertions
+            if a.judge is not None and a.judge.agreement is not None
+        ),
+        None,
+    )
+
+
+def _unavailable(fixtures: list[FixtureResult], unscored: list[AssertionResult]) -> bool:
+    """Every run that counts failed for an outage, or every unscored judgement did. A
+    timed-out run is no outage: an agent that hangs cannot pass for a provider that is down."""
+    ran = [f for f in fixtures if f.counted]
+    return (bool(ran) and all(f.provider_unavailable for f in ran)) or (
+        bool(unscored) and all(a.provider_unavailable for a in unscored)
+    )
+
+
 def score_eval(
     eval_def: Located[Eval],
     side: str,
@@ -310,17 +332,6 @@ def score_eval(
     weight_sum = sum(spec.scoring.weight_of(o.severity) for o in scored)
     passed_sum = sum(spec.scoring.weight_of(o.severity) for o in scored if o.passed)
     score = passed_sum / weight_sum if weight_sum > 0 else 0.0
-    agreement = next(
-        (
-            a.judge.agreement
-            for f in fixtures
-            for a in f.assertions
-            if a.judge is not None and a.judge.agreement is not None
-        ),
-        None,
-    )
-    # A timed-out run is no outage: an agent that hangs cannot pass for a provider that is down.
-    ran = [f for f in fixtures if f.counted]
     advisory = bool(gating) and all(o.advisory for o in gating)
     unscored = [a for f in fixtures for a in f.assertions if a.uncalibrated]
     incomplete = unscored[0].message.removeprefix(NOT_SCORED) if unscored else ""
@@ -332,8 +343,7 @@ def score_eval(
         run_score=run_score,
         run_verdict=None if run_score is None else Verdict.of(run_score),
         axes=_mean_axes([o.axes for o in scored]),
-        provider_unavailable=(bool(ran) and all(f.provider_unavailable for f in ran))
-        or (bool(unscored) and all(a.provider_unavailable for a in unscored)),
+        provider_unavailable=_unavailable(fixtures, unscored),
         incomplete_reason=incomplete,
         eval=eval_def.resource.metadata.name,
         agent=spec.target_agent,
@@ -351,7 +361,7 @@ def score_eval(
         timed_out=sum(o.result is Status.skipped and o.timed_out > 0 for o in gating),
         pending=sorted(o.name for o in outcomes if not o.gates),
         fixture_results=outcomes,
-        judge_agreement=agreement,
+        judge_agreement=_agreement(fixtures),
         fixtures=sorted(fixtures, key=lambda r: (r.fixture, r.rep)),
         file=printable(eval_def.file),
         line=eval_def.line,
