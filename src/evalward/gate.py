@@ -206,6 +206,20 @@ def decide(
     skipped = skipped_runs if skipped_runs > 0 and not allow_incomplete else 0
     if not decision.failing_evals and not skipped and not evals.unscored:
         return _passed(decision, evals.advisory, skipped_runs, undefined)
+    return _not_passed(decision, evals, bypass, refusal, regressions, not_run, skipped)
+
+
+def _not_passed(
+    decision: GateDecision,
+    evals: _Verdicts,
+    bypass: Bypass | None,
+    refusal: BypassRefusal | None,
+    regressions: RegressionPolicy,
+    not_run: Mapping[str, str],
+    skipped: int,
+) -> GateDecision:
+    """Something fails or is unfinished: a bypass honours it, else the gate fails (or is
+    incomplete, when nothing fails but something could not finish)."""
     if bypass is not None:
         decision.result = GateResult.bypassed
         decision.bypass = bypass

@@ -119,24 +119,30 @@ def default_name(trace_id: str) -> str:
     return f"promoted-{slug or 'trace'}"
 
 
-def build_fixture(
-    loaded: LoadedTrace,
-    *,
-    agent: str,
-    name: str,
-    promoted_by: str | None,
-    now: dt.datetime | None = None,
-    kind: str = "golden",
-    severity: str = "medium",
-    contains: list[str] | None = None,
-    rubric: str | None = None,
-    replay: bool = True,
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Promotion:
+    """What the fixture made from a trace says beyond the trace: its agent and name, who
+    promoted it and when, its kind and severity, the checks to add, and whether the trace's
+    tool results are replayed."""
+
+    agent: str
+    name: str
+    promoted_by: str | None
+    now: dt.datetime | None = None
+    kind: str = "golden"
+    severity: str = "medium"
+    contains: tuple[str, ...] = ()
+    rubric: str | None = None
+    replay: bool = True
+
+
+def build_fixture(loaded: LoadedTrace, promotion: Promotion) -> dict[str, Any]:
     """The fixture as plain data, already checked against the EvalFixture model."""
+    agent, name, rubric = promotion.agent, promotion.name, promotion.rubric
     trace = loaded.trace
     tools = list(dict.fromkeys(s.tool for s in trace.tool_calls() if s.tool))
     assertions: list[dict[str, Any]] = [{"type": "toolCalled", "tool": t} for t in tools]
-    assertions += [{"type": "contains", "value": value} for value in contains or []]
+    assertions += [{"type": "contains", "value": value} for value in promotion.contains]
     if rubric:
         assertions.append({"type": "judge", "kind": "rubric", "rubric": rubric, "minScore": 0.8})
     if not assertions:
@@ -144,23 +150,23 @@ def build_fixture(
             f"trace {loaded.trace_id}: the agent called no tool, so there is no toolCalled "
             "assertion to suggest; add one with --contains TEXT or --rubric TEXT"
         )
-    moment = (now or dt.datetime.now(dt.UTC)).replace(microsecond=0)
+    moment = (promotion.now or dt.datetime.now(dt.UTC)).replace(microsecond=0)
     origin: dict[str, Any] = {
         "traceId": loaded.trace_id,
         "promotedAt": moment.isoformat().replace("+00:00", "Z"),
     }
-    if promoted_by:
-        origin["promotedBy"] = promoted_by
+    if promotion.promoted_by:
+        origin["promotedBy"] = promotion.promoted_by
     spec: dict[str, Any] = {
         "targetAgent": agent,
-        "kind": kind,
-        "severity": severity,
+        "kind": promotion.kind,
+        "severity": promotion.severity,
         "description": f"Promoted from {loaded.format} trace {loaded.trace_id}.",
         "origin": origin,
         "input": _input(trace, loaded.trace_id),
         "assertions": assertions,
     }
-    replays = _replays(trace) if replay else []
+    replays = _replays(trace) if promotion.replay else []
     if replays:
         spec["toolReplay"] = replays
     document = {

@@ -15,6 +15,7 @@ import pytest
 
 from evalward.resources.agent import CommandRuntime
 from evalward.runtime.command import MAX_TRACE_BYTES, run_command_agent
+from evalward.runtime.process import Launch
 from evalward.trace import StepType, Trace
 
 PREAMBLE = """\
@@ -98,10 +99,8 @@ def test_a_hostile_agent_is_an_error_and_its_group_is_gone(name: str, tmp_path: 
             runtime,
             {"input": "hi"},
             trace,
-            root=tmp_path,
-            env=dict(os.environ),
+            Launch(root=tmp_path, env=dict(os.environ), kill_grace=0.3),
             timeout_seconds=timeout,
-            kill_grace=0.3,
         )
     )
 

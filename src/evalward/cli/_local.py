@@ -114,19 +114,27 @@ def check_base(git: Git, base: str | None) -> None:
             )
 
 
+@dataclass(frozen=True)
+class Output:
+    """Where and how a local command shows its outcome: the stream it prints to, the redaction
+    every printed or written text goes through, --json, and --output-dir."""
+
+    out: TextIO
+    redact: Redactor
+    as_json: bool = False
+    output_dir: str | None = None
+
+
 def emit(
-    out: TextIO,
+    output: Output,
     evaluation: Evaluation,
     decision: GateDecision,
     *,
     base: bool,
-    as_json: bool,
-    output_dir: str | None,
-    redact: Redactor,
+    run: RunInfo | None = None,
+    trends: Mapping[str, Trend] | None = None,
     extra: str = "",
     extra_json: dict[str, Any] | None = None,
-    trends: Mapping[str, Trend] | None = None,
-    run: RunInfo | None = None,
 ) -> int:
     """Print the comment (or the results document with --json), write files, return the code.
 
@@ -134,6 +142,7 @@ def emit(
     printed is for a terminal, so its links and mentions are left intact (escaping.py).
     `run` says how far a run went, and whether a signal cancelled it.
     """
+    out, redact = output.out, output.redact
     context = report_context(
         evaluation,
         decision,
@@ -141,9 +150,9 @@ def emit(
         show_changes=base,
         cancelled=run is not None and run.cancelled,
     )
-    if output_dir:
+    if output.output_dir:
         files.write_reports(
-            Path(output_dir),
+            Path(output.output_dir),
             evaluation,
             decision,
             lambda: render_comment(context),
@@ -151,7 +160,7 @@ def emit(
             run,
             trends=trends,
         )
-    if as_json:
+    if output.as_json:
         document = results_document(evaluation, decision, run)
         document.update(extra_json or {})
         print(redact(json.dumps(document, indent=2)), file=out)

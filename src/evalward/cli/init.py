@@ -59,7 +59,6 @@ def _model(text: str) -> str:
 
 
 def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
-    from importlib.resources import files
     from pathlib import Path
 
     from evalward import __version__
@@ -100,18 +99,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
             f"nothing was written: {', '.join(existing)}. Move them away"
             + (", or give another agent name with --agent" if own else "")
         )
-    templates = files("evalward.cli").joinpath("init_files")
-    for name, template in plan.items():
-        text = templates.joinpath(template).read_text(encoding="utf-8")
-        for placeholder, value in values.items():
-            text = text.replace(placeholder, value)
-        target = root / name
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with target.open("x", encoding="utf-8") as file:
-                file.write(text)
-        except OSError as exc:
-            raise ConfigError(f"{target}: cannot write it ({exc.strerror})") from None
+    _write_files(root, plan, values)
     ignore = _ignore_outputs(root / ".gitignore")
     print(f"evalward init: wrote in {root}:", file=out)
     for name in plan:
@@ -130,6 +118,27 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     if not top:
         print(f"\n{root} is not a git repository yet: run `git init` there.", file=out)
     return EXIT_OK
+
+
+def _write_files(root: Path, plan: dict[str, str], values: dict[str, str]) -> None:
+    """Each template of `plan` (target -> template) with its placeholders filled in, written
+    only where no file is (a file that appeared meanwhile is an error, never overwritten)."""
+    from importlib.resources import files
+
+    from evalward.errors import ConfigError
+
+    templates = files("evalward.cli").joinpath("init_files")
+    for name, template in plan.items():
+        text = templates.joinpath(template).read_text(encoding="utf-8")
+        for placeholder, value in values.items():
+            text = text.replace(placeholder, value)
+        target = root / name
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with target.open("x", encoding="utf-8") as file:
+                file.write(text)
+        except OSError as exc:
+            raise ConfigError(f"{target}: cannot write it ({exc.strerror})") from None
 
 
 def _default_branch(git: Git) -> str:

@@ -35,7 +35,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from pathlib import Path
 
     from evalward import session
-    from evalward.cli._local import Selection, emit, repository
+    from evalward.cli._local import Output, Selection, emit, repository
     from evalward.git import Git
     from evalward.interrupt import RunProgress
     from evalward.providers.registry import build_providers, repo_providers
@@ -57,12 +57,9 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     )
     outcome = session.merge(setup, [Path(p) for p in args.parts], key, RunProgress())
     return emit(
-        out,
+        Output(out, host.redactor(), as_json=args.json, output_dir=args.output_dir),
         outcome.evaluation,
         outcome.decision(),
         base=args.base is not None,
-        as_json=args.json,
-        output_dir=args.output_dir,
-        redact=host.redactor(),
         run=outcome.run_info(),
     )

@@ -45,7 +45,14 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from pathlib import Path
 
     from evalward.errors import EXIT_OK, ConfigError
-    from evalward.promote import build_fixture, default_name, load_trace, render, write
+    from evalward.promote import (
+        Promotion,
+        build_fixture,
+        default_name,
+        load_trace,
+        render,
+        write,
+    )
     from evalward.resources.common import NAME_PATTERN
 
     host.started()  # no run follows: nothing here lives long enough to be worth the pause
@@ -61,17 +68,17 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     email = subprocess.run(
         ["git", "config", "user.email"], capture_output=True, text=True, check=False
     ).stdout.strip()
-    document = build_fixture(
-        loaded,
+    promotion = Promotion(
         agent=args.agent,
         name=name,
         promoted_by=email or None,
         kind=args.kind,
         severity=args.severity,
-        contains=args.contains,
+        contains=tuple(args.contains or ()),
         rubric=args.rubric,
         replay=not args.no_replay,
     )
+    document = build_fixture(loaded, promotion)
     if args.output:
         outcome = write(Path(args.output), document)
         print(f"evalward: fixture {name} {outcome} in {args.output}", file=out)

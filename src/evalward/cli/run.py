@@ -181,7 +181,7 @@ def _report(
     comment (or --json) and the files, the spending line."""
     import sys
 
-    from evalward.cli._local import emit, head_commit
+    from evalward.cli._local import Output, emit, head_commit
     from evalward.cli.status import record_local
     from evalward.past import history
     from evalward.past.trend import trends
@@ -208,17 +208,14 @@ def _report(
     estimate = evaluation.estimate
     spent = spending_json(estimate, setup.providers.spent) if estimate is not None else None
     code = emit(
-        out,
+        Output(out, redact, as_json=args.json, output_dir=args.output_dir),
         evaluation,
         decision,
         base=bool(args.base),
-        as_json=args.json,
-        output_dir=args.output_dir,
-        redact=redact,
+        run=outcome.run_info(),
+        trends=earlier,
         extra=history.render(deltas, color=out.isatty() and "NO_COLOR" not in setup.env),
         extra_json={"history": [d.as_json() for d in deltas], "spending": spent},
-        trends=earlier,
-        run=outcome.run_info(),
     )
     line = outcome.spending(setup.providers)
     if line is not None:

@@ -197,24 +197,8 @@ def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) 
             raise AgentVProblem((*path, key), f"expected a mapping; found {value!r}")
         sidecar.update(value or {})
 
-    graders: list[tuple[Any, PathKey]] = []
-    for key in ("assertions", "evaluators"):
-        for index, item in enumerate(case.get(key) or []):
-            graders.append((item, (*path, key, index)))
-    for index, item in enumerate(execution.get("evaluators") or []):
-        graders.append((item, (*path, "execution", "evaluators", index)))
-    for index, item in enumerate(suite.assertions):
-        graders.append((item, ("assertions", index)))
     context = GraderContext(criteria, reference, files.read)
-    assertions: list[dict[str, Any]] = []
-    problems: list[AgentVProblem] = []
-    for item, item_path in graders:
-        try:
-            assertions.extend(grader_assertions(item, item_path, context))
-        except AgentVProblem as problem:
-            problems.append(problem)
-    if problems:
-        raise AgentVProblems(problems)
+    assertions = _assertions(case, path, execution, suite, context)
     for index, item in enumerate(case.get("rubrics") or []):
         assertions.append(rubric_item(item, (*path, "rubrics", index), 1.0))
     if criteria and not context.criteria_used:
@@ -239,6 +223,35 @@ def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) 
         "metadata": {"name": name, "labels": labels, "annotations": {"agentv/id": case_id}},
         "spec": spec,
     }
+
+
+def _assertions(
+    case: dict[str, Any],
+    path: PathKey,
+    execution: dict[str, Any],
+    suite: _Suite,
+    context: GraderContext,
+) -> list[dict[str, Any]]:
+    """Every grader of a test (its own, its execution's and the file's) as evalward assertions;
+    all the graders' problems are reported together."""
+    graders: list[tuple[Any, PathKey]] = []
+    for key in ("assertions", "evaluators"):
+        for index, item in enumerate(case.get(key) or []):
+            graders.append((item, (*path, key, index)))
+    for index, item in enumerate(execution.get("evaluators") or []):
+        graders.append((item, (*path, "execution", "evaluators", index)))
+    for index, item in enumerate(suite.assertions):
+        graders.append((item, ("assertions", index)))
+    assertions: list[dict[str, Any]] = []
+    problems: list[AgentVProblem] = []
+    for item, item_path in graders:
+        try:
+            assertions.extend(grader_assertions(item, item_path, context))
+        except AgentVProblem as problem:
+            problems.append(problem)
+    if problems:
+        raise AgentVProblems(problems)
+    return assertions
 
 
 def _mapping(value: Any) -> dict[str, Any]:

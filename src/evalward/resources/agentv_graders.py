@@ -105,39 +105,12 @@ def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict
         raise AgentVProblem((*path, "weight"), f"expected a number >= 0; found {weight!r}")
     negate = item.get("negate") is True
     base: dict[str, Any] = {"weight": float(weight)}
-    if kind in ("contains", "icontains", "equals", "regex", "starts-with", "ends-with"):
-        value = item.get("value")
-        if kind == "equals" and value is None:
-            if ctx.reference is None:
-                raise AgentVProblem(path, "an `equals` check needs `value` or `expected_output`")
-            value = ctx.reference
-        if not isinstance(value, str):
-            raise AgentVProblem((*path, "value"), f"expected a string; found {value!r}")
-        if kind == "equals" and not negate:
-            return [{**base, "type": "equals", "value": value}]
-        if kind == "contains" and item.get("case_sensitive") is True:
-            return [{**base, "type": "notContains" if negate else "contains", "value": value}]
-        pattern = {
-            "contains": f"(?i){re.escape(value)}",
-            "icontains": f"(?i){re.escape(value)}",
-            "equals": rf"(?s)\A\s*{re.escape(value.strip())}\s*\Z",
-            "regex": value,
-            "starts-with": rf"\A{re.escape(value)}",
-            "ends-with": rf"{re.escape(value)}\Z",
-        }[kind]
-        return [{**base, "type": "regex", "pattern": _negated(pattern) if negate else pattern}]
+    if kind in _TEXT_CHECKS:
+        return [_text_check(kind, item, path, ctx, base, negate=negate)]
     if negate:
         raise AgentVProblem((*path, "negate"), f"`negate` is not supported on {kind!r}")
     if kind in ("contains-any", "contains-all", "icontains-any", "icontains-all"):
-        values = item.get("value")
-        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-            raise AgentVProblem((*path, "value"), f"expected a list of strings; found {values!r}")
-        flags = "(?is)" if kind.startswith("i") or not item.get("case_sensitive") else "(?s)"
-        if kind.endswith("any"):
-            pattern = flags + "(?:" + "|".join(re.escape(v) for v in values) + ")"
-        else:
-            pattern = flags + r"\A" + "".join(f"(?=.*{re.escape(v)})" for v in values)
-        return [{**base, "type": "regex", "pattern": pattern}]
+        return [_list_check(kind, item, path, base)]
     if kind == "llm-grader":
         return _llm_grader(item, path, ctx, base)
     if kind == "rubrics":
@@ -165,6 +138,56 @@ def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict
         f"AgentV assertion type {item['type']!r} is not supported by evalward; supported: "
         + ", ".join(SUPPORTED_TYPES),
     )
+
+
+_TEXT_CHECKS = ("contains", "icontains", "equals", "regex", "starts-with", "ends-with")
+
+
+def _text_check(
+    kind: str,
+    item: dict[str, Any],
+    path: PathKey,
+    ctx: GraderContext,
+    base: dict[str, Any],
+    *,
+    negate: bool,
+) -> dict[str, Any]:
+    """A check of the answer against one string: an exact match, or the regex that says it."""
+    value = item.get("value")
+    if kind == "equals" and value is None:
+        if ctx.reference is None:
+            raise AgentVProblem(path, "an `equals` check needs `value` or `expected_output`")
+        value = ctx.reference
+    if not isinstance(value, str):
+        raise AgentVProblem((*path, "value"), f"expected a string; found {value!r}")
+    if kind == "equals" and not negate:
+        return {**base, "type": "equals", "value": value}
+    if kind == "contains" and item.get("case_sensitive") is True:
+        return {**base, "type": "notContains" if negate else "contains", "value": value}
+    pattern = {
+        "contains": f"(?i){re.escape(value)}",
+        "icontains": f"(?i){re.escape(value)}",
+        "equals": rf"(?s)\A\s*{re.escape(value.strip())}\s*\Z",
+        "regex": value,
+        "starts-with": rf"\A{re.escape(value)}",
+        "ends-with": rf"{re.escape(value)}\Z",
+    }[kind]
+    return {**base, "type": "regex", "pattern": _negated(pattern) if negate else pattern}
+
+
+def _list_check(
+    kind: str, item: dict[str, Any], path: PathKey, base: dict[str, Any]
+) -> dict[str, Any]:
+    """Any or all of a list of strings in the answer, as one regex."""
+    values = item.get("value")
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise AgentVProblem((*path, "value"), f"expected a list of strings; found {values!r}")
+    flags = "(?is)" if kind.startswith("i") or not item.get("case_sensitive") else "(?s)"
+    if kind.endswith("any"):
+        pattern = flags + "(?:" + "|".join(re.escape(v) for v in values) + ")"
+    else:
+        pattern = flags + r"\A" + "".join(f"(?=.*{re.escape(v)})" for v in values)
+    return {**base, "type": "regex", "pattern": pattern}
 
 
 def _negated(pattern: str) -> str:

@@ -17,15 +17,14 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from evalward import jsontext
 from evalward.errors import AgentRunError
 from evalward.resources.agent import CommandRuntime
 from evalward.runtime.process import (
-    DEFAULT_KILL_GRACE,
     STREAM_LIMIT,
+    Launch,
     kill_group,
     limited_env,
     read_tail,
@@ -192,26 +191,22 @@ async def run_command_agent(
     runtime: CommandRuntime,
     request: Mapping[str, Any],
     trace: Trace,
+    launch: Launch,
     *,
-    input_text: str = "",
-    root: Path,
-    env: Mapping[str, str],
     timeout_seconds: float,
-    kill_grace: float = DEFAULT_KILL_GRACE,
-    extra_env: Mapping[str, str] | None = None,
-    sandbox: Sandbox | None = None,
+    input_text: str = "",
 ) -> str:
     """Run the agent into `trace`; return the text it wrote on stdout that was no event
-    (its answer, when it gives no `final` event). `extra_env` (the model proxy's variables)
-    is set whatever the allow-list says."""
+    (its answer, when it gives no `final` event)."""
+    sandbox, kill_grace = launch.sandbox, launch.kill_grace
     timeout = runtime.timeout_seconds or timeout_seconds
     events = _EventsPipe(sandbox)
-    extra = {**(extra_env or {}), "EVALWARD_PROTOCOL": "1", **events.env}
+    extra = {**launch.extra_env, "EVALWARD_PROTOCOL": "1", **events.env}
     try:
         process = await spawn(
             command_argv(runtime, input_text),
-            cwd=root,
-            env=limited_env(env, runtime.env, extra, sandbox=sandbox),
+            cwd=launch.root,
+            env=limited_env(launch.env, runtime.env, extra, sandbox=sandbox),
             stdin=runtime.stdin != "none",
             sandbox=sandbox,
             pass_fds=(events.write_fd,),

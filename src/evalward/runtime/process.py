@@ -18,6 +18,7 @@ import os
 import re
 import signal
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalward.errors import AgentRunError
@@ -43,6 +44,19 @@ _MIN_SECRET_LENGTH = 6
 DEFAULT_KILL_GRACE = 2.0
 STREAM_LIMIT = 16 * 1024 * 1024
 """Longest stdout line accepted (a trace event with a large tool output)."""
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Where and how a program from the checkout starts: the directory it runs in, the
+    environment its allow-list draws from, what is set whatever that list says (the model
+    proxy's variables), the sandbox, and how long a stopped group has to exit."""
+
+    root: Path
+    env: Mapping[str, str]
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+    sandbox: Sandbox | None = None
+    kill_grace: float = DEFAULT_KILL_GRACE
 
 
 def limited_env(

@@ -56,25 +56,9 @@ def apply_event(trace: Trace, event: object) -> None:
         raise ProtocolError(
             f"unknown event type {kind!r}; expected one of {', '.join(EVENT_TYPES)}"
         )
-    common: dict[str, Any] = {}
-    for key in ("started_at", "duration_ms"):
-        if isinstance(event.get(key), int | float):
-            common[key] = float(event[key])
-    if isinstance(event.get("model"), str):
-        common["model"] = event["model"]
+    common = _timing_and_model(event)
     if kind == "usage":
-        usage = Usage(
-            input_tokens=_int(event, "input_tokens"),
-            output_tokens=_int(event, "output_tokens"),
-            cost_usd=float(event["cost_usd"])
-            if isinstance(event.get("cost_usd"), int | float)
-            else None,
-            reported=True,
-        )
-        if not trace.steps:
-            raise ProtocolError("a `usage` event needs a step before it")
-        last = trace.steps[-1]
-        last.usage = usage if last.usage is None else last.usage + usage
+        _add_usage(trace, event)
         return
     text = event.get("content", event.get("message", ""))
     if kind == "error":
@@ -108,6 +92,32 @@ def apply_event(trace: Trace, event: object) -> None:
         source="agent",
         **common,
     )
+
+
+def _timing_and_model(event: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields every step event may carry: when it started, how long it took, its model."""
+    common: dict[str, Any] = {}
+    for key in ("started_at", "duration_ms"):
+        if isinstance(event.get(key), int | float):
+            common[key] = float(event[key])
+    if isinstance(event.get("model"), str):
+        common["model"] = event["model"]
+    return common
+
+
+def _add_usage(trace: Trace, event: Mapping[str, Any]) -> None:
+    """A `usage` event adds its tokens and cost to the latest step."""
+    cost = event.get("cost_usd")
+    usage = Usage(
+        input_tokens=_int(event, "input_tokens"),
+        output_tokens=_int(event, "output_tokens"),
+        cost_usd=float(cost) if isinstance(cost, int | float) else None,
+        reported=True,
+    )
+    if not trace.steps:
+        raise ProtocolError("a `usage` event needs a step before it")
+    last = trace.steps[-1]
+    last.usage = usage if last.usage is None else last.usage + usage
 
 
 def apply_response(trace: Trace, body: object) -> None:

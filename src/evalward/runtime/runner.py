@@ -28,7 +28,7 @@ from evalward.runtime.http_agent import HttpAgentServer
 from evalward.runtime.inputs import input_messages, input_text
 from evalward.runtime.model_proxy import Grant, ModelProxy
 from evalward.runtime.observed import settle_answer
-from evalward.runtime.process import DEFAULT_KILL_GRACE, limited_env
+from evalward.runtime.process import DEFAULT_KILL_GRACE, Launch, limited_env
 from evalward.runtime.protocol import agent_request
 from evalward.runtime.sandbox import Sandbox, listed_in
 from evalward.runtime.tools import FixtureTools, ToolExecutor
@@ -181,16 +181,18 @@ class AgentRunner:
         """Run the agent into `trace`; a bring-your-own agent's plain-text answer."""
         messages = input_messages(run.fixture_input)
         runtime = self.agent.spec.runtime
-        proxy_env = grant.env if grant is not None else {}
+        launch = Launch(
+            root=self.agent.root,
+            env=self.env,
+            extra_env=grant.env if grant is not None else {},
+            sandbox=self.sandbox,
+            kill_grace=self.kill_grace,
+        )
         if runtime is None:
             executor = ToolExecutor(
                 tools={t.tool_name: t for t in self.agent.spec.tools if t.enabled},
                 fixture=run.tools,
-                root=self.agent.root,
-                env=self.env,
-                kill_grace=self.kill_grace,
-                extra_env=proxy_env,
-                sandbox=self.sandbox,
+                launch=launch,
             )
             await run_declarative(self.agent, messages, self.providers, run.labels, trace, executor)
             return ""
@@ -210,13 +212,9 @@ class AgentRunner:
                 runtime.command,
                 request,
                 trace,
-                input_text=input_text(messages),
-                root=self.agent.root,
-                env=self.env,
+                launch,
                 timeout_seconds=run.timeout_seconds,
-                kill_grace=self.kill_grace,
-                extra_env=proxy_env,
-                sandbox=self.sandbox,
+                input_text=input_text(messages),
             )
         if self.server is not None:
             return await self.server.run(

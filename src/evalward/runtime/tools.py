@@ -12,7 +12,6 @@ import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -23,8 +22,7 @@ from pydantic.alias_generators import to_camel
 from evalward.errors import AgentRunError, ConfigError
 from evalward.providers.base import ToolCall
 from evalward.resources.agent import Tool, ToolCommand
-from evalward.runtime.process import kill_group, limited_env, spawn, tail
-from evalward.runtime.sandbox import Sandbox
+from evalward.runtime.process import Launch, kill_group, limited_env, spawn, tail
 
 _TEMPLATES = SandboxedEnvironment(undefined=jinja2.ChainableUndefined, autoescape=False)
 
@@ -99,12 +97,7 @@ class ToolExecutor:
 
     tools: Mapping[str, Tool]
     fixture: FixtureTools
-    root: Path
-    env: Mapping[str, str]
-    kill_grace: float = 2.0
-    extra_env: Mapping[str, str] = field(default_factory=dict)
-    """Set for every command whatever its allow-list says (the model proxy's variables)."""
-    sandbox: Sandbox | None = None
+    launch: Launch
     _used: set[int] = field(default_factory=set)
 
     async def execute(self, call: ToolCall) -> ToolResult:
@@ -141,13 +134,15 @@ class ToolExecutor:
 
     async def _command(self, command: ToolCommand, call: ToolCall) -> ToolResult:
         env = limited_env(
-            self.env,
+            self.launch.env,
             command.env,
-            {**self.extra_env, "EVALWARD_TOOL": call.name},
-            sandbox=self.sandbox,
+            {**self.launch.extra_env, "EVALWARD_TOOL": call.name},
+            sandbox=self.launch.sandbox,
         )
         try:
-            process = await spawn(command.run, cwd=self.root, env=env, sandbox=self.sandbox)
+            process = await spawn(
+                command.run, cwd=self.launch.root, env=env, sandbox=self.launch.sandbox
+            )
         except AgentRunError as exc:
             return ToolResult(f"error: {exc}", True, "command")
         try:
@@ -160,7 +155,7 @@ class ToolExecutor:
                 "command",
             )
         finally:
-            await kill_group(process, self.kill_grace, sandbox=self.sandbox)
+            await kill_group(process, self.launch.kill_grace, sandbox=self.launch.sandbox)
         output = stdout.decode("utf-8", errors="replace").rstrip("\n")
         if process.returncode != 0:
             detail = tail(stderr, 1000).strip()
