@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
 
 from evalward.errors import ResourceError
+from evalward.providers.base import RunLabels
 from evalward.resources import load_resources
 from evalward.resources.models import Assertion, EvalFixture, ScoringConfig
 from evalward.resources.resource_set import Located
@@ -214,12 +215,10 @@ def test_every_assertion_survives_any_trace_and_scores_in_range(
     )
     result = asyncio.run(
         score_fixture(
-            "ev",
-            "head",
-            0,
             Located(fixture, "f.yaml", 1),
             trace,
             ScoringConfig(),
+            run=RunLabels(eval="ev", side="head", rep=0),
             regex_timeout=0.05,
         )
     )
