@@ -38,7 +38,8 @@ def run_key(material: dict[str, Any], rep: int) -> str:
 
 
 class ResultCache:
-    """A directory of results, one JSON file per key, written atomically."""
+    """A directory of results, one JSON file per key; a reader never takes part of one for
+    a result (`put`)."""
 
     def __init__(self, directory: Path, mode: CacheMode = CacheMode.read_write) -> None:
         self.directory = directory
@@ -86,27 +87,60 @@ class ResultCache:
         if result.status.value == "error" or result.timed_out:
             path.unlink(missing_ok=True)
             return
-        # A run stores one result per fixture, so this is lean: what tempfile.mkstemp does (a
-        # new file of a random name, O_EXCL, owner-only) without its Python-level work, the
-        # folder made only when missing, and the old result removed before the rename: ext4
-        # flushes a file renamed over another to disk at once (`auto_da_alloc`), which cost
-        # more CPU than the rest of storing it. A reader between the two sees a miss, and
-        # runs the fixture again; none ever sees part of a result.
-        temporary = path.with_name(f"{path.name}.{os.urandom(6).hex()}.tmp")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+        data = result.model_dump_json().encode("utf-8")
         try:
-            descriptor = os.open(temporary, flags, 0o600)
-        except FileNotFoundError:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            descriptor = os.open(temporary, flags, 0o600)
+            _write_new(path, data)
+        except FileExistsError:
+            _replace(path, data)
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """A result for a key that holds none: written at its own name, created exclusively (so
+    never over another writer's), the folder made only when missing. A run stores one result
+    per fixture and creating a file is most of what that costs, so there is no temporary
+    file to rename: a reader that meets this one half written reads JSON that does not
+    parse, which is a miss, as no file at all would be; a writer killed halfway leaves such
+    a file, which the next store of the key replaces."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+    try:
+        descriptor = os.open(path, flags, 0o600)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(path, flags, 0o600)
+    try:
+        _write_all(descriptor, data)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    finally:
+        os.close(descriptor)
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """A new result for a key that holds one: written aside (a new file of a random name,
+    O_EXCL, owner-only, what tempfile.mkstemp does without its Python-level work), the old
+    result removed, then renamed into place: ext4 flushes a file renamed over another to
+    disk at once (`auto_da_alloc`), which cost more CPU than the rest of storing it. A
+    reader between the two sees a miss, and runs the fixture again; none ever reads an older
+    result after a newer one was stored."""
+    temporary = path.with_name(f"{path.name}.{os.urandom(6).hex()}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
         try:
-            with os.fdopen(descriptor, "wb") as stream:
-                stream.write(result.model_dump_json().encode("utf-8"))
-            path.unlink(missing_ok=True)
-            temporary.replace(path)
-        except BaseException:
-            temporary.unlink(missing_ok=True)
-            raise
+            _write_all(descriptor, data)
+        finally:
+            os.close(descriptor)
+        path.unlink(missing_ok=True)
+        temporary.replace(path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def _write_all(descriptor: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view) :]
 
 
 class CacheKeys:

@@ -290,6 +290,28 @@ def test_no_cache_replaces_stale_results(
     assert stored[0].stat().st_mode & 0o777 == 0o600
 
 
+@pytest.mark.parametrize("kept", [0, 1, 500])
+def test_a_result_cut_short_is_never_taken_for_one(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path, kept: int
+) -> None:
+    """A new result is written at its own name without a rename: a writer killed halfway
+    leaves part of one. That part is a miss, never a result, and the next run replaces it."""
+    suite(repo)
+    model.script_sequence("Where is it?", text("It shipped."), text("It was lost."))
+    assert run_cli(repo, tmp_path / "1", model.base_url).returncode == 0
+    (stored,) = [p for p in (repo.path / ".evalward/cache/results").rglob("*") if p.is_file()]
+    whole = stored.read_bytes()
+    assert whole.endswith(b"}") and len(whole) > kept
+    stored.write_bytes(whole[:kept])  # as a killed writer leaves it
+
+    again = run_cli(repo, tmp_path / "2", model.base_url)
+    assert again.returncode == 1, again.stdout  # run again: the server answers differently now
+    assert results_of(tmp_path / "2")["cacheHits"] == 0
+    replaced = [p for p in (repo.path / ".evalward/cache/results").rglob("*") if p.is_file()]
+    assert replaced == [stored] and b"It was lost." in stored.read_bytes()
+    assert stored.stat().st_mode & 0o777 == 0o600
+
+
 def test_no_cache_against_a_dead_server_drops_the_stale_pass(
     repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
 ) -> None:
