@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from evalward.cache_mode import CacheMode
 from evalward.fingerprint import FileIndex, agent_fingerprint
 from evalward.plan import Checkout, PlannedRun, Side
 from evalward.providers.registry import Providers
+from evalward.result_store import ResultStore
 from evalward.results import FixtureResult
 
 
@@ -38,17 +38,15 @@ def run_key(material: dict[str, Any], rep: int) -> str:
 
 
 class ResultCache:
-    """A directory of results, one JSON file per key; a reader never takes part of one for
-    a result (`put`)."""
+    """Results by key in a directory, as JSON in one database (`result_store`): a reader
+    never takes part of a result for one."""
 
     def __init__(self, directory: Path, mode: CacheMode = CacheMode.read_write) -> None:
         self.directory = directory
         self.mode = mode
         self.hits = 0
         self.misses = 0
-
-    def _path(self, key: str) -> Path:
-        return self.directory / "results" / key[:2] / f"{key}.json"
+        self._store = ResultStore(directory / "results", create=self.writes)
 
     @property
     def reads(self) -> bool:
@@ -61,17 +59,19 @@ class ResultCache:
     def get(self, key: str) -> FixtureResult | None:
         if not self.reads:
             return None
+        raw = self._store.get(key)
         try:
-            raw = self._path(key).read_text(encoding="utf-8")
-            result = FixtureResult.model_validate_json(raw)
-        except (OSError, ValidationError, ValueError):
+            result = None if raw is None else FixtureResult.model_validate_json(raw)
+        except (ValidationError, ValueError):
+            result = None
+        if result is None:
             self.misses += 1
             return None
         self.hits += 1
         return result
 
     def contains(self, key: str) -> bool:
-        return self.reads and self._path(key).is_file()
+        return self.reads and self._store.contains(key)
 
     def holds(self, keys: CacheKeys) -> Callable[[PlannedRun], bool] | None:
         """Whether this cache will answer a run (None: it answers none, so no key is made)."""
@@ -83,64 +83,10 @@ class ResultCache:
         what the key held, so no older result outlives a run that errs."""
         if not self.writes:
             return
-        path = self._path(key)
         if result.status.value == "error" or result.timed_out:
-            path.unlink(missing_ok=True)
-            return
-        data = result.model_dump_json().encode("utf-8")
-        try:
-            _write_new(path, data)
-        except FileExistsError:
-            _replace(path, data)
-
-
-def _write_new(path: Path, data: bytes) -> None:
-    """A result for a key that holds none: written at its own name, created exclusively (so
-    never over another writer's), the folder made only when missing. A run stores one result
-    per fixture and creating a file is most of what that costs, so there is no temporary
-    file to rename: a reader that meets this one half written reads JSON that does not
-    parse, which is a miss, as no file at all would be; a writer killed halfway leaves such
-    a file, which the next store of the key replaces."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
-    try:
-        descriptor = os.open(path, flags, 0o600)
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        descriptor = os.open(path, flags, 0o600)
-    try:
-        _write_all(descriptor, data)
-    except BaseException:
-        path.unlink(missing_ok=True)
-        raise
-    finally:
-        os.close(descriptor)
-
-
-def _replace(path: Path, data: bytes) -> None:
-    """A new result for a key that holds one: written aside (a new file of a random name,
-    O_EXCL, owner-only, what tempfile.mkstemp does without its Python-level work), the old
-    result removed, then renamed into place: ext4 flushes a file renamed over another to
-    disk at once (`auto_da_alloc`), which cost more CPU than the rest of storing it. A
-    reader between the two sees a miss, and runs the fixture again; none ever reads an older
-    result after a newer one was stored."""
-    temporary = path.with_name(f"{path.name}.{os.urandom(6).hex()}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        try:
-            _write_all(descriptor, data)
-        finally:
-            os.close(descriptor)
-        path.unlink(missing_ok=True)
-        temporary.replace(path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-
-
-def _write_all(descriptor: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(descriptor, view) :]
+            self._store.remove(key)
+        else:
+            self._store.put(key, result.model_dump_json())
 
 
 class CacheKeys:
