@@ -14,6 +14,7 @@ rebuilt, and a run must not fail on one. Reads that fail are misses.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import sqlite3
@@ -24,6 +25,11 @@ FILE_NAME = "results.sqlite"
 
 BUSY_SECONDS = 30.0
 """How long a write waits for another run's write to finish."""
+
+COMMIT_SECONDS = 0.2
+"""Results stored within this long of each other are committed together: another process
+sees a result at most this long after it was stored, and one that is killed outright loses
+at most this long's results (a process that ends any other way commits them all)."""
 
 _UNREADABLE = frozenset(
     {
@@ -48,6 +54,8 @@ class ResultStore:
         self._create = create
         self._db: sqlite3.Connection | None = None
         self._opened = False
+        self._commit_loop: asyncio.AbstractEventLoop | None = None
+        self._created = False
 
     def get(self, key: str) -> str | None:
         row = self._read("SELECT result FROM results WHERE key = ?", key)
@@ -65,8 +73,8 @@ class ResultStore:
 
     def _read(self, statement: str, key: str) -> tuple[object, ...] | None:
         db = self._connection()
-        if db is None:
-            return None
+        if db is None or self._created:
+            return None  # created empty by this store, which has not written to it yet
         try:
             row: tuple[object, ...] | None = db.execute(statement, (key,)).fetchone()
         except sqlite3.Error:
@@ -79,12 +87,45 @@ class ResultStore:
             if db is None:
                 return
             try:
+                if not db.in_transaction:
+                    db.execute("BEGIN")
                 db.execute(statement, values)
-                return
+                self._created = False
+                break
             except sqlite3.DatabaseError as exc:
                 if attempt == 2 or exc.sqlite_errorcode not in _UNREADABLE:
                     raise OSError(f"the result cache {self.path}: {exc}") from exc
                 self._set_aside()
+        self._commit_soon()
+
+    def _commit_soon(self) -> None:
+        """Commit now outside an event loop; inside one, what the next COMMIT_SECONDS store
+        goes in one commit (a commit per result cost as much as the rest of storing it)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.commit()
+            return
+        if self._commit_loop is not loop:  # none scheduled, or on a loop that has ended
+            self._commit_loop = loop
+            loop.call_later(COMMIT_SECONDS, self._scheduled_commit, loop)
+
+    def _scheduled_commit(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._commit_loop is loop:
+            # Nobody to tell from a timer: a commit that fails loses these results to the
+            # cache (they run again next time), and the next store says what is wrong.
+            with contextlib.suppress(OSError):
+                self.commit()
+
+    def commit(self) -> None:
+        """Make what was stored visible to other processes (and safe from this one's end)."""
+        self._commit_loop = None
+        if self._db is not None and self._db.in_transaction:
+            try:
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._db.rollback()
+                raise OSError(f"the result cache {self.path}: {exc}") from exc
 
     def _connection(self) -> sqlite3.Connection | None:
         if not self._opened:
@@ -100,6 +141,9 @@ class ResultStore:
             # Owner-only, as each result file was; SQLite gives its log files the same mode.
             with contextlib.suppress(FileExistsError):
                 os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+                # Empty: until this store writes, what another run stores meanwhile is a
+                # miss here, as it was a moment earlier, so nothing is looked up.
+                self._created = True
         try:
             return self._prepare()
         except sqlite3.DatabaseError as exc:
@@ -128,16 +172,24 @@ class ResultStore:
         except BaseException:
             db.close()
             raise
-        weakref.finalize(self, db.close)
+        weakref.finalize(self, _close, db)
         return db
 
     def _set_aside(self) -> None:
         """Move an unusable database out of the way, with the logs that belong to it."""
         if self._db is not None:
             self._db.close()
-        self._db, self._opened = None, False
+        self._db, self._opened, self._created = None, False, False
         with contextlib.suppress(FileNotFoundError):
             self.path.replace(self.path.with_name(self.path.name + ".unreadable"))
         for log in ("-wal", "-shm", "-journal"):
             with contextlib.suppress(FileNotFoundError):
                 self.path.with_name(self.path.name + log).unlink()
+
+
+def _close(db: sqlite3.Connection) -> None:
+    """At the store's end (at the latest, the process's): what it stored is committed."""
+    with contextlib.suppress(sqlite3.Error):
+        if db.in_transaction:
+            db.execute("COMMIT")
+    db.close()
