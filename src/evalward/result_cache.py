@@ -25,16 +25,10 @@ from evalward.result_store import ResultStore
 from evalward.results import FixtureResult
 
 
-def run_key(material: dict[str, Any], rep: int) -> str:
-    """A stable hash of a run's determining material (any JSON-serialisable mapping)."""
-    canonical = json.dumps(
-        {"evalward": __version__, "rep": rep, **material},
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=True,  # every character escaped: a name's byte that is not UTF-8 too
-        default=str,
-    )
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+def _canonical(value: Any) -> str:
+    """Stable JSON text of any JSON-serialisable value: keys sorted, no spaces, every
+    character escaped (a name's byte that is not UTF-8 too), so no line break in it."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
 
 
 class ResultCache:
@@ -100,7 +94,7 @@ class CacheKeys:
         self._providers = providers
         self._indexes = {side: c.index or FileIndex(c.root) for side, c in checkouts.items()}
         self._agents: dict[tuple[Side, str], dict[str, Any]] = {}
-        self._evals: dict[tuple[Side, str], dict[str, Any]] = {}
+        self._evals: dict[tuple[Side, str], str] = {}
         self._keys: dict[PlannedRun, str] = {}
 
     def of(self, run: PlannedRun) -> str:
@@ -116,17 +110,20 @@ class CacheKeys:
         return self._agents[(side, name)]
 
     def _key(self, run: PlannedRun) -> str:
+        """A hash of the Eval's shared material, the fixture and the rep, each as canonical
+        JSON text (which holds no line break) on a line of its own."""
         resources = self._checkouts[run.side].resources
-        if (run.side, run.eval) not in self._evals:
-            self._evals[(run.side, run.eval)] = self._shared(run.side, run.eval)
-        material = {
-            **self._evals[(run.side, run.eval)],
-            "fixture": _dump(resources.fixtures[run.fixture].resource),
-        }
-        return run_key(material, run.rep)
+        shared = self._evals.get((run.side, run.eval))
+        if shared is None:
+            shared = self._evals[(run.side, run.eval)] = _canonical(
+                {"evalward": __version__, **self._shared(run.side, run.eval)}
+            )
+        fixture = _canonical(_dump(resources.fixtures[run.fixture].resource))
+        return hashlib.sha256(f"{shared}\n{fixture}\n{run.rep}".encode()).hexdigest()
 
     def _shared(self, side: Side, name: str) -> dict[str, Any]:
-        """The material every run of an Eval on one side has in common."""
+        """The material every run of an Eval on one side has in common, once (the agent's
+        fingerprint and the scoring, judge and model endpoints)."""
         resources = self._checkouts[side].resources
         eval_def = resources.evals[name].resource
         agent_name = eval_def.spec.target_agent
