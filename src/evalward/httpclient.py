@@ -19,6 +19,8 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import os
+import sys
 import zlib
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -315,7 +317,11 @@ class _Proxy:
 
 
 def _env_proxy(scheme: str, host: str) -> _Proxy:
-    from urllib.request import getproxies, proxy_bypass
+    if sys.platform == "linux" and not any(name.lower().endswith("_proxy") for name in os.environ):
+        # No proxy is configured (on Linux only the environment configures one): no need
+        # for urllib.request, whose import costs more than a run's calls to it.
+        return _Proxy()
+    from urllib.request import getproxies, proxy_bypass  # lazy: see above
 
     configured = getproxies().get(scheme)
     if not configured or not host or proxy_bypass(host):
