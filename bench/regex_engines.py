@@ -4,10 +4,11 @@
 the fixture loads and searched once in the model's answer. Prints CPU microseconds per
 fixture for: the `regex` module as evalward used it before (compiled to validate at load,
 then `regex.search(pattern, ...)` at match, whose own cache holds 500 patterns), the same
-module with each pattern compiled once and reused (what evalward does), that without the
-timeout (the timeout's own cost), the standard library's `re` (no time bound: for
-comparison), and google-re2 when it is installed (`pip install google-re2`), with the
-number of patterns it refuses.
+module with each pattern compiled once and reused, that without the timeout (the timeout's
+own cost), what evalward does (resources/patterns.py: `re` where that is provably the same
+search and provably quick, `regex` with its timeout elsewhere), the standard library's `re`
+alone (no time bound: for comparison), and google-re2 when it is installed
+(`pip install google-re2`), with the number of patterns it refuses.
 
     python bench/regex_engines.py [--patterns 1000] [--repeat 5]
 """
@@ -22,6 +23,8 @@ from collections.abc import Callable
 
 import regex
 from synth import USER_PATTERNS
+
+from evalward.resources import patterns
 
 ANSWER = "answer: Where is order #{index}? It was due on day {day}."
 
@@ -44,6 +47,13 @@ def before(work: list[tuple[str, str]]) -> int:
 def compiled_once(work: list[tuple[str, str]], timeout: float | None = 1.0) -> int:
     compiled = [(regex.compile(pattern), text) for pattern, text in work]
     return sum(c.search(text, timeout=timeout) is not None for c, text in compiled)
+
+
+def evalward_patterns(work: list[tuple[str, str]]) -> int:
+    patterns.compiled_pattern.cache_clear()
+    patterns._compiled.cache_clear()
+    compiled = [(patterns.compiled_pattern(pattern), text) for pattern, text in work]
+    return sum(c.search(text, timeout=1.0) is not None for c, text in compiled)
 
 
 def standard_re(work: list[tuple[str, str]]) -> int:
@@ -88,8 +98,9 @@ def main() -> None:
     args = parser.parse_args()
     print(f"regex assertion, CPU per fixture (median of {args.repeat}), {args.patterns} patterns")
     measure("regex: compiled to validate, then regex.search", before, args)
-    measure("regex: compiled once, reused (evalward)", compiled_once, args)
+    measure("regex: compiled once, reused", compiled_once, args)
     measure("regex: compiled once, no timeout", lambda w: compiled_once(w, None), args)
+    measure("evalward: re where provably safe, else regex", evalward_patterns, args)
     measure("re (no time bound; not a drop-in, see docs)", standard_re, args)
     try:
         measure("google-re2 (refuses lookarounds)", google_re2, args)

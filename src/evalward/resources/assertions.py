@@ -7,14 +7,13 @@ Every assertion may set `weight` (default 1.0), `severity` (overrides the fixtur
 
 from __future__ import annotations
 
-import functools
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-import regex
 from pydantic import Field, field_validator, model_validator
 
 from evalward.resources.common import Model, Severity
+from evalward.resources.patterns import compiled_pattern
 
 
 class AssertionBase(Model):
@@ -53,30 +52,6 @@ class RegexAssertion(AssertionBase):
     def _compiles(cls, pattern: str) -> str:
         compiled_pattern(pattern)
         return pattern
-
-
-def compiled_pattern(pattern: str) -> regex.Pattern[str]:
-    """`pattern` compiled by the `regex` module, which runs the match (it can be bounded in
-    time); ValueError says why it does not compile.
-
-    Compiling is most of what a regex assertion costs (about 0.1 ms a pattern, a search on
-    a model's answer a few microseconds), and suites give most fixtures a pattern of their
-    own: each is compiled once, when the fixture loads, and the match reuses it."""
-    compiled = _compile(pattern)
-    if isinstance(compiled, str):
-        raise ValueError(f"invalid regular expression: {compiled}")
-    return compiled
-
-
-@functools.lru_cache(maxsize=4096)
-def _compile(pattern: str) -> regex.Pattern[str] | str:
-    """The compiled pattern, or why it does not compile. Bounded: a compiled pattern holds
-    about 2 KB, so a suite of more distinct patterns than this compiles some of them twice
-    rather than holding them all."""
-    try:
-        return regex.compile(pattern)
-    except regex.error as exc:
-        return str(exc)
 
 
 class JsonSchemaAssertion(AssertionBase):

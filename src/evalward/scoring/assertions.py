@@ -41,8 +41,8 @@ from evalward.resources.assertions import (
     ToolSequenceAssertion,
     TrajectoryAssertion,
     TrajectoryMode,
-    compiled_pattern,
 )
+from evalward.resources.patterns import compiled_pattern
 from evalward.results import Status
 from evalward.trace import StepType, Trace
 

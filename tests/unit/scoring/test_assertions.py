@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from evalward.resources.assertions import compiled_pattern
 from evalward.resources.models import Assertion
+from evalward.resources.patterns import compiled_pattern
 from evalward.results import Status
 from evalward.scoring.assertions import check, model_turns
 from evalward.trace import StepType, Trace, Usage
