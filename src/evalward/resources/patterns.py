@@ -29,11 +29,13 @@ import functools
 import re
 import warnings
 from dataclasses import dataclass
+from re import _compiler as sre_compiler  # type: ignore[attr-defined]
 from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import regex
+if TYPE_CHECKING:
+    import regex
 
 MAX_STEPS = 10**8
 """The backtracking bound under which `re` searches (its worst case: about 0.1 s)."""
@@ -81,6 +83,8 @@ def compiled_pattern(pattern: str) -> Pattern:
     quick = _quick(pattern)
     if quick is not None:
         return quick
+    import regex  # lazy: 10 ms of start-up that a suite whose patterns `re` runs never needs
+
     try:
         _compiled(pattern)
     except regex.error as exc:
@@ -92,6 +96,8 @@ def compiled_pattern(pattern: str) -> Pattern:
 def _compiled(pattern: str) -> regex.Pattern[str]:
     """`regex`'s compilation. Bounded: one holds about 2 KB, so a suite of more distinct
     patterns than this compiles some of them twice rather than holding them all."""
+    import regex  # lazy: see compiled_pattern
+
     return regex.compile(pattern)
 
 
@@ -108,7 +114,8 @@ def _quick(pattern: str) -> Pattern | None:
             shape = _shape(list(parsed))
             if shape is None:
                 return None
-            return Pattern(pattern, re.compile(pattern), *shape)
+            # compiled from the tree already parsed, rather than parsed a second time
+            return Pattern(pattern, sre_compiler.compile(parsed), *shape)
     except (re.error, Warning, RecursionError, OverflowError, ValueError, TypeError):
         return None
 
