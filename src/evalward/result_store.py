@@ -168,7 +168,9 @@ class ResultStore:
             db.execute("SELECT key, result FROM results LIMIT 0")  # the schema is ours
             if self._create:  # changed only once it is known to be this store's
                 db.execute("PRAGMA journal_mode = WAL")
-                db.execute("PRAGMA synchronous = NORMAL")  # no flush to disk per result
+                # Never flushed to disk: a cache that a crash of the machine damages is set
+                # aside and rebuilt, and flushing cost a run more than storing its results.
+                db.execute("PRAGMA synchronous = OFF")
         except BaseException:
             db.close()
             raise
