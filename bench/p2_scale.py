@@ -16,9 +16,10 @@ from common import EVALWARD, model_server, timed
 from synth import CHANGED_AGENT, agent_name, changed_repository
 
 from evalward.git import Git
-from evalward.pipeline import Revisions, RunOptions, evaluate_change
+from evalward.pipeline import evaluate_change
 from evalward.plan import Plan
 from evalward.providers.registry import build_providers
+from evalward.run_setup import Revisions, RunOptions, RunSetup
 
 
 def main() -> None:
@@ -41,14 +42,14 @@ def main() -> None:
             providers = build_providers(env)
             try:
                 marks["start"] = time.perf_counter()
-                evaluation = await evaluate_change(
+                setup = RunSetup(
                     Git(repo),
                     Revisions(base="main"),
                     providers,
                     env,
                     RunOptions(parallel=32, cache=None),
-                    on_plan=planned,
                 )
+                evaluation = await evaluate_change(setup, on_plan=planned)
                 marks["done"] = time.perf_counter()
                 return evaluation.plan.evals
             finally:

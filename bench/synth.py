@@ -103,6 +103,72 @@ def generate(
         (out / "fixtures" / f"{agent_name(owner)}.yaml").write_text("---\n".join(documents))
 
 
+USER_AGENT = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: support }
+spec:
+  models: [openai/bench-model]
+  system: >-
+    You are the support agent of an online shop. Answer the customer's question about their
+    order in one sentence, quote the order number as the customer wrote it, and never promise
+    a refund: say that a colleague will review the request.
+"""
+
+USER_EVAL = """\
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: support-eval }
+spec:
+  targetAgent: support
+  fixtureSelector: { matchLabels: { agent: support } }
+  scoring: { passThreshold: 0.9 }
+"""
+
+USER_FIXTURE = """\
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata:
+  name: order-{index}
+  labels: {{ agent: support }}
+spec:
+  targetAgent: support
+  input:
+    type: prompt
+    payload: {{ prompt: "Where is order #{index}? It was due on day {day}." }}
+  assertions:
+    - {{ type: contains, value: "order #{index}?" }}
+    - {{ type: regex, pattern: '{pattern}' }}
+"""
+
+USER_PATTERNS = (
+    r"order #{index}\b.*day \d+",
+    r"(?i)^answer: where is order #{index}\?",
+    r"#{index}\? It was due on day {day}\.$",
+    r"(?:order|parcel) #0*{index}(?!\d)",
+)
+"""Shapes of a `regex` assertion on a fixture's own expected answer: each fixture's pattern
+names its own order number, so no two fixtures share one."""
+
+
+def generate_user_suite(out: Path, fixtures: int, *, files: int = 20) -> None:
+    """One agent with a system prompt, one Eval (no `execution.parallel`) and `fixtures`
+    one-call fixtures over `files` files, each with a `contains` and a distinct `regex` on its
+    own expected answer (the benchmark server answers `answer: <the prompt>`)."""
+    for folder in ("agents", "evals", "fixtures"):
+        (out / folder).mkdir(parents=True, exist_ok=True)
+    (out / "agents" / "support.yaml").write_text(USER_AGENT)
+    (out / "evals" / "support.yaml").write_text(USER_EVAL)
+    per_file: dict[int, list[str]] = {}
+    for index in range(fixtures):
+        day = index % 28 + 1
+        pattern = USER_PATTERNS[index % len(USER_PATTERNS)].format(index=index, day=day)
+        document = USER_FIXTURE.format(index=index, day=day, pattern=pattern)
+        per_file.setdefault(index * files // fixtures, []).append(document)
+    for number, documents in per_file.items():
+        (out / "fixtures" / f"orders-{number:02d}.yaml").write_text("---\n".join(documents))
+
+
 def git(out: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(out), *args], check=True, capture_output=True)
 

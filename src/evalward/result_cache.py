@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,33 +21,27 @@ from evalward.cache_mode import CacheMode
 from evalward.fingerprint import FileIndex, agent_fingerprint
 from evalward.plan import Checkout, PlannedRun
 from evalward.providers.registry import Providers
+from evalward.result_store import ResultStore
 from evalward.results import FixtureResult
 from evalward.sides import Side
 
 
-def run_key(material: dict[str, Any], rep: int) -> str:
-    """A stable hash of a run's determining material (any JSON-serialisable mapping)."""
-    canonical = json.dumps(
-        {"evalward": __version__, "rep": rep, **material},
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=True,  # every character escaped: a name's byte that is not UTF-8 too
-        default=str,
-    )
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+def _canonical(value: Any) -> str:
+    """Stable JSON text of any JSON-serialisable value: keys sorted, no spaces, every
+    character escaped (a name's byte that is not UTF-8 too), so no line break in it."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
 
 
 class ResultCache:
-    """A directory of results, one JSON file per key, written atomically."""
+    """Results by key in a directory, as JSON in one database (`result_store`): a reader
+    never takes part of a result for one."""
 
     def __init__(self, directory: Path, mode: CacheMode = CacheMode.read_write) -> None:
         self.directory = directory
         self.mode = mode
         self.hits = 0
         self.misses = 0
-
-    def _path(self, key: str) -> Path:
-        return self.directory / "results" / key[:2] / f"{key}.json"
+        self._store = ResultStore(directory / "results", create=self.writes)
 
     @property
     def reads(self) -> bool:
@@ -61,17 +54,19 @@ class ResultCache:
     def get(self, key: str) -> FixtureResult | None:
         if not self.reads:
             return None
+        raw = self._store.get(key)
         try:
-            raw = self._path(key).read_text(encoding="utf-8")
-            result = FixtureResult.model_validate_json(raw)
-        except (OSError, ValidationError, ValueError):
+            result = None if raw is None else FixtureResult.model_validate_json(raw)
+        except (ValidationError, ValueError):
+            result = None
+        if result is None:
             self.misses += 1
             return None
         self.hits += 1
         return result
 
     def contains(self, key: str) -> bool:
-        return self.reads and self._path(key).is_file()
+        return self.reads and self._store.contains(key)
 
     def holds(self, keys: CacheKeys) -> Callable[[PlannedRun], bool] | None:
         """Whether this cache will answer a run (None: it answers none, so no key is made)."""
@@ -83,31 +78,10 @@ class ResultCache:
         what the key held, so no older result outlives a run that errs."""
         if not self.writes:
             return
-        path = self._path(key)
         if result.status.value == "error" or result.timed_out:
-            path.unlink(missing_ok=True)
-            return
-        # A run stores one result per fixture, so this is lean: what tempfile.mkstemp does (a
-        # new file of a random name, O_EXCL, owner-only) without its Python-level work, the
-        # folder made only when missing, and the old result removed before the rename: ext4
-        # flushes a file renamed over another to disk at once (`auto_da_alloc`), which cost
-        # more CPU than the rest of storing it. A reader between the two sees a miss, and
-        # runs the fixture again; none ever sees part of a result.
-        temporary = path.with_name(f"{path.name}.{os.urandom(6).hex()}.tmp")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
-        try:
-            descriptor = os.open(temporary, flags, 0o600)
-        except FileNotFoundError:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            descriptor = os.open(temporary, flags, 0o600)
-        try:
-            with os.fdopen(descriptor, "wb") as stream:
-                stream.write(result.model_dump_json().encode("utf-8"))
-            path.unlink(missing_ok=True)
-            temporary.replace(path)
-        except BaseException:
-            temporary.unlink(missing_ok=True)
-            raise
+            self._store.remove(key)
+        else:
+            self._store.put(key, result.model_dump_json())
 
 
 class CacheKeys:
@@ -121,7 +95,7 @@ class CacheKeys:
         self._providers = providers
         self._indexes = {side: c.index or FileIndex(c.root) for side, c in checkouts.items()}
         self._agents: dict[tuple[Side, str], dict[str, Any]] = {}
-        self._evals: dict[tuple[Side, str], dict[str, Any]] = {}
+        self._evals: dict[tuple[Side, str], str] = {}
         self._keys: dict[PlannedRun, str] = {}
 
     def of(self, run: PlannedRun) -> str:
@@ -137,17 +111,20 @@ class CacheKeys:
         return self._agents[(side, name)]
 
     def _key(self, run: PlannedRun) -> str:
+        """A hash of the Eval's shared material, the fixture and the rep, each as canonical
+        JSON text (which holds no line break) on a line of its own."""
         resources = self._checkouts[run.side].resources
-        if (run.side, run.eval) not in self._evals:
-            self._evals[(run.side, run.eval)] = self._shared(run.side, run.eval)
-        material = {
-            **self._evals[(run.side, run.eval)],
-            "fixture": _dump(resources.fixtures[run.fixture].resource),
-        }
-        return run_key(material, run.rep)
+        shared = self._evals.get((run.side, run.eval))
+        if shared is None:
+            shared = self._evals[(run.side, run.eval)] = _canonical(
+                {"evalward": __version__, **self._shared(run.side, run.eval)}
+            )
+        fixture = _canonical(_dump(resources.fixtures[run.fixture].resource))
+        return hashlib.sha256(f"{shared}\n{fixture}\n{run.rep}".encode()).hexdigest()
 
     def _shared(self, side: Side, name: str) -> dict[str, Any]:
-        """The material every run of an Eval on one side has in common."""
+        """The material every run of an Eval on one side has in common, once (the agent's
+        fingerprint and the scoring, judge and model endpoints)."""
         resources = self._checkouts[side].resources
         eval_def = resources.evals[name].resource
         agent_name = eval_def.spec.target_agent

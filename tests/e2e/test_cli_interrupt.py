@@ -15,6 +15,7 @@ from typing import IO
 
 import pytest
 
+import resultdb
 from fakes.model_server import ScriptedModelServer, text
 from gitrepo import GitRepo
 
@@ -99,8 +100,8 @@ def test_a_signal_keeps_what_finished_and_exits_130(
     deadline = time.monotonic() + 60
     # Both fast runs are done (each result is stored in the result cache as it is recorded,
     # and progress lines are throttled), and both slow ones are waiting on the model.
-    stored = repo.path / ".evalward" / "cache" / "results"
-    while len(list(stored.glob("*/*.json"))) < 2 or len(model.requests) < 4:
+    cache = repo.path / ".evalward" / "cache"
+    while len(resultdb.stored(cache)) < 2 or len(model.requests) < 4:
         assert process.poll() is None and time.monotonic() < deadline, stderr.text()
         time.sleep(0.05)
     process.send_signal(signum)

@@ -3,11 +3,11 @@ action's entry point, on real repositories, with the fake GitHub API and the mod
 
 from __future__ import annotations
 
-import json
 import shutil
 
 import pytest
 
+import resultdb
 from actionrun import pull_request_event, run_action
 from e2e.test_walking_skeleton import (
     BASE_PROMPT,
@@ -64,16 +64,19 @@ def test_a_pr_cannot_pass_with_results_it_committed_to_the_cache(
     assert honest.returncode == 1, honest.stderr
 
     cache = repo.path / ".evalward" / "cache"
-    forged: dict[str, str] = {}
-    for entry in cache.rglob("*.json"):
-        result = json.loads(entry.read_text())
+    forged = resultdb.stored(cache)
+    for result in forged.values():
         result.update(status="pass", score=1.0, verdict="pass")
         for assertion in result["assertions"]:
             assertion.update(status="pass", score=1.0)
-        forged[entry.relative_to(repo.path).as_posix()] = json.dumps(result)
     assert len(forged) == 4
+    resultdb.store(cache, forged)
+    database = resultdb.database(cache).read_bytes()
     shutil.rmtree(cache)
-    forged_head = repo.commit("results, precomputed", forged)
+    resultdb.database(cache).parent.mkdir(parents=True)
+    resultdb.database(cache).write_bytes(database)
+    assert resultdb.stored(cache) == forged  # what is committed holds the forged passes
+    forged_head = repo.commit("results, precomputed")
     github.pulls[7].head_sha = forged_head
     calls = len(model.requests)
 
@@ -83,7 +86,7 @@ def test_a_pr_cannot_pass_with_results_it_committed_to_the_cache(
     assert run.returncode == 1, run.stderr
     assert run.results()["cacheHits"] == 0
     assert len(model.requests) > calls, "the runs were taken from the committed files"
-    assert "::warning::result cache not used: 4 file(s) under .evalward/cache are committed" in (
+    assert "::warning::result cache not used: 1 file(s) under .evalward/cache are committed" in (
         run.stdout
     )
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import socket
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import resultdb
 from actionrun import pull_request_event, run_action
 from clirun import evalward
 from e2e.test_walking_skeleton import make_pr
@@ -284,10 +286,45 @@ def test_no_cache_replaces_stale_results(
     # the stale pass was replaced: no old result outlives --no-cache (a failing one is kept,
     # as any result but an error is)
     assert after.returncode == 1 and results_of(tmp_path / "4")["cacheHits"] == 1
-    # one result, replaced in place: no temporary file left over, readable by its owner only
-    stored = [p for p in (repo.path / ".evalward/cache/results").rglob("*") if p.is_file()]
-    assert [p.suffix for p in stored] == [".json"]
-    assert stored[0].stat().st_mode & 0o777 == 0o600
+    # one result, replaced in place, in a database readable by its owner only
+    cache = repo.path / ".evalward/cache"
+    (stored,) = resultdb.stored(cache).values()
+    assert stored["output"] == "It was lost."
+    files = [p for p in (cache / "results").iterdir() if p.is_file()]
+    assert [p.name for p in files] == ["results.sqlite"]  # its logs are gone once it closed
+    assert files[0].stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("damage", ["cut", "garbage", "another schema"])
+def test_a_result_cache_that_is_not_ours_is_set_aside_never_read(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path, damage: str
+) -> None:
+    """A database cut short (a cache saved while it was written), garbage, or one of another
+    shape is no result: the run runs the fixture, and stores into a new database."""
+    suite(repo)
+    model.script_sequence("Where is it?", text("It shipped."), text("It was lost."))
+    assert run_cli(repo, tmp_path / "1", model.base_url).returncode == 0
+    cache = repo.path / ".evalward/cache"
+    database = resultdb.database(cache)
+    whole = database.read_bytes()
+    if damage == "cut":
+        database.write_bytes(whole[: len(whole) // 3])
+    elif damage == "garbage":
+        database.write_bytes(b"not a database " * 500)
+    else:
+        database.unlink()
+        with sqlite3.connect(database) as db:
+            db.execute("CREATE TABLE results (key TEXT, passed INTEGER)")
+        db.close()
+    damaged = database.read_bytes()
+
+    again = run_cli(repo, tmp_path / "2", model.base_url)
+    assert again.returncode == 1, again.stdout  # run again: the server answers differently now
+    assert results_of(tmp_path / "2")["cacheHits"] == 0
+    (stored,) = resultdb.stored(cache).values()
+    assert stored["output"] == "It was lost."
+    assert database.with_name("results.sqlite.unreadable").read_bytes() == damaged
+    assert database.stat().st_mode & 0o777 == 0o600
 
 
 def test_no_cache_against_a_dead_server_drops_the_stale_pass(

@@ -133,7 +133,7 @@ def test_nothing_listening_is_a_failure_that_names_the_cause() -> None:
     async def go() -> None:
         client = HttpClient(timeout_seconds=5)
         try:
-            with pytest.raises(HttpFailure, match="ClientConnectorError"):
+            with pytest.raises(HttpFailure, match="ConnectionRefusedError"):
                 await client.post_json(f"http://127.0.0.1:{port}/", {})
         finally:
             await client.aclose()

@@ -7,11 +7,13 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import jinja2
 import pytest
 
 from evalward.compare import compare
 from evalward.errors import ConfigError
 from evalward.gate import Bypass, BypassRecord, GateDecision, GateResult, decide
+from evalward.report.compiled import TEMPLATES, _QuietCache, template_cache
 from evalward.report.html import html_chunks
 from evalward.report.junit import junit_xml
 from evalward.report.markdown import MAX_COMMENT_CHARS, ReportContext, marker_for, render_comment
@@ -258,3 +260,25 @@ def test_the_comment_and_summary_link_to_the_report_in_the_runs_artifacts() -> N
     assert "([the run's artifacts](https://github.example/r/1#artifacts))" in folded
     # a local run has no workflow run to link to
     assert "Full report" not in render_comment(dataclasses.replace(ctx, run_url=""))
+
+
+def test_the_built_in_comment_renders_the_same_from_its_cached_compiled_code(
+    tmp_path: Path,
+) -> None:
+    """The built-in templates' compiled code is kept beside them (report/compiled.py): the
+    comment a run renders from that cache is the one a fresh compile renders."""
+    ctx = context(["a", "b"], {"b"})
+    cache = template_cache()
+    assert cache is not None  # the package's folder is writable here
+    cache.clear()
+    compiled = render_comment(ctx)
+    kept = list((TEMPLATES / "__pycache__").glob("__jinja2_*.cache"))
+    assert kept  # the comment's compiled code was kept
+    assert render_comment(ctx) == compiled
+    # an entry that cannot be written is compiled again next time, never a failure
+    (tmp_path / "not-a-folder").write_text("")
+    quiet = _QuietCache(str(tmp_path / "not-a-folder"))
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES), bytecode_cache=quiet
+    )
+    assert environment.get_template("bypass.md.j2")

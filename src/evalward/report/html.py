@@ -31,6 +31,7 @@ from evalward.compare import EvalComparison, compare
 from evalward.escaping import reveal_bidi
 from evalward.past.trend import Trend
 from evalward.report import charts
+from evalward.report.compiled import template_cache
 from evalward.report.figures import axes_text, has_run_numbers, reps_text
 from evalward.report.pairs import FLAGS, Pair, Redact, build_pairs, bundle, row
 from evalward.results import EvalResult, FixtureOutcome, FixtureResult, Status
@@ -341,6 +342,7 @@ def html_chunks(
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
+        bytecode_cache=template_cache(),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

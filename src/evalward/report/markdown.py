@@ -22,6 +22,7 @@ from evalward.errors import ConfigError
 from evalward.evaluation import Evaluation
 from evalward.gate import BypassRecord, GateDecision, GateResult
 from evalward.past.status_run import SinceScheduled
+from evalward.report.compiled import template_cache
 from evalward.report.figures import axes_text, has_run_numbers, percent, reps_text
 from evalward.report.view import build_view
 
@@ -158,7 +159,8 @@ def _options() -> dict[str, Any]:
 
 def _builtin(sink: escaping.Sink) -> jinja2.Environment:
     loader = jinja2.FileSystemLoader(TEMPLATES)
-    return _configure(jinja2.Environment(loader=loader, **_options()), sink)  # noqa: S701
+    env = jinja2.Environment(loader=loader, bytecode_cache=template_cache(), **_options())  # noqa: S701
+    return _configure(env, sink)
 
 
 def _sandboxed(path: Path, sink: escaping.Sink) -> tuple[jinja2.Environment, str]:

@@ -7,14 +7,13 @@ Every assertion may set `weight` (default 1.0), `severity` (overrides the fixtur
 
 from __future__ import annotations
 
-import functools
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-import regex
 from pydantic import Field, field_validator, model_validator
 
 from evalward.resources.common import Model, Severity
+from evalward.resources.patterns import compiled_pattern
 
 
 class AssertionBase(Model):
@@ -51,21 +50,8 @@ class RegexAssertion(AssertionBase):
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, pattern: str) -> str:
-        problem = _regex_problem(pattern)
-        if problem:
-            raise ValueError(f"invalid regular expression: {problem}")
+        compiled_pattern(pattern)
         return pattern
-
-
-@functools.lru_cache(maxsize=4096)
-def _regex_problem(pattern: str) -> str:
-    """Why `pattern` does not compile ("" if it does). The `regex` module runs the match (it
-    can be bounded in time), so it compiles here; suites repeat patterns, hence the cache."""
-    try:
-        regex.compile(pattern)
-    except regex.error as exc:
-        return str(exc)
-    return ""
 
 
 class JsonSchemaAssertion(AssertionBase):

@@ -22,8 +22,6 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-import regex
-
 from evalward.resources.assertions import (
     ArgsMode,
     Assertion,
@@ -44,6 +42,7 @@ from evalward.resources.assertions import (
     TrajectoryAssertion,
     TrajectoryMode,
 )
+from evalward.resources.patterns import compiled_pattern
 from evalward.results import Status
 from evalward.trace import StepType, Trace
 
@@ -297,7 +296,7 @@ def _equals(a: EqualsAssertion, trace: Trace) -> Outcome:
 def _regex(a: RegexAssertion, trace: Trace, timeout: float) -> Outcome:
     text = _target_text(a.field, trace)
     try:
-        match = regex.search(a.pattern, text, timeout=timeout)
+        match = compiled_pattern(a.pattern).search(text, timeout=timeout)
     except TimeoutError:
         raise _Unevaluable(
             f"/{a.pattern}/ did not finish within {timeout:g} s on {len(text)} characters; "

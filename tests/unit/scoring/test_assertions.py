@@ -9,6 +9,7 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 
 from evalward.resources.models import Assertion
+from evalward.resources.patterns import compiled_pattern
 from evalward.results import Status
 from evalward.scoring.assertions import check, model_turns
 from evalward.trace import StepType, Trace, Usage
@@ -214,6 +215,24 @@ def test_an_invalid_json_schema_is_rejected_at_load_time() -> None:
 def test_an_invalid_regex_is_rejected_at_load_time() -> None:
     with pytest.raises(ValidationError, match="invalid regular expression"):
         ASSERTION.validate_python({"type": "regex", "pattern": "(unclosed"})
+
+
+def test_a_pattern_compiled_to_load_its_fixture_is_the_one_that_matches() -> None:
+    """Suites give most fixtures a pattern of their own: compiling is the cost, so it is paid
+    once, and the pattern that matched is the pattern that was loaded."""
+    pattern = r"(?i)order #0*4711(?!\d) ships"
+    assertion = ASSERTION.validate_python({"type": "regex", "pattern": pattern})
+    assert compiled_pattern(pattern) is compiled_pattern(assertion.pattern)
+    assert run({"type": "regex", "pattern": pattern}, trace_of(final="Order #04711 ships")) == (
+        Status.passed,
+        f"/{pattern}/ matched 'Order #04711 ships'",
+    )
+    assert run({"type": "regex", "pattern": pattern}, trace_of(final="order #47110 ships")) == (
+        Status.failed,
+        f"/{pattern}/ did not match the final message",
+    )
+    with pytest.raises(ValueError, match=r"^invalid regular expression: missing \)"):
+        compiled_pattern("(unclosed")
 
 
 def test_a_pathological_regex_is_stopped_and_reported_as_an_error() -> None:

@@ -1,0 +1,342 @@
+"""Direct calls over HTTP/1.1 against raw loopback servers: every way a reply can be framed,
+every way a hostile or broken server can get it wrong, kept-alive connections, TLS."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import gzip
+import ipaddress
+import socket
+import ssl
+import threading
+import zlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from evalward import http1
+from evalward.httpclient import HttpClient, HttpFailure, Reply
+
+Serve = Callable[[socket.socket, int], None]
+"""Handles one accepted connection; the int counts connections from 0."""
+
+
+def read_request(connection: socket.socket) -> bytes | None:
+    """One request's head and body, or None when the client closed the connection."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = connection.recv(65536)
+        if not chunk:
+            return None
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(body) < length:
+        body += connection.recv(65536)
+    return head + b"\r\n\r\n" + body
+
+
+class RawServer:
+    """A loopback server whose replies are whatever bytes the test writes: `serve` handles
+    each connection, or each request on a connection gets the next of `replies` (then the
+    connection closes)."""
+
+    def __init__(
+        self,
+        serve: Serve | None = None,
+        *,
+        replies: tuple[bytes, ...] = (),
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
+        self.requests: list[bytes] = []
+        self.connections = 0
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._serve, self._replies, self._tls = serve or self._answer, replies, tls
+        self.port = self._listener.getsockname()[1]
+        self._acceptor = threading.Thread(target=self._accept, daemon=True)
+        self._acceptor.start()
+
+    @property
+    def url(self) -> str:
+        return f"{'https' if self._tls else 'http'}://127.0.0.1:{self.port}"
+
+    def _answer(self, connection: socket.socket, index: int) -> None:
+        for reply in self._replies:
+            request = read_request(connection)
+            if request is None:
+                return
+            self.requests.append(request)
+            connection.sendall(reply)
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, _ = self._listener.accept()
+            except OSError:
+                return
+            index, self.connections = self.connections, self.connections + 1
+            threading.Thread(target=self._one, args=(connection, index), daemon=True).start()
+
+    def _one(self, connection: socket.socket, index: int) -> None:
+        try:
+            if self._tls is not None:
+                connection = self._tls.wrap_socket(connection, server_side=True)
+            with connection:
+                self._serve(connection, index)
+        except (OSError, ssl.SSLError):
+            pass
+
+    def close(self) -> None:
+        """Stop accepting, and only then free the socket: a thread still in accept() on a
+        closed descriptor would take connections meant for the next server given its number."""
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept()
+        self._acceptor.join(timeout=10)
+        self._listener.close()
+
+
+@pytest.fixture
+def raw() -> Iterator[Callable[..., RawServer]]:
+    started: list[RawServer] = []
+
+    def start(*replies: bytes) -> RawServer:
+        started.append(RawServer(replies=replies))
+        return started[-1]
+
+    yield start
+    for server in started:
+        server.close()
+
+
+def call(url: str, *, posts: int = 1, limit: int = 1_000_000, **headers: str) -> list[Reply]:
+    async def go() -> list[Reply]:
+        client = HttpClient(timeout_seconds=10, max_reply_bytes=limit)
+        try:
+            return [await client.post_json(url + "/v1", {"n": n}, headers) for n in range(posts)]
+        finally:
+            await client.aclose()
+
+    return asyncio.run(go())
+
+
+OK = b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 7\r\n\r\n{"a":1}'
+
+
+def test_a_reply_framed_by_length_keeps_its_connection_for_the_next_call(
+    raw: Callable[..., RawServer],
+) -> None:
+    server = raw(OK, OK, OK)
+    replies = call(server.url, posts=3, authorization="Bearer k")
+    assert [r.json() for r in replies] == [{"a": 1}] * 3
+    assert replies[0].headers["Content-Type"] == "application/json"
+    assert server.connections == 1
+    head = server.requests[0].split(b"\r\n\r\n")[0].decode().lower()
+    assert head.startswith("post /v1 http/1.1\r\n")
+    assert f"host: 127.0.0.1:{server.port}" in head
+    assert "authorization: bearer k" in head
+    assert "content-length: 7" in head and "accept-encoding: gzip, deflate" in head
+
+
+@pytest.mark.parametrize(
+    ("reply", "body", "reused"),
+    [
+        (  # chunked, with an extension, and a trailer
+            b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"
+            b'3;ext=1\r\n{"a\r\n4\r\n":1}\r\n0\r\nx-trailer: t\r\n\r\n',
+            b'{"a":1}',
+            True,
+        ),
+        (  # an interim reply before the real one
+            b"HTTP/1.1 100 Continue\r\n\r\n" + OK,
+            b'{"a":1}',
+            True,
+        ),
+        (b"HTTP/1.1 204 No Content\r\n\r\n", b"", True),
+        (  # no length: the body runs until the server closes
+            b'HTTP/1.1 200 OK\r\n\r\n{"a":1}',
+            b'{"a":1}',
+            False,
+        ),
+        (  # HTTP/1.0 closes unless asked not to
+            b'HTTP/1.0 200 OK\r\ncontent-length: 7\r\n\r\n{"a":1}',
+            b'{"a":1}',
+            False,
+        ),
+        (b'HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 7\r\n\r\n{"a":1}', None, False),
+        (  # a reply followed by bytes nobody asked for: read, and the connection dropped
+            OK + b"HTTP/1.1 200 OK\r\n",
+            b'{"a":1}',
+            False,
+        ),
+    ],
+)
+def test_every_framing_of_a_reply_is_read_whole(
+    raw: Callable[..., RawServer], reply: bytes, body: bytes | None, reused: bool
+) -> None:
+    closes = b"content-length" not in reply and b"chunked" not in reply and b"204" not in reply
+    server = raw(reply) if closes else raw(reply, reply)
+    replies = call(server.url, posts=2)
+    assert replies[0].body == (body if body is not None else b'{"a":1}')
+    assert replies[1].body == replies[0].body
+    assert server.connections == (1 if reused else 2)
+
+
+def test_gzip_and_deflate_replies_are_decoded_and_a_bomb_stops_at_the_bound(
+    raw: Callable[..., RawServer],
+) -> None:
+    def encoded(coding: str, payload: bytes) -> bytes:
+        data = gzip.compress(payload) if coding == "gzip" else zlib.compress(payload)
+        return (
+            f"HTTP/1.1 200 OK\r\ncontent-encoding: {coding}\r\n"
+            f"content-length: {len(data)}\r\n\r\n".encode()
+            + data
+        )
+
+    server = raw(encoded("gzip", b'{"a":1}'), encoded("deflate", b'{"b":2}'))
+    assert [r.json() for r in call(server.url, posts=2)] == [{"a": 1}, {"b": 2}]
+    bomb = raw(encoded("gzip", b"0" * 10_000_000))  # 10 MB in about 10 KB
+    with pytest.raises(HttpFailure, match=r"^the reply is larger than 100,000 bytes$"):
+        call(bomb.url, limit=100_000)
+
+
+@pytest.mark.parametrize(
+    ("reply", "says"),
+    [
+        (b"HTTP/1.1 200 OK\r\ncontent-length: 7\r\ncontent-length: 9\r\n\r\n{}", "content-length"),
+        (b"HTTP/1.1 200 OK\r\ncontent-length: -1\r\n\r\n", "content-length"),
+        (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n", "chunk size"),
+        (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1_0\r\n", "chunk size"),
+        (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nabXY", "CRLF"),
+        (b"SSH-2.0-OpenSSH\r\n\r\n", "status line"),
+        (b"HTTP/1.1 200 OK\r\n bad header\r\n\r\n", "header line"),
+        (b"HTTP/1.1 101 Switching Protocols\r\n\r\n", "switched"),
+        (b"HTTP/1.1 200 OK\r\nx: " + b"y" * 70_000, "head is larger"),
+        (b"HTTP/1.1 200 OK\r\ncontent-encoding: br\r\ncontent-length: 2\r\n\r\nxx", "br"),
+        (b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nshort", "before the reply was complete"),
+    ],
+)
+def test_a_reply_that_breaks_http_is_a_failure_that_says_how(
+    raw: Callable[..., RawServer], reply: bytes, says: str
+) -> None:
+    server = raw(reply)
+    with pytest.raises(HttpFailure, match=says):
+        call(server.url)
+
+
+def test_a_kept_alive_connection_the_server_dropped_is_replaced_once(
+    raw: Callable[..., RawServer],
+) -> None:
+    """Servers close idle connections: a request that meets such a close before any byte of
+    its reply is sent again on a new connection, once; a new connection that does the same
+    is a failure, not a loop."""
+    dropped: list[bytes] = []
+
+    def serve(connection: socket.socket, index: int) -> None:
+        if index == 0:
+            read_request(connection)
+            connection.sendall(OK)  # kept alive...
+            request = read_request(connection)
+            dropped.append(request or b"")  # ...until the next request arrives
+            return
+        read_request(connection)
+        connection.sendall(OK)
+
+    server = RawServer(serve)
+    try:
+        replies = call(server.url, posts=2)
+    finally:
+        server.close()
+    assert [r.json() for r in replies] == [{"a": 1}] * 2
+    assert server.connections == 2 and dropped and dropped[0].startswith(b"POST /v1")
+
+    never = RawServer(lambda connection, index: read_request(connection) and None)
+    try:
+        with pytest.raises(HttpFailure, match="before replying"):
+            call(never.url)
+        assert never.connections == 1
+    finally:
+        never.close()
+
+
+def test_a_header_value_that_would_split_the_request_is_refused(
+    raw: Callable[..., RawServer],
+) -> None:
+    server = raw(OK)
+    with pytest.raises(HttpFailure, match="line break"):
+        call(server.url, **{"anthropic-beta": "x\r\nx-injected: 1"})
+    assert server.requests == []
+
+
+def test_urls_are_parsed_once_and_what_a_request_line_cannot_carry_is_encoded() -> None:
+    target = http1.target_of("https://Example.COM/v1/a b?q=ü#frag")
+    assert (target.scheme, target.host, target.port) == ("https", "example.com", 443)
+    assert target.path == "/v1/a%20b?q=%C3%BC" and target.host_header == "example.com"
+    assert http1.target_of("http://[::1]:8080").host_header == "[::1]:8080"
+    assert http1.target_of("http://u:p@h/").credentials
+    with pytest.raises(http1.ProtocolError, match="not an http"):
+        http1.target_of("ftp://h/")
+
+
+def self_signed(tmp_path: Path, name: str) -> tuple[Path, ssl.SSLContext]:
+    """A certificate for `name` (a DNS name or an IP address), and a server context with it."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    try:
+        alternative: x509.GeneralName = x509.IPAddress(ipaddress.ip_address(name))
+    except ValueError:
+        alternative = x509.DNSName(name)
+    now = dt.datetime.now(dt.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(days=1))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([alternative]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = tmp_path / f"{name}.crt", tmp_path / f"{name}.key"
+    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert_file, key_file)
+    return cert_file, context
+
+
+def test_https_verifies_the_server_certificate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trusted, good = self_signed(tmp_path, "127.0.0.1")
+    _, wrong_name = self_signed(tmp_path, "elsewhere.invalid")
+    monkeypatch.setenv("SSL_CERT_FILE", str(trusted))  # the only CA the client trusts
+    http1._tls.cache_clear()
+    servers = [RawServer(replies=(OK,), tls=good), RawServer(replies=(OK,), tls=wrong_name)]
+    try:
+        assert call(servers[0].url)[0].json() == {"a": 1}
+        with pytest.raises(HttpFailure, match="CERTIFICATE_VERIFY_FAILED"):
+            call(servers[1].url)
+        assert servers[1].requests == []
+    finally:
+        http1._tls.cache_clear()
+        for server in servers:
+            server.close()
