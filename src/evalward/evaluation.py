@@ -17,7 +17,7 @@ from evalward.compare import EvalComparison
 from evalward.gate import Bypass, BypassRefusal, GateDecision, RegressionPolicy, decide
 from evalward.plan import Plan, PlannedRun, Side
 from evalward.results import EvalResult, FixtureResult
-from evalward.spending import Estimate
+from evalward.spending import Estimate, Spent
 from evalward.spool import TraceSpool
 from evalward.status import AgentIdentity
 from evalward.trace import Trace
@@ -40,6 +40,8 @@ class Evaluation:
     """Where the fixture results' traces were moved after scoring."""
     agents: dict[str, AgentIdentity] = field(default_factory=dict)
     """The head-side Evals' agents as they ran: what their Eval status calls Stale later."""
+    spent_elsewhere: Spent | None = None
+    """What model calls made in other jobs spent for this run: a merge's shard parts'."""
 
     @property
     def cache_hits(self) -> int:

@@ -42,7 +42,7 @@ from evalward.escaping import printable
 from evalward.providers.base import RunLabels
 from evalward.resources import Eval, EvalFixture, Located
 from evalward.resources.assertions import Assertion, JudgeAssertion
-from evalward.resources.models import ScoringConfig
+from evalward.resources.models import ScoringConfig, Severity
 from evalward.results import (
     AssertionResult,
     EvalResult,
@@ -318,6 +318,7 @@ def score_eval(
         advisory=advisory,
         advisory_reason=_advisory_reason(fixtures) if advisory else "",
         min_rep_pass_rate=spec.scoring.min_rep_pass_rate,
+        severity_weights={s: spec.scoring.weight_of(s) for s in Severity},
         run_score=run_score,
         run_verdict=None if run_score is None else Verdict.of(run_score),
         axes=_mean_axes([o.axes for o in scored]),
