@@ -244,12 +244,15 @@ def eval_score_text(result: EvalResult) -> str:
 
 def headline(comparisons: list[EvalComparison], decision: GateDecision, counts: Counts) -> str:
     """The verdict in plain words, as a reviewer triaging the pull request wants it first."""
-    below = [
-        c
-        for c in comparisons
-        if not (c.head.passed or c.head.advisory or verdictless(c.head))
-        and c.name in decision.failing_evals
-    ]
+    below = sorted(  # the furthest below its threshold first
+        (
+            c
+            for c in comparisons
+            if not (c.head.passed or c.head.advisory or verdictless(c.head))
+            and c.name in decision.failing_evals
+        ),
+        key=lambda c: (c.head.score - c.head.pass_threshold, c.name),
+    )
     scores = ", ".join(
         f"{c.name} {eval_score_text(c.head)} < {threshold_text(c.head.pass_threshold)}"
         for c in below[:3]
