@@ -326,7 +326,11 @@ def html_chunks(
             eval_names.append(pair.eval)
     position = {name: index for index, name in enumerate(eval_names)}
     counts = {name: sum(1 for p in pairs if p.flags & bit) for name, bit in FLAGS.items()}
-    summary = summary or RunSummary(headline=reason or result, counts=count(comparisons))
+    summary = summary or RunSummary(
+        headline=reason or result,
+        counts=count(comparisons),
+        run_time_summed_s=round(sum(f.duration_ms for f in fixtures) / 1000, 3),
+    )
     candidates = blocking(comparisons)
     card = list(reasons(candidates[:CARD_REASONS], private, trace_of))
     rows = _eval_rows(comparisons, trends or {})
