@@ -60,7 +60,7 @@ def main() -> None:
         url = page_path.as_uri()
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=args.chromium, args=FLAGS)
-            page = browser.new_page(viewport={"width": 1280, "height": 760})
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.goto(url)
             page.wait_for_selector("#rows .row")
             page.screenshot(path=IMAGES / "report-overview.png")
@@ -73,6 +73,16 @@ def main() -> None:
             page.goto(url + "#open=support-bot-eval/greeting&step=h2")
             page.wait_for_selector("#s-h-2.highlight")
             page.locator("#detail").screenshot(path=IMAGES / "report-trace.png")
+
+            dark = browser.new_page(viewport={"width": 1280, "height": 900}, color_scheme="dark")
+            dark.goto(url + "#open=support-bot-eval/greeting")
+            dark.wait_for_selector("#detail section.evidence")
+            dark.screenshot(path=IMAGES / "report-dark.png")
+
+            narrow = browser.new_page(viewport={"width": 400, "height": 900})
+            narrow.goto(url)
+            narrow.wait_for_selector("#rows .row")
+            narrow.screenshot(path=IMAGES / "report-narrow.png")
             browser.close()
     for image in sorted(IMAGES.glob("report-*.png")):
         print(f"{image.relative_to(ROOT)}: {image.stat().st_size // 1024} KB")

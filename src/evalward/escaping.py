@@ -81,6 +81,16 @@ def block(text: object, limit: int = 4000) -> str:
     return _fenced(unmention(reveal_controls(_cut(text, limit))))
 
 
+def code_span(text: object, limit: int = 80) -> str:
+    """One line as inline code (a tool's name): between backtick runs longer than any inside
+    it, where GitHub renders no markup, link or mention; the same on a terminal."""
+    value = reveal_controls(_one_line(text, limit))
+    longest = max((len(m) for m in re.findall(r"`+", value)), default=0)
+    fence = "`" * (longest + 1)
+    padded = f" {value} " if value.startswith("`") or value.endswith("`") or not value else value
+    return f"{fence}{padded}{fence}"
+
+
 def unmention(text: str) -> str:
     """`@name` that GitHub shows as written but does not turn into a mention."""
     return _MENTION.sub("@" + _ZERO_WIDTH, text)

@@ -19,7 +19,7 @@ from evalward.past.status import AgentIdentity
 from evalward.plan import Plan, PlannedRun
 from evalward.results import EvalResult, FixtureResult
 from evalward.sides import Side
-from evalward.spending import Estimate
+from evalward.spending import Estimate, Spent
 from evalward.spool import TraceSpool
 from evalward.trace import Trace
 
@@ -41,6 +41,8 @@ class Evaluation:
     """Where the fixture results' traces were moved after scoring."""
     agents: dict[str, AgentIdentity] = field(default_factory=dict)
     """The head-side Evals' agents as they ran: what their Eval status calls Stale later."""
+    spent_elsewhere: Spent | None = None
+    """What model calls made in other jobs spent for this run: a merge's shard parts'."""
 
     @property
     def cache_hits(self) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from types import FrameType
@@ -35,10 +36,16 @@ class RunProgress:
     plan: Plan | None = None
     done: list[FixtureResult] = field(default_factory=list)
     cancelled: bool = False
+    started: float = field(default_factory=time.monotonic)
+    """When the run started (`time.monotonic`): its wall time is measured from here."""
 
     @property
     def planned(self) -> int:
         return len(self.plan.runs) if self.plan else 0
+
+    def elapsed(self) -> float:
+        """Seconds since the run started."""
+        return time.monotonic() - self.started
 
     def on_plan(self, plan: Plan) -> None:
         self.plan = plan

@@ -279,6 +279,9 @@ class EvalResult(BaseModel):
     scored. Such an Eval never passes; `provider_unavailable` says whether it was an outage."""
     min_rep_pass_rate: float = 0.6
     """`scoring.minRepPassRate`: the share of a fixture's reps that must pass."""
+    severity_weights: dict[Severity, float] = Field(default_factory=dict)
+    """Each severity's weight in the score (`scoring.severityWeights` over the defaults): what
+    orders fixtures worst first in the reports."""
     run_score: float | None = None
     """Seed 001's benchmark run score: the mean of the scored fixtures' scores (each the mean
     over its reps); None when no fixture was scored."""

@@ -20,7 +20,8 @@ from evalward.interrupt import RunProgress, until_signalled
 from evalward.past.trend import Trend
 from evalward.pipeline import evaluate_change
 from evalward.providers.registry import Providers
-from evalward.record.schema import RunInfo
+from evalward.record.schema import RunInfo, SpentInfo
+from evalward.record.summary import RunSummary
 from evalward.report import files
 from evalward.run_setup import RunSetup
 from evalward.security import Redactor
@@ -37,6 +38,10 @@ class Outcome:
 
     evaluation: Evaluation
     progress: RunProgress
+    wall_time_s: float | None = None
+    """From the run's start until its results were in (`RunProgress.started`)."""
+    spent: SpentInfo | None = None
+    """What the run's model calls used by then, judges and calibration included."""
 
     @property
     def cancelled(self) -> bool:
@@ -68,6 +73,8 @@ class Outcome:
             runs_planned=self.progress.planned,
             runs_done=len(self.progress.done),
             cancelled=self.cancelled,
+            wall_time_s=None if self.wall_time_s is None else round(self.wall_time_s, 3),
+            spent=self.spent,
             **where,
         )
 
@@ -84,11 +91,12 @@ class Outcome:
         redact: Redactor,
         run: RunInfo,
         trends: Mapping[str, Trend] | None = None,
+        summary: RunSummary | None = None,
     ) -> tuple[Path, str]:
         """Every file of the run, results.json first (`files.write_reports`): results.json's
-        path and the comment as written."""
+        path and the comment as written. `summary` is the one the comment shows."""
         return files.write_reports(
-            output_dir, self.evaluation, decision, comment, redact, run, trends
+            output_dir, self.evaluation, decision, comment, redact, run, trends, summary
         )
 
 
@@ -101,7 +109,12 @@ async def run_change(setup: RunSetup, progress: RunProgress) -> Outcome:
         ),
         progress,
     )
-    return Outcome(progress.partial(traces) if evaluation is None else evaluation, progress)
+    return Outcome(
+        progress.partial(traces) if evaluation is None else evaluation,
+        progress,
+        progress.elapsed(),
+        SpentInfo.of(setup.providers.spent),
+    )
 
 
 async def run_shard(
@@ -140,4 +153,7 @@ def merge(
     with expected(setup) as plan:
         evaluation = merge_parts(paths, plan, key, check)
     progress.plan, progress.done = evaluation.plan, list(evaluation.fixtures)
-    return Outcome(evaluation, progress)
+    spent = setup.providers.spent
+    if evaluation.spent_elsewhere is not None:  # the parts' calls, and the merge's own
+        spent = evaluation.spent_elsewhere.plus(spent)
+    return Outcome(evaluation, progress, progress.elapsed(), SpentInfo.of(spent))

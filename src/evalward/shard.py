@@ -29,7 +29,7 @@ from evalward.git import Git
 from evalward.pipeline import evaluate_change
 from evalward.plan import Plan, PlannedRun
 from evalward.providers.pricing import PriceTable
-from evalward.record.schema import PlanRecord, ShardIndex, ShardSource
+from evalward.record.schema import PlanRecord, ShardIndex, ShardSource, SpentInfo
 from evalward.record.write import part_document
 from evalward.report.files import write_text
 from evalward.resources import ResourceSet
@@ -124,6 +124,7 @@ async def run_part(
         PlanRecord.model_validate(plan_record(splitter.whole)),
         definitions_digest(splitter.whole, splitter.definitions),
         map(run_key, evaluation.skipped),
+        SpentInfo.of(setup.providers.spent),
     )
     # Sealed as written: redaction may change the text, so the seal is of the redacted part.
     document = json.loads(redact(json.dumps(document)))

@@ -32,6 +32,7 @@ from evalward.run_setup import RunSetup
 from evalward.shard import assign, definitions_digest, plan_record, run_key, source_of
 from evalward.shard_seal import broken
 from evalward.sides import Side
+from evalward.spending import Spent
 from evalward.spool import TraceSpool
 
 
@@ -108,8 +109,11 @@ def merge(parts: Sequence[Part], plan: Expected, key: str | None) -> Evaluation:
     skipped: list[PlannedRun] = []
     traces = TraceSpool()
     notes = list(plan.notes)
+    spent = Spent()
     for name, _, part in parts:
         index = part.shard.index
+        if part.spent is not None:
+            spent = spent.plus(part.spent.spent())
         for run in part.skipped:
             _given_to(name, index, run, owner)
             skipped.append(PlannedRun(Side(run[0]), run[1], run[2], run[3]))
@@ -138,6 +142,7 @@ def merge(parts: Sequence[Part], plan: Expected, key: str | None) -> Evaluation:
         private=private_runs(plan.plan, plan.resources),
         skipped=sorted(skipped),
         traces=traces,
+        spent_elsewhere=spent,
     )
 
 

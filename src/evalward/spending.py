@@ -119,6 +119,15 @@ class Spent:
     unpriced: int = 0
     """Calls to a model with no price: their cost is unknown, not zero."""
 
+    def plus(self, other: Spent) -> Spent:
+        """Both tallies together (a merge's own calls and its parts')."""
+        return Spent(
+            self.calls + other.calls,
+            self.tokens + other.tokens,
+            self.cost_usd + other.cost_usd,
+            self.unpriced + other.unpriced,
+        )
+
     def add(self, usage: Usage) -> None:
         self.calls += 1
         self.tokens += usage.input_tokens + usage.output_tokens
@@ -144,18 +153,31 @@ def spending_json(estimate: Estimate, spent: Spent) -> dict[str, dict[str, float
     }
 
 
+def cost_text(cost_usd: float | None, unpriced: int, priced_usd: float = 0.0) -> str:
+    """ "$0.0291"; "cost unknown (2 calls to a model with no price; $0.0100 priced)"."""
+    if cost_usd is not None and not unpriced:
+        return f"${cost_usd:.4f}"
+    calls = f"{unpriced} call{'s' if unpriced != 1 else ''} to a model with no price"
+    known = f"; ${priced_usd:.4f} priced" if priced_usd else ""
+    return f"cost unknown ({calls}{known})" if unpriced else "cost unknown (a model has no price)"
+
+
+def spent_text(calls: int, tokens: int, cost: str) -> str:
+    """What a run's model calls used, as every surface words it: "21 model calls, 35,255
+    tokens incl. judge, $0.0291"."""
+    return f"{calls:,} model call{'s' if calls != 1 else ''}, {tokens:,} tokens incl. judge, {cost}"
+
+
 def spending_line(estimate: Estimate, spent: Spent) -> str:
-    """After a run: `estimated 23 model calls, ~41,200 tokens, ~$0.0377; actual 21 calls,
-    30,900 tokens, $0.0291`."""
-
-    def cost(value: float | None, unpriced: bool, approximate: str) -> str:
-        if value is None or unpriced:
-            known = "" if value is None or not value else f", {approximate}${value:.4f} priced"
-            return f"cost unknown (a model has no price){known}"
-        return f"{approximate}${value:.4f}"
-
+    """After a run: `estimated 23 model calls, ~41,200 tokens, ~$0.0377 (before retries and
+    calibration replays); actual 21 model calls, 30,900 tokens incl. judge, $0.0291`."""
+    cost = spent.cost_usd if not spent.unpriced else None
+    if estimate.cost_usd is None:
+        estimated = "cost unknown (a model has no price)"
+    else:
+        estimated = f"~${estimate.cost_usd:.4f}"
+    actual = spent_text(spent.calls, spent.tokens, cost_text(cost, spent.unpriced, spent.cost_usd))
     return (
-        f"estimated {estimate.calls} model calls, ~{estimate.tokens:,} tokens, "
-        f"{cost(estimate.cost_usd, False, '~')}; actual {spent.calls} calls, "
-        f"{spent.tokens:,} tokens, {cost(spent.cost_usd, bool(spent.unpriced), '')}"
+        f"estimated {estimate.calls} model calls, ~{estimate.tokens:,} tokens, {estimated} "
+        f"(before retries and calibration replays); actual {actual}"
     )

@@ -80,8 +80,8 @@ def test_a_call_budget_runs_the_most_severe_fixture_and_the_gate_is_incomplete(
     # what the plan was estimated to need and what the run spent, side by side
     line = next(x for x in over.stderr.splitlines() if x.startswith("evalward: estimated"))
     assert re.fullmatch(
-        r"evalward: estimated 1 model calls, ~[\d,]+ tokens, ~\$0\.\d{4}; "
-        r"actual 1 calls, 15 tokens, \$0\.0000",
+        r"evalward: estimated 1 model calls, ~[\d,]+ tokens, ~\$0\.\d{4} \(before retries and "
+        r"calibration replays\); actual 1 model call, 15 tokens incl\. judge, \$0\.0000",
         line,
     ), line
 

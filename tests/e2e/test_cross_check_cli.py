@@ -95,7 +95,7 @@ def test_the_primary_gates_and_the_cross_check_disagreement_is_shown(
         "primary anthropic/judge-primary 0.90 (gates) · cross-check openai/gemini-2.5-flash "
         "0.20 (Δ -0.70, beyond the margin 0.25)"
     ) in done.stdout
-    assert "judges disagree on 1" in done.stdout
+    assert "1 where judges disagree" in done.stdout  # in the counts line
     # both judges through the same provider path: Gemini at its OpenAI-compatible route
     paths = {call.body["model"]: call.path for call in model.calls}
     assert paths == {

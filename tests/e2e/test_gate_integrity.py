@@ -150,7 +150,7 @@ def test_over_budget_the_most_severe_fixtures_run_and_the_gate_is_incomplete(
     assert len(model.requests) == 4
     # the log says what the plan was estimated to need and what the run spent
     assert "evalward: estimated 4 model calls, ~" in run.stdout
-    assert "; actual 4 calls, " in run.stdout
+    assert "; actual 4 model calls, " in run.stdout
 
     allowed = run_action(
         repo.path,
@@ -182,7 +182,11 @@ def test_fail_on_regression_any_blocks_a_regression_above_the_threshold(
 
     default = run_action(repo.path, github, event, env=env)
     assert default.returncode == 0, default.stderr  # 0.80 >= 0.75: only thresholds gate
-    assert "Regressions" in github.comments_on(7)[0]["body"]
+    passing = github.comments_on(7)[0]["body"]
+    assert "every affected Eval passes — 1 regression, not blocking" in passing
+    assert "### Failing fixtures — worst first\n1. 🔻 **low** · [support-bot-eval / greeting]" in (
+        passing
+    )
 
     strict = run_action(repo.path, github, event, env=env, inputs={"fail-on-regression": "any"})
     assert strict.returncode == 1

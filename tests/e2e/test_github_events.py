@@ -338,7 +338,7 @@ def test_workflow_dispatch_with_pr_gates_that_pull_request(
     )
 
     assert run.returncode == 1
-    assert "Regressions" in comment_body(github)
+    assert "### Why it is blocked — worst first" in comment_body(github)
 
 
 def test_workflow_dispatch_refuses_a_fork_pull_request_unless_opted_in(

@@ -217,7 +217,8 @@ def test_failing_change_is_gated_commented_and_compared_with_base(
     body = comments[0]["body"]
     assert body.startswith("<!-- evalward-comment:evals/gate -->")
     assert "1.00 → **0.80**" in body
-    assert "Regressions" in body and "greeting" in body
+    assert "### Why it is blocked — worst first\n1. 🔻 **low** · " in body
+    assert "support-bot-eval / greeting" in body
     assert "sk-test-secret-value" not in body
 
     # 8. job summary and outputs

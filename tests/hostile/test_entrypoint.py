@@ -47,9 +47,10 @@ def test_a_pr_that_brings_its_own_evalward_or_yaml_still_fails_with_its_comment(
     assert "support-bot-eval" in comment["body"]
 
     # What the entry point prevents: `python -m evalward` in the checkout runs the impostor.
-    # (PyYAML is imported only on other paths: the mock provider, YAML the fast parser
-    # rejects; there, a yaml.py would run the same way.)
-    if impostor == "yaml.py":
+    # (PyYAML and regex are imported only on other paths: PyYAML for the mock provider and
+    # YAML the fast parser rejects, regex for a pattern the standard library's re may not
+    # search; there, a yaml.py or a regex.py would run the same way.)
+    if impostor in ("yaml.py", "regex.py"):
         return
     launch = prepare(repo.path, github, event, env=env, run_dir=repo.path.parent / "plain")
     plain = subprocess.run(

@@ -219,8 +219,8 @@ def test_new_trivially_passing_critical_fixtures_run_but_gate_once_merged(
     ran = {f["fixture"] for f in run.results()["fixtures"] if f["side"] == "head"}
     assert set(pending) <= ran, "the new fixtures run"
     assert all(f["status"] == "pass" for f in run.results()["fixtures"] if f["fixture"] in pending)
-    assert "### 🆕 New — gates once merged" in body
-    assert "support-bot-eval / trivial-0 — pass" in body
+    assert "### 🆕 New fixtures" in body
+    assert "support-bot-eval / trivial-0 — pass · gates once merged" in body
 
 
 # --- 3. speaking for the gate -------------------------------------------------------------
@@ -1151,10 +1151,14 @@ def test_an_agent_that_hangs_past_its_timeout_is_skipped_and_fails_the_gate(
     assert {name: rows[name]["result"] for name in hung} == dict.fromkeys(hung, "skipped")
     body = comment(github)
     assert "❌ evalward" in body and "| helper-eval |" in body
-    assert "### ⏱️ Skipped: timed out" in body
-    assert f"{len(hung)} skipped (timed out)" in body
-    assert "### 🔻 Regressions" in body and "helper-eval / thanks**" in body
-    assert "passed on base, fails on head: skipped: the agent did not finish" in body
+    # each hung fixture is a reason the pull request is blocked: why it was skipped, first
+    assert f"{len(hung)} timed out" in body  # the counts line
+    lines = [line for line in body.splitlines() if line.startswith(("1. ", "2. "))]
+    assert len(lines) == len(hung)
+    assert all("skipped: the agent did not finish within 1 s" in line for line in lines)
+    assert any(
+        line.startswith(("1. 🔻", "2. 🔻")) and "helper-eval / thanks" in line for line in lines
+    )
     junit = (run.output_dir / "junit.xml").read_text()
     assert '<skipped message="skipped: the agent did not finish within 1 s' in junit
     page = report_rows((run.output_dir / "report.html").read_text())

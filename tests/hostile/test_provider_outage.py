@@ -247,7 +247,8 @@ def test_an_answer_cut_at_the_token_limit_is_shown_as_cut(
     final = fixture["trace"]["steps"][-1]
     assert (final["type"], final["stop_reason"]) == ("final", "length")
     assert "cut off at the model's token limit" in fixture["message"]
-    assert "cut off at the model" in done.stdout  # the comment shows it
+    # the fixture passes, so the comment gives it no block; report.html shows the message
+    assert "cut off at the model" in (tmp_path / "out" / "report.html").read_text()
 
 
 def test_a_pass_cached_from_one_server_is_not_reused_against_another(

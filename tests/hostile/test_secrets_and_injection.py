@@ -144,7 +144,8 @@ def test_hostile_judge_text_cannot_ping_inject_or_restructure_the_comment(
     assert run.returncode == 1, run.stderr
     assert model.requests_mentioning("EVALWARD-DATA"), "the judge never ran"
     body = github.comments_on(7)[0]["body"]
-    assert "Judge violations" in body and "onerror" in body, "the verdict is shown, escaped"
+    assert "Judge score 0.20" in body and "onerror" in body, "the verdict is shown, escaped"
+    assert "— judge: step 1 · high · " in body, "the cited violation leads the reason"
     assert re.search(r"(?<![\w\u200b])@(octocat|acme)", body) is None, "a mention would ping"
     markup = outside_code(body)
     assert "<img" not in markup

@@ -18,7 +18,7 @@ from evalward.report.markdown import (
     marker_for,
     render_comment,
 )
-from evalward.report.view import FAILING_NAMES_BUDGET
+from evalward.report.view import REASONS_BUDGET
 from evalward.resources import Eval, Located
 from evalward.resources.models import Severity
 from evalward.results import AssertionResult, EvalResult, FixtureResult, Status, Verdict
@@ -123,19 +123,23 @@ def test_a_fixture_over_reps_shows_its_rule_interval_and_flakiness_not_one_reps_
     low, high = wilson_interval(4, 8).low * 100, wilson_interval(4, 8).high * 100
     outcome = f"4/8 reps pass (rule ≥ 60 %), 95 % CI {low:.0f}–{high:.0f} %"
     assert outcome == "4/8 reps pass (rule ≥ 60 %), 95 % CI 22–78 %"
+    # evidence first (the assertion that failed), then the statistics: the rule's outcome
     regression = next(line for line in body.splitlines() if "**support / flaky**" in line)
-    assert f"passed on base, fails on head — {outcome} · ⚠️ flaky: rep 1:" in regression
-    summary = next(line for line in body.splitlines() if "<summary>❌ support / flaky" in line)
-    assert f"— fail: {outcome} · ⚠️ flaky (medium)" in summary
+    assert regression == (
+        f"1. 🔻 **medium** · **support / flaky** — contains: 'answer:' not found · {outcome}"
+        " · ⚠️ flaky"
+    )
+    summary = next(line for line in body.splitlines() if "<summary>🔻 support / flaky" in line)
+    assert f"— fail: {outcome} (medium)" in summary
     assert "score 0.00" not in summary
     detail = body[body.index(summary) :]
     assert "_Mean score over the reps 0.50. Shown below: rep 1, the first that did not pass" in (
         detail
     )
-    # 5 of 8 passes the default rule: a pass, however its first failing rep looks
-    majority = next(line for line in body.splitlines() if "support / majority" in line)
-    assert majority.startswith("<details><summary>✅ support / majority — pass: 5/8 reps pass")
-    assert "⚠️ flaky" in majority
+    # 5 of 8 passes the default rule: a pass, however its first failing rep looks; a passing
+    # fixture gets a line among the flaky ones, no block of its own
+    assert "- support / majority — pass: 5/8 reps pass" in body
+    assert "<summary>✅" not in body
     assert "· 2 flaky" in body  # in the counts line
 
     html = report([reps_eval("base", flaky_passes=8), head])
@@ -143,9 +147,10 @@ def test_a_fixture_over_reps_shows_its_rule_interval_and_flakiness_not_one_reps_
     assert static is not None and f"head fail 0.50, {outcome} · flaky" in static[0]
 
     stricter = comment([scored("support", "head", head.fixtures, rule=0.75, reps=8)])
-    assert "5/8 reps pass (rule ≥ 75 %)" in stricter and "❌ support / majority — fail" in (
+    assert "❌ **medium** · **support / majority** — contains: 'answer:' not found · 5/8 reps" in (
         stricter
     )
+    assert "5/8 reps pass (rule ≥ 75 %)" in stricter
 
 
 def test_the_seed_001_run_score_verdict_and_axes_in_the_comment_and_the_report() -> None:
@@ -181,43 +186,47 @@ def test_the_seed_001_run_score_verdict_and_axes_in_the_comment_and_the_report()
     ]
 
 
-def test_a_large_failing_suite_names_its_failures_before_anything_is_folded() -> None:
-    """Thousands of failing fixtures in Evals new to the pull request (no regression list)
-    used to leave a table and nothing else once the detail was folded."""
+def test_a_large_failing_suite_keeps_a_reason_for_its_worst_failures_and_counts_the_rest() -> None:
+    """Thousands of failing fixtures in Evals new to the pull request: the first ones keep
+    their reasons, worst first, the rest are counted and left to report.html, and each is
+    listed once."""
     results = [
         scored(name, "head", [run(name, f"case-{i:05d}", "head", i % 10 == 0) for i in range(2000)])
         for name in ("alpha", "beta", "gamma")
     ]
     body = comment(results, run_url="https://github.example/r/1")
-    assert len(body) <= MAX_COMMENT_CHARS
-    assert "<details>" not in body  # folded
-    failing = body[body.index("**Failing fixtures**") :]
-    alpha = next(line for line in failing.splitlines() if line.startswith("- **alpha**"))
-    assert alpha.startswith("- **alpha** (1800): case-00001, case-00002, case-00003,")
-    assert re.search(r"… and \d{1,4} more$", alpha)
-    # every Eval keeps its line and count, even past the budget of names
-    for name in ("beta", "gamma"):
-        assert f"- **{name}** (1800)" in failing
-    names = re.findall(r"case-\d{5}", failing[: failing.index("\n\n")])
-    assert len(names) > 100
-    assert len(failing[: failing.index("\n\n")]) < FAILING_NAMES_BUDGET + 500
+    assert len(body) <= MAX_COMMENT_CHARS and "cut here" not in body
+    lines = re.findall(r"^\d+\. ❌ \*\*medium\*\* · .*$", body, re.M)
+    assert lines[0] == (
+        "1. ❌ **medium** · [alpha / case-00001](https://github.example/r/1#artifacts) — "
+        "contains: 'answer:' not found · score 0.00"
+    )
+    assert len(lines) > 50 and sum(len(line) for line in lines) < REASONS_BUDGET
+    assert f"… and {5400 - len(lines):,} more in report.html" in body
+    assert "5400 failing" in body  # the counts line counts every one
+    listed = re.findall(r"(?:alpha|beta|gamma) / case-\d{5}", body)
+    assert len(set(listed)) == len(lines)  # no fixture is listed twice (its detail aside)
 
-    # regressed fixtures are marked and come first; escaping still applies to names
-    base = scored("alpha", "base", [run("alpha", f"case_{i}*", "base", True) for i in range(3000)])
-    head = scored("alpha", "head", [run("alpha", f"case_{i}*", "head", i > 2) for i in range(3000)])
-    regressed = comment([base, head])
-    assert len(regressed) <= MAX_COMMENT_CHARS
-    line = next(line for line in regressed.splitlines() if line.startswith("- **alpha**"))
-    assert line == "- **alpha** (3): 🔻 case\\_0\\*, 🔻 case\\_1\\*, 🔻 case\\_2\\*"
+    # the worst first: a critical fixture before medium ones, a larger drop before a smaller
+    base = scored("alpha", "base", [run("alpha", f"case_{i}*", "base", True) for i in range(300)])
+    heads = [run("alpha", f"case_{i}*", "head", i > 2) for i in range(300)]
+    heads[2] = heads[2].model_copy(update={"severity": Severity.critical})
+    regressed = comment([base, scored("alpha", "head", heads)])
+    order = re.findall(r"^\d+\. 🔻 \*\*(\w+)\*\* · \*\*alpha / (\S+)\*\*", regressed, re.M)
+    assert order == [
+        ("critical", "case\\_2\\*"),
+        ("medium", "case\\_0\\*"),
+        ("medium", "case\\_1\\*"),
+    ]
+    assert "3 regressions (1 critical)" in regressed
+    assert "Blocked: alpha 0.985 &lt; 0.90" not in regressed  # 0.985 passes: no contradiction
 
-    # so many failing Evals that not even their lines fit: the rest are counted
-    many = [scored(f"e{i}", "head", [run(f"e{i}", "x", "head", False)]) for i in range(600)]
+    # so many failing Evals that the table is capped: the worst first, the rest counted
+    many = [scored(f"e{i:03d}", "head", [run(f"e{i:03d}", "x", "head", False)]) for i in range(600)]
     crowded = comment(many)
-    assert len(crowded) <= MAX_COMMENT_CHARS
-    more = re.search(r"^- … and (\d+) more Eval\(s\) with failing fixtures$", crowded, re.M)
-    assert more is not None and 0 < int(more[1]) < 600
-    listed = re.findall(r"^- \*\*e\d+\*\* \(1\): x$", crowded, re.M)
-    assert len(listed) + int(more[1]) == 600
+    assert len(crowded) <= MAX_COMMENT_CHARS and "cut here" not in crowded
+    assert "… and 560 more Evals in report.html." in crowded
+    assert crowded.count("| ❌ Fail |") == 40
 
 
 def test_an_advisory_eval_is_shown_as_such_and_the_gate_skipped() -> None:
@@ -241,7 +250,7 @@ def test_an_advisory_eval_is_shown_as_such_and_the_gate_skipped() -> None:
         "> ⚪ **timing is advisory** — every assertion only reports (e.g. a \\`latency\\` "
         "without \\`maxMs\\`): its verdicts are shown, and it neither passes nor fails the gate."
     ) in body.split("\n\n", 2)[1]  # among the first lines
-    assert "⚪ timing / slow — advisory, nothing in it gates" in body
+    assert "no fixture gates · 0 regressions · 0 failing · 1 advisory (not gating)" in body
     assert "**Failing fixtures**" not in body
     html = report([result])
     assert '<span class="verdict advisory"' in html and "does not gate: every assertion" in html

@@ -134,30 +134,35 @@ def test_order_judge_violations_and_untrusted_text_stays_inert() -> None:
     outside = re.sub(r"^(`{3,})text\n.*?^\1$", "", body, flags=re.M | re.S)
     assert body.startswith(MARKER + "\n") and outside.count("<!-- ") == 1
     headings = [line for line in body.splitlines() if line.startswith(("## ", "### "))]
+    # the verdict in plain words, then why, worst first and evidence first, then the numbers
     assert headings == [
-        "## ❌ evalward: 1 of 1 affected Eval(s) failing",
-        "### 🔻 Regressions",
-        "### ⚖️ Judge violations",
+        "## ❌ evalward: Blocked: support 0.50 &lt; 1.00 — 1 regression, 1 high",
+        "### Why it is blocked — worst first",
+        "### 🔎 The failing fixtures' detail",
     ]
     order = [
         body.index(s)
         for s in (
+            "Why it is blocked",
+            "1. 🔻 **high** · [support / greeting](https://github.example/r/1#artifacts) — "
+            "judge: step 3 · critical · never leak secrets — “emailed your password” · judge: ",
+            "1/2 fixtures pass on head · 1 regression · 1 failing",
             "| Eval |",
-            "Regressions",
-            "Judge violations",
-            "Tokens:",
             "<details>",
             "head `aaaaaaaaaaaa`",
         )
     ]
     assert order == sorted(order)
+    # a passing fixture gets no block of its own, and no fixture is listed twice
+    assert "support / order" not in body
+    assert body.count("support / greeting") == 2  # its line, and its folded detail
     assert "step **3** · critical · never leak secrets — “emailed your password”" in body
     assert "step **9** · low · be polite — “rude” · ⚠️ _unsupported: step 9 does not exist_" in body
     assert "_What would raise the score:_ Refuse to share credentials." in body
     assert "advisory, does not gate: calibration kappa 0.41 is below the floor 0.6" in body
     # nothing untrusted becomes HTML, a mention, a closing tag or a heading
     assert "<img" not in outside and "@octocat" not in body
-    assert outside.count("</details>") == outside.count("<details>") == 2
+    assert outside.count("</details>") == outside.count("<details>") == 1
     assert "\n### ⚠️ Bypass" not in body
     fences = re.findall(r"^(`{3,})text$", body, flags=re.M)
     assert fences and all(len(f) >= 4 for f in fences)  # longer than the ``` inside
@@ -200,18 +205,29 @@ def test_two_thousand_fixtures_fold_then_truncate_and_keep_marker_bypass_and_rec
     assert len(body) <= MAX_COMMENT_CHARS
     assert body.startswith(MARKER)
     assert "<details>" not in body  # folded first
-    assert "cut here to fit GitHub's 65,536-character comment limit" in body
+    # the failing fixtures keep their reasons, the rest is counted: nothing needs cutting
+    assert "cut here" not in body
+    lines = re.findall(r"^\d+\. 🔻 \*\*high\*\* · .*$", body, re.M)
+    assert len(lines) > 50 and all("· score 1.00 → 0.30 (-0.70)" in line for line in lines)
+    assert f"… and {2000 - len(lines):,} more in report.html" in body
     assert "### ⚠️ Bypass" in body and "**alice**" in body
     assert BypassRecord.parse(body) == record
-    # a smaller Eval only folds
+    # under a smaller limit it folds, then cuts after the reasons, never through them
     small = render_comment(context(names[:40], set(names[:40])), limit=25_000)
-    assert len(small) <= 25_000 and "folded" in small and "cut here" not in small
+    assert len(small) <= 25_000 and "folded" in small
+    # a limit below the reasons' budget lists fewer of them, each whole
+    tiny = render_comment(ctx, limit=9_000)
+    shown = re.findall(r"^\d+\. 🔻 \*\*high\*\* · .*$", tiny, re.M)
+    assert len(tiny) <= 9_000 and 0 < len(shown) < len(lines)
+    assert all(line.endswith("· score 1.00 → 0.30 (-0.70)") for line in shown)
+    assert f"… and {2000 - len(shown):,} more in report.html" in tiny
 
 
 def test_user_template_is_sandboxed_and_keeps_the_marker(tmp_path: Path) -> None:
     template = tmp_path / "mine.md.j2"
     template.write_text(
-        "Custom: {{ view.failing }} failing {{ ctx.head_sha[:7] }}\n{% include 'bypass.md.j2' %}"
+        "Custom: {{ view.summary.counts.failing }} failing {{ ctx.head_sha[:7] }}\n"
+        "{% include 'bypass.md.j2' %}"
     )
     body = render_comment(context(["a"], {"a"}), template)
     assert body == f"{MARKER}\nCustom: 1 failing aaaaaaa\n"
@@ -233,7 +249,7 @@ def test_cancelled_decision_renders() -> None:
         comparisons=[],
         marker=MARKER,
         cancelled="cancelled after 3 of 8 runs",
-        decision=GateDecision(GateResult.incomplete, reason="x"),
+        decision=GateDecision(GateResult.incomplete, reason="cancelled after 3 of 8 runs"),
     )
     assert "## ⏹️ evalward: cancelled after 3 of 8 runs" in render_comment(ctx)
 

@@ -33,6 +33,7 @@ from evalward.record.schema import (
     ShardSource,
     results_json_schema,
 )
+from evalward.record.summary import RunSummary
 from evalward.record.write import part_document, results_chunks
 from evalward.results import EvalResult, FixtureResult
 from evalward.sides import Side
@@ -120,8 +121,9 @@ def a_run() -> tuple[Evaluation, GateDecision, RunInfo]:
 
 def test_results_json_read_back_is_what_was_written_every_field_set(tmp_path: Path) -> None:
     evaluation, decision, run = a_run()
+    summary = populated(RunSummary)
     path = tmp_path / "results.json"
-    path.write_text("".join(results_chunks(evaluation, decision, run)))
+    path.write_text("".join(results_chunks(evaluation, decision, run, summary)))
     written = json.loads(path.read_text())
 
     record = read_results(path)
@@ -135,7 +137,7 @@ def test_results_json_read_back_is_what_was_written_every_field_set(tmp_path: Pa
     )
     assert entry.trace is not None and entry.trace.steps  # the trace, read back from the spool
     assert record.evals[0].model_dump() == evaluation.evals[0].model_dump(exclude={"fixtures"})
-    assert record.run == run
+    assert record.run == run and record.summary == summary
     assert record.bypass is not None and record.bypass.outcome == "honoured"
     assert record.bypass.by_author is True
     assert record.skipped_runs[0].side == "base" and record.unavailable_evals == ["down-eval"]

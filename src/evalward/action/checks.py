@@ -13,6 +13,8 @@ from evalward.errors import GitHubError
 from evalward.escaping import reveal_controls
 from evalward.evaluation import Evaluation
 from evalward.gate import GateDecision, GateResult
+from evalward.report.markdown import ReportContext
+from evalward.report.story import counts_phrases, figures_text
 from evalward.results import FixtureResult
 
 CONCLUSIONS = {
@@ -52,10 +54,17 @@ def check_name(job: Job, *, gating: bool) -> str:
 
 
 def report_check(
-    job: Job, decision: GateDecision, evaluation: Evaluation, head_sha: str, *, gating: bool
+    job: Job,
+    decision: GateDecision,
+    evaluation: Evaluation,
+    head_sha: str,
+    *,
+    gating: bool,
+    report: ReportContext | None = None,
 ) -> None:
-    """The check run on the head commit, when the `check-run` input asks for one. GitHub
-    failing here costs a warning, never the decision."""
+    """The check run on the head commit, when the `check-run` input asks for one: the verdict
+    in plain words and the counts the comment shows (`report`). GitHub failing here costs a
+    warning, never the decision."""
     if not job.settings.check_run or job.github is None or not head_sha:
         return
     annotations = []
@@ -73,17 +82,17 @@ def report_check(
                 message=job.redact(reveal_controls(message)),
             )
         )
-    report = CheckReport(
+    check = CheckReport(
         name=check_name(job, gating=gating),
         head_sha=head_sha,
         conclusion=CONCLUSIONS[decision.result],
-        title=f"evalward: {decision.result.value}",
-        summary=job.redact(reveal_controls(decision.reason or decision.result.value)),
+        title=job.redact(reveal_controls(_title(decision, report))),
+        summary=job.redact(reveal_controls(_summary(decision, report))),
         details_url=job.context.run_url,
         annotations=annotations,
     )
     try:
-        url = job.github.report_check(report)
+        url = job.github.report_check(check)
         job.log(f"check run: {url}")
     except GitHubError as exc:
         job.log(command("warning", str(exc)))
@@ -94,3 +103,23 @@ def failing_head(evaluation: Evaluation) -> list[FixtureResult]:
     return [
         f for f in evaluation.fixtures if f.side == "head" and not f.passed and not f.advisory_only
     ]
+
+
+def _title(decision: GateDecision, report: ReportContext | None) -> str:
+    if report is None:
+        return f"evalward: {decision.result.value}"
+    return report.numbers.headline
+
+
+def _summary(decision: GateDecision, report: ReportContext | None) -> str:
+    """The same words and numbers as the comment's first lines: the counts, the wall time and
+    what the model calls spent, then the decision's reason."""
+    reason = decision.reason or decision.result.value
+    if report is None or not report.comparisons:
+        return reason
+    lines = [
+        " · ".join(counts_phrases(report.numbers)),
+        figures_text(report.numbers, report.run),
+        reason,
+    ]
+    return "\n\n".join(lines)

@@ -45,6 +45,7 @@ def report_for(
         gate_config=job.settings.gate_config,
         record=record,
         ran=run_reason(job, route) if route is not None else None,
+        run=outcome.run_info(),
     )
 
 
@@ -86,6 +87,7 @@ def write_everything(
         job.redact,
         run,
         trends([c.name for c in evaluation.comparisons], cache_dir=trusted_cache_dir(job)),
+        report.summary,
     )
     spending = outcome.spending(job.providers)
     if spending is not None:

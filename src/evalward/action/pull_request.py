@@ -98,7 +98,7 @@ async def gate(job: Job, github: GitHubPort, number: int) -> int:
         except GitHubError as exc:
             hint = " (a pull request from a fork gets a read-only token)" if pull.from_fork else ""
             job.log(command("warning", f"{exc}{hint}"))
-    report_check(job, decision, evaluation, head_sha, gating=True)
+    report_check(job, decision, evaluation, head_sha, gating=True, report=report)
     conclude(job, decision)
     return outcome.exit_code(decision)
 

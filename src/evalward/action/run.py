@@ -176,7 +176,7 @@ async def run_all(job: Job, route: Route) -> int:
     if job.context.event_name == "push" and not outcome.cancelled:
         record_scores(job, evaluation)
     annotate(job, evaluation)
-    report_check(job, decision, evaluation, head_sha, gating=False)
+    report_check(job, decision, evaluation, head_sha, gating=False, report=report)
     conclude(job, decision)
     return outcome.exit_code(decision)
 

@@ -149,6 +149,8 @@ def emit(
         marker=marker_for("local"),
         show_changes=base,
         cancelled=run is not None and run.cancelled,
+        run=run,
+        report_file=bool(output.output_dir),
     )
     if output.output_dir:
         files.write_reports(
@@ -159,9 +161,10 @@ def emit(
             redact,
             run,
             trends=trends,
+            summary=context.summary,
         )
     if output.as_json:
-        document = results_document(evaluation, decision, run)
+        document = results_document(evaluation, decision, run, context.summary)
         document.update(extra_json or {})
         print(redact(json.dumps(document, indent=2)), file=out)
     else:

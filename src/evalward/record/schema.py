@@ -13,13 +13,15 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalward.gate import GateResult
+from evalward.record.summary import RunSummary
 from evalward.results import EvalResult, FixtureResult
+from evalward.spending import Spent, cost_text, spent_text
 from evalward.trace import Trace
 
 RESULTS_SCHEMA_VERSION = 1
 """`Results.schema_version`."""
 SHARD_KIND = "evalward-shard"
-SHARD_SCHEMA_VERSION = 3
+SHARD_SCHEMA_VERSION = 4
 """`ShardPart.schema_version`."""
 
 
@@ -27,8 +29,49 @@ class _Record(BaseModel):
     model_config = ConfigDict(populate_by_name=True, frozen=True)
 
 
+class SpentInfo(_Record):
+    """What the run's model calls used, as the providers answered them: the agents', the
+    judges' (retries included) and the calibration replays'. A reply from the response cache
+    is no call."""
+
+    model_calls: int = 0
+    tokens: int = 0
+    """Input and output tokens together, judge calls included."""
+    cost_usd: float | None = None
+    """None when a call's model has no price: the cost is then unknown, not zero."""
+    priced_cost_usd: float = 0.0
+    """What the calls with a price cost."""
+    unpriced_calls: int = 0
+
+    @classmethod
+    def of(cls, spent: Spent) -> SpentInfo:
+        """The providers' tally, as it stands (`Spent` keeps counting)."""
+        return cls(
+            model_calls=spent.calls,
+            tokens=spent.tokens,
+            cost_usd=None if spent.unpriced else round(spent.cost_usd, 8),
+            priced_cost_usd=round(spent.cost_usd, 8),
+            unpriced_calls=spent.unpriced,
+        )
+
+    def spent(self) -> Spent:
+        """Back as the providers' tally, to be added to another."""
+        return Spent(
+            calls=self.model_calls,
+            tokens=self.tokens,
+            cost_usd=self.priced_cost_usd,
+            unpriced=self.unpriced_calls,
+        )
+
+    def text(self) -> str:
+        """ "21 model calls, 35,255 tokens incl. judge, $0.0291", as every surface says it."""
+        cost = cost_text(self.cost_usd, self.unpriced_calls, self.priced_cost_usd)
+        return spent_text(self.model_calls, self.tokens, cost)
+
+
 class RunInfo(_Record):
-    """Where and why the run happened; empty for a local command-line run."""
+    """Where and why the run happened (empty for a local command-line run), how far it went,
+    how long it took and what its model calls spent."""
 
     event: str = ""
     repository: str = ""
@@ -39,6 +82,11 @@ class RunInfo(_Record):
     runs_planned: int = 0
     runs_done: int = 0
     cancelled: bool = False
+    wall_time_s: float | None = None
+    """From the run's start to its end (the results in, before the reports): what a
+    reviewer waited. None when not measured."""
+    spent: SpentInfo | None = None
+    """None when not measured."""
 
 
 class HonouredBypass(_Record):
@@ -109,6 +157,8 @@ class ResultsHeader(_Record):
     notes: list[str] = Field(default_factory=list)
     cache_hits: int = Field(default=0, alias="cacheHits")
     skipped_runs: list[SkippedRun] = Field(default_factory=list, alias="skippedRuns")
+    summary: RunSummary | None = None
+    """The verdict in plain words and the counts every report shows (`record.summary`)."""
 
 
 class Results(ResultsHeader):
@@ -157,7 +207,7 @@ class ShardPart(_Record):
     of the definitions it ran them with, and its seal (`evalward.shard_seal`)."""
 
     kind: Literal["evalward-shard"] = "evalward-shard"
-    schema_version: Literal[3] = Field(default=3, alias="schemaVersion")
+    schema_version: Literal[4] = Field(default=4, alias="schemaVersion")
     shard: ShardIndex
     source: ShardSource
     plan: PlanRecord
@@ -165,6 +215,8 @@ class ShardPart(_Record):
     notes: list[str] = Field(default_factory=list)
     skipped: list[RunKey] = Field(default_factory=list)
     fixtures: list[FixtureResult] = Field(default_factory=list)
+    spent: SpentInfo | None = None
+    """What the part's model calls used: the merge adds the parts' up."""
     seal: Seal | None = None
 
 

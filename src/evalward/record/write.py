@@ -27,12 +27,22 @@ from evalward.record.schema import (
     ShardPart,
     ShardSource,
     SkippedRun,
+    SpentInfo,
 )
+from evalward.record.summary import RunSummary, summarize
 from evalward.results import EvalResult, FixtureResult
 
 
+def run_summary(evaluation: Evaluation, decision: GateDecision) -> RunSummary:
+    """The run in numbers (`record.summary`): computed once, then handed to every report."""
+    return summarize(evaluation.comparisons, decision, evaluation.fixtures)
+
+
 def results_header(
-    evaluation: Evaluation, decision: GateDecision, run: RunInfo | None = None
+    evaluation: Evaluation,
+    decision: GateDecision,
+    run: RunInfo | None = None,
+    summary: RunSummary | None = None,
 ) -> ResultsHeader:
     """Everything of results.json but its Evals and fixture runs."""
     bypass: HonouredBypass | RefusedBypass | None = None
@@ -58,11 +68,15 @@ def results_header(
             SkippedRun(eval=r.eval, fixture=r.fixture, side=r.side.value, rep=r.rep)
             for r in evaluation.skipped
         ],
+        summary=summary or run_summary(evaluation, decision),
     )
 
 
 def results_chunks(
-    evaluation: Evaluation, decision: GateDecision, run: RunInfo | None = None
+    evaluation: Evaluation,
+    decision: GateDecision,
+    run: RunInfo | None = None,
+    summary: RunSummary | None = None,
 ) -> Iterator[str]:
     """results.json in pieces (see the module's docstring)."""
 
@@ -79,16 +93,22 @@ def results_chunks(
         for e in evaluation.evals
     )
     fixtures = ([json.dumps(fixture_entry(evaluation, f))] for f in evaluation.fixtures)
-    header = results_header(evaluation, decision, run).model_dump(mode="json", by_alias=True)
+    header = results_header(evaluation, decision, run, summary).model_dump(
+        mode="json", by_alias=True
+    )
     yield from _object_chunks(header, {"evals": evals, "fixtures": fixtures}, pad="", indent=2)
     yield "\n"
 
 
 def results_document(
-    evaluation: Evaluation, decision: GateDecision, run: RunInfo | None = None
+    evaluation: Evaluation,
+    decision: GateDecision,
+    run: RunInfo | None = None,
+    summary: RunSummary | None = None,
 ) -> dict[str, Any]:
     """results.json's content, parsed (`evalward run --json`)."""
-    document: dict[str, Any] = json.loads("".join(results_chunks(evaluation, decision, run)))
+    chunks = results_chunks(evaluation, decision, run, summary)
+    document: dict[str, Any] = json.loads("".join(chunks))
     return document
 
 
@@ -106,11 +126,17 @@ def part_document(
     plan: PlanRecord,
     definitions: str,
     skipped: Iterable[RunKey],
+    spent: SpentInfo | None = None,
 ) -> dict[str, Any]:
     """A shard part's content, unsealed (`schema.ShardPart`): its fixture runs, with their
     traces, stream in as results.json's do."""
     head = ShardPart(
-        shard=shard, source=source, plan=plan, definitions=definitions, notes=evaluation.notes
+        shard=shard,
+        source=source,
+        plan=plan,
+        definitions=definitions,
+        notes=evaluation.notes,
+        spent=spent,
     ).model_dump(mode="json", by_alias=True, exclude={"fixtures", "seal", "skipped"})
     return {
         **head,

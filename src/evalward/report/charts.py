@@ -1,6 +1,6 @@
 """The report's pictures as plain inline SVG, drawn here so that they need no script, no
-library and no network: an Eval's base and head scores against its threshold, the spread of
-its fixture scores, and its score over recent runs.
+library and no network: an Eval's base and head scores against its threshold, its fixtures on
+head (passing, regressed, failing), and its score over recent runs when there are any.
 
 Each chart is a small fixed-size figure for a table cell (small multiples: one row per Eval),
 with a `<title>` that says in words what it shows. Text in it is escaped here.
@@ -8,7 +8,6 @@ with a `<title>` that says in words what it shows. Text in it is escaped here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from html import escape
 
 from evalward.past.trend import Trend
@@ -17,9 +16,8 @@ GREEN = "#1a7f37"
 RED = "#cf222e"
 BASE = "#8c959f"
 INK = "#1f2328"
-HEAD_BINS = "#0969da"
+REGRESSED = "#82071e"
 WIDTH = 150
-BINS = 10
 
 
 def _svg(height: int, title: str, body: str, *, kind: str) -> str:
@@ -35,10 +33,24 @@ def _x(value: float) -> float:
     return round(max(0.0, min(1.0, value)) * WIDTH, 1)
 
 
-def score_bars(*, head: float, base: float | None, threshold: float, passed: bool) -> str:
-    """Base (grey) above head (green when the Eval passes, else red), the threshold a line."""
-    before = "no base" if base is None else f"base {base:.2f}"
-    title = f"{before}, head {head:.2f}, threshold {threshold:.2f}"
+def score_bars(
+    *,
+    head: float,
+    base: float | None,
+    threshold: float,
+    passed: bool,
+    head_text: str | None = None,
+    base_text: str | None = None,
+    threshold_text: str | None = None,
+) -> str:
+    """Base (grey) above head (green when the Eval passes, else red), the threshold a line.
+    The title writes the numbers as the table does (`digits`), never contradicting the
+    verdict."""
+    before = "no base" if base is None else f"base {base_text or f'{base:.2f}'}"
+    title = (
+        f"{before}, head {head_text or f'{head:.2f}'}, "
+        f"threshold {threshold_text or f'{threshold:.2f}'}"
+    )
     body = ""
     if base is not None:
         body += f'<rect class="base" x="0" y="3" width="{_x(base)}" height="9" fill="{BASE}"/>'
@@ -52,41 +64,32 @@ def score_bars(*, head: float, base: float | None, threshold: float, passed: boo
     return _svg(27, title, body, kind="bars")
 
 
-def _bins(scores: Sequence[float]) -> list[int]:
-    counts = [0] * BINS
-    for score in scores:
-        counts[min(BINS - 1, max(0, int(score * BINS)))] += 1
-    return counts
-
-
-def histogram(head: Sequence[float], base: Sequence[float]) -> str:
-    """Fixture scores in ten bins: head as filled bars, base as outlines over them."""
-    heads, bases = _bins(head), _bins(base)
-    tallest = max([*heads, *bases, 1])
-    height, floor = 30, 28
-    step = WIDTH / BINS
-    body = f'<line x1="0" x2="{WIDTH}" y1="{floor + 0.5}" y2="{floor + 0.5}" stroke="{BASE}"/>'
-    for index in range(BINS):
-        low = index / BINS
-        tip = f"{low:.1f}–{low + 1 / BINS:.1f}: head {heads[index]}"
-        if base:
-            tip += f", base {bases[index]}"
-        x = round(index * step + 1, 1)
-        h = round(heads[index] / tallest * (floor - 2), 1)
+def outcomes(*, passing: int, regressed: int, failing: int, total: int) -> str:
+    """The Eval's gating fixtures on head as one bar: passing (green), regressed (dark red),
+    failing but not regressed (red), the rest (grey: timed out with nothing evaluated, an
+    outage). The share that regressed is what a pull request's reviewer looks for."""
+    if total <= 0:
+        return _svg(14, "no fixture gates", "", kind="outcomes")
+    rest = max(0, total - passing - regressed - failing)
+    parts = [
+        ("passing", passing, GREEN),
+        ("regressed", regressed, REGRESSED),
+        ("failing", failing, RED),
+        ("other", rest, BASE),
+    ]
+    body, x = "", 0.0
+    for name, number, colour in parts:
+        if not number:
+            continue
+        width = round(number / total * WIDTH, 1)
+        tip = f"{number} {name}"
         body += (
-            f'<rect class="head" x="{x}" y="{floor - h}" width="{step - 2:.1f}" height="{h}" '
-            f'fill="{HEAD_BINS}" fill-opacity="0.75"><title>{escape(tip)}</title></rect>'
+            f'<rect class="{name}" x="{round(x, 1)}" y="2" width="{width}" height="10" '
+            f'fill="{colour}"><title>{escape(tip)}</title></rect>'
         )
-        if base and bases[index]:
-            b = round(bases[index] / tallest * (floor - 2), 1)
-            body += (
-                f'<rect class="base" x="{x}" y="{floor - b}" width="{step - 2:.1f}" height="{b}" '
-                f'fill="none" stroke="{INK}" stroke-dasharray="2 1"/>'
-            )
-    title = f"fixture scores on head ({len(head)} fixtures)" + (
-        f" and base ({len(base)}, outlined)" if base else ""
-    )
-    return _svg(height, title, body, kind="histogram")
+        x += width
+    said = ", ".join(f"{number} {name}" for name, number, _ in parts if number)
+    return _svg(14, f"{total} fixtures on head: {said}", body, kind="outcomes")
 
 
 def trend(history: Trend, *, current: float, passed: bool, threshold: float) -> str:

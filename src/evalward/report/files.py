@@ -10,7 +10,8 @@ from evalward.evaluation import Evaluation
 from evalward.gate import GateDecision
 from evalward.past.trend import Trend
 from evalward.record.schema import RunInfo
-from evalward.record.write import results_chunks
+from evalward.record.summary import RunSummary
+from evalward.record.write import results_chunks, run_summary
 from evalward.security import Redactor
 
 UNSHOWABLE = "backslashreplace"
@@ -47,10 +48,11 @@ def write_results(
     decision: GateDecision,
     redact: Redactor,
     run: RunInfo | None = None,
+    summary: RunSummary | None = None,
 ) -> Path:
     """results.json, streamed."""
     path = output_dir / "results.json"
-    write_chunks(path, results_chunks(evaluation, decision, run), redact)
+    write_chunks(path, results_chunks(evaluation, decision, run, summary), redact)
     return path
 
 
@@ -62,18 +64,21 @@ def write_reports(
     redact: Redactor,
     run: RunInfo | None = None,
     trends: Mapping[str, Trend] | None = None,
+    summary: RunSummary | None = None,
 ) -> tuple[Path, str]:
     """Every file of a run in `output_dir` — results.json first, so it is on disk whatever
     fails later (the comment is rendered only then) — then junit.xml, report.html and
     comment.md. Returns results.json's path and the comment as written. `trends` are the
-    Evals' earlier scores for report.html's trend charts (`evalward.past.trend`)."""
+    Evals' earlier scores for report.html's trend charts (`evalward.past.trend`); `summary` is
+    the run in numbers the comment shows too (`record.write.run_summary`)."""
     # lazy: report.html's renderer and the XML library cost a command that writes no files
     # (`evalward run` without --output-dir) about 5 ms of start-up
     from evalward.report.html import html_chunks
     from evalward.report.junit import junit_xml
 
     run = run or RunInfo()
-    results = write_results(output_dir, evaluation, decision, redact, run)
+    summary = summary or run_summary(evaluation, decision)
+    results = write_results(output_dir, evaluation, decision, redact, run, summary)
     write_text(output_dir / "junit.xml", junit_xml(evaluation.evals, evaluation.private), redact)
     html = html_chunks(
         result=decision.result.value,
@@ -88,6 +93,8 @@ def write_reports(
         trace_of=evaluation.trace_of,
         trends=trends,
         redact=redact,
+        summary=summary,
+        run=run,
     )
     write_chunks(output_dir / "report.html", html, redact)
     body = redact(comment())

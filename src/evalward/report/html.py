@@ -28,17 +28,23 @@ from markupsafe import Markup
 
 from evalward import __version__
 from evalward.compare import EvalComparison, compare
+from evalward.digits import delta_text, threshold_text
 from evalward.escaping import reveal_bidi
 from evalward.past.trend import Trend
+from evalward.record.schema import RunInfo
+from evalward.record.summary import RunSummary, count, eval_score_text
 from evalward.report import charts
 from evalward.report.compiled import template_cache
 from evalward.report.figures import axes_text, has_run_numbers, reps_text
 from evalward.report.pairs import FLAGS, Pair, Redact, build_pairs, bundle, row
-from evalward.results import EvalResult, FixtureOutcome, FixtureResult, Status
+from evalward.report.story import blocking, counts_phrases, figures_text, reasons
+from evalward.results import EvalResult, FixtureOutcome, FixtureResult
 from evalward.trace import Trace
 
 TEMPLATES = Path(__file__).parent / "templates"
 ASSETS = Path(__file__).parent / "assets"
+CARD_REASONS = 5
+"""Blocking fixtures the page's card lists, worst first (the list below has them all)."""
 STATIC_LIMIT = 1000
 """Fixtures listed in the page's plain-HTML part; the script's list shows every one."""
 PROBLEMS = FLAGS["regressed"] | FLAGS["failing"] | FLAGS["errored"]
@@ -93,16 +99,18 @@ def content_security_policy(script: str, style: str) -> str:
 class EvalRow:
     name: str
     agent: str
-    head: float
-    base: float | None
+    head: str
+    """The head score as written against its threshold (`digits.score_text`)."""
+    base: str
     delta: float | None
-    threshold: float
+    delta_text: str
+    threshold: str
     passing: int
     total: int
     errors: int
     passed: bool
     bars: Markup
-    histogram: Markup
+    outcomes: Markup
     trend: Markup
     trend_source: str
     advisory: bool = False
@@ -150,21 +158,17 @@ def _eval_rows(comparisons: list[EvalComparison], trends: Mapping[str, Trend]) -
     rows = []
     for comparison in comparisons:
         head, base = comparison.head, comparison.base
-
-        def scores(result: EvalResult | None) -> list[float]:
-            if result is None:
-                return []
-            return [o.score for o in result.fixture_results if o.result is not Status.skipped]
-
         history = trends.get(comparison.name)
+        counts = count([comparison])
         rows.append(
             EvalRow(
                 name=comparison.name,
                 agent=head.agent,
-                head=head.score,
-                base=None if base is None else base.score,
+                head=eval_score_text(head),
+                base="—" if base is None else eval_score_text(base),
                 delta=comparison.delta,
-                threshold=head.pass_threshold,
+                delta_text=delta_text(comparison.delta),
+                threshold=threshold_text(head.pass_threshold),
                 passing=head.passing,
                 total=head.total,
                 errors=head.errors,
@@ -175,9 +179,19 @@ def _eval_rows(comparisons: list[EvalComparison], trends: Mapping[str, Trend]) -
                         base=None if base is None else base.score,
                         threshold=head.pass_threshold,
                         passed=head.passed,
+                        head_text=eval_score_text(head),
+                        base_text=None if base is None else eval_score_text(base),
+                        threshold_text=threshold_text(head.pass_threshold),
                     )
                 ),
-                histogram=Markup(charts.histogram(scores(head), scores(base))),  # noqa: S704
+                outcomes=Markup(  # noqa: S704
+                    charts.outcomes(
+                        passing=counts.passing,
+                        regressed=counts.regressions,
+                        failing=counts.failing - counts.regressions,
+                        total=counts.fixtures,
+                    )
+                ),
                 trend=Markup(  # noqa: S704
                     charts.trend(
                         history,
@@ -285,12 +299,17 @@ def html_chunks(
     trace_of: TraceSource = trace_in_result,
     trends: Mapping[str, Trend] | None = None,
     redact: Redact = _identity,
+    summary: RunSummary | None = None,
+    run: RunInfo | None = None,
 ) -> Iterator[str]:
     """The page in pieces as it renders, for writing without holding it whole.
 
     `redact` is applied to every string of the embedded data (the whole page should also be
     written through the redactor, which covers the HTML parts). Bidirectional controls are
-    shown by name in every string, data included: the script writes it as text."""
+    shown by name in every string, data included: the script writes it as text.
+
+    `summary` is the run in numbers the comment shows too (its headline and counts lead the
+    page), `run` how long it took and what it spent."""
 
     def shown(text: str) -> str:
         return redact(reveal_bidi(text))
@@ -308,6 +327,14 @@ def html_chunks(
             eval_names.append(pair.eval)
     position = {name: index for index, name in enumerate(eval_names)}
     counts = {name: sum(1 for p in pairs if p.flags & bit) for name, bit in FLAGS.items()}
+    summary = summary or RunSummary(
+        headline=reason or result,
+        counts=count(comparisons),
+        run_time_summed_s=round(sum(f.duration_ms for f in fixtures) / 1000, 3),
+    )
+    candidates = blocking(comparisons)
+    card = list(reasons(candidates[:CARD_REASONS], private, trace_of))
+    rows = _eval_rows(comparisons, trends or {})
     meta = {
         "result": result,
         "flags": FLAGS,
@@ -359,7 +386,13 @@ def html_chunks(
         run_url=safe_url,
         artifacts_url=f"{safe_url}#artifacts" if safe_url else "",
         version=__version__,
-        evals=_eval_rows(comparisons, trends or {}),
+        evals=rows,
+        any_trend=any(r.trend_source for r in rows),
+        headline=summary.headline,
+        counts_line=" · ".join(counts_phrases(summary)),
+        figures=figures_text(summary, run or RunInfo()),
+        card=card,
+        card_more=len(candidates) - len(card),
         eval_names=eval_names,
         agents=sorted({a for a in agents.values() if a}),
         counts=counts,

@@ -18,13 +18,18 @@ from jinja2.sandbox import SandboxedEnvironment
 from evalward import __version__, escaping
 from evalward.changes import ChangeSet
 from evalward.compare import Change, EvalComparison
+from evalward.digits import delta_text, threshold_text
 from evalward.errors import ConfigError
 from evalward.evaluation import Evaluation
 from evalward.gate import BypassRecord, GateDecision, GateResult
 from evalward.past.status_run import SinceScheduled
+from evalward.record.schema import RunInfo
+from evalward.record.summary import RunSummary, eval_score_text, summarize
+from evalward.record.write import run_summary
 from evalward.report.compiled import template_cache
 from evalward.report.figures import axes_text, has_run_numbers, percent, reps_text
-from evalward.report.view import build_view
+from evalward.report.story import Reason, TraceSource
+from evalward.report.view import REASONS_BUDGET, build_view
 
 TEMPLATES = Path(__file__).parent / "templates"
 MAX_COMMENT_CHARS = 65_536
@@ -79,6 +84,31 @@ class ReportContext:
     the changed agents, which would all be "new"."""
     since_scheduled: list[SinceScheduled] = field(default_factory=list)
     """On a scheduled run: each Eval beside the previous scheduled run (`status_run`)."""
+    summary: RunSummary | None = None
+    """The run in numbers (`record.summary`), shared with results.json and report.html;
+    computed from the comparisons and the decision when not given."""
+    run: RunInfo = field(default_factory=RunInfo)
+    """How long the run took and what its model calls spent (`record.schema.RunInfo`)."""
+    trace_of: TraceSource | None = None
+    """Reads a fixture run's trace (the run's spool): the blocking fixtures' evidence."""
+    report_file: bool = False
+    """report.html is written beside comment.md: its fixtures are linked as
+    `report.html#open=…`."""
+
+    def __post_init__(self) -> None:
+        if self.summary is None:
+            self.summary = summarize(self.comparisons, self.decision)
+
+    @property
+    def numbers(self) -> RunSummary:
+        assert self.summary is not None, "set in __post_init__"
+        return self.summary
+
+    def link(self, reason: Reason) -> str:
+        """Where a blocking fixture's line links to: the fixture opened in report.html."""
+        if self.report_file:
+            return f"report.html#{reason.anchor}"
+        return self.report_url
 
     @property
     def report_url(self) -> str:
@@ -99,12 +129,15 @@ def report_context(
     gate_config: str = "base",
     record: BypassRecord | None = None,
     ran: RunReason | None = None,
+    run: RunInfo | None = None,
+    report_file: bool = False,
 ) -> ReportContext:
     """What the comment shows of an Evaluation, for the action and the command line alike.
 
     `show_changes` is off when nothing was compared with a base: every agent would be "new";
     `ran` then says what ran and why instead. A `cancelled` run says why in the comment (the
-    decision's reason)."""
+    decision's reason). `run` says how long the run took and what it spent; the run's summary
+    (`record.write.run_summary`) is computed here, once, for every report."""
     return ReportContext(
         ran=ran,
         comparisons=evaluation.comparisons,
@@ -124,7 +157,25 @@ def report_context(
         gate_config=gate_config,
         cache_hits=evaluation.cache_hits,
         skipped_runs=len(evaluation.skipped),
+        summary=run_summary(evaluation, decision),
+        run=run or RunInfo(),
+        trace_of=evaluation.trace_of,
+        report_file=report_file,
     )
+
+
+def pieces_md(parts: tuple[tuple[str, bool], ...], sink: escaping.Sink) -> str:
+    """A sentence of text and code pieces (`story.Piece`), each escaped for `sink`, the
+    spaces between them kept."""
+    out = []
+    for text, code in parts:
+        if code:
+            out.append(escaping.code_span(text))
+            continue
+        lead = " " if text[:1].isspace() else ""
+        trail = " " if text[-1:].isspace() else ""
+        out.append(lead + sink.inline(text, 200) + trail)
+    return "".join(out)
 
 
 def marker_for(key: str) -> str:
@@ -137,7 +188,11 @@ def _configure(env: jinja2.Environment, sink: escaping.Sink) -> jinja2.Environme
     env.filters["md"] = sink.inline
     env.filters["code"] = sink.block
     env.filters["pct"] = lambda value: f"{value:.2f}"
-    env.filters["signed"] = lambda value: "—" if value is None else f"{value:+.2f}"
+    env.filters["signed"] = delta_text
+    env.filters["threshold"] = threshold_text
+    env.filters["codespan"] = escaping.code_span
+    env.globals["eval_score"] = eval_score_text
+    env.globals["pieces"] = lambda parts: pieces_md(parts, sink)
     env.filters["percent"] = percent
     env.globals["reps_text"] = reps_text
     env.globals["axes_text"] = axes_text
@@ -183,7 +238,22 @@ def render_comment(
     `sink` is where it will be shown: rendered by GitHub (the default), or printed on a
     terminal, where links and mentions are left as they are (escaping.py)."""
     env, name = _sandboxed(template, sink) if template else (_builtin(sink), "comment.md.j2")
-    view = build_view(context.comparisons, context.not_run, context.private, sink.inline)
+    terminal = sink is escaping.TERMINAL
+    view = build_view(
+        context.comparisons,
+        context.not_run,
+        context.private,
+        context.numbers,
+        context.run,
+        escape=sink.inline,
+        trace_of=context.trace_of,
+        link_length=0 if terminal else len(context.report_url) + 40,
+        budget=min(REASONS_BUDGET, limit // 3),
+    )
+
+    def link(reason: Reason) -> str:
+        return "" if terminal else context.link(reason)
+
     tail = f"\n{context.record.render()}\n" if context.record else ""
 
     def render(detail: bool) -> str:
@@ -191,7 +261,7 @@ def render_comment(
         size = 0
         try:
             for piece in env.get_template(name).generate(
-                ctx=context, view=view, detail=detail, version=__version__
+                ctx=context, view=view, detail=detail, version=__version__, link=link
             ):
                 pieces.append(piece)
                 size += len(piece)

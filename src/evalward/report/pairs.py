@@ -16,7 +16,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalward.compare import Change, EvalComparison
+from evalward.compare import EvalComparison
+from evalward.record.summary import (
+    FixtureFacts,
+    classify,
+    score_drop,
+    severities,
+    verdictless,
+    weight_of,
+    worst_first_key,
+)
 from evalward.report.divergence import first_divergence
 from evalward.results import (
     AssertionResult,
@@ -44,10 +53,12 @@ FLAGS = {
     "judges-disagree": 256,
     "advisory": 512,
 }
-"""What the page filters on, as bits of a row's `g`. `timed-out`: a head run reached no
-terminal event before its timeout (a Skip row, which also counts as `failing`);
-`judges-disagree`: a cross-check judge disagreed with the primary beyond the margin;
-`advisory`: nothing in the fixture gates on head (every assertion advisory)."""
+"""What the page filters on, as bits of a row's `g`, each one of `record.summary.FixtureFacts`
+(so each filter's count is the one the comment shows): `failing` blocks (regressed, or not
+passing on head: failed, errored, timed out); `errored`: a head run errored (not an outage);
+`flaky`: its head reps disagree; `timed-out`: a head run reached no terminal event before its
+timeout; `judges-disagree`: a cross-check judge disagreed with the primary beyond the margin on
+a head run; `advisory`: nothing in the fixture gates on head (every assertion advisory)."""
 
 _RANK = {
     "regressed": 0,
@@ -80,6 +91,11 @@ class Pair:
     base_outcome: FixtureOutcome | None = None
     flags: int = 0
     index: int = 0
+    facts: FixtureFacts = field(default_factory=FixtureFacts)
+    weight: float = 1.0
+    """The weight of its severity in its Eval's score: what orders it worst first."""
+    drop: float | None = None
+    """Its score on base minus its score on head, when it ran on both."""
 
     def has(self, flag: str) -> bool:
         return bool(self.flags & FLAGS[flag])
@@ -106,67 +122,68 @@ def _status(runs: list[FixtureResult], outcome: FixtureOutcome | None) -> Status
     return Status.skipped  # every run that did not pass timed out
 
 
-def _flaky(runs: list[FixtureResult]) -> bool:
-    counted = [r.passed for r in runs if r.counted]
-    return len(counted) > 1 and any(counted) and not all(counted)
-
-
 def build_pairs(
     comparisons: list[EvalComparison],
     evals: list[EvalResult],
     fixtures: Iterable[FixtureResult],
     private: set[tuple[str, str]],
 ) -> list[Pair]:
-    """Every (Eval, fixture) that ran, worst first: regressed, errored, failing, fixed, new."""
+    """Every (Eval, fixture) that ran, worst first: regressed, errored, failing, fixed, new;
+    within each, by severity weight, then score drop, then name (`worst_first_key`)."""
     outcomes = {(e.side, e.eval, o.name): o for e in evals for o in e.fixture_results}
     with_base = {c.name for c in comparisons if c.base is not None}
-    changes = {(c.name, f.fixture): f.change for c in comparisons for f in c.fixtures}
+    changes = {(c.name, f.fixture): f for c in comparisons for f in c.fixtures}
+    results = severities(evals)
     pairs: dict[tuple[str, str], Pair] = {}
     for result in fixtures:
         key = (result.eval, result.fixture)
         pair = pairs.get(key)
         if pair is None:
-            change = changes.get(key)
-            shown = change.value if change is not None and result.eval in with_base else ""
+            found = changes.get(key)
+            shown = found.change.value if found is not None and result.eval in with_base else ""
             pair = pairs[key] = Pair(result.eval, result.fixture, shown, key in private)
         (pair.head if result.side == "head" else pair.base).append(result)
-    for pair in pairs.values():
+    keys: dict[tuple[str, str], tuple[int, float, float, str, str]] = {}
+    for key, pair in pairs.items():
         pair.head.sort(key=lambda r: r.rep)
         pair.base.sort(key=lambda r: r.rep)
         pair.head_outcome = outcomes.get(("head", pair.eval, pair.fixture))
         pair.base_outcome = outcomes.get(("base", pair.eval, pair.fixture))
-        pair.flags = _flags(pair)
-    ordered = sorted(pairs.values(), key=lambda p: (p.rank, p.eval, p.fixture))
+        found = changes.get(key)
+        head_result = results.get(pair.eval)
+        pair.facts = classify(
+            pair.change,
+            pair.head,
+            pair.head_outcome,
+            gates=found.gates if found is not None else True,
+            verdict=head_result is None or not verdictless(head_result),
+        )
+        pair.flags = _flags(pair.facts)
+        severity = (pair.head or pair.base)[0].severity
+        pair.weight = weight_of(head_result, severity)
+        pair.drop = score_drop(pair.base_outcome, pair.head_outcome)
+        keys[key] = (pair.rank, *worst_first_key(pair.weight, pair.drop, pair.eval, pair.fixture))
+    ordered = sorted(pairs.values(), key=lambda p: keys[(p.eval, p.fixture)])
     for index, pair in enumerate(ordered):
         pair.index = index
     return ordered
 
 
-def _flags(pair: Pair) -> int:
-    head = _status(pair.head, pair.head_outcome)
-    bits = 0
-    if pair.change == Change.regression.value:
-        bits |= FLAGS["regressed"]
-    if pair.change == Change.fixed.value:
-        bits |= FLAGS["fixed"]
-    if pair.change == Change.new.value:
-        bits |= FLAGS["new"]
-    if pair.change == Change.removed.value:
-        bits |= FLAGS["removed"]
-    if pair.head_outcome is not None and pair.head_outcome.advisory:
-        bits |= FLAGS["advisory"]
-    timed_out = any(r.timed_out for r in pair.head)
-    if head in (Status.failed, Status.error) or (head is Status.skipped and timed_out):
-        bits |= FLAGS["failing"]
-    if timed_out:
-        bits |= FLAGS["timed-out"]
-    if any(r.judges_disagree for r in pair.head + pair.base):
-        bits |= FLAGS["judges-disagree"]
-    if any(r.status is Status.error for r in pair.head + pair.base):
-        bits |= FLAGS["errored"]
-    if _flaky(pair.head) or _flaky(pair.base):
-        bits |= FLAGS["flaky"]
-    return bits
+def _flags(facts: FixtureFacts) -> int:
+    """The page's filter bits: the same facts every report counts (`record.summary`)."""
+    named = {
+        "regressed": facts.regressed,
+        "fixed": facts.fixed,
+        "new": facts.new,
+        "removed": facts.removed,
+        "advisory": facts.advisory,
+        "failing": facts.failing,
+        "timed-out": facts.timed_out,
+        "judges-disagree": facts.judges_disagree,
+        "errored": facts.errored,
+        "flaky": facts.flaky,
+    }
+    return sum(FLAGS[name] for name, on in named.items() if on)
 
 
 # --- the list row --------------------------------------------------------------------------
@@ -285,6 +302,7 @@ def _run(result: FixtureResult, trace: Trace) -> dict[str, Any]:
         "sc": _round(result.score),
         "v": result.verdict.value,
         "m": result.message,
+        "o": result.output,
         "ax": {axis: _round(value) for axis, value in result.axes.items()},
         "a": [_assertion(a) for a in result.assertions],
         "u": [result.usage.input_tokens, result.usage.output_tokens, result.usage.cost_usd],

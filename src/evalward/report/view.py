@@ -1,6 +1,8 @@
-"""What the comment shows of a run, computed once for the template: lists of fixtures by what
-happened to them, each fixture's outcome over its reps, the names of the failing ones within a
-budget of characters, token and cost totals. Held-out fixtures carry no text.
+"""What the comment shows of a run, computed once for the template: the blocking fixtures worst
+first with their reasons (`story`), within a budget of characters that nothing else can crowd
+out; the other lists (fixed, new, unavailable, …), each capped; the counts, the wall time and
+what the model calls spent, from the run's one summary (`record.summary`). Held-out fixtures
+carry no text.
 
 A fixture's verdict is the Eval's `minRepPassRate` rule over its reps, never one rep's: a
 fixture that passed 4 of 8 reps is shown as such ("4/8 reps pass (rule ≥ 60 %), …"), with the
@@ -12,16 +14,32 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from evalward.compare import Change, EvalComparison, FixtureComparison
+from evalward.compare import EvalComparison
 from evalward.gate import did_not_run
+from evalward.record.schema import RunInfo
+from evalward.record.summary import FixtureFacts, RunSummary, classify, verdictless
 from evalward.report.figures import reps_text
-from evalward.results import CrossCheck, FixtureOutcome, FixtureResult, JudgeVerdict, Status
+from evalward.report.story import (
+    Reason,
+    TraceSource,
+    blocking,
+    counts_phrases,
+    figures_text,
+    reasons,
+    shown_run,
+)
+from evalward.results import CrossCheck, FixtureOutcome, FixtureResult, JudgeVerdict
 
 UNAVAILABLE = "unavailable"
 """The one word for an outage, in every list and table: not a verdict on the agent."""
-FAILING_NAMES_BUDGET = 6_000
-"""Characters (as escaped for the comment) of failing fixture names listed before anything
-else: a suite of any size names its failures, and the list never crowds out the rest."""
+REASONS_BUDGET = 24_000
+"""Characters (as escaped for the comment) of blocking fixtures' lines, reasons included:
+they come right after the verdict, so nothing later can cut them, and a suite of any size
+still leaves room for the rest."""
+LIST_CAP = 25
+"""Items in each other list (fixed, new, unavailable, …) before "and N more in report.html"."""
+EVALS_CAP = 40
+"""Rows of the Evals' table, failing ones first."""
 
 
 @dataclass(frozen=True)
@@ -34,13 +52,8 @@ class Item:
     reps: str = ""
     """The outcome over reps ("4/8 reps pass (rule ≥ 60 %), 95 % CI 22–78 %"); "" for one rep."""
     flaky: bool = False
-
-
-@dataclass(frozen=True)
-class JudgeItem:
-    eval: str
-    fixture: str
-    verdict: JudgeVerdict
+    pending: bool = False
+    """Added by the pull request to an Eval of the base branch: gates once merged."""
 
 
 @dataclass(frozen=True)
@@ -56,107 +69,94 @@ class Disagreement:
 
 @dataclass(frozen=True)
 class Detail:
-    eval: str
-    fixture: str
-    private: bool
+    """The folded detail of one blocking fixture: its assertions, judge and output."""
+
+    reason: Reason
     result: FixtureResult
     """The rep shown: the first that did not pass, else the first."""
     outcome: FixtureOutcome | None = None
     reps: str = ""
-    flaky: bool = False
 
-    unavailable: bool = False
-    """Every rep that did not pass failed only because a model provider was down."""
+    @property
+    def eval(self) -> str:
+        return self.reason.eval
+
+    @property
+    def fixture(self) -> str:
+        return self.reason.fixture
+
+    @property
+    def private(self) -> bool:
+        return self.reason.private
 
     @property
     def status(self) -> str:
         """The fixture's result over its reps (the rule's), or the one run's status."""
-        if self.unavailable and not self.passed:
-            return UNAVAILABLE
-        if self.outcome is not None:
-            return "advisory" if self.outcome.advisory else self.outcome.result.value
-        return self.result.status.value
-
-    @property
-    def passed(self) -> bool:
-        return self.outcome.passed if self.outcome is not None else self.result.passed
-
-    @property
-    def icon(self) -> str:
-        if self.passed:
-            return "✅"
-        if self.outcome is not None and self.outcome.advisory:
-            return "⚪"
-        if self.unavailable:
-            return "⚠️"
-        return "⏱️" if self.result.timed_out else "❌"
-
-
-@dataclass(frozen=True)
-class FailingGroup:
-    """One Eval's failing gating fixtures, by name: as many as the budget lets through."""
-
-    eval: str
-    total: int
-    names: list[tuple[str, bool]]
-    """(fixture, regressed) pairs, regressions first."""
-
-    @property
-    def more(self) -> int:
-        return self.total - len(self.names)
+        return self.outcome.result.value if self.outcome is not None else self.result.status.value
 
 
 @dataclass
 class CommentView:
     """What the template shows, computed once; held-out fixtures carry no text."""
 
-    failing: int = 0
-    fixtures_total: int = 0
-    fixtures_passing: int = 0
+    summary: RunSummary
+    run: RunInfo
+    reasons: list[Reason] = field(default_factory=list)
+    """Blocking fixtures worst first, as many as `REASONS_BUDGET` holds."""
+    reasons_more: int = 0
+    """Blocking fixtures past the budget: counted, in report.html."""
+    details: list[Detail] = field(default_factory=list)
+    """The listed blocking fixtures' detail, in the same order."""
     regressions: list[Item] = field(default_factory=list)
     fixed: list[Item] = field(default_factory=list)
     new: list[Item] = field(default_factory=list)
-    pending: list[Item] = field(default_factory=list)
-    """Fixtures the pull request adds to a base Eval: they ran, and gate once merged."""
-    did_not_run: list[str] = field(default_factory=list)
-    judges: list[JudgeItem] = field(default_factory=list)
-    errors: list[Item] = field(default_factory=list)
+    """Fixtures not run on base; `pending` ones gate once merged."""
     unavailable: list[Item] = field(default_factory=list)
     """Head fixtures whose runs that did not pass failed only because a model provider (the
     agent's or the judge's) was down: no verdict, listed apart from the errors."""
+    not_blocking: list[Item] = field(default_factory=list)
+    """Errors on head and timeouts that do not block (a rep of a passing fixture, a fixture
+    that gates once merged, an Eval with no verdict)."""
+    flaky: list[Item] = field(default_factory=list)
+    """Fixtures whose head reps disagree, not already listed as failing."""
+    disagreements: list[Disagreement] = field(default_factory=list)
+    """Judges that disagree on fixtures not already listed as failing."""
     unavailable_why: list[str] = field(default_factory=list)
     """Per Eval with no verdict for an outage, why: its runs, or its judge's calibration."""
     incomplete: list[str] = field(default_factory=list)
     """Per Eval whose judge could not be calibrated (not an outage): its name and why."""
-    timed_out: list[Item] = field(default_factory=list)
-    """Head fixtures with a run that reached no terminal event before its timeout (Skip)."""
-    disagreements: list[Disagreement] = field(default_factory=list)
-    details: list[Detail] = field(default_factory=list)
-    flaky: list[Item] = field(default_factory=list)
-    """Gating head fixtures whose reps disagree (some passed, some did not)."""
-    advisory: list[Item] = field(default_factory=list)
-    """Head fixtures in which nothing gates (every assertion advisory): shown, not counted."""
-    failing_names: list[FailingGroup] = field(default_factory=list)
-    """Per Eval, its failing and regressed fixtures by name, within `FAILING_NAMES_BUDGET`."""
-    failing_evals_more: int = 0
-    """Evals with failing fixtures past the budget: counted, not named."""
-    input_tokens: int = 0
-    output_tokens: int = 0
-    duration: str = "0 s"
-    cost: str = "not recorded"
+    did_not_run: list[str] = field(default_factory=list)
+    evals: list[EvalComparison] = field(default_factory=list)
+    """The Evals' table rows, failing first, at most `EVALS_CAP`."""
+    evals_more: int = 0
+    cap: int = LIST_CAP
+
+    @property
+    def counts(self) -> list[str]:
+        """The counts line's phrases (`counts_phrases`)."""
+        return counts_phrases(self.summary)
+
+    @property
+    def figures(self) -> str:
+        """Wall time, the runs' summed time, what the model calls spent (`figures_text`)."""
+        return figures_text(self.summary, self.run)
 
 
 def build_view(
     comparisons: list[EvalComparison],
     not_run: dict[str, str],
     private: set[tuple[str, str]],
+    summary: RunSummary,
+    run: RunInfo | None = None,
+    *,
     escape: Callable[[str], str] = str,
+    trace_of: TraceSource | None = None,
+    link_length: int = 0,
+    budget: int = REASONS_BUDGET,
 ) -> CommentView:
-    """`escape` is how a name is written in the comment: the names' budget counts that."""
-    view = CommentView(
-        failing=sum(1 for c in comparisons if _fails(c)) + len(not_run),
-        did_not_run=did_not_run(not_run),
-    )
+    """`escape` is how text is written in the comment, and `link_length` how long a line's
+    link is: the reasons' `budget` of characters counts both."""
+    view = CommentView(summary=summary, run=run or RunInfo(), did_not_run=did_not_run(not_run))
     for c in comparisons:
         if c.head.provider_unavailable and not c.head.passed:
             view.unavailable_why.append(
@@ -166,171 +166,108 @@ def build_view(
             )
         elif c.head.incomplete_reason:
             view.incomplete.append(f"{c.name}: {c.head.incomplete_reason}")
-    duration_ms = 0.0
-    cost_usd = 0.0
-    unpriced = 0
-    failing: list[tuple[str, list[tuple[str, bool]]]] = []
+    candidates = blocking(comparisons)
+    used = 0
+    for index, reason in enumerate(reasons(candidates, private, trace_of)):
+        cost = _line_cost(reason, escape) + link_length
+        if view.reasons and used + cost > budget:
+            view.reasons_more = len(candidates) - index
+            break
+        used += cost
+        view.reasons.append(reason)
+        candidate = candidates[index]
+        shown = shown_run(candidate.fixture.head, candidate.outcome)
+        rule = candidate.comparison.head.min_rep_pass_rate
+        reps = reps_text(candidate.outcome, rule) if candidate.outcome is not None else ""
+        view.details.append(Detail(reason, shown, candidate.outcome, reps))
+    listed = {(r.eval, r.fixture) for r in view.reasons}
     for comparison in comparisons:
-        outcomes = {o.name: o for o in comparison.head.fixture_results}
-        rule = comparison.head.min_rep_pass_rate
-        names: list[tuple[str, bool]] = []
-        for fixture in comparison.fixtures:
-            private_one = (comparison.name, fixture.fixture) in private
-            for run in fixture.head + fixture.base:
-                view.input_tokens += run.usage.input_tokens
-                view.output_tokens += run.usage.output_tokens
-                duration_ms += run.duration_ms
-                if run.usage.cost_usd is not None:
-                    cost_usd += run.usage.cost_usd
-                else:
-                    unpriced += 1
-            if not fixture.head:
-                continue
-            outcome = outcomes.get(fixture.fixture)
-            _add_fixture(view, comparison, fixture, outcome, rule, private_one)
-            # an outage is listed as unavailable, never as failing
-            verdict = not (_verdictless(comparison) or _unavailable(fixture.head))
-            if fixture.gates and verdict and _failing(fixture, outcome):
-                names.append((fixture.fixture, fixture.change is Change.regression))
-        if names:
-            names.sort(key=lambda n: not n[1])  # regressions first, each group by name
-            failing.append((comparison.name, names))
-    view.failing_names, view.failing_evals_more = _within_budget(failing, escape)
-    view.details.sort(key=lambda d: d.passed)
-    view.duration = f"{duration_ms / 1000:.1f} s"
-    if unpriced == 0 or cost_usd > 0:
-        view.cost = f"${cost_usd:.4f}" + (f" (+{unpriced} unpriced runs)" if unpriced else "")
+        _add_lists(view, comparison, private, listed)
+    order = {(c.comparison.name, c.fixture.fixture): i for i, c in enumerate(candidates)}
+    view.regressions.sort(key=lambda i: (order.get((i.eval, i.fixture), len(order)), i.fixture))
+    ranked = sorted(comparisons, key=_eval_rank)
+    view.evals, view.evals_more = ranked[:EVALS_CAP], max(0, len(ranked) - EVALS_CAP)
     return view
 
 
-def _add_fixture(
+def _eval_rank(comparison: EvalComparison) -> tuple[int, float, str]:
+    """Failing Evals first, the furthest below their threshold first; then the rest by name."""
+    head = comparison.head
+    failing = not (head.passed or head.advisory or verdictless(head))
+    gap = head.score - head.pass_threshold
+    return (0 if failing else 1, gap if failing else 0.0, comparison.name)
+
+
+def _line_cost(reason: Reason, escape: Callable[[str], str]) -> int:
+    return (
+        len(escape(reason.eval))
+        + len(escape(reason.fixture))
+        + len(escape(reason.evidence_text))
+        + min(len(escape(reason.assertion)), 200)
+        + len(reason.statistics)
+        + 60
+    )
+
+
+def _add_lists(
     view: CommentView,
     comparison: EvalComparison,
-    fixture: FixtureComparison,
-    outcome: FixtureOutcome | None,
-    rule: float,
-    private: bool,
+    private: set[tuple[str, str]],
+    listed: set[tuple[str, str]],
 ) -> None:
     name = comparison.name
-    first = fixture.head[0]
-    shown = _shown_run(fixture.head, outcome)
-    reps = reps_text(outcome, rule) if outcome is not None else ""
-    flaky = outcome is not None and outcome.flaky
-    message = "" if private else shown.message
-    if reps and message:
-        message = f"rep {shown.rep}: {message}"
-    status = first.status.value if outcome is None else outcome.result.value
-    if outcome is not None and outcome.advisory:
-        status = "advisory"
-    item = Item(name, fixture.fixture, private, message, status, reps, flaky)
-    if not fixture.gates:
-        view.pending.append(item)
-        return
-    if fixture.change is Change.advisory:
-        view.advisory.append(item)
-    else:
-        view.fixtures_total += 1
-        view.fixtures_passing += fixture.head_passed
-    if flaky:
-        view.flaky.append(item)
-    if fixture.change is Change.regression:
-        view.regressions.append(item)
-    elif fixture.change is Change.fixed:
-        view.fixed.append(item)
-    elif fixture.change is Change.new and comparison.base is not None:
-        view.new.append(item)
-    unavailable = _unavailable(fixture.head)
-    if unavailable:
-        view.unavailable.append(Item(name, fixture.fixture, private, message, UNAVAILABLE, reps))
-    elif any(r.status is Status.error for r in fixture.head):
-        view.errors.append(item)
-    timed_out = next((r for r in fixture.head if r.timed_out), None)
-    if timed_out is not None:
-        text = "" if private else timed_out.message
-        view.timed_out.append(Item(name, fixture.fixture, private, text, "skipped", reps, flaky))
-    view.disagreements += _disagreements(name, fixture.fixture, private, fixture.head)
-    view.details.append(
-        Detail(name, fixture.fixture, private, shown, outcome, reps, flaky, unavailable)
-    )
-    if private:
-        return
-    for assertion in shown.assertions:
-        verdict = assertion.judge
-        if verdict is not None and (verdict.violations or verdict.advisory):
-            view.judges.append(JudgeItem(name, fixture.fixture, verdict))
+    outcomes = {o.name: o for o in comparison.head.fixture_results}
+    rule = comparison.head.min_rep_pass_rate
+    has_base = comparison.base is not None
+    for fixture in comparison.fixtures:
+        if not fixture.head:
+            continue
+        private_one = (name, fixture.fixture) in private
+        outcome = outcomes.get(fixture.fixture)
+        facts = classify(
+            fixture.change.value if has_base else "",
+            fixture.head,
+            outcome,
+            gates=fixture.gates,
+            verdict=not verdictless(comparison.head),
+        )
+        shown = shown_run(fixture.head, outcome)
+        reps = reps_text(outcome, rule) if outcome is not None else ""
+        message = "" if private_one else shown.message
+        if reps and message:
+            message = f"rep {shown.rep}: {message}"
+        item = Item(
+            name,
+            fixture.fixture,
+            private_one,
+            message,
+            _status(shown, outcome, facts),
+            reps,
+            facts.flaky,
+            facts.pending,
+        )
+        if facts.regressed:
+            view.regressions.append(item)
+        if facts.fixed:
+            view.fixed.append(item)
+        if facts.new:
+            view.new.append(item)
+        if facts.unavailable:
+            view.unavailable.append(item)
+        elif (facts.errored or facts.timed_out) and not facts.failing:
+            view.not_blocking.append(item)
+        if (name, fixture.fixture) not in listed:
+            view.disagreements += _disagreements(name, fixture.fixture, private_one, fixture.head)
+            if facts.flaky and not facts.new:
+                view.flaky.append(item)
 
 
-def _shown_run(runs: list[FixtureResult], outcome: FixtureOutcome | None) -> FixtureResult:
-    """The rep the outcome's message and output come from, else the first that did not pass."""
-    if outcome is not None:
-        for run in runs:
-            if run.rep == outcome.shown_rep:
-                return run
-    return next((r for r in runs if not r.passed), runs[0])
-
-
-def _fails(comparison: EvalComparison) -> bool:
-    """Whether an Eval fails on the head: not when it passes, nothing in it gates, or it has
-    no verdict."""
-    head = comparison.head
-    return not (head.passed or head.advisory or _verdictless(comparison))
-
-
-def _verdictless(comparison: EvalComparison) -> bool:
-    """An Eval with no verdict: its provider was down, or its judge could not be calibrated.
-    Its fixtures are not "failing", whatever their runs' status."""
-    return comparison.head.provider_unavailable or bool(comparison.head.incomplete_reason)
-
-
-def _unavailable(runs: list[FixtureResult]) -> bool:
-    """Every run that did not pass failed only because a model provider was down."""
-    failed = [r for r in runs if not r.passed and r.counted]
-    return bool(failed) and all(r.provider_unavailable for r in failed)
-
-
-def _failing(fixture: FixtureComparison, outcome: FixtureOutcome | None) -> bool:
-    """Regressed, or failing on head by the rule: fail, error, or timed out (a Skip row).
-    A fixture with nothing evaluated, or only advisory checks, is not failing."""
-    if fixture.change is Change.regression:
-        return True
-    if fixture.change is Change.advisory:
-        return False
-    if outcome is None:
-        return not fixture.head_passed and any(r.counted for r in fixture.head)
-    if outcome.result in (Status.failed, Status.error):
-        return True
-    return outcome.result is Status.skipped and outcome.timed_out > 0
-
-
-def _within_budget(
-    failing: list[tuple[str, list[tuple[str, bool]]]], escape: Callable[[str], str]
-) -> tuple[list[FailingGroup], int]:
-    """Each Eval's line and count first (up to half the budget; Evals past it are only
-    counted), then names in order, each Eval getting an equal share of what is left and
-    passing on what it does not use."""
-    lines = 0
-    kept = 0
-    for eval_name, _ in failing:
-        cost = len(escape(eval_name)) + 40  # the line's own words and count
-        if lines + cost > FAILING_NAMES_BUDGET // 2:
-            break
-        lines += cost
-        kept += 1
-    left = FAILING_NAMES_BUDGET - lines
-    groups: list[FailingGroup] = []
-    for index, (eval_name, names) in enumerate(failing[:kept]):
-        share = left // (kept - index)
-        used = 0
-        shown: list[tuple[str, bool]] = []
-        for name, regressed in names:
-            cost = len(escape(name)) + (5 if regressed else 2)
-            if used + cost > share:
-                break
-            used += cost
-            shown.append((name, regressed))
-        left -= used
-        groups.append(FailingGroup(eval_name, len(names), shown))
-    return groups, len(failing) - kept
+def _status(shown: FixtureResult, outcome: FixtureOutcome | None, facts: FixtureFacts) -> str:
+    if facts.unavailable:
+        return UNAVAILABLE
+    if facts.advisory:
+        return "advisory"
+    return outcome.result.value if outcome is not None else shown.status.value
 
 
 def _disagreements(

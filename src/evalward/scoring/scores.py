@@ -340,6 +340,7 @@ def score_eval(
         advisory=advisory,
         advisory_reason=_advisory_reason(fixtures) if advisory else "",
         min_rep_pass_rate=spec.scoring.min_rep_pass_rate,
+        severity_weights={s: spec.scoring.weight_of(s) for s in Severity},
         run_score=run_score,
         run_verdict=None if run_score is None else Verdict.of(run_score),
         axes=_mean_axes([o.axes for o in scored]),

@@ -38,6 +38,7 @@
   var highlighted = "";
   var bundles = new Map();
   var expanded = false;
+  var focused = "";
 
   // --- small helpers ---------------------------------------------------------------------
 
@@ -63,9 +64,14 @@
     return value === null || value === undefined ? "—" : Number(value).toFixed(digits === undefined ? 2 : digits);
   }
 
+  // A change as the comment writes it (digits.py): "+0.25", "-0.004" (never "-0.00"), "0.00".
   function signed(value) {
     if (value === null || value === undefined) { return "—"; }
-    return (value > 0 ? "+" : "") + Number(value).toFixed(2);
+    for (var digits = 2; digits <= 4; digits++) {
+      var shown = Number(value).toFixed(digits);
+      if (Number(shown) !== 0) { return (value > 0 ? "+" : "") + shown; }
+    }
+    return "0.00";
   }
 
   function token(text) { return String(text).toLowerCase().replace(/[^a-z0-9_-]/g, ""); }
@@ -217,20 +223,23 @@
     anchor.href = hashOf(Object.assign({}, state, { open: keyOf(row), rep: "", step: "" }));
     anchor.style.top = position * ROW_HEIGHT + "px";
     anchor.dataset.key = keyOf(row);
+    anchor.dataset.top = String(position);
     if (keyOf(row) === state.open) { anchor.classList.add("open"); }
     var preview = row.p ? "held out: name and result only" :
       (row.h && (row.h.m || row.h.o)) || (row.b && (row.b.m || row.b.o)) || "";
     var delta = el("span", "num", row.d === undefined ? "—" : signed(row.d));
-    if (row.d < -0.00005) { delta.classList.add("down"); } else if (row.d > 0.00005) { delta.classList.add("up"); }
+    if (row.d < 0 && signed(row.d) !== "0.00") { delta.classList.add("down"); }
+    if (row.d > 0 && signed(row.d) !== "0.00") { delta.classList.add("up"); }
     var reps = row.h ? row.h.k + "/" + row.h.n : "—";
     add(anchor,
       add(el("span"), el("span", "change " + label(row), label(row))),
-      el("span", "name", EVALS[row.e].name + " / " + row.f),
-      add(el("span"), sideChip(row.b)),
+      el("span", "sev " + token(row.sv), row.sv),
+      add(el("span", "name"), el("span", "of-eval", EVALS[row.e].name + " / "), row.f),
+      add(el("span", "wide"), sideChip(row.b)),
       add(el("span"), sideChip(row.h)),
       delta,
-      el("span", "reps", reps),
-      el("span", "preview", preview.slice(0, 300)));
+      el("span", "reps wide", reps),
+      el("span", "preview wide", preview.slice(0, 300)));
     return anchor;
   }
 
@@ -270,10 +279,13 @@
 
   function renderDetail() {
     if (!state.open) {
+      var closed = focused;
       detail.hidden = true;
       detail.replaceChildren();
       drawn = "";
       highlighted = "";
+      focused = "";
+      if (closed) { focusRow(closed); }
       return;
     }
     var row = byKey.get(state.open);
@@ -288,6 +300,10 @@
         draw(row);
       }
       drawn = key;
+      var heading = detail.querySelector("h2");
+      // focus moves to the fixture opened (not to a rep picked within it)
+      if (heading && state.open !== focused) { heading.focus({ preventScroll: true }); }
+      focused = state.open;
       if (!state.step) { detail.scrollIntoView({ block: "start" }); }
     }
     highlightStep();
@@ -299,10 +315,11 @@
       el("span", "", EVALS[row.e].name + " / " + row.f),
       el("span", "chip none", "severity " + row.sv),
       link("close", { open: "", rep: "", step: "" }, "close"));
+    title.tabIndex = -1;
     detail.replaceChildren(title);
     if (row.p) {
       add(detail, el("p", "muted", "Held out (visibility: private): only the name and result are shown."));
-      add(detail, pairedSummary(row, null));
+      add(detail, statistics(row, null));
       return;
     }
     var bundle = loadBundle(row);
@@ -311,17 +328,130 @@
         add(detail, el("p", "muted", "Loading the traces\u2026"));
         document.addEventListener("DOMContentLoaded", function () { drawn = ""; renderDetail(); }, { once: true });
       } else {
-        add(detail, pairedSummary(row, null), el("p", "muted", "No runs were recorded for this fixture."));
+        add(detail, statistics(row, null), el("p", "muted", "No runs were recorded for this fixture."));
       }
       return;
     }
-    add(detail, pairedSummary(row, bundle));
     var rep = chosenRep(bundle);
     var head = findRep(bundle.h, rep);
     var base = findRep(bundle.b, rep);
-    add(detail, repPicker(bundle, rep), axes(base, head), divergenceNote(head || base));
+    // evidence first: where head departs from base, what the judges cite, what failed
+    add(detail, evidence(base, head), outputDiff(base, head), repPicker(bundle, rep),
+      timeline(base, head));
     var columns = add(el("div", "columns"), runColumn("Base", "b", base), runColumn("Head", "h", head));
-    add(detail, columns, timeline(base, head));
+    add(detail, add(el("h3", "", "Assertions and model calls")), columns, statistics(row, bundle, base, head));
+  }
+
+  function statistics(row, bundle, base, head) {
+    var box = add(el("details", "stats"),
+      el("summary", "", "Statistics: result, score, reps, intervals, usage" + (base || head ? ", axes" : "")));
+    add(box, pairedSummary(row, bundle));
+    if (base || head) { add(box, axes(base, head)); }
+    return box;
+  }
+
+  function evidence(base, head) {
+    var box = add(el("section", "evidence"), el("h3", "", "Evidence"));
+    box.setAttribute("aria-label", "Evidence");
+    var note = divergenceNote(head || base, base, head);
+    var any = false;
+    if (note) { add(box, note); any = true; }
+    [["Head", "h", head], ["Base", "b", base]].forEach(function (entry) {
+      var run = entry[2];
+      if (!run) { return; }
+      var judges = el("div", "side " + entry[1]);
+      run.a.forEach(function (assertion) {
+        if (assertion.j) { add(judges, judge(assertion.j, entry[1], run, entry[0])); }
+        (assertion.xc || []).forEach(function (check) { add(judges, crossCheck(check, entry[1], run, entry[0])); });
+      });
+      var failed = run.a.filter(function (assertion) { return assertion.s !== "pass" && !assertion.adv && !assertion.j; });
+      if (entry[1] === "h" && failed.length) {
+        var list = el("ul", "failed");
+        failed.forEach(function (assertion) {
+          add(list, add(el("li"), el("strong", "", assertion.t), ": " + (assertion.m || assertion.s)));
+        });
+        add(judges, list);
+      }
+      if (judges.childNodes.length) { add(box, judges); any = true; }
+    });
+    if (!any) { add(box, el("p", "muted", "Base and head take the same steps, and no judge cites a step.")); }
+    return box;
+  }
+
+  // --- base and head final outputs, word by word -------------------------------------------
+
+  var DIFF_CELLS = 4000000;
+
+  function words(text) { return String(text || "").split(/(\s+)/).filter(function (w) { return w !== ""; }); }
+
+  function diffWords(a, b) {
+    var start = 0;
+    while (start < a.length && start < b.length && a[start] === b[start]) { start++; }
+    var endA = a.length, endB = b.length;
+    while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) { endA--; endB--; }
+    var out = [];
+    if (start) { out.push(["=", a.slice(0, start).join("")]); }
+    var x = a.slice(start, endA), y = b.slice(start, endB);
+    if (x.length * y.length > DIFF_CELLS) {
+      if (x.length) { out.push(["-", x.join("")]); }
+      if (y.length) { out.push(["+", y.join("")]); }
+    } else {
+      var n = x.length, m = y.length, table = [];
+      for (var i = 0; i <= n; i++) { table.push(new Uint32Array(m + 1)); }
+      for (i = n - 1; i >= 0; i--) {
+        for (var j = m - 1; j >= 0; j--) {
+          table[i][j] = x[i] === y[j] ? table[i + 1][j + 1] + 1 : Math.max(table[i + 1][j], table[i][j + 1]);
+        }
+      }
+      i = 0; j = 0;
+      while (i < n || j < m) {
+        if (i < n && j < m && x[i] === y[j]) { out.push(["=", x[i]]); i++; j++; }
+        else if (j < m && (i === n || table[i][j + 1] >= table[i + 1][j])) { out.push(["+", y[j]]); j++; }
+        else { out.push(["-", x[i]]); i++; }
+      }
+    }
+    if (endA < a.length) { out.push(["=", a.slice(endA).join("")]); }
+    return out;
+  }
+
+  // A run of changed words reads as one: what base said, then what head says instead (the
+  // spaces between changed words go with them).
+  function grouped(ops) {
+    var out = [], del = "", ins = "";
+    function flush() {
+      if (del) { out.push(["-", del]); }
+      if (ins) { out.push(["+", ins]); }
+      del = ""; ins = "";
+    }
+    for (var i = 0; i < ops.length; i++) {
+      var op = ops[i];
+      if (op[0] === "-") { del += op[1]; }
+      else if (op[0] === "+") { ins += op[1]; }
+      else if ((del || ins) && /^\s+$/.test(op[1]) && i + 1 < ops.length && ops[i + 1][0] !== "=") {
+        if (del) { del += op[1]; }
+        if (ins) { ins += op[1]; }
+      } else { flush(); out.push(op); }
+    }
+    flush();
+    return out;
+  }
+
+  function outputDiff(base, head) {
+    if (!base || !head || base.o === undefined || head.o === undefined) { return null; }
+    var box = add(el("section", "output-diff"), el("h3", "", "Final output, base \u2192 head"));
+    box.setAttribute("aria-label", "Final output, base to head");
+    if (base.o === head.o) { return add(box, el("p", "muted", "The same on both sides."), el("pre", "diff", head.o)); }
+    var pre = el("pre", "diff");
+    var merged = [];
+    grouped(diffWords(words(base.o), words(head.o))).forEach(function (part) {
+      var last = merged[merged.length - 1];
+      if (last && last[0] === part[0]) { last[1] += part[1]; } else { merged.push([part[0], part[1]]); }
+    });
+    merged.forEach(function (part) {
+      if (part[0] === "=") { add(pre, part[1]); }
+      else { add(pre, el(part[0] === "-" ? "del" : "ins", "", part[1])); }
+    });
+    return add(box, el("p", "muted legend", "Struck through: only on base; underlined: only on head."), pre);
   }
 
   function findRep(runs, rep) {
@@ -374,7 +504,7 @@
 
   function pairedSummary(row, bundle) {
     var table = el("table", "pairs");
-    add(table, add(el("thead"), add(el("tr"), el("th", "", ""), el("th", "side", "Base"), el("th", "side", "Head"))));
+    add(table, add(el("thead"), add(el("tr"), el("th", "", "measure"), el("th", "side", "Base"), el("th", "side", "Head"))));
     var body = el("tbody");
     function line(name, base, head) {
       var cells = [base, head].map(function (value) {
@@ -450,12 +580,26 @@
     return add(el("div"), el("h3", "", "Axes"), add(table, body));
   }
 
-  function divergenceNote(run) {
+  function stepWords(step) {
+    if (!step) { return ["nothing (its run ended)"]; }
+    var kind = step.t.replace("_", " ");
+    return step.tool ? [kind + " ", el("code", "", step.tool)] : [kind];
+  }
+
+  function divergenceNote(run, base, head) {
     if (!run || !run.dv) { return null; }
     var text = run.dk === "text"
       ? "Same steps on both sides; the text first differs at "
       : "The runs first diverge (step type, tool or arguments) at ";
-    return add(el("p", "divergence-note"), text, link("step " + run.dv, { step: "h" + run.dv }, "divergence-link"), ".");
+    var note = add(el("p", "divergence-note"), text, link("step " + run.dv, { step: "h" + run.dv }, "divergence-link"));
+    if (run.dk !== "text" && base && head) {
+      var before = base.steps[run.dv - 1], after = head.steps[run.dv - 1];
+      add(note, ": base ");
+      stepWords(before).forEach(function (part) { add(note, part); });
+      add(note, " \u2192 head ");
+      stepWords(after).forEach(function (part) { add(note, part); });
+    }
+    return add(note, ".");
   }
 
   function runColumn(name, side, run) {
@@ -482,10 +626,6 @@
       });
       add(column, add(table, body));
     }
-    run.a.forEach(function (assertion) {
-      if (assertion.j) { add(column, judge(assertion.j, side, run)); }
-      (assertion.xc || []).forEach(function (check) { add(column, crossCheck(check, side, run)); });
-    });
     (run.fb || []).forEach(function (fallback) {
       add(column, el("p", "muted", "Fell back from " + fallback.from + " to " + fallback.to + " at step " + fallback.step + ": " + fallback.why));
     });
@@ -508,8 +648,8 @@
     return column;
   }
 
-  function crossCheck(check, side, run) {
-    var box = check.j ? judge(check.j, side, run) : el("div", "judge");
+  function crossCheck(check, side, run, name) {
+    var box = check.j ? judge(check.j, side, run, name) : el("div", "judge");
     var line = el("p", check.dis ? "unsupported" : "muted",
       "Cross-check " + check.model + ": " + check.s + (check.sc === null ? "" : " " + fixed(check.sc)) +
       (check.d === null ? "" : " (\u0394 " + signed(check.d) + " from the primary, margin " + fixed(check.mg) + ")") +
@@ -519,9 +659,9 @@
     return box;
   }
 
-  function judge(verdict, side, run) {
+  function judge(verdict, side, run, name) {
     var box = el("div", "judge");
-    var heading = "Judge score " + fixed(verdict.sc) + (verdict.model ? " \u00b7 " + verdict.model : "") +
+    var heading = (name ? name + " \u00b7 judge score " : "Judge score ") + fixed(verdict.sc) + (verdict.model ? " \u00b7 " + verdict.model : "") +
       (verdict.conf !== null && verdict.conf !== undefined ? " \u00b7 confidence " + fixed(verdict.conf) : "") +
       (verdict.kappa !== null && verdict.kappa !== undefined ? " \u00b7 \u03ba " + fixed(verdict.kappa) : "");
     add(box, el("strong", "", heading));
@@ -639,7 +779,110 @@
     target.scrollIntoView({ block: "center" });
   }
 
+  // --- the keyboard: j / k through the whole list, Escape closes ----------------------------
+
+  function scrollToRow(at) {
+    var top = at * ROW_HEIGHT;
+    var height = listBox.clientHeight || 400;
+    if (top < listBox.scrollTop) { listBox.scrollTop = top; }
+    else if (top + ROW_HEIGHT > listBox.scrollTop + height) { listBox.scrollTop = top + ROW_HEIGHT - height; }
+    renderList();
+  }
+
+  function focusRow(key) {
+    var at = shown.indexOf(byKey.get(key));
+    if (at < 0) { return; }
+    scrollToRow(at);
+    var anchor = rowsBox.querySelector('a.row[data-top="' + at + '"]');
+    if (anchor) { anchor.focus({ preventScroll: true }); }
+  }
+
+  function move(step) {
+    if (!shown.length) { return; }
+    var at = state.open ? shown.indexOf(byKey.get(state.open)) : -1;
+    var next = at < 0 ? (step > 0 ? 0 : shown.length - 1) : Math.min(shown.length - 1, Math.max(0, at + step));
+    scrollToRow(next);
+    go({ open: keyOf(shown[next]), rep: "", step: "" });
+  }
+
+  // A step in the browser's history (Back returns), applied at once: a key held down moves
+  // one row per press, never from a state a hashchange has not reached yet.
+  function go(changes) {
+    var next = Object.assign({}, state, changes);
+    history.pushState(null, "", hashOf(next));
+    apply(next);
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.altKey || event.ctrlKey || event.metaKey) { return; }
+    var target = event.target;
+    var typing = target && /^(INPUT|SELECT|TEXTAREA)$/.test(target.tagName);
+    if (event.key === "Escape" && state.open && !typing) {
+      event.preventDefault();
+      go({ open: "", rep: "", step: "" });
+    } else if (!typing && (event.key === "j" || event.key === "k")) {
+      event.preventDefault();
+      move(event.key === "j" ? 1 : -1);
+    }
+  });
+
+  // --- export of the fixtures shown -------------------------------------------------------
+
+  function exported(row) {
+    var side = function (value) { return value || {}; };
+    return {
+      eval: EVALS[row.e].name,
+      fixture: row.f,
+      change: label(row),
+      severity: row.sv,
+      base_result: side(row.b).s || "",
+      base_score: row.b ? row.b.sc : null,
+      head_result: side(row.h).s || "",
+      head_score: row.h ? row.h.sc : null,
+      delta: row.d === undefined ? null : row.d,
+      head_reps_passed: row.h ? row.h.k : null,
+      head_reps: row.h ? row.h.n : null,
+      message: row.p ? "" : side(row.h).m || side(row.b).m || "",
+    };
+  }
+
+  // A cell a spreadsheet would read as a formula (=, +, -, @, tab, CR first) is quoted with '.
+  function csvCell(value) {
+    if (value === null || value === undefined) { return ""; }
+    var text = String(value);
+    if (typeof value === "string" && /^[=+\-@\t\r]/.test(text)) { text = "'" + text; }
+    return /[",\r\n]/.test(text) ? '"' + text.replace(/"/g, '""') + '"' : text;
+  }
+
+  function download(name, type, text) {
+    var url = URL.createObjectURL(new Blob([text], { type: type }));
+    var anchor = el("a");
+    anchor.href = url;
+    anchor.download = name;
+    document.body.appendChild(anchor);
+    anchor.click();
+    anchor.remove();
+    setTimeout(function () { URL.revokeObjectURL(url); }, 1000);
+  }
+
+  function exportShown(kind) {
+    var records = shown.map(exported);
+    if (kind === "json") {
+      download("evalward-fixtures.json", "application/json", JSON.stringify(records, null, 2) + "\n");
+      return;
+    }
+    var columns = ["eval", "fixture", "change", "severity", "base_result", "base_score", "head_result",
+      "head_score", "delta", "head_reps_passed", "head_reps", "message"];
+    var lines = [columns.join(",")].concat(records.map(function (record) {
+      return columns.map(function (name) { return csvCell(record[name]); }).join(",");
+    }));
+    download("evalward-fixtures.csv", "text/csv", lines.join("\r\n") + "\r\n");
+  }
+
   // --- wiring ----------------------------------------------------------------------------
+
+  byId("export-csv").addEventListener("click", function () { exportShown("csv"); });
+  byId("export-json").addEventListener("click", function () { exportShown("json"); });
 
   filterButtons.forEach(function (button) {
     button.addEventListener("click", function () { update({ filter: button.dataset.filter }); });
@@ -652,6 +895,7 @@
     typing = setTimeout(function () { typing = 0; update({ q: search.value }); }, 120);
   });
   window.addEventListener("hashchange", function () { apply(readHash()); });
+  window.addEventListener("popstate", function () { apply(readHash()); });
   Array.prototype.forEach.call(document.querySelectorAll("a.eval-link"), function (anchor) {
     anchor.addEventListener("click", function () { setTimeout(function () { app.scrollIntoView({ block: "start" }); }, 0); });
   });

@@ -1,0 +1,346 @@
+"""Why a pull request is blocked, fixture by fixture, worst first and evidence first: what the
+comment's card and report.html's card both show.
+
+Each blocking fixture (`record.summary.FixtureFacts.failing`) becomes one `Reason`: first the
+evidence — the first step where head departs from base ("step 2: base `open_ticket` → head
+`issue_refund`", `divergence`), or the judge's cited violation (its step and quote) — then the
+assertion that failed, then the statistics (reps, or the score's change). They are ordered by
+severity weight, then score drop, then name (`record.summary.worst_first_key`), and read their
+traces only for the ones shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from evalward.compare import EvalComparison, FixtureComparison
+from evalward.digits import delta_text, seconds_text
+from evalward.record.schema import RunInfo
+from evalward.record.summary import (
+    FixtureFacts,
+    RunSummary,
+    classify,
+    score_drop,
+    verdictless,
+    weight_of,
+    worst_first_key,
+)
+from evalward.report.divergence import DivergenceKind, first_divergence
+from evalward.report.figures import reps_text
+from evalward.resources.common import Severity
+from evalward.results import FixtureOutcome, FixtureResult, JudgeVerdict, Status
+from evalward.trace import Step, StepType, Trace
+
+Piece = tuple[str, bool]
+"""A piece of a sentence: its text, and whether it is code (a tool's name)."""
+TraceSource = Callable[[FixtureResult], Trace]
+QUOTE_LIMIT = 120
+
+
+@dataclass(frozen=True)
+class Reason:
+    """One blocking fixture, as one line: evidence, assertion, statistics."""
+
+    eval: str
+    fixture: str
+    private: bool
+    severity: Severity
+    regressed: bool
+    facts: FixtureFacts
+    evidence: tuple[Piece, ...] = ()
+    evidence_step: int | None = None
+    """The head step the evidence points at (report.html links to it)."""
+    assertion: str = ""
+    statistics: str = ""
+    head_tools: tuple[str, ...] | None = None
+    """The tools the shown head run called, in order (None: its trace is not at hand)."""
+    base_tools: tuple[str, ...] | None = None
+
+    @property
+    def anchor(self) -> str:
+        """report.html's address of the fixture, opened: `open=eval%2Ffixture`."""
+        return urlencode({"open": f"{self.eval}/{self.fixture}"})
+
+    @property
+    def icon(self) -> str:
+        if self.regressed:
+            return "🔻"
+        if self.facts.timed_out:
+            return "⏱️"
+        return "💥" if self.facts.errored else "❌"
+
+    @property
+    def evidence_text(self) -> str:
+        return "".join(text for text, _ in self.evidence)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A blocking fixture before its evidence is read."""
+
+    comparison: EvalComparison
+    fixture: FixtureComparison
+    outcome: FixtureOutcome | None
+    facts: FixtureFacts
+    key: tuple[float, float, str, str]
+
+
+def blocking(comparisons: list[EvalComparison]) -> list[Candidate]:
+    """Every blocking fixture of every Eval, worst first."""
+    found = []
+    for comparison in comparisons:
+        outcomes = {o.name: o for o in comparison.head.fixture_results}
+        base = {o.name: o for o in comparison.base.fixture_results} if comparison.base else {}
+        has_base = comparison.base is not None
+        for fixture in comparison.fixtures:
+            if not fixture.head:
+                continue
+            outcome = outcomes.get(fixture.fixture)
+            facts = classify(
+                fixture.change.value if has_base else "",
+                fixture.head,
+                outcome,
+                gates=fixture.gates,
+                verdict=not verdictless(comparison.head),
+            )
+            if not facts.failing:
+                continue
+            severity = fixture.head[0].severity
+            drop = score_drop(base.get(fixture.fixture), outcome)
+            weight = weight_of(comparison.head, severity)
+            key = worst_first_key(weight, drop, comparison.name, fixture.fixture)
+            found.append(Candidate(comparison, fixture, outcome, facts, key))
+    found.sort(key=lambda c: c.key)
+    return found
+
+
+def reasons(
+    candidates: list[Candidate], private: set[tuple[str, str]], trace_of: TraceSource | None
+) -> Iterator[Reason]:
+    """Each candidate as a `Reason`, its traces read only as it is asked for."""
+    for candidate in candidates:
+        yield reason_of(candidate, private, trace_of)
+
+
+def reason_of(
+    candidate: Candidate, private: set[tuple[str, str]], trace_of: TraceSource | None
+) -> Reason:
+    comparison, fixture, outcome = candidate.comparison, candidate.fixture, candidate.outcome
+    name = (comparison.name, fixture.fixture)
+    head = shown_run(fixture.head, outcome)
+    base_outcome = (
+        next((o for o in comparison.base.fixture_results if o.name == fixture.fixture), None)
+        if comparison.base
+        else None
+    )
+    statistics = _statistics(
+        outcome, base_outcome, comparison.head.min_rep_pass_rate, head, fixture.base
+    )
+    common = {
+        "eval": comparison.name,
+        "fixture": fixture.fixture,
+        "severity": head.severity,
+        "regressed": candidate.facts.regressed,
+        "facts": candidate.facts,
+        "statistics": statistics,
+    }
+    if name in private:
+        return Reason(private=True, **common)  # type: ignore[arg-type]
+    base = next((r for r in fixture.base if r.rep == head.rep), None) or (
+        fixture.base[0] if fixture.base else None
+    )
+    head_trace = _trace(head, trace_of)
+    base_trace = _trace(base, trace_of) if base is not None else None
+    evidence, step = _evidence(head, head_trace, base_trace)
+    return Reason(
+        private=False,
+        evidence=evidence,
+        evidence_step=step,
+        assertion=_assertion(head),
+        head_tools=_tools(head_trace),
+        base_tools=_tools(base_trace),
+        **common,  # type: ignore[arg-type]
+    )
+
+
+def shown_run(runs: list[FixtureResult], outcome: FixtureOutcome | None) -> FixtureResult:
+    """The rep a fixture is shown by: the outcome's (the first that did not pass)."""
+    if outcome is not None:
+        for run in runs:
+            if run.rep == outcome.shown_rep:
+                return run
+    return next((r for r in runs if not r.passed), runs[0])
+
+
+def _statistics(
+    head: FixtureOutcome | None,
+    base: FixtureOutcome | None,
+    rule: float,
+    run: FixtureResult,
+    base_runs: list[FixtureResult],
+) -> str:
+    """The outcome over reps; with one rep, the score's change from base."""
+    if head is not None and head.reps > 1:
+        return reps_text(head, rule)
+    after = head.score if head is not None else run.score
+    before = base.score if base is not None else None
+    if before is None and base_runs:
+        before = sum(r.score for r in base_runs) / len(base_runs)
+    if before is not None:
+        return f"score {before:.2f} → {after:.2f} ({delta_text(after - before)})"
+    return f"score {after:.2f}"
+
+
+def _assertion(run: FixtureResult) -> str:
+    """The first gating assertion that did not pass, "type: message"; else the run's message
+    (a run that timed out: why, its assertions were not evaluated)."""
+    if run.timed_out:
+        return run.message
+    for assertion in run.assertions:
+        if assertion.status is not Status.passed and not assertion.advisory:
+            detail = assertion.message or assertion.status.value
+            return f"{assertion.type}: {detail}"
+    return run.message
+
+
+def _tools(trace: Trace | None) -> tuple[str, ...] | None:
+    if trace is None or not trace.steps:
+        return None
+    return tuple(s.tool or "?" for s in trace.steps if s.type is StepType.tool_call)
+
+
+def _evidence(
+    head: FixtureResult, head_trace: Trace | None, base_trace: Trace | None
+) -> tuple[tuple[Piece, ...], int | None]:
+    """The first divergent step when head takes another step than base; else the judge's
+    first supported violation; else a step whose text differs; else nothing."""
+    found = None
+    if head_trace is not None and base_trace is not None:
+        found = first_divergence(base_trace, head_trace)
+    if found is not None and found.kind is DivergenceKind.steps:
+        assert head_trace is not None and base_trace is not None
+        before = _step_at(base_trace, found.step)
+        after = _step_at(head_trace, found.step)
+        return _divergence(found.step, before, after), found.step
+    violation = _violation(head)
+    if violation is not None:
+        return violation
+    if found is not None and head_trace is not None:
+        differs = (f"step {found.step}: ", False), *_what(_step_at(head_trace, found.step))
+        return (*differs, (" differs from base's", False)), found.step
+    return (), None
+
+
+def _trace(run: FixtureResult, trace_of: TraceSource | None) -> Trace | None:
+    if run.trace is not None:
+        return run.trace
+    if trace_of is None:
+        return None
+    try:
+        return trace_of(run)
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _step_at(trace: Trace, number: int) -> Step | None:
+    return trace.steps[number - 1] if 0 < number <= len(trace.steps) else None
+
+
+def _what(step: Step | None) -> tuple[Piece, ...]:
+    if step is None:
+        return (("nothing (its run ended)", False),)
+    if step.type is StepType.tool_call and step.tool:
+        return ((step.tool, True),)
+    if step.type is StepType.tool_result and step.tool:
+        return (("the result of ", False), (step.tool, True))
+    words = {
+        StepType.final: "the final answer",
+        StepType.assistant: "a message",
+        StepType.error: "an error",
+        StepType.input: "the input",
+    }
+    return ((words.get(step.type, step.type.value), False),)
+
+
+def _divergence(number: int, before: Step | None, after: Step | None) -> tuple[Piece, ...]:
+    same_tool = (
+        before is not None
+        and after is not None
+        and before.type is after.type is StepType.tool_call
+        and before.tool == after.tool
+    )
+    if same_tool and after is not None and after.tool:
+        return ((f"step {number}: ", False), (after.tool, True), (" with other arguments", False))
+    return (
+        (f"step {number}: base ", False),
+        *_what(before),
+        (" → head ", False),
+        *_what(after),
+    )
+
+
+def _violation(run: FixtureResult) -> tuple[tuple[Piece, ...], int | None] | None:
+    verdicts: list[JudgeVerdict] = [
+        a.judge for a in run.assertions if a.judge is not None and not a.advisory
+    ]
+    violations = [v for verdict in verdicts for v in verdict.violations]
+    if not violations:
+        return None
+    chosen = next((v for v in violations if v.supported), violations[0])
+    where = f"step {chosen.evidence_step}" if chosen.evidence_step is not None else "no step"
+    text = f"judge: {where} · {chosen.severity} · {chosen.rule}"
+    if chosen.quote:
+        quote = chosen.quote if len(chosen.quote) <= QUOTE_LIMIT else chosen.quote[:119] + "…"
+        text += f" — “{quote}”"
+    if not chosen.supported:
+        text += " (unsupported by the trace)"
+    return ((text, False),), chosen.evidence_step if chosen.supported else None
+
+
+def counts_phrases(summary: RunSummary) -> list[str]:
+    """What the counts line says, as every surface says it; zero counts but the first three
+    are left out."""
+    c = summary.counts
+    crit = c.critical_regressions
+    gating = (
+        f"{c.passing}/{c.fixtures} fixtures pass on head"
+        if c.fixtures or not c.advisory
+        else "no fixture gates"
+    )
+    phrases = [
+        gating,
+        f"{c.regressions} regression{'s' if c.regressions != 1 else ''}"
+        + (f" ({crit} critical)" if crit else ""),
+        f"{c.failing} failing",
+    ]
+    optional = [
+        (c.fixed, "fixed"),
+        (c.new, "new" + (f" ({c.pending} gating once merged)" if c.pending else "")),
+        (c.errors_on_head, "errors on head" if c.errors_on_head != 1 else "error on head"),
+        (c.unavailable, "unavailable"),
+        (c.timed_out, "timed out"),
+        (c.flaky, "flaky"),
+        (c.advisory, "advisory (not gating)"),
+        (c.judges_disagree, "where judges disagree"),
+        (c.removed, "removed"),
+    ]
+    phrases += [f"{n} {what}" for n, what in optional if n]
+    return phrases
+
+
+def figures_text(summary: RunSummary, run: RunInfo) -> str:
+    """ "wall time 13.6 s (runs summed 88.3 s) · 21 model calls, 35,255 tokens incl. judge,
+    $0.0291"; the parts not measured are left out."""
+    parts = []
+    if run.wall_time_s is not None:
+        parts.append(
+            f"wall time {seconds_text(run.wall_time_s)} "
+            f"(runs summed {seconds_text(summary.run_time_summed_s)})"
+        )
+    else:
+        parts.append(f"runs summed {seconds_text(summary.run_time_summed_s)}")
+    if run.spent is not None:
+        parts.append(run.spent.text())
+    return " · ".join(parts)
