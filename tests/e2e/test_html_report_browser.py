@@ -17,7 +17,7 @@ import pytest
 from e2e.report_scenario import HOSTILE, PRIVATE_OUTPUT, run_report
 from evalward.compare import compare
 from evalward.report.files import write_chunks
-from evalward.report.html import html_chunks
+from evalward.report.html import Page, html_chunks
 from evalward.resources.models import Severity
 from evalward.results import (
     AssertionResult,
@@ -375,12 +375,14 @@ def test_twenty_thousand_results_open_filter_search_and_open_a_trace(
     write_chunks(
         page_path,
         html_chunks(
-            result="fail",
-            reason="r",
-            evals=evals,
-            fixtures=fixtures,
-            private=set(),
-            comparisons=compare(evals),
+            Page(
+                result="fail",
+                reason="r",
+                evals=evals,
+                fixtures=fixtures,
+                private=set(),
+                comparisons=compare(evals),
+            )
         ),
         Redactor([]),
     )
@@ -462,7 +464,9 @@ def test_a_violation_far_down_a_long_trace_scrolls_to_and_highlights_its_step(
     )
     page_path = tmp_path / "report.html"
     page_path.write_text(
-        "".join(html_chunks(result="fail", reason="r", evals=[], fixtures=[result], private=set()))
+        "".join(
+            html_chunks(Page(result="fail", reason="r", evals=[], fixtures=[result], private=set()))
+        )
     )
     page = open_page(browser, page_path.as_uri() + "#open=support/leak", height=600).page
     step = page.locator("#s-h-60")

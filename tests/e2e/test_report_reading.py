@@ -22,7 +22,7 @@ from e2e.report_scenario import run_report
 from e2e.test_html_report_browser import CHROMIUM, FLAGS, synthetic
 from evalward.compare import compare
 from evalward.report.files import write_chunks
-from evalward.report.html import html_chunks
+from evalward.report.html import Page, html_chunks
 from evalward.resources.models import Severity
 from evalward.results import FixtureResult, Status, Verdict
 from evalward.security import Redactor
@@ -60,12 +60,14 @@ def ten_thousand(tmp_path_factory: pytest.TempPathFactory) -> Path:
     evals, fixtures = synthetic(10_000)
     path = tmp_path_factory.mktemp("large") / "report.html"
     chunks = html_chunks(
-        result="fail",
-        reason="r",
-        evals=evals,
-        fixtures=fixtures,
-        private=set(),
-        comparisons=compare(evals),
+        Page(
+            result="fail",
+            reason="r",
+            evals=evals,
+            fixtures=fixtures,
+            private=set(),
+            comparisons=compare(evals),
+        )
     )
     write_chunks(path, chunks, Redactor([]))
     return path
@@ -249,7 +251,9 @@ def test_an_exported_message_cannot_become_a_spreadsheet_formula(
     )
     path = tmp_path / "report.html"
     path.write_text(
-        "".join(html_chunks(result="fail", reason="r", evals=[], fixtures=[result], private=set()))
+        "".join(
+            html_chunks(Page(result="fail", reason="r", evals=[], fixtures=[result], private=set()))
+        )
     )
     page = page_of(browser, path.as_uri())
     with page.expect_download() as download:

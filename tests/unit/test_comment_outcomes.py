@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 
 from evalward.compare import compare
 from evalward.gate import decide
-from evalward.report.html import html_chunks
+from evalward.report.html import Page, html_chunks
 from evalward.report.junit import junit_xml
 from evalward.report.markdown import (
     MAX_COMMENT_CHARS,
@@ -92,11 +92,13 @@ def comment(results: list[EvalResult], **extra: object) -> str:
 def report(results: list[EvalResult]) -> str:
     return "".join(
         html_chunks(
-            result="fail",
-            reason="",
-            evals=results,
-            fixtures=[f for r in results for f in r.fixtures],
-            private=set(),
+            Page(
+                result="fail",
+                reason="",
+                evals=results,
+                fixtures=[f for r in results for f in r.fixtures],
+                private=set(),
+            )
         )
     )
 

@@ -7,7 +7,7 @@ import pytest
 
 from evalward import escaping
 from evalward.action.workflow import command
-from evalward.report.html import html_chunks
+from evalward.report.html import Page, html_chunks
 from evalward.resources.common import Severity
 from evalward.results import FixtureResult, Status, Verdict
 from evalward.trace import Trace
@@ -83,11 +83,7 @@ def test_report_html_shows_bidi_controls_by_name() -> None:
     )
     page = "".join(
         html_chunks(
-            result="fail",
-            reason=f"reason {RLO}x",
-            evals=[],
-            fixtures=[result],
-            private=set(),
+            Page(result="fail", reason=f"reason {RLO}x", evals=[], fixtures=[result], private=set())
         )
     )
     assert RLO not in page

@@ -17,10 +17,11 @@ import pytest
 from evalward.compare import compare
 from evalward.past.history import record
 from evalward.past.trend import MAX_POINTS, Trend, TrendPoint, record_commit, trends
+from evalward.record.schema import RunInfo
 from evalward.report import charts
 from evalward.report.divergence import DivergenceKind, first_divergence
 from evalward.report.files import write_chunks
-from evalward.report.html import STATIC_LIMIT, html_chunks, script_json
+from evalward.report.html import STATIC_LIMIT, Page, html_chunks, script_json
 from evalward.report.pairs import FLAGS, build_pairs, bundle, row
 from evalward.resources.models import Severity
 from evalward.results import (
@@ -187,11 +188,13 @@ def test_held_out_rows_carry_name_and_result_only() -> None:
     assert "o" not in held["h"] and "m" not in held["h"]
     page = "".join(
         html_chunks(
-            result="fail",
-            reason="r",
-            evals=evals,
-            fixtures=fixtures,
-            private={("support", "regressed")},
+            Page(
+                result="fail",
+                reason="r",
+                evals=evals,
+                fixtures=fixtures,
+                private={("support", "regressed")},
+            )
         )
     )
     assert "output of regressed" not in page and "regressed failed on" not in page
@@ -275,11 +278,13 @@ def test_the_written_page_holds_no_secret_in_any_form(tmp_path: Path) -> None:
     page = tmp_path / "report.html"
     redact = Redactor([secret])
     chunks = html_chunks(
-        result="fail",
-        reason=f"reason {secret}",
-        evals=evals,
-        fixtures=[head, base],
-        private=set(),
+        Page(
+            result="fail",
+            reason=f"reason {secret}",
+            evals=evals,
+            fixtures=[head, base],
+            private=set(),
+        ),
         redact=redact,
     )
     write_chunks(page, chunks, redact)
@@ -299,12 +304,14 @@ def test_the_policy_allows_only_the_pages_own_script_and_style_and_no_fetch() ->
     evals, fixtures = suite()
     page = "".join(
         html_chunks(
-            result="fail",
-            reason="r",
-            evals=evals,
-            fixtures=fixtures,
-            private=set(),
-            run_url="https://github.example/acme/bot/actions/runs/7",
+            Page(
+                result="fail",
+                reason="r",
+                evals=evals,
+                fixtures=fixtures,
+                private=set(),
+                run=RunInfo(run_url="https://github.example/acme/bot/actions/runs/7"),
+            )
         )
     )
     policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page)
@@ -329,12 +336,14 @@ def test_a_link_that_is_not_http_is_dropped() -> None:
     evals, fixtures = suite()
     page = "".join(
         html_chunks(
-            result="fail",
-            reason="r",
-            evals=evals,
-            fixtures=fixtures,
-            private=set(),
-            run_url="javascript:alert(1)",
+            Page(
+                result="fail",
+                reason="r",
+                evals=evals,
+                fixtures=fixtures,
+                private=set(),
+                run=RunInfo(run_url="javascript:alert(1)"),
+            )
         )
     )
     assert "javascript:" not in page and "artifacts" not in page
@@ -344,7 +353,7 @@ def test_without_script_the_summary_and_the_problem_list_are_plain_html() -> Non
     failing = [run(f"case-{i:05d}", "head", Status.failed) for i in range(STATIC_LIMIT + 5)]
     evals = [eval_result("head", failing)]
     page = "".join(
-        html_chunks(result="fail", reason="r", evals=evals, fixtures=failing, private=set())
+        html_chunks(Page(result="fail", reason="r", evals=evals, fixtures=failing, private=set()))
     )
     static = page[page.index('<section id="static"') : page.index('<section id="app"')]
     assert static.count("<li>") == STATIC_LIMIT
@@ -421,11 +430,7 @@ def test_the_page_draws_a_trend_only_from_earlier_runs() -> None:
     def page(history: dict[str, Trend]) -> str:
         return "".join(
             html_chunks(
-                result="fail",
-                reason="r",
-                evals=evals,
-                fixtures=fixtures,
-                private=set(),
+                Page(result="fail", reason="r", evals=evals, fixtures=fixtures, private=set()),
                 trends=history,
             )
         )

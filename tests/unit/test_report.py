@@ -14,7 +14,7 @@ from evalward.compare import compare
 from evalward.errors import ConfigError
 from evalward.gate import Bypass, BypassRecord, GateDecision, GateResult, decide
 from evalward.report.compiled import TEMPLATES, _QuietCache, template_cache
-from evalward.report.html import html_chunks
+from evalward.report.html import Page, html_chunks
 from evalward.report.junit import junit_xml
 from evalward.report.markdown import MAX_COMMENT_CHARS, ReportContext, marker_for, render_comment
 from evalward.resources.models import Severity
@@ -178,11 +178,13 @@ def test_held_out_fixtures_show_name_and_result_only() -> None:
     assert "judge failed" not in xml and "held out" in xml
     html = "".join(
         html_chunks(
-            result="fail",
-            reason="",
-            evals=[],
-            private={("support", "greeting")},
-            fixtures=[fixture("greeting", "head", False)],
+            Page(
+                result="fail",
+                reason="",
+                evals=[],
+                private={("support", "greeting")},
+                fixtures=[fixture("greeting", "head", False)],
+            )
         )
     )
     assert "emailed your password" not in html and "held out" in html

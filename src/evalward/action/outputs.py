@@ -17,7 +17,13 @@ from evalward.cache_mode import CacheMode
 from evalward.evaluation import Evaluation
 from evalward.gate import BypassRecord, GateDecision, GateResult
 from evalward.past.trend import record_commit, trends
-from evalward.report.markdown import ReportContext, RunReason, render_comment, report_context
+from evalward.report.markdown import (
+    ReportContext,
+    RunReason,
+    WorkflowNotes,
+    render_comment,
+    report_context,
+)
 from evalward.session import Outcome
 
 SUMMARY_LIMIT = 1_000_000
@@ -29,24 +35,28 @@ def report_for(
     outcome: Outcome,
     decision: GateDecision,
     head_sha: str,
+    *,
     record: BypassRecord | None = None,
     route: Route | None = None,
+    pull: PullInfo | None = None,
 ) -> ReportContext:
-    """The comment's context for this job (`report_context`, shared with the command line).
-    A `route` that runs Evals without a base says what ran and why."""
-    return report_context(
-        outcome.evaluation,
-        decision,
-        marker=job.marker,
+    """The comment's context for this job (`report_context`, shared with the command line),
+    with the run's record of where it happened (results.json's `run`). A `route` that runs
+    Evals without a base says what ran and why."""
+    run = outcome.run_info(
+        event=job.context.event_name,
         repository=job.context.repository,
+        pull_request=pull.number if pull else None,
         head_sha=head_sha,
+        base_sha=pull.base_sha if pull else "",
         run_url=job.context.run_url,
-        cancelled=outcome.cancelled,
+    )
+    notes = WorkflowNotes(
         gate_config=job.settings.gate_config,
         record=record,
         ran=run_reason(job, route) if route is not None else None,
-        run=outcome.run_info(),
     )
+    return report_context(outcome.evaluation, decision, marker=job.marker, run=run, workflow=notes)
 
 
 def run_reason(job: Job, route: Route) -> RunReason:
@@ -68,24 +78,15 @@ def write_everything(
     outcome: Outcome,
     decision: GateDecision,
     report: ReportContext,
-    pull: PullInfo | None,
 ) -> str:
     """Every file, the job summary and the outputs; returns the comment as written."""
     evaluation = outcome.evaluation
-    run = outcome.run_info(
-        event=job.context.event_name,
-        repository=job.context.repository,
-        pull_request=pull.number if pull else None,
-        head_sha=report.head_sha,
-        base_sha=pull.base_sha if pull else "",
-        run_url=job.context.run_url,
-    )
     results_path, body = outcome.write(
         job.output_dir,
         decision,
         lambda: render_comment(report, job.template),
         job.redact,
-        run,
+        report.run,
         trends([c.name for c in evaluation.comparisons], cache_dir=trusted_cache_dir(job)),
         report.summary,
     )

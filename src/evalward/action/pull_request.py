@@ -85,8 +85,8 @@ async def gate(job: Job, github: GitHubPort, number: int) -> int:
         regressions=job.settings.fail_on_regression,
         allow_incomplete=job.settings.allow_incomplete,
     )
-    report = report_for(job, outcome, decision, head_sha, record)
-    body = write_everything(job, outcome, decision, report, pull)
+    report = report_for(job, outcome, decision, head_sha, record=record, pull=pull)
+    body = write_everything(job, outcome, decision, report)
     audit(job, decision, number, head_sha)
     annotate(job, evaluation)
 

@@ -172,7 +172,7 @@ async def run_all(job: Job, route: Route) -> int:
     status.finish(job, evaluation, cancelled=outcome.cancelled)
     report = report_for(job, outcome, decision, head_sha, route=route)
     report.since_scheduled = status.since_scheduled(evaluation)
-    write_everything(job, outcome, decision, report, None)
+    write_everything(job, outcome, decision, report)
     if job.context.event_name == "push" and not outcome.cancelled:
         record_scores(job, evaluation)
     annotate(job, evaluation)

@@ -147,9 +147,8 @@ def emit(
         evaluation,
         decision,
         marker=marker_for("local"),
-        show_changes=base,
-        cancelled=run is not None and run.cancelled,
         run=run,
+        show_changes=base,
         report_file=bool(output.output_dir),
     )
     if output.output_dir:

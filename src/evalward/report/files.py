@@ -73,29 +73,24 @@ def write_reports(
     the run in numbers the comment shows too (`record.write.run_summary`)."""
     # lazy: report.html's renderer and the XML library cost a command that writes no files
     # (`evalward run` without --output-dir) about 5 ms of start-up
-    from evalward.report.html import html_chunks
+    from evalward.report.html import Page, html_chunks
     from evalward.report.junit import junit_xml
 
     run = run or RunInfo()
     summary = summary or run_summary(evaluation, decision)
     results = write_results(output_dir, evaluation, decision, redact, run, summary)
     write_text(output_dir / "junit.xml", junit_xml(evaluation.evals, evaluation.private), redact)
-    html = html_chunks(
+    page = Page(
         result=decision.result.value,
         reason=decision.reason,
         evals=evaluation.evals,
         fixtures=evaluation.fixtures,
         private=evaluation.private,
         comparisons=evaluation.comparisons,
-        head_sha=run.head_sha,
-        base_sha=run.base_sha,
-        run_url=run.run_url,
-        trace_of=evaluation.trace_of,
-        trends=trends,
-        redact=redact,
         summary=summary,
         run=run,
     )
+    html = html_chunks(page, trace_of=evaluation.trace_of, trends=trends, redact=redact)
     write_chunks(output_dir / "report.html", html, redact)
     body = redact(comment())
     write_text(output_dir / "comment.md", body, redact)

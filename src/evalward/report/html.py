@@ -18,7 +18,7 @@ import base64
 import hashlib
 import json
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -285,112 +285,67 @@ def _shown(value: object) -> object:
     return value
 
 
+@dataclass(frozen=True)
+class Page:
+    """What report.html shows: the gate's result and reason, the Evals with their runs (and
+    which fixtures are private), and the run's facts: its commits, its link, its summary."""
+
+    result: str
+    reason: str
+    evals: list[EvalResult]
+    fixtures: list[FixtureResult]
+    private: set[tuple[str, str]]
+    comparisons: list[EvalComparison] | None = None
+    """The Evals compared base to head; compared here from `evals` when not given."""
+    summary: RunSummary | None = None
+    """The run in numbers the comment shows too (its headline and counts lead the page)."""
+    run: RunInfo = field(default_factory=RunInfo)
+    """The commits, the workflow run's link, how long the run took and what it spent."""
+
+
 def html_chunks(
+    page: Page,
     *,
-    result: str,
-    reason: str,
-    evals: list[EvalResult],
-    fixtures: list[FixtureResult],
-    private: set[tuple[str, str]],
-    comparisons: list[EvalComparison] | None = None,
-    head_sha: str = "",
-    base_sha: str = "",
-    run_url: str = "",
     trace_of: TraceSource = trace_in_result,
     trends: Mapping[str, Trend] | None = None,
     redact: Redact = _identity,
-    summary: RunSummary | None = None,
-    run: RunInfo | None = None,
 ) -> Iterator[str]:
     """The page in pieces as it renders, for writing without holding it whole.
 
     `redact` is applied to every string of the embedded data (the whole page should also be
     written through the redactor, which covers the HTML parts). Bidirectional controls are
-    shown by name in every string, data included: the script writes it as text.
-
-    `summary` is the run in numbers the comment shows too (its headline and counts lead the
-    page), `run` how long it took and what it spent."""
+    shown by name in every string, data included: the script writes it as text."""
+    result, reason, evals, fixtures = page.result, page.reason, page.evals, page.fixtures
+    private = page.private
 
     def shown(text: str) -> str:
         return redact(reveal_bidi(text))
 
-    comparisons = compare(evals) if comparisons is None else comparisons
+    comparisons = compare(evals) if page.comparisons is None else page.comparisons
     pairs = build_pairs(comparisons, evals, fixtures, private)
-    eval_names = [c.name for c in comparisons]
-    agents = {e.eval: e.agent for e in evals}
-    rules = {e.eval: e.min_rep_pass_rate for e in evals if e.side == "head"}
-    rules.update({e.eval: e.min_rep_pass_rate for e in evals if e.eval not in rules})
-    for pair in pairs:
-        if pair.eval not in agents:
-            agents[pair.eval] = ""
-        if pair.eval not in eval_names:
-            eval_names.append(pair.eval)
+    eval_names, agents, rules = _eval_index(comparisons, evals, pairs)
     position = {name: index for index, name in enumerate(eval_names)}
     counts = {name: sum(1 for p in pairs if p.flags & bit) for name, bit in FLAGS.items()}
-    summary = summary or RunSummary(
+    summary = page.summary or RunSummary(
         headline=reason or result,
         counts=count(comparisons),
         run_time_summed_s=round(sum(f.duration_ms for f in fixtures) / 1000, 3),
-    )
+    )  # a page rendered alone; a run passes the summary its comment shows
     candidates = blocking(comparisons)
     card = list(reasons(candidates[:CARD_REASONS], private, trace_of))
     rows = _eval_rows(comparisons, trends or {})
     meta = {
         "result": result,
         "flags": FLAGS,
-        "evals": [
-            {"name": n, "agent": agents.get(n, ""), "rule": rules.get(n)} for n in eval_names
-        ],
+        "evals": [{"name": n, "agent": agents[n], "rule": rules.get(n)} for n in eval_names],
         "total": len(pairs),
     }
-
-    def data() -> Iterator[Markup]:
-        yield Markup('{"meta":' + script_json(_clean_meta(meta, shown)) + ',"rows":[')  # noqa: S704
-        for index, pair in enumerate(pairs):
-            text = script_json(row(pair, position[pair.eval], shown))
-            yield Markup(("," if index else "") + text)  # noqa: S704
-        yield Markup("]}")
-
-    def traces() -> Iterator[Markup]:
-        for pair in pairs:
-            if pair.private:
-                continue
-            payload = script_json(bundle(pair, trace_of, shown))
-            yield Markup(  # noqa: S704 - escaped for a script element by script_json
-                f'<script type="application/json" id="t{pair.index}">{payload}</script>\n'
-            )
-
-    def finalize(value: object) -> object:
-        # Text is redacted before Jinja escapes it: markupsafe writes `"` as `&#34;`, a form
-        # the redactor does not look for. Markup is ours (the data is redacted as built).
-        if isinstance(value, str) and not isinstance(value, Markup):
-            return shown(value)
-        return value
-
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        bytecode_cache=template_cache(),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        finalize=finalize,
-    )
     script, style = _asset("report.js"), _asset("report.css")
-    safe_url = run_url if run_url.startswith(("https://", "http://")) else ""
-    return env.get_template("report.html.j2").generate(
-        result=result,
-        reason=reason,
-        head_sha=head_sha,
-        base_sha=base_sha,
-        run_url=safe_url,
-        artifacts_url=f"{safe_url}#artifacts" if safe_url else "",
-        version=__version__,
+    template = _environment(shown).get_template("report.html.j2")
+    return template.generate(
+        **_heading(page, summary),
         evals=rows,
         any_trend=any(r.trend_source for r in rows),
-        headline=summary.headline,
-        counts_line=" · ".join(counts_phrases(summary)),
-        figures=figures_text(summary, run or RunInfo()),
         card=card,
         card_more=len(candidates) - len(card),
         eval_names=eval_names,
@@ -400,11 +355,89 @@ def html_chunks(
         static=_static_items(pairs, rules),
         run_numbers=_run_numbers(comparisons),
         static_more=max(0, sum(1 for p in pairs if p.flags & PROBLEMS) - STATIC_LIMIT),
-        data=data(),
-        traces=traces(),
+        data=_data(meta, pairs, position, shown),
+        traces=_traces(pairs, trace_of, shown),
         script=Markup(script),  # noqa: S704 - our own file, checked by _asset
         style=Markup(style),  # noqa: S704
         csp=content_security_policy(script, style),
+    )
+
+
+def _heading(page: Page, summary: RunSummary) -> dict[str, str]:
+    """What the page's heading says: the verdict, the commits, the run's link, the numbers."""
+    run = page.run
+    safe_url = run.run_url if run.run_url.startswith(("https://", "http://")) else ""
+    return {
+        "result": page.result,
+        "reason": page.reason,
+        "head_sha": run.head_sha,
+        "base_sha": run.base_sha,
+        "run_url": safe_url,
+        "artifacts_url": f"{safe_url}#artifacts" if safe_url else "",
+        "version": __version__,
+        "headline": summary.headline,
+        "counts_line": " · ".join(counts_phrases(summary)),
+        "figures": figures_text(summary, run),
+    }
+
+
+def _eval_index(
+    comparisons: list[EvalComparison], evals: list[EvalResult], pairs: list[Pair]
+) -> tuple[list[str], dict[str, str], dict[str, float]]:
+    """Every Eval the page lists, in the comparisons' order (then any only a pair names),
+    with its agent and its rule for repetitions (the head's where both sides have one)."""
+    eval_names = [c.name for c in comparisons]
+    agents = {e.eval: e.agent for e in evals}
+    rules = {e.eval: e.min_rep_pass_rate for e in evals if e.side == "head"}
+    rules.update({e.eval: e.min_rep_pass_rate for e in evals if e.eval not in rules})
+    for pair in pairs:
+        if pair.eval not in agents:
+            agents[pair.eval] = ""
+        if pair.eval not in eval_names:
+            eval_names.append(pair.eval)
+    return eval_names, agents, rules
+
+
+def _data(
+    meta: dict[str, Any], pairs: list[Pair], position: dict[str, int], shown: Redact
+) -> Iterator[Markup]:
+    """The page's data (every fixture's row), streamed as one JSON document."""
+    yield Markup('{"meta":' + script_json(_clean_meta(meta, shown)) + ',"rows":[')  # noqa: S704
+    for index, pair in enumerate(pairs):
+        text = script_json(row(pair, position[pair.eval], shown))
+        yield Markup(("," if index else "") + text)  # noqa: S704
+    yield Markup("]}")
+
+
+def _traces(pairs: list[Pair], trace_of: TraceSource, shown: Redact) -> Iterator[Markup]:
+    """Each public fixture's traces in a script element of its own, read when it opens."""
+    for pair in pairs:
+        if pair.private:
+            continue
+        payload = script_json(bundle(pair, trace_of, shown))
+        yield Markup(  # noqa: S704 - escaped for a script element by script_json
+            f'<script type="application/json" id="t{pair.index}">{payload}</script>\n'
+        )
+
+
+def _environment(shown: Redact) -> jinja2.Environment:
+    """The page's template environment: every text it prints goes through `shown`."""
+
+    def finalize(value: object) -> object:
+        # Text is redacted before Jinja escapes it: markupsafe writes `"` as `&#34;`, a form
+        # the redactor does not look for. Markup is ours (the data is redacted as built).
+        if isinstance(value, str) and not isinstance(value, Markup):
+            return shown(value)
+        return value
+
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        bytecode_cache=template_cache(),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        finalize=finalize,
     )
 
 

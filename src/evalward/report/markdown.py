@@ -29,7 +29,7 @@ from evalward.record.write import run_summary
 from evalward.report.compiled import template_cache
 from evalward.report.figures import axes_text, has_run_numbers, percent, reps_text
 from evalward.report.story import Reason, TraceSource
-from evalward.report.view import REASONS_BUDGET, build_view
+from evalward.report.view import REASONS_BUDGET, LineBudget, build_view
 
 TEMPLATES = Path(__file__).parent / "templates"
 MAX_COMMENT_CHARS = 65_536
@@ -116,49 +116,56 @@ class ReportContext:
         return f"{self.run_url}#artifacts" if self.run_url else ""
 
 
+@dataclass(frozen=True)
+class WorkflowNotes:
+    """What only a workflow run adds to the comment: which definitions gate, the bypass
+    record the comment keeps, and, for a run without a base, what ran and why."""
+
+    gate_config: str = "base"
+    record: BypassRecord | None = None
+    ran: RunReason | None = None
+
+
 def report_context(
     evaluation: Evaluation,
     decision: GateDecision,
     *,
     marker: str,
-    show_changes: bool = True,
-    repository: str = "",
-    head_sha: str = "",
-    run_url: str = "",
-    cancelled: bool = False,
-    gate_config: str = "base",
-    record: BypassRecord | None = None,
-    ran: RunReason | None = None,
     run: RunInfo | None = None,
+    show_changes: bool = True,
+    workflow: WorkflowNotes | None = None,
     report_file: bool = False,
 ) -> ReportContext:
     """What the comment shows of an Evaluation, for the action and the command line alike.
 
     `show_changes` is off when nothing was compared with a base: every agent would be "new";
-    `ran` then says what ran and why instead. A `cancelled` run says why in the comment (the
-    decision's reason). `run` says how long the run took and what it spent; the run's summary
-    (`record.write.run_summary`) is computed here, once, for every report."""
+    `workflow.ran` then says what ran and why instead. `run` says where the run happened, how
+    far it went (a cancelled run says why in the comment: the decision's reason), how long it
+    took and what it spent; the run's summary (`record.write.run_summary`) is computed here,
+    once, for every report. `report_file`: report.html is written beside comment.md."""
+    run = run or RunInfo()
+    workflow = workflow or WorkflowNotes()
     return ReportContext(
-        ran=ran,
+        ran=workflow.ran,
         comparisons=evaluation.comparisons,
         decision=decision,
-        changes=evaluation.changes if show_changes and ran is None else None,
+        changes=evaluation.changes if show_changes and workflow.ran is None else None,
         skipped_base=evaluation.plan.skipped_base,
         not_run=evaluation.plan.not_run,
         dropped=evaluation.plan.dropped,
-        repository=repository,
-        head_sha=head_sha,
-        run_url=run_url,
+        repository=run.repository,
+        head_sha=run.head_sha,
+        run_url=run.run_url,
         marker=marker,
         notes=evaluation.notes,
         private=evaluation.private,
-        cancelled=decision.reason if cancelled else "",
-        record=record,
-        gate_config=gate_config,
+        cancelled=decision.reason if run.cancelled else "",
+        record=workflow.record,
+        gate_config=workflow.gate_config,
         cache_hits=evaluation.cache_hits,
         skipped_runs=len(evaluation.skipped),
         summary=run_summary(evaluation, decision),
-        run=run or RunInfo(),
+        run=run,
         trace_of=evaluation.trace_of,
         report_file=report_file,
     )
@@ -245,10 +252,12 @@ def render_comment(
         context.private,
         context.numbers,
         context.run,
-        escape=sink.inline,
         trace_of=context.trace_of,
-        link_length=0 if terminal else len(context.report_url) + 40,
-        budget=min(REASONS_BUDGET, limit // 3),
+        lines=LineBudget(
+            escape=sink.inline,
+            link=0 if terminal else len(context.report_url) + 40,
+            total=min(REASONS_BUDGET, limit // 3),
+        ),
     )
 
     def link(reason: Reason) -> str:

@@ -142,6 +142,17 @@ class CommentView:
         return figures_text(self.summary, self.run)
 
 
+@dataclass(frozen=True)
+class LineBudget:
+    """How the reasons' lines are measured: `escape` is how text is written in the comment,
+    `link` how long each line's link is, and `total` the characters all of them may take
+    (counting both)."""
+
+    escape: Callable[[str], str] = str
+    link: int = 0
+    total: int = REASONS_BUDGET
+
+
 def build_view(
     comparisons: list[EvalComparison],
     not_run: dict[str, str],
@@ -149,13 +160,10 @@ def build_view(
     summary: RunSummary,
     run: RunInfo | None = None,
     *,
-    escape: Callable[[str], str] = str,
     trace_of: TraceSource | None = None,
-    link_length: int = 0,
-    budget: int = REASONS_BUDGET,
+    lines: LineBudget = LineBudget(),
 ) -> CommentView:
-    """`escape` is how text is written in the comment, and `link_length` how long a line's
-    link is: the reasons' `budget` of characters counts both."""
+    """What the comment shows, worst first; the reasons' lines stop where `lines` runs out."""
     view = CommentView(summary=summary, run=run or RunInfo(), did_not_run=did_not_run(not_run))
     for c in comparisons:
         if c.head.provider_unavailable and not c.head.passed:
@@ -169,8 +177,8 @@ def build_view(
     candidates = blocking(comparisons)
     used = 0
     for index, reason in enumerate(reasons(candidates, private, trace_of)):
-        cost = _line_cost(reason, escape) + link_length
-        if view.reasons and used + cost > budget:
+        cost = _line_cost(reason, lines.escape) + lines.link
+        if view.reasons and used + cost > lines.total:
             view.reasons_more = len(candidates) - index
             break
         used += cost
