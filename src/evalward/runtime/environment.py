@@ -47,6 +47,7 @@ from evalward.runtime.installers import (
     node_tools,
     python_interpreter,
     remove_tree,
+    runnable_copy,
     uv_binary,
 )
 from evalward.runtime.sandbox import AgentUser, Packages
@@ -143,7 +144,7 @@ class EnvironmentStore:
             "platform": [platform.machine(), *platform.libc_ver()],
         }
         if spec.python is not None:
-            uv_bin = uv_binary()
+            uv_bin = self._uv(request.user)
             probe = self._scratch(request.user, "probe")
             try:
                 installer = Installer(request.user, request.env, probe, spec.timeout_seconds)
@@ -163,6 +164,14 @@ class EnvironmentStore:
             versions = [await _version(node), await _version(npm)]
             material["node"] = {"file": spec.node, "node": versions[0], "npm": versions[1]}
         return material
+
+    def _uv(self, user: AgentUser | None) -> str:
+        """The uv evalward ships, at a path the installing user may run."""
+        assert self._live is not None
+        uv_bin = uv_binary()
+        if user is None:
+            return uv_bin
+        return str(runnable_copy(Path(uv_bin), self._live / ".tools"))
 
     def _scratch(self, user: AgentUser | None, kind: str) -> Path:
         """A new folder in the live one that only `user` may use."""
@@ -220,7 +229,9 @@ class EnvironmentStore:
         installer = Installer(user, request.env, home, spec.timeout_seconds)
         if spec.python is not None:
             interpreter = material["python"]["interpreter"]
-            await _install_python(installer, spec.python, source, build / "venv", interpreter)
+            await _install_python(
+                installer, self._uv(user), spec.python, source, build / "venv", interpreter
+            )
         if spec.node is not None:
             await _install_node(installer, spec.node, source, build / "node_modules", request.env)
 
@@ -238,9 +249,8 @@ class EnvironmentStore:
 
 
 async def _install_python(
-    installer: Installer, named: str, source: Path, venv: Path, interpreter: str
+    installer: Installer, uv_bin: str, named: str, source: Path, venv: Path, interpreter: str
 ) -> None:
-    uv_bin = uv_binary()
     folder = source / _folder(named)
     name = Path(named).name
     await installer.check(

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,6 +151,37 @@ def uv_binary() -> str:
             "evalward's installation has no `uv`, which builds Python environments; "
             "reinstall evalward (uv is one of its dependencies)"
         ) from None
+
+
+def open_to_others(path: Path) -> bool:
+    """Whether a user that neither owns `path` nor shares its group may run it: the file is
+    executable by others and so is every directory on the way to it."""
+    try:
+        if not path.stat().st_mode & stat.S_IXOTH:
+            return False
+        return all(parent.stat().st_mode & stat.S_IXOTH for parent in path.parents)
+    except OSError:
+        return False
+
+
+def runnable_copy(program: Path, tools: Path) -> Path:
+    """`program` where an agent user may run it: itself when it is open to others, else a copy
+    (a hard link where the filesystem allows) in `tools`, a folder evalward owns and others
+    may enter. evalward installed in a private folder (a virtualenv under root's 0700 home)
+    would otherwise leave the agent user unable to start the installer it ships."""
+    if open_to_others(program):
+        return program
+    tools.mkdir(mode=0o711, exist_ok=True)
+    target = tools / program.name
+    if not target.exists():
+        scratch = tools / f".{program.name}.{os.getpid()}"
+        try:
+            os.link(program, scratch)
+        except OSError:
+            shutil.copyfile(program, scratch)
+        scratch.chmod(0o755)
+        scratch.replace(target)
+    return target
 
 
 def node_tools(path: str) -> tuple[str, str]:
