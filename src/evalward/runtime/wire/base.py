@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal, Protocol
 
+from evalward import sse
 from evalward.providers.base import ChatRequest, ChatResponse, RunLabels
 from evalward.sse import Event
 from evalward.trace import Usage
@@ -108,6 +109,38 @@ class Format(Protocol):
     def reply(
         self, response: ChatResponse, body: Mapping[str, Any], number: int
     ) -> dict[str, Any]: ...
+
+
+class TypedEvents:
+    """What Anthropic Messages and the OpenAI Responses API share: a stream is asked for with
+    `stream: true` and sent upstream as asked, a reply is replayed as a stream of its events
+    each named by its `type` (`events_of`, the format's own), and a call is metered by
+    `usage.input_tokens` and `usage.output_tokens`."""
+
+    @staticmethod
+    def streamed(body: Mapping[str, Any]) -> bool:
+        return body.get("stream") is True
+
+    @staticmethod
+    def upstream(body: dict[str, Any]) -> dict[str, Any]:
+        return body
+
+    @staticmethod
+    def events_of(reply: Mapping[str, Any]) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    @classmethod
+    def replay(cls, body: Mapping[str, Any], reply: Mapping[str, Any]) -> list[bytes]:
+        del body
+        return [sse.encode(data, str(data["type"])) for data in cls.events_of(reply)]
+
+    @staticmethod
+    def usage(reply: Mapping[str, Any]) -> Usage:
+        usage = mapping(reply.get("usage"))
+        return Usage(
+            input_tokens=count(usage.get("input_tokens")),
+            output_tokens=count(usage.get("output_tokens")),
+        )
 
 
 def list_field(body: Mapping[str, Any], key: str, *, required: bool = False) -> list[Any]:

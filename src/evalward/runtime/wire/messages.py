@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from evalward import jsontext, sse
+from evalward import jsontext
 from evalward.providers.base import (
     ChatMessage,
     ChatRequest,
@@ -26,6 +26,7 @@ from evalward.runtime.wire.base import (
     SeenCall,
     SeenResult,
     Turn,
+    TypedEvents,
     WireError,
     count,
     items,
@@ -35,19 +36,10 @@ from evalward.runtime.wire.base import (
     text_of,
 )
 from evalward.sse import Event
-from evalward.trace import Usage
 
 
-class Messages:
+class Messages(TypedEvents):
     kind = Kind.messages
-
-    @staticmethod
-    def streamed(body: Mapping[str, Any]) -> bool:
-        return body.get("stream") is True
-
-    @staticmethod
-    def upstream(body: dict[str, Any]) -> dict[str, Any]:
-        return body
 
     @staticmethod
     def accumulator(body: Mapping[str, Any]) -> _Blocks:
@@ -55,17 +47,8 @@ class Messages:
         return _Blocks()
 
     @staticmethod
-    def replay(body: Mapping[str, Any], reply: Mapping[str, Any]) -> list[bytes]:
-        del body
-        return [sse.encode(data, str(data["type"])) for data in events_of(reply)]
-
-    @staticmethod
-    def usage(reply: Mapping[str, Any]) -> Usage:
-        usage = mapping(reply.get("usage"))
-        return Usage(
-            input_tokens=count(usage.get("input_tokens")),
-            output_tokens=count(usage.get("output_tokens")),
-        )
+    def events_of(reply: Mapping[str, Any]) -> list[dict[str, Any]]:
+        return events_of(reply)
 
     @staticmethod
     def turn(reply: Mapping[str, Any]) -> Turn:

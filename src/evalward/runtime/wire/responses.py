@@ -16,7 +16,6 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from evalward import sse
 from evalward.providers.base import (
     ChatMessage,
     ChatRequest,
@@ -30,29 +29,21 @@ from evalward.runtime.wire.base import (
     SeenCall,
     SeenResult,
     Turn,
+    TypedEvents,
     WireError,
-    count,
     items,
     lenient_text,
     mapping,
     text_of,
 )
 from evalward.sse import Event
-from evalward.trace import Usage, tool_arguments
+from evalward.trace import tool_arguments
 
 FINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 
 
-class Responses:
+class Responses(TypedEvents):
     kind = Kind.responses
-
-    @staticmethod
-    def streamed(body: Mapping[str, Any]) -> bool:
-        return body.get("stream") is True
-
-    @staticmethod
-    def upstream(body: dict[str, Any]) -> dict[str, Any]:
-        return body
 
     @staticmethod
     def accumulator(body: Mapping[str, Any]) -> _Events:
@@ -60,17 +51,8 @@ class Responses:
         return _Events()
 
     @staticmethod
-    def replay(body: Mapping[str, Any], reply: Mapping[str, Any]) -> list[bytes]:
-        del body
-        return [sse.encode(data, str(data["type"])) for data in events_of(reply)]
-
-    @staticmethod
-    def usage(reply: Mapping[str, Any]) -> Usage:
-        usage = mapping(reply.get("usage"))
-        return Usage(
-            input_tokens=count(usage.get("input_tokens")),
-            output_tokens=count(usage.get("output_tokens")),
-        )
+    def events_of(reply: Mapping[str, Any]) -> list[dict[str, Any]]:
+        return events_of(reply)
 
     @staticmethod
     def turn(reply: Mapping[str, Any]) -> Turn:
