@@ -16,7 +16,7 @@ from enum import StrEnum
 from typing import Any, Literal, Protocol
 
 from evalward import sse
-from evalward.providers.base import ChatRequest, ChatResponse, RunLabels
+from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, RunLabels, ToolSpec
 from evalward.sse import Event
 from evalward.trace import Usage
 
@@ -141,6 +141,26 @@ class TypedEvents:
             input_tokens=count(usage.get("input_tokens")),
             output_tokens=count(usage.get("output_tokens")),
         )
+
+
+def chat_request(
+    body: Mapping[str, Any],
+    labels: RunLabels,
+    *,
+    messages: list[ChatMessage],
+    tools: list[ToolSpec],
+    max_tokens: object,
+) -> ChatRequest:
+    """The request a provider sends, from a body each wire format has already read its way."""
+    temperature = body.get("temperature")
+    return ChatRequest(
+        model=str(body.get("model", "")),
+        messages=tuple(messages),
+        tools=tuple(tools),
+        temperature=float(temperature) if isinstance(temperature, int | float) else None,
+        max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+        labels=labels,
+    )
 
 
 def list_field(body: Mapping[str, Any], key: str, *, required: bool = False) -> list[Any]:

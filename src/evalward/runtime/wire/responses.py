@@ -31,6 +31,7 @@ from evalward.runtime.wire.base import (
     Turn,
     TypedEvents,
     WireError,
+    chat_request,
     items,
     lenient_text,
     mapping,
@@ -84,15 +85,12 @@ class Responses(TypedEvents):
 
     @staticmethod
     def chat_request(body: Mapping[str, Any], labels: RunLabels) -> ChatRequest:
-        temperature = body.get("temperature")
-        max_tokens = body.get("max_output_tokens")
-        return ChatRequest(
-            model=str(body.get("model", "")),
-            messages=tuple(_messages(body)),
-            tools=tuple(_tools(body)),
-            temperature=float(temperature) if isinstance(temperature, int | float) else None,
-            max_tokens=max_tokens if isinstance(max_tokens, int) else None,
-            labels=labels,
+        return chat_request(
+            body,
+            labels,
+            messages=_messages(body),
+            tools=_tools(body),
+            max_tokens=body.get("max_output_tokens"),
         )
 
     @staticmethod
