@@ -165,6 +165,39 @@ def run_action(
     return execute(workspace, launch)
 
 
+SHARD_KEY = "k" * 16 + "0123456789abcdef"
+"""The secret every shard step and the merge step are given (`shard-key`)."""
+
+
+def run_shards(
+    workspace: Path,
+    github: FakeGitHub,
+    event: dict[str, Any],
+    folder: Path,
+    *,
+    env: dict[str, str],
+    inputs: dict[str, str] | None = None,
+    count: int = 2,
+) -> None:
+    """Run each part of a `count`-way matrix, as its own runner, into `folder`; each must pass."""
+    for index in range(1, count + 1):
+        part = run_action(
+            workspace,
+            github,
+            event,
+            inputs={
+                "shard-key": SHARD_KEY,
+                **(inputs or {}),
+                "shard": f"{index}/{count}",
+                "output-dir": str(folder),
+            },
+            env=env,
+            run_dir=folder.parent / f"runner-{folder.name}-{index}",
+        )
+        assert part.returncode == 0, part.stdout + part.stderr
+        assert (folder / f"shard-{index}-of-{count}.json").is_file()
+
+
 def execute(workspace: Path, launch: Launch) -> ActionRun:
     """Run a prepared launch (its environment changed by the test, if need be) to the end."""
     done = subprocess.run(

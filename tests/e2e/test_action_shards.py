@@ -7,14 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from actionrun import pull_request_event, run_action
+from actionrun import SHARD_KEY, pull_request_event, run_action, run_shards
 from e2e.test_walking_skeleton import make_pr, script_model
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
 from gitrepo import GitRepo
-
-SHARD_KEY = "k" * 16 + "0123456789abcdef"
-"""The secret every shard step and the merge step are given (`shard-key`)."""
 
 
 def _strip(value: Any) -> Any:
@@ -39,17 +36,7 @@ def test_shard_jobs_then_merge_gate_like_one_job(
     common = {"cache": "off", "shard-key": SHARD_KEY}
     shards = tmp_path / "shards"
 
-    for index in (1, 2):
-        part = run_action(
-            repo.path,
-            github,
-            event,
-            inputs={**common, "shard": f"{index}/2", "output-dir": str(shards)},
-            env=env,
-            run_dir=tmp_path / f"runner-{index}",
-        )
-        assert part.returncode == 0, part.stderr
-        assert (shards / f"shard-{index}-of-2.json").is_file()
+    run_shards(repo.path, github, event, shards, env=env, inputs=common)
     assert github.comments_on(7) == []
 
     merged = run_action(

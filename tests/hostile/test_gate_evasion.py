@@ -19,8 +19,7 @@ from typing import Any
 
 import pytest
 
-from actionrun import ActionRun, pull_request_event, run_action
-from e2e.test_action_shards import SHARD_KEY
+from actionrun import SHARD_KEY, ActionRun, pull_request_event, run_action, run_shards
 from e2e.test_walking_skeleton import (
     BASE_PROMPT,
     GREETING_FIXTURE,
@@ -964,16 +963,7 @@ def test_shards_and_their_merge_keep_evals_that_did_not_run(
     script_model(model, head_greets_well=True)
     event = pull_request_event(github.repository, 7, base, head)
     shards = tmp_path / "shards"
-    for index in (1, 2):
-        part = run_action(
-            repo.path,
-            github,
-            event,
-            inputs={"shard": f"{index}/2", "output-dir": str(shards), "shard-key": SHARD_KEY},
-            env=env,
-            run_dir=tmp_path / f"runner-{index}",
-        )
-        assert part.returncode == 0, part.stdout + part.stderr
+    run_shards(repo.path, github, event, shards, env=env)
 
     merged = run_action(
         repo.path,

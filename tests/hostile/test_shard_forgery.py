@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from actionrun import ActionRun, pull_request_event, run_action
-from e2e.test_action_shards import SHARD_KEY
+from actionrun import SHARD_KEY, ActionRun, pull_request_event, run_action, run_shards
 from e2e.test_walking_skeleton import make_pr, script_model
 from evalward.shard_seal import seal
 from fakes.github_api import FakeGitHub
@@ -47,16 +46,7 @@ def test_a_merge_takes_only_sealed_parts_of_the_plan_it_computes(
     script_model(model, head_greets_well=False)
     event = pull_request_event(github.repository, 7, base, head)
     honest = tmp_path / "honest"
-    for index in (1, 2):
-        part = run_action(
-            repo.path,
-            github,
-            event,
-            inputs={"shard": f"{index}/2", "output-dir": str(honest), "shard-key": SHARD_KEY},
-            env=env,
-            run_dir=tmp_path / f"runner-{index}",
-        )
-        assert part.returncode == 0, part.stdout + part.stderr
+    run_shards(repo.path, github, event, honest, env=env)
     parts = {i: json.loads((honest / f"shard-{i}-of-2.json").read_text()) for i in (1, 2)}
     assert all(p["seal"]["alg"] == "hmac-sha256" for p in parts.values())
     runs = 0
