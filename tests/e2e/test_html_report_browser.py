@@ -6,65 +6,34 @@ without JavaScript, and 20,000 fixture results. Skipped only when no Chromium is
 from __future__ import annotations
 
 import re
-import shutil
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from e2e.report_scenario import HOSTILE, PRIVATE_OUTPUT, run_report
-from evalward.compare import compare
-from evalward.report.files import write_chunks
+from e2e.report_pages import needs_chromium, scenario_report, synthetic_page
+from e2e.report_scenario import HOSTILE, PRIVATE_OUTPUT
 from evalward.report.html import Page, html_chunks
 from evalward.resources.models import Severity
 from evalward.results import (
     AssertionResult,
-    EvalResult,
-    FixtureOutcome,
     FixtureResult,
-    Interval,
     JudgeVerdict,
     Status,
     Verdict,
     Violation,
 )
 from evalward.scoring.reps import wilson_interval
-from evalward.security import Redactor
 from evalward.trace import StepType, Trace
-from fakes.model_server import ScriptedModelServer
-from gitrepo import GitRepo
 
-CHROMIUM = next(
-    (p for p in (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")) if p),
-    None,
-)
 sync_api = pytest.importorskip("playwright.sync_api", reason="the `dev` extra installs playwright")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="no Chromium on PATH (Debian: apt-get install -y chromium)"
-)
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+pytestmark = needs_chromium
 CATCH_POLICY_VIOLATIONS = """
 window.__violations = [];
 document.addEventListener('securitypolicyviolation',
   e => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));
 """
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield launched
-        launched.close()
 
 
 @dataclass
@@ -104,12 +73,7 @@ def row_names(page: Any) -> list[str]:
 @pytest.fixture(scope="module")
 def pull_request_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The scenario's pull request run through `evalward run --base main`."""
-    root = tmp_path_factory.mktemp("report")
-    model = ScriptedModelServer()
-    try:
-        return run_report(GitRepo(root / "repo"), model, root / "out")
-    finally:
-        model.close()
+    return scenario_report(tmp_path_factory.mktemp("report"))
 
 
 def test_filters_and_search_narrow_the_list_and_a_link_reopens_the_same_view(
@@ -305,87 +269,11 @@ def test_without_javascript_the_summary_and_failing_list_are_readable(
 # --- scale -----------------------------------------------------------------------------------
 
 
-def synthetic(count: int) -> tuple[list[EvalResult], list[FixtureResult]]:
-    """`count` fixtures run on head and on base (2 × `count` results); every 7th regresses."""
-    fixtures: list[FixtureResult] = []
-    for index in range(count):
-        for side in ("base", "head"):
-            passed = side == "base" or index % 7 != 0
-            trace = Trace()
-            trace.add(StepType.input, content=f"question {index}")
-            trace.add(StepType.tool_call, tool="lookup", arguments={"id": index})
-            trace.add(StepType.tool_result, tool="lookup", output="found", source="mock")
-            trace.add(StepType.final, content=f"answer {index} from {side}")
-            fixtures.append(
-                FixtureResult(
-                    eval=f"eval-{index % 20:02d}",
-                    fixture=f"case-{index:05d}",
-                    side=side,
-                    status=Status.passed if passed else Status.failed,
-                    score=1.0 if passed else 0.0,
-                    verdict=Verdict.passed if passed else Verdict.failed,
-                    severity=Severity.medium,
-                    output=f"answer {index} from {side}",
-                    trace=trace,
-                )
-            )
-    evals = []
-    for name in sorted({f.eval for f in fixtures}):
-        for side in ("base", "head"):
-            runs = [f for f in fixtures if f.eval == name and f.side == side]
-            outcomes = [
-                FixtureOutcome(
-                    name=r.fixture,
-                    score=r.score,
-                    result=r.status,
-                    severity=r.severity,
-                    reps=1,
-                    passes=int(r.passed),
-                    pass_rate=float(r.passed),
-                    pass_rate_interval=Interval(low=0, high=1),
-                )
-                for r in runs
-            ]
-            passing = sum(o.passed for o in outcomes)
-            evals.append(
-                EvalResult(
-                    eval=name,
-                    agent="bot",
-                    side=side,
-                    score=passing / len(runs),
-                    passed=passing == len(runs),
-                    pass_threshold=0.9,
-                    passing=passing,
-                    failing=len(runs) - passing,
-                    errors=0,
-                    total=len(runs),
-                    fixture_results=outcomes,
-                    fixtures=runs,
-                )
-            )
-    return evals, fixtures
-
-
 def test_twenty_thousand_results_open_filter_search_and_open_a_trace(
     browser: Any, tmp_path: Path
 ) -> None:
     fixtures_count = 10_000
-    evals, fixtures = synthetic(fixtures_count)
-    page_path = tmp_path / "report.html"
-    write_chunks(
-        page_path,
-        html_chunks(
-            Page(
-                result="fail",
-                reason="r",
-                evals=evals,
-                fixtures=fixtures,
-                private=set(),
-                comparisons=compare(evals),
-            )
-        ),
-        Redactor([]),
-    )
+    page_path = synthetic_page(tmp_path / "report.html", fixtures_count)
     watched = open_page(browser, page_path.as_uri())
     page = watched.page
     count = page.locator("#count")

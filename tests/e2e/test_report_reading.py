@@ -11,66 +11,31 @@ import csv
 import io
 import json
 import re
-from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from e2e.report_scenario import run_report
-from e2e.test_html_report_browser import CHROMIUM, FLAGS, synthetic
-from evalward.compare import compare
-from evalward.report.files import write_chunks
+from e2e.report_pages import needs_chromium, scenario_report, synthetic_page
 from evalward.report.html import Page, html_chunks
 from evalward.resources.models import Severity
 from evalward.results import FixtureResult, Status, Verdict
-from evalward.security import Redactor
 from evalward.trace import StepType, Trace
-from fakes.model_server import ScriptedModelServer
-from gitrepo import GitRepo
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the `dev` extra installs playwright")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="no Chromium on PATH (Debian: apt-get install -y chromium)"
-)
+pytestmark = needs_chromium
 AXE = resources.files("axe_playwright_python").joinpath("axe.min.js").read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture(scope="module")
 def scenario(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("reading")
-    model = ScriptedModelServer()
-    try:
-        return run_report(GitRepo(root / "repo"), model, root / "out")
-    finally:
-        model.close()
+    return scenario_report(tmp_path_factory.mktemp("reading"))
 
 
 @pytest.fixture(scope="module")
 def ten_thousand(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    evals, fixtures = synthetic(10_000)
-    path = tmp_path_factory.mktemp("large") / "report.html"
-    chunks = html_chunks(
-        Page(
-            result="fail",
-            reason="r",
-            evals=evals,
-            fixtures=fixtures,
-            private=set(),
-            comparisons=compare(evals),
-        )
-    )
-    write_chunks(path, chunks, Redactor([]))
-    return path
+    return synthetic_page(tmp_path_factory.mktemp("large") / "report.html", 10_000)
 
 
 def page_of(browser: Any, url: str, *, width: int = 1280, scheme: str = "light") -> Any:
