@@ -223,15 +223,15 @@ async def _run_change(
         estimate: Estimate | None = None
         keys = CacheKeys(checkouts, providers) if options.cache is not None else None
         resources = {side: checkout.resources for side, checkout in checkouts.items()}
+        cached = options.cache.holds(keys) if options.cache and keys else None
         if options.budget.limited:
-            cached = options.cache.holds(keys) if options.cache and keys else None
             if options.budget.max_cost_usd is not None and providers.override is None:
                 refuse_unpriced(plan, resources, providers.prices, cached)
             trimmed = trim_to_budget(plan, resources, providers.prices, options.budget, cached)
             plan, skipped, estimate = trimmed.plan, trimmed.skipped, trimmed.estimate
             notes += [trimmed.note] if skipped else []
-        if options.cache is not None and options.cache.reads and keys is not None:
-            plan.reused = sum(options.cache.contains(keys.of(run)) for run in plan.runs)
+        if cached is not None:
+            plan.reused = sum(cached(run) for run in plan.runs)
         if on_plan is not None:
             on_plan(plan)
         try:

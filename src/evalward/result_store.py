@@ -64,6 +64,11 @@ class ResultStore:
     def contains(self, key: str) -> bool:
         return self._read("SELECT 1 FROM results WHERE key = ?", key) is not None
 
+    def empty(self) -> bool:
+        """Whether every look-up is a miss: there is no database, or this store created it
+        and has not written to it yet. A first run then makes no key to look one up."""
+        return self._connection() is None or self._created
+
     def put(self, key: str, text: str) -> None:
         """Store `text` under `key`, replacing what it held."""
         self._write("INSERT OR REPLACE INTO results (key, result) VALUES (?, ?)", key, text)
