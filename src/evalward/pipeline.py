@@ -185,6 +185,7 @@ async def evaluate_change(
         ran.estimate,
         traces,
         ran.agents,
+        head_commit=ran.head_commit,
     )
 
 
@@ -201,6 +202,7 @@ class _Ran:
     skipped: list[PlannedRun]
     estimate: Estimate | None
     agents: dict[str, AgentIdentity]
+    head_commit: str
 
 
 async def _run_change(
@@ -265,6 +267,7 @@ async def _run_change(
             skipped,
             estimate,
             agents,
+            checkouts[Side.head].sha,
         )
 
 
