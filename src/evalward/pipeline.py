@@ -6,6 +6,7 @@ parameters, so tests run it against real repositories and local model servers.
 
 from __future__ import annotations
 
+import asyncio
 import posixpath
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -16,7 +17,12 @@ from pathlib import Path
 from evalward.changes import ChangeSet, detect_changes
 from evalward.compare import compare
 from evalward.errors import ConfigError, MissingSecretError, ResourceError
-from evalward.estimate import estimate_plan, refuse_unpriced, trim_to_budget
+from evalward.estimate import (
+    estimate_meanwhile,
+    estimate_plan,
+    refuse_unpriced,
+    trim_to_budget,
+)
 from evalward.evaluation import Evaluation
 from evalward.execute import Execution, ProgressCallback, execute
 from evalward.fingerprint import FileIndex
@@ -251,10 +257,27 @@ async def _run_change(
             allowance=Allowance.left_by(options.budget, estimate),
             sandbox=options.sandbox,
         )
-        fixtures = await execute(plan, checkouts, providers, how)
+        # Without a budget the estimate is only reported. When the cache can answer no run,
+        # it is of every run, and it is made while the runs wait on their model calls.
+        estimating = (
+            asyncio.ensure_future(estimate_meanwhile(plan, resources, providers.prices))
+            if estimate is None and cached is None
+            else None
+        )
+        try:
+            fixtures = await execute(plan, checkouts, providers, how)
+        except BaseException:
+            if estimating is not None:
+                estimating.cancel()
+            raise
         if estimate is None:  # only the runs that ran: reused ones cost nothing
             reused = [result.cached for result in fixtures]
-            estimate = estimate_plan(plan, resources, providers.prices, reused)
+            if estimating is not None and not any(reused):
+                estimate = await estimating
+            else:  # another run stored results meanwhile
+                if estimating is not None:
+                    estimating.cancel()
+                estimate = estimate_plan(plan, resources, providers.prices, reused)
         head = checkouts[Side.head].resources
         agents = _head_agents(plan, head, keys or CacheKeys(checkouts, providers))
         return _Ran(
