@@ -43,6 +43,8 @@ class Evaluation:
     """The head-side Evals' agents as they ran: what their Eval status calls Stale later."""
     spent_elsewhere: Spent | None = None
     """What model calls made in other jobs spent for this run: a merge's shard parts'."""
+    head_commit: str = ""
+    """The commit the head side was (its checkout's, when the run began); "" with none."""
 
     @property
     def cache_hits(self) -> int:

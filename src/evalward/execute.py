@@ -159,6 +159,7 @@ class _Run:
         not need. In a task group, a failure (or the run being cancelled) stops every other
         worker."""
         cache, keys = self.how.cache, self.keys
+        cached = cache.holds(keys) if cache is not None and keys is not None else None
         try:
             # The judges' calibrations first, before any agent's calls share the provider's
             # limits.
@@ -169,7 +170,7 @@ class _Run:
                     self.checkouts[run.side].resources,
                 )
                 for run in self.plan.runs
-                if cache is None or keys is None or not cache.contains(keys.of(run))
+                if cached is None or not cached(run)
             )
             async with asyncio.TaskGroup() as group:
                 for key, queue in self.queues.items():

@@ -68,6 +68,26 @@ class TreeEntry:
         return self.mode == SUBMODULE_MODE
 
 
+class Index:
+    """The paths of one reading of the index, with their modes (`Git.index`): a check that
+    asks two questions of it spawns git once."""
+
+    def __init__(self, entries: list[tuple[str, str]]) -> None:
+        self.entries = entries
+
+    def gitlinks(self) -> set[str]:
+        """Paths recorded as submodules (mode 160000): another repository's files."""
+        return {path for mode, path in self.entries if mode == SUBMODULE_MODE}
+
+    def under(self, path: str) -> list[str]:
+        """The files at or below `path`, as `git ls-files -- <path>` lists them (`Git.tracked`)."""
+        path = path.rstrip("/")
+        paths = (p for _, p in self.entries)
+        if path not in ("", "."):
+            paths = (p for p in paths if p == path or p.startswith(f"{path}/"))
+        return list(paths)
+
+
 class Git:
     def __init__(self, repo: Path, executable: str = "git") -> None:
         self.repo = repo
@@ -232,14 +252,11 @@ class Git:
         out = self.run("ls-files", "-z", "--", path)
         return [name for name in out.split("\0") if name]
 
-    def gitlinks(self) -> set[str]:
-        """Paths the index records as submodules (mode 160000): another repository's files."""
+    def index(self) -> Index:
+        """What the index records: each path with its mode, as `ls-files --stage` lists it."""
         out = self.run("ls-files", "--stage", "-z")
-        return {
-            entry.split("\t", 1)[1]
-            for entry in out.split("\0")
-            if entry.startswith("160000 ") and "\t" in entry
-        }
+        entries = [entry.split("\t", 1) for entry in out.split("\0") if "\t" in entry]
+        return Index([(info.split(" ", 1)[0], path) for info, path in entries])
 
     def links_among(self, commit: str, paths: Iterable[str]) -> set[str]:
         """Which of `paths` are symbolic links at `commit` (mode 120000)."""

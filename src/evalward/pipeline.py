@@ -6,6 +6,7 @@ parameters, so tests run it against real repositories and local model servers.
 
 from __future__ import annotations
 
+import asyncio
 import posixpath
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -16,7 +17,12 @@ from pathlib import Path
 from evalward.changes import ChangeSet, detect_changes
 from evalward.compare import compare
 from evalward.errors import ConfigError, MissingSecretError, ResourceError
-from evalward.estimate import estimate_plan, refuse_unpriced, trim_to_budget
+from evalward.estimate import (
+    estimate_meanwhile,
+    estimate_plan,
+    refuse_unpriced,
+    trim_to_budget,
+)
 from evalward.evaluation import Evaluation
 from evalward.execute import Execution, ProgressCallback, execute
 from evalward.fingerprint import FileIndex
@@ -185,6 +191,7 @@ async def evaluate_change(
         ran.estimate,
         traces,
         ran.agents,
+        head_commit=ran.head_commit,
     )
 
 
@@ -201,6 +208,7 @@ class _Ran:
     skipped: list[PlannedRun]
     estimate: Estimate | None
     agents: dict[str, AgentIdentity]
+    head_commit: str
 
 
 async def _run_change(
@@ -223,15 +231,15 @@ async def _run_change(
         estimate: Estimate | None = None
         keys = CacheKeys(checkouts, providers) if options.cache is not None else None
         resources = {side: checkout.resources for side, checkout in checkouts.items()}
+        cached = options.cache.holds(keys) if options.cache and keys else None
         if options.budget.limited:
-            cached = options.cache.holds(keys) if options.cache and keys else None
             if options.budget.max_cost_usd is not None and providers.override is None:
                 refuse_unpriced(plan, resources, providers.prices, cached)
             trimmed = trim_to_budget(plan, resources, providers.prices, options.budget, cached)
             plan, skipped, estimate = trimmed.plan, trimmed.skipped, trimmed.estimate
             notes += [trimmed.note] if skipped else []
-        if options.cache is not None and options.cache.reads and keys is not None:
-            plan.reused = sum(options.cache.contains(keys.of(run)) for run in plan.runs)
+        if cached is not None:
+            plan.reused = sum(cached(run) for run in plan.runs)
         if on_plan is not None:
             on_plan(plan)
         try:
@@ -249,10 +257,27 @@ async def _run_change(
             allowance=Allowance.left_by(options.budget, estimate),
             sandbox=options.sandbox,
         )
-        fixtures = await execute(plan, checkouts, providers, how)
+        # Without a budget the estimate is only reported. When the cache can answer no run,
+        # it is of every run, and it is made while the runs wait on their model calls.
+        estimating = (
+            asyncio.ensure_future(estimate_meanwhile(plan, resources, providers.prices))
+            if estimate is None and cached is None
+            else None
+        )
+        try:
+            fixtures = await execute(plan, checkouts, providers, how)
+        except BaseException:
+            if estimating is not None:
+                estimating.cancel()
+            raise
         if estimate is None:  # only the runs that ran: reused ones cost nothing
             reused = [result.cached for result in fixtures]
-            estimate = estimate_plan(plan, resources, providers.prices, reused)
+            if estimating is not None and not any(reused):
+                estimate = await estimating
+            else:  # another run stored results meanwhile
+                if estimating is not None:
+                    estimating.cancel()
+                estimate = estimate_plan(plan, resources, providers.prices, reused)
         head = checkouts[Side.head].resources
         agents = _head_agents(plan, head, keys or CacheKeys(checkouts, providers))
         return _Ran(
@@ -265,6 +290,7 @@ async def _run_change(
             skipped,
             estimate,
             agents,
+            checkouts[Side.head].sha,
         )
 
 

@@ -149,3 +149,28 @@ def test_a_judge_without_a_price_that_no_planned_fixture_calls_is_not_refused(
     done = run(repo, model, tmp_path / "out", "--max-cost-usd", "1")
     assert done.returncode == 0, done.stderr
     assert {r["model"] for r in model.requests} == {"gpt-4.1-mini"}
+
+
+def test_the_estimate_is_the_same_made_during_the_runs_or_before_them(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """Without a budget, a run the result cache can answer none of estimates its runs while
+    they wait on their model calls; a budget estimates them before the first call; a rerun
+    the cache answers estimates only what ran."""
+    suite(repo)
+    model.default = text("the answer")
+
+    def spending(*options: str) -> Any:
+        done = evalward(
+            "run", str(repo.path), "--no-history", "--json", *options, cwd=repo.path,
+            OPENAI_BASE_URL=model.base_url, OPENAI_API_KEY="sk-test",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)["spending"]
+
+    during = spending()  # the first run: the cache is empty
+    before = spending("--no-cache", "--max-model-calls", "10")
+    assert during["estimate"] == before["estimate"]
+    assert during["estimate"]["calls"] == 2 and during["estimate"]["costUsd"] > 0
+    reused = spending()
+    assert reused["estimate"]["calls"] == 0 and reused["actual"]["calls"] == 0

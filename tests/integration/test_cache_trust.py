@@ -55,3 +55,29 @@ def test_a_cache_inside_a_submodule_or_a_nested_repository_is_untrusted(tmp_path
     GitRepo(repo.path / "tools" / "nested").commit("its own", {"x.txt": "x"})
     reason = untrusted_cache(git, repo.path, repo.path / "tools" / "nested" / "cache")
     assert reason is not None and "tools/nested is a git submodule or a repository" in reason
+
+
+def test_one_reading_of_the_index_finds_what_ls_files_finds_under_a_path(tmp_path: Path) -> None:
+    """`untrusted_cache` reads the index once for both its questions; what it finds under a
+    path is what `git ls-files -- <path>` finds: not a sibling that only shares the prefix,
+    and every name whatever its bytes."""
+    repo = GitRepo(tmp_path / "repo")
+    names = {
+        ".evalward/status/a.json": "{}",
+        ".evalward/status-old/b.json": "{}",  # shares the prefix, is not under it
+        ".evalward/statusfile": "x",
+        ".evalward/status/with space\nand newline.json": "{}",
+        "top.txt": "x",
+    }
+    repo.commit("files", names)
+    odd = os.fsdecode(b".evalward/status/\xff\xfe.json")  # not UTF-8
+    (repo.path / odd).write_text("{}")
+    repo.git("add", "-A")
+    repo.commit("an odd name")
+    git = Git(repo.path)
+    index = git.index()
+    for path in (".evalward/status", ".evalward", ".evalward/statusfile", "nowhere", "."):
+        assert index.under(path) == git.tracked(path), path
+    reason = untrusted_cache(git, repo.path, repo.path / ".evalward" / "status")
+    assert reason is not None and "3 file(s) under .evalward/status are committed" in reason
+    assert untrusted_cache(git, repo.path, repo.path / ".evalward" / "stat") is None

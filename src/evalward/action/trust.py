@@ -57,14 +57,15 @@ def untrusted_cache(git: Git, workspace: Path, directory: Path) -> str | None:
             f"{_shown(workspace, blocked)} is a file in the checkout, where the cache needs a "
             "folder. Point the cache at a directory that is not in the repository."
         )
-    nested = _nested_repository(git, workspace, relative)
+    index = git.index()  # one reading: its submodules and the files it tracks
+    nested = _nested_repository(index.gitlinks(), workspace, relative)
     if nested is not None:
         return (
             f"{printable(nested)} is a git submodule or a repository of its own inside the "
             "checkout, so the commit under test decides what the cache holds. Keep the cache "
             "outside it."
         )
-    committed = git.tracked(relative.as_posix())
+    committed = index.under(relative.as_posix())
     if committed:
         return (
             f"{len(committed)} file(s) under {relative.as_posix()} are committed in the "
@@ -125,11 +126,10 @@ def _shown(workspace: Path, path: Path) -> str:
     )
 
 
-def _nested_repository(git: Git, workspace: Path, relative: Path) -> str | None:
+def _nested_repository(gitlinks: set[str], workspace: Path, relative: Path) -> str | None:
     """The first folder on the way to `relative` that is a submodule (a gitlink in the index)
     or holds a repository of its own (a `.git` entry)."""
     prefixes = [Path(*relative.parts[: i + 1]).as_posix() for i in range(len(relative.parts))]
-    gitlinks = git.gitlinks()
     for prefix in prefixes:
         if prefix in gitlinks or (workspace / prefix / ".git").exists():
             return prefix

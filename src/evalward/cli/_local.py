@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from evalward import escaping
-from evalward.errors import ConfigError, EvalwardError
+from evalward.errors import ConfigError
 from evalward.evaluation import Evaluation
 from evalward.gate import GateDecision
 from evalward.git import Git
@@ -81,14 +81,6 @@ def repository(path: str) -> Path:
     if not root.is_dir():
         raise ConfigError(f"{root}: not a directory; give the repository root")
     return root.resolve()
-
-
-def head_commit(git: Git) -> str:
-    """The checkout's commit; "" in a directory that is no git repository or has none yet."""
-    try:
-        return git.resolve("HEAD")
-    except EvalwardError:
-        return ""
 
 
 def check_base(git: Git, base: str | None) -> None:

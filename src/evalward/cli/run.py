@@ -181,7 +181,7 @@ def _report(
     comment (or --json) and the files, the spending line."""
     import sys
 
-    from evalward.cli._local import Output, emit, head_commit
+    from evalward.cli._local import Output, emit
     from evalward.cli.status import record_local
     from evalward.past import history
     from evalward.past.trend import trends
@@ -201,7 +201,7 @@ def _report(
     # neither is a run whose judge could not score, nor a cancelled run.
     measured = [e for e in evaluation.evals if not (e.provider_unavailable or e.incomplete_reason)]
     keep = not (args.no_history or outcome.cancelled)
-    commit = head_commit(setup.git)
+    commit = evaluation.head_commit  # as the run found it: its results are of that tree
     deltas = history.record(root, measured, commit=commit) if keep else []
     if keep and not (args.fixture or args.reps):  # a narrowed run is no status
         record_local(root, evaluation, started, commit, sys.stderr)

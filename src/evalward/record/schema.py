@@ -26,7 +26,10 @@ SHARD_SCHEMA_VERSION = 4
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, frozen=True)
+    # Each model's validator is built when it is first used, not at import: a run that
+    # writes no results.json uses two of them, and building them all took 5 ms of every
+    # start-up.
+    model_config = ConfigDict(populate_by_name=True, frozen=True, defer_build=True)
 
 
 class SpentInfo(_Record):
