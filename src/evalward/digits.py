@@ -19,7 +19,9 @@ def threshold_text(threshold: float) -> str:
         shown = f"{threshold:.{digits}f}"
         if abs(float(shown) - threshold) < 1e-9:
             return shown
-    return f"{threshold:.{MAX_DIGITS}f}"
+    # no few decimals write it: six significant digits, so that a tiny threshold such as
+    # 1.2e-07 is never written as zero, which any score would seem to reach
+    return f"{threshold:.{MAX_DIGITS}g}"
 
 
 def score_text(score: float, threshold: float | None = None, passed: bool | None = None) -> str:
@@ -35,7 +37,13 @@ def score_text(score: float, threshold: float | None = None, passed: bool | None
             return shown
     if not passed and score < limit:  # within a millionth below: cut, never rounded up
         scale = 10**MAX_DIGITS
-        return f"{math.floor(score * scale) / scale:.{MAX_DIGITS}f}"
+        cut = f"{math.floor(score * scale) / scale:.{MAX_DIGITS}f}"
+        if float(cut) < limit:
+            return cut
+    for significant in range(1, 18):  # a threshold too small for decimals: 17 digits are exact
+        shown = f"{score:.{significant}g}"
+        if (float(shown) >= limit) == passed:
+            return shown
     # a verdict the score does not make (an Eval whose judge could not score): the caller
     # words it; the score is written as it is
     return f"{score:.{MIN_DIGITS}f}"

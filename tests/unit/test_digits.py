@@ -17,6 +17,10 @@ def test_a_failing_score_is_written_with_the_digits_that_keep_it_below_its_thres
     assert score_text(0.9, 0.9, True) == "0.90" and score_text(0.31, 0.85, False) == "0.31"
     assert threshold_text(0.875) == "0.875" and score_text(0.8749, 0.875, False) == "0.87"
     assert score_text(0.95, 0.9, None) == "0.95"  # no verdict (an Eval whose judge could not score)
+    # a threshold too small for six decimals is never written as zero, which a 0 would reach
+    assert threshold_text(1.192092896e-07) == "1.19209e-07"
+    assert score_text(0.0, 1.192092896e-07, False) == "0.00"
+    assert score_text(1.3e-07, 1.192092896e-07, True) == "1.3e-07"
 
 
 @given(score=UNIT, threshold=UNIT)
