@@ -2,7 +2,7 @@
 
 CI dashboards read it; held-out fixtures show their result only, no message or output. It is
 written one testsuite at a time, as ElementTree would write the whole document indented: the
-tree of 20,000 testcases cost about 40 MB at its peak.
+whole tree held about 2 KB per testcase at its peak (bench/p5_report.py: 14 MB of peak RSS).
 """
 
 from __future__ import annotations
