@@ -7,10 +7,12 @@ when, reuses cached results, and hands each trace to scoring as soon as it is do
 Concurrency is bounded three times: once for the whole run (`parallel`), once per Eval
 (`execution.parallel`, the number of workers that take its runs in turn, never more than the
 run's; an Eval that does not set it is bounded by the run's alone) and once per model
-provider. Each fixture run has the Eval's `timeoutSeconds`; a run that times out keeps the
-steps it made and ends with an `error` step. Bring-your-own http agents are started on first
-use and stopped when the run ends, also when it fails; so is the model proxy their programs
-(and command tools) call models through, which holds the only copy of the provider keys.
+provider. Runs that get ahead of their scoring (by four traces per run slot) wait for it,
+so unscored traces never pile up in memory. Each fixture run has the Eval's
+`timeoutSeconds`; a run that times out keeps the steps it made and ends with an `error` step.
+Bring-your-own http agents are started on first use and stopped when the run ends, also when
+it fails; so is the model proxy their programs (and command tools) call models through,
+which holds the only copy of the provider keys.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from evalward.spool import TraceSpool
 from evalward.trace import Trace
 
 ProgressCallback = Callable[[FixtureResult], None]
+UNSCORED_PER_SLOT = 4
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,11 @@ class _Run:
         self.proxy = ModelProxy(providers, allowance, real_keys, key_names)
         self.parallel = max(1, how.parallel)
         self.run_limit = asyncio.Semaphore(self.parallel)
+        # Traces waiting to be scored, at most a few per run slot: when runs outpace their
+        # scoring (slow judges, or an agent whose calls never wait, such as a mock script,
+        # which would run a worker's whole queue before any scoring began), the workers wait
+        # instead of holding every trace and its pending task in memory (about 5 KB a run).
+        self.unscored = asyncio.Semaphore(UNSCORED_PER_SLOT * self.parallel)
         self.queues: dict[tuple[Side, str], deque[int]] = {}
         self.workers_of: dict[tuple[Side, str], int] = {}
         self.runners: dict[tuple[Side, str], AgentRunner] = {}
@@ -197,6 +205,7 @@ class _Run:
                 self.results[index] = cached
                 continue
             trace = await self._run_agent(run)
+            await self.unscored.acquire()
             if _cancelling():
                 # The group is stopping: a cancellation that arrived as the run ended may have
                 # been swallowed on the way, and the group refuses new tasks. The run is left
@@ -249,6 +258,12 @@ class _Run:
             )
 
     async def _score(self, index: int, run: PlannedRun, trace: Trace) -> None:
+        try:
+            await self._score_into_results(index, run, trace)
+        finally:
+            self.unscored.release()
+
+    async def _score_into_results(self, index: int, run: PlannedRun, trace: Trace) -> None:
         checkout = self.checkouts[run.side]
         located_eval = checkout.resources.evals[run.eval]
         judge = await self.judges.for_eval(located_eval, checkout.resources, run.side.value)

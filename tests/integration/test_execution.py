@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from clirun import evalward
+from evalward.execute import UNSCORED_PER_SLOT
 from evalward.git import Git
 from evalward.pipeline import evaluate_change
 from evalward.providers.registry import build_providers
@@ -249,3 +250,39 @@ def test_judging_a_run_overlaps_the_next_run_of_its_eval(
     assert done.returncode == 0, done.stderr + done.stdout
     assert counter.peak["slow"] == 1  # the Eval's agent runs, one at a time
     assert counter.peak["judge"] >= 1 and counter.peak.get("judge beside an agent") == 1
+
+
+def test_runs_wait_for_their_scoring_when_they_outpace_it(repo: GitRepo, tmp_path: Path) -> None:
+    """A mock script answers without ever waiting, so nothing but the bound on unscored
+    traces lets scoring in before the next run: without it every run would finish (and its
+    trace stay in memory) before the first result was scored."""
+    suite(repo, {"fast": None}, fixtures=40)
+    script = tmp_path / "mock.yaml"
+    script.write_text("replies: []\ndefault: answer to question 0\n")
+    providers = build_providers({}, mock_script=str(script))
+    unscored: list[int] = []
+
+    def on_result(result: Any) -> None:
+        unscored.append(providers.spent.calls - len(unscored) - 1)
+
+    async def evaluate() -> Any:
+        try:
+            return await evaluate_change(
+                RunSetup(
+                    Git(repo.path), Revisions(base=None), providers, {}, RunOptions(parallel=2)
+                ),
+                on_result=on_result,
+            )
+        finally:
+            await providers.aclose()
+
+    evaluation = asyncio.run(evaluate())
+    assert providers.spent.calls == 40 and len(unscored) == 40
+    # 4 traces per run slot waiting to be scored, and one more per worker that finished a
+    # run and waits for room
+    assert max(unscored) <= UNSCORED_PER_SLOT * 2 + 2, unscored
+    assert sorted(r.fixture for r in evaluation.fixtures) == sorted(
+        f"fast-case-{i}" for i in range(40)
+    )
+    passed = [r.fixture for r in evaluation.fixtures if r.passed]
+    assert passed == ["fast-case-0"]

@@ -246,6 +246,34 @@ def test_junit_counts_and_locations() -> None:
     assert failing.find("failure") is not None
 
 
+def test_junit_written_a_testsuite_at_a_time_is_the_document_elementtree_writes() -> None:
+    """Streamed, the file is what indenting and writing the whole tree at once gives: every
+    testsuite, the empty and the last one, in place, with the root's totals first."""
+    head = next(e for e in evals(["a", "b", "c"], {"b"}) if e.side == "head")
+    first = head.fixtures[0]
+    other = head.model_copy(
+        update={
+            "eval": 'other <&> "quoted"',
+            "fixtures": [
+                first.model_copy(update={"status": Status.error, "message": "boom\n\t<x> & y"}),
+                first.model_copy(update={"status": Status.skipped, "timed_out": True, "rep": 2}),
+                first.model_copy(update={"status": Status.failed, "assertions": [], "file": ""}),
+            ],
+        }
+    )
+    empty = head.model_copy(update={"eval": "empty", "fixtures": []})
+    for results in ([*evals(["a", "b", "c"], {"b"}), other, empty], [empty], [other], []):
+        written = junit_xml(results, {("support", "c")})
+        root = ET.fromstring(written)
+        ET.indent(root)
+        whole = '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+        assert written == whole
+        heads = [e for e in results if e.side == "head"]
+        assert [s.get("name") for s in root] == [e.eval for e in heads]
+        assert root.get("tests") == str(sum(len(e.fixtures) for e in heads))
+    assert 'failures="2" errors="1" skipped="1"' in junit_xml([head, other], set())
+
+
 def test_cancelled_decision_renders() -> None:
     ctx = ReportContext(
         comparisons=[],

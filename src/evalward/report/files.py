@@ -74,12 +74,14 @@ def write_reports(
     # lazy: report.html's renderer and the XML library cost a command that writes no files
     # (`evalward run` without --output-dir) about 5 ms of start-up
     from evalward.report.html import Page, html_chunks
-    from evalward.report.junit import junit_xml
+    from evalward.report.junit import junit_chunks
 
     run = run or RunInfo()
     summary = summary or run_summary(evaluation, decision)
     results = write_results(output_dir, evaluation, decision, redact, run, summary)
-    write_text(output_dir / "junit.xml", junit_xml(evaluation.evals, evaluation.private), redact)
+    write_chunks(
+        output_dir / "junit.xml", junit_chunks(evaluation.evals, evaluation.private), redact
+    )
     page = Page(
         result=decision.result.value,
         reason=decision.reason,
