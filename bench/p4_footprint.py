@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import resource
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -67,6 +68,7 @@ def main() -> None:
             f"P4 files: {name} {size / 1e6:.1f} MB, {size / args.fixtures:.0f} bytes per "
             f"fixture result"
         )
+    shutil.rmtree(repo, ignore_errors=True)
 
 
 if __name__ == "__main__":
