@@ -3,15 +3,20 @@ reaches the agent, and every call is metered and recorded."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
 import anthropic
+import pytest
 
+from evalward.httpclient import HttpClient
 from evalward.providers.config import provider_config
 from evalward.providers.registry import build_providers
 from evalward.runtime.model_proxy import Grant
+from evalward.spending import Allowance
 from fakes.model_server import ScriptedModelServer, text
-from integration.test_proxy_streams import ANTHROPIC_KEY, claude, through_proxy
+from integration.test_proxy_streams import ANTHROPIC_KEY, claude, providers_for, through_proxy
 
 
 def test_a_gateway_password_in_the_base_url_reaches_neither_the_agent_nor_the_trace(
@@ -45,3 +50,54 @@ def test_a_gateway_password_in_the_base_url_reaches_neither_the_agent_nor_the_tr
     assert call.error is not None and "127.0.0.1" in call.error
     for shown in (said, call.error):
         assert "hunter2-gateway-pass" not in shown and "gateway:" not in shown
+
+
+@pytest.mark.parametrize("api", ["responses", "chat"])
+def test_an_agent_that_hangs_up_once_it_has_the_text_still_pays_for_the_whole_stream(
+    model: ScriptedModelServer, tmp_path: Path, api: str
+) -> None:
+    # the usage comes last (`response.completed`, the usage chunk): an agent that closes the
+    # connection as soon as it has the text must not leave the call unmetered
+    hold = threading.Event()
+    deltas = 3
+    held_after = 7 if api == "responses" else 1 + deltas + 1  # right after the last delta
+    model.script(
+        "order 12345",
+        text(
+            "Your order 12345 has shipped.",
+            pieces=deltas,
+            hold=hold,
+            hold_after=held_after,
+            event_delay=0.05,
+        ),
+    )
+    path = "/responses" if api == "responses" else "/chat/completions"
+    body: dict[str, Any] = {"model": "gpt-4.1-mini", "stream": True}
+    if api == "responses":
+        body["input"] = "order 12345"
+    else:
+        body["messages"] = [{"role": "user", "content": "order 12345"}]
+
+    async def hang_up_early(grant: Grant) -> bytes:
+        client = HttpClient(timeout_seconds=30)
+        auth = {"authorization": f"Bearer {grant.key}"}
+        received = b""
+        try:
+            async with client.stream_json(grant.env["OPENAI_BASE_URL"] + path, body, auth) as up:
+                async for chunk in up.chunks():
+                    received += chunk
+                    if b"shipped." in received:  # the last delta
+                        break
+        finally:
+            await client.aclose()  # the connection is gone, mid-stream
+        hold.set()
+        return received
+
+    allowance = Allowance(max_cost_usd=1.0)
+    received, trace = through_proxy(providers_for(model, tmp_path), hang_up_early, allowance)
+    assert b"shipped" in received and b"usage" not in received.replace(b'"usage":null', b"")
+    (call,) = trace.proxy_calls
+    assert call.error == "the agent closed the connection before the stream ended"
+    assert call.usage is not None
+    assert (call.usage.input_tokens, call.usage.output_tokens) == (10, 5)
+    assert allowance.cost_usd == pytest.approx((10 * 0.4 + 5 * 1.6) / 1e6)

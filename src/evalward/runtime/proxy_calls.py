@@ -243,18 +243,16 @@ class Answerer:
                 async for chunk in up.reply.chunks():
                     # the events this chunk completed, passed on in one write
                     passed = b"".join(e.raw for e in reader.feed(chunk) if accumulator.feed(e))
-                    if passed:
-                        await response.write(passed)
+                    if passed and failure is None:
+                        failure = await _pass_on(response, passed)
                         first = call.elapsed_ms() if first is None else first
                 rest = b"".join(e.raw for e in reader.finish() if accumulator.feed(e))
-                if rest:
-                    await response.write(rest)
+                if rest and failure is None:
+                    failure = await _pass_on(response, rest)
             except (HttpFailure, EventStreamError) as exc:
-                failure = self._redact(f"the stream from {call.api} broke off: {exc}")
+                failure = failure or self._redact(f"the stream from {call.api} broke off: {exc}")
                 with contextlib.suppress(ConnectionError):
                     await response.write(error_event(fmt.kind, failure))
-            except ConnectionError:
-                failure = "the agent closed the connection before the stream ended"
         reply = accumulator.result()
         error = failure or accumulator.error
         if reply is None and error is None:
@@ -378,6 +376,16 @@ class Answerer:
             f"evalward holds no key for {api}: set {credentials.key_env} in the environment "
             "evalward runs in (agents get a key of evalward's model proxy, never that one)"
         )
+
+
+async def _pass_on(response: web.StreamResponse, events: bytes) -> str | None:
+    """Write `events` to the agent; why not, when it has hung up. The stream from upstream
+    is read to its end all the same: its usage comes last, and the call is metered by it."""
+    try:
+        await response.write(events)
+    except ConnectionError:
+        return "the agent closed the connection before the stream ended"
+    return None
 
 
 def _usage(kind: Kind, reply: Mapping[str, Any]) -> Usage:
