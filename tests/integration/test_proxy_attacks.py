@@ -3,6 +3,8 @@ reaches the agent, and every call is metered and recorded."""
 
 from __future__ import annotations
 
+import asyncio
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -11,12 +13,25 @@ import anthropic
 import pytest
 
 from evalward.httpclient import HttpClient
+from evalward.providers.base import RunLabels
 from evalward.providers.config import provider_config
 from evalward.providers.registry import build_providers
-from evalward.runtime.model_proxy import Grant
+from evalward.resources.agent import AgentSpec
+from evalward.resources.models import FixtureInput
+from evalward.runtime.declarative import DeclarativeAgent
+from evalward.runtime.model_proxy import Grant, ModelProxy
+from evalward.runtime.runner import AgentRunner, FixtureRun
+from evalward.runtime.tools import FixtureTools
 from evalward.spending import Allowance
+from evalward.trace import ModelCall, Trace
 from fakes.model_server import ScriptedModelServer, text
-from integration.test_proxy_streams import ANTHROPIC_KEY, claude, providers_for, through_proxy
+from integration.test_proxy_streams import (
+    ANTHROPIC_KEY,
+    OPENAI_KEY,
+    claude,
+    providers_for,
+    through_proxy,
+)
 
 
 def test_a_gateway_password_in_the_base_url_reaches_neither_the_agent_nor_the_trace(
@@ -101,3 +116,52 @@ def test_an_agent_that_hangs_up_once_it_has_the_text_still_pays_for_the_whole_st
     assert call.usage is not None
     assert (call.usage.input_tokens, call.usage.output_tokens) == (10, 5)
     assert allowance.cost_usd == pytest.approx((10 * 0.4 + 5 * 1.6) / 1e6)
+
+
+STALLING_AGENT = """\
+import openai
+stream = openai.OpenAI(max_retries=0).chat.completions.create(
+    model="gpt-4.1-mini", messages=[{"role": "user", "content": "order 12345"}], stream=True
+)
+for chunk in stream:
+    print(chunk.choices[0].delta.content or "", end="", flush=True)
+"""
+
+
+def test_an_upstream_that_stalls_mid_stream_ends_with_the_run_and_the_call_is_in_its_trace(
+    model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    hold = threading.Event()  # the provider goes silent after two events, for good
+    model.script("order 12345", text("Your order 12345 has shipped.", hold=hold, hold_after=2))
+    (tmp_path / "agent.py").write_text(STALLING_AGENT)
+    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": OPENAI_KEY}
+    patient = {"providers": {"openai": {"timeoutSeconds": 600}}}  # far beyond the run's
+    providers = build_providers(env, config=provider_config(patient), cache_root=tmp_path)
+    spec = AgentSpec.model_validate({"runtime": {"command": {"run": [sys.executable, "agent.py"]}}})
+    run = FixtureRun(
+        labels=RunLabels(agent="plain", fixture="fx", eval="ev"),
+        fixture_input=FixtureInput(type="prompt", payload={"prompt": "order 12345"}),
+        tools=FixtureTools(),
+        timeout_seconds=10,  # ample for the agent to start and make its call
+    )
+
+    async def go() -> tuple[Trace, list[ModelCall]]:
+        proxy = ModelProxy(providers, Allowance(), [OPENAI_KEY])
+        agent = DeclarativeAgent("plain", spec, "", tmp_path)
+        env = {"PATH": "/usr/bin:/bin"}
+        runner = AgentRunner(agent, providers, env, kill_grace=0.2, proxy=proxy)
+        try:
+            trace = await runner.run(run)
+            return trace, list(trace.proxy_calls)  # as the run ended
+        finally:
+            hold.set()  # so that a proxy still waiting on it can close
+            await runner.aclose()
+            await proxy.aclose()
+            await providers.aclose()
+
+    trace, calls = asyncio.run(go())
+    assert trace.timed_out
+    (call,) = calls  # recorded in the run's own trace, not after it
+    assert call.streamed and call.error is not None
+    assert "the run ended before the stream did" in call.error
+    assert call.usage is not None and call.usage.input_tokens == 0  # what arrived is metered

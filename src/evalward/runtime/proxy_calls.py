@@ -11,6 +11,7 @@ the whole reply its stream made and replayed as a stream.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import Mapping
@@ -253,6 +254,11 @@ class Answerer:
                 failure = failure or self._redact(f"the stream from {call.api} broke off: {exc}")
                 with contextlib.suppress(ConnectionError):
                     await response.write(error_event(fmt.kind, failure))
+            except asyncio.CancelledError:  # the run is over (`Grant.end_calls`)
+                if not call.grant.ended:
+                    raise
+                uncancel()
+                failure = failure or "the run ended before the stream did"
         reply = accumulator.result()
         error = failure or accumulator.error
         if reply is None and error is None:
@@ -376,6 +382,14 @@ class Answerer:
             f"evalward holds no key for {api}: set {credentials.key_env} in the environment "
             "evalward runs in (agents get a key of evalward's model proxy, never that one)"
         )
+
+
+def uncancel() -> None:
+    """Take back the cancellation `Grant.end_calls` sent this task, once it has been handled:
+    the server goes on to send the reply."""
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
 
 
 async def _pass_on(response: web.StreamResponse, events: bytes) -> str | None:
