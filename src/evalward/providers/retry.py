@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from evalward.errors import ProviderError, ProviderUnavailable
 from evalward.httpclient import HttpClient, HttpFailure, HttpTimeout, Reply, StreamingReply
@@ -77,6 +78,15 @@ class Endpoint:
     def at(self, url: str) -> Endpoint:
         """The same provider's endpoint at another URL (another route of its API)."""
         return dataclasses.replace(self, url=url)
+
+    @property
+    def shown_url(self) -> str:
+        """`base_url` as messages show it: without the user and password a URL may carry
+        (a gateway's basic auth), as those messages reach logs, comments and agents."""
+        parts = urlsplit(self.base_url)
+        if "@" not in parts.netloc:
+            return self.base_url
+        return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 async def post_json(
@@ -218,7 +228,7 @@ def _judge(response: Reply) -> Answer:
 def exhausted(endpoint: Endpoint, policy: RetryPolicy, problem: str, said: str = "") -> str:
     return (
         f"{endpoint.provider}: {problem} after {policy.attempts} attempt"
-        f"{'s' if policy.attempts != 1 else ''} ({endpoint.base_url})"
+        f"{'s' if policy.attempts != 1 else ''} ({endpoint.shown_url})"
         + (f"; the server said: {said}" if said else "")
     )
 
@@ -256,10 +266,10 @@ def server_message(response: Reply, headers: Mapping[str, str] | None = None) ->
 def refusal(response: Reply, endpoint: Endpoint, headers: Mapping[str, str] | None = None) -> str:
     if response.status in (401, 403):
         return (
-            f"{endpoint.provider}: the server at {endpoint.base_url} rejected the API key "
+            f"{endpoint.provider}: the server at {endpoint.shown_url} rejected the API key "
             f"(HTTP {response.status}). Check {endpoint.key_env}."
         )
     detail = server_message(response, headers)
-    return f"{endpoint.provider}: HTTP {response.status} from {endpoint.base_url}" + (
+    return f"{endpoint.provider}: HTTP {response.status} from {endpoint.shown_url}" + (
         f": {detail}" if detail else ""
     )

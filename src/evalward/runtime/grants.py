@@ -3,8 +3,10 @@ get, and what the proxy keeps about the run while the key is valid."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from evalward.providers.base import RunLabels
@@ -52,6 +54,36 @@ class Grant:
             "openaiBaseUrl": self.env["OPENAI_BASE_URL"],
             "anthropicBaseUrl": self.env["ANTHROPIC_BASE_URL"],
         }
+
+    ended: bool = False
+    """The run is over: a call still in flight is cut short (`end_calls`)."""
+    _in_flight: dict[asyncio.Task[object], asyncio.Event] = field(default_factory=dict)
+
+    @contextlib.contextmanager
+    def calling(self) -> Iterator[None]:
+        """Count the block (one request the proxy is answering) as a call in flight."""
+        task, done = asyncio.current_task(), asyncio.Event()
+        assert task is not None
+        self._in_flight[task] = done
+        try:
+            yield
+        finally:
+            done.set()
+            self._in_flight.pop(task, None)
+
+    async def end_calls(self, within: float) -> None:
+        """Once the run's processes are done: calls still in flight (a stream the agent hung
+        up on, being read to its end for its usage) get `within` seconds more, the rest of
+        the run's time; then each is cut short and recorded in the run's trace as such, so
+        none outlives its run, whatever an upstream does."""
+        pending = [done.wait() for done in self._in_flight.values()]
+        if pending:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(max(within, 0.0)):
+                    await asyncio.gather(*pending)
+        self.ended = True
+        cut = [done.wait() for task, done in self._in_flight.items() if task.cancel()]
+        await asyncio.gather(*cut)
 
     def finish(self) -> None:
         """Once the run's processes are done: the steps its exported spans show, merged

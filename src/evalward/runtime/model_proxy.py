@@ -33,8 +33,8 @@ from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.runtime import otlp
 from evalward.runtime.grants import KEY_NAMES, KEY_PREFIX, Grant, new_grant
-from evalward.runtime.proxy_calls import Answerer, Call, problem
-from evalward.runtime.wire import SERVED, Api, api_of, route_of
+from evalward.runtime.proxy_calls import Answerer, Call, problem, uncancel
+from evalward.runtime.wire import SERVED, Api, Route, api_of, route_of
 from evalward.runtime.wire.problems import Problem
 from evalward.security import Redactor
 from evalward.spending import Allowance
@@ -159,6 +159,20 @@ class ModelProxy:
                 "ANTHROPIC_API_KEY evalward gave this run (it is valid only while the run lasts)",
             )
         call = Call(grant, shape, f"{request.method} {request.path}", time.time())
+        with grant.calling():
+            try:
+                return await self._answer(call, route, request)
+            except asyncio.CancelledError:
+                if not grant.ended:
+                    raise
+                uncancel()
+                message = "the run ended before this call was answered"
+                call.record(Problem.upstream.value.status, error=message, made=bool(call.model))
+                return problem(call.api, Problem.upstream, message)
+
+    async def _answer(
+        self, call: Call, route: Route | None, request: web.Request
+    ) -> web.StreamResponse:
         if route is None:
             return call.refuse(
                 Problem.not_found,

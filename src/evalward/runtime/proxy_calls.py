@@ -11,6 +11,7 @@ the whole reply its stream made and replayed as a stream.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import Mapping
@@ -243,18 +244,21 @@ class Answerer:
                 async for chunk in up.reply.chunks():
                     # the events this chunk completed, passed on in one write
                     passed = b"".join(e.raw for e in reader.feed(chunk) if accumulator.feed(e))
-                    if passed:
-                        await response.write(passed)
+                    if passed and failure is None:
+                        failure = await _pass_on(response, passed)
                         first = call.elapsed_ms() if first is None else first
                 rest = b"".join(e.raw for e in reader.finish() if accumulator.feed(e))
-                if rest:
-                    await response.write(rest)
+                if rest and failure is None:
+                    failure = await _pass_on(response, rest)
             except (HttpFailure, EventStreamError) as exc:
-                failure = self._redact(f"the stream from {call.api} broke off: {exc}")
+                failure = failure or self._redact(f"the stream from {call.api} broke off: {exc}")
                 with contextlib.suppress(ConnectionError):
                     await response.write(error_event(fmt.kind, failure))
-            except ConnectionError:
-                failure = "the agent closed the connection before the stream ended"
+            except asyncio.CancelledError:  # the run is over (`Grant.end_calls`)
+                if not call.grant.ended:
+                    raise
+                uncancel()
+                failure = failure or "the run ended before the stream did"
         reply = accumulator.result()
         error = failure or accumulator.error
         if reply is None and error is None:
@@ -378,6 +382,24 @@ class Answerer:
             f"evalward holds no key for {api}: set {credentials.key_env} in the environment "
             "evalward runs in (agents get a key of evalward's model proxy, never that one)"
         )
+
+
+def uncancel() -> None:
+    """Take back the cancellation `Grant.end_calls` sent this task, once it has been handled:
+    the server goes on to send the reply."""
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
+
+
+async def _pass_on(response: web.StreamResponse, events: bytes) -> str | None:
+    """Write `events` to the agent; why not, when it has hung up. The stream from upstream
+    is read to its end all the same: its usage comes last, and the call is metered by it."""
+    try:
+        await response.write(events)
+    except ConnectionError:
+        return "the agent closed the connection before the stream ended"
+    return None
 
 
 def _usage(kind: Kind, reply: Mapping[str, Any]) -> Usage:

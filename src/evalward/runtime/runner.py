@@ -144,6 +144,7 @@ class AgentRunner:
             scope = self.proxy.granted(run.labels, trace, observe=self.brings_own)
         with scope as grant:
             text = ""
+            begun = time.monotonic()
             try:
                 async with asyncio.timeout(self._outer_timeout(run)):
                     text = await self._run(run, trace, grant)
@@ -152,6 +153,8 @@ class AgentRunner:
                     f"the run timed out after {run.timeout_seconds:g} s (execution.timeoutSeconds)"
                 )
             if grant is not None:
+                left = self._outer_timeout(run) - (time.monotonic() - begun)
+                await grant.end_calls(within=0 if trace.timed_out else left)
                 grant.finish()
             settle_answer(trace, text, grant.observer if grant is not None else None)
         if self.brings_own and trace.error is None and trace.final_step is None:

@@ -1,0 +1,167 @@
+"""Hostile agents and failing upstreams against the model proxy: no secret of evalward's
+reaches the agent, and every call is metered and recorded."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import pytest
+
+from evalward.httpclient import HttpClient
+from evalward.providers.base import RunLabels
+from evalward.providers.config import provider_config
+from evalward.providers.registry import build_providers
+from evalward.resources.agent import AgentSpec
+from evalward.resources.models import FixtureInput
+from evalward.runtime.declarative import DeclarativeAgent
+from evalward.runtime.model_proxy import Grant, ModelProxy
+from evalward.runtime.runner import AgentRunner, FixtureRun
+from evalward.runtime.tools import FixtureTools
+from evalward.spending import Allowance
+from evalward.trace import ModelCall, Trace
+from fakes.model_server import ScriptedModelServer, text
+from integration.test_proxy_streams import (
+    ANTHROPIC_KEY,
+    OPENAI_KEY,
+    claude,
+    providers_for,
+    through_proxy,
+)
+
+
+def test_a_gateway_password_in_the_base_url_reaches_neither_the_agent_nor_the_trace(
+    model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    model.script("order 12345", text("Shipped.", cut=True))  # no reply at all
+    url = model.anthropic_url.replace("http://", "http://gateway:hunter2-gateway-pass@")
+    retry = {"retry": {"attempts": 1, "baseDelaySeconds": 0}}
+    providers = build_providers(
+        {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": ANTHROPIC_KEY},
+        config=provider_config({"providers": {"anthropic": retry}}),
+        cache_root=tmp_path,
+    )
+
+    async def agent(grant: Grant) -> str:
+        try:
+            await claude(grant).messages.create(
+                model="claude-haiku-4-5",
+                max_tokens=64,
+                messages=[{"role": "user", "content": "order 12345"}],
+            )
+        except anthropic.APIError as exc:
+            return str(exc)
+        return "no error"
+
+    said, trace = through_proxy(providers, agent)
+    (upstream,) = model.calls  # the gateway was reached, with its credentials
+    assert upstream.headers["authorization"].startswith("Basic ")
+    assert "no complete reply" in said and "127.0.0.1" in said  # the message still says where
+    (call,) = trace.proxy_calls
+    assert call.error is not None and "127.0.0.1" in call.error
+    for shown in (said, call.error):
+        assert "hunter2-gateway-pass" not in shown and "gateway:" not in shown
+
+
+@pytest.mark.parametrize("api", ["responses", "chat"])
+def test_an_agent_that_hangs_up_once_it_has_the_text_still_pays_for_the_whole_stream(
+    model: ScriptedModelServer, tmp_path: Path, api: str
+) -> None:
+    # the usage comes last (`response.completed`, the usage chunk): an agent that closes the
+    # connection as soon as it has the text must not leave the call unmetered
+    hold = threading.Event()
+    deltas = 3
+    held_after = 7 if api == "responses" else 1 + deltas + 1  # right after the last delta
+    model.script(
+        "order 12345",
+        text(
+            "Your order 12345 has shipped.",
+            pieces=deltas,
+            hold=hold,
+            hold_after=held_after,
+            event_delay=0.05,
+        ),
+    )
+    path = "/responses" if api == "responses" else "/chat/completions"
+    body: dict[str, Any] = {"model": "gpt-4.1-mini", "stream": True}
+    if api == "responses":
+        body["input"] = "order 12345"
+    else:
+        body["messages"] = [{"role": "user", "content": "order 12345"}]
+
+    async def hang_up_early(grant: Grant) -> bytes:
+        client = HttpClient(timeout_seconds=30)
+        auth = {"authorization": f"Bearer {grant.key}"}
+        received = b""
+        try:
+            async with client.stream_json(grant.env["OPENAI_BASE_URL"] + path, body, auth) as up:
+                async for chunk in up.chunks():
+                    received += chunk
+                    if b"shipped." in received:  # the last delta
+                        break
+        finally:
+            await client.aclose()  # the connection is gone, mid-stream
+        hold.set()
+        return received
+
+    allowance = Allowance(max_cost_usd=1.0)
+    received, trace = through_proxy(providers_for(model, tmp_path), hang_up_early, allowance)
+    assert b"shipped" in received and b"usage" not in received.replace(b'"usage":null', b"")
+    (call,) = trace.proxy_calls
+    assert call.error == "the agent closed the connection before the stream ended"
+    assert call.usage is not None
+    assert (call.usage.input_tokens, call.usage.output_tokens) == (10, 5)
+    assert allowance.cost_usd == pytest.approx((10 * 0.4 + 5 * 1.6) / 1e6)
+
+
+STALLING_AGENT = """\
+import openai
+stream = openai.OpenAI(max_retries=0).chat.completions.create(
+    model="gpt-4.1-mini", messages=[{"role": "user", "content": "order 12345"}], stream=True
+)
+for chunk in stream:
+    print(chunk.choices[0].delta.content or "", end="", flush=True)
+"""
+
+
+def test_an_upstream_that_stalls_mid_stream_ends_with_the_run_and_the_call_is_in_its_trace(
+    model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    hold = threading.Event()  # the provider goes silent after two events, for good
+    model.script("order 12345", text("Your order 12345 has shipped.", hold=hold, hold_after=2))
+    (tmp_path / "agent.py").write_text(STALLING_AGENT)
+    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": OPENAI_KEY}
+    patient = {"providers": {"openai": {"timeoutSeconds": 600}}}  # far beyond the run's
+    providers = build_providers(env, config=provider_config(patient), cache_root=tmp_path)
+    spec = AgentSpec.model_validate({"runtime": {"command": {"run": [sys.executable, "agent.py"]}}})
+    run = FixtureRun(
+        labels=RunLabels(agent="plain", fixture="fx", eval="ev"),
+        fixture_input=FixtureInput(type="prompt", payload={"prompt": "order 12345"}),
+        tools=FixtureTools(),
+        timeout_seconds=10,  # ample for the agent to start and make its call
+    )
+
+    async def go() -> tuple[Trace, list[ModelCall]]:
+        proxy = ModelProxy(providers, Allowance(), [OPENAI_KEY])
+        agent = DeclarativeAgent("plain", spec, "", tmp_path)
+        env = {"PATH": "/usr/bin:/bin"}
+        runner = AgentRunner(agent, providers, env, kill_grace=0.2, proxy=proxy)
+        try:
+            trace = await runner.run(run)
+            return trace, list(trace.proxy_calls)  # as the run ended
+        finally:
+            hold.set()  # so that a proxy still waiting on it can close
+            await runner.aclose()
+            await proxy.aclose()
+            await providers.aclose()
+
+    trace, calls = asyncio.run(go())
+    assert trace.timed_out
+    (call,) = calls  # recorded in the run's own trace, not after it
+    assert call.streamed and call.error is not None
+    assert "the run ended before the stream did" in call.error
+    assert call.usage is not None and call.usage.input_tokens == 0  # what arrived is metered
