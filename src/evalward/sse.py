@@ -14,7 +14,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-_BOUNDARY = re.compile(rb"\r\n\r\n|\n\n|\r\r")
+_END = rb"(?:\r\n|\n|\r(?!\n))"
+_BOUNDARY = re.compile(_END + _END)
+"""A blank line: a line's end (CRLF, LF or CR, as the standard allows) and another."""
+_LONGEST_BOUNDARY = 4
 _LINE = re.compile(r"\r\n|\n|\r")
 MAX_EVENT_BYTES = 16 * 1024 * 1024
 """An event longer than this is not one a model API sends: the stream is refused."""
@@ -46,10 +49,15 @@ class EventReader:
         self._pending = bytearray()
 
     def feed(self, chunk: bytes) -> list[Event]:
+        # the bytes already pending held no blank line, so one can only end in this chunk:
+        # the search starts just before it, and a long event costs one pass, not one per chunk
+        search_from = max(0, len(self._pending) - _LONGEST_BOUNDARY + 1)
         self._pending += chunk
         events: list[Event] = []
         start = 0
-        for match in _BOUNDARY.finditer(self._pending):
+        for match in _BOUNDARY.finditer(self._pending, search_from):
+            if match.end() == len(self._pending) and self._pending.endswith(b"\r"):
+                break  # a CR last: the LF of a CRLF may come in the next chunk
             raw = bytes(self._pending[start : match.end()])
             start = match.end()
             event = parse(raw)
