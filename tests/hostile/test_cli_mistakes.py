@@ -5,11 +5,16 @@ already computed is not lost to a mistake it could have found before running."""
 from __future__ import annotations
 
 import subprocess
+from subprocess import CompletedProcess
 
 import pytest
+import yaml
 
 from clirun import evalward
 from gitrepo import GitRepo
+
+DEEP = 100_000
+"""Far deeper than Python's parser recurses, whatever the interpreter's recursion limit."""
 
 
 def refused(done: subprocess.CompletedProcess[str], *said: str) -> None:
@@ -52,3 +57,54 @@ def test_init_keeps_a_gitignore_that_is_not_utf8_byte_for_byte(repo: GitRepo) ->
 
     assert done.returncode == 0, done.stderr
     assert (repo.path / ".gitignore").read_bytes() == b"caf\xe9/\n.evalward/\n"
+
+
+# --- import promptfoo ----------------------------------------------------------------------
+
+SUITE = {"prompts": ["Answer: {{question}}"], "providers": ["openai:gpt-4.1-mini"]}
+
+
+def imported(repo: GitRepo, config: dict[str, object], *args: str) -> CompletedProcess[str]:
+    repo.write({"promptfooconfig.yaml": yaml.safe_dump(config)})
+    return evalward("import", "promptfoo", "promptfooconfig.yaml", *args, cwd=repo.path)
+
+
+@pytest.mark.parametrize("output_dir", ["notes.txt", "notes.txt/suite"])
+def test_import_into_a_file_is_refused_before_converting(repo: GitRepo, output_dir: str) -> None:
+    repo.write({"notes.txt": "mine\n"})
+
+    done = imported(
+        repo, {**SUITE, "tests": [{"vars": {"question": "2+2?"}}]}, "--output-dir", output_dir
+    )
+
+    refused(done, "--output-dir", "notes.txt is a file")
+    assert (repo.path / "notes.txt").read_text() == "mine\n"
+
+
+def test_import_a_reference_to_a_link_that_loops_is_located(repo: GitRepo) -> None:
+    (repo.path / "a.txt").symlink_to("b.txt")
+    (repo.path / "b.txt").symlink_to("a.txt")
+
+    done = imported(repo, {**SUITE, "tests": [{"vars": {"question": "file://a.txt"}}]})
+
+    refused(done, "promptfooconfig.yaml:", "tests[0].vars.question", "'a.txt'", "loops")
+    assert not (repo.path / "evals").exists()
+
+
+def test_import_a_prompt_nested_past_any_json_parser_is_a_text_prompt(repo: GitRepo) -> None:
+    repo.write({"prompt.json": "[" * DEEP + "]" * DEEP})
+
+    done = imported(repo, {**SUITE, "prompts": ["file://prompt.json"]})
+
+    assert done.returncode == 0, done.stderr
+    fixtures = (repo.path / "evals" / "promptfoo" / "fixtures.yaml").read_text()
+    assert "prompt: '[[[[" in fixtures
+
+
+def test_import_test_rows_nested_past_any_json_parser_are_located(repo: GitRepo) -> None:
+    repo.write({"tests.jsonl": '{"vars": ' + "[" * DEEP + "]" * DEEP + "}\n"})
+
+    done = imported(repo, {**SUITE, "tests": "file://tests.jsonl"})
+
+    refused(done, "promptfooconfig.yaml:", "tests.jsonl", "nested too deeply")
+    assert not (repo.path / "evals").exists()
