@@ -25,6 +25,15 @@ def refused(done: subprocess.CompletedProcess[str], *said: str) -> None:
         assert words in done.stderr, done.stderr
 
 
+@pytest.fixture
+def started(repo: GitRepo) -> GitRepo:
+    """A repository with what `evalward init` writes, committed: an agent, its Eval and a mock
+    script that passes it."""
+    assert evalward("init", cwd=repo.path).returncode == 0
+    repo.commit("evalward init")
+    return repo
+
+
 # --- init ----------------------------------------------------------------------------------
 
 
@@ -108,3 +117,39 @@ def test_import_test_rows_nested_past_any_json_parser_are_located(repo: GitRepo)
 
     refused(done, "promptfooconfig.yaml:", "tests.jsonl", "nested too deeply")
     assert not (repo.path / "evals").exists()
+
+
+# --- run, merge --------------------------------------------------------------------------
+
+MOCK = "evals/mock-replies.yaml"
+
+
+@pytest.mark.parametrize("shard", [[], ["--shard", "1/2"]], ids=["run", "shard"])
+@pytest.mark.parametrize("output_dir", ["notes.txt", "notes.txt/out"])
+def test_run_into_a_file_is_refused_before_it_runs(
+    started: GitRepo, output_dir: str, shard: list[str]
+) -> None:
+    started.write({"notes.txt": "mine\n"})
+
+    done = evalward(
+        "run", "--mock-script", MOCK, "--output-dir", output_dir, *shard, cwd=started.path
+    )
+
+    refused(done, "--output-dir", "notes.txt is a file")
+    assert "runs planned" not in done.stderr  # nothing ran, so no result was lost
+    assert (started.path / "notes.txt").read_text() == "mine\n"
+
+
+def test_merge_into_a_file_is_refused(started: GitRepo) -> None:
+    part = evalward(
+        "run", "--mock-script", MOCK, "--shard", "1/1", "--output-dir", "parts", cwd=started.path
+    )
+    assert part.returncode == 0, part.stderr
+    started.write({"notes.txt": "mine\n"})
+
+    done = evalward(
+        "merge", "parts/shard-1-of-1.json", "--output-dir", "notes.txt", cwd=started.path
+    )
+
+    refused(done, "--output-dir", "notes.txt is a file")
+    assert (started.path / "notes.txt").read_text() == "mine\n"
