@@ -153,3 +153,25 @@ def test_merge_into_a_file_is_refused(started: GitRepo) -> None:
 
     refused(done, "--output-dir", "notes.txt is a file")
     assert (started.path / "notes.txt").read_text() == "mine\n"
+
+
+# --- diff, merge, promote --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["diff", "deep.json", "deep.json"],
+        ["merge", "deep.json"],
+        ["promote", "--agent", "assistant", "deep.json"],
+    ],
+    ids=["diff", "merge", "promote"],
+)
+def test_a_file_nested_past_any_json_parser_is_refused_by_name(
+    started: GitRepo, command: list[str]
+) -> None:
+    started.write({"deep.json": '{"evals": ' + "[" * DEEP + "]" * DEEP + ', "fixtures": []}'})
+
+    done = evalward(*command, cwd=started.path)
+
+    refused(done, "deep.json: not JSON", "nested too deeply")
