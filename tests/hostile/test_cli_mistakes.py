@@ -4,13 +4,19 @@ already computed is not lost to a mistake it could have found before running."""
 
 from __future__ import annotations
 
+import json
 import subprocess
+import sys
 from subprocess import CompletedProcess
 
 import pytest
 import yaml
 
 from clirun import evalward
+from evalward.resources.assertions import JsonSchemaAssertion
+from evalward.results import Status
+from evalward.scoring.assertions import check
+from evalward.trace import StepType, Trace
 from gitrepo import GitRepo
 
 DEEP = 100_000
@@ -175,3 +181,48 @@ def test_a_file_nested_past_any_json_parser_is_refused_by_name(
     done = evalward(*command, cwd=started.path)
 
     refused(done, "deep.json: not JSON", "nested too deeply")
+
+
+# --- an agent's output ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("field", ["", ', field: "0"'], ids=["message", "field"])
+def test_an_output_nested_past_any_json_parser_fails_its_fixture_not_the_run(
+    started: GitRepo, field: str
+) -> None:
+    evals = (started.path / "evals" / "assistant.yaml").read_text()
+    mock = (started.path / MOCK).read_text()
+    started.commit(
+        "the agent answers JSON nested 100,000 deep",
+        {
+            "evals/assistant.yaml": evals.replace(
+                "- { type: contains, value: shipped }",
+                f"- {{ type: jsonSchema, schema: {{ type: array }}{field} }}",
+            ),
+            MOCK: mock.replace(
+                "content: Order 12345 has shipped.", f"content: '{'[' * DEEP}{']' * DEEP}'"
+            ),
+        },
+    )
+
+    done = evalward("run", "--mock-script", MOCK, "--output-dir", "out", cwd=started.path)
+
+    assert done.returncode == 1, done.stderr  # the gate fails on that fixture; nothing crashed
+    results = json.loads((started.path / "out" / "results.json").read_text())
+    fixture = next(f for f in results["fixtures"] if f["fixture"] == "assistant-order-status")
+    checked = next(a for a in fixture["assertions"] if a["type"] == "jsonSchema")
+    assert fixture["status"] != "pass" and checked["status"] != "pass", checked
+    assert "the final message is not JSON" in checked["message"], checked
+
+
+def test_an_output_nested_deeper_than_a_recursive_schema_can_follow_fails_its_assertion() -> None:
+    depth = sys.getrecursionlimit() // 2  # parsed, but followed by the schema 3 calls a level
+    trace = Trace()
+    trace.add(StepType.final, content="[" * depth + "]" * depth)
+    schema = {"type": "array", "items": {"$ref": "#"}}
+    assertion = JsonSchemaAssertion.model_validate({"type": "jsonSchema", "schema": schema})
+
+    status, message = check(assertion, trace)
+
+    assert status is Status.failed
+    assert "nested too deeply to check against the schema" in message
