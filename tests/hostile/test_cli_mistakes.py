@@ -226,3 +226,24 @@ def test_an_output_nested_deeper_than_a_recursive_schema_can_follow_fails_its_as
 
     assert status is Status.failed
     assert "nested too deeply to check against the schema" in message
+
+
+# --- evalward.yaml ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", ["link-to-nothing", "folder"])
+def test_an_evalward_yaml_that_is_not_a_file_is_refused_not_ignored(
+    started: GitRepo, shape: str
+) -> None:
+    # ignored, it would leave the run with no `defaults` and every YAML of the repository
+    config = started.path / "evalward.yaml"
+    config.unlink()
+    if shape == "folder":
+        config.mkdir()
+    else:
+        config.symlink_to("config/evalward.yaml")
+
+    for command in (["validate"], ["plan"], ["run", "--mock-script", MOCK]):
+        done = evalward(*command, cwd=started.path)
+
+        refused(done, "evalward.yaml: not a file")
