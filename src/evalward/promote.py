@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from pydantic import ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
+from evalward import jsontext
 from evalward.errors import ConfigError
 from evalward.resources.common import API_VERSION
 from evalward.resources.models import EvalFixture
@@ -49,7 +49,7 @@ class LoadedTrace:
 def load_trace(path: Path, format: str | None = None) -> LoadedTrace:
     """Read a trace file, detecting its format unless `format` names it."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = jsontext.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the trace ({exc.strerror})") from None
     except ValueError as exc:

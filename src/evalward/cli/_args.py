@@ -52,3 +52,20 @@ def positive_amount(text: str) -> float:
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"expected an amount above 0, got {text}")
     return value
+
+
+def output_folder(text: str) -> str:
+    """A folder to write into (created if missing). A file where it or a folder on the way to
+    it must be is refused as the command starts, not after a run whose results it would lose."""
+    from pathlib import Path
+
+    path = Path(text)
+    for place in (path, *path.parents):
+        if place.is_dir():
+            break
+        if place.exists() or place.is_symlink():
+            raise argparse.ArgumentTypeError(
+                f"{place} is a file, where evalward needs a folder to write into; give a "
+                "folder (it is created if missing)"
+            )
+    return text

@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, TextIO
 
+from evalward.cli._args import output_folder
+
 if TYPE_CHECKING:
     from evalward.host import Host
 
@@ -25,6 +27,7 @@ def register(commands: Any) -> None:
     parser.add_argument("config", help="its config file, e.g. promptfooconfig.yaml")
     parser.add_argument(
         "--output-dir",
+        type=output_folder,
         metavar="DIR",
         help="where to write agents.yaml, fixtures.yaml and evals.yaml (default: evals/SUITE)",
     )

@@ -91,6 +91,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         "evals/mock-replies.yaml": "mock-replies.yaml",
         ".github/workflows/evals.yml": "workflow.yml",
     }
+    _check_folders(root, [*plan, ".gitignore"])
     existing = [name for name in plan if (root / name).is_symlink() or (root / name).exists()]
     if existing:
         own = all(agent in name for name in existing)
@@ -118,6 +119,29 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     if not top:
         print(f"\n{root} is not a git repository yet: run `git init` there.", file=out)
     return EXIT_OK
+
+
+def _check_folders(root: Path, names: list[str]) -> None:
+    """Refuse, before anything is written, a file where a folder of `names` must be (or a
+    folder where .gitignore must be): found halfway through, it would leave half a setup."""
+    from pathlib import PurePosixPath
+
+    from evalward.errors import ConfigError
+
+    for name in names:
+        for folder in reversed(PurePosixPath(name).parents[:-1]):
+            path = root / folder
+            if (path.exists() or path.is_symlink()) and not path.is_dir():
+                raise ConfigError(
+                    f"{path}: a file, where `evalward init` needs a folder (for {name}), so "
+                    "nothing was written. Move it away, or run init in another repository"
+                )
+    ignore = root / ".gitignore"
+    if ignore.exists() and not ignore.is_file():
+        raise ConfigError(
+            f"{ignore}: a folder, where `evalward init` adds {IGNORED} to the file, so nothing "
+            "was written. Move it away"
+        )
 
 
 def _write_files(root: Path, plan: dict[str, str], values: dict[str, str]) -> None:
@@ -158,11 +182,21 @@ def _default_branch(git: Git) -> str:
 
 
 def _ignore_outputs(path: Path) -> str:
-    """Add `.evalward/` to .gitignore unless an entry already ignores it; say what was done."""
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    entries = {line.strip() for line in text.splitlines()}
-    if entries & {".evalward", ".evalward/", "/.evalward", "/.evalward/"}:
-        return f"{IGNORED} already ignored"
-    with path.open("a", encoding="utf-8") as file:
-        file.write(("\n" if text and not text.endswith("\n") else "") + IGNORED + "\n")
-    return f"added {IGNORED}" if text else f"created, ignoring {IGNORED}"
+    """Add `.evalward/` to .gitignore unless an entry already ignores it; say what was done.
+    The file is bytes, as git reads it: a name in it that is not UTF-8 is kept as it is."""
+    from evalward.errors import ConfigError
+
+    try:
+        data = path.read_bytes() if path.exists() else b""
+        entries = {line.strip() for line in data.splitlines()}
+        if entries & {b".evalward", b".evalward/", b"/.evalward", b"/.evalward/"}:
+            return f"{IGNORED} already ignored"
+        with path.open("ab") as file:
+            file.write((b"\n" if data and not data.endswith(b"\n") else b"") + IGNORED.encode())
+            file.write(b"\n")
+    except OSError as exc:
+        raise ConfigError(
+            f"{path}: cannot add {IGNORED} to it ({exc.strerror}); the other files are written, "
+            f"add the line yourself"
+        ) from None
+    return f"added {IGNORED}" if data else f"created, ignoring {IGNORED}"

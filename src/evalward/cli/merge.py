@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, TextIO
 
-from evalward.cli._args import add_selection
+from evalward.cli._args import add_selection, output_folder
 
 if TYPE_CHECKING:
     from evalward.host import Host
@@ -26,7 +26,9 @@ def register(commands: Any) -> None:
     parser.add_argument("--repo", default=".", help="the repository the parts ran in (default: .)")
     add_selection(parser)
     parser.add_argument(
-        "--output-dir", help="also write results.json, junit.xml, report.html, comment.md"
+        "--output-dir",
+        type=output_folder,
+        help="also write results.json, junit.xml, report.html, comment.md",
     )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
 

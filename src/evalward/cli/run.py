@@ -9,7 +9,14 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, TextIO
 
-from evalward.cli._args import add_mock, add_root, add_selection, positive, positive_amount
+from evalward.cli._args import (
+    add_mock,
+    add_root,
+    add_selection,
+    output_folder,
+    positive,
+    positive_amount,
+)
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -56,6 +63,7 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "--output-dir",
+        type=output_folder,
         help="also write the action's files here: results.json, junit.xml, report.html, "
         "comment.md (with --shard: the part's shard-i-of-n.json; default .evalward/shards)",
     )

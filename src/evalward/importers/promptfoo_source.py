@@ -11,11 +11,11 @@ from __future__ import annotations
 import csv
 import glob
 import io
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalward import jsontext
 from evalward.errors import Problem
 from evalward.resources.yamlsource import (
     MAX_FILE_BYTES,
@@ -131,7 +131,12 @@ class Files:
 
     def path_of(self, node: Node, reference: str) -> Path:
         name = reference.removeprefix("file://")
-        path = (self.base / name).resolve()
+        try:
+            path = (self.base / name).resolve()
+        except (OSError, RuntimeError):  # RuntimeError: links that loop (OSError from 3.13)
+            raise node.refuse(
+                f"{name!r} is a symbolic link that loops; point it at a file", droppable=False
+            ) from None
         if not path.is_relative_to(self.root):
             raise node.refuse(
                 f"{name!r} is outside the repository ({self.root}); the import reads only "
@@ -199,7 +204,7 @@ def _jsonl(text: str) -> Document:
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             marks[(len(rows),)] = (number, 1)
-            rows.append(json.loads(line))
+            rows.append(jsontext.loads(line))
     return Document(rows, 1, marks)
 
 

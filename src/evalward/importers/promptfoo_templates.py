@@ -18,6 +18,7 @@ import yaml
 from jinja2 import TemplateError, meta
 from jinja2.sandbox import SandboxedEnvironment
 
+from evalward import jsontext
 from evalward.importers.promptfoo_source import Files, Node
 
 SCRIPT_SUFFIXES = {".js", ".cjs", ".mjs", ".ts", ".py", ".rb"}
@@ -143,7 +144,7 @@ def conversation(
     stripped = template.strip()
     if stripped.startswith(("[", "{")):
         try:
-            parsed = json.loads(template)
+            parsed = jsontext.loads(template)
         except ValueError:
             parsed = None
         if parsed is not None:  # a JSON prompt: its strings are rendered one by one
@@ -162,7 +163,7 @@ def conversation(
             return _messages(parsed, node)
     elif stripped.startswith("["):
         try:
-            parsed = json.loads(text)
+            parsed = jsontext.loads(text)
         except ValueError:
             return text
         if _is_chat(parsed):

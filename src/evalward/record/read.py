@@ -4,12 +4,12 @@ what does not fit is one ConfigError naming the file and what was expected."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from evalward import jsontext
 from evalward.errors import ConfigError
 from evalward.record.schema import (
     RESULTS_SCHEMA_VERSION,
@@ -59,7 +59,7 @@ def read_part(path: Path) -> tuple[dict[str, Any], ShardPart]:
 
 def _json(path: Path, what: str) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return jsontext.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
     except ValueError as exc:

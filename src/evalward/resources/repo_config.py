@@ -114,6 +114,19 @@ def load_config(root: Path) -> RepoConfig:
             ]
         )
     if not path.is_file():
+        if path.exists() or path.is_symlink():  # ignored, its settings would silently be lost
+            raise ResourceError(
+                [
+                    Problem(
+                        CONFIG_FILE,
+                        None,
+                        None,
+                        "",
+                        "not a file (a folder, or a symbolic link that leads to no file), so "
+                        "its settings cannot be read; make it a file, or remove it",
+                    )
+                ]
+            )
         return RepoConfig()
     try:
         if path.stat().st_size > MAX_FILE_BYTES:

@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from evalward import jsontext
 from evalward.resources.assertions import (
     ArgsMode,
     Assertion,
@@ -238,7 +239,7 @@ def model_turns(trace: Trace) -> int:
 
 def _field_value(field: str, trace: Trace) -> Any:
     try:
-        value: Any = json.loads(trace.final_output)
+        value: Any = jsontext.loads(trace.final_output)
     except ValueError:
         raise _Unevaluable(f"field {field!r} was given but the final message is not JSON") from None
     for part in field.split("."):
@@ -312,9 +313,11 @@ def _regex(a: RegexAssertion, trace: Trace, timeout: float) -> Outcome:
 def _json_schema(a: JsonSchemaAssertion, trace: Trace) -> Outcome:
     if a.field is None:
         try:
-            value: Any = json.loads(trace.final_output)
+            value: Any = jsontext.loads(trace.final_output)
         except json.JSONDecodeError as exc:
             return Status.failed, f"the final message is not JSON ({exc.msg} at {exc.pos})"
+        except ValueError as exc:  # an agent's output nested deeper than the parser goes
+            return Status.failed, f"the final message is not JSON ({exc})"
     else:
         value = _field_value(a.field, trace)
     import jsonschema  # on use: it costs ~60 ms of start-up, and most suites have none
@@ -322,9 +325,12 @@ def _json_schema(a: JsonSchemaAssertion, trace: Trace) -> Outcome:
     validator_class = jsonschema.validators.validator_for(
         a.json_schema, jsonschema.Draft202012Validator
     )
-    errors = sorted(
-        validator_class(a.json_schema).iter_errors(value), key=lambda e: list(e.absolute_path)
-    )
+    try:
+        errors = sorted(
+            validator_class(a.json_schema).iter_errors(value), key=lambda e: list(e.absolute_path)
+        )
+    except RecursionError:  # a recursive schema follows the agent's nesting down
+        return Status.failed, f"{_where(a.field)} is nested too deeply to check against the schema"
     if not errors:
         return Status.passed, f"{_where(a.field)} validates against the schema"
     first = errors[0]

@@ -1,0 +1,249 @@
+"""User mistakes and hostile inputs at the command line: each gives one message naming the
+file or the setting and exit 2, never a traceback and never a silent pass, and what a run has
+already computed is not lost to a mistake it could have found before running."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from subprocess import CompletedProcess
+
+import pytest
+import yaml
+
+from clirun import evalward
+from evalward.resources.assertions import JsonSchemaAssertion
+from evalward.results import Status
+from evalward.scoring.assertions import check
+from evalward.trace import StepType, Trace
+from gitrepo import GitRepo
+
+DEEP = 100_000
+"""Far deeper than Python's parser recurses, whatever the interpreter's recursion limit."""
+
+
+def refused(done: subprocess.CompletedProcess[str], *said: str) -> None:
+    """A configuration error: exit 2, one message naming what it is about, no traceback."""
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
+    for words in said:
+        assert words in done.stderr, done.stderr
+
+
+@pytest.fixture
+def started(repo: GitRepo) -> GitRepo:
+    """A repository with what `evalward init` writes, committed: an agent, its Eval and a mock
+    script that passes it."""
+    assert evalward("init", cwd=repo.path).returncode == 0
+    repo.commit("evalward init")
+    return repo
+
+
+# --- init ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["agents", ".github"])
+def test_init_writes_nothing_where_a_file_stands_for_a_folder_it_needs(
+    repo: GitRepo, where: str
+) -> None:
+    (repo.path / where).write_text("notes\n")
+
+    done = evalward("init", cwd=repo.path)
+
+    refused(done, f"{where}: a file", "needs a folder", "nothing was written")
+    assert sorted(p.name for p in repo.path.iterdir()) == sorted([".git", where])
+
+
+def test_init_writes_nothing_where_gitignore_is_a_folder(repo: GitRepo) -> None:
+    (repo.path / ".gitignore").mkdir()
+
+    done = evalward("init", cwd=repo.path)
+
+    refused(done, ".gitignore: a folder", "nothing was written")
+    assert sorted(p.name for p in repo.path.iterdir()) == [".git", ".gitignore"]
+
+
+def test_init_keeps_a_gitignore_that_is_not_utf8_byte_for_byte(repo: GitRepo) -> None:
+    # git reads .gitignore as bytes: a Latin-1 file name in it is the user's business
+    (repo.path / ".gitignore").write_bytes(b"caf\xe9/\n")
+
+    done = evalward("init", cwd=repo.path)
+
+    assert done.returncode == 0, done.stderr
+    assert (repo.path / ".gitignore").read_bytes() == b"caf\xe9/\n.evalward/\n"
+
+
+# --- import promptfoo ----------------------------------------------------------------------
+
+SUITE = {"prompts": ["Answer: {{question}}"], "providers": ["openai:gpt-4.1-mini"]}
+
+
+def imported(repo: GitRepo, config: dict[str, object], *args: str) -> CompletedProcess[str]:
+    repo.write({"promptfooconfig.yaml": yaml.safe_dump(config)})
+    return evalward("import", "promptfoo", "promptfooconfig.yaml", *args, cwd=repo.path)
+
+
+@pytest.mark.parametrize("output_dir", ["notes.txt", "notes.txt/suite"])
+def test_import_into_a_file_is_refused_before_converting(repo: GitRepo, output_dir: str) -> None:
+    repo.write({"notes.txt": "mine\n"})
+
+    done = imported(
+        repo, {**SUITE, "tests": [{"vars": {"question": "2+2?"}}]}, "--output-dir", output_dir
+    )
+
+    refused(done, "--output-dir", "notes.txt is a file")
+    assert (repo.path / "notes.txt").read_text() == "mine\n"
+
+
+def test_import_a_reference_to_a_link_that_loops_is_located(repo: GitRepo) -> None:
+    (repo.path / "a.txt").symlink_to("b.txt")
+    (repo.path / "b.txt").symlink_to("a.txt")
+
+    done = imported(repo, {**SUITE, "tests": [{"vars": {"question": "file://a.txt"}}]})
+
+    refused(done, "promptfooconfig.yaml:", "tests[0].vars.question", "'a.txt'", "loops")
+    assert not (repo.path / "evals").exists()
+
+
+def test_import_a_prompt_nested_past_any_json_parser_is_a_text_prompt(repo: GitRepo) -> None:
+    repo.write({"prompt.json": "[" * DEEP + "]" * DEEP})
+
+    done = imported(repo, {**SUITE, "prompts": ["file://prompt.json"]})
+
+    assert done.returncode == 0, done.stderr
+    fixtures = (repo.path / "evals" / "promptfoo" / "fixtures.yaml").read_text()
+    assert "prompt: '[[[[" in fixtures
+
+
+def test_import_test_rows_nested_past_any_json_parser_are_located(repo: GitRepo) -> None:
+    repo.write({"tests.jsonl": '{"vars": ' + "[" * DEEP + "]" * DEEP + "}\n"})
+
+    done = imported(repo, {**SUITE, "tests": "file://tests.jsonl"})
+
+    refused(done, "promptfooconfig.yaml:", "tests.jsonl", "nested too deeply")
+    assert not (repo.path / "evals").exists()
+
+
+# --- run, merge --------------------------------------------------------------------------
+
+MOCK = "evals/mock-replies.yaml"
+
+
+@pytest.mark.parametrize("shard", [[], ["--shard", "1/2"]], ids=["run", "shard"])
+@pytest.mark.parametrize("output_dir", ["notes.txt", "notes.txt/out"])
+def test_run_into_a_file_is_refused_before_it_runs(
+    started: GitRepo, output_dir: str, shard: list[str]
+) -> None:
+    started.write({"notes.txt": "mine\n"})
+
+    done = evalward(
+        "run", "--mock-script", MOCK, "--output-dir", output_dir, *shard, cwd=started.path
+    )
+
+    refused(done, "--output-dir", "notes.txt is a file")
+    assert "runs planned" not in done.stderr  # nothing ran, so no result was lost
+    assert (started.path / "notes.txt").read_text() == "mine\n"
+
+
+def test_merge_into_a_file_is_refused(started: GitRepo) -> None:
+    part = evalward(
+        "run", "--mock-script", MOCK, "--shard", "1/1", "--output-dir", "parts", cwd=started.path
+    )
+    assert part.returncode == 0, part.stderr
+    started.write({"notes.txt": "mine\n"})
+
+    done = evalward(
+        "merge", "parts/shard-1-of-1.json", "--output-dir", "notes.txt", cwd=started.path
+    )
+
+    refused(done, "--output-dir", "notes.txt is a file")
+    assert (started.path / "notes.txt").read_text() == "mine\n"
+
+
+# --- diff, merge, promote --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["diff", "deep.json", "deep.json"],
+        ["merge", "deep.json"],
+        ["promote", "--agent", "assistant", "deep.json"],
+    ],
+    ids=["diff", "merge", "promote"],
+)
+def test_a_file_nested_past_any_json_parser_is_refused_by_name(
+    started: GitRepo, command: list[str]
+) -> None:
+    started.write({"deep.json": '{"evals": ' + "[" * DEEP + "]" * DEEP + ', "fixtures": []}'})
+
+    done = evalward(*command, cwd=started.path)
+
+    refused(done, "deep.json: not JSON", "nested too deeply")
+
+
+# --- an agent's output ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("field", ["", ', field: "0"'], ids=["message", "field"])
+def test_an_output_nested_past_any_json_parser_fails_its_fixture_not_the_run(
+    started: GitRepo, field: str
+) -> None:
+    evals = (started.path / "evals" / "assistant.yaml").read_text()
+    mock = (started.path / MOCK).read_text()
+    started.commit(
+        "the agent answers JSON nested 100,000 deep",
+        {
+            "evals/assistant.yaml": evals.replace(
+                "- { type: contains, value: shipped }",
+                f"- {{ type: jsonSchema, schema: {{ type: array }}{field} }}",
+            ),
+            MOCK: mock.replace(
+                "content: Order 12345 has shipped.", f"content: '{'[' * DEEP}{']' * DEEP}'"
+            ),
+        },
+    )
+
+    done = evalward("run", "--mock-script", MOCK, "--output-dir", "out", cwd=started.path)
+
+    assert done.returncode == 1, done.stderr  # the gate fails on that fixture; nothing crashed
+    results = json.loads((started.path / "out" / "results.json").read_text())
+    fixture = next(f for f in results["fixtures"] if f["fixture"] == "assistant-order-status")
+    checked = next(a for a in fixture["assertions"] if a["type"] == "jsonSchema")
+    assert fixture["status"] != "pass" and checked["status"] != "pass", checked
+    assert "the final message is not JSON" in checked["message"], checked
+
+
+def test_an_output_nested_deeper_than_a_recursive_schema_can_follow_fails_its_assertion() -> None:
+    depth = sys.getrecursionlimit() // 2  # parsed, but followed by the schema 3 calls a level
+    trace = Trace()
+    trace.add(StepType.final, content="[" * depth + "]" * depth)
+    schema = {"type": "array", "items": {"$ref": "#"}}
+    assertion = JsonSchemaAssertion.model_validate({"type": "jsonSchema", "schema": schema})
+
+    status, message = check(assertion, trace)
+
+    assert status is Status.failed
+    assert "nested too deeply to check against the schema" in message
+
+
+# --- evalward.yaml ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", ["link-to-nothing", "folder"])
+def test_an_evalward_yaml_that_is_not_a_file_is_refused_not_ignored(
+    started: GitRepo, shape: str
+) -> None:
+    # ignored, it would leave the run with no `defaults` and every YAML of the repository
+    config = started.path / "evalward.yaml"
+    config.unlink()
+    if shape == "folder":
+        config.mkdir()
+    else:
+        config.symlink_to("config/evalward.yaml")
+
+    for command in (["validate"], ["plan"], ["run", "--mock-script", MOCK]):
+        done = evalward(*command, cwd=started.path)
+
+        refused(done, "evalward.yaml: not a file")
