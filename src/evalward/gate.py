@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from evalward import jsontext
 from evalward.compare import Change, EvalComparison
 from evalward.errors import EXIT_EXTERNAL, EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK
 
@@ -82,7 +83,7 @@ class BypassRecord:
         if match is None:
             return None
         try:
-            data = json.loads(match[1])
+            data = jsontext.loads(match[1])
             return cls(str(data["label"]), data.get("labeled_at"), str(data["sha"]))
         except (ValueError, KeyError, TypeError):
             return None

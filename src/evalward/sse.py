@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from evalward import jsontext
+
 _END = rb"(?:\r\n|\n|\r(?!\n))"
 _BOUNDARY = re.compile(_END + _END)
 """A blank line: a line's end (CRLF, LF or CR, as the standard allows) and another."""
@@ -38,7 +40,7 @@ class Event:
 
     def json(self) -> Any:
         """The data as JSON; ValueError when it is not (`[DONE]`, a comment-only event)."""
-        return json.loads(self.data)
+        return jsontext.loads(self.data)
 
 
 class EventReader:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 from subprocess import CompletedProcess
 
 import pytest
@@ -247,3 +248,17 @@ def test_an_evalward_yaml_that_is_not_a_file_is_refused_not_ignored(
         done = evalward(*command, cwd=started.path)
 
         refused(done, "evalward.yaml: not a file")
+
+
+def test_an_agentv_jsonl_case_nested_too_deeply_is_refused_at_its_file(tmp_path: Path) -> None:
+    """An AgentV suite's `tests: ./cases.jsonl`, the PR's to write: a line nested past the
+    parser is a located problem, not an internal error."""
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "suite.eval.yaml").write_text(
+        "name: suite\nexecution: {target: bot}\ntests: ./cases.jsonl\n"
+    )
+    (tmp_path / "evals" / "cases.jsonl").write_text("[" * DEEP + "]" * DEEP + "\n")
+
+    done = evalward("validate", str(tmp_path), cwd=tmp_path)
+
+    refused(done, "cases.jsonl: invalid JSON line", "nested too deeply")

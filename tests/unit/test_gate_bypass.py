@@ -51,6 +51,8 @@ def test_record_round_trips_and_cannot_break_out_of_its_comment() -> None:
     assert text.count("-->") == 1 and "<b>" not in text
     assert BypassRecord.parse(f"hello\n{text}\n") == record
     assert BypassRecord.parse("<!-- evalward-bypass-record {not json} -->") is None
+    deep = '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"  # past the parser: no record, no crash
+    assert BypassRecord.parse(f"<!-- evalward-bypass-record {deep} -->") is None
 
 
 def test_audit_line_has_a_stable_prefix() -> None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalward import jsontext
 from evalward.results import EvalResult
 
 HISTORY_DIR = Path(".evalward") / "history"
@@ -164,7 +165,7 @@ def _number(value: object) -> float | None:
 
 def _load(path: Path, name: str) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsontext.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {"name": name, "history": []}
     except (OSError, ValueError):

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evalward import jsontext
 from evalward.cache_mode import CacheMode
 from evalward.providers.base import ChatRequest, ChatResponse, ToolCall
 from evalward.trace import Usage
@@ -60,7 +61,7 @@ class ResponseCache:
         if not self.mode.reads:
             return None
         try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+            data = jsontext.loads(self._path(key).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             data = None
         reply = data.get("forwarded") if isinstance(data, dict) else None
@@ -81,7 +82,7 @@ class ResponseCache:
         if not self.mode.reads:
             return None
         try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+            data = jsontext.loads(self._path(key).read_text(encoding="utf-8"))
             response = _decode(data)
         except (OSError, ValueError, KeyError, TypeError):
             self.misses += 1

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalward import jsontext
 from evalward.resources.agentv_graders import (
     AgentVProblem,
     AgentVProblems,
@@ -158,8 +159,8 @@ class _Files:
         text = self.read(reference, path)
         if reference.endswith(".jsonl"):
             try:
-                return [json.loads(line) for line in text.splitlines() if line.strip()]
-            except json.JSONDecodeError as exc:
+                return [jsontext.loads(line) for line in text.splitlines() if line.strip()]
+            except ValueError as exc:  # not JSON, or nested too deeply to read
                 raise AgentVProblem(path, f"{reference}: invalid JSON line: {exc}") from None
         try:
             documents = load_documents(text)
