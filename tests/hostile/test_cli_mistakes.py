@@ -162,6 +162,18 @@ def test_merge_into_a_file_is_refused(started: GitRepo) -> None:
     assert (started.path / "notes.txt").read_text() == "mine\n"
 
 
+@pytest.mark.parametrize("name", ["results.json", "comment.md"])
+def test_a_folder_where_a_run_writes_one_of_its_files_is_refused_before_the_run(
+    started: GitRepo, name: str
+) -> None:
+    (started.path / "out" / name).mkdir(parents=True)
+
+    done = evalward("run", "--mock-script", MOCK, "--output-dir", "out", cwd=started.path)
+
+    refused(done, "--output-dir", f"{name} is not a file", "remove it or give another folder")
+    assert sorted(p.name for p in (started.path / "out").iterdir()) == [name]
+
+
 # --- diff, merge, promote --------------------------------------------------------------
 
 

@@ -69,3 +69,21 @@ def output_folder(text: str) -> str:
                 "folder (it is created if missing)"
             )
     return text
+
+
+def run_output_folder(text: str) -> str:
+    """`output_folder` for a run's files: one of them that cannot be written where it goes (a
+    folder named results.json) is refused before the run, whose results it would lose."""
+    from pathlib import Path
+
+    from evalward.report.files import RUN_FILES
+
+    folder = Path(output_folder(text))
+    for name in RUN_FILES:
+        place = folder / name
+        if (place.exists() or place.is_symlink()) and not place.is_file():
+            raise argparse.ArgumentTypeError(
+                f"{place} is not a file, and evalward writes the run's {name} there; remove "
+                "it or give another folder"
+            )
+    return text

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, TextIO
 
-from evalward.cli._args import add_selection, output_folder
+from evalward.cli._args import add_selection, run_output_folder
 
 if TYPE_CHECKING:
     from evalward.host import Host
@@ -27,7 +27,7 @@ def register(commands: Any) -> None:
     add_selection(parser)
     parser.add_argument(
         "--output-dir",
-        type=output_folder,
+        type=run_output_folder,
         help="also write results.json, junit.xml, report.html, comment.md",
     )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")

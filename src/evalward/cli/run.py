@@ -13,9 +13,9 @@ from evalward.cli._args import (
     add_mock,
     add_root,
     add_selection,
-    output_folder,
     positive,
     positive_amount,
+    run_output_folder,
 )
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "--output-dir",
-        type=output_folder,
+        type=run_output_folder,
         help="also write the action's files here: results.json, junit.xml, report.html, "
         "comment.md (with --shard: the part's shard-i-of-n.json; default .evalward/shards)",
     )

@@ -42,6 +42,10 @@ def write_chunks(path: Path, chunks: Iterable[str], redact: Redactor) -> None:
         partial.unlink(missing_ok=True)
 
 
+RUN_FILES = ("results.json", "junit.xml", "report.html", "comment.md")
+"""The files a run writes in its output folder, in the order `write_reports` writes them."""
+
+
 def write_results(
     output_dir: Path,
     evaluation: Evaluation,
