@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -73,6 +74,12 @@ def load_trace(path: Path, format: str | None = None) -> LoadedTrace:
         messages = document.get("messages") if isinstance(document, dict) else document
         if not isinstance(messages, list):
             raise ProtocolError("expected a `messages` list")
+        for index, message in enumerate(messages):
+            if not isinstance(message, dict):
+                raise ProtocolError(
+                    f"messages[{index}] is {json.dumps(message)[:40]}, where a message object "
+                    "(`role`, `content`) was expected"
+                )
         if chosen == "openai":
             return LoadedTrace(from_openai_messages(messages), trace_id, chosen)
         return LoadedTrace(from_anthropic_messages(messages), trace_id, chosen)

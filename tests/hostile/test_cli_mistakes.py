@@ -196,6 +196,30 @@ def test_a_file_nested_past_any_json_parser_is_refused_by_name(
     refused(done, "deep.json: not JSON", "nested too deeply")
 
 
+def test_diff_of_a_results_json_from_another_schema_says_how_to_read_it(
+    started: GitRepo,
+) -> None:
+    done = evalward("run", "--mock-script", MOCK, "--output-dir", "out", cwd=started.path)
+    assert done.returncode == 0, done.stderr
+    newer = json.loads((started.path / "out" / "results.json").read_text())
+    newer["schemaVersion"] = 99
+    started.write({"newer.json": json.dumps(newer)})
+
+    done = evalward("diff", "out/results.json", "newer.json", cwd=started.path)
+
+    refused(done, "newer.json: results schemaVersion 99", "with the evalward version that wrote it")
+
+
+@pytest.mark.parametrize("format", ["openai", "anthropic"])
+def test_promote_names_the_message_that_is_not_an_object(started: GitRepo, format: str) -> None:
+    started.write({"trace.json": json.dumps({"messages": [{"role": "user", "content": "hi"}, 7]})})
+
+    done = evalward("promote", "--format", format, "--agent", "assistant", "trace.json",
+                    cwd=started.path)  # fmt: skip
+
+    refused(done, f"trace.json: not a valid {format} trace", "messages[1] is 7")
+
+
 # --- an agent's output ----------------------------------------------------------------------
 
 

@@ -29,7 +29,8 @@ def read_results(path: Path) -> Results:
     if version != RESULTS_SCHEMA_VERSION:
         raise ConfigError(
             f"{path}: results schemaVersion {version!r}; this evalward reads "
-            f"{RESULTS_SCHEMA_VERSION}"
+            f"{RESULTS_SCHEMA_VERSION}. Read it with the evalward version that wrote it "
+            "(its `evalward` field), or run the Evals again with this one"
         )
     try:
         return Results.model_validate(document)
