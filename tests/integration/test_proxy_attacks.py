@@ -165,3 +165,82 @@ def test_an_upstream_that_stalls_mid_stream_ends_with_the_run_and_the_call_is_in
     assert call.streamed and call.error is not None
     assert "the run ended before the stream did" in call.error
     assert call.usage is not None and call.usage.input_tokens == 0  # what arrived is metered
+
+
+STALLING_SERVER = """\
+import sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import openai
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.end_headers()
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers["content-length"]))
+        stream = openai.OpenAI(max_retries=0).chat.completions.create(
+            model="gpt-4.1-mini", messages=[{"role": "user", "content": "order 12345"}],
+            stream=True,
+        )
+        for _ in stream:
+            pass
+
+
+HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"""
+
+
+def test_a_model_call_an_http_agent_leaves_in_flight_ends_when_its_server_stops(
+    model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """An http agent's key outlives each run, so no run's end cuts its calls: stopping the
+    server does, instead of the provider's timeout holding the end of the whole run."""
+    hold = threading.Event()  # the provider goes silent after two events, for good
+    model.script("order 12345", text("Your order 12345 has shipped.", hold=hold, hold_after=2))
+    (tmp_path / "server.py").write_text(STALLING_SERVER)
+    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": OPENAI_KEY}
+    patient = {"providers": {"openai": {"timeoutSeconds": 600}}}
+    providers = build_providers(env, config=provider_config(patient), cache_root=tmp_path)
+    http = {
+        "start": [sys.executable, "server.py", "{port}"],
+        "ready": "http://127.0.0.1:{port}/ready",
+        "url": "http://127.0.0.1:{port}/run",
+    }
+    spec = AgentSpec.model_validate({"runtime": {"http": http}})
+    run = FixtureRun(
+        labels=RunLabels(agent="server", fixture="fx", eval="ev"),
+        fixture_input=FixtureInput(type="prompt", payload={"prompt": "order 12345"}),
+        tools=FixtureTools(),
+        timeout_seconds=600,
+    )
+
+    async def go() -> tuple[int, int]:
+        proxy = ModelProxy(providers, Allowance(), [OPENAI_KEY])
+        agent = DeclarativeAgent("server", spec, "", tmp_path)
+        runner = AgentRunner(
+            agent, providers, {"PATH": "/usr/bin:/bin"}, kill_grace=0.2, proxy=proxy
+        )
+        running = asyncio.create_task(runner.run(run))
+        try:
+            async with asyncio.timeout(300):  # only ends a hung test; it takes seconds
+                while not model.requests_mentioning("order 12345"):  # the call reached upstream
+                    await asyncio.sleep(0.05)
+                assert runner.server is not None and runner.server.grant is not None
+                grant = runner.server.grant
+                while grant.calls_in_flight == 0:  # and the proxy is answering it
+                    await asyncio.sleep(0.05)
+            before = grant.calls_in_flight
+            running.cancel()
+            await runner.aclose()  # the server stops; the provider is still silent
+            return before, grant.calls_in_flight
+        finally:
+            running.cancel()
+            hold.set()
+            await runner.aclose()
+            await proxy.aclose()
+            await providers.aclose()
+
+    assert asyncio.run(go()) == (1, 0)

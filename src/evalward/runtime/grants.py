@@ -71,6 +71,11 @@ class Grant:
             done.set()
             self._in_flight.pop(task, None)
 
+    @property
+    def calls_in_flight(self) -> int:
+        """How many requests under this key the proxy is answering now."""
+        return len(self._in_flight)
+
     async def end_calls(self, within: float) -> None:
         """Once the run's processes are done: calls still in flight (a stream the agent hung
         up on, being read to its end for its usage) get `within` seconds more, the rest of

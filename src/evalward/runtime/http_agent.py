@@ -203,12 +203,21 @@ class HttpAgentServer:
             trace.add(StepType.error, content=f"the agent's reply is not a trace: {exc}")
         return ""
 
+    @property
+    def grant(self) -> Grant | None:
+        """The model proxy's key the server was started with (None before it starts)."""
+        return self._grant
+
     async def stop(self) -> None:
         if self.proxy is not None and self._grant is not None:
             self.proxy.revoke(self._grant)
         process, self._process = self._process, None
         if process is not None:
             await kill_group(process, self.kill_grace, sandbox=self.sandbox)
+        if self._grant is not None:
+            # the server is gone: a model call it left in flight (an upstream that stalls)
+            # ends now, not at the provider's timeout, which would hold the run's end
+            await self._grant.end_calls(within=0)
         for task in self._logs:
             if not task.done():
                 task.cancel()

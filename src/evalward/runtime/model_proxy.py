@@ -116,7 +116,10 @@ class ModelProxy:
 
     async def aclose(self) -> None:
         runner, self._runner = self._runner, None
+        grants = list(self._grants.values())
         self._grants.clear()
+        for grant in grants:  # a call still in flight ends now, not at aiohttp's shutdown
+            await grant.end_calls(within=0)
         if runner is not None:
             await runner.cleanup()
 
