@@ -17,6 +17,7 @@ from typing import Any
 
 from evalward import jsontext
 from evalward.errors import Problem
+from evalward.resources.problems import render_path
 from evalward.resources.yamlsource import (
     MAX_FILE_BYTES,
     Document,
@@ -59,7 +60,7 @@ class Node:
 
     def problem(self, message: str) -> Problem:
         line, column = self.where()
-        return Problem(self.source.shown, line, column, _dotted(self.path), message)
+        return Problem(self.source.shown, line, column, render_path(self.path), message)
 
     def refuse(self, message: str, *, droppable: bool = True) -> Refused:
         return Refused(self.problem(message), droppable=droppable)
@@ -103,13 +104,6 @@ class Node:
                 path.append(key)
             node = Node(target, node.source, tuple(path))
         raise self.refuse(f"references nest deeper than {MAX_REF_DEPTH} (a cycle?)")
-
-
-def _dotted(path: PathKey) -> str:
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
 
 
 def _kind(value: Any) -> str:
