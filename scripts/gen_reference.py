@@ -10,17 +10,16 @@ descriptions are the models' `Field(description=...)`.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
+
+from generated import ROOT, write_or_check
 
 from evalward.resources.repo_config import RepoConfig
 from evalward.resources.schema import json_schema, kind_names
 
-ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "docs" / "reference.md"
 
 HEADER = """\
@@ -170,17 +169,7 @@ def render() -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="fail when the file is stale")
-    args = parser.parse_args()
-    text = render()
-    if args.check:
-        if not TARGET.is_file() or TARGET.read_text(encoding="utf-8") != text:
-            print(f"{TARGET.relative_to(ROOT)} is out of date: run scripts/gen_reference.py")
-            return 1
-        return 0
-    TARGET.write_text(text, encoding="utf-8")
-    return 0
+    return write_or_check(TARGET, render, "gen_reference.py", __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":
