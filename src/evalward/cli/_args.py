@@ -1,4 +1,6 @@
-"""Arguments several commands share; standard library only, so parsing stays cheap."""
+"""Arguments several commands share. The module imports the standard library only, so parsing
+stays cheap; a check that needs more (the run's file names) imports it when its option is given,
+by a command that imports it to run anyway."""
 
 from __future__ import annotations
 
