@@ -9,6 +9,8 @@ The fixture's prompt picks what it does:
 - "anthropic: ...": the same over the Messages API.
 - "calls N: ...": N Chat Completions calls in a row; answers with each call's HTTP status
   ("calls N model=NAME: ..." calls NAME rather than gpt-4.1-mini).
+- "lists N: ...": N model lists (`GET /v1/models`), one embedding, then a model id that
+  tries to leave its path segment; answers with each request's HTTP status.
 - "raw METHOD PATH [KEY] [stream]": one request as given; answers with the status and body.
 A prompt that mentions "understate" also reports a usage of 1 token, whatever it used.
 Every run writes the environment it saw to env-<fixture>.json in the working directory, where
@@ -145,6 +147,15 @@ def run(request: dict, model: dict[str, str]) -> list[dict]:
             status, reply = post(url, body, {"authorization": f"Bearer {model['apiKey']}"})
             statuses.append(f"{status} {reply.get('error', {}).get('message', '')}".strip())
         answer = " | ".join(statuses)
+    elif prompt.startswith("lists "):
+        auth = {"authorization": f"Bearer {model['apiKey']}"}
+        base = model["openaiBaseUrl"]
+        count = int(prompt.split(":")[0].split()[1])
+        codes = [post(base + "/models", None, auth, "GET")[0] for _ in range(count)]
+        embed = {"model": "text-embedding-3-small", "input": "hi"}
+        codes.append(post(base + "/embeddings", embed, auth)[0])
+        codes.append(post(base + "/models/..%2F..%2Fv1%2Ffiles", None, auth, "GET")[0])
+        answer = " ".join(str(code) for code in codes)
     else:  # raw METHOD PATH [KEY] [stream]
         _, method, path, *rest = prompt.split()
         key = rest[0] if rest and rest[0] != "-" else model["apiKey"]

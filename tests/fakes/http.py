@@ -28,6 +28,8 @@ class Request:
     query: dict[str, list[str]]
     headers: dict[str, str]
     body: bytes
+    target: str = ""
+    """The request target exactly as it arrived (path and query, undecoded)."""
 
     def json(self) -> Any:
         return json.loads(self.body or b"null")
@@ -115,6 +117,7 @@ class LoopbackServer:
                     parse_qs(parts.query),
                     {k.lower(): v for k, v in self.headers.items()},
                     body,
+                    self.path,
                 )
                 response = outer.handler(request)
                 if response.delay:

@@ -117,6 +117,9 @@ class ScriptedModelServer:
         self.default = text("I have no script for this request.")
         self.models = ["gpt-4.1-mini", "text-embedding-3-small", "claude-haiku-4-5"]
         """What `GET /v1/models` lists."""
+        self.targets: list[str] = []
+        """Every request's method and target as it arrived (`GET /v1/models?limit=20`),
+        routed or not, in arrival order."""
         self.contract_violations: list[str] = []
         """Requests, and replies rendered here, that the official SDKs' types refuse."""
         self.check_contract = True
@@ -152,6 +155,8 @@ class ScriptedModelServer:
         return [r for r in self.requests if mentions(needle)(r)]
 
     def _handle(self, request: Request) -> Response:
+        with self._lock:
+            self.targets.append(f"{request.method} {request.target}")
         api = _route(request)
         if api is None:
             return Response(404, {"error": {"message": f"no route {request.path}"}})

@@ -22,7 +22,7 @@ from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.model_proxy import Grant, ModelProxy
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools import FixtureTools
-from evalward.spending import Allowance
+from evalward.spending import PROXY_CALLS_PER_RUN, Allowance
 from evalward.trace import ModelCall, Trace
 from fakes.model_server import ScriptedModelServer, text
 from integration.test_proxy_streams import (
@@ -244,3 +244,25 @@ def test_a_model_call_an_http_agent_leaves_in_flight_ends_when_its_server_stops(
             await providers.aclose()
 
     assert asyncio.run(go()) == (1, 0)
+
+
+def test_model_lists_count_against_a_runs_share_of_calls_with_no_budget_at_all(
+    model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    async def agent(grant: Grant) -> list[int]:
+        statuses = []
+        client = HttpClient(timeout_seconds=30)
+        try:
+            for _ in range(PROXY_CALLS_PER_RUN + 5):
+                auth = {"authorization": f"Bearer {grant.key}"}
+                reply = await client.get(grant.env["OPENAI_BASE_URL"] + "/models", auth)
+                statuses.append(reply.status)
+        finally:
+            await client.aclose()
+        return statuses
+
+    statuses, trace = through_proxy(providers_for(model, tmp_path), agent, Allowance())
+    assert statuses == [200] * PROXY_CALLS_PER_RUN + [429] * 5
+    assert len(model.targets) == PROXY_CALLS_PER_RUN
+    assert [c.status for c in trace.proxy_calls] == statuses
+    assert "this run's share of model calls is spent" in (trace.proxy_calls[-1].error or "")

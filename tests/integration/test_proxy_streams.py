@@ -288,5 +288,11 @@ def test_embeddings_and_model_lists_go_upstream_with_the_real_key(
     assert embed.headers["authorization"] == f"Bearer {OPENAI_KEY}"
     models = [c for c in model.calls if c.path == "/v1/models"]
     assert models[1].headers["x-api-key"] == ANTHROPIC_KEY
-    (call,) = trace.proxy_calls  # the lists are no model calls
-    assert call.endpoint == "POST /v1/embeddings" and call.usage is not None
+    embedded, *lists = trace.proxy_calls  # a model list is a call too, and free
+    assert embedded.endpoint == "POST /v1/embeddings" and embedded.usage is not None
+    assert [(c.endpoint, c.status, c.model) for c in lists] == [
+        ("GET /v1/models", 200, "openai/"),
+        ("GET /v1/models", 200, "anthropic/"),
+    ]
+    assert all(c.usage is not None and c.usage.cost_usd == 0.0 for c in lists)
+    assert trace.model_calls == 3

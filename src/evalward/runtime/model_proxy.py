@@ -34,7 +34,7 @@ from evalward.providers.registry import Providers
 from evalward.runtime import otlp
 from evalward.runtime.grants import KEY_NAMES, KEY_PREFIX, Grant, new_grant
 from evalward.runtime.proxy_calls import Answerer, Call, problem, uncancel
-from evalward.runtime.wire import SERVED, Api, Route, api_of, route_of
+from evalward.runtime.wire import SERVED, Api, Route, Unnamed, api_of, route_of
 from evalward.runtime.wire.problems import Problem
 from evalward.security import Redactor
 from evalward.spending import Allowance
@@ -151,7 +151,7 @@ class ModelProxy:
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         if request.path.startswith(otlp.PREFIX):
             return await otlp.receive(request, self._grants)
-        route = route_of(request.method, request.path, request.headers)
+        route = route_of(request.method, request.raw_path, request.headers)
         shape: Api = route.api if route is not None else api_of(request.headers)
         grant = self._grants.get(_presented_key(request.headers))
         if grant is None:
@@ -174,16 +174,20 @@ class ModelProxy:
                 return problem(call.api, Problem.upstream, message)
 
     async def _answer(
-        self, call: Call, route: Route | None, request: web.Request
+        self, call: Call, route: Route | Unnamed | None, request: web.Request
     ) -> web.StreamResponse:
         if route is None:
             return call.refuse(
                 Problem.not_found,
                 f"evalward's model proxy serves {SERVED}, not {request.method} {request.path}",
             )
+        if isinstance(route, Unnamed):
+            return call.refuse(
+                Problem.bad_request, f"evalward's model proxy refused this request: {route.reason}"
+            )
         assert self._answerer is not None
         if route.kind is None:
-            return await self._answerer.models(route, request.headers)
+            return await self._answerer.models(call, route, request.headers)
         from aiohttp import web
 
         try:

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
 NO_RETRY = {"x-should-retry": "false"}
 """The official SDKs obey it: the proxy has retried already, or retrying cannot help."""
+FREE = Usage(cost_usd=0.0)
+"""What a model list costs: nothing, known."""
 STREAM_HEADERS = {"content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache"}
 
 
@@ -140,15 +142,9 @@ class Answerer:
             if hit is not None:
                 usage = provider.priced_usage(body["model"], _usage(route.kind, hit))
                 return await self._deliver(call, fmt, body, hit, usage, request, cached=True)
-        refusal = self._uncountable(provider, body["model"]) or (
-            self.allowance.admit(call.grant.key) if self.allowance is not None else None
-        )
-        if refusal is not None:
-            trace = call.grant.trace
-            if trace is not None and not call.grant.refused:
-                trace.add(StepType.error, content=f"a model call was refused: {refusal}")
-            call.grant.refused = True
-            return call.refuse(Problem.budget, f"evalward refused this call: {refusal}")
+        refused = self._admit(call, self._uncountable(provider, body["model"]))
+        if refused is not None:
+            return refused
         try:
             if mocked:
                 reply, usage = await self._mock(route.kind, fmt, provider, body, call)
@@ -275,31 +271,61 @@ class Answerer:
             await response.write_eof()
         return response
 
-    async def models(self, route: Route, headers: Mapping[str, str]) -> web.Response:
+    async def models(
+        self, call: Call, route: Route, headers: Mapping[str, str]
+    ) -> web.StreamResponse:
         """A model list (or one model), as the provider has it; under a mock script, the
-        models evalward knows a price for (the mock serves any model)."""
+        models evalward knows a price for (the mock serves any model). A call like any
+        other: admitted by the budget, counted, and recorded in the run's trace; it costs
+        nothing."""
         anthropic = route.api == "anthropic"
-        if self.providers.override is not None:
-            name = route.upstream.removeprefix("models").strip("/")
-            if name:
-                return answer_json(200, embeddings_wire.model_entry(name, anthropic=anthropic))
-            names = self.providers.prices.models(route.api)
-            return answer_json(200, embeddings_wire.models_list(names, anthropic=anthropic))
-        provider = self.providers.by_name.get(route.api)
+        call.model = f"{route.api}/{route.model_id}"
+        mocked = self.providers.override
+        provider = mocked or self.providers.by_name.get(route.api)
         forwarding = provider.forwarding if isinstance(provider, MeteredProvider) else None
-        missing = self._missing_key(route.api)
-        if forwarding is None or missing:
-            return problem(route.api, Problem.unauthorized, missing or "no provider")
+        missing = None if mocked else self._missing_key(route.api)
+        if not isinstance(provider, MeteredProvider) or missing or not (mocked or forwarding):
+            return call.refuse(
+                Problem.unauthorized, missing or f"evalward has no {route.api} provider"
+            )
+        refused = self._admit(call, None)
+        if refused is not None:
+            return refused
+        provider.spent.add(FREE)
+        if mocked is not None or forwarding is None:
+            if route.model_id:
+                data = embeddings_wire.model_entry(route.model_id, anthropic=anthropic)
+            else:
+                names = self.providers.prices.models(route.api)
+                data = embeddings_wire.models_list(names, anthropic=anthropic)
+            call.record(200, FREE)
+            return answer_json(200, data)
         try:
             answer = await forwarding.forward(route.upstream, None, headers)
         except ProviderError as exc:
             message = self._redact(str(exc))
+            call.record(502, error=message)
             return problem(
                 route.api, Problem.upstream, f"evalward could not reach {route.api}: {message}"
             )
         if answer.data is not None:
+            call.record(answer.reply.status, FREE)
             return answer_json(answer.reply.status, answer.data)
-        return self._passed_on(route.api, answer)
+        return self._upstream_error(call, answer)
+
+    def _admit(self, call: Call, uncountable: str | None) -> web.Response | None:
+        """Count `call` against the budget and the run's share, or refuse it (recorded in
+        the trace, and once per run as an error step)."""
+        refusal = uncountable or (
+            self.allowance.admit(call.grant.key) if self.allowance is not None else None
+        )
+        if refusal is None:
+            return None
+        trace = call.grant.trace
+        if trace is not None and not call.grant.refused:
+            trace.add(StepType.error, content=f"a model call was refused: {refusal}")
+        call.grant.refused = True
+        return call.refuse(Problem.budget, f"evalward refused this call: {refusal}")
 
     async def _mock(
         self,
