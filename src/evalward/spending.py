@@ -86,7 +86,12 @@ class Allowance:
         return None
 
     def spend(self, cost_usd: float | None) -> None:
-        self.cost_usd += cost_usd or 0.0
+        """Count a reply's cost; an unknown one (None) spends whatever dollars are left:
+        what cannot be counted must not pass for free."""
+        if cost_usd is None and self.max_cost_usd is not None:
+            self.cost_usd = max(self.cost_usd, self.max_cost_usd)
+        else:
+            self.cost_usd += cost_usd or 0.0
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,13 @@ is spent, and a model id that tries to leave its path segment never leaves at al
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 
 from actionrun import pull_request_event, run_action
 from e2e.test_model_proxy_cli import OPENAI_KEY, SYSTEM_PYTHON, runnable_by_all
 from fakes.github_api import FakeGitHub, FakePull
-from fakes.model_server import ScriptedModelServer
+from fakes.model_server import ScriptedModelServer, text
 from gitrepo import GitRepo
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
@@ -81,3 +82,89 @@ def test_model_lists_and_embeddings_are_calls_counted_against_max_model_calls(
         assert fixture["status"] == "error"
         assert "the job's model-call budget is spent: 5 calls" in fixture["message"]
     assert OPENAI_KEY not in run.stdout + run.stderr
+
+
+FIRST_DELTA_AGENT = """\
+import json, os, sys, urllib.request
+
+sys.stdin.readline()
+body = {"model": "gpt-4.1-mini", "stream": True,
+        "messages": [{"role": "user", "content": "write at length"}]}
+request = urllib.request.Request(
+    os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=json.dumps(body).encode(),
+    headers={"authorization": "Bearer " + os.environ["OPENAI_API_KEY"],
+             "content-type": "application/json"},
+)
+with urllib.request.urlopen(request, timeout=60) as reply:
+    for line in reply:
+        if b'"content":"word' in line:  # the first delta: enough to answer
+            break
+print(json.dumps({"type": "final", "content": "done"}), flush=True)
+os._exit(0)
+"""
+HASTY = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: hasty }}
+spec:
+  runtime:
+    command: {{ run: [{python}, agent/hasty.py], timeoutSeconds: 5 }}
+  watch: [agent/*.py]
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: hasty-eval }}
+spec:
+  targetAgent: hasty
+  fixtures: [cheap]
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: cheap }}
+spec:
+  targetAgent: hasty
+  input: {{ type: prompt, payload: {{ prompt: "write at length" }} }}
+  assertions:
+    - {{ type: cost, maxUsd: 0.000001 }}
+"""
+
+
+def test_a_stream_the_agent_leaves_after_its_first_delta_is_charged_when_the_run_cuts_it(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The provider goes on sending after the agent has gone; the run ends before the
+    stream, whose usage would come last, so the call is charged as what it carried."""
+    python, isolation = (
+        (SYSTEM_PYTHON, "user") if runnable_by_all(SYSTEM_PYTHON) else (sys.executable, "off")
+    )
+    base = repo.commit(
+        "hasty", {"agents.yaml": HASTY.format(python=python), "agent/hasty.py": FIRST_DELTA_AGENT}
+    )
+    repo.branch("feature")
+    head = repo.commit("tuned", {"agent/hasty.py": FIRST_DELTA_AGENT + "\n# tuned\n"})
+    github.add_pull(FakePull(number=8, head_sha=head, base_sha=base))
+    hold = threading.Event()  # the long completion never finishes within the run
+    model.script("at length", text("word " * 1000, pieces=1000, hold=hold, hold_after=600))
+
+    try:
+        run = run_action(
+            repo.path,
+            github,
+            pull_request_event(github.repository, 8, base, head),
+            env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": OPENAI_KEY},
+            inputs={"cache": "off", "agent-isolation": isolation},
+        )
+    finally:
+        hold.set()
+
+    fixtures = run.results()["fixtures"]
+    assert len(fixtures) == 2, run.stdout + run.stderr
+    for fixture in fixtures:
+        (call,) = fixture["trace"]["proxy_calls"]
+        assert call["streamed"] and "the run ended before the stream did" in call["error"]
+        usage = call["usage"]
+        assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0
+        assert usage["cost_usd"] > 0.000001
+        assert f"charged as the {usage['output_tokens']} output tokens" in call["error"]
+        (cost,) = fixture["assertions"]
+        assert cost["status"] == "fail" and cost["message"].startswith("cost $")

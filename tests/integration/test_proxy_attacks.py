@@ -164,7 +164,10 @@ def test_an_upstream_that_stalls_mid_stream_ends_with_the_run_and_the_call_is_in
     (call,) = calls  # recorded in the run's own trace, not after it
     assert call.streamed and call.error is not None
     assert "the run ended before the stream did" in call.error
-    assert call.usage is not None and call.usage.input_tokens == 0  # what arrived is metered
+    # its usage never came: it is charged as what it carried, never as nothing
+    assert call.usage is not None and call.usage.input_tokens > 0 and call.usage.output_tokens > 0
+    assert call.usage.cost_usd is not None and call.usage.cost_usd > 0
+    assert f"charged as the {call.usage.output_tokens} output tokens it carried" in call.error
 
 
 STALLING_SERVER = """\

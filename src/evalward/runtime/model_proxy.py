@@ -32,8 +32,9 @@ from evalward import jsontext
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.runtime import otlp
+from evalward.runtime.call_record import Call, problem, uncancel
 from evalward.runtime.grants import KEY_NAMES, KEY_PREFIX, Grant, new_grant
-from evalward.runtime.proxy_calls import Answerer, Call, problem, uncancel
+from evalward.runtime.proxy_calls import Answerer
 from evalward.runtime.wire import SERVED, Api, Route, Unnamed, api_of, route_of
 from evalward.runtime.wire.problems import Problem
 from evalward.security import Redactor

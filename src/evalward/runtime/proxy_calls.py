@@ -13,102 +13,35 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evalward import jsontext
 from evalward.errors import ProviderError
-from evalward.httpclient import HttpFailure, encode_json
+from evalward.httpclient import HttpFailure
 from evalward.providers.registry import Forwarding, MeteredProvider, Providers
 from evalward.providers.retry import Answer
-from evalward.runtime.grants import Grant
+from evalward.runtime.call_record import (
+    FREE,
+    NO_RETRY,
+    STREAM_HEADERS,
+    Call,
+    answer_json,
+    problem,
+    uncancel,
+)
 from evalward.runtime.wire import FORMATS, Api, Format, Kind, Route, WireError
 from evalward.runtime.wire import embeddings as embeddings_wire
+from evalward.runtime.wire.base import Accumulator
 from evalward.runtime.wire.problems import Problem, error_body, error_event
+from evalward.runtime.wire.unreported import DeltaTally, turn_tokens, unreported
 from evalward.security import Redactor
 from evalward.spending import Allowance
-from evalward.sse import EventReader, EventStreamError
-from evalward.trace import ModelCall, StepType, Usage
+from evalward.sse import Event, EventReader, EventStreamError
+from evalward.trace import StepType, Usage
 
 if TYPE_CHECKING:
     from aiohttp import web
-
-NO_RETRY = {"x-should-retry": "false"}
-"""The official SDKs obey it: the proxy has retried already, or retrying cannot help."""
-FREE = Usage(cost_usd=0.0)
-"""What a model list costs: nothing, known."""
-STREAM_HEADERS = {"content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache"}
-
-
-def answer_json(
-    status: int, data: object, headers: Mapping[str, str] | None = None
-) -> web.Response:
-    from aiohttp import web
-
-    return web.Response(
-        status=status, body=encode_json(data), content_type="application/json", headers=headers
-    )
-
-
-def problem(api: Api, kind: Problem, message: str) -> web.Response:
-    """An error the proxy answers itself, in the provider's error shape."""
-    return answer_json(kind.value.status, error_body(api, kind, message), NO_RETRY)
-
-
-@dataclass
-class Call:
-    """One request of an agent, as its run's trace will show it."""
-
-    grant: Grant
-    api: Api
-    endpoint: str
-    started: float
-    clock: float = field(default_factory=time.monotonic)
-    model: str = ""
-    streamed: bool = False
-
-    def record(
-        self,
-        status: int,
-        usage: Usage | None = None,
-        *,
-        cached: bool = False,
-        error: str | None = None,
-        made: bool = True,
-    ) -> ModelCall | None:
-        """Add the call to the run's trace; `made` is False for a request refused before
-        any model saw it (it is not one of the run's model calls)."""
-        trace = self.grant.trace
-        if trace is None:
-            return None
-        entry = ModelCall(
-            api=self.api,
-            model=self.model or f"{self.api}/",
-            status=status,
-            endpoint=self.endpoint,
-            streamed=self.streamed,
-            usage=usage,
-            started_at=self.started,
-            duration_ms=self.elapsed_ms(),
-            cached=cached,
-            error=error,
-            after_step=len(trace.steps),
-        )
-        trace.proxy_calls.append(entry)
-        trace.model_calls += made
-        trace.cache_hits += cached
-        return entry
-
-    def elapsed_ms(self) -> float:
-        return (time.monotonic() - self.clock) * 1000
-
-    def refuse(self, kind: Problem, message: str) -> web.Response:
-        """Answer with the proxy's own error, and keep it in the trace: a refused call is
-        why many an agent fails, and its message is the one to read."""
-        self.record(kind.value.status, error=message, made=False)
-        return problem(self.api, kind, message)
 
 
 class Answerer:
@@ -140,7 +73,7 @@ class Answerer:
                 return call.refuse(Problem.unauthorized, missing)
             hit = provider.cached_forward(route.upstream, body, call.grant.labels.rep)
             if hit is not None:
-                usage = provider.priced_usage(body["model"], _usage(route.kind, hit))
+                usage = provider.priced_usage(body["model"], _usage(route.kind, body, hit))
                 return await self._deliver(call, fmt, body, hit, usage, request, cached=True)
         refused = self._admit(call, self._uncountable(provider, body["model"]))
         if refused is not None:
@@ -179,7 +112,7 @@ class Answerer:
         if answer.data is None:
             return self._upstream_error(call, answer)
         assert route.kind is not None
-        usage = self._spend(provider, body["model"], _usage(route.kind, answer.data))
+        usage = self._spend(provider, body["model"], _usage(route.kind, body, answer.data))
         provider.store_forward(route.upstream, body, call.grant.labels.rep, answer.data)
         return await self._deliver(
             call, fmt, body, answer.data, usage, request, status=answer.reply.status
@@ -233,20 +166,22 @@ class Answerer:
                 return await self._settle(call, fmt, provider, route, body, up, request)
             response = web.StreamResponse(status=200, headers=STREAM_HEADERS)
             await response.prepare(request)
-            accumulator, reader = fmt.accumulator(body), EventReader()
+            accumulator, reader, tally = fmt.accumulator(body), EventReader(), DeltaTally()
             first: float | None = None
             failure: str | None = None
+            cut = False
             try:
                 async for chunk in up.reply.chunks():
                     # the events this chunk completed, passed on in one write
-                    passed = b"".join(e.raw for e in reader.feed(chunk) if accumulator.feed(e))
+                    passed = _take(reader.feed(chunk), accumulator, tally)
                     if passed and failure is None:
                         failure = await _pass_on(response, passed)
                         first = call.elapsed_ms() if first is None else first
-                rest = b"".join(e.raw for e in reader.finish() if accumulator.feed(e))
+                rest = _take(reader.finish(), accumulator, tally)
                 if rest and failure is None:
                     failure = await _pass_on(response, rest)
             except (HttpFailure, EventStreamError) as exc:
+                cut = True
                 failure = failure or self._redact(f"the stream from {call.api} broke off: {exc}")
                 with contextlib.suppress(ConnectionError):
                     await response.write(error_event(fmt.kind, failure))
@@ -254,12 +189,19 @@ class Answerer:
                 if not call.grant.ended:
                     raise
                 uncancel()
+                cut = True
                 failure = failure or "the run ended before the stream did"
         reply = accumulator.result()
         error = failure or accumulator.error
         if reply is None and error is None:
             error = f"the stream from {call.api} ended before a reply"
-        usage = self._spend(provider, body["model"], fmt.usage(reply or {}))
+        reported = fmt.usage(reply or {})
+        if cut or accumulator.error or not reported.total_tokens:  # its usage may never come
+            counted = unreported(reported, body, tally.tokens)
+            if counted != reported and error is not None:
+                error += f"; charged as the {counted.output_tokens:,} output tokens it carried"
+            reported = counted
+        usage = self._spend(provider, body["model"], reported)
         if reply is not None and error is None:
             provider.store_forward(route.upstream, body, call.grant.labels.rep, reply)
         entry = call.record(200, usage, error=self._redact(error) if error else None)
@@ -342,13 +284,11 @@ class Answerer:
             usage = self._spend(provider, body["model"], embeddings_wire.usage(reply))
             return reply, usage
         response = await provider.complete(fmt.chat_request(body, call.grant.labels))
-        if self.allowance is not None:
-            self.allowance.spend(response.usage.cost_usd)
         return fmt.reply(response, body, self._mocked), response.usage
 
     def _spend(self, provider: MeteredProvider, model: str, usage: Usage) -> Usage:
         priced = provider.meter(model, usage)
-        if self.allowance is not None:
+        if self.allowance is not None and self.providers.override is None:  # a mock is free
             self.allowance.spend(priced.cost_usd)
         return priced
 
@@ -410,14 +350,6 @@ class Answerer:
         )
 
 
-def uncancel() -> None:
-    """Take back the cancellation `Grant.end_calls` sent this task, once it has been handled:
-    the server goes on to send the reply."""
-    task = asyncio.current_task()
-    if task is not None:
-        task.uncancel()
-
-
 async def _pass_on(response: web.StreamResponse, events: bytes) -> str | None:
     """Write `events` to the agent; why not, when it has hung up. The stream from upstream
     is read to its end all the same: its usage comes last, and the call is metered by it."""
@@ -428,6 +360,20 @@ async def _pass_on(response: web.StreamResponse, events: bytes) -> str | None:
     return None
 
 
-def _usage(kind: Kind, reply: Mapping[str, Any]) -> Usage:
+def _take(events: list[Event], accumulator: Accumulator, tally: DeltaTally) -> bytes:
+    """The events of a stream read (and counted), that are the agent's to see."""
+    passed = []
+    for event in events:
+        tally.feed(event)
+        if accumulator.feed(event):
+            passed.append(event.raw)
+    return b"".join(passed)
+
+
+def _usage(kind: Kind, body: Mapping[str, Any], reply: Mapping[str, Any]) -> Usage:
+    """What a whole reply says it used; counted from its text when it says nothing."""
     fmt = FORMATS.get(kind)
-    return fmt.usage(reply) if fmt is not None else embeddings_wire.usage(reply)
+    usage = fmt.usage(reply) if fmt is not None else embeddings_wire.usage(reply)
+    if usage.total_tokens:
+        return usage
+    return unreported(usage, body, turn_tokens(fmt.turn(reply)) if fmt is not None else 0)
