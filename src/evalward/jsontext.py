@@ -5,11 +5,17 @@ JSON may spell half of a UTF-16 surrogate pair (`"\\ud83d"`). `json.loads` turns
 no UTF-8 writer accepts, so one such character in an agent's output would make every file of the
 run, the trace spool and the result cache fail to write. A lone surrogate becomes U+FFFD, as a
 UTF-8 decoder does with a bad byte; pairs are joined by `json.loads` already.
+
+`json.loads` also reads `NaN`, `Infinity` and numbers too large for a float (`1e999`, read
+as infinity), none of which JSON has or a strict writer writes: one in an agent's event
+would make results.json unreadable to every other JSON reader. They are refused as JSON
+that does not parse.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -22,7 +28,7 @@ def loads(raw: str | bytes) -> Any:
     regex scan more. Nesting too deep for the parser (`[[[[…` 200,000 times) is a ValueError,
     like any other JSON that does not parse, not a RecursionError that would end the run."""
     try:
-        data = json.loads(raw)
+        data = json.loads(raw, parse_float=_finite, parse_constant=_no_constant)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
     escaped = (
@@ -31,6 +37,17 @@ def loads(raw: str | bytes) -> Any:
         else _SURROGATE_ESCAPE.search(raw)
     )
     return _clean(data) if escaped else data
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def _clean(value: Any) -> Any:

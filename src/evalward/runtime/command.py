@@ -67,7 +67,7 @@ def _close_pipes(process: asyncio.subprocess.Process) -> None:
 
 
 @dataclass
-class _Output:
+class CommandOutput:
     """What the agent writes, as it arrives: events into the trace, other stdout text kept
     as its answer, and the first problem that ends the run."""
 
@@ -215,7 +215,7 @@ async def run_command_agent(
         events.close()
         trace.add(StepType.error, content=f"the agent could not start: {exc}")
         return ""
-    output = _Output(trace, runtime.stdout)
+    output = CommandOutput(trace, runtime.stdout)
     run = _Run(process, output, kill_grace, await events.open())
     stderr_task = asyncio.create_task(read_tail(process.stderr))
     timed_out = False
@@ -237,7 +237,9 @@ async def run_command_agent(
     return output.answer()
 
 
-def _end(trace: Trace, output: _Output, returncode: int | None, timed_out: float | None) -> None:
+def _end(
+    trace: Trace, output: CommandOutput, returncode: int | None, timed_out: float | None
+) -> None:
     """Why the run failed, if it did."""
     if output.problem:
         trace.add(StepType.error, content=output.problem[0])
@@ -260,7 +262,7 @@ class _Run:
     """Feeding the agent and reading what it writes until it is done."""
 
     process: asyncio.subprocess.Process
-    output: _Output
+    output: CommandOutput
     kill_grace: float
     events: asyncio.StreamReader
 

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from evalward import jsontext
-from evalward.runtime.protocol import ProtocolError
+from evalward.runtime.protocol import ProtocolError, short
 from evalward.trace import StepType, Trace, arguments_from_json
 
 MODEL_OPERATIONS = ("chat", "text_completion", "generate_content", "invoke_agent")
@@ -65,22 +66,45 @@ def looks_like_spans(document: object) -> bool:
     )
 
 
+class NoSpans(ProtocolError):
+    """A document with no span in it (a metrics-only batch, an empty flush)."""
+
+
 def read_spans(document: object) -> list[Span]:
-    raw: list[Mapping[str, Any]] = []
+    """The spans of an export, in start order. A part not in its shape is a ProtocolError
+    that says where (`resourceSpans[0].scopeSpans[1].spans[2].attributes[3]`) and what."""
+    raw: list[tuple[str, Mapping[str, Any]]] = []
     if isinstance(document, Mapping) and "resourceSpans" in document:
-        for resource in document.get("resourceSpans") or []:
-            for scope in (
-                resource.get("scopeSpans") or resource.get("instrumentationLibrarySpans") or []
-            ):
-                raw += scope.get("spans") or []
+        for r, resource in _objects(document.get("resourceSpans"), "resourceSpans"):
+            key = "scopeSpans" if "scopeSpans" in resource else "instrumentationLibrarySpans"
+            for c, scope in _objects(resource.get(key), f"{r}.{key}"):
+                raw += _objects(scope.get("spans"), f"{c}.spans")
     elif isinstance(document, Mapping):
-        raw = list(document.get("spans") or [])
+        raw = _objects(document.get("spans"), "spans", lenient=True)
     elif isinstance(document, list):
-        raw = list(document)
-    spans = [_span(s) for s in raw if isinstance(s, Mapping)]
+        raw = _objects(document, "", lenient=True)
+    spans = [_span(span, where) for where, span in raw]
     if not spans:
-        raise ProtocolError("no spans found (expected OTLP/JSON `resourceSpans` or a span list)")
+        raise NoSpans("no spans found (expected OTLP/JSON `resourceSpans` or a span list)")
     return sorted(spans, key=lambda s: s.start)
+
+
+def _objects(
+    value: object, where: str, *, lenient: bool = False
+) -> list[tuple[str, Mapping[str, Any]]]:
+    """`value`, a list of objects (or nothing), each with where it is; with `lenient`, what
+    is not an object is passed over (a span list may hold other lines of a file)."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ProtocolError(f"{where or 'the document'} must be a list, got {short(value)}")
+    out = []
+    for index, item in enumerate(value):
+        if isinstance(item, Mapping):
+            out.append((f"{where}[{index}]", item))
+        elif not lenient:
+            raise ProtocolError(f"{where}[{index}] must be an object, got {short(item)}")
+    return out
 
 
 def from_otel_spans(document: object) -> tuple[Trace, str]:
@@ -126,7 +150,7 @@ def tool_steps(spans: Iterable[Span]) -> Iterator[tuple[StepType, dict[str, Any]
             yield StepType.tool_result, {"tool": name, "call_id": call_id, "output": output}
 
 
-def _span(raw: Mapping[str, Any]) -> Span:
+def _span(raw: Mapping[str, Any], where: str) -> Span:
     context = raw.get("context") if isinstance(raw.get("context"), Mapping) else {}
     assert isinstance(context, Mapping)
     trace_id = str(raw.get("traceId") or context.get("trace_id") or raw.get("trace_id") or "")
@@ -134,27 +158,34 @@ def _span(raw: Mapping[str, Any]) -> Span:
     start: Any = raw.get("startTimeUnixNano") or raw.get("start_time") or 0
     try:
         start_key = float(start)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         try:  # the console exporter writes ISO timestamps
             start_key = dt.datetime.fromisoformat(str(start).replace("Z", "+00:00")).timestamp()
-        except ValueError:
+        except (ValueError, OverflowError):
             start_key = 0.0
+    attributes = _attributes(raw.get("attributes"), f"{where}.attributes")
     return Span(
-        trace_id, span_id, str(raw.get("name") or ""), start_key, _attributes(raw.get("attributes"))
+        trace_id,
+        span_id,
+        str(raw.get("name") or ""),
+        start_key if math.isfinite(start_key) else 0.0,
+        attributes,
     )
 
 
-def _attributes(raw: object) -> dict[str, Any]:
+def _attributes(raw: object, where: str) -> dict[str, Any]:
+    """Attributes as OTLP/JSON writes them (`[{key, value: AnyValue}]`) or as a plain object
+    (the flat exporters)."""
     if isinstance(raw, Mapping):
         return dict(raw)
-    out: dict[str, Any] = {}
-    for item in raw if isinstance(raw, list) else []:
-        if isinstance(item, Mapping) and "key" in item:
-            out[str(item["key"])] = _any_value(item.get("value"))
-    return out
+    return {
+        str(item.get("key")): _any_value(item.get("value"), f"{at} ({item.get('key')})")
+        for at, item in _objects(raw, where)
+        if "key" in item
+    }
 
 
-def _any_value(value: object) -> Any:
+def _any_value(value: object, where: str) -> Any:
     """OTLP/JSON AnyValue: {stringValue}, {intValue: "3"}, {arrayValue: {values: [...]}}, ..."""
     if not isinstance(value, Mapping):
         return value
@@ -162,15 +193,31 @@ def _any_value(value: object) -> Any:
         if key in value:
             return value[key]
     if "intValue" in value:
-        return int(value["intValue"])
+        number = value["intValue"]
+        if isinstance(number, int) and not isinstance(number, bool):
+            return number
+        if isinstance(number, str) and number.strip().lstrip("+-").isdigit():
+            return int(number)
+        raise ProtocolError(f"{where}: intValue must be an integer, got {short(number)}")
     if "arrayValue" in value:
-        return [_any_value(v) for v in (value["arrayValue"] or {}).get("values", [])]
+        values = _values(value["arrayValue"], f"{where}.arrayValue")
+        return [_any_value(v, f"{where}.arrayValue.values[{i}]") for i, v in enumerate(values)]
     if "kvlistValue" in value:
-        return {
-            str(kv.get("key")): _any_value(kv.get("value"))
-            for kv in (value["kvlistValue"] or {}).get("values", [])
-        }
+        pairs = _objects(_values(value["kvlistValue"], f"{where}.kvlistValue"), f"{where}.kvlist")
+        return {str(kv.get("key")): _any_value(kv.get("value"), at) for at, kv in pairs}
     return None
+
+
+def _values(holder: object, where: str) -> list[Any]:
+    """The `values` of an arrayValue or kvlistValue (`{"values": [...]}`)."""
+    if holder is None:
+        return []
+    values = holder.get("values") if isinstance(holder, Mapping) else holder
+    if values is None:
+        return []
+    if not isinstance(holder, Mapping) or not isinstance(values, list):
+        raise ProtocolError(f"{where} must be an object with a `values` list, got {short(holder)}")
+    return values
 
 
 def _has_messages(span: Span) -> bool:

@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from evalward import jsontext
-from evalward.runtime.otel import read_spans, tool_steps
+from evalward.runtime.otel import NoSpans, read_spans, tool_steps
 from evalward.runtime.protocol import ProtocolError
-from evalward.trace import Trace
+from evalward.trace import StepType, Trace
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -60,17 +60,36 @@ async def receive(request: web.Request, grants: Mapping[str, Grant]) -> web.Resp
     protobuf = request.content_type == PROTOBUF
     if signal == "traces" and grant.trace is not None:
         try:
-            document = decode(
-                await request.read(),
-                request.content_type,
-                request.headers.get("content-encoding", ""),
-            )
-        except (ExportError, web.HTTPRequestEntityTooLarge) as exc:
+            body = await request.read()
+        except web.HTTPRequestEntityTooLarge as exc:
             return web.Response(status=400, text=f"evalward cannot read this export: {exc}")
-        grant.exports.append(document)
+        encoding = request.headers.get("content-encoding", "")
+        problem = take_export(grant.trace, grant.exports, body, request.content_type, encoding)
+        if problem is not None:
+            return web.Response(status=400, text=f"evalward cannot read this export: {problem}")
     if protobuf:
         return web.Response(status=200, body=b"", content_type=PROTOBUF)
     return web.Response(status=200, body=b"{}", content_type="application/json")
+
+
+def take_export(
+    trace: Trace, exports: list[object], body: bytes, content_type: str, encoding: str
+) -> str | None:
+    """Keep one export of a run's spans for its end (`merge_exports`), or say why it cannot
+    be read: an export an agent sends is its own data, so one that is not in its shape is
+    an error of that run, located, and never more."""
+    try:
+        document = decode(body, content_type, encoding)
+        read_spans(document)
+    except NoSpans:
+        return None  # a metrics-only batch, an empty flush: nothing to keep
+    except (ExportError, ProtocolError) as exc:
+        trace.add(
+            StepType.error, content=f"an OpenTelemetry export of this run is unreadable: {exc}"
+        )
+        return str(exc)
+    exports.append(document)
+    return None
 
 
 def decode(body: bytes, content_type: str, encoding: str) -> object:
@@ -121,6 +140,6 @@ def merge_exports(trace: Trace, documents: Iterable[object]) -> None:
         try:
             spans += read_spans(document)
         except ProtocolError:
-            continue  # an export with no spans (metrics-only batches, an empty flush)
+            continue  # no spans, or not read (`take_export` has said so)
     for step_type, fields in tool_steps(sorted(spans, key=lambda s: s.start)):
         trace.record(step_type, "otel", **fields)

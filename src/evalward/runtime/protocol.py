@@ -7,6 +7,7 @@ events, one JSON object each: assistant, tool_call, tool_result, usage, final, e
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -50,7 +51,7 @@ class ProtocolError(ValueError):
 def apply_event(trace: Trace, event: object) -> None:
     """Append one event to the trace (a `usage` event adds to the latest step)."""
     if not isinstance(event, Mapping):
-        raise ProtocolError(f"expected a JSON object with a `type`, got {_short(event)}")
+        raise ProtocolError(f"expected a JSON object with a `type`, got {short(event)}")
     kind = event.get("type")
     if kind not in EVENT_TYPES:
         raise ProtocolError(
@@ -98,8 +99,9 @@ def _timing_and_model(event: Mapping[str, Any]) -> dict[str, Any]:
     """The fields every step event may carry: when it started, how long it took, its model."""
     common: dict[str, Any] = {}
     for key in ("started_at", "duration_ms"):
-        if isinstance(event.get(key), int | float):
-            common[key] = float(event[key])
+        number = _finite(event.get(key))
+        if number is not None:
+            common[key] = number
     if isinstance(event.get("model"), str):
         common["model"] = event["model"]
     return common
@@ -111,7 +113,7 @@ def _add_usage(trace: Trace, event: Mapping[str, Any]) -> None:
     usage = Usage(
         input_tokens=_int(event, "input_tokens"),
         output_tokens=_int(event, "output_tokens"),
-        cost_usd=float(cost) if isinstance(cost, int | float) else None,
+        cost_usd=_finite(cost),
         reported=True,
     )
     if not trace.steps:
@@ -133,7 +135,7 @@ def apply_response(trace: Trace, body: object) -> None:
                 'expected a list of trace events, {"trace": [...]} or {"final": "..."}'
             )
     if not isinstance(events, list):
-        raise ProtocolError(f"`trace` must be a list of events, got {_short(events)}")
+        raise ProtocolError(f"`trace` must be a list of events, got {short(events)}")
     for index, event in enumerate(events):
         try:
             apply_event(trace, event)
@@ -151,13 +153,29 @@ def _arguments(raw: object) -> dict[str, Any]:
     return {"_value": raw}
 
 
+def _finite(value: object) -> float | None:
+    """A number as a float, or None: not a number, or none a float can hold (`10**400`)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 def _int(event: Mapping[str, Any], key: str) -> int:
     value = event.get(key, 0)
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ProtocolError(f"`{key}` must be a non-negative integer, got {_short(value)}")
+        raise ProtocolError(f"`{key}` must be a non-negative integer, got {short(value)}")
     return value
 
 
-def _short(value: object) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= 80 else text[:77] + "..."
+def short(value: object, limit: int = 80) -> str:
+    """`value` as JSON, cut to `limit` characters, to quote in a message: whatever it is
+    (nested too deeply to write, a number too large for JSON), never an error itself."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (ValueError, RecursionError):
+        text = f"a {type(value).__name__} that cannot be shown"
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,174 @@
+"""Property-based: every reader of what an agent supplies takes any JSON shape. An OTLP
+export (JSON or protobuf), a trace event on stdout or the events channel, an http agent's
+reply and a request body the model proxy reads either go into the run's trace, whose
+record then writes, or are refused with that reader's own located error: never another
+exception, which would end the whole run."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any
+
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from evalward import jsontext
+from evalward.runtime import otlp
+from evalward.runtime.command import CommandOutput
+from evalward.runtime.otel import from_otel_spans
+from evalward.runtime.protocol import ProtocolError, apply_event, apply_response
+from evalward.runtime.wire import FORMATS, WireError
+from evalward.runtime.wire.unreported import request_tokens
+from evalward.trace import StepType, Trace
+
+PROPERTY = settings(max_examples=300, deadline=None)
+KEYS = [
+    # OTLP/JSON and the flat span forms
+    "resourceSpans", "scopeSpans", "instrumentationLibrarySpans", "spans", "attributes",
+    "key", "value", "stringValue", "intValue", "boolValue", "doubleValue", "bytesValue",
+    "arrayValue", "kvlistValue", "values", "name", "traceId", "spanId", "context", "trace_id",
+    "span_id", "startTimeUnixNano", "start_time", "gen_ai.operation.name", "gen_ai.tool.name",
+    "gen_ai.tool.call.id", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result",
+    "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.prompt", "gen_ai.completion",
+    "gen_ai.prompt.0.role", "gen_ai.prompt.0.content", "role", "parts", "content", "text",
+    # trace events and http replies
+    "type", "tool", "id", "arguments", "output", "is_error", "isError", "message", "model",
+    "started_at", "duration_ms", "input_tokens", "output_tokens", "cost_usd", "trace", "final",
+    # request bodies the proxy reads
+    "messages", "input", "tool_calls", "tool_call_id", "function", "call_id", "stream",
+    "stream_options", "include_usage", "tools", "system", "instructions", "max_tokens",
+    "temperature", "tool_use_id", "previous_response_id",
+]  # fmt: skip
+WORDS = [
+    "execute_tool", "chat", "final", "tool_call", "tool_result", "usage", "assistant", "error",
+    "user", "function_call_output", "tool_use", "text", "zz", "3", "1e999",
+]  # fmt: skip
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.sampled_from([10**400, -1, 0])
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.sampled_from(WORDS)
+    | st.text(max_size=12)
+)
+JSON = st.recursive(
+    SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=6), inner, max_size=5)
+    ),
+    max_leaves=30,
+)
+OBJECTS = st.dictionaries(st.sampled_from(KEYS), JSON, max_size=6)
+
+
+def as_agents_send(value: Any) -> Any:
+    """`value` as it reaches a reader: JSON an agent wrote, parsed as evalward parses it
+    (what is no JSON, `NaN` or `1e999`, is refused before any reader sees it)."""
+    try:
+        return jsontext.loads(json.dumps(value))
+    except ValueError:
+        assume(False)
+
+
+def written(trace: Trace) -> None:
+    """The run's record holds the trace: it must write as strict JSON, as results.json is."""
+    json.dumps(trace.model_dump(mode="json"), allow_nan=False)
+
+
+def exported(body: bytes, content_type: str = "application/json") -> Trace:
+    """A run's trace after one export, as its receiver takes it and the run's end merges
+    it: the spans' steps, or one located error step, and a 400 to the exporter."""
+    trace, exports = Trace(), []
+    problem = otlp.take_export(trace, exports, body, content_type, "")
+    otlp.merge_exports(trace, exports)
+    if problem is not None:
+        (error,) = trace.steps
+        assert error.type is StepType.error and problem in error.content
+    written(trace)
+    return trace
+
+
+@PROPERTY
+@given(JSON)
+def test_an_otlp_json_export_is_merged_or_a_located_error(document: Any) -> None:
+    exported(json.dumps(document).encode())
+
+
+@PROPERTY
+@given(st.dictionaries(st.sampled_from(KEYS[:30]), JSON, max_size=4))
+def test_an_otlp_resource_spans_document_is_merged_or_a_located_error(inner: Any) -> None:
+    for document in (
+        {"resourceSpans": [{"scopeSpans": [{"spans": [inner]}]}]},
+        {"resourceSpans": [inner]},
+        {"resourceSpans": [{"scopeSpans": [inner]}]},
+        {"spans": [{"name": "execute_tool x", "attributes": [{"key": "k", "value": inner}]}]},
+    ):
+        exported(json.dumps(document).encode())
+
+
+@PROPERTY
+@given(st.binary(max_size=200))
+def test_an_otlp_protobuf_export_is_merged_or_a_located_error(body: bytes) -> None:
+    exported(body, otlp.PROTOBUF)
+
+
+@PROPERTY
+@given(JSON)
+def test_a_span_file_to_promote_is_read_or_refused(document: Any) -> None:
+    try:
+        trace, _ = from_otel_spans(as_agents_send(document))
+    except ProtocolError:
+        return
+    written(trace)
+
+
+@PROPERTY
+@given(st.lists(OBJECTS | JSON, max_size=6))
+def test_trace_events_are_applied_or_refused_with_a_protocol_error(events: list[Any]) -> None:
+    trace = Trace()
+    for event in as_agents_send(events):
+        with contextlib.suppress(ProtocolError):
+            apply_event(trace, event)
+    written(trace)
+
+
+@PROPERTY
+@given(JSON | OBJECTS)
+def test_an_http_agents_reply_is_applied_or_refused_with_a_protocol_error(body: Any) -> None:
+    trace = Trace()
+    with contextlib.suppress(ProtocolError):
+        apply_response(trace, as_agents_send(body))
+    written(trace)
+
+
+@PROPERTY
+@given(st.lists(OBJECTS | JSON, max_size=6), st.sampled_from(["events", "stdout"]))
+def test_lines_on_stdout_and_the_events_channel_are_taken_or_a_located_problem(
+    events: list[Any], channel: str
+) -> None:
+    for stdout in ("events", "mixed", "text"):
+        output = CommandOutput(Trace(), stdout)
+        for event in events:
+            output.take(json.dumps(event).encode() + b"\n", channel)
+        assert all("line" in problem for problem in output.problem)
+        output.answer()
+        written(output.trace)
+
+
+@PROPERTY
+@given(OBJECTS)
+def test_a_request_body_the_proxy_reads_is_read_or_refused_as_a_bad_request(
+    body: dict[str, Any],
+) -> None:
+    request_tokens(body)
+    for fmt in FORMATS.values():
+        fmt.streamed(body)
+        fmt.results(body)
+        try:
+            fmt.upstream(dict(body))
+            fmt.accumulator(body)
+        except WireError:
+            pass
