@@ -252,3 +252,25 @@ def test_headers_and_body_fields_cannot_move_the_upstream_request(
     (call,) = model.calls
     assert not set(hostile) & set(call.headers)
     assert call.headers["authorization"] == f"Bearer {OPENAI_KEY}"
+
+
+def test_another_method_on_a_served_path_is_no_route(
+    model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    methods = ["PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "GET", "POST", "TRACE"]
+    asked = [
+        (method, path)
+        for method in methods
+        for path in ("/v1/models", "/v1/models/gpt-4.1-mini", "/v1/chat/completions")
+        if (method, path[:10]) not in {("GET", "/v1/models"), ("POST", "/v1/chat/c")}
+    ]
+
+    async def agent(grant: Grant) -> list[int]:
+        auth = {"authorization": f"Bearer {grant.key}"}
+        return [await send(grant, method, path.encode(), auth) for method, path in asked]
+
+    statuses, _ = through_proxy(providers_for(model, tmp_path), agent, Allowance())
+    assert all(status in (400, 404, 405) for status in statuses), list(
+        zip(asked, statuses, strict=True)
+    )
+    assert model.targets == []
