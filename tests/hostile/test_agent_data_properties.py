@@ -14,11 +14,12 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from evalward import jsontext
+from evalward.providers.base import RunLabels
 from evalward.runtime import otlp
 from evalward.runtime.command import CommandOutput
 from evalward.runtime.otel import from_otel_spans
 from evalward.runtime.protocol import ProtocolError, apply_event, apply_response
-from evalward.runtime.wire import FORMATS, WireError
+from evalward.runtime.wire import FORMATS, WireError, embeddings
 from evalward.runtime.wire.unreported import request_tokens
 from evalward.trace import StepType, Trace
 
@@ -62,6 +63,18 @@ JSON = st.recursive(
     max_leaves=30,
 )
 OBJECTS = st.dictionaries(st.sampled_from(KEYS), JSON, max_size=6)
+PARTS = st.dictionaries(st.sampled_from(KEYS), JSON | st.lists(OBJECTS, max_size=3), max_size=6)
+BODIES = OBJECTS | st.fixed_dictionaries(
+    {"model": st.text(max_size=8)},
+    optional={
+        "messages": st.lists(PARTS, max_size=4),
+        "input": st.lists(PARTS, max_size=4) | JSON,
+        "tools": st.lists(PARTS, max_size=3),
+        "system": JSON | st.lists(PARTS, max_size=2),
+        "stream": JSON,
+        "stream_options": JSON,
+    },
+)
 
 
 def as_agents_send(value: Any) -> Any:
@@ -159,16 +172,20 @@ def test_lines_on_stdout_and_the_events_channel_are_taken_or_a_located_problem(
 
 
 @PROPERTY
-@given(OBJECTS)
+@given(BODIES)
 def test_a_request_body_the_proxy_reads_is_read_or_refused_as_a_bad_request(
     body: dict[str, Any],
 ) -> None:
+    body = as_agents_send(body)
     request_tokens(body)
+    labels = RunLabels(agent="a", fixture="f")
+    with contextlib.suppress(WireError):  # a mock script's embeddings
+        embeddings.mock_reply(body)
     for fmt in FORMATS.values():
         fmt.streamed(body)
         fmt.results(body)
-        try:
+        with contextlib.suppress(WireError):
             fmt.upstream(dict(body))
             fmt.accumulator(body)
-        except WireError:
-            pass
+        with contextlib.suppress(WireError):  # what a mock script is asked
+            fmt.chat_request(body, labels)
