@@ -131,3 +131,16 @@ def test_a_whole_reply_without_usage_is_charged_as_its_text(
     assert call.usage.output_tokens == len(words) // 4
     assert call.usage.input_tokens > 0
     assert call.usage.cost_usd is not None and call.usage.cost_usd > 0
+
+
+def test_an_unknown_cost_spends_what_is_left_of_max_cost_usd() -> None:
+    allowance = Allowance(max_cost_usd=0.5)
+    allowance.spend(0.1)
+    assert allowance.admit("run") is None
+    allowance.spend(None)  # a cost that cannot be known is not a free one
+    assert allowance.cost_usd == 0.5
+    refusal = allowance.admit("run")
+    assert refusal is not None and "cost budget is spent" in refusal
+    unlimited = Allowance()
+    unlimited.spend(None)
+    assert unlimited.admit("run") is None
