@@ -23,10 +23,17 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-def loads(raw: str | bytes) -> Any:
+AGENT_DEPTH = 64
+"""How deeply JSON an agent writes may nest (its events, exports, replies, request bodies):
+far more than any real one, and few enough that what it holds can be written again (a
+trace step's arguments nested 500 deep would make results.json unwritable)."""
+
+
+def loads(raw: str | bytes, *, max_depth: int | None = None) -> Any:
     """`json.loads`, with lone surrogates replaced; text without surrogate escapes costs one
     regex scan more. Nesting too deep for the parser (`[[[[…` 200,000 times) is a ValueError,
-    like any other JSON that does not parse, not a RecursionError that would end the run."""
+    like any other JSON that does not parse, not a RecursionError that would end the run; so
+    is, with `max_depth` (`AGENT_DEPTH` for what an agent writes), nesting deeper than it."""
     try:
         data = json.loads(raw, parse_float=_finite, parse_constant=_no_constant)
     except RecursionError:
@@ -36,7 +43,20 @@ def loads(raw: str | bytes) -> Any:
         if isinstance(raw, bytes)
         else _SURROGATE_ESCAPE.search(raw)
     )
+    if max_depth is not None:
+        check_depth(data, max_depth)
     return _clean(data) if escaped else data
+
+
+def check_depth(value: Any, limit: int) -> None:
+    """Refuse (ValueError) a document whose lists and objects nest more than `limit` deep."""
+    stack = [(value, 1)] if isinstance(value, dict | list) else []
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if depth > limit:
+            raise ValueError(f"JSON nested more than {limit} deep")
+        stack += [(child, depth + 1) for child in children if isinstance(child, dict | list)]
 
 
 def _finite(text: str) -> float:

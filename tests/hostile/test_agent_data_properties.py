@@ -10,7 +10,7 @@ import contextlib
 import json
 from typing import Any
 
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from evalward import jsontext
@@ -189,3 +189,23 @@ def test_a_request_body_the_proxy_reads_is_read_or_refused_as_a_bad_request(
             fmt.accumulator(body)
         with contextlib.suppress(WireError):  # what a mock script is asked
             fmt.chat_request(body, labels)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(min_value=1, max_value=3000))
+@example(depth=58)
+@example(depth=59)
+def test_json_nested_deeply_is_refused_before_it_reaches_a_trace_that_could_not_be_written(
+    depth: int,
+) -> None:
+    nested = "[" * depth + "]" * depth
+    event = '{"type": "tool_call", "tool": "t", "arguments": {"a": ' + nested + "}}"
+    output = CommandOutput(Trace(), "events")
+    output.take(event.encode(), "events")
+    assert len(output.trace.steps) + len(output.problem) == 1
+    written(output.trace)
+    attribute = '{"key": "gen_ai.tool.call.arguments", "value": {"stringValue": 1, "x": %s}}'
+    span = '{"name": "execute_tool t", "attributes": [%s]}' % (attribute % nested)
+    trace = exported(b'{"spans": [%s]}' % span.encode())
+    refused = depth + 6 > jsontext.AGENT_DEPTH  # the document holds it six deep
+    assert any(s.type is StepType.error for s in trace.steps) == refused

@@ -99,7 +99,7 @@ class CommandOutput:
             return
         strict = channel == "events" or self.stdout == "events"
         try:
-            event = jsontext.loads(line)
+            event = jsontext.loads(line, max_depth=jsontext.AGENT_DEPTH)
         except ValueError as exc:
             if strict:
                 self._broken(line, channel, exc)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from evalward import jsontext
 from evalward.errors import AgentRunError
 from evalward.httpclient import HttpClient, HttpFailure, HttpTimeout
 from evalward.providers.base import RunLabels
@@ -198,7 +199,7 @@ class HttpAgentServer:
         if reply.headers.get("content-type", "").startswith("text/plain"):
             return reply.body.decode("utf-8", "replace")
         try:
-            apply_response(trace, reply.json())
+            apply_response(trace, jsontext.loads(reply.body, max_depth=jsontext.AGENT_DEPTH))
         except (ValueError, ProtocolError) as exc:
             trace.add(StepType.error, content=f"the agent's reply is not a trace: {exc}")
         return ""

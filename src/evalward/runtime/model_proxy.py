@@ -192,7 +192,7 @@ class ModelProxy:
         from aiohttp import web
 
         try:
-            body = jsontext.loads(await request.read())
+            body = jsontext.loads(await request.read(), max_depth=jsontext.AGENT_DEPTH)
         except ValueError:
             return call.refuse(Problem.bad_request, "the request body is not JSON")
         except web.HTTPRequestEntityTooLarge:

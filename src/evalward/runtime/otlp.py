@@ -101,9 +101,14 @@ def decode(body: bytes, content_type: str, encoding: str) -> object:
         except (OSError, EOFError, zlib.error) as exc:
             raise ExportError(f"the gzip body does not inflate ({exc})") from None
     if content_type == PROTOBUF:
-        return _from_protobuf(body)
+        document = _from_protobuf(body)
+        try:
+            jsontext.check_depth(document, jsontext.AGENT_DEPTH)
+        except ValueError as exc:
+            raise ExportError(str(exc)) from None
+        return document
     try:
-        return jsontext.loads(body)
+        return jsontext.loads(body, max_depth=jsontext.AGENT_DEPTH)
     except ValueError as exc:
         raise ExportError(f"the body is not JSON ({exc})") from None
 
