@@ -50,11 +50,16 @@ API_VERSIONS = {"OPENAI_API_VERSION": "2024-10-21", "AZURE_API_VERSION": "2024-1
 """Azure clients refuse to start without an API version."""
 
 
+OFFLINE = {"LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+"""LiteLLM (so DSPy, CrewAI) fetches its price table from GitHub at import unless told to use
+the copy it ships: a run calls nothing outside the proxy on the agent's behalf."""
+
+
 def proxy_env(url: str, key: str) -> dict[str, str]:
     """Every base-URL and key variable of `BASE_URLS` and `KEYS`, for the proxy at `url`."""
     env = {v.name: f"{url}{v.path}" for v in BASE_URLS}
     env |= {name: key for name in KEYS}
-    return env | API_VERSIONS
+    return env | API_VERSIONS | OFFLINE
 
 
 @dataclass(frozen=True)
