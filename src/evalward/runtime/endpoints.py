@@ -50,9 +50,10 @@ API_VERSIONS = {"OPENAI_API_VERSION": "2024-10-21", "AZURE_API_VERSION": "2024-1
 """Azure clients refuse to start without an API version."""
 
 
-OFFLINE = {"LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+OFFLINE = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "CREWAI_DISABLE_TELEMETRY": "true"}
 """LiteLLM (so DSPy, CrewAI) fetches its price table from GitHub at import unless told to use
-the copy it ships: a run calls nothing outside the proxy on the agent's behalf."""
+the copy it ships, and CrewAI sends telemetry of its own: a run calls nothing outside the
+proxy on the agent's behalf."""
 
 
 def proxy_env(url: str, key: str) -> dict[str, str]:
