@@ -77,9 +77,10 @@ def _verdict(ok: bool, passed: str, failed: str) -> Outcome:
     return (Status.passed, passed) if ok else (Status.failed, failed)
 
 
-def _calls(trace: Trace, *written: str) -> list[str]:
+def _calls(trace: Trace, *written: str, ambiguous: bool = False) -> list[str]:
     """The tools called, in order; a qualified name that means a `written` one, as written."""
-    return tool_names.as_written([step.tool or "" for step in trace.tool_calls()], written)
+    called = [step.tool or "" for step in trace.tool_calls()]
+    return tool_names.as_written(called, written, ambiguous=ambiguous)
 
 
 def _first(calls: list[str], tool: str) -> int | None:
@@ -122,7 +123,7 @@ def _tool_called(a: ToolCalledAssertion, trace: Trace) -> Outcome:
 
 
 def _tool_not_called(a: ToolNotCalledAssertion, trace: Trace) -> Outcome:
-    calls = _calls(trace, a.tool, *a.after)
+    calls = _calls(trace, a.tool, *a.after, ambiguous=True)
     if not a.after:
         return _verdict(a.tool not in calls, f"{a.tool} was not called", f"{a.tool} was called")
     firsts = [f for other in a.after if (f := _first(calls, other)) is not None]

@@ -4,7 +4,9 @@ Frameworks qualify a tool's name with its plugin, namespace or server: Semantic 
 `OrderPlugin-lookup_order`, MCP clients `orders__lookup_order` (or `mcp__orders__lookup_order`),
 others `orders.lookup_order`. An assertion that names `lookup_order` means that call, as long
 as only one qualified name ends so; when two differ in their prefix (`A-lookup`, `B-lookup`)
-the bare name is ambiguous and matches neither. A name written qualified matches whatever
+the bare name is ambiguous and matches neither — except in `toolNotCalled`, which matches
+both and so fails closed: calling two plugins' `send_email` does not slip past
+`toolNotCalled send_email`. A name written qualified matches whatever
 separator the wire uses (`OrderPlugin.lookup_order` matches `OrderPlugin-lookup_order`).
 
 A name that matches nothing gets a did-you-mean from the names that were called.
@@ -34,23 +36,26 @@ def stands_for(called: str, written: str) -> bool:
     return bool(want) and len(have) >= len(want) and have[len(have) - len(want) :] == want
 
 
-def resolve(written: str, called: Iterable[str]) -> set[str]:
+def resolve(written: str, called: Iterable[str], *, ambiguous: bool = False) -> set[str]:
     """The called names that mean `written`: itself when called, else the one qualified name
-    ending in it (none when several distinct ones do: ambiguous)."""
+    ending in it — none when several distinct ones do, or all of them with `ambiguous` (for
+    an assertion that a tool is *not* called, which must fail closed)."""
     names = set(called)
-    if written in names:
+    if written in names and not ambiguous:
         return {written}
     candidates = {name for name in names if stands_for(name, written)}
     distinct = {parts(name) for name in candidates}
-    return candidates if len(distinct) == 1 else set()
+    return candidates if len(distinct) <= 1 or ambiguous else set()
 
 
-def as_written(called: Sequence[str], written: Iterable[str]) -> list[str]:
+def as_written(
+    called: Sequence[str], written: Iterable[str], *, ambiguous: bool = False
+) -> list[str]:
     """The called names in order, each that means one of the `written` names replaced by it,
     so comparing with `==` matches qualified names as users write them."""
     meaning: dict[str, str] = {}
     for name in dict.fromkeys(written):
-        for match in resolve(name, called):
+        for match in resolve(name, called, ambiguous=ambiguous):
             meaning.setdefault(match, name)
     return [meaning.get(name, name) for name in called]
 

@@ -57,6 +57,17 @@ from tests.unit.scoring.test_assertions import run, trace_of
             Status.failed,
         ),
         ({"type": "toolNotCalled", "tool": "send_email"}, ["Mail-send_email"], Status.failed),
+        # ... and a tool that must not be called is not hidden by two plugins' copies of it
+        (
+            {"type": "toolNotCalled", "tool": "send_email"},
+            ["Mail-send_email", "Other-send_email"],
+            Status.failed,
+        ),
+        (
+            {"type": "toolNotCalled", "tool": "send_email", "after": ["lookup"]},
+            ["A-lookup", "B-lookup", "Mail-send_email"],
+            Status.failed,
+        ),
         ({"type": "toolSequence", "tools": ["a", "b"]}, ["S__a", "S__b"], Status.passed),
         (
             {"type": "trajectory", "tools": ["a", "b"], "mode": "strict"},
