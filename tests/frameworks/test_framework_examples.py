@@ -31,6 +31,10 @@ OPENAI_KEY = "sk-real-openai-key-0123456789"
 WIRE_NAME = {"semantic-kernel": "OrderPlugin-lookup_order"}
 """The tool's name on the wire, where the framework qualifies it (the fixtures say
 `lookup_order`)."""
+AGENT_UID = "21001"
+"""The agent users of these runs (21001, and 21002 for the base side): their own, so the sweep
+for leftover processes at the end of another sandboxed run cannot stop a framework's long
+install or start-up."""
 IN_TEXT = {"dspy-react"}
 """Frameworks whose tool protocol is in the prompt's text: the model answers in it."""
 
@@ -110,6 +114,7 @@ def test_a_framework_agent_is_gated_in_the_sandbox_with_no_adapter(
         workspace,
         github,
         event,
+        {"agent-user": AGENT_UID},
         OPENAI_BASE_URL=model.base_url,
         OPENAI_API_KEY=OPENAI_KEY,
     )
