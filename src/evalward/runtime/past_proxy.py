@@ -17,7 +17,6 @@ always have (docs/agent-protocols.md says so).
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -64,10 +63,8 @@ def guard_env() -> dict[str, str]:
     table[f":{OLLAMA_PORT}"] = message(
         ProviderHost("", "Ollama", "OLLAMA_HOST or OLLAMA_API_BASE"), "{host}"
     )
-    return {
-        "PYTHONPATH": str(GUARD),
-        "EVALWARD_MODEL_HOSTS": json.dumps(table, separators=(",", ":")),
-    }
+    lines = (f"{host}\t{text}" for host, text in table.items())
+    return {"PYTHONPATH": str(GUARD), "EVALWARD_MODEL_HOSTS": "\n".join(lines)}
 
 
 def from_stderr(stderr: str) -> str | None:
