@@ -145,7 +145,8 @@ def _tool_sequence(a: ToolSequenceAssertion, trace: Trace) -> Outcome:
     return _verdict(
         ok,
         f"calls follow {' → '.join(a.tools)}",
-        f"expected {' → '.join(a.tools)} in order; calls were {_listing(calls)}",
+        f"expected {' → '.join(a.tools)} in order; calls were {_listing(calls)}"
+        + "".join(tool_names.hint(t, calls) for t in dict.fromkeys(a.tools) if t not in calls),
     )
 
 

@@ -94,6 +94,10 @@ def test_a_near_miss_lists_the_calls_with_a_did_you_mean() -> None:
         "lookup_orders was never called (calls: OrderPlugin-lookup_order, greet); "
         "did you mean OrderPlugin-lookup_order?"
     )
+    _, sequence = run(
+        {"type": "toolSequence", "tools": ["greet", "lookup"]}, trace_of("greet", "lookup_order")
+    )
+    assert sequence.endswith("calls were greet, lookup_order; did you mean lookup_order?")
     _, args = run({"type": "toolArgs", "tool": "lookup_ordr", "args": {}}, trace_of("lookup_order"))
     assert args.endswith("did you mean lookup_order?")
 
