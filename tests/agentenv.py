@@ -226,12 +226,18 @@ def open_pr(
     return pull_request_event(github.repository, 3, base_sha, head_sha)
 
 
-def run_gate(workspace: Path, github: FakeGitHub, event: dict[str, Any], **env: str) -> ActionRun:
+def run_gate(
+    workspace: Path,
+    github: FakeGitHub,
+    event: dict[str, Any],
+    inputs: dict[str, str] | None = None,
+    **env: str,
+) -> ActionRun:
     launch = prepare(
         workspace,
         github,
         event,
-        inputs={"output-dir": ".evalward/out"},
+        inputs={"output-dir": ".evalward/out", **(inputs or {})},
         env={
             "OPENAI_API_KEY": "sk-environment-secret-0123456789",
             **{

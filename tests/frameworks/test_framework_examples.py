@@ -11,8 +11,11 @@ The OpenAI Agents SDK's Python example runs in `make test`; every example runs i
 
 from __future__ import annotations
 
+import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,6 +28,48 @@ __all__ = ["workspace"]  # a fixture
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "frameworks"
 IN_MAKE_TEST = {"openai-agents-python"}
 OPENAI_KEY = "sk-real-openai-key-0123456789"
+WIRE_NAME = {"semantic-kernel": "OrderPlugin-lookup_order"}
+"""The tool's name on the wire, where the framework qualifies it (the fixtures say
+`lookup_order`)."""
+AGENT_UID = "21001"
+"""The agent users of these runs (21001, and 21002 for the base side): their own, so the sweep
+for leftover processes at the end of another sandboxed run cannot stop a framework's long
+install or start-up."""
+IN_TEXT = {"dspy-react"}
+"""Frameworks whose tool protocol is in the prompt's text: the model answers in it."""
+
+
+def user_text(body: dict[str, Any]) -> str:
+    messages = [m for m in body.get("messages", []) if m.get("role") == "user"]
+    content = messages[-1].get("content", "") if messages else ""
+    return content if isinstance(content, str) else json.dumps(content)
+
+
+def asks(*needles: str) -> Callable[[dict[str, Any]], bool]:
+    return lambda body: all(n in user_text(body) for n in needles)
+
+
+def react(thought: str, tool: str, args: dict[str, Any]) -> str:
+    """A ReAct step as DSPy's ChatAdapter asks the model to write it."""
+    return (
+        f"[[ ## next_thought ## ]]\n{thought}\n\n[[ ## next_tool_name ## ]]\n{tool}\n\n"
+        f"[[ ## next_tool_args ## ]]\n{json.dumps(args)}\n\n[[ ## completed ## ]]"
+    )
+
+
+def extract(answer: str) -> str:
+    return f"[[ ## reasoning ## ]]\nDone.\n\n[[ ## answer ## ]]\n{answer}\n\n[[ ## completed ## ]]"
+
+
+def script_in_text(model: ScriptedModelServer) -> None:
+    """DSPy's ReAct: each step a fresh request whose trajectory holds the steps before it."""
+    order, hello = "Where is my order 12345?", "Hello there!"
+    extracting = "`[[ ## reasoning ## ]]`"
+    model.script(asks(order, extracting), text(extract("Your order 12345 has shipped.")))
+    model.script(asks(hello, extracting), text(extract("Hello! How can I help you today?")))
+    model.script(asks(order, "[[ ## observation_0 ## ]]"), text(react("Shipped.", "finish", {})))
+    model.script(asks(order), text(react("I look it up.", "lookup_order", {"order_id": "12345"})))
+    model.script(asks(hello), text(react("A greeting.", "finish", {})))
 
 
 def example(name: str) -> dict[str, str]:
@@ -54,17 +99,22 @@ def test_a_framework_agent_is_gated_in_the_sandbox_with_no_adapter(
     changed = files[source].replace("Look an order up", "Always look an order up")
     assert changed != files[source]
     event = open_pr(workspace, github, files, {source: changed}, suite={})
-    model.script(
-        "Where is my order 12345?",
-        tool_call("lookup_order", {"order_id": "12345"}),
-        text("Your order 12345 has shipped."),
-    )
-    model.script("Hello there!", text("Hello! How can I help you today?"))
+    tool = WIRE_NAME.get(name, "lookup_order")
+    if name in IN_TEXT:
+        script_in_text(model)
+    else:
+        model.script(
+            "Where is my order 12345?",
+            tool_call(tool, {"order_id": "12345"}),
+            text("Your order 12345 has shipped."),
+        )
+        model.script("Hello there!", text("Hello! How can I help you today?"))
 
     run = run_gate(
         workspace,
         github,
         event,
+        {"agent-user": AGENT_UID},
         OPENAI_BASE_URL=model.base_url,
         OPENAI_API_KEY=OPENAI_KEY,
     )
@@ -80,13 +130,19 @@ def test_a_framework_agent_is_gated_in_the_sandbox_with_no_adapter(
         assert trace["proxy_calls"], "its model calls went through the proxy"
         assert all(c["status"] == 200 for c in trace["proxy_calls"])
     order = fixtures[("head", "where-is-my-order")]["trace"]
-    assert [(s["type"], s.get("tool"), s.get("via")) for s in order["steps"]] == [
+    steps = [(s["type"], s.get("tool"), s.get("via")) for s in order["steps"]]
+    if name in IN_TEXT:  # the model's ReAct text, and the tool call and result read from it
+        steps = [step for step in steps if step[0] != "assistant"][:-1]
+    else:
+        assert steps[-1] == ("final", None, "proxy")
+    assert steps[:3] == [
         ("input", None, None),
-        ("tool_call", "lookup_order", "proxy"),
-        ("tool_result", "lookup_order", "proxy"),
-        ("final", None, "proxy"),
+        ("tool_call", tool, "proxy"),
+        ("tool_result", tool, "proxy"),
     ]
-    assert order["steps"][1]["arguments"] == {"order_id": "12345"}
+    call, result = (s for s in order["steps"] if s.get("tool") == tool)
+    assert call["arguments"] == {"order_id": "12345"}
+    assert "shipped" in result["output"]
     # the provider got evalward's key, never the agent's, on the API the framework speaks
     assert {c.headers["authorization"] for c in model.calls} == {f"Bearer {OPENAI_KEY}"}
     comment = github.comments_on(3)[0]["body"]

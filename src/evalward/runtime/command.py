@@ -22,6 +22,7 @@ from typing import Any
 from evalward import jsontext
 from evalward.errors import AgentRunError
 from evalward.resources.agent import CommandRuntime
+from evalward.runtime import past_proxy
 from evalward.runtime.process import (
     STREAM_LIMIT,
     Launch,
@@ -241,12 +242,15 @@ def _end(
     trace: Trace, output: CommandOutput, returncode: int | None, timed_out: float | None
 ) -> None:
     """Why the run failed, if it did."""
+    past = past_proxy.from_stderr(trace.stderr) if trace.error is None else None
     if output.problem:
         trace.add(StepType.error, content=output.problem[0])
     elif timed_out is not None:
         trace.time_out(
             f"the agent did not finish within {timed_out:g} s; its process group was killed"
         )
+    elif past is not None:
+        trace.add(StepType.error, content=past)
     elif returncode != 0:
         last = trace.stderr.strip().splitlines()[-1:] or [""]
         trace.add(

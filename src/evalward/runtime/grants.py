@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from evalward.providers.base import RunLabels
-from evalward.runtime import otlp
+from evalward.runtime import endpoints, otlp, past_proxy
 from evalward.runtime.observed import TrafficObserver
 from evalward.trace import Trace
 
@@ -110,8 +110,7 @@ def new_grant(
     command tool's)."""
     key = KEY_PREFIX + secrets.token_urlsafe(32)
     env = {name: key for name in key_names}
-    env["OPENAI_BASE_URL"] = f"{url}/v1"
-    env["ANTHROPIC_BASE_URL"] = url
+    env |= endpoints.proxy_env(url, key) | past_proxy.guard_env()
     env |= otlp.exporter_env(f"{url}{otlp.PREFIX}{key}")
     env |= NO_VENDOR_TRACES
     env |= {name: LOOPBACK for name in ("NO_PROXY", "no_proxy")}

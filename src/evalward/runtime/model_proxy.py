@@ -10,7 +10,8 @@ processes as
     OPENAI_BASE_URL=http://127.0.0.1:PORT/v1     OPENAI_API_KEY=<the run's key>
     ANTHROPIC_BASE_URL=http://127.0.0.1:PORT     ANTHROPIC_API_KEY=<the run's key>
 
-which is where the official SDKs look. Only the proxy accepts the key, and only while its
+which is where the official SDKs look (and under every other name an SDK reads,
+`runtime.endpoints`). Only the proxy accepts the key, and only while its
 run lasts. Because the key names the run, every call lands in that run's trace
 (`Trace.proxy_calls`), counts against the job's budget and is answered from the response
 cache when it is on (`runtime.proxy_calls`); what the model asked for becomes the run's steps
@@ -205,8 +206,9 @@ class ModelProxy:
 
 
 def _presented_key(headers: Mapping[str, str]) -> str:
-    """The key in `x-api-key` (Anthropic) or `Authorization: Bearer` (OpenAI), either route."""
-    key = headers.get("x-api-key", "")
+    """The key in `x-api-key` (Anthropic), `api-key` (Azure) or `Authorization: Bearer`
+    (OpenAI), either route."""
+    key = headers.get("x-api-key", "") or headers.get("api-key", "")
     if not key:
         scheme, _, token = headers.get("authorization", "").partition(" ")
         key = token.strip() if scheme.lower() == "bearer" else ""

@@ -9,15 +9,19 @@ events an agent does print, so nothing is counted twice.
 
 Only what the model asked for and the agent sent back is taken: a result for a call id no
 reply of this run asked for (a conversation history the fixture gave, a made-up id) is not a
-step of this run.
+step of this run. A framework that keeps its tool protocol in text (DSPy's ReAct) is read by
+`runtime.text_tools`: the call from the reply's text, its result from the next request's.
 """
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from evalward.runtime.wire.base import SeenResult, Turn
+from evalward.runtime import text_tools
+from evalward.runtime.wire.base import SeenCall, SeenResult, Turn
 from evalward.trace import Step, StepType, Trace
 
 ORIGIN = "proxy"
@@ -32,9 +36,19 @@ class TrafficObserver:
         """Tool name by call id, of every tool call a reply asked for."""
         self._answered: set[str] = set()
         self._last_answer: Step | None = None
+        self._in_text: list[tuple[str, str]] = []
+        """Call id and (tool, arguments) key of every tool call a reply asked for in text."""
 
-    def request(self, results: Sequence[SeenResult], at: float | None = None) -> None:
-        """The tool results a request sends the model, the first time each is seen."""
+    def request(
+        self,
+        results: Sequence[SeenResult],
+        at: float | None = None,
+        body: Mapping[str, Any] | None = None,
+    ) -> None:
+        """The tool results a request sends the model, the first time each is seen (in
+        `body`'s text, too, for the calls replies asked for in text)."""
+        if body is not None and self._in_text:
+            results = [*results, *self._text_results(body)]
         for result in results:
             tool = self._called.get(result.call_id)
             if tool is None or result.call_id in self._answered:
@@ -64,7 +78,8 @@ class TrafficObserver:
                 stop_reason=turn.stop_reason or None,
                 started_at=started,
             )
-        for call in turn.calls:
+        calls = turn.calls or self._text_calls(turn.text)
+        for call in calls:
             self._called.setdefault(call.id, call.name)
             self.trace.record(
                 StepType.tool_call,
@@ -75,7 +90,29 @@ class TrafficObserver:
                 model=model,
                 started_at=started,
             )
-        self._last_answer = None if turn.calls else text
+        self._last_answer = None if calls else text
+
+    def _text_calls(self, text: str) -> tuple[SeenCall, ...]:
+        calls = []
+        for call in text_tools.calls_in_reply(text):
+            call_id = f"text-{len(self._in_text) + 1}"
+            self._in_text.append((call_id, _key(call.tool, call.arguments)))
+            calls.append(SeenCall(call_id, call.tool, call.arguments))
+        return tuple(calls)
+
+    def _text_results(self, body: Mapping[str, Any]) -> list[SeenResult]:
+        """Each step of the request's trajectory, as the result of the earliest call a reply
+        asked for in text with the same tool and arguments."""
+        taken: set[str] = set()
+        out = []
+        for step in text_tools.trajectory(text_tools.request_text(body)):
+            key = _key(step.tool, step.arguments)
+            for call_id, asked in self._in_text:
+                if asked == key and call_id not in taken:
+                    taken.add(call_id)
+                    out.append(SeenResult(call_id, step.observation or ""))
+                    break
+        return out
 
     @property
     def last_answer(self) -> Step | None:
@@ -94,3 +131,7 @@ def settle_answer(trace: Trace, text: str, observer: TrafficObserver | None) -> 
         last.type = StepType.final
     elif text.strip():
         trace.record(StepType.final, "agent", content=text.strip())
+
+
+def _key(tool: str, arguments: Mapping[str, Any]) -> str:
+    return json.dumps([tool, arguments], sort_keys=True, default=str)

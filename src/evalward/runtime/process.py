@@ -92,7 +92,11 @@ def limited_env(
         }
     for name, value in (extra or {}).items():
         kept = out.get(name, "")
-        out[name] = f"{kept},{value}" if name in PROXY_BYPASS and kept else value
+        if name in PROXY_BYPASS and kept:
+            value = f"{kept},{value}"
+        elif name == "PYTHONPATH" and kept:
+            value = f"{value}{os.pathsep}{kept}"  # evalward's start-up guard first
+        out[name] = value
     return out
 
 

@@ -65,7 +65,7 @@ class Answerer:
             return call.refuse(Problem.upstream, f"evalward has no {route.api} provider")
         observer = call.grant.observer
         if observer is not None and fmt is not None:
-            observer.request(fmt.results(body), call.started)
+            observer.request(fmt.results(body), call.started, body)
         mocked = self.providers.override is not None
         if not mocked:
             missing = self._missing_key(route.api)

@@ -45,6 +45,7 @@ from evalward.resources.assertions import (
 )
 from evalward.resources.patterns import compiled_pattern
 from evalward.results import Status
+from evalward.scoring import tool_names
 from evalward.trace import StepType, Trace
 
 Outcome = tuple[Status, str]
@@ -76,8 +77,10 @@ def _verdict(ok: bool, passed: str, failed: str) -> Outcome:
     return (Status.passed, passed) if ok else (Status.failed, failed)
 
 
-def _calls(trace: Trace) -> list[str]:
-    return [step.tool or "" for step in trace.tool_calls()]
+def _calls(trace: Trace, *written: str, ambiguous: bool = False) -> list[str]:
+    """The tools called, in order; a qualified name that means a `written` one, as written."""
+    called = [step.tool or "" for step in trace.tool_calls()]
+    return tool_names.as_written(called, written, ambiguous=ambiguous)
 
 
 def _first(calls: list[str], tool: str) -> int | None:
@@ -97,10 +100,11 @@ def _short(value: Any, limit: int = 80) -> str:
 
 
 def _tool_called(a: ToolCalledAssertion, trace: Trace) -> Outcome:
-    calls = _calls(trace)
+    calls = _calls(trace, a.tool, *a.before, *a.after)
     positions = [i for i, name in enumerate(calls) if name == a.tool]
     if not positions:
-        return Status.failed, f"{a.tool} was never called (calls: {_listing(calls)})"
+        hint = tool_names.hint(a.tool, calls)
+        return Status.failed, f"{a.tool} was never called (calls: {_listing(calls)}){hint}"
     for position in positions:
         before_ok = all(
             (first := _first(calls, other)) is None or position < first for other in a.before
@@ -119,7 +123,7 @@ def _tool_called(a: ToolCalledAssertion, trace: Trace) -> Outcome:
 
 
 def _tool_not_called(a: ToolNotCalledAssertion, trace: Trace) -> Outcome:
-    calls = _calls(trace)
+    calls = _calls(trace, a.tool, *a.after, ambiguous=True)
     if not a.after:
         return _verdict(a.tool not in calls, f"{a.tool} was not called", f"{a.tool} was called")
     firsts = [f for other in a.after if (f := _first(calls, other)) is not None]
@@ -135,20 +139,22 @@ def _tool_not_called(a: ToolNotCalledAssertion, trace: Trace) -> Outcome:
 
 
 def _tool_sequence(a: ToolSequenceAssertion, trace: Trace) -> Outcome:
-    calls = _calls(trace)
+    calls = _calls(trace, *a.tools)
     remaining = iter(calls)
     ok = all(any(name == wanted for name in remaining) for wanted in a.tools)
     return _verdict(
         ok,
         f"calls follow {' → '.join(a.tools)}",
-        f"expected {' → '.join(a.tools)} in order; calls were {_listing(calls)}",
+        f"expected {' → '.join(a.tools)} in order; calls were {_listing(calls)}"
+        + "".join(tool_names.hint(t, calls) for t in dict.fromkeys(a.tools) if t not in calls),
     )
 
 
 def _tool_args(a: ToolArgsAssertion, trace: Trace) -> Outcome:
-    calls = [s for s in trace.tool_calls() if s.tool == a.tool]
+    names = _calls(trace, a.tool)
+    calls = [s for s, name in zip(trace.tool_calls(), names, strict=True) if name == a.tool]
     if not calls:
-        return Status.failed, f"{a.tool} was never called"
+        return Status.failed, f"{a.tool} was never called{tool_names.hint(a.tool, names)}"
     match = _exact if a.mode is ArgsMode.exact else _partial
     for step in calls:
         if match(a.args, step.arguments or {}):
@@ -192,7 +198,7 @@ def _same(expected: Any, actual: Any) -> bool:
 
 
 def _trajectory(a: TrajectoryAssertion, trace: Trace) -> Outcome:
-    calls = _calls(trace)
+    calls = _calls(trace, *a.tools)
     expected, actual = Counter(a.tools), Counter(calls)
     if a.mode is TrajectoryMode.strict:
         ok = calls == a.tools

@@ -1,0 +1,118 @@
+"""Tool calls a framework keeps in the text of its prompts: DSPy's ReAct.
+
+DSPy sends no `tools` field. Its ReAct module asks the model, in the prompt, for three output
+fields, and the model answers in text (DSPy's ChatAdapter, or JSON under its JSONAdapter):
+
+    [[ ## next_thought ## ]]
+    I should look the order up.
+    [[ ## next_tool_name ## ]]
+    lookup_order
+    [[ ## next_tool_args ## ]]
+    {"order_id": "12345"}
+
+DSPy runs the tool and sends the whole trajectory back in its next request's user message,
+one numbered group per step (`tool_name_0`, `tool_args_0`, `observation_0`, …). So a reply
+names the tool calls (`calls_in_reply`) and the requests that follow carry their results
+(`trajectory`); `finish`, ReAct's way to stop, is no tool. The model proxy reads both
+(`runtime.observed`), so the calls are `tool_call` and `tool_result` steps like any other.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+FINISH = "finish"
+_FIELD = re.compile(r"^\[\[ ## (\w+) ## \]\][ \t]*$", re.MULTILINE)
+_STEP_FIELD = re.compile(r"^(thought|tool_name|tool_args|observation)_(\d+)$")
+
+
+@dataclass(frozen=True)
+class TextCall:
+    """A tool call written in text: its name, arguments and (once sent back) result."""
+
+    tool: str
+    arguments: dict[str, Any]
+    observation: str | None = None
+
+
+def fields(text: str) -> dict[str, str]:
+    """DSPy's `[[ ## name ## ]]` fields of a message, by name (the last of a name wins)."""
+    marks = list(_FIELD.finditer(text))
+    out: dict[str, str] = {}
+    ends = [mark.start() for mark in marks[1:]] + [len(text)]
+    for mark, end in zip(marks, ends, strict=False):
+        out[mark.group(1)] = text[mark.end() : end].strip()
+    return out
+
+
+def arguments(text: str | Mapping[str, Any]) -> dict[str, Any]:
+    """Tool arguments as DSPy writes them: JSON, or a Python dict literal."""
+    if isinstance(text, Mapping):
+        return dict(text)
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            value = parse(text)
+        except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError):
+            continue
+        if isinstance(value, dict):
+            return {str(k): v for k, v in value.items()}
+    return {}
+
+
+def calls_in_reply(text: str) -> list[TextCall]:
+    """The tool call a ReAct reply asks for (none for `finish` or any other reply)."""
+    found = fields(text)
+    if "next_tool_name" not in found:
+        found = _json_fields(text)
+    name = str(found.get("next_tool_name", "")).strip().strip("'\"")
+    if not name or name == FINISH:
+        return []
+    return [TextCall(name, arguments(found.get("next_tool_args", "{}")))]
+
+
+def _json_fields(text: str) -> dict[str, Any]:
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        return {}
+    try:
+        value = json.loads(text[start : end + 1])
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def trajectory(text: str) -> list[TextCall]:
+    """The steps a ReAct request's trajectory holds, with their observations, in order."""
+    steps: dict[int, dict[str, str]] = {}
+    for name, value in fields(text).items():
+        match = _STEP_FIELD.match(name)
+        if match:
+            steps.setdefault(int(match.group(2)), {})[match.group(1)] = value
+    out = []
+    for _, step in sorted(steps.items()):
+        tool = step.get("tool_name", "").strip()
+        if tool and tool != FINISH and "observation" in step:
+            out.append(TextCall(tool, arguments(step.get("tool_args", "{}")), step["observation"]))
+    return out
+
+
+def request_text(body: Mapping[str, Any]) -> str:
+    """The text of a request's last user message (Chat Completions, Messages, Responses)."""
+    messages = body.get("messages", body.get("input"))
+    for message in reversed(messages if isinstance(messages, list) else []):
+        if isinstance(message, dict) and message.get("role") == "user":
+            return _text(message.get("content"))
+    return body["input"] if isinstance(body.get("input"), str) else ""
+
+
+def _text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return ""

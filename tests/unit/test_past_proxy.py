@@ -1,0 +1,50 @@
+"""What names a call past the model proxy on an agent's stderr, and what does not."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalward.runtime.past_proxy import from_stderr
+
+
+@pytest.mark.parametrize(
+    ("stderr", "host", "variable"),
+    [
+        # Node.js's fetch and the openai package
+        (
+            "TypeError: fetch failed\n  [cause]: Error: getaddrinfo ENOTFOUND api.openai.com",
+            "api.openai.com",
+            "OPENAI_BASE_URL",
+        ),
+        ("Error: connect ECONNREFUSED 127.0.0.1:11434", "127.0.0.1:11434", "OLLAMA_HOST"),
+        (
+            "httpx.ConnectError: [Errno -2] Name or service not known (myres.openai.azure.com)",
+            "myres.openai.azure.com",
+            "AZURE_OPENAI_ENDPOINT",
+        ),
+        (
+            "curl: (6) Could not resolve host: api.anthropic.com",
+            "api.anthropic.com",
+            "ANTHROPIC_BASE_URL",
+        ),
+    ],
+)
+def test_a_connection_failure_to_a_provider_is_named(stderr: str, host: str, variable: str) -> None:
+    message = from_stderr(stderr)
+    assert message is not None
+    assert message.startswith(f"the agent called {host} (")
+    assert variable in message
+
+
+@pytest.mark.parametrize(
+    "stderr",
+    [
+        "using https://api.openai.com/v1 as the model server",  # no failure
+        "Error: getaddrinfo ENOTFOUND crm.example.com",  # not a model provider
+        "Error: connect ECONNREFUSED 127.0.0.1:8080",  # a local service of the agent's own
+        "api.openai.com.evil.example: Connection refused",  # only looks like one
+        "",
+    ],
+)
+def test_anything_else_is_not_taken_for_a_call_past_the_proxy(stderr: str) -> None:
+    assert from_stderr(stderr) is None
