@@ -27,6 +27,7 @@ from evalward.escaping import printable
 from evalward.plan import Checkout, Plan, PlannedRun
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
+from evalward.resources.conversation import simulator_model
 from evalward.result_cache import CacheKeys, ResultCache
 from evalward.results import FixtureResult
 from evalward.runtime.declarative import resolve_agent
@@ -247,13 +248,18 @@ class _Run:
             side=run.side.value,
             sha=checkout.sha,
         )
+        fixture = checkout.resources.fixtures[run.fixture].resource.spec
         async with self.run_limit:
             return await runner.run(
                 FixtureRun(
                     labels=labels,
-                    fixture_input=checkout.resources.fixtures[run.fixture].resource.spec.input,
+                    fixture_input=fixture.input,
                     tools=self.tools[(run.side, run.fixture, spec.target_agent)],
                     timeout_seconds=spec.execution.timeout_seconds,
+                    conversation=fixture.conversation,
+                    user_model=simulator_model(
+                        fixture.conversation, spec.simulated_user.model, spec.judge.model
+                    ),
                 )
             )
 

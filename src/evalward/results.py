@@ -90,6 +90,8 @@ class CrossCheck(BaseModel):
 
 class AssertionResult(BaseModel):
     type: str
+    turn: int | None = None
+    """In a conversation, the one turn the assertion read (None: the whole run)."""
     status: Status
     score: float = Field(ge=0, le=1)
     weight: float
@@ -148,6 +150,10 @@ class FixtureResult(BaseModel):
     judges_disagree: bool = False
     """A cross-check judge's score differs from the primary judge's by more than
     `judge.crossCheck.margin` on a judge assertion of this run."""
+    turns: int = 0
+    """In a conversation, how many user turns it held (0: no conversation)."""
+    end_reason: str | None = None
+    """In a conversation, why it ended: user done, turn limit, handoff, error, timeout."""
 
     @property
     def passed(self) -> bool:
