@@ -21,6 +21,10 @@ MAX_REPLY_CHARS = 64 * 1024
 """The longest reply to one turn that is passed on (to the user, to the next turn's
 history): an agent that answers with megabytes ends its conversation with an error."""
 
+MAX_CONVERSATION_CHARS = 32 * 1024 * 1024
+"""The most text a whole conversation's trace may hold (one run's bound, MAX_TRACE_BYTES):
+an agent restarted per turn could otherwise write that much on every turn."""
+
 TurnAnswer = Callable[[list[ChatMessage], int], Awaitable[str]]
 """Runs the agent on the conversation so far (its last message the user's new turn) into
 the trace, and returns its reply's text."""
@@ -29,6 +33,7 @@ the trace, and returns its reply's text."""
 @dataclass(frozen=True)
 class TurnLimits:
     max_reply_chars: int = MAX_REPLY_CHARS
+    max_conversation_chars: int = MAX_CONVERSATION_CHARS
 
 
 async def hold_conversation(
@@ -74,12 +79,9 @@ async def hold_conversation(
         if handed_off(trace, turn, conversation.handoff_tools):
             trace.end_reason = EndReason.handoff.value
             return
-        if len(reply) > limits.max_reply_chars:
-            trace.add(
-                StepType.error,
-                content=f"the agent's reply to turn {turn} holds {len(reply):,} characters, "
-                f"more than the {limits.max_reply_chars:,} a turn's reply may hold",
-            )
+        problem = _too_much(trace, turn, reply, limits)
+        if problem:
+            trace.add(StepType.error, content=problem)
             trace.end_reason = EndReason.error.value
             return
         history.append(ChatMessage(role="assistant", content=reply))
@@ -88,6 +90,21 @@ async def hold_conversation(
     trace.end_reason = (
         EndReason.user_done if conversation.scripted else EndReason.turn_limit
     ).value
+
+
+def _too_much(trace: Trace, turn: int, reply: str, limits: TurnLimits) -> str:
+    if len(reply) > limits.max_reply_chars:
+        return (
+            f"the agent's reply to turn {turn} holds {len(reply):,} characters, "
+            f"more than the {limits.max_reply_chars:,} a turn's reply may hold"
+        )
+    held = sum(len(step.content) + len(step.output or "") for step in trace.steps)
+    if held > limits.max_conversation_chars:
+        return (
+            f"after turn {turn} the conversation's trace holds {held:,} characters, more "
+            f"than the {limits.max_conversation_chars:,} a run may hold"
+        )
+    return ""
 
 
 def handed_off(trace: Trace, turn: int, tools: list[str]) -> bool:
