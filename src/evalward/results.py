@@ -285,6 +285,10 @@ class EvalResult(BaseModel):
     scored. Such an Eval never passes; `provider_unavailable` says whether it was an outage."""
     min_rep_pass_rate: float = 0.6
     """`scoring.minRepPassRate`: the share of a fixture's reps that must pass."""
+    pass_hat_k: float | None = None
+    """The share of the decided fixtures whose every rep passed (pass^k for k = the reps)."""
+    min_pass_hat_k: float | None = None
+    """`scoring.minPassHatK`: the pass^k the Eval must reach to pass (None: not gated)."""
     severity_weights: dict[Severity, float] = Field(default_factory=dict)
     """Each severity's weight in the score (`scoring.severityWeights` over the defaults): what
     orders fixtures worst first in the reports."""

@@ -320,3 +320,60 @@ def test_a_conversation_mistake_is_located(repo: GitRepo, tmp_path: Path) -> Non
     assert done.returncode == 2, done.stdout + done.stderr
     assert "either `turns` (a scripted user) or `user`" in done.stderr
     assert "agents.yaml:" in done.stderr
+
+
+PASS_HAT_K = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: flaky }
+spec:
+  models: [mock/agent]
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: flaky-eval }
+spec:
+  targetAgent: flaky
+  fixtures: [talk]
+  execution: { repsPerFixture: 3 }
+  scoring: { minPassHatK: %s }
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: talk }
+spec:
+  targetAgent: flaky
+  conversation:
+    turns:
+      - user: Hello.
+      - user: Where is my order?
+        assertions: [{ type: contains, value: shipped }]
+"""
+
+FLAKY_MOCK = """\
+replies:
+  - match: { agent: flaky }
+    reps:
+      - turns: [{ content: Hi. }, { content: It shipped. }]
+      - turns: [{ content: Hi. }, { content: No idea. }]
+      - turns: [{ content: Hi. }, { content: It shipped. }]
+"""
+
+
+def test_pass_hat_k_is_reported_and_an_eval_can_gate_on_it(repo: GitRepo) -> None:
+    repo.commit("a flaky agent", {"evals.yaml": PASS_HAT_K % "null", "mock.yaml": FLAKY_MOCK})
+    args = ("run", ".", "--mock-script", "mock.yaml", "--no-cache", "--no-history", "--json")
+    lenient = evalward(*args, cwd=repo.path)
+    assert lenient.returncode == 0, lenient.stdout + lenient.stderr  # 2 of 3 reps pass
+    (result,) = json.loads(lenient.stdout)["evals"]
+    assert result["pass_hat_k"] == 0.0 and result["passed"] is True
+    (outcome,) = result["fixture_results"]
+    assert outcome["pass_hat_k"]["3"] == 0.0 and outcome["pass_rate"] == 2 / 3
+
+    repo.commit("gate on pass^k", {"evals.yaml": PASS_HAT_K % "1.0"})
+    strict = evalward(*args[:-1], cwd=repo.path)
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    assert "Blocked: flaky-eval pass^k 0.00 < 1.00" in strict.stdout
+    assert "pass^k (every rep of a fixture passed) — flaky-eval: head 0.00 (gate ≥ 1.00)" in (
+        strict.stdout
+    )

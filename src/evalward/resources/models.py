@@ -268,6 +268,16 @@ class ScoringConfig(Model):
         ),
     )
 
+    min_pass_hat_k: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description=(
+            "With repsPerFixture: k, the Eval passes only when at least this share of its "
+            "fixtures\npassed all k reps (pass^k, as tau-bench reports it). Unset: not gated."
+        ),
+    )
+
     def weight_of(self, severity: Severity) -> float:
         return self.severity_weights.get(severity, DEFAULT_SEVERITY_WEIGHTS[severity])
 

@@ -57,6 +57,7 @@ from evalward.results import (
 from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, check, observed_ms, reports_only
 from evalward.scoring.judge import JudgeCase
 from evalward.scoring.panel import NOT_SCORED, EvalJudge, JudgeOutcome
+from evalward.scoring.pass_hat_k import eval_pass_hat_k, meets_pass_hat_k
 from evalward.scoring.reps import mean_interval, pass_hat_k, wilson_interval
 from evalward.scoring.turns import judged_input, turn_not_reached, turn_trace, turns_held
 from evalward.trace import StepType, Trace
@@ -344,7 +345,10 @@ def score_eval(
     unscored = [a for f in fixtures for a in f.assertions if a.uncalibrated]
     incomplete = unscored[0].message.removeprefix(NOT_SCORED) if unscored else ""
     run_score = statistics.fmean(o.score for o in scored) if scored else None
+    hat_k = eval_pass_hat_k(decided)
     return EvalResult(
+        pass_hat_k=hat_k,
+        min_pass_hat_k=spec.scoring.min_pass_hat_k,
         advisory=advisory,
         advisory_reason=_advisory_reason(fixtures) if advisory else "",
         min_rep_pass_rate=spec.scoring.min_rep_pass_rate,
@@ -360,7 +364,8 @@ def score_eval(
         score=score,
         passed=bool(decided)
         and not incomplete
-        and score >= spec.scoring.pass_threshold - RATE_TOLERANCE,
+        and score >= spec.scoring.pass_threshold - RATE_TOLERANCE
+        and meets_pass_hat_k(hat_k, spec.scoring.min_pass_hat_k),
         pass_threshold=spec.scoring.pass_threshold,
         passing=sum(o.passed for o in decided),
         failing=sum(not o.passed for o in decided),
