@@ -377,3 +377,36 @@ def test_pass_hat_k_is_reported_and_an_eval_can_gate_on_it(repo: GitRepo) -> Non
     assert "pass^k (every rep of a fixture passed) — flaky-eval: head 0.00 (gate ≥ 1.00)" in (
         strict.stdout
     )
+
+
+def test_the_judge_reads_the_numbered_conversation_and_cites_a_step_of_any_turn(
+    repo: GitRepo, model: ScriptedModelServer
+) -> None:
+    judged = AGENT.replace(
+        "fixtures: [scripted-refund, simulated-refund]", "fixtures: [scripted-refund]"
+    ).replace("  simulatedUser:", "  judge: { model: openai/gpt-judge }\n  simulatedUser:")
+    judged = judged.replace(
+        "    - { type: toolCalled, tool: lookup_order, turn: 2 }\n",
+        "    - { type: toolCalled, tool: lookup_order, turn: 2 }\n"
+        "    - { type: judge, rubric: Did the agent stay polite?, minScore: 0.1 }\n",
+    )
+    repo.commit("agent", {"agents.yaml": judged})
+    script_models(model)
+    verdict = {
+        "score": 0.5,
+        "confidence": 0.9,
+        "summary": "Curt on turn 2.",
+        "violations": [
+            {"rule": "polite", "severity": "low", "evidence_step": 6, "quote": "refund started"}
+        ],
+    }
+    model.script(lambda b: b.get("model") == "gpt-judge", text(json.dumps(verdict)))
+    code, results, said = run(repo, model, "--no-cache")
+    assert code == 0, said
+    (judge,) = [a for a in fixture(results, "scripted-refund")["assertions"] if a["judge"]]
+    (violation,) = judge["judge"]["violations"]
+    assert violation["evidence_step"] == 6 and violation["supported"] is True
+    (asked,) = [r for r in model.requests if r.get("model") == "gpt-judge"]
+    shown = asked["messages"][-1]["content"]
+    assert '"step":6' in shown.replace(" ", "") and '"turn":2' in shown.replace(" ", "")
+    assert "It is order 12345." in shown  # the user's turns are in what it reads
