@@ -7,7 +7,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from actionrun import pull_request_event, run_action
+from e2e.report_pages import needs_chromium
+from e2e.test_html_report_browser import open_page
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text, tool_call
 from gitrepo import GitRepo
@@ -82,8 +86,9 @@ def agent_asked(body: dict[str, Any], prompt: str) -> bool:
     return body.get("model") == "gpt-agent" and prompt in json.dumps(body["messages"][0])
 
 
+@needs_chromium
 def test_the_base_conversation_judges_a_pull_request_that_rewrites_it(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, browser: Any
 ) -> None:
     base = repo.commit(
         "base",
@@ -138,3 +143,18 @@ def test_the_base_conversation_judges_a_pull_request_that_rewrites_it(
         body
     )
     assert "| toolCalled · turn 2 | fail |" in body
+
+    # report.html: the turns side by side, the first turn where they part marked
+    sync_api = pytest.importorskip("playwright.sync_api")
+    page = open_page(browser, (run.output_dir / "report.html").as_uri()).page
+    page.locator("#rows .row", has_text="scripted").click()
+    detail = page.locator("#detail")
+    bands = detail.locator("table.timeline tr.turn-band")
+    sync_api.expect(bands).to_have_count(2)
+    assert bands.nth(0).inner_text() == "Turn 1"
+    assert bands.nth(1).inner_text() == "Turn 2 \u25c6 first turn where base and head differ"
+    sync_api.expect(detail.locator(".conversation-note")).to_have_text(
+        "Conversation \u2014 base: 2 turns, ended: user done \u00b7 head: 2 turns, ended: user done"
+    )
+    rows = detail.locator("table.timeline tbody tr").all_inner_texts()
+    assert any("lookup_order" in r for r in rows), rows  # base's turn 2

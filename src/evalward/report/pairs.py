@@ -26,7 +26,7 @@ from evalward.record.summary import (
     weight_of,
     worst_first_key,
 )
-from evalward.report.divergence import first_divergence
+from evalward.report.divergence import first_divergence, first_divergent_turn
 from evalward.results import (
     AssertionResult,
     EvalResult,
@@ -252,9 +252,11 @@ def bundle(pair: Pair, traces: TraceSource, redact: Redact = _identity) -> dict[
     base = [(r, traces(r)) for r in pair.base]
     by_rep = {r.rep: t for r, t in base}
     divergences = {}
+    turns: dict[int, int | None] = {}
     for result, trace in head:
         if result.rep in by_rep:
             divergences[result.rep] = first_divergence(by_rep[result.rep], trace)
+            turns[result.rep] = first_divergent_turn(by_rep[result.rep], trace)
     document: dict[str, Any] = {"h": [], "b": []}
     for side, runs in (("h", head), ("b", base)):
         for result, trace in runs:
@@ -262,6 +264,8 @@ def bundle(pair: Pair, traces: TraceSource, redact: Redact = _identity) -> dict[
             found = divergences.get(result.rep)
             if found is not None:
                 record["dv"], record["dk"] = found.step, found.kind.value
+            if turns.get(result.rep):
+                record["dt"] = turns[result.rep]
             document[side].append(record)
     for side in ("h", "b"):
         outcome = pair.head_outcome if side == "h" else pair.base_outcome
@@ -324,6 +328,8 @@ def _run(result: FixtureResult, trace: Trace) -> dict[str, Any]:
         record["stderr"] = trace.stderr
     if trace.model_calls:
         record["calls"] = trace.model_calls
+    if trace.end_reason:  # a conversation: its turns and why it ended
+        record["conv"] = {"turns": result.turns, "end": trace.end_reason}
     if trace.proxy_calls:
         record["pc"] = [
             {
@@ -426,6 +432,8 @@ def _step(step: Step) -> dict[str, Any]:
         record["via"] = step.via
     if step.cached:
         record["cached"] = True
+    if step.turn is not None:
+        record["tn"] = step.turn
     return record
 
 
