@@ -178,6 +178,9 @@ def test_a_scripted_and_a_simulated_conversation_with_a_declarative_agent(
     ]
     assert simulated["trace"]["end_reason"] == "user done"
     assert simulated["trace"]["user_calls"] == 3
+    # the comment's model calls, split: the agent's and the simulated user's
+    assert "8 model calls (agent 5, simulated user 3)," in said
+    assert results["run"]["spent"]["calls_by_purpose"] == {"agent": 5, "user": 3}
 
     # The agent learns the hidden fact only when the user answers its question; the user's
     # model sees what the agent said, never its tools or the agent's instructions.
