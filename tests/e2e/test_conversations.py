@@ -413,3 +413,71 @@ def test_the_judge_reads_the_numbered_conversation_and_cites_a_step_of_any_turn(
     shown = asked["messages"][-1]["content"]
     assert '"step":6' in shown.replace(" ", "") and '"turn":2' in shown.replace(" ", "")
     assert "It is order 12345." in shown  # the user's turns are in what it reads
+
+
+TRANSCRIPT = {
+    "id": "conv-refund-0042",
+    "messages": [
+        {"role": "system", "content": "You handle refunds."},
+        {"role": "user", "content": "I want my money back."},
+        {"role": "assistant", "content": "Sorry! What is your order number?"},
+        {"role": "user", "content": "It is order 12345."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "lookup_order", "arguments": '{"id": "12345"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "delivered"},
+        {"role": "assistant", "content": "It was delivered; your refund started."},
+    ],
+}
+
+PROMOTED_MOCK = """\
+replies:
+  - match: { fixture: refund-0042 }
+    turns:
+      - content: Sorry! What is your order number?
+      - toolCalls: [{ name: lookup_order, arguments: { id: "12345" } }]
+      - content: It was delivered; your refund started.
+"""
+
+
+def test_promote_turns_a_multi_turn_transcript_into_a_scripted_conversation(
+    repo: GitRepo,
+) -> None:
+    agent = AGENT.split("---\n")[0].replace("openai/gpt-agent", "mock/agent")
+    evals = (
+        "apiVersion: evalward.dev/v1\nkind: Eval\nmetadata: { name: refunds-eval }\n"
+        "spec:\n  targetAgent: refunds\n  fixtureSelector: { matchLabels: { agent: refunds } }\n"
+    )
+    repo.commit("agent", {"agents.yaml": agent, "evals.yaml": evals, "mock.yaml": PROMOTED_MOCK})
+    (repo.path / "t.json").write_text(json.dumps(TRANSCRIPT))
+    done = evalward(
+        *("promote", "t.json", "--agent", "refunds", "--name", "refund-0042", "--conversation"),
+        *("--output", "fixtures.yaml", "--contains", "refund started"),
+        cwd=repo.path,
+    )
+    assert done.returncode == 0, done.stderr
+    promoted = (repo.path / "fixtures.yaml").read_text()
+    assert "  conversation:\n    turns:\n      - user: I want my money back.\n" in promoted
+    assert "          - {type: toolCalled, tool: lookup_order}" in promoted
+    assert "input:" not in promoted
+    ran = evalward(
+        *("run", ".", "--mock-script", "mock.yaml", "--no-cache", "--no-history", "--json"),
+        cwd=repo.path,
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    (result,) = json.loads(ran.stdout)["fixtures"]
+    assert result["status"] == "pass" and result["turns"] == 2
+    assert [(a["type"], a["turn"]) for a in result["assertions"]] == [
+        ("contains", None),
+        ("toolCalled", 2),
+    ]
+    single = evalward("promote", "t.json", "--agent", "refunds", cwd=repo.path)
+    assert "type: messages" in single.stdout  # without --conversation: one replayed input
