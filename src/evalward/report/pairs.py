@@ -27,6 +27,7 @@ from evalward.record.summary import (
     worst_first_key,
 )
 from evalward.report.divergence import first_divergence, first_divergent_turn
+from evalward.report.steps import step_record
 from evalward.results import (
     AssertionResult,
     EvalResult,
@@ -36,7 +37,7 @@ from evalward.results import (
     Status,
 )
 from evalward.scoring.reps import wilson_interval
-from evalward.trace import Step, Trace
+from evalward.trace import Trace
 
 Redact = Callable[[str], str]
 TraceSource = Callable[[FixtureResult], Trace]
@@ -311,7 +312,7 @@ def _run(result: FixtureResult, trace: Trace) -> dict[str, Any]:
         "a": [_assertion(a) for a in result.assertions],
         "u": [result.usage.input_tokens, result.usage.output_tokens, result.usage.cost_usd],
         "ms": round(result.duration_ms, 1),
-        "steps": [_step(s) for s in trace.steps],
+        "steps": [step_record(s) for s in trace.steps],
     }
     if result.cached:
         record["cached"] = True
@@ -406,35 +407,6 @@ def _judge(verdict: JudgeVerdict) -> dict[str, Any]:
             for v in verdict.violations
         ],
     }
-
-
-def _step(step: Step) -> dict[str, Any]:
-    record: dict[str, Any] = {"n": step.index, "t": step.type.value}
-    if step.content:
-        record["c"] = step.content
-    if step.tool:
-        record["tool"] = step.tool
-    if step.arguments is not None:
-        record["args"] = step.arguments
-    if step.output is not None:
-        record["out"] = step.output
-    if step.is_error:
-        record["err"] = True
-    if round(step.duration_ms, 1):
-        record["ms"] = round(step.duration_ms, 1)
-    if step.usage is not None:
-        record["u"] = [step.usage.input_tokens, step.usage.output_tokens, step.usage.cost_usd]
-    if step.model:
-        record["model"] = step.model
-    if step.source:
-        record["src"] = step.source
-    if step.via:
-        record["via"] = step.via
-    if step.cached:
-        record["cached"] = True
-    if step.turn is not None:
-        record["tn"] = step.turn
-    return record
 
 
 def _clean(value: Any, redact: Redact) -> Any:
