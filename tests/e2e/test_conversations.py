@@ -272,6 +272,14 @@ def test_a_simulated_user_replays_from_the_response_cache(
     assert len([r for r in model.requests if user_said(r)]) == asked  # every reply cached
     assert steps(fixture(again, "simulated-refund")) == steps(fixture(first, "simulated-refund"))
 
+    # another model plays the user: no result or reply of the old one is reused
+    repo.commit("another user", {"agents.yaml": AGENT.replace("gpt-user", "gpt-user-2")})
+    model.script(lambda b: b.get("model") == "gpt-user-2", text("###STOP###"))
+    (repo.path / "out").rename(repo.path / "second")
+    code, third, said = run(repo, model)
+    assert any(r.get("model") == "gpt-user-2" for r in model.requests), said
+    assert fixture(third, "simulated-refund")["cached"] is False
+
 
 def test_a_handoff_tool_and_the_turn_limit_end_the_conversation(
     repo: GitRepo, model: ScriptedModelServer
