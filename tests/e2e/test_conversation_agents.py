@@ -282,3 +282,81 @@ def test_hostile_agents_in_a_conversation_are_bounded_with_a_clear_message(
     assert result["trace"]["end_reason"] == "timeout", said
     assert result["status"] == "skipped" and result["timed_out"] is True
     assert [s[0] for s in steps(result) if s[1] == "input"] == [1, 2]
+
+
+REPL = """\
+import json
+print("Welcome to the order desk.")
+said = []
+while True:
+    try:
+        line = input("> ")
+    except EOFError:
+        break
+    said.append(line)
+    if len(said) == 1:
+        print("Happy to help. What is your order number?")
+        continue
+    order = line.split()[-1].strip(".")
+    print(json.dumps({"type": "tool_call", "tool": "lookup_order", "arguments": {"id": order}}))
+    print(json.dumps({"type": "tool_result", "tool": "lookup_order", "output": "shipped"}))
+    print(f"Order {order} has shipped. You first said: {said[0]}")
+"""
+
+REPL_FIXTURE = """\
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: one-line }
+spec:
+  targetAgent: desk
+  input: { type: prompt, payload: { prompt: Hello } }
+  assertions: [{ type: contains, value: order number }]
+"""
+
+
+def test_a_repl_agent_is_started_once_and_given_one_turn_per_line(
+    repo: GitRepo, model: ScriptedModelServer
+) -> None:
+    runtime = (
+        f"    command:\n      run: [{sys.executable}, agent/repl.py]\n      stdin: text\n"
+        '      repl: { prompt: "> " }\n'
+    )
+    evals = EVAL.format(agent="desk", fixture="talk", timeout=60).replace(
+        "fixtures: [talk]", "fixtures: [talk, one-line]"
+    )
+    files = {
+        "agents.yaml": agent_yaml("desk", runtime)
+        + evals
+        + SCRIPTED.format(agent="desk")
+        + REPL_FIXTURE,
+        "agent/repl.py": REPL,
+    }
+    repo.commit("a REPL agent", files)
+    code, results, said = run(repo, model)
+    assert code == 0, said
+    by_name = {f["fixture"]: f for f in results["fixtures"]}
+    talk = by_name["talk"]
+    assert steps(talk) == [
+        (1, "input", "I want my money back."),
+        (1, "final", "Happy to help. What is your order number"),
+        (2, "input", "It is order 12345."),
+        (2, "tool_call", "lookup_order"),
+        (2, "tool_result", "lookup_order"),
+        (2, "final", "Order 12345 has shipped. You first said:"),
+    ]
+    final = talk["trace"]["steps"][-1]["content"]
+    assert final == "Order 12345 has shipped. You first said: I want my money back."  # one process
+    assert "Welcome" not in json.dumps(talk["trace"]["steps"])  # the banner is no reply
+    assert by_name["one-line"]["status"] == "pass"  # a single input is one turn
+
+    silent = REPL.replace('input("> ")', 'input("? ")')
+    shorter = files["agents.yaml"].replace("timeoutSeconds: 60", "timeoutSeconds: 3")
+    repo.commit(
+        "a REPL agent that shows another prompt",
+        {"agent/repl.py": silent, "agents.yaml": shorter},
+    )
+    code, results, said = run(repo, model)
+    talk = next(f for f in results["fixtures"] if f["fixture"] == "talk")
+    assert code == 1 and talk["status"] in ("error", "skipped"), said
+    assert "the agent showed no prompt '> '" in talk["message"]

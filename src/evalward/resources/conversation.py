@@ -182,3 +182,9 @@ def simulator_model(
     if conversation is None or conversation.user is None:
         return None
     return conversation.user.model or eval_default or judge_model
+
+
+def one_turn(text: str) -> Conversation:
+    """A fixture's single input as a conversation of one scripted turn (for an agent that
+    only ever holds conversations: a REPL agent)."""
+    return Conversation(turns=[ScriptedTurn(user=text or " ")])

@@ -21,6 +21,7 @@ from evalward.providers.registry import Providers
 from evalward.resources.agent import CommandRuntime
 from evalward.resources.conversation import Conversation, EndReason
 from evalward.runtime.command import run_command_agent
+from evalward.runtime.command_repl import ReplSession
 from evalward.runtime.conversation import TurnAnswer, hold_conversation, transcript
 from evalward.runtime.declarative import DeclarativeAgent, continue_declarative, opening_messages
 from evalward.runtime.http_agent import HttpAgentServer
@@ -85,6 +86,18 @@ def command_turns(runtime: CommandRuntime, launch: Launch, turns: ProgramTurns) 
             timeout_seconds=min(runtime.timeout_seconds or turns.left(), turns.left()),
             input_text=transcript(history),
         )
+        return settle_turn(turns.trace, turn, text, _observer(turns.grant))
+
+    return answer
+
+
+def repl_turns(session: ReplSession, turns: ProgramTurns) -> TurnAnswer:
+    """A REPL agent kept running: one stdin line per turn."""
+    conversation_id = uuid.uuid4().hex
+
+    async def answer(history: list[ChatMessage], turn: int) -> str:
+        request = turns.turn_request(history, turn, conversation_id)
+        text = await session.turn(history[-1].content, request, turns.left())
         return settle_turn(turns.trace, turn, text, _observer(turns.grant))
 
     return answer
@@ -188,6 +201,9 @@ async def converse(
     else:
         deadline = time.monotonic() + run.timeout_seconds
         turns = ProgramTurns(run.request, trace, grant, deadline)
+        if runtime.command is not None and runtime.command.repl is not None:
+            await _with_repl(runtime.command, launch, turns, run.conversation, simulator)
+            return
         if runtime.command is not None:
             answer = command_turns(runtime.command, launch, turns)
         elif server is not None:
@@ -195,3 +211,23 @@ async def converse(
         else:
             return
     await hold_conversation(run.conversation, trace, answer, simulator)
+
+
+async def _with_repl(
+    runtime: CommandRuntime,
+    launch: Launch,
+    turns: ProgramTurns,
+    conversation: Conversation,
+    simulator: UserSimulator | None,
+) -> None:
+    """Hold the conversation with one REPL process, stopped when it ends, whatever happened."""
+    session = ReplSession(runtime, launch, turns.trace)
+    try:
+        problem = await session.start(turns.left())
+        if problem:
+            turns.trace.add(StepType.error, content=problem)
+            turns.trace.end_reason = EndReason.error.value
+            return
+        await hold_conversation(conversation, turns.trace, repl_turns(session, turns), simulator)
+    finally:
+        await session.close()

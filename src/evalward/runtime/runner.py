@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from evalward.errors import AgentRunError, ConfigError
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
-from evalward.resources.conversation import Conversation
+from evalward.resources.conversation import Conversation, one_turn
 from evalward.resources.models import FixtureInput
 from evalward.runtime.command import run_command_agent
 from evalward.runtime.conversation import end_reason_after
@@ -162,13 +162,14 @@ class AgentRunner:
                 left = self._outer_timeout(run) - (time.monotonic() - begun)
                 await grant.end_calls(within=0 if trace.timed_out else left)
                 grant.finish()
-            if run.conversation is not None:
+            if run.conversation is not None or self._repl:
                 trace.end_reason = end_reason_after(trace)
             else:
                 settle_answer(trace, text, grant.observer if grant is not None else None)
         if (
             self.brings_own
             and run.conversation is None
+            and not self._repl
             and trace.error is None
             and trace.final_step is None
         ):
@@ -209,7 +210,7 @@ class AgentRunner:
             fixture=run.tools,
             launch=launch,
         )
-        if run.conversation is not None or run.fixture_input is None:
+        if run.conversation is not None or run.fixture_input is None or self._repl:
             await self._converse(run, trace, grant, launch, executor)
             return ""
         messages = input_messages(run.fixture_input)
@@ -242,6 +243,14 @@ class AgentRunner:
             )
         return ""
 
+    @property
+    def _repl(self) -> bool:
+        """A command agent kept running for a conversation: any fixture is one for it."""
+        runtime = self.agent.spec.runtime
+        return (
+            runtime is not None and runtime.command is not None and runtime.command.repl is not None
+        )
+
     async def _converse(
         self,
         run: FixtureRun,
@@ -250,7 +259,10 @@ class AgentRunner:
         launch: Launch,
         executor: ToolExecutor,
     ) -> None:
-        if run.conversation is None:
+        conversation = run.conversation
+        if conversation is None and run.fixture_input is not None:  # a REPL agent: one turn
+            conversation = one_turn(input_text(input_messages(run.fixture_input)))
+        if conversation is None:
             trace.add(StepType.error, content="the fixture has neither `input` nor `conversation`")
             return
         request = agent_request(
@@ -262,11 +274,11 @@ class AgentRunner:
             messages=[],
             tools=run.tools,
         )
-        conversation = ConversationRun(
-            run.conversation, run.user_model, run.labels, request, run.timeout_seconds
+        held = ConversationRun(
+            conversation, run.user_model, run.labels, request, run.timeout_seconds
         )
         await converse(
-            self.agent, self.providers, self.server, conversation, trace, grant, launch, executor
+            self.agent, self.providers, self.server, held, trace, grant, launch, executor
         )
 
     async def aclose(self) -> None:
