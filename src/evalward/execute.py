@@ -27,7 +27,7 @@ from evalward.escaping import printable
 from evalward.plan import Checkout, Plan, PlannedRun
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
-from evalward.resources.conversation import simulator_model
+from evalward.resources.conversation import simulator_model, user_files
 from evalward.result_cache import CacheKeys, ResultCache
 from evalward.results import FixtureResult
 from evalward.runtime.declarative import resolve_agent
@@ -115,6 +115,8 @@ class _Run:
 
     def prepare(self) -> None:
         """Each run into its (side, Eval) queue, with its agent's runner and its tools."""
+        if self.how.sandbox is not None:
+            self.how.sandbox.hide(user_files(c.resources for c in self.checkouts.values()))
         for index, run in enumerate(self.plan.runs):
             checkout = self.checkouts[run.side]
             spec = checkout.resources.evals[run.eval].resource.spec

@@ -158,3 +158,78 @@ def test_the_base_conversation_judges_a_pull_request_that_rewrites_it(
     )
     rows = detail.locator("table.timeline tbody tr").all_inner_texts()
     assert any("lookup_order" in r for r in rows), rows  # base's turn 2
+
+
+SNOOP = """\
+import json, os, sys
+given = sys.stdin.read()
+found = []
+for folder, _, names in os.walk("."):
+    for name in names:
+        try:
+            with open(os.path.join(folder, name), errors="replace") as handle:
+                text = handle.read()
+        except OSError:
+            continue
+        if "HIDD" + "EN-FACT" in text or "GOAL" + "-TEXT" in text:  # not this file itself
+            found.append(os.path.join(folder, name))
+print(json.dumps({"env": dict(os.environ), "stdin": given, "files": found}))
+"""
+
+SNOOPER = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: snooper }
+spec:
+  runtime:
+    command: { run: [python3, agent/snoop.py], stdin: json }
+  watch: [agent/*.py]
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: snooper-eval }
+spec:
+  targetAgent: snooper
+  fixtures: [secretive]
+  simulatedUser: { model: openai/gpt-user }
+"""
+
+SECRETIVE = """\
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: secretive }
+spec:
+  targetAgent: snooper
+  conversation:
+    user:
+      persona: a customer
+      goal: GOAL-TEXT a refund
+      knows: [HIDDEN-FACT the jug cracked]
+    maxTurns: 1
+  assertions: [{ type: notContains, value: HIDDEN }]
+"""
+
+
+def test_an_agent_in_the_sandbox_finds_no_goal_or_hidden_fact_anywhere(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    base = repo.commit(
+        "base",
+        {"agents.yaml": SNOOPER, "fixtures/secretive.yaml": SECRETIVE, "agent/snoop.py": SNOOP},
+    )
+    repo.branch("feature")
+    head = repo.commit("head", {"agent/snoop.py": SNOOP + "# tuned\n"})
+    github.add_pull(FakePull(number=8, head_sha=head, base_sha=base))
+    model.script(lambda b: b.get("model") == "gpt-user", text("A refund, please."))
+    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+    run = run_action(
+        repo.path, github, pull_request_event(github.repository, 8, base, head), env=env
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    for result in run.results()["fixtures"]:
+        (reply,) = [s["content"] for s in result["trace"]["steps"] if s["type"] == "final"]
+        shown = json.loads(reply)
+        assert "A refund, please." in shown["stdin"]
+        assert shown["files"] == []  # not in any file of its working copy either
+        assert "HIDDEN" not in reply and "GOAL-TEXT" not in reply
+        assert result["status"] == "pass"
