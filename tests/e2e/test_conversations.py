@@ -332,6 +332,14 @@ def test_a_conversation_mistake_is_located(repo: GitRepo, tmp_path: Path) -> Non
     assert "either `turns` (a scripted user) or `user`" in done.stderr
     assert "agents.yaml:" in done.stderr
 
+    nobody = AGENT.replace("  simulatedUser: { model: openai/gpt-user }\n", "")
+    repo.commit("no model plays the user", {"agents.yaml": nobody})
+    for command in ("validate", "run"):
+        refused = evalward(command, ".", cwd=repo.path)
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert "no model plays the simulated user of fixture 'simulated-refund'" in (refused.stderr)
+        assert "simulatedUser.model" in refused.stderr
+
 
 PASS_HAT_K = """\
 apiVersion: evalward.dev/v1
