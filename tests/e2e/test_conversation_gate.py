@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from actionrun import pull_request_event, run_action
+from e2e import test_conversation_agents as kinds
 from e2e.report_pages import needs_chromium
 from e2e.test_html_report_browser import open_page
 from fakes.github_api import FakeGitHub, FakePull
@@ -233,3 +234,32 @@ def test_an_agent_in_the_sandbox_finds_no_goal_or_hidden_fact_anywhere(
         assert shown["files"] == []  # not in any file of its working copy either
         assert "HIDDEN" not in reply and "GOAL-TEXT" not in reply
         assert result["status"] == "pass"
+
+
+def test_an_http_agent_holds_a_conversation_through_the_action(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    runtime = (
+        "    http:\n"
+        '      start: [python3, agent/server.py, "{port}"]\n'
+        "      ready: http://127.0.0.1:{port}/ready\n"
+        "      url: http://127.0.0.1:{port}/run\n"
+    )
+    files = {
+        "agents.yaml": kinds.agent_yaml("desk", runtime)
+        + kinds.EVAL.format(agent="desk", fixture="talk", timeout=60)
+        + kinds.SCRIPTED.format(agent="desk"),
+        "agent/server.py": kinds.HTTP_AGENT,
+    }
+    base = repo.commit("an http agent", files)
+    repo.branch("feature")
+    head = repo.commit("head", {"agent/server.py": kinds.HTTP_AGENT + "# tuned\n"})
+    github.add_pull(FakePull(number=9, head_sha=head, base_sha=base))
+    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+    event = pull_request_event(github.repository, 9, base, head)
+    run = run_action(repo.path, github, event, env=env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    for result in run.results()["fixtures"]:
+        finals = [s["content"] for s in result["trace"]["steps"] if s["type"] == "final"]
+        assert finals[1].startswith("turn 2; you first said: I want my money back.; messages 3")
+        assert result["end_reason"] == "user done" and result["status"] == "pass"
