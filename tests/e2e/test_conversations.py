@@ -237,7 +237,8 @@ def test_a_simulated_user_that_cannot_answer_never_lets_the_fixture_pass(
     only_simulated = AGENT.replace(
         "fixtures: [scripted-refund, simulated-refund]", "fixtures: [simulated-refund]"
     )
-    repo.commit("agent", {"agents.yaml": only_simulated})
+    no_wait = "providers:\n  openai:\n    retry: { attempts: 2, baseDelaySeconds: 0 }\n"
+    repo.commit("agent", {"agents.yaml": only_simulated, "evalward.yaml": no_wait})
     model.script(user_said, error(503), error(503), error(503), error(503))
     model.script(agent_said, text("ok"))
     code, results, said = run(repo, model, "--no-cache")
