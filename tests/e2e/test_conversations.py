@@ -248,6 +248,8 @@ def test_a_simulated_user_that_cannot_answer_never_lets_the_fixture_pass(
     assert simulated["provider_unavailable"] is True
     assert simulated["trace"]["end_reason"] == "error"
     assert "the simulated user (openai/gpt-user) could not answer" in simulated["message"]
+    (verdict,) = results["evals"]
+    assert verdict["provider_unavailable"] is True and verdict["passed"] is False  # no verdict
 
     model.rules.clear()
     model.script(user_said, Reply(content=""))  # a malformed reply: nothing said
