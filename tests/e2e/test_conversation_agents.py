@@ -360,3 +360,53 @@ def test_a_repl_agent_is_started_once_and_given_one_turn_per_line(
     talk = next(f for f in results["fixtures"] if f["fixture"] == "talk")
     assert code == 1 and talk["status"] in ("error", "skipped"), said
     assert "the agent showed no prompt '> '" in talk["message"]
+
+
+FLOOD_SERVER = """\
+import json, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.send_header("content-length", "0"); self.end_headers()
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers["content-length"]))
+        trace = [{"type": "tool_call", "tool": "search", "arguments": {}},
+                 {"type": "tool_result", "tool": "search", "output": "x" * 17_000_000},
+                 {"type": "final", "content": "Here is what I found."}]
+        body = json.dumps({"trace": trace}).encode()
+        self.send_response(200)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"""
+
+
+def test_an_agent_that_floods_every_turn_is_stopped_when_the_conversation_holds_too_much(
+    repo: GitRepo, model: ScriptedModelServer
+) -> None:
+    runtime = (
+        "    http:\n"
+        f'      start: [{sys.executable}, agent/server.py, "{{port}}"]\n'
+        "      ready: http://127.0.0.1:{port}/ready\n"
+        "      url: http://127.0.0.1:{port}/run\n"
+    )
+    files = {
+        "agents.yaml": agent_yaml("flooder", runtime)
+        + EVAL.format(agent="flooder", fixture="talk", timeout=60)
+        + SCRIPTED.format(agent="flooder"),
+        "agent/server.py": FLOOD_SERVER,
+    }
+    repo.commit("an agent that floods every turn", files)
+    code, results, said = run(repo, model)
+    result = only_fixture(results)
+    assert code == 1 and result["status"] == "error", said
+    assert result["end_reason"] == "error"
+    assert "after turn 2 the conversation's trace holds 34,000," in result["message"]
+    assert "more than the 33,554,432 a run may hold" in result["message"]
