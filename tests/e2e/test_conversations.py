@@ -396,6 +396,7 @@ def test_pass_hat_k_is_reported_and_an_eval_can_gate_on_it(repo: GitRepo) -> Non
     strict = evalward(*args[:-1], cwd=repo.path)
     assert strict.returncode == 1, strict.stdout + strict.stderr
     assert "Blocked: flaky-eval pass^k 0.00 < 1.00" in strict.stdout
+    assert "2/3 reps pass (rule ≥ 60 %), 95 % CI 21–94 %; pass^3 0.00" in strict.stdout
     assert "pass^k (every rep of a fixture passed) — flaky-eval: head 0.00 (gate ≥ 1.00)" in (
         strict.stdout
     )
