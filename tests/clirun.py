@@ -11,6 +11,12 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
+def _src() -> dict[str, str]:
+    """The source tree under test, when the tests run against one (`PYTHONPATH`)."""
+    path = os.environ.get("PYTHONPATH")
+    return {"PYTHONPATH": path} if path else {}
+
+
 def evalward(*args: str, cwd: Path = REPO_ROOT, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "evalward", *args],
@@ -18,5 +24,11 @@ def evalward(*args: str, cwd: Path = REPO_ROOT, **env: str) -> subprocess.Comple
         capture_output=True,
         text=True,
         timeout=120,
-        env={"PATH": os.environ["PATH"], "HOME": str(cwd), "GIT_CONFIG_NOSYSTEM": "1", **env},
+        env={
+            "PATH": os.environ["PATH"],
+            "HOME": str(cwd),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            **_src(),
+            **env,
+        },
     )

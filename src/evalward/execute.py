@@ -27,6 +27,7 @@ from evalward.escaping import printable
 from evalward.plan import Checkout, Plan, PlannedRun
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
+from evalward.resources.conversation import simulator_model, user_files
 from evalward.result_cache import CacheKeys, ResultCache
 from evalward.results import FixtureResult
 from evalward.runtime.declarative import resolve_agent
@@ -114,6 +115,8 @@ class _Run:
 
     def prepare(self) -> None:
         """Each run into its (side, Eval) queue, with its agent's runner and its tools."""
+        if self.how.sandbox is not None:
+            self.how.sandbox.hide(user_files(c.resources for c in self.checkouts.values()))
         for index, run in enumerate(self.plan.runs):
             checkout = self.checkouts[run.side]
             spec = checkout.resources.evals[run.eval].resource.spec
@@ -247,13 +250,18 @@ class _Run:
             side=run.side.value,
             sha=checkout.sha,
         )
+        fixture = checkout.resources.fixtures[run.fixture].resource.spec
         async with self.run_limit:
             return await runner.run(
                 FixtureRun(
                     labels=labels,
-                    fixture_input=checkout.resources.fixtures[run.fixture].resource.spec.input,
+                    fixture_input=fixture.input,
                     tools=self.tools[(run.side, run.fixture, spec.target_agent)],
                     timeout_seconds=spec.execution.timeout_seconds,
+                    conversation=fixture.conversation,
+                    user_model=simulator_model(
+                        fixture.conversation, spec.simulated_user.model, spec.judge.model
+                    ),
                 )
             )
 

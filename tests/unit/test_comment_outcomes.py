@@ -125,6 +125,7 @@ def test_a_fixture_over_reps_shows_its_rule_interval_and_flakiness_not_one_reps_
     low, high = wilson_interval(4, 8).low * 100, wilson_interval(4, 8).high * 100
     outcome = f"4/8 reps pass (rule ≥ 60 %), 95 % CI {low:.0f}–{high:.0f} %"
     assert outcome == "4/8 reps pass (rule ≥ 60 %), 95 % CI 22–78 %"
+    outcome += "; pass^8 0.00"  # not all 8 reps passed
     # evidence first (the assertion that failed), then the statistics: the rule's outcome
     regression = next(line for line in body.splitlines() if "**support / flaky**" in line)
     assert regression == (

@@ -32,7 +32,9 @@ def reps_text(outcome: FixtureOutcome, rule: float) -> str:
         notes.append(f"{outcome.timed_out} timed out")
     if outcome.skipped:
         notes.append(f"{outcome.skipped} with nothing evaluated, not counted")
-    return text + (f" ({', '.join(notes)})" if notes else "")
+    every = outcome.pass_hat_k.get(counted)  # pass^k for k = the reps: all of them passed
+    all_passed = f"; pass^{counted} {every:.2f}" if every is not None else ""
+    return text + (f" ({', '.join(notes)})" if notes else "") + all_passed
 
 
 def has_run_numbers(result: EvalResult | None) -> bool:

@@ -91,6 +91,18 @@ class Tool(Model):
         return self.name or self.type or ""
 
 
+class ReplSettings(Model):
+    """A command agent kept running through a conversation, one user turn per stdin line."""
+
+    prompt: str = Field(
+        min_length=1,
+        description=(
+            'What the program prints when it waits for the next line (`input("> ")`): '
+            "seeing it again ends the reply."
+        ),
+    )
+
+
 class CommandRuntime(Model):
     """A bring-your-own agent process, started once per fixture run."""
 
@@ -121,11 +133,29 @@ class CommandRuntime(Model):
     timeout_seconds: float | None = Field(
         default=None, gt=0, description="Defaults to the Eval's `execution.timeoutSeconds`."
     )
+    repl: ReplSettings | None = Field(
+        default=None,
+        description=(
+            "In a conversation, start the program once and give it one user turn per stdin "
+            "line (docs/agent-protocols.md#conversations); default: once per turn."
+        ),
+    )
 
     @field_validator("env")
     @classmethod
     def _env_names(cls, names: list[str]) -> list[str]:
         return _check_env_names(names)
+
+    @model_validator(mode="after")
+    def _repl_reads_stdin(self) -> CommandRuntime:
+        if self.repl is not None and self.stdin == "none":
+            raise ValueError("a `repl` agent reads its turns on stdin: set `stdin: text` or `json`")
+        if self.repl is not None and any("{input}" in arg for arg in self.run):
+            raise ValueError(
+                "a `repl` agent is started once, before any turn: its turns come on stdin, "
+                "not in `{input}`"
+            )
+        return self
 
 
 class HttpRuntime(Model):

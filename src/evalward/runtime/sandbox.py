@@ -114,6 +114,9 @@ class _Shared:
     environments: EnvironmentStore | None = None
     linked: set[Path] = field(default_factory=set)
     """Links to environments made in checkouts themselves (no user switch), removed at the end."""
+    hidden: set[str] = field(default_factory=set)
+    """Files left out of every working copy besides `not_copied`: those that define a
+    simulated user, whose persona, goal and hidden facts the agent must not read."""
 
 
 class Sandbox:
@@ -198,6 +201,11 @@ class Sandbox:
             self._shared.root.chmod(0o711)
         return self._shared.root
 
+    def hide(self, paths: Iterable[str]) -> None:
+        """Leave these files (relative to a checkout, `/`-separated) out of the working copies
+        made from now on."""
+        self._shared.hidden.update(paths)
+
     def working_copy(self, checkout: Path) -> Path:
         """Where programs of `checkout` run: the checkout itself without a user switch, else a
         copy owned by evalward that the agent user can read and run but not change. Made once
@@ -211,7 +219,7 @@ class Sandbox:
             target = Path(tempfile.mkdtemp(prefix="checkout-", dir=self.root))
             target.chmod(0o755)
             try:
-                _copy_tree(key, target / "tree", self.not_copied)
+                _copy_tree(key, target / "tree", self.not_copied | self._shared.hidden)
             except (OSError, shutil.Error) as exc:
                 raise AgentRunError(f"cannot copy the checkout for the agent user: {exc}") from None
             copies[key] = target / "tree"
