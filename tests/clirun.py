@@ -18,5 +18,12 @@ def evalward(*args: str, cwd: Path = REPO_ROOT, **env: str) -> subprocess.Comple
         capture_output=True,
         text=True,
         timeout=120,
-        env={"PATH": os.environ["PATH"], "HOME": str(cwd), "GIT_CONFIG_NOSYSTEM": "1", **env},
+        env={
+            "PATH": os.environ["PATH"],
+            "HOME": str(cwd),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            # the source tree under test, when it is not the installed one
+            **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
+            **env,
+        },
     )

@@ -9,6 +9,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field, computed_field
 
+from evalward.playground_state import PlaygroundRecord
 from evalward.resources.models import Severity
 from evalward.trace import Trace, Usage
 
@@ -148,6 +149,8 @@ class FixtureResult(BaseModel):
     judges_disagree: bool = False
     """A cross-check judge's score differs from the primary judge's by more than
     `judge.crossCheck.margin` on a judge assertion of this run."""
+    playground: PlaygroundRecord | None = None
+    """The run's playground: its state before and after the run, bounded (docs/playgrounds.md)."""
 
     @property
     def passed(self) -> bool:
