@@ -22,9 +22,11 @@ def database() -> sqlite3.Connection:
 
 
 def lookup(args: dict[str, str]) -> dict[str, object]:
-    row = database().execute(
-        "SELECT id, amount, status FROM orders WHERE id = ?", (args["order_id"],)
-    ).fetchone()
+    row = (
+        database()
+        .execute("SELECT id, amount, status FROM orders WHERE id = ?", (args["order_id"],))
+        .fetchone()
+    )
     if row is None:
         return {"error": f"no order {args['order_id']}"}
     return {"order_id": row[0], "amount": row[1], "status": row[2]}
