@@ -141,6 +141,8 @@ class Page:
             "HOME": str(self.home),
             "GIT_CONFIG_NOSYSTEM": "1",
             "LANG": "C.UTF-8",
+            # the source tree under test, when it is not the installed one
+            **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
             **self.pip_env,
         }
         return subprocess.run(
