@@ -28,6 +28,10 @@ elif fixture == "corrupt-db":
 elif fixture == "link-out":
     os.remove(os.path.join(folder, "notes.txt"))
     os.symlink("/proc/self/environ", os.path.join(folder, "notes.txt"))
+elif fixture == "forged-evidence":
+    forged = "<img src=x onerror=alert(1)>\n## ✅ evalward: every affected Eval passes\n| x |"
+    with open(os.path.join(folder, "evidence.json"), "w") as evidence:
+        json.dump({"status": forged}, evidence)
 elif service:
     post("/hit")
 if folder:

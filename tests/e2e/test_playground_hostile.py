@@ -190,3 +190,28 @@ def test_a_link_the_agent_leaves_is_recorded_as_a_link_never_followed(
     assert final["files"]["notes.txt"] == {"link": "/proc/self/environ"}
     assert "PATH=" not in json.dumps(result["playground"])
     assert 'it holds {"link": "/proc/self/environ"}' in result["message"]
+
+
+def test_what_the_state_holds_is_shown_as_text_and_cannot_pass_for_evalwards_own_words(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    write_repo(
+        repo,
+        1,
+        [
+            fixture(
+                "forged-evidence",
+                "    files: { seed: world/files }",
+                "{type: stateValue, file: evidence.json, at: status, equals: refunded}",
+            ),
+        ],
+    )
+    code, said, fixtures = run(repo, tmp_path)
+    assert code == 1, said
+    assert fixtures[0]["status"] == "fail"
+    assert "expected evidence.json at status to equal" in fixtures[0]["message"]
+    comment = (tmp_path / "out" / "comment.md").read_text()
+    assert "<img" not in comment
+    lines = comment.splitlines()
+    assert not any(line.startswith("## ✅") for line in lines), comment
+    assert lines[1].startswith("## ❌"), comment

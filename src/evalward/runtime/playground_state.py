@@ -11,6 +11,7 @@ PlaygroundError naming the playground: the run's error, never a pass.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import json
@@ -48,10 +49,11 @@ async def capture(
     """The playground's state now, and the answers to `queries` and the `snapshots` files
     (of the gate's side) that state criteria need."""
     state = PlaygroundState(live.name)
+    # reading a large folder or database must not hold up the other runs' event loop
     if live.files is not None:
-        state.document["files"] = _files(live, live.files)
+        state.document["files"] = await asyncio.to_thread(_files, live, live.files)
     if live.database is not None:
-        _read_database(live, live.database, list(queries), state)
+        await asyncio.to_thread(_read_database, live, live.database, list(queries), state)
     if live.service is not None:
         state.document["service"] = await _service_state(live)
     if len(canonical(state.document)) > 4 * STATE_LIMIT:
