@@ -18,7 +18,7 @@ from evalward.plan import Checkout, Plan, PlannedRun
 from evalward.resources import ResourceSet
 from evalward.resources.paths import OutsideRepository, repo_path
 from evalward.resources.playground import Playground
-from evalward.resources.state_assertions import StateSnapshotAssertion
+from evalward.resources.state_assertions import STATE_TYPES, StateSnapshotAssertion
 from evalward.runtime.playground import PlaygroundSource
 from evalward.sides import Side
 
@@ -84,6 +84,31 @@ def playground_key(checkout: Checkout, run: PlannedRun) -> dict[str, Any] | None
         "definition": source.spec.model_dump(mode="json", by_alias=True),
         "files": {path: _tree_hash(source.world, path) for path in sorted(set(paths))},
     }
+
+
+def missing_seeds(source: PlaygroundSource) -> list[str]:
+    """The seeds of a playground that are not files or folders of its tree."""
+    seeds = [p.seed for p in (source.spec.files, source.spec.sqlite, source.spec.service) if p]
+    missing = []
+    for seed in seeds:
+        if seed is None:
+            continue
+        try:
+            found = repo_path(source.world, seed).exists()
+        except OutsideRepository:
+            found = False
+        if not found:
+            missing.append(seed)
+    return missing
+
+
+def state_without_playground(resources: ResourceSet, eval_name: str, fixture: str) -> list[int]:
+    """The indexes of a fixture's state criteria when neither it nor its Eval names a
+    playground for them to read."""
+    if defined_playground(resources, eval_name, fixture) is not None:
+        return []
+    assertions = resources.fixtures[fixture].resource.spec.assertions
+    return [i for i, a in enumerate(assertions) if isinstance(a, STATE_TYPES)]
 
 
 def _tree_hash(world: Path, path: str) -> str:

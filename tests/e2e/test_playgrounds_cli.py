@@ -174,3 +174,43 @@ def test_a_pull_request_cannot_change_the_seed_its_agent_is_judged_against(
     assert head["status"] == "fail", head
     assert "the query returned []" in head["assertions"][0]["message"]  # type: ignore[index]
     assert '"refunds": {}' in head["playground"]["initial"]  # type: ignore[index]
+
+
+def test_a_missing_seed_or_a_criterion_with_no_playground_is_refused_before_any_run(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    mock = _repo(repo, tmp_path)
+    broken = RESOURCES.replace("seed: shop/seed.sql", "seed: shop/missing.sql").replace(
+        "fixtures: [refund-a1]", "fixtures: [refund-a1, no-world]"
+    )
+    broken += """\
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: worldless }
+spec:
+  targetAgent: refunder
+  fixtures: [no-world]
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: no-world }
+spec:
+  targetAgent: refunder
+  input: { type: prompt, payload: { prompt: "Refund order A-1." } }
+  assertions:
+    - { type: sql, query: SELECT 1, count: 1 }
+"""
+    repo.commit("broken", {"agents.yaml": broken})
+    for command in (["validate"], ["run", ".", "--mock-script", str(mock)]):
+        done = evalward(*command, cwd=repo.path)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "Traceback" not in done.stderr
+        assert (
+            "agents.yaml:17:3: spec.playground: playground 'shop': the seed 'shop/missing.sql' "
+            "is not in the repository" in done.stderr
+        )
+        assert (
+            "a `sql` assertion reads the state of a playground, and neither fixture 'no-world' "
+            "nor Eval 'worldless' names one" in done.stderr
+        )
