@@ -215,3 +215,53 @@ def test_what_the_state_holds_is_shown_as_text_and_cannot_pass_for_evalwards_own
     lines = comment.splitlines()
     assert not any(line.startswith("## ✅") for line in lines), comment
     assert lines[1].startswith("## ❌"), comment
+
+
+HTTP_AGENT = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: server }}
+spec:
+  runtime:
+    http:
+      start: [{python}, server.py, "{{port}}"]
+      ready: http://127.0.0.1:{{port}}/ready
+      url: http://127.0.0.1:{{port}}/run
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: served }}
+spec:
+  targetAgent: server
+  fixtures: [served-world]
+  execution: {{ repsPerFixture: 2 }}
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: served-world }}
+spec:
+  targetAgent: server
+  input: {{ type: prompt, payload: {{ prompt: playground }} }}
+  playground: {{ files: {{ seed: world/files }} }}
+  assertions:
+    - {{ type: fileState, path: done.txt, contains: served-world }}
+"""
+
+
+def test_an_http_agent_finds_each_runs_playground_in_its_request(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    repo.commit(
+        "served",
+        {
+            "evals.yaml": HTTP_AGENT.format(python=sys.executable),
+            "server.py": (AGENTS / "http_agent.py").read_text(),
+            "world/files/notes.txt": "seeded\n",
+        },
+    )
+    code, said, fixtures = run(repo, tmp_path)
+    assert code == 0, said
+    assert [f["status"] for f in fixtures] == ["pass", "pass"]
+    assert fixtures[0]["output"] != fixtures[1]["output"]  # one folder per run
+    finals = [json.loads(f["playground"]["final"])["files"]["done.txt"] for f in fixtures]
+    assert sorted(finals) == ["served-world rep 0", "served-world rep 1"]
