@@ -113,6 +113,11 @@ def test_broken_playgrounds_fail_their_own_runs_by_name_and_leave_the_others_alo
                 "{type: sql, query: SELECT 1, count: 1}",
             ),
             fixture(
+                "db-link",
+                "    name: moved\n    sqlite: { seed: world/seed.json }",
+                "{type: sql, query: SELECT 1, count: 1}",
+            ),
+            fixture(
                 "healthy",
                 service("steady", "ok"),
                 "{type: stateValue, at: service.hits, equals: 1}",
@@ -123,7 +128,7 @@ def test_broken_playgrounds_fail_their_own_runs_by_name_and_leave_the_others_alo
     assert code == 1, said
     by_name = {f["fixture"]: f for f in fixtures}
     assert by_name["healthy"]["status"] == "pass", by_name["healthy"]
-    for name in ("never-ready", "service-dies", "dumps-forever", "corrupt-db"):
+    for name in ("never-ready", "service-dies", "dumps-forever", "corrupt-db", "db-link"):
         assert by_name[name]["status"] == "error", by_name[name]
     assert "playground 'slowpoke': the service did not answer /health within 1 s" in error_of(
         by_name["never-ready"]
@@ -135,6 +140,8 @@ def test_broken_playgrounds_fail_their_own_runs_by_name_and_leave_the_others_alo
     assert "larger than 8,388,608 bytes" in error_of(by_name["dumps-forever"])
     assert "playground 'ledger': its database is corrupt" in error_of(by_name["corrupt-db"])
     assert "playground 'ledger'" in by_name["corrupt-db"]["message"]
+    # a folder on the way to the database turned into a link leads nowhere
+    assert "playground 'moved': its database cannot be read" in error_of(by_name["db-link"])
 
 
 def test_every_run_has_its_own_playground_and_none_sees_another(

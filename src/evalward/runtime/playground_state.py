@@ -36,6 +36,8 @@ STATE_LIMIT = 8 * 1024 * 1024
 DB_LIMIT = 256 * 1024 * 1024
 FILE_TEXT_LIMIT = 256 * 1024
 """A file larger than this is recorded by its size and hash, not its text."""
+FILE_HASH_LIMIT = 64 * 1024 * 1024
+"""A file larger than this is recorded by its size alone (it is not read)."""
 MAX_FILES = 5000
 MAX_ROWS = 100_000
 QUERY_SECONDS = 10.0
@@ -91,6 +93,8 @@ def _entry(name: str, dir_fd: int, budget: int) -> tuple[Any, int]:
         return {"link": os.readlink(name, dir_fd=dir_fd)}, 0
     if not stat.S_ISREG(info.st_mode):
         return {"special": True}, 0
+    if info.st_size > FILE_HASH_LIMIT:  # a sparse file claims any size for free
+        return {"bytes": info.st_size}, 0
     try:
         fd = os.open(name, _NOFOLLOW, dir_fd=dir_fd)
     except OSError as exc:
@@ -118,10 +122,10 @@ def _read_database(
     private = Path(tempfile.mkdtemp(prefix="evalward-state-"))
     try:
         copy = private / "copy.sqlite"
-        _copy_nofollow(live, database, copy)
-        wal = database.with_name(database.name + "-wal")
-        if os.path.lexists(wal):
-            _copy_nofollow(live, wal, copy.with_name(copy.name + "-wal"))
+        folder = database.parent.relative_to(live.folder)
+        _copy_nofollow(live, (*folder.parts, database.name), copy, required=True)
+        wal = (*folder.parts, database.name + "-wal")
+        _copy_nofollow(live, wal, copy.with_name(copy.name + "-wal"), required=False)
         connection, schema = _open_read_only(live, copy)
         try:
             state.document["db"] = _tables(live, connection, schema)
@@ -133,20 +137,44 @@ def _read_database(
         shutil.rmtree(private, ignore_errors=True)
 
 
-def _copy_nofollow(live: LivePlayground, source: Path, target: Path) -> None:
+def _copy_nofollow(
+    live: LivePlayground, parts: tuple[str, ...], target: Path, *, required: bool
+) -> None:
+    """Copy a file of the playground's folder, no link followed on the way (a folder the
+    agent turned into a link leads nowhere), at most DB_LIMIT bytes."""
     try:
-        fd = os.open(source, _NOFOLLOW)
+        fd = _open_under(live.folder, parts)
+    except FileNotFoundError:
+        if not required:
+            return
+        raise live.error("its database is gone") from None
     except OSError as exc:
         raise live.error(f"its database cannot be read: {exc.strerror or exc}") from None
     with os.fdopen(fd, "rb") as handle, target.open("wb") as out:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
             raise live.error("its database is no longer a regular file")
+        if info.st_size > DB_LIMIT:
+            raise live.error(f"its database grew past {DB_LIMIT:,} bytes")
         copied = 0
         while chunk := handle.read(1024 * 1024):
             copied += len(chunk)
             if copied > DB_LIMIT:
                 raise live.error(f"its database grew past {DB_LIMIT:,} bytes")
             out.write(chunk)
+
+
+def _open_under(root: Path, parts: tuple[str, ...]) -> int:
+    """A file descriptor of root/parts…, every component opened without following a link."""
+    folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder)
+            os.close(folder)
+            folder = inner
+        return os.open(parts[-1], _NOFOLLOW, dir_fd=folder)
+    finally:
+        os.close(folder)
 
 
 def _open_read_only(
