@@ -80,7 +80,12 @@ args = json.load(sys.stdin)
 db = sqlite3.connect(os.environ["EVALWARD_SQLITE_PATH"])
 db.execute("INSERT INTO refunds (order_id, amount) VALUES (?, ?)", (args["order_id"], 25))
 db.commit()
-print(json.dumps({"uid": os.getuid(), "service": os.environ["EVALWARD_SERVICE_URL"]}))
+folder = os.path.dirname(os.path.dirname(os.environ["EVALWARD_SQLITE_PATH"]))
+try:
+    others = os.listdir(os.path.dirname(folder))  # where every run's playground is
+except PermissionError:
+    others = "refused"
+print(json.dumps({"uid": os.getuid(), "others": others, "folder": folder}))
 """
 
 
@@ -108,13 +113,17 @@ def test_the_action_provisions_each_sides_playground_from_the_base_as_its_agent_
     assert run.returncode == 0, run.stdout + run.stderr
     fixtures = {f["side"]: f for f in run.results()["fixtures"]}
     assert set(fixtures) == {"base", "head"}
-    uids = {}
+    uids, folders = {}, {}
     for side, result in fixtures.items():
         assert result["status"] == "pass", (side, result["message"])
         final = json.loads(result["playground"]["final"])
         assert list(final["db"]["refunds"]) == ["1"]  # the base's seed, and the one refund
         uids[side] = final["service"]["uid"]
         tool = next(s for s in result["trace"]["steps"] if s["type"] == "tool_result")
-        assert json.loads(tool["output"])["uid"] == uids[side]  # service and tool: one user
+        seen = json.loads(tool["output"])
+        assert seen["uid"] == uids[side]  # service and tool: one user
+        assert seen["others"] == "refused"  # no run can list the others' playgrounds
+        folders[side] = seen["folder"]
     assert 0 not in uids.values()
     assert uids["base"] != uids["head"]
+    assert folders["base"] != folders["head"]
