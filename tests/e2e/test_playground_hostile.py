@@ -118,6 +118,11 @@ def test_broken_playgrounds_fail_their_own_runs_by_name_and_leave_the_others_alo
                 "{type: sql, query: SELECT 1, count: 1}",
             ),
             fixture(
+                "stateless",
+                service("quiet", "ok") + "\n      state: null",
+                "{type: stateValue, at: service, exists: false}",
+            ),
+            fixture(
                 "healthy",
                 service("steady", "ok"),
                 "{type: stateValue, at: service.hits, equals: 1}",
@@ -128,6 +133,7 @@ def test_broken_playgrounds_fail_their_own_runs_by_name_and_leave_the_others_alo
     assert code == 1, said
     by_name = {f["fixture"]: f for f in fixtures}
     assert by_name["healthy"]["status"] == "pass", by_name["healthy"]
+    assert by_name["stateless"]["status"] == "pass", by_name["stateless"]  # no state endpoint
     for name in ("never-ready", "service-dies", "dumps-forever", "corrupt-db", "db-link"):
         assert by_name[name]["status"] == "error", by_name[name]
     assert "playground 'slowpoke': the service did not answer /health within 1 s" in error_of(

@@ -66,8 +66,9 @@ class ServicePart(Model):
     ready: str = Field(
         default="/", description="A path GET until it answers below 400 (the readiness check)."
     )
-    state: str = Field(
-        default="/state", description="A path whose GET answers the service's state as JSON."
+    state: str | None = Field(
+        default="/state",
+        description="A path whose GET answers the service's state as JSON (null: it has none).",
     )
     seed: RepositoryPath | None = Field(
         default=None, description="A file of the repository the service loads ({seed})."
@@ -78,7 +79,9 @@ class ServicePart(Model):
 
     @field_validator("ready", "state")
     @classmethod
-    def _a_path(cls, path: str) -> str:
+    def _a_path(cls, path: str | None) -> str | None:
+        if path is None:
+            return None
         if not path.startswith("/") or "//" in path or any(c in path for c in "\r\n "):
             raise ValueError(f"{path!r}: give a path on the service, starting with `/`")
         return path

@@ -57,7 +57,9 @@ async def capture(
     if live.database is not None:
         await asyncio.to_thread(_read_database, live, live.database, list(queries), state)
     if live.service is not None:
-        state.document["service"] = await _service_state(live)
+        await _service_alive(live)
+        if live.source.spec.service is not None and live.source.spec.service.state is not None:
+            state.document["service"] = await _service_state(live, live.source.spec.service.state)
     if len(canonical(state.document)) > 4 * STATE_LIMIT:
         raise live.error(f"its state is larger than {4 * STATE_LIMIT:,} characters")
     for path in snapshots:
@@ -268,28 +270,33 @@ def _query(connection: sqlite3.Connection, query: str) -> QueryAnswer:
     return QueryAnswer(columns, tuple(tuple(map(_json_value, row)) for row in rows))
 
 
-async def _service_state(live: LivePlayground) -> Any:
-    service, part = live.service, live.source.spec.service
-    assert service is not None and part is not None
+async def _service_alive(live: LivePlayground) -> None:
+    service = live.service
+    assert service is not None
     if service.process.returncode is not None:
         raise live.error(
             f"the service exited with code {service.process.returncode} during the run"
             + await service.stderr_tail(live.kill_grace)
         )
     check_owner(live, service)
+
+
+async def _service_state(live: LivePlayground, path: str) -> Any:
+    service = live.service
+    assert service is not None
     client = HttpClient(timeout_seconds=30, max_reply_bytes=STATE_LIMIT)
     try:
-        reply = await client.get(service.url + part.state)
+        reply = await client.get(service.url + path)
     except HttpFailure as exc:
-        raise live.error(f"its state endpoint {part.state} did not answer: {exc}") from None
+        raise live.error(f"its state endpoint {path} did not answer: {exc}") from None
     finally:
         await client.aclose()
     if reply.status >= 300:
-        raise live.error(f"its state endpoint {part.state} answered HTTP {reply.status}")
+        raise live.error(f"its state endpoint {path} answered HTTP {reply.status}")
     try:
         return json.loads(reply.body)
     except (ValueError, RecursionError):
-        raise live.error(f"its state endpoint {part.state} did not answer JSON") from None
+        raise live.error(f"its state endpoint {path} did not answer JSON") from None
 
 
 def _snapshot(live: LivePlayground, path: str) -> Any:
