@@ -39,13 +39,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalward.errors import ConfigError
+from evalward.estimate_conversation import agent_turns, opening_messages, user_calls
 from evalward.plan import Plan, PlannedRun
 from evalward.providers.pricing import PriceTable
 from evalward.resources import ResourceSet
 from evalward.resources.agent import AgentSpec
 from evalward.resources.common import DEFAULT_SEVERITY_WEIGHTS
 from evalward.resources.models import EvalFixtureSpec
-from evalward.runtime.inputs import input_messages
 from evalward.scoring.judge import SYSTEM_PROMPT
 from evalward.sides import Side
 from evalward.spending import Budget, Estimate
@@ -91,7 +91,7 @@ def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) ->
     fixture = resources.fixtures[run.fixture].resource.spec
     agent = resources.agents[eval_def.spec.target_agent].resource.spec
     assertions = [a.model_dump(mode="json") for a in fixture.assertions]
-    given = sum(len(m.content) for m in input_messages(fixture.input))
+    given = sum(len(m.content) for m in opening_messages(fixture))
     calls: list[_Call] = []
     seen = given + len(fixture.reference or "")  # what the judge reads of the run
     if agent.runtime is None and agent.models:
@@ -104,7 +104,7 @@ def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) ->
         turns = min(max(len(named), int(offered)) + 1, agent.max_turns)
         result_chars = _tool_result_chars(agent, fixture, named)
         prompt = len(agent.system or "") + given + _tool_schema_chars(agent)
-        messages = len(input_messages(fixture.input)) + 1
+        messages = len(opening_messages(fixture)) + 1
         answer = _answer_tokens(agent, fixture)
         for turn in range(turns):
             last = turn == turns - 1
@@ -122,6 +122,9 @@ def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) ->
         seen += answer * CHARS_PER_TOKEN + STEP_CHARS * (2 * turns)
     else:
         seen += REPLY_TOKENS * CHARS_PER_TOKEN + STEP_CHARS * 2
+    calls *= agent_turns(fixture)
+    seen *= agent_turns(fixture)
+    calls += [_Call(*call) for call in user_calls(fixture.conversation, eval_def.spec, seen)]
     for judge_model in eval_def.spec.judge.models:
         for assertion in assertions:
             if assertion.get("type") == "judge":

@@ -29,6 +29,7 @@ from evalward.playground_state import PlaygroundRun
 from evalward.playgrounds import source_of
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
+from evalward.resources.conversation import simulator_model
 from evalward.result_cache import CacheKeys, ResultCache
 from evalward.results import FixtureResult
 from evalward.runtime.declarative import resolve_agent
@@ -264,13 +265,18 @@ class _Run:
             side=run.side.value,
             sha=checkout.sha,
         )
+        fixture = checkout.resources.fixtures[run.fixture].resource.spec
         return await runner.run(
             FixtureRun(
                 labels=labels,
-                fixture_input=checkout.resources.fixtures[run.fixture].resource.spec.input,
+                fixture_input=fixture.input,
                 tools=self.tools[(run.side, run.fixture, spec.target_agent)],
                 timeout_seconds=spec.execution.timeout_seconds,
                 env=env,
+                conversation=fixture.conversation,
+                user_model=simulator_model(
+                    fixture.conversation, spec.simulated_user.model, spec.judge.model
+                ),
             )
         )
 

@@ -27,6 +27,7 @@ from evalward.providers.config import unservable
 from evalward.providers.registry import Providers
 from evalward.resources import ResourceSet
 from evalward.resources.agent import Tool
+from evalward.resources.conversation import simulator_model
 from evalward.resources.locate import Locator
 from evalward.resources.models import EvalFixtureSpec
 from evalward.resources.resource_set import Located
@@ -121,6 +122,9 @@ class _Checks:
             judge = located_eval.resource.spec.judge
             if judge.model is not None:
                 self.models(located_eval, ("spec", "judge"), [judge.model], key="model")
+            user_model = located_eval.resource.spec.simulated_user.model
+            if user_model is not None:
+                self.models(located_eval, ("spec", "simulatedUser"), [user_model], key="model")
             if judge.cross_check is not None:
                 where = ("spec", "judge", "crossCheck", "models")
                 self.models(located_eval, where, judge.cross_check.models)
@@ -146,6 +150,20 @@ class _Checks:
         if agent is None or fixture is None:
             return  # reported by the load
         spec = fixture.resource.spec
+        user = spec.conversation.user if spec.conversation is not None else None
+        if user is not None and user.model is not None:
+            self.models(fixture, ("spec", "conversation", "user"), [user.model], key="model")
+        eval_spec = resources.evals[eval_name].resource.spec
+        if user is not None and not simulator_model(
+            spec.conversation, eval_spec.simulated_user.model, eval_spec.judge.model
+        ):
+            self.add(
+                fixture,
+                ("spec", "conversation", "user"),
+                f"no model plays the simulated user of fixture {fixture_name!r} in Eval "
+                f"{eval_name!r}: set `model` here, or the Eval's `simulatedUser.model` or "
+                "`judge.model`",
+            )
         refused = side_effect_refusal(target, agent.resource.spec.tools, fixture_name, spec)
         if refused is not None:
             at = ("spec", "shadowTools") if spec.shadow_tools is not None else ("spec",)
@@ -200,4 +218,9 @@ def planned_models(plan: Plan, checkouts: Mapping[Side, Checkout]) -> list[str]:
         agent = resources.agents[eval_def.spec.target_agent]
         models.update(agent.resource.spec.models[:1])
         models.update(eval_def.spec.judge.models)
+        fixture = resources.fixtures[run.fixture].resource.spec
+        user = simulator_model(
+            fixture.conversation, eval_def.spec.simulated_user.model, eval_def.spec.judge.model
+        )
+        models.update([user] if user else [])
     return sorted(models)

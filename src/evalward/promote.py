@@ -29,7 +29,9 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from evalward import jsontext
 from evalward.errors import ConfigError
+from evalward.promote_conversation import scripted_turns
 from evalward.resources.common import API_VERSION
+from evalward.resources.conversation import DEFAULT_MAX_TURNS
 from evalward.resources.models import EvalFixture
 from evalward.runtime.converters import from_anthropic_messages, from_openai_messages
 from evalward.runtime.otel import from_otel_spans, looks_like_spans
@@ -141,6 +143,8 @@ class Promotion:
     contains: tuple[str, ...] = ()
     rubric: str | None = None
     replay: bool = True
+    conversation: bool = False
+    """Each user message a scripted turn (`promote_conversation`), not one replayed input."""
 
 
 def build_fixture(loaded: LoadedTrace, promotion: Promotion) -> dict[str, Any]:
@@ -148,11 +152,14 @@ def build_fixture(loaded: LoadedTrace, promotion: Promotion) -> dict[str, Any]:
     agent, name, rubric = promotion.agent, promotion.name, promotion.rubric
     trace = loaded.trace
     tools = list(dict.fromkeys(s.tool for s in trace.tool_calls() if s.tool))
-    assertions: list[dict[str, Any]] = [{"type": "toolCalled", "tool": t} for t in tools]
+    turns = scripted_turns(trace, loaded.trace_id) if promotion.conversation else []
+    assertions: list[dict[str, Any]] = [
+        {"type": "toolCalled", "tool": t} for t in tools if not promotion.conversation
+    ]
     assertions += [{"type": "contains", "value": value} for value in promotion.contains]
     if rubric:
         assertions.append({"type": "judge", "kind": "rubric", "rubric": rubric, "minScore": 0.8})
-    if not assertions:
+    if not assertions and not any("assertions" in turn for turn in turns):
         raise ConfigError(
             f"trace {loaded.trace_id}: the agent called no tool, so there is no toolCalled "
             "assertion to suggest; add one with --contains TEXT or --rubric TEXT"
@@ -170,9 +177,14 @@ def build_fixture(loaded: LoadedTrace, promotion: Promotion) -> dict[str, Any]:
         "severity": promotion.severity,
         "description": f"Promoted from {loaded.format} trace {loaded.trace_id}.",
         "origin": origin,
-        "input": _input(trace, loaded.trace_id),
-        "assertions": assertions,
     }
+    if turns:
+        spec["conversation"] = {"turns": turns}
+        if len(turns) > DEFAULT_MAX_TURNS:
+            spec["conversation"]["maxTurns"] = len(turns)
+    else:
+        spec["input"] = _input(trace, loaded.trace_id)
+    spec["assertions"] = assertions
     replays = _replays(trace) if promotion.replay else []
     if replays:
         spec["toolReplay"] = replays
@@ -262,6 +274,9 @@ def _commented(document: Mapping[str, Any]) -> CommentedMap:
     spec["assertions"] = CommentedSeq(
         convert(a, flow=a.get("type") != "judge") for a in document["spec"]["assertions"]
     )
+    for turn in spec.get("conversation", {}).get("turns", []):
+        if "assertions" in turn:
+            turn["assertions"] = CommentedSeq(convert(a, flow=True) for a in turn["assertions"])
     return root
 
 

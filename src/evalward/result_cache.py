@@ -123,7 +123,12 @@ class CacheKeys:
             shared = self._evals[(run.side, run.eval)] = _canonical(
                 {"evalward": __version__, **self._shared(run.side, run.eval)}
             )
-        fixture = _canonical(_dump(resources.fixtures[run.fixture].resource))
+        definition = resources.fixtures[run.fixture].resource
+        fixture = _canonical(_dump(definition))
+        conversation = definition.spec.conversation
+        user = conversation.user if conversation is not None else None
+        if user is not None and user.model:  # where its own simulated user's replies come from
+            fixture += "\n" + _canonical(self._providers.identity_of([user.model]))
         world = playground_key(self._checkouts[run.side], run)
         if world is not None:  # the playground's definition and seeds
             fixture += "\n" + _canonical(world)
@@ -142,6 +147,7 @@ class CacheKeys:
         if not models:
             models = list(self._providers.endpoints)
         models += eval_def.spec.judge.models
+        models += [m for m in [eval_def.spec.simulated_user.model] if m]
         checkout = self._checkouts[side]
         return {
             "providers": self._providers.identity_of(models),
@@ -149,6 +155,7 @@ class CacheKeys:
             "agent": self.agent(side, agent_name),
             "scoring": _dump(eval_def.spec.scoring),
             "judge": _dump(eval_def.spec.judge),
+            "simulatedUser": _dump(eval_def.spec.simulated_user),
             "calibration": _dump(calibration.resource) if calibration else None,
         }
 

@@ -91,6 +91,8 @@ class CrossCheck(BaseModel):
 
 class AssertionResult(BaseModel):
     type: str
+    turn: int | None = None
+    """In a conversation, the one turn the assertion read (None: the whole run)."""
     status: Status
     score: float = Field(ge=0, le=1)
     weight: float
@@ -149,6 +151,10 @@ class FixtureResult(BaseModel):
     judges_disagree: bool = False
     """A cross-check judge's score differs from the primary judge's by more than
     `judge.crossCheck.margin` on a judge assertion of this run."""
+    turns: int = 0
+    """In a conversation, how many user turns it held (0: no conversation)."""
+    end_reason: str | None = None
+    """In a conversation, why it ended: user done, turn limit, handoff, error, timeout."""
     playground: PlaygroundRecord | None = None
     """The run's playground: its state before and after the run, bounded (docs/playgrounds.md)."""
 
@@ -282,6 +288,10 @@ class EvalResult(BaseModel):
     scored. Such an Eval never passes; `provider_unavailable` says whether it was an outage."""
     min_rep_pass_rate: float = 0.6
     """`scoring.minRepPassRate`: the share of a fixture's reps that must pass."""
+    pass_hat_k: float | None = None
+    """The share of the decided fixtures whose every rep passed (pass^k for k = the reps)."""
+    min_pass_hat_k: float | None = None
+    """`scoring.minPassHatK`: the pass^k the Eval must reach to pass (None: not gated)."""
     severity_weights: dict[Severity, float] = Field(default_factory=dict)
     """Each severity's weight in the score (`scoring.severityWeights` over the defaults): what
     orders fixtures worst first in the reports."""

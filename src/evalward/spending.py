@@ -8,6 +8,7 @@ that enforces what is left (`runtime.model_proxy`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from evalward.trace import Usage
 
@@ -118,6 +119,10 @@ class Spent:
     cost_usd: float = 0.0
     unpriced: int = 0
     """Calls to a model with no price: their cost is unknown, not zero."""
+    calls_by: dict[str, int] = field(default_factory=dict)
+    """Calls per purpose: `agent`, `user` (a simulated user), `judge`."""
+    cost_by: dict[str, float] = field(default_factory=dict)
+    """What the priced calls of each purpose cost."""
 
     def plus(self, other: Spent) -> Spent:
         """Both tallies together (a merge's own calls and its parts')."""
@@ -126,9 +131,13 @@ class Spent:
             self.tokens + other.tokens,
             self.cost_usd + other.cost_usd,
             self.unpriced + other.unpriced,
+            _summed(self.calls_by, other.calls_by),
+            _summed(self.cost_by, other.cost_by),
         )
 
-    def add(self, usage: Usage) -> None:
+    def add(self, usage: Usage, purpose: str = "agent") -> None:
+        self.calls_by[purpose] = self.calls_by.get(purpose, 0) + 1
+        self.cost_by[purpose] = self.cost_by.get(purpose, 0.0) + (usage.cost_usd or 0.0)
         self.calls += 1
         self.tokens += usage.input_tokens + usage.output_tokens
         if usage.cost_usd is None:
@@ -162,10 +171,31 @@ def cost_text(cost_usd: float | None, unpriced: int, priced_usd: float = 0.0) ->
     return f"cost unknown ({calls}{known})" if unpriced else "cost unknown (a model has no price)"
 
 
-def spent_text(calls: int, tokens: int, cost: str) -> str:
+def spent_text(calls: int, tokens: int, cost: str, split: str = "") -> str:
     """What a run's model calls used, as every surface words it: "21 model calls, 35,255
-    tokens incl. judge, $0.0291"."""
-    return f"{calls:,} model call{'s' if calls != 1 else ''}, {tokens:,} tokens incl. judge, {cost}"
+    tokens incl. judge, $0.0291" (with `split`, the calls by purpose after their count)."""
+    counted = f"{calls:,} model call{'s' if calls != 1 else ''}" + (f" ({split})" if split else "")
+    return f"{counted}, {tokens:,} tokens incl. judge, {cost}"
+
+
+PURPOSE_NAMES = {"agent": "agent", "user": "simulated user", "judge": "judge"}
+
+
+def split_text(calls_by: dict[str, int], cost_by: dict[str, float]) -> str:
+    """ "agent 6 · $0.0012, simulated user 3 · $0.0004, judge 2 · $0.0009": shown when a
+    simulated user made calls (otherwise the agent's and the judge's are the whole story)."""
+    if not calls_by.get("user"):
+        return ""
+    parts = []
+    for purpose, name in PURPOSE_NAMES.items():
+        if calls_by.get(purpose):
+            cost = cost_by.get(purpose, 0.0)
+            parts.append(f"{name} {calls_by[purpose]:,}" + (f" · ${cost:.4f}" if cost else ""))
+    return ", ".join(parts)
+
+
+def _summed(one: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+    return {k: one.get(k, 0) + other.get(k, 0) for k in sorted({*one, *other})}
 
 
 def spending_line(estimate: Estimate, spent: Spent) -> str:
@@ -176,7 +206,12 @@ def spending_line(estimate: Estimate, spent: Spent) -> str:
         estimated = "cost unknown (a model has no price)"
     else:
         estimated = f"~${estimate.cost_usd:.4f}"
-    actual = spent_text(spent.calls, spent.tokens, cost_text(cost, spent.unpriced, spent.cost_usd))
+    actual = spent_text(
+        spent.calls,
+        spent.tokens,
+        cost_text(cost, spent.unpriced, spent.cost_usd),
+        split_text(spent.calls_by, spent.cost_by),
+    )
     return (
         f"estimated {estimate.calls} model calls, ~{estimate.tokens:,} tokens, {estimated} "
         f"(before retries and calibration replays); actual {actual}"

@@ -72,6 +72,8 @@ class Step(BaseModel):
     `proxy` (the model proxy saw the model ask for it, or the agent send its result back)
     or `otel` (a span the agent exported). None for the agent's own events and evalward's
     own tool loop."""
+    turn: int | None = None
+    """In a conversation, the user turn this step belongs to (1 is the first)."""
 
     @property
     def truncated(self) -> bool:
@@ -142,7 +144,15 @@ class Trace(BaseModel):
     timed_out: bool = False
     """The run reached no terminal event before its timeout (`execution.timeoutSeconds`, or
     the agent's own): it was stopped, and its last step is the `error` that says so."""
+    end_reason: str | None = None
+    """In a conversation, why it ended (`resources.conversation.EndReason`)."""
+    user_calls: int = 0
+    """Model calls the simulated user made (not the agent's: they are not in `usage`)."""
+    user_usage: Usage | None = None
+    """What the simulated user's model calls used."""
 
+    _turn: int | None = PrivateAttr(default=None)
+    """The conversation turn steps added now belong to."""
     _accounted: dict[int, set[str]] = PrivateAttr(default_factory=dict)
     """Per step, the origins that reported it (`record`)."""
 
@@ -166,7 +176,7 @@ class Trace(BaseModel):
         texts = (StepType.assistant, StepType.final)
         for step in self.steps:
             by = self._accounted.get(step.index)
-            if not by or origin in by:
+            if not by or origin in by or step.turn != self._turn:
                 continue
             alike = step.type is type or (step.type in texts and type in texts)
             if alike and _same_step(step, type, fields):
@@ -178,7 +188,12 @@ class Trace(BaseModel):
         self.add(StepType.error, content=message)
         self.timed_out = True
 
+    def begin_turn(self, turn: int) -> None:
+        """Steps added from now on belong to conversation turn `turn`."""
+        self._turn = turn
+
     def add(self, type: StepType, **fields: Any) -> Step:
+        fields.setdefault("turn", self._turn)
         step = Step(index=len(self.steps) + 1, type=type, **fields)
         self.steps.append(step)
         return step

@@ -65,7 +65,16 @@ def test_every_example_passes_through_the_cli_with_the_mock_provider(tmp_path: P
         "refund-ticket-recorded",
         "refund-without-order-number",
         "order-status",
+        "refund-conversation",
     }
+    # the simulated customer gave the reason only when asked, and ended the conversation
+    talk = next(f for f in support if f["fixture"] == "refund-conversation")
+    assert talk["end_reason"] == "user done" and talk["turns"] == 2
+    said = [s["content"] for s in talk["trace"]["steps"] if s["type"] == "input"]
+    assert said == [
+        "Hi, I'd like a refund please.",
+        "Order 12345. The blender arrived with a cracked jug.",
+    ]
     judged = [a["judge"] for f in support for a in f["assertions"] if a["type"] == "judge"]
     assert judged and all(j["agreement"] == 1.0 for j in judged)
     # the one violation the mock judge reports cites a step that holds its quote

@@ -179,3 +179,24 @@ def test_a_name_or_model_init_cannot_use_is_refused(repo: GitRepo) -> None:
         assert done.returncode == 2, args
         assert "expected" in done.stderr or "letters" in done.stderr
     assert list(repo.path.iterdir()) == [repo.path / ".git"]
+
+
+def test_init_can_write_a_conversation_fixture_that_passes_a_mock_run(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    done = evalward("init", "--conversation", cwd=repo.path)
+    assert done.returncode == 0, done.stderr
+    assert "evals/assistant-conversation.yaml" in done.stdout
+    validated = evalward("validate", cwd=repo.path)
+    assert validated.returncode == 0, validated.stderr
+    assert "1 agents, 3 fixtures, 1 evals OK" in validated.stdout
+    out = tmp_path / "out"
+    ran = evalward(
+        "run", "--mock-script", "evals/mock-replies.yaml", "--output-dir", str(out), cwd=repo.path
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    fixtures = json.loads((out / "results.json").read_text())["fixtures"]
+    talk = next(f for f in fixtures if f["fixture"] == "assistant-order-conversation")
+    assert talk["status"] == "pass" and talk["end_reason"] == "user done"
+    said = [s["content"] for s in talk["trace"]["steps"] if s["type"] == "input"]
+    assert said == ["Where is my order?", "It's 12345."]

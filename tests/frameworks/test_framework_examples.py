@@ -54,6 +54,13 @@ def test_a_framework_agent_is_gated_in_the_sandbox_with_no_adapter(
     changed = files[source].replace("Look an order up", "Always look an order up")
     assert changed != files[source]
     event = open_pr(workspace, github, files, {source: changed}, suite={})
+    # a conversation's turn 2 holds turn 1 too: its rule goes first
+    model.script(
+        "It is 12345.",
+        tool_call("lookup_order", {"order_id": "12345"}),
+        text("Your order 12345 has shipped."),
+    )
+    model.script("My order is late.", text("Sorry it is late. What is your order number?"))
     model.script(
         "Where is my order 12345?",
         tool_call("lookup_order", {"order_id": "12345"}),
@@ -71,9 +78,10 @@ def test_a_framework_agent_is_gated_in_the_sandbox_with_no_adapter(
 
     assert run.returncode == 0, run.stdout + run.stderr
     fixtures = {(f["side"], f["fixture"]): f for f in run.results()["fixtures"]}
-    assert set(fixtures) == {
-        (side, fixture) for side in ("base", "head") for fixture in ("hello", "where-is-my-order")
-    }
+    names = {"hello", "where-is-my-order"} | (
+        {"order-conversation"} if "order-conversation" in files["evals.yaml"] else set()
+    )
+    assert set(fixtures) == {(side, fixture) for side in ("base", "head") for fixture in names}
     for (side, fixture), result in fixtures.items():
         assert result["status"] == "pass", (side, fixture, result.get("message"))
         trace = result["trace"]
@@ -87,6 +95,17 @@ def test_a_framework_agent_is_gated_in_the_sandbox_with_no_adapter(
         ("final", None, "proxy"),
     ]
     assert order["steps"][1]["arguments"] == {"order_id": "12345"}
+    if "order-conversation" in names:  # the agent, unchanged, held a conversation
+        talk = fixtures[("head", "order-conversation")]
+        assert talk["end_reason"] == "user done" and talk["turns"] == 2
+        assert [(s["turn"], s["type"]) for s in talk["trace"]["steps"]] == [
+            (1, "input"),
+            (1, "final"),
+            (2, "input"),
+            (2, "tool_call"),
+            (2, "tool_result"),
+            (2, "final"),
+        ]
     # the provider got evalward's key, never the agent's, on the API the framework speaks
     assert {c.headers["authorization"] for c in model.calls} == {f"Bearer {OPENAI_KEY}"}
     comment = github.comments_on(3)[0]["body"]

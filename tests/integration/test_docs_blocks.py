@@ -145,6 +145,8 @@ class Page:
             **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
             **self.pip_env,
         }
+        if self.bin == BIN and os.environ.get("PYTHONPATH"):  # the source tree under test
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         return subprocess.run(
             ["bash", "-e", "-o", "pipefail", "-c", script],
             cwd=self.repo.path,

@@ -154,8 +154,8 @@ def test_a_mistake_in_a_script_is_located_and_validate_and_run_say_the_same(
     assert validated.returncode == ran.returncode == 2
     expected = [
         "evalward: 2 problems in evalward resources:",
-        "evalward:   mock.yaml:2:5: replies[0]: give a reply either `turns` or `reps` "
-        "(a list of `{turns: ...}`)",
+        "evalward:   mock.yaml:2:5: replies[0]: give a reply one of `turns`, `reps` "
+        "(a list of `{turns: ...}`) or `always`",
         "evalward:   mock.yaml:6:14: replies[1].match.fixtures: unknown field 'fixtures' "
         "(did you mean 'fixture'?)",
     ]

@@ -22,6 +22,19 @@ NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,60}[a-z0-9])?$")
 MODEL = re.compile(r"^(openai|anthropic)/[A-Za-z0-9._:-]{1,100}$")
 BRANCH = re.compile(r"^[A-Za-z0-9._/-]{1,200}$")
 KEY_ENVS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+CONVERSATION_REPLIES = """\
+  # the simulated customer of the conversation fixture (`purpose: user`): `contains` reads
+  # the agent's latest reply, `always` answers it whatever the turn
+  - match: { purpose: user, contains: shipped }
+    always: { content: "Thanks! ###STOP###" }
+  - match: { purpose: user }
+    always: { content: "It's 12345." }
+  - match: { agent: __AGENT__, fixture: __AGENT__-order-conversation }
+    turns:
+      - content: Happy to help. What is your order number?
+      - toolCalls: [{ name: lookup_order, arguments: { order_id: "12345" } }]
+      - content: Order 12345 has shipped.
+"""
 IGNORED = ".evalward/"
 """What evalward writes in the repository (outputs, caches, history): never committed."""
 
@@ -39,6 +52,11 @@ def register(commands: Any) -> None:
         type=_model,
         default="openai/gpt-4.1-mini",
         help="its model and the judge's, openai/… or anthropic/… (default: openai/gpt-4.1-mini)",
+    )
+    parser.add_argument(
+        "--conversation",
+        action="store_true",
+        help="also write a conversation fixture: a simulated customer (docs/conversations.md)",
     )
 
 
@@ -76,13 +94,16 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     model: str = args.model
     key_env = KEY_ENVS[model.partition("/")[0]]
     branch = _default_branch(git) if top else "main"
-    values = {
+    named = {
         "__AGENT__": agent,
         "__MODEL__": model,
         "__KEY_ENV__": key_env,
         "__BRANCH__": branch,
         "__MAJOR__": __version__.split(".")[0],
     }
+    # first: the replies it inserts hold placeholders of their own
+    values = {"__CONVERSATION_REPLIES__": CONVERSATION_REPLIES if args.conversation else ""}
+    values.update(named)
     plan = {
         "evalward.yaml": "evalward.yaml",
         f"agents/{agent}.yaml": "agent.yaml",
@@ -91,6 +112,8 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         "evals/mock-replies.yaml": "mock-replies.yaml",
         ".github/workflows/evals.yml": "workflow.yml",
     }
+    if args.conversation:
+        plan[f"evals/{agent}-conversation.yaml"] = "conversation.yaml"
     _check_folders(root, [*plan, ".gitignore"])
     existing = [name for name in plan if (root / name).is_symlink() or (root / name).exists()]
     if existing:

@@ -38,6 +38,12 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--no-replay", action="store_true", help="do not record the tool results as toolReplay"
     )
+    parser.add_argument(
+        "--conversation",
+        action="store_true",
+        help="each user message a scripted turn with the tools called on it "
+        "(docs/conversations.md), not one replayed input",
+    )
 
 
 def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
@@ -77,6 +83,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         contains=tuple(args.contains or ()),
         rubric=args.rubric,
         replay=not args.no_replay,
+        conversation=args.conversation,
     )
     document = build_fixture(loaded, promotion)
     if args.output:

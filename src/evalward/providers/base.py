@@ -38,7 +38,8 @@ class RunLabels:
     fixture: str = ""
     eval: str = ""
     rep: int = 0
-    purpose: Literal["agent", "judge"] = "agent"
+    purpose: Literal["agent", "judge", "user"] = "agent"
+    """Whose call: the agent's, a judge's, or a simulated user's."""
     side: str = ""
     """`base` or `head`: which side of the comparison the run is ("" outside a run)."""
     sha: str = ""

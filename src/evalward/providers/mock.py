@@ -16,6 +16,8 @@ A script is YAML (docs/providers.md#the-mock-provider says it all):
           - content: '{"score": 1, "confidence": 0.9, "summary": "ok", "violations": []}'
       - match: { agent: support-bot, side: head }   # the pull request's side only
         turns: [{ content: "I cannot help with that." }]
+      - match: { purpose: user, contains: reason }  # a simulated user, asked for the reason
+        always: { content: "It arrived broken." }
     default: "Default output from the mock provider."
 
 The first entry whose `match` keys all fit answers (keys: agent, fixture, eval, purpose, rep,
@@ -60,7 +62,7 @@ class MockMatch(_Strict):
     agent: str | None = None
     fixture: str | None = None
     eval: str | None = None
-    purpose: Literal["agent", "judge"] | None = None
+    purpose: Literal["agent", "judge", "user"] | None = None
     rep: int | None = Field(default=None, ge=0)
     side: Literal["base", "head"] | None = None
     sha: str | None = Field(default=None, pattern=r"^[0-9a-f]{4,40}$")
@@ -91,11 +93,17 @@ class MockReply(_Strict):
     turns: list[MockTurn] | None = Field(default=None, min_length=1)
     reps: list[MockRep] | None = Field(default=None, min_length=1)
     """Per rep (0, 1, ...) its own turns; rep n takes item n modulo the list's length."""
+    always: MockTurn | None = None
+    """The one reply to every call that matches, whatever its turn (e.g. a simulated user's
+    answer to a question, with `contains`)."""
 
     @model_validator(mode="after")
     def _turns_or_reps(self) -> MockReply:
-        if (self.turns is None) == (self.reps is None):
-            raise ValueError("give a reply either `turns` or `reps` (a list of `{turns: ...}`)")
+        given = [k for k in ("turns", "reps", "always") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                "give a reply one of `turns`, `reps` (a list of `{turns: ...}`) or `always`"
+            )
         return self
 
     def turns_of(self, rep: int) -> list[MockTurn]:
@@ -144,7 +152,9 @@ class MockProvider:
         turn_index = sum(1 for m in request.messages if m.role == "assistant")
         reply = self._find(request)
         turns = reply.turns_of(request.labels.rep) if reply is not None else []
-        if turn_index < len(turns):
+        if reply is not None and reply.always is not None:
+            turn = reply.always
+        elif turn_index < len(turns):
             turn = turns[turn_index]
         else:
             turn = MockTurn(content=self._script.default)

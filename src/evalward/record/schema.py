@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from evalward.gate import GateResult
 from evalward.record.summary import RunSummary
 from evalward.results import EvalResult, FixtureResult
-from evalward.spending import Spent, cost_text, spent_text
+from evalward.spending import Spent, cost_text, spent_text, split_text
 from evalward.trace import Trace
 
 RESULTS_SCHEMA_VERSION = 1
@@ -45,6 +45,10 @@ class SpentInfo(_Record):
     priced_cost_usd: float = 0.0
     """What the calls with a price cost."""
     unpriced_calls: int = 0
+    calls_by_purpose: dict[str, int] = Field(default_factory=dict)
+    """Calls per purpose: `agent`, `user` (simulated users), `judge`."""
+    cost_by_purpose: dict[str, float] = Field(default_factory=dict)
+    """What the priced calls of each purpose cost."""
 
     @classmethod
     def of(cls, spent: Spent) -> SpentInfo:
@@ -55,6 +59,8 @@ class SpentInfo(_Record):
             cost_usd=None if spent.unpriced else round(spent.cost_usd, 8),
             priced_cost_usd=round(spent.cost_usd, 8),
             unpriced_calls=spent.unpriced,
+            calls_by_purpose=dict(spent.calls_by),
+            cost_by_purpose={k: round(v, 8) for k, v in spent.cost_by.items()},
         )
 
     def spent(self) -> Spent:
@@ -64,12 +70,15 @@ class SpentInfo(_Record):
             tokens=self.tokens,
             cost_usd=self.priced_cost_usd,
             unpriced=self.unpriced_calls,
+            calls_by=dict(self.calls_by_purpose),
+            cost_by=dict(self.cost_by_purpose),
         )
 
     def text(self) -> str:
         """ "21 model calls, 35,255 tokens incl. judge, $0.0291", as every surface says it."""
         cost = cost_text(self.cost_usd, self.unpriced_calls, self.priced_cost_usd)
-        return spent_text(self.model_calls, self.tokens, cost)
+        split = split_text(self.calls_by_purpose, self.cost_by_purpose)
+        return spent_text(self.model_calls, self.tokens, cost, split)
 
 
 class RunInfo(_Record):

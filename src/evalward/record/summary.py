@@ -242,6 +242,18 @@ def eval_score_text(result: EvalResult) -> str:
     return score_text(result.score, result.pass_threshold, passed)
 
 
+def shortfall_text(name: str, result: EvalResult) -> str:
+    """What an Eval falls short of: its score's threshold, or else its pass^k floor."""
+    floor = result.min_pass_hat_k
+    if (
+        result.score >= result.pass_threshold
+        and floor is not None
+        and result.pass_hat_k is not None
+    ):
+        return f"{name} pass^k {result.pass_hat_k:.2f} < {floor:.2f}"
+    return f"{name} {eval_score_text(result)} < {threshold_text(result.pass_threshold)}"
+
+
 def headline(comparisons: list[EvalComparison], decision: GateDecision, counts: Counts) -> str:
     """The verdict in plain words, as a reviewer triaging the pull request wants it first."""
     below = sorted(  # the furthest below its threshold first
@@ -253,10 +265,9 @@ def headline(comparisons: list[EvalComparison], decision: GateDecision, counts: 
         ),
         key=lambda c: (c.head.score - c.head.pass_threshold, c.name),
     )
-    scores = ", ".join(
-        f"{c.name} {eval_score_text(c.head)} < {threshold_text(c.head.pass_threshold)}"
-        for c in below[:3]
-    ) + (f" and {len(below) - 3} more Evals" if len(below) > 3 else "")
+    scores = ", ".join(shortfall_text(c.name, c.head) for c in below[:3]) + (
+        f" and {len(below) - 3} more Evals" if len(below) > 3 else ""
+    )
     regressed = regressions_text(counts)
     what = " — ".join(part for part in (scores, regressed) if part)
     result = decision.result

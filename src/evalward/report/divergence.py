@@ -49,3 +49,18 @@ def first_divergence(base: Trace, head: Trace) -> Divergence | None:
         if (before.content, before.output) != (after.content, after.output):
             return Divergence(position + 1, DivergenceKind.text)
     return None
+
+
+def first_divergent_turn(base: Trace, head: Trace) -> int | None:
+    """In a conversation, the first user turn on which `head` differs from `base` (the turn
+    of their first differing step); None when they agree or hold no conversation."""
+    found = first_divergence(base, head)
+    if found is None:
+        return None
+    steps = {s.index: s.turn for s in [*base.steps, *head.steps] if s.turn is not None}
+    if not steps:
+        return None
+    turn = steps.get(found.step)
+    if turn is None:  # past the end of one side: the turn the other had reached
+        turn = max(steps.values())
+    return turn

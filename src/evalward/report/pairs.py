@@ -26,8 +26,9 @@ from evalward.record.summary import (
     weight_of,
     worst_first_key,
 )
-from evalward.report.divergence import first_divergence
+from evalward.report.divergence import first_divergence, first_divergent_turn
 from evalward.report.state_diff import state_diff
+from evalward.report.steps import step_record
 from evalward.results import (
     AssertionResult,
     EvalResult,
@@ -37,7 +38,7 @@ from evalward.results import (
     Status,
 )
 from evalward.scoring.reps import wilson_interval
-from evalward.trace import Step, Trace
+from evalward.trace import Trace
 
 Redact = Callable[[str], str]
 TraceSource = Callable[[FixtureResult], Trace]
@@ -253,9 +254,11 @@ def bundle(pair: Pair, traces: TraceSource, redact: Redact = _identity) -> dict[
     base = [(r, traces(r)) for r in pair.base]
     by_rep = {r.rep: t for r, t in base}
     divergences = {}
+    turns: dict[int, int | None] = {}
     for result, trace in head:
         if result.rep in by_rep:
             divergences[result.rep] = first_divergence(by_rep[result.rep], trace)
+            turns[result.rep] = first_divergent_turn(by_rep[result.rep], trace)
     document: dict[str, Any] = {"h": [], "b": []}
     for side, runs in (("h", head), ("b", base)):
         for result, trace in runs:
@@ -263,6 +266,8 @@ def bundle(pair: Pair, traces: TraceSource, redact: Redact = _identity) -> dict[
             found = divergences.get(result.rep)
             if found is not None:
                 record["dv"], record["dk"] = found.step, found.kind.value
+            if turns.get(result.rep):
+                record["dt"] = turns[result.rep]
             document[side].append(record)
     for side in ("h", "b"):
         outcome = pair.head_outcome if side == "h" else pair.base_outcome
@@ -308,7 +313,7 @@ def _run(result: FixtureResult, trace: Trace) -> dict[str, Any]:
         "a": [_assertion(a) for a in result.assertions],
         "u": [result.usage.input_tokens, result.usage.output_tokens, result.usage.cost_usd],
         "ms": round(result.duration_ms, 1),
-        "steps": [_step(s) for s in trace.steps],
+        "steps": [step_record(s) for s in trace.steps],
     }
     if result.cached:
         record["cached"] = True
@@ -327,6 +332,8 @@ def _run(result: FixtureResult, trace: Trace) -> dict[str, Any]:
         record["stderr"] = trace.stderr
     if trace.model_calls:
         record["calls"] = trace.model_calls
+    if trace.end_reason:  # a conversation: its turns and why it ended
+        record["conv"] = {"turns": result.turns, "end": trace.end_reason}
     if trace.proxy_calls:
         record["pc"] = [
             {
@@ -403,33 +410,6 @@ def _judge(verdict: JudgeVerdict) -> dict[str, Any]:
             for v in verdict.violations
         ],
     }
-
-
-def _step(step: Step) -> dict[str, Any]:
-    record: dict[str, Any] = {"n": step.index, "t": step.type.value}
-    if step.content:
-        record["c"] = step.content
-    if step.tool:
-        record["tool"] = step.tool
-    if step.arguments is not None:
-        record["args"] = step.arguments
-    if step.output is not None:
-        record["out"] = step.output
-    if step.is_error:
-        record["err"] = True
-    if round(step.duration_ms, 1):
-        record["ms"] = round(step.duration_ms, 1)
-    if step.usage is not None:
-        record["u"] = [step.usage.input_tokens, step.usage.output_tokens, step.usage.cost_usd]
-    if step.model:
-        record["model"] = step.model
-    if step.source:
-        record["src"] = step.source
-    if step.via:
-        record["via"] = step.via
-    if step.cached:
-        record["cached"] = True
-    return record
 
 
 def _clean(value: Any, redact: Redact) -> Any:

@@ -27,7 +27,7 @@ from evalward.record.summary import (
     weight_of,
     worst_first_key,
 )
-from evalward.report.divergence import DivergenceKind, first_divergence
+from evalward.report.divergence import DivergenceKind, first_divergence, first_divergent_turn
 from evalward.report.figures import reps_text
 from evalward.resources.common import Severity
 from evalward.results import FixtureOutcome, FixtureResult, JudgeVerdict, Status
@@ -57,6 +57,8 @@ class Reason:
     head_tools: tuple[str, ...] | None = None
     """The tools the shown head run called, in order (None: its trace is not at hand)."""
     base_tools: tuple[str, ...] | None = None
+    divergent_turn: int | None = None
+    """In a conversation, the first turn on which the shown head run parts from the base's."""
 
     @property
     def anchor(self) -> str:
@@ -161,6 +163,11 @@ def reason_of(
         assertion=_assertion(head),
         head_tools=_tools(head_trace),
         base_tools=_tools(base_trace),
+        divergent_turn=(
+            first_divergent_turn(base_trace, head_trace)
+            if base_trace is not None and head_trace is not None
+            else None
+        ),
         **common,  # type: ignore[arg-type]
     )
 

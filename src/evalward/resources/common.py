@@ -52,6 +52,11 @@ class AssertionBase(Model):
     weight: float = Field(default=1.0, ge=0)
     severity: Severity | None = None
     axis: str | None = None
+    turn: int | None = Field(
+        default=None,
+        ge=1,
+        description="In a conversation, read this turn alone (1 is the first); default all.",
+    )
 
 
 class Metadata(Model):

@@ -37,6 +37,11 @@ from evalward.resources.common import (
     Model,
     Severity,
 )
+from evalward.resources.conversation import (
+    Conversation,
+    SimulatedUserDefaults,
+    check_fixture_shape,
+)
 from evalward.resources.playground import Playground
 
 # --- EvalFixture -------------------------------------------------------------------------
@@ -107,8 +112,9 @@ class EvalFixtureSpec(Model):
     severity: Severity = Severity.medium
     description: str = ""
     origin: Origin | None = None
-    input: FixtureInput
-    assertions: list[Assertion] = Field(min_length=1)
+    input: FixtureInput | None = None
+    conversation: Conversation | None = None
+    assertions: list[Assertion] = Field(default_factory=list, validate_default=True)
     tool_replay: list[ToolReplay] | None = None
     shadow_tools: list[Annotated[str, Field(min_length=1)]] | None = None
     reference: str | None = Field(
@@ -127,6 +133,19 @@ class EvalFixtureSpec(Model):
         "overrides the Eval's.",
     )
 
+    @field_validator("assertions")
+    @classmethod
+    def _something_to_check(
+        cls, assertions: list[Assertion], info: ValidationInfo
+    ) -> list[Assertion]:
+        conversation = info.data.get("conversation")
+        if not assertions and (conversation is None or not conversation.turn_assertions()):
+            raise ValueError(
+                "expected at least 1 item in `assertions`; found none (a conversation's "
+                "turns may hold them instead)"
+            )
+        return assertions
+
     @field_validator("shadow_tools")
     @classmethod
     def _unique_shadow_tools(cls, tools: list[str] | None) -> list[str] | None:
@@ -140,6 +159,17 @@ class EvalFixtureSpec(Model):
         default="public",
         description="`private`: a held-out fixture; public reports show only its name and result.",
     )
+
+    @model_validator(mode="after")
+    def _input_or_conversation(self) -> EvalFixtureSpec:
+        check_fixture_shape(self.input is not None, self.conversation, self.assertions)
+        return self
+
+    @property
+    def every_assertion(self) -> list[Assertion]:
+        """The fixture's assertions, then its scripted turns' own (each limited to its turn)."""
+        turns = self.conversation.turn_assertions() if self.conversation is not None else []
+        return [*self.assertions, *turns]
 
 
 class EvalFixture(Model):
@@ -244,6 +274,16 @@ class ScoringConfig(Model):
         ),
     )
 
+    min_pass_hat_k: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description=(
+            "With repsPerFixture: k, the Eval passes only when at least this share of its "
+            "fixtures\npassed all k reps (pass^k, as tau-bench reports it). Unset: not gated."
+        ),
+    )
+
     def weight_of(self, severity: Severity) -> float:
         return self.severity_weights.get(severity, DEFAULT_SEVERITY_WEIGHTS[severity])
 
@@ -270,6 +310,7 @@ class EvalSpec(Model):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
+    simulated_user: SimulatedUserDefaults = Field(default_factory=SimulatedUserDefaults)
     playground: Playground | None = Field(
         default=None,
         description="The playground of every fixture that names none (docs/playgrounds.md).",

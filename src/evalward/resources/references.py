@@ -260,7 +260,7 @@ def _unjudged(
     judged = [
         f
         for f in selected
-        if any(isinstance(a, JudgeAssertion) for a in f.resource.spec.assertions)
+        if any(isinstance(a, JudgeAssertion) for a in f.resource.spec.every_assertion)
     ]
     if not judged:
         return

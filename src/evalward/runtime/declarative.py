@@ -47,17 +47,34 @@ async def run_declarative(
     are tried in order: a call that fails after its retries moves the run to the next model
     for good, and the trace records the fallback.
     """
+    messages = opening_messages(agent)
+    for message in conversation:
+        messages.append(message)
+        trace.add(StepType.input, content=message.content)
+    await continue_declarative(agent, messages, providers, labels, trace, executor)
+
+
+def opening_messages(agent: DeclarativeAgent) -> list[ChatMessage]:
+    """What every conversation with the agent starts with: its system prompt."""
+    if not agent.system_prompt:
+        return []
+    return [ChatMessage(role="system", content=agent.system_prompt)]
+
+
+async def continue_declarative(
+    agent: DeclarativeAgent,
+    messages: list[ChatMessage],
+    providers: Providers,
+    labels: RunLabels,
+    trace: Trace,
+    executor: ToolExecutor,
+) -> None:
+    """The tool loop from `messages` (the history so far, which it extends) to the agent's
+    answer: one run, or one turn of a conversation."""
     specs = tuple(
         ToolSpec(name=name, description=t.description, parameters=t.parameters)
         for name, t in executor.tools.items()
     )
-    messages: list[ChatMessage] = []
-    if agent.system_prompt:
-        messages.append(ChatMessage(role="system", content=agent.system_prompt))
-    for message in conversation:
-        messages.append(message)
-        trace.add(StepType.input, content=message.content)
-
     models = list(agent.spec.models)
     for _turn in range(agent.spec.max_turns):
         request = ChatRequest(

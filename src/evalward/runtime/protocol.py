@@ -25,22 +25,24 @@ def agent_request(
     fixture: str,
     eval: str,
     rep: int,
-    fixture_input: FixtureInput,
+    fixture_input: FixtureInput | None,
     messages: Iterable[ChatMessage],
     tools: FixtureTools,
 ) -> dict[str, Any]:
     """The one JSON object a bring-your-own agent receives per fixture run."""
-    return {
+    request: dict[str, Any] = {
         "protocol": PROTOCOL,
         "agent": agent,
         "fixture": fixture,
         "eval": eval,
         "rep": rep,
-        "input": fixture_input.model_dump(mode="json", exclude_defaults=True),
-        "messages": [{"role": m.role, "content": m.content} for m in messages],
-        "shadowTools": sorted(tools.shadow),
-        "toolReplay": [e.model_dump(mode="json", by_alias=True) for e in tools.replay],
     }
+    if fixture_input is not None:
+        request["input"] = fixture_input.model_dump(mode="json", exclude_defaults=True)
+    request["messages"] = [{"role": m.role, "content": m.content} for m in messages]
+    request["shadowTools"] = sorted(tools.shadow)
+    request["toolReplay"] = [e.model_dump(mode="json", by_alias=True) for e in tools.replay]
+    return request
 
 
 class ProtocolError(ValueError):

@@ -20,8 +20,11 @@ from dataclasses import dataclass, field
 from evalward.errors import AgentRunError, ConfigError
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
+from evalward.resources.conversation import Conversation
 from evalward.resources.models import FixtureInput
 from evalward.runtime.command import run_command_agent
+from evalward.runtime.conversation import end_reason_after
+from evalward.runtime.conversation_agents import ConversationRun, converse
 from evalward.runtime.declarative import DeclarativeAgent, run_declarative
 from evalward.runtime.environment import EnvironmentRequest, installer_env_names
 from evalward.runtime.http_agent import HttpAgentServer
@@ -40,9 +43,12 @@ class FixtureRun:
     """What one run needs to know about its fixture."""
 
     labels: RunLabels
-    fixture_input: FixtureInput
+    fixture_input: FixtureInput | None
     tools: FixtureTools
     timeout_seconds: float
+    conversation: Conversation | None = None
+    user_model: str | None = None
+    """The model that plays the conversation's simulated user, if it has one."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Where the run's playground is (runtime/playground.py): given to every program of the
     run and, for an http agent, in the request's `playground`."""
@@ -159,8 +165,16 @@ class AgentRunner:
                 left = self._outer_timeout(run) - (time.monotonic() - begun)
                 await grant.end_calls(within=0 if trace.timed_out else left)
                 grant.finish()
-            settle_answer(trace, text, grant.observer if grant is not None else None)
-        if self.brings_own and trace.error is None and trace.final_step is None:
+            if run.conversation is not None:
+                trace.end_reason = end_reason_after(trace)
+            else:
+                settle_answer(trace, text, grant.observer if grant is not None else None)
+        if (
+            self.brings_own
+            and run.conversation is None
+            and trace.error is None
+            and trace.final_step is None
+        ):
             trace.add(
                 StepType.error,
                 content="the agent ended without a final answer: print it on stdout, or "
@@ -185,7 +199,6 @@ class AgentRunner:
 
     async def _run(self, run: FixtureRun, trace: Trace, grant: Grant | None) -> str:
         """Run the agent into `trace`; a bring-your-own agent's plain-text answer."""
-        messages = input_messages(run.fixture_input)
         runtime = self.agent.spec.runtime
         launch = Launch(
             root=self.agent.root,
@@ -194,12 +207,16 @@ class AgentRunner:
             sandbox=self.sandbox,
             kill_grace=self.kill_grace,
         )
+        executor = ToolExecutor(
+            tools={t.tool_name: t for t in self.agent.spec.tools if t.enabled},
+            fixture=run.tools,
+            launch=launch,
+        )
+        if run.conversation is not None or run.fixture_input is None:
+            await self._converse(run, trace, grant, launch, executor)
+            return ""
+        messages = input_messages(run.fixture_input)
         if runtime is None:
-            executor = ToolExecutor(
-                tools={t.tool_name: t for t in self.agent.spec.tools if t.enabled},
-                fixture=run.tools,
-                launch=launch,
-            )
             await run_declarative(self.agent, messages, self.providers, run.labels, trace, executor)
             return ""
         for message in messages:
@@ -229,6 +246,35 @@ class AgentRunner:
                 request, trace, timeout_seconds=run.timeout_seconds, grant=grant
             )
         return ""
+
+    async def _converse(
+        self,
+        run: FixtureRun,
+        trace: Trace,
+        grant: Grant | None,
+        launch: Launch,
+        executor: ToolExecutor,
+    ) -> None:
+        if run.conversation is None:
+            trace.add(StepType.error, content="the fixture has neither `input` nor `conversation`")
+            return
+        request = agent_request(
+            agent=self.agent.name,
+            fixture=run.labels.fixture,
+            eval=run.labels.eval,
+            rep=run.labels.rep,
+            fixture_input=None,
+            messages=[],
+            tools=run.tools,
+        )
+        if run.env:
+            request = {**request, "playground": dict(run.env)}
+        conversation = ConversationRun(
+            run.conversation, run.user_model, run.labels, request, run.timeout_seconds
+        )
+        await converse(
+            self.agent, self.providers, self.server, conversation, trace, grant, launch, executor
+        )
 
     async def aclose(self) -> None:
         if self.server is not None:

@@ -136,6 +136,7 @@ def build_messages(case: JudgeCase) -> tuple[ChatMessage, ChatMessage]:
         data["sidecar"] = case.sidecar
     data["trace"] = [
         {"step": step.index, "type": step.type.value, "text": _cap(step.text())}
+        | ({"turn": step.turn} if step.turn is not None else {})
         for step in case.trace.steps
     ]
     system = SYSTEM_PROMPT.format(open=OPEN, close=CLOSE, rubric=case.rubric.strip())

@@ -58,8 +58,10 @@ from evalward.results import (
 from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, check, observed_ms, reports_only
 from evalward.scoring.judge import JudgeCase
 from evalward.scoring.panel import NOT_SCORED, EvalJudge, JudgeOutcome
+from evalward.scoring.pass_hat_k import eval_pass_hat_k, meets_pass_hat_k
 from evalward.scoring.reps import mean_interval, pass_hat_k, wilson_interval
 from evalward.scoring.state import check_state, is_state_criterion
+from evalward.scoring.turns import judged_input, turn_not_reached, turn_trace, turns_held
 from evalward.trace import StepType, Trace
 
 RATE_TOLERANCE = 1e-9
@@ -83,7 +85,7 @@ async def score_fixture(
     labels = dataclasses.replace(run, agent=spec.target_agent, fixture=name, purpose="judge")
     case = JudgeCase(
         "",
-        spec.input.model_dump(mode="json", by_alias=True, exclude_defaults=True),
+        judged_input(spec),
         trace,
         spec.reference,
         spec.sidecar or None,
@@ -96,20 +98,24 @@ async def score_fixture(
             # An unfinished run is no evidence either way: scoring its partial trace would
             # credit e.g. `toolNotCalled` for a run that never happened.
             return JudgeOutcome(Status.error, 0.0, "not evaluated: the run did not complete")
+        read = trace if assertion.turn is None else turn_trace(trace, assertion.turn)
+        if read is None:
+            return JudgeOutcome(Status.failed, 0.0, turn_not_reached(trace, assertion.turn))
         if isinstance(assertion, JudgeAssertion):
-            rubric = dataclasses.replace(case, rubric=assertion.rubric)
+            rubric = dataclasses.replace(case, rubric=assertion.rubric, trace=read)
             return await judge.grade(assertion, rubric, labels)
         if is_state_criterion(assertion):
             status, message = check_state(assertion, playground)
         else:
-            status, message = check(assertion, trace, regex_timeout=regex_timeout)
+            status, message = check(assertion, read, regex_timeout=regex_timeout)
         score = 1.0 if status is Status.passed else 0.0
         return JudgeOutcome(status, score, message, advisory=reports_only(assertion))
 
-    outcomes = await asyncio.gather(*(one(a) for a in spec.assertions))
+    assertions = spec.every_assertion
+    outcomes = await asyncio.gather(*(one(a) for a in assertions))
     results = [
         _assertion_result(assertion, outcome, assertion.severity or spec.severity, scoring, trace)
-        for assertion, outcome in zip(spec.assertions, outcomes, strict=True)
+        for assertion, outcome in zip(assertions, outcomes, strict=True)
     ]
     result = _fixture_result(fixture, run, trace, results)
     if playground is not None:
@@ -126,6 +132,7 @@ def _assertion_result(
 ) -> AssertionResult:
     return AssertionResult(
         type=assertion.type,
+        turn=assertion.turn,
         status=outcome.status,
         score=outcome.score,
         weight=assertion.weight * scoring.weight_of(severity),
@@ -172,6 +179,8 @@ def _fixture_result(
         provider_unavailable=status is Status.error and unavailable_only(results, trace),
         timed_out=trace.timed_out,
         judges_disagree=any(r.judges_disagree for r in results),
+        turns=turns_held(trace),
+        end_reason=trace.end_reason,
     )
 
 
@@ -345,7 +354,10 @@ def score_eval(
     unscored = [a for f in fixtures for a in f.assertions if a.uncalibrated]
     incomplete = unscored[0].message.removeprefix(NOT_SCORED) if unscored else ""
     run_score = statistics.fmean(o.score for o in scored) if scored else None
+    hat_k = eval_pass_hat_k(decided)
     return EvalResult(
+        pass_hat_k=hat_k,
+        min_pass_hat_k=spec.scoring.min_pass_hat_k,
         advisory=advisory,
         advisory_reason=_advisory_reason(fixtures) if advisory else "",
         min_rep_pass_rate=spec.scoring.min_rep_pass_rate,
@@ -361,7 +373,8 @@ def score_eval(
         score=score,
         passed=bool(decided)
         and not incomplete
-        and score >= spec.scoring.pass_threshold - RATE_TOLERANCE,
+        and score >= spec.scoring.pass_threshold - RATE_TOLERANCE
+        and meets_pass_hat_k(hat_k, spec.scoring.min_pass_hat_k),
         pass_threshold=spec.scoring.pass_threshold,
         passing=sum(o.passed for o in decided),
         failing=sum(not o.passed for o in decided),

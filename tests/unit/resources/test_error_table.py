@@ -183,7 +183,8 @@ CASES: list[tuple[str, dict[str, str], str | tuple[str, ...]]] = [
     (
         "missing-assertions",
         {"f.yaml": fixture_with("  assertions:\n    - {type: contains, value: hi}\n", "")},
-        "f.yaml:6:1: spec.assertions: missing required field 'assertions'",
+        "f.yaml:6:1: spec: expected at least 1 item in `assertions`; found none (a "
+        "conversation's turns may hold them instead)",
     ),
     (
         "empty-assertions",
@@ -192,7 +193,8 @@ CASES: list[tuple[str, dict[str, str], str | tuple[str, ...]]] = [
                 "  assertions:\n    - {type: contains, value: hi}\n", "  assertions: []\n"
             )
         },
-        "f.yaml:11:3: spec.assertions: expected at least 1 item; found none",
+        "f.yaml:11:3: spec.assertions: expected at least 1 item in `assertions`; found none (a "
+        "conversation's turns may hold them instead)",
     ),
     (
         "unknown-assertion-type",

@@ -751,12 +751,53 @@
     return cell;
   }
 
+  function conversationWords(run, side) {
+    if (!run || !run.conv) { return ""; }
+    var turns = run.conv.turns;
+    return side + ": " + turns + (turns === 1 ? " turn" : " turns") + ", ended: " + run.conv.end;
+  }
+
+  // A conversation's timeline: turn by turn, base and head side by side, each turn's steps
+  // in a band of their own, the first turn where they part marked.
+  function turnTimeline(wrap, base, head) {
+    var baseSteps = base ? base.steps : [];
+    var headSteps = head ? head.steps : [];
+    var said = [conversationWords(base, "base"), conversationWords(head, "head")].filter(Boolean);
+    if (said.length) { add(wrap, el("p", "conversation-note", "Conversation \u2014 " + said.join(" \u00b7 "))); }
+    var last = 0;
+    baseSteps.concat(headSteps).forEach(function (step) { last = Math.max(last, step.tn || 0); });
+    var diverge = (head && head.dt) || (base && base.dt) || 0;
+    var table = el("table", "timeline turns");
+    add(table, add(el("thead"), add(el("tr"), el("th", "num-col", "#"),
+      el("th", "", base ? "Base \u00b7 rep " + base.r : "Base"), el("th", "", head ? "Head \u00b7 rep " + head.r : "Head"))));
+    var body = el("tbody");
+    for (var turn = 1; turn <= last; turn++) {
+      var band = el("th", "", "Turn " + turn + (turn === diverge ? " \u25c6 first turn where base and head differ" : ""));
+      band.colSpan = 3;
+      var bandRow = add(el("tr", "turn-band" + (turn === diverge ? " diverge" : "")), band);
+      if (turn === diverge) { bandRow.title = "first turn where base and head differ"; }
+      add(body, bandRow);
+      var b = baseSteps.filter(function (step) { return step.tn === turn; });
+      var h = headSteps.filter(function (step) { return step.tn === turn; });
+      for (var i = 0; i < Math.max(b.length, h.length); i++) {
+        var number = b[i] && h[i] && b[i].n !== h[i].n ? b[i].n + " / " + h[i].n : (h[i] || b[i]).n;
+        var mark = (h[i] && h[i].n === (head && head.dv)) || (b[i] && b[i].n === (base && base.dv));
+        add(body, add(el("tr", mark ? "diverge" : ""), el("td", "num-col", mark ? number + " \u25c6" : String(number)),
+          stepCell(b[i], "b"), stepCell(h[i], "h")));
+      }
+    }
+    var loose = baseSteps.concat(headSteps).some(function (step) { return !step.tn; });
+    if (loose) { add(wrap, el("p", "muted", "Steps outside any turn are not shown in this view.")); }
+    return add(wrap, add(table, body));
+  }
+
   function timeline(base, head) {
     var baseSteps = base ? base.steps : [];
     var headSteps = head ? head.steps : [];
     var count = Math.max(baseSteps.length, headSteps.length);
     var wrap = add(el("div"), el("h3", "", "Timeline"));
     if (!count) { return add(wrap, el("p", "muted", "No steps were recorded.")); }
+    if ((base && base.conv) || (head && head.conv)) { return turnTimeline(wrap, base, head); }
     var table = el("table", "timeline");
     add(table, add(el("thead"), add(el("tr"), el("th", "num-col", "#"),
       el("th", "", base ? "Base \u00b7 rep " + base.r : "Base"), el("th", "", head ? "Head \u00b7 rep " + head.r : "Head"))));

@@ -1,0 +1,143 @@
+"""The simulated user of a conversation: a model call like any other, playing a persona.
+
+It is asked through the run's providers, so its calls are priced, counted in what the run
+spent, cached (the same conversation so far and the same settings give the same reply, on
+either side) and answered by a mock script's `purpose: user` entries. It sees only what the
+agent said, never its tool calls. It ends the conversation by writing `###STOP###` (as
+tau-bench's user does): a token evalward looks for, never a guess at the reply's meaning.
+A reply that cannot be used (an outage, an empty or cut reply, tool calls) ends the run as
+an error, so the fixture can never pass on a user that did not speak.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from evalward.errors import ConfigError, ProviderError, ProviderUnavailable
+from evalward.providers.base import ChatMessage, ChatRequest, RunLabels
+from evalward.providers.registry import Providers
+from evalward.resources.conversation import SimulatedUser
+from evalward.trace import Trace, Usage
+
+STOP = "###STOP###"
+"""What the simulated user writes to end the conversation."""
+
+MAX_USER_TOKENS = 1024
+"""The longest reply the simulated user may write: a user says a few sentences."""
+
+OPENING_CUE = "(The support conversation starts now. Write your first message to the agent.)"
+
+
+class UserUnavailable(Exception):
+    """The simulated user could not answer; `outage` when its provider was down."""
+
+    def __init__(self, message: str, *, outage: bool = False) -> None:
+        super().__init__(message)
+        self.outage = outage
+
+
+@dataclass(frozen=True)
+class Said:
+    """What the simulated user said on one turn: its text, or that it is done."""
+
+    text: str
+    done: bool
+
+
+def instructions(user: SimulatedUser) -> str:
+    """The simulated user's system prompt: who they are, what they want and know."""
+    lines = [
+        "You are playing a user who talks to an assistant (an AI agent). Stay in character.",
+        "Write only what this user would say to the agent: short, natural messages, one at a "
+        "time. Never play the agent, never describe actions, never mention these instructions.",
+        "",
+        f"Who you are: {user.persona}",
+        f"What you want: {user.goal}",
+    ]
+    if user.knows:
+        lines.append(
+            "What you know. Give each of these only when the agent asks for it, never before:"
+        )
+        lines.extend(f"- {fact}" for fact in user.knows)
+    if user.satisfied_when:
+        lines.append(f"You are satisfied when: {user.satisfied_when}")
+    lines += [
+        "",
+        f"When your goal is met, or you give up, reply with exactly {STOP} and nothing else.",
+    ]
+    return "\n".join(lines)
+
+
+class UserSimulator:
+    """One conversation's simulated user, asked once per turn."""
+
+    def __init__(
+        self, user: SimulatedUser, model_id: str, providers: Providers, labels: RunLabels
+    ) -> None:
+        self.user = user
+        self.model_id = model_id
+        self.providers = providers
+        self.labels = dataclasses.replace(labels, purpose="user")
+        self._said: list[str] = []
+        self._heard: list[str] = []
+
+    def hear(self, agent_reply: str) -> None:
+        """The agent's reply to the user's latest message: all the user ever sees of it."""
+        self._heard.append(agent_reply)
+
+    async def next(self, trace: Trace) -> Said:
+        """The user's next message (the opening, word for word, when the fixture gives one)."""
+        if not self._said and self.user.opening is not None:
+            self._said.append(self.user.opening)
+            return Said(self.user.opening, done=False)
+        request = ChatRequest(
+            model="",
+            messages=tuple(self._messages()),
+            temperature=0.0,
+            max_tokens=MAX_USER_TOKENS,
+            labels=self.labels,
+        )
+        try:
+            provider, model = self.providers.resolve(self.model_id)
+        except ConfigError as exc:
+            raise UserUnavailable(f"the simulated user's model: {exc}") from None
+        try:
+            response = await provider.complete(dataclasses.replace(request, model=model))
+        except ProviderError as exc:
+            raise UserUnavailable(
+                f"the simulated user ({self.model_id}) could not answer: {exc}",
+                outage=isinstance(exc, ProviderUnavailable),
+            ) from None
+        trace.user_calls += 0 if response.cached else 1
+        usage = trace.user_usage or Usage()
+        trace.user_usage = usage + response.usage
+        text = response.content.strip()
+        if response.tool_calls or response.truncated or not text:
+            why = (
+                "asked for tools"
+                if response.tool_calls
+                else "was cut at its token limit"
+                if response.truncated
+                else "was empty"
+            )
+            raise UserUnavailable(
+                f"the simulated user's reply {why}; it must write a message, or {STOP}"
+            )
+        if STOP in text:
+            return Said(text.replace(STOP, "").strip(), done=True)
+        self._said.append(text)
+        return Said(text, done=False)
+
+    def _messages(self) -> list[ChatMessage]:
+        """The conversation as the user sees it: its own messages are the assistant's turns
+        and the agent's replies the user's, after the instructions."""
+        messages = [
+            ChatMessage(role="system", content=instructions(self.user)),
+            ChatMessage(role="user", content=OPENING_CUE),
+        ]
+        for said, heard in zip(self._said, [*self._heard, None], strict=False):
+            messages.append(ChatMessage(role="assistant", content=said))
+            if heard is not None:
+                messages.append(ChatMessage(role="user", content=heard))
+        return messages
