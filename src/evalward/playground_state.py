@@ -9,14 +9,19 @@ read at the same time, from evalward's own copy: each query's rows, each snapsho
 
 from __future__ import annotations
 
+import difflib
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-RECORD_LIMIT = 64 * 1024
-"""Characters of each state (initial, final) a run record keeps, like the agent's output."""
+RECORD_LIMIT = 16 * 1024
+"""Characters of the final state a run record keeps, like the agent's output."""
+CHANGE_LINES = 300
+"""Lines of the diff from the initial state to the final one a run record keeps."""
+CHANGE_LINE_LIMIT = 240
+"""Characters of each of those lines."""
 
 
 @dataclass(frozen=True)
@@ -52,21 +57,40 @@ class PlaygroundRun:
     final: PlaygroundState
 
     def record(self) -> PlaygroundRecord:
-        initial, cut_initial = bounded_json(self.initial.document)
-        final, cut_final = bounded_json(self.final.document)
+        final, cut = bounded_json(self.final.document)
+        changes = state_changes(canonical(self.initial.document), canonical(self.final.document))
         return PlaygroundRecord(
-            name=self.final.name, initial=initial, final=final, truncated=cut_initial or cut_final
+            name=self.final.name,
+            final=final,
+            truncated=cut,
+            changes=changes[:CHANGE_LINES],
+            changes_left_out=max(0, len(changes) - CHANGE_LINES),
         )
 
 
 class PlaygroundRecord(BaseModel):
-    """What a fixture result keeps of its playground: the state before and after the run
-    as canonical JSON text, each cut at RECORD_LIMIT characters (`truncated`)."""
+    """What a fixture result keeps of its playground: the state after the run as canonical
+    JSON text, cut at RECORD_LIMIT characters (`truncated`), and what the run changed, as
+    the lines of a diff from the state before it (`[op, line]`, op `-`, `+`, ` ` or `@`)."""
 
     name: str
-    initial: str = ""
     final: str = ""
     truncated: bool = False
+    changes: list[list[str]] = Field(default_factory=list)
+    changes_left_out: int = 0
+
+
+def state_changes(before: str, after: str) -> list[list[str]]:
+    """A unified diff of two states' canonical texts, two lines of context."""
+    lines: list[list[str]] = []
+    for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=2):
+        if line.startswith(("---", "+++")):
+            continue
+        op, text = ("@", line) if line.startswith("@@") else (line[:1], line[1:])
+        if len(text) > CHANGE_LINE_LIMIT:
+            text = text[:CHANGE_LINE_LIMIT] + "…"
+        lines.append([op, text])
+    return lines
 
 
 def canonical(value: Any) -> str:

@@ -11,7 +11,7 @@ import pytest
 
 from e2e.report_pages import needs_chromium, synthetic
 from evalward.compare import compare
-from evalward.playground_state import PlaygroundRecord, canonical
+from evalward.playground_state import PlaygroundRun, PlaygroundState
 from evalward.report.files import write_chunks
 from evalward.report.html import Page, html_chunks
 from evalward.security import Redactor
@@ -28,9 +28,9 @@ def test_a_runs_state_diff_is_shown_for_base_and_head(browser: Any, tmp_path: Pa
         after["db"]["refunds"]["1"] = {"order_id": "A-1", "note": f"<img src=x> {result.side}"}
         if result.side == "head":
             after["db"]["orders"]["A-1"]["status"] = "lost"
-        result.playground = PlaygroundRecord(
-            name="shop", initial=canonical(before), final=canonical(after)
-        )
+        result.playground = PlaygroundRun(
+            PlaygroundState("shop", before), PlaygroundState("shop", after)
+        ).record()
     page_file = tmp_path / "report.html"
     page = Page(
         result="fail",

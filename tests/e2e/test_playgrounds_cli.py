@@ -127,8 +127,9 @@ def test_a_command_tool_acts_on_its_sqlite_playground_and_criteria_read_the_end_
     assert [a["status"] for a in run["assertions"]] == ["pass", "pass", "pass"]  # type: ignore[union-attr]
     record = run["playground"]
     assert record["name"] == "shop"  # type: ignore[index]
-    assert '"refunds": {}' in record["initial"]  # type: ignore[index]
     assert '"reason": "damaged"' in record["final"]  # type: ignore[index]
+    assert ["-", '  "refunds": {}'] in record["changes"]  # type: ignore[index]
+    assert ["+", '    "status": "refunded"'] in record["changes"]  # type: ignore[index]
     # the playground was torn down: the database the tool wrote is gone
     step = next(s for s in run["trace"]["steps"] if s["type"] == "tool_result")  # type: ignore[index]
     assert not Path(json.loads(step["output"])["db"]).parent.parent.exists()
@@ -173,7 +174,7 @@ def test_a_pull_request_cannot_change_the_seed_its_agent_is_judged_against(
     head = _fixture(results, "head")
     assert head["status"] == "fail", head
     assert "the query returned []" in head["assertions"][0]["message"]  # type: ignore[index]
-    assert '"refunds": {}' in head["playground"]["initial"]  # type: ignore[index]
+    assert '"refunds": {}' in head["playground"]["final"]  # type: ignore[index]
 
 
 def test_a_missing_seed_or_a_criterion_with_no_playground_is_refused_before_any_run(

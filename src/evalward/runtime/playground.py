@@ -110,6 +110,8 @@ async def provision(
 ) -> LivePlayground:
     """A fresh playground for one run; PlaygroundError (naming it) when it cannot be made,
     with nothing left behind."""
+    if sandbox is not None and sandbox.unavailable:
+        raise PlaygroundError(f"playground {source.name!r}: {sandbox.unavailable}")
     where = sandbox.root if sandbox is not None and sandbox.user is not None else None
     folder = Path(tempfile.mkdtemp(prefix="evalward-playground-", dir=where))
     live = LivePlayground(source, folder, sandbox, kill_grace)
@@ -131,6 +133,9 @@ async def provision(
         if spec.service is not None:
             live.service = await _start_service(live, spec.service, env)
             live.env["EVALWARD_SERVICE_URL"] = live.service.url
+    except OSError as exc:  # the machine's refusal: a full disk, a user it cannot give to
+        await live.close()
+        raise live.error(f"cannot be made: {exc}") from None
     except BaseException:
         await live.close()
         raise

@@ -464,7 +464,7 @@
       var cell = add(el("div", "column"), el("h4", "", side[0]));
       var pg = side[1] && side[1].pg;
       if (!pg) { add(columns, add(cell, el("p", "muted", "No playground state recorded."))); return; }
-      add(cell, el("p", "muted", "playground " + pg.n + (pg.t ? " (states cut to their first 64 KB)" : "")));
+      add(cell, el("p", "muted", "playground " + pg.n));
       if (!pg.d.length) { add(cell, el("p", "muted", "The run changed nothing.")); }
       var pre = el("pre", "diff");
       pg.d.forEach(function (line) {
