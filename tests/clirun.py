@@ -11,6 +11,12 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
+def _src() -> dict[str, str]:
+    """The source tree under test, when the tests run against one (`PYTHONPATH`)."""
+    path = os.environ.get("PYTHONPATH")
+    return {"PYTHONPATH": path} if path else {}
+
+
 def evalward(*args: str, cwd: Path = REPO_ROOT, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "evalward", *args],
@@ -22,8 +28,7 @@ def evalward(*args: str, cwd: Path = REPO_ROOT, **env: str) -> subprocess.Comple
             "PATH": os.environ["PATH"],
             "HOME": str(cwd),
             "GIT_CONFIG_NOSYSTEM": "1",
-            # the source tree under test, when it is not the installed one
-            **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
+            **_src(),
             **env,
         },
     )

@@ -141,10 +141,10 @@ class Page:
             "HOME": str(self.home),
             "GIT_CONFIG_NOSYSTEM": "1",
             "LANG": "C.UTF-8",
-            # the source tree under test, when it is not the installed one
-            **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
             **self.pip_env,
         }
+        if self.bin == BIN and os.environ.get("PYTHONPATH"):  # the source tree under test
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         return subprocess.run(
             ["bash", "-e", "-o", "pipefail", "-c", script],
             cwd=self.repo.path,
