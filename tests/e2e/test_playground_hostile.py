@@ -123,6 +123,21 @@ def test_broken_playgrounds_fail_their_own_runs_by_name_and_leave_the_others_alo
                 "{type: stateValue, at: service, exists: false}",
             ),
             fixture(
+                "dumped",
+                service("dumper", "ok")
+                + "\n      dump: [python3, -c, 'import json, os, urllib.request as r; "
+                + 'print(json.dumps({"dumped": json.load(r.urlopen('
+                + 'os.environ["EVALWARD_SERVICE_URL"] + "/state"))}))\']',
+                "{type: stateValue, at: service.dumped.hits, equals: 1}",
+            ),
+            fixture(
+                "dump-floods",
+                service("flood", "ok")
+                + "\n      dump: [python3, -c, 'import sys; "
+                + '[sys.stdout.write("x" * 65536) for _ in iter(int, 1)]\']',
+                "{type: contains, value: x}",
+            ),
+            fixture(
                 "healthy",
                 service("steady", "ok"),
                 "{type: stateValue, at: service.hits, equals: 1}",
@@ -134,6 +149,7 @@ def test_broken_playgrounds_fail_their_own_runs_by_name_and_leave_the_others_alo
     by_name = {f["fixture"]: f for f in fixtures}
     assert by_name["healthy"]["status"] == "pass", by_name["healthy"]
     assert by_name["stateless"]["status"] == "pass", by_name["stateless"]  # no state endpoint
+    assert by_name["dumped"]["status"] == "pass", by_name["dumped"]  # state from `dump`
     for name in ("never-ready", "service-dies", "dumps-forever", "corrupt-db", "db-link"):
         assert by_name[name]["status"] == "error", by_name[name]
     assert "playground 'slowpoke': the service did not answer /health within 1 s" in error_of(
@@ -144,6 +160,10 @@ def test_broken_playgrounds_fail_their_own_runs_by_name_and_leave_the_others_alo
     )
     assert "playground 'firehose'" in error_of(by_name["dumps-forever"])
     assert "larger than 8,388,608 bytes" in error_of(by_name["dumps-forever"])
+    assert by_name["dump-floods"]["status"] == "error"
+    assert "playground 'flood': its state dump is larger than 8,388,608 bytes" in error_of(
+        by_name["dump-floods"]
+    )
     assert "playground 'ledger': its database is corrupt" in error_of(by_name["corrupt-db"])
     assert "playground 'ledger'" in by_name["corrupt-db"]["message"]
     # a folder on the way to the database turned into a link leads nowhere

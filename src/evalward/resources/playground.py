@@ -70,12 +70,23 @@ class ServicePart(Model):
         default="/state",
         description="A path whose GET answers the service's state as JSON (null: it has none).",
     )
+    dump: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        default=None,
+        description="Instead of `state`: a command (no shell) that prints the service's state "
+        "as JSON on stdout; {port}, {seed} and {data} are replaced.",
+    )
     seed: RepositoryPath | None = Field(
         default=None, description="A file of the repository the service loads ({seed})."
     )
     ready_timeout_seconds: float = Field(default=30, gt=0, le=600)
 
     _inside = field_validator("seed")(lambda v: None if v is None else _repository_path(v))
+
+    @model_validator(mode="after")
+    def _one_way_to_read_state(self) -> ServicePart:
+        if self.dump is not None and "state" in self.model_fields_set:
+            raise ValueError("give `state` (an endpoint) or `dump` (a command), not both")
+        return self
 
     @field_validator("ready", "state")
     @classmethod
@@ -108,5 +119,6 @@ class Playground(Model):
         found = [part.seed for part in (self.files, self.sqlite) if part is not None]
         if self.service is not None:
             found += [self.service.seed] if self.service.seed else []
-            found += [a for a in self.service.start if "/" in a and not a.startswith("-")]
+            commands = [*self.service.start, *(self.service.dump or [])]
+            found += [a for a in commands if "/" in a and not a.startswith("-")]
         return found

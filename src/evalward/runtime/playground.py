@@ -59,6 +59,9 @@ class Service:
     port: int
     url: str
     logs: list[asyncio.Task[bytes]] = field(default_factory=list)
+    placeholders: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    """What it was started with: its `dump` command gets the same."""
 
     async def stderr_tail(self, grace: float) -> str:
         if len(self.logs) < 2 or self.process.returncode is None:
@@ -247,18 +250,15 @@ async def _start_service(
         seed = str(seed_path(live, part.seed).relative_to(live.source.world.resolve()))
     data = str(live.folder / "data")
     values = {"{port}": str(port), "{seed}": seed, "{data}": data}
-    argv = [_replace(arg, values) for arg in part.start]
+    argv = [replace_placeholders(arg, values) for arg in part.start]
     extra = {"PORT": str(port), "EVALWARD_SERVICE_SEED": seed, "EVALWARD_SERVICE_DATA": data}
     if live.database is not None:
         extra |= {k: live.env[k] for k in ("DATABASE_URL", "EVALWARD_SQLITE_PATH")}
     sandbox = live.sandbox
+    own_env = limited_env(env, [], extra, sandbox=sandbox)
     try:
         process = await spawn(
-            argv,
-            cwd=live.source.world,
-            env=limited_env(env, [], extra, sandbox=sandbox),
-            stdin=False,
-            sandbox=sandbox,
+            argv, cwd=live.source.world, env=own_env, stdin=False, sandbox=sandbox
         )
     except AgentRunError as exc:
         raise live.error(f"the service could not start: {exc}") from None
@@ -266,13 +266,15 @@ async def _start_service(
         asyncio.create_task(read_tail(process.stdout)),
         asyncio.create_task(read_tail(process.stderr)),
     ]
-    service = Service(process, port, f"http://127.0.0.1:{port}", logs)
+    url = f"http://127.0.0.1:{port}"
+    own_env["EVALWARD_SERVICE_URL"] = url
+    service = Service(process, port, url, logs, values, own_env)
     live.service = service
     await _wait_ready(live, service, part)
     return service
 
 
-def _replace(arg: str, values: Mapping[str, str]) -> str:
+def replace_placeholders(arg: str, values: Mapping[str, str]) -> str:
     for placeholder, value in values.items():
         arg = arg.replace(placeholder, value)
     return arg

@@ -27,9 +27,17 @@ from typing import Any
 
 import yaml
 
+from evalward.errors import AgentRunError
 from evalward.httpclient import HttpClient, HttpFailure
 from evalward.playground_state import PlaygroundState, QueryAnswer, SnapshotMissing, canonical
-from evalward.runtime.playground import LivePlayground, PlaygroundError, check_owner, seed_path
+from evalward.runtime.playground import (
+    LivePlayground,
+    PlaygroundError,
+    check_owner,
+    replace_placeholders,
+    seed_path,
+)
+from evalward.runtime.process import kill_group, read_tail, spawn, tail
 
 STATE_LIMIT = 8 * 1024 * 1024
 """Bytes of state read at most: the service's reply, the folder's files together."""
@@ -41,6 +49,7 @@ FILE_HASH_LIMIT = 64 * 1024 * 1024
 MAX_FILES = 5000
 MAX_ROWS = 100_000
 QUERY_SECONDS = 10.0
+DUMP_SECONDS = 30.0
 _ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
 _NOFOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
 
@@ -56,10 +65,13 @@ async def capture(
         state.document["files"] = await asyncio.to_thread(_files, live, live.files)
     if live.database is not None:
         await asyncio.to_thread(_read_database, live, live.database, list(queries), state)
-    if live.service is not None:
+    part = live.source.spec.service
+    if live.service is not None and part is not None:
         await _service_alive(live)
-        if live.source.spec.service is not None and live.source.spec.service.state is not None:
-            state.document["service"] = await _service_state(live, live.source.spec.service.state)
+        if part.dump is not None:
+            state.document["service"] = await _service_dump(live, part.dump)
+        elif part.state is not None:
+            state.document["service"] = await _service_state(live, part.state)
     if len(canonical(state.document)) > 4 * STATE_LIMIT:
         raise live.error(f"its state is larger than {4 * STATE_LIMIT:,} characters")
     for path in snapshots:
@@ -297,6 +309,48 @@ async def _service_state(live: LivePlayground, path: str) -> Any:
         return json.loads(reply.body)
     except (ValueError, RecursionError):
         raise live.error(f"its state endpoint {path} did not answer JSON") from None
+
+
+async def _service_dump(live: LivePlayground, command: list[str]) -> Any:
+    """The service's state as its `dump` command prints it: run like the service (the same
+    user, environment and placeholders), its output read up to STATE_LIMIT bytes."""
+    service = live.service
+    assert service is not None
+    argv = [replace_placeholders(arg, service.placeholders) for arg in command]
+    try:
+        process = await spawn(
+            argv, cwd=live.source.world, env=service.env, stdin=False, sandbox=live.sandbox
+        )
+    except AgentRunError as exc:
+        raise live.error(f"its state dump could not start: {exc}") from None
+    errors = asyncio.create_task(read_tail(process.stderr, 2000))
+    try:
+        async with asyncio.timeout(DUMP_SECONDS):
+            output = await _read_bounded(live, process.stdout)
+            code = await process.wait()
+    except TimeoutError:
+        raise live.error(f"its state dump did not finish within {DUMP_SECONDS:g} s") from None
+    finally:
+        await kill_group(process, live.kill_grace, sandbox=live.sandbox)
+    if code != 0:
+        said = tail(await errors, 300).strip().splitlines()
+        raise live.error(
+            f"its state dump exited with code {code}" + (f": {said[-1]}" if said else "")
+        )
+    errors.cancel()
+    try:
+        return json.loads(output)
+    except (ValueError, RecursionError):
+        raise live.error("its state dump did not print JSON") from None
+
+
+async def _read_bounded(live: LivePlayground, stream: asyncio.StreamReader | None) -> bytes:
+    kept = bytearray()
+    while stream is not None and (chunk := await stream.read(65536)):
+        kept.extend(chunk)
+        if len(kept) > STATE_LIMIT:
+            raise live.error(f"its state dump is larger than {STATE_LIMIT:,} bytes")
+    return bytes(kept)
 
 
 def _snapshot(live: LivePlayground, path: str) -> Any:
