@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from evalward.errors import ConfigError
 from evalward.escaping import printable
 from evalward.plan import Checkout, Plan, PlannedRun
+from evalward.playground_state import PlaygroundRun
+from evalward.playgrounds import source_of
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.resources.conversation import simulator_model, user_files
@@ -32,6 +34,7 @@ from evalward.result_cache import CacheKeys, ResultCache
 from evalward.results import FixtureResult
 from evalward.runtime.declarative import resolve_agent
 from evalward.runtime.model_proxy import ModelProxy, agent_environment, provider_key_names
+from evalward.runtime.playground_run import PlaygroundSetting, StateNeeds, run_in_playground
 from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.sandbox import Sandbox
@@ -207,14 +210,14 @@ class _Run:
             if (cached := self._from_cache(run)) is not None:
                 self.results[index] = cached
                 continue
-            trace = await self._run_agent(run)
+            trace, playground = await self._run_agent(run)
             await self.unscored.acquire()
             if _cancelling():
                 # The group is stopping: a cancellation that arrived as the run ended may have
                 # been swallowed on the way, and the group refuses new tasks. The run is left
                 # out, as every unfinished one is.
                 raise asyncio.CancelledError
-            group.create_task(self._score(index, run, trace))
+            group.create_task(self._score(index, run, trace, playground))
 
     def _finished(self, result: FixtureResult) -> FixtureResult:
         if self.how.traces is not None:
@@ -238,7 +241,21 @@ class _Run:
         }
         return self._finished(hit.model_copy(update=update))
 
-    async def _run_agent(self, run: PlannedRun) -> Trace:
+    async def _run_agent(self, run: PlannedRun) -> tuple[Trace, PlaygroundRun | None]:
+        """The run, in a playground of its own when its fixture (or Eval) names one."""
+        checkout = self.checkouts[run.side]
+        source = source_of(checkout, run)
+        fixture = checkout.resources.fixtures[run.fixture].resource.spec
+        sandbox = self.how.sandbox.for_side(run.side.value) if self.how.sandbox else None
+        setting = PlaygroundSetting(self.env, sandbox, self.how.kill_grace)
+        async with self.run_limit:
+            if source is None:
+                return await self._run_in(run, {}), None
+            return await run_in_playground(
+                source, StateNeeds.of(fixture.assertions), lambda e: self._run_in(run, e), setting
+            )
+
+    async def _run_in(self, run: PlannedRun, env: Mapping[str, str]) -> Trace:
         checkout = self.checkouts[run.side]
         spec = checkout.resources.evals[run.eval].resource.spec
         runner = self.runners[(run.side, spec.target_agent)]
@@ -251,27 +268,31 @@ class _Run:
             sha=checkout.sha,
         )
         fixture = checkout.resources.fixtures[run.fixture].resource.spec
-        async with self.run_limit:
-            return await runner.run(
-                FixtureRun(
-                    labels=labels,
-                    fixture_input=fixture.input,
-                    tools=self.tools[(run.side, run.fixture, spec.target_agent)],
-                    timeout_seconds=spec.execution.timeout_seconds,
-                    conversation=fixture.conversation,
-                    user_model=simulator_model(
-                        fixture.conversation, spec.simulated_user.model, spec.judge.model
-                    ),
-                )
+        return await runner.run(
+            FixtureRun(
+                labels=labels,
+                fixture_input=fixture.input,
+                tools=self.tools[(run.side, run.fixture, spec.target_agent)],
+                timeout_seconds=spec.execution.timeout_seconds,
+                env=env,
+                conversation=fixture.conversation,
+                user_model=simulator_model(
+                    fixture.conversation, spec.simulated_user.model, spec.judge.model
+                ),
             )
+        )
 
-    async def _score(self, index: int, run: PlannedRun, trace: Trace) -> None:
+    async def _score(
+        self, index: int, run: PlannedRun, trace: Trace, playground: PlaygroundRun | None
+    ) -> None:
         try:
-            await self._score_into_results(index, run, trace)
+            await self._score_into_results(index, run, trace, playground)
         finally:
             self.unscored.release()
 
-    async def _score_into_results(self, index: int, run: PlannedRun, trace: Trace) -> None:
+    async def _score_into_results(
+        self, index: int, run: PlannedRun, trace: Trace, playground: PlaygroundRun | None
+    ) -> None:
         checkout = self.checkouts[run.side]
         located_eval = checkout.resources.evals[run.eval]
         judge = await self.judges.for_eval(located_eval, checkout.resources, run.side.value)
@@ -282,6 +303,7 @@ class _Run:
             located_eval.resource.spec.scoring,
             judge,
             run=labels,
+            playground=playground,
         )
         # A model call that failed under an agent's own code may have been worked around
         # or not: like an error, such a run is tried again next time rather than reused.

@@ -38,6 +38,7 @@ from evalward.plan import (
     undefined,
 )
 from evalward.plan_scores import EvalsBySide, score_evals
+from evalward.playgrounds import uses_playgrounds, world_names
 from evalward.preflight import planned_models, refuse_plan
 from evalward.providers.registry import Providers, check_credentials
 from evalward.resources import ResourceSet, load_resources
@@ -99,14 +100,39 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
             plan.evals = [name for name in plan.evals if setup.select(name)]
             plan.runs = [run for run in plan.runs if setup.select(run.eval)]
         head_sha = git.commit_of(revisions.head or "HEAD") or ""
-        checkouts = {Side.head: Checkout(Side.head, head_root, gate, index, sha=head_sha)}
+        world, names = _world(stack, git, tip, from_base, bases.gating, plan, gate)
+        checkouts = {
+            Side.head: Checkout(
+                Side.head, head_root, gate, index, sha=head_sha, world=world, world_names=names
+            )
+        }
         if bases.base is not None and bases.root is not None:
-            if merge_base is not None and _reads_files(plan, bases.base):
+            if merge_base is not None and (
+                _reads_files(plan, bases.base) or uses_playgrounds(plan, bases.base, Side.base)
+            ):
                 bases.root = stack.enter_context(git.worktree(merge_base))
             checkouts[Side.base] = Checkout(Side.base, bases.root, bases.base, sha=merge_base or "")
         if setup.shape is not None:
             plan = setup.shape(plan, {side: c.resources for side, c in checkouts.items()})
         yield Prepared(changes, plan, checkouts, bases.notes)
+
+
+def _world(
+    stack: ExitStack,
+    git: Git,
+    tip: str | None,
+    from_base: bool,
+    gating: ResourceSet | None,
+    plan: Plan,
+    gate: ResourceSet,
+) -> tuple[Path | None, frozenset[str]]:
+    """The base branch's tree, checked out when the head side runs playgrounds the base
+    branch defines (`gate-config: base`): they are made from it, not from the head."""
+    if not from_base or gating is None or tip is None:
+        return None, frozenset()
+    if not uses_playgrounds(plan, gate, Side.head):
+        return None, frozenset()
+    return stack.enter_context(git.worktree(tip)), world_names(gating)
 
 
 @dataclass

@@ -185,6 +185,10 @@ class Checkout:
     sha: str = ""
     """The commit the side comes from: the merge base for the base, HEAD for the head (also
     when the working tree has changes); "" when there is none yet."""
+    world: Path | None = field(default=None, compare=False)
+    """The tree the definitions that gate come from (the base branch's, under `gate-config:
+    base`): playgrounds of `world_names` are made from it (playgrounds.py); None: `root`."""
+    world_names: frozenset[str] = frozenset()
 
 
 def private_runs(plan: Plan, resources: Mapping[Side, ResourceSet]) -> set[tuple[str, str]]:

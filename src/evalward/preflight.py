@@ -10,6 +10,8 @@ depends on the machine (keys, the sandbox) is checked by the run alone.
   provider evalward has, the mock provider only with a mock script (`unservable`).
 - A fixture run against an agent shadows or replays each of the agent's side-effecting
   command tools, which would otherwise change the world during an eval.
+- A fixture's state criteria have a playground to read (the fixture's or its Eval's), and a
+  run's playground has its seeds in the tree it is made from (playgrounds.py).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalward.errors import Problem, ResourceError
-from evalward.plan import Checkout, Plan
+from evalward.plan import Checkout, Plan, PlannedRun
+from evalward.playgrounds import missing_seeds, source_of, state_without_playground
 from evalward.providers.config import unservable
 from evalward.providers.registry import Providers
 from evalward.resources import ResourceSet
@@ -52,6 +55,9 @@ def tree_problems(resources: ResourceSet, *, mock_script: bool) -> list[Problem]
         )
     checks = _Checks(resources, mock_script)
     checks.scope(scope)
+    tree = Checkout(Side.head, resources.root, resources)
+    for eval_name, fixture_name in sorted(scope.pairs):
+        checks.seeds(tree, PlannedRun(Side.head, eval_name, fixture_name))
     for calibration in resources.calibrations.values():
         spec = calibration.resource.spec
         checks.models(calibration, ("spec", "judgeModels"), spec.judge_models)
@@ -73,6 +79,8 @@ def refuse_plan(plan: Plan, checkouts: Mapping[Side, Checkout], providers: Provi
             scope.pairs.add((run.eval, run.fixture))
         checks = _Checks(tree, mock_script)
         checks.scope(scope)
+        for run in plan.for_side(side):
+            checks.seeds(checkouts[side], run)
         problems = checks.found()
         if problems:
             raise ResourceError(problems, source="" if side is Side.head else "the base branch")
@@ -126,6 +134,7 @@ class _Checks:
                 self.models(calibration, ("spec", "judgeModels"), spec.judge_models)
         for eval_name, fixture_name in sorted(scope.pairs):
             self.side_effects(eval_name, fixture_name)
+            self.playground(eval_name, fixture_name)
 
     def models(self, located: Located[Any], at: PathKey, models: list[str], key: str = "") -> None:
         for index, model in enumerate(models):
@@ -159,6 +168,36 @@ class _Checks:
         if refused is not None:
             at = ("spec", "shadowTools") if spec.shadow_tools is not None else ("spec",)
             self.add(fixture, at, refused)
+
+    def playground(self, eval_name: str, fixture_name: str) -> None:
+        fixture = self.resources.fixtures.get(fixture_name)
+        if fixture is None or eval_name not in self.resources.evals:
+            return
+        for index in state_without_playground(self.resources, eval_name, fixture_name):
+            kind = fixture.resource.spec.assertions[index].type
+            self.add(
+                fixture,
+                ("spec", "assertions", index),
+                f"a `{kind}` assertion reads the state of a playground, and neither fixture "
+                f"{fixture_name!r} nor Eval {eval_name!r} names one; give either `playground` "
+                "(docs/playgrounds.md)",
+            )
+
+    def seeds(self, checkout: Checkout, run: PlannedRun) -> None:
+        source = source_of(checkout, run)
+        if source is None:
+            return
+        fixture = self.resources.fixtures[run.fixture]
+        owner: Located[Any] = fixture
+        if fixture.resource.spec.playground is None:
+            owner = self.resources.evals[run.eval]
+        for seed in missing_seeds(source):
+            self.add(
+                owner,
+                ("spec", "playground"),
+                f"playground {source.name!r}: the seed {seed!r} is not in the repository "
+                "the playground is made from (the base branch's, under `gate-config: base`)",
+            )
 
     def add(self, located: Located[Any], at: PathKey, message: str) -> None:
         self.problems[self.locator.problem(located, at, message)] = None

@@ -20,6 +20,7 @@ from evalward import __version__
 from evalward.cache_mode import CacheMode
 from evalward.fingerprint import FileIndex, agent_fingerprint
 from evalward.plan import Checkout, PlannedRun
+from evalward.playgrounds import playground_key
 from evalward.providers.registry import Providers
 from evalward.result_store import ResultStore
 from evalward.results import FixtureResult
@@ -128,6 +129,9 @@ class CacheKeys:
         user = conversation.user if conversation is not None else None
         if user is not None and user.model:  # where its own simulated user's replies come from
             fixture += "\n" + _canonical(self._providers.identity_of([user.model]))
+        world = playground_key(self._checkouts[run.side], run)
+        if world is not None:  # the playground's definition and seeds
+            fixture += "\n" + _canonical(world)
         return hashlib.sha256(f"{shared}\n{fixture}\n{run.rep}".encode()).hexdigest()
 
     def _shared(self, side: Side, name: str) -> dict[str, Any]:

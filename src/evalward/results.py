@@ -9,6 +9,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field, computed_field
 
+from evalward.playground_state import PlaygroundRecord
 from evalward.resources.models import Severity
 from evalward.trace import Trace, Usage
 
@@ -154,6 +155,8 @@ class FixtureResult(BaseModel):
     """In a conversation, how many user turns it held (0: no conversation)."""
     end_reason: str | None = None
     """In a conversation, why it ended: user done, turn limit, handoff, error, timeout."""
+    playground: PlaygroundRecord | None = None
+    """The run's playground: its state before and after the run, bounded (docs/playgrounds.md)."""
 
     @property
     def passed(self) -> bool:

@@ -2,7 +2,8 @@
 directory), answers GET /ready and POST /run.
 
 POST /run replies with a final message for prompt "short", an error status for "fail",
-nothing for 30 s for "slow", and the full trace form otherwise.
+nothing for 30 s for "slow", writes the fixture's name into its playground's folder for
+"playground", and the full trace form otherwise.
 """
 
 import json
@@ -27,6 +28,11 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(200, {"final": f"short answer for {request['fixture']}"})
         elif prompt == "fail":
             self.reply(500, {"error": "boom"})
+        elif prompt == "playground":
+            folder = request["playground"]["EVALWARD_PLAYGROUND_DIR"]
+            with open(os.path.join(folder, "done.txt"), "w") as done:
+                done.write(f"{request['fixture']} rep {request['rep']}")
+            self.reply(200, {"final": folder})
         elif prompt == "slow":
             time.sleep(30)
             self.reply(200, {"final": "too late"})

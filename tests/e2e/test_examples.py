@@ -51,6 +51,7 @@ def test_every_example_passes_through_the_cli_with_the_mock_provider(tmp_path: P
             "math-tutor-eval",
             "order-agent-eval",
             "calculator-eval",
+            "refund-desk-eval",
         }
     )
     for result in results["fixtures"]:

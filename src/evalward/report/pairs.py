@@ -27,6 +27,7 @@ from evalward.record.summary import (
     worst_first_key,
 )
 from evalward.report.divergence import first_divergence, first_divergent_turn
+from evalward.report.state_diff import state_diff
 from evalward.report.steps import step_record
 from evalward.results import (
     AssertionResult,
@@ -316,6 +317,8 @@ def _run(result: FixtureResult, trace: Trace) -> dict[str, Any]:
     }
     if result.cached:
         record["cached"] = True
+    if result.playground is not None:
+        record["pg"] = state_diff(result.playground)
     if result.timed_out:
         record["to"] = True
     if result.file:

@@ -12,19 +12,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from evalward.resources.common import Model, Severity
+from evalward.resources.common import AssertionBase
 from evalward.resources.patterns import compiled_pattern
-
-
-class AssertionBase(Model):
-    weight: float = Field(default=1.0, ge=0)
-    severity: Severity | None = None
-    axis: str | None = None
-    turn: int | None = Field(
-        default=None,
-        ge=1,
-        description="In a conversation, read this turn alone (1 is the first); default all.",
-    )
+from evalward.resources.state_assertions import (
+    FileStateAssertion,
+    SqlAssertion,
+    StateSnapshotAssertion,
+    StateUnchangedAssertion,
+    StateValueAssertion,
+)
 
 
 class ContainsAssertion(AssertionBase):
@@ -209,6 +205,11 @@ Assertion = Annotated[
     | MaxStepsAssertion
     | CostAssertion
     | LatencyAssertion
-    | JudgeAssertion,
+    | JudgeAssertion
+    | StateValueAssertion
+    | SqlAssertion
+    | FileStateAssertion
+    | StateSnapshotAssertion
+    | StateUnchangedAssertion,
     Field(discriminator="type"),
 ]

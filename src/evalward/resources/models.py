@@ -16,7 +16,6 @@ from evalward.cron import check_cron
 from evalward.resources.agent import Agent, AgentSpec, Tool, ToolMock
 from evalward.resources.assertions import (
     Assertion,
-    AssertionBase,
     ContainsAssertion,
     CostAssertion,
     EqualsAssertion,
@@ -33,6 +32,7 @@ from evalward.resources.common import (
     API_VERSIONS,
     DEFAULT_SEVERITY_WEIGHTS,
     NAME_PATTERN,
+    AssertionBase,
     Metadata,
     Model,
     Severity,
@@ -42,6 +42,7 @@ from evalward.resources.conversation import (
     SimulatedUserDefaults,
     check_fixture_shape,
 )
+from evalward.resources.playground import Playground
 
 # --- EvalFixture -------------------------------------------------------------------------
 
@@ -125,6 +126,11 @@ class EvalFixtureSpec(Model):
     sidecar: dict[str, Any] = Field(
         default_factory=dict,
         description="Extra metadata for judges (AgentV `sidecar` / `metadata`).",
+    )
+    playground: Playground | None = Field(
+        default=None,
+        description="The world the agent acts on, fresh for every run (docs/playgrounds.md); "
+        "overrides the Eval's.",
     )
 
     @field_validator("assertions")
@@ -305,6 +311,10 @@ class EvalSpec(Model):
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
     simulated_user: SimulatedUserDefaults = Field(default_factory=SimulatedUserDefaults)
+    playground: Playground | None = Field(
+        default=None,
+        description="The playground of every fixture that names none (docs/playgrounds.md).",
+    )
     visibility: Literal["public", "private"] = Field(
         default="public",
         description="`private`: every fixture of this Eval is held out of public reports.",

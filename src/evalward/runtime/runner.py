@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from evalward.errors import AgentRunError, ConfigError
 from evalward.providers.base import RunLabels
@@ -49,6 +49,9 @@ class FixtureRun:
     conversation: Conversation | None = None
     user_model: str | None = None
     """The model that plays the conversation's simulated user, if it has one."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Where the run's playground is (runtime/playground.py): given to every program of the
+    run and, for an http agent, in the request's `playground`."""
 
 
 class AgentRunner:
@@ -201,7 +204,7 @@ class AgentRunner:
         launch = Launch(
             root=self.agent.root,
             env=self.env,
-            extra_env=grant.env if grant is not None else {},
+            extra_env={**(grant.env if grant is not None else {}), **run.env},
             sandbox=self.sandbox,
             kill_grace=self.kill_grace,
         )
@@ -228,6 +231,8 @@ class AgentRunner:
             messages=messages,
             tools=run.tools,
         )
+        if run.env:
+            request = {**request, "playground": dict(run.env)}
         if runtime.command is not None:
             return await run_command_agent(
                 runtime.command,
@@ -274,6 +279,8 @@ class AgentRunner:
             messages=[],
             tools=run.tools,
         )
+        if run.env:
+            request = {**request, "playground": dict(run.env)}
         held = ConversationRun(
             conversation, run.user_model, run.labels, request, run.timeout_seconds
         )

@@ -40,6 +40,7 @@ import statistics
 from collections.abc import Collection
 
 from evalward.escaping import printable
+from evalward.playground_state import PlaygroundRun
 from evalward.providers.base import RunLabels
 from evalward.resources import Eval, EvalFixture, Located
 from evalward.resources.assertions import Assertion, JudgeAssertion
@@ -59,6 +60,7 @@ from evalward.scoring.judge import JudgeCase
 from evalward.scoring.panel import NOT_SCORED, EvalJudge, JudgeOutcome
 from evalward.scoring.pass_hat_k import eval_pass_hat_k, meets_pass_hat_k
 from evalward.scoring.reps import mean_interval, pass_hat_k, wilson_interval
+from evalward.scoring.state import check_state, is_state_criterion
 from evalward.scoring.turns import judged_input, turn_not_reached, turn_trace, turns_held
 from evalward.trace import StepType, Trace
 
@@ -73,9 +75,10 @@ async def score_fixture(
     *,
     run: RunLabels,
     regex_timeout: float = REGEX_TIMEOUT_SECONDS,
+    playground: PlaygroundRun | None = None,
 ) -> FixtureResult:
     """Score one run of one fixture (`run`: its Eval, side, rep and commit); judge
-    assertions run concurrently."""
+    assertions run concurrently, state criteria read `playground`."""
     spec = fixture.resource.spec
     name = fixture.resource.metadata.name
     judge = judge or EvalJudge(eval=run.eval)
@@ -101,7 +104,10 @@ async def score_fixture(
         if isinstance(assertion, JudgeAssertion):
             rubric = dataclasses.replace(case, rubric=assertion.rubric, trace=read)
             return await judge.grade(assertion, rubric, labels)
-        status, message = check(assertion, read, regex_timeout=regex_timeout)
+        if is_state_criterion(assertion):
+            status, message = check_state(assertion, playground)
+        else:
+            status, message = check(assertion, read, regex_timeout=regex_timeout)
         score = 1.0 if status is Status.passed else 0.0
         return JudgeOutcome(status, score, message, advisory=reports_only(assertion))
 
@@ -111,7 +117,10 @@ async def score_fixture(
         _assertion_result(assertion, outcome, assertion.severity or spec.severity, scoring, trace)
         for assertion, outcome in zip(assertions, outcomes, strict=True)
     ]
-    return _fixture_result(fixture, run, trace, results)
+    result = _fixture_result(fixture, run, trace, results)
+    if playground is not None:
+        result.playground = playground.record()
+    return result
 
 
 def _assertion_result(

@@ -336,8 +336,8 @@
     var head = findRep(bundle.h, rep);
     var base = findRep(bundle.b, rep);
     // evidence first: where head departs from base, what the judges cite, what failed
-    add(detail, evidence(base, head), outputDiff(base, head), repPicker(bundle, rep),
-      timeline(base, head));
+    add(detail, evidence(base, head), outputDiff(base, head), stateDiff(base, head),
+      repPicker(bundle, rep), timeline(base, head));
     var columns = add(el("div", "columns"), runColumn("Base", "b", base), runColumn("Head", "h", head));
     add(detail, add(el("h3", "", "Assertions and model calls")), columns, statistics(row, bundle, base, head));
   }
@@ -452,6 +452,31 @@
       else { add(pre, el(part[0] === "-" ? "del" : "ins", "", part[1])); }
     });
     return add(box, el("p", "muted legend", "Struck through: only on base; underlined: only on head."), pre);
+  }
+
+  // --- the playground's state, initial -> final, base beside head --------------------------
+  function stateDiff(base, head) {
+    if (!(base && base.pg) && !(head && head.pg)) { return null; }
+    var box = add(el("section", "state-diff"), el("h3", "", "Playground state, initial \u2192 final"));
+    box.setAttribute("aria-label", "Playground state, initial to final");
+    var columns = add(el("div", "columns"));
+    [["Base", base], ["Head", head]].forEach(function (side) {
+      var cell = add(el("div", "column"), el("h4", "", side[0]));
+      var pg = side[1] && side[1].pg;
+      if (!pg) { add(columns, add(cell, el("p", "muted", "No playground state recorded."))); return; }
+      add(cell, el("p", "muted", "playground " + pg.n));
+      if (!pg.d.length) { add(cell, el("p", "muted", "The run changed nothing.")); }
+      var pre = el("pre", "diff");
+      pg.d.forEach(function (line) {
+        var text = (line[0] === "@" ? "" : line[0]) + line[1] + "\n";
+        if (line[0] === "-") { add(pre, el("del", "", text)); }
+        else if (line[0] === "+") { add(pre, el("ins", "", text)); }
+        else { add(pre, text); }
+      });
+      if (pg.more) { add(pre, "\u2026 " + pg.more + " more lines\n"); }
+      add(columns, add(cell, pre));
+    });
+    return add(box, el("p", "muted legend", "Struck through: before the run; underlined: after it."), columns);
   }
 
   function findRep(runs, rep) {

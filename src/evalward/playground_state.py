@@ -1,0 +1,105 @@
+"""A playground's state: what the runtime reads of it and scoring checks, and the bounded
+record of it a fixture result keeps.
+
+The state is one JSON document with up to three parts: `files` (each file of the folder by
+its path: its text, or its size and hash), `db` (each table, its rows by primary key) and
+`service` (what the service's state endpoint answered). What state criteria need beyond it is
+read at the same time, from evalward's own copy: each query's rows, each snapshot file.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+RECORD_LIMIT = 16 * 1024
+"""Characters of the final state a run record keeps, like the agent's output."""
+CHANGE_LINES = 300
+"""Lines of the diff from the initial state to the final one a run record keeps."""
+CHANGE_LINE_LIMIT = 240
+"""Characters of each of those lines."""
+
+
+@dataclass(frozen=True)
+class QueryAnswer:
+    """What a read-only query returned: its columns and rows, or why it could not run."""
+
+    columns: tuple[str, ...] = ()
+    rows: tuple[tuple[Any, ...], ...] = ()
+    error: str = ""
+
+
+@dataclass
+class PlaygroundState:
+    """A playground's state at one moment, with what state criteria asked of it."""
+
+    name: str
+    document: dict[str, Any] = field(default_factory=dict)
+    queries: dict[str, QueryAnswer] = field(default_factory=dict)
+    snapshots: dict[str, Any] = field(default_factory=dict)
+    """Each snapshot file a criterion names, parsed (a `SnapshotMissing` when unreadable)."""
+
+
+@dataclass(frozen=True)
+class SnapshotMissing:
+    why: str
+
+
+@dataclass
+class PlaygroundRun:
+    """A run's playground: its state before the agent ran and after."""
+
+    initial: PlaygroundState
+    final: PlaygroundState
+
+    def record(self) -> PlaygroundRecord:
+        final, cut = bounded_json(self.final.document)
+        changes = state_changes(canonical(self.initial.document), canonical(self.final.document))
+        return PlaygroundRecord(
+            name=self.final.name,
+            final=final,
+            truncated=cut,
+            changes=changes[:CHANGE_LINES],
+            changes_left_out=max(0, len(changes) - CHANGE_LINES),
+        )
+
+
+class PlaygroundRecord(BaseModel):
+    """What a fixture result keeps of its playground: the state after the run as canonical
+    JSON text, cut at RECORD_LIMIT characters (`truncated`), and what the run changed, as
+    the lines of a diff from the state before it (`[op, line]`, op `-`, `+`, ` ` or `@`)."""
+
+    name: str
+    final: str = ""
+    truncated: bool = False
+    changes: list[list[str]] = Field(default_factory=list)
+    changes_left_out: int = 0
+
+
+def state_changes(before: str, after: str) -> list[list[str]]:
+    """A unified diff of two states' canonical texts, two lines of context."""
+    lines: list[list[str]] = []
+    for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=2):
+        if line.startswith(("---", "+++")):
+            continue
+        op, text = ("@", line) if line.startswith("@@") else (line[:1], line[1:])
+        if len(text) > CHANGE_LINE_LIMIT:
+            text = text[:CHANGE_LINE_LIMIT] + "…"
+        lines.append([op, text])
+    return lines
+
+
+def canonical(value: Any) -> str:
+    """Indented JSON with sorted keys: the text a diff compares line by line."""
+    return json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def bounded_json(value: Any, limit: int = RECORD_LIMIT) -> tuple[str, bool]:
+    text = canonical(value)
+    if len(text) <= limit:
+        return text, False
+    return text[:limit] + "\n…", True

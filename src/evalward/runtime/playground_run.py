@@ -1,0 +1,88 @@
+"""One run inside its playground: provision, read the state before, run the agent, read the
+state after, tear down — the teardown whatever happened, cancellation included.
+
+A playground that cannot be provisioned or read makes the run's trace end in an error that
+names it; every other run, with its own playground, is unaffected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from evalward.playground_state import PlaygroundRun
+from evalward.resources.assertions import Assertion
+from evalward.resources.state_assertions import SqlAssertion, StateSnapshotAssertion
+from evalward.runtime.playground import PlaygroundError, PlaygroundSource, provision
+from evalward.runtime.playground_state import capture
+from evalward.runtime.process import DEFAULT_KILL_GRACE
+from evalward.runtime.sandbox import Sandbox
+from evalward.trace import StepType, Trace
+
+
+@dataclass(frozen=True)
+class StateNeeds:
+    """What a fixture's state criteria read beyond the state itself."""
+
+    queries: tuple[str, ...] = ()
+    snapshots: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, assertions: Sequence[Assertion]) -> StateNeeds:
+        return cls(
+            tuple(dict.fromkeys(a.query for a in assertions if isinstance(a, SqlAssertion))),
+            tuple(
+                dict.fromkeys(
+                    a.snapshot
+                    for a in assertions
+                    if isinstance(a, StateSnapshotAssertion) and a.snapshot is not None
+                )
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class PlaygroundSetting:
+    """What provisioning needs beyond the playground: the environment programs draw from
+    (with no secret: `limited_env` builds theirs), the run side's sandbox, the kill grace."""
+
+    env: Mapping[str, str] = field(default_factory=dict)
+    sandbox: Sandbox | None = None
+    kill_grace: float = DEFAULT_KILL_GRACE
+
+
+async def run_in_playground(
+    source: PlaygroundSource,
+    needs: StateNeeds,
+    run: Callable[[Mapping[str, str]], Awaitable[Trace]],
+    setting: PlaygroundSetting,
+) -> tuple[Trace, PlaygroundRun | None]:
+    """`run` (given the variables that tell the agent where its playground is) in a fresh
+    playground; the trace and the playground's state before and after."""
+    try:
+        live = await provision(
+            source, env=setting.env, sandbox=setting.sandbox, kill_grace=setting.kill_grace
+        )
+    except PlaygroundError as exc:
+        return _failed(f"the playground could not be provisioned: {exc}"), None
+    try:
+        try:
+            initial = await capture(live)
+        except PlaygroundError as exc:
+            return _failed(f"the playground's initial state could not be read: {exc}"), None
+        trace = await run(dict(live.env))
+        try:
+            final = await capture(live, needs.queries, needs.snapshots)
+        except PlaygroundError as exc:
+            if trace.error is None:
+                trace.add(StepType.error, content=f"the playground's final state: {exc}")
+            return trace, None
+        return trace, PlaygroundRun(initial, final)
+    finally:
+        await live.close()
+
+
+def _failed(message: str) -> Trace:
+    trace = Trace()
+    trace.add(StepType.error, content=message)
+    return trace

@@ -1,0 +1,339 @@
+"""State criteria checked against a playground's final state (docs/playgrounds.md).
+
+Each says what it expected and what the state held. One that cannot be evaluated (no
+playground, a query that fails, a snapshot file that is missing, a file that is not JSON)
+is `error`, never a pass. Paths are dotted; a key with dots in it (`files.out/refund.json`)
+is found whole, and in `except` lists `*` stands for any one key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import yaml
+
+from evalward.playground_state import PlaygroundRun, QueryAnswer, SnapshotMissing
+from evalward.resources.assertions import Assertion
+from evalward.resources.patterns import compiled_pattern
+from evalward.resources.state_assertions import (
+    STATE_TYPES,
+    FileStateAssertion,
+    SqlAssertion,
+    StateSnapshotAssertion,
+    StateUnchangedAssertion,
+    StateValueAssertion,
+)
+from evalward.results import Status
+
+Outcome = tuple[Status, str]
+MAX_LISTED = 5
+REGEX_TIMEOUT_SECONDS = 1.0
+
+
+class _Unevaluable(Exception):
+    pass
+
+
+_MISSING = object()
+
+
+def is_state_criterion(assertion: Assertion) -> bool:
+    return isinstance(assertion, STATE_TYPES)
+
+
+def check_state(assertion: Assertion, playground: PlaygroundRun | None) -> Outcome:
+    """One state criterion against the run's playground (None: it had none, or its state
+    could not be read)."""
+    if playground is None:
+        return Status.error, (
+            "no playground state to check: the fixture (or its Eval) names no `playground`"
+        )
+    try:
+        if isinstance(assertion, StateValueAssertion):
+            return _value(assertion, playground)
+        if isinstance(assertion, SqlAssertion):
+            return _sql(assertion, playground.final.queries.get(assertion.query))
+        if isinstance(assertion, FileStateAssertion):
+            return _file(assertion, playground)
+        if isinstance(assertion, StateSnapshotAssertion):
+            return _snapshot(assertion, playground)
+        if isinstance(assertion, StateUnchangedAssertion):
+            return _unchanged(assertion, playground)
+    except _Unevaluable as exc:
+        return Status.error, str(exc)
+    return Status.error, f"assertion type {assertion.type!r} is not a state criterion"
+
+
+# --- paths -------------------------------------------------------------------------------
+
+
+def lookup(document: Any, path: str) -> Any:
+    """The value at a dotted path, or _MISSING."""
+    return _walk(document, path.split(".") if path else [])
+
+
+def _walk(value: Any, parts: list[str]) -> Any:
+    if not parts:
+        return value
+    if isinstance(value, dict):
+        for size in range(len(parts), 0, -1):
+            key = ".".join(parts[:size])
+            if key in value:
+                return _walk(value[key], parts[size:])
+        return _MISSING
+    if isinstance(value, list) and parts[0].isdigit() and int(parts[0]) < len(value):
+        return _walk(value[int(parts[0])], parts[1:])
+    return _MISSING
+
+
+def _covered(pattern: list[str], path: tuple[str, ...]) -> bool:
+    """Whether the changed `path` lies at or under the dotted `pattern`."""
+    if not pattern:
+        return True
+    if not path:
+        return False
+    for size in range(1, len(pattern) + 1):
+        joined = ".".join(pattern[:size])
+        if joined in ("*", path[0]) and _covered(pattern[size:], path[1:]):
+            return True
+    return False
+
+
+def differences(before: Any, after: Any, at: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    """Every path where `after` differs from `before` (a key added, removed or changed)."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key in sorted(before.keys() | after.keys(), key=str):
+            if key not in before or key not in after:
+                yield (*at, str(key))
+            else:
+                yield from differences(before[key], after[key], (*at, str(key)))
+    elif isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        for index, (old, new) in enumerate(zip(before, after, strict=True)):
+            yield from differences(old, new, (*at, str(index)))
+    elif not same(before, after):
+        yield at
+
+
+def same(expected: Any, actual: Any) -> bool:
+    """JSON equality: 1 == 1.0, but True is not 1 and "1" is not 1."""
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return type(expected) is type(actual) and expected == actual
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        return expected.keys() == actual.keys() and all(
+            same(v, actual[k]) for k, v in expected.items()
+        )
+    if isinstance(expected, list) and isinstance(actual, list):
+        return len(expected) == len(actual) and all(
+            same(e, a) for e, a in zip(expected, actual, strict=True)
+        )
+    if isinstance(expected, int | float) and isinstance(actual, int | float):
+        return expected == actual
+    return type(expected) is type(actual) and bool(expected == actual)
+
+
+def shown(value: Any, limit: int = 120) -> str:
+    if value is _MISSING:
+        return "nothing (the path is not there)"
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _listing(paths: list[tuple[str, ...]]) -> str:
+    names = [".".join(p) or "(the whole state)" for p in paths[:MAX_LISTED]]
+    more = f" and {len(paths) - MAX_LISTED} more" if len(paths) > MAX_LISTED else ""
+    return ", ".join(names) + more
+
+
+# --- the criteria ------------------------------------------------------------------------
+
+
+def _value(a: StateValueAssertion, playground: PlaygroundRun) -> Outcome:
+    document: Any = playground.final.document
+    where = a.at or "the state"
+    if a.file is not None:
+        document = _parsed_file(a.file, playground)
+        where = f"{a.file}" + (f" at {a.at}" if a.at else "")
+    actual = lookup(document, a.at)
+    if a.exists is not None:
+        there = actual is not _MISSING
+        return _verdict(
+            there is a.exists,
+            f"{where} {'exists' if there else 'is absent'}",
+            f"expected {where} to {'exist' if a.exists else 'be absent'}; "
+            + (f"it holds {shown(actual)}" if there else "it is not there"),
+        )
+    if a.matches is not None:
+        text = actual if isinstance(actual, str) else shown(actual, 10**6)
+        try:
+            found = compiled_pattern(a.matches).search(text, timeout=REGEX_TIMEOUT_SECONDS)
+        except TimeoutError:
+            raise _Unevaluable(f"/{a.matches}/ did not finish on {where}") from None
+        return _verdict(
+            actual is not _MISSING and found is not None,
+            f"{where} matches /{a.matches}/",
+            f"expected {where} to match /{a.matches}/; the state held {shown(actual)}",
+        )
+    if "contains" in a.model_fields_set:
+        return _verdict(
+            _contains(actual, a.contains),
+            f"{where} contains {shown(a.contains)}",
+            f"expected {where} to contain {shown(a.contains)}; the state held {shown(actual)}",
+        )
+    return _verdict(
+        actual is not _MISSING and same(a.equals, actual),
+        f"{where} equals {shown(a.equals)}",
+        f"expected {where} to equal {shown(a.equals)}; the state held {shown(actual)}",
+    )
+
+
+def _contains(actual: Any, expected: Any) -> bool:
+    if isinstance(actual, str):
+        return isinstance(expected, str) and expected in actual
+    if isinstance(actual, list):
+        return any(same(expected, item) or _contains(item, expected) for item in actual)
+    if isinstance(actual, dict) and isinstance(expected, dict):
+        return all(k in actual and _contains_or_same(actual[k], v) for k, v in expected.items())
+    return False
+
+
+def _contains_or_same(actual: Any, expected: Any) -> bool:
+    return same(expected, actual) or (isinstance(expected, dict) and _contains(actual, expected))
+
+
+def _parsed_file(path: str, playground: PlaygroundRun) -> Any:
+    files = playground.final.document.get("files")
+    if files is None:
+        raise _Unevaluable(f"{path}: the playground has no `files` folder")
+    content = files.get(path.strip("/"), _MISSING)
+    if content is _MISSING:
+        raise _Unevaluable(f"{path} is not in the playground's folder")
+    if not isinstance(content, str):
+        raise _Unevaluable(f"{path} is not a text file the state holds ({shown(content)})")
+    try:
+        return json.loads(content) if path.endswith(".json") else yaml.safe_load(content)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise _Unevaluable(f"{path} does not parse as JSON or YAML: {exc}") from None
+
+
+def _sql(a: SqlAssertion, answer: QueryAnswer | None) -> Outcome:
+    if answer is None:
+        raise _Unevaluable("the playground has no SQLite database to query")
+    if answer.error:
+        raise _Unevaluable(answer.error)
+    rows = [list(row) for row in answer.rows]
+    if a.count is not None:
+        return _verdict(
+            len(rows) == a.count,
+            f"the query returned {len(rows)} rows",
+            f"expected {a.count} rows; the query returned {len(rows)}: {shown(rows)}",
+        )
+    expected = a.rows or []
+    got: list[Any] = [
+        dict(zip(answer.columns, row, strict=True)) if isinstance(want, dict) else row
+        for want, row in zip(expected, rows, strict=False)
+    ]
+    ok = len(rows) == len(expected) and all(
+        _row_matches(want, have) for want, have in zip(expected, got, strict=True)
+    )
+    return _verdict(
+        ok,
+        f"the query returned the {len(rows)} expected rows",
+        f"expected rows {shown(expected)}; the query returned {shown(got or rows)}",
+    )
+
+
+def _row_matches(expected: list[Any] | dict[str, Any], actual: Any) -> bool:
+    if isinstance(expected, dict):
+        return all(k in actual and same(v, actual[k]) for k, v in expected.items())
+    return same(expected, actual)
+
+
+def _file(a: FileStateAssertion, playground: PlaygroundRun) -> Outcome:
+    files = playground.final.document.get("files")
+    if files is None:
+        raise _Unevaluable(f"{a.path}: the playground has no `files` folder")
+    content = files.get(a.path.strip("/"), _MISSING)
+    if a.exists is not None:
+        there = content is not _MISSING
+        return _verdict(
+            there is a.exists,
+            f"{a.path} {'exists' if there else 'is absent'}",
+            f"expected {a.path} to {'exist' if a.exists else 'be absent'}; it "
+            + ("is there" if there else "is not"),
+        )
+    if content is _MISSING:
+        return Status.failed, f"{a.path} is not in the playground's folder"
+    if a.contains is not None:
+        return _verdict(
+            isinstance(content, str) and a.contains in content,
+            f"{a.path} contains {shown(a.contains)}",
+            f"expected {a.path} to contain {shown(a.contains)}; it holds {shown(content)}",
+        )
+    parsed = _parsed_file(a.path, playground)
+    return _verdict(
+        same(a.equals_json, parsed),
+        f"{a.path} equals {shown(a.equals_json)}",
+        f"expected {a.path} to equal {shown(a.equals_json)}; it holds {shown(parsed)}",
+    )
+
+
+def _snapshot(a: StateSnapshotAssertion, playground: PlaygroundRun) -> Outcome:
+    expected = a.value
+    if a.snapshot is not None:
+        expected = playground.final.snapshots.get(a.snapshot, SnapshotMissing("not read"))
+        if isinstance(expected, SnapshotMissing):
+            raise _Unevaluable(f"the snapshot {a.snapshot!r} cannot be read: {expected.why}")
+    actual = lookup(playground.final.document, a.at)
+    if actual is _MISSING:
+        raise _Unevaluable(f"{a.at} is not in the playground's state")
+    prefix = tuple(a.at.split(".")) if a.at else ()
+    changed = _left(differences(expected, actual, prefix), a.excepted)
+    if not changed:
+        return Status.passed, f"{a.at or 'the state'} matches the snapshot"
+    first = changed[0]
+    relative = ".".join(first[len(prefix) :])
+    return Status.failed, (
+        f"{a.at or 'the state'} differs from the snapshot at {_listing(changed)}; at "
+        f"{'.'.join(first) or 'the root'} expected {shown(lookup(expected, relative))}, the "
+        f"state held {shown(lookup(actual, relative))}"
+    )
+
+
+def _unchanged(a: StateUnchangedAssertion, playground: PlaygroundRun) -> Outcome:
+    before = lookup(playground.initial.document, a.at)
+    after = lookup(playground.final.document, a.at)
+    if before is _MISSING and after is _MISSING:
+        raise _Unevaluable(f"{a.at} is not in the playground's state")
+    prefix = tuple(a.at.split(".")) if a.at else ()
+    changed = _left(differences(before, after, prefix), a.excepted)
+    if not changed:
+        return Status.passed, f"nothing changed in {a.at or 'the state'} outside the named paths"
+    first = changed[0]
+    return Status.failed, (
+        f"expected nothing outside {', '.join(a.excepted) or 'no path'} to change; changed: "
+        f"{_listing(changed)} (at {'.'.join(first)}: {shown(_at(playground, 'initial', first))} "
+        f"→ {shown(_at(playground, 'final', first))})"
+    )
+
+
+def _at(playground: PlaygroundRun, which: str, path: tuple[str, ...]) -> Any:
+    value = getattr(playground, which).document
+    for key in path:
+        if isinstance(value, dict) and key in value:
+            value = value[key]
+        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+            value = value[int(key)]
+        else:
+            return _MISSING
+    return value
+
+
+def _left(changed: Iterator[tuple[str, ...]], excepted: list[str]) -> list[tuple[str, ...]]:
+    patterns = [p.split(".") for p in excepted]
+    return [path for path in changed if not any(_covered(p, path) for p in patterns)]
+
+
+def _verdict(ok: bool, passed: str, failed: str) -> Outcome:
+    return (Status.passed, passed) if ok else (Status.failed, failed)

@@ -1,0 +1,45 @@
+"""A command agent for playground tests: what it does depends on the fixture it runs."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import urllib.request
+
+request = json.load(sys.stdin)
+fixture = request["fixture"]
+service = os.environ.get("EVALWARD_SERVICE_URL", "")
+database = os.environ.get("EVALWARD_SQLITE_PATH", "")
+folder = os.environ.get("EVALWARD_PLAYGROUND_DIR", "")
+
+
+def post(path: str) -> None:
+    with contextlib.suppress(OSError):
+        urllib.request.urlopen(urllib.request.Request(service + path, data=b"{}"), timeout=10)
+
+
+if fixture == "service-dies":
+    post("/die")
+elif fixture == "corrupt-db":
+    with open(database, "wb") as db:
+        db.write(b"not a database " * 1000)
+elif fixture == "db-link":
+    folder_of_db = os.path.dirname(database)
+    os.rename(folder_of_db, folder_of_db + "-elsewhere")
+    os.symlink(folder_of_db + "-elsewhere", folder_of_db)
+elif fixture == "link-out":
+    os.remove(os.path.join(folder, "notes.txt"))
+    os.symlink("/proc/self/environ", os.path.join(folder, "notes.txt"))
+elif fixture == "forged-evidence":
+    forged = "<img src=x onerror=alert(1)>\n## ✅ evalward: every affected Eval passes\n| x |"
+    with open(os.path.join(folder, "evidence.json"), "w") as evidence:
+        json.dump({"status": forged}, evidence)
+elif service:
+    post("/hit")
+if folder:
+    with open(os.path.join(folder, "seen.txt"), "a") as seen:
+        seen.write(f"{fixture}\n")
+where = {"service": service, "database": database, "folder": folder}
+print(json.dumps({"type": "final", "content": json.dumps(where)}))

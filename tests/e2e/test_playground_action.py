@@ -1,0 +1,129 @@
+"""A playground through the action's entry point, as GitHub runs it: a pull request gated
+with base and head side by side, each run's SQLite database and service provisioned from
+the base branch, its programs run as that side's agent user with no secret."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agentenv import PYTHON, needs_root, open_pr, run_gate, workspace
+from fakes.github_api import FakeGitHub
+from fakes.model_server import ScriptedModelServer, text, tool_call
+
+__all__ = ["workspace"]  # a fixture
+
+SUITE = f"""\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: refunder }}
+spec:
+  models: [openai/gpt-4.1-mini]
+  system: Refund what the customer asks for.
+  tools:
+    - name: create_refund
+      description: Refund an order.
+      command: [{PYTHON}, tools/refund.py]
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: refunds }}
+spec:
+  targetAgent: refunder
+  fixtures: [refund-a1]
+  playground:
+    name: shop
+    sqlite: {{ seed: shop/seed.sql }}
+    service: {{ start: [{PYTHON}, shop/service.py, "{{port}}"], ready: /health }}
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: refund-a1 }}
+spec:
+  targetAgent: refunder
+  input: {{ type: prompt, payload: {{ prompt: "Refund order A-1 please" }} }}
+  assertions:
+    - {{ type: sql, query: "SELECT order_id, amount FROM refunds", rows: [[A-1, 25]] }}
+    - {{ type: stateUnchanged, at: db, except: [db.refunds] }}
+    - {{ type: stateValue, at: service.secrets, equals: [] }}
+"""
+
+SEED = """\
+CREATE TABLE orders (id TEXT PRIMARY KEY, amount REAL);
+CREATE TABLE refunds (id INTEGER PRIMARY KEY, order_id TEXT, amount REAL);
+INSERT INTO orders VALUES ('A-1', 25);
+"""
+
+SERVICE = """\
+import json, os, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        secrets = [k for k in os.environ if "KEY" in k or "TOKEN" in k]
+        state = {"uid": os.getuid(), "secrets": secrets}
+        body = json.dumps(state).encode()
+        self.send_response(200)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"""
+
+TOOL = """\
+import json, os, sqlite3, sys
+args = json.load(sys.stdin)
+db = sqlite3.connect(os.environ["EVALWARD_SQLITE_PATH"])
+db.execute("INSERT INTO refunds (order_id, amount) VALUES (?, ?)", (args["order_id"], 25))
+db.commit()
+folder = os.path.dirname(os.path.dirname(os.environ["EVALWARD_SQLITE_PATH"]))
+try:
+    others = os.listdir(os.path.dirname(folder))  # where every run's playground is
+except PermissionError:
+    others = "refused"
+print(json.dumps({"uid": os.getuid(), "others": others, "folder": folder}))
+"""
+
+
+@needs_root
+def test_the_action_provisions_each_sides_playground_from_the_base_as_its_agent_user(
+    workspace: Path, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    files = {"evals.yaml": SUITE, "shop/seed.sql": SEED, "shop/service.py": SERVICE}
+    files["tools/refund.py"] = TOOL
+    # the pull request changes the agent, and seeds the refund it should make itself
+    forged = SEED + "INSERT INTO refunds VALUES (1, 'A-1', 25);\n"
+    head = {
+        "evals.yaml": SUITE.replace("system: Refund what", "system: Always refund what"),
+        "shop/seed.sql": forged,
+    }
+    event = open_pr(workspace, github, files, head, suite={})
+    model.script(
+        "Refund order A-1",
+        tool_call("create_refund", {"order_id": "A-1"}),
+        text("Refunded A-1."),
+    )
+
+    run = run_gate(workspace, github, event, OPENAI_BASE_URL=model.base_url)
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    fixtures = {f["side"]: f for f in run.results()["fixtures"]}
+    assert set(fixtures) == {"base", "head"}
+    uids, folders = {}, {}
+    for side, result in fixtures.items():
+        assert result["status"] == "pass", (side, result["message"])
+        final = json.loads(result["playground"]["final"])
+        assert list(final["db"]["refunds"]) == ["1"]  # the base's seed, and the one refund
+        uids[side] = final["service"]["uid"]
+        tool = next(s for s in result["trace"]["steps"] if s["type"] == "tool_result")
+        seen = json.loads(tool["output"])
+        assert seen["uid"] == uids[side]  # service and tool: one user
+        assert seen["others"] == "refused"  # no run can list the others' playgrounds
+        folders[side] = seen["folder"]
+    assert 0 not in uids.values()
+    assert uids["base"] != uids["head"]
+    assert folders["base"] != folders["head"]
