@@ -29,13 +29,19 @@ far more than any real one, and few enough that what it holds can be written aga
 trace step's arguments nested 500 deep would make results.json unwritable)."""
 
 
-def loads(raw: str | bytes, *, max_depth: int | None = None) -> Any:
+def loads(raw: str | bytes, *, max_depth: int | None = None, finite: bool = True) -> Any:
     """`json.loads`, with lone surrogates replaced; text without surrogate escapes costs one
     regex scan more. Nesting too deep for the parser (`[[[[…` 200,000 times) is a ValueError,
     like any other JSON that does not parse, not a RecursionError that would end the run; so
-    is, with `max_depth` (`AGENT_DEPTH` for what an agent writes), nesting deeper than it."""
+    is, with `max_depth` (`AGENT_DEPTH` for what an agent writes), nesting deeper than it.
+    `finite=False` reads `NaN` and infinities as floats, for a reader that checks each value
+    itself and drops only the item that holds one (a score log a restore mangled)."""
     try:
-        data = json.loads(raw, parse_float=_finite, parse_constant=_no_constant)
+        data = (
+            json.loads(raw, parse_float=_finite, parse_constant=_no_constant)
+            if finite
+            else json.loads(raw)
+        )
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
     escaped = (

@@ -165,7 +165,7 @@ def _number(value: object) -> float | None:
 
 def _load(path: Path, name: str) -> dict[str, Any]:
     try:
-        data = jsontext.loads(path.read_text(encoding="utf-8"))
+        data = jsontext.loads(path.read_text(encoding="utf-8"), finite=False)
     except FileNotFoundError:
         return {"name": name, "history": []}
     except (OSError, ValueError):

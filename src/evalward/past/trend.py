@@ -103,7 +103,7 @@ def trends(
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        data = jsontext.loads(path.read_text(encoding="utf-8"))
+        data = jsontext.loads(path.read_text(encoding="utf-8"), finite=False)
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
