@@ -18,5 +18,11 @@ def evalward(*args: str, cwd: Path = REPO_ROOT, **env: str) -> subprocess.Comple
         capture_output=True,
         text=True,
         timeout=120,
-        env={"PATH": os.environ["PATH"], "HOME": str(cwd), "GIT_CONFIG_NOSYSTEM": "1", **env},
+        env={
+            "PATH": os.environ["PATH"],
+            "HOME": str(cwd),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "PYTHONPATH": str(REPO_ROOT / "src"),  # this checkout's code, whichever install
+            **env,
+        },
     )

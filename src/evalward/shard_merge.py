@@ -29,6 +29,7 @@ from evalward.record.schema import PlanRecord, RunKey, ShardPart
 from evalward.resources import ResourceSet
 from evalward.results import FixtureResult
 from evalward.run_setup import RunSetup
+from evalward.settle import settle
 from evalward.shard import assign, definitions_digest, plan_record, run_key, source_of
 from evalward.shard_seal import broken
 from evalward.sides import Side
@@ -131,7 +132,8 @@ def merge(parts: Sequence[Part], plan: Expected, key: str | None) -> Evaluation:
             f"{_describe(absent[0])}; rerun the part that should have run it"
         )
     fixtures = sorted(results.values(), key=lambda r: order[(r.side, r.eval, r.fixture, r.rep)])
-    evals = score_evals(plan.plan, {s: r.evals for s, r in plan.resources.items()}, fixtures)
+    definitions = {s: r.evals for s, r in plan.resources.items()}
+    evals = settle(score_evals(plan.plan, definitions, fixtures), definitions)
     return Evaluation(
         changes=plan.changes,
         plan=plan.plan,

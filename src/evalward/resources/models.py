@@ -37,6 +37,7 @@ from evalward.resources.common import (
     Model,
     Severity,
 )
+from evalward.resources.gate_policy import GatePolicy, RepRange
 
 # --- EvalFixture -------------------------------------------------------------------------
 
@@ -237,6 +238,7 @@ class ScoringConfig(Model):
             "bench/gate_sim.py say\nwhy not every rep."
         ),
     )
+    gate: GatePolicy = Field(default_factory=GatePolicy)
 
     def weight_of(self, severity: Severity) -> float:
         return self.severity_weights.get(severity, DEFAULT_SEVERITY_WEIGHTS[severity])
@@ -255,6 +257,13 @@ class ExecutionConfig(Model):
     )
     timeout_seconds: float = Field(default=300, gt=0)
     reps_per_fixture: int = Field(default=1, ge=1, le=1000)
+    reps: RepRange | None = Field(
+        default=None,
+        description=(
+            "Adaptive reps: each fixture starts at `min` and gets more, up to `max`, only "
+            "while its\nsequential test is open (`scoring.gate`); replaces repsPerFixture."
+        ),
+    )
 
 
 class EvalSpec(Model):

@@ -1,0 +1,101 @@
+"""Adaptive reps, round by round: run the plan, then the runs the sequential tests still ask
+for (`adaptive.more_runs`), until every adaptive Eval is settled or at its maximum reps.
+
+A round's runs are estimated before they start: under `max-model-calls` or `max-cost-usd`, a
+round the budget cannot pay for is not run, and the note says so (the verdicts then say how
+sure they are with what ran). Rep indexes continue each (side, fixture)'s, so the result
+cache keys every rep apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from evalward.adaptive import SequentialTests, more_runs
+from evalward.estimate import estimate_plan
+from evalward.execute import Execution, execute
+from evalward.plan import Checkout, Plan, PlannedRun
+from evalward.providers.registry import Providers
+from evalward.results import FixtureResult
+from evalward.settle import outcomes
+from evalward.sides import Side
+from evalward.spending import Budget, Estimate
+
+
+async def run_rounds(
+    plan: Plan,
+    checkouts: dict[Side, Checkout],
+    providers: Providers,
+    how: Execution,
+    *,
+    budget: Budget | None = None,
+    estimate: Estimate | None = None,
+    on_more: Callable[[Plan, int], None] | None = None,
+) -> tuple[list[FixtureResult], list[str]]:
+    """Every result in plan order (the plan grows by the rounds' runs), and notes."""
+    results = await execute(plan, checkouts, providers, how)
+    notes: list[str] = []
+    committed = estimate
+    while plan.adaptive:
+        extra = next_round(plan, checkouts, results)
+        if not extra:
+            break
+        if budget is not None and budget.limited:
+            resources = {side: c.resources for side, c in checkouts.items()}
+            cost = estimate_plan(plan.with_runs(extra), resources, providers.prices)
+            refused = _over(budget, committed, cost)
+            if refused:
+                notes.append(
+                    f"adaptive reps stopped early: {len(extra)} more runs would exceed "
+                    f"{refused}; the verdicts say how sure they are with what ran"
+                )
+                break
+            committed = cost if committed is None else committed + cost
+        plan.runs.extend(extra)
+        if on_more is not None:
+            on_more(plan, len(extra))
+        results += await execute(plan.with_runs(extra), checkouts, providers, how)
+    return results, notes
+
+
+def next_round(
+    plan: Plan, checkouts: dict[Side, Checkout], results: list[FixtureResult]
+) -> list[PlannedRun]:
+    """The runs the adaptive Evals' sequential tests ask for next; none once settled."""
+    planned: dict[tuple[Side, str, str], int] = {}
+    for run in plan.runs:
+        key = (run.side, run.eval, run.fixture)
+        planned[key] = max(planned.get(key, 0), run.rep + 1)
+    extra: list[PlannedRun] = []
+    for name, base_fixtures in plan.adaptive.items():
+        spec = checkouts[Side.head].resources.evals[name].resource.spec
+        reps = spec.execution.reps
+        if reps is None:
+            continue
+        mine = [r for r in results if r.eval == name]
+        head = dict(outcomes([r for r in mine if r.side == Side.head.value]))
+        for run in plan.runs:  # a fixture whose every run was an outage is still a fixture
+            if run.eval == name and run.side is Side.head:
+                head.setdefault(run.fixture, [])
+        base = outcomes([r for r in mine if r.side == Side.base.value])
+        gates = [f for f in head if f not in plan.pending.get(name, ())]
+        tests = SequentialTests.of(spec.scoring.gate, reps, len(gates))
+        for side, fixture in more_runs(tests, head, base, base_can_run=base_fixtures):
+            key = (side, name, fixture)
+            rep = planned.get(key, 0)
+            if rep >= reps.max:  # outages never earn a fixture more than its maximum
+                continue
+            planned[key] = rep + 1
+            extra.append(PlannedRun(side, name, fixture, rep))
+    return extra
+
+
+def _over(budget: Budget, committed: Estimate | None, more: Estimate) -> str:
+    calls = more.calls + (committed.calls if committed is not None else 0)
+    if budget.max_model_calls is not None and calls > budget.max_model_calls:
+        return f"max-model-calls ({budget.max_model_calls})"
+    if budget.max_cost_usd is not None and more.cost_usd is not None:
+        spent = more.cost_usd + (committed.cost_usd or 0.0 if committed is not None else 0.0)
+        if spent > budget.max_cost_usd:
+            return f"max-cost-usd ({budget.max_cost_usd})"
+    return ""
