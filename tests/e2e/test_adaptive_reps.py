@@ -32,6 +32,16 @@ spec:
   fixtureSelector: { matchLabels: { agent: helper } }
   execution: { reps: { min: 2, max: 8 } }
 """
+FIXED = """\
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: helper-eval }
+spec:
+  targetAgent: helper
+  fixtureSelector: { matchLabels: { agent: helper } }
+  scoring: { passThreshold: 0, gate: { failOnRegression: %s } }
+  execution: { repsPerFixture: %d }
+"""
 FIXTURE = """\
 apiVersion: evalward.dev/v1
 kind: EvalFixture
@@ -48,10 +58,14 @@ FIXTURES = [f"f{i}" for i in range(8)]
 def script(model: ScriptedModelServer, version: str, chances: dict[str, float], seed: int) -> None:
     """Each fixture's replies for one side's agent, drawn in advance: right with its chance."""
     rng = random.Random(seed)
-    for name, chance in chances.items():
-        replies: list[Reply] = [
-            text("the answer" if rng.random() < chance else "no idea") for _ in range(20)
-        ]
+    answers = {name: [rng.random() < chance for _ in range(20)] for name, chance in chances.items()}
+    scripted(model, version, answers)
+
+
+def scripted(model: ScriptedModelServer, version: str, answers: dict[str, list[bool]]) -> None:
+    """Each fixture's replies for one side's agent, in the order its requests arrive."""
+    for name, rights in answers.items():
+        replies: list[Reply] = [text("the answer" if right else "no idea") for right in rights]
 
         def asks(body: dict[str, Any], name: str = name) -> bool:
             said = json.dumps(body)
@@ -60,19 +74,20 @@ def script(model: ScriptedModelServer, version: str, chances: dict[str, float], 
         model.rules.append(Rule(asks, replies, sequence=True))
 
 
-def change(repo: GitRepo) -> None:
-    fixtures = "---\n".join(FIXTURE.format(name=name) for name in FIXTURES)
+def change(repo: GitRepo, eval_yaml: str = EVAL, names: list[str] = FIXTURES, **pr: str) -> None:
+    """A suite on main, and a branch that changes the agent's prompt (and `pr`'s files)."""
+    fixtures = "---\n".join(FIXTURE.format(name=name) for name in names)
     repo.commit(
         "suite",
         {
             "agent.yaml": AGENT.format(version="v1"),
-            "eval.yaml": EVAL,
+            "eval.yaml": eval_yaml,
             "fixtures.yaml": fixtures,
             ".gitignore": ".evalward/\n",
         },
     )
     repo.branch("change")
-    repo.commit("a new prompt", {"agent.yaml": AGENT.format(version="v2")})
+    repo.commit("a new prompt", {"agent.yaml": AGENT.format(version="v2"), **pr})
 
 
 def run(repo: GitRepo, model: ScriptedModelServer, out: Path) -> Any:
@@ -146,3 +161,46 @@ def test_a_noisy_agent_that_did_not_change_is_not_blocked(
     assert all(calls[name]["verdict"] == "noise" for name in failed)
     assert reps["base"] == {}
     assert sum(reps["head"].values()) < 5 * len(FIXTURES)
+
+
+def test_fail_on_regression_lives_in_the_eval_and_a_pull_request_cannot_lower_it(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """`failOnRegression: significant` blocks through the command line (whose exit code once
+    ignored it), per fixture, with McNemar's numbers in the why line; the pull request's own
+    copy of the Eval, set to `none`, does not gate (the base branch's does)."""
+    names = ["f0", "f1", "f2"]
+    change(repo, FIXED % ("significant", 5), names, **{"eval.yaml": FIXED % ("none", 5)})
+    scripted(model, "v1", {name: [True] * 5 for name in names})
+    scripted(model, "v2", {"f0": [True] * 5, "f1": [False] * 5, "f2": [True] * 5})
+
+    done = run(repo, model, tmp_path / "out")
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    comment = (tmp_path / "out" / "comment.md").read_text()
+    why = comment.split("### Why it is blocked")[1]
+    assert (
+        "- helper-eval / f1: significant regression (McNemar's exact test per fixture: 5 worse "
+        "/ 0 better over paired reps, p = 0.03 &lt; 0.05; base 5/5 → head 0/5)"
+    ) in why
+    assert "| 2/3 | ❌ Regressed |" in comment
+    assert "✅ Pass" not in comment
+    assert "significant regression" in done.stdout
+
+
+def test_a_drop_spread_thin_over_fixtures_is_shown_with_its_numbers_and_does_not_block(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """Pooled over the Eval, six failed reps of nine look significant (p = 1/64); no fixture's
+    drop is (2 of 3, p = 0.25): `significant` is per fixture, and the pooled test is shown."""
+    names = ["f0", "f1", "f2"]
+    change(repo, FIXED % ("significant", 3), names)
+    scripted(model, "v1", {name: [True] * 3 for name in names})
+    scripted(model, "v2", {name: [False, False, True] for name in names})
+
+    done = run(repo, model, tmp_path / "out")
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    comment = (tmp_path / "out" / "comment.md").read_text()
+    assert "McNemar's exact test over paired reps, 6 worse / 0 better, p = 0.016" in comment
+    assert "Why it is blocked" not in comment
