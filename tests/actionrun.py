@@ -23,7 +23,13 @@ def image_entrypoint() -> list[str]:
         if line.startswith("ENTRYPOINT "):
             argv: list[str] = json.loads(line.removeprefix("ENTRYPOINT "))
             assert argv[0] == "python", argv
-            return [sys.executable, *argv[1:]]
+            assert argv[-2:] == ["-m", "evalward"], argv
+            # `-I` ignores PYTHONPATH: the module runs from this checkout's src/, whichever
+            # checkout the interpreter's editable install points at.
+            source = str(Path(__file__).resolve().parents[1] / "src")
+            run = f"import sys, runpy; sys.path.insert(0, {source!r}); "
+            run += "runpy.run_module('evalward', run_name='__main__', alter_sys=True)"
+            return [sys.executable, *argv[1:-2], "-c", run]
     raise AssertionError("the Dockerfile has no ENTRYPOINT")
 
 

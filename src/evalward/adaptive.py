@@ -256,10 +256,12 @@ def more_runs(
     minimum, maximum = tests.reps.min, tests.reps.max
     pooled = tally([r for runs in head.values() for r in runs])
     pooled_state = tests.state(tests.pooled, pooled)
-    if any(tests.state(tests.fixture, tally(r)) is Settled.broken for r in head.values()):
-        # A fixture settled broken blocks the Eval whatever the pooled test says: its open
-        # question no longer decides anything, so it earns no reps (stopping early never
-        # raises a test's error rate).
+    if not pooled.fails or any(
+        tests.state(tests.fixture, tally(r)) is Settled.broken for r in head.values()
+    ):
+        # With no failure yet, nothing points to a drop; and a fixture settled broken blocks
+        # the Eval whatever the pooled test says. Either way its open question earns no reps
+        # (stopping early never raises a test's error rate).
         pooled_state = Settled.works
     runs: list[tuple[Side, str]] = []
     head_done = True

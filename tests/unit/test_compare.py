@@ -124,3 +124,30 @@ def test_the_gate_and_the_comment_follow_the_evals_rep_rule() -> None:
     verdicts = {f.fixture: f.head_passed for f in comparison.fixtures}
     assert verdicts == {"bad": False, "flaky": True}
     assert decide([comparison], None).failing_fixtures == {"e": ["bad"]}
+
+
+@pytest.mark.parametrize(
+    ("own", "action_input", "blocks"),
+    [
+        ("significant", "none", True),  # an input cannot loosen the Eval's rule
+        ("none", "significant", True),  # it can tighten it
+        ("none", "none", False),
+        ("any", "significant", True),
+    ],
+)
+def test_an_action_input_only_tightens_the_evals_regression_rule(
+    own: str, action_input: str, blocks: bool
+) -> None:
+    from evalward.gate import GateResult, RegressionPolicy, decide
+
+    base = [run(f"f{i}", "base", True, rep) for i in range(2) for rep in range(5)]
+    head = [run(f"f{i}", "head", i == 0, rep) for i in range(2) for rep in range(5)]
+    head_result = eval_result("head", head).model_copy(
+        update={"fail_on_regression": RegressionPolicy(own)}
+    )
+    comparisons = compare([head_result, eval_result("base", base)])
+    decision = decide(comparisons, None, regressions=RegressionPolicy(action_input))
+    assert (decision.result is GateResult.failed) is blocks
+    if blocks:
+        assert decision.failing_fixtures == {"e": ["f1"]}
+        assert "e / f1: " in decision.why[0] and "base 5/5 → head 0/5" in decision.why[0]

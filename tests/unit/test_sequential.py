@@ -82,12 +82,15 @@ def test_passing_fixtures_stop_at_the_minimum_and_never_run_on_the_base() -> Non
     assert {f.verdict for f in call.fixtures} == {Verdict.stable}
 
 
-def test_a_small_eval_runs_until_its_pooled_test_settles_too() -> None:
-    """Six passes do not yet rule out a 25-point drop over three fixtures: one more round."""
+def test_the_pooled_test_asks_for_reps_only_once_something_failed() -> None:
+    """Six passes do not rule out a 25-point drop over three fixtures, but nothing points to
+    one: no more reps. One failure among them does, and every fixture gets another round."""
     tests = SequentialTests.of(GatePolicy(), RepRange(min=2, max=8), 3)
     head, _, call = _round_trip(tests, dict.fromkeys("abc", True), dict.fromkeys("abc", True))
-    assert {len(runs) for runs in head.values()} == {3}
+    assert {len(runs) for runs in head.values()} == {2}
     assert call.pooled is Verdict.stable
+    asked = more_runs(tests, {"a": [True, False], "b": [True, True], "c": [True, True]}, {})
+    assert sorted(name for _, name in asked) == ["a", "b", "c"]
 
 
 def test_a_broken_fixture_gets_reps_until_settled_and_its_base_is_read() -> None:
