@@ -135,6 +135,11 @@ def test_one_broken_fixture_is_a_settled_regression_and_the_base_runs_only_it(
     assert "✅ Pass" not in comment
     assert "| f3 | ❌ regression | 0/4 | 2/2 |" in comment
     assert "1 regression" in comment
+    assert "Blocked: helper-eval settled failing by its sequential tests — 1 regression" in comment
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "helper-eval: how sure each verdict is" in page
+    row = page.split("<td>f3</td>")[1].split("</tr>")[0]
+    assert "regression" in row and "0/4" in row and "2/2" in row and "0.00024" in row
 
 
 def test_a_noisy_agent_that_did_not_change_is_not_blocked(

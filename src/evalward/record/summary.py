@@ -253,10 +253,15 @@ def headline(comparisons: list[EvalComparison], decision: GateDecision, counts: 
         ),
         key=lambda c: (c.head.score - c.head.pass_threshold, c.name),
     )
-    scores = ", ".join(
-        f"{c.name} {eval_score_text(c.head)} < {threshold_text(c.head.pass_threshold)}"
-        for c in below[:3]
-    ) + (f" and {len(below) - 3} more Evals" if len(below) > 3 else "")
+    scores = (
+        ", ".join(
+            f"{c.name} settled failing by its sequential tests"
+            if c.head.sequential is not None  # adaptive reps: the threshold does not decide
+            else f"{c.name} {eval_score_text(c.head)} < {threshold_text(c.head.pass_threshold)}"
+            for c in below[:3]
+        )
+        + (f" and {len(below) - 3} more Evals" if len(below) > 3 else "")
+    )
     regressed = regressions_text(counts)
     what = " — ".join(part for part in (scores, regressed) if part)
     result = decision.result
