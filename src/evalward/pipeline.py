@@ -45,7 +45,7 @@ from evalward.resources.loader import load_changed_resources, needs_full_load
 from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config, parse_config
 from evalward.result_cache import CacheKeys
 from evalward.results import FixtureResult
-from evalward.rounds import run_rounds
+from evalward.rounds import flaky_on_main, run_rounds
 from evalward.run_setup import RunSetup
 from evalward.settle import settle
 from evalward.sides import GateConfig, Side
@@ -174,7 +174,7 @@ async def evaluate_change(
     ran = await _run_change(setup, on_result=on_result, on_plan=on_plan, traces=traces)
     # Scoring reads only the Evals: the checkouts and every loaded fixture are gone by now,
     # so a large suite's definitions and its results are not in memory together.
-    evals = settle(score_evals(ran.plan, ran.evals, ran.fixtures), ran.evals)
+    evals = settle(score_evals(ran.plan, ran.evals, ran.fixtures), ran.evals, ran.flaky)
     for result in evals:
         if result.side == "base" and result.provider_unavailable:
             ran.notes.append(
@@ -211,6 +211,8 @@ class _Ran:
     estimate: Estimate | None
     agents: dict[str, AgentIdentity]
     head_commit: str
+    flaky: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Per adaptive Eval, its fixtures that are flaky on main (`past.flaky`)."""
 
 
 async def _run_change(
@@ -266,10 +268,15 @@ async def _run_change(
             if estimate is None and cached is None and not plan.adaptive
             else None
         )
+        flaky, stale = flaky_on_main(
+            options.main_history, plan, checkouts, keys or CacheKeys(checkouts, providers)
+        )
+        notes += stale
         try:
             fixtures, more_notes = await run_rounds(
-                plan, checkouts, providers, how, budget=options.budget, estimate=estimate
-            )
+                plan, checkouts, providers, how, budget=options.budget, estimate=estimate,
+                flaky=flaky,
+            )  # fmt: skip
             notes += more_notes
         except BaseException:
             if estimating is not None:
@@ -296,6 +303,7 @@ async def _run_change(
             estimate,
             agents,
             checkouts[Side.head].sha,
+            flaky,
         )
 
 

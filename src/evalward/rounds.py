@@ -9,17 +9,53 @@ cache keys every rep apart.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 
+from evalward import __version__
 from evalward.adaptive import SequentialTests, more_runs
 from evalward.estimate import estimate_plan
 from evalward.execute import Execution, execute
+from evalward.past.flaky import main_history
+from evalward.past.status import identity_of
 from evalward.plan import Checkout, Plan, PlannedRun
 from evalward.providers.registry import Providers
+from evalward.resources.gate_policy import FlakyOnMain
+from evalward.result_cache import CacheKeys
 from evalward.results import FixtureResult
 from evalward.settle import outcomes
 from evalward.sides import Side
 from evalward.spending import Budget, Estimate
+
+Flaky = Mapping[str, Mapping[str, float]]
+"""Per Eval, its fixtures that are flaky on main and their pass rate there."""
+
+
+def flaky_on_main(
+    directory: Path | None, plan: Plan, checkouts: dict[Side, Checkout], keys: CacheKeys
+) -> tuple[dict[str, dict[str, float]], list[str]]:
+    """Each adaptive Eval's fixtures that are flaky on main (`past.flaky`), read for its base
+    agent as it is, and a note for each Eval whose records are stale."""
+    flaky: dict[str, dict[str, float]] = {}
+    notes: list[str] = []
+    base = checkouts.get(Side.base)
+    if directory is None or base is None:
+        return flaky, notes
+    for name in plan.adaptive:
+        located = base.resources.evals.get(name)
+        agent = located.resource.spec.target_agent if located is not None else ""
+        if agent not in base.resources.agents:
+            continue
+        identity = identity_of(base.resources.agents[agent], keys.agent(Side.base, agent))
+        found = main_history(directory, name, agent=identity.fingerprint, version=__version__)
+        if found.stale:
+            notes.append(
+                f"{name}: the default branch's record of its fixtures is stale ({found.stale}); "
+                "no fixture is called flaky on main from it"
+            )
+        elif found.flaky:
+            flaky[name] = found.flaky
+    return flaky, notes
 
 
 async def run_rounds(
@@ -31,13 +67,14 @@ async def run_rounds(
     budget: Budget | None = None,
     estimate: Estimate | None = None,
     on_more: Callable[[Plan, int], None] | None = None,
+    flaky: Flaky | None = None,
 ) -> tuple[list[FixtureResult], list[str]]:
     """Every result in plan order (the plan grows by the rounds' runs), and notes."""
     results = await execute(plan, checkouts, providers, how)
     notes: list[str] = []
     committed = estimate
     while plan.adaptive:
-        extra = next_round(plan, checkouts, results)
+        extra = next_round(plan, checkouts, results, flaky)
         if not extra:
             break
         if budget is not None and budget.limited:
@@ -59,7 +96,10 @@ async def run_rounds(
 
 
 def next_round(
-    plan: Plan, checkouts: dict[Side, Checkout], results: list[FixtureResult]
+    plan: Plan,
+    checkouts: dict[Side, Checkout],
+    results: list[FixtureResult],
+    flaky: Flaky | None = None,
 ) -> list[PlannedRun]:
     """The runs the adaptive Evals' sequential tests ask for next; none once settled."""
     planned: dict[tuple[Side, str, str], int] = {}
@@ -80,7 +120,15 @@ def next_round(
         base = outcomes([r for r in mine if r.side == Side.base.value])
         gates = [f for f in head if f not in plan.pending.get(name, ())]
         tests = SequentialTests.of(spec.scoring.gate, reps, len(gates))
-        for side, fixture in more_runs(tests, head, base, base_can_run=base_fixtures):
+        asked = more_runs(
+            tests,
+            head,
+            base,
+            base_can_run=base_fixtures,
+            flaky=list((flaky or {}).get(name, {})),
+            more_reps_when_flaky=spec.scoring.gate.flaky_on_main is FlakyOnMain.more_reps,
+        )
+        for side, fixture in asked:
             key = (side, name, fixture)
             rep = planned.get(key, 0)
             if rep >= reps.max:  # outages never earn a fixture more than its maximum
