@@ -273,11 +273,12 @@ async def _run_change(
         )
         notes += stale
         try:
-            fixtures, more_notes = await run_rounds(
+            fixtures, more_notes, left_out = await run_rounds(
                 plan, checkouts, providers, how, budget=options.budget, estimate=estimate,
                 flaky=flaky,
             )  # fmt: skip
             notes += more_notes
+            skipped += left_out
         except BaseException:
             if estimating is not None:
                 estimating.cancel()

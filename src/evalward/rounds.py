@@ -68,10 +68,13 @@ async def run_rounds(
     estimate: Estimate | None = None,
     on_more: Callable[[Plan, int], None] | None = None,
     flaky: Flaky | None = None,
-) -> tuple[list[FixtureResult], list[str]]:
-    """Every result in plan order (the plan grows by the rounds' runs), and notes."""
+) -> tuple[list[FixtureResult], list[str], list[PlannedRun]]:
+    """Every result in plan order (the plan grows by the rounds' runs), notes, and the runs a
+    round asked for that the budget left out (the gate is then incomplete, as for any run the
+    budget skips)."""
     results = await execute(plan, checkouts, providers, how)
     notes: list[str] = []
+    skipped: list[PlannedRun] = []
     committed = estimate
     while plan.adaptive:
         extra = next_round(plan, checkouts, results, flaky)
@@ -86,13 +89,14 @@ async def run_rounds(
                     f"adaptive reps stopped early: {len(extra)} more runs would exceed "
                     f"{refused}; the verdicts say how sure they are with what ran"
                 )
+                skipped = extra
                 break
             committed = cost if committed is None else committed + cost
         plan.runs.extend(extra)
         if on_more is not None:
             on_more(plan, len(extra))
         results += await execute(plan.with_runs(extra), checkouts, providers, how)
-    return results, notes
+    return results, notes, skipped
 
 
 def next_round(

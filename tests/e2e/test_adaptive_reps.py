@@ -209,3 +209,40 @@ def test_a_drop_spread_thin_over_fixtures_is_shown_with_its_numbers_and_does_not
     comment = (tmp_path / "out" / "comment.md").read_text()
     assert "McNemar's exact test over paired reps, 6 worse / 0 better, p = 0.016" in comment
     assert "Why it is blocked" not in comment
+
+
+def test_the_plan_gives_the_range_and_a_call_budget_stops_the_rounds(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    change(repo)
+    script(model, "v1", dict.fromkeys(FIXTURES, 1.0), seed=1)
+    script(model, "v2", {**dict.fromkeys(FIXTURES, 1.0), "f3": 0.0}, seed=2)
+
+    planned = evalward("plan", "--base", "main", cwd=repo.path)
+    assert planned.returncode == 0, planned.stderr
+    assert "8 fixtures, 16 head runs; ~16 model calls" in planned.stdout
+    assert "adaptive reps: the runs above at least, at most 64 head and 64 base runs" in (
+        planned.stdout
+    )
+    assert "Estimate: ~16 model calls (up to ~128 with adaptive reps)" in planned.stdout
+
+    out = tmp_path / "out"
+    done = evalward(
+        "run", "--base", "main", "--no-cache", "--no-history", "--output-dir", str(out),
+        "--max-model-calls", "20",
+        cwd=repo.path, OPENAI_BASE_URL=model.base_url, OPENAI_API_KEY="sk-test",
+    )  # fmt: skip
+
+    # the first round (16 calls) fits; the second (8 more) does not: the gate is incomplete,
+    # never passed on a fixture whose verdict stayed open
+    assert done.returncode == 1, done.stdout + done.stderr
+    document = json.loads((out / "results.json").read_text())
+    assert document["result"] == "incomplete"
+    assert len(model.requests) == 16
+    assert len(document["skippedRuns"]) == 8
+    (head,) = [e for e in document["evals"] if e["side"] == "head"]
+    (f3,) = [f for f in head["sequential"]["fixtures"] if f["fixture"] == "f3"]
+    assert (f3["verdict"], f3["head_runs"]) == ("likely regression", 2)
+    assert "adaptive reps stopped early: 8 more runs would exceed max-model-calls (20)" in (
+        (out / "comment.md").read_text()
+    )
