@@ -45,7 +45,7 @@ class Verdict(StrEnum):
     noise = "noise"
     """Failed at least once on head, and settled (or leaning) working."""
     unreliable_baseline = "unreliable baseline"
-    """Broken on head, but the base flips between pass and fail: does not block alone."""
+    """Leaning broken on head, and the base does not work reliably either: does not block."""
     not_enough_data = "not enough data"
     """Fewer than the minimum reps ran (a budget, an outage, a cancelled run)."""
 
@@ -241,7 +241,9 @@ def _verdict(tests: SequentialTests, test: Sprt, head: Tally, base: Tally | None
             return Verdict.improvement
         return Verdict.stable if head.fails == 0 else Verdict.noise
     if test.llr(head.passes, head.fails) > 0:
-        return Verdict.unreliable_baseline if base_state is not None else Verdict.likely_regression
+        if base_state in (Settled.open, Settled.broken):  # the base does not work either
+            return Verdict.unreliable_baseline
+        return Verdict.likely_regression
     return Verdict.noise if head.fails else Verdict.stable
 
 
