@@ -151,6 +151,22 @@ def build_plan(
     return plan
 
 
+def at_most(plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
+    """The plan with its adaptive Evals at their maximum reps on both sides, and no rounds:
+    for shards, whose parts cannot take turns, and must not decide on fewer reps than the
+    Eval may need (a fixture's verdict then reads every rep)."""
+    if not plan.adaptive:
+        return plan
+    runs = [run for run in plan.runs if run.eval not in plan.adaptive]
+    for name, base_fixtures in plan.adaptive.items():
+        reps = resources[Side.head].evals[name].resource.spec.execution.reps
+        most = reps.max if reps is not None else 1
+        heads = sorted({r.fixture for r in plan.runs if r.eval == name and r.side is Side.head})
+        runs += [PlannedRun(Side.head, name, f, rep) for f in heads for rep in range(most)]
+        runs += [PlannedRun(Side.base, name, f, rep) for f in base_fixtures for rep in range(most)]
+    return dataclasses.replace(plan, runs=runs, adaptive={})
+
+
 def undefined(resources: ResourceSet, whose: str, config: RepoConfig | None) -> str:
     """When the definitions that gate hold no Eval at all: that, and where evalward looked."""
     if resources.evals:

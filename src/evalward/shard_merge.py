@@ -21,7 +21,7 @@ from evalward.compare import compare
 from evalward.errors import ConfigError
 from evalward.evaluation import Evaluation
 from evalward.pipeline import prepare_change
-from evalward.plan import Plan, PlannedRun, private_runs
+from evalward.plan import Plan, PlannedRun, at_most, private_runs
 from evalward.plan_scores import score_evals
 from evalward.providers.pricing import PriceTable
 from evalward.record.read import read_part
@@ -63,7 +63,7 @@ def expected(setup: RunSetup) -> Iterator[Expected]:
         resources = {side: c.resources for side, c in prepared.checkouts.items()}
         yield Expected(
             source_of(setup.git, setup.revisions),
-            prepared.plan,
+            at_most(prepared.plan, resources),
             resources,
             prepared.changes,
             prepared.notes,

@@ -246,3 +246,34 @@ def test_the_plan_gives_the_range_and_a_call_budget_stops_the_rounds(
     assert "adaptive reps stopped early: 8 more runs would exceed max-model-calls (20)" in (
         (out / "comment.md").read_text()
     )
+
+
+def test_shards_run_adaptive_evals_at_their_maximum_and_the_merge_decides(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """Parts cannot take turns, so a sharded run gives every fixture its maximum reps on
+    both sides: never a verdict on fewer reps than the Eval may need."""
+    names = ["f0", "f1"]
+    change(repo, EVAL.replace("max: 8", "max: 4"), names)
+    scripted(model, "v1", {name: [True] * 10 for name in names})
+    scripted(model, "v2", {"f0": [True] * 10, "f1": [False] * 10})
+    keys = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"}
+    parts = tmp_path / "parts"
+    for index in (1, 2):
+        part = evalward(
+            "run", "--base", "main", "--no-cache", "--shard", f"{index}/2",
+            "--output-dir", str(parts), cwd=repo.path, **keys,
+        )  # fmt: skip
+        assert part.returncode == 0, part.stdout + part.stderr
+    out = tmp_path / "out"
+    merged = evalward(
+        "merge", "--base", "main", "--output-dir", str(out),
+        *sorted(str(p) for p in parts.glob("shard-*.json")), cwd=repo.path, **keys,
+    )  # fmt: skip
+
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    document = json.loads((out / "results.json").read_text())
+    assert spent(document) == {"head": {"f0": 4, "f1": 4}, "base": {"f0": 4, "f1": 4}}
+    (head,) = [e for e in document["evals"] if e["side"] == "head"]
+    verdicts = {f["fixture"]: f["verdict"] for f in head["sequential"]["fixtures"]}
+    assert verdicts == {"f0": "stable", "f1": "regression"}
