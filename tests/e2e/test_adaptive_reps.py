@@ -277,3 +277,29 @@ def test_shards_run_adaptive_evals_at_their_maximum_and_the_merge_decides(
     (head,) = [e for e in document["evals"] if e["side"] == "head"]
     verdicts = {f["fixture"]: f["verdict"] for f in head["sequential"]["fixtures"]}
     assert verdicts == {"f0": "stable", "f1": "regression"}
+
+
+def test_a_pull_request_cannot_loosen_its_own_sequential_gate(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """The pull request's copy of the Eval asks for one rep, lax error rates and a fixture
+    that "works" at 10 %: the base branch's Eval gates, with its own reps and rates."""
+    names = ["f0", "f1", "f2"]
+    lax = EVAL.replace(
+        "execution: { reps: { min: 2, max: 8 } }",
+        "execution: { reps: { min: 1, max: 1 } }\n"
+        "  scoring: { gate: { goodPassRate: 0.1, brokenPassRate: 0.0, falseBlockRate: 0.4 } }",
+    )
+    change(repo, EVAL, names, **{"eval.yaml": lax})
+    scripted(model, "v1", {name: [True] * 10 for name in names})
+    scripted(model, "v2", {"f0": [True] * 10, "f1": [False] * 10, "f2": [True] * 10})
+
+    done = run(repo, model, tmp_path / "out")
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    document = json.loads((tmp_path / "out" / "results.json").read_text())
+    (head,) = [e for e in document["evals"] if e["side"] == "head"]
+    assert (head["sequential"]["min_reps"], head["sequential"]["alpha"]) == (2, 0.02)
+    (f1,) = [f for f in head["sequential"]["fixtures"] if f["fixture"] == "f1"]
+    assert f1["verdict"] == "regression" and f1["blocks"]
+    assert spent(document)["head"]["f1"] > 1
