@@ -275,7 +275,7 @@ async def _run_change(
         try:
             fixtures, more_notes, left_out = await run_rounds(
                 plan, checkouts, providers, how, budget=options.budget, estimate=estimate,
-                flaky=flaky,
+                flaky=flaky, on_more=(lambda grown, _: on_plan(grown)) if on_plan else None,
             )  # fmt: skip
             notes += more_notes
             skipped += left_out

@@ -123,6 +123,10 @@ def test_one_broken_fixture_is_a_settled_regression_and_the_base_runs_only_it(
     # f3, the one fixture whose verdict reads it, at its minimum.
     assert reps["head"] == {**dict.fromkeys(FIXTURES, 3), "f3": 4}
     assert reps["base"] == {"f3": 2}
+    assert "evalward: 16 runs planned" in done.stderr
+    assert "evalward: 8 more runs where outcomes are open (adaptive reps), 24 in all" in (
+        done.stderr
+    )
     (head,) = [e for e in document["evals"] if e["side"] == "head"]
     verdicts = {f["fixture"]: f["verdict"] for f in head["sequential"]["fixtures"]}
     assert verdicts == {**dict.fromkeys(FIXTURES, "stable"), "f3": "regression"}
