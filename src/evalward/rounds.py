@@ -132,11 +132,12 @@ def next_round(
             flaky=list((flaky or {}).get(name, {})),
             more_reps_when_flaky=spec.scoring.gate.flaky_on_main is FlakyOnMain.more_reps,
         )
+        seen = {Side.head: head, Side.base: base}
         for side, fixture in asked:
             key = (side, name, fixture)
             rep = planned.get(key, 0)
-            if rep >= reps.max:  # outages never earn a fixture more than its maximum
-                continue
+            if rep >= reps.max or (rep >= reps.min and not seen[side].get(fixture)):
+                continue  # an outage's runs say nothing: the provider gets no more of them
             planned[key] = rep + 1
             extra.append(PlannedRun(side, name, fixture, rep))
     return extra
