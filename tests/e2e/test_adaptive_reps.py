@@ -12,7 +12,7 @@ from typing import Any
 
 from clirun import evalward
 from fakes.model_script import Reply, Rule
-from fakes.model_server import ScriptedModelServer, text
+from fakes.model_server import ScriptedModelServer, error, text
 from gitrepo import GitRepo
 
 AGENT = """\
@@ -307,3 +307,28 @@ def test_a_pull_request_cannot_loosen_its_own_sequential_gate(
     (f1,) = [f for f in head["sequential"]["fixtures"] if f["fixture"] == "f1"]
     assert f1["verdict"] == "regression" and f1["blocks"]
     assert spent(document)["head"]["f1"] > 1
+
+
+def test_an_outage_on_the_head_spends_no_reps_past_the_minimum(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """Every head call fails through its retries: each fixture's minimum reps run, none more
+    (an outage's runs say nothing, so no test asks for another), and the gate is unavailable,
+    no verdict on the agent."""
+    names = ["f0", "f1"]
+    retry = "{ attempts: 2, baseDelaySeconds: 0.001, maxDelaySeconds: 0.01 }"
+    repo.commit(
+        "fast retries", {"evalward.yaml": f"providers: {{ openai: {{ retry: {retry} }} }}\n"}
+    )
+    change(repo, EVAL, names)
+    scripted(model, "v1", {name: [True] * 10 for name in names})
+    down = [error(503) for _ in range(40)]
+    model.rules.append(Rule(lambda body: "(v2)" in json.dumps(body), down, sequence=True))
+
+    done = run(repo, model, tmp_path / "out")
+
+    assert done.returncode == 3, done.stdout + done.stderr
+    document = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert document["result"] == "unavailable"
+    assert spent(document) == {"head": {"f0": 2, "f1": 2}, "base": {}}
+    assert len(model.requests) == 2 * 2 * 2  # two fixtures, two reps, two attempts each
