@@ -27,7 +27,18 @@ def image_entrypoint() -> list[str]:
     raise AssertionError("the Dockerfile has no ENTRYPOINT")
 
 
-ENTRYPOINT = image_entrypoint()
+def from_this_checkout(argv: list[str]) -> list[str]:
+    """The image's command, its module run from this checkout's src/ whichever checkout the
+    interpreter's editable install points at (`-I` ignores PYTHONPATH; it still keeps the
+    working directory, the pull request's checkout, off sys.path)."""
+    assert argv[-2:] == ["-m", "evalward"], argv
+    source = str(Path(__file__).resolve().parents[1] / "src")
+    run = f"import sys, runpy; sys.path.insert(0, {source!r}); "
+    run += "runpy.run_module('evalward', run_name='__main__', alter_sys=True)"
+    return [*argv[:-2], "-c", run]
+
+
+ENTRYPOINT = from_this_checkout(image_entrypoint())
 
 
 @dataclass

@@ -11,12 +11,6 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
-def _src() -> dict[str, str]:
-    """The source tree under test, when the tests run against one (`PYTHONPATH`)."""
-    path = os.environ.get("PYTHONPATH")
-    return {"PYTHONPATH": path} if path else {}
-
-
 def evalward(*args: str, cwd: Path = REPO_ROOT, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "evalward", *args],
@@ -28,7 +22,7 @@ def evalward(*args: str, cwd: Path = REPO_ROOT, **env: str) -> subprocess.Comple
             "PATH": os.environ["PATH"],
             "HOME": str(cwd),
             "GIT_CONFIG_NOSYSTEM": "1",
-            **_src(),
+            "PYTHONPATH": str(REPO_ROOT / "src"),  # this checkout's code, whichever install
             **env,
         },
     )

@@ -1,9 +1,10 @@
 """Base against head: per-Eval score deltas and per-fixture regressions, fixes, new, removed.
 
 A fixture regresses when it passed on base and fails on head. With several reps that is a
-drop in pass rate, and one lucky or unlucky rep can cause it; the Eval-level paired test
-(`regression_test`, McNemar's exact test over (fixture, rep) pairs, see `evalward.stats`) says
-whether the drops together are significant at `SIGNIFICANCE` or inconclusive.
+drop in pass rate, and one lucky or unlucky rep can cause it; each fixture's paired test
+(`FixtureComparison.mcnemar`, McNemar's exact test over its reps paired by index, see
+`evalward.stats`) says whether its drop is significant at `SIGNIFICANCE` or inconclusive.
+An Eval with adaptive reps is classified by its sequential verdicts instead (`settle`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,25 @@ class FixtureComparison:
     """The fixture's verdict on head over its reps, by the Eval's `minRepPassRate` rule."""
     gates: bool = True
     """False for a fixture the pull request adds: it ran, and gates once merged."""
+
+    def mcnemar(self) -> McNemar:
+        """McNemar's exact test over this fixture's reps paired by index."""
+        base = {r.rep: r.passed for r in self.base}
+        pairs = [(base[r.rep], r.passed) for r in self.head if r.rep in base]
+        return mcnemar_drop(
+            sum(1 for b, h in pairs if b and not h), sum(1 for b, h in pairs if h and not b)
+        )
+
+    @property
+    def significant(self) -> bool:
+        """Its drop from base is significant on its own (McNemar, per fixture)."""
+        return self.change is Change.regression and self.mcnemar().p_value < SIGNIFICANCE
+
+    def numbers(self) -> str:
+        """ "base 5/5 → head 0/5": its passes over its reps on each side."""
+        base = sum(r.passed for r in self.base)
+        head = sum(r.passed for r in self.head)
+        return f"base {base}/{len(self.base)} → head {head}/{len(self.head)}"
 
     @property
     def base_pass_rate(self) -> float | None:
@@ -76,7 +96,8 @@ class EvalComparison:
         return [f for f in self.fixtures if f.change is change]
 
     def regression_test(self) -> McNemar:
-        """McNemar's exact test over outcomes paired by fixture and rep index."""
+        """McNemar's exact test over outcomes paired by fixture and rep index, pooled over the
+        Eval: shown beside the per-fixture tests, which are what gates."""
         worse = better = 0
         for fixture in self.fixtures:
             if fixture.change is Change.advisory:
@@ -93,8 +114,11 @@ class EvalComparison:
 
     @property
     def significant_regression(self) -> bool:
-        """Head passes significantly less often than base over (fixture, rep) pairs."""
-        return self.regression_test().p_value < SIGNIFICANCE
+        """A gating fixture passes significantly less often on head than on base."""
+        return bool(self.significant_fixtures())
+
+    def significant_fixtures(self) -> list[FixtureComparison]:
+        return [f for f in self.fixtures if f.gates and f.significant]
 
 
 def compare(results: list[EvalResult]) -> list[EvalComparison]:
@@ -112,8 +136,13 @@ def _compare_one(head: EvalResult, base: EvalResult | None) -> EvalComparison:
     base_passed = _verdicts(base) if base is not None else {}
     pending = set(head.pending)
     advisory = {o.name for o in head.fixture_results if o.advisory}
+    sequential = _sequential(head)
+    for name, passed in sequential.items():
+        head_passed[name] = passed[1]
     for name in sorted(set(head_runs) | set(base_runs)):
         change = _classify(base_passed.get(name), head_passed.get(name))
+        if name in sequential:  # the base runs only where the verdict reads it
+            change = Change.new if name in pending else sequential[name][0]
         if name in advisory:
             change = Change.advisory
         comparison.fixtures.append(
@@ -135,6 +164,24 @@ def _verdicts(result: EvalResult) -> dict[str, bool]:
     for name, runs in _by_fixture(result.fixtures).items():
         outcomes.setdefault(name, all(r.passed for r in runs))
     return outcomes
+
+
+_CHANGE_OF = {
+    "regression": Change.regression,
+    "still failing": Change.still_failing,
+    "improvement": Change.fixed,
+}
+
+
+def _sequential(head: EvalResult) -> dict[str, tuple[Change, bool]]:
+    """With adaptive reps, each fixture's change and head verdict by its sequential test:
+    only a settled regression or failure fails it."""
+    if head.sequential is None:
+        return {}
+    return {
+        f.fixture: (_CHANGE_OF.get(f.verdict, Change.still_passing), not f.blocks)
+        for f in head.sequential.fixtures
+    }
 
 
 def _classify(base_ok: bool | None, head_ok: bool | None) -> Change:

@@ -288,3 +288,25 @@ def trim_to_budget(
     order = {id(run): index for index, run in enumerate(plan.runs)}
     kept.sort(key=lambda run: order[id(run)])
     return Trimmed(plan.with_runs(kept), total, sorted(skipped))
+
+
+def adaptive_ceiling(
+    plan: Plan, resources: dict[Side, ResourceSet], prices: PriceTable, name: str
+) -> tuple[int, int, Estimate]:
+    """The most an adaptive Eval (`execution.reps`) can spend: every head fixture at its
+    maximum reps, and every base fixture too (head runs, base runs, their estimate). Its
+    plan holds the minimum; the rounds add reps only where the outcome is open."""
+    head = resources[Side.head].evals[name].resource.spec.execution.reps
+    fixtures = sorted({r.fixture for r in plan.runs if r.eval == name and r.side is Side.head})
+    if head is None:
+        return 0, 0, Estimate(0, 0.0)
+    runs = [PlannedRun(Side.head, name, f, rep) for f in fixtures for rep in range(head.max)]
+    runs += [
+        PlannedRun(Side.base, name, f, rep)
+        for f in plan.adaptive.get(name, [])
+        for rep in range(head.max)
+    ]
+    total = Estimate(0, 0.0)
+    for run in runs:
+        total += estimate_run(run, resources[run.side], prices)
+    return len(fixtures) * head.max, len(runs) - len(fixtures) * head.max, total

@@ -10,9 +10,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from evalward import jsontext
-from evalward.compare import Change, EvalComparison
+from evalward import blocked, jsontext
+from evalward.compare import EvalComparison
 from evalward.errors import EXIT_EXTERNAL, EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from evalward.resources.gate_policy import RegressionPolicy
+
+__all__ = ["RegressionPolicy"]
 
 AUDIT_EVENT = "eval_gate_bypass"
 """Every audit line starts with `{"event": "eval_gate_bypass"`: a stable prefix for alerting."""
@@ -139,6 +142,9 @@ class GateDecision:
 
     interrupted: bool = False
     """True when SIGTERM/SIGINT cut the run short."""
+    why: list[str] = field(default_factory=list)
+    """One line per thing that blocks: the Eval, the test, the fixtures that drove it and its
+    numbers (the comment's "why it is blocked")."""
 
     @property
     def exit_code(self) -> int:
@@ -149,14 +155,6 @@ class GateDecision:
         if self.result in (GateResult.failed, GateResult.incomplete):
             return EXIT_GATE_FAILED
         return EXIT_OK
-
-
-class RegressionPolicy(StrEnum):
-    """Whether regressions gate on their own, besides thresholds (input `fail-on-regression`)."""
-
-    none = "none"
-    significant = "significant"
-    any = "any"
 
 
 def decide(
@@ -232,7 +230,8 @@ def _not_passed(
         return decision
     decision.result = GateResult.failed
     decision.refusal = refusal
-    reasons = evals.failures(not_run, regressions)
+    decision.why = evals.why(regressions)
+    reasons = evals.failures(not_run, regressions) + decision.why
     if skipped:
         reasons.append(f"{skipped} runs were skipped by the budget")
     decision.reason = "; ".join([*reasons, *evals.unfinished(0)])
@@ -266,7 +265,11 @@ class _Verdicts:
             unscored=unscored,
             down=[c for c in failed if c.head.provider_unavailable],
             below=[c for c in failed if not c.head.provider_unavailable],
-            regressed=[c for c in gating if c.head.passed and _regressed(c, regressions)],
+            regressed=[
+                c
+                for c in gating
+                if c.head.passed and blocked.regressed(c, blocked.policy_of(c, regressions))
+            ],
         )
 
     @property
@@ -281,7 +284,7 @@ class _Verdicts:
                 c.name for c in self.down + self.unscored if c.head.provider_unavailable
             ],
             failing_evals=[c.name for c in self.failing] + sorted(not_run),
-            failing_fixtures={c.name: _failing_fixtures(c) for c in self.failing},
+            failing_fixtures={c.name: blocked.failing_fixtures(c) for c in self.failing},
         )
 
     def failures(self, not_run: Mapping[str, str], regressions: RegressionPolicy) -> list[str]:
@@ -293,6 +296,10 @@ class _Verdicts:
             reasons.append(f"{len(self.regressed)} Eval(s) with a {kind}regression")
         return reasons
 
+    def why(self, regressions: RegressionPolicy) -> list[str]:
+        """What blocks, Eval by Eval: the test, the fixtures and their numbers."""
+        return blocked.why(self.below, self.regressed, regressions)
+
     def unfinished(self, skipped_runs: int) -> list[str]:
         """What kept the gate from a whole verdict: Evals unscored, runs left out, outages."""
         said = [_unscored(c) for c in self.unscored]
@@ -301,18 +308,6 @@ class _Verdicts:
         if self.down:
             said.append(f"{len(self.down)} Eval(s) not run: {UNAVAILABLE}")
         return said
-
-
-def _failing_fixtures(comparison: EvalComparison) -> list[str]:
-    return [
-        f.fixture
-        for f in comparison.fixtures
-        if f.gates
-        and (
-            f.change is Change.regression
-            or (f.change not in (Change.removed, Change.advisory) and not f.head_passed)
-        )
-    ]
 
 
 def _passed(
@@ -382,14 +377,6 @@ def did_not_run(not_run: Mapping[str, str]) -> list[str]:
         f"{why}; its Eval{'s' if len(names) > 1 else ''} {', '.join(names)} did not run"
         for why, names in by_reason.items()
     ]
-
-
-def _regressed(comparison: EvalComparison, policy: RegressionPolicy) -> bool:
-    if policy is RegressionPolicy.any:
-        return bool(comparison.of(Change.regression))
-    if policy is RegressionPolicy.significant:
-        return comparison.significant_regression
-    return False
 
 
 def audit_record(

@@ -24,7 +24,7 @@ from evalward.estimate import (
     trim_to_budget,
 )
 from evalward.evaluation import Evaluation
-from evalward.execute import Execution, ProgressCallback, execute
+from evalward.execute import Execution, ProgressCallback
 from evalward.fingerprint import FileIndex
 from evalward.git import FileChange, Git
 from evalward.past.status import AgentIdentity, identity_of
@@ -46,7 +46,9 @@ from evalward.resources.loader import load_changed_resources, needs_full_load
 from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config, parse_config
 from evalward.result_cache import CacheKeys
 from evalward.results import FixtureResult
+from evalward.rounds import flaky_on_main, run_rounds
 from evalward.run_setup import RunSetup
+from evalward.settle import settle
 from evalward.sides import GateConfig, Side
 from evalward.spending import Allowance, Estimate
 from evalward.spool import TraceSpool
@@ -198,7 +200,7 @@ async def evaluate_change(
     ran = await _run_change(setup, on_result=on_result, on_plan=on_plan, traces=traces)
     # Scoring reads only the Evals: the checkouts and every loaded fixture are gone by now,
     # so a large suite's definitions and its results are not in memory together.
-    evals = score_evals(ran.plan, ran.evals, ran.fixtures)
+    evals = settle(score_evals(ran.plan, ran.evals, ran.fixtures), ran.evals, ran.flaky)
     for result in evals:
         if result.side == "base" and result.provider_unavailable:
             ran.notes.append(
@@ -235,6 +237,8 @@ class _Ran:
     estimate: Estimate | None
     agents: dict[str, AgentIdentity]
     head_commit: str
+    flaky: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Per adaptive Eval, its fixtures that are flaky on main (`past.flaky`)."""
 
 
 async def _run_change(
@@ -287,11 +291,20 @@ async def _run_change(
         # it is of every run, and it is made while the runs wait on their model calls.
         estimating = (
             asyncio.ensure_future(estimate_meanwhile(plan, resources, providers.prices))
-            if estimate is None and cached is None
+            if estimate is None and cached is None and not plan.adaptive
             else None
         )
+        flaky, stale = flaky_on_main(
+            options.main_history, plan, checkouts, keys or CacheKeys(checkouts, providers)
+        )
+        notes += stale
         try:
-            fixtures = await execute(plan, checkouts, providers, how)
+            fixtures, more_notes, left_out = await run_rounds(
+                plan, checkouts, providers, how, budget=options.budget, estimate=estimate,
+                flaky=flaky, on_more=(lambda grown, _: on_plan(grown)) if on_plan else None,
+            )  # fmt: skip
+            notes += more_notes
+            skipped += left_out
         except BaseException:
             if estimating is not None:
                 estimating.cancel()
@@ -317,6 +330,7 @@ async def _run_change(
             estimate,
             agents,
             checkouts[Side.head].sha,
+            flaky,
         )
 
 

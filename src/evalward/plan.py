@@ -50,6 +50,10 @@ class Plan:
     """Affected Evals the PR removed under `gate-config: head`, where its definitions gate."""
     reused: int = 0
     """Runs whose result the result cache already holds: they will not run again."""
+    adaptive: dict[str, list[str]] = field(default_factory=dict)
+    """Evals with adaptive reps (`execution.reps`): the head runs each fixture's minimum, and
+    further rounds add reps where the outcome is open (`rounds`); the base fixtures listed
+    run only where the verdict reads them."""
     undefined: str = ""
     """When the definitions that gate hold no Eval at all: that, and where they were looked
     for ("the base branch (abc123) defines no Eval: evalward looked in evals/ …")."""
@@ -112,7 +116,10 @@ def build_plan(
             plan.not_run[name] = _why_gone(target, changes)
             continue
         plan.evals.append(name)
-        reps = eval_def.spec.execution.reps_per_fixture
+        adaptive = eval_def.spec.execution.reps
+        reps = eval_def.spec.execution.reps_per_fixture if adaptive is None else adaptive.min
+        if adaptive is not None:
+            plan.adaptive[name] = []
         fixtures = [f.resource.metadata.name for f in gate.fixtures_of(eval_def)]
         if from_base and gating is not None and name in gating.evals:
             fixtures, pending = _base_fixtures(name, gate, gating, head or gate)
@@ -136,9 +143,28 @@ def build_plan(
             continue
         for located_fixture in base.fixtures_of(base_eval.resource):
             base_name = located_fixture.resource.metadata.name
+            if adaptive is not None:
+                plan.adaptive[name].append(base_name)
+                continue
             for rep in range(base_eval.resource.spec.execution.reps_per_fixture):
                 plan.runs.append(PlannedRun(Side.base, name, base_name, rep))
     return plan
+
+
+def at_most(plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
+    """The plan with its adaptive Evals at their maximum reps on both sides, and no rounds:
+    for shards, whose parts cannot take turns, and must not decide on fewer reps than the
+    Eval may need (a fixture's verdict then reads every rep)."""
+    if not plan.adaptive:
+        return plan
+    runs = [run for run in plan.runs if run.eval not in plan.adaptive]
+    for name, base_fixtures in plan.adaptive.items():
+        reps = resources[Side.head].evals[name].resource.spec.execution.reps
+        most = reps.max if reps is not None else 1
+        heads = sorted({r.fixture for r in plan.runs if r.eval == name and r.side is Side.head})
+        runs += [PlannedRun(Side.head, name, f, rep) for f in heads for rep in range(most)]
+        runs += [PlannedRun(Side.base, name, f, rep) for f in base_fixtures for rep in range(most)]
+    return dataclasses.replace(plan, runs=runs, adaptive={})
 
 
 def undefined(resources: ResourceSet, whose: str, config: RepoConfig | None) -> str:

@@ -33,7 +33,11 @@ def score_evals(plan: Plan, evals: EvalsBySide, results: list[FixtureResult]) ->
             continue
         for name in plan.evals:
             runs = runs_of.get((side.value, name), [])
-            if side is Side.base and not runs and name in plan.skipped_base:
+            if (
+                side is Side.base
+                and not runs
+                and (name in plan.skipped_base or name in plan.adaptive)
+            ):
                 continue
             located = definitions.get(name)
             if located is not None:

@@ -10,7 +10,9 @@ from enum import StrEnum
 from pydantic import BaseModel, Field, computed_field
 
 from evalward.playground_state import PlaygroundRecord
+from evalward.resources.gate_policy import RegressionPolicy
 from evalward.resources.models import Severity
+from evalward.sequential_record import SequentialRecord
 from evalward.trace import Trace, Usage
 
 OUTPUT_CAP_BYTES = 8 * 1024
@@ -303,6 +305,10 @@ class EvalResult(BaseModel):
     axes: dict[str, float] = Field(default_factory=dict)
     """Seed 001's per-axis scores over the run: per axis, the mean of the scored fixtures'
     scores on it."""
+    fail_on_regression: RegressionPolicy = RegressionPolicy.none
+    """`scoring.gate.failOnRegression` of the definition that gates."""
+    sequential: SequentialRecord | None = None
+    """With adaptive reps: what the sequential tests settled; `passed` is their verdict."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property

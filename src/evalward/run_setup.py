@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from evalward.git import Git
 from evalward.plan import Plan
@@ -29,6 +30,9 @@ class RunOptions:
     budget: Budget = field(default_factory=Budget)
     sandbox: Sandbox | None = None
     """The action's: programs from a checkout run in it. None (the CLI): as evalward's user."""
+    main_history: Path | None = None
+    """A trusted result cache's directory, where the default branch's runs record each
+    fixture's outcomes (`past.flaky`): what makes a fixture flaky on main."""
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from evalward.estimate import estimate_run
 from evalward.execute import ProgressCallback
 from evalward.git import Git
 from evalward.pipeline import evaluate_change
-from evalward.plan import Plan, PlannedRun
+from evalward.plan import Plan, PlannedRun, at_most
 from evalward.providers.pricing import PriceTable
 from evalward.record.schema import PlanRecord, ShardIndex, ShardSource, SpentInfo
 from evalward.record.write import part_document
@@ -91,6 +91,7 @@ class _Splitter:
         self.definitions: Mapping[Side, ResourceSet] = {}
 
     def __call__(self, plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
+        plan = at_most(plan, resources)  # parts cannot take turns: no adaptive rounds
         self.whole, self.definitions = plan, resources
         return split(plan, resources, self.prices, self.spec)
 

@@ -21,7 +21,7 @@ from evalward.compare import compare
 from evalward.errors import ConfigError
 from evalward.evaluation import Evaluation
 from evalward.pipeline import prepare_change
-from evalward.plan import Plan, PlannedRun, private_runs
+from evalward.plan import Plan, PlannedRun, at_most, private_runs
 from evalward.plan_scores import score_evals
 from evalward.providers.pricing import PriceTable
 from evalward.record.read import read_part
@@ -29,6 +29,7 @@ from evalward.record.schema import PlanRecord, RunKey, ShardPart
 from evalward.resources import ResourceSet
 from evalward.results import FixtureResult
 from evalward.run_setup import RunSetup
+from evalward.settle import settle
 from evalward.shard import assign, definitions_digest, plan_record, run_key, source_of
 from evalward.shard_seal import broken
 from evalward.sides import Side
@@ -62,7 +63,7 @@ def expected(setup: RunSetup) -> Iterator[Expected]:
         resources = {side: c.resources for side, c in prepared.checkouts.items()}
         yield Expected(
             source_of(setup.git, setup.revisions),
-            prepared.plan,
+            at_most(prepared.plan, resources),
             resources,
             prepared.changes,
             prepared.notes,
@@ -131,7 +132,8 @@ def merge(parts: Sequence[Part], plan: Expected, key: str | None) -> Evaluation:
             f"{_describe(absent[0])}; rerun the part that should have run it"
         )
     fixtures = sorted(results.values(), key=lambda r: order[(r.side, r.eval, r.fixture, r.rep)])
-    evals = score_evals(plan.plan, {s: r.evals for s, r in plan.resources.items()}, fixtures)
+    definitions = {s: r.evals for s, r in plan.resources.items()}
+    evals = settle(score_evals(plan.plan, definitions, fixtures), definitions)
     return Evaluation(
         changes=plan.changes,
         plan=plan.plan,

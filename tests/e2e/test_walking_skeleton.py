@@ -217,7 +217,10 @@ def test_failing_change_is_gated_commented_and_compared_with_base(
     body = comments[0]["body"]
     assert body.startswith("<!-- evalward-comment:evals/gate -->")
     assert "1.00 → **0.80**" in body
-    assert "### Why it is blocked — worst first\n1. 🔻 **low** · " in body
+    assert (
+        "### Why it is blocked — worst first\n- support-bot-eval: score 0.80 is below its "
+        "threshold 0.90 — failing greeting (base 1/1 → head 0/1)\n\n1. 🔻 **low** · "
+    ) in body
     assert "support-bot-eval / greeting" in body
     assert "sk-test-secret-value" not in body
 

@@ -118,7 +118,8 @@ def test_a_reader_that_leaves_early_ends_the_run_quietly_with_its_files_written(
             stdout=write_end,
             stderr=write_end if stderr_too else subprocess.PIPE,
             timeout=120,
-            env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"},
+            env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1",
+                 "PYTHONPATH": str(REPO_ROOT / "src")},
         )  # fmt: skip
     finally:
         os.close(write_end)

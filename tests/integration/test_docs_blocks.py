@@ -143,8 +143,8 @@ class Page:
             "LANG": "C.UTF-8",
             **self.pip_env,
         }
-        if self.bin == BIN and os.environ.get("PYTHONPATH"):  # the source tree under test
-            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        if self.bin == BIN:  # the test's own evalward runs this checkout's code
+            env["PYTHONPATH"] = str(ROOT / "src")
         return subprocess.run(
             ["bash", "-e", "-o", "pipefail", "-c", script],
             cwd=self.repo.path,

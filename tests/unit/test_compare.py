@@ -77,14 +77,27 @@ def test_one_flaky_rep_is_an_inconclusive_regression() -> None:
     assert comparison.significant_regression is False
 
 
-def test_a_consistent_drop_across_fixtures_is_significant() -> None:
+def test_significance_is_per_fixture_and_the_pooled_test_is_only_shown() -> None:
+    """Pooled over the Eval, six drops of two reps each look significant (p = 1/64); no single
+    fixture's drop is (2 worse of 3, p = 1/4), so `significant` does not block on it."""
     base = [run(f"f{i}", "base", True, rep) for i in range(3) for rep in range(3)]
     head = [run(f"f{i}", "head", rep == 2, rep) for i in range(3) for rep in range(3)]
     (comparison,) = compare([eval_result("head", head), eval_result("base", base)])
     test = comparison.regression_test()
     assert (test.worse, test.better) == (6, 0)
     assert test.p_value == 1 / 64
-    assert comparison.significant_regression is True
+    assert [f.mcnemar().p_value for f in comparison.fixtures] == [1 / 4] * 3
+    assert comparison.significant_regression is False
+
+
+def test_one_fixture_broken_outright_is_a_significant_regression() -> None:
+    base = [run(f"f{i}", "base", True, rep) for i in range(3) for rep in range(5)]
+    head = [run(f"f{i}", "head", i != 1, rep) for i in range(3) for rep in range(5)]
+    (comparison,) = compare([eval_result("head", head), eval_result("base", base)])
+    (broken,) = comparison.significant_fixtures()
+    assert broken.fixture == "f1"
+    assert broken.mcnemar().p_value == 1 / 32
+    assert broken.numbers() == "base 5/5 → head 0/5"
 
 
 def test_the_gate_and_the_comment_follow_the_evals_rep_rule() -> None:
@@ -111,3 +124,30 @@ def test_the_gate_and_the_comment_follow_the_evals_rep_rule() -> None:
     verdicts = {f.fixture: f.head_passed for f in comparison.fixtures}
     assert verdicts == {"bad": False, "flaky": True}
     assert decide([comparison], None).failing_fixtures == {"e": ["bad"]}
+
+
+@pytest.mark.parametrize(
+    ("own", "action_input", "blocks"),
+    [
+        ("significant", "none", True),  # an input cannot loosen the Eval's rule
+        ("none", "significant", True),  # it can tighten it
+        ("none", "none", False),
+        ("any", "significant", True),
+    ],
+)
+def test_an_action_input_only_tightens_the_evals_regression_rule(
+    own: str, action_input: str, blocks: bool
+) -> None:
+    from evalward.gate import GateResult, RegressionPolicy, decide
+
+    base = [run(f"f{i}", "base", True, rep) for i in range(2) for rep in range(5)]
+    head = [run(f"f{i}", "head", i == 0, rep) for i in range(2) for rep in range(5)]
+    head_result = eval_result("head", head).model_copy(
+        update={"fail_on_regression": RegressionPolicy(own)}
+    )
+    comparisons = compare([head_result, eval_result("base", base)])
+    decision = decide(comparisons, None, regressions=RegressionPolicy(action_input))
+    assert (decision.result is GateResult.failed) is blocks
+    if blocks:
+        assert decision.failing_fixtures == {"e": ["f1"]}
+        assert "e / f1: " in decision.why[0] and "base 5/5 → head 0/5" in decision.why[0]

@@ -177,6 +177,7 @@ def run_options(job: Job) -> RunOptions:
         cache=job.cache.open(),
         budget=Budget(settings.max_model_calls, settings.max_cost_usd),
         sandbox=job.sandbox,
+        main_history=job.cache.directory,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evalward import __version__
 from evalward.action.github import PullInfo
 from evalward.action.job import Job
 from evalward.action.route import Route
@@ -16,6 +17,7 @@ from evalward.action.workflow import append_summary, command
 from evalward.cache_mode import CacheMode
 from evalward.evaluation import Evaluation
 from evalward.gate import BypassRecord, GateDecision, GateResult
+from evalward.past.flaky import record_runs
 from evalward.past.trend import record_commit, trends
 from evalward.report.markdown import (
     ReportContext,
@@ -130,6 +132,14 @@ def record_scores(job: Job, evaluation: Evaluation) -> None:
             evaluation.evals,
             commit=job.context.sha,
             branch=job.context.default_branch or "main",
+        )
+        agents = {
+            r.eval: evaluation.agents[r.agent].fingerprint
+            for r in evaluation.evals
+            if r.side == "head" and r.agent in evaluation.agents
+        }
+        record_runs(
+            cache_dir, evaluation.evals, commit=job.context.sha, agents=agents, version=__version__
         )
     except OSError as exc:
         job.log(command("warning", f"the Evals' scores were not added to the cache: {exc}"))

@@ -173,7 +173,7 @@ async def run_all(job: Job, route: Route) -> int:
     report = report_for(job, outcome, decision, head_sha, route=route)
     report.since_scheduled = status.since_scheduled(evaluation)
     write_everything(job, outcome, decision, report)
-    if job.context.event_name == "push" and not outcome.cancelled:
+    if job.context.event_name in ("push", "schedule") and not outcome.cancelled:
         record_scores(job, evaluation)
     annotate(job, evaluation)
     report_check(job, decision, evaluation, head_sha, gating=False, report=report)

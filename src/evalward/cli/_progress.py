@@ -28,6 +28,16 @@ class ProgressBar:
         self._last_write = float("-inf")
 
     def planned(self, plan: Plan) -> None:
+        if self.total and len(plan.runs) > self.total:  # a round of adaptive reps
+            more, self.total = len(plan.runs) - self.total, len(plan.runs)
+            if not self.bar:
+                print(
+                    f"evalward: {more} more runs where outcomes are open (adaptive reps), "
+                    f"{self.total} in all",
+                    file=self.stream,
+                    flush=True,
+                )
+            return
         self.total = len(plan.runs)
         if not self.bar:
             print(f"evalward: {self.total} runs planned", file=self.stream, flush=True)

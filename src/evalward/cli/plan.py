@@ -40,7 +40,7 @@ def _eval_row(
 ) -> tuple[dict[str, Any], float, bool]:
     """One Eval of the plan: why it runs, its runs per side, their estimated calls and cost;
     the cost unrounded, and whether a model of it has no price (the cost is a lower bound)."""
-    from evalward.estimate import estimate_run
+    from evalward.estimate import adaptive_ceiling, estimate_run
     from evalward.sides import Side
 
     runs = [r for r in plan.runs if r.eval == name]
@@ -57,6 +57,9 @@ def _eval_row(
         "modelCalls": sum(e.calls for e in estimates),
         "costUsd": round(cost, 6),
     }
+    if name in plan.adaptive:  # the plan holds the minimum reps: the range goes up to this
+        head_runs, base_runs, most = adaptive_ceiling(plan, dict(resources), prices, name)
+        row["atMost"] = {"headRuns": head_runs, "baseRuns": base_runs, "modelCalls": most.calls}
     return row, cost, any(e.cost_usd is None for e in estimates)
 
 
@@ -146,6 +149,13 @@ def _render(document: dict[str, Any], unpriced: bool, priced_cost: float) -> str
             f"    {entry['fixtures']} fixtures, {entry['headRuns']} head runs{base}; "
             f"~{entry['modelCalls']} model calls, ~${entry['costUsd']:.4f}"
         )
+        if "atMost" in entry:
+            most = entry["atMost"]
+            lines.append(
+                f"    adaptive reps: the runs above at least, at most {most['headRuns']} head "
+                f"and {most['baseRuns']} base runs, ~{most['modelCalls']} model calls, "
+                "where outcomes stay open"
+            )
     for name, why in document["notRun"].items():
         lines.append(f"  {name}: not run: {why}")
     for name, why in document["skippedBase"].items():
@@ -155,5 +165,8 @@ def _render(document: dict[str, Any], unpriced: bool, priced_cost: float) -> str
     cost = f"~${priced_cost:.4f}"
     if unpriced:
         cost += " for the priced models (a model in the plan has no price)"
-    lines.append(f"Estimate: ~{document['modelCalls']} model calls, {cost}")
+    most = sum(e["atMost"]["modelCalls"] for e in document["evals"] if "atMost" in e)
+    most += sum(e["modelCalls"] for e in document["evals"] if "atMost" not in e)
+    upto = f" (up to ~{most} with adaptive reps)" if most > document["modelCalls"] else ""
+    lines.append(f"Estimate: ~{document['modelCalls']} model calls{upto}, {cost}")
     return "\n".join(lines)

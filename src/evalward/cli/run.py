@@ -117,6 +117,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         parallel=args.parallel,
         cache=ResultCache(root / ".evalward" / "cache", mode),
         budget=Budget(args.max_model_calls, args.max_cost_usd),
+        main_history=root / ".evalward" / "cache",
     )
     setup = RunSetup(
         git,

@@ -265,8 +265,14 @@ def headline(comparisons: list[EvalComparison], decision: GateDecision, counts: 
         ),
         key=lambda c: (c.head.score - c.head.pass_threshold, c.name),
     )
-    scores = ", ".join(shortfall_text(c.name, c.head) for c in below[:3]) + (
-        f" and {len(below) - 3} more Evals" if len(below) > 3 else ""
+    scores = (
+        ", ".join(
+            f"{c.name} settled failing by its sequential tests"
+            if c.head.sequential is not None  # adaptive reps: the threshold does not decide
+            else shortfall_text(c.name, c.head)
+            for c in below[:3]
+        )
+        + (f" and {len(below) - 3} more Evals" if len(below) > 3 else "")
     )
     regressed = regressions_text(counts)
     what = " — ".join(part for part in (scores, regressed) if part)

@@ -354,6 +354,7 @@ def html_chunks(
         total=len(pairs),
         static=_static_items(pairs, rules),
         run_numbers=_run_numbers(comparisons),
+        sequential=[(c.name, c.head.sequential) for c in comparisons if c.head.sequential],
         static_more=max(0, sum(1 for p in pairs if p.flags & PROBLEMS) - STATIC_LIMIT),
         data=_data(meta, pairs, position, shown),
         traces=_traces(pairs, trace_of, shown),

@@ -42,6 +42,7 @@ from evalward.resources.conversation import (
     SimulatedUserDefaults,
     check_fixture_shape,
 )
+from evalward.resources.gate_policy import GatePolicy, RepRange
 from evalward.resources.playground import Playground
 
 # --- EvalFixture -------------------------------------------------------------------------
@@ -273,6 +274,7 @@ class ScoringConfig(Model):
             "bench/gate_sim.py say\nwhy not every rep."
         ),
     )
+    gate: GatePolicy = Field(default_factory=GatePolicy)
 
     min_pass_hat_k: float | None = Field(
         default=None,
@@ -301,6 +303,13 @@ class ExecutionConfig(Model):
     )
     timeout_seconds: float = Field(default=300, gt=0)
     reps_per_fixture: int = Field(default=1, ge=1, le=1000)
+    reps: RepRange | None = Field(
+        default=None,
+        description=(
+            "Adaptive reps: each fixture starts at `min` and gets more, up to `max`, only "
+            "while its\nsequential test is open (`scoring.gate`); replaces repsPerFixture."
+        ),
+    )
 
 
 class EvalSpec(Model):
