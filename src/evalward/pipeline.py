@@ -7,13 +7,12 @@ parameters, so tests run it against real repositories and local model servers.
 from __future__ import annotations
 
 import asyncio
-import posixpath
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evalward.base_resources import load_base
 from evalward.changes import ChangeSet, detect_changes
 from evalward.compare import compare
 from evalward.errors import ConfigError, MissingSecretError, ResourceError
@@ -42,7 +41,6 @@ from evalward.playgrounds import uses_playgrounds, world_names
 from evalward.preflight import planned_models, refuse_plan
 from evalward.providers.registry import Providers, check_credentials
 from evalward.resources import ResourceSet, load_resources
-from evalward.resources.loader import load_changed_resources, needs_full_load
 from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config, parse_config
 from evalward.result_cache import CacheKeys
 from evalward.results import FixtureResult
@@ -161,7 +159,7 @@ class _Bases:
         config = self.config or load_config(self.head_root)
         try:
             differs = _paths(self.changed) | dirty
-            self.base, self.root = _load_base(
+            self.base, self.root = load_base(
                 git, merge_base, self.head, differs, self.stack, config
             )
         except ResourceError as exc:
@@ -179,7 +177,7 @@ class _Bases:
         # base side runs.
         differs = _paths(git.changed_files(tip, head_commit)) | dirty
         try:
-            self.gating, _ = _load_base(git, tip, self.head, differs, self.stack, config)
+            self.gating, _ = load_base(git, tip, self.head, differs, self.stack, config)
         except ResourceError as exc:
             raise _unloadable(exc, tip) from None
 
@@ -349,58 +347,6 @@ def _head_agents(plan: Plan, head: ResourceSet, keys: CacheKeys) -> dict[str, Ag
 def config_at(git: Git, commit: str) -> RepoConfig:
     """The `evalward.yaml` of a commit (defaults when it has none)."""
     return parse_config(git.read_files(commit, [CONFIG_FILE]).get(CONFIG_FILE))
-
-
-def _load_base(
-    git: Git,
-    merge_base: str,
-    head: ResourceSet,
-    differs: set[str],
-    stack: ExitStack,
-    config: RepoConfig,
-) -> tuple[ResourceSet, Path]:
-    """The merge base's resources, parsing only what the change touched.
-
-    A resource is the head's only while everything it was made from is unchanged: its file
-    and every file it reads (`ResourceSet.reads`). Then it is reused; the base versions of
-    the changed YAML files are read from git into a small overlay directory and parsed. When
-    the change touches what an unchanged resource reads (the overlay holds none of that), a
-    symbolic link, `evalward.yaml` or a `.gitattributes` (which decides what the head's
-    checkout wrote), the base is checked out and loaded whole; the caller checks one out
-    later anyway if a base-side agent reads files at run time.
-    """
-    wanted = sorted(p for p in differs if p.endswith((".yaml", ".yml")))
-    if not (
-        needs_full_load(head, differs)
-        or head.depending_on(differs)
-        or any(posixpath.basename(p) == ".gitattributes" for p in differs)
-        or _linked(head)
-        or git.links_among(merge_base, wanted)
-    ):
-        overlay = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evalward-base-")))
-        for path, content in git.read_files(merge_base, wanted).items():
-            target = overlay / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(content)
-        try:
-            base = load_changed_resources(overlay, head, differs, config, check_files=False)
-        except ResourceError:
-            pass  # e.g. an AgentV file whose references the overlay lacks: load it whole
-        else:
-            return base, overlay
-    root = stack.enter_context(git.worktree(merge_base))
-    return load_resources(root, config=config), root
-
-
-def _linked(resources: ResourceSet) -> bool:
-    """Whether a resource file is a symbolic link: its content can change while its path does
-    not, so the overlay (which reuses unchanged paths) cannot be trusted with it."""
-    files = {
-        located.file
-        for kind in (resources.agents, resources.fixtures, resources.evals, resources.calibrations)
-        for located in kind.values()
-    }
-    return any((resources.root / file).is_symlink() for file in files | resources.agentv_files)
 
 
 def _paths(changed: list[FileChange]) -> set[str]:

@@ -1,0 +1,66 @@
+"""The merge base's resources, parsed from only what a change touched when that is safe."""
+
+from __future__ import annotations
+
+import posixpath
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
+
+from evalward.errors import ResourceError
+from evalward.git import Git
+from evalward.resources import ResourceSet, load_resources
+from evalward.resources.loader import load_changed_resources, needs_full_load
+from evalward.resources.repo_config import RepoConfig
+
+
+def load_base(
+    git: Git,
+    merge_base: str,
+    head: ResourceSet,
+    differs: set[str],
+    stack: ExitStack,
+    config: RepoConfig,
+) -> tuple[ResourceSet, Path]:
+    """The merge base's resources, parsing only what the change touched.
+
+    A resource is the head's only while everything it was made from is unchanged: its file
+    and every file it reads (`ResourceSet.reads`). Then it is reused; the base versions of
+    the changed YAML files are read from git into a small overlay directory and parsed. When
+    the change touches what an unchanged resource reads (the overlay holds none of that), a
+    symbolic link, `evalward.yaml` or a `.gitattributes` (which decides what the head's
+    checkout wrote), the base is checked out and loaded whole; the caller checks one out
+    later anyway if a base-side agent reads files at run time.
+    """
+    wanted = sorted(p for p in differs if p.endswith((".yaml", ".yml")))
+    if not (
+        needs_full_load(head, differs)
+        or head.depending_on(differs)
+        or any(posixpath.basename(p) == ".gitattributes" for p in differs)
+        or _linked(head)
+        or git.links_among(merge_base, wanted)
+    ):
+        overlay = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evalward-base-")))
+        for path, content in git.read_files(merge_base, wanted).items():
+            target = overlay / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
+        try:
+            base = load_changed_resources(overlay, head, differs, config, check_files=False)
+        except ResourceError:
+            pass  # e.g. an AgentV file whose references the overlay lacks: load it whole
+        else:
+            return base, overlay
+    root = stack.enter_context(git.worktree(merge_base))
+    return load_resources(root, config=config), root
+
+
+def _linked(resources: ResourceSet) -> bool:
+    """Whether a resource file is a symbolic link: its content can change while its path does
+    not, so the overlay (which reuses unchanged paths) cannot be trusted with it."""
+    files = {
+        located.file
+        for kind in (resources.agents, resources.fixtures, resources.evals, resources.calibrations)
+        for located in kind.values()
+    }
+    return any((resources.root / file).is_symlink() for file in files | resources.agentv_files)
