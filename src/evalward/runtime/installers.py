@@ -14,7 +14,7 @@ import json
 import os
 import shutil
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +23,7 @@ import uv
 from evalward.errors import AgentRunError, ConfigError
 from evalward.runtime.process import kill_group, read_tail, tail
 from evalward.runtime.sandbox import AgentUser
+from evalward.safe_files import UnsafeFile, read_regular
 
 NETWORK_ENV = (
     "HTTP_PROXY",
@@ -211,16 +212,52 @@ async def python_interpreter(installer: Installer, uv_bin: str, cwd: Path) -> tu
 
 def editable_installs(venv: Path) -> list[str]:
     """Distributions installed in editable mode: they point into the copy of the checkout the
-    installer ran in, which is gone by the time the agent runs."""
+    installer ran in, which is gone by the time the agent runs. What the install left is read
+    without following a link into or out of the virtualenv (`safe_files`); a record that is
+    not a regular file is refused (AgentRunError naming it)."""
     found: list[str] = []
-    for record in sorted(venv.glob("lib/python*/site-packages/*.dist-info/direct_url.json")):
+    for record in _direct_urls(venv):
         try:
-            direct = json.loads(record.read_text(encoding="utf-8"))
+            direct = json.loads(read_regular(record, MAX_RECORD_BYTES))
+        except UnsafeFile as exc:
+            raise AgentRunError(
+                f"the install left {_shown(record, venv)}, which {exc.reason}"
+            ) from None
         except (OSError, ValueError):
             continue
         if isinstance(direct, dict) and (direct.get("dir_info") or {}).get("editable"):
             found.append(record.parent.name.split("-")[0])
     return found
+
+
+MAX_RECORD_BYTES = 1024 * 1024
+"""The largest `direct_url.json` read (pip writes a few hundred bytes)."""
+
+
+def _direct_urls(venv: Path) -> list[Path]:
+    """`lib/python*/site-packages/*.dist-info/direct_url.json`, through real folders only."""
+    found: list[Path] = []
+    for lib in _folders(venv / "lib", lambda n: n.startswith("python")):
+        for info in _folders(lib / "site-packages", lambda n: n.endswith(".dist-info")):
+            if os.path.lexists(info / "direct_url.json"):
+                found.append(info / "direct_url.json")
+    return found
+
+
+def _folders(parent: Path, wanted: Callable[[str], bool]) -> list[Path]:
+    try:
+        if not stat.S_ISDIR(os.lstat(parent).st_mode):
+            return []
+        with os.scandir(parent) as entries:
+            return sorted(
+                Path(e.path) for e in entries if wanted(e.name) and e.is_dir(follow_symlinks=False)
+            )
+    except OSError:
+        return []
+
+
+def _shown(path: Path, venv: Path) -> str:
+    return str(Path(venv.name) / path.relative_to(venv))
 
 
 def remove_tree(path: Path) -> None:

@@ -1,0 +1,118 @@
+"""An environment on disk, once its installer is done: sealed and recorded (`finish`), kept
+in the cache (`persist`) and restored from it (`restore`). Everything read from a kept entry
+is read as a file anyone may have put there (`safe_files`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import secrets
+import shutil
+import stat
+from pathlib import Path
+from typing import Any
+
+from evalward.runtime.installers import remove_tree
+from evalward.runtime.sandbox import AgentUser
+from evalward.runtime.seal import seal
+from evalward.safe_files import UnsafeFile, read_regular
+
+RECORD = "environment.json"
+"""In each environment: its key and what it was built from (an agent can read it)."""
+MAX_RECORD_BYTES = 1024 * 1024
+"""The largest record read back from a kept entry."""
+
+
+def everything(folder: Path) -> list[Path]:
+    found: list[Path] = []
+    for where, folders, files in os.walk(folder):
+        found += [Path(where) / name for name in (*folders, *files)]
+    return found
+
+
+def copy_source(source: Path, target: Path, not_copied: frozenset[str]) -> None:
+    """The installer's own copy of the checkout: it may write (a build's `egg-info`, npm's
+    `node_modules`) where the agent's working copy is read-only."""
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        relative = Path(folder).relative_to(source)
+        left_out = set()
+        for name in names:
+            mode = (Path(folder) / name).lstat().st_mode
+            special = not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
+            if special or (relative / name).as_posix() in not_copied:
+                left_out.add(name)
+        return left_out
+
+    shutil.copytree(source, target, symlinks=True, ignore=ignore)
+
+
+def finish(build: Path, user: AgentUser | None, material: dict[str, Any], key: str) -> None:
+    """Lock the installer out, drop its copy and caches, seal what it installed and record
+    what it is; only the side's user may enter it."""
+    owner = os.geteuid()
+    os.chown(build, owner, -1)
+    build.chmod(0o700)
+    for scratch in ("src", "home"):
+        remove_tree(build / scratch)
+    seal(build, user.uid if user else owner, owner)
+    record = {"key": key, "built": dt.datetime.now(dt.UTC).isoformat(), **material}
+    (build / RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    (build / RECORD).chmod(0o444)
+    _open_to(build, user)
+
+
+def _open_to(folder: Path, user: AgentUser | None) -> None:
+    if user is None:
+        folder.chmod(0o555)
+    else:
+        os.chown(folder, os.geteuid(), user.gid)
+        folder.chmod(0o550)
+
+
+def kept_state(kept: Path, key: str) -> str:
+    """Why the cache's entry `kept` cannot be restored ("" when it can): its record is read
+    as a file anyone may have put there (a FIFO would hold the job for good)."""
+    if not os.path.lexists(kept):
+        return ""
+    try:
+        record = json.loads(read_regular(kept / RECORD, MAX_RECORD_BYTES))
+    except FileNotFoundError:
+        return f"it has no {RECORD}"
+    except UnsafeFile as exc:
+        return f"its {RECORD} {exc.reason}"
+    except (OSError, ValueError) as exc:
+        return f"{RECORD} is unreadable ({exc})"
+    if not isinstance(record, dict) or record.get("key") != key:
+        return f"{RECORD} is another environment's"
+    return "ok"
+
+
+def persist(live: Path, cache: Path, key: str) -> None:
+    """A copy in the cache, writable by its owner (the runner's user gets it back, and a
+    later checkout on a self-hosted runner must be able to clean it); replaced atomically."""
+    cache.mkdir(parents=True, exist_ok=True)
+    partial = cache / f".partial-{secrets.token_hex(6)}"
+    try:
+        shutil.copytree(live, partial, symlinks=True)
+        for path in (partial, *everything(partial)):
+            if not path.is_symlink():
+                path.chmod(path.stat().st_mode | 0o200)
+        remove_tree(cache / key)
+        partial.rename(cache / key)
+    finally:
+        remove_tree(partial)
+
+
+def restore(kept: Path, target: Path, user: AgentUser | None) -> None:
+    """The cache's copy, made evalward's and read-only again (and its links checked)."""
+    partial = target.with_name(f".restore-{secrets.token_hex(6)}")
+    try:
+        shutil.copytree(kept, partial, symlinks=True)
+        owner = os.geteuid()
+        seal(partial, owner, owner)
+        _open_to(partial, user)
+        partial.rename(target)
+    finally:
+        remove_tree(partial)
