@@ -6,14 +6,13 @@ Python install, is the pull request's code. Needs root (the user switch) and Nod
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-from agentenv import agent_yaml, errors, finals, open_pr, run_gate, workspace
+from agentenv import HONEST, errors, finals, open_pr, run_gate, scripted_project, workspace
 from fakes.github_api import FakeGitHub
 
 __all__ = ["workspace"]  # a fixture
@@ -22,17 +21,6 @@ needs_root = pytest.mark.skipif(
     os.geteuid() != 0, reason="running agents as a second user needs root (as in the image)"
 )
 needs_node = pytest.mark.skipif(shutil.which("npm") is None, reason="no npm on PATH")
-
-AGENT = """\
-import json, os, sys
-sys.stdin.read()
-print(json.dumps({"type": "final", "content": "ran " + json.dumps({"uid": os.getuid()})}))
-"""
-
-HONEST = """\
-const fs = require("node:fs");
-fs.mkdirSync("node_modules", { recursive: true });
-"""
 
 FIFO_IN_SITE_PACKAGES = """\
 const fs = require("node:fs");
@@ -47,40 +35,13 @@ execFileSync("mkfifo", [path.join(info, "direct_url.json")]);
 """
 
 
-def project(install: str) -> dict[str, str]:
-    """An agent with an empty requirements file and a package.json whose postinstall runs
-    `install`."""
-    manifest = {
-        "name": "agent",
-        "version": "1.0.0",
-        "private": True,
-        "scripts": {"postinstall": "node install.cjs"},
-        "description": str(hash(install)),  # a changed script changes the agent
-    }
-    lock = {
-        "name": "agent",
-        "version": "1.0.0",
-        "lockfileVersion": 3,
-        "requires": True,
-        "packages": {"": {"name": "agent", "version": "1.0.0", "hasInstallScript": True}},
-    }
-    environment = {"python": "agent/requirements.txt", "node": "agent/package.json"}
-    return {
-        "agents/dep-agent.yaml": agent_yaml(["python", "agent/agent.py"], environment),
-        "agent/requirements.txt": "",
-        "agent/package.json": json.dumps(manifest),
-        "agent/package-lock.json": json.dumps(lock),
-        "agent/install.cjs": install,
-        "agent/agent.py": AGENT,
-    }
-
-
 @needs_root
 @needs_node
 def test_a_fifo_left_where_evalward_reads_is_that_sides_error(
     workspace: Path, github: FakeGitHub
 ) -> None:
-    event = open_pr(workspace, github, project(HONEST), project(FIFO_IN_SITE_PACKAGES))
+    base, head = scripted_project(HONEST), scripted_project(FIFO_IN_SITE_PACKAGES)
+    event = open_pr(workspace, github, base, head)
     run = run_gate(workspace, github, event)  # returns: nothing waits on the FIFO
     assert run.returncode == 1, run.stdout + run.stderr
     sides = {f["side"]: f["status"] for f in run.results()["fixtures"]}
@@ -96,7 +57,8 @@ def test_a_fifo_left_where_evalward_reads_is_that_sides_error(
 def test_a_kept_environment_whose_record_is_a_fifo_is_built_again(
     workspace: Path, github: FakeGitHub
 ) -> None:
-    event = open_pr(workspace, github, project(HONEST), project(HONEST + "// the head's\n"))
+    base, head = scripted_project(HONEST), scripted_project(HONEST + "// the head's\n")
+    event = open_pr(workspace, github, base, head)
     first = run_gate(workspace, github, event)
     assert first.returncode == 0, first.stdout + first.stderr
     kept = workspace / ".evalward" / "cache" / "environments"

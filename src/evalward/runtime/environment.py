@@ -46,6 +46,7 @@ from evalward.runtime.environment_files import (
     persist,
     restore,
 )
+from evalward.runtime.environment_limits import EnvironmentLimits, input_limits, side_limits
 from evalward.runtime.installers import (
     NETWORK_ENV,
     Installer,
@@ -81,6 +82,9 @@ class EnvironmentRequest:
     user: AgentUser | None
     env: Mapping[str, str]
     """The installer's environment, already without secrets (`process.limited_env`)."""
+    limits: EnvironmentLimits | None = None
+    """The bounds of its install (`environment_limits.side_limits`; None: its own and the
+    store's)."""
 
     @property
     def label(self) -> str:
@@ -102,12 +106,17 @@ class EnvironmentStore:
         keep: bool = True,
         scope: str = "",
         log: Callable[[str], None] | None = None,
+        limits: EnvironmentLimits | None = None,
     ) -> None:
         self.cache = cache
         self.reuse = reuse and cache is not None
         self.keep = keep and cache is not None
         self.scope = scope
+        self.untrusted_head = scope.startswith("pull_request")
+        """A head side here is a pull request's, bounded by its base even without one."""
         self.log = log or (lambda _line: None)
+        self.limits = limits or input_limits()
+        """The action's inputs: the bounds where the base's definition sets none."""
         self._live: Path | None = None
         self._ready: dict[str, asyncio.Task[Path]] = {}
         self.used: set[str] = set()
@@ -119,6 +128,11 @@ class EnvironmentStore:
         live.mkdir(mode=0o711, exist_ok=True)
         live.chmod(0o711)
         self._live = live
+
+    def limits_of(self, request: EnvironmentRequest) -> EnvironmentLimits:
+        if request.limits is not None:
+            return request.limits
+        return side_limits(request.agent, request.spec, None, judged=False, inputs=self.limits)
 
     def check(self, spec: AgentEnvironment, env: Mapping[str, str]) -> None:
         """Refuse, before anything runs, an environment this machine cannot build."""
@@ -153,7 +167,8 @@ class EnvironmentStore:
             uv_bin = self._uv(request.user)
             probe = self._scratch(request.user, "probe")
             try:
-                installer = Installer(request.user, request.env, probe, spec.timeout_seconds)
+                cap = self.limits_of(request).timeout
+                installer = Installer(request.user, request.env, probe, cap.value, cap.source)
                 folder = request.source / _folder(spec.python)
                 uv_version = (await installer.check([uv_bin, "--version"], folder)).strip()
                 path, version = await python_interpreter(installer, uv_bin, folder)
@@ -211,7 +226,8 @@ class EnvironmentStore:
         build = self._scratch(None, "build")
         try:
             await self._build(request, build, material)
-            await asyncio.to_thread(finish, build, request.user, material, key)
+            limits = self.limits_of(request)
+            await asyncio.to_thread(finish, build, request.user, material, key, limits)
         except BaseException:
             await asyncio.to_thread(remove_tree, build)
             raise
@@ -236,7 +252,8 @@ class EnvironmentStore:
         if user is not None:
             for path in (build, *everything(build)):
                 os.chown(path, user.uid, user.gid, follow_symlinks=False)
-        installer = Installer(user, request.env, home, spec.timeout_seconds)
+        cap = self.limits_of(request).timeout
+        installer = Installer(user, request.env, home, cap.value, cap.source)
         if spec.python is not None:
             interpreter = material["python"]["interpreter"]
             await _install_python(

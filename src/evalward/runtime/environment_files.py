@@ -13,6 +13,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from evalward.runtime.environment_limits import EnvironmentLimits, check_size
 from evalward.runtime.installers import remove_tree
 from evalward.runtime.sandbox import AgentUser
 from evalward.runtime.seal import seal
@@ -48,15 +49,22 @@ def copy_source(source: Path, target: Path, not_copied: frozenset[str]) -> None:
     shutil.copytree(source, target, symlinks=True, ignore=ignore)
 
 
-def finish(build: Path, user: AgentUser | None, material: dict[str, Any], key: str) -> None:
-    """Lock the installer out, drop its copy and caches, seal what it installed and record
-    what it is; only the side's user may enter it."""
+def finish(
+    build: Path,
+    user: AgentUser | None,
+    material: dict[str, Any],
+    key: str,
+    limits: EnvironmentLimits,
+) -> None:
+    """Lock the installer out, drop its copy and caches, seal what it installed (refusing it
+    over its `limits`) and record what it is; only the side's user may enter it."""
     owner = os.geteuid()
     os.chown(build, owner, -1)
     build.chmod(0o700)
     for scratch in ("src", "home"):
         remove_tree(build / scratch)
     seal(build, user.uid if user else owner, owner)
+    check_size(build, limits)
     record = {"key": key, "built": dt.datetime.now(dt.UTC).isoformat(), **material}
     (build / RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     (build / RECORD).chmod(0o444)

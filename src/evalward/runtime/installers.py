@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import stat
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,7 +61,7 @@ class Finished:
 
 class Installer:
     """Runs installer commands as `user` (None: evalward's own) with `env` and a HOME under
-    `home`, each bounded by `timeout` seconds."""
+    `home`, all of them within `timeout` seconds from now (`cap` says whose bound it is)."""
 
     def __init__(
         self,
@@ -68,6 +69,7 @@ class Installer:
         env: Mapping[str, str],
         home: Path,
         timeout: float,
+        cap: str = "environment.timeoutSeconds",
     ) -> None:
         self.user = user
         self.env = {
@@ -85,6 +87,8 @@ class Installer:
         }
         self.home = home
         self.timeout = timeout
+        self.cap = cap
+        self.deadline = time.monotonic() + timeout
 
     async def run(self, argv: Sequence[str], cwd: Path, extra: Mapping[str, str] = {}) -> Finished:
         """Run one command to its end (or its timeout: then its group is killed)."""
@@ -107,13 +111,13 @@ class Installer:
             raise AgentRunError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
         output = asyncio.create_task(read_tail(process.stdout))
         try:
-            async with asyncio.timeout(self.timeout):
+            async with asyncio.timeout_at(self._loop_deadline()):
                 await process.wait()
         except TimeoutError:
             await kill_group(process, 1.0)
             raise AgentRunError(
-                f"{Path(argv[0]).name} did not finish within {self.timeout:g} s "
-                "(environment.timeoutSeconds)"
+                f"the install did not finish within {self.timeout:g} s, its cap ({self.cap}): "
+                f"{Path(argv[0]).name} was still running"
             ) from None
         finally:
             await kill_group(process, 1.0)
@@ -123,6 +127,10 @@ class Installer:
         except TimeoutError:  # a process that left the group still holds the pipe
             printed = b"(the rest of its output is held by a process it left running)"
         return Finished(process.returncode or 0, tail(printed, 3000))
+
+    def _loop_deadline(self) -> float:
+        loop = asyncio.get_running_loop()
+        return loop.time() + max(0.0, self.deadline - time.monotonic())
 
     async def check(self, argv: Sequence[str], cwd: Path, extra: Mapping[str, str] = {}) -> str:
         """Run a command that must succeed; its output, or an AgentRunError quoting it."""
