@@ -207,7 +207,11 @@ fs.mkdirSync("node_modules", { recursive: true });
 
 
 def scripted_project(
-    install: str, *, python: bool = True, bounds: dict[str, float] | None = None
+    install: str,
+    *,
+    python: bool = True,
+    bounds: dict[str, float] | None = None,
+    agent: str = SCRIPTED_AGENT,
 ) -> dict[str, str]:
     """An agent whose package.json has no dependency and a postinstall script, `install`
     (code of the pull request, run as the agent user after the Python part, if any: an empty
@@ -232,7 +236,7 @@ def scripted_project(
         "agent/package.json": json.dumps(manifest),
         "agent/package-lock.json": json.dumps(lock),
         "agent/install.cjs": install,
-        "agent/agent.cjs": SCRIPTED_AGENT,
+        "agent/agent.cjs": agent,
     }
     if python:
         environment["python"] = "agent/requirements.txt"

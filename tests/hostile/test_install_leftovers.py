@@ -1,8 +1,10 @@
-"""What an install leaves behind, and what a kept cache entry holds, is read as hostile: a
-FIFO where evalward reads a file is that side's clear error (or a rebuild), never a job that
-waits on it for good. The environment has a Python part (an empty requirements file: nothing
-to download) and a Node.js part whose `postinstall` script, run as the agent user after the
-Python install, is the pull request's code. Needs root (the user switch) and Node.js."""
+"""What an install leaves behind, and what a kept cache entry holds, is hostile: a FIFO where
+evalward reads a file is that side's clear error (or a rebuild), never a job that waits on it
+for good; a chain of links out of the environment is refused however it hops; a process the
+install left running is gone before the environment is sealed. The environment has a Python
+part (an empty requirements file: nothing to download) and a Node.js part whose `postinstall`
+script, run as the agent user after the Python install, is the pull request's code. Needs
+root (the user switch) and Node.js."""
 
 from __future__ import annotations
 
@@ -76,3 +78,68 @@ def test_a_kept_environment_whose_record_is_a_fifo_is_built_again(
         ), second.stdout
         assert f"environment of dep-agent ({side}): built in" in second.stdout
     assert set(finals(second, "ran")) == {"base", "head"}
+
+
+LINK_CHAIN = """\
+const fs = require("node:fs");
+const os = require("node:os");
+const path = require("node:path");
+fs.mkdirSync("node_modules", { recursive: true });
+const planted = fs.mkdtempSync("/tmp/planted-");  // the agent user's, after the seal too
+fs.writeFileSync(path.join(planted, "tool.js"), "module.exports = 'sealed';\\n");
+fs.symlinkSync("/", "node_modules/hop");
+fs.symlinkSync("hop" + planted + "/tool.js", "node_modules/tool.js");
+"""
+
+LEAVES_A_PROCESS = """\
+const fs = require("node:fs");
+const { spawn } = require("node:child_process");
+fs.mkdirSync("node_modules", { recursive: true });
+const child = spawn("sleep", ["600"], { detached: true, stdio: "ignore" });  // its own session
+child.unref();
+fs.writeFileSync("node_modules/stray.pid", String(child.pid));
+"""
+
+CHECKS_THE_PROCESS = """\
+const fs = require("node:fs");
+const path = require("node:path");
+fs.readFileSync(0);
+const pid = fs.readFileSync(path.join(process.env.NODE_PATH, "stray.pid"), "utf8");
+let state = "gone";  // a zombie (killed, not yet reaped) runs no more
+try { state = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1][0]; } catch {}
+const alive = !["gone", "Z", "X"].includes(state);
+const report = JSON.stringify({ uid: process.getuid(), alive });
+console.log(JSON.stringify({ type: "final", content: "ran " + report }));
+"""
+
+
+@needs_root
+@needs_node
+def test_a_link_chain_out_through_a_link_to_the_root_is_refused(
+    workspace: Path, github: FakeGitHub
+) -> None:
+    """`node_modules/hop -> /`, then `node_modules/tool.js -> hop/tmp/planted-…/tool.js`: by
+    its text, inside the environment; hop by hop, in a folder the agent user keeps."""
+    base = scripted_project(HONEST, python=False)
+    head = scripted_project(LINK_CHAIN, python=False)
+    run = run_gate(workspace, github, open_pr(workspace, github, base, head))
+    sides = {f["side"]: f["status"] for f in run.results()["fixtures"]}
+    assert sides == {"base": "pass", "head": "error"}, run.stdout + run.stderr
+    message = errors(run)["head"]
+    assert "the installer left the link node_modules/tool.js -> hop/tmp/planted-" in message
+    assert "leads out of the environment through /tmp, which an agent user can change" in message
+
+
+@needs_root
+@needs_node
+def test_a_process_the_install_left_running_is_gone_before_the_agent_runs(
+    workspace: Path, github: FakeGitHub
+) -> None:
+    """The install starts a process in a session of its own, which outlives its process
+    group: by the time the agent runs from the sealed environment, it is gone."""
+    base = scripted_project(HONEST, python=False)
+    head = scripted_project(LEAVES_A_PROCESS, python=False, agent=CHECKS_THE_PROCESS)
+    run = run_gate(workspace, github, open_pr(workspace, github, base, head))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert finals(run, "ran")["head"]["alive"] is False
+    assert "process(es) the install left running were ended" in run.stdout

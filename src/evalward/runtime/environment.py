@@ -58,6 +58,7 @@ from evalward.runtime.installers import (
     uv_binary,
 )
 from evalward.runtime.sandbox import AgentUser, Packages
+from evalward.runtime.strays import Sessions
 from evalward.safe_files import read_regular
 
 LAYOUT = 1
@@ -115,6 +116,7 @@ class EnvironmentStore:
         self.untrusted_head = scope.startswith("pull_request")
         """A head side here is a pull request's, bounded by its base even without one."""
         self.log = log or (lambda _line: None)
+        self.sessions = Sessions()
         self.limits = limits or input_limits()
         """The action's inputs: the bounds where the base's definition sets none."""
         self._live: Path | None = None
@@ -123,11 +125,13 @@ class EnvironmentStore:
         self.built: list[str] = []
         self.restored: list[str] = []
 
-    def attach(self, live: Path) -> None:
-        """Where environments live while agents run: a folder only evalward writes."""
+    def attach(self, live: Path, sessions: Sessions | None = None) -> None:
+        """Where environments live while agents run: a folder only evalward writes; and the
+        sessions of the sandbox's programs, spared when an install's strays are ended."""
         live.mkdir(mode=0o711, exist_ok=True)
         live.chmod(0o711)
         self._live = live
+        self.sessions = sessions or self.sessions
 
     def limits_of(self, request: EnvironmentRequest) -> EnvironmentLimits:
         if request.limits is not None:
@@ -168,7 +172,9 @@ class EnvironmentStore:
             probe = self._scratch(request.user, "probe")
             try:
                 cap = self.limits_of(request).timeout
-                installer = Installer(request.user, request.env, probe, cap.value, cap.source)
+                installer = Installer(
+                    request.user, request.env, probe, cap.value, cap.source, self.sessions
+                )
                 folder = request.source / _folder(spec.python)
                 uv_version = (await installer.check([uv_bin, "--version"], folder)).strip()
                 path, version = await python_interpreter(installer, uv_bin, folder)
@@ -213,7 +219,9 @@ class EnvironmentStore:
             self.log(f"evalward: environment of {request.label}: not restored ({kept})")
         if kept == "ok" and cache is not None:
             try:
-                await asyncio.to_thread(restore, cache / key, target, request.user)
+                await asyncio.to_thread(
+                    restore, cache / key, target, request.user, self.limits_of(request)
+                )
             except (AgentRunError, OSError, shutil.Error) as exc:
                 self.log(f"evalward: environment of {request.label}: not restored ({exc})")
             else:
@@ -224,14 +232,18 @@ class EnvironmentStore:
                 )
                 return target
         build = self._scratch(None, "build")
+        sealed = build.with_name(f".sealed-{secrets.token_hex(6)}")
         try:
-            await self._build(request, build, material)
+            try:
+                await self._build(request, build, material)
+            finally:
+                await self._end_strays(request.user)
             limits = self.limits_of(request)
-            await asyncio.to_thread(finish, build, request.user, material, key, limits)
-        except BaseException:
+            await asyncio.to_thread(finish, build, sealed, request.user, material, key, limits)
+            sealed.rename(target)
+        finally:
             await asyncio.to_thread(remove_tree, build)
-            raise
-        build.rename(target)
+            await asyncio.to_thread(remove_tree, sealed)
         self.built.append(key)
         self.log(
             f"evalward: environment of {request.label}: built in "
@@ -240,6 +252,14 @@ class EnvironmentStore:
         if self.keep and self.cache is not None:
             await asyncio.to_thread(persist, target, self.cache, key)
         return target
+
+    async def _end_strays(self, user: AgentUser | None) -> None:
+        """Before the seal: every process the installing user still runs is ended, but those
+        of the sandbox's programs (another agent of this side, mid-run)."""
+        if user is not None and user.uid != os.geteuid():
+            killed = await self.sessions.end_strays(user.uid)
+            if killed:
+                self.log(f"evalward: {killed} process(es) the install left running were ended")
 
     async def _build(
         self, request: EnvironmentRequest, build: Path, material: Mapping[str, Any]
@@ -253,7 +273,7 @@ class EnvironmentStore:
             for path in (build, *everything(build)):
                 os.chown(path, user.uid, user.gid, follow_symlinks=False)
         cap = self.limits_of(request).timeout
-        installer = Installer(user, request.env, home, cap.value, cap.source)
+        installer = Installer(user, request.env, home, cap.value, cap.source, self.sessions)
         if spec.python is not None:
             interpreter = material["python"]["interpreter"]
             await _install_python(

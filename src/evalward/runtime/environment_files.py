@@ -13,7 +13,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from evalward.runtime.environment_limits import EnvironmentLimits, check_size
+from evalward.runtime.environment_limits import EnvironmentLimits, over
 from evalward.runtime.installers import remove_tree
 from evalward.runtime.sandbox import AgentUser
 from evalward.runtime.seal import seal
@@ -51,24 +51,31 @@ def copy_source(source: Path, target: Path, not_copied: frozenset[str]) -> None:
 
 def finish(
     build: Path,
+    sealed: Path,
     user: AgentUser | None,
     material: dict[str, Any],
     key: str,
     limits: EnvironmentLimits,
 ) -> None:
-    """Lock the installer out, drop its copy and caches, seal what it installed (refusing it
-    over its `limits`) and record what it is; only the side's user may enter it."""
+    """Lock the installer out of `build`, drop its copy and caches, and seal what it
+    installed into `sealed` (refused over its `limits`) with a record of what it is; only
+    the side's user may enter it. `build` is left to remove."""
     owner = os.geteuid()
     os.chown(build, owner, -1)
     build.chmod(0o700)
     for scratch in ("src", "home"):
         remove_tree(build / scratch)
-    seal(build, user.uid if user else owner, owner)
-    check_size(build, limits)
+    builder = user.uid if user else owner
+    seal(build, sealed, {builder}, owner, budget=lambda n, size: over(n, size, limits))
     record = {"key": key, "built": dt.datetime.now(dt.UTC).isoformat(), **material}
-    (build / RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    (build / RECORD).chmod(0o444)
-    _open_to(build, user)
+    _record(sealed, record, user)
+
+
+def _record(sealed: Path, record: dict[str, Any], user: AgentUser | None) -> None:
+    sealed.chmod(0o700)
+    (sealed / RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    (sealed / RECORD).chmod(0o444)
+    _open_to(sealed, user)
 
 
 def _open_to(folder: Path, user: AgentUser | None) -> None:
@@ -113,13 +120,15 @@ def persist(live: Path, cache: Path, key: str) -> None:
         remove_tree(partial)
 
 
-def restore(kept: Path, target: Path, user: AgentUser | None) -> None:
-    """The cache's copy, made evalward's and read-only again (and its links checked)."""
+def restore(kept: Path, target: Path, user: AgentUser | None, limits: EnvironmentLimits) -> None:
+    """The cache's copy, sealed again as a build is (its owner's files only, its links
+    checked, within its `limits`)."""
     partial = target.with_name(f".restore-{secrets.token_hex(6)}")
     try:
-        shutil.copytree(kept, partial, symlinks=True)
         owner = os.geteuid()
-        seal(partial, owner, owner)
+        keeper = os.lstat(kept).st_uid
+        budget = lambda n, size: over(n, size, limits)  # noqa: E731
+        seal(kept, partial, {keeper, owner}, owner, take=False, budget=budget)
         _open_to(partial, user)
         partial.rename(target)
     finally:

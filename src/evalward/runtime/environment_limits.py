@@ -11,10 +11,7 @@ from, for the message of an install that goes over it.
 
 from __future__ import annotations
 
-import os
-import stat
 from dataclasses import dataclass
-from pathlib import Path
 
 from evalward.errors import AgentRunError
 from evalward.resources.agent import AgentEnvironment
@@ -77,24 +74,6 @@ def side_limits(
             cap = Cap(float(getattr(own, field)), f"environment.{yaml_name} of {agent}")
         caps[name] = cap
     return EnvironmentLimits(**caps)
-
-
-def check_size(top: Path, limits: EnvironmentLimits) -> None:
-    """Refuse an environment at `top` that holds more entries (files, folders, links) or
-    bytes than its bounds allow (AgentRunError naming the bound and the figure). Links are
-    counted, never followed; a file counts its length or the blocks it takes, the larger."""
-    files = size = 0
-    pending = [top]
-    while pending:
-        with os.scandir(pending.pop()) as entries:
-            for entry in entries:
-                files += 1
-                info = entry.stat(follow_symlinks=False)
-                if stat.S_ISDIR(info.st_mode):
-                    pending.append(Path(entry.path))
-                elif stat.S_ISREG(info.st_mode):
-                    size += max(info.st_size, info.st_blocks * 512)
-                over(files, size, limits)
 
 
 def over(files: int, size: int, limits: EnvironmentLimits) -> None:

@@ -24,6 +24,7 @@ import uv
 from evalward.errors import AgentRunError, ConfigError
 from evalward.runtime.process import kill_group, read_tail, tail
 from evalward.runtime.sandbox import AgentUser
+from evalward.runtime.strays import Sessions
 from evalward.safe_files import UnsafeFile, read_regular
 
 NETWORK_ENV = (
@@ -70,6 +71,7 @@ class Installer:
         home: Path,
         timeout: float,
         cap: str = "environment.timeoutSeconds",
+        sessions: Sessions | None = None,
     ) -> None:
         self.user = user
         self.env = {
@@ -88,27 +90,42 @@ class Installer:
         self.home = home
         self.timeout = timeout
         self.cap = cap
+        self.sessions = sessions or Sessions()
+        """Where its commands' sessions are known while they run (`strays`)."""
         self.deadline = time.monotonic() + timeout
 
     async def run(self, argv: Sequence[str], cwd: Path, extra: Mapping[str, str] = {}) -> Finished:
         """Run one command to its end (or its timeout: then its group is killed)."""
-        user = self.user
         try:
-            process = await asyncio.create_subprocess_exec(
-                *argv,
-                cwd=cwd,
-                env={**self.env, **extra},
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-                user=user.uid if user else None,
-                group=user.gid if user else None,
-                extra_groups=[] if user else None,
-                umask=0o022,
-            )
+            async with self.sessions.lock:
+                process = await self._start(argv, cwd, extra)
+                self.sessions.live.add(process.pid)
         except OSError as exc:
             raise AgentRunError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
+        try:
+            return await self._wait(process, argv)
+        finally:
+            self.sessions.live.discard(process.pid)
+
+    async def _start(
+        self, argv: Sequence[str], cwd: Path, extra: Mapping[str, str]
+    ) -> asyncio.subprocess.Process:
+        user = self.user
+        return await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env={**self.env, **extra},
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+            user=user.uid if user else None,
+            group=user.gid if user else None,
+            extra_groups=[] if user else None,
+            umask=0o022,
+        )
+
+    async def _wait(self, process: asyncio.subprocess.Process, argv: Sequence[str]) -> Finished:
         output = asyncio.create_task(read_tail(process.stdout))
         try:
             async with asyncio.timeout_at(self._loop_deadline()):
