@@ -337,8 +337,10 @@ async def _install_node(
     installed = folder / "node_modules"
     if installed.is_dir() and not installed.is_symlink():
         installed.rename(target)
-    else:
+    else:  # nothing to install: an empty one, the installer's as what it installs would be
         target.mkdir()
+        if installer.user is not None:
+            os.chown(target, installer.user.uid, installer.user.gid)
 
 
 def packages_of(spec: AgentEnvironment, root: Path) -> Packages:
