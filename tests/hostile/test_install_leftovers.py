@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import time
 from pathlib import Path
 
 import pytest
 
+from actionrun import prepare, start_action
 from agentenv import HONEST, errors, finals, open_pr, run_gate, scripted_project, workspace
 from fakes.github_api import FakeGitHub
 
@@ -143,3 +146,34 @@ def test_a_process_the_install_left_running_is_gone_before_the_agent_runs(
     assert run.returncode == 0, run.stdout + run.stderr
     assert finals(run, "ran")["head"]["alive"] is False
     assert "process(es) the install left running were ended" in run.stdout
+
+
+@needs_root
+@needs_node
+def test_sigterm_during_an_install_ends_the_run_with_what_finished_written(
+    workspace: Path, github: FakeGitHub
+) -> None:
+    """GitHub cancels the job while the head's install never ends: the action ends (130),
+    the install's processes with it, and results.json says the run was cancelled."""
+    marks = workspace.parent / "marks"
+    marks.mkdir(mode=0o777)
+    marks.chmod(0o777)
+    started = marks / "install-started"
+    hangs = HONEST + f'fs.writeFileSync("{started}", "");\nsetInterval(() => {{}}, 1000);\n'
+    event = open_pr(workspace, github, scripted_project(HONEST), scripted_project(hangs))
+    launch = prepare(workspace, github, event, inputs={"output-dir": ".evalward/out"})
+    process = start_action(workspace, launch)
+    try:
+        deadline = time.monotonic() + 120
+        while not started.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert started.exists(), "the install started"
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    run = launch.finish(process.returncode, stdout, stderr)
+    run.output_dir = workspace / ".evalward" / "out"
+    assert run.returncode == 130, stdout + stderr
+    assert "Traceback" not in stdout + stderr
+    assert run.results()["run"]["cancelled"] is True

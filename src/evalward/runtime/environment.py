@@ -28,6 +28,7 @@ import platform
 import posixpath
 import secrets
 import shutil
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -210,6 +211,16 @@ class EnvironmentStore:
         return folder
 
     async def _make(self, request: EnvironmentRequest, key: str, material: dict[str, Any]) -> Path:
+        stop = threading.Event()  # set on cancellation: the copying threads stop with it
+        try:
+            return await self._make_or_restore(request, key, material, stop)
+        except BaseException:
+            stop.set()
+            raise
+
+    async def _make_or_restore(
+        self, request: EnvironmentRequest, key: str, material: dict[str, Any], stop: threading.Event
+    ) -> Path:
         assert self._live is not None
         target = self._live / key
         started = time.monotonic()
@@ -220,7 +231,7 @@ class EnvironmentStore:
         if kept == "ok" and cache is not None:
             try:
                 await asyncio.to_thread(
-                    restore, cache / key, target, request.user, self.limits_of(request)
+                    restore, cache / key, target, request.user, self.limits_of(request), stop
                 )
             except (AgentRunError, OSError, shutil.Error) as exc:
                 self.log(f"evalward: environment of {request.label}: not restored ({exc})")
@@ -239,7 +250,9 @@ class EnvironmentStore:
             finally:
                 await self._end_strays(request.user)
             limits = self.limits_of(request)
-            await asyncio.to_thread(finish, build, sealed, request.user, material, key, limits)
+            await asyncio.to_thread(
+                finish, build, sealed, request.user, material, key, limits, stop
+            )
             sealed.rename(target)
         finally:
             await asyncio.to_thread(remove_tree, build)
@@ -250,7 +263,7 @@ class EnvironmentStore:
             f"{time.monotonic() - started:.1f} s ({_what(request.spec)})"
         )
         if self.keep and self.cache is not None:
-            await asyncio.to_thread(persist, target, self.cache, key)
+            await asyncio.to_thread(persist, target, self.cache, key, stop)
         return target
 
     async def _end_strays(self, user: AgentUser | None) -> None:

@@ -10,13 +10,15 @@ import os
 import secrets
 import shutil
 import stat
+import threading
 from pathlib import Path
 from typing import Any
 
+from evalward.errors import AgentRunError
 from evalward.runtime.environment_limits import EnvironmentLimits, over
 from evalward.runtime.installers import remove_tree
 from evalward.runtime.sandbox import AgentUser
-from evalward.runtime.seal import seal
+from evalward.runtime.seal import Budget, seal
 from evalward.safe_files import UnsafeFile, read_regular
 
 RECORD = "environment.json"
@@ -56,6 +58,7 @@ def finish(
     material: dict[str, Any],
     key: str,
     limits: EnvironmentLimits,
+    stop: threading.Event,
 ) -> None:
     """Lock the installer out of `build`, drop its copy and caches, and seal what it
     installed into `sealed` (refused over its `limits`) with a record of what it is; only
@@ -66,7 +69,7 @@ def finish(
     for scratch in ("src", "home"):
         remove_tree(build / scratch)
     builder = user.uid if user else owner
-    seal(build, sealed, {builder}, owner, budget=lambda n, size: over(n, size, limits))
+    seal(build, sealed, {builder}, owner, budget=_budget(limits, stop))
     record = {"key": key, "built": dt.datetime.now(dt.UTC).isoformat(), **material}
     _record(sealed, record, user)
 
@@ -104,13 +107,27 @@ def kept_state(kept: Path, key: str) -> str:
     return "ok"
 
 
-def persist(live: Path, cache: Path, key: str) -> None:
+def _budget(limits: EnvironmentLimits | None, stop: threading.Event) -> Budget:
+    """A seal's budget: `limits`, and `stop` (set when the run is cancelled: a thread cannot
+    be, and the process waits for it before it exits)."""
+
+    def check(entries: int, size: int) -> None:
+        if stop.is_set():
+            raise AgentRunError("the run was cancelled")
+        if limits is not None:
+            over(entries, size, limits)
+
+    return check
+
+
+def persist(live: Path, cache: Path, key: str, stop: threading.Event) -> None:
     """A copy in the cache, writable by its owner (the runner's user gets it back, and a
     later checkout on a self-hosted runner must be able to clean it); replaced atomically."""
     cache.mkdir(parents=True, exist_ok=True)
     partial = cache / f".partial-{secrets.token_hex(6)}"
     try:
-        shutil.copytree(live, partial, symlinks=True)
+        owner = os.geteuid()
+        seal(live, partial, {owner}, owner, take=False, budget=_budget(None, stop))
         for path in (partial, *everything(partial)):
             if not path.is_symlink():
                 path.chmod(path.stat().st_mode | 0o200)
@@ -120,14 +137,20 @@ def persist(live: Path, cache: Path, key: str) -> None:
         remove_tree(partial)
 
 
-def restore(kept: Path, target: Path, user: AgentUser | None, limits: EnvironmentLimits) -> None:
+def restore(
+    kept: Path,
+    target: Path,
+    user: AgentUser | None,
+    limits: EnvironmentLimits,
+    stop: threading.Event,
+) -> None:
     """The cache's copy, sealed again as a build is (its owner's files only, its links
     checked, within its `limits`)."""
     partial = target.with_name(f".restore-{secrets.token_hex(6)}")
     try:
         owner = os.geteuid()
         keeper = os.lstat(kept).st_uid
-        budget = lambda n, size: over(n, size, limits)  # noqa: E731
+        budget = _budget(limits, stop)
         seal(kept, partial, {keeper, owner}, owner, take=False, budget=budget)
         _open_to(partial, user)
         partial.rename(target)
