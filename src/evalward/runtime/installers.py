@@ -10,6 +10,7 @@ is reused (runtime/environment.py) nor makes it read-only (runtime/seal.py).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -286,5 +287,14 @@ def _shown(path: Path, venv: Path) -> str:
 
 
 def remove_tree(path: Path) -> None:
-    """Remove a folder the installer used (its scratch copy, its caches)."""
-    shutil.rmtree(path, ignore_errors=True)
+    """Remove a folder the installer used (its scratch copy, its caches), or a sealed one:
+    a folder the seal made read-only is made writable again first (for an evalward that is
+    not root, whom read-only folders stop)."""
+
+    def writable_again(func: Callable[..., object], failed: str, _exc: object) -> None:
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(failed), 0o700)  # noqa: PTH101, PTH120
+            func(failed)
+
+    if os.path.lexists(path):
+        shutil.rmtree(path, onerror=writable_again)
