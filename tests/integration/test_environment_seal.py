@@ -175,3 +175,25 @@ def test_every_process_of_the_installing_user_ends_but_the_spared(tmp_path: Path
         spared.wait()
         stray.kill()
         stray.wait()
+
+
+@needs_root
+def test_a_link_that_leaves_and_comes_back_through_a_changeable_folder_is_refused(
+    tmp_path: Path,
+) -> None:
+    """`venv/back` ends inside the environment, but by way of a link in a folder the agent
+    user keeps, which it can point elsewhere after the seal; and a loop of links."""
+    top = installed(tmp_path)
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    os.chown(planted, BUILDER, BUILDER)
+    (planted / "again").symlink_to(tmp_path / "sealed" / "venv" / "lib.py")
+    (top / "venv" / "back").symlink_to(planted / "again")
+    with pytest.raises(AgentRunError, match=r"venv/back -> .*planted/again, which leads out of"):
+        sealed(top)
+    (tmp_path / "loop").mkdir()
+    looping = installed(tmp_path / "loop")  # a seal takes its source: a new one
+    (looping / "venv" / "one").symlink_to("two")
+    (looping / "venv" / "two").symlink_to("one")
+    with pytest.raises(AgentRunError, match=r"leads out of the environment in a loop"):
+        sealed(looping)

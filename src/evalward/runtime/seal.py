@@ -64,8 +64,9 @@ def seal(
             os.fchmod(walk.target_fd, 0o555)
         finally:
             os.close(walk.target_fd)
+        real = target.resolve()  # links are resolved to real paths: so is where they start
         for link in walk.links:
-            check_link(target, link)
+            check_link(real, link)
     except BaseException:
         _remove(target)
         raise
