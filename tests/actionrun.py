@@ -209,10 +209,20 @@ def run_shards(
         assert (folder / f"shard-{index}-of-{count}.json").is_file()
 
 
+def under_test() -> list[str]:
+    """The ENTRYPOINT, running the evalward these tests import: with PYTHONPATH set (tests of
+    a checkout's `src` beside an installed evalward), `-I` would make it the installed one."""
+    path = os.environ.get("PYTHONPATH")
+    if not path:
+        return ENTRYPOINT
+    prefix = f"import sys; sys.path[:0] = {path.split(os.pathsep)!r}; import runpy; "
+    return [*ENTRYPOINT[:-2], "-c", prefix + "runpy.run_module('evalward', run_name='__main__')"]
+
+
 def execute(workspace: Path, launch: Launch) -> ActionRun:
     """Run a prepared launch (its environment changed by the test, if need be) to the end."""
     done = subprocess.run(
-        ENTRYPOINT,
+        under_test(),
         cwd=workspace,
         env=launch.env,
         capture_output=True,
@@ -225,7 +235,7 @@ def execute(workspace: Path, launch: Launch) -> ActionRun:
 def start_action(workspace: Path, launch: Launch) -> subprocess.Popen[str]:
     """Start the action without waiting, e.g. to signal it mid-run."""
     return subprocess.Popen(
-        ENTRYPOINT,
+        under_test(),
         cwd=workspace,
         env=launch.env,
         stdout=subprocess.PIPE,

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -79,7 +80,7 @@ spec:
 """
 
 
-def agent_yaml(run: list[str], environment: dict[str, str]) -> str:
+def agent_yaml(run: list[str], environment: dict[str, Any]) -> str:
     header = "apiVersion: evalward.dev/v1\nkind: Agent\nmetadata: { name: dep-agent }\n"
     return (
         header
@@ -189,6 +190,59 @@ def node_package(version: str) -> dict[str, str]:
         "agent/package-lock.json": json.dumps(lock, indent=2) + "\n",
         "agent/agent.mjs": NODE_AGENT,
     }
+
+
+SCRIPTED_AGENT = """\
+const fs = require("node:fs");
+fs.readFileSync(0);
+const report = JSON.stringify({ uid: process.getuid() });
+console.log(JSON.stringify({ type: "final", content: "ran " + report }));
+"""
+
+HONEST = """\
+const fs = require("node:fs");
+fs.mkdirSync("node_modules", { recursive: true });
+"""
+"""A postinstall script that leaves what npm would (its package has no dependency)."""
+
+
+def scripted_project(
+    install: str,
+    *,
+    python: bool = True,
+    bounds: dict[str, float] | None = None,
+    agent: str = SCRIPTED_AGENT,
+) -> dict[str, str]:
+    """An agent whose package.json has no dependency and a postinstall script, `install`
+    (code of the pull request, run as the agent user after the Python part, if any: an empty
+    requirements file); `bounds` are more fields of its `environment`. Nothing downloads."""
+    manifest = {
+        "name": "agent",
+        "version": "1.0.0",
+        "private": True,
+        "scripts": {"postinstall": "node install.cjs"},
+        "description": hashlib.sha256(install.encode()).hexdigest(),  # the script changes it
+    }
+    lock = {
+        "name": "agent",
+        "version": "1.0.0",
+        "lockfileVersion": 3,
+        "requires": True,
+        "packages": {"": {"name": "agent", "version": "1.0.0", "hasInstallScript": True}},
+    }
+    environment: dict[str, Any] = {"node": "agent/package.json", **(bounds or {})}
+    files = {
+        "agents/dep-agent.yaml": agent_yaml(["node", "agent/agent.cjs"], environment),
+        "agent/package.json": json.dumps(manifest),
+        "agent/package-lock.json": json.dumps(lock),
+        "agent/install.cjs": install,
+        "agent/agent.cjs": agent,
+    }
+    if python:
+        environment["python"] = "agent/requirements.txt"
+        files["agents/dep-agent.yaml"] = agent_yaml(["node", "agent/agent.cjs"], environment)
+        files["agent/requirements.txt"] = ""
+    return files
 
 
 @pytest.fixture

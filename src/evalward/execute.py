@@ -33,6 +33,7 @@ from evalward.resources.conversation import simulator_model, user_files
 from evalward.result_cache import CacheKeys, ResultCache
 from evalward.results import FixtureResult
 from evalward.runtime.declarative import resolve_agent
+from evalward.runtime.environment_limits import EnvironmentLimits, side_limits
 from evalward.runtime.model_proxy import ModelProxy, agent_environment, provider_key_names
 from evalward.runtime.playground_run import PlaygroundSetting, StateNeeds, run_in_playground
 from evalward.runtime.process import DEFAULT_KILL_GRACE
@@ -159,6 +160,7 @@ class _Run:
             kill_grace=self.how.kill_grace,
             proxy=self.proxy,
             sandbox=sandbox.for_side(side.value) if sandbox else None,
+            environment_limits=self._environment_limits(side, name),
         )
         if sandbox is not None and sandbox.unavailable and runner.starts_programs:
             raise ConfigError(
@@ -166,6 +168,19 @@ class _Run:
                 f"from the checkout, and {sandbox.unavailable}"
             )
         return runner
+
+    def _environment_limits(self, side: Side, name: str) -> EnvironmentLimits | None:
+        """The bounds of an agent's environment on `side`: a pull request's head is bounded
+        by the base's definition of the agent (`environment_limits.side_limits`)."""
+        store = self.how.sandbox.environments if self.how.sandbox is not None else None
+        own = self.checkouts[side].resources.agents[name].resource.spec.environment
+        if store is None or own is None:
+            return None
+        base = self.checkouts.get(Side.base)
+        judged = side is Side.head and (base is not None or store.untrusted_head)
+        before = base.resources.agents.get(name) if base is not None else None
+        gate = before.resource.spec.environment if before is not None else None
+        return side_limits(name, own, gate, judged=judged, inputs=store.limits)
 
     async def all(self) -> list[FixtureResult]:
         """A few workers per (side, Eval), never more than its `execution.parallel`, instead

@@ -21,6 +21,8 @@ import sqlite3
 import weakref
 from pathlib import Path
 
+from evalward.safe_files import is_regular
+
 FILE_NAME = "results.sqlite"
 
 BUSY_SECONDS = 30.0
@@ -149,6 +151,12 @@ class ResultStore:
                 # Empty: until this store writes, what another run stores meanwhile is a
                 # miss here, as it was a moment earlier, so nothing is looked up.
                 self._created = True
+        if not self._files_are_regular():
+            # SQLite would open a FIFO left here and wait on it for good: never connect.
+            if not self._create or not retry:
+                return None
+            self._set_aside()
+            return self._open(retry=False)
         try:
             return self._prepare()
         except sqlite3.DatabaseError as exc:
@@ -158,6 +166,12 @@ class ResultStore:
                 raise OSError(f"the result cache {self.path}: {exc}") from exc
             self._set_aside()
             return self._open(retry=False)
+
+    def _files_are_regular(self) -> bool:
+        """The database and each log beside it that exists is a regular file (not a link,
+        FIFO or device a restored cache may hold)."""
+        logs = [Path(f"{self.path}{log}") for log in ("-wal", "-shm", "-journal")]
+        return all(is_regular(path) or not os.path.lexists(path) for path in [self.path, *logs])
 
     def _prepare(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None)

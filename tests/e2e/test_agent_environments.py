@@ -9,6 +9,7 @@ the agent users needs root, as in the action's image and in CI.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,9 @@ import pytest
 
 from agentenv import (
     PY_AGENT,
+    SCRIPTED_AGENT,
     SUITE,
+    agent_yaml,
     errors,
     finals,
     needs_root,
@@ -146,3 +149,58 @@ def test_the_environment_files_decide_the_agents_fingerprint(repo: GitRepo) -> N
     lock = (repo.path / "agent" / "uv.lock").read_text()
     repo.commit("relock", {"agent/uv.lock": lock.replace("revision = 3", "revision = 4")})
     assert fingerprint()["files"]["agent/uv.lock"] != before["files"]["agent/uv.lock"]
+
+
+def nothing_to_install(*, locked: bool) -> dict[str, str]:
+    """An honest agent with no dependency: a uv project with an empty lock and a
+    package-lock.json (`locked`), or an empty requirements file and a bare package.json."""
+    package = {"name": "agent", "version": "1.0.0", "private": True}
+    project = '[project]\nname = "agent"\nversion = "0.1.0"\nrequires-python = ">=3.10"\n'
+    python = "agent/pyproject.toml" if locked else "agent/requirements.txt"
+    files = {
+        "agents/dep-agent.yaml": agent_yaml(
+            ["node", "agent/agent.cjs"], {"python": python, "node": "agent/package.json"}
+        ),
+        "agent/package.json": json.dumps(package),
+        "agent/agent.cjs": SCRIPTED_AGENT,
+    }
+    if locked:
+        lock = {
+            **package,
+            "lockfileVersion": 3,
+            "requires": True,
+            "packages": {"": {"name": "agent", "version": "1.0.0"}},
+        }
+        files["agent/package-lock.json"] = json.dumps(lock)
+        files["agent/pyproject.toml"] = project + "dependencies = []\n"
+        files["agent/uv.lock"] = (
+            'version = 1\nrevision = 3\nrequires-python = ">=3.10"\n\n[[package]]\n'
+            'name = "agent"\nversion = "0.1.0"\nsource = { virtual = "." }\n'
+        )
+    else:
+        files["agent/requirements.txt"] = ""
+    return files
+
+
+@needs_root
+@pytest.mark.skipif(shutil.which("npm") is None, reason="no npm on PATH")
+def test_agents_with_nothing_to_install_build_on_both_sides(
+    workspace: Path, github: FakeGitHub
+) -> None:
+    """npm leaves no node_modules and uv installs nothing: each side still gets its (empty)
+    environment, sealed, and its agent runs from it."""
+    base = nothing_to_install(locked=True)
+    head = nothing_to_install(locked=False)
+    event = open_pr(
+        workspace,
+        github,
+        base,
+        head,
+        removed=("agent/package-lock.json", "agent/pyproject.toml", "agent/uv.lock"),
+    )
+    run = run_gate(workspace, github, event)
+    assert run.returncode == 0, run.stdout + run.stderr
+    reports = finals(run, "ran")
+    assert reports["head"]["uid"] == AGENT_UID and reports["base"]["uid"] == AGENT_UID + 1
+    for side in ("base", "head"):
+        assert f"environment of dep-agent ({side}): built in" in run.stdout

@@ -24,6 +24,7 @@ from evalward.record.schema import ShardPart
 from evalward.results import FixtureResult
 from evalward.run_setup import Revisions, RunOptions, RunSetup
 from evalward.runtime.environment import EnvironmentStore
+from evalward.runtime.environment_limits import input_limits
 from evalward.runtime.workspace_guard import protect
 from evalward.session import Outcome
 from evalward.shard_seal import check_key
@@ -150,6 +151,11 @@ def prepare_sandbox(job: Job) -> None:
                 keep=cache.directory is not None and cache.mode.writes,
                 scope=context.event_name,
                 log=job.log,
+                limits=input_limits(
+                    job.settings.environment_timeout_seconds,
+                    job.settings.environment_max_size_mb,
+                    job.settings.environment_max_files,
+                ),
             )
         )
     if sandbox.user is not None:

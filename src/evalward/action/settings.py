@@ -66,6 +66,11 @@ class Settings(BaseModel):
         pattern=r"^([A-Za-z_][A-Za-z0-9_.-]{0,31}|[1-9][0-9]{3,8})$",
     )
     agent_env: str = Field(default="", alias="agent-env", pattern=r"^[\sA-Za-z0-9_,]*$")
+    environment_timeout_seconds: float = Field(
+        default=600, alias="environment-timeout-seconds", gt=0
+    )
+    environment_max_size_mb: float = Field(default=4096, alias="environment-max-size-mb", gt=0)
+    environment_max_files: int = Field(default=200_000, alias="environment-max-files", ge=1)
     on_missing_secrets: OnMissingSecrets = Field(
         default=OnMissingSecrets.fail, alias="on-missing-secrets"
     )

@@ -27,8 +27,11 @@ from typing import Any
 
 from evalward import jsontext
 from evalward.results import EvalResult
+from evalward.safe_files import read_text
 
 HISTORY_DIR = Path(".evalward") / "history"
+MAX_FILE_BYTES = 16 * 1024 * 1024
+"""The largest history file read (it is read as a file anyone may have put there)."""
 MAX_SETS = 200
 OUTPUT_CHARS = 2000
 
@@ -165,7 +168,7 @@ def _number(value: object) -> float | None:
 
 def _load(path: Path, name: str) -> dict[str, Any]:
     try:
-        data = jsontext.loads(path.read_text(encoding="utf-8"), finite=False)
+        data = jsontext.loads(read_text(path, MAX_FILE_BYTES), finite=False)
     except FileNotFoundError:
         return {"name": name, "history": []}
     except (OSError, ValueError):

@@ -36,6 +36,7 @@ from pydantic.alias_generators import to_camel
 
 from evalward.fingerprint import FileIndex, agent_fingerprint
 from evalward.resources import Agent, Located, ResourceSet
+from evalward.safe_files import read_regular
 
 STATUS_DIR = "status"
 """The default branch's status: this folder of the result cache directory."""
@@ -177,11 +178,7 @@ class StatusStore:
         if path is None or (not path.exists() and not path.is_symlink()):
             return None
         try:
-            if path.is_symlink() or not path.is_file():
-                raise ValueError("not a regular file")
-            if path.stat().st_size > MAX_FILE_BYTES:
-                raise ValueError(f"larger than {MAX_FILE_BYTES} bytes")
-            record = EvalStatus.model_validate_json(path.read_bytes())
+            record = EvalStatus.model_validate_json(read_regular(path, MAX_FILE_BYTES))
             if record.name != name:
                 raise ValueError(f"it holds the status of {record.name!r}")
             if record.schema_version != SCHEMA_VERSION:

@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from evalward import jsontext
-from evalward.past.history import HISTORY_DIR
+from evalward.past.history import HISTORY_DIR, MAX_FILE_BYTES
 from evalward.results import EvalResult
+from evalward.safe_files import read_text
 
 SCORES_DIR = "scores"
 MAX_POINTS = 30
@@ -103,7 +104,7 @@ def trends(
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        data = jsontext.loads(path.read_text(encoding="utf-8"), finite=False)
+        data = jsontext.loads(read_text(path, MAX_FILE_BYTES), finite=False)
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -23,7 +23,11 @@ from typing import Any
 from evalward import jsontext
 from evalward.cache_mode import CacheMode
 from evalward.providers.base import ChatRequest, ChatResponse, ToolCall
+from evalward.safe_files import read_text
 from evalward.trace import Usage
+
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
+"""The largest kept reply read back (a restored cache is read as untrusted files)."""
 
 FORMAT = 1
 
@@ -61,7 +65,7 @@ class ResponseCache:
         if not self.mode.reads:
             return None
         try:
-            data = jsontext.loads(self._path(key).read_text(encoding="utf-8"))
+            data = jsontext.loads(read_text(self._path(key), MAX_ENTRY_BYTES))
         except (OSError, ValueError):
             data = None
         reply = data.get("forwarded") if isinstance(data, dict) else None
@@ -82,7 +86,7 @@ class ResponseCache:
         if not self.mode.reads:
             return None
         try:
-            data = jsontext.loads(self._path(key).read_text(encoding="utf-8"))
+            data = jsontext.loads(read_text(self._path(key), MAX_ENTRY_BYTES))
             response = _decode(data)
         except (OSError, ValueError, KeyError, TypeError):
             self.misses += 1

@@ -223,7 +223,31 @@ class AgentEnvironment(Model):
         ),
     )
     timeout_seconds: float = Field(
-        default=600.0, gt=0, description="Longest an install may take, per side."
+        default=600.0,
+        gt=0,
+        description=(
+            "Longest an install may take, per side (default: the action input "
+            "`environment-timeout-seconds`). A pull request may lower the base branch's "
+            "value for the agent, never raise it."
+        ),
+    )
+    max_size_mb: float | None = Field(
+        default=None,
+        gt=0,
+        alias="maxSizeMB",
+        description=(
+            "Most megabytes (MiB) the installed environment may take (default: the action "
+            "input `environment-max-size-mb`); bounded by the base branch as `timeoutSeconds`."
+        ),
+    )
+    max_files: int | None = Field(
+        default=None,
+        gt=0,
+        description=(
+            "Most files, folders and links the installed environment may hold (default: the "
+            "action input `environment-max-files`); bounded by the base branch as "
+            "`timeoutSeconds`."
+        ),
     )
 
     @field_validator("python", "node")

@@ -21,7 +21,6 @@ for a pull request's head is never what a base run, another commit or a run on a
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import hashlib
 import json
 import os
@@ -29,7 +28,7 @@ import platform
 import posixpath
 import secrets
 import shutil
-import stat
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -40,6 +39,15 @@ from evalward.errors import AgentRunError, GitError
 from evalward.git import Git
 from evalward.resources.agent import LOCK_FILES, PYTHON_PROJECT, AgentEnvironment
 from evalward.resources.paths import OutsideRepository, repo_path
+from evalward.runtime.environment_files import (
+    copy_source,
+    everything,
+    finish,
+    kept_state,
+    persist,
+    restore,
+)
+from evalward.runtime.environment_limits import EnvironmentLimits, input_limits, side_limits
 from evalward.runtime.installers import (
     NETWORK_ENV,
     Installer,
@@ -51,13 +59,14 @@ from evalward.runtime.installers import (
     uv_binary,
 )
 from evalward.runtime.sandbox import AgentUser, Packages
-from evalward.runtime.seal import seal
+from evalward.runtime.strays import Sessions
+from evalward.safe_files import read_regular
 
 LAYOUT = 1
 """How evalward lays an environment out; a change makes every kept one stale."""
 
-RECORD = "environment.json"
-"""In each environment: its key and what it was built from (an agent can read it)."""
+MAX_FILE_BYTES = 64 * 1024 * 1024
+"""The largest file read from a checkout's environment files."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,9 @@ class EnvironmentRequest:
     user: AgentUser | None
     env: Mapping[str, str]
     """The installer's environment, already without secrets (`process.limited_env`)."""
+    limits: EnvironmentLimits | None = None
+    """The bounds of its install (`environment_limits.side_limits`; None: its own and the
+    store's)."""
 
     @property
     def label(self) -> str:
@@ -96,23 +108,36 @@ class EnvironmentStore:
         keep: bool = True,
         scope: str = "",
         log: Callable[[str], None] | None = None,
+        limits: EnvironmentLimits | None = None,
     ) -> None:
         self.cache = cache
         self.reuse = reuse and cache is not None
         self.keep = keep and cache is not None
         self.scope = scope
+        self.untrusted_head = scope.startswith("pull_request")
+        """A head side here is a pull request's, bounded by its base even without one."""
         self.log = log or (lambda _line: None)
+        self.sessions = Sessions()
+        self.limits = limits or input_limits()
+        """The action's inputs: the bounds where the base's definition sets none."""
         self._live: Path | None = None
         self._ready: dict[str, asyncio.Task[Path]] = {}
         self.used: set[str] = set()
         self.built: list[str] = []
         self.restored: list[str] = []
 
-    def attach(self, live: Path) -> None:
-        """Where environments live while agents run: a folder only evalward writes."""
+    def attach(self, live: Path, sessions: Sessions | None = None) -> None:
+        """Where environments live while agents run: a folder only evalward writes; and the
+        sessions of the sandbox's programs, spared when an install's strays are ended."""
         live.mkdir(mode=0o711, exist_ok=True)
         live.chmod(0o711)
         self._live = live
+        self.sessions = sessions or self.sessions
+
+    def limits_of(self, request: EnvironmentRequest) -> EnvironmentLimits:
+        if request.limits is not None:
+            return request.limits
+        return side_limits(request.agent, request.spec, None, judged=False, inputs=self.limits)
 
     def check(self, spec: AgentEnvironment, env: Mapping[str, str]) -> None:
         """Refuse, before anything runs, an environment this machine cannot build."""
@@ -140,14 +165,17 @@ class EnvironmentStore:
             "side": request.side,
             "user": [user.uid, user.gid] if user else None,
             "commit": _commit(request.checkout),
-            "files": {p: _file_hash(request.checkout, p) for p in spec.files()},
+            "files": await asyncio.to_thread(_file_hashes, request.checkout, spec.files()),
             "platform": [platform.machine(), *platform.libc_ver()],
         }
         if spec.python is not None:
             uv_bin = self._uv(request.user)
             probe = self._scratch(request.user, "probe")
             try:
-                installer = Installer(request.user, request.env, probe, spec.timeout_seconds)
+                cap = self.limits_of(request).timeout
+                installer = Installer(
+                    request.user, request.env, probe, cap.value, cap.source, self.sessions
+                )
                 folder = request.source / _folder(spec.python)
                 uv_version = (await installer.check([uv_bin, "--version"], folder)).strip()
                 path, version = await python_interpreter(installer, uv_bin, folder)
@@ -183,12 +211,28 @@ class EnvironmentStore:
         return folder
 
     async def _make(self, request: EnvironmentRequest, key: str, material: dict[str, Any]) -> Path:
+        stop = threading.Event()  # set on cancellation: the copying threads stop with it
+        try:
+            return await self._make_or_restore(request, key, material, stop)
+        except BaseException:
+            stop.set()
+            raise
+
+    async def _make_or_restore(
+        self, request: EnvironmentRequest, key: str, material: dict[str, Any], stop: threading.Event
+    ) -> Path:
         assert self._live is not None
         target = self._live / key
         started = time.monotonic()
-        if self.reuse and self.cache is not None and _complete(self.cache / key, key):
+        cache = self.cache if self.reuse else None
+        kept = await asyncio.to_thread(kept_state, cache / key, key) if cache is not None else ""
+        if kept not in ("", "ok"):
+            self.log(f"evalward: environment of {request.label}: not restored ({kept})")
+        if kept == "ok" and cache is not None:
             try:
-                await asyncio.to_thread(_restore, self.cache / key, target, request.user)
+                await asyncio.to_thread(
+                    restore, cache / key, target, request.user, self.limits_of(request), stop
+                )
             except (AgentRunError, OSError, shutil.Error) as exc:
                 self.log(f"evalward: environment of {request.label}: not restored ({exc})")
             else:
@@ -199,21 +243,36 @@ class EnvironmentStore:
                 )
                 return target
         build = self._scratch(None, "build")
+        sealed = build.with_name(f".sealed-{secrets.token_hex(6)}")
         try:
-            await self._build(request, build, material)
-            await asyncio.to_thread(_finish, build, request.user, material, key)
-        except BaseException:
+            try:
+                await self._build(request, build, material)
+            finally:
+                await self._end_strays(request.user)
+            limits = self.limits_of(request)
+            await asyncio.to_thread(
+                finish, build, sealed, request.user, material, key, limits, stop
+            )
+            sealed.rename(target)
+        finally:
             await asyncio.to_thread(remove_tree, build)
-            raise
-        build.rename(target)
+            await asyncio.to_thread(remove_tree, sealed)
         self.built.append(key)
         self.log(
             f"evalward: environment of {request.label}: built in "
             f"{time.monotonic() - started:.1f} s ({_what(request.spec)})"
         )
         if self.keep and self.cache is not None:
-            await asyncio.to_thread(_persist, target, self.cache, key)
+            await asyncio.to_thread(persist, target, self.cache, key, stop)
         return target
+
+    async def _end_strays(self, user: AgentUser | None) -> None:
+        """Before the seal: every process the installing user still runs is ended, but those
+        of the sandbox's programs (another agent of this side, mid-run)."""
+        if user is not None and user.uid != os.geteuid():
+            killed = await self.sessions.end_strays(user.uid)
+            if killed:
+                self.log(f"evalward: {killed} process(es) the install left running were ended")
 
     async def _build(
         self, request: EnvironmentRequest, build: Path, material: Mapping[str, Any]
@@ -221,12 +280,13 @@ class EnvironmentStore:
         """Install into `build` as the side's user, from a private copy of its checkout."""
         spec, user = request.spec, request.user
         source, home = build / "src", build / "home"
-        await asyncio.to_thread(_copy_source, request.source, source, request.not_copied)
+        await asyncio.to_thread(copy_source, request.source, source, request.not_copied)
         home.mkdir()
         if user is not None:
-            for path in (build, *_everything(build)):
+            for path in (build, *everything(build)):
                 os.chown(path, user.uid, user.gid, follow_symlinks=False)
-        installer = Installer(user, request.env, home, spec.timeout_seconds)
+        cap = self.limits_of(request).timeout
+        installer = Installer(user, request.env, home, cap.value, cap.source, self.sessions)
         if spec.python is not None:
             interpreter = material["python"]["interpreter"]
             await _install_python(
@@ -234,6 +294,15 @@ class EnvironmentStore:
             )
         if spec.node is not None:
             await _install_node(installer, spec.node, source, build / "node_modules", request.env)
+        if spec.python is not None:
+            # Once every install step is over (a later one may change what an earlier left).
+            editable = await asyncio.to_thread(editable_installs, build / "venv")
+            if editable:
+                raise AgentRunError(
+                    f"{spec.python} installs {', '.join(editable)} in editable mode (`-e`), "
+                    "which would point into the copy of the checkout the installer ran in; "
+                    "install it without `-e`"
+                )
 
     def close(self) -> None:
         """When this job built an environment, keep in the cache only those it used: the
@@ -268,12 +337,6 @@ async def _install_python(
             [uv_bin, "pip", "install", "--python", str(venv / "bin" / "python"), "-r", name],
             folder,
         )
-    editable = editable_installs(venv)
-    if editable:
-        raise AgentRunError(
-            f"{named} installs {', '.join(editable)} in editable mode (`-e`), which would point "
-            "into the copy of the checkout the installer ran in; install it without `-e`"
-        )
 
 
 async def _install_node(
@@ -287,8 +350,10 @@ async def _install_node(
     installed = folder / "node_modules"
     if installed.is_dir() and not installed.is_symlink():
         installed.rename(target)
-    else:
+    else:  # nothing to install: an empty one, the installer's as what it installs would be
         target.mkdir()
+        if installer.user is not None:
+            os.chown(target, installer.user.uid, installer.user.gid)
 
 
 def packages_of(spec: AgentEnvironment, root: Path) -> Packages:
@@ -338,13 +403,19 @@ def _commit(checkout: Path) -> str:
         return f"no commit: {secrets.token_hex(8)}"  # never the same twice: never reused
 
 
+def _file_hashes(checkout: Path, paths: list[str]) -> dict[str, str]:
+    return {path: _file_hash(checkout, path) for path in paths}
+
+
 def _file_hash(checkout: Path, path: str) -> str:
     try:
-        found = repo_path(checkout, path)
-    except OutsideRepository:
+        found = repo_path(checkout, path).resolve()
+    except (OutsideRepository, OSError):
         return "outside the repository"
+    if not found.exists():
+        return "missing"
     try:
-        return hashlib.sha256(found.read_bytes()).hexdigest() if found.is_file() else "missing"
+        return hashlib.sha256(read_regular(found, MAX_FILE_BYTES)).hexdigest()
     except OSError:
         return "unreadable"
 
@@ -359,86 +430,3 @@ async def _version(program: str) -> str:
     )
     out, _ = await process.communicate()
     return out.decode(errors="replace").strip()
-
-
-def _everything(folder: Path) -> list[Path]:
-    found: list[Path] = []
-    for where, folders, files in os.walk(folder):
-        found += [Path(where) / name for name in (*folders, *files)]
-    return found
-
-
-def _copy_source(source: Path, target: Path, not_copied: frozenset[str]) -> None:
-    """The installer's own copy of the checkout: it may write (a build's `egg-info`, npm's
-    `node_modules`) where the agent's working copy is read-only."""
-
-    def ignore(folder: str, names: list[str]) -> set[str]:
-        relative = Path(folder).relative_to(source)
-        left_out = set()
-        for name in names:
-            mode = (Path(folder) / name).lstat().st_mode
-            special = not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
-            if special or (relative / name).as_posix() in not_copied:
-                left_out.add(name)
-        return left_out
-
-    shutil.copytree(source, target, symlinks=True, ignore=ignore)
-
-
-def _finish(build: Path, user: AgentUser | None, material: dict[str, Any], key: str) -> None:
-    """Lock the installer out, drop its copy and caches, seal what it installed and record
-    what it is; only the side's user may enter it."""
-    owner = os.geteuid()
-    os.chown(build, owner, -1)
-    build.chmod(0o700)
-    for scratch in ("src", "home"):
-        remove_tree(build / scratch)
-    seal(build, user.uid if user else owner, owner)
-    record = {"key": key, "built": dt.datetime.now(dt.UTC).isoformat(), **material}
-    (build / RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    (build / RECORD).chmod(0o444)
-    _open_to(build, user)
-
-
-def _open_to(folder: Path, user: AgentUser | None) -> None:
-    if user is None:
-        folder.chmod(0o555)
-    else:
-        os.chown(folder, os.geteuid(), user.gid)
-        folder.chmod(0o550)
-
-
-def _complete(kept: Path, key: str) -> bool:
-    try:
-        return bool(json.loads((kept / RECORD).read_text(encoding="utf-8"))["key"] == key)
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
-
-
-def _persist(live: Path, cache: Path, key: str) -> None:
-    """A copy in the cache, writable by its owner (the runner's user gets it back, and a
-    later checkout on a self-hosted runner must be able to clean it); replaced atomically."""
-    cache.mkdir(parents=True, exist_ok=True)
-    partial = cache / f".partial-{secrets.token_hex(6)}"
-    try:
-        shutil.copytree(live, partial, symlinks=True)
-        for path in (partial, *_everything(partial)):
-            if not path.is_symlink():
-                path.chmod(path.stat().st_mode | 0o200)
-        remove_tree(cache / key)
-        partial.rename(cache / key)
-    finally:
-        remove_tree(partial)
-
-
-def _restore(kept: Path, target: Path, user: AgentUser | None) -> None:
-    """The cache's copy, made evalward's and read-only again (and its links checked)."""
-    partial = target.with_name(f".restore-{secrets.token_hex(6)}")
-    try:
-        shutil.copytree(kept, partial, symlinks=True)
-        owner = os.geteuid()
-        seal(partial, owner, owner)
-        _open_to(partial, user)
-        partial.rename(target)
-    finally:
-        remove_tree(partial)

@@ -10,11 +10,13 @@ is reused (runtime/environment.py) nor makes it read-only (runtime/seal.py).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
 import stat
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +25,8 @@ import uv
 from evalward.errors import AgentRunError, ConfigError
 from evalward.runtime.process import kill_group, read_tail, tail
 from evalward.runtime.sandbox import AgentUser
+from evalward.runtime.strays import Sessions
+from evalward.safe_files import UnsafeFile, read_regular
 
 NETWORK_ENV = (
     "HTTP_PROXY",
@@ -59,7 +63,7 @@ class Finished:
 
 class Installer:
     """Runs installer commands as `user` (None: evalward's own) with `env` and a HOME under
-    `home`, each bounded by `timeout` seconds."""
+    `home`, all of them within `timeout` seconds from now (`cap` says whose bound it is)."""
 
     def __init__(
         self,
@@ -67,6 +71,8 @@ class Installer:
         env: Mapping[str, str],
         home: Path,
         timeout: float,
+        cap: str = "environment.timeoutSeconds",
+        sessions: Sessions | None = None,
     ) -> None:
         self.user = user
         self.env = {
@@ -84,35 +90,52 @@ class Installer:
         }
         self.home = home
         self.timeout = timeout
+        self.cap = cap
+        self.sessions = sessions or Sessions()
+        """Where its commands' sessions are known while they run (`strays`)."""
+        self.deadline = time.monotonic() + timeout
 
     async def run(self, argv: Sequence[str], cwd: Path, extra: Mapping[str, str] = {}) -> Finished:
         """Run one command to its end (or its timeout: then its group is killed)."""
-        user = self.user
         try:
-            process = await asyncio.create_subprocess_exec(
-                *argv,
-                cwd=cwd,
-                env={**self.env, **extra},
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-                user=user.uid if user else None,
-                group=user.gid if user else None,
-                extra_groups=[] if user else None,
-                umask=0o022,
-            )
+            async with self.sessions.lock:
+                process = await self._start(argv, cwd, extra)
+                self.sessions.live.add(process.pid)
         except OSError as exc:
             raise AgentRunError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
+        try:
+            return await self._wait(process, argv)
+        finally:
+            self.sessions.live.discard(process.pid)
+
+    async def _start(
+        self, argv: Sequence[str], cwd: Path, extra: Mapping[str, str]
+    ) -> asyncio.subprocess.Process:
+        user = self.user
+        return await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env={**self.env, **extra},
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+            user=user.uid if user else None,
+            group=user.gid if user else None,
+            extra_groups=[] if user else None,
+            umask=0o022,
+        )
+
+    async def _wait(self, process: asyncio.subprocess.Process, argv: Sequence[str]) -> Finished:
         output = asyncio.create_task(read_tail(process.stdout))
         try:
-            async with asyncio.timeout(self.timeout):
+            async with asyncio.timeout_at(self._loop_deadline()):
                 await process.wait()
         except TimeoutError:
             await kill_group(process, 1.0)
             raise AgentRunError(
-                f"{Path(argv[0]).name} did not finish within {self.timeout:g} s "
-                "(environment.timeoutSeconds)"
+                f"the install did not finish within {self.timeout:g} s, its cap ({self.cap}): "
+                f"{Path(argv[0]).name} was still running"
             ) from None
         finally:
             await kill_group(process, 1.0)
@@ -122,6 +145,10 @@ class Installer:
         except TimeoutError:  # a process that left the group still holds the pipe
             printed = b"(the rest of its output is held by a process it left running)"
         return Finished(process.returncode or 0, tail(printed, 3000))
+
+    def _loop_deadline(self) -> float:
+        loop = asyncio.get_running_loop()
+        return loop.time() + max(0.0, self.deadline - time.monotonic())
 
     async def check(self, argv: Sequence[str], cwd: Path, extra: Mapping[str, str] = {}) -> str:
         """Run a command that must succeed; its output, or an AgentRunError quoting it."""
@@ -211,11 +238,17 @@ async def python_interpreter(installer: Installer, uv_bin: str, cwd: Path) -> tu
 
 def editable_installs(venv: Path) -> list[str]:
     """Distributions installed in editable mode: they point into the copy of the checkout the
-    installer ran in, which is gone by the time the agent runs."""
+    installer ran in, which is gone by the time the agent runs. What the install left is read
+    without following a link into or out of the virtualenv (`safe_files`); a record that is
+    not a regular file is refused (AgentRunError naming it)."""
     found: list[str] = []
-    for record in sorted(venv.glob("lib/python*/site-packages/*.dist-info/direct_url.json")):
+    for record in _direct_urls(venv):
         try:
-            direct = json.loads(record.read_text(encoding="utf-8"))
+            direct = json.loads(read_regular(record, MAX_RECORD_BYTES))
+        except UnsafeFile as exc:
+            raise AgentRunError(
+                f"the install left {_shown(record, venv)}, which {exc.reason}"
+            ) from None
         except (OSError, ValueError):
             continue
         if isinstance(direct, dict) and (direct.get("dir_info") or {}).get("editable"):
@@ -223,6 +256,45 @@ def editable_installs(venv: Path) -> list[str]:
     return found
 
 
+MAX_RECORD_BYTES = 1024 * 1024
+"""The largest `direct_url.json` read (pip writes a few hundred bytes)."""
+
+
+def _direct_urls(venv: Path) -> list[Path]:
+    """`lib/python*/site-packages/*.dist-info/direct_url.json`, through real folders only."""
+    found: list[Path] = []
+    for lib in _folders(venv / "lib", lambda n: n.startswith("python")):
+        for info in _folders(lib / "site-packages", lambda n: n.endswith(".dist-info")):
+            if os.path.lexists(info / "direct_url.json"):
+                found.append(info / "direct_url.json")
+    return found
+
+
+def _folders(parent: Path, wanted: Callable[[str], bool]) -> list[Path]:
+    try:
+        if not stat.S_ISDIR(os.lstat(parent).st_mode):
+            return []
+        with os.scandir(parent) as entries:
+            return sorted(
+                Path(e.path) for e in entries if wanted(e.name) and e.is_dir(follow_symlinks=False)
+            )
+    except OSError:
+        return []
+
+
+def _shown(path: Path, venv: Path) -> str:
+    return str(Path(venv.name) / path.relative_to(venv))
+
+
 def remove_tree(path: Path) -> None:
-    """Remove a folder the installer used (its scratch copy, its caches)."""
-    shutil.rmtree(path, ignore_errors=True)
+    """Remove a folder the installer used (its scratch copy, its caches), or a sealed one:
+    a folder the seal made read-only is made writable again first (for an evalward that is
+    not root, whom read-only folders stop)."""
+
+    def writable_again(func: Callable[..., object], failed: str, _exc: object) -> None:
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(failed), 0o700)  # noqa: PTH101, PTH120
+            func(failed)
+
+    if os.path.lexists(path):
+        shutil.rmtree(path, onerror=writable_again)

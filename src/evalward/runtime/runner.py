@@ -27,6 +27,7 @@ from evalward.runtime.conversation import end_reason_after
 from evalward.runtime.conversation_agents import ConversationRun, converse
 from evalward.runtime.declarative import DeclarativeAgent, run_declarative
 from evalward.runtime.environment import EnvironmentRequest, installer_env_names
+from evalward.runtime.environment_limits import EnvironmentLimits
 from evalward.runtime.http_agent import HttpAgentServer
 from evalward.runtime.inputs import input_messages, input_text
 from evalward.runtime.model_proxy import Grant, ModelProxy
@@ -64,8 +65,10 @@ class AgentRunner:
         kill_grace: float = DEFAULT_KILL_GRACE,
         proxy: ModelProxy | None = None,
         sandbox: Sandbox | None = None,
+        environment_limits: EnvironmentLimits | None = None,
     ) -> None:
         self.agent = agent
+        self.environment_limits = environment_limits
         self.providers = providers
         self.env = env
         self.kill_grace = kill_grace
@@ -129,6 +132,7 @@ class AgentRunner:
                     not_copied=sandbox.not_copied,
                     user=sandbox.user,
                     env=limited_env(self.env, names, sandbox=sandbox),
+                    limits=self.environment_limits,
                 )
                 packages = await store.provide(request)
             except (AgentRunError, OSError) as exc:

@@ -37,6 +37,7 @@ from evalward.errors import AgentRunError, ConfigError
 from evalward.resources.agent import AgentSpec
 from evalward.resources.models import Agent
 from evalward.resources.paths import link_on_the_way
+from evalward.runtime.strays import Sessions
 
 if TYPE_CHECKING:
     from evalward.runtime.environment import EnvironmentStore
@@ -117,6 +118,8 @@ class _Shared:
     hidden: set[str] = field(default_factory=set)
     """Files left out of every working copy besides `not_copied`: those that define a
     simulated user, whose persona, goal and hidden facts the agent must not read."""
+    sessions: Sessions = field(default_factory=Sessions)
+    """The programs started and still running, and the lock their starts take."""
 
 
 class Sandbox:
@@ -180,7 +183,11 @@ class Sandbox:
 
     def use_environments(self, store: EnvironmentStore) -> None:
         self._shared.environments = store
-        store.attach(self.root / "environments")
+        store.attach(self.root / "environments", self._shared.sessions)
+
+    @property
+    def sessions(self) -> Sessions:
+        return self._shared.sessions
 
     def permitted_env(
         self, env: Mapping[str, str], head: Agent, base: Agent | None
@@ -263,6 +270,7 @@ class Sandbox:
     def keep(self, pid: int, home: Path) -> None:
         """Remember the home of a started process until `release`."""
         self._shared.homes[pid] = home
+        self._shared.sessions.live.add(pid)
 
     def environment(self, home: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
         """What the sandbox itself puts in a process's environment, over `env` (its PATH
@@ -279,6 +287,7 @@ class Sandbox:
     def release(self, pid: int) -> None:
         """Remove the home of a process that is gone (its group was killed)."""
         home = self._shared.homes.pop(pid, None)
+        self._shared.sessions.live.discard(pid)
         if home is not None:
             self.discard(home)
 

@@ -1,118 +1,228 @@
-"""Make an installed environment read-only to every agent user, before anything runs from it.
+"""Seal an installed environment: a copy no agent user can change, made before anything runs
+from it.
 
 The installer ran as an agent user, with the pull request's code among what it ran (a
 package's build, npm's lifecycle scripts), and may have left anything in its folder: a process
-still writing, a hard link to a file it does not own, a symbolic link to a place it can still
-change, a setuid bit. `seal` walks the folder through file descriptors, top down: each folder
-is given to evalward and made read-only before its entries are listed, so nothing the
-installer left behind can swap an entry after it was checked; each file is opened without
-following links and checked on that descriptor (its owner must be the installer's user) before
-it changes owner and mode. A file may be a hard link to one sealed before it in the same walk
-(esbuild's installer links its binary into two packages). A link may point inside the
-environment, or to a file that no agent user can change (the interpreter a virtualenv links
-to); any other is refused.
+holding a file open for writing, a hard link to a file it does not own, a chain of symbolic
+links that leaves the environment, a setuid bit. `seal` does not make that folder read-only:
+it copies it, through file descriptors and without following a link, into a new folder
+evalward creates, so no descriptor opened before the seal reaches a file of the copy. Each
+folder of the source is taken from the installer before its entries are listed (nothing can
+be swapped while it is read), each file is checked on its descriptor (its owner must be the
+installer's user, so a hard link to another user's file is refused), special files (FIFOs,
+sockets, devices) are left out, and the copy is bounded in entries and bytes. Then each link
+of the copy is resolved hop by hop, as the kernel would: every hop must stay in the copy, or
+pass only through folders no agent user can change, to an existing file no agent user can
+change (the interpreter a virtualenv links to). A file may be a hard link to another one of
+the same environment (esbuild's installer links its binary into two packages): the copy
+links them too.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from evalward.errors import AgentRunError
+from evalward.safe_files import OPEN_SAFELY
 
 _OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_CHUNK = 8 << 20
+_MAX_HOPS = 40
+"""Links followed to resolve one path before it counts as a loop (the kernel's own limit)."""
+
+Budget = Callable[[int, int], None]
+"""Called with the entries and bytes copied so far; raises to stop the seal."""
 
 
-def seal(top: Path, builder: int, owner: int) -> int:
-    """Give every folder and file under `top` to `owner` (evalward's uid), readable and never
-    writable, after checking that `builder` (the installer's uid) owns it; remove special files
-    (fifos, sockets); refuse a link that leads out of `top` to something an agent user could
-    change. Returns how many files it sealed. Raises AgentRunError naming what was refused."""
-    fd = os.open(top, _OPEN_FOLDER)
+def seal(
+    source: Path,
+    target: Path,
+    builders: set[int],
+    owner: int,
+    *,
+    take: bool = True,
+    budget: Budget | None = None,
+) -> int:
+    """Copy the folder `source` to `target` (created here, absent before) as `owner`'s and
+    never writable: each file must belong to one of `builders`; `take` locks each folder of
+    the source first (an installer's). Returns how many files it copied. AgentRunError names
+    what was refused; `target` is then removed."""
+    walk = _Walk(source, target, builders, owner, take, budget)
+    fd = os.open(source, _OPEN_FOLDER)
     try:
-        _take(fd, top, {builder, owner}, owner, 0o555)  # evalward may have taken it already
-        return _seal_folder(fd, top, _Walk(top, builder, owner))
+        if take:
+            _take(fd, source, builders | {owner}, owner)
+        target.mkdir(mode=0o700)
+        walk.target_fd = os.open(target, _OPEN_FOLDER)
+        try:
+            _copy_folder(fd, walk.target_fd, Path(), walk)
+            os.fchmod(walk.target_fd, 0o555)
+        finally:
+            os.close(walk.target_fd)
+        real = target.resolve()  # links are resolved to real paths: so is where they start
+        for link in walk.links:
+            check_link(real, link)
+    except BaseException:
+        _remove(target)
+        raise
     finally:
         os.close(fd)
+    return walk.files
 
 
 class _Walk:
-    """One `seal`: where it started, whose files it takes, and the files it has sealed."""
+    """One `seal`: where it reads and writes, whose files it takes, what it has copied."""
 
-    def __init__(self, top: Path, builder: int, owner: int) -> None:
-        self.top = top
-        self.builder = builder
-        self.owner = owner
-        self.sealed: set[tuple[int, int]] = set()
+    def __init__(
+        self,
+        source: Path,
+        target: Path,
+        builders: set[int],
+        owner: int,
+        take: bool,
+        budget: Budget | None,
+    ) -> None:
+        self.source, self.target = source, target
+        self.builders, self.owner, self.take, self.budget = builders, owner, take, budget
+        self.target_fd = -1
+        self.copied: dict[tuple[int, int], str] = {}
+        """Each file copied, by its source's (device, inode): its path in the copy."""
+        self.links: list[Path] = []
+        self.files = self.entries = self.bytes = 0
+
+    def count(self, entries: int = 0, size: int = 0) -> None:
+        self.entries += entries
+        self.bytes += size
+        if self.budget is not None:
+            self.budget(self.entries, self.bytes)
 
 
-def _take(fd: int, shown: Path, allowed: set[int], owner: int, mode: int) -> os.stat_result:
-    """Check the owner of what `fd` is (a hard link to someone else's file is refused, also
-    one of evalward's own), then make it `owner`'s with `mode`."""
+def _take(fd: int, shown: Path, allowed: set[int], owner: int) -> None:
+    """Lock a folder of the source: it becomes `owner`'s, closed to everyone else."""
     info = os.fstat(fd)
     if info.st_uid not in allowed:
-        raise AgentRunError(
-            f"the installer left {shown}, which belongs to uid {info.st_uid}, not to the "
-            "installer's user (a hard link to another user's file?)"
-        )
+        raise AgentRunError(f"the installer left {shown}, which belongs to uid {info.st_uid}")
     if info.st_uid != owner:
         os.fchown(fd, owner, -1)
-    os.fchmod(fd, mode)
-    return info
+    os.fchmod(fd, 0o500)
 
 
-def _seal_folder(fd: int, path: Path, walk: _Walk) -> int:
-    """Seal the entries of a folder already taken (so nothing in it can be swapped now)."""
-    sealed = 0
+def _copy_folder(fd: int, out: int, relative: Path, walk: _Walk) -> None:
     for name in sorted(os.listdir(fd)):
-        child = path / name
+        child = relative / name
         info = os.stat(name, dir_fd=fd, follow_symlinks=False)
         if stat.S_ISLNK(info.st_mode):
-            _check_link(child, os.readlink(name, dir_fd=fd), walk.top)
+            walk.count(1)
+            os.symlink(os.readlink(name, dir_fd=fd), name, dir_fd=out)
+            walk.links.append(child)
         elif stat.S_ISDIR(info.st_mode):
+            walk.count(1)
             sub = os.open(name, _OPEN_FOLDER, dir_fd=fd)
             try:
-                _take(sub, child, {walk.builder}, walk.owner, 0o555)
-                sealed += _seal_folder(sub, child, walk)
+                if walk.take:
+                    _take(sub, walk.source / child, walk.builders, walk.owner)
+                os.mkdir(name, 0o700, dir_fd=out)
+                made = os.open(name, _OPEN_FOLDER, dir_fd=out)
+                try:
+                    _copy_folder(sub, made, child, walk)
+                    os.fchmod(made, 0o555)
+                finally:
+                    os.close(made)
             finally:
                 os.close(sub)
         elif stat.S_ISREG(info.st_mode):
-            sub = os.open(name, _OPEN_FILE, dir_fd=fd)
+            walk.count(1)
+            sub = os.open(name, OPEN_SAFELY, dir_fd=fd)
             try:
-                sealed += _seal_file(sub, child, info, walk)
+                _copy_file(sub, name, out, child, walk)
             finally:
                 os.close(sub)
-        else:
-            os.unlink(name, dir_fd=fd)
-    return sealed
+        # a FIFO, a socket or a device is left out
 
 
-def _seal_file(fd: int, child: Path, info: os.stat_result, walk: _Walk) -> int:
-    """Seal one regular file; 0 when it is a hard link to a file this walk sealed already."""
-    now = os.fstat(fd)
-    if (now.st_dev, now.st_ino) in walk.sealed and now.st_uid == walk.owner:
-        return 0
-    executable = info.st_mode & stat.S_IXUSR
-    taken = _take(fd, child, {walk.builder}, walk.owner, 0o555 if executable else 0o444)
-    if not stat.S_ISREG(taken.st_mode):
+def _copy_file(fd: int, name: str, out: int, child: Path, walk: _Walk) -> None:
+    """Copy one regular file, or link it to its copy made earlier in this walk."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
         raise AgentRunError(f"the installer changed {child} while it was sealed")
-    walk.sealed.add((taken.st_dev, taken.st_ino))
-    return 1
+    if info.st_uid not in walk.builders:
+        raise AgentRunError(
+            f"the installer left {child}, which belongs to uid {info.st_uid}, not to the "
+            "installer's user (a hard link to another user's file?)"
+        )
+    earlier = walk.copied.get((info.st_dev, info.st_ino))
+    if earlier is not None:
+        os.link(earlier, name, src_dir_fd=walk.target_fd, dst_dir_fd=out)
+        return
+    made = os.open(name, _CREATE, 0o600, dir_fd=out)
+    try:
+        _copy_bytes(fd, made, walk)
+        os.fchmod(made, 0o555 if info.st_mode & stat.S_IXUSR else 0o444)
+    finally:
+        os.close(made)
+    walk.copied[(info.st_dev, info.st_ino)] = str(child)
+    walk.files += 1
 
 
-def _check_link(link: Path, target: str, top: Path) -> None:
-    """A link inside `top` (by its text), or to a file no agent user can change."""
-    lexical = Path(os.path.normpath(link.parent / target))
-    if lexical.is_relative_to(top):
+def _copy_bytes(fd: int, made: int, walk: _Walk) -> None:
+    """All of `fd` into `made`, in the kernel where it can (copy_file_range), counted."""
+    try:
+        while copied := os.copy_file_range(fd, made, _CHUNK):
+            walk.count(size=copied)
         return
-    real = Path(os.path.realpath(lexical))
-    if real.exists() and _unchangeable(real):
-        return
+    except OSError:  # not between these filesystems: through this process
+        pass
+    while chunk := os.read(fd, _CHUNK):
+        walk.count(size=len(chunk))
+        os.write(made, chunk)
+
+
+def check_link(top: Path, link: Path) -> None:
+    """Resolve the link `top/link` hop by hop; refuse (AgentRunError) one whose resolution
+    passes through a folder outside `top` that an agent user could change, or ends outside
+    `top` at a file that is missing or that an agent user could change."""
+    text = str((top / link).readlink())  # normalised: no `//`, no `/./`
+    where = (top / link).parent
+    pending: list[list[str]] = [text.split("/")]  # a stack: the path left, then a link's
+    hops = 0
+    while pending:
+        parts = pending.pop()
+        if parts and parts[0] == "" and len(parts) > 1:
+            where = Path("/")
+        for index, part in enumerate(parts):
+            if part in ("", "."):
+                continue
+            if part == "..":
+                where = where.parent
+                continue
+            step = where / part
+            if not step.is_relative_to(top) and not _unchangeable(where):
+                _refuse(link, text, f"through {where}, which an agent user can change")
+            try:
+                info = os.lstat(step)
+            except OSError:
+                if step.is_relative_to(top):
+                    return  # dangling inside the environment: it leads nowhere
+                _refuse(link, text, f"to {step}, which does not exist")
+            if stat.S_ISLNK(info.st_mode):
+                hops += 1
+                if hops > _MAX_HOPS:
+                    _refuse(link, text, "in a loop")
+                pending += [parts[index + 1 :], str(step.readlink()).split("/")]
+                break
+            where = step
+    if not where.is_relative_to(top) and not _unchangeable(where):
+        _refuse(link, text, f"to {where}, which an agent user can change")
+
+
+def _refuse(link: Path, text: str, why: str) -> None:
     raise AgentRunError(
-        f"the installer left the link {link.relative_to(top)} -> {target}, which leads out of "
-        "the environment to a file an agent user could change or that does not exist"
+        f"the installer left the link {link} -> {text}, which leads out of the environment {why}"
     )
 
 
@@ -124,3 +234,15 @@ def _unchangeable(path: Path) -> bool:
         if info.st_uid != 0 or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
             return False
     return True
+
+
+def _remove(target: Path) -> None:
+    """Remove a partial copy (its folders are read-only: made writable first)."""
+    if not os.path.lexists(target):
+        return
+    for where, folders, _ in os.walk(target):
+        for name in folders:
+            if not (Path(where) / name).is_symlink():
+                (Path(where) / name).chmod(0o700)
+    target.chmod(0o700)
+    shutil.rmtree(target, ignore_errors=True)

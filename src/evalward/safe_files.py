@@ -1,0 +1,103 @@
+"""Reading a file someone else may have placed: an environment an install built, a kept cache
+entry, what an agent wrote. Such a path may be a FIFO (`open()` waits for a writer that never
+comes, and no timeout or signal handler runs while it waits), a device that never ends, or a
+link to either. Every read here opens without following a final link and without waiting
+(O_NOFOLLOW, O_NONBLOCK), refuses what `fstat` says is not a regular file, and reads at most
+a bound; `read_off_loop` does it in a thread, so the event loop keeps serving signals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import os
+import stat
+from pathlib import Path
+
+OPEN_SAFELY = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+"""How every file of uncertain origin is opened."""
+
+KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFDIR: "a folder",
+    stat.S_IFLNK: "a symbolic link",
+}
+
+
+class UnsafeFile(OSError):
+    """A file evalward will not read: not a regular file, a link, or larger than its bound.
+    `reason` says which, as the end of a sentence about the file ("is a FIFO, not ...")."""
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        super().__init__(f"{path} {reason}")
+        self.reason = reason
+
+
+def kind_of(mode: int) -> str:
+    """What a file is, in words, from its `st_mode`."""
+    return KINDS.get(stat.S_IFMT(mode), "a regular file" if stat.S_ISREG(mode) else "special")
+
+
+def open_regular(path: Path | str, *, dir_fd: int | None = None) -> int:
+    """A read-only descriptor of the regular file at `path` (a name in `dir_fd` when given).
+    UnsafeFile when it is a link, a FIFO, a device, a socket or a folder."""
+    try:
+        fd = os.open(path, OPEN_SAFELY, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # O_NOFOLLOW on a final link
+            raise UnsafeFile(path, "is a symbolic link, not a regular file") from None
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise UnsafeFile(path, f"is {kind_of(mode)}, not a regular file")
+    return fd
+
+
+def read_fd(fd: int, limit: int, shown: Path | str) -> bytes:
+    """At most `limit` bytes from `fd` (UnsafeFile when there are more)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise UnsafeFile(shown, f"is larger than {limit} bytes")
+
+
+def read_regular(path: Path | str, limit: int, *, dir_fd: int | None = None) -> bytes:
+    """The content of the regular file at `path`, at most `limit` bytes (see `open_regular`)."""
+    fd = open_regular(path, dir_fd=dir_fd)
+    try:
+        return read_fd(fd, limit, path)
+    finally:
+        os.close(fd)
+
+
+def read_text(path: Path | str, limit: int) -> str:
+    """`read_regular`, decoded as UTF-8 (ValueError when it is not)."""
+    return read_regular(path, limit).decode("utf-8")
+
+
+async def read_off_loop(path: Path | str, limit: int) -> bytes:
+    """`read_regular` in a thread: a slow disk never holds up the event loop (and its signal
+    handlers)."""
+    return await asyncio.to_thread(read_regular, path, limit)
+
+
+def is_regular(path: Path | str) -> bool:
+    """Whether `path` itself (not what a link points to) is a regular file."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False

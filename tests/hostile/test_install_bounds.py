@@ -1,0 +1,114 @@
+"""A pull request cannot set its own install bounds: how long its environment's install may
+take, and how large and how many files what it leaves may be, come from the base branch's
+definition of the agent or from the action's inputs. Each head below raises its own bound and
+goes over the base's; its install fails naming the bound and the figure, and nothing of it is
+kept in the cache. The installs download nothing (a package.json without dependencies, run
+by npm as the agent user). Needs root (the user switch) and Node.js."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agentenv import HONEST, errors, open_pr, run_gate, scripted_project, workspace
+from evalward.resources.agent import AgentEnvironment
+from evalward.runtime.environment_limits import input_limits, side_limits
+from fakes.github_api import FakeGitHub
+
+__all__ = ["workspace"]  # a fixture
+
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0, reason="running agents as a second user needs root (as in the image)"
+)
+needs_node = pytest.mark.skipif(shutil.which("npm") is None, reason="no npm on PATH")
+
+NEVER_ENDS = HONEST + "setInterval(() => {}, 1000);\n"
+WRITES_TWO_MB = HONEST + 'fs.writeFileSync("node_modules/blob.bin", Buffer.alloc(2 << 20, 1));\n'
+WRITES_FILES = (
+    HONEST + 'for (let i = 0; i < 60; i++) fs.writeFileSync(`node_modules/f${i}.js`, "");\n'
+)
+
+
+def kept(workspace: Path) -> list[Path]:
+    folder = workspace / ".evalward" / "cache" / "environments"
+    return list(folder.iterdir()) if folder.is_dir() else []
+
+
+@needs_root
+@needs_node
+def test_a_head_that_raises_its_install_timeout_is_held_to_the_bases(
+    workspace: Path, github: FakeGitHub
+) -> None:
+    """The base allows 5 s; the head's install never ends and asks for 100000 s."""
+    base = scripted_project(HONEST, python=False, bounds={"timeoutSeconds": 5})
+    head = scripted_project(NEVER_ENDS, python=False, bounds={"timeoutSeconds": 100000})
+    run = run_gate(workspace, github, open_pr(workspace, github, base, head))
+    message = errors(run)["head"]
+    assert message.startswith("the agent's environment could not be built"), message
+    assert (
+        "did not finish within 5 s, its cap (environment.timeoutSeconds of the base "
+        "branch's definition of dep-agent)" in message
+    ), message
+    assert all(
+        (entry / "environment.json").is_file()
+        and '"head"' not in (entry / "environment.json").read_text()
+        for entry in kept(workspace)
+    )
+
+
+@needs_root
+@needs_node
+def test_a_head_larger_than_the_bases_size_cap_is_refused_and_not_kept(
+    workspace: Path, github: FakeGitHub
+) -> None:
+    base = scripted_project(HONEST, python=False, bounds={"maxSizeMB": 1})
+    head = scripted_project(WRITES_TWO_MB, python=False, bounds={"maxSizeMB": 100000})
+    run = run_gate(workspace, github, open_pr(workspace, github, base, head))
+    assert run.returncode == 1, run.stdout + run.stderr
+    sides = {f["side"]: f["status"] for f in run.results()["fixtures"]}
+    assert sides == {"base": "pass", "head": "error"}, sides
+    message = errors(run)["head"]
+    assert (
+        "the environment takes more than 1 MB (2.0 MB so far), its cap "
+        "(environment.maxSizeMB of the base branch's definition of dep-agent)" in message
+    ), message
+    (only,) = kept(workspace)
+    assert '"side": "base"' in (only / "environment.json").read_text()
+
+
+@needs_root
+@needs_node
+def test_the_action_input_caps_the_file_count_where_the_base_sets_none(
+    workspace: Path, github: FakeGitHub
+) -> None:
+    base = scripted_project(HONEST, python=False)
+    head = scripted_project(WRITES_FILES, python=False, bounds={"maxFiles": 1000})
+    event = open_pr(workspace, github, base, head)
+    run = run_gate(workspace, github, event, INPUT_ENVIRONMENT_MAX_FILES="20")
+    sides = {f["side"]: f["status"] for f in run.results()["fixtures"]}
+    assert sides == {"base": "pass", "head": "error"}, run.stdout + run.stderr
+    message = errors(run)["head"]
+    assert (
+        "the environment holds more than 20 files, folders and links, its cap (the action "
+        "input `environment-max-files`)" in message
+    ), message
+
+
+def test_whose_bound_applies_to_each_side() -> None:
+    """The head may lower a bound, never raise it; an agent the base lacks gets the inputs';
+    a side the gate trusts is bounded by its own definition."""
+    inputs = input_limits(timeout=60, size_mb=100, files=1000)
+    head = AgentEnvironment.model_validate({"node": "package.json", "timeoutSeconds": 9999})
+    base = AgentEnvironment.model_validate({"node": "package.json", "timeoutSeconds": 30})
+    lower = AgentEnvironment.model_validate({"node": "package.json", "maxFiles": 10})
+
+    judged = side_limits("a", head, base, judged=True, inputs=inputs)
+    assert judged.timeout.value == 30 and "base branch's definition of a" in judged.timeout.source
+    assert (judged.size_mb.value, judged.files.value) == (100, 1000)
+    assert side_limits("a", head, None, judged=True, inputs=inputs).timeout.value == 60
+    lowered = side_limits("a", lower, base, judged=True, inputs=inputs)
+    assert lowered.files.value == 10 and lowered.files.source == "environment.maxFiles of a"
+    assert side_limits("a", head, None, judged=False, inputs=inputs).timeout.value == 9999
