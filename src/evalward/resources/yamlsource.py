@@ -4,7 +4,12 @@ Validation errors must name the file, line and column of the offending field. Re
 mark of every node costs about as much as parsing, so the fast path (`load_documents`) only
 constructs the data and finds where each document starts; the loader re-parses a file with
 `parse_documents` (every node's mark under its path of keys and indexes) only when one of its
-documents has a problem to report. PyYAML's C loader (libyaml) is used when available.
+documents has a problem to report.
+
+Every path reads by YAML 1.2's core schema (`no`, `on` and `Yes` are strings): yaml-rs when its
+wheel is installed and the text holds nothing it reads otherwise (`_YAML_RS_DIFFERS`), else
+PyYAML (libyaml when available) through `yaml12.CoreLoader`. A missing wheel costs speed only;
+tests/unit/test_yaml_parsers_agree.py holds the two to the same data on generated documents.
 """
 
 from __future__ import annotations
@@ -28,10 +33,23 @@ except ImportError:  # pragma: no cover - a platform without its wheels
 @functools.cache
 def _loader() -> type[yaml.SafeLoader]:
     """PyYAML's loader, imported on first use: the fast path never needs it (20 ms a start)."""
-    import yaml
+    # lazy: PyYAML costs 20 ms a start, and the fast path never needs it
+    from evalward.resources.yaml12 import CoreLoader
 
-    loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return loader
+    return CoreLoader
+
+
+_YAML_RS_DIFFERS = re.compile(
+    r"<<"  # a merge key, which yaml-rs keeps as a key named `<<`
+    r"|(?:^|[\s\[\]{},])!"  # a tag: yaml-rs drops unknown ones and reads `!!binary` as text
+    # a number with `_` (yaml-rs drops underscores: `_1` is 1), a binary, signed or upper-case
+    # hex or octal, and `.inf` / `.nan` in mixed case: all strings in the core schema
+    r"|(?<![^\s\[\]{},:])[-+]?(?:_|[0-9.][_0-9a-fA-FxXoObB.eE+-]*_)"
+    r"|(?<![^\s\[\]{},:])(?:[-+]?0[bBXO]|[-+]0[xo])"
+    r"|\.(?!inf|Inf|INF|nan|NaN|NAN)[iI][nN][fF]|\.(?!nan|NaN|NAN)[nN][aA][nN]",
+    re.MULTILINE,
+)
+"""Text that yaml-rs would read otherwise than the core schema: the slower parser reads it."""
 
 
 PathKey = tuple[str | int, ...]
@@ -132,9 +150,9 @@ def parse_documents(text: str) -> list[Document]:
             node = loader.get_node()
             if node is None:  # pragma: no cover - check_node guarantees a node
                 break
-            data = loader.construct_document(node)
             marks: dict[PathKey, tuple[int, int]] = {}
-            _record_marks(node, (), marks)
+            _record_marks(node, (), marks)  # first: it words a duplicate key best
+            data = loader.construct_document(node)
             documents.append(Document(data, node.start_mark.line + 1, marks))
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, exc.position) + 1
@@ -174,14 +192,14 @@ def load_documents(text: str) -> list[Document]:
 
 def _fast_load(text: str, count: int) -> list[Any] | None:
     """The documents' data, or None when the fast parser cannot be trusted with this text."""
-    if _yaml_rs is None or "<<" in text:  # merge keys are YAML 1.1 only
+    if _yaml_rs is None or _YAML_RS_DIFFERS.search(text):
         check_shape(text)
         import yaml
 
         try:
             datas = list(yaml.load_all(text, Loader=_loader()))
         except yaml.YAMLError:
-            return None
+            return None  # the slow path words and locates the error
         return datas if len(datas) == count else None
     if ("&" in text and "*" in text) or _DEEP_BLOCK.search(text):
         check_shape(text)  # yaml-rs copies what aliases name, and recurses on block nesting
