@@ -32,7 +32,6 @@ import shutil
 import stat
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +50,7 @@ from evalward.runtime.installers import (
     uv_binary,
 )
 from evalward.runtime.sandbox import AgentUser, Packages
+from evalward.runtime.sandbox import EnvironmentRequest as EnvironmentRequest
 from evalward.runtime.seal import seal
 
 LAYOUT = 1
@@ -58,27 +58,6 @@ LAYOUT = 1
 
 RECORD = "environment.json"
 """In each environment: its key and what it was built from (an agent can read it)."""
-
-
-@dataclass(frozen=True)
-class EnvironmentRequest:
-    """One agent's environment on one side."""
-
-    agent: str
-    side: str
-    spec: AgentEnvironment
-    checkout: Path
-    """The side's checkout, as evalward sees it: what the key hashes."""
-    source: Path
-    """The copy of it the side's user may read: what the installer starts from."""
-    not_copied: frozenset[str]
-    user: AgentUser | None
-    env: Mapping[str, str]
-    """The installer's environment, already without secrets (`process.limited_env`)."""
-
-    @property
-    def label(self) -> str:
-        return f"{self.agent} ({self.side})"
 
 
 class EnvironmentStore:
