@@ -7,7 +7,7 @@ constructs the data and finds where each document starts; the loader re-parses a
 documents has a problem to report.
 
 Every path reads by YAML 1.2's core schema (`no`, `on` and `Yes` are strings): yaml-rs when its
-wheel is installed and the text holds nothing it reads otherwise (`_YAML_RS_DIFFERS`), else
+wheel is installed and the text holds nothing it reads otherwise (`_yaml_rs_differs`), else
 PyYAML (libyaml when available) through `yaml12.CoreLoader`. A missing wheel costs speed only;
 tests/unit/test_yaml_parsers_agree.py holds the two to the same data on generated documents.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -39,17 +40,63 @@ def _loader() -> type[yaml.SafeLoader]:
     return CoreLoader
 
 
-_YAML_RS_DIFFERS = re.compile(
-    r"<<"  # a merge key, which yaml-rs keeps as a key named `<<`
-    r"|(?:^|[\s\[\]{},])!"  # a tag: yaml-rs drops unknown ones and reads `!!binary` as text
-    # a number with `_` (yaml-rs drops underscores: `_1` is 1), a binary, signed or upper-case
-    # hex or octal, and `.inf` / `.nan` in mixed case: all strings in the core schema
-    r"|(?<![^\s\[\]{},:])[-+]?(?:_|[0-9.][_0-9a-fA-FxXoObB.eE+-]*_)"
-    r"|(?<![^\s\[\]{},:])(?:[-+]?0[bBXO]|[-+]0[xo])"
-    r"|\.(?!inf|Inf|INF|nan|NaN|NAN)[iI][nN][fF]|\.(?!nan|NaN|NAN)[nN][aA][nN]",
-    re.MULTILINE,
-)
-"""Text that yaml-rs would read otherwise than the core schema: the slower parser reads it."""
+_RS_CANDIDATES = (re.compile(r"0[bBxXoO]"), re.compile(r"\.[iInN][nNaA][fFnN]"))
+_DIGIT_OR_DOT = frozenset("0123456789.")
+_TOKEN_END = frozenset(" \t\r\n[]{},:#")
+_RS_UNDERSCORED = re.compile(r"[-+]?[_0-9.][_0-9a-fA-FxXoObB.eE+-]*")
+_RS_ODD_PREFIX = re.compile(r"[-+]?0[bBXO]|[-+]0[xo]")
+_RS_SPECIAL = re.compile(r"[-+]?\.(?:[iI][nN][fF]|[nN][aA][nN])")
+_CORE_SPECIALS = frozenset(
+    f"{sign}.{word}" for sign in ("", "+", "-") for word in ("inf", "Inf", "INF")
+) | {".nan", ".NaN", ".NAN"}
+
+
+def _yaml_rs_differs(text: str) -> bool:
+    """Whether yaml-rs could read `text` otherwise than the core schema: a merge key (yaml-rs
+    keeps `<<` as a key), a tag (it drops unknown ones, reads `!!binary` as text), a number
+    with `_` (it drops underscores: `_1` is 1), a binary, signed or upper-case hex or octal,
+    or `.inf` / `.nan` in mixed case: all strings, or merged, by the core schema. One pass
+    over the text; each token is looked at once."""
+    if "<<" in text:
+        return True
+    checked = 0  # the end of the last token looked at
+    for at in sorted(_rs_candidates(text)):
+        if at < checked:
+            continue
+        start, end = at, at + 1
+        while start > 0 and text[start - 1] not in _TOKEN_END:
+            start -= 1
+        while end < len(text) and text[end] not in _TOKEN_END:
+            end += 1
+        if _rs_reads_otherwise(text[start:end]):
+            return True
+        checked = end
+    return False
+
+
+def _rs_candidates(text: str) -> Iterator[int]:
+    """Where such a token may stand: a `!`, a `_` beside a digit or a dot, a `0x`-like
+    prefix, a `.inf`-like word. Found with `str.find` and literal-led patterns (fast)."""
+    for mark in ("!", "_"):
+        at = text.find(mark)
+        while at >= 0:
+            if mark == "!" or (
+                text[at - 1 : at] in _DIGIT_OR_DOT or text[at + 1 : at + 2] in _DIGIT_OR_DOT
+            ):
+                yield at
+            at = text.find(mark, at + 1)
+    for pattern in _RS_CANDIDATES:  # apart: an alternation would lose their literal lead
+        for match in pattern.finditer(text):
+            yield match.start()
+
+
+def _rs_reads_otherwise(token: str) -> bool:
+    return (
+        token.startswith("!")
+        or ("_" in token and _RS_UNDERSCORED.fullmatch(token) is not None)
+        or _RS_ODD_PREFIX.match(token) is not None
+        or (_RS_SPECIAL.fullmatch(token) is not None and token not in _CORE_SPECIALS)
+    )
 
 
 PathKey = tuple[str | int, ...]
@@ -192,7 +239,7 @@ def load_documents(text: str) -> list[Document]:
 
 def _fast_load(text: str, count: int) -> list[Any] | None:
     """The documents' data, or None when the fast parser cannot be trusted with this text."""
-    if _yaml_rs is None or _YAML_RS_DIFFERS.search(text):
+    if _yaml_rs is None or _yaml_rs_differs(text):
         check_shape(text)
         import yaml
 
