@@ -1,33 +1,32 @@
-"""JSON over HTTP for model providers and agent servers.
+"""JSON over HTTP for model providers and agent servers, on aiohttp.
 
-Why not a general-purpose client: at 32 calls in flight on 2 cores, the client's own CPU per
-call bounds a run. aiohttp alone costs about 0.2-0.5 ms per call, and 0.15 s to import;
-httpx's client over the same aiohttp transport 1.1 ms (request and response models, cookie
-jar, redirect and auth flows), over its default transport 5 ms (bench/p1_overhead.py). A JSON
-POST needs none of that machinery, so this module keeps only what one needs: pooled
-keep-alive connections, a timeout per call, proxies from the environment (read once per URL,
-not per call), a bound on the reply's size, and two exceptions that say whether a reply
-arrived.
-
-A direct call (no proxy, no credentials in the URL) goes through `http1`, HTTP/1.1 on
-asyncio's own transports, at about 0.05 ms a call; a call through a proxy and a streamed
-reply go through aiohttp, imported on first use, so runs that need neither never pay for it.
+Every call (direct, through a proxy, streamed) takes one path: aiohttp, imported on first use
+and kept to what a JSON call needs. What this module adds is what a hostile or broken server
+must not get round: a bound on the reply's size (decoded, so a compressed bomb stops at it)
+and on its head, no redirect followed (a redirect is the server's answer, not a new target),
+no cookie kept, a framing error (two lengths, a bad chunk, a reply cut short) a failure, and
+two exceptions that say whether a reply arrived. Proxies come from HTTP(S)_PROXY and
+NO_PROXY (read once per URL, not per call), the CAs from the system or from the bundle that
+REQUESTS_CA_BUNDLE or SSL_CERT_FILE names. docs/decisions/http-client.md says why aiohttp
+and not httpx.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import json
 import os
+import ssl
 import sys
-import zlib
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from evalward import __version__, http1, jsontext
+from evalward import __version__, jsontext
 
 if TYPE_CHECKING:
     import aiohttp
@@ -37,9 +36,14 @@ MAX_REPLY_BYTES = 64 * 1024 * 1024
 
 USER_AGENT = f"evalward/{__version__}"
 
-DIRECT_HEADERS = {"user-agent": USER_AGENT, "accept": "*/*", "accept-encoding": "gzip, deflate"}
-"""What a direct call sends besides its own headers: aiohttp's defaults, so a server sees the
-same request whichever path it took."""
+MAX_HEADER_BYTES = 8190
+"""The longest status line or header line of a reply accepted."""
+MAX_HEADERS = 100
+"""The most header lines a reply may have: its head is bounded at about 800 KB."""
+
+CA_BUNDLE_VARIABLES = ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE")
+"""Where a user names the CAs to trust instead of the system's (a company's TLS-inspecting
+proxy): requests' variable, then OpenSSL's."""
 
 
 class HttpFailure(Exception):
@@ -88,7 +92,6 @@ class HttpClient:
         self._connect_timeout_seconds = connect_timeout_seconds
         self._max_connections = max_connections
         self._session: aiohttp.ClientSession | None = None
-        self._pool: http1.Pool | None = None
         self._proxies: dict[str, _Proxy] = {}
 
     async def post_json(
@@ -150,14 +153,12 @@ class HttpClient:
         except (aiohttp.ClientError, OSError, ValueError) as exc:
             raise HttpFailure(_describe(exc)) from exc
         try:
+            _refuse_upgrade(response)
             yield StreamingReply(response, idle, self._max_reply_bytes)
         finally:
             response.release()
 
     async def aclose(self) -> None:
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.close()
         session, self._session = self._session, None
         if session is not None:
             await session.close()
@@ -170,82 +171,53 @@ class HttpClient:
         headers: Mapping[str, str],
         timeout_seconds: float | None,
     ) -> Reply:
-        total = timeout_seconds or self._timeout_seconds
-        connect = min(self._connect_timeout_seconds or total, total)
-        proxy = self._proxy_for(url)
-        try:
-            target = http1.target_of(url)
-        except http1.ProtocolError:
-            target = None  # aiohttp's path says what is wrong with the URL
-        if proxy.url is None and target is not None and not target.credentials:
-            return await self._direct(method, target, data, headers, total, connect)
-        return await self._via_aiohttp(method, url, data, headers, total, connect, proxy)
-
-    async def _direct(
-        self,
-        method: str,
-        target: http1.Target,
-        data: bytes | None,
-        headers: Mapping[str, str],
-        total: float,
-        connect: float,
-    ) -> Reply:
-        if self._pool is None:
-            self._pool = http1.Pool(self._max_connections)
-        sent = {**DIRECT_HEADERS, **{name.lower(): value for name, value in headers.items()}}
-        try:
-            head = http1.request_head(method, target, sent, -1 if data is None else len(data))
-            response = await self._pool.request(
-                method,
-                target,
-                head,
-                data or b"",
-                timeout=total,
-                connect_timeout=connect,
-                limit=self._max_reply_bytes,
-            )
-        except TimeoutError as exc:
-            raise HttpTimeout(f"no reply within {total:g} s") from exc
-        except http1.TooBig as exc:
-            raise HttpFailure(str(exc)) from exc
-        except (OSError, http1.ProtocolError, zlib.error) as exc:
-            raise HttpFailure(_describe(exc)) from exc
-        return Reply(response.status, response.headers, response.body)
-
-    async def _via_aiohttp(
-        self,
-        method: str,
-        url: str,
-        data: bytes | None,
-        headers: Mapping[str, str],
-        total: float,
-        connect: float,
-        proxy: _Proxy,
-    ) -> Reply:
+        """One request and its whole reply. A request sent on a kept-alive connection that
+        the server had closed meanwhile (it dropped it without a reply) is sent once more, on
+        a new connection; a new connection that does the same is a failure."""
         import aiohttp
 
-        session = self._open()
+        total = timeout_seconds or self._timeout_seconds
+        connect = min(self._connect_timeout_seconds or total, total)
+        call = _Call(method, url, data, headers, aiohttp.ClientTimeout(total, connect=connect))
         try:
-            if proxy.headers and url.startswith("http:"):
-                # no CONNECT tunnel to carry it: a plain-HTTP request names its proxy credentials
-                headers = {**headers, **proxy.headers}
-            async with session.request(
-                method,
-                url,
-                data=data,
-                headers=headers,
-                timeout=aiohttp.ClientTimeout(total=total, connect=connect),
-                proxy=proxy.url,
-                proxy_headers=proxy.headers,
-                allow_redirects=False,  # a redirect is the server's answer, not a new target
-            ) as response:
-                body = await _read_bounded(response, self._max_reply_bytes)
-                return Reply(response.status, response.headers, body)
+            async with asyncio.timeout(total):
+                for again in (True, False):
+                    reused = {"reused": False}
+                    try:
+                        return await self._send(call, reused)
+                    except aiohttp.ServerDisconnectedError as exc:
+                        if not (again and reused["reused"]):
+                            raise HttpFailure(
+                                "the server closed the connection before replying"
+                            ) from exc
         except TimeoutError as exc:
             raise HttpTimeout(f"no reply within {total:g} s") from exc
         except (aiohttp.ClientError, OSError, ValueError) as exc:
             # ValueError: aiohttp refuses some malformed URLs and headers with it.
             raise HttpFailure(_describe(exc)) from exc
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+    async def _send(self, call: _Call, reused: dict[str, bool]) -> Reply:
+        session = self._open()
+        proxy = self._proxy_for(call.url)
+        headers = call.headers
+        if proxy.headers and call.url.startswith("http:"):
+            # no CONNECT tunnel to carry it: a plain-HTTP request names its proxy credentials
+            headers = {**headers, **proxy.headers}
+        async with session.request(
+            call.method,
+            call.url,
+            data=call.data,
+            headers=headers,
+            timeout=call.timeout,
+            proxy=proxy.url,
+            proxy_headers=proxy.headers,
+            allow_redirects=False,  # a redirect is the server's answer, not a new target
+            trace_request_ctx=reused,
+        ) as response:
+            _refuse_upgrade(response)
+            body = await _read_bounded(response, self._max_reply_bytes)
+            return Reply(response.status, response.headers, body)
 
     def _open(self) -> aiohttp.ClientSession:
         if self._session is None:
@@ -253,10 +225,16 @@ class HttpClient:
 
             # Not `trust_env`: with it, aiohttp re-reads the proxy settings and ~/.netrc in a
             # worker thread on every call, which cost more CPU than the call itself.
+            reuse = aiohttp.TraceConfig()
+            reuse.on_connection_reuseconn.append(_mark_reused)
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=self._max_connections),
+                connector=aiohttp.TCPConnector(limit=self._max_connections, ssl=_tls()),
+                trace_configs=[reuse],
                 headers={"user-agent": USER_AGENT},
                 cookie_jar=aiohttp.DummyCookieJar(),  # calls are independent: no cookies kept
+                max_line_size=MAX_HEADER_BYTES,
+                max_field_size=MAX_HEADER_BYTES,
+                max_headers=MAX_HEADERS,
             )
         return self._session
 
@@ -311,6 +289,30 @@ class StreamingReply:
 
 
 @dataclass(frozen=True)
+class _Call:
+    method: str
+    url: str
+    data: bytes | None
+    headers: Mapping[str, str]
+    timeout: aiohttp.ClientTimeout
+
+
+async def _mark_reused(
+    session: aiohttp.ClientSession,
+    context: SimpleNamespace,
+    params: aiohttp.TraceConnectionReuseconnParams,
+) -> None:
+    """A request's connection was kept alive from an earlier one (see `_request`)."""
+    if isinstance(context.trace_request_ctx, dict):
+        context.trace_request_ctx["reused"] = True
+
+
+def _refuse_upgrade(response: aiohttp.ClientResponse) -> None:
+    if response.status == 101:
+        raise HttpFailure("the server switched protocols, which was not asked")
+
+
+@dataclass(frozen=True)
 class _Proxy:
     url: str | None = None
     headers: Mapping[str, str] | None = None
@@ -335,7 +337,27 @@ def _env_proxy(scheme: str, host: str) -> _Proxy:
     return _Proxy(bare, {"proxy-authorization": f"Basic {credentials}"})
 
 
+def _tls() -> ssl.SSLContext:
+    """The CAs every https call trusts: the bundle a CA_BUNDLE_VARIABLES names, else the
+    system's (which OpenSSL takes from SSL_CERT_DIR too)."""
+    for name in CA_BUNDLE_VARIABLES:
+        bundle = os.environ.get(name)
+        if bundle:
+            try:
+                return ssl.create_default_context(cafile=bundle)
+            except (OSError, ssl.SSLError) as exc:
+                raise HttpFailure(
+                    f"{name} names {bundle!r}, which is not a readable CA bundle "
+                    f"({_describe(exc)}); point it at a PEM file of certificates, or unset it"
+                ) from None
+    return ssl.create_default_context()
+
+
 def _describe(exc: BaseException) -> str:
+    cause = getattr(exc, "os_error", None)  # aiohttp's ClientConnectorError: name the cause
+    if isinstance(cause, OSError) and cause is not exc:
+        where = f"{getattr(exc, 'host', '?')}:{getattr(exc, 'port', '?')}"
+        return f"cannot connect to {where}: {_describe(cause)}"
     detail = str(exc).splitlines()[0][:200] if str(exc) else ""
     return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
 

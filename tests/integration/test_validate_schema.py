@@ -150,3 +150,21 @@ def test_agentv_tests_path_and_repo_root_references(tmp_path: Path) -> None:
     assert [a.type for a in spec.assertions] == ["judge", "equals"]
     assert spec.assertions[1].value == "hi"  # type: ignore[union-attr]
     assert spec.reference == "hi"
+
+
+def test_yaml_1_1_words_stay_strings_whatever_the_file_holds(tmp_path: Path) -> None:
+    """`no` is a string by YAML 1.2's core schema, in a file that holds `<<` too, with or
+    without the yaml-rs wheel (a stand-in module that refuses to import takes its place)."""
+    for name, description in (("plain", "plain tags"), ("tagged", "uses <<SYS>> tags")):
+        (tmp_path / f"{name}.yaml").write_text(
+            f"apiVersion: evalward.dev/v1\nkind: Agent\nmetadata: {{name: {name}}}\n"
+            f"spec:  # {description}\n  models: [openai/x]\n  system: no\n"
+        )
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "yaml_rs.py").write_text("raise ImportError('no wheel for this platform')\n")
+    source = str(Path(__file__).resolve().parents[2] / "src")
+    for path in (source, f"{blocker}:{source}"):
+        done = evalward("validate", str(tmp_path), cwd=tmp_path, PYTHONPATH=path)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip().splitlines()[-1] == "2 agents, 0 fixtures, 0 evals OK"

@@ -4,13 +4,19 @@ Validation errors must name the file, line and column of the offending field. Re
 mark of every node costs about as much as parsing, so the fast path (`load_documents`) only
 constructs the data and finds where each document starts; the loader re-parses a file with
 `parse_documents` (every node's mark under its path of keys and indexes) only when one of its
-documents has a problem to report. PyYAML's C loader (libyaml) is used when available.
+documents has a problem to report.
+
+Every path reads by YAML 1.2's core schema (`no`, `on` and `Yes` are strings): yaml-rs when its
+wheel is installed and the text holds nothing it reads otherwise (`_yaml_rs_differs`), else
+PyYAML (libyaml when available) through `yaml12.CoreLoader`. A missing wheel costs speed only;
+tests/unit/test_yaml_parsers_agree.py holds the two to the same data on generated documents.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -28,10 +34,69 @@ except ImportError:  # pragma: no cover - a platform without its wheels
 @functools.cache
 def _loader() -> type[yaml.SafeLoader]:
     """PyYAML's loader, imported on first use: the fast path never needs it (20 ms a start)."""
-    import yaml
+    # lazy: PyYAML costs 20 ms a start, and the fast path never needs it
+    from evalward.resources.yaml12 import CoreLoader
 
-    loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return loader
+    return CoreLoader
+
+
+_RS_CANDIDATES = (re.compile(r"0[bBxXoO]"), re.compile(r"\.[iInN][nNaA][fFnN]"))
+_DIGIT_OR_DOT = frozenset("0123456789.")
+_TOKEN_END = frozenset(" \t\r\n[]{},:#")
+_RS_UNDERSCORED = re.compile(r"[-+]?[_0-9.][_0-9a-fA-FxXoObB.eE+-]*")
+_RS_ODD_PREFIX = re.compile(r"[-+]?0[bBXO]|[-+]0[xo]")
+_RS_SPECIAL = re.compile(r"[-+]?\.(?:[iI][nN][fF]|[nN][aA][nN])")
+_CORE_SPECIALS = frozenset(
+    f"{sign}.{word}" for sign in ("", "+", "-") for word in ("inf", "Inf", "INF")
+) | {".nan", ".NaN", ".NAN"}
+
+
+def _yaml_rs_differs(text: str) -> bool:
+    """Whether yaml-rs could read `text` otherwise than the core schema: a merge key (yaml-rs
+    keeps `<<` as a key), a tag (it drops unknown ones, reads `!!binary` as text), a number
+    with `_` (it drops underscores: `_1` is 1), a binary, signed or upper-case hex or octal,
+    or `.inf` / `.nan` in mixed case: all strings, or merged, by the core schema. One pass
+    over the text; each token is looked at once."""
+    if "<<" in text:
+        return True
+    checked = 0  # the end of the last token looked at
+    for at in sorted(_rs_candidates(text)):
+        if at < checked:
+            continue
+        start, end = at, at + 1
+        while start > 0 and text[start - 1] not in _TOKEN_END:
+            start -= 1
+        while end < len(text) and text[end] not in _TOKEN_END:
+            end += 1
+        if _rs_reads_otherwise(text[start:end]):
+            return True
+        checked = end
+    return False
+
+
+def _rs_candidates(text: str) -> Iterator[int]:
+    """Where such a token may stand: a `!`, a `_` beside a digit or a dot, a `0x`-like
+    prefix, a `.inf`-like word. Found with `str.find` and literal-led patterns (fast)."""
+    for mark in ("!", "_"):
+        at = text.find(mark)
+        while at >= 0:
+            if mark == "!" or (
+                text[at - 1 : at] in _DIGIT_OR_DOT or text[at + 1 : at + 2] in _DIGIT_OR_DOT
+            ):
+                yield at
+            at = text.find(mark, at + 1)
+    for pattern in _RS_CANDIDATES:  # apart: an alternation would lose their literal lead
+        for match in pattern.finditer(text):
+            yield match.start()
+
+
+def _rs_reads_otherwise(token: str) -> bool:
+    return (
+        token.startswith("!")
+        or ("_" in token and _RS_UNDERSCORED.fullmatch(token) is not None)
+        or _RS_ODD_PREFIX.match(token) is not None
+        or (_RS_SPECIAL.fullmatch(token) is not None and token not in _CORE_SPECIALS)
+    )
 
 
 PathKey = tuple[str | int, ...]
@@ -132,9 +197,9 @@ def parse_documents(text: str) -> list[Document]:
             node = loader.get_node()
             if node is None:  # pragma: no cover - check_node guarantees a node
                 break
-            data = loader.construct_document(node)
             marks: dict[PathKey, tuple[int, int]] = {}
-            _record_marks(node, (), marks)
+            _record_marks(node, (), marks)  # first: it words a duplicate key best
+            data = loader.construct_document(node)
             documents.append(Document(data, node.start_mark.line + 1, marks))
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, exc.position) + 1
@@ -174,14 +239,14 @@ def load_documents(text: str) -> list[Document]:
 
 def _fast_load(text: str, count: int) -> list[Any] | None:
     """The documents' data, or None when the fast parser cannot be trusted with this text."""
-    if _yaml_rs is None or "<<" in text:  # merge keys are YAML 1.1 only
+    if _yaml_rs is None or _yaml_rs_differs(text):
         check_shape(text)
         import yaml
 
         try:
             datas = list(yaml.load_all(text, Loader=_loader()))
         except yaml.YAMLError:
-            return None
+            return None  # the slow path words and locates the error
         return datas if len(datas) == count else None
     if ("&" in text and "*" in text) or _DEEP_BLOCK.search(text):
         check_shape(text)  # yaml-rs copies what aliases name, and recurses on block nesting

@@ -31,7 +31,6 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +58,7 @@ from evalward.runtime.installers import (
     uv_binary,
 )
 from evalward.runtime.sandbox import AgentUser, Packages
+from evalward.runtime.sandbox import EnvironmentRequest as EnvironmentRequest
 from evalward.runtime.strays import Sessions
 from evalward.safe_files import read_regular
 
@@ -67,30 +67,6 @@ LAYOUT = 1
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """The largest file read from a checkout's environment files."""
-
-
-@dataclass(frozen=True)
-class EnvironmentRequest:
-    """One agent's environment on one side."""
-
-    agent: str
-    side: str
-    spec: AgentEnvironment
-    checkout: Path
-    """The side's checkout, as evalward sees it: what the key hashes."""
-    source: Path
-    """The copy of it the side's user may read: what the installer starts from."""
-    not_copied: frozenset[str]
-    user: AgentUser | None
-    env: Mapping[str, str]
-    """The installer's environment, already without secrets (`process.limited_env`)."""
-    limits: EnvironmentLimits | None = None
-    """The bounds of its install (`environment_limits.side_limits`; None: its own and the
-    store's)."""
-
-    @property
-    def label(self) -> str:
-        return f"{self.agent} ({self.side})"
 
 
 class EnvironmentStore:

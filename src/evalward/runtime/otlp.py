@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from evalward import jsontext
 from evalward.runtime.otel import NoSpans, read_spans, tool_steps
@@ -21,8 +21,6 @@ from evalward.trace import StepType, Trace
 
 if TYPE_CHECKING:
     from aiohttp import web
-
-    from evalward.runtime.grants import Grant
 
 PREFIX = "/otlp/"
 SIGNALS = ("traces", "metrics", "logs")
@@ -42,11 +40,19 @@ def exporter_env(endpoint: str) -> dict[str, str]:
     }
 
 
+class Receiver(Protocol):
+    """What an export is kept in: a live key of the model proxy (runtime/grants.py's Grant,
+    which builds on this module, hence a protocol)."""
+
+    trace: Trace | None
+    exports: list[object]
+
+
 class ExportError(ValueError):
     """An export that cannot be read."""
 
 
-async def receive(request: web.Request, grants: Mapping[str, Grant]) -> web.Response:
+async def receive(request: web.Request, grants: Mapping[str, Receiver]) -> web.Response:
     """One OTLP/HTTP export: `POST /otlp/<key>/v1/<signal>`."""
     from aiohttp import web
 

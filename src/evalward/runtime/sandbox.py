@@ -31,16 +31,14 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from evalward.errors import AgentRunError, ConfigError
-from evalward.resources.agent import AgentSpec
+from evalward.resources.agent import AgentEnvironment, AgentSpec
 from evalward.resources.models import Agent
 from evalward.resources.paths import link_on_the_way
+from evalward.runtime.environment_limits import EnvironmentLimits
 from evalward.runtime.strays import Sessions
-
-if TYPE_CHECKING:
-    from evalward.runtime.environment import EnvironmentStore
 
 AGENT_USER = "evalward-agent"
 AGENT_UID = 10001
@@ -101,6 +99,46 @@ class Packages:
     """(path in the working copy, from its root; what it links to): `node_modules`."""
 
 
+@dataclass(frozen=True)
+class EnvironmentRequest:
+    """One agent's environment on one side."""
+
+    agent: str
+    side: str
+    spec: AgentEnvironment
+    checkout: Path
+    """The side's checkout, as evalward sees it: what the key hashes."""
+    source: Path
+    """The copy of it the side's user may read: what the installer starts from."""
+    not_copied: frozenset[str]
+    user: AgentUser | None
+    env: Mapping[str, str]
+    """The installer's environment, already without secrets (`process.limited_env`)."""
+    limits: EnvironmentLimits | None = None
+    """The bounds of its install (`environment_limits.side_limits`; None: its own and the
+    store's)."""
+
+    @property
+    def label(self) -> str:
+        return f"{self.agent} ({self.side})"
+
+
+class Environments(Protocol):
+    """The job's store of built environments (runtime/environment.py's EnvironmentStore) as
+    the sandboxes that hold it see it: a protocol, as that module builds on this one."""
+
+    untrusted_head: bool
+    """The job gates a pull request: its head is bounded by the base even where the base
+    lacks the agent."""
+    limits: EnvironmentLimits
+    """The action's inputs' bounds, for an agent the base lacks."""
+
+    def attach(self, live: Path, sessions: Sessions | None = None) -> None: ...
+    def check(self, spec: AgentEnvironment, env: Mapping[str, str]) -> None: ...
+    async def provide(self, request: EnvironmentRequest) -> Packages: ...
+    def close(self) -> None: ...
+
+
 @dataclass
 class _Shared:
     """What every side's view of one sandbox shares: the folder of copies and homes."""
@@ -112,7 +150,7 @@ class _Shared:
     users: set[int] = field(default_factory=set)
     closed: dict[Path, int] = field(default_factory=dict)
     """Paths closed to others while agents run, with the mode to give back."""
-    environments: EnvironmentStore | None = None
+    environments: Environments | None = None
     linked: set[Path] = field(default_factory=set)
     """Links to environments made in checkouts themselves (no user switch), removed at the end."""
     hidden: set[str] = field(default_factory=set)
@@ -177,11 +215,11 @@ class Sandbox:
         )
 
     @property
-    def environments(self) -> EnvironmentStore | None:
+    def environments(self) -> Environments | None:
         """Where agents' environments are built and kept (None: they are not built)."""
         return self._shared.environments
 
-    def use_environments(self, store: EnvironmentStore) -> None:
+    def use_environments(self, store: Environments) -> None:
         self._shared.environments = store
         store.attach(self.root / "environments", self._shared.sessions)
 

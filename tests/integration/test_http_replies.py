@@ -1,5 +1,6 @@
-"""Direct calls over HTTP/1.1 against raw loopback servers: every way a reply can be framed,
-every way a hostile or broken server can get it wrong, kept-alive connections, TLS."""
+"""HttpClient against raw loopback servers: every way a reply can be framed, every way a
+hostile or broken server can get it wrong, kept-alive connections, TLS and the CA bundles a
+user names."""
 
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from evalward import http1
 from evalward.httpclient import HttpClient, HttpFailure, Reply
 
 Serve = Callable[[socket.socket, int], None]
@@ -174,11 +174,6 @@ def test_a_reply_framed_by_length_keeps_its_connection_for_the_next_call(
             False,
         ),
         (b'HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 7\r\n\r\n{"a":1}', None, False),
-        (  # a reply followed by bytes nobody asked for: read, and the connection dropped
-            OK + b"HTTP/1.1 200 OK\r\n",
-            b'{"a":1}',
-            False,
-        ),
     ],
 )
 def test_every_framing_of_a_reply_is_read_whole(
@@ -190,6 +185,27 @@ def test_every_framing_of_a_reply_is_read_whole(
     assert replies[0].body == (body if body is not None else b'{"a":1}')
     assert replies[1].body == replies[0].body
     assert server.connections == (1 if reused else 2)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        b"HTTP/1.1 200 OK\r\n",  # the start of a reply nobody asked for
+        b'HTTP/1.1 200 OK\r\ncontent-length: 12\r\n\r\n{"smuggled"}',  # a whole one
+    ],
+)
+def test_bytes_after_a_reply_never_answer_the_next_request(extra: bytes) -> None:
+    replies = [OK + extra, b'HTTP/1.1 200 OK\r\ncontent-length: 7\r\n\r\n{"b":2}']
+
+    def serve(connection: socket.socket, index: int) -> None:
+        while replies and read_request(connection) is not None:
+            connection.sendall(replies.pop(0))  # the next reply, on whichever connection
+
+    server = RawServer(serve)
+    try:
+        assert [r.json() for r in call(server.url, posts=2)] == [{"a": 1}, {"b": 2}]
+    finally:
+        server.close()
 
 
 def test_gzip_and_deflate_replies_are_decoded_and_a_bomb_stops_at_the_bound(
@@ -217,13 +233,14 @@ def test_gzip_and_deflate_replies_are_decoded_and_a_bomb_stops_at_the_bound(
         (b"HTTP/1.1 200 OK\r\ncontent-length: -1\r\n\r\n", "content-length"),
         (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n", "chunk size"),
         (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1_0\r\n", "chunk size"),
-        (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nabXY", "CRLF"),
+        (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nabXY", "after chunk data"),
         (b"SSH-2.0-OpenSSH\r\n\r\n", "status line"),
-        (b"HTTP/1.1 200 OK\r\n bad header\r\n\r\n", "header line"),
+        (b"HTTP/1.1 200 OK\r\n bad header\r\n\r\n", "Invalid header"),
+        (b"HTTP/1.1 200 OK\r\n" + b"x: y\r\n" * 101 + b"\r\n", "Too many headers"),
         (b"HTTP/1.1 101 Switching Protocols\r\n\r\n", "switched"),
-        (b"HTTP/1.1 200 OK\r\nx: " + b"y" * 70_000, "head is larger"),
+        (b"HTTP/1.1 200 OK\r\nx: " + b"y" * 70_000, "more than 8190 bytes"),
         (b"HTTP/1.1 200 OK\r\ncontent-encoding: br\r\ncontent-length: 2\r\n\r\nxx", "br"),
-        (b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nshort", "before the reply was complete"),
+        (b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nshort", "received 5 of 10 bytes"),
     ],
 )
 def test_a_reply_that_breaks_http_is_a_failure_that_says_how(
@@ -273,19 +290,9 @@ def test_a_header_value_that_would_split_the_request_is_refused(
     raw: Callable[..., RawServer],
 ) -> None:
     server = raw(OK)
-    with pytest.raises(HttpFailure, match="line break"):
+    with pytest.raises(HttpFailure, match="control character"):
         call(server.url, **{"anthropic-beta": "x\r\nx-injected: 1"})
     assert server.requests == []
-
-
-def test_urls_are_parsed_once_and_what_a_request_line_cannot_carry_is_encoded() -> None:
-    target = http1.target_of("https://Example.COM/v1/a b?q=ü#frag")
-    assert (target.scheme, target.host, target.port) == ("https", "example.com", 443)
-    assert target.path == "/v1/a%20b?q=%C3%BC" and target.host_header == "example.com"
-    assert http1.target_of("http://[::1]:8080").host_header == "[::1]:8080"
-    assert http1.target_of("http://u:p@h/").credentials
-    with pytest.raises(http1.ProtocolError, match="not an http"):
-        http1.target_of("ftp://h/")
 
 
 def self_signed(tmp_path: Path, name: str) -> tuple[Path, ssl.SSLContext]:
@@ -323,20 +330,77 @@ def self_signed(tmp_path: Path, name: str) -> tuple[Path, ssl.SSLContext]:
     return cert_file, context
 
 
-def test_https_verifies_the_server_certificate(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("variable", ["SSL_CERT_FILE", "REQUESTS_CA_BUNDLE"])
+def test_https_verifies_the_server_against_the_ca_bundle_a_user_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str
 ) -> None:
     trusted, good = self_signed(tmp_path, "127.0.0.1")
     _, wrong_name = self_signed(tmp_path, "elsewhere.invalid")
-    monkeypatch.setenv("SSL_CERT_FILE", str(trusted))  # the only CA the client trusts
-    http1._tls.cache_clear()
+    for name in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE"):
+        monkeypatch.delenv(name, raising=False)
     servers = [RawServer(replies=(OK,), tls=good), RawServer(replies=(OK,), tls=wrong_name)]
     try:
+        with pytest.raises(HttpFailure, match="CERTIFICATE_VERIFY_FAILED"):
+            call(servers[0].url)  # the system's CAs know nothing of this one
+        monkeypatch.setenv(variable, str(trusted))  # the only CA the client trusts
         assert call(servers[0].url)[0].json() == {"a": 1}
         with pytest.raises(HttpFailure, match="CERTIFICATE_VERIFY_FAILED"):
             call(servers[1].url)
         assert servers[1].requests == []
+        monkeypatch.setenv(variable, str(tmp_path / "missing.pem"))
+        with pytest.raises(HttpFailure, match=f"^{variable} names .*missing.pem.*not a readable"):
+            call(servers[0].url)
     finally:
-        http1._tls.cache_clear()
         for server in servers:
             server.close()
+
+
+class TunnelProxy:
+    """An HTTPS proxy on loopback: it answers CONNECT and relays the bytes both ways."""
+
+    def __init__(self) -> None:
+        self.connects: list[bytes] = []
+        self.server = RawServer(self._tunnel)
+
+    def _tunnel(self, connection: socket.socket, index: int) -> None:
+        head = read_request(connection) or b""
+        self.connects.append(head.split(b"\r\n")[0])
+        host, _, port = head.split(b" ")[1].decode().rpartition(":")
+        with socket.create_connection((host, int(port))) as upstream:
+            connection.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+
+            def pipe(source: socket.socket, sink: socket.socket) -> None:
+                with contextlib.suppress(OSError):
+                    while data := source.recv(65536):
+                        sink.sendall(data)
+                with contextlib.suppress(OSError):
+                    sink.shutdown(socket.SHUT_WR)
+
+            back = threading.Thread(target=pipe, args=(upstream, connection), daemon=True)
+            back.start()
+            pipe(connection, upstream)
+            back.join(timeout=10)
+
+
+def test_https_goes_through_the_proxy_https_proxy_names_unless_no_proxy_says_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through a CONNECT tunnel, with the user's CA bundle verifying the server at its end;
+    NO_PROXY sends the same call direct."""
+    trusted, good = self_signed(tmp_path, "127.0.0.1")
+    target = RawServer(replies=(OK, OK), tls=good)
+    proxy = TunnelProxy()
+    monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
+    monkeypatch.setenv("SSL_CERT_FILE", str(trusted))
+    monkeypatch.setenv("HTTPS_PROXY", proxy.server.url)
+    for name in ("NO_PROXY", "no_proxy", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    try:
+        assert call(target.url)[0].json() == {"a": 1}
+        assert proxy.connects == [f"CONNECT 127.0.0.1:{target.port} HTTP/1.1".encode()]
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        assert call(target.url)[0].json() == {"a": 1}
+        assert len(proxy.connects) == 1 and len(target.requests) == 2
+    finally:
+        proxy.server.close()
+        target.close()

@@ -1,0 +1,121 @@
+"""aiohttp against httpx for evalward's model calls: the same calls, made the way HttpClient
+makes them (a pool of `--parallel` connections, a timeout per call, no redirects followed,
+the body read to a bound), by one library or the other, one process per library.
+
+Each fixture is two sequential POSTs (the tool-call turn and the final turn) as P1's are.
+Start the benchmark model server at a latency, then time both processes alternated, e.g.
+
+    python bench/model_server.py --latency-ms 500 --port-file /tmp/port &
+    URL=http://127.0.0.1:$(cat /tmp/port)/v1
+    /usr/bin/time -v python bench/http_clients.py $URL --client aiohttp --fixtures 320
+    /usr/bin/time -v python bench/http_clients.py $URL --client httpx --fixtures 320
+
+It prints the calls' wall time and the process's CPU per call (import and start-up
+included), so the whole-process figures and the per-call figures can both be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+LIMIT = 64 * 1024 * 1024
+TOOLS = [
+    {
+        "type": "function",
+        "function": {"name": "lookup", "description": "d", "parameters": {"type": "object"}},
+    }
+]
+
+Post = Callable[[bytes], Awaitable[bytes]]
+
+
+async def with_aiohttp(url: str, parallel: int, run: Callable[[Post], Awaitable[None]]) -> None:
+    import aiohttp
+
+    connector = aiohttp.TCPConnector(limit=parallel)
+    async with aiohttp.ClientSession(
+        connector=connector, cookie_jar=aiohttp.DummyCookieJar()
+    ) as session:
+
+        async def post(body: bytes) -> bytes:
+            async with session.post(
+                url,
+                data=body,
+                headers={"content-type": "application/json"},
+                timeout=aiohttp.ClientTimeout(total=60, connect=10),
+                allow_redirects=False,
+            ) as response:
+                chunks, size = [], 0
+                async for chunk in response.content.iter_any():
+                    size += len(chunk)
+                    if size > LIMIT:
+                        raise RuntimeError("too big")
+                    chunks.append(chunk)
+                return b"".join(chunks)
+
+        await run(post)
+
+
+async def with_httpx(url: str, parallel: int, run: Callable[[Post], Awaitable[None]]) -> None:
+    import httpx
+
+    limits = httpx.Limits(max_connections=parallel, max_keepalive_connections=parallel)
+    async with httpx.AsyncClient(
+        limits=limits, timeout=httpx.Timeout(60, connect=10), follow_redirects=False
+    ) as client:
+
+        async def post(body: bytes) -> bytes:
+            request = client.build_request(
+                "POST", url, content=body, headers={"content-type": "application/json"}
+            )
+            response = await client.send(request, stream=True)
+            try:
+                chunks, size = [], 0
+                async for chunk in response.aiter_bytes():
+                    size += len(chunk)
+                    if size > LIMIT:
+                        raise RuntimeError("too big")
+                    chunks.append(chunk)
+                return b"".join(chunks)
+            finally:
+                await response.aclose()
+
+        await run(post)
+
+
+async def main(base_url: str, client: str, fixtures: int, parallel: int) -> None:
+    url = base_url.rstrip("/") + "/chat/completions"
+    limit = asyncio.Semaphore(parallel)
+
+    async def run(post: Post) -> None:
+        async def fixture(index: int) -> None:
+            async with limit:
+                messages: list[dict[str, Any]] = [{"role": "user", "content": f"case {index}"}]
+                body = {"model": "m", "messages": messages, "tools": TOOLS}
+                first = json.loads(await post(json.dumps(body).encode()))
+                messages.append(first["choices"][0]["message"])
+                messages.append({"role": "tool", "tool_call_id": "call_0", "content": "found"})
+                json.loads(await post(json.dumps(body).encode()))
+
+        start = time.perf_counter()
+        await asyncio.gather(*(fixture(i) for i in range(fixtures)))
+        wall = time.perf_counter() - start
+        cpu = time.process_time()
+        print(f"{client}: calls {wall:.3f} s wall, {cpu / (2 * fixtures) * 1000:.3f} ms CPU/call")
+
+    await (with_aiohttp if client == "aiohttp" else with_httpx)(url, parallel, run)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("base_url")
+    parser.add_argument("--client", choices=["aiohttp", "httpx"], required=True)
+    parser.add_argument("--fixtures", type=int, default=1000)
+    parser.add_argument("--parallel", type=int, default=32)
+    args = parser.parse_args()
+    asyncio.run(main(args.base_url, args.client, args.fixtures, args.parallel))

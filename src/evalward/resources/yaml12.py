@@ -1,0 +1,96 @@
+"""PyYAML's loader with YAML 1.2's core schema: what every YAML file evalward reads means.
+
+PyYAML resolves plain scalars by YAML 1.1's rules, where `no`, `on` and `Yes` are booleans,
+`012` is octal, `1_000` a number and `2024-01-02` a date. YAML 1.2's core schema, which
+yaml-rs and every current YAML library read by, keeps all of those strings. This loader reads
+with libyaml's parser (when PyYAML has it) and resolves by the core schema (yaml.org/spec/1.2.2
+section 10.3), with two additions: merge keys (`<<: *defaults`), which most YAML 1.2 readers
+keep, and a refusal of duplicate keys, which yaml-rs refuses too.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar
+
+import yaml
+
+_BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+_INT = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
+_FLOAT = re.compile(
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+)
+_MERGE = re.compile(r"^<<$")
+
+_BASE: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class CoreLoader(_BASE):  # type: ignore[valid-type,misc]
+    """Parses with libyaml (or PyYAML's own parser) and resolves by YAML 1.2's core schema."""
+
+    yaml_implicit_resolvers: ClassVar[dict[str | None, list[tuple[str, re.Pattern[str]]]]] = {}
+    yaml_constructors: ClassVar[dict[Any, Any]] = dict(_BASE.yaml_constructors)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """A mapping; a key given twice is refused (the loader then locates it)."""
+        if isinstance(node, yaml.MappingNode):
+            self.flatten_mapping(node)
+        keys: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in keys
+            except TypeError:
+                continue  # an unhashable key: the constructor below refuses it
+            if duplicate:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            keys.add(key)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
+
+
+def _construct_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
+    value = str(loader.construct_scalar(node))  # type: ignore[arg-type]
+    if value.startswith("0o"):
+        return int(value[2:], 8)
+    if value.startswith("0x"):
+        return int(value[2:], 16)
+    return int(value, 10)
+
+
+def _construct_float(loader: yaml.SafeLoader, node: yaml.Node) -> float:
+    value = str(loader.construct_scalar(node)).lower()  # type: ignore[arg-type]
+    if value.endswith(".inf"):
+        return float("-inf") if value.startswith("-") else float("inf")
+    if value == ".nan":
+        return float("nan")
+    return float(value)
+
+
+def _construct_bool(loader: yaml.SafeLoader, node: yaml.Node) -> bool:
+    return str(loader.construct_scalar(node)).lower() == "true"  # type: ignore[arg-type]
+
+
+CoreLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+CoreLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
+CoreLoader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
+for _tag, _pattern, _first in (
+    ("tag:yaml.org,2002:bool", _BOOL, "tTfF"),
+    ("tag:yaml.org,2002:null", _NULL, ["~", "n", "N", ""]),
+    ("tag:yaml.org,2002:int", _INT, "-+0123456789"),
+    ("tag:yaml.org,2002:float", _FLOAT, "-+.0123456789"),
+    ("tag:yaml.org,2002:merge", _MERGE, "<"),
+):
+    CoreLoader.add_implicit_resolver(_tag, _pattern, list(_first))
+
+
+def load(text: str) -> Any:
+    """The one document of `text` (None when empty), by the core schema; yaml.YAMLError when
+    it is not YAML. CoreLoader is a SafeLoader: it builds plain data only."""
+    return yaml.load(text, Loader=CoreLoader)  # noqa: S506
