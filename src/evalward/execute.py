@@ -29,7 +29,8 @@ from evalward.playground_state import PlaygroundRun
 from evalward.playgrounds import source_of
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
-from evalward.resources.conversation import simulator_model, user_files
+from evalward.resources.conversation import simulator_model
+from evalward.resources.resource_set import user_files
 from evalward.result_cache import CacheKeys, ResultCache
 from evalward.results import FixtureResult
 from evalward.runtime.declarative import resolve_agent

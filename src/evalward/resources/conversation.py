@@ -10,17 +10,12 @@ conversation and `handoffTools` name the tools that hand it to a human (it ends 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
 
 from evalward.resources.assertions import Assertion
 from evalward.resources.common import Model
-
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-
-    from evalward.resources.resource_set import ResourceSet
 
 DEFAULT_MAX_TURNS = 10
 MAX_TURNS_LIMIT = 50
@@ -193,15 +188,3 @@ def one_turn(text: str) -> Conversation:
     """A fixture's single input as a conversation of one scripted turn (for an agent that
     only ever holds conversations: a REPL agent)."""
     return Conversation(turns=[ScriptedTurn(user=text or " ")])
-
-
-def user_files(trees: Iterable[ResourceSet]) -> set[str]:
-    """The files (relative to their checkout) that define a simulated user: left out of the
-    agents' working copies, so no agent reads a persona's goal or hidden facts."""
-    return {
-        located.file
-        for tree in trees
-        for located in tree.fixtures.values()
-        if located.resource.spec.conversation is not None
-        and located.resource.spec.conversation.user is not None
-    }

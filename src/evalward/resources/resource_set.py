@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -77,3 +78,15 @@ class ResourceSet:
 
     def evals_targeting(self, agent: str) -> list[Located[Eval]]:
         return [e for _, e in sorted(self.evals.items()) if e.resource.spec.target_agent == agent]
+
+
+def user_files(trees: Iterable[ResourceSet]) -> set[str]:
+    """The files (relative to their checkout) that define a simulated user: left out of the
+    agents' working copies, so no agent reads a persona's goal or hidden facts."""
+    return {
+        located.file
+        for tree in trees
+        for located in tree.fixtures.values()
+        if located.resource.spec.conversation is not None
+        and located.resource.spec.conversation.user is not None
+    }
