@@ -15,16 +15,12 @@ import re
 import statistics
 import time
 
-from evalward.changes import ChangeSet
-from evalward.compare import compare
-from evalward.evaluation import Evaluation
-from evalward.gate import decide
-from evalward.plan import Plan
+from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo, SpentInfo
 from evalward.report.markdown import MAX_COMMENT_CHARS, marker_for, render_comment, report_context
 from evalward.resources import Eval, Located
 from evalward.resources.models import Severity
-from evalward.results import (
+from evalward.rundata.results import (
     AssertionResult,
     FixtureResult,
     JudgeVerdict,
@@ -32,10 +28,14 @@ from evalward.results import (
     Verdict,
     Violation,
 )
+from evalward.rundata.spending import Spent
+from evalward.rundata.spool import TraceSpool
+from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.scores import score_eval
-from evalward.spending import Spent
-from evalward.spool import TraceSpool
-from evalward.trace import StepType, Trace
+from evalward.stages.changes import ChangeSet
+from evalward.stages.compare import compare
+from evalward.stages.gate import decide
+from evalward.stages.plan import Plan
 
 EVALS = ("shop-assistant-eval", "refund-eval", "returns-eval")
 

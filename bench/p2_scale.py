@@ -15,11 +15,11 @@ import time
 from common import EVALWARD, model_server, timed
 from synth import CHANGED_AGENT, agent_name, changed_repository
 
+from evalward.flows.pipeline import evaluate_change
+from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
 from evalward.git import Git
-from evalward.pipeline import evaluate_change
-from evalward.plan import Plan
 from evalward.providers.registry import build_providers
-from evalward.run_setup import Revisions, RunOptions, RunSetup
+from evalward.stages.plan import Plan
 
 
 def main() -> None:

@@ -104,8 +104,8 @@ def serve_upstream(port_file: str, gap_ms: float) -> None:
 def serve_proxy(upstream: str, port_file: str) -> None:
     from evalward.providers.base import RunLabels
     from evalward.providers.registry import build_providers
+    from evalward.rundata.trace import Trace
     from evalward.runtime.model_proxy import ModelProxy
-    from evalward.trace import Trace
 
     async def main() -> None:
         providers = build_providers({"OPENAI_BASE_URL": upstream, "OPENAI_API_KEY": "sk-bench"})

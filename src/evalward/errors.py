@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from evalward.escaping import printable
+from evalward.text.escaping import printable
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1

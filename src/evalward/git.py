@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalward.errors import GitError
-from evalward.escaping import printable
+from evalward.text.escaping import printable
 
 MAX_LINK_HOPS = 40
 """Symbolic links followed for one path before giving up, as the kernel does (ELOOP)."""

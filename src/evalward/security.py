@@ -29,7 +29,7 @@ import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from evalward.escaping import (
+from evalward.text.escaping import (
     command_data,
     command_property,
     inline,

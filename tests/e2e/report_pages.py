@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 
 from e2e.report_scenario import run_report
-from evalward.compare import compare
 from evalward.report.files import write_chunks
 from evalward.report.html import Page, html_chunks
 from evalward.resources.models import Severity
-from evalward.results import (
+from evalward.rundata.results import (
     EvalResult,
     FixtureOutcome,
     FixtureResult,
@@ -21,8 +20,9 @@ from evalward.results import (
     Status,
     Verdict,
 )
+from evalward.rundata.trace import StepType, Trace
 from evalward.security import Redactor
-from evalward.trace import StepType, Trace
+from evalward.stages.compare import compare
 from fakes.model_server import ScriptedModelServer
 from gitrepo import GitRepo
 

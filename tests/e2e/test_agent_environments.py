@@ -32,8 +32,8 @@ from agentenv import (
     workspace,
 )
 from agentuser import AGENT_UID
-from evalward.fingerprint import FileIndex, agent_fingerprint
 from evalward.resources import load_resources
+from evalward.stages.fingerprint import FileIndex, agent_fingerprint
 from fakes.github_api import FakeGitHub
 from gitrepo import GitRepo
 

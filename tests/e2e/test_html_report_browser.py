@@ -16,7 +16,7 @@ from e2e.report_pages import needs_chromium, scenario_report, synthetic_page
 from e2e.report_scenario import HOSTILE, PRIVATE_OUTPUT
 from evalward.report.html import Page, html_chunks
 from evalward.resources.models import Severity
-from evalward.results import (
+from evalward.rundata.results import (
     AssertionResult,
     FixtureResult,
     JudgeVerdict,
@@ -24,8 +24,8 @@ from evalward.results import (
     Verdict,
     Violation,
 )
+from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.reps import wilson_interval
-from evalward.trace import StepType, Trace
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the `dev` extra installs playwright")
 pytestmark = needs_chromium

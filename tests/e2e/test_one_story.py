@@ -16,7 +16,7 @@ from typing import Any
 
 from actionrun import ActionRun, pull_request_event, run_action
 from e2e.report_scenario import make_pull_request, run, script
-from evalward.digits import seconds_text
+from evalward.text.numbers import seconds_text
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer
 from gitrepo import GitRepo

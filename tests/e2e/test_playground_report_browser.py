@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from e2e.report_pages import needs_chromium, synthetic
-from evalward.compare import compare
-from evalward.playground_state import PlaygroundRun, PlaygroundState
 from evalward.report.files import write_chunks
 from evalward.report.html import Page, html_chunks
+from evalward.rundata.playground_state import PlaygroundRun, PlaygroundState
 from evalward.security import Redactor
+from evalward.stages.compare import compare
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the `dev` extra installs playwright")
 pytestmark = needs_chromium

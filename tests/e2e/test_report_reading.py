@@ -20,8 +20,8 @@ import pytest
 from e2e.report_pages import needs_chromium, scenario_report, synthetic_page
 from evalward.report.html import Page, html_chunks
 from evalward.resources.models import Severity
-from evalward.results import FixtureResult, Status, Verdict
-from evalward.trace import StepType, Trace
+from evalward.rundata.results import FixtureResult, Status, Verdict
+from evalward.rundata.trace import StepType, Trace
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the `dev` extra installs playwright")
 pytestmark = needs_chromium

@@ -14,15 +14,15 @@ from typing import Any
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from evalward import jsontext
 from evalward.providers.base import RunLabels
+from evalward.rundata.trace import StepType, Trace
 from evalward.runtime import otlp
 from evalward.runtime.command import CommandOutput
 from evalward.runtime.otel import from_otel_spans
 from evalward.runtime.protocol import ProtocolError, apply_event, apply_response
 from evalward.runtime.wire import FORMATS, WireError, embeddings
 from evalward.runtime.wire.unreported import request_tokens
-from evalward.trace import StepType, Trace
+from evalward.text import jsontext
 
 PROPERTY = settings(max_examples=150, deadline=None)
 KEYS = [

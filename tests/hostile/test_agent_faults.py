@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from evalward.resources.agent import CommandRuntime
+from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.command import MAX_TRACE_BYTES, run_command_agent
 from evalward.runtime.process import Launch
-from evalward.trace import StepType, Trace
 
 PREAMBLE = """\
 import json, os, signal, subprocess, sys, time

@@ -15,9 +15,9 @@ import yaml
 
 from clirun import evalward
 from evalward.resources.assertions import JsonSchemaAssertion
-from evalward.results import Status
+from evalward.rundata.results import Status
+from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.assertions import check
-from evalward.trace import StepType, Trace
 from gitrepo import GitRepo
 
 DEEP = 100_000

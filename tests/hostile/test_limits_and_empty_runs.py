@@ -5,9 +5,9 @@ from __future__ import annotations
 from actionrun import pull_request_event, run_action
 from e2e.test_walking_skeleton import SUPPORT_EVAL, make_pr, script_model
 from evalward.resources.models import RegexAssertion
-from evalward.results import Status
+from evalward.rundata.results import Status
+from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.assertions import check
-from evalward.trace import StepType, Trace
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
 from gitrepo import GitRepo

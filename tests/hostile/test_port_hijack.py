@@ -21,10 +21,10 @@ import pytest
 from agentuser import agent_user
 from evalward.errors import AgentRunError
 from evalward.resources.agent import HttpRuntime
+from evalward.rundata.trace import Trace
 from evalward.runtime.http_agent import HttpAgentServer
 from evalward.runtime.port_owner import loopback_listeners
 from evalward.runtime.sandbox import Sandbox
-from evalward.trace import Trace
 
 PYTHON = "/usr/bin/python3"
 SERVER = """\

@@ -17,10 +17,10 @@ from evalward.providers.base import RunLabels
 from evalward.resources import load_resources
 from evalward.resources.models import Assertion, EvalFixture, ScoringConfig
 from evalward.resources.resource_set import Located
-from evalward.results import Status
+from evalward.rundata.results import Status
+from evalward.rundata.trace import StepType, Trace, Usage
 from evalward.scoring.assertions import check
 from evalward.scoring.scores import score_fixture
-from evalward.trace import StepType, Trace, Usage
 from unit.resources.test_error_table import ASSERTION_TYPES
 
 FAST = settings(

@@ -14,7 +14,7 @@ import pytest
 
 from actionrun import SHARD_KEY, ActionRun, pull_request_event, run_action, run_shards
 from e2e.test_walking_skeleton import make_pr, script_model
-from evalward.shard_seal import seal
+from evalward.flows.shard_signature import seal
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
 from gitrepo import GitRepo

@@ -2,7 +2,8 @@
 no import cycle, imports at the top of a module (but in cli/, __main__.py, TYPE_CHECKING
 blocks and imports marked `# lazy:`), and no module over 450 lines.
 
-The layer table is read from docs/architecture.md, so the page and the rule cannot drift.
+The layers are packages, listed in LAYERS below; docs/architecture.md shows the same
+table (a test holds the two together).
 """
 
 from __future__ import annotations
@@ -108,17 +109,28 @@ def _targets(node: ast.Import | ast.ImportFrom, importer: str, path: Path) -> li
     return [f"{base}.{alias.name}" for alias in node.names]
 
 
+LAYERS: list[tuple[str, list[str]]] = [  # bottom first; `pkg/` is a package
+    ("foundation", ["__init__", "errors", "host", "git", "security", "text/", "http/", "files/"]),
+    ("definitions", ["resources/", "rundata/"]),
+    ("importers", ["importers/"]),
+    ("providers", ["providers/"]),
+    ("engines", ["runtime/", "scoring/"]),
+    ("stages", ["stages/", "past/"]),
+    ("record", ["record/"]),
+    ("report", ["report/"]),
+    ("flows", ["flows/"]),
+    ("entry", ["__main__", "action/", "cli/"]),
+]
+"""The layers as packages: a module belongs to its package's layer. Only the modules below
+stay at the top of src/evalward/, and docs/architecture.md shows this table."""
+
+TOP_LEVEL = {"__init__", "__main__", "errors", "git", "host", "security"}
+"""The entry point, the version, errors, the process's host, git and the redaction of secrets."""
+
+
 def layers() -> list[tuple[str, list[str]]]:
-    """(layer, entries) from the page's table, bottom layer first."""
-    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
-    section = page.split("## Layers and the import rule", 1)[1]
-    block = re.search(r"```text\n(.*?)```", section, re.DOTALL)
-    assert block, "docs/architecture.md: no ```text block of layers under its heading"
-    table = []
-    for line in block[1].splitlines():
-        layer, _, entries = line.partition(":")
-        table.append((layer.strip(), entries.split()))
-    return table[::-1]
+    """(layer, entries), bottom layer first."""
+    return LAYERS
 
 
 def layer_of(module: str, table: list[tuple[str, list[str]]]) -> list[int]:
@@ -220,28 +232,28 @@ def test_the_checker_sees_what_it_must_refuse(tmp_path: Path) -> None:
     source.write_text(
         "from typing import TYPE_CHECKING\n"
         "from evalward.errors import ConfigError\n"
-        "from . import plan\n"
+        "from .stages import plan\n"
         "if TYPE_CHECKING:\n"
         "    from evalward.report import files\n"
         "def f():\n"
-        "    from evalward.pipeline import Revisions\n"
+        "    from evalward.flows.pipeline import Revisions\n"
         "    # lazy: the renderer is needed only when files are written,\n"
         "    # and a run that writes none is faster without it\n"
         "    from evalward.report.html import html_chunks\n"
         "    from evalward.report.junit import junit_xml\n"
         "    x = 1\n"
-        "    from evalward.gate import decide\n"
+        "    from evalward.stages.gate import decide\n"
     )
     found = imports_of("evalward.stage", source, KNOWN)
     described = [(i.imported, i.top_level, i.type_only, i.marked_lazy) for i in found]
     assert described == [
         ("evalward.errors", True, False, False),
-        ("evalward.plan", True, False, False),
+        ("evalward.stages.plan", True, False, False),
         ("evalward.report.files", True, True, False),
-        ("evalward.pipeline", False, False, False),
+        ("evalward.flows.pipeline", False, False, False),
         ("evalward.report.html", False, False, True),
         ("evalward.report.junit", False, False, True),
-        ("evalward.gate", False, False, False),
+        ("evalward.stages.gate", False, False, False),
     ]
 
 
@@ -297,3 +309,20 @@ def test_no_module_awaits_through_asyncio_wait_for() -> None:
             if isinstance(node, ast.Attribute) and node.attr == "wait_for":
                 calls.append(f"{name}:{node.lineno}")
     assert not calls, f"asyncio.wait_for (use `async with asyncio.timeout(...)`): {calls}"
+
+
+def test_only_the_named_modules_sit_at_the_top_of_the_package() -> None:
+    """A new module goes into the package of its layer, not loose beside the entry point."""
+    loose = {p.stem for p in PACKAGE.glob("*.py")} - TOP_LEVEL
+    assert not loose, f"modules loose at src/evalward/ (move each into a package): {sorted(loose)}"
+    assert len(TOP_LEVEL) <= 6
+
+
+def test_the_page_shows_the_layers_the_test_holds() -> None:
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = page.split("## Layers and the import rule", 1)[1]
+    block = re.search(r"```text\n(.*?)```", section, re.DOTALL)
+    assert block, "docs/architecture.md: no ```text block of layers under its heading"
+    rows = [row.partition(":") for row in block[1].splitlines()]
+    shown = [(layer.strip(), entries.split()) for layer, _, entries in rows]
+    assert shown[::-1] == LAYERS, "docs/architecture.md's layer table is not LAYERS"

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 import json
 
+from evalward.flows.pipeline import evaluate_change
+from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
 from evalward.git import Git
-from evalward.pipeline import evaluate_change
 from evalward.providers.registry import build_providers
-from evalward.run_setup import Revisions, RunOptions, RunSetup
 from fakes.model_server import ScriptedModelServer, text
 from gitrepo import GitRepo
 

@@ -14,10 +14,10 @@ from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.resources.agent import AgentSpec
 from evalward.resources.models import FixtureInput
+from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools import FixtureTools
-from evalward.trace import StepType, Trace
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 

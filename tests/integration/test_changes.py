@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from evalward.changes import ChangeSet, detect_changes
 from evalward.git import Git
-from evalward.plan import build_plan, gate_resources
 from evalward.resources import load_resources
-from evalward.sides import GateConfig
+from evalward.rundata.sides import GateConfig
+from evalward.stages.changes import ChangeSet, detect_changes
+from evalward.stages.plan import build_plan, gate_resources
 from gitrepo import GitRepo
 
 AGENT = """\

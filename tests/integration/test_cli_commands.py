@@ -47,7 +47,7 @@ def test_version_imports_none_of_the_engine() -> None:
     )
     assert done.stdout.strip().startswith("evalward ")
     imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()}
-    for heavy in ("evalward.pipeline", "pydantic", "aiohttp", "jinja2", "evalward.cli.run"):
+    for heavy in ("evalward.flows.pipeline", "pydantic", "aiohttp", "jinja2", "evalward.cli.run"):
         assert heavy not in imported
 
 

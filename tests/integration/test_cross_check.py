@@ -13,7 +13,7 @@ from evalward.providers.base import RunLabels
 from evalward.providers.registry import build_providers
 from evalward.resources import Eval, Located, ResourceSet
 from evalward.resources.models import ScoringConfig
-from evalward.results import FixtureResult, Status
+from evalward.rundata.results import FixtureResult, Status
 from evalward.scoring.panel import JudgePanel
 from evalward.scoring.scores import fixture_outcome, score_fixture
 from fakes.model_server import Reply, ScriptedModelServer, text

@@ -10,16 +10,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalward.preflight import side_effect_refusal
 from evalward.providers.base import RunLabels
 from evalward.providers.config import provider_config
 from evalward.providers.registry import Providers, build_providers
 from evalward.resources.agent import AgentSpec
 from evalward.resources.models import EvalFixtureSpec, FixtureInput
+from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools import FixtureTools
-from evalward.trace import StepType, Trace
+from evalward.stages.preflight import side_effect_refusal
 from fakes.model_server import Reply, ScriptedModelServer, error, text, tool_call
 
 FAST_RETRY = {"attempts": 2, "baseDelaySeconds": 0.001, "maxDelaySeconds": 0.01}

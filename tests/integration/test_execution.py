@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from clirun import evalward
-from evalward.execute import UNSCORED_PER_SLOT
+from evalward.flows.execute import UNSCORED_PER_SLOT
+from evalward.flows.pipeline import evaluate_change
+from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
 from evalward.git import Git
-from evalward.pipeline import evaluate_change
 from evalward.providers.registry import build_providers
-from evalward.run_setup import Revisions, RunOptions, RunSetup
 from fakes.http import Request, Response
 from fakes.model_server import ScriptedModelServer, text
 from gitrepo import GitRepo

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from evalward.escaping import printable
 from evalward.git import Git
+from evalward.text.escaping import printable
 from gitrepo import GitRepo
 
 LATIN1 = os.fsdecode(b"evals/caf\xe9.yaml")

@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from evalward.httpclient import HttpClient, HttpFailure, Reply
+from evalward.http.client import HttpClient, HttpFailure, Reply
 
 Serve = Callable[[socket.socket, int], None]
 """Handles one accepted connection; the int counts connections from 0."""

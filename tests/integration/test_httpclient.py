@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from evalward import __version__
-from evalward.httpclient import HttpClient, HttpFailure, HttpTimeout
+from evalward.http.client import HttpClient, HttpFailure, HttpTimeout
 from tests.fakes.http import LoopbackServer, Request, Response
 
 

@@ -13,12 +13,12 @@ from evalward.providers.openai import REASONING_ALLOWANCE
 from evalward.providers.registry import build_providers
 from evalward.resources import Eval, EvalFixture, JudgeCalibration, Located, ResourceSet
 from evalward.resources.models import ScoringConfig
-from evalward.results import CalibrationPhase, FixtureResult, Status
+from evalward.rundata.results import CalibrationPhase, FixtureResult, Status
+from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.calibration import calibrate
 from evalward.scoring.judge import CLOSE, JUDGE_MAX_TOKENS, OPEN, REPLY_CAP_CHARS
 from evalward.scoring.panel import EvalJudge, JudgePanel
 from evalward.scoring.scores import score_fixture
-from evalward.trace import StepType, Trace
 from fakes.model_server import Reply, ScriptedModelServer, text
 
 RUBRIC = "Did the agent ask the customer for the reason before creating any ticket?"

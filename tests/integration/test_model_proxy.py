@@ -15,18 +15,18 @@ import anthropic
 import openai
 import pytest
 
-from evalward.httpclient import HttpClient
+from evalward.http.client import HttpClient
 from evalward.providers.base import RunLabels
 from evalward.providers.config import provider_config
 from evalward.providers.registry import Providers, build_providers
 from evalward.resources.agent import AgentSpec
 from evalward.resources.models import FixtureInput
+from evalward.rundata.spending import Allowance, Budget, Estimate
+from evalward.rundata.trace import ModelCall, StepType, Trace, Usage
 from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.model_proxy import ModelProxy, agent_environment, provider_key_names
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools import FixtureTools
-from evalward.spending import Allowance, Budget, Estimate
-from evalward.trace import ModelCall, StepType, Trace, Usage
 from fakes.model_server import ScriptedModelServer, error, text, tool_call
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"

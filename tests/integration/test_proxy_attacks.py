@@ -12,18 +12,18 @@ from typing import Any
 import anthropic
 import pytest
 
-from evalward.httpclient import HttpClient
+from evalward.http.client import HttpClient
 from evalward.providers.base import RunLabels
 from evalward.providers.config import provider_config
 from evalward.providers.registry import build_providers
 from evalward.resources.agent import AgentSpec
 from evalward.resources.models import FixtureInput
+from evalward.rundata.spending import PROXY_CALLS_PER_RUN, Allowance
+from evalward.rundata.trace import ModelCall, Trace
 from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.model_proxy import Grant, ModelProxy
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools import FixtureTools
-from evalward.spending import PROXY_CALLS_PER_RUN, Allowance
-from evalward.trace import ModelCall, Trace
 from fakes.model_server import ScriptedModelServer, text
 from integration.test_proxy_streams import (
     ANTHROPIC_KEY,

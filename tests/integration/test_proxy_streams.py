@@ -14,13 +14,13 @@ import anthropic
 import openai
 import pytest
 
-from evalward.httpclient import HttpClient
+from evalward.http.client import HttpClient
 from evalward.providers.base import RunLabels
 from evalward.providers.config import provider_config
 from evalward.providers.registry import Providers, build_providers
+from evalward.rundata.spending import Allowance
+from evalward.rundata.trace import Trace
 from evalward.runtime.model_proxy import Grant, ModelProxy
-from evalward.spending import Allowance
-from evalward.trace import Trace
 from fakes.model_server import Reply, ScriptedModelServer, error, text, tool_call
 
 OPENAI_KEY = "sk-real-openai-0123456789"

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from evalward.httpclient import HttpClient, HttpFailure
+from evalward.http.client import HttpClient, HttpFailure
+from evalward.rundata.spending import Allowance
 from evalward.runtime.model_proxy import Grant
-from evalward.spending import Allowance
 from fakes.model_server import ScriptedModelServer, shaped, text
 from integration.test_proxy_streams import providers_for, through_proxy
 

@@ -18,11 +18,11 @@ from agentuser import AGENT_UID, agent_user
 from evalward.action.settings import Settings
 from evalward.action.trust import NOT_ROOT, agent_sandbox
 from evalward.errors import ConfigError
+from evalward.flows.pipeline import evaluate_change
+from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
 from evalward.git import Git
-from evalward.pipeline import evaluate_change
 from evalward.providers.registry import Providers, build_providers
 from evalward.resources.agent import AgentSpec
-from evalward.run_setup import Revisions, RunOptions, RunSetup
 from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.process import limited_env
 from evalward.runtime.runner import AgentRunner

@@ -20,11 +20,11 @@ from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers, build_providers
 from evalward.resources.agent import AgentSpec
 from evalward.resources.models import FixtureInput
+from evalward.rundata.trace import Trace
 from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.model_proxy import ModelProxy
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools import FixtureTools
-from evalward.trace import Trace
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 QUESTION = "Where is my order 12345?"

@@ -24,8 +24,8 @@ from evalward.providers import openai as openai_wire
 from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, ToolCall, ToolSpec
 from evalward.providers.config import provider_config
 from evalward.providers.registry import Providers, build_providers
+from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.judge import JUDGE_MAX_TOKENS, JudgeCase, JudgeSettings, ask_judge
-from evalward.trace import StepType, Trace
 from fakes.model_server import ScriptedModelServer, text, tool_call
 from fakes.wire_contract import anthropic_request_problem, openai_request_problem
 

@@ -13,8 +13,8 @@ import yaml
 from evalward.action.context import load_context
 from evalward.action.route import RouteKind, route_event
 from evalward.action.settings import Settings
-from evalward.cron import parse_cron
 from evalward.errors import ConfigError
+from evalward.resources.cron import parse_cron
 
 ROOT = Path(__file__).parent.parent.parent
 WEBHOOKS = ROOT / "tests" / "data" / "github" / "webhooks"

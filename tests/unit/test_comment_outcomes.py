@@ -7,8 +7,6 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from evalward.compare import compare
-from evalward.gate import decide
 from evalward.report.html import Page, html_chunks
 from evalward.report.junit import junit_xml
 from evalward.report.markdown import (
@@ -21,9 +19,11 @@ from evalward.report.markdown import (
 from evalward.report.view import REASONS_BUDGET
 from evalward.resources import Eval, Located
 from evalward.resources.models import Severity
-from evalward.results import AssertionResult, EvalResult, FixtureResult, Status, Verdict
+from evalward.rundata.results import AssertionResult, EvalResult, FixtureResult, Status, Verdict
 from evalward.scoring.reps import wilson_interval
 from evalward.scoring.scores import score_eval
+from evalward.stages.compare import compare
+from evalward.stages.gate import decide
 
 MARKER = marker_for("evals/gate")
 

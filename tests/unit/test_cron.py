@@ -4,7 +4,7 @@ import datetime as dt
 
 import pytest
 
-from evalward.cron import parse_cron
+from evalward.resources.cron import parse_cron
 
 
 def at(text: str) -> dt.datetime:

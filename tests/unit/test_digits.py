@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalward.digits import delta_text, score_text, seconds_text, threshold_text
+from evalward.text.numbers import delta_text, score_text, seconds_text, threshold_text
 
 UNIT = st.floats(min_value=0, max_value=1, allow_nan=False)
 

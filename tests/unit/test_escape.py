@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from evalward import escaping
 from evalward.action.workflow import command
 from evalward.report.html import Page, html_chunks
 from evalward.resources.common import Severity
-from evalward.results import FixtureResult, Status, Verdict
-from evalward.trace import Trace
+from evalward.rundata.results import FixtureResult, Status, Verdict
+from evalward.rundata.trace import Trace
+from evalward.text import escaping
 
 RLO = "\u202e"
 BIDI = [chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))]

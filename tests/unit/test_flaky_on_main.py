@@ -8,7 +8,7 @@ from pathlib import Path
 
 from evalward.past.flaky import main_history, record_runs
 from evalward.resources.models import Severity
-from evalward.results import EvalResult, FixtureResult, Status, Verdict
+from evalward.rundata.results import EvalResult, FixtureResult, Status, Verdict
 
 NOW = dt.datetime(2026, 11, 24, tzinfo=dt.UTC)
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from evalward.gate import (
+from evalward.stages.gate import (
     Bypass,
     BypassRecord,
     BypassRefusal,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from evalward.compare import compare
 from evalward.errors import EXIT_EXTERNAL, EXIT_GATE_FAILED, EXIT_OK
-from evalward.gate import Bypass, GateResult, decide
 from evalward.resources.models import Severity
-from evalward.results import EvalResult, FixtureResult, Status, Verdict
+from evalward.rundata.results import EvalResult, FixtureResult, Status, Verdict
+from evalward.stages.compare import compare
+from evalward.stages.gate import Bypass, GateResult, decide
 
 
 def run(name: str, side: str, status: Status, *, down: bool = False) -> FixtureResult:

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from evalward.compare import compare
 from evalward.past.history import record
 from evalward.past.trend import MAX_POINTS, Trend, TrendPoint, record_commit, trends
 from evalward.record.schema import RunInfo
@@ -24,7 +23,7 @@ from evalward.report.files import write_chunks
 from evalward.report.html import STATIC_LIMIT, Page, html_chunks, script_json
 from evalward.report.pairs import FLAGS, build_pairs, bundle, row
 from evalward.resources.models import Severity
-from evalward.results import (
+from evalward.rundata.results import (
     AssertionResult,
     EvalResult,
     FixtureOutcome,
@@ -35,8 +34,9 @@ from evalward.results import (
     Verdict,
     Violation,
 )
+from evalward.rundata.trace import StepType, Trace
 from evalward.security import Redactor
-from evalward.trace import StepType, Trace
+from evalward.stages.compare import compare
 
 NASTY = (
     '</script><script>alert(1)</script><!-- \u2028\u2029 & "quoted" <img src=x onerror=alert(2)>'

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from evalward.cache_mode import CacheMode
 from evalward.errors import ConfigError
-from evalward.httpclient import Reply
+from evalward.http.client import Reply
 from evalward.providers.config import provider_config
 from evalward.providers.pricing import PriceTable
 from evalward.providers.retry import RetryPolicy
-from evalward.trace import Usage
+from evalward.rundata.cache_mode import CacheMode
+from evalward.rundata.trace import Usage
 
 
 def test_defaults_and_a_full_config() -> None:

@@ -10,15 +10,13 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from evalward.compare import compare
 from evalward.errors import ConfigError
-from evalward.gate import Bypass, BypassRecord, GateDecision, GateResult, decide
 from evalward.report.compiled import TEMPLATES, _QuietCache, template_cache
 from evalward.report.html import Page, html_chunks
 from evalward.report.junit import junit_xml
 from evalward.report.markdown import MAX_COMMENT_CHARS, ReportContext, marker_for, render_comment
 from evalward.resources.models import Severity
-from evalward.results import (
+from evalward.rundata.results import (
     AssertionResult,
     EvalResult,
     FixtureResult,
@@ -27,7 +25,9 @@ from evalward.results import (
     Verdict,
     Violation,
 )
-from evalward.trace import StepType, Trace
+from evalward.rundata.trace import StepType, Trace
+from evalward.stages.compare import compare
+from evalward.stages.gate import Bypass, BypassRecord, GateDecision, GateResult, decide
 
 EVIL = "@octocat <img src=x onerror=alert(1)> </details> <!-- evalward-comment:x --> ### ⚠️ Bypass"
 MARKER = marker_for("evals/gate")

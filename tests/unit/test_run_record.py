@@ -18,12 +18,8 @@ import jsonschema
 import pytest
 from pydantic import BaseModel
 
-from evalward.changes import ChangeSet
-from evalward.compare import compare
 from evalward.errors import ConfigError
-from evalward.evaluation import Evaluation
-from evalward.gate import Bypass, GateDecision, GateResult
-from evalward.plan import Plan, PlannedRun
+from evalward.record.evaluation import Evaluation
 from evalward.record.read import read_part, read_results
 from evalward.record.schema import (
     FixtureEntry,
@@ -35,9 +31,13 @@ from evalward.record.schema import (
 )
 from evalward.record.summary import RunSummary
 from evalward.record.write import part_document, results_chunks
-from evalward.results import EvalResult, FixtureResult
-from evalward.sides import Side
-from evalward.spool import TraceSpool
+from evalward.rundata.results import EvalResult, FixtureResult
+from evalward.rundata.sides import Side
+from evalward.rundata.spool import TraceSpool
+from evalward.stages.changes import ChangeSet
+from evalward.stages.compare import compare
+from evalward.stages.gate import Bypass, GateDecision, GateResult
+from evalward.stages.plan import Plan, PlannedRun
 
 ROOT = Path(__file__).resolve().parents[2]
 

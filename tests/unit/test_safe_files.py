@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from evalward.files.safe_files import UnsafeFile, read_regular
 from evalward.past.history import _load as load_history
 from evalward.past.status import StatusStore
-from evalward.result_store import ResultStore
-from evalward.safe_files import UnsafeFile, read_regular
+from evalward.stages.result_cache_db import ResultStore
 
 
 def test_a_regular_file_is_read_within_its_bound(tmp_path: Path) -> None:

@@ -8,10 +8,10 @@ import math
 
 import pytest
 
-from evalward.adaptive import SequentialTests, Verdict, judge, more_runs
 from evalward.resources.gate_policy import GatePolicy, RepRange
-from evalward.sequential import Settled, Sprt
-from evalward.sides import Side
+from evalward.rundata.sides import Side
+from evalward.stages.adaptive import SequentialTests, Verdict, judge, more_runs
+from evalward.stages.sequential import Settled, Sprt
 
 
 def _crossing_probability(test: Sprt, p: float, max_reps: int) -> float:

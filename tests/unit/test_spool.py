@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from evalward.resources.models import Severity
-from evalward.results import FixtureResult, Status, Verdict
-from evalward.spool import TraceSpool
-from evalward.trace import StepType, Trace
+from evalward.rundata.results import FixtureResult, Status, Verdict
+from evalward.rundata.spool import TraceSpool
+from evalward.rundata.trace import StepType, Trace
 
 
 def result(fixture: str, text: str) -> FixtureResult:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalward.sse import EventReader
+from evalward.http.sse import EventReader
 
 ENDS = st.sampled_from(["\r\n", "\n", "\r"])
 LINE = st.tuples(

@@ -20,7 +20,7 @@ from evalward.past.status import (
 )
 from evalward.past.status_run import RunSource, StatusRun
 from evalward.resources.models import Severity
-from evalward.results import EvalResult, FixtureOutcome, Interval, Status
+from evalward.rundata.results import EvalResult, FixtureOutcome, Interval, Status
 
 FINGERPRINT = "a" * 64
 WHEN = dt.datetime(2026, 11, 16, 9, 0, tzinfo=dt.UTC)

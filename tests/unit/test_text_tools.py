@@ -3,10 +3,10 @@ request's trajectory carries (the texts as DSPy 3 writes them)."""
 
 from __future__ import annotations
 
+from evalward.rundata.trace import Trace
 from evalward.runtime.observed import TrafficObserver
 from evalward.runtime.text_tools import TextCall, calls_in_reply, trajectory
 from evalward.runtime.wire.base import Turn
-from evalward.trace import Trace
 
 REPLY = """[[ ## next_thought ## ]]
 I should look the order up.

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from evalward.rundata.trace import StepType, Trace, Usage
 from evalward.runtime.converters import from_anthropic_messages, from_openai_messages
 from evalward.runtime.protocol import ProtocolError, apply_event, apply_response
-from evalward.trace import StepType, Trace, Usage
 
 
 def shape(trace: Trace) -> list[tuple[int, str, str | None]]:

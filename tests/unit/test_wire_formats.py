@@ -15,11 +15,11 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.responses import Response, ResponseStreamEvent
 from pydantic import TypeAdapter
 
+from evalward.http.sse import EventReader
 from evalward.providers.base import ChatResponse, ToolCall
+from evalward.rundata.trace import Usage
 from evalward.runtime.wire import FORMATS, Kind
 from evalward.runtime.wire import embeddings as embeddings_wire
-from evalward.sse import EventReader
-from evalward.trace import Usage
 
 REPLIES = {
     "text": ChatResponse(

@@ -18,9 +18,9 @@ from evalward.action.outputs import trusted_cache_dir
 from evalward.action.route import Route
 from evalward.action.workflow import command
 from evalward.errors import EvalwardError
-from evalward.evaluation import Evaluation
 from evalward.past.status import STATUS_DIR, AgentIdentity, Phase, StatusStore, current, identities
 from evalward.past.status_run import RunSource, SinceScheduled, StatusRun
+from evalward.record.evaluation import Evaluation
 from evalward.resources import load_resources
 
 STATUS_EVENTS = ("push", "schedule")

@@ -14,8 +14,8 @@ import json
 from evalward.action.github import PullInfo
 from evalward.action.job import Job
 from evalward.action.workflow import append_audit, command
-from evalward.evaluation import Evaluation
-from evalward.gate import (
+from evalward.record.evaluation import Evaluation
+from evalward.stages.gate import (
     Bypass,
     BypassRecord,
     BypassRefusal,

@@ -10,12 +10,12 @@ from evalward.action.github import Annotation, CheckReport
 from evalward.action.job import Job
 from evalward.action.workflow import command
 from evalward.errors import GitHubError
-from evalward.escaping import reveal_controls
-from evalward.evaluation import Evaluation
-from evalward.gate import GateDecision, GateResult
+from evalward.record.evaluation import Evaluation
 from evalward.report.markdown import ReportContext
 from evalward.report.story import counts_phrases, figures_text
-from evalward.results import FixtureResult
+from evalward.rundata.results import FixtureResult
+from evalward.stages.gate import GateDecision, GateResult
+from evalward.text.escaping import reveal_controls
 
 CONCLUSIONS = {
     GateResult.passed: "success",

@@ -12,23 +12,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalward import session
 from evalward.action.github import PullInfo
 from evalward.action.job import Job
 from evalward.action.workflow import command
 from evalward.errors import ConfigError, MissingSecretError
-from evalward.gate import GateResult
-from evalward.interrupt import RunProgress
-from evalward.plan import Plan
+from evalward.flows import session
+from evalward.flows.interrupt import RunProgress
+from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
+from evalward.flows.session import Outcome
+from evalward.flows.shard_signature import check_key
 from evalward.record.schema import ShardPart
-from evalward.results import FixtureResult
-from evalward.run_setup import Revisions, RunOptions, RunSetup
+from evalward.rundata.results import FixtureResult
+from evalward.rundata.spending import Budget
 from evalward.runtime.environment import EnvironmentStore
 from evalward.runtime.environment_limits import input_limits
 from evalward.runtime.workspace_guard import protect
-from evalward.session import Outcome
-from evalward.shard_seal import check_key
-from evalward.spending import Budget
+from evalward.stages.gate import GateResult
+from evalward.stages.plan import Plan
 
 
 @dataclass

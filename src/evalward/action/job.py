@@ -17,10 +17,10 @@ from evalward.action.github import GitHubPort
 from evalward.action.settings import Settings
 from evalward.action.setup import CacheUse
 from evalward.action.workflow import write_outputs
-from evalward.cache_mode import CacheMode
 from evalward.git import Git
 from evalward.providers.registry import Providers
 from evalward.report.markdown import marker_for
+from evalward.rundata.cache_mode import CacheMode
 from evalward.runtime.sandbox import Sandbox
 from evalward.security import Redactor
 

@@ -14,11 +14,10 @@ from evalward.action.github import PullInfo
 from evalward.action.job import Job
 from evalward.action.route import Route
 from evalward.action.workflow import append_summary, command
-from evalward.cache_mode import CacheMode
-from evalward.evaluation import Evaluation
-from evalward.gate import BypassRecord, GateDecision, GateResult
+from evalward.flows.session import Outcome
 from evalward.past.flaky import record_runs
 from evalward.past.trend import record_commit, trends
+from evalward.record.evaluation import Evaluation
 from evalward.report.markdown import (
     ReportContext,
     RunReason,
@@ -26,7 +25,8 @@ from evalward.report.markdown import (
     render_comment,
     report_context,
 )
-from evalward.session import Outcome
+from evalward.rundata.cache_mode import CacheMode
+from evalward.stages.gate import BypassRecord, GateDecision, GateResult
 
 SUMMARY_LIMIT = 1_000_000
 """GitHub's job summary limit is 1 MiB per step."""

@@ -15,9 +15,9 @@ from evalward.action.outputs import conclude, report_for, write_everything
 from evalward.action.settings import CommentMode
 from evalward.action.workflow import append_summary, command
 from evalward.errors import ConfigError, GitHubError, MissingSecretError, ResourceError
-from evalward.gate import BypassRecord, GateDecision, GateResult
+from evalward.flows.run_setup import Revisions
 from evalward.report.markdown import render_unloadable
-from evalward.run_setup import Revisions
+from evalward.stages.gate import BypassRecord, GateDecision, GateResult
 
 
 def fork_dispatch_refusal(pull: PullInfo) -> str:

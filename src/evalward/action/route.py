@@ -16,9 +16,9 @@ from pathlib import Path
 
 from evalward.action.context import RunContext
 from evalward.action.settings import Settings
-from evalward.cron import Cron, parse_cron
 from evalward.errors import ConfigError
 from evalward.resources import load_resources
+from evalward.resources.cron import Cron, parse_cron
 
 NOT_GATED_ACTIONS = ("closed",)
 """Pull request actions that do not gate. Any other (`edited`, `assigned`, …) gates the head as

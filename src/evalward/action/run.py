@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO
 
-from evalward import session, shard
 from evalward.action.branch_status import begin_status
 from evalward.action.checks import annotate, report_check
 from evalward.action.context import RunContext, load_context
@@ -47,10 +46,11 @@ from evalward.action.setup import decide_cache, trusted_replies
 from evalward.action.trust import agent_sandbox, check_output_dir, trusted_inputs
 from evalward.action.workflow import command, write_outputs
 from evalward.errors import EXIT_INTERRUPTED, ConfigError, MissingSecretError
+from evalward.flows import session, shard
+from evalward.flows.run_setup import Revisions
 from evalward.git import Git
 from evalward.host import Host
 from evalward.providers.registry import build_providers
-from evalward.run_setup import Revisions
 from evalward.security import Redactor
 
 

@@ -8,10 +8,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
-from evalward.cache_mode import CacheMode
 from evalward.errors import ConfigError
-from evalward.gate import RegressionPolicy
-from evalward.sides import GateConfig
+from evalward.rundata.cache_mode import CacheMode
+from evalward.rundata.sides import GateConfig
+from evalward.stages.gate import RegressionPolicy
 
 
 class CommentMode(StrEnum):

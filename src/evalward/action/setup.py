@@ -10,10 +10,10 @@ from pathlib import Path
 from evalward.action.context import RunContext
 from evalward.action.settings import Settings
 from evalward.action.trust import untrusted_cache
-from evalward.cache_mode import CacheMode
 from evalward.git import Git
 from evalward.providers.config import ProvidersConfig
-from evalward.result_cache import ResultCache
+from evalward.rundata.cache_mode import CacheMode
+from evalward.stages.result_cache import ResultCache
 
 
 @dataclass(frozen=True)

@@ -20,13 +20,13 @@ from pathlib import Path
 from evalward.action.context import RunContext
 from evalward.action.settings import Isolation, Settings
 from evalward.errors import ConfigError
-from evalward.escaping import printable
+from evalward.flows.pipeline import config_at
 from evalward.git import Git
-from evalward.pipeline import config_at
 from evalward.providers.config import ProvidersConfig, from_repo_config
 from evalward.providers.registry import repo_providers
 from evalward.resources.paths import file_on_the_way, link_on_the_way
 from evalward.runtime.sandbox import AGENT_USER, NOT_COPIED, AgentUser, Sandbox
+from evalward.text.escaping import printable
 
 NOT_ROOT = (
     f"evalward is not running as root, so it cannot run that as the unprivileged user "

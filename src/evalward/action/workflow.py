@@ -15,8 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evalward.escaping import command_data, command_property, reveal_bidi
 from evalward.report.files import UNSHOWABLE
+from evalward.text.escaping import command_data, command_property, reveal_bidi
 
 Redact = Callable[[str], str]
 

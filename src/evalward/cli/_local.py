@@ -13,21 +13,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from evalward import escaping
 from evalward.errors import ConfigError
-from evalward.evaluation import Evaluation
-from evalward.gate import GateDecision
 from evalward.git import Git
 from evalward.past.trend import Trend
-from evalward.plan import Plan, PlannedRun
+from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo
 from evalward.record.write import results_document
 from evalward.report import files
 from evalward.report.markdown import marker_for, render_comment, report_context
 from evalward.resources import ResourceSet
 from evalward.resources.problems import did_you_mean
+from evalward.rundata.sides import Side
 from evalward.security import Redactor
-from evalward.sides import Side
+from evalward.stages.gate import GateDecision
+from evalward.stages.plan import Plan, PlannedRun
+from evalward.text import escaping
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ import time
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from evalward.interrupt import RunProgress
-from evalward.plan import Plan
-from evalward.results import FixtureResult
+from evalward.flows.interrupt import RunProgress
+from evalward.rundata.results import FixtureResult
+from evalward.stages.plan import Plan
 
 BAR_WIDTH = 24
 REFRESH_SECONDS = 0.2

@@ -44,7 +44,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from evalward.errors import EXIT_EXTERNAL, EXIT_GATE_FAILED, EXIT_OK
     from evalward.providers.registry import build_providers, check_credentials, repo_providers
     from evalward.resources import load_resources
-    from evalward.results import CalibrationPhase
+    from evalward.rundata.results import CalibrationPhase
     from evalward.scoring.calibration import calibrate_named, render_calibration
 
     env = host.env

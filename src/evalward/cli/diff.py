@@ -26,10 +26,10 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     import json
     from pathlib import Path
 
-    from evalward.compare import compare
-    from evalward.escaping import TERMINAL
-    from evalward.gate import decide
     from evalward.report.markdown import ReportContext, marker_for, render_comment
+    from evalward.stages.compare import compare
+    from evalward.stages.gate import decide
+    from evalward.text.escaping import TERMINAL
 
     host.started()  # no run follows: nothing here lives long enough to be worth the pause
     before, before_private = _read(Path(args.before), side="base")

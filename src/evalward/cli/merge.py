@@ -36,13 +36,13 @@ def register(commands: Any) -> None:
 def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from pathlib import Path
 
-    from evalward import session
     from evalward.cli._local import Output, Selection, emit, repository
+    from evalward.flows import session
+    from evalward.flows.interrupt import RunProgress
+    from evalward.flows.run_setup import Revisions, RunSetup
+    from evalward.flows.shard_signature import KEY_ENV, check_key
     from evalward.git import Git
-    from evalward.interrupt import RunProgress
     from evalward.providers.registry import build_providers, repo_providers
-    from evalward.run_setup import Revisions, RunSetup
-    from evalward.shard_seal import KEY_ENV, check_key
 
     env = host.env
     root = repository(args.repo)

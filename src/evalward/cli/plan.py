@@ -14,12 +14,12 @@ from evalward.cli._args import add_mock, add_root, add_selection
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from evalward.changes import ChangeSet
     from evalward.host import Host
-    from evalward.plan import Plan
     from evalward.providers.pricing import PriceTable
     from evalward.resources import ResourceSet
-    from evalward.sides import Side
+    from evalward.rundata.sides import Side
+    from evalward.stages.changes import ChangeSet
+    from evalward.stages.plan import Plan
 
 
 def register(commands: Any) -> None:
@@ -40,8 +40,8 @@ def _eval_row(
 ) -> tuple[dict[str, Any], float, bool]:
     """One Eval of the plan: why it runs, its runs per side, their estimated calls and cost;
     the cost unrounded, and whether a model of it has no price (the cost is a lower bound)."""
-    from evalward.estimate import adaptive_ceiling, estimate_run
-    from evalward.sides import Side
+    from evalward.rundata.sides import Side
+    from evalward.stages.estimate import adaptive_ceiling, estimate_run
 
     runs = [r for r in plan.runs if r.eval == name]
     estimates = [estimate_run(run, resources[run.side], prices) for run in runs]
@@ -68,10 +68,10 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
 
     from evalward.cli._local import Selection, check_base, repository
     from evalward.errors import EXIT_OK
+    from evalward.flows.pipeline import prepare_change
+    from evalward.flows.run_setup import Revisions, RunSetup
     from evalward.git import Git
-    from evalward.pipeline import prepare_change
     from evalward.providers.registry import build_providers, repo_providers
-    from evalward.run_setup import Revisions, RunSetup
 
     env = host.env
     root = repository(args.path)

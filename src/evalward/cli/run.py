@@ -23,11 +23,11 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from evalward.cli._progress import ShownProgress
+    from evalward.flows.run_setup import RunSetup
+    from evalward.flows.session import Outcome
+    from evalward.flows.shard import ShardSpec
     from evalward.host import Host
-    from evalward.run_setup import RunSetup
     from evalward.security import Redactor
-    from evalward.session import Outcome
-    from evalward.shard import ShardSpec
 
 
 def register(commands: Any) -> None:
@@ -91,15 +91,15 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     import sys
     from pathlib import Path
 
-    from evalward import shard
-    from evalward.cache_mode import CacheMode
     from evalward.cli._local import Selection, check_base, repository
     from evalward.cli._progress import ProgressBar, ShownProgress
+    from evalward.flows import shard
+    from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
     from evalward.git import Git
     from evalward.providers.registry import build_providers, repo_providers
-    from evalward.result_cache import ResultCache
-    from evalward.run_setup import Revisions, RunOptions, RunSetup
-    from evalward.spending import Budget
+    from evalward.rundata.cache_mode import CacheMode
+    from evalward.rundata.spending import Budget
+    from evalward.stages.result_cache import ResultCache
 
     env = host.env
     root = repository(args.path)
@@ -142,7 +142,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
 
 async def _run(setup: RunSetup, progress: ShownProgress) -> Outcome:
     """The run, its clients closed however it ends."""
-    from evalward import session
+    from evalward.flows import session
 
     try:
         return await session.run_change(setup, progress)
@@ -161,9 +161,9 @@ async def _run_part(
     """`--shard i/n`: one part, written for `evalward merge`; no report, no gate."""
     import sys
 
-    from evalward import session
     from evalward.errors import EXIT_INTERRUPTED, EXIT_OK
-    from evalward.shard_seal import KEY_ENV, check_key
+    from evalward.flows import session
+    from evalward.flows.shard_signature import KEY_ENV, check_key
 
     key = check_key(setup.env[KEY_ENV], KEY_ENV) if setup.env.get(KEY_ENV) else None
     try:
@@ -194,7 +194,7 @@ def _report(
     from evalward.cli.status import record_local
     from evalward.past import history
     from evalward.past.trend import trends
-    from evalward.spending import spending_json
+    from evalward.rundata.spending import spending_json
 
     evaluation = outcome.evaluation
     decision = outcome.decision(allow_incomplete=args.allow_incomplete)

@@ -20,9 +20,9 @@ if TYPE_CHECKING:
     import datetime as dt
     from pathlib import Path
 
-    from evalward.evaluation import Evaluation
     from evalward.host import Host
     from evalward.past.status import StatusRow
+    from evalward.record.evaluation import Evaluation
 
 NO_STATUS = (
     "No Eval has a status yet. The action records the default branch's on every push to it "
@@ -115,7 +115,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
 
 def render(rows: list[StatusRow]) -> str:
     """The table, then a line for each Eval that is Stale, Running or was interrupted."""
-    from evalward.escaping import terminal_inline
+    from evalward.text.escaping import terminal_inline
 
     header = (
         "Eval",

@@ -32,11 +32,11 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from pathlib import Path
 
     from evalward.errors import EXIT_OK, ConfigError, ResourceError
-    from evalward.preflight import tree_problems
     from evalward.providers.mock import load_script
     from evalward.providers.registry import repo_providers
     from evalward.resources.loader import load_what_loads
     from evalward.resources.repo_config import load_config
+    from evalward.stages.preflight import tree_problems
 
     host.started()  # no run follows: nothing here lives long enough to be worth the pause
     root = Path(args.path)

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalward import jsontext
 from evalward.errors import Problem
 from evalward.resources.problems import render_path
 from evalward.resources.yamlsource import (
@@ -26,6 +25,7 @@ from evalward.resources.yamlsource import (
     decode,
     parse_documents,
 )
+from evalward.text import jsontext
 
 MAX_REF_DEPTH = 20
 

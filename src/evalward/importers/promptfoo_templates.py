@@ -18,8 +18,8 @@ import yaml
 from jinja2 import TemplateError, meta
 from jinja2.sandbox import SandboxedEnvironment
 
-from evalward import jsontext
 from evalward.importers.promptfoo_source import Files, Node
+from evalward.text import jsontext
 
 SCRIPT_SUFFIXES = {".js", ".cjs", ".mjs", ".ts", ".py", ".rb"}
 MEDIA_SUFFIXES = {

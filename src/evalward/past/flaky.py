@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalward import jsontext
-from evalward.results import EvalResult
+from evalward.rundata.results import EvalResult
+from evalward.text import jsontext
 
 RUNS_DIR = "fixture-runs"
 MAX_RECORDS = 30

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalward import jsontext
-from evalward.results import EvalResult
-from evalward.safe_files import read_text
+from evalward.files.safe_files import read_text
+from evalward.rundata.results import EvalResult
+from evalward.text import jsontext
 
 HISTORY_DIR = Path(".evalward") / "history"
 MAX_FILE_BYTES = 16 * 1024 * 1024

@@ -34,9 +34,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from evalward.fingerprint import FileIndex, agent_fingerprint
+from evalward.files.safe_files import read_regular
 from evalward.resources import Agent, Located, ResourceSet
-from evalward.safe_files import read_regular
+from evalward.stages.fingerprint import FileIndex, agent_fingerprint
 
 STATUS_DIR = "status"
 """The default branch's status: this folder of the result cache directory."""

@@ -26,7 +26,7 @@ from evalward.past.status import (
     ScheduledRun,
     StatusStore,
 )
-from evalward.results import EvalResult
+from evalward.rundata.results import EvalResult
 
 
 @dataclass(frozen=True)

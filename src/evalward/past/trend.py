@@ -23,10 +23,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from evalward import jsontext
+from evalward.files.safe_files import read_text
 from evalward.past.history import HISTORY_DIR, MAX_FILE_BYTES
-from evalward.results import EvalResult
-from evalward.safe_files import read_text
+from evalward.rundata.results import EvalResult
+from evalward.text import jsontext
 
 SCORES_DIR = "scores"
 MAX_POINTS = 30

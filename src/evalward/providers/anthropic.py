@@ -7,8 +7,9 @@ import contextlib
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from evalward.httpclient import HttpClient
+from evalward.http.client import HttpClient
 from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, ToolCall
+from evalward.providers.reply_fields import WireReader
 from evalward.providers.retry import (
     Answer,
     Endpoint,
@@ -18,8 +19,7 @@ from evalward.providers.retry import (
     post_json,
     send,
 )
-from evalward.providers.wire import WireReader
-from evalward.trace import Usage
+from evalward.rundata.trace import Usage
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_VERSION = "2023-06-01"
@@ -160,7 +160,7 @@ def _blocks(message: ChatMessage) -> tuple[str, list[dict[str, Any]]]:
 
 
 def parse_response(data: object, model: str) -> ChatResponse:
-    """A Messages reply, every field read checked (`evalward.providers.wire`). Blocks other
+    """A Messages reply, every field read checked (`evalward.providers.reply_fields`). Blocks other
     than `text` and `tool_use` (thinking, server tools) are not part of the answer."""
     read = WireReader("anthropic")
     reply = read.mapping(data, "the reply")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from evalward.trace import Usage
+from evalward.rundata.trace import Usage
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from evalward.cache_mode import CacheMode
 from evalward.errors import Problem, ResourceError
+from evalward.rundata.cache_mode import CacheMode
 
 if TYPE_CHECKING:
     from evalward.resources.repo_config import RepoConfig

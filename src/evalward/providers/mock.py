@@ -39,7 +39,7 @@ from evalward.errors import Problem, ResourceError
 from evalward.providers.base import ChatRequest, ChatResponse, ToolCall
 from evalward.resources.problems import problems_from_validation
 from evalward.resources.yamlsource import Document, YamlSyntaxError, decode, parse_documents
-from evalward.trace import Usage
+from evalward.rundata.trace import Usage
 
 DEFAULT_REPLY = "Default output from the mock provider."
 

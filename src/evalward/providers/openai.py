@@ -8,8 +8,9 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from evalward.httpclient import HttpClient, Reply
+from evalward.http.client import HttpClient, Reply
 from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, ToolCall
+from evalward.providers.reply_fields import WireReader
 from evalward.providers.retry import (
     Answer,
     Endpoint,
@@ -19,8 +20,7 @@ from evalward.providers.retry import (
     send,
     settle,
 )
-from evalward.providers.wire import WireReader
-from evalward.trace import Usage, tool_arguments
+from evalward.rundata.trace import Usage, tool_arguments
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -199,7 +199,7 @@ def _message(message: ChatMessage) -> dict[str, Any]:
 
 
 def parse_response(data: object, model: str) -> ChatResponse:
-    """A Chat Completions reply, every field read checked (`evalward.providers.wire`).
+    """A Chat Completions reply, every field read checked (`evalward.providers.reply_fields`).
 
     Shapes compatible servers send are understood: `content` as a list of text parts or null,
     no `usage`, `reasoning_content` beside `content` (not part of the answer), extra fields.

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from evalward.providers.config import Price
-from evalward.trace import Usage
+from evalward.rundata.trace import Usage
 
 DEFAULT_PRICES: dict[str, Price] = {
     "openai/gpt-4.1": Price(input=2.0, output=8.0),

@@ -15,12 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from evalward.cache_mode import CacheMode
 from evalward.errors import ConfigError
-from evalward.httpclient import HttpClient
+from evalward.http.client import HttpClient
 from evalward.providers import anthropic, openai
 from evalward.providers.base import ChatRequest, ChatResponse, Provider
-from evalward.providers.cache import ResponseCache
 from evalward.providers.config import (
     ProvidersConfig,
     ProviderSettings,
@@ -28,10 +26,12 @@ from evalward.providers.config import (
     unservable,
 )
 from evalward.providers.pricing import PriceTable
+from evalward.providers.response_cache import ResponseCache
 from evalward.providers.retry import Answer, Opened, RetryPolicy
 from evalward.resources.repo_config import load_config
-from evalward.spending import Spent
-from evalward.trace import Usage
+from evalward.rundata.cache_mode import CacheMode
+from evalward.rundata.spending import Spent
+from evalward.rundata.trace import Usage
 
 MAX_CONCURRENCY = 1024
 """The largest `maxConcurrency` a provider accepts: what a provider with no limit counts as."""

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from evalward.errors import ProviderError, ProviderUnavailable
-from evalward.httpclient import HttpClient, HttpFailure, HttpTimeout, Reply, StreamingReply
+from evalward.http.client import HttpClient, HttpFailure, HttpTimeout, Reply, StreamingReply
 from evalward.providers.config import RetrySettings
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})

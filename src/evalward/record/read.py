@@ -9,7 +9,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from evalward import jsontext
 from evalward.errors import ConfigError
 from evalward.record.schema import (
     RESULTS_SCHEMA_VERSION,
@@ -18,6 +17,7 @@ from evalward.record.schema import (
     Results,
     ShardPart,
 )
+from evalward.text import jsontext
 
 
 def read_results(path: Path) -> Results:

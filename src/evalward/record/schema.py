@@ -12,11 +12,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalward.gate import GateResult
 from evalward.record.summary import RunSummary
-from evalward.results import EvalResult, FixtureResult
-from evalward.spending import Spent, cost_text, spent_text, split_text
-from evalward.trace import Trace
+from evalward.rundata.results import EvalResult, FixtureResult
+from evalward.rundata.spending import Spent, cost_text, spent_text, split_text
+from evalward.rundata.trace import Trace
+from evalward.stages.gate import GateResult
 
 RESULTS_SCHEMA_VERSION = 1
 """`Results.schema_version`."""
@@ -216,7 +216,7 @@ class Seal(_Record):
 
 class ShardPart(_Record):
     """What one shard job leaves for `merge`: its results, the plan it ran (whole), a digest
-    of the definitions it ran them with, and its seal (`evalward.shard_seal`)."""
+    of the definitions it ran them with, and its seal (`evalward.flows.shard_signature`)."""
 
     kind: Literal["evalward-shard"] = "evalward-shard"
     schema_version: Literal[4] = Field(default=4, alias="schemaVersion")

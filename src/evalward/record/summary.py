@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalward.compare import Change, EvalComparison
-from evalward.digits import score_text, threshold_text
-from evalward.gate import UNAVAILABLE, GateDecision, GateResult
 from evalward.resources.common import DEFAULT_SEVERITY_WEIGHTS, Severity
-from evalward.results import EvalResult, FixtureOutcome, FixtureResult, Status
+from evalward.rundata.results import EvalResult, FixtureOutcome, FixtureResult, Status
+from evalward.stages.compare import Change, EvalComparison
+from evalward.stages.gate import UNAVAILABLE, GateDecision, GateResult
+from evalward.text.numbers import score_text, threshold_text
 
 SEVERITY_ORDER = (Severity.critical, Severity.high, Severity.medium, Severity.low)
 

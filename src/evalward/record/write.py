@@ -14,8 +14,7 @@ from dataclasses import asdict
 from typing import Any
 
 from evalward import __version__
-from evalward.evaluation import Evaluation
-from evalward.gate import GateDecision
+from evalward.record.evaluation import Evaluation
 from evalward.record.schema import (
     HonouredBypass,
     PlanRecord,
@@ -30,7 +29,8 @@ from evalward.record.schema import (
     SpentInfo,
 )
 from evalward.record.summary import RunSummary, summarize
-from evalward.results import EvalResult, FixtureResult
+from evalward.rundata.results import EvalResult, FixtureResult
+from evalward.stages.gate import GateDecision
 
 
 def run_summary(evaluation: Evaluation, decision: GateDecision) -> RunSummary:

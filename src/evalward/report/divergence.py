@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from evalward.trace import Step, Trace
+from evalward.rundata.trace import Step, Trace
 
 
 class DivergenceKind(StrEnum):

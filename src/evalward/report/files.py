@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from evalward.evaluation import Evaluation
-from evalward.gate import GateDecision
 from evalward.past.trend import Trend
+from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo
 from evalward.record.summary import RunSummary
 from evalward.record.write import results_chunks, run_summary
 from evalward.security import Redactor
+from evalward.stages.gate import GateDecision
 
 UNSHOWABLE = "backslashreplace"
 """How a character UTF-8 cannot hold is written: a file name's byte that is not UTF-8 (a

@@ -27,19 +27,19 @@ import jinja2
 from markupsafe import Markup
 
 from evalward import __version__
-from evalward.compare import EvalComparison, compare
-from evalward.digits import delta_text, threshold_text
-from evalward.escaping import reveal_bidi
 from evalward.past.trend import Trend
 from evalward.record.schema import RunInfo
 from evalward.record.summary import RunSummary, count, eval_score_text
 from evalward.report import charts
 from evalward.report.compiled import template_cache
-from evalward.report.figures import axes_text, has_run_numbers, reps_text
 from evalward.report.pairs import FLAGS, Pair, Redact, build_pairs, bundle, row
+from evalward.report.reps import axes_text, has_run_numbers, reps_text
 from evalward.report.story import blocking, counts_phrases, figures_text, reasons
-from evalward.results import EvalResult, FixtureOutcome, FixtureResult
-from evalward.trace import Trace
+from evalward.rundata.results import EvalResult, FixtureOutcome, FixtureResult
+from evalward.rundata.trace import Trace
+from evalward.stages.compare import EvalComparison, compare
+from evalward.text.escaping import reveal_bidi
+from evalward.text.numbers import delta_text, threshold_text
 
 TEMPLATES = Path(__file__).parent / "templates"
 ASSETS = Path(__file__).parent / "assets"

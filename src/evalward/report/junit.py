@@ -10,7 +10,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 
-from evalward.results import EvalResult, FixtureResult, Status
+from evalward.rundata.results import EvalResult, FixtureResult, Status
 
 INDENT = "  "
 COUNTS = ("tests", "failures", "errors", "skipped")

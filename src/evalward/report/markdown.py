@@ -15,21 +15,22 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
-from evalward import __version__, escaping
-from evalward.changes import ChangeSet
-from evalward.compare import Change, EvalComparison
-from evalward.digits import delta_text, threshold_text
+from evalward import __version__
 from evalward.errors import ConfigError
-from evalward.evaluation import Evaluation
-from evalward.gate import BypassRecord, GateDecision, GateResult
 from evalward.past.status_run import SinceScheduled
+from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo
 from evalward.record.summary import RunSummary, eval_score_text, summarize
 from evalward.record.write import run_summary
 from evalward.report.compiled import template_cache
-from evalward.report.figures import axes_text, has_run_numbers, percent, reps_text
+from evalward.report.reps import axes_text, has_run_numbers, percent, reps_text
 from evalward.report.story import Reason, TraceSource
 from evalward.report.view import REASONS_BUDGET, LineBudget, build_view
+from evalward.stages.changes import ChangeSet
+from evalward.stages.compare import Change, EvalComparison
+from evalward.stages.gate import BypassRecord, GateDecision, GateResult
+from evalward.text import escaping
+from evalward.text.numbers import delta_text, threshold_text
 
 TEMPLATES = Path(__file__).parent / "templates"
 MAX_COMMENT_CHARS = 65_536

@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalward.compare import EvalComparison
 from evalward.record.summary import (
     FixtureFacts,
     classify,
@@ -29,7 +28,7 @@ from evalward.record.summary import (
 from evalward.report.divergence import first_divergence, first_divergent_turn
 from evalward.report.state_diff import state_diff
 from evalward.report.steps import step_record
-from evalward.results import (
+from evalward.rundata.results import (
     AssertionResult,
     EvalResult,
     FixtureOutcome,
@@ -37,8 +36,9 @@ from evalward.results import (
     JudgeVerdict,
     Status,
 )
+from evalward.rundata.trace import Trace
 from evalward.scoring.reps import wilson_interval
-from evalward.trace import Trace
+from evalward.stages.compare import EvalComparison
 
 Redact = Callable[[str], str]
 TraceSource = Callable[[FixtureResult], Trace]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalward.playground_state import PlaygroundRecord
+from evalward.rundata.playground_state import PlaygroundRecord
 
 
 def state_diff(record: PlaygroundRecord) -> dict[str, Any]:

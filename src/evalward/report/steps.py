@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalward.trace import Step
+from evalward.rundata.trace import Step
 
 
 def step_record(step: Step) -> dict[str, Any]:

@@ -15,8 +15,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from evalward.compare import EvalComparison, FixtureComparison
-from evalward.digits import delta_text, seconds_text
 from evalward.record.schema import RunInfo
 from evalward.record.summary import (
     FixtureFacts,
@@ -28,10 +26,12 @@ from evalward.record.summary import (
     worst_first_key,
 )
 from evalward.report.divergence import DivergenceKind, first_divergence, first_divergent_turn
-from evalward.report.figures import reps_text
+from evalward.report.reps import reps_text
 from evalward.resources.common import Severity
-from evalward.results import FixtureOutcome, FixtureResult, JudgeVerdict, Status
-from evalward.trace import Step, StepType, Trace
+from evalward.rundata.results import FixtureOutcome, FixtureResult, JudgeVerdict, Status
+from evalward.rundata.trace import Step, StepType, Trace
+from evalward.stages.compare import EvalComparison, FixtureComparison
+from evalward.text.numbers import delta_text, seconds_text
 
 Piece = tuple[str, bool]
 """A piece of a sentence: its text, and whether it is code (a tool's name)."""

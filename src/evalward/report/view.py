@@ -14,11 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from evalward.compare import EvalComparison
-from evalward.gate import did_not_run
 from evalward.record.schema import RunInfo
 from evalward.record.summary import FixtureFacts, RunSummary, classify, verdictless
-from evalward.report.figures import reps_text
+from evalward.report.reps import reps_text
 from evalward.report.story import (
     Reason,
     TraceSource,
@@ -28,7 +26,9 @@ from evalward.report.story import (
     reasons,
     shown_run,
 )
-from evalward.results import CrossCheck, FixtureOutcome, FixtureResult, JudgeVerdict
+from evalward.rundata.results import CrossCheck, FixtureOutcome, FixtureResult, JudgeVerdict
+from evalward.stages.compare import EvalComparison
+from evalward.stages.gate import did_not_run
 
 UNAVAILABLE = "unavailable"
 """The one word for an outage, in every list and table: not a verdict on the agent."""

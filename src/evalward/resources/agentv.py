@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalward import jsontext
 from evalward.resources.agentv_graders import (
     AgentVProblem,
     AgentVProblems,
@@ -40,6 +39,7 @@ from evalward.resources.agentv_graders import (
 from evalward.resources.common import API_VERSION
 from evalward.resources.paths import OutsideRepository, looked_up, repo_path
 from evalward.resources.yamlsource import PathKey, YamlSyntaxError, load_documents
+from evalward.text import jsontext
 
 CASE_KEYS = ("evalcases", "eval_cases", "tests")
 _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")

@@ -21,7 +21,6 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from evalward.errors import Problem, ResourceError
-from evalward.escaping import printable
 from evalward.resources import agentv
 from evalward.resources.discover import discover, relative
 from evalward.resources.models import (
@@ -47,6 +46,7 @@ from evalward.resources.yamlsource import (
     parse_documents,
     too_large,
 )
+from evalward.text.escaping import printable
 
 
 @contextmanager

@@ -12,7 +12,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from evalward.cron import check_cron
 from evalward.resources.agent import Agent, AgentSpec, Tool, ToolMock
 from evalward.resources.assertions import (
     Assertion,
@@ -42,6 +41,7 @@ from evalward.resources.conversation import (
     SimulatedUserDefaults,
     check_fixture_shape,
 )
+from evalward.resources.cron import check_cron
 from evalward.resources.gate_policy import GatePolicy, RepRange
 from evalward.resources.playground import Playground
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evalward.errors import Problem
-from evalward.escaping import printable
 from evalward.resources.agent import AgentSpec
 from evalward.resources.assertions import JudgeAssertion
 from evalward.resources.models import EvalFixture
@@ -22,6 +21,7 @@ from evalward.resources.paths import (
 from evalward.resources.problems import did_you_mean
 from evalward.resources.resource_set import Located, ResourceSet
 from evalward.resources.yamlsource import PathKey
+from evalward.text.escaping import printable
 
 FROM_ROOT = " (paths in a resource are from the repository root)"
 

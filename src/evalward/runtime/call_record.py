@@ -9,11 +9,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from evalward.httpclient import encode_json
+from evalward.http.client import encode_json
+from evalward.rundata.trace import ModelCall, Usage
 from evalward.runtime.grants import Grant
 from evalward.runtime.wire import Api
 from evalward.runtime.wire.problems import Problem, error_body
-from evalward.trace import ModelCall, Usage
 
 if TYPE_CHECKING:
     from aiohttp import web

@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalward import jsontext
 from evalward.errors import AgentRunError
 from evalward.resources.agent import CommandRuntime
+from evalward.rundata.trace import StepType, Trace
 from evalward.runtime import past_proxy
 from evalward.runtime.process import (
     STREAM_LIMIT,
@@ -34,7 +34,7 @@ from evalward.runtime.process import (
 )
 from evalward.runtime.protocol import EVENT_TYPES, ProtocolError, apply_event
 from evalward.runtime.sandbox import Sandbox
-from evalward.trace import StepType, Trace
+from evalward.text import jsontext
 
 MAX_TRACE_BYTES = 32 * 1024 * 1024
 """Most an agent may write in one run (events and text): one that floods is stopped."""

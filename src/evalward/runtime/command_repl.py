@@ -18,13 +18,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from evalward import jsontext
 from evalward.errors import AgentRunError
 from evalward.resources.agent import CommandRuntime
+from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.command import MAX_TRACE_BYTES, command_argv
 from evalward.runtime.process import Launch, kill_group, limited_env, read_tail, spawn, tail
 from evalward.runtime.protocol import EVENT_TYPES, ProtocolError, apply_event
-from evalward.trace import StepType, Trace
+from evalward.text import jsontext
 
 
 class ReplSession:

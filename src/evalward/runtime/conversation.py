@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from evalward.providers.base import ChatMessage
 from evalward.resources.conversation import Conversation, EndReason
+from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.simulated_user import UserSimulator, UserUnavailable
-from evalward.trace import StepType, Trace
 
 MAX_REPLY_CHARS = 64 * 1024
 """The longest reply to one turn that is passed on (to the user, to the next turn's

@@ -20,6 +20,7 @@ from evalward.providers.base import ChatMessage, RunLabels
 from evalward.providers.registry import Providers
 from evalward.resources.agent import CommandRuntime
 from evalward.resources.conversation import Conversation, EndReason
+from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.command import run_command_agent
 from evalward.runtime.command_repl import ReplSession
 from evalward.runtime.conversation import TurnAnswer, hold_conversation, transcript
@@ -30,7 +31,6 @@ from evalward.runtime.observed import TrafficObserver
 from evalward.runtime.process import Launch
 from evalward.runtime.simulated_user import UserSimulator
 from evalward.runtime.tools import ToolExecutor
-from evalward.trace import StepType, Trace
 
 
 def declarative_turns(

@@ -7,7 +7,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from evalward.errors import ConfigError, ProviderError, ProviderUnavailable
-from evalward.escaping import printable
 from evalward.providers.base import (
     ChatMessage,
     ChatRequest,
@@ -19,8 +18,9 @@ from evalward.providers.registry import Providers
 from evalward.resources.agent import AgentSpec
 from evalward.resources.models import Agent
 from evalward.resources.paths import OutsideRepository, file_reference
+from evalward.rundata.trace import Fallback, StepType, Trace
 from evalward.runtime.tools import ToolExecutor
-from evalward.trace import Fallback, StepType, Trace
+from evalward.text.escaping import printable
 
 
 @dataclass(frozen=True)

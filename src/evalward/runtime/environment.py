@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from evalward.errors import AgentRunError, GitError
+from evalward.files.safe_files import read_regular
 from evalward.git import Git
 from evalward.resources.agent import LOCK_FILES, PYTHON_PROJECT, AgentEnvironment
 from evalward.resources.paths import OutsideRepository, repo_path
@@ -60,7 +61,6 @@ from evalward.runtime.installers import (
 from evalward.runtime.sandbox import AgentUser, Packages
 from evalward.runtime.sandbox import EnvironmentRequest as EnvironmentRequest
 from evalward.runtime.strays import Sessions
-from evalward.safe_files import read_regular
 
 LAYOUT = 1
 """How evalward lays an environment out; a change makes every kept one stale."""

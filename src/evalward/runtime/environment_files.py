@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from evalward.errors import AgentRunError
+from evalward.files.safe_files import UnsafeFile, read_regular
 from evalward.runtime.environment_limits import EnvironmentLimits, over
 from evalward.runtime.installers import remove_tree
 from evalward.runtime.sandbox import AgentUser
 from evalward.runtime.seal import Budget, seal
-from evalward.safe_files import UnsafeFile, read_regular
 
 RECORD = "environment.json"
 """In each environment: its key and what it was built from (an agent can read it)."""

@@ -10,9 +10,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from evalward.providers.base import RunLabels
+from evalward.rundata.trace import Trace
 from evalward.runtime import endpoints, otlp, past_proxy
 from evalward.runtime.observed import TrafficObserver
-from evalward.trace import Trace
 
 KEY_NAMES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 """The variables the official SDKs read a key from; they always hold the run's proxy key."""

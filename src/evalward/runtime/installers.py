@@ -23,10 +23,10 @@ from pathlib import Path
 import uv
 
 from evalward.errors import AgentRunError, ConfigError
+from evalward.files.safe_files import UnsafeFile, read_regular
 from evalward.runtime.process import kill_group, read_tail, tail
 from evalward.runtime.sandbox import AgentUser
 from evalward.runtime.strays import Sessions
-from evalward.safe_files import UnsafeFile, read_regular
 
 NETWORK_ENV = (
     "HTTP_PROXY",

@@ -29,9 +29,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from evalward import jsontext
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
+from evalward.rundata.spending import Allowance
+from evalward.rundata.trace import Trace
 from evalward.runtime import otlp
 from evalward.runtime.call_record import Call, problem, uncancel
 from evalward.runtime.grants import KEY_NAMES, KEY_PREFIX, Grant, new_grant
@@ -39,8 +40,7 @@ from evalward.runtime.proxy_calls import Answerer
 from evalward.runtime.wire import SERVED, Api, Route, Unnamed, api_of, route_of
 from evalward.runtime.wire.problems import Problem
 from evalward.security import Redactor
-from evalward.spending import Allowance
-from evalward.trace import Trace
+from evalward.text import jsontext
 
 if TYPE_CHECKING:
     from aiohttp import web

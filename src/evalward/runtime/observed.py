@@ -20,9 +20,9 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evalward.rundata.trace import Step, StepType, Trace
 from evalward.runtime import text_tools
 from evalward.runtime.wire.base import SeenCall, SeenResult, Turn
-from evalward.trace import Step, StepType, Trace
 
 ORIGIN = "proxy"
 

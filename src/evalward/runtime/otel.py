@@ -22,9 +22,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evalward import jsontext
+from evalward.rundata.trace import StepType, Trace, arguments_from_json
 from evalward.runtime.protocol import ProtocolError, short
-from evalward.trace import StepType, Trace, arguments_from_json
+from evalward.text import jsontext
 
 MODEL_OPERATIONS = ("chat", "text_completion", "generate_content", "invoke_agent")
 

@@ -14,10 +14,10 @@ import zlib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from evalward import jsontext
+from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.otel import NoSpans, read_spans, tool_steps
 from evalward.runtime.protocol import ProtocolError
-from evalward.trace import StepType, Trace
+from evalward.text import jsontext
 
 if TYPE_CHECKING:
     from aiohttp import web

@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 from evalward.errors import AgentRunError
-from evalward.httpclient import HttpClient, HttpFailure
+from evalward.http.client import HttpClient, HttpFailure
 from evalward.resources.paths import OutsideRepository, repo_path
 from evalward.resources.playground import Playground, ServicePart, SqlitePart
 from evalward.runtime.http_agent import free_port

@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from evalward.playground_state import PlaygroundRun
 from evalward.resources.assertions import Assertion
 from evalward.resources.state_assertions import SqlAssertion, StateSnapshotAssertion
+from evalward.rundata.playground_state import PlaygroundRun
+from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.playground import PlaygroundError, PlaygroundSource, provision
 from evalward.runtime.playground_state import capture
 from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.sandbox import Sandbox
-from evalward.trace import StepType, Trace
 
 
 @dataclass(frozen=True)

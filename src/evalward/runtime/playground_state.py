@@ -28,8 +28,13 @@ from typing import Any
 import yaml
 
 from evalward.errors import AgentRunError
-from evalward.httpclient import HttpClient, HttpFailure
-from evalward.playground_state import PlaygroundState, QueryAnswer, SnapshotMissing, canonical
+from evalward.http.client import HttpClient, HttpFailure
+from evalward.rundata.playground_state import (
+    PlaygroundState,
+    QueryAnswer,
+    SnapshotMissing,
+    canonical,
+)
 from evalward.runtime.playground import (
     LivePlayground,
     PlaygroundError,

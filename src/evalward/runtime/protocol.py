@@ -13,8 +13,8 @@ from typing import Any
 
 from evalward.providers.base import ChatMessage
 from evalward.resources.models import FixtureInput
+from evalward.rundata.trace import StepType, Trace, Usage, arguments_from_json
 from evalward.runtime.tools import FixtureTools
-from evalward.trace import StepType, Trace, Usage, arguments_from_json
 
 PROTOCOL = "evalward.trace/v1"
 EVENT_TYPES = ("assistant", "tool_call", "tool_result", "usage", "final", "error")

@@ -16,11 +16,13 @@ import contextlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from evalward import jsontext
 from evalward.errors import ProviderError
-from evalward.httpclient import HttpFailure
+from evalward.http.client import HttpFailure
+from evalward.http.sse import Event, EventReader, EventStreamError
 from evalward.providers.registry import Forwarding, MeteredProvider, Providers
 from evalward.providers.retry import Answer
+from evalward.rundata.spending import Allowance
+from evalward.rundata.trace import StepType, Usage
 from evalward.runtime.call_record import (
     FREE,
     NO_RETRY,
@@ -36,9 +38,7 @@ from evalward.runtime.wire.base import Accumulator
 from evalward.runtime.wire.problems import Problem, error_body, error_event
 from evalward.runtime.wire.unreported import DeltaTally, turn_tokens, unreported
 from evalward.security import Redactor
-from evalward.spending import Allowance
-from evalward.sse import Event, EventReader, EventStreamError
-from evalward.trace import StepType, Usage
+from evalward.text import jsontext
 
 if TYPE_CHECKING:
     from aiohttp import web

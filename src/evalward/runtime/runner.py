@@ -22,6 +22,7 @@ from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.resources.conversation import Conversation, one_turn
 from evalward.resources.models import FixtureInput
+from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.command import run_command_agent
 from evalward.runtime.conversation import end_reason_after
 from evalward.runtime.conversation_agents import ConversationRun, converse
@@ -36,7 +37,6 @@ from evalward.runtime.process import DEFAULT_KILL_GRACE, Launch, limited_env
 from evalward.runtime.protocol import agent_request
 from evalward.runtime.sandbox import Sandbox, listed_in
 from evalward.runtime.tools import FixtureTools, ToolExecutor
-from evalward.trace import StepType, Trace
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from evalward.errors import AgentRunError
-from evalward.safe_files import OPEN_SAFELY
+from evalward.files.safe_files import OPEN_SAFELY
 
 _OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC

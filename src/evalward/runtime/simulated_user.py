@@ -18,7 +18,7 @@ from evalward.errors import ConfigError, ProviderError, ProviderUnavailable
 from evalward.providers.base import ChatMessage, ChatRequest, RunLabels
 from evalward.providers.registry import Providers
 from evalward.resources.conversation import SimulatedUser
-from evalward.trace import Trace, Usage
+from evalward.rundata.trace import Trace, Usage
 
 STOP = "###STOP###"
 """What the simulated user writes to end the conversation."""

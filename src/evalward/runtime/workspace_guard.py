@@ -9,8 +9,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from evalward.errors import ConfigError
-from evalward.escaping import printable
 from evalward.resources.paths import link_on_the_way
+from evalward.text.escaping import printable
 
 RUNNER_FILES = (
     "GITHUB_OUTPUT",

@@ -22,7 +22,6 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from evalward import jsontext
 from evalward.resources.assertions import (
     ArgsMode,
     Assertion,
@@ -44,9 +43,10 @@ from evalward.resources.assertions import (
     TrajectoryMode,
 )
 from evalward.resources.patterns import compiled_pattern
-from evalward.results import Status
+from evalward.rundata.results import Status
+from evalward.rundata.trace import StepType, Trace
 from evalward.scoring import tool_names
-from evalward.trace import StepType, Trace
+from evalward.text import jsontext
 
 Outcome = tuple[Status, str]
 

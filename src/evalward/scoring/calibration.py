@@ -18,7 +18,13 @@ from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.resources import ResourceSet
 from evalward.resources.models import CalibrationExample, JudgeCalibration
-from evalward.results import CalibrationPhase, CalibrationResult, ExampleResult, ModelAgreement
+from evalward.rundata.results import (
+    CalibrationPhase,
+    CalibrationResult,
+    ExampleResult,
+    ModelAgreement,
+)
+from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.judge import (
     JUDGE_TIMEOUT_SECONDS,
     JudgeCase,
@@ -26,7 +32,6 @@ from evalward.scoring.judge import (
     JudgeSettings,
     ask_judge,
 )
-from evalward.trace import StepType, Trace
 
 CALIBRATED_KAPPA = 0.6
 """Seed 003: Calibrated when κ ≥ 0.6."""

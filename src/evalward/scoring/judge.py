@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from evalward.errors import EvalwardError, ProviderUnavailable
 from evalward.providers.base import ChatMessage, ChatRequest, RunLabels
 from evalward.providers.registry import Providers
-from evalward.results import JudgeVerdict, Violation
-from evalward.trace import Trace
+from evalward.rundata.results import JudgeVerdict, Violation
+from evalward.rundata.trace import Trace
 
 JUDGE_TIMEOUT_SECONDS = 60.0
 SUMMARY_CAP_BYTES = 3 * 1024

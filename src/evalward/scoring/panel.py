@@ -30,7 +30,7 @@ from evalward.providers.registry import Providers
 from evalward.resources import Eval, Located, ResourceSet
 from evalward.resources.assertions import JudgeAssertion
 from evalward.resources.models import DEFAULT_CROSS_CHECK_MARGIN, JudgeCalibration
-from evalward.results import CalibrationResult, CrossCheck, JudgeVerdict, Status
+from evalward.rundata.results import CalibrationResult, CrossCheck, JudgeVerdict, Status
 from evalward.scoring.calibration import at_least, calibrate
 from evalward.scoring.judge import (
     JUDGE_TIMEOUT_SECONDS,

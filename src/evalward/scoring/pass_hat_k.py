@@ -8,7 +8,7 @@ k times sees. A fixture with no counted rep is left out, as it is of the score.
 
 from __future__ import annotations
 
-from evalward.results import FixtureOutcome, Status
+from evalward.rundata.results import FixtureOutcome, Status
 
 TOLERANCE = 1e-9
 

@@ -7,7 +7,7 @@ import math
 import statistics
 from math import comb
 
-from evalward.results import Interval
+from evalward.rundata.results import Interval
 
 Z_95 = 1.959963984540054
 

@@ -39,14 +39,13 @@ import dataclasses
 import statistics
 from collections.abc import Collection
 
-from evalward.escaping import printable
-from evalward.playground_state import PlaygroundRun
 from evalward.providers.base import RunLabels
 from evalward.resources import Eval, EvalFixture, Located
 from evalward.resources.assertions import Assertion, JudgeAssertion
 from evalward.resources.common import Severity
 from evalward.resources.models import ScoringConfig
-from evalward.results import (
+from evalward.rundata.playground_state import PlaygroundRun
+from evalward.rundata.results import (
     AssertionResult,
     EvalResult,
     FixtureOutcome,
@@ -55,6 +54,7 @@ from evalward.results import (
     Verdict,
     cap_output,
 )
+from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, check, observed_ms, reports_only
 from evalward.scoring.judge import JudgeCase
 from evalward.scoring.panel import NOT_SCORED, EvalJudge, JudgeOutcome
@@ -62,7 +62,7 @@ from evalward.scoring.pass_hat_k import eval_pass_hat_k, meets_pass_hat_k
 from evalward.scoring.reps import mean_interval, pass_hat_k, wilson_interval
 from evalward.scoring.state import check_state, is_state_criterion
 from evalward.scoring.turns import judged_input, turn_not_reached, turn_trace, turns_held
-from evalward.trace import StepType, Trace
+from evalward.text.escaping import printable
 
 RATE_TOLERANCE = 1e-9
 

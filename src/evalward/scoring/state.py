@@ -14,7 +14,6 @@ from typing import Any
 
 import yaml
 
-from evalward.playground_state import PlaygroundRun, QueryAnswer, SnapshotMissing
 from evalward.resources.assertions import Assertion
 from evalward.resources.patterns import compiled_pattern
 from evalward.resources.state_assertions import (
@@ -25,7 +24,8 @@ from evalward.resources.state_assertions import (
     StateUnchangedAssertion,
     StateValueAssertion,
 )
-from evalward.results import Status
+from evalward.rundata.playground_state import PlaygroundRun, QueryAnswer, SnapshotMissing
+from evalward.rundata.results import Status
 
 Outcome = tuple[Status, str]
 MAX_LISTED = 5

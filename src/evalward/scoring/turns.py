@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalward.resources.models import EvalFixtureSpec
-from evalward.trace import Trace
+from evalward.rundata.trace import Trace
 
 
 def turn_trace(trace: Trace, turn: int) -> Trace | None:

@@ -5,11 +5,11 @@ floor) runs end to end in tests/e2e/test_advisory_judge.py."""
 
 from __future__ import annotations
 
-from evalward.compare import Change, compare
-from evalward.gate import GateResult, decide
 from evalward.resources import Located
-from evalward.results import EvalResult, FixtureResult
+from evalward.rundata.results import EvalResult, FixtureResult
 from evalward.scoring.scores import score_eval
+from evalward.stages.compare import Change, compare
+from evalward.stages.gate import GateResult, decide
 from unit.scoring.test_scores import answer, evaluation, fixture, score
 from unit.scoring.test_skip_and_latency import crashed, hung
 

@@ -10,9 +10,9 @@ from pydantic import TypeAdapter, ValidationError
 
 from evalward.resources.models import Assertion
 from evalward.resources.patterns import compiled_pattern
-from evalward.results import Status
+from evalward.rundata.results import Status
+from evalward.rundata.trace import StepType, Trace, Usage
 from evalward.scoring.assertions import check, model_turns
-from evalward.trace import StepType, Trace, Usage
 
 ASSERTION: TypeAdapter[Any] = TypeAdapter(Assertion)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalward.results import CalibrationPhase, ModelAgreement
+from evalward.rundata.results import CalibrationPhase, ModelAgreement
 from evalward.scoring.calibration import cohen_kappa, summarise
 
 T, F = True, False

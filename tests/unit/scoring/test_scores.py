@@ -10,7 +10,8 @@ import pytest
 from evalward.providers.base import RunLabels
 from evalward.resources import Eval, EvalFixture, Located
 from evalward.resources.models import ScoringConfig
-from evalward.results import AssertionResult, FixtureResult, JudgeVerdict, Status, Verdict
+from evalward.rundata.results import AssertionResult, FixtureResult, JudgeVerdict, Status, Verdict
+from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.panel import EvalJudge
 from evalward.scoring.scores import (
     fixture_outcome,
@@ -19,7 +20,6 @@ from evalward.scoring.scores import (
     score_fixture,
     weighted_mean,
 )
-from evalward.trace import StepType, Trace
 
 
 def fixture(name: str, severity: str, assertions: list[dict[str, Any]]) -> Located[EvalFixture]:

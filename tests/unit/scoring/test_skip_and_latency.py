@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from evalward.compare import Change, compare
 from evalward.resources.models import ScoringConfig
-from evalward.results import FixtureResult, Status
+from evalward.rundata.results import FixtureResult, Status
+from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.scores import fixture_outcome, score_eval
-from evalward.trace import StepType, Trace
+from evalward.stages.compare import Change, compare
 from unit.scoring.test_scores import answer, evaluation, fixture, score
 
 NOT_CALLED = [{"type": "toolNotCalled", "tool": "issue_refund"}]

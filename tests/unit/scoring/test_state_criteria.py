@@ -8,9 +8,14 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from evalward.playground_state import PlaygroundRun, PlaygroundState, QueryAnswer, SnapshotMissing
 from evalward.resources.assertions import Assertion
-from evalward.results import Status
+from evalward.rundata.playground_state import (
+    PlaygroundRun,
+    PlaygroundState,
+    QueryAnswer,
+    SnapshotMissing,
+)
+from evalward.rundata.results import Status
 from evalward.scoring.state import check_state
 
 ASSERTION: TypeAdapter[Any] = TypeAdapter(Assertion)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from evalward.results import Status
+from evalward.rundata.results import Status
 from tests.unit.scoring.test_assertions import run, trace_of
 
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal, Protocol
 
-from evalward import sse
+from evalward.http import sse
+from evalward.http.sse import Event
 from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, RunLabels, ToolSpec
-from evalward.sse import Event
-from evalward.trace import Usage
+from evalward.rundata.trace import Usage
 
 Api = Literal["openai", "anthropic"]
 """The provider whose key and base URL serve a route, and whose error shape it answers in."""

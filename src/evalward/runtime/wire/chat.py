@@ -13,7 +13,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from evalward import sse
+from evalward.http import sse
+from evalward.http.sse import Event
 from evalward.providers.base import (
     ChatMessage,
     ChatRequest,
@@ -22,6 +23,7 @@ from evalward.providers.base import (
     ToolCall,
     ToolSpec,
 )
+from evalward.rundata.trace import Usage, tool_arguments
 from evalward.runtime.wire.base import (
     Kind,
     SeenCall,
@@ -36,8 +38,6 @@ from evalward.runtime.wire.base import (
     mapping,
     text_of,
 )
-from evalward.sse import Event
-from evalward.trace import Usage, tool_arguments
 
 
 class ChatCompletions:

@@ -17,8 +17,8 @@ import struct
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from evalward.rundata.trace import Usage
 from evalward.runtime.wire.base import WireError, count, mapping
-from evalward.trace import Usage
 
 DEFAULT_DIMENSIONS = 1536
 MAX_DIMENSIONS = 8192

@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from evalward import jsontext
+from evalward.http.sse import Event
 from evalward.providers.base import (
     ChatMessage,
     ChatRequest,
@@ -36,7 +36,7 @@ from evalward.runtime.wire.base import (
     mapping,
     text_of,
 )
-from evalward.sse import Event
+from evalward.text import jsontext
 
 
 class Messages(TypedEvents):

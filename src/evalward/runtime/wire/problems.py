@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from evalward import sse
+from evalward.http import sse
 from evalward.runtime.wire.base import Api, Kind
 
 

@@ -16,6 +16,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from evalward.http.sse import Event
 from evalward.providers.base import (
     ChatMessage,
     ChatRequest,
@@ -24,6 +25,7 @@ from evalward.providers.base import (
     ToolCall,
     ToolSpec,
 )
+from evalward.rundata.trace import tool_arguments
 from evalward.runtime.wire.base import (
     Kind,
     SeenCall,
@@ -37,8 +39,6 @@ from evalward.runtime.wire.base import (
     mapping,
     text_of,
 )
-from evalward.sse import Event
-from evalward.trace import tool_arguments
 
 FINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 

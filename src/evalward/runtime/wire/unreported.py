@@ -15,9 +15,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from evalward.http.sse import Event
+from evalward.rundata.trace import Usage
 from evalward.runtime.wire.base import Turn
-from evalward.sse import Event
-from evalward.trace import Usage
 
 CHARS_PER_TOKEN = 4
 """The usual rule for English text and code; a request's JSON is counted by its text only."""

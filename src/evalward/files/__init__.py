@@ -1,0 +1,2 @@
+"""Reading files that an install, a cache restore or an agent may have left: never following a
+link, never waiting on a FIFO, never past a size bound."""

@@ -1,0 +1,335 @@
+"""Run every planned (Eval, fixture, rep, side) with bounded concurrency and score it.
+
+This module schedules: what each run needs (its agent's runner, its fixture's tools, the
+model proxy, the judges) is built by the runtime and scoring packages; it decides what runs
+when, reuses cached results, and hands each trace to scoring as soon as it is done.
+
+Concurrency is bounded three times: once for the whole run (`parallel`), once per Eval
+(`execution.parallel`, the number of workers that take its runs in turn, never more than the
+run's; an Eval that does not set it is bounded by the run's alone) and once per model
+provider. Runs that get ahead of their scoring (by four traces per run slot) wait for it,
+so unscored traces never pile up in memory. Each fixture run has the Eval's
+`timeoutSeconds`; a run that times out keeps the steps it made and ends with an `error` step.
+Bring-your-own http agents are started on first use and stopped when the run ends, also when
+it fails; so is the model proxy their programs (and command tools) call models through,
+which holds the only copy of the provider keys.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from evalward.errors import ConfigError
+from evalward.providers.base import RunLabels
+from evalward.providers.registry import Providers
+from evalward.resources.conversation import simulator_model
+from evalward.resources.resource_set import user_files
+from evalward.rundata.playground_state import PlaygroundRun
+from evalward.rundata.results import FixtureResult
+from evalward.rundata.sides import Side
+from evalward.rundata.spending import Allowance
+from evalward.rundata.spool import TraceSpool
+from evalward.rundata.trace import Trace
+from evalward.runtime.declarative import resolve_agent
+from evalward.runtime.environment_limits import EnvironmentLimits, side_limits
+from evalward.runtime.model_proxy import ModelProxy, agent_environment, provider_key_names
+from evalward.runtime.playground_run import PlaygroundSetting, StateNeeds, run_in_playground
+from evalward.runtime.process import DEFAULT_KILL_GRACE
+from evalward.runtime.runner import AgentRunner, FixtureRun
+from evalward.runtime.sandbox import Sandbox
+from evalward.runtime.tools import FixtureTools
+from evalward.scoring.panel import JudgePanel
+from evalward.scoring.scores import score_fixture
+from evalward.stages.plan import Checkout, Plan, PlannedRun
+from evalward.stages.playgrounds import source_of
+from evalward.stages.result_cache import CacheKeys, ResultCache
+from evalward.text.escaping import printable
+
+ProgressCallback = Callable[[FixtureResult], None]
+UNSCORED_PER_SLOT = 4
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How to run a plan: the concurrency, what programs may see, and where results go."""
+
+    parallel: int
+    env: Mapping[str, str]
+    """What command tools and bring-your-own agents may see (through their allow-list), less
+    the provider keys: they get the model proxy's instead."""
+    on_result: ProgressCallback | None = None
+    kill_grace: float = DEFAULT_KILL_GRACE
+    cache: ResultCache | None = None
+    """A run whose determining material was seen before is not run again."""
+    keys: CacheKeys | None = None
+    traces: TraceSpool | None = None
+    """Where each result's trace moves once it is scored and cached, before `on_result`."""
+    allowance: Allowance | None = None
+    """What the model proxy lets agents' own calls spend (its per-run share without one)."""
+    sandbox: Sandbox | None = None
+
+
+async def execute(
+    plan: Plan, checkouts: dict[Side, Checkout], providers: Providers, how: Execution
+) -> list[FixtureResult]:
+    """Run the plan; results come back in plan order whatever order runs finish in.
+
+    What the definitions alone refuse was refused before (`preflight.refuse_plan`); what
+    the machine refuses is checked here before the first run: programs from a checkout when
+    the `sandbox` they must run in is unavailable.
+    """
+    run = _Run(plan, checkouts, providers, how)
+    try:
+        run.prepare()
+        return await run.all()
+    finally:
+        await run.aclose()
+
+
+class _Run:
+    """One plan's execution: its queues, agents, fixtures' tools, model proxy and judges."""
+
+    def __init__(
+        self, plan: Plan, checkouts: dict[Side, Checkout], providers: Providers, how: Execution
+    ) -> None:
+        self.plan, self.checkouts, self.providers, self.how = plan, checkouts, providers, how
+        key_names = provider_key_names(providers)
+        self.env, real_keys = agent_environment(dict(how.env), key_names)
+        # With no budget, the proxy still holds each run to its share of calls (`Allowance`).
+        allowance = how.allowance if how.allowance is not None else Allowance()
+        self.proxy = ModelProxy(providers, allowance, real_keys, key_names)
+        self.parallel = max(1, how.parallel)
+        self.run_limit = asyncio.Semaphore(self.parallel)
+        # Traces waiting to be scored, at most a few per run slot: when runs outpace their
+        # scoring (slow judges, or an agent whose calls never wait, such as a mock script,
+        # which would run a worker's whole queue before any scoring began), the workers wait
+        # instead of holding every trace and its pending task in memory (about 5 KB a run).
+        self.unscored = asyncio.Semaphore(UNSCORED_PER_SLOT * self.parallel)
+        self.queues: dict[tuple[Side, str], deque[int]] = {}
+        self.workers_of: dict[tuple[Side, str], int] = {}
+        self.runners: dict[tuple[Side, str], AgentRunner] = {}
+        self.tools: dict[tuple[Side, str, str], FixtureTools] = {}
+        self.judges = JudgePanel(providers)
+        self.keys = how.keys
+        if how.cache is not None and self.keys is None:
+            self.keys = CacheKeys(checkouts, providers)
+        self.results: list[FixtureResult | None] = [None] * len(plan.runs)
+
+    def prepare(self) -> None:
+        """Each run into its (side, Eval) queue, with its agent's runner and its tools."""
+        if self.how.sandbox is not None:
+            self.how.sandbox.hide(user_files(c.resources for c in self.checkouts.values()))
+        for index, run in enumerate(self.plan.runs):
+            checkout = self.checkouts[run.side]
+            spec = checkout.resources.evals[run.eval].resource.spec
+            key = (run.side, run.eval)
+            if key not in self.queues:
+                self.queues[key] = deque()
+                self.workers_of[key] = min(spec.execution.parallel or self.parallel, self.parallel)
+            if (run.side, spec.target_agent) not in self.runners:
+                self.runners[(run.side, spec.target_agent)] = self._runner(
+                    run.side, spec.target_agent
+                )
+            tools_key = (run.side, run.fixture, spec.target_agent)
+            if tools_key not in self.tools:
+                fixture = checkout.resources.fixtures[run.fixture].resource.spec
+                self.tools[tools_key] = FixtureTools.parse(
+                    run.fixture, fixture.tool_replay, fixture.shadow_tools
+                )
+            self.queues[key].append(index)
+
+    def _runner(self, side: Side, name: str) -> AgentRunner:
+        """The runner of one side's agent. A head agent's `env:` list is the pull request's,
+        so its programs see only what the sandbox permits (`Sandbox.permitted_env`)."""
+        checkout, sandbox = self.checkouts[side], self.how.sandbox
+        located = checkout.resources.agents[name]
+        agent = resolve_agent(located.resource, located.file, checkout.root)
+        own_env = self.env
+        if sandbox is not None and side is Side.head:
+            base = self.checkouts.get(Side.base)
+            before = base.resources.agents.get(agent.name) if base else None
+            own_env = sandbox.permitted_env(
+                self.env, located.resource, before.resource if before else None
+            )
+        runner = AgentRunner(
+            agent,
+            self.providers,
+            own_env,
+            kill_grace=self.how.kill_grace,
+            proxy=self.proxy,
+            sandbox=sandbox.for_side(side.value) if sandbox else None,
+            environment_limits=self._environment_limits(side, name),
+        )
+        if sandbox is not None and sandbox.unavailable and runner.starts_programs:
+            raise ConfigError(
+                f"agent {agent.name!r} ({side.value}) runs {runner.starts_programs} "
+                f"from the checkout, and {sandbox.unavailable}"
+            )
+        return runner
+
+    def _environment_limits(self, side: Side, name: str) -> EnvironmentLimits | None:
+        """The bounds of an agent's environment on `side`: a pull request's head is bounded
+        by the base's definition of the agent (`environment_limits.side_limits`)."""
+        store = self.how.sandbox.environments if self.how.sandbox is not None else None
+        own = self.checkouts[side].resources.agents[name].resource.spec.environment
+        if store is None or own is None:
+            return None
+        base = self.checkouts.get(Side.base)
+        judged = side is Side.head and (base is not None or store.untrusted_head)
+        before = base.resources.agents.get(name) if base is not None else None
+        gate = before.resource.spec.environment if before is not None else None
+        return side_limits(name, own, gate, judged=judged, inputs=store.limits)
+
+    async def all(self) -> list[FixtureResult]:
+        """A few workers per (side, Eval), never more than its `execution.parallel`, instead
+        of a task per run: 20,000 waiting tasks cost memory and scheduling that a run does
+        not need. In a task group, a failure (or the run being cancelled) stops every other
+        worker."""
+        cache, keys = self.how.cache, self.keys
+        cached = cache.holds(keys) if cache is not None and keys is not None else None
+        try:
+            # The judges' calibrations first, before any agent's calls share the provider's
+            # limits.
+            await self.judges.replay(
+                (
+                    run.side.value,
+                    self.checkouts[run.side].resources.evals[run.eval],
+                    self.checkouts[run.side].resources,
+                )
+                for run in self.plan.runs
+                if cached is None or not cached(run)
+            )
+            async with asyncio.TaskGroup() as group:
+                for key, queue in self.queues.items():
+                    for _ in range(min(self.workers_of[key], len(queue))):
+                        group.create_task(self._worker(queue, group))
+        except BaseExceptionGroup as failed:
+            raise failed.exceptions[0] from None
+        done = [result for result in self.results if result is not None]
+        assert len(done) == len(self.results), "every run is scored before the task group ends"
+        return done
+
+    async def aclose(self) -> None:
+        await asyncio.gather(*(r.aclose() for r in self.runners.values()), return_exceptions=True)
+        await self.proxy.aclose()
+
+    async def _worker(self, queue: deque[int], group: asyncio.TaskGroup) -> None:
+        """Takes its Eval's runs in turn. Judging and scoring a run is a task of its own, so
+        the worker's next run overlaps it, as the Eval's `execution.parallel` bounds agent
+        runs, not judges."""
+        while queue:
+            index = queue.popleft()
+            run = self.plan.runs[index]
+            if (cached := self._from_cache(run)) is not None:
+                self.results[index] = cached
+                continue
+            trace, playground = await self._run_agent(run)
+            await self.unscored.acquire()
+            if _cancelling():
+                # The group is stopping: a cancellation that arrived as the run ended may have
+                # been swallowed on the way, and the group refuses new tasks. The run is left
+                # out, as every unfinished one is.
+                raise asyncio.CancelledError
+            group.create_task(self._score(index, run, trace, playground))
+
+    def _finished(self, result: FixtureResult) -> FixtureResult:
+        if self.how.traces is not None:
+            result = self.how.traces.keep(result)
+        if self.how.on_result is not None:
+            self.how.on_result(result)
+        return result
+
+    def _from_cache(self, run: PlannedRun) -> FixtureResult | None:
+        cache, keys = self.how.cache, self.keys
+        if cache is None or keys is None or (hit := cache.get(keys.of(run))) is None:
+            return None
+        fixture = self.checkouts[run.side].resources.fixtures[run.fixture]
+        update = {
+            "eval": run.eval,
+            "side": run.side.value,
+            "rep": run.rep,
+            "file": printable(fixture.file),
+            "line": fixture.line,
+            "cached": True,
+        }
+        return self._finished(hit.model_copy(update=update))
+
+    async def _run_agent(self, run: PlannedRun) -> tuple[Trace, PlaygroundRun | None]:
+        """The run, in a playground of its own when its fixture (or Eval) names one."""
+        checkout = self.checkouts[run.side]
+        source = source_of(checkout, run)
+        fixture = checkout.resources.fixtures[run.fixture].resource.spec
+        sandbox = self.how.sandbox.for_side(run.side.value) if self.how.sandbox else None
+        setting = PlaygroundSetting(self.env, sandbox, self.how.kill_grace)
+        async with self.run_limit:
+            if source is None:
+                return await self._run_in(run, {}), None
+            return await run_in_playground(
+                source, StateNeeds.of(fixture.assertions), lambda e: self._run_in(run, e), setting
+            )
+
+    async def _run_in(self, run: PlannedRun, env: Mapping[str, str]) -> Trace:
+        checkout = self.checkouts[run.side]
+        spec = checkout.resources.evals[run.eval].resource.spec
+        runner = self.runners[(run.side, spec.target_agent)]
+        labels = RunLabels(
+            agent=runner.agent.name,
+            fixture=run.fixture,
+            eval=run.eval,
+            rep=run.rep,
+            side=run.side.value,
+            sha=checkout.sha,
+        )
+        fixture = checkout.resources.fixtures[run.fixture].resource.spec
+        return await runner.run(
+            FixtureRun(
+                labels=labels,
+                fixture_input=fixture.input,
+                tools=self.tools[(run.side, run.fixture, spec.target_agent)],
+                timeout_seconds=spec.execution.timeout_seconds,
+                env=env,
+                conversation=fixture.conversation,
+                user_model=simulator_model(
+                    fixture.conversation, spec.simulated_user.model, spec.judge.model
+                ),
+            )
+        )
+
+    async def _score(
+        self, index: int, run: PlannedRun, trace: Trace, playground: PlaygroundRun | None
+    ) -> None:
+        try:
+            await self._score_into_results(index, run, trace, playground)
+        finally:
+            self.unscored.release()
+
+    async def _score_into_results(
+        self, index: int, run: PlannedRun, trace: Trace, playground: PlaygroundRun | None
+    ) -> None:
+        checkout = self.checkouts[run.side]
+        located_eval = checkout.resources.evals[run.eval]
+        judge = await self.judges.for_eval(located_eval, checkout.resources, run.side.value)
+        labels = RunLabels(eval=run.eval, rep=run.rep, side=run.side.value, sha=checkout.sha)
+        result = await score_fixture(
+            checkout.resources.fixtures[run.fixture],
+            trace,
+            located_eval.resource.spec.scoring,
+            judge,
+            run=labels,
+            playground=playground,
+        )
+        # A model call that failed under an agent's own code may have been worked around
+        # or not: like an error, such a run is tried again next time rather than reused.
+        cache, keys = self.how.cache, self.keys
+        if cache is not None and keys is not None and not trace.failed_proxy_calls:
+            cache.put(keys.of(run), result)
+        self.results[index] = self._finished(result)
+
+
+def _cancelling() -> bool:
+    """Whether the running task has been asked to cancel, whether or not it saw it."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0

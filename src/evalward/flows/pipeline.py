@@ -1,0 +1,403 @@
+"""The stages from a change to scored, compared results, shared by the action and the CLI.
+
+This module wires stages together; it owns no client. Git and the providers come in as
+parameters, so tests run it against real repositories and local model servers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evalward.errors import ConfigError, MissingSecretError, ResourceError
+from evalward.flows.execute import Execution, ProgressCallback
+from evalward.flows.rounds import flaky_on_main, run_rounds
+from evalward.flows.run_setup import RunSetup
+from evalward.git import FileChange, Git
+from evalward.past.status import AgentIdentity, identity_of
+from evalward.providers.registry import Providers, check_credentials
+from evalward.record.evaluation import Evaluation
+from evalward.resources import ResourceSet, load_resources
+from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config, parse_config
+from evalward.rundata.results import FixtureResult
+from evalward.rundata.sides import GateConfig, Side
+from evalward.rundata.spending import Allowance, Estimate
+from evalward.rundata.spool import TraceSpool
+from evalward.stages.base_resources import load_base
+from evalward.stages.changes import ChangeSet, detect_changes
+from evalward.stages.compare import compare
+from evalward.stages.estimate import (
+    estimate_meanwhile,
+    estimate_plan,
+    refuse_unpriced,
+    trim_to_budget,
+)
+from evalward.stages.fingerprint import FileIndex
+from evalward.stages.plan import (
+    Checkout,
+    Plan,
+    PlannedRun,
+    build_plan,
+    gate_resources,
+    private_runs,
+    undefined,
+)
+from evalward.stages.plan_scores import EvalsBySide, score_evals
+from evalward.stages.playgrounds import uses_playgrounds, world_names
+from evalward.stages.preflight import planned_models, refuse_plan
+from evalward.stages.result_cache import CacheKeys
+from evalward.stages.settle import settle
+
+
+@dataclass
+class Prepared:
+    """A change detected and planned, with both sides' trees on disk, before anything runs."""
+
+    changes: ChangeSet
+    plan: Plan
+    checkouts: dict[Side, Checkout]
+    notes: list[str]
+
+
+@contextmanager
+def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
+    """Detect the change and plan it; the base worktree lives as long as the context."""
+    git, revisions, options = setup.git, setup.revisions, setup.options
+    from_base = options.gate_config is GateConfig.base
+    with ExitStack() as stack:
+        head_root = stack.enter_context(_tree(git, revisions.head))
+        tip = git.resolve(revisions.base) if revisions.base is not None else None
+        merge_base = git.merge_base(tip, git.resolve(revisions.head or "HEAD")) if tip else None
+        # Where resources live, what is skipped and the Evals' defaults decide what gates:
+        # the pull request's own `evalward.yaml` must not choose them.
+        config = config_at(git, tip) if tip is not None and from_base else None
+        head = load_resources(head_root, config=config)
+        if setup.started is not None:
+            setup.started()
+        bases = _Bases(git, stack, head, head_root, config, from_base)
+        if tip is not None and merge_base is not None:
+            bases.load(revisions.head, tip, merge_base)
+        index = FileIndex(head_root)  # one reading of the head's tree: changes and cache keys
+        changes = detect_changes(bases.changed, head, bases.base, bases.gating, index)
+        gate = gate_resources(head, bases.gating, options.gate_config)
+        plan = build_plan(
+            changes,
+            gate,
+            bases.base,
+            head=head,
+            gating=bases.gating,
+            config=options.gate_config,
+            run_all=options.run_all or revisions.base is None,
+        )
+        if from_base and bases.gating is not None and tip is not None:
+            plan.undefined = undefined(bases.gating, f"the base branch ({tip[:12]})", config)
+        else:
+            plan.undefined = undefined(head, "the checkout", config or load_config(head_root))
+        if setup.select is not None:
+            plan.evals = [name for name in plan.evals if setup.select(name)]
+            plan.runs = [run for run in plan.runs if setup.select(run.eval)]
+        head_sha = git.commit_of(revisions.head or "HEAD") or ""
+        world, names = _world(stack, git, tip, from_base, bases.gating, plan, gate)
+        checkouts = {
+            Side.head: Checkout(
+                Side.head, head_root, gate, index, sha=head_sha, world=world, world_names=names
+            )
+        }
+        if bases.base is not None and bases.root is not None:
+            if merge_base is not None and (
+                _reads_files(plan, bases.base) or uses_playgrounds(plan, bases.base, Side.base)
+            ):
+                bases.root = stack.enter_context(git.worktree(merge_base))
+            checkouts[Side.base] = Checkout(Side.base, bases.root, bases.base, sha=merge_base or "")
+        if setup.shape is not None:
+            plan = setup.shape(plan, {side: c.resources for side, c in checkouts.items()})
+        yield Prepared(changes, plan, checkouts, bases.notes)
+
+
+def _world(
+    stack: ExitStack,
+    git: Git,
+    tip: str | None,
+    from_base: bool,
+    gating: ResourceSet | None,
+    plan: Plan,
+    gate: ResourceSet,
+) -> tuple[Path | None, frozenset[str]]:
+    """The base branch's tree, checked out when the head side runs playgrounds the base
+    branch defines (`gate-config: base`): they are made from it, not from the head."""
+    if not from_base or gating is None or tip is None:
+        return None, frozenset()
+    if not uses_playgrounds(plan, gate, Side.head):
+        return None, frozenset()
+    return stack.enter_context(git.worktree(tip)), world_names(gating)
+
+
+@dataclass
+class _Bases:
+    """The base side of a change: the merge base's resources (what the change is diffed from
+    and what the base side runs) and the ones that gate (the base branch's tip)."""
+
+    git: Git
+    stack: ExitStack
+    head: ResourceSet
+    head_root: Path
+    config: RepoConfig | None
+    from_base: bool
+    changed: list[FileChange] = field(default_factory=list)
+    base: ResourceSet | None = None
+    root: Path | None = None
+    gating: ResourceSet | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def load(self, head_commit: str | None, tip: str, merge_base: str) -> None:
+        git = self.git
+        self.changed = git.changed_files(merge_base, head_commit)
+        dirty = git.dirty_paths() if self.head_root == git.repo else set()
+        config = self.config or load_config(self.head_root)
+        try:
+            differs = _paths(self.changed) | dirty
+            self.base, self.root = load_base(
+                git, merge_base, self.head, differs, self.stack, config
+            )
+        except ResourceError as exc:
+            if self.from_base:
+                raise _unloadable(exc, merge_base) from None
+            self.notes.append(
+                f"the base branch's resources do not load, so there is no baseline: "
+                f"{exc.problems[0].render()}"
+            )
+        if not self.from_base or tip == merge_base:
+            self.gating = self.base
+            return
+        # What gates is the base branch as it is now, not as it was when the pull request
+        # branched off: the merge base is only what the change is diffed from and what the
+        # base side runs.
+        differs = _paths(git.changed_files(tip, head_commit)) | dirty
+        try:
+            self.gating, _ = load_base(git, tip, self.head, differs, self.stack, config)
+        except ResourceError as exc:
+            raise _unloadable(exc, tip) from None
+
+
+async def evaluate_change(
+    setup: RunSetup,
+    *,
+    on_result: ProgressCallback | None = None,
+    on_plan: Callable[[Plan], None] | None = None,
+    traces: TraceSpool | None = None,
+) -> Evaluation:
+    """Detect the change, plan, run both sides, score and compare.
+
+    With `gate_config=base` the Evals and fixtures that gate come from the base branch's tip.
+    Traces move to `traces` (a new spool if none is given) as runs are scored.
+    """
+    traces = TraceSpool() if traces is None else traces
+    ran = await _run_change(setup, on_result=on_result, on_plan=on_plan, traces=traces)
+    # Scoring reads only the Evals: the checkouts and every loaded fixture are gone by now,
+    # so a large suite's definitions and its results are not in memory together.
+    evals = settle(score_evals(ran.plan, ran.evals, ran.fixtures), ran.evals, ran.flaky)
+    for result in evals:
+        if result.side == "base" and result.provider_unavailable:
+            ran.notes.append(
+                f"{result.eval}: no baseline — every base run failed to reach its model "
+                "provider after retries"
+            )
+    return Evaluation(
+        ran.changes,
+        ran.plan,
+        ran.fixtures,
+        evals,
+        compare(evals),
+        ran.notes,
+        ran.private,
+        ran.skipped,
+        ran.estimate,
+        traces,
+        ran.agents,
+        head_commit=ran.head_commit,
+    )
+
+
+@dataclass
+class _Ran:
+    """What running a plan leaves for scoring, without the checkouts it ran in."""
+
+    changes: ChangeSet
+    plan: Plan
+    fixtures: list[FixtureResult]
+    evals: EvalsBySide
+    notes: list[str]
+    private: set[tuple[str, str]]
+    skipped: list[PlannedRun]
+    estimate: Estimate | None
+    agents: dict[str, AgentIdentity]
+    head_commit: str
+    flaky: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Per adaptive Eval, its fixtures that are flaky on main (`past.flaky`)."""
+
+
+async def _run_change(
+    setup: RunSetup,
+    *,
+    on_result: ProgressCallback | None,
+    on_plan: Callable[[Plan], None] | None,
+    traces: TraceSpool,
+) -> _Ran:
+    providers, env, options = setup.providers, setup.env, setup.options
+    with prepare_change(setup) as prepared:
+        changes, plan, checkouts, notes = (
+            prepared.changes,
+            prepared.plan,
+            prepared.checkouts,
+            prepared.notes,
+        )
+        refuse_plan(plan, checkouts, providers)
+        skipped: list[PlannedRun] = []
+        estimate: Estimate | None = None
+        keys = CacheKeys(checkouts, providers) if options.cache is not None else None
+        resources = {side: checkout.resources for side, checkout in checkouts.items()}
+        cached = options.cache.holds(keys) if options.cache and keys else None
+        if options.budget.limited:
+            if options.budget.max_cost_usd is not None and providers.override is None:
+                refuse_unpriced(plan, resources, providers.prices, cached)
+            trimmed = trim_to_budget(plan, resources, providers.prices, options.budget, cached)
+            plan, skipped, estimate = trimmed.plan, trimmed.skipped, trimmed.estimate
+            notes += [trimmed.note] if skipped else []
+        if cached is not None:
+            plan.reused = sum(cached(run) for run in plan.runs)
+        if on_plan is not None:
+            on_plan(plan)
+        try:
+            check_credentials(env, planned_models(plan, checkouts), providers)
+        except ConfigError as exc:
+            skippable = _base_lacks_a_key(env, plan, checkouts, providers)
+            raise MissingSecretError(str(exc), skippable=skippable) from None
+        how = Execution(
+            parallel=options.parallel,
+            env=env,
+            on_result=on_result,
+            cache=options.cache,
+            keys=keys,
+            traces=traces,
+            allowance=Allowance.left_by(options.budget, estimate),
+            sandbox=options.sandbox,
+        )
+        # Without a budget the estimate is only reported. When the cache can answer no run,
+        # it is of every run, and it is made while the runs wait on their model calls.
+        estimating = (
+            asyncio.ensure_future(estimate_meanwhile(plan, resources, providers.prices))
+            if estimate is None and cached is None and not plan.adaptive
+            else None
+        )
+        flaky, stale = flaky_on_main(
+            options.main_history, plan, checkouts, keys or CacheKeys(checkouts, providers)
+        )
+        notes += stale
+        try:
+            fixtures, more_notes, left_out = await run_rounds(
+                plan, checkouts, providers, how, budget=options.budget, estimate=estimate,
+                flaky=flaky, on_more=(lambda grown, _: on_plan(grown)) if on_plan else None,
+            )  # fmt: skip
+            notes += more_notes
+            skipped += left_out
+        except BaseException:
+            if estimating is not None:
+                estimating.cancel()
+            raise
+        if estimate is None:  # only the runs that ran: reused ones cost nothing
+            reused = [result.cached for result in fixtures]
+            if estimating is not None and not any(reused):
+                estimate = await estimating
+            else:  # another run stored results meanwhile
+                if estimating is not None:
+                    estimating.cancel()
+                estimate = estimate_plan(plan, resources, providers.prices, reused)
+        head = checkouts[Side.head].resources
+        agents = _head_agents(plan, head, keys or CacheKeys(checkouts, providers))
+        return _Ran(
+            changes,
+            plan,
+            fixtures,
+            {side: checkout.resources.evals for side, checkout in checkouts.items()},
+            notes,
+            private_runs(plan, {side: c.resources for side, c in checkouts.items()}),
+            skipped,
+            estimate,
+            agents,
+            checkouts[Side.head].sha,
+            flaky,
+        )
+
+
+def _head_agents(plan: Plan, head: ResourceSet, keys: CacheKeys) -> dict[str, AgentIdentity]:
+    """The identities of the agents the head side's Evals target, taken while their files are
+    there to hash (a worktree is gone once the run ends). The result cache's keys already
+    hold their fingerprints."""
+    targets = {head.evals[e].resource.spec.target_agent for e in plan.evals if e in head.evals}
+    return {
+        name: identity_of(head.agents[name], keys.agent(Side.head, name))
+        for name in sorted(targets)
+        if name in head.agents
+    }
+
+
+def config_at(git: Git, commit: str) -> RepoConfig:
+    """The `evalward.yaml` of a commit (defaults when it has none)."""
+    return parse_config(git.read_files(commit, [CONFIG_FILE]).get(CONFIG_FILE))
+
+
+def _paths(changed: list[FileChange]) -> set[str]:
+    return {c.path for c in changed} | {c.old_path for c in changed if c.old_path}
+
+
+def _unloadable(exc: ResourceError, commit: str) -> ResourceError:
+    """The base branch's definitions decide what gates; when they do not load, nothing can."""
+    return ResourceError(exc.problems, source=f"the base branch ({commit[:12]})")
+
+
+def _reads_files(plan: Plan, base: ResourceSet) -> bool:
+    """Whether a base-side agent reads its checkout at run time (prompt files, programs,
+    watched paths for the result cache's fingerprint)."""
+    for run in plan.runs:
+        if run.side is not Side.base:
+            continue
+        spec = base.agents[base.evals[run.eval].resource.spec.target_agent].resource.spec
+        if spec.system_file or spec.runtime or spec.watch or any(t.command for t in spec.tools):
+            return True
+    return False
+
+
+@contextmanager
+def _tree(git: Git, commit: str | None) -> Iterator[Path]:
+    """The working tree when it already is `commit` (or no commit is asked for), else a worktree."""
+    if commit is None or git.resolve("HEAD") == git.resolve(commit):
+        yield git.repo
+        return
+    with git.worktree(commit) as path:
+        yield path
+
+
+def _base_lacks_a_key(
+    env: Mapping[str, str], plan: Plan, checkouts: dict[Side, Checkout], providers: Providers
+) -> bool:
+    """Whether the base's own side of this plan needs a key that is absent — as on a fork's
+    pull request, which gets no secret at all — or there is no base to ask (a push, a dispatch
+    run). With no base run in the plan (only new agents), the base's agents and judges as a
+    whole are asked."""
+    base = checkouts.get(Side.base)
+    if base is None:
+        return True
+    models = planned_models(plan, {Side.base: base}) if plan.for_side(Side.base) else []
+    if not models:
+        resources = base.resources
+        found = {m for a in resources.agents.values() for m in a.resource.spec.models[:1]}
+        found |= {m for e in resources.evals.values() for m in e.resource.spec.judge.models}
+        models = sorted(m for m in found if m)
+    try:
+        check_credentials(env, models, providers)
+    except ConfigError:
+        return True
+    return False

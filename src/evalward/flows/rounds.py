@@ -1,0 +1,154 @@
+"""Adaptive reps, round by round: run the plan, then the runs the sequential tests still ask
+for (`adaptive.more_runs`), until every adaptive Eval is settled or at its maximum reps.
+
+A round's runs are estimated before they start: under `max-model-calls` or `max-cost-usd`, a
+round the budget cannot pay for is not run, and the note says so (the verdicts then say how
+sure they are with what ran). Rep indexes continue each (side, fixture)'s, so the result
+cache keys every rep apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from evalward import __version__
+from evalward.flows.execute import Execution, execute
+from evalward.past.flaky import main_history
+from evalward.past.status import identity_of
+from evalward.providers.registry import Providers
+from evalward.resources.gate_policy import FlakyOnMain
+from evalward.rundata.results import FixtureResult
+from evalward.rundata.sides import Side
+from evalward.rundata.spending import Budget, Estimate
+from evalward.stages.adaptive import SequentialTests, more_runs
+from evalward.stages.estimate import estimate_plan
+from evalward.stages.plan import Checkout, Plan, PlannedRun
+from evalward.stages.result_cache import CacheKeys
+from evalward.stages.settle import outcomes
+
+Flaky = Mapping[str, Mapping[str, float]]
+"""Per Eval, its fixtures that are flaky on main and their pass rate there."""
+
+
+def flaky_on_main(
+    directory: Path | None, plan: Plan, checkouts: dict[Side, Checkout], keys: CacheKeys
+) -> tuple[dict[str, dict[str, float]], list[str]]:
+    """Each adaptive Eval's fixtures that are flaky on main (`past.flaky`), read for its base
+    agent as it is, and a note for each Eval whose records are stale."""
+    flaky: dict[str, dict[str, float]] = {}
+    notes: list[str] = []
+    base = checkouts.get(Side.base)
+    if directory is None or base is None:
+        return flaky, notes
+    for name in plan.adaptive:
+        located = base.resources.evals.get(name)
+        agent = located.resource.spec.target_agent if located is not None else ""
+        if agent not in base.resources.agents:
+            continue
+        identity = identity_of(base.resources.agents[agent], keys.agent(Side.base, agent))
+        found = main_history(directory, name, agent=identity.fingerprint, version=__version__)
+        if found.stale:
+            notes.append(
+                f"{name}: the default branch's record of its fixtures is stale ({found.stale}); "
+                "no fixture is called flaky on main from it"
+            )
+        elif found.flaky:
+            flaky[name] = found.flaky
+    return flaky, notes
+
+
+async def run_rounds(
+    plan: Plan,
+    checkouts: dict[Side, Checkout],
+    providers: Providers,
+    how: Execution,
+    *,
+    budget: Budget | None = None,
+    estimate: Estimate | None = None,
+    on_more: Callable[[Plan, int], None] | None = None,
+    flaky: Flaky | None = None,
+) -> tuple[list[FixtureResult], list[str], list[PlannedRun]]:
+    """Every result in plan order (the plan grows by the rounds' runs), notes, and the runs a
+    round asked for that the budget left out (the gate is then incomplete, as for any run the
+    budget skips)."""
+    results = await execute(plan, checkouts, providers, how)
+    notes: list[str] = []
+    skipped: list[PlannedRun] = []
+    committed = estimate
+    while plan.adaptive:
+        extra = next_round(plan, checkouts, results, flaky)
+        if not extra:
+            break
+        if budget is not None and budget.limited:
+            resources = {side: c.resources for side, c in checkouts.items()}
+            cost = estimate_plan(plan.with_runs(extra), resources, providers.prices)
+            refused = _over(budget, committed, cost)
+            if refused:
+                notes.append(
+                    f"adaptive reps stopped early: {len(extra)} more runs would exceed "
+                    f"{refused}; the verdicts say how sure they are with what ran"
+                )
+                skipped = extra
+                break
+            committed = cost if committed is None else committed + cost
+        plan.runs.extend(extra)
+        if on_more is not None:
+            on_more(plan, len(extra))
+        results += await execute(plan.with_runs(extra), checkouts, providers, how)
+    return results, notes, skipped
+
+
+def next_round(
+    plan: Plan,
+    checkouts: dict[Side, Checkout],
+    results: list[FixtureResult],
+    flaky: Flaky | None = None,
+) -> list[PlannedRun]:
+    """The runs the adaptive Evals' sequential tests ask for next; none once settled."""
+    planned: dict[tuple[Side, str, str], int] = {}
+    for run in plan.runs:
+        key = (run.side, run.eval, run.fixture)
+        planned[key] = max(planned.get(key, 0), run.rep + 1)
+    extra: list[PlannedRun] = []
+    for name, base_fixtures in plan.adaptive.items():
+        spec = checkouts[Side.head].resources.evals[name].resource.spec
+        reps = spec.execution.reps
+        if reps is None:
+            continue
+        mine = [r for r in results if r.eval == name]
+        head = dict(outcomes([r for r in mine if r.side == Side.head.value]))
+        for run in plan.runs:  # a fixture whose every run was an outage is still a fixture
+            if run.eval == name and run.side is Side.head:
+                head.setdefault(run.fixture, [])
+        base = outcomes([r for r in mine if r.side == Side.base.value])
+        gates = [f for f in head if f not in plan.pending.get(name, ())]
+        tests = SequentialTests.of(spec.scoring.gate, reps, len(gates))
+        asked = more_runs(
+            tests,
+            head,
+            base,
+            base_can_run=base_fixtures,
+            flaky=list((flaky or {}).get(name, {})),
+            more_reps_when_flaky=spec.scoring.gate.flaky_on_main is FlakyOnMain.more_reps,
+        )
+        seen = {Side.head: head, Side.base: base}
+        for side, fixture in asked:
+            key = (side, name, fixture)
+            rep = planned.get(key, 0)
+            if rep >= reps.max or (rep >= reps.min and not seen[side].get(fixture)):
+                continue  # an outage's runs say nothing: the provider gets no more of them
+            planned[key] = rep + 1
+            extra.append(PlannedRun(side, name, fixture, rep))
+    return extra
+
+
+def _over(budget: Budget, committed: Estimate | None, more: Estimate) -> str:
+    calls = more.calls + (committed.calls if committed is not None else 0)
+    if budget.max_model_calls is not None and calls > budget.max_model_calls:
+        return f"max-model-calls ({budget.max_model_calls})"
+    if budget.max_cost_usd is not None and more.cost_usd is not None:
+        spent = more.cost_usd + (committed.cost_usd or 0.0 if committed is not None else 0.0)
+        if spent > budget.max_cost_usd:
+            return f"max-cost-usd ({budget.max_cost_usd})"
+    return ""

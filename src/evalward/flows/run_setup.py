@@ -1,0 +1,81 @@
+"""What one run of the pipeline is given, decided once by its front end (the action, the
+command line, a shard job, a merge): the repository and what to compare, the clients, and
+how to run — so the stages below take one frozen set-up instead of a dozen arguments."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evalward.git import Git
+from evalward.providers.registry import Providers
+from evalward.resources import ResourceSet
+from evalward.rundata.sides import GateConfig, Side
+from evalward.rundata.spending import Budget
+from evalward.runtime.sandbox import Sandbox
+from evalward.stages.plan import Plan
+from evalward.stages.result_cache import ResultCache
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run: concurrency, scope, where the gate's definitions come from, cache, budget."""
+
+    parallel: int = 8
+    run_all: bool = False
+    gate_config: GateConfig = GateConfig.base
+    cache: ResultCache | None = None
+    budget: Budget = field(default_factory=Budget)
+    sandbox: Sandbox | None = None
+    """The action's: programs from a checkout run in it. None (the CLI): as evalward's user."""
+    main_history: Path | None = None
+    """A trusted result cache's directory, where the default branch's runs record each
+    fixture's outcomes (`past.flaky`): what makes a fixture flaky on main."""
+
+
+@dataclass(frozen=True)
+class Revisions:
+    """What to compare. `head=None` means the working tree as it is on disk."""
+
+    base: str | None
+    head: str | None = None
+
+
+PlanShaper = Callable[[Plan, Mapping[Side, ResourceSet]], Plan]
+"""Narrows or splits a plan before it runs (the CLI's --fixture/--reps, and shards)."""
+
+
+def compose(*shapers: PlanShaper | None) -> PlanShaper:
+    """One shaper that applies each given one in turn (None: skipped)."""
+
+    def shape(plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
+        for shaper in shapers:
+            if shaper is not None:
+                plan = shaper(plan, resources)
+        return plan
+
+    return shape
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    """One run's repository, clients and options."""
+
+    git: Git
+    revisions: Revisions
+    providers: Providers
+    env: Mapping[str, str]
+    """evalward's environment: where the agents' `env:` lists take their values from."""
+    options: RunOptions = field(default_factory=RunOptions)
+    select: Callable[[str], bool] | None = None
+    """The Evals to run, by name (a schedule's, a dispatch's); None: every one."""
+    shape: PlanShaper | None = None
+    """Narrows the plan before it runs (the command line's --fixture/--reps)."""
+    started: Callable[[], None] | None = None
+    """Called once the suite is loaded: the end of start-up (`host.Host.started`)."""
+
+    def shaped(self, shaper: PlanShaper) -> RunSetup:
+        """The same set-up, its plan also shaped by `shaper` (a shard's split), after."""
+        return dataclasses.replace(self, shape=compose(self.shape, shaper))

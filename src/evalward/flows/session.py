@@ -1,0 +1,159 @@
+"""One run of evalward, from its set-up to its outcome: the lifecycle every front end shares.
+
+The action (a pull request's gate, a push, a schedule, a dispatch, a shard job, a merge) and
+the command line (`evalward run`, `evalward merge`) map their inputs to a `RunSetup` and
+render the `Outcome`; what happens in between is here, once: the pipeline awaited so that
+SIGTERM or SIGINT stop it and keep what finished (`interrupt`), the decision (a cancelled
+run's too), what the run spent, and its files, results.json first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalward.flows.interrupt import RunProgress, until_signalled
+from evalward.flows.pipeline import evaluate_change
+from evalward.flows.run_setup import RunSetup
+from evalward.flows.shard import ShardSpec, WrittenPart, run_part
+from evalward.flows.shard_merge import PartCheck, expected, merge_parts
+from evalward.past.trend import Trend
+from evalward.providers.registry import Providers
+from evalward.record.evaluation import Evaluation
+from evalward.record.schema import RunInfo, SpentInfo
+from evalward.record.summary import RunSummary
+from evalward.report import files
+from evalward.rundata.spending import spending_line
+from evalward.rundata.spool import TraceSpool
+from evalward.security import Redactor
+from evalward.stages.gate import Bypass, BypassRefusal, GateDecision, RegressionPolicy
+
+
+@dataclass
+class Outcome:
+    """What a run produced (or, cancelled, what finished before the signal), and how far it
+    went."""
+
+    evaluation: Evaluation
+    progress: RunProgress
+    wall_time_s: float | None = None
+    """From the run's start until its results were in (`RunProgress.started`)."""
+    spent: SpentInfo | None = None
+    """What the run's model calls used by then, judges and calibration included."""
+
+    @property
+    def cancelled(self) -> bool:
+        return self.progress.cancelled
+
+    def decision(
+        self,
+        bypass: Bypass | None = None,
+        refusal: BypassRefusal | None = None,
+        *,
+        regressions: RegressionPolicy = RegressionPolicy.none,
+        allow_incomplete: bool = False,
+    ) -> GateDecision:
+        """The gate's decision: incomplete once a signal cancelled the run (however many
+        runs had finished by then); else the Evaluation's (`Evaluation.decision`)."""
+        if self.cancelled:
+            return self.progress.cancelled_decision()
+        return self.evaluation.decision(
+            bypass, refusal, regressions=regressions, allow_incomplete=allow_incomplete
+        )
+
+    def exit_code(self, decision: GateDecision) -> int:
+        """The decision's exit code, or 130 once the run was cancelled."""
+        return self.progress.exit_code(decision.exit_code)
+
+    def run_info(self, **where: Any) -> RunInfo:
+        """results.json's `run`: `where` it happened, and how much of the plan ran."""
+        return RunInfo(
+            runs_planned=self.progress.planned,
+            runs_done=len(self.progress.done),
+            cancelled=self.cancelled,
+            wall_time_s=None if self.wall_time_s is None else round(self.wall_time_s, 3),
+            spent=self.spent,
+            **where,
+        )
+
+    def spending(self, providers: Providers) -> str | None:
+        """The plan's estimate beside what the providers answered (`spending_line`)."""
+        estimate = self.evaluation.estimate
+        return None if estimate is None else spending_line(estimate, providers.spent)
+
+    def write(
+        self,
+        output_dir: Path,
+        decision: GateDecision,
+        comment: Callable[[], str],
+        redact: Redactor,
+        run: RunInfo,
+        trends: Mapping[str, Trend] | None = None,
+        summary: RunSummary | None = None,
+    ) -> tuple[Path, str]:
+        """Every file of the run, results.json first (`files.write_reports`): results.json's
+        path and the comment as written. `summary` is the one the comment shows."""
+        return files.write_reports(
+            output_dir, self.evaluation, decision, comment, redact, run, trends, summary
+        )
+
+
+async def run_change(setup: RunSetup, progress: RunProgress) -> Outcome:
+    """Run the pipeline; a signal stops it, and the Outcome holds the runs that finished."""
+    traces = TraceSpool()
+    evaluation = await until_signalled(
+        evaluate_change(
+            setup, on_result=progress.on_result, on_plan=progress.on_plan, traces=traces
+        ),
+        progress,
+    )
+    return Outcome(
+        progress.partial(traces) if evaluation is None else evaluation,
+        progress,
+        progress.elapsed(),
+        SpentInfo.of(setup.providers.spent),
+    )
+
+
+async def run_shard(
+    setup: RunSetup,
+    progress: RunProgress,
+    spec: ShardSpec,
+    output_dir: Path,
+    redact: Redactor,
+    key: str | None,
+) -> WrittenPart | None:
+    """Run one part of the plan and write it for the merge; None when a signal cancelled it
+    (a cancelled part writes nothing: the merge would miss its runs)."""
+    return await until_signalled(
+        run_part(
+            setup,
+            spec,
+            output_dir,
+            redact,
+            on_result=progress.on_result,
+            on_plan=progress.on_plan,
+            key=key,
+        ),
+        progress,
+    )
+
+
+def merge(
+    setup: RunSetup,
+    paths: Sequence[Path],
+    key: str | None,
+    progress: RunProgress,
+    check: PartCheck | None = None,
+) -> Outcome:
+    """The parts' results merged into the plan this merge computes itself from the base's
+    definitions (`shard_merge`), as the Outcome of the run they were split from."""
+    with expected(setup) as plan:
+        evaluation = merge_parts(paths, plan, key, check)
+    progress.plan, progress.done = evaluation.plan, list(evaluation.fixtures)
+    spent = setup.providers.spent
+    if evaluation.spent_elsewhere is not None:  # the parts' calls, and the merge's own
+        spent = evaluation.spent_elsewhere.plus(spent)
+    return Outcome(evaluation, progress, progress.elapsed(), SpentInfo.of(spent))

@@ -1,0 +1,214 @@
+"""Split a plan into n deterministic parts balanced by expected cost, and run one of them.
+
+`run_part` runs part i and writes a partial results file (`evalward run --shard i/n`, the
+action's `shard` input): its results, the whole plan it was split from and a digest of the
+definitions it ran, sealed with the shard key (`seal`). `shard_merge` takes every part and
+checks each against the plan it computes itself.
+
+Balancing is longest-processing-time first: runs sorted by estimated cost (budget.estimate_run;
+model calls when a model has no price; plus RUN_OVERHEAD), each given to the part with the least
+so far; ties go to the lower part and the earlier run, so every machine computes the same split.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from evalward.errors import ConfigError
+from evalward.flows.execute import ProgressCallback
+from evalward.flows.pipeline import evaluate_change
+from evalward.flows.run_setup import Revisions, RunSetup
+from evalward.flows.shard_signature import canonical, seal
+from evalward.git import Git
+from evalward.providers.pricing import PriceTable
+from evalward.record.schema import PlanRecord, ShardIndex, ShardSource, SpentInfo
+from evalward.record.write import part_document
+from evalward.report.files import write_text
+from evalward.resources import ResourceSet
+from evalward.rundata.sides import Side
+from evalward.rundata.spool import TraceSpool
+from evalward.security import Redactor
+from evalward.stages.estimate import estimate_run
+from evalward.stages.plan import Plan, PlannedRun, at_most
+
+RUN_OVERHEAD = 0.05
+"""Every run also costs a start-up (a process, a judge set-up), relative to the dearest run:
+so runs that make no model call (bring-your-own agents) still spread over the parts."""
+_SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+
+
+@dataclass(frozen=True)
+class ShardSpec:
+    index: int
+    """1-based."""
+    count: int
+
+    @classmethod
+    def parse(cls, text: str, where: str) -> ShardSpec:
+        match = _SPEC.match(text)
+        if match is None or not 1 <= int(match[1]) <= int(match[2]):
+            raise ConfigError(f"{where}: expected i/n with 1 <= i <= n (e.g. 2/4), got {text!r}")
+        return cls(int(match[1]), int(match[2]))
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    @property
+    def file_name(self) -> str:
+        return f"shard-{self.index}-of-{self.count}.json"
+
+
+@dataclass(frozen=True)
+class WrittenPart:
+    """What `run_part` left: the part's file and how much of the plan it ran."""
+
+    spec: ShardSpec
+    path: Path
+    runs: int
+    planned: int
+    """Runs in the whole plan, every part's together."""
+
+    def __str__(self) -> str:
+        return f"shard {self.spec}: {self.runs} of {self.planned} runs -> {self.path}"
+
+
+class _Splitter:
+    """The plan shaper of one part: keeps the whole plan and the definitions it was split
+    from, which the part's file carries so that `merge` can check and score the whole."""
+
+    def __init__(self, spec: ShardSpec, prices: PriceTable) -> None:
+        self.spec = spec
+        self.prices = prices
+        self.whole = Plan()
+        self.definitions: Mapping[Side, ResourceSet] = {}
+
+    def __call__(self, plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
+        plan = at_most(plan, resources)  # parts cannot take turns: no adaptive rounds
+        self.whole, self.definitions = plan, resources
+        return split(plan, resources, self.prices, self.spec)
+
+
+async def run_part(
+    setup: RunSetup,
+    spec: ShardSpec,
+    output_dir: Path,
+    redact: Redactor,
+    *,
+    on_result: ProgressCallback | None = None,
+    on_plan: Callable[[Plan], None] | None = None,
+    traces: TraceSpool | None = None,
+    key: str | None = None,
+) -> WrittenPart:
+    """Run part `spec` of the plan and write its shard-i-of-n.json in `output_dir` (redacted,
+    and sealed with `key`: `seal`).
+
+    The pipeline as `evaluate_change` runs it, its plan shaped as the set-up says (the
+    command line's --fixture/--reps) and then split. Nothing is reported or decided: the
+    comment and the gate are the merge's.
+    """
+    splitter = _Splitter(spec, setup.providers.prices)
+    evaluation = await evaluate_change(
+        setup.shaped(splitter), on_result=on_result, on_plan=on_plan, traces=traces
+    )
+    document = part_document(
+        evaluation,
+        ShardIndex(index=spec.index, count=spec.count),
+        ShardSource.model_validate(source_of(setup.git, setup.revisions)),
+        PlanRecord.model_validate(plan_record(splitter.whole)),
+        definitions_digest(splitter.whole, splitter.definitions),
+        map(run_key, evaluation.skipped),
+        SpentInfo.of(setup.providers.spent),
+    )
+    # Sealed as written: redaction may change the text, so the seal is of the redacted part.
+    document = json.loads(redact(json.dumps(document)))
+    if key is not None:
+        document = seal(document, key)
+    path = output_dir / spec.file_name
+    write_text(path, json.dumps(document, indent=2) + "\n", redact)
+    return WrittenPart(spec, path, len(evaluation.fixtures), len(splitter.whole.runs))
+
+
+def assign(
+    plan: Plan, resources: Mapping[Side, ResourceSet], prices: PriceTable, count: int
+) -> list[int]:
+    """The 0-based part of each run of the plan, in plan order."""
+    estimates = [estimate_run(run, resources[run.side], prices) for run in plan.runs]
+    priced = all(e.cost_usd is not None for e in estimates) and any(e.cost_usd for e in estimates)
+    measures = [(e.cost_usd or 0.0) if priced else float(e.calls) for e in estimates]
+    scale = max(measures, default=0.0) or 1.0
+    weights = [m / scale + RUN_OVERHEAD for m in measures]
+    loads = [0.0] * count
+    parts = [0] * len(plan.runs)
+    for position in sorted(range(len(plan.runs)), key=lambda i: (-weights[i], i)):
+        part = min(range(count), key=lambda p: (loads[p], p))
+        parts[position] = part
+        loads[part] += weights[position]
+    return parts
+
+
+def split(
+    plan: Plan, resources: Mapping[Side, ResourceSet], prices: PriceTable, spec: ShardSpec
+) -> Plan:
+    """Part `spec.index` of the plan; the Evals and skip notes stay whole."""
+    parts = assign(plan, resources, prices, spec.count)
+    return plan.with_runs(
+        [run for run, part in zip(plan.runs, parts, strict=True) if part == spec.index - 1]
+    )
+
+
+def source_of(git: Git, revisions: Revisions) -> dict[str, str]:
+    """The commits a plan is made from, resolved: the head and the base ("" for none)."""
+    return {
+        "head": git.resolve(revisions.head or "HEAD"),
+        "base": git.resolve(revisions.base) if revisions.base else "",
+    }
+
+
+def plan_record(plan: Plan) -> dict[str, Any]:
+    """The whole plan as a part carries it, and as `merge` compares it with its own."""
+    record = {
+        "evals": plan.evals,
+        "runs": [run_key(r) for r in plan.runs],
+        "skippedBase": plan.skipped_base,
+        "notRun": plan.not_run,
+        "pending": plan.pending,
+        "dropped": plan.dropped,
+    }
+    return dict(json.loads(json.dumps(record)))
+
+
+def definitions_digest(plan: Plan, resources: Mapping[Side, ResourceSet]) -> str:
+    """A hash of every definition the plan's runs are made and scored from, per side: each
+    Eval, its target agent, and each planned fixture."""
+    material: dict[str, Any] = {}
+    for side, found in sorted(resources.items()):
+        runs = plan.for_side(side)
+        evals = {e: found.evals[e] for e in sorted({r.eval for r in runs}) if e in found.evals}
+        agents = {e.resource.spec.target_agent for e in evals.values()}
+        fixtures = sorted({r.fixture for r in runs})
+        material[side.value] = {
+            "evals": {name: _dump(e.resource) for name, e in evals.items()},
+            "agents": {
+                a: _dump(found.agents[a].resource) for a in sorted(agents & set(found.agents))
+            },
+            "fixtures": {
+                f: _dump(found.fixtures[f].resource) for f in fixtures if f in found.fixtures
+            },
+        }
+    return hashlib.sha256(canonical(material)).hexdigest()
+
+
+def _dump(resource: BaseModel) -> Any:
+    return resource.model_dump(mode="json", by_alias=True)
+
+
+def run_key(run: PlannedRun) -> tuple[str, str, str, int]:
+    return (run.side.value, run.eval, run.fixture, run.rep)

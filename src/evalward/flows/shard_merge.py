@@ -1,0 +1,211 @@
+"""Merge every shard's part into the Evaluation an unsharded run would have produced.
+
+A part is taken for what its seal proves (`seal`: made by evalward with the shard key), and
+for nothing more. The merge computes the plan itself, from the base's definitions as an
+unsharded run would (`expected`), and refuses a part of another commit, one that ran another
+plan or other definitions, one missing or given twice, and a result the split gives to
+another part. It scores with its own definitions and reports its own change set: nothing of
+what gates comes from a part but the results of the runs it was given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalward.errors import ConfigError
+from evalward.flows.pipeline import prepare_change
+from evalward.flows.run_setup import RunSetup
+from evalward.flows.shard import assign, definitions_digest, plan_record, run_key, source_of
+from evalward.flows.shard_signature import broken
+from evalward.providers.pricing import PriceTable
+from evalward.record.evaluation import Evaluation
+from evalward.record.read import read_part
+from evalward.record.schema import PlanRecord, RunKey, ShardPart
+from evalward.resources import ResourceSet
+from evalward.rundata.results import FixtureResult
+from evalward.rundata.sides import Side
+from evalward.rundata.spending import Spent
+from evalward.rundata.spool import TraceSpool
+from evalward.stages.changes import ChangeSet
+from evalward.stages.compare import compare
+from evalward.stages.plan import Plan, PlannedRun, at_most, private_runs
+from evalward.stages.plan_scores import score_evals
+from evalward.stages.settle import settle
+
+
+@dataclass
+class Expected:
+    """What the merge computed itself: the commits, the whole plan, the definitions it scores
+    with, the change, and the prices the split was balanced by."""
+
+    source: dict[str, str]
+    plan: Plan
+    resources: Mapping[Side, ResourceSet]
+    changes: ChangeSet
+    notes: list[str]
+    prices: PriceTable
+
+    @property
+    def compared(self) -> bool:
+        """The plan compares with a base commit (a pull request, `--base`)."""
+        return bool(self.source["base"])
+
+
+@contextmanager
+def expected(setup: RunSetup) -> Iterator[Expected]:
+    """The plan as the parts should have computed it (`pipeline.prepare_change` with the
+    same settings), while its checkouts exist."""
+    with prepare_change(setup) as prepared:
+        resources = {side: c.resources for side, c in prepared.checkouts.items()}
+        yield Expected(
+            source_of(setup.git, setup.revisions),
+            at_most(prepared.plan, resources),
+            resources,
+            prepared.changes,
+            prepared.notes,
+            setup.providers.prices,
+        )
+
+
+PartCheck = Callable[[Path, ShardPart], None]
+"""A caller's own rule for a part's file and content: it raises ConfigError to refuse it."""
+
+Part = tuple[str, dict[str, Any], ShardPart]
+"""A part as read: its file's name, its document as written (what its seal covers), and
+what it holds."""
+
+
+def merge_parts(
+    paths: Sequence[Path],
+    plan: Expected,
+    key: str | None,
+    check: PartCheck | None = None,
+) -> Evaluation:
+    """Read each part's file and merge them into the Evaluation of `plan`; `check` sees each
+    part before anything merges (the action refuses parts the checkout brings). With `key`
+    every part must be sealed under it; without, none may be sealed.
+
+    The files' documents hold every trace again; they are dropped once merged (the merged
+    Evaluation's traces are in its own spool)."""
+    parts = [(str(path), *read_part(path)) for path in paths]
+    if check is not None:
+        for path, (_, _, part) in zip(paths, parts, strict=True):
+            check(path, part)
+    return merge(parts, plan, key)
+
+
+def merge(parts: Sequence[Part], plan: Expected, key: str | None) -> Evaluation:
+    """Every part, once each, of `plan` -> the Evaluation of the whole plan."""
+    if not parts:
+        raise ConfigError("merge: no shard results given; pass every shard-i-of-n.json file")
+    count = _every_part_once(parts, plan, key)
+    split = assign(plan.plan, plan.resources, plan.prices, count)
+    owner = dict(zip(map(run_key, plan.plan.runs), split, strict=True))
+    order = {run_key(run): position for position, run in enumerate(plan.plan.runs)}
+    results: dict[RunKey, FixtureResult] = {}
+    skipped: list[PlannedRun] = []
+    traces = TraceSpool()
+    notes = list(plan.notes)
+    spent = Spent()
+    for name, _, part in parts:
+        index = part.shard.index
+        if part.spent is not None:
+            spent = spent.plus(part.spent.spent())
+        for run in part.skipped:
+            _given_to(name, index, run, owner)
+            skipped.append(PlannedRun(Side(run[0]), run[1], run[2], run[3]))
+        for result in map(traces.keep, part.fixtures):
+            found = (result.side, result.eval, result.fixture, result.rep)
+            _given_to(name, index, found, owner)
+            if found in results:
+                raise ConfigError(f"{name}: {_describe(found)} was run by two parts")
+            results[found] = result
+        notes += [note for note in part.notes if note not in notes]
+    absent = sorted(set(order) - {run_key(r) for r in skipped} - set(results))
+    if absent:
+        raise ConfigError(
+            f"the parts together lack {len(absent)} run(s) of the plan, e.g. "
+            f"{_describe(absent[0])}; rerun the part that should have run it"
+        )
+    fixtures = sorted(results.values(), key=lambda r: order[(r.side, r.eval, r.fixture, r.rep)])
+    definitions = {s: r.evals for s, r in plan.resources.items()}
+    evals = settle(score_evals(plan.plan, definitions, fixtures), definitions)
+    return Evaluation(
+        changes=plan.changes,
+        plan=plan.plan,
+        fixtures=fixtures,
+        evals=evals,
+        comparisons=compare(evals),
+        notes=notes,
+        private=private_runs(plan.plan, plan.resources),
+        skipped=sorted(skipped),
+        traces=traces,
+        spent_elsewhere=spent,
+    )
+
+
+def _every_part_once(parts: Sequence[Part], plan: Expected, key: str | None) -> int:
+    """Each part is sealed, of this merge's commits, plan and definitions, and given once,
+    and none is missing. Returns how many parts the plan was split into."""
+    record = PlanRecord.model_validate(plan_record(plan.plan))
+    digest = definitions_digest(plan.plan, plan.resources)
+    count = parts[0][2].shard.count
+    seen: dict[int, str] = {}
+    for name, document, part in parts:
+        why = broken(document, key)
+        if why is not None:
+            raise ConfigError(
+                f"{name}: not taken, {why}: a part must come from a shard job of this run, "
+                "sealed with the same `shard-key` as this merge's"
+            )
+        source = part.source
+        if source.model_dump() != plan.source:
+            raise ConfigError(
+                f"{name}: holds results for commit {source.head[:12]} (base "
+                f"{source.base[:12] or 'none'}), and this merge gates "
+                f"{plan.source['head'][:12]} (base {plan.source['base'][:12] or 'none'}); "
+                "merge the parts of this run's shard jobs"
+            )
+        if part.plan != record or part.definitions != digest:
+            raise ConfigError(
+                f"{name}: ran another plan or other definitions than this merge computes "
+                "from the base's (another commit, base or `gate-config`, `run-all`, or "
+                "narrowing options); give the shard jobs and the merge the same settings"
+            )
+        index = part.shard.index
+        if part.shard.count != count or not 1 <= index <= count:
+            raise ConfigError(
+                f"{name}: shard {index}/{part.shard.count} is not a part of the "
+                f"{count}-part split of the others"
+            )
+        if index in seen:
+            raise ConfigError(
+                f"shard {index}/{count} is given twice ({seen[index]} and {name}); give each "
+                "part once"
+            )
+        seen[index] = name
+    missing = [f"{i}/{count}" for i in range(1, count + 1) if i not in seen]
+    if missing:
+        raise ConfigError(
+            f"shard {', '.join(missing)} missing: got {len(seen)} of {count} parts; a merge "
+            "of some parts would gate on part of the plan, so every part is required"
+        )
+    return count
+
+
+def _given_to(name: str, index: int, key: RunKey, owner: Mapping[RunKey, int]) -> None:
+    part = owner.get(key)
+    if part is None:
+        raise ConfigError(f"{name}: {_describe(key)} is not a run of the plan")
+    if part != index - 1:
+        raise ConfigError(
+            f"{name}: holds {_describe(key)}, which the split gives to part {part + 1}"
+        )
+
+
+def _describe(key: Sequence[Any]) -> str:
+    return f"{key[0]} {key[1]} / {key[2]} rep {key[3]}"

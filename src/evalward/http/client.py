@@ -1,0 +1,377 @@
+"""JSON over HTTP for model providers and agent servers, on aiohttp.
+
+Every call (direct, through a proxy, streamed) takes one path: aiohttp, imported on first use
+and kept to what a JSON call needs. What this module adds is what a hostile or broken server
+must not get round: a bound on the reply's size (decoded, so a compressed bomb stops at it)
+and on its head, no redirect followed (a redirect is the server's answer, not a new target),
+no cookie kept, a framing error (two lengths, a bad chunk, a reply cut short) a failure, and
+two exceptions that say whether a reply arrived. Proxies come from HTTP(S)_PROXY and
+NO_PROXY (read once per URL, not per call), the CAs from the system or from the bundle that
+REQUESTS_CA_BUNDLE or SSL_CERT_FILE names. docs/decisions/http-client.md says why aiohttp
+and not httpx.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import os
+import ssl
+import sys
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
+
+from evalward import __version__
+from evalward.text import jsontext
+
+if TYPE_CHECKING:
+    import aiohttp
+
+MAX_REPLY_BYTES = 64 * 1024 * 1024
+"""A reply larger than this is refused: no model or agent answer is legitimately this big."""
+
+USER_AGENT = f"evalward/{__version__}"
+
+MAX_HEADER_BYTES = 8190
+"""The longest status line or header line of a reply accepted."""
+MAX_HEADERS = 100
+"""The most header lines a reply may have: its head is bounded at about 800 KB."""
+
+CA_BUNDLE_VARIABLES = ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE")
+"""Where a user names the CAs to trust instead of the system's (a company's TLS-inspecting
+proxy): requests' variable, then OpenSSL's."""
+
+
+class HttpFailure(Exception):
+    """No complete reply: the connection failed or was reset, or the body was cut short."""
+
+
+class HttpTimeout(HttpFailure):
+    """No complete reply within the call's timeout."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A complete HTTP reply. `headers` is case-insensitive."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        """The body as JSON; raises ValueError when it is not JSON."""
+        return jsontext.loads(self.body)
+
+    def text(self, limit: int) -> str:
+        """The first `limit` characters of the body, for error messages."""
+        return self.body[: limit * 4].decode("utf-8", "replace")[:limit]
+
+
+def encode_json(payload: Any) -> bytes:
+    """Compact UTF-8 JSON; NaN and infinities are refused, as JSON has no such values."""
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+class HttpClient:
+    """One connection pool. Create it anywhere; its session opens inside the running loop."""
+
+    def __init__(
+        self,
+        *,
+        timeout_seconds: float,
+        connect_timeout_seconds: float | None = None,
+        max_connections: int = 100,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
+    ) -> None:
+        self._max_reply_bytes = max_reply_bytes
+        self._timeout_seconds = timeout_seconds
+        self._connect_timeout_seconds = connect_timeout_seconds
+        self._max_connections = max_connections
+        self._session: aiohttp.ClientSession | None = None
+        self._proxies: dict[str, _Proxy] = {}
+
+    async def post_json(
+        self,
+        url: str,
+        payload: Any,
+        headers: Mapping[str, str] | None = None,
+        *,
+        timeout_seconds: float | None = None,
+    ) -> Reply:
+        """POST `payload` as JSON and return the whole reply, whatever its status."""
+        all_headers = {"content-type": "application/json", **(headers or {})}
+        return await self._request("POST", url, encode_json(payload), all_headers, timeout_seconds)
+
+    async def get(
+        self,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        *,
+        timeout_seconds: float | None = None,
+    ) -> Reply:
+        return await self._request("GET", url, None, headers or {}, timeout_seconds)
+
+    @contextlib.asynccontextmanager
+    async def stream_json(
+        self,
+        url: str,
+        payload: Any,
+        headers: Mapping[str, str] | None = None,
+        *,
+        timeout_seconds: float | None = None,
+    ) -> AsyncIterator[StreamingReply]:
+        """POST `payload` and hand over the reply as it arrives (a model's streamed answer).
+
+        The timeout bounds the wait for the reply's head and each gap between its chunks,
+        not the whole stream: a long answer that keeps coming is not cut off."""
+        import aiohttp
+
+        session = self._open()
+        idle = timeout_seconds or self._timeout_seconds
+        connect = min(self._connect_timeout_seconds or idle, idle)
+        all_headers = {"content-type": "application/json", **(headers or {})}
+        proxy = self._proxy_for(url)
+        if proxy.headers and url.startswith("http:"):
+            all_headers = {**all_headers, **proxy.headers}
+        try:
+            response = await session.request(
+                "POST",
+                url,
+                data=encode_json(payload),
+                headers=all_headers,
+                timeout=aiohttp.ClientTimeout(total=None, connect=connect, sock_read=idle),
+                proxy=proxy.url,
+                proxy_headers=proxy.headers,
+                allow_redirects=False,
+            )
+        except TimeoutError as exc:
+            raise HttpTimeout(f"no reply within {idle:g} s") from exc
+        except (aiohttp.ClientError, OSError, ValueError) as exc:
+            raise HttpFailure(_describe(exc)) from exc
+        try:
+            _refuse_upgrade(response)
+            yield StreamingReply(response, idle, self._max_reply_bytes)
+        finally:
+            response.release()
+
+    async def aclose(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+    async def _request(
+        self,
+        method: str,
+        url: str,
+        data: bytes | None,
+        headers: Mapping[str, str],
+        timeout_seconds: float | None,
+    ) -> Reply:
+        """One request and its whole reply. A request sent on a kept-alive connection that
+        the server had closed meanwhile (it dropped it without a reply) is sent once more, on
+        a new connection; a new connection that does the same is a failure."""
+        import aiohttp
+
+        total = timeout_seconds or self._timeout_seconds
+        connect = min(self._connect_timeout_seconds or total, total)
+        call = _Call(method, url, data, headers, aiohttp.ClientTimeout(total, connect=connect))
+        try:
+            async with asyncio.timeout(total):
+                for again in (True, False):
+                    reused = {"reused": False}
+                    try:
+                        return await self._send(call, reused)
+                    except aiohttp.ServerDisconnectedError as exc:
+                        if not (again and reused["reused"]):
+                            raise HttpFailure(
+                                "the server closed the connection before replying"
+                            ) from exc
+        except TimeoutError as exc:
+            raise HttpTimeout(f"no reply within {total:g} s") from exc
+        except (aiohttp.ClientError, OSError, ValueError) as exc:
+            # ValueError: aiohttp refuses some malformed URLs and headers with it.
+            raise HttpFailure(_describe(exc)) from exc
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+    async def _send(self, call: _Call, reused: dict[str, bool]) -> Reply:
+        session = self._open()
+        proxy = self._proxy_for(call.url)
+        headers = call.headers
+        if proxy.headers and call.url.startswith("http:"):
+            # no CONNECT tunnel to carry it: a plain-HTTP request names its proxy credentials
+            headers = {**headers, **proxy.headers}
+        async with session.request(
+            call.method,
+            call.url,
+            data=call.data,
+            headers=headers,
+            timeout=call.timeout,
+            proxy=proxy.url,
+            proxy_headers=proxy.headers,
+            allow_redirects=False,  # a redirect is the server's answer, not a new target
+            trace_request_ctx=reused,
+        ) as response:
+            _refuse_upgrade(response)
+            body = await _read_bounded(response, self._max_reply_bytes)
+            return Reply(response.status, response.headers, body)
+
+    def _open(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            import aiohttp
+
+            # Not `trust_env`: with it, aiohttp re-reads the proxy settings and ~/.netrc in a
+            # worker thread on every call, which cost more CPU than the call itself.
+            reuse = aiohttp.TraceConfig()
+            reuse.on_connection_reuseconn.append(_mark_reused)
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=self._max_connections, ssl=_tls()),
+                trace_configs=[reuse],
+                headers={"user-agent": USER_AGENT},
+                cookie_jar=aiohttp.DummyCookieJar(),  # calls are independent: no cookies kept
+                max_line_size=MAX_HEADER_BYTES,
+                max_field_size=MAX_HEADER_BYTES,
+                max_headers=MAX_HEADERS,
+            )
+        return self._session
+
+    def _proxy_for(self, url: str) -> _Proxy:
+        """The proxy that HTTP(S)_PROXY and NO_PROXY name for `url`'s host."""
+        proxy = self._proxies.get(url)
+        if proxy is None:
+            if len(self._proxies) >= 256:
+                self._proxies.clear()  # URLs an agent chose: bounded, not kept forever
+            parts = urlsplit(url)
+            proxy = self._proxies[url] = _env_proxy(parts.scheme, parts.hostname or "")
+        return proxy
+
+
+class StreamingReply:
+    """A reply whose body is still arriving: its status and headers, then its chunks."""
+
+    def __init__(self, response: aiohttp.ClientResponse, idle: float, limit: int) -> None:
+        self._response = response
+        self._idle = idle
+        self._limit = limit
+        self.status = response.status
+        self.headers: Mapping[str, str] = response.headers
+
+    @property
+    def event_stream(self) -> bool:
+        return self.headers.get("content-type", "").startswith("text/event-stream")
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """The body's bytes as they come; HttpFailure (HttpTimeout after a silence longer
+        than the timeout) when the stream breaks off or grows past the reply limit."""
+        import aiohttp
+
+        size = 0
+        try:
+            async for chunk in self._response.content.iter_any():
+                size += len(chunk)
+                if size > self._limit:
+                    raise HttpFailure(f"the reply is larger than {self._limit:,} bytes")
+                yield chunk
+        except TimeoutError as exc:
+            raise HttpTimeout(f"the stream was silent for {self._idle:g} s") from exc
+        except (aiohttp.ClientError, OSError, ValueError) as exc:
+            raise HttpFailure(_describe(exc)) from exc
+
+    async def read(self) -> Reply:
+        """The whole reply (an error status, or a server that did not stream)."""
+        body = bytearray()
+        async for chunk in self.chunks():
+            body += chunk
+        return Reply(self.status, self.headers, bytes(body))
+
+
+@dataclass(frozen=True)
+class _Call:
+    method: str
+    url: str
+    data: bytes | None
+    headers: Mapping[str, str]
+    timeout: aiohttp.ClientTimeout
+
+
+async def _mark_reused(
+    session: aiohttp.ClientSession,
+    context: SimpleNamespace,
+    params: aiohttp.TraceConnectionReuseconnParams,
+) -> None:
+    """A request's connection was kept alive from an earlier one (see `_request`)."""
+    if isinstance(context.trace_request_ctx, dict):
+        context.trace_request_ctx["reused"] = True
+
+
+def _refuse_upgrade(response: aiohttp.ClientResponse) -> None:
+    if response.status == 101:
+        raise HttpFailure("the server switched protocols, which was not asked")
+
+
+@dataclass(frozen=True)
+class _Proxy:
+    url: str | None = None
+    headers: Mapping[str, str] | None = None
+
+
+def _env_proxy(scheme: str, host: str) -> _Proxy:
+    if sys.platform == "linux" and not any(name.lower().endswith("_proxy") for name in os.environ):
+        # No proxy is configured (on Linux only the environment configures one): no need
+        # for urllib.request, whose import costs more than a run's calls to it.
+        return _Proxy()
+    from urllib.request import getproxies, proxy_bypass  # lazy: see above
+
+    configured = getproxies().get(scheme)
+    if not configured or not host or proxy_bypass(host):
+        return _Proxy()
+    parts = urlsplit(configured)
+    if parts.username is None:
+        return _Proxy(configured)
+    bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+    user_pass = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+    credentials = base64.b64encode(user_pass.encode()).decode()
+    return _Proxy(bare, {"proxy-authorization": f"Basic {credentials}"})
+
+
+def _tls() -> ssl.SSLContext:
+    """The CAs every https call trusts: the bundle a CA_BUNDLE_VARIABLES names, else the
+    system's (which OpenSSL takes from SSL_CERT_DIR too)."""
+    for name in CA_BUNDLE_VARIABLES:
+        bundle = os.environ.get(name)
+        if bundle:
+            try:
+                return ssl.create_default_context(cafile=bundle)
+            except (OSError, ssl.SSLError) as exc:
+                raise HttpFailure(
+                    f"{name} names {bundle!r}, which is not a readable CA bundle "
+                    f"({_describe(exc)}); point it at a PEM file of certificates, or unset it"
+                ) from None
+    return ssl.create_default_context()
+
+
+def _describe(exc: BaseException) -> str:
+    cause = getattr(exc, "os_error", None)  # aiohttp's ClientConnectorError: name the cause
+    if isinstance(cause, OSError) and cause is not exc:
+        where = f"{getattr(exc, 'host', '?')}:{getattr(exc, 'port', '?')}"
+        return f"cannot connect to {where}: {_describe(cause)}"
+    detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+    return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+
+
+async def _read_bounded(response: aiohttp.ClientResponse, limit: int) -> bytes:
+    too_big = HttpFailure(f"the reply is larger than {limit:,} bytes")
+    if (response.content_length or 0) > limit:
+        raise too_big
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_any():
+        size += len(chunk)
+        if size > limit:
+            raise too_big
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -1,0 +1,131 @@
+"""A response cache for model calls, so a rerun of an unchanged eval costs nothing.
+
+The key is a hash of (provider, model, request body, rep index): each rep of a fixture keeps
+its own reply, so reps measure variance instead of replaying the first answer. Entries are
+one JSON file each, written atomically, so concurrent runs never read half a file.
+
+Two kinds of entry share the directory under different keys: evalward's own calls (a
+ChatRequest and its ChatResponse) and calls the model proxy forwards for an agent (the
+agent's request body as sent, and the provider's JSON reply as received).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evalward.files.safe_files import read_text
+from evalward.providers.base import ChatRequest, ChatResponse, ToolCall
+from evalward.rundata.cache_mode import CacheMode
+from evalward.rundata.trace import Usage
+from evalward.text import jsontext
+
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
+"""The largest kept reply read back (a restored cache is read as untrusted files)."""
+
+FORMAT = 1
+
+
+class ResponseCache:
+    def __init__(self, directory: Path, mode: CacheMode) -> None:
+        self.directory = directory
+        self.mode = mode
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.mode is not CacheMode.off
+
+    def key(self, provider: str, request: ChatRequest) -> str:
+        body = dataclasses.asdict(request)
+        rep = body.pop("labels")["rep"]
+        material = {"v": FORMAT, "provider": provider, "model": request.model, "body": body}
+        material["rep"] = rep
+        raw = json.dumps(material, sort_keys=True, ensure_ascii=False, default=str)
+        return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+    def raw_key(self, provider: str, route: str, body: Mapping[str, Any], rep: int) -> str:
+        """The key of a forwarded call: its route and the agent's whole request body, as
+        sent (so a streamed and a whole request are two entries)."""
+        material = {"v": FORMAT, "kind": "forwarded", "provider": provider, "body": body}
+        material["route"] = route
+        material["rep"] = rep
+        raw = json.dumps(material, sort_keys=True, ensure_ascii=False, default=str)
+        return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+    def get_raw(self, key: str) -> dict[str, Any] | None:
+        """A provider's stored JSON reply to a forwarded call."""
+        if not self.mode.reads:
+            return None
+        try:
+            data = jsontext.loads(read_text(self._path(key), MAX_ENTRY_BYTES))
+        except (OSError, ValueError):
+            data = None
+        reply = data.get("forwarded") if isinstance(data, dict) else None
+        if not isinstance(reply, dict):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return reply
+
+    def put_raw(self, key: str, reply: Mapping[str, Any]) -> None:
+        if self.mode.writes:
+            self._write(key, {"forwarded": reply})
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> ChatResponse | None:
+        if not self.mode.reads:
+            return None
+        try:
+            data = jsontext.loads(read_text(self._path(key), MAX_ENTRY_BYTES))
+            response = _decode(data)
+        except (OSError, ValueError, KeyError, TypeError):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return response
+
+    def put(self, key: str, response: ChatResponse) -> None:
+        if self.mode.writes:
+            self._write(key, _encode(response))
+
+    def _write(self, key: str, entry: Mapping[str, Any]) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(entry, handle, ensure_ascii=False)
+        Path(tmp).replace(path)
+
+
+def _encode(response: ChatResponse) -> dict[str, Any]:
+    return {
+        "content": response.content,
+        "tool_calls": [dataclasses.asdict(c) for c in response.tool_calls],
+        "usage": response.usage.model_dump(),
+        "stop_reason": response.stop_reason,
+        "model": response.model,
+    }
+
+
+def _decode(data: dict[str, Any]) -> ChatResponse:
+    return ChatResponse(
+        content=str(data["content"]),
+        tool_calls=tuple(
+            ToolCall(id=str(c["id"]), name=str(c["name"]), arguments=dict(c["arguments"]))
+            for c in data["tool_calls"]
+        ),
+        usage=Usage.model_validate(data["usage"]),
+        stop_reason=str(data["stop_reason"]),
+        model=str(data["model"]),
+        cached=True,
+    )

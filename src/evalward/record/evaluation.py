@@ -1,0 +1,96 @@
+"""The Evaluation: everything one run of the pipeline produced, from the change to the scores.
+
+It is the record the later stages share: the pipeline and `shard.merge` build it, the report
+renders it, the gate decides on its comparisons. It sits below all of them so that none of
+them imports the orchestrator to read it. ("An Eval" is a resource definition; "an
+Evaluation" is always this record.)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalward.past.status import AgentIdentity
+from evalward.rundata.results import EvalResult, FixtureResult
+from evalward.rundata.sides import Side
+from evalward.rundata.spending import Estimate, Spent
+from evalward.rundata.spool import TraceSpool
+from evalward.rundata.trace import Trace
+from evalward.stages.changes import ChangeSet
+from evalward.stages.compare import EvalComparison
+from evalward.stages.gate import Bypass, BypassRefusal, GateDecision, RegressionPolicy, decide
+from evalward.stages.plan import Plan, PlannedRun
+
+
+@dataclass
+class Evaluation:
+    changes: ChangeSet
+    plan: Plan
+    fixtures: list[FixtureResult]
+    evals: list[EvalResult]
+    comparisons: list[EvalComparison]
+    notes: list[str] = field(default_factory=list)
+    private: set[tuple[str, str]] = field(default_factory=set)
+    """(Eval, fixture) pairs marked `visibility: private`: held out of public reports."""
+    skipped: list[PlannedRun] = field(default_factory=list)
+    """Runs left out to stay within the budget."""
+    estimate: Estimate | None = None
+    traces: TraceSpool = field(default_factory=TraceSpool)
+    """Where the fixture results' traces were moved after scoring."""
+    agents: dict[str, AgentIdentity] = field(default_factory=dict)
+    """The head-side Evals' agents as they ran: what their Eval status calls Stale later."""
+    spent_elsewhere: Spent | None = None
+    """What model calls made in other jobs spent for this run: a merge's shard parts'."""
+    head_commit: str = ""
+    """The commit the head side was (its checkout's, when the run began); "" with none."""
+
+    @property
+    def cache_hits(self) -> int:
+        return sum(1 for f in self.fixtures if f.cached)
+
+    def unfinished_evals(self) -> dict[str, str]:
+        """Evals this run has no whole head-side result for, and why: runs the budget left
+        out, every run's provider down, or it could not run. Their score says nothing about
+        the agent as it is, so no Eval status records it."""
+        why = dict(self.plan.not_run)
+        for run in self.skipped:
+            if run.side is Side.head:
+                why.setdefault(run.eval, "runs left out to stay within the budget")
+        for result in self.evals:
+            if result.side == "head" and result.incomplete_reason:
+                why.setdefault(result.eval, result.incomplete_reason)
+            if result.side == "head" and result.provider_unavailable:
+                why.setdefault(result.eval, "every run's model provider was unavailable")
+        return why
+
+    def decision(
+        self,
+        bypass: Bypass | None = None,
+        refusal: BypassRefusal | None = None,
+        *,
+        regressions: RegressionPolicy = RegressionPolicy.none,
+        allow_incomplete: bool = False,
+    ) -> GateDecision:
+        """The gate's decision on this run: its comparisons, the runs the budget skipped and
+        the Evals that could not run all count, whichever front end asks."""
+        return decide(
+            self.comparisons,
+            bypass,
+            refusal,
+            regressions=regressions,
+            skipped_runs=len(self.skipped),
+            allow_incomplete=allow_incomplete,
+            not_run=self.plan.not_run,
+            undefined=self.plan.undefined,
+        )
+
+    def trace_of(self, result: FixtureResult) -> Trace:
+        return self.traces.trace_of(result)
+
+    def record_of(self, result: FixtureResult) -> dict[str, Any]:
+        """The result as JSON data, with its trace read back from the spool."""
+        record = result.model_dump(mode="json")
+        record["trace"] = json.loads(self.traces.trace_json(result))
+        return record

@@ -1,0 +1,52 @@
+"""How the comment and report.html word a fixture's reps and an Eval's seed 001 numbers, so the
+two say the same thing the same way ("4/8 reps pass (rule ≥ 60 %), 95 % CI 22–78 %")."""
+
+from __future__ import annotations
+
+from evalward.rundata.results import EvalResult, FixtureOutcome
+
+
+def percent(value: float) -> str:
+    """0.6 -> "60 %", 0.625 -> "62.5 %": whole percents unless that would round a rule."""
+    scaled = round(value * 100, 1)
+    return f"{scaled:.0f} %" if scaled == int(scaled) else f"{scaled:.1f} %"
+
+
+def reps_text(outcome: FixtureOutcome, rule: float) -> str:
+    """The outcome over reps as the Eval's `minRepPassRate` rule judges it; "" for one rep.
+
+    Reps with nothing evaluated are outside the rate and said apart; timed-out and error reps
+    count as not passing, and are named."""
+    if outcome.reps < 2:
+        return ""
+    counted = outcome.reps - outcome.skipped
+    interval = outcome.pass_rate_interval
+    text = (
+        f"{outcome.passes}/{counted} reps pass (rule ≥ {percent(rule)}), "
+        f"95 % CI {interval.low * 100:.0f}–{interval.high * 100:.0f} %"
+    )
+    notes = []
+    if outcome.errors:
+        notes.append(f"{outcome.errors} errored")
+    if outcome.timed_out:
+        notes.append(f"{outcome.timed_out} timed out")
+    if outcome.skipped:
+        notes.append(f"{outcome.skipped} with nothing evaluated, not counted")
+    every = outcome.pass_hat_k.get(counted)  # pass^k for k = the reps: all of them passed
+    all_passed = f"; pass^{counted} {every:.2f}" if every is not None else ""
+    return text + (f" ({', '.join(notes)})" if notes else "") + all_passed
+
+
+def has_run_numbers(result: EvalResult | None) -> bool:
+    """Whether to show seed 001's run score: the Eval scores axes and something was scored."""
+    return result is not None and bool(result.axes) and result.run_score is not None
+
+
+def axes_text(head: EvalResult, base: EvalResult | None = None) -> str:
+    """Each axis on head, after its base value if any: "accuracy 0.90 → 0.75, tone 1.00"."""
+    parts = []
+    for axis, score in head.axes.items():
+        before = base.axes.get(axis) if base is not None else None
+        shown = f"{score:.2f}" if before is None else f"{before:.2f} → {score:.2f}"
+        parts.append(f"{axis} {shown}")
+    return ", ".join(parts)

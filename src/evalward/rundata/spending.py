@@ -1,0 +1,223 @@
+"""What a run may spend on models, and what it has: the budget's limits, a plan's estimate,
+the allowance the model proxy counts down, and what the providers actually answered.
+
+Plain records, below both the planning that estimates a plan (`budget`) and the model proxy
+that enforces what is left (`runtime.model_proxy`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalward.rundata.trace import Usage
+
+PROXY_CALLS_PER_RUN = 200
+"""Model calls one fixture run's programs may make through the model proxy (as many as a
+declarative agent's largest `maxTurns`). The judges share the provider's rate limits with
+them: a run's share keeps a pull request's agent from spending those limits to starve the
+judge that grades it."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The limits a run is given (`max-model-calls`, `max-cost-usd`); None is no limit."""
+
+    max_model_calls: int | None = None
+    max_cost_usd: float | None = None
+
+    @property
+    def limited(self) -> bool:
+        return self.max_model_calls is not None or self.max_cost_usd is not None
+
+
+@dataclass
+class Allowance:
+    """The model calls and dollars left to calls made through the model proxy, and each
+    run's share of them.
+
+    A call is counted when it is let through (so concurrent calls cannot all take the last
+    one); its cost when its reply arrives, so calls already in flight when the dollars run
+    out still finish. Cached replies cost nothing. A call to a model with no price counts
+    against the calls only; the model proxy refuses one while dollars are counted. Whatever
+    the budget, one run (one key of the proxy) may make at most `per_run` calls.
+    """
+
+    max_calls: int | None = None
+    max_cost_usd: float | None = None
+    calls: int = 0
+    cost_usd: float = 0.0
+    per_run: int = PROXY_CALLS_PER_RUN
+    _by_run: dict[str, int] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def left_by(cls, budget: Budget, estimate: Estimate | None) -> Allowance | None:
+        """What `budget` leaves after the plan's `estimate`; None for an unlimited budget."""
+        if not budget.limited:
+            return None
+        calls = budget.max_model_calls
+        cost = budget.max_cost_usd
+        if estimate is not None:
+            calls = None if calls is None else max(calls - estimate.calls, 0)
+            if cost is not None and estimate.cost_usd is not None:
+                cost = max(cost - estimate.cost_usd, 0.0)
+        return cls(max_calls=calls, max_cost_usd=cost)
+
+    def admit(self, run: str = "") -> str | None:
+        """Count one call of `run` (any key that tells runs apart), or say why it is refused."""
+        if self._by_run.get(run, 0) >= self.per_run:
+            return (
+                f"this run's share of model calls is spent: a fixture run may make "
+                f"{self.per_run} calls through evalward's model proxy, so that no agent can "
+                "use up the provider's limits the judge needs"
+            )
+        if self.max_calls is not None and self.calls >= self.max_calls:
+            return (
+                f"the job's model-call budget is spent: "
+                f"{'1 call was' if self.max_calls == 1 else f'{self.max_calls} calls were'} "
+                "left to agents' own calls after the plan's estimate (max-model-calls)"
+            )
+        if self.max_cost_usd is not None and self.cost_usd >= self.max_cost_usd:
+            return (
+                f"the job's cost budget is spent: ${self.max_cost_usd:.4f} was left to "
+                "agents' own calls after the plan's estimate (max-cost-usd)"
+            )
+        self.calls += 1
+        self._by_run[run] = self._by_run.get(run, 0) + 1
+        return None
+
+    def spend(self, cost_usd: float | None) -> None:
+        """Count a reply's cost; an unknown one (None) spends whatever dollars are left:
+        what cannot be counted must not pass for free."""
+        if cost_usd is None and self.max_cost_usd is not None:
+            self.cost_usd = max(self.cost_usd, self.max_cost_usd)
+        else:
+            self.cost_usd += cost_usd or 0.0
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A plan's expected model calls and cost, before it runs (`budget.estimate_run`)."""
+
+    calls: int
+    cost_usd: float | None
+    """None when a model in the plan has no price."""
+    tokens: int = 0
+    """Input and output tokens together."""
+
+    def __add__(self, other: Estimate) -> Estimate:
+        cost = (
+            None
+            if self.cost_usd is None or other.cost_usd is None
+            else self.cost_usd + other.cost_usd
+        )
+        return Estimate(self.calls + other.calls, cost, self.tokens + other.tokens)
+
+
+@dataclass
+class Spent:
+    """The model calls a run made and what they cost, counted as the providers answer them
+    (agents, judges and the model proxy alike; a reply from the response cache is no call)."""
+
+    calls: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    unpriced: int = 0
+    """Calls to a model with no price: their cost is unknown, not zero."""
+    calls_by: dict[str, int] = field(default_factory=dict)
+    """Calls per purpose: `agent`, `user` (a simulated user), `judge`."""
+    cost_by: dict[str, float] = field(default_factory=dict)
+    """What the priced calls of each purpose cost."""
+
+    def plus(self, other: Spent) -> Spent:
+        """Both tallies together (a merge's own calls and its parts')."""
+        return Spent(
+            self.calls + other.calls,
+            self.tokens + other.tokens,
+            self.cost_usd + other.cost_usd,
+            self.unpriced + other.unpriced,
+            _summed(self.calls_by, other.calls_by),
+            _summed(self.cost_by, other.cost_by),
+        )
+
+    def add(self, usage: Usage, purpose: str = "agent") -> None:
+        self.calls_by[purpose] = self.calls_by.get(purpose, 0) + 1
+        self.cost_by[purpose] = self.cost_by.get(purpose, 0.0) + (usage.cost_usd or 0.0)
+        self.calls += 1
+        self.tokens += usage.input_tokens + usage.output_tokens
+        if usage.cost_usd is None:
+            self.unpriced += 1
+        else:
+            self.cost_usd += usage.cost_usd
+
+
+def spending_json(estimate: Estimate, spent: Spent) -> dict[str, dict[str, float | int | None]]:
+    """The estimate and what was spent, for `evalward run --json`."""
+    return {
+        "estimate": {
+            "calls": estimate.calls,
+            "tokens": estimate.tokens,
+            "costUsd": None if estimate.cost_usd is None else round(estimate.cost_usd, 8),
+        },
+        "actual": {
+            "calls": spent.calls,
+            "tokens": spent.tokens,
+            "costUsd": None if spent.unpriced else round(spent.cost_usd, 8),
+        },
+    }
+
+
+def cost_text(cost_usd: float | None, unpriced: int, priced_usd: float = 0.0) -> str:
+    """ "$0.0291"; "cost unknown (2 calls to a model with no price; $0.0100 priced)"."""
+    if cost_usd is not None and not unpriced:
+        return f"${cost_usd:.4f}"
+    calls = f"{unpriced} call{'s' if unpriced != 1 else ''} to a model with no price"
+    known = f"; ${priced_usd:.4f} priced" if priced_usd else ""
+    return f"cost unknown ({calls}{known})" if unpriced else "cost unknown (a model has no price)"
+
+
+def spent_text(calls: int, tokens: int, cost: str, split: str = "") -> str:
+    """What a run's model calls used, as every surface words it: "21 model calls, 35,255
+    tokens incl. judge, $0.0291" (with `split`, the calls by purpose after their count)."""
+    counted = f"{calls:,} model call{'s' if calls != 1 else ''}" + (f" ({split})" if split else "")
+    return f"{counted}, {tokens:,} tokens incl. judge, {cost}"
+
+
+PURPOSE_NAMES = {"agent": "agent", "user": "simulated user", "judge": "judge"}
+
+
+def split_text(calls_by: dict[str, int], cost_by: dict[str, float]) -> str:
+    """ "agent 6 · $0.0012, simulated user 3 · $0.0004, judge 2 · $0.0009": shown when a
+    simulated user made calls (otherwise the agent's and the judge's are the whole story)."""
+    if not calls_by.get("user"):
+        return ""
+    parts = []
+    for purpose, name in PURPOSE_NAMES.items():
+        if calls_by.get(purpose):
+            cost = cost_by.get(purpose, 0.0)
+            parts.append(f"{name} {calls_by[purpose]:,}" + (f" · ${cost:.4f}" if cost else ""))
+    return ", ".join(parts)
+
+
+def _summed(one: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+    return {k: one.get(k, 0) + other.get(k, 0) for k in sorted({*one, *other})}
+
+
+def spending_line(estimate: Estimate, spent: Spent) -> str:
+    """After a run: `estimated 23 model calls, ~41,200 tokens, ~$0.0377 (before retries and
+    calibration replays); actual 21 model calls, 30,900 tokens incl. judge, $0.0291`."""
+    cost = spent.cost_usd if not spent.unpriced else None
+    if estimate.cost_usd is None:
+        estimated = "cost unknown (a model has no price)"
+    else:
+        estimated = f"~${estimate.cost_usd:.4f}"
+    actual = spent_text(
+        spent.calls,
+        spent.tokens,
+        cost_text(cost, spent.unpriced, spent.cost_usd),
+        split_text(spent.calls_by, spent.cost_by),
+    )
+    return (
+        f"estimated {estimate.calls} model calls, ~{estimate.tokens:,} tokens, {estimated} "
+        f"(before retries and calibration replays); actual {actual}"
+    )

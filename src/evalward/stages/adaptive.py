@@ -1,0 +1,345 @@
+"""Adaptive reps: which fixtures get another rep, and what an Eval's runs settle.
+
+An Eval with `execution.reps: {min, max}` is decided by sequential tests
+(`evalward.stages.sequential`) at its `scoring.gate` error rates:
+
+- one per fixture, H0 "passes at least `goodPassRate`" against H1 "at most `brokenPassRate`",
+  each at alpha / 2 / (number of fixtures);
+- one pooled over the Eval's head runs, H0 the same against H1 "every fixture `drop` lower",
+  at alpha / 2.
+
+Whatever the number of fixtures and however the reps were spent, a pull request that changed
+nothing is blocked at most alpha of the time (Ville's inequality, Bonferroni over the tests).
+Every fixture starts at `min` reps on the head. A fixture gets another head rep while its own
+test is open, or while the pooled test is open and the fixture has failed at least once. The
+base side runs a fixture only when the head's verdict reads it: its head test settled broken,
+or ended open leaning broken, or the pooled test settled (or ended leaning) broken and the
+fixture failed on the head. The base's runs then say whether the head's failure is a
+regression, was failing already, or is noise in an unreliable baseline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from evalward.resources.gate_policy import FlakyOnMain, GatePolicy, RepRange
+from evalward.rundata.sequential_record import FixtureVerdictRecord, SequentialRecord, bound_text
+from evalward.rundata.sides import Side
+from evalward.stages.sequential import Settled, Sprt
+
+Outcomes = Mapping[str, Sequence[bool]]
+"""Per fixture, whether each of its reps passed."""
+
+
+class Verdict(StrEnum):
+    regression = "regression"
+    """Settled broken on head, working on base: blocks."""
+    failing = "still failing"
+    """Settled broken on head, and broken on base too (or no base): blocks."""
+    likely_regression = "likely regression"
+    """Leaning broken on head at the maximum reps, not settled: shown, does not block."""
+    improvement = "improvement"
+    stable = "stable"
+    noise = "noise"
+    """Failed at least once on head, and settled (or leaning) working."""
+    unreliable_baseline = "unreliable baseline"
+    """Leaning broken on head, and the base does not work reliably either: does not block."""
+    not_enough_data = "not enough data"
+    """Fewer than the minimum reps ran (a budget, an outage, a cancelled run)."""
+
+
+BLOCKING = (Verdict.regression, Verdict.failing)
+SETTLED = (Verdict.regression, Verdict.failing, Verdict.improvement, Verdict.stable)
+
+
+@dataclass(frozen=True)
+class Tally:
+    passes: int
+    runs: int
+
+    @property
+    def fails(self) -> int:
+        return self.runs - self.passes
+
+    def __str__(self) -> str:
+        return f"{self.passes}/{self.runs}"
+
+
+def tally(outcomes: Sequence[bool]) -> Tally:
+    return Tally(sum(outcomes), len(outcomes))
+
+
+@dataclass(frozen=True)
+class SequentialTests:
+    """An Eval's sequential tests, from its gate policy and its number of fixtures."""
+
+    fixture: Sprt
+    pooled: Sprt
+    reps: RepRange
+
+    @classmethod
+    def of(cls, policy: GatePolicy, reps: RepRange, fixtures: int) -> SequentialTests:
+        alpha = policy.false_block_rate
+        good = policy.good_pass_rate
+        return cls(
+            fixture=Sprt(
+                good, policy.broken_pass_rate, alpha / 2 / max(fixtures, 1), policy.miss_rate
+            ),
+            pooled=Sprt(good, max(0.0, good - policy.drop), alpha / 2, policy.miss_rate),
+            reps=reps,
+        )
+
+    def state(self, test: Sprt, runs: Tally) -> Settled:
+        return test.settled(runs.passes, runs.fails)
+
+
+@dataclass(frozen=True)
+class FixtureCall:
+    """One fixture's verdict and the numbers behind it."""
+
+    fixture: str
+    verdict: Verdict
+    head: Tally
+    base: Tally | None
+    bound: float
+    """Ville's bound on seeing head runs this bad from a working fixture."""
+    flaky: float | None = None
+    """Its base's pass rate on the default branch, when that flips (flaky on main)."""
+    blocks: bool = False
+
+    def numbers(self) -> str:
+        base = f"base {self.base}" if self.base is not None else "base not run"
+        return f"head {self.head} · {base} · p ≤ {bound_text(self.bound)}"
+
+
+@dataclass(frozen=True)
+class EvalCall:
+    """What an Eval's runs settle: each fixture's verdict, and the pooled test's."""
+
+    fixtures: list[FixtureCall]
+    pooled: Verdict
+    pooled_head: Tally
+    pooled_base: Tally | None
+    pooled_bound: float
+    alpha: float
+    drivers: list[str] = field(default_factory=list)
+    """The fixtures that failed on the head: what drove the pooled test."""
+
+    @property
+    def blocking(self) -> list[FixtureCall]:
+        return [f for f in self.fixtures if f.blocks]
+
+    @property
+    def pooled_blocks(self) -> bool:
+        return self.pooled in BLOCKING
+
+    @property
+    def blocks(self) -> bool:
+        return bool(self.blocking) or self.pooled_blocks
+
+    def why(self) -> list[str]:
+        """One line per thing that blocks: the test, the fixtures and their numbers."""
+        said = [
+            f"{f.fixture} {f.verdict.value} (sequential test per fixture, alpha "
+            f"{bound_text(self.alpha)} shared: {f.numbers()})"
+            for f in self.blocking
+        ]
+        if self.pooled_blocks:
+            base = f", base {self.pooled_base}" if self.pooled_base is not None else ""
+            said.append(
+                f"pass rate over the Eval {self.pooled.value} (pooled sequential test: head "
+                f"{self.pooled_head}{base}, p ≤ {bound_text(self.pooled_bound)}; driven by "
+                f"{', '.join(self.drivers) or 'every fixture'})"
+            )
+        return said
+
+
+def judge(
+    tests: SequentialTests,
+    head: Outcomes,
+    base: Outcomes,
+    *,
+    gating: Collection[str] | None = None,
+    flaky: Mapping[str, float] | None = None,
+    policy: GatePolicy | None = None,
+) -> EvalCall:
+    """Each fixture's verdict, and the pooled test's, from the runs so far."""
+    flaky = flaky or {}
+    gating = set(head) if gating is None else set(gating)
+    not_alone = policy is not None and policy.flaky_on_main is FlakyOnMain.not_alone
+    calls = []
+    for name in sorted(head):
+        runs = tally(head[name])
+        base_runs = tally(base[name]) if name in base else None
+        verdict = _verdict(tests, tests.fixture, runs, base_runs)
+        calls.append(
+            FixtureCall(
+                name,
+                verdict,
+                runs,
+                base_runs,
+                tests.fixture.bound(runs.passes, runs.fails),
+                flaky.get(name),
+                blocks=verdict in BLOCKING and name in gating,
+            )
+        )
+    # A fixture flaky on main that may not block alone is left out of the pooled test too (a
+    # choice made from the history before this run, so the test's error rate holds).
+    counted = [n for n in head if n in gating and not (not_alone and n in flaky)]
+    pooled = Tally(sum(tally(head[n]).passes for n in counted), sum(len(head[n]) for n in counted))
+    base_counted = [n for n in counted if n in base]
+    pooled_base = (
+        Tally(
+            sum(tally(base[n]).passes for n in base_counted),
+            sum(len(base[n]) for n in base_counted),
+        )
+        if base_counted
+        else None
+    )
+    verdict = _verdict(tests, tests.pooled, pooled, pooled_base)
+    if not_alone and flaky:
+        calls = [_alone(c, calls) if c.flaky is not None else c for c in calls]
+    return EvalCall(
+        calls,
+        verdict,
+        pooled,
+        pooled_base,
+        tests.pooled.bound(pooled.passes, pooled.fails),
+        tests.pooled.alpha * 2,
+        sorted(n for n in counted if not all(head[n])),
+    )
+
+
+def _alone(call: FixtureCall, calls: list[FixtureCall]) -> FixtureCall:
+    """A flaky-on-main fixture blocks only beside another fixture that blocks."""
+    others = any(c.blocks and c.flaky is None for c in calls)
+    return FixtureCall(
+        call.fixture,
+        call.verdict,
+        call.head,
+        call.base,
+        call.bound,
+        call.flaky,
+        call.blocks and others,
+    )
+
+
+def _verdict(tests: SequentialTests, test: Sprt, head: Tally, base: Tally | None) -> Verdict:
+    """The verdict of one test, head against base."""
+    if head.runs == 0 or (test is tests.fixture and head.runs < tests.reps.min):
+        return Verdict.not_enough_data
+    state = tests.state(test, head)
+    base_state = tests.state(test, base) if base is not None and base.runs else None
+    if state is Settled.broken:
+        if base_state is Settled.broken or base is None or not base.runs:
+            return Verdict.failing
+        return Verdict.regression
+    if state is Settled.works:
+        if base_state is Settled.broken:
+            return Verdict.improvement
+        return Verdict.stable if head.fails == 0 else Verdict.noise
+    if test.llr(head.passes, head.fails) > 0:
+        if base_state in (Settled.open, Settled.broken):  # the base does not work either
+            return Verdict.unreliable_baseline
+        return Verdict.likely_regression
+    return Verdict.noise if head.fails else Verdict.stable
+
+
+def more_runs(
+    tests: SequentialTests,
+    head: Outcomes,
+    base: Outcomes,
+    *,
+    base_can_run: Collection[str] = (),
+    flaky: Collection[str] = (),
+    more_reps_when_flaky: bool = False,
+) -> list[tuple[Side, str]]:
+    """The next round's runs: (side, fixture) once per rep to add; none when all is settled."""
+    minimum, maximum = tests.reps.min, tests.reps.max
+    pooled = tally([r for runs in head.values() for r in runs])
+    pooled_state = tests.state(tests.pooled, pooled)
+    if not pooled.fails or any(
+        tests.state(tests.fixture, tally(r)) is Settled.broken for r in head.values()
+    ):
+        # With no failure yet, nothing points to a drop; and a fixture settled broken blocks
+        # the Eval whatever the pooled test says. Either way its open question earns no reps
+        # (stopping early never raises a test's error rate).
+        pooled_state = Settled.works
+    runs: list[tuple[Side, str]] = []
+    head_done = True
+    for name in sorted(head):
+        mine = tally(head[name])
+        if mine.runs < minimum:
+            runs += [(Side.head, name)] * (minimum - mine.runs)
+            head_done = False
+            continue
+        if mine.runs >= maximum:
+            continue
+        state = tests.state(tests.fixture, mine)
+        if (
+            state is Settled.open
+            or (pooled_state is Settled.open and state is not Settled.broken)
+            or (more_reps_when_flaky and name in flaky)
+        ):
+            runs.append((Side.head, name))
+            head_done = False
+    for name in sorted(head):
+        if name not in base_can_run or not _reads_base(tests, head, name, pooled_state, head_done):
+            continue
+        theirs = tally(base.get(name, ()))
+        if theirs.runs < minimum:
+            runs += [(Side.base, name)] * (minimum - theirs.runs)
+        elif theirs.runs < maximum and tests.state(tests.fixture, theirs) is Settled.open:
+            runs.append((Side.base, name))
+    return runs
+
+
+def _reads_base(
+    tests: SequentialTests, head: Outcomes, name: str, pooled: Settled, head_done: bool
+) -> bool:
+    """Whether the verdict reads this fixture's base: its head looks broken on its own, or the
+    Eval's pooled test does and the fixture failed on the head."""
+    mine = tally(head[name])
+    state = tests.state(tests.fixture, mine)
+    if state is Settled.broken:
+        return True
+    at_max = mine.runs >= tests.reps.max
+    if state is Settled.open and at_max and tests.fixture.llr(mine.passes, mine.fails) > 0:
+        return True
+    if not mine.fails:
+        return False
+    pooled_head = tally([r for runs in head.values() for r in runs])
+    leaning = tests.pooled.llr(pooled_head.passes, pooled_head.fails) > 0
+    return pooled is Settled.broken or (head_done and pooled is Settled.open and leaning)
+
+
+def record(call: EvalCall, tests: SequentialTests) -> SequentialRecord:
+    """The call as results.json and the reports keep it."""
+    return SequentialRecord(
+        alpha=call.alpha,
+        beta=tests.fixture.beta,
+        min_reps=tests.reps.min,
+        max_reps=tests.reps.max,
+        fixtures=[
+            FixtureVerdictRecord(
+                fixture=f.fixture,
+                verdict=f.verdict.value,
+                head_passes=f.head.passes,
+                head_runs=f.head.runs,
+                base_passes=None if f.base is None else f.base.passes,
+                base_runs=None if f.base is None else f.base.runs,
+                p_bound=f.bound,
+                blocks=f.blocks,
+                flaky_on_main=f.flaky,
+            )
+            for f in call.fixtures
+        ],
+        pooled=call.pooled.value,
+        pooled_head=str(call.pooled_head),
+        pooled_base=None if call.pooled_base is None else str(call.pooled_base),
+        pooled_p_bound=call.pooled_bound,
+        blocks=call.blocks,
+        why=call.why(),
+    )

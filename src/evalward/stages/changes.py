@@ -1,0 +1,237 @@
+"""From a base..head diff to the agents it changes and the Evals it affects.
+
+Definitions are compared as parsed resources, not as text: reformatting a YAML file or editing
+its comments is "no semantic change". An agent also changes when a file it references or a
+path its `watch` globs cover changes, or a `.gitattributes` above those files does (it decides
+what the checkout writes for them). A changed, added or removed fixture or Eval affects the
+Evals that select it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatch
+from typing import Any
+
+from pydantic import BaseModel
+
+from evalward.git import FileChange
+from evalward.resources import Located, ResourceSet
+from evalward.resources.models import Agent
+from evalward.stages.fingerprint import FileIndex, agent_reads, referenced_files
+from evalward.text.escaping import printable
+
+
+@dataclass
+class ChangeSet:
+    """Why each agent counts as changed and why each Eval must run."""
+
+    changed_files: list[FileChange] = field(default_factory=list)
+    changed_agents: dict[str, list[str]] = field(default_factory=dict)
+    cosmetic_agents: list[str] = field(default_factory=list)
+    """Agents whose file changed with no semantic change (reformatting, comments)."""
+    removed_agents: list[str] = field(default_factory=list)
+    renamed_agents: dict[str, str] = field(default_factory=dict)
+    """Removed agent -> the new agent defined where it was (same file, or git's rename of it)."""
+    affected_evals: dict[str, list[str]] = field(default_factory=dict)
+    removed_evals: list[str] = field(default_factory=list)
+    gate_changes: list[str] = field(default_factory=list)
+    """How the PR changes its own gate: Evals, fixtures and calibrations it edits."""
+
+    def note_agent(self, agent: str, reason: str) -> None:
+        reasons = self.changed_agents.setdefault(agent, [])
+        if reason not in reasons:
+            reasons.append(reason)
+
+    def note_eval(self, name: str, reason: str) -> None:
+        reasons = self.affected_evals.setdefault(name, [])
+        if reason not in reasons:
+            reasons.append(reason)
+
+
+def detect_changes(
+    changed_files: list[FileChange],
+    head: ResourceSet,
+    base: ResourceSet | None,
+    gating: ResourceSet | None = None,
+    index: FileIndex | None = None,
+) -> ChangeSet:
+    """What the change from `base` (the merge base) to `head` touches. `gating` (the base
+    branch's definitions that gate, when newer than the merge base) adds its Evals of the
+    agents the change touches: an Eval the base branch gained since still gates them.
+    `index` lists the head's checkout (the one the result cache's keys read, when given)."""
+    result = ChangeSet(changed_files=changed_files)
+    touched = {c.path for c in changed_files} | {c.old_path for c in changed_files if c.old_path}
+    _agents(result, touched, head, base, index or FileIndex(head.root))
+    if base is not None:
+        _gate_resources(result, head, base)
+    # An Eval the pull request deleted or renamed still covers the agent it changed: the base's
+    # definitions count as much as the head's.
+    definitions = [d for d in (base, gating) if d is not None]
+    for name in result.changed_agents:
+        for resources in (head, *definitions):
+            for eval_def in resources.evals_targeting(name):
+                result.note_eval(eval_def.resource.metadata.name, f"agent {name} changed")
+    for name in result.removed_agents:
+        renamed = result.renamed_agents.get(name)
+        why = f"agent {name} was " + (f"renamed to {renamed}" if renamed else "removed")
+        for resources in definitions:
+            for eval_def in resources.evals_targeting(name):
+                result.note_eval(eval_def.resource.metadata.name, why)
+    return result
+
+
+def _agents(
+    result: ChangeSet,
+    touched: set[str],
+    head: ResourceSet,
+    base: ResourceSet | None,
+    index: FileIndex,
+) -> None:
+    ordered = sorted(touched)
+    attribute_files = _attribute_files(touched)
+    for name, located in sorted(head.agents.items()):
+        spec = located.resource.spec
+        before = base.agents.get(name) if base is not None else None
+        if before is None:
+            result.note_agent(name, "new agent")
+        elif before.resource.spec != spec:
+            fields = _changed_fields(before.resource.spec, spec)
+            result.note_agent(name, f"{', '.join(fields)} changed in {printable(located.file)}")
+        elif located.file in touched or before.file != located.file:
+            result.cosmetic_agents.append(name)
+        # What the result cache hashes (`fingerprint.agent_reads`), read the same way: a
+        # path changes when it, or a link on its way or where one leads, does.
+        referenced = set(referenced_files(located))
+        for path in agent_reads(located, index):
+            hits = sorted(index.looked_up(path) & touched)
+            if not hits:
+                continue
+            if path in referenced:
+                result.note_agent(name, f"{printable(hits[-1])} changed")
+            elif hits != [path]:
+                shown = f"{printable(hits[-1])}, through a symbolic link"
+                result.note_agent(name, f"watched path {printable(path)} changed ({shown})")
+        for pattern in spec.watch:
+            hit = next((p for p in ordered if fnmatch(p, pattern)), None)
+            if hit is not None:
+                result.note_agent(name, f"watched path {printable(hit)} changed")
+        for attributes in attribute_files:
+            if _reads_below(posixpath.dirname(attributes), located):
+                result.note_agent(
+                    name,
+                    f"{printable(attributes)} changed: it decides how the agent's files are "
+                    "checked out",
+                )
+    if base is not None:
+        result.removed_agents = sorted(set(base.agents) - set(head.agents))
+        result.renamed_agents = _renames(result.removed_agents, result.changed_files, head, base)
+    result.cosmetic_agents = [a for a in result.cosmetic_agents if a not in result.changed_agents]
+
+
+_WILDCARD = re.compile(r"[*?\[]")
+
+
+def _attribute_files(touched: set[str]) -> list[str]:
+    """The `.gitattributes` files the change touches. Their `eol`, `ident` or
+    `working-tree-encoding` rewrite the files below them on checkout: an agent's program or
+    prompt can read differently with no change to its own blob."""
+    return sorted(p for p in touched if posixpath.basename(p) == ".gitattributes")
+
+
+def _reads_below(folder: str, located: Located[Agent]) -> bool:
+    """Whether the agent names or watches a file under `folder` ("" for the root). A watch
+    glob may match under `folder` when its literal start (before its first wildcard) and
+    the folder are one the other's beginning: `packages/*/src/**` for `packages/core`."""
+    if not folder:
+        return bool(referenced_files(located) or located.resource.spec.watch)
+    prefix = f"{folder}/"
+    if any(p.startswith(prefix) for p in referenced_files(located)):
+        return True
+    for pattern in located.resource.spec.watch:
+        literal = _WILDCARD.split(pattern, maxsplit=1)[0]
+        if literal.startswith(prefix) or prefix.startswith(literal):
+            return True
+    return False
+
+
+def _renames(
+    removed: list[str], changed: list[FileChange], head: ResourceSet, base: ResourceSet
+) -> dict[str, str]:
+    """Removed agents whose file (or git's rename of it) now defines a new agent."""
+    moved = {c.old_path: c.path for c in changed if c.old_path}
+    new = {name: a.file for name, a in head.agents.items() if name not in base.agents}
+    renames: dict[str, str] = {}
+    for name in removed:
+        file = base.agents[name].file
+        found = [n for n, where in sorted(new.items()) if where in (file, moved.get(file))]
+        if found:
+            renames[name] = found[0]
+    return renames
+
+
+def _gate_resources(result: ChangeSet, head: ResourceSet, base: ResourceSet) -> None:
+    """Fixtures, Evals and calibrations the PR adds, edits or removes, and the Evals they affect."""
+    fixtures = _diff("fixture", head.fixtures, base.fixtures, result)
+    calibrations = _diff("JudgeCalibration", head.calibrations, base.calibrations, result)
+    evals = _diff("Eval", head.evals, base.evals, result)
+    result.removed_evals = sorted(set(base.evals) - set(head.evals))
+    for name, located in sorted(head.evals.items()):
+        if name in evals:
+            result.note_eval(name, f"the Eval is {evals[name]}")
+        selected = {f.resource.metadata.name for f in head.fixtures_of(located.resource)}
+        before = base.evals.get(name)
+        if before is not None:
+            selected |= {f.resource.metadata.name for f in base.fixtures_of(before.resource)}
+        for fixture in sorted(selected & set(fixtures)):
+            result.note_eval(name, f"fixture {fixture} is {fixtures[fixture]}")
+        calibration = located.resource.spec.judge.calibration
+        if calibration in calibrations:
+            result.note_eval(
+                name, f"judge calibration {calibration} is {calibrations[calibration]}"
+            )
+
+
+def _diff(
+    kind: str,
+    head: Mapping[str, Located[Any]],
+    base: Mapping[str, Located[Any]],
+    result: ChangeSet,
+) -> dict[str, str]:
+    """name -> 'new' | 'removed' | 'changed', and a gate-change line for each."""
+    out: dict[str, str] = {}
+    for name in sorted(set(head) | set(base)):
+        now, before = head.get(name), base.get(name)
+        if before is None:
+            out[name] = "new"
+        elif now is None:
+            out[name] = "removed"
+            result.gate_changes.append(f"{kind} {name} removed")
+        elif now.resource != before.resource:
+            out[name] = "changed"
+            fields = _changed_fields(before.resource, now.resource)
+            result.gate_changes.append(f"{kind} {name}: {', '.join(fields)} changed")
+    return out
+
+
+def _changed_fields(before: BaseModel, after: BaseModel, limit: int = 4) -> list[str]:
+    """The dotted camelCase paths whose values differ, the most specific first."""
+    paths = sorted(_differences(_dump(before), _dump(after), ""))
+    return paths[:limit] + ([f"{len(paths) - limit} more"] if len(paths) > limit else [])
+
+
+def _dump(model: BaseModel) -> Any:
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def _differences(before: Any, after: Any, path: str) -> Iterable[str]:
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key in sorted(set(before) | set(after)):
+            yield from _differences(
+                before.get(key), after.get(key), f"{path}.{key}" if path else key
+            )
+    elif before != after:
+        yield path or "definition"

@@ -1,0 +1,203 @@
+"""Base against head: per-Eval score deltas and per-fixture regressions, fixes, new, removed.
+
+A fixture regresses when it passed on base and fails on head. With several reps that is a
+drop in pass rate, and one lucky or unlucky rep can cause it; each fixture's paired test
+(`FixtureComparison.mcnemar`, McNemar's exact test over its reps paired by index, see
+`evalward.stages.stats`) says whether its drop is significant at `SIGNIFICANCE` or inconclusive.
+An Eval with adaptive reps is classified by its sequential verdicts instead (`settle`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from evalward.rundata.results import EvalResult, FixtureResult
+from evalward.stages.stats import McNemar, mcnemar_drop
+
+SIGNIFICANCE = 0.05
+
+
+class Change(StrEnum):
+    regression = "regression"
+    fixed = "fixed"
+    still_failing = "still failing"
+    still_passing = "still passing"
+    new = "new"
+    removed = "removed"
+    advisory = "advisory"
+    """Nothing in the fixture gates on head (every assertion advisory): shown, not compared."""
+
+
+@dataclass(frozen=True)
+class FixtureComparison:
+    fixture: str
+    change: Change
+    base: list[FixtureResult]
+    head: list[FixtureResult]
+    head_passed: bool = False
+    """The fixture's verdict on head over its reps, by the Eval's `minRepPassRate` rule."""
+    gates: bool = True
+    """False for a fixture the pull request adds: it ran, and gates once merged."""
+
+    def mcnemar(self) -> McNemar:
+        """McNemar's exact test over this fixture's reps paired by index."""
+        base = {r.rep: r.passed for r in self.base}
+        pairs = [(base[r.rep], r.passed) for r in self.head if r.rep in base]
+        return mcnemar_drop(
+            sum(1 for b, h in pairs if b and not h), sum(1 for b, h in pairs if h and not b)
+        )
+
+    @property
+    def significant(self) -> bool:
+        """Its drop from base is significant on its own (McNemar, per fixture)."""
+        return self.change is Change.regression and self.mcnemar().p_value < SIGNIFICANCE
+
+    def numbers(self) -> str:
+        """ "base 5/5 → head 0/5": its passes over its reps on each side."""
+        base = sum(r.passed for r in self.base)
+        head = sum(r.passed for r in self.head)
+        return f"base {base}/{len(self.base)} → head {head}/{len(self.head)}"
+
+    @property
+    def base_pass_rate(self) -> float | None:
+        return _pass_rate(self.base)
+
+    @property
+    def head_pass_rate(self) -> float | None:
+        return _pass_rate(self.head)
+
+    @property
+    def pass_rate_delta(self) -> float | None:
+        if self.base_pass_rate is None or self.head_pass_rate is None:
+            return None
+        return self.head_pass_rate - self.base_pass_rate
+
+
+def _pass_rate(results: list[FixtureResult]) -> float | None:
+    return sum(r.passed for r in results) / len(results) if results else None
+
+
+@dataclass
+class EvalComparison:
+    head: EvalResult
+    base: EvalResult | None
+    fixtures: list[FixtureComparison] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.head.eval
+
+    @property
+    def delta(self) -> float | None:
+        return None if self.base is None else self.head.score - self.base.score
+
+    def of(self, change: Change) -> list[FixtureComparison]:
+        return [f for f in self.fixtures if f.change is change]
+
+    def regression_test(self) -> McNemar:
+        """McNemar's exact test over outcomes paired by fixture and rep index, pooled over the
+        Eval: shown beside the per-fixture tests, which are what gates."""
+        worse = better = 0
+        for fixture in self.fixtures:
+            if fixture.change is Change.advisory:
+                continue
+            base = {r.rep: r.passed for r in fixture.base}
+            for result in fixture.head:
+                if result.rep not in base:
+                    continue
+                if base[result.rep] and not result.passed:
+                    worse += 1
+                elif result.passed and not base[result.rep]:
+                    better += 1
+        return mcnemar_drop(worse, better)
+
+    @property
+    def significant_regression(self) -> bool:
+        """A gating fixture passes significantly less often on head than on base."""
+        return bool(self.significant_fixtures())
+
+    def significant_fixtures(self) -> list[FixtureComparison]:
+        return [f for f in self.fixtures if f.gates and f.significant]
+
+
+def compare(results: list[EvalResult]) -> list[EvalComparison]:
+    """Pair each head EvalResult with its base counterpart (if the base ran it). A base whose
+    runs all failed to reach their provider is no baseline: there is nothing to compare."""
+    base = {r.eval: r for r in results if r.side == "base" and not r.provider_unavailable}
+    return [_compare_one(r, base.get(r.eval)) for r in results if r.side == "head"]
+
+
+def _compare_one(head: EvalResult, base: EvalResult | None) -> EvalComparison:
+    comparison = EvalComparison(head=head, base=base)
+    head_runs = _by_fixture(head.fixtures)
+    base_runs = _by_fixture(base.fixtures) if base is not None else {}
+    head_passed = _verdicts(head)
+    base_passed = _verdicts(base) if base is not None else {}
+    pending = set(head.pending)
+    advisory = {o.name for o in head.fixture_results if o.advisory}
+    sequential = _sequential(head)
+    for name, passed in sequential.items():
+        head_passed[name] = passed[1]
+    for name in sorted(set(head_runs) | set(base_runs)):
+        change = _classify(base_passed.get(name), head_passed.get(name))
+        if name in sequential:  # the base runs only where the verdict reads it
+            change = Change.new if name in pending else sequential[name][0]
+        if name in advisory:
+            change = Change.advisory
+        comparison.fixtures.append(
+            FixtureComparison(
+                name,
+                change,
+                base_runs.get(name, []),
+                head_runs.get(name, []),
+                head_passed=bool(head_passed.get(name)),
+                gates=name not in pending,
+            )
+        )
+    return comparison
+
+
+def _verdicts(result: EvalResult) -> dict[str, bool]:
+    """Each fixture's pass/fail over its reps, by the Eval's `minRepPassRate` rule."""
+    outcomes = {o.name: o.passed for o in result.fixture_results}
+    for name, runs in _by_fixture(result.fixtures).items():
+        outcomes.setdefault(name, all(r.passed for r in runs))
+    return outcomes
+
+
+_CHANGE_OF = {
+    "regression": Change.regression,
+    "still failing": Change.still_failing,
+    "improvement": Change.fixed,
+}
+
+
+def _sequential(head: EvalResult) -> dict[str, tuple[Change, bool]]:
+    """With adaptive reps, each fixture's change and head verdict by its sequential test:
+    only a settled regression or failure fails it."""
+    if head.sequential is None:
+        return {}
+    return {
+        f.fixture: (_CHANGE_OF.get(f.verdict, Change.still_passing), not f.blocks)
+        for f in head.sequential.fixtures
+    }
+
+
+def _classify(base_ok: bool | None, head_ok: bool | None) -> Change:
+    if head_ok is None:
+        return Change.removed
+    if base_ok is None:
+        return Change.new
+    if base_ok and not head_ok:
+        return Change.regression
+    if head_ok and not base_ok:
+        return Change.fixed
+    return Change.still_passing if head_ok else Change.still_failing
+
+
+def _by_fixture(results: list[FixtureResult]) -> dict[str, list[FixtureResult]]:
+    grouped: dict[str, list[FixtureResult]] = {}
+    for result in results:
+        grouped.setdefault(result.fixture, []).append(result)
+    return grouped

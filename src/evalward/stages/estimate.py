@@ -1,0 +1,312 @@
+"""Estimate a plan's model calls and cost before it runs, and trim it to a budget.
+
+The estimate of a run is built from the sizes of what its calls will carry, at four
+characters a token (`CHARS_PER_TOKEN`):
+
+- A declarative agent makes one model call per turn; its turns are one more than the
+  distinct tools its fixture's assertions name, or than one when it is offered tools and
+  the assertions name none (capped at `maxTurns`).
+- Each call sends the system prompt, the fixture's input as the agent receives it and the
+  enabled tools' names, descriptions and JSON schemas, plus the conversation so far: each
+  earlier turn's tool call (`TOOL_CALL_TOKENS`) and its result (the tool's mock output or the
+  fixture's replayed output for it, else `TOOL_RESULT_TOKENS`). Each message adds
+  `MESSAGE_TOKENS` of framing.
+- A call that calls a tool replies with `TOOL_CALL_TOKENS`; the last one with the answer: as
+  long as the fixture's `reference` when it has one, else `REPLY_TOKENS`, and never more
+  than the agent's `maxTokens`.
+- Each judge assertion adds one call per judge model (the primary and any cross-check):
+  the judge's instructions, the rubric and the run as the judge sees it (the input, the
+  reference, each step's text), answered with `JUDGE_REPLY_TOKENS`.
+- Bring-your-own agents call their models themselves, so only their judge calls count.
+  Runs the result cache will answer cost nothing.
+
+docs/cli.md ("The estimate") gives its ratio to what runs spent.
+
+What the estimate leaves of the budget is the `Allowance` of the calls that cannot be
+estimated: those bring-your-own agents (and command tools) make through the model proxy.
+The proxy counts them as they happen and refuses the first one past it.
+
+Over budget, fixtures run in order of severity (critical first; within a severity, by Eval
+and fixture name); a fixture's reps and both of its sides stay together; the rest are skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalward.errors import ConfigError
+from evalward.providers.pricing import PriceTable
+from evalward.resources import ResourceSet
+from evalward.resources.agent import AgentSpec
+from evalward.resources.common import DEFAULT_SEVERITY_WEIGHTS
+from evalward.resources.models import EvalFixtureSpec
+from evalward.rundata.sides import Side
+from evalward.rundata.spending import Budget, Estimate
+from evalward.scoring.judge import SYSTEM_PROMPT
+from evalward.stages.estimate_conversation import agent_turns, opening_messages, user_calls
+from evalward.stages.plan import Plan, PlannedRun
+
+CHARS_PER_TOKEN = 4
+MESSAGE_TOKENS = 4
+TOOL_CALL_TOKENS = 30
+TOOL_RESULT_TOKENS = 100
+REPLY_TOKENS = 150
+JUDGE_REPLY_TOKENS = 150
+STEP_CHARS = 40
+"""A trace step's framing in the JSON the judge reads (`{"step": 3, "type": ..., "text": }`)."""
+_TOOL_FIELDS = ("tool", "tools", "before", "after")
+
+
+@dataclass
+class Trimmed:
+    plan: Plan
+    estimate: Estimate
+    skipped: list[PlannedRun] = field(default_factory=list)
+
+    @property
+    def note(self) -> str:
+        """What the report says when the budget skipped runs ("" when it skipped none)."""
+        if not self.skipped:
+            return ""
+        total = len(self.plan.runs) + len(self.skipped)
+        return (
+            f"over budget: {len(self.skipped)} of {total} runs skipped "
+            f"(estimated {self.estimate.calls} model calls for the rest)"
+        )
+
+
+@dataclass(frozen=True)
+class _Call:
+    model: str
+    prompt: int
+    reply: int
+
+
+def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) -> Estimate:
+    eval_def = resources.evals[run.eval].resource
+    fixture = resources.fixtures[run.fixture].resource.spec
+    agent = resources.agents[eval_def.spec.target_agent].resource.spec
+    assertions = [a.model_dump(mode="json") for a in fixture.assertions]
+    given = sum(len(m.content) for m in opening_messages(fixture))
+    calls: list[_Call] = []
+    seen = given + len(fixture.reference or "")  # what the judge reads of the run
+    if agent.runtime is None and agent.models:
+        named: set[str] = set()
+        for assertion in assertions:
+            for key in _TOOL_FIELDS:
+                value = assertion.get(key)
+                named.update([value] if isinstance(value, str) else value or [])
+        offered = any(t.enabled for t in agent.tools)
+        turns = min(max(len(named), int(offered)) + 1, agent.max_turns)
+        result_chars = _tool_result_chars(agent, fixture, named)
+        prompt = len(agent.system or "") + given + _tool_schema_chars(agent)
+        messages = len(opening_messages(fixture)) + 1
+        answer = _answer_tokens(agent, fixture)
+        for turn in range(turns):
+            last = turn == turns - 1
+            calls.append(
+                _Call(
+                    agent.models[0],
+                    prompt // CHARS_PER_TOKEN + messages * MESSAGE_TOKENS,
+                    answer if last else TOOL_CALL_TOKENS,
+                )
+            )
+            if not last:  # the tool call and its result join the conversation
+                prompt += TOOL_CALL_TOKENS * CHARS_PER_TOKEN + result_chars
+                messages += 2
+        seen += prompt - len(agent.system or "") - _tool_schema_chars(agent)
+        seen += answer * CHARS_PER_TOKEN + STEP_CHARS * (2 * turns)
+    else:
+        seen += REPLY_TOKENS * CHARS_PER_TOKEN + STEP_CHARS * 2
+    calls *= agent_turns(fixture)
+    seen *= agent_turns(fixture)
+    calls += [_Call(*call) for call in user_calls(fixture.conversation, eval_def.spec, seen)]
+    for judge_model in eval_def.spec.judge.models:
+        for assertion in assertions:
+            if assertion.get("type") == "judge":
+                chars = len(SYSTEM_PROMPT) + len(assertion.get("rubric", "")) + seen
+                calls.append(
+                    _Call(
+                        judge_model,
+                        chars // CHARS_PER_TOKEN + 2 * MESSAGE_TOKENS,
+                        JUDGE_REPLY_TOKENS,
+                    )
+                )
+    cost: float | None = 0.0
+    for call in calls:
+        price = prices.of(call.model)
+        if price is None or cost is None:
+            cost = None
+            continue
+        cost += (call.prompt * price.input + call.reply * price.output) / 1e6
+    return Estimate(len(calls), cost, sum(c.prompt + c.reply for c in calls))
+
+
+def _tool_schema_chars(agent: AgentSpec) -> int:
+    return sum(
+        len(t.name or t.type or "") + len(t.description) + len(json.dumps(t.parameters))
+        for t in agent.tools
+        if t.enabled
+    )
+
+
+def _tool_result_chars(agent: AgentSpec, fixture: EvalFixtureSpec, named: set[str]) -> int:
+    """What a call of the tools the fixture names (else of those offered) returns, on
+    average: a replayed output or the tool's mock, else TOOL_RESULT_TOKENS."""
+    sizes: list[int] = []
+    offered = {t.name or t.type or "" for t in agent.tools if t.enabled}
+    for name in sorted(named or offered):
+        replayed = [r.output for r in fixture.tool_replay or [] if r.tool == name]
+        mocks = [t.mock.output for t in agent.tools if (t.name or t.type) == name and t.mock]
+        outputs: list[Any] = replayed or mocks
+        sizes.append(len(_as_text(outputs[0])) if outputs else TOOL_RESULT_TOKENS * CHARS_PER_TOKEN)
+    return sum(sizes) // len(sizes) if sizes else TOOL_RESULT_TOKENS * CHARS_PER_TOKEN
+
+
+def _answer_tokens(agent: AgentSpec, fixture: EvalFixtureSpec) -> int:
+    expected = len(fixture.reference) // CHARS_PER_TOKEN + 1 if fixture.reference else REPLY_TOKENS
+    return min(expected, agent.max_tokens) if agent.max_tokens else expected
+
+
+def _as_text(output: Any) -> str:
+    return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+
+
+def estimate_plan(
+    plan: Plan,
+    resources: dict[Side, ResourceSet],
+    prices: PriceTable,
+    skip: Iterable[bool] = (),
+) -> Estimate:
+    """The estimate of every run of the plan but those `skip` marks (runs the result cache
+    answered, in plan order)."""
+    skipped = list(skip)
+    total = Estimate(0, 0.0)
+    for index, run in enumerate(plan.runs):
+        if index < len(skipped) and skipped[index]:
+            continue
+        total += estimate_run(run, resources[run.side], prices)
+    return total
+
+
+async def estimate_meanwhile(
+    plan: Plan, resources: dict[Side, ResourceSet], prices: PriceTable
+) -> Estimate:
+    """`estimate_plan` of every run, a few runs at a time between the event loop's other
+    work: made while the runs wait on their model calls, it costs the end of the run nothing
+    (1,000 runs: 10 ms). Each step is about 0.5 ms: a reply that arrives meanwhile waits no
+    longer than that."""
+    total = Estimate(0, 0.0)
+    for index, run in enumerate(plan.runs):
+        if index % 50 == 49:
+            await asyncio.sleep(0)
+        total += estimate_run(run, resources[run.side], prices)
+    return total
+
+
+def refuse_unpriced(
+    plan: Plan,
+    resources: dict[Side, ResourceSet],
+    prices: PriceTable,
+    cached: Callable[[PlannedRun], bool] | None = None,
+) -> None:
+    """Refuse a dollar budget over models with no price, among those the runs the cache will
+    not answer may call (an agent's fallbacks and every judge included): what they spend
+    could not be counted against it, so a pull request that switched to one would spend
+    without limit."""
+    models: set[str] = set()
+    for run in plan.runs:
+        if cached is not None and cached(run):
+            continue
+        tree = resources[run.side]
+        eval_def = tree.evals[run.eval].resource
+        models.update(tree.agents[eval_def.spec.target_agent].resource.spec.models)
+        fixture = tree.fixtures[run.fixture].resource.spec
+        if any(assertion.type == "judge" for assertion in fixture.assertions):
+            models.update(eval_def.spec.judge.models)
+    unpriced = sorted(model for model in models if prices.of(model) is None)
+    if unpriced:
+        raise ConfigError(
+            f"max-cost-usd is set, but {', '.join(unpriced)} has no price, so what it spends "
+            "cannot be counted against the budget. Give it a price under `pricing` in "
+            "evalward.yaml (the base branch's, on a pull request), or budget with "
+            "max-model-calls alone."
+        )
+
+
+def trim_to_budget(
+    plan: Plan,
+    resources: dict[Side, ResourceSet],
+    prices: PriceTable,
+    budget: Budget,
+    cached: Callable[[PlannedRun], bool] | None = None,
+) -> Trimmed:
+    """Keep the most severe fixtures that fit the budget; report the rest as skipped. Runs
+    `cached` says the result cache will answer cost nothing.
+
+    Fixtures that gate come before those a pull request adds (pending ones, which gate only
+    once merged): new fixtures cannot push the fixtures that decide the gate out of it."""
+    groups: dict[tuple[str, str], list[PlannedRun]] = {}
+    for run in plan.runs:
+        groups.setdefault((run.eval, run.fixture), []).append(run)
+
+    def severity(group: tuple[str, str]) -> float:
+        side = Side.head if any(r.side is Side.head for r in groups[group]) else Side.base
+        fixture = resources[side].fixtures[group[1]].resource.spec
+        return DEFAULT_SEVERITY_WEIGHTS[fixture.severity]
+
+    total = Estimate(0, 0.0)
+    kept: list[PlannedRun] = []
+    skipped: list[PlannedRun] = []
+
+    def pending(group: tuple[str, str]) -> bool:
+        return not any(plan.gates(run) for run in groups[group])
+
+    for group in sorted(groups, key=lambda g: (pending(g), -severity(g), g)):
+        cost = Estimate(0, 0.0)
+        for run in groups[group]:
+            if cached is None or not cached(run):
+                cost += estimate_run(run, resources[run.side], prices)
+        over_calls = (
+            budget.max_model_calls is not None and total.calls + cost.calls > budget.max_model_calls
+        )
+        over_cost = (
+            budget.max_cost_usd is not None
+            and cost.cost_usd is not None
+            and total.cost_usd is not None
+            and total.cost_usd + cost.cost_usd > budget.max_cost_usd
+        )
+        if over_calls or over_cost:
+            skipped += groups[group]
+            continue
+        kept += groups[group]
+        total += cost
+    order = {id(run): index for index, run in enumerate(plan.runs)}
+    kept.sort(key=lambda run: order[id(run)])
+    return Trimmed(plan.with_runs(kept), total, sorted(skipped))
+
+
+def adaptive_ceiling(
+    plan: Plan, resources: dict[Side, ResourceSet], prices: PriceTable, name: str
+) -> tuple[int, int, Estimate]:
+    """The most an adaptive Eval (`execution.reps`) can spend: every head fixture at its
+    maximum reps, and every base fixture too (head runs, base runs, their estimate). Its
+    plan holds the minimum; the rounds add reps only where the outcome is open."""
+    head = resources[Side.head].evals[name].resource.spec.execution.reps
+    fixtures = sorted({r.fixture for r in plan.runs if r.eval == name and r.side is Side.head})
+    if head is None:
+        return 0, 0, Estimate(0, 0.0)
+    runs = [PlannedRun(Side.head, name, f, rep) for f in fixtures for rep in range(head.max)]
+    runs += [
+        PlannedRun(Side.base, name, f, rep)
+        for f in plan.adaptive.get(name, [])
+        for rep in range(head.max)
+    ]
+    total = Estimate(0, 0.0)
+    for run in runs:
+        total += estimate_run(run, resources[run.side], prices)
+    return len(fixtures) * head.max, len(runs) - len(fixtures) * head.max, total

@@ -1,0 +1,428 @@
+"""The gate's decision, the bypass (who may use it, for which head), and its audit record."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from evalward.errors import EXIT_EXTERNAL, EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from evalward.resources.gate_policy import RegressionPolicy
+from evalward.stages import blocked
+from evalward.stages.compare import EvalComparison
+from evalward.text import jsontext
+
+__all__ = ["RegressionPolicy"]
+
+AUDIT_EVENT = "eval_gate_bypass"
+"""Every audit line starts with `{"event": "eval_gate_bypass"`: a stable prefix for alerting."""
+
+BYPASS_PERMISSIONS = ("admin", "maintain", "write")
+
+_RECORD = re.compile(r"<!-- evalward-bypass-record (\{[^<>]*\}) -->")
+
+
+class GateResult(StrEnum):
+    passed = "pass"
+    failed = "fail"
+    bypassed = "bypassed"
+    skipped = "skipped"
+    incomplete = "incomplete"
+    unavailable = "unavailable"
+    """A model provider was down for every run of an affected Eval: no verdict either way."""
+
+
+UNAVAILABLE = "provider unavailable — not a verdict on the agent"
+
+
+@dataclass(frozen=True)
+class Bypass:
+    """An honoured bypass: the label, who applied it, when, and the head SHA it covers."""
+
+    label: str
+    applied_by: str | None
+    applied_at: str | None = None
+    permission: str | None = None
+    scope: str = "sha"
+    head_sha: str = ""
+    by_author: bool = False
+    """The pull request's own author applied the label: allowed (write access is the rule),
+    and said wherever the bypass is recorded, for whoever reviews the audit."""
+
+
+@dataclass(frozen=True)
+class BypassRefusal:
+    """The bypass label is on the PR but does not count; the gate stays red."""
+
+    label: str
+    applied_by: str | None
+    applied_at: str | None
+    permission: str | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class BypassRecord:
+    """Which head SHA the label was applied to, kept in evalward's own (bot) comment."""
+
+    label: str
+    labeled_at: str | None
+    sha: str
+
+    def render(self) -> str:
+        data = json.dumps({"label": self.label, "labeled_at": self.labeled_at, "sha": self.sha})
+        return (
+            "<!-- evalward-bypass-record "
+            + data.replace("<", "\\u003c").replace(">", "\\u003e")
+            + " -->"
+        )
+
+    @classmethod
+    def parse(cls, body: str) -> BypassRecord | None:
+        match = _RECORD.search(body)
+        if match is None:
+            return None
+        try:
+            data = jsontext.loads(match[1])
+            return cls(str(data["label"]), data.get("labeled_at"), str(data["sha"]))
+        except (ValueError, KeyError, TypeError):
+            return None
+
+
+def judge_bypass(
+    *,
+    label: str,
+    scope: str,
+    head_sha: str,
+    applied_by: str | None,
+    applied_at: str | None,
+    permission: str | None,
+    covered_sha: str | None,
+) -> Bypass | BypassRefusal:
+    """Honour the label only for a user with write access, and (scope `sha`) for its own head.
+
+    `covered_sha` is the head the label was applied to, when evalward can prove it: from the
+    `labeled` event's payload, or from the record in its own comment. A push after the label
+    changes the head, so with scope `sha` the gate is armed again until someone re-applies it.
+    """
+
+    def refuse(reason: str) -> BypassRefusal:
+        return BypassRefusal(label, applied_by, applied_at, permission, reason)
+
+    if not applied_by:
+        return refuse("the issue events API does not say who applied the label")
+    if permission not in BYPASS_PERMISSIONS:
+        return refuse(
+            f"{applied_by} has {permission or 'no'} permission on the repository; only users "
+            "with write, maintain or admin permission can bypass the gate"
+        )
+    if scope == "sha" and covered_sha != head_sha:
+        where = f"commit {covered_sha[:12]}" if covered_sha else "an earlier head"
+        return refuse(
+            f"the label was applied to {where}, and the head is now {head_sha[:12]}: with "
+            "`bypass-scope: sha` a push after the label re-arms the gate; remove and re-apply "
+            "the label to bypass this head"
+        )
+    return Bypass(label, applied_by, applied_at, permission, scope, head_sha)
+
+
+@dataclass
+class GateDecision:
+    result: GateResult
+    failing_evals: list[str] = field(default_factory=list)
+    failing_fixtures: dict[str, list[str]] = field(default_factory=dict)
+    bypass: Bypass | None = None
+    refusal: BypassRefusal | None = None
+    reason: str = ""
+    unavailable_evals: list[str] = field(default_factory=list)
+    """Affected Evals none of whose runs could reach a model provider (an outage)."""
+
+    interrupted: bool = False
+    """True when SIGTERM/SIGINT cut the run short."""
+    why: list[str] = field(default_factory=list)
+    """One line per thing that blocks: the Eval, the test, the fixtures that drove it and its
+    numbers (the comment's "why it is blocked")."""
+
+    @property
+    def exit_code(self) -> int:
+        if self.interrupted:
+            return EXIT_INTERRUPTED
+        if self.result is GateResult.unavailable:
+            return EXIT_EXTERNAL
+        if self.result in (GateResult.failed, GateResult.incomplete):
+            return EXIT_GATE_FAILED
+        return EXIT_OK
+
+
+def decide(
+    comparisons: list[EvalComparison],
+    bypass: Bypass | None,
+    refusal: BypassRefusal | None = None,
+    *,
+    regressions: RegressionPolicy = RegressionPolicy.none,
+    skipped_runs: int = 0,
+    allow_incomplete: bool = False,
+    not_run: Mapping[str, str] | None = None,
+    undefined: str = "",
+) -> GateDecision:
+    """Fail when an affected Eval is below its threshold — or regressed, if the policy says so —
+    or could not run at all (`not_run`: Eval -> why, e.g. its agent was removed), unless an
+    honoured bypass covers it. Runs skipped by the budget make the gate incomplete, which
+    fails unless `allow_incomplete`.
+
+    An Eval whose every head run failed only because its model providers kept failing through
+    their retries is no verdict: when nothing else fails, the gate is `unavailable` (exit 3, an
+    external failure; rerun it). Any other failure still fails the gate.
+
+    An Eval whose judge could not be calibrated has no verdict: unless something else fails,
+    the gate is incomplete (exit 1, whatever `allow_incomplete` says: that is for the budget),
+    or unavailable when its calibration failed for an outage.
+
+    An advisory Eval (nothing in it may gate: e.g. its only judge is below its calibration
+    floor) neither passes nor fails the gate; when no other Eval gates, the gate is skipped.
+
+    `undefined` says that the definitions that gate hold no Eval at all, and where they were
+    looked for: the gate is skipped with that reason, never passed (Evals a pull request adds
+    may still fail it)."""
+    not_run = dict(not_run or {})
+    if not comparisons and not not_run:
+        return GateDecision(
+            GateResult.skipped, reason=undefined or "no Eval is affected by this change"
+        )
+    evals = _Verdicts.of(comparisons, regressions)
+    if not evals.gating and not not_run and not (skipped_runs and not allow_incomplete):
+        return GateDecision(
+            GateResult.skipped,
+            reason=f"nothing gates this change: {_advisory(evals.advisory)}",
+        )
+    outage = all(c.head.provider_unavailable for c in evals.unscored)
+    if (evals.down or evals.unscored) and outage and not evals.failing and not not_run:
+        return _unavailable(evals.down + evals.unscored, bypass, refusal)
+    decision = evals.decision(not_run)
+    skipped = skipped_runs if skipped_runs > 0 and not allow_incomplete else 0
+    if not decision.failing_evals and not skipped and not evals.unscored:
+        return _passed(decision, evals.advisory, skipped_runs, undefined)
+    return _not_passed(decision, evals, bypass, refusal, regressions, not_run, skipped)
+
+
+def _not_passed(
+    decision: GateDecision,
+    evals: _Verdicts,
+    bypass: Bypass | None,
+    refusal: BypassRefusal | None,
+    regressions: RegressionPolicy,
+    not_run: Mapping[str, str],
+    skipped: int,
+) -> GateDecision:
+    """Something fails or is unfinished: a bypass honours it, else the gate fails (or is
+    incomplete, when nothing fails but something could not finish)."""
+    if bypass is not None:
+        decision.result = GateResult.bypassed
+        decision.bypass = bypass
+        decision.reason = f"failing Evals bypassed by the {bypass.label!r} label"
+        return decision
+    if not decision.failing_evals:
+        decision.result = GateResult.incomplete
+        decision.reason = "; ".join(evals.unfinished(skipped))
+        return decision
+    decision.result = GateResult.failed
+    decision.refusal = refusal
+    decision.why = evals.why(regressions)
+    reasons = evals.failures(not_run, regressions) + decision.why
+    if skipped:
+        reasons.append(f"{skipped} runs were skipped by the budget")
+    decision.reason = "; ".join([*reasons, *evals.unfinished(0)])
+    if refusal is not None:
+        decision.reason += f"; the {refusal.label!r} label was refused: {refusal.reason}"
+    return decision
+
+
+@dataclass
+class _Verdicts:
+    """The affected Evals by what they say of the gate."""
+
+    advisory: list[EvalComparison]
+    """Nothing in them may gate."""
+    gating: list[EvalComparison]
+    unscored: list[EvalComparison]
+    """Their judge could not score: no verdict."""
+    down: list[EvalComparison]
+    """Every head run's provider was unavailable: no verdict."""
+    below: list[EvalComparison]
+    regressed: list[EvalComparison]
+
+    @classmethod
+    def of(cls, comparisons: list[EvalComparison], regressions: RegressionPolicy) -> _Verdicts:
+        gating = [c for c in comparisons if not c.head.advisory]
+        unscored = [c for c in gating if c.head.incomplete_reason]
+        failed = [c for c in gating if not c.head.passed and not c.head.incomplete_reason]
+        return cls(
+            advisory=[c for c in comparisons if c.head.advisory],
+            gating=gating,
+            unscored=unscored,
+            down=[c for c in failed if c.head.provider_unavailable],
+            below=[c for c in failed if not c.head.provider_unavailable],
+            regressed=[
+                c
+                for c in gating
+                if c.head.passed and blocked.regressed(c, blocked.policy_of(c, regressions))
+            ],
+        )
+
+    @property
+    def failing(self) -> list[EvalComparison]:
+        return self.below + self.regressed
+
+    def decision(self, not_run: Mapping[str, str]) -> GateDecision:
+        """A decision naming what fails and what was unavailable (its result set later)."""
+        return GateDecision(
+            GateResult.passed,
+            unavailable_evals=[
+                c.name for c in self.down + self.unscored if c.head.provider_unavailable
+            ],
+            failing_evals=[c.name for c in self.failing] + sorted(not_run),
+            failing_fixtures={c.name: blocked.failing_fixtures(c) for c in self.failing},
+        )
+
+    def failures(self, not_run: Mapping[str, str], regressions: RegressionPolicy) -> list[str]:
+        reasons = did_not_run(dict(not_run))
+        if self.below:
+            reasons.append(f"{len(self.below)} affected Eval(s) below threshold")
+        if self.regressed:
+            kind = "significant " if regressions is RegressionPolicy.significant else ""
+            reasons.append(f"{len(self.regressed)} Eval(s) with a {kind}regression")
+        return reasons
+
+    def why(self, regressions: RegressionPolicy) -> list[str]:
+        """What blocks, Eval by Eval: the test, the fixtures and their numbers."""
+        return blocked.why(self.below, self.regressed, regressions)
+
+    def unfinished(self, skipped_runs: int) -> list[str]:
+        """What kept the gate from a whole verdict: Evals unscored, runs left out, outages."""
+        said = [_unscored(c) for c in self.unscored]
+        if skipped_runs:
+            said.append(f"{skipped_runs} runs were skipped by the budget")
+        if self.down:
+            said.append(f"{len(self.down)} Eval(s) not run: {UNAVAILABLE}")
+        return said
+
+
+def _passed(
+    decision: GateDecision, advisory: list[EvalComparison], skipped_runs: int, undefined: str
+) -> GateDecision:
+    decision.reason = (
+        "every affected Eval that gates meets its threshold; " + _advisory(advisory)
+        if advisory
+        else "every affected Eval meets its threshold"
+    )
+    if skipped_runs:
+        decision.reason += f" ({skipped_runs} runs skipped by the budget, allowed)"
+    if undefined:
+        decision.result = GateResult.skipped
+        decision.reason = f"{undefined}; {decision.reason} (they gate once merged)"
+    return decision
+
+
+def _unscored(comparison: EvalComparison) -> str:
+    """An Eval whose judge could not score: incomplete, and why."""
+    return f"{comparison.name} is incomplete: {comparison.head.incomplete_reason}"
+
+
+def _unavailable(
+    down: list[EvalComparison], bypass: Bypass | None, refusal: BypassRefusal | None
+) -> GateDecision:
+    names = [c.name for c in down]
+    runs = [c.name for c in down if not c.head.incomplete_reason]
+    said = (
+        [f"every run of {', '.join(runs)} failed to reach its model provider after retries"]
+        if runs
+        else []
+    )
+    said += [_unscored(c) for c in down if c.head.incomplete_reason]
+    decision = GateDecision(
+        GateResult.unavailable,
+        failing_evals=names,
+        failing_fixtures={c.name: [f.fixture for f in c.fixtures if f.head] for c in down},
+        unavailable_evals=names,
+        reason=f"{UNAVAILABLE}: {'; '.join(said)}; rerun once the provider is back",
+    )
+    if bypass is not None:
+        decision.result = GateResult.bypassed
+        decision.bypass = bypass
+        decision.reason = f"{UNAVAILABLE}; bypassed by the {bypass.label!r} label"
+    elif refusal is not None:
+        decision.refusal = refusal
+        decision.reason += f"; the {refusal.label!r} label was refused: {refusal.reason}"
+    return decision
+
+
+def _advisory(advisory: list[EvalComparison]) -> str:
+    """The Evals in which nothing gates (e.g. their judge is below its calibration floor)."""
+    if len(advisory) == 1:
+        head = advisory[0].head
+        return f"{head.eval} is advisory and does not decide the gate ({head.advisory_reason})"
+    names = ", ".join(c.name for c in advisory)
+    return f"{names} are advisory (nothing in them may gate) and do not decide the gate"
+
+
+def did_not_run(not_run: Mapping[str, str]) -> list[str]:
+    """One line per reason: "agent support-bot was removed; its Evals a, b did not run"."""
+    by_reason: dict[str, list[str]] = {}
+    for name, why in sorted(not_run.items()):
+        by_reason.setdefault(why, []).append(name)
+    return [
+        f"{why}; its Eval{'s' if len(names) > 1 else ''} {', '.join(names)} did not run"
+        for why, names in by_reason.items()
+    ]
+
+
+def audit_record(
+    decision: GateDecision,
+    *,
+    repository: str,
+    pr_number: int | None,
+    head_sha: str,
+    run_url: str,
+    now: dt.datetime | None = None,
+) -> dict[str, Any]:
+    """The structured record of an honoured or refused bypass. `event` stays the first key."""
+    moment = (now or dt.datetime.now(dt.UTC)).isoformat(timespec="seconds")
+    record: dict[str, Any] = {"event": AUDIT_EVENT}
+    if decision.bypass is not None:
+        by = decision.bypass
+        record.update(
+            outcome="honoured",
+            actor=by.applied_by,
+            permission=by.permission,
+            label=by.label,
+            label_applied_at=by.applied_at,
+            scope=by.scope,
+            actor_is_author=by.by_author,
+            reason="",
+        )
+    elif decision.refusal is not None:
+        no = decision.refusal
+        record.update(
+            outcome="refused",
+            actor=no.applied_by,
+            permission=no.permission,
+            label=no.label,
+            label_applied_at=no.applied_at,
+            reason=no.reason,
+        )
+    else:
+        raise ValueError("audit_record needs a decision with a bypass or a refusal")
+    record.update(
+        repository=repository,
+        pull_request=pr_number,
+        head_sha=head_sha,
+        run_url=run_url,
+        failing_evals=decision.failing_evals,
+        failing_fixtures=decision.failing_fixtures,
+        timestamp=moment,
+    )
+    return record

@@ -1,0 +1,229 @@
+"""Which runs to do: (Eval, fixture, rep, side) for every affected Eval.
+
+By default (`gate-config: base`) the definitions that gate — Evals, fixtures, judge
+calibrations — come from the base branch, so a pull request cannot lower its own threshold,
+weaken or dilute its fixtures, or make its Evals disappear:
+
+- every Eval of the base that targets an agent the change touches gates, even when the pull
+  request deleted or renamed it; when its agent is gone from the head it cannot run, and that
+  fails the gate (`Plan.not_run`);
+- an Eval gates with the base's fixtures only; fixtures the pull request adds to it run and are
+  shown, and gate once merged (`Plan.pending`), so trivially passing additions cannot lift a
+  failing score;
+- Evals the pull request adds run and gate: they can only add failures.
+
+The agents under test always come from the head.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evalward.resources import ResourceSet
+from evalward.resources.repo_config import RepoConfig
+from evalward.rundata.sides import GateConfig, Side
+from evalward.stages.changes import ChangeSet
+from evalward.stages.fingerprint import FileIndex
+
+
+@dataclass(frozen=True, order=True)
+class PlannedRun:
+    side: Side
+    eval: str
+    fixture: str
+    rep: int = 0
+
+
+@dataclass
+class Plan:
+    runs: list[PlannedRun] = field(default_factory=list)
+    evals: list[str] = field(default_factory=list)
+    skipped_base: dict[str, str] = field(default_factory=dict)
+    not_run: dict[str, str] = field(default_factory=dict)
+    """Affected Evals that gate but cannot run on the head, and why: the gate fails."""
+    pending: dict[str, list[str]] = field(default_factory=dict)
+    """Per Eval, fixtures that run on the head but gate only once merged (added by the PR)."""
+    dropped: dict[str, str] = field(default_factory=dict)
+    """Affected Evals the PR removed under `gate-config: head`, where its definitions gate."""
+    reused: int = 0
+    """Runs whose result the result cache already holds: they will not run again."""
+    adaptive: dict[str, list[str]] = field(default_factory=dict)
+    """Evals with adaptive reps (`execution.reps`): the head runs each fixture's minimum, and
+    further rounds add reps where the outcome is open (`rounds`); the base fixtures listed
+    run only where the verdict reads them."""
+    undefined: str = ""
+    """When the definitions that gate hold no Eval at all: that, and where they were looked
+    for ("the base branch (abc123) defines no Eval: evalward looked in evals/ …")."""
+
+    def for_side(self, side: Side) -> list[PlannedRun]:
+        return [r for r in self.runs if r.side is side]
+
+    def with_runs(self, runs: list[PlannedRun]) -> Plan:
+        """The same plan (Evals, reasons, pending fixtures) with other runs: a part of it."""
+        return dataclasses.replace(self, runs=runs)
+
+    def gates(self, run: PlannedRun) -> bool:
+        """Whether the run's result counts towards its Eval's score."""
+        return run.side is Side.base or run.fixture not in self.pending.get(run.eval, ())
+
+
+def gate_resources(head: ResourceSet, base: ResourceSet | None, config: GateConfig) -> ResourceSet:
+    """The resources the head side runs with: head agents, and gate definitions per `config`."""
+    if base is None or config is GateConfig.head:
+        return head
+    return ResourceSet(
+        root=head.root,
+        agents=head.agents,
+        fixtures={**head.fixtures, **base.fixtures},
+        evals={**head.evals, **base.evals},
+        calibrations={**head.calibrations, **base.calibrations},
+        warnings=head.warnings,
+    )
+
+
+def build_plan(
+    changes: ChangeSet,
+    gate: ResourceSet,
+    base: ResourceSet | None,
+    *,
+    head: ResourceSet | None = None,
+    gating: ResourceSet | None = None,
+    config: GateConfig = GateConfig.base,
+    run_all: bool = False,
+) -> Plan:
+    """Head runs for every affected Eval; base runs where the base branch can run it too.
+
+    `base` is what the base side runs (the merge base's resources); `gating` the base
+    branch's definitions that gate (its tip's, which may be newer; `base` when not given);
+    `gate` is what `gate_resources` gives for them and `config`; `head` is the head's own
+    resources, whose Eval definitions say which fixtures the pull request adds (pending).
+    """
+    plan = Plan()
+    names = sorted(gate.evals) if run_all else sorted(changes.affected_evals)
+    gating = gating if gating is not None else base
+    from_base = gating is not None and config is GateConfig.base
+    for name in names:
+        located = gate.evals.get(name)
+        if located is None:
+            plan.dropped[name] = "the pull request removes it (`gate-config: head`)"
+            continue
+        eval_def = located.resource
+        target = eval_def.spec.target_agent
+        if target not in gate.agents:
+            plan.not_run[name] = _why_gone(target, changes)
+            continue
+        plan.evals.append(name)
+        adaptive = eval_def.spec.execution.reps
+        reps = eval_def.spec.execution.reps_per_fixture if adaptive is None else adaptive.min
+        if adaptive is not None:
+            plan.adaptive[name] = []
+        fixtures = [f.resource.metadata.name for f in gate.fixtures_of(eval_def)]
+        if from_base and gating is not None and name in gating.evals:
+            fixtures, pending = _base_fixtures(name, gate, gating, head or gate)
+            if pending:
+                plan.pending[name] = pending
+        elif from_base and head is not None:
+            # An Eval the pull request adds selects among the head's fixtures (their labels as
+            # the head has them); a fixture the base also has runs as the base defines it.
+            fixtures = [f.resource.metadata.name for f in head.fixtures_of(eval_def)]
+        for fixture in sorted([*fixtures, *plan.pending.get(name, [])]):
+            for rep in range(reps):
+                plan.runs.append(PlannedRun(Side.head, name, fixture, rep))
+        if base is None:
+            continue
+        base_eval = base.evals.get(name)
+        if base_eval is None:
+            plan.skipped_base[name] = "the Eval does not exist on the base branch"
+            continue
+        if base_eval.resource.spec.target_agent not in base.agents:
+            plan.skipped_base[name] = "the agent does not exist on the base branch"
+            continue
+        for located_fixture in base.fixtures_of(base_eval.resource):
+            base_name = located_fixture.resource.metadata.name
+            if adaptive is not None:
+                plan.adaptive[name].append(base_name)
+                continue
+            for rep in range(base_eval.resource.spec.execution.reps_per_fixture):
+                plan.runs.append(PlannedRun(Side.base, name, base_name, rep))
+    return plan
+
+
+def at_most(plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
+    """The plan with its adaptive Evals at their maximum reps on both sides, and no rounds:
+    for shards, whose parts cannot take turns, and must not decide on fewer reps than the
+    Eval may need (a fixture's verdict then reads every rep)."""
+    if not plan.adaptive:
+        return plan
+    runs = [run for run in plan.runs if run.eval not in plan.adaptive]
+    for name, base_fixtures in plan.adaptive.items():
+        reps = resources[Side.head].evals[name].resource.spec.execution.reps
+        most = reps.max if reps is not None else 1
+        heads = sorted({r.fixture for r in plan.runs if r.eval == name and r.side is Side.head})
+        runs += [PlannedRun(Side.head, name, f, rep) for f in heads for rep in range(most)]
+        runs += [PlannedRun(Side.base, name, f, rep) for f in base_fixtures for rep in range(most)]
+    return dataclasses.replace(plan, runs=runs, adaptive={})
+
+
+def undefined(resources: ResourceSet, whose: str, config: RepoConfig | None) -> str:
+    """When the definitions that gate hold no Eval at all: that, and where evalward looked."""
+    if resources.evals:
+        return ""
+    searched = (config or RepoConfig()).searched()
+    return f"{whose} defines no Eval: evalward looked in {searched}"
+
+
+def _base_fixtures(
+    name: str, gate: ResourceSet, base: ResourceSet, head: ResourceSet
+) -> tuple[list[str], list[str]]:
+    """The base Eval's own fixtures (they gate), and those the head adds to it (pending):
+    new fixtures its selector matches, or that the head's version of the Eval selects."""
+    base_eval = base.evals[name].resource
+    gating = {f.resource.metadata.name for f in base.fixtures_of(base_eval)}
+    selected = {f.resource.metadata.name for f in gate.fixtures_of(base_eval)}
+    head_eval = head.evals.get(name)
+    if head_eval is not None:
+        selected |= {f.resource.metadata.name for f in head.fixtures_of(head_eval.resource)}
+    return sorted(gating), sorted(selected - gating)
+
+
+def _why_gone(agent: str, changes: ChangeSet) -> str:
+    renamed = changes.renamed_agents.get(agent)
+    if renamed:
+        return f"agent {agent} was renamed to {renamed}"
+    if agent in changes.removed_agents:
+        return f"agent {agent} was removed"
+    return f"agent {agent} is not on the head"
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """One side of the comparison: a tree on disk and the resources loaded from it."""
+
+    side: Side
+    root: Path
+    resources: ResourceSet
+    index: FileIndex | None = field(default=None, compare=False)
+    """The listing of `root` change detection read, for the result cache's keys to read
+    the same (None: listed when first asked)."""
+    sha: str = ""
+    """The commit the side comes from: the merge base for the base, HEAD for the head (also
+    when the working tree has changes); "" when there is none yet."""
+    world: Path | None = field(default=None, compare=False)
+    """The tree the definitions that gate come from (the base branch's, under `gate-config:
+    base`): playgrounds of `world_names` are made from it (playgrounds.py); None: `root`."""
+    world_names: frozenset[str] = frozenset()
+
+
+def private_runs(plan: Plan, resources: Mapping[Side, ResourceSet]) -> set[tuple[str, str]]:
+    """Held-out fixtures: private on either side, or every fixture of a private Eval."""
+    private: set[tuple[str, str]] = set()
+    for run in plan.runs:
+        found = resources[run.side]
+        eval_def = found.evals[run.eval].resource
+        fixture = found.fixtures[run.fixture].resource
+        if "private" in (eval_def.spec.visibility, fixture.spec.visibility):
+            private.add((run.eval, run.fixture))
+    return private

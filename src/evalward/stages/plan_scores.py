@@ -1,0 +1,46 @@
+"""The score stage: each (side, Eval) the plan ran, scored over its fixture results.
+
+A fixture is scored as soon as its run ends (`execute`, so judging overlaps the next runs);
+an Eval only once all its fixtures are in. `scoring/` holds the arithmetic of both (seed 003's
+rules); this stage applies it to a whole plan, in plan order, the same way for a run
+(`pipeline`) and for merged shards (`shard.merge`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from evalward.resources import Located
+from evalward.resources.models import Eval
+from evalward.rundata.results import EvalResult, FixtureResult
+from evalward.rundata.sides import Side
+from evalward.scoring.scores import score_eval
+from evalward.stages.plan import Plan
+
+EvalsBySide = Mapping[Side, Mapping[str, Located[Eval]]]
+"""Each side's Eval definitions: all that scoring needs of a checkout."""
+
+
+def score_evals(plan: Plan, evals: EvalsBySide, results: list[FixtureResult]) -> list[EvalResult]:
+    """One EvalResult per (side, Eval) that the plan ran, in plan order."""
+    runs_of: dict[tuple[str, str], list[FixtureResult]] = {}
+    for result in results:
+        runs_of.setdefault((result.side, result.eval), []).append(result)
+    out: list[EvalResult] = []
+    for side in (Side.head, Side.base):
+        definitions = evals.get(side)
+        if definitions is None:
+            continue
+        for name in plan.evals:
+            runs = runs_of.get((side.value, name), [])
+            if (
+                side is Side.base
+                and not runs
+                and (name in plan.skipped_base or name in plan.adaptive)
+            ):
+                continue
+            located = definitions.get(name)
+            if located is not None:
+                pending = plan.pending.get(name, []) if side is Side.head else []
+                out.append(score_eval(located, side.value, runs, pending))
+    return out

@@ -1,0 +1,136 @@
+"""Which playground a planned run gets, from which tree, and what of it a cache key covers.
+
+A fixture's `playground` wins over its Eval's. It is made from the tree its definition came
+from: under `gate-config: base` a definition of the base branch (what gates) is provisioned
+from the base branch's tree (`Checkout.world`), never from the pull request's, so a pull
+request cannot change the seeds, the service or the snapshots its agent is judged by; a
+fixture or Eval the pull request adds comes with its own tree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from evalward.resources import ResourceSet
+from evalward.resources.paths import OutsideRepository, repo_path
+from evalward.resources.playground import Playground
+from evalward.resources.state_assertions import STATE_TYPES, StateSnapshotAssertion
+from evalward.rundata.sides import Side
+from evalward.runtime.playground import PlaygroundSource
+from evalward.stages.plan import Checkout, Plan, PlannedRun
+
+HASHED_FILES = 20_000
+"""Files of a seed folder hashed into a cache key at most; past it, their count and sizes."""
+
+
+def defined_playground(
+    resources: ResourceSet, eval_name: str, fixture: str
+) -> tuple[str, Playground, str] | None:
+    """(the name of what defines it, its playground, "EvalFixture" or "Eval") for a run."""
+    spec = resources.fixtures[fixture].resource.spec
+    if spec.playground is not None:
+        return spec.playground.name or fixture, spec.playground, "EvalFixture"
+    found = resources.evals[eval_name].resource.spec.playground
+    if found is not None:
+        return found.name or eval_name, found, "Eval"
+    return None
+
+
+def source_of(checkout: Checkout, run: PlannedRun) -> PlaygroundSource | None:
+    """The playground to provision for `run`, or None when it has none."""
+    defined = defined_playground(checkout.resources, run.eval, run.fixture)
+    if defined is None:
+        return None
+    name, spec, kind = defined
+    owner = run.fixture if kind == "EvalFixture" else run.eval
+    world = checkout.root
+    if checkout.world is not None and f"{kind}/{owner}" in checkout.world_names:
+        world = checkout.world
+    return PlaygroundSource(name, spec, world)
+
+
+def uses_playgrounds(plan: Plan, resources: ResourceSet, side: Side) -> bool:
+    return any(
+        defined_playground(resources, run.eval, run.fixture) is not None
+        for run in plan.for_side(side)
+        if run.eval in resources.evals and run.fixture in resources.fixtures
+    )
+
+
+def world_names(gating: ResourceSet) -> frozenset[str]:
+    """What the gating tree defines: its playgrounds are provisioned from it."""
+    return frozenset(
+        [f"EvalFixture/{name}" for name in gating.fixtures]
+        + [f"Eval/{name}" for name in gating.evals]
+    )
+
+
+def playground_key(checkout: Checkout, run: PlannedRun) -> dict[str, Any] | None:
+    """What a run's cache key covers of its playground: the definition, and the content of
+    every file it is made from (seeds, the service's program, snapshot files)."""
+    source = source_of(checkout, run)
+    if source is None:
+        return None
+    paths = source.spec.paths()
+    paths += [
+        a.snapshot
+        for a in checkout.resources.fixtures[run.fixture].resource.spec.assertions
+        if isinstance(a, StateSnapshotAssertion) and a.snapshot is not None
+    ]
+    return {
+        "definition": source.spec.model_dump(mode="json", by_alias=True),
+        "files": {path: _tree_hash(source.world, path) for path in sorted(set(paths))},
+    }
+
+
+def missing_seeds(source: PlaygroundSource) -> list[str]:
+    """The seeds of a playground that are not files or folders of its tree."""
+    seeds = [p.seed for p in (source.spec.files, source.spec.sqlite, source.spec.service) if p]
+    missing = []
+    for seed in seeds:
+        if seed is None:
+            continue
+        try:
+            found = repo_path(source.world, seed).exists()
+        except OutsideRepository:
+            found = False
+        if not found:
+            missing.append(seed)
+    return missing
+
+
+def state_without_playground(resources: ResourceSet, eval_name: str, fixture: str) -> list[int]:
+    """The indexes of a fixture's state criteria when neither it nor its Eval names a
+    playground for them to read."""
+    if defined_playground(resources, eval_name, fixture) is not None:
+        return []
+    assertions = resources.fixtures[fixture].resource.spec.assertions
+    return [i for i, a in enumerate(assertions) if isinstance(a, STATE_TYPES)]
+
+
+def _tree_hash(world: Path, path: str) -> str:
+    """A hash of a file, or of every file under a folder (names and contents)."""
+    try:
+        target = repo_path(world, path)
+    except OutsideRepository:
+        return "outside the repository"
+    if target.is_file():
+        return hashlib.sha256(target.read_bytes()).hexdigest()
+    if not target.is_dir():
+        return "missing"
+    digest = hashlib.sha256()
+    count = 0
+    for folder, dirs, files in os.walk(target):
+        dirs.sort()
+        for name in sorted(files):
+            file = Path(folder) / name
+            digest.update(str(file.relative_to(target)).encode() + b"\0")
+            count += 1
+            if count > HASHED_FILES or file.is_symlink() or not file.is_file():
+                digest.update(str(file.lstat().st_size).encode())
+            else:
+                digest.update(hashlib.sha256(file.read_bytes()).digest())
+    return digest.hexdigest()

@@ -1,0 +1,226 @@
+"""Refusals that depend only on the definitions, made before any model is called.
+
+`evalward validate` asks them of every resource of a tree (`tree_problems`); a run asks them
+of what it plans, before it asks for keys or calls a model (`refuse_plan`). Both go through
+`_Checks`, so `validate` passes exactly what a run would not refuse for its definitions; what
+depends on the machine (keys, the sandbox) is checked by the run alone.
+
+- Every model a definition names — an agent's `models` (fallbacks too), an Eval's
+  `judge.model` and `crossCheck.models`, a JudgeCalibration's `judgeModels` — is served by a
+  provider evalward has, the mock provider only with a mock script (`unservable`).
+- A fixture run against an agent shadows or replays each of the agent's side-effecting
+  command tools, which would otherwise change the world during an eval.
+- A fixture's state criteria have a playground to read (the fixture's or its Eval's), and a
+  run's playground has its seeds in the tree it is made from (playgrounds.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalward.errors import Problem, ResourceError
+from evalward.providers.config import unservable
+from evalward.providers.registry import Providers
+from evalward.resources import ResourceSet
+from evalward.resources.agent import Tool
+from evalward.resources.conversation import simulator_model
+from evalward.resources.locate import Locator
+from evalward.resources.models import EvalFixtureSpec
+from evalward.resources.resource_set import Located
+from evalward.resources.yamlsource import PathKey
+from evalward.rundata.sides import Side
+from evalward.stages.plan import Checkout, Plan, PlannedRun
+from evalward.stages.playgrounds import missing_seeds, source_of, state_without_playground
+
+
+@dataclass
+class Scope:
+    """What a run uses of a ResourceSet: agents, Evals (their judges and calibrations) and
+    (Eval, fixture) pairs."""
+
+    agents: set[str] = field(default_factory=set)
+    evals: set[str] = field(default_factory=set)
+    pairs: set[tuple[str, str]] = field(default_factory=set)
+
+
+def tree_problems(resources: ResourceSet, *, mock_script: bool) -> list[Problem]:
+    """Every refusal the definitions of a tree would meet in a run of all of them."""
+    scope = Scope(agents=set(resources.agents), evals=set(resources.evals))
+    for name, located in resources.evals.items():
+        scope.pairs.update(
+            (name, fixture.resource.metadata.name)
+            for fixture in resources.fixtures_of(located.resource)
+        )
+    checks = _Checks(resources, mock_script)
+    checks.scope(scope)
+    tree = Checkout(Side.head, resources.root, resources)
+    for eval_name, fixture_name in sorted(scope.pairs):
+        checks.seeds(tree, PlannedRun(Side.head, eval_name, fixture_name))
+    for calibration in resources.calibrations.values():
+        spec = calibration.resource.spec
+        checks.models(calibration, ("spec", "judgeModels"), spec.judge_models)
+    return checks.found()
+
+
+def refuse_plan(plan: Plan, checkouts: Mapping[Side, Checkout], providers: Providers) -> None:
+    """Raise one ResourceError with every refusal of the runs `plan` holds: the head's first,
+    then (when the head has none) the base's, said to be the base's."""
+    mock_script = providers.override is not None
+    for side in (Side.head, Side.base):
+        if side not in checkouts:
+            continue
+        tree = checkouts[side].resources
+        scope = Scope()
+        for run in plan.for_side(side):
+            scope.evals.add(run.eval)
+            scope.agents.add(tree.evals[run.eval].resource.spec.target_agent)
+            scope.pairs.add((run.eval, run.fixture))
+        checks = _Checks(tree, mock_script)
+        checks.scope(scope)
+        for run in plan.for_side(side):
+            checks.seeds(checkouts[side], run)
+        problems = checks.found()
+        if problems:
+            raise ResourceError(problems, source="" if side is Side.head else "the base branch")
+
+
+def side_effect_refusal(
+    agent: str, tools: Iterable[Tool], fixture: str, spec: EvalFixtureSpec
+) -> str | None:
+    """Why `fixture` may not run against `agent`: a side-effecting command tool it neither
+    shadows nor replays would run for real."""
+    covered = set(spec.shadow_tools or []) | {entry.tool for entry in spec.tool_replay or []}
+    for tool in tools:
+        live = tool.enabled and tool.side_effects and tool.command is not None
+        if live and tool.tool_name not in covered:
+            return (
+                f"fixture {fixture!r} would run the side-effecting tool {tool.tool_name!r} of "
+                f"agent {agent!r} for real; add it to the fixture's "
+                f"`shadowTools: [{tool.tool_name}]` or record its output in `toolReplay`"
+            )
+    return None
+
+
+class _Checks:
+    """The checks over one ResourceSet; problems are located, each reported once."""
+
+    def __init__(self, resources: ResourceSet, mock_script: bool) -> None:
+        self.resources = resources
+        self.mock_script = mock_script
+        self.locator = Locator(resources)
+        self.problems: dict[Problem, None] = {}
+
+    def scope(self, scope: Scope) -> None:
+        resources = self.resources
+        for name in sorted(scope.agents & set(resources.agents)):
+            located = resources.agents[name]
+            self.models(located, ("spec", "models"), located.resource.spec.models)
+        for name in sorted(scope.evals & set(resources.evals)):
+            located_eval = resources.evals[name]
+            judge = located_eval.resource.spec.judge
+            if judge.model is not None:
+                self.models(located_eval, ("spec", "judge"), [judge.model], key="model")
+            user_model = located_eval.resource.spec.simulated_user.model
+            if user_model is not None:
+                self.models(located_eval, ("spec", "simulatedUser"), [user_model], key="model")
+            if judge.cross_check is not None:
+                where = ("spec", "judge", "crossCheck", "models")
+                self.models(located_eval, where, judge.cross_check.models)
+            if judge.calibration in resources.calibrations:
+                calibration = resources.calibrations[judge.calibration]
+                spec = calibration.resource.spec
+                self.models(calibration, ("spec", "judgeModels"), spec.judge_models)
+        for eval_name, fixture_name in sorted(scope.pairs):
+            self.side_effects(eval_name, fixture_name)
+            self.playground(eval_name, fixture_name)
+
+    def models(self, located: Located[Any], at: PathKey, models: list[str], key: str = "") -> None:
+        for index, model in enumerate(models):
+            refused = unservable(model, mock_script=self.mock_script)
+            if refused is not None:
+                self.add(located, (*at, key) if key else (*at, index), refused)
+
+    def side_effects(self, eval_name: str, fixture_name: str) -> None:
+        resources = self.resources
+        target = resources.evals[eval_name].resource.spec.target_agent
+        agent = resources.agents.get(target)
+        fixture = resources.fixtures.get(fixture_name)
+        if agent is None or fixture is None:
+            return  # reported by the load
+        spec = fixture.resource.spec
+        user = spec.conversation.user if spec.conversation is not None else None
+        if user is not None and user.model is not None:
+            self.models(fixture, ("spec", "conversation", "user"), [user.model], key="model")
+        eval_spec = resources.evals[eval_name].resource.spec
+        if user is not None and not simulator_model(
+            spec.conversation, eval_spec.simulated_user.model, eval_spec.judge.model
+        ):
+            self.add(
+                fixture,
+                ("spec", "conversation", "user"),
+                f"no model plays the simulated user of fixture {fixture_name!r} in Eval "
+                f"{eval_name!r}: set `model` here, or the Eval's `simulatedUser.model` or "
+                "`judge.model`",
+            )
+        refused = side_effect_refusal(target, agent.resource.spec.tools, fixture_name, spec)
+        if refused is not None:
+            at = ("spec", "shadowTools") if spec.shadow_tools is not None else ("spec",)
+            self.add(fixture, at, refused)
+
+    def playground(self, eval_name: str, fixture_name: str) -> None:
+        fixture = self.resources.fixtures.get(fixture_name)
+        if fixture is None or eval_name not in self.resources.evals:
+            return
+        for index in state_without_playground(self.resources, eval_name, fixture_name):
+            kind = fixture.resource.spec.assertions[index].type
+            self.add(
+                fixture,
+                ("spec", "assertions", index),
+                f"a `{kind}` assertion reads the state of a playground, and neither fixture "
+                f"{fixture_name!r} nor Eval {eval_name!r} names one; give either `playground` "
+                "(docs/playgrounds.md)",
+            )
+
+    def seeds(self, checkout: Checkout, run: PlannedRun) -> None:
+        source = source_of(checkout, run)
+        if source is None:
+            return
+        fixture = self.resources.fixtures[run.fixture]
+        owner: Located[Any] = fixture
+        if fixture.resource.spec.playground is None:
+            owner = self.resources.evals[run.eval]
+        for seed in missing_seeds(source):
+            self.add(
+                owner,
+                ("spec", "playground"),
+                f"playground {source.name!r}: the seed {seed!r} is not in the repository "
+                "the playground is made from (the base branch's, under `gate-config: base`)",
+            )
+
+    def add(self, located: Located[Any], at: PathKey, message: str) -> None:
+        self.problems[self.locator.problem(located, at, message)] = None
+
+    def found(self) -> list[Problem]:
+        return sorted(self.problems, key=lambda p: (p.file, p.line or 0, p.column or 0))
+
+
+def planned_models(plan: Plan, checkouts: Mapping[Side, Checkout]) -> list[str]:
+    """Every model the plan will call on the sides in `checkouts`: the agents' first choices
+    and the Evals' judges."""
+    models: set[str] = set()
+    for run in plan.runs:
+        if run.side not in checkouts:
+            continue
+        resources = checkouts[run.side].resources
+        eval_def = resources.evals[run.eval].resource
+        agent = resources.agents[eval_def.spec.target_agent]
+        models.update(agent.resource.spec.models[:1])
+        models.update(eval_def.spec.judge.models)
+        fixture = resources.fixtures[run.fixture].resource.spec
+        user = simulator_model(
+            fixture.conversation, eval_def.spec.simulated_user.model, eval_def.spec.judge.model
+        )
+        models.update([user] if user else [])
+    return sorted(models)

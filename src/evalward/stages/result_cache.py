@@ -1,0 +1,164 @@
+"""Fixture-run results stored under a content hash of everything that determines them.
+
+The key covers the resolved agent (its definition and the contents of the files it
+references), the fixture, the Eval's scoring and judge configuration, evalward's version and
+the rep index. The side and the Eval's name are not part of it: a result computed for `main`
+on a push is the same result a pull request's base side needs, so the baseline is free.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from evalward import __version__
+from evalward.providers.registry import Providers
+from evalward.rundata.cache_mode import CacheMode
+from evalward.rundata.results import FixtureResult
+from evalward.rundata.sides import Side
+from evalward.stages.fingerprint import FileIndex, agent_fingerprint
+from evalward.stages.plan import Checkout, PlannedRun
+from evalward.stages.playgrounds import playground_key
+from evalward.stages.result_cache_db import ResultStore
+
+
+def _canonical(value: Any) -> str:
+    """Stable JSON text of any JSON-serialisable value: keys sorted, no spaces, every
+    character escaped (a name's byte that is not UTF-8 too), so no line break in it."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
+
+
+class ResultCache:
+    """Results by key in a directory, as JSON in one database (`result_store`): a reader
+    never takes part of a result for one."""
+
+    def __init__(self, directory: Path, mode: CacheMode = CacheMode.read_write) -> None:
+        self.directory = directory
+        self.mode = mode
+        self.hits = 0
+        self.misses = 0
+        self._store = ResultStore(directory / "results", create=self.writes)
+
+    @property
+    def reads(self) -> bool:
+        return self.mode.reads
+
+    @property
+    def writes(self) -> bool:
+        return self.mode.writes
+
+    def get(self, key: str) -> FixtureResult | None:
+        if not self.reads:
+            return None
+        raw = self._store.get(key)
+        try:
+            result = None if raw is None else FixtureResult.model_validate_json(raw)
+        except (ValidationError, ValueError):
+            result = None
+        if result is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return result
+
+    def contains(self, key: str) -> bool:
+        return self.reads and self._store.contains(key)
+
+    def holds(self, keys: CacheKeys) -> Callable[[PlannedRun], bool] | None:
+        """Whether this cache will answer a run (None: it answers none, so no key is made
+        before the runs need theirs: 1,000 keys were 20 ms before a first run's first call)."""
+        if not self.reads or self._store.empty():
+            return None
+        return lambda run: self.contains(keys.of(run))
+
+    def put(self, key: str, result: FixtureResult) -> None:
+        """Store a result. Errors and timed-out runs are never stored, so a flaky provider or
+        a slow run is tried again next time (`timeoutSeconds` is not in the key); one replaces
+        what the key held, so no older result outlives a run that errs."""
+        if not self.writes:
+            return
+        if result.status.value == "error" or result.timed_out:
+            self._store.remove(key)
+        else:
+            self._store.put(key, result.model_dump_json())
+
+
+class CacheKeys:
+    """Result-cache keys: a hash of everything that determines a run's result (the module's
+    docstring says what). What an Eval's runs share (its agent's fingerprint, its scoring,
+    judge and model endpoints) is computed once per side and Eval, and each run's key once,
+    however many stages ask for it."""
+
+    def __init__(self, checkouts: dict[Side, Checkout], providers: Providers) -> None:
+        self._checkouts = checkouts
+        self._providers = providers
+        self._indexes = {side: c.index or FileIndex(c.root) for side, c in checkouts.items()}
+        self._agents: dict[tuple[Side, str], dict[str, Any]] = {}
+        self._evals: dict[tuple[Side, str], str] = {}
+        self._keys: dict[PlannedRun, str] = {}
+
+    def of(self, run: PlannedRun) -> str:
+        if run not in self._keys:
+            self._keys[run] = self._key(run)
+        return self._keys[run]
+
+    def agent(self, side: Side, name: str) -> dict[str, Any]:
+        """The agent's fingerprint on one side (`fingerprint.agent_fingerprint`), once."""
+        if (side, name) not in self._agents:
+            located = self._checkouts[side].resources.agents[name]
+            self._agents[(side, name)] = agent_fingerprint(located, self._indexes[side])
+        return self._agents[(side, name)]
+
+    def _key(self, run: PlannedRun) -> str:
+        """A hash of the Eval's shared material, the fixture and the rep, each as canonical
+        JSON text (which holds no line break) on a line of its own."""
+        resources = self._checkouts[run.side].resources
+        shared = self._evals.get((run.side, run.eval))
+        if shared is None:
+            shared = self._evals[(run.side, run.eval)] = _canonical(
+                {"evalward": __version__, **self._shared(run.side, run.eval)}
+            )
+        definition = resources.fixtures[run.fixture].resource
+        fixture = _canonical(_dump(definition))
+        conversation = definition.spec.conversation
+        user = conversation.user if conversation is not None else None
+        if user is not None and user.model:  # where its own simulated user's replies come from
+            fixture += "\n" + _canonical(self._providers.identity_of([user.model]))
+        world = playground_key(self._checkouts[run.side], run)
+        if world is not None:  # the playground's definition and seeds
+            fixture += "\n" + _canonical(world)
+        return hashlib.sha256(f"{shared}\n{fixture}\n{run.rep}".encode()).hexdigest()
+
+    def _shared(self, side: Side, name: str) -> dict[str, Any]:
+        """The material every run of an Eval on one side has in common, once (the agent's
+        fingerprint and the scoring, judge and model endpoints)."""
+        resources = self._checkouts[side].resources
+        eval_def = resources.evals[name].resource
+        agent_name = eval_def.spec.target_agent
+        calibration = resources.calibrations.get(eval_def.spec.judge.calibration or "")
+        # Where the agent's and the judge's replies come from. An agent that calls models
+        # itself (bring-your-own) names none: every provider's endpoint counts then.
+        models = list(resources.agents[agent_name].resource.spec.models)
+        if not models:
+            models = list(self._providers.endpoints)
+        models += eval_def.spec.judge.models
+        models += [m for m in [eval_def.spec.simulated_user.model] if m]
+        checkout = self._checkouts[side]
+        return {
+            "providers": self._providers.identity_of(models),
+            **({"side": side.value, "sha": checkout.sha} if self._providers.by_side else {}),
+            "agent": self.agent(side, agent_name),
+            "scoring": _dump(eval_def.spec.scoring),
+            "judge": _dump(eval_def.spec.judge),
+            "simulatedUser": _dump(eval_def.spec.simulated_user),
+            "calibration": _dump(calibration.resource) if calibration else None,
+        }
+
+
+def _dump(model: BaseModel) -> Any:
+    return model.model_dump(mode="json", by_alias=True)
