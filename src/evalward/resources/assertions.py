@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from evalward.resources.code_scorer import CodeAssertion
 from evalward.resources.common import Model, Severity
 from evalward.resources.patterns import compiled_pattern
 
@@ -204,6 +205,7 @@ Assertion = Annotated[
     | MaxStepsAssertion
     | CostAssertion
     | LatencyAssertion
-    | JudgeAssertion,
+    | JudgeAssertion
+    | CodeAssertion,
     Field(discriminator="type"),
 ]

@@ -43,6 +43,7 @@ from evalward.escaping import printable
 from evalward.providers.base import RunLabels
 from evalward.resources import Eval, EvalFixture, Located
 from evalward.resources.assertions import Assertion, JudgeAssertion
+from evalward.resources.code_scorer import CodeAssertion
 from evalward.resources.common import Severity
 from evalward.resources.models import ScoringConfig
 from evalward.results import (
@@ -55,6 +56,7 @@ from evalward.results import (
     cap_output,
 )
 from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, check, observed_ms, reports_only
+from evalward.scoring.code_scorer import CodeScorers, scorer_case
 from evalward.scoring.judge import JudgeCase
 from evalward.scoring.panel import NOT_SCORED, EvalJudge, JudgeOutcome
 from evalward.scoring.reps import mean_interval, pass_hat_k, wilson_interval
@@ -71,9 +73,10 @@ async def score_fixture(
     *,
     run: RunLabels,
     regex_timeout: float = REGEX_TIMEOUT_SECONDS,
+    scorers: CodeScorers | None = None,
 ) -> FixtureResult:
     """Score one run of one fixture (`run`: its Eval, side, rep and commit); judge
-    assertions run concurrently."""
+    assertions (and code scorers, run by `scorers`) run concurrently."""
     spec = fixture.resource.spec
     name = fixture.resource.metadata.name
     judge = judge or EvalJudge(eval=run.eval)
@@ -96,6 +99,11 @@ async def score_fixture(
         if isinstance(assertion, JudgeAssertion):
             rubric = dataclasses.replace(case, rubric=assertion.rubric)
             return await judge.grade(assertion, rubric, labels)
+        if isinstance(assertion, CodeAssertion):
+            if scorers is None:
+                return JudgeOutcome(Status.error, 0.0, "code scorers are not run here")
+            found = await scorers.score(assertion, scorer_case(spec, trace))
+            return JudgeOutcome(found.status, found.score, found.message)
         status, message = check(assertion, trace, regex_timeout=regex_timeout)
         score = 1.0 if status is Status.passed else 0.0
         return JudgeOutcome(status, score, message, advisory=reports_only(assertion))

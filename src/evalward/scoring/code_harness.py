@@ -1,0 +1,111 @@
+"""The programs that call a code scorer: one per language, given on the command line.
+
+Each reads one JSON request on stdin (the scorer's text, its function, its arguments), runs
+the scorer and writes one JSON line on the stdout it started with: `{"ok": true, "value":
+...}` with what the function returned, or `{"ok": false, "error": ...}`. Whatever the scorer
+prints itself goes to stderr. They are fixed text, passed to `python3 -I -c` and `node -e`:
+nothing of the working directory is imported (`-I`; node's scorer starts from a folder of its
+own), so no file a pull request adds can stand in for them.
+
+The Python harness sets the process's limits before the scorer runs; a JavaScript scorer is
+started by `LIMITS`, which sets them and then runs node.
+"""
+
+from __future__ import annotations
+
+LIMITS = r"""
+import os, resource, sys
+memory, cpu, fsize = (int(x) for x in sys.argv[1:4])
+resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
+resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+os.execvp(sys.argv[4], sys.argv[4:])
+"""
+"""Set the limits (bytes of data, CPU seconds, bytes a file may grow to), then run argv[4:]."""
+
+PYTHON = r"""
+import json, math, os, resource, sys, traceback
+request = json.loads(sys.stdin.buffer.read())
+memory, cpu, fsize = request["limits"]
+resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
+resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+answer = os.fdopen(os.dup(1), "w", encoding="utf-8")
+os.dup2(2, 1)
+
+def reply(message):
+    answer.write(json.dumps(message, allow_nan=False) + "\n")
+    answer.flush()
+
+def scorer():
+    source, name = request["source"], request["filename"]
+    if request["inline"]:
+        try:
+            expression = compile(source.strip(), name, "eval")
+        except SyntaxError:
+            body = "".join("    " + line + "\n" for line in source.splitlines())
+            source = "def __scorer__(output, context):\n" + body
+        else:
+            return lambda output, context: eval(expression, {"output": output, "context": context})
+    namespace = {"__name__": "__scorer__", "__file__": name}
+    exec(compile(source, name, "exec"), namespace)
+    function = namespace.get(request["function"] or "__scorer__")
+    if not callable(function):
+        raise LookupError(f"{name} defines no function {request['function']!r}")
+    return function
+
+try:
+    value = scorer()(request["output"], request["context"])
+    if isinstance(value, float) and not math.isfinite(value):
+        reply({"ok": False, "error": f"returned {value!r}, which is not a score"})
+    else:
+        reply({"ok": True, "value": value})
+except MemoryError:
+    reply({"ok": False, "error": "ran out of memory (its limit is memoryMb)"})
+except BaseException as exc:
+    text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    try:
+        reply({"ok": False, "error": text})
+    except Exception:
+        reply({"ok": False, "error": "returned a value that is not JSON"})
+"""
+
+JAVASCRIPT = r"""
+const fs = require('fs'), os = require('os'), path = require('path'), url = require('url');
+const answer = (message) => fs.writeSync(1, JSON.stringify(message) + '\n');
+process.stdout.write = process.stderr.write.bind(process.stderr);
+console.log = console.info = console.debug = console.error;
+(async () => {
+  const request = JSON.parse(fs.readFileSync(0, 'utf8'));
+  let scorer;
+  if (request.inline) {
+    const source = request.source.trim();
+    const multiline = /\breturn\b/.test(source) || source.includes('\n');
+    const body = multiline ? source : `return (${source});`;
+    const AsyncFunction = (async () => {}).constructor;
+    scorer = new AsyncFunction('output', 'context', body);
+  } else {
+    const esm = /\.mjs$/.test(request.filename) || /^\s*export\s/m.test(request.source);
+    const file = path.join(os.tmpdir(), 'scorer' + (esm ? '.mjs' : '.cjs'));
+    fs.writeFileSync(file, request.source);
+    const loaded = esm ? await import(url.pathToFileURL(file).href) : require(file);
+    const name = request.function;
+    scorer = name ? loaded[name] : (typeof loaded === 'function' ? loaded : loaded.default);
+    if (typeof scorer !== 'function') {
+      const wanted = name ? JSON.stringify(name) : '(module.exports or default)';
+      throw new Error(`${request.filename} exports no function ${wanted}`);
+    }
+  }
+  const value = await scorer(request.output, request.context);
+  if (typeof value === 'number' && !Number.isFinite(value)) {
+    answer({ ok: false, error: `returned ${value}, which is not a score` });
+  } else {
+    answer({ ok: true, value: value === undefined ? null : value });
+  }
+})().catch((error) => {
+  const stack = error && error.stack ? error.stack.split('\n').slice(0, 3).join('\n') : '';
+  answer({ ok: false, error: stack || String(error) });
+});
+"""

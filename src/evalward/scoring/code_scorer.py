@@ -1,0 +1,280 @@
+"""Run a code scorer (resources/code_scorer.py): as a program from the checkout is run.
+
+In the action the scorer runs as the side's agent user (`Sandbox`), with an environment
+built from scratch that holds no secret (`process.limited_env`), in a working folder of its
+own, bounded in time (`timeoutSeconds`, then its process group is killed), in memory
+(`memoryMb`), in CPU time and in what it may write and answer. On the command line it runs as
+the developer, with the same limits and environment. Its text is the one loaded with its
+fixture (the gate's commit), never read from the checkout at run time.
+
+What it returns is read as promptfoo reads a `javascript` / `python` assertion's: a bool
+(pass or fail), a number (the score; it passes at `threshold` or above, without one above 0),
+or a mapping `{pass, score, reason}`. Anything else — a crash, a hang, too much output, a
+value of another shape — makes the assertion `error` with the reason, never a pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalward.errors import AgentRunError
+from evalward.resources.code_scorer import CodeAssertion, CodeLanguage
+from evalward.resources.models import EvalFixtureSpec
+from evalward.results import Status
+from evalward.runtime.inputs import input_messages, input_text
+from evalward.runtime.process import DEFAULT_KILL_GRACE, kill_group, limited_env, spawn, tail
+from evalward.runtime.sandbox import Sandbox
+from evalward.scoring.code_harness import JAVASCRIPT, LIMITS, PYTHON
+from evalward.trace import Trace
+
+MAX_ANSWER_BYTES = 1024 * 1024
+"""The most a scorer may write on its stdout (its answer); more is an error."""
+MAX_FILE_BYTES = 64 * 1024 * 1024
+"""The largest file a scorer may write (RLIMIT_FSIZE)."""
+HEAP_SHARE = 0.75
+"""Of `memoryMb`, what node's JavaScript heap may take (the rest: buffers, code)."""
+
+
+@dataclass(frozen=True)
+class ScorerCase:
+    """What a scorer is given about one run."""
+
+    output: str
+    input: str
+    expected: str | None
+    vars: Mapping[str, Any]
+    trace: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ScorerVerdict:
+    status: Status
+    score: float
+    message: str
+
+
+@dataclass
+class CodeScorers:
+    """Runs the code scorers of one side's runs (`sandbox`: that side's, or None)."""
+
+    env: Mapping[str, str]
+    sandbox: Sandbox | None = None
+    kill_grace: float = DEFAULT_KILL_GRACE
+    _folder: Path | None = field(default=None, init=False)
+
+    async def score(self, assertion: CodeAssertion, case: ScorerCase) -> ScorerVerdict:
+        code = assertion.code
+        if code is None:
+            return _error(f"the scorer {assertion.path!r} was not loaded with its fixture")
+        try:
+            answer = await self._run(assertion, code, case)
+        except _Failed as exc:
+            return _error(str(exc))
+        return verdict(assertion, answer)
+
+    def _cwd(self) -> Path:
+        """An empty folder to run in: nothing of a checkout is at hand to import."""
+        if self._folder is None:
+            parent = self.sandbox.root if self.sandbox is not None else None
+            self._folder = Path(tempfile.mkdtemp(prefix="scorer-", dir=parent))
+            self._folder.chmod(0o755)
+        return self._folder
+
+    def close(self) -> None:
+        if self._folder is not None and self.sandbox is None:
+            with contextlib.suppress(OSError):
+                self._folder.rmdir()
+        self._folder = None
+
+    async def _run(self, assertion: CodeAssertion, code: str, case: ScorerCase) -> Any:
+        memory = assertion.memory_mb * 1024 * 1024
+        cpu = math.ceil(assertion.timeout_seconds) + 1
+        limits = [memory, cpu, MAX_FILE_BYTES]
+        request = {
+            "source": code,
+            "inline": assertion.source is not None,
+            "filename": assertion.path or f"<inline {assertion.lang.value} scorer>",
+            "function": assertion.function if assertion.file else "",
+            "output": case.output,
+            "context": _context(assertion, case),
+            "limits": limits,
+        }
+        if assertion.lang is CodeLanguage.python:
+            argv = ["python3", "-I", "-c", PYTHON]
+        else:
+            heap = f"--max-old-space-size={max(16, int(assertion.memory_mb * HEAP_SHARE))}"
+            argv = ["python3", "-I", "-c", LIMITS, *map(str, limits), "node", heap, "-e"]
+            argv.append(JAVASCRIPT)
+        env = limited_env(self.env, (), sandbox=self.sandbox)
+        try:
+            process = await spawn(argv, cwd=self._cwd(), env=env, sandbox=self.sandbox)
+        except AgentRunError as exc:
+            raise _Failed(f"the scorer could not start: {exc}") from None
+        try:
+            async with asyncio.timeout(assertion.timeout_seconds):
+                out, err = await _exchange(process, json.dumps(request).encode())
+        except TimeoutError:
+            raise _Failed(
+                f"the scorer did not finish within {assertion.timeout_seconds:g} s "
+                "(timeoutSeconds); it was stopped"
+            ) from None
+        finally:
+            await kill_group(process, self.kill_grace, sandbox=self.sandbox)
+        return _answer(out, err, process.returncode)
+
+
+class _Failed(Exception):
+    """Why a scorer gave no answer."""
+
+
+class _TooLong(Exception):
+    pass
+
+
+async def _exchange(process: asyncio.subprocess.Process, request: bytes) -> tuple[bytes, bytes]:
+    """Send the request; read the answer (at most MAX_ANSWER_BYTES) and stderr's tail."""
+    assert process.stdin is not None and process.stdout is not None
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        process.stdin.write(request)
+        await process.stdin.drain()
+        process.stdin.close()
+
+    async def answer() -> bytes:
+        assert process.stdout is not None
+        kept = bytearray()
+        while chunk := await process.stdout.read(65536):
+            kept.extend(chunk)
+            if len(kept) > MAX_ANSWER_BYTES:
+                raise _TooLong
+        return bytes(kept)
+
+    async def errors() -> bytes:
+        assert process.stderr is not None
+        kept = bytearray()
+        while chunk := await process.stderr.read(65536):
+            kept.extend(chunk)
+            del kept[: max(0, len(kept) - 8192)]
+        return bytes(kept)
+
+    stderr = asyncio.ensure_future(errors())
+    try:
+        out = await answer()
+    except _TooLong:
+        stderr.cancel()
+        raise _Failed(
+            f"the scorer wrote more than {MAX_ANSWER_BYTES // 1024} KiB on its stdout"
+        ) from None
+    await process.wait()
+    return out, await stderr
+
+
+def _answer(out: bytes, err: bytes, code: int | None) -> Any:
+    lines = out.decode("utf-8", errors="replace").strip().splitlines()
+    why = tail(err, 600).strip()
+    if not lines:
+        if code is not None and code < 0:
+            died = f"the scorer was killed by signal {-code}"
+            hint = " (over its memoryMb or CPU time?)" if -code in (6, 9, 24) else ""
+            raise _Failed(died + hint + (f": {why}" if why else ""))
+        ended = f"the scorer ended (exit code {code}) without an answer"
+        raise _Failed(ended + (f": {why}" if why else ""))
+    try:
+        message = json.loads(lines[-1])
+    except ValueError:
+        raise _Failed("the scorer's answer is not JSON") from None
+    if not isinstance(message, dict) or not isinstance(message.get("ok"), bool):
+        raise _Failed("the scorer's answer is not the harness's")
+    if not message["ok"]:
+        raise _Failed(f"the scorer failed: {str(message.get('error'))[:1000]}")
+    return message.get("value")
+
+
+def _context(assertion: CodeAssertion, case: ScorerCase) -> dict[str, Any]:
+    """promptfoo's `context` (prompt, vars, test, config) and evalward's own keys."""
+    return {
+        "prompt": case.input,
+        "input": case.input,
+        "vars": dict(case.vars),
+        "expected": case.expected,
+        "test": {"vars": dict(case.vars), "expected": case.expected},
+        "config": assertion.config,
+        "trace": dict(case.trace),
+    }
+
+
+def verdict(assertion: CodeAssertion, value: Any) -> ScorerVerdict:
+    """What the scorer returned, as promptfoo reads it; any other shape is an error."""
+    threshold = assertion.threshold
+    if isinstance(value, bool):
+        return _decided(value, 1.0 if value else 0.0, "")
+    if isinstance(value, int | float):
+        return _from_score(float(value), threshold, "")
+    if isinstance(value, dict):
+        passed = value.get("pass", value.get("pass_"))
+        score = value.get("score")
+        reason = value.get("reason", "")
+        if passed is not None and not isinstance(passed, bool):
+            return _error(f"the scorer returned `pass: {_short(passed)}`; expected true or false")
+        if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
+            return _error(f"the scorer returned `score: {_short(score)}`; expected a number")
+        if not isinstance(reason, str):
+            reason = json.dumps(reason)[:500]
+        if passed is None and score is None:
+            return _error("the scorer returned a mapping with neither `pass` nor `score`")
+        if score is not None and not math.isfinite(score):
+            return _error(f"the scorer returned `score: {score}`, which is not a score")
+        if passed is None:
+            return _from_score(float(score), threshold, reason)  # type: ignore[arg-type]
+        if score is None:
+            return _decided(passed, 1.0 if passed else 0.0, reason)
+        if threshold is not None and score < threshold:
+            passed = False
+            reason = reason or f"score {score:g} < threshold {threshold:g}"
+        return _decided(passed, float(score), reason)
+    return _error(
+        f"the scorer returned {_short(value)}; expected true/false, a number, or "
+        "{pass, score, reason}"
+    )
+
+
+def _from_score(score: float, threshold: float | None, reason: str) -> ScorerVerdict:
+    passed = score >= threshold if threshold is not None else score > 0
+    bound = f"≥ {threshold:g}" if threshold is not None else "> 0"
+    said = reason or (f"score {score:g} {bound}" if passed else f"score {score:g}, not {bound}")
+    return _decided(passed, score, said)
+
+
+def _decided(passed: bool, score: float, reason: str) -> ScorerVerdict:
+    clamped = min(1.0, max(0.0, score))
+    note = "" if clamped == score else f" (score {score:g} counted as {clamped:g})"
+    message = (reason or ("the scorer passed it" if passed else "the scorer failed it")) + note
+    return ScorerVerdict(Status.passed if passed else Status.failed, clamped, message)
+
+
+def _error(message: str) -> ScorerVerdict:
+    return ScorerVerdict(Status.error, 0.0, message)
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False) if value is not None else "null"
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+def scorer_case(spec: EvalFixtureSpec, trace: Trace) -> ScorerCase:
+    """What a fixture's scorers get about one of its runs."""
+    messages = input_messages(spec.input)
+    return ScorerCase(
+        output=trace.final_output,
+        input=input_text(messages),
+        expected=spec.reference,
+        vars={**spec.input.payload, **spec.vars},
+        trace=trace.model_dump(mode="json", exclude_none=True),
+    )
