@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agentuser import AGENT_USER_INPUT
+from clirun import SOURCE
 from fakes.github_api import FakeGitHub
 
 DOCKERFILE = Path(__file__).resolve().parents[1] / "Dockerfile"
@@ -27,7 +28,16 @@ def image_entrypoint() -> list[str]:
     raise AssertionError("the Dockerfile has no ENTRYPOINT")
 
 
-ENTRYPOINT = image_entrypoint()
+def of_this_tree(argv: list[str]) -> list[str]:
+    """The entry point running the evalward these tests import: `-I` ignores PYTHONPATH,
+    so that one is put first on the path before the module runs as `-m` would run it."""
+    assert argv[-2:] == ["-m", "evalward"], argv
+    start = f"import runpy, sys; sys.path.insert(0, {SOURCE!r}); "
+    start += "runpy.run_module('evalward', run_name='__main__', alter_sys=True)"
+    return [*argv[:-2], "-c", start]
+
+
+ENTRYPOINT = of_this_tree(image_entrypoint())
 
 
 @dataclass
