@@ -93,6 +93,11 @@ console.log = console.info = console.debug = console.error;
     const loaded = esm ? await import(url.pathToFileURL(file).href) : require(file);
     const name = request.function;
     scorer = name ? loaded[name] : (typeof loaded === 'function' ? loaded : loaded.default);
+    if (scorer && typeof scorer === 'object' && typeof scorer.score === 'function') {
+      const named = scorer;  // the eval-framework's Scorer: { name, score({ input, output, … }) }
+      scorer = (output, context) =>
+        named.score({ ...context, output, reference: context.expected });
+    }
     if (typeof scorer !== 'function') {
       const wanted = name ? JSON.stringify(name) : '(module.exports or default)';
       throw new Error(`${request.filename} exports no function ${wanted}`);
