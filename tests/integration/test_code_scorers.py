@@ -204,3 +204,62 @@ def test_a_scorer_needs_one_source_and_a_known_language(repo: GitRepo) -> None:
     said = done.stdout + done.stderr
     assert "cannot tell the language of 'scorers/x.rb'" in said
     assert "an inline scorer needs `language: python` or `javascript`" in said
+
+
+AGENTV_SUITE = """\
+tests:
+  - id: keywords
+    input: Hi, I am Ann
+    expected_output: Hello Ann
+    assertions:
+      - metric: keyword_check
+        type: code-grader
+        command: [uv, run, graders/keywords.py, --want, Ann]
+      - { type: script, command: [node, graders/exits.js] }
+      - { type: code_judge, script: python3 graders/complains.py, weight: 2 }
+execution:
+  target: greeter
+"""
+
+AGENTV_GRADERS = {
+    "evals/graders/keywords.py": """\
+import json, sys
+
+data = json.load(sys.stdin)
+want = sys.argv[sys.argv.index("--want") + 1]
+found = want in data["output"] and data["expected_output"][0]["content"] == "Hello Ann"
+print(json.dumps({
+    "score": 1.0 if found else 0.0,
+    "assertions": [{"text": f"mentions {want}", "passed": found}],
+}, indent=2))
+""",
+    "evals/graders/exits.js": """\
+const data = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+console.log(`the answer has ${data.output.length} characters`);
+process.exit(data.trace_summary.event_count > 0 ? 0 : 1);
+""",
+    "evals/graders/complains.py": (
+        "import sys\nsys.stderr.write('cannot grade this')\nsys.exit(3)\n"
+    ),
+}
+
+
+def test_agentv_script_graders_run_as_code_scorers(repo: GitRepo) -> None:
+    repo.commit(
+        "an AgentV suite with script graders",
+        {
+            "agents.yaml": AGENT_AND_EVAL,
+            "evals/greet.eval.yaml": AGENTV_SUITE,
+            "mock.yaml": MOCK,
+            **AGENTV_GRADERS,
+        },
+    )
+    code, results = run(repo)
+    (fixture,) = results["fixtures"]
+    keywords, exits, complains = fixture["assertions"]
+    assert (keywords["status"], keywords["axis"]) == ("pass", "keyword_check")
+    assert keywords["message"] == "✓ mentions Ann"
+    assert (exits["status"], exits["message"]) == ("pass", "the answer has 26 characters")
+    assert complains["status"] == "error"
+    assert complains["message"] == "the script failed (exit code 3): cannot grade this"
+    assert code == 1

@@ -149,6 +149,9 @@ class _Files:
             raise AgentVProblem(path, f"file reference {reference!r} not found (no file {shown})")
         return target
 
+    def locate(self, reference: str, path: PathKey) -> str:
+        return self.resolve(reference, path).relative_to(self.root).as_posix()
+
     def read(self, reference: str, path: PathKey) -> str:
         try:
             return self.resolve(reference, path).read_text(encoding="utf-8")
@@ -198,7 +201,7 @@ def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) 
             raise AgentVProblem((*path, key), f"expected a mapping; found {value!r}")
         sidecar.update(value or {})
 
-    context = GraderContext(criteria, reference, files.read)
+    context = GraderContext(criteria, reference, files.read, files.locate)
     assertions = _assertions(case, path, execution, suite, context)
     for index, item in enumerate(case.get("rubrics") or []):
         assertions.append(rubric_item(item, (*path, "rubrics", index), 1.0))

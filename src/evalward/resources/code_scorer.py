@@ -32,6 +32,14 @@ class CodeLanguage(StrEnum):
     javascript = "javascript"
 
 
+class ScorerProtocol(StrEnum):
+    function = "function"
+    """Called as `scorer(output, context)`; returns its verdict."""
+    script = "script"
+    """Run as a program (AgentV's script graders): the run as JSON on stdin, its verdict as
+    JSON (or its exit code) on stdout."""
+
+
 _SUFFIXES = {
     ".py": CodeLanguage.python,
     ".js": CodeLanguage.javascript,
@@ -67,6 +75,15 @@ class CodeAssertion(Model):
     language: CodeLanguage | None = Field(
         default=None,
         description="`python` or `javascript`; from the file's extension when `file` is set.",
+    )
+    protocol: ScorerProtocol = Field(
+        default=ScorerProtocol.function,
+        description="`function`: the file's function is called; `script`: the file runs as "
+        "a program that reads the run as JSON on stdin and prints its verdict (AgentV's "
+        "script graders; docs/assertions.md).",
+    )
+    args: list[str] = Field(
+        default_factory=list, description="A `script`'s command-line arguments."
     )
     threshold: float | None = Field(
         default=None,
@@ -120,6 +137,10 @@ class CodeAssertion(Model):
                     "set `language`"
                 )
             object.__setattr__(self, "language", _SUFFIXES[suffix])
+        if self.protocol is ScorerProtocol.script and self.file is None:
+            raise ValueError("a `script` scorer runs a file: set `file`")
+        if self.args and self.protocol is not ScorerProtocol.script:
+            raise ValueError("`args` are a `script` scorer's (set `protocol: script`)")
         if self.source is not None and self.language is None:
             raise ValueError("an inline scorer needs `language: python` or `javascript`")
         return self

@@ -8,7 +8,9 @@ nothing of the working directory is imported (`-I`; node's scorer starts from a 
 own), so no file a pull request adds can stand in for them.
 
 The Python harness sets the process's limits before the scorer runs; a JavaScript scorer is
-started by `LIMITS`, which sets them and then runs node.
+started by `LIMITS`, which sets them and then runs node. A `script` scorer (a program, in
+either language) is run by the Python harness as its child, under the limits it set: the
+request's `stdin` is its input, and its stdout, stderr and exit code are the answer.
 """
 
 from __future__ import annotations
@@ -56,8 +58,32 @@ def scorer():
         raise LookupError(f"{name} defines no function {request['function']!r}")
     return function
 
+def program():
+    import subprocess
+    folder = os.environ.get("TMPDIR") or "/tmp"
+    path = os.path.join(folder, "grader-" + os.path.basename(request["filename"]))
+    with open(path, "w", encoding="utf-8") as script:
+        script.write(request["source"])
+    run = [sys.executable, "-I"] if request["language"] == "python" else ["node"]
+    done = subprocess.run(
+        [*run, path, *request["args"]],
+        input=json.dumps(request["stdin"]).encode(),
+        capture_output=True,
+        cwd=folder,
+    )
+    out = done.stdout.decode("utf-8", "replace")
+    return {
+        "stdout": out[:262144],
+        "truncated": len(out) > 262144,
+        "stderr": done.stderr.decode("utf-8", "replace")[-4000:],
+        "exit": done.returncode,
+    }
+
 try:
-    value = scorer()(request["output"], request["context"])
+    if request.get("stdin") is not None:
+        value = program()
+    else:
+        value = scorer()(request["output"], request["context"])
     if isinstance(value, float) and not math.isfinite(value):
         reply({"ok": False, "error": f"returned {value!r}, which is not a score"})
     else:

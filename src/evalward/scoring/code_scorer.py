@@ -26,13 +26,20 @@ from pathlib import Path
 from typing import Any
 
 from evalward.errors import AgentRunError
-from evalward.resources.code_scorer import CodeAssertion, CodeLanguage
+from evalward.resources.code_scorer import CodeAssertion, CodeLanguage, ScorerProtocol
 from evalward.resources.models import EvalFixtureSpec
-from evalward.results import Status
 from evalward.runtime.inputs import input_messages, input_text
 from evalward.runtime.process import DEFAULT_KILL_GRACE, kill_group, limited_env, spawn, tail
 from evalward.runtime.sandbox import Sandbox
 from evalward.scoring.code_harness import JAVASCRIPT, LIMITS, PYTHON
+from evalward.scoring.code_verdicts import (
+    ScorerCase,
+    ScorerVerdict,
+    error_verdict,
+    script_stdin,
+    script_verdict,
+    verdict,
+)
 from evalward.trace import Trace
 
 MAX_ANSWER_BYTES = 1024 * 1024
@@ -41,24 +48,6 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 """The largest file a scorer may write (RLIMIT_FSIZE)."""
 HEAP_SHARE = 0.75
 """Of `memoryMb`, what node's JavaScript heap may take (the rest: buffers, code)."""
-
-
-@dataclass(frozen=True)
-class ScorerCase:
-    """What a scorer is given about one run."""
-
-    output: str
-    input: str
-    expected: str | None
-    vars: Mapping[str, Any]
-    trace: Mapping[str, Any]
-
-
-@dataclass(frozen=True)
-class ScorerVerdict:
-    status: Status
-    score: float
-    message: str
 
 
 @dataclass
@@ -73,11 +62,13 @@ class CodeScorers:
     async def score(self, assertion: CodeAssertion, case: ScorerCase) -> ScorerVerdict:
         code = assertion.code
         if code is None:
-            return _error(f"the scorer {assertion.path!r} was not loaded with its fixture")
+            return error_verdict(f"the scorer {assertion.path!r} was not loaded with its fixture")
         try:
             answer = await self._run(assertion, code, case)
         except _Failed as exc:
-            return _error(str(exc))
+            return error_verdict(str(exc))
+        if assertion.protocol is ScorerProtocol.script:
+            return script_verdict(assertion, answer)
         return verdict(assertion, answer)
 
     def _cwd(self) -> Path:
@@ -106,8 +97,12 @@ class CodeScorers:
             "output": case.output,
             "context": _context(assertion, case),
             "limits": limits,
+            "language": assertion.lang.value,
         }
-        if assertion.lang is CodeLanguage.python:
+        script = assertion.protocol is ScorerProtocol.script
+        if script:
+            request |= {"stdin": script_stdin(case), "args": assertion.args}
+        if script or assertion.lang is CodeLanguage.python:
             argv = ["python3", "-I", "-c", PYTHON]
         else:
             heap = f"--max-old-space-size={max(16, int(assertion.memory_mb * HEAP_SHARE))}"
@@ -208,64 +203,6 @@ def _context(assertion: CodeAssertion, case: ScorerCase) -> dict[str, Any]:
         "config": assertion.config,
         "trace": dict(case.trace),
     }
-
-
-def verdict(assertion: CodeAssertion, value: Any) -> ScorerVerdict:
-    """What the scorer returned, as promptfoo reads it; any other shape is an error."""
-    threshold = assertion.threshold
-    if isinstance(value, bool):
-        return _decided(value, 1.0 if value else 0.0, "")
-    if isinstance(value, int | float):
-        return _from_score(float(value), threshold, "")
-    if isinstance(value, dict):
-        passed = value.get("pass", value.get("pass_"))
-        score = value.get("score")
-        reason = value.get("reason", "")
-        if passed is not None and not isinstance(passed, bool):
-            return _error(f"the scorer returned `pass: {_short(passed)}`; expected true or false")
-        if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
-            return _error(f"the scorer returned `score: {_short(score)}`; expected a number")
-        if not isinstance(reason, str):
-            reason = json.dumps(reason)[:500]
-        if passed is None and score is None:
-            return _error("the scorer returned a mapping with neither `pass` nor `score`")
-        if score is not None and not math.isfinite(score):
-            return _error(f"the scorer returned `score: {score}`, which is not a score")
-        if passed is None:
-            return _from_score(float(score), threshold, reason)  # type: ignore[arg-type]
-        if score is None:
-            return _decided(passed, 1.0 if passed else 0.0, reason)
-        if threshold is not None and score < threshold:
-            passed = False
-            reason = reason or f"score {score:g} < threshold {threshold:g}"
-        return _decided(passed, float(score), reason)
-    return _error(
-        f"the scorer returned {_short(value)}; expected true/false, a number, or "
-        "{pass, score, reason}"
-    )
-
-
-def _from_score(score: float, threshold: float | None, reason: str) -> ScorerVerdict:
-    passed = score >= threshold if threshold is not None else score > 0
-    bound = f"≥ {threshold:g}" if threshold is not None else "> 0"
-    said = reason or (f"score {score:g} {bound}" if passed else f"score {score:g}, not {bound}")
-    return _decided(passed, score, said)
-
-
-def _decided(passed: bool, score: float, reason: str) -> ScorerVerdict:
-    clamped = min(1.0, max(0.0, score))
-    note = "" if clamped == score else f" (score {score:g} counted as {clamped:g})"
-    message = (reason or ("the scorer passed it" if passed else "the scorer failed it")) + note
-    return ScorerVerdict(Status.passed if passed else Status.failed, clamped, message)
-
-
-def _error(message: str) -> ScorerVerdict:
-    return ScorerVerdict(Status.error, 0.0, message)
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False) if value is not None else "null"
-    return text if len(text) <= 80 else text[:79] + "…"
 
 
 def scorer_case(spec: EvalFixtureSpec, trace: Trace) -> ScorerCase:
