@@ -145,11 +145,9 @@ def test_what_has_no_equivalent_is_refused_at_its_line_and_nothing_is_written(
     done = imported(EXAMPLES / "refused", repo)
 
     assert done.returncode == 2
-    assert "6 parts of the promptfoo config have no evalward equivalent" in done.stderr
+    assert "4 parts of the promptfoo config have no evalward equivalent" in done.stderr
     for where, what in [
-        ("promptfooconfig.yaml:15:9: tests[0].assert[1]", "`javascript` runs code"),
         ("promptfooconfig.yaml:23:7: tests[1].options.transform", "transforms run code"),
-        ("promptfooconfig.yaml:32:9: tests[2].assert[0]", "`python` runs code"),
         ("promptfooconfig.yaml:34:9: tests[2].assert[1]", "`similar` needs a grading model"),
         ("promptfooconfig.yaml:37:9: tests[2].assert[2]", "`contains-json` looks for JSON"),
         ("promptfooconfig.yaml:39:9: tests[2].assert[3].transform", "runs JavaScript"),
@@ -164,12 +162,23 @@ def test_skip_unsupported_leaves_out_each_refused_part_and_says_so(repo: GitRepo
     done = imported(EXAMPLES / "refused", repo, "--skip-unsupported")
 
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count("left out: promptfooconfig.yaml:") == 6
-    (fixture,) = documents(repo.path / "evals" / "json-object-evals" / "fixtures.yaml")
-    # Banana keeps its is-json; Passion fruit's checks were written for a transformed output,
-    # so it goes whole; Mango has no check left, and a test that checks nothing is not run
-    assert fixture["metadata"]["name"] == "json-object-evals-test-1"
-    assert fixture["spec"]["assertions"] == [{"type": "jsonSchema", "schema": {}}]
+    assert done.stdout.count("left out: promptfooconfig.yaml:") == 4
+    banana, mango = documents(repo.path / "evals" / "json-object-evals" / "fixtures.yaml")
+    # Banana keeps its is-json and its javascript; Passion fruit's checks were written for a
+    # transformed output, so it goes whole; Mango keeps its python scorer alone
+    assert banana["metadata"]["name"] == "json-object-evals-test-1"
+    assert banana["spec"]["assertions"] == [
+        {"type": "jsonSchema", "schema": {}},
+        {
+            "type": "code",
+            "language": "javascript",
+            "source": "JSON.parse(output).color === 'yellow' && "
+            "JSON.parse(output).countries.includes('Ecuador')",
+        },
+    ]
+    assert banana["spec"]["vars"] == {"item": "Banana"}
+    assert mango["metadata"]["name"] == "json-object-evals-test-3"
+    assert mango["spec"]["assertions"] == [{"type": "code", "file": "check_mango.py"}]
     assert evalward("validate", cwd=repo.path).returncode == 0
 
 

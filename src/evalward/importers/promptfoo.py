@@ -209,6 +209,7 @@ class _Importer:
                         description,
                         rendered,
                         assertions,
+                        values,
                     )
                 )
 

@@ -67,6 +67,7 @@ def fixture(
     description: str,
     rendered: str | list[dict[str, str]],
     assertions: list[dict[str, Any]],
+    variables: dict[str, Any] | None = None,
 ) -> Document:
     spec: dict[str, Any] = {"targetAgent": target}
     if description:
@@ -76,6 +77,8 @@ def fixture(
     else:
         spec["input"] = {"type": "messages", "messages": rendered}
     spec["assertions"] = assertions
+    if variables and any(a["type"] == "code" for a in assertions):
+        spec["vars"] = variables  # what the code scorers get as `context.vars`
     metadata = {"name": name, "labels": labels, "annotations": {"promptfoo": source}}
     return {"apiVersion": API, "kind": "EvalFixture", "metadata": metadata, "spec": spec}
 
