@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from evalward.resources.agentv_checks import CHECKS, check_assertion
 from evalward.resources.agentv_scripts import SCRIPT_GRADERS, script_assertion
 from evalward.resources.yamlsource import PathKey
 
@@ -42,6 +43,8 @@ SUPPORTED_TYPES = (
     "token-usage",
     "tool-trajectory",
     "script",
+    "assert-set",
+    *CHECKS,
 )
 _TYPE_ALIASES = {"llm-judge": "llm-grader", "llm-rubric": "llm-grader", "rubric": "rubrics"}
 REFUSED = {
@@ -107,6 +110,12 @@ def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict
         raise AgentVProblem(
             (*path, "required"), f"expected true or false; found {item['required']!r}"
         )
+    if kind == "assert-set":
+        return _assert_set(item, path, ctx, base)
+    if kind in CHECKS:
+        if negate:
+            raise AgentVProblem((*path, "negate"), f"`negate` is not supported on {kind!r}")
+        return [check_assertion(kind, item, path, base, AgentVProblem)]
     if kind in SCRIPT_GRADERS:
         if negate:
             raise AgentVProblem((*path, "negate"), "`negate` is not supported on a script grader")
@@ -145,6 +154,33 @@ def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict
         f"AgentV assertion type {item['type']!r} is not supported by evalward; supported: "
         + ", ".join(SUPPORTED_TYPES),
     )
+
+
+def _assert_set(
+    item: dict[str, Any], path: PathKey, ctx: GraderContext, base: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """An assert-set that needs every member (no threshold, or 1): its members, each weighing
+    its own weight times the set's, on the set's `metric` unless it names its own."""
+    threshold = item.get("threshold")
+    if threshold is not None and threshold != 1:
+        raise AgentVProblem(
+            (*path, "threshold"),
+            f"an assert-set with threshold {threshold!r} passes on a weighted share of its "
+            "members; an evalward fixture passes when every assertion passes: set `threshold: "
+            "1` (or leave it out) and list the members that must hold",
+        )
+    members = item.get("assert", item.get("assertions"))
+    if not isinstance(members, list) or not members:
+        raise AgentVProblem(path, "an assert-set needs its `assert` list")
+    key = "assert" if "assert" in item else "assertions"
+    out = []
+    for index, member in enumerate(members):
+        for made in grader_assertions(member, (*path, key, index), ctx):
+            made["weight"] = made.get("weight", 1.0) * base["weight"]
+            if "axis" in base and "axis" not in made:
+                made["axis"] = base["axis"]
+            out.append(made)
+    return out
 
 
 _TEXT_CHECKS = ("contains", "icontains", "equals", "regex", "starts-with", "ends-with")

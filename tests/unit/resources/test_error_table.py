@@ -510,12 +510,13 @@ CASES: list[tuple[str, dict[str, str], str | tuple[str, ...]]] = [
     (
         "agentv-unknown-grader",
         {
-            "ev.yaml": "tests:\n  - id: a\n    criteria: ok\n    input: hi\n    assertions:\n      - type: is-json\n"
+            "ev.yaml": "tests:\n  - id: a\n    criteria: ok\n    input: hi\n    assertions:\n      - type: field-accuracy\n"
         },
-        "ev.yaml:6:9: tests[0].assertions[0].type: AgentV assertion type 'is-json' is not"
+        "ev.yaml:6:9: tests[0].assertions[0].type: AgentV assertion type 'field-accuracy' is not"
         " supported by evalward; supported: contains, icontains, contains-any, contains-all,"
         " icontains-any, icontains-all, equals, regex, starts-with, ends-with, llm-grader, rubrics,"
-        " latency, token-usage, tool-trajectory, script",
+        " latency, token-usage, tool-trajectory, script, assert-set, is-json,"
+        " trajectory:tool-sequence, trajectory:tool-args-match",
     ),
     (
         "agentv-code-judge-script-missing-and-composite",
