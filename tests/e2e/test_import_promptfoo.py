@@ -289,3 +289,32 @@ def test_a_hostile_or_impossible_config_is_refused_with_nothing_written(
     assert refusal in done.stderr and "promptfooconfig.yaml:" in done.stderr
     assert not (repo.path / "evals").exists()
     assert "a secret beside" not in done.stdout + done.stderr
+
+
+def test_providers_whose_names_agree_make_distinct_agents_and_evals(repo: GitRepo) -> None:
+    config = {
+        "description": "Two temperatures",
+        "prompts": ["Say {{word}}."],
+        "providers": [
+            {"id": "openai:chat:gpt-4.1-mini", "config": {"temperature": 0}},
+            {"id": "openai:chat:gpt-4.1-mini", "config": {"temperature": 1}},
+            {"id": "openai:chat:gpt-4.1-mini-2025-04-14-with-a-long-name-a"},
+            {"id": "openai:chat:gpt-4.1-mini-2025-04-14-with-a-long-name-b"},
+        ],
+        "tests": [{"vars": {"word": "hi"}, "assert": [{"type": "contains", "value": "hi"}]}],
+    }
+    repo.write({"promptfooconfig.yaml": json.dumps(config)})
+    repo.commit("four providers, two names")
+    done = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+    assert done.returncode == 0, done.stderr
+    suite = repo.path / "evals" / "two-temperatures"
+    agents = [a["metadata"]["name"] for a in documents(suite / "agents.yaml")]
+    evals = [e["metadata"]["name"] for e in documents(suite / "evals.yaml")]
+    fixtures = documents(suite / "fixtures.yaml")
+    assert len(set(agents)) == len(set(evals)) == len(fixtures) == 4
+    assert agents[:2] == ["two-temperatures-gpt-4-1-mini", "two-temperatures-gpt-4-1-mini-2"]
+    assert [a["spec"].get("temperature") for a in documents(suite / "agents.yaml")][:2] == [0, 1]
+    selected = {tuple(sorted(f["metadata"]["labels"].items())) for f in fixtures}
+    assert len(selected) == 4  # each Eval selects its own provider's fixture alone
+    validated = evalward("validate", cwd=repo.path)
+    assert validated.returncode == 0, validated.stdout + validated.stderr

@@ -86,13 +86,17 @@ class _Importer:
         self.out.suite = suite
         prompts = self.prompts(config)
         providers = self.providers(config)
-        for prompt in prompts:
-            for provider in providers:
+        prompt_slugs = make.distinct([p.label for p in prompts]) if len(prompts) > 1 else None
+        provider_slugs = make.distinct([p.label for p in providers]) if len(providers) > 1 else None
+        for i, prompt in enumerate(prompts):
+            for j, provider in enumerate(providers):
                 if provider.prompts is None or prompt.label in provider.prompts:
-                    labels = make.column_labels(suite, prompts, providers, prompt, provider)
-                    agent = (
-                        f"{suite}-{make.slug(provider.label, 24)}" if len(providers) > 1 else suite
+                    labels = make.column_labels(
+                        suite,
+                        prompt_slugs[i] if prompt_slugs else None,
+                        provider_slugs[j] if provider_slugs else None,
                     )
+                    agent = f"{suite}-{provider_slugs[j]}" if provider_slugs else suite
                     self.columns.append(_Column(prompt, provider, agent, labels))
         default = config.get("defaultTest")
         if default is not None and isinstance(default.value, str):

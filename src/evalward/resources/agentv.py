@@ -61,16 +61,21 @@ def is_agentv(data: Any, file: str) -> bool:
     """An AgentV document: a list of cases under `evalcases` / `tests` (or a `tests` path)."""
     if not isinstance(data, dict):
         return False
+    name = file.rsplit("/", 1)[-1].lower()
+    if name.startswith("promptfooconfig"):  # promptfoo's `tests`, `prompts`, `providers`
+        return False
+    named = name.endswith((".eval.yaml", ".eval.yml")) or name in ("eval.yaml", "eval.yml")
     for key in CASE_KEYS:
         cases = data.get(key)
         if isinstance(cases, list) and cases and all(_is_case(c, key) for c in cases):
-            return True
+            return named or any(isinstance(c, dict) for c in cases)
         if key == "tests" and isinstance(cases, str):
-            name = file.rsplit("/", 1)[-1].lower()
-            return (
-                name.endswith((".eval.yaml", ".eval.yml"))
-                or name in ("eval.yaml", "eval.yml")
-                or any(k in data for k in agentv_suite.CURRENT_KEYS)
+            # AgentV's suite.yaml names a JSONL dataset; promptfoo's globs and CSVs are not it
+            dataset = cases.removeprefix("file://")
+            return named or (
+                any(k in data for k in agentv_suite.CURRENT_KEYS)
+                and dataset.endswith(".jsonl")
+                and not any(c in dataset for c in "*?[{")
             )
     return False
 
