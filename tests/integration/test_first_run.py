@@ -1,0 +1,81 @@
+"""What a first run says is true: a mock run costs what the models it stands for would, and
+the built-in prices cover the current OpenAI and Anthropic models, dated snapshots too."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from clirun import evalward
+from evalward.providers.config import Price
+from evalward.providers.pricing import PriceTable
+from gitrepo import GitRepo
+
+SUITE = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: greeter }
+spec:
+  models: [MODEL]
+  system: Greet.
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: greeter-eval }
+spec:
+  targetAgent: greeter
+  fixtures: [greeting]
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: greeting }
+spec:
+  targetAgent: greeter
+  input: { type: prompt, payload: { prompt: "Hi!" } }
+  assertions:
+    - { type: contains, value: help }
+    - { type: cost, maxUsd: 1 }
+"""
+MOCK = """\
+replies:
+  - match: { agent: greeter }
+    turns: [{ content: "Hello! How can I help?" }]
+"""
+
+
+def test_a_mock_run_costs_what_the_model_it_names_would(repo: GitRepo) -> None:
+    repo.commit(
+        "a suite", {"suite.yaml": SUITE.replace("MODEL", "openai/gpt-5-mini"), "mock.yaml": MOCK}
+    )
+    done = evalward("run", ".", "--mock-script", "mock.yaml", "--json", "--no-cache", cwd=repo.path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (fixture,) = json.loads(done.stdout)["fixtures"]
+    usage = fixture["usage"]
+    # gpt-5-mini's list price: $0.25 a million input tokens, $2 a million output tokens
+    priced = (usage["input_tokens"] * 0.25 + usage["output_tokens"] * 2.0) / 1e6
+    assert usage["cost_usd"] == pytest.approx(priced) and priced > 0
+    cost = fixture["assertions"][1]
+    assert cost["status"] == "pass" and cost["message"].startswith("cost $"), cost
+    assert "no price" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        "openai/gpt-5", "openai/gpt-5-mini", "openai/gpt-5-nano", "openai/gpt-4.1",
+        "openai/gpt-4.1-mini-2025-04-14", "openai/o3", "openai/o4-mini", "openai/o3-mini",
+        "anthropic/claude-sonnet-4-5-20250929", "anthropic/claude-opus-4-1",
+        "anthropic/claude-sonnet-4", "anthropic/claude-haiku-4-5",
+        "anthropic/claude-3-5-haiku-latest",
+    ],
+)  # fmt: skip
+def test_the_built_in_prices_cover_current_models(model: str) -> None:
+    assert PriceTable().of(model) is not None
+
+
+def test_a_dated_snapshot_with_its_own_price_keeps_it() -> None:
+    table = PriceTable({"openai/gpt-4.1-2025-04-14": Price(input=1.0, output=1.0)})
+    assert table.of("openai/gpt-4.1-2025-04-14") == Price(input=1.0, output=1.0)
+    assert table.of("openai/gpt-4.1") == Price(input=2.0, output=8.0)
+    assert table.of("openai/gpt-4.1-turbo") is None
