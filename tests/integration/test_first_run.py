@@ -79,3 +79,42 @@ def test_a_dated_snapshot_with_its_own_price_keeps_it() -> None:
     assert table.of("openai/gpt-4.1-2025-04-14") == Price(input=1.0, output=1.0)
     assert table.of("openai/gpt-4.1") == Price(input=2.0, output=8.0)
     assert table.of("openai/gpt-4.1-turbo") is None
+
+
+def test_a_misspelled_model_is_a_validate_warning_with_the_name_it_was_meant_to_be(
+    repo: GitRepo,
+) -> None:
+    suite = SUITE.replace("MODEL", "openai/gpt-4.1-mni")
+    suite = suite.replace(
+        "  fixtures: [greeting]\n",
+        "  fixtures: [greeting]\n  judge: { model: anthropic/claude-sonet-4-5 }\n",
+    )
+    repo.commit("typos", {"suite.yaml": suite})
+    done = evalward("validate", ".", cwd=repo.path)
+    assert done.returncode == 0, done.stderr  # a warning: the model may be newer than evalward
+    lines = [x for x in done.stdout.splitlines() if x.startswith("warning:")]
+    assert lines[0].startswith("warning: suite.yaml:5:12: spec.models[0]: no provider knows")
+    assert "Did you mean 'openai/gpt-4.1-mini'?" in lines[0]
+    assert (
+        "suite.yaml:13:" in lines[1] and "Did you mean 'anthropic/claude-sonnet-4-5'?" in lines[1]
+    )
+
+
+def test_models_evalward_cannot_list_are_not_warned_about(repo: GitRepo) -> None:
+    files = {
+        "suite.yaml": SUITE.replace("MODEL", "openai/gemini-2.5-flash, openai/gpt-test"),
+        "other.yaml": SUITE.replace("MODEL", "anthropic/claude-opus-4-1-20250805")
+        .replace("greeter", "second")
+        .replace("greeting", "second-greeting"),
+    }
+    repo.commit("a gateway's models", files)
+    done = evalward("validate", ".", cwd=repo.path)
+    assert done.returncode == 0, done.stderr
+    assert "warning" not in done.stdout
+    # a provider pointed at another server serves models evalward cannot know
+    repo.commit("an Ollama", {
+        "suite.yaml": SUITE.replace("MODEL", "openai/gpt-4.1-mni"),
+        "evalward.yaml": "providers: { openai: { baseUrl: 'http://localhost:11434/v1' } }\n",
+    })  # fmt: skip
+    done = evalward("validate", ".", cwd=repo.path)
+    assert done.returncode == 0 and "warning" not in done.stdout, done.stdout + done.stderr
