@@ -96,7 +96,8 @@ def test_a_misspelled_model_is_a_validate_warning_with_the_name_it_was_meant_to_
     assert lines[0].startswith("warning: suite.yaml:5:12: spec.models[0]: no provider knows")
     assert "Did you mean 'openai/gpt-4.1-mini'?" in lines[0]
     assert (
-        "suite.yaml:13:" in lines[1] and "Did you mean 'anthropic/claude-sonnet-4-5'?" in lines[1]
+        "suite.yaml:14:12: spec.judge.model" in lines[1]
+        and "Did you mean 'anthropic/claude-sonnet-4-5'?" in lines[1]
     )
 
 
