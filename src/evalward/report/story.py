@@ -30,7 +30,7 @@ from evalward.record.summary import (
 from evalward.report.divergence import DivergenceKind, first_divergence
 from evalward.report.figures import reps_text
 from evalward.resources.common import Severity
-from evalward.results import FixtureOutcome, FixtureResult, JudgeVerdict, Status
+from evalward.results import RUN_FAILED, FixtureOutcome, FixtureResult, JudgeVerdict, Status
 from evalward.trace import Step, StepType, Trace
 
 Piece = tuple[str, bool]
@@ -195,9 +195,9 @@ def _statistics(
 
 def _assertion(run: FixtureResult) -> str:
     """The first gating assertion that did not pass, "type: message"; else the run's message
-    (a run that timed out: why, its assertions were not evaluated)."""
-    if run.timed_out:
-        return run.message
+    (a run that timed out or failed: why, its assertions were not evaluated)."""
+    if run.timed_out or run.message.startswith(RUN_FAILED):
+        return run.message  # why no assertion was evaluated: the provider's words, if it said
     for assertion in run.assertions:
         if assertion.status is not Status.passed and not assertion.advisory:
             detail = assertion.message or assertion.status.value

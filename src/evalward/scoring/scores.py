@@ -47,6 +47,7 @@ from evalward.resources.code_scorer import CodeAssertion
 from evalward.resources.common import Severity
 from evalward.resources.models import ScoringConfig
 from evalward.results import (
+    RUN_FAILED,
     AssertionResult,
     EvalResult,
     FixtureOutcome,
@@ -191,7 +192,7 @@ def fixture_status(results: list[AssertionResult], trace: Trace) -> tuple[Status
             "(raise spec.execution.timeoutSeconds if the agent needs longer)"
         )
     if trace.error is not None:
-        return Status.error, f"the run failed: {trace.error}"
+        return Status.error, f"{RUN_FAILED}{trace.error}"
     if errors:
         said = [f"{r.type}: error: {r.message}" for r in errors]
         said += [f"{r.type}: fail: {r.message}" for r in failed]
