@@ -119,3 +119,33 @@ def test_models_evalward_cannot_list_are_not_warned_about(repo: GitRepo) -> None
     })  # fmt: skip
     done = evalward("validate", ".", cwd=repo.path)
     assert done.returncode == 0 and "warning" not in done.stdout, done.stdout + done.stderr
+
+
+JUDGED = (
+    SUITE.replace("MODEL", "openai/gpt-4.1-mini").replace(
+        "  fixtures: [greeting]\n",
+        "  fixtures: [greeting]\n  judge: { model: openai/gpt-4.1-mini }\n",
+    )
+    + "    - { type: judge, rubric: Is it polite? }\n"
+)
+JUDGE_TWICE_WRONG = """\
+replies:
+  - match: { purpose: judge }
+    turns:
+      - content: '{"score": 2, "confidence": 0.9, "summary": "Very.", "violations": []}'
+      - content: "It is polite, I would say."
+  - match: { agent: greeter }
+    turns: [{ content: "Hello! How can I help?" }]
+"""
+
+
+def test_a_judges_invalid_replies_are_each_reported(repo: GitRepo) -> None:
+    repo.commit("a judge", {"suite.yaml": JUDGED, "mock.yaml": JUDGE_TWICE_WRONG})
+    done = evalward("run", ".", "--mock-script", "mock.yaml", "--json", "--no-cache", cwd=repo.path)
+    (fixture,) = json.loads(done.stdout)["fixtures"]
+    judge = fixture["assertions"][2]
+    assert judge["status"] == "error"
+    assert judge["message"] == (
+        "the judge openai/gpt-4.1-mini gave no valid verdict after a retry: its reply: score: "
+        "Input should be less than or equal to 1; its retry: it is not JSON"
+    )

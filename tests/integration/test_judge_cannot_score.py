@@ -102,7 +102,8 @@ def test_calibrate_says_why_each_example_got_no_verdict(
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
     assert (
-        "  example 2: the judge openai/judge gave no valid verdict after a retry: it is not JSON"
+        "  example 2: the judge openai/judge gave no valid verdict after a retry: it is not "
+        "JSON, twice"
         in lines
     )
     assert any(
