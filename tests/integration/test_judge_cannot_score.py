@@ -103,8 +103,7 @@ def test_calibrate_says_why_each_example_got_no_verdict(
     lines = done.stdout.splitlines()
     assert (
         "  example 2: the judge openai/judge gave no valid verdict after a retry: it is not "
-        "JSON, twice"
-        in lines
+        "JSON, twice" in lines
     )
     assert any(
         line.startswith("  example 3: the judge openai/judge failed: openai: HTTP 400 from ")
