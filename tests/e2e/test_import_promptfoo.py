@@ -318,3 +318,97 @@ def test_providers_whose_names_agree_make_distinct_agents_and_evals(repo: GitRep
     assert len(selected) == 4  # each Eval selects its own provider's fixture alone
     validated = evalward("validate", cwd=repo.path)
     assert validated.returncode == 0, validated.stdout + validated.stderr
+
+
+CHAT_SUITE = {
+    "promptfooconfig.yaml": """\
+description: Weather chat
+prompts:
+  - file://chat.yaml
+  - file://chat-messages.yaml
+providers:
+  - id: openai:chat:gpt-4.1-mini
+    config:
+      tools:
+        - type: function
+          function:
+            name: get_weather
+            description: The weather in a city.
+            parameters: { type: object, properties: { city: { type: string } } }
+derivedMetrics:
+  - { name: f1, value: 2 * precision * recall / (precision + recall) }
+defaultTest:
+  assert:
+    - { type: similar, value: sunny }
+tests:
+  - vars: { city: Paris }
+    assert: [{ type: contains, value: Paris, metric: precision }]
+  - vars: { city: Rome }
+    assert: [{ type: contains, value: Rome, metric: recall }]
+""",
+    "chat.yaml": """\
+# The system prompt, then the question
+- role: system
+  content: You are a weather bot.
+- role: user
+  content: What is the weather in {{city}}?
+""",
+    "chat-messages.yaml": """\
+messages:
+  - role: user
+    content: Weather in {{city}}?
+""",
+}
+
+
+def test_chat_files_tools_and_derived_metrics_are_kept_or_named_once(repo: GitRepo) -> None:
+    repo.write(CHAT_SUITE)
+    repo.commit("a chat suite")
+    refused = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+    assert refused.returncode == 2
+    # defaultTest's assertion is refused once, not once per test
+    assert refused.stderr.count("defaultTest.assert[0]") == 1, refused.stderr
+    assert "--skip-unsupported" in refused.stderr  # it can be left out, so the flag helps
+
+    done = evalward(
+        "import", "promptfoo", "promptfooconfig.yaml", "--skip-unsupported", cwd=repo.path
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("left out:") == 1
+    assert "derivedMetrics (f1) are not computed" in done.stdout
+    suite = repo.path / "evals" / "weather-chat"
+    (agent,) = documents(suite / "agents.yaml")
+    assert agent["spec"]["tools"] == [
+        {
+            "name": "get_weather",
+            "description": "The weather in a city.",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        }
+    ]
+    fixtures = documents(suite / "fixtures.yaml")
+    inputs = [f["spec"]["input"] for f in fixtures]
+    assert inputs[0] == {
+        "type": "messages",
+        "messages": [
+            {"role": "system", "content": "You are a weather bot."},
+            {"role": "user", "content": "What is the weather in Paris?"},
+        ],
+    }
+    assert {"role": "user", "content": "Weather in Rome?"} in [
+        m for i in inputs if i["type"] == "messages" for m in i["messages"]
+    ]
+    assert all(i["type"] == "messages" for i in inputs)
+    assert evalward("validate", cwd=repo.path).returncode == 0
+
+
+def test_skip_unsupported_is_offered_only_where_it_helps(repo: GitRepo) -> None:
+    config = (
+        "prompts: [hi]\nproviders: [openai:chat:gpt-4.1-mini]\n"
+        "tests: [{vars: {}, assert: [{type: contains, value: hi}]}]\nscenarios: []\n"
+    )
+    repo.write({"promptfooconfig.yaml": config})
+    repo.commit("a config with scenarios")
+    done = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+    assert done.returncode == 2
+    assert "`scenarios` has no equivalent" in done.stderr
+    assert "--skip-unsupported" not in done.stderr, done.stderr

@@ -28,6 +28,7 @@ CONFIG_KEYS = {
     "cost",
     "inputCost",
     "outputCost",
+    "tools",
 }
 
 
@@ -47,6 +48,8 @@ class Provider:
     """USD per million tokens, `input` and `output`."""
     prompts: list[str] | None = None
     """The labels or ids of the prompts it runs (all when None)."""
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    """`config.tools`, as the Agent's tools: name, description, parameters."""
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -142,6 +145,14 @@ def _configure(found: Provider, config: Node) -> None:
             found.key_env = value
         elif key == "apiKey":
             continue  # never written: said once the key's variable is known, below
+        elif key == "tools":
+            found.tools = agent_tools(child)
+            found.notes.append(
+                f"{found.label}: its tools are offered to the model; promptfoo stops at the "
+                "model's tool call, evalward answers it (the tool has no implementation: give "
+                "it a `mock` in the Agent) and checks the final answer; check the call itself "
+                "with toolCalled / toolArgs"
+            )
         elif key in ("cost", "inputCost", "outputCost") and isinstance(value, int | float):
             price = found.price or {}
             if key in ("cost", "inputCost"):
@@ -158,6 +169,28 @@ def _configure(found: Provider, config: Node) -> None:
         )
     if found.price is not None and set(found.price) != {"input", "output"}:
         raise config.refuse("give both `inputCost` and `outputCost`, or `cost` for both")
+
+
+def agent_tools(node: Node) -> list[dict[str, Any]]:
+    """OpenAI's `[{type: function, function: {name, description, parameters}}]` (or
+    Anthropic's `[{name, description, input_schema}]`) as an Agent's tools."""
+    tools = []
+    for item in node.elements():
+        value = item.value
+        function = value.get("function") if isinstance(value, dict) else None
+        spec = function if isinstance(function, dict) else value
+        if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+            raise item.refuse("expected a tool: `{type: function, function: {name, ...}}`")
+        if not re.match(r"^[a-zA-Z0-9_-]{1,64}$", spec["name"]):
+            raise item.refuse(f"{spec['name']!r} is not a tool name a model API takes")
+        schema = spec.get("parameters", spec.get("input_schema", {"type": "object"}))
+        if not isinstance(schema, dict):
+            raise item.refuse("a tool's parameters are a JSON Schema object")
+        tool: dict[str, Any] = {"name": spec["name"], "parameters": schema}
+        if isinstance(spec.get("description"), str):
+            tool["description"] = spec["description"]
+        tools.append(tool)
+    return tools
 
 
 def _default_key_env(kind: str) -> str:

@@ -68,6 +68,8 @@ def agent(name: str, provider: Provider) -> Document:
         spec["temperature"] = provider.temperature
     if provider.max_tokens is not None:
         spec["maxTokens"] = provider.max_tokens
+    if provider.tools:
+        spec["tools"] = provider.tools
     return {"apiVersion": API, "kind": "Agent", "metadata": {"name": name}, "spec": spec}
 
 

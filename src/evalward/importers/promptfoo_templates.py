@@ -140,7 +140,8 @@ def conversation(
     template: str, variables: dict[str, Any], node: Node, warnings: list[str]
 ) -> str | list[dict[str, str]]:
     """The rendered prompt: a text (one user message) or a conversation, as promptfoo's chat
-    providers read it (a JSON list of messages, or YAML starting `- role:`)."""
+    providers read it (a JSON list of messages, or YAML starting `- role:` or `messages:`,
+    after any `#` comments)."""
     stripped = template.strip()
     if stripped.startswith(("[", "{")):
         try:
@@ -153,12 +154,14 @@ def conversation(
                 return _messages(rendered, node)
             return json.dumps(rendered, ensure_ascii=False, indent=2)
     text = template if PARTIAL_TAG.search(template) else render(template, variables, node, warnings)
-    stripped = text.strip()
-    if stripped.startswith("- role:"):
+    stripped = _past_comments(text)
+    if stripped.startswith(("- role:", "messages:")):
         try:
             parsed = yaml.safe_load(text)
         except yaml.YAMLError as exc:
             raise node.refuse(f"a chat prompt that is not valid YAML: {exc}") from None
+        if isinstance(parsed, dict) and list(parsed) == ["messages"]:
+            parsed = parsed["messages"]
         if _is_chat(parsed):
             return _messages(parsed, node)
     elif stripped.startswith("["):
@@ -169,6 +172,14 @@ def conversation(
         if _is_chat(parsed):
             return _messages(parsed, node)
     return text
+
+
+def _past_comments(text: str) -> str:
+    """The text from its first line that is neither blank nor a YAML `#` comment."""
+    lines = text.strip().splitlines()
+    while lines and (not lines[0].strip() or lines[0].lstrip().startswith("#")):
+        lines.pop(0)
+    return "\n".join(lines)
 
 
 def _is_chat(value: Any) -> bool:
