@@ -412,3 +412,21 @@ def test_skip_unsupported_is_offered_only_where_it_helps(repo: GitRepo) -> None:
     assert done.returncode == 2
     assert "`scenarios` has no equivalent" in done.stderr
     assert "--skip-unsupported" not in done.stderr, done.stderr
+
+
+def test_an_openai_compatible_vendor_becomes_an_endpoint(repo: GitRepo) -> None:
+    config = {
+        "prompts": ["Say hi."],
+        "providers": ["mistral:mistral-large-latest"],
+        "tests": [{"assert": [{"type": "contains", "value": "hi"}]}],
+    }
+    repo.write({"promptfooconfig.yaml": json.dumps(config)})
+    repo.commit("a mistral suite")
+    done = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+    assert done.returncode == 0, done.stderr
+    (agent,) = documents(next((repo.path / "evals").iterdir()) / "agents.yaml")
+    assert agent["spec"]["models"] == ["openai/mistral-large-latest"]
+    settings = yaml.safe_load((repo.path / "evalward.yaml").read_text())
+    assert settings["providers"] == {
+        "openai": {"baseUrl": "https://api.mistral.ai/v1", "apiKeyEnv": "MISTRAL_API_KEY"}
+    }

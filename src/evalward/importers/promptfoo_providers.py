@@ -1,5 +1,6 @@
-"""promptfoo providers as evalward models: `openai:…` and `anthropic:…` (and Ollama, through
-its OpenAI-compatible endpoint), with the settings that change replies carried over and the
+"""promptfoo providers as evalward models: `openai:…` and `anthropic:…` (and Ollama, Mistral,
+Groq, DeepSeek, OpenRouter, Together, Fireworks and Perplexity, through their OpenAI-compatible
+endpoints), with the settings that change replies carried over and the
 rest refused. Where a provider's replies come from (`apiBaseUrl`, the key's variable, prices)
 becomes evalward.yaml's `providers` and `pricing`; a key itself is never written anywhere.
 """
@@ -15,6 +16,16 @@ from evalward.importers.promptfoo_source import Files, Node
 OPENAI_APIS = {"chat", "responses"}
 OPENAI_OTHER_APIS = {"completion", "embedding", "embeddings", "assistant", "realtime", "image"}
 OLLAMA_URL = "http://localhost:11434/v1"
+OPENAI_COMPATIBLE = {
+    "mistral": ("https://api.mistral.ai/v1", "MISTRAL_API_KEY"),
+    "groq": ("https://api.groq.com/openai/v1", "GROQ_API_KEY"),
+    "deepseek": ("https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"),
+    "openrouter": ("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+    "togetherai": ("https://api.together.xyz/v1", "TOGETHER_API_KEY"),
+    "fireworks": ("https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY"),
+    "perplexity": ("https://api.perplexity.ai", "PERPLEXITY_API_KEY"),
+}
+"""promptfoo providers whose vendors serve OpenAI's Chat Completions: their URL and key."""
 MODEL = re.compile(r"^[A-Za-z0-9._:/@-]{1,200}$")
 PER_MILLION = 1_000_000
 CONFIG_KEYS = {
@@ -111,6 +122,10 @@ def _model(node: Node, id_: str, given: str | None) -> Provider:
             found.notes.append(f"{id_}: evalward calls the model through Chat Completions")
     elif vendor == "anthropic" and api in {"messages", ""} and model:
         found = Provider(label, f"anthropic/{model}", node)
+    elif vendor in OPENAI_COMPATIBLE and api in {"chat", ""} and model:
+        url, key_env = OPENAI_COMPATIBLE[vendor]
+        found = Provider(label, f"openai/{model}", node, base_url=url, key_env=key_env)
+        found.notes.append(f"{id_}: called through {vendor}'s OpenAI-compatible API, {url}")
     elif vendor == "ollama" and api in {"chat", ""} and model:
         found = Provider(label, f"openai/{model}", node, base_url=OLLAMA_URL)
         found.notes.append(f"{id_}: served by Ollama's OpenAI-compatible endpoint, {OLLAMA_URL}")
