@@ -5,6 +5,7 @@ file and inline, every return shape promptfoo accepts, and every way a scorer ca
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from clirun import evalward
@@ -263,3 +264,47 @@ def test_agentv_script_graders_run_as_code_scorers(repo: GitRepo) -> None:
     assert complains["status"] == "error"
     assert complains["message"] == "the script failed (exit code 3): cannot grade this"
     assert code == 1
+
+
+PLANTED = {
+    "scorers/uses_package.js": "const pad = require('leftpad');\nmodule.exports = () => pad();\n",
+    "scorers/imports_package.mjs": "import pad from 'leftpad';\nexport default () => pad();\n",
+    "scorers/grade.js": (
+        "const pad = require('leftpad');\nconsole.log(JSON.stringify({ pass: pad() }));\n"
+    ),
+}
+
+
+def test_a_package_planted_above_the_scorer_is_not_what_it_imports(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """A world-writable folder above the scorer's (/tmp) may hold a node_modules anybody put
+    there; a scorer that names a package must not get that one."""
+    temp = tmp_path / "shared-tmp"
+    planted = temp / "node_modules" / "leftpad"
+    planted.mkdir(parents=True)
+    (planted / "index.js").write_text("module.exports = () => true;\n")
+    (planted / "package.json").write_text('{"name": "leftpad", "main": "index.js"}\n')
+    fixtures = "".join(
+        FIXTURE.format(name=name, assertions="    " + line)
+        for name, line in [
+            ("planted-require", "- { type: code, file: scorers/uses_package.js }"),
+            ("planted-import", "- { type: code, file: scorers/imports_package.mjs }"),
+            ("planted-script", "- { type: code, file: scorers/grade.js, protocol: script }"),
+        ]
+    )
+    repo.commit("scorers that name a package", {
+        "suite.yaml": AGENT_AND_EVAL + fixtures, "mock.yaml": MOCK, **PLANTED,
+    })  # fmt: skip
+    done = evalward(
+        "run", ".", "--mock-script", "mock.yaml", "--json", "--no-cache",
+        cwd=repo.path, TMPDIR=str(temp),
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    found = {f["fixture"]: f["assertions"][0] for f in json.loads(done.stdout)["fixtures"]}
+    assert found["planted-require"]["status"] == "error"
+    assert "Cannot find module 'leftpad'" in found["planted-require"]["message"]
+    assert found["planted-import"]["status"] == "error"
+    assert "may import Node's own modules only" in found["planted-import"]["message"]
+    assert found["planted-script"]["status"] == "error"
+    assert "Cannot find module 'leftpad'" in found["planted-script"]["message"]

@@ -59,12 +59,18 @@ def scorer():
     return function
 
 def program():
-    import subprocess
-    folder = os.environ.get("TMPDIR") or "/tmp"
-    path = os.path.join(folder, "grader-" + os.path.basename(request["filename"]))
+    import subprocess, tempfile
+    folder = tempfile.mkdtemp(prefix="grader-")
+    path = os.path.join(folder, os.path.basename(request["filename"]))
     with open(path, "w", encoding="utf-8") as script:
         script.write(request["source"])
-    run = [sys.executable, "-I"] if request["language"] == "python" else ["node"]
+    if request["language"] == "python":
+        run = [sys.executable, "-I"]
+    else:
+        confine = os.path.join(folder, "confine.cjs")
+        with open(confine, "w", encoding="utf-8") as preload:
+            preload.write(request["confine"])
+        run = ["node", "--require", confine]
     done = subprocess.run(
         [*run, path, *request["args"]],
         input=json.dumps(request["stdin"]).encode(),
@@ -98,7 +104,26 @@ except BaseException as exc:
         reply({"ok": False, "error": "returned a value that is not JSON"})
 """
 
-JAVASCRIPT = r"""
+CONFINE = r"""
+// Packages resolve from the machine's own folders only: not from a node_modules in a folder
+// above the scorer (a world-writable /tmp holds one anybody may have put there).
+const Module = require('module');
+Module._nodeModulePaths = () => [];
+Module.register('data:text/javascript,' + encodeURIComponent(`
+import { isBuiltin } from "node:module";
+const own = ["node:", "file:", "data:", "./", "../", "/"];
+export async function resolve(specifier, context, next) {
+  if (!isBuiltin(specifier) && !own.some((p) => specifier.startsWith(p))) {
+    throw new Error("a scorer may import Node's own modules only, not " + specifier);
+  }
+  return next(specifier, context);
+}`));
+"""
+"""Preloaded into every JavaScript scorer (`--require`)."""
+
+JAVASCRIPT = (
+    CONFINE
+    + r"""
 const fs = require('fs'), os = require('os'), path = require('path'), url = require('url');
 const answer = (message) => fs.writeSync(1, JSON.stringify(message) + '\n');
 process.stdout.write = process.stderr.write.bind(process.stderr);
@@ -114,7 +139,8 @@ console.log = console.info = console.debug = console.error;
     scorer = new AsyncFunction('output', 'context', body);
   } else {
     const esm = /\.mjs$/.test(request.filename) || /^\s*export\s/m.test(request.source);
-    const file = path.join(os.tmpdir(), 'scorer' + (esm ? '.mjs' : '.cjs'));
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'scorer-'));
+    const file = path.join(folder, 'scorer' + (esm ? '.mjs' : '.cjs'));
     fs.writeFileSync(file, request.source);
     const loaded = esm ? await import(url.pathToFileURL(file).href) : require(file);
     const name = request.function;
@@ -140,3 +166,4 @@ console.log = console.info = console.debug = console.error;
   answer({ ok: false, error: stack || String(error) });
 });
 """
+)

@@ -31,7 +31,7 @@ from evalward.resources.models import EvalFixtureSpec
 from evalward.runtime.inputs import input_messages, input_text
 from evalward.runtime.process import DEFAULT_KILL_GRACE, kill_group, limited_env, spawn, tail
 from evalward.runtime.sandbox import Sandbox
-from evalward.scoring.code_harness import JAVASCRIPT, LIMITS, PYTHON
+from evalward.scoring.code_harness import CONFINE, JAVASCRIPT, LIMITS, PYTHON
 from evalward.scoring.code_verdicts import (
     ScorerCase,
     ScorerVerdict,
@@ -101,7 +101,7 @@ class CodeScorers:
         }
         script = assertion.protocol is ScorerProtocol.script
         if script:
-            request |= {"stdin": script_stdin(case), "args": assertion.args}
+            request |= {"stdin": script_stdin(case), "args": assertion.args, "confine": CONFINE}
         if script or assertion.lang is CodeLanguage.python:
             argv = ["python3", "-I", "-c", PYTHON]
         else:

@@ -128,7 +128,9 @@ def script_verdict(assertion: CodeAssertion, value: Any) -> ScorerVerdict:
     if code == 0:
         return _decided(True, 1.0, out[:500] or "the script exited 0")
     if err.strip():
-        return error_verdict(f"the script failed (exit code {code}): {err.strip()[-600:]}")
+        said = err.strip()
+        said = said if len(said) <= 600 else f"{said[:300]} … {said[-300:]}"
+        return error_verdict(f"the script failed (exit code {code}): {said}")
     return _decided(False, 0.0, out[:500] or f"the script exited {code}")
 
 
