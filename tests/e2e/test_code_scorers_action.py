@@ -103,3 +103,54 @@ def test_a_pr_that_rewrites_its_scorer_is_graded_by_the_base_one_that_sees_no_se
     written = (run.output_dir / "results.json").read_text() + github.comments_on(7)[0]["body"]
     assert SECRET not in written and github.token not in written
     assert "no refund policy mentioned" in github.comments_on(7)[0]["body"]
+
+
+AGENTV_SUITE = """\
+providers: [greeter]
+prompts: ["{{ input }}"]
+tests:
+  - id: refund-policy
+    assert:
+      - { metric: policy, type: script, command: [python3, graders/policy.py] }
+    vars:
+      input: Can I get my money back?
+"""
+AGENTV_BASE_GRADER = """\
+import json, sys
+answer = json.load(sys.stdin)["output"]
+print(json.dumps({"pass": "refund policy" in answer.lower(), "reason": "base grader"}))
+"""
+AGENTV_PR_GRADER = 'print(\'{"pass": true, "reason": "the pull request\\\'s grader"}\')\n'
+
+
+def test_a_pr_that_rewrites_an_agentv_script_grader_is_graded_by_the_base_one(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base = repo.commit(
+        "a greeter and its AgentV suite",
+        {
+            "agents/greeter.yaml": AGENT % "Prompt BASE-V1.",
+            "evals/greeter.yaml": EVAL,
+            "evals/agentv/suite.yaml": AGENTV_SUITE,
+            "evals/agentv/graders/policy.py": AGENTV_BASE_GRADER,
+        },
+    )
+    repo.branch("feature")
+    head = repo.commit(
+        "a new prompt, and a grader that passes anything",
+        {
+            "agents/greeter.yaml": AGENT % "Prompt HEAD-V2.",
+            "evals/agentv/graders/policy.py": AGENTV_PR_GRADER,
+        },
+    )
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    model.script(lambda body: "BASE-V1" in json.dumps(body), text("See our refund policy."))
+    model.script(lambda body: "HEAD-V2" in json.dumps(body), text("Sure, no problem!"))
+
+    event = pull_request_event(github.repository, 7, base, head)
+    run = run_action(repo.path, github, event, env=env)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    by_side = {f["side"]: f["assertions"][0] for f in run.results()["fixtures"]}
+    assert (by_side["head"]["status"], by_side["head"]["message"]) == ("fail", "base grader")
+    assert (by_side["base"]["status"], by_side["base"]["axis"]) == ("pass", "policy")
