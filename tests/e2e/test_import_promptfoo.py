@@ -430,3 +430,15 @@ def test_an_openai_compatible_vendor_becomes_an_endpoint(repo: GitRepo) -> None:
     assert settings["providers"] == {
         "openai": {"baseUrl": "https://api.mistral.ai/v1", "apiKeyEnv": "MISTRAL_API_KEY"}
     }
+
+
+def test_a_yaml_chat_template_with_comments_becomes_a_conversation(repo: GitRepo) -> None:
+    assert imported(EXAMPLES / "chat-yaml", repo).returncode == 0
+    fixtures = documents(repo.path / "evals" / "weather-desk" / "fixtures.yaml")
+    assert fixtures[0]["spec"]["input"] == {
+        "type": "messages",
+        "messages": [
+            {"role": "system", "content": "You are the weather desk. Answer in one sentence."},
+            {"role": "user", "content": "What is the weather like in Paris?"},
+        ],
+    }
