@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agentuser import AGENT_USER_INPUT
+from clirun import SOURCE
 from fakes.github_api import FakeGitHub
 
 DOCKERFILE = Path(__file__).resolve().parents[1] / "Dockerfile"
@@ -27,18 +28,16 @@ def image_entrypoint() -> list[str]:
     raise AssertionError("the Dockerfile has no ENTRYPOINT")
 
 
-def from_this_checkout(argv: list[str]) -> list[str]:
-    """The image's command, its module run from this checkout's src/ whichever checkout the
-    interpreter's editable install points at (`-I` ignores PYTHONPATH; it still keeps the
-    working directory, the pull request's checkout, off sys.path)."""
+def of_this_tree(argv: list[str]) -> list[str]:
+    """The entry point running the evalward these tests import: `-I` ignores PYTHONPATH,
+    so that one is put first on the path before the module runs as `-m` would run it."""
     assert argv[-2:] == ["-m", "evalward"], argv
-    source = str(Path(__file__).resolve().parents[1] / "src")
-    run = f"import sys, runpy; sys.path.insert(0, {source!r}); "
-    run += "runpy.run_module('evalward', run_name='__main__', alter_sys=True)"
-    return [*argv[:-2], "-c", run]
+    start = f"import runpy, sys; sys.path.insert(0, {SOURCE!r}); "
+    start += "runpy.run_module('evalward', run_name='__main__', alter_sys=True)"
+    return [*argv[:-2], "-c", start]
 
 
-ENTRYPOINT = from_this_checkout(image_entrypoint())
+ENTRYPOINT = of_this_tree(image_entrypoint())
 
 
 @dataclass

@@ -8,7 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import evalward as _imported
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
+SOURCE = str(Path(_imported.__file__).resolve().parents[1])
+"""Where the evalward these tests import lives: the subprocess runs the same code."""
 
 
 def evalward(*args: str, cwd: Path = REPO_ROOT, **env: str) -> subprocess.CompletedProcess[str]:
@@ -22,7 +26,7 @@ def evalward(*args: str, cwd: Path = REPO_ROOT, **env: str) -> subprocess.Comple
             "PATH": os.environ["PATH"],
             "HOME": str(cwd),
             "GIT_CONFIG_NOSYSTEM": "1",
-            "PYTHONPATH": str(REPO_ROOT / "src"),  # this checkout's code, whichever install
+            "PYTHONPATH": SOURCE,
             **env,
         },
     )

@@ -145,11 +145,9 @@ def test_what_has_no_equivalent_is_refused_at_its_line_and_nothing_is_written(
     done = imported(EXAMPLES / "refused", repo)
 
     assert done.returncode == 2
-    assert "6 parts of the promptfoo config have no evalward equivalent" in done.stderr
+    assert "4 parts of the promptfoo config have no evalward equivalent" in done.stderr
     for where, what in [
-        ("promptfooconfig.yaml:15:9: tests[0].assert[1]", "`javascript` runs code"),
         ("promptfooconfig.yaml:23:7: tests[1].options.transform", "transforms run code"),
-        ("promptfooconfig.yaml:32:9: tests[2].assert[0]", "`python` runs code"),
         ("promptfooconfig.yaml:34:9: tests[2].assert[1]", "`similar` needs a grading model"),
         ("promptfooconfig.yaml:37:9: tests[2].assert[2]", "`contains-json` looks for JSON"),
         ("promptfooconfig.yaml:39:9: tests[2].assert[3].transform", "runs JavaScript"),
@@ -164,12 +162,23 @@ def test_skip_unsupported_leaves_out_each_refused_part_and_says_so(repo: GitRepo
     done = imported(EXAMPLES / "refused", repo, "--skip-unsupported")
 
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count("left out: promptfooconfig.yaml:") == 6
-    (fixture,) = documents(repo.path / "evals" / "json-object-evals" / "fixtures.yaml")
-    # Banana keeps its is-json; Passion fruit's checks were written for a transformed output,
-    # so it goes whole; Mango has no check left, and a test that checks nothing is not run
-    assert fixture["metadata"]["name"] == "json-object-evals-test-1"
-    assert fixture["spec"]["assertions"] == [{"type": "jsonSchema", "schema": {}}]
+    assert done.stdout.count("left out: promptfooconfig.yaml:") == 4
+    banana, mango = documents(repo.path / "evals" / "json-object-evals" / "fixtures.yaml")
+    # Banana keeps its is-json and its javascript; Passion fruit's checks were written for a
+    # transformed output, so it goes whole; Mango keeps its python scorer alone
+    assert banana["metadata"]["name"] == "json-object-evals-test-1"
+    assert banana["spec"]["assertions"] == [
+        {"type": "jsonSchema", "schema": {}},
+        {
+            "type": "code",
+            "language": "javascript",
+            "source": "JSON.parse(output).color === 'yellow' && "
+            "JSON.parse(output).countries.includes('Ecuador')",
+        },
+    ]
+    assert banana["spec"]["vars"] == {"item": "Banana"}
+    assert mango["metadata"]["name"] == "json-object-evals-test-3"
+    assert mango["spec"]["assertions"] == [{"type": "code", "file": "check_mango.py"}]
     assert evalward("validate", cwd=repo.path).returncode == 0
 
 
@@ -280,3 +289,156 @@ def test_a_hostile_or_impossible_config_is_refused_with_nothing_written(
     assert refusal in done.stderr and "promptfooconfig.yaml:" in done.stderr
     assert not (repo.path / "evals").exists()
     assert "a secret beside" not in done.stdout + done.stderr
+
+
+def test_providers_whose_names_agree_make_distinct_agents_and_evals(repo: GitRepo) -> None:
+    config = {
+        "description": "Two temperatures",
+        "prompts": ["Say {{word}}."],
+        "providers": [
+            {"id": "openai:chat:gpt-4.1-mini", "config": {"temperature": 0}},
+            {"id": "openai:chat:gpt-4.1-mini", "config": {"temperature": 1}},
+            {"id": "openai:chat:gpt-4.1-mini-2025-04-14-with-a-long-name-a"},
+            {"id": "openai:chat:gpt-4.1-mini-2025-04-14-with-a-long-name-b"},
+        ],
+        "tests": [{"vars": {"word": "hi"}, "assert": [{"type": "contains", "value": "hi"}]}],
+    }
+    repo.write({"promptfooconfig.yaml": json.dumps(config)})
+    repo.commit("four providers, two names")
+    done = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+    assert done.returncode == 0, done.stderr
+    suite = repo.path / "evals" / "two-temperatures"
+    agents = [a["metadata"]["name"] for a in documents(suite / "agents.yaml")]
+    evals = [e["metadata"]["name"] for e in documents(suite / "evals.yaml")]
+    fixtures = documents(suite / "fixtures.yaml")
+    assert len(set(agents)) == len(set(evals)) == len(fixtures) == 4
+    assert agents[:2] == ["two-temperatures-gpt-4-1-mini", "two-temperatures-gpt-4-1-mini-2"]
+    assert [a["spec"].get("temperature") for a in documents(suite / "agents.yaml")][:2] == [0, 1]
+    selected = {tuple(sorted(f["metadata"]["labels"].items())) for f in fixtures}
+    assert len(selected) == 4  # each Eval selects its own provider's fixture alone
+    validated = evalward("validate", cwd=repo.path)
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+
+
+CHAT_SUITE = {
+    "promptfooconfig.yaml": """\
+description: Weather chat
+prompts:
+  - file://chat.yaml
+  - file://chat-messages.yaml
+providers:
+  - id: openai:chat:gpt-4.1-mini
+    config:
+      tools:
+        - type: function
+          function:
+            name: get_weather
+            description: The weather in a city.
+            parameters: { type: object, properties: { city: { type: string } } }
+derivedMetrics:
+  - { name: f1, value: 2 * precision * recall / (precision + recall) }
+defaultTest:
+  assert:
+    - { type: similar, value: sunny }
+tests:
+  - vars: { city: Paris }
+    assert: [{ type: contains, value: Paris, metric: precision }]
+  - vars: { city: Rome }
+    assert: [{ type: contains, value: Rome, metric: recall }]
+""",
+    "chat.yaml": """\
+# The system prompt, then the question
+- role: system
+  content: You are a weather bot.
+- role: user
+  content: What is the weather in {{city}}?
+""",
+    "chat-messages.yaml": """\
+messages:
+  - role: user
+    content: Weather in {{city}}?
+""",
+}
+
+
+def test_chat_files_tools_and_derived_metrics_are_kept_or_named_once(repo: GitRepo) -> None:
+    repo.write(CHAT_SUITE)
+    repo.commit("a chat suite")
+    refused = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+    assert refused.returncode == 2
+    # defaultTest's assertion is refused once, not once per test
+    assert refused.stderr.count("defaultTest.assert[0]") == 1, refused.stderr
+    assert "--skip-unsupported" in refused.stderr  # it can be left out, so the flag helps
+
+    done = evalward(
+        "import", "promptfoo", "promptfooconfig.yaml", "--skip-unsupported", cwd=repo.path
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("left out:") == 1
+    assert "derivedMetrics (f1) are not computed" in done.stdout
+    suite = repo.path / "evals" / "weather-chat"
+    (agent,) = documents(suite / "agents.yaml")
+    assert agent["spec"]["tools"] == [
+        {
+            "name": "get_weather",
+            "description": "The weather in a city.",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        }
+    ]
+    fixtures = documents(suite / "fixtures.yaml")
+    inputs = [f["spec"]["input"] for f in fixtures]
+    assert inputs[0] == {
+        "type": "messages",
+        "messages": [
+            {"role": "system", "content": "You are a weather bot."},
+            {"role": "user", "content": "What is the weather in Paris?"},
+        ],
+    }
+    assert {"role": "user", "content": "Weather in Rome?"} in [
+        m for i in inputs if i["type"] == "messages" for m in i["messages"]
+    ]
+    assert all(i["type"] == "messages" for i in inputs)
+    assert evalward("validate", cwd=repo.path).returncode == 0
+
+
+def test_skip_unsupported_is_offered_only_where_it_helps(repo: GitRepo) -> None:
+    config = (
+        "prompts: [hi]\nproviders: [openai:chat:gpt-4.1-mini]\n"
+        "tests: [{vars: {}, assert: [{type: contains, value: hi}]}]\nscenarios: []\n"
+    )
+    repo.write({"promptfooconfig.yaml": config})
+    repo.commit("a config with scenarios")
+    done = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+    assert done.returncode == 2
+    assert "`scenarios` has no equivalent" in done.stderr
+    assert "--skip-unsupported" not in done.stderr, done.stderr
+
+
+def test_an_openai_compatible_vendor_becomes_an_endpoint(repo: GitRepo) -> None:
+    config = {
+        "prompts": ["Say hi."],
+        "providers": ["mistral:mistral-large-latest"],
+        "tests": [{"assert": [{"type": "contains", "value": "hi"}]}],
+    }
+    repo.write({"promptfooconfig.yaml": json.dumps(config)})
+    repo.commit("a mistral suite")
+    done = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+    assert done.returncode == 0, done.stderr
+    (agent,) = documents(next((repo.path / "evals").iterdir()) / "agents.yaml")
+    assert agent["spec"]["models"] == ["openai/mistral-large-latest"]
+    settings = yaml.safe_load((repo.path / "evalward.yaml").read_text())
+    assert settings["providers"] == {
+        "openai": {"baseUrl": "https://api.mistral.ai/v1", "apiKeyEnv": "MISTRAL_API_KEY"}
+    }
+
+
+def test_a_yaml_chat_template_with_comments_becomes_a_conversation(repo: GitRepo) -> None:
+    assert imported(EXAMPLES / "chat-yaml", repo).returncode == 0
+    fixtures = documents(repo.path / "evals" / "weather-desk" / "fixtures.yaml")
+    assert fixtures[0]["spec"]["input"] == {
+        "type": "messages",
+        "messages": [
+            {"role": "system", "content": "You are the weather desk. Answer in one sentence."},
+            {"role": "user", "content": "What is the weather like in Paris?"},
+        ],
+    }

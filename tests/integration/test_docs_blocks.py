@@ -37,6 +37,7 @@ from typing import Any
 import pytest
 import yaml
 
+from clirun import SOURCE
 from gitrepo import GitRepo
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -142,6 +143,7 @@ class Page:
             "GIT_CONFIG_NOSYSTEM": "1",
             "LANG": "C.UTF-8",
             **self.pip_env,
+            **({"PYTHONPATH": SOURCE} if self.bin == BIN else {}),  # the evalward under test
         }
         if self.bin == BIN:  # the test's own evalward runs this checkout's code
             env["PYTHONPATH"] = str(ROOT / "src")

@@ -102,8 +102,8 @@ def test_calibrate_says_why_each_example_got_no_verdict(
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
     assert (
-        "  example 2: the judge openai/judge gave no valid verdict after a retry: it is not JSON"
-        in lines
+        "  example 2: the judge openai/judge gave no valid verdict after a retry: it is not "
+        "JSON, twice" in lines
     )
     assert any(
         line.startswith("  example 3: the judge openai/judge failed: openai: HTTP 400 from ")

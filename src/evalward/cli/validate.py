@@ -32,6 +32,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from pathlib import Path
 
     from evalward.errors import EXIT_OK, ConfigError, ResourceError
+    from evalward.providers.known_models import unknown_models
     from evalward.providers.mock import load_script
     from evalward.providers.registry import repo_providers
     from evalward.resources.loader import load_what_loads
@@ -44,9 +45,11 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         raise ConfigError(f"{root}: not a directory; give the repository root to validate")
     resources, problems = load_what_loads(root.resolve())
     try:
-        repo_providers(root.resolve())
+        settings = repo_providers(root.resolve())
     except ResourceError as exc:
         problems += exc.problems
+    else:
+        resources.warnings += unknown_models(resources, settings)
     if args.mock_script:
         try:
             load_script(Path(args.mock_script))

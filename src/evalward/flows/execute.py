@@ -41,6 +41,7 @@ from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.sandbox import Sandbox
 from evalward.runtime.tools import FixtureTools
+from evalward.scoring.code_scorer import CodeScorers
 from evalward.scoring.panel import JudgePanel
 from evalward.scoring.scores import score_fixture
 from evalward.stages.plan import Checkout, Plan, PlannedRun
@@ -113,6 +114,13 @@ class _Run:
         self.runners: dict[tuple[Side, str], AgentRunner] = {}
         self.tools: dict[tuple[Side, str, str], FixtureTools] = {}
         self.judges = JudgePanel(providers)
+        # Code scorers run as each side's agent user, with no secret (`limited_env`).
+        self.scorers = {
+            side: CodeScorers(
+                self.env, how.sandbox.for_side(side.value) if how.sandbox else None, how.kill_grace
+            )
+            for side in Side
+        }
         self.keys = how.keys
         if how.cache is not None and self.keys is None:
             self.keys = CacheKeys(checkouts, providers)
@@ -215,6 +223,8 @@ class _Run:
     async def aclose(self) -> None:
         await asyncio.gather(*(r.aclose() for r in self.runners.values()), return_exceptions=True)
         await self.proxy.aclose()
+        for scorers in self.scorers.values():
+            scorers.close()
 
     async def _worker(self, queue: deque[int], group: asyncio.TaskGroup) -> None:
         """Takes its Eval's runs in turn. Judging and scoring a run is a task of its own, so
@@ -320,6 +330,7 @@ class _Run:
             judge,
             run=labels,
             playground=playground,
+            scorers=self.scorers[run.side],
         )
         # A model call that failed under an agent's own code may have been worked around
         # or not: like an error, such a run is tried again next time rather than reused.

@@ -62,6 +62,8 @@ class _Importer:
         self.files = files
         self.skip = skip_unsupported
         self.problems: list[Problem] = []
+        self.droppable = False
+        """Some refused part could be left out: `--skip-unsupported` would help."""
         self.out = Conversion()
         self.warnings: list[str] = []
         self.converter = Converter(files, self.warnings)
@@ -70,10 +72,13 @@ class _Importer:
     def attempt(self, error: Refused) -> None:
         """A refusal: kept as a problem, or, when it may be left out and the user said so,
         left out and listed."""
+        # a part every test shares (defaultTest's) is refused once, not once per test
         if self.skip and error.droppable:
-            self.out.dropped.append(error.problem)
-        else:
+            if error.problem not in self.out.dropped:
+                self.out.dropped.append(error.problem)
+        elif error.problem not in self.problems:
             self.problems.append(error.problem)
+            self.droppable |= error.droppable
 
     def run(self, config: Node, name: str | None) -> Conversion:
         for key, child in config.items():
@@ -81,18 +86,29 @@ class _Importer:
                 self.attempt(
                     child.refuse(f"`{key}` has no equivalent in evalward", droppable=False)
                 )
+        derived = config.get("derivedMetrics")
+        if derived is not None:
+            names = [str(m.get("name")) for m in derived.value or [] if isinstance(m, dict)]
+            self.warnings.append(
+                f"derivedMetrics ({', '.join(names)}) are not computed: each assertion's "
+                "`metric` is its `axis`, and the report gives every axis's score"
+            )
         description = config.get("description")
         suite = make.slug(name or (str(description.value) if description else "") or "promptfoo")
         self.out.suite = suite
         prompts = self.prompts(config)
         providers = self.providers(config)
-        for prompt in prompts:
-            for provider in providers:
+        prompt_slugs = make.distinct([p.label for p in prompts]) if len(prompts) > 1 else None
+        provider_slugs = make.distinct([p.label for p in providers]) if len(providers) > 1 else None
+        for i, prompt in enumerate(prompts):
+            for j, provider in enumerate(providers):
                 if provider.prompts is None or prompt.label in provider.prompts:
-                    labels = make.column_labels(suite, prompts, providers, prompt, provider)
-                    agent = (
-                        f"{suite}-{make.slug(provider.label, 24)}" if len(providers) > 1 else suite
+                    labels = make.column_labels(
+                        suite,
+                        prompt_slugs[i] if prompt_slugs else None,
+                        provider_slugs[j] if provider_slugs else None,
                     )
+                    agent = f"{suite}-{provider_slugs[j]}" if provider_slugs else suite
                     self.columns.append(_Column(prompt, provider, agent, labels))
         default = config.get("defaultTest")
         if default is not None and isinstance(default.value, str):
@@ -111,7 +127,7 @@ class _Importer:
         self.resources(providers, judge, config.get("evaluateOptions"))
         self.out.notes += sorted(set(self.warnings))
         if self.problems:
-            raise _refusal(self.problems)
+            raise _refusal(self.problems, skippable=self.droppable)
         if not self.out.fixtures:
             raise config.refuse(
                 "no test is left to convert: give `tests` with `vars` and `assert`",
@@ -209,6 +225,7 @@ class _Importer:
                         description,
                         rendered,
                         assertions,
+                        values,
                     )
                 )
 
@@ -308,14 +325,17 @@ def _described(test: Test, combo: dict[str, Any], count: int) -> str:
     return f"{test.description} ({shown})".strip()
 
 
-def _refusal(problems: list[Problem]) -> ConfigError:
+def _refusal(problems: list[Problem], *, skippable: bool = False) -> ConfigError:
+    """Every refused part; `--skip-unsupported` is offered only when it would leave some out."""
     count = len(problems)
     lines = "\n".join(f"  {p.render()}" for p in problems)
+    fix = "Rewrite them as the messages say"
+    if skippable:
+        fix += ", or leave them out with --skip-unsupported (each one left out is listed)"
     return ConfigError(
         f"{count} part{'s' if count != 1 else ''} of the promptfoo config "
         f"{'have' if count != 1 else 'has'} no evalward equivalent, so nothing was written:\n"
-        f"{lines}\nRewrite them as the messages say, or leave them out with --skip-unsupported "
-        "(each one left out is listed)"
+        f"{lines}\n{fix}"
     )
 
 
@@ -340,6 +360,7 @@ def convert(
             raise node.refuse("expected a promptfoo config: a mapping with prompts and tests")
         conversion = importer.run(node, name)
     except Refused as error:
-        raise _refusal([*importer.problems, error.problem]) from None
+        problems = [*importer.problems, error.problem]
+        raise _refusal(problems, skippable=importer.droppable or error.droppable) from None
     make.check([*conversion.agents, *conversion.fixtures, *conversion.evals])
     return conversion

@@ -3,9 +3,10 @@
 Deterministic checks become `contains`, `notContains`, `equals`, `regex`, `jsonSchema`,
 `cost` and `latency`; case-insensitive, any-of, all-of, prefix and negated forms become one
 `regex` with the values escaped (a negation is a lookahead over the whole output, so
-`not-regex` keeps promptfoo's "matches nowhere"). `llm-rubric` becomes a `judge`. What runs
-code (javascript, python, webhook), what needs another model (similar, factuality, …) and
-what has no equivalent is refused with what to write instead.
+`not-regex` keeps promptfoo's "matches nowhere"). `llm-rubric` becomes a `judge`;
+`javascript` and `python` become code scorers (importers/promptfoo_code.py). What runs other
+code (ruby, webhook), what needs another model (similar, factuality, …) and what has no
+equivalent is refused with what to write instead.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from collections.abc import Callable
 from typing import Any
 
 import regex
-import yaml
 
+from evalward.importers.promptfoo_code import LANGUAGES, code_assertion
 from evalward.importers.promptfoo_source import Files, Node
 from evalward.importers.promptfoo_templates import render_value
+from evalward.resources import yaml12
 
 KEYS = {"type", "value", "threshold", "weight", "metric", "provider", "config"}
 CODE = {"javascript", "python", "ruby", "webhook"}
@@ -122,7 +124,7 @@ class Converter:
                 raise child.refuse("a custom grading prompt: evalward's judge has its own")
             if key not in KEYS:
                 raise child.refuse(f"`{key}` is not part of a promptfoo assertion")
-            if key == "config" and child.value:
+            if key == "config" and child.value and kind.removeprefix("not-") not in LANGUAGES:
                 raise child.refuse("`config` has no equivalent in evalward")
         negated = kind.startswith("not-")
         base = kind.removeprefix("not-")
@@ -160,10 +162,13 @@ class Converter:
         handler = _HANDLERS.get(base)
         if handler is not None:
             return handler(self, node, at, negated, value)
+        if base in LANGUAGES:
+            return [code_assertion(node, base, negated, self.files)]
         if base in CODE:
             raise node.refuse(
-                f"`{base}` runs code to decide; evalward does not run code from an assertion: "
-                "write the check as contains/regex/equals/is-json, or as an llm-rubric judge"
+                f"`{base}` runs code evalward cannot run; write the check as a `javascript` or "
+                "`python` assertion (a code scorer), as contains/regex/equals/is-json, or as an "
+                "llm-rubric judge"
             )
         if base in GRADED:
             raise node.refuse(
@@ -230,7 +235,7 @@ class Converter:
             if schema.startswith("file://"):
                 schema = self.files.document(at, self.files.path_of(at, schema)).value
             else:
-                schema = yaml.safe_load(schema)
+                schema = yaml12.load(schema)
         if not isinstance(schema, dict):
             raise at.refuse("`is-json` takes a JSON Schema object as its value")
         return [{"type": "jsonSchema", "schema": schema}]

@@ -1,5 +1,6 @@
-"""promptfoo providers as evalward models: `openai:…` and `anthropic:…` (and Ollama, through
-its OpenAI-compatible endpoint), with the settings that change replies carried over and the
+"""promptfoo providers as evalward models: `openai:…` and `anthropic:…` (and Ollama, Mistral,
+Groq, DeepSeek, OpenRouter, Together, Fireworks and Perplexity, through their OpenAI-compatible
+endpoints), with the settings that change replies carried over and the
 rest refused. Where a provider's replies come from (`apiBaseUrl`, the key's variable, prices)
 becomes evalward.yaml's `providers` and `pricing`; a key itself is never written anywhere.
 """
@@ -15,6 +16,16 @@ from evalward.importers.promptfoo_source import Files, Node
 OPENAI_APIS = {"chat", "responses"}
 OPENAI_OTHER_APIS = {"completion", "embedding", "embeddings", "assistant", "realtime", "image"}
 OLLAMA_URL = "http://localhost:11434/v1"
+OPENAI_COMPATIBLE = {
+    "mistral": ("https://api.mistral.ai/v1", "MISTRAL_API_KEY"),
+    "groq": ("https://api.groq.com/openai/v1", "GROQ_API_KEY"),
+    "deepseek": ("https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"),
+    "openrouter": ("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+    "togetherai": ("https://api.together.xyz/v1", "TOGETHER_API_KEY"),
+    "fireworks": ("https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY"),
+    "perplexity": ("https://api.perplexity.ai", "PERPLEXITY_API_KEY"),
+}
+"""promptfoo providers whose vendors serve OpenAI's Chat Completions: their URL and key."""
 MODEL = re.compile(r"^[A-Za-z0-9._:/@-]{1,200}$")
 PER_MILLION = 1_000_000
 CONFIG_KEYS = {
@@ -28,6 +39,7 @@ CONFIG_KEYS = {
     "cost",
     "inputCost",
     "outputCost",
+    "tools",
 }
 
 
@@ -47,6 +59,8 @@ class Provider:
     """USD per million tokens, `input` and `output`."""
     prompts: list[str] | None = None
     """The labels or ids of the prompts it runs (all when None)."""
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    """`config.tools`, as the Agent's tools: name, description, parameters."""
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -108,6 +122,10 @@ def _model(node: Node, id_: str, given: str | None) -> Provider:
             found.notes.append(f"{id_}: evalward calls the model through Chat Completions")
     elif vendor == "anthropic" and api in {"messages", ""} and model:
         found = Provider(label, f"anthropic/{model}", node)
+    elif vendor in OPENAI_COMPATIBLE and api in {"chat", ""} and model:
+        url, key_env = OPENAI_COMPATIBLE[vendor]
+        found = Provider(label, f"openai/{model}", node, base_url=url, key_env=key_env)
+        found.notes.append(f"{id_}: called through {vendor}'s OpenAI-compatible API, {url}")
     elif vendor == "ollama" and api in {"chat", ""} and model:
         found = Provider(label, f"openai/{model}", node, base_url=OLLAMA_URL)
         found.notes.append(f"{id_}: served by Ollama's OpenAI-compatible endpoint, {OLLAMA_URL}")
@@ -142,6 +160,14 @@ def _configure(found: Provider, config: Node) -> None:
             found.key_env = value
         elif key == "apiKey":
             continue  # never written: said once the key's variable is known, below
+        elif key == "tools":
+            found.tools = agent_tools(child)
+            found.notes.append(
+                f"{found.label}: its tools are offered to the model; promptfoo stops at the "
+                "model's tool call, evalward answers it (the tool has no implementation: give "
+                "it a `mock` in the Agent) and checks the final answer; check the call itself "
+                "with toolCalled / toolArgs"
+            )
         elif key in ("cost", "inputCost", "outputCost") and isinstance(value, int | float):
             price = found.price or {}
             if key in ("cost", "inputCost"):
@@ -158,6 +184,28 @@ def _configure(found: Provider, config: Node) -> None:
         )
     if found.price is not None and set(found.price) != {"input", "output"}:
         raise config.refuse("give both `inputCost` and `outputCost`, or `cost` for both")
+
+
+def agent_tools(node: Node) -> list[dict[str, Any]]:
+    """OpenAI's `[{type: function, function: {name, description, parameters}}]` (or
+    Anthropic's `[{name, description, input_schema}]`) as an Agent's tools."""
+    tools = []
+    for item in node.elements():
+        value = item.value
+        function = value.get("function") if isinstance(value, dict) else None
+        spec = function if isinstance(function, dict) else value
+        if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+            raise item.refuse("expected a tool: `{type: function, function: {name, ...}}`")
+        if not re.match(r"^[a-zA-Z0-9_-]{1,64}$", spec["name"]):
+            raise item.refuse(f"{spec['name']!r} is not a tool name a model API takes")
+        schema = spec.get("parameters", spec.get("input_schema", {"type": "object"}))
+        if not isinstance(schema, dict):
+            raise item.refuse("a tool's parameters are a JSON Schema object")
+        tool: dict[str, Any] = {"name": spec["name"], "parameters": schema}
+        if isinstance(spec.get("description"), str):
+            tool["description"] = spec["description"]
+        tools.append(tool)
+    return tools
 
 
 def _default_key_env(kind: str) -> str:

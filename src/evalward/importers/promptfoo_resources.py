@@ -17,7 +17,6 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import SingleQuotedScalarString
 
 from evalward.errors import ConfigError
-from evalward.importers.promptfoo_prompts import Prompt
 from evalward.importers.promptfoo_providers import Provider
 from evalward.resources.models import KINDS
 
@@ -33,16 +32,29 @@ def slug(text: str, limit: int = 48) -> str:
     return cut or "x"
 
 
-def column_labels(
-    suite: str, prompts: list[Prompt], providers: list[Provider], prompt: Prompt, provider: Provider
-) -> dict[str, str]:
-    """The labels that put a fixture in its column's Eval."""
+def column_labels(suite: str, prompt: str | None, provider: str | None) -> dict[str, str]:
+    """The labels that put a fixture in its column's Eval: its prompt's and its provider's
+    slugs (`distinct` ones), when the suite has more than one of them."""
     labels = {"suite": suite}
-    if len(prompts) > 1:
-        labels["prompt"] = slug(prompt.label, 24)
-    if len(providers) > 1:
-        labels["provider"] = slug(provider.label, 24)
+    if prompt is not None:
+        labels["prompt"] = prompt
+    if provider is not None:
+        labels["provider"] = provider
     return labels
+
+
+def distinct(texts: list[str], limit: int = 24) -> list[str]:
+    """A slug of each text, `-2`, `-3`… added where two would be the same (two providers of
+    one model, or labels that agree on their first `limit` characters)."""
+    out: list[str] = []
+    for text in texts:
+        base = slug(text, limit)
+        candidate, number = base, 1
+        while candidate in out:
+            number += 1
+            candidate = f"{base}-{number}"
+        out.append(candidate)
+    return out
 
 
 def suffix(labels: dict[str, str]) -> list[str]:
@@ -56,6 +68,8 @@ def agent(name: str, provider: Provider) -> Document:
         spec["temperature"] = provider.temperature
     if provider.max_tokens is not None:
         spec["maxTokens"] = provider.max_tokens
+    if provider.tools:
+        spec["tools"] = provider.tools
     return {"apiVersion": API, "kind": "Agent", "metadata": {"name": name}, "spec": spec}
 
 
@@ -67,6 +81,7 @@ def fixture(
     description: str,
     rendered: str | list[dict[str, str]],
     assertions: list[dict[str, Any]],
+    variables: dict[str, Any] | None = None,
 ) -> Document:
     spec: dict[str, Any] = {"targetAgent": target}
     if description:
@@ -76,6 +91,8 @@ def fixture(
     else:
         spec["input"] = {"type": "messages", "messages": rendered}
     spec["assertions"] = assertions
+    if variables and any(a["type"] == "code" for a in assertions):
+        spec["vars"] = variables  # what the code scorers get as `context.vars`
     metadata = {"name": name, "labels": labels, "annotations": {"promptfoo": source}}
     return {"apiVersion": API, "kind": "EvalFixture", "metadata": metadata, "spec": spec}
 

@@ -19,6 +19,7 @@ from jinja2 import TemplateError, meta
 from jinja2.sandbox import SandboxedEnvironment
 
 from evalward.importers.promptfoo_source import Files, Node
+from evalward.resources import yaml12
 from evalward.text import jsontext
 
 SCRIPT_SUFFIXES = {".js", ".cjs", ".mjs", ".ts", ".py", ".rb"}
@@ -110,7 +111,7 @@ def _file_value(node: Node, path: Path, files: Files) -> Any:
     text = files.text(node, path)
     if path.suffix in (".yaml", ".yml"):  # promptfoo passes a YAML file on as JSON text
         try:
-            return _dump(yaml.safe_load(text))
+            return _dump(yaml12.load(text))
         except yaml.YAMLError as exc:
             raise node.refuse(f"cannot read {path.name}: {exc}", droppable=False) from None
     return text.strip()
@@ -140,7 +141,8 @@ def conversation(
     template: str, variables: dict[str, Any], node: Node, warnings: list[str]
 ) -> str | list[dict[str, str]]:
     """The rendered prompt: a text (one user message) or a conversation, as promptfoo's chat
-    providers read it (a JSON list of messages, or YAML starting `- role:`)."""
+    providers read it (a JSON list of messages, or YAML starting `- role:` or `messages:`,
+    after any `#` comments)."""
     stripped = template.strip()
     if stripped.startswith(("[", "{")):
         try:
@@ -153,12 +155,14 @@ def conversation(
                 return _messages(rendered, node)
             return json.dumps(rendered, ensure_ascii=False, indent=2)
     text = template if PARTIAL_TAG.search(template) else render(template, variables, node, warnings)
-    stripped = text.strip()
-    if stripped.startswith("- role:"):
+    stripped = _past_comments(text)
+    if stripped.startswith(("- role:", "messages:")):
         try:
-            parsed = yaml.safe_load(text)
+            parsed = yaml12.load(text)
         except yaml.YAMLError as exc:
             raise node.refuse(f"a chat prompt that is not valid YAML: {exc}") from None
+        if isinstance(parsed, dict) and list(parsed) == ["messages"]:
+            parsed = parsed["messages"]
         if _is_chat(parsed):
             return _messages(parsed, node)
     elif stripped.startswith("["):
@@ -169,6 +173,14 @@ def conversation(
         if _is_chat(parsed):
             return _messages(parsed, node)
     return text
+
+
+def _past_comments(text: str) -> str:
+    """The text from its first line that is neither blank nor a YAML `#` comment."""
+    lines = text.strip().splitlines()
+    while lines and (not lines[0].strip() or lines[0].lstrip().startswith("#")):
+        lines.pop(0)
+    return "\n".join(lines)
 
 
 def _is_chat(value: Any) -> bool:

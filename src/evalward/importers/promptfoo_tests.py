@@ -20,7 +20,10 @@ REFUSED_TEST_KEYS = {
     "provider": "a test that replaces the suite's provider: give it a provider of its own in "
     "`providers` instead",
     "providerOutput": "a test with a fixed output runs no model: it has no equivalent",
-    "assertScoringFunction": "a scoring function runs code: evalward does not",
+    "assertScoringFunction": "a scoring function combines the test's named scores; an "
+    "evalward fixture passes when every assertion passes and reports each `metric` (axis): "
+    "write what it decides as a `javascript` or `python` assertion (a code scorer), or leave "
+    "it out",
 }
 PROMPTFOO_TYPES = """
 agent-rubric answer-relevance bleu classifier contains contains-all contains-any

@@ -63,9 +63,11 @@ class MeteredProvider:
         cache: ResponseCache | None,
         identity: str = "",
         spent: Spent | None = None,
+        priced_as: str = "",
     ) -> None:
         self.inner = inner
-        self.name = inner.name
+        self.name = priced_as or inner.name
+        """Whose prices its calls cost: its own, or (the mock) the provider it stands for."""
         self.identity = identity or inner.name
         """Where replies come from (provider, endpoint, settings that change replies)."""
         self._prices = prices
@@ -156,6 +158,8 @@ class Providers:
     replies (not the key, not timeouts or retries)."""
     concurrency: dict[str, int] = field(default_factory=dict)
     """Per provider name, its `maxConcurrency`: calls it has in flight at once."""
+    stand_ins: dict[str, MeteredProvider] = field(default_factory=dict)
+    """The mock as each provider it stands for (`resolve`)."""
 
     def concurrency_of(self, model_id: str) -> int:
         """The `maxConcurrency` of the provider serving `model_id` (no limit: a large one)."""
@@ -182,8 +186,21 @@ class Providers:
         if refused is not None:
             raise ConfigError(refused)
         if self.override is not None:
-            return self.override, model
+            return self._standing_in(provider_name), model
         return self.by_name[provider_name], model
+
+    def _standing_in(self, provider_name: str) -> Provider:
+        """The mock, its calls priced as those of the provider the model id names: a mock
+        run costs what the same calls to those models would."""
+        override = self.override
+        assert override is not None, "only a mock run has stand-ins"
+        if not isinstance(override, MeteredProvider) or provider_name not in self.by_name:
+            return override
+        if provider_name not in self.stand_ins:
+            self.stand_ins[provider_name] = MeteredProvider(
+                override.inner, self.prices, None, spent=self.spent, priced_as=provider_name
+            )
+        return self.stand_ins[provider_name]
 
     async def aclose(self) -> None:
         for provider in {id(p): p for p in [*self.by_name.values(), self.override] if p}.values():

@@ -212,7 +212,7 @@ async def open_stream(
 
 
 def _judge(response: Reply) -> Answer:
-    if response.status in RETRYABLE_STATUS:
+    if response.status in RETRYABLE_STATUS and not quota_used_up(response):
         return Answer(response, None, f"HTTP {response.status}")
     if response.status >= 300:
         return Answer(response, None, None)
@@ -223,6 +223,21 @@ def _judge(response: Reply) -> Answer:
     if not isinstance(data, dict):
         return Answer(response, None, "the response was not a JSON object")
     return Answer(response, data, None)
+
+
+def quota_used_up(response: Reply) -> bool:
+    """A 429 that says the account's quota is used up (OpenAI's `insufficient_quota`): no
+    retry or later run gets past it until someone pays, so it is a refusal with the server's
+    words, not an outage to wait out."""
+    if response.status != 429:
+        return False
+    try:
+        data = response.json()
+    except ValueError:
+        return False
+    error = data.get("error") if isinstance(data, dict) else None
+    said = (error.get("code"), error.get("type")) if isinstance(error, dict) else ()
+    return "insufficient_quota" in said
 
 
 def exhausted(endpoint: Endpoint, policy: RetryPolicy, problem: str, said: str = "") -> str:
@@ -264,12 +279,13 @@ def server_message(response: Reply, headers: Mapping[str, str] | None = None) ->
 
 
 def refusal(response: Reply, endpoint: Endpoint, headers: Mapping[str, str] | None = None) -> str:
+    detail = server_message(response, headers)
     if response.status in (401, 403):
+        said = f": {detail}" if detail else ""
         return (
             f"{endpoint.provider}: the server at {endpoint.shown_url} rejected the API key "
-            f"(HTTP {response.status}). Check {endpoint.key_env}."
+            f"(HTTP {response.status}{said}). Check {endpoint.key_env}."
         )
-    detail = server_message(response, headers)
     return f"{endpoint.provider}: HTTP {response.status} from {endpoint.shown_url}" + (
         f": {detail}" if detail else ""
     )

@@ -28,7 +28,7 @@ from evalward.record.summary import (
 from evalward.report.divergence import DivergenceKind, first_divergence, first_divergent_turn
 from evalward.report.reps import reps_text
 from evalward.resources.common import Severity
-from evalward.rundata.results import FixtureOutcome, FixtureResult, JudgeVerdict, Status
+from evalward.rundata.results import RUN_FAILED, FixtureOutcome, FixtureResult, JudgeVerdict, Status
 from evalward.rundata.trace import Step, StepType, Trace
 from evalward.stages.compare import EvalComparison, FixtureComparison
 from evalward.text.numbers import delta_text, seconds_text
@@ -202,9 +202,9 @@ def _statistics(
 
 def _assertion(run: FixtureResult) -> str:
     """The first gating assertion that did not pass, "type: message"; else the run's message
-    (a run that timed out: why, its assertions were not evaluated)."""
-    if run.timed_out:
-        return run.message
+    (a run that timed out or failed: why, its assertions were not evaluated)."""
+    if run.timed_out or run.message.startswith(RUN_FAILED):
+        return run.message  # why no assertion was evaluated: the provider's words, if it said
     for assertion in run.assertions:
         if assertion.status is not Status.passed and not assertion.advisory:
             detail = assertion.message or assertion.status.value

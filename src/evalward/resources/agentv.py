@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalward.resources import agentv_suite
 from evalward.resources.agentv_graders import (
     AgentVProblem,
     AgentVProblems,
@@ -60,21 +61,29 @@ def is_agentv(data: Any, file: str) -> bool:
     """An AgentV document: a list of cases under `evalcases` / `tests` (or a `tests` path)."""
     if not isinstance(data, dict):
         return False
+    name = file.rsplit("/", 1)[-1].lower()
+    if name.startswith("promptfooconfig"):  # promptfoo's `tests`, `prompts`, `providers`
+        return False
+    named = name.endswith((".eval.yaml", ".eval.yml")) or name in ("eval.yaml", "eval.yml")
     for key in CASE_KEYS:
         cases = data.get(key)
-        if (
-            isinstance(cases, list)
-            and cases
-            and all(isinstance(c, dict) and (key != "tests" or "id" in c) for c in cases)
-        ):
-            return True
+        if isinstance(cases, list) and cases and all(_is_case(c, key) for c in cases):
+            return named or any(isinstance(c, dict) for c in cases)
         if key == "tests" and isinstance(cases, str):
-            name = file.rsplit("/", 1)[-1].lower()
-            return name.endswith((".eval.yaml", ".eval.yml")) or name in ("eval.yaml", "eval.yml")
+            # AgentV's suite.yaml names a JSONL dataset; promptfoo's globs and CSVs are not it
+            dataset = cases.removeprefix("file://")
+            return named or (
+                any(k in data for k in agentv_suite.CURRENT_KEYS)
+                and dataset.endswith(".jsonl")
+                and not any(c in dataset for c in "*?[{")
+            )
     return False
 
 
 def _is_case(case: Any, key: str) -> bool:
+    """A test case, or (in `tests`) a `file://` dataset of them."""
+    if key == "tests" and isinstance(case, str):
+        return case.startswith("file://")
     return isinstance(case, dict) and (key != "tests" or "id" in case)
 
 
@@ -86,30 +95,56 @@ def convert(data: dict[str, Any], file: str, root: Path, default_target: str | N
     cases: Any = data[key]
     if isinstance(cases, str):
         try:
-            cases = files.cases(cases, (key,))
+            cases = files.cases(cases.removeprefix("file://"), (key,))
         except AgentVProblem as problem:
             out.problems.append(problem)
             return out
+    current = agentv_suite.is_current(data)
+    shape = agentv_suite.suite_shape(data, out.problems) if current else agentv_suite.SuiteShape()
+    pairs, problems = agentv_suite.expand_tests(cases, key, files.cases)
+    out.problems += problems
     execution: dict[str, Any] = _mapping(data.get("execution"))
     suite = _Suite(
         name=str(data.get("name") or Path(file).name.split(".")[0]),
         target=execution.get("target") or data.get("target") or default_target,
         input_path=("input",) if "input" in data else None,
         input=data.get("input"),
-        assertions=data.get("assertions") or [],
+        assertions=data.get("assertions") or data.get("assert") or [],
     )
-    for index, case in enumerate(cases):
-        path: PathKey = (key, index)
+    for case, path in pairs:
         if not isinstance(case, dict):
             out.problems.append(AgentVProblem(path, f"expected a test case; found {case!r}"))
             continue
         try:
-            out.fixtures.append((_fixture(case, path, suite, files), path))
+            out.fixtures += _fixtures(case, path, suite, files, shape if current else None)
         except AgentVProblem as problem:
             out.problems.append(problem)
         except AgentVProblems as found:
             out.problems.extend(found.problems)
     return out
+
+
+def _fixtures(
+    case: dict[str, Any],
+    path: PathKey,
+    suite: _Suite,
+    files: _Files,
+    shape: agentv_suite.SuiteShape | None,
+) -> list[tuple[dict[str, Any], PathKey]]:
+    """A test's fixtures: one, or (in the current format) one per provider."""
+    if shape is None:
+        return [(_fixture(case, path, suite, files), path)]
+    conversation = case.get("conversation_id")
+    case, variables = agentv_suite.current_case(case, path, shape)
+    made = []
+    for one, _ in agentv_suite.each_target(case, shape, len(shape.providers) > 1):
+        fixture = _fixture(one, path, suite, files)
+        if variables:
+            fixture["spec"]["vars"] = variables
+        if isinstance(conversation, str | int) and str(conversation).strip():
+            fixture["metadata"]["labels"]["agentv-conversation"] = _name(str(conversation))
+        made.append((fixture, path))
+    return made
 
 
 @dataclass
@@ -148,6 +183,9 @@ class _Files:
             shown = target.relative_to(self.root).as_posix()
             raise AgentVProblem(path, f"file reference {reference!r} not found (no file {shown})")
         return target
+
+    def locate(self, reference: str, path: PathKey) -> str:
+        return self.resolve(reference, path).relative_to(self.root).as_posix()
 
     def read(self, reference: str, path: PathKey) -> str:
         try:
@@ -198,7 +236,7 @@ def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) 
             raise AgentVProblem((*path, key), f"expected a mapping; found {value!r}")
         sidecar.update(value or {})
 
-    context = GraderContext(criteria, reference, files.read)
+    context = GraderContext(criteria, reference, files.read, files.locate)
     assertions = _assertions(case, path, execution, suite, context)
     for index, item in enumerate(case.get("rubrics") or []):
         assertions.append(rubric_item(item, (*path, "rubrics", index), 1.0))
@@ -236,7 +274,7 @@ def _assertions(
     """Every grader of a test (its own, its execution's and the file's) as evalward assertions;
     all the graders' problems are reported together."""
     graders: list[tuple[Any, PathKey]] = []
-    for key in ("assertions", "evaluators"):
+    for key in ("assert", "assertions", "evaluators"):
         for index, item in enumerate(case.get(key) or []):
             graders.append((item, (*path, key, index)))
     for index, item in enumerate(execution.get("evaluators") or []):

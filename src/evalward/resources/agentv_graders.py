@@ -2,16 +2,17 @@
 mapping `agentv` describes).
 
 AgentV's `contains` is case-insensitive; it becomes a case-insensitive `regex` so it keeps its
-meaning. Grader types evalward cannot evaluate (code graders, composite, is-json, …) are errors
-at load time (so `evalward validate` and the action refuse them before anything runs), each
-saying what to use instead, rather than checks that silently never run or fail at run time.
+meaning. Grader types evalward cannot evaluate (composite, is-json, …) are errors at load time
+(so `evalward validate` and the action refuse them before anything runs), each saying what to
+use instead, rather than checks that silently never run or fail at run time.
 
-Code graders are refused rather than run: their script lives in the repository, and under
-`gate-config: base` the fixtures that gate come from the base branch while the checkout is the
-pull request's, so the pull request would choose the grader that grades it. Composite graders
-are refused because a test's assertions already combine as a weighted mean that passes only
-when every one passes, and their other aggregators (threshold, a script, an LLM) have no
-counterpart here.
+Script graders (`script`, `code-grader`, `code_judge`) become code scorers
+(resources/agentv_scripts.py): their file is read with the eval file, from the same commit, so
+under `gate-config: base` a pull request cannot choose the grader that grades it. A grader's
+`metric` is its assertion's `axis`; `required` is what every evalward assertion is (a test
+fails when any of its assertions fails). Composite graders are refused because a test's
+assertions already combine as a weighted mean that passes only when every one passes, and
+their other aggregators (threshold, a script, an LLM) have no counterpart here.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from evalward.resources.agentv_checks import CHECKS, check_assertion
+from evalward.resources.agentv_scripts import SCRIPT_GRADERS, script_assertion
 from evalward.resources.yamlsource import PathKey
 
 SUPPORTED_TYPES = (
@@ -39,18 +42,12 @@ SUPPORTED_TYPES = (
     "latency",
     "token-usage",
     "tool-trajectory",
+    "script",
+    "assert-set",
+    *CHECKS,
 )
-_TYPE_ALIASES = {"llm-judge": "llm-grader", "rubric": "rubrics"}
-CODE_GRADERS = ("code-grader", "code-judge", "code-evaluator", "script-grader")
-"""AgentV's script-run graders, in the current and the older spellings (`code_judge`)."""
+_TYPE_ALIASES = {"llm-judge": "llm-grader", "llm-rubric": "llm-grader", "rubric": "rubrics"}
 REFUSED = {
-    **dict.fromkeys(
-        CODE_GRADERS,
-        "grading scripts from the repository are not run (under `gate-config: base` the "
-        "pull request under test would supply the script that grades it). Write the check "
-        "as an EvalFixture with evalward's assertions instead (equals, regex, jsonSchema, "
-        "toolArgs, trajectory, maxSteps, …; see docs/assertions.md), or as an `llm-grader`",
-    ),
     "composite": "list its members directly in the test's `assertions`, each with its "
     "`weight`: a test's assertions already combine as a weighted mean, and the test passes "
     "only when every one passes",
@@ -83,6 +80,8 @@ class GraderContext:
     reference: str | None
     read: Callable[[str, PathKey], str]
     """A file reference's text, relative to the eval file (or an AgentVProblem)."""
+    locate: Callable[[str, PathKey], str] | None = None
+    """A file reference's repository path, relative to the eval file (or an AgentVProblem)."""
     criteria_used: bool = False
     """A grader took the criteria: they are not added again as a rubric of their own."""
 
@@ -105,6 +104,23 @@ def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict
         raise AgentVProblem((*path, "weight"), f"expected a number >= 0; found {weight!r}")
     negate = item.get("negate") is True
     base: dict[str, Any] = {"weight": float(weight)}
+    if isinstance(item.get("metric"), str):
+        base["axis"] = item["metric"]
+    if "required" in item and not isinstance(item["required"], bool):
+        raise AgentVProblem(
+            (*path, "required"), f"expected true or false; found {item['required']!r}"
+        )
+    if kind == "assert-set":
+        return _assert_set(item, path, ctx, base)
+    if kind in CHECKS:
+        if negate:
+            raise AgentVProblem((*path, "negate"), f"`negate` is not supported on {kind!r}")
+        return [check_assertion(kind, item, path, base, AgentVProblem)]
+    if kind in SCRIPT_GRADERS:
+        if negate:
+            raise AgentVProblem((*path, "negate"), "`negate` is not supported on a script grader")
+        assert ctx.locate is not None, "the eval file's reader locates its scripts"
+        return [script_assertion(item, path, base, ctx.locate, AgentVProblem)]
     if kind in _TEXT_CHECKS:
         return [_text_check(kind, item, path, ctx, base, negate=negate)]
     if negate:
@@ -138,6 +154,33 @@ def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict
         f"AgentV assertion type {item['type']!r} is not supported by evalward; supported: "
         + ", ".join(SUPPORTED_TYPES),
     )
+
+
+def _assert_set(
+    item: dict[str, Any], path: PathKey, ctx: GraderContext, base: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """An assert-set that needs every member (no threshold, or 1): its members, each weighing
+    its own weight times the set's, on the set's `metric` unless it names its own."""
+    threshold = item.get("threshold")
+    if threshold is not None and threshold != 1:
+        raise AgentVProblem(
+            (*path, "threshold"),
+            f"an assert-set with threshold {threshold!r} passes on a weighted share of its "
+            "members; an evalward fixture passes when every assertion passes: set `threshold: "
+            "1` (or leave it out) and list the members that must hold",
+        )
+    members = item.get("assert", item.get("assertions"))
+    if not isinstance(members, list) or not members:
+        raise AgentVProblem(path, "an assert-set needs its `assert` list")
+    key = "assert" if "assert" in item else "assertions"
+    out = []
+    for index, member in enumerate(members):
+        for made in grader_assertions(member, (*path, key, index), ctx):
+            made["weight"] = made.get("weight", 1.0) * base["weight"]
+            if "axis" in base and "axis" not in made:
+                made["axis"] = base["axis"]
+            out.append(made)
+    return out
 
 
 _TEXT_CHECKS = ("contains", "icontains", "equals", "regex", "starts-with", "ends-with")
@@ -202,7 +245,9 @@ def _llm_grader(
     prompt = item.get("prompt")
     if prompt is not None and not isinstance(prompt, str):
         raise AgentVProblem((*path, "prompt"), f"expected a string; found {prompt!r}")
-    if prompt and "\n" not in prompt and re.search(r"\.(md|txt|j2)$|^\.{0,2}/", prompt.strip()):
+    if prompt and prompt.startswith("file://"):
+        prompt = ctx.read(prompt.removeprefix("file://").strip(), (*path, "prompt"))
+    elif prompt and "\n" not in prompt and re.search(r"\.(md|txt|j2)$|^\.{0,2}/", prompt.strip()):
         prompt = ctx.read(prompt.strip(), (*path, "prompt"))
     if not prompt:
         if not ctx.criteria:

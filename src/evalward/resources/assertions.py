@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from evalward.resources.code_scorer import CodeAssertion
 from evalward.resources.common import AssertionBase
 from evalward.resources.patterns import compiled_pattern
 from evalward.resources.state_assertions import (
@@ -210,6 +211,7 @@ Assertion = Annotated[
     | SqlAssertion
     | FileStateAssertion
     | StateSnapshotAssertion
-    | StateUnchangedAssertion,
+    | StateUnchangedAssertion
+    | CodeAssertion,
     Field(discriminator="type"),
 ]

@@ -11,6 +11,7 @@ evalward's. A configured root under which no document is ours is an error too.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -22,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from evalward.errors import Problem, ResourceError
 from evalward.resources import agentv
+from evalward.resources.code_scorer_files import embed_scorers
 from evalward.resources.discover import discover, relative
 from evalward.resources.models import (
     API_VERSIONS,
@@ -101,15 +103,8 @@ def _load_resources(
                 )
             )
         elif not (root / sub).is_dir():
-            run.problems.append(
-                Problem(
-                    CONFIG_FILE,
-                    None,
-                    None,
-                    "roots",
-                    f"root {sub!r} is not a folder of the repository",
-                )
-            )
+            why = f"root {sub!r} is not a folder of the repository"
+            run.problems.append(Problem(CONFIG_FILE, None, None, "roots", why))
     paths = sorted(files) if files is not None else sorted(discover(root, config))
     for path in paths:
         run.load_file(path)
@@ -377,6 +372,12 @@ class _Run:
             table = self.result.agents
         elif isinstance(resource, EvalFixture):
             table = self.result.fixtures
+            fixture, problems, reads = embed_scorers(resource, self.root)
+            located = dataclasses.replace(located, resource=fixture)
+            if reads:
+                self.result.reads.setdefault(located.file, set()).update(reads)
+            for loc, message in problems:  # an AgentV test's own path: its graders have none
+                self.problem(located.file, pending.index, located.line, at or loc, message)
         elif isinstance(resource, Eval):
             table = self.result.evals
         else:

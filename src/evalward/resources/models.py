@@ -128,6 +128,12 @@ class EvalFixtureSpec(Model):
         default_factory=dict,
         description="Extra metadata for judges (AgentV `sidecar` / `metadata`).",
     )
+    vars: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The values the fixture was written from (promptfoo's `vars`): code "
+        "scorers get them as `context.vars`, over the input's `payload`.",
+    )
+
     playground: Playground | None = Field(
         default=None,
         description="The world the agent acts on, fresh for every run (docs/playgrounds.md); "

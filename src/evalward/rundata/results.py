@@ -19,6 +19,11 @@ OUTPUT_CAP_BYTES = 8 * 1024
 """Seed 003: output captured per fixture is capped at 8 KiB in the status."""
 
 
+RUN_FAILED = "the run failed: "
+"""How a fixture whose run failed begins its message, before the error (a provider's own
+words included): what the comment gives as the reason it blocks."""
+
+
 class Status(StrEnum):
     passed = "pass"
     failed = "fail"

@@ -29,6 +29,7 @@ import yaml
 
 from evalward.errors import AgentRunError
 from evalward.http.client import HttpClient, HttpFailure
+from evalward.resources import yaml12
 from evalward.resources.paths import OutsideRepository, repo_path
 from evalward.resources.playground import Playground, ServicePart, SqlitePart
 from evalward.runtime.http_agent import free_port
@@ -193,7 +194,7 @@ def _seed_database(live: LivePlayground, part: SqlitePart, database: Path) -> No
 
 def _fixtures(live: LivePlayground, seed: str, text: str) -> dict[str, list[dict[str, Any]]]:
     try:
-        data = json.loads(text) if seed.endswith(".json") else yaml.safe_load(text)
+        data = json.loads(text) if seed.endswith(".json") else yaml12.load(text)
     except (ValueError, yaml.YAMLError) as exc:
         raise live.error(f"the seed {seed!r} does not parse: {exc}") from None
     if not isinstance(data, dict) or not all(

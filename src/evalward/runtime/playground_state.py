@@ -29,6 +29,7 @@ import yaml
 
 from evalward.errors import AgentRunError
 from evalward.http.client import HttpClient, HttpFailure
+from evalward.resources import yaml12
 from evalward.rundata.playground_state import (
     PlaygroundState,
     QueryAnswer,
@@ -361,7 +362,7 @@ async def _read_bounded(live: LivePlayground, stream: asyncio.StreamReader | Non
 def _snapshot(live: LivePlayground, path: str) -> Any:
     try:
         text = seed_path(live, path).read_text(encoding="utf-8")
-        return json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
+        return json.loads(text) if path.endswith(".json") else yaml12.load(text)
     except PlaygroundError as exc:
         return SnapshotMissing(str(exc))
     except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:

@@ -166,7 +166,7 @@ async def ask_judge(case: JudgeCase, settings: JudgeSettings) -> tuple[RawVerdic
     except EvalwardError as exc:
         raise JudgeError(str(exc)) from None
     messages: list[ChatMessage] = list(build_messages(case))
-    problem = ""
+    problems: list[str] = []
     for attempt in (1, 2):
         request = ChatRequest(
             model=model,
@@ -195,13 +195,16 @@ async def ask_judge(case: JudgeCase, settings: JudgeSettings) -> tuple[RawVerdic
             problem = str(exc)
             if response.truncated:
                 problem += f" (the reply was cut at {JUDGE_MAX_TOKENS} tokens)"
+            problems.append(problem)
         if attempt == 1:
             messages += [
                 ChatMessage(role="assistant", content=response.content),
                 ChatMessage(role="user", content=REPAIR_PROMPT.format(problem=problem)),
             ]
+    first, retry = problems
+    said = f"its reply: {first}; its retry: {retry}" if retry != first else f"{first}, twice"
     raise JudgeError(
-        f"the judge {settings.model} gave no valid verdict after a retry: {problem}",
+        f"the judge {settings.model} gave no valid verdict after a retry: {said}",
         reply=_cap_chars(response.content, REPLY_CAP_CHARS),
     )
 

@@ -42,10 +42,12 @@ from collections.abc import Collection
 from evalward.providers.base import RunLabels
 from evalward.resources import Eval, EvalFixture, Located
 from evalward.resources.assertions import Assertion, JudgeAssertion
+from evalward.resources.code_scorer import CodeAssertion
 from evalward.resources.common import Severity
 from evalward.resources.models import ScoringConfig
 from evalward.rundata.playground_state import PlaygroundRun
 from evalward.rundata.results import (
+    RUN_FAILED,
     AssertionResult,
     EvalResult,
     FixtureOutcome,
@@ -56,6 +58,7 @@ from evalward.rundata.results import (
 )
 from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, check, observed_ms, reports_only
+from evalward.scoring.code_scorer import CodeScorers, scorer_case
 from evalward.scoring.judge import JudgeCase
 from evalward.scoring.panel import NOT_SCORED, EvalJudge, JudgeOutcome
 from evalward.scoring.pass_hat_k import eval_pass_hat_k, meets_pass_hat_k
@@ -76,9 +79,11 @@ async def score_fixture(
     run: RunLabels,
     regex_timeout: float = REGEX_TIMEOUT_SECONDS,
     playground: PlaygroundRun | None = None,
+    scorers: CodeScorers | None = None,
 ) -> FixtureResult:
     """Score one run of one fixture (`run`: its Eval, side, rep and commit); judge
-    assertions run concurrently, state criteria read `playground`."""
+    assertions (and code scorers, run by `scorers`) run concurrently, state criteria read
+    `playground`."""
     spec = fixture.resource.spec
     name = fixture.resource.metadata.name
     judge = judge or EvalJudge(eval=run.eval)
@@ -104,6 +109,11 @@ async def score_fixture(
         if isinstance(assertion, JudgeAssertion):
             rubric = dataclasses.replace(case, rubric=assertion.rubric, trace=read)
             return await judge.grade(assertion, rubric, labels)
+        if isinstance(assertion, CodeAssertion):
+            if scorers is None:
+                return JudgeOutcome(Status.error, 0.0, "code scorers are not run here")
+            found = await scorers.score(assertion, scorer_case(spec, read))
+            return JudgeOutcome(found.status, found.score, found.message)
         if is_state_criterion(assertion):
             status, message = check_state(assertion, playground)
         else:
@@ -201,7 +211,7 @@ def fixture_status(results: list[AssertionResult], trace: Trace) -> tuple[Status
             "(raise spec.execution.timeoutSeconds if the agent needs longer)"
         )
     if trace.error is not None:
-        return Status.error, f"the run failed: {trace.error}"
+        return Status.error, f"{RUN_FAILED}{trace.error}"
     if errors:
         said = [f"{r.type}: error: {r.message}" for r in errors]
         said += [f"{r.type}: fail: {r.message}" for r in failed]

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from evalward.resources import yaml12
 from evalward.resources.assertions import Assertion
 from evalward.resources.patterns import compiled_pattern
 from evalward.resources.state_assertions import (
@@ -212,7 +213,7 @@ def _parsed_file(path: str, playground: PlaygroundRun) -> Any:
     if not isinstance(content, str):
         raise _Unevaluable(f"{path} is not a text file the state holds ({shown(content)})")
     try:
-        return json.loads(content) if path.endswith(".json") else yaml.safe_load(content)
+        return json.loads(content) if path.endswith(".json") else yaml12.load(content)
     except (ValueError, yaml.YAMLError) as exc:
         raise _Unevaluable(f"{path} does not parse as JSON or YAML: {exc}") from None
 

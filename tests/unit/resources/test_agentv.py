@@ -131,7 +131,7 @@ def test_suite_assertions_follow_each_test_and_jsonl_cases(tmp_path: Path) -> No
             "{type: tool-trajectory, expected: [{tool: a, args: {q: x}}]}",
             "argument matching is not supported by evalward",
         ),
-        ("{type: is-json}", "AgentV assertion type 'is-json' is not supported by evalward"),
+        ("{type: field-accuracy}", "AgentV assertion type 'field-accuracy' is not supported"),
         ("{type: equals}", "an `equals` check needs `value` or `expected_output`"),
         ("{type: llm-grader, negate: true}", "`negate` is not supported on 'llm-grader'"),
     ],

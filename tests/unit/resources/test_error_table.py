@@ -52,11 +52,10 @@ spec:
 """
 
 
-CODE_GRADERS_REFUSED = (
-    "grading scripts from the repository are not run (under `gate-config: base` the pull"
-    " request under test would supply the script that grades it). Write the check as an"
-    " EvalFixture with evalward's assertions instead (equals, regex, jsonSchema, toolArgs,"
-    " trajectory, maxSteps, …; see docs/assertions.md), or as an `llm-grader`"
+SCRIPT_NOT_RUNNABLE = (
+    "evalward runs a script grader's Python or JavaScript file (`[python3, check.py]`,"
+    " `[node, check.js]`); 'x' names none it can run (a TypeScript grader can be compiled to"
+    " JavaScript, a shell line written as a Python script)"
 )
 
 
@@ -504,25 +503,25 @@ CASES: list[tuple[str, dict[str, str], str | tuple[str, ...]]] = [
         " (no file docs/x.md)",
     ),
     (
-        "agentv-unsupported-grader",
+        "agentv-script-grader-runs-no-file",
         {
             "ev.yaml": "tests:\n  - id: a\n    criteria: ok\n    input: hi\n    assertions:\n      - type: code-grader\n        command: [x]\n"
         },
-        "ev.yaml:6:9: tests[0].assertions[0].type: AgentV grader type 'code-grader' is not"
-        " supported by evalward; " + CODE_GRADERS_REFUSED,
+        "ev.yaml:7:9: tests[0].assertions[0].command: " + SCRIPT_NOT_RUNNABLE,
     ),
     (
         "agentv-unknown-grader",
         {
-            "ev.yaml": "tests:\n  - id: a\n    criteria: ok\n    input: hi\n    assertions:\n      - type: is-json\n"
+            "ev.yaml": "tests:\n  - id: a\n    criteria: ok\n    input: hi\n    assertions:\n      - type: field-accuracy\n"
         },
-        "ev.yaml:6:9: tests[0].assertions[0].type: AgentV assertion type 'is-json' is not"
+        "ev.yaml:6:9: tests[0].assertions[0].type: AgentV assertion type 'field-accuracy' is not"
         " supported by evalward; supported: contains, icontains, contains-any, contains-all,"
         " icontains-any, icontains-all, equals, regex, starts-with, ends-with, llm-grader, rubrics,"
-        " latency, token-usage, tool-trajectory",
+        " latency, token-usage, tool-trajectory, script, assert-set, is-json,"
+        " trajectory:tool-sequence, trajectory:tool-args-match",
     ),
     (
-        "agentv-code-judge-and-composite",
+        "agentv-code-judge-script-missing-and-composite",
         {
             "ev.yaml": (
                 "evalcases:\n"
@@ -542,8 +541,8 @@ CASES: list[tuple[str, dict[str, str], str | tuple[str, ...]]] = [
             )
         },
         (
-            "ev.yaml:8:11: evalcases[0].execution.evaluators[0].type: AgentV grader type"
-            " 'code_judge' is not supported by evalward; " + CODE_GRADERS_REFUSED,
+            "ev.yaml:9:11: evalcases[0].execution.evaluators[0].script: file reference"
+            " 'check.py' not found (no file check.py)",
             "ev.yaml:11:11: evalcases[0].execution.evaluators[1].type: AgentV grader type"
             " 'composite' is not supported by evalward; list its members directly in the test's"
             " `assertions`, each with its `weight`: a test's assertions already combine as a"

@@ -1,0 +1,70 @@
+"""Model names no provider knows: a `validate` warning with the name it was probably meant to be.
+
+A misspelled model (`openai/gpt-4.1-mni`) loads and validates, and fails only when its first
+call comes back 404 — in the action, after the base's runs and maybe the judge's. evalward
+knows the OpenAI and Anthropic models of its price list (and of `pricing` in evalward.yaml);
+a model of a provider that still calls the vendor's own API (no `baseUrl` in evalward.yaml)
+that is not among them, but is named as the vendor names its models (`gpt-4…`, `o3…`,
+`claude-…`) or is close to one it knows, is warned about, with the closest known name. Other
+names (`openai/gemini-2.5-flash` through a gateway, a test server's `gpt-test`) are not the
+vendor's, and a provider pointed at another server (Ollama, a proxy) serves models evalward
+cannot list: nothing is said of them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any
+
+from evalward.errors import Problem
+from evalward.providers.config import ProvidersConfig
+from evalward.providers.pricing import PriceTable
+from evalward.resources import ResourceSet
+from evalward.resources.locate import Locator
+from evalward.resources.resource_set import Located
+from evalward.resources.yamlsource import PathKey
+
+VENDOR_NAMES = {
+    "openai": re.compile(r"^(gpt-\d|chatgpt-|o\d)"),
+    "anthropic": re.compile(r"^claude-"),
+}
+"""How each vendor names its own models."""
+
+
+def unknown_models(resources: ResourceSet, config: ProvidersConfig) -> list[Problem]:
+    """A warning at each model id of the definitions that no provider knows."""
+    prices = PriceTable(config.pricing)
+    checked = [name for name in VENDOR_NAMES if config.provider(name).base_url is None]
+    locator = Locator(resources)
+    found: dict[Problem, None] = {}
+
+    def check(located: Located[Any], at: PathKey, model_id: str) -> None:
+        provider, _, model = model_id.partition("/")
+        if provider not in checked or prices.of(model_id) is not None:
+            return
+        close = difflib.get_close_matches(model, prices.models(provider), n=1, cutoff=0.75)
+        if not close and not VENDOR_NAMES[provider].match(model):
+            return
+        hint = f"Did you mean '{provider}/{close[0]}'? " if close else ""
+        message = (
+            f"no provider knows the model {model_id!r}: it is not among the {provider} models "
+            f"evalward knows. {hint}A model newer than evalward is fine: give its price under "
+            "`pricing` in evalward.yaml, so runs can cost it"
+        )
+        found[locator.problem(located, at, message)] = None
+
+    for located in resources.agents.values():
+        for index, model in enumerate(located.resource.spec.models):
+            check(located, ("spec", "models", index), model)
+    for located_eval in resources.evals.values():
+        judge = located_eval.resource.spec.judge
+        if judge.model is not None:
+            check(located_eval, ("spec", "judge", "model"), judge.model)
+        if judge.cross_check is not None:
+            for index, model in enumerate(judge.cross_check.models):
+                check(located_eval, ("spec", "judge", "crossCheck", "models", index), model)
+    for calibration in resources.calibrations.values():
+        for index, model in enumerate(calibration.resource.spec.judge_models):
+            check(calibration, ("spec", "judgeModels", index), model)
+    return sorted(found, key=lambda p: (p.file, p.line or 0, p.column or 0))

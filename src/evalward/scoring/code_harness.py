@@ -1,0 +1,169 @@
+"""The programs that call a code scorer: one per language, given on the command line.
+
+Each reads one JSON request on stdin (the scorer's text, its function, its arguments), runs
+the scorer and writes one JSON line on the stdout it started with: `{"ok": true, "value":
+...}` with what the function returned, or `{"ok": false, "error": ...}`. Whatever the scorer
+prints itself goes to stderr. They are fixed text, passed to `python3 -I -c` and `node -e`:
+nothing of the working directory is imported (`-I`; node's scorer starts from a folder of its
+own), so no file a pull request adds can stand in for them.
+
+The Python harness sets the process's limits before the scorer runs; a JavaScript scorer is
+started by `LIMITS`, which sets them and then runs node. A `script` scorer (a program, in
+either language) is run by the Python harness as its child, under the limits it set: the
+request's `stdin` is its input, and its stdout, stderr and exit code are the answer.
+"""
+
+from __future__ import annotations
+
+LIMITS = r"""
+import os, resource, sys
+memory, cpu, fsize = (int(x) for x in sys.argv[1:4])
+resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
+resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+os.execvp(sys.argv[4], sys.argv[4:])
+"""
+"""Set the limits (bytes of data, CPU seconds, bytes a file may grow to), then run argv[4:]."""
+
+PYTHON = r"""
+import json, math, os, resource, sys, traceback
+request = json.loads(sys.stdin.buffer.read())
+memory, cpu, fsize = request["limits"]
+resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
+resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+answer = os.fdopen(os.dup(1), "w", encoding="utf-8")
+os.dup2(2, 1)
+
+def reply(message):
+    answer.write(json.dumps(message, allow_nan=False) + "\n")
+    answer.flush()
+
+def scorer():
+    source, name = request["source"], request["filename"]
+    if request["inline"]:
+        try:
+            expression = compile(source.strip(), name, "eval")
+        except SyntaxError:
+            body = "".join("    " + line + "\n" for line in source.splitlines())
+            source = "def __scorer__(output, context):\n" + body
+        else:
+            return lambda output, context: eval(expression, {"output": output, "context": context})
+    namespace = {"__name__": "__scorer__", "__file__": name}
+    exec(compile(source, name, "exec"), namespace)
+    function = namespace.get(request["function"] or "__scorer__")
+    if not callable(function):
+        raise LookupError(f"{name} defines no function {request['function']!r}")
+    return function
+
+def program():
+    import subprocess, tempfile
+    folder = tempfile.mkdtemp(prefix="grader-")
+    path = os.path.join(folder, os.path.basename(request["filename"]))
+    with open(path, "w", encoding="utf-8") as script:
+        script.write(request["source"])
+    if request["language"] == "python":
+        run = [sys.executable, "-I"]
+    else:
+        confine = os.path.join(folder, "confine.cjs")
+        with open(confine, "w", encoding="utf-8") as preload:
+            preload.write(request["confine"])
+        run = ["node", "--require", confine]
+    done = subprocess.run(
+        [*run, path, *request["args"]],
+        input=json.dumps(request["stdin"]).encode(),
+        capture_output=True,
+        cwd=folder,
+    )
+    out = done.stdout.decode("utf-8", "replace")
+    return {
+        "stdout": out[:262144],
+        "truncated": len(out) > 262144,
+        "stderr": done.stderr.decode("utf-8", "replace")[-4000:],
+        "exit": done.returncode,
+    }
+
+try:
+    if request.get("stdin") is not None:
+        value = program()
+    else:
+        value = scorer()(request["output"], request["context"])
+    if isinstance(value, float) and not math.isfinite(value):
+        reply({"ok": False, "error": f"returned {value!r}, which is not a score"})
+    else:
+        reply({"ok": True, "value": value})
+except MemoryError:
+    reply({"ok": False, "error": "ran out of memory (its limit is memoryMb)"})
+except BaseException as exc:
+    text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    try:
+        reply({"ok": False, "error": text})
+    except Exception:
+        reply({"ok": False, "error": "returned a value that is not JSON"})
+"""
+
+CONFINE = r"""
+// Packages resolve from the machine's own folders only: not from a node_modules in a folder
+// above the scorer (a world-writable /tmp holds one anybody may have put there).
+const Module = require('module');
+Module._nodeModulePaths = () => [];
+Module.register('data:text/javascript,' + encodeURIComponent(`
+import { isBuiltin } from "node:module";
+const own = ["node:", "file:", "data:", "./", "../", "/"];
+export async function resolve(specifier, context, next) {
+  if (!isBuiltin(specifier) && !own.some((p) => specifier.startsWith(p))) {
+    throw new Error("a scorer may import Node's own modules only, not " + specifier);
+  }
+  return next(specifier, context);
+}`));
+"""
+"""Preloaded into every JavaScript scorer (`--require`)."""
+
+JAVASCRIPT = (
+    CONFINE
+    + r"""
+const fs = require('fs'), os = require('os'), path = require('path'), url = require('url');
+const answer = (message) => fs.writeSync(1, JSON.stringify(message) + '\n');
+process.stdout.write = process.stderr.write.bind(process.stderr);
+console.log = console.info = console.debug = console.error;
+(async () => {
+  const request = JSON.parse(fs.readFileSync(0, 'utf8'));
+  let scorer;
+  if (request.inline) {
+    const source = request.source.trim();
+    const multiline = /\breturn\b/.test(source) || source.includes('\n');
+    const body = multiline ? source : `return (${source});`;
+    const AsyncFunction = (async () => {}).constructor;
+    scorer = new AsyncFunction('output', 'context', body);
+  } else {
+    const esm = /\.mjs$/.test(request.filename) || /^\s*export\s/m.test(request.source);
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'scorer-'));
+    const file = path.join(folder, 'scorer' + (esm ? '.mjs' : '.cjs'));
+    fs.writeFileSync(file, request.source);
+    const loaded = esm ? await import(url.pathToFileURL(file).href) : require(file);
+    const name = request.function;
+    scorer = name ? loaded[name] : (typeof loaded === 'function' ? loaded : loaded.default);
+    if (scorer && typeof scorer === 'object' && typeof scorer.score === 'function') {
+      const named = scorer;  // the eval-framework's Scorer: { name, score({ input, output, … }) }
+      scorer = (output, context) =>
+        named.score({ ...context, output, reference: context.expected });
+    }
+    if (typeof scorer !== 'function') {
+      const wanted = name ? JSON.stringify(name) : '(module.exports or default)';
+      throw new Error(`${request.filename} exports no function ${wanted}`);
+    }
+  }
+  const value = await scorer(request.output, request.context);
+  if (typeof value === 'number' && !Number.isFinite(value)) {
+    answer({ ok: false, error: `returned ${value}, which is not a score` });
+  } else {
+    answer({ ok: true, value: value === undefined ? null : value });
+  }
+})().catch((error) => {
+  const stack = error && error.stack ? error.stack.split('\n').slice(0, 3).join('\n') : '';
+  answer({ ok: false, error: stack || String(error) });
+});
+"""
+)

@@ -1,0 +1,217 @@
+"""AgentV suites as AgentV writes them today (`providers`, `prompts`, `tests` with `vars` and
+`assert`, `file://` datasets), read by `evalward run` and `evalward validate` with no import
+step: every entry of an `assert` list honoured, or refused at its line."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from clirun import evalward
+from evalward.resources import load_resources
+from gitrepo import GitRepo
+
+AGENTS = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: support-bot }
+spec:
+  models: [openai/gpt-test]
+  system: Help.
+  tools:
+    - name: lookup_order
+      description: Look up an order.
+      parameters: { type: object, properties: { order_id: { type: string } } }
+      mock: { output: { status: shipped } }
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: support-eval }
+spec:
+  targetAgent: support-bot
+  fixtureSelector: { matchLabels: { agent: support-bot } }
+  judge: { model: openai/judge-test }
+"""
+
+SUITE = """\
+name: support
+description: Written as AgentV's examples write a suite
+providers:
+  - support-bot
+prompts:
+  - "{{ input }}"
+tests:
+  - id: order-status
+    conversation_id: order-12345
+    assert:
+      - type: contains
+        value: shipped
+        required: true
+      - metric: tool-flow
+        type: trajectory:tool-sequence
+        value: { mode: in_order, steps: [lookup_order] }
+      - type: trajectory:tool-args-match
+        value: { name: lookup_order, args: { order_id: "12345" }, mode: partial }
+      - metric: keywords
+        type: script
+        command: [python3, graders/mentions.py, shipped]
+        weight: 2
+      - The answer says where the order is
+    vars:
+      input:
+        - role: system
+          content:
+            - type: text
+              value: "Policy:"
+            - type: file
+              value: policy.md
+        - role: user
+          content: Where is order 12345?
+      expected_output:
+        - role: assistant
+          content: Order 12345 has shipped.
+      customer: Ada
+  - file://datasets/more.jsonl
+"""
+
+DATASET = (
+    json.dumps(
+        {
+            "id": "json-reply",
+            "conversation_id": "order-12345",
+            "vars": {"input": "Give the status as JSON."},
+            "assert": [
+                {"type": "is-json", "required": True},
+                {
+                    "type": "assert-set",
+                    "metric": "shape",
+                    "assert": [
+                        {"type": "contains", "value": "status"},
+                        {"type": "regex", "value": "shipp(ed|ing)", "weight": 3},
+                    ],
+                },
+                {"type": "latency", "threshold": 600000},
+            ],
+        }
+    )
+    + "\n"
+)
+
+MENTIONS = """\
+import json, sys
+
+data = json.load(sys.stdin)
+word = sys.argv[1]
+found = word in data["output"]
+print(json.dumps({"pass": found, "score": 1 if found else 0,
+                  "reason": f"mentions {word}: {found}; vars {data['vars']}"}))
+"""
+
+MOCK = """\
+replies:
+  - match: { purpose: judge }
+    turns:
+      - content: '{"score": 0.9, "confidence": 0.9, "summary": "Says so.", "violations": []}'
+  - match: { fixture: order-status }
+    turns:
+      - toolCalls: [{ name: lookup_order, arguments: { order_id: "12345" } }]
+      - content: Order 12345 has shipped.
+  - match: { fixture: json-reply }
+    turns: [{ content: '{"status": "shipped"}' }]
+"""
+
+
+def files(**changes: str) -> dict[str, str]:
+    return {
+        "agents.yaml": AGENTS,
+        "evals/support/suite.yaml": SUITE,
+        "evals/support/policy.md": "Be brief.\n",
+        "evals/support/datasets/more.jsonl": DATASET,
+        "evals/support/graders/mentions.py": MENTIONS,
+        "mock.yaml": MOCK,
+        **changes,
+    }
+
+
+def run(repo: GitRepo) -> dict[str, Any]:
+    done = evalward("run", ".", "--mock-script", "mock.yaml", "--json", "--no-cache", cwd=repo.path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results: dict[str, Any] = json.loads(done.stdout)
+    return results
+
+
+def test_a_current_agentv_suite_runs_with_every_assertion(repo: GitRepo) -> None:
+    repo.commit("an AgentV suite", files())
+    results = run(repo)
+    by_name = {f["fixture"]: f for f in results["fixtures"]}
+    assert set(by_name) == {"order-status", "json-reply"}
+
+    order = by_name["order-status"]
+    assert [(a["type"], a["status"], a["axis"]) for a in order["assertions"]] == [
+        ("regex", "pass", None),  # AgentV's `contains` ignores case
+        ("toolSequence", "pass", "tool-flow"),
+        ("toolArgs", "pass", None),
+        ("code", "pass", "keywords"),
+        ("judge", "pass", None),
+    ]
+    script = order["assertions"][3]
+    assert script["message"] == "mentions shipped: True; vars {'customer': 'Ada'}"
+    assert script["weight"] == 2
+    (step,) = [s for s in order["trace"]["steps"] if s["type"] == "input"][:1]
+    assert step["content"].startswith('Policy:\n<file path="policy.md">\nBe brief.')
+
+    # the tests of one conversation are selected together
+    fixtures = load_resources(repo.path).fixtures
+    for name in ("order-status", "json-reply"):
+        labels = fixtures[name].resource.metadata.labels
+        assert labels["agentv-conversation"] == "order-12345", name
+
+    reply = by_name["json-reply"]
+    assert [(a["type"], a["status"], a["axis"], a["weight"]) for a in reply["assertions"]] == [
+        ("jsonSchema", "pass", None, 1.0),
+        ("regex", "pass", "shape", 1.0),
+        ("regex", "pass", "shape", 3.0),
+        ("latency", "pass", None, 1.0),
+    ]
+
+
+def test_what_evalward_cannot_honour_is_refused_at_its_line(repo: GitRepo) -> None:
+    refused = SUITE.replace(
+        "      - The answer says where the order is\n",
+        "      - The answer says where the order is\n"
+        "      - type: assert-set\n"
+        "        threshold: 0.5\n"
+        "        assert: [{ type: contains, value: a }]\n",
+    ).replace(
+        "    conversation_id: order-12345\n", "    conversation_id: order-12345\n    options: {}\n"
+    )
+    refused = refused.replace(
+        '  - "{{ input }}"\n', '  - "{{ input }}"\n  - "Again: {{ input }}"\n'
+    )
+    refused += "  - file://datasets/more.csv\n"
+    repo.commit("what cannot run", files(**{"evals/support/suite.yaml": refused}))
+    done = evalward("validate", ".", cwd=repo.path)
+    assert done.returncode == 2
+    said = done.stdout + done.stderr
+    for where, what in [
+        ("suite.yaml:7:5: prompts[1]", "evalward runs one prompt per suite"),
+        ("suite.yaml:11:5: tests[0].options", "`options` is not read by evalward"),
+        ("suite.yaml:44:5: tests[2]", "evalward reads YAML and JSONL datasets"),
+    ]:
+        line = next((x for x in said.splitlines() if where in x), "")
+        assert what in line, (where, said)
+
+
+def test_a_template_prompt_is_rendered_with_the_vars(repo: GitRepo) -> None:
+    templated = SUITE.replace(
+        '  - "{{ input }}"\n', '  - "Customer {{ customer }} asks: {{ input }}"\n'
+    )
+    templated = templated[: templated.index("        - role: system")] + (
+        "        Where is order 12345?\n      customer: Ada\n"
+    )
+    templated = templated.replace("      input:\n        Where", "      input: >-\n        Where")
+    repo.commit("a template", files(**{"evals/support/suite.yaml": templated}))
+    results = run(repo)
+    (order,) = results["fixtures"]  # the dataset's test has no `customer`: not in this suite
+    first = next(s for s in order["trace"]["steps"] if s["type"] == "input")
+    assert first["content"] == "Customer Ada asks: Where is order 12345?"
