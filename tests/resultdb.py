@@ -22,7 +22,10 @@ def stored(cache: Path) -> dict[str, dict[str, Any]]:
     if not path.exists():
         return {}
     with contextlib.closing(sqlite3.connect(path)) as db:
-        rows = db.execute("SELECT key, result FROM results").fetchall()
+        try:
+            rows = db.execute("SELECT key, result FROM results").fetchall()
+        except sqlite3.OperationalError:  # read while the run is still creating it
+            return {}
     return {key: json.loads(result) for key, result in rows}
 
 

@@ -161,7 +161,12 @@ def test_a_stream_the_agent_leaves_after_its_first_delta_is_charged_when_the_run
     assert len(fixtures) == 2, run.stdout + run.stderr
     for fixture in fixtures:
         (call,) = fixture["trace"]["proxy_calls"]
-        assert call["streamed"] and "the run ended before the stream did" in call["error"]
+        # whichever the proxy saw first, the agent hanging up or the run ending, the stream
+        # was cut before its usage arrived
+        assert call["streamed"] and (
+            "the run ended before the stream did" in call["error"]
+            or "the agent closed the connection before the stream ended" in call["error"]
+        )
         usage = call["usage"]
         assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0
         assert usage["cost_usd"] > 0.000001
