@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from actionrun import SHARD_KEY, pull_request_event, run_action, run_shards
-from e2e.test_walking_skeleton import make_pr, script_model
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
-from gitrepo import GitRepo
+from support.actionrun import SHARD_KEY, pull_request_event, run_action, run_shards
+from support.gitrepo import GitRepo
+from support.suite import make_pr, script_model
 
 
 def _strip(value: Any) -> Any:

@@ -10,10 +10,10 @@ import random
 from pathlib import Path
 from typing import Any
 
-from clirun import evalward
 from fakes.model_script import Reply, Rule
 from fakes.model_server import ScriptedModelServer, error, text
-from gitrepo import GitRepo
+from support.clirun import evalward
+from support.gitrepo import GitRepo
 
 AGENT = """\
 apiVersion: evalward.dev/v1

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from actionrun import pull_request_event, run_action
 from e2e import test_conversation_agents as kinds
 from e2e.report_pages import needs_chromium
 from e2e.test_html_report_browser import open_page
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text, tool_call
-from gitrepo import GitRepo
+from support.actionrun import pull_request_event, run_action
+from support.gitrepo import GitRepo
 
 AGENT = """\
 apiVersion: evalward.dev/v1

@@ -3,11 +3,11 @@ never reports `pass`: the Evals a pull request brings cannot vouch for it."""
 
 from __future__ import annotations
 
-from actionrun import pull_request_event, run_action
 from e2e.test_advisory_judge import AGENT
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
+from support.actionrun import pull_request_event, run_action
+from support.gitrepo import GitRepo
 
 OWN_EVAL = """\
 apiVersion: pai.io/v1

@@ -14,12 +14,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from actionrun import ActionRun, pull_request_event, run_action
 from e2e.report_scenario import make_pull_request, run, script
 from evalward.text.numbers import seconds_text
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer
-from gitrepo import GitRepo
+from support.actionrun import ActionRun, pull_request_event, run_action
+from support.gitrepo import GitRepo
 
 HEADLINE = "Blocked: support-bot-eval 0.71 < 0.90 — 2 regressions"
 COUNTS = (

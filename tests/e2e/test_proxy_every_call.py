@@ -9,11 +9,11 @@ import sys
 import threading
 from pathlib import Path
 
-from actionrun import pull_request_event, run_action
 from e2e.test_model_proxy_cli import OPENAI_KEY, SYSTEM_PYTHON, runnable_by_all
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
+from support.actionrun import pull_request_event, run_action
+from support.gitrepo import GitRepo
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 LISTS = 40

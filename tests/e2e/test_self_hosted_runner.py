@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from actionrun import execute, prepare, pull_request_event
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
+from support.actionrun import execute, prepare, pull_request_event
+from support.gitrepo import GitRepo
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="changing owners needs root")
 

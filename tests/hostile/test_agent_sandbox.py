@@ -32,7 +32,10 @@ from typing import Any
 import pytest
 
 import evalward
-from actionrun import (
+from fakes.github_api import FakeGitHub, FakePull
+from fakes.http import LoopbackServer, Request, Response
+from fakes.model_server import ScriptedModelServer, text, tool_call
+from support.actionrun import (
     ENTRYPOINT,
     ActionRun,
     parse_github_output,
@@ -40,12 +43,9 @@ from actionrun import (
     pull_request_event,
     run_action,
 )
-from agentuser import AGENT_UID
-from e2e.test_walking_skeleton import make_pr, script_model
-from fakes.github_api import FakeGitHub, FakePull
-from fakes.http import LoopbackServer, Request, Response
-from fakes.model_server import ScriptedModelServer, text, tool_call
-from gitrepo import GitRepo
+from support.agentuser import AGENT_UID
+from support.gitrepo import GitRepo
+from support.suite import make_pr, script_model
 
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0,

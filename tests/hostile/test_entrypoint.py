@@ -9,11 +9,11 @@ import sys
 
 import pytest
 
-from actionrun import prepare, pull_request_event, run_action
-from e2e.test_walking_skeleton import make_pr, script_model
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
-from gitrepo import GitRepo
+from support.actionrun import prepare, pull_request_event, run_action
+from support.gitrepo import GitRepo
+from support.suite import make_pr, script_model
 
 EXIT_QUIETLY = "import os\nos._exit(0)\n"
 IMPOSTORS = {

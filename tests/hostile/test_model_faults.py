@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from actionrun import pull_request_event, run_action
-from clirun import evalward
-from e2e.test_walking_skeleton import SUPPORT_EVAL, make_pr
 from fakes.github_api import FakeGitHub
 from fakes.model_server import Reply, ScriptedModelServer, error, text
-from gitrepo import GitRepo
+from support.actionrun import pull_request_event, run_action
+from support.clirun import evalward
+from support.gitrepo import GitRepo
+from support.suite import SUPPORT_EVAL, make_pr
 
 NOW = {"Retry-After": "0"}  # servers say when to retry; keeps the storm fast
 

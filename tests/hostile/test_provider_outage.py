@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-import resultdb
-from actionrun import pull_request_event, run_action
-from clirun import evalward
-from e2e.test_walking_skeleton import make_pr
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, error, shaped, text, tool_call
-from gitrepo import GitRepo
+from support import resultdb
+from support.actionrun import pull_request_event, run_action
+from support.clirun import evalward
+from support.gitrepo import GitRepo
+from support.suite import make_pr
 
 FAST_RETRY = "providers:\n  openai:\n    retry: { attempts: 3, baseDelaySeconds: 0.01 }\n"
 KEY = "sk-test-secret-value"

@@ -26,8 +26,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from actionrun import pull_request_event, run_action
-from e2e.test_walking_skeleton import (
+from fakes.github_api import FakeGitHub, FakePull
+from fakes.model_server import ScriptedModelServer
+from support.actionrun import pull_request_event, run_action
+from support.gitrepo import GitRepo
+from support.suite import (
     BASE_PROMPT,
     GREETING_FIXTURE,
     HEAD_PROMPT,
@@ -36,9 +39,6 @@ from e2e.test_walking_skeleton import (
     SUPPORT_EVAL,
     script_model,
 )
-from fakes.github_api import FakeGitHub, FakePull
-from fakes.model_server import ScriptedModelServer
-from gitrepo import GitRepo
 
 
 @dataclass(frozen=True)

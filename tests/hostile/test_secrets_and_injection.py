@@ -10,8 +10,11 @@ import urllib.parse
 
 import pytest
 
-from actionrun import ActionRun, execute, prepare, pull_request_event, run_action
-from e2e.test_walking_skeleton import (
+from fakes.github_api import FakeGitHub, FakePull
+from fakes.model_server import ScriptedModelServer, text
+from support.actionrun import ActionRun, execute, prepare, pull_request_event, run_action
+from support.gitrepo import GitRepo
+from support.suite import (
     BASE_PROMPT,
     GREETING_FIXTURE,
     HEAD_PROMPT,
@@ -20,9 +23,6 @@ from e2e.test_walking_skeleton import (
     SUPPORT_EVAL,
     make_pr,
 )
-from fakes.github_api import FakeGitHub, FakePull
-from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
 
 SECRETS = {
     "OPENAI_API_KEY": "sk-test-secret-value",

@@ -11,7 +11,7 @@ from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
 from evalward.git import Git
 from evalward.providers.registry import build_providers
 from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
+from support.gitrepo import GitRepo
 
 AGENT = """\
 apiVersion: evalward.dev/v1

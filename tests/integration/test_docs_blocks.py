@@ -37,7 +37,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gitrepo import GitRepo
+from support.gitrepo import GitRepo
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = ["README.md", *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md"))]

@@ -9,7 +9,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from clirun import evalward
 from evalward.flows.execute import UNSCORED_PER_SLOT
 from evalward.flows.pipeline import evaluate_change
 from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
@@ -17,7 +16,8 @@ from evalward.git import Git
 from evalward.providers.registry import build_providers
 from fakes.http import Request, Response
 from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
+from support.clirun import evalward
+from support.gitrepo import GitRepo
 
 AGENT = """\
 apiVersion: evalward.dev/v1

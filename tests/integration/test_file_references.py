@@ -4,9 +4,9 @@
 
 from __future__ import annotations
 
-from clirun import evalward
 from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
+from support.clirun import evalward
+from support.gitrepo import GitRepo
 
 AGENT = """\
 apiVersion: evalward.dev/v1

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from clirun import evalward
 from fakes.model_server import Reply, ScriptedModelServer, error, text
+from support.clirun import evalward
 
 RESOURCES = """\
 apiVersion: evalward.dev/v1

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentuser import AGENT_USER_INPUT
 from fakes.github_api import FakeGitHub
+from support.agentuser import AGENT_USER_INPUT
 
-DOCKERFILE = Path(__file__).resolve().parents[1] / "Dockerfile"
+DOCKERFILE = Path(__file__).resolve().parents[2] / "Dockerfile"
 
 
 def image_entrypoint() -> list[str]:
@@ -32,7 +32,7 @@ def from_this_checkout(argv: list[str]) -> list[str]:
     interpreter's editable install points at (`-I` ignores PYTHONPATH; it still keeps the
     working directory, the pull request's checkout, off sys.path)."""
     assert argv[-2:] == ["-m", "evalward"], argv
-    source = str(Path(__file__).resolve().parents[1] / "src")
+    source = str(Path(__file__).resolve().parents[2] / "src")
     run = f"import sys, runpy; sys.path.insert(0, {source!r}); "
     run += "runpy.run_module('evalward', run_name='__main__', alter_sys=True)"
     return [*argv[:-2], "-c", run]
