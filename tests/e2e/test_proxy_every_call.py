@@ -14,6 +14,7 @@ from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text
 from support.actionrun import pull_request_event, run_action
 from support.gitrepo import GitRepo
+from support.suite import provider_env
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 LISTS = 40
@@ -62,7 +63,7 @@ def test_model_lists_and_embeddings_are_calls_counted_against_max_model_calls(
         repo.path,
         github,
         pull_request_event(github.repository, 8, base, head),
-        env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": OPENAI_KEY},
+        env=provider_env(model, OPENAI_KEY),
         inputs={"max-model-calls": "5", "cache": "off", "agent-isolation": isolation},
     )
 
@@ -151,7 +152,7 @@ def test_a_stream_the_agent_leaves_after_its_first_delta_is_charged_when_the_run
             repo.path,
             github,
             pull_request_event(github.repository, 8, base, head),
-            env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": OPENAI_KEY},
+            env=provider_env(model, OPENAI_KEY),
             inputs={"cache": "off", "agent-isolation": isolation},
         )
     finally:

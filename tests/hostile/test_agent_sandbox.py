@@ -45,7 +45,7 @@ from support.actionrun import (
 )
 from support.agentuser import AGENT_UID
 from support.gitrepo import GitRepo
-from support.suite import make_pr, script_model
+from support.suite import make_pr, provider_env, script_model
 
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0,
@@ -450,7 +450,7 @@ def test_a_credential_the_checkout_kept_in_git_config_is_named_not_shown(
     script_model(model, head_greets_well=True)
     header = "AUTHORIZATION: basic " + base64.b64encode(f"x:{github.token}".encode()).decode()
     repo.git("config", "http.https://github.com/.extraheader", header)
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+    env = provider_env(model)
 
     run = run_action(
         repo.path,
@@ -548,7 +548,7 @@ def test_a_head_program_cannot_kill_the_base_runs_beside_it_nor_outlive_the_job(
     repo.branch("feature")
     head = repo.commit("a saboteur", {"agent/bot.py": SABOTEUR})
     github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+    env = provider_env(model)
 
     run = run_action(
         repo.path,

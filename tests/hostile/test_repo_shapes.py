@@ -37,6 +37,7 @@ from support.suite import (
     ORDER_FIXTURE,
     SUPPORT_BOT,
     SUPPORT_EVAL,
+    provider_env,
     script_model,
 )
 
@@ -280,7 +281,7 @@ def test_no_repository_shape_crashes_the_gate_or_passes_a_broken_agent(
         head = repo.head()
         github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
         script_model(model, head_greets_well=False)
-        env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+        env = provider_env(model)
 
         run = run_action(
             repo.path,
