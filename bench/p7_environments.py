@@ -1,7 +1,7 @@
 """P7: building an agent's environment in the action, cold and warm.
 
 A pull request adds an agent whose `environment.python` names a requirements file with a real
-framework (the OpenAI Agents SDK); the action (tests/actionrun.py, as root: the user switch
+framework (the OpenAI Agents SDK); the action (tests/support/actionrun.py, as root: the user switch
 happens) builds it as the agent user: cold (nothing in the cache directory) and warm (a rerun
 whose results are not cached, so the agent runs again and its environment is restored from
 the cache directory). The figures are what the action logs ("built in …", "restored … in …").
@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from agentenv import SUITE, agent_yaml, open_pr, run_gate
 from fakes.github_api import FakeGitHub
+from support.agentenv import SUITE, agent_yaml, open_pr, run_gate
 
 AGENT = """\
 import json, sys

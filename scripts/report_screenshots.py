@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from e2e.report_scenario import make_pull_request, run, script  # noqa: E402
 from fakes.model_server import ScriptedModelServer  # noqa: E402
-from gitrepo import GitRepo  # noqa: E402
+from support.gitrepo import GitRepo  # noqa: E402
 
 IMAGES = ROOT / "docs" / "images"
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]

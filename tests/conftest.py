@@ -8,7 +8,8 @@ import pytest
 
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
-from gitrepo import GitRepo
+from support.gitrepo import GitRepo
+from support.suite import provider_env
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -42,3 +43,9 @@ def model() -> Iterator[ScriptedModelServer]:
 @pytest.fixture
 def repo(tmp_path: Path) -> GitRepo:
     return GitRepo(tmp_path / "repo")
+
+
+@pytest.fixture
+def env(model: ScriptedModelServer) -> dict[str, str]:
+    """The provider variables a run needs to reach `model` (a module may override it)."""
+    return provider_env(model)

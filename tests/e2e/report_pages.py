@@ -24,7 +24,7 @@ from evalward.rundata.trace import StepType, Trace
 from evalward.security import Redactor
 from evalward.stages.compare import compare
 from fakes.model_server import ScriptedModelServer
-from gitrepo import GitRepo
+from support.gitrepo import GitRepo
 
 CHROMIUM = next(
     (p for p in (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")) if p),

@@ -10,9 +10,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from clirun import evalward
 from fakes.model_server import ScriptedModelServer, text, tool_call
-from gitrepo import GitRepo
+from support.clirun import evalward
+from support.gitrepo import GitRepo
 
 HOSTILE = (
     'Sure! <img src=x onerror="window.__pwned=1"> </script><script>window.__pwned=2</script> '

@@ -12,17 +12,12 @@ from typing import Any
 
 import pytest
 
-from actionrun import ActionRun, Launch, prepare, pull_request_event, start_action
-from e2e.test_walking_skeleton import make_pr, script_model
 from fakes.github_api import FakeGitHub
 from fakes.http import Request, Response
 from fakes.model_server import Rule, ScriptedModelServer, text
-from gitrepo import GitRepo
-
-
-@pytest.fixture
-def env(model: ScriptedModelServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+from support.actionrun import ActionRun, Launch, prepare, pull_request_event, start_action
+from support.gitrepo import GitRepo
+from support.suite import make_pr, script_model
 
 
 def _launch(repo: GitRepo, github: FakeGitHub, env: dict[str, str]) -> Launch:

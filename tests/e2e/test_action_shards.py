@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from actionrun import SHARD_KEY, pull_request_event, run_action, run_shards
-from e2e.test_walking_skeleton import make_pr, script_model
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
-from gitrepo import GitRepo
+from support.actionrun import SHARD_KEY, pull_request_event, run_action, run_shards
+from support.gitrepo import GitRepo
+from support.suite import make_pr, provider_env, script_model
 
 
 def _strip(value: Any) -> Any:
@@ -31,7 +31,7 @@ def test_shard_jobs_then_merge_gate_like_one_job(
 ) -> None:
     base, head = make_pr(repo, github)
     script_model(model, head_greets_well=False)
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"}
+    env = provider_env(model, "sk-test")
     event = pull_request_event(github.repository, 7, base, head)
     common = {"cache": "off", "shard-key": SHARD_KEY}
     shards = tmp_path / "shards"

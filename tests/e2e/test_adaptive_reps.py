@@ -10,10 +10,11 @@ import random
 from pathlib import Path
 from typing import Any
 
-from clirun import evalward
 from fakes.model_script import Reply, Rule
 from fakes.model_server import ScriptedModelServer, error, text
-from gitrepo import GitRepo
+from support.clirun import evalward
+from support.gitrepo import GitRepo
+from support.suite import provider_env
 
 AGENT = """\
 apiVersion: evalward.dev/v1
@@ -261,7 +262,7 @@ def test_shards_run_adaptive_evals_at_their_maximum_and_the_merge_decides(
     change(repo, EVAL.replace("max: 8", "max: 4"), names)
     scripted(model, "v1", {name: [True] * 10 for name in names})
     scripted(model, "v2", {"f0": [True] * 10, "f1": [False] * 10})
-    keys = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"}
+    keys = provider_env(model, "sk-test")
     parts = tmp_path / "parts"
     for index in (1, 2):
         part = evalward(

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from actionrun import pull_request_event, run_action
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
+from support.actionrun import pull_request_event, run_action
+from support.gitrepo import GitRepo
 
 AGENT = """\
 apiVersion: pai.io/v1
@@ -78,11 +78,6 @@ def script(model: ScriptedModelServer, calibration_scores: list[float]) -> None:
         model.script(_has("CAL-RUBRIC", candidate), text(verdict(score)))
     model.script(_has("BASE-V1"), text("May I ask why you want a refund?"))
     model.script(_has("HEAD-V2"), text("Refund issued for order 777."))
-
-
-@pytest.fixture
-def env(model: ScriptedModelServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
 
 
 def base_commit(repo: GitRepo) -> str:

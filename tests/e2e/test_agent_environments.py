@@ -16,7 +16,10 @@ from typing import Any
 
 import pytest
 
-from agentenv import (
+from evalward.resources import load_resources
+from evalward.stages.fingerprint import FileIndex, agent_fingerprint
+from fakes.github_api import FakeGitHub
+from support.agentenv import (
     PY_AGENT,
     SCRIPTED_AGENT,
     SUITE,
@@ -31,11 +34,8 @@ from agentenv import (
     uv_project,
     workspace,
 )
-from agentuser import AGENT_UID
-from evalward.resources import load_resources
-from evalward.stages.fingerprint import FileIndex, agent_fingerprint
-from fakes.github_api import FakeGitHub
-from gitrepo import GitRepo
+from support.agentuser import AGENT_UID
+from support.gitrepo import GitRepo
 
 __all__ = ["workspace"]  # a fixture
 

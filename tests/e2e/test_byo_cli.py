@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from clirun import evalward
-from gitrepo import GitRepo
+from support.clirun import evalward
+from support.gitrepo import GitRepo
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 AGENTS = Path(__file__).resolve().parents[1] / "agents"

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentenv import PYTHON, needs_root, open_pr, run_gate, workspace
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
+from support.agentenv import PYTHON, needs_root, open_pr, run_gate, workspace
 
 __all__ = ["workspace"]  # a fixture
 

@@ -9,9 +9,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from clirun import evalward
 from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
+from support.clirun import evalward
+from support.gitrepo import GitRepo
 
 AGENT = """\
 apiVersion: evalward.dev/v1

@@ -15,9 +15,9 @@ from typing import IO
 
 import pytest
 
-import resultdb
 from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
+from support import resultdb
+from support.gitrepo import GitRepo
 
 SUITE = {
     "agent.yaml": """\

@@ -8,11 +8,12 @@ import json
 
 import pytest
 
-from actionrun import pull_request_event, run_action
-from agentuser import AGENT_UID
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
+from support.actionrun import pull_request_event, run_action
+from support.agentuser import AGENT_UID
+from support.gitrepo import GitRepo
+from support.suite import provider_env
 
 AGENT = """\
 apiVersion: evalward.dev/v1
@@ -61,7 +62,7 @@ SECRET = "sk-test-secret-value"
 
 @pytest.fixture
 def env(model: ScriptedModelServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": SECRET}
+    return provider_env(model, SECRET)
 
 
 def test_a_pr_that_rewrites_its_scorer_is_graded_by_the_base_one_that_sees_no_secret(

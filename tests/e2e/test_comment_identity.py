@@ -11,19 +11,14 @@ from typing import Any
 
 import pytest
 
-from actionrun import pull_request_event, run_action
 from e2e.test_github_events import LABEL, labeled, real_payload
-from e2e.test_walking_skeleton import make_pr, script_model
 from fakes.github_api import WORKFLOW_BOT, FakeGitHub
 from fakes.model_server import ScriptedModelServer
-from gitrepo import GitRepo
+from support.actionrun import pull_request_event, run_action
+from support.gitrepo import GitRepo
+from support.suite import make_pr, script_model
 
 MARKER = "<!-- evalward-comment:evals/gate -->"
-
-
-@pytest.fixture
-def env(model: ScriptedModelServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
 
 
 def fake_github(login: str) -> Iterator[FakeGitHub]:

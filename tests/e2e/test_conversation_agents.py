@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from clirun import evalward
 from fakes.model_server import ScriptedModelServer, mentions, text, tool_call
-from gitrepo import GitRepo
+from support.clirun import evalward
+from support.gitrepo import GitRepo
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 KEY = "sk-conversation-agents-key-0123456789"

@@ -9,13 +9,14 @@ from typing import Any
 
 import pytest
 
-from actionrun import pull_request_event, run_action
 from e2e import test_conversation_agents as kinds
 from e2e.report_pages import needs_chromium
 from e2e.test_html_report_browser import open_page
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text, tool_call
-from gitrepo import GitRepo
+from support.actionrun import pull_request_event, run_action
+from support.gitrepo import GitRepo
+from support.suite import provider_env
 
 AGENT = """\
 apiVersion: evalward.dev/v1
@@ -117,7 +118,7 @@ def test_the_base_conversation_judges_a_pull_request_that_rewrites_it(
         text("Your refund is on its way."),
     )
     model.script(lambda b: agent_asked(b, "HEAD-PROMPT"), text("Your refund is on its way."))
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+    env = provider_env(model)
 
     run = run_action(
         repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
@@ -222,7 +223,7 @@ def test_an_agent_in_the_sandbox_finds_no_goal_or_hidden_fact_anywhere(
     head = repo.commit("head", {"agent/snoop.py": SNOOP + "# tuned\n"})
     github.add_pull(FakePull(number=8, head_sha=head, base_sha=base))
     model.script(lambda b: b.get("model") == "gpt-user", text("A refund, please."))
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+    env = provider_env(model)
     run = run_action(
         repo.path, github, pull_request_event(github.repository, 8, base, head), env=env
     )
@@ -255,7 +256,7 @@ def test_an_http_agent_holds_a_conversation_through_the_action(
     repo.branch("feature")
     head = repo.commit("head", {"agent/server.py": kinds.HTTP_AGENT + "# tuned\n"})
     github.add_pull(FakePull(number=9, head_sha=head, base_sha=base))
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+    env = provider_env(model)
     event = pull_request_event(github.repository, 9, base, head)
     run = run_action(repo.path, github, event, env=env)
     assert run.returncode == 0, run.stdout + run.stderr

@@ -14,9 +14,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from clirun import evalward
 from fakes.model_server import Reply, ScriptedModelServer, error, text, tool_call
-from gitrepo import GitRepo
+from support.clirun import evalward
+from support.gitrepo import GitRepo
 
 KEY = "sk-conversation-test-key-0123456789"
 

@@ -8,10 +8,10 @@ import json
 import re
 from typing import Any
 
-from clirun import evalward
 from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
 from integration.test_judge import verdict
+from support.clirun import evalward
+from support.gitrepo import GitRepo
 
 SUITE = """\
 apiVersion: evalward.dev/v1

@@ -14,12 +14,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from actionrun import ActionRun, prepare, pull_request_event, run_action, start_action
-from clirun import evalward
 from e2e.test_github_events import real_payload
-from e2e.test_walking_skeleton import (
+from fakes.github_api import FakeGitHub, FakePull
+from fakes.model_server import Rule, ScriptedModelServer, text
+from support.actionrun import ActionRun, prepare, pull_request_event, run_action, start_action
+from support.clirun import evalward
+from support.gitrepo import GitRepo
+from support.suite import (
     BASE_PROMPT,
     GREETING_FIXTURE,
     HEAD_PROMPT,
@@ -29,20 +30,12 @@ from e2e.test_walking_skeleton import (
     SUPPORT_EVAL,
     script_model,
 )
-from fakes.github_api import FakeGitHub, FakePull
-from fakes.model_server import Rule, ScriptedModelServer, text
-from gitrepo import GitRepo
 
 STATUS = Path(".evalward/cache/status")
 CRON = "0 6 * * 1"
 SCHEDULED_EVAL = SUPPORT_EVAL.replace(
     "  targetAgent: support-bot\n", f"  targetAgent: support-bot\n  schedule: '{CRON}'\n"
 )
-
-
-@pytest.fixture
-def env(model: ScriptedModelServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
 
 
 def suite(repo: GitRepo, prompt: str = BASE_PROMPT, evals: str = SUPPORT_EVAL) -> str:

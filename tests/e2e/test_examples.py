@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from actionrun import pull_request_event, run_action
-from clirun import evalward
 from fakes.github_api import FakeGitHub, FakePull
-from gitrepo import GitRepo
+from support.actionrun import pull_request_event, run_action
+from support.clirun import evalward
+from support.gitrepo import GitRepo
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MOCK = "examples/mock-replies.yaml"

@@ -7,11 +7,12 @@ import json
 
 import pytest
 
-from actionrun import pull_request_event, run_action
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_script import Reply, text
 from fakes.model_server import ScriptedModelServer
-from gitrepo import GitRepo
+from support.actionrun import pull_request_event, run_action
+from support.gitrepo import GitRepo
+from support.suite import provider_env
 
 AGENT = """\
 apiVersion: evalward.dev/v1
@@ -77,7 +78,7 @@ def test_the_providers_refusal_is_why_it_is_blocked(
     model.script(
         lambda body: body.get("model") == "gpt-4.1-mni", *[refusal(status, message, code)] * 8
     )
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+    env = provider_env(model)
 
     run = run_action(
         repo.path, github, pull_request_event(github.repository, 7, base, head), env=env

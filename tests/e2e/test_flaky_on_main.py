@@ -9,12 +9,12 @@ import json
 
 import pytest
 
-from actionrun import pull_request_event, run_action
 from e2e.test_adaptive_reps import AGENT, FIXTURE, scripted
 from e2e.test_github_events import real_payload
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer
-from gitrepo import GitRepo
+from support.actionrun import pull_request_event, run_action
+from support.gitrepo import GitRepo
 
 EVAL = """\
 apiVersion: evalward.dev/v1
@@ -26,11 +26,6 @@ spec:
   execution: { reps: { min: 2, max: 8 } }
 """
 NAMES = ["f0", "f1", "f2", "f3"]
-
-
-@pytest.fixture
-def env(model: ScriptedModelServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
 
 
 def test_a_fixture_that_flips_on_main_is_shown_flaky_and_does_not_block_alone(

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import shutil
 
-import pytest
-
-import resultdb
-from actionrun import pull_request_event, run_action
-from e2e.test_walking_skeleton import (
+from fakes.github_api import FakeGitHub, FakePull
+from fakes.model_server import ScriptedModelServer
+from support import resultdb
+from support.actionrun import pull_request_event, run_action
+from support.gitrepo import GitRepo
+from support.suite import (
     BASE_PROMPT,
     HEAD_PROMPT,
     SUPPORT_BOT,
@@ -17,14 +18,6 @@ from e2e.test_walking_skeleton import (
     make_pr,
     script_model,
 )
-from fakes.github_api import FakeGitHub, FakePull
-from fakes.model_server import ScriptedModelServer
-from gitrepo import GitRepo
-
-
-@pytest.fixture
-def env(model: ScriptedModelServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
 
 
 def test_a_rerun_on_an_unchanged_head_makes_no_model_call(
@@ -221,7 +214,7 @@ def test_a_deleted_agent_fails_the_gate_its_evals_did_not_run(
 
 
 def _fixtures() -> dict[str, str]:
-    from e2e.test_walking_skeleton import GREETING_FIXTURE, ORDER_FIXTURE
+    from support.suite import GREETING_FIXTURE, ORDER_FIXTURE
 
     return {
         "evals/fixtures/order-status.yaml": ORDER_FIXTURE,

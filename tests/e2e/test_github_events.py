@@ -10,21 +10,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from actionrun import prepare, pull_request_event, run_action, start_action
-from e2e.test_walking_skeleton import make_pr, script_model
 from fakes.github_api import FakeGitHub
 from fakes.model_server import Rule, ScriptedModelServer, text
-from gitrepo import GitRepo
+from support.actionrun import prepare, pull_request_event, run_action, start_action
+from support.gitrepo import GitRepo
+from support.suite import make_pr, script_model
 
 WEBHOOKS = Path(__file__).parent.parent / "data" / "github" / "webhooks"
 LABEL = "force-eval-bypass"
-
-
-@pytest.fixture
-def env(model: ScriptedModelServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
 
 
 def real_payload(name: str, **changes: Any) -> dict[str, Any]:

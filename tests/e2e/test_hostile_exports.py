@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 import sys
 
-from actionrun import pull_request_event, run_action
 from e2e.test_model_proxy_cli import SYSTEM_PYTHON, runnable_by_all
 from fakes.github_api import FakeGitHub, FakePull
-from gitrepo import GitRepo
+from support.actionrun import pull_request_event, run_action
+from support.gitrepo import GitRepo
 
 
 def attribute(value: object) -> dict[str, object]:

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import yaml
 
-from clirun import REPO_ROOT, evalward
 from fakes.reply_table import ReplyTableServer, load_table
-from gitrepo import GitRepo
+from support.clirun import REPO_ROOT, evalward
+from support.gitrepo import GitRepo
 
 EXAMPLES = REPO_ROOT / "tests" / "data" / "promptfoo"
 WITH_VERDICTS = sorted(p.parent for p in EXAMPLES.glob("*/expected.yaml"))

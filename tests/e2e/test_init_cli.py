@@ -10,9 +10,9 @@ from pathlib import Path
 
 import yaml
 
-from clirun import REPO_ROOT, evalward
-from gitrepo import GitRepo
 from integration.test_packaging import check, tool
+from support.clirun import REPO_ROOT, evalward
+from support.gitrepo import GitRepo
 
 WRITTEN = [
     "evalward.yaml",

@@ -11,12 +11,13 @@ import sys
 import threading
 from typing import Any
 
-from actionrun import pull_request_event, run_action
 from e2e.test_advisory_judge import AGENT, CANDIDATES, EVAL, LABELS, calibration, script
 from e2e.test_model_proxy_cli import SYSTEM_PYTHON, runnable_by_all
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, error, text
-from gitrepo import GitRepo
+from support.actionrun import pull_request_event, run_action
+from support.gitrepo import GitRepo
+from support.suite import provider_env
 
 FAST_RETRY = "providers:\n  openai:\n    retry: { attempts: 2, baseDelaySeconds: 0.01 }\n"
 KEY = "sk-test-secret-value"
@@ -55,7 +56,7 @@ spec:
 
 
 def env_of(model: ScriptedModelServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": KEY}
+    return provider_env(model, KEY)
 
 
 def base_commit(repo: GitRepo) -> str:

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from clirun import evalward
-from gitrepo import GitRepo
+from support.clirun import evalward
+from support.gitrepo import GitRepo
 
 SUITE = """\
 apiVersion: evalward.dev/v1

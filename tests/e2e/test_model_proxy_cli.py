@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from actionrun import pull_request_event, run_action
-from clirun import evalward
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text, tool_call
-from gitrepo import GitRepo
+from support.actionrun import pull_request_event, run_action
+from support.clirun import evalward
+from support.gitrepo import GitRepo
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 OPENAI_KEY = "sk-real-openai-key-0123456789"

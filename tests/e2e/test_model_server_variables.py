@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from clirun import evalward
 from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
+from support.clirun import evalward
+from support.gitrepo import GitRepo
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 OPENAI_KEY = "sk-real-openai-key-0123456789"

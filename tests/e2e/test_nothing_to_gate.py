@@ -3,11 +3,12 @@ never reports `pass`: the Evals a pull request brings cannot vouch for it."""
 
 from __future__ import annotations
 
-from actionrun import pull_request_event, run_action
 from e2e.test_advisory_judge import AGENT
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
+from support.actionrun import pull_request_event, run_action
+from support.gitrepo import GitRepo
+from support.suite import provider_env
 
 OWN_EVAL = """\
 apiVersion: pai.io/v1
@@ -29,7 +30,7 @@ spec:
 
 
 def env_of(model: ScriptedModelServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+    return provider_env(model)
 
 
 def test_evals_a_pull_request_adds_to_a_base_with_none_do_not_pass_it(

@@ -14,12 +14,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from actionrun import ActionRun, pull_request_event, run_action
 from e2e.report_scenario import make_pull_request, run, script
 from evalward.text.numbers import seconds_text
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer
-from gitrepo import GitRepo
+from support.actionrun import ActionRun, pull_request_event, run_action
+from support.gitrepo import GitRepo
+from support.suite import provider_env
 
 HEADLINE = "Blocked: support-bot-eval 0.71 < 0.90 — 2 regressions"
 COUNTS = (
@@ -113,7 +114,7 @@ def test_the_action_tells_one_story_in_the_comment_summary_check_run_report_and_
     script(model)
     base, head = repo.git("rev-parse", "main").strip(), repo.head()
     github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+    env = provider_env(model)
     done: ActionRun = run_action(
         repo.path,
         github,

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from clirun import evalward
-from gitrepo import GitRepo
+from support.clirun import evalward
+from support.gitrepo import GitRepo
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 

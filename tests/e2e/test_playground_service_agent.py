@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from clirun import evalward
-from gitrepo import GitRepo
+from support.clirun import evalward
+from support.gitrepo import GitRepo
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "refund-desk"
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from clirun import evalward
-from gitrepo import GitRepo
+from support.clirun import evalward
+from support.gitrepo import GitRepo
 
 SEED = """\
 CREATE TABLE orders (id TEXT PRIMARY KEY, amount REAL, status TEXT);

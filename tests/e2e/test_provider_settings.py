@@ -7,11 +7,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from actionrun import pull_request_event, run_action
-from e2e.test_walking_skeleton import make_pr, script_model
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
+from support.actionrun import pull_request_event, run_action
+from support.gitrepo import GitRepo
+from support.suite import make_pr, script_model
 
 
 @pytest.fixture

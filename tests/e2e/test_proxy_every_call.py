@@ -9,11 +9,12 @@ import sys
 import threading
 from pathlib import Path
 
-from actionrun import pull_request_event, run_action
 from e2e.test_model_proxy_cli import OPENAI_KEY, SYSTEM_PYTHON, runnable_by_all
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
+from support.actionrun import pull_request_event, run_action
+from support.gitrepo import GitRepo
+from support.suite import provider_env
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 LISTS = 40
@@ -62,7 +63,7 @@ def test_model_lists_and_embeddings_are_calls_counted_against_max_model_calls(
         repo.path,
         github,
         pull_request_event(github.repository, 8, base, head),
-        env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": OPENAI_KEY},
+        env=provider_env(model, OPENAI_KEY),
         inputs={"max-model-calls": "5", "cache": "off", "agent-isolation": isolation},
     )
 
@@ -151,7 +152,7 @@ def test_a_stream_the_agent_leaves_after_its_first_delta_is_charged_when_the_run
             repo.path,
             github,
             pull_request_event(github.repository, 8, base, head),
-            env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": OPENAI_KEY},
+            env=provider_env(model, OPENAI_KEY),
             inputs={"cache": "off", "agent-isolation": isolation},
         )
     finally:

@@ -7,21 +7,13 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
-
-from actionrun import pull_request_event, run_action
-from clirun import evalward
 from e2e.test_github_events import real_payload
-from e2e.test_walking_skeleton import make_pr, script_model
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
-
-
-@pytest.fixture
-def env(model: ScriptedModelServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
-
+from support.actionrun import pull_request_event, run_action
+from support.clirun import evalward
+from support.gitrepo import GitRepo
+from support.suite import make_pr, script_model
 
 REPORT_LINK = "📊 **[Full report](https://github.example/acme/agents/actions/runs/4242#artifacts)**"
 
@@ -112,7 +104,7 @@ def test_a_score_log_committed_by_the_pull_request_draws_no_trend(
 def test_local_runs_draw_the_trend_from_the_history(
     repo: GitRepo, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:
-    from e2e.test_walking_skeleton import GREETING_FIXTURE, SUPPORT_BOT, SUPPORT_EVAL
+    from support.suite import GREETING_FIXTURE, SUPPORT_BOT, SUPPORT_EVAL
 
     commit = repo.commit(
         "agent",

@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from actionrun import execute, prepare, pull_request_event
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
+from support.actionrun import execute, prepare, pull_request_event
+from support.gitrepo import GitRepo
+from support.suite import provider_env
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="changing owners needs root")
 
@@ -123,7 +124,7 @@ def test_what_root_wrote_goes_back_to_the_workspace_owner_and_the_next_job_can_c
         github,
         pull_request_event(github.repository, 7, base, head),
         inputs={"output-dir": ".evalward/out"},
-        env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"},
+        env=provider_env(model, "sk-test"),
         run_dir=disk / "runner",
     )
 
@@ -170,7 +171,7 @@ def test_a_failed_run_gives_back_what_it_wrote_too(
         github,
         pull_request_event(github.repository, 7, base, head),
         inputs={"output-dir": ".evalward/out"},
-        env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"},
+        env=provider_env(model, "sk-test"),
         run_dir=disk / "runner",
     )
 

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from agentenv import needs_root, open_pr, run_gate, workspace
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text, tool_call
+from support.agentenv import needs_root, open_pr, run_gate, workspace
 
 __all__ = ["workspace"]  # a fixture
 

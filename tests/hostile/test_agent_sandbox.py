@@ -32,7 +32,10 @@ from typing import Any
 import pytest
 
 import evalward
-from actionrun import (
+from fakes.github_api import FakeGitHub, FakePull
+from fakes.http import LoopbackServer, Request, Response
+from fakes.model_server import ScriptedModelServer, text, tool_call
+from support.actionrun import (
     ENTRYPOINT,
     ActionRun,
     parse_github_output,
@@ -40,12 +43,9 @@ from actionrun import (
     pull_request_event,
     run_action,
 )
-from agentuser import AGENT_UID
-from e2e.test_walking_skeleton import make_pr, script_model
-from fakes.github_api import FakeGitHub, FakePull
-from fakes.http import LoopbackServer, Request, Response
-from fakes.model_server import ScriptedModelServer, text, tool_call
-from gitrepo import GitRepo
+from support.agentuser import AGENT_UID
+from support.gitrepo import GitRepo
+from support.suite import make_pr, provider_env, script_model
 
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0,
@@ -450,7 +450,7 @@ def test_a_credential_the_checkout_kept_in_git_config_is_named_not_shown(
     script_model(model, head_greets_well=True)
     header = "AUTHORIZATION: basic " + base64.b64encode(f"x:{github.token}".encode()).decode()
     repo.git("config", "http.https://github.com/.extraheader", header)
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+    env = provider_env(model)
 
     run = run_action(
         repo.path,
@@ -548,7 +548,7 @@ def test_a_head_program_cannot_kill_the_base_runs_beside_it_nor_outlive_the_job(
     repo.branch("feature")
     head = repo.commit("a saboteur", {"agent/bot.py": SABOTEUR})
     github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+    env = provider_env(model)
 
     run = run_action(
         repo.path,

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from e2e.test_walking_skeleton import BASE_PROMPT, HEAD_PROMPT, SUPPORT_BOT, script_model
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
 from hostile.test_gate_evasion import comment, gate
+from support.gitrepo import GitRepo
+from support.suite import BASE_PROMPT, HEAD_PROMPT, SUPPORT_BOT, script_model
 
 EVAL = """\
 apiVersion: evalward.dev/v1
@@ -102,11 +102,6 @@ KINDS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
         {"evals/grader.yaml": "LENIENT-RUBRIC\n"},
     ),
 }
-
-
-@pytest.fixture
-def env(model: ScriptedModelServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
 
 
 @pytest.mark.parametrize("kind", list(KINDS))

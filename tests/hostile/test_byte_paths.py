@@ -9,18 +9,13 @@ import os
 
 import pytest
 
-from e2e.test_walking_skeleton import GREETING_FIXTURE, make_pr, script_model
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
-from gitrepo import GitRepo
 from hostile.test_gate_evasion import assert_fails_below_threshold, comment, gate, hostile_pr
+from support.gitrepo import GitRepo
+from support.suite import GREETING_FIXTURE, make_pr, script_model
 
 WEAK_GREETING = GREETING_FIXTURE.replace("    - { type: toolNotCalled, tool: lookup_order }\n", "")
-
-
-@pytest.fixture
-def env(model: ScriptedModelServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
 
 
 def test_a_newline_in_a_file_name_does_not_inject_an_object_name_into_the_base(

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from fakes.github_api import FakeGitHub, FakePull
-from gitrepo import GitRepo
 from hostile.test_gate_evasion import gate
+from support.gitrepo import GitRepo
 
 AGENT = """\
 apiVersion: evalward.dev/v1

@@ -7,16 +7,11 @@ import os
 
 import pytest
 
-from e2e.test_walking_skeleton import make_pr, script_model
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
-from gitrepo import GitRepo
 from hostile.test_gate_evasion import assert_fails_below_threshold, gate
-
-
-@pytest.fixture
-def env(model: ScriptedModelServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+from support.gitrepo import GitRepo
+from support.suite import make_pr, script_model
 
 
 @pytest.mark.parametrize("committed", [".evalward", ".evalward/out"])

@@ -13,12 +13,12 @@ from subprocess import CompletedProcess
 import pytest
 import yaml
 
-from clirun import evalward
 from evalward.resources.assertions import JsonSchemaAssertion
 from evalward.rundata.results import Status
 from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.assertions import check
-from gitrepo import GitRepo
+from support.clirun import evalward
+from support.gitrepo import GitRepo
 
 DEEP = 100_000
 """Far deeper than Python's parser recurses, whatever the interpreter's recursion limit."""

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from actionrun import ENTRYPOINT
 from evalward.__main__ import main
 from hostile.corpus import CORPUS, EXTRA, SIDE_EFFECTING, Case, write_repo
+from support.actionrun import ENTRYPOINT
 from unit.resources.test_error_table import EVAL, FIXTURE
 
 LOCATED = re.compile(r"^[\w./-]+(:\d+(:\d+)?)?: ")

@@ -9,11 +9,11 @@ import sys
 
 import pytest
 
-from actionrun import prepare, pull_request_event, run_action
-from e2e.test_walking_skeleton import make_pr, script_model
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
-from gitrepo import GitRepo
+from support.actionrun import prepare, pull_request_event, run_action
+from support.gitrepo import GitRepo
+from support.suite import make_pr, provider_env, script_model
 
 EXIT_QUIETLY = "import os\nos._exit(0)\n"
 IMPOSTORS = {
@@ -36,7 +36,7 @@ def test_a_pr_that_brings_its_own_evalward_or_yaml_still_fails_with_its_comment(
     head = repo.commit("speed up the gate", files)
     github.pulls[7].head_sha = head
     script_model(model, head_greets_well=False)
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+    env = provider_env(model)
     event = pull_request_event(github.repository, 7, base, head)
 
     run = run_action(repo.path, github, event, env=env)

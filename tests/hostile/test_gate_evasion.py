@@ -19,8 +19,11 @@ from typing import Any
 
 import pytest
 
-from actionrun import SHARD_KEY, ActionRun, pull_request_event, run_action, run_shards
-from e2e.test_walking_skeleton import (
+from fakes.github_api import FakeGitHub, FakePull
+from fakes.model_server import ScriptedModelServer, text
+from support.actionrun import SHARD_KEY, ActionRun, pull_request_event, run_action, run_shards
+from support.gitrepo import GitRepo
+from support.suite import (
     BASE_PROMPT,
     GREETING_FIXTURE,
     HEAD_PROMPT,
@@ -31,14 +34,6 @@ from e2e.test_walking_skeleton import (
     make_pr,
     script_model,
 )
-from fakes.github_api import FakeGitHub, FakePull
-from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
-
-
-@pytest.fixture
-def env(model: ScriptedModelServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
 
 
 def hostile_pr(

@@ -7,11 +7,11 @@ import time
 
 import pytest
 
-from actionrun import pull_request_event, run_action
-from e2e.test_walking_skeleton import make_pr, script_model
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
-from gitrepo import GitRepo
+from support.actionrun import pull_request_event, run_action
+from support.gitrepo import GitRepo
+from support.suite import make_pr, provider_env, script_model
 
 LABEL = "force-eval-bypass"
 RATE_LIMITED = {
@@ -44,7 +44,7 @@ def test_a_comment_failure_leaves_the_decision_and_the_summary_standing(
     base, head = make_pr(repo, github)
     script_model(model, head_greets_well=False)
     github.fail(method, path, status, "API rate limit exceeded" if headers else "nope", headers)
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+    env = provider_env(model)
 
     run = run_action(
         repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
@@ -70,7 +70,7 @@ def test_events_api_failing_refuses_the_bypass_and_says_why(
     github.permissions["maintainer"] = "admin"
     github.add_label(7, LABEL, "maintainer")
     github.fail("GET", r"/issues/\d+/events$", 500)
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+    env = provider_env(model)
 
     run = run_action(
         repo.path, github, pull_request_event(github.repository, 7, base, head, [LABEL]), env=env

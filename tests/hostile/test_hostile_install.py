@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from agentenv import agent_yaml, finals, open_pr, run_gate, workspace
-from agentuser import AGENT_UID
 from fakes.github_api import FakeGitHub
+from support.agentenv import agent_yaml, finals, open_pr, run_gate, workspace
+from support.agentuser import AGENT_UID
 
 __all__ = ["workspace"]  # a fixture
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from agentenv import HONEST, errors, open_pr, run_gate, scripted_project, workspace
 from evalward.resources.agent import AgentEnvironment
 from evalward.runtime.environment_limits import input_limits, side_limits
 from fakes.github_api import FakeGitHub
+from support.agentenv import HONEST, errors, open_pr, run_gate, scripted_project, workspace
 
 __all__ = ["workspace"]  # a fixture
 

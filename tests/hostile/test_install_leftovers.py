@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from actionrun import prepare, start_action
-from agentenv import HONEST, errors, finals, open_pr, run_gate, scripted_project, workspace
 from fakes.github_api import FakeGitHub
+from support.actionrun import prepare, start_action
+from support.agentenv import HONEST, errors, finals, open_pr, run_gate, scripted_project, workspace
 
 __all__ = ["workspace"]  # a fixture
 

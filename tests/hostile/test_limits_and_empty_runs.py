@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from actionrun import pull_request_event, run_action
-from e2e.test_walking_skeleton import SUPPORT_EVAL, make_pr, script_model
 from evalward.resources.models import RegexAssertion
 from evalward.rundata.results import Status
 from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.assertions import check
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
-from gitrepo import GitRepo
+from support.actionrun import pull_request_event, run_action
+from support.gitrepo import GitRepo
+from support.suite import SUPPORT_EVAL, make_pr, provider_env, script_model
 
 
 def test_a_catastrophic_regex_is_an_error_not_a_hang() -> None:
@@ -23,7 +23,7 @@ def test_a_catastrophic_regex_is_an_error_not_a_hang() -> None:
 
 
 def env_for(model: ScriptedModelServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+    return provider_env(model)
 
 
 def test_a_changed_agent_whose_evals_select_no_fixture_is_not_a_pass(

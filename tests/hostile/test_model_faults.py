@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from actionrun import pull_request_event, run_action
-from clirun import evalward
-from e2e.test_walking_skeleton import SUPPORT_EVAL, make_pr
 from fakes.github_api import FakeGitHub
 from fakes.model_server import Reply, ScriptedModelServer, error, text
-from gitrepo import GitRepo
+from support.actionrun import pull_request_event, run_action
+from support.clirun import evalward
+from support.gitrepo import GitRepo
+from support.suite import SUPPORT_EVAL, make_pr, provider_env
 
 NOW = {"Retry-After": "0"}  # servers say when to retry; keeps the storm fast
 
@@ -32,7 +32,7 @@ def test_a_storm_on_every_head_run_is_an_outage_not_a_verdict(
     base, head = make_pr(repo, github)
     model.script(lambda b: "BASE-V1" in json.dumps(b), text("Hello! shipped 2026-11-25"))
     model.script_sequence(lambda b: "HEAD-V2" in json.dumps(b), *STORMS[storm])
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+    env = provider_env(model)
 
     run = run_action(
         repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
@@ -95,7 +95,7 @@ def test_a_judge_answering_prose_is_an_error_not_a_pass(
     judge = lambda b: "rubric" in json.dumps(b).lower() and "score" in json.dumps(b)  # noqa: E731
     model.script(judge, text("I think the answer is quite polite, well done!"))
     model.script(lambda b: True, text("Hello! shipped 2026-11-25"))
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+    env = provider_env(model)
 
     run = run_action(
         repo.path, github, pull_request_event(github.repository, 7, base, head), env=env

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from agentuser import agent_user
 from evalward.errors import AgentRunError
 from evalward.resources.agent import HttpRuntime
 from evalward.rundata.trace import Trace
 from evalward.runtime.http_agent import HttpAgentServer
 from evalward.runtime.port_owner import loopback_listeners
 from evalward.runtime.sandbox import Sandbox
+from support.agentuser import agent_user
 
 PYTHON = "/usr/bin/python3"
 SERVER = """\

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-import resultdb
-from actionrun import pull_request_event, run_action
-from clirun import evalward
-from e2e.test_walking_skeleton import make_pr
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, error, shaped, text, tool_call
-from gitrepo import GitRepo
+from support import resultdb
+from support.actionrun import pull_request_event, run_action
+from support.clirun import evalward
+from support.gitrepo import GitRepo
+from support.suite import make_pr, provider_env
 
 FAST_RETRY = "providers:\n  openai:\n    retry: { attempts: 3, baseDelaySeconds: 0.01 }\n"
 KEY = "sk-test-secret-value"
@@ -103,7 +103,7 @@ def test_mixed_answers_and_outage_keep_fail_closed_error_rows_and_exit_1(
     answer_well(model, base_of)
     model.script_sequence(lambda b: head_of(b) and order(b), error(503))
     model.script(head_of, text("Hello! How can I help?"))
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": KEY}
+    env = provider_env(model, KEY)
 
     run = run_action(
         repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
@@ -131,7 +131,7 @@ def test_a_base_side_outage_leaves_no_baseline_and_the_head_gates(
     base, head = pr_with_fast_retries(repo, github)
     model.script_sequence(base_of, error(500))
     answer_well(model, head_of)
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": KEY}
+    env = provider_env(model, KEY)
 
     run = run_action(
         repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
@@ -358,7 +358,7 @@ def test_the_action_says_in_its_first_lines_that_it_reuses_results(
     base, head = pr_with_fast_retries(repo, github)
     answer_well(model, base_of)
     answer_well(model, head_of)
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": KEY}
+    env = provider_env(model, KEY)
     event = pull_request_event(github.repository, 7, base, head)
     first = run_action(repo.path, github, event, env=env)
     assert first.returncode == 0, first.stderr

@@ -26,19 +26,20 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from actionrun import pull_request_event, run_action
-from e2e.test_walking_skeleton import (
+from fakes.github_api import FakeGitHub, FakePull
+from fakes.model_server import ScriptedModelServer
+from support.actionrun import pull_request_event, run_action
+from support.gitrepo import GitRepo
+from support.suite import (
     BASE_PROMPT,
     GREETING_FIXTURE,
     HEAD_PROMPT,
     ORDER_FIXTURE,
     SUPPORT_BOT,
     SUPPORT_EVAL,
+    provider_env,
     script_model,
 )
-from fakes.github_api import FakeGitHub, FakePull
-from fakes.model_server import ScriptedModelServer
-from gitrepo import GitRepo
 
 
 @dataclass(frozen=True)
@@ -280,7 +281,7 @@ def test_no_repository_shape_crashes_the_gate_or_passes_a_broken_agent(
         head = repo.head()
         github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
         script_model(model, head_greets_well=False)
-        env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+        env = provider_env(model)
 
         run = run_action(
             repo.path,

@@ -10,8 +10,11 @@ import urllib.parse
 
 import pytest
 
-from actionrun import ActionRun, execute, prepare, pull_request_event, run_action
-from e2e.test_walking_skeleton import (
+from fakes.github_api import FakeGitHub, FakePull
+from fakes.model_server import ScriptedModelServer, text
+from support.actionrun import ActionRun, execute, prepare, pull_request_event, run_action
+from support.gitrepo import GitRepo
+from support.suite import (
     BASE_PROMPT,
     GREETING_FIXTURE,
     HEAD_PROMPT,
@@ -19,10 +22,8 @@ from e2e.test_walking_skeleton import (
     SUPPORT_BOT,
     SUPPORT_EVAL,
     make_pr,
+    provider_env,
 )
-from fakes.github_api import FakeGitHub, FakePull
-from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
 
 SECRETS = {
     "OPENAI_API_KEY": "sk-test-secret-value",
@@ -131,7 +132,7 @@ def test_hostile_judge_text_cannot_ping_inject_or_restructure_the_comment(
     model.script(lambda b: "EVALWARD-DATA" in json.dumps(b), text(json.dumps(verdict)))
     model.script("12345", text("Your order has shipped, arriving 2026-11-25."))
     model.script(lambda b: True, text("Hello! How can I help?"))
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+    env = provider_env(model)
 
     run = run_action(
         repo.path,
@@ -289,7 +290,7 @@ def test_bidi_controls_in_agent_output_are_shown_by_name_wherever_it_is_shown(
     base, head = make_pr(repo, github)
     model.script(lambda b: "BASE-V1" in json.dumps(b), text("Hello! shipped 2026-11-25"))
     model.script(lambda b: "HEAD-V2" in json.dumps(b), text(TROJAN))
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+    env = provider_env(model)
 
     run = run_action(
         repo.path,

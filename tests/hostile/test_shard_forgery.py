@@ -10,19 +10,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from actionrun import SHARD_KEY, ActionRun, pull_request_event, run_action, run_shards
-from e2e.test_walking_skeleton import make_pr, script_model
 from evalward.flows.shard_signature import seal
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
-from gitrepo import GitRepo
-
-
-@pytest.fixture
-def env(model: ScriptedModelServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-secret-value"}
+from support.actionrun import SHARD_KEY, ActionRun, pull_request_event, run_action, run_shards
+from support.gitrepo import GitRepo
+from support.suite import make_pr, script_model
 
 
 def _passing(part: dict[str, Any]) -> dict[str, Any]:

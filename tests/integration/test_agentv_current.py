@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from clirun import evalward
 from evalward.resources import load_resources
-from gitrepo import GitRepo
+from support.clirun import evalward
+from support.gitrepo import GitRepo
 
 AGENTS = """\
 apiVersion: evalward.dev/v1

@@ -11,7 +11,8 @@ from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
 from evalward.git import Git
 from evalward.providers.registry import build_providers
 from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
+from support.gitrepo import GitRepo
+from support.suite import provider_env
 
 AGENT = """\
 apiVersion: evalward.dev/v1
@@ -50,7 +51,7 @@ def test_the_base_side_runs_the_base_system_prompt_file(
     repo.branch("pr")
     repo.commit("prompt", {"prompts/bot.md": "PROMPT-V2"})
     model.script("PROMPT", text("hi there"))
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"}
+    env = provider_env(model, "sk-test")
 
     async def go() -> None:
         providers = build_providers(env)

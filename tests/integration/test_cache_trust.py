@@ -7,7 +7,7 @@ from pathlib import Path
 
 from evalward.action.trust import untrusted_cache
 from evalward.git import Git
-from gitrepo import GitRepo
+from support.gitrepo import GitRepo
 
 
 def test_an_untracked_cache_in_the_checkout_or_one_outside_it_is_trusted(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from clirun import evalward
+from support.clirun import evalward
 
 RESOURCES = """\
 apiVersion: evalward.dev/v1

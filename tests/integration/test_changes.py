@@ -7,7 +7,7 @@ from evalward.resources import load_resources
 from evalward.rundata.sides import GateConfig
 from evalward.stages.changes import ChangeSet, detect_changes
 from evalward.stages.plan import build_plan, gate_resources
-from gitrepo import GitRepo
+from support.gitrepo import GitRepo
 
 AGENT = """\
 apiVersion: evalward.dev/v1

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from clirun import evalward
-from gitrepo import GitRepo
 from hostile.test_secrets_and_injection import outside_code
+from support.clirun import evalward
+from support.gitrepo import GitRepo
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

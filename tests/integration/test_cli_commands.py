@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from clirun import evalward as run_evalward
-from gitrepo import GitRepo
+from support.clirun import evalward as run_evalward
+from support.gitrepo import GitRepo
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACES = ROOT / "tests" / "data" / "traces"

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from clirun import evalward
-from gitrepo import GitRepo
+from support.clirun import evalward
+from support.gitrepo import GitRepo
 
 AGENT_AND_EVAL = """\
 apiVersion: evalward.dev/v1

@@ -24,6 +24,7 @@ from integration.test_judge import (
     script_judge,
     verdict,
 )
+from support.suite import provider_env
 
 PRIMARY = "openai/judge-primary"
 GEMINI = "openai/gemini-2.5-flash"
@@ -64,7 +65,7 @@ def judge_with(
     resources: ResourceSet | None = None,
 ) -> FixtureResult:
     async def go() -> FixtureResult:
-        providers = build_providers({"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "k"})
+        providers = build_providers(provider_env(model, "k"))
         try:
             judge = await JudgePanel(providers).for_eval(
                 evaluation, resources or ResourceSet(root=Path(".")), "head"

@@ -37,8 +37,8 @@ from typing import Any
 import pytest
 import yaml
 
-from clirun import SOURCE
-from gitrepo import GitRepo
+from support.clirun import SOURCE
+from support.gitrepo import GitRepo
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = ["README.md", *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md"))]

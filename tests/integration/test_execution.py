@@ -9,7 +9,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from clirun import evalward
 from evalward.flows.execute import UNSCORED_PER_SLOT
 from evalward.flows.pipeline import evaluate_change
 from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
@@ -17,7 +16,9 @@ from evalward.git import Git
 from evalward.providers.registry import build_providers
 from fakes.http import Request, Response
 from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
+from support.clirun import evalward
+from support.gitrepo import GitRepo
+from support.suite import provider_env
 
 AGENT = """\
 apiVersion: evalward.dev/v1
@@ -110,7 +111,7 @@ def test_eval_and_run_limits_hold_while_evals_share_the_run(
     suite(repo, {"slow": 2, "fast": 5}, fixtures=6)
     answer_every_question(model)
     counter = InFlight(model, hold=0.15)
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"}
+    env = provider_env(model, "sk-test")
 
     wide = evalward(
         "run", str(repo.path), "--parallel", "4", "--no-cache", "--no-history",
@@ -142,7 +143,7 @@ def test_an_eval_without_its_own_parallel_is_bounded_by_the_run_alone(
     assert "execution" not in (repo.path / "fast/eval.yaml").read_text()
     answer_every_question(model)
     counter = InFlight(model, hold=0.5)
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"}
+    env = provider_env(model, "sk-test")
 
     done = evalward(
         "run", str(repo.path), "--parallel", "8", "--no-cache", "--no-history",
@@ -160,7 +161,7 @@ def test_an_evals_own_parallel_above_the_runs_is_held_to_the_runs(
     suite(repo, {"fast": 50}, fixtures=8)
     answer_every_question(model)
     counter = InFlight(model, hold=0.2)
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"}
+    env = provider_env(model, "sk-test")
 
     done = evalward(
         "run", str(repo.path), "--parallel", "3", "--no-cache", "--no-history",
@@ -175,7 +176,7 @@ def test_traces_leave_memory_once_scored_and_every_file_prints_them_whole(
 ) -> None:
     suite(repo, {"fast": 3}, fixtures=4)
     answer_every_question(model)
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"}
+    env = provider_env(model, "sk-test")
 
     async def evaluate() -> Any:
         providers = build_providers(env)
@@ -241,7 +242,7 @@ def test_judging_a_run_overlaps_the_next_run_of_its_eval(
     model.script("JUDGE-RUBRIC", text(verdict))
     answer_every_question(model)
     counter = InFlight(model, hold=0.2)
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"}
+    env = provider_env(model, "sk-test")
 
     done = evalward(
         "run", str(repo.path), "--parallel", "4", "--no-cache", "--no-history",

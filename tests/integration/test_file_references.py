@@ -4,9 +4,10 @@
 
 from __future__ import annotations
 
-from clirun import evalward
 from fakes.model_server import ScriptedModelServer, text
-from gitrepo import GitRepo
+from support.clirun import evalward
+from support.gitrepo import GitRepo
+from support.suite import provider_env
 
 AGENT = """\
 apiVersion: evalward.dev/v1
@@ -38,7 +39,7 @@ spec:
 def system_prompts(repo: GitRepo, model: ScriptedModelServer) -> list[str]:
     """Run every Eval against the model server; the system prompts the agent sent."""
     model.script("hello", text("hi there"))
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"}
+    env = provider_env(model, "sk-test")
     done = evalward("run", ".", "--no-cache", "--no-history", cwd=repo.path, **env)
     assert done.returncode == 0, done.stdout + done.stderr
     return [r["messages"][0]["content"] for r in model.requests]

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from clirun import evalward
 from evalward.providers.config import Price
 from evalward.providers.pricing import PriceTable
-from gitrepo import GitRepo
+from support.clirun import evalward
+from support.gitrepo import GitRepo
 
 SUITE = """\
 apiVersion: evalward.dev/v1

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from evalward.git import Git
 from evalward.text.escaping import printable
-from gitrepo import GitRepo
+from support.gitrepo import GitRepo
 
 LATIN1 = os.fsdecode(b"evals/caf\xe9.yaml")
 

@@ -12,7 +12,7 @@ import pytest
 
 from evalward import __version__
 from evalward.http.client import HttpClient, HttpFailure, HttpTimeout
-from tests.fakes.http import LoopbackServer, Request, Response
+from fakes.http import LoopbackServer, Request, Response
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from evalward.scoring.judge import CLOSE, JUDGE_MAX_TOKENS, OPEN, REPLY_CAP_CHAR
 from evalward.scoring.panel import EvalJudge, JudgePanel
 from evalward.scoring.scores import score_fixture
 from fakes.model_server import Reply, ScriptedModelServer, text
+from support.suite import provider_env
 
 RUBRIC = "Did the agent ask the customer for the reason before creating any ticket?"
 ANSWER = "I'll go ahead and create a refund ticket right away."
@@ -74,7 +75,7 @@ def judge_fixture(
     model: ScriptedModelServer, trace: Trace, *, timeout: float = 60.0
 ) -> FixtureResult:
     async def go() -> FixtureResult:
-        providers = build_providers({"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "k"})
+        providers = build_providers(provider_env(model, "k"))
         try:
             judge = EvalJudge(
                 eval="support-bot-eval",
@@ -351,7 +352,7 @@ def test_calibration_kappa_per_model_by_hand(model: ScriptedModelServer) -> None
     script_judge(model, "broken", [None] * 6)
 
     async def go() -> Any:
-        providers = build_providers({"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "k"})
+        providers = build_providers(provider_env(model, "k"))
         try:
             return await calibrate(
                 "support-bot-judge",
@@ -408,7 +409,7 @@ def test_a_judge_below_its_calibration_floor_is_advisory(model: ScriptedModelSer
     )
 
     async def go(floor: float) -> FixtureResult:
-        providers = build_providers({"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "k"})
+        providers = build_providers(provider_env(model, "k"))
         try:
             panel = JudgePanel(providers)
             judge = await panel.for_eval(eval_with_calibration(floor), resources, "head")
@@ -453,7 +454,7 @@ def test_a_reasoning_model_judges_once_told_which_parameters_it_refuses(
     model.script(RUBRIC, text(verdict(0.9)))
 
     async def go() -> list[FixtureResult]:
-        providers = build_providers({"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "k"})
+        providers = build_providers(provider_env(model, "k"))
         judge = EvalJudge(eval="support-bot-eval", providers=providers, model="openai/judge-1")
         try:
             return [

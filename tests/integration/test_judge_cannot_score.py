@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from clirun import evalward
 from fakes.model_server import Reply, ScriptedModelServer, error, text
+from support.clirun import evalward
+from support.suite import provider_env
 
 RESOURCES = """\
 apiVersion: evalward.dev/v1
@@ -81,7 +82,7 @@ def agent_answers(model: ScriptedModelServer) -> None:
 
 
 def env_of(model: ScriptedModelServer) -> dict[str, str]:
-    return {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-key-value"}
+    return provider_env(model, "sk-test-key-value")
 
 
 def calibrate(root: Path, model: ScriptedModelServer, *extra: str):  # type: ignore[no-untyped-def]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from clirun import evalward
-from gitrepo import GitRepo
+from support.clirun import evalward
+from support.gitrepo import GitRepo
 
 SUITE = """\
 apiVersion: evalward.dev/v1

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from clirun import evalward
-from gitrepo import GitRepo
+from support.clirun import evalward
+from support.gitrepo import GitRepo
 
 AGENT = """\
 apiVersion: evalward.dev/v1

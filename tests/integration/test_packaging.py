@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from actionrun import image_entrypoint
+from support.actionrun import image_entrypoint
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))

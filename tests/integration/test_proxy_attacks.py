@@ -32,6 +32,7 @@ from integration.test_proxy_streams import (
     providers_for,
     through_proxy,
 )
+from support.suite import provider_env
 
 
 def test_a_gateway_password_in_the_base_url_reaches_neither_the_agent_nor_the_trace(
@@ -134,7 +135,7 @@ def test_an_upstream_that_stalls_mid_stream_ends_with_the_run_and_the_call_is_in
     hold = threading.Event()  # the provider goes silent after two events, for good
     model.script("order 12345", text("Your order 12345 has shipped.", hold=hold, hold_after=2))
     (tmp_path / "agent.py").write_text(STALLING_AGENT)
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": OPENAI_KEY}
+    env = provider_env(model, OPENAI_KEY)
     patient = {"providers": {"openai": {"timeoutSeconds": 600}}}  # far beyond the run's
     providers = build_providers(env, config=provider_config(patient), cache_root=tmp_path)
     spec = AgentSpec.model_validate({"runtime": {"command": {"run": [sys.executable, "agent.py"]}}})
@@ -204,7 +205,7 @@ def test_a_model_call_an_http_agent_leaves_in_flight_ends_when_its_server_stops(
     hold = threading.Event()  # the provider goes silent after two events, for good
     model.script("order 12345", text("Your order 12345 has shipped.", hold=hold, hold_after=2))
     (tmp_path / "server.py").write_text(STALLING_SERVER)
-    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": OPENAI_KEY}
+    env = provider_env(model, OPENAI_KEY)
     patient = {"providers": {"openai": {"timeoutSeconds": 600}}}
     providers = build_providers(env, config=provider_config(patient), cache_root=tmp_path)
     http = {

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from evalward import __version__
-from gitrepo import GIT_ENV, GitRepo
+from support.gitrepo import GIT_ENV, GitRepo
 
 ROOT = Path(__file__).resolve().parents[2]
 RELEASE = ROOT / ".github" / "workflows" / "release.yml"

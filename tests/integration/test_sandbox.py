@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from agentuser import AGENT_UID, agent_user
 from evalward.action.settings import Settings
 from evalward.action.trust import NOT_ROOT, agent_sandbox
 from evalward.errors import ConfigError
@@ -28,8 +27,9 @@ from evalward.runtime.process import limited_env
 from evalward.runtime.runner import AgentRunner
 from evalward.runtime.sandbox import AgentUser, Sandbox
 from evalward.runtime.workspace_guard import protect
-from gitrepo import GitRepo
 from integration.test_byo_agents import fixture_run
+from support.agentuser import AGENT_UID, agent_user
+from support.gitrepo import GitRepo
 
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0, reason="switching to the agent user needs root (CI runs as root)"

@@ -8,9 +8,9 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from clirun import evalward
 from evalward.errors import ResourceError
 from evalward.resources import load_resources
+from support.clirun import evalward
 
 SEEDS = Path(__file__).resolve().parents[1] / "unit" / "resources" / "seeds"
 

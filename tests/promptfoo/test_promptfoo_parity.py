@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
-from clirun import REPO_ROOT, evalward
 from fakes.reply_table import ReplyTableServer, load_table
+from support.clirun import REPO_ROOT, evalward
 
 pytestmark = pytest.mark.promptfoo
 

@@ -24,10 +24,10 @@ from typing import Any
 import pytest
 from openai.types.chat import ChatCompletion
 
-from clirun import REPO_ROOT, evalward
 from fakes.http import LoopbackServer, Request, Response
 from fakes.wire_contract import openai_request_problem
-from gitrepo import GitRepo
+from support.clirun import REPO_ROOT, evalward
+from support.gitrepo import GitRepo
 
 SERVER_SCRIPT = REPO_ROOT / "scripts" / "real-model" / "serve_smollm2.py"
 START_TIMEOUT_SECONDS = 180.0

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentuser import AGENT_USER_INPUT
-from clirun import SOURCE
 from fakes.github_api import FakeGitHub
+from support.agentuser import AGENT_USER_INPUT
+from support.clirun import SOURCE
 
-DOCKERFILE = Path(__file__).resolve().parents[1] / "Dockerfile"
+DOCKERFILE = Path(__file__).resolve().parents[2] / "Dockerfile"
 
 
 def image_entrypoint() -> list[str]:

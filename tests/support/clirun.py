@@ -10,7 +10,7 @@ from pathlib import Path
 
 import evalward as _imported
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 SOURCE = str(Path(_imported.__file__).resolve().parents[1])
 """Where the evalward these tests import lives: the subprocess runs the same code."""
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from actionrun import ActionRun, prepare, pull_request_event
-from actionrun import execute as execute_action
 from fakes.github_api import FakeGitHub, FakePull
-from gitrepo import GitRepo
+from support.actionrun import ActionRun, prepare, pull_request_event
+from support.actionrun import execute as execute_action
+from support.gitrepo import GitRepo
 
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0,

@@ -1,0 +1,161 @@
+"""The pull request most end-to-end tests gate: a support bot and a math tutor, their Evals and
+fixtures, the change that sharpens the support bot's prompt, and the model's scripted replies for
+both sides. Also the provider variables every run that calls the scripted model server needs."""
+
+from __future__ import annotations
+
+import json
+
+from fakes.github_api import FakeGitHub, FakePull
+from fakes.model_server import ScriptedModelServer, text, tool_call
+from support.gitrepo import GitRepo
+
+PROVIDER_KEY = "sk-test-secret-value"
+"""The key every test's runs hold; a test that looks for leaks searches for it."""
+
+
+def provider_env(model: ScriptedModelServer, key: str = PROVIDER_KEY) -> dict[str, str]:
+    """The variables that point evalward's `openai/...` models at the scripted model server."""
+    return {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": key}
+
+
+BASE_PROMPT = "You are Jane, the support agent of Acme. Prompt version BASE-V1."
+HEAD_PROMPT = "You are Jane, the support agent of Acme. Prompt version HEAD-V2."
+
+SUPPORT_BOT = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata:
+  name: support-bot
+spec:
+  models: [openai/gpt-test]
+  system: "{prompt}"
+  tools:
+    - name: lookup_order
+      description: Look up an order by its id.
+      parameters:
+        type: object
+        properties: {{ order_id: {{ type: string }} }}
+        required: [order_id]
+      mock:
+        output: {{ status: shipped, eta: "2026-11-25" }}
+    - {{ type: send_email, enabled: false }}
+"""
+
+MATH_TUTOR = """\
+apiVersion: pai.io/v1
+kind: Agent
+metadata:
+  name: math-tutor
+spec:
+  models: [openai/gpt-test]
+  system: You are a math tutor. MATH-TUTOR-PROMPT.
+---
+apiVersion: pai.io/v1
+kind: Eval
+metadata:
+  name: math-tutor-eval
+spec:
+  targetAgent: math-tutor
+  fixtureSelector:
+    matchLabels: { agent: math-tutor }
+---
+apiVersion: pai.io/v1
+kind: EvalFixture
+metadata:
+  name: tutor-add
+  labels: { agent: math-tutor }
+spec:
+  targetAgent: math-tutor
+  input: { type: prompt, payload: { prompt: "What is 2 + 2?" } }
+  assertions:
+    - { type: contains, value: "answer:" }
+"""
+
+SUPPORT_EVAL = """\
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata:
+  name: support-bot-eval
+spec:
+  targetAgent: support-bot
+  fixtureSelector:
+    matchLabels: { agent: support-bot }
+  scoring:
+    passThreshold: 0.9
+"""
+
+ORDER_FIXTURE = """\
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata:
+  name: order-status
+  labels: { agent: support-bot }
+spec:
+  targetAgent: support-bot
+  kind: golden
+  severity: high
+  input:
+    type: prompt
+    payload: { prompt: "Where is my order 12345?" }
+  assertions:
+    - { type: toolCalled, tool: lookup_order }
+    - { type: contains, value: shipped }
+    - { type: regex, pattern: "2026-11-\\\\d\\\\d" }
+"""
+
+GREETING_FIXTURE = """\
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata:
+  name: greeting
+  labels: { agent: support-bot }
+spec:
+  targetAgent: support-bot
+  kind: edge
+  severity: low
+  input:
+    type: prompt
+    payload: { prompt: "Hello there!" }
+  assertions:
+    - { type: toolNotCalled, tool: lookup_order }
+    - { type: contains, value: Hello, weight: 3 }
+"""
+
+
+def make_pr(repo: GitRepo, github: FakeGitHub) -> tuple[str, str]:
+    base = repo.commit(
+        "agents and evals",
+        {
+            "agents/support-bot.yaml": SUPPORT_BOT.format(prompt=BASE_PROMPT),
+            "agents/math-tutor.yaml": MATH_TUTOR,
+            "evals/support-bot.yaml": SUPPORT_EVAL,
+            "evals/fixtures/order-status.yaml": ORDER_FIXTURE,
+            "evals/fixtures/greeting.yaml": GREETING_FIXTURE,
+        },
+    )
+    repo.branch("feature")
+    head = repo.commit(
+        "sharpen the prompt",
+        {"agents/support-bot.yaml": SUPPORT_BOT.format(prompt=HEAD_PROMPT)},
+    )
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    return base, head
+
+
+def script_model(model: ScriptedModelServer, *, head_greets_well: bool) -> None:
+    order_replies = (
+        tool_call("lookup_order", {"order_id": "12345"}),
+        text("Your order has shipped and arrives on 2026-11-25."),
+    )
+    model.script(lambda b: "BASE-V1" in json.dumps(b) and "12345" in json.dumps(b), *order_replies)
+    model.script(lambda b: "HEAD-V2" in json.dumps(b) and "12345" in json.dumps(b), *order_replies)
+    model.script(lambda b: "BASE-V1" in json.dumps(b), text("Hello! How can I help you today?"))
+    if head_greets_well:
+        model.script(lambda b: "HEAD-V2" in json.dumps(b), text("Hello! What can I do for you?"))
+    else:
+        model.script(
+            lambda b: "HEAD-V2" in json.dumps(b),
+            tool_call("lookup_order", {"order_id": "unknown"}),
+            text("Hello! I looked everything up for you."),
+        )

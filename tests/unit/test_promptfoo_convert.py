@@ -1,0 +1,117 @@
+"""The promptfoo importer in-process: a config written here becomes resources evalward's own
+loader accepts, and a part without an equivalent is refused with its file and line."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from evalward.errors import ConfigError
+from evalward.importers import promptfoo_resources as make
+from evalward.importers.promptfoo import convert
+from evalward.resources.loader import load_resources
+
+CONFIG = """\
+description: order desk
+prompts:
+  - "Answer the customer: {{question}}"
+providers:
+  - openai:chat:gpt-4o-mini
+tests:
+  - vars: { question: "Where is order 12345?" }
+    assert:
+      - type: icontains
+        value: "shipped (late)"
+      - type: not-contains
+        value: sorry
+"""
+
+
+def write(folder: Path, text: str, name: str = "promptfooconfig.yaml") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    config = folder / name
+    config.write_text(text)
+    return config
+
+
+def test_a_config_becomes_an_agent_a_located_fixture_and_an_eval(tmp_path: Path) -> None:
+    config = write(tmp_path, CONFIG)
+
+    conversion = convert(config, root=tmp_path, shown_from=tmp_path)
+
+    assert conversion.suite == "order-desk"
+    assert [a["spec"]["models"] for a in conversion.agents] == [["openai/gpt-4o-mini"]]
+    (fixture,) = conversion.fixtures
+    assert fixture["metadata"]["annotations"] == {"promptfoo": "promptfooconfig.yaml:7"}
+    prompt = fixture["spec"]["input"]["payload"]["prompt"]
+    assert prompt == "Answer the customer: Where is order 12345?"
+    icontains, not_contains = fixture["spec"]["assertions"]
+    assert not_contains == {"type": "notContains", "value": "sorry"}
+    # icontains is a case-blind regex of the literal text: its parentheses match themselves
+    assert icontains["type"] == "regex"
+    assert re.search(icontains["pattern"], "It SHIPPED (LATE) today")
+    assert not re.search(icontains["pattern"], "it shipped late")
+    (evaluation,) = conversion.evals
+    assert evaluation["spec"]["fixtureSelector"] == {"matchLabels": {"suite": "order-desk"}}
+
+
+def test_what_it_writes_is_loaded_by_evalwards_own_loader(tmp_path: Path) -> None:
+    conversion = convert(write(tmp_path / "pf", CONFIG), root=tmp_path, shown_from=tmp_path)
+    suite = tmp_path / "repo" / "evals"
+    suite.mkdir(parents=True)
+    for name, documents in {
+        "agents.yaml": conversion.agents,
+        "fixtures.yaml": conversion.fixtures,
+        "evals.yaml": conversion.evals,
+    }.items():
+        (suite / name).write_text(make.render(documents, "# imported\n"))
+
+    resources = load_resources(tmp_path / "repo")
+
+    assert set(resources.agents) == {"order-desk"}
+    (evaluation,) = resources.evals.values()
+    selected = resources.fixtures_of(evaluation.resource)
+    assert [f.resource.metadata.name for f in selected] == ["order-desk-test-1"]
+
+
+def test_an_assertion_that_runs_code_is_refused_at_its_line(tmp_path: Path) -> None:
+    config = write(
+        tmp_path, CONFIG + "      - type: javascript\n        value: output.length > 3\n"
+    )
+
+    with pytest.raises(ConfigError) as refused:
+        convert(config, root=tmp_path, shown_from=tmp_path)
+
+    message = str(refused.value)
+    assert "promptfooconfig.yaml:13:" in message
+    assert "`javascript`" in message
+    assert "--skip-unsupported" in message
+
+
+def test_skipping_what_has_no_equivalent_lists_it_and_keeps_the_rest(tmp_path: Path) -> None:
+    config = write(
+        tmp_path, CONFIG + "      - type: javascript\n        value: output.length > 3\n"
+    )
+
+    conversion = convert(config, root=tmp_path, shown_from=tmp_path, skip_unsupported=True)
+
+    assert len(conversion.dropped) == 1
+    (fixture,) = conversion.fixtures
+    assert [a["type"] for a in fixture["spec"]["assertions"]] == ["regex", "notContains"]
+
+
+def test_a_file_reference_outside_the_root_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "secret.txt").write_text("the deploy key\n")
+    config = write(
+        tmp_path / "repo",
+        CONFIG.replace('"Answer the customer: {{question}}"', "file://../secret.txt"),
+    )
+
+    with pytest.raises(ConfigError) as refused:
+        convert(config, root=tmp_path / "repo", shown_from=tmp_path / "repo")
+
+    assert "is outside the repository" in str(refused.value)
+    assert "the deploy key" not in str(refused.value)
+    assert "promptfooconfig.yaml:3:" in str(refused.value)
