@@ -76,24 +76,20 @@ def test_what_it_writes_is_loaded_by_evalwards_own_loader(tmp_path: Path) -> Non
     assert [f.resource.metadata.name for f in selected] == ["order-desk-test-1"]
 
 
-def test_an_assertion_that_runs_code_is_refused_at_its_line(tmp_path: Path) -> None:
-    config = write(
-        tmp_path, CONFIG + "      - type: javascript\n        value: output.length > 3\n"
-    )
+def test_an_assertion_with_no_equivalent_is_refused_at_its_line(tmp_path: Path) -> None:
+    config = write(tmp_path, CONFIG + "      - type: not-is-json\n")
 
     with pytest.raises(ConfigError) as refused:
         convert(config, root=tmp_path, shown_from=tmp_path)
 
     message = str(refused.value)
     assert "promptfooconfig.yaml:13:" in message
-    assert "`javascript`" in message
+    assert "`not-is-json`" in message
     assert "--skip-unsupported" in message
 
 
 def test_skipping_what_has_no_equivalent_lists_it_and_keeps_the_rest(tmp_path: Path) -> None:
-    config = write(
-        tmp_path, CONFIG + "      - type: javascript\n        value: output.length > 3\n"
-    )
+    config = write(tmp_path, CONFIG + "      - type: not-is-json\n")
 
     conversion = convert(config, root=tmp_path, shown_from=tmp_path, skip_unsupported=True)
 
