@@ -261,8 +261,11 @@ class EnvironmentStore:
         if user is not None:
             for path in (build, *everything(build)):
                 os.chown(path, user.uid, user.gid, follow_symlinks=False)
-        cap = self.limits_of(request).timeout
-        installer = Installer(user, request.env, home, cap.value, cap.source, self.sessions)
+        limits = self.limits_of(request)
+        cap = limits.timeout
+        installer = Installer(
+            user, request.env, home, cap.value, cap.source, self.sessions, (build, limits)
+        )
         if spec.python is not None:
             interpreter = material["python"]["interpreter"]
             await _install_python(
