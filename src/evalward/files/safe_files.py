@@ -79,6 +79,8 @@ def read_regular(path: Path | str, limit: int, *, dir_fd: int | None = None) -> 
     """The content of the regular file at `path`, at most `limit` bytes (see `open_regular`)."""
     fd = open_regular(path, dir_fd=dir_fd)
     try:
+        if os.fstat(fd).st_size > limit:  # refused before a byte is read
+            raise UnsafeFile(path, f"is larger than {limit} bytes")
         return read_fd(fd, limit, path)
     finally:
         os.close(fd)
