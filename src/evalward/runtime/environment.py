@@ -47,6 +47,7 @@ from evalward.runtime.environment_files import (
     persist,
     restore,
 )
+from evalward.runtime.environment_inputs import check_inputs
 from evalward.runtime.environment_limits import EnvironmentLimits, input_limits, side_limits
 from evalward.runtime.installers import (
     NETWORK_ENV,
@@ -255,6 +256,7 @@ class EnvironmentStore:
     ) -> None:
         """Install into `build` as the side's user, from a private copy of its checkout."""
         spec, user = request.spec, request.user
+        await asyncio.to_thread(check_inputs, request.source, spec)
         source, home = build / "src", build / "home"
         await asyncio.to_thread(copy_source, request.source, source, request.not_copied)
         home.mkdir()
