@@ -230,6 +230,18 @@ def test_a_file_another_job_or_an_agent_wrote_that_is_not_a_plain_file_is_refuse
     refused(done, "part.json: cannot read", said[shape])
 
 
+@pytest.mark.parametrize("shape", ["fifo", "link", "huge"])
+def test_a_mock_script_that_is_not_a_plain_file_is_refused_by_name(
+    started: GitRepo, shape: str
+) -> None:
+    _not_a_file(started.path / "replies.yaml", shape)
+
+    done = evalward("run", "--mock-script", "replies.yaml", cwd=started.path)
+
+    said = {"fifo": "is a FIFO", "link": "is a symbolic link", "huge": "is larger than"}
+    refused(done, "replies.yaml", "cannot read the mock script", said[shape])
+
+
 def test_diff_of_a_results_json_from_another_schema_says_how_to_read_it(
     started: GitRepo,
 ) -> None:
