@@ -2,9 +2,10 @@
 
 The seal checks what an install left against its caps, but only once the installer is done;
 an install that writes without end would fill the disk until its time limit. `watch` samples
-the folder being built (everything in it: what is installed, the installer's caches and its
-copy of the checkout) while the installer runs and returns as soon as it goes over a cap,
-with the cap's message; the installer's process group is then ended (runtime/installers.py).
+the folder being built (everything written in it once the installer starts: what is
+installed, and the installer's caches and scratch files) while the installer runs and
+returns as soon as it goes over a cap, with the cap's message; the installer's process group
+is then ended (runtime/installers.py).
 Each file is counted once, however many hard links it has (uv links its cache into the
 virtualenv). The folder is walked in a thread without following links, and never more than
 half of the time: a folder of many files is sampled less often.
@@ -53,18 +54,27 @@ def measure(folder: Path) -> tuple[int, int]:
     return len(seen), size
 
 
-def check(folder: Path, limits: EnvironmentLimits) -> None:
-    """AgentRunError when what is under `folder` goes over `limits`."""
-    entries, size = measure(folder)
-    over(entries, size, limits)
+def over_while_writing(entries: int, size: int, limits: EnvironmentLimits) -> None:
+    """AgentRunError when an install has written more than `limits` allow: it counts what
+    it writes beside the environment too (its caches, its scratch files)."""
+    try:
+        over(entries, size, limits)
+    except AgentRunError as exc:
+        raise AgentRunError(
+            str(exc).replace("the environment", "the install, counting its caches,", 1)
+        ) from None
 
 
 async def watch(folder: Path, limits: EnvironmentLimits) -> AgentRunError:
-    """Sample `folder` until it goes over `limits`; the error that says which cap."""
+    """Sample `folder` until what was written in it since the first sample goes over
+    `limits`; the error that says which cap. What was there before (the installer's copy of
+    the checkout) is not the install's."""
+    entries_before, size_before = await asyncio.to_thread(measure, folder)
     while True:
         started = time.monotonic()
+        entries, size = await asyncio.to_thread(measure, folder)
         try:
-            await asyncio.to_thread(check, folder, limits)
+            over_while_writing(entries - entries_before, size - size_before, limits)
         except AgentRunError as exc:
             return exc
         spent = time.monotonic() - started
