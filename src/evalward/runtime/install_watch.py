@@ -14,6 +14,7 @@ half of the time: a folder of many files is sampled less often.
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import stat
 import time
@@ -26,9 +27,10 @@ MIN_INTERVAL = 0.25
 """The shortest pause between two samples, in seconds."""
 
 
-def measure(folder: Path) -> tuple[int, int]:
+def measure(folder: Path, most: float = math.inf) -> tuple[int, int]:
     """The entries under `folder` (files, folders, links; each inode once) and their bytes
-    (files only). What vanishes while it is walked is skipped."""
+    (files only), counted no further than `most` entries (a tree of millions of files is
+    over its cap long before its end). What vanishes while it is walked is skipped."""
     seen: set[tuple[int, int]] = set()
     size = 0
     pending = [str(folder)]
@@ -47,6 +49,8 @@ def measure(folder: Path) -> tuple[int, int]:
             if identity in seen:
                 continue
             seen.add(identity)
+            if len(seen) > most:
+                return len(seen), size
             if stat.S_ISDIR(info.st_mode):
                 pending.append(entry.path)
             elif stat.S_ISREG(info.st_mode):
@@ -72,7 +76,8 @@ async def watch(folder: Path, limits: EnvironmentLimits) -> AgentRunError:
     entries_before, size_before = await asyncio.to_thread(measure, folder)
     while True:
         started = time.monotonic()
-        entries, size = await asyncio.to_thread(measure, folder)
+        most = entries_before + limits.files.value
+        entries, size = await asyncio.to_thread(measure, folder, most)
         try:
             over_while_writing(entries - entries_before, size - size_before, limits)
         except AgentRunError as exc:
