@@ -442,3 +442,25 @@ def test_a_yaml_chat_template_with_comments_becomes_a_conversation(repo: GitRepo
             {"role": "user", "content": "What is the weather like in Paris?"},
         ],
     }
+
+
+def test_a_yaml_alias_bomb_is_refused_at_its_line_with_nothing_written(repo: GitRepo) -> None:
+    """Nine aliases of nine lists each would expand to 387 million values."""
+    anchors = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    anchors += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
+    config = "\n".join(
+        [
+            *anchors,
+            'prompts: ["hi"]',
+            'providers: ["openai:gpt-4.1-mini"]',
+            "tests: [{vars: {x: *a9}}]",
+        ]
+    )
+    repo.commit("a suite", {"promptfooconfig.yaml": config + "\n"})
+
+    done = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "promptfooconfig.yaml:6:10: invalid YAML: aliases expand to more than" in done.stderr
+    assert "nothing was written" in done.stderr
+    assert not (repo.path / "evals").exists()

@@ -2,22 +2,28 @@
 export (JSON or protobuf), a trace event on stdout or the events channel, an http agent's
 reply and a request body the model proxy reads either go into the run's trace, whose
 record then writes, or are refused with that reader's own located error: never another
-exception, which would end the whole run."""
+exception, which would end the whole run. So are the files a pull request builds its
+environment from (a requirements file, a `pyproject.toml`, a `package.json`, their locks):
+taken, or that side's error naming the file."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import math
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
+from evalward.errors import AgentRunError
 from evalward.providers.base import RunLabels
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime import otlp
 from evalward.runtime.command import CommandOutput
+from evalward.runtime.environment_inputs import check_input
 from evalward.runtime.otel import from_otel_spans
 from evalward.runtime.protocol import ProtocolError, apply_event, apply_response
 from evalward.runtime.wire import FORMATS, WireError, embeddings
@@ -219,3 +225,33 @@ def test_json_nested_deeply_is_refused_before_it_reaches_a_trace_that_could_not_
     trace = exported(b'{"spans": [%s]}' % span.encode())
     refused = depth + 6 > jsontext.AGENT_DEPTH  # the document holds it six deep
     assert any(s.type is StepType.error for s in trace.steps) == refused
+
+
+ENVIRONMENT_FILES = [
+    "package.json", "package-lock.json", "npm-shrinkwrap.json", "pyproject.toml", "uv.lock",
+    "requirements.txt", ".python-version",
+]  # fmt: skip
+
+
+def toml_of(value: Any) -> str:
+    """`value` as a TOML author might write it: JSON arrays, strings and numbers are TOML's
+    too; objects and `null` are not (a malformed file)."""
+    return f"[tool]\nvalue = {json.dumps(value)}\n"
+
+
+@PROPERTY
+@given(
+    st.sampled_from(ENVIRONMENT_FILES),
+    RAW_JSON.map(lambda v: json.dumps(v).encode())
+    | RAW_JSON.map(lambda v: toml_of(v).encode())
+    | st.binary(max_size=200)
+    | st.integers(min_value=1, max_value=3000).map(lambda d: b"[" * d + b"]" * d),
+)
+def test_an_environment_file_is_taken_or_refused_naming_it(name: str, content: bytes) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "agent").mkdir()
+        (Path(folder) / "agent" / name).write_bytes(content)
+        try:
+            check_input(Path(folder).resolve(), f"agent/{name}")
+        except AgentRunError as exc:
+            assert str(exc).startswith(f"agent/{name}: "), exc

@@ -5,6 +5,7 @@ already computed is not lost to a mistake it could have found before running."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -194,6 +195,51 @@ def test_a_file_nested_past_any_json_parser_is_refused_by_name(
     done = evalward(*command, cwd=started.path)
 
     refused(done, "deep.json: not JSON", "nested too deeply")
+
+
+def _not_a_file(path: Path, shape: str) -> None:
+    if shape == "fifo":
+        os.mkfifo(path)  # opening it to read would wait for a writer for ever
+    elif shape == "link":
+        path.symlink_to("/dev/zero")  # reading it would never end
+    else:
+        with path.open("wb") as sparse:  # larger than any bound, and no disk used
+            sparse.truncate(4 << 30)
+
+
+@pytest.mark.parametrize("shape", ["fifo", "link", "huge"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["diff", "part.json", "part.json"],
+        ["merge", "part.json"],
+        ["promote", "--agent", "assistant", "part.json"],
+    ],
+    ids=["diff", "merge", "promote"],
+)
+def test_a_file_another_job_or_an_agent_wrote_that_is_not_a_plain_file_is_refused_by_name(
+    started: GitRepo, command: list[str], shape: str
+) -> None:
+    """A shard part, a results.json or a transcript comes from a job or an agent that ran a
+    pull request's code: a FIFO, a link to a device or a file of gigabytes is refused."""
+    _not_a_file(started.path / "part.json", shape)
+
+    done = evalward(*command, cwd=started.path)
+
+    said = {"fifo": "is a FIFO", "link": "is a symbolic link", "huge": "is larger than"}
+    refused(done, "part.json: cannot read", said[shape])
+
+
+@pytest.mark.parametrize("shape", ["fifo", "link", "huge"])
+def test_a_mock_script_that_is_not_a_plain_file_is_refused_by_name(
+    started: GitRepo, shape: str
+) -> None:
+    _not_a_file(started.path / "replies.yaml", shape)
+
+    done = evalward("run", "--mock-script", "replies.yaml", cwd=started.path)
+
+    said = {"fifo": "is a FIFO", "link": "is a symbolic link", "huge": "is larger than"}
+    refused(done, "replies.yaml", "cannot read the mock script", said[shape])
 
 
 def test_diff_of_a_results_json_from_another_schema_says_how_to_read_it(

@@ -8,6 +8,7 @@ by npm as the agent user). Needs root (the user switch) and Node.js."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -27,9 +28,14 @@ needs_node = pytest.mark.skipif(shutil.which("npm") is None, reason="no npm on P
 
 NEVER_ENDS = HONEST + "setInterval(() => {}, 1000);\n"
 WRITES_TWO_MB = HONEST + 'fs.writeFileSync("node_modules/blob.bin", Buffer.alloc(2 << 20, 1));\n'
+WRITES_TWO_MB_AND_WAITS = WRITES_TWO_MB + "setInterval(() => {}, 1000);\n"
 WRITES_FILES = (
     HONEST + 'for (let i = 0; i < 60; i++) fs.writeFileSync(`node_modules/f${i}.js`, "");\n'
 )
+
+
+WHO = r"(the environment|the install, counting its caches,)"
+"""Whose figure a cap's message gives: the sealed environment's, or the install's so far."""
 
 
 def kept(workspace: Path) -> list[Path]:
@@ -71,9 +77,34 @@ def test_a_head_larger_than_the_bases_size_cap_is_refused_and_not_kept(
     sides = {f["side"]: f["status"] for f in run.results()["fixtures"]}
     assert sides == {"base": "pass", "head": "error"}, sides
     message = errors(run)["head"]
-    assert (
-        "the environment takes more than 1 MB (2.0 MB so far), its cap "
-        "(environment.maxSizeMB of the base branch's definition of dep-agent)" in message
+    assert re.search(  # found while the install writes, or by the seal once it is done
+        rf"{WHO} takes more than 1 MB \([\d.]+ MB so far\), its cap "
+        r"\(environment\.maxSizeMB of the base branch's definition of dep-agent\)",
+        message,
+    ), message
+    (only,) = kept(workspace)
+    assert '"side": "base"' in (only / "environment.json").read_text()
+
+
+@needs_root
+@needs_node
+def test_an_install_that_writes_past_the_size_cap_is_stopped_while_it_runs(
+    workspace: Path, github: FakeGitHub
+) -> None:
+    """The head's install writes 2 MB where the base allows 1, then waits for ever: it is
+    stopped for its size, long before its time (the base allows 300 s), and nothing of it
+    is kept."""
+    base = scripted_project(HONEST, python=False, bounds={"maxSizeMB": 1, "timeoutSeconds": 300})
+    head = scripted_project(WRITES_TWO_MB_AND_WAITS, python=False)
+    run = run_gate(workspace, github, open_pr(workspace, github, base, head))
+    sides = {f["side"]: f["status"] for f in run.results()["fixtures"]}
+    assert sides == {"base": "pass", "head": "error"}, run.stdout + run.stderr
+    message = errors(run)["head"]
+    assert "did not finish within" not in message, message
+    assert re.search(
+        r"the install, counting its caches, takes more than 1 MB \([\d.]+ MB so far\), its cap "
+        r"\(environment\.maxSizeMB of the base branch's definition of dep-agent\)",
+        message,
     ), message
     (only,) = kept(workspace)
     assert '"side": "base"' in (only / "environment.json").read_text()
@@ -91,9 +122,10 @@ def test_the_action_input_caps_the_file_count_where_the_base_sets_none(
     sides = {f["side"]: f["status"] for f in run.results()["fixtures"]}
     assert sides == {"base": "pass", "head": "error"}, run.stdout + run.stderr
     message = errors(run)["head"]
-    assert (
-        "the environment holds more than 20 files, folders and links, its cap (the action "
-        "input `environment-max-files`)" in message
+    assert re.search(
+        rf"{WHO} holds more than 20 files, folders and links, its cap \(the action "
+        r"input `environment-max-files`\)",
+        message,
     ), message
 
 

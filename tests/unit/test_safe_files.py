@@ -3,12 +3,13 @@ link or an endless file is refused at once (each case would block or flood a pla
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
 import pytest
 
-from evalward.files.safe_files import UnsafeFile, read_regular
+from evalward.files.safe_files import UnsafeFile, hash_regular, read_regular
 from evalward.past.history import _load as load_history
 from evalward.past.status import StatusStore
 from evalward.stages.result_cache_db import ResultStore
@@ -19,6 +20,24 @@ def test_a_regular_file_is_read_within_its_bound(tmp_path: Path) -> None:
     assert read_regular(tmp_path / "f", 5) == b"12345"
     with pytest.raises(UnsafeFile, match="is larger than 4 bytes"):
         read_regular(tmp_path / "f", 4)
+
+
+def test_a_file_larger_than_its_bound_is_refused_before_a_byte_is_read(tmp_path: Path) -> None:
+    with (tmp_path / "sparse").open("wb") as sparse:
+        sparse.truncate(1 << 40)  # a terabyte that takes no disk, and would take no end to read
+    with pytest.raises(UnsafeFile, match="is larger than 1024 bytes"):
+        read_regular(tmp_path / "sparse", 1024)
+
+
+def test_a_file_is_hashed_whole_in_chunks_and_a_fifo_or_a_link_is_refused(tmp_path: Path) -> None:
+    content = bytes(range(256)) * 10_000  # more than one chunk
+    (tmp_path / "f").write_bytes(content)
+    assert hash_regular(tmp_path / "f") == hashlib.sha256(content).hexdigest()
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "link").symlink_to(tmp_path / "f")
+    for name, said in (("fifo", "is a FIFO"), ("link", "is a symbolic link")):
+        with pytest.raises(UnsafeFile, match=said):
+            hash_regular(tmp_path / name)
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import hashlib
 import os
 import stat
 from pathlib import Path
@@ -79,6 +80,8 @@ def read_regular(path: Path | str, limit: int, *, dir_fd: int | None = None) -> 
     """The content of the regular file at `path`, at most `limit` bytes (see `open_regular`)."""
     fd = open_regular(path, dir_fd=dir_fd)
     try:
+        if os.fstat(fd).st_size > limit:  # refused before a byte is read
+            raise UnsafeFile(path, f"is larger than {limit} bytes")
         return read_fd(fd, limit, path)
     finally:
         os.close(fd)
@@ -93,6 +96,19 @@ async def read_off_loop(path: Path | str, limit: int) -> bytes:
     """`read_regular` in a thread: a slow disk never holds up the event loop (and its signal
     handlers)."""
     return await asyncio.to_thread(read_regular, path, limit)
+
+
+def hash_regular(path: Path | str) -> str:
+    """The SHA-256 of the regular file at `path` (see `open_regular`), read in chunks: a
+    file of any size is hashed whole in bounded memory, so a change anywhere in it shows."""
+    fd = open_regular(path)
+    try:
+        digest = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+        return digest.hexdigest()
+    finally:
+        os.close(fd)
 
 
 def is_regular(path: Path | str) -> bool:

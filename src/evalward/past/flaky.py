@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalward.files.safe_files import read_text
 from evalward.rundata.results import EvalResult
 from evalward.text import jsontext
 
@@ -29,6 +30,8 @@ RUNS_DIR = "fixture-runs"
 MAX_RECORDS = 30
 MAX_AGE_DAYS = 14
 MIN_RUNS = 4
+MAX_FILE_BYTES = 16 * 1024 * 1024
+"""The largest record read back (a restored cache: read as `safe_files` reads)."""
 """Fewer recorded runs of a fixture than this say nothing about its rate."""
 _SAFE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
@@ -134,7 +137,7 @@ def _flaky(records: list[dict[str, Any]]) -> dict[str, float]:
 
 def _records(path: Path) -> list[dict[str, Any]]:
     try:
-        document = jsontext.loads(path.read_text(encoding="utf-8"))
+        document = jsontext.loads(read_text(path, MAX_FILE_BYTES))
     except (OSError, ValueError):
         return []
     records = document.get("records") if isinstance(document, dict) else None

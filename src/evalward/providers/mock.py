@@ -36,6 +36,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from evalward.errors import Problem, ResourceError
+from evalward.files.safe_files import UnsafeFile, read_regular
 from evalward.providers.base import ChatRequest, ChatResponse, ToolCall
 from evalward.resources.problems import problems_from_validation
 from evalward.resources.yamlsource import Document, YamlSyntaxError, decode, parse_documents
@@ -122,11 +123,18 @@ class MockScript(_Strict):
         return any(reply.match.by_side for reply in self.replies)
 
 
+MAX_SCRIPT_BYTES = 64 * 1024 * 1024
+"""The largest mock script read (a repository's file: read as `safe_files` reads)."""
+
+
 def load_script(path: Path) -> MockScript:
     """The script at `path`; every mistake in it is a located problem (exit 2)."""
     shown = str(path)
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, MAX_SCRIPT_BYTES)
+    except UnsafeFile as exc:
+        message = f"cannot read the mock script: it {exc.reason}; give a file"
+        raise ResourceError([Problem(shown, None, None, "", message)]) from None
     except OSError as exc:
         message = f"cannot read the mock script ({exc.strerror}); give an existing file"
         raise ResourceError([Problem(shown, None, None, "", message)]) from None

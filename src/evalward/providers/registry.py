@@ -7,7 +7,6 @@ cost and cache hits are the same for the agent loop and the judge.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from evalward.errors import ConfigError
+from evalward.files.safe_files import hash_regular
 from evalward.http.client import HttpClient
 from evalward.providers import anthropic, openai
 from evalward.providers.base import ChatRequest, ChatResponse, Provider
@@ -245,7 +245,7 @@ def build_providers(
         built.override = MeteredProvider(MockProvider(script), prices, None, spent=spent)
         built.by_side = script.by_side
         built.by_name["mock"] = built.override
-        built.identity = "mock:" + hashlib.sha256(Path(mock_script).read_bytes()).hexdigest()
+        built.identity = "mock:" + hash_regular(mock_script)
     return built
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from evalward.errors import ConfigError
+from evalward.files.safe_files import UnsafeFile, read_text
 from evalward.record.schema import (
     RESULTS_SCHEMA_VERSION,
     SHARD_KIND,
@@ -18,6 +19,10 @@ from evalward.record.schema import (
     ShardPart,
 )
 from evalward.text import jsontext
+
+MAX_RECORD_BYTES = 1 << 30
+"""The largest results.json or shard part read (a part may come from a job that ran a pull
+request's code: it is read as any file someone else placed, `safe_files`)."""
 
 
 def read_results(path: Path) -> Results:
@@ -60,7 +65,9 @@ def read_part(path: Path) -> tuple[dict[str, Any], ShardPart]:
 
 def _json(path: Path, what: str) -> Any:
     try:
-        return jsontext.loads(path.read_text(encoding="utf-8"))
+        return jsontext.loads(read_text(path, MAX_RECORD_BYTES))
+    except UnsafeFile as exc:
+        raise ConfigError(f"{path}: cannot read: it {exc.reason}; give {what}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
     except ValueError as exc:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from evalward.errors import ConfigError, ProviderError, ProviderUnavailable
+from evalward.files.safe_files import UnsafeFile, read_text
 from evalward.providers.base import (
     ChatMessage,
     ChatRequest,
@@ -188,6 +189,10 @@ def _record_response(
         first = {}
 
 
+MAX_SYSTEM_BYTES = 4 * 1024 * 1024
+"""The largest `systemFile` read (a file of the repository, so of the pull request)."""
+
+
 def resolve_agent(agent: Agent, defined_in: str, root: Path) -> DeclarativeAgent:
     """Read `systemFile` from the agent's own checkout, by the rule every path of a resource
     follows (resources/paths.py), refusing paths that leave it."""
@@ -202,10 +207,10 @@ def resolve_agent(agent: Agent, defined_in: str, root: Path) -> DeclarativeAgent
                 f"{where}: the file {spec.system_file!r} leaves the "
                 "repository; reference a file inside it"
             ) from None
-        if not path.is_file():  # a FIFO would block the read
-            raise ConfigError(f"{where}: {spec.system_file!r} is not a regular file")
         try:
-            system = path.read_text(encoding="utf-8")
+            system = read_text(path, MAX_SYSTEM_BYTES)  # a FIFO would block a plain read
+        except UnsafeFile as exc:
+            raise ConfigError(f"{where}: {spec.system_file!r} {exc.reason}") from None
         except OSError as exc:
             raise ConfigError(
                 f"{where}: cannot read {spec.system_file!r} ({exc.strerror})"

@@ -47,6 +47,7 @@ from evalward.runtime.environment_files import (
     persist,
     restore,
 )
+from evalward.runtime.environment_inputs import check_inputs
 from evalward.runtime.environment_limits import EnvironmentLimits, input_limits, side_limits
 from evalward.runtime.installers import (
     NETWORK_ENV,
@@ -255,14 +256,18 @@ class EnvironmentStore:
     ) -> None:
         """Install into `build` as the side's user, from a private copy of its checkout."""
         spec, user = request.spec, request.user
+        await asyncio.to_thread(check_inputs, request.source, spec)
         source, home = build / "src", build / "home"
         await asyncio.to_thread(copy_source, request.source, source, request.not_copied)
         home.mkdir()
         if user is not None:
             for path in (build, *everything(build)):
                 os.chown(path, user.uid, user.gid, follow_symlinks=False)
-        cap = self.limits_of(request).timeout
-        installer = Installer(user, request.env, home, cap.value, cap.source, self.sessions)
+        limits = self.limits_of(request)
+        cap = limits.timeout
+        installer = Installer(
+            user, request.env, home, cap.value, cap.source, self.sessions, (build, limits)
+        )
         if spec.python is not None:
             interpreter = material["python"]["interpreter"]
             await _install_python(

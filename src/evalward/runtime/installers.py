@@ -24,6 +24,8 @@ import uv
 
 from evalward.errors import AgentRunError, ConfigError
 from evalward.files.safe_files import UnsafeFile, read_regular
+from evalward.runtime.environment_limits import EnvironmentLimits
+from evalward.runtime.install_watch import watch
 from evalward.runtime.process import kill_group, read_tail, tail
 from evalward.runtime.sandbox import AgentUser
 from evalward.runtime.strays import Sessions
@@ -63,7 +65,9 @@ class Finished:
 
 class Installer:
     """Runs installer commands as `user` (None: evalward's own) with `env` and a HOME under
-    `home`, all of them within `timeout` seconds from now (`cap` says whose bound it is)."""
+    `home`, all of them within `timeout` seconds from now (`cap` says whose bound it is).
+    With `bounds` (a folder and its caps), a command that makes the folder go over a cap is
+    ended then, not at the end of its time (`install_watch`)."""
 
     def __init__(
         self,
@@ -73,8 +77,10 @@ class Installer:
         timeout: float,
         cap: str = "environment.timeoutSeconds",
         sessions: Sessions | None = None,
+        bounds: tuple[Path, EnvironmentLimits] | None = None,
     ) -> None:
         self.user = user
+        self.bounds = bounds
         self.env = {
             **env,
             "HOME": str(home),
@@ -130,7 +136,7 @@ class Installer:
         output = asyncio.create_task(read_tail(process.stdout))
         try:
             async with asyncio.timeout_at(self._loop_deadline()):
-                await process.wait()
+                too_large = await self._wait_within_bounds(process)
         except TimeoutError:
             await kill_group(process, 1.0)
             raise AgentRunError(
@@ -139,12 +145,33 @@ class Installer:
             ) from None
         finally:
             await kill_group(process, 1.0)
+        if too_large is not None:
+            raise too_large
         try:
             async with asyncio.timeout(5):
                 printed = await output
         except TimeoutError:  # a process that left the group still holds the pipe
             printed = b"(the rest of its output is held by a process it left running)"
         return Finished(process.returncode or 0, tail(printed, 3000))
+
+    async def _wait_within_bounds(
+        self, process: asyncio.subprocess.Process
+    ) -> AgentRunError | None:
+        """Wait for `process`; or, as soon as the bounded folder goes over a cap, the error
+        that says so (the caller ends the process)."""
+        if self.bounds is None:
+            await process.wait()
+            return None
+        ended = asyncio.create_task(process.wait())
+        watcher = asyncio.create_task(watch(*self.bounds))
+        try:
+            await asyncio.wait({ended, watcher}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            watcher.cancel()
+            ended.cancel()
+        if watcher.done() and not watcher.cancelled() and not ended.done():
+            return watcher.result()
+        return None
 
     def _loop_deadline(self) -> float:
         loop = asyncio.get_running_loop()

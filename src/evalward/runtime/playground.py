@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from evalward.errors import AgentRunError
+from evalward.files.safe_files import read_text
 from evalward.http.client import HttpClient, HttpFailure
 from evalward.resources import yaml12
 from evalward.resources.paths import OutsideRepository, repo_path
@@ -39,6 +40,8 @@ from evalward.runtime.process import tail as tail_text
 from evalward.runtime.sandbox import Sandbox
 
 DB_NAME = "playground.sqlite"
+SEED_LIMIT = 64 * 1024 * 1024
+"""The largest seed or snapshot read as text (a repository's file: `safe_files`)."""
 
 
 class PlaygroundError(Exception):
@@ -172,7 +175,7 @@ def _copy_seed(live: LivePlayground, seed: str, target: Path) -> None:
 def _seed_database(live: LivePlayground, part: SqlitePart, database: Path) -> None:
     source = seed_path(live, part.seed)
     try:
-        text = source.read_text(encoding="utf-8")
+        text = read_text(source, SEED_LIMIT)
     except (OSError, UnicodeDecodeError) as exc:
         raise live.error(f"cannot read the seed {part.seed!r}: {exc}") from None
     connection = sqlite3.connect(database)

@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from evalward.errors import AgentRunError
+from evalward.files.safe_files import read_text
 from evalward.http.client import HttpClient, HttpFailure
 from evalward.resources import yaml12
 from evalward.rundata.playground_state import (
@@ -37,6 +38,7 @@ from evalward.rundata.playground_state import (
     canonical,
 )
 from evalward.runtime.playground import (
+    SEED_LIMIT,
     LivePlayground,
     PlaygroundError,
     check_owner,
@@ -361,7 +363,7 @@ async def _read_bounded(live: LivePlayground, stream: asyncio.StreamReader | Non
 
 def _snapshot(live: LivePlayground, path: str) -> Any:
     try:
-        text = seed_path(live, path).read_text(encoding="utf-8")
+        text = read_text(seed_path(live, path), SEED_LIMIT)
         return json.loads(text) if path.endswith(".json") else yaml12.load(text)
     except PlaygroundError as exc:
         return SnapshotMissing(str(exc))

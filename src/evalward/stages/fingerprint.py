@@ -16,7 +16,6 @@ it leads to.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import posixpath
 import re
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from evalward.errors import GitError
+from evalward.files.safe_files import hash_regular
 from evalward.git import LINK_MODE, SUBMODULE_MODE, Git
 from evalward.resources import Located
 from evalward.resources.models import Agent
@@ -233,6 +233,6 @@ def _content_hash(root: Path, path: str) -> str:
             return "outside the repository"
         if not target.is_file():
             return "missing" if not target.exists() else "not a regular file"
-        return hashlib.sha256(target.read_bytes()).hexdigest()
+        return hash_regular(target)
     except (OSError, RuntimeError):  # RuntimeError: links that loop
         return "missing"

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from evalward.files.safe_files import hash_regular
 from evalward.resources import ResourceSet
 from evalward.resources.paths import OutsideRepository, repo_path
 from evalward.resources.playground import Playground
@@ -118,7 +119,10 @@ def _tree_hash(world: Path, path: str) -> str:
     except OutsideRepository:
         return "outside the repository"
     if target.is_file():
-        return hashlib.sha256(target.read_bytes()).hexdigest()
+        try:
+            return hash_regular(target)
+        except OSError:
+            return "unreadable"
     if not target.is_dir():
         return "missing"
     digest = hashlib.sha256()
@@ -132,5 +136,8 @@ def _tree_hash(world: Path, path: str) -> str:
             if count > HASHED_FILES or file.is_symlink() or not file.is_file():
                 digest.update(str(file.lstat().st_size).encode())
             else:
-                digest.update(hashlib.sha256(file.read_bytes()).digest())
+                try:
+                    digest.update(hash_regular(file).encode())
+                except OSError:
+                    digest.update(b"unreadable")
     return digest.hexdigest()

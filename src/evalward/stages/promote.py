@@ -28,6 +28,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from evalward.errors import ConfigError
+from evalward.files.safe_files import UnsafeFile, read_text
 from evalward.resources.common import API_VERSION
 from evalward.resources.conversation import DEFAULT_MAX_TURNS
 from evalward.resources.models import EvalFixture
@@ -40,6 +41,8 @@ from evalward.text import jsontext
 
 FORMATS = ("evalward", "openai", "anthropic", "otel")
 _UNSAFE = re.compile(r"[^a-z0-9._-]+")
+MAX_TRACE_BYTES = 256 * 1024 * 1024
+"""The largest trace file promoted (an agent wrote it: read as `safe_files` reads)."""
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,9 @@ class LoadedTrace:
 def load_trace(path: Path, format: str | None = None) -> LoadedTrace:
     """Read a trace file, detecting its format unless `format` names it."""
     try:
-        document = jsontext.loads(path.read_text(encoding="utf-8"))
+        document = jsontext.loads(read_text(path, MAX_TRACE_BYTES))
+    except UnsafeFile as exc:
+        raise ConfigError(f"{path}: cannot read the trace: it {exc.reason}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the trace ({exc.strerror})") from None
     except ValueError as exc:
