@@ -19,6 +19,7 @@ from evalward.flows.session import Outcome
 from evalward.past.flaky import record_runs
 from evalward.past.trend import record_commit, trends
 from evalward.record.evaluation import Evaluation
+from evalward.report.files import Shown
 from evalward.report.markdown import (
     ReportContext,
     RunReason,
@@ -89,9 +90,11 @@ def write_everything(
         decision,
         lambda: render_comment(report, job.trusted.template),
         job.console.redact,
-        report.run,
-        trends([c.name for c in evaluation.comparisons], cache_dir=job.trusted.cache.directory),
-        report.summary,
+        Shown(
+            report.run,
+            trends([c.name for c in evaluation.comparisons], cache_dir=job.trusted.cache.directory),
+            report.summary,
+        ),
     )
     spending = outcome.spending(job.clients.providers)
     if spending is not None:

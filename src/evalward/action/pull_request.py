@@ -9,8 +9,8 @@ from __future__ import annotations
 from evalward.action.bypass import audit, check_bypass
 from evalward.action.checks import annotate, report_check
 from evalward.action.evaluate import LoggedProgress, evaluate, missing_secrets
-from evalward.action.github import GitHubPort, PullInfo
-from evalward.action.job import Job, Site
+from evalward.action.github import Comment, GitHubPort, PullInfo
+from evalward.action.job import Console, Job, Site
 from evalward.action.outputs import conclude, report_for, write_everything
 from evalward.action.settings import CommentMode
 from evalward.action.workflow import append_summary, command
@@ -64,17 +64,7 @@ async def gate(job: Job, github: GitHubPort, number: int) -> int:
     for note in evaluation.notes:
         job.console.log(command("notice", note))
 
-    try:
-        existing = github.find_comment(number, job.site.marker)
-    except GitHubError as exc:
-        job.console.log(
-            command(
-                "warning",
-                f"{exc} No earlier comment is taken as evalward's: no bypass record is "
-                "read from one, and the comment is posted anew.",
-            )
-        )
-        existing = None
+    existing = _earlier_comment(job.console, github, number, job.site.marker)
     previous = BypassRecord.parse(existing.body) if existing else None
     try:
         bypass, refusal, record = check_bypass(
@@ -97,16 +87,38 @@ async def gate(job: Job, github: GitHubPort, number: int) -> int:
     annotate(job.console, evaluation)
 
     if should_comment(job.site.settings.comment, decision, existing is not None):
-        try:
-            url = github.upsert_comment(number, job.site.marker, body)
-            job.console.log(f"comment: {url}")
-            job.console.output({"comment-url": url})
-        except GitHubError as exc:
-            hint = " (a pull request from a fork gets a read-only token)" if pull.from_fork else ""
-            job.console.log(command("warning", f"{exc}{hint}"))
+        _post_comment(job, github, pull, number, body)
     report_check(job, decision, evaluation, head_sha, gating=True, report=report)
     conclude(job.console, decision)
     return outcome.exit_code(decision)
+
+
+def _earlier_comment(
+    console: Console, github: GitHubPort, number: int, marker: str
+) -> Comment | None:
+    """evalward's comment on the pull request from an earlier run, if GitHub can say."""
+    try:
+        return github.find_comment(number, marker)
+    except GitHubError as exc:
+        console.log(
+            command(
+                "warning",
+                f"{exc} No earlier comment is taken as evalward's: no bypass record is "
+                "read from one, and the comment is posted anew.",
+            )
+        )
+        return None
+
+
+def _post_comment(job: Job, github: GitHubPort, pull: PullInfo, number: int, body: str) -> None:
+    """Post or update the comment; GitHub failing here costs a warning, never the decision."""
+    try:
+        url = github.upsert_comment(number, job.site.marker, body)
+        job.console.log(f"comment: {url}")
+        job.console.output({"comment-url": url})
+    except GitHubError as exc:
+        hint = " (a pull request from a fork gets a read-only token)" if pull.from_fork else ""
+        job.console.log(command("warning", f"{exc}{hint}"))
 
 
 def comment_unloadable(job: Job, number: int, head_sha: str, exc: ResourceError) -> None:

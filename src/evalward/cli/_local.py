@@ -150,9 +150,7 @@ def emit(
             decision,
             lambda: render_comment(context),
             redact,
-            run,
-            trends=trends,
-            summary=context.summary,
+            files.Shown(run, trends, context.summary),
         )
     if output.as_json:
         document = results_document(evaluation, decision, run, context.summary)

@@ -227,7 +227,7 @@ class EnvironmentStore:
                 await self._end_strays(request.user)
             limits = self.limits_of(request)
             await asyncio.to_thread(
-                finish, build, sealed, request.user, material, key, limits, stop
+                finish, build, sealed, request.user, {"key": key, **material}, limits, stop
             )
             sealed.rename(target)
         finally:
