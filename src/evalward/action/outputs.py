@@ -19,6 +19,7 @@ from evalward.flows.session import Outcome
 from evalward.past.flaky import record_runs
 from evalward.past.trend import record_commit, trends
 from evalward.record.evaluation import Evaluation
+from evalward.record.schema import RunInfo
 from evalward.report.files import Shown
 from evalward.report.markdown import (
     ReportContext,
@@ -34,32 +35,52 @@ SUMMARY_LIMIT = 1_000_000
 """GitHub's job summary limit is 1 MiB per step."""
 
 
-def report_for(
+def gate_report(
     site: Site,
     outcome: Outcome,
     decision: GateDecision,
+    pull: PullInfo,
     head_sha: str,
-    *,
-    record: BypassRecord | None = None,
-    route: Route | None = None,
-    pull: PullInfo | None = None,
+    record: BypassRecord | None,
 ) -> ReportContext:
-    """The comment's context for this job (`report_context`, shared with the command line),
-    with the run's record of where it happened (results.json's `run`). A `route` that runs
-    Evals without a base says what ran and why."""
+    """The comment's context for a pull request's gate: its base and head, and the record
+    of the bypass label (`_report`)."""
     run = outcome.run_info(
         event=site.context.event_name,
         repository=site.context.repository,
-        pull_request=pull.number if pull else None,
+        pull_request=pull.number,
         head_sha=head_sha,
-        base_sha=pull.base_sha if pull else "",
+        base_sha=pull.base_sha,
+        run_url=site.context.run_url,
+    )
+    notes = WorkflowNotes(gate_config=site.settings.gate_config, record=record)
+    return _report(site, outcome, decision, run, notes)
+
+
+def branch_report(
+    site: Site, outcome: Outcome, decision: GateDecision, route: Route
+) -> ReportContext:
+    """The comment's context for a run of Evals without a base (`_report`): what ran, and
+    why."""
+    run = outcome.run_info(
+        event=site.context.event_name,
+        repository=site.context.repository,
+        pull_request=None,
+        head_sha=site.context.sha,
+        base_sha="",
         run_url=site.context.run_url,
     )
     notes = WorkflowNotes(
-        gate_config=site.settings.gate_config,
-        record=record,
-        ran=run_reason(site.context, route) if route is not None else None,
+        gate_config=site.settings.gate_config, ran=run_reason(site.context, route)
     )
+    return _report(site, outcome, decision, run, notes)
+
+
+def _report(
+    site: Site, outcome: Outcome, decision: GateDecision, run: RunInfo, notes: WorkflowNotes
+) -> ReportContext:
+    """The comment's context for this job (`report_context`, shared with the command line),
+    with the run's record of where it happened (results.json's `run`)."""
     return report_context(outcome.evaluation, decision, marker=site.marker, run=run, workflow=notes)
 
 

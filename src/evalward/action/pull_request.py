@@ -11,7 +11,7 @@ from evalward.action.checks import annotate, report_check
 from evalward.action.evaluate import LoggedProgress, evaluate, missing_secrets
 from evalward.action.github import Comment, GitHubPort, PullInfo
 from evalward.action.job import Console, Job, Site
-from evalward.action.outputs import conclude, report_for, write_everything
+from evalward.action.outputs import conclude, gate_report, write_everything
 from evalward.action.settings import CommentMode
 from evalward.action.workflow import append_summary, command
 from evalward.errors import ConfigError, GitHubError, MissingSecretError, ResourceError
@@ -81,7 +81,7 @@ async def gate(job: Job, github: GitHubPort, number: int) -> int:
         regressions=job.site.settings.fail_on_regression,
         allow_incomplete=job.site.settings.allow_incomplete,
     )
-    report = report_for(job.site, outcome, decision, head_sha, record=record, pull=pull)
+    report = gate_report(job.site, outcome, decision, pull, head_sha, record)
     body = write_everything(job, outcome, decision, report)
     audit(job.console, job.site, decision, number, head_sha)
     annotate(job.console, evaluation)

@@ -32,10 +32,10 @@ from evalward.action.evaluate import (
 from evalward.action.github import GitHubClient, GitHubPort
 from evalward.action.job import Clients, Console, Job, Site, Trusted
 from evalward.action.outputs import (
+    branch_report,
     conclude,
     in_workspace,
     record_scores,
-    report_for,
     write_everything,
 )
 from evalward.action.ownership import hand_back
@@ -169,7 +169,7 @@ async def run_all(job: Job, route: Route) -> int:
     decision = outcome.decision(allow_incomplete=job.site.settings.allow_incomplete)
     head_sha = job.site.context.sha
     status.finish(job.console, evaluation, cancelled=outcome.cancelled)
-    report = report_for(job.site, outcome, decision, head_sha, route=route)
+    report = branch_report(job.site, outcome, decision, route)
     report.since_scheduled = status.since_scheduled(evaluation)
     write_everything(job, outcome, decision, report)
     if job.site.context.event_name in ("push", "schedule") and not outcome.cancelled:

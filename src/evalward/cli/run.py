@@ -216,15 +216,16 @@ def _report(
         record_local(root, evaluation, started, commit, sys.stderr)
     estimate = evaluation.estimate
     spent = spending_json(estimate, setup.providers.spent) if estimate is not None else None
-    code = emit(
-        Output(out, redact, as_json=args.json, output_dir=args.output_dir),
-        evaluation,
-        decision,
-        base=bool(args.base),
-        run=outcome.run_info(),
-        trends=earlier,
+    output = Output(
+        out,
+        redact,
+        as_json=args.json,
+        output_dir=args.output_dir,
         extra=history.render(deltas, color=out.isatty() and "NO_COLOR" not in setup.env),
         extra_json={"history": [d.as_json() for d in deltas], "spending": spent},
+    )
+    code = emit(
+        output, evaluation, decision, base=bool(args.base), run=outcome.run_info(), trends=earlier
     )
     line = outcome.spending(setup.providers)
     if line is not None:
