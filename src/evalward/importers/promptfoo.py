@@ -206,9 +206,7 @@ class _Importer:
                         column.labels,
                         source,
                         column.agent,
-                        description,
-                        rendered,
-                        assertions,
+                        make.FixtureContent(description, rendered, assertions),
                     )
                 )
 

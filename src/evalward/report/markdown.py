@@ -143,7 +143,11 @@ def report_context(
     `workflow.ran` then says what ran and why instead. `run` says where the run happened, how
     far it went (a cancelled run says why in the comment: the decision's reason), how long it
     took and what it spent; the run's summary (`record.write.run_summary`) is computed here,
-    once, for every report. `report_file`: report.html is written beside comment.md."""
+    once, for every report. `report_file`: report.html is written beside comment.md.
+
+    Keyword-only parameters past the evaluation and decision: what differs between the
+    action and the command line, each with a default, named at the call.
+    """
     run = run or RunInfo()
     workflow = workflow or WorkflowNotes()
     return ReportContext(

@@ -78,7 +78,11 @@ async def score_fixture(
     playground: PlaygroundRun | None = None,
 ) -> FixtureResult:
     """Score one run of one fixture (`run`: its Eval, side, rep and commit); judge
-    assertions run concurrently, state criteria read `playground`."""
+    assertions run concurrently, state criteria read `playground`.
+
+    Seven parameters: the run (fixture, trace, scoring, judge) and, keyword-only, its
+    labels, regex budget and playground, named at the call.
+    """
     spec = fixture.resource.spec
     name = fixture.resource.metadata.name
     judge = judge or EvalJudge(eval=run.eval)
