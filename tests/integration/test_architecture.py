@@ -357,8 +357,6 @@ NOT_YET_SPLIT = {
         "evalward.stages.plan:build_plan",
     },
     "lines": {
-        "evalward.cli.import_config:main",
-        "evalward.cli.init:main",
         "evalward.flows.pipeline:_run_change",
         "evalward.report.markdown:render_comment",
         "evalward.scoring.panel:JudgePanel.for_eval",
