@@ -358,9 +358,6 @@ NOT_YET_SPLIT = {
     },
     "lines": {
         "evalward.flows.pipeline:_run_change",
-        "evalward.report.markdown:render_comment",
-        "evalward.scoring.panel:JudgePanel.for_eval",
-        "evalward.scoring.scores:score_eval",
         "evalward.stages.plan:build_plan",
     },
 }

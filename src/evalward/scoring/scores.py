@@ -341,19 +341,11 @@ def score_eval(
     `gates=False` and left out of the score and the counts.
     """
     spec = eval_def.resource.spec
-    by_fixture: dict[str, list[FixtureResult]] = {}
-    for result in fixtures:
-        by_fixture.setdefault(result.fixture, []).append(result)
-    outcomes = [
-        fixture_outcome(reps, spec.scoring).model_copy(update={"gates": name not in pending})
-        for name, reps in sorted(by_fixture.items())
-    ]
+    outcomes = _outcomes(fixtures, spec.scoring, pending)
     gating = [o for o in outcomes if o.gates]
     scored = [o for o in gating if o.counted]
     decided = [o for o in scored if o.result is not Status.skipped]
-    weight_sum = sum(spec.scoring.weight_of(o.severity) for o in scored)
-    passed_sum = sum(spec.scoring.weight_of(o.severity) for o in scored if o.passed)
-    score = passed_sum / weight_sum if weight_sum > 0 else 0.0
+    score = _weighted_score(scored, spec.scoring)
     advisory = bool(gating) and all(o.advisory for o in gating)
     unscored = [a for f in fixtures for a in f.assertions if a.uncalibrated]
     incomplete = unscored[0].message.removeprefix(NOT_SCORED) if unscored else ""
@@ -393,6 +385,26 @@ def score_eval(
         file=printable(eval_def.file),
         line=eval_def.line,
     )
+
+
+def _outcomes(
+    fixtures: list[FixtureResult], scoring: ScoringConfig, pending: Collection[str]
+) -> list[FixtureOutcome]:
+    """Each fixture decided over its reps, by name; a `pending` one does not gate."""
+    by_fixture: dict[str, list[FixtureResult]] = {}
+    for result in fixtures:
+        by_fixture.setdefault(result.fixture, []).append(result)
+    return [
+        fixture_outcome(reps, scoring).model_copy(update={"gates": name not in pending})
+        for name, reps in sorted(by_fixture.items())
+    ]
+
+
+def _weighted_score(scored: list[FixtureOutcome], scoring: ScoringConfig) -> float:
+    """The severity-weighted share of `scored` that passed (0 when nothing weighs)."""
+    weight_sum = sum(scoring.weight_of(o.severity) for o in scored)
+    passed_sum = sum(scoring.weight_of(o.severity) for o in scored if o.passed)
+    return passed_sum / weight_sum if weight_sum > 0 else 0.0
 
 
 def _advisory_reason(fixtures: list[FixtureResult]) -> str:
