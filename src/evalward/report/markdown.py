@@ -295,13 +295,8 @@ def _view(context: ReportContext, sink: escaping.Sink, limit: int) -> CommentVie
     length where they are shown)."""
     terminal = sink is escaping.TERMINAL
     return build_view(
-        context.comparisons,
-        context.not_run,
-        context.private,
-        context.numbers,
-        context.run,
-        trace_of=context.trace_of,
-        lines=LineBudget(
+        context,
+        LineBudget(
             escape=sink.inline,
             link=0 if terminal else len(context.report_url) + 40,
             total=min(REASONS_BUDGET, limit // 3),
