@@ -122,15 +122,7 @@ async def run_shard(
     """Run one part of the plan and write it for the merge; None when a signal cancelled it
     (a cancelled part writes nothing: the merge would miss its runs)."""
     return await until_signalled(
-        run_part(
-            setup,
-            spec,
-            output_dir,
-            redact,
-            on_result=progress.on_result,
-            on_plan=progress.on_plan,
-            key=key,
-        ),
+        run_part(setup, spec, output_dir, redact, progress, key),
         progress,
     )
 
