@@ -349,7 +349,6 @@ NOT_YET_SPLIT = {
     "params": {
         "evalward.flows.pipeline:_world",
         "evalward.flows.rounds:run_rounds",
-        "evalward.record.write:part_document",
         "evalward.runtime.conversation_agents:converse",
         "evalward.stages.plan:build_plan",
     },

@@ -29,7 +29,7 @@ from evalward.flows.run_setup import Revisions, RunSetup
 from evalward.flows.shard_signature import canonical, seal
 from evalward.git import Git
 from evalward.providers.pricing import PriceTable
-from evalward.record.schema import PlanRecord, ShardIndex, ShardSource, SpentInfo
+from evalward.record.schema import PlanRecord, ShardIndex, ShardPart, ShardSource, SpentInfo
 from evalward.record.write import part_document
 from evalward.report.files import write_text
 from evalward.resources import ResourceSet
@@ -114,15 +114,15 @@ async def run_part(
     evaluation = await evaluate_change(
         setup.shaped(splitter), on_result=progress.on_result, on_plan=progress.on_plan
     )
-    document = part_document(
-        evaluation,
-        ShardIndex(index=spec.index, count=spec.count),
-        ShardSource.model_validate(source_of(setup.git, setup.revisions)),
-        PlanRecord.model_validate(plan_record(splitter.whole)),
-        definitions_digest(splitter.whole, splitter.definitions),
-        map(run_key, evaluation.skipped),
-        SpentInfo.of(setup.providers.spent),
+    part = ShardPart(
+        shard=ShardIndex(index=spec.index, count=spec.count),
+        source=ShardSource.model_validate(source_of(setup.git, setup.revisions)),
+        plan=PlanRecord.model_validate(plan_record(splitter.whole)),
+        definitions=definitions_digest(splitter.whole, splitter.definitions),
+        skipped=[run_key(run) for run in evaluation.skipped],
+        spent=SpentInfo.of(setup.providers.spent),
     )
+    document = part_document(evaluation, part)
     # Sealed as written: redaction may change the text, so the seal is of the redacted part.
     document = json.loads(redact(json.dumps(document)))
     if key is not None:
