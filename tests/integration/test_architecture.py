@@ -347,7 +347,6 @@ MANY_PARAMETERS = {
 """The functions allowed more than MAX_PARAMETERS; each one's docstring says why."""
 NOT_YET_SPLIT = {
     "params": {
-        "evalward.flows.pipeline:_world",
         "evalward.flows.rounds:run_rounds",
         "evalward.runtime.conversation_agents:converse",
         "evalward.stages.plan:build_plan",

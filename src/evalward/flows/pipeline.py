@@ -100,7 +100,7 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
             plan.evals = [name for name in plan.evals if setup.select(name)]
             plan.runs = [run for run in plan.runs if setup.select(run.eval)]
         head_sha = git.commit_of(revisions.head or "HEAD") or ""
-        world, names = _world(stack, git, tip, from_base, bases.gating, plan, gate)
+        world, names = bases.world(tip, plan, gate)
         checkouts = {
             Side.head: Checkout(
                 Side.head, head_root, gate, index, sha=head_sha, world=world, world_names=names
@@ -115,24 +115,6 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
         if setup.shape is not None:
             plan = setup.shape(plan, {side: c.resources for side, c in checkouts.items()})
         yield Prepared(changes, plan, checkouts, bases.notes)
-
-
-def _world(
-    stack: ExitStack,
-    git: Git,
-    tip: str | None,
-    from_base: bool,
-    gating: ResourceSet | None,
-    plan: Plan,
-    gate: ResourceSet,
-) -> tuple[Path | None, frozenset[str]]:
-    """The base branch's tree, checked out when the head side runs playgrounds the base
-    branch defines (`gate-config: base`): they are made from it, not from the head."""
-    if not from_base or gating is None or tip is None:
-        return None, frozenset()
-    if not uses_playgrounds(plan, gate, Side.head):
-        return None, frozenset()
-    return stack.enter_context(git.worktree(tip)), world_names(gating)
 
 
 @dataclass
@@ -151,6 +133,18 @@ class _Bases:
     root: Path | None = None
     gating: ResourceSet | None = None
     notes: list[str] = field(default_factory=list)
+
+    def world(
+        self, tip: str | None, plan: Plan, gate: ResourceSet
+    ) -> tuple[Path | None, frozenset[str]]:
+        """The base branch's tree, checked out when the head side runs playgrounds the base
+        branch defines (`gate-config: base`): they are made from it, not from the head."""
+        gating = self.gating
+        if not self.from_base or gating is None or tip is None:
+            return None, frozenset()
+        if not uses_playgrounds(plan, gate, Side.head):
+            return None, frozenset()
+        return self.stack.enter_context(self.git.worktree(tip)), world_names(gating)
 
     def load(self, head_commit: str | None, tip: str, merge_base: str) -> None:
         git = self.git
