@@ -352,7 +352,6 @@ NOT_YET_SPLIT = {
         "evalward.stages.plan:build_plan",
     },
     "lines": {
-        "evalward.flows.pipeline:_run_change",
         "evalward.stages.plan:build_plan",
     },
 }
