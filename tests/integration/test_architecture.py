@@ -345,15 +345,13 @@ MANY_PARAMETERS = {
     "evalward.stages.gate:judge_bypass",
 }
 """The functions allowed more than MAX_PARAMETERS; each one's docstring says why."""
-NOT_YET_SPLIT = {
+NOT_YET_SPLIT: dict[str, set[str]] = {
     "params": {
         "evalward.flows.rounds:run_rounds",
         "evalward.runtime.conversation_agents:converse",
         "evalward.stages.plan:build_plan",
     },
-    "lines": {
-        "evalward.stages.plan:build_plan",
-    },
+    "lines": set(),
 }
 """Functions over a limit that are still to be split. The lists only shrink: a function
 split leaves them (the test says so), and no new one joins them."""
