@@ -26,6 +26,7 @@ from evalward.record.schema import (
     PlanRecord,
     RunInfo,
     ShardIndex,
+    ShardPart,
     ShardSource,
     results_json_schema,
 )
@@ -156,14 +157,14 @@ def test_a_shard_part_read_back_is_what_was_written(tmp_path: Path) -> None:
         pending={"ev": ["added-fixture"]},
         dropped={},
     )
-    document = part_document(
-        evaluation,
-        ShardIndex(index=2, count=3),
-        ShardSource(head="a" * 40, base="b" * 40),
-        plan,
-        "digest",
-        [("base", "ev", "fx", 2)],
+    header = ShardPart(
+        shard=ShardIndex(index=2, count=3),
+        source=ShardSource(head="a" * 40, base="b" * 40),
+        plan=plan,
+        definitions="digest",
+        skipped=[("base", "ev", "fx", 2)],
     )
+    document = part_document(evaluation, header)
     path = tmp_path / "shard-2-of-3.json"
     path.write_text(json.dumps(document))
     raw, part = read_part(path)

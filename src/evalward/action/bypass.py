@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from evalward.action.github import PullInfo
-from evalward.action.job import Job
+from evalward.action.github import GitHubPort, PullInfo
+from evalward.action.job import Console, Site
 from evalward.action.workflow import append_audit, command
 from evalward.record.evaluation import Evaluation
 from evalward.stages.gate import (
@@ -26,7 +26,8 @@ from evalward.stages.gate import (
 
 
 def check_bypass(
-    job: Job,
+    site: Site,
+    github: GitHubPort | None,
     pull: PullInfo,
     head_sha: str,
     evaluation: Evaluation,
@@ -34,13 +35,13 @@ def check_bypass(
 ) -> tuple[Bypass | None, BypassRefusal | None, BypassRecord | None]:
     """The bypass (or its refusal) for this head, and the record the comment keeps of which
     head the label was applied on (`previous`: the record the earlier comment kept)."""
-    label = job.settings.bypass_label
-    if label not in pull.labels or job.github is None:
+    label = site.settings.bypass_label
+    if label not in pull.labels or github is None:
         return None, None, None
-    applied = job.github.latest_labeled(pull.number, label)
+    applied = github.latest_labeled(pull.number, label)
     labeled_at = applied.created_at if applied else None
     covered: str | None = None
-    context = job.context
+    context = site.context
     if (
         context.action == "labeled"
         and context.event_label == label
@@ -56,10 +57,10 @@ def check_bypass(
     ):
         return None, None, record
     actor = applied.actor if applied else None
-    permission = job.github.permission(actor) if actor else None
+    permission = github.permission(actor) if actor else None
     verdict = judge_bypass(
         label=label,
-        scope=job.settings.bypass_scope,
+        scope=site.settings.bypass_scope,
         head_sha=head_sha,
         applied_by=actor,
         applied_at=labeled_at,
@@ -72,24 +73,24 @@ def check_bypass(
     return None, verdict, record
 
 
-def audit(job: Job, decision: GateDecision, number: int, head_sha: str) -> None:
+def audit(console: Console, site: Site, decision: GateDecision, number: int, head_sha: str) -> None:
     """Record a bypass used or refused, everywhere an auditor looks."""
     if decision.bypass is None and decision.refusal is None:
         return
     record = audit_record(
         decision,
-        repository=job.context.repository,
+        repository=site.context.repository,
         pr_number=number,
         head_sha=head_sha,
-        run_url=job.context.run_url,
+        run_url=site.context.run_url,
     )
     line = json.dumps(record)
-    job.log(line)
+    console.log(line)
     if decision.bypass is not None:
         who = decision.bypass.applied_by
         if decision.bypass.by_author:
             who = f"{who} (the pull request's own author)"
-        job.log(
+        console.log(
             command(
                 "warning",
                 f"evalward gate bypassed by {who} with the {decision.bypass.label!r} label; "
@@ -97,6 +98,6 @@ def audit(job: Job, decision: GateDecision, number: int, head_sha: str) -> None:
             )
         )
     elif decision.refusal is not None:
-        job.log(command("warning", f"evalward bypass refused: {decision.refusal.reason}"))
-    append_audit(job.output_dir, record, job.redact)
-    job.output({"audit": line})
+        console.log(command("warning", f"evalward bypass refused: {decision.refusal.reason}"))
+    append_audit(site.output_dir, record, console.redact)
+    console.output({"audit": line})

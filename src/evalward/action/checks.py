@@ -6,8 +6,9 @@ A held-out fixture (`visibility: private`) is named but its message is not shown
 
 from __future__ import annotations
 
+from evalward.action.context import RunContext
 from evalward.action.github import Annotation, CheckReport
-from evalward.action.job import Job
+from evalward.action.job import Console, Job
 from evalward.action.workflow import command
 from evalward.errors import GitHubError
 from evalward.record.evaluation import Evaluation
@@ -28,12 +29,12 @@ CONCLUSIONS = {
 """The check run's conclusion for each gate result."""
 
 
-def annotate(job: Job, evaluation: Evaluation) -> None:
+def annotate(console: Console, evaluation: Evaluation) -> None:
     """One `::error::` workflow command per failing head-side fixture run."""
     for result in failing_head(evaluation):
         held_out = (result.eval, result.fixture) in evaluation.private
         message = "failed (held-out fixture)" if held_out else result.message or "failed"
-        job.log(
+        console.log(
             command(
                 "error",
                 message,
@@ -44,13 +45,13 @@ def annotate(job: Job, evaluation: Evaluation) -> None:
         )
 
 
-def check_name(job: Job, *, gating: bool) -> str:
+def check_name(context: RunContext, *, gating: bool) -> str:
     """The check run's and commit status's name. Only a pull request's gate writes under the
     gate's name: a run of the branch's own Evals (`workflow_dispatch` without `pr`, on a pull
     request's branch) would otherwise put a later `success` of the same name on its head
     commit, and GitHub counts the latest."""
     kind = "evalward" if gating else "evalward run"
-    return f"{kind} ({job.context.comment_key})"
+    return f"{kind} ({context.comment_key})"
 
 
 def report_check(
@@ -65,7 +66,7 @@ def report_check(
     """The check run on the head commit, when the `check-run` input asks for one: the verdict
     in plain words and the counts the comment shows (`report`). GitHub failing here costs a
     warning, never the decision."""
-    if not job.settings.check_run or job.github is None or not head_sha:
+    if not job.site.settings.check_run or job.clients.github is None or not head_sha:
         return
     annotations = []
     for result in failing_head(evaluation):
@@ -79,23 +80,23 @@ def report_check(
                 line=max(result.line, 1),
                 level="failure",
                 title=f"{result.eval} / {result.fixture}: {result.outcome}",
-                message=job.redact(reveal_controls(message)),
+                message=job.console.redact(reveal_controls(message)),
             )
         )
     check = CheckReport(
-        name=check_name(job, gating=gating),
+        name=check_name(job.site.context, gating=gating),
         head_sha=head_sha,
         conclusion=CONCLUSIONS[decision.result],
-        title=job.redact(reveal_controls(_title(decision, report))),
-        summary=job.redact(reveal_controls(_summary(decision, report))),
-        details_url=job.context.run_url,
+        title=job.console.redact(reveal_controls(_title(decision, report))),
+        summary=job.console.redact(reveal_controls(_summary(decision, report))),
+        details_url=job.site.context.run_url,
         annotations=annotations,
     )
     try:
-        url = job.github.report_check(check)
-        job.log(f"check run: {url}")
+        url = job.clients.github.report_check(check)
+        job.console.log(f"check run: {url}")
     except GitHubError as exc:
-        job.log(command("warning", str(exc)))
+        job.console.log(command("warning", str(exc)))
 
 
 def failing_head(evaluation: Evaluation) -> list[FixtureResult]:

@@ -8,12 +8,13 @@ results are merged instead.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalward.action.github import PullInfo
-from evalward.action.job import Job
+from evalward.action.job import Clients, Console, Job, Trusted
+from evalward.action.settings import Settings
 from evalward.action.workflow import command
 from evalward.errors import ConfigError, MissingSecretError
 from evalward.flows import session
@@ -26,6 +27,7 @@ from evalward.rundata.results import FixtureResult
 from evalward.rundata.spending import Budget
 from evalward.runtime.environment import EnvironmentStore
 from evalward.runtime.environment_limits import input_limits
+from evalward.runtime.sandbox import Sandbox
 from evalward.runtime.workspace_guard import protect
 from evalward.stages.gate import GateResult
 from evalward.stages.plan import Plan
@@ -64,10 +66,11 @@ async def evaluate(
 ) -> Outcome:
     """Run the pipeline (`session.run_change`); a signal stops it, and the Outcome holds the
     runs finished so far. In merge mode nothing runs: the shards' results are merged."""
-    if job.settings.merge:
+    if job.site.settings.merge:
         return merged(job, revisions, progress, select)
     prepare_sandbox(job)
-    setup = job_setup(job, revisions, run_options(job), select)
+    options = run_options(job.site.settings, job.trusted, job.clients.sandbox)
+    setup = job_setup(job.clients, job.site.env, revisions, options, select)
     return await session.run_change(setup, progress)
 
 
@@ -81,20 +84,20 @@ def merged(
     this job computes itself from the base's definitions: parts sealed with `shard-key`, of
     this run's commits, plan and definitions, and none that the checkout brings (a
     committed file matching the glob)."""
-    key = shard_key(job)
-    pattern = job.settings.merge
+    key = shard_key(job.site.settings)
+    pattern = job.site.settings.merge
     given = Path(pattern)
-    anchor = Path(given.anchor) if given.is_absolute() else job.context.workspace
+    anchor = Path(given.anchor) if given.is_absolute() else job.site.context.workspace
     paths = sorted(anchor.glob(str(given.relative_to(given.anchor))))
     if not paths:
         raise ConfigError(
             f"action input `merge`: no file matches {pattern!r} in the workspace; download "
             "every shard's shard-i-of-n.json there first (see examples/workflows/sharded.yml)"
         )
-    workspace = job.context.workspace
+    workspace = job.site.context.workspace
 
     def not_committed(path: Path, part: ShardPart) -> None:
-        if path.is_relative_to(workspace) and job.git.tracked(
+        if path.is_relative_to(workspace) and job.clients.git.tracked(
             path.relative_to(workspace).as_posix()
         ):
             raise ConfigError(
@@ -102,34 +105,45 @@ def merged(
                 "results come from this run's shard jobs, not from the checkout"
             )
 
-    options = RunOptions(gate_config=job.settings.gate_config, run_all=job.settings.run_all)
-    setup = job_setup(job, revisions, options, select)
+    options = RunOptions(
+        gate_config=job.site.settings.gate_config, run_all=job.site.settings.run_all
+    )
+    setup = job_setup(job.clients, job.site.env, revisions, options, select)
     outcome = session.merge(setup, paths, key, progress, not_committed)
-    job.log(f"evalward: merged {len(paths)} shards, {len(outcome.evaluation.fixtures)} runs")
+    job.console.log(
+        f"evalward: merged {len(paths)} shards, {len(outcome.evaluation.fixtures)} runs"
+    )
     return outcome
 
 
-def shard_key(job: Job) -> str:
+def shard_key(settings: Settings) -> str:
     """The key that seals shard parts (`seal`); a shard or a merge refuses to go without."""
-    if not job.settings.shard_key:
+    if not settings.shard_key:
         raise ConfigError(
             "action input `shard-key`: a shard's part is sealed for the merge with a key that "
             "the pull request's code cannot read, and the merge takes no other; give every "
             "shard step and the merge step `shard-key: ${{ secrets.EVALWARD_SHARD_KEY }}` (a "
             "secret of at least 32 characters: `openssl rand -hex 32`; see docs/github.md)"
         )
-    return check_key(job.settings.shard_key, "action input `shard-key`")
+    return check_key(settings.shard_key, "action input `shard-key`")
 
 
 def job_setup(
-    job: Job,
+    clients: Clients,
+    env: Mapping[str, str],
     revisions: Revisions,
     options: RunOptions,
     select: Callable[[str], bool] | None = None,
 ) -> RunSetup:
     """The pipeline's set-up for this job (its clients, the run's options)."""
     return RunSetup(
-        job.git, revisions, job.providers, job.env, options, select=select, started=job.started
+        clients.git,
+        revisions,
+        clients.providers,
+        env,
+        options,
+        select=select,
+        started=clients.started,
     )
 
 
@@ -138,9 +152,9 @@ def prepare_sandbox(job: Job) -> None:
     (beside the result cache, under its trust rule), and, with the user switch, what the
     agent user must not write or read taken from the workspace (`workspace_guard.protect`),
     given back when the run ends."""
-    sandbox, cache, context = job.sandbox, job.cache, job.context
+    sandbox, cache, context = job.clients.sandbox, job.trusted.cache, job.site.context
     if cache.distrust:
-        job.log(command("warning", f"result cache not used: {cache.distrust}"))
+        job.console.log(command("warning", f"result cache not used: {cache.distrust}"))
     if sandbox is None:
         return
     if sandbox.environments is None:
@@ -150,20 +164,20 @@ def prepare_sandbox(job: Job) -> None:
                 reuse=cache.directory is not None and cache.mode.reads,
                 keep=cache.directory is not None and cache.mode.writes,
                 scope=context.event_name,
-                log=job.log,
+                log=job.console.log,
                 limits=input_limits(
-                    job.settings.environment_timeout_seconds,
-                    job.settings.environment_max_size_mb,
-                    job.settings.environment_max_files,
+                    job.site.settings.environment_timeout_seconds,
+                    job.site.settings.environment_max_size_mb,
+                    job.site.settings.environment_max_files,
                 ),
             )
         )
     if sandbox.user is not None:
-        written = [job.output_dir, *([cache.directory] if cache.directory else [])]
-        sandbox.give_back(protect(context.workspace, written, job.env))
+        written = [job.site.output_dir, *([cache.directory] if cache.directory else [])]
+        sandbox.give_back(protect(context.workspace, written, job.site.env))
         sandbox.close_to_others(context.workspace)
-    elif persisted := job.git.credential_settings():
-        job.log(
+    elif persisted := job.clients.git.credential_settings():
+        job.console.log(
             command(
                 "warning",
                 f"the checkout keeps a credential in its git configuration ({persisted[0]}), "
@@ -173,21 +187,22 @@ def prepare_sandbox(job: Job) -> None:
         )
 
 
-def run_options(job: Job) -> RunOptions:
+def run_options(settings: Settings, trusted: Trusted, sandbox: Sandbox | None) -> RunOptions:
     """The settings as the pipeline takes them."""
-    settings = job.settings
     return RunOptions(
         parallel=settings.parallel,
         run_all=settings.run_all,
         gate_config=settings.gate_config,
-        cache=job.cache.open(),
+        cache=trusted.cache.open(),
         budget=Budget(settings.max_model_calls, settings.max_cost_usd),
-        sandbox=job.sandbox,
-        main_history=job.cache.directory,
+        sandbox=sandbox,
+        main_history=trusted.cache.directory,
     )
 
 
-def missing_secrets(job: Job, exc: MissingSecretError, pull: PullInfo | None) -> int:
+def missing_secrets(
+    console: Console, settings: Settings, exc: MissingSecretError, pull: PullInfo | None
+) -> int:
     """A provider key is missing: fail, or skip the gate where the input allows it."""
     where = (
         f"This pull request comes from the fork {pull.head_repo}, and secrets are not "
@@ -203,10 +218,10 @@ def missing_secrets(job: Job, exc: MissingSecretError, pull: PullInfo | None) ->
             "not apply. Add the key as a secret, or keep the provider the base uses.",
             skippable=False,
         )
-    if job.settings.on_missing_secrets == "fail":
+    if settings.on_missing_secrets == "fail":
         raise MissingSecretError(
             message + " To skip the gate instead, set the input `on-missing-secrets: skip`."
         )
-    job.log(command("warning", f"evalward skipped: {message}"))
-    job.output({"result": GateResult.skipped.value})
+    console.log(command("warning", f"evalward skipped: {message}"))
+    console.output({"result": GateResult.skipped.value})
     return 0

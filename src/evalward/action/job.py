@@ -1,8 +1,10 @@
-"""One job of the action: its environment, settings and clients, and where it writes.
+"""One job of the action, as the services it is made of: where it speaks (`Console`), what it
+is asked to do and where (`Site`), the clients it calls (`Clients`) and what it may trust
+of the checkout (`Trusted`).
 
-`run.main` builds it with real clients from the process's environment; every other function
-of the action takes it (or the parts of it it needs) as a parameter, so tests hand in local
-servers. Everything it logs or writes is redacted.
+`run.main` builds them with real clients from the process's environment. A function of the
+action takes the parts it uses; only the steps that hand the job on take the whole `Job`,
+so tests hand in local servers. Everything the job logs or writes is redacted.
 """
 
 from __future__ import annotations
@@ -26,27 +28,30 @@ from evalward.security import Redactor
 
 
 @dataclass
-class Job:
+class Console:
+    """Where the job speaks: its log and its action outputs, every line redacted."""
+
+    out: TextIO
+    redact: Redactor
+    outputs_file: str | None = None
+    """GITHUB_OUTPUT: where action outputs go (none outside a workflow)."""
+
+    def log(self, line: str) -> None:
+        print(self.redact(line), file=self.out, flush=True)
+
+    def output(self, values: dict[str, str]) -> None:
+        """Action outputs (GITHUB_OUTPUT)."""
+        write_outputs(self.outputs_file, values, self.redact)
+
+
+@dataclass
+class Site:
+    """What the job is asked to do, and where: the workflow's environment and context, the
+    action's settings, the folder it writes to and the line that finds its comment."""
+
     env: Mapping[str, str]
     context: RunContext
     settings: Settings
-    git: Git
-    github: GitHubPort | None
-    """None when the route needs no GitHub API (no pull request, no check run)."""
-    providers: Providers
-    out: TextIO
-    redact: Redactor
-    sandbox: Sandbox | None = None
-    """Where programs from a checkout run (`trust.agent_sandbox`); None: as evalward's user."""
-    template: Path | None = None
-    """The comment template, from where the pull request cannot change it (`trust`)."""
-    cache: CacheUse = field(default_factory=lambda: CacheUse(None, CacheMode.off))
-    """The result cache as this run may use it (`setup.decide_cache`)."""
-    distrusted_replies: str = ""
-    """Why the response cache is off, when the checkout could have filled it
-    (`setup.trusted_replies`)."""
-    started: Callable[[], None] | None = None
-    """Ends the process's start-up pause once the suite is loaded (`host.Host.started`)."""
     output_dir: Path = field(init=False)
     marker: str = field(init=False)
     """The hidden line that finds this workflow job's comment again."""
@@ -57,9 +62,39 @@ class Job:
         self.output_dir = output_dir
         self.marker = marker_for(self.context.comment_key)
 
-    def log(self, line: str) -> None:
-        print(self.redact(line), file=self.out, flush=True)
 
-    def output(self, values: dict[str, str]) -> None:
-        """Action outputs (GITHUB_OUTPUT)."""
-        write_outputs(self.env.get("GITHUB_OUTPUT"), values, self.redact)
+@dataclass
+class Clients:
+    """What the job calls: git, the GitHub API, the model providers and the sandbox."""
+
+    git: Git
+    github: GitHubPort | None
+    """None when the route needs no GitHub API (no pull request, no check run)."""
+    providers: Providers
+    sandbox: Sandbox | None = None
+    """Where programs from a checkout run (`trust.agent_sandbox`); None: as evalward's user."""
+    started: Callable[[], None] | None = None
+    """Ends the process's start-up pause once the suite is loaded (`host.Host.started`)."""
+
+
+@dataclass
+class Trusted:
+    """What the job may take from where the pull request cannot change it (`trust`)."""
+
+    template: Path | None = None
+    """The comment template."""
+    cache: CacheUse = field(default_factory=lambda: CacheUse(None, CacheMode.off))
+    """The result cache as this run may use it (`setup.decide_cache`)."""
+    distrusted_replies: str = ""
+    """Why the response cache is off, when the checkout could have filled it
+    (`setup.trusted_replies`)."""
+
+
+@dataclass
+class Job:
+    """The whole job, for the steps that hand it on."""
+
+    console: Console
+    site: Site
+    clients: Clients
+    trusted: Trusted = field(default_factory=Trusted)

@@ -10,14 +10,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalward import __version__
+from evalward.action.context import RunContext
 from evalward.action.github import PullInfo
-from evalward.action.job import Job
+from evalward.action.job import Console, Job, Site
 from evalward.action.route import Route
 from evalward.action.workflow import append_summary, command
 from evalward.flows.session import Outcome
 from evalward.past.flaky import record_runs
 from evalward.past.trend import record_commit, trends
 from evalward.record.evaluation import Evaluation
+from evalward.record.schema import RunInfo
+from evalward.report.files import Shown
 from evalward.report.markdown import (
     ReportContext,
     RunReason,
@@ -32,43 +35,63 @@ SUMMARY_LIMIT = 1_000_000
 """GitHub's job summary limit is 1 MiB per step."""
 
 
-def report_for(
-    job: Job,
+def gate_report(
+    site: Site,
     outcome: Outcome,
     decision: GateDecision,
+    pull: PullInfo,
     head_sha: str,
-    *,
-    record: BypassRecord | None = None,
-    route: Route | None = None,
-    pull: PullInfo | None = None,
+    record: BypassRecord | None,
 ) -> ReportContext:
-    """The comment's context for this job (`report_context`, shared with the command line),
-    with the run's record of where it happened (results.json's `run`). A `route` that runs
-    Evals without a base says what ran and why."""
+    """The comment's context for a pull request's gate: its base and head, and the record
+    of the bypass label (`_report`)."""
     run = outcome.run_info(
-        event=job.context.event_name,
-        repository=job.context.repository,
-        pull_request=pull.number if pull else None,
+        event=site.context.event_name,
+        repository=site.context.repository,
+        pull_request=pull.number,
         head_sha=head_sha,
-        base_sha=pull.base_sha if pull else "",
-        run_url=job.context.run_url,
+        base_sha=pull.base_sha,
+        run_url=site.context.run_url,
+    )
+    notes = WorkflowNotes(gate_config=site.settings.gate_config, record=record)
+    return _report(site, outcome, decision, run, notes)
+
+
+def branch_report(
+    site: Site, outcome: Outcome, decision: GateDecision, route: Route
+) -> ReportContext:
+    """The comment's context for a run of Evals without a base (`_report`): what ran, and
+    why."""
+    run = outcome.run_info(
+        event=site.context.event_name,
+        repository=site.context.repository,
+        pull_request=None,
+        head_sha=site.context.sha,
+        base_sha="",
+        run_url=site.context.run_url,
     )
     notes = WorkflowNotes(
-        gate_config=job.settings.gate_config,
-        record=record,
-        ran=run_reason(job, route) if route is not None else None,
+        gate_config=site.settings.gate_config, ran=run_reason(site.context, route)
     )
-    return report_context(outcome.evaluation, decision, marker=job.marker, run=run, workflow=notes)
+    return _report(site, outcome, decision, run, notes)
 
 
-def run_reason(job: Job, route: Route) -> RunReason:
+def _report(
+    site: Site, outcome: Outcome, decision: GateDecision, run: RunInfo, notes: WorkflowNotes
+) -> ReportContext:
+    """The comment's context for this job (`report_context`, shared with the command line),
+    with the run's record of where it happened (results.json's `run`)."""
+    return report_context(outcome.evaluation, decision, marker=site.marker, run=run, workflow=notes)
+
+
+def run_reason(context: RunContext, route: Route) -> RunReason:
     """What a run without a base ran, and why: the event, its cron, the Evals it chose."""
-    event = job.context.event_name
+    event = context.event_name
     evals = tuple(sorted(route.evals)) if route.evals is not None else ()
     if event == "schedule":
         return RunReason("Scheduled run", route.scope, cron=route.cron, evals=evals)
     if event == "push":
-        branch = job.context.default_branch or "main"
+        branch = context.default_branch or "main"
         return RunReason(f"Run on push to {branch}", route.scope or "every Eval", evals=evals)
     if event == "workflow_dispatch":
         return RunReason("Manual run", route.scope, evals=evals)
@@ -84,54 +107,51 @@ def write_everything(
     """Every file, the job summary and the outputs; returns the comment as written."""
     evaluation = outcome.evaluation
     results_path, body = outcome.write(
-        job.output_dir,
+        job.site.output_dir,
         decision,
-        lambda: render_comment(report, job.template),
-        job.redact,
-        report.run,
-        trends([c.name for c in evaluation.comparisons], cache_dir=trusted_cache_dir(job)),
-        report.summary,
+        lambda: render_comment(report, job.trusted.template),
+        job.console.redact,
+        Shown(
+            report.run,
+            trends([c.name for c in evaluation.comparisons], cache_dir=job.trusted.cache.directory),
+            report.summary,
+        ),
     )
-    spending = outcome.spending(job.providers)
+    spending = outcome.spending(job.clients.providers)
     if spending is not None:
-        job.log(f"evalward: {spending}")
-    summary = render_comment(report, job.template, limit=SUMMARY_LIMIT)
-    append_summary(job.env.get("GITHUB_STEP_SUMMARY"), summary, job.redact)
+        job.console.log(f"evalward: {spending}")
+    summary = render_comment(report, job.trusted.template, limit=SUMMARY_LIMIT)
+    append_summary(job.site.env.get("GITHUB_STEP_SUMMARY"), summary, job.console.redact)
     head_scores = [c.head.score for c in evaluation.comparisons if not c.head.advisory]
-    job.output(
+    job.console.output(
         {
             "result": decision.result.value,
             "score": f"{min(head_scores):.2f}" if head_scores else "",
-            "results-json": in_workspace(job, results_path),
+            "results-json": in_workspace(job.site.context, results_path),
         }
     )
     return body
 
 
-def in_workspace(job: Job, path: Path) -> str:
+def in_workspace(context: RunContext, path: Path) -> str:
     """A path as later steps can use it: the action runs in a container, where the workspace
     is mounted elsewhere than on the runner, so a path inside it is given relative to it."""
-    workspace = job.context.workspace
+    workspace = context.workspace
     return path.relative_to(workspace).as_posix() if path.is_relative_to(workspace) else str(path)
-
-
-def trusted_cache_dir(job: Job) -> Path | None:
-    """The result cache's directory when this run may read it (`setup.decide_cache`)."""
-    return job.cache.directory
 
 
 def record_scores(job: Job, evaluation: Evaluation) -> None:
     """On the default branch, each Eval's score at this commit joins the cache's score log:
     the trend that pull requests restoring this cache show in report.html."""
-    cache_dir = trusted_cache_dir(job)
-    if cache_dir is None or job.cache.mode is not CacheMode.read_write:
+    cache_dir = job.trusted.cache.directory
+    if cache_dir is None or job.trusted.cache.mode is not CacheMode.read_write:
         return
     try:
         record_commit(
             cache_dir,
             evaluation.evals,
-            commit=job.context.sha,
-            branch=job.context.default_branch or "main",
+            commit=job.site.context.sha,
+            branch=job.site.context.default_branch or "main",
         )
         agents = {
             r.eval: evaluation.agents[r.agent].fingerprint
@@ -139,14 +159,18 @@ def record_scores(job: Job, evaluation: Evaluation) -> None:
             if r.side == "head" and r.agent in evaluation.agents
         }
         record_runs(
-            cache_dir, evaluation.evals, commit=job.context.sha, agents=agents, version=__version__
+            cache_dir,
+            evaluation.evals,
+            commit=job.site.context.sha,
+            agents=agents,
+            version=__version__,
         )
     except OSError as exc:
-        job.log(command("warning", f"the Evals' scores were not added to the cache: {exc}"))
+        job.console.log(command("warning", f"the Evals' scores were not added to the cache: {exc}"))
 
 
-def conclude(job: Job, decision: GateDecision) -> None:
+def conclude(console: Console, decision: GateDecision) -> None:
     """The log's last line: the decision and why."""
     if decision.result is GateResult.unavailable:
-        job.log(command("error", decision.reason, title="evalward: provider unavailable"))
-    job.log(f"evalward: {decision.result.value} — {decision.reason}")
+        console.log(command("error", decision.reason, title="evalward: provider unavailable"))
+    console.log(f"evalward: {decision.result.value} — {decision.reason}")

@@ -9,9 +9,9 @@ from __future__ import annotations
 from evalward.action.bypass import audit, check_bypass
 from evalward.action.checks import annotate, report_check
 from evalward.action.evaluate import LoggedProgress, evaluate, missing_secrets
-from evalward.action.github import GitHubPort, PullInfo
-from evalward.action.job import Job
-from evalward.action.outputs import conclude, report_for, write_everything
+from evalward.action.github import Comment, GitHubPort, PullInfo
+from evalward.action.job import Console, Job, Site
+from evalward.action.outputs import conclude, gate_report, write_everything
 from evalward.action.settings import CommentMode
 from evalward.action.workflow import append_summary, command
 from evalward.errors import ConfigError, GitHubError, MissingSecretError, ResourceError
@@ -33,90 +33,110 @@ def fork_dispatch_refusal(pull: PullInfo) -> str:
     )
 
 
-def pull_request(job: Job, github: GitHubPort, number: int) -> PullInfo:
+def pull_request(site: Site, github: GitHubPort, number: int) -> PullInfo:
     """The pull request to gate; on workflow_dispatch only one whose head is this
     repository's, unless untrusted heads are allowed (pull_request_target's rule)."""
     pull = github.pull_request(number)
-    dispatched = job.context.event_name == "workflow_dispatch"
-    if dispatched and not pull.head_in_repository and not job.settings.allow_untrusted_head:
+    dispatched = site.context.event_name == "workflow_dispatch"
+    if dispatched and not pull.head_in_repository and not site.settings.allow_untrusted_head:
         raise ConfigError(fork_dispatch_refusal(pull))
     return pull
 
 
 async def gate(job: Job, github: GitHubPort, number: int) -> int:
-    pull = pull_request(job, github, number)
-    head_sha = pull.head_sha or job.context.head_sha or "HEAD"
-    job.log(command("group", f"evalward: pull request #{number} ({pull.base_sha}..{head_sha})"))
-    progress = LoggedProgress(log=job.log, cache_dir=job.settings.cache_dir)
+    pull = pull_request(job.site, github, number)
+    head_sha = pull.head_sha or job.site.context.head_sha or "HEAD"
+    job.console.log(
+        command("group", f"evalward: pull request #{number} ({pull.base_sha}..{head_sha})")
+    )
+    progress = LoggedProgress(log=job.console.log, cache_dir=job.site.settings.cache_dir)
     try:
         outcome = await evaluate(job, Revisions(base=pull.base_sha, head=head_sha), progress)
     except MissingSecretError as exc:
-        job.log(command("endgroup"))
-        return missing_secrets(job, exc, pull)
+        job.console.log(command("endgroup"))
+        return missing_secrets(job.console, job.site.settings, exc, pull)
     except ResourceError as exc:
-        job.log(command("endgroup"))
+        job.console.log(command("endgroup"))
         comment_unloadable(job, number, head_sha, exc)
         raise
-    job.log(command("endgroup"))
+    job.console.log(command("endgroup"))
     evaluation = outcome.evaluation
     for note in evaluation.notes:
-        job.log(command("notice", note))
+        job.console.log(command("notice", note))
 
+    existing = _earlier_comment(job.console, github, number, job.site.marker)
+    previous = BypassRecord.parse(existing.body) if existing else None
     try:
-        existing = github.find_comment(number, job.marker)
+        bypass, refusal, record = check_bypass(
+            job.site, job.clients.github, pull, head_sha, evaluation, previous
+        )
     except GitHubError as exc:
-        job.log(
+        job.console.log(
+            command("warning", f"{exc} The bypass label could not be checked: no bypass.")
+        )
+        bypass, refusal, record = None, None, None
+    decision = outcome.decision(
+        bypass,
+        refusal,
+        regressions=job.site.settings.fail_on_regression,
+        allow_incomplete=job.site.settings.allow_incomplete,
+    )
+    report = gate_report(job.site, outcome, decision, pull, head_sha, record)
+    body = write_everything(job, outcome, decision, report)
+    audit(job.console, job.site, decision, number, head_sha)
+    annotate(job.console, evaluation)
+
+    if should_comment(job.site.settings.comment, decision, existing is not None):
+        _post_comment(job, github, pull, number, body)
+    report_check(job, decision, evaluation, head_sha, gating=True, report=report)
+    conclude(job.console, decision)
+    return outcome.exit_code(decision)
+
+
+def _earlier_comment(
+    console: Console, github: GitHubPort, number: int, marker: str
+) -> Comment | None:
+    """evalward's comment on the pull request from an earlier run, if GitHub can say."""
+    try:
+        return github.find_comment(number, marker)
+    except GitHubError as exc:
+        console.log(
             command(
                 "warning",
                 f"{exc} No earlier comment is taken as evalward's: no bypass record is "
                 "read from one, and the comment is posted anew.",
             )
         )
-        existing = None
-    previous = BypassRecord.parse(existing.body) if existing else None
-    try:
-        bypass, refusal, record = check_bypass(job, pull, head_sha, evaluation, previous)
-    except GitHubError as exc:
-        job.log(command("warning", f"{exc} The bypass label could not be checked: no bypass."))
-        bypass, refusal, record = None, None, None
-    decision = outcome.decision(
-        bypass,
-        refusal,
-        regressions=job.settings.fail_on_regression,
-        allow_incomplete=job.settings.allow_incomplete,
-    )
-    report = report_for(job, outcome, decision, head_sha, record=record, pull=pull)
-    body = write_everything(job, outcome, decision, report)
-    audit(job, decision, number, head_sha)
-    annotate(job, evaluation)
+        return None
 
-    if should_comment(job.settings.comment, decision, existing is not None):
-        try:
-            url = github.upsert_comment(number, job.marker, body)
-            job.log(f"comment: {url}")
-            job.output({"comment-url": url})
-        except GitHubError as exc:
-            hint = " (a pull request from a fork gets a read-only token)" if pull.from_fork else ""
-            job.log(command("warning", f"{exc}{hint}"))
-    report_check(job, decision, evaluation, head_sha, gating=True, report=report)
-    conclude(job, decision)
-    return outcome.exit_code(decision)
+
+def _post_comment(job: Job, github: GitHubPort, pull: PullInfo, number: int, body: str) -> None:
+    """Post or update the comment; GitHub failing here costs a warning, never the decision."""
+    try:
+        url = github.upsert_comment(number, job.site.marker, body)
+        job.console.log(f"comment: {url}")
+        job.console.output({"comment-url": url})
+    except GitHubError as exc:
+        hint = " (a pull request from a fork gets a read-only token)" if pull.from_fork else ""
+        job.console.log(command("warning", f"{exc}{hint}"))
 
 
 def comment_unloadable(job: Job, number: int, head_sha: str, exc: ResourceError) -> None:
     """Say in the pull request why nothing ran: its resources do not load. The error
     itself still ends the run (exit 2)."""
     problems = [problem.render() for problem in exc.problems]
-    body = render_unloadable(job.marker, problems, head_sha, job.context.run_url, exc.source)
-    append_summary(job.env.get("GITHUB_STEP_SUMMARY"), body, job.redact)
-    job.output({"result": GateResult.failed.value})
-    if job.github is None or job.settings.comment is CommentMode.never:
+    body = render_unloadable(
+        job.site.marker, problems, head_sha, job.site.context.run_url, exc.source
+    )
+    append_summary(job.site.env.get("GITHUB_STEP_SUMMARY"), body, job.console.redact)
+    job.console.output({"result": GateResult.failed.value})
+    if job.clients.github is None or job.site.settings.comment is CommentMode.never:
         return
     try:
-        url = job.github.upsert_comment(number, job.marker, job.redact(body))
-        job.log(f"comment: {url}")
+        url = job.clients.github.upsert_comment(number, job.site.marker, job.console.redact(body))
+        job.console.log(f"comment: {url}")
     except GitHubError as exc2:
-        job.log(command("warning", str(exc2)))
+        job.console.log(command("warning", str(exc2)))
 
 
 def should_comment(mode: CommentMode, decision: GateDecision, exists: bool) -> bool:

@@ -30,12 +30,12 @@ from evalward.action.evaluate import (
     shard_key,
 )
 from evalward.action.github import GitHubClient, GitHubPort
-from evalward.action.job import Job
+from evalward.action.job import Clients, Console, Job, Site, Trusted
 from evalward.action.outputs import (
+    branch_report,
     conclude,
     in_workspace,
     record_scores,
-    report_for,
     write_everything,
 )
 from evalward.action.ownership import hand_back
@@ -116,19 +116,14 @@ def _main(host: Host, out: TextIO, settings: Settings, context: RunContext) -> i
         if sandbox.user is not None:
             os.umask(0o022)  # nothing evalward writes is writable by the agent user
         job = Job(
-            env=env,
-            context=context,
-            settings=settings,
-            git=git,
-            github=github,
-            providers=providers,
-            out=out,
-            redact=redact,
-            sandbox=sandbox,
-            template=trusted.template,
-            cache=decide_cache(settings, context, git),
-            distrusted_replies=distrusted_replies,
-            started=host.started,
+            console=Console(out, redact, env.get("GITHUB_OUTPUT")),
+            site=Site(env, context, settings),
+            clients=Clients(git, github, providers, sandbox, host.started),
+            trusted=Trusted(
+                template=trusted.template,
+                cache=decide_cache(settings, context, git),
+                distrusted_replies=distrusted_replies,
+            ),
         )
         return asyncio.run(run(job, route))
 
@@ -136,75 +131,82 @@ def _main(host: Host, out: TextIO, settings: Settings, context: RunContext) -> i
 async def run(job: Job, route: Route) -> int:
     """What the route asks for, with the job's clients; they are closed however it ends."""
     try:
-        check_output_dir(job.git, job.context.workspace, job.output_dir)
-        if job.distrusted_replies:
-            job.log(command("warning", f"response cache not used: {job.distrusted_replies}"))
-        if job.settings.shard and not job.settings.merge:
+        check_output_dir(job.clients.git, job.site.context.workspace, job.site.output_dir)
+        if job.trusted.distrusted_replies:
+            job.console.log(
+                command("warning", f"response cache not used: {job.trusted.distrusted_replies}")
+            )
+        if job.site.settings.shard and not job.site.settings.merge:
             return await shard_part(job, route)
         if route.kind is RouteKind.gate:
-            assert route.pr is not None and job.github is not None, "main() routes a gate so"
-            return await gate(job, job.github, route.pr)
+            assert route.pr is not None and job.clients.github is not None, (
+                "main() routes a gate so"
+            )
+            return await gate(job, job.clients.github, route.pr)
         return await run_all(job, route)
     finally:
-        await job.providers.aclose()
-        if job.sandbox is not None:
-            job.sandbox.close()
+        await job.clients.providers.aclose()
+        if job.clients.sandbox is not None:
+            job.clients.sandbox.close()
 
 
 async def run_all(job: Job, route: Route) -> int:
     """Every Eval (or the scheduled ones) on the current ref: dispatch, schedule, push."""
-    job.log(command("group", f"evalward: {route.why}"))
-    progress = LoggedProgress(log=job.log, cache_dir=job.settings.cache_dir)
+    job.console.log(command("group", f"evalward: {route.why}"))
+    progress = LoggedProgress(log=job.console.log, cache_dir=job.site.settings.cache_dir)
     status = begin_status(job, route)
     try:
         outcome = await evaluate(job, Revisions(base=None), progress, _chosen(route))
     except MissingSecretError as exc:
-        status.close(job, "a model provider's key is missing")
-        job.log(command("endgroup"))
-        return missing_secrets(job, exc, None)
+        status.close(job.console, "a model provider's key is missing")
+        job.console.log(command("endgroup"))
+        return missing_secrets(job.console, job.site.settings, exc, None)
     except BaseException:
-        status.close(job, "the run stopped with an error")
+        status.close(job.console, "the run stopped with an error")
         raise
-    job.log(command("endgroup"))
+    job.console.log(command("endgroup"))
     evaluation = outcome.evaluation
-    decision = outcome.decision(allow_incomplete=job.settings.allow_incomplete)
-    head_sha = job.context.sha
-    status.finish(job, evaluation, cancelled=outcome.cancelled)
-    report = report_for(job, outcome, decision, head_sha, route=route)
+    decision = outcome.decision(allow_incomplete=job.site.settings.allow_incomplete)
+    head_sha = job.site.context.sha
+    status.finish(job.console, evaluation, cancelled=outcome.cancelled)
+    report = branch_report(job.site, outcome, decision, route)
     report.since_scheduled = status.since_scheduled(evaluation)
     write_everything(job, outcome, decision, report)
-    if job.context.event_name in ("push", "schedule") and not outcome.cancelled:
+    if job.site.context.event_name in ("push", "schedule") and not outcome.cancelled:
         record_scores(job, evaluation)
-    annotate(job, evaluation)
+    annotate(job.console, evaluation)
     report_check(job, decision, evaluation, head_sha, gating=False, report=report)
-    conclude(job, decision)
+    conclude(job.console, decision)
     return outcome.exit_code(decision)
 
 
 async def shard_part(job: Job, route: Route) -> int:
     """Run part i of n and write its shard-i-of-n.json (`session.run_shard`); the comment and
     the gate are the merge's. A cancelled part writes nothing."""
-    spec = shard.ShardSpec.parse(job.settings.shard, "action input `shard`")
+    spec = shard.ShardSpec.parse(job.site.settings.shard, "action input `shard`")
     select: Callable[[str], bool] | None = None
-    if route.kind is RouteKind.gate and job.github is not None and route.pr is not None:
-        pull = pull_request(job, job.github, route.pr)
-        revisions = Revisions(pull.base_sha, pull.head_sha or job.context.head_sha or "HEAD")
+    if route.kind is RouteKind.gate and job.clients.github is not None and route.pr is not None:
+        pull = pull_request(job.site, job.clients.github, route.pr)
+        revisions = Revisions(pull.base_sha, pull.head_sha or job.site.context.head_sha or "HEAD")
     else:
         revisions = Revisions(base=None)
         select = _chosen(route)
-    key = shard_key(job)
-    progress = LoggedProgress(log=job.log, cache_dir=job.settings.cache_dir)
+    key = shard_key(job.site.settings)
+    progress = LoggedProgress(log=job.console.log, cache_dir=job.site.settings.cache_dir)
     prepare_sandbox(job)
-    setup = job_setup(job, revisions, run_options(job), select)
+    options = run_options(job.site.settings, job.trusted, job.clients.sandbox)
+    setup = job_setup(job.clients, job.site.env, revisions, options, select)
     try:
-        part = await session.run_shard(setup, progress, spec, job.output_dir, job.redact, key)
+        part = await session.run_shard(
+            setup, progress, spec, job.site.output_dir, job.console.redact, key
+        )
     except MissingSecretError as exc:
-        return missing_secrets(job, exc, None)
+        return missing_secrets(job.console, job.site.settings, exc, None)
     if part is None:
-        job.log(f"evalward: shard {spec} cancelled; no results written")
+        job.console.log(f"evalward: shard {spec} cancelled; no results written")
         return EXIT_INTERRUPTED
-    job.log(f"evalward: {part}")
-    job.output({"results-json": in_workspace(job, part.path)})
+    job.console.log(f"evalward: {part}")
+    job.console.output({"results-json": in_workspace(job.site.context, part.path)})
     return progress.exit_code(0)
 
 

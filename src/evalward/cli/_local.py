@@ -109,12 +109,15 @@ def check_base(git: Git, base: str | None) -> None:
 @dataclass(frozen=True)
 class Output:
     """Where and how a local command shows its outcome: the stream it prints to, the redaction
-    every printed or written text goes through, --json, and --output-dir."""
+    every printed or written text goes through, --json, and --output-dir; and what the
+    command adds below the comment (`extra`) or to the results document (`extra_json`)."""
 
     out: TextIO
     redact: Redactor
     as_json: bool = False
     output_dir: str | None = None
+    extra: str = ""
+    extra_json: dict[str, Any] | None = None
 
 
 def emit(
@@ -125,8 +128,6 @@ def emit(
     base: bool,
     run: RunInfo | None = None,
     trends: Mapping[str, Trend] | None = None,
-    extra: str = "",
-    extra_json: dict[str, Any] | None = None,
 ) -> int:
     """Print the comment (or the results document with --json), write files, return the code.
 
@@ -150,16 +151,14 @@ def emit(
             decision,
             lambda: render_comment(context),
             redact,
-            run,
-            trends=trends,
-            summary=context.summary,
+            files.Shown(run, trends, context.summary),
         )
     if output.as_json:
         document = results_document(evaluation, decision, run, context.summary)
-        document.update(extra_json or {})
+        document.update(output.extra_json or {})
         print(redact(json.dumps(document, indent=2)), file=out)
     else:
         print(redact(render_comment(context, sink=escaping.TERMINAL)), file=out)
-        if extra:
-            print(redact(extra), file=out)
+        if output.extra:
+            print(redact(output.extra), file=out)
     return decision.exit_code

@@ -14,7 +14,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 from evalward.cli._args import output_folder
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from evalward.host import Host
+    from evalward.importers.promptfoo_resources import Document
 
 HEADER = "# Converted from {config} by `evalward import promptfoo`: {what}.\n"
 
@@ -41,6 +44,25 @@ def register(commands: Any) -> None:
     )
 
 
+def _write_resources(files: dict[Path, tuple[list[Document], str]], config: str) -> None:
+    """Write each file of resources with a header naming `config`; nothing when any of
+    them exists already."""
+    from evalward.errors import ConfigError
+    from evalward.importers import promptfoo_resources as make
+
+    existing = [str(p) for p in files if p.exists() or p.is_symlink()]
+    if existing:
+        raise ConfigError(
+            f"{', '.join(existing)} already exist{'s' if len(existing) == 1 else ''}, so nothing "
+            "was written; move them away or give another --output-dir"
+        )
+    for path, (documents, what) in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        header = HEADER.format(config=config, what=what)
+        with path.open("x", encoding="utf-8") as file:
+            file.write(make.render(documents, header))
+
+
 def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from pathlib import Path
 
@@ -48,7 +70,6 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
 
     from evalward.errors import EXIT_OK, ConfigError
     from evalward.git import Git
-    from evalward.importers import promptfoo_resources as make
     from evalward.importers.promptfoo import convert
     from evalward.importers.promptfoo_resources import slug
 
@@ -74,17 +95,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     }
     settings_file = root / "evalward.yaml"
     write_settings = bool(conversion.settings) and not settings_file.exists()
-    existing = [str(p) for p in files if p.exists() or p.is_symlink()]
-    if existing:
-        raise ConfigError(
-            f"{', '.join(existing)} already exist{'s' if len(existing) == 1 else ''}, so nothing "
-            "was written; move them away or give another --output-dir"
-        )
-    for path, (documents, what) in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        header = HEADER.format(config=config.name, what=what)
-        with path.open("x", encoding="utf-8") as file:
-            file.write(make.render(documents, header))
+    _write_resources(files, config.name)
     settings = yaml.safe_dump(conversion.settings, sort_keys=False)
     if write_settings:
         with settings_file.open("x", encoding="utf-8") as file:

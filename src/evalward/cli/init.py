@@ -104,6 +104,23 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     # first: the replies it inserts hold placeholders of their own
     values = {"__CONVERSATION_REPLIES__": CONVERSATION_REPLIES if args.conversation else ""}
     values.update(named)
+    plan = _files(agent, conversation=args.conversation)
+    _check_folders(root, [*plan, ".gitignore"])
+    _refuse_existing(root, plan, agent)
+    _write_files(root, plan, values)
+    ignore = _ignore_outputs(root / ".gitignore")
+    print(f"evalward init: wrote in {root}:", file=out)
+    for name in plan:
+        print(f"  {name}", file=out)
+    print(f"  .gitignore ({ignore})", file=out)
+    print(_next_steps(branch, key_env), file=out)
+    if not top:
+        print(f"\n{root} is not a git repository yet: run `git init` there.", file=out)
+    return EXIT_OK
+
+
+def _files(agent: str, *, conversation: bool) -> dict[str, str]:
+    """The files `evalward init` writes, each with the template it is written from."""
     plan = {
         "evalward.yaml": "evalward.yaml",
         f"agents/{agent}.yaml": "agent.yaml",
@@ -112,9 +129,15 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         "evals/mock-replies.yaml": "mock-replies.yaml",
         ".github/workflows/evals.yml": "workflow.yml",
     }
-    if args.conversation:
+    if conversation:
         plan[f"evals/{agent}-conversation.yaml"] = "conversation.yaml"
-    _check_folders(root, [*plan, ".gitignore"])
+    return plan
+
+
+def _refuse_existing(root: Path, plan: dict[str, str], agent: str) -> None:
+    """Write nothing when any of the files exists already."""
+    from evalward.errors import ConfigError
+
     existing = [name for name in plan if (root / name).is_symlink() or (root / name).exists()]
     if existing:
         own = all(agent in name for name in existing)
@@ -123,25 +146,18 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
             f"nothing was written: {', '.join(existing)}. Move them away"
             + (", or give another agent name with --agent" if own else "")
         )
-    _write_files(root, plan, values)
-    ignore = _ignore_outputs(root / ".gitignore")
-    print(f"evalward init: wrote in {root}:", file=out)
-    for name in plan:
-        print(f"  {name}", file=out)
-    print(f"  .gitignore ({ignore})", file=out)
-    print(
+
+
+def _next_steps(branch: str, key_env: str) -> str:
+    return (
         f"\nThe workflow gates pull requests to {branch}; edit its `branches:` if your default "
         f"branch is another one.\nNext:\n"
         "  evalward validate\n"
         "  evalward run --mock-script evals/mock-replies.yaml   # no key, no network\n"
         f"  {key_env}=... evalward run   # the model itself\n"
         f"Then commit, add {key_env} as a repository secret, push, open a pull request, and "
-        "make the `gate` job a required status check (docs/getting-started.md).",
-        file=out,
+        "make the `gate` job a required status check (docs/getting-started.md)."
     )
-    if not top:
-        print(f"\n{root} is not a git repository yet: run `git init` there.", file=out)
-    return EXIT_OK
 
 
 def _check_folders(root: Path, names: list[str]) -> None:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import datetime as dt
     from pathlib import Path
 
+    from evalward.cli._local import Output
     from evalward.cli._progress import ShownProgress
     from evalward.flows.run_setup import RunSetup
     from evalward.flows.session import Outcome
@@ -91,7 +92,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     import sys
     from pathlib import Path
 
-    from evalward.cli._local import Selection, check_base, repository
+    from evalward.cli._local import Output, Selection, check_base, repository
     from evalward.cli._progress import ProgressBar, ShownProgress
     from evalward.flows import shard
     from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
@@ -137,7 +138,8 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         outcome = asyncio.run(_run(setup, progress))
     finally:
         progress.bar.close()
-    return _report(args, root, setup, outcome, started, redact, out)
+    shown = Output(out, redact, as_json=args.json, output_dir=args.output_dir)
+    return _report(args, root, setup, outcome, started, shown)
 
 
 async def _run(setup: RunSetup, progress: ShownProgress) -> Outcome:
@@ -183,14 +185,14 @@ def _report(
     setup: RunSetup,
     outcome: Outcome,
     started: dt.datetime,
-    redact: Redactor,
-    out: TextIO,
+    output: Output,
 ) -> int:
     """The outcome as the command line shows it: history deltas, the local Eval status, the
     comment (or --json) and the files, the spending line."""
+    import dataclasses
     import sys
 
-    from evalward.cli._local import Output, emit
+    from evalward.cli._local import emit
     from evalward.cli.status import record_local
     from evalward.past import history
     from evalward.past.trend import trends
@@ -216,15 +218,14 @@ def _report(
         record_local(root, evaluation, started, commit, sys.stderr)
     estimate = evaluation.estimate
     spent = spending_json(estimate, setup.providers.spent) if estimate is not None else None
-    code = emit(
-        Output(out, redact, as_json=args.json, output_dir=args.output_dir),
-        evaluation,
-        decision,
-        base=bool(args.base),
-        run=outcome.run_info(),
-        trends=earlier,
-        extra=history.render(deltas, color=out.isatty() and "NO_COLOR" not in setup.env),
+    color = output.out.isatty() and "NO_COLOR" not in setup.env
+    output = dataclasses.replace(
+        output,
+        extra=history.render(deltas, color=color),
         extra_json={"history": [d.as_json() for d in deltas], "spending": spent},
+    )
+    code = emit(
+        output, evaluation, decision, base=bool(args.base), run=outcome.run_info(), trends=earlier
     )
     line = outcome.spending(setup.providers)
     if line is not None:

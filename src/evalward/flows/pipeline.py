@@ -100,7 +100,7 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
             plan.evals = [name for name in plan.evals if setup.select(name)]
             plan.runs = [run for run in plan.runs if setup.select(run.eval)]
         head_sha = git.commit_of(revisions.head or "HEAD") or ""
-        world, names = _world(stack, git, tip, from_base, bases.gating, plan, gate)
+        world, names = bases.world(tip, plan, gate)
         checkouts = {
             Side.head: Checkout(
                 Side.head, head_root, gate, index, sha=head_sha, world=world, world_names=names
@@ -115,24 +115,6 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
         if setup.shape is not None:
             plan = setup.shape(plan, {side: c.resources for side, c in checkouts.items()})
         yield Prepared(changes, plan, checkouts, bases.notes)
-
-
-def _world(
-    stack: ExitStack,
-    git: Git,
-    tip: str | None,
-    from_base: bool,
-    gating: ResourceSet | None,
-    plan: Plan,
-    gate: ResourceSet,
-) -> tuple[Path | None, frozenset[str]]:
-    """The base branch's tree, checked out when the head side runs playgrounds the base
-    branch defines (`gate-config: base`): they are made from it, not from the head."""
-    if not from_base or gating is None or tip is None:
-        return None, frozenset()
-    if not uses_playgrounds(plan, gate, Side.head):
-        return None, frozenset()
-    return stack.enter_context(git.worktree(tip)), world_names(gating)
 
 
 @dataclass
@@ -151,6 +133,18 @@ class _Bases:
     root: Path | None = None
     gating: ResourceSet | None = None
     notes: list[str] = field(default_factory=list)
+
+    def world(
+        self, tip: str | None, plan: Plan, gate: ResourceSet
+    ) -> tuple[Path | None, frozenset[str]]:
+        """The base branch's tree, checked out when the head side runs playgrounds the base
+        branch defines (`gate-config: base`): they are made from it, not from the head."""
+        gating = self.gating
+        if not self.from_base or gating is None or tip is None:
+            return None, frozenset()
+        if not uses_playgrounds(plan, gate, Side.head):
+            return None, frozenset()
+        return self.stack.enter_context(self.git.worktree(tip)), world_names(gating)
 
     def load(self, head_commit: str | None, tip: str, merge_base: str) -> None:
         git = self.git
@@ -248,50 +242,23 @@ async def _run_change(
 ) -> _Ran:
     providers, env, options = setup.providers, setup.env, setup.options
     with prepare_change(setup) as prepared:
-        changes, plan, checkouts, notes = (
-            prepared.changes,
-            prepared.plan,
-            prepared.checkouts,
-            prepared.notes,
-        )
+        changes, plan = prepared.changes, prepared.plan
+        checkouts, notes = prepared.checkouts, prepared.notes
         refuse_plan(plan, checkouts, providers)
-        skipped: list[PlannedRun] = []
-        estimate: Estimate | None = None
         keys = CacheKeys(checkouts, providers) if options.cache is not None else None
         resources = {side: checkout.resources for side, checkout in checkouts.items()}
         cached = options.cache.holds(keys) if options.cache and keys else None
-        if options.budget.limited:
-            if options.budget.max_cost_usd is not None and providers.override is None:
-                refuse_unpriced(plan, resources, providers.prices, cached)
-            trimmed = trim_to_budget(plan, resources, providers.prices, options.budget, cached)
-            plan, skipped, estimate = trimmed.plan, trimmed.skipped, trimmed.estimate
-            notes += [trimmed.note] if skipped else []
+        plan, skipped, estimate = _budgeted(plan, resources, setup, cached, notes)
         if cached is not None:
             plan.reused = sum(cached(run) for run in plan.runs)
         if on_plan is not None:
             on_plan(plan)
-        try:
-            check_credentials(env, planned_models(plan, checkouts), providers)
-        except ConfigError as exc:
-            skippable = _base_lacks_a_key(env, plan, checkouts, providers)
-            raise MissingSecretError(str(exc), skippable=skippable) from None
-        how = Execution(
-            parallel=options.parallel,
-            env=env,
-            on_result=on_result,
-            cache=options.cache,
-            keys=keys,
-            traces=traces,
-            allowance=Allowance.left_by(options.budget, estimate),
-            sandbox=options.sandbox,
-        )
+        _check_keys(env, plan, checkouts, providers)
+        how = _execution(setup, on_result, keys, traces, estimate)
         # Without a budget the estimate is only reported. When the cache can answer no run,
         # it is of every run, and it is made while the runs wait on their model calls.
-        estimating = (
-            asyncio.ensure_future(estimate_meanwhile(plan, resources, providers.prices))
-            if estimate is None and cached is None and not plan.adaptive
-            else None
-        )
+        meanwhile = estimate is None and cached is None and not plan.adaptive
+        estimating = _estimating(plan, resources, providers) if meanwhile else None
         flaky, stale = flaky_on_main(
             options.main_history, plan, checkouts, keys or CacheKeys(checkouts, providers)
         )
@@ -309,12 +276,7 @@ async def _run_change(
             raise
         if estimate is None:  # only the runs that ran: reused ones cost nothing
             reused = [result.cached for result in fixtures]
-            if estimating is not None and not any(reused):
-                estimate = await estimating
-            else:  # another run stored results meanwhile
-                if estimating is not None:
-                    estimating.cancel()
-                estimate = estimate_plan(plan, resources, providers.prices, reused)
+            estimate = await _estimate_after(estimating, plan, resources, providers, reused)
         head = checkouts[Side.head].resources
         agents = _head_agents(plan, head, keys or CacheKeys(checkouts, providers))
         return _Ran(
@@ -330,6 +292,81 @@ async def _run_change(
             checkouts[Side.head].sha,
             flaky,
         )
+
+
+def _budgeted(
+    plan: Plan,
+    resources: dict[Side, ResourceSet],
+    setup: RunSetup,
+    cached: Callable[[PlannedRun], bool] | None,
+    notes: list[str],
+) -> tuple[Plan, list[PlannedRun], Estimate | None]:
+    """The plan cut to the run's budget, the runs it left out and its estimate (none without
+    a budget); a `max-cost-usd` refuses models without a price. Says in `notes` what it cut."""
+    providers, budget = setup.providers, setup.options.budget
+    if not budget.limited:
+        return plan, [], None
+    if budget.max_cost_usd is not None and providers.override is None:
+        refuse_unpriced(plan, resources, providers.prices, cached)
+    trimmed = trim_to_budget(plan, resources, providers.prices, budget, cached)
+    notes += [trimmed.note] if trimmed.skipped else []
+    return trimmed.plan, trimmed.skipped, trimmed.estimate
+
+
+def _execution(
+    setup: RunSetup,
+    on_result: ProgressCallback | None,
+    keys: CacheKeys | None,
+    traces: TraceSpool,
+    estimate: Estimate | None,
+) -> Execution:
+    """How the plan's runs are run: the run's options, and what its budget leaves them."""
+    options = setup.options
+    return Execution(
+        parallel=options.parallel,
+        env=setup.env,
+        on_result=on_result,
+        cache=options.cache,
+        keys=keys,
+        traces=traces,
+        allowance=Allowance.left_by(options.budget, estimate),
+        sandbox=options.sandbox,
+    )
+
+
+def _estimating(
+    plan: Plan, resources: dict[Side, ResourceSet], providers: Providers
+) -> asyncio.Future[Estimate]:
+    """The estimate of every run, made while the runs wait on their model calls."""
+    return asyncio.ensure_future(estimate_meanwhile(plan, resources, providers.prices))
+
+
+def _check_keys(
+    env: Mapping[str, str], plan: Plan, checkouts: dict[Side, Checkout], providers: Providers
+) -> None:
+    """Every key the plan's models need is there; a missing one may be skipped only when
+    the base side needs it too (`_base_lacks_a_key`)."""
+    try:
+        check_credentials(env, planned_models(plan, checkouts), providers)
+    except ConfigError as exc:
+        skippable = _base_lacks_a_key(env, plan, checkouts, providers)
+        raise MissingSecretError(str(exc), skippable=skippable) from None
+
+
+async def _estimate_after(
+    estimating: asyncio.Future[Estimate] | None,
+    plan: Plan,
+    resources: dict[Side, ResourceSet],
+    providers: Providers,
+    reused: list[bool],
+) -> Estimate:
+    """The estimate made while the runs ran, unless some were reused after all (another run
+    stored results meanwhile): then one of only the runs that ran."""
+    if estimating is not None and not any(reused):
+        return await estimating
+    if estimating is not None:
+        estimating.cancel()
+    return estimate_plan(plan, resources, providers.prices, reused)
 
 
 def _head_agents(plan: Plan, head: ResourceSet, keys: CacheKeys) -> dict[str, AgentIdentity]:

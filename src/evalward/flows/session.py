@@ -9,7 +9,7 @@ run's too), what the run spent, and its files, results.json first.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,11 +19,9 @@ from evalward.flows.pipeline import evaluate_change
 from evalward.flows.run_setup import RunSetup
 from evalward.flows.shard import ShardSpec, WrittenPart, run_part
 from evalward.flows.shard_merge import PartCheck, expected, merge_parts
-from evalward.past.trend import Trend
 from evalward.providers.registry import Providers
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo, SpentInfo
-from evalward.record.summary import RunSummary
 from evalward.report import files
 from evalward.rundata.spending import spending_line
 from evalward.rundata.spool import TraceSpool
@@ -89,15 +87,11 @@ class Outcome:
         decision: GateDecision,
         comment: Callable[[], str],
         redact: Redactor,
-        run: RunInfo,
-        trends: Mapping[str, Trend] | None = None,
-        summary: RunSummary | None = None,
+        shown: files.Shown,
     ) -> tuple[Path, str]:
         """Every file of the run, results.json first (`files.write_reports`): results.json's
-        path and the comment as written. `summary` is the one the comment shows."""
-        return files.write_reports(
-            output_dir, self.evaluation, decision, comment, redact, run, trends, summary
-        )
+        path and the comment as written."""
+        return files.write_reports(output_dir, self.evaluation, decision, comment, redact, shown)
 
 
 async def run_change(setup: RunSetup, progress: RunProgress) -> Outcome:
@@ -128,15 +122,7 @@ async def run_shard(
     """Run one part of the plan and write it for the merge; None when a signal cancelled it
     (a cancelled part writes nothing: the merge would miss its runs)."""
     return await until_signalled(
-        run_part(
-            setup,
-            spec,
-            output_dir,
-            redact,
-            on_result=progress.on_result,
-            on_plan=progress.on_plan,
-            key=key,
-        ),
+        run_part(setup, spec, output_dir, redact, progress, key),
         progress,
     )
 

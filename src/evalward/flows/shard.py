@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,18 +23,17 @@ from typing import Any
 from pydantic import BaseModel
 
 from evalward.errors import ConfigError
-from evalward.flows.execute import ProgressCallback
+from evalward.flows.interrupt import RunProgress
 from evalward.flows.pipeline import evaluate_change
 from evalward.flows.run_setup import Revisions, RunSetup
 from evalward.flows.shard_signature import canonical, seal
 from evalward.git import Git
 from evalward.providers.pricing import PriceTable
-from evalward.record.schema import PlanRecord, ShardIndex, ShardSource, SpentInfo
+from evalward.record.schema import PlanRecord, ShardIndex, ShardPart, ShardSource, SpentInfo
 from evalward.record.write import part_document
 from evalward.report.files import write_text
 from evalward.resources import ResourceSet
 from evalward.rundata.sides import Side
-from evalward.rundata.spool import TraceSpool
 from evalward.security import Redactor
 from evalward.stages.estimate import estimate_run
 from evalward.stages.plan import Plan, PlannedRun, at_most
@@ -101,14 +100,11 @@ async def run_part(
     spec: ShardSpec,
     output_dir: Path,
     redact: Redactor,
-    *,
-    on_result: ProgressCallback | None = None,
-    on_plan: Callable[[Plan], None] | None = None,
-    traces: TraceSpool | None = None,
+    progress: RunProgress,
     key: str | None = None,
 ) -> WrittenPart:
     """Run part `spec` of the plan and write its shard-i-of-n.json in `output_dir` (redacted,
-    and sealed with `key`: `seal`).
+    and sealed with `key`: `seal`), telling `progress` what runs.
 
     The pipeline as `evaluate_change` runs it, its plan shaped as the set-up says (the
     command line's --fixture/--reps) and then split. Nothing is reported or decided: the
@@ -116,17 +112,17 @@ async def run_part(
     """
     splitter = _Splitter(spec, setup.providers.prices)
     evaluation = await evaluate_change(
-        setup.shaped(splitter), on_result=on_result, on_plan=on_plan, traces=traces
+        setup.shaped(splitter), on_result=progress.on_result, on_plan=progress.on_plan
     )
-    document = part_document(
-        evaluation,
-        ShardIndex(index=spec.index, count=spec.count),
-        ShardSource.model_validate(source_of(setup.git, setup.revisions)),
-        PlanRecord.model_validate(plan_record(splitter.whole)),
-        definitions_digest(splitter.whole, splitter.definitions),
-        map(run_key, evaluation.skipped),
-        SpentInfo.of(setup.providers.spent),
+    part = ShardPart(
+        shard=ShardIndex(index=spec.index, count=spec.count),
+        source=ShardSource.model_validate(source_of(setup.git, setup.revisions)),
+        plan=PlanRecord.model_validate(plan_record(splitter.whole)),
+        definitions=definitions_digest(splitter.whole, splitter.definitions),
+        skipped=[run_key(run) for run in evaluation.skipped],
+        spent=SpentInfo.of(setup.providers.spent),
     )
+    document = part_document(evaluation, part)
     # Sealed as written: redaction may change the text, so the seal is of the redacted part.
     document = json.loads(redact(json.dumps(document)))
     if key is not None:

@@ -222,10 +222,7 @@ class _Importer:
                         column.labels,
                         source,
                         column.agent,
-                        description,
-                        rendered,
-                        assertions,
-                        values,
+                        make.FixtureContent(description, rendered, assertions, values),
                     )
                 )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -73,26 +74,30 @@ def agent(name: str, provider: Provider) -> Document:
     return {"apiVersion": API, "kind": "Agent", "metadata": {"name": name}, "spec": spec}
 
 
+@dataclass(frozen=True)
+class FixtureContent:
+    """What one promptfoo test asks through one prompt: its description, the input as
+    rendered, the assertions on the reply, and its vars (for code scorers)."""
+
+    description: str
+    rendered: str | list[dict[str, str]]
+    assertions: list[dict[str, Any]]
+    variables: dict[str, Any] | None = None
+
+
 def fixture(
-    name: str,
-    labels: dict[str, str],
-    source: str,
-    target: str,
-    description: str,
-    rendered: str | list[dict[str, str]],
-    assertions: list[dict[str, Any]],
-    variables: dict[str, Any] | None = None,
+    name: str, labels: dict[str, str], source: str, target: str, content: FixtureContent
 ) -> Document:
     spec: dict[str, Any] = {"targetAgent": target}
-    if description:
-        spec["description"] = description
-    if isinstance(rendered, str):
-        spec["input"] = {"type": "prompt", "payload": {"prompt": rendered}}
+    if content.description:
+        spec["description"] = content.description
+    if isinstance(content.rendered, str):
+        spec["input"] = {"type": "prompt", "payload": {"prompt": content.rendered}}
     else:
-        spec["input"] = {"type": "messages", "messages": rendered}
-    spec["assertions"] = assertions
-    if variables and any(a["type"] == "code" for a in assertions):
-        spec["vars"] = variables  # what the code scorers get as `context.vars`
+        spec["input"] = {"type": "messages", "messages": content.rendered}
+    spec["assertions"] = content.assertions
+    if content.variables and any(a["type"] == "code" for a in content.assertions):
+        spec["vars"] = content.variables  # what the code scorers get as `context.vars`
     metadata = {"name": name, "labels": labels, "annotations": {"promptfoo": source}}
     return {"apiVersion": API, "kind": "EvalFixture", "metadata": metadata, "spec": spec}
 

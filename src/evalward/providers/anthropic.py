@@ -45,6 +45,8 @@ class AnthropicProvider:
         max_concurrency: int = 64,
         key_env: str = "ANTHROPIC_API_KEY",
     ) -> None:
+        """Keyword parameters past `client`, each a provider setting with a default (the
+        `providers` config's fields); a parameter object would only rename them."""
         self._client = client
         root = base_url.rstrip("/")
         self._v1 = root if root.endswith("/v1") else f"{root}/v1"

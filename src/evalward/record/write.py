@@ -17,16 +17,11 @@ from evalward import __version__
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import (
     HonouredBypass,
-    PlanRecord,
     RefusedBypass,
     ResultsHeader,
     RunInfo,
-    RunKey,
-    ShardIndex,
     ShardPart,
-    ShardSource,
     SkippedRun,
-    SpentInfo,
 )
 from evalward.record.summary import RunSummary, summarize
 from evalward.rundata.results import EvalResult, FixtureResult
@@ -119,28 +114,16 @@ def fixture_entry(evaluation: Evaluation, result: FixtureResult) -> dict[str, An
     return {**evaluation.record_of(result), "visibility": "private" if private else "public"}
 
 
-def part_document(
-    evaluation: Evaluation,
-    shard: ShardIndex,
-    source: ShardSource,
-    plan: PlanRecord,
-    definitions: str,
-    skipped: Iterable[RunKey],
-    spent: SpentInfo | None = None,
-) -> dict[str, Any]:
-    """A shard part's content, unsealed (`schema.ShardPart`): its fixture runs, with their
-    traces, stream in as results.json's do."""
-    head = ShardPart(
-        shard=shard,
-        source=source,
-        plan=plan,
-        definitions=definitions,
-        notes=evaluation.notes,
-        spent=spent,
-    ).model_dump(mode="json", by_alias=True, exclude={"fixtures", "seal", "skipped"})
+def part_document(evaluation: Evaluation, part: ShardPart) -> dict[str, Any]:
+    """A shard part's content, unsealed: `part` without its runs (its notes are the
+    evaluation's), then its fixture runs, with their traces, streamed in as results.json's
+    are."""
+    head = part.model_copy(update={"notes": evaluation.notes}).model_dump(
+        mode="json", by_alias=True, exclude={"fixtures", "seal", "skipped"}
+    )
     return {
         **head,
-        "skipped": [list(key) for key in skipped],
+        "skipped": [list(key) for key in part.skipped],
         "fixtures": [evaluation.record_of(f) for f in evaluation.fixtures],
     }
 

@@ -4,6 +4,7 @@ junit.xml, report.html, comment.md, the job summary and the action's outputs."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from evalward.past.trend import Trend
@@ -60,28 +61,36 @@ def write_results(
     return path
 
 
+@dataclass(frozen=True)
+class Shown:
+    """What the reports show beside the evaluation: how far the run went and where (`run`),
+    the Evals' earlier scores for report.html's trend charts (`trends`,
+    `evalward.past.trend`), and the run in numbers the comment shows too (`summary`,
+    `record.write.run_summary`)."""
+
+    run: RunInfo | None = None
+    trends: Mapping[str, Trend] | None = None
+    summary: RunSummary | None = None
+
+
 def write_reports(
     output_dir: Path,
     evaluation: Evaluation,
     decision: GateDecision,
     comment: Callable[[], str],
     redact: Redactor,
-    run: RunInfo | None = None,
-    trends: Mapping[str, Trend] | None = None,
-    summary: RunSummary | None = None,
+    shown: Shown = Shown(),
 ) -> tuple[Path, str]:
     """Every file of a run in `output_dir` — results.json first, so it is on disk whatever
     fails later (the comment is rendered only then) — then junit.xml, report.html and
-    comment.md. Returns results.json's path and the comment as written. `trends` are the
-    Evals' earlier scores for report.html's trend charts (`evalward.past.trend`); `summary` is
-    the run in numbers the comment shows too (`record.write.run_summary`)."""
+    comment.md. Returns results.json's path and the comment as written."""
     # lazy: report.html's renderer and the XML library cost a command that writes no files
     # (`evalward run` without --output-dir) about 5 ms of start-up
     from evalward.report.html import Page, html_chunks
     from evalward.report.junit import junit_chunks
 
-    run = run or RunInfo()
-    summary = summary or run_summary(evaluation, decision)
+    run = shown.run or RunInfo()
+    summary = shown.summary or run_summary(evaluation, decision)
     results = write_results(output_dir, evaluation, decision, redact, run, summary)
     write_chunks(
         output_dir / "junit.xml", junit_chunks(evaluation.evals, evaluation.private), redact
@@ -96,7 +105,7 @@ def write_reports(
         summary=summary,
         run=run,
     )
-    html = html_chunks(page, trace_of=evaluation.trace_of, trends=trends, redact=redact)
+    html = html_chunks(page, trace_of=evaluation.trace_of, trends=shown.trends, redact=redact)
     write_chunks(output_dir / "report.html", html, redact)
     body = redact(comment())
     write_text(output_dir / "comment.md", body, redact)

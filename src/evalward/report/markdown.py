@@ -25,7 +25,7 @@ from evalward.record.write import run_summary
 from evalward.report.compiled import template_cache
 from evalward.report.reps import axes_text, has_run_numbers, percent, reps_text
 from evalward.report.story import Reason, TraceSource
-from evalward.report.view import REASONS_BUDGET, LineBudget, build_view
+from evalward.report.view import REASONS_BUDGET, CommentView, LineBudget, build_view
 from evalward.stages.changes import ChangeSet
 from evalward.stages.compare import Change, EvalComparison
 from evalward.stages.gate import BypassRecord, GateDecision, GateResult
@@ -143,7 +143,11 @@ def report_context(
     `workflow.ran` then says what ran and why instead. `run` says where the run happened, how
     far it went (a cancelled run says why in the comment: the decision's reason), how long it
     took and what it spent; the run's summary (`record.write.run_summary`) is computed here,
-    once, for every report. `report_file`: report.html is written beside comment.md."""
+    once, for every report. `report_file`: report.html is written beside comment.md.
+
+    Keyword-only parameters past the evaluation and decision: what differs between the
+    action and the command line, each with a default, named at the call.
+    """
     run = run or RunInfo()
     workflow = workflow or WorkflowNotes()
     return ReportContext(
@@ -247,19 +251,7 @@ def render_comment(
     terminal, where links and mentions are left as they are (escaping.py)."""
     env, name = _sandboxed(template, sink) if template else (_builtin(sink), "comment.md.j2")
     terminal = sink is escaping.TERMINAL
-    view = build_view(
-        context.comparisons,
-        context.not_run,
-        context.private,
-        context.numbers,
-        context.run,
-        trace_of=context.trace_of,
-        lines=LineBudget(
-            escape=sink.inline,
-            link=0 if terminal else len(context.report_url) + 40,
-            total=min(REASONS_BUDGET, limit // 3),
-        ),
-    )
+    view = _view(context, sink, limit)
 
     def link(reason: Reason) -> str:
         return "" if terminal else context.link(reason)
@@ -296,6 +288,20 @@ def render_comment(
         bypass = _builtin(sink).get_template("bypass.md.j2").render(ctx=context)
         body = _truncate(body, limit - len(tail) - len(bypass), context.report_url) + bypass
     return body + tail
+
+
+def _view(context: ReportContext, sink: escaping.Sink, limit: int) -> CommentView:
+    """What the comment shows, its reasons cut to a third of `limit` (links cost their
+    length where they are shown)."""
+    terminal = sink is escaping.TERMINAL
+    return build_view(
+        context,
+        LineBudget(
+            escape=sink.inline,
+            link=0 if terminal else len(context.report_url) + 40,
+            total=min(REASONS_BUDGET, limit // 3),
+        ),
+    )
 
 
 def _truncate(body: str, limit: int, report_url: str) -> str:

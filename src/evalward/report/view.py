@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from evalward.record.schema import RunInfo
 from evalward.record.summary import FixtureFacts, RunSummary, classify, verdictless
@@ -153,18 +154,34 @@ class LineBudget:
     total: int = REASONS_BUDGET
 
 
-def build_view(
-    comparisons: list[EvalComparison],
-    not_run: dict[str, str],
-    private: set[tuple[str, str]],
-    summary: RunSummary,
-    run: RunInfo | None = None,
-    *,
-    trace_of: TraceSource | None = None,
-    lines: LineBudget = LineBudget(),
-) -> CommentView:
+class ViewSource(Protocol):
+    """What a comment is built from (`markdown.ReportContext` is one)."""
+
+    @property
+    def comparisons(self) -> list[EvalComparison]: ...
+
+    @property
+    def not_run(self) -> dict[str, str]: ...
+
+    @property
+    def private(self) -> set[tuple[str, str]]: ...
+
+    @property
+    def numbers(self) -> RunSummary: ...
+
+    @property
+    def run(self) -> RunInfo: ...
+
+    @property
+    def trace_of(self) -> TraceSource | None: ...
+
+
+def build_view(source: ViewSource, lines: LineBudget = LineBudget()) -> CommentView:
     """What the comment shows, worst first; the reasons' lines stop where `lines` runs out."""
-    view = CommentView(summary=summary, run=run or RunInfo(), did_not_run=did_not_run(not_run))
+    comparisons, private, trace_of = source.comparisons, source.private, source.trace_of
+    view = CommentView(
+        summary=source.numbers, run=source.run, did_not_run=did_not_run(source.not_run)
+    )
     for c in comparisons:
         if c.head.provider_unavailable and not c.head.passed:
             view.unavailable_why.append(

@@ -90,26 +90,8 @@ def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict
     """One AgentV grader (assertion or evaluator) as evalward assertions."""
     if isinstance(item, str):  # AgentV's shorthand: a plain string is a rubric criterion
         return [rubric_item(item, path, 1.0)]
-    if not isinstance(item, dict) or not isinstance(item.get("type"), str):
-        raise AgentVProblem(path, "expected an assertion mapping with a `type`")
-    kind = item["type"].lower().replace("_", "-")
-    kind = _TYPE_ALIASES.get(kind, kind)
-    if kind in REFUSED:
-        raise AgentVProblem(
-            (*path, "type"),
-            f"AgentV grader type {item['type']!r} is not supported by evalward; {REFUSED[kind]}",
-        )
-    weight = item.get("weight", 1.0)
-    if not isinstance(weight, int | float) or isinstance(weight, bool) or weight < 0:
-        raise AgentVProblem((*path, "weight"), f"expected a number >= 0; found {weight!r}")
+    kind, base = _grader_head(item, path)
     negate = item.get("negate") is True
-    base: dict[str, Any] = {"weight": float(weight)}
-    if isinstance(item.get("metric"), str):
-        base["axis"] = item["metric"]
-    if "required" in item and not isinstance(item["required"], bool):
-        raise AgentVProblem(
-            (*path, "required"), f"expected true or false; found {item['required']!r}"
-        )
     if kind == "assert-set":
         return _assert_set(item, path, ctx, base)
     if kind in CHECKS:
@@ -135,18 +117,10 @@ def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict
             raise AgentVProblem((*path, "criteria"), "expected a non-empty list of criteria")
         ctx.criteria_used = True
         return [
-            rubric_item(c, (*path, "criteria", i), float(weight)) for i, c in enumerate(criteria)
+            rubric_item(c, (*path, "criteria", i), base["weight"]) for i, c in enumerate(criteria)
         ]
-    if kind == "latency":
-        limit = item.get("threshold", item.get("max_ms"))
-        if not isinstance(limit, int | float) or limit <= 0:
-            raise AgentVProblem(path, "a latency check needs `threshold` (milliseconds, > 0)")
-        return [{**base, "type": "latency", "maxMs": limit}]
-    if kind == "token-usage":
-        limit = item.get("max_total", item.get("max_total_tokens"))
-        if not isinstance(limit, int) or limit < 0:
-            raise AgentVProblem(path, "a token-usage check needs `max_total` (a token count)")
-        return [{**base, "type": "cost", "maxTokens": limit}]
+    if kind in ("latency", "token-usage"):
+        return [_limit_check(kind, item, path, base)]
     if kind == "tool-trajectory":
         return _trajectory(item, path, base)
     raise AgentVProblem(
@@ -154,6 +128,47 @@ def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict
         f"AgentV assertion type {item['type']!r} is not supported by evalward; supported: "
         + ", ".join(SUPPORTED_TYPES),
     )
+
+
+def _grader_head(item: Any, path: PathKey) -> tuple[str, dict[str, Any]]:
+    """A grader's kind (AgentV's aliases resolved) and what every assertion made of it
+    carries: its weight and, from `metric`, its axis. Refuses a kind evalward has no
+    equivalent of, and fields of the wrong shape."""
+    if not isinstance(item, dict) or not isinstance(item.get("type"), str):
+        raise AgentVProblem(path, "expected an assertion mapping with a `type`")
+    kind = item["type"].lower().replace("_", "-")
+    kind = _TYPE_ALIASES.get(kind, kind)
+    if kind in REFUSED:
+        raise AgentVProblem(
+            (*path, "type"),
+            f"AgentV grader type {item['type']!r} is not supported by evalward; {REFUSED[kind]}",
+        )
+    weight = item.get("weight", 1.0)
+    if not isinstance(weight, int | float) or isinstance(weight, bool) or weight < 0:
+        raise AgentVProblem((*path, "weight"), f"expected a number >= 0; found {weight!r}")
+    base: dict[str, Any] = {"weight": float(weight)}
+    if isinstance(item.get("metric"), str):
+        base["axis"] = item["metric"]
+    if "required" in item and not isinstance(item["required"], bool):
+        raise AgentVProblem(
+            (*path, "required"), f"expected true or false; found {item['required']!r}"
+        )
+    return kind, base
+
+
+def _limit_check(
+    kind: str, item: dict[str, Any], path: PathKey, base: dict[str, Any]
+) -> dict[str, Any]:
+    """A latency or token-usage grader as evalward's `latency` or `cost` assertion."""
+    if kind == "latency":
+        limit = item.get("threshold", item.get("max_ms"))
+        if not isinstance(limit, int | float) or limit <= 0:
+            raise AgentVProblem(path, "a latency check needs `threshold` (milliseconds, > 0)")
+        return {**base, "type": "latency", "maxMs": limit}
+    limit = item.get("max_total", item.get("max_total_tokens"))
+    if not isinstance(limit, int) or limit < 0:
+        raise AgentVProblem(path, "a token-usage check needs `max_total` (a token count)")
+    return {**base, "type": "cost", "maxTokens": limit}
 
 
 def _assert_set(

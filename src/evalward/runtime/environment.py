@@ -149,9 +149,8 @@ class EnvironmentStore:
             uv_bin = self._uv(request.user)
             probe = self._scratch(request.user, "probe")
             try:
-                cap = self.limits_of(request).timeout
                 installer = Installer(
-                    request.user, request.env, probe, cap.value, cap.source, self.sessions
+                    request.user, request.env, probe, self.limits_of(request), self.sessions
                 )
                 folder = request.source / _folder(spec.python)
                 uv_version = (await installer.check([uv_bin, "--version"], folder)).strip()
@@ -228,7 +227,7 @@ class EnvironmentStore:
                 await self._end_strays(request.user)
             limits = self.limits_of(request)
             await asyncio.to_thread(
-                finish, build, sealed, request.user, material, key, limits, stop
+                finish, build, sealed, request.user, {"key": key, **material}, limits, stop
             )
             sealed.rename(target)
         finally:
@@ -263,10 +262,8 @@ class EnvironmentStore:
         if user is not None:
             for path in (build, *everything(build)):
                 os.chown(path, user.uid, user.gid, follow_symlinks=False)
-        limits = self.limits_of(request)
-        cap = limits.timeout
         installer = Installer(
-            user, request.env, home, cap.value, cap.source, self.sessions, (build, limits)
+            user, request.env, home, self.limits_of(request), self.sessions, watched=build
         )
         if spec.python is not None:
             interpreter = material["python"]["interpreter"]

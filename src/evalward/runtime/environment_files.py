@@ -56,12 +56,12 @@ def finish(
     sealed: Path,
     user: AgentUser | None,
     material: dict[str, Any],
-    key: str,
     limits: EnvironmentLimits,
     stop: threading.Event,
 ) -> None:
     """Lock the installer out of `build`, drop its copy and caches, and seal what it
-    installed into `sealed` (refused over its `limits`) with a record of what it is; only
+    installed into `sealed` (refused over its `limits`) with a record of what it is (`material`,
+    its `key` first); only
     the side's user may enter it. `build` is left to remove."""
     owner = os.geteuid()
     os.chown(build, owner, -1)
@@ -70,7 +70,7 @@ def finish(
         remove_tree(build / scratch)
     builder = user.uid if user else owner
     seal(build, sealed, {builder}, owner, budget=_budget(limits, stop))
-    record = {"key": key, "built": dt.datetime.now(dt.UTC).isoformat(), **material}
+    record = {"key": material["key"], "built": dt.datetime.now(dt.UTC).isoformat(), **material}
     _record(sealed, record, user)
 
 

@@ -54,6 +54,9 @@ class HttpAgentServer:
         proxy: ModelProxy | None = None,
         sandbox: Sandbox | None = None,
     ) -> None:
+        """Seven keyword parameters past `runtime`, each a setting of this server's life (its
+        root, env, kill grace, poll interval, proxy, sandbox) that its caller names; a
+        parameter object would only rename them."""
         self.runtime = runtime
         self.proxy = proxy
         self.sandbox = sandbox

@@ -65,8 +65,8 @@ class Finished:
 
 class Installer:
     """Runs installer commands as `user` (None: evalward's own) with `env` and a HOME under
-    `home`, all of them within `timeout` seconds from now (`cap` says whose bound it is).
-    With `bounds` (a folder and its caps), a command that makes the folder go over a cap is
+    `home`, all of them within the time `limits` allow from now (its source says whose bound
+    it is). With a `watched` folder, a command that makes it go over a cap of `limits` is
     ended then, not at the end of its time (`install_watch`)."""
 
     def __init__(
@@ -74,13 +74,12 @@ class Installer:
         user: AgentUser | None,
         env: Mapping[str, str],
         home: Path,
-        timeout: float,
-        cap: str = "environment.timeoutSeconds",
+        limits: EnvironmentLimits,
         sessions: Sessions | None = None,
-        bounds: tuple[Path, EnvironmentLimits] | None = None,
+        watched: Path | None = None,
     ) -> None:
         self.user = user
-        self.bounds = bounds
+        self.bounds = (watched, limits) if watched is not None else None
         self.env = {
             **env,
             "HOME": str(home),
@@ -95,11 +94,11 @@ class Installer:
             "npm_config_audit": "false",
         }
         self.home = home
-        self.timeout = timeout
-        self.cap = cap
+        self.timeout = limits.timeout.value
+        self.cap = limits.timeout.source
         self.sessions = sessions or Sessions()
         """Where its commands' sessions are known while they run (`strays`)."""
-        self.deadline = time.monotonic() + timeout
+        self.deadline = time.monotonic() + self.timeout
 
     async def run(self, argv: Sequence[str], cwd: Path, extra: Mapping[str, str] = {}) -> Finished:
         """Run one command to its end (or its timeout: then its group is killed)."""

@@ -30,7 +30,11 @@ def agent_request(
     messages: Iterable[ChatMessage],
     tools: FixtureTools,
 ) -> dict[str, Any]:
-    """The one JSON object a bring-your-own agent receives per fixture run."""
+    """The one JSON object a bring-your-own agent receives per fixture run.
+
+    Seven keyword-only parameters: the document's fields, each named at the call as
+    the document names it.
+    """
     request: dict[str, Any] = {
         "protocol": PROTOCOL,
         "agent": agent,

@@ -67,6 +67,8 @@ class AgentRunner:
         sandbox: Sandbox | None = None,
         environment_limits: EnvironmentLimits | None = None,
     ) -> None:
+        """Keyword parameters past the agent, its providers and env, each with a default, so
+        a caller names only the limits it changes; a parameter object would only rename them."""
         self.agent = agent
         self.environment_limits = environment_limits
         self.providers = providers

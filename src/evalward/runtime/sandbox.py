@@ -179,6 +179,8 @@ class Sandbox:
         side: str = "head",
         packages: Packages | None = None,
     ) -> None:
+        """Keyword parameters past `user`, each with a default, so a caller names only what
+        differs from evalward's own sandbox; a parameter object would only rename them."""
         self.user = user
         self.unavailable = unavailable
         self.not_copied = frozenset(not_copied)

@@ -29,7 +29,7 @@ from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.resources import Eval, Located, ResourceSet
 from evalward.resources.assertions import JudgeAssertion
-from evalward.resources.models import DEFAULT_CROSS_CHECK_MARGIN, JudgeCalibration
+from evalward.resources.models import DEFAULT_CROSS_CHECK_MARGIN, JudgeCalibration, JudgeConfig
 from evalward.rundata.results import CalibrationResult, CrossCheck, JudgeVerdict, Status
 from evalward.scoring.calibration import at_least, calibrate
 from evalward.scoring.judge import (
@@ -245,18 +245,8 @@ class JudgePanel:
     async def for_eval(
         self, eval_def: Located[Eval], resources: ResourceSet, side: str
     ) -> EvalJudge:
-        name = eval_def.resource.metadata.name
         config = eval_def.resource.spec.judge
-        cross = config.cross_check
-        base = EvalJudge(
-            eval=name,
-            providers=self.providers,
-            model=config.model,
-            temperature=config.temperature,
-            timeout_seconds=self.timeout_seconds,
-            cross_checks=tuple(CrossJudge(m) for m in cross.models) if cross else (),
-            margin=cross.margin if cross else DEFAULT_CROSS_CHECK_MARGIN,
-        )
+        base = self._judge(eval_def.resource.metadata.name, config)
         if config.model is None or config.calibration is None:
             return base
         located = resources.calibrations.get(config.calibration)
@@ -305,6 +295,19 @@ class JudgePanel:
             base,
             f"judge calibration {config.calibration!r}: κ of {config.model} is {shown}, "
             f"below the floor {config.calibration_floor:.2f}",
+        )
+
+    def _judge(self, name: str, config: JudgeConfig) -> EvalJudge:
+        """The Eval's judge as its definition sets it, before any calibration is read."""
+        cross = config.cross_check
+        return EvalJudge(
+            eval=name,
+            providers=self.providers,
+            model=config.model,
+            temperature=config.temperature,
+            timeout_seconds=self.timeout_seconds,
+            cross_checks=tuple(CrossJudge(m) for m in cross.models) if cross else (),
+            margin=cross.margin if cross else DEFAULT_CROSS_CHECK_MARGIN,
         )
 
     async def _replay(

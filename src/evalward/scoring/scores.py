@@ -83,7 +83,11 @@ async def score_fixture(
 ) -> FixtureResult:
     """Score one run of one fixture (`run`: its Eval, side, rep and commit); judge
     assertions (and code scorers, run by `scorers`) run concurrently, state criteria read
-    `playground`."""
+    `playground`.
+
+    Eight parameters: the run (fixture, trace, scoring, judge) and, keyword-only, its
+    labels, regex budget, playground and code scorers, named at the call.
+    """
     spec = fixture.resource.spec
     name = fixture.resource.metadata.name
     judge = judge or EvalJudge(eval=run.eval)
@@ -97,15 +101,9 @@ async def score_fixture(
     )
 
     async def one(assertion: Assertion) -> JudgeOutcome:
-        if trace.timed_out:
-            return JudgeOutcome(Status.skipped, 0.0, f"not evaluated: {TIMED_OUT}")
-        if trace.error is not None:
-            # An unfinished run is no evidence either way: scoring its partial trace would
-            # credit e.g. `toolNotCalled` for a run that never happened.
-            return JudgeOutcome(Status.error, 0.0, "not evaluated: the run did not complete")
-        read = trace if assertion.turn is None else turn_trace(trace, assertion.turn)
-        if read is None:
-            return JudgeOutcome(Status.failed, 0.0, turn_not_reached(trace, assertion.turn))
+        read, unread = _readable(trace, assertion)
+        if unread is not None:
+            return unread
         if isinstance(assertion, JudgeAssertion):
             rubric = dataclasses.replace(case, rubric=assertion.rubric, trace=read)
             return await judge.grade(assertion, rubric, labels)
@@ -131,6 +129,20 @@ async def score_fixture(
     if playground is not None:
         result.playground = playground.record()
     return result
+
+
+def _readable(trace: Trace, assertion: Assertion) -> tuple[Trace, JudgeOutcome | None]:
+    """The trace `assertion` reads (its turn's, when it names one), or why it reads none."""
+    if trace.timed_out:
+        return trace, JudgeOutcome(Status.skipped, 0.0, f"not evaluated: {TIMED_OUT}")
+    if trace.error is not None:
+        # An unfinished run is no evidence either way: scoring its partial trace would
+        # credit e.g. `toolNotCalled` for a run that never happened.
+        return trace, JudgeOutcome(Status.error, 0.0, "not evaluated: the run did not complete")
+    read = trace if assertion.turn is None else turn_trace(trace, assertion.turn)
+    if read is None:
+        return trace, JudgeOutcome(Status.failed, 0.0, turn_not_reached(trace, assertion.turn))
+    return read, None
 
 
 def _assertion_result(
@@ -347,19 +359,11 @@ def score_eval(
     `gates=False` and left out of the score and the counts.
     """
     spec = eval_def.resource.spec
-    by_fixture: dict[str, list[FixtureResult]] = {}
-    for result in fixtures:
-        by_fixture.setdefault(result.fixture, []).append(result)
-    outcomes = [
-        fixture_outcome(reps, spec.scoring).model_copy(update={"gates": name not in pending})
-        for name, reps in sorted(by_fixture.items())
-    ]
+    outcomes = _outcomes(fixtures, spec.scoring, pending)
     gating = [o for o in outcomes if o.gates]
     scored = [o for o in gating if o.counted]
     decided = [o for o in scored if o.result is not Status.skipped]
-    weight_sum = sum(spec.scoring.weight_of(o.severity) for o in scored)
-    passed_sum = sum(spec.scoring.weight_of(o.severity) for o in scored if o.passed)
-    score = passed_sum / weight_sum if weight_sum > 0 else 0.0
+    score = _weighted_score(scored, spec.scoring)
     advisory = bool(gating) and all(o.advisory for o in gating)
     unscored = [a for f in fixtures for a in f.assertions if a.uncalibrated]
     incomplete = unscored[0].message.removeprefix(NOT_SCORED) if unscored else ""
@@ -399,6 +403,26 @@ def score_eval(
         file=printable(eval_def.file),
         line=eval_def.line,
     )
+
+
+def _outcomes(
+    fixtures: list[FixtureResult], scoring: ScoringConfig, pending: Collection[str]
+) -> list[FixtureOutcome]:
+    """Each fixture decided over its reps, by name; a `pending` one does not gate."""
+    by_fixture: dict[str, list[FixtureResult]] = {}
+    for result in fixtures:
+        by_fixture.setdefault(result.fixture, []).append(result)
+    return [
+        fixture_outcome(reps, scoring).model_copy(update={"gates": name not in pending})
+        for name, reps in sorted(by_fixture.items())
+    ]
+
+
+def _weighted_score(scored: list[FixtureOutcome], scoring: ScoringConfig) -> float:
+    """The severity-weighted share of `scored` that passed (0 when nothing weighs)."""
+    weight_sum = sum(scoring.weight_of(o.severity) for o in scored)
+    passed_sum = sum(scoring.weight_of(o.severity) for o in scored if o.passed)
+    return passed_sum / weight_sum if weight_sum > 0 else 0.0
 
 
 def _advisory_reason(fixtures: list[FixtureResult]) -> str:

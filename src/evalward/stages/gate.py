@@ -108,6 +108,9 @@ def judge_bypass(
     `covered_sha` is the head the label was applied to, when evalward can prove it: from the
     `labeled` event's payload, or from the record in its own comment. A push after the label
     changes the head, so with scope `sha` the gate is armed again until someone re-applies it.
+
+    Seven keyword-only parameters: the facts the rule weighs, each named at the call,
+    so that a fact is never passed in another's place.
     """
 
     def refuse(reason: str) -> BypassRefusal:
@@ -187,7 +190,11 @@ def decide(
 
     `undefined` says that the definitions that gate hold no Eval at all, and where they were
     looked for: the gate is skipped with that reason, never passed (Evals a pull request adds
-    may still fail it)."""
+    may still fail it).
+
+    Keyword-only parameters past the comparisons and the bypass: the policies and the
+    run's facts, each with a default, named at the call.
+    """
     not_run = dict(not_run or {})
     if not comparisons and not not_run:
         return GateDecision(
@@ -206,25 +213,29 @@ def decide(
     skipped = skipped_runs if skipped_runs > 0 and not allow_incomplete else 0
     if not decision.failing_evals and not skipped and not evals.unscored:
         return _passed(decision, evals.advisory, skipped_runs, undefined)
-    return _not_passed(decision, evals, bypass, refusal, regressions, not_run, skipped)
+    if bypass is not None:
+        return _bypassed(decision, bypass)
+    return _not_passed(decision, evals, refusal, regressions, not_run, skipped)
+
+
+def _bypassed(decision: GateDecision, bypass: Bypass) -> GateDecision:
+    """Something fails or is unfinished, and a bypass honours it."""
+    decision.result = GateResult.bypassed
+    decision.bypass = bypass
+    decision.reason = f"failing Evals bypassed by the {bypass.label!r} label"
+    return decision
 
 
 def _not_passed(
     decision: GateDecision,
     evals: _Verdicts,
-    bypass: Bypass | None,
     refusal: BypassRefusal | None,
     regressions: RegressionPolicy,
     not_run: Mapping[str, str],
     skipped: int,
 ) -> GateDecision:
-    """Something fails or is unfinished: a bypass honours it, else the gate fails (or is
-    incomplete, when nothing fails but something could not finish)."""
-    if bypass is not None:
-        decision.result = GateResult.bypassed
-        decision.bypass = bypass
-        decision.reason = f"failing Evals bypassed by the {bypass.label!r} label"
-        return decision
+    """Something fails or is unfinished, and no bypass: the gate fails (or is incomplete,
+    when nothing fails but something could not finish)."""
     if not decision.failing_evals:
         decision.result = GateResult.incomplete
         decision.reason = "; ".join(evals.unfinished(skipped))

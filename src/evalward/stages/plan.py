@@ -132,23 +132,28 @@ def build_plan(
         for fixture in sorted([*fixtures, *plan.pending.get(name, [])]):
             for rep in range(reps):
                 plan.runs.append(PlannedRun(Side.head, name, fixture, rep))
-        if base is None:
-            continue
-        base_eval = base.evals.get(name)
-        if base_eval is None:
-            plan.skipped_base[name] = "the Eval does not exist on the base branch"
-            continue
-        if base_eval.resource.spec.target_agent not in base.agents:
-            plan.skipped_base[name] = "the agent does not exist on the base branch"
-            continue
-        for located_fixture in base.fixtures_of(base_eval.resource):
-            base_name = located_fixture.resource.metadata.name
-            if adaptive is not None:
-                plan.adaptive[name].append(base_name)
-                continue
-            for rep in range(base_eval.resource.spec.execution.reps_per_fixture):
-                plan.runs.append(PlannedRun(Side.base, name, base_name, rep))
+        if base is not None:
+            _plan_base(plan, name, base, adaptive=adaptive is not None)
     return plan
+
+
+def _plan_base(plan: Plan, name: str, base: ResourceSet, *, adaptive: bool) -> None:
+    """The base runs of Eval `name`, where the base branch can run it: its reps of each
+    fixture, or (`adaptive`) the fixtures its rounds draw from."""
+    base_eval = base.evals.get(name)
+    if base_eval is None:
+        plan.skipped_base[name] = "the Eval does not exist on the base branch"
+        return
+    if base_eval.resource.spec.target_agent not in base.agents:
+        plan.skipped_base[name] = "the agent does not exist on the base branch"
+        return
+    for located_fixture in base.fixtures_of(base_eval.resource):
+        base_name = located_fixture.resource.metadata.name
+        if adaptive:
+            plan.adaptive[name].append(base_name)
+            continue
+        for rep in range(base_eval.resource.spec.execution.reps_per_fixture):
+            plan.runs.append(PlannedRun(Side.base, name, base_name, rep))
 
 
 def at_most(plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
