@@ -295,6 +295,7 @@ class _Run:
                 user_model=simulator_model(
                     fixture.conversation, spec.simulated_user.model, spec.judge.model
                 ),
+                allowance=self.how.allowance,
             )
         )
 

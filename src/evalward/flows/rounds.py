@@ -92,6 +92,8 @@ async def run_rounds(
                 skipped = extra
                 break
             committed = cost if committed is None else committed + cost
+            if how.allowance is not None:  # what the round's estimate counts is set aside
+                how.allowance.commit(cost)
         plan.runs.extend(extra)
         if on_more is not None:
             on_more(plan, len(extra))
