@@ -184,6 +184,7 @@ def run_options(job: Job) -> RunOptions:
         budget=Budget(settings.max_model_calls, settings.max_cost_usd),
         sandbox=job.sandbox,
         main_history=job.cache.directory,
+        regressions=settings.fail_on_regression,
     )
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalward.resources import ResourceSet
+from evalward.resources.gate_policy import BaseRuns, RegressionPolicy
 from evalward.resources.repo_config import RepoConfig
 from evalward.rundata.sides import GateConfig, Side
 from evalward.stages.changes import ChangeSet
@@ -54,6 +55,11 @@ class Plan:
     """Evals with adaptive reps (`execution.reps`): the head runs each fixture's minimum, and
     further rounds add reps where the outcome is open (`rounds`); the base fixtures listed
     run only where the verdict reads them."""
+    base_when_failing: dict[str, list[PlannedRun]] = field(default_factory=dict)
+    """Fixed-rep Evals whose decision reads the head only (`failOnRegression: none`, not
+    tightened by the action): their base runs, held back. A round after the head's runs the
+    ones of fixtures the head did not pass, so the comparison tells a regression from a
+    fixture already failing; a fixture the head passes costs nothing on the base."""
     undefined: str = ""
     """When the definitions that gate hold no Eval at all: that, and where they were looked
     for ("the base branch (abc123) defines no Eval: evalward looked in evals/ …")."""
@@ -93,8 +99,11 @@ def build_plan(
     gating: ResourceSet | None = None,
     config: GateConfig = GateConfig.base,
     run_all: bool = False,
+    regressions: RegressionPolicy = RegressionPolicy.none,
 ) -> Plan:
-    """Head runs for every affected Eval; base runs where the base branch can run it too.
+    """Head runs for every affected Eval; base runs where the base branch can run it too,
+    and where the decision reads them (`base_when_failing`: `regressions` is the action's
+    `fail-on-regression`, which tightens the Eval's).
 
     `base` is what the base side runs (the merge base's resources); `gating` the base
     branch's definitions that gate (its tip's, which may be newer; `base` when not given);
@@ -141,30 +150,41 @@ def build_plan(
         if base_eval.resource.spec.target_agent not in base.agents:
             plan.skipped_base[name] = "the agent does not exist on the base branch"
             continue
+        gate_policy = eval_def.spec.scoring.gate
+        reads_base = (
+            gate_policy.base_runs is BaseRuns.always
+            or gate_policy.fail_on_regression.tightest(regressions) is not RegressionPolicy.none
+        )
+        held = None if reads_base else plan.base_when_failing.setdefault(name, [])
         for located_fixture in base.fixtures_of(base_eval.resource):
             base_name = located_fixture.resource.metadata.name
             if adaptive is not None:
                 plan.adaptive[name].append(base_name)
                 continue
             for rep in range(base_eval.resource.spec.execution.reps_per_fixture):
-                plan.runs.append(PlannedRun(Side.base, name, base_name, rep))
+                run = PlannedRun(Side.base, name, base_name, rep)
+                (held if held is not None else plan.runs).append(run)
+        if adaptive is not None:
+            plan.base_when_failing.pop(name, None)
     return plan
 
 
 def at_most(plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
-    """The plan with its adaptive Evals at their maximum reps on both sides, and no rounds:
+    """The plan with its adaptive Evals at their maximum reps on both sides, every base run
+    held back run at once, and no rounds:
     for shards, whose parts cannot take turns, and must not decide on fewer reps than the
     Eval may need (a fixture's verdict then reads every rep)."""
-    if not plan.adaptive:
+    if not plan.adaptive and not plan.base_when_failing:
         return plan
     runs = [run for run in plan.runs if run.eval not in plan.adaptive]
+    runs += [run for held in plan.base_when_failing.values() for run in held]
     for name, base_fixtures in plan.adaptive.items():
         reps = resources[Side.head].evals[name].resource.spec.execution.reps
         most = reps.max if reps is not None else 1
         heads = sorted({r.fixture for r in plan.runs if r.eval == name and r.side is Side.head})
         runs += [PlannedRun(Side.head, name, f, rep) for f in heads for rep in range(most)]
         runs += [PlannedRun(Side.base, name, f, rep) for f in base_fixtures for rep in range(most)]
-    return dataclasses.replace(plan, runs=runs, adaptive={})
+    return dataclasses.replace(plan, runs=runs, adaptive={}, base_when_failing={})
 
 
 def undefined(resources: ResourceSet, whose: str, config: RepoConfig | None) -> str:
