@@ -343,6 +343,13 @@ def test_fixed_reps_run_the_base_only_where_the_decision_or_the_comparison_reads
     scripted(model, "v1", dict.fromkeys(names, [True] * 4))
     scripted(model, "v2", {"f0": [True] * 4, "f1": [False] * 4, "f2": [True] * 4})
 
+    planned = evalward("plan", "--base", "main", cwd=repo.path)
+    assert "3 fixtures, 6 head runs; ~6 model calls" in planned.stdout, planned.stderr
+    assert (
+        "base runs where read: at most 6 (those of the fixtures the head does not pass), ~12"
+        in (planned.stdout)
+    )
+
     # A threshold decides (`failOnRegression: none`): it reads the head alone, so with
     # `baseRuns: whereRead` the base runs only f1, which the head failed, and the
     # comparison can still call it a regression.
