@@ -43,6 +43,7 @@ spec:
   scoring: { passThreshold: 0, gate: { failOnRegression: %s } }
   execution: { repsPerFixture: %d }
 """
+WHERE_READ = FIXED.replace("failOnRegression: %s", "failOnRegression: %s, baseRuns: whereRead")
 FIXTURE = """\
 apiVersion: evalward.dev/v1
 kind: EvalFixture
@@ -333,3 +334,45 @@ def test_an_outage_on_the_head_spends_no_reps_past_the_minimum(
     assert document["result"] == "unavailable"
     assert spent(document) == {"head": {"f0": 2, "f1": 2}, "base": {}}
     assert len(model.requests) == 2 * 2 * 2  # two fixtures, two reps, two attempts each
+
+
+def test_fixed_reps_run_the_base_only_where_the_decision_or_the_comparison_reads_it(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    names = ["f0", "f1", "f2"]
+    change(repo, WHERE_READ % ("none", 2), names)
+    scripted(model, "v1", dict.fromkeys(names, [True] * 4))
+    scripted(model, "v2", {"f0": [True] * 4, "f1": [False] * 4, "f2": [True] * 4})
+
+    planned = evalward("plan", "--base", "main", cwd=repo.path)
+    assert "3 fixtures, 6 head runs; ~6 model calls" in planned.stdout, planned.stderr
+    assert (
+        "base runs where read: at most 6 (those of the fixtures the head does not pass), ~12"
+        in (planned.stdout)
+    )
+
+    # A threshold decides (`failOnRegression: none`): it reads the head alone, so with
+    # `baseRuns: whereRead` the base runs only f1, which the head failed, and the
+    # comparison can still call it a regression.
+    done = run(repo, model, tmp_path / "none")
+    document = json.loads((tmp_path / "none" / "results.json").read_text())
+    assert spent(document) == {"head": dict.fromkeys(names, 2), "base": {"f1": 2}}, done.stderr
+    (head,) = [e for e in document["evals"] if e["side"] == "head"]
+    assert head["base_not_needed"] == ["f0", "f2"]
+    assert document["summary"]["counts"]["regressions"] == 1
+    assert "the base ran 1 of 3 fixtures, those the head did not pass" in done.stdout
+
+    # `failOnRegression: any` (on main, whose Eval gates) reads every fixture's base: every
+    # base rep runs, and the regression blocks.
+    repo.checkout("main")
+    repo.commit("any regression blocks", {"eval.yaml": WHERE_READ % ("any", 2)})
+    repo.checkout("change")
+    repo.git("merge", "-q", "main", "-m", "merge main")
+    model.rules.clear()
+    scripted(model, "v1", dict.fromkeys(names, [True] * 4))
+    scripted(model, "v2", {"f0": [True] * 4, "f1": [False] * 4, "f2": [True] * 4})
+    done = run(repo, model, tmp_path / "any")
+    assert done.returncode == 1, done.stdout + done.stderr
+    document = json.loads((tmp_path / "any" / "results.json").read_text())
+    assert spent(document) == {"head": dict.fromkeys(names, 2), "base": dict.fromkeys(names, 2)}
+    assert [e["base_not_needed"] for e in document["evals"] if e["side"] == "head"] == [[]]

@@ -10,11 +10,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from fakes.github_api import FakeGitHub
+from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import Rule, ScriptedModelServer, text
 from support.actionrun import prepare, pull_request_event, run_action, start_action
 from support.gitrepo import GitRepo
-from support.suite import make_pr, script_model
+from support.suite import (
+    BASE_PROMPT,
+    GREETING_FIXTURE,
+    HEAD_PROMPT,
+    ORDER_FIXTURE,
+    SUPPORT_BOT,
+    SUPPORT_EVAL,
+    make_pr,
+    script_model,
+)
 
 WEBHOOKS = Path(__file__).parent.parent / "data" / "github" / "webhooks"
 LABEL = "force-eval-bypass"
@@ -503,3 +512,62 @@ def test_results_json_matches_its_documented_schema(
         assert f"`{key}`" in doc, key
     for key in results["evals"][0]["fixture_results"][0]:
         assert f"`{key}`" in doc, key
+
+
+def test_a_workflow_dispatch_rerun_decides_like_the_pull_request_gate(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """Every gate setting is the Eval's, read from the base branch: a rerun of the gate from
+    workflow_dispatch blocks exactly as the pull_request event did, for the same reason,
+    although the pull request loosens the rule and the rerun's input asks for none."""
+    strict = SUPPORT_EVAL.replace(
+        "passThreshold: 0.9", "passThreshold: 0.5\n    gate: { failOnRegression: any }"
+    )
+    base = repo.commit(
+        "agents and evals",
+        {
+            "agents/support-bot.yaml": SUPPORT_BOT.format(prompt=BASE_PROMPT),
+            "evals/support-bot.yaml": strict,
+            "evals/fixtures/order-status.yaml": ORDER_FIXTURE,
+            "evals/fixtures/greeting.yaml": GREETING_FIXTURE,
+        },
+    )
+    repo.branch("feature")
+    head = repo.commit(
+        "sharpen the prompt, and let regressions through",
+        {
+            "agents/support-bot.yaml": SUPPORT_BOT.format(prompt=HEAD_PROMPT),
+            "evals/support-bot.yaml": strict.replace(
+                "failOnRegression: any", "failOnRegression: none"
+            ),
+        },
+    )
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    script_model(model, head_greets_well=False)  # above the 0.5 threshold, but a regression
+
+    def why(body: str) -> list[str]:
+        lines = body.split("### Why it is blocked", 1)[1].split("\n###", 1)[0].splitlines()
+        return [line for line in lines if line.startswith("- ")]  # not the run's timing
+
+    gate = run_action(
+        repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
+    )
+    gated = comment_body(github)
+    rerun = run_action(
+        repo.path,
+        github,
+        real_payload("workflow_dispatch"),
+        env=env,
+        event_name="workflow_dispatch",
+        inputs={"pr": "7", "fail-on-regression": "none"},
+    )
+    rerun_body = comment_body(github)  # the same comment, updated
+
+    assert (gate.returncode, rerun.returncode) == (1, 1), gate.stderr + rerun.stderr
+    assert gate.outputs["result"] == rerun.outputs["result"] == "fail"
+    assert why(gated) == why(rerun_body)
+    assert any("greeting" in line and "regress" in line for line in why(gated)), gated
+    assert (gate.results()["reason"], gate.results()["summary"]["counts"]) == (
+        rerun.results()["reason"],
+        rerun.results()["summary"]["counts"],
+    )

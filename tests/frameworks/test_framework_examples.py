@@ -68,6 +68,15 @@ def script_in_text(model: ScriptedModelServer) -> None:
     model.script(asks(order, extracting), text(extract("Your order 12345 has shipped.")))
     model.script(asks(hello, extracting), text(extract("Hello! How can I help you today?")))
     model.script(asks(order, "[[ ## observation_0 ## ]]"), text(react("Shipped.", "finish", {})))
+    # the conversation: turn 2's question (the whole conversation) holds turn 1's too
+    late, number = "My order is late.", "It is 12345."
+    model.script(asks(number, extracting), text(extract("Your order 12345 has shipped.")))
+    model.script(asks(number, "[[ ## observation_0 ## ]]"), text(react("Shipped.", "finish", {})))
+    model.script(asks(number), text(react("I look it up.", "lookup_order", {"order_id": "12345"})))
+    model.script(
+        asks(late, extracting), text(extract("Sorry it is late. What is your order number?"))
+    )
+    model.script(asks(late), text(react("I need its number.", "finish", {})))
     model.script(asks(order), text(react("I look it up.", "lookup_order", {"order_id": "12345"})))
     model.script(asks(hello), text(react("A greeting.", "finish", {})))
 
@@ -128,10 +137,11 @@ def test_a_framework_agent_is_gated_in_the_sandbox_with_no_adapter(
 
     assert run.returncode == 0, run.stdout + run.stderr
     fixtures = {(f["side"], f["fixture"]): f for f in run.results()["fixtures"]}
-    names = {"hello", "where-is-my-order"} | (
-        {"order-conversation"} if "order-conversation" in files["evals.yaml"] else set()
-    )
-    assert set(fixtures) == {(side, fixture) for side in ("base", "head") for fixture in names}
+    names = {"hello", "where-is-my-order", "order-conversation"}
+    # adaptive reps: at least the minimum on the head, and no base run, as no verdict read it
+    assert set(fixtures) == {("head", fixture) for fixture in names}
+    reps = [f["fixture"] for f in run.results()["fixtures"]]
+    assert all(reps.count(fixture) >= 2 for fixture in names)
     for (side, fixture), result in fixtures.items():
         assert result["status"] == "pass", (side, fixture, result.get("message"))
         trace = result["trace"]
@@ -151,17 +161,17 @@ def test_a_framework_agent_is_gated_in_the_sandbox_with_no_adapter(
     call, result = (s for s in order["steps"] if s.get("tool") == tool)
     assert call["arguments"] == {"order_id": "12345"}
     assert "shipped" in result["output"]
-    if "order-conversation" in names:  # the agent, unchanged, held a conversation
-        talk = fixtures[("head", "order-conversation")]
-        assert talk["end_reason"] == "user done" and talk["turns"] == 2
-        assert [(s["turn"], s["type"]) for s in talk["trace"]["steps"]] == [
-            (1, "input"),
-            (1, "final"),
-            (2, "input"),
-            (2, "tool_call"),
-            (2, "tool_result"),
-            (2, "final"),
-        ]
+    talk = fixtures[("head", "order-conversation")]  # the agent, unchanged, held it
+    assert talk["end_reason"] == "user done" and talk["turns"] == 2
+    held = [(s["turn"], s["type"]) for s in talk["trace"]["steps"] if s["type"] != "assistant"]
+    assert held == [
+        (1, "input"),
+        (1, "final"),
+        (2, "input"),
+        (2, "tool_call"),
+        (2, "tool_result"),
+        (2, "final"),
+    ]
     # the provider got evalward's key, never the agent's, on the API the framework speaks
     assert {c.headers["authorization"] for c in model.calls} == {f"Bearer {OPENAI_KEY}"}
     comment = github.comments_on(3)[0]["body"]

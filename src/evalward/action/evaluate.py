@@ -197,6 +197,7 @@ def run_options(settings: Settings, trusted: Trusted, sandbox: Sandbox | None) -
         budget=Budget(settings.max_model_calls, settings.max_cost_usd),
         sandbox=sandbox,
         main_history=trusted.cache.directory,
+        regressions=settings.fail_on_regression,
     )
 
 

@@ -60,6 +60,15 @@ def _eval_row(
     if name in plan.adaptive:  # the plan holds the minimum reps: the range goes up to this
         head_runs, base_runs, most = adaptive_ceiling(plan, dict(resources), prices, name)
         row["atMost"] = {"headRuns": head_runs, "baseRuns": base_runs, "modelCalls": most.calls}
+    held = plan.base_when_failing.get(name, [])
+    if held:  # base runs only where read: at most all of them, when the head fails everything
+        calls = sum(estimate_run(run, resources[run.side], prices).calls for run in held)
+        row["atMost"] = {
+            "headRuns": row["headRuns"],
+            "baseRuns": len(held),
+            "modelCalls": sum(e.calls for e in estimates) + calls,
+            "whereRead": True,
+        }
     return row, cost, any(e.cost_usd is None for e in estimates)
 
 
@@ -149,7 +158,13 @@ def _render(document: dict[str, Any], unpriced: bool, priced_cost: float) -> str
             f"    {entry['fixtures']} fixtures, {entry['headRuns']} head runs{base}; "
             f"~{entry['modelCalls']} model calls, ~${entry['costUsd']:.4f}"
         )
-        if "atMost" in entry:
+        if "atMost" in entry and entry["atMost"].get("whereRead"):
+            most = entry["atMost"]
+            lines.append(
+                f"    base runs where read: at most {most['baseRuns']} (those of the fixtures "
+                f"the head does not pass), ~{most['modelCalls']} model calls in all"
+            )
+        elif "atMost" in entry:
             most = entry["atMost"]
             lines.append(
                 f"    adaptive reps: the runs above at least, at most {most['headRuns']} head "

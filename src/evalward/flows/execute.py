@@ -305,6 +305,7 @@ class _Run:
                 user_model=simulator_model(
                     fixture.conversation, spec.simulated_user.model, spec.judge.model
                 ),
+                allowance=self.how.allowance,
             )
         )
 

@@ -91,6 +91,7 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
             gating=bases.gating,
             config=options.gate_config,
             run_all=options.run_all or revisions.base is None,
+            regressions=options.regressions,
         )
         if from_base and bases.gating is not None and tip is not None:
             plan.undefined = undefined(bases.gating, f"the base branch ({tip[:12]})", config)

@@ -76,8 +76,11 @@ async def run_rounds(
     notes: list[str] = []
     skipped: list[PlannedRun] = []
     committed = estimate
-    while plan.adaptive:
-        extra = next_round(plan, checkouts, results, flaky)
+    first = True
+    while True:
+        held = base_where_read(plan, results) if first else []
+        extra = held + (next_round(plan, checkouts, results, flaky) if plan.adaptive else [])
+        first = False
         if not extra:
             break
         if budget is not None and budget.limited:
@@ -86,17 +89,49 @@ async def run_rounds(
             refused = _over(budget, committed, cost)
             if refused:
                 notes.append(
-                    f"adaptive reps stopped early: {len(extra)} more runs would exceed "
-                    f"{refused}; the verdicts say how sure they are with what ran"
+                    f"{'adaptive reps' if len(held) < len(extra) else 'base runs'} stopped "
+                    f"early: {len(extra)} more runs would exceed {refused}; the verdicts say "
+                    "how sure they are with what ran"
                 )
                 skipped = extra
                 break
             committed = cost if committed is None else committed + cost
+            if how.allowance is not None:  # what the round's estimate counts is set aside
+                how.allowance.commit(cost)
         plan.runs.extend(extra)
         if on_more is not None:
             on_more(plan, len(extra))
         results += await execute(plan.with_runs(extra), checkouts, providers, how)
-    return results, notes, skipped
+        if not plan.adaptive:
+            break
+    return results, notes + _held_notes(plan), skipped
+
+
+def _held_notes(plan: Plan) -> list[str]:
+    """What the comment says of each Eval whose base ran only where it was read."""
+    notes = []
+    for name, held in plan.base_when_failing.items():
+        fixtures = {run.fixture for run in held}
+        ran = {r.fixture for r in plan.runs if r.eval == name and r.side is Side.base}
+        if held:
+            notes.append(
+                f"{name}: its decision reads the head only (`failOnRegression: none`), so the "
+                f"base ran {len(ran)} of {len(fixtures)} fixtures, those the head did not pass"
+            )
+    return notes
+
+
+def base_where_read(plan: Plan, results: list[FixtureResult]) -> list[PlannedRun]:
+    """The held-back base runs (`Plan.base_when_failing`) of the fixtures whose head runs did
+    not all pass: what the comparison needs to tell a regression from a fixture already
+    failing. A fixture every head rep of which passed is not run on the base."""
+    failing = {(r.eval, r.fixture) for r in results if r.side == Side.head.value and not r.passed}
+    return [
+        run
+        for held in plan.base_when_failing.values()
+        for run in held
+        if (run.eval, run.fixture) in failing
+    ]
 
 
 def next_round(

@@ -12,6 +12,7 @@ from pathlib import Path
 from evalward.git import Git
 from evalward.providers.registry import Providers
 from evalward.resources import ResourceSet
+from evalward.resources.gate_policy import RegressionPolicy
 from evalward.rundata.sides import GateConfig, Side
 from evalward.rundata.spending import Budget
 from evalward.runtime.sandbox import Sandbox
@@ -33,6 +34,9 @@ class RunOptions:
     main_history: Path | None = None
     """A trusted result cache's directory, where the default branch's runs record each
     fixture's outcomes (`past.flaky`): what makes a fixture flaky on main."""
+    regressions: RegressionPolicy = RegressionPolicy.none
+    """The action's `fail-on-regression`, which may only tighten an Eval's: the plan runs
+    the base where the decision it makes reads it."""
 
 
 @dataclass(frozen=True)

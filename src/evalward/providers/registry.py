@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,13 +108,19 @@ class MeteredProvider:
         """Whether a call to `model` of this provider gets a cost."""
         return self._prices.price(self.name, model) is not None
 
-    async def complete(self, request: ChatRequest) -> ChatResponse:
+    async def complete(
+        self, request: ChatRequest, *, before_call: Callable[[], None] | None = None
+    ) -> ChatResponse:
+        """The reply, from the cache or the provider; `before_call` runs only when the
+        provider is to be called (a budget that may refuse it by raising)."""
         key = None
         if self._cache is not None and self._cache.enabled:
             key = self._cache.key(self.identity, request)
             hit = self._cache.get(key)
             if hit is not None:
                 return hit
+        if before_call is not None:
+            before_call()
         response = await self.inner.complete(request)
         usage = self._prices.with_cost(self.name, request.model, response.usage)
         self.spent.add(usage, request.labels.purpose)

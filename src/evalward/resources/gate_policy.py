@@ -39,6 +39,18 @@ class FlakyOnMain(StrEnum):
     """It runs and is shown, and blocks only when something else in the Eval blocks too."""
 
 
+class BaseRuns(StrEnum):
+    """Which base runs a fixed-rep Eval spends (an adaptive Eval's tests choose their own)."""
+
+    where_read = "whereRead"
+    """Every base rep when the decision reads the base (`failOnRegression` `any` or
+    `significant`, the Eval's or the action's); otherwise only those of fixtures the head
+    did not pass, so the comparison tells a regression from a fixture already failing."""
+    always = "always"
+    """Every base rep: the comparison also shows fixes and score deltas of fixtures the head
+    passes, at the cost of a whole second side."""
+
+
 class RepRange(Model):
     min: int = Field(default=2, ge=1, le=100)
     max: int = Field(default=8, ge=1, le=100)
@@ -103,6 +115,16 @@ class GatePolicy(Model):
         description=(
             "A fixture whose base flips between runs of the default branch: "
             "`doesNotBlockAlone`\nor `moreReps`."
+        ),
+    )
+
+    base_runs: BaseRuns = Field(
+        default=BaseRuns.always,
+        description=(
+            "With fixed reps: `always` runs every base rep (fixes and deltas are shown); "
+            "`whereRead` runs\nthe base only where the decision reads it (every rep under "
+            "`failOnRegression: any` or\n`significant`, else the fixtures the head did not "
+            "pass)."
         ),
     )
 

@@ -314,6 +314,10 @@ class EvalResult(BaseModel):
     """`scoring.gate.failOnRegression` of the definition that gates."""
     sequential: SequentialRecord | None = None
     """With adaptive reps: what the sequential tests settled; `passed` is their verdict."""
+    base_not_needed: list[str] = Field(default_factory=list)
+    """With fixed reps and a decision that reads the head only (`failOnRegression: none`):
+    the fixtures whose every head rep passed, so the base did not run them (compared as
+    still passing)."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property

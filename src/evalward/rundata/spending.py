@@ -33,8 +33,10 @@ class Budget:
 
 @dataclass
 class Allowance:
-    """The model calls and dollars left to calls made through the model proxy, and each
-    run's share of them.
+    """The model calls and dollars left to the calls a plan cannot count ahead: those made
+    through the model proxy (each run has its share of them) and the simulated users'
+    (estimated at their most, but metered as they are made: what they read grows with
+    what the agent says).
 
     A call is counted when it is let through (so concurrent calls cannot all take the last
     one); its cost when its reply arrives, so calls already in flight when the dollars run
@@ -52,20 +54,28 @@ class Allowance:
 
     @classmethod
     def left_by(cls, budget: Budget, estimate: Estimate | None) -> Allowance | None:
-        """What `budget` leaves after the plan's `estimate`; None for an unlimited budget."""
+        """What `budget` leaves after the plan's `estimate` (less its simulated users' share,
+        which they draw from the allowance as they speak); None for an unlimited budget."""
         if not budget.limited:
             return None
-        calls = budget.max_model_calls
-        cost = budget.max_cost_usd
+        allowance = cls(max_calls=budget.max_model_calls, max_cost_usd=budget.max_cost_usd)
         if estimate is not None:
-            calls = None if calls is None else max(calls - estimate.calls, 0)
-            if cost is not None and estimate.cost_usd is not None:
-                cost = max(cost - estimate.cost_usd, 0.0)
-        return cls(max_calls=calls, max_cost_usd=cost)
+            allowance.commit(estimate)
+        return allowance
 
-    def admit(self, run: str = "") -> str | None:
-        """Count one call of `run` (any key that tells runs apart), or say why it is refused."""
-        if self._by_run.get(run, 0) >= self.per_run:
+    def commit(self, estimate: Estimate) -> None:
+        """Take what `estimate`'s calls that are not metered here will spend (a round of
+        adaptive reps, once the budget has admitted it)."""
+        if self.max_calls is not None:
+            self.max_calls = max(self.max_calls - (estimate.calls - estimate.user_calls), 0)
+        if self.max_cost_usd is not None and estimate.cost_usd is not None:
+            counted = estimate.cost_usd - estimate.user_cost_usd
+            self.max_cost_usd = max(self.max_cost_usd - counted, 0.0)
+
+    def admit(self, run: str | None = "") -> str | None:
+        """Count one call of `run` (any key that tells runs apart; None for a call that is
+        no run's own: a simulated user's), or say why it is refused."""
+        if run is not None and self._by_run.get(run, 0) >= self.per_run:
             return (
                 f"this run's share of model calls is spent: a fixture run may make "
                 f"{self.per_run} calls through evalward's model proxy, so that no agent can "
@@ -75,15 +85,18 @@ class Allowance:
             return (
                 f"the job's model-call budget is spent: "
                 f"{'1 call was' if self.max_calls == 1 else f'{self.max_calls} calls were'} "
-                "left to agents' own calls after the plan's estimate (max-model-calls)"
+                "left after the plan's estimate to the calls it cannot count ahead, agents' "
+                "own and simulated users' (max-model-calls)"
             )
         if self.max_cost_usd is not None and self.cost_usd >= self.max_cost_usd:
             return (
-                f"the job's cost budget is spent: ${self.max_cost_usd:.4f} was left to "
-                "agents' own calls after the plan's estimate (max-cost-usd)"
+                f"the job's cost budget is spent: ${self.max_cost_usd:.4f} was left after "
+                "the plan's estimate to the calls it cannot count ahead, agents' own and "
+                "simulated users' (max-cost-usd)"
             )
         self.calls += 1
-        self._by_run[run] = self._by_run.get(run, 0) + 1
+        if run is not None:
+            self._by_run[run] = self._by_run.get(run, 0) + 1
         return None
 
     def spend(self, cost_usd: float | None) -> None:
@@ -104,6 +117,11 @@ class Estimate:
     """None when a model in the plan has no price."""
     tokens: int = 0
     """Input and output tokens together."""
+    user_calls: int = 0
+    """Of `calls`, the simulated users' (at their most): metered as they are made, from the
+    `Allowance`, rather than set aside ahead."""
+    user_cost_usd: float = 0.0
+    """Of `cost_usd`, the simulated users' calls' (priced ones)."""
 
     def __add__(self, other: Estimate) -> Estimate:
         cost = (
@@ -111,7 +129,13 @@ class Estimate:
             if self.cost_usd is None or other.cost_usd is None
             else self.cost_usd + other.cost_usd
         )
-        return Estimate(self.calls + other.calls, cost, self.tokens + other.tokens)
+        return Estimate(
+            self.calls + other.calls,
+            cost,
+            self.tokens + other.tokens,
+            self.user_calls + other.user_calls,
+            self.user_cost_usd + other.user_cost_usd,
+        )
 
 
 @dataclass

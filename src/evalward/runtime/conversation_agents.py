@@ -20,6 +20,7 @@ from evalward.providers.base import ChatMessage, RunLabels
 from evalward.providers.registry import Providers
 from evalward.resources.agent import CommandRuntime
 from evalward.resources.conversation import Conversation, EndReason
+from evalward.rundata.spending import Allowance
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.command import run_command_agent
 from evalward.runtime.command_repl import ReplSession
@@ -169,6 +170,8 @@ class ConversationRun:
     request: dict[str, Any]
     """The bring-your-own agent's request, without its messages."""
     timeout_seconds: float
+    allowance: Allowance | None = None
+    """The job's budget the simulated user's calls are metered against."""
 
 
 async def converse(
@@ -193,7 +196,7 @@ async def converse(
             )
             trace.end_reason = EndReason.error.value
             return
-        simulator = UserSimulator(user, run.user_model, providers, run.labels)
+        simulator = UserSimulator(user, run.user_model, providers, run.labels, run.allowance)
     runtime = agent.spec.runtime
     answer: TurnAnswer
     if runtime is None:

@@ -22,6 +22,7 @@ from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.resources.conversation import Conversation, one_turn
 from evalward.resources.models import FixtureInput
+from evalward.rundata.spending import Allowance
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.command import run_command_agent
 from evalward.runtime.conversation import end_reason_after
@@ -50,6 +51,8 @@ class FixtureRun:
     conversation: Conversation | None = None
     user_model: str | None = None
     """The model that plays the conversation's simulated user, if it has one."""
+    allowance: Allowance | None = None
+    """The job's budget its simulated user's calls are metered against (None: no budget)."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Where the run's playground is (runtime/playground.py): given to every program of the
     run and, for an http agent, in the request's `playground`."""
@@ -288,7 +291,7 @@ class AgentRunner:
         if run.env:
             request = {**request, "playground": dict(run.env)}
         held = ConversationRun(
-            conversation, run.user_model, run.labels, request, run.timeout_seconds
+            conversation, run.user_model, run.labels, request, run.timeout_seconds, run.allowance
         )
         await converse(
             self.agent, self.providers, self.server, held, trace, grant, launch, executor

@@ -1,8 +1,10 @@
 """The simulated user of a conversation: a model call like any other, playing a persona.
 
 It is asked through the run's providers, so its calls are priced, counted in what the run
-spent, cached (the same conversation so far and the same settings give the same reply, on
-either side) and answered by a mock script's `purpose: user` entries. It sees only what the
+spent, metered against the job's budget as they are made (the `Allowance`: a call past
+`max-model-calls` or `max-cost-usd` is refused, and the run ends as an error saying so),
+cached (the same conversation so far and the same settings give the same reply, on either
+side) and answered by a mock script's `purpose: user` entries. It sees only what the
 agent said, never its tool calls. It ends the conversation by writing `###STOP###` (as
 tau-bench's user does): a token evalward looks for, never a guess at the reply's meaning.
 A reply that cannot be used (an outage, an empty or cut reply, tool calls) ends the run as
@@ -16,8 +18,9 @@ from dataclasses import dataclass
 
 from evalward.errors import ConfigError, ProviderError, ProviderUnavailable
 from evalward.providers.base import ChatMessage, ChatRequest, RunLabels
-from evalward.providers.registry import Providers
+from evalward.providers.registry import MeteredProvider, Providers
 from evalward.resources.conversation import SimulatedUser
+from evalward.rundata.spending import Allowance
 from evalward.rundata.trace import Trace, Usage
 
 STOP = "###STOP###"
@@ -73,12 +76,19 @@ class UserSimulator:
     """One conversation's simulated user, asked once per turn."""
 
     def __init__(
-        self, user: SimulatedUser, model_id: str, providers: Providers, labels: RunLabels
+        self,
+        user: SimulatedUser,
+        model_id: str,
+        providers: Providers,
+        labels: RunLabels,
+        allowance: Allowance | None = None,
     ) -> None:
         self.user = user
         self.model_id = model_id
         self.providers = providers
         self.labels = dataclasses.replace(labels, purpose="user")
+        self.allowance = allowance
+        """The job's budget left to calls it meters as they are made (None: no budget)."""
         self._said: list[str] = []
         self._heard: list[str] = []
 
@@ -102,13 +112,19 @@ class UserSimulator:
             provider, model = self.providers.resolve(self.model_id)
         except ConfigError as exc:
             raise UserUnavailable(f"the simulated user's model: {exc}") from None
+        request = dataclasses.replace(request, model=model)
         try:
-            response = await provider.complete(dataclasses.replace(request, model=model))
+            if isinstance(provider, MeteredProvider):
+                response = await provider.complete(request, before_call=self._admit)
+            else:
+                response = await provider.complete(request)
         except ProviderError as exc:
             raise UserUnavailable(
                 f"the simulated user ({self.model_id}) could not answer: {exc}",
                 outage=isinstance(exc, ProviderUnavailable),
             ) from None
+        if self.allowance is not None and not response.cached and not self.providers.override:
+            self.allowance.spend(response.usage.cost_usd)  # a mock script's reply is free
         trace.user_calls += 0 if response.cached else 1
         usage = trace.user_usage or Usage()
         trace.user_usage = usage + response.usage
@@ -128,6 +144,13 @@ class UserSimulator:
             return Said(text.replace(STOP, "").strip(), done=True)
         self._said.append(text)
         return Said(text, done=False)
+
+    def _admit(self) -> None:
+        """Count the call about to be made against the budget, or stop the user: a reply
+        from the cache costs nothing and is never refused."""
+        refusal = self.allowance.admit(None) if self.allowance is not None else None
+        if refusal is not None:
+            raise UserUnavailable(f"the simulated user ({self.model_id}) was stopped: {refusal}")
 
     def _messages(self) -> list[ChatMessage]:
         """The conversation as the user sees it: its own messages are the assistant's turns

@@ -143,6 +143,8 @@ def _compare_one(head: EvalResult, base: EvalResult | None) -> EvalComparison:
         change = _classify(base_passed.get(name), head_passed.get(name))
         if name in sequential:  # the base runs only where the verdict reads it
             change = Change.new if name in pending else sequential[name][0]
+        elif name in head.base_not_needed and head_passed.get(name):
+            change = Change.still_passing  # the head passed it, so the base was not run
         if name in advisory:
             change = Change.advisory
         comparison.fixtures.append(

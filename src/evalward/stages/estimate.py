@@ -24,7 +24,10 @@ docs/cli.md ("The estimate") gives its ratio to what runs spent.
 
 What the estimate leaves of the budget is the `Allowance` of the calls that cannot be
 estimated: those bring-your-own agents (and command tools) make through the model proxy.
-The proxy counts them as they happen and refuses the first one past it.
+The proxy counts them as they happen and refuses the first one past it. A simulated user's
+calls are estimated at their most (one per turn the conversation can reach), but what they
+read grows with what the agent says: their share stays in the allowance, and each call is
+counted against it as it is made, so the budget stops a conversation that outgrows it.
 
 Over budget, fixtures run in order of severity (critical first; within a severity, by Eval
 and fixture name); a fixture's reps and both of its sides stay together; the rest are skipped.
@@ -124,7 +127,8 @@ def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) ->
         seen += REPLY_TOKENS * CHARS_PER_TOKEN + STEP_CHARS * 2
     calls *= agent_turns(fixture)
     seen *= agent_turns(fixture)
-    calls += [_Call(*call) for call in user_calls(fixture.conversation, eval_def.spec, seen)]
+    users = [_Call(*call) for call in user_calls(fixture.conversation, eval_def.spec, seen)]
+    calls += users
     for judge_model in eval_def.spec.judge.models:
         for assertion in assertions:
             if assertion.get("type") == "judge":
@@ -136,14 +140,20 @@ def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) ->
                         JUDGE_REPLY_TOKENS,
                     )
                 )
-    cost: float | None = 0.0
+    cost = _priced(calls, prices)
+    tokens = sum(c.prompt + c.reply for c in calls)
+    return Estimate(len(calls), cost, tokens, len(users), _priced(users, prices) or 0.0)
+
+
+def _priced(calls: list[_Call], prices: PriceTable) -> float | None:
+    """What `calls` cost; None when a model among them has no price."""
+    cost = 0.0
     for call in calls:
         price = prices.of(call.model)
-        if price is None or cost is None:
-            cost = None
-            continue
+        if price is None:
+            return None
         cost += (call.prompt * price.input + call.reply * price.output) / 1e6
-    return Estimate(len(calls), cost, sum(c.prompt + c.reply for c in calls))
+    return cost
 
 
 def _tool_schema_chars(agent: AgentSpec) -> int:

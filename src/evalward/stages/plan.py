@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalward.resources import ResourceSet
+from evalward.resources.gate_policy import BaseRuns, RegressionPolicy
 from evalward.resources.repo_config import RepoConfig
 from evalward.rundata.sides import GateConfig, Side
 from evalward.stages.changes import ChangeSet
@@ -54,6 +55,11 @@ class Plan:
     """Evals with adaptive reps (`execution.reps`): the head runs each fixture's minimum, and
     further rounds add reps where the outcome is open (`rounds`); the base fixtures listed
     run only where the verdict reads them."""
+    base_when_failing: dict[str, list[PlannedRun]] = field(default_factory=dict)
+    """Fixed-rep Evals whose decision reads the head only (`failOnRegression: none`, not
+    tightened by the action): their base runs, held back. A round after the head's runs the
+    ones of fixtures the head did not pass, so the comparison tells a regression from a
+    fixture already failing; a fixture the head passes costs nothing on the base."""
     undefined: str = ""
     """When the definitions that gate hold no Eval at all: that, and where they were looked
     for ("the base branch (abc123) defines no Eval: evalward looked in evals/ …")."""
@@ -93,8 +99,11 @@ def build_plan(
     gating: ResourceSet | None = None,
     config: GateConfig = GateConfig.base,
     run_all: bool = False,
+    regressions: RegressionPolicy = RegressionPolicy.none,
 ) -> Plan:
-    """Head runs for every affected Eval; base runs where the base branch can run it too.
+    """Head runs for every affected Eval; base runs where the base branch can run it too,
+    and where the decision reads them (`base_when_failing`: `regressions` is the action's
+    `fail-on-regression`, which tightens the Eval's).
 
     `base` is what the base side runs (the merge base's resources); `gating` the base
     branch's definitions that gate (its tip's, which may be newer; `base` when not given);
@@ -133,13 +142,21 @@ def build_plan(
             for rep in range(reps):
                 plan.runs.append(PlannedRun(Side.head, name, fixture, rep))
         if base is not None:
-            _plan_base(plan, name, base, adaptive=adaptive is not None)
+            policy = eval_def.spec.scoring.gate
+            reads_base = (
+                policy.base_runs is BaseRuns.always
+                or policy.fail_on_regression.tightest(regressions) is not RegressionPolicy.none
+            )
+            _plan_base(plan, name, base, adaptive=adaptive is not None, reads_base=reads_base)
     return plan
 
 
-def _plan_base(plan: Plan, name: str, base: ResourceSet, *, adaptive: bool) -> None:
+def _plan_base(
+    plan: Plan, name: str, base: ResourceSet, *, adaptive: bool, reads_base: bool
+) -> None:
     """The base runs of Eval `name`, where the base branch can run it: its reps of each
-    fixture, or (`adaptive`) the fixtures its rounds draw from."""
+    fixture, held back for the fixtures the head fails unless the decision `reads_base`
+    (`base_when_failing`), or (`adaptive`) the fixtures its rounds draw from."""
     base_eval = base.evals.get(name)
     if base_eval is None:
         plan.skipped_base[name] = "the Eval does not exist on the base branch"
@@ -147,29 +164,33 @@ def _plan_base(plan: Plan, name: str, base: ResourceSet, *, adaptive: bool) -> N
     if base_eval.resource.spec.target_agent not in base.agents:
         plan.skipped_base[name] = "the agent does not exist on the base branch"
         return
+    held = None if reads_base or adaptive else plan.base_when_failing.setdefault(name, [])
     for located_fixture in base.fixtures_of(base_eval.resource):
         base_name = located_fixture.resource.metadata.name
         if adaptive:
             plan.adaptive[name].append(base_name)
             continue
         for rep in range(base_eval.resource.spec.execution.reps_per_fixture):
-            plan.runs.append(PlannedRun(Side.base, name, base_name, rep))
+            run = PlannedRun(Side.base, name, base_name, rep)
+            (held if held is not None else plan.runs).append(run)
 
 
 def at_most(plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
-    """The plan with its adaptive Evals at their maximum reps on both sides, and no rounds:
+    """The plan with its adaptive Evals at their maximum reps on both sides, every base run
+    held back run at once, and no rounds:
     for shards, whose parts cannot take turns, and must not decide on fewer reps than the
     Eval may need (a fixture's verdict then reads every rep)."""
-    if not plan.adaptive:
+    if not plan.adaptive and not plan.base_when_failing:
         return plan
     runs = [run for run in plan.runs if run.eval not in plan.adaptive]
+    runs += [run for held in plan.base_when_failing.values() for run in held]
     for name, base_fixtures in plan.adaptive.items():
         reps = resources[Side.head].evals[name].resource.spec.execution.reps
         most = reps.max if reps is not None else 1
         heads = sorted({r.fixture for r in plan.runs if r.eval == name and r.side is Side.head})
         runs += [PlannedRun(Side.head, name, f, rep) for f in heads for rep in range(most)]
         runs += [PlannedRun(Side.base, name, f, rep) for f in base_fixtures for rep in range(most)]
-    return dataclasses.replace(plan, runs=runs, adaptive={})
+    return dataclasses.replace(plan, runs=runs, adaptive={}, base_when_failing={})
 
 
 def undefined(resources: ResourceSet, whose: str, config: RepoConfig | None) -> str:

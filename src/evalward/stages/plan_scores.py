@@ -36,11 +36,24 @@ def score_evals(plan: Plan, evals: EvalsBySide, results: list[FixtureResult]) ->
             if (
                 side is Side.base
                 and not runs
-                and (name in plan.skipped_base or name in plan.adaptive)
+                and (
+                    name in plan.skipped_base
+                    or name in plan.adaptive
+                    or name in plan.base_when_failing
+                )
             ):
                 continue
             located = definitions.get(name)
             if located is not None:
                 pending = plan.pending.get(name, []) if side is Side.head else []
-                out.append(score_eval(located, side.value, runs, pending))
+                scored = score_eval(located, side.value, runs, pending)
+                if side is Side.head and name in plan.base_when_failing:
+                    scored.base_not_needed = _not_needed(plan, name, results)
+                out.append(scored)
     return out
+
+
+def _not_needed(plan: Plan, name: str, results: list[FixtureResult]) -> list[str]:
+    """The held-back base fixtures of `name` that did not run: the head passed them."""
+    ran = {r.fixture for r in results if r.eval == name and r.side == Side.base.value}
+    return sorted({r.fixture for r in plan.base_when_failing[name]} - ran)
