@@ -13,24 +13,11 @@ from fakes.model_server import ScriptedModelServer, text
 from support.actionrun import pull_request_event, run_action
 from support.agentuser import AGENT_UID
 from support.gitrepo import GitRepo
+from support.greeter import greeter_agent, greeter_eval
 from support.suite import provider_env
 
-AGENT = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: { name: greeter }
-spec:
-  models: [openai/gpt-test]
-  system: "%s"
-"""
-EVAL = """\
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: { name: greeter-eval }
-spec:
-  targetAgent: greeter
-  fixtureSelector: { matchLabels: { agent: greeter } }
-"""
+AGENT = greeter_agent("openai/gpt-test", '"%s"')
+EVAL = greeter_eval(by_label=True)
 FIXTURE = """\
 apiVersion: evalward.dev/v1
 kind: EvalFixture

@@ -10,22 +10,9 @@ from typing import Any
 
 from support.clirun import evalward
 from support.gitrepo import GitRepo
+from support.greeter import documents, greeter_agent, greeter_eval
 
-AGENT_AND_EVAL = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: { name: greeter }
-spec:
-  models: [openai/gpt-test]
-  system: Greet.
----
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: { name: greeter-eval }
-spec:
-  targetAgent: greeter
-  fixtureSelector: { matchLabels: { agent: greeter } }
-"""
+AGENT_AND_EVAL = documents(greeter_agent("openai/gpt-test"), greeter_eval(by_label=True))
 
 FIXTURE = """\
 ---
