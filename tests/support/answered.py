@@ -10,6 +10,7 @@ from typing import Any
 from fakes.model_script import Reply, Rule
 from fakes.model_server import ScriptedModelServer, text
 from support.gitrepo import GitRepo
+from support.greeter import eval_for
 
 AGENT = """\
 apiVersion: evalward.dev/v1
@@ -33,15 +34,7 @@ spec:
 
 def helper_eval(*settings: str) -> str:
     """The helper's Eval over the fixtures labelled `agent: helper`, with more `spec` lines."""
-    extra = "".join(f"  {line}\n" for line in settings)
-    return f"""\
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: {{ name: helper-eval }}
-spec:
-  targetAgent: helper
-  fixtureSelector: {{ matchLabels: {{ agent: helper }} }}
-{extra}"""
+    return eval_for("helper", "fixtureSelector: { matchLabels: { agent: helper } }", *settings)
 
 
 ADAPTIVE_EVAL = helper_eval("execution: { reps: { min: 2, max: 8 } }")

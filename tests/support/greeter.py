@@ -16,23 +16,25 @@ spec:
 """
 
 
-def greeter_eval(*settings: str, by_label: bool = False) -> str:
-    """The greeter's Eval over `greeting` (over the fixtures labelled `agent: greeter` when
-    `by_label`), with more `spec` lines (`judge: {...}`)."""
-    fixtures = (
-        "fixtureSelector: { matchLabels: { agent: greeter } }"
-        if by_label
-        else "fixtures: [greeting]"
-    )
+def eval_for(agent: str, select: str, *settings: str) -> str:
+    """The Eval `<agent>-eval` of `agent`, choosing its fixtures by `select` (a `spec` line:
+    `fixtures: [...]` or `fixtureSelector: ...`), with more `spec` lines (`judge: {...}`)."""
     extra = "".join(f"  {line}\n" for line in settings)
     return f"""\
 apiVersion: evalward.dev/v1
 kind: Eval
-metadata: {{ name: greeter-eval }}
+metadata: {{ name: {agent}-eval }}
 spec:
-  targetAgent: greeter
-  {fixtures}
+  targetAgent: {agent}
+  {select}
 {extra}"""
+
+
+def greeter_eval(*settings: str, by_label: bool = False) -> str:
+    """The greeter's Eval over `greeting` (over the fixtures labelled `agent: greeter` when
+    `by_label`), with more `spec` lines."""
+    labelled = "fixtureSelector: { matchLabels: { agent: greeter } }"
+    return eval_for("greeter", labelled if by_label else "fixtures: [greeting]", *settings)
 
 
 def greeting_fixture(*assertions: str) -> str:
