@@ -17,7 +17,7 @@ from support.greeter import greeter_agent, greeter_eval
 from support.suite import provider_env
 
 AGENT = greeter_agent("openai/gpt-test", '"%s"')
-EVAL = greeter_eval(by_label=True)
+EVAL = greeter_eval(labelled=True)
 FIXTURE = """\
 apiVersion: evalward.dev/v1
 kind: EvalFixture

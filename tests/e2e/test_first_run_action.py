@@ -11,8 +11,9 @@ from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_script import Reply, text
 from fakes.model_server import ScriptedModelServer
 from support.actionrun import pull_request_event, run_action
+from support.documents import documents
 from support.gitrepo import GitRepo
-from support.greeter import documents, greeter_agent, greeter_eval, greeting_fixture
+from support.greeter import greeter_agent, greeter_eval, greeting_fixture
 from support.suite import provider_env
 
 AGENT = greeter_agent("openai/%s")

@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from support.clirun import evalward
+from support.documents import documents
 from support.gitrepo import GitRepo
-from support.greeter import documents, greeter_agent, greeter_eval
+from support.greeter import greeter_agent, greeter_eval
 
-AGENT_AND_EVAL = documents(greeter_agent("openai/gpt-test"), greeter_eval(by_label=True))
+AGENT_AND_EVAL = documents(greeter_agent("openai/gpt-test"), greeter_eval(labelled=True))
 
 FIXTURE = """\
 ---

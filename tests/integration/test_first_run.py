@@ -10,8 +10,9 @@ import pytest
 from evalward.providers.config import Price
 from evalward.providers.pricing import PriceTable
 from support.clirun import evalward
+from support.documents import documents
 from support.gitrepo import GitRepo
-from support.greeter import documents, greeter_agent, greeter_eval, greeting_fixture
+from support.greeter import greeter_agent, greeter_eval, greeting_fixture
 
 SUITE = documents(
     greeter_agent("MODEL"),

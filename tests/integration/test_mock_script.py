@@ -7,8 +7,9 @@ import json
 from typing import Any
 
 from support.clirun import evalward
+from support.documents import documents
 from support.gitrepo import GitRepo
-from support.greeter import documents, greeter_agent, greeter_eval, greeting_fixture
+from support.greeter import greeter_agent, greeter_eval, greeting_fixture
 
 SUITE = documents(
     greeter_agent("openai/gpt-test"),

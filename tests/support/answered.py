@@ -9,8 +9,8 @@ from typing import Any
 
 from fakes.model_script import Reply, Rule
 from fakes.model_server import ScriptedModelServer, text
+from support.documents import by_label, eval_for
 from support.gitrepo import GitRepo
-from support.greeter import eval_for
 
 AGENT = """\
 apiVersion: evalward.dev/v1
@@ -34,7 +34,7 @@ spec:
 
 def helper_eval(*settings: str) -> str:
     """The helper's Eval over the fixtures labelled `agent: helper`, with more `spec` lines."""
-    return eval_for("helper", "fixtureSelector: { matchLabels: { agent: helper } }", *settings)
+    return eval_for("helper", by_label("helper"), *settings)
 
 
 ADAPTIVE_EVAL = helper_eval("execution: { reps: { min: 2, max: 8 } }")

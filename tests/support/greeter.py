@@ -3,6 +3,8 @@ each part built apart so a test can vary the model, the Eval's settings or the a
 
 from __future__ import annotations
 
+from support.documents import by_label, eval_for
+
 
 def greeter_agent(models: str, system: str = "Greet.") -> str:
     """The greeter Agent on `models` (a flow sequence's items)."""
@@ -16,25 +18,11 @@ spec:
 """
 
 
-def eval_for(agent: str, select: str, *settings: str) -> str:
-    """The Eval `<agent>-eval` of `agent`, choosing its fixtures by `select` (a `spec` line:
-    `fixtures: [...]` or `fixtureSelector: ...`), with more `spec` lines (`judge: {...}`)."""
-    extra = "".join(f"  {line}\n" for line in settings)
-    return f"""\
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: {{ name: {agent}-eval }}
-spec:
-  targetAgent: {agent}
-  {select}
-{extra}"""
-
-
-def greeter_eval(*settings: str, by_label: bool = False) -> str:
+def greeter_eval(*settings: str, labelled: bool = False) -> str:
     """The greeter's Eval over `greeting` (over the fixtures labelled `agent: greeter` when
-    `by_label`), with more `spec` lines."""
-    labelled = "fixtureSelector: { matchLabels: { agent: greeter } }"
-    return eval_for("greeter", labelled if by_label else "fixtures: [greeting]", *settings)
+    `labelled`), with more `spec` lines."""
+    select = by_label("greeter") if labelled else "fixtures: [greeting]"
+    return eval_for("greeter", select, *settings)
 
 
 def greeting_fixture(*assertions: str) -> str:
@@ -49,8 +37,3 @@ spec:
   input: {{ type: prompt, payload: {{ prompt: "Hi!" }} }}
   assertions:
 {items}"""
-
-
-def documents(*parts: str) -> str:
-    """YAML documents as one file."""
-    return "---\n".join(parts)
