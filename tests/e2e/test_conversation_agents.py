@@ -13,6 +13,7 @@ from typing import Any
 from fakes.model_server import ScriptedModelServer, mentions, text, tool_call
 from support.clirun import evalward
 from support.gitrepo import GitRepo
+from support.jsonserver import READY, json_server
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 KEY = "sk-conversation-agents-key-0123456789"
@@ -93,41 +94,6 @@ def talk_suite(
     }
 
 
-def http_server(on_post: str) -> str:
-    """An http agent's program: ready on GET, on POST the body `on_post` (Python, indented
-    as a method's, reading the request and setting `trace`) answered as `{"trace": trace}`."""
-    return (
-        HTTP_SERVER_HEAD
-        + on_post
-        + """\
-        body = json.dumps({"trace": trace}).encode()
-        self.send_response(200)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
-"""
-    )
-
-
-HTTP_SERVER_HEAD = """\
-import json, sys
-from http.server import BaseHTTPRequestHandler, HTTPServer
-
-sessions = {}
-
-class Handler(BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200); self.send_header("content-length", "0"); self.end_headers()
-
-    def do_POST(self):
-"""
-
-
 def run(repo: GitRepo, model: ScriptedModelServer) -> tuple[int, dict[str, Any], str]:
     out = repo.path / "out"
     done = evalward(
@@ -188,8 +154,10 @@ def test_an_agents_sdk_agent_holds_a_scripted_conversation_unchanged(
     assert result["trace"]["end_reason"] == "user done"
 
 
-HTTP_AGENT = http_server(
-    """\
+HTTP_AGENT = json_server(
+    READY
+    + """
+    def do_POST(self):
         request = json.loads(self.rfile.read(int(self.headers["content-length"])))
         conversation = request["conversation"]
         first = sessions.setdefault(conversation["id"], request["messages"][0]["content"])
@@ -202,7 +170,9 @@ HTTP_AGENT = http_server(
                      {"type": "final", "content": said}]
         else:
             trace = [{"type": "final", "content": said + "; your order number?"}]
-"""
+        self.reply({"trace": trace})
+""",
+    preamble="import json, sys\nsessions = {}\n",
 )
 
 
@@ -376,12 +346,15 @@ def test_a_repl_agent_is_started_once_and_given_one_turn_per_line(
     assert "the agent showed no prompt '> '" in talk["message"]
 
 
-FLOOD_SERVER = http_server(
-    """\
+FLOOD_SERVER = json_server(
+    READY
+    + """
+    def do_POST(self):
         self.rfile.read(int(self.headers["content-length"]))
         trace = [{"type": "tool_call", "tool": "search", "arguments": {}},
                  {"type": "tool_result", "tool": "search", "output": "x" * 17_000_000},
                  {"type": "final", "content": "Here is what I found."}]
+        self.reply({"trace": trace})
 """
 )
 
