@@ -13,6 +13,7 @@ from typing import Any
 from fakes.model_server import ScriptedModelServer, text, tool_call
 from support.clirun import evalward
 from support.gitrepo import GitRepo
+from support.suite import LOOKUP_ORDER
 
 HOSTILE = (
     'Sure! <img src=x onerror="window.__pwned=1"> </script><script>window.__pwned=2</script> '
@@ -20,7 +21,8 @@ HOSTILE = (
 )
 PRIVATE_OUTPUT = "PRIVATE-OUTPUT-d41d8cd9"
 
-AGENT = """\
+AGENT = (
+    """\
 apiVersion: evalward.dev/v1
 kind: Agent
 metadata: {{ name: support-bot }}
@@ -28,15 +30,9 @@ spec:
   models: [openai/gpt-test]
   system: "You are the support agent of Acme. Prompt version {version}."
   tools:
-    - name: lookup_order
-      description: Look up an order by its id.
-      parameters:
-        type: object
-        properties: {{ order_id: {{ type: string }} }}
-        required: [order_id]
-      mock:
-        output: {{ status: shipped, eta: "2026-11-25" }}
 """
+    + LOOKUP_ORDER
+)
 
 EVALS = """\
 apiVersion: evalward.dev/v1

@@ -10,50 +10,19 @@ import random
 from pathlib import Path
 from typing import Any
 
-from fakes.model_script import Reply, Rule
-from fakes.model_server import ScriptedModelServer, error, text
+from fakes.model_script import Rule
+from fakes.model_server import ScriptedModelServer, error
+from support.answered import ADAPTIVE_EVAL, AGENT, commit_suite, helper_eval, scripted
 from support.clirun import evalward
 from support.gitrepo import GitRepo
 from support.suite import provider_env
 
-AGENT = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: {{ name: helper }}
-spec:
-  models: [openai/gpt-4.1-mini]
-  system: You are a helper ({version}). Answer in one sentence.
-"""
-EVAL = """\
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: { name: helper-eval }
-spec:
-  targetAgent: helper
-  fixtureSelector: { matchLabels: { agent: helper } }
-  execution: { reps: { min: 2, max: 8 } }
-"""
-FIXED = """\
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: { name: helper-eval }
-spec:
-  targetAgent: helper
-  fixtureSelector: { matchLabels: { agent: helper } }
-  scoring: { passThreshold: 0, gate: { failOnRegression: %s } }
-  execution: { repsPerFixture: %d }
-"""
+EVAL = ADAPTIVE_EVAL
+FIXED = helper_eval(
+    "scoring: { passThreshold: 0, gate: { failOnRegression: %s } }",
+    "execution: { repsPerFixture: %d }",
+)
 WHERE_READ = FIXED.replace("failOnRegression: %s", "failOnRegression: %s, baseRuns: whereRead")
-FIXTURE = """\
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: {{ name: {name}, labels: {{ agent: helper }} }}
-spec:
-  targetAgent: helper
-  input: {{ type: prompt, payload: {{ prompt: "question about {name}" }} }}
-  assertions:
-    - {{ type: contains, value: "the answer" }}
-"""
 FIXTURES = [f"f{i}" for i in range(8)]
 
 
@@ -64,30 +33,9 @@ def script(model: ScriptedModelServer, version: str, chances: dict[str, float], 
     scripted(model, version, answers)
 
 
-def scripted(model: ScriptedModelServer, version: str, answers: dict[str, list[bool]]) -> None:
-    """Each fixture's replies for one side's agent, in the order its requests arrive."""
-    for name, rights in answers.items():
-        replies: list[Reply] = [text("the answer" if right else "no idea") for right in rights]
-
-        def asks(body: dict[str, Any], name: str = name) -> bool:
-            said = json.dumps(body)
-            return f"question about {name}" in said and f"({version})" in said
-
-        model.rules.append(Rule(asks, replies, sequence=True))
-
-
 def change(repo: GitRepo, eval_yaml: str = EVAL, names: list[str] = FIXTURES, **pr: str) -> None:
     """A suite on main, and a branch that changes the agent's prompt (and `pr`'s files)."""
-    fixtures = "---\n".join(FIXTURE.format(name=name) for name in names)
-    repo.commit(
-        "suite",
-        {
-            "agent.yaml": AGENT.format(version="v1"),
-            "eval.yaml": eval_yaml,
-            "fixtures.yaml": fixtures,
-            ".gitignore": ".evalward/\n",
-        },
-    )
+    commit_suite(repo, eval_yaml, names)
     repo.branch("change")
     repo.commit("a new prompt", {"agent.yaml": AGENT.format(version="v2"), **pr})
 

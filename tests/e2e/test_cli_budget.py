@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from fakes.model_server import ScriptedModelServer, text
+from support.answered import helper_eval
 from support.clirun import evalward
 from support.gitrepo import GitRepo
 
@@ -21,14 +22,7 @@ spec:
   models: [openai/gpt-4.1-mini]
   system: You are a helper. Answer in one sentence.
 """
-EVAL = """\
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: { name: helper-eval }
-spec:
-  targetAgent: helper
-  fixtureSelector: { matchLabels: { agent: helper } }
-"""
+EVAL = helper_eval()
 FIXTURE = """\
 apiVersion: evalward.dev/v1
 kind: EvalFixture

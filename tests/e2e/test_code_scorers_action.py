@@ -10,27 +10,14 @@ import pytest
 
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text
-from support.actionrun import pull_request_event, run_action
+from support.actionrun import ActionRun, pull_request_event, run_action
 from support.agentuser import AGENT_UID
 from support.gitrepo import GitRepo
+from support.greeter import greeter_agent, greeter_eval
 from support.suite import provider_env
 
-AGENT = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: { name: greeter }
-spec:
-  models: [openai/gpt-test]
-  system: "%s"
-"""
-EVAL = """\
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: { name: greeter-eval }
-spec:
-  targetAgent: greeter
-  fixtureSelector: { matchLabels: { agent: greeter } }
-"""
+AGENT = greeter_agent("openai/gpt-test", '"%s"')
+EVAL = greeter_eval(labelled=True)
 FIXTURE = """\
 apiVersion: evalward.dev/v1
 kind: EvalFixture
@@ -65,29 +52,39 @@ def env(model: ScriptedModelServer) -> dict[str, str]:
     return provider_env(model, SECRET)
 
 
-def test_a_pr_that_rewrites_its_scorer_is_graded_by_the_base_one_that_sees_no_secret(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
-) -> None:
+def gate_new_prompt(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    suite: dict[str, str],
+    rewrites: dict[str, str],
+) -> ActionRun:
+    """Gate pull request 7: the greeter with `suite` on the base; on the head a new prompt
+    (which the model answers without the refund policy) and `rewrites`."""
     base = repo.commit(
-        "a greeter and its scorer",
-        {
-            "agents/greeter.yaml": AGENT % "Prompt BASE-V1.",
-            "evals/greeter.yaml": EVAL,
-            "evals/fixtures/refund.yaml": FIXTURE,
-            "scorers/mentions_policy.py": BASE_SCORER,
-        },
+        "a greeter and its suite",
+        {"agents/greeter.yaml": AGENT % "Prompt BASE-V1.", "evals/greeter.yaml": EVAL, **suite},
     )
     repo.branch("feature")
     head = repo.commit(
         "a new prompt, and a scorer that passes anything",
-        {"agents/greeter.yaml": AGENT % "Prompt HEAD-V2.", "scorers/mentions_policy.py": PR_SCORER},
+        {"agents/greeter.yaml": AGENT % "Prompt HEAD-V2.", **rewrites},
     )
     github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
     model.script(lambda body: "BASE-V1" in json.dumps(body), text("See our refund policy."))
     model.script(lambda body: "HEAD-V2" in json.dumps(body), text("Sure, no problem!"))
 
     event = pull_request_event(github.repository, 7, base, head)
-    run = run_action(repo.path, github, event, env=env)
+    return run_action(repo.path, github, event, env=env)
+
+
+def test_a_pr_that_rewrites_its_scorer_is_graded_by_the_base_one_that_sees_no_secret(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    scorer = "scorers/mentions_policy.py"
+    suite = {"evals/fixtures/refund.yaml": FIXTURE, scorer: BASE_SCORER}
+    run = gate_new_prompt(repo, github, model, env, suite, {scorer: PR_SCORER})
 
     assert run.returncode == 1, run.stdout + run.stderr
     results = run.results()
@@ -127,29 +124,9 @@ AGENTV_PR_GRADER = 'print(\'{"pass": true, "reason": "the pull request\\\'s grad
 def test_a_pr_that_rewrites_an_agentv_script_grader_is_graded_by_the_base_one(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:
-    base = repo.commit(
-        "a greeter and its AgentV suite",
-        {
-            "agents/greeter.yaml": AGENT % "Prompt BASE-V1.",
-            "evals/greeter.yaml": EVAL,
-            "evals/agentv/suite.yaml": AGENTV_SUITE,
-            "evals/agentv/graders/policy.py": AGENTV_BASE_GRADER,
-        },
-    )
-    repo.branch("feature")
-    head = repo.commit(
-        "a new prompt, and a grader that passes anything",
-        {
-            "agents/greeter.yaml": AGENT % "Prompt HEAD-V2.",
-            "evals/agentv/graders/policy.py": AGENTV_PR_GRADER,
-        },
-    )
-    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
-    model.script(lambda body: "BASE-V1" in json.dumps(body), text("See our refund policy."))
-    model.script(lambda body: "HEAD-V2" in json.dumps(body), text("Sure, no problem!"))
-
-    event = pull_request_event(github.repository, 7, base, head)
-    run = run_action(repo.path, github, event, env=env)
+    grader = "evals/agentv/graders/policy.py"
+    suite = {"evals/agentv/suite.yaml": AGENTV_SUITE, grader: AGENTV_BASE_GRADER}
+    run = gate_new_prompt(repo, github, model, env, suite, {grader: AGENTV_PR_GRADER})
 
     assert run.returncode == 1, run.stdout + run.stderr
     by_side = {f["side"]: f["assertions"][0] for f in run.results()["fixtures"]}

@@ -13,6 +13,7 @@ from typing import Any
 from fakes.model_server import ScriptedModelServer, mentions, text, tool_call
 from support.clirun import evalward
 from support.gitrepo import GitRepo
+from support.jsonserver import READY, json_server
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 KEY = "sk-conversation-agents-key-0123456789"
@@ -71,6 +72,28 @@ def agent_yaml(name: str, runtime: str) -> str:
     )
 
 
+HTTP_RUNTIME = (
+    "    http:\n"
+    f'      start: [{sys.executable}, agent/server.py, "{{port}}"]\n'
+    "      ready: http://127.0.0.1:{port}/ready\n"
+    "      url: http://127.0.0.1:{port}/run\n"
+)
+
+
+def talk_suite(
+    agent: str, runtime: str, script: tuple[str, str], *, timeout: int = 60
+) -> dict[str, str]:
+    """The agent, its Eval over the scripted `talk` fixture, and the agent's program at
+    `script[0]` (a path under the repository) holding `script[1]`."""
+    path, source = script
+    return {
+        "agents.yaml": agent_yaml(agent, runtime)
+        + EVAL.format(agent=agent, fixture="talk", timeout=timeout)
+        + SCRIPTED.format(agent=agent),
+        path: source,
+    }
+
+
 def run(repo: GitRepo, model: ScriptedModelServer) -> tuple[int, dict[str, Any], str]:
     out = repo.path / "out"
     done = evalward(
@@ -105,12 +128,8 @@ def test_an_agents_sdk_agent_holds_a_scripted_conversation_unchanged(
     repo: GitRepo, model: ScriptedModelServer
 ) -> None:
     runtime = f'    command: {{ run: [{sys.executable}, agent/agent.py, "{{input}}"] }}\n'
-    files = {
-        "agents.yaml": agent_yaml("support", runtime)
-        + EVAL.format(agent="support", fixture="talk", timeout=120)
-        + SCRIPTED.format(agent="support"),
-        "agent/agent.py": (AGENTS / "agents_sdk_agent.py").read_text(),
-    }
+    agent = (AGENTS / "agents_sdk_agent.py").read_text()
+    files = talk_suite("support", runtime, ("agent/agent.py", agent), timeout=120)
     repo.commit("an Agents SDK agent", files)
     # Turn 2's request holds the whole conversation: the SDK agent is given it as its prompt.
     model.script(
@@ -135,16 +154,9 @@ def test_an_agents_sdk_agent_holds_a_scripted_conversation_unchanged(
     assert result["trace"]["end_reason"] == "user done"
 
 
-HTTP_AGENT = """\
-import json, sys
-from http.server import BaseHTTPRequestHandler, HTTPServer
-
-sessions = {}
-
-class Handler(BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200); self.send_header("content-length", "0"); self.end_headers()
-
+HTTP_AGENT = json_server(
+    READY
+    + """
     def do_POST(self):
         request = json.loads(self.rfile.read(int(self.headers["content-length"])))
         conversation = request["conversation"]
@@ -158,34 +170,16 @@ class Handler(BaseHTTPRequestHandler):
                      {"type": "final", "content": said}]
         else:
             trace = [{"type": "final", "content": said + "; your order number?"}]
-        body = json.dumps({"trace": trace}).encode()
-        self.send_response(200)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
-"""
+        self.reply({"trace": trace})
+""",
+    preamble="import json, sys\nsessions = {}\n",
+)
 
 
 def test_an_http_agent_gets_one_request_per_turn_with_one_conversation_id(
     repo: GitRepo, model: ScriptedModelServer
 ) -> None:
-    runtime = (
-        "    http:\n"
-        f'      start: [{sys.executable}, agent/server.py, "{{port}}"]\n'
-        "      ready: http://127.0.0.1:{port}/ready\n"
-        "      url: http://127.0.0.1:{port}/run\n"
-    )
-    files = {
-        "agents.yaml": agent_yaml("desk", runtime)
-        + EVAL.format(agent="desk", fixture="talk", timeout=60)
-        + SCRIPTED.format(agent="desk"),
-        "agent/server.py": HTTP_AGENT,
-    }
+    files = talk_suite("desk", HTTP_RUNTIME, ("agent/server.py", HTTP_AGENT))
     repo.commit("an http agent", files)
     code, results, said = run(repo, model)
     assert code == 0, said
@@ -251,12 +245,7 @@ def test_hostile_agents_in_a_conversation_are_bounded_with_a_clear_message(
     repo: GitRepo, model: ScriptedModelServer
 ) -> None:
     flood = f"    command: {{ run: [{sys.executable}, agent/flood.py] }}\n"
-    files = {
-        "agents.yaml": agent_yaml("flood", flood)
-        + EVAL.format(agent="flood", fixture="talk", timeout=60)
-        + SCRIPTED.format(agent="flood"),
-        "agent/flood.py": FLOOD,
-    }
+    files = talk_suite("flood", flood, ("agent/flood.py", FLOOD))
     repo.commit("an agent that answers megabytes", files)
     code, results, said = run(repo, model)
     result = only_fixture(results)
@@ -270,12 +259,7 @@ def test_hostile_agents_in_a_conversation_are_bounded_with_a_clear_message(
     hang = f"    command: {{ run: [{sys.executable}, agent/hang.py], stdin: json }}\n"
     repo.commit(
         "an agent that never answers turn 2",
-        {
-            "agents.yaml": agent_yaml("hang", hang)
-            + EVAL.format(agent="hang", fixture="talk", timeout=3)
-            + SCRIPTED.format(agent="hang"),
-            "agent/hang.py": SILENT,
-        },
+        talk_suite("hang", hang, ("agent/hang.py", SILENT), timeout=3),
     )
     code, results, said = run(repo, model)
     result = only_fixture(results)
@@ -362,47 +346,23 @@ def test_a_repl_agent_is_started_once_and_given_one_turn_per_line(
     assert "the agent showed no prompt '> '" in talk["message"]
 
 
-FLOOD_SERVER = """\
-import json, sys
-from http.server import BaseHTTPRequestHandler, HTTPServer
-
-class Handler(BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200); self.send_header("content-length", "0"); self.end_headers()
-
+FLOOD_SERVER = json_server(
+    READY
+    + """
     def do_POST(self):
         self.rfile.read(int(self.headers["content-length"]))
         trace = [{"type": "tool_call", "tool": "search", "arguments": {}},
                  {"type": "tool_result", "tool": "search", "output": "x" * 17_000_000},
                  {"type": "final", "content": "Here is what I found."}]
-        body = json.dumps({"trace": trace}).encode()
-        self.send_response(200)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+        self.reply({"trace": trace})
 """
+)
 
 
 def test_an_agent_that_floods_every_turn_is_stopped_when_the_conversation_holds_too_much(
     repo: GitRepo, model: ScriptedModelServer
 ) -> None:
-    runtime = (
-        "    http:\n"
-        f'      start: [{sys.executable}, agent/server.py, "{{port}}"]\n'
-        "      ready: http://127.0.0.1:{port}/ready\n"
-        "      url: http://127.0.0.1:{port}/run\n"
-    )
-    files = {
-        "agents.yaml": agent_yaml("flooder", runtime)
-        + EVAL.format(agent="flooder", fixture="talk", timeout=60)
-        + SCRIPTED.format(agent="flooder"),
-        "agent/server.py": FLOOD_SERVER,
-    }
+    files = talk_suite("flooder", HTTP_RUNTIME, ("agent/server.py", FLOOD_SERVER))
     repo.commit("an agent that floods every turn", files)
     code, results, said = run(repo, model)
     result = only_fixture(results)

@@ -11,34 +11,13 @@ from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_script import Reply, text
 from fakes.model_server import ScriptedModelServer
 from support.actionrun import pull_request_event, run_action
+from support.documents import documents
 from support.gitrepo import GitRepo
+from support.greeter import greeter_agent, greeter_eval, greeting_fixture
 from support.suite import provider_env
 
-AGENT = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: { name: greeter }
-spec:
-  models: [openai/%s]
-  system: Greet.
-"""
-SUITE = """\
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: { name: greeter-eval }
-spec:
-  targetAgent: greeter
-  fixtures: [greeting]
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: { name: greeting }
-spec:
-  targetAgent: greeter
-  input: { type: prompt, payload: { prompt: "Hi!" } }
-  assertions:
-    - { type: contains, value: Hello }
-"""
+AGENT = greeter_agent("openai/%s")
+SUITE = documents(greeter_eval(), greeting_fixture("{ type: contains, value: Hello }"))
 
 
 def refusal(status: int, message: str, code: str) -> Reply:

@@ -9,37 +9,20 @@ import json
 
 import pytest
 
-from e2e.test_adaptive_reps import AGENT, FIXTURE, scripted
 from e2e.test_github_events import real_payload
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer
 from support.actionrun import pull_request_event, run_action
+from support.answered import ADAPTIVE_EVAL, AGENT, commit_suite, scripted
 from support.gitrepo import GitRepo
 
-EVAL = """\
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: { name: helper-eval }
-spec:
-  targetAgent: helper
-  fixtureSelector: { matchLabels: { agent: helper } }
-  execution: { reps: { min: 2, max: 8 } }
-"""
 NAMES = ["f0", "f1", "f2", "f3"]
 
 
 def test_a_fixture_that_flips_on_main_is_shown_flaky_and_does_not_block_alone(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:
-    base = repo.commit(
-        "suite",
-        {
-            "agent.yaml": AGENT.format(version="v1"),
-            "eval.yaml": EVAL,
-            "fixtures.yaml": "---\n".join(FIXTURE.format(name=n) for n in NAMES),
-            ".gitignore": ".evalward/\n",
-        },
-    )
+    base = commit_suite(repo, ADAPTIVE_EVAL, NAMES)
     repo.branch("feature")
     head = repo.commit("a new prompt", {"agent.yaml": AGENT.format(version="v2")})
     github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
@@ -84,15 +67,7 @@ def test_a_flakiness_record_the_pull_request_commits_is_not_read(
 ) -> None:
     """The pull request forges a record calling the fixture it breaks flaky on main: the
     result cache is not trusted, nothing is flaky, and the broken fixture blocks."""
-    base = repo.commit(
-        "suite",
-        {
-            "agent.yaml": AGENT.format(version="v1"),
-            "eval.yaml": EVAL,
-            "fixtures.yaml": "---\n".join(FIXTURE.format(name=n) for n in NAMES),
-            ".gitignore": ".evalward/\n",
-        },
-    )
+    base = commit_suite(repo, ADAPTIVE_EVAL, NAMES)
     repo.branch("feature")
     forged = {
         "eval": "helper-eval",

@@ -6,11 +6,10 @@ traceback — and a well-formed export in the same run still becomes its steps."
 from __future__ import annotations
 
 import json
-import sys
 
-from e2e.test_model_proxy_cli import SYSTEM_PYTHON, runnable_by_all
-from fakes.github_api import FakeGitHub, FakePull
+from fakes.github_api import FakeGitHub
 from support.actionrun import pull_request_event, run_action
+from support.byoagent import agent_python, pr_tuning
 from support.gitrepo import GitRepo
 
 
@@ -97,18 +96,13 @@ spec:
 def test_malformed_exports_and_events_are_the_runs_located_errors_not_a_crash(
     repo: GitRepo, github: FakeGitHub
 ) -> None:
-    python, isolation = (
-        (SYSTEM_PYTHON, "user") if runnable_by_all(SYSTEM_PYTHON) else (sys.executable, "off")
-    )
+    python, isolation = agent_python()
     files = {
         "agents.yaml": AGENT.format(python=python),
         "agent/exporter.py": EXPORTER,
         "agent/exports.json": json.dumps([*MALFORMED, GOOD]),
     }
-    base = repo.commit("exporter", files)
-    repo.branch("feature")
-    head = repo.commit("tuned", {"agent/exporter.py": EXPORTER + "\n# tuned\n"})
-    github.add_pull(FakePull(number=8, head_sha=head, base_sha=base))
+    base, head = pr_tuning(repo, github, 8, files, "agent/exporter.py")
 
     run = run_action(
         repo.path,

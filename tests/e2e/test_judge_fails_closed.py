@@ -7,15 +7,14 @@ share of calls)."""
 from __future__ import annotations
 
 import json
-import sys
 import threading
 from typing import Any
 
 from e2e.test_advisory_judge import AGENT, CANDIDATES, EVAL, LABELS, calibration, script
-from e2e.test_model_proxy_cli import SYSTEM_PYTHON, runnable_by_all
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, error, text
 from support.actionrun import pull_request_event, run_action
+from support.byoagent import agent_python
 from support.gitrepo import GitRepo
 from support.suite import provider_env
 
@@ -124,9 +123,7 @@ def test_an_agent_flooding_the_provider_starves_neither_the_calibration_nor_the_
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
     # In the action the agent runs as another user, who needs a Python it may execute.
-    python, isolation = (
-        (SYSTEM_PYTHON, "user") if runnable_by_all(SYSTEM_PYTHON) else (sys.executable, "off")
-    )
+    python, isolation = agent_python()
     base = base_commit(repo)
     repo.branch("feature")
     head = repo.commit(

@@ -8,35 +8,18 @@ from pathlib import Path
 from typing import Any
 
 from support.clirun import evalward
+from support.documents import documents
 from support.gitrepo import GitRepo
+from support.greeter import greeter_agent, greeter_eval, greeting_fixture
 
-SUITE = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: { name: greeter }
-spec:
-  models: [openai/gpt-4.1-mini]
-  system: Greet the customer and offer help.
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: { name: greeting }
-spec:
-  targetAgent: greeter
-  input: { type: prompt, payload: { prompt: "Hi!" } }
-  assertions:
-    - { type: contains, value: help }
-    - type: judge
-      rubric: Was the greeting friendly?
----
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: { name: greeter-eval }
-spec:
-  targetAgent: greeter
-  fixtures: [greeting]
-  judge: { model: openai/gpt-4.1-mini }
-"""
+SUITE = documents(
+    greeter_agent("openai/gpt-4.1-mini", "Greet the customer and offer help."),
+    greeting_fixture(
+        "{ type: contains, value: help }",
+        "type: judge\n      rubric: Was the greeting friendly?",
+    ),
+    greeter_eval("judge: { model: openai/gpt-4.1-mini }"),
+)
 
 VERDICT = '{"score": %s, "confidence": 0.9, "summary": "%s", "violations": []}'
 

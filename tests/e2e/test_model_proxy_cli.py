@@ -12,9 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from fakes.github_api import FakeGitHub, FakePull
+from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text, tool_call
 from support.actionrun import pull_request_event, run_action
+from support.byoagent import agent_python, one_agent_suite, pr_tuning
 from support.clirun import evalward
 from support.gitrepo import GitRepo
 
@@ -232,65 +233,23 @@ replies:
     assert all(c["usage"]["input_tokens"] > 0 for c in calls)
 
 
-SYSTEM_PYTHON = "/usr/bin/python3"
-
-
-def runnable_by_all(program: str) -> bool:
-    """Whether a user other than this one can run `program` (every directory on the way open)."""
-    path = Path(program).resolve()
-    if not path.is_file() or not path.stat().st_mode & 0o001:
-        return False
-    return all(parent.stat().st_mode & 0o001 for parent in path.parents)
-
-
-BUSY = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: {{ name: busy }}
-spec:
-  runtime:
-    command: [{python}, agent/proxy_agent.py]
-  watch: [agent/*.py]
----
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: {{ name: busy-eval }}
-spec:
-  targetAgent: busy
-  fixtures: [three-calls]
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: {{ name: three-calls }}
-spec:
-  targetAgent: busy
-  input: {{ type: prompt, payload: {{ prompt: "calls 3: hello" }} }}
-  assertions:
-    - {{ type: contains, value: "200" }}
-"""
+BUSY = one_agent_suite(
+    "busy",
+    "three-calls",
+    command="[{python}, agent/proxy_agent.py]",
+    prompt="calls 3: hello",
+    assertion='{ type: contains, value: "200" }',
+)
 
 
 def test_the_action_refuses_byo_calls_past_max_model_calls_and_the_gate_fails(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
     agent = (AGENTS / "proxy_agent.py").read_text()
-    # In the action the agent runs as another user, who needs a Python it may execute: the
-    # system's, where there is one (the agent uses the standard library only).
-    python, isolation = (
-        (SYSTEM_PYTHON, "user")
-        if runnable_by_all(SYSTEM_PYTHON)
-        else (
-            sys.executable,
-            "off",
-        )
-    )
-    base = repo.commit(
-        "busy agent",
-        {"agents.yaml": BUSY.format(python=python), "agent/proxy_agent.py": agent},
-    )
-    repo.branch("feature")
-    head = repo.commit("tuned", {"agent/proxy_agent.py": agent + "\n# tuned\n"})
-    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    # In the action the agent runs as another user, who needs a Python it may execute.
+    python, isolation = agent_python()
+    files = {"agents.yaml": BUSY.replace("{python}", python), "agent/proxy_agent.py": agent}
+    base, head = pr_tuning(repo, github, 7, files, "agent/proxy_agent.py")
     model.script("hello", text("hi"))
 
     # Both sides run, 3 calls each; the plan estimates no call for a BYO agent, so the

@@ -10,6 +10,7 @@ from pathlib import Path
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text, tool_call
 from support.agentenv import PYTHON, needs_root, open_pr, run_gate, workspace
+from support.jsonserver import json_server
 
 __all__ = ["workspace"]  # a fixture
 
@@ -54,25 +55,14 @@ CREATE TABLE refunds (id INTEGER PRIMARY KEY, order_id TEXT, amount REAL);
 INSERT INTO orders VALUES ('A-1', 25);
 """
 
-SERVICE = """\
-import json, os, sys
-from http.server import BaseHTTPRequestHandler, HTTPServer
-
-class Handler(BaseHTTPRequestHandler):
+SERVICE = json_server(
+    """\
     def do_GET(self):
         secrets = [k for k in os.environ if "KEY" in k or "TOKEN" in k]
-        state = {"uid": os.getuid(), "secrets": secrets}
-        body = json.dumps(state).encode()
-        self.send_response(200)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
-"""
+        self.reply({"uid": os.getuid(), "secrets": secrets})
+""",
+    preamble="import json, os, sys\n",
+)
 
 TOOL = """\
 import json, os, sqlite3, sys

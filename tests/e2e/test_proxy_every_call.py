@@ -5,59 +5,43 @@ is spent, and a model id that tries to leave its path segment never leaves at al
 
 from __future__ import annotations
 
-import sys
 import threading
 from pathlib import Path
 
-from e2e.test_model_proxy_cli import OPENAI_KEY, SYSTEM_PYTHON, runnable_by_all
-from fakes.github_api import FakeGitHub, FakePull
+from e2e.test_model_proxy_cli import OPENAI_KEY
+from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text
 from support.actionrun import pull_request_event, run_action
+from support.byoagent import agent_python, one_agent_suite, pr_tuning
 from support.gitrepo import GitRepo
 from support.suite import provider_env
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 LISTS = 40
 
-LISTER = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: {{ name: lister }}
-spec:
-  runtime:
-    command: [{python}, agent/proxy_agent.py]
-  watch: [agent/*.py]
----
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: {{ name: lister-eval }}
-spec:
-  targetAgent: lister
-  fixtures: [many-lists]
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: {{ name: many-lists }}
-spec:
-  targetAgent: lister
-  input: {{ type: prompt, payload: {{ prompt: "lists {lists}: which models are there?" }} }}
-  assertions:
-    - {{ type: contains, value: "200" }}
-"""
+LISTER = one_agent_suite(
+    "lister",
+    "many-lists",
+    command="[{python}, agent/proxy_agent.py]",
+    prompt=f"lists {LISTS}: which models are there?",
+    assertion='{ type: contains, value: "200" }',
+)
+HASTY = one_agent_suite(
+    "hasty",
+    "cheap",
+    command="{ run: [{python}, agent/hasty.py], timeoutSeconds: 5 }",
+    prompt="write at length",
+    assertion="{ type: cost, maxUsd: 0.000001 }",
+)
 
 
 def test_model_lists_and_embeddings_are_calls_counted_against_max_model_calls(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
     agent = (AGENTS / "proxy_agent.py").read_text()
-    python, isolation = (
-        (SYSTEM_PYTHON, "user") if runnable_by_all(SYSTEM_PYTHON) else (sys.executable, "off")
-    )
-    definitions = LISTER.format(python=python, lists=LISTS)
-    base = repo.commit("lister", {"agents.yaml": definitions, "agent/proxy_agent.py": agent})
-    repo.branch("feature")
-    head = repo.commit("tuned", {"agent/proxy_agent.py": agent + "\n# tuned\n"})
-    github.add_pull(FakePull(number=8, head_sha=head, base_sha=base))
+    python, isolation = agent_python()
+    files = {"agents.yaml": LISTER.replace("{python}", python), "agent/proxy_agent.py": agent}
+    base, head = pr_tuning(repo, github, 8, files, "agent/proxy_agent.py")
 
     run = run_action(
         repo.path,
@@ -103,31 +87,6 @@ with urllib.request.urlopen(request, timeout=60) as reply:
 print(json.dumps({"type": "final", "content": "done"}), flush=True)
 os._exit(0)
 """
-HASTY = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: {{ name: hasty }}
-spec:
-  runtime:
-    command: {{ run: [{python}, agent/hasty.py], timeoutSeconds: 5 }}
-  watch: [agent/*.py]
----
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: {{ name: hasty-eval }}
-spec:
-  targetAgent: hasty
-  fixtures: [cheap]
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: {{ name: cheap }}
-spec:
-  targetAgent: hasty
-  input: {{ type: prompt, payload: {{ prompt: "write at length" }} }}
-  assertions:
-    - {{ type: cost, maxUsd: 0.000001 }}
-"""
 
 
 def test_a_stream_the_agent_leaves_after_its_first_delta_is_charged_when_the_run_cuts_it(
@@ -135,15 +94,9 @@ def test_a_stream_the_agent_leaves_after_its_first_delta_is_charged_when_the_run
 ) -> None:
     """The provider goes on sending after the agent has gone; the run ends before the
     stream, whose usage would come last, so the call is charged as what it carried."""
-    python, isolation = (
-        (SYSTEM_PYTHON, "user") if runnable_by_all(SYSTEM_PYTHON) else (sys.executable, "off")
-    )
-    base = repo.commit(
-        "hasty", {"agents.yaml": HASTY.format(python=python), "agent/hasty.py": FIRST_DELTA_AGENT}
-    )
-    repo.branch("feature")
-    head = repo.commit("tuned", {"agent/hasty.py": FIRST_DELTA_AGENT + "\n# tuned\n"})
-    github.add_pull(FakePull(number=8, head_sha=head, base_sha=base))
+    python, isolation = agent_python()
+    files = {"agents.yaml": HASTY.replace("{python}", python), "agent/hasty.py": FIRST_DELTA_AGENT}
+    base, head = pr_tuning(repo, github, 8, files, "agent/hasty.py")
     hold = threading.Event()  # the long completion never finishes within the run
     model.script("at length", text("word " * 1000, pieces=1000, hold=hold, hold_after=600))
 

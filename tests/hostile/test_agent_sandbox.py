@@ -44,6 +44,7 @@ from support.actionrun import (
     run_action,
 )
 from support.agentuser import AGENT_UID
+from support.documents import labelled_suite
 from support.gitrepo import GitRepo
 from support.suite import make_pr, provider_env, script_model
 
@@ -125,23 +126,7 @@ def agent_yaml(kind: str, script: str, prompt: str) -> str:
     return f"{header}spec:\n  {spec}\n"
 
 
-SUITE = """\
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: { name: pr-agent-eval }
-spec:
-  targetAgent: pr-agent
-  fixtureSelector: { matchLabels: { agent: pr-agent } }
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: { name: greets, labels: { agent: pr-agent } }
-spec:
-  targetAgent: pr-agent
-  input: { type: prompt, payload: { prompt: hi } }
-  assertions:
-    - { type: contains, value: hello }
-"""
+SUITE = labelled_suite("pr-agent", "greets", "hi", "{ type: contains, value: hello }")
 
 
 class Attacker:

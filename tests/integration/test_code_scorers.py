@@ -9,23 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from support.clirun import evalward
+from support.documents import documents
 from support.gitrepo import GitRepo
+from support.greeter import greeter_agent, greeter_eval
 
-AGENT_AND_EVAL = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: { name: greeter }
-spec:
-  models: [openai/gpt-test]
-  system: Greet.
----
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: { name: greeter-eval }
-spec:
-  targetAgent: greeter
-  fixtureSelector: { matchLabels: { agent: greeter } }
-"""
+AGENT_AND_EVAL = documents(greeter_agent("openai/gpt-test"), greeter_eval(labelled=True))
 
 FIXTURE = """\
 ---

@@ -10,33 +10,15 @@ import pytest
 from evalward.providers.config import Price
 from evalward.providers.pricing import PriceTable
 from support.clirun import evalward
+from support.documents import documents
 from support.gitrepo import GitRepo
+from support.greeter import greeter_agent, greeter_eval, greeting_fixture
 
-SUITE = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: { name: greeter }
-spec:
-  models: [MODEL]
-  system: Greet.
----
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: { name: greeter-eval }
-spec:
-  targetAgent: greeter
-  fixtures: [greeting]
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: { name: greeting }
-spec:
-  targetAgent: greeter
-  input: { type: prompt, payload: { prompt: "Hi!" } }
-  assertions:
-    - { type: contains, value: help }
-    - { type: cost, maxUsd: 1 }
-"""
+SUITE = documents(
+    greeter_agent("MODEL"),
+    greeter_eval(),
+    greeting_fixture("{ type: contains, value: help }", "{ type: cost, maxUsd: 1 }"),
+)
 MOCK = """\
 replies:
   - match: { agent: greeter }

@@ -7,34 +7,15 @@ import json
 from typing import Any
 
 from support.clirun import evalward
+from support.documents import documents
 from support.gitrepo import GitRepo
+from support.greeter import greeter_agent, greeter_eval, greeting_fixture
 
-SUITE = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: { name: greeter }
-spec:
-  models: [openai/gpt-test]
-  system: Greet.
----
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: { name: greeter-eval }
-spec:
-  targetAgent: greeter
-  fixtures: [greeting]
-  judge: { model: anthropic/judge }
-  execution: { repsPerFixture: 4 }
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: { name: greeting }
-spec:
-  targetAgent: greeter
-  input: { type: prompt, payload: { prompt: "Hi!" } }
-  assertions:
-    - { type: contains, value: help }
-"""
+SUITE = documents(
+    greeter_agent("openai/gpt-test"),
+    greeter_eval("judge: { model: anthropic/judge }", "execution: { repsPerFixture: 4 }"),
+    greeting_fixture("{ type: contains, value: help }"),
+)
 JUDGED = SUITE + "    - { type: judge, rubric: Was it polite?, minScore: 0.5 }\n"
 POLITE = '{"score": 0.9, "confidence": 0.9, "summary": "Polite.", "violations": []}'
 RUDE = '{"score": 0.1, "confidence": 0.9, "summary": "Rude.", "violations": []}'

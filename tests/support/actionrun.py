@@ -9,7 +9,9 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
+
+from typing_extensions import Unpack
 
 from fakes.github_api import FakeGitHub
 from support.agentuser import AGENT_USER_INPUT
@@ -108,17 +110,20 @@ class Launch:
         )
 
 
+class LaunchOptions(TypedDict, total=False):
+    """How a run is launched: the step's `with:` inputs, more environment (over the
+    runner's), the event's name (`pull_request`) and the runner's own folder."""
+
+    inputs: dict[str, str] | None
+    env: dict[str, str] | None
+    event_name: str
+    run_dir: Path | None
+
+
 def prepare(
-    workspace: Path,
-    github: FakeGitHub,
-    event: dict[str, Any],
-    *,
-    inputs: dict[str, str] | None = None,
-    env: dict[str, str] | None = None,
-    event_name: str = "pull_request",
-    run_dir: Path | None = None,
+    workspace: Path, github: FakeGitHub, event: dict[str, Any], **options: Unpack[LaunchOptions]
 ) -> Launch:
-    run_dir = run_dir or workspace.parent / "runner"
+    run_dir = options.get("run_dir") or workspace.parent / "runner"
     run_dir.mkdir(parents=True, exist_ok=True)
     event_path = run_dir / "event.json"
     event_path.write_text(json.dumps(event))
@@ -131,7 +136,7 @@ def prepare(
         "PATH": os.environ["PATH"],
         "HOME": str(run_dir),
         "GITHUB_ACTIONS": "true",
-        "GITHUB_EVENT_NAME": event_name,
+        "GITHUB_EVENT_NAME": options.get("event_name", "pull_request"),
         "GITHUB_EVENT_PATH": str(event_path),
         "GITHUB_REPOSITORY": github.repository,
         "GITHUB_API_URL": github.url,
@@ -147,32 +152,16 @@ def prepare(
         # this test process's own agent users: tests run at once in pytest-xdist's workers
         "INPUT_AGENT_USER": AGENT_USER_INPUT,
     }
-    for name, value in (inputs or {}).items():
+    for name, value in (options.get("inputs") or {}).items():
         base_env[f"INPUT_{name.upper().replace('-', '_')}"] = value
-    base_env.update(env or {})
+    base_env.update(options.get("env") or {})
     return Launch(base_env, output_file, summary_file, output_dir)
 
 
 def run_action(
-    workspace: Path,
-    github: FakeGitHub,
-    event: dict[str, Any],
-    *,
-    inputs: dict[str, str] | None = None,
-    env: dict[str, str] | None = None,
-    event_name: str = "pull_request",
-    run_dir: Path | None = None,
+    workspace: Path, github: FakeGitHub, event: dict[str, Any], **options: Unpack[LaunchOptions]
 ) -> ActionRun:
-    launch = prepare(
-        workspace,
-        github,
-        event,
-        inputs=inputs,
-        env=env,
-        event_name=event_name,
-        run_dir=run_dir,
-    )
-    return execute(workspace, launch)
+    return execute(workspace, prepare(workspace, github, event, **options))
 
 
 SHARD_KEY = "k" * 16 + "0123456789abcdef"

@@ -17,6 +17,7 @@ import pytest
 from fakes.github_api import FakeGitHub, FakePull
 from support.actionrun import ActionRun, prepare, pull_request_event
 from support.actionrun import execute as execute_action
+from support.documents import labelled_suite
 from support.gitrepo import GitRepo
 
 needs_root = pytest.mark.skipif(
@@ -61,23 +62,7 @@ process.stdin.on("end", () => {
 });
 """
 
-SUITE = """\
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: { name: dep-agent-eval }
-spec:
-  targetAgent: dep-agent
-  fixtureSelector: { matchLabels: { agent: dep-agent } }
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: { name: imports, labels: { agent: dep-agent } }
-spec:
-  targetAgent: dep-agent
-  input: { type: prompt, payload: { prompt: hi } }
-  assertions:
-    - { type: contains, value: '"uid"' }
-"""
+SUITE = labelled_suite("dep-agent", "imports", "hi", "{ type: contains, value: '\"uid\"' }")
 
 
 def agent_yaml(run: list[str], environment: dict[str, Any]) -> str:

@@ -22,15 +22,7 @@ def provider_env(model: ScriptedModelServer, key: str = PROVIDER_KEY) -> dict[st
 BASE_PROMPT = "You are Jane, the support agent of Acme. Prompt version BASE-V1."
 HEAD_PROMPT = "You are Jane, the support agent of Acme. Prompt version HEAD-V2."
 
-SUPPORT_BOT = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata:
-  name: support-bot
-spec:
-  models: [openai/gpt-test]
-  system: "{prompt}"
-  tools:
+LOOKUP_ORDER = """\
     - name: lookup_order
       description: Look up an order by its id.
       parameters:
@@ -39,8 +31,25 @@ spec:
         required: [order_id]
       mock:
         output: {{ status: shipped, eta: "2026-11-25" }}
+"""
+"""The support bot's order lookup tool (mocked), as a `tools` item in a `str.format` template."""
+
+SUPPORT_BOT = (
+    """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata:
+  name: support-bot
+spec:
+  models: [openai/gpt-test]
+  system: "{prompt}"
+  tools:
+"""
+    + LOOKUP_ORDER
+    + """\
     - {{ type: send_email, enabled: false }}
 """
+)
 
 MATH_TUTOR = """\
 apiVersion: pai.io/v1

@@ -159,12 +159,8 @@ def _value(a: StateValueAssertion, playground: PlaygroundRun) -> Outcome:
     actual = lookup(document, a.at)
     if a.exists is not None:
         there = actual is not _MISSING
-        return _verdict(
-            there is a.exists,
-            f"{where} {'exists' if there else 'is absent'}",
-            f"expected {where} to {'exist' if a.exists else 'be absent'}; "
-            + (f"it holds {shown(actual)}" if there else "it is not there"),
-        )
+        held = f"it holds {shown(actual)}" if there else "it is not there"
+        return _existence(a.exists, where, there, held)
     if a.matches is not None:
         text = actual if isinstance(actual, str) else shown(actual, 10**6)
         try:
@@ -258,12 +254,7 @@ def _file(a: FileStateAssertion, playground: PlaygroundRun) -> Outcome:
     content = files.get(a.path.strip("/"), _MISSING)
     if a.exists is not None:
         there = content is not _MISSING
-        return _verdict(
-            there is a.exists,
-            f"{a.path} {'exists' if there else 'is absent'}",
-            f"expected {a.path} to {'exist' if a.exists else 'be absent'}; it "
-            + ("is there" if there else "is not"),
-        )
+        return _existence(a.exists, a.path, there, "it is there" if there else "it is not")
     if content is _MISSING:
         return Status.failed, f"{a.path} is not in the playground's folder"
     if a.contains is not None:
@@ -334,6 +325,15 @@ def _at(playground: PlaygroundRun, which: str, path: tuple[str, ...]) -> Any:
 def _left(changed: Iterator[tuple[str, ...]], excepted: list[str]) -> list[tuple[str, ...]]:
     patterns = [p.split(".") for p in excepted]
     return [path for path in changed if not any(_covered(p, path) for p in patterns)]
+
+
+def _existence(expected: bool, where: str, there: bool, found: str) -> Outcome:
+    """Whether `where` exists as `expected`; `found` says what is there when it does not."""
+    return _verdict(
+        there is expected,
+        f"{where} {'exists' if there else 'is absent'}",
+        f"expected {where} to {'exist' if expected else 'be absent'}; {found}",
+    )
 
 
 def _verdict(ok: bool, passed: str, failed: str) -> Outcome:

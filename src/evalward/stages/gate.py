@@ -402,31 +402,21 @@ def audit_record(
 ) -> dict[str, Any]:
     """The structured record of an honoured or refused bypass. `event` stays the first key."""
     moment = (now or dt.datetime.now(dt.UTC)).isoformat(timespec="seconds")
-    record: dict[str, Any] = {"event": AUDIT_EVENT}
-    if decision.bypass is not None:
-        by = decision.bypass
-        record.update(
-            outcome="honoured",
-            actor=by.applied_by,
-            permission=by.permission,
-            label=by.label,
-            label_applied_at=by.applied_at,
-            scope=by.scope,
-            actor_is_author=by.by_author,
-            reason="",
-        )
-    elif decision.refusal is not None:
-        no = decision.refusal
-        record.update(
-            outcome="refused",
-            actor=no.applied_by,
-            permission=no.permission,
-            label=no.label,
-            label_applied_at=no.applied_at,
-            reason=no.reason,
-        )
-    else:
+    labelled: Bypass | BypassRefusal | None = decision.bypass or decision.refusal
+    if labelled is None:
         raise ValueError("audit_record needs a decision with a bypass or a refusal")
+    record: dict[str, Any] = {
+        "event": AUDIT_EVENT,
+        "outcome": "honoured" if isinstance(labelled, Bypass) else "refused",
+        "actor": labelled.applied_by,
+        "permission": labelled.permission,
+        "label": labelled.label,
+        "label_applied_at": labelled.applied_at,
+    }
+    if isinstance(labelled, Bypass):
+        record.update(scope=labelled.scope, actor_is_author=labelled.by_author, reason="")
+    else:
+        record["reason"] = labelled.reason
     record.update(
         repository=repository,
         pull_request=pr_number,

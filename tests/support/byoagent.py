@@ -1,0 +1,71 @@
+"""Bring-your-own agents in the action: the Python the agent user may run, a one-agent suite
+around an agent program, and the pull request that changes that program."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from fakes.github_api import FakeGitHub, FakePull
+from support.gitrepo import GitRepo
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def runnable_by_all(program: str) -> bool:
+    """Whether a user other than this one can run `program` (every directory on the way open)."""
+    path = Path(program).resolve()
+    if not path.is_file() or not path.stat().st_mode & 0o001:
+        return False
+    return all(parent.stat().st_mode & 0o001 for parent in path.parents)
+
+
+def agent_python() -> tuple[str, str]:
+    """The Python an agent runs with in the action and the `agent-isolation` that allows it:
+    the system's as another user where that user may run it (the agents use the standard
+    library only), else this one's with isolation off."""
+    if runnable_by_all(SYSTEM_PYTHON):
+        return SYSTEM_PYTHON, "user"
+    return sys.executable, "off"
+
+
+def one_agent_suite(agent: str, fixture: str, *, command: str, prompt: str, assertion: str) -> str:
+    """An Agent run by `command`, watching agent/*.py, its Eval `<agent>-eval` and one
+    fixture giving it `prompt` and checking `assertion` (a flow mapping)."""
+    return f"""\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: {agent} }}
+spec:
+  runtime:
+    command: {command}
+  watch: [agent/*.py]
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: {agent}-eval }}
+spec:
+  targetAgent: {agent}
+  fixtures: [{fixture}]
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: {fixture} }}
+spec:
+  targetAgent: {agent}
+  input: {{ type: prompt, payload: {{ prompt: "{prompt}" }} }}
+  assertions:
+    - {assertion}
+"""
+
+
+def pr_tuning(
+    repo: GitRepo, github: FakeGitHub, number: int, files: dict[str, str], program: str
+) -> tuple[str, str]:
+    """Commit `files` as the base, then on a feature branch a head that only appends a
+    comment to `program`, and open pull request `number` for it: (base, head)."""
+    base = repo.commit("the agent", files)
+    repo.branch("feature")
+    head = repo.commit("tuned", {program: files[program] + "\n# tuned\n"})
+    github.add_pull(FakePull(number=number, head_sha=head, base_sha=base))
+    return base, head
