@@ -14,7 +14,7 @@ from pathlib import Path
 
 from evalward.errors import ConfigError, MissingSecretError, ResourceError
 from evalward.flows.execute import Execution, ProgressCallback
-from evalward.flows.rounds import flaky_on_main, run_rounds
+from evalward.flows.rounds import Rounds, flaky_on_main, run_rounds
 from evalward.flows.run_setup import RunSetup
 from evalward.git import FileChange, Git
 from evalward.past.status import AgentIdentity, identity_of
@@ -39,6 +39,7 @@ from evalward.stages.fingerprint import FileIndex
 from evalward.stages.plan import (
     Checkout,
     Plan,
+    PlanFor,
     PlannedRun,
     build_plan,
     gate_resources,
@@ -83,16 +84,14 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
         index = FileIndex(head_root)  # one reading of the head's tree: changes and cache keys
         changes = detect_changes(bases.changed, head, bases.base, bases.gating, index)
         gate = gate_resources(head, bases.gating, options.gate_config)
-        plan = build_plan(
-            changes,
-            gate,
-            bases.base,
+        made = PlanFor(
             head=head,
             gating=bases.gating,
             config=options.gate_config,
             run_all=options.run_all or revisions.base is None,
             regressions=options.regressions,
         )
+        plan = build_plan(changes, gate, bases.base, made)
         if from_base and bases.gating is not None and tip is not None:
             plan.undefined = undefined(bases.gating, f"the base branch ({tip[:12]})", config)
         else:
@@ -265,10 +264,11 @@ async def _run_change(
         )
         notes += stale
         try:
+            on_more = (lambda grown, _: on_plan(grown)) if on_plan else None
+            rounds = Rounds(options.budget, estimate, on_more, flaky)
             fixtures, more_notes, left_out = await run_rounds(
-                plan, checkouts, providers, how, budget=options.budget, estimate=estimate,
-                flaky=flaky, on_more=(lambda grown, _: on_plan(grown)) if on_plan else None,
-            )  # fmt: skip
+                plan, checkouts, providers, how, rounds
+            )
             notes += more_notes
             skipped += left_out
         except BaseException:

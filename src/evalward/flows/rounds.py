@@ -10,6 +10,7 @@ cache keys every rep apart.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from evalward import __version__
@@ -58,28 +59,36 @@ def flaky_on_main(
     return flaky, notes
 
 
+@dataclass(frozen=True)
+class Rounds:
+    """What decides whether another round runs: the budget and what the run's estimate has
+    already set aside of it, the fixtures flaky on main, and who hears of a grown plan."""
+
+    budget: Budget | None = None
+    estimate: Estimate | None = None
+    on_more: Callable[[Plan, int], None] | None = None
+    flaky: Flaky | None = None
+
+
 async def run_rounds(
     plan: Plan,
     checkouts: dict[Side, Checkout],
     providers: Providers,
     how: Execution,
-    *,
-    budget: Budget | None = None,
-    estimate: Estimate | None = None,
-    on_more: Callable[[Plan, int], None] | None = None,
-    flaky: Flaky | None = None,
+    rounds: Rounds = Rounds(),
 ) -> tuple[list[FixtureResult], list[str], list[PlannedRun]]:
     """Every result in plan order (the plan grows by the rounds' runs), notes, and the runs a
     round asked for that the budget left out (the gate is then incomplete, as for any run the
     budget skips)."""
+    budget, on_more = rounds.budget, rounds.on_more
     results = await execute(plan, checkouts, providers, how)
     notes: list[str] = []
     skipped: list[PlannedRun] = []
-    committed = estimate
+    committed = rounds.estimate
     first = True
     while True:
         held = base_where_read(plan, results) if first else []
-        extra = held + (next_round(plan, checkouts, results, flaky) if plan.adaptive else [])
+        extra = held + (next_round(plan, checkouts, results, rounds.flaky) if plan.adaptive else [])
         first = False
         if not extra:
             break

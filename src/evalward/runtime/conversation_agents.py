@@ -174,17 +174,24 @@ class ConversationRun:
     """The job's budget the simulated user's calls are metered against."""
 
 
+@dataclass(frozen=True)
+class AgentReach:
+    """How one run reaches its agent: its definition, the providers evalward's own tool loop
+    calls, an http agent's server, how its programs start, and how its tools run."""
+
+    agent: DeclarativeAgent
+    providers: Providers
+    server: HttpAgentServer | None
+    launch: Launch
+    executor: ToolExecutor
+
+
 async def converse(
-    agent: DeclarativeAgent,
-    providers: Providers,
-    server: HttpAgentServer | None,
-    run: ConversationRun,
-    trace: Trace,
-    grant: Grant | None,
-    launch: Launch,
-    executor: ToolExecutor,
+    reach: AgentReach, run: ConversationRun, trace: Trace, grant: Grant | None
 ) -> None:
     """Hold the conversation with the agent, whatever its kind."""
+    agent, providers, server = reach.agent, reach.providers, reach.server
+    launch, executor = reach.launch, reach.executor
     simulator = None
     user = run.conversation.user
     if user is not None:

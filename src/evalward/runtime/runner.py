@@ -26,7 +26,7 @@ from evalward.rundata.spending import Allowance
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.command import run_command_agent
 from evalward.runtime.conversation import end_reason_after
-from evalward.runtime.conversation_agents import ConversationRun, converse
+from evalward.runtime.conversation_agents import AgentReach, ConversationRun, converse
 from evalward.runtime.declarative import DeclarativeAgent, run_declarative
 from evalward.runtime.environment import EnvironmentRequest, installer_env_names
 from evalward.runtime.environment_limits import EnvironmentLimits
@@ -293,9 +293,8 @@ class AgentRunner:
         held = ConversationRun(
             conversation, run.user_model, run.labels, request, run.timeout_seconds, run.allowance
         )
-        await converse(
-            self.agent, self.providers, self.server, held, trace, grant, launch, executor
-        )
+        reach = AgentReach(self.agent, self.providers, self.server, launch, executor)
+        await converse(reach, held, trace, grant)
 
     async def aclose(self) -> None:
         if self.server is not None:

@@ -90,26 +90,32 @@ def gate_resources(head: ResourceSet, base: ResourceSet | None, config: GateConf
     )
 
 
+@dataclass(frozen=True)
+class PlanFor:
+    """What a plan is made for beside the change: `head` is the head's own resources, whose
+    Eval definitions say which fixtures the pull request adds (pending); `gating` the base
+    branch's definitions that gate (its tip's, which may be newer; the base side's when not
+    given), under `config`; `run_all` plans every Eval, not only the affected ones;
+    `regressions` is the action's `fail-on-regression`, which tightens the Eval's."""
+
+    head: ResourceSet | None = None
+    gating: ResourceSet | None = None
+    config: GateConfig = GateConfig.base
+    run_all: bool = False
+    regressions: RegressionPolicy = RegressionPolicy.none
+
+
 def build_plan(
-    changes: ChangeSet,
-    gate: ResourceSet,
-    base: ResourceSet | None,
-    *,
-    head: ResourceSet | None = None,
-    gating: ResourceSet | None = None,
-    config: GateConfig = GateConfig.base,
-    run_all: bool = False,
-    regressions: RegressionPolicy = RegressionPolicy.none,
+    changes: ChangeSet, gate: ResourceSet, base: ResourceSet | None, made: PlanFor = PlanFor()
 ) -> Plan:
     """Head runs for every affected Eval; base runs where the base branch can run it too,
-    and where the decision reads them (`base_when_failing`: `regressions` is the action's
-    `fail-on-regression`, which tightens the Eval's).
+    and where the decision reads them (`base_when_failing`).
 
-    `base` is what the base side runs (the merge base's resources); `gating` the base
-    branch's definitions that gate (its tip's, which may be newer; `base` when not given);
-    `gate` is what `gate_resources` gives for them and `config`; `head` is the head's own
-    resources, whose Eval definitions say which fixtures the pull request adds (pending).
+    `base` is what the base side runs (the merge base's resources); `gate` is what
+    `gate_resources` gives for the definitions that gate and `made.config`.
     """
+    head, config, run_all, regressions = made.head, made.config, made.run_all, made.regressions
+    gating = made.gating
     plan = Plan()
     names = sorted(gate.evals) if run_all else sorted(changes.affected_evals)
     gating = gating if gating is not None else base
