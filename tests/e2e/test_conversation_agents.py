@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from fakes.model_server import ScriptedModelServer, mentions, text, tool_call
-from support.clirun import evalward
+from support.clirun import run_for_results
 from support.gitrepo import GitRepo
 from support.jsonserver import READY, json_server
 
@@ -95,21 +95,7 @@ def talk_suite(
 
 
 def run(repo: GitRepo, model: ScriptedModelServer) -> tuple[int, dict[str, Any], str]:
-    out = repo.path / "out"
-    done = evalward(
-        "run",
-        ".",
-        "--no-history",
-        "--no-cache",
-        "--output-dir",
-        str(out),
-        cwd=repo.path,
-        OPENAI_BASE_URL=model.base_url,
-        OPENAI_API_KEY=KEY,
-    )
-    assert "Traceback" not in done.stderr, done.stderr
-    results = json.loads((out / "results.json").read_text())
-    return done.returncode, results, done.stdout + done.stderr
+    return run_for_results(repo.path, OPENAI_BASE_URL=model.base_url, OPENAI_API_KEY=KEY)
 
 
 def only_fixture(results: dict[str, Any]) -> dict[str, Any]:

@@ -5,13 +5,12 @@ own calls through the model proxy, and the run ends as an error that says so."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from fakes.model_server import ScriptedModelServer, text
-from support.clirun import evalward
+from support.clirun import run_for_results
 from support.gitrepo import GitRepo
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
@@ -59,22 +58,8 @@ def user_said(body: dict[str, Any]) -> bool:
 
 
 def run(repo: GitRepo, model: ScriptedModelServer, *budget: str) -> tuple[int, dict[str, Any], str]:
-    out = repo.path / "out"
-    done = evalward(
-        "run",
-        ".",
-        "--no-history",
-        "--no-cache",
-        "--output-dir",
-        str(out),
-        *budget,
-        cwd=repo.path,
-        OPENAI_BASE_URL=model.base_url,
-        OPENAI_API_KEY=KEY,
-    )
-    said = done.stdout + done.stderr
-    assert "Traceback" not in said, said
-    return done.returncode, json.loads((out / "results.json").read_text()), said
+    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": KEY}
+    return run_for_results(repo.path, *budget, **env)
 
 
 def test_max_cost_usd_stops_a_simulated_user_whose_conversation_outgrows_its_estimate(

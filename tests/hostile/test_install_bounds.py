@@ -17,6 +17,7 @@ import pytest
 from evalward.resources.agent import AgentEnvironment
 from evalward.runtime.environment_limits import input_limits, side_limits
 from fakes.github_api import FakeGitHub
+from support.actionrun import ActionRun
 from support.agentenv import HONEST, errors, open_pr, run_gate, scripted_project, workspace
 
 __all__ = ["workspace"]  # a fixture
@@ -41,6 +42,19 @@ WHO = r"(the environment|the install, counting its caches,)"
 def kept(workspace: Path) -> list[Path]:
     folder = workspace / ".evalward" / "cache" / "environments"
     return list(folder.iterdir()) if folder.is_dir() else []
+
+
+def head_over_the_bases_size_cap(run: ActionRun, workspace: Path, *, who: str) -> None:
+    """The head's error names (`who`: a pattern) the base's 1 MB size cap and the figure it
+    reached, and only the base's environment was kept."""
+    message = errors(run)["head"]
+    assert re.search(
+        rf"{who} takes more than 1 MB \([\d.]+ MB so far\), its cap "
+        r"\(environment\.maxSizeMB of the base branch's definition of dep-agent\)",
+        message,
+    ), message
+    (only,) = kept(workspace)
+    assert '"side": "base"' in (only / "environment.json").read_text()
 
 
 @needs_root
@@ -76,14 +90,7 @@ def test_a_head_larger_than_the_bases_size_cap_is_refused_and_not_kept(
     assert run.returncode == 1, run.stdout + run.stderr
     sides = {f["side"]: f["status"] for f in run.results()["fixtures"]}
     assert sides == {"base": "pass", "head": "error"}, sides
-    message = errors(run)["head"]
-    assert re.search(  # found while the install writes, or by the seal once it is done
-        rf"{WHO} takes more than 1 MB \([\d.]+ MB so far\), its cap "
-        r"\(environment\.maxSizeMB of the base branch's definition of dep-agent\)",
-        message,
-    ), message
-    (only,) = kept(workspace)
-    assert '"side": "base"' in (only / "environment.json").read_text()
+    head_over_the_bases_size_cap(run, workspace, who=WHO)
 
 
 @needs_root
@@ -99,15 +106,8 @@ def test_an_install_that_writes_past_the_size_cap_is_stopped_while_it_runs(
     run = run_gate(workspace, github, open_pr(workspace, github, base, head))
     sides = {f["side"]: f["status"] for f in run.results()["fixtures"]}
     assert sides == {"base": "pass", "head": "error"}, run.stdout + run.stderr
-    message = errors(run)["head"]
-    assert "did not finish within" not in message, message
-    assert re.search(
-        r"the install, counting its caches, takes more than 1 MB \([\d.]+ MB so far\), its cap "
-        r"\(environment\.maxSizeMB of the base branch's definition of dep-agent\)",
-        message,
-    ), message
-    (only,) = kept(workspace)
-    assert '"side": "base"' in (only / "environment.json").read_text()
+    assert "did not finish within" not in errors(run)["head"]
+    head_over_the_bases_size_cap(run, workspace, who="the install, counting its caches,")
 
 
 @needs_root

@@ -3,10 +3,12 @@ other secret inherited from the environment the tests run in."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import evalward as _imported
 
@@ -30,3 +32,15 @@ def evalward(*args: str, cwd: Path = REPO_ROOT, **env: str) -> subprocess.Comple
             **env,
         },
     )
+
+
+def run_for_results(cwd: Path, *args: str, **env: str) -> tuple[int, dict[str, Any], str]:
+    """`evalward run . --no-history --no-cache --output-dir out ARGS` in `cwd`: its exit code,
+    its results.json and all it said, which never holds a traceback."""
+    out = cwd / "out"
+    done = evalward(
+        "run", ".", "--no-history", "--no-cache", "--output-dir", str(out), *args, cwd=cwd, **env
+    )
+    said = done.stdout + done.stderr
+    assert "Traceback" not in said, said
+    return done.returncode, json.loads((out / "results.json").read_text()), said
