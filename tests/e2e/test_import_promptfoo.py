@@ -464,3 +464,34 @@ def test_a_yaml_alias_bomb_is_refused_at_its_line_with_nothing_written(repo: Git
     assert "promptfooconfig.yaml:6:10: invalid YAML: aliases expand to more than" in done.stderr
     assert "nothing was written" in done.stderr
     assert not (repo.path / "evals").exists()
+
+
+def test_a_dollar_cost_check_on_a_model_with_no_price_is_named_at_import(repo: GitRepo) -> None:
+    """A `cost` assertion on a model evalward cannot price would be an error at every run: the
+    import says so, for that model alone, with what to write in evalward.yaml."""
+    config = {
+        "prompts": ["Say {{word}}."],
+        "providers": ["openai:chat:acme-finetune-7", "openai:chat:gpt-4.1-mini"],
+        "tests": [{"vars": {"word": "hi"}, "assert": [{"type": "cost", "threshold": 0.01}]}],
+    }
+    repo.commit("a priced and an unpriced model", {"promptfooconfig.yaml": json.dumps(config)})
+
+    done = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+
+    assert done.returncode == 0, done.stderr
+    notes = [line for line in done.stdout.splitlines() if "no price" in line]
+    assert notes == [
+        "note: 1 fixture(s) check `cost` in dollars on openai/acme-finetune-7, which evalward "
+        "has no price for: those checks would be errors; give its price in evalward.yaml, "
+        "`pricing: {openai/acme-finetune-7: {input: USD per million input tokens, output: USD "
+        "per million output tokens}}`"
+    ], done.stdout
+
+    (repo.path / "evalward.yaml").write_text(
+        "pricing:\n  openai/acme-finetune-7: { input: 0.3, output: 1.2 }\n"
+    )
+    again = evalward(
+        "import", "promptfoo", "promptfooconfig.yaml", "--output-dir", "again", cwd=repo.path
+    )
+    assert again.returncode == 0, again.stderr
+    assert "no price" not in again.stdout, again.stdout

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from evalward.host import Host
+    from evalward.importers.promptfoo import Conversion
     from evalward.importers.promptfoo_resources import Document
 
 HEADER = "# Converted from {config} by `evalward import promptfoo`: {what}.\n"
@@ -110,9 +111,42 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         print(
             f"\nAdd to {settings_file} (it exists, so it was left as it is):\n{settings}", file=out
         )
-    for note in conversion.notes:
+    for note in [*conversion.notes, *_unpriced(conversion, root)]:
         print(f"note: {note}", file=out)
     for problem in conversion.dropped:
         print(f"left out: {problem.render()}", file=out)
     print("\nNext: evalward validate, then evalward run", file=out)
     return EXIT_OK
+
+
+def _unpriced(conversion: Conversion, root: Path) -> list[str]:
+    """A note for each model whose fixtures hold a dollar `cost` assertion while neither the
+    built-in price list, the imported settings nor `root`'s evalward.yaml price it: each such
+    assertion would be an error at every run, so the user learns it now, with what to write."""
+    from evalward.errors import ConfigError
+    from evalward.providers.pricing import PriceTable
+    from evalward.resources.repo_config import load_config
+
+    try:
+        own = load_config(root).pricing
+    except ConfigError:  # `validate` says what is wrong with it; the note cannot tell
+        own = {}
+    priced = {**own, **conversion.settings.get("pricing", {})}
+    models = {
+        agent["metadata"]["name"]: list(agent["spec"].get("models", []))
+        for agent in conversion.agents
+    }
+    counted: dict[str, int] = {}
+    for fixture in conversion.fixtures:
+        spec = fixture["spec"]
+        if any(a.get("type") == "cost" and "maxUsd" in a for a in spec.get("assertions", [])):
+            for model in models.get(spec.get("targetAgent", ""), [])[:1]:
+                if model not in priced and PriceTable().of(model) is None:
+                    counted[model] = counted.get(model, 0) + 1
+    return [
+        f"{count} fixture(s) check `cost` in dollars on {model}, which evalward has no price "
+        "for: those checks would be errors; give its price in evalward.yaml, "
+        f"`pricing: {{{model}: {{input: USD per million input tokens, output: USD per "
+        "million output tokens}}`"
+        for model, count in sorted(counted.items())
+    ]
