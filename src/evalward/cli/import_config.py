@@ -136,12 +136,13 @@ def _unpriced(conversion: Conversion, root: Path) -> list[str]:
         agent["metadata"]["name"]: list(agent["spec"].get("models", []))
         for agent in conversion.agents
     }
+    prices = PriceTable()
     counted: dict[str, int] = {}
     for fixture in conversion.fixtures:
         spec = fixture["spec"]
         if any(a.get("type") == "cost" and "maxUsd" in a for a in spec.get("assertions", [])):
             for model in models.get(spec.get("targetAgent", ""), [])[:1]:
-                if model not in priced and PriceTable().of(model) is None:
+                if model not in priced and prices.of(model) is None:
                     counted[model] = counted.get(model, 0) + 1
     return [
         f"{count} fixture(s) check `cost` in dollars on {model}, which evalward has no price "

@@ -14,6 +14,12 @@ API_VERSIONS = (API_VERSION, "pai.io/v1")
 NAME_PATTERN = r"^[a-z0-9]([a-z0-9._-]{0,251}[a-z0-9])?$"
 
 
+def repeated(items: list[str]) -> str:
+    """The items listed more than once, sorted and comma-joined ("" when none): what a list
+    that names each thing once refuses."""
+    return ", ".join(sorted({item for item in items if items.count(item) > 1}))
+
+
 class Model(BaseModel):
     """Base of every resource model: camelCase aliases, no unknown fields, immutable.
 

@@ -15,7 +15,7 @@ from typing import Annotated
 from pydantic import Field, field_validator, model_validator
 
 from evalward.resources.assertions import Assertion
-from evalward.resources.common import Model
+from evalward.resources.common import Model, repeated
 
 DEFAULT_MAX_TURNS = 10
 MAX_TURNS_LIMIT = 50
@@ -114,9 +114,8 @@ class Conversation(Model):
     @field_validator("handoff_tools")
     @classmethod
     def _unique(cls, tools: list[str]) -> list[str]:
-        dupes = sorted({t for t in tools if tools.count(t) > 1})
-        if dupes:
-            raise ValueError(f"handoffTools lists {', '.join(dupes)} more than once")
+        if dupes := repeated(tools):
+            raise ValueError(f"handoffTools lists {dupes} more than once")
         return tools
 
     @property

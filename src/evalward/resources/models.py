@@ -35,6 +35,7 @@ from evalward.resources.common import (
     Metadata,
     Model,
     Severity,
+    repeated,
 )
 from evalward.resources.conversation import (
     Conversation,
@@ -156,10 +157,8 @@ class EvalFixtureSpec(Model):
     @field_validator("shadow_tools")
     @classmethod
     def _unique_shadow_tools(cls, tools: list[str] | None) -> list[str] | None:
-        if tools is not None:
-            dupes = sorted({t for t in tools if tools.count(t) > 1})
-            if dupes:
-                raise ValueError(f"shadowTools lists {', '.join(dupes)} more than once")
+        if tools is not None and (dupes := repeated(tools)):
+            raise ValueError(f"shadowTools lists {dupes} more than once")
         return tools
 
     visibility: Literal["public", "private"] = Field(
@@ -214,9 +213,8 @@ class CrossCheckConfig(Model):
     @field_validator("models")
     @classmethod
     def _unique_models(cls, models: list[str]) -> list[str]:
-        dupes = sorted({m for m in models if models.count(m) > 1})
-        if dupes:
-            raise ValueError(f"{', '.join(dupes)} is listed more than once; name each judge once")
+        if dupes := repeated(models):
+            raise ValueError(f"{dupes} is listed more than once; name each judge once")
         return models
 
 
