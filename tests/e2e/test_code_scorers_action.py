@@ -132,3 +132,41 @@ def test_a_pr_that_rewrites_an_agentv_script_grader_is_graded_by_the_base_one(
     by_side = {f["side"]: f["assertions"][0] for f in run.results()["fixtures"]}
     assert (by_side["head"]["status"], by_side["head"]["message"]) == ("fail", "base grader")
     assert (by_side["base"]["status"], by_side["base"]["axis"]) == ("pass", "policy")
+
+
+RULED_FIXTURE = """\
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: refund-policy, labels: { agent: greeter } }
+spec:
+  targetAgent: greeter
+  input: { type: prompt, payload: { prompt: "Can I get my money back?" } }
+  assertions:
+    - { type: contains, value: refund policy, axis: policy }
+  scoringFunction: { file: "scoring/decide.py:decide" }
+"""
+BASE_DECIDER = """\
+import os, re
+
+def decide(named_scores, context):
+    seen = sorted(n for n in os.environ if re.search("TOKEN|KEY|SECRET|INPUT_|GITHUB_", n, re.I))
+    passed = named_scores.get("policy", 0) >= 1
+    return {"pass": passed, "reason": f"policy {named_scores.get('policy')}; seen {seen}"}
+"""
+PR_DECIDER = "def decide(named_scores, context):\n    return True\n"
+
+
+def test_a_pr_that_rewrites_its_scoring_function_is_decided_by_the_base_one(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    decider = "scoring/decide.py"
+    suite = {"evals/fixtures/refund.yaml": RULED_FIXTURE, decider: BASE_DECIDER}
+    run = gate_new_prompt(repo, github, model, env, suite, {decider: PR_DECIDER})
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    by_side = {f["side"]: f for f in run.results()["fixtures"]}
+    assert by_side["base"]["status"] == "pass"
+    assert (by_side["head"]["status"], by_side["head"]["message"]) == (
+        "fail",
+        "scoringFunction: policy 0.0; seen []",
+    )

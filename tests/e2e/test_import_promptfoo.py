@@ -495,3 +495,47 @@ def test_a_dollar_cost_check_on_a_model_with_no_price_is_named_at_import(repo: G
     )
     assert again.returncode == 0, again.stderr
     assert "no price" not in again.stdout, again.stdout
+
+
+def test_a_test_s_own_rule_comes_over_defaulttest_s_and_a_wrong_one_is_located(
+    repo: GitRepo,
+) -> None:
+    config = {
+        "prompts": ["Say {{word}}"],
+        "providers": ["openai:chat:gpt-4.1-mini"],
+        "defaultTest": {"threshold": 0.5, "assertScoringFunction": "file://rules/all.py:decide"},
+        "tests": [
+            {"vars": {"word": "hi"}, "assert": [{"type": "contains", "value": "hi"}]},
+            {
+                "vars": {"word": "yo"},
+                "threshold": 0,
+                "assertScoringFunction": "file://rules/some.js:decide",
+                "assert": [{"type": "contains", "value": "yo"}],
+            },
+        ],
+    }
+    rules = {"rules/all.py": "def decide(s, c):\n    return True\n", "rules/some.js": ""}
+    repo.commit("a suite", {"promptfooconfig.yaml": yaml.safe_dump(config), **rules})
+
+    done = evalward("import", "promptfoo", "promptfooconfig.yaml", "--name", "rules", cwd=repo.path)
+
+    assert done.returncode == 0, done.stderr
+    fixtures = documents(repo.path / "evals" / "rules" / "fixtures.yaml")
+    rules_of = {
+        f["metadata"]["name"]: (f["spec"]["passThreshold"], f["spec"]["scoringFunction"])
+        for f in fixtures
+    }
+    assert rules_of == {
+        "rules-test-1": (0.5, {"file": "rules/all.py:decide"}),
+        "rules-test-2": (0, {"file": "rules/some.js:decide"}),
+    }
+    assert evalward("validate", cwd=repo.path).returncode == 0
+
+    config["tests"][1]["threshold"] = "most"  # type: ignore[index]
+    config["defaultTest"]["assertScoringFunction"] = "return true"  # type: ignore[index]
+    (repo.path / "promptfooconfig.yaml").write_text(yaml.safe_dump(config))
+    shutil.rmtree(repo.path / "evals")
+    refused = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+    assert refused.returncode == 2
+    assert "`assertScoringFunction` names a file: file://path.js:function" in refused.stderr
+    assert "a test's `threshold` is a number from 0 to 1" in refused.stderr

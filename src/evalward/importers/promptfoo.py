@@ -18,6 +18,7 @@ from evalward.errors import ConfigError, Problem
 from evalward.importers import promptfoo_providers as providers_
 from evalward.importers import promptfoo_resources as make
 from evalward.importers.promptfoo_asserts import Converter
+from evalward.importers.promptfoo_code import rule
 from evalward.importers.promptfoo_prompts import Prompt, entries, prompts_of
 from evalward.importers.promptfoo_providers import Provider
 from evalward.importers.promptfoo_source import Files, Node, Refused, Source
@@ -191,6 +192,7 @@ class _Importer:
                 variables = self.files.document(variables, path)
             own = dict(variables.items()) if variables is not None else {}
             combos = combinations({**test.defaults, **own}, self.files)
+            decided = rule(test.rule, self.files)
         except Refused as error:
             self.attempt(error)
             return
@@ -222,7 +224,7 @@ class _Importer:
                         column.labels,
                         source,
                         column.agent,
-                        make.FixtureContent(description, rendered, assertions, values),
+                        make.FixtureContent(description, rendered, assertions, values, decided),
                     )
                 )
 

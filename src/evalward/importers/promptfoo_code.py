@@ -32,16 +32,8 @@ def code_assertion(node: Node, kind: str, negated: bool, files: Files) -> dict[s
         raise value_node.refuse(f"a `{kind}` assertion needs its code or a file:// value")
     out: dict[str, Any] = {"type": "code"}
     if value.startswith("file://"):
-        reference, function = _split(value.removeprefix("file://"))
-        if reference.endswith(".ts"):
-            raise value_node.refuse(
-                f"{reference!r} is TypeScript; evalward runs JavaScript and Python scorers: "
-                "compile it to JavaScript and name the .js file"
-            )
-        path = files.path_of(value_node, reference)
-        where = path.relative_to(files.root).as_posix()
-        out["file"] = f"{where}:{function}" if function else where
-        if posixpath.splitext(where)[1] not in _SUFFIXES:
+        out |= _file(value_node, value, files)
+        if posixpath.splitext(out["file"].partition(":")[0])[1] not in _SUFFIXES:
             out["language"] = LANGUAGES[kind]
     else:
         out |= {"language": LANGUAGES[kind], "source": value}
@@ -54,6 +46,44 @@ def code_assertion(node: Node, kind: str, negated: bool, files: Files) -> dict[s
     if isinstance(config, dict) and config:
         out["config"] = config
     return out
+
+
+def rule(found: dict[str, Node], files: Files) -> dict[str, Any]:
+    """A test's `threshold` and `assertScoringFunction` as its fixture's `passThreshold` and
+    `scoringFunction`."""
+    out: dict[str, Any] = {}
+    threshold = found.get("threshold")
+    if threshold is not None:
+        value = threshold.value
+        try:
+            number = float(value) if isinstance(value, str | int | float) else None
+        except ValueError:
+            number = None
+        if isinstance(value, bool) or number is None or not 0 <= number <= 1:
+            raise threshold.refuse("a test's `threshold` is a number from 0 to 1")
+        out["passThreshold"] = number
+    function = found.get("assertScoringFunction")
+    if function is not None:
+        value = function.value
+        if not isinstance(value, str) or not value.startswith("file://"):
+            raise function.refuse(
+                "`assertScoringFunction` names a file: file://path.js:function or "
+                "file://path.py:function"
+            )
+        out["scoringFunction"] = _file(function, value, files)
+    return out
+
+
+def _file(node: Node, value: str, files: Files) -> dict[str, Any]:
+    """A `file://path.js:function` value as a code scorer's `file` (from the repository)."""
+    reference, function = _split(value.removeprefix("file://"))
+    if reference.endswith(".ts"):
+        raise node.refuse(
+            f"{reference!r} is TypeScript; evalward runs JavaScript and Python scorers: "
+            "compile it to JavaScript and name the .js file"
+        )
+    where = files.path_of(node, reference).relative_to(files.root).as_posix()
+    return {"file": f"{where}:{function}" if function else where}
 
 
 def _split(reference: str) -> tuple[str, str]:

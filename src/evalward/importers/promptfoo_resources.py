@@ -83,6 +83,8 @@ class FixtureContent:
     rendered: str | list[dict[str, str]]
     assertions: list[dict[str, Any]]
     variables: dict[str, Any] | None = None
+    rule: dict[str, Any] | None = None
+    """`passThreshold` and `scoringFunction`, when the test has its own rule."""
 
 
 def fixture(
@@ -96,8 +98,11 @@ def fixture(
     else:
         spec["input"] = {"type": "messages", "messages": content.rendered}
     spec["assertions"] = content.assertions
-    if content.variables and any(a["type"] == "code" for a in content.assertions):
+    rule = content.rule or {}
+    coded = "scoringFunction" in rule or any(a["type"] == "code" for a in content.assertions)
+    if content.variables and coded:
         spec["vars"] = content.variables  # what the code scorers get as `context.vars`
+    spec |= rule
     metadata = {"name": name, "labels": labels, "annotations": {"promptfoo": source}}
     return {"apiVersion": API, "kind": "EvalFixture", "metadata": metadata, "spec": spec}
 

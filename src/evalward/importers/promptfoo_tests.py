@@ -15,16 +15,13 @@ from evalward.importers.promptfoo_source import Files, Node
 TEST_KEYS = {"description", "vars", "assert", "options", "metadata", "providers", "prompts"}
 OPTION_KEYS = {"prefix", "suffix", "disableDefaultAsserts", "provider", "runSerially"}
 REFUSED_TEST_KEYS = {
-    "threshold": "a test that passes on a share of its assertions has no equivalent: evalward "
-    "fixtures pass when every assertion passes",
     "provider": "a test that replaces the suite's provider: give it a provider of its own in "
     "`providers` instead",
     "providerOutput": "a test with a fixed output runs no model: it has no equivalent",
-    "assertScoringFunction": "a scoring function combines the test's named scores; an "
-    "evalward fixture passes when every assertion passes and reports each `metric` (axis): "
-    "write what it decides as a `javascript` or `python` assertion (a code scorer), or leave "
-    "it out",
 }
+RULE_KEYS = {"threshold", "assertScoringFunction"}
+"""What decides a test other than "every assertion passes": the fixture's `passThreshold`
+and `scoringFunction`."""
 PROMPTFOO_TYPES = """
 agent-rubric answer-relevance bleu classifier contains contains-all contains-any
 contains-html contains-json contains-sql contains-xml context-faithfulness context-recall
@@ -60,6 +57,8 @@ class Test:
     options: dict[str, Node]
     only_providers: list[str] | None
     only_prompts: list[str] | None
+    rule: dict[str, Node]
+    """`threshold` and `assertScoringFunction`, the test's own over defaultTest's."""
 
 
 def test_nodes(node: Node, files: Files) -> list[Node]:
@@ -144,9 +143,10 @@ def merged(node: Node, index: int, default: Node | None) -> Test:
     for key, child in node.items():
         if key in REFUSED_TEST_KEYS:
             raise child.refuse(REFUSED_TEST_KEYS[key], droppable=key == "provider")
-        if key not in TEST_KEYS:
+        if key not in TEST_KEYS | RULE_KEYS:
             raise child.refuse(f"`{key}` of a test has no equivalent in evalward")
     options: dict[str, Node] = {}
+    rule: dict[str, Node] = {}
     defaults: dict[str, Node] = {}
     asserts: list[Node] = []
     own_options = node.get("options")
@@ -155,8 +155,10 @@ def merged(node: Node, index: int, default: Node | None) -> Test:
         for key, child in default.items():
             if key in REFUSED_TEST_KEYS:
                 raise child.refuse(REFUSED_TEST_KEYS[key], droppable=False)
-            if key not in TEST_KEYS:
+            if key not in TEST_KEYS | RULE_KEYS:
                 raise child.refuse(f"`{key}` of defaultTest has no equivalent in evalward")
+            if key in RULE_KEYS:
+                rule[key] = child
         default_vars = default.get("vars")
         if default_vars is not None:
             defaults = dict(default_vars.items())
@@ -168,6 +170,7 @@ def merged(node: Node, index: int, default: Node | None) -> Test:
         if default_asserts is not None and not (skip is not None and skip.value is True):
             asserts += default_asserts.elements()
     options.update(own)
+    rule.update((key, child) for key, child in node.items() if key in RULE_KEYS)
     for key, child in options.items():
         if key not in OPTION_KEYS:
             raise child.refuse(
@@ -188,6 +191,7 @@ def merged(node: Node, index: int, default: Node | None) -> Test:
         options=options,
         only_providers=_names(node.get("providers")),
         only_prompts=_names(node.get("prompts")),
+        rule=rule,
     )
 
 

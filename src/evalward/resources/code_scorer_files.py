@@ -1,7 +1,8 @@
 """A fixture's code scorers read from the fixture's own commit, as the fixture loads.
 
-The text of a `code` assertion's `file` becomes part of the loaded fixture (`file_text`), and
-the file (with every folder and link on its way) joins what the fixture's file reads
+The text of a `code` assertion's `file` (and of a `scoringFunction`'s) becomes part of the
+loaded fixture (`file_text`), and the file (with every folder and link on its way) joins what
+the fixture's file reads
 (`ResourceSet.reads`). So the scorer travels with its fixture: under `gate-config: base` the
 fixtures that gate are the base branch's, and so are their scorers, however the pull request
 changed the file; and a base fixture parsed on the head is reused only while its scorer's
@@ -43,9 +44,20 @@ def embed_scorers(
             continue
         assertions[index] = assertion.model_copy(update={"file_text": text})
         changed = True
-    if not changed:
+    update: dict[str, object] = {"assertions": assertions} if changed else {}
+    function = fixture.spec.scoring_function
+    if function is not None and function.file is not None:
+        path = function.file.split(":", 1)[0].lstrip("/")
+        reads.update(looked_up(root, path))
+        try:
+            text = _read(root, path)
+        except ValueError as exc:
+            problems.append((("spec", "scoringFunction", "file"), f"{exc}"))
+        else:
+            update["scoring_function"] = function.model_copy(update={"file_text": text})
+    if not update:
         return fixture, problems, reads
-    spec = fixture.spec.model_copy(update={"assertions": assertions})
+    spec = fixture.spec.model_copy(update=update)
     return fixture.model_copy(update={"spec": spec}), problems, reads
 
 

@@ -45,6 +45,7 @@ from evalward.resources.conversation import (
 from evalward.resources.cron import check_cron
 from evalward.resources.gate_policy import GatePolicy, RepRange
 from evalward.resources.playground import Playground
+from evalward.resources.scoring_function import ScoringFunction
 
 # --- EvalFixture -------------------------------------------------------------------------
 
@@ -139,6 +140,18 @@ class EvalFixtureSpec(Model):
         default=None,
         description="The world the agent acts on, fresh for every run (docs/playgrounds.md); "
         "overrides the Eval's.",
+    )
+    pass_threshold: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="A run passes when its weighted score reaches this, whatever a single "
+        "assertion says (promptfoo's test `threshold`); errors still fail closed.",
+    )
+    scoring_function: ScoringFunction | None = Field(
+        default=None,
+        description="A function that decides each run from its assertions' results "
+        '(promptfoo\'s `assertScoringFunction`); docs/assertions.md, "Deciding a run".',
     )
 
     @field_validator("assertions")

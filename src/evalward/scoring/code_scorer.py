@@ -63,13 +63,30 @@ class CodeScorers:
         code = assertion.code
         if code is None:
             return error_verdict(f"the scorer {assertion.path!r} was not loaded with its fixture")
+        script = assertion.protocol is ScorerProtocol.script
+        stdin = script_stdin(case) if script else None
         try:
-            answer = await self._run(assertion, code, case)
+            answer = await self._run(
+                assertion, code, (case.output, _context(assertion, case)), stdin
+            )
         except _Failed as exc:
             return error_verdict(str(exc))
-        if assertion.protocol is ScorerProtocol.script:
+        if script:
             return script_verdict(assertion, answer)
         return verdict(assertion, answer)
+
+    async def call(
+        self, assertion: CodeAssertion, arguments: tuple[Any, Mapping[str, Any]]
+    ) -> ScorerVerdict:
+        """A function scorer called with arguments of the caller's own (a scoring function's
+        `(namedScores, context)`), its answer read as a code assertion's."""
+        code = assertion.code
+        if code is None:
+            return error_verdict(f"the scorer {assertion.path!r} was not loaded with its fixture")
+        try:
+            return verdict(assertion, await self._run(assertion, code, arguments, None))
+        except _Failed as exc:
+            return error_verdict(str(exc))
 
     def _cwd(self) -> Path:
         """An empty folder to run in: nothing of a checkout is at hand to import."""
@@ -85,7 +102,15 @@ class CodeScorers:
                 self._folder.rmdir()
         self._folder = None
 
-    async def _run(self, assertion: CodeAssertion, code: str, case: ScorerCase) -> Any:
+    async def _run(
+        self,
+        assertion: CodeAssertion,
+        code: str,
+        arguments: tuple[Any, Mapping[str, Any]],
+        stdin: Any,
+    ) -> Any:
+        """The scorer's answer to `arguments` (`(output, context)`), or to `stdin` (a
+        `script`)."""
         memory = assertion.memory_mb * 1024 * 1024
         cpu = math.ceil(assertion.timeout_seconds) + 1
         limits = [memory, cpu, MAX_FILE_BYTES]
@@ -94,14 +119,14 @@ class CodeScorers:
             "inline": assertion.source is not None,
             "filename": assertion.path or f"<inline {assertion.lang.value} scorer>",
             "function": assertion.function if assertion.file else "",
-            "output": case.output,
-            "context": _context(assertion, case),
+            "output": arguments[0],
+            "context": arguments[1],
             "limits": limits,
             "language": assertion.lang.value,
         }
-        script = assertion.protocol is ScorerProtocol.script
+        script = stdin is not None
         if script:
-            request |= {"stdin": script_stdin(case), "args": assertion.args, "confine": CONFINE}
+            request |= {"stdin": stdin, "args": assertion.args, "confine": CONFINE}
         if script or assertion.lang is CodeLanguage.python:
             argv = ["python3", "-I", "-c", PYTHON]
         else:

@@ -63,6 +63,7 @@ from evalward.scoring.judge import JudgeCase
 from evalward.scoring.panel import NOT_SCORED, EvalJudge, JudgeOutcome
 from evalward.scoring.pass_hat_k import eval_pass_hat_k, meets_pass_hat_k
 from evalward.scoring.reps import mean_interval, pass_hat_k, wilson_interval
+from evalward.scoring.run_verdict import decide_run
 from evalward.scoring.state import check_state, is_state_criterion
 from evalward.scoring.turns import judged_input, turn_not_reached, turn_trace, turns_held
 from evalward.text.escaping import printable
@@ -126,6 +127,7 @@ async def score_fixture(
         for assertion, outcome in zip(assertions, outcomes, strict=True)
     ]
     result = _fixture_result(fixture, run, trace, results)
+    await decide_run(spec, result, trace, scorers)
     if playground is not None:
         result.playground = playground.record()
     return result
