@@ -215,3 +215,54 @@ def test_a_template_prompt_is_rendered_with_the_vars(repo: GitRepo) -> None:
     (order,) = results["fixtures"]  # the dataset's test has no `customer`: not in this suite
     first = next(s for s in order["trace"]["steps"] if s["type"] == "input")
     assert first["content"] == "Customer Ada asks: Where is order 12345?"
+
+
+THRESHOLDS = """\
+name: thresholds
+providers: [support-bot]
+prompts: ["{{ input }}"]
+tests:
+  - id: half-is-enough
+    threshold: 0.5
+    vars: { input: Where is my order? }
+    assert:
+      - { type: contains, value: shipped }
+      - { type: contains, value: refund }
+  - id: a-set-alone
+    vars: { input: Where is my order? }
+    assert:
+      - type: assert-set
+        threshold: 0.75
+        assert:
+          - { type: contains, value: shipped }
+          - { type: contains, value: refund }
+"""
+SHIPPED = "replies:\n  - match: { agent: support-bot }\n    turns: [{ content: It has shipped. }]\n"
+
+
+def test_a_test_threshold_decides_its_fixture_as_agentv_decides_the_test(repo: GitRepo) -> None:
+    repo.commit(
+        "thresholds", files(**{"evals/support/suite.yaml": THRESHOLDS, "mock.yaml": SHIPPED})
+    )
+    done = evalward("run", ".", "--mock-script", "mock.yaml", "--json", "--no-cache", cwd=repo.path)
+    by_name = {f["fixture"]: f for f in json.loads(done.stdout)["fixtures"]}
+    assert (by_name["half-is-enough"]["status"], by_name["half-is-enough"]["score"]) == (
+        "pass",
+        0.5,
+    )
+    assert by_name["a-set-alone"]["status"] == "fail"
+    assert "score 0.50 < passThreshold 0.75" in by_name["a-set-alone"]["message"]
+    assert done.returncode == 1
+
+    required = THRESHOLDS.replace(
+        "value: shipped }\n      - { type: contains, value: refund }",
+        "value: shipped, required: true }\n      - { type: contains, value: refund }",
+        1,
+    )
+    repo.commit("a required grader", {"evals/support/suite.yaml": required})
+    refused = evalward("validate", ".", cwd=repo.path)
+    assert refused.returncode == 2
+    line = next(
+        x for x in (refused.stdout + refused.stderr).splitlines() if "tests[0].threshold" in x
+    )
+    assert "suite.yaml:6:5:" in line and "beside a `required` grader" in line, line

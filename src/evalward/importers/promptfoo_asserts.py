@@ -145,8 +145,9 @@ class Converter:
         threshold = node.get("threshold")
         if threshold is not None:
             raise threshold.refuse(
-                "an assert-set with a threshold passes on a share of its assertions; evalward "
-                "fixtures pass when every assertion passes: list the ones that must hold"
+                "an assert-set with a threshold passes on a share of its assertions, which "
+                "evalward decides for a whole fixture (`passThreshold`): make it the test's "
+                "only assertion, or list the ones that must hold"
             )
         metric = node.get("metric")
         own_axis = str(metric.value) if metric is not None else axis

@@ -37,6 +37,7 @@ from evalward.resources.agentv_graders import (
     grader_assertions,
     rubric_item,
 )
+from evalward.resources.agentv_threshold import pass_threshold
 from evalward.resources.common import API_VERSION
 from evalward.resources.paths import OutsideRepository, looked_up, repo_path
 from evalward.resources.yamlsource import PathKey, YamlSyntaxError, load_documents
@@ -237,6 +238,7 @@ def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) 
         sidecar.update(value or {})
 
     context = GraderContext(criteria, reference, files.read, files.locate)
+    case, threshold = pass_threshold(case, path, suite.assertions)
     assertions = _assertions(case, path, execution, suite, context)
     for index, item in enumerate(case.get("rubrics") or []):
         assertions.append(rubric_item(item, (*path, "rubrics", index), 1.0))
@@ -256,6 +258,8 @@ def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) 
     }
     if reference is not None:
         spec["reference"] = reference
+    if threshold is not None:
+        spec["passThreshold"] = threshold
     return {
         "apiVersion": API_VERSION,
         "kind": "EvalFixture",
