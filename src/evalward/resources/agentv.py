@@ -238,7 +238,7 @@ def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) 
         sidecar.update(value or {})
 
     context = GraderContext(criteria, reference, files.read, files.locate)
-    case, threshold = pass_threshold(case, path, suite.assertions)
+    threshold = pass_threshold(case, path, suite.assertions)
     assertions = _assertions(case, path, execution, suite, context)
     for index, item in enumerate(case.get("rubrics") or []):
         assertions.append(rubric_item(item, (*path, "rubrics", index), 1.0))

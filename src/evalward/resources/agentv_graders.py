@@ -180,9 +180,10 @@ def _assert_set(
     if threshold is not None and threshold != 1:
         raise AgentVProblem(
             (*path, "threshold"),
-            f"an assert-set with threshold {threshold!r} passes on a weighted share of its "
-            "members; an evalward fixture passes when every assertion passes: set `threshold: "
-            "1` (or leave it out) and list the members that must hold",
+            f"an assert-set with threshold {threshold!r} scores the share of its members that "
+            "pass, and evalward has no such group: list the members that must hold (each must "
+            "pass; `threshold: 1` or none does that), or give the test a `threshold` (its "
+            "fixture's passThreshold) over the members",
         )
     members = item.get("assert", item.get("assertions"))
     if not isinstance(members, list) or not members:

@@ -2,10 +2,9 @@
 
 AgentV passes a test when its weighted score reaches the test's `threshold`; evalward passes a
 fixture when every assertion passes, unless the fixture sets `passThreshold`
-(resources/scoring_function.py). A test's `threshold` becomes it, and so does the threshold of
-an `assert-set` that is the test's only grader (the set then passes as the test does). AgentV's
-`required` graders block a test whatever its score, which a fixture's `passThreshold` does
-not: a threshold beside a required grader is refused at its line rather than loosened.
+(resources/scoring_function.py). A test's `threshold` becomes it. AgentV's `required` graders
+block a test whatever its score, which a fixture's `passThreshold` does not: a threshold
+beside a required grader is refused at its line rather than loosened.
 """
 
 from __future__ import annotations
@@ -18,26 +17,17 @@ from evalward.resources.yamlsource import PathKey
 GRADER_KEYS = ("assert", "assertions", "evaluators")
 
 
-def pass_threshold(
-    case: dict[str, Any], path: PathKey, suite_graders: list[Any]
-) -> tuple[dict[str, Any], float | None]:
-    """The test (with a sole assert-set's threshold taken out) and its `passThreshold`."""
+def pass_threshold(case: dict[str, Any], path: PathKey, suite_graders: list[Any]) -> float | None:
+    """The test's `passThreshold`, if it sets a threshold."""
     threshold = case.get("threshold")
-    at: PathKey = (*path, "threshold")
-    graders = [g for key in GRADER_KEYS for g in case.get(key) or []] + suite_graders
-    if threshold is None and len(graders) == 1 and not suite_graders:
-        (only,) = graders
-        if isinstance(only, dict) and only.get("type") == "assert-set" and "threshold" in only:
-            key = next(k for k in GRADER_KEYS if case.get(k))
-            threshold = only["threshold"]
-            at = (*path, key, 0, "threshold")
-            case = {**case, key: [{k: v for k, v in only.items() if k != "threshold"}]}
     if threshold is None:
-        return case, None
+        return None
+    at: PathKey = (*path, "threshold")
     if isinstance(threshold, bool) or not isinstance(threshold, int | float):
         raise AgentVProblem(at, f"a threshold is a number from 0 to 1; found {threshold!r}")
     if not 0 <= threshold <= 1:
         raise AgentVProblem(at, f"a threshold is a number from 0 to 1; found {threshold!r}")
+    graders = [g for key in GRADER_KEYS for g in case.get(key) or []] + suite_graders
     if any(_required(g) for g in graders):
         raise AgentVProblem(
             at,
@@ -46,7 +36,7 @@ def pass_threshold(
             "pass it on the score; drop `required` (the threshold decides) or the threshold "
             "(every grader must pass)",
         )
-    return case, float(threshold)
+    return float(threshold)
 
 
 def _required(grader: Any) -> bool:
