@@ -259,3 +259,51 @@ def test_a_test_threshold_decides_its_fixture_as_agentv_decides_the_test(repo: G
     said = (refused.stdout + refused.stderr).splitlines()
     line = next(x for x in said if "tests[0].threshold" in x)
     assert "suite.yaml:6:5:" in line and "beside a `required` grader" in line, line
+
+
+RUBRICS = """\
+name: rubrics
+providers: [support-bot]
+prompts: ["{{ input }}"]
+tests:
+  - id: graded
+    vars: { input: Summarise the note. }
+    assert:
+      - type: llm-rubric
+        metric: faithful
+        weight: 2
+        value:
+          - Mentions the revenue
+          - { id: revenue, operator: correctness, outcome: Revenue rose to $10M., required: true }
+          - { id: margin, operator: contradiction, outcome: Margin fell to 42%. }
+          - id: brevity
+            weight: 0.5
+            min_score: 0.8
+            score_ranges: { "0": Over 50 words., "10": Under 50 words and clear. }
+"""
+
+
+def test_an_llm_rubric_s_items_become_one_judge_each(repo: GitRepo) -> None:
+    repo.commit("rubric items", files(**{"evals/support/suite.yaml": RUBRICS}))
+    (graded,) = load_resources(repo.path).fixtures.values()
+    judges = [a.model_dump(by_alias=True) for a in graded.resource.spec.assertions]
+    assert [(j["rubric"], j["weight"], j["axis"], j["minScore"]) for j in judges] == [
+        ("Mentions the revenue", 2.0, "faithful", 0.5),
+        ("The answer states this, correctly: Revenue rose to $10M.", 2.0, "faithful", 0.5),
+        ("The answer does not contradict this: Margin fell to 42%.", 2.0, "faithful", 0.5),
+        (
+            "brevity, scored from 0 to 10 (a score of 10 is 1.0):\n- 0: Over 50 words.\n"
+            "- 10: Under 50 words and clear.",
+            1.0,
+            "faithful",
+            0.8,
+        ),
+    ]
+
+    unknown = RUBRICS.replace("operator: contradiction,", "operator: contradiction, rank: 1,")
+    repo.commit("an item key evalward does not read", {"evals/support/suite.yaml": unknown})
+    refused = evalward("validate", ".", cwd=repo.path)
+    assert refused.returncode == 2
+    assert "tests[0].assert[0].value[2].rank: `rank` of a rubric item is not read" in (
+        refused.stdout + refused.stderr
+    )

@@ -23,6 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalward.resources.agentv_checks import CHECKS, check_assertion
+from evalward.resources.agentv_problem import AgentVProblem as AgentVProblem
+from evalward.resources.agentv_problem import AgentVProblems as AgentVProblems
+from evalward.resources.agentv_rubrics import rubric_item as rubric_item
+from evalward.resources.agentv_rubrics import rubric_values
 from evalward.resources.agentv_scripts import SCRIPT_GRADERS, script_assertion
 from evalward.resources.yamlsource import PathKey
 
@@ -53,23 +57,6 @@ REFUSED = {
     "only when every one passes",
 }
 """Grader types refused at load time, with what to use instead."""
-
-
-class AgentVProblem(Exception):
-    """A mistake at `path` (keys and indexes into the AgentV document)."""
-
-    def __init__(self, path: PathKey, message: str) -> None:
-        super().__init__(message)
-        self.path = path
-        self.message = message
-
-
-class AgentVProblems(Exception):
-    """Every mistake found in one test case (each of its graders is checked)."""
-
-    def __init__(self, problems: list[AgentVProblem]) -> None:
-        super().__init__("; ".join(p.message for p in problems))
-        self.problems = problems
 
 
 @dataclass
@@ -259,6 +246,10 @@ def _llm_grader(
     item: dict[str, Any], path: PathKey, ctx: GraderContext, base: dict[str, Any]
 ) -> list[dict[str, Any]]:
     prompt = item.get("prompt")
+    if "value" in item and prompt is None:  # the current `llm-rubric`: its rubric items
+        axis = {"axis": base["axis"]} if "axis" in base else {}
+        judges = rubric_values(item["value"], (*path, "value"), base["weight"])
+        return [{**judge, **axis} for judge in judges]
     if prompt is not None and not isinstance(prompt, str):
         raise AgentVProblem((*path, "prompt"), f"expected a string; found {prompt!r}")
     if prompt and prompt.startswith("file://"):
@@ -279,28 +270,6 @@ def _llm_grader(
     for index, rubric in enumerate(item.get("rubrics") or []):
         out.append(rubric_item(rubric, (*path, "rubrics", index), base["weight"]))
     return out
-
-
-def rubric_item(item: Any, path: PathKey, weight: float) -> dict[str, Any]:
-    if isinstance(item, str):
-        return {"type": "judge", "kind": "rubric", "rubric": item, "weight": weight}
-    if not isinstance(item, dict):
-        raise AgentVProblem(path, f"expected a rubric item (text or mapping); found {item!r}")
-    outcome = item.get("outcome", item.get("description"))
-    if not isinstance(outcome, str) or not outcome.strip():
-        raise AgentVProblem(path, "a rubric item needs `outcome` (the criterion, as text)")
-    item_weight = item.get("weight", 1.0)
-    if not isinstance(item_weight, int | float) or item_weight < 0:
-        raise AgentVProblem((*path, "weight"), f"expected a number >= 0; found {item_weight!r}")
-    judge: dict[str, Any] = {
-        "type": "judge",
-        "kind": "rubric",
-        "rubric": outcome,
-        "weight": weight * float(item_weight),
-    }
-    if "min_score" in item:
-        judge["minScore"] = item["min_score"]
-    return judge
 
 
 def _trajectory(item: dict[str, Any], path: PathKey, base: dict[str, Any]) -> list[dict[str, Any]]:
