@@ -307,3 +307,59 @@ def test_an_llm_rubric_s_items_become_one_judge_each(repo: GitRepo) -> None:
     assert "tests[0].assert[0].value[2].rank: `rank` of a rubric item is not read" in (
         refused.stdout + refused.stderr
     )
+
+
+CHECKED = """\
+name: checked
+providers: [support-bot]
+prompts: ["{{ input }}"]
+tests:
+  - id: checked
+    vars: { input: Where is my order? }
+    assert:
+      - { type: trajectory:tool-used, value: lookup_order }
+      - { type: trajectory:tool-used, value: { name: lookup_order, min: 2 } }
+      - { type: not-trajectory:tool-used, value: [refund, cancel] }
+      - { type: execution-metrics, max_tool_calls: 3, max_llm_calls: 4, max_tokens: 2000,
+          max_cost_usd: 0.05, max_duration_ms: 30000 }
+      - { type: contains-any, value: [Acme, Globex], negate: true }
+"""
+CHECKED_REPLIES = """\
+replies:
+  - match: { agent: support-bot }
+    turns:
+      - toolCalls: [{ name: lookup_order, arguments: { order_id: "1" } }]
+      - toolCalls: [{ name: lookup_order, arguments: { order_id: "2" } }]
+      - content: Both orders have shipped; Acme will deliver them.
+"""
+
+
+def test_tool_use_bounds_and_negated_lists_are_checked_as_agentv_checks_them(
+    repo: GitRepo,
+) -> None:
+    priced = "pricing: { openai/gpt-test: { input: 1.0, output: 2.0 } }\n"
+    suite = {"evals/support/suite.yaml": CHECKED, "mock.yaml": CHECKED_REPLIES}
+    repo.commit("checks", files(**suite, **{"evalward.yaml": priced}))
+    done = evalward("run", ".", "--mock-script", "mock.yaml", "--json", "--no-cache", cwd=repo.path)
+    (fixture,) = json.loads(done.stdout)["fixtures"]
+    found = [(a["type"], a["status"]) for a in fixture["assertions"]]
+    assert found == [
+        ("toolCalled", "pass"),
+        ("toolSequence", "pass"),  # lookup_order twice
+        ("toolNotCalled", "pass"),
+        ("toolNotCalled", "pass"),
+        ("maxSteps", "pass"),
+        ("maxSteps", "pass"),
+        ("cost", "pass"),
+        ("cost", "pass"),
+        ("latency", "pass"),
+        ("regex", "fail"),  # it names Acme
+    ], fixture["assertions"]
+    assert done.returncode == 1
+
+    bounded = CHECKED.replace("min: 2 }", "min: 2, max: 3 }")
+    repo.commit("an upper bound", {"evals/support/suite.yaml": bounded})
+    refused = evalward("validate", ".", cwd=repo.path)
+    assert "tests[0].assert[1].value.max: `max` of trajectory:tool-used is not checked" in (
+        refused.stdout + refused.stderr
+    )

@@ -1,5 +1,6 @@
 """AgentV's structural checks as evalward assertions: `is-json`, and the promptfoo-style
-`trajectory:tool-sequence` and `trajectory:tool-args-match` of its current format."""
+`trajectory:tool-used`, `trajectory:tool-sequence` and `trajectory:tool-args-match` of its
+current format (`not-trajectory:tool-used` too: the tools must not be called)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,13 @@ from typing import Any
 
 from evalward.resources.yamlsource import PathKey
 
-CHECKS = ("is-json", "trajectory:tool-sequence", "trajectory:tool-args-match")
+CHECKS = (
+    "is-json",
+    "trajectory:tool-used",
+    "not-trajectory:tool-used",
+    "trajectory:tool-sequence",
+    "trajectory:tool-args-match",
+)
 _SEQUENCE_MODES = {"in_order": None, "exact": "strict", "any_order": "superset"}
 
 Problem = Callable[[PathKey, str], Exception]
@@ -16,14 +23,16 @@ Problem = Callable[[PathKey, str], Exception]
 
 def check_assertion(
     kind: str, item: dict[str, Any], path: PathKey, base: dict[str, Any], problem: Problem
-) -> dict[str, Any]:
+) -> list[dict[str, Any]]:
     if kind == "is-json":
-        return {**base, "type": "jsonSchema", "schema": {}}
+        return [{**base, "type": "jsonSchema", "schema": {}}]
     value = item.get("value")
+    if kind.endswith("trajectory:tool-used"):
+        return _used(value, (*path, "value"), base, problem, kind.startswith("not-"))
     if not isinstance(value, dict):
         raise problem((*path, "value"), f"expected a mapping; found {value!r}")
     if kind == "trajectory:tool-sequence":
-        return _sequence(value, (*path, "value"), base, problem)
+        return [_sequence(value, (*path, "value"), base, problem)]
     name = value.get("name", value.get("tool"))
     if not isinstance(name, str) or not name:
         raise problem((*path, "value", "name"), "expected the tool's name")
@@ -33,7 +42,32 @@ def check_assertion(
     mode = value.get("mode", "partial")
     if mode not in ("partial", "exact"):
         raise problem((*path, "value", "mode"), f"expected partial or exact; found {mode!r}")
-    return {**base, "type": "toolArgs", "tool": name, "args": args, "mode": mode}
+    return [{**base, "type": "toolArgs", "tool": name, "args": args, "mode": mode}]
+
+
+def _used(
+    value: Any, path: PathKey, base: dict[str, Any], problem: Problem, inverse: bool
+) -> list[dict[str, Any]]:
+    """A tool (or each of a list) called at least `min` times: `toolCalled`, or a
+    `toolSequence` naming it `min` times; with `not-`, none of them called."""
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
+        kind = "toolNotCalled" if inverse else "toolCalled"
+        return [{**base, "type": kind, "tool": name} for name in value]
+    if not isinstance(value, dict) or inverse:
+        raise problem(path, "expected a tool's name, a list of names, or {name, min}")
+    for key in value:
+        if key not in ("name", "min"):
+            raise problem((*path, key), f"`{key}` of trajectory:tool-used is not checked")
+    name, least = value.get("name"), value.get("min", 1)
+    if not isinstance(name, str) or not name:
+        raise problem((*path, "name"), "expected the tool's name")
+    if isinstance(least, bool) or not isinstance(least, int) or not 1 <= least <= 100:
+        raise problem((*path, "min"), f"expected a number of calls from 1 to 100; found {least!r}")
+    if least == 1:
+        return [{**base, "type": "toolCalled", "tool": name}]
+    return [{**base, "type": "toolSequence", "tools": [name] * least}]
 
 
 def _sequence(

@@ -46,6 +46,7 @@ SUPPORTED_TYPES = (
     "latency",
     "token-usage",
     "tool-trajectory",
+    "execution-metrics",
     "script",
     "assert-set",
     *CHECKS,
@@ -84,7 +85,7 @@ def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict
     if kind in CHECKS:
         if negate:
             raise AgentVProblem((*path, "negate"), f"`negate` is not supported on {kind!r}")
-        return [check_assertion(kind, item, path, base, AgentVProblem)]
+        return check_assertion(kind, item, path, base, AgentVProblem)
     if kind in SCRIPT_GRADERS:
         if negate:
             raise AgentVProblem((*path, "negate"), "`negate` is not supported on a script grader")
@@ -92,10 +93,11 @@ def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict
         return [script_assertion(item, path, base, ctx.locate, AgentVProblem)]
     if kind in _TEXT_CHECKS:
         return [_text_check(kind, item, path, ctx, base, negate=negate)]
+    if kind in ("contains-any", "contains-all", "icontains-any", "icontains-all"):
+        check = _list_check(kind, item, path, base)
+        return [{**check, "pattern": _negated(check["pattern"])} if negate else check]
     if negate:
         raise AgentVProblem((*path, "negate"), f"`negate` is not supported on {kind!r}")
-    if kind in ("contains-any", "contains-all", "icontains-any", "icontains-all"):
-        return [_list_check(kind, item, path, base)]
     if kind == "llm-grader":
         return _llm_grader(item, path, ctx, base)
     if kind == "rubrics":
@@ -108,6 +110,8 @@ def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict
         ]
     if kind in ("latency", "token-usage"):
         return [_limit_check(kind, item, path, base)]
+    if kind == "execution-metrics":
+        return _execution_metrics(item, path, base)
     if kind == "tool-trajectory":
         return _trajectory(item, path, base)
     raise AgentVProblem(
@@ -156,6 +160,45 @@ def _limit_check(
     if not isinstance(limit, int) or limit < 0:
         raise AgentVProblem(path, "a token-usage check needs `max_total` (a token count)")
     return {**base, "type": "cost", "maxTokens": limit}
+
+
+_METRIC_LIMITS = {
+    "max_tool_calls": ("maxSteps", "max", {"count": "toolCalls"}),
+    "max_llm_calls": ("maxSteps", "max", {"count": "turns"}),
+    "max_tokens": ("cost", "maxTokens", {}),
+    "max_cost_usd": ("cost", "maxUsd", {}),
+    "max_duration_ms": ("latency", "maxMs", {}),
+}
+"""An `execution-metrics` bound, and the evalward assertion (type, field) that checks it."""
+
+
+def _execution_metrics(
+    item: dict[str, Any], path: PathKey, base: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Each bound of an `execution-metrics` grader as its own assertion, all of them to
+    hold: tool calls and model calls as `maxSteps`, tokens and dollars as `cost`, time as
+    `latency`. A bound evalward cannot check (an exploration ratio) is refused."""
+    out = []
+    for key, limit in item.items():
+        if key in ("type", "name", "metric", "weight", "required", "negate"):
+            continue
+        if key not in _METRIC_LIMITS:
+            raise AgentVProblem(
+                (*path, key),
+                f"`{key}` of execution-metrics has no equivalent in evalward; it checks "
+                + ", ".join(_METRIC_LIMITS),
+            )
+        if isinstance(limit, bool) or not isinstance(limit, int | float) or limit < 0:
+            raise AgentVProblem((*path, key), f"expected a number >= 0; found {limit!r}")
+        kind, field, extra = _METRIC_LIMITS[key]
+        whole = kind != "cost" or field == "maxTokens"
+        if kind != "latency" and whole and not float(limit).is_integer():
+            raise AgentVProblem((*path, key), f"expected a whole number; found {limit!r}")
+        value = int(limit) if kind != "latency" and whole else limit
+        out.append({**base, "type": kind, field: value, **extra})
+    if not out:
+        raise AgentVProblem(path, "execution-metrics needs a bound, e.g. `max_tool_calls`")
+    return out
 
 
 def _assert_set(
