@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from fakes.reply_table import ReplyTableServer, load_table
+from fakes.reply_table import ReplyTableServer, load_table, point_at, second_server
 from support.clirun import REPO_ROOT, evalward
 from support.gitrepo import GitRepo
 
@@ -45,7 +45,13 @@ def served() -> Iterator[dict[str, ReplyTableServer]]:
 def test_a_promptfoo_suite_gives_promptfoos_verdict_on_every_test(
     example: Path, repo: GitRepo, tmp_path: Path, served: dict[str, ReplyTableServer]
 ) -> None:
-    done = imported(example, repo)
+    second = second_server(example)  # the suite's other server, when it calls two
+    if second is not None:
+        served["second"] = second
+    shutil.copytree(example, repo.path, dirs_exist_ok=True)
+    point_at(repo.path, second)
+    repo.commit("the promptfoo suite")
+    done = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
     assert done.returncode == 0, done.stderr
     validated = evalward("validate", cwd=repo.path)
     assert validated.returncode == 0, validated.stderr

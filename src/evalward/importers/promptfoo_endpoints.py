@@ -20,6 +20,7 @@ from evalward.importers.promptfoo_providers import Provider
 from evalward.importers.promptfoo_source import Node
 
 DEFAULT_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+DEFAULT_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 NAME_LENGTH = 40
 
 
@@ -107,6 +108,8 @@ def _settings(name: str, endpoint: Endpoint) -> dict[str, str]:
         values["baseUrl"] = endpoint.base_url
     if endpoint.key_env is not None:
         values["apiKeyEnv"] = endpoint.key_env
+    elif name != endpoint.api and endpoint.vendor is None:
+        values["apiKeyEnv"] = DEFAULT_KEYS[endpoint.api]  # promptfoo sends it to any apiBaseUrl
     return values
 
 
