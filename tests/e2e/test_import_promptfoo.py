@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from fakes.reply_table import ReplyTableServer, load_table
+from fakes.reply_table import ReplyTableServer, load_table, point_at, second_server
 from support.clirun import REPO_ROOT, evalward
 from support.gitrepo import GitRepo
 
@@ -45,7 +45,13 @@ def served() -> Iterator[dict[str, ReplyTableServer]]:
 def test_a_promptfoo_suite_gives_promptfoos_verdict_on_every_test(
     example: Path, repo: GitRepo, tmp_path: Path, served: dict[str, ReplyTableServer]
 ) -> None:
-    done = imported(example, repo)
+    second = second_server(example)  # the suite's other server, when it calls two
+    if second is not None:
+        served["second"] = second
+    shutil.copytree(example, repo.path, dirs_exist_ok=True)
+    point_at(repo.path, second)
+    repo.commit("the promptfoo suite")
+    done = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
     assert done.returncode == 0, done.stderr
     validated = evalward("validate", cwd=repo.path)
     assert validated.returncode == 0, validated.stderr
@@ -266,11 +272,11 @@ def test_a_second_import_never_overwrites(repo: GitRepo) -> None:
              "providers": ["openai:gpt-4.1-mini"]},
             "does not render",
         ),
-        # a provider evalward cannot call stops the import, even when leaving parts out
+        # a provider evalward cannot call is left out by name; with none left, nothing is
         (
             {"prompts": ["hi"], "providers": ["vertex:gemini-2.0-flash"],
              "tests": [{"assert": [{"type": "contains", "value": "hi"}]}]},
-            "'vertex:gemini-2.0-flash': evalward has no equivalent of this provider",
+            "'vertex:gemini-2.0-flash' is left out: evalward has no equivalent of this provider",
         ),
     ],
     ids=["file-outside", "env", "sandbox", "provider"],
@@ -425,11 +431,16 @@ def test_an_openai_compatible_vendor_becomes_an_endpoint(repo: GitRepo) -> None:
     done = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
     assert done.returncode == 0, done.stderr
     (agent,) = documents(next((repo.path / "evals").iterdir()) / "agents.yaml")
-    assert agent["spec"]["models"] == ["openai/mistral-large-latest"]
+    assert agent["spec"]["models"] == ["mistral/mistral-large-latest"]
     settings = yaml.safe_load((repo.path / "evalward.yaml").read_text())
     assert settings["providers"] == {
-        "openai": {"baseUrl": "https://api.mistral.ai/v1", "apiKeyEnv": "MISTRAL_API_KEY"}
+        "mistral": {
+            "api": "openai",
+            "baseUrl": "https://api.mistral.ai/v1",
+            "apiKeyEnv": "MISTRAL_API_KEY",
+        }
     }
+    assert evalward("validate", cwd=repo.path).returncode == 0
 
 
 def test_a_yaml_chat_template_with_comments_becomes_a_conversation(repo: GitRepo) -> None:

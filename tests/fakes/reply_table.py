@@ -124,3 +124,21 @@ class ReplyTableServer:
             },
             delay=self.delay,
         )
+
+
+SECOND_SERVER = "http://second-server.invalid/v1"
+"""Where a configuration of tests/data/promptfoo names a second model server (an `apiBaseUrl`):
+its tests serve the folder's `second.yaml` there, and write that server's URL in its place."""
+
+
+def second_server(example: Path) -> ReplyTableServer | None:
+    """The second model server of `example`, when it has one."""
+    table = example / "second.yaml"
+    return ReplyTableServer(*load_table(table)) if table.exists() else None
+
+
+def point_at(folder: Path, server: ReplyTableServer | None) -> None:
+    """Point the copy of a configuration in `folder` at its second server."""
+    if server is not None:
+        config = folder / "promptfooconfig.yaml"
+        config.write_text(config.read_text().replace(SECOND_SERVER, server.base_url))

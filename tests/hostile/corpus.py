@@ -556,7 +556,7 @@ EXTRA: list[Case] = [
             "a.yaml": AGENT,
         },
         (
-            "evalward.yaml:3:3: providers.gemini: unknown provider; expected one of openai, anthropic, mock",
+            "evalward.yaml:3:3: providers.gemini: provider 'gemini' is not built in (openai, anthropic), so it needs `api` and `baseUrl`",
         ),
     ),
     Case(

@@ -105,7 +105,7 @@ def test_validate_lists_problems_of_every_kind_at_once(
         "f.yaml:6:1",
         "g.yaml:12:7",
     ]
-    assert "unknown provider" in found[1] and "side-effecting tool 'refund'" in found[2]
+    assert "needs `api` and `baseUrl`" in found[1] and "side-effecting tool 'refund'" in found[2]
 
 
 def action_env(workspace: Path, run_dir: Path) -> dict[str, str]:

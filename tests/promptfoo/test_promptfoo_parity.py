@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from fakes.reply_table import ReplyTableServer, load_table
+from fakes.reply_table import ReplyTableServer, load_table, point_at, second_server
 from support.clirun import REPO_ROOT, evalward
 
 pytestmark = pytest.mark.promptfoo
@@ -58,10 +58,11 @@ def prompt_key(prompt: Any) -> str:
 
 
 def promptfoo_verdicts(
-    example: Path, work: Path, server: ReplyTableServer
+    example: Path, work: Path, server: ReplyTableServer, second: ReplyTableServer | None
 ) -> dict[tuple[str, str], bool]:
     suite = work / "promptfoo"
     shutil.copytree(example, suite)
+    point_at(suite, second)
     output = work / "promptfoo.json"
     done = subprocess.run(
         [promptfoo(), "eval", "-c", "promptfooconfig.yaml", "--no-cache", "--no-write",
@@ -81,10 +82,11 @@ def promptfoo_verdicts(
 
 
 def evalward_verdicts(
-    example: Path, work: Path, server: ReplyTableServer
+    example: Path, work: Path, server: ReplyTableServer, second: ReplyTableServer | None
 ) -> tuple[dict[tuple[str, str], bool], dict[tuple[str, str], str]]:
     repo = work / "evalward"
     shutil.copytree(example, repo)
+    point_at(repo, second)
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
     imported = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo)
     assert imported.returncode == 0, imported.stderr
@@ -117,11 +119,14 @@ def test_promptfoo_and_evalward_give_every_test_the_same_verdict(
     example: Path, tmp_path: Path
 ) -> None:
     server = ReplyTableServer(*load_table(example / "replies.yaml"))
+    second = second_server(example)  # the suite's other server (an apiBaseUrl), when it has one
     try:
-        theirs = promptfoo_verdicts(example, tmp_path, server)
-        ours, names = evalward_verdicts(example, tmp_path, server)
+        theirs = promptfoo_verdicts(example, tmp_path, server, second)
+        ours, names = evalward_verdicts(example, tmp_path, server, second)
     finally:
         server.close()
+        if second is not None:
+            second.close()
     expected = yaml.safe_load((example / "expected.yaml").read_text())
 
     print(f"\n{example.name}: {len(theirs)} tests")

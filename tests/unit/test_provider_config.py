@@ -36,7 +36,33 @@ def test_defaults_and_a_full_config() -> None:
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        ({"providers": {"gemini": {}}}, "evalward.yaml: providers.gemini: unknown provider"),
+        (
+            {"providers": {"gemini": {}}},
+            "evalward.yaml: providers.gemini: provider 'gemini' is not built in (openai, "
+            "anthropic), so it needs `api` and `baseUrl`",
+        ),
+        (
+            {"providers": {"ollama": {"api": "openai"}}},
+            "providers.ollama: provider 'ollama' is not built in (openai, anthropic), so it "
+            "needs `baseUrl`",
+        ),
+        (
+            {"providers": {"ollama": {"api": "gemini", "baseUrl": "http://h/v1"}}},
+            "providers.ollama.api: Input should be 'openai' or 'anthropic'",
+        ),
+        (
+            {"providers": {"ollama": {"api": "openai", "baseUrl": "localhost:11434"}}},
+            "providers.ollama.baseUrl: String should match pattern",
+        ),
+        (
+            {"providers": {"My_Server": {"api": "openai", "baseUrl": "http://h/v1"}}},
+            "providers.My_Server: 'My_Server' is not a provider name",
+        ),
+        ({"providers": {"mock": {}}}, "providers.mock: the mock provider has no settings"),
+        (
+            {"providers": {"openai": {"api": "anthropic"}}},
+            "providers.openai.api: the openai provider speaks openai's API; remove `api`",
+        ),
         (
             {"providers": {"openai": {"baseURL": "x"}}},
             "evalward.yaml: providers.openai.baseURL: Extra inputs are not permitted",
@@ -94,3 +120,61 @@ def test_missing_keys_name_the_variable_the_provider_reads() -> None:
     local = build_providers({"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}, config=config)
     check_credentials({}, ["anthropic/claude-haiku-4-5"], local)  # a local server needs no key
     asyncio.run(local.aclose())
+
+
+NAMED = {
+    "providers": {
+        "ollama": {"api": "openai", "baseUrl": "http://127.0.0.1:11434/v1"},
+        "azure": {
+            "api": "openai",
+            "baseUrl": "https://my-res.openai.azure.com/openai/v1",
+            "apiKeyEnv": "AZURE_OPENAI_API_KEY",
+            "maxConcurrency": 3,
+        },
+        "claude-proxy": {"api": "anthropic", "baseUrl": "http://127.0.0.1:9/anthropic"},
+    }
+}
+
+
+def test_a_named_provider_is_a_provider_of_its_own() -> None:
+    import asyncio
+
+    from evalward.providers.registry import build_providers, check_credentials
+
+    config = provider_config(NAMED)
+    assert config.names == ("openai", "anthropic", "azure", "claude-proxy", "ollama")
+    env = {"OPENAI_API_KEY": "sk-openai-test-value", "AZURE_OPENAI_API_KEY": ""}
+    providers = build_providers(env, config=config)
+    try:
+        check_credentials(env, ["ollama/llama3.2", "claude-proxy/claude-x"], providers)
+        # its key variable is named, and empty: refused before any run, naming the variable
+        with pytest.raises(ConfigError, match=r"needs AZURE_OPENAI_API_KEY \(the `apiKeyEnv` of"):
+            check_credentials(env, ["azure/gpt-4o-mini"], providers)
+        # a result against one server is never reused against another
+        identities = {providers.identity_of([f"{n}/m"]) for n in config.names}
+        assert len(identities) == 5
+        assert providers.concurrency_of("azure/gpt-4o-mini") == 3
+        assert providers.key_envs == ["ANTHROPIC_API_KEY", "AZURE_OPENAI_API_KEY", "OPENAI_API_KEY"]
+        assert providers.resolve("ollama/llama3.2")[0].name == "ollama"
+        with pytest.raises(ConfigError) as unknown:
+            providers.resolve("vllm/qwen")
+        assert "expected one of openai, anthropic, azure, claude-proxy, ollama, mock" in str(
+            unknown.value
+        )
+    finally:
+        asyncio.run(providers.aclose())
+
+
+def test_a_named_provider_is_priced_under_its_own_name() -> None:
+    import asyncio
+
+    from evalward.providers.registry import build_providers
+
+    config = provider_config({**NAMED, "pricing": {"ollama/llama3.2": {"input": 1, "output": 2}}})
+    providers = build_providers({}, config=config)
+    try:
+        ollama = providers.by_name["ollama"]
+        assert ollama.priced("llama3.2") and not providers.by_name["openai"].priced("llama3.2")
+        assert not providers.by_name["azure"].priced("gpt-4o-mini")  # a deployment, not a model
+    finally:
+        asyncio.run(providers.aclose())

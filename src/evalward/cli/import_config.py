@@ -87,6 +87,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         shown_from=here,
         name=slug(args.name) if args.name else None,
         skip_unsupported=args.skip_unsupported,
+        env=host.env,
     )
     target = Path(args.output_dir) if args.output_dir else Path("evals") / conversion.suite
     files = {

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 from evalward.cli._args import add_root
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from evalward.errors import Problem
     from evalward.host import Host
 
@@ -32,6 +34,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from pathlib import Path
 
     from evalward.errors import EXIT_OK, ConfigError, ResourceError
+    from evalward.providers.config import BUILT_IN
     from evalward.providers.known_models import unknown_models
     from evalward.providers.mock import load_script
     from evalward.providers.registry import repo_providers
@@ -44,18 +47,21 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     if not root.is_dir():
         raise ConfigError(f"{root}: not a directory; give the repository root to validate")
     resources, problems = load_what_loads(root.resolve())
+    names: tuple[str, ...] = BUILT_IN
     try:
         settings = repo_providers(root.resolve())
     except ResourceError as exc:
         problems += exc.problems
+        names = _declared(root.resolve())
     else:
+        names = settings.names
         resources.warnings += unknown_models(resources, settings)
     if args.mock_script:
         try:
             load_script(Path(args.mock_script))
         except ResourceError as exc:
             problems += exc.problems
-    problems += tree_problems(resources, mock_script=bool(args.mock_script))
+    problems += tree_problems(resources, mock_script=bool(args.mock_script), providers=names)
     for warning in resources.warnings:
         print(f"warning: {warning.render()}", file=out)
     if problems:
@@ -72,6 +78,20 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         file=out,
     )
     return EXIT_OK
+
+
+def _declared(root: Path) -> tuple[str, ...]:
+    """The provider names evalward.yaml declares, when its settings are wrong: their models
+    are not also unknown."""
+    from evalward.errors import ConfigError
+    from evalward.providers.config import BUILT_IN
+    from evalward.resources.repo_config import load_config
+
+    try:
+        declared = load_config(root).providers
+    except ConfigError:
+        return BUILT_IN
+    return (*BUILT_IN, *sorted(str(n) for n in declared if n not in BUILT_IN))
 
 
 def _order(problem: Problem) -> tuple[str, int, int]:

@@ -10,6 +10,7 @@ with its location; `skip_unsupported` leaves the droppable parts out instead and
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from evalward.importers import promptfoo_providers as providers_
 from evalward.importers import promptfoo_resources as make
 from evalward.importers.promptfoo_asserts import Converter
 from evalward.importers.promptfoo_code import rule
+from evalward.importers.promptfoo_endpoints import Endpoints
 from evalward.importers.promptfoo_prompts import Prompt, entries, prompts_of
 from evalward.importers.promptfoo_providers import Provider
 from evalward.importers.promptfoo_source import Files, Node, Refused, Source
@@ -59,8 +61,12 @@ class _Column:
 
 
 class _Importer:
-    def __init__(self, files: Files, skip_unsupported: bool) -> None:
+    def __init__(
+        self, files: Files, skip_unsupported: bool, env: Mapping[str, str] | None = None
+    ) -> None:
         self.files = files
+        self.env = env or {}
+        self.endpoints = Endpoints()
         self.skip = skip_unsupported
         self.problems: list[Problem] = []
         self.droppable = False
@@ -155,9 +161,10 @@ class _Importer:
         found: list[Provider] = []
         for item in node.elements():
             try:
-                found += providers_.providers(item, self.files)
+                found += providers_.providers(item, self.files, self.env)
             except Refused as error:
                 self.attempt(error)
+        self.endpoints.assign(found)
         self.out.notes += [note for provider in found for note in provider.notes]
         return found
 
@@ -167,10 +174,11 @@ class _Importer:
         chosen: Provider | None = None
         for node in graders:
             try:
-                found = providers_.grader(node, self.files)
+                found = providers_.grader(node, self.files, self.env)
             except Refused as error:
                 self.attempt(error)
                 continue
+            self.endpoints.assign([found])
             if chosen is not None and found.model != chosen.model:
                 problem = f"a second grading model, {found.model} after {chosen.model}: an "
                 self.attempt(node.refuse(problem + "Eval has one judge", droppable=False))
@@ -280,10 +288,10 @@ class _Importer:
             )
             if model is not None and judge is not None and judge not in used:
                 used.append(judge)
-        settings, conflicts = providers_.settings(used)
+        settings, conflicts = self.endpoints.settings(used)
         for node in conflicts:
-            message = "a second endpoint, key or price for the same provider: an evalward "
-            self.attempt(node.refuse(message + "run has one of each per provider", droppable=False))
+            message = "a second price for the same model at the same server: an evalward "
+            self.attempt(node.refuse(message + "run has one price per model", droppable=False))
         self.out.settings = settings
 
 
@@ -345,13 +353,15 @@ def convert(
     shown_from: Path,
     name: str | None = None,
     skip_unsupported: bool = False,
+    env: Mapping[str, str] | None = None,
 ) -> Conversion:
-    """The conversion of the promptfoo config at `config`, reading files inside `root` only.
-    A ConfigError lists every part that has no equivalent (with `skip_unsupported`, every
-    part that cannot be left out)."""
+    """The conversion of the promptfoo config at `config`, reading files inside `root` only;
+    `env` is where promptfoo would find an Azure resource's host and key variable. A
+    ConfigError lists every part that has no equivalent (with `skip_unsupported`, every part
+    that cannot be left out)."""
     config = config.resolve()
     files = Files(config.parent, root.resolve(), shown_from)
-    importer = _Importer(files, skip_unsupported)
+    importer = _Importer(files, skip_unsupported, env)
     start = Node(None, Source(files.shown(config), Document(None, 1)))
     try:
         node = files.document(start, files.path_of(start, str(config)))
@@ -359,7 +369,8 @@ def convert(
             raise node.refuse("expected a promptfoo config: a mapping with prompts and tests")
         conversion = importer.run(node, name)
     except Refused as error:
-        problems = [*importer.problems, error.problem]
+        # what was left out is part of why nothing is left
+        problems = [*importer.problems, *importer.out.dropped, error.problem]
         raise _refusal(problems, skippable=importer.droppable or error.droppable) from None
     make.check([*conversion.agents, *conversion.fixtures, *conversion.evals])
     return conversion

@@ -1,13 +1,15 @@
 """promptfoo providers as evalward models: `openai:…` and `anthropic:…` (and Ollama, Mistral,
-Groq, DeepSeek, OpenRouter, Together, Fireworks and Perplexity, through their OpenAI-compatible
-endpoints), with the settings that change replies carried over and the
+Groq, DeepSeek, OpenRouter, Together, Fireworks, Perplexity and Azure OpenAI, through their
+OpenAI-compatible endpoints), with the settings that change replies carried over and the
 rest refused. Where a provider's replies come from (`apiBaseUrl`, the key's variable, prices)
-becomes evalward.yaml's `providers` and `pricing`; a key itself is never written anywhere.
+becomes evalward.yaml's `providers` and `pricing` (`promptfoo_endpoints`: one provider per
+endpoint); a key itself is never written anywhere.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +28,10 @@ OPENAI_COMPATIBLE = {
     "perplexity": ("https://api.perplexity.ai", "PERPLEXITY_API_KEY"),
 }
 """promptfoo providers whose vendors serve OpenAI's Chat Completions: their URL and key."""
+AZURE = {"azure", "azureopenai"}
+AZURE_HOSTS = ("AZURE_OPENAI_API_HOST", "AZURE_API_HOST")
+AZURE_KEYS = ("AZURE_API_KEY", "AZURE_OPENAI_API_KEY")
+"""Where promptfoo reads an Azure resource's host and key from, in its order."""
 MODEL = re.compile(r"^[A-Za-z0-9._:/@-]{1,200}$")
 PER_MILLION = 1_000_000
 CONFIG_KEYS = {
@@ -49,7 +55,8 @@ class Provider:
 
     label: str
     model: str
-    """`openai/<model>` or `anthropic/<model>`."""
+    """`openai/<model>` or `anthropic/<model>`, until `promptfoo_endpoints` names the provider
+    of its endpoint (`ollama/<model>`, `azure/<deployment>`)."""
     node: Node
     temperature: float | None = None
     max_tokens: int | None = None
@@ -62,31 +69,42 @@ class Provider:
     tools: list[dict[str, Any]] = field(default_factory=list)
     """`config.tools`, as the Agent's tools: name, description, parameters."""
     notes: list[str] = field(default_factory=list)
+    vendor: str | None = None
+    """Whose server it is, when not OpenAI's or Anthropic's own (`ollama`, `azure`): the name
+    of its provider in evalward.yaml."""
+    api: str = ""
+    """The wire it speaks: `openai` or `anthropic`."""
+
+    def __post_init__(self) -> None:
+        self.api = self.api or self.model.partition("/")[0]
 
     @property
     def kind(self) -> str:
-        return self.model.partition("/")[0]
+        return self.api
 
 
-def providers(node: Node, files: Files) -> list[Provider]:
-    """Every provider of `providers:` (a string, a list, a map of id to options, file://)."""
+def providers(node: Node, files: Files, env: Mapping[str, str] | None = None) -> list[Provider]:
+    """Every provider of `providers:` (a string, a list, a map of id to options, file://);
+    `env` is the environment promptfoo would read an Azure host and key from."""
     found: list[Provider] = []
     for item in node.elements():
         if isinstance(item.value, dict) and "id" not in item.value and len(item.value) == 1:
             ((id_, options),) = item.items()  # the `{openai:gpt-4.1: {config: ...}}` form
-            found.append(provider(options, files, id_=id_))
+            found.append(provider(options, files, id_=id_, env=env))
         else:
-            found.append(provider(item, files))
+            found.append(provider(item, files, env=env))
     return found
 
 
-def provider(node: Node, files: Files, *, id_: str | None = None) -> Provider:
+def provider(
+    node: Node, files: Files, *, id_: str | None = None, env: Mapping[str, str] | None = None
+) -> Provider:
     value = node.value
     if isinstance(value, str) and value.startswith("file://"):
         node = files.document(node, files.path_of(node, value))
         value = node.value
     if isinstance(value, str):
-        return _model(node, value, None)
+        return _located(_model(node, value, None), node, env or {})
     if not isinstance(value, dict):
         raise node.refuse("expected a provider id such as openai:gpt-4.1-mini, or its options")
     if id_ is None:
@@ -105,6 +123,17 @@ def provider(node: Node, files: Files, *, id_: str | None = None) -> Provider:
     config = node.get("config")
     if config is not None:
         _configure(found, config)
+    _located(found, node, env or {})
+    if config is not None and "apiKey" in config.value:
+        variable = found.key_env or (None if found.vendor else _default_key_env(found.kind))
+        found.notes.append(
+            f"{found.label}: its `apiKey` is not carried over; evalward reads the key from "
+            + (
+                f"the environment ({variable})"
+                if variable
+                else "the variable its provider's `apiKeyEnv` in evalward.yaml names"
+            )
+        )
     return found
 
 
@@ -127,16 +156,56 @@ def _model(node: Node, id_: str, given: str | None) -> Provider:
         found = Provider(label, f"openai/{model}", node, base_url=url, key_env=key_env)
         found.notes.append(f"{id_}: called through {vendor}'s OpenAI-compatible API, {url}")
     elif vendor == "ollama" and api in {"chat", ""} and model:
-        found = Provider(label, f"openai/{model}", node, base_url=OLLAMA_URL)
+        found = Provider(label, f"openai/{model}", node, base_url=OLLAMA_URL, vendor="ollama")
         found.notes.append(f"{id_}: served by Ollama's OpenAI-compatible endpoint, {OLLAMA_URL}")
+    elif vendor in AZURE and api == "chat" and model:
+        found = Provider(label, f"openai/{model}", node, vendor="azure")
+    if vendor in OPENAI_COMPATIBLE and found is not None:
+        found.vendor = vendor
     if found is None or not MODEL.match(model):
-        what = "this kind of model call" if api in OPENAI_OTHER_APIS else "this provider"
-        raise node.refuse(
-            f"{id_!r}: evalward has no equivalent of {what}; it calls openai:chat:<model> and "
-            "anthropic:messages:<model> models, and any OpenAI-compatible server as "
-            "openai:chat:<model> with `config: { apiBaseUrl: ... }`",
-            droppable=False,
+        raise node.refuse(_unmapped(id_, vendor, api), droppable=True)
+    return found
+
+
+def _unmapped(id_: str, vendor: str, api: str) -> str:
+    """Why the provider `id_` is left out, and what evalward calls instead."""
+    if vendor in AZURE:
+        return (
+            f"{id_!r} is left out: evalward calls an Azure OpenAI deployment through Chat "
+            "Completions on Azure's v1 API (azure:chat:<deployment>), and has no equivalent of "
+            f"its {api or 'default'} API"
         )
+    what = "this kind of model call" if api in OPENAI_OTHER_APIS else "this provider"
+    return (
+        f"{id_!r} is left out: evalward has no equivalent of {what}; it calls "
+        "openai:chat:<model> and anthropic:messages:<model> models, and any OpenAI-compatible "
+        "server as openai:chat:<model> with `config: { apiBaseUrl: ... }`"
+    )
+
+
+def _located(found: Provider, node: Node, env: Mapping[str, str]) -> Provider:
+    """`found`, with an Azure deployment's URL and key variable where promptfoo finds them:
+    `config.apiHost` (or `apiBaseUrl`), else AZURE_OPENAI_API_HOST or AZURE_API_HOST; the key
+    in `config.apiKeyEnvar`, else AZURE_API_KEY or AZURE_OPENAI_API_KEY (the one set)."""
+    if found.vendor != "azure":
+        return found
+    if found.base_url is None:
+        host = next((env[name] for name in AZURE_HOSTS if env.get(name, "").strip()), "")
+        host = re.sub(r"^https?://", "", host.strip()).rstrip("/")
+        if not re.match(r"^[\w.:-]+$", host):
+            raise node.refuse(
+                f"{found.model.partition('/')[2]!r} (azure:chat) is left out: it names no "
+                "Azure resource; give `config.apiHost: <resource>.openai.azure.com` (or set "
+                f"{' or '.join(AZURE_HOSTS)} when importing)",
+                droppable=True,
+            )
+        found.base_url = f"https://{host}/openai/v1"
+    if found.key_env is None:
+        found.key_env = next((name for name in AZURE_KEYS if env.get(name)), AZURE_KEYS[0])
+    found.notes.append(
+        f"{found.label}: the Azure deployment {found.model.partition('/')[2]!r}, called "
+        f"through Azure's OpenAI v1 API at {found.base_url} with the key in {found.key_env}"
+    )
     return found
 
 
@@ -154,8 +223,10 @@ def _configure(found: Provider, config: Node) -> None:
             found.max_tokens = value
         elif key == "apiBaseUrl" and isinstance(value, str) and re.match(r"^https?://", value):
             found.base_url = value
+            if found.vendor == "azure" and not value.rstrip("/").endswith("/openai/v1"):
+                found.base_url = value.rstrip("/") + "/openai/v1"
         elif key == "apiHost" and isinstance(value, str) and re.match(r"^[\w.:-]+$", value):
-            found.base_url = f"https://{value}/v1"
+            found.base_url = f"https://{value}/{'openai/v1' if found.vendor == 'azure' else 'v1'}"
         elif key == "apiKeyEnvar" and isinstance(value, str) and re.match(r"^[A-Za-z_]\w*$", value):
             found.key_env = value
         elif key == "apiKey":
@@ -177,11 +248,6 @@ def _configure(found: Provider, config: Node) -> None:
             found.price = price
         else:
             raise child.refuse(f"`config.{key}`: {value!r} is not a value evalward can use")
-    if "apiKey" in config.value:
-        found.notes.append(
-            f"{found.label}: its `apiKey` is not carried over; evalward reads the key from "
-            f"the environment ({found.key_env or _default_key_env(found.kind)})"
-        )
     if found.price is not None and set(found.price) != {"input", "output"}:
         raise config.refuse("give both `inputCost` and `outputCost`, or `cost` for both")
 
@@ -212,7 +278,7 @@ def _default_key_env(kind: str) -> str:
     return {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}[kind]
 
 
-def grader(node: Node, files: Files) -> Provider:
+def grader(node: Node, files: Files, env: Mapping[str, str] | None = None) -> Provider:
     """The provider `options.provider` or an assertion's `provider` names for grading (a map of
     `text:` / `embedding:` providers counts by its `text` one)."""
     if isinstance(node.value, dict) and "id" not in node.value:
@@ -220,33 +286,4 @@ def grader(node: Node, files: Files) -> Provider:
         if text is None:
             raise node.refuse("a grading provider map needs its `text` provider")
         node = text
-    return provider(node, files)
-
-
-def settings(used: list[Provider]) -> tuple[dict[str, Any], list[Node]]:
-    """evalward.yaml's `providers` and `pricing` for the providers the suite calls, and the
-    providers that conflict with an earlier one (one endpoint per provider in a run)."""
-    endpoints: dict[str, dict[str, str]] = {}
-    pricing: dict[str, dict[str, float]] = {}
-    conflicts: list[Node] = []
-    for found in used:
-        wanted = {
-            k: v
-            for k, v in (("baseUrl", found.base_url), ("apiKeyEnv", found.key_env))
-            if v is not None
-        }
-        if found.kind in endpoints and endpoints[found.kind] != wanted:
-            conflicts.append(found.node)
-            continue
-        endpoints[found.kind] = wanted
-        if found.price is not None:
-            if pricing.get(found.model, found.price) != found.price:
-                conflicts.append(found.node)
-            pricing[found.model] = found.price
-    section: dict[str, Any] = {}
-    chosen = {kind: values for kind, values in endpoints.items() if values}
-    if chosen:
-        section["providers"] = chosen
-    if pricing:
-        section["pricing"] = pricing
-    return section, conflicts
+    return provider(node, files, env=env)

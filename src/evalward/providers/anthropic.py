@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -55,6 +56,13 @@ class AnthropicProvider:
         self._version = version
         self._retry = retry or RetryPolicy()
         self._limit = asyncio.Semaphore(max_concurrency)
+
+    def named(self, name: str) -> AnthropicProvider:
+        """This provider under the name evalward.yaml gives another server that speaks its
+        API (`ollama`, `azure`): its model ids and its messages say that name."""
+        self.name = name
+        self._endpoint = dataclasses.replace(self._endpoint, provider=name)
+        return self
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         body = request_body(request, self._version)

@@ -7,6 +7,7 @@ never written in the file: a provider names the environment variable that holds 
     providers:
       openai:    { baseUrl: http://localhost:11434/v1, apiKeyEnv: OLLAMA_KEY }
       anthropic: { timeoutSeconds: 60, maxConcurrency: 4, retry: { attempts: 5 } }
+      ollama:    { api: openai, baseUrl: http://localhost:11434/v1 }   # `ollama/llama3.2`
     pricing:
       openai/my-finetune: { input: 0.3, output: 1.2 }     # USD per million tokens
     cache: { mode: read-write, dir: .evalward/cache }
@@ -14,8 +15,9 @@ never written in the file: a provider names the environment variable that holds 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
@@ -30,6 +32,11 @@ CONFIG_FILE = "evalward.yaml"
 Locate = Callable[[tuple[str | int, ...]], tuple[int | None, int | None]]
 """The line and column of a key path of evalward.yaml, when known."""
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+BUILT_IN: tuple[str, ...] = ("openai", "anthropic")
+"""The providers every run has, at their vendors' own URLs unless evalward.yaml moves them."""
+MOCK = "mock"
+NAMED = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
+"""The name of a provider evalward.yaml adds (`ollama`, `azure`, `local-vllm`)."""
 
 
 class _Settings(BaseModel):
@@ -46,6 +53,9 @@ class RetrySettings(_Settings):
 
 
 class ProviderSettings(_Settings):
+    api: Literal["openai", "anthropic"] | None = None
+    """The wire a provider evalward.yaml adds speaks: OpenAI's Chat Completions or Anthropic's
+    Messages (the built-in providers speak their own)."""
     base_url: str | None = Field(default=None, pattern=r"^https?://")
     api_key_env: str | None = Field(default=None, pattern=ENV_NAME)
     timeout_seconds: float = Field(default=120.0, gt=0)
@@ -76,20 +86,30 @@ class ProvidersConfig(_Settings):
     def provider(self, name: str) -> ProviderSettings:
         return self.providers.get(name) or ProviderSettings()
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every provider a run has: the built-in ones, then those evalward.yaml adds."""
+        return (*BUILT_IN, *sorted(set(self.providers) - set(BUILT_IN)))
 
-KNOWN_PROVIDERS = ("openai", "anthropic", "mock")
+    def wire(self, name: str) -> str:
+        """The API provider `name` speaks (`openai` or `anthropic`)."""
+        return self.provider(name).api or name
 
 
-def unservable(model_id: str, *, mock_script: bool) -> str | None:
+def unservable(
+    model_id: str, *, mock_script: bool, providers: tuple[str, ...] = BUILT_IN
+) -> str | None:
     """Why no provider can answer `model_id` (a `provider/model` id), or None when one can:
-    its provider is unknown, or it is the mock provider and no mock script is set."""
+    its provider is not among `providers` (the run's, `ProvidersConfig.names`), or it is the
+    mock provider and no mock script is set."""
     name = model_id.partition("/")[0]
-    if name not in KNOWN_PROVIDERS:
+    known = (*providers, MOCK)
+    if name not in known:
         return (
-            f"model {model_id!r}: unknown provider {name!r}; "
-            f"expected one of {', '.join(KNOWN_PROVIDERS)}"
+            f"model {model_id!r}: unknown provider {name!r}; expected one of {', '.join(known)}"
+            + ("" if name in providers else _ADD_ONE)
         )
-    if name == "mock" and not mock_script:
+    if name == MOCK and not mock_script:
         return (
             f"model {model_id!r} uses the mock provider, but no mock script is set; "
             "pass `--mock-script FILE` (or the action input `mock-script`)"
@@ -106,13 +126,8 @@ def provider_config(raw: Mapping[str, Any] | None, locate: Locate | None = None)
     data = {k: raw[k] for k in ("providers", "pricing", "cache") if raw and raw.get(k) is not None}
     found: list[tuple[tuple[str | int, ...], str]] = []
     if isinstance(data.get("providers"), dict):
-        for name in sorted(set(data["providers"]) - set(KNOWN_PROVIDERS)):
-            found.append(
-                (
-                    ("providers", name),
-                    f"unknown provider; expected one of {', '.join(KNOWN_PROVIDERS)}",
-                )
-            )
+        for name, settings in data["providers"].items():
+            found += [(("providers", name, *at), why) for at, why in _named(name, settings)]
     for model_id in data.get("pricing") or {}:
         if "/" not in str(model_id):
             found.append(
@@ -133,6 +148,45 @@ def provider_config(raw: Mapping[str, Any] | None, locate: Locate | None = None)
         where = ".".join(str(part) for part in loc)
         problems.append(Problem(CONFIG_FILE, line, column, where, message))
     raise ResourceError(sorted(problems, key=lambda p: (p.line or 0, p.column or 0)))
+
+
+_ADD_ONE = (
+    "; a provider of your own (Ollama, Azure OpenAI, vLLM) is added under `providers` in "
+    "evalward.yaml with `api: openai` (or `anthropic`) and its `baseUrl`"
+)
+
+
+def _named(name: object, settings: object) -> list[tuple[tuple[str, ...], str]]:
+    """The mistakes in how the provider `name` of evalward.yaml is declared: a built-in one
+    speaks its own API; any other needs a slug for a name, the API it speaks and its URL."""
+    fields = settings if isinstance(settings, dict) else {}
+    if name in BUILT_IN:
+        api = fields.get("api")
+        if api is not None and api != name:
+            return [(("api",), f"the {name} provider speaks {name}'s API; remove `api`")]
+        return []
+    if name == MOCK:
+        return [((), "the mock provider has no settings: it answers from `--mock-script FILE`")]
+    if not isinstance(name, str) or not NAMED.match(name):
+        return [
+            (
+                (),
+                f"{name!r} is not a provider name: lower-case letters, digits and dashes, "
+                "starting with a letter (it is the part before `/` in model ids)",
+            )
+        ]
+    missing = [key for key in ("api", "baseUrl") if fields.get(key) is None]
+    if not missing:
+        return []
+    return [
+        (
+            (),
+            f"provider {name!r} is not built in ({', '.join(BUILT_IN)}), so it needs "
+            f"{' and '.join(f'`{key}`' for key in missing)}: the API it speaks (`api: openai` "
+            "or `api: anthropic`) and where it listens, e.g. "
+            "`{ api: openai, baseUrl: http://localhost:11434/v1 }`",
+        )
+    ]
 
 
 def from_repo_config(config: RepoConfig) -> ProvidersConfig:

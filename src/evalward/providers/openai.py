@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -49,6 +50,13 @@ class OpenAIProvider:
         self._limit = asyncio.Semaphore(max_concurrency)
         self._refused: dict[str, set[str]] = {}
         """Per model, the parameters its server refused (`adapted`): not sent again."""
+
+    def named(self, name: str) -> OpenAIProvider:
+        """This provider under the name evalward.yaml gives another server that speaks its
+        API (`ollama`, `azure`): its model ids and its messages say that name."""
+        self.name = name
+        self._endpoint = dataclasses.replace(self._endpoint, provider=name)
+        return self
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         refused = self._refused.setdefault(request.model, set())

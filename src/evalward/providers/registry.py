@@ -20,6 +20,7 @@ from evalward.http.client import HttpClient
 from evalward.providers import anthropic, openai
 from evalward.providers.base import ChatRequest, ChatResponse, Provider
 from evalward.providers.config import (
+    BUILT_IN,
     ProvidersConfig,
     ProviderSettings,
     from_repo_config,
@@ -137,10 +138,14 @@ class MeteredProvider:
 class Credentials:
     """Where a provider's key comes from; the key itself is never kept here."""
 
-    key_env: str
+    key_env: str | None
+    """None: a provider evalward.yaml adds without `apiKeyEnv`, which sends no key."""
     has_key: bool
     base_url: str
     default_base_url: str
+    needs_key: bool = True
+    """Whether a run must refuse to start without the key: a built-in provider at its
+    vendor's URL, or one evalward.yaml adds whose `apiKeyEnv` it names."""
 
 
 @dataclass
@@ -166,6 +171,8 @@ class Providers:
     """Per provider name, its `maxConcurrency`: calls it has in flight at once."""
     stand_ins: dict[str, MeteredProvider] = field(default_factory=dict)
     """The mock as each provider it stands for (`resolve`)."""
+    names: tuple[str, ...] = BUILT_IN
+    """Every provider name model ids may use (the mock's aside)."""
 
     def concurrency_of(self, model_id: str) -> int:
         """The `maxConcurrency` of the provider serving `model_id` (no limit: a large one)."""
@@ -184,11 +191,11 @@ class Providers:
     @property
     def key_envs(self) -> list[str]:
         """The environment variables the providers read their keys from: secrets to redact."""
-        return sorted({c.key_env for c in self.credentials.values()})
+        return sorted({c.key_env for c in self.credentials.values() if c.key_env})
 
     def resolve(self, model_id: str) -> tuple[Provider, str]:
         provider_name, _, model = model_id.partition("/")
-        refused = unservable(model_id, mock_script=self.override is not None)
+        refused = unservable(model_id, mock_script=self.override is not None, providers=self.names)
         if refused is not None:
             raise ConfigError(refused)
         if self.override is not None:
@@ -235,11 +242,12 @@ def build_providers(
         if not directory.is_absolute():
             directory = (cache_root or Path.cwd()) / directory
         cache = ResponseCache(directory, config.cache.mode)
-    built = Providers(by_name={}, cache=cache, prices=prices, spent=spent)
-    for name in ("openai", "anthropic"):
+    built = Providers(by_name={}, cache=cache, prices=prices, spent=spent, names=config.names)
+    for name in config.names:
         settings = config.provider(name)
         provider, credentials, endpoint = _provider(name, settings, env, timeout_seconds)
-        built.by_name[name] = MeteredProvider(provider, prices, cache, endpoint, spent)
+        metered = MeteredProvider(provider, prices, cache, endpoint, spent, priced_as=name)
+        built.by_name[name] = metered
         built.endpoints[name] = endpoint
         built.concurrency[name] = settings.max_concurrency
         built.credentials[name] = credentials
@@ -267,16 +275,15 @@ def _provider(
 ) -> tuple[Provider, Credentials, str]:
     """One provider from its settings and the environment: the provider, where its key comes
     from, and what identifies where its replies come from (its endpoint)."""
-    default_url, standard_key_env, url_env = _STANDARD[name]
-    key_env = settings.api_key_env or standard_key_env
-    base_url = settings.base_url or _env_url(env, url_env) or default_url
-    api_key = env.get(key_env) or None
-    credentials = Credentials(key_env, bool(api_key), base_url, default_url)
+    credentials = _credentials(name, settings, env)
+    key_env, base_url = credentials.key_env, credentials.base_url
+    api_key = (env.get(key_env) or None) if key_env else None
     client = _client(settings, timeout)
     retry = RetryPolicy.from_settings(settings.retry)
     limit = settings.max_concurrency
+    wire = settings.api or name
     provider: Provider
-    if name == "openai":
+    if wire == "openai":
         endpoint = f"openai {base_url.rstrip('/')}"
         provider = openai.OpenAIProvider(
             client,
@@ -284,8 +291,8 @@ def _provider(
             api_key=api_key,
             retry=retry,
             max_concurrency=limit,
-            key_env=key_env,
-        )
+            key_env=key_env or "",
+        ).named(name)
         return provider, credentials, endpoint
     version = settings.anthropic_version
     endpoint = f"anthropic {base_url.rstrip('/')} anthropic-version={version}"
@@ -296,9 +303,26 @@ def _provider(
         version=version,
         retry=retry,
         max_concurrency=limit,
-        key_env=key_env,
-    )
+        key_env=key_env or "",
+    ).named(name)
     return provider, credentials, endpoint
+
+
+def _credentials(name: str, settings: ProviderSettings, env: Mapping[str, str]) -> Credentials:
+    """Where provider `name` listens and reads its key: a built-in one from its settings, else
+    the variables its vendor's SDK reads, else its vendor's URL; one evalward.yaml adds from
+    its `baseUrl` and `apiKeyEnv` alone (no key without one)."""
+    if name not in _STANDARD:
+        assert settings.base_url is not None, "the config requires a named provider's baseUrl"
+        key_env = settings.api_key_env
+        has_key = bool(env.get(key_env)) if key_env else False
+        url = settings.base_url
+        return Credentials(key_env, has_key, url, url, needs_key=key_env is not None)
+    default_url, standard_key_env, url_env = _STANDARD[name]
+    key_env = settings.api_key_env or standard_key_env
+    base_url = settings.base_url or _env_url(env, url_env) or default_url
+    has_key = bool(env.get(key_env))
+    return Credentials(key_env, has_key, base_url, default_url, base_url == default_url)
 
 
 def _env_url(env: Mapping[str, str], name: str) -> str | None:
@@ -339,8 +363,15 @@ def check_credentials(env: Mapping[str, str], model_ids: list[str], providers: P
         if name == "mock" and (refused := unservable(model_id, mock_script=False)):
             raise ConfigError(refused)
         creds = providers.credentials.get(name)
-        if creds is None or creds.has_key or creds.base_url != creds.default_base_url:
+        if creds is None or creds.has_key or not creds.needs_key:
             continue
+        if name not in _STANDARD:
+            raise ConfigError(
+                f"model {model_id!r} needs {creds.key_env} (the `apiKeyEnv` of provider "
+                f"{name!r} in evalward.yaml), which is not set or empty. Add it to the "
+                "workflow step's `env:` from a secret (secrets are not passed to workflows "
+                "from forks), or remove `apiKeyEnv` if the server needs no key."
+            )
         url_env = f"{name.upper()}_BASE_URL"
         raise ConfigError(
             f"model {model_id!r} needs {creds.key_env}, which is not set. Add it to the "

@@ -284,7 +284,13 @@ def refusal(response: Reply, endpoint: Endpoint, headers: Mapping[str, str] | No
         said = f": {detail}" if detail else ""
         return (
             f"{endpoint.provider}: the server at {endpoint.shown_url} rejected the API key "
-            f"(HTTP {response.status}{said}). Check {endpoint.key_env}."
+            f"(HTTP {response.status}{said}). "
+            + (
+                f"Check {endpoint.key_env}."
+                if endpoint.key_env
+                else f"Name the variable that holds its key: `apiKeyEnv` of {endpoint.provider} "
+                "in evalward.yaml."
+            )
         )
     return f"{endpoint.provider}: HTTP {response.status} from {endpoint.shown_url}" + (
         f": {detail}" if detail else ""

@@ -72,7 +72,7 @@ def agent_environment(
 
 def provider_key_names(providers: Providers) -> list[str]:
     """The standard key variables and every provider's configured `apiKeyEnv`."""
-    configured = [c.key_env for c in providers.credentials.values()]
+    configured = [c.key_env for c in providers.credentials.values() if c.key_env]
     return sorted({*KEY_NAMES, *configured})
 
 

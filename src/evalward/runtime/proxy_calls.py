@@ -177,10 +177,8 @@ class Answerer:
 
     def _missing_key(self, api: Api) -> str | None:
         credentials = self.providers.credentials.get(api)
-        if credentials is None or credentials.has_key:
-            return None
-        if credentials.base_url != credentials.default_base_url:
-            return None  # a server that may need no key
+        if credentials is None or credentials.has_key or not credentials.needs_key:
+            return None  # or a server that may need no key
         return (
             f"evalward holds no key for {api}: set {credentials.key_env} in the environment "
             "evalward runs in (agents get a key of evalward's model proxy, never that one)"

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalward.errors import Problem, ResourceError
-from evalward.providers.config import unservable
+from evalward.providers.config import BUILT_IN, unservable
 from evalward.providers.registry import Providers
 from evalward.resources import ResourceSet
 from evalward.resources.agent import Tool
@@ -45,15 +45,18 @@ class Scope:
     pairs: set[tuple[str, str]] = field(default_factory=set)
 
 
-def tree_problems(resources: ResourceSet, *, mock_script: bool) -> list[Problem]:
-    """Every refusal the definitions of a tree would meet in a run of all of them."""
+def tree_problems(
+    resources: ResourceSet, *, mock_script: bool, providers: tuple[str, ...] = BUILT_IN
+) -> list[Problem]:
+    """Every refusal the definitions of a tree would meet in a run of all of them, with
+    `providers` the provider names evalward.yaml gives the run."""
     scope = Scope(agents=set(resources.agents), evals=set(resources.evals))
     for name, located in resources.evals.items():
         scope.pairs.update(
             (name, fixture.resource.metadata.name)
             for fixture in resources.fixtures_of(located.resource)
         )
-    checks = _Checks(resources, mock_script)
+    checks = _Checks(resources, mock_script, providers)
     checks.scope(scope)
     tree = Checkout(Side.head, resources.root, resources)
     for eval_name, fixture_name in sorted(scope.pairs):
@@ -77,7 +80,7 @@ def refuse_plan(plan: Plan, checkouts: Mapping[Side, Checkout], providers: Provi
             scope.evals.add(run.eval)
             scope.agents.add(tree.evals[run.eval].resource.spec.target_agent)
             scope.pairs.add((run.eval, run.fixture))
-        checks = _Checks(tree, mock_script)
+        checks = _Checks(tree, mock_script, providers.names)
         checks.scope(scope)
         for run in plan.for_side(side):
             checks.seeds(checkouts[side], run)
@@ -106,9 +109,12 @@ def side_effect_refusal(
 class _Checks:
     """The checks over one ResourceSet; problems are located, each reported once."""
 
-    def __init__(self, resources: ResourceSet, mock_script: bool) -> None:
+    def __init__(
+        self, resources: ResourceSet, mock_script: bool, providers: tuple[str, ...]
+    ) -> None:
         self.resources = resources
         self.mock_script = mock_script
+        self.providers = providers
         self.locator = Locator(resources)
         self.problems: dict[Problem, None] = {}
 
@@ -138,7 +144,7 @@ class _Checks:
 
     def models(self, located: Located[Any], at: PathKey, models: list[str], key: str = "") -> None:
         for index, model in enumerate(models):
-            refused = unservable(model, mock_script=self.mock_script)
+            refused = unservable(model, mock_script=self.mock_script, providers=self.providers)
             if refused is not None:
                 self.add(located, (*at, key) if key else (*at, index), refused)
 
