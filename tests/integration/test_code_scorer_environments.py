@@ -45,12 +45,16 @@ PACKAGE = {
         "export default (output) =>\n"
         "  ({ pass: greetkit.greets(output), reason: 'greetkit (esm)' });\n"
     ),
+    "scorers/planted.mjs": "import pad from 'leftpad';\nexport default () => pad();\n",
     "scorers/requirements.txt": "greetkit==1.0\n",
     "scorers/greets.py": (
         "import greetkit\n\ndef get_assert(output, context):\n    return greetkit.greets(output)\n"
     ),
 }
 INSTALLED = {  # what `npm ci` leaves in scorers/ (the checkout's, left out of git)
+    # A package in a folder above it, which the scorer's environment does not hold.
+    "node_modules/leftpad/package.json": '{"name": "leftpad", "main": "index.js"}',
+    "node_modules/leftpad/index.js": "module.exports = () => true;\n",
     "scorers/node_modules/greetkit/package.json": '{"name": "greetkit", "main": "index.js"}',
     "scorers/node_modules/greetkit/index.js": (
         "exports.greets = (text) => text.startsWith('Hello');\n"
@@ -64,6 +68,10 @@ CASES = {
         f"- {{ type: code, language: javascript, {NODE}, "
         "source: \"require('greetkit').greets(output)\" }"
     ),
+    "js-planted-require": (
+        f"- {{ type: code, language: javascript, {NODE}, source: \"require('leftpad')()\" }}"
+    ),
+    "js-planted-import": f"- {{ type: code, file: scorers/planted.mjs, {NODE} }}",
     "py-not-installed": (
         "- { type: code, file: scorers/greets.py, "
         "environment: { python: scorers/requirements.txt } }"
@@ -71,7 +79,7 @@ CASES = {
 }
 
 
-def test_on_the_command_line_a_scorer_imports_what_its_environment_installed_there(
+def test_on_the_command_line_a_scorer_imports_what_its_environment_installed_there_only(
     repo: GitRepo,
 ) -> None:
     fixtures = "".join(
@@ -92,8 +100,13 @@ def test_on_the_command_line_a_scorer_imports_what_its_environment_installed_the
         "js-require": "pass",
         "js-import": "pass",
         "js-inline": "pass",
+        "js-planted-require": "error",
+        "js-planted-import": "error",
         "py-not-installed": "error",
     }, found
+    assert "Cannot find module 'leftpad'" in found["js-planted-require"]["message"]
+    planted = found["js-planted-import"]["message"]
+    assert "leftpad is not a package of the scorer's environment" in planted, planted
     assert found["js-require"]["message"] == "greetkit (cjs)"
     assert found["js-import"]["message"] == "greetkit (esm)"
     said = found["py-not-installed"]["message"]
@@ -145,3 +158,29 @@ def test_a_missing_environment_file_is_refused_at_its_line(repo: GitRepo) -> Non
         and "'out/package.json' leads outside the repository" in said
     )
     assert "Traceback" not in said
+
+
+def test_a_change_to_a_scorers_environment_file_runs_its_fixture_again(repo: GitRepo) -> None:
+    """The environment's files are part of the fixture's cache key, its lock files too."""
+    fixture = FIXTURE.format(
+        name="keyed",
+        assertions="    - type: code\n"
+        "      language: python\n"
+        "      source: 'True'\n"
+        "      environment: { python: scorers/pyproject.toml }",
+    )
+    project = '[project]\nname = "scorers"\nversion = "0.1.0"\ndependencies = []\n'
+    repo.commit("a scorer with a project", {
+        "suite.yaml": AGENT_AND_EVAL + fixture, "mock.yaml": MOCK,
+        "scorers/pyproject.toml": project, "scorers/uv.lock": "version = 1\n",
+    })  # fmt: skip
+
+    def cached() -> bool:
+        done = evalward("run", ".", "--mock-script", "mock.yaml", "--json", cwd=repo.path)
+        assert done.returncode == 0, done.stderr
+        (result,) = json.loads(done.stdout)["fixtures"]
+        return bool(result["cached"])
+
+    assert (cached(), cached()) == (False, True)
+    repo.commit("relock", {"scorers/uv.lock": "version = 1\nrevision = 3\n"})
+    assert cached() is False
