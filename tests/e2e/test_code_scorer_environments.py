@@ -163,15 +163,24 @@ NODE_SCORERS = {
         "import policykit from 'policykit';\n"
         "export default (output) => ({ pass: policykit.mentionsPolicy(output), reason: 'esm' });\n"
     ),
+    "scorers/grade.js": (
+        "const { mentionsPolicy } = require('policykit');\n"
+        "const run = JSON.parse(require('fs').readFileSync(0, 'utf8'));\n"
+        "console.log(JSON.stringify({ pass: mentionsPolicy(run.output), reason: 'script' }));\n"
+    ),
 }
 NODE_POLICY = """\
     - { type: code, file: scorers/policy.js, environment: { node: scorers/package.json } }
     - { type: code, file: scorers/policy.mjs, environment: { node: scorers/package.json } }
+    - type: code
+      file: scorers/grade.js
+      protocol: script
+      environment: { node: scorers/package.json }
 """
 
 
 @needs_root
-def test_a_javascript_scorer_requires_and_imports_its_environments_packages(
+def test_javascript_scorers_require_and_import_their_environments_packages(
     repo: GitRepo,
     github: FakeGitHub,
     model: ScriptedModelServer,
@@ -196,6 +205,6 @@ def test_a_javascript_scorer_requires_and_imports_its_environments_packages(
         for f in run.results()["fixtures"]
     }
     assert found == {
-        "base": [("pass", "cjs"), ("pass", "esm")],
-        "head": [("fail", "cjs"), ("fail", "esm")],
+        "base": [("pass", "cjs"), ("pass", "esm"), ("pass", "script")],
+        "head": [("fail", "cjs"), ("fail", "esm"), ("fail", "script")],
     }, found
