@@ -22,7 +22,7 @@ import json
 import math
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -59,13 +59,13 @@ class CodeScorers:
     env: Mapping[str, str]
     sandbox: Sandbox | None = None
     kill_grace: float = DEFAULT_KILL_GRACE
-    environments: ScorerEnvironments | None = None
-    """Where scorers' `environment`s come from (None: the command line's, with no checkout)."""
+    environments: InitVar[ScorerEnvironments | None] = None
+    """Where scorers' `environment`s come from (None: the sandbox's, with no checkout)."""
     _folder: Path | None = field(default=None, init=False)
+    _environments: ScorerEnvironments = field(init=False)
 
-    def __post_init__(self) -> None:
-        if self.environments is None:
-            self.environments = ScorerEnvironments(self.env, self.sandbox)
+    def __post_init__(self, environments: ScorerEnvironments | None) -> None:
+        self._environments = environments or ScorerEnvironments(self.env, self.sandbox)
 
     async def score(self, assertion: CodeAssertion, case: ScorerCase) -> ScorerVerdict:
         code = assertion.code
@@ -74,8 +74,7 @@ class CodeScorers:
         try:
             answer = await self._run(assertion, code, case)
         except _Failed as exc:
-            assert self.environments is not None
-            return error_verdict(str(exc) + self.environments.note(assertion, str(exc)))
+            return error_verdict(str(exc) + self._environments.note(assertion, str(exc)))
         if assertion.protocol is ScorerProtocol.script:
             return script_verdict(assertion, answer)
         return verdict(assertion, answer)
@@ -89,17 +88,15 @@ class CodeScorers:
         return self._folder
 
     def close(self) -> None:
-        if self.environments is not None:
-            self.environments.close()
+        self._environments.close()
         if self._folder is not None and self.sandbox is None:
             with contextlib.suppress(OSError):
                 self._folder.rmdir()
         self._folder = None
 
     async def _run(self, assertion: CodeAssertion, code: str, case: ScorerCase) -> Any:
-        assert self.environments is not None
         try:
-            sandbox, added = await self.environments.setting(assertion)
+            sandbox, added = await self._environments.setting(assertion)
         except ScorerEnvironmentError as exc:
             raise _Failed(str(exc)) from None
         memory = assertion.memory_mb * 1024 * 1024
