@@ -43,6 +43,7 @@ from evalward.runtime.sandbox import Sandbox
 from evalward.runtime.tools import FixtureTools
 from evalward.scoring.code_scorer import CodeScorers
 from evalward.scoring.panel import JudgePanel
+from evalward.scoring.scorer_environments import ScorerEnvironments
 from evalward.scoring.scores import score_fixture
 from evalward.stages.plan import Checkout, Plan, PlannedRun
 from evalward.stages.playgrounds import source_of
@@ -115,16 +116,22 @@ class _Run:
         self.tools: dict[tuple[Side, str, str], FixtureTools] = {}
         self.judges = JudgePanel(providers)
         # Code scorers run as each side's agent user, with no secret (`limited_env`).
-        self.scorers = {
-            side: CodeScorers(
-                self.env, how.sandbox.for_side(side.value) if how.sandbox else None, how.kill_grace
-            )
-            for side in Side
-        }
+        self.scorers = {side: self._scorers(side) for side in Side}
         self.keys = how.keys
         if how.cache is not None and self.keys is None:
             self.keys = CacheKeys(checkouts, providers)
         self.results: list[FixtureResult | None] = [None] * len(plan.runs)
+
+    def _scorers(self, side: Side) -> CodeScorers:
+        sandbox = self.how.sandbox.for_side(side.value) if self.how.sandbox else None
+        checkout = self.checkouts.get(side)
+        environments = ScorerEnvironments(
+            self.env,
+            sandbox,
+            checkout.root if checkout else None,
+            checkout.sha if checkout else "",
+        )
+        return CodeScorers(self.env, sandbox, self.how.kill_grace, environments)
 
     def prepare(self) -> None:
         """Each run into its (side, Eval) queue, with its agent's runner and its tools."""

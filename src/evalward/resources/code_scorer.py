@@ -9,8 +9,10 @@ mapping `{pass, score, reason}`.
 
 A file's text is read when the fixture is loaded, from the same commit as the fixture
 (`code_scorer_files.embed_scorers`): under `gate-config: base` the scorer that grades a pull
-request is the base branch's, whatever the pull request did to the file. How it runs (as the
-agent user, with no secret, bounded) is scoring/code_scorer.py.
+request is the base branch's, whatever the pull request did to the file. So are the files of
+its `environment` (the packages it imports, an agent's `environment` in shape), read then
+too and built from alone. How it runs (as the agent user, with no secret, bounded, with its
+packages) is scoring/code_scorer.py and scoring/scorer_environments.py.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from evalward.resources.agent import AgentEnvironment
 from evalward.resources.common import AssertionBase
 
 MAX_SOURCE_CHARS = 200_000
@@ -95,10 +98,28 @@ class CodeAssertion(AssertionBase):
     memory_mb: int = Field(
         default=512, ge=64, le=8192, description="The scorer process's memory limit"
     )
+    environment: AgentEnvironment | None = Field(
+        default=None,
+        description="The packages the scorer imports, as an agent's `environment` names them "
+        "(a requirements file, a `pyproject.toml` + `uv.lock`, a `package.json` + its lock): "
+        "read with the fixture from its commit and built from those files alone, by the action "
+        '(docs/assertions.md, "A scorer\'s packages").',
+    )
     file_text: SkipJsonSchema[str | None] = Field(
         default=None,
         description="Set by evalward when the fixture loads: the text of `file` at the "
         "fixture's own commit.",
+    )
+    environment_files: SkipJsonSchema[dict[str, str | None] | None] = Field(
+        default=None,
+        exclude=True,
+        description="Set by evalward when the fixture loads: the text of each file of "
+        "`environment` at the fixture's own commit (None: a lock file that is not there).",
+    )
+    environment_digest: SkipJsonSchema[str | None] = Field(
+        default=None,
+        description="Set by evalward when the fixture loads: a hash of `environment` and its "
+        "files' text (what a cache key covers of them).",
     )
 
     @field_validator("source")

@@ -6,14 +6,19 @@ the fixture's file reads
 (`ResourceSet.reads`). So the scorer travels with its fixture: under `gate-config: base` the
 fixtures that gate are the base branch's, and so are their scorers, however the pull request
 changed the file; and a base fixture parsed on the head is reused only while its scorer's
-file is unchanged.
+file is unchanged. The files of a scorer's `environment` (its requirements file or project and
+their locks) are read the same way (`environment_files`), and what the environment is built
+from is them alone: a pull request's edit to them changes nothing the base's scorer runs with.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import stat
 from pathlib import Path
 
+from evalward.files.safe_files import UnsafeFile, read_regular
 from evalward.resources.code_scorer import MAX_SOURCE_CHARS, CodeAssertion
 from evalward.resources.models import EvalFixture
 from evalward.resources.paths import OutsideRepository, looked_up, repo_path
@@ -22,29 +27,46 @@ from evalward.resources.yamlsource import PathKey
 ScorerProblem = tuple[PathKey, str]
 """A field of the fixture (from its document's root) and what is wrong there."""
 
+MAX_ENVIRONMENT_FILE_BYTES = 16 * 1024 * 1024
+"""The largest file of a scorer's environment (a lock of a few hundred packages: under 1 MB)."""
+
+FileTexts = dict[str, str | None]
+"""Repository paths and their text (None: not there), read once per load: the fixtures that
+name one environment share its files' text."""
+
 
 def embed_scorers(
-    fixture: EvalFixture, root: Path
+    fixture: EvalFixture, root: Path, texts: FileTexts | None = None
 ) -> tuple[EvalFixture, list[ScorerProblem], set[str]]:
-    """The fixture with the text of each code scorer's file, read under `root`; the
-    problems (a file that cannot be read, at its `file`); the repository paths it read."""
+    """The fixture with the text of each code scorer's file, and of its environment's files,
+    read under `root`; the problems (a file that cannot be read, at its field); the
+    repository paths it read. `texts` keeps what one load has read already."""
     assertions = list(fixture.spec.assertions)
     problems: list[ScorerProblem] = []
     reads: set[str] = set()
+    texts = {} if texts is None else texts
     changed = False
     for index, assertion in enumerate(assertions):
-        if not isinstance(assertion, CodeAssertion) or assertion.file is None:
+        if not isinstance(assertion, CodeAssertion):
             continue
-        reads.update(looked_up(root, assertion.path))
-        at: PathKey = ("spec", "assertions", index, "file")
-        try:
-            text = _read(root, assertion.path)
-        except ValueError as exc:
-            problems.append((at, f"{exc}"))
-            continue
-        assertions[index] = assertion.model_copy(update={"file_text": text})
-        changed = True
-    update: dict[str, object] = {"assertions": assertions} if changed else {}
+        update: dict[str, object] = {}
+        if assertion.file is not None:
+            reads.update(looked_up(root, assertion.path))
+            try:
+                update["file_text"] = _read(root, assertion.path)
+            except ValueError as exc:
+                problems.append((("spec", "assertions", index, "file"), f"{exc}"))
+        if assertion.environment is not None:
+            found = _environment(root, assertion, index, texts, reads)
+            if isinstance(found, dict):
+                update["environment_files"] = found
+                update["environment_digest"] = _digest(assertion, found)
+            else:
+                problems.append(found)
+        if update:
+            assertions[index] = assertion.model_copy(update=update)
+            changed = True
+    spec_update: dict[str, object] = {"assertions": assertions} if changed else {}
     function = fixture.spec.scoring_function
     if function is not None and function.file is not None:
         path = function.file.split(":", 1)[0].lstrip("/")
@@ -54,11 +76,74 @@ def embed_scorers(
         except ValueError as exc:
             problems.append((("spec", "scoringFunction", "file"), f"{exc}"))
         else:
-            update["scoring_function"] = function.model_copy(update={"file_text": text})
-    if not update:
+            spec_update["scoring_function"] = function.model_copy(update={"file_text": text})
+    if not spec_update:
         return fixture, problems, reads
-    spec = fixture.spec.model_copy(update=update)
+    spec = fixture.spec.model_copy(update=spec_update)
     return fixture.model_copy(update={"spec": spec}), problems, reads
+
+
+def _environment(
+    root: Path, assertion: CodeAssertion, index: int, texts: FileTexts, reads: set[str]
+) -> FileTexts | ScorerProblem:
+    """The text of the environment's files (the files it names must be there, their locks
+    need not be), or the first problem, at the field that names the file."""
+    spec = assertion.environment
+    assert spec is not None
+    files: FileTexts = {}
+    for field in ("python", "node"):
+        if getattr(spec, field) is None:
+            continue
+        alone = spec.model_copy(update={"python": None, "node": None, field: getattr(spec, field)})
+        at: PathKey = ("spec", "assertions", index, "environment", field)
+        for number, path in enumerate(alone.files()):  # the file it names, then its locks
+            reads.update(looked_up(root, path))
+            if path not in texts:
+                try:
+                    texts[path] = _read_environment_file(root, path)
+                except ValueError as exc:
+                    return at, f"{exc}"
+            if texts[path] is None and number == 0:
+                return at, (
+                    f"the scorer's environment file {path!r} is not in the repository (paths "
+                    "are from its root)"
+                )
+            files[path] = texts[path]
+    return files
+
+
+def _read_environment_file(root: Path, path: str) -> str | None:
+    """A file of a scorer's environment as text; None when it is not there."""
+    try:
+        where = repo_path(root, path)
+    except OutsideRepository:
+        raise ValueError(
+            f"{path!r} leads outside the repository (a symbolic link); a scorer's environment "
+            "is built from files of the repository"
+        ) from None
+    try:
+        raw = read_regular(where, MAX_ENVIRONMENT_FILE_BYTES)
+    except FileNotFoundError:
+        return None
+    except UnsafeFile as exc:
+        raise ValueError(f"{path!r} {exc.reason}; an environment is built from files") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read {path!r}: {exc.strerror or exc}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path!r} is not UTF-8 text") from None
+
+
+def _digest(assertion: CodeAssertion, files: FileTexts) -> str:
+    """What a cache key covers of a scorer's environment: its definition and its files."""
+    assert assertion.environment is not None
+    material = {
+        "environment": assertion.environment.model_dump(mode="json", by_alias=True),
+        "files": files,
+    }
+    text = json.dumps(material, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _read(root: Path, path: str) -> str:

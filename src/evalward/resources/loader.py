@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from evalward.errors import Problem, ResourceError
 from evalward.resources import agentv
-from evalward.resources.code_scorer_files import embed_scorers
+from evalward.resources.code_scorer_files import FileTexts, embed_scorers
 from evalward.resources.discover import discover, relative
 from evalward.resources.models import (
     API_VERSIONS,
@@ -222,6 +222,7 @@ class _Run:
         self._texts: dict[str, str] = {}
         self._marked: dict[str, list[Document]] = {}
         self._locations: dict[tuple[str, str, str], tuple[int, int]] = {}
+        self._scorer_texts: FileTexts = {}
 
     # -- locations ------------------------------------------------------------------------
 
@@ -372,7 +373,7 @@ class _Run:
             table = self.result.agents
         elif isinstance(resource, EvalFixture):
             table = self.result.fixtures
-            fixture, problems, reads = embed_scorers(resource, self.root)
+            fixture, problems, reads = embed_scorers(resource, self.root, self._scorer_texts)
             located = dataclasses.replace(located, resource=fixture)
             if reads:
                 self.result.reads.setdefault(located.file, set()).update(reads)

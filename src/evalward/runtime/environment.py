@@ -141,7 +141,7 @@ class EnvironmentStore:
             "scope": self.scope,
             "side": request.side,
             "user": [user.uid, user.gid] if user else None,
-            "commit": _commit(request.checkout),
+            "commit": request.commit or _commit(request.checkout),
             "files": await asyncio.to_thread(_file_hashes, request.checkout, spec.files()),
             "platform": [platform.machine(), *platform.libc_ver()],
         }

@@ -117,6 +117,8 @@ class EnvironmentRequest:
     limits: EnvironmentLimits | None = None
     """The bounds of its install (`environment_limits.side_limits`; None: its own and the
     store's)."""
+    commit: str = ""
+    """The commit of its files when `checkout` is not its tree (a code scorer's); "": its."""
 
     @property
     def label(self) -> str:

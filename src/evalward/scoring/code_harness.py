@@ -7,6 +7,11 @@ prints itself goes to stderr. They are fixed text, passed to `python3 -I -c` and
 nothing of the working directory is imported (`-I`; node's scorer starts from a folder of its
 own), so no file a pull request adds can stand in for them.
 
+A scorer with an environment runs under its interpreter (`python3` is the environment's, first
+on PATH; `-I` keeps the checkout and PYTHONPATH out, not the environment's site-packages) or
+with NODE_PATH naming its `node_modules`, the one place besides Node's own that `CONFINE`
+lets a package resolve from.
+
 The Python harness sets the process's limits before the scorer runs; a JavaScript scorer is
 started by `LIMITS`, which sets them and then runs node. A `script` scorer (a program, in
 either language) is run by the Python harness as its child, under the limits it set: the
@@ -105,18 +110,37 @@ except BaseException as exc:
 """
 
 CONFINE = r"""
-// Packages resolve from the machine's own folders only: not from a node_modules in a folder
-// above the scorer (a world-writable /tmp holds one anybody may have put there).
+// Packages resolve from the machine's own folders and the scorer's environment (NODE_PATH, its
+// node_modules, when it names one) only: not from a node_modules in a folder above the scorer
+// (a world-writable /tmp holds one anybody may have put there).
 const Module = require('module');
-Module._nodeModulePaths = () => [];
+const modules = ((folder) => {
+  try { return folder ? require('fs').realpathSync(folder) : ''; } catch { return ''; }
+})(process.env.NODE_PATH);
+const walk = Module._nodeModulePaths;
+Module._nodeModulePaths = (from) =>
+  modules ? walk(from).filter((p) => p === modules || p.startsWith(modules + '/')) : [];
 Module.register('data:text/javascript,' + encodeURIComponent(`
 import { isBuiltin } from "node:module";
+import { pathToFileURL } from "node:url";
+const modules = ${JSON.stringify(modules)};
+const inside = modules ? pathToFileURL(modules).href + "/" : "";
+const beside = modules ? pathToFileURL(modules + "/../package.json").href : "";
 const own = ["node:", "file:", "data:", "./", "../", "/"];
 export async function resolve(specifier, context, next) {
-  if (!isBuiltin(specifier) && !own.some((p) => specifier.startsWith(p))) {
-    throw new Error("a scorer may import Node's own modules only, not " + specifier);
+  if (isBuiltin(specifier) || own.some((p) => specifier.startsWith(p))) {
+    return next(specifier, context);
   }
-  return next(specifier, context);
+  if (!modules) {
+    throw new Error("a scorer may import Node's own modules only, not " + specifier +
+      " (name its packages in the assertion's environment)");
+  }
+  const from = (context.parentURL || "").startsWith(inside) ? context.parentURL : beside;
+  const found = await next(specifier, { ...context, parentURL: from });
+  if (!found.url.startsWith(inside)) {
+    throw new Error(specifier + " is not a package of the scorer's environment");
+  }
+  return found;
 }`));
 """
 """Preloaded into every JavaScript scorer (`--require`)."""

@@ -5,7 +5,8 @@ built from scratch that holds no secret (`process.limited_env`), in a working fo
 own, bounded in time (`timeoutSeconds`, then its process group is killed), in memory
 (`memoryMb`), in CPU time and in what it may write and answer. On the command line it runs as
 the developer, with the same limits and environment. Its text is the one loaded with its
-fixture (the gate's commit), never read from the checkout at run time.
+fixture (the gate's commit), never read from the checkout at run time. A scorer that names an
+`environment` runs with its packages (scoring/scorer_environments.py).
 
 What it returns is read as promptfoo reads a `javascript` / `python` assertion's: a bool
 (pass or fail), a number (the score; it passes at `threshold` or above, without one above 0),
@@ -21,7 +22,7 @@ import json
 import math
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ from evalward.scoring.code_verdicts import (
     script_verdict,
     verdict,
 )
+from evalward.scoring.scorer_environments import ScorerEnvironmentError, ScorerEnvironments
 
 MAX_ANSWER_BYTES = 1024 * 1024
 """The most a scorer may write on its stdout (its answer); more is an error."""
@@ -57,7 +59,13 @@ class CodeScorers:
     env: Mapping[str, str]
     sandbox: Sandbox | None = None
     kill_grace: float = DEFAULT_KILL_GRACE
+    environments: InitVar[ScorerEnvironments | None] = None
+    """Where scorers' `environment`s come from (None: the sandbox's, with no checkout)."""
     _folder: Path | None = field(default=None, init=False)
+    _environments: ScorerEnvironments = field(init=False)
+
+    def __post_init__(self, environments: ScorerEnvironments | None) -> None:
+        self._environments = environments or ScorerEnvironments(self.env, self.sandbox)
 
     async def score(self, assertion: CodeAssertion, case: ScorerCase) -> ScorerVerdict:
         code = assertion.code
@@ -70,7 +78,7 @@ class CodeScorers:
                 assertion, code, (case.output, _context(assertion, case)), stdin
             )
         except _Failed as exc:
-            return error_verdict(str(exc))
+            return error_verdict(str(exc) + self._environments.note(assertion, str(exc)))
         if script:
             return script_verdict(assertion, answer)
         return verdict(assertion, answer)
@@ -97,6 +105,7 @@ class CodeScorers:
         return self._folder
 
     def close(self) -> None:
+        self._environments.close()
         if self._folder is not None and self.sandbox is None:
             with contextlib.suppress(OSError):
                 self._folder.rmdir()
@@ -111,6 +120,10 @@ class CodeScorers:
     ) -> Any:
         """The scorer's answer to `arguments` (`(output, context)`), or to `stdin` (a
         `script`)."""
+        try:
+            sandbox, added = await self._environments.setting(assertion)
+        except ScorerEnvironmentError as exc:
+            raise _Failed(str(exc)) from None
         memory = assertion.memory_mb * 1024 * 1024
         cpu = math.ceil(assertion.timeout_seconds) + 1
         limits = [memory, cpu, MAX_FILE_BYTES]
@@ -133,9 +146,9 @@ class CodeScorers:
             heap = f"--max-old-space-size={max(16, int(assertion.memory_mb * HEAP_SHARE))}"
             argv = ["python3", "-I", "-c", LIMITS, *map(str, limits), "node", heap, "-e"]
             argv.append(JAVASCRIPT)
-        env = limited_env(self.env, (), sandbox=self.sandbox)
+        env = limited_env(self.env, (), added, sandbox=sandbox)
         try:
-            process = await spawn(argv, cwd=self._cwd(), env=env, sandbox=self.sandbox)
+            process = await spawn(argv, cwd=self._cwd(), env=env, sandbox=sandbox)
         except AgentRunError as exc:
             raise _Failed(f"the scorer could not start: {exc}") from None
         try:
@@ -147,7 +160,7 @@ class CodeScorers:
                 "(timeoutSeconds); it was stopped"
             ) from None
         finally:
-            await kill_group(process, self.kill_grace, sandbox=self.sandbox)
+            await kill_group(process, self.kill_grace, sandbox=sandbox)
         return _answer(out, err, process.returncode)
 
 
