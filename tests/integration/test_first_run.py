@@ -9,6 +9,7 @@ import pytest
 
 from evalward.providers.config import Price
 from evalward.providers.pricing import PriceTable
+from fakes.model_server import ScriptedModelServer
 from support.clirun import evalward
 from support.documents import documents
 from support.gitrepo import GitRepo
@@ -131,3 +132,31 @@ def test_a_judges_invalid_replies_are_each_reported(repo: GitRepo) -> None:
         "the judge openai/gpt-4.1-mini gave no valid verdict after a retry: its reply: score: "
         "Input should be less than or equal to 1; its retry: it is not JSON"
     )
+
+
+def test_validate_asks_the_providers_for_their_models_and_names_the_nearest(
+    repo: GitRepo, model: ScriptedModelServer
+) -> None:
+    model.models = ["llama3.2:3b", "qwen2.5:7b", "claude-haiku-4-5"]
+    settings = (
+        f"providers:\n  ollama: {{ api: openai, baseUrl: '{model.base_url}' }}\n"
+        f"  anthropic: {{ baseUrl: '{model.anthropic_url}' }}\n"
+        "  gateway: { api: openai, baseUrl: 'http://127.0.0.1:9/v1' }\n"
+    )
+    suite = SUITE.replace("MODEL", "ollama/llama3.2:3B, anthropic/claude-haiku-4-5, gateway/any")
+    repo.commit("an Ollama suite", {"suite.yaml": suite, "evalward.yaml": settings})
+    silent = evalward("validate", ".", cwd=repo.path)
+    assert silent.returncode == 0 and "warning" not in silent.stdout  # nothing asked
+    assert model.targets == []
+
+    done = evalward("validate", ".", "--ask-providers", cwd=repo.path, ANTHROPIC_API_KEY="sk-x")
+    assert done.returncode == 0, done.stderr  # warnings: a list may lag behind a new model
+    said = done.stdout
+    assert (
+        "warning: suite.yaml:5:12: spec.models[0]: the provider 'ollama' does not serve the "
+        "model ollama/llama3.2:3B: it is not among the 3 models its model list gave. Did you "
+        "mean 'ollama/llama3.2:3b'?"
+    ) in said
+    assert "note: gateway did not list its models (" in said
+    assert "sk-x" not in said + done.stderr
+    assert sorted(t.split("?")[0] for t in model.targets) == ["GET /v1/models"] * 2

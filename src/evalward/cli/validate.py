@@ -3,7 +3,9 @@
 It refuses everything a run would refuse for the definitions alone, in the run's words: what
 does not load, the provider settings of `evalward.yaml`, and the checks a run makes before
 its first model call (`preflight`). What depends on the machine (keys, the sandbox) is not
-checked.
+checked, unless `--ask-providers` asks each provider the definitions use for its model list
+(with the environment's keys): a model it does not list is then a warning with the nearest
+name it does.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ if TYPE_CHECKING:
 
     from evalward.errors import Problem
     from evalward.host import Host
+    from evalward.providers.config import ProvidersConfig
+    from evalward.resources import ResourceSet
 
 
 def register(commands: Any) -> None:
@@ -27,6 +31,12 @@ def register(commands: Any) -> None:
         "--mock-script",
         metavar="FILE",
         help="also check this mock script, which then serves the `mock/...` models",
+    )
+    parser.add_argument(
+        "--ask-providers",
+        action="store_true",
+        help="ask each provider the definitions use for its models (GET /models, with the "
+        "keys of the environment) and warn about a model it does not serve",
     )
 
 
@@ -55,7 +65,8 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         names = _declared(root.resolve())
     else:
         names = settings.names
-        resources.warnings += unknown_models(resources, settings)
+        listed = _ask(resources, settings, host, out) if args.ask_providers else None
+        resources.warnings += unknown_models(resources, settings, listed)
     if args.mock_script:
         try:
             load_script(Path(args.mock_script))
@@ -78,6 +89,37 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         file=out,
     )
     return EXIT_OK
+
+
+def _ask(
+    resources: ResourceSet, settings: ProvidersConfig, host: Host, out: TextIO
+) -> dict[str, frozenset[str]]:
+    """The model lists of the providers the definitions use; a note for each that gave none."""
+    import asyncio
+
+    from evalward.providers.known_models import model_references
+    from evalward.providers.model_lists import ask_providers
+    from evalward.providers.registry import build_providers
+
+    used = {model_id.partition("/")[0] for _, _, model_id in model_references(resources)}
+    providers = build_providers(host.env, config=settings)
+    host.note_key_envs(providers.key_envs)
+    asked = sorted(used & set(providers.by_name) - {"mock"})
+
+    async def ask() -> dict[str, frozenset[str]]:
+        try:
+            lists = await ask_providers(providers, asked)
+        finally:
+            await providers.aclose()
+        for name, why in sorted(lists.unanswered.items()):
+            print(
+                f"note: {name} did not list its models ({host.redactor()(why)}); its models are "
+                "checked against evalward's price list only",
+                file=out,
+            )
+        return lists.listed
+
+    return asyncio.run(ask())
 
 
 def _declared(root: Path) -> tuple[str, ...]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from evalward.errors import Problem
@@ -32,39 +33,75 @@ VENDOR_NAMES = {
 """How each vendor names its own models."""
 
 
-def unknown_models(resources: ResourceSet, config: ProvidersConfig) -> list[Problem]:
-    """A warning at each model id of the definitions that no provider knows."""
+def unknown_models(
+    resources: ResourceSet,
+    config: ProvidersConfig,
+    listed: Mapping[str, frozenset[str]] | None = None,
+) -> list[Problem]:
+    """A warning at each model id of the definitions that no provider knows: not in the list
+    its provider gave (`listed`, from `--ask-providers`), else not in the price list."""
     prices = PriceTable(config.pricing)
+    listed = listed or {}
     checked = [name for name in VENDOR_NAMES if config.provider(name).base_url is None]
     locator = Locator(resources)
     found: dict[Problem, None] = {}
 
     def check(located: Located[Any], at: PathKey, model_id: str) -> None:
         provider, _, model = model_id.partition("/")
-        if provider not in checked or prices.of(model_id) is not None:
-            return
-        close = difflib.get_close_matches(model, prices.models(provider), n=1, cutoff=0.75)
-        if not close and not VENDOR_NAMES[provider].match(model):
-            return
-        hint = f"Did you mean '{provider}/{close[0]}'? " if close else ""
-        message = (
-            f"no provider knows the model {model_id!r}: it is not among the {provider} models "
-            f"evalward knows. {hint}A model newer than evalward is fine: give its price under "
-            "`pricing` in evalward.yaml, so runs can cost it"
-        )
-        found[locator.problem(located, at, message)] = None
+        if provider in listed:
+            message = _not_listed(provider, model, listed[provider])
+        elif provider in checked and prices.of(model_id) is None:
+            message = _not_priced(provider, model, prices)
+        else:
+            message = None
+        if message is not None:
+            found[locator.problem(located, at, message)] = None
 
+    for located, at, model_id in model_references(resources):
+        check(located, at, model_id)
+    return sorted(found, key=lambda p: (p.file, p.line or 0, p.column or 0))
+
+
+def _not_listed(provider: str, model: str, models: frozenset[str]) -> str | None:
+    if model in models:
+        return None
+    close = difflib.get_close_matches(model, sorted(models), n=1, cutoff=0.6)
+    hint = f" Did you mean '{provider}/{close[0]}'?" if close else ""
+    return (
+        f"the provider {provider!r} does not serve the model {provider}/{model}: it is not "
+        f"among the {len(models)} models its model list gave.{hint}"
+    )
+
+
+def _not_priced(provider: str, model: str, prices: PriceTable) -> str | None:
+    close = difflib.get_close_matches(model, prices.models(provider), n=1, cutoff=0.75)
+    if not close and not VENDOR_NAMES[provider].match(model):
+        return None
+    hint = f"Did you mean '{provider}/{close[0]}'? " if close else ""
+    return (
+        f"no provider knows the model '{provider}/{model}': it is not among the {provider} "
+        f"models evalward knows. {hint}A model newer than evalward is fine: give its price "
+        "under `pricing` in evalward.yaml, so runs can cost it (or check it with "
+        "`evalward validate --ask-providers`)"
+    )
+
+
+def model_references(resources: ResourceSet) -> list[tuple[Located[Any], PathKey, str]]:
+    """Every model id the definitions name, with where it is written: the agents' models,
+    the judges' (cross-checks too) and the calibrations' judge models."""
+    found: list[tuple[Located[Any], PathKey, str]] = []
     for located in resources.agents.values():
         for index, model in enumerate(located.resource.spec.models):
-            check(located, ("spec", "models", index), model)
+            found.append((located, ("spec", "models", index), model))
     for located_eval in resources.evals.values():
         judge = located_eval.resource.spec.judge
         if judge.model is not None:
-            check(located_eval, ("spec", "judge", "model"), judge.model)
+            found.append((located_eval, ("spec", "judge", "model"), judge.model))
         if judge.cross_check is not None:
             for index, model in enumerate(judge.cross_check.models):
-                check(located_eval, ("spec", "judge", "crossCheck", "models", index), model)
+                at: PathKey = ("spec", "judge", "crossCheck", "models", index)
+                found.append((located_eval, at, model))
     for calibration in resources.calibrations.values():
         for index, model in enumerate(calibration.resource.spec.judge_models):
-            check(calibration, ("spec", "judgeModels", index), model)
-    return sorted(found, key=lambda p: (p.file, p.line or 0, p.column or 0))
+            found.append((calibration, ("spec", "judgeModels", index), model))
+    return found
