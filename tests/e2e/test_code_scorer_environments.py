@@ -134,9 +134,7 @@ def test_a_pr_that_swaps_its_scorers_package_is_graded_with_the_base_ones(
         assert (scorer, scorer_says) == (status, "policykit 1.0"), (side, found)
         assert inline == "pass", (side, reported)
         version, prefix, uid = json.loads(reported)
-        assert version == "1.0" and uid == (AGENT_UID if side == "head" else AGENT_UID + 1), (
-            reported
-        )
+        assert version == "1.0" and uid == AGENT_UID + 1, reported  # the base's user
         assert "/environments/" in prefix, prefix  # the environment's own Python
         gone, missing, small = found[("broken", side)]
         assert gone[0] == "error" and gone[1].startswith(
@@ -146,9 +144,9 @@ def test_a_pr_that_swaps_its_scorers_package_is_graded_with_the_base_ones(
         assert missing[0] == "error" and "No module named 'notthere'" in missing[1], missing
         assert small[0] == "error", small
         assert "environment.maxFiles of code scorers (scorers/small/requirements.txt)" in small[1]
-        # Built once per side, though two assertions of each fixture name it.
-        built = f"environment of code scorers (scorers/requirements.txt) ({side}): built in"
-        assert run.stdout.count(built) == 1, run.stdout
+    # Built once, as the base side's user, though two assertions of each side's fixture name it.
+    built = "environment of code scorers (scorers/requirements.txt) (base): built in"
+    assert run.stdout.count(built) == 1, run.stdout
     assert "policykit 2.0" not in run.stdout + json.dumps(list(found.values()))
     assert "sk-scorer-environment-secret" not in run.stdout + run.stderr
 

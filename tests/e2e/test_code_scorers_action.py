@@ -95,9 +95,11 @@ def test_a_pr_that_rewrites_its_scorer_is_graded_by_the_base_one_that_sees_no_se
         "the base scorer: no refund policy mentioned",
     )
     assert by_side["base"][0]["status"] == "pass"
-    for side, uid in (("head", AGENT_UID), ("base", AGENT_UID + 1)):
+    # the base's scorers grade both sides as the base side's agent user, which no program of
+    # the pull request runs as
+    for side in ("head", "base"):
         found = json.loads(by_side[side][1]["message"])
-        assert found == {"seen": [], "parent": "EACCES", "uid": uid}, side
+        assert found == {"seen": [], "parent": "EACCES", "uid": AGENT_UID + 1}, side
     written = (run.output_dir / "results.json").read_text() + github.comments_on(7)[0]["body"]
     assert SECRET not in written and github.token not in written
     assert "no refund policy mentioned" in github.comments_on(7)[0]["body"]

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
+import evalward
 from evalward.runtime.past_proxy import from_stderr
 
 
@@ -48,3 +55,36 @@ def test_a_connection_failure_to_a_provider_is_named(stderr: str, host: str, var
 )
 def test_anything_else_is_not_taken_for_a_call_past_the_proxy(stderr: str) -> None:
     assert from_stderr(stderr) is None
+
+
+CHECK_GUARD = """
+import json, os
+from pathlib import Path
+from evalward.runtime import past_proxy
+folder = Path(past_proxy.guard_env()["PYTHONPATH"])
+print(json.dumps({
+    "folder": str(folder),
+    "same": (folder / "sitecustomize.py").read_bytes()
+    == (past_proxy.GUARD / "sitecustomize.py").read_bytes(),
+    "open": all(p.stat().st_mode & 0o005 == 0o005 for p in [folder, *folder.parents]),
+    "readable": (folder / "sitecustomize.py").stat().st_mode & 0o004 != 0,
+}))
+"""
+
+
+def test_the_guard_is_where_another_user_can_read_it_even_when_evalward_is_not(
+    tmp_path: Path,
+) -> None:
+    """evalward installed under a private folder (0700, as a home or `mktemp -d` is): the
+    agent user's Python would find no guard there, so it gets a copy others may read."""
+    private = tmp_path / "home"
+    shutil.copytree(Path(evalward.__file__).parent, private / "evalward")
+    private.chmod(0o700)
+    done = subprocess.run(
+        [sys.executable, "-c", CHECK_GUARD],
+        env={"PYTHONPATH": str(private)}, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    found = json.loads(done.stdout)
+    assert not Path(found["folder"]).is_relative_to(private)
+    assert (found["same"], found["open"], found["readable"]) == (True, True, True)
+    assert not Path(found["folder"]).exists()  # removed when the process ends

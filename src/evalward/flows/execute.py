@@ -117,14 +117,18 @@ class _Run:
         self.judges = JudgePanel(providers)
         # Code scorers run as each side's agent user, with no secret (`limited_env`).
         self.scorers = {side: self._scorers(side) for side in Side}
+        # The head side's scorers of the base branch's fixtures run as the base side's user:
+        # no program of the pull request runs as it, to stop them or plant their packages.
+        self.gate_scorers = self._scorers(Side.head, Side.base)
         self.keys = how.keys
         if how.cache is not None and self.keys is None:
             self.keys = CacheKeys(checkouts, providers)
         self.results: list[FixtureResult | None] = [None] * len(plan.runs)
 
-    def _scorers(self, side: Side) -> CodeScorers:
-        sandbox = self.how.sandbox.for_side(side.value) if self.how.sandbox else None
-        checkout = self.checkouts.get(side)
+    def _scorers(self, side: Side, user: Side | None = None) -> CodeScorers:
+        """The code scorers of `side`'s runs, run as `user`'s agent user (default: the side's)."""
+        sandbox = self.how.sandbox.for_side((user or side).value) if self.how.sandbox else None
+        checkout = self.checkouts.get(user or side)  # the base's scorers: its commit's files
         environments = ScorerEnvironments(
             self.env,
             sandbox,
@@ -230,7 +234,7 @@ class _Run:
     async def aclose(self) -> None:
         await asyncio.gather(*(r.aclose() for r in self.runners.values()), return_exceptions=True)
         await self.proxy.aclose()
-        for scorers in self.scorers.values():
+        for scorers in [*self.scorers.values(), self.gate_scorers]:
             scorers.close()
 
     async def _worker(self, queue: deque[int], group: asyncio.TaskGroup) -> None:
@@ -338,7 +342,9 @@ class _Run:
             judge,
             run=labels,
             playground=playground,
-            scorers=self.scorers[run.side],
+            scorers=self.gate_scorers
+            if run.side is Side.head and run.fixture in checkout.gate_fixtures
+            else self.scorers[run.side],
         )
         # A model call that failed under an agent's own code may have been worked around
         # or not: like an error, such a run is tried again next time rather than reused.

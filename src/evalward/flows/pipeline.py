@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from evalward.errors import ConfigError, MissingSecretError, ResourceError
@@ -106,6 +106,9 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
                 Side.head, head_root, gate, index, sha=head_sha, world=world, world_names=names
             )
         }
+        if from_base and bases.gating is not None:  # the base's fixtures, scored as the base
+            gated = frozenset(bases.gating.fixtures)
+            checkouts[Side.head] = replace(checkouts[Side.head], gate_fixtures=gated)
         if bases.base is not None and bases.root is not None:
             if merge_base is not None and (
                 _reads_files(plan, bases.base) or uses_playgrounds(plan, bases.base, Side.base)

@@ -17,7 +17,12 @@ always have (docs/agent-protocols.md says so).
 
 from __future__ import annotations
 
+import atexit
+import functools
 import re
+import shutil
+import stat
+import tempfile
 from pathlib import Path
 
 from evalward.runtime.endpoints import OLLAMA_PORT, PROVIDER_HOSTS, ProviderHost, provider_of
@@ -64,7 +69,33 @@ def guard_env() -> dict[str, str]:
         ProviderHost("", "Ollama", "OLLAMA_HOST or OLLAMA_API_BASE"), "{host}"
     )
     lines = (f"{host}\t{text}" for host, text in table.items())
-    return {"PYTHONPATH": str(GUARD), "EVALWARD_MODEL_HOSTS": "\n".join(lines)}
+    return {"PYTHONPATH": str(guard_folder()), "EVALWARD_MODEL_HOSTS": "\n".join(lines)}
+
+
+@functools.cache
+def guard_folder() -> Path:
+    """The guard's folder where an agent user can read it: GUARD itself, or (evalward
+    installed where other users cannot go, a virtualenv under a 0700 home) a copy, made once
+    per process in a folder evalward owns and others may only read. Without it the agent
+    user's Python would find no guard, and a call past the proxy would go unnamed."""
+    module = GUARD / "sitecustomize.py"
+    if _readable_by_others(module):
+        return GUARD
+    copy = Path(tempfile.mkdtemp(prefix="evalward-guard-"))
+    shutil.copyfile(module, copy / module.name)
+    (copy / module.name).chmod(0o644)
+    copy.chmod(0o755)
+    atexit.register(shutil.rmtree, copy, True)
+    return copy
+
+
+def _readable_by_others(path: Path) -> bool:
+    try:
+        if not path.stat().st_mode & stat.S_IROTH:
+            return False
+        return all(parent.stat().st_mode & stat.S_IXOTH for parent in path.parents)
+    except OSError:
+        return False
 
 
 def from_stderr(stderr: str) -> str | None:

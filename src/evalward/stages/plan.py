@@ -247,6 +247,10 @@ class Checkout:
     """The tree the definitions that gate come from (the base branch's, under `gate-config:
     base`): playgrounds of `world_names` are made from it (playgrounds.py); None: `root`."""
     world_names: frozenset[str] = frozenset()
+    gate_fixtures: frozenset[str] = frozenset()
+    """The fixtures of this (head) side that the base branch defines (`gate-config: base`):
+    their code scorers run as the base side's user, which no program of the pull request
+    runs as."""
 
 
 def private_runs(plan: Plan, resources: Mapping[Side, ResourceSet]) -> set[tuple[str, str]]:
