@@ -363,3 +363,31 @@ def test_tool_use_bounds_and_negated_lists_are_checked_as_agentv_checks_them(
     assert "tests[0].assert[1].value.max: `max` of trajectory:tool-used is not checked" in (
         refused.stdout + refused.stderr
     )
+
+
+EXPECTED_CALLS = """\
+name: expected-calls
+providers: [support-bot]
+prompts: ["{{ input }}"]
+tests:
+  - id: searched
+    assert: [The answer is grounded in the search]
+    vars:
+      input: What is TypeScript based on?
+      expected_output:
+        - role: assistant
+          tool_calls:
+            - tool: vector_search
+              input: { query: TypeScript }
+              output: { results: [builds on JavaScript] }
+        - { role: assistant, content: TypeScript builds on JavaScript. }
+"""
+
+
+def test_an_expected_message_of_tool_calls_is_the_judge_s_reference(repo: GitRepo) -> None:
+    repo.commit("expected calls", files(**{"evals/support/suite.yaml": EXPECTED_CALLS}))
+    (searched,) = load_resources(repo.path).fixtures.values()
+    assert searched.resource.spec.reference == (
+        'tool call: vector_search({"query": "TypeScript"}) -> '
+        '{"results": ["builds on JavaScript"]}\n\nTypeScript builds on JavaScript.'
+    )

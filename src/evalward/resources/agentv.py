@@ -337,10 +337,31 @@ def _messages(value: Any, path: PathKey, role: str, files: _Files) -> list[dict[
                 (*where, "role"),
                 f"expected role system, user or assistant; found {message['role']!r}",
             )
-        out.append(
-            {"role": message["role"], "content": _content(message.get("content"), where, files)}
-        )
+        calls = message.get("tool_calls")
+        content = message.get("content")
+        text = "" if content is None and calls else _content(content, where, files)
+        if calls:
+            text = "\n".join(filter(None, [text, _tool_calls(calls, (*where, "tool_calls"))]))
+        out.append({"role": message["role"], "content": text})
     return out
+
+
+def _tool_calls(calls: Any, path: PathKey) -> str:
+    """An expected message's `tool_calls`, as the text a judge reads: each call's tool, its
+    input and (when given) its output."""
+    if not isinstance(calls, list):
+        raise AgentVProblem(path, f"expected a list of tool calls; found {calls!r}")
+    lines = []
+    for index, call in enumerate(calls):
+        name = call.get("tool", call.get("name")) if isinstance(call, dict) else None
+        if not isinstance(name, str) or not name:
+            raise AgentVProblem((*path, index), "expected a tool call `{tool, input, output}`")
+        given = call.get("input", call.get("args", call.get("arguments", {})))
+        line = f"tool call: {name}({json.dumps(given, ensure_ascii=False, sort_keys=True)})"
+        if "output" in call:
+            line += f" -> {json.dumps(call['output'], ensure_ascii=False, sort_keys=True)}"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def _content(content: Any, path: PathKey, files: _Files) -> str:
