@@ -11,6 +11,7 @@ pass.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -501,3 +502,82 @@ def test_promote_turns_a_multi_turn_transcript_into_a_scripted_conversation(
     ]
     single = evalward("promote", "t.json", "--agent", "refunds", cwd=repo.path)
     assert "type: messages" in single.stdout  # without --conversation: one replayed input
+
+
+OPENED = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: PLAIN }
+spec:
+  models: [openai/gpt-agent]
+  system: You are a shop assistant.
+---
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: program }
+spec:
+  runtime: { command: { run: [PYTHON, echo_messages.py], stdin: json } }
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: opened }
+spec: { targetAgent: PLAIN, fixtures: [opened-plain] }
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: opened-program }
+spec: { targetAgent: program, fixtures: [opened-program] }
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: opened-plain }
+spec:
+  targetAgent: PLAIN
+  conversation:
+    system: Answer in French.
+    turns: [{ user: Hello }, { user: And tomorrow? }]
+  assertions: [{ type: contains, value: Bonjour, turn: 1 }]
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: opened-program }
+spec:
+  targetAgent: program
+  conversation:
+    system: Answer in French.
+    turns: [{ user: Hello }, { user: And tomorrow? }]
+  assertions: [{ type: contains, value: "system:Answer in French.|user:Hello|assistant:" }]
+"""
+ECHO_MESSAGES = """\
+import json, sys
+request = json.loads(sys.stdin.readline())
+print("|".join(f"{m['role']}:{m['content']}" for m in request["messages"]))
+"""
+
+
+def test_a_conversation_opens_with_its_system_instructions_for_every_kind_of_agent(
+    repo: GitRepo, model: ScriptedModelServer
+) -> None:
+    suite = OPENED.replace("PLAIN", "shop").replace("PYTHON", sys.executable)
+    repo.commit("opened", {"agents.yaml": suite, "echo_messages.py": ECHO_MESSAGES})
+    model.script(agent_said, text("Bonjour !"), text("Demain aussi."))
+    code, results, said = run(repo, model, "--no-cache")
+    assert code == 0, said
+    to_agent = [r["messages"] for r in model.requests if agent_said(r)]
+    assert [(m["role"], m["content"]) for m in to_agent[1]] == [
+        ("system", "You are a shop assistant."),
+        ("system", "Answer in French."),
+        ("user", "Hello"),
+        ("assistant", "Bonjour !"),
+        ("user", "And tomorrow?"),
+    ]
+    program = fixture(results, "opened-program")
+    assert program["status"] == "pass", program["message"]
+
+    repl = suite.replace("stdin: json }", "stdin: text, repl: { prompt: '> ' } }")
+    repo.commit("a REPL", {"agents.yaml": repl})
+    refused = evalward("validate", ".", cwd=repo.path)
+    assert refused.returncode == 2
+    assert "spec.conversation.system: agent 'program' runs as a REPL" in (
+        refused.stdout + refused.stderr
+    )

@@ -79,6 +79,13 @@ class Conversation(Model):
     user: SimulatedUser | None = Field(
         default=None, description="A simulated user, instead of `turns`."
     )
+    system: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Instructions the conversation opens with: a system message before the "
+        "first turn, after the agent's own system prompt (not for a REPL agent, which reads "
+        "only what the user types).",
+    )
     max_turns: int = Field(
         default=DEFAULT_MAX_TURNS,
         ge=1,

@@ -46,6 +46,8 @@ async def hold_conversation(
     """Turn after turn until the conversation ends; its end reason is set on `trace`, except
     at a timeout, which the caller sees (`end_reason_after`)."""
     history: list[ChatMessage] = []
+    if conversation.system is not None:
+        history.append(ChatMessage(role="system", content=conversation.system))
     for turn in range(1, conversation.turn_limit + 1):
         trace.begin_turn(turn)
         if conversation.turns is not None:
@@ -124,5 +126,5 @@ def transcript(history: list[ChatMessage]) -> str:
     `stdin: text`): the new message alone on the first turn, else every message by role."""
     if len(history) == 1:
         return history[0].content
-    names = {"user": "User", "assistant": "Assistant"}
+    names = {"system": "System", "user": "User", "assistant": "Assistant"}
     return "\n\n".join(f"{names.get(m.role, m.role)}: {m.content}" for m in history)

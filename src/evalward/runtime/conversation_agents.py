@@ -45,6 +45,8 @@ def declarative_turns(
     messages = opening_messages(agent)
 
     async def answer(history: list[ChatMessage], turn: int) -> str:
+        if turn == 1:  # the conversation's own opening instructions, if it has them
+            messages.extend(m for m in history[:-1] if m.role == "system")
         messages.append(history[-1])
         await continue_declarative(agent, messages, providers, labels, trace, executor)
         return _turn_final(trace, turn)
