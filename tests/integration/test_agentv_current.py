@@ -391,3 +391,64 @@ def test_an_expected_message_of_tool_calls_is_the_judge_s_reference(repo: GitRep
         'tool call: vector_search({"query": "TypeScript"}) -> '
         '{"results": ["builds on JavaScript"]}\n\nTypeScript builds on JavaScript.'
     )
+
+
+CONVERSATION = """\
+name: tutor
+providers: [support-bot]
+prompts: ["{{ input }}"]
+tests:
+  - id: remembers
+    mode: conversation
+    aggregation: min
+    on_turn_failure: stop
+    assert:
+      - { type: contains, value: "200" }
+    turns:
+      - input: What is 15% of 200?
+        assert:
+          - { type: contains, value: "30" }
+        expected_output: It is 30.
+      - input: Now double that.
+        assert:
+          - { type: contains, value: "60" }
+          - { type: contains, value: "90" }
+    vars:
+      input:
+        - { role: system, content: You are a math tutor. }
+"""
+TUTOR_REPLIES = """\
+replies:
+  - match: { agent: support-bot }
+    turns:
+      - content: 15% of 200 is 30.
+      - content: Doubled, that is 60 (from 200).
+"""
+
+
+def test_an_agentv_multi_turn_test_is_a_scripted_conversation(repo: GitRepo) -> None:
+    suite = {"evals/support/suite.yaml": CONVERSATION, "mock.yaml": TUTOR_REPLIES}
+    repo.commit("a conversation", files(**suite))
+    (remembers,) = load_resources(repo.path).fixtures.values()
+    held = remembers.resource.spec.conversation
+    assert held is not None and held.system == "You are a math tutor."
+    assert [t.user for t in held.turns or []] == ["What is 15% of 200?", "Now double that."]
+    assert remembers.resource.spec.reference == "Turn 1: It is 30."
+
+    done = evalward("run", ".", "--mock-script", "mock.yaml", "--json", "--no-cache", cwd=repo.path)
+    (fixture,) = json.loads(done.stdout)["fixtures"]
+    checks = [(a["type"], a.get("turn"), a["status"]) for a in fixture["assertions"]]
+    assert checks == [
+        ("regex", None, "pass"),  # AgentV's contains, on the whole conversation's answer
+        ("regex", 1, "pass"),
+        ("regex", 2, "pass"),
+        ("regex", 2, "fail"),  # no 90 in turn 2
+    ], checks
+    assert fixture["status"] == "fail" and done.returncode == 1
+
+    spoken = CONVERSATION.replace("role: system, content: You", "role: user, content: You")
+    repo.commit("a user message before the turns", {"evals/support/suite.yaml": spoken})
+    refused = evalward("validate", ".", cwd=repo.path)
+    said = refused.stdout + refused.stderr
+    assert refused.returncode == 2
+    assert "tests[0].input: a conversation's user messages are its `turns`" in said, said

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalward.resources import agentv_suite
+from evalward.resources import agentv_conversation, agentv_suite
 from evalward.resources.agentv_graders import (
     AgentVProblem,
     AgentVProblems,
@@ -228,7 +228,9 @@ def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) 
             "no target agent: set `execution.target` in the file or the test, or "
             "`defaults.targetAgent` in evalward.yaml",
         )
-    messages = _input(case, path, suite, files)
+    talk = agentv_conversation.is_conversation(case)
+    given = not talk or "input" in case or "input_messages" in case
+    messages = _input(case, path, suite, files) if given else {"type": "messages", "messages": []}
     reference = _reference(case, path, files)
     sidecar: dict[str, Any] = {}
     for key in ("metadata", "sidecar"):
@@ -240,6 +242,18 @@ def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) 
     context = GraderContext(criteria, reference, files.read, files.locate)
     threshold = pass_threshold(case, path, suite.assertions)
     assertions = _assertions(case, path, execution, suite, context)
+    held = None
+    if talk:
+        given_messages = messages.get("messages")
+        opening: list[dict[str, str]] = (
+            [dict(m) for m in given_messages]
+            if isinstance(given_messages, list)
+            else [{"role": "user", "content": "(a prompt)"}]
+        )
+        held, expected = agentv_conversation.conversation(
+            case, path, opening, lambda v, at, role: _messages(v, at, role, files), context
+        )
+        reference = "\n\n".join(filter(None, [reference, expected])) or None
     for index, item in enumerate(case.get("rubrics") or []):
         assertions.append(rubric_item(item, (*path, "rubrics", index), 1.0))
     if criteria and not context.criteria_used:
@@ -252,7 +266,7 @@ def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) 
     spec: dict[str, Any] = {
         "targetAgent": target,
         "description": criteria or "",
-        "input": messages,
+        **({"conversation": held} if held is not None else {"input": messages}),
         "assertions": assertions,
         "sidecar": sidecar,
     }

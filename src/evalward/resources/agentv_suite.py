@@ -26,6 +26,7 @@ CASE_KEYS = {
     "id", "description", "criteria", "expected_outcome", "input", "input_messages",
     "expected_output", "expected_messages", "execution", "assertions", "evaluators", "rubrics",
     "metadata", "sidecar", "assert", "vars", "conversation_id", "note", "tags", "threshold",
+    "mode", "turns", "aggregation", "on_turn_failure",
 }  # fmt: skip
 """What a test may hold; anything else is refused rather than silently not checked."""
 IDENTITY = re.compile(r"^\s*\{\{\s*input\s*\}\}\s*$")
