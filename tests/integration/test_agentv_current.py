@@ -446,6 +446,10 @@ def test_an_agentv_multi_turn_test_is_a_scripted_conversation(repo: GitRepo) -> 
     ], checks
     assert fixture["status"] == "fail" and done.returncode == 1
 
+    turns_only = CONVERSATION.replace('    assert:\n      - { type: contains, value: "200" }\n', "")
+    repo.commit("checks on the turns only", {"evals/support/suite.yaml": turns_only})
+    assert evalward("validate", ".", cwd=repo.path).returncode == 0
+
     spoken = CONVERSATION.replace("role: system, content: You", "role: user, content: You")
     repo.commit("a user message before the turns", {"evals/support/suite.yaml": spoken})
     refused = evalward("validate", ".", cwd=repo.path)

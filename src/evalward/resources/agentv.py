@@ -232,33 +232,18 @@ def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) 
     given = not talk or "input" in case or "input_messages" in case
     messages = _input(case, path, suite, files) if given else {"type": "messages", "messages": []}
     reference = _reference(case, path, files)
-    sidecar: dict[str, Any] = {}
-    for key in ("metadata", "sidecar"):
-        value = case.get(key)
-        if value is not None and not isinstance(value, dict):
-            raise AgentVProblem((*path, key), f"expected a mapping; found {value!r}")
-        sidecar.update(value or {})
-
+    sidecar = _sidecar(case, path)
     context = GraderContext(criteria, reference, files.read, files.locate)
     threshold = pass_threshold(case, path, suite.assertions)
     assertions = _assertions(case, path, execution, suite, context)
-    held = None
-    if talk:
-        given_messages = messages.get("messages")
-        opening: list[dict[str, str]] = (
-            [dict(m) for m in given_messages]
-            if isinstance(given_messages, list)
-            else [{"role": "user", "content": "(a prompt)"}]
-        )
-        held, expected = agentv_conversation.conversation(
-            case, path, opening, lambda v, at, role: _messages(v, at, role, files), context
-        )
-        reference = "\n\n".join(filter(None, [reference, expected])) or None
+    held = _conversation(case, path, messages, files, context) if talk else None
+    if held is not None and held[1]:
+        reference = "\n\n".join(filter(None, [reference, held[1]]))
     for index, item in enumerate(case.get("rubrics") or []):
         assertions.append(rubric_item(item, (*path, "rubrics", index), 1.0))
     if criteria and not context.criteria_used:
         assertions.insert(0, {"type": "judge", "kind": "rubric", "rubric": criteria})
-    if not assertions:
+    if not assertions and not (held and any(t["assertions"] for t in held[0]["turns"])):
         raise AgentVProblem(
             path, f"test {case_id!r} has no criteria, expected_outcome, rubrics or assertions"
         )
@@ -266,7 +251,7 @@ def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) 
     spec: dict[str, Any] = {
         "targetAgent": target,
         "description": criteria or "",
-        **({"conversation": held} if held is not None else {"input": messages}),
+        **({"conversation": held[0]} if held is not None else {"input": messages}),
         "assertions": assertions,
         "sidecar": sidecar,
     }
@@ -280,6 +265,36 @@ def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) 
         "metadata": {"name": name, "labels": labels, "annotations": {"agentv/id": case_id}},
         "spec": spec,
     }
+
+
+def _sidecar(case: dict[str, Any], path: PathKey) -> dict[str, Any]:
+    """`metadata` and `sidecar`, for the judges."""
+    sidecar: dict[str, Any] = {}
+    for key in ("metadata", "sidecar"):
+        value = case.get(key)
+        if value is not None and not isinstance(value, dict):
+            raise AgentVProblem((*path, key), f"expected a mapping; found {value!r}")
+        sidecar.update(value or {})
+    return sidecar
+
+
+def _conversation(
+    case: dict[str, Any],
+    path: PathKey,
+    given: dict[str, Any],
+    files: _Files,
+    context: GraderContext,
+) -> tuple[dict[str, Any], str | None]:
+    """A multi-turn test's conversation, its opening the test's input (system messages)."""
+    listed = given.get("messages")
+    opening: list[dict[str, str]] = (
+        [dict(m) for m in listed]
+        if isinstance(listed, list)
+        else [{"role": "user", "content": "(a prompt)"}]
+    )
+    return agentv_conversation.conversation(
+        case, path, opening, lambda v, at, role: _messages(v, at, role, files), context
+    )
 
 
 def _assertions(
