@@ -11,24 +11,13 @@ as: the base's scorer grades the head undisturbed.
 
 from __future__ import annotations
 
-import os
-
-import pytest
-
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer
 from support.actionrun import pull_request_event, run_action
+from support.agentenv import PYTHON as AGENT_PYTHON
+from support.agentenv import needs_root
 from support.gitrepo import GitRepo
 from support.suite import provider_env
-
-needs_root = pytest.mark.skipif(
-    os.geteuid() != 0,
-    reason="running agents as a second user needs root (the action's image and CI run as root)",
-)
-AGENT_PYTHON = "/usr/bin/python3"
-needs_python = pytest.mark.skipif(
-    not os.access(AGENT_PYTHON, os.X_OK), reason=f"no {AGENT_PYTHON} for the agent user to run"
-)
 
 SUITE = f"""\
 apiVersion: evalward.dev/v1
@@ -95,7 +84,6 @@ print("Sure, no problem!")
 
 
 @needs_root
-@needs_python
 def test_a_process_the_pr_leaves_behind_cannot_answer_for_the_gate_s_scorer(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:

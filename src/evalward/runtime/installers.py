@@ -206,11 +206,12 @@ def uv_binary() -> str:
         ) from None
 
 
-def open_to_others(path: Path) -> bool:
-    """Whether a user that neither owns `path` nor shares its group may run it: the file is
-    executable by others and so is every directory on the way to it."""
+def open_to_others(path: Path, permission: int = stat.S_IXOTH) -> bool:
+    """Whether a user that neither owns `path` nor shares its group may run it (or, with
+    `permission` S_IROTH, read it): the file allows others that, and every directory on the
+    way to it lets them through."""
     try:
-        if not path.stat().st_mode & stat.S_IXOTH:
+        if not path.stat().st_mode & permission:
             return False
         return all(parent.stat().st_mode & stat.S_IXOTH for parent in path.parents)
     except OSError:

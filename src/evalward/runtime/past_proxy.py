@@ -26,6 +26,7 @@ import tempfile
 from pathlib import Path
 
 from evalward.runtime.endpoints import OLLAMA_PORT, PROVIDER_HOSTS, ProviderHost, provider_of
+from evalward.runtime.installers import open_to_others
 
 GUARD = Path(__file__).resolve().parent / "guard"
 """The folder whose `sitecustomize.py` Python imports at start-up."""
@@ -79,7 +80,7 @@ def guard_folder() -> Path:
     per process in a folder evalward owns and others may only read. Without it the agent
     user's Python would find no guard, and a call past the proxy would go unnamed."""
     module = GUARD / "sitecustomize.py"
-    if _readable_by_others(module):
+    if open_to_others(module, stat.S_IROTH):
         return GUARD
     copy = Path(tempfile.mkdtemp(prefix="evalward-guard-"))
     shutil.copyfile(module, copy / module.name)
@@ -87,15 +88,6 @@ def guard_folder() -> Path:
     copy.chmod(0o755)
     atexit.register(shutil.rmtree, copy, True)
     return copy
-
-
-def _readable_by_others(path: Path) -> bool:
-    try:
-        if not path.stat().st_mode & stat.S_IROTH:
-            return False
-        return all(parent.stat().st_mode & stat.S_IXOTH for parent in path.parents)
-    except OSError:
-        return False
 
 
 def from_stderr(stderr: str) -> str | None:
