@@ -550,3 +550,56 @@ def test_a_test_s_own_rule_comes_over_defaulttest_s_and_a_wrong_one_is_located(
     assert refused.returncode == 2
     assert "`assertScoringFunction` names a file: file://path.js:function" in refused.stderr
     assert "a test's `threshold` is a number from 0 to 1" in refused.stderr
+
+
+def test_settings_that_change_no_reply_and_text_parts_import_as_promptfoo_s_examples_write_them(
+    repo: GitRepo,
+) -> None:
+    """ollama-comparison's `num_predict` and claude-vs-gpt's `cache_control` and text parts."""
+    config = {
+        "prompts": ["file://prompt.yaml"],
+        "providers": [
+            {"id": "ollama:llama2", "config": {"num_predict": 1024}},
+            {
+                "id": "anthropic:messages:claude-3-5-sonnet-20241022",
+                "config": {"temperature": 0, "cache_control": {"type": "ephemeral"}},
+            },
+        ],
+        "tests": [
+            {
+                "vars": {"riddle": "What has keys?"},
+                "assert": [{"type": "icontains", "value": "piano"}],
+            }
+        ],
+    }
+    prompt = {
+        "messages": [
+            {"role": "system", "content": [
+                {"type": "text", "text": "Be concise", "cache_control": {"type": "ephemeral"}}
+            ]},
+            {"role": "user", "content": [{"type": "text", "text": "Answer: {{riddle}}"}]},
+        ]
+    }  # fmt: skip
+    repo.commit(
+        "a suite",
+        {"promptfooconfig.yaml": yaml.safe_dump(config), "prompt.yaml": yaml.safe_dump(prompt)},
+    )
+
+    done = evalward(
+        "import", "promptfoo", "promptfooconfig.yaml", "--name", "riddles", cwd=repo.path
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert (
+        "`cache_control` asks the provider to cache the prompt; it changes no reply" in done.stdout
+    )
+    suite = repo.path / "evals" / "riddles"
+    agents = {d["metadata"]["name"]: d["spec"] for d in documents(suite / "agents.yaml")}
+    tokens = {spec["models"][0]: spec.get("maxTokens") for spec in agents.values()}
+    assert tokens == {"ollama/llama2": 1024, "anthropic/claude-3-5-sonnet-20241022": None}
+    fixtures = documents(suite / "fixtures.yaml")
+    assert fixtures[0]["spec"]["input"]["messages"] == [
+        {"role": "system", "content": "Be concise"},
+        {"role": "user", "content": "Answer: What has keys?"},
+    ]
+    assert evalward("validate", cwd=repo.path).returncode == 0

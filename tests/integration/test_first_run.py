@@ -50,7 +50,8 @@ def test_a_mock_run_costs_what_the_model_it_names_would(repo: GitRepo) -> None:
         "openai/gpt-4.1-mini-2025-04-14", "openai/o3", "openai/o4-mini", "openai/o3-mini",
         "anthropic/claude-sonnet-4-5-20250929", "anthropic/claude-opus-4-1",
         "anthropic/claude-sonnet-4", "anthropic/claude-haiku-4-5",
-        "anthropic/claude-3-5-haiku-latest",
+        "anthropic/claude-3-5-haiku-latest", "anthropic/claude-3-5-sonnet-20241022",
+        "openai/gpt-4o-2024-08-06", "openai/gpt-3.5-turbo",
     ],
 )  # fmt: skip
 def test_the_built_in_prices_cover_current_models(model: str) -> None:

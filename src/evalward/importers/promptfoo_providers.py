@@ -38,6 +38,8 @@ CONFIG_KEYS = {
     "temperature",
     "max_tokens",
     "max_completion_tokens",
+    "num_predict",
+    "cache_control",
     "apiBaseUrl",
     "apiHost",
     "apiKeyEnvar",
@@ -219,7 +221,9 @@ def _configure(found: Provider, config: Node) -> None:
             )
         if key == "temperature" and isinstance(value, int | float):
             found.temperature = float(value)
-        elif key in ("max_tokens", "max_completion_tokens") and isinstance(value, int):
+        elif key in ("max_tokens", "max_completion_tokens", "num_predict") and isinstance(
+            value, int
+        ):  # num_predict: Ollama's name for it
             found.max_tokens = value
         elif key == "apiBaseUrl" and isinstance(value, str) and re.match(r"^https?://", value):
             found.base_url = value
@@ -231,6 +235,11 @@ def _configure(found: Provider, config: Node) -> None:
             found.key_env = value
         elif key == "apiKey":
             continue  # never written: said once the key's variable is known, below
+        elif key == "cache_control":
+            found.notes.append(
+                f"{found.label}: `cache_control` asks the provider to cache the prompt; it "
+                "changes no reply, and evalward's own response cache keeps replies"
+            )
         elif key == "tools":
             found.tools = agent_tools(child)
             found.notes.append(

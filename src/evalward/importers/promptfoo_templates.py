@@ -195,7 +195,7 @@ def _messages(value: Any, node: Node) -> list[dict[str, str]]:
     value = [value] if isinstance(value, dict) else value
     messages = []
     for message in value:
-        role, content = message.get("role"), message.get("content")
+        role, content = message.get("role"), _text_parts(message.get("content"))
         if role not in ROLES or not isinstance(content, str):
             raise node.refuse(
                 f"a message with role {role!r} and {type(content).__name__} content: evalward "
@@ -203,3 +203,15 @@ def _messages(value: Any, node: Node) -> list[dict[str, str]]:
             )
         messages.append({"role": role, "content": content})
     return messages
+
+
+def _text_parts(content: Any) -> Any:
+    """Content given as text parts (`[{type: text, text: ...}]`, as Anthropic and OpenAI
+    write it) as one text; any other part (an image, a file) leaves it as it is, refused.
+    A part's `cache_control` is a prompt-caching hint: it changes no reply."""
+    if not isinstance(content, list) or not content:
+        return content
+    if not all(isinstance(p, dict) and p.get("type") == "text" for p in content):
+        return content
+    texts = [p.get("text") for p in content]
+    return "\n".join(texts) if all(isinstance(t, str) for t in texts) else content
