@@ -91,10 +91,6 @@ class ProvidersConfig(_Settings):
         """Every provider a run has: the built-in ones, then those evalward.yaml adds."""
         return (*BUILT_IN, *sorted(set(self.providers) - set(BUILT_IN)))
 
-    def wire(self, name: str) -> str:
-        """The API provider `name` speaks (`openai` or `anthropic`)."""
-        return self.provider(name).api or name
-
 
 def unservable(
     model_id: str, *, mock_script: bool, providers: tuple[str, ...] = BUILT_IN
