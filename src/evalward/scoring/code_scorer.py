@@ -68,33 +68,32 @@ class CodeScorers:
         self._environments = environments or ScorerEnvironments(self.env, self.sandbox)
 
     async def score(self, assertion: CodeAssertion, case: ScorerCase) -> ScorerVerdict:
-        code = assertion.code
-        if code is None:
-            return error_verdict(f"the scorer {assertion.path!r} was not loaded with its fixture")
         script = assertion.protocol is ScorerProtocol.script
         stdin = script_stdin(case) if script else None
-        try:
-            answer = await self._run(
-                assertion, code, (case.output, _context(assertion, case)), stdin
-            )
-        except _Failed as exc:
-            return error_verdict(str(exc) + self._environments.note(assertion, str(exc)))
-        if script:
-            return script_verdict(assertion, answer)
-        return verdict(assertion, answer)
+        return await self._verdict(assertion, (case.output, _context(assertion, case)), stdin)
 
     async def call(
         self, assertion: CodeAssertion, arguments: tuple[Any, Mapping[str, Any]]
     ) -> ScorerVerdict:
         """A function scorer called with arguments of the caller's own (a scoring function's
         `(namedScores, context)`), its answer read as a code assertion's."""
+        return await self._verdict(assertion, arguments, None)
+
+    async def _verdict(
+        self, assertion: CodeAssertion, arguments: tuple[Any, Mapping[str, Any]], stdin: Any
+    ) -> ScorerVerdict:
+        """What the scorer answers to `arguments` (or, a `script`, to `stdin`); an `error`
+        that says why when it gives no answer."""
         code = assertion.code
         if code is None:
             return error_verdict(f"the scorer {assertion.path!r} was not loaded with its fixture")
         try:
-            return verdict(assertion, await self._run(assertion, code, arguments, None))
+            answer = await self._run(assertion, code, arguments, stdin)
         except _Failed as exc:
-            return error_verdict(str(exc))
+            return error_verdict(str(exc) + self._environments.note(assertion, str(exc)))
+        if stdin is not None:
+            return script_verdict(assertion, answer)
+        return verdict(assertion, answer)
 
     def _cwd(self) -> Path:
         """An empty folder to run in: nothing of a checkout is at hand to import."""
