@@ -122,6 +122,12 @@ class AssertionResult(BaseModel):
     """The cross-check judges' verdicts on a judge assertion (`judge.crossCheck`)."""
 
     @property
+    def gates(self) -> bool:
+        """Whether it counts toward its run's verdict and score: neither advisory nor
+        skipped."""
+        return not self.advisory and self.status is not Status.skipped
+
+    @property
     def judges_disagree(self) -> bool:
         return any(c.disagrees for c in self.cross_checks)
 

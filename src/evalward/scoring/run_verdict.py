@@ -35,7 +35,7 @@ async def decide_run(
         return
     if result.status not in (Status.passed, Status.failed):
         return
-    gating = [r for r in result.assertions if not r.advisory and r.status is not Status.skipped]
+    gating = [r for r in result.assertions if r.gates]
     if spec.scoring_function is None:
         _by_threshold(result, gating, spec.pass_threshold or 0.0)
         return
@@ -43,7 +43,7 @@ async def decide_run(
         _settle(result, Status.error, 0.0, "scoringFunction: scoring functions are not run here")
         return
     function = spec.scoring_function
-    named = named_scores(gating)
+    named = dict(result.axes)  # each axis's weighted mean over the gating assertions
     context: dict[str, Any] = {
         "namedScores": named,
         "threshold": spec.pass_threshold,
@@ -62,16 +62,6 @@ async def decide_run(
     found = await scorers.call(function.scorer(spec.pass_threshold), (named, context))
     said = "" if found.status is Status.passed else f"scoringFunction: {found.message}"
     _settle(result, found.status, found.score, said)
-
-
-def named_scores(gating: list[AssertionResult]) -> dict[str, float]:
-    """Per axis, its assertions' weighted mean score (promptfoo's `namedScores`)."""
-    totals: dict[str, tuple[float, float]] = {}
-    for result in gating:
-        if result.axis:
-            score, weight = totals.get(result.axis, (0.0, 0.0))
-            totals[result.axis] = (score + result.score * result.weight, weight + result.weight)
-    return {axis: score / weight if weight else 0.0 for axis, (score, weight) in totals.items()}
 
 
 def _component(result: AssertionResult) -> dict[str, Any]:
