@@ -18,13 +18,13 @@ packages) is scoring/code_scorer.py and scoring/scorer_environments.py.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from evalward.resources.agent import AgentEnvironment
-from evalward.resources.common import AssertionBase
+from evalward.resources.common import AssertionBase, Model
 
 MAX_SOURCE_CHARS = 200_000
 """A scorer longer than this is refused at load time: it is a function, not a program."""
@@ -54,13 +54,11 @@ DEFAULT_FUNCTION = {CodeLanguage.python: "get_assert", CodeLanguage.javascript: 
 name), JavaScript's `module.exports` (itself a function) or its `default`."""
 
 
-class CodeAssertion(AssertionBase):
-    """A scorer written as code; see docs/assertions.md, "Code scorers"."""
+class CodeSource(Model):
+    """A function written as code: where its text is, its language, what it is given beside
+    its arguments and how long and large it may run. A code assertion is one, and so is a
+    fixture's scoring function (resources/scoring_function.py)."""
 
-    type: Literal["code"]
-    axis: str | None = Field(
-        default=None, description="Its axis (promptfoo's `metric`: a named score)."
-    )
     file: str | None = Field(
         default=None,
         description="The scorer's file, from the repository root (`scorers/tone.py`), "
@@ -68,26 +66,13 @@ class CodeAssertion(AssertionBase):
     )
     source: str | None = Field(
         default=None,
-        description="The scorer inline: an expression of `output` and `context`, or the "
-        "body of a function that returns (promptfoo's inline `javascript` / `python`).",
+        description="The scorer inline: an expression of its arguments (`output` and "
+        "`context`), or the body of a function that returns (promptfoo's inline "
+        "`javascript` / `python`).",
     )
     language: CodeLanguage | None = Field(
         default=None,
         description="`python` or `javascript`; from the file's extension when `file` is set.",
-    )
-    protocol: ScorerProtocol = Field(
-        default=ScorerProtocol.function,
-        description="`function`: the file's function is called; `script`: the file runs as "
-        "a program that reads the run as JSON on stdin and prints its verdict (AgentV's "
-        "script graders; docs/assertions.md).",
-    )
-    args: list[str] = Field(
-        default_factory=list, description="A `script`'s command-line arguments."
-    )
-    threshold: float | None = Field(
-        default=None,
-        description="A number the scorer returns passes when it is at least this (without "
-        "it, when it is above 0); a `{pass, score}` mapping decides for itself.",
     )
     config: dict[str, Any] = Field(
         default_factory=dict, description="Passed to the scorer as `context.config`."
@@ -98,28 +83,10 @@ class CodeAssertion(AssertionBase):
     memory_mb: int = Field(
         default=512, ge=64, le=8192, description="The scorer process's memory limit"
     )
-    environment: AgentEnvironment | None = Field(
-        default=None,
-        description="The packages the scorer imports, as an agent's `environment` names them "
-        "(a requirements file, a `pyproject.toml` + `uv.lock`, a `package.json` + its lock): "
-        "read with the fixture from its commit and built from those files alone, by the action "
-        '(docs/assertions.md, "A scorer\'s packages").',
-    )
     file_text: SkipJsonSchema[str | None] = Field(
         default=None,
         description="Set by evalward when the fixture loads: the text of `file` at the "
         "fixture's own commit.",
-    )
-    environment_files: SkipJsonSchema[dict[str, str | None] | None] = Field(
-        default=None,
-        exclude=True,
-        description="Set by evalward when the fixture loads: the text of each file of "
-        "`environment` at the fixture's own commit (None: a lock file that is not there).",
-    )
-    environment_digest: SkipJsonSchema[str | None] = Field(
-        default=None,
-        description="Set by evalward when the fixture loads: a hash of `environment` and its "
-        "files' text (what a cache key covers of them).",
     )
 
     @field_validator("source")
@@ -143,7 +110,7 @@ class CodeAssertion(AssertionBase):
         return file
 
     @model_validator(mode="after")
-    def _one_scorer(self) -> CodeAssertion:
+    def _one_source(self) -> Self:
         if (self.file is None) == (self.source is None):
             raise ValueError("a `code` assertion needs `file` or `source` (one of them)")
         if self.file is not None and self.language is None:
@@ -154,13 +121,14 @@ class CodeAssertion(AssertionBase):
                     "set `language`"
                 )
             object.__setattr__(self, "language", _SUFFIXES[suffix])
-        if self.protocol is ScorerProtocol.script and self.file is None:
-            raise ValueError("a `script` scorer runs a file: set `file`")
-        if self.args and self.protocol is not ScorerProtocol.script:
-            raise ValueError("`args` are a `script` scorer's (set `protocol: script`)")
+        self._check_protocol()
         if self.source is not None and self.language is None:
             raise ValueError("an inline scorer needs `language: python` or `javascript`")
         return self
+
+    def _check_protocol(self) -> None:
+        """What a kind of code adds to the checks, between the language and the inline
+        scorer's (a code assertion's `protocol`)."""
 
     @property
     def path(self) -> str:
@@ -182,3 +150,50 @@ class CodeAssertion(AssertionBase):
     def code(self) -> str | None:
         """The scorer's text: inline, or the file's as loaded (None: not loaded)."""
         return self.source if self.source is not None else self.file_text
+
+
+class CodeAssertion(AssertionBase, CodeSource):
+    """A scorer written as code; see docs/assertions.md, "Code scorers"."""
+
+    type: Literal["code"]
+    axis: str | None = Field(
+        default=None, description="Its axis (promptfoo's `metric`: a named score)."
+    )
+    protocol: ScorerProtocol = Field(
+        default=ScorerProtocol.function,
+        description="`function`: the file's function is called; `script`: the file runs as "
+        "a program that reads the run as JSON on stdin and prints its verdict (AgentV's "
+        "script graders; docs/assertions.md).",
+    )
+    args: list[str] = Field(
+        default_factory=list, description="A `script`'s command-line arguments."
+    )
+    threshold: float | None = Field(
+        default=None,
+        description="A number the scorer returns passes when it is at least this (without "
+        "it, when it is above 0); a `{pass, score}` mapping decides for itself.",
+    )
+    environment: AgentEnvironment | None = Field(
+        default=None,
+        description="The packages the scorer imports, as an agent's `environment` names them "
+        "(a requirements file, a `pyproject.toml` + `uv.lock`, a `package.json` + its lock): "
+        "read with the fixture from its commit and built from those files alone, by the action "
+        '(docs/assertions.md, "A scorer\'s packages").',
+    )
+    environment_files: SkipJsonSchema[dict[str, str | None] | None] = Field(
+        default=None,
+        exclude=True,
+        description="Set by evalward when the fixture loads: the text of each file of "
+        "`environment` at the fixture's own commit (None: a lock file that is not there).",
+    )
+    environment_digest: SkipJsonSchema[str | None] = Field(
+        default=None,
+        description="Set by evalward when the fixture loads: a hash of `environment` and its "
+        "files' text (what a cache key covers of them).",
+    )
+
+    def _check_protocol(self) -> None:
+        if self.protocol is ScorerProtocol.script and self.file is None:
+            raise ValueError("a `script` scorer runs a file: set `file`")
+        if self.args and self.protocol is not ScorerProtocol.script:
+            raise ValueError("`args` are a `script` scorer's (set `protocol: script`)")

@@ -19,7 +19,7 @@ import stat
 from pathlib import Path
 
 from evalward.files.safe_files import UnsafeFile, read_regular
-from evalward.resources.code_scorer import MAX_SOURCE_CHARS, CodeAssertion
+from evalward.resources.code_scorer import MAX_SOURCE_CHARS, CodeAssertion, CodeSource
 from evalward.resources.models import EvalFixture
 from evalward.resources.paths import OutsideRepository, looked_up, repo_path
 from evalward.resources.yamlsource import PathKey
@@ -49,13 +49,7 @@ def embed_scorers(
     for index, assertion in enumerate(assertions):
         if not isinstance(assertion, CodeAssertion):
             continue
-        update: dict[str, object] = {}
-        if assertion.file is not None:
-            reads.update(looked_up(root, assertion.path))
-            try:
-                update["file_text"] = _read(root, assertion.path)
-            except ValueError as exc:
-                problems.append((("spec", "assertions", index, "file"), f"{exc}"))
+        update = _text_of(assertion, ("spec", "assertions", index), root, reads, problems)
         if assertion.environment is not None:
             found = _environment(root, assertion, index, texts, reads)
             if isinstance(found, dict):
@@ -68,19 +62,29 @@ def embed_scorers(
             changed = True
     spec_update: dict[str, object] = {"assertions": assertions} if changed else {}
     function = fixture.spec.scoring_function
-    if function is not None and function.file is not None:
-        path = function.file.split(":", 1)[0].lstrip("/")
-        reads.update(looked_up(root, path))
-        try:
-            text = _read(root, path)
-        except ValueError as exc:
-            problems.append((("spec", "scoringFunction", "file"), f"{exc}"))
-        else:
-            spec_update["scoring_function"] = function.model_copy(update={"file_text": text})
+    if function is not None:
+        loaded = _text_of(function, ("spec", "scoringFunction"), root, reads, problems)
+        if loaded:
+            spec_update["scoring_function"] = function.model_copy(update=loaded)
     if not spec_update:
         return fixture, problems, reads
     spec = fixture.spec.model_copy(update=spec_update)
     return fixture.model_copy(update={"spec": spec}), problems, reads
+
+
+def _text_of(
+    code: CodeSource, at: PathKey, root: Path, reads: set[str], problems: list[ScorerProblem]
+) -> dict[str, object]:
+    """`{file_text: ...}` for code written in a file (nothing when inline, or with a problem
+    at its `file`), noting the paths read."""
+    if code.file is None:
+        return {}
+    reads.update(looked_up(root, code.path))
+    try:
+        return {"file_text": _read(root, code.path)}
+    except ValueError as exc:
+        problems.append(((*at, "file"), f"{exc}"))
+        return {}
 
 
 def _environment(

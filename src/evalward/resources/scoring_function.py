@@ -11,65 +11,16 @@ fixture from the gate's commit, and it runs as code scorers run (scoring/run_ver
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import Field, ValidationError, model_validator
-from pydantic.json_schema import SkipJsonSchema
-
-from evalward.resources.code_scorer import CodeAssertion, CodeLanguage
-from evalward.resources.common import Model
+from evalward.resources.code_scorer import CodeAssertion, CodeSource
 
 
-class ScoringFunction(Model):
+class ScoringFunction(CodeSource):
     """A function that decides a run from its assertions' results; see docs/assertions.md,
-    "Deciding a run"."""
-
-    file: str | None = Field(
-        default=None,
-        description="Its file, from the repository root, with the function's name after a "
-        "colon (`scorers/combine.js:critical`; Python's default is `get_assert`).",
-    )
-    source: str | None = Field(
-        default=None,
-        description="The function inline: an expression of `namedScores` (`output`) and "
-        "`context`, or the body of a function that returns.",
-    )
-    language: CodeLanguage | None = Field(
-        default=None, description="`python` or `javascript`; from the file's extension."
-    )
-    config: dict[str, Any] = Field(
-        default_factory=dict, description="Passed to the function as `context.config`."
-    )
-    timeout_seconds: float = Field(default=30.0, gt=0, le=600)
-    memory_mb: int = Field(default=512, ge=64, le=8192)
-    file_text: SkipJsonSchema[str | None] = Field(
-        default=None,
-        description="Set by evalward when the fixture loads: the text of `file` at the "
-        "fixture's own commit.",
-    )
-
-    @model_validator(mode="after")
-    def _a_scorer(self) -> ScoringFunction:
-        try:  # the code scorer's own checks: one source, a path in the repository, a language
-            scorer = self.scorer(None)
-        except ValidationError as exc:
-            raise ValueError(
-                "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
-            ) from None
-        object.__setattr__(self, "language", scorer.language)
-        return self
+    "Deciding a run". It is written as a code assertion's function is (`file` with the
+    function's name after a colon, or `source` with `language`), and runs as one."""
 
     def scorer(self, threshold: float | None) -> CodeAssertion:
         """The function as the code scorer that runs it (`threshold`: the fixture's
         `passThreshold`, which decides a number it returns)."""
-        return CodeAssertion(
-            type="code",
-            file=self.file,
-            source=self.source,
-            language=self.language,
-            config=self.config,
-            threshold=threshold,
-            timeout_seconds=self.timeout_seconds,
-            memory_mb=self.memory_mb,
-            file_text=self.file_text,
-        )
+        fields = {name: getattr(self, name) for name in CodeSource.model_fields}
+        return CodeAssertion(type="code", threshold=threshold, **fields)
