@@ -4,12 +4,19 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-frameworks test-promptfoo test-real-model lint lock
+.PHONY: demo test test-latest test-frameworks test-promptfoo test-real-model lint lock
 
-$(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+# Exactly what requirements-dev.lock names, every file checked against its hash, then the
+# project itself without dependencies: a fresh clone tests what everyone else tested.
+# LATEST=1 (make test-latest) resolves the newest versions pyproject.toml allows instead.
+$(VENV)/.installed: pyproject.toml requirements-dev.lock
+	rm -rf $(VENV) && $(PYTHON) -m venv $(VENV)
+ifeq ($(LATEST),1)
+	$(BIN)/python -m pip install --quiet --upgrade -e '.[dev]'
+else
+	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r requirements-dev.lock
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+endif
 	touch $@
 
 ## Run the bundled example with the mock provider and print the PR comment it would post.
@@ -26,6 +33,12 @@ test: $(VENV)/.installed
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -n auto
+
+## The same checks on the newest versions pyproject.toml allows, in a virtualenv of their own
+## made afresh each time: an upstream release that would break a user shows here first.
+test-latest:
+	rm -rf .venv-latest
+	$(MAKE) test VENV=.venv-latest LATEST=1
 
 ## Every framework example (examples/frameworks/) through the action's path: each installs its
 ## framework from PyPI or npm, so it is not part of `make test` (which runs one of them).
@@ -57,13 +70,19 @@ lint: $(VENV)/.installed
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-## Re-pin the action image's dependencies and build backend, with the hash of every file
-## PyPI has for each pin (`pip install --require-hashes`). Keeps the current pins; bump them
-## with `make lock UPGRADE=--upgrade`. The backend's pin is pyproject's [build-system] one.
+## Re-pin both locks with the hash of every file PyPI has for each pin (`pip install
+## --require-hashes`): requirements.lock, what the action image installs (Python 3.12, the
+## build backend pinned in pyproject's [build-system]), and requirements-dev.lock, what `make
+## test` installs (every Python from 3.11, the dev extra), whose shared pins are the image's.
+## Keeps the current pins; `make lock UPGRADE=--upgrade` moves them to the newest allowed.
+LOCK_TOOL := /tmp/evalward-lock
 lock:
-	rm -rf /tmp/evalward-lock && $(PYTHON) -m venv /tmp/evalward-lock
-	/tmp/evalward-lock/bin/pip install --quiet uv
-	sed -n 's/^requires = \["\(hatchling==[0-9.]*\)"\]$$/\1/p' pyproject.toml \
-	  | /tmp/evalward-lock/bin/uv pip compile pyproject.toml - --generate-hashes --quiet \
-	    --python-version 3.12 --python-platform linux --custom-compile-command 'make lock' \
-	    --output-file requirements.lock $(UPGRADE)
+	rm -rf $(LOCK_TOOL) && $(PYTHON) -m venv $(LOCK_TOOL)
+	$(LOCK_TOOL)/bin/pip install --quiet "$$(grep -o '^uv==[0-9.]*' requirements.lock)"
+	sed -n 's/^requires = \["\(hatchling==[0-9.]*\)"\]$$/\1/p' pyproject.toml > $(LOCK_TOOL)/backend.txt
+	$(LOCK_TOOL)/bin/uv pip compile pyproject.toml $(LOCK_TOOL)/backend.txt --generate-hashes \
+	  --quiet --python-version 3.12 --python-platform linux --custom-compile-command 'make lock' \
+	  --output-file requirements.lock $(UPGRADE)
+	$(LOCK_TOOL)/bin/uv pip compile pyproject.toml $(LOCK_TOOL)/backend.txt --extra dev \
+	  --universal --python-version 3.11 --generate-hashes --quiet -c requirements.lock \
+	  --custom-compile-command 'make lock' --output-file requirements-dev.lock $(UPGRADE)

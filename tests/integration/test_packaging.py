@@ -6,10 +6,12 @@ import re
 import shutil
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
 import yaml
+from packaging.markers import Marker
 
 from support.actionrun import image_entrypoint
 
@@ -110,21 +112,50 @@ def test_git_is_rebuilt_without_perl_and_says_so_in_its_version(tmp_path: Path) 
     assert refused.returncode == 1 and "still depends on Perl" in refused.stderr
 
 
-def test_the_lock_pins_every_package_and_the_build_backend_with_hashes() -> None:
-    lock = (ROOT / "requirements.lock").read_text()
+def _pins(lock_file: str) -> dict[str, tuple[str, str]]:
+    """Each package the lock names: its version and environment marker (every entry pinned
+    and hashed)."""
+    lock = (ROOT / lock_file).read_text()
     entries = re.split(r"\n(?=[A-Za-z])", lock.split("\n", 2)[2])
     pins = {}
     for entry in entries:
-        name, _, version = entry.split(" ", 1)[0].partition("==")
+        requirement = entry.split(" \\\n", 1)[0]
+        pinned, _, marker = requirement.partition(" ; ")
+        name, _, version = pinned.partition("==")
         assert version, f"not pinned: {entry[:60]!r}"
         assert re.search(r"--hash=sha256:[0-9a-f]{64}", entry), f"{name} has no hash"
-        pins[name.lower()] = version
+        pins[name.lower()] = (version, marker.strip())
+    return pins
+
+
+def test_the_lock_pins_every_package_and_the_build_backend_with_hashes() -> None:
+    pins = {name: version for name, (version, _) in _pins("requirements.lock").items()}
     pyproject = (ROOT / "pyproject.toml").read_text()
     backend = re.search(r'^requires = \["hatchling==([0-9.]+)"\]$', pyproject, re.MULTILINE)
     assert backend, "pyproject.toml pins hatchling exactly"
     assert pins["hatchling"] == backend[1]
     for dependency in ("pydantic", "aiohttp", "pygithub", "pyyaml", "regex", "jinja2"):
         assert dependency in pins
+
+
+def test_make_installs_exactly_the_dev_lock_which_keeps_the_image_s_pins() -> None:
+    """`make test` and `make demo` install requirements-dev.lock with hashes, then evalward
+    without dependencies; the lock pins what the image's does at the image's versions, and
+    the interpreter running these tests has exactly the locked versions installed."""
+    image = _pins("requirements.lock")
+    dev = _pins("requirements-dev.lock")
+    for name, (version, _) in image.items():
+        assert dev[name][0] == version, f"{name}: {dev[name][0]} for tests, {version} in the image"
+    for tool in ("pytest", "mypy", "ruff", "hypothesis", "openai", "anthropic"):
+        assert tool in dev
+    makefile = (ROOT / "Makefile").read_text()
+    assert "pip install --quiet --require-hashes --no-deps -r requirements-dev.lock" in makefile
+    assert "pip install --quiet --no-deps --no-build-isolation -e ." in makefile
+    if sys.prefix == str(ROOT / ".venv"):  # the virtualenv `make` made from the lock
+        for name, (version, marker) in dev.items():
+            if marker and not Marker(marker).evaluate():
+                continue
+            assert metadata.version(name) == version, name
 
 
 def test_action_metadata_is_valid() -> None:
