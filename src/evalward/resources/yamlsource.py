@@ -270,48 +270,63 @@ def check_shape(text: str) -> None:
 
     One pass over libyaml's events, which neither recurses nor expands aliases: it counts
     what the parsers, the validator and the mark recorder would walk, before they walk it.
+    libyaml's own nesting limit (bundled with PyYAML 6.0.4 and later) can stop its scanner
+    before the first event of a deep flow collection; the count is then made again with
+    PyYAML's own parser, which has none, so the message and its place are evalward's on every
+    PyYAML.
     """
+    import yaml
+
+    try:
+        _check_events(text, _loader())
+    except yaml.YAMLError as exc:
+        if "nesting depth" not in str(exc):
+            return  # a syntax error: the parser that follows words and locates it
+        try:
+            _check_events(text, yaml.SafeLoader)
+        except yaml.YAMLError:
+            return
+
+
+def _check_events(text: str, loader: type[yaml.SafeLoader]) -> None:
+    """`check_shape`'s count over the events `loader` parses; YAMLError as the parser raises."""
     import yaml
 
     sizes: dict[str, int] = {}
     stack: list[tuple[str | None, int]] = []
     plain = expanded = 0
-    try:
-        for event in yaml.parse(text, Loader=_loader()):
-            if isinstance(event, yaml.AliasEvent):
-                size = sizes.get(str(event.anchor), 1)
-                expanded += size
-                if expanded > MAX_EXPANDED + plain:
-                    raise _shape_error(
-                        f"aliases expand to more than {MAX_EXPANDED} values (an alias bomb?); "
-                        "write the repeated values out, or alias fewer of them",
-                        event,
-                    )
-                if stack:
-                    stack[-1] = (stack[-1][0], stack[-1][1] + size)
-            elif isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):
-                stack.append((event.anchor, 1))
-                if len(stack) > MAX_DEPTH:
-                    raise _shape_error(
-                        f"collections nested more than {MAX_DEPTH} levels deep; flatten the "
-                        "document",
-                        event,
-                    )
-            elif isinstance(event, yaml.SequenceEndEvent | yaml.MappingEndEvent):
-                anchor, size = stack.pop()
-                plain += 1
-                if anchor is not None:
-                    sizes[anchor] = size
-                if stack:
-                    stack[-1] = (stack[-1][0], stack[-1][1] + size)
-            elif isinstance(event, yaml.ScalarEvent):
-                plain += 1
-                if event.anchor is not None:
-                    sizes[event.anchor] = 1
-                if stack:
-                    stack[-1] = (stack[-1][0], stack[-1][1] + 1)
-    except yaml.YAMLError:
-        return  # a syntax error: the parser that follows words and locates it
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, yaml.AliasEvent):
+            size = sizes.get(str(event.anchor), 1)
+            expanded += size
+            if expanded > MAX_EXPANDED + plain:
+                raise _shape_error(
+                    f"aliases expand to more than {MAX_EXPANDED} values (an alias bomb?); "
+                    "write the repeated values out, or alias fewer of them",
+                    event,
+                )
+            if stack:
+                stack[-1] = (stack[-1][0], stack[-1][1] + size)
+        elif isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):
+            stack.append((event.anchor, 1))
+            if len(stack) > MAX_DEPTH:
+                raise _shape_error(
+                    f"collections nested more than {MAX_DEPTH} levels deep; flatten the document",
+                    event,
+                )
+        elif isinstance(event, yaml.SequenceEndEvent | yaml.MappingEndEvent):
+            anchor, size = stack.pop()
+            plain += 1
+            if anchor is not None:
+                sizes[anchor] = size
+            if stack:
+                stack[-1] = (stack[-1][0], stack[-1][1] + size)
+        elif isinstance(event, yaml.ScalarEvent):
+            plain += 1
+            if event.anchor is not None:
+                sizes[event.anchor] = 1
+            if stack:
+                stack[-1] = (stack[-1][0], stack[-1][1] + 1)
 
 
 def _shape_error(problem: str, event: yaml.Event) -> YamlSyntaxError:
