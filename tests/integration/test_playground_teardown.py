@@ -11,10 +11,11 @@ from pathlib import Path
 
 from evalward.resources.playground import Playground
 from evalward.rundata.trace import Trace
+from evalward.runtime.agent_users import AgentUser
 from evalward.runtime.playground import PlaygroundSource
 from evalward.runtime.playground_run import PlaygroundSetting, StateNeeds, run_in_playground
 from evalward.runtime.port_owner import loopback_listeners
-from evalward.runtime.sandbox import AgentUser, Sandbox
+from evalward.runtime.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 CRM = Playground.model_validate(

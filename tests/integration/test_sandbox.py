@@ -22,10 +22,11 @@ from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
 from evalward.git import Git
 from evalward.providers.registry import Providers, build_providers
 from evalward.resources.agent import AgentSpec
+from evalward.runtime.agent_users import AgentUser
 from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.process import limited_env
 from evalward.runtime.runner import AgentRunner
-from evalward.runtime.sandbox import AgentUser, Sandbox
+from evalward.runtime.sandbox import Sandbox
 from evalward.runtime.workspace_guard import protect
 from integration.test_byo_agents import fixture_run
 from support.agentuser import AGENT_UID, agent_user
@@ -77,8 +78,13 @@ def test_without_root_the_user_switch_is_unavailable_unless_turned_off() -> None
     default = Settings()
     assert agent_sandbox(default, euid=1001).unavailable == NOT_ROOT
     assert "agent-isolation: off" in NOT_ROOT
-    as_root = agent_sandbox(default, euid=0)
-    assert as_root.user == AgentUser.resolve() and as_root.user.uid != 0
+    as_root = agent_sandbox(default, euid=0)  # `auto`: a pair of its own, held until close
+    try:
+        assert as_root.user is not None and as_root.user.uid >= AgentUser.resolve().uid
+        assert as_root.user.uid % 2 == AgentUser.resolve().uid % 2  # pairs start at 10001
+        assert as_root.user.uid != AGENT_UID  # this worker holds that one
+    finally:
+        as_root.close()
     off = agent_sandbox(Settings.model_validate({"agent-isolation": "off"}), euid=1001)
     assert off.user is None and not off.unavailable
 

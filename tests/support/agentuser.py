@@ -1,24 +1,26 @@
 """The agent users this test process runs programs as. pytest-xdist's workers run at once,
-and a job stops every process of its agent users when it ends, so each worker has users of
-its own (the action input `agent-user`, as jobs sharing a self-hosted machine would)."""
+and so may another test run or an action job on the same machine; a job stops every process
+of its agent users when it ends, so each worker claims a pair of its own, as `agent-user:
+auto` does for a job, and holds it for its life."""
 
 from __future__ import annotations
 
 import os
 
-from evalward.runtime.sandbox import AGENT_UID as IMAGE_AGENT_UID
-from evalward.runtime.sandbox import AgentUser
+from evalward.runtime.agent_users import AGENT_UID as IMAGE_AGENT_UID
+from evalward.runtime.agent_users import AgentUser, claim_pair
 
 
-def _worker() -> int:
-    name = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
-    return int(name.removeprefix("gw")) if name.removeprefix("gw").isdigit() else 0
+def _claimed() -> int:
+    if os.geteuid() != 0:  # no user switch without root: the uid only names users
+        return IMAGE_AGENT_UID
+    return claim_pair({0}).user.uid  # the claim is held until this process ends
 
 
-AGENT_UID = IMAGE_AGENT_UID + 10 * _worker()
+AGENT_UID = _claimed()
 """The head side's agent uid here; the base side's is the next."""
 AGENT_USER_INPUT = "evalward-agent" if AGENT_UID == IMAGE_AGENT_UID else str(AGENT_UID)
-"""The action input `agent-user` that names them: the image's own on the first worker."""
+"""The action input `agent-user` that names them: the image's own for the first pair."""
 
 
 def agent_user() -> AgentUser:

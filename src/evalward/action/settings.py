@@ -61,7 +61,7 @@ class Settings(BaseModel):
     allow_untrusted_head: bool = Field(default=False, alias="allow-untrusted-head")
     agent_isolation: Isolation = Field(default=Isolation.user, alias="agent-isolation")
     agent_user: str = Field(
-        default="evalward-agent",
+        default="auto",
         alias="agent-user",
         pattern=r"^([A-Za-z_][A-Za-z0-9_.-]{0,31}|[1-9][0-9]{3,8})$",
     )

@@ -25,7 +25,8 @@ from evalward.git import Git
 from evalward.providers.config import ProvidersConfig, from_repo_config
 from evalward.providers.registry import repo_providers
 from evalward.resources.paths import file_on_the_way, link_on_the_way
-from evalward.runtime.sandbox import AGENT_USER, NOT_COPIED, AgentUser, Sandbox
+from evalward.runtime.agent_users import AGENT_USER, AUTO_USER, AgentUser, claim_pair
+from evalward.runtime.sandbox import NOT_COPIED, Sandbox
 from evalward.text.escaping import printable
 
 NOT_ROOT = (
@@ -227,10 +228,15 @@ def agent_sandbox(settings: Settings, euid: int, workspace: Path | None = None) 
             path = path.relative_to(workspace)
         if not path.is_absolute() and path.parts and path.parts[0] != "..":
             ours.add(path.as_posix())
-    user = AgentUser.named(settings.agent_user)
     taken = {0, euid}
     if workspace is not None and workspace.exists():
         taken.add(workspace.stat().st_uid)
+    if settings.agent_user == AUTO_USER:
+        claim = claim_pair(taken)
+        sandbox = Sandbox(claim.user, not_copied=ours, agent_env=names)
+        sandbox.hold(claim)
+        return sandbox
+    user = AgentUser.named(settings.agent_user)
     if {user.uid, user.uid + 1} & taken:
         raise ConfigError(
             f"action input `agent-user`: {settings.agent_user} (uid {user.uid}, and "

@@ -39,6 +39,7 @@ from evalward.files.safe_files import read_regular
 from evalward.git import Git
 from evalward.resources.agent import LOCK_FILES, PYTHON_PROJECT, AgentEnvironment
 from evalward.resources.paths import OutsideRepository, repo_path
+from evalward.runtime.agent_users import AgentUser
 from evalward.runtime.environment_files import (
     copy_source,
     everything,
@@ -59,8 +60,8 @@ from evalward.runtime.installers import (
     runnable_copy,
     uv_binary,
 )
-from evalward.runtime.sandbox import AgentUser, Packages
 from evalward.runtime.sandbox import EnvironmentRequest as EnvironmentRequest
+from evalward.runtime.sandbox import Packages
 from evalward.runtime.strays import Sessions
 
 LAYOUT = 1

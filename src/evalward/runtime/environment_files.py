@@ -16,9 +16,9 @@ from typing import Any
 
 from evalward.errors import AgentRunError
 from evalward.files.safe_files import UnsafeFile, read_regular
+from evalward.runtime.agent_users import AgentUser
 from evalward.runtime.environment_limits import EnvironmentLimits, over
 from evalward.runtime.installers import remove_tree
-from evalward.runtime.sandbox import AgentUser
 from evalward.runtime.seal import Budget, seal
 
 RECORD = "environment.json"

@@ -24,10 +24,10 @@ import uv
 
 from evalward.errors import AgentRunError, ConfigError
 from evalward.files.safe_files import UnsafeFile, read_regular
+from evalward.runtime.agent_users import AgentUser
 from evalward.runtime.environment_limits import EnvironmentLimits
 from evalward.runtime.install_watch import watch
 from evalward.runtime.process import kill_group, read_tail, tail
-from evalward.runtime.sandbox import AgentUser
 from evalward.runtime.strays import Sessions
 
 NETWORK_ENV = (

@@ -23,7 +23,8 @@ from pathlib import Path
 
 from evalward.errors import AgentRunError
 from evalward.resources.paths import OutsideRepository, program_path
-from evalward.runtime.sandbox import AgentUser, Sandbox
+from evalward.runtime.agent_users import AgentUser
+from evalward.runtime.sandbox import Sandbox
 from evalward.security import looks_secret
 
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "SYSTEMROOT")

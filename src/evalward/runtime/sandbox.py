@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pwd
 import shutil
 import signal
 import stat
@@ -33,58 +32,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from evalward.errors import AgentRunError, ConfigError
+from evalward.errors import AgentRunError
 from evalward.resources.agent import AgentEnvironment, AgentSpec
 from evalward.resources.models import Agent
 from evalward.resources.paths import link_on_the_way
+from evalward.runtime.agent_users import AgentUser, ClaimedUser
 from evalward.runtime.environment_limits import EnvironmentLimits
 from evalward.runtime.strays import Sessions
-
-AGENT_USER = "evalward-agent"
-AGENT_UID = 10001
-"""The agent user's uid and gid when the system has no `evalward-agent` entry: fixed, and far
-from the hosted runner's 1001 (the owner of the workspace) and from Docker's group."""
 
 NOT_COPIED = frozenset({".git", ".evalward"})
 """Left out of an agent's working copy (paths relative to the checkout): the history and
 evalward's own output and cache."""
-
-
-@dataclass(frozen=True)
-class AgentUser:
-    """The unprivileged user agent processes run as."""
-
-    uid: int
-    gid: int
-    name: str
-
-    @classmethod
-    def resolve(cls, name: str = AGENT_USER, fallback: int = AGENT_UID) -> AgentUser:
-        """The user from the system's database, else the fixed fallback uid/gid (a numeric
-        user needs no passwd entry to run a process)."""
-        try:
-            entry = pwd.getpwnam(name)
-        except KeyError:
-            return cls(fallback, fallback, name)
-        return cls(entry.pw_uid, entry.pw_gid, name)
-
-    @classmethod
-    def named(cls, spec: str) -> AgentUser:
-        """The user a setting names: a uid (its own group, no passwd entry needed), a user of
-        the system's database, or the image's `evalward-agent` (its fixed uid when the
-        system has no such entry). ConfigError for any other name."""
-        if spec.isdigit():
-            return cls(int(spec), int(spec), f"uid-{spec}")
-        if spec == AGENT_USER:
-            return cls.resolve()
-        try:
-            entry = pwd.getpwnam(spec)
-        except KeyError:
-            raise ConfigError(
-                f"action input `agent-user`: there is no user {spec!r} on this machine; name "
-                "a user of /etc/passwd, or give a uid (e.g. 20001)"
-            ) from None
-        return cls(entry.pw_uid, entry.pw_gid, spec)
 
 
 @dataclass(frozen=True)
@@ -160,6 +118,9 @@ class _Shared:
     simulated user, whose persona, goal and hidden facts the agent must not read."""
     sessions: Sessions = field(default_factory=Sessions)
     """The programs started and still running, and the lock their starts take."""
+    claim: ClaimedUser | None = None
+    """The agent users' claim (`agent-user: auto`), let go once none of their processes is
+    left."""
 
 
 class Sandbox:
@@ -348,6 +309,10 @@ class Sandbox:
                 killed += 1
         return killed
 
+    def hold(self, claim: ClaimedUser) -> None:
+        """Keep the claim on this sandbox's users until `close` has ended their processes."""
+        self._shared.claim = claim
+
     def close_to_others(self, folder: Path) -> None:
         """Take every permission of others from `folder` until `close`: the workspace, whose
         `.git/config` may keep the checkout's token (`persist-credentials`). Agents work in
@@ -384,6 +349,9 @@ class Sandbox:
         shared.homes.clear()
         if root is not None:
             shutil.rmtree(root, ignore_errors=True)
+        if shared.claim is not None:
+            shared.claim.release()
+            shared.claim = None
 
 
 def _pids_of(uids: set[int]) -> list[int]:

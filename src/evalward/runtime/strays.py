@@ -53,6 +53,21 @@ def end_strays(uid: int, spared_sessions: set[int]) -> int:
     raise AgentRunError(f"processes of uid {uid} kept starting faster than they were ended")
 
 
+def uids_running() -> set[int]:
+    """Every uid a live process runs as (real, effective or saved)."""
+    found: set[int] = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        uids = next((x.split()[1:4] for x in status.splitlines() if x.startswith("Uid:")), [])
+        found.update(int(uid) for uid in uids if uid.isdigit())
+    return found
+
+
 def _processes_of(uid: int) -> list[tuple[int, int]]:
     """(pid, session id) of every process running as `uid` (its real, effective or saved
     uid: /proc/<pid> itself may say root for a process that made itself undumpable) that is
