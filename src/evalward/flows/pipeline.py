@@ -49,6 +49,7 @@ from evalward.stages.plan import (
 from evalward.stages.plan_scores import EvalsBySide, score_evals
 from evalward.stages.playgrounds import uses_playgrounds, world_names
 from evalward.stages.preflight import planned_models, refuse_plan
+from evalward.stages.reach import agents_reach, pairs_of, world_reach
 from evalward.stages.result_cache import CacheKeys
 from evalward.stages.settle import settle
 
@@ -110,10 +111,11 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
             gated = frozenset(bases.gating.fixtures)
             checkouts[Side.head] = replace(checkouts[Side.head], gate_fixtures=gated)
         if bases.base is not None and bases.root is not None:
-            if merge_base is not None and (
-                _reads_files(plan, bases.base) or uses_playgrounds(plan, bases.base, Side.base)
-            ):
-                bases.root = stack.enter_context(git.worktree(merge_base))
+            if merge_base is not None and not bases.whole:
+                # Everything any base run of this job may read — planned now or added by a
+                # later round — is written before the first one starts.
+                reach = agents_reach(bases.base, pairs_of(plan), git.tree(merge_base))
+                bases.root = stack.enter_context(git.worktree(merge_base, reach.checkout))
             checkouts[Side.base] = Checkout(Side.base, bases.root, bases.base, sha=merge_base or "")
         if setup.shape is not None:
             plan = setup.shape(plan, {side: c.resources for side, c in checkouts.items()})
@@ -134,20 +136,26 @@ class _Bases:
     changed: list[FileChange] = field(default_factory=list)
     base: ResourceSet | None = None
     root: Path | None = None
+    whole: bool = False
+    """`root` is a whole checkout of the merge base (the base loaded from one)."""
     gating: ResourceSet | None = None
     notes: list[str] = field(default_factory=list)
 
     def world(
         self, tip: str | None, plan: Plan, gate: ResourceSet
     ) -> tuple[Path | None, frozenset[str]]:
-        """The base branch's tree, checked out when the head side runs playgrounds the base
-        branch defines (`gate-config: base`): they are made from it, not from the head."""
+        """The base branch's tree, with what the head side's playgrounds read of it, when
+        they are ones the base branch defines (`gate-config: base`): they are made from it,
+        not from the head."""
         gating = self.gating
         if not self.from_base or gating is None or tip is None:
             return None, frozenset()
         if not uses_playgrounds(plan, gate, Side.head):
             return None, frozenset()
-        return self.stack.enter_context(self.git.worktree(tip)), world_names(gating)
+        reach = world_reach(gating, pairs_of(plan))
+        return self.stack.enter_context(self.git.worktree(tip, reach.checkout)), world_names(
+            gating
+        )
 
     def load(self, head_commit: str | None, tip: str, merge_base: str) -> None:
         git = self.git
@@ -156,9 +164,8 @@ class _Bases:
         config = self.config or load_config(self.head_root)
         try:
             differs = _paths(self.changed) | dirty
-            self.base, self.root = load_base(
-                git, merge_base, self.head, differs, self.stack, config
-            )
+            loaded = load_base(git, merge_base, self.head, differs, self.stack, config)
+            self.base, self.root, self.whole = loaded.resources, loaded.root, loaded.whole
         except ResourceError as exc:
             if self.from_base:
                 raise _unloadable(exc, merge_base) from None
@@ -174,7 +181,7 @@ class _Bases:
         # base side runs.
         differs = _paths(git.changed_files(tip, head_commit)) | dirty
         try:
-            self.gating, _ = load_base(git, tip, self.head, differs, self.stack, config)
+            self.gating = load_base(git, tip, self.head, differs, self.stack, config).resources
         except ResourceError as exc:
             raise _unloadable(exc, tip) from None
 
@@ -397,18 +404,6 @@ def _paths(changed: list[FileChange]) -> set[str]:
 def _unloadable(exc: ResourceError, commit: str) -> ResourceError:
     """The base branch's definitions decide what gates; when they do not load, nothing can."""
     return ResourceError(exc.problems, source=f"the base branch ({commit[:12]})")
-
-
-def _reads_files(plan: Plan, base: ResourceSet) -> bool:
-    """Whether a base-side agent reads its checkout at run time (prompt files, programs,
-    watched paths for the result cache's fingerprint)."""
-    for run in plan.runs:
-        if run.side is not Side.base:
-            continue
-        spec = base.agents[base.evals[run.eval].resource.spec.target_agent].resource.spec
-        if spec.system_file or spec.runtime or spec.watch or any(t.command for t in spec.tools):
-            return True
-    return False
 
 
 @contextmanager
