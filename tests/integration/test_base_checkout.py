@@ -176,3 +176,40 @@ def test_a_program_without_watch_gets_the_whole_commit_and_one_with_watch_its_fi
     repo.checkout("pr")
     repo.git("merge", "-q", "--no-edit", "main")
     assert _prepared_base(repo, base) == {"agent/main.py", "agent/lib/util.py"}
+
+
+def test_a_base_agent_that_cannot_run_makes_its_runs_errors_and_the_rest_goes_on(
+    repo: GitRepo, model: ScriptedModelServer
+) -> None:
+    """The base branch's agent names a prompt file its commit lacks (the pull request adds
+    it): each base run is an error saying so; the head's runs are scored as usual."""
+    base = repo.commit("base", {"agents/bot.yaml": AGENT, "evals/bot.yaml": SUITE})
+    repo.branch("pr")
+    repo.commit("the prompt", {"prompts/bot.md": "PROMPT-V2"})
+    model.script("PROMPT-V2", text("hi there"))
+    env = provider_env(model, "sk-test")
+
+    async def go() -> list[tuple[str, str, str]]:
+        providers = build_providers(env)
+        try:
+            evaluation = await evaluate_change(
+                RunSetup(
+                    Git(repo.path),
+                    Revisions(base=base, head=None),
+                    providers,
+                    env,
+                    RunOptions(run_all=True),
+                )
+            )
+        finally:
+            await providers.aclose()
+        return [(r.side, r.status, r.message) for r in evaluation.fixtures]
+
+    ran = asyncio.run(go())
+    assert {status for side, status, _ in ran if side == "head"} == {"pass"}
+    base_runs = [(status, message) for side, status, message in ran if side == "base"]
+    assert base_runs, ran
+    for status, message in base_runs:
+        assert status == "error"
+        assert "the base side's agent cannot run: agents/bot.yaml: spec.systemFile" in message
+        assert "'prompts/bot.md'" in message
