@@ -32,9 +32,12 @@ def check_bypass(
     head_sha: str,
     evaluation: Evaluation,
     previous: BypassRecord | None,
+    *,
+    stopped: bool = False,
 ) -> tuple[Bypass | None, BypassRefusal | None, BypassRecord | None]:
     """The bypass (or its refusal) for this head, and the record the comment keeps of which
-    head the label was applied on (`previous`: the record the earlier comment kept)."""
+    head the label was applied on (`previous`: the record the earlier comment kept). A gate
+    an error `stopped` is weighed whatever its runs said: it cannot pass on its own."""
     label = site.settings.bypass_label
     if label not in pull.labels or github is None:
         return None, None, None
@@ -52,8 +55,10 @@ def check_bypass(
     elif previous is not None and previous.label == label and previous.labeled_at == labeled_at:
         covered = previous.sha
     record = BypassRecord(label, labeled_at, covered) if covered else None
-    if not evaluation.plan.not_run and all(
-        c.head.passed or c.head.advisory for c in evaluation.comparisons
+    if (
+        not stopped
+        and not evaluation.plan.not_run
+        and all(c.head.passed or c.head.advisory for c in evaluation.comparisons)
     ):
         return None, None, record
     actor = applied.actor if applied else None
@@ -90,11 +95,16 @@ def audit(console: Console, site: Site, decision: GateDecision, number: int, hea
         who = decision.bypass.applied_by
         if decision.bypass.by_author:
             who = f"{who} (the pull request's own author)"
+        what = (
+            f"the error that stopped it: {decision.error}"
+            if decision.error
+            else f"failing: {', '.join(decision.failing_evals)}"
+        )
         console.log(
             command(
                 "warning",
                 f"evalward gate bypassed by {who} with the {decision.bypass.label!r} label; "
-                f"failing: {', '.join(decision.failing_evals)}",
+                + what,
             )
         )
     elif decision.refusal is not None:

@@ -16,6 +16,7 @@ from evalward.action.settings import CommentMode
 from evalward.action.workflow import append_summary, command
 from evalward.errors import ConfigError, GitHubError, MissingSecretError, ResourceError
 from evalward.flows.run_setup import Revisions
+from evalward.flows.session import Outcome
 from evalward.report.markdown import render_unloadable
 from evalward.stages.gate import BypassRecord, GateDecision, GateResult
 
@@ -50,16 +51,20 @@ async def gate(job: Job, github: GitHubPort, number: int) -> int:
         command("group", f"evalward: pull request #{number} ({pull.base_sha}..{head_sha})")
     )
     progress = LoggedProgress(log=job.console.log, cache_dir=job.site.settings.cache_dir)
+    providers = job.clients.providers
     try:
         outcome = await evaluate(job, Revisions(base=pull.base_sha, head=head_sha), progress)
     except MissingSecretError as exc:
         job.console.log(command("endgroup"))
-        return missing_secrets(job.console, job.site.settings, exc, pull)
-    except ResourceError as exc:
+        try:
+            return missing_secrets(job.console, job.site.settings, exc, pull)
+        except MissingSecretError as refused:
+            outcome = Outcome.stopped(refused, progress, providers)
+    except Exception as exc:  # stopped before its plan: decided, written and said the same way
         job.console.log(command("endgroup"))
-        comment_unloadable(job, number, head_sha, exc)
-        raise
-    job.console.log(command("endgroup"))
+        outcome = Outcome.stopped(exc, progress, providers)
+    else:
+        job.console.log(command("endgroup"))
     evaluation = outcome.evaluation
     for note in evaluation.notes:
         job.console.log(command("notice", note))
@@ -68,7 +73,13 @@ async def gate(job: Job, github: GitHubPort, number: int) -> int:
     previous = BypassRecord.parse(existing.body) if existing else None
     try:
         bypass, refusal, record = check_bypass(
-            job.site, job.clients.github, pull, head_sha, evaluation, previous
+            job.site,
+            job.clients.github,
+            pull,
+            head_sha,
+            evaluation,
+            previous,
+            stopped=outcome.failure is not None,
         )
     except GitHubError as exc:
         job.console.log(
@@ -86,10 +97,16 @@ async def gate(job: Job, github: GitHubPort, number: int) -> int:
     audit(job.console, job.site, decision, number, head_sha)
     annotate(job.console, evaluation)
 
-    if should_comment(job.site.settings.comment, decision, existing is not None):
+    failure = outcome.failure
+    bypassed = decision.result is GateResult.bypassed
+    if failure is not None and isinstance(failure.error, ResourceError) and not bypassed:
+        comment_unloadable(job, number, head_sha, failure.error)
+    elif should_comment(job.site.settings.comment, decision, existing is not None):
         _post_comment(job, github, pull, number, body)
     report_check(job, decision, evaluation, head_sha, gating=True, report=report)
     conclude(job.console, decision)
+    if failure is not None and not bypassed:
+        raise failure.error  # reported, and exits, as ever: its files are written
     return outcome.exit_code(decision)
 
 

@@ -167,31 +167,33 @@ class _Run:
             self.queues[key].append(index)
 
     def _runner(self, side: Side, name: str) -> AgentRunner | str:
-        """The runner of one side's agent, or why its definition cannot run (a file it names
-        is not in its commit, say). A head agent's `env:` list is the pull request's, so its
-        programs see only what the sandbox permits (`Sandbox.permitted_env`)."""
+        """The runner of one side's agent, or why its definition cannot run on that side (a
+        file it names is not in its commit, say: the other runs go on). What the machine
+        refuses (no sandbox, no Node.js) refuses the whole run. A head agent's `env:` list is
+        the pull request's, so its programs see only what the sandbox permits
+        (`Sandbox.permitted_env`)."""
         checkout, sandbox = self.checkouts[side], self.how.sandbox
         located = checkout.resources.agents[name]
         try:
             agent = resolve_agent(located.resource, located.file, checkout.root)
-            own_env = self.env
-            if sandbox is not None and side is Side.head:
-                base = self.checkouts.get(Side.base)
-                before = base.resources.agents.get(agent.name) if base else None
-                own_env = sandbox.permitted_env(
-                    self.env, located.resource, before.resource if before else None
-                )
-            runner = AgentRunner(
-                agent,
-                self.providers,
-                own_env,
-                kill_grace=self.how.kill_grace,
-                proxy=self.proxy,
-                sandbox=sandbox.for_side(side.value) if sandbox else None,
-                environment_limits=self._environment_limits(side, name),
-            )
         except ConfigError as exc:
             return f"the {side.value} side's agent cannot run: {exc}"
+        own_env = self.env
+        if sandbox is not None and side is Side.head:
+            base = self.checkouts.get(Side.base)
+            before = base.resources.agents.get(agent.name) if base else None
+            own_env = sandbox.permitted_env(
+                self.env, located.resource, before.resource if before else None
+            )
+        runner = AgentRunner(
+            agent,
+            self.providers,
+            own_env,
+            kill_grace=self.how.kill_grace,
+            proxy=self.proxy,
+            sandbox=sandbox.for_side(side.value) if sandbox else None,
+            environment_limits=self._environment_limits(side, name),
+        )
         if sandbox is not None and sandbox.unavailable and runner.starts_programs:
             raise ConfigError(
                 f"agent {agent.name!r} ({side.value}) runs {runner.starts_programs} "

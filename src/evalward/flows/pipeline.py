@@ -153,9 +153,7 @@ class _Bases:
         if not uses_playgrounds(plan, gate, Side.head):
             return None, frozenset()
         reach = world_reach(gating, pairs_of(plan))
-        return self.stack.enter_context(self.git.worktree(tip, reach.checkout)), world_names(
-            gating
-        )
+        return self.stack.enter_context(self.git.worktree(tip, reach.checkout)), world_names(gating)
 
     def load(self, head_commit: str | None, tip: str, merge_base: str) -> None:
         git = self.git
@@ -199,7 +197,32 @@ async def evaluate_change(
     Traces move to `traces` (a new spool if none is given) as runs are scored.
     """
     traces = TraceSpool() if traces is None else traces
-    ran = await _run_change(setup, on_result=on_result, on_plan=on_plan, traces=traces)
+    try:
+        ran = await _run_change(setup, on_result=on_result, on_plan=on_plan, traces=traces)
+    except _Stopped as stop:
+        raise RunStopped(_evaluated(stop.ran, traces), stop.error) from stop.error
+    return _evaluated(ran, traces)
+
+
+class RunStopped(Exception):
+    """An error stopped the runs once they had begun: `evaluation` scores the runs that had
+    finished, `error` is what stopped them."""
+
+    def __init__(self, evaluation: Evaluation, error: Exception) -> None:
+        super().__init__(str(error))
+        self.evaluation = evaluation
+        self.error = error
+
+
+class _Stopped(Exception):
+    def __init__(self, ran: _Ran, error: Exception) -> None:
+        super().__init__(str(error))
+        self.ran = ran
+        self.error = error
+
+
+def _evaluated(ran: _Ran, traces: TraceSpool) -> Evaluation:
+    """The runs scored, per Eval and side, and compared."""
     # Scoring reads only the Evals: the checkouts and every loaded fixture are gone by now,
     # so a large suite's definitions and its results are not in memory together.
     evals = settle(score_evals(ran.plan, ran.evals, ran.fixtures), ran.evals, ran.flaky)
@@ -264,7 +287,14 @@ async def _run_change(
         if on_plan is not None:
             on_plan(plan)
         _check_keys(env, plan, checkouts, providers)
-        how = _execution(setup, on_result, keys, traces, estimate)
+        finished: list[FixtureResult] = []
+
+        def record(result: FixtureResult) -> None:
+            finished.append(result)
+            if on_result is not None:
+                on_result(result)
+
+        how = _execution(setup, record, keys, traces, estimate)
         # Without a budget the estimate is only reported. When the cache can answer no run,
         # it is of every run, and it is made while the runs wait on their model calls.
         meanwhile = estimate is None and cached is None and not plan.adaptive
@@ -281,6 +311,27 @@ async def _run_change(
             )
             notes += more_notes
             skipped += left_out
+        except Exception as exc:
+            if estimating is not None:
+                estimating.cancel()
+            head = checkouts[Side.head].resources
+            agents = _head_agents(plan, head, keys or CacheKeys(checkouts, providers))
+            raise _Stopped(
+                _Ran(
+                    changes,
+                    plan,
+                    finished,
+                    {side: checkout.resources.evals for side, checkout in checkouts.items()},
+                    notes,
+                    private_runs(plan, {side: c.resources for side, c in checkouts.items()}),
+                    skipped,
+                    estimate,
+                    agents,
+                    checkouts[Side.head].sha,
+                    flaky,
+                ),
+                exc,
+            ) from exc
         except BaseException:
             if estimating is not None:
                 estimating.cancel()

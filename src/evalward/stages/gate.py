@@ -149,11 +149,18 @@ class GateDecision:
     why: list[str] = field(default_factory=list)
     """One line per thing that blocks: the Eval, the test, the fixtures that drove it and its
     numbers (the comment's "why it is blocked")."""
+    error: str = ""
+    """The problem that stopped the gate before it could decide (`stopped`), as a user reads
+    it; "" when it ran to the end."""
+    error_exit: int = 0
+    """The exit code that problem maps to (errors.py), unless a bypass honours it."""
 
     @property
     def exit_code(self) -> int:
         if self.interrupted:
             return EXIT_INTERRUPTED
+        if self.error_exit and self.result is not GateResult.bypassed:
+            return self.error_exit
         if self.result is GateResult.unavailable:
             return EXIT_EXTERNAL
         if self.result in (GateResult.failed, GateResult.incomplete):
@@ -216,6 +223,34 @@ def decide(
     if bypass is not None:
         return _bypassed(decision, bypass)
     return _not_passed(decision, evals, refusal, regressions, not_run, skipped)
+
+
+def stopped(
+    error: str,
+    exit_code: int,
+    bypass: Bypass | None,
+    refusal: BypassRefusal | None,
+    *,
+    done: int,
+    planned: int,
+) -> GateDecision:
+    """The decision of a gate an error stopped (a configuration problem, an outage, a bug):
+    never a pass; an honoured bypass lets it through, and the audit record names the error."""
+    if bypass is not None:
+        return GateDecision(
+            GateResult.bypassed,
+            bypass=bypass,
+            reason=f"the gate stopped on an error, bypassed by the {bypass.label!r} label: {error}",
+            error=error,
+            error_exit=exit_code,
+        )
+    ran = f" after {done} of {planned} runs" if planned else " before any run"
+    reason = f"stopped by an error{ran}: {error}"
+    if refusal is not None:
+        reason += f"; the {refusal.label!r} label was refused: {refusal.reason}"
+    return GateDecision(
+        GateResult.incomplete, refusal=refusal, reason=reason, error=error, error_exit=exit_code
+    )
 
 
 def _bypassed(decision: GateDecision, bypass: Bypass) -> GateDecision:
@@ -426,4 +461,6 @@ def audit_record(
         failing_fixtures=decision.failing_fixtures,
         timestamp=moment,
     )
+    if decision.error:
+        record["error"] = decision.error
     return record
