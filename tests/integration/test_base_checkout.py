@@ -7,12 +7,15 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
+
+from evalward.errors import ResourceError
 from evalward.flows.pipeline import evaluate_change, prepare_change
 from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
 from evalward.git import Git
 from evalward.providers.registry import build_providers
 from evalward.rundata.sides import Side
-from fakes.model_server import ScriptedModelServer, text
+from fakes.model_server import ScriptedModelServer, text, tool_call
 from support.gitrepo import GitRepo
 from support.suite import provider_env
 
@@ -213,3 +216,43 @@ def test_a_base_agent_that_cannot_run_makes_its_runs_errors_and_the_rest_goes_on
         assert status == "error"
         assert "the base side's agent cannot run: agents/bot.yaml: spec.systemFile" in message
         assert "'prompts/bot.md'" in message
+
+
+def test_what_a_later_round_may_run_on_the_base_is_refused_before_the_first_run(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """The base's agent has a side-effecting tool its fixture does not shadow; the pull
+    request drops the tool, so only base runs — which adaptive reps add in a later round —
+    would run it. It is refused before any run, as a first round's would be."""
+    marker = tmp_path / "sent"
+    tool = (
+        "  tools:\n    - name: send\n      sideEffects: true\n"
+        f"      command: [python3, -c, \"open('{marker}', 'a').write('sent')\"]\n"
+    )
+    base = repo.commit(
+        "base",
+        {"agents/bot.yaml": AGENT + tool, "evals/bot.yaml": ADAPTIVE, "prompts/bot.md": "V1"},
+    )
+    repo.branch("pr")
+    repo.commit("no tool", {"agents/bot.yaml": AGENT, "prompts/bot.md": "V2"})
+    model.script("V2", text("no greeting"))
+    model.script("V1", tool_call("send", {}), text("hi"))
+    env = provider_env(model, "sk-test")
+
+    async def go() -> None:
+        providers = build_providers(env)
+        try:
+            await evaluate_change(
+                RunSetup(
+                    Git(repo.path), Revisions(base=base, head=None), providers, env, RunOptions()
+                )
+            )
+        finally:
+            await providers.aclose()
+
+    with pytest.raises(ResourceError) as refused:
+        asyncio.run(go())
+    assert refused.value.source == "the base branch"
+    assert "would run the side-effecting tool 'send'" in str(refused.value)
+    assert not marker.exists()
+    assert model.requests == []

@@ -49,7 +49,7 @@ from evalward.stages.plan import (
 from evalward.stages.plan_scores import EvalsBySide, score_evals
 from evalward.stages.playgrounds import uses_playgrounds, world_names
 from evalward.stages.preflight import planned_models, refuse_plan
-from evalward.stages.reach import agents_reach, pairs_of, world_reach
+from evalward.stages.reach import agents_reach, world_reach
 from evalward.stages.result_cache import CacheKeys
 from evalward.stages.settle import settle
 
@@ -114,7 +114,8 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
             if merge_base is not None and not bases.whole:
                 # Everything any base run of this job may read — planned now or added by a
                 # later round — is written before the first one starts.
-                reach = agents_reach(bases.base, pairs_of(plan), git.tree(merge_base))
+                runs = plan.may_run(Side.base)
+                reach = agents_reach(bases.base, runs, git.tree(merge_base))
                 bases.root = stack.enter_context(git.worktree(merge_base, reach.checkout))
             checkouts[Side.base] = Checkout(Side.base, bases.root, bases.base, sha=merge_base or "")
         if setup.shape is not None:
@@ -152,7 +153,7 @@ class _Bases:
             return None, frozenset()
         if not uses_playgrounds(plan, gate, Side.head):
             return None, frozenset()
-        reach = world_reach(gating, pairs_of(plan))
+        reach = world_reach(gating, plan.may_run(Side.head))
         return self.stack.enter_context(self.git.worktree(tip, reach.checkout)), world_names(gating)
 
     def load(self, head_commit: str | None, tip: str, merge_base: str) -> None:

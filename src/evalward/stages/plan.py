@@ -67,6 +67,17 @@ class Plan:
     def for_side(self, side: Side) -> list[PlannedRun]:
         return [r for r in self.runs if r.side is side]
 
+    def may_run(self, side: Side) -> list[PlannedRun]:
+        """A run (rep 0) of each (Eval, fixture) that may run on `side` in this job: planned
+        now, or added by a later round (adaptive reps, the base runs held back until the
+        head has run). What is checked, keyed or checked out before the first run must hold
+        for every one of them, not only for the first round's."""
+        found = {(r.eval, r.fixture) for r in self.runs if r.side is side}
+        if side is Side.base:
+            found |= {(r.eval, r.fixture) for held in self.base_when_failing.values() for r in held}
+            found |= {(name, f) for name, fixtures in self.adaptive.items() for f in fixtures}
+        return [PlannedRun(side, name, fixture, 0) for name, fixture in sorted(found)]
+
     def with_runs(self, runs: list[PlannedRun]) -> Plan:
         """The same plan (Evals, reasons, pending fixtures) with other runs: a part of it."""
         return dataclasses.replace(self, runs=runs)

@@ -33,11 +33,8 @@ from evalward.resources import Located, ResourceSet
 from evalward.resources.models import Agent
 from evalward.resources.state_assertions import StateSnapshotAssertion
 from evalward.stages.fingerprint import referenced_files
-from evalward.stages.plan import Plan
+from evalward.stages.plan import PlannedRun
 from evalward.stages.playgrounds import defined_playground
-
-Pair = tuple[str, str]
-"""(Eval, fixture): what a run is of, whatever its rep."""
 
 
 @dataclass
@@ -58,23 +55,15 @@ class Reach:
         return None if self.whole else self.paths
 
 
-def pairs_of(plan: Plan) -> set[Pair]:
-    """Every (Eval, fixture) a side may run in this job: the plan's runs, the runs held back
-    for later rounds, and the fixtures adaptive reps may add."""
-    found = {(run.eval, run.fixture) for run in plan.runs}
-    found |= {(r.eval, r.fixture) for held in plan.base_when_failing.values() for r in held}
-    found |= {(name, f) for name, fixtures in plan.adaptive.items() for f in fixtures}
-    return found
-
-
 def agents_reach(
-    resources: ResourceSet, pairs: Iterable[Pair], tree: Mapping[str, TreeEntry]
+    resources: ResourceSet, runs: Iterable[PlannedRun], tree: Mapping[str, TreeEntry]
 ) -> Reach:
-    """What the runs of `pairs` read of `resources`' commit (listed by `tree`): their agents'
-    files and their playgrounds'."""
+    """What `runs` (`Plan.may_run`: one of each Eval and fixture) read of `resources`'
+    commit (listed by `tree`): their agents' files and their playgrounds'."""
     reach = Reach()
     agents: set[str] = set()
-    for eval_name, fixture in pairs:
+    for run in runs:
+        eval_name, fixture = run.eval, run.fixture
         located_eval = resources.evals.get(eval_name)
         if located_eval is None or fixture not in resources.fixtures:
             continue
@@ -86,12 +75,13 @@ def agents_reach(
     return reach
 
 
-def world_reach(gating: ResourceSet, pairs: Iterable[Pair]) -> Reach:
+def world_reach(gating: ResourceSet, runs: Iterable[PlannedRun]) -> Reach:
     """What the head side's playgrounds read of the base branch's tree, under `gate-config:
     base`: those of the runs whose playground the base branch defines (an Eval's is made
     from it for the fixtures a pull request adds to it, too)."""
     reach = Reach()
-    for eval_name, fixture in pairs:
+    for run in runs:
+        eval_name, fixture = run.eval, run.fixture
         located_eval = gating.evals.get(eval_name)
         if located_eval is None:
             continue
