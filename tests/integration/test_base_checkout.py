@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from evalward.errors import ResourceError
-from evalward.flows.pipeline import evaluate_change, prepare_change
+from evalward.flows.pipeline import evaluate_change
+from evalward.flows.prepare import prepare_change
 from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
 from evalward.git import Git
 from evalward.providers.registry import build_providers

@@ -30,14 +30,12 @@ def check_bypass(
     github: GitHubPort | None,
     pull: PullInfo,
     head_sha: str,
-    evaluation: Evaluation,
     previous: BypassRecord | None,
-    *,
-    stopped: bool = False,
+    needed: bool,
 ) -> tuple[Bypass | None, BypassRefusal | None, BypassRecord | None]:
     """The bypass (or its refusal) for this head, and the record the comment keeps of which
-    head the label was applied on (`previous`: the record the earlier comment kept). A gate
-    an error `stopped` is weighed whatever its runs said: it cannot pass on its own."""
+    head the label was applied on (`previous`: the record the earlier comment kept). The
+    label is weighed only where the gate cannot pass on its own (`needed`: `needs_bypass`)."""
     label = site.settings.bypass_label
     if label not in pull.labels or github is None:
         return None, None, None
@@ -55,11 +53,7 @@ def check_bypass(
     elif previous is not None and previous.label == label and previous.labeled_at == labeled_at:
         covered = previous.sha
     record = BypassRecord(label, labeled_at, covered) if covered else None
-    if (
-        not stopped
-        and not evaluation.plan.not_run
-        and all(c.head.passed or c.head.advisory for c in evaluation.comparisons)
-    ):
+    if not needed:
         return None, None, record
     actor = applied.actor if applied else None
     permission = github.permission(actor) if actor else None
@@ -76,6 +70,16 @@ def check_bypass(
         by_author = bool(actor) and actor == pull.author
         return dataclasses.replace(verdict, by_author=by_author), None, record
     return None, verdict, record
+
+
+def needs_bypass(evaluation: Evaluation, *, stopped: bool) -> bool:
+    """Whether the gate cannot pass on its own: an error stopped it, an Eval that gates could
+    not run, or one fails."""
+    return (
+        stopped
+        or bool(evaluation.plan.not_run)
+        or not all(c.head.passed or c.head.advisory for c in evaluation.comparisons)
+    )
 
 
 def audit(console: Console, site: Site, decision: GateDecision, number: int, head_sha: str) -> None:

@@ -6,7 +6,7 @@ a warning, never the decision, the files or the summary.
 
 from __future__ import annotations
 
-from evalward.action.bypass import audit, check_bypass
+from evalward.action.bypass import audit, check_bypass, needs_bypass
 from evalward.action.checks import annotate, report_check
 from evalward.action.evaluate import LoggedProgress, evaluate, missing_secrets
 from evalward.action.github import Comment, GitHubPort, PullInfo
@@ -50,36 +50,19 @@ async def gate(job: Job, github: GitHubPort, number: int) -> int:
     job.console.log(
         command("group", f"evalward: pull request #{number} ({pull.base_sha}..{head_sha})")
     )
-    progress = LoggedProgress(log=job.console.log, cache_dir=job.site.settings.cache_dir)
-    providers = job.clients.providers
-    try:
-        outcome = await evaluate(job, Revisions(base=pull.base_sha, head=head_sha), progress)
-    except MissingSecretError as exc:
-        job.console.log(command("endgroup"))
-        try:
-            return missing_secrets(job.console, job.site.settings, exc, pull)
-        except MissingSecretError as refused:
-            outcome = Outcome.stopped(refused, progress, providers)
-    except Exception as exc:  # stopped before its plan: decided, written and said the same way
-        job.console.log(command("endgroup"))
-        outcome = Outcome.stopped(exc, progress, providers)
-    else:
-        job.console.log(command("endgroup"))
+    outcome = await _outcome(job, pull, head_sha)
+    if isinstance(outcome, int):
+        return outcome  # skipped: a key is missing, and the inputs allow that
     evaluation = outcome.evaluation
     for note in evaluation.notes:
         job.console.log(command("notice", note))
 
     existing = _earlier_comment(job.console, github, number, job.site.marker)
     previous = BypassRecord.parse(existing.body) if existing else None
+    needed = needs_bypass(evaluation, stopped=outcome.failure is not None)
     try:
         bypass, refusal, record = check_bypass(
-            job.site,
-            job.clients.github,
-            pull,
-            head_sha,
-            evaluation,
-            previous,
-            stopped=outcome.failure is not None,
+            job.site, job.clients.github, pull, head_sha, previous, needed
         )
     except GitHubError as exc:
         job.console.log(
@@ -108,6 +91,30 @@ async def gate(job: Job, github: GitHubPort, number: int) -> int:
     if failure is not None and not bypassed:
         raise failure.error  # reported, and exits, as ever: its files are written
     return outcome.exit_code(decision)
+
+
+async def _outcome(job: Job, pull: PullInfo, head_sha: str) -> Outcome | int:
+    """The pull request's runs, or what stopped them (`Outcome.failure`): an error before the
+    plan is decided, written, commented and bypassable like one found mid-run. A merge of
+    shards refuses a part as it always has (nothing commented). An int: the exit code of a
+    gate skipped for a missing key (`on-missing-secrets: skip`)."""
+    progress = LoggedProgress(log=job.console.log, cache_dir=job.site.settings.cache_dir)
+    providers = job.clients.providers
+    try:
+        outcome = await evaluate(job, Revisions(base=pull.base_sha, head=head_sha), progress)
+    except MissingSecretError as exc:
+        job.console.log(command("endgroup"))
+        try:
+            return missing_secrets(job.console, job.site.settings, exc, pull)
+        except MissingSecretError as refused:
+            return Outcome.stopped(refused, progress, providers)
+    except Exception as exc:
+        job.console.log(command("endgroup"))
+        if job.site.settings.merge:
+            raise
+        return Outcome.stopped(exc, progress, providers)
+    job.console.log(command("endgroup"))
+    return outcome
 
 
 def _earlier_comment(

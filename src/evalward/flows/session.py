@@ -27,7 +27,7 @@ from evalward.report import files
 from evalward.rundata.spending import spending_line
 from evalward.rundata.spool import TraceSpool
 from evalward.security import Redactor
-from evalward.stages.gate import Bypass, BypassRefusal, GateDecision, RegressionPolicy, stopped
+from evalward.stages.gate import Bypass, BypassRefusal, GateDecision, RegressionPolicy
 
 
 @dataclass(frozen=True)
@@ -100,13 +100,9 @@ class Outcome:
         if self.cancelled:
             return self.progress.cancelled_decision()
         if self.failure is not None:
-            return stopped(
-                self.failure.message,
-                self.failure.exit_code,
-                bypass,
-                refusal,
-                done=len(self.progress.done),
-                planned=self.progress.planned,
+            failure = self.failure
+            return self.progress.stopped_decision(
+                failure.message, failure.exit_code, bypass, refusal
             )
         return self.evaluation.decision(
             bypass, refusal, regressions=regressions, allow_incomplete=allow_incomplete

@@ -225,34 +225,6 @@ def decide(
     return _not_passed(decision, evals, refusal, regressions, not_run, skipped)
 
 
-def stopped(
-    error: str,
-    exit_code: int,
-    bypass: Bypass | None,
-    refusal: BypassRefusal | None,
-    *,
-    done: int,
-    planned: int,
-) -> GateDecision:
-    """The decision of a gate an error stopped (a configuration problem, an outage, a bug):
-    never a pass; an honoured bypass lets it through, and the audit record names the error."""
-    if bypass is not None:
-        return GateDecision(
-            GateResult.bypassed,
-            bypass=bypass,
-            reason=f"the gate stopped on an error, bypassed by the {bypass.label!r} label: {error}",
-            error=error,
-            error_exit=exit_code,
-        )
-    ran = f" after {done} of {planned} runs" if planned else " before any run"
-    reason = f"stopped by an error{ran}: {error}"
-    if refusal is not None:
-        reason += f"; the {refusal.label!r} label was refused: {refusal.reason}"
-    return GateDecision(
-        GateResult.incomplete, refusal=refusal, reason=reason, error=error, error_exit=exit_code
-    )
-
-
 def _bypassed(decision: GateDecision, bypass: Bypass) -> GateDecision:
     """Something fails or is unfinished, and a bypass honours it."""
     decision.result = GateResult.bypassed
