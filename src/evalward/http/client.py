@@ -5,10 +5,12 @@ and kept to what a JSON call needs. What this module adds is what a hostile or b
 must not get round: a bound on the reply's size (decoded, so a compressed bomb stops at it)
 and on its head, no redirect followed (a redirect is the server's answer, not a new target),
 no cookie kept, a framing error (two lengths, a bad chunk, a reply cut short) a failure, and
-two exceptions that say whether a reply arrived. Proxies come from HTTP(S)_PROXY and
-NO_PROXY (read once per URL, not per call), the CAs from the system or from the bundle that
-REQUESTS_CA_BUNDLE or SSL_CERT_FILE names. docs/decisions/http-client.md says why aiohttp
-and not httpx.
+two exceptions that say whether a reply arrived. A reply is only ever the answer to the
+request written before it: a kept-alive connection on which anything arrived unasked is
+closed, not reused (`http.pool`). Proxies come from HTTP(S)_PROXY and NO_PROXY (read once per URL,
+not per call); the CAs from the bundle REQUESTS_CA_BUNDLE names, else the one SSL_CERT_FILE names
+(requests' variable wins over OpenSSL's), else the system's. docs/decisions/http-client.md
+says why aiohttp and not httpx.
 """
 
 from __future__ import annotations
@@ -224,12 +226,15 @@ class HttpClient:
         if self._session is None:
             import aiohttp
 
+            # lazy: it builds on aiohttp, which loads on the first call
+            from evalward.http.pool import QuietConnector
+
             # Not `trust_env`: with it, aiohttp re-reads the proxy settings and ~/.netrc in a
             # worker thread on every call, which cost more CPU than the call itself.
             reuse = aiohttp.TraceConfig()
             reuse.on_connection_reuseconn.append(_mark_reused)
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=self._max_connections, ssl=_tls()),
+                connector=QuietConnector(limit=self._max_connections, ssl=_tls()),
                 trace_configs=[reuse],
                 headers={"user-agent": USER_AGENT},
                 cookie_jar=aiohttp.DummyCookieJar(),  # calls are independent: no cookies kept
