@@ -1,5 +1,5 @@
 """A reply belongs to its request: HttpClient's kept-alive connections against servers that
-write what nobody asked for.
+write what nobody asked for, and the request heads it refuses to write.
 
 Each server answers the first request on its first connection, then writes `unasked` on
 that connection at a moment the test chooses (once the client holds the first reply, or
@@ -173,3 +173,61 @@ def test_a_reply_refused_at_the_size_bound_closes_its_connection() -> None:
     finally:
         server.close()
     assert server.connections == 2
+
+
+# --- request heads ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("headers", "says"),
+    [
+        ({"a b": "v"}, r"header name 'a b' is not an HTTP token"),
+        ({"": "v"}, r"header name '' is not an HTTP token"),
+        ({"é": "v"}, r"header name '\\xe9' is not an HTTP token"),
+        ({"x-key:": "v"}, r"header name 'x-key:' is not an HTTP token"),
+        ({"x\r\ny": "v"}, r"header name 'x\\r\\ny' is not an HTTP token"),
+        ({"x-key": "se\r\ncret"}, r"'x-key' holds a control character \(U\+000D at position 2\)"),
+        ({"x-key": "se\ncret"}, r"'x-key' holds a control character \(U\+000A at position 2\)"),
+        ({"x-key": "se\x00cret"}, r"'x-key' holds a control character \(U\+0000 at position 2\)"),
+        ({"x-key": "se\x7fcret"}, r"'x-key' holds a control character \(U\+007F at position 2\)"),
+        ({"x-key": "se\x85cret"}, r"'x-key' holds a control character \(U\+0085 at position 2\)"),
+    ],
+)
+@pytest.mark.parametrize("how", ["post", "get", "stream"])
+def test_a_header_http_cannot_carry_is_refused_before_anything_is_written(
+    headers: dict[str, str], says: str, how: str
+) -> None:
+    server = RawServer(replies=(OK,))
+
+    async def go() -> None:
+        async with client() as http:
+            if how == "post":
+                await http.post_json(server.url, {}, headers)
+            elif how == "get":
+                await http.get(server.url, headers)
+            else:
+                async with http.stream_json(server.url, {}, headers):
+                    pass
+
+    try:
+        with pytest.raises(HttpFailure, match=says) as refused:
+            asyncio.run(go())
+    finally:
+        server.close()
+    assert "secret" not in str(refused.value) and "cret" not in str(refused.value)
+    assert server.connections == 0
+
+
+def test_every_token_character_and_a_tab_in_a_value_are_written_as_they_are() -> None:
+    server = RawServer(replies=(OK,))
+    name = "x-!#$%&'*+.^_`|~09AZaz"
+
+    async def go() -> Reply:
+        async with client() as http:
+            return await http.post_json(server.url, {}, {name: "a\tb é"})
+
+    try:
+        assert run(go).json() == {"a": 1}
+    finally:
+        server.close()
+    assert f"\r\n{name}: a\tb é\r\n".encode() in server.requests[0]

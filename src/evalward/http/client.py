@@ -7,8 +7,9 @@ and on its head, no redirect followed (a redirect is the server's answer, not a 
 no cookie kept, a framing error (two lengths, a bad chunk, a reply cut short) a failure, and
 two exceptions that say whether a reply arrived. A reply is only ever the answer to the
 request written before it: a kept-alive connection on which anything arrived unasked is
-closed, not reused (`http.pool`). Proxies come from HTTP(S)_PROXY and NO_PROXY (read once per URL,
-not per call); the CAs from the bundle REQUESTS_CA_BUNDLE names, else the one SSL_CERT_FILE names
+closed, not reused (`http.pool`). A header HTTP cannot carry is refused before anything is
+written. Proxies come from HTTP(S)_PROXY and NO_PROXY (read once per URL, not per call);
+the CAs from the bundle REQUESTS_CA_BUNDLE names, else the one SSL_CERT_FILE names
 (requests' variable wins over OpenSSL's), else the system's. docs/decisions/http-client.md
 says why aiohttp and not httpx.
 """
@@ -20,6 +21,7 @@ import base64
 import contextlib
 import json
 import os
+import re
 import ssl
 import sys
 from collections.abc import AsyncIterator, Mapping
@@ -50,7 +52,8 @@ proxy): requests' variable, then OpenSSL's."""
 
 
 class HttpFailure(Exception):
-    """No complete reply: the connection failed or was reset, or the body was cut short."""
+    """No complete reply: the connection failed or was reset, the body was cut short, or
+    the request was not sent at all (a header that HTTP cannot carry)."""
 
 
 class HttpTimeout(HttpFailure):
@@ -133,6 +136,7 @@ class HttpClient:
         not the whole stream: a long answer that keeps coming is not cut off."""
         import aiohttp
 
+        check_headers(headers or {})
         session = self._open()
         idle = timeout_seconds or self._timeout_seconds
         connect = min(self._connect_timeout_seconds or idle, idle)
@@ -179,6 +183,7 @@ class HttpClient:
         a new connection; a new connection that does the same is a failure."""
         import aiohttp
 
+        check_headers(headers)
         total = timeout_seconds or self._timeout_seconds
         connect = min(self._connect_timeout_seconds or total, total)
         call = _Call(method, url, data, headers, aiohttp.ClientTimeout(total, connect=connect))
@@ -311,6 +316,31 @@ async def _mark_reused(
     """A request's connection was kept alive from an earlier one (see `_request`)."""
     if isinstance(context.trace_request_ctx, dict):
         context.trace_request_ctx["reused"] = True
+
+
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+"""A header name (RFC 9110's `token`)."""
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+"""What a header value may not hold: control characters, but for the tab."""
+
+
+def check_headers(headers: Mapping[str, str]) -> None:
+    """Refuse, before anything is written, a header HTTP cannot carry: a name that is not a
+    token (a space, a colon, nothing, a letter outside ASCII) would be written as it is and
+    read otherwise by the server, and a control character in a value (CR, LF) would split
+    the head. The error names the header, never its value (it may be a key)."""
+    for name, value in headers.items():
+        if not _TOKEN.fullmatch(name):
+            raise HttpFailure(
+                f"the header name {name[:64]!a} is not an HTTP token (RFC 9110: ASCII "
+                "letters, digits and !#$%&'*+-.^_`|~ only), so the request was not sent"
+            )
+        if control := _CONTROL.search(value):
+            raise HttpFailure(
+                f"the value of the header {name!r} holds a control character "
+                f"(U+{ord(control.group()):04X} at position {control.start()}), so the "
+                "request was not sent"
+            )
 
 
 def _refuse_upgrade(response: aiohttp.ClientResponse) -> None:
