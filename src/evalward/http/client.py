@@ -132,8 +132,10 @@ class HttpClient:
     ) -> AsyncIterator[StreamingReply]:
         """POST `payload` and hand over the reply as it arrives (a model's streamed answer).
 
-        The timeout bounds the wait for the reply's head and each gap between its chunks,
-        not the whole stream: a long answer that keeps coming is not cut off."""
+        The timeout bounds each gap between the reply's chunks, not the whole stream: a long
+        answer that keeps coming is not cut off. Its head must be whole within the connect
+        timeout and this one together, however it comes (a head sent a byte at a time, or
+        an endless run of interim replies, keeps no stream open)."""
         import aiohttp
 
         check_headers(headers or {})
@@ -145,16 +147,17 @@ class HttpClient:
         if proxy.headers and url.startswith("http:"):
             all_headers = {**all_headers, **proxy.headers}
         try:
-            response = await session.request(
-                "POST",
-                url,
-                data=encode_json(payload),
-                headers=all_headers,
-                timeout=aiohttp.ClientTimeout(total=None, connect=connect, sock_read=idle),
-                proxy=proxy.url,
-                proxy_headers=proxy.headers,
-                allow_redirects=False,
-            )
+            async with asyncio.timeout(connect + idle):
+                response = await session.request(
+                    "POST",
+                    url,
+                    data=encode_json(payload),
+                    headers=all_headers,
+                    timeout=aiohttp.ClientTimeout(total=None, connect=connect, sock_read=idle),
+                    proxy=proxy.url,
+                    proxy_headers=proxy.headers,
+                    allow_redirects=False,
+                )
         except TimeoutError as exc:
             raise HttpTimeout(f"no reply within {idle:g} s") from exc
         except (aiohttp.ClientError, OSError, ValueError) as exc:
