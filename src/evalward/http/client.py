@@ -138,7 +138,7 @@ class HttpClient:
         an endless run of interim replies, keeps no stream open)."""
         import aiohttp
 
-        check_headers(headers or {})
+        _check_headers(headers or {})
         session = self._open()
         idle = timeout_seconds or self._timeout_seconds
         connect = min(self._connect_timeout_seconds or idle, idle)
@@ -159,7 +159,9 @@ class HttpClient:
                     allow_redirects=False,
                 )
         except TimeoutError as exc:
-            raise HttpTimeout(f"no reply within {idle:g} s") from exc
+            raise HttpTimeout(
+                f"no reply within {idle:g} s, or its head not whole within {connect + idle:g} s"
+            ) from exc
         except (aiohttp.ClientError, OSError, ValueError) as exc:
             raise HttpFailure(_describe(exc)) from exc
         try:
@@ -186,7 +188,7 @@ class HttpClient:
         a new connection; a new connection that does the same is a failure."""
         import aiohttp
 
-        check_headers(headers)
+        _check_headers(headers)
         total = timeout_seconds or self._timeout_seconds
         connect = min(self._connect_timeout_seconds or total, total)
         call = _Call(method, url, data, headers, aiohttp.ClientTimeout(total, connect=connect))
@@ -327,7 +329,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 """What a header value may not hold: control characters, but for the tab."""
 
 
-def check_headers(headers: Mapping[str, str]) -> None:
+def _check_headers(headers: Mapping[str, str]) -> None:
     """Refuse, before anything is written, a header HTTP cannot carry: a name that is not a
     token (a space, a colon, nothing, a letter outside ASCII) would be written as it is and
     read otherwise by the server, and a control character in a value (CR, LF) would split
