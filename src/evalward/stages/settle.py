@@ -1,6 +1,9 @@
 """An adaptive Eval's verdict, from its scored runs: the sequential tests of `adaptive` applied
 to the head's and the base's results, kept on the head's EvalResult (`sequential`), whose
-`passed` becomes the tests' verdict. Fixed-rep Evals are left as scored."""
+`passed` becomes the tests' verdict. Its fixtures' outcomes say what their tests settled
+(`result` pass when settled working, fail when settled broken, skipped when not settled, and
+`verdict` the word) and its counts count them so, as every report does; its threshold, its
+`minRepPassRate` and its pass^k floor are not read. Fixed-rep Evals are left as scored."""
 
 from __future__ import annotations
 
@@ -8,7 +11,8 @@ from collections.abc import Mapping
 
 from evalward.resources import Located
 from evalward.resources.models import Eval
-from evalward.rundata.results import EvalResult, FixtureResult
+from evalward.rundata.results import EvalResult, FixtureResult, Status
+from evalward.rundata.sequential_record import SequentialRecord
 from evalward.rundata.sides import Side
 from evalward.stages.adaptive import Outcomes, SequentialTests, judge, record
 
@@ -51,10 +55,39 @@ def settle(
         )
         verdict = not call.blocks and not (result.incomplete_reason or result.advisory)
         verdict = verdict and not result.provider_unavailable
-        settled.append(
-            result.model_copy(update={"passed": verdict, "sequential": record(call, tests)})
-        )
+        settled.append(_as_settled(result, verdict, record(call, tests)))
     return settled
+
+
+def _as_settled(result: EvalResult, passed: bool, sequential: SequentialRecord) -> EvalResult:
+    """The head result with its verdict, its fixtures' outcomes and its counts as the
+    sequential tests settled them."""
+    outcomes = []
+    for outcome in result.fixture_results:
+        call = sequential.of(outcome.name)
+        if call is None:
+            outcomes.append(outcome)
+            continue
+        status = Status.skipped
+        if call.working:
+            status = Status.passed
+        elif call.broken:
+            status = Status.error if outcome.result is Status.error else Status.failed
+        outcomes.append(outcome.model_copy(update={"result": status, "verdict": call.verdict}))
+    gating = [o for o in outcomes if o.gates]
+    passing = sum(o.result is Status.passed for o in gating)
+    failing = sum(o.result in (Status.failed, Status.error) for o in gating)
+    return result.model_copy(
+        update={
+            "passed": passed,
+            "sequential": sequential,
+            "fixture_results": outcomes,
+            "passing": passing,
+            "failing": failing,
+            "errors": sum(o.result is Status.error for o in gating),
+            "skipped": len(gating) - passing - failing,
+        }
+    )
 
 
 def outcomes(results: list[FixtureResult]) -> Outcomes:
