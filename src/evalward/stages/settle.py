@@ -3,7 +3,8 @@ to the head's and the base's results, kept on the head's EvalResult (`sequential
 `passed` becomes the tests' verdict. Its fixtures' outcomes say what their tests settled
 (`result` pass when settled working, fail when settled broken, skipped when not settled, and
 `verdict` the word) and its counts count them so, as every report does; its threshold, its
-`minRepPassRate` and its pass^k floor are not read. Fixed-rep Evals are left as scored."""
+`minRepPassRate` and its pass^k floor are not read, and its score (on both sides) is the
+severity-weighted mean of its fixtures' pass rates. Fixed-rep Evals are left as scored."""
 
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ def settle(
     """Each head EvalResult of an Eval with `execution.reps`, decided by its sequential tests
     (its definition read from the side that gates); every other result as it was."""
     gating = definitions.get(Side.head, {})
+    adaptive = {name for name, e in gating.items() if e.resource.spec.execution.reps is not None}
+    results = [pass_rate_scored(r) if r.eval in adaptive else r for r in results]
     base = {r.eval: r for r in results if r.side == Side.base.value}
     settled = []
     for result in results:
@@ -88,6 +91,16 @@ def _as_settled(result: EvalResult, passed: bool, sequential: SequentialRecord) 
             "skipped": len(gating) - passing - failing,
         }
     )
+
+
+def pass_rate_scored(result: EvalResult) -> EvalResult:
+    """An adaptive Eval's score, which decides nothing and reads no `minRepPassRate`: the
+    severity-weighted mean of its fixtures' pass rates over their reps."""
+    counted = [o for o in result.fixture_results if o.gates and o.counted]
+    weights = result.severity_weights
+    total = sum(weights.get(o.severity, 1.0) for o in counted)
+    rate = sum(weights.get(o.severity, 1.0) * o.pass_rate for o in counted)
+    return result.model_copy(update={"score": rate / total if total > 0 else 0.0})
 
 
 def outcomes(results: list[FixtureResult]) -> Outcomes:
