@@ -154,14 +154,13 @@ def test_a_drop_over_the_eval_is_blocked_by_the_pooled_test_and_every_count_adds
     # the fixtures that drove the pooled test lead the list, with the test's numbers
     assert "📉 **medium** · [helper-eval / f9]" in comment
     assert (
-        "likely regression: head 3/8 · base 1/1 · its failed reps drove the pooled sequential "
-        "test"
+        "likely regression: head 3/8 · base 1/1 · its failed reps drove the pooled sequential test"
     ) in comment
     assert comment_lines(done.stdout)[:2] == (said, line)  # the terminal says the same
     page = (out / "report.html").read_text()
     assert tagged(page, r'<h2 id="headline">(.*?)</h2>') == headline
     assert tagged(page, r'<p class="counts">(.*?)</p>') == line
-    assert "9/10 <span class=\"muted\">(1 not settled)</span>" in page
+    assert '9/10 <span class="muted">(1 not settled)</span>' in page
     no_rule_that_did_not_decide(comment, done.stdout, shown(page), record["reason"])
     assert "unreliable baseline" not in json.dumps(record["evals"])
 

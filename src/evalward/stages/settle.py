@@ -8,7 +8,7 @@ severity-weighted mean of its fixtures' pass rates. Fixed-rep Evals are left as 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from evalward.resources import Located
 from evalward.resources.models import Eval
@@ -43,7 +43,9 @@ def settle(
         if reps is None:
             settled.append(result)
             continue
-        head_runs = outcomes(result.fixtures)
+        # a fixture whose every run was an outage is still a fixture: not enough data
+        unheard: dict[str, Sequence[bool]] = {o.name: [] for o in result.fixture_results}
+        head_runs = unheard | dict(outcomes(result.fixtures))
         base_result = base.get(result.eval)
         base_runs = outcomes(base_result.fixtures) if base_result is not None else {}
         gates = [name for name in head_runs if name not in result.pending]
