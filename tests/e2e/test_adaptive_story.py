@@ -283,4 +283,5 @@ def test_the_action_tells_the_same_story_on_every_surface_and_says_the_input_it_
         "fail-on-regression: any does not apply to helper-eval: with adaptive reps "
         "(`execution.reps`) the sequential tests decide"
     ) in body.replace("\\`", "`")
+    assert any(n.startswith("fail-on-regression: any does not apply") for n in record["notes"])
     no_rule_that_did_not_decide(body, done.summary, shown(page), record["reason"])
