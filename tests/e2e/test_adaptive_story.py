@@ -39,11 +39,16 @@ NOISY = {**dict.fromkeys(NAMES[:9], "P"), "f9": "FPFFPFPF"}
 """Nothing changed but f9's noise: nothing blocks, and f9 is not settled."""
 BROKEN = {
     **dict.fromkeys(NAMES, "P"),
+    "f1": "PPPPFPPP",
     "f2": "FPPPPPPP",
+    "f3": "PPPFPPPP",
     "f4": "F",
+    "f6": "PPPPPPFP",
+    "f7": "PPPFPPPP",
+    "f8": "PPPFPPPP",
     "f9": "FPPPPPPP",
 }
-"""f4 broken outright, two others failing one rep: the base passes every run."""
+"""f4 broken outright, others failing a rep now and then: the base passes every run."""
 
 
 def mock(head: dict[str, str], base: dict[str, str] | None = None) -> str:
@@ -89,6 +94,18 @@ def tagged(page: str, pattern: str) -> str:
     return html.unescape(found[1]).strip()
 
 
+def line_adds_up(body: str) -> tuple[int, int, int, int]:
+    """The counts line of a comment: passing, fixtures, failing, not settled, which add up."""
+    line = comment_lines(body)[1]
+    found = re.match(r"(\d+)/(\d+) fixtures pass on head .*· (\d+) failing", line)
+    assert found is not None, line
+    unsettled = re.search(r" · (\d+) not settled", line)
+    passing, fixtures, failing = int(found[1]), int(found[2]), int(found[3])
+    settled = int(unsettled[1]) if unsettled else 0
+    assert passing + failing + settled == fixtures, line
+    return passing, fixtures, failing, settled
+
+
 def adds_up(record: dict[str, Any]) -> dict[str, int]:
     """results.json's counts, checked against each other and against the verdicts it keeps."""
     counts = record["summary"]["counts"]
@@ -125,6 +142,8 @@ def test_a_drop_over_the_eval_is_blocked_by_the_pooled_test_and_every_count_adds
     done = run(repo, out)
 
     assert done.returncode == 1, done.stdout + done.stderr
+    comment = (out / "comment.md").read_text()
+    assert line_adds_up(comment) == (9, 10, 0, 1)  # was "10/10 … pass · 0 regressions · 2 failing"
     record = json.loads((out / "results.json").read_text())
     counts = adds_up(record)
     assert (counts["fixtures"], counts["passing"], counts["failing"]) == (10, 9, 0)
@@ -146,7 +165,6 @@ def test_a_drop_over_the_eval_is_blocked_by_the_pooled_test_and_every_count_adds
     )
     assert record["summary"]["headline"] == headline
     assert record["reason"] == f"helper-eval blocked by its sequential tests; {why}"
-    comment = (out / "comment.md").read_text()
     said, line, row = comment_lines(comment)
     assert (said, line.split(" · 7 flaky")[0]) == (headline, counts_line)
     assert row.endswith("| — | 9/10 (1 not settled) | ❌ Fail |")
@@ -174,12 +192,14 @@ def test_an_unchanged_noisy_agent_passes_and_says_what_is_not_settled(
     done = run(repo, out)
 
     assert done.returncode == 0, done.stdout + done.stderr
+    comment = (out / "comment.md").read_text()
+    headline, line, row = comment_lines(comment)
+    # was "every affected Eval passes" over "10/10 fixtures pass on head · … · 1 failing"
+    assert headline == "every affected Eval passes — 1 of 10 fixtures not settled"
+    assert line_adds_up(comment) == (9, 10, 0, 1)
     record = json.loads((out / "results.json").read_text())
     counts = adds_up(record)
     assert (counts["passing"], counts["failing"], counts["not_settled"]) == (9, 0, 1)
-    comment = (out / "comment.md").read_text()
-    headline, line, row = comment_lines(comment)
-    assert headline == "every affected Eval passes — 1 of 10 fixtures not settled"
     assert line.startswith("9/10 fixtures pass on head · 0 regressions · 0 failing · 1 not settled")
     # nothing blocks, so no ❌ and no "failing fixtures"; the row reads no threshold
     assert row.endswith("| — | 9/10 (1 not settled) | ✅ Pass |")
@@ -199,10 +219,13 @@ def test_a_broken_fixture_against_a_perfect_base_is_a_regression_never_an_unreli
 
     assert done.returncode == 1, done.stdout + done.stderr
     record = json.loads((out / "results.json").read_text())
+    # was "whole Eval: unreliable baseline (head 31/40, base 2/2)": a base that passed every
+    # run is no unreliable baseline, however few its runs
+    assert "unreliable baseline" not in json.dumps(record["evals"])
+    (head,) = [e for e in record["evals"] if e["side"] == "head"]
+    assert head["sequential"]["pooled"] == "likely regression"
     counts = adds_up(record)
     assert (counts["passing"], counts["failing"], counts["regressions"]) == (9, 1, 1)
-    (head,) = [e for e in record["evals"] if e["side"] == "head"]
-    assert head["sequential"]["pooled"] == "likely regression"  # its base passed: reliable
     headline = (
         "Blocked: helper-eval: f4 regression (per-fixture sequential test: head 0/4, base 1/1, "
         "p ≤ 1.2e-04) — 1 regression"
@@ -218,9 +241,26 @@ def test_a_broken_fixture_against_a_perfect_base_is_a_regression_never_an_unreli
         headline,
         "9/10 fixtures pass on head · 1 regression · 1 failing · 2 flaky",
     )
-    assert "unreliable baseline" not in json.dumps(record["evals"])
     assert "pooled over the Eval: likely regression (head 11/17, base 1/1" in comment
-    no_rule_that_did_not_decide(comment, done.stdout)
+
+
+def test_no_line_speaks_of_a_rule_adaptive_reps_do_not_read(repo: GitRepo, tmp_path: Path) -> None:
+    """The broken fixture again: its lines once said "(rule ≥ 60 %)" and a McNemar test
+    "— inconclusive" that nothing read, and the reason a threshold that decided nothing."""
+    change(repo, BROKEN)
+    out = tmp_path / "out"
+
+    done = run(repo, out)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    comment = (out / "comment.md").read_text()
+    record = json.loads((out / "results.json").read_text())
+    page = shown((out / "report.html").read_text())
+    no_rule_that_did_not_decide(comment, done.stdout, page, record["reason"])
+    assert "| helper-eval | helper | 1.00 → **0.83** | -0.17 | — | 9/10 | ❌ Fail |" in comment
+    assert "regression: head 0/4 · base 1/1 · p ≤ 1.2e-04 (per-fixture sequential test)" in (
+        comment
+    )
 
 
 def test_an_unchanged_pull_request_that_passes_costs_one_call_a_fixture(
@@ -263,12 +303,17 @@ def test_the_action_tells_the_same_story_on_every_surface_and_says_the_input_it_
 
     assert done.returncode == 1, done.stdout + done.stderr
     record = done.results()
+    (posted,) = github.comments_on(7)
+    body = str(posted["body"])
+    assert (
+        "fail-on-regression: any does not apply to helper-eval: with adaptive reps "
+        "(`execution.reps`) the sequential tests decide"
+    ) in body.replace("\\`", "`")
+    assert any(n.startswith("fail-on-regression: any does not apply") for n in record["notes"])
     counts = adds_up(record)
     assert (counts["passing"], counts["failing"], counts["not_settled"]) == (9, 0, 1)
     headline = record["summary"]["headline"]
     assert headline.startswith("Blocked: helper-eval: pass rate dropped (pooled sequential test")
-    (posted,) = github.comments_on(7)
-    body = str(posted["body"])
     said, line, row = comment_lines(body)
     assert said == headline
     assert line.startswith("9/10 fixtures pass on head · 0 regressions · 0 failing · 1 not settled")
@@ -279,9 +324,4 @@ def test_the_action_tells_the_same_story_on_every_surface_and_says_the_input_it_
     assert check["output"]["summary"].split("\n\n")[0] == line
     page = (done.output_dir / "report.html").read_text()
     assert tagged(page, r'<p class="counts">(.*?)</p>') == line
-    assert (
-        "fail-on-regression: any does not apply to helper-eval: with adaptive reps "
-        "(`execution.reps`) the sequential tests decide"
-    ) in body.replace("\\`", "`")
-    assert any(n.startswith("fail-on-regression: any does not apply") for n in record["notes"])
     no_rule_that_did_not_decide(body, done.summary, shown(page), record["reason"])
