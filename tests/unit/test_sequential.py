@@ -10,7 +10,7 @@ import pytest
 
 from evalward.resources.gate_policy import GatePolicy, RepRange
 from evalward.rundata.sides import Side
-from evalward.stages.adaptive import SequentialTests, Verdict, judge, more_runs
+from evalward.stages.adaptive import SETTLED, SequentialTests, Verdict, judge, more_runs
 from evalward.stages.sequential import Settled, Sprt
 
 
@@ -176,3 +176,40 @@ def test_every_path_of_four_fixtures_stays_within_the_false_block_rate() -> None
         chance = math.prod(0.9 if r else 0.1 for r in outcome)
         blocked += chance * judge(tests, head, {}).blocks
     assert blocked <= 0.02
+
+
+P, F = True, False
+CONDITIONS = [
+    # (head runs, base runs or None, verdict): one line per row of docs/github.md's table
+    ([F] * 4, [P], Verdict.regression),
+    ([F] * 4, [F], Verdict.still_failing),  # the base's own runs lean broken
+    ([F] * 4, [F] * 4, Verdict.still_failing),  # the base settled broken
+    ([F] * 4, None, Verdict.failing),  # the base did not run
+    ([P], [F] * 4, Verdict.improvement),
+    ([P], None, Verdict.stable),
+    ([F, P, P], None, Verdict.noise),
+    ([F, P, F], None, Verdict.likely_regression),
+    ([F, P, F], [P, P], Verdict.likely_regression),  # a base that passed is reliable
+    ([F, P, F], [F, P, F], Verdict.unreliable_baseline),
+    ([F, P], None, Verdict.not_settled),  # at the maximum, leaning working
+    ([], None, Verdict.not_enough_data),
+]
+
+
+@pytest.mark.parametrize(("head", "base", "verdict"), CONDITIONS)
+def test_each_verdict_word_means_its_condition(
+    head: list[bool], base: list[bool] | None, verdict: Verdict
+) -> None:
+    """Each verdict as docs/github.md ("Noise") states its condition, at the default rates
+    (one fixture: its line to settle broken is 1 / 0.01, which three failures cross), whether it
+    is settled, and whether it blocks."""
+    tests = SequentialTests.of(GatePolicy(), RepRange(min=1, max=3), 1)
+    call = judge(tests, {"a": head}, {"a": base} if base is not None else {})
+    (fixture,) = call.fixtures
+    assert fixture.verdict is verdict
+    assert fixture.blocks is (
+        verdict in (Verdict.regression, Verdict.still_failing, Verdict.failing)
+    )
+    settled = verdict in SETTLED
+    state = tests.state(tests.fixture, fixture.head)
+    assert settled is (head != [] and state is not Settled.open)
