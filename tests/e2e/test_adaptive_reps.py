@@ -149,6 +149,10 @@ def test_fail_on_regression_lives_in_the_eval_and_a_pull_request_cannot_lower_it
         "/ 0 better over paired reps, p = 0.03 &lt; 0.05; base 5/5 → head 0/5)"
     ) in why
     assert "| 2/3 | ❌ Regressed |" in comment
+    assert (
+        "Blocked: helper-eval: a significant regression blocks (failOnRegression: significant) "
+        "— 1 regression"
+    ) in comment
     assert "✅ Pass" not in comment
     assert "significant regression" in done.stdout
 

@@ -23,8 +23,10 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalward.resources.common import DEFAULT_SEVERITY_WEIGHTS, Severity
+from evalward.resources.gate_policy import RegressionPolicy
 from evalward.rundata.results import EvalResult, FixtureOutcome, FixtureResult, Status
 from evalward.rundata.sequential_record import SequentialRecord
+from evalward.stages.blocked import policy_of
 from evalward.stages.compare import Change, EvalComparison, FixtureComparison
 from evalward.stages.gate import UNAVAILABLE, GateDecision, GateResult
 from evalward.text.numbers import score_text, threshold_text
@@ -337,6 +339,7 @@ def headline(comparisons: list[EvalComparison], decision: GateDecision, counts: 
         )
         + (f" and {len(below) - 3} more Evals" if len(below) > 3 else "")
     )
+    scores = ", ".join(filter(None, (scores, _regression_rules(comparisons, decision))))
     regressed = regressions_text(counts)
     open_ = f"{counts.not_settled} of {counts.fixtures} fixtures not settled"
     unsettled = open_ if counts.not_settled else ""
@@ -355,6 +358,17 @@ def headline(comparisons: list[EvalComparison], decision: GateDecision, counts: 
         return "every affected Eval passes" + (f" — {quiet}" if quiet else "")
     # skipped, incomplete ("cancelled after 3 of 8 runs"): the reason is the verdict's words
     return UNAVAILABLE if result is GateResult.unavailable else decision.reason
+
+
+def _regression_rules(comparisons: list[EvalComparison], decision: GateDecision) -> str:
+    """The Evals that meet their threshold and fail on a regression: the rule that decided."""
+    said = []
+    for c in comparisons:
+        if c.head.passed and c.name in decision.failing_evals:
+            policy = policy_of(c, decision.regressions)
+            kind = "significant " if policy is RegressionPolicy.significant else ""
+            said.append(f"{c.name}: a {kind}regression blocks (failOnRegression: {policy.value})")
+    return ", ".join(said)
 
 
 def summarize(
