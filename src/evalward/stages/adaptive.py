@@ -132,10 +132,6 @@ class FixtureCall:
     """Its base's pass rate on the default branch, when that flips (flaky on main)."""
     blocks: bool = False
 
-    def numbers(self) -> str:
-        base = f"base {self.base}" if self.base is not None else "base not run"
-        return f"head {self.head} · {base} · p ≤ {bound_text(self.bound)}"
-
 
 @dataclass(frozen=True)
 class EvalCall:
@@ -149,6 +145,10 @@ class EvalCall:
     alpha: float
     drivers: list[str] = field(default_factory=list)
     """The fixtures that failed on the head: what drove the pooled test."""
+    fixture_alpha: float = 0.0
+    """Each fixture's test's share of alpha: alpha / 2 / `gating`."""
+    gating: int = 0
+    """The fixtures that gate, among which the fixtures' half of alpha is shared."""
 
     @property
     def blocking(self) -> list[FixtureCall]:
@@ -161,11 +161,6 @@ class EvalCall:
     @property
     def blocks(self) -> bool:
         return bool(self.blocking) or self.pooled_blocks
-
-    fixture_alpha: float = 0.0
-    """Each fixture's test's share of alpha: alpha / 2 / `gating`."""
-    gating: int = 0
-    """The fixtures that gate, among which the fixtures' half of alpha is shared."""
 
     def why(self) -> list[str]:
         """One line per thing that blocks: the test, the fixtures and their numbers, and the
