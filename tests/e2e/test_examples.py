@@ -79,9 +79,9 @@ def test_every_example_passes_through_the_cli_with_the_mock_provider(tmp_path: P
     assert judged and all(j["agreement"] == 1.0 for j in judged)
     # the one violation the mock judge reports cites a step that holds its quote
     violations = [v for j in judged for v in j["violations"]]
-    # adaptive reps: every fixture passes its two reps, which settles it; no third
-    assert {f["rep"] for f in support} == {0, 1}
-    assert [(v["rule"], v["supported"]) for v in violations] == [("no_refund_promises", True)] * 2
+    # adaptive reps: every fixture passes its one rep, which settles it; no second
+    assert {f["rep"] for f in support} == {0}
+    assert [(v["rule"], v["supported"]) for v in violations] == [("no_refund_promises", True)]
     # seed 004's AgentV file became fixtures of the calculator's Eval
     assert evals["calculator-eval"]["total"] == 2
 

@@ -245,6 +245,10 @@ class FixtureOutcome(BaseModel):
     """The rep whose `message`, `output` and `judge` are shown: the first that did not pass."""
     axes: dict[str, float] = Field(default_factory=dict)
     """Seed 001's per-axis scores, each the mean over the scored reps that have the axis."""
+    verdict: str = ""
+    """With adaptive reps, its sequential test's verdict (`SequentialRecord`); `result` is then
+    pass when it settled working, fail (or error) when it settled broken, and skipped when it
+    did not settle. "" with fixed reps, where `result` follows `minRepPassRate`."""
 
     @property
     def passed(self) -> bool:
