@@ -226,7 +226,8 @@ async def run_command_agent(
     except TimeoutError:
         timed_out = True
     finally:
-        await kill_group(process, kill_grace, sandbox=sandbox)
+        if left := await kill_group(process, kill_grace, sandbox=sandbox):
+            launch.left_behind.append(left)
         try:
             async with asyncio.timeout(kill_grace + 1):
                 trace.stderr = tail(await stderr_task)

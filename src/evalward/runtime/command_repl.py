@@ -140,7 +140,8 @@ class ReplSession:
             return
         if process.stdin is not None and not process.stdin.is_closing():
             process.stdin.close()
-        await kill_group(process, self.launch.kill_grace, sandbox=self.launch.sandbox)
+        if left := await kill_group(process, self.launch.kill_grace, sandbox=self.launch.sandbox):
+            self.launch.left_behind.append(left)
         if self._stderr is not None:
             try:
                 async with asyncio.timeout(self.launch.kill_grace + 1):

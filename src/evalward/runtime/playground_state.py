@@ -29,6 +29,7 @@ import yaml
 
 from evalward.errors import AgentRunError
 from evalward.files.safe_files import read_text
+from evalward.files.trees import TreeBounds, TreeError, walk
 from evalward.http.client import HttpClient, HttpFailure
 from evalward.resources import yaml12
 from evalward.rundata.playground_state import (
@@ -55,6 +56,8 @@ FILE_TEXT_LIMIT = 256 * 1024
 FILE_HASH_LIMIT = 64 * 1024 * 1024
 """A file larger than this is recorded by its size alone (it is not read)."""
 MAX_FILES = 5000
+FOLDER_BOUNDS = TreeBounds(depth=64, entries=4 * MAX_FILES, seconds=60.0)
+"""How deep, how many entries (folders too) and how long its folder is read at most."""
 MAX_ROWS = 100_000
 QUERY_SECONDS = 10.0
 DUMP_SECONDS = 30.0
@@ -88,25 +91,27 @@ async def capture(
 
 
 def _files(live: LivePlayground, folder: Path) -> dict[str, Any]:
-    """Each entry of the folder by its path: a file's text (or size and hash), a link's target."""
+    """Each entry of the folder by its path: a file's text (or size and hash), a link's
+    target; read within FOLDER_BOUNDS (a folder nested past them is the run's error)."""
     found: dict[str, Any] = {}
     budget = STATE_LIMIT
-    for top, dirs, files, top_fd in os.fwalk(folder, follow_symlinks=False):
-        dirs.sort()
-        relative = Path(top).relative_to(folder)
-        for name in sorted(files + [d for d in dirs if _is_link(name=d, dir_fd=top_fd)]):
+    try:
+        for entry in walk(folder, FOLDER_BOUNDS, "its folder"):
+            if entry.is_folder:
+                if entry.problem:
+                    found[entry.path] = {"unreadable": entry.problem}
+                continue
             if len(found) >= MAX_FILES:
                 raise live.error(f"its folder holds more than {MAX_FILES} files")
-            path = (relative / name).as_posix()
-            found[path], used = _entry(name, top_fd, budget)
+            found[entry.path], used = _entry(entry.name, entry.folder_fd, budget)
             budget -= used
             if budget < 0:
                 raise live.error(f"its folder holds more than {STATE_LIMIT:,} bytes of files")
+    except TreeError as exc:
+        raise live.error(str(exc)) from None
+    except OSError as exc:
+        raise live.error(f"its folder cannot be read: {exc.strerror or exc}") from None
     return found
-
-
-def _is_link(*, name: str, dir_fd: int) -> bool:
-    return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
 
 
 def _entry(name: str, dir_fd: int, budget: int) -> tuple[Any, int]:
@@ -339,7 +344,9 @@ async def _service_dump(live: LivePlayground, command: list[str]) -> Any:
     except TimeoutError:
         raise live.error(f"its state dump did not finish within {DUMP_SECONDS:g} s") from None
     finally:
-        await kill_group(process, live.kill_grace, sandbox=live.sandbox)
+        left = await kill_group(process, live.kill_grace, sandbox=live.sandbox)
+    if left:
+        raise live.error(f"its state dump: {left}")
     if code != 0:
         said = tail(await errors, 300).strip().splitlines()
         raise live.error(

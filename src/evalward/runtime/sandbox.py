@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import stat
 import tempfile
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Protocol
 
 from evalward.errors import AgentRunError
+from evalward.files.trees import TreeBounds, TreeError, copy_tree, remove_tree
 from evalward.resources.agent import AgentEnvironment, AgentSpec
 from evalward.resources.models import Agent
 from evalward.resources.paths import link_on_the_way
@@ -40,6 +40,8 @@ from evalward.runtime.agent_users import AgentUser, ClaimedUser
 from evalward.runtime.environment_limits import EnvironmentLimits
 from evalward.runtime.strays import Sessions
 
+COPY_BOUNDS = TreeBounds(depth=256, entries=1_000_000, seconds=300.0)
+"""A checkout is copied for the agent user within these."""
 NOT_COPIED = frozenset({".git", ".evalward"})
 """Left out of an agent's working copy (paths relative to the checkout): the history and
 evalward's own output and cache."""
@@ -230,7 +232,7 @@ class Sandbox:
             target.chmod(0o755)
             try:
                 _copy_tree(key, target / "tree", self.not_copied | self._shared.hidden)
-            except (OSError, shutil.Error) as exc:
+            except (OSError, TreeError) as exc:
                 raise AgentRunError(f"cannot copy the checkout for the agent user: {exc}") from None
             copies[key] = target / "tree"
         self._link_packages(copies[key], in_checkout=False)
@@ -253,10 +255,10 @@ class Sandbox:
                         "environment it built: remove it (do not install the agent's packages "
                         "in the workflow; its `environment` is built for it)"
                     )
-                if link.is_dir() and not link.is_symlink():
-                    shutil.rmtree(link)
-                else:
-                    link.unlink()
+                try:
+                    remove_tree(link)
+                except TreeError as exc:
+                    raise AgentRunError(f"cannot replace {relative}: {exc}") from None
             link.symlink_to(target, target_is_directory=True)
             if in_checkout:
                 self._shared.linked.add(link)
@@ -287,16 +289,22 @@ class Sandbox:
             values |= dict(self.packages.variables)
         return values
 
-    def release(self, pid: int) -> None:
-        """Remove the home of a process that is gone (its group was killed)."""
+    def release(self, pid: int) -> Path | None:
+        """Forget a process that is gone (its group was killed); the home it leaves, which
+        `discard` removes."""
         home = self._shared.homes.pop(pid, None)
         self._shared.sessions.live.discard(pid)
-        if home is not None:
-            self.discard(home)
+        return home
 
     @staticmethod
-    def discard(home: Path) -> None:
-        shutil.rmtree(home, ignore_errors=True)
+    def discard(home: Path) -> str:
+        """Remove a process's home, whatever it left there (`files.trees`: however deep,
+        following no link, within REMOVAL's bounds); what could not be removed, or ""."""
+        try:
+            remove_tree(home)
+        except TreeError as exc:
+            return str(exc)
+        return ""
 
     def kill_leftovers(self) -> int:
         """Kill every process still running as an agent user: one that left its process
@@ -329,9 +337,10 @@ class Sandbox:
         for path, mode in modes.items():
             self._shared.closed.setdefault(path, mode)
 
-    def close(self) -> None:
+    def close(self) -> str:
         """Kill what agent users left running; give back every permission taken from others
-        (`close_to_others`, `protect`); remove every working copy and home."""
+        (`close_to_others`, `protect`); remove every working copy and home. What could not
+        be removed, or ""."""
         self.kill_leftovers()
         shared = self._shared
         if shared.environments is not None:
@@ -347,11 +356,11 @@ class Sandbox:
         root, shared.root = shared.root, None
         shared.copies.clear()
         shared.homes.clear()
-        if root is not None:
-            shutil.rmtree(root, ignore_errors=True)
+        left = self.discard(root) if root is not None else ""
         if shared.claim is not None:
             shared.claim.release()
             shared.claim = None
+        return left
 
 
 def _pids_of(uids: set[int]) -> list[int]:
@@ -378,26 +387,16 @@ def _copy_tree(source: Path, target: Path, not_copied: frozenset[str]) -> None:
     writable by nobody but evalward. Special files and the `not_copied` paths (relative to
     the checkout, `/`-separated) are left out."""
 
-    def ignore(folder: str, names: list[str]) -> set[str]:
-        here = Path(folder)
-        relative = here.relative_to(source)
-        left_out = set()
-        for name in names:
-            mode = (here / name).lstat().st_mode
-            if (relative / name).as_posix() in not_copied or not (
-                stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)
-            ):
-                left_out.add(name)
-        return left_out
+    def readable(mode: int) -> int:
+        return 0o755 if stat.S_ISDIR(mode) or mode & 0o111 else 0o644
 
-    shutil.copytree(source, target, symlinks=True, ignore=ignore, copy_function=shutil.copy2)
-    for folder, _, files in os.walk(target):
-        Path(folder).chmod(0o755)
-        for name in files:
-            path = Path(folder) / name
-            mode = path.lstat().st_mode
-            if stat.S_ISREG(mode):
-                path.chmod(0o644 | (0o111 if mode & 0o111 else 0))
+    copy_tree(
+        source,
+        target,
+        COPY_BOUNDS,
+        leave_out=lambda path, _mode: path in not_copied,
+        modes=readable,
+    )
 
 
 def listed_env(agent: Agent) -> frozenset[str]:

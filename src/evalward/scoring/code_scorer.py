@@ -160,7 +160,9 @@ class CodeScorers:
                 "(timeoutSeconds); it was stopped"
             ) from None
         finally:
-            await kill_group(process, self.kill_grace, sandbox=sandbox)
+            left = await kill_group(process, self.kill_grace, sandbox=sandbox)
+        if left:
+            raise _Failed(f"the scorer ran, but {left}")
         return _answer(out, err, process.returncode)
 
 
