@@ -36,7 +36,7 @@ from evalward.rundata.playground_state import (
     PlaygroundState,
     QueryAnswer,
     SnapshotMissing,
-    canonical,
+    canonical_size,
 )
 from evalward.runtime.playground import (
     SEED_LIMIT,
@@ -47,10 +47,19 @@ from evalward.runtime.playground import (
     seed_path,
 )
 from evalward.runtime.process import kill_group, read_tail, spawn, tail
+from evalward.text import jsontext
 
 STATE_LIMIT = 8 * 1024 * 1024
 """Bytes of state read at most: the service's reply, the folder's files together."""
+STATE_CHARS = 4 * STATE_LIMIT
+"""Characters of the whole state (as canonical JSON) at most, counted while it is read."""
 DB_LIMIT = 256 * 1024 * 1024
+MAX_VALUE_BYTES = 1024 * 1024
+"""The longest text or blob the database may hold in one value (SQLite refuses to read a
+longer one: SQLITE_LIMIT_LENGTH), so no single value is read into memory whole."""
+MAX_CELLS = 500_000
+"""Values (columns × rows, tables and rows counted too) read at most from the database, and
+from each query's answer."""
 FILE_TEXT_LIMIT = 256 * 1024
 """A file larger than this is recorded by its size and hash, not its text."""
 FILE_HASH_LIMIT = 64 * 1024 * 1024
@@ -83,8 +92,8 @@ async def capture(
             state.document["service"] = await _service_dump(live, part.dump)
         elif part.state is not None:
             state.document["service"] = await _service_state(live, part.state)
-    if len(canonical(state.document)) > 4 * STATE_LIMIT:
-        raise live.error(f"its state is larger than {4 * STATE_LIMIT:,} characters")
+    if canonical_size(state.document, STATE_CHARS) > STATE_CHARS:
+        raise live.error(f"its state is larger than {STATE_CHARS:,} characters")
     for path in snapshots:
         state.snapshots[path] = _snapshot(live, path)
     return state
@@ -212,6 +221,7 @@ def _open_read_only(
     connection = sqlite3.connect(copy)
     try:
         connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
         connection.execute("PRAGMA trusted_schema = OFF")
         check = connection.execute("PRAGMA integrity_check(1)").fetchone()
         connection.execute("PRAGMA query_only = ON")
@@ -236,15 +246,67 @@ def _read_only(action: int, *_: object) -> int:
     return sqlite3.SQLITE_OK if action in _ALLOWED else sqlite3.SQLITE_DENY
 
 
+class _Reading:
+    """What reading the database has taken so far, against its bounds: values (`MAX_CELLS`)
+    and characters (`STATE_CHARS`), counted as each row arrives, so a database never takes
+    more memory than its bounds allow before it is refused."""
+
+    def __init__(self, live: LivePlayground) -> None:
+        self.live = live
+        self.cells = MAX_CELLS
+        self.chars = STATE_CHARS
+        self.rows = MAX_ROWS
+
+    def table(self, name: str) -> None:
+        self.cells -= 1
+        self.chars -= len(name) + 8
+        self._check(name)
+
+    def take(
+        self, where: str, label: str, columns: list[str], values: tuple[Any, ...]
+    ) -> dict[str, Any]:
+        """One row, as the state keeps it."""
+        self.rows -= 1
+        self.cells -= len(values) + 1
+        self.chars -= len(label) + 8
+        if self.rows < 0:
+            raise self.live.error(f"its database holds more than {MAX_ROWS:,} rows")
+        self._check(where)
+        row = {}
+        for column, value in zip(columns, values, strict=True):
+            row[column] = kept = _json_value(value)
+            self.chars -= len(column) + _chars(kept) + 8
+        self._check(where)
+        return row
+
+    def _check(self, where: str) -> None:
+        if self.cells < 0:
+            raise self.live.error(
+                f"its database holds more than {MAX_CELLS:,} values (at table {where!r})"
+            )
+        if self.chars < 0:
+            raise self.live.error(
+                f"its database's state is larger than {STATE_CHARS:,} characters "
+                f"(at table {where!r})"
+            )
+
+
+def _chars(value: Any) -> int:
+    """About how many characters a value takes in the state's JSON."""
+    return len(value) if isinstance(value, str) else 24
+
+
 def _tables(
     live: LivePlayground, connection: sqlite3.Connection, schema: list[tuple[str, list[str]]]
 ) -> dict[str, Any]:
-    """Each table's rows by key: its one-column primary key, else its rowid, else its place."""
+    """Each table's rows by key: its one-column primary key, else its rowid, else its place.
+    Rows are read one at a time and counted as they come (`_Reading`)."""
     tables: dict[str, Any] = {}
-    rows_left = MAX_ROWS
+    reading = _Reading(live)
     for name, keys in schema:
         table_name = identifier(name)
         key = identifier(keys[0]) if len(keys) == 1 else "rowid"
+        reading.table(name)
         try:
             try:
                 cursor = connection.execute(f"SELECT {key} AS k, * FROM {table_name}")  # noqa: S608
@@ -253,11 +315,12 @@ def _tables(
             columns = [d[0] for d in cursor.description][1:]
             table: dict[str, Any] = {}
             for place, (found, *values) in enumerate(cursor):
-                rows_left -= 1
-                if rows_left < 0:
-                    raise live.error(f"its database holds more than {MAX_ROWS:,} rows")
                 label = str(place) if found is None else str(found)
-                table[label] = dict(zip(columns, map(_json_value, values), strict=True))
+                table[label] = reading.take(name, label, columns, tuple(values))
+        except sqlite3.DataError:
+            raise live.error(
+                f"its table {name!r} holds a value longer than {MAX_VALUE_BYTES:,} bytes"
+            ) from None
         except sqlite3.Error as exc:
             raise live.error(f"its table {name!r} cannot be read ({exc})") from None
         tables[name] = table
@@ -276,23 +339,33 @@ def _json_value(value: Any) -> Any:
 
 
 def _query(connection: sqlite3.Connection, query: str) -> QueryAnswer:
+    """A state criterion's query, its rows read one at a time within the database's bounds
+    (rows, values, a value's length) and QUERY_SECONDS."""
     deadline = time.monotonic() + QUERY_SECONDS
     connection.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+    rows: list[tuple[Any, ...]] = []
+    cells = 0
     try:
         cursor = connection.execute(query)
-        rows = cursor.fetchmany(MAX_ROWS + 1)
+        for row in cursor:
+            cells += len(row)
+            if len(rows) >= MAX_ROWS:
+                return QueryAnswer(error=f"the query returned more than {MAX_ROWS:,} rows")
+            if cells > MAX_CELLS:
+                return QueryAnswer(error=f"the query returned more than {MAX_CELLS:,} values")
+            rows.append(tuple(map(_json_value, row)))
     except sqlite3.Warning:
         return QueryAnswer(error="give one statement (a SELECT)")
+    except sqlite3.DataError:
+        return QueryAnswer(error=f"the query read a value longer than {MAX_VALUE_BYTES:,} bytes")
     except sqlite3.Error as exc:
         if time.monotonic() > deadline:
             return QueryAnswer(error=f"the query did not finish within {QUERY_SECONDS:g} s")
         return QueryAnswer(error=f"the query failed: {exc} (it may only read)")
     finally:
         connection.set_progress_handler(None, 0)
-    if len(rows) > MAX_ROWS:
-        return QueryAnswer(error=f"the query returned more than {MAX_ROWS:,} rows")
     columns = tuple(d[0] for d in cursor.description or ())
-    return QueryAnswer(columns, tuple(tuple(map(_json_value, row)) for row in rows))
+    return QueryAnswer(columns, tuple(rows))
 
 
 async def _service_alive(live: LivePlayground) -> None:
@@ -318,10 +391,7 @@ async def _service_state(live: LivePlayground, path: str) -> Any:
         await client.aclose()
     if reply.status >= 300:
         raise live.error(f"its state endpoint {path} answered HTTP {reply.status}")
-    try:
-        return json.loads(reply.body)
-    except (ValueError, RecursionError):
-        raise live.error(f"its state endpoint {path} did not answer JSON") from None
+    return _state_json(live, reply.body, f"its state endpoint {path}")
 
 
 async def _service_dump(live: LivePlayground, command: list[str]) -> Any:
@@ -353,10 +423,19 @@ async def _service_dump(live: LivePlayground, command: list[str]) -> Any:
             f"its state dump exited with code {code}" + (f": {said[-1]}" if said else "")
         )
     errors.cancel()
+    return _state_json(live, output, "its state dump")
+
+
+def _state_json(live: LivePlayground, raw: bytes, source: str) -> Any:
+    """The service's state: one JSON document, nested at most AGENT_DEPTH deep (what the
+    agent stored in the service shapes it), no key given twice (an agent's text spliced
+    into it could add a second `"status"`)."""
     try:
-        return json.loads(output)
-    except (ValueError, RecursionError):
-        raise live.error("its state dump did not print JSON") from None
+        return jsontext.loads(raw, max_depth=jsontext.AGENT_DEPTH, unique_keys=True)
+    except jsontext.DuplicateKey as exc:
+        raise live.error(f"{source} is ambiguous: {exc}") from None
+    except ValueError as exc:
+        raise live.error(f"{source} did not give one JSON document ({exc})") from None
 
 
 async def _read_bounded(live: LivePlayground, stream: asyncio.StreamReader | None) -> bytes:

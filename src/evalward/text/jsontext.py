@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
 from typing import Any
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -69,14 +70,23 @@ def loads(
 
 
 def check_depth(value: Any, limit: int) -> None:
-    """Refuse (ValueError) a document whose lists and objects nest more than `limit` deep."""
-    stack = [(value, 1)] if isinstance(value, dict | list) else []
+    """Refuse (ValueError) a document whose lists and objects nest more than `limit` deep.
+    It holds one iterator per level, not every child: a list of millions of objects costs
+    no more to check than one."""
+    if not isinstance(value, dict | list):
+        return
+    stack: list[Iterator[Any]] = [iter([value])]
     while stack:
-        item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item
-        if depth > limit:
-            raise ValueError(f"JSON nested more than {limit} deep")
-        stack += [(child, depth + 1) for child in children if isinstance(child, dict | list)]
+        item = next(stack[-1], _END)
+        if item is _END:
+            stack.pop()
+        elif isinstance(item, dict | list):
+            if len(stack) > limit:
+                raise ValueError(f"JSON nested more than {limit} deep")
+            stack.append(iter(item.values() if isinstance(item, dict) else item))
+
+
+_END = object()
 
 
 class DuplicateKey(ValueError):
