@@ -123,6 +123,8 @@ class _Shared:
     claim: ClaimedUser | None = None
     """The agent users' claim (`agent-user: auto`), let go once none of their processes is
     left."""
+    login: str | None = None
+    """USER and LOGNAME of every agent process, either side's: the head user's name."""
 
 
 class Sandbox:
@@ -154,6 +156,8 @@ class Sandbox:
         self.side = side
         self.packages = packages
         self._shared = shared or _Shared()
+        if user is not None and self._shared.login is None:
+            self._shared.login = user.name
 
     def for_side(self, side: str) -> Sandbox:
         """The sandbox of one side's programs. The base side's run as another user than the
@@ -180,6 +184,10 @@ class Sandbox:
             side=side,
             packages=packages,
         )
+
+    @property
+    def login(self) -> str:
+        return self._shared.login or (self.user.name if self.user is not None else "")
 
     @property
     def environments(self) -> Environments | None:
@@ -264,9 +272,10 @@ class Sandbox:
                 self._shared.linked.add(link)
 
     def new_home(self) -> Path:
-        """A private directory for one process: its HOME and TMPDIR."""
+        """A private directory for one process: its HOME and TMPDIR (its name random, no
+        count of the processes before it: a run learns nothing of its rep from it)."""
         self._shared.made += 1
-        home = Path(tempfile.mkdtemp(prefix=f"home-{self._shared.made}-", dir=self.root))
+        home = Path(tempfile.mkdtemp(prefix="home-", dir=self.root))
         if self.user is not None:
             os.chown(home, self.user.uid, self.user.gid)
             self._shared.users.add(self.user.uid)
@@ -281,8 +290,8 @@ class Sandbox:
         """What the sandbox itself puts in a process's environment, over `env` (its PATH
         comes after the built environment's folders)."""
         values = {"HOME": str(home), "TMPDIR": str(home)}
-        if self.user is not None:
-            values |= {"USER": self.user.name, "LOGNAME": self.user.name}
+        if self.user is not None:  # the head side's name on both sides: no side marker
+            values |= {"USER": self.login, "LOGNAME": self.login}
         if self.packages is not None:
             path = (env or {}).get("PATH", os.defpath)
             values["PATH"] = os.pathsep.join([*map(str, self.packages.bin), path])
