@@ -103,8 +103,8 @@ def test_a_database_past_its_bounds_is_refused_as_it_is_read(
     for side in ("base", "head"):
         flood, long = by_run[(side, "null-flood")], by_run[(side, "long-text")]
         assert flood["status"] == "error", flood["message"]
-        assert "playground 'ledger': its database holds more than 500,000 values" in (
-            flood["message"]
+        assert (
+            "playground 'ledger': its database holds more than 500,000 values" in (flood["message"])
         )
         assert long["status"] == "error", long["message"]
         assert "its table 'notes' holds a value longer than 1,048,576 bytes" in long["message"]
