@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -19,7 +20,16 @@ import pytest
 from fakes.github_api import FakeGitHub
 from support.actionrun import execute as execute_action
 from support.actionrun import prepare, pull_request_event
-from support.agentenv import PYTHON, needs_root, workspace
+from support.agentenv import (
+    HONEST,
+    PYTHON,
+    errors,
+    needs_root,
+    open_pr,
+    run_gate,
+    scripted_project,
+    workspace,
+)
 from support.agentuser import AGENT_UID
 from support.byoagent import pr_tuning
 from support.gitrepo import GitRepo
@@ -167,3 +177,25 @@ def test_what_an_agent_leaves_neither_crashes_the_gate_nor_outlives_it(
         home = by_run[(side, "litter")]["output"].split(" in ")[-1]
         assert Path(home).is_relative_to(scratch) and not Path(home).exists()
     assert agent_owned(scratch) == []
+
+
+NESTS_INSTALL = HONEST + (
+    'let at = "node_modules";\nfor (let i = 0; i < 1200; i++) { at += "/d"; fs.mkdirSync(at); }\n'
+)
+"""An install script (run as the agent user) that nests 1,200 folders in what it leaves."""
+
+
+@needs_root
+@pytest.mark.skipif(shutil.which("npm") is None, reason="no npm on PATH")
+def test_an_install_that_nests_folders_past_any_recursion_limit_is_that_sides_error(
+    workspace: Path, github: FakeGitHub
+) -> None:
+    base = scripted_project(HONEST, python=False)
+    head = scripted_project(NESTS_INSTALL, python=False)
+    run = run_gate(workspace, github, open_pr(workspace, github, base, head))
+
+    assert "Traceback" not in run.stderr, run.stderr
+    sides = {f["side"]: f["status"] for f in run.results()["fixtures"]}
+    assert sides == {"base": "pass", "head": "error"}, run.stdout + run.stderr
+    assert "the installer nested folders more than 256 deep" in errors(run)["head"]
+    assert run.returncode == 1
