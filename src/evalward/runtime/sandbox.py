@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Protocol
 
 from evalward.errors import AgentRunError
-from evalward.files.trees import TreeBounds, TreeError, copy_tree, remove_tree
+from evalward.files.trees import REMOVAL, TreeBounds, TreeError, copy_tree, remove_tree
 from evalward.resources.agent import AgentEnvironment, AgentSpec
 from evalward.resources.models import Agent
 from evalward.resources.paths import link_on_the_way
@@ -42,6 +42,9 @@ from evalward.runtime.strays import Sessions
 
 COPY_BOUNDS = TreeBounds(depth=256, entries=1_000_000, seconds=300.0)
 """A checkout is copied for the agent user within these."""
+ROOT_REMOVAL = TreeBounds(entries=10_000_000, seconds=600.0)
+"""The job's end removes every copy and home within these: each copy a million entries at
+most, each home what REMOVAL removes."""
 NOT_COPIED = frozenset({".git", ".evalward"})
 """Left out of an agent's working copy (paths relative to the checkout): the history and
 evalward's own output and cache."""
@@ -306,11 +309,11 @@ class Sandbox:
         return home
 
     @staticmethod
-    def discard(home: Path) -> str:
+    def discard(home: Path, bounds: TreeBounds = REMOVAL) -> str:
         """Remove a process's home, whatever it left there (`files.trees`: however deep,
-        following no link, within REMOVAL's bounds); what could not be removed, or ""."""
+        following no link, within `bounds`); what could not be removed, or ""."""
         try:
-            remove_tree(home)
+            remove_tree(home, bounds)
         except TreeError as exc:
             return str(exc)
         return ""
@@ -365,7 +368,7 @@ class Sandbox:
         root, shared.root = shared.root, None
         shared.copies.clear()
         shared.homes.clear()
-        left = self.discard(root) if root is not None else ""
+        left = self.discard(root, ROOT_REMOVAL) if root is not None else ""
         if shared.claim is not None:
             shared.claim.release()
             shared.claim = None
