@@ -1,5 +1,6 @@
 """Peak memory of reading a playground's SQLite state: the worst databases an agent can leave
-inside the limits of runtime/playground_state.py, and just past them.
+inside the limits of runtime/playground_database.py and runtime/playground_state.py, and
+just past them.
 
 Each database is read in a fresh process, as a run's final state is (the copy, the integrity
 check, every table, the run record with its diff from an empty initial state); the process's
@@ -21,13 +22,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from evalward.runtime.playground_state import (
-    MAX_CELLS,
-    MAX_ROWS,
-    MAX_VALUE_BYTES,
-    STATE_CHARS,
-    STATE_LIMIT,
-)
+from evalward.runtime.playground_database import MAX_CELLS, MAX_ROWS, MAX_VALUE_BYTES
+from evalward.runtime.playground_state import STATE_CHARS, STATE_LIMIT
 
 READ = r"""
 import asyncio, json, sys, time

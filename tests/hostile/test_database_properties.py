@@ -21,6 +21,7 @@ from evalward.resources.playground import Playground
 from evalward.rundata.playground_state import PlaygroundRun, PlaygroundState
 from evalward.runtime import playground_state
 from evalward.runtime.playground import LivePlayground, PlaygroundError, PlaygroundSource
+from evalward.runtime.playground_database import MAX_VALUE_BYTES
 
 PROPERTY = settings(max_examples=60, deadline=None)
 NAMES = st.text(min_size=1, max_size=8).filter(lambda name: "\0" not in name) | st.sampled_from(
@@ -122,7 +123,7 @@ def test_any_database_is_read_within_its_bounds_or_refused_by_name(
             for table in state.document["db"].values():
                 for row in table.values():
                     for value in row.values():
-                        assert len(str(value)) <= playground_state.MAX_VALUE_BYTES
+                        assert len(str(value)) <= MAX_VALUE_BYTES
             return "read"
 
         outcome = asyncio.run(read())

@@ -1,11 +1,14 @@
 """Property-based: a tree an agent shaped (folders nested past Python's recursion limit,
 folders closed to everyone, FIFOs, sockets, links to `/`, to `..`, to themselves, names that
 are not UTF-8) is walked, copied and removed by `files.trees` without following a link out of
-it, within its bounds (a TreeError that says where, never another exception), and removed
-whole; what lies outside it, and what its links point to, is untouched."""
+it, within its bounds (a TreeError that says where, never another exception), read as a
+playground's files into a state the run record writes (or refused by the playground's name),
+and removed whole; what lies outside it, and what its links point to, is untouched."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import socket
 import stat
@@ -21,6 +24,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalward.files.trees import TreeBounds, TreeError, copy_tree, remove_tree, walk
+from evalward.resources.playground import Playground
+from evalward.rundata.playground_state import PlaygroundRun, PlaygroundState
+from evalward.runtime.playground import LivePlayground, PlaygroundError, PlaygroundSource
+from evalward.runtime.playground_state import capture
 
 PROPERTY = settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -119,6 +126,21 @@ def hostile_tree(place: Path, top: list[Node]) -> tuple[Path, Path, list[socket.
 SMALL = TreeBounds(depth=100, entries=5000, seconds=60)
 
 
+async def state_of(root: Path) -> str:
+    """The tree as a playground's files part: read into a state the record can write, or
+    refused with the playground's own error."""
+    spec = Playground.model_validate({"files": {"seed": "world"}})
+    live = LivePlayground(PlaygroundSource("hostile", spec, root), root, None, 1.0, files=root)
+    try:
+        state = await capture(live)
+    except PlaygroundError as exc:
+        assert str(exc).startswith("playground 'hostile': "), exc
+        return "refused"
+    record = PlaygroundRun(PlaygroundState("hostile"), state).record()
+    json.loads(record.model_dump_json())
+    return "read"
+
+
 @PROPERTY
 @given(top=st.lists(nodes(), max_size=5))
 def test_any_tree_is_walked_within_its_bounds_and_never_out_of_it(
@@ -138,6 +160,8 @@ def test_any_tree_is_walked_within_its_bounds_and_never_out_of_it(
         except TreeError as exc:
             assert "the tree" in str(exc)
         assert len(seen) == len(set(seen))
+
+        assert asyncio.run(state_of(root)) in ("read", "refused")
 
         try:
             copy_tree(root, place / "copy", SMALL)

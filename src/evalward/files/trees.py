@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evalward.text.escaping import printable
+
 FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 OPEN_FOLDERS = 64
@@ -90,7 +92,9 @@ class _Budget:
 
 
 def shown(path: str, limit: int = 120) -> str:
-    """A path as a message shows it: its start and end when it is long."""
+    """A path as a message shows it (`printable`: a name's bytes that are not UTF-8 as
+    `\\xNN`), its start and end when it is long."""
+    path = printable(path)
     return path if len(path) <= limit else f"{path[:40]}…{path[-(limit - 41) :]}"
 
 
@@ -229,7 +233,7 @@ def remove_tree(path: Path, bounds: TreeBounds = REMOVAL) -> None:
     try:
         _remove_in(parent, path.name, budget)
     except OSError as exc:
-        where = f" ({exc.filename})" if isinstance(exc.filename, str) else ""
+        where = f" ({shown(exc.filename)})" if isinstance(exc.filename, str) else ""
         raise TreeError(f"{what} cannot be removed{where}: {exc.strerror or exc}") from None
     finally:
         os.close(parent)
