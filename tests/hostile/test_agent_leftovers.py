@@ -70,6 +70,8 @@ def litter(top):
     os.symlink("/", os.path.join(top, "root"))
     os.symlink("/etc", os.path.join(top, "etc"))
     os.symlink("loop", os.path.join(top, "loop"))
+    with open(os.path.join(top.encode(), b"caf\xe9"), "w") as latin:  # a name not UTF-8
+        latin.write("x")
 
 
 if fixture == "deep-desk":
@@ -174,6 +176,7 @@ def test_what_an_agent_leaves_neither_crashes_the_gate_nor_outlives_it(
         assert state["litter/root"] == {"link": "/"}
         assert state["litter/fifo"] == {"special": True}
         assert state["litter/kept/f"] == "x"
+        assert state['"litter/caf\\xe9"'] == "x"  # shown escaped: the record still writes
         home = by_run[(side, "litter")]["output"].split(" in ")[-1]
         assert Path(home).is_relative_to(scratch) and not Path(home).exists()
     assert agent_owned(scratch) == []
