@@ -196,9 +196,7 @@ def test_a_calibration_gives_kappa_and_position_consistency(model: ScriptedModel
     async def go() -> Any:
         providers = build_providers(provider_env(model, "k"))
         try:
-            return await calibrate_pairs(
-                "greeting-pairs", calibration, providers, "openai/judge-1"
-            )
+            return await calibrate_pairs("greeting-pairs", calibration, providers, "openai/judge-1")
         finally:
             await providers.aclose()
 
