@@ -146,7 +146,13 @@ class PairJudging:
             agent=target, fixture=head.fixture, eval=head.eval, rep=head.rep, purpose="pairwise"
         )
         settings = PairSettings(self.providers, judge.model, labels=labels)
-        return await judge_pair(case, settings, fixture=head.fixture, rep=head.rep)
+        pair = await judge_pair(case, settings, fixture=head.fixture, rep=head.rep)
+        private = spec.visibility == "private" or (
+            resources.evals[head.eval].resource.spec.visibility == "private"
+        )
+        if not private:
+            return pair
+        return pair.model_copy(update={"private": True, "head_final": "", "base_final": ""})
 
     def _trace(self, result: FixtureResult) -> Trace:
         if self.traces is not None:

@@ -4,9 +4,12 @@ its calibration."""
 
 from __future__ import annotations
 
-from evalward.rundata.pairwise_record import PAIR_POOLED_TEST, PairwiseRecord
+from typing import Any
+
+from evalward.rundata.pairwise_record import PAIR_POOLED_TEST, PairRecord, PairwiseRecord
 from evalward.rundata.results import EvalResult
 from evalward.rundata.sequential_record import bound_text
+from evalward.stages.compare import EvalComparison
 
 ICONS = {
     "advisory": "⚪",
@@ -49,3 +52,32 @@ def calibration_text(record: PairwiseRecord) -> str:
 
 def pairwise_lines(results: list[EvalResult]) -> list[str]:
     return [pairwise_line(r.eval, r.pairwise) for r in results if r.pairwise is not None]
+
+
+def tests_shown(comparisons: list[EvalComparison]) -> dict[str, Any]:
+    """What report.html shows of each Eval's tests: its sequential tests (adaptive reps) and
+    its pairwise judge, with the pair it shows of each fixture."""
+    return {
+        "sequential": [(c.name, c.head.sequential) for c in comparisons if c.head.sequential],
+        "pairwise": [
+            (
+                c.name,
+                c.head.pairwise,
+                pairwise_line(c.name, c.head.pairwise),
+                shown_pairs(c.head.pairwise),
+            )
+            for c in comparisons
+            if c.head.pairwise is not None
+        ],
+    }
+
+
+def shown_pairs(record: PairwiseRecord) -> list[PairRecord]:
+    """Of each fixture, the pair shown side by side: the first the base won, else the first."""
+    shown = []
+    for verdict in record.fixtures:
+        pairs = record.pairs_of(verdict.fixture)
+        pick = next((p for p in pairs if p.preferred == "base"), pairs[0] if pairs else None)
+        if pick is not None:
+            shown.append(pick)
+    return shown

@@ -63,6 +63,12 @@ class PairRecord(BaseModel):
     length_tie: bool = False
     """A preference for the much longer run, counted as a tie (`lengthControlled`)."""
     model: str = ""
+    head_final: str = ""
+    base_final: str = ""
+    """The final outputs the judge compared (capped), shown side by side in report.html;
+    empty for a private fixture."""
+    private: bool = False
+    """A held-out fixture: its outputs and the judge's quotes are kept out of the reports."""
 
     @property
     def consistent(self) -> bool:

@@ -45,6 +45,8 @@ from evalward.scoring.judge import (
 )
 
 REASON_CAP_BYTES = 1024
+SHOWN_CAP_BYTES = 2048
+"""How much of each final output a pair keeps, to show side by side."""
 MAX_EVIDENCE = 10
 
 SYSTEM_PROMPT = """\
@@ -294,6 +296,8 @@ async def judge_pair(
         head_chars=head_chars,
         base_chars=base_chars,
         model=settings.model,
+        head_final=cap_bytes(final_text(case.head), SHOWN_CAP_BYTES),
+        base_final=cap_bytes(final_text(case.base), SHOWN_CAP_BYTES),
     )
     if pair.preferred in ("head", "base") and case.length_controlled:
         return length_controlled(pair, case.length_tolerance)

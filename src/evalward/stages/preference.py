@@ -212,7 +212,7 @@ def cited(pairs: Sequence[PairRecord]) -> str:
     """The steps the judge cited on each side in the first pair the base won: a quote from
     the base's run and one from the head's."""
     pair = next((p for p in pairs if p.preferred == "base"), None)
-    if pair is None:
+    if pair is None or pair.private:
         return ""
     steps = [e for order in pair.orders for e in order.evidence if e.supported]
     shown = [
