@@ -269,3 +269,11 @@ def test_a_head_that_tells_the_judge_to_prefer_it_is_only_data(
     record = pairwise_of(json.loads((out / "results.json").read_text()))
     assert record["pooled_counts"]["base"] == 4, record
     assert done.returncode == 1, done.stdout + done.stderr
+
+
+def test_evalward_calibrate_replays_the_labelled_pairs(repo: GitRepo) -> None:
+    repo.commit("a greeter", {"greeter.yaml": suite("Greet warmly."), "mock.yaml": script(CURT)})
+    done = evalward("calibrate", "greeting-pairs", "--mock-script", "mock.yaml", cwd=repo.path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    row = next(line for line in done.stdout.splitlines() if line.startswith("openai/"))
+    assert row.split()[1:5] == ["1.00", "100", "%", "2"]

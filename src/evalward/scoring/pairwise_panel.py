@@ -277,3 +277,25 @@ def kappa(judge: list[str], human: list[str]) -> float | None:
     if expected >= 1:
         return None
     return (observed - expected) / (1 - expected)
+
+
+def gates(measured: PairAgreement) -> bool:
+    """Whether a judge measured so would gate at the default floors (κ 0.6, consistency 0.8)."""
+    return (
+        not measured.errors
+        and at_least(measured.kappa, PairwiseConfig().calibration_floor)
+        and measured.consistency is not None
+        and measured.consistency >= PairwiseConfig().consistency_floor
+    )
+
+
+def render_pairs(measured: list[PairAgreement]) -> str:
+    """`evalward calibrate`'s lines for the labelled pairs: κ and position consistency."""
+    lines = ["", "labelled pairs (pairwise judge, both orders):"]
+    lines.append(f"{'model':40} {'kappa':>6}  {'consistent':>10}  scored  errors")
+    for m in measured:
+        kappa_text = "—" if m.kappa is None else f"{m.kappa:.2f}"
+        shown = "—" if m.consistency is None else f"{100 * m.consistency:.0f} %"
+        line = f"{m.model:40} {kappa_text:>6}  {shown:>10}  {m.scored:>6}  {m.errors:>6}"
+        lines.append(line + (f"  {m.note}" if m.note else ""))
+    return "\n".join(lines)
