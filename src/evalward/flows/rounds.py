@@ -26,7 +26,7 @@ from evalward.rundata.spending import Budget, Estimate
 from evalward.stages.adaptive import SequentialTests, more_runs
 from evalward.stages.estimate import estimate_plan
 from evalward.stages.plan import Checkout, Plan, PlannedRun
-from evalward.stages.preference import pass_rate_policy
+from evalward.stages.preference import pass_rate_share
 from evalward.stages.result_cache import CacheKeys
 from evalward.stages.settle import outcomes
 
@@ -183,7 +183,8 @@ def next_round(
         base = outcomes([r for r in mine if r.side == Side.base.value])
         gates = [f for f in head if f not in plan.pending.get(name, ())]
         paired = rounds_pairs is not None and name in rounds_pairs.fixtures
-        tests = SequentialTests.of(pass_rate_policy(spec, paired), reps, len(gates))
+        share = pass_rate_share(spec, paired)
+        tests = SequentialTests.of(spec.scoring.gate, reps, len(gates), share)
         asked = more_runs(
             tests,
             head,

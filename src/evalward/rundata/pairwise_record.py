@@ -38,7 +38,8 @@ class OrderRecord(BaseModel):
     that answer counts as."""
 
     shown_first: Literal["base", "head"]
-    answer: Literal["A", "B", "tie", ""] = ""
+    answer: Literal["", "A", "B", "tie"] = ""
+    """"": no usable answer (see `error`)."""
     preferred: Preference
     reason: str = ""
     evidence: list[CitedStep] = Field(default_factory=list)

@@ -63,13 +63,11 @@ def preference_share(spec: EvalSpec) -> float:
     return rate / 2 if spec.execution.reps is not None else rate
 
 
-def pass_rate_policy(spec: EvalSpec, pairwise: bool) -> GatePolicy:
-    """The gate policy the pass-rate tests read: with a pairwise judge beside them under
-    adaptive reps, half the false-block rate (the preference tests spend the other half)."""
-    policy = spec.scoring.gate
-    if not pairwise or spec.execution.reps is None:
-        return policy
-    return policy.model_copy(update={"false_block_rate": policy.false_block_rate / 2})
+def pass_rate_share(spec: EvalSpec, pairwise: bool) -> float:
+    """The share of the Eval's false-block rate its pass-rate tests spend: half with a
+    pairwise judge beside them under adaptive reps (the preference tests spend the other
+    half), else all of it."""
+    return 0.5 if pairwise and spec.execution.reps is not None else 1.0
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from evalward.rundata.sides import Side
 from evalward.scoring.pairwise_panel import Judged
 from evalward.stages.adaptive import Outcomes, SequentialTests, judge, record
 from evalward.stages.pairwise_verdict import settle_pairwise
-from evalward.stages.preference import pass_rate_policy
+from evalward.stages.preference import pass_rate_share
 
 Definitions = Mapping[Side, Mapping[str, Located[Eval]]]
 
@@ -70,8 +70,8 @@ def _settle(
         base_result = base.get(result.eval)
         base_runs = outcomes(base_result.fixtures) if base_result is not None else {}
         gates = [name for name in head_runs if name not in result.pending]
-        rates = pass_rate_policy(located.resource.spec, result.eval in pairs)
-        tests = SequentialTests.of(rates, reps, len(gates))
+        share = pass_rate_share(located.resource.spec, result.eval in pairs)
+        tests = SequentialTests.of(policy, reps, len(gates), share)
         call = judge(
             tests,
             head_runs,
