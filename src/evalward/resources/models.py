@@ -44,6 +44,7 @@ from evalward.resources.conversation import (
 )
 from evalward.resources.cron import check_cron
 from evalward.resources.gate_policy import GatePolicy, RepRange
+from evalward.resources.pairwise import FixturePairwise, PairExample, PairwiseConfig
 from evalward.resources.playground import Playground
 from evalward.resources.scoring_function import ScoringFunction
 
@@ -140,6 +141,11 @@ class EvalFixtureSpec(Model):
         default=None,
         description="The world the agent acts on, fresh for every run (docs/playgrounds.md); "
         "overrides the Eval's.",
+    )
+    pairwise: FixturePairwise | None = Field(
+        default=None,
+        description="Judge this fixture's base and head runs against each other "
+        '(docs/assertions.md,\n"The pairwise judge"); overrides the Eval\'s `judge.pairwise`.',
     )
     pass_threshold: float | None = Field(
         default=None,
@@ -246,6 +252,11 @@ class JudgeConfig(Model):
         ),
     )
     cross_check: CrossCheckConfig | None = None
+    pairwise: PairwiseConfig | None = Field(
+        default=None,
+        description="A pairwise judge: each fixture's head run against its base run, in both "
+        "orders.",
+    )
 
     @field_validator("cross_check")
     @classmethod
@@ -379,7 +390,20 @@ class CalibrationExample(Model):
 class JudgeCalibrationSpec(Model):
     rubric: str
     judge_models: list[str] = Field(min_length=1)
-    examples: list[CalibrationExample] = Field(min_length=1)
+    examples: list[CalibrationExample] = Field(default_factory=list)
+    pairs: list[PairExample] = Field(
+        default_factory=list,
+        description="Labelled pairs for a pairwise judge: its κ and its position consistency.",
+    )
+
+    @model_validator(mode="after")
+    def _something_labelled(self) -> JudgeCalibrationSpec:
+        if not self.examples and not self.pairs:
+            raise ValueError(
+                "expected at least 1 item in `examples` (scored runs) or `pairs` (labelled "
+                "pairs); found none"
+            )
+        return self
 
 
 class JudgeCalibration(Model):
