@@ -26,6 +26,7 @@ from evalward.resources.assertions import (
     ToolNotCalledAssertion,
     ToolSequenceAssertion,
 )
+from evalward.resources.calibration import JudgeCalibration
 from evalward.resources.common import (
     API_VERSION,
     API_VERSIONS,
@@ -44,7 +45,7 @@ from evalward.resources.conversation import (
 )
 from evalward.resources.cron import check_cron
 from evalward.resources.gate_policy import GatePolicy, RepRange
-from evalward.resources.pairwise import FixturePairwise, PairExample, PairwiseConfig
+from evalward.resources.pairwise import FixturePairwise, PairwiseConfig
 from evalward.resources.playground import Playground
 from evalward.resources.scoring_function import ScoringFunction
 
@@ -373,44 +374,6 @@ class Eval(Model):
     kind: Literal["Eval"]
     metadata: Metadata
     spec: EvalSpec
-
-
-# --- JudgeCalibration --------------------------------------------------------------------
-
-
-class CalibrationExample(Model):
-    trace_ref: str | None = None
-    input: dict[str, Any] | str
-    candidate_output: str
-    human_score: float = Field(ge=0, le=1)
-    human_label: str | None = None
-    disagreement_reason: str | None = None
-
-
-class JudgeCalibrationSpec(Model):
-    rubric: str
-    judge_models: list[str] = Field(min_length=1)
-    examples: list[CalibrationExample] = Field(default_factory=list)
-    pairs: list[PairExample] = Field(
-        default_factory=list,
-        description="Labelled pairs for a pairwise judge: its κ and its position consistency.",
-    )
-
-    @model_validator(mode="after")
-    def _something_labelled(self) -> JudgeCalibrationSpec:
-        if not self.examples and not self.pairs:
-            raise ValueError(
-                "expected at least 1 item in `examples` (scored runs) or `pairs` (labelled "
-                "pairs); found none"
-            )
-        return self
-
-
-class JudgeCalibration(Model):
-    api_version: str
-    kind: Literal["JudgeCalibration"]
-    metadata: Metadata
-    spec: JudgeCalibrationSpec
 
 
 Resource = Agent | EvalFixture | Eval | JudgeCalibration
