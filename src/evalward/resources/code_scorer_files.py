@@ -17,12 +17,13 @@ import hashlib
 import json
 import stat
 from pathlib import Path
+from typing import Any
 
 from evalward.files.safe_files import UnsafeFile, read_regular
 from evalward.resources.code_scorer import MAX_SOURCE_CHARS, CodeAssertion, CodeSource
 from evalward.resources.models import EvalFixture
 from evalward.resources.paths import OutsideRepository, looked_up, repo_path
-from evalward.resources.yamlsource import PathKey
+from evalward.resources.yamlsource import Document, PathKey
 
 ScorerProblem = tuple[PathKey, str]
 """A field of the fixture (from its document's root) and what is wrong there."""
@@ -70,6 +71,82 @@ def embed_scorers(
         return fixture, problems, reads
     spec = fixture.spec.model_copy(update=spec_update)
     return fixture.model_copy(update={"spec": spec}), problems, reads
+
+
+def has_inline(fixture: EvalFixture) -> bool:
+    """Whether a code scorer of the fixture is written inline (`source`)."""
+    return any(code.source is not None for _, code in code_sources(fixture))
+
+
+def code_sources(fixture: EvalFixture) -> list[tuple[PathKey, CodeSource]]:
+    """Every code scorer of the fixture (its assertions', its scripted turns', its scoring
+    function) and where it stands in the fixture's document."""
+    spec = fixture.spec
+    found: list[tuple[PathKey, CodeSource]] = [
+        (("spec", "assertions", index), assertion)
+        for index, assertion in enumerate(spec.assertions)
+        if isinstance(assertion, CodeAssertion)
+    ]
+    turns = spec.conversation.turns if spec.conversation is not None else None
+    for number, turn in enumerate(turns or []):
+        found += [
+            (("spec", "conversation", "turns", number, "assertions", index), assertion)
+            for index, assertion in enumerate(turn.assertions)
+            if isinstance(assertion, CodeAssertion)
+        ]
+    if spec.scoring_function is not None:
+        found.append((("spec", "scoringFunction"), spec.scoring_function))
+    return found
+
+
+def place_inline(fixture: EvalFixture, file: str, document: Document, text: str) -> EvalFixture:
+    """The fixture with each inline scorer's `source_at`: `file`, and the line of `document`
+    (whose text is `text`) its code starts on, so that an error in the code is reported where
+    it was written."""
+    lines = text.splitlines()
+    placed: dict[PathKey, tuple[str, int]] = {}
+    for at, code in code_sources(fixture):
+        if code.source is not None:
+            line, column = document.locate((*at, "source"))
+            placed[at] = (file, _first_line(lines, line, column))
+    if not placed:
+        return fixture
+    spec = fixture.spec
+
+    def place(value: Any, *at: str | int) -> Any:
+        found = placed.get(at)
+        return value if found is None else value.model_copy(update={"source_at": found})
+
+    update: dict[str, object] = {
+        "assertions": [place(a, "spec", "assertions", i) for i, a in enumerate(spec.assertions)]
+    }
+    if spec.conversation is not None and spec.conversation.turns is not None:
+        turns = [
+            turn.model_copy(
+                update={
+                    "assertions": [
+                        place(a, "spec", "conversation", "turns", t, "assertions", i)
+                        for i, a in enumerate(turn.assertions)
+                    ]
+                }
+            )
+            for t, turn in enumerate(spec.conversation.turns)
+        ]
+        update["conversation"] = spec.conversation.model_copy(update={"turns": turns})
+    if spec.scoring_function is not None:
+        update["scoring_function"] = place(spec.scoring_function, "spec", "scoringFunction")
+    return fixture.model_copy(update={"spec": spec.model_copy(update=update)})
+
+
+def _first_line(lines: list[str], line: int, column: int) -> int:
+    """The line a scalar's text starts on, given its key's place: the next line for a block
+    scalar (`source: |`) or a value on the lines below its key, else the key's own."""
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    _, colon, rest = text[column - 1 :].partition(":")
+    rest = rest.strip()
+    if not colon or not rest or rest.startswith(("|", ">", "#")):
+        return line + 1
+    return line
 
 
 def _text_of(
