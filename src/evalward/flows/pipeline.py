@@ -219,7 +219,7 @@ def _planned(
     keys checked: what the runs start from."""
     providers, options = setup.providers, setup.options
     plan, checkouts, notes = prepared.plan, prepared.checkouts, prepared.notes
-    refuse_plan(plan, checkouts, providers)
+    refuse_plan(plan, checkouts, providers, setup.env)
     keys = CacheKeys(checkouts, providers)
     resources = {side: checkout.resources for side, checkout in checkouts.items()}
     cached = options.cache.holds(keys) if options.cache else None

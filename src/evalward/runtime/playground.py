@@ -271,10 +271,12 @@ async def _wait_ready(live: LivePlayground, service: Service, part: ServicePart)
                 if reply.status < 400:
                     check_owner(live, service)
                     return
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= deadline:  # stopped, so that what it said can be told
+                await kill_group(service.process, live.kill_grace, sandbox=live.sandbox)
                 raise live.error(
                     f"the service did not answer {part.ready} within "
                     f"{part.ready_timeout_seconds:g} s (service.readyTimeoutSeconds)"
+                    + await service.stderr_tail(live.kill_grace)
                 )
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(0.1):

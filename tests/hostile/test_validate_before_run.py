@@ -1,0 +1,358 @@
+"""What a run would find, `validate` finds first, and `run` before its first model call: a
+user's mistakes in playgrounds, `sql` criteria, state paths and code scorers, each through
+the command line, each message at the file and line of the mistake, and not one request to
+the model server. `validate --playgrounds` provisions each playground once, without a model,
+and says why one cannot be made at the playground's line."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+import pytest
+
+from fakes.model_server import ScriptedModelServer
+from support.clirun import REPO_ROOT, evalward
+from support.gitrepo import GitRepo
+from support.suite import provider_env
+
+SEED = """\
+CREATE TABLE orders (id TEXT PRIMARY KEY, amount REAL, status TEXT);
+CREATE TABLE refunds (id INTEGER PRIMARY KEY, order_id TEXT, amount REAL, reason TEXT);
+INSERT INTO orders VALUES ('A-1042', 25.0, 'delivered');
+"""
+
+SUITE = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: support }
+spec:
+  models: [openai/gpt-4.1-mini]
+  system: Refund a delivered order once the customer has said why.
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: support-sqlite }
+spec:
+  targetAgent: support
+  fixtures: [refund, refund-conversation]
+  simulatedUser: { model: openai/gpt-4.1-mini }
+  playground:
+    name: shop
+    sqlite: { seed: shop/seed.sql }
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: refund }
+spec:
+  targetAgent: support
+  input: { type: prompt, payload: { prompt: "Refund order A-1042, it arrived broken." } }
+  assertions:
+    - { type: sql, query: "SELECT order_id, amount FROM refunds", rows: [[A-1042, 25.0]] }
+    - { type: stateValue, at: db.orders.A-1042.status, equals: refunded }
+    - type: code
+      language: python
+      source: |
+        said = output.lower()
+        return "refund" in said
+    - type: code
+      language: javascript
+      source: |
+        const said = output.toLowerCase();
+        return said.includes('refund');
+    - { type: code, file: scorers/polite.py }
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: refund-conversation }
+spec:
+  targetAgent: support
+  conversation:
+    user:
+      persona: Dana, who answers only what she is asked.
+      goal: Get her money back for order A-1042.
+    maxTurns: 3
+  assertions:
+    - { type: sql, query: "SELECT count(*) FROM refunds", rows: [[1]] }
+"""
+
+SERVICE = """\
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: support-service }
+spec:
+  targetAgent: support
+  fixtures: [crm-refund]
+  playground:
+    name: crm
+    service:
+      start: [python3, crm/server.py, --port, "{port}", --seed, "{seed}"]
+      seed: crm/seed.json
+      ready: /health
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: crm-refund }
+spec:
+  targetAgent: support
+  input: { type: prompt, payload: { prompt: "Refund order A-1042." } }
+  assertions:
+    - { type: stateValue, at: service.refunds, contains: { order_id: A-1042 } }
+"""
+
+CRM = REPO_ROOT / "examples" / "refund-desk" / "crm"
+NODE = shutil.which("node") is not None
+
+
+def files() -> dict[str, str]:
+    return {
+        "evals/suite.yaml": SUITE,
+        "evals/service.yaml": SERVICE,
+        "shop/seed.sql": SEED,
+        "crm/server.py": (CRM / "server.py").read_text(),
+        "crm/seed.json": (CRM / "seed.json").read_text(),
+        "scorers/polite.py": "def get_assert(output, context):\n    return 'sorry' in output\n",
+    }
+
+
+def line_of(text: str, needle: str) -> int:
+    """The line of `text` that holds `needle` (which must be there once)."""
+    assert text.count(needle) == 1, needle
+    return text[: text.index(needle)].count("\n") + 1
+
+
+def problems(done: subprocess.CompletedProcess[str]) -> list[str]:
+    """The problem lines of a refusal: exit 2, one message, no traceback."""
+    said = done.stdout + done.stderr
+    assert done.returncode == 2, said
+    assert "Traceback" not in said and "internal error" not in said, said
+    return [x.removeprefix("evalward:").strip() for x in done.stderr.splitlines()[1:]]
+
+
+@dataclass(frozen=True)
+class Mistake:
+    id: str
+    file: str
+    old: str
+    new: str
+    at: tuple[str, str]
+    """The file the message names and the text of the line it points at, once that file is
+    changed."""
+    said: str
+    """What the message says there, after its `file:line[:column]: `."""
+
+
+MISTAKES = [
+    Mistake(
+        "seed-syntax",
+        "shop/seed.sql",
+        "CREATE TABLE refunds",
+        "CRATE TABLE refunds",
+        ("evals/suite.yaml", "sqlite: { seed: shop/seed.sql }"),
+        "spec.playground.sqlite.seed: playground 'shop': the seed 'shop/seed.sql' does not "
+        'load: near "CRATE": syntax error (the statement at shop/seed.sql:2)',
+    ),
+    Mistake(  # the seed is the pull request's, loaded in evalward's own process
+        "seed-writes-a-file",
+        "shop/seed.sql",
+        "INSERT INTO orders",
+        "ATTACH DATABASE 'escaped.db' AS other;\nINSERT INTO orders",
+        ("evals/suite.yaml", "sqlite: { seed: shop/seed.sql }"),
+        "spec.playground.sqlite.seed: playground 'shop': the seed 'shop/seed.sql' may not "
+        "attach another database (the statement at shop/seed.sql:3)",
+    ),
+    Mistake(
+        "sql-keyword",
+        "evals/suite.yaml",
+        '"SELECT order_id, amount FROM refunds"',
+        '"SELEC order_id, amount FROM refunds"',
+        ("evals/suite.yaml", "SELEC order_id"),
+        "spec.assertions[0].query: the query fails on the seed 'shop/seed.sql' of playground "
+        "'shop': near \"SELEC\": syntax error (did you mean 'SELECT'?)",
+    ),
+    Mistake(
+        "sql-table",
+        "evals/suite.yaml",
+        "amount FROM refunds",
+        "amount FROM refundz",
+        ("evals/suite.yaml", "FROM refundz"),
+        "spec.assertions[0].query: the query fails on the seed 'shop/seed.sql' of playground "
+        "'shop': no such table: refundz (did you mean 'refunds'?)",
+    ),
+    Mistake(
+        "sql-column",
+        "evals/suite.yaml",
+        "order_id, amount FROM",
+        "order_id, amout FROM",
+        ("evals/suite.yaml", "amout FROM"),
+        "spec.assertions[0].query: the query fails on the seed 'shop/seed.sql' of playground "
+        "'shop': no such column: amout (did you mean 'amount'?)",
+    ),
+    Mistake(
+        "python-inline",
+        "evals/suite.yaml",
+        'return "refund" in said',
+        'return "refund" in said ==',
+        ("evals/suite.yaml", 'return "refund" in said =='),
+        "spec.assertions[2].source: the inline Python scorer does not compile: invalid "
+        'syntax: return "refund" in said ==',
+    ),
+    Mistake(
+        "python-file",
+        "scorers/polite.py",
+        "return 'sorry' in output",
+        "return 'sorry' in output)",
+        ("scorers/polite.py", "return 'sorry' in output)"),
+        "the Python scorer does not compile: unmatched ')': return 'sorry' in output)",
+    ),
+    Mistake(
+        "javascript-inline",
+        "evals/suite.yaml",
+        "return said.includes('refund');",
+        "return said.includes('refund') &&",
+        ("evals/suite.yaml", "return said.includes('refund') &&"),
+        "spec.assertions[3].source: the inline JavaScript scorer does not parse: SyntaxError: "
+        "Unexpected end of input",
+    ),
+]
+
+
+@pytest.fixture
+def suite(repo: GitRepo) -> GitRepo:
+    repo.commit("a suite with playgrounds, criteria and scorers", files())
+    return repo
+
+
+def test_the_suite_as_written_validates_and_its_playgrounds_are_made(suite: GitRepo) -> None:
+    """Nothing a correct suite holds is refused or warned about: every check below fails on
+    a mistake, not on the suite."""
+    done = evalward("validate", ".", "--playgrounds", cwd=suite.path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "warning" not in done.stdout, done.stdout
+    assert "2 of 2 playgrounds provisioned and torn down" in done.stdout
+
+
+@pytest.mark.parametrize("mistake", MISTAKES, ids=[m.id for m in MISTAKES])
+def test_validate_and_run_find_the_mistake_before_a_model_is_called(
+    suite: GitRepo, model: ScriptedModelServer, mistake: Mistake
+) -> None:
+    if mistake.id.startswith("javascript") and not NODE:
+        pytest.skip("node is not on PATH: JavaScript scorers are checked when it is")
+    path = suite.path / mistake.file
+    assert mistake.old in path.read_text()
+    suite.commit(mistake.id, {mistake.file: path.read_text().replace(mistake.old, mistake.new)})
+    file, needle = mistake.at
+    line = line_of((suite.path / file).read_text(), needle)
+    for command in (["validate", "."], ["run", ".", "--no-cache", "--no-history"]):
+        found = problems(evalward(*command, cwd=suite.path, **provider_env(model)))
+        assert len(found) == 1, (command, found)
+        assert found[0].startswith(f"{file}:{line}:"), (command, found[0])
+        assert found[0].endswith(mistake.said), (command, found[0])
+    assert model.requests == []
+    assert not list(suite.path.rglob("escaped.db"))
+
+
+# --- a fixture that does not load: its cause first, then what it makes of the Eval ---------
+
+TALK = """\
+    user:
+      persona: Dana, who answers only what she is asked.
+      goal: Get her money back for order A-1042.
+    maxTurns: 3
+"""
+UNLOADABLE = {
+    "persona-misspelled": (TALK.replace("persona:", "persnoa:"), "persnoa:"),
+    "no-goal": (TALK.replace("      goal: Get her money back for order A-1042.\n", ""), "user:"),
+    "no-turns": (TALK.replace("maxTurns: 3", "maxTurns: 0"), "maxTurns: 0"),
+    "empty-turn": ('    turns:\n      - user: ""\n', 'user: ""'),
+    "unknown-type-on-a-turn": (
+        "    turns:\n      - user: Hi\n        assertions: [{ type: containz, value: x }]\n",
+        "type: containz",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNLOADABLE))
+def test_a_fixture_that_does_not_load_is_told_cause_first_and_the_eval_points_at_it(
+    suite: GitRepo, model: ScriptedModelServer, case: str
+) -> None:
+    talk, needle = UNLOADABLE[case]
+    text = SUITE.replace(TALK, talk)
+    suite.commit(case, {"evals/suite.yaml": text})
+    cause = line_of(text, needle)
+    for command in (["validate", "."], ["run", ".", "--no-cache", "--no-history"]):
+        found = problems(evalward(*command, cwd=suite.path, **provider_env(model)))
+        *causes, last = found
+        assert causes and all(c.startswith("evals/suite.yaml:") for c in causes), found
+        assert any(c.startswith(f"evals/suite.yaml:{cause}:") for c in causes), found
+        assert last == (
+            f"evals/suite.yaml:{line_of(text, 'fixtures: [refund, ')}:22: spec.fixtures[1]: "
+            f"Eval 'support-sqlite' lists fixture 'refund-conversation', which is invalid: see "
+            f"evals/suite.yaml:{min(int(c.split(':')[1]) for c in causes)}"
+        ), found
+        assert "not defined" not in "\n".join(found) and "did you mean" not in last
+    assert model.requests == []
+
+
+# --- state paths: what the seeds do not have is a warning that names the nearest -----------
+
+
+def test_a_state_path_the_seeds_do_not_have_is_a_warning_with_the_nearest(
+    suite: GitRepo,
+) -> None:
+    text = SUITE.replace("db.orders.A-1042.status", "db.order.A-1042.statuz")
+    service = SERVICE.replace("at: service.refunds,", "at: service.refundz,")
+    suite.commit("typos in paths", {"evals/suite.yaml": text, "evals/service.yaml": service})
+    for options in ([], ["--playgrounds"]):
+        done = evalward("validate", ".", *options, cwd=suite.path)
+        assert done.returncode == 0, done.stdout + done.stderr  # the run may make a path
+        warnings = [x for x in done.stdout.splitlines() if x.startswith("warning: ")]
+        told = "the state its service served" if options else "the service's seed 'crm/seed.json'"
+        assert warnings == [
+            f"warning: evals/service.yaml:{line_of(service, 'service.refundz')}:27: "
+            "spec.assertions[0].at: `stateValue` in playground 'crm': "
+            f"{told} has no key 'refundz' (did you mean 'refunds'?)",
+            f"warning: evals/suite.yaml:{line_of(text, 'db.order.')}:27: spec.assertions[1].at: "
+            "`stateValue` in playground 'shop': the seed 'shop/seed.sql' makes no table "
+            "'order' (did you mean 'orders'?)",
+        ], done.stdout
+
+
+# --- validate --playgrounds: each playground made once, without an agent or a model ---------
+
+DEAF = (
+    "[python3, -c, \"import sys, time; print('crm: listening on 8080', file=sys.stderr, "
+    'flush=True); time.sleep(120)"]'
+)
+BROKEN_SERVICES = {
+    "exits-at-once": (
+        '[python3, crm/server.py, --prot, "{port}", --seed, "{seed}"]',
+        "playground 'crm': the service exited with code 2 before /health answered: "
+        "server.py: error: the following arguments are required: --port",
+    ),
+    "never-ready": (
+        DEAF,
+        "playground 'crm': the service did not answer /health within 1 s "
+        "(service.readyTimeoutSeconds): crm: listening on 8080",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN_SERVICES))
+def test_validate_playgrounds_says_why_a_service_cannot_be_made_at_its_line(
+    suite: GitRepo, model: ScriptedModelServer, case: str
+) -> None:
+    start, said = BROKEN_SERVICES[case]
+    service = SERVICE.replace(
+        '[python3, crm/server.py, --port, "{port}", --seed, "{seed}"]', start
+    ).replace("ready: /health", "ready: /health\n      readyTimeoutSeconds: 1")
+    suite.commit(case, {"evals/service.yaml": service})
+    assert evalward("validate", ".", cwd=suite.path).returncode == 0  # it takes a run to see
+
+    found = problems(evalward("validate", ".", "--playgrounds", cwd=suite.path))
+
+    assert found == [
+        f"evals/service.yaml:{line_of(service, 'playground:')}:3: spec.playground: {said}"
+    ]
+    assert model.requests == []
