@@ -6,6 +6,7 @@ and says why one cannot be made at the playground's line."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -355,4 +356,26 @@ def test_validate_playgrounds_says_why_a_service_cannot_be_made_at_its_line(
     assert found == [
         f"evals/service.yaml:{line_of(service, 'playground:')}:3: spec.playground: {said}"
     ]
+    assert model.requests == []
+
+
+# --- docs/getting-started.md shows one of them, as validate says it ---------------------------
+
+
+def test_the_mistake_getting_started_shows_is_what_validate_and_run_say(
+    repo: GitRepo, model: ScriptedModelServer
+) -> None:
+    page = (REPO_ROOT / "docs" / "getting-started.md").read_text()
+    yaml_blocks = re.findall(r"```yaml\n(.*?)```", page, re.DOTALL)
+    files = {b.split("\n", 1)[0][2:]: b for b in yaml_blocks if re.match(r"# \S+\.yaml\n", b)}
+    (mistake,) = [b for b in yaml_blocks if "# the last assertion of order-status" in b]
+    fixture = files["evals/support-bot.yaml"]
+    files["evals/support-bot.yaml"] = fixture.replace(
+        "      minScore: 0.8\n", "      minScore: 0.8\n" + mistake, 1
+    )
+    shown = page.split("before its first model call (exit 2):\n\n```text\n", 1)[1].split("```")[0]
+    repo.commit("the page's suite, with a mistake", {**files, "prompts/support-bot.md": "Jane.\n"})
+    for command in (["validate"], ["run", "--no-cache", "--no-history"]):
+        done = evalward(*command, cwd=repo.path, **provider_env(model))
+        assert done.returncode == 2 and done.stderr == shown, done.stdout + done.stderr
     assert model.requests == []
