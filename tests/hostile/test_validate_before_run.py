@@ -379,3 +379,13 @@ def test_the_mistake_getting_started_shows_is_what_validate_and_run_say(
         done = evalward(*command, cwd=repo.path, **provider_env(model))
         assert done.returncode == 2 and done.stderr == shown, done.stdout + done.stderr
     assert model.requests == []
+
+
+def test_a_seed_that_does_not_load_is_told_once_when_playgrounds_are_made(suite: GitRepo) -> None:
+    """Provisioning finds it too, in the same words: the line that names its statement is
+    the one told."""
+    suite.commit("a typo", {"shop/seed.sql": SEED.replace("CREATE TABLE refunds", "CRATE TABLE x")})
+
+    found = problems(evalward("validate", ".", "--playgrounds", cwd=suite.path))
+
+    assert len(found) == 1 and found[0].endswith("(the statement at shop/seed.sql:2)"), found

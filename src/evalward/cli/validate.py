@@ -82,9 +82,10 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
             load_script(Path(args.mock_script))
         except ResourceError as exc:
             problems += exc.problems
-    served = _provisioned(resources, host, out, problems) if args.playgrounds else {}
-    asked = TreeCheck(bool(args.mock_script), names, host.env, served)
-    problems += tree_problems(resources, asked)
+    made: list[Problem] = []
+    served = _provisioned(resources, host, out, made) if args.playgrounds else {}
+    found = tree_problems(resources, TreeCheck(bool(args.mock_script), names, host.env, served))
+    problems += found + [p for p in made if not _told(p, found)]
     for warning in resources.warnings:
         print(f"warning: {warning.render()}", file=out)
     if problems:
@@ -148,6 +149,12 @@ def _provisioned(
     made = trials.tried - len(trials.problems)
     print(f"{made} of {trials.tried} playgrounds provisioned and torn down", file=out)
     return trials.served
+
+
+def _told(problem: Problem, found: list[Problem]) -> bool:
+    """Whether a playground's failure is told already, in the same words and more precisely
+    (a seed that does not load, with the line of its statement)."""
+    return any(p.file == problem.file and p.message.startswith(problem.message) for p in found)
 
 
 def _declared(root: Path) -> tuple[str, ...]:
