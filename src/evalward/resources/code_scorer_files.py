@@ -17,19 +17,22 @@ import hashlib
 import json
 import stat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalward.files.safe_files import UnsafeFile, read_regular
 from evalward.resources.code_scorer import MAX_SOURCE_CHARS, CodeAssertion, CodeSource
 from evalward.resources.models import EvalFixture
 from evalward.resources.paths import OutsideRepository, looked_up, repo_path
-from evalward.resources.yamlsource import Document, PathKey
+from evalward.resources.yamlsource import PathKey
 
 ScorerProblem = tuple[PathKey, str]
 """A field of the fixture (from its document's root) and what is wrong there."""
 
 MAX_ENVIRONMENT_FILE_BYTES = 16 * 1024 * 1024
 """The largest file of a scorer's environment (a lock of a few hundred packages: under 1 MB)."""
+
+if TYPE_CHECKING:
+    import yaml
 
 FileTexts = dict[str, str | None]
 """Repository paths and their text (None: not there), read once per load: the fixtures that
@@ -99,18 +102,66 @@ def code_sources(fixture: EvalFixture) -> list[tuple[PathKey, CodeSource]]:
     return found
 
 
-def place_inline(fixture: EvalFixture, file: str, document: Document, text: str) -> EvalFixture:
-    """The fixture with each inline scorer's `source_at`: `file`, and the line of `document`
-    (whose text is `text`) its code starts on, so that an error in the code is reported where
-    it was written."""
-    lines = text.splitlines()
-    placed: dict[PathKey, tuple[str, int]] = {}
-    for at, code in code_sources(fixture):
-        if code.source is not None:
-            line, column = document.locate((*at, "source"))
-            placed[at] = (file, _first_line(lines, line, column))
-    if not placed:
-        return fixture
+class InlinePlaces:
+    """Places a fixture's inline scorers (`source_at`: its file and the line its code starts
+    on), so that an error in the code is reported where it was written; each file composed
+    once a load, and only when a fixture of it holds one."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, list[yaml.Node]] = {}
+
+    def place(self, fixture: EvalFixture, file: str, index: int, text: str) -> EvalFixture:
+        """`fixture`, the `index`-th document of `file` (whose text is `text`), placed."""
+        if file not in self._files:
+            self._files[file] = _composed(text)
+        documents = self._files[file]
+        document = documents[index] if index < len(documents) else None
+        placed: dict[PathKey, tuple[str, int]] = {}
+        for at, code in code_sources(fixture):
+            line = _scalar_start(document, (*at, "source")) if code.source is not None else None
+            if line is not None:
+                placed[at] = (file, line)
+        return _placed(fixture, placed) if placed else fixture
+
+
+def _composed(text: str) -> list[yaml.Node]:
+    """Every document of `text` as libyaml composes it: nodes and their marks, no data built
+    (the places of a few values are all that is wanted of them). The text has loaded: what
+    nests too deep to walk was refused then, and composing expands no alias."""
+    import yaml  # lazy: PyYAML costs 20 ms a start; only an inline scorer's file needs it
+
+    from evalward.resources.yaml12 import CoreLoader  # lazy: it imports PyYAML
+
+    loader = CoreLoader(text)
+    nodes: list[yaml.Node] = []
+    try:
+        while loader.check_node():
+            nodes.append(loader.get_node())
+    except yaml.YAMLError:
+        return []  # the load words and locates it
+    finally:
+        loader.dispose()
+    return nodes
+
+
+def _scalar_start(node: yaml.Node | None, path: PathKey) -> int | None:
+    """The line (1-based) the text of the scalar at `path` of a composed document starts on:
+    a block scalar's (`|`, `>`) is the line after its indicator. None: no scalar there."""
+    import yaml  # lazy: imported by `_composed` first, which made `node`
+
+    for key in path:
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if k.value == key), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+        else:
+            return None
+    if not isinstance(node, yaml.ScalarNode):
+        return None
+    return int(node.start_mark.line) + (2 if node.style in ("|", ">") else 1)
+
+
+def _placed(fixture: EvalFixture, placed: dict[PathKey, tuple[str, int]]) -> EvalFixture:
     spec = fixture.spec
 
     def place(value: Any, *at: str | int) -> Any:
@@ -136,17 +187,6 @@ def place_inline(fixture: EvalFixture, file: str, document: Document, text: str)
     if spec.scoring_function is not None:
         update["scoring_function"] = place(spec.scoring_function, "spec", "scoringFunction")
     return fixture.model_copy(update={"spec": spec.model_copy(update=update)})
-
-
-def _first_line(lines: list[str], line: int, column: int) -> int:
-    """The line a scalar's text starts on, given its key's place: the next line for a block
-    scalar (`source: |`) or a value on the lines below its key, else the key's own."""
-    text = lines[line - 1] if 0 < line <= len(lines) else ""
-    _, colon, rest = text[column - 1 :].partition(":")
-    rest = rest.strip()
-    if not colon or not rest or rest.startswith(("|", ">", "#")):
-        return line + 1
-    return line
 
 
 def _text_of(

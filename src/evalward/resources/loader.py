@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from evalward.errors import Problem, ResourceError
 from evalward.resources import agentv
-from evalward.resources.code_scorer_files import FileTexts, embed_scorers, has_inline, place_inline
+from evalward.resources.code_scorer_files import FileTexts, InlinePlaces, embed_scorers, has_inline
 from evalward.resources.discover import discover, relative
 from evalward.resources.models import (
     API_VERSIONS,
@@ -219,6 +219,7 @@ class _Run:
         self._marked: dict[str, list[Document]] = {}
         self._locations: dict[tuple[str, str, str], tuple[int, int]] = {}
         self._scorer_texts: FileTexts = {}
+        self._inline = InlinePlaces()
 
     # -- locations ------------------------------------------------------------------------
 
@@ -373,9 +374,9 @@ class _Run:
         elif isinstance(resource, EvalFixture):
             table = self.result.fixtures
             fixture, problems, reads = embed_scorers(resource, self.root, self._scorer_texts)
-            document = self.marked(located.file, pending.index) if has_inline(fixture) else None
-            if document is not None and not at:  # an AgentV test's code is not its file's
-                fixture = place_inline(fixture, located.file, document, self._texts[located.file])
+            if has_inline(fixture) and not at:  # an AgentV test's code is not its file's
+                text = self._texts[located.file]
+                fixture = self._inline.place(fixture, located.file, pending.index, text)
             located = dataclasses.replace(located, resource=fixture)
             if reads:
                 self.result.reads.setdefault(located.file, set()).update(reads)

@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 import warnings
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -30,6 +31,8 @@ from evalward.resources.yamlsource import PathKey
 
 NODE_CHECK_SECONDS = 30.0
 """A `node --check` that takes longer is let go: the run will tell."""
+NODE_CHECKS = 4
+"""`node --check` processes at once (each mostly waits for Node to start)."""
 _NODE_PLACE = re.compile(r":(\d+)\s*$")
 _NODE_ERROR = re.compile(r"^\w*Error: .+", re.MULTILINE)
 _ESM = re.compile(r"^\s*export\s", re.MULTILINE)
@@ -38,48 +41,60 @@ Failure = tuple[int | None, int | None, str]
 """Where in the code (its line, its column) and why it does not compile."""
 
 
+@dataclass(frozen=True)
+class _Code:
+    """A scorer's text as it is checked: its language (and whether a script), the name of the
+    file it is checked as, whether inline, and the text."""
+
+    kind: str
+    name: str
+    inline: bool
+    text: str
+
+
 @dataclass
 class ScorerChecks:
-    """Checks the code scorers of fixtures, each text once (fixtures share scorer files)."""
+    """Checks the code scorers of the fixtures added, each text once (fixtures share scorer
+    files); JavaScript ones NODE_CHECKS at a time."""
 
     locator: Locator
     env: Mapping[str, str]
-    _checked: dict[tuple[str, str, str], Failure | None] = field(default_factory=dict)
+    _scorers: list[tuple[Located[EvalFixture], PathKey, CodeSource, _Code]] = field(
+        default_factory=list
+    )
 
-    def __post_init__(self) -> None:
-        self._node = shutil.which("node", path=self.env.get("PATH", ""))
-
-    def problems(self, fixture: Located[EvalFixture]) -> list[Problem]:
-        """Every code scorer of `fixture` that does not compile, located."""
-        found = []
+    def add(self, fixture: Located[EvalFixture]) -> None:
         for at, code in code_sources(fixture.resource):
             if code.code is None:
                 continue  # a file that did not load: the load said why
-            problem = self._problem(fixture, at, code)
-            if problem is not None:
-                found.append(problem)
+            script = getattr(code, "protocol", ScorerProtocol.function) is ScorerProtocol.script
+            kind = code.lang.value + (":script" if script else "")
+            checked = _Code(kind, _file_name(code, script), code.source is not None, code.code)
+            self._scorers.append((fixture, at, code, checked))
+
+    def problems(self) -> list[Problem]:
+        """Every code scorer added that does not compile, located."""
+        texts = {checked for *_, checked in self._scorers}
+        node = shutil.which("node", path=self.env.get("PATH", ""))
+        failures = {c: _python(c.text, c.inline) for c in texts if c.kind.startswith("python")}
+        scripts = [c for c in texts if not c.kind.startswith("python")]
+        if node is not None and scripts:  # without Node here, the run will tell
+            with ThreadPoolExecutor(NODE_CHECKS) as pool:
+                parsed = pool.map(lambda c: _node(node, c.name, c.text, c.inline), scripts)
+                failures.update(zip(scripts, parsed, strict=True))
+        found = []
+        for fixture, at, code, checked in self._scorers:
+            failure = failures.get(checked)
+            if failure is not None:
+                found.append(self._problem(fixture, at, code, failure))
         return found
 
     def _problem(
-        self, fixture: Located[EvalFixture], at: PathKey, code: CodeSource
-    ) -> Problem | None:
-        script = getattr(code, "protocol", ScorerProtocol.function) is ScorerProtocol.script
-        inline = code.source is not None
-        name = _file_name(code, script)
-        key = (code.lang.value + (":script" if script else ""), name, code.code or "")
-        if key not in self._checked:
-            if code.lang is CodeLanguage.python:
-                self._checked[key] = _python(code.code or "", inline)
-            elif self._node is not None:
-                self._checked[key] = _node(self._node, name, code.code or "", inline)
-            else:
-                self._checked[key] = None  # no Node here: the run will tell
-        failure = self._checked[key]
-        if failure is None:
-            return None
+        self, fixture: Located[EvalFixture], at: PathKey, code: CodeSource, failure: Failure
+    ) -> Problem:
         line, column, why = failure
         language = "Python" if code.lang is CodeLanguage.python else "JavaScript"
-        if not inline:
+        if code.source is None:
             return Problem(code.path, line, column, "", f"the {language} scorer {why}")
         message = f"the inline {language} scorer {why}"
         field_at = (*at, "source")

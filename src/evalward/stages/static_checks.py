@@ -151,7 +151,8 @@ class StaticChecks:
 
     def check(self) -> None:
         for fixture in self._fixtures.values():
-            self.problems += self._scorers.problems(fixture)
+            self._scorers.add(fixture)
+        self.problems += self._scorers.problems()
         for key, use in self._uses.items():
             shape = _parts(use.source)
             if use.source.spec.sqlite is not None:
