@@ -248,8 +248,8 @@ class _Checks:
         self.problems[self.locator.problem(located, at, message)] = None
 
     def found(self) -> list[Problem]:
-        """Every problem, once each, in file order: the definitions', then what the static
-        checks find of what they name."""
+        """Every problem, once each, in file order: the definitions' and what the static
+        checks find of the repository's files they name."""
         self.static.check()
         self.problems.update(dict.fromkeys(self.static.problems))
         return sorted(self.problems, key=Problem.order)

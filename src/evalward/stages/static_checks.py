@@ -52,53 +52,11 @@ _READ = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
 """What a criterion's query may do: what a run's reading of the state allows it
 (runtime/playground_state.py)."""
 _KEYWORDS = frozenset(
-    {
-        "SELECT",
-        "FROM",
-        "WHERE",
-        "GROUP",
-        "ORDER",
-        "BY",
-        "HAVING",
-        "LIMIT",
-        "OFFSET",
-        "JOIN",
-        "LEFT",
-        "INNER",
-        "CROSS",
-        "OUTER",
-        "ON",
-        "AS",
-        "AND",
-        "OR",
-        "NOT",
-        "NULL",
-        "IS",
-        "IN",
-        "LIKE",
-        "GLOB",
-        "BETWEEN",
-        "EXISTS",
-        "DISTINCT",
-        "UNION",
-        "ALL",
-        "EXCEPT",
-        "INTERSECT",
-        "WITH",
-        "RECURSIVE",
-        "CASE",
-        "WHEN",
-        "THEN",
-        "ELSE",
-        "END",
-        "ASC",
-        "DESC",
-        "COUNT",
-        "VALUES",
-        "USING",
-        "NATURAL",
-    }
+    """SELECT FROM WHERE GROUP ORDER BY HAVING LIMIT OFFSET JOIN LEFT INNER CROSS OUTER ON AS AND
+    OR NOT NULL IS IN LIKE GLOB BETWEEN EXISTS DISTINCT UNION ALL EXCEPT INTERSECT WITH RECURSIVE
+    CASE WHEN THEN ELSE END ASC DESC COUNT VALUES USING NATURAL""".split()  # noqa: SIM905
 )
+"""The words a misspelled one in a criterion's query is compared with."""
 _NO_SUCH = re.compile(r"no such (table|column): (\S+)")
 _NEAR = re.compile(r'near "([A-Za-z_]+)": syntax error')
 
