@@ -322,19 +322,20 @@ def test_a_state_path_the_seeds_do_not_have_is_a_warning_with_the_nearest(
 
 # --- validate --playgrounds: each playground made once, without an agent or a model ---------
 
-DEAF = (
-    "[python3, -c, \"import sys, time; print('crm: listening on 8080', file=sys.stderr, "
-    'flush=True); time.sleep(120)"]'
-)
+DEAF = "[sh, -c, \"echo 'crm: listening on 8080' >&2; exec sleep 120\"]"
+"""A service that says it listens and never does: its words are on stderr at once (a shell's
+echo), long before its readiness bound, however loaded the machine."""
 BROKEN_SERVICES = {
     "exits-at-once": (
         '[python3, crm/server.py, --prot, "{port}", --seed, "{seed}"]',
+        "",  # the default bound: it exits long before it
         "playground 'crm': the service exited with code 2 before /health answered: "
         "server.py: error: the following arguments are required: --port",
     ),
     "never-ready": (
         DEAF,
-        "playground 'crm': the service did not answer /health within 1 s "
+        "\n      readyTimeoutSeconds: 3",
+        "playground 'crm': the service did not answer /health within 3 s "
         "(service.readyTimeoutSeconds): crm: listening on 8080",
     ),
 }
@@ -344,10 +345,10 @@ BROKEN_SERVICES = {
 def test_validate_playgrounds_says_why_a_service_cannot_be_made_at_its_line(
     suite: GitRepo, model: ScriptedModelServer, case: str
 ) -> None:
-    start, said = BROKEN_SERVICES[case]
+    start, bound, said = BROKEN_SERVICES[case]
     service = SERVICE.replace(
         '[python3, crm/server.py, --port, "{port}", --seed, "{seed}"]', start
-    ).replace("ready: /health", "ready: /health\n      readyTimeoutSeconds: 1")
+    ).replace("ready: /health", "ready: /health" + bound)
     suite.commit(case, {"evals/service.yaml": service})
     assert evalward("validate", ".", cwd=suite.path).returncode == 0  # it takes a run to see
 

@@ -50,7 +50,7 @@ LISTED_FILES = 20_000
 """Files of a seed folder listed at most; past it, its files are not checked against."""
 _READ = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
 """What a criterion's query may do: what a run's reading of the state allows it
-(runtime/playground_state.py)."""
+(runtime/playground_database.py)."""
 _KEYWORDS = frozenset(
     """SELECT FROM WHERE GROUP ORDER BY HAVING LIMIT OFFSET JOIN LEFT INNER CROSS OUTER ON AS AND
     OR NOT NULL IS IN LIKE GLOB BETWEEN EXISTS DISTINCT UNION ALL EXCEPT INTERSECT WITH RECURSIVE
