@@ -6,6 +6,7 @@ and says why one cannot be made at the playground's line."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -63,6 +64,7 @@ spec:
         const said = output.toLowerCase();
         return said.includes('refund');
     - { type: code, file: scorers/polite.py }
+    - { type: code, file: scorers/kind.js }
 ---
 apiVersion: evalward.dev/v1
 kind: EvalFixture
@@ -114,6 +116,7 @@ def files() -> dict[str, str]:
         "crm/server.py": (CRM / "server.py").read_text(),
         "crm/seed.json": (CRM / "seed.json").read_text(),
         "scorers/polite.py": "def get_assert(output, context):\n    return 'sorry' in output\n",
+        "scorers/kind.js": "module.exports = (output) => {\n  return output.includes('thank');\n};",
     }
 
 
@@ -216,6 +219,14 @@ MISTAKES = [
         "spec.assertions[3].source: the inline JavaScript scorer does not parse: SyntaxError: "
         "Unexpected end of input",
     ),
+    Mistake(
+        "javascript-file",
+        "scorers/kind.js",
+        "return output.includes('thank');",
+        "return output.includes('thank'));",
+        ("scorers/kind.js", "return output.includes('thank'));"),
+        "the JavaScript scorer does not parse: SyntaxError: Unexpected token ')'",
+    ),
 ]
 
 
@@ -298,19 +309,65 @@ def test_a_fixture_that_does_not_load_is_told_cause_first_and_the_eval_points_at
 
 # --- state paths: what the seeds do not have is a warning that names the nearest -----------
 
+DESK = """\
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: desk }
+spec:
+  targetAgent: support
+  fixtures: [desk-notes]
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: desk-notes }
+spec:
+  targetAgent: support
+  input: { type: prompt, payload: { prompt: "Note the refund of A-1042." } }
+  playground:
+    name: desk
+    files: { seed: desk }
+    sqlite: { seed: desk/ledger.yaml }
+  assertions:
+    - { type: fileState, path: notes/sumary.md, contains: A-1042 }
+    - { type: fileState, path: out/report.md, contains: A-1042 }
+    - { type: stateUnchanged, except: [db.ledgr, files.notes/summary.md, db.ledger.*.memo] }
+    - { type: stateValue, at: dbs.ledger, exists: true }
+"""
+"""A playground of a folder and a YAML-seeded database: a file close to one of its seed's,
+a table its seed does not make and a part the state does not have are warned about; a file
+the agent will write (`out/report.md`) and what the seeds have are not."""
+DESK_FILES = {
+    "evals/desk.yaml": DESK,
+    "desk/ledger.yaml": "ledger: [{ id: 1, order_id: A-1042, memo: opened }]\n",
+    "desk/notes/summary.md": "Nothing refunded yet.\n",
+}
+
 
 def test_a_state_path_the_seeds_do_not_have_is_a_warning_with_the_nearest(
-    suite: GitRepo,
+    suite: GitRepo, model: ScriptedModelServer
 ) -> None:
     text = SUITE.replace("db.orders.A-1042.status", "db.order.A-1042.statuz")
     service = SERVICE.replace("at: service.refunds,", "at: service.refundz,")
-    suite.commit("typos in paths", {"evals/suite.yaml": text, "evals/service.yaml": service})
+    changed = {"evals/suite.yaml": text, "evals/service.yaml": service, **DESK_FILES}
+    suite.commit("typos in paths", changed)
+    desk = [
+        f"evals/desk.yaml:{line_of(DESK, 'notes/sumary.md')}:26: spec.assertions[0].path: "
+        "`fileState` in playground 'desk': the files seed 'desk' holds no file "
+        "'notes/sumary.md' (did you mean 'notes/summary.md'?)",
+        f"evals/desk.yaml:{line_of(DESK, 'db.ledgr')}:40: spec.assertions[2].except[0]: "
+        "`stateUnchanged` in playground 'desk': the seed 'desk/ledger.yaml' makes no table "
+        "'ledgr' (did you mean 'ledger'?)",
+        f"evals/desk.yaml:{line_of(DESK, 'dbs.ledger')}:27: spec.assertions[3].at: "
+        "`stateValue` in playground 'desk': the playground's state has no 'dbs' (did you "
+        "mean 'db'?): it holds db, files",
+    ]
     for options in ([], ["--playgrounds"]):
         done = evalward("validate", ".", *options, cwd=suite.path)
         assert done.returncode == 0, done.stdout + done.stderr  # the run may make a path
         warnings = [x for x in done.stdout.splitlines() if x.startswith("warning: ")]
         told = "the state its service served" if options else "the service's seed 'crm/seed.json'"
         assert warnings == [
+            *(f"warning: {w}" for w in desk),
             f"warning: evals/service.yaml:{line_of(service, 'service.refundz')}:27: "
             "spec.assertions[0].at: `stateValue` in playground 'crm': "
             f"{told} has no key 'refundz' (did you mean 'refunds'?)",
@@ -318,6 +375,57 @@ def test_a_state_path_the_seeds_do_not_have_is_a_warning_with_the_nearest(
             "`stateValue` in playground 'shop': the seed 'shop/seed.sql' makes no table "
             "'order' (did you mean 'orders'?)",
         ], done.stdout
+    assert model.requests == []
+
+    # a run finds them before the agent is asked, goes on (it may make a path) and says them
+    done = evalward(
+        "run",
+        ".",
+        "--eval",
+        "desk",
+        "--no-cache",
+        "--no-history",
+        cwd=suite.path,
+        **provider_env(model),
+    )
+    said = done.stdout + done.stderr
+    assert "Traceback" not in said, said
+    for warning in desk:
+        assert f"warning: {warning}" in said, said
+    assert model.requests, said
+
+
+def test_a_run_lists_a_bounded_number_of_warnings(
+    suite: GitRepo, model: ScriptedModelServer
+) -> None:
+    """A pull request's thousand wrong paths do not crowd the comment out: a run lists the
+    first ones and counts the rest."""
+    paths = "".join(
+        f"    - {{ type: stateValue, at: db.table{i}, exists: true }}\n" for i in range(25)
+    )
+    desk = DESK.split("  assertions:\n")[0] + "  assertions:\n" + paths
+    suite.commit("many wrong paths", {**DESK_FILES, "evals/desk.yaml": desk})
+
+    done = evalward(
+        "run",
+        ".",
+        "--eval",
+        "desk",
+        "--no-cache",
+        "--no-history",
+        "--output-dir",
+        "out",
+        cwd=suite.path,
+        **provider_env(model),
+    )
+
+    assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
+    notes = json.loads((suite.path / "out" / "results.json").read_text())["notes"]
+    warned = [n for n in notes if n.startswith("warning: ")]
+    assert len(warned) == 21, notes
+    assert all("makes no table 'table" in n for n in warned[:20]), warned
+    assert warned[20] == "warning: 5 more such warnings (`evalward validate` lists them all)"
+    assert "5 more such warnings" in done.stdout, done.stdout + done.stderr
 
 
 # --- validate --playgrounds: each playground made once, without an agent or a model ---------
@@ -331,6 +439,11 @@ BROKEN_SERVICES = {
         "",  # the default bound: it exits long before it
         "playground 'crm': the service exited with code 2 before /health answered: "
         "server.py: error: the following arguments are required: --port",
+    ),
+    "state-unreadable": (
+        '[python3, crm/server.py, --port, "{port}", --seed, "{seed}"]',
+        "\n      state: /stat",  # a typo of /state: the run could not read what it did
+        "playground 'crm': its state endpoint /stat answered HTTP 404",
     ),
     "never-ready": (
         DEAF,

@@ -38,6 +38,9 @@ from evalward.stages.plan import Checkout, Plan, PlannedRun
 from evalward.stages.playgrounds import missing_seeds, source_of, state_without_playground
 from evalward.stages.static_checks import PlaygroundKey, StaticChecks
 
+NOTED_WARNINGS = 20
+"""Warnings a run lists among its notes at most."""
+
 
 @dataclass
 class Scope:
@@ -85,11 +88,13 @@ def tree_problems(resources: ResourceSet, asked: TreeCheck) -> list[Problem]:
 
 def refuse_plan(
     plan: Plan, checkouts: Mapping[Side, Checkout], providers: Providers, env: Mapping[str, str]
-) -> None:
+) -> list[Problem]:
     """Raise one ResourceError with every refusal of the runs `plan` may make on each side
     (`Plan.may_run`: a later round's too): the head's first, then (when the head has none)
-    the base's, said to be the base's. `env` is the run's (its PATH finds Node)."""
+    the base's, said to be the base's. `env` is the run's (its PATH finds Node). Returns the
+    head's warnings (a state path its seeds do not have): the run goes on, and says them."""
     mock_script = providers.override is not None
+    warnings: list[Problem] = []
     for side in (Side.head, Side.base):
         if side not in checkouts:
             continue
@@ -109,6 +114,19 @@ def refuse_plan(
         problems = checks.found()
         if problems:
             raise ResourceError(problems, source="" if side is Side.head else "the base branch")
+        if side is Side.head:
+            warnings = sorted(dict.fromkeys(checks.static.warnings), key=Problem.order)
+    return warnings
+
+
+def warning_notes(warnings: list[Problem]) -> list[str]:
+    """A run's notes of the warnings `refuse_plan` found: the first NOTED_WARNINGS, then how
+    many more (a pull request's many paths do not crowd the rest of its comment out)."""
+    notes = [f"warning: {w.render()}" for w in warnings[:NOTED_WARNINGS]]
+    if len(warnings) > NOTED_WARNINGS:
+        more = len(warnings) - NOTED_WARNINGS
+        notes.append(f"warning: {more} more such warnings (`evalward validate` lists them all)")
+    return notes
 
 
 def side_effect_refusal(
