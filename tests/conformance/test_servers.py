@@ -230,6 +230,15 @@ def test_a_request_framed_to_smuggle_or_too_big_is_refused_and_the_server_goes_o
     assert "Traceback" not in printed and "Error handling request" not in printed
 
 
+async def read_until_cut(closed: asyncio.Future[bytes]) -> bytes:
+    """What the server sent before it closed the connection: a close with bytes of ours still
+    unread on its side is a reset, which says the same (nothing) as an orderly end."""
+    try:
+        return await closed
+    except ConnectionResetError:
+        return b""
+
+
 def test_a_head_dripped_a_byte_at_a_time_is_cut_off_and_others_are_served_meanwhile(
     model: ScriptedModelServer, tmp_path: Path
 ) -> None:
@@ -251,9 +260,9 @@ def test_a_head_dripped_a_byte_at_a_time_is_cut_off_and_others_are_served_meanwh
                         if sent == 10:
                             await still_serving(served)
                         await asyncio.sleep(0.05)
-                    return sent, await closed
+                    return sent, await read_until_cut(closed)
             except ConnectionError:
-                return sent, await closed
+                return sent, await read_until_cut(closed)
             finally:
                 writer.close()
 
