@@ -287,7 +287,10 @@ class _Run:
 
     def _from_cache(self, run: PlannedRun) -> FixtureResult | None:
         cache, keys = self.how.cache, self.keys
-        if cache is None or keys is None or (hit := cache.get(keys.of(run))) is None:
+        if cache is None or keys is None:
+            return None
+        key = next((k for k in keys.read(run) if cache.contains(k)), keys.of(run))
+        if (hit := cache.get(key)) is None:
             return None
         fixture = self.checkouts[run.side].resources.fixtures[run.fixture]
         update = {
