@@ -25,7 +25,7 @@ from e2e.test_github_events import real_payload
 from evalward.runtime.agent_users import claim_pair
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text, tool_call
-from support.actionrun import ActionRun, prepare, start_action
+from support.actionrun import SHARD_KEY, ActionRun, Launch, prepare, start_action
 from support.actionrun import execute as execute_action
 from support.agentenv import PYTHON, RUNNER_UID, needs_root, open_pr, run_gate, workspace
 from support.jsonserver import json_server
@@ -81,6 +81,7 @@ SERVICE = json_server(
 TOOL = """\
 import json, os, pathlib, sqlite3, subprocess, sys, time
 args = json.load(sys.stdin)
+started = time.time()
 meeting = pathlib.Path({meeting!r})
 # a process that leaves the run's session, as a careless or hostile tool's would
 escaped = subprocess.Popen(
@@ -101,7 +102,8 @@ if {hold!r}:
 db = sqlite3.connect(os.environ["EVALWARD_SQLITE_PATH"])
 db.execute("INSERT INTO refunds (order_id) VALUES (?)", (args["order_id"],))
 db.commit()
-print(json.dumps({{"uid": os.getuid(), "escaped": escaped.pid}}))
+print(json.dumps({{"uid": os.getuid(), "escaped": escaped.pid, "started": started,
+                  "ended": time.time()}}))
 """
 
 
@@ -143,7 +145,7 @@ def _script(model: ScriptedModelServer) -> None:
     )
 
 
-def _tool_reports(run: ActionRun) -> dict[str, dict[str, int]]:
+def _tool_reports(run: ActionRun) -> dict[str, dict[str, float]]:
     found = {}
     for fixture in run.results()["fixtures"]:
         assert fixture["status"] == "pass", (fixture["side"], fixture["message"])
@@ -216,6 +218,79 @@ def test_two_jobs_with_default_inputs_at_once_leave_each_other_running(
     users_b = {report["uid"] for report in _tool_reports(run_b).values()}
     assert len(users_a) == 1 and len(users_b) == 2  # a push runs the head; a gate both sides
     assert not users_a & users_b
+
+
+@needs_root
+def test_the_shards_of_a_matrix_on_one_machine_take_the_sides_turns(
+    tmp_path: Path, github: FakeGitHub, model: ScriptedModelServer, meeting: Path
+) -> None:
+    """Two shards of one pull request run at once on one machine, sharing its loopback and
+    its /tmp: part 1 has the head's run, part 2 the base's. While part 1's head is mid-run,
+    part 2 says it waits and runs nothing of the base; its base starts once part 1's head
+    has ended."""
+    _script(model)
+    (meeting / "hold").write_text("")
+    workspace = tmp_path / "workspace"
+    tmp_path.chmod(0o755)
+    event = _repo(workspace, github, meeting)
+    env = {"OPENAI_API_KEY": "sk-environment-secret-0123456789", "OPENAI_BASE_URL": model.base_url}
+
+    def part(index: int) -> tuple[Launch, subprocess.Popen[str]]:
+        launch = prepare(
+            workspace,
+            github,
+            event,
+            inputs={
+                "output-dir": str(tmp_path / f"part-{index}"),
+                "agent-user": "auto",
+                "shard": f"{index}/2",
+                "shard-key": SHARD_KEY,
+                "cache": "off",
+            },
+            env=env,
+            run_dir=tmp_path / f"runner-{index}",
+        )
+        return launch, start_action(workspace, launch)
+
+    first, job_1 = part(1)
+    jobs = [job_1]
+    try:
+        while not list(meeting.glob("held-*")):  # part 1's head is mid-run
+            assert job_1.poll() is None, job_1.communicate()
+            time.sleep(0.1)
+        second, job_2 = part(2)
+        jobs.append(job_2)
+        assert job_2.stdout is not None
+        said = []
+        while (line := job_2.stdout.readline()) and "waiting for another job" not in line:
+            said.append(line)
+        assert line == (
+            "evalward: waiting for another job on this machine (head runs) before this job's "
+            "base runs start\n"
+        ), "".join(said)
+        assert job_2.poll() is None
+        (meeting / "a-ended").write_text("")
+        out_1, err_1 = job_1.communicate(timeout=600)
+        out_2, err_2 = job_2.communicate(timeout=600)
+    finally:
+        for job in jobs:
+            if job.poll() is None:
+                job.kill()
+                job.wait()
+    run_1 = first.finish(job_1.returncode, out_1, err_1)
+    run_2 = second.finish(job_2.returncode, line + out_2, err_2)
+    assert run_1.returncode == 0, run_1.stdout + run_1.stderr
+    assert run_2.returncode == 0, run_2.stdout + run_2.stderr
+    head = _part_report(tmp_path / "part-1" / "shard-1-of-2.json", "head")
+    base = _part_report(tmp_path / "part-2" / "shard-2-of-2.json", "base")
+    assert base["started"] > head["ended"]
+
+
+def _part_report(path: Path, side: str) -> dict[str, float]:
+    (fixture,) = json.loads(path.read_text())["fixtures"]
+    assert fixture["side"] == side and fixture["status"] == "pass", fixture["message"]
+    step = next(s for s in fixture["trace"]["steps"] if s["type"] == "tool_result")
+    return dict(json.loads(step["output"]))
 
 
 @needs_root

@@ -10,9 +10,13 @@ run's; an Eval that does not set it is bounded by the run's alone) and once per 
 provider. Runs that get ahead of their scoring (by four traces per run slot) wait for it,
 so unscored traces never pile up in memory. Each fixture run has the Eval's
 `timeoutSeconds`; a run that times out keeps the steps it made and ends with an `error` step.
-Bring-your-own http agents are started on first use and stopped when the run ends, also when
-it fails; so is the model proxy their programs (and command tools) call models through,
-which holds the only copy of the provider keys.
+Bring-your-own http agents are started on first use and stopped when their side's runs end,
+also when they fail; the model proxy their programs (and command tools) call models through,
+which holds the only copy of the provider keys, when the run ends.
+
+The sides take turns (`Sandbox.turn`, runtime/apart.py): every base run, scored, before the
+head's first program starts, so nothing a pull request's program does reaches what a base run
+reads; and each run's programs are ended with it (`Sandbox.begin_run`), escaped or not.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ process environment (`/proc/<pid>/environ` of another user is closed), signal it
 what evalward owns: its installation, `.evalward/`, the runner's file-command files. They work
 in a read-only copy of the checkout (without `.git` and `.evalward`) and get a private temp
 dir as HOME and TMPDIR, removed when the process is gone. Their environment is built from
-scratch by `process.limited_env`.
+scratch by `process.limited_env`. A run's programs end with the run, and the sides take turns
+(`apart`).
 
 Switching user needs root, which a Docker action always has. Without root the isolation is
 `unavailable`: a run that would start such a program is refused before anything runs, unless
