@@ -173,7 +173,7 @@ def prepare_sandbox(job: Job) -> None:
                 ),
             )
         )
-    job.console.log(sandbox.keep_apart(job.console.log))
+    sandbox.keep_apart(job.console.log)
     if sandbox.user is not None:
         written = [job.site.output_dir, *([cache.directory] if cache.directory else [])]
         sandbox.give_back(protect(context.workspace, written, job.site.env))

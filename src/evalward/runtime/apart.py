@@ -42,22 +42,29 @@ class Apart:
         without a user switch."""
         self.groups: RunGroups | None = None
         self.turns = Turns(None)
+        self._log: Callable[[str], None] = lambda _line: None
+        self._said = ""
 
-    def track(self, turns: Path | None, log: Callable[[str], None]) -> str:
+    def track(self, turns: Path | None, log: Callable[[str], None]) -> None:
         """Make the job's cgroup and take part in the machine's turns (`turns`: their folder,
-        None: this job's alone); what holds, in a sentence for the log."""
+        None: this job's alone); the first turn says in the log what holds."""
         made = self.groups if self.groups is not None else RunGroups.make()
         self.groups = made if isinstance(made, RunGroups) else None
         self.turns = Turns(turns, log)
+        self._log = log
         how = (
             f"in a cgroup each ({made.folder})"
             if isinstance(made, RunGroups)
-            else f"by their sessions and agent user ({made})"
+            else f"by their sessions{' and agent user' if self.users else ''} ({made})"
         )
-        return (
-            "evalward: sides take turns: the base's runs, then the head's, nothing of either "
-            f"side left between them; each run's processes are tracked {how} and ended with "
-            "the run"
+        between = (
+            ", nothing of either side's agent user left between them"
+            if self.users
+            else " (`agent-isolation: off`: nothing else is ended or swept between them)"
+        )
+        self._said = (
+            f"evalward: sides take turns: the base's runs, then the head's{between}; each "
+            f"run's processes are tracked {how} and ended with the run"
         )
 
     def begin_run(self, uid: int | None) -> RunProcesses:
@@ -82,6 +89,9 @@ class Apart:
     async def turn(self, side: str, commit: str) -> AsyncIterator[None]:
         """A side's turn: nothing of the job's agent users before it, or after it."""
         async with self.turns.taken(group_of(side, commit)):
+            if self._said:  # once, as the first programs may start
+                self._log(self._said)
+                self._said = ""
             await self.clear()
             try:
                 yield

@@ -215,11 +215,11 @@ class Sandbox:
         assert self._shared.apart is not None, "made with the sandbox"
         return self._shared.apart
 
-    def keep_apart(self, log: Callable[[str], None], turns: Path | None = CLAIMS) -> str:
+    def keep_apart(self, log: Callable[[str], None], turns: Path | None = CLAIMS) -> None:
         """Track each run's processes in a cgroup where one can be made, and take the
         sides' turns with the other jobs of this machine (with a user switch: only root can
-        take them); what holds, in a sentence for the log."""
-        return self._apart.track(turns if self.user is not None else None, log)
+        take them); the first turn says what holds in `log`."""
+        self._apart.track(turns if self.user is not None else None, log)
 
     def begin_run(self) -> RunProcesses:
         """One run of this side, whose programs (`in_run`) are ended with it (`end_run`)."""

@@ -72,8 +72,8 @@ class Sessions:
         """End everything of `run` and the strays of its user (`end_strays`)."""
         async with self.lock:
             self.runs.discard(run)
-            if run.uid is None and run.group is None and not run.sessions:
-                return 0
+            if not run.sessions:  # it started nothing: nothing can be its (what another
+                return 0  # run's program left is ended with that run, or with the turn)
             return await asyncio.to_thread(end_strays, run.uid, self.spared(), run)
 
     async def end_all(self, uids: Iterable[int]) -> int:
