@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -120,8 +121,9 @@ class Gates:
         self.repo.branch("feature")
         self.heads = 0
 
-    def gate(self, cache: str) -> float:
-        """A gate of a new head commit; its wall time."""
+    def gate(self, cache: str) -> tuple[float, float]:
+        """A gate of a new head commit; its wall time and the CPU time of the action and of
+        the programs it ran (user + sys)."""
         self.heads += 1
         self._own(0)  # git works in a repository of its own user
         prompt = f"Refund delivered orders (version {self.heads})."
@@ -140,6 +142,7 @@ class Gates:
         )
         start = "import runpy, sys; sys.path.insert(0, sys.argv.pop()); "
         start += "runpy.run_module('evalward', run_name='__main__', alter_sys=True)"
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         began = time.perf_counter()
         done = subprocess.run(
             [sys.executable, "-I", "-c", start, str(self.source)],
@@ -149,10 +152,12 @@ class Gates:
             text=True,
         )
         wall = time.perf_counter() - began
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         if done.returncode != 0:
             said = (done.stdout + done.stderr)[-3000:]
             raise RuntimeError(f"the gate failed ({done.returncode}): {said}")
-        return wall
+        return wall, cpu
 
     def _own(self, uid: int) -> None:
         for path in [self.workspace, *self.workspace.rglob("*")]:
@@ -165,20 +170,22 @@ class Gates:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", type=Path, help="alternate with the evalward in this src")
+    parser.add_argument("--after", type=Path, default=ROOT / "src", help="(default: this one)")
     parser.add_argument("--fixtures", type=int, default=40)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--latency-ms", type=float, default=50.0)
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("p9 runs the action as the image does, as root (the agent user switch)")
-    versions = {"after": ROOT / "src"}
+    versions = {"after": args.after.resolve()}
     if args.before:
         versions = {"before": args.before.resolve(), **versions}
     for source in versions.values():
         compile_evalward({"PYTHONPATH": str(source)})
     folder = Path(tempfile.mkdtemp(prefix="evalward-p9-"))
     folder.chmod(0o755)
-    walls: dict[tuple[str, str], list[float]] = {}
+    walls: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    loads = [os.getloadavg()[0]]
     with model_server(args.latency_ms) as server:
         gates = {}
         for name, source in versions.items():
@@ -190,21 +197,24 @@ def main() -> None:
                 for case, cache in (("cold", "off"), ("cached base", "read-write")):
                     for name, gates_of in gates.items():  # alternated
                         walls.setdefault((case, name), []).append(gates_of.gate(cache))
+                loads.append(os.getloadavg()[0])
         finally:
             for each in gates.values():
                 each.close()
             shutil.rmtree(folder, ignore_errors=True)
     print(
         f"{args.fixtures} fixtures, each run: a SQLite database and a CRM service, one command "
-        f"tool, 2 model calls at {args.latency_ms:g} ms; the action's default parallel (8)"
+        f"tool, 2 model calls at {args.latency_ms:g} ms; the action's default parallel (8); "
+        f"load average {min(loads):.1f}-{max(loads):.1f}"
     )
     for case in ("cold", "cached base"):
-        shown = "; ".join(
-            f"{name} {statistics.median(walls[(case, name)]):.2f} s "
-            f"({' / '.join(f'{w:.2f}' for w in walls[(case, name)])})"
-            for name in versions
-        )
-        print(f"{case}: {shown}")
+        for name in versions:
+            runs = walls[(case, name)]
+            print(
+                f"{case}, {name}: wall {statistics.median(w for w, _ in runs):.2f} s "
+                f"({' / '.join(f'{w:.2f}' for w, _ in runs)}), "
+                f"CPU {statistics.median(c for _, c in runs):.2f} s"
+            )
 
 
 if __name__ == "__main__":

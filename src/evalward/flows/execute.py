@@ -12,7 +12,7 @@ so unscored traces never pile up in memory. Each fixture run has the Eval's
 `timeoutSeconds`; a run that times out keeps the steps it made and ends with an `error` step.
 Bring-your-own http agents are started on first use and stopped when their side's runs end,
 also when they fail; the model proxy their programs (and command tools) call models through,
-which holds the only copy of the provider keys, when the run ends.
+which holds the only copy of the provider keys, once the whole plan has run.
 
 The sides take turns (`Sandbox.turn`, runtime/apart.py): every base run, scored, before the
 head's first program starts, so nothing a pull request's program does reaches what a base run
@@ -273,14 +273,18 @@ class _Run:
             if (cached := self._from_cache(run)) is not None:
                 self.results[index] = cached
                 continue
-            trace, playground = await self._run_agent(run)
-            await self.unscored.acquire()
-            if _cancelling():
-                # The group is stopping: a cancellation that arrived as the run ended may have
-                # been swallowed on the way, and the group refuses new tasks. The run is left
-                # out, as every unfinished one is.
-                raise asyncio.CancelledError
-            group.create_task(self._score(index, run, trace, playground))
+            trace, playground, processes = await self._run_agent(run)
+            try:
+                await self.unscored.acquire()
+                if _cancelling():
+                    # The group is stopping: a cancellation that arrived as the run ended may
+                    # have been swallowed on the way, and the group refuses new tasks. The run
+                    # is left out, as every unfinished one is.
+                    raise asyncio.CancelledError
+            except BaseException:
+                await self._end(processes)
+                raise
+            group.create_task(self._score(index, run, trace, playground, processes))
 
     def _finished(self, result: FixtureResult) -> FixtureResult:
         if self.how.traces is not None:
@@ -307,8 +311,12 @@ class _Run:
         }
         return self._finished(hit.model_copy(update=update))
 
-    async def _run_agent(self, run: PlannedRun) -> tuple[Trace, PlaygroundRun | None]:
-        """The run, in a playground of its own when its fixture (or Eval) names one."""
+    async def _run_agent(
+        self, run: PlannedRun
+    ) -> tuple[Trace, PlaygroundRun | None, RunProcesses | None]:
+        """The run, in a playground of its own when its fixture (or Eval) names one; and what
+        its programs are tracked as, which the run's scoring ends before it scores (`_end`:
+        its worker goes on to the next run meanwhile)."""
         checkout = self.checkouts[run.side]
         source = source_of(checkout, run)
         fixture = checkout.resources.fixtures[run.fixture].resource.spec
@@ -317,19 +325,25 @@ class _Run:
             processes = sandbox.begin_run() if sandbox is not None else None
             try:
                 if source is None:
-                    return await self._run_in(run, {}, processes), None
+                    return await self._run_in(run, {}, processes), None, processes
                 setting = PlaygroundSetting(
                     self.env, sandbox.in_run(processes) if sandbox else None, self.how.kill_grace
                 )
-                return await run_in_playground(
+                trace, playground = await run_in_playground(
                     source,
                     StateNeeds.of(fixture.assertions),
                     lambda e: self._run_in(run, e, processes),
                     setting,
                 )
-            finally:
-                if sandbox is not None and processes is not None:
-                    await sandbox.end_run(processes)
+                return trace, playground, processes
+            except BaseException:
+                await self._end(processes)
+                raise
+
+    async def _end(self, processes: RunProcesses | None) -> None:
+        """End every program of a run, escaped or not (`Sandbox.end_run`)."""
+        if self.how.sandbox is not None and processes is not None:
+            await self.how.sandbox.end_run(processes)
 
     async def _run_in(
         self, run: PlannedRun, env: Mapping[str, str], processes: RunProcesses | None
@@ -363,9 +377,15 @@ class _Run:
         )
 
     async def _score(
-        self, index: int, run: PlannedRun, trace: Trace, playground: PlaygroundRun | None
+        self,
+        index: int,
+        run: PlannedRun,
+        trace: Trace,
+        playground: PlaygroundRun | None,
+        processes: RunProcesses | None,
     ) -> None:
         try:
+            await self._end(processes)
             await self._score_into_results(index, run, trace, playground)
         finally:
             self.unscored.release()

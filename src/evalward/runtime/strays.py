@@ -50,72 +50,116 @@ class Spared:
 
 class Sessions:
     """The sessions of the programs evalward started (agents' programs, installers) while
-    they run, the runs under way, and a lock held while a program starts (its session is not
-    yet known) or while strays are ended: a program starting meanwhile is never taken for
-    one."""
+    they run, the runs under way, and a lock held while a program starts (from before its
+    fork until its session is known) and while strays are picked and killed: a program
+    starting meanwhile is never taken for one. Looking through /proc, the slow part, is done
+    without the lock; what it found is checked again under it."""
 
     def __init__(self) -> None:
         self.live: set[int] = set()
         self.runs: set[RunProcesses] = set()
         self.lock = asyncio.Lock()
+        self._ending: list[RunProcesses] = []
+        self._sweeping = asyncio.Lock()
 
     def spared(self) -> Spared:
         groups = frozenset(run.group.name for run in self.runs if run.group is not None)
         return Spared(frozenset(self.live), groups)
 
     async def end_strays(self, uid: int) -> int:
-        """`end_strays` of `uid`, sparing every live session and every run's cgroup."""
-        async with self.lock:
-            return await asyncio.to_thread(end_strays, uid, self.spared())
+        """Every process of `uid` but those of a live session or of a run's cgroup."""
+        return await self._sweep(uid, [])
 
     async def end_run(self, run: RunProcesses) -> int:
-        """End everything of `run` and the strays of its user (`end_strays`)."""
-        async with self.lock:
-            self.runs.discard(run)
-            if not run.sessions:  # it started nothing: nothing can be its (what another
-                return 0  # run's program left is ended with that run, or with the turn)
-            return await asyncio.to_thread(end_strays, run.uid, self.spared(), run)
+        """End everything of `run` and the strays of its user. Runs that end while another's
+        are being ended are ended together, in one look at /proc."""
+        self.runs.discard(run)
+        if not run.sessions:  # it started nothing: nothing can be its (what another run's
+            return 0  # program left is ended with that run, or with the turn)
+        self._ending.append(run)
+        async with self._sweeping:  # once it is held, the sweep that took `run` is over
+            ending, self._ending = self._ending, []
+            killed = 0
+            for uid in {each.uid for each in ending}:
+                killed += await self._sweep(uid, [each for each in ending if each.uid == uid])
+            return killed
 
     async def end_all(self, uids: Iterable[int]) -> int:
         """Every process of these users, nothing spared: at a side's end."""
         async with self.lock:
             return sum([await asyncio.to_thread(end_strays, uid, Spared()) for uid in uids])
 
+    async def _sweep(self, uid: int | None, own: list[RunProcesses]) -> int:
+        """Round after round: look (in a thread, without the lock), then, under the lock,
+        kill what is still neither spared nor started since."""
+        killed = 0
+        for _ in range(ROUNDS):
+            groups = any(run.group is not None for run in self.runs)
+            found = await asyncio.to_thread(_look, uid, own, groups)
+            async with self.lock:
+                doomed = _doomed(found, self.spared(), own)
+                killed += _kill(doomed)
+            if not doomed:
+                return killed
+            await asyncio.sleep(0.01)  # the signals land; zombies are not counted
+        raise AgentRunError(f"processes of uid {uid} kept starting faster than they were ended")
 
-def end_strays(uid: int | None, spared: Spared | set[int], own: RunProcesses | None = None) -> int:
-    """SIGKILL every process of `own` (its cgroup's and its sessions', whoever they run as)
-    and every live process of `uid` that `spared` does not name, until there is none. Returns
-    how many it killed; AgentRunError when they outlast every round."""
+
+Found = list[tuple[int, int | None, str | None]]
+"""(pid, session, cgroup) of the processes a sweep may end (None: not read)."""
+
+
+def end_strays(uid: int | None, spared: Spared | set[int], *own: RunProcesses) -> int:
+    """SIGKILL every process of the runs `own` (their cgroups' and their sessions', whoever
+    they run as) and every live process of `uid` that `spared` does not name, until there is
+    none; nothing may start meanwhile. Returns how many it killed; AgentRunError when they
+    outlast every round."""
     if not isinstance(spared, Spared):
         spared = Spared(frozenset(spared))
-    where = bool(spared.groups) or (own is not None and own.group is not None)
     killed = 0
     for _ in range(ROUNDS):
-        doomed = set(members(own.group)) if own is not None and own.group is not None else set()
-        if uid is not None:
-            for pid, session in _processes_of(uid):
-                group = cgroup_of(pid) if where else None
-                if _owned(session, group, own) or not (
-                    session in spared.sessions or group in spared.groups
-                ):
-                    doomed.add(pid)
-        elif own is not None and own.sessions:  # evalward's own user: only the run's sessions
-            doomed.update(pid for pid, session in _sessions() if session in own.sessions)
-        doomed.discard(os.getpid())
+        doomed = _doomed(_look(uid, list(own), bool(spared.groups)), spared, list(own))
         if not doomed:
             return killed
-        for pid in doomed:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
+        killed += _kill(doomed)
         time.sleep(0.01)  # the signals land; zombies are not counted
     raise AgentRunError(f"processes of uid {uid} kept starting faster than they were ended")
 
 
-def _owned(session: int, group: str | None, own: RunProcesses | None) -> bool:
-    if own is None:
-        return False
-    return session in own.sessions or (own.group is not None and group == own.group.name)
+def _look(uid: int | None, own: list[RunProcesses], groups: bool = True) -> Found:
+    """The processes of `uid` (or, for evalward's own user, of the runs' sessions) and of the
+    runs' cgroups, with their session and, where cgroups are in play, their cgroup."""
+    found: Found = [(pid, None, None) for run in own if run.group for pid in members(run.group)]
+    where = groups or any(run.group is not None for run in own)
+    if uid is not None:
+        for pid, session in _processes_of(uid):
+            found.append((pid, session, cgroup_of(pid) if where else None))
+    elif sessions := {session for run in own for session in run.sessions}:
+        found += [(pid, session, None) for pid, session in _sessions() if session in sessions]
+    return found
+
+
+def _doomed(found: Found, spared: Spared, own: list[RunProcesses]) -> set[int]:
+    """What of `found` is the runs' own, or no one's that `spared` names."""
+    sessions = {session for run in own for session in run.sessions}
+    names = {run.group.name for run in own if run.group is not None}
+    doomed = set()
+    for pid, session, group in found:
+        if session is None or session in sessions or group in names:
+            doomed.add(pid)  # a member of a run's cgroup, or of one of its sessions
+        elif session not in spared.sessions and group not in spared.groups:
+            doomed.add(pid)
+    doomed.discard(os.getpid())
+    return doomed
+
+
+def _kill(pids: set[int]) -> int:
+    killed = 0
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
+    return killed
 
 
 def uids_running() -> set[int]:
