@@ -1,6 +1,8 @@
 """aiohttp against httpx for evalward's model calls: the same calls, made the way HttpClient
 makes them (a pool of `--parallel` connections, a timeout per call, no redirects followed,
-the body read to a bound), by one library or the other, one process per library.
+the body read to a bound), by one library or the other, one process per library; and by
+evalward's HttpClient itself (`--client evalward`, what every provider call goes through),
+to compare one version of it with another (run each with PYTHONPATH at its tree's src).
 
 Each fixture is two sequential POSTs (the tool-call turn and the final turn) as P1's are.
 Start the benchmark model server at a latency, then time both processes alternated, e.g.
@@ -88,6 +90,20 @@ async def with_httpx(url: str, parallel: int, run: Callable[[Post], Awaitable[No
         await run(post)
 
 
+async def with_evalward(url: str, parallel: int, run: Callable[[Post], Awaitable[None]]) -> None:
+    from evalward.http.client import HttpClient
+
+    client = HttpClient(timeout_seconds=60, connect_timeout_seconds=10, max_connections=parallel)
+    try:
+
+        async def post(body: bytes) -> bytes:
+            return (await client.post_json(url, json.loads(body))).body
+
+        await run(post)
+    finally:
+        await client.aclose()
+
+
 async def main(base_url: str, client: str, fixtures: int, parallel: int) -> None:
     url = base_url.rstrip("/") + "/chat/completions"
     limit = asyncio.Semaphore(parallel)
@@ -108,13 +124,14 @@ async def main(base_url: str, client: str, fixtures: int, parallel: int) -> None
         cpu = time.process_time()
         print(f"{client}: calls {wall:.3f} s wall, {cpu / (2 * fixtures) * 1000:.3f} ms CPU/call")
 
-    await (with_aiohttp if client == "aiohttp" else with_httpx)(url, parallel, run)
+    clients = {"aiohttp": with_aiohttp, "httpx": with_httpx, "evalward": with_evalward}
+    await clients[client](url, parallel, run)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("base_url")
-    parser.add_argument("--client", choices=["aiohttp", "httpx"], required=True)
+    parser.add_argument("--client", choices=["aiohttp", "httpx", "evalward"], required=True)
     parser.add_argument("--fixtures", type=int, default=1000)
     parser.add_argument("--parallel", type=int, default=32)
     args = parser.parse_args()

@@ -191,32 +191,37 @@ class Git:
     def follow(self, commit: str, path: str) -> str | None:
         """The tree path of the regular file `path` names at `commit`, links followed (in the
         tree only), or None."""
+        real, _ = self._resolve(commit, path)
+        entry = self.tree(commit).get(real) if real is not None else None
+        return real if entry is not None and entry.is_file else None
+
+    def _resolve(self, commit: str, path: str) -> tuple[str | None, list[str]]:
+        """The tree path `path` leads to at `commit`, links followed in the tree only (None
+        when one leads out of it or they loop), and the links on the way."""
         tree = self.tree(commit)
         pending = [part for part in path.split("/") if part not in ("", ".")]
         resolved: list[str] = []
-        hops = 0
+        links: list[str] = []
         while pending:
             part = pending.pop(0)
             if part == "..":
                 if not resolved:
-                    return None  # out of the repository
+                    return None, links  # out of the repository
                 resolved.pop()
                 continue
             here = "/".join([*resolved, part])
             entry = tree.get(here)
             if entry is not None and entry.is_link:
-                hops += 1
+                links.append(here)
                 target = self._blobs({entry.oid}).get(entry.oid)
-                if hops > MAX_LINK_HOPS or target is None or target.startswith(b"/"):
-                    return None
+                if len(links) > MAX_LINK_HOPS or target is None or target.startswith(b"/"):
+                    return None, links
                 pending = [p for p in os.fsdecode(target).split("/") if p not in ("", ".")] + (
                     pending
                 )
                 continue
             resolved.append(part)
-        real = "/".join(resolved)
-        entry = tree.get(real)
-        return real if entry is not None and entry.is_file else None
+        return "/".join(resolved), links
 
     def _blobs(self, oids: set[str]) -> dict[str, bytes]:
         """Blob contents by object id, in one `git cat-file --batch` (ids are hex: one a line
@@ -284,14 +289,61 @@ class Git:
         return paths
 
     @contextmanager
-    def worktree(self, commit: str) -> Iterator[Path]:
-        """A detached worktree at `commit`, always removed afterwards."""
+    def worktree(self, commit: str, paths: Iterable[str] | None = None) -> Iterator[Path]:
+        """A detached worktree at `commit`, always removed afterwards: the whole tree, or
+        with `paths` only what reading them needs (`needed_for`), so that its cost follows
+        what is read, not the size of the repository."""
         parent = Path(tempfile.mkdtemp(prefix="evalward-base-"))
         path = parent / "tree"
-        self.run("worktree", "add", "--detach", "--force", str(path), commit)
+        partial = () if paths is None else ("--no-checkout",)
+        self.run("worktree", "add", "--detach", "--force", *partial, str(path), commit)
         try:
+            if paths is not None:
+                self._check_out(path, commit, self.needed_for(commit, paths))
             yield path
         finally:
             self.run("worktree", "remove", "--force", str(path), check=False)
             shutil.rmtree(parent, ignore_errors=True)
             self.run("worktree", "prune", check=False)
+
+    def needed_for(self, commit: str, paths: Iterable[str]) -> list[str]:
+        """The tree paths to write so that reading `paths` at `commit` works as in a whole
+        checkout: each file, link or folder named; for a path through links, each link on
+        the way and what it leads to (inside the tree); the `.gitattributes` of the folders
+        above them, which decide how git writes them. Paths the commit lacks are left out:
+        reading them fails as it would in a whole checkout."""
+        tree = self.tree(commit)
+        folders = {posixpath.dirname(p) for p in tree} - {""}
+        for folder in list(folders):
+            while (folder := posixpath.dirname(folder)) and folder not in folders:
+                folders.add(folder)
+        wanted: set[str] = set()
+        for asked in paths:
+            clean = posixpath.normpath(asked.lstrip("/"))
+            if clean in tree or clean in folders:
+                wanted.add(clean)
+            real, links = self._resolve(commit, clean)
+            wanted.update(links)
+            if real is not None and (real in tree or real in folders):
+                wanted.add(real)
+        for path in list(wanted):
+            while path:
+                path = posixpath.dirname(path)
+                attributes = posixpath.join(path, ".gitattributes")
+                if attributes in tree:
+                    wanted.add(attributes)
+        return sorted(wanted)
+
+    def _check_out(self, worktree: Path, commit: str, paths: list[str]) -> None:
+        """Write `paths` of `commit` into a worktree made without a checkout: the
+        `.gitattributes` first, so that git writes the rest by them."""
+        attributes = [p for p in paths if posixpath.basename(p) == ".gitattributes"]
+        rest = [p for p in paths if p not in attributes]
+        into = Git(worktree, self._git)
+        for batch in (attributes, rest):
+            if batch:
+                listed = b"\0".join(os.fsencode(p) for p in batch)
+                into._raw(
+                    ("checkout", "-q", commit, "--pathspec-from-file=-", "--pathspec-file-nul"),
+                    listed,
+                )

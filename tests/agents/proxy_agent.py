@@ -12,6 +12,9 @@ The fixture's prompt picks what it does:
 - "lists N: ...": N model lists (`GET /v1/models`), one embedding, then a model id that
   tries to leave its path segment; answers with each request's HTTP status.
 - "raw METHOD PATH [KEY] [stream]": one request as given; answers with the status and body.
+- "smuggle: ...": first a request framed two ways (a length and chunked) carrying a second
+  one inside, on a socket of its own, then the "openai:" loop; answers with the statuses the
+  proxy gave the first, then the loop's answer.
 A prompt that mentions "understate" also reports a usage of 1 token, whatever it used.
 Every run writes the environment it saw to env-<fixture>.json in the working directory, where
 it may write there (the command line; in the action the working copy is read-only).
@@ -19,10 +22,12 @@ it may write there (the command line; in the action the working copy is read-onl
 
 import json
 import os
+import socket
 import sys
 import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from urllib.parse import urlsplit
 
 
 def post(url: str, body: object, headers: dict[str, str], method: str = "POST") -> tuple[int, dict]:
@@ -123,6 +128,32 @@ def anthropic_loop(prompt: str, model: dict[str, str], events: list[dict]) -> st
     return "gave up"
 
 
+def smuggle(model: dict[str, str]) -> str:
+    """The status of every reply the proxy wrote to a request that hides another, until it
+    closed the connection."""
+    base = urlsplit(model["openaiBaseUrl"])
+    inner = json.dumps(
+        {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "smuggled"}]}
+    ).encode()
+    hidden = (
+        f"POST {base.path}/chat/completions HTTP/1.1\r\nHost: {base.netloc}\r\n"
+        f"Authorization: Bearer {model['apiKey']}\r\ncontent-type: application/json\r\n"
+        f"Content-Length: {len(inner)}\r\n\r\n"
+    ).encode() + inner
+    body = b"0\r\n\r\n" + hidden
+    outer = (
+        f"POST {base.path}/chat/completions HTTP/1.1\r\nHost: {base.netloc}\r\n"
+        f"Content-Length: {len(body)}\r\nTransfer-Encoding: chunked\r\n\r\n"
+    ).encode() + body
+    replies = b""
+    with socket.create_connection((base.hostname, base.port), timeout=30) as connection:
+        connection.sendall(outer)
+        while chunk := connection.recv(65536):
+            replies += chunk
+    lines = replies.decode("latin-1").split("\r\n")
+    return " ".join(line.split()[1] for line in lines if line.startswith("HTTP/"))
+
+
 def run(request: dict, model: dict[str, str]) -> list[dict]:
     if os.access(".", os.W_OK):
         with open(f"env-{request['fixture']}.json", "w") as handle:
@@ -133,6 +164,8 @@ def run(request: dict, model: dict[str, str]) -> list[dict]:
         answer = openai_loop(prompt, model, events)
     elif prompt.startswith("anthropic:"):
         answer = anthropic_loop(prompt, model, events)
+    elif prompt.startswith("smuggle:"):
+        answer = smuggle(model) + " | " + openai_loop(prompt, model, events)
     elif prompt.startswith("calls "):
         head = prompt.split(":")[0].split()
         count = int(head[1])

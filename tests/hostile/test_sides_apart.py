@@ -268,7 +268,9 @@ def test_a_head_process_writing_into_every_listener_socket_and_shared_folder_mov
     # both show the regression (the second's base ran after the head, where the head failed);
     # the first, which gates on the comparison alone, blocks for it
     assert results["summary"]["counts"]["regressions"] == 2
-    assert results["summary"]["headline"] == "Blocked: 2 regressions"
+    assert results["summary"]["headline"] == (
+        "Blocked: no-worse-than-main: a regression blocks (failOnRegression: any) — 2 regressions"
+    )
     done = collector.last()  # it ran, planted its files, and reached nothing of the base
     assert done["planted"] == caches
     assert (done["listeners"], done["sockets"]) == ([], [])

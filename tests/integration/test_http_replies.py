@@ -23,87 +23,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from evalward.http.client import HttpClient, HttpFailure, Reply
-
-Serve = Callable[[socket.socket, int], None]
-"""Handles one accepted connection; the int counts connections from 0."""
-
-
-def read_request(connection: socket.socket) -> bytes | None:
-    """One request's head and body, or None when the client closed the connection."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = connection.recv(65536)
-        if not chunk:
-            return None
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    length = 0
-    for line in head.split(b"\r\n")[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value)
-    while len(body) < length:
-        body += connection.recv(65536)
-    return head + b"\r\n\r\n" + body
-
-
-class RawServer:
-    """A loopback server whose replies are whatever bytes the test writes: `serve` handles
-    each connection, or each request on a connection gets the next of `replies` (then the
-    connection closes)."""
-
-    def __init__(
-        self,
-        serve: Serve | None = None,
-        *,
-        replies: tuple[bytes, ...] = (),
-        tls: ssl.SSLContext | None = None,
-    ) -> None:
-        self.requests: list[bytes] = []
-        self.connections = 0
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self._serve, self._replies, self._tls = serve or self._answer, replies, tls
-        self.port = self._listener.getsockname()[1]
-        self._acceptor = threading.Thread(target=self._accept, daemon=True)
-        self._acceptor.start()
-
-    @property
-    def url(self) -> str:
-        return f"{'https' if self._tls else 'http'}://127.0.0.1:{self.port}"
-
-    def _answer(self, connection: socket.socket, index: int) -> None:
-        for reply in self._replies:
-            request = read_request(connection)
-            if request is None:
-                return
-            self.requests.append(request)
-            connection.sendall(reply)
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                connection, _ = self._listener.accept()
-            except OSError:
-                return
-            index, self.connections = self.connections, self.connections + 1
-            threading.Thread(target=self._one, args=(connection, index), daemon=True).start()
-
-    def _one(self, connection: socket.socket, index: int) -> None:
-        try:
-            if self._tls is not None:
-                connection = self._tls.wrap_socket(connection, server_side=True)
-            with connection:
-                self._serve(connection, index)
-        except (OSError, ssl.SSLError):
-            pass
-
-    def close(self) -> None:
-        """Stop accepting, and only then free the socket: a thread still in accept() on a
-        closed descriptor would take connections meant for the next server given its number."""
-        with contextlib.suppress(OSError):
-            self._listener.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept()
-        self._acceptor.join(timeout=10)
-        self._listener.close()
+from support.rawhttp import OK, RawServer, read_request
 
 
 @pytest.fixture
@@ -128,9 +48,6 @@ def call(url: str, *, posts: int = 1, limit: int = 1_000_000, **headers: str) ->
             await client.aclose()
 
     return asyncio.run(go())
-
-
-OK = b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 7\r\n\r\n{"a":1}'
 
 
 def test_a_reply_framed_by_length_keeps_its_connection_for_the_next_call(
@@ -353,6 +270,33 @@ def test_https_verifies_the_server_against_the_ca_bundle_a_user_names(
     finally:
         for server in servers:
             server.close()
+
+
+def test_requests_ca_bundle_wins_over_ssl_cert_file_when_both_are_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The precedence docs/providers.md states: the bundle REQUESTS_CA_BUNDLE names is the
+    only one trusted, whatever SSL_CERT_FILE says; unset, SSL_CERT_FILE's is."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    bundle_a, tls_a = self_signed(tmp_path / "a", "127.0.0.1")
+    bundle_b, tls_b = self_signed(tmp_path / "b", "127.0.0.1")
+    server_a = RawServer(replies=(OK,) * 2, tls=tls_a)
+    server_b = RawServer(replies=(OK,) * 2, tls=tls_b)
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(bundle_a))
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle_b))
+    try:
+        assert call(server_a.url)[0].json() == {"a": 1}
+        with pytest.raises(HttpFailure, match="CERTIFICATE_VERIFY_FAILED"):
+            call(server_b.url)
+        monkeypatch.delenv("REQUESTS_CA_BUNDLE")
+        assert call(server_b.url)[0].json() == {"a": 1}
+        with pytest.raises(HttpFailure, match="CERTIFICATE_VERIFY_FAILED"):
+            call(server_a.url)
+    finally:
+        server_a.close()
+        server_b.close()
+    assert len(server_a.requests) == len(server_b.requests) == 1
 
 
 class TunnelProxy:

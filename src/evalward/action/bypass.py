@@ -30,11 +30,12 @@ def check_bypass(
     github: GitHubPort | None,
     pull: PullInfo,
     head_sha: str,
-    evaluation: Evaluation,
     previous: BypassRecord | None,
+    needed: bool,
 ) -> tuple[Bypass | None, BypassRefusal | None, BypassRecord | None]:
     """The bypass (or its refusal) for this head, and the record the comment keeps of which
-    head the label was applied on (`previous`: the record the earlier comment kept)."""
+    head the label was applied on (`previous`: the record the earlier comment kept). The
+    label is weighed only where the gate cannot pass on its own (`needed`: `needs_bypass`)."""
     label = site.settings.bypass_label
     if label not in pull.labels or github is None:
         return None, None, None
@@ -52,9 +53,7 @@ def check_bypass(
     elif previous is not None and previous.label == label and previous.labeled_at == labeled_at:
         covered = previous.sha
     record = BypassRecord(label, labeled_at, covered) if covered else None
-    if not evaluation.plan.not_run and all(
-        c.head.passed or c.head.advisory for c in evaluation.comparisons
-    ):
+    if not needed:
         return None, None, record
     actor = applied.actor if applied else None
     permission = github.permission(actor) if actor else None
@@ -71,6 +70,16 @@ def check_bypass(
         by_author = bool(actor) and actor == pull.author
         return dataclasses.replace(verdict, by_author=by_author), None, record
     return None, verdict, record
+
+
+def needs_bypass(evaluation: Evaluation, *, stopped: bool) -> bool:
+    """Whether the gate cannot pass on its own: an error stopped it, an Eval that gates could
+    not run, or one fails."""
+    return (
+        stopped
+        or bool(evaluation.plan.not_run)
+        or not all(c.head.passed or c.head.advisory for c in evaluation.comparisons)
+    )
 
 
 def audit(console: Console, site: Site, decision: GateDecision, number: int, head_sha: str) -> None:
@@ -90,11 +99,16 @@ def audit(console: Console, site: Site, decision: GateDecision, number: int, hea
         who = decision.bypass.applied_by
         if decision.bypass.by_author:
             who = f"{who} (the pull request's own author)"
+        what = (
+            f"the error that stopped it: {decision.error}"
+            if decision.error
+            else f"failing: {', '.join(decision.failing_evals)}"
+        )
         console.log(
             command(
                 "warning",
                 f"evalward gate bypassed by {who} with the {decision.bypass.label!r} label; "
-                f"failing: {', '.join(decision.failing_evals)}",
+                + what,
             )
         )
     elif decision.refusal is not None:

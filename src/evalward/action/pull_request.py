@@ -6,7 +6,7 @@ a warning, never the decision, the files or the summary.
 
 from __future__ import annotations
 
-from evalward.action.bypass import audit, check_bypass
+from evalward.action.bypass import audit, check_bypass, needs_bypass
 from evalward.action.checks import annotate, report_check
 from evalward.action.evaluate import LoggedProgress, evaluate, missing_secrets
 from evalward.action.github import Comment, GitHubPort, PullInfo
@@ -16,6 +16,7 @@ from evalward.action.settings import CommentMode
 from evalward.action.workflow import append_summary, command
 from evalward.errors import ConfigError, GitHubError, MissingSecretError, ResourceError
 from evalward.flows.run_setup import Revisions
+from evalward.flows.session import Outcome
 from evalward.report.markdown import render_unloadable
 from evalward.stages.gate import BypassRecord, GateDecision, GateResult
 
@@ -49,26 +50,19 @@ async def gate(job: Job, github: GitHubPort, number: int) -> int:
     job.console.log(
         command("group", f"evalward: pull request #{number} ({pull.base_sha}..{head_sha})")
     )
-    progress = LoggedProgress(log=job.console.log, cache_dir=job.site.settings.cache_dir)
-    try:
-        outcome = await evaluate(job, Revisions(base=pull.base_sha, head=head_sha), progress)
-    except MissingSecretError as exc:
-        job.console.log(command("endgroup"))
-        return missing_secrets(job.console, job.site.settings, exc, pull)
-    except ResourceError as exc:
-        job.console.log(command("endgroup"))
-        comment_unloadable(job, number, head_sha, exc)
-        raise
-    job.console.log(command("endgroup"))
+    outcome = await _outcome(job, pull, head_sha)
+    if isinstance(outcome, int):
+        return outcome  # skipped: a key is missing, and the inputs allow that
     evaluation = outcome.evaluation
     for note in evaluation.notes:
         job.console.log(command("notice", note))
 
     existing = _earlier_comment(job.console, github, number, job.site.marker)
     previous = BypassRecord.parse(existing.body) if existing else None
+    needed = needs_bypass(evaluation, stopped=outcome.failure is not None)
     try:
         bypass, refusal, record = check_bypass(
-            job.site, job.clients.github, pull, head_sha, evaluation, previous
+            job.site, job.clients.github, pull, head_sha, previous, needed
         )
     except GitHubError as exc:
         job.console.log(
@@ -86,11 +80,41 @@ async def gate(job: Job, github: GitHubPort, number: int) -> int:
     audit(job.console, job.site, decision, number, head_sha)
     annotate(job.console, evaluation)
 
-    if should_comment(job.site.settings.comment, decision, existing is not None):
+    failure = outcome.failure
+    bypassed = decision.result is GateResult.bypassed
+    if failure is not None and isinstance(failure.error, ResourceError) and not bypassed:
+        comment_unloadable(job, number, head_sha, failure.error)
+    elif should_comment(job.site.settings.comment, decision, existing is not None):
         _post_comment(job, github, pull, number, body)
     report_check(job, decision, evaluation, head_sha, gating=True, report=report)
     conclude(job.console, decision)
+    if failure is not None and not bypassed:
+        raise failure.error  # reported, and exits, as ever: its files are written
     return outcome.exit_code(decision)
+
+
+async def _outcome(job: Job, pull: PullInfo, head_sha: str) -> Outcome | int:
+    """The pull request's runs, or what stopped them (`Outcome.failure`): an error before the
+    plan is decided, written, commented and bypassable like one found mid-run. A merge of
+    shards refuses a part as it always has (nothing commented). An int: the exit code of a
+    gate skipped for a missing key (`on-missing-secrets: skip`)."""
+    progress = LoggedProgress(log=job.console.log, cache_dir=job.site.settings.cache_dir)
+    providers = job.clients.providers
+    try:
+        outcome = await evaluate(job, Revisions(base=pull.base_sha, head=head_sha), progress)
+    except MissingSecretError as exc:
+        job.console.log(command("endgroup"))
+        try:
+            return missing_secrets(job.console, job.site.settings, exc, pull)
+        except MissingSecretError as refused:
+            return Outcome.stopped(refused, progress, providers)
+    except Exception as exc:
+        job.console.log(command("endgroup"))
+        if job.site.settings.merge:
+            raise
+        return Outcome.stopped(exc, progress, providers)
+    job.console.log(command("endgroup"))
+    return outcome
 
 
 def _earlier_comment(

@@ -146,8 +146,8 @@ async def run(job: Job, route: Route) -> int:
         return await run_all(job, route)
     finally:
         await job.clients.providers.aclose()
-        if job.clients.sandbox is not None:
-            job.clients.sandbox.close()
+        if job.clients.sandbox is not None and (left := job.clients.sandbox.close()):
+            job.console.log(command("warning", f"agents' leftovers not removed: {left}"))
 
 
 async def run_all(job: Job, route: Route) -> int:
@@ -168,15 +168,21 @@ async def run_all(job: Job, route: Route) -> int:
     evaluation = outcome.evaluation
     decision = outcome.decision(allow_incomplete=job.site.settings.allow_incomplete)
     head_sha = job.site.context.sha
-    status.finish(job.console, evaluation, cancelled=outcome.cancelled)
+    if outcome.failure is not None:
+        status.close(job.console, "the run stopped with an error")
+    else:
+        status.finish(job.console, evaluation, cancelled=outcome.cancelled)
     report = branch_report(job.site, outcome, decision, route)
     report.since_scheduled = status.since_scheduled(evaluation)
     write_everything(job, outcome, decision, report)
-    if job.site.context.event_name in ("push", "schedule") and not outcome.cancelled:
+    whole = not outcome.cancelled and outcome.failure is None
+    if job.site.context.event_name in ("push", "schedule") and whole:
         record_scores(job, evaluation)
     annotate(job.console, evaluation)
     report_check(job, decision, evaluation, head_sha, gating=False, report=report)
     conclude(job.console, decision)
+    if outcome.failure is not None:
+        raise outcome.failure.error  # reported, and exits, as ever: its files are written
     return outcome.exit_code(decision)
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from evalward.action.context import RunContext
 from evalward.action.settings import Isolation, Settings
 from evalward.errors import ConfigError
-from evalward.flows.pipeline import config_at
+from evalward.flows.prepare import config_at
 from evalward.git import Git
 from evalward.providers.config import ProvidersConfig, from_repo_config
 from evalward.providers.registry import repo_providers

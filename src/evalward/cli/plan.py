@@ -77,7 +77,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
 
     from evalward.cli._local import Selection, check_base, repository
     from evalward.errors import EXIT_OK
-    from evalward.flows.pipeline import prepare_change
+    from evalward.flows.prepare import prepare_change
     from evalward.flows.run_setup import Revisions, RunSetup
     from evalward.git import Git
     from evalward.providers.registry import build_providers, repo_providers

@@ -211,7 +211,7 @@ def _report(
     # An outage says nothing about the agent: it is not a point in its history, and
     # neither is a run whose judge could not score, nor a cancelled run.
     measured = [e for e in evaluation.evals if not (e.provider_unavailable or e.incomplete_reason)]
-    keep = not (args.no_history or outcome.cancelled)
+    keep = not (args.no_history or outcome.cancelled or outcome.failure)
     commit = evaluation.head_commit  # as the run found it: its results are of that tree
     deltas = history.record(root, measured, commit=commit) if keep else []
     if keep and not (args.fixture or args.reps):  # a narrowed run is no status
@@ -230,4 +230,6 @@ def _report(
     line = outcome.spending(setup.providers)
     if line is not None:
         print(f"evalward: {line}", file=sys.stderr)
+    if outcome.failure is not None:
+        raise outcome.failure.error  # reported, and exits, as ever: its files are written
     return outcome.progress.exit_code(code)

@@ -37,7 +37,7 @@ from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Allowance
 from evalward.rundata.spool import TraceSpool
-from evalward.rundata.trace import Trace
+from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.declarative import resolve_agent
 from evalward.runtime.environment_limits import EnvironmentLimits, side_limits
 from evalward.runtime.model_proxy import ModelProxy, agent_environment, provider_key_names
@@ -122,6 +122,9 @@ class _Run:
         self.queues: dict[tuple[Side, str], deque[int]] = {}
         self.workers_of: dict[tuple[Side, str], int] = {}
         self.runners: dict[tuple[Side, str], AgentRunner] = {}
+        self.unrunnable: dict[tuple[Side, str], str] = {}
+        """Agents whose definition cannot be run on a side, and why: each of their runs is
+        an error saying so, and every other run goes on."""
         self.tools: dict[tuple[Side, str, str], FixtureTools] = {}
         self.judges = JudgePanel(providers)
         # Code scorers run as each side's agent user, with no secret (`limited_env`).
@@ -157,10 +160,13 @@ class _Run:
             if key not in self.queues:
                 self.queues[key] = deque()
                 self.workers_of[key] = min(spec.execution.parallel or self.parallel, self.parallel)
-            if (run.side, spec.target_agent) not in self.runners:
-                self.runners[(run.side, spec.target_agent)] = self._runner(
-                    run.side, spec.target_agent
-                )
+            agent_key = (run.side, spec.target_agent)
+            if agent_key not in self.runners and agent_key not in self.unrunnable:
+                runner = self._runner(run.side, spec.target_agent)
+                if isinstance(runner, str):
+                    self.unrunnable[agent_key] = runner
+                else:
+                    self.runners[agent_key] = runner
             tools_key = (run.side, run.fixture, spec.target_agent)
             if tools_key not in self.tools:
                 fixture = checkout.resources.fixtures[run.fixture].resource.spec
@@ -169,12 +175,18 @@ class _Run:
                 )
             self.queues[key].append(index)
 
-    def _runner(self, side: Side, name: str) -> AgentRunner:
-        """The runner of one side's agent. A head agent's `env:` list is the pull request's,
-        so its programs see only what the sandbox permits (`Sandbox.permitted_env`)."""
+    def _runner(self, side: Side, name: str) -> AgentRunner | str:
+        """The runner of one side's agent, or why its definition cannot run on that side (a
+        file it names is not in its commit, say: the other runs go on). What the machine
+        refuses (no sandbox, no Node.js) refuses the whole run. A head agent's `env:` list is
+        the pull request's, so its programs see only what the sandbox permits
+        (`Sandbox.permitted_env`)."""
         checkout, sandbox = self.checkouts[side], self.how.sandbox
         located = checkout.resources.agents[name]
-        agent = resolve_agent(located.resource, located.file, checkout.root)
+        try:
+            agent = resolve_agent(located.resource, located.file, checkout.root)
+        except ConfigError as exc:
+            return f"the {side.value} side's agent cannot run: {exc}"
         own_env = self.env
         if sandbox is not None and side is Side.head:
             base = self.checkouts.get(Side.base)
@@ -318,6 +330,11 @@ class _Run:
         its programs are tracked as, which the run's scoring ends before it scores (`_end`:
         its worker goes on to the next run meanwhile)."""
         checkout = self.checkouts[run.side]
+        target = checkout.resources.evals[run.eval].resource.spec.target_agent
+        if (why := self.unrunnable.get((run.side, target))) is not None:
+            trace = Trace()
+            trace.add(StepType.error, content=why)
+            return trace, None, None
         source = source_of(checkout, run)
         fixture = checkout.resources.fixtures[run.fixture].resource.spec
         sandbox = self.how.sandbox.for_side(run.side.value) if self.how.sandbox else None

@@ -21,7 +21,7 @@ from evalward.record.evaluation import Evaluation
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.spool import TraceSpool
 from evalward.stages.changes import ChangeSet
-from evalward.stages.gate import GateDecision, GateResult
+from evalward.stages.gate import Bypass, BypassRefusal, GateDecision, GateResult
 from evalward.stages.plan import Plan
 
 T = TypeVar("T")
@@ -62,6 +62,29 @@ class RunProgress:
             GateResult.incomplete,
             reason=f"cancelled after {len(self.done)} of {self.planned} runs",
             interrupted=True,
+        )
+
+    def stopped_decision(
+        self, error: str, exit_code: int, bypass: Bypass | None, refusal: BypassRefusal | None
+    ) -> GateDecision:
+        """The decision of a run an error stopped (a configuration problem, an outage, a
+        bug): never a pass; an honoured bypass lets it through, and its audit record names
+        the error."""
+        if bypass is not None:
+            return GateDecision(
+                GateResult.bypassed,
+                bypass=bypass,
+                reason=f"the gate stopped on an error, bypassed by the {bypass.label!r} label: "
+                f"{error}",
+                error=error,
+                error_exit=exit_code,
+            )
+        ran = f" after {len(self.done)} of {self.planned} runs" if self.planned else ""
+        reason = f"stopped by an error{ran or ' before any run'}: {error}"
+        if refusal is not None:
+            reason += f"; the {refusal.label!r} label was refused: {refusal.reason}"
+        return GateDecision(
+            GateResult.incomplete, refusal=refusal, reason=reason, error=error, error_exit=exit_code
         )
 
     def partial(self, traces: TraceSpool) -> Evaluation:

@@ -7,27 +7,25 @@ parameters, so tests run it against real repositories and local model servers.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
-from evalward.errors import ConfigError, MissingSecretError, ResourceError
+from evalward.errors import ConfigError, MissingSecretError
 from evalward.flows.execute import Execution, ProgressCallback
+from evalward.flows.pairs import PairJudging
+from evalward.flows.prepare import Prepared, prepare_change
 from evalward.flows.rounds import Rounds, flaky_on_main, run_rounds
 from evalward.flows.run_setup import RunSetup
-from evalward.git import FileChange, Git
 from evalward.past.status import AgentIdentity, identity_of
 from evalward.providers.registry import Providers, check_credentials
 from evalward.record.evaluation import Evaluation
-from evalward.resources import ResourceSet, load_resources
-from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config, parse_config
+from evalward.resources import ResourceSet
 from evalward.rundata.results import FixtureResult
-from evalward.rundata.sides import GateConfig, Side
+from evalward.rundata.sides import Side
 from evalward.rundata.spending import Allowance, Estimate
 from evalward.rundata.spool import TraceSpool
-from evalward.stages.base_resources import load_base
-from evalward.stages.changes import ChangeSet, detect_changes
+from evalward.scoring.pairwise_panel import Judged
+from evalward.stages.changes import ChangeSet
 from evalward.stages.compare import compare
 from evalward.stages.estimate import (
     estimate_meanwhile,
@@ -35,148 +33,11 @@ from evalward.stages.estimate import (
     refuse_unpriced,
     trim_to_budget,
 )
-from evalward.stages.fingerprint import FileIndex
-from evalward.stages.plan import (
-    Checkout,
-    Plan,
-    PlanFor,
-    PlannedRun,
-    build_plan,
-    gate_resources,
-    private_runs,
-    undefined,
-)
+from evalward.stages.plan import Checkout, Plan, PlannedRun, private_runs
 from evalward.stages.plan_scores import EvalsBySide, score_evals
-from evalward.stages.playgrounds import uses_playgrounds, world_names
 from evalward.stages.preflight import planned_models, refuse_plan
 from evalward.stages.result_cache import CacheKeys
 from evalward.stages.settle import settle
-
-
-@dataclass
-class Prepared:
-    """A change detected and planned, with both sides' trees on disk, before anything runs."""
-
-    changes: ChangeSet
-    plan: Plan
-    checkouts: dict[Side, Checkout]
-    notes: list[str]
-
-
-@contextmanager
-def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
-    """Detect the change and plan it; the base worktree lives as long as the context."""
-    git, revisions, options = setup.git, setup.revisions, setup.options
-    from_base = options.gate_config is GateConfig.base
-    with ExitStack() as stack:
-        head_root = stack.enter_context(_tree(git, revisions.head))
-        tip = git.resolve(revisions.base) if revisions.base is not None else None
-        merge_base = git.merge_base(tip, git.resolve(revisions.head or "HEAD")) if tip else None
-        # Where resources live, what is skipped and the Evals' defaults decide what gates:
-        # the pull request's own `evalward.yaml` must not choose them.
-        config = config_at(git, tip) if tip is not None and from_base else None
-        head = load_resources(head_root, config=config)
-        if setup.started is not None:
-            setup.started()
-        bases = _Bases(git, stack, head, head_root, config, from_base)
-        if tip is not None and merge_base is not None:
-            bases.load(revisions.head, tip, merge_base)
-        index = FileIndex(head_root)  # one reading of the head's tree: changes and cache keys
-        changes = detect_changes(bases.changed, head, bases.base, bases.gating, index)
-        gate = gate_resources(head, bases.gating, options.gate_config)
-        made = PlanFor(
-            head=head,
-            gating=bases.gating,
-            config=options.gate_config,
-            run_all=options.run_all or revisions.base is None,
-            regressions=options.regressions,
-        )
-        plan = build_plan(changes, gate, bases.base, made)
-        if from_base and bases.gating is not None and tip is not None:
-            plan.undefined = undefined(bases.gating, f"the base branch ({tip[:12]})", config)
-        else:
-            plan.undefined = undefined(head, "the checkout", config or load_config(head_root))
-        if setup.select is not None:
-            plan.evals = [name for name in plan.evals if setup.select(name)]
-            plan.runs = [run for run in plan.runs if setup.select(run.eval)]
-        head_sha = git.commit_of(revisions.head or "HEAD") or ""
-        world, names = bases.world(tip, plan, gate)
-        checkouts = {
-            Side.head: Checkout(
-                Side.head, head_root, gate, index, sha=head_sha, world=world, world_names=names
-            )
-        }
-        if from_base and bases.gating is not None:  # the base's fixtures, scored as the base
-            gated = frozenset(bases.gating.fixtures)
-            checkouts[Side.head] = replace(checkouts[Side.head], gate_fixtures=gated)
-        if bases.base is not None and bases.root is not None:
-            if merge_base is not None and (
-                _reads_files(plan, bases.base) or uses_playgrounds(plan, bases.base, Side.base)
-            ):
-                bases.root = stack.enter_context(git.worktree(merge_base))
-            checkouts[Side.base] = Checkout(Side.base, bases.root, bases.base, sha=merge_base or "")
-        if setup.shape is not None:
-            plan = setup.shape(plan, {side: c.resources for side, c in checkouts.items()})
-        yield Prepared(changes, plan, checkouts, bases.notes)
-
-
-@dataclass
-class _Bases:
-    """The base side of a change: the merge base's resources (what the change is diffed from
-    and what the base side runs) and the ones that gate (the base branch's tip)."""
-
-    git: Git
-    stack: ExitStack
-    head: ResourceSet
-    head_root: Path
-    config: RepoConfig | None
-    from_base: bool
-    changed: list[FileChange] = field(default_factory=list)
-    base: ResourceSet | None = None
-    root: Path | None = None
-    gating: ResourceSet | None = None
-    notes: list[str] = field(default_factory=list)
-
-    def world(
-        self, tip: str | None, plan: Plan, gate: ResourceSet
-    ) -> tuple[Path | None, frozenset[str]]:
-        """The base branch's tree, checked out when the head side runs playgrounds the base
-        branch defines (`gate-config: base`): they are made from it, not from the head."""
-        gating = self.gating
-        if not self.from_base or gating is None or tip is None:
-            return None, frozenset()
-        if not uses_playgrounds(plan, gate, Side.head):
-            return None, frozenset()
-        return self.stack.enter_context(self.git.worktree(tip)), world_names(gating)
-
-    def load(self, head_commit: str | None, tip: str, merge_base: str) -> None:
-        git = self.git
-        self.changed = git.changed_files(merge_base, head_commit)
-        dirty = git.dirty_paths() if self.head_root == git.repo else set()
-        config = self.config or load_config(self.head_root)
-        try:
-            differs = _paths(self.changed) | dirty
-            self.base, self.root = load_base(
-                git, merge_base, self.head, differs, self.stack, config
-            )
-        except ResourceError as exc:
-            if self.from_base:
-                raise _unloadable(exc, merge_base) from None
-            self.notes.append(
-                f"the base branch's resources do not load, so there is no baseline: "
-                f"{exc.problems[0].render()}"
-            )
-        if not self.from_base or tip == merge_base:
-            self.gating = self.base
-            return
-        # What gates is the base branch as it is now, not as it was when the pull request
-        # branched off: the merge base is only what the change is diffed from and what the
-        # base side runs.
-        differs = _paths(git.changed_files(tip, head_commit)) | dirty
-        try:
-            self.gating, _ = load_base(git, tip, self.head, differs, self.stack, config)
-        except ResourceError as exc:
-            raise _unloadable(exc, tip) from None
 
 
 async def evaluate_change(
@@ -192,10 +53,36 @@ async def evaluate_change(
     Traces move to `traces` (a new spool if none is given) as runs are scored.
     """
     traces = TraceSpool() if traces is None else traces
-    ran = await _run_change(setup, on_result=on_result, on_plan=on_plan, traces=traces)
+    try:
+        ran = await _run_change(setup, on_result=on_result, on_plan=on_plan, traces=traces)
+    except _Stopped as stop:
+        raise RunStopped(_evaluated(stop.ran, traces), stop.error) from stop.error
+    return _evaluated(ran, traces)
+
+
+class RunStopped(Exception):
+    """An error stopped the runs once they had begun: `evaluation` scores the runs that had
+    finished, `error` is what stopped them."""
+
+    def __init__(self, evaluation: Evaluation, error: Exception) -> None:
+        super().__init__(str(error))
+        self.evaluation = evaluation
+        self.error = error
+
+
+class _Stopped(Exception):
+    def __init__(self, ran: _Ran, error: Exception) -> None:
+        super().__init__(str(error))
+        self.ran = ran
+        self.error = error
+
+
+def _evaluated(ran: _Ran, traces: TraceSpool) -> Evaluation:
+    """The runs scored, per Eval and side, and compared."""
     # Scoring reads only the Evals: the checkouts and every loaded fixture are gone by now,
     # so a large suite's definitions and its results are not in memory together.
-    evals = settle(score_evals(ran.plan, ran.evals, ran.fixtures), ran.evals, ran.flaky)
+    scored = score_evals(ran.plan, ran.evals, ran.fixtures)
+    evals = settle(scored, ran.evals, ran.flaky, ran.pairs)
     for result in evals:
         if result.side == "base" and result.provider_unavailable:
             ran.notes.append(
@@ -234,6 +121,43 @@ class _Ran:
     head_commit: str
     flaky: dict[str, dict[str, float]] = field(default_factory=dict)
     """Per adaptive Eval, its fixtures that are flaky on main (`past.flaky`)."""
+    pairs: dict[str, Judged] = field(default_factory=dict)
+    """Per Eval judged pairwise, its judge and the pairs it judged."""
+
+
+@dataclass
+class _Running:
+    """A prepared change while its runs go: what `_Ran` is made of, however they end."""
+
+    prepared: Prepared
+    plan: Plan
+    keys: CacheKeys
+    """The result cache's keys (also where no cache is used: the agents' identities)."""
+    notes: list[str]
+    skipped: list[PlannedRun]
+    estimate: Estimate | None
+    flaky: dict[str, dict[str, float]] = field(default_factory=dict)
+    finished: list[FixtureResult] = field(default_factory=list)
+    """The runs scored so far, in the order they finished."""
+    pairs: PairJudging | None = None
+
+    def ran(self, fixtures: list[FixtureResult]) -> _Ran:
+        checkouts = self.prepared.checkouts
+        resources = {side: checkout.resources for side, checkout in checkouts.items()}
+        return _Ran(
+            self.prepared.changes,
+            self.plan,
+            fixtures,
+            {side: r.evals for side, r in resources.items()},
+            self.notes,
+            private_runs(self.plan, resources),
+            self.skipped,
+            self.estimate,
+            _head_agents(self.plan, resources[Side.head], self.keys),
+            checkouts[Side.head].sha,
+            self.flaky,
+            self.pairs.judged() if self.pairs is not None else {},
+        )
 
 
 async def _run_change(
@@ -243,59 +167,69 @@ async def _run_change(
     on_plan: Callable[[Plan], None] | None,
     traces: TraceSpool,
 ) -> _Ran:
-    providers, env, options = setup.providers, setup.env, setup.options
+    """Prepare the change, then run its plan round by round. An error once a run has
+    finished carries what finished (`_Stopped`); one before, nothing."""
+    providers, options = setup.providers, setup.options
     with prepare_change(setup) as prepared:
-        changes, plan = prepared.changes, prepared.plan
-        checkouts, notes = prepared.checkouts, prepared.notes
-        refuse_plan(plan, checkouts, providers)
-        keys = CacheKeys(checkouts, providers) if options.cache is not None else None
+        state = _planned(setup, prepared, on_plan)
+        checkouts = prepared.checkouts
         resources = {side: checkout.resources for side, checkout in checkouts.items()}
-        cached = options.cache.holds(keys) if options.cache and keys else None
-        plan, skipped, estimate = _budgeted(plan, resources, setup, cached, notes)
-        if cached is not None:
-            plan.reused = sum(cached(run) for run in plan.runs)
-        if on_plan is not None:
-            on_plan(plan)
-        _check_keys(env, plan, checkouts, providers)
-        how = _execution(setup, on_result, keys, traces, estimate)
+
+        def record(result: FixtureResult) -> None:
+            state.finished.append(result)
+            if on_result is not None:
+                on_result(result)
+
+        cached = options.cache.holds(state.keys) if options.cache else None
+        how = _execution(setup, record, state.keys if options.cache else None, traces, state)
         # Without a budget the estimate is only reported. When the cache can answer no run,
         # it is of every run, and it is made while the runs wait on their model calls.
-        meanwhile = estimate is None and cached is None and not plan.adaptive
-        estimating = _estimating(plan, resources, providers) if meanwhile else None
-        flaky, stale = flaky_on_main(
-            options.main_history, plan, checkouts, keys or CacheKeys(checkouts, providers)
-        )
-        notes += stale
+        meanwhile = state.estimate is None and cached is None and not state.plan.adaptive
+        estimating = _estimating(state.plan, resources, providers) if meanwhile else None
+        state.flaky, stale = flaky_on_main(options.main_history, state.plan, checkouts, state.keys)
+        state.notes += stale
+        state.pairs = PairJudging(state.plan, checkouts, providers, traces)
         try:
             on_more = (lambda grown, _: on_plan(grown)) if on_plan else None
-            rounds = Rounds(options.budget, estimate, on_more, flaky)
+            judging = state.pairs if state.pairs.active else None
+            rounds = Rounds(options.budget, state.estimate, on_more, state.flaky, judging)
             fixtures, more_notes, left_out = await run_rounds(
-                plan, checkouts, providers, how, rounds
+                state.plan, checkouts, providers, how, rounds
             )
-            notes += more_notes
-            skipped += left_out
-        except BaseException:
+        except BaseException as exc:
             if estimating is not None:
                 estimating.cancel()
+            if isinstance(exc, Exception) and state.finished:
+                raise _Stopped(state.ran(state.finished), exc) from exc
             raise
-        if estimate is None:  # only the runs that ran: reused ones cost nothing
+        state.notes += more_notes
+        state.skipped += left_out
+        if state.estimate is None:  # only the runs that ran: reused ones cost nothing
             reused = [result.cached for result in fixtures]
-            estimate = await _estimate_after(estimating, plan, resources, providers, reused)
-        head = checkouts[Side.head].resources
-        agents = _head_agents(plan, head, keys or CacheKeys(checkouts, providers))
-        return _Ran(
-            changes,
-            plan,
-            fixtures,
-            {side: checkout.resources.evals for side, checkout in checkouts.items()},
-            notes,
-            private_runs(plan, {side: c.resources for side, c in checkouts.items()}),
-            skipped,
-            estimate,
-            agents,
-            checkouts[Side.head].sha,
-            flaky,
-        )
+            state.estimate = await _estimate_after(
+                estimating, state.plan, resources, providers, reused
+            )
+        return state.ran(fixtures)
+
+
+def _planned(
+    setup: RunSetup, prepared: Prepared, on_plan: Callable[[Plan], None] | None
+) -> _Running:
+    """The plan refused or cut as the definitions and the budget say, announced, and its
+    keys checked: what the runs start from."""
+    providers, options = setup.providers, setup.options
+    plan, checkouts, notes = prepared.plan, prepared.checkouts, prepared.notes
+    refuse_plan(plan, checkouts, providers)
+    keys = CacheKeys(checkouts, providers)
+    resources = {side: checkout.resources for side, checkout in checkouts.items()}
+    cached = options.cache.holds(keys) if options.cache else None
+    plan, skipped, estimate = _budgeted(plan, resources, setup, cached, notes)
+    if cached is not None:
+        plan.reused = sum(cached(run) for run in plan.runs)
+    if on_plan is not None:
+        on_plan(plan)
+    _check_keys(setup.env, plan, checkouts, providers)
+    return _Running(prepared, plan, keys, notes, skipped, estimate)
 
 
 def _budgeted(
@@ -322,7 +256,7 @@ def _execution(
     on_result: ProgressCallback | None,
     keys: CacheKeys | None,
     traces: TraceSpool,
-    estimate: Estimate | None,
+    state: _Running,
 ) -> Execution:
     """How the plan's runs are run: the run's options, and what its budget leaves them."""
     options = setup.options
@@ -333,7 +267,7 @@ def _execution(
         cache=options.cache,
         keys=keys,
         traces=traces,
-        allowance=Allowance.left_by(options.budget, estimate),
+        allowance=Allowance.left_by(options.budget, state.estimate),
         sandbox=options.sandbox,
     )
 
@@ -383,42 +317,6 @@ def _head_agents(plan: Plan, head: ResourceSet, keys: CacheKeys) -> dict[str, Ag
         for name in sorted(targets)
         if name in head.agents
     }
-
-
-def config_at(git: Git, commit: str) -> RepoConfig:
-    """The `evalward.yaml` of a commit (defaults when it has none)."""
-    return parse_config(git.read_files(commit, [CONFIG_FILE]).get(CONFIG_FILE))
-
-
-def _paths(changed: list[FileChange]) -> set[str]:
-    return {c.path for c in changed} | {c.old_path for c in changed if c.old_path}
-
-
-def _unloadable(exc: ResourceError, commit: str) -> ResourceError:
-    """The base branch's definitions decide what gates; when they do not load, nothing can."""
-    return ResourceError(exc.problems, source=f"the base branch ({commit[:12]})")
-
-
-def _reads_files(plan: Plan, base: ResourceSet) -> bool:
-    """Whether a base-side agent reads its checkout at run time (prompt files, programs,
-    watched paths for the result cache's fingerprint)."""
-    for run in plan.runs:
-        if run.side is not Side.base:
-            continue
-        spec = base.agents[base.evals[run.eval].resource.spec.target_agent].resource.spec
-        if spec.system_file or spec.runtime or spec.watch or any(t.command for t in spec.tools):
-            return True
-    return False
-
-
-@contextmanager
-def _tree(git: Git, commit: str | None) -> Iterator[Path]:
-    """The working tree when it already is `commit` (or no commit is asked for), else a worktree."""
-    if commit is None or git.resolve("HEAD") == git.resolve(commit):
-        yield git.repo
-        return
-    with git.worktree(commit) as path:
-        yield path
 
 
 def _base_lacks_a_key(

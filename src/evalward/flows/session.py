@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalward.errors import EXIT_BUG, EvalwardError, MissingSecretError
 from evalward.flows.interrupt import RunProgress, until_signalled
-from evalward.flows.pipeline import evaluate_change
+from evalward.flows.pipeline import RunStopped, evaluate_change
 from evalward.flows.run_setup import RunSetup
 from evalward.flows.shard import ShardSpec, WrittenPart, run_part
 from evalward.flows.shard_merge import PartCheck, expected, merge_parts
@@ -29,6 +30,25 @@ from evalward.security import Redactor
 from evalward.stages.gate import Bypass, BypassRefusal, GateDecision, RegressionPolicy
 
 
+@dataclass(frozen=True)
+class RunFailure:
+    """What stopped a run before it could decide: the error itself, which the front end
+    raises again once the run's files are written (so it is reported, and exits, as ever),
+    and how the decision words it."""
+
+    error: BaseException
+
+    @property
+    def message(self) -> str:
+        if isinstance(self.error, EvalwardError):
+            return str(self.error)
+        return f"evalward stopped on an internal error, a bug ({type(self.error).__name__})"
+
+    @property
+    def exit_code(self) -> int:
+        return self.error.exit_code if isinstance(self.error, EvalwardError) else EXIT_BUG
+
+
 @dataclass
 class Outcome:
     """What a run produced (or, cancelled, what finished before the signal), and how far it
@@ -40,6 +60,27 @@ class Outcome:
     """From the run's start until its results were in (`RunProgress.started`)."""
     spent: SpentInfo | None = None
     """What the run's model calls used by then, judges and calibration included."""
+    failure: RunFailure | None = None
+    """What stopped the run before it could decide (`evaluation` then holds the runs that
+    finished before it)."""
+
+    @classmethod
+    def stopped(
+        cls,
+        exc: BaseException,
+        progress: RunProgress,
+        providers: Providers,
+        traces: TraceSpool | None = None,
+    ) -> Outcome:
+        """The outcome of a run `exc` stopped: the runs that finished (their traces in
+        `traces`), and the problem."""
+        return cls(
+            progress.partial(traces or TraceSpool()),
+            progress,
+            progress.elapsed(),
+            SpentInfo.of(providers.spent),
+            failure=RunFailure(exc),
+        )
 
     @property
     def cancelled(self) -> bool:
@@ -54,9 +95,15 @@ class Outcome:
         allow_incomplete: bool = False,
     ) -> GateDecision:
         """The gate's decision: incomplete once a signal cancelled the run (however many
-        runs had finished by then); else the Evaluation's (`Evaluation.decision`)."""
+        runs had finished by then), or an error stopped it (bypassed when the label is
+        honoured: `gate.stopped`); else the Evaluation's (`Evaluation.decision`)."""
         if self.cancelled:
             return self.progress.cancelled_decision()
+        if self.failure is not None:
+            failure = self.failure
+            return self.progress.stopped_decision(
+                failure.message, failure.exit_code, bypass, refusal
+            )
         return self.evaluation.decision(
             bypass, refusal, regressions=regressions, allow_incomplete=allow_incomplete
         )
@@ -95,14 +142,34 @@ class Outcome:
 
 
 async def run_change(setup: RunSetup, progress: RunProgress) -> Outcome:
-    """Run the pipeline; a signal stops it, and the Outcome holds the runs that finished."""
+    """Run the pipeline; a signal stops it, and the Outcome holds the runs that finished.
+
+    An error once the plan is made (a problem only a run could find, an outage, a bug) ends
+    the run as a signal would: the Outcome holds the runs that finished and the problem
+    (`Outcome.failure`), so they are written and reported before the process exits. A key the
+    plan needs and lacks is not such an error: the front ends decide what it means."""
     traces = TraceSpool()
-    evaluation = await until_signalled(
-        evaluate_change(
-            setup, on_result=progress.on_result, on_plan=progress.on_plan, traces=traces
-        ),
-        progress,
-    )
+    try:
+        evaluation = await until_signalled(
+            evaluate_change(
+                setup, on_result=progress.on_result, on_plan=progress.on_plan, traces=traces
+            ),
+            progress,
+        )
+    except RunStopped as stop:
+        return Outcome(
+            stop.evaluation,
+            progress,
+            progress.elapsed(),
+            SpentInfo.of(setup.providers.spent),
+            failure=RunFailure(stop.error),
+        )
+    except MissingSecretError:
+        raise
+    except Exception as exc:
+        if progress.plan is None:
+            raise  # nothing ran: the front end says why
+        return Outcome.stopped(exc, progress, setup.providers, traces)
     return Outcome(
         progress.partial(traces) if evaluation is None else evaluation,
         progress,

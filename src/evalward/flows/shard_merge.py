@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from evalward.errors import ConfigError
-from evalward.flows.pipeline import prepare_change
+from evalward.flows.prepare import prepare_change
 from evalward.flows.run_setup import RunSetup
 from evalward.flows.shard import assign, definitions_digest, plan_record, run_key, source_of
 from evalward.flows.shard_signature import broken

@@ -5,10 +5,13 @@ and kept to what a JSON call needs. What this module adds is what a hostile or b
 must not get round: a bound on the reply's size (decoded, so a compressed bomb stops at it)
 and on its head, no redirect followed (a redirect is the server's answer, not a new target),
 no cookie kept, a framing error (two lengths, a bad chunk, a reply cut short) a failure, and
-two exceptions that say whether a reply arrived. Proxies come from HTTP(S)_PROXY and
-NO_PROXY (read once per URL, not per call), the CAs from the system or from the bundle that
-REQUESTS_CA_BUNDLE or SSL_CERT_FILE names. docs/decisions/http-client.md says why aiohttp
-and not httpx.
+two exceptions that say whether a reply arrived. A reply is only ever the answer to the
+request written before it: a kept-alive connection on which anything arrived unasked is
+closed, not reused (`http.pool`). A header HTTP cannot carry is refused before anything is
+written. Proxies come from HTTP(S)_PROXY and NO_PROXY (read once per URL, not per call);
+the CAs from the bundle REQUESTS_CA_BUNDLE names, else the one SSL_CERT_FILE names
+(requests' variable wins over OpenSSL's), else the system's. docs/decisions/http-client.md
+says why aiohttp and not httpx.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import base64
 import contextlib
 import json
 import os
+import re
 import ssl
 import sys
 from collections.abc import AsyncIterator, Mapping
@@ -48,7 +52,8 @@ proxy): requests' variable, then OpenSSL's."""
 
 
 class HttpFailure(Exception):
-    """No complete reply: the connection failed or was reset, or the body was cut short."""
+    """No complete reply: the connection failed or was reset, the body was cut short, or
+    the request was not sent at all (a header that HTTP cannot carry)."""
 
 
 class HttpTimeout(HttpFailure):
@@ -127,10 +132,13 @@ class HttpClient:
     ) -> AsyncIterator[StreamingReply]:
         """POST `payload` and hand over the reply as it arrives (a model's streamed answer).
 
-        The timeout bounds the wait for the reply's head and each gap between its chunks,
-        not the whole stream: a long answer that keeps coming is not cut off."""
+        The timeout bounds each gap between the reply's chunks, not the whole stream: a long
+        answer that keeps coming is not cut off. Its head must be whole within the connect
+        timeout and this one together, however it comes (a head sent a byte at a time, or
+        an endless run of interim replies, keeps no stream open)."""
         import aiohttp
 
+        _check_headers(headers or {})
         session = self._open()
         idle = timeout_seconds or self._timeout_seconds
         connect = min(self._connect_timeout_seconds or idle, idle)
@@ -139,18 +147,21 @@ class HttpClient:
         if proxy.headers and url.startswith("http:"):
             all_headers = {**all_headers, **proxy.headers}
         try:
-            response = await session.request(
-                "POST",
-                url,
-                data=encode_json(payload),
-                headers=all_headers,
-                timeout=aiohttp.ClientTimeout(total=None, connect=connect, sock_read=idle),
-                proxy=proxy.url,
-                proxy_headers=proxy.headers,
-                allow_redirects=False,
-            )
+            async with asyncio.timeout(connect + idle):
+                response = await session.request(
+                    "POST",
+                    url,
+                    data=encode_json(payload),
+                    headers=all_headers,
+                    timeout=aiohttp.ClientTimeout(total=None, connect=connect, sock_read=idle),
+                    proxy=proxy.url,
+                    proxy_headers=proxy.headers,
+                    allow_redirects=False,
+                )
         except TimeoutError as exc:
-            raise HttpTimeout(f"no reply within {idle:g} s") from exc
+            raise HttpTimeout(
+                f"no reply within {idle:g} s, or its head not whole within {connect + idle:g} s"
+            ) from exc
         except (aiohttp.ClientError, OSError, ValueError) as exc:
             raise HttpFailure(_describe(exc)) from exc
         try:
@@ -177,6 +188,7 @@ class HttpClient:
         a new connection; a new connection that does the same is a failure."""
         import aiohttp
 
+        _check_headers(headers)
         total = timeout_seconds or self._timeout_seconds
         connect = min(self._connect_timeout_seconds or total, total)
         call = _Call(method, url, data, headers, aiohttp.ClientTimeout(total, connect=connect))
@@ -224,12 +236,15 @@ class HttpClient:
         if self._session is None:
             import aiohttp
 
+            # lazy: it builds on aiohttp, which loads on the first call
+            from evalward.http.pool import QuietConnector
+
             # Not `trust_env`: with it, aiohttp re-reads the proxy settings and ~/.netrc in a
             # worker thread on every call, which cost more CPU than the call itself.
             reuse = aiohttp.TraceConfig()
             reuse.on_connection_reuseconn.append(_mark_reused)
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=self._max_connections, ssl=_tls()),
+                connector=QuietConnector(limit=self._max_connections, ssl=_tls()),
                 trace_configs=[reuse],
                 headers={"user-agent": USER_AGENT},
                 cookie_jar=aiohttp.DummyCookieJar(),  # calls are independent: no cookies kept
@@ -306,6 +321,31 @@ async def _mark_reused(
     """A request's connection was kept alive from an earlier one (see `_request`)."""
     if isinstance(context.trace_request_ctx, dict):
         context.trace_request_ctx["reused"] = True
+
+
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+"""A header name (RFC 9110's `token`)."""
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+"""What a header value may not hold: control characters, but for the tab."""
+
+
+def _check_headers(headers: Mapping[str, str]) -> None:
+    """Refuse, before anything is written, a header HTTP cannot carry: a name that is not a
+    token (a space, a colon, nothing, a letter outside ASCII) would be written as it is and
+    read otherwise by the server, and a control character in a value (CR, LF) would split
+    the head. The error names the header, never its value (it may be a key)."""
+    for name, value in headers.items():
+        if not _TOKEN.fullmatch(name):
+            raise HttpFailure(
+                f"the header name {name[:64]!a} is not an HTTP token (RFC 9110: ASCII "
+                "letters, digits and !#$%&'*+-.^_`|~ only), so the request was not sent"
+            )
+        if control := _CONTROL.search(value):
+            raise HttpFailure(
+                f"the value of the header {name!r} holds a control character "
+                f"(U+{ord(control.group()):04X} at position {control.start()}), so the "
+                "request was not sent"
+            )
 
 
 def _refuse_upgrade(response: aiohttp.ClientResponse) -> None:

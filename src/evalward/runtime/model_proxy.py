@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import socket
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -49,6 +50,10 @@ __all__ = ["KEY_NAMES", "KEY_PREFIX", "Grant", "ModelProxy"]
 
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
 """Largest request body accepted (long contexts with images)."""
+IDLE_SECONDS = 75.0
+"""How long a connection may wait for its next request, or take to send a request's head,
+before the proxy closes it: a head dripped a byte at a time holds a connection no longer.
+(SDKs drop an idle connection sooner: httpx after 5 s, Node after 4 s.)"""
 _MIN_SECRET_LENGTH = 8
 
 
@@ -87,6 +92,7 @@ class ModelProxy:
     """The real keys: never repeated to an agent, even when an upstream error quotes one."""
     key_names: Sequence[str] = KEY_NAMES
     host: str = "127.0.0.1"
+    idle_seconds: float = IDLE_SECONDS
     _grants: dict[str, Grant] = field(default_factory=dict)
     _runner: web.AppRunner | None = None
     _port: int = 0
@@ -106,7 +112,17 @@ class ModelProxy:
 
             app = web.Application(client_max_size=MAX_REQUEST_BYTES)
             app.router.add_route("*", "/{path:.*}", self._handle)
-            runner = web.AppRunner(app, access_log=None, handle_signals=False)
+            runner = web.AppRunner(
+                app,
+                access_log=None,
+                handle_signals=False,
+                keepalive_timeout=self.idle_seconds,
+                logger=_SERVER_LOG,
+                # a body is read as it came, within MAX_REQUEST_BYTES: inflated by aiohttp,
+                # a megabyte of gzip held hundreds of megabytes at once (the OTLP receiver
+                # inflates an export itself, to its bound)
+                auto_decompress=False,
+            )
             await runner.setup()
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -192,6 +208,12 @@ class ModelProxy:
             return await self._answerer.models(call, route, request.headers)
         from aiohttp import web
 
+        if request.headers.get("content-encoding", "identity").strip().lower() != "identity":
+            return call.refuse(
+                Problem.bad_request,
+                "evalward's model proxy reads request bodies as they are, not compressed "
+                "(Content-Encoding); the model SDKs send them so",
+            )
         try:
             body = jsontext.loads(await request.read(), max_depth=jsontext.AGENT_DEPTH)
         except ValueError:
@@ -203,6 +225,21 @@ class ModelProxy:
         if not isinstance(body, dict) or not isinstance(body.get("model"), str):
             return call.refuse(Problem.bad_request, "`model` (a string) is required")
         return await self._answerer.answer(call, route, body, request)
+
+
+def _not_a_refused_request(record: logging.LogRecord) -> bool:
+    """A request that is not HTTP aiohttp can read (two lengths, a folded header, a head too
+    long) is answered 400 and its connection closed: that is the whole of it. Logged, it
+    would print a traceback in evalward's output each time an agent sends one."""
+    from aiohttp.http_exceptions import HttpProcessingError  # loaded: aiohttp is logging
+
+    return not (record.exc_info and isinstance(record.exc_info[1], HttpProcessingError))
+
+
+_SERVER_LOG = logging.Logger("evalward.model_proxy")
+"""What aiohttp's server says of the proxy's connections: an error of evalward's own still
+shows (on stderr, as Python's last-resort handler writes it); a refused request does not."""
+_SERVER_LOG.addFilter(_not_a_refused_request)
 
 
 def _presented_key(headers: Mapping[str, str]) -> str:

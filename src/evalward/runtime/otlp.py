@@ -5,7 +5,8 @@ Every process of a fixture run is told to export its traces here
 exports GenAI spans — its framework's instrumentation or its own — has them read into its
 trace like the model proxy's view of its calls (`runtime.otel` converts them), and no span
 leaves the run. Exports come as OTLP/JSON or as protobuf (what the SDKs' default exporters
-send), gzip-compressed or not. Metrics and logs are accepted and dropped.
+send), compressed (gzip or deflate, inflated here to MAX_EXPORT_BYTES) or not. Metrics and
+logs are accepted and dropped.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ PREFIX = "/otlp/"
 SIGNALS = ("traces", "metrics", "logs")
 MAX_EXPORT_BYTES = 32 * 1024 * 1024
 PROTOBUF = "application/x-protobuf"
-GZIP_MAGIC = b"\x1f\x8b"
+_INFLATE_PIECE = 1 << 20
+_GZIP_OR_ZLIB = 32 + zlib.MAX_WBITS
+"""zlib's window bits that read either header: the exporters' `gzip` and `deflate`."""
 
 
 def exporter_env(endpoint: str) -> dict[str, str]:
@@ -67,8 +70,9 @@ async def receive(request: web.Request, grants: Mapping[str, Receiver]) -> web.R
     if signal == "traces" and grant.trace is not None:
         try:
             body = await request.read()
-        except web.HTTPRequestEntityTooLarge as exc:
-            return web.Response(status=400, text=f"evalward cannot read this export: {exc}")
+        except web.HTTPRequestEntityTooLarge:
+            too_large = f"the export is larger than {MAX_EXPORT_BYTES:,} bytes"
+            return web.Response(status=400, text=f"evalward cannot read this export: {too_large}")
         encoding = request.headers.get("content-encoding", "")
         problem = take_export(grant.trace, grant.exports, body, request.content_type, encoding)
         if problem is not None:
@@ -99,13 +103,14 @@ def take_export(
 
 
 def decode(body: bytes, content_type: str, encoding: str) -> object:
-    """An export's spans as an OTLP/JSON document. (The HTTP server inflates a gzip body
-    itself; one that arrives still compressed is inflated here.)"""
-    if encoding.strip().lower() == "gzip" and body[:2] == GZIP_MAGIC:
+    """An export's spans as an OTLP/JSON document, a compressed body inflated first (the
+    HTTP server passes bodies on as they came)."""
+    coding = encoding.strip().lower()
+    if coding in ("gzip", "deflate"):
         try:
-            body = _gunzip(body)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise ExportError(f"the gzip body does not inflate ({exc})") from None
+            body = _inflate(body)
+        except zlib.error as exc:
+            raise ExportError(f"the {coding} body does not inflate ({exc})") from None
     if content_type == PROTOBUF:
         document = _from_protobuf(body)
         try:
@@ -119,12 +124,22 @@ def decode(body: bytes, content_type: str, encoding: str) -> object:
         raise ExportError(f"the body is not JSON ({exc})") from None
 
 
-def _gunzip(body: bytes) -> bytes:
-    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    out = inflate.decompress(body, MAX_EXPORT_BYTES + 1)
-    if len(out) > MAX_EXPORT_BYTES or inflate.unconsumed_tail:
-        raise ExportError(f"the export inflates to more than {MAX_EXPORT_BYTES:,} bytes")
-    return out
+def _inflate(body: bytes) -> bytes:
+    """Inflated a megabyte at a time, so that a bomb is refused holding no more than the
+    bound (inflated at once, zlib's buffer and its result held it twice)."""
+    inflate = zlib.decompressobj(_GZIP_OR_ZLIB)
+    pieces: list[bytes] = []
+    size = 0
+    pending = body
+    while pending:
+        piece = inflate.decompress(pending, _INFLATE_PIECE)
+        pending = inflate.unconsumed_tail
+        pieces.append(piece)
+        size += len(piece)
+        if size > MAX_EXPORT_BYTES:
+            raise ExportError(f"the export inflates to more than {MAX_EXPORT_BYTES:,} bytes")
+    pieces.append(inflate.flush())
+    return b"".join(pieces)
 
 
 def _from_protobuf(body: bytes) -> object:

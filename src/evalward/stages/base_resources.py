@@ -5,6 +5,7 @@ from __future__ import annotations
 import posixpath
 import tempfile
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
 from evalward.errors import ResourceError
@@ -14,6 +15,16 @@ from evalward.resources.loader import load_changed_resources, needs_full_load
 from evalward.resources.repo_config import RepoConfig
 
 
+@dataclass(frozen=True)
+class LoadedBase:
+    """The merge base's resources and the folder they were loaded from: a whole checkout of
+    it (`whole`), or an overlay of the YAML files the change touched."""
+
+    resources: ResourceSet
+    root: Path
+    whole: bool
+
+
 def load_base(
     git: Git,
     merge_base: str,
@@ -21,7 +32,7 @@ def load_base(
     differs: set[str],
     stack: ExitStack,
     config: RepoConfig,
-) -> tuple[ResourceSet, Path]:
+) -> LoadedBase:
     """The merge base's resources, parsing only what the change touched.
 
     A resource is the head's only while everything it was made from is unchanged: its file
@@ -30,7 +41,7 @@ def load_base(
     the change touches what an unchanged resource reads (the overlay holds none of that), a
     symbolic link, `evalward.yaml` or a `.gitattributes` (which decides what the head's
     checkout wrote), the base is checked out and loaded whole; the caller checks one out
-    later anyway if a base-side agent reads files at run time.
+    later with what the base side's runs read (`stages/reach.py`).
     """
     wanted = sorted(p for p in differs if p.endswith((".yaml", ".yml")))
     if not (
@@ -50,9 +61,9 @@ def load_base(
         except ResourceError:
             pass  # e.g. an AgentV file whose references the overlay lacks: load it whole
         else:
-            return base, overlay
+            return LoadedBase(base, overlay, whole=False)
     root = stack.enter_context(git.worktree(merge_base))
-    return load_resources(root, config=config), root
+    return LoadedBase(load_resources(root, config=config), root, whole=True)
 
 
 def _linked(resources: ResourceSet) -> bool:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from evalward.resources import ResourceSet
 from evalward.resources.gate_policy import BaseRuns, RegressionPolicy
+from evalward.resources.models import Eval
 from evalward.resources.repo_config import RepoConfig
 from evalward.rundata.sides import GateConfig, Side
 from evalward.stages.changes import ChangeSet
@@ -66,6 +67,17 @@ class Plan:
 
     def for_side(self, side: Side) -> list[PlannedRun]:
         return [r for r in self.runs if r.side is side]
+
+    def may_run(self, side: Side) -> list[PlannedRun]:
+        """A run (rep 0) of each (Eval, fixture) that may run on `side` in this job: planned
+        now, or added by a later round (adaptive reps, the base runs held back until the
+        head has run). What is checked, keyed or checked out before the first run must hold
+        for every one of them, not only for the first round's."""
+        found = {(r.eval, r.fixture) for r in self.runs if r.side is side}
+        if side is Side.base:
+            found |= {(r.eval, r.fixture) for held in self.base_when_failing.values() for r in held}
+            found |= {(name, f) for name, fixtures in self.adaptive.items() for f in fixtures}
+        return [PlannedRun(side, name, fixture, 0) for name, fixture in sorted(found)]
 
     def with_runs(self, runs: list[PlannedRun]) -> Plan:
         """The same plan (Evals, reasons, pending fixtures) with other runs: a part of it."""
@@ -152,9 +164,17 @@ def build_plan(
             reads_base = (
                 policy.base_runs is BaseRuns.always
                 or policy.fail_on_regression.tightest(regressions) is not RegressionPolicy.none
+                or _pairwise(eval_def, gate)  # every pair needs its base run
             )
             _plan_base(plan, name, base, adaptive=adaptive is not None, reads_base=reads_base)
     return plan
+
+
+def _pairwise(eval_def: Eval, resources: ResourceSet) -> bool:
+    """Whether the Eval, or one of its fixtures, asks for the pairwise judge."""
+    if eval_def.spec.judge.pairwise is not None:
+        return True
+    return any(f.resource.spec.pairwise is not None for f in resources.fixtures_of(eval_def))
 
 
 def _plan_base(

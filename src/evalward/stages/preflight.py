@@ -68,21 +68,25 @@ def tree_problems(
 
 
 def refuse_plan(plan: Plan, checkouts: Mapping[Side, Checkout], providers: Providers) -> None:
-    """Raise one ResourceError with every refusal of the runs `plan` holds: the head's first,
-    then (when the head has none) the base's, said to be the base's."""
+    """Raise one ResourceError with every refusal of the runs `plan` may make on each side
+    (`Plan.may_run`: a later round's too): the head's first, then (when the head has none)
+    the base's, said to be the base's."""
     mock_script = providers.override is not None
     for side in (Side.head, Side.base):
         if side not in checkouts:
             continue
         tree = checkouts[side].resources
         scope = Scope()
-        for run in plan.for_side(side):
+        runs = [
+            r for r in plan.may_run(side) if r.eval in tree.evals and r.fixture in tree.fixtures
+        ]
+        for run in runs:
             scope.evals.add(run.eval)
             scope.agents.add(tree.evals[run.eval].resource.spec.target_agent)
             scope.pairs.add((run.eval, run.fixture))
         checks = _Checks(tree, mock_script, providers.names)
         checks.scope(scope)
-        for run in plan.for_side(side):
+        for run in runs:
             checks.seeds(checkouts[side], run)
         problems = checks.found()
         if problems:
@@ -223,13 +227,13 @@ class _Checks:
 
 
 def planned_models(plan: Plan, checkouts: Mapping[Side, Checkout]) -> list[str]:
-    """Every model the plan will call on the sides in `checkouts`: the agents' first choices
-    and the Evals' judges."""
+    """Every model the plan may call on the sides in `checkouts`, in any round: the agents'
+    first choices and the Evals' judges."""
     models: set[str] = set()
-    for run in plan.runs:
-        if run.side not in checkouts:
-            continue
+    for run in [r for side in checkouts for r in plan.may_run(side)]:
         resources = checkouts[run.side].resources
+        if run.eval not in resources.evals or run.fixture not in resources.fixtures:
+            continue
         eval_def = resources.evals[run.eval].resource
         agent = resources.agents[eval_def.spec.target_agent]
         models.update(agent.resource.spec.models[:1])

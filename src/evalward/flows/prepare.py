@@ -1,0 +1,183 @@
+"""A change prepared for its runs: both sides' resources, the plan, and the trees the runs
+read — before anything runs, and for as long as the runs need them.
+
+The head is the working tree (or a worktree of the head commit); the merge base's resources
+are parsed only from the files the change touched (`stages/base_resources.py`); the base
+branch's tip, under `gate-config: base`, decides what gates. The base side's tree holds what
+any base run of the job may read (`stages/reach.py`), written before the first one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from evalward.errors import ResourceError
+from evalward.flows.run_setup import RunSetup
+from evalward.git import FileChange, Git
+from evalward.resources import ResourceSet, load_resources
+from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config, parse_config
+from evalward.rundata.sides import GateConfig, Side
+from evalward.stages.base_resources import load_base
+from evalward.stages.changes import ChangeSet, detect_changes
+from evalward.stages.fingerprint import FileIndex
+from evalward.stages.plan import Checkout, Plan, PlanFor, build_plan, gate_resources, undefined
+from evalward.stages.playgrounds import uses_playgrounds, world_names
+from evalward.stages.reach import agents_reach, world_reach
+
+
+@dataclass
+class Prepared:
+    """A change detected and planned, with both sides' trees on disk, before anything runs."""
+
+    changes: ChangeSet
+    plan: Plan
+    checkouts: dict[Side, Checkout]
+    notes: list[str]
+
+
+@contextmanager
+def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
+    """Detect the change and plan it; the base worktree lives as long as the context."""
+    git, revisions, options = setup.git, setup.revisions, setup.options
+    from_base = options.gate_config is GateConfig.base
+    with ExitStack() as stack:
+        head_root = stack.enter_context(_tree(git, revisions.head))
+        tip = git.resolve(revisions.base) if revisions.base is not None else None
+        merge_base = git.merge_base(tip, git.resolve(revisions.head or "HEAD")) if tip else None
+        # Where resources live, what is skipped and the Evals' defaults decide what gates:
+        # the pull request's own `evalward.yaml` must not choose them.
+        config = config_at(git, tip) if tip is not None and from_base else None
+        head = load_resources(head_root, config=config)
+        if setup.started is not None:
+            setup.started()
+        bases = _Bases(git, stack, head, head_root, config, from_base)
+        if tip is not None and merge_base is not None:
+            bases.load(revisions.head, tip, merge_base)
+        index = FileIndex(head_root)  # one reading of the head's tree: changes and cache keys
+        changes = detect_changes(bases.changed, head, bases.base, bases.gating, index)
+        gate = gate_resources(head, bases.gating, options.gate_config)
+        made = PlanFor(
+            head=head,
+            gating=bases.gating,
+            config=options.gate_config,
+            run_all=options.run_all or revisions.base is None,
+            regressions=options.regressions,
+        )
+        plan = build_plan(changes, gate, bases.base, made)
+        if from_base and bases.gating is not None and tip is not None:
+            plan.undefined = undefined(bases.gating, f"the base branch ({tip[:12]})", config)
+        else:
+            plan.undefined = undefined(head, "the checkout", config or load_config(head_root))
+        if setup.select is not None:
+            plan.evals = [name for name in plan.evals if setup.select(name)]
+            plan.runs = [run for run in plan.runs if setup.select(run.eval)]
+        head_sha = git.commit_of(revisions.head or "HEAD") or ""
+        world, names = bases.world(tip, plan, gate)
+        checkouts = {
+            Side.head: Checkout(
+                Side.head, head_root, gate, index, sha=head_sha, world=world, world_names=names
+            )
+        }
+        if from_base and bases.gating is not None:  # the base's fixtures, scored as the base
+            gated = frozenset(bases.gating.fixtures)
+            checkouts[Side.head] = replace(checkouts[Side.head], gate_fixtures=gated)
+        if bases.base is not None and bases.root is not None:
+            if merge_base is not None and not bases.whole:
+                # Everything any base run of this job may read — planned now or added by a
+                # later round — is written before the first one starts.
+                runs = plan.may_run(Side.base)
+                reach = agents_reach(bases.base, runs, git.tree(merge_base))
+                bases.root = stack.enter_context(git.worktree(merge_base, reach.checkout))
+            checkouts[Side.base] = Checkout(Side.base, bases.root, bases.base, sha=merge_base or "")
+        if setup.shape is not None:
+            plan = setup.shape(plan, {side: c.resources for side, c in checkouts.items()})
+        yield Prepared(changes, plan, checkouts, bases.notes)
+
+
+@dataclass
+class _Bases:
+    """The base side of a change: the merge base's resources (what the change is diffed from
+    and what the base side runs) and the ones that gate (the base branch's tip)."""
+
+    git: Git
+    stack: ExitStack
+    head: ResourceSet
+    head_root: Path
+    config: RepoConfig | None
+    from_base: bool
+    changed: list[FileChange] = field(default_factory=list)
+    base: ResourceSet | None = None
+    root: Path | None = None
+    whole: bool = False
+    """`root` is a whole checkout of the merge base (the base loaded from one)."""
+    gating: ResourceSet | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def world(
+        self, tip: str | None, plan: Plan, gate: ResourceSet
+    ) -> tuple[Path | None, frozenset[str]]:
+        """The base branch's tree, with what the head side's playgrounds read of it, when
+        they are ones the base branch defines (`gate-config: base`): they are made from it,
+        not from the head."""
+        gating = self.gating
+        if not self.from_base or gating is None or tip is None:
+            return None, frozenset()
+        if not uses_playgrounds(plan, gate, Side.head):
+            return None, frozenset()
+        reach = world_reach(gating, plan.may_run(Side.head))
+        return self.stack.enter_context(self.git.worktree(tip, reach.checkout)), world_names(gating)
+
+    def load(self, head_commit: str | None, tip: str, merge_base: str) -> None:
+        git = self.git
+        self.changed = git.changed_files(merge_base, head_commit)
+        dirty = git.dirty_paths() if self.head_root == git.repo else set()
+        config = self.config or load_config(self.head_root)
+        try:
+            differs = _paths(self.changed) | dirty
+            loaded = load_base(git, merge_base, self.head, differs, self.stack, config)
+            self.base, self.root, self.whole = loaded.resources, loaded.root, loaded.whole
+        except ResourceError as exc:
+            if self.from_base:
+                raise _unloadable(exc, merge_base) from None
+            self.notes.append(
+                f"the base branch's resources do not load, so there is no baseline: "
+                f"{exc.problems[0].render()}"
+            )
+        if not self.from_base or tip == merge_base:
+            self.gating = self.base
+            return
+        # What gates is the base branch as it is now, not as it was when the pull request
+        # branched off: the merge base is only what the change is diffed from and what the
+        # base side runs.
+        differs = _paths(git.changed_files(tip, head_commit)) | dirty
+        try:
+            self.gating = load_base(git, tip, self.head, differs, self.stack, config).resources
+        except ResourceError as exc:
+            raise _unloadable(exc, tip) from None
+
+
+def config_at(git: Git, commit: str) -> RepoConfig:
+    """The `evalward.yaml` of a commit (defaults when it has none)."""
+    return parse_config(git.read_files(commit, [CONFIG_FILE]).get(CONFIG_FILE))
+
+
+def _paths(changed: list[FileChange]) -> set[str]:
+    return {c.path for c in changed} | {c.old_path for c in changed if c.old_path}
+
+
+def _unloadable(exc: ResourceError, commit: str) -> ResourceError:
+    """The base branch's definitions decide what gates; when they do not load, nothing can."""
+    return ResourceError(exc.problems, source=f"the base branch ({commit[:12]})")
+
+
+@contextmanager
+def _tree(git: Git, commit: str | None) -> Iterator[Path]:
+    """The working tree when it already is `commit` (or no commit is asked for), else a worktree."""
+    if commit is None or git.resolve("HEAD") == git.resolve(commit):
+        yield git.repo
+        return
+    with git.worktree(commit) as path:
+        yield path

@@ -1,0 +1,126 @@
+"""What a side's runs read from a commit that is not the working tree: the paths its checkout
+must hold, so that it is written once, before anything runs, with exactly those.
+
+A run on the base side (or the head side's playgrounds, made from the base branch under
+`gate-config: base`) can start at any point of a job: planned at the start, or added later by
+adaptive reps, the base runs held until the head has run, a rerun. So the tree is decided
+from everything the side *may* run (every Eval and fixture of the plan, whatever rep), never
+from the first round alone, and written before the first run: what a run reads is then there
+whenever it starts, and the result cache hashes the same files the run reads.
+
+What a definition reads:
+
+- a declarative agent: its `systemFile`, and the files its `environment` is built from with
+  their folder (a project's own sources);
+- a program (an agent's `runtime`, a command tool): the files its `watch` globs match, which
+  is how an agent declares its code; one that names no `watch` may import anything, so the
+  whole commit is checked out;
+- a playground: its seeds (a file or a folder) and the snapshots its fixtures compare with,
+  and a service's program — the whole commit, as for an agent's program;
+- code scorers, AgentV cases, grader prompts and the like are read with their fixture, from
+  git, and need no checkout.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatch
+
+from evalward.git import TreeEntry
+from evalward.resources import Located, ResourceSet
+from evalward.resources.models import Agent
+from evalward.resources.state_assertions import StateSnapshotAssertion
+from evalward.stages.fingerprint import referenced_files
+from evalward.stages.plan import PlannedRun
+from evalward.stages.playgrounds import defined_playground
+
+
+@dataclass
+class Reach:
+    """The paths a side's runs read, or why they need the whole commit."""
+
+    paths: set[str] = field(default_factory=set)
+    whole: str = ""
+    """Why the whole commit is checked out (the first definition that needs it); "" when
+    `paths` is all."""
+
+    def everything(self, why: str) -> None:
+        self.whole = self.whole or why
+
+    @property
+    def checkout(self) -> set[str] | None:
+        """What to check out: the paths, or None for the whole commit."""
+        return None if self.whole else self.paths
+
+
+def agents_reach(
+    resources: ResourceSet, runs: Iterable[PlannedRun], tree: Mapping[str, TreeEntry]
+) -> Reach:
+    """What `runs` (`Plan.may_run`: one of each Eval and fixture) read of `resources`'
+    commit (listed by `tree`): their agents' files and their playgrounds'."""
+    reach = Reach()
+    agents: set[str] = set()
+    for run in runs:
+        eval_name, fixture = run.eval, run.fixture
+        located_eval = resources.evals.get(eval_name)
+        if located_eval is None or fixture not in resources.fixtures:
+            continue
+        agents.add(located_eval.resource.spec.target_agent)
+        playground_reach(resources, eval_name, fixture, reach)
+    for name in sorted(agents):
+        if name in resources.agents:
+            _agent(resources.agents[name], tree, reach)
+    return reach
+
+
+def world_reach(gating: ResourceSet, runs: Iterable[PlannedRun]) -> Reach:
+    """What the head side's playgrounds read of the base branch's tree, under `gate-config:
+    base`: those of the runs whose playground the base branch defines (an Eval's is made
+    from it for the fixtures a pull request adds to it, too)."""
+    reach = Reach()
+    for run in runs:
+        eval_name, fixture = run.eval, run.fixture
+        located_eval = gating.evals.get(eval_name)
+        if located_eval is None:
+            continue
+        if fixture in gating.fixtures:
+            playground_reach(gating, eval_name, fixture, reach)
+            continue
+        spec = located_eval.resource.spec.playground
+        if spec is not None:
+            if spec.service is not None:
+                reach.everything(f"Eval {eval_name!r}'s playground runs a service program")
+            reach.paths.update(path.lstrip("/") for path in spec.paths())
+    return reach
+
+
+def playground_reach(resources: ResourceSet, eval_name: str, fixture: str, reach: Reach) -> None:
+    """Add what the run's playground is made from to `reach`."""
+    defined = defined_playground(resources, eval_name, fixture)
+    if defined is None:
+        return
+    name, spec, kind = defined
+    if spec.service is not None:
+        reach.everything(f"{kind} {name!r}'s playground runs a service program")
+    snapshots = [
+        a.snapshot
+        for a in resources.fixtures[fixture].resource.spec.assertions
+        if isinstance(a, StateSnapshotAssertion) and a.snapshot is not None
+    ]
+    reach.paths.update(path.lstrip("/") for path in [*spec.paths(), *snapshots])
+
+
+def _agent(located: Located[Agent], tree: Mapping[str, TreeEntry], reach: Reach) -> None:
+    spec = located.resource.spec
+    name = located.resource.metadata.name
+    reach.paths.update(referenced_files(located))
+    if spec.environment is not None:
+        reach.paths.update(posixpath.dirname(path) or "." for path in spec.environment.files())
+        if "." in reach.paths:
+            reach.everything(f"agent {name!r}'s environment is the repository's root folder")
+    programs = spec.runtime is not None or any(tool.command for tool in spec.tools)
+    if programs and not spec.watch:
+        reach.everything(f"agent {name!r} runs a program and names no `watch`")
+    reach.paths.update(path for path in tree if any(fnmatch(path, p) for p in spec.watch))
