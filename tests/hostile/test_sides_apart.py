@@ -11,7 +11,8 @@ a base program starts), a run's processes end with it and a side's files with it
 base's verdicts are its own, and the regression blocks.
 
 A second pull request shows the other half: a process a run leaves behind, escaped from its
-session, is gone by the time the next run of its side starts.
+session, is gone by the time the next run of its side starts. A third, under adaptive reps,
+shows the base runs later rounds add meeting no process of the head's earlier rounds.
 """
 
 from __future__ import annotations
@@ -377,3 +378,97 @@ def test_a_process_a_run_leaves_behind_is_gone_before_the_next_run_starts(
         first, second = seen[(side, "first")], seen[(side, "second")]
         assert second["escaped"] == first["escaped"]  # the process the first run left
         assert second["state"] in ("gone", "Z"), (side, second)  # ended with the first run
+
+
+ADAPTIVE_SUITE = f"""\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: refunder }}
+spec:
+  models: [openai/gpt-4.1-mini]
+  system: Refund what the customer asks for.
+  tools:
+    - name: create_refund
+      description: Refund an order.
+      command: [{PYTHON}, tools/refund.py]
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: refunds }}
+spec:
+  targetAgent: refunder
+  fixtures: [refund-a1]
+  execution: {{ reps: {{ min: 1, max: 4 }} }}
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: refund-a1 }}
+spec:
+  targetAgent: refunder
+  input: {{ type: prompt, payload: {{ prompt: "Refund order A-1 please" }} }}
+  assertions: [{{ type: toolArgs, tool: create_refund, args: {{ amount: 25 }} }}]
+"""
+
+# Each side's tool says which processes of the other side's agent user are alive as it runs
+# (the base's user is the head's + 1): a base program and a head program alive at once.
+LOOK = """\
+import json, os, subprocess, sys
+json.load(sys.stdin)
+other = os.getuid() + {offset}
+
+def alive_as_other(pid):  # a zombie is not alive: it waits to be reaped, and runs nothing
+    try:
+        fields = dict(line.split(":", 1) for line in open(f"/proc/{{pid}}/status"))
+    except OSError:
+        return False
+    return int(fields["Uid"].split()[0]) == other and fields["State"].split()[0] not in "ZX"
+
+alive = [int(p) for p in os.listdir("/proc") if p.isdigit() and alive_as_other(p)]
+"""
+BASE_TOOL = LOOK.format(offset=-1) + 'print(json.dumps({"refunded": 25, "other_side": alive}))\n'
+HEAD_TOOL = (
+    LOOK.format(offset=+1)
+    + """\
+subprocess.Popen(  # detached: its own session, to outlive the run and meet a base program
+    [sys.executable, "-c", "import time; time.sleep(600)"],
+    start_new_session=True,
+    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+)
+print(json.dumps({"refunded": 30, "other_side": alive}))
+"""
+)
+
+
+@needs_root
+def test_adaptive_reps_base_runs_of_later_rounds_meet_no_head_process(
+    workspace: Path, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """Adaptive reps run the base only once the head looks broken: its runs come in later
+    rounds, after head runs that each left a detached process behind. Each round's base runs
+    are done before its head runs start, and no head process is alive when a base program
+    starts: no base program sees one, nor any head program a base process."""
+    files = {"evals.yaml": ADAPTIVE_SUITE, "tools/refund.py": BASE_TOOL}
+    rounded = ADAPTIVE_SUITE.replace("customer asks for.", "customer asks for, rounded up.")
+    head = {"evals.yaml": rounded, "tools/refund.py": HEAD_TOOL}
+    event = open_pr(workspace, github, files, head, suite={})
+    model.script(
+        "rounded up", tool_call("create_refund", {"order_id": "A-1", "amount": 30}), text("Done.")
+    )
+    model.script(
+        "Refund order A-1",
+        tool_call("create_refund", {"order_id": "A-1", "amount": 25}),
+        text("Done."),
+    )
+
+    run = run_gate(workspace, github, event, OPENAI_BASE_URL=model.base_url)
+
+    assert run.returncode == 1, run.stdout + run.stderr  # blocked: the head is broken
+    seen: dict[str, list[dict[str, Any]]] = {"base": [], "head": []}
+    for fixture in run.results()["fixtures"]:
+        step = next(s for s in fixture["trace"]["steps"] if s["type"] == "tool_result")
+        seen[fixture["side"]].append(json.loads(step["output"]))
+        assert fixture["status"] == ("pass" if fixture["side"] == "base" else "fail"), fixture
+    assert len(seen["head"]) >= 2 and seen["base"], seen  # the base's runs in later rounds
+    for side, reports in seen.items():
+        for report in reports:
+            assert report["other_side"] == [], (side, report)
