@@ -46,6 +46,10 @@ class AgentUser:
     gid: int
     name: str
 
+    def base_side(self) -> AgentUser:
+        """The base side's user of the pair this user heads: its uid and gid + 1."""
+        return AgentUser(self.uid + 1, self.gid + 1, f"{self.name}-base")
+
     @classmethod
     def resolve(cls, name: str = AGENT_USER, fallback: int = AGENT_UID) -> AgentUser:
         """The user from the system's database, else the fixed fallback uid/gid (a numeric

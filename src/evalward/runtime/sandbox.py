@@ -112,7 +112,6 @@ class _Shared:
     root: Path | None = None
     copies: dict[Path, Path] = field(default_factory=dict)
     homes: dict[int, Path] = field(default_factory=dict)
-    made: int = 0
     closed: dict[Path, int] = field(default_factory=dict)
     """Paths closed to others while agents run, with the mode to give back."""
     environments: Environments | None = None
@@ -166,7 +165,7 @@ class Sandbox:
         agent's server or a code scorer)."""
         self._shared = shared or _Shared()
         if self._shared.apart is None:
-            users = (user, _base_user(user)) if user is not None else ()
+            users = (user, user.base_side()) if user is not None else ()
             self._shared.apart = Apart(self._shared.sessions, users)
         if user is not None and self._shared.login is None:
             self._shared.login = user.name
@@ -174,10 +173,10 @@ class Sandbox:
     def for_side(self, side: str) -> Sandbox:
         """The sandbox of one side's programs. The base side's run as another user than the
         head's (uid + 1): a pull request's program cannot signal, trace or read the
-        environment (and model-proxy key) of a base program running beside it."""
+        environment of a base program (the base's scorers that grade it run in its turn)."""
         if side != "base":
             return self
-        user = _base_user(self.user) if self.user is not None else None
+        user = self.user.base_side() if self.user is not None else None
         return self._variant(user, side, self.packages)
 
     def with_packages(self, packages: Packages) -> Sandbox:
@@ -320,7 +319,6 @@ class Sandbox:
     def new_home(self) -> Path:
         """A private directory for one process: its HOME and TMPDIR (its name random, no
         count of the processes before it: a run learns nothing of its rep from it)."""
-        self._shared.made += 1
         home = Path(tempfile.mkdtemp(prefix="home-", dir=self.root))
         if self.user is not None:
             os.chown(home, self.user.uid, self.user.gid)
@@ -429,11 +427,6 @@ def _copy_tree(source: Path, target: Path, not_copied: frozenset[str]) -> None:
         leave_out=lambda path, _mode: path in not_copied,
         modes=readable,
     )
-
-
-def _base_user(head: AgentUser) -> AgentUser:
-    """The base side's user: the head's uid and gid + 1."""
-    return AgentUser(head.uid + 1, head.gid + 1, f"{head.name}-base")
 
 
 def listed_env(agent: Agent) -> frozenset[str]:
