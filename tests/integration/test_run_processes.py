@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from evalward.files.trees import TreeBounds, TreeError
 from evalward.runtime.cgroups import RunGroups
 from evalward.runtime.leftovers import sweep
 from evalward.runtime.process import kill_group, limited_env, spawn
@@ -174,6 +175,42 @@ socket.socket(socket.AF_UNIX).bind("shop.sock")
         assert removed == 6
         assert target.read_text() == "root's"
         assert mine.is_dir() and (tmp_path / "target.txt").exists()
+    finally:
+        subprocess.run(["rm", "-rf", str(shared)], check=False)
+
+
+@needs_root
+def test_the_sweep_removes_a_tree_past_any_recursion_limit_and_says_what_it_cannot(
+    tmp_path: Path,
+) -> None:
+    """A folder nested 3,000 deep (`shutil.rmtree` recurses: a RecursionError) goes; a
+    sweep past its bounds removes what it can and names what it could not."""
+    user = agent_user()
+    shared = Path(tempfile.mkdtemp(prefix="evalward-shared-"))
+    shared.chmod(0o1777)
+    try:
+        _as_user(
+            user.uid,
+            f"""
+import os
+os.chdir({str(shared)!r})
+os.mkdir("deep")
+os.chdir("deep")
+for _ in range(3000):
+    os.mkdir("d")
+    os.chdir("d")
+""",
+        )
+        assert sweep([user.uid], [user.gid], [shared]) == 1
+        assert list(shared.iterdir()) == []
+
+        _as_user(user.uid, f"import os; os.makedirs({str(shared / 'many')!r} + '/' + 'x' * 9)")
+        for index in range(20):
+            _as_user(user.uid, f"open({str(shared / f'f{index}')!r}, 'w').close()")
+        with pytest.raises(TreeError, match="more than 5 entries") as raised:
+            sweep([user.uid], [user.gid], [shared], TreeBounds(entries=5))
+        assert "(and " in str(raised.value)  # one message, however many were left
+        assert 0 < len(list(shared.iterdir())) < 21
     finally:
         subprocess.run(["rm", "-rf", str(shared)], check=False)
 

@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from evalward.errors import AgentRunError
+from evalward.files.trees import TreeError
 from evalward.runtime import cgroups
 from evalward.runtime.agent_users import AgentUser
 from evalward.runtime.cgroups import RunGroups
@@ -100,12 +101,19 @@ class Apart:
 
     async def clear(self) -> int:
         """End every process of the job's agent users and remove what they left in the
-        shared folders; how many processes and files went."""
+        shared folders; how many processes and files went. AgentRunError when something
+        they left cannot be removed (`leftovers.BOUNDS`): the runs stop, and the gate with
+        them, its finished runs written."""
         users = [user for user in self.users if user.uid != os.geteuid()]
         if not users:
             return 0
         ended = await self.sessions.end_all(user.uid for user in users)
-        swept = await asyncio.to_thread(sweep, [u.uid for u in users], [u.gid for u in users])
+        try:
+            swept = await asyncio.to_thread(sweep, [u.uid for u in users], [u.gid for u in users])
+        except TreeError as exc:  # a later side's programs could read what is left: stop
+            raise AgentRunError(
+                f"the runs stop here: {exc}, and the other side's programs could read it"
+            ) from None
         return ended + swept
 
     def kill_all(self) -> int:

@@ -7,7 +7,9 @@ side's end evalward removes everything the job's agent users own in the folders 
 shares (`/tmp`, `/var/tmp`, `/dev/shm`, `/dev/mqueue`), at any depth a folder lets them
 write, and their System V IPC objects. It never follows a link: each folder is opened
 without following one, relative to the folder that holds it, and only folders others may
-write (or the user's group) are entered; what is owned by anyone else stays.
+write (or the user's group) are entered; what is owned by anyone else stays. What they own
+is removed as `files.trees` removes a tree (iteratively, however deep), all of it within
+BOUNDS; what cannot be removed is a TreeError naming it, once the rest is gone.
 """
 
 from __future__ import annotations
@@ -15,13 +17,16 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-import shutil
 import stat
 from collections.abc import Collection
 from pathlib import Path
 
+from evalward.files.trees import Removal, TreeBounds, TreeError, shown
+
 SHARED = (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), Path("/dev/mqueue"))  # noqa: S108
 DEPTH = 32
+BOUNDS = TreeBounds(entries=10_000_000, seconds=600.0)
+"""What one sweep removes at most, in every shared folder together."""
 IPC = Path("/proc/sysvipc")
 IPC_RMID = 0
 IPC_KINDS = (
@@ -31,24 +36,44 @@ IPC_KINDS = (
 )
 
 
-def sweep(uids: Collection[int], gids: Collection[int], places: Collection[Path] = SHARED) -> int:
-    """Remove what `uids` own in `places` (and their IPC objects); how many were removed."""
+def sweep(
+    uids: Collection[int],
+    gids: Collection[int],
+    places: Collection[Path] = SHARED,
+    bounds: TreeBounds = BOUNDS,
+) -> int:
+    """Remove what `uids` own in `places` (and their IPC objects); how many were removed.
+    TreeError, once the rest is removed, naming what could not be."""
     if not uids:
         return 0
     removed = 0
+    removal = Removal(bounds, "what the agent users left in the shared folders")
+    problems: list[str] = []
     for place in places:
         try:
             folder = os.open(place, os.O_RDONLY | os.O_DIRECTORY)
         except OSError:
             continue
         try:
-            removed += _sweep(folder, frozenset(uids), frozenset(gids), DEPTH)
+            owners = frozenset(uids), frozenset(gids)
+            removed += _sweep(folder, str(place), owners, DEPTH, (removal, problems))
         finally:
             os.close(folder)
-    return removed + _sweep_ipc(frozenset(uids))
+    removed += _sweep_ipc(frozenset(uids))
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise TreeError(problems[0] + more)
+    return removed
 
 
-def _sweep(folder: int, uids: frozenset[int], gids: frozenset[int], depth: int) -> int:
+_Owners = tuple[frozenset[int], frozenset[int]]
+"""(uids, gids) of the users whose leftovers a sweep removes."""
+_Removing = tuple[Removal, list[str]]
+"""The sweep's removal and what it could not remove."""
+
+
+def _sweep(folder: int, where: str, owners: _Owners, depth: int, removing: _Removing) -> int:
+    uids, gids = owners
     removed = 0
     try:
         with os.scandir(folder) as entries:
@@ -60,15 +85,16 @@ def _sweep(folder: int, uids: frozenset[int], gids: frozenset[int], depth: int) 
             info = os.stat(name, dir_fd=folder, follow_symlinks=False)
         except OSError:
             continue
+        path = f"{where}/{name}"
         if info.st_uid in uids:
-            removed += _remove(folder, name, info)
+            removed += _remove(folder, name, path, removing)
         elif stat.S_ISDIR(info.st_mode) and depth > 0 and _open_to(info, gids):
             try:
                 inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder)
             except OSError:
                 continue
             try:
-                removed += _sweep(inner, uids, gids, depth - 1)
+                removed += _sweep(inner, path, owners, depth - 1, removing)
             finally:
                 os.close(inner)
     return removed
@@ -81,13 +107,13 @@ def _open_to(info: os.stat_result, gids: frozenset[int]) -> bool:
     )
 
 
-def _remove(folder: int, name: str, info: os.stat_result) -> int:
+def _remove(folder: int, name: str, path: str, removing: _Removing) -> int:
+    """Remove one thing the users own (a folder with all it holds, following no link)."""
+    removal, problems = removing
     try:
-        if stat.S_ISDIR(info.st_mode):
-            shutil.rmtree(name, dir_fd=folder)  # fd-based: a link inside is removed, not followed
-        else:
-            os.unlink(name, dir_fd=folder)
-    except OSError:
+        removal.remove(folder, name, shown(path))
+    except TreeError as exc:
+        problems.append(str(exc))
         return 0
     return 1
 
