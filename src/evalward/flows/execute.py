@@ -285,18 +285,14 @@ class _Run:
             if (cached := self._from_cache(run)) is not None:
                 self.results[index] = cached
                 continue
-            trace, playground, processes = await self._run_agent(run)
-            try:
-                await self.unscored.acquire()
-                if _cancelling():
-                    # The group is stopping: a cancellation that arrived as the run ended may
-                    # have been swallowed on the way, and the group refuses new tasks. The run
-                    # is left out, as every unfinished one is.
-                    raise asyncio.CancelledError
-            except BaseException:
-                await self._end(processes)
-                raise
-            group.create_task(self._score(index, run, trace, playground, processes))
+            trace, playground = await self._run_agent(run)
+            await self.unscored.acquire()
+            if _cancelling():
+                # The group is stopping: a cancellation that arrived as the run ended may have
+                # been swallowed on the way, and the group refuses new tasks. The run is left
+                # out, as every unfinished one is.
+                raise asyncio.CancelledError
+            group.create_task(self._score(index, run, trace, playground))
 
     def _finished(self, result: FixtureResult) -> FixtureResult:
         if self.how.traces is not None:
@@ -323,39 +319,36 @@ class _Run:
         }
         return self._finished(hit.model_copy(update=update))
 
-    async def _run_agent(
-        self, run: PlannedRun
-    ) -> tuple[Trace, PlaygroundRun | None, RunProcesses | None]:
-        """The run, in a playground of its own when its fixture (or Eval) names one; and what
-        its programs are tracked as, which the run's scoring ends before it scores (`_end`:
-        its worker goes on to the next run meanwhile)."""
+    async def _run_agent(self, run: PlannedRun) -> tuple[Trace, PlaygroundRun | None]:
+        """The run, in a playground of its own when its fixture (or Eval) names one; every
+        program it started is ended before its worker takes the next run (`_end`, once its
+        run slot is free for the programs of others)."""
         checkout = self.checkouts[run.side]
         target = checkout.resources.evals[run.eval].resource.spec.target_agent
         if (why := self.unrunnable.get((run.side, target))) is not None:
             trace = Trace()
             trace.add(StepType.error, content=why)
-            return trace, None, None
+            return trace, None
         source = source_of(checkout, run)
         fixture = checkout.resources.fixtures[run.fixture].resource.spec
         sandbox = self.how.sandbox.for_side(run.side.value) if self.how.sandbox else None
-        async with self.run_limit:
-            processes = sandbox.begin_run() if sandbox is not None else None
-            try:
+        processes = None
+        try:
+            async with self.run_limit:
+                processes = sandbox.begin_run() if sandbox is not None else None
                 if source is None:
-                    return await self._run_in(run, {}, processes), None, processes
+                    return await self._run_in(run, {}, processes), None
                 setting = PlaygroundSetting(
                     self.env, sandbox.in_run(processes) if sandbox else None, self.how.kill_grace
                 )
-                trace, playground = await run_in_playground(
+                return await run_in_playground(
                     source,
                     StateNeeds.of(fixture.assertions),
                     lambda e: self._run_in(run, e, processes),
                     setting,
                 )
-                return trace, playground, processes
-            except BaseException:
-                await self._end(processes)
-                raise
+        finally:
+            await self._end(processes)
 
     async def _end(self, processes: RunProcesses | None) -> None:
         """End every program of a run, escaped or not (`Sandbox.end_run`)."""
@@ -394,15 +387,9 @@ class _Run:
         )
 
     async def _score(
-        self,
-        index: int,
-        run: PlannedRun,
-        trace: Trace,
-        playground: PlaygroundRun | None,
-        processes: RunProcesses | None,
+        self, index: int, run: PlannedRun, trace: Trace, playground: PlaygroundRun | None
     ) -> None:
         try:
-            await self._end(processes)
             await self._score_into_results(index, run, trace, playground)
         finally:
             self.unscored.release()
