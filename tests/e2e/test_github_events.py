@@ -463,7 +463,8 @@ def test_sigterm_stops_writes_partial_results_and_updates_the_comment(
 ) -> None:
     base, head = make_pr(repo, github)
     script_model(model, head_greets_well=True)
-    slow = Rule(lambda b: "BASE-V1" in json.dumps(b) and "Hello there" in json.dumps(b), [])
+    # the base's runs come first (sides take turns): the head's is the slow one
+    slow = Rule(lambda b: "HEAD-V2" in json.dumps(b) and "Hello there" in json.dumps(b), [])
     slow.replies.append(text("Hello!", delay=60))
     model.rules.insert(0, slow)
     launch = prepare(
@@ -474,7 +475,7 @@ def test_sigterm_stops_writes_partial_results_and_updates_the_comment(
         inputs={"parallel": "1"},
     )
     process = start_action(repo.path, launch)
-    while not [r for r in model.requests if slow.matcher(r)]:  # the slow base run started
+    while not [r for r in model.requests if slow.matcher(r)]:  # the slow head run started
         assert process.poll() is None, process.communicate()
         time.sleep(0.05)
     process.send_signal(signal.SIGTERM)

@@ -394,6 +394,43 @@ def test_a_repeated_call_is_served_from_the_response_cache_per_rep(
     assert not other_rep.proxy_calls[0].cached
 
 
+def test_a_head_run_s_call_is_never_the_base_s_reply_from_the_response_cache(
+    model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """A pull request's program may send the very request the base's agent will send, at its
+    rep, and keep the reply it likes (a stream it cuts is not stored): the base's call is
+    answered upstream, not from what the head left in the cache; each side's own repeat is."""
+    model.script("hello", text("hi there"))
+    providers = providers_for(model, tmp_path, cache={"mode": "read-write", "dir": "cache"})
+
+    def on(side: str) -> FixtureRun:
+        return FixtureRun(
+            labels=RunLabels(agent="byo", fixture="fx", eval="ev", rep=0, side=side),
+            fixture_input=FixtureInput(type="prompt", payload={"prompt": "calls 1: hello"}),
+            tools=FixtureTools(),
+            timeout_seconds=60,
+        )
+
+    async def go() -> list[Trace]:
+        proxy = await proxied(providers)
+        try:
+            runner = command_agent(tmp_path, "proxy_agent.py", proxy)
+            traces = [await runner.run(on(side)) for side in ("head", "base", "base", "head")]
+            await runner.aclose()
+            return traces
+        finally:
+            await proxy.aclose()
+
+    head, base, base_again, head_again = run_async(go)
+    assert len(model.calls) == 2
+    assert [t.proxy_calls[0].cached for t in (head, base, base_again, head_again)] == [
+        False,
+        False,
+        True,
+        True,
+    ]
+
+
 def test_upstream_failures_are_passed_on_without_the_key_and_recorded(
     model: ScriptedModelServer, tmp_path: Path
 ) -> None:

@@ -149,9 +149,10 @@ def job_setup(
 
 def prepare_sandbox(job: Job) -> None:
     """Before the first program from a checkout starts: the store of agents' environments
-    (beside the result cache, under its trust rule), and, with the user switch, what the
-    agent user must not write or read taken from the workspace (`workspace_guard.protect`),
-    given back when the run ends."""
+    (beside the result cache, under its trust rule), how runs' processes are tracked and the
+    sides kept apart (said in the log), and, with the user switch, what the agent user must
+    not write or read taken from the workspace (`workspace_guard.protect`), given back when
+    the run ends."""
     sandbox, cache, context = job.clients.sandbox, job.trusted.cache, job.site.context
     if cache.distrust:
         job.console.log(command("warning", f"result cache not used: {cache.distrust}"))
@@ -172,6 +173,7 @@ def prepare_sandbox(job: Job) -> None:
                 ),
             )
         )
+    sandbox.keep_apart(job.console.log)
     if sandbox.user is not None:
         written = [job.site.output_dir, *([cache.directory] if cache.directory else [])]
         sandbox.give_back(protect(context.workspace, written, job.site.env))

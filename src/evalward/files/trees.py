@@ -14,6 +14,7 @@ with a `TreeError` that says where.
   a folder deeper than that is moved up to the tree's top and removed from there. A folder
   it may not enter or empty (a user without root: the tree's owner, who may change its
   mode) is opened up first.
+- `Removal` removes many trees, named in folders evalward holds open, within one budget.
 - `copy_tree` copies folders, regular files and links (as links), and leaves out the rest.
 """
 
@@ -233,10 +234,33 @@ def remove_tree(path: Path, bounds: TreeBounds = REMOVAL) -> None:
     try:
         _remove_in(parent, path.name, budget)
     except OSError as exc:
-        where = f" ({shown(exc.filename)})" if isinstance(exc.filename, str) else ""
-        raise TreeError(f"{what} cannot be removed{where}: {exc.strerror or exc}") from None
+        raise _failed(what, exc) from None
     finally:
         os.close(parent)
+
+
+class Removal:
+    """Removals that share one budget: what agent users left in many places (the folders
+    every user shares), removed within one bound of entries and time."""
+
+    def __init__(self, bounds: TreeBounds, what: str) -> None:
+        self.budget = _Budget(bounds, what)
+        """Counted across every removal, each named entry too; `what` names them all when
+        it runs out."""
+
+    def remove(self, parent: int, name: str, what: str) -> None:
+        """Remove `name` from the folder `parent` (a descriptor) as `remove_tree` does;
+        `what` names it in the TreeError when it cannot, or not within the budget."""
+        self.budget.count(name)
+        try:
+            _remove_in(parent, name, self.budget)
+        except OSError as exc:
+            raise _failed(what, exc) from None
+
+
+def _failed(what: str, exc: OSError) -> TreeError:
+    where = f" ({shown(exc.filename)})" if isinstance(exc.filename, str) else ""
+    return TreeError(f"{what} cannot be removed{where}: {exc.strerror or exc}")
 
 
 @dataclass

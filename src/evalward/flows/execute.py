@@ -10,9 +10,13 @@ run's; an Eval that does not set it is bounded by the run's alone) and once per 
 provider. Runs that get ahead of their scoring (by four traces per run slot) wait for it,
 so unscored traces never pile up in memory. Each fixture run has the Eval's
 `timeoutSeconds`; a run that times out keeps the steps it made and ends with an `error` step.
-Bring-your-own http agents are started on first use and stopped when the run ends, also when
-it fails; so is the model proxy their programs (and command tools) call models through,
-which holds the only copy of the provider keys.
+Bring-your-own http agents are started on first use and stopped when their side's runs end,
+also when they fail; the model proxy their programs (and command tools) call models through,
+which holds the only copy of the provider keys, once the whole plan has run.
+
+The sides take turns (`Sandbox.turn`, runtime/apart.py): every base run, scored, before the
+head's first program starts, so nothing a pull request's program does reaches what a base run
+reads; and each run's programs are ended with it (`Sandbox.begin_run`), escaped or not.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from evalward.errors import ConfigError
@@ -40,6 +45,7 @@ from evalward.runtime.playground_run import PlaygroundSetting, StateNeeds, run_i
 from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.sandbox import Sandbox
+from evalward.runtime.strays import RunProcesses
 from evalward.runtime.tools import FixtureTools
 from evalward.scoring.code_scorer import CodeScorers
 from evalward.scoring.panel import JudgePanel
@@ -52,6 +58,9 @@ from evalward.text.escaping import printable
 
 ProgressCallback = Callable[[FixtureResult], None]
 UNSCORED_PER_SLOT = 4
+SIDES_IN_TURN = (Side.base, Side.head)
+"""The base's runs first, each side's in its own turn: the head's programs start once every
+base run is done (or taken from the cache), so none of them can change what a base run reads."""
 
 
 @dataclass(frozen=True)
@@ -221,27 +230,44 @@ class _Run:
         worker."""
         cache, keys = self.how.cache, self.keys
         cached = cache.holds(keys) if cache is not None and keys is not None else None
-        try:
-            # The judges' calibrations first, before any agent's calls share the provider's
-            # limits.
-            await self.judges.replay(
-                (
-                    run.side.value,
-                    self.checkouts[run.side].resources.evals[run.eval],
-                    self.checkouts[run.side].resources,
-                )
-                for run in self.plan.runs
-                if cached is None or not cached(run)
+        # The judges' calibrations first, before any agent's calls share the provider's
+        # limits.
+        await self.judges.replay(
+            (
+                run.side.value,
+                self.checkouts[run.side].resources.evals[run.eval],
+                self.checkouts[run.side].resources,
             )
-            async with asyncio.TaskGroup() as group:
-                for key, queue in self.queues.items():
-                    for _ in range(min(self.workers_of[key], len(queue))):
-                        group.create_task(self._worker(queue, group))
-        except BaseExceptionGroup as failed:
-            raise failed.exceptions[0] from None
+            for run in self.plan.runs
+            if cached is None or not cached(run)
+        )
+        for side in SIDES_IN_TURN:
+            if any(key[0] is side for key in self.queues):
+                await self._side(side)
         done = [result for result in self.results if result is not None]
         assert len(done) == len(self.results), "every run is scored before the task group ends"
         return done
+
+    async def _side(self, side: Side) -> None:
+        """Every run of one side, scored, in the side's turn (`Sandbox.turn`): no program of
+        the other side runs meanwhile, and none of this side's outlives it; its agents'
+        servers are stopped before the turn ends."""
+        sandbox = self.how.sandbox
+        turn = sandbox.turn(side.value, self.checkouts[side].sha) if sandbox else nullcontext()
+        async with turn:
+            try:
+                async with asyncio.TaskGroup() as group:
+                    for key, queue in self.queues.items():
+                        if key[0] is side:
+                            for _ in range(min(self.workers_of[key], len(queue))):
+                                group.create_task(self._worker(queue, group))
+            except BaseExceptionGroup as failed:
+                raise failed.exceptions[0] from None
+            finally:
+                ended = [key for key in self.runners if key[0] is side]
+                await asyncio.gather(
+                    *(self.runners.pop(key).aclose() for key in ended), return_exceptions=True
+                )
 
     async def aclose(self) -> None:
         await asyncio.gather(*(r.aclose() for r in self.runners.values()), return_exceptions=True)
@@ -277,7 +303,10 @@ class _Run:
 
     def _from_cache(self, run: PlannedRun) -> FixtureResult | None:
         cache, keys = self.how.cache, self.keys
-        if cache is None or keys is None or (hit := cache.get(keys.of(run))) is None:
+        if cache is None or keys is None:
+            return None
+        key = next((k for k in keys.read(run) if cache.contains(k)), keys.of(run))
+        if (hit := cache.get(key)) is None:
             return None
         fixture = self.checkouts[run.side].resources.fixtures[run.fixture]
         update = {
@@ -291,7 +320,9 @@ class _Run:
         return self._finished(hit.model_copy(update=update))
 
     async def _run_agent(self, run: PlannedRun) -> tuple[Trace, PlaygroundRun | None]:
-        """The run, in a playground of its own when its fixture (or Eval) names one."""
+        """The run, in a playground of its own when its fixture (or Eval) names one; every
+        program it started is ended before its worker takes the next run (`_end`, once its
+        run slot is free for the programs of others)."""
         checkout = self.checkouts[run.side]
         target = checkout.resources.evals[run.eval].resource.spec.target_agent
         if (why := self.unrunnable.get((run.side, target))) is not None:
@@ -301,15 +332,32 @@ class _Run:
         source = source_of(checkout, run)
         fixture = checkout.resources.fixtures[run.fixture].resource.spec
         sandbox = self.how.sandbox.for_side(run.side.value) if self.how.sandbox else None
-        setting = PlaygroundSetting(self.env, sandbox, self.how.kill_grace)
-        async with self.run_limit:
-            if source is None:
-                return await self._run_in(run, {}), None
-            return await run_in_playground(
-                source, StateNeeds.of(fixture.assertions), lambda e: self._run_in(run, e), setting
-            )
+        processes = None
+        try:
+            async with self.run_limit:
+                processes = sandbox.begin_run() if sandbox is not None else None
+                if source is None:
+                    return await self._run_in(run, {}, processes), None
+                setting = PlaygroundSetting(
+                    self.env, sandbox.in_run(processes) if sandbox else None, self.how.kill_grace
+                )
+                return await run_in_playground(
+                    source,
+                    StateNeeds.of(fixture.assertions),
+                    lambda e: self._run_in(run, e, processes),
+                    setting,
+                )
+        finally:
+            await self._end(processes)
 
-    async def _run_in(self, run: PlannedRun, env: Mapping[str, str]) -> Trace:
+    async def _end(self, processes: RunProcesses | None) -> None:
+        """End every program of a run, escaped or not (`Sandbox.end_run`)."""
+        if self.how.sandbox is not None and processes is not None:
+            await self.how.sandbox.end_run(processes)
+
+    async def _run_in(
+        self, run: PlannedRun, env: Mapping[str, str], processes: RunProcesses | None
+    ) -> Trace:
         checkout = self.checkouts[run.side]
         spec = checkout.resources.evals[run.eval].resource.spec
         runner = self.runners[(run.side, spec.target_agent)]
@@ -334,6 +382,7 @@ class _Run:
                     fixture.conversation, spec.simulated_user.model, spec.judge.model
                 ),
                 allowance=self.how.allowance,
+                processes=processes,
             )
         )
 

@@ -18,7 +18,7 @@ from evalward.errors import ConfigError
 from evalward.files.safe_files import hash_regular
 from evalward.http.client import HttpClient
 from evalward.providers import anthropic, openai
-from evalward.providers.base import ChatRequest, ChatResponse, Provider
+from evalward.providers.base import ChatRequest, ChatResponse, Provider, RunLabels
 from evalward.providers.config import (
     BUILT_IN,
     ProvidersConfig,
@@ -81,19 +81,24 @@ class MeteredProvider:
         return self.inner if isinstance(self.inner, Forwarding) else None
 
     def cached_forward(
-        self, route: str, body: Mapping[str, Any], rep: int
+        self, route: str, body: Mapping[str, Any], labels: RunLabels
     ) -> dict[str, Any] | None:
-        """The stored reply to this exact request body on `route`, when the response cache
-        has it (a streamed call's is the whole reply its stream made)."""
+        """The stored reply to this exact request body on `route`, made by a run of the same
+        side and rep, when the response cache has it (a streamed call's is the whole reply
+        its stream made)."""
         if self._cache is None or not self._cache.enabled:
             return None
-        return self._cache.get_raw(self._cache.raw_key(self.identity, route, body, rep))
+        return self._cache.get_raw(self._raw_key(route, body, labels))
 
     def store_forward(
-        self, route: str, body: Mapping[str, Any], rep: int, reply: Mapping[str, Any]
+        self, route: str, body: Mapping[str, Any], labels: RunLabels, reply: Mapping[str, Any]
     ) -> None:
         if self._cache is not None and self._cache.enabled:
-            self._cache.put_raw(self._cache.raw_key(self.identity, route, body, rep), reply)
+            self._cache.put_raw(self._raw_key(route, body, labels), reply)
+
+    def _raw_key(self, route: str, body: Mapping[str, Any], labels: RunLabels) -> str:
+        assert self._cache is not None
+        return self._cache.raw_key(self.identity, route, body, labels.rep, labels.side)
 
     def meter(self, model: str, usage: Usage) -> Usage:
         """`usage` of a call this provider answered, priced and counted as spent."""

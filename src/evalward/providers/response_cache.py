@@ -51,12 +51,18 @@ class ResponseCache:
         raw = json.dumps(material, sort_keys=True, ensure_ascii=False, default=str)
         return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
-    def raw_key(self, provider: str, route: str, body: Mapping[str, Any], rep: int) -> str:
+    def raw_key(
+        self, provider: str, route: str, body: Mapping[str, Any], rep: int, side: str
+    ) -> str:
         """The key of a forwarded call: its route and the agent's whole request body, as
-        sent (so a streamed and a whole request are two entries)."""
+        sent (so a streamed and a whole request are two entries), and the side of the run
+        that made it. An agent's program chooses its requests, and a stream it cuts is not
+        kept, so a pull request's program could keep the reply it likes to a request the
+        base's agent will send: the sides' forwarded calls never share a reply."""
         material = {"v": FORMAT, "kind": "forwarded", "provider": provider, "body": body}
         material["route"] = route
         material["rep"] = rep
+        material["side"] = side
         raw = json.dumps(material, sort_keys=True, ensure_ascii=False, default=str)
         return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 

@@ -46,6 +46,10 @@ class AgentUser:
     gid: int
     name: str
 
+    def base_side(self) -> AgentUser:
+        """The base side's user of the pair this user heads: its uid and gid + 1."""
+        return AgentUser(self.uid + 1, self.gid + 1, f"{self.name}-base")
+
     @classmethod
     def resolve(cls, name: str = AGENT_USER, fallback: int = AGENT_UID) -> AgentUser:
         """The user from the system's database, else the fixed fallback uid/gid (a numeric
@@ -102,7 +106,7 @@ def claim_pair(taken: set[int], folder: Path = CLAIMS) -> ClaimedUser:
     `taken`: uids the pair must avoid besides the rule above (root, evalward's own user, the
     workspace's owner). ConfigError when the claims folder is not safe or no pair is free.
     """
-    _claims_folder(folder)
+    checked_folder(folder, "action input `agent-user`: auto keeps its claims")
     running = uids_running()
     for uid in range(FIRST_UID, FIRST_UID + 2 * PAIRS, 2):
         pair = {uid, uid + 1}
@@ -125,9 +129,10 @@ def claim_pair(taken: set[int], folder: Path = CLAIMS) -> ClaimedUser:
     )
 
 
-def _claims_folder(folder: Path) -> None:
+def checked_folder(folder: Path, what: str) -> None:
     """Make the folder, or check that the one there is evalward's: another user's folder
-    could let its owner take a pair away from the job holding it."""
+    could let its owner take a pair away from the job holding it, or a side's turn.
+    `what` starts the message (what is kept there, by what)."""
     with contextlib.suppress(FileExistsError):
         folder.mkdir(mode=0o755)
     info = folder.lstat()
@@ -137,9 +142,9 @@ def _claims_folder(folder: Path) -> None:
         or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
     ):
         raise ConfigError(
-            f"action input `agent-user`: auto keeps its claims in {folder}, which is not a "
-            f"folder of uid {os.geteuid()} that only it may write (owner {info.st_uid}, mode "
-            f"{stat.S_IMODE(info.st_mode):o}); remove it, or name a user"
+            f"{what} in {folder}, which is not a folder of uid {os.geteuid()} that only it "
+            f"may write (owner {info.st_uid}, mode {stat.S_IMODE(info.st_mode):o}); remove "
+            "it, or name a user"
         )
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalward.http.client import HttpFailure
 from evalward.http.sse import Event, EventReader, EventStreamError
+from evalward.providers.base import RunLabels
 from evalward.providers.registry import Forwarding, MeteredProvider
 from evalward.providers.retry import Answer, Opened
 from evalward.rundata.spending import Allowance
@@ -65,7 +66,7 @@ class MeteredForward:
 
     def cached(self) -> dict[str, Any] | None:
         """The stored reply to this exact request, when the response cache has it."""
-        return self.provider.cached_forward(self.route.upstream, self.body, self._rep)
+        return self.provider.cached_forward(self.route.upstream, self.body, self._labels)
 
     async def replay(self, hit: Mapping[str, Any]) -> web.StreamResponse:
         """A reply from the response cache: priced, counted nowhere, delivered."""
@@ -88,7 +89,7 @@ class MeteredForward:
         return priced
 
     def store(self, reply: Mapping[str, Any]) -> None:
-        self.provider.store_forward(self.route.upstream, self.body, self._rep, reply)
+        self.provider.store_forward(self.route.upstream, self.body, self._labels, reply)
 
     async def settle(self, answer: Answer) -> web.StreamResponse:
         """A whole reply from upstream: metered, cached and delivered, or its refusal."""
@@ -187,8 +188,8 @@ class MeteredForward:
             call.grant.observer.reply(fmt.turn(reply), call.model, call.started, request=self.body)
 
     @property
-    def _rep(self) -> int:
-        return self.call.grant.labels.rep
+    def _labels(self) -> RunLabels:
+        return self.call.grant.labels
 
 
 @dataclass

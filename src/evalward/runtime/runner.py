@@ -37,6 +37,7 @@ from evalward.runtime.observed import settle_answer
 from evalward.runtime.process import DEFAULT_KILL_GRACE, Launch, limited_env
 from evalward.runtime.protocol import agent_request
 from evalward.runtime.sandbox import Sandbox, listed_in
+from evalward.runtime.strays import RunProcesses
 from evalward.runtime.tools import FixtureTools, ToolExecutor
 
 
@@ -56,6 +57,8 @@ class FixtureRun:
     env: Mapping[str, str] = field(default_factory=dict)
     """Where the run's playground is (runtime/playground.py): given to every program of the
     run and, for an http agent, in the request's `playground`."""
+    processes: RunProcesses | None = None
+    """What the run's programs are tracked as, to be ended with it (`Sandbox.begin_run`)."""
 
 
 class AgentRunner:
@@ -167,7 +170,7 @@ class AgentRunner:
                 root=self.agent.root,
                 env=self.env,
                 extra_env={**(grant.env if grant is not None else {}), **run.env},
-                sandbox=self.sandbox,
+                sandbox=self.sandbox.in_run(run.processes) if self.sandbox is not None else None,
                 kill_grace=self.kill_grace,
             )
             try:

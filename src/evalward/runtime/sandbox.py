@@ -6,7 +6,8 @@ process environment (`/proc/<pid>/environ` of another user is closed), signal it
 what evalward owns: its installation, `.evalward/`, the runner's file-command files. They work
 in a read-only copy of the checkout (without `.git` and `.evalward`) and get a private temp
 dir as HOME and TMPDIR, removed when the process is gone. Their environment is built from
-scratch by `process.limited_env`.
+scratch by `process.limited_env`. A run's programs end with the run, and the sides take turns
+(`apart`).
 
 Switching user needs root, which a Docker action always has. Without root the isolation is
 `unavailable`: a run that would start such a program is refused before anything runs, unless
@@ -23,10 +24,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import stat
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -36,9 +36,10 @@ from evalward.files.trees import REMOVAL, TreeBounds, TreeError, copy_tree, remo
 from evalward.resources.agent import AgentEnvironment, AgentSpec
 from evalward.resources.models import Agent
 from evalward.resources.paths import link_on_the_way
-from evalward.runtime.agent_users import AgentUser, ClaimedUser
+from evalward.runtime.agent_users import CLAIMS, AgentUser, ClaimedUser
+from evalward.runtime.apart import Apart
 from evalward.runtime.environment_limits import EnvironmentLimits
-from evalward.runtime.strays import Sessions
+from evalward.runtime.strays import RunProcesses, Sessions
 
 COPY_BOUNDS = TreeBounds(depth=256, entries=1_000_000, seconds=300.0)
 """A checkout is copied for the agent user within these."""
@@ -111,8 +112,6 @@ class _Shared:
     root: Path | None = None
     copies: dict[Path, Path] = field(default_factory=dict)
     homes: dict[int, Path] = field(default_factory=dict)
-    made: int = 0
-    users: set[int] = field(default_factory=set)
     closed: dict[Path, int] = field(default_factory=dict)
     """Paths closed to others while agents run, with the mode to give back."""
     environments: Environments | None = None
@@ -126,6 +125,8 @@ class _Shared:
     claim: ClaimedUser | None = None
     """The agent users' claim (`agent-user: auto`), let go once none of their processes is
     left."""
+    apart: Apart | None = None
+    """The sides' turns and the runs' processes (`apart`)."""
     login: str | None = None
     """USER and LOGNAME of every agent process, either side's: the head user's name."""
 
@@ -148,6 +149,7 @@ class Sandbox:
         agent_env: Iterable[str] = (),
         side: str = "head",
         packages: Packages | None = None,
+        run: RunProcesses | None = None,
     ) -> None:
         """Keyword parameters past `user`, each with a default, so a caller names only what
         differs from evalward's own sandbox; a parameter object would only rename them."""
@@ -158,26 +160,40 @@ class Sandbox:
         """Variables the workflow lets any agent's `env:` list name (input `agent-env`)."""
         self.side = side
         self.packages = packages
+        self.run = run
+        """The run whose programs this sandbox starts (None: no run's, such as an http
+        agent's server or a code scorer)."""
         self._shared = shared or _Shared()
+        if self._shared.apart is None:
+            users = (user, user.base_side()) if user is not None else ()
+            self._shared.apart = Apart(self._shared.sessions, users)
         if user is not None and self._shared.login is None:
             self._shared.login = user.name
 
     def for_side(self, side: str) -> Sandbox:
         """The sandbox of one side's programs. The base side's run as another user than the
         head's (uid + 1): a pull request's program cannot signal, trace or read the
-        environment (and model-proxy key) of a base program running beside it."""
+        environment of a base program (the base's scorers that grade it run in its turn)."""
         if side != "base":
             return self
-        user = self.user
-        if user is not None:
-            user = AgentUser(user.uid + 1, user.gid + 1, f"{user.name}-base")
+        user = self.user.base_side() if self.user is not None else None
         return self._variant(user, side, self.packages)
 
     def with_packages(self, packages: Packages) -> Sandbox:
         """This side's sandbox for an agent whose processes get a built environment."""
         return self._variant(self.user, self.side, packages)
 
-    def _variant(self, user: AgentUser | None, side: str, packages: Packages | None) -> Sandbox:
+    def in_run(self, run: RunProcesses | None) -> Sandbox:
+        """This sandbox for the programs of one run (`begin_run`): they are the run's."""
+        return self._variant(self.user, self.side, self.packages, run)
+
+    def _variant(
+        self,
+        user: AgentUser | None,
+        side: str,
+        packages: Packages | None,
+        run: RunProcesses | None = None,
+    ) -> Sandbox:
         return Sandbox(
             user,
             unavailable=self.unavailable,
@@ -186,6 +202,7 @@ class Sandbox:
             agent_env=self.agent_env,
             side=side,
             packages=packages,
+            run=run,
         )
 
     @property
@@ -204,6 +221,31 @@ class Sandbox:
     @property
     def sessions(self) -> Sessions:
         return self._shared.sessions
+
+    @property
+    def _apart(self) -> Apart:
+        assert self._shared.apart is not None, "made with the sandbox"
+        return self._shared.apart
+
+    def keep_apart(self, log: Callable[[str], None], turns: Path | None = CLAIMS) -> None:
+        """Track each run's processes in a cgroup where one can be made, and take the
+        sides' turns with the other jobs of this machine (with a user switch: only root can
+        take them); the first turn says what holds in `log`."""
+        self._apart.track(turns if self.user is not None else None, log)
+
+    def begin_run(self) -> RunProcesses:
+        """One run of this side, whose programs (`in_run`) are ended with it (`end_run`)."""
+        return self._apart.begin_run(self.user.uid if self.user is not None else None)
+
+    async def end_run(self, run: RunProcesses) -> None:
+        """End every process of the run, escaped from its session or not, and every process
+        of its user that no run under way can claim."""
+        await self._apart.end_run(run)
+
+    def turn(self, side: str, commit: str) -> contextlib.AbstractAsyncContextManager[None]:
+        """A side's turn (`apart.Apart.turn`): the other side's programs are gone, and gone
+        again when it ends."""
+        return self._apart.turn(side, commit)
 
     def permitted_env(
         self, env: Mapping[str, str], head: Agent, base: Agent | None
@@ -277,17 +319,17 @@ class Sandbox:
     def new_home(self) -> Path:
         """A private directory for one process: its HOME and TMPDIR (its name random, no
         count of the processes before it: a run learns nothing of its rep from it)."""
-        self._shared.made += 1
         home = Path(tempfile.mkdtemp(prefix="home-", dir=self.root))
         if self.user is not None:
             os.chown(home, self.user.uid, self.user.gid)
-            self._shared.users.add(self.user.uid)
         return home
 
     def keep(self, pid: int, home: Path) -> None:
         """Remember the home of a started process until `release`."""
         self._shared.homes[pid] = home
         self._shared.sessions.live.add(pid)
+        if self.run is not None:
+            Apart.adopt(self.run, pid)
 
     def environment(self, home: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
         """What the sandbox itself puts in a process's environment, over `env` (its PATH
@@ -321,13 +363,7 @@ class Sandbox:
     def kill_leftovers(self) -> int:
         """Kill every process still running as an agent user: one that left its process
         group (`setsid`, a double fork) outlives the group's kill. Returns how many."""
-        users = self._shared.users - {os.geteuid()}
-        killed = 0
-        for pid in _pids_of(users):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
-        return killed
+        return self._apart.kill_all()
 
     def hold(self, claim: ClaimedUser) -> None:
         """Keep the claim on this sandbox's users until `close` has ended their processes."""
@@ -369,29 +405,11 @@ class Sandbox:
         shared.copies.clear()
         shared.homes.clear()
         left = self.discard(root, ROOT_REMOVAL) if root is not None else ""
+        self._apart.close()
         if shared.claim is not None:
             shared.claim.release()
             shared.claim = None
         return left
-
-
-def _pids_of(uids: set[int]) -> list[int]:
-    """Processes whose real uid is one of `uids` (Linux: /proc/<pid>/status)."""
-    if not uids:
-        return []
-    found: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = (entry / "status").read_text()
-        except OSError:
-            continue
-        line = next((x for x in status.splitlines() if x.startswith("Uid:")), "")
-        fields = line.split()
-        if len(fields) > 1 and int(fields[1]) in uids:
-            found.append(int(entry.name))
-    return found
 
 
 def _copy_tree(source: Path, target: Path, not_copied: frozenset[str]) -> None:

@@ -1,11 +1,14 @@
-"""Ending every process an agent user left running (Linux: /proc).
+"""Ending the processes agent users leave running (Linux: /proc).
 
-An install's process group is killed when its installer ends, but a process it started may
-have left the group (`setsid`, a double fork) and still hold a file of the environment open,
-or keep changing it. Before an environment is sealed, every process of the installing user
-goes, but those in the session of a program evalward itself started and still runs (another
-agent of the same side, mid-run): those it ends at their own end. A process forking as fast
-as it is killed is killed again, round after round, until none is left.
+A program's process group is killed when it ends, but a process it started may have left
+the group (`setsid`, a double fork) and go on: writing into an environment being built, or
+into what the other side's runs read. Such a process is ended with the run that started it:
+every process of the run's cgroup (`cgroups`), every process of a session the run started,
+and every process of the run's agent user that no run under way can claim, in a session of a
+program still running (another run's, an http agent's server, a code scorer) or in another
+run's cgroup. An install's strays are ended the same way before its environment is sealed,
+and at a side's end every process of the job's agent users goes, nothing spared. A process
+forking as fast as it is killed is killed again, round after round, until none is left.
 """
 
 from __future__ import annotations
@@ -15,42 +18,148 @@ import contextlib
 import os
 import signal
 import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalward.errors import AgentRunError
+from evalward.runtime.cgroups import RunGroup, cgroup_of, members
 
 ROUNDS = 200
 
 
+@dataclass(eq=False)
+class RunProcesses:
+    """What is one run's: the sessions of the programs it started, and its cgroup, where the
+    job has them (its processes that left their session are in it too)."""
+
+    uid: int | None
+    """Its agent user (None: programs run as evalward's own user, which is never swept)."""
+    group: RunGroup | None = None
+    sessions: set[int] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class Spared:
+    """What a sweep leaves running: the sessions of programs still running, and the cgroups
+    of the runs under way."""
+
+    sessions: frozenset[int] = frozenset()
+    groups: frozenset[str] = frozenset()
+
+
 class Sessions:
     """The sessions of the programs evalward started (agents' programs, installers) while
-    they run, and a lock held while one starts (its session is not yet known) or while the
-    strays of a user are ended: a program starting meanwhile is never taken for one."""
+    they run, the runs under way, and a lock held while a program starts (from before its
+    fork until its session is known) and while strays are picked and killed: a program
+    starting meanwhile is never taken for one. Looking through /proc, the slow part, is done
+    without the lock; what it found is checked again under it."""
 
     def __init__(self) -> None:
         self.live: set[int] = set()
+        self.runs: set[RunProcesses] = set()
         self.lock = asyncio.Lock()
+        self._ending: list[RunProcesses] = []
+        self._sweeping = asyncio.Lock()
+
+    def spared(self) -> Spared:
+        groups = frozenset(run.group.name for run in self.runs if run.group is not None)
+        return Spared(frozenset(self.live), groups)
 
     async def end_strays(self, uid: int) -> int:
-        """`end_strays` of `uid`, sparing every live session."""
+        """Every process of `uid` but those of a live session or of a run's cgroup."""
+        return await self._sweep(uid, [])
+
+    async def end_run(self, run: RunProcesses) -> int:
+        """End everything of `run` and the strays of its user. Runs that end while another's
+        are being ended are ended together, in one look at /proc."""
+        self.runs.discard(run)
+        if not run.sessions:  # it started nothing: nothing can be its (what another run's
+            return 0  # program left is ended with that run, or with the turn)
+        self._ending.append(run)
+        async with self._sweeping:  # once it is held, the sweep that took `run` is over
+            ending, self._ending = self._ending, []
+            killed = 0
+            for uid in {each.uid for each in ending}:
+                killed += await self._sweep(uid, [each for each in ending if each.uid == uid])
+            return killed
+
+    async def end_all(self, uids: Iterable[int]) -> int:
+        """Every process of these users, nothing spared: at a side's end."""
         async with self.lock:
-            return await asyncio.to_thread(end_strays, uid, set(self.live))
+            return sum([await asyncio.to_thread(end_strays, uid, Spared()) for uid in uids])
+
+    async def _sweep(self, uid: int | None, own: list[RunProcesses]) -> int:
+        """Round after round: look (in a thread, without the lock), then, under the lock,
+        kill what is still neither spared nor started since."""
+        killed = 0
+        for _ in range(ROUNDS):
+            groups = any(run.group is not None for run in self.runs)
+            found = await asyncio.to_thread(_look, uid, own, groups)
+            async with self.lock:
+                doomed = _doomed(found, self.spared(), own)
+                killed += _kill(doomed)
+            if not doomed:
+                return killed
+            await asyncio.sleep(0.01)  # the signals land; zombies are not counted
+        raise AgentRunError(f"processes of uid {uid} kept starting faster than they were ended")
 
 
-def end_strays(uid: int, spared_sessions: set[int]) -> int:
-    """SIGKILL every live process of `uid` outside `spared_sessions`, until there is none.
-    Returns how many it killed; AgentRunError when they outlast every round."""
+Found = list[tuple[int, int | None, str | None]]
+"""(pid, session, cgroup) of the processes a sweep may end (None: not read)."""
+
+
+def end_strays(uid: int | None, spared: Spared | set[int], *own: RunProcesses) -> int:
+    """SIGKILL every process of the runs `own` (their cgroups' and their sessions', whoever
+    they run as) and every live process of `uid` that `spared` does not name, until there is
+    none; nothing may start meanwhile. Returns how many it killed; AgentRunError when they
+    outlast every round."""
+    if not isinstance(spared, Spared):
+        spared = Spared(frozenset(spared))
     killed = 0
     for _ in range(ROUNDS):
-        strays = [pid for pid, session in _processes_of(uid) if session not in spared_sessions]
-        if not strays:
+        doomed = _doomed(_look(uid, list(own), bool(spared.groups)), spared, list(own))
+        if not doomed:
             return killed
-        for pid in strays:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
+        killed += _kill(doomed)
         time.sleep(0.01)  # the signals land; zombies are not counted
     raise AgentRunError(f"processes of uid {uid} kept starting faster than they were ended")
+
+
+def _look(uid: int | None, own: list[RunProcesses], groups: bool = True) -> Found:
+    """The processes of `uid` (or, for evalward's own user, of the runs' sessions) and of the
+    runs' cgroups, with their session and, where cgroups are in play, their cgroup."""
+    found: Found = [(pid, None, None) for run in own if run.group for pid in members(run.group)]
+    where = groups or any(run.group is not None for run in own)
+    if uid is not None:
+        for pid, session in _processes_of(uid):
+            found.append((pid, session, cgroup_of(pid) if where else None))
+    elif sessions := {session for run in own for session in run.sessions}:
+        found += [(pid, session, None) for pid, session in _sessions() if session in sessions]
+    return found
+
+
+def _doomed(found: Found, spared: Spared, own: list[RunProcesses]) -> set[int]:
+    """What of `found` is the runs' own, or no one's that `spared` names."""
+    sessions = {session for run in own for session in run.sessions}
+    names = {run.group.name for run in own if run.group is not None}
+    doomed = set()
+    for pid, session, group in found:
+        if session is None or session in sessions or group in names:
+            doomed.add(pid)  # a member of a run's cgroup, or of one of its sessions
+        elif session not in spared.sessions and group not in spared.groups:
+            doomed.add(pid)
+    doomed.discard(os.getpid())
+    return doomed
+
+
+def _kill(pids: set[int]) -> int:
+    killed = 0
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
+    return killed
 
 
 def uids_running() -> set[int]:
@@ -78,11 +187,30 @@ def _processes_of(uid: int) -> list[tuple[int, int]]:
             continue
         try:
             status = (entry / "status").read_text(encoding="utf-8", errors="replace")
-            text = (entry / "stat").read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
         uids = next((x.split()[1:4] for x in status.splitlines() if x.startswith("Uid:")), [])
-        fields = text[text.rfind(")") + 2 :].split()  # after "pid (command) "
-        if str(uid) in uids and len(fields) > 3 and fields[0] not in ("Z", "X"):
-            found.append((int(entry.name), int(fields[3])))
+        if str(uid) in uids and (session := _session(entry)) is not None:
+            found.append((int(entry.name), session))
     return found
+
+
+def _sessions() -> list[tuple[int, int]]:
+    """(pid, session id) of every live process that is not a zombie."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (session := _session(entry)) is not None:
+            found.append((int(entry.name), session))
+    return found
+
+
+def _session(entry: Path) -> int | None:
+    """The session of the process at `/proc/<pid>`; None when it is gone or a zombie."""
+    try:
+        text = (entry / "stat").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    fields = text[text.rfind(")") + 2 :].split()  # after "pid (command) "
+    if len(fields) <= 3 or fields[0] in ("Z", "X"):
+        return None
+    return int(fields[3])

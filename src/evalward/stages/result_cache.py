@@ -4,6 +4,11 @@ The key covers the resolved agent (its definition and the contents of the files 
 references), the fixture, the Eval's scoring and judge configuration, evalward's version and
 the rep index. The side and the Eval's name are not part of it: a result computed for `main`
 on a push is the same result a pull request's base side needs, so the baseline is free.
+
+But a result computed on the head side of a comparison is kept apart: the pull request's
+other programs ran in the same turn, and a baseline must never be one they could have
+touched. The head reads a result the base (or a push) computed, then its own; the base reads
+only what a base or a push computed (`CacheKeys.read`).
 """
 
 from __future__ import annotations
@@ -74,7 +79,7 @@ class ResultCache:
         before the runs need theirs: 1,000 keys were 20 ms before a first run's first call)."""
         if not self.reads or self._store.empty():
             return None
-        return lambda run: self.contains(keys.of(run))
+        return lambda run: any(self.contains(key) for key in keys.read(run))
 
     def put(self, key: str, result: FixtureResult) -> None:
         """Store a result. Errors and timed-out runs are never stored, so a flaky provider or
@@ -103,6 +108,20 @@ class CacheKeys:
         self._keys: dict[PlannedRun, str] = {}
 
     def of(self, run: PlannedRun) -> str:
+        """Where the run's result is kept: a head run of a comparison apart from the rest."""
+        key = self._material(run)
+        if run.side is Side.head and Side.base in self._checkouts:
+            return hashlib.sha256(f"{key}\nhead of a comparison".encode()).hexdigest()
+        return key
+
+    def read(self, run: PlannedRun) -> list[str]:
+        """Where the run's result may be found, first to last: a head run of a comparison
+        takes a result no pull request's program ran beside, else its own."""
+        own = self.of(run)
+        shared = self._material(run)
+        return [shared, own] if own != shared else [own]
+
+    def _material(self, run: PlannedRun) -> str:
         if run not in self._keys:
             self._keys[run] = self._key(run)
         return self._keys[run]

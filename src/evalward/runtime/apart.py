@@ -1,0 +1,130 @@
+"""How a job keeps what a pull request's programs do out of what its base side's runs read,
+and every program of a run to its run.
+
+- **Sides take turns.** `flows/execute.py` runs every base run of a round (or takes it from
+  the cache) before the first head program starts, and no head program is alive when a base
+  program starts: each side's runs hold its turn (`side_turns`, which other jobs on the
+  machine respect too), and a turn begins and ends by `clear`ing: every process of the job's
+  agent users is ended, nothing spared, and what they own in the folders every user shares
+  is removed (`leftovers`). So a head program cannot reach a base run's playground, agent
+  server, model-proxy key, HOME or working copy: none of them exists while it runs, and
+  nothing it leaves behind is there when the next base run starts.
+- **A run's programs end with it.** Each run's processes are tracked (`strays.RunProcesses`:
+  a cgroup of its own where the machine lets evalward make one, `cgroups`; always the
+  sessions of the programs it started) and, when it ends, every one of them is ended, and
+  every process of its agent user that no run under way can claim.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+from evalward.errors import AgentRunError
+from evalward.files.trees import TreeError
+from evalward.runtime import cgroups
+from evalward.runtime.agent_users import AgentUser
+from evalward.runtime.cgroups import RunGroups
+from evalward.runtime.leftovers import sweep
+from evalward.runtime.side_turns import Turns, group_of
+from evalward.runtime.strays import RunProcesses, Sessions, Spared, end_strays
+
+
+class Apart:
+    """The job's cgroups, its sides' turns, and its agent users, for its sandbox."""
+
+    def __init__(self, sessions: Sessions, users: tuple[AgentUser, ...]) -> None:
+        self.sessions = sessions
+        self.users = users
+        """The job's agent users (head, base): swept at every turn's start and end; none
+        without a user switch."""
+        self.groups: RunGroups | None = None
+        self.turns = Turns(None)
+        self._log: Callable[[str], None] = lambda _line: None
+        self._said = ""
+
+    def track(self, turns: Path | None, log: Callable[[str], None]) -> None:
+        """Make the job's cgroup and take part in the machine's turns (`turns`: their folder,
+        None: this job's alone); the first turn says in the log what holds."""
+        made = self.groups if self.groups is not None else RunGroups.make()
+        self.groups = made if isinstance(made, RunGroups) else None
+        self.turns = Turns(turns, log)
+        self._log = log
+        how = (
+            f"in a cgroup each ({made.folder})"
+            if isinstance(made, RunGroups)
+            else f"by their sessions{' and agent user' if self.users else ''} ({made})"
+        )
+        between = (
+            ", nothing of either side's agent user left between them"
+            if self.users
+            else " (`agent-isolation: off`: nothing else is ended or swept between them)"
+        )
+        self._said = (
+            f"evalward: sides take turns: the base's runs, then the head's{between}; each "
+            f"run's processes are tracked {how} and ended with the run"
+        )
+
+    def begin_run(self, uid: int | None) -> RunProcesses:
+        """What one run starts, tracked from now until `end_run`."""
+        run = RunProcesses(uid, self.groups.new() if self.groups is not None else None)
+        self.sessions.runs.add(run)
+        return run
+
+    async def end_run(self, run: RunProcesses) -> None:
+        await self.sessions.end_run(run)
+        if run.group is not None:
+            await asyncio.to_thread(cgroups.remove, run.group.folder)
+
+    @staticmethod
+    def adopt(run: RunProcesses, pid: int) -> None:
+        """A program the run just started (in a new session, `pid`'s): the run's."""
+        run.sessions.add(pid)
+        if run.group is not None:
+            cgroups.join(run.group, pid)
+
+    @contextlib.asynccontextmanager
+    async def turn(self, side: str, commit: str) -> AsyncIterator[None]:
+        """A side's turn: nothing of the job's agent users before it, or after it."""
+        async with self.turns.taken(group_of(side, commit)):
+            if self._said:  # once, as the first programs may start
+                self._log(self._said)
+                self._said = ""
+            await self.clear()
+            try:
+                yield
+            finally:
+                await self.clear()
+
+    async def clear(self) -> int:
+        """End every process of the job's agent users and remove what they left in the
+        shared folders; how many processes and files went. AgentRunError when something
+        they left cannot be removed (`leftovers.BOUNDS`): the runs stop, and the gate with
+        them, its finished runs written."""
+        users = [user for user in self.users if user.uid != os.geteuid()]
+        if not users:
+            return 0
+        ended = await self.sessions.end_all(user.uid for user in users)
+        try:
+            swept = await asyncio.to_thread(sweep, [u.uid for u in users], [u.gid for u in users])
+        except TreeError as exc:  # a later side's programs could read what is left: stop
+            raise AgentRunError(
+                f"the runs stop here: {exc}, and the other side's programs could read it"
+            ) from None
+        return ended + swept
+
+    def kill_all(self) -> int:
+        """`clear`'s ending of processes, at once (the job's end)."""
+        killed = 0
+        for uid in {user.uid for user in self.users} - {os.geteuid()}:
+            with contextlib.suppress(AgentRunError):
+                killed += end_strays(uid, Spared())
+        return killed
+
+    def close(self) -> None:
+        if self.groups is not None:
+            self.groups.close()
+            self.groups = None

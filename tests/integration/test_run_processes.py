@@ -1,0 +1,326 @@
+"""What keeps a run's programs to their run and the sides apart, piece by piece, with real
+processes of this test's agent users: a run's end, a side's turn, the shared folders' sweep,
+and the turns jobs on one machine take. Through the action: tests/hostile/test_sides_apart.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evalward.files.trees import TreeBounds, TreeError
+from evalward.runtime.cgroups import RunGroups
+from evalward.runtime.leftovers import sweep
+from evalward.runtime.process import kill_group, limited_env, spawn
+from evalward.runtime.sandbox import Sandbox
+from evalward.runtime.side_turns import Turns
+from support.agentuser import agent_user
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="switching users needs root")
+PYTHON = "/usr/bin/python3"
+
+# Starts a daemon of its own session (it prints its pid), then stays until its stdin closes.
+PROGRAM = """\
+import os, subprocess, sys
+daemon = subprocess.Popen(
+    [sys.executable, "-c", "import time; time.sleep(600)"],
+    start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+    stderr=subprocess.DEVNULL,
+)
+print(daemon.pid, flush=True)
+sys.stdin.read()
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return text[text.rfind(")") + 2] not in "ZX"
+
+
+@pytest.fixture
+def checkout() -> Iterator[Path]:
+    folder = Path(tempfile.mkdtemp(prefix="evalward-run-processes-"))
+    folder.chmod(0o755)
+    (folder / "program.py").write_text(PROGRAM)
+    yield folder
+    subprocess.run(["rm", "-rf", str(folder)], check=False)
+
+
+async def _start(sandbox: Sandbox, checkout: Path) -> tuple[asyncio.subprocess.Process, int]:
+    """The program, started as one run's; and its daemon's pid."""
+    env = limited_env({"PATH": "/usr/bin:/bin"}, (), sandbox=sandbox)
+    process = await spawn([PYTHON, "program.py"], cwd=checkout, env=env, sandbox=sandbox)
+    assert process.stdout is not None
+    return process, int(await process.stdout.readline())
+
+
+@needs_root
+@pytest.mark.parametrize("tracked", ["cgroup", "sessions"])
+def test_a_run_s_end_ends_what_it_left_running_and_spares_a_run_still_under_way(
+    checkout: Path, tracked: str
+) -> None:
+    """Run A's program started a daemon of its own session and has ended; run B's program is
+    still running, its own daemon beside it. A's end ends A's daemon and leaves B's program
+    running. B's daemon runs on where each run has a cgroup; without one nothing tells it
+    from A's, and it goes too (docs/github.md says so)."""
+    sandbox = Sandbox(agent_user())
+    if tracked == "cgroup":
+        sandbox.keep_apart(lambda _line: None, turns=None)
+    first, second = sandbox.begin_run(), sandbox.begin_run()
+    if tracked == "cgroup" and first.group is None:
+        sandbox.close()
+        pytest.skip(f"no cgroup here: {RunGroups.make()}")
+
+    async def go() -> tuple[bool, bool, bool, bool]:
+        a, a_daemon = await _start(sandbox.in_run(first), checkout)
+        b, b_daemon = await _start(sandbox.in_run(second), checkout)
+        await kill_group(a, sandbox=sandbox)  # A's program ends, as a tool call does
+        await sandbox.end_run(first)
+        seen = (_alive(a_daemon), b.returncode is None, _alive(b_daemon))
+        await kill_group(b, sandbox=sandbox)
+        await sandbox.end_run(second)
+        return (*seen, _alive(b_daemon))
+
+    try:
+        a_daemon, b_running, b_daemon, b_daemon_after = asyncio.run(go())
+    finally:
+        sandbox.close()
+    assert not a_daemon
+    assert b_running
+    assert b_daemon is (tracked == "cgroup")
+    assert not b_daemon_after
+
+
+@needs_root
+def test_a_side_s_turn_leaves_nothing_of_either_agent_user(checkout: Path) -> None:
+    """What a side's programs leave (a daemon of the base user, one of the head's) is gone
+    when a turn starts and when it ends, whoever started it."""
+    sandbox = Sandbox(agent_user())
+    base = sandbox.for_side("base")
+
+    async def go() -> list[bool]:
+        run = base.begin_run()
+        program, daemon = await _start(base.in_run(run), checkout)
+        seen = []
+        async with sandbox.turn("head", "abc"):
+            seen += [_alive(daemon), program.returncode is None]
+            head_run = sandbox.begin_run()
+            head, head_daemon = await _start(sandbox.in_run(head_run), checkout)
+        seen += [_alive(head_daemon), head.returncode is None]
+        await kill_group(program, sandbox=sandbox)
+        await kill_group(head, sandbox=sandbox)
+        return seen
+
+    try:
+        assert asyncio.run(go()) == [False, False, False, False]
+    finally:
+        sandbox.close()
+
+
+def _as_user(uid: int, code: str) -> None:
+    subprocess.run([PYTHON, "-c", code], user=uid, group=uid, extra_groups=[], check=True)
+
+
+@needs_root
+def test_the_sweep_removes_what_a_user_left_in_shared_folders_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    """A file, a folder, a socket and a link the agent user made in a folder every user may
+    write, deep down too, go; root's file beside them, the link's target and what is in a
+    folder only root may write stay; a link is never followed."""
+    user = agent_user()
+    shared = Path(tempfile.mkdtemp(prefix="evalward-shared-"))
+    shared.chmod(0o1777)
+    mine = tmp_path / "root-only"
+    mine.mkdir()
+    target = tmp_path / "target.txt"
+    target.write_text("root's")
+    target.chmod(0o666)
+    (shared / "root.txt").write_text("root's")
+    deep = shared / "a" / "b"
+    deep.mkdir(parents=True)
+    for folder in (shared / "a", deep):
+        folder.chmod(0o777)
+    try:
+        _as_user(
+            user.uid,
+            f"""
+import os, socket
+os.chdir({str(shared)!r})
+open("planted.json", "w").write("{{}}")
+os.makedirs("own/inner")
+open("own/inner/x", "w").write("x")
+open("a/b/deep.json", "w").write("{{}}")
+os.symlink({str(target)!r}, "link")
+os.symlink({str(tmp_path)!r}, "a/into-root")
+socket.socket(socket.AF_UNIX).bind("shop.sock")
+""",
+        )
+        removed = sweep([user.uid], [user.gid], [shared, tmp_path])
+        left = sorted(str(p.relative_to(shared)) for p in shared.rglob("*"))
+        assert left == ["a", "a/b", "root.txt"]
+        assert removed == 6
+        assert target.read_text() == "root's"
+        assert mine.is_dir() and (tmp_path / "target.txt").exists()
+    finally:
+        subprocess.run(["rm", "-rf", str(shared)], check=False)
+
+
+@needs_root
+def test_the_sweep_removes_a_tree_past_any_recursion_limit_and_says_what_it_cannot(
+    tmp_path: Path,
+) -> None:
+    """A folder nested 3,000 deep (`shutil.rmtree` recurses: a RecursionError) goes; a
+    sweep past its bounds removes what it can and names what it could not."""
+    user = agent_user()
+    shared = Path(tempfile.mkdtemp(prefix="evalward-shared-"))
+    shared.chmod(0o1777)
+    try:
+        _as_user(
+            user.uid,
+            f"""
+import os
+os.chdir({str(shared)!r})
+os.mkdir("deep")
+os.chdir("deep")
+for _ in range(3000):
+    os.mkdir("d")
+    os.chdir("d")
+""",
+        )
+        assert sweep([user.uid], [user.gid], [shared]) == 1
+        assert list(shared.iterdir()) == []
+
+        _as_user(user.uid, f"import os; os.makedirs({str(shared / 'many')!r} + '/' + 'x' * 9)")
+        for index in range(20):
+            _as_user(user.uid, f"open({str(shared / f'f{index}')!r}, 'w').close()")
+        with pytest.raises(TreeError, match="more than 5 entries") as raised:
+            sweep([user.uid], [user.gid], [shared], TreeBounds(entries=5))
+        assert "(and " in str(raised.value)  # one message, however many were left
+        assert 0 < len(list(shared.iterdir())) < 21
+    finally:
+        subprocess.run(["rm", "-rf", str(shared)], check=False)
+
+
+@needs_root
+def test_the_sweep_removes_the_user_s_shared_memory_segments() -> None:
+    user = agent_user()
+    libc = ctypes.CDLL(None, use_errno=True)
+    key = 0x5EED0000 + os.getpid() % 0xFFFF
+    _as_user(
+        user.uid,
+        f"import ctypes; assert ctypes.CDLL(None).shmget({key}, 4096, 0o1666) >= 0",
+    )
+    ident = libc.shmget(key, 0, 0)
+    assert ident >= 0
+    try:
+        assert sweep([user.uid], [user.gid], []) >= 1
+        assert libc.shmget(key, 0, 0) == -1  # gone
+    finally:
+        libc.shmctl(ident, 0, None)
+
+
+def _held(folder: Path, name: str) -> bool:
+    probe = os.open(folder / name, os.O_RDWR)
+    try:
+        fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(probe)
+    return False
+
+
+@needs_root
+def test_jobs_take_the_sides_turns_bases_together_a_head_with_its_own_commit_only(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "claims"
+    said: list[str] = []
+    turns = [Turns(folder, said.append) for _ in range(3)]
+
+    async def go() -> list[str]:
+        order: list[str] = []
+
+        async def hold(turn: Turns, group: str, until: asyncio.Event | None) -> None:
+            async with turn.taken(group):
+                order.append(f"+{group}")
+                if until is not None:
+                    await until.wait()
+                order.append(f"-{group}")
+
+        bases_done = asyncio.Event()
+        first = asyncio.create_task(hold(turns[0], "base", bases_done))
+        second = asyncio.create_task(hold(turns[1], "base", None))  # beside the first
+        await second
+        head = asyncio.create_task(hold(turns[2], "head-abc", None))  # waits for the base
+        await asyncio.sleep(0.5)
+        assert not head.done()
+        bases_done.set()
+        await asyncio.gather(first, head)
+        return order
+
+    order = asyncio.run(go())
+    assert order == ["+base", "+base", "-base", "-base", "+head-abc", "-head-abc"]
+    assert said == [
+        "evalward: waiting for another job on this machine (base runs) before this job's "
+        "head runs start"
+    ]
+    assert not _held(folder, "turns")  # every lock let go with its turn
+
+
+@needs_root
+def test_a_job_that_ends_mid_turn_lets_go_of_it(tmp_path: Path) -> None:
+    """A job killed in its head's turn holds nothing: the kernel lets go of its lock."""
+    folder = tmp_path / "claims"
+    Turns(folder)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import asyncio, sys, time\n"
+            "from evalward.runtime.side_turns import Turns\n"
+            "async def go():\n"
+            f"    async with Turns(__import__('pathlib').Path({str(folder)!r})).taken('head-1'):\n"
+            "        print('held', flush=True); time.sleep(600)\n"
+            "asyncio.run(go())\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    assert _held(folder, "turn-head-1")
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.wait()
+
+    async def base() -> bool:
+        async with Turns(folder).taken("base"):
+            return True
+
+    assert asyncio.run(base())
+
+
+def test_the_job_s_cgroup_is_made_where_it_can_be_or_it_says_why() -> None:
+    made = RunGroups.make()
+    if isinstance(made, str):
+        assert made  # a reason, for the log
+        return
+    try:
+        group = made.new()
+        assert group is not None and group.folder.parent == made.folder
+    finally:
+        made.close()
+    assert not made.folder.exists()
