@@ -206,11 +206,8 @@ class Converter:
             return [{"type": "jsonSchema", "schema": {"const": value}}]
         if negated:
             return [_pattern(at, rf"\A(?!{_escape(_text(at, value))}\Z)")]
-        self.warnings.append(
-            "`equals` ignores spaces and newlines around the output in evalward (promptfoo "
-            "compares them too)"
-        )
-        return [{"type": "equals", "value": _text(at, value)}]
+        # promptfoo compares the output as it is: spaces and newlines around it count
+        return [{"type": "equals", "value": _text(at, value), "exact": True}]
 
     def _starts_with(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
         prefix = _escape(_text(at, value))

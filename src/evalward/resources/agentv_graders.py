@@ -44,6 +44,7 @@ SUPPORTED_TYPES = (
     "llm-grader",
     "rubrics",
     "latency",
+    "cost",
     "token-usage",
     "tool-trajectory",
     "execution-metrics",
@@ -108,7 +109,7 @@ def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict
         return [
             rubric_item(c, (*path, "criteria", i), base["weight"]) for i, c in enumerate(criteria)
         ]
-    if kind in ("latency", "token-usage"):
+    if kind in ("latency", "cost", "token-usage"):
         return [_limit_check(kind, item, path, base)]
     if kind == "execution-metrics":
         return _execution_metrics(item, path, base)
@@ -150,12 +151,17 @@ def _grader_head(item: Any, path: PathKey) -> tuple[str, dict[str, Any]]:
 def _limit_check(
     kind: str, item: dict[str, Any], path: PathKey, base: dict[str, Any]
 ) -> dict[str, Any]:
-    """A latency or token-usage grader as evalward's `latency` or `cost` assertion."""
+    """A latency, cost or token-usage grader as evalward's `latency` or `cost` assertion."""
     if kind == "latency":
         limit = item.get("threshold", item.get("max_ms"))
         if not isinstance(limit, int | float) or limit <= 0:
             raise AgentVProblem(path, "a latency check needs `threshold` (milliseconds, > 0)")
         return {**base, "type": "latency", "maxMs": limit}
+    if kind == "cost":  # AgentV's `budget`: the run's cost in US dollars
+        budget = item.get("budget", item.get("max_cost_usd"))
+        if isinstance(budget, bool) or not isinstance(budget, int | float) or budget < 0:
+            raise AgentVProblem(path, "a cost check needs `budget` (US dollars, >= 0)")
+        return {**base, "type": "cost", "maxUsd": budget}
     limit = item.get("max_total", item.get("max_total_tokens"))
     if not isinstance(limit, int) or limit < 0:
         raise AgentVProblem(path, "a token-usage check needs `max_total` (a token count)")

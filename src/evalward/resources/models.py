@@ -25,13 +25,15 @@ from evalward.resources.assertions import (
     ToolCalledAssertion,
     ToolNotCalledAssertion,
     ToolSequenceAssertion,
+    flatten,
 )
+from evalward.resources.assertion_base import AssertionBase
+from evalward.resources.code_source import OutputTransform
 from evalward.resources.common import (
     API_VERSION,
     API_VERSIONS,
     DEFAULT_SEVERITY_WEIGHTS,
     NAME_PATTERN,
-    AssertionBase,
     Metadata,
     Model,
     Severity,
@@ -148,6 +150,12 @@ class EvalFixtureSpec(Model):
         description="A run passes when its weighted score reaches this, whatever a single "
         "assertion says (promptfoo's test `threshold`); errors still fail closed.",
     )
+    transform: OutputTransform | None = Field(
+        default=None,
+        description="A function of the agent's final output whose result every assertion "
+        "checks instead (promptfoo's `options.transform`); docs/assertions.md, "
+        '"Transforms".',
+    )
     scoring_function: ScoringFunction | None = Field(
         default=None,
         description="A function that decides each run from its assertions' results "
@@ -189,6 +197,12 @@ class EvalFixtureSpec(Model):
         """The fixture's assertions, then its scripted turns' own (each limited to its turn)."""
         turns = self.conversation.turn_assertions() if self.conversation is not None else []
         return [*self.assertions, *turns]
+
+    @property
+    def leaf_assertions(self) -> list[Assertion]:
+        """`every_assertion` with each group (`assertSet`) replaced by its members: every
+        check that runs."""
+        return flatten(self.every_assertion)
 
 
 class EvalFixture(Model):

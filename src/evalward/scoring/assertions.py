@@ -288,8 +288,8 @@ def _not_contains(a: NotContainsAssertion, trace: Trace) -> Outcome:
 def _equals(a: EqualsAssertion, trace: Trace) -> Outcome:
     if a.field is None:
         expected = a.value if isinstance(a.value, str) else json.dumps(a.value)
-        actual: Any = trace.final_output.strip()
-        ok = actual == expected.strip()
+        actual: Any = trace.final_output if a.exact else trace.final_output.strip()
+        ok = actual == (expected if a.exact else expected.strip())
     else:
         actual = _field_value(a.field, trace)
         ok = _same(a.value, actual)

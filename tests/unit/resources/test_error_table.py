@@ -517,7 +517,7 @@ CASES: list[tuple[str, dict[str, str], str | tuple[str, ...]]] = [
         "ev.yaml:6:9: tests[0].assertions[0].type: AgentV assertion type 'field-accuracy' is not"
         " supported by evalward; supported: contains, icontains, contains-any, contains-all,"
         " icontains-any, icontains-all, equals, regex, starts-with, ends-with, llm-grader, rubrics,"
-        " latency, token-usage, tool-trajectory, execution-metrics, script, assert-set, is-json,"
+        " latency, cost, token-usage, tool-trajectory, execution-metrics, script, assert-set, is-json,"
         " trajectory:tool-used, not-trajectory:tool-used, trajectory:tool-sequence,"
         " trajectory:tool-args-match",
     ),
