@@ -95,10 +95,11 @@ class MeteredProvider:
         if self._cache is not None and self._cache.enabled:
             self._cache.put_raw(self._cache.raw_key(self.identity, route, body, rep), reply)
 
-    def meter(self, model: str, usage: Usage) -> Usage:
-        """`usage` of a call this provider answered, priced and counted as spent."""
+    def meter(self, model: str, usage: Usage, purpose: str = "agent") -> Usage:
+        """`usage` of a call this provider answered, priced and counted as spent (as the
+        `purpose`'s: an agent's, or a grading call's, `judge`)."""
         priced = self.priced_usage(model, usage)
-        self.spent.add(priced)
+        self.spent.add(priced, purpose)
         return priced
 
     def priced_usage(self, model: str, usage: Usage) -> Usage:

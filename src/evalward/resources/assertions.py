@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from evalward.resources.code_scorer import CodeAssertion
 from evalward.resources.assertion_base import AssertionBase
+from evalward.resources.code_scorer import CodeAssertion
 from evalward.resources.patterns import compiled_pattern
 from evalward.resources.state_assertions import (
     FileStateAssertion,
@@ -223,7 +223,8 @@ class SimilarAssertion(AssertionBase):
     )
     metric: SimilarityMetric = SimilarityMetric.cosine
     negate: bool = Field(
-        default=False, description="Pass when the output is not similar (promptfoo's `not-similar`)."
+        default=False,
+        description="Pass when the output is not similar (promptfoo's `not-similar`).",
     )
     model: str = Field(
         default=DEFAULT_EMBEDDING_MODEL,

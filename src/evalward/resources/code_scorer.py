@@ -25,15 +25,8 @@ from pydantic.json_schema import SkipJsonSchema
 
 from evalward.resources.agent import AgentEnvironment
 from evalward.resources.assertion_base import AssertionBase
-from evalward.resources.code_source import (
-    MAX_SOURCE_CHARS as MAX_SOURCE_CHARS,
-)
-from evalward.resources.code_source import (
-    CodeLanguage as CodeLanguage,
-)
-from evalward.resources.code_source import (
-    CodeSource,
-)
+from evalward.resources.code_source import CodeLanguage as CodeLanguage
+from evalward.resources.code_source import CodeSource
 
 
 class ScorerProtocol(StrEnum):

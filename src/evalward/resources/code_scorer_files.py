@@ -20,7 +20,8 @@ from pathlib import Path
 
 from evalward.files.safe_files import UnsafeFile, read_regular
 from evalward.resources.assertions import Assertion, AssertSetAssertion
-from evalward.resources.code_scorer import MAX_SOURCE_CHARS, CodeAssertion, CodeSource
+from evalward.resources.code_scorer import CodeAssertion
+from evalward.resources.code_source import MAX_SOURCE_CHARS, CodeSource
 from evalward.resources.models import EvalFixture
 from evalward.resources.paths import OutsideRepository, looked_up, repo_path
 from evalward.resources.yamlsource import PathKey

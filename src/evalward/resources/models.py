@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from evalward.resources.agent import Agent, AgentSpec, Tool, ToolMock
+from evalward.resources.assertion_base import AssertionBase
 from evalward.resources.assertions import (
     Assertion,
     ContainsAssertion,
@@ -27,7 +28,6 @@ from evalward.resources.assertions import (
     ToolSequenceAssertion,
     flatten,
 )
-from evalward.resources.assertion_base import AssertionBase
 from evalward.resources.code_source import OutputTransform
 from evalward.resources.common import (
     API_VERSION,

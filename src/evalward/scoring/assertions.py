@@ -265,6 +265,15 @@ def _target_text(field: str | None, trace: Trace) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+def output_text(field: str | None, trace: Trace) -> str | Outcome:
+    """What a check of the final message reads (the JSON value at `field`, as text), or the
+    `error` outcome that says why it cannot be read."""
+    try:
+        return _target_text(field, trace)
+    except _Unevaluable as exc:
+        return Status.error, str(exc)
+
+
 def _where(field: str | None) -> str:
     return "the final message" if field is None else f"field {field!r}"
 
