@@ -286,6 +286,8 @@ def _provider(
     provider: Provider
     if wire == "openai":
         endpoint = f"openai {base_url.rstrip('/')}"
+        if settings.api_version is not None:
+            endpoint += f" api-version={settings.api_version}"
         provider = openai.OpenAIProvider(
             client,
             base_url=base_url,
@@ -293,6 +295,7 @@ def _provider(
             retry=retry,
             max_concurrency=limit,
             key_env=key_env or "",
+            api_version=settings.api_version,
         ).named(name)
         return provider, credentials, endpoint
     version = settings.anthropic_version

@@ -67,9 +67,28 @@ class InputType(StrEnum):
     messages = "messages"
 
 
+class ContentPart(Model):
+    """One part of a message's content, sent to the model as written (OpenAI's and
+    Anthropic's text part; `cache_control` asks the provider to cache the prompt so far)."""
+
+    type: Literal["text"]
+    text: str
+    cache_control: dict[str, Any] | None = Field(default=None, alias="cache_control")
+
+
 class Message(Model):
     role: Literal["system", "user", "assistant"]
-    content: str
+    content: str | list[ContentPart] = Field(
+        description="The text, or its content parts (sent as they are: the model's API "
+        "receives parts, not one string)."
+    )
+
+    @property
+    def text(self) -> str:
+        """The message's text (its parts' texts joined)."""
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(part.text for part in self.content)
 
 
 class FixtureInput(Model):
