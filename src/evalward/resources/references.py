@@ -263,7 +263,7 @@ def _unjudged(
     judged = [
         f
         for f in selected
-        if any(isinstance(a, JudgeAssertion) for a in f.resource.spec.every_assertion)
+        if any(isinstance(a, JudgeAssertion) for a in f.resource.spec.leaf_assertions)
     ]
     if not judged:
         return

@@ -17,6 +17,7 @@ characters a token (`CHARS_PER_TOKEN`):
 - Each judge assertion adds one call per judge model (the primary and any cross-check):
   the judge's instructions, the rubric and the run as the judge sees it (the input, the
   reference, each step's text), answered with `JUDGE_REPLY_TOKENS`.
+- Each `similar` assertion adds one embeddings call to its model: the texts and the answer.
 - Bring-your-own agents call their models themselves, so only their judge calls count.
   Runs the result cache will answer cost nothing.
 
@@ -45,6 +46,7 @@ from evalward.errors import ConfigError
 from evalward.providers.pricing import PriceTable
 from evalward.resources import ResourceSet
 from evalward.resources.agent import AgentSpec
+from evalward.resources.assertions import SimilarAssertion, flatten
 from evalward.resources.common import DEFAULT_SEVERITY_WEIGHTS
 from evalward.resources.models import EvalFixtureSpec
 from evalward.rundata.sides import Side
@@ -93,7 +95,7 @@ def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) ->
     eval_def = resources.evals[run.eval].resource
     fixture = resources.fixtures[run.fixture].resource.spec
     agent = resources.agents[eval_def.spec.target_agent].resource.spec
-    assertions = [a.model_dump(mode="json") for a in fixture.assertions]
+    assertions = [a.model_dump(mode="json") for a in flatten(fixture.assertions)]
     given = sum(len(m.content) for m in opening_messages(fixture))
     calls: list[_Call] = []
     seen = given + len(fixture.reference or "")  # what the judge reads of the run
@@ -140,6 +142,13 @@ def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) ->
                         JUDGE_REPLY_TOKENS,
                     )
                 )
+    answer_chars = _answer_tokens(agent, fixture) if agent.runtime is None else REPLY_TOKENS
+    for assertion in assertions:
+        if assertion.get("type") == "similar":  # one embeddings call: the answer and the texts
+            value = assertion.get("value")
+            texts = [value] if isinstance(value, str) else list(value or [])
+            chars = sum(len(t) for t in texts) + answer_chars * CHARS_PER_TOKEN
+            calls.append(_Call(str(assertion.get("model")), chars // CHARS_PER_TOKEN, 0))
     cost = _priced(calls, prices)
     tokens = sum(c.prompt + c.reply for c in calls)
     return Estimate(len(calls), cost, tokens, len(users), _priced(users, prices) or 0.0)
@@ -236,8 +245,10 @@ def refuse_unpriced(
         eval_def = tree.evals[run.eval].resource
         models.update(tree.agents[eval_def.spec.target_agent].resource.spec.models)
         fixture = tree.fixtures[run.fixture].resource.spec
-        if any(assertion.type == "judge" for assertion in fixture.assertions):
+        checks = flatten(fixture.assertions)
+        if any(assertion.type == "judge" for assertion in checks):
             models.update(eval_def.spec.judge.models)
+        models.update(a.model for a in checks if isinstance(a, SimilarAssertion))
     unpriced = sorted(model for model in models if prices.of(model) is None)
     if unpriced:
         raise ConfigError(
