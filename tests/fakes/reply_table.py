@@ -10,10 +10,14 @@ different verdicts, the difference is theirs, not the model's.
   shape the grader asked for.
 - Usage is a quarter of the characters, so prices give both tools the same cost, and every
   reply waits `delay` seconds, so latency bounds on either side of it are decided alike.
+- `POST /v1/embeddings` answers each input with a vector of its words (each lower-cased word
+  counted in one of `DIMENSIONS` places chosen by its hash): texts that share words are
+  similar, texts that share none are not, the same for either tool.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -94,6 +98,10 @@ class ReplyTableServer:
         return next((e.reply for e in self.table if e.contains in conversation), self.default)
 
     def handle(self, request: Request) -> Response:
+        if request.method == "POST" and request.path.endswith("/embeddings"):
+            body = request.json()
+            self.requests.append(body)
+            return Response(200, embeddings(body), delay=self.delay)
         if request.method != "POST" or not request.path.endswith("/chat/completions"):
             return Response(404, {"error": {"message": f"no route {request.path}"}})
         body = request.json()
@@ -124,6 +132,32 @@ class ReplyTableServer:
             },
             delay=self.delay,
         )
+
+
+DIMENSIONS = 64
+
+
+def word_vector(text: str) -> list[float]:
+    """A text's words, counted by the hash of each (lower-cased)."""
+    vector = [0.0] * DIMENSIONS
+    for word in re.findall(r"\w+", text.lower()):
+        vector[hashlib.sha256(word.encode()).digest()[0] % DIMENSIONS] += 1.0
+    return vector
+
+
+def embeddings(body: dict[str, Any]) -> dict[str, Any]:
+    given = body.get("input")
+    texts = [given] if isinstance(given, str) else list(given or [])
+    tokens = sum(math.ceil(len(str(t)) / 4) for t in texts)
+    return {
+        "object": "list",
+        "data": [
+            {"object": "embedding", "index": i, "embedding": word_vector(str(t))}
+            for i, t in enumerate(texts)
+        ],
+        "model": body.get("model", "embedding"),
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }
 
 
 SECOND_SERVER = "http://second-server.invalid/v1"
