@@ -193,16 +193,20 @@ class _Files:
     def locate(self, reference: str, path: PathKey) -> str:
         return self.resolve(reference, path).relative_to(self.root).as_posix()
 
-    def read(self, reference: str, path: PathKey) -> str:
+    def read(self, reference: str, path: PathKey, *, exact: bool = False) -> str:
+        """The file's text; `exact`: its line ends as written (a CSV cell keeps its CRLF)."""
         try:
-            return self.resolve(reference, path).read_text(encoding="utf-8")
+            with self.resolve(reference, path).open(
+                encoding="utf-8", newline="" if exact else None
+            ) as f:
+                return f.read()
         except (OSError, UnicodeDecodeError) as exc:
             raise AgentVProblem(path, f"cannot read file reference {reference!r}: {exc}") from None
 
     def cases(self, reference: str, path: PathKey) -> list[Any]:
-        text = self.read(reference, path)
         if reference.endswith(".csv"):
-            return agentv_csv.csv_cases(text, reference, path)
+            return agentv_csv.csv_cases(self.read(reference, path, exact=True), reference, path)
+        text = self.read(reference, path)
         if reference.endswith(".jsonl"):
             try:
                 return [jsontext.loads(line) for line in text.splitlines() if line.strip()]
