@@ -105,6 +105,7 @@ def _case(record: dict[str, str], number: int, reference: str) -> dict[str, Any]
             assertion["metric"] = metric
         if index in configs:
             assertion["min_score"] = configs[index]
+            metadata["threshold"] = configs[index]
     given = str(found.get("id", ""))
     case: dict[str, Any] = {"id": given if given.strip() else f"row-{number}"}
     if "input" in found:

@@ -37,6 +37,18 @@ from evalward.scoring.turns import turn_not_reached, turn_trace
 
 TIMED_OUT = "the run reached no terminal event before its timeout"
 TOLERANCE = 1e-9
+READS_OUTPUT = {
+    "contains",
+    "notContains",
+    "equals",
+    "regex",
+    "jsonSchema",
+    "judge",
+    "code",
+    "similar",
+}
+"""The checks that read the final message: what a fixture's transform feeds (a tool call's,
+a budget's or a state criterion's check reads none of it)."""
 
 
 @dataclass
@@ -66,7 +78,7 @@ class FixtureChecks:
             return JudgeOutcome(status, 1.0 if status is Status.passed else 0.0, message)
         if isinstance(assertion, AssertSetAssertion):
             return await self._group(assertion)
-        if self.failed_transform is not None:
+        if self.failed_transform is not None and assertion.type in READS_OUTPUT:
             return JudgeOutcome(Status.error, 0.0, self.failed_transform)
         read = self.read
         if assertion.turn is not None:
