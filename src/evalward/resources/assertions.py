@@ -261,9 +261,23 @@ class AssertSetAssertion(AssertionBase):
         description="The least score that passes; without it, every member must pass.",
     )
 
+    @field_validator("assertions")
+    @classmethod
+    def _no_state(cls, assertions: list[Assertion]) -> list[Assertion]:
+        state = [a.type for a in flatten(assertions) if a.type in STATE_TYPES]
+        if state:
+            raise ValueError(
+                f"a `{state[0]}` criterion reads the playground's state: put it beside the "
+                "group, in the fixture's assertions"
+            )
+        return assertions
+
     def members(self) -> list[Assertion]:
         """Every assertion in the group, nested groups' members too (not the groups)."""
         return flatten(self.assertions)
+
+
+STATE_TYPES = {"stateValue", "sql", "fileState", "stateSnapshot", "stateUnchanged"}
 
 
 Assertion = Annotated[
