@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from fakes.reply_table import ReplyTableServer, load_table, point_at, second_server
+from fakes.reply_table import ReplyTableServer, load_table, model_env, point_at, second_server
 from support.clirun import REPO_ROOT, evalward
 from support.gitrepo import GitRepo
 
@@ -59,10 +59,7 @@ def test_a_promptfoo_suite_gives_promptfoos_verdict_on_every_test(
 
     server = served.setdefault("model", ReplyTableServer(*load_table(example / "replies.yaml")))
     out = tmp_path / "out"
-    ran = evalward(
-        "run", "--output-dir", str(out), cwd=repo.path,
-        OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-test-key",
-    )  # fmt: skip
+    ran = evalward("run", "--output-dir", str(out), cwd=repo.path, **model_env(server))
 
     expected = yaml.safe_load((example / "expected.yaml").read_text())
     results = json.loads((out / "results.json").read_text())

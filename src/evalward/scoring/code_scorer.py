@@ -181,7 +181,7 @@ class _Failed(Exception):
 
 
 class ScorerFailed(Exception):
-    """Why a function run as a scorer is gave no value."""
+    """Why a function, run as a scorer runs, gave no value."""
 
 
 class _TooLong(Exception):
