@@ -44,6 +44,8 @@ class OpenAIProvider:
         key_env: str = "OPENAI_API_KEY",
         api_version: str | None = None,
     ) -> None:
+        """Keyword parameters past `client`, each a provider setting with a default (the
+        `providers` config's fields); a parameter object would only rename them."""
         self._client = client
         self._endpoint = Endpoint(
             "openai", base_url, base_url.rstrip("/") + "/chat/completions", key_env

@@ -178,9 +178,8 @@ class EvalFixtureSpec(Model):
     )
     transform: OutputTransform | None = Field(
         default=None,
-        description="A function of the agent's final output whose result every assertion "
-        "checks instead (promptfoo's `options.transform`); docs/assertions.md, "
-        '"Transforms".',
+        description="A function of the final output whose result every assertion checks "
+        "instead (promptfoo's `options.transform`): docs/assertions.md, Transforms.",
     )
     scoring_function: ScoringFunction | None = Field(
         default=None,

@@ -145,18 +145,23 @@ def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) ->
                         JUDGE_REPLY_TOKENS,
                     )
                 )
-    answer_chars = _answer_tokens(agent, fixture) if agent.runtime is None else REPLY_TOKENS
-    for assertion in assertions:
-        if assertion.get("type") == "similar":  # one embeddings call: the answer and the texts
-            value = assertion.get("value")
-            texts = [value] if isinstance(value, str) else list(value or [])
-            chars = sum(len(t) for t in texts) + answer_chars * CHARS_PER_TOKEN
-            calls.append(_Call(str(assertion.get("model")), chars // CHARS_PER_TOKEN, 0))
+    calls += _similar_calls(agent, fixture)
     if run.side is Side.head:
         calls += _pairwise_calls(eval_def.spec, fixture, seen)
     cost = _priced(calls, prices)
     tokens = sum(c.prompt + c.reply for c in calls)
     return Estimate(len(calls), cost, tokens, len(users), _priced(users, prices) or 0.0)
+
+
+def _similar_calls(agent: AgentSpec, fixture: EvalFixtureSpec) -> list[_Call]:
+    """Each `similar` assertion's one embeddings call: its texts and the run's answer."""
+    answer = _answer_tokens(agent, fixture) if agent.runtime is None else REPLY_TOKENS
+    calls = []
+    for check in flatten(fixture.assertions):
+        if isinstance(check, SimilarAssertion):
+            texts = [check.value] if isinstance(check.value, str) else check.value
+            calls.append(_Call(check.model, sum(map(len, texts)) // CHARS_PER_TOKEN + answer, 0))
+    return calls
 
 
 def _pairwise_calls(spec: EvalSpec, fixture: EvalFixtureSpec, seen: int) -> list[_Call]:
