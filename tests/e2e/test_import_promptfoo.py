@@ -610,3 +610,40 @@ def test_settings_that_change_no_reply_and_text_parts_import_as_promptfoo_s_exam
         {"role": "user", "content": [{"text": "Answer: What has keys?", "type": "text"}]},
     ]
     assert evalward("validate", cwd=repo.path).returncode == 0
+
+
+def test_azure_deployments_keep_their_dated_api_versions(
+    repo: GitRepo, tmp_path: Path, served: dict[str, ReplyTableServer]
+) -> None:
+    """promptfoo's Azure examples: each deployment's `apiVersion` becomes its provider's, and
+    every call (chat and embeddings) goes to its deployment's dated URL with the key in
+    `api-key`, as promptfoo sends it."""
+    example = EXAMPLES / "azure"
+    azure = served.setdefault("second", ReplyTableServer(*load_table(example / "second.yaml")))
+    shutil.copytree(example, repo.path, dirs_exist_ok=True)
+    point_at(repo.path, azure)
+    repo.commit("the promptfoo suite")
+
+    done = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+
+    assert done.returncode == 0, done.stderr
+    providers = yaml.safe_load((repo.path / "evalward.yaml").read_text())["providers"]
+    at = azure.server.url + "/openai"
+    assert providers == {
+        "azure": {"api": "openai", "baseUrl": at, "apiKeyEnv": "AZURE_API_KEY",
+                  "apiVersion": "2024-10-21"},
+        "azure-2": {"api": "openai", "baseUrl": at, "apiKeyEnv": "AZURE_API_KEY",
+                    "apiVersion": "2025-04-01-preview"},
+    }  # fmt: skip
+    ran = evalward("run", "--output-dir", str(tmp_path / "out"), cwd=repo.path,
+                   AZURE_API_KEY="azure-test-key")  # fmt: skip
+    assert ran.returncode == 1, ran.stderr  # its second test fails, as under promptfoo
+    targets = sorted({r.target for r in azure.received})
+    assert targets == [
+        "/openai/deployments/Mistral-Large-2411/chat/completions?api-version=2025-04-01-preview",
+        "/openai/deployments/gpt-4o-prod/chat/completions?api-version=2024-10-21",
+        "/openai/deployments/text-embedding-3-large/embeddings?api-version=2024-10-21",
+    ]
+    keys = {r.headers.get("api-key") or r.headers.get("Api-Key") for r in azure.received}
+    assert keys == {"azure-test-key"}
+    assert not any("authorization" in map(str.lower, r.headers) for r in azure.received)
