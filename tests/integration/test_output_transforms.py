@@ -1,7 +1,7 @@
 """Output transforms through `evalward run`: a fixture's transform feeds every check, an
-assertion's its own; the result comes from the harness's own channel, so neither the agent's
-words nor what the transform prints can stand in for it; a transform that fails, or returns
-nothing, makes its checks errors, never passes."""
+assertion's its own, with no secret in its environment; the result comes from the harness's
+own channel, so neither the agent's words nor what the transform prints can stand in for it;
+a transform that fails, or returns nothing, makes its checks errors, never passes."""
 
 from __future__ import annotations
 
@@ -80,6 +80,18 @@ FIXTURES = [
         "    - { type: contains, value: Yarr }\n",
     ),
     fixture(
+        "reads-the-environment",
+        "  transform:\n"
+        "    language: python\n"
+        "    source: |\n"
+        "      import os\n"
+        "      return ' '.join(f'{k}={v}' for k, v in os.environ.items())\n"
+        "  assertions:\n"
+        "    - { type: notContains, value: sk-transform-must-not-see }\n"
+        "    - { type: notContains, value: OPENAI_API_KEY }\n"
+        "    - { type: contains, value: PATH= }\n",
+    ),
+    fixture(
         "nothing-returned",
         "  transform: { language: javascript, source: 'null' }\n"
         "  assertions:\n"
@@ -104,6 +116,8 @@ replies:
     turns: [{{ content: '{{"colour": "black", "flag": "skull"}}' }}]
   - match: {{ fixture: written-to-its-stdout }}
     turns: [{{ content: Yarr }}]
+  - match: {{ fixture: reads-the-environment }}
+    turns: [{{ content: Yarr }}]
   - match: {{ fixture: nothing-returned }}
     turns: [{{ content: Yarr }}]
   - match: {{ fixture: a-crash }}
@@ -113,7 +127,10 @@ replies:
 
 def run(repo: GitRepo) -> dict[str, Any]:
     repo.commit("transforms", {"evals.yaml": AGENT + "".join(FIXTURES), "mock.yaml": MOCK})
-    done = evalward("run", ".", "--mock-script", "mock.yaml", "--json", "--no-cache", cwd=repo.path)
+    done = evalward(
+        "run", ".", "--mock-script", "mock.yaml", "--json", "--no-cache", cwd=repo.path,
+        OPENAI_API_KEY="sk-transform-must-not-see",
+    )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
     return {f["fixture"]: f for f in json.loads(done.stdout)["fixtures"]}
 
@@ -131,6 +148,8 @@ def test_transforms_feed_the_checks_from_their_own_channel_and_fail_closed(
         "printed-forgery": "fail",
         "one-assertion": "pass",
         "written-to-its-stdout": "error",
+        # run with no secret: the key in evalward's environment is not in the transform's
+        "reads-the-environment": "pass",
         "nothing-returned": "error",
         "a-crash": "error",
     }
