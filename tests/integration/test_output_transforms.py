@@ -164,3 +164,56 @@ def test_transforms_feed_the_checks_from_their_own_channel_and_fail_closed(
     assert crashed[1]["status"] == "pass"  # a latency reads no output: nothing to transform
     # the one assertion's transform leaves the others reading the reply as it is
     assert [a["status"] for a in results["one-assertion"]["assertions"]] == ["pass"] * 3
+
+
+BROKEN = fixture(
+    "broken-code",
+    "  transform:\n"
+    "    language: python\n"
+    "    source: |\n"
+    "      trimmed = output.strip(\n"
+    "      return trimmed\n"
+    "  assertions:\n"
+    "    - type: assertSet\n"
+    "      assertions:\n"
+    "        - { type: contains, value: Yarr }\n"
+    "        - type: code\n"
+    "          language: python\n"
+    "          source: |\n"
+    "            return output ==\n"
+    "    - type: equals\n"
+    "      value: Yarr\n"
+    "      transform: { language: python, source: 'output.strip(' }\n",
+)
+
+
+ASSERTION_S = "source: 'output.strip('"
+
+
+def test_code_in_a_transform_or_a_group_that_does_not_compile_is_refused_at_its_line(
+    repo: GitRepo,
+) -> None:
+    """validate (and a run, before any model call) compiles every piece of code a fixture
+    holds: a fixture's transform, an assertion's, and a scorer inside a group too."""
+    text = AGENT + BROKEN
+    repo.commit("broken code", {"evals.yaml": text})
+    lines = text.splitlines()
+
+    def line(needle: str) -> int:
+        return next(n for n, said in enumerate(lines, 1) if needle in said)
+
+    done = evalward("validate", ".", cwd=repo.path)
+
+    assert done.returncode != 0, done.stdout
+    said = done.stdout + done.stderr
+    assert "Traceback" not in said
+    for where, what in [
+        (f"evals.yaml:{line('trimmed = output.strip(')}:", "spec.transform.source: the inline "
+         "Python transform does not compile"),
+        (f"evals.yaml:{line('return output ==')}:", "spec.assertions[0].assertions[1].source: "
+         "the inline Python scorer does not compile"),
+        (f"evals.yaml:{line(ASSERTION_S)}:", "spec.assertions[1].transform.source: the inline "
+         "Python transform does not compile"),
+    ]:  # fmt: skip
+        found = [x for x in said.splitlines() if f" {where} {what}" in x]
+        assert found, (where, what, said)
