@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from fakes.reply_table import ReplyTableServer, load_table, point_at, second_server
+from fakes.reply_table import ReplyTableServer, load_table, model_env, point_at, second_server
 from support.clirun import REPO_ROOT, evalward
 from support.gitrepo import GitRepo
 
@@ -59,10 +59,7 @@ def test_a_promptfoo_suite_gives_promptfoos_verdict_on_every_test(
 
     server = served.setdefault("model", ReplyTableServer(*load_table(example / "replies.yaml")))
     out = tmp_path / "out"
-    ran = evalward(
-        "run", "--output-dir", str(out), cwd=repo.path,
-        OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-test-key",
-    )  # fmt: skip
+    ran = evalward("run", "--output-dir", str(out), cwd=repo.path, **model_env(server))
 
     expected = yaml.safe_load((example / "expected.yaml").read_text())
     results = json.loads((out / "results.json").read_text())
@@ -103,7 +100,12 @@ def test_each_assertion_becomes_its_natural_equivalent(repo: GitRepo) -> None:
         "schema": {"const": {"order_id": "777", "status": "shipped"}},
     }
     greeting = fixtures["order-support-replies-the-greeting-is-the-house-greeting"]
-    assert greeting["spec"]["assertions"][2] == {"type": "equals", "value": "Hello from Acme!"}
+    # promptfoo's equals compares the output as it is: so does the converted one
+    assert greeting["spec"]["assertions"][2] == {
+        "type": "equals",
+        "value": "Hello from Acme!",
+        "exact": True,
+    }
     apology = fixtures["order-support-replies-an-apology-offers-a-replacement"]["spec"]
     judge = apology["assertions"][2]
     assert judge["type"] == "judge" and "offers a 'replacement'" in judge["rubric"]
@@ -151,40 +153,39 @@ def test_what_has_no_equivalent_is_refused_at_its_line_and_nothing_is_written(
     done = imported(EXAMPLES / "refused", repo)
 
     assert done.returncode == 2
-    assert "4 parts of the promptfoo config have no evalward equivalent" in done.stderr
-    for where, what in [
-        ("promptfooconfig.yaml:23:7: tests[1].options.transform", "transforms run code"),
-        ("promptfooconfig.yaml:34:9: tests[2].assert[1]", "`similar` needs a grading model"),
-        ("promptfooconfig.yaml:37:9: tests[2].assert[2]", "`contains-json` looks for JSON"),
-        ("promptfooconfig.yaml:39:9: tests[2].assert[3].transform", "runs JavaScript"),
-    ]:
-        line = next((x for x in done.stderr.splitlines() if where in x), "")
-        assert what in line, (where, done.stderr)
+    assert "1 part of the promptfoo config has no evalward equivalent" in done.stderr
+    where = "promptfooconfig.yaml:37:9: tests[2].assert[2]"
+    line = next((x for x in done.stderr.splitlines() if where in x), "")
+    assert "`contains-json` looks for JSON" in line, done.stderr
     assert not (repo.path / "evals").exists()
     assert "Traceback" not in done.stderr
 
 
-def test_skip_unsupported_leaves_out_each_refused_part_and_says_so(repo: GitRepo) -> None:
+def test_skip_unsupported_leaves_out_the_refused_part_and_keeps_transforms_and_similarity(
+    repo: GitRepo,
+) -> None:
+    """promptfoo's json-output example: its transforms (a test's and an assertion's) and its
+    `similar` convert; only `contains-json` is left out."""
     done = imported(EXAMPLES / "refused", repo, "--skip-unsupported")
 
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count("left out: promptfooconfig.yaml:") == 4
-    banana, mango = documents(repo.path / "evals" / "json-object-evals" / "fixtures.yaml")
-    # Banana keeps its is-json and its javascript; Passion fruit's checks were written for a
-    # transformed output, so it goes whole; Mango keeps its python scorer alone
-    assert banana["metadata"]["name"] == "json-object-evals-test-1"
-    assert banana["spec"]["assertions"] == [
-        {"type": "jsonSchema", "schema": {}},
+    assert done.stdout.count("left out: promptfooconfig.yaml:") == 1
+    banana, passion, mango = documents(repo.path / "evals" / "json-object-evals" / "fixtures.yaml")
+    assert banana["spec"]["assertions"][0] == {"type": "jsonSchema", "schema": {}}
+    assert passion["spec"]["transform"] == {
+        "language": "javascript",
+        "source": "JSON.parse(output)",
+    }
+    assert passion["spec"]["vars"] == {"item": "Passion fruit"}  # what the transform is given
+    assert mango["spec"]["assertions"] == [
+        {"type": "code", "file": "check_mango.py"},
+        {"type": "similar", "value": "a yellow tropical fruit", "threshold": 0.8},
         {
-            "type": "code",
-            "language": "javascript",
-            "source": "JSON.parse(output).color === 'yellow' && "
-            "JSON.parse(output).countries.includes('Ecuador')",
+            "type": "regex",
+            "pattern": "(?:India|Mexico)",
+            "transform": {"language": "javascript", "source": "output.countries"},
         },
     ]
-    assert banana["spec"]["vars"] == {"item": "Banana"}
-    assert mango["metadata"]["name"] == "json-object-evals-test-3"
-    assert mango["spec"]["assertions"] == [{"type": "code", "file": "check_mango.py"}]
     assert evalward("validate", cwd=repo.path).returncode == 0
 
 
@@ -345,7 +346,7 @@ derivedMetrics:
   - { name: f1, value: 2 * precision * recall / (precision + recall) }
 defaultTest:
   assert:
-    - { type: similar, value: sunny }
+    - { type: factuality, value: sunny }
 tests:
   - vars: { city: Paris }
     assert: [{ type: contains, value: Paris, metric: precision }]
@@ -598,8 +599,51 @@ def test_settings_that_change_no_reply_and_text_parts_import_as_promptfoo_s_exam
     tokens = {spec["models"][0]: spec.get("maxTokens") for spec in agents.values()}
     assert tokens == {"ollama/llama2": 1024, "anthropic/claude-3-5-sonnet-20241022": None}
     fixtures = documents(suite / "fixtures.yaml")
+    # the parts are sent as promptfoo sends them: parts, not one string
     assert fixtures[0]["spec"]["input"]["messages"] == [
-        {"role": "system", "content": "Be concise"},
-        {"role": "user", "content": "Answer: What has keys?"},
+        {
+            "role": "system",
+            "content": [
+                {"cache_control": {"type": "ephemeral"}, "text": "Be concise", "type": "text"}
+            ],
+        },
+        {"role": "user", "content": [{"text": "Answer: What has keys?", "type": "text"}]},
     ]
     assert evalward("validate", cwd=repo.path).returncode == 0
+
+
+def test_azure_deployments_keep_their_dated_api_versions(
+    repo: GitRepo, tmp_path: Path, served: dict[str, ReplyTableServer]
+) -> None:
+    """promptfoo's Azure examples: each deployment's `apiVersion` becomes its provider's, and
+    every call (chat and embeddings) goes to its deployment's dated URL with the key in
+    `api-key`, as promptfoo sends it."""
+    example = EXAMPLES / "azure"
+    azure = served.setdefault("second", ReplyTableServer(*load_table(example / "second.yaml")))
+    shutil.copytree(example, repo.path, dirs_exist_ok=True)
+    point_at(repo.path, azure)
+    repo.commit("the promptfoo suite")
+
+    done = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+
+    assert done.returncode == 0, done.stderr
+    providers = yaml.safe_load((repo.path / "evalward.yaml").read_text())["providers"]
+    at = azure.server.url + "/openai"
+    assert providers == {
+        "azure": {"api": "openai", "baseUrl": at, "apiKeyEnv": "AZURE_API_KEY",
+                  "apiVersion": "2024-10-21"},
+        "azure-2": {"api": "openai", "baseUrl": at, "apiKeyEnv": "AZURE_API_KEY",
+                    "apiVersion": "2025-04-01-preview"},
+    }  # fmt: skip
+    ran = evalward("run", "--output-dir", str(tmp_path / "out"), cwd=repo.path,
+                   AZURE_API_KEY="azure-test-key")  # fmt: skip
+    assert ran.returncode == 1, ran.stderr  # its second test fails, as under promptfoo
+    targets = sorted({r.target for r in azure.received})
+    assert targets == [
+        "/openai/deployments/Mistral-Large-2411/chat/completions?api-version=2025-04-01-preview",
+        "/openai/deployments/gpt-4o-prod/chat/completions?api-version=2024-10-21",
+        "/openai/deployments/text-embedding-3-large/embeddings?api-version=2024-10-21",
+    ]
+    keys = {r.headers.get("api-key") or r.headers.get("Api-Key") for r in azure.received}
+    assert keys == {"azure-test-key"}
+    assert not any("authorization" in map(str.lower, r.headers) for r in azure.received)

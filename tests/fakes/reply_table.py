@@ -10,10 +10,16 @@ different verdicts, the difference is theirs, not the model's.
   shape the grader asked for.
 - Usage is a quarter of the characters, so prices give both tools the same cost, and every
   reply waits `delay` seconds, so latency bounds on either side of it are decided alike.
+- Anthropic's Messages API (`POST /v1/messages`) is answered from the same table, in its
+  shape; its `system` counts as the conversation's first message.
+- `POST /v1/embeddings` answers each input with a vector of its words (each lower-cased word
+  counted in one of `DIMENSIONS` places chosen by its hash): texts that share words are
+  similar, texts that share none are not, the same for either tool.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -69,6 +75,9 @@ class ReplyTableServer:
         self.default = default
         self.delay = delay
         self.requests: list[dict[str, Any]] = []
+        """Every request's JSON body, in order."""
+        self.received: list[Request] = []
+        """Every request as it arrived (its target, with the query, and its headers)."""
         self.server = LoopbackServer(self.handle)
         self.base_url = f"{self.server.url}/v1"
 
@@ -94,6 +103,15 @@ class ReplyTableServer:
         return next((e.reply for e in self.table if e.contains in conversation), self.default)
 
     def handle(self, request: Request) -> Response:
+        self.received.append(request)
+        if request.method == "POST" and request.path.endswith("/embeddings"):
+            body = request.json()
+            self.requests.append(body)
+            return Response(200, embeddings(body), delay=self.delay)
+        if request.method == "POST" and request.path.endswith("/messages"):
+            body = request.json()
+            self.requests.append(body)
+            return Response(200, self.anthropic(body), delay=self.delay)
         if request.method != "POST" or not request.path.endswith("/chat/completions"):
             return Response(404, {"error": {"message": f"no route {request.path}"}})
         body = request.json()
@@ -125,10 +143,57 @@ class ReplyTableServer:
             delay=self.delay,
         )
 
+    def anthropic(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A Messages API reply: the table's answer to the system and the messages."""
+        system = body.get("system")
+        messages = ([{"content": system}] if system else []) + list(body.get("messages") or [])
+        content = self.answer(messages)
+        prompt = sum(len(_text(m.get("content"))) for m in messages)
+        return {
+            "id": f"msg_{len(self.requests)}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "model"),
+            "content": [{"type": "text", "text": content}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": math.ceil(prompt / 4),
+                "output_tokens": math.ceil(len(content) / 4),
+            },
+        }
 
-SECOND_SERVER = "http://second-server.invalid/v1"
-"""Where a configuration of tests/data/promptfoo names a second model server (an `apiBaseUrl`):
-its tests serve the folder's `second.yaml` there, and write that server's URL in its place."""
+
+DIMENSIONS = 64
+
+
+def word_vector(text: str) -> list[float]:
+    """A text's words, counted by the hash of each (lower-cased)."""
+    vector = [0.0] * DIMENSIONS
+    for word in re.findall(r"\w+", text.lower()):
+        vector[hashlib.sha256(word.encode()).digest()[0] % DIMENSIONS] += 1.0
+    return vector
+
+
+def embeddings(body: dict[str, Any]) -> dict[str, Any]:
+    given = body.get("input")
+    texts = [given] if isinstance(given, str) else list(given or [])
+    tokens = sum(math.ceil(len(str(t)) / 4) for t in texts)
+    return {
+        "object": "list",
+        "data": [
+            {"object": "embedding", "index": i, "embedding": word_vector(str(t))}
+            for i, t in enumerate(texts)
+        ],
+        "model": body.get("model", "embedding"),
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }
+
+
+SECOND_SERVER = "http://second-server.invalid"
+"""Where a configuration of tests/data/promptfoo names a second model server (an `apiBaseUrl`
+at this host, `…/v1` for an OpenAI-compatible one, the bare host for an Azure resource): its
+tests serve the folder's `second.yaml` there, and write that server's URL in its place."""
 
 
 def second_server(example: Path) -> ReplyTableServer | None:
@@ -141,4 +206,16 @@ def point_at(folder: Path, server: ReplyTableServer | None) -> None:
     """Point the copy of a configuration in `folder` at its second server."""
     if server is not None:
         config = folder / "promptfooconfig.yaml"
-        config.write_text(config.read_text().replace(SECOND_SERVER, server.base_url))
+        config.write_text(config.read_text().replace(SECOND_SERVER, server.server.url))
+
+
+def model_env(server: ReplyTableServer) -> dict[str, str]:
+    """The environment either tool runs a suite of tests/data/promptfoo in: OpenAI's and
+    Anthropic's APIs at `server`, and a key for each vendor its providers name."""
+    return {
+        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_API_KEY": "sk-test-key",
+        "ANTHROPIC_BASE_URL": server.server.url,
+        "ANTHROPIC_API_KEY": "sk-ant-test-key",
+        "AZURE_API_KEY": "azure-test-key",
+    }

@@ -188,7 +188,7 @@ def test_what_evalward_cannot_honour_is_refused_at_its_line(repo: GitRepo) -> No
     refused = refused.replace(
         '  - "{{ input }}"\n', '  - "{{ input }}"\n  - "Again: {{ input }}"\n'
     )
-    refused += "  - file://datasets/more.csv\n"
+    refused += "  - file://datasets/more.xlsx\n"
     repo.commit("what cannot run", files(**{"evals/support/suite.yaml": refused}))
     done = evalward("validate", ".", cwd=repo.path)
     assert done.returncode == 2
@@ -196,7 +196,7 @@ def test_what_evalward_cannot_honour_is_refused_at_its_line(repo: GitRepo) -> No
     for where, what in [
         ("suite.yaml:7:5: prompts[1]", "evalward runs one prompt per suite"),
         ("suite.yaml:11:5: tests[0].options", "`options` is not read by evalward"),
-        ("suite.yaml:44:5: tests[2]", "evalward reads YAML and JSONL datasets"),
+        ("suite.yaml:44:5: tests[2]", "evalward reads YAML, JSONL and CSV datasets"),
     ]:
         line = next((x for x in said.splitlines() if where in x), "")
         assert what in line, (where, said)

@@ -334,6 +334,7 @@ MAX_FUNCTION_LINES = 60
 """Past this many a function does several things: each becomes a named step."""
 MANY_PARAMETERS = {
     "evalward.providers.anthropic:AnthropicProvider.__init__",
+    "evalward.providers.openai:OpenAIProvider.__init__",
     "evalward.report.charts:score_bars",
     "evalward.report.markdown:report_context",
     "evalward.runtime.http_agent:HttpAgentServer.__init__",

@@ -2,7 +2,9 @@
 test the same verdict: each configuration of tests/data/promptfoo is run by promptfoo (pinned,
 offline, as bench/p1_promptfoo.py runs it) and, converted by `evalward import promptfoo`, by
 `evalward run`; every result of one is paired with the other's by its rendered prompt and
-model, and both must match the example's expected.yaml.
+model, and both must match the example's expected.yaml. Both must also send the model the
+same requests: each call of a test's model (not a grader's, not an embeddings call) with its
+URL, its key's header, its messages (and Anthropic's `system`), its tools and tool choice.
 
 Run with `make test-promptfoo` (it installs promptfoo from npm, about 1.4 GB, into a cache of
 its own); not part of `make test`, which checks evalward's side of the same verdicts.
@@ -20,7 +22,16 @@ from typing import Any
 import pytest
 import yaml
 
-from fakes.reply_table import ReplyTableServer, load_table, point_at, second_server
+from fakes.http import Request
+from fakes.reply_table import (
+    EVALWARD_OPEN,
+    PROMPTFOO_GRADER,
+    ReplyTableServer,
+    load_table,
+    model_env,
+    point_at,
+    second_server,
+)
 from support.clirun import REPO_ROOT, evalward
 
 pytestmark = pytest.mark.promptfoo
@@ -68,8 +79,7 @@ def promptfoo_verdicts(
         [promptfoo(), "eval", "-c", "promptfooconfig.yaml", "--no-cache", "--no-write",
          "--max-concurrency", "4", "-o", str(output)],
         cwd=suite,
-        env={"PATH": os.environ["PATH"], "HOME": str(work), **PROMPTFOO_ENV,
-             "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-key"},
+        env={"PATH": os.environ["PATH"], "HOME": str(work), **PROMPTFOO_ENV, **model_env(server)},
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode in (0, 100), done.stdout[-2000:] + done.stderr[-2000:]
@@ -104,14 +114,34 @@ def evalward_verdicts(
             models[fixture["spec"]["targetAgent"]],
         )
     out = work / "out"
-    ran = evalward(
-        "run", "--output-dir", str(out), "--no-cache", cwd=repo,
-        OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-test-key",
-    )  # fmt: skip
+    ran = evalward("run", "--output-dir", str(out), "--no-cache", cwd=repo, **model_env(server))
     assert ran.returncode in (0, 1), ran.stderr
     results = json.loads((out / "results.json").read_text())["fixtures"]
     verdicts = {keys[f["fixture"]]: f["status"] == "pass" for f in results}
     return verdicts, {key: name for name, key in keys.items()}
+
+
+SENT = ("model", "system", "messages", "tools", "tool_choice")
+"""What of a model call's body both tools must send alike (their defaults for the rest, such
+as max_tokens, differ)."""
+
+
+def model_calls(requests: list[Request]) -> set[str]:
+    """Each call of a test's model among `requests`, as what the two tools must send alike."""
+    calls = set()
+    for request in requests:
+        body = request.json()
+        if request.path.endswith("/embeddings") or not isinstance(body, dict):
+            continue
+        texts = [body.get("system")] + [m.get("content") for m in body.get("messages") or []]
+        said = json.dumps(texts)
+        if PROMPTFOO_GRADER in said or EVALWARD_OPEN in said:
+            continue
+        headers = {k.lower() for k in request.headers}
+        auth = "api-key" if "api-key" in headers else "x-api-key" if "x-api-key" in headers else ""
+        sent = {key: body[key] for key in SENT if key in body}
+        calls.add(json.dumps([request.target, auth or "bearer", sent], sort_keys=True))
+    return calls
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
@@ -120,9 +150,14 @@ def test_promptfoo_and_evalward_give_every_test_the_same_verdict(
 ) -> None:
     server = ReplyTableServer(*load_table(example / "replies.yaml"))
     second = second_server(example)  # the suite's other server (an apiBaseUrl), when it has one
+    servers = [server] + ([second] if second is not None else [])
     try:
         theirs = promptfoo_verdicts(example, tmp_path, server, second)
+        their_calls = model_calls([r for s in servers for r in s.received])
+        for each in servers:
+            each.received.clear()
         ours, names = evalward_verdicts(example, tmp_path, server, second)
+        our_calls = model_calls([r for s in servers for r in s.received])
     finally:
         server.close()
         if second is not None:
@@ -138,3 +173,5 @@ def test_promptfoo_and_evalward_give_every_test_the_same_verdict(
     assert set(theirs) == set(ours), "the tools ran different tests"
     assert theirs == ours
     assert {names[k]: "pass" if v else "fail" for k, v in ours.items()} == expected
+    assert len(their_calls) == len(theirs)  # one call of its model for each test
+    assert sorted(their_calls - our_calls) == sorted(our_calls - their_calls) == []

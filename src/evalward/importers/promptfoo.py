@@ -19,13 +19,14 @@ from evalward.errors import ConfigError, Problem
 from evalward.importers import promptfoo_providers as providers_
 from evalward.importers import promptfoo_resources as make
 from evalward.importers.promptfoo_asserts import Converter
-from evalward.importers.promptfoo_code import rule
+from evalward.importers.promptfoo_code import rule, transform_of
 from evalward.importers.promptfoo_endpoints import Endpoints
 from evalward.importers.promptfoo_prompts import Prompt, entries, prompts_of
 from evalward.importers.promptfoo_providers import Provider
 from evalward.importers.promptfoo_source import Files, Node, Refused, Source
 from evalward.importers.promptfoo_templates import combinations, compose, conversation
 from evalward.importers.promptfoo_tests import Test, merged, test_nodes
+from evalward.resources.assertions import DEFAULT_EMBEDDING_MODEL
 from evalward.resources.yamlsource import Document
 
 TOP_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "evaluateOptions"}
@@ -73,8 +74,12 @@ class _Importer:
         """Some refused part could be left out: `--skip-unsupported` would help."""
         self.out = Conversion()
         self.warnings: list[str] = []
-        self.converter = Converter(files, self.warnings)
+        self.converter = Converter(files, self.warnings, self.embedding_model)
         self.columns: list[_Column] = []
+        self.embedders: list[Provider] = []
+        """The providers `similar` assertions embed with (the suite calls them too)."""
+        self.test_options: dict[str, Node] = {}
+        """The options of the test being converted (its grading `provider` map)."""
 
     def attempt(self, error: Refused) -> None:
         """A refusal: kept as a problem, or, when it may be left out and the user said so,
@@ -173,6 +178,8 @@ class _Importer:
             return None
         chosen: Provider | None = None
         for node in graders:
+            if not providers_.is_grader(node):
+                continue  # an `embedding` provider alone: `similar`'s, not the judge's
             try:
                 found = providers_.grader(node, self.files, self.env)
             except Refused as error:
@@ -192,7 +199,22 @@ class _Importer:
             )
         return chosen
 
+    def embedding_model(self, node: Node | None) -> str:
+        """The model id a `similar` embeds with: its own `provider`, else the test's grading
+        provider's `embedding`, else promptfoo's default (OpenAI's text-embedding-3-large)."""
+        grading = self.test_options.get("provider")
+        if node is None and grading is not None and isinstance(grading.value, dict):
+            node = grading.get("embedding")
+        if node is None:
+            return DEFAULT_EMBEDDING_MODEL
+        found = providers_.embedder(node, self.files, self.env)
+        self.endpoints.assign([found])
+        if all(p.model != found.model or p.node is not found.node for p in self.embedders):
+            self.embedders.append(found)
+        return found.model
+
     def test(self, suite: str, test: Test) -> None:
+        self.test_options = test.options
         variables = test.variables
         try:
             if variables is not None and isinstance(variables.value, str):
@@ -201,6 +223,8 @@ class _Importer:
             own = dict(variables.items()) if variables is not None else {}
             combos = combinations({**test.defaults, **own}, self.files)
             decided = rule(test.rule, self.files)
+            given = test.options.get("transform") or test.options.get("postprocess")
+            transform = transform_of(given, self.files) if given is not None else None
         except Refused as error:
             self.attempt(error)
             return
@@ -232,7 +256,9 @@ class _Importer:
                         column.labels,
                         source,
                         column.agent,
-                        make.FixtureContent(description, rendered, assertions, values, decided),
+                        make.FixtureContent(
+                            description, rendered, assertions, values, decided, transform
+                        ),
                     )
                 )
 
@@ -255,7 +281,7 @@ class _Importer:
 
     def render(
         self, prompt: Prompt, test: Test, values: dict[str, Any]
-    ) -> str | list[dict[str, str]]:
+    ) -> str | list[dict[str, Any]]:
         prefix, suffix = test.options.get("prefix"), test.options.get("suffix")
         template = (
             f"{prefix.value if prefix else ''}{prompt.template}{suffix.value if suffix else ''}"
@@ -288,6 +314,7 @@ class _Importer:
             )
             if model is not None and judge is not None and judge not in used:
                 used.append(judge)
+        used += [found for found in self.embedders if found not in used]
         settings, conflicts = self.endpoints.settings(used)
         for node in conflicts:
             message = "a second price for the same model at the same server: an evalward "

@@ -3,10 +3,12 @@
 Deterministic checks become `contains`, `notContains`, `equals`, `regex`, `jsonSchema`,
 `cost` and `latency`; case-insensitive, any-of, all-of, prefix and negated forms become one
 `regex` with the values escaped (a negation is a lookahead over the whole output, so
-`not-regex` keeps promptfoo's "matches nowhere"). `llm-rubric` becomes a `judge`;
-`javascript` and `python` become code scorers (importers/promptfoo_code.py). What runs other
-code (ruby, webhook), what needs another model (similar, factuality, …) and what has no
-equivalent is refused with what to write instead.
+`not-regex` keeps promptfoo's "matches nowhere"); `equals` compares exactly. `llm-rubric`
+becomes a `judge`, `similar` evalward's `similar` (its embedding model, threshold and
+metric), an `assert-set` with a threshold an `assertSet` group; `javascript` and `python`
+become code scorers and an assertion's `transform` its own (importers/promptfoo_code.py).
+What runs other code (ruby, webhook), what needs another grading model (factuality, …) and
+what has no equivalent is refused with what to write instead.
 """
 
 from __future__ import annotations
@@ -17,12 +19,16 @@ from typing import Any
 
 import regex
 
-from evalward.importers.promptfoo_code import LANGUAGES, code_assertion
+from evalward.importers.promptfoo_code import LANGUAGES, code_assertion, transform_of
 from evalward.importers.promptfoo_source import Files, Node
 from evalward.importers.promptfoo_templates import render_value
 from evalward.resources import yaml12
+from evalward.resources.assertions import DEFAULT_EMBEDDING_MODEL
 
-KEYS = {"type", "value", "threshold", "weight", "metric", "provider", "config"}
+KEYS = {"type", "value", "threshold", "weight", "metric", "provider", "config", "transform"}
+SIMILAR = {"similar": "cosine", "similar:cosine": "cosine", "similar:dot": "dot",
+           "similar:euclidean": "euclidean"}  # fmt: skip
+"""promptfoo's embedding similarity assertions, by the metric each computes."""
 CODE = {"javascript", "python", "ruby", "webhook"}
 GRADED = {
     "model-graded-closedqa",
@@ -34,10 +40,6 @@ GRADED = {
     "context-recall",
     "context-relevance",
     "conversation-relevance",
-    "similar",
-    "similar:cosine",
-    "similar:dot",
-    "similar:euclidean",
     "select-best",
     "max-score",
     "classifier",
@@ -96,12 +98,20 @@ def split_values(value: str) -> list[str]:
     return values
 
 
+EmbeddingModel = Callable[[Node | None], str]
+"""The evalward model id of an embedding provider node (None: the test's, else promptfoo's
+default), its provider added to those the suite calls."""
+
+
 class Converter:
     """Converts one test's assertions, with its variables, into evalward's."""
 
-    def __init__(self, files: Files, warnings: list[str]) -> None:
+    def __init__(
+        self, files: Files, warnings: list[str], embedding: EmbeddingModel | None = None
+    ) -> None:
         self.files = files
         self.warnings = warnings
+        self.embedding = embedding
         self.graders: list[Node] = []
         """The `provider` nodes of llm-rubric assertions: the judge the Eval must use."""
 
@@ -115,10 +125,10 @@ class Converter:
         if kind == "assert-set":
             return self._set(node, variables, axis)
         for key, child in node.items():
-            if key in ("transform", "contextTransform"):
+            if key == "contextTransform":
                 raise child.refuse(
-                    f"`{key}` runs JavaScript on the output first; evalward checks the output "
-                    "itself: check a field with `field:` by hand, or drop the assertion"
+                    "`contextTransform` picks a RAG context out of the output; evalward's "
+                    "checks have no context: drop the assertion"
                 )
             if key == "rubricPrompt":
                 raise child.refuse("a custom grading prompt: evalward's judge has its own")
@@ -137,24 +147,37 @@ class Converter:
         metric = raw.get("metric") if isinstance(raw.get("metric"), str) else axis
         if metric:
             extra["axis"] = metric
+        transform = node.get("transform")
+        if transform is not None:
+            extra["transform"] = transform_of(transform, self.files)
         return [{**a, **extra} for a in converted]
 
     def _set(self, node: Node, variables: dict[str, Any], axis: str | None) -> list[Assertion]:
         """An `assert-set` without a threshold passes when all of its assertions do: the same
-        as listing them one by one."""
-        threshold = node.get("threshold")
-        if threshold is not None:
-            raise threshold.refuse(
-                "an assert-set with a threshold passes on a share of its assertions, which "
-                "evalward decides for a whole fixture (`passThreshold`): make it the test's "
-                "only assertion, or list the ones that must hold"
-            )
+        as listing them one by one. With a threshold it is a group (`assertSet`): its score
+        the weighted mean of its members', passing at the threshold, as promptfoo scores it."""
+        for key, child in node.items():
+            if key not in ("type", "assert", "threshold", "weight", "metric"):
+                raise child.refuse(f"`{key}` is not part of a promptfoo assert-set")
         metric = node.get("metric")
         own_axis = str(metric.value) if metric is not None else axis
         members = node.get("assert")
         if members is None:
             raise node.refuse("an assert-set needs `assert`", droppable=False)
-        return [a for child in members.elements() for a in self.convert(child, variables, own_axis)]
+        converted = [a for child in members.elements() for a in self.convert(child, variables)]
+        threshold = node.get("threshold")
+        if threshold is None:
+            return [{**a, "axis": a.get("axis", own_axis)} if own_axis else a for a in converted]
+        value = threshold.value
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+            raise threshold.refuse("an assert-set's `threshold` is a number from 0 to 1")
+        group: Assertion = {"type": "assertSet", "threshold": value, "assertions": converted}
+        weight = node.get("weight")
+        if weight is not None and isinstance(weight.value, int | float) and weight.value != 1:
+            group["weight"] = weight.value
+        if own_axis:
+            group["axis"] = own_axis
+        return [group]
 
     def _one(
         self, node: Node, base: str, negated: bool, value: Any, value_node: Node | None
@@ -206,11 +229,8 @@ class Converter:
             return [{"type": "jsonSchema", "schema": {"const": value}}]
         if negated:
             return [_pattern(at, rf"\A(?!{_escape(_text(at, value))}\Z)")]
-        self.warnings.append(
-            "`equals` ignores spaces and newlines around the output in evalward (promptfoo "
-            "compares them too)"
-        )
-        return [{"type": "equals", "value": _text(at, value)}]
+        # promptfoo compares the output as it is: spaces and newlines around it count
+        return [{"type": "equals", "value": _text(at, value), "exact": True}]
 
     def _starts_with(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
         prefix = _escape(_text(at, value))
@@ -266,6 +286,30 @@ class Converter:
             raise node.refuse(f"`{kind}` needs a numeric `threshold`", droppable=False)
         bound: int | float = threshold.value
         return bound
+
+    def _similar(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
+        """`similar` (and `not-similar`, `similar:dot`, `similar:euclidean`): the same metric,
+        threshold (promptfoo's default, 0.75, is evalward's) and embedding model."""
+        texts = [js_string(v) for v in value] if isinstance(value, list) else [_text(at, value)]
+        if not texts or any(not text for text in texts):
+            raise at.refuse("`similar` needs the text (or texts) to compare with")
+        out: Assertion = {"type": "similar", "value": texts[0] if len(texts) == 1 else texts}
+        threshold = node.get("threshold")
+        if threshold is not None:
+            if isinstance(threshold.value, bool) or not isinstance(threshold.value, int | float):
+                raise threshold.refuse("`threshold` must be a number")
+            out["threshold"] = threshold.value
+        metric = SIMILAR[node.value["type"].removeprefix("not-")]
+        if metric != "cosine":
+            out["metric"] = metric
+        if negated:
+            out["negate"] = True
+        if self.embedding is None:
+            raise node.refuse("`similar` is not converted here", droppable=False)
+        model = self.embedding(node.get("provider"))
+        if model != DEFAULT_EMBEDDING_MODEL:
+            out["model"] = model
+        return [out]
 
     def _rubric(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
         if negated:
@@ -336,4 +380,5 @@ _HANDLERS: dict[str, _Handler] = {
     "cost": Converter._cost,
     "latency": Converter._latency,
     "llm-rubric": Converter._rubric,
+    **{kind: Converter._similar for kind in SIMILAR},
 }

@@ -92,3 +92,18 @@ def _split(reference: str) -> tuple[str, str]:
     if colon and head.endswith(_SUFFIXES) and tail and "/" not in tail:
         return head, tail
     return reference, ""
+
+
+def transform_of(node: Node, files: Files) -> dict[str, Any]:
+    """promptfoo's `transform` (an assertion's, or a test's `options.transform`) as evalward's:
+    inline JavaScript (promptfoo runs inline transforms as JavaScript), or a file's function
+    (`file://t.js:fn`, `file://t.py`, whose default function is `get_transform`)."""
+    value = node.value
+    if not isinstance(value, str) or not value.strip():
+        raise node.refuse("a `transform` is JavaScript, or file:// naming a .js or .py file")
+    if value.startswith("file://"):
+        found = _file(node, value, files)
+        if posixpath.splitext(found["file"].partition(":")[0])[1] not in _SUFFIXES:
+            raise node.refuse(f"{value!r}: a transform file is a .js or .py file")
+        return found
+    return {"language": "javascript", "source": value}

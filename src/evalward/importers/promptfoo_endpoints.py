@@ -32,10 +32,11 @@ class Endpoint:
     base_url: str | None
     key_env: str | None
     vendor: str | None
+    api_version: str | None = None
 
 
 def endpoint_of(found: Provider) -> Endpoint:
-    return Endpoint(found.api, found.base_url, found.key_env, found.vendor)
+    return Endpoint(found.api, found.base_url, found.key_env, found.vendor, found.api_version)
 
 
 class Endpoints:
@@ -108,6 +109,8 @@ def _settings(name: str, endpoint: Endpoint) -> dict[str, str]:
         values["baseUrl"] = endpoint.base_url
     if endpoint.key_env is not None:
         values["apiKeyEnv"] = endpoint.key_env
+    if endpoint.api_version is not None:
+        values["apiVersion"] = endpoint.api_version
     elif name != endpoint.api and endpoint.vendor is None:
         values["apiKeyEnv"] = DEFAULT_KEYS[endpoint.api]  # promptfoo sends it to any apiBaseUrl
     return values

@@ -48,6 +48,8 @@ CONFIG_KEYS = {
     "inputCost",
     "outputCost",
     "tools",
+    "tool_choice",
+    "apiVersion",
 }
 
 
@@ -76,6 +78,10 @@ class Provider:
     of its provider in evalward.yaml."""
     api: str = ""
     """The wire it speaks: `openai` or `anthropic`."""
+    tool_choice: Any = None
+    """`config.tool_choice`, as written (the Agent reads either vendor's spelling)."""
+    api_version: str | None = None
+    """An Azure deployment's `config.apiVersion`: its provider calls Azure's dated API."""
 
     def __post_init__(self) -> None:
         self.api = self.api or self.model.partition("/")[0]
@@ -99,14 +105,21 @@ def providers(node: Node, files: Files, env: Mapping[str, str] | None = None) ->
 
 
 def provider(
-    node: Node, files: Files, *, id_: str | None = None, env: Mapping[str, str] | None = None
+    node: Node,
+    files: Files,
+    *,
+    id_: str | None = None,
+    env: Mapping[str, str] | None = None,
+    embedding: bool = False,
 ) -> Provider:
+    """One provider; `embedding`: an embedding provider (`openai:embedding:<model>`,
+    `azure:embedding:<deployment>`, `ollama:embeddings:<model>`), a `similar`'s."""
     value = node.value
     if isinstance(value, str) and value.startswith("file://"):
         node = files.document(node, files.path_of(node, value))
         value = node.value
     if isinstance(value, str):
-        return _located(_model(node, value, None), node, env or {})
+        return _located(_model(node, value, None, embedding), node, env or {})
     if not isinstance(value, dict):
         raise node.refuse("expected a provider id such as openai:gpt-4.1-mini, or its options")
     if id_ is None:
@@ -118,13 +131,13 @@ def provider(
         if key not in {"id", "label", "config", "prompts", "delay"}:
             raise child.refuse(f"`{key}` of a provider has no equivalent in evalward")
     label = node.get("label")
-    found = _model(node, id_, str(label.value) if label is not None else None)
+    found = _model(node, id_, str(label.value) if label is not None else None, embedding)
     prompts = node.get("prompts")
     if prompts is not None:
         found.prompts = [str(p.value) for p in prompts.elements()]
     config = node.get("config")
     if config is not None:
-        _configure(found, config)
+        _configure(found, config, files)
     _located(found, node, env or {})
     if config is not None and "apiKey" in config.value:
         variable = found.key_env or (None if found.vendor else _default_key_env(found.kind))
@@ -139,7 +152,10 @@ def provider(
     return found
 
 
-def _model(node: Node, id_: str, given: str | None) -> Provider:
+EMBEDDING_APIS = {"embedding", "embeddings"}
+
+
+def _model(node: Node, id_: str, given: str | None, embedding: bool = False) -> Provider:
     """The provider an id names; its label is the one given, else its model's name."""
     parts = id_.split(":")
     vendor, rest = parts[0], parts[1:]
@@ -147,6 +163,15 @@ def _model(node: Node, id_: str, given: str | None) -> Provider:
     model = ":".join(rest[1:]) if len(rest) > 1 else ":".join(rest)
     label = given or model or id_
     found: Provider | None = None
+    if embedding:
+        if api not in EMBEDDING_APIS or vendor not in {"openai", "azure", "ollama"} or not model:
+            raise node.refuse(
+                f"{id_!r}: evalward computes `similar` with OpenAI's embeddings API: name an "
+                "openai:embedding:<model>, azure:embedding:<deployment> or "
+                "ollama:embeddings:<model> provider",
+                droppable=False,
+            )
+        api = "chat"  # the same server and key as the vendor's chat models
     if vendor == "openai" and api in OPENAI_APIS | {""} and model:
         found = Provider(label, f"openai/{model}", node)
         if api == "responses":
@@ -204,14 +229,18 @@ def _located(found: Provider, node: Node, env: Mapping[str, str]) -> Provider:
         found.base_url = f"https://{host}/openai/v1"
     if found.key_env is None:
         found.key_env = next((name for name in AZURE_KEYS if env.get(name)), AZURE_KEYS[0])
+    api = "OpenAI v1 API"
+    if found.api_version is not None:  # Azure's dated API, below `/openai`
+        found.base_url = found.base_url.rstrip("/").removesuffix("/v1")
+        api = f"dated API (api-version {found.api_version})"
     found.notes.append(
         f"{found.label}: the Azure deployment {found.model.partition('/')[2]!r}, called "
-        f"through Azure's OpenAI v1 API at {found.base_url} with the key in {found.key_env}"
+        f"through Azure's {api} at {found.base_url} with the key in {found.key_env}"
     )
     return found
 
 
-def _configure(found: Provider, config: Node) -> None:
+def _configure(found: Provider, config: Node, files: Files) -> None:
     for key, child in config.items():
         value = child.value
         if key not in CONFIG_KEYS:
@@ -240,8 +269,12 @@ def _configure(found: Provider, config: Node) -> None:
                 f"{found.label}: `cache_control` asks the provider to cache the prompt; it "
                 "changes no reply, and evalward's own response cache keeps replies"
             )
+        elif key == "tool_choice":
+            found.tool_choice = value
+        elif key == "apiVersion" and found.vendor == "azure" and isinstance(value, str):
+            found.api_version = value
         elif key == "tools":
-            found.tools = agent_tools(child)
+            found.tools = agent_tools(_listed(child, files))
             found.notes.append(
                 f"{found.label}: its tools are offered to the model; promptfoo stops at the "
                 "model's tool call, evalward answers it (the tool has no implementation: give "
@@ -259,6 +292,14 @@ def _configure(found: Provider, config: Node) -> None:
             raise child.refuse(f"`config.{key}`: {value!r} is not a value evalward can use")
     if found.price is not None and set(found.price) != {"input", "output"}:
         raise config.refuse("give both `inputCost` and `outputCost`, or `cost` for both")
+
+
+def _listed(node: Node, files: Files) -> Node:
+    """`config.tools` as written, or the file a `file://` names (promptfoo's tools file)."""
+    value = node.value
+    if isinstance(value, str) and value.startswith("file://"):
+        return files.document(node, files.path_of(node, value))
+    return node
 
 
 def agent_tools(node: Node) -> list[dict[str, Any]]:
@@ -289,10 +330,25 @@ def _default_key_env(kind: str) -> str:
 
 def grader(node: Node, files: Files, env: Mapping[str, str] | None = None) -> Provider:
     """The provider `options.provider` or an assertion's `provider` names for grading (a map of
-    `text:` / `embedding:` providers counts by its `text` one)."""
+    `text:` / `embedding:` providers counts by its `text` one; `is_grader` says whether it has
+    one)."""
     if isinstance(node.value, dict) and "id" not in node.value:
         text = node.get("text")
         if text is None:
             raise node.refuse("a grading provider map needs its `text` provider")
         node = text
     return provider(node, files, env=env)
+
+
+def is_grader(node: Node) -> bool:
+    """Whether a grading provider names a text model (not only an `embedding` one)."""
+    value = node.value
+    return not (isinstance(value, dict) and "id" not in value and "text" not in value)
+
+
+def embedder(node: Node, files: Files, env: Mapping[str, str] | None = None) -> Provider:
+    """The embedding provider an assertion's `provider` (or the `embedding` of a grading
+    provider map) names."""
+    if isinstance(node.value, dict) and "id" not in node.value and "embedding" in node.value:
+        node = node.get("embedding") or node
+    return provider(node, files, env=env, embedding=True)

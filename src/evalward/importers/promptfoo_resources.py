@@ -71,6 +71,8 @@ def agent(name: str, provider: Provider) -> Document:
         spec["maxTokens"] = provider.max_tokens
     if provider.tools:
         spec["tools"] = provider.tools
+    if provider.tool_choice is not None:
+        spec["toolChoice"] = provider.tool_choice
     return {"apiVersion": API, "kind": "Agent", "metadata": {"name": name}, "spec": spec}
 
 
@@ -80,11 +82,13 @@ class FixtureContent:
     rendered, the assertions on the reply, and its vars (for code scorers)."""
 
     description: str
-    rendered: str | list[dict[str, str]]
+    rendered: str | list[dict[str, Any]]
     assertions: list[dict[str, Any]]
     variables: dict[str, Any] | None = None
     rule: dict[str, Any] | None = None
     """`passThreshold` and `scoringFunction`, when the test has its own rule."""
+    transform: dict[str, Any] | None = None
+    """The test's `options.transform`, as the fixture's."""
 
 
 def fixture(
@@ -97,14 +101,24 @@ def fixture(
         spec["input"] = {"type": "prompt", "payload": {"prompt": content.rendered}}
     else:
         spec["input"] = {"type": "messages", "messages": content.rendered}
+    if content.transform is not None:
+        spec["transform"] = content.transform
     spec["assertions"] = content.assertions
     rule = content.rule or {}
-    coded = "scoringFunction" in rule or any(a["type"] == "code" for a in content.assertions)
+    coded = "scoringFunction" in rule or content.transform is not None or _coded(content.assertions)
     if content.variables and coded:
-        spec["vars"] = content.variables  # what the code scorers get as `context.vars`
+        spec["vars"] = content.variables  # what code scorers and transforms get as `context.vars`
     spec |= rule
     metadata = {"name": name, "labels": labels, "annotations": {"promptfoo": source}}
     return {"apiVersion": API, "kind": "EvalFixture", "metadata": metadata, "spec": spec}
+
+
+def _coded(assertions: list[dict[str, Any]]) -> bool:
+    """Whether code runs on the output: a code scorer or a transform, in groups too."""
+    return any(
+        a["type"] == "code" or "transform" in a or _coded(a.get("assertions", []))
+        for a in assertions
+    )
 
 
 def evaluation(

@@ -139,7 +139,7 @@ def compose(variables: dict[str, Any], node: Node, warnings: list[str]) -> dict[
 
 def conversation(
     template: str, variables: dict[str, Any], node: Node, warnings: list[str]
-) -> str | list[dict[str, str]]:
+) -> str | list[dict[str, Any]]:
     """The rendered prompt: a text (one user message) or a conversation, as promptfoo's chat
     providers read it (a JSON list of messages, or YAML starting `- role:` or `messages:`,
     after any `#` comments)."""
@@ -191,27 +191,35 @@ def _is_chat(value: Any) -> bool:
     return all(isinstance(m, dict) and "role" in m for m in items)
 
 
-def _messages(value: Any, node: Node) -> list[dict[str, str]]:
+def _messages(value: Any, node: Node) -> list[dict[str, Any]]:
     value = [value] if isinstance(value, dict) else value
     messages = []
     for message in value:
         role, content = message.get("role"), _text_parts(message.get("content"))
-        if role not in ROLES or not isinstance(content, str):
+        if role not in ROLES or content is None:
             raise node.refuse(
-                f"a message with role {role!r} and {type(content).__name__} content: evalward "
-                "gives an agent system, user and assistant messages of text only"
+                f"a message with role {role!r} and {type(message.get('content')).__name__} "
+                "content: evalward gives an agent system, user and assistant messages of text "
+                "or of text parts"
             )
         messages.append({"role": role, "content": content})
     return messages
 
 
-def _text_parts(content: Any) -> Any:
-    """Content given as text parts (`[{type: text, text: ...}]`, as Anthropic and OpenAI
-    write it) as one text; any other part (an image, a file) leaves it as it is, refused.
-    A part's `cache_control` is a prompt-caching hint: it changes no reply."""
+PART_KEYS = {"type", "text", "cache_control"}
+
+
+def _text_parts(content: Any) -> str | list[dict[str, Any]] | None:
+    """A message's content as promptfoo sends it: a text, or its text parts as written
+    (`[{type: text, text, cache_control}]`, as Anthropic and OpenAI write them); None for
+    anything else (an image, a file), which is refused."""
+    if isinstance(content, str):
+        return content
     if not isinstance(content, list) or not content:
-        return content
-    if not all(isinstance(p, dict) and p.get("type") == "text" for p in content):
-        return content
-    texts = [p.get("text") for p in content]
-    return "\n".join(texts) if all(isinstance(t, str) for t in texts) else content
+        return None
+    for part in content:
+        if not isinstance(part, dict) or part.get("type") != "text" or set(part) - PART_KEYS:
+            return None
+        if not isinstance(part.get("text"), str):
+            return None
+    return [dict(part) for part in content]

@@ -13,7 +13,11 @@ from evalward.importers.promptfoo_asserts import split_values
 from evalward.importers.promptfoo_source import Files, Node
 
 TEST_KEYS = {"description", "vars", "assert", "options", "metadata", "providers", "prompts"}
-OPTION_KEYS = {"prefix", "suffix", "disableDefaultAsserts", "provider", "runSerially"}
+OPTION_KEYS = {
+    "prefix", "suffix", "disableDefaultAsserts", "provider", "runSerially", "transform",
+    "postprocess",
+}  # fmt: skip
+"""`transform` (and its older name `postprocess`) becomes the fixture's `transform`."""
 REFUSED_TEST_KEYS = {
     "provider": "a test that replaces the suite's provider: give it a provider of its own in "
     "`providers` instead",
@@ -174,13 +178,13 @@ def merged(node: Node, index: int, default: Node | None) -> Test:
     for key, child in options.items():
         if key not in OPTION_KEYS:
             raise child.refuse(
-                f"`options.{key}` has no equivalent in evalward (transforms run code)",
+                f"`options.{key}` has no equivalent in evalward"
+                + (" (vars are the fixture's as written)" if key == "transformVars" else ""),
                 droppable=key != "transformVars",
             )
     own_asserts = node.get("assert")
     if own_asserts is not None:
         asserts += own_asserts.elements()
-    asserts = _sole_set(asserts, rule)
     description = node.get("description")
     return Test(
         node=node,
@@ -194,23 +198,6 @@ def merged(node: Node, index: int, default: Node | None) -> Test:
         only_prompts=_names(node.get("prompts")),
         rule=rule,
     )
-
-
-def _sole_set(asserts: list[Node], rule: dict[str, Node]) -> list[Node]:
-    """A test whose only assertion is an `assert-set` with a threshold passes as the set does:
-    the set's threshold becomes the test's (its fixture's `passThreshold`) over the set's
-    members. With a threshold of the test's own, promptfoo decides by that one instead, and
-    the set's threshold is refused where it stands."""
-    if len(asserts) != 1 or "threshold" in rule:
-        return asserts
-    (only,) = asserts
-    value = only.value
-    threshold = only.get("threshold")
-    if not isinstance(value, dict) or value.get("type") != "assert-set" or threshold is None:
-        return asserts
-    rule["threshold"] = threshold
-    members = {key: item for key, item in value.items() if key != "threshold"}
-    return [Node(members, only.source, only.path)]
 
 
 def _names(node: Node | None) -> list[str] | None:

@@ -20,6 +20,7 @@ from evalward.providers.retry import (
     post_json,
     send,
 )
+from evalward.providers.tool_choice import anthropic_choice
 from evalward.rundata.trace import Usage
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -121,7 +122,12 @@ def request_body(request: ChatRequest, version: str = DEFAULT_VERSION) -> dict[s
 
     From API version 2026-10-21 on, the Messages API refuses sampling parameters, so
     `temperature` is sent only with earlier versions."""
-    system = "\n\n".join(m.content for m in request.messages if m.role == "system" and m.content)
+    systems = [m for m in request.messages if m.role == "system" and m.content]
+    system: str | list[dict[str, Any]] = "\n\n".join(m.content for m in systems)
+    if any(m.parts for m in systems):  # content parts as written (cache_control kept)
+        system = [
+            dict(p) for m in systems for p in m.parts or ({"type": "text", "text": m.content},)
+        ]
     messages: list[dict[str, Any]] = []
     for message in request.messages:
         if message.role == "system":
@@ -143,6 +149,9 @@ def request_body(request: ChatRequest, version: str = DEFAULT_VERSION) -> dict[s
             {"name": t.name, "description": t.description, "input_schema": t.parameters}
             for t in request.tools
         ]
+        choice = anthropic_choice(request.tool_choice)
+        if choice is not None:
+            body["tool_choice"] = choice
     if request.temperature is not None and version < NO_SAMPLING_VERSION:
         body["temperature"] = request.temperature
     return body
@@ -157,8 +166,8 @@ def _blocks(message: ChatMessage) -> tuple[str, list[dict[str, Any]]]:
                 "content": message.content,
             }
         ]
-    blocks: list[dict[str, Any]] = []
-    if message.content:
+    blocks: list[dict[str, Any]] = [dict(part) for part in message.parts]
+    if message.content and not message.parts:
         blocks.append({"type": "text", "text": message.content})
     for call in message.tool_calls:
         blocks.append(

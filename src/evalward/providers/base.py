@@ -21,6 +21,17 @@ class ChatMessage:
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
+    parts: tuple[dict[str, Any], ...] = ()
+    """The content parts as the fixture wrote them (`{type: text, text, cache_control}`),
+    sent as they are; `content` is their text, for everything that reads the message."""
+
+
+@dataclass(frozen=True)
+class ToolChoice:
+    """Which tool a call must make: `auto`, `none`, `required` (some tool) or `tool` (`name`)."""
+
+    mode: Literal["auto", "none", "required", "tool"] = "auto"
+    name: str = ""
 
 
 @dataclass(frozen=True)
@@ -55,6 +66,8 @@ class ChatRequest:
     temperature: float | None = None
     max_tokens: int | None = None
     labels: RunLabels = field(default_factory=RunLabels)
+    tool_choice: ToolChoice | None = None
+    """None: the API's default (the model chooses)."""
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,11 @@ class ProviderSettings(_Settings):
     retry: RetrySettings = Field(default_factory=RetrySettings)
     anthropic_version: str = "2023-06-01"
     """Only read by the anthropic provider (the `anthropic-version` header)."""
+    api_version: str | None = Field(
+        default=None, pattern=r"^(\d{4}-\d{2}-\d{2}(-preview)?|preview|latest)$"
+    )
+    """Azure OpenAI's dated API (an `openai` provider's): calls go to
+    `{baseUrl}/deployments/{model}/…?api-version=…` with the key in `api-key`."""
 
 
 class Price(_Settings):

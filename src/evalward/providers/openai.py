@@ -8,6 +8,7 @@ import dataclasses
 import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
+from urllib.parse import quote, urlencode
 
 from evalward.http.client import HttpClient, Reply
 from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, ToolCall
@@ -21,6 +22,7 @@ from evalward.providers.retry import (
     send,
     settle,
 )
+from evalward.providers.tool_choice import openai_choice
 from evalward.rundata.trace import Usage, tool_arguments
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -40,12 +42,18 @@ class OpenAIProvider:
         retry: RetryPolicy | None = None,
         max_concurrency: int = 64,
         key_env: str = "OPENAI_API_KEY",
+        api_version: str | None = None,
     ) -> None:
+        """Keyword parameters past `client`, each a provider setting with a default (the
+        `providers` config's fields); a parameter object would only rename them."""
         self._client = client
         self._endpoint = Endpoint(
             "openai", base_url, base_url.rstrip("/") + "/chat/completions", key_env
         )
         self._api_key = api_key
+        self._api_version = api_version
+        """Azure OpenAI's dated API: per-deployment URLs, `?api-version=`, the `api-key`
+        header (None: OpenAI's own API shape, which Azure's v1 API serves too)."""
         self._retry = retry or RetryPolicy()
         self._limit = asyncio.Semaphore(max_concurrency)
         self._refused: dict[str, set[str]] = {}
@@ -61,19 +69,18 @@ class OpenAIProvider:
     async def complete(self, request: ChatRequest) -> ChatResponse:
         refused = self._refused.setdefault(request.model, set())
         body = adapted(request_body(request), refused)
-        headers: dict[str, str] = {}
-        if self._api_key:
-            headers["authorization"] = f"Bearer {self._api_key}"
+        headers = self._auth()
+        endpoint = self._at("chat/completions", request.model)
         async with self._limit:
-            answer = await send(self._client, self._endpoint, body, headers, self._retry)
+            answer = await send(self._client, endpoint, body, headers, self._retry)
             for _ in ADAPTABLE:
                 parameter = refused_parameter(answer.reply, body)
                 if parameter is None:
                     break
                 refused.add(parameter)
                 body = adapted(body, refused)
-                answer = await send(self._client, self._endpoint, body, headers, self._retry)
-        data = settle(answer, self._endpoint, headers, self._retry)
+                answer = await send(self._client, endpoint, body, headers, self._retry)
+        data = settle(answer, endpoint, headers, self._retry)
         return parse_response(data, request.model)
 
     async def forward(
@@ -84,8 +91,9 @@ class OpenAIProvider:
         concurrency limit of every other call. Nothing of the agent's headers is sent:
         organisation and project belong to the key's account."""
         del headers
+        at = self._at(path, str(body.get("model", "")) if body else "")
         async with self._limit:
-            return await send(self._client, self._at(path), body, self._auth(), self._retry)
+            return await send(self._client, at, body, self._auth(), self._retry)
 
     @contextlib.asynccontextmanager
     async def stream(
@@ -95,28 +103,37 @@ class OpenAIProvider:
         limit) until the block ends."""
         del headers
         async with self._limit:
-            opened = await open_stream(
-                self._client, self._at(path), body, self._auth(), self._retry
-            )
+            at = self._at(path, str(body.get("model", "")))
+            opened = await open_stream(self._client, at, body, self._auth(), self._retry)
             try:
                 yield opened
             finally:
                 if isinstance(opened, Opened):
                     await opened.aclose()
 
-    def _at(self, path: str) -> Endpoint:
-        return self._endpoint.at(f"{self._endpoint.base_url.rstrip('/')}/{path}")
+    def _at(self, path: str, model: str = "") -> Endpoint:
+        """`path` below the base URL; under Azure's dated API, below the model's deployment
+        (a model list, with no model, below the base URL), with the API version."""
+        base = self._endpoint.base_url.rstrip("/")
+        if self._api_version is None:
+            return self._endpoint.at(f"{base}/{path}")
+        below = f"{base}/deployments/{quote(model, safe='')}" if model else base
+        return self._endpoint.at(f"{below}/{path}?{urlencode({'api-version': self._api_version})}")
 
     def _auth(self) -> dict[str, str]:
-        return {"authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        if not self._api_key:
+            return {}
+        if self._api_version is not None:
+            return {"api-key": self._api_key}  # Azure's dated API
+        return {"authorization": f"Bearer {self._api_key}"}
 
     async def aclose(self) -> None:
         await self._client.aclose()
 
 
 def request_body(request: ChatRequest) -> dict[str, Any]:
-    """The Chat Completions body. With tools, `tool_choice` is "auto", which is the API's
-    default: llama-cpp-python's server ignores the tools unless it is sent."""
+    """The Chat Completions body. With tools, `tool_choice` is the request's, else "auto",
+    which is the API's default: llama-cpp-python's server ignores the tools unless it is sent."""
     body: dict[str, Any] = {
         "model": request.model,
         "messages": [_message(m) for m in request.messages],
@@ -133,7 +150,7 @@ def request_body(request: ChatRequest) -> dict[str, Any]:
             }
             for t in request.tools
         ]
-        body["tool_choice"] = "auto"
+        body["tool_choice"] = openai_choice(request.tool_choice)
     if request.temperature is not None:
         body["temperature"] = request.temperature
     if request.max_tokens is not None:
@@ -194,6 +211,8 @@ def _message(message: ChatMessage) -> dict[str, Any]:
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
     out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.parts:  # content parts as the fixture wrote them
+        out["content"] = [dict(part) for part in message.parts]
     if message.tool_calls:
         out["tool_calls"] = [
             {

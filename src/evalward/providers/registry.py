@@ -100,10 +100,11 @@ class MeteredProvider:
         assert self._cache is not None
         return self._cache.raw_key(self.identity, route, body, labels.rep, labels.side)
 
-    def meter(self, model: str, usage: Usage) -> Usage:
-        """`usage` of a call this provider answered, priced and counted as spent."""
+    def meter(self, model: str, usage: Usage, purpose: str = "agent") -> Usage:
+        """`usage` of a call this provider answered, priced and counted as spent (as the
+        `purpose`'s: an agent's, or a grading call's, `judge`)."""
         priced = self.priced_usage(model, usage)
-        self.spent.add(priced)
+        self.spent.add(priced, purpose)
         return priced
 
     def priced_usage(self, model: str, usage: Usage) -> Usage:
@@ -290,6 +291,8 @@ def _provider(
     provider: Provider
     if wire == "openai":
         endpoint = f"openai {base_url.rstrip('/')}"
+        if settings.api_version is not None:
+            endpoint += f" api-version={settings.api_version}"
         provider = openai.OpenAIProvider(
             client,
             base_url=base_url,
@@ -297,6 +300,7 @@ def _provider(
             retry=retry,
             max_concurrency=limit,
             key_env=key_env or "",
+            api_version=settings.api_version,
         ).named(name)
         return provider, credentials, endpoint
     version = settings.anthropic_version

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from evalward.resources.common import Metadata, Model
+from evalward.resources.tool_shapes import agent_tool, tool_choice
 
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
@@ -54,8 +55,14 @@ class ToolCommand(Model):
         return _check_env_names(names)
 
 
+class NamedToolChoice(Model):
+    """The one tool the model must call."""
+
+    name: str = Field(pattern=r"^[a-zA-Z0-9_-]{1,64}$")
+
+
 class Tool(Model):
-    """A tool offered to a declarative agent's model.
+    """A tool offered to a declarative agent's model (in OpenAI's or Anthropic's shape too).
 
     `type` is the short form (`{ type: bash, enabled: false }`); `name` wins when both are
     given.
@@ -77,6 +84,11 @@ class Tool(Model):
     @classmethod
     def _command_shorthand(cls, value: Any) -> Any:
         return _argv_shorthand(value)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _vendor_shape(cls, value: Any) -> Any:
+        return agent_tool(value)  # OpenAI's and Anthropic's tool shapes (tool_shapes.py)
 
     @model_validator(mode="after")
     def _has_a_name(self) -> Tool:
@@ -187,6 +199,11 @@ class AgentRuntime(Model):
     def _command_shorthand(cls, value: Any) -> Any:
         return _argv_shorthand(value)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _vendor_shape(cls, value: Any) -> Any:
+        return agent_tool(value)  # OpenAI's and Anthropic's tool shapes (tool_shapes.py)
+
     @model_validator(mode="after")
     def _exactly_one(self) -> AgentRuntime:
         if (self.command is None) == (self.http is None):
@@ -294,6 +311,13 @@ class AgentSpec(Model):
         description="A file holding the system prompt; its path is from the repository root.",
     )
     tools: list[Tool] = Field(default_factory=list)
+    tool_choice: Literal["auto", "none", "required"] | NamedToolChoice | None = Field(
+        default=None,
+        description="Which tool the model must call: `auto` (the model chooses), `none`, "
+        "`required` (some tool) or `{name: <tool>}` (OpenAI's and Anthropic's spellings are "
+        "read too). A forced choice holds for the first call of a run (or of a user turn) "
+        "alone, so the tool loop can end in an answer.",
+    )
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_turns: int = Field(default=10, ge=1, le=200)
     max_tokens: int | None = Field(default=None, ge=1)
@@ -306,6 +330,11 @@ class AgentSpec(Model):
         default=None,
         description="Packages its programs need (runtime, command tools), built by the action.",
     )
+
+    @field_validator("tool_choice", mode="before")
+    @classmethod
+    def _vendor_choice(cls, value: Any) -> Any:
+        return tool_choice(value)  # OpenAI's and Anthropic's spellings (tool_shapes.py)
 
     @field_validator("models")
     @classmethod

@@ -12,8 +12,9 @@ Both shapes are read: the older one (`evalcases`, `expected_outcome`, `input_mes
 - `rubrics` (and `type: rubrics` assertions) -> one judge assertion per rubric item, with the
   item's weight;
 - `sidecar` / `metadata` -> `spec.sidecar`, metadata passed to judges;
-- `execution.target` (test, else file, else `defaults.targetAgent` of evalward.yaml) -> the
-  fixture's `targetAgent` and its `agent` label, so `matchLabels: {agent: X}` selects it.
+- `execution.target` (test, else file, else `defaults.targetAgent` of evalward.yaml, else
+  AgentV's default target, `default`) -> the fixture's `targetAgent` and its `agent` label, so
+  `matchLabels: {agent: X}` selects it (`{agent: default}` the tests that name no target).
 
 Each grader (`assertions`, `evaluators`, rubric items) becomes evalward assertions in
 `agentv_graders`, which refuses at load time the grader types evalward cannot evaluate (code
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalward.resources import agentv_conversation, agentv_suite
+from evalward.resources import agentv_conversation, agentv_csv, agentv_suite
 from evalward.resources.agentv_graders import (
     AgentVProblem,
     AgentVProblems,
@@ -44,6 +45,10 @@ from evalward.resources.yamlsource import PathKey, YamlSyntaxError, load_documen
 from evalward.text import jsontext
 
 CASE_KEYS = ("evalcases", "eval_cases", "tests")
+DEFAULT_TARGET = "default"
+"""The target of a test that names none (nor its file, nor `defaults.targetAgent`): AgentV's
+own default target. Its fixtures carry the label `agent: default`, and whichever Eval selects
+them runs them with its agent (no Agent need be named `default`)."""
 _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 
 
@@ -188,13 +193,19 @@ class _Files:
     def locate(self, reference: str, path: PathKey) -> str:
         return self.resolve(reference, path).relative_to(self.root).as_posix()
 
-    def read(self, reference: str, path: PathKey) -> str:
+    def read(self, reference: str, path: PathKey, *, exact: bool = False) -> str:
+        """The file's text; `exact`: its line ends as written (a CSV cell keeps its CRLF)."""
         try:
-            return self.resolve(reference, path).read_text(encoding="utf-8")
+            with self.resolve(reference, path).open(
+                encoding="utf-8", newline="" if exact else None
+            ) as f:
+                return f.read()
         except (OSError, UnicodeDecodeError) as exc:
             raise AgentVProblem(path, f"cannot read file reference {reference!r}: {exc}") from None
 
     def cases(self, reference: str, path: PathKey) -> list[Any]:
+        if reference.endswith(".csv"):
+            return agentv_csv.csv_cases(self.read(reference, path, exact=True), reference, path)
         text = self.read(reference, path)
         if reference.endswith(".jsonl"):
             try:
@@ -221,12 +232,10 @@ def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) 
     if criteria is not None and not isinstance(criteria, str):
         raise AgentVProblem((*path, criteria_key), f"expected a string; found {criteria!r}")
     execution: dict[str, Any] = _mapping(case.get("execution"))
-    target = execution.get("target") or suite.target
-    if not isinstance(target, str) or not target:
+    target = execution.get("target") or suite.target or DEFAULT_TARGET
+    if not isinstance(target, str):
         raise AgentVProblem(
-            path,
-            "no target agent: set `execution.target` in the file or the test, or "
-            "`defaults.targetAgent` in evalward.yaml",
+            (*path, "execution", "target"), f"expected a target's name; found {target!r}"
         )
     talk = agentv_conversation.is_conversation(case)
     given = not talk or "input" in case or "input_messages" in case

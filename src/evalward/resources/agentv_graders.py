@@ -44,11 +44,13 @@ SUPPORTED_TYPES = (
     "llm-grader",
     "rubrics",
     "latency",
+    "cost",
     "token-usage",
     "tool-trajectory",
     "execution-metrics",
     "script",
     "assert-set",
+    "similar",
     *CHECKS,
 )
 _TYPE_ALIASES = {"llm-judge": "llm-grader", "llm-rubric": "llm-grader", "rubric": "rubrics"}
@@ -108,7 +110,9 @@ def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict
         return [
             rubric_item(c, (*path, "criteria", i), base["weight"]) for i, c in enumerate(criteria)
         ]
-    if kind in ("latency", "token-usage"):
+    if kind == "similar":
+        return [_similar(item, path, base, negate=negate)]
+    if kind in ("latency", "cost", "token-usage"):
         return [_limit_check(kind, item, path, base)]
     if kind == "execution-metrics":
         return _execution_metrics(item, path, base)
@@ -150,12 +154,17 @@ def _grader_head(item: Any, path: PathKey) -> tuple[str, dict[str, Any]]:
 def _limit_check(
     kind: str, item: dict[str, Any], path: PathKey, base: dict[str, Any]
 ) -> dict[str, Any]:
-    """A latency or token-usage grader as evalward's `latency` or `cost` assertion."""
+    """A latency, cost or token-usage grader as evalward's `latency` or `cost` assertion."""
     if kind == "latency":
         limit = item.get("threshold", item.get("max_ms"))
         if not isinstance(limit, int | float) or limit <= 0:
             raise AgentVProblem(path, "a latency check needs `threshold` (milliseconds, > 0)")
         return {**base, "type": "latency", "maxMs": limit}
+    if kind == "cost":  # AgentV's `budget`: the run's cost in US dollars
+        budget = item.get("budget", item.get("max_cost_usd"))
+        if isinstance(budget, bool) or not isinstance(budget, int | float) or budget < 0:
+            raise AgentVProblem(path, "a cost check needs `budget` (US dollars, >= 0)")
+        return {**base, "type": "cost", "maxUsd": budget}
     limit = item.get("max_total", item.get("max_total_tokens"))
     if not isinstance(limit, int) or limit < 0:
         raise AgentVProblem(path, "a token-usage check needs `max_total` (a token count)")
@@ -204,29 +213,72 @@ def _execution_metrics(
 def _assert_set(
     item: dict[str, Any], path: PathKey, ctx: GraderContext, base: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    """An assert-set that needs every member (no threshold, or 1): its members, each weighing
-    its own weight times the set's, on the set's `metric` unless it names its own."""
+    """An assert-set with a threshold is a group (`assertSet`): its score the weighted mean
+    of its members' scores, passing at the threshold (AgentV's rule). Without one, it needs
+    every member: its members, each weighing its own weight times the set's, on the set's
+    `metric` unless it names its own. The set's `config` is its members' (their own over it)."""
     threshold = item.get("threshold")
-    if threshold is not None and threshold != 1:
+    if threshold is not None and (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, int | float)
+        or not 0 <= threshold <= 1
+    ):
         raise AgentVProblem(
-            (*path, "threshold"),
-            f"an assert-set with threshold {threshold!r} scores the share of its members that "
-            "pass, and evalward has no such group: list the members that must hold (each must "
-            "pass; `threshold: 1` or none does that), or give the test a `threshold` (its "
-            "fixture's passThreshold) over the members",
+            (*path, "threshold"), f"expected a number from 0 to 1; found {threshold!r}"
         )
     members = item.get("assert", item.get("assertions"))
     if not isinstance(members, list) or not members:
         raise AgentVProblem(path, "an assert-set needs its `assert` list")
     key = "assert" if "assert" in item else "assertions"
-    out = []
+    shared = item.get("config")
+    made_members: list[dict[str, Any]] = []
     for index, member in enumerate(members):
-        for made in grader_assertions(member, (*path, key, index), ctx):
-            made["weight"] = made.get("weight", 1.0) * base["weight"]
-            if "axis" in base and "axis" not in made:
-                made["axis"] = base["axis"]
-            out.append(made)
+        if isinstance(shared, dict) and isinstance(member, dict):
+            own = member.get("config")
+            member = {**member, "config": {**shared, **(own if isinstance(own, dict) else {})}}
+        made_members += grader_assertions(member, (*path, key, index), ctx)
+    if threshold is not None:
+        group = {**base, "type": "assertSet", "threshold": float(threshold)}
+        return [{**group, "assertions": made_members}]
+    out = []
+    for made in made_members:
+        made["weight"] = made.get("weight", 1.0) * base["weight"]
+        if "axis" in base and "axis" not in made:
+            made["axis"] = base["axis"]
+        out.append(made)
     return out
+
+
+def _similar(
+    item: dict[str, Any], path: PathKey, base: dict[str, Any], *, negate: bool
+) -> dict[str, Any]:
+    """AgentV's `similar` as evalward's: AgentV passes at `threshold` on (cosine + 1) / 2, so
+    evalward's cosine threshold is 2 × threshold − 1. The embedding model is the grader's
+    `config.embedding_provider.model` (or `provider.model`), called through evalward's
+    `openai` provider (its URL and key are evalward's, in evalward.yaml)."""
+    value = item.get("value")
+    if not isinstance(value, str) or not value:
+        raise AgentVProblem((*path, "value"), "expected the text to compare with")
+    config = item.get("config") if isinstance(item.get("config"), dict) else {}
+    provider = item.get("provider") if isinstance(item.get("provider"), dict) else None
+    embedding = config.get("embedding_provider") if isinstance(config, dict) else None
+    settings = embedding if isinstance(embedding, dict) else provider or config or {}
+    if "api_key" in settings:
+        raise AgentVProblem(
+            path, "a key in the eval file: evalward holds the provider keys; remove `api_key`"
+        )
+    model = settings.get("model")
+    if not isinstance(model, str) or not model.strip():
+        raise AgentVProblem(
+            path, "`similar` needs its embedding model (`embedding_provider.model`)"
+        )
+    threshold = item.get("threshold", 0.75)
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        raise AgentVProblem((*path, "threshold"), f"expected a number; found {threshold!r}")
+    out = {**base, "type": "similar", "value": value, "threshold": 2 * float(threshold) - 1}
+    if negate:
+        out["negate"] = True
+    return {**out, "model": model if "/" in model else f"openai/{model}"}
 
 
 _TEXT_CHECKS = ("contains", "icontains", "equals", "regex", "starts-with", "ends-with")

@@ -93,9 +93,11 @@ def expand_tests(
             out.append((item, path))
             continue
         reference = item.removeprefix("file://")
-        if not reference.endswith((".yaml", ".yml", ".jsonl", ".json")):
+        if not reference.endswith((".yaml", ".yml", ".jsonl", ".json", ".csv")):
             problems.append(
-                AgentVProblem(path, f"{item!r}: evalward reads YAML and JSONL datasets, not this")
+                AgentVProblem(
+                    path, f"{item!r}: evalward reads YAML, JSONL and CSV datasets, not this"
+                )
             )
             continue
         try:

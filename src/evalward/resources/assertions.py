@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from evalward.resources.assertion_base import AssertionBase
 from evalward.resources.code_scorer import CodeAssertion
-from evalward.resources.common import AssertionBase
 from evalward.resources.patterns import compiled_pattern
 from evalward.resources.state_assertions import (
     FileStateAssertion,
@@ -42,6 +42,11 @@ class EqualsAssertion(AssertionBase):
     type: Literal["equals"]
     value: Any
     field: str | None = None
+    exact: bool = Field(
+        default=False,
+        description="Compare the final message as it is, spaces and newlines around it "
+        "included (promptfoo's `equals`); by default they are removed first.",
+    )
 
 
 class RegexAssertion(AssertionBase):
@@ -192,6 +197,89 @@ class JudgeAssertion(AssertionBase):
     min_score: float = Field(default=0.5, ge=0, le=1)
 
 
+class SimilarityMetric(StrEnum):
+    cosine = "cosine"
+    dot = "dot"
+    euclidean = "euclidean"
+
+
+DEFAULT_EMBEDDING_MODEL = "openai/text-embedding-3-large"
+"""promptfoo's default embedding model (its `similar` assertion's)."""
+
+
+class SimilarAssertion(AssertionBase):
+    """The final message means what `value` says: the similarity of their embeddings
+    reaches `threshold` (promptfoo's `similar`); docs/assertions.md, "Similarity"."""
+
+    type: Literal["similar"]
+    value: str | list[Annotated[str, Field(min_length=1)]] = Field(
+        description="The expected text, or several: it passes when any one is similar enough "
+        "(with `negate`, when none is)."
+    )
+    threshold: float = Field(
+        default=0.75,
+        description="The least similarity that passes (cosine, dot); with `metric: "
+        "euclidean`, the largest distance.",
+    )
+    metric: SimilarityMetric = SimilarityMetric.cosine
+    negate: bool = Field(
+        default=False,
+        description="Pass when the output is not similar (promptfoo's `not-similar`).",
+    )
+    model: str = Field(
+        default=DEFAULT_EMBEDDING_MODEL,
+        pattern=r"^[a-z0-9][a-z0-9_-]*/.+$",
+        description="The embedding model, `provider/model`, of a provider that speaks OpenAI's "
+        "embeddings API (`openai`, or one of evalward.yaml's with `api: openai`).",
+    )
+    field: str | None = None
+
+    @field_validator("value")
+    @classmethod
+    def _something(cls, value: str | list[str]) -> str | list[str]:
+        if not value:
+            raise ValueError("`similar` needs the text to compare with")
+        return value
+
+    @property
+    def values(self) -> list[str]:
+        return [self.value] if isinstance(self.value, str) else list(self.value)
+
+
+class AssertSetAssertion(AssertionBase):
+    """A group of assertions scored as one (promptfoo's and AgentV's `assert-set`): its score
+    is the weighted mean of its members' scores (for pass/fail members, the weighted share
+    that pass); it passes when that reaches `threshold`, or, without one, when every member
+    passes; docs/assertions.md, "Groups"."""
+
+    type: Literal["assertSet"]
+    assertions: list[Assertion] = Field(min_length=1)
+    threshold: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="The least score that passes; without it, every member must pass.",
+    )
+
+    @field_validator("assertions")
+    @classmethod
+    def _no_state(cls, assertions: list[Assertion]) -> list[Assertion]:
+        state = [a.type for a in flatten(assertions) if a.type in STATE_TYPES]
+        if state:
+            raise ValueError(
+                f"a `{state[0]}` criterion reads the playground's state: put it beside the "
+                "group, in the fixture's assertions"
+            )
+        return assertions
+
+    def members(self) -> list[Assertion]:
+        """Every assertion in the group, nested groups' members too (not the groups)."""
+        return flatten(self.assertions)
+
+
+STATE_TYPES = {"stateValue", "sql", "fileState", "stateSnapshot", "stateUnchanged"}
+
+
 Assertion = Annotated[
     ContainsAssertion
     | NotContainsAssertion
@@ -212,6 +300,20 @@ Assertion = Annotated[
     | FileStateAssertion
     | StateSnapshotAssertion
     | StateUnchangedAssertion
-    | CodeAssertion,
+    | CodeAssertion
+    | SimilarAssertion
+    | AssertSetAssertion,
     Field(discriminator="type"),
 ]
+AssertSetAssertion.model_rebuild()
+
+
+def flatten(assertions: list[Assertion]) -> list[Assertion]:
+    """The assertions with each group replaced by its members, recursively: what runs."""
+    out: list[Assertion] = []
+    for assertion in assertions:
+        if isinstance(assertion, AssertSetAssertion):
+            out += flatten(assertion.assertions)
+        else:
+            out.append(assertion)
+    return out

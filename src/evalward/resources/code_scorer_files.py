@@ -16,11 +16,14 @@ from __future__ import annotations
 import hashlib
 import json
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalward.files.safe_files import UnsafeFile, read_regular
-from evalward.resources.code_scorer import MAX_SOURCE_CHARS, CodeAssertion, CodeSource
+from evalward.resources.assertions import Assertion, AssertSetAssertion
+from evalward.resources.code_scorer import CodeAssertion
+from evalward.resources.code_source import MAX_SOURCE_CHARS, CodeSource
 from evalward.resources.models import EvalFixture
 from evalward.resources.paths import OutsideRepository, looked_up, repo_path
 from evalward.resources.yamlsource import PathKey
@@ -42,38 +45,61 @@ name one environment share its files' text."""
 def embed_scorers(
     fixture: EvalFixture, root: Path, texts: FileTexts | None = None
 ) -> tuple[EvalFixture, list[ScorerProblem], set[str]]:
-    """The fixture with the text of each code scorer's file, and of its environment's files,
-    read under `root`; the problems (a file that cannot be read, at its field); the
-    repository paths it read. `texts` keeps what one load has read already."""
-    assertions = list(fixture.spec.assertions)
-    problems: list[ScorerProblem] = []
-    reads: set[str] = set()
-    texts = {} if texts is None else texts
-    changed = False
-    for index, assertion in enumerate(assertions):
-        if not isinstance(assertion, CodeAssertion):
-            continue
-        update = _text_of(assertion, ("spec", "assertions", index), root, reads, problems)
-        if assertion.environment is not None:
-            found = _environment(root, assertion, index, texts, reads)
-            if isinstance(found, dict):
-                update["environment_files"] = found
-                update["environment_digest"] = _digest(assertion, found)
-            else:
-                problems.append(found)
-        if update:
-            assertions[index] = assertion.model_copy(update=update)
-            changed = True
-    spec_update: dict[str, object] = {"assertions": assertions} if changed else {}
-    function = fixture.spec.scoring_function
-    if function is not None:
-        loaded = _text_of(function, ("spec", "scoringFunction"), root, reads, problems)
-        if loaded:
-            spec_update["scoring_function"] = function.model_copy(update=loaded)
+    """The fixture with the text of each code scorer's file (in groups too), of its
+    environment's files and of every transform's file, read under `root`; the problems (a
+    file that cannot be read, at its field); the repository paths it read. `texts` keeps what
+    one load has read already."""
+    reading = _Reading(root, texts if texts is not None else {})
+    assertions = reading.assertions(list(fixture.spec.assertions), ("spec", "assertions"))
+    spec_update: dict[str, object] = {}
+    if assertions != fixture.spec.assertions:
+        spec_update["assertions"] = assertions
+    for key, name in (("scoring_function", "scoringFunction"), ("transform", "transform")):
+        code = getattr(fixture.spec, key)
+        if code is not None:
+            loaded = _text_of(code, ("spec", name), root, reading.reads, reading.problems)
+            if loaded:
+                spec_update[key] = code.model_copy(update=loaded)
     if not spec_update:
-        return fixture, problems, reads
+        return fixture, reading.problems, reading.reads
     spec = fixture.spec.model_copy(update=spec_update)
-    return fixture.model_copy(update={"spec": spec}), problems, reads
+    return fixture.model_copy(update={"spec": spec}), reading.problems, reading.reads
+
+
+class _Reading:
+    """The files one fixture's code reads, as they are read: their paths and problems."""
+
+    def __init__(self, root: Path, texts: FileTexts) -> None:
+        self.root = root
+        self.texts = texts
+        self.reads: set[str] = set()
+        self.problems: list[ScorerProblem] = []
+
+    def assertions(self, assertions: list[Assertion], at: PathKey) -> list[Assertion]:
+        """`assertions` (at `at`) with their code's text, a group's members' too."""
+        return [self.assertion(a, (*at, index)) for index, a in enumerate(assertions)]
+
+    def assertion(self, assertion: Assertion, at: PathKey) -> Assertion:
+        update: dict[str, object] = {}
+        if isinstance(assertion, AssertSetAssertion):
+            members = self.assertions(list(assertion.assertions), (*at, "assertions"))
+            if members != assertion.assertions:
+                update["assertions"] = members
+        if isinstance(assertion, CodeAssertion):
+            update |= _text_of(assertion, at, self.root, self.reads, self.problems)
+            if assertion.environment is not None:
+                found = _environment(self.root, assertion, at, self.texts, self.reads)
+                if isinstance(found, dict):
+                    update["environment_files"] = found
+                    update["environment_digest"] = _digest(assertion, found)
+                else:
+                    self.problems.append(found)
+        if assertion.transform is not None:
+            where = (*at, "transform")
+            loaded = _text_of(assertion.transform, where, self.root, self.reads, self.problems)
+            if loaded:
+                update["transform"] = assertion.transform.model_copy(update=loaded)
+        return assertion.model_copy(update=update) if update else assertion
 
 
 def has_inline(fixture: EvalFixture) -> bool:
@@ -82,23 +108,33 @@ def has_inline(fixture: EvalFixture) -> bool:
 
 
 def code_sources(fixture: EvalFixture) -> list[tuple[PathKey, CodeSource]]:
-    """Every code scorer of the fixture (its assertions', its scripted turns', its scoring
-    function) and where it stands in the fixture's document."""
+    """Every piece of code of the fixture (its assertions' scorers and transforms, a group's
+    members' too, its scripted turns', its transform and its scoring function) and where it
+    stands in the fixture's document."""
     spec = fixture.spec
-    found: list[tuple[PathKey, CodeSource]] = [
-        (("spec", "assertions", index), assertion)
-        for index, assertion in enumerate(spec.assertions)
-        if isinstance(assertion, CodeAssertion)
-    ]
+    found = _assertion_sources(spec.assertions, ("spec", "assertions"))
     turns = spec.conversation.turns if spec.conversation is not None else None
     for number, turn in enumerate(turns or []):
-        found += [
-            (("spec", "conversation", "turns", number, "assertions", index), assertion)
-            for index, assertion in enumerate(turn.assertions)
-            if isinstance(assertion, CodeAssertion)
-        ]
+        at: PathKey = ("spec", "conversation", "turns", number, "assertions")
+        found += _assertion_sources(turn.assertions, at)
+    if spec.transform is not None:
+        found.append((("spec", "transform"), spec.transform))
     if spec.scoring_function is not None:
         found.append((("spec", "scoringFunction"), spec.scoring_function))
+    return found
+
+
+def _assertion_sources(
+    assertions: Sequence[Assertion], at: PathKey
+) -> list[tuple[PathKey, CodeSource]]:
+    found: list[tuple[PathKey, CodeSource]] = []
+    for index, assertion in enumerate(assertions):
+        if isinstance(assertion, CodeAssertion):
+            found.append(((*at, index), assertion))
+        if isinstance(assertion, AssertSetAssertion):
+            found += _assertion_sources(assertion.assertions, (*at, index, "assertions"))
+        if assertion.transform is not None:
+            found.append(((*at, index, "transform"), assertion.transform))
     return found
 
 
@@ -164,28 +200,42 @@ def _scalar_start(node: yaml.Node | None, path: PathKey) -> int | None:
 def _placed(fixture: EvalFixture, placed: dict[PathKey, tuple[str, int]]) -> EvalFixture:
     spec = fixture.spec
 
-    def place(value: Any, *at: str | int) -> Any:
+    def place(value: Any, at: PathKey) -> Any:
         found = placed.get(at)
         return value if found is None else value.model_copy(update={"source_at": found})
 
+    def placed_assertions(assertions: Sequence[Assertion], at: PathKey) -> list[Assertion]:
+        out = []
+        for index, assertion in enumerate(assertions):
+            here: PathKey = (*at, index)
+            update: dict[str, object] = {}
+            if isinstance(assertion, AssertSetAssertion):
+                members = (*here, "assertions")
+                update["assertions"] = placed_assertions(assertion.assertions, members)
+            if assertion.transform is not None:
+                update["transform"] = place(assertion.transform, (*here, "transform"))
+            out.append(place(assertion.model_copy(update=update), here))
+        return out
+
     update: dict[str, object] = {
-        "assertions": [place(a, "spec", "assertions", i) for i, a in enumerate(spec.assertions)]
+        "assertions": placed_assertions(spec.assertions, ("spec", "assertions"))
     }
     if spec.conversation is not None and spec.conversation.turns is not None:
         turns = [
             turn.model_copy(
                 update={
-                    "assertions": [
-                        place(a, "spec", "conversation", "turns", t, "assertions", i)
-                        for i, a in enumerate(turn.assertions)
-                    ]
+                    "assertions": placed_assertions(
+                        turn.assertions, ("spec", "conversation", "turns", t, "assertions")
+                    )
                 }
             )
             for t, turn in enumerate(spec.conversation.turns)
         ]
         update["conversation"] = spec.conversation.model_copy(update={"turns": turns})
+    if spec.transform is not None:
+        update["transform"] = place(spec.transform, ("spec", "transform"))
     if spec.scoring_function is not None:
-        update["scoring_function"] = place(spec.scoring_function, "spec", "scoringFunction")
+        update["scoring_function"] = place(spec.scoring_function, ("spec", "scoringFunction"))
     return fixture.model_copy(update={"spec": spec.model_copy(update=update)})
 
 
@@ -205,7 +255,7 @@ def _text_of(
 
 
 def _environment(
-    root: Path, assertion: CodeAssertion, index: int, texts: FileTexts, reads: set[str]
+    root: Path, assertion: CodeAssertion, where: PathKey, texts: FileTexts, reads: set[str]
 ) -> FileTexts | ScorerProblem:
     """The text of the environment's files (the files it names must be there, their locks
     need not be), or the first problem, at the field that names the file."""
@@ -216,7 +266,7 @@ def _environment(
         if getattr(spec, field) is None:
             continue
         alone = spec.model_copy(update={"python": None, "node": None, field: getattr(spec, field)})
-        at: PathKey = ("spec", "assertions", index, "environment", field)
+        at: PathKey = (*where, "environment", field)
         for number, path in enumerate(alone.files()):  # the file it names, then its locks
             reads.update(looked_up(root, path))
             if path not in texts:

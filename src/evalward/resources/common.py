@@ -51,20 +51,6 @@ DEFAULT_SEVERITY_WEIGHTS: dict[Severity, float] = {
 }
 
 
-class AssertionBase(Model):
-    """What every assertion may set: its weight, its severity (else the fixture's) and the
-    axis its score is reported on."""
-
-    weight: float = Field(default=1.0, ge=0)
-    severity: Severity | None = None
-    axis: str | None = None
-    turn: int | None = Field(
-        default=None,
-        ge=1,
-        description="In a conversation, read this turn alone (1 is the first); default all.",
-    )
-
-
 class Metadata(Model):
     name: str = Field(pattern=NAME_PATTERN)
     labels: dict[str, str] = Field(default_factory=dict)

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from evalward.resources.agent import Agent, AgentSpec, Tool, ToolMock
+from evalward.resources.assertion_base import AssertionBase
 from evalward.resources.assertions import (
     Assertion,
     ContainsAssertion,
@@ -25,14 +26,15 @@ from evalward.resources.assertions import (
     ToolCalledAssertion,
     ToolNotCalledAssertion,
     ToolSequenceAssertion,
+    flatten,
 )
 from evalward.resources.calibration import JudgeCalibration
+from evalward.resources.code_source import OutputTransform
 from evalward.resources.common import (
     API_VERSION,
     API_VERSIONS,
     DEFAULT_SEVERITY_WEIGHTS,
     NAME_PATTERN,
-    AssertionBase,
     Metadata,
     Model,
     Severity,
@@ -67,9 +69,28 @@ class InputType(StrEnum):
     messages = "messages"
 
 
+class ContentPart(Model):
+    """One part of a message's content, sent to the model as written (OpenAI's and
+    Anthropic's text part; `cache_control` asks the provider to cache the prompt so far)."""
+
+    type: Literal["text"]
+    text: str
+    cache_control: dict[str, Any] | None = Field(default=None, alias="cache_control")
+
+
 class Message(Model):
     role: Literal["system", "user", "assistant"]
-    content: str
+    content: str | list[ContentPart] = Field(
+        description="The text, or its content parts (sent as they are: the model's API "
+        "receives parts, not one string)."
+    )
+
+    @property
+    def text(self) -> str:
+        """The message's text (its parts' texts joined)."""
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(part.text for part in self.content)
 
 
 class FixtureInput(Model):
@@ -155,6 +176,11 @@ class EvalFixtureSpec(Model):
         description="A run passes when its weighted score reaches this, whatever a single "
         "assertion says (promptfoo's test `threshold`); errors still fail closed.",
     )
+    transform: OutputTransform | None = Field(
+        default=None,
+        description="A function of the final output whose result every assertion checks "
+        "instead (promptfoo's `options.transform`): docs/assertions.md, Transforms.",
+    )
     scoring_function: ScoringFunction | None = Field(
         default=None,
         description="A function that decides each run from its assertions' results "
@@ -196,6 +222,12 @@ class EvalFixtureSpec(Model):
         """The fixture's assertions, then its scripted turns' own (each limited to its turn)."""
         turns = self.conversation.turn_assertions() if self.conversation is not None else []
         return [*self.assertions, *turns]
+
+    @property
+    def leaf_assertions(self) -> list[Assertion]:
+        """`every_assertion` with each group (`assertSet`) replaced by its members: every
+        check that runs."""
+        return flatten(self.every_assertion)
 
 
 class EvalFixture(Model):

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from evalward.errors import Problem
 from evalward.resources.agent import AgentSpec
+from evalward.resources.agentv import DEFAULT_TARGET
 from evalward.resources.assertions import JudgeAssertion
 from evalward.resources.models import EvalFixture
 from evalward.resources.paths import (
@@ -216,9 +217,9 @@ def _check_fixture_targets(result: ResourceSet, report: Report) -> None:
     selected: set[str] | None = None
     for name, located in sorted(result.fixtures.items()):
         target = located.resource.spec.target_agent
-        if target in result.agents:
-            continue
         agentv = located.file in result.agentv_files
+        if target in result.agents or (agentv and target == DEFAULT_TARGET):
+            continue  # AgentV's default target: the agent of the Eval that selects it
         if agentv:
             if selected is None:
                 selected = {
@@ -298,7 +299,7 @@ def _unjudged(
     judged = [
         f
         for f in selected
-        if any(isinstance(a, JudgeAssertion) for a in f.resource.spec.every_assertion)
+        if any(isinstance(a, JudgeAssertion) for a in f.resource.spec.leaf_assertions)
     ]
     if not judged:
         return

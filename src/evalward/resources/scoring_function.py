@@ -11,7 +11,8 @@ fixture from the gate's commit, and it runs as code scorers run (scoring/run_ver
 
 from __future__ import annotations
 
-from evalward.resources.code_scorer import CodeAssertion, CodeSource
+from evalward.resources.code_scorer import CodeAssertion
+from evalward.resources.code_source import CodeSource
 
 
 class ScoringFunction(CodeSource):

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from evalward.resources.common import AssertionBase
+from evalward.resources.assertion_base import AssertionBase
 from evalward.resources.patterns import compiled_pattern
 
 

@@ -16,6 +16,7 @@ from evalward.providers.base import (
     ToolSpec,
 )
 from evalward.providers.registry import Providers
+from evalward.providers.tool_choice import choice_for
 from evalward.resources.agent import AgentSpec
 from evalward.resources.models import Agent
 from evalward.resources.paths import OutsideRepository, file_reference
@@ -77,7 +78,7 @@ async def continue_declarative(
         for name, t in executor.tools.items()
     )
     models = list(agent.spec.models)
-    for _turn in range(agent.spec.max_turns):
+    for number in range(agent.spec.max_turns):
         request = ChatRequest(
             model="",
             messages=tuple(messages),
@@ -85,6 +86,7 @@ async def continue_declarative(
             temperature=agent.spec.temperature,
             max_tokens=agent.spec.max_tokens,
             labels=labels,
+            tool_choice=choice_for(agent.spec.tool_choice, number),
         )
         answered = await _complete(models, request, providers, trace)
         if answered is None:

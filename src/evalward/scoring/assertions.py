@@ -265,6 +265,15 @@ def _target_text(field: str | None, trace: Trace) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+def output_text(field: str | None, trace: Trace) -> str | Outcome:
+    """What a check of the final message reads (the JSON value at `field`, as text), or the
+    `error` outcome that says why it cannot be read."""
+    try:
+        return _target_text(field, trace)
+    except _Unevaluable as exc:
+        return Status.error, str(exc)
+
+
 def _where(field: str | None) -> str:
     return "the final message" if field is None else f"field {field!r}"
 
@@ -288,8 +297,8 @@ def _not_contains(a: NotContainsAssertion, trace: Trace) -> Outcome:
 def _equals(a: EqualsAssertion, trace: Trace) -> Outcome:
     if a.field is None:
         expected = a.value if isinstance(a.value, str) else json.dumps(a.value)
-        actual: Any = trace.final_output.strip()
-        ok = actual == expected.strip()
+        actual: Any = trace.final_output if a.exact else trace.final_output.strip()
+        ok = actual == (expected if a.exact else expected.strip())
     else:
         actual = _field_value(a.field, trace)
         ok = _same(a.value, actual)

@@ -80,6 +80,16 @@ class CodeScorers:
         `(namedScores, context)`), its answer read as a code assertion's."""
         return await self._verdict(assertion, arguments, None)
 
+    async def value(self, code: CodeAssertion, arguments: tuple[Any, Mapping[str, Any]]) -> Any:
+        """What a function answers to `arguments`, as a value (an output transform's), read
+        from the harness's own channel only; ScorerFailed says why there is none."""
+        if code.code is None:
+            raise ScorerFailed(f"{code.path!r} was not loaded with its fixture")
+        try:
+            return await self._run(code, code.code, arguments, None)
+        except _Failed as exc:
+            raise ScorerFailed(str(exc) + self._environments.note(code, str(exc))) from None
+
     async def _verdict(
         self, assertion: CodeAssertion, arguments: tuple[Any, Mapping[str, Any]], stdin: Any
     ) -> ScorerVerdict:
@@ -171,6 +181,10 @@ class _Failed(Exception):
     """Why a scorer gave no answer."""
 
 
+class ScorerFailed(Exception):
+    """Why a function, run as a scorer runs, gave no value."""
+
+
 class _TooLong(Exception):
     pass
 
@@ -253,15 +267,16 @@ def _context(assertion: CodeAssertion, case: ScorerCase) -> dict[str, Any]:
     }
 
 
-def scorer_case(spec: EvalFixtureSpec, trace: Trace) -> ScorerCase:
-    """What a fixture's scorers get about one of its runs."""
+def scorer_case(spec: EvalFixtureSpec, trace: Trace, output: Any = None) -> ScorerCase:
+    """What a fixture's scorers get about one of its runs (`output`: what a transform made of
+    its final message, when one did)."""
     if spec.input is not None:
         said, payload = input_text(input_messages(spec.input)), spec.input.payload
     else:  # a conversation: what the user said, turn by turn
         said = "\n".join(s.content for s in trace.steps if s.type is StepType.input)
         payload = {}
     return ScorerCase(
-        output=trace.final_output,
+        output=trace.final_output if output is None else output,
         input=said,
         expected=spec.reference,
         vars={**payload, **spec.vars},

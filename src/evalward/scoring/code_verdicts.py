@@ -39,9 +39,10 @@ SCRIPT_THRESHOLD = 0.8
 
 @dataclass(frozen=True)
 class ScorerCase:
-    """What a scorer is given about one run."""
+    """What a scorer is given about one run (`output`: its final message, or what a
+    transform made of it)."""
 
-    output: str
+    output: Any
     input: str
     expected: str | None
     vars: Mapping[str, Any]

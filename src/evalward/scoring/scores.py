@@ -41,8 +41,7 @@ from collections.abc import Collection
 
 from evalward.providers.base import RunLabels
 from evalward.resources import Eval, EvalFixture, Located
-from evalward.resources.assertions import Assertion, JudgeAssertion
-from evalward.resources.code_scorer import CodeAssertion
+from evalward.resources.assertions import Assertion
 from evalward.resources.common import Severity
 from evalward.resources.models import ScoringConfig
 from evalward.rundata.playground_state import PlaygroundRun
@@ -57,15 +56,15 @@ from evalward.rundata.results import (
     cap_output,
 )
 from evalward.rundata.trace import StepType, Trace
-from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, check, observed_ms, reports_only
-from evalward.scoring.code_scorer import CodeScorers, scorer_case
+from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, observed_ms
+from evalward.scoring.code_scorer import CodeScorers
+from evalward.scoring.fixture_checks import TIMED_OUT, FixtureChecks, fixture_read
 from evalward.scoring.judge import JudgeCase
 from evalward.scoring.panel import NOT_SCORED, EvalJudge, JudgeOutcome
 from evalward.scoring.pass_hat_k import eval_pass_hat_k, meets_pass_hat_k
 from evalward.scoring.reps import mean_interval, pass_hat_k, wilson_interval
 from evalward.scoring.run_verdict import decide_run
-from evalward.scoring.state import check_state, is_state_criterion
-from evalward.scoring.turns import judged_input, turn_not_reached, turn_trace, turns_held
+from evalward.scoring.turns import judged_input, turns_held
 from evalward.text.escaping import printable
 
 RATE_TOLERANCE = 1e-9
@@ -101,27 +100,12 @@ async def score_fixture(
         spec.sidecar or None,
     )
 
-    async def one(assertion: Assertion) -> JudgeOutcome:
-        read, unread = _readable(trace, assertion)
-        if unread is not None:
-            return unread
-        if isinstance(assertion, JudgeAssertion):
-            rubric = dataclasses.replace(case, rubric=assertion.rubric, trace=read)
-            return await judge.grade(assertion, rubric, labels)
-        if isinstance(assertion, CodeAssertion):
-            if scorers is None:
-                return JudgeOutcome(Status.error, 0.0, "code scorers are not run here")
-            found = await scorers.score(assertion, scorer_case(spec, read))
-            return JudgeOutcome(found.status, found.score, found.message)
-        if is_state_criterion(assertion):
-            status, message = check_state(assertion, playground)
-        else:
-            status, message = check(assertion, read, regex_timeout=regex_timeout)
-        score = 1.0 if status is Status.passed else 0.0
-        return JudgeOutcome(status, score, message, advisory=reports_only(assertion))
-
+    read, failed = await fixture_read(spec, trace, scorers)
+    checks = FixtureChecks(
+        spec, read, judge, case, labels, regex_timeout, playground, scorers, failed
+    )
     assertions = spec.every_assertion
-    outcomes = await asyncio.gather(*(one(a) for a in assertions))
+    outcomes = await asyncio.gather(*(checks.outcome(a) for a in assertions))
     results = [
         _assertion_result(assertion, outcome, assertion.severity or spec.severity, scoring, trace)
         for assertion, outcome in zip(assertions, outcomes, strict=True)
@@ -131,20 +115,6 @@ async def score_fixture(
     if playground is not None:
         result.playground = playground.record()
     return result
-
-
-def _readable(trace: Trace, assertion: Assertion) -> tuple[Trace, JudgeOutcome | None]:
-    """The trace `assertion` reads (its turn's, when it names one), or why it reads none."""
-    if trace.timed_out:
-        return trace, JudgeOutcome(Status.skipped, 0.0, f"not evaluated: {TIMED_OUT}")
-    if trace.error is not None:
-        # An unfinished run is no evidence either way: scoring its partial trace would
-        # credit e.g. `toolNotCalled` for a run that never happened.
-        return trace, JudgeOutcome(Status.error, 0.0, "not evaluated: the run did not complete")
-    read = trace if assertion.turn is None else turn_trace(trace, assertion.turn)
-    if read is None:
-        return trace, JudgeOutcome(Status.failed, 0.0, turn_not_reached(trace, assertion.turn))
-    return read, None
 
 
 def _assertion_result(
@@ -210,9 +180,6 @@ def _fixture_result(
 
 def _gating(results: list[AssertionResult]) -> list[AssertionResult]:
     return [r for r in results if r.gates]
-
-
-TIMED_OUT = "the run reached no terminal event before its timeout"
 
 
 def fixture_status(results: list[AssertionResult], trace: Trace) -> tuple[Status, str]:

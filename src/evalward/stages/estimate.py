@@ -17,6 +17,7 @@ characters a token (`CHARS_PER_TOKEN`):
 - Each judge assertion adds one call per judge model (the primary and any cross-check):
   the judge's instructions, the rubric and the run as the judge sees it (the input, the
   reference, each step's text), answered with `JUDGE_REPLY_TOKENS`.
+- Each `similar` assertion adds one embeddings call to its model: the texts and the answer.
 - A head run of a fixture judged pairwise adds two calls of the pairwise judge (its pair
   with the base's run, in both orders), each reading the rubric and both runs.
 - Bring-your-own agents call their models themselves, so only their judge calls count.
@@ -47,6 +48,7 @@ from evalward.errors import ConfigError
 from evalward.providers.pricing import PriceTable
 from evalward.resources import ResourceSet
 from evalward.resources.agent import AgentSpec
+from evalward.resources.assertions import SimilarAssertion, flatten
 from evalward.resources.common import DEFAULT_SEVERITY_WEIGHTS
 from evalward.resources.models import EvalFixtureSpec, EvalSpec
 from evalward.rundata.sides import Side
@@ -96,7 +98,7 @@ def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) ->
     eval_def = resources.evals[run.eval].resource
     fixture = resources.fixtures[run.fixture].resource.spec
     agent = resources.agents[eval_def.spec.target_agent].resource.spec
-    assertions = [a.model_dump(mode="json") for a in fixture.assertions]
+    assertions = [a.model_dump(mode="json") for a in flatten(fixture.assertions)]
     given = sum(len(m.content) for m in opening_messages(fixture))
     calls: list[_Call] = []
     seen = given + len(fixture.reference or "")  # what the judge reads of the run
@@ -143,11 +145,23 @@ def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) ->
                         JUDGE_REPLY_TOKENS,
                     )
                 )
+    calls += _similar_calls(agent, fixture)
     if run.side is Side.head:
         calls += _pairwise_calls(eval_def.spec, fixture, seen)
     cost = _priced(calls, prices)
     tokens = sum(c.prompt + c.reply for c in calls)
     return Estimate(len(calls), cost, tokens, len(users), _priced(users, prices) or 0.0)
+
+
+def _similar_calls(agent: AgentSpec, fixture: EvalFixtureSpec) -> list[_Call]:
+    """Each `similar` assertion's one embeddings call: its texts and the run's answer."""
+    answer = _answer_tokens(agent, fixture) if agent.runtime is None else REPLY_TOKENS
+    calls = []
+    for check in flatten(fixture.assertions):
+        if isinstance(check, SimilarAssertion):
+            texts = [check.value] if isinstance(check.value, str) else check.value
+            calls.append(_Call(check.model, sum(map(len, texts)) // CHARS_PER_TOKEN + answer, 0))
+    return calls
 
 
 def _pairwise_calls(spec: EvalSpec, fixture: EvalFixtureSpec, seen: int) -> list[_Call]:
@@ -258,8 +272,10 @@ def refuse_unpriced(
         eval_def = tree.evals[run.eval].resource
         models.update(tree.agents[eval_def.spec.target_agent].resource.spec.models)
         fixture = tree.fixtures[run.fixture].resource.spec
-        if any(assertion.type == "judge" for assertion in fixture.assertions):
+        checks = flatten(fixture.assertions)
+        if any(assertion.type == "judge" for assertion in checks):
             models.update(eval_def.spec.judge.models)
+        models.update(a.model for a in checks if isinstance(a, SimilarAssertion))
         if run.side is Side.head:
             models.update(c.model for c in _pairwise_calls(eval_def.spec, fixture, 0))
     unpriced = sorted(model for model in models if prices.of(model) is None)

@@ -148,6 +148,9 @@ class CacheKeys:
         user = conversation.user if conversation is not None else None
         if user is not None and user.model:  # where its own simulated user's replies come from
             fixture += "\n" + _canonical(self._providers.identity_of([user.model]))
+        embedders = [a.model for a in definition.spec.leaf_assertions if a.type == "similar"]
+        if embedders:  # where its `similar` assertions' embeddings come from
+            fixture += "\n" + _canonical(self._providers.identity_of(embedders))
         world = playground_key(self._checkouts[run.side], run)
         if world is not None:  # the playground's definition and seeds
             fixture += "\n" + _canonical(world)

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from evalward.errors import Problem
-from evalward.resources.code_scorer import CodeLanguage, CodeSource, ScorerProtocol
+from evalward.resources.code_scorer import ScorerProtocol
 from evalward.resources.code_scorer_files import code_sources
+from evalward.resources.code_source import CodeLanguage, CodeSource, OutputTransform
 from evalward.resources.locate import Locator
 from evalward.resources.models import EvalFixture
 from evalward.resources.problems import render_path
@@ -94,9 +95,10 @@ class ScorerChecks:
     ) -> Problem:
         line, column, why = failure
         language = "Python" if code.lang is CodeLanguage.python else "JavaScript"
+        what = "transform" if isinstance(code, OutputTransform) else "scorer"
         if code.source is None:
-            return Problem(code.path, line, column, "", f"the {language} scorer {why}")
-        message = f"the inline {language} scorer {why}"
+            return Problem(code.path, line, column, "", f"the {language} {what} {why}")
+        message = f"the inline {language} {what} {why}"
         field_at = (*at, "source")
         if code.source_at is None or line is None:
             where = f" (its line {line})" if line is not None else ""

@@ -150,3 +150,47 @@ def test_documents_that_are_not_agentv_are_not_taken() -> None:
     assert not agentv.is_agentv({"tests": "./x.yaml"}, "ci.yaml")
     assert agentv.is_agentv({"tests": "./x.yaml"}, "dir/suite.eval.yaml")
     assert not agentv.is_agentv(["evalcases"], "x.yaml")
+
+
+def test_an_assert_set_with_a_threshold_is_a_group_and_similar_keeps_agentv_s_rule(
+    tmp_path: Path,
+) -> None:
+    graders = (
+        "      - metric: gate\n"
+        "        type: assert-set\n"
+        "        threshold: 0.5\n"
+        "        config: { embedding_provider: { model: text-embedding-3-small } }\n"
+        "        assert:\n"
+        "          - { type: contains, value: Paris, case_sensitive: true }\n"
+        "          - { type: similar, value: the capital of France, threshold: 0.9 }\n"
+    )
+    (group,) = assertions_of(tmp_path, graders)
+
+    assert group == {
+        "weight": 1.0,
+        "axis": "gate",
+        "type": "assertSet",
+        "threshold": 0.5,
+        "assertions": [
+            {"weight": 1.0, "type": "contains", "value": "Paris"},
+            {
+                "weight": 1.0,
+                "type": "similar",
+                "value": "the capital of France",
+                # AgentV passes at (cosine + 1) / 2 >= 0.9: a cosine of at least 0.8
+                "threshold": pytest.approx(0.8),
+                "model": "openai/text-embedding-3-small",  # the set's config is its members'
+            },
+        ],
+    }
+
+
+def test_a_key_in_an_agentv_similar_is_refused(tmp_path: Path) -> None:
+    text = (
+        "tests:\n  - id: t\n    input: hi\n    assertions:\n"
+        "      - type: similar\n        value: hello\n"
+        "        config: { embedding_provider: { model: m, api_key: sk-live } }\n"
+    )
+    conversion = convert(tmp_path, text)
+    (problem,) = conversion.problems
+    assert "evalward holds the provider keys" in str(problem)

@@ -518,8 +518,8 @@ CASES: list[tuple[str, dict[str, str], str | tuple[str, ...]]] = [
         "ev.yaml:6:9: tests[0].assertions[0].type: AgentV assertion type 'field-accuracy' is not"
         " supported by evalward; supported: contains, icontains, contains-any, contains-all,"
         " icontains-any, icontains-all, equals, regex, starts-with, ends-with, llm-grader, rubrics,"
-        " latency, token-usage, tool-trajectory, execution-metrics, script, assert-set, is-json,"
-        " trajectory:tool-used, not-trajectory:tool-used, trajectory:tool-sequence,"
+        " latency, cost, token-usage, tool-trajectory, execution-metrics, script, assert-set,"
+        " similar, is-json, trajectory:tool-used, not-trajectory:tool-used, trajectory:tool-sequence,"
         " trajectory:tool-args-match",
     ),
     (

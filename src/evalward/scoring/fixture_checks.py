@@ -1,0 +1,177 @@
+"""Each assertion of one run, checked: the reading of the run it needs (its turn, its
+transform), then its kind's check — a judge, a code scorer, embeddings, a state criterion, a
+deterministic check, or a group (`assertSet`) of them.
+
+A group's score is the weighted mean of its members' scores (their `weight`s); it passes when
+that reaches its `threshold`, or, without one, when every member passes (promptfoo's and
+AgentV's `assert-set`). A member in error makes the group an error (errors fail closed);
+advisory and skipped members are left out, and a group with nothing left is skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from dataclasses import dataclass
+
+from evalward.providers.base import RunLabels
+from evalward.resources.assertions import (
+    Assertion,
+    AssertSetAssertion,
+    JudgeAssertion,
+    SimilarAssertion,
+)
+from evalward.resources.code_scorer import CodeAssertion
+from evalward.resources.models import EvalFixtureSpec
+from evalward.rundata.playground_state import PlaygroundRun
+from evalward.rundata.results import Status
+from evalward.rundata.trace import Trace
+from evalward.scoring.assertions import check, output_text, reports_only
+from evalward.scoring.code_scorer import CodeScorers, scorer_case
+from evalward.scoring.judge import JudgeCase
+from evalward.scoring.panel import EvalJudge, JudgeOutcome
+from evalward.scoring.similarity import check_similar
+from evalward.scoring.state import check_state, is_state_criterion
+from evalward.scoring.transform import Transformed, TransformError, transform_output
+from evalward.scoring.turns import turn_not_reached, turn_trace
+
+TIMED_OUT = "the run reached no terminal event before its timeout"
+TOLERANCE = 1e-9
+READS_OUTPUT = {
+    "contains",
+    "notContains",
+    "equals",
+    "regex",
+    "jsonSchema",
+    "judge",
+    "code",
+    "similar",
+}
+"""The checks that read the final message: what a fixture's transform feeds (a tool call's,
+a budget's or a state criterion's check reads none of it)."""
+
+
+@dataclass
+class FixtureChecks:
+    """What checking one run's assertions needs: the run as read (after the fixture's
+    transform), the judge, the code scorers, the playground and the regex budget."""
+
+    spec: EvalFixtureSpec
+    read: Transformed
+    judge: EvalJudge
+    case: JudgeCase
+    labels: RunLabels
+    regex_timeout: float
+    playground: PlaygroundRun | None = None
+    scorers: CodeScorers | None = None
+    failed_transform: str | None = None
+    """Why the fixture's transform gave nothing: every check of the output is then an error."""
+
+    async def outcome(self, assertion: Assertion) -> JudgeOutcome:
+        """One assertion's status, score and message."""
+        trace = self.read.trace
+        unread = _unreadable(trace)
+        if unread is not None:
+            return unread
+        if is_state_criterion(assertion):
+            status, message = check_state(assertion, self.playground)
+            return JudgeOutcome(status, 1.0 if status is Status.passed else 0.0, message)
+        if isinstance(assertion, AssertSetAssertion):
+            return await self._group(assertion)
+        if self.failed_transform is not None and assertion.type in READS_OUTPUT:
+            return JudgeOutcome(Status.error, 0.0, self.failed_transform)
+        read = self.read
+        if assertion.turn is not None:
+            turned = turn_trace(trace, assertion.turn)
+            if turned is None:
+                return JudgeOutcome(Status.failed, 0.0, turn_not_reached(trace, assertion.turn))
+            read = Transformed(turned, turned.final_output)
+        if assertion.transform is not None:
+            try:
+                read = await transform_output(assertion.transform, read, self.spec, self.scorers)
+            except TransformError as exc:
+                return JudgeOutcome(Status.error, 0.0, str(exc))
+        return await self._checked(assertion, read)
+
+    async def _checked(self, assertion: Assertion, read: Transformed) -> JudgeOutcome:
+        trace = read.trace
+        if isinstance(assertion, JudgeAssertion):
+            rubric = dataclasses.replace(self.case, rubric=assertion.rubric, trace=trace)
+            return await self.judge.grade(assertion, rubric, self.labels)
+        if isinstance(assertion, CodeAssertion):
+            if self.scorers is None:
+                return JudgeOutcome(Status.error, 0.0, "code scorers are not run here")
+            case = scorer_case(self.spec, trace, read.value)
+            found = await self.scorers.score(assertion, case)
+            return JudgeOutcome(found.status, found.score, found.message)
+        if isinstance(assertion, SimilarAssertion):
+            text = output_text(assertion.field, trace)
+            if isinstance(text, tuple):
+                return JudgeOutcome(text[0], 0.0, text[1])
+            providers = self.judge.providers
+            similar = await check_similar(assertion, text, providers, self.labels.rep)
+            return JudgeOutcome(
+                similar.status, similar.score, similar.message, unavailable=similar.unavailable
+            )
+        status, message = check(assertion, trace, regex_timeout=self.regex_timeout)
+        score = 1.0 if status is Status.passed else 0.0
+        return JudgeOutcome(status, score, message, advisory=reports_only(assertion))
+
+    async def _group(self, group: AssertSetAssertion) -> JudgeOutcome:
+        members = group.assertions
+        outcomes = await asyncio.gather(*(self.outcome(m) for m in members))
+        return group_outcome(group, list(zip(members, outcomes, strict=True)))
+
+
+def group_outcome(
+    group: AssertSetAssertion, results: list[tuple[Assertion, JudgeOutcome]]
+) -> JudgeOutcome:
+    """A group's outcome from its members' (see the module's docstring)."""
+    counted = [(a, o) for a, o in results if not o.advisory and o.status is not Status.skipped]
+    errors = [(a, o) for a, o in counted if o.status is Status.error]
+    if errors:
+        said = "; ".join(f"{a.type}: {o.message}" for a, o in errors)
+        unavailable = all(o.unavailable for _, o in errors)
+        said = f"a member is an error: {said}"
+        return JudgeOutcome(Status.error, 0.0, said, unavailable=unavailable)
+    if not counted:
+        return JudgeOutcome(Status.skipped, 0.0, "no member of the group was evaluated")
+    total = sum(a.weight for a, _ in counted)
+    score = sum(a.weight * o.score for a, o in counted) / total if total > 0 else 0.0
+    passing = sum(o.status is Status.passed for _, o in counted)
+    failed = [f"{a.type}: {o.message}" for a, o in counted if o.status is Status.failed]
+    share = f"{passing}/{len(counted)} members passed, score {score:.2f}"
+    if group.threshold is not None:
+        passed = score >= group.threshold - TOLERANCE
+        said = f"{share} {'≥' if passed else '<'} threshold {group.threshold:g}"
+    else:
+        passed = not failed and all(a.weight == 0 or o.status is Status.passed for a, o in counted)
+        said = share
+    if failed:
+        said += " (" + "; ".join(failed) + ")"
+    return JudgeOutcome(Status.passed if passed else Status.failed, score, said)
+
+
+def _unreadable(trace: Trace) -> JudgeOutcome | None:
+    """Why no assertion of the run is read: it timed out, or did not complete."""
+    if trace.timed_out:
+        return JudgeOutcome(Status.skipped, 0.0, f"not evaluated: {TIMED_OUT}")
+    if trace.error is not None:
+        # An unfinished run is no evidence either way: scoring its partial trace would
+        # credit e.g. `toolNotCalled` for a run that never happened.
+        return JudgeOutcome(Status.error, 0.0, "not evaluated: the run did not complete")
+    return None
+
+
+async def fixture_read(
+    spec: EvalFixtureSpec, trace: Trace, scorers: CodeScorers | None
+) -> tuple[Transformed, str | None]:
+    """The run as its checks read it: after the fixture's `transform`, when it has one (and
+    the run completed), else as it is; and why the transform gave nothing, when it failed."""
+    read = Transformed(trace, trace.final_output)
+    if spec.transform is None or trace.timed_out or trace.error is not None:
+        return read, None
+    try:
+        return await transform_output(spec.transform, read, spec, scorers), None
+    except TransformError as exc:
+        return read, str(exc)

@@ -1,0 +1,94 @@
+"""The `similar` assertion: how close the final message is in meaning to the expected text,
+by the embeddings of both (promptfoo's `similar`, `similar:dot`, `similar:euclidean`).
+
+The embeddings come from the assertion's `model` through evalward's own metered, cached
+embeddings calls (runtime/embedding_calls.py), one call for the output and every expected
+text. The numbers are promptfoo's:
+
+- cosine (default) and dot: the similarity passes at `threshold` or above (its score is the
+  similarity); negated, at `threshold` or below (its score is 1 − the similarity);
+- euclidean: the distance passes at `threshold` or below (its score is 1 / (1 + distance));
+  negated, at `threshold` or above (its score is 1 − that);
+- several expected texts: it passes when any one passes (negated: when every one does).
+
+A score outside [0, 1] (a negative cosine) counts as its nearest end.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from evalward.providers.registry import Providers
+from evalward.resources.assertions import SimilarAssertion, SimilarityMetric
+from evalward.rundata.results import Status
+from evalward.runtime.embedding_calls import EmbeddingError, embed
+
+EPSILON = 2.220446049250313e-16
+"""JavaScript's Number.EPSILON: promptfoo's tolerance at the threshold."""
+
+
+@dataclass(frozen=True)
+class Similarity:
+    status: Status
+    score: float
+    message: str
+    unavailable: bool = False
+
+
+async def check_similar(
+    assertion: SimilarAssertion, output: str, providers: Providers | None, rep: int
+) -> Similarity:
+    """`assertion` on `output`: its verdict, score and why; an error when no embeddings came."""
+    if providers is None:
+        return Similarity(Status.error, 0.0, "embeddings are not computed here")
+    values = assertion.values
+    try:
+        embedded = await embed(providers, assertion.model, [output, *values], rep)
+    except EmbeddingError as exc:
+        return Similarity(Status.error, 0.0, str(exc), unavailable=exc.unavailable)
+    found, *expected = embedded.vectors
+    results = [_one(assertion, found, vector) for vector in expected]
+    if assertion.negate:
+        chosen = next((r for r in results if not r[0]), min(results, key=lambda r: r[1]))
+    else:
+        chosen = next((r for r in results if r[0]), max(results, key=lambda r: r[1]))
+    passed, score, said = chosen
+    if len(values) > 1 and not assertion.negate and not passed:
+        said = f"none of the {len(values)} texts is similar enough (the closest: {said})"
+    clamped = min(1.0, max(0.0, score))
+    return Similarity(Status.passed if passed else Status.failed, clamped, said)
+
+
+def _one(
+    assertion: SimilarAssertion, found: list[float], expected: list[float]
+) -> tuple[bool, float, str]:
+    """promptfoo's verdict, score and reason for one expected text."""
+    threshold, negate = assertion.threshold, assertion.negate
+    if len(found) != len(expected):
+        return False, 0.0, "the embeddings have different lengths"
+    if assertion.metric is SimilarityMetric.euclidean:
+        distance = math.dist(found, expected)
+        near = distance <= threshold + EPSILON
+        passed = distance >= threshold - EPSILON if negate else near
+        normal = 1 / (1 + distance)
+        relation = "≤" if near else ">"
+        return (
+            passed,
+            1 - normal if negate else normal,
+            (f"distance {distance:.2f} {relation} threshold {threshold:g}"),
+        )
+    dot = sum(a * b for a, b in zip(found, expected, strict=True))
+    if assertion.metric is SimilarityMetric.cosine:
+        norms = math.sqrt(sum(a * a for a in found)) * math.sqrt(sum(b * b for b in expected))
+        similarity = dot / norms if norms else 0.0
+    else:
+        similarity = dot
+    high = similarity >= threshold - EPSILON
+    passed = similarity <= threshold + EPSILON if negate else high
+    relation = "≥" if high else "<"
+    return (
+        passed,
+        1 - similarity if negate else similarity,
+        (f"similarity {similarity:.2f} {relation} threshold {threshold:g}"),
+    )
