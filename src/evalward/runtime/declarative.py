@@ -13,13 +13,13 @@ from evalward.providers.base import (
     ChatRequest,
     ChatResponse,
     RunLabels,
-    ToolSpec,
 )
 from evalward.providers.registry import Providers
 from evalward.resources.agent import AgentSpec
 from evalward.resources.models import Agent
 from evalward.resources.paths import OutsideRepository, file_reference
 from evalward.rundata.trace import Fallback, StepType, Trace
+from evalward.runtime.mcp_tools import McpFailure
 from evalward.runtime.tools import ToolExecutor
 from evalward.text.escaping import printable
 
@@ -72,10 +72,7 @@ async def continue_declarative(
 ) -> None:
     """The tool loop from `messages` (the history so far, which it extends) to the agent's
     answer: one run, or one turn of a conversation."""
-    specs = tuple(
-        ToolSpec(name=name, description=t.description, parameters=t.parameters)
-        for name, t in executor.tools.items()
-    )
+    specs = executor.offered()
     models = list(agent.spec.models)
     for _turn in range(agent.spec.max_turns):
         request = ChatRequest(
@@ -90,24 +87,37 @@ async def continue_declarative(
         if answered is None:
             return
         model_id, response, elapsed_ms = answered
-        _record_response(trace, response, model_id, elapsed_ms)
+        _record_response(trace, response, model_id, elapsed_ms, executor)
         messages.append(
             ChatMessage(role="assistant", content=response.content, tool_calls=response.tool_calls)
         )
         if not response.tool_calls:
             return
         for call in response.tool_calls:
+            tool, server = executor.recorded(call.name)
             started = time.time()
-            result = await executor.execute(call)
+            step = {"tool": tool, "server": server, "call_id": call.id, "started_at": started}
+            try:
+                result = await executor.execute(call)
+            except McpFailure as failure:  # its server broke the protocol or a bound
+                elapsed = (time.time() - started) * 1000
+                trace.add(
+                    StepType.tool_result,
+                    output=str(failure),
+                    is_error=True,
+                    source="mcp",
+                    duration_ms=elapsed,
+                    **step,
+                )
+                trace.add(StepType.error, content=str(failure))
+                return
             trace.add(
                 StepType.tool_result,
-                tool=call.name,
-                call_id=call.id,
                 output=result.output,
                 is_error=result.is_error,
                 source=result.source,
-                started_at=started,
                 duration_ms=(time.time() - started) * 1000,
+                **step,
             )
             messages.append(ChatMessage(role="tool", content=result.output, tool_call_id=call.id))
     trace.add(
@@ -156,7 +166,11 @@ def _with_model(request: ChatRequest, model: str) -> ChatRequest:
 
 
 def _record_response(
-    trace: Trace, response: ChatResponse, model_id: str, elapsed_ms: float
+    trace: Trace,
+    response: ChatResponse,
+    model_id: str,
+    elapsed_ms: float,
+    executor: ToolExecutor,
 ) -> None:
     """One model reply becomes a final step, or optional text plus one step per tool call.
 
@@ -178,9 +192,11 @@ def _record_response(
         trace.add(StepType.assistant, content=response.content, **timing, **first)
         first = {}
     for call in response.tool_calls:
+        tool, server = executor.recorded(call.name)
         trace.add(
             StepType.tool_call,
-            tool=call.name,
+            tool=tool,
+            server=server,
             call_id=call.id,
             arguments=call.arguments,
             **timing,
