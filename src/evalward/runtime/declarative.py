@@ -91,39 +91,47 @@ async def continue_declarative(
         messages.append(
             ChatMessage(role="assistant", content=response.content, tool_calls=response.tool_calls)
         )
-        if not response.tool_calls:
+        if not response.tool_calls or not await _call_tools(response, executor, trace, messages):
             return
-        for call in response.tool_calls:
-            tool, server = executor.recorded(call.name)
-            started = time.time()
-            step = {"tool": tool, "server": server, "call_id": call.id, "started_at": started}
-            try:
-                result = await executor.execute(call)
-            except McpFailure as failure:  # its server broke the protocol or a bound
-                elapsed = (time.time() - started) * 1000
-                trace.add(
-                    StepType.tool_result,
-                    output=str(failure),
-                    is_error=True,
-                    source="mcp",
-                    duration_ms=elapsed,
-                    **step,
-                )
-                trace.add(StepType.error, content=str(failure))
-                return
-            trace.add(
-                StepType.tool_result,
-                output=result.output,
-                is_error=result.is_error,
-                source=result.source,
-                duration_ms=(time.time() - started) * 1000,
-                **step,
-            )
-            messages.append(ChatMessage(role="tool", content=result.output, tool_call_id=call.id))
     trace.add(
         StepType.error,
         content=f"the agent reached maxTurns ({agent.spec.max_turns}) without a final answer",
     )
+
+
+async def _call_tools(
+    response: ChatResponse, executor: ToolExecutor, trace: Trace, messages: list[ChatMessage]
+) -> bool:
+    """Run the reply's tool calls, each result a step and a message; False when the run
+    ends here (an MCP server broke the protocol or a bound: its error step says so)."""
+    for call in response.tool_calls:
+        tool, server = executor.recorded(call.name)
+        started = time.time()
+        step = {"tool": tool, "server": server, "call_id": call.id, "started_at": started}
+        try:
+            result = await executor.execute(call)
+        except McpFailure as failure:
+            elapsed = (time.time() - started) * 1000
+            trace.add(
+                StepType.tool_result,
+                output=str(failure),
+                is_error=True,
+                source="mcp",
+                duration_ms=elapsed,
+                **step,
+            )
+            trace.add(StepType.error, content=str(failure))
+            return False
+        trace.add(
+            StepType.tool_result,
+            output=result.output,
+            is_error=result.is_error,
+            source=result.source,
+            duration_ms=(time.time() - started) * 1000,
+            **step,
+        )
+        messages.append(ChatMessage(role="tool", content=result.output, tool_call_id=call.id))
+    return True
 
 
 async def _complete(

@@ -159,7 +159,32 @@ async def connected(
     service_url: str | None,
 ) -> AsyncIterator[McpServers]:
     """Start and connect every server for one run (all at once), and end them with it.
-    McpFailure naming the first server (in the definition's order) that could not start."""
+    McpFailure naming the first server (in the definition's order) that could not start.
+
+    The SDK's sessions and evalward's transports hold anyio task groups, which wrap what
+    passes through them in exception groups: what leaves here is unwrapped again."""
+    try:
+        async with _connected(servers, own_tools, launch, service_url) as toolbox:
+            yield toolbox
+    except BaseExceptionGroup as group:
+        raise _sole(group) from None
+
+
+def _sole(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The first exception an exception group holds, out of any groups around it."""
+    inner: BaseException = group
+    while isinstance(inner, BaseExceptionGroup):
+        inner = inner.exceptions[0]
+    return inner
+
+
+@contextlib.asynccontextmanager
+async def _connected(
+    servers: Mapping[str, McpServer],
+    own_tools: Sequence[str],
+    launch: Launch,
+    service_url: str | None,
+) -> AsyncIterator[McpServers]:
     async with contextlib.AsyncExitStack() as stack:
         connections: list[_Connection] = []
         for name, spec in servers.items():

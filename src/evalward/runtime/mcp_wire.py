@@ -126,10 +126,15 @@ class Guard:
 def parse_message(line: bytes, guard: Guard) -> JSONRPCMessage | None:
     """One line of a stdio server: a JSON-RPC message, or None after failing."""
     try:
-        data = jsontext.loads(line, max_depth=MESSAGE_DEPTH)
+        data = jsontext.loads(line)
     except (ValueError, UnicodeDecodeError) as exc:
         shown = printable(line[:80].decode("utf-8", "replace"))
-        guard.fail(f"wrote a line that is not JSON ({exc}): {shown!r}")
+        guard.fail(f"wrote a line that is not JSON ({exc}): {shown}")
+        return None
+    try:
+        jsontext.check_depth(data, MESSAGE_DEPTH)
+    except ValueError:
+        guard.fail(f"wrote a message nested more than {MESSAGE_DEPTH} deep")
         return None
     try:
         return jsonrpc_message_adapter.validate_python(data, by_name=False)
@@ -256,6 +261,7 @@ async def _ended(
     """The server closed its stdout: say how it ended, with its last words on stderr."""
     with anyio.move_on_after(2):
         await process.wait()
+        await asyncio.wait({stderr})
     words = ""
     if stderr.done() and not stderr.cancelled():
         lines = tail_text(stderr.result(), 500).strip().splitlines()

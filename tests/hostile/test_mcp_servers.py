@@ -1,0 +1,75 @@
+"""MCP servers out to break evalward's client, each an agent's only server, all in one
+`evalward run`: every hostile server makes its own run an error that names the server and
+what it did, and the run beside it, with a server that behaves, passes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from support.clirun import run_for_results
+from support.documents import documents
+from support.gitrepo import GitRepo
+from support.mcpsuite import HOSTILE_SERVER, calls, suite
+
+ECHO = "name: echo, arguments: { said: hi }"
+
+HOSTILE = {
+    # mode: (server settings, what the run's error says)
+    "silent": ("connectTimeoutSeconds: 1", "did not start within 1 s (mcpServers.srv.connect"),
+    "exit": ("", "exited with code 3: boom: no such database"),
+    "garbage": ("", "wrote a line that is not JSON"),
+    "not-jsonrpc": ("", "wrote a message that is not JSON-RPC 2.0"),
+    "wrong-id": ("", "sent a reply for no request waiting (id 9999)"),
+    "flood": ("", "wrote a message over 4 MiB"),
+    "deep-schema": ("", "the tool 'echo' has an input schema nested more than 32 deep"),
+    "big-schema": ("", "the tool 'echo' has an input schema of"),
+    "hang-call": ("timeoutSeconds: 1", "did not answer tools/call 'echo' within 1 s"),
+}
+
+
+def _server(mode: str, settings: str) -> str:
+    more = f"\n      {settings}" if settings else ""
+    return f"    srv:\n      command: [{sys.executable}, mcp/hostile.py, {mode}]{more}\n"
+
+
+def _agent(mode: str) -> str:
+    return mode.replace("-", "")
+
+
+def _runs(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {f["fixture"].removesuffix("-run"): f for f in results["fixtures"]}
+
+
+def test_each_hostile_server_errs_its_own_run_by_name_and_the_others_go_on(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    modes = {**HOSTILE, "ok": ("", ""), "ask-client": ("", "")}
+    suites = [suite(_agent(m), _server(m, s)) for m, (s, _) in modes.items()]
+    repo.commit("servers", {"agents.yaml": documents(*suites), "mcp/hostile.py": HOSTILE_SERVER})
+    script = tmp_path / "mock.yaml"
+    script.write_text("replies:\n" + "".join(calls(_agent(m), ECHO) for m in modes))
+
+    code, results, said = run_for_results(repo.path, "--mock-script", str(script))
+
+    runs = _runs(results)
+    assert runs["ok"]["status"] == "pass", runs["ok"]
+    assert code != 0, said
+    for mode, (_, message) in HOSTILE.items():
+        run = runs[_agent(mode)]
+        assert run["status"] == "error", (mode, run["status"])
+        error = next(s for s in run["trace"]["steps"] if s["type"] == "error")["content"]
+        assert error.startswith("MCP server 'srv'"), (mode, error)
+        assert message in error, (mode, error)
+    # a call the server never answers is its tool step too, with the error and the server
+    hung = runs["hangcall"]["trace"]["steps"]
+    result = next(s for s in hung if s["type"] == "tool_result")
+    assert (result["tool"], result["server"], result["is_error"]) == ("srv__echo", "srv", True)
+    # the client refuses the server's request to sample a model, and the run goes on
+    asked = runs["askclient"]
+    assert asked["status"] == "pass", asked
+    output = next(s for s in asked["trace"]["steps"] if s["type"] == "tool_result")["output"]
+    assert json.loads(output.removeprefix("the client answered: "))["message"], output
+    assert "not supported" in output.lower(), output
