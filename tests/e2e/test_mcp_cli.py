@@ -1,0 +1,231 @@
+"""MCP servers written with the MCP SDK, as a declarative agent's tools, through `evalward
+run`: a stdio server acting on the run's SQLite playground, a streamable-HTTP server by URL
+and a playground service that speaks MCP; names qualified where they clash; assertions,
+`toolReplay` and `shadowTools` by either name; base beside head, each side's server its own."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support.clirun import evalward, run_for_results
+from support.documents import documents, eval_for
+from support.gitrepo import GitRepo
+from support.mcpsuite import SDK_SERVER, calls, fixture, mcp_agent
+
+SEED = """\
+CREATE TABLE orders (id TEXT PRIMARY KEY, amount REAL, status TEXT);
+CREATE TABLE refunds (id INTEGER PRIMARY KEY, order_id TEXT, reason TEXT);
+INSERT INTO orders VALUES ('A-1', 25.0, 'delivered'), ('B-2', 90.0, 'delivered');
+"""
+
+OWN_LOOKUP = """\
+  tools:
+    - name: lookup_order
+      description: The agent's own lookup, whose name the server's tool shares.
+      mock: { output: "own lookup" }
+"""
+
+DESK_SERVERS = f"""\
+    orders:
+      command: [{sys.executable}, mcp/server.py]
+      tools: {{ deny: [whoami] }}
+"""
+
+PLAYGROUND = "  playground: { name: shop, sqlite: { seed: shop/seed.sql } }\n"
+REPLAYED = """\
+  toolReplay:
+    - { tool: orders.lookup_order, arguments: { order_id: A-1 }, output: "replayed A-1" }
+  shadowTools: [refund_order]
+"""
+LOOKUP = "name: orders__lookup_order, arguments: { order_id: A-1 }"
+REFUND = "name: refund_order, arguments: { order_id: A-1, reason: damaged }"
+
+
+def _desk(repo: GitRepo) -> None:
+    suite = documents(
+        mcp_agent("desk", DESK_SERVERS, tools=OWN_LOOKUP),
+        eval_for("desk", "fixtures: [refund-a1, replayed]"),
+        fixture(
+            "refund-a1",
+            "desk",
+            "{ type: toolSequence, tools: [orders.lookup_order, refund_order] }",
+            "{ type: toolArgs, tool: orders__refund_order, args: { reason: damaged } }",
+            "{ type: sql, query: \"SELECT order_id, reason FROM refunds\", rows: [[A-1, damaged]] }",
+            "{ type: stateValue, at: db.orders.A-1.status, equals: refunded }",
+            extra=PLAYGROUND,
+        ),
+        fixture("replayed", "desk", "{ type: toolCalled, tool: refund_order }", extra=REPLAYED),
+    )
+    repo.commit(
+        "desk",
+        {"agents.yaml": suite, "mcp/server.py": SDK_SERVER, "shop/seed.sql": SEED},
+    )
+
+
+def _steps(run: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [s for s in run["trace"]["steps"] if s["type"] == kind]
+
+
+def _by_fixture(results: dict[str, Any], side: str = "head") -> dict[str, dict[str, Any]]:
+    return {f["fixture"]: f for f in results["fixtures"] if f["side"] == side}
+
+
+def test_a_stdio_server_acts_on_the_playground_and_is_asserted_replayed_and_shadowed(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    _desk(repo)
+    script = tmp_path / "mock.yaml"
+    denied = "name: whoami, arguments: {}"
+    script.write_text("replies:\n" + calls("desk", LOOKUP, REFUND, denied))
+
+    code, results, said = run_for_results(repo.path, "--mock-script", str(script))
+
+    assert code == 0, said
+    runs = _by_fixture(results)
+    acted = runs["refund-a1"]
+    assert acted["status"] == "pass", [a["message"] for a in acted["assertions"]]
+    called = _steps(acted, "tool_call")
+    # the clash with the agent's own lookup_order: the server's is offered qualified
+    assert [(s["tool"], s["server"]) for s in called] == [
+        ("orders__lookup_order", "orders"),
+        ("orders__refund_order", "orders"),
+        ("whoami", None),
+    ]
+    lookup, refund, whoami = _steps(acted, "tool_result")
+    assert json.loads(lookup["output"]) == {"amount": 25.0, "id": "A-1", "status": "delivered"}
+    assert (lookup["source"], refund["output"]) == ("mcp", "refunded A-1 (damaged)")
+    assert lookup["duration_ms"] > 0
+    assert "no tool named 'whoami'" in whoami["output"]  # denied: never offered
+    assert '"status": "refunded"' in acted["playground"]["final"]
+    replayed = runs["replayed"]
+    assert replayed["status"] == "pass", replayed
+    outputs = [(s["source"], s["output"][:12]) for s in _steps(replayed, "tool_result")]
+    assert outputs[:2] == [("replay", "replayed A-1"), ("shadow", '{"shadowed":')]
+
+
+def test_a_side_effecting_mcp_tool_left_live_is_refused_before_any_run(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    servers = DESK_SERVERS + "      sideEffects: [refund_order]\n"
+    repo.commit(
+        "live",
+        {
+            "agents.yaml": documents(
+                mcp_agent("desk", servers),
+                eval_for("desk", "fixtures: [live, shadowed]"),
+                fixture("live", "desk"),
+                fixture("shadowed", "desk", extra="  shadowTools: [orders.refund_order]\n"),
+            ),
+            "mcp/server.py": SDK_SERVER,
+        },
+    )
+    done = evalward("validate", ".", cwd=repo.path)
+    said = done.stdout + done.stderr
+    assert done.returncode != 0, said
+    assert "fixture 'live' would run the side-effecting tool 'refund_order'" in said
+    assert "MCP server 'orders'" in said
+    assert "'shadowed'" not in said
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[str]:
+    """The SDK's server on streamable HTTP at a loopback port, answering in server-sent
+    events; its URL once it answers."""
+    port = _free_port()
+    program = tmp_path / "server.py"
+    program.write_text(SDK_SERVER)
+    process = subprocess.Popen(
+        [sys.executable, str(program), "http", str(port), "--sse"], stderr=subprocess.PIPE
+    )
+    try:
+        for _ in range(600):
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            if process.poll() is not None:
+                raise AssertionError(process.stderr.read() if process.stderr else "exited")
+            subprocess.run(["sleep", "0.05"], check=True)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_http_servers_by_url_and_as_the_playground_service_answer_with_the_sdk(
+    repo: GitRepo, tmp_path: Path, http_server: str
+) -> None:
+    service = f"""\
+  playground:
+    name: shop
+    service:
+      start: [{sys.executable}, mcp/server.py, http, "{{port}}"]
+      ready: /ready
+"""
+    suite = documents(
+        mcp_agent("remote", f"    orders:\n      url: {http_server}\n"),
+        eval_for("remote", "fixtures: [remote-run]"),
+        fixture("remote-run", "remote", "{ type: toolCalled, tool: lookup_order }"),
+        mcp_agent("served", "    shop:\n      service: /mcp\n"),
+        eval_for("served", "fixtures: [served-run]"),
+        fixture(
+            "served-run",
+            "served",
+            "{ type: stateValue, at: service.orders.B-2.status, equals: refunded }",
+            extra=service,
+        ),
+    )
+    repo.commit("http", {"agents.yaml": suite, "mcp/server.py": SDK_SERVER})
+    script = tmp_path / "mock.yaml"
+    refund_b2 = "name: refund_order, arguments: { order_id: B-2, reason: late }"
+    script.write_text(
+        "replies:\n"
+        + calls("remote", "name: lookup_order, arguments: { order_id: B-2 }")
+        + calls("served", refund_b2)
+    )
+
+    code, results, said = run_for_results(repo.path, "--mock-script", str(script))
+
+    assert code == 0, said
+    runs = _by_fixture(results)
+    remote = _steps(runs["remote-run"], "tool_result")[0]
+    assert (remote["tool"], remote["server"]) == ("orders__lookup_order", "orders")
+    assert json.loads(remote["output"])["id"] == "B-2"
+    served = _steps(runs["served-run"], "tool_result")[0]
+    assert (served["tool"], served["output"]) == ("shop__refund_order", "refunded B-2 (late)")
+    assert runs["served-run"]["status"] == "pass", runs["served-run"]["assertions"]
+
+
+def test_each_side_runs_its_own_server_and_a_head_that_breaks_it_regresses(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    _desk(repo)
+    repo.branch("feature")
+    assert SDK_SERVER.count("db.commit()") == 1
+    repo.commit("break the refund", {"mcp/server.py": SDK_SERVER.replace("db.commit()", "")})
+    script = tmp_path / "mock.yaml"
+    script.write_text("replies:\n" + calls("desk", LOOKUP, REFUND))
+
+    code, results, said = run_for_results(
+        repo.path, "--mock-script", str(script), "--base", "main"
+    )
+
+    assert code == 1, said
+    base, head = _by_fixture(results, "base"), _by_fixture(results, "head")
+    assert base["refund-a1"]["status"] == "pass"
+    assert head["refund-a1"]["status"] == "fail"
+    failed = [a["type"] for a in head["refund-a1"]["assertions"] if a["status"] == "fail"]
+    assert failed == ["sql", "stateValue"], failed
