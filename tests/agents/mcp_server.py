@@ -62,7 +62,7 @@ def whoami() -> str:
         "uid": os.getuid(),
         "home": os.environ.get("HOME", ""),
         "cwd": os.getcwd(),
-        "env": sorted(os.environ),
+        "env": dict(os.environ),
     }
     return json.dumps(seen, sort_keys=True)
 
