@@ -35,7 +35,9 @@ def lookup_order(order_id: str) -> str:
     if db is None:
         order = MEMORY.get(order_id)
     else:
-        row = db.execute("SELECT id, amount, status FROM orders WHERE id = ?", (order_id,)).fetchone()
+        row = db.execute(
+            "SELECT id, amount, status FROM orders WHERE id = ?", (order_id,)
+        ).fetchone()
         order = None if row is None else {"id": row[0], "amount": row[1], "status": row[2]}
     if order is None:
         raise ValueError(f"no order {order_id}")

@@ -58,7 +58,7 @@ def _desk(repo: GitRepo) -> None:
             "desk",
             "{ type: toolSequence, tools: [orders.lookup_order, refund_order] }",
             "{ type: toolArgs, tool: orders__refund_order, args: { reason: damaged } }",
-            "{ type: sql, query: \"SELECT order_id, reason FROM refunds\", rows: [[A-1, damaged]] }",
+            '{ type: sql, query: "SELECT order_id, reason FROM refunds", rows: [[A-1, damaged]] }',
             "{ type: stateValue, at: db.orders.A-1.status, equals: refunded }",
             extra=PLAYGROUND,
         ),
@@ -219,9 +219,7 @@ def test_each_side_runs_its_own_server_and_a_head_that_breaks_it_regresses(
     script = tmp_path / "mock.yaml"
     script.write_text("replies:\n" + calls("desk", LOOKUP, REFUND))
 
-    code, results, said = run_for_results(
-        repo.path, "--mock-script", str(script), "--base", "main"
-    )
+    code, results, said = run_for_results(repo.path, "--mock-script", str(script), "--base", "main")
 
     assert code == 1, said
     base, head = _by_fixture(results, "base"), _by_fixture(results, "head")

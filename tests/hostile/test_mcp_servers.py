@@ -4,11 +4,14 @@ what it did, and the run beside it, with a server that behaves, passes."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
+from fakes.http import EventStream, LoopbackServer, Request, Response, sse
 from support.clirun import run_for_results
 from support.documents import documents
 from support.gitrepo import GitRepo
@@ -39,6 +42,19 @@ def _agent(mode: str) -> str:
     return mode.replace("-", "")
 
 
+def _still_running() -> list[str]:
+    """The command lines of the hostile servers still running."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if "mcp/hostile.py" in argv:
+            found.append(" ".join(argv))
+    return found
+
+
 def _runs(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {f["fixture"].removesuffix("-run"): f for f in results["fixtures"]}
 
@@ -48,11 +64,16 @@ def test_each_hostile_server_errs_its_own_run_by_name_and_the_others_go_on(
 ) -> None:
     modes = {**HOSTILE, "ok": ("", ""), "ask-client": ("", "")}
     suites = [suite(_agent(m), _server(m, s)) for m, (s, _) in modes.items()]
+    # the run's own timeout ends a call its server never answers, and the server with it
+    timeout = "execution: { timeoutSeconds: 2 }"
+    suites.append(suite("late", _server("hang-call", ""), eval_settings=(timeout,)))
     repo.commit("servers", {"agents.yaml": documents(*suites), "mcp/hostile.py": HOSTILE_SERVER})
     script = tmp_path / "mock.yaml"
-    script.write_text("replies:\n" + "".join(calls(_agent(m), ECHO) for m in modes))
+    script.write_text("replies:\n" + "".join(calls(_agent(m), ECHO) for m in [*modes, "late"]))
 
     code, results, said = run_for_results(repo.path, "--mock-script", str(script))
+
+    assert not _still_running(), "a server outlived its run"
 
     runs = _runs(results)
     assert runs["ok"]["status"] == "pass", runs["ok"]
@@ -63,6 +84,9 @@ def test_each_hostile_server_errs_its_own_run_by_name_and_the_others_go_on(
         error = next(s for s in run["trace"]["steps"] if s["type"] == "error")["content"]
         assert error.startswith("MCP server 'srv'"), (mode, error)
         assert message in error, (mode, error)
+    late = runs["late"]
+    assert late["trace"]["timed_out"], late
+    assert "timed out after 2 s" in late["trace"]["steps"][-1]["content"]
     # a call the server never answers is its tool step too, with the error and the server
     hung = runs["hangcall"]["trace"]["steps"]
     result = next(s for s in hung if s["type"] == "tool_result")
@@ -73,3 +97,62 @@ def test_each_hostile_server_errs_its_own_run_by_name_and_the_others_go_on(
     output = next(s for s in asked["trace"]["steps"] if s["type"] == "tool_result")["output"]
     assert json.loads(output.removeprefix("the client answered: "))["message"], output
     assert "not supported" in output.lower(), output
+
+
+def _answer(request: Request) -> Response:
+    """An MCP endpoint answering `initialize` as its path says: too large, compressed, for
+    another request, not JSON, or never."""
+    message = request.json()
+    if message.get("method") != "initialize":
+        return Response(202)
+    mode = request.path.strip("/")
+    result = {
+        "protocolVersion": message["params"]["protocolVersion"],
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "hostile", "version": "1"},
+        "instructions": "x" * (6 << 20) if mode == "flood" else "",
+    }
+    reply = {
+        "jsonrpc": "2.0",
+        "id": 9999 if mode == "wrong-id" else message["id"],
+        "result": result,
+    }
+    body = json.dumps(reply).encode()
+    if mode == "gzip":
+        return Response(raw=gzip.compress(body), headers={"content-encoding": "gzip"})
+    if mode == "not-json":
+        return Response(raw=b"Welcome!", headers={"content-type": "application/json"})
+    if mode == "silent":
+        return Response(stream=EventStream([sse(reply)], hold_after=0, hold=threading.Event()))
+    return Response(raw=body, headers={"content-type": "application/json"})
+
+
+HTTP_HOSTILE = {
+    "flood": ("", "sent a reply over 4 MiB"),
+    "gzip": ("", "answered with a compressed reply (gzip)"),
+    "wrong-id": ("", "sent a reply for no request waiting (id 9999)"),
+    "not-json": ("", "initialize failed: "),
+    "silent": ("connectTimeoutSeconds: 1", "did not start within 1 s"),
+}
+
+
+def test_each_hostile_http_server_errs_its_own_run_by_name(repo: GitRepo, tmp_path: Path) -> None:
+    server = LoopbackServer(_answer)
+    try:
+        suites = [
+            suite(_agent(mode), f"    srv:\n      url: {server.url}/{mode}\n      {settings}\n")
+            for mode, (settings, _) in HTTP_HOSTILE.items()
+        ]
+        repo.commit("servers", {"agents.yaml": documents(*suites)})
+        script = tmp_path / "mock.yaml"
+        script.write_text("replies:\n" + "".join(calls(_agent(m), ECHO) for m in HTTP_HOSTILE))
+        code, results, said = run_for_results(repo.path, "--mock-script", str(script))
+    finally:
+        server.close()
+    assert code != 0, said
+    runs = _runs(results)
+    for mode, (_, message) in HTTP_HOSTILE.items():
+        run = runs[_agent(mode)]
+        error = next(s for s in run["trace"]["steps"] if s["type"] == "error")["content"]
+        assert (run["status"], error[:16]) == ("error", "MCP server 'srv'"), (mode, error)
+        assert message in error, (mode, error)

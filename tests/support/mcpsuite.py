@@ -59,11 +59,19 @@ spec:
 {lines}"""
 
 
-def suite(agent: str, servers: str, *assertions: str, extra: str = "", tools: str = "") -> str:
-    """`agent` with `servers`, its Eval and its one fixture `<agent>-run`."""
+def suite(
+    agent: str,
+    servers: str,
+    *assertions: str,
+    extra: str = "",
+    tools: str = "",
+    eval_settings: tuple[str, ...] = (),
+) -> str:
+    """`agent` with `servers`, its Eval (with `eval_settings`, `spec` lines) and its one
+    fixture `<agent>-run`."""
     return documents(
         mcp_agent(agent, servers, tools=tools),
-        eval_for(agent, f"fixtures: [{agent}-run]"),
+        eval_for(agent, f"fixtures: [{agent}-run]", *eval_settings),
         fixture(f"{agent}-run", agent, *assertions, extra=extra),
     )
 

@@ -163,24 +163,30 @@ async def connected(
 
     The SDK's sessions and evalward's transports hold anyio task groups, which wrap what
     passes through them in exception groups: what leaves here is unwrapped again."""
+    guards = {name: Guard(name) for name in servers}
     try:
-        async with _connected(servers, own_tools, launch, service_url) as toolbox:
+        async with _connected(servers, guards, own_tools, launch, service_url) as toolbox:
             yield toolbox
     except BaseExceptionGroup as group:
-        raise _sole(group) from None
+        raise _sole(group, guards) from None
 
 
-def _sole(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """The first exception an exception group holds, out of any groups around it."""
+def _sole(group: BaseExceptionGroup[BaseException], guards: Mapping[str, Guard]) -> BaseException:
+    """The first exception an exception group holds, out of any groups around it; one the
+    SDK's own tasks raised (what a server sent broke them) as the McpFailure it means."""
     inner: BaseException = group
     while isinstance(inner, BaseExceptionGroup):
         inner = inner.exceptions[0]
-    return inner
+    if not isinstance(inner, Exception) or isinstance(inner, McpFailure):
+        return inner
+    said = next((g.failure for g in guards.values() if g.failure is not None), None)
+    return McpFailure(said or f"an MCP server's connection failed: {_described(inner)}")
 
 
 @contextlib.asynccontextmanager
 async def _connected(
     servers: Mapping[str, McpServer],
+    guards: Mapping[str, Guard],
     own_tools: Sequence[str],
     launch: Launch,
     service_url: str | None,
@@ -188,7 +194,7 @@ async def _connected(
     async with contextlib.AsyncExitStack() as stack:
         connections: list[_Connection] = []
         for name, spec in servers.items():
-            guard = Guard(name)
+            guard = guards[name]
             try:
                 streams = await stack.enter_async_context(
                     _transport(guard, name, spec, launch, service_url)

@@ -291,7 +291,8 @@ async def _write_stdin(
 
 
 class _CountedStream(httpx2.AsyncByteStream):
-    """A reply's body, counted against the session's bound and the reply's own."""
+    """A reply's body, counted against the session's bound and the reply's own: past one,
+    the guard fails and the body ends there (the SDK reads a cut reply as a broken one)."""
 
     def __init__(self, inner: httpx2.AsyncByteStream, guard: Guard, limit: int | None) -> None:
         self.inner = inner
@@ -305,7 +306,7 @@ class _CountedStream(httpx2.AsyncByteStream):
             if self.limit is not None and size > self.limit:
                 self.guard.fail(f"sent a reply over {self.limit // (1024 * 1024)} MiB")
             if not self.guard.count(len(chunk)):
-                raise httpx2.ReadError("the MCP server broke a bound")
+                return
             yield chunk
 
     async def aclose(self) -> None:
@@ -326,7 +327,7 @@ class _CountedTransport(httpx2.AsyncBaseTransport):
         if encoding not in ("", "identity"):
             await response.aclose()
             self.guard.fail(f"answered with a compressed reply ({printable(encoding)[:40]})")
-            raise httpx2.ReadError("a compressed reply")
+            return httpx2.Response(502, request=request)  # the SDK fails the call with it
         single = response.headers.get("content-type", "").lower().startswith("application/json")
         assert isinstance(response.stream, httpx2.AsyncByteStream)
         limit = self.guard.message_bytes if single else None
