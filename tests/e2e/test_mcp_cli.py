@@ -227,3 +227,27 @@ def test_each_side_runs_its_own_server_and_a_head_that_breaks_it_regresses(
     assert head["refund-a1"]["status"] == "fail"
     failed = [a["type"] for a in head["refund-a1"]["assertions"] if a["status"] == "fail"]
     assert failed == ["sql", "stateValue"], failed
+
+
+def test_a_run_whose_agents_name_no_mcp_server_never_loads_the_sdk(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    agent = mcp_agent("plain", "    orders: { command: [python3, mcp/server.py] }\n")
+    plain = agent.replace("  mcpServers:\n    orders: { command: [python3, mcp/server.py] }\n", "")
+    repo.commit(
+        "plain",
+        {
+            "agents.yaml": documents(
+                plain, eval_for("plain", "fixtures: [p]"), fixture("p", "plain")
+            )
+        },
+    )
+    script = tmp_path / "mock.yaml"
+    script.write_text("replies:\n" + calls("plain"))
+    code, _, said = run_for_results(
+        repo.path, "--mock-script", str(script), PYTHONPROFILEIMPORTTIME="1"
+    )
+    assert code == 0, said
+    imported = {line.split("|")[-1].strip() for line in said.splitlines() if "|" in line}
+    assert "evalward.runtime.runner" in imported
+    assert not {name for name in imported if name.split(".")[0] in ("mcp", "mcp_types")}
