@@ -71,6 +71,8 @@ def agent(name: str, provider: Provider) -> Document:
         spec["maxTokens"] = provider.max_tokens
     if provider.tools:
         spec["tools"] = provider.tools
+    if provider.mcp_servers:
+        spec["mcpServers"] = provider.mcp_servers
     return {"apiVersion": API, "kind": "Agent", "metadata": {"name": name}, "spec": spec}
 
 
