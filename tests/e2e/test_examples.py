@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,9 @@ from support.gitrepo import GitRepo
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MOCK = "examples/mock-replies.yaml"
+DEMO_PATH = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+"""`make demo`'s PATH: the virtualenv's Python first, where the MCP example's server finds
+the MCP SDK."""
 NOBODY = 65534
 
 
@@ -38,7 +42,10 @@ def example_evals() -> set[str]:
 
 
 def test_every_example_passes_through_the_cli_with_the_mock_provider(tmp_path: Path) -> None:
-    done = evalward("run", ".", "--mock-script", MOCK, "--no-cache", "--output-dir", str(tmp_path))
+    done = evalward(
+        "run", ".", "--mock-script", MOCK, "--no-cache", "--output-dir", str(tmp_path),
+        PATH=DEMO_PATH,
+    )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "every affected Eval passes" in done.stdout
     results = json.loads((tmp_path / "results.json").read_text())
@@ -52,6 +59,7 @@ def test_every_example_passes_through_the_cli_with_the_mock_provider(tmp_path: P
             "order-agent-eval",
             "calculator-eval",
             "refund-desk-eval",
+            "order-desk-eval",
         }
     )
     for result in results["fixtures"]:
