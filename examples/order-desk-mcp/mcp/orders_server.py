@@ -37,9 +37,8 @@ def refund_order(order_id: str, reason: str) -> str:
     row = database.execute("SELECT amount, status FROM orders WHERE id = ?", (order_id,)).fetchone()
     if row is None or row[1] != "delivered":
         raise ValueError(f"order {order_id} cannot be refunded")
-    database.execute(
-        "INSERT INTO refunds (order_id, amount, reason) VALUES (?, ?, ?)", (order_id, row[0], reason)
-    )
+    refund = "INSERT INTO refunds (order_id, amount, reason) VALUES (?, ?, ?)"
+    database.execute(refund, (order_id, row[0], reason))
     database.execute("UPDATE orders SET status = 'refunded' WHERE id = ?", (order_id,))
     database.commit()
     return f"refunded {order_id} (${row[0]:.2f})"
