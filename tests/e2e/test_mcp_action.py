@@ -1,6 +1,7 @@
-"""An MCP server written with the MCP SDK through the action's entry point, as GitHub runs it:
-each side's server started from its own commit, as that side's agent user, with no secret,
-a private home and the run's playground; its tools in the trace, the report and the comment."""
+"""MCP servers written with the MCP SDK through the action's entry point, as GitHub runs it:
+each side's stdio server started from its own commit, as that side's agent user, with no
+secret, a private home and the run's playground, beside a streamable-HTTP server on loopback;
+their tools in the trace, the report and the comment."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text, tool_call
 from support.agentenv import needs_root, open_pr, run_gate, workspace
 from support.documents import documents, eval_for
-from support.mcpsuite import SDK_SERVER, fixture, mcp_agent, mcp_python
+from support.mcpsuite import SDK_SERVER, fixture, http_server, mcp_agent, mcp_python
 
-__all__ = ["workspace"]  # a fixture
+__all__ = ["http_server", "workspace"]  # fixtures
 
 SEED = """\
 CREATE TABLE orders (id TEXT PRIMARY KEY, amount REAL, status TEXT);
@@ -24,12 +25,16 @@ LOOK_UP = "Say who you are, then look the order up."
 REFUND = "Say who you are, then refund the order."
 
 
-def _suite(python: str, system: str) -> str:
+def _suite(python: str, system: str, url: str) -> str:
     servers = f"""\
     orders:
       command:
         run: [{python}, mcp/server.py]
         env: [PYTHONPATH]
+      tools: {{ allow: [lookup_order, refund_order, whoami] }}
+    remote:
+      url: {url}
+      tools: {{ allow: [lookup_order] }}
 """
     agent = mcp_agent("desk", servers).replace(
         "  models: [openai/gpt-test]\n", f"  models: [openai/gpt-4.1-mini]\n  system: {system}\n"
@@ -48,19 +53,23 @@ def _suite(python: str, system: str) -> str:
 
 @needs_root
 def test_the_action_runs_each_sides_mcp_server_as_its_agent_user_and_reports_its_tools(
-    workspace: Path, github: FakeGitHub, model: ScriptedModelServer
+    workspace: Path, github: FakeGitHub, model: ScriptedModelServer, http_server: str
 ) -> None:
     python, isolation, packages = mcp_python()
     base = {
-        "evals.yaml": _suite(python, LOOK_UP),
+        "evals.yaml": _suite(python, LOOK_UP, http_server),
         "mcp/server.py": SDK_SERVER,
         "shop/seed.sql": SEED,
     }
-    event = open_pr(workspace, github, base, {"evals.yaml": _suite(python, REFUND)}, suite={})
+    head = {"evals.yaml": _suite(python, REFUND, http_server)}
+    event = open_pr(workspace, github, base, head, suite={})
+    # both servers list lookup_order: the model is offered each qualified by its server
     whoami = tool_call("whoami", {})
-    model.script(LOOK_UP, whoami, tool_call("lookup_order", {"order_id": "A-1"}), text("ok"))
+    remote = tool_call("remote__lookup_order", {"order_id": "B-2"})
+    lookup = tool_call("orders__lookup_order", {"order_id": "A-1"})
+    model.script(LOOK_UP, whoami, remote, lookup, text("ok"))
     refund = tool_call("refund_order", {"order_id": "A-1", "reason": "asked"})
-    model.script(REFUND, whoami, refund, text("ok"))
+    model.script(REFUND, whoami, remote, refund, text("ok"))
 
     run = run_gate(
         workspace,
@@ -82,6 +91,8 @@ def test_the_action_runs_each_sides_mcp_server_as_its_agent_user_and_reports_its
         seen[side] = json.loads(who["output"])
         assert "sk-environment-secret" not in json.dumps(seen[side]["env"])  # the proxy's key
         assert "EVALWARD_SQLITE_PATH" in seen[side]["env"]
+        served = next(s for s in steps if s.get("server") == "remote" and s["output"])
+        assert json.loads(served["output"])["id"] == "B-2"
     if isolation == "user":
         assert 0 not in {seen["base"]["uid"], seen["head"]["uid"]}
         assert seen["base"]["uid"] != seen["head"]["uid"]

@@ -6,19 +6,16 @@ and a playground service that speaks MCP; names qualified where they clash; asse
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from support.clirun import evalward, run_for_results
 from support.documents import documents, eval_for
 from support.gitrepo import GitRepo
-from support.mcpsuite import SDK_SERVER, calls, fixture, mcp_agent
+from support.mcpsuite import SDK_SERVER, calls, fixture, http_server, mcp_agent
+
+__all__ = ["http_server"]  # a fixture
 
 SEED = """\
 CREATE TABLE orders (id TEXT PRIMARY KEY, amount REAL, status TEXT);
@@ -133,36 +130,6 @@ def test_a_side_effecting_mcp_tool_left_live_is_refused_before_any_run(
     assert "fixture 'live' would run the side-effecting tool 'refund_order'" in said
     assert "MCP server 'orders'" in said
     assert "'shadowed'" not in said
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture
-def http_server(tmp_path: Path) -> Iterator[str]:
-    """The SDK's server on streamable HTTP at a loopback port, answering in server-sent
-    events; its URL once it answers."""
-    port = _free_port()
-    program = tmp_path / "server.py"
-    program.write_text(SDK_SERVER)
-    process = subprocess.Popen(
-        [sys.executable, str(program), "http", str(port), "--sse"], stderr=subprocess.PIPE
-    )
-    try:
-        for _ in range(600):
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            if process.poll() is not None:
-                raise AssertionError(process.stderr.read() if process.stderr else "exited")
-            subprocess.run(["sleep", "0.05"], check=True)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def test_http_servers_by_url_and_as_the_playground_service_answer_with_the_sdk(

@@ -7,9 +7,15 @@ virtualenv's site-packages on its PYTHONPATH (`mcp_python`), when that user may 
 
 from __future__ import annotations
 
+import contextlib
 import site
+import socket
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from support.byoagent import SYSTEM_PYTHON, runnable_by_all
 from support.documents import documents, eval_for
@@ -85,3 +91,34 @@ def calls(agent: str, *tool_calls: str, answer: str = "done") -> str:
     turns:
 {turns}      - content: {answer}
 """
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[str]:
+    """The SDK's server on streamable HTTP at a loopback port, answering in server-sent
+    events, run by the test (as its own user); its URL once it listens."""
+    port = _free_port()
+    program = tmp_path / "server.py"
+    program.write_text(SDK_SERVER)
+    process = subprocess.Popen(
+        [sys.executable, str(program), "http", str(port), "--sse"], stderr=subprocess.PIPE
+    )
+    try:
+        while True:
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            if process.poll() is not None:
+                raise AssertionError(process.stderr.read() if process.stderr else "exited")
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=0.05)  # waits on the process, not on a clock
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
