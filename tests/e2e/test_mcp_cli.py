@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from fakes.model_server import ScriptedModelServer, text, tool_call
 from support.clirun import evalward, run_for_results
 from support.documents import documents, eval_for
 from support.gitrepo import GitRepo
@@ -218,3 +219,26 @@ def test_a_run_whose_agents_name_no_mcp_server_never_loads_the_sdk(
     imported = {line.split("|")[-1].strip() for line in said.splitlines() if "|" in line}
     assert "evalward.runtime.runner" in imported
     assert not {name for name in imported if name.split(".")[0] in ("mcp", "mcp_types")}
+
+
+def test_the_judge_reads_an_mcp_call_and_its_result_as_tool_steps(
+    repo: GitRepo, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    judged = "judge: { model: openai/judge-m }"
+    suite = documents(
+        mcp_agent("desk", DESK_SERVERS),
+        eval_for("desk", "fixtures: [judged]", judged),
+        fixture("judged", "desk", "{ type: judge, rubric: 'MCP-RUBRIC: looks the order up' }"),
+    )
+    repo.commit("judged", {"agents.yaml": suite, "mcp/server.py": SDK_SERVER})
+    verdict = {"score": 1.0, "confidence": 0.9, "summary": "looked it up", "violations": []}
+    model.script("MCP-RUBRIC", text(json.dumps(verdict)))
+    model.script("Do it.", tool_call("lookup_order", {"order_id": "A-1"}), text("done"))
+
+    code, _, said = run_for_results(repo.path, **env)
+
+    assert code == 0, said
+    (asked,) = model.requests_mentioning("MCP-RUBRIC")
+    seen = json.dumps(asked)
+    assert "orders__lookup_order" in seen, seen
+    assert "delivered" in seen, seen
