@@ -68,32 +68,38 @@ def test_one_broken_fixture_is_a_settled_regression_and_the_base_runs_only_it(
     assert done.returncode == 1, done.stdout + done.stderr
     document = json.loads((tmp_path / "out" / "results.json").read_text())
     reps = spent(document)
-    # Two failures of f3 leave the whole Eval's pooled test open: one more round for all;
-    # f3 settles broken at 0/4, which ends the pooled test's question. The base runs only
-    # f3, the one fixture whose verdict reads it, at its minimum.
-    assert reps["head"] == {**dict.fromkeys(FIXTURES, 3), "f3": 4}
+    # The fixtures that passed settled working at their minimum; f3's own test runs on alone
+    # (the pooled test waits for it) and settles broken at 0/3, which ends the pooled test's
+    # question. The base runs only f3, the one fixture whose verdict reads it, at its minimum.
+    assert reps["head"] == {**dict.fromkeys(FIXTURES, 2), "f3": 3}
     assert reps["base"] == {"f3": 2}
     assert "evalward: 16 runs planned" in done.stderr
-    assert "evalward: 8 more runs where outcomes are open (adaptive reps), 24 in all" in (
+    assert "evalward: 1 more runs where outcomes are open (adaptive reps), 17 in all" in (
         done.stderr
     )
     (head,) = [e for e in document["evals"] if e["side"] == "head"]
     verdicts = {f["fixture"]: f["verdict"] for f in head["sequential"]["fixtures"]}
     assert verdicts == {**dict.fromkeys(FIXTURES, "stable"), "f3": "regression"}
     (broken,) = [f for f in head["sequential"]["fixtures"] if f["blocks"]]
-    assert (broken["head_passes"], broken["head_runs"], broken["base_runs"]) == (0, 4, 2)
+    assert (broken["head_passes"], broken["head_runs"], broken["base_runs"]) == (0, 3, 2)
     comment = (tmp_path / "out" / "comment.md").read_text()
     why = comment.split("### Why it is blocked")[1].split("\n\n")[0]
-    assert "helper-eval: f3 regression (sequential test per fixture" in why
-    assert "head 0/4 · base 2/2 · p ≤ 2.4e-04" in why
+    assert (
+        "- helper-eval: f3 regression by its per-fixture sequential test: head 0/3, base 2/2; "
+        "p ≤ 1.2e-03, within its share of the false-block rate 1.3e-03 (falseBlockRate 0.02 / "
+        "2 / 8 fixtures)"
+    ) in why
     assert "✅ Pass" not in comment
-    assert "| f3 | ❌ regression | 0/4 | 2/2 |" in comment
-    assert "1 regression" in comment
-    assert "Blocked: helper-eval settled failing by its sequential tests — 1 regression" in comment
+    assert "| f3 | ❌ regression | 0/3 | 2/2 |" in comment
+    assert "7/8 fixtures pass on head · 1 regression · 1 failing" in comment
+    assert (
+        "Blocked: helper-eval: f3 regression (per-fixture sequential test: head 0/3, base 2/2, "
+        "p ≤ 1.2e-03) — 1 regression"
+    ) in comment
     page = (tmp_path / "out" / "report.html").read_text()
     assert "helper-eval: how sure each verdict is" in page
     row = page.split("<td>f3</td>")[1].split("</tr>")[0]
-    assert "regression" in row and "0/4" in row and "2/2" in row and "0.00024" in row
+    assert "regression" in row and "0/3" in row and "2/2" in row and "0.0012" in row
 
 
 def test_a_noisy_agent_that_did_not_change_is_not_blocked(
@@ -143,6 +149,10 @@ def test_fail_on_regression_lives_in_the_eval_and_a_pull_request_cannot_lower_it
         "/ 0 better over paired reps, p = 0.03 &lt; 0.05; base 5/5 → head 0/5)"
     ) in why
     assert "| 2/3 | ❌ Regressed |" in comment
+    assert (
+        "Blocked: helper-eval: a significant regression blocks (failOnRegression: significant) "
+        "— 1 regression"
+    ) in comment
     assert "✅ Pass" not in comment
     assert "significant regression" in done.stdout
 
@@ -183,21 +193,21 @@ def test_the_plan_gives_the_range_and_a_call_budget_stops_the_rounds(
     out = tmp_path / "out"
     done = evalward(
         "run", "--base", "main", "--no-cache", "--no-history", "--output-dir", str(out),
-        "--max-model-calls", "20",
+        "--max-model-calls", "16",
         cwd=repo.path, OPENAI_BASE_URL=model.base_url, OPENAI_API_KEY="sk-test",
     )  # fmt: skip
 
-    # the first round (16 calls) fits; the second (8 more) does not: the gate is incomplete,
-    # never passed on a fixture whose verdict stayed open
+    # the first round (16 calls) fits; the second (f3's one more) does not: the gate is
+    # incomplete, never passed on a fixture whose verdict stayed open
     assert done.returncode == 1, done.stdout + done.stderr
     document = json.loads((out / "results.json").read_text())
     assert document["result"] == "incomplete"
     assert len(model.requests) == 16
-    assert len(document["skippedRuns"]) == 8
+    assert len(document["skippedRuns"]) == 1
     (head,) = [e for e in document["evals"] if e["side"] == "head"]
     (f3,) = [f for f in head["sequential"]["fixtures"] if f["fixture"] == "f3"]
     assert (f3["verdict"], f3["head_runs"]) == ("likely regression", 2)
-    assert "adaptive reps stopped early: 8 more runs would exceed max-model-calls (20)" in (
+    assert "adaptive reps stopped early: 1 more runs would exceed max-model-calls (16)" in (
         (out / "comment.md").read_text()
     )
 

@@ -87,9 +87,9 @@ def test_every_example_passes_through_the_cli_with_the_mock_provider(tmp_path: P
     assert judged and all(j["agreement"] == 1.0 for j in judged)
     # the one violation the mock judge reports cites a step that holds its quote
     violations = [v for j in judged for v in j["violations"]]
-    # adaptive reps: every fixture passes its two reps, which settles it; no third
-    assert {f["rep"] for f in support} == {0, 1}
-    assert [(v["rule"], v["supported"]) for v in violations] == [("no_refund_promises", True)] * 2
+    # adaptive reps: every fixture passes its one rep, which settles it; no second
+    assert {f["rep"] for f in support} == {0}
+    assert [(v["rule"], v["supported"]) for v in violations] == [("no_refund_promises", True)]
     # seed 004's AgentV file became fixtures of the calculator's Eval
     assert evals["calculator-eval"]["total"] == 2
 
@@ -160,10 +160,11 @@ def test_the_action_gates_a_pr_of_the_examples_in_a_workspace_owned_by_another_u
     results = run.results()
     assert list(results["changedAgents"]) == ["support-bot"]
     sides = {(e["eval"], e["side"]) for e in results["evals"]}
-    # adaptive reps: the head passes its every rep, so no verdict reads the base, which runs
-    # nothing (its runs would decide nothing)
-    assert sides == {("support-bot-eval", "head")}
-    assert {f["side"] for f in results["fixtures"]} == {"head"}
+    # the Eval's pairwise judge reads each fixture's base run beside its head run: both
+    # sides run, once each while the judge calls them alike
+    assert sides == {("support-bot-eval", "head"), ("support-bot-eval", "base")}
+    runs = [(f["side"], f["fixture"]) for f in results["fixtures"]]
+    assert sorted(runs) == sorted(set(runs))  # one rep a side: nothing left open
     assert run.outputs["result"] == "pass"
     [comment] = github.comments.values()
     assert "support-bot-eval" in comment["body"]

@@ -138,10 +138,11 @@ def test_a_framework_agent_is_gated_in_the_sandbox_with_no_adapter(
     assert run.returncode == 0, run.stdout + run.stderr
     fixtures = {(f["side"], f["fixture"]): f for f in run.results()["fixtures"]}
     names = {"hello", "where-is-my-order", "order-conversation"}
-    # adaptive reps: at least the minimum on the head, and no base run, as no verdict read it
+    # adaptive reps: the minimum on the head (one pass settles a fixture working), and no
+    # base run, as no verdict read it
     assert set(fixtures) == {("head", fixture) for fixture in names}
     reps = [f["fixture"] for f in run.results()["fixtures"]]
-    assert all(reps.count(fixture) >= 2 for fixture in names)
+    assert sorted(reps) == sorted(names)
     for (side, fixture), result in fixtures.items():
         assert result["status"] == "pass", (side, fixture, result.get("message"))
         trace = result["trace"]

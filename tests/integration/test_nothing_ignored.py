@@ -154,3 +154,69 @@ def test_a_base_that_is_not_there_is_a_configuration_error(tmp_path: Path, comma
         "out --base to run every Eval\n"
     )
     assert "fetch-depth" not in no_repository.stderr + no_branch.stderr
+
+
+UNREAD = [
+    (
+        "failOnRegression under adaptive reps",
+        "  execution: { reps: { min: 1, max: 8 } }\n"
+        "  scoring: { gate: { failOnRegression: any } }\n",
+        "evals/e.yaml:8:22: spec.scoring.gate.failOnRegression: Eval 'bot-eval' has adaptive "
+        "reps (execution.reps), which do not read scoring.gate.failOnRegression: a regression "
+        "its per-fixture sequential test settles always blocks",
+    ),
+    (
+        "passThreshold under adaptive reps",
+        "  execution: { reps: { max: 8 } }\n  scoring: { passThreshold: 0.9 }\n",
+        "evals/e.yaml:8:14: spec.scoring.passThreshold: Eval 'bot-eval' has adaptive reps "
+        "(execution.reps), which do not read scoring.passThreshold: its sequential tests "
+        "decide, not a score threshold",
+    ),
+    (
+        "repsPerFixture beside adaptive reps",
+        "  execution: { reps: { max: 8 }, repsPerFixture: 5 }\n",
+        "spec.execution.repsPerFixture: Eval 'bot-eval' has adaptive reps (execution.reps), "
+        "which do not read execution.repsPerFixture: `reps: {min, max}` replaces it",
+    ),
+    (
+        "a sequential test's rate under fixed reps",
+        "  scoring: { gate: { falseBlockRate: 0.05 } }\n",
+        "evals/e.yaml:7:22: spec.scoring.gate.falseBlockRate: Eval 'bot-eval' has fixed reps "
+        "(no execution.reps), which do not read scoring.gate.falseBlockRate: only adaptive "
+        "reps' sequential tests do",
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "settings", "message"), UNREAD, ids=[c[0] for c in UNREAD])
+def test_validate_names_a_setting_the_policy_in_force_does_not_read(
+    tmp_path: Path, case: str, settings: str, message: str
+) -> None:
+    """A setting that changes nothing under the Eval's way of deciding (fixed or adaptive
+    reps) is a warning at its line, saying what decides instead; the suite still runs."""
+    write(tmp_path, {"evals/a.yaml": AGENT, "evals/f.yaml": FIXTURE, "evals/e.yaml": EVAL})
+    (tmp_path / "mock.yaml").write_text(MOCK)
+    clean = evalward("validate", str(tmp_path), "--mock-script", "mock.yaml", cwd=tmp_path)
+    assert "warning" not in clean.stdout + clean.stderr
+    write(tmp_path, {"evals/e.yaml": EVAL + settings})
+
+    done = evalward("validate", str(tmp_path), "--mock-script", "mock.yaml", cwd=tmp_path)
+
+    assert done.returncode == 0, (case, done.stderr)
+    (warning,) = [line for line in done.stdout.splitlines() if line.startswith("warning: ")]
+    assert message in warning, (case, warning)
+
+
+def test_a_default_the_eval_does_not_read_is_named_at_the_eval(tmp_path: Path) -> None:
+    """evalward.yaml's defaults give every Eval a threshold; an adaptive Eval ignores it."""
+    adaptive = EVAL + "  execution: { reps: { max: 8 } }\n"
+    write(tmp_path, {"evals/a.yaml": AGENT, "evals/f.yaml": FIXTURE, "evals/e.yaml": adaptive})
+    write(tmp_path, {"evalward.yaml": "defaults:\n  scoring: { passThreshold: 0.9 }\n"})
+    (tmp_path / "mock.yaml").write_text(MOCK)
+    done = evalward("validate", str(tmp_path), "--mock-script", "mock.yaml", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (
+        "warning: evals/e.yaml:4:1: spec.scoring.passThreshold: Eval 'bot-eval' has adaptive "
+        "reps (execution.reps), which do not read scoring.passThreshold"
+    ) in done.stdout
+    assert "from evalward.yaml's defaults" in done.stdout

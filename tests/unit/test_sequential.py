@@ -10,7 +10,7 @@ import pytest
 
 from evalward.resources.gate_policy import GatePolicy, RepRange
 from evalward.rundata.sides import Side
-from evalward.stages.adaptive import SequentialTests, Verdict, judge, more_runs
+from evalward.stages.adaptive import SETTLED, SequentialTests, Verdict, judge, more_runs
 from evalward.stages.sequential import Settled, Sprt
 
 
@@ -73,50 +73,96 @@ def _round_trip(tests: SequentialTests, head_p: dict[str, bool], base_p: dict[st
 
 
 def test_passing_fixtures_stop_at_the_minimum_and_never_run_on_the_base() -> None:
+    """At the default rates one pass settles a fixture working (0.05 / 0.9 < missRate): a
+    suite that passes costs one run a fixture, and nothing on the base."""
     names = "abcdefghij"
-    tests = SequentialTests.of(GatePolicy(), RepRange(min=2, max=8), 10)
+    tests = SequentialTests.of(GatePolicy(), RepRange(max=8), 10)
     head, base, call = _round_trip(tests, dict.fromkeys(names, True), dict.fromkeys(names, True))
-    assert {len(runs) for runs in head.values()} == {2}
+    assert {len(runs) for runs in head.values()} == {1}
     assert base == {}
     assert not call.blocks
     assert {f.verdict for f in call.fixtures} == {Verdict.stable}
+    assert tests.fixture.settled(1, 0) is Settled.works
 
 
-def test_the_pooled_test_asks_for_reps_only_once_something_failed() -> None:
-    """Six passes do not rule out a 25-point drop over three fixtures, but nothing points to
-    one: no more reps. One failure among them does, and every fixture gets another round."""
-    tests = SequentialTests.of(GatePolicy(), RepRange(min=2, max=8), 3)
-    head, _, call = _round_trip(tests, dict.fromkeys("abc", True), dict.fromkeys("abc", True))
-    assert {len(runs) for runs in head.values()} == {2}
-    assert call.pooled is Verdict.stable
-    asked = more_runs(tests, {"a": [True, False], "b": [True, True], "c": [True, True]}, {})
-    assert sorted(name for _, name in asked) == ["a", "b", "c"]
+def test_the_pooled_test_asks_for_just_the_reps_that_could_settle_it() -> None:
+    """Nothing failed: no pooled reps. One failure among ten first reps leaves the pooled test
+    open: once the failed fixture's own test is done, the pooled test asks for as many reps as
+    would settle it working if all passed, from the fixtures with the fewest reps."""
+    tests = SequentialTests.of(GatePolicy(), RepRange(max=8), 10)
+    names = [f"f{i}" for i in range(10)]
+    assert more_runs(tests, {n: [True] for n in names}, {}) == []
+    head = {n: [True] for n in names} | {"f3": [False]}
+    # the failed fixture's own test is open: it runs alone first
+    assert more_runs(tests, head, {}) == [(Side.head, "f3")]
+    head["f3"] = [False, True, True]  # its own test settles working (noise)
+    asked = more_runs(tests, head, {})
+    pooled = tests.pooled
+    needed = math.ceil((pooled.llr(11, 1) - pooled.lower) / -pooled.llr(1, 0))
+    assert [name for _, name in asked] == [n for n in names if n != "f3"][:needed]
+    for _, name in asked:
+        head[name].append(True)
+    assert more_runs(tests, head, {}) == []  # all passed: the pooled test settled working
+    assert judge(tests, head, {}).pooled is Verdict.noise
 
 
 def test_a_broken_fixture_gets_reps_until_settled_and_its_base_is_read() -> None:
-    tests = SequentialTests.of(GatePolicy(), RepRange(min=2, max=8), 3)
+    tests = SequentialTests.of(GatePolicy(), RepRange(max=8), 3)
     head, base, call = _round_trip(
         tests, {"a": True, "b": False, "c": True}, dict.fromkeys("abc", True)
     )
-    assert len(head["b"]) == 3  # one more after the minimum: 0/3 settles it at alpha 0.0033
-    assert set(base) == {"b"}  # the base runs only where the verdict reads it
+    assert len(head["b"]) == 3  # 0/3 settles it at alpha 0.02 / 2 / 3 fixtures
+    assert [len(head[n]) for n in "ac"] == [1, 1]
+    assert base == {"b": [True]}  # the base runs only where the verdict reads it
     assert call.blocks
     (blocking,) = call.blocking
     assert blocking.verdict is Verdict.regression
-    assert "b regression" in call.why()[0] and "head 0/3 · base 2/2" in call.why()[0]
+    (why,) = call.why()
+    assert why.startswith("b regression by its per-fixture sequential test: head 0/3, base 1/1")
+    assert "within its share of the false-block rate 3.3e-03 (falseBlockRate 0.02 / 2 / 3" in why
 
 
 def test_a_fixture_failing_on_both_sides_still_fails() -> None:
-    tests = SequentialTests.of(GatePolicy(), RepRange(min=2, max=8), 2)
+    tests = SequentialTests.of(GatePolicy(), RepRange(max=8), 2)
     _, _, call = _round_trip(tests, {"a": True, "b": False}, {"a": True, "b": False})
-    assert [f.verdict for f in call.fixtures] == [Verdict.stable, Verdict.failing]
+    assert [f.verdict for f in call.fixtures] == [Verdict.stable, Verdict.still_failing]
     assert call.blocks
+
+
+def test_a_settled_failure_with_no_base_is_failing() -> None:
+    tests = SequentialTests.of(GatePolicy(), RepRange(max=8), 1)
+    call = judge(tests, {"a": [False] * 4}, {})
+    assert call.fixtures[0].verdict is Verdict.failing and call.blocks
 
 
 def test_an_open_fixture_at_the_maximum_is_likely_not_settled() -> None:
     tests = SequentialTests.of(GatePolicy(), RepRange(min=2, max=3), 1)
     call = judge(tests, {"a": [False, True, False]}, {})
     assert call.fixtures[0].verdict is Verdict.likely_regression
+    assert not call.blocks
+
+
+def test_unreliable_baseline_needs_a_base_whose_own_runs_lean_broken() -> None:
+    """A base that passed its few runs is no unreliable baseline, however few they were; a
+    base that failed as often is."""
+    tests = SequentialTests.of(GatePolicy(), RepRange(min=2, max=3), 1)
+    leaning = {"a": [False, True, False]}
+    assert judge(tests, leaning, {"a": [True, True]}).fixtures[0].verdict is (
+        Verdict.likely_regression
+    )
+    assert judge(tests, leaning, {"a": [False, True, False]}).fixtures[0].verdict is (
+        Verdict.unreliable_baseline
+    )
+    # the pooled test: head leaning broken, its base 2/2 (open, not unreliable)
+    pooled = SequentialTests.of(GatePolicy(), RepRange(min=1, max=3), 2)
+    call = judge(pooled, {"a": [True, False, True], "b": [False, True, True]}, {"a": [True] * 2})
+    assert call.pooled is not Verdict.unreliable_baseline
+
+
+def test_a_test_that_ends_open_leaning_working_is_not_settled() -> None:
+    tests = SequentialTests.of(GatePolicy(), RepRange(min=1, max=2), 1)
+    call = judge(tests, {"a": [False, True]}, {})
+    assert call.fixtures[0].verdict is Verdict.not_settled
     assert not call.blocks
 
 
@@ -130,3 +176,53 @@ def test_every_path_of_four_fixtures_stays_within_the_false_block_rate() -> None
         chance = math.prod(0.9 if r else 0.1 for r in outcome)
         blocked += chance * judge(tests, head, {}).blocks
     assert blocked <= 0.02
+
+
+P, F = True, False
+CONDITIONS = [
+    # (head runs, base runs or None, verdict): one line per row of docs/github.md's table
+    ([F] * 4, [P], Verdict.regression),
+    ([F] * 4, [F], Verdict.still_failing),  # the base's own runs lean broken
+    ([F] * 4, [F] * 4, Verdict.still_failing),  # the base settled broken
+    ([F] * 4, None, Verdict.failing),  # the base did not run
+    ([P], [F] * 4, Verdict.improvement),
+    ([P], None, Verdict.stable),
+    ([F, P, P], None, Verdict.noise),
+    ([F, P, F], None, Verdict.likely_regression),
+    ([F, P, F], [P, P], Verdict.likely_regression),  # a base that passed is reliable
+    ([F, P, F], [F, P, F], Verdict.unreliable_baseline),
+    ([F, P], None, Verdict.not_settled),  # at the maximum, leaning working
+    ([], None, Verdict.not_enough_data),
+]
+
+
+@pytest.mark.parametrize(("head", "base", "verdict"), CONDITIONS)
+def test_each_verdict_word_means_its_condition(
+    head: list[bool], base: list[bool] | None, verdict: Verdict
+) -> None:
+    """Each verdict as docs/github.md ("Noise") states its condition, at the default rates
+    (one fixture: its line to settle broken is 1 / 0.01, which three failures cross), whether it
+    is settled, and whether it blocks."""
+    tests = SequentialTests.of(GatePolicy(), RepRange(min=1, max=3), 1)
+    call = judge(tests, {"a": head}, {"a": base} if base is not None else {})
+    (fixture,) = call.fixtures
+    assert fixture.verdict is verdict
+    assert fixture.blocks is (
+        verdict in (Verdict.regression, Verdict.still_failing, Verdict.failing)
+    )
+    settled = verdict in SETTLED
+    state = tests.state(tests.fixture, fixture.head)
+    assert settled is (head != [] and state is not Settled.open)
+
+
+def test_the_why_lines_name_the_share_of_the_rate_the_tests_spend() -> None:
+    """Beside a pairwise judge the pass-rate tests spend half of `falseBlockRate`: the "why"
+    says that half, not the Eval's whole rate as if it were theirs."""
+    head = {f"f{i}": [True] * 8 for i in range(9)} | {"broken": [False] * 8}
+    base = {"broken": [True] * 8}
+    whole = judge(SequentialTests.of(GatePolicy(), RepRange(max=8), 10), head, base)
+    half = judge(SequentialTests.of(GatePolicy(), RepRange(max=8), 10, 0.5), head, base)
+    (line,) = [w for w in whole.why() if w.startswith("broken")]
+    (halved,) = [w for w in half.why() if w.startswith("broken")]
+    assert "(falseBlockRate 0.02 / 2 / 10 fixtures)" in line
+    assert "(falseBlockRate 0.02 × 0.5 beside the pairwise judge / 2 / 10 fixtures)" in halved

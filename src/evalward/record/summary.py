@@ -7,6 +7,12 @@ terminal all read these, so "2 regressions" or "1 error on head" is the same num
 same name wherever it is shown. Each count says what it counts: `errors_on_head` is fixtures
 with a head run that errored (an outage is `unavailable`, not an error); `new` is every fixture
 that did not run on base, of which `pending` gate only once merged.
+
+Every fixture that gates is exactly one of passing, failing or not settled, so
+`passing + failing + not_settled == fixtures`: with fixed reps a fixture is settled by its
+Eval's `minRepPassRate` rule (not settled only when its Eval has no verdict, or an outage left
+it none), with adaptive reps by its own sequential test (`SequentialRecord`): settled working
+passes, settled broken fails, anything else is not settled.
 """
 
 from __future__ import annotations
@@ -17,8 +23,11 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalward.resources.common import DEFAULT_SEVERITY_WEIGHTS, Severity
+from evalward.resources.gate_policy import RegressionPolicy
 from evalward.rundata.results import EvalResult, FixtureOutcome, FixtureResult, Status
-from evalward.stages.compare import Change, EvalComparison
+from evalward.rundata.sequential_record import SequentialRecord
+from evalward.stages.blocked import policy_of
+from evalward.stages.compare import Change, EvalComparison, FixtureComparison
 from evalward.stages.gate import UNAVAILABLE, GateDecision, GateResult
 from evalward.text.numbers import score_text, threshold_text
 
@@ -37,9 +46,19 @@ class FixtureFacts:
     removed: bool = False
     pending: bool = False
     """Added by the pull request to an Eval of the base branch: it ran, and gates once merged."""
+    passing: bool = False
+    """It gates and passes on head: by the Eval's `minRepPassRate` rule, or (adaptive reps)
+    settled working by its sequential test; its Eval has a verdict."""
     failing: bool = False
-    """It blocks: it gates, its Eval has a verdict, and it regressed or does not pass on head
-    by the Eval's `minRepPassRate` rule (failed, errored or timed out; not an outage)."""
+    """It gates, its Eval has a verdict, and it regressed or does not pass on head: by the
+    Eval's `minRepPassRate` rule (failed, errored or timed out; not an outage), or (adaptive
+    reps) settled broken by its sequential test."""
+    not_settled: bool = False
+    """It gates and is neither passing nor failing: its test did not settle (adaptive reps),
+    its Eval has no verdict, or an outage left it none."""
+    pooled_driver: bool = False
+    """Adaptive reps: not failing on its own, but it failed a head rep of an Eval whose pooled
+    test blocks, so it drove that block."""
     errored: bool = False
     """A head run errored, and not only because a model provider was down."""
     unavailable: bool = False
@@ -60,45 +79,69 @@ def classify(
     *,
     gates: bool = True,
     verdict: bool = True,
+    sequential: SequentialRecord | None = None,
 ) -> FixtureFacts:
     """The facts of one fixture from its head runs and outcome over reps. `change` is a
     `compare.Change` value ("" when its Eval ran on one side only); `verdict` is false for an
-    Eval with no verdict (its provider was down, or its judge could not be calibrated)."""
+    Eval with no verdict (its provider was down, or its judge could not be calibrated);
+    `sequential` is its Eval's sequential tests, with adaptive reps."""
     advisory = change == Change.advisory.value or (
         head_outcome is not None and head_outcome.advisory
     )
     not_passing = [r for r in head if not r.passed and r.counted]
     unavailable = bool(not_passing) and all(r.provider_unavailable for r in not_passing)
-    timed_out = any(r.timed_out for r in head)
-    if head_outcome is not None:
-        fails = head_outcome.result in (Status.failed, Status.error) or (
-            head_outcome.result is Status.skipped and head_outcome.timed_out > 0
-        )
-        flaky = head_outcome.flaky
-    else:
-        fails = bool(not_passing)
-        counted = [r.passed for r in head if r.counted]
-        flaky = len(counted) > 1 and any(counted) and not all(counted)
+    fails, passes, flaky = _over_reps(head, head_outcome, sequential)
+    name = head[0].fixture if head else ""
     regressed = change == Change.regression.value
+    settles = bool(head) and gates and verdict and not advisory
+    failing = settles and not unavailable and (regressed or fails)
+    passing = settles and passes and not failing
     return FixtureFacts(
         regressed=regressed,
         fixed=change == Change.fixed.value,
         new=change == Change.new.value,
         removed=change == Change.removed.value,
         pending=bool(head) and not gates,
-        failing=bool(head)
-        and gates
-        and verdict
-        and not advisory
-        and not unavailable
-        and (regressed or fails),
+        passing=passing,
+        failing=failing,
+        not_settled=bool(head) and gates and not advisory and not (passing or failing),
+        pooled_driver=(
+            sequential is not None
+            and sequential.pooled_blocks
+            and settles
+            and not failing
+            and name in sequential.drivers
+        ),
         errored=not unavailable and any(r.status is Status.error for r in head),
         unavailable=unavailable,
-        timed_out=timed_out,
+        timed_out=any(r.timed_out for r in head),
         flaky=flaky,
         judges_disagree=any(r.judges_disagree for r in head),
         advisory=bool(head) and advisory,
     )
+
+
+def _over_reps(
+    head: list[FixtureResult],
+    outcome: FixtureOutcome | None,
+    sequential: SequentialRecord | None,
+) -> tuple[bool, bool, bool]:
+    """Whether the fixture fails, passes and is flaky on head over its reps: by its outcome
+    (the Eval's `minRepPassRate`), or with adaptive reps by what its own test settled."""
+    counted = [r.passed for r in head if r.counted]
+    if outcome is not None:
+        fails = outcome.result in (Status.failed, Status.error) or (
+            outcome.result is Status.skipped and outcome.timed_out > 0
+        )
+        passes, flaky = outcome.result is Status.passed, outcome.flaky
+    else:
+        fails = any(not r.passed and r.counted for r in head)
+        passes = bool(counted) and all(counted)
+        flaky = len(counted) > 1 and any(counted) and not all(counted)
+    call = sequential.of(head[0].fixture) if sequential is not None and head else None
+    if call is not None:
+        return call.broken, call.working, flaky
+    return fails, passes, flaky
 
 
 def verdictless(result: EvalResult) -> bool:
@@ -135,9 +178,13 @@ class Counts(BaseModel):
     fixtures: int = 0
     """Fixtures that gate on head (not pending, not advisory)."""
     passing: int = 0
-    """Of those, passing on head by the Eval's `minRepPassRate` rule."""
+    """Of those, passing on head: by the Eval's `minRepPassRate` rule, or settled working by
+    its sequential test (adaptive reps)."""
     failing: int = 0
-    """Fixtures that block: regressed, or not passing on head (not an outage)."""
+    """Of those, failing on head: regressed, or not passing by the rule (not an outage), or
+    settled broken by its sequential test (adaptive reps)."""
+    not_settled: int = 0
+    """Of those, neither: `passing + failing + not_settled == fixtures`."""
     regressions: int = 0
     regressions_by_severity: dict[Severity, int] = Field(default_factory=dict)
     fixed: int = 0
@@ -173,43 +220,51 @@ class RunSummary(BaseModel):
 def facts_of(comparison: EvalComparison) -> Iterable[tuple[str, FixtureFacts, Severity]]:
     """Each fixture of an Eval's comparison: its name, its facts and its severity."""
     outcomes = {o.name: o for o in comparison.head.fixture_results}
-    has_base = comparison.base is not None
     for fixture in comparison.fixtures:
         runs = fixture.head or fixture.base
         if not runs:
             continue
-        change = fixture.change.value if has_base else ""
-        if not has_base and fixture.change is Change.advisory:
-            change = Change.advisory.value
-        facts = classify(
-            change,
-            fixture.head,
-            outcomes.get(fixture.fixture),
-            gates=fixture.gates,
-            verdict=not verdictless(comparison.head),
-        )
-        yield fixture.fixture, facts, runs[0].severity
+        yield fixture.fixture, facts_of_fixture(comparison, fixture, outcomes), runs[0].severity
+
+
+def facts_of_fixture(
+    comparison: EvalComparison,
+    fixture: FixtureComparison,
+    outcomes: Mapping[str, FixtureOutcome] | None = None,
+) -> FixtureFacts:
+    """One fixture's facts in its Eval's comparison, as every report classifies it."""
+    if outcomes is None:
+        outcomes = {o.name: o for o in comparison.head.fixture_results}
+    has_base = comparison.base is not None
+    change = fixture.change.value if has_base else ""
+    if not has_base and fixture.change is Change.advisory:
+        change = Change.advisory.value
+    return classify(
+        change,
+        fixture.head,
+        outcomes.get(fixture.fixture),
+        gates=fixture.gates,
+        verdict=not verdictless(comparison.head),
+        sequential=comparison.head.sequential,
+    )
 
 
 def count(comparisons: list[EvalComparison]) -> Counts:
     totals: dict[str, int] = {}
     by_severity: dict[Severity, int] = {}
-    fixtures = passing = 0
+    fixtures = 0
     for comparison in comparisons:
-        gating = {f.fixture: f for f in comparison.fixtures}
-        for name, facts, severity in facts_of(comparison):
+        for _, facts, severity in facts_of(comparison):
             for field_name in FixtureFacts.__dataclass_fields__:
                 totals[field_name] = totals.get(field_name, 0) + getattr(facts, field_name)
             if facts.regressed:
                 by_severity[severity] = by_severity.get(severity, 0) + 1
-            fixture = gating[name]
-            if fixture.head and fixture.gates and not facts.advisory:
-                fixtures += 1
-                passing += fixture.head_passed
+            fixtures += facts.passing or facts.failing or facts.not_settled
     return Counts(
         fixtures=fixtures,
-        passing=passing,
+        passing=totals.get("passing", 0),
         failing=totals.get("failing", 0),
+        not_settled=totals.get("not_settled", 0),
         regressions=totals.get("regressed", 0),
         regressions_by_severity={s: by_severity[s] for s in SEVERITY_ORDER if s in by_severity},
         fixed=totals.get("fixed", 0),
@@ -237,9 +292,17 @@ def regressions_text(counts: Counts) -> str:
 
 
 def eval_score_text(result: EvalResult) -> str:
-    """An Eval's head score against its threshold, never contradicting its verdict."""
+    """An Eval's head score against its threshold, never contradicting its verdict; with
+    adaptive reps, which read no threshold, the score alone."""
+    if result.sequential is not None:
+        return score_text(result.score)
     passed = None if (verdictless(result) or result.advisory) else result.passed
     return score_text(result.score, result.pass_threshold, passed)
+
+
+def threshold_of(result: EvalResult) -> str:
+    """An Eval's threshold as its row shows it: "—" with adaptive reps, which read none."""
+    return "—" if result.sequential is not None else threshold_text(result.pass_threshold)
 
 
 def shortfall_text(name: str, result: EvalResult) -> str:
@@ -255,7 +318,9 @@ def shortfall_text(name: str, result: EvalResult) -> str:
 
 
 def headline(comparisons: list[EvalComparison], decision: GateDecision, counts: Counts) -> str:
-    """The verdict in plain words, as a reviewer triaging the pull request wants it first."""
+    """The verdict in plain words, as a reviewer triaging the pull request wants it first: what
+    blocked by the rule that decided it (its threshold, its sequential tests), the settled
+    regressions, and how many fixtures are not settled."""
     below = sorted(  # the furthest below its threshold first
         (
             c
@@ -267,25 +332,43 @@ def headline(comparisons: list[EvalComparison], decision: GateDecision, counts: 
     )
     scores = (
         ", ".join(
-            f"{c.name} settled failing by its sequential tests"
+            f"{c.name}: {c.head.sequential.decided_by()}"
             if c.head.sequential is not None  # adaptive reps: the threshold does not decide
             else shortfall_text(c.name, c.head)
             for c in below[:3]
         )
         + (f" and {len(below) - 3} more Evals" if len(below) > 3 else "")
     )
+    scores = ", ".join(filter(None, (scores, _regression_rules(comparisons, decision))))
     regressed = regressions_text(counts)
-    what = " — ".join(part for part in (scores, regressed) if part)
+    open_ = f"{counts.not_settled} of {counts.fixtures} fixtures not settled"
+    unsettled = open_ if counts.not_settled else ""
+    what = " — ".join(
+        part for part in (scores, ", ".join(filter(None, (regressed, unsettled)))) if part
+    )
     result = decision.result
     if result is GateResult.failed:
         return f"Blocked: {what or decision.reason}"
     if result is GateResult.bypassed:
         return f"Bypassed: {what or decision.reason} — the gate was bypassed by its label"
     if result is GateResult.passed:
-        suffix = f" — {regressed}, not blocking" if regressed else ""
-        return f"every affected Eval passes{suffix}"
+        quiet = ", ".join(
+            filter(None, (f"{regressed}, not blocking" if regressed else "", unsettled))
+        )
+        return "every affected Eval passes" + (f" — {quiet}" if quiet else "")
     # skipped, incomplete ("cancelled after 3 of 8 runs"): the reason is the verdict's words
     return UNAVAILABLE if result is GateResult.unavailable else decision.reason
+
+
+def _regression_rules(comparisons: list[EvalComparison], decision: GateDecision) -> str:
+    """The Evals that meet their threshold and fail on a regression: the rule that decided."""
+    said = []
+    for c in comparisons:
+        if c.head.passed and c.name in decision.failing_evals:
+            policy = policy_of(c, decision.regressions)
+            kind = "significant " if policy is RegressionPolicy.significant else ""
+            said.append(f"{c.name}: a {kind}regression blocks (failOnRegression: {policy.value})")
+    return ", ".join(said)
 
 
 def summarize(

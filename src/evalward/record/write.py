@@ -57,7 +57,7 @@ def results_header(
         gate_changes=evaluation.changes.gate_changes,
         not_run=evaluation.plan.not_run,
         pending=evaluation.plan.pending,
-        notes=evaluation.notes,
+        notes=evaluation.notes + decision.notes,
         cache_hits=evaluation.cache_hits,
         skipped_runs=[
             SkippedRun(eval=r.eval, fixture=r.fixture, side=r.side.value, rep=r.rep)

@@ -37,34 +37,34 @@ def score_bars(
     *,
     head: float,
     base: float | None,
-    threshold: float,
+    threshold: float | None,
     passed: bool,
     head_text: str | None = None,
     base_text: str | None = None,
     threshold_text: str | None = None,
 ) -> str:
-    """Base (grey) above head (green when the Eval passes, else red), the threshold a line.
-    The title writes the numbers as the table does (`digits`), never contradicting the
-    verdict.
+    """Base (grey) above head (green when the Eval passes, else red), the threshold a line
+    (none with adaptive reps, which read no threshold). The title writes the numbers as the
+    table does (`digits`), never contradicting the verdict.
 
     Seven keyword-only parameters: the chart's numbers and their texts, named at the
     call so a head is never drawn as a base.
     """
     before = "no base" if base is None else f"base {base_text or f'{base:.2f}'}"
-    title = (
-        f"{before}, head {head_text or f'{head:.2f}'}, "
-        f"threshold {threshold_text or f'{threshold:.2f}'}"
-    )
+    title = f"{before}, head {head_text or f'{head:.2f}'}"
+    if threshold is not None:
+        title += f", threshold {threshold_text or f'{threshold:.2f}'}"
     body = ""
     if base is not None:
         body += f'<rect class="base" x="0" y="3" width="{_x(base)}" height="9" fill="{BASE}"/>'
     colour = GREEN if passed else RED
     body += f'<rect class="head" x="0" y="15" width="{_x(head)}" height="9" fill="{colour}"/>'
-    edge = min(_x(threshold), WIDTH - 1)
-    body += (
-        f'<line class="threshold" x1="{edge}" x2="{edge}" y1="0" y2="27" stroke="{INK}" '
-        'stroke-width="2" stroke-dasharray="3 2"/>'
-    )
+    if threshold is not None:
+        edge = min(_x(threshold), WIDTH - 1)
+        body += (
+            f'<line class="threshold" x1="{edge}" x2="{edge}" y1="0" y2="27" stroke="{INK}" '
+            'stroke-width="2" stroke-dasharray="3 2"/>'
+        )
     return _svg(27, title, body, kind="bars")
 
 

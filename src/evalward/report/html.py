@@ -29,17 +29,17 @@ from markupsafe import Markup
 from evalward import __version__
 from evalward.past.trend import Trend
 from evalward.record.schema import RunInfo
-from evalward.record.summary import RunSummary, count, eval_score_text
-from evalward.report import charts
+from evalward.record.summary import RunSummary, count, eval_score_text, threshold_of
+from evalward.report import charts, pairwise_text
 from evalward.report.compiled import template_cache
 from evalward.report.pairs import FLAGS, Pair, Redact, build_pairs, bundle, row
-from evalward.report.reps import axes_text, has_run_numbers, reps_text
+from evalward.report.reps import axes_text, has_run_numbers, rep_rule, reps_text
 from evalward.report.story import blocking, counts_phrases, figures_text, reasons
 from evalward.rundata.results import EvalResult, FixtureOutcome, FixtureResult
 from evalward.rundata.trace import Trace
 from evalward.stages.compare import EvalComparison, compare
 from evalward.text.escaping import reveal_bidi
-from evalward.text.numbers import delta_text, threshold_text
+from evalward.text.numbers import delta_text
 
 TEMPLATES = Path(__file__).parent / "templates"
 ASSETS = Path(__file__).parent / "assets"
@@ -107,6 +107,7 @@ class EvalRow:
     threshold: str
     passing: int
     total: int
+    """Its fixtures that gate: `passing`, failing and `not_settled` add up to it."""
     errors: int
     passed: bool
     bars: Markup
@@ -118,6 +119,7 @@ class EvalRow:
     no_verdict: str = ""
     """`unavailable` or `incomplete` when the Eval has no verdict, with `no_verdict_reason`."""
     no_verdict_reason: str = ""
+    not_settled: int = 0
 
 
 @dataclass(frozen=True)
@@ -168,20 +170,21 @@ def _eval_rows(comparisons: list[EvalComparison], trends: Mapping[str, Trend]) -
                 base="—" if base is None else eval_score_text(base),
                 delta=comparison.delta,
                 delta_text=delta_text(comparison.delta),
-                threshold=threshold_text(head.pass_threshold),
-                passing=head.passing,
-                total=head.total,
+                threshold=threshold_of(head),
+                passing=counts.passing,
+                total=counts.fixtures,
+                not_settled=counts.not_settled,
                 errors=head.errors,
                 passed=head.passed,
                 bars=Markup(  # noqa: S704 - drawn and escaped by charts
                     charts.score_bars(
                         head=head.score,
                         base=None if base is None else base.score,
-                        threshold=head.pass_threshold,
+                        threshold=None if head.sequential else head.pass_threshold,
                         passed=head.passed,
                         head_text=eval_score_text(head),
                         base_text=None if base is None else eval_score_text(base),
-                        threshold_text=threshold_text(head.pass_threshold),
+                        threshold_text=threshold_of(head),
                     )
                 ),
                 outcomes=Markup(  # noqa: S704
@@ -239,7 +242,7 @@ def _side_text(side: dict[str, Any] | None, reps: str = "") -> str:
     return text + (f" ({side['k']}/{side['n']} reps)" if side["n"] > 1 else "")
 
 
-def _static_items(pairs: list[Pair], rules: Mapping[str, float]) -> list[StaticItem]:
+def _static_items(pairs: list[Pair], rules: Mapping[str, float | None]) -> list[StaticItem]:
     items: list[StaticItem] = []
     for pair in pairs:
         if not pair.flags & PROBLEMS:
@@ -273,7 +276,7 @@ def _static_items(pairs: list[Pair], rules: Mapping[str, float]) -> list[StaticI
 
 
 def _reps(outcome: FixtureOutcome | None, rule: float | None) -> str:
-    return "" if outcome is None or rule is None else reps_text(outcome, rule)
+    return "" if outcome is None else reps_text(outcome, rule)
 
 
 def _shown(value: object) -> object:
@@ -354,7 +357,7 @@ def html_chunks(
         total=len(pairs),
         static=_static_items(pairs, rules),
         run_numbers=_run_numbers(comparisons),
-        sequential=[(c.name, c.head.sequential) for c in comparisons if c.head.sequential],
+        **pairwise_text.tests_shown(comparisons),
         static_more=max(0, sum(1 for p in pairs if p.flags & PROBLEMS) - STATIC_LIMIT),
         data=_data(meta, pairs, position, shown),
         traces=_traces(pairs, trace_of, shown),
@@ -384,12 +387,12 @@ def _heading(page: Page, summary: RunSummary) -> dict[str, str]:
 
 def _eval_index(
     comparisons: list[EvalComparison], evals: list[EvalResult], pairs: list[Pair]
-) -> tuple[list[str], dict[str, str], dict[str, float]]:
+) -> tuple[list[str], dict[str, str], dict[str, float | None]]:
     """Every Eval the page lists, in the comparisons' order (then any only a pair names),
     with its agent and its rule for repetitions (the head's where both sides have one)."""
     eval_names = [c.name for c in comparisons]
     agents = {e.eval: e.agent for e in evals}
-    rules = {e.eval: e.min_rep_pass_rate for e in evals if e.side == "head"}
+    rules = {e.eval: rep_rule(e) for e in evals if e.side == "head"}
     rules.update({e.eval: e.min_rep_pass_rate for e in evals if e.eval not in rules})
     for pair in pairs:
         if pair.eval not in agents:

@@ -159,6 +159,7 @@ def build_pairs(
             pair.head_outcome,
             gates=found.gates if found is not None else True,
             verdict=head_result is None or not verdictless(head_result),
+            sequential=head_result.sequential if head_result is not None else None,
         )
         pair.flags = _flags(pair.facts)
         severity = (pair.head or pair.base)[0].severity
@@ -202,8 +203,11 @@ def _side(
     reps = outcome.reps if outcome else len(runs)
     scores = [r.score for r in counted]
     score = outcome.score if outcome else (sum(scores) / len(scores) if scores else 0.0)
+    word = status.value
+    if outcome is not None and (outcome.advisory or outcome.verdict):
+        word = "advisory" if outcome.advisory else outcome.verdict
     side: dict[str, Any] = {
-        "s": "advisory" if outcome is not None and outcome.advisory else status.value,
+        "s": word,
         "sc": round(score, 4),
         "v": runs[0].verdict.value if len(runs) == 1 else "",
         "k": passes,

@@ -12,8 +12,15 @@ def percent(value: float) -> str:
     return f"{scaled:.0f} %" if scaled == int(scaled) else f"{scaled:.1f} %"
 
 
-def reps_text(outcome: FixtureOutcome, rule: float) -> str:
-    """The outcome over reps as the Eval's `minRepPassRate` rule judges it; "" for one rep.
+def rep_rule(result: EvalResult) -> float | None:
+    """The Eval's `minRepPassRate`, where it decides a fixture: with fixed reps. With adaptive
+    reps (`sequential`) no rule is read, so none is named."""
+    return None if result.sequential is not None else result.min_rep_pass_rate
+
+
+def reps_text(outcome: FixtureOutcome, rule: float | None) -> str:
+    """The outcome over reps as the Eval's `minRepPassRate` rule judges it (`rule` None: no
+    rule decides, adaptive reps); "" for one rep.
 
     Reps with nothing evaluated are outside the rate and said apart; timed-out and error reps
     count as not passing, and are named."""
@@ -21,8 +28,9 @@ def reps_text(outcome: FixtureOutcome, rule: float) -> str:
         return ""
     counted = outcome.reps - outcome.skipped
     interval = outcome.pass_rate_interval
+    ruled = f" (rule ≥ {percent(rule)})" if rule is not None else ""
     text = (
-        f"{outcome.passes}/{counted} reps pass (rule ≥ {percent(rule)}), "
+        f"{outcome.passes}/{counted} reps pass{ruled}, "
         f"95 % CI {interval.low * 100:.0f}–{interval.high * 100:.0f} %"
     )
     notes = []

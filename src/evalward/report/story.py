@@ -1,7 +1,8 @@
 """Why a pull request is blocked, fixture by fixture, worst first and evidence first: what the
 comment's card and report.html's card both show.
 
-Each blocking fixture (`record.summary.FixtureFacts.failing`) becomes one `Reason`: first the
+Each blocking fixture (`record.summary.FixtureFacts.failing`, and with adaptive reps each
+fixture that drove a pooled test that blocks, `pooled_driver`) becomes one `Reason`: first the
 evidence — the first step where head departs from base ("step 2: base `open_ticket` → head
 `issue_refund`", `divergence`), or the judge's cited violation (its step and quote) — then the
 assertion that failed, then the statistics (reps, or the score's change). They are ordered by
@@ -19,9 +20,8 @@ from evalward.record.schema import RunInfo
 from evalward.record.summary import (
     FixtureFacts,
     RunSummary,
-    classify,
+    facts_of_fixture,
     score_drop,
-    verdictless,
     weight_of,
     worst_first_key,
 )
@@ -29,6 +29,7 @@ from evalward.report.divergence import DivergenceKind, first_divergence, first_d
 from evalward.report.reps import reps_text
 from evalward.resources.common import Severity
 from evalward.rundata.results import RUN_FAILED, FixtureOutcome, FixtureResult, JudgeVerdict, Status
+from evalward.rundata.sequential_record import FIXTURE_TEST, POOLED_TEST, FixtureVerdictRecord
 from evalward.rundata.trace import Step, StepType, Trace
 from evalward.stages.compare import EvalComparison, FixtureComparison
 from evalward.text.numbers import delta_text, seconds_text
@@ -69,6 +70,8 @@ class Reason:
     def icon(self) -> str:
         if self.regressed:
             return "🔻"
+        if self.facts.pooled_driver:
+            return "📉"
         if self.facts.timed_out:
             return "⏱️"
         return "💥" if self.facts.errored else "❌"
@@ -95,26 +98,19 @@ def blocking(comparisons: list[EvalComparison]) -> list[Candidate]:
     for comparison in comparisons:
         outcomes = {o.name: o for o in comparison.head.fixture_results}
         base = {o.name: o for o in comparison.base.fixture_results} if comparison.base else {}
-        has_base = comparison.base is not None
         for fixture in comparison.fixtures:
             if not fixture.head:
                 continue
             outcome = outcomes.get(fixture.fixture)
-            facts = classify(
-                fixture.change.value if has_base else "",
-                fixture.head,
-                outcome,
-                gates=fixture.gates,
-                verdict=not verdictless(comparison.head),
-            )
-            if not facts.failing:
+            facts = facts_of_fixture(comparison, fixture, outcomes)
+            if not (facts.failing or facts.pooled_driver):
                 continue
             severity = fixture.head[0].severity
             drop = score_drop(base.get(fixture.fixture), outcome)
             weight = weight_of(comparison.head, severity)
             key = worst_first_key(weight, drop, comparison.name, fixture.fixture)
             found.append(Candidate(comparison, fixture, outcome, facts, key))
-    found.sort(key=lambda c: c.key)
+    found.sort(key=lambda c: (c.facts.pooled_driver, *c.key))
     return found
 
 
@@ -137,8 +133,14 @@ def reason_of(
         if comparison.base
         else None
     )
-    statistics = _statistics(
-        outcome, base_outcome, comparison.head.min_rep_pass_rate, head, fixture.base
+    sequential = comparison.head.sequential
+    call = sequential.of(fixture.fixture) if sequential is not None else None
+    statistics = (
+        _sequential_statistics(call, candidate.facts)
+        if call is not None
+        else _statistics(
+            outcome, base_outcome, comparison.head.min_rep_pass_rate, head, fixture.base
+        )
     )
     common = {
         "eval": comparison.name,
@@ -198,6 +200,17 @@ def _statistics(
     if before is not None:
         return f"score {before:.2f} → {after:.2f} ({delta_text(after - before)})"
     return f"score {after:.2f}"
+
+
+def _sequential_statistics(call: FixtureVerdictRecord, facts: FixtureFacts) -> str:
+    """With adaptive reps: its verdict and the numbers of the test that decided it."""
+    if facts.pooled_driver:  # its own bound decides nothing here: the pooled test's does
+        base = f"base {call.base_passes}/{call.base_runs}" if call.base_runs else "base not run"
+        return (
+            f"{call.verdict}: head {call.head_passes}/{call.head_runs} · {base} · its failed "
+            f"reps drove the {POOLED_TEST}"
+        )
+    return f"{call.verdict}: {call.numbers} ({FIXTURE_TEST})"
 
 
 def _assertion(run: FixtureResult) -> str:
@@ -307,8 +320,9 @@ def _violation(run: FixtureResult) -> tuple[tuple[Piece, ...], int | None] | Non
 
 
 def counts_phrases(summary: RunSummary) -> list[str]:
-    """What the counts line says, as every surface says it; zero counts but the first three
-    are left out."""
+    """What the counts line says, as every surface says it: of the fixtures that gate, how many
+    pass, fail and (when any) are not settled, which add up to them; zero counts but the first
+    three are left out."""
     c = summary.counts
     crit = c.critical_regressions
     gating = (
@@ -322,6 +336,8 @@ def counts_phrases(summary: RunSummary) -> list[str]:
         + (f" ({crit} critical)" if crit else ""),
         f"{c.failing} failing",
     ]
+    if c.not_settled:
+        phrases.append(f"{c.not_settled} not settled")
     optional = [
         (c.fixed, "fixed"),
         (c.new, "new" + (f" ({c.pending} gating once merged)" if c.pending else "")),

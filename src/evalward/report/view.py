@@ -6,7 +6,10 @@ carry no text.
 
 A fixture's verdict is the Eval's `minRepPassRate` rule over its reps, never one rep's: a
 fixture that passed 4 of 8 reps is shown as such ("4/8 reps pass (rule ≥ 60 %), …"), with the
-rep whose detail is shown named, and flagged flaky when its reps disagree.
+rep whose detail is shown named, and flagged flaky when its reps disagree. With adaptive reps
+it is its sequential test's verdict ("noise: 3/4 reps pass, …"), and no rule is named: none
+is read. A line about a rule is shown only where the rule decides: the pooled McNemar test
+only for an Eval that `failOnRegression: significant` decides.
 """
 
 from __future__ import annotations
@@ -16,8 +19,15 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from evalward.record.schema import RunInfo
-from evalward.record.summary import FixtureFacts, RunSummary, classify, verdictless
-from evalward.report.reps import reps_text
+from evalward.record.summary import (
+    Counts,
+    FixtureFacts,
+    RunSummary,
+    count,
+    facts_of_fixture,
+    verdictless,
+)
+from evalward.report.reps import rep_rule, reps_text
 from evalward.report.story import (
     Reason,
     TraceSource,
@@ -27,9 +37,12 @@ from evalward.report.story import (
     reasons,
     shown_run,
 )
+from evalward.resources.gate_policy import RegressionPolicy
 from evalward.rundata.results import CrossCheck, FixtureOutcome, FixtureResult, JudgeVerdict
-from evalward.stages.compare import EvalComparison
-from evalward.stages.gate import did_not_run
+from evalward.stages.blocked import policy_of
+from evalward.stages.compare import Change, EvalComparison
+from evalward.stages.gate import GateDecision, did_not_run
+from evalward.stages.stats import McNemar
 
 UNAVAILABLE = "unavailable"
 """The one word for an outage, in every list and table: not a verdict on the agent."""
@@ -51,7 +64,8 @@ class Item:
     message: str = ""
     status: str = ""
     reps: str = ""
-    """The outcome over reps ("4/8 reps pass (rule ≥ 60 %), 95 % CI 22–78 %"); "" for one rep."""
+    """The outcome over reps ("4/8 reps pass (rule ≥ 60 %), 95 % CI 22–78 %"; with adaptive
+    reps no rule, and the sequential test's numbers); "" for one rep."""
     flaky: bool = False
     pending: bool = False
     """Added by the pull request to an Eval of the base branch: gates once merged."""
@@ -92,8 +106,11 @@ class Detail:
 
     @property
     def status(self) -> str:
-        """The fixture's result over its reps (the rule's), or the one run's status."""
-        return self.outcome.result.value if self.outcome is not None else self.result.status.value
+        """The fixture's result over its reps (the rule's, or with adaptive reps its
+        sequential test's verdict), or the one run's status."""
+        if self.outcome is None:
+            return self.result.status.value
+        return self.outcome.verdict or self.outcome.result.value
 
 
 @dataclass
@@ -127,8 +144,16 @@ class CommentView:
     incomplete: list[str] = field(default_factory=list)
     """Per Eval whose judge could not be calibrated (not an outage): its name and why."""
     did_not_run: list[str] = field(default_factory=list)
+    not_settled: list[Item] = field(default_factory=list)
+    """Adaptive reps: fixtures whose test did not settle (likely regression, unreliable
+    baseline, not settled, not enough data): shown, never blocking."""
+    mcnemar: list[tuple[EvalComparison, McNemar]] = field(default_factory=list)
+    """Fixed-rep Evals that `failOnRegression: significant` decides, with a regression: the
+    McNemar test pooled over the Eval, shown beside the per-fixture tests that decide."""
     evals: list[EvalComparison] = field(default_factory=list)
     """The Evals' table rows, failing first, at most `EVALS_CAP`."""
+    eval_counts: dict[str, Counts] = field(default_factory=dict)
+    """Each Eval's own counts, as the counts line counts them (its row's fixtures)."""
     evals_more: int = 0
     cap: int = LIST_CAP
 
@@ -175,6 +200,9 @@ class ViewSource(Protocol):
     @property
     def trace_of(self) -> TraceSource | None: ...
 
+    @property
+    def decision(self) -> GateDecision: ...
+
 
 def build_view(source: ViewSource, lines: LineBudget = LineBudget()) -> CommentView:
     """What the comment shows, worst first; the reasons' lines stop where `lines` runs out."""
@@ -202,7 +230,7 @@ def build_view(source: ViewSource, lines: LineBudget = LineBudget()) -> CommentV
         view.reasons.append(reason)
         candidate = candidates[index]
         shown = shown_run(candidate.fixture.head, candidate.outcome)
-        rule = candidate.comparison.head.min_rep_pass_rate
+        rule = rep_rule(candidate.comparison.head)
         reps = reps_text(candidate.outcome, rule) if candidate.outcome is not None else ""
         view.details.append(Detail(reason, shown, candidate.outcome, reps))
     listed = {(r.eval, r.fixture) for r in view.reasons}
@@ -212,6 +240,16 @@ def build_view(source: ViewSource, lines: LineBudget = LineBudget()) -> CommentV
     view.regressions.sort(key=lambda i: (order.get((i.eval, i.fixture), len(order)), i.fixture))
     ranked = sorted(comparisons, key=_eval_rank)
     view.evals, view.evals_more = ranked[:EVALS_CAP], max(0, len(ranked) - EVALS_CAP)
+    view.eval_counts = {c.name: count([c]) for c in view.evals}
+    view.mcnemar = [
+        (c, c.regression_test())
+        for c in comparisons
+        if c.head.sequential is None
+        and c.base is not None
+        and c.of(Change.regression)
+        and max((r.rep for r in c.head.fixtures), default=0) > 0
+        and policy_of(c, source.decision.regressions) is RegressionPolicy.significant
+    ]
     return view
 
 
@@ -242,20 +280,13 @@ def _add_lists(
 ) -> None:
     name = comparison.name
     outcomes = {o.name: o for o in comparison.head.fixture_results}
-    rule = comparison.head.min_rep_pass_rate
-    has_base = comparison.base is not None
+    rule = rep_rule(comparison.head)
     for fixture in comparison.fixtures:
         if not fixture.head:
             continue
         private_one = (name, fixture.fixture) in private
         outcome = outcomes.get(fixture.fixture)
-        facts = classify(
-            fixture.change.value if has_base else "",
-            fixture.head,
-            outcome,
-            gates=fixture.gates,
-            verdict=not verdictless(comparison.head),
-        )
+        facts = facts_of_fixture(comparison, fixture, outcomes)
         shown = shown_run(fixture.head, outcome)
         reps = reps_text(outcome, rule) if outcome is not None else ""
         message = "" if private_one else shown.message
@@ -277,6 +308,8 @@ def _add_lists(
             view.fixed.append(item)
         if facts.new:
             view.new.append(item)
+        if facts.not_settled and comparison.head.sequential is not None:
+            view.not_settled.append(item)
         if facts.unavailable:
             view.unavailable.append(item)
         elif (facts.errored or facts.timed_out) and not facts.failing:
@@ -292,6 +325,8 @@ def _status(shown: FixtureResult, outcome: FixtureOutcome | None, facts: Fixture
         return UNAVAILABLE
     if facts.advisory:
         return "advisory"
+    if outcome is not None and outcome.verdict:
+        return outcome.verdict  # adaptive reps: its sequential test's word
     return outcome.result.value if outcome is not None else shown.status.value
 
 

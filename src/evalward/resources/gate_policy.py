@@ -52,7 +52,15 @@ class BaseRuns(StrEnum):
 
 
 class RepRange(Model):
-    min: int = Field(default=2, ge=1, le=100)
+    min: int = Field(
+        default=1,
+        ge=1,
+        le=100,
+        description=(
+            "Reps every fixture runs on the head first. At the default rates one pass "
+            "settles a\nfixture working, so a fixture that passes costs one run."
+        ),
+    )
     max: int = Field(default=8, ge=1, le=100)
 
     @model_validator(mode="after")
@@ -85,36 +93,42 @@ class GatePolicy(Model):
         gt=0,
         lt=0.5,
         description=(
-            "With adaptive reps: how often a fixture may be called working when it is "
-            "broken (beta)."
+            "With adaptive reps: how often a broken fixture may be called working, and a "
+            "drop of\n`drop` over the Eval missed (beta)."
         ),
     )
     good_pass_rate: float = Field(
         default=0.9,
         gt=0,
         le=1,
-        description="A fixture that passes at least this often works (the null hypothesis).",
+        description=(
+            "With adaptive reps: a fixture that passes at least this often works (the null "
+            "hypothesis)."
+        ),
     )
     broken_pass_rate: float = Field(
-        default=0.2,
+        default=0.05,
         ge=0,
         lt=1,
-        description="A fixture that passes at most this often is broken.",
+        description=(
+            "With adaptive reps: a fixture that passes at most this often is broken. At "
+            "0.05 one pass\nsettles a fixture working (0.05 / 0.9 is below missRate)."
+        ),
     )
     drop: float = Field(
-        default=0.25,
+        default=0.2,
         gt=0,
         le=1,
         description=(
-            "The drop over the whole Eval its pooled test looks for: every fixture this much "
-            "below goodPassRate."
+            "With adaptive reps: the drop over the whole Eval its pooled test looks for: "
+            "every fixture\nthis much below goodPassRate."
         ),
     )
     flaky_on_main: FlakyOnMain = Field(
         default=FlakyOnMain.not_alone,
         description=(
-            "A fixture whose base flips between runs of the default branch: "
-            "`doesNotBlockAlone`\nor `moreReps`."
+            "With adaptive reps: a fixture whose base flips between runs of the default "
+            "branch:\n`doesNotBlockAlone` or `moreReps`."
         ),
     )
 

@@ -20,6 +20,7 @@ from evalward.resources.paths import (
 )
 from evalward.resources.problems import did_you_mean
 from evalward.resources.resource_set import Located, ResourceSet
+from evalward.resources.unread_settings import check_unread_settings
 from evalward.resources.yamlsource import PathKey
 from evalward.text.escaping import printable
 
@@ -157,6 +158,7 @@ def check_references(
     if check_files:
         _check_paths(result, root, report)
     _check_fixture_targets(result, report)
+    check_unread_settings(result, report)
     for name, located in sorted(result.evals.items()):
         spec = located.resource.spec
         if spec.target_agent not in result.agents:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field, computed_field
 
 from evalward.resources.gate_policy import RegressionPolicy
 from evalward.resources.models import Severity
+from evalward.rundata.pairwise_record import PairwiseRecord
 from evalward.rundata.playground_state import PlaygroundRecord
 from evalward.rundata.sequential_record import SequentialRecord
 from evalward.rundata.trace import Trace, Usage
@@ -245,6 +246,10 @@ class FixtureOutcome(BaseModel):
     """The rep whose `message`, `output` and `judge` are shown: the first that did not pass."""
     axes: dict[str, float] = Field(default_factory=dict)
     """Seed 001's per-axis scores, each the mean over the scored reps that have the axis."""
+    verdict: str = ""
+    """With adaptive reps, its sequential test's verdict (`SequentialRecord`); `result` is then
+    pass when it settled working, fail (or error) when it settled broken, and skipped when it
+    did not settle. "" with fixed reps, where `result` follows `minRepPassRate`."""
 
     @property
     def passed(self) -> bool:
@@ -320,6 +325,8 @@ class EvalResult(BaseModel):
     """`scoring.gate.failOnRegression` of the definition that gates."""
     sequential: SequentialRecord | None = None
     """With adaptive reps: what the sequential tests settled; `passed` is their verdict."""
+    pairwise: PairwiseRecord | None = None
+    """With a pairwise judge: each fixture's head runs judged against its base runs."""
     base_not_needed: list[str] = Field(default_factory=list)
     """With fixed reps and a decision that reads the head only (`failOnRegression: none`):
     the fixtures whose every head rep passed, so the base did not run them (compared as

@@ -10,22 +10,32 @@ An Eval with `execution.reps: {min, max}` is decided by sequential tests
 
 Whatever the number of fixtures and however the reps were spent, a pull request that changed
 nothing is blocked at most alpha of the time (Ville's inequality, Bonferroni over the tests).
-Every fixture starts at `min` reps on the head. A fixture gets another head rep while its own
-test is open, or while the pooled test is open and the fixture has failed at least once. The
-base side runs a fixture only when the head's verdict reads it: its head test settled broken,
-or ended open leaning broken, or the pooled test settled (or ended leaning) broken and the
-fixture failed on the head. The base's runs then say whether the head's failure is a
-regression, was failing already, or is noise in an unreliable baseline.
+
+Every fixture starts at `min` reps on the head (one, by default: at the default rates a single
+pass settles a fixture working). A fixture gets another head rep while its own test is open.
+Once no fixture's own test is open, the pooled test, if it is open and something failed, asks
+for just the reps that could settle it working if they all passed, given to the settled
+fixtures with the fewest reps. The base side runs a fixture only when the head's verdict reads
+it: its head test settled broken, or ended open leaning broken, or the pooled test settled (or
+ended leaning) broken and the fixture failed on the head. The base's runs then say whether the
+head's failure is a regression, was failing already, or is noise in an unreliable baseline.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from evalward.resources.gate_policy import FlakyOnMain, GatePolicy, RepRange
-from evalward.rundata.sequential_record import FixtureVerdictRecord, SequentialRecord, bound_text
+from evalward.rundata.sequential_record import (
+    FIXTURE_TEST,
+    POOLED_TEST,
+    FixtureVerdictRecord,
+    SequentialRecord,
+    bound_text,
+)
 from evalward.rundata.sides import Side
 from evalward.stages.sequential import Settled, Sprt
 
@@ -34,24 +44,37 @@ Outcomes = Mapping[str, Sequence[bool]]
 
 
 class Verdict(StrEnum):
+    """A test's verdict, head against base. Each word has one condition (docs/github.md)."""
+
     regression = "regression"
-    """Settled broken on head, working on base: blocks."""
-    failing = "still failing"
-    """Settled broken on head, and broken on base too (or no base): blocks."""
-    likely_regression = "likely regression"
-    """Leaning broken on head at the maximum reps, not settled: shown, does not block."""
+    """Settled broken on head; the base ran and leans working (or settled working): blocks."""
+    still_failing = "still failing"
+    """Settled broken on head, and the base's own runs lean broken (or settled broken): blocks."""
+    failing = "failing"
+    """Settled broken on head, and the base did not run (a new fixture, an outage, the budget):
+    blocks."""
     improvement = "improvement"
+    """Settled working on head, and settled broken on base."""
     stable = "stable"
+    """Settled working on head, every head rep passed."""
     noise = "noise"
-    """Failed at least once on head, and settled (or leaning) working."""
+    """Settled working on head, though a head rep failed."""
+    likely_regression = "likely regression"
+    """Not settled at the end, leaning broken on head; the base's runs do not lean broken (or
+    it did not run): shown, does not block."""
     unreliable_baseline = "unreliable baseline"
-    """Leaning broken on head, and the base does not work reliably either: does not block."""
+    """Not settled at the end, leaning broken on head, and the base's own runs lean broken
+    too: shown, does not block."""
+    not_settled = "not settled"
+    """Not settled at the end, leaning working on head: does not block."""
     not_enough_data = "not enough data"
     """Fewer than the minimum reps ran (a budget, an outage, a cancelled run)."""
 
 
-BLOCKING = (Verdict.regression, Verdict.failing)
-SETTLED = (Verdict.regression, Verdict.failing, Verdict.improvement, Verdict.stable)
+BLOCKING = (Verdict.regression, Verdict.still_failing, Verdict.failing)
+WORKING = (Verdict.improvement, Verdict.stable, Verdict.noise)
+SETTLED = BLOCKING + WORKING
+"""What a test settled: it crossed one of its lines. Every other verdict is not settled."""
 
 
 @dataclass(frozen=True)
@@ -78,17 +101,27 @@ class SequentialTests:
     fixture: Sprt
     pooled: Sprt
     reps: RepRange
+    budget: str = ""
+    """Where the tests' false-block rate comes from, as the "why" lines say it."""
 
     @classmethod
-    def of(cls, policy: GatePolicy, reps: RepRange, fixtures: int) -> SequentialTests:
-        alpha = policy.false_block_rate
+    def of(
+        cls, policy: GatePolicy, reps: RepRange, fixtures: int, share: float = 1.0
+    ) -> SequentialTests:
+        """The tests at `share` of the policy's false-block rate (the rest is another test's:
+        a pairwise judge's beside them)."""
+        alpha = policy.false_block_rate * share
         good = policy.good_pass_rate
+        budget = f"falseBlockRate {policy.false_block_rate:g}"
+        if share != 1.0:
+            budget += f" × {share:g} beside the pairwise judge"
         return cls(
             fixture=Sprt(
                 good, policy.broken_pass_rate, alpha / 2 / max(fixtures, 1), policy.miss_rate
             ),
             pooled=Sprt(good, max(0.0, good - policy.drop), alpha / 2, policy.miss_rate),
             reps=reps,
+            budget=budget,
         )
 
     def state(self, test: Sprt, runs: Tally) -> Settled:
@@ -109,10 +142,6 @@ class FixtureCall:
     """Its base's pass rate on the default branch, when that flips (flaky on main)."""
     blocks: bool = False
 
-    def numbers(self) -> str:
-        base = f"base {self.base}" if self.base is not None else "base not run"
-        return f"head {self.head} · {base} · p ≤ {bound_text(self.bound)}"
-
 
 @dataclass(frozen=True)
 class EvalCall:
@@ -126,6 +155,12 @@ class EvalCall:
     alpha: float
     drivers: list[str] = field(default_factory=list)
     """The fixtures that failed on the head: what drove the pooled test."""
+    fixture_alpha: float = 0.0
+    """Each fixture's test's share of alpha: alpha / 2 / `gating`."""
+    gating: int = 0
+    """The fixtures that gate, among which the fixtures' half of alpha is shared."""
+    budget: str = ""
+    """Where alpha comes from (`SequentialTests.budget`)."""
 
     @property
     def blocking(self) -> list[FixtureCall]:
@@ -139,19 +174,36 @@ class EvalCall:
     def blocks(self) -> bool:
         return bool(self.blocking) or self.pooled_blocks
 
+    @property
+    def _budget(self) -> str:
+        return self.budget or f"falseBlockRate {self.alpha:g}"
+
     def why(self) -> list[str]:
-        """One line per thing that blocks: the test, the fixtures and their numbers."""
-        said = [
-            f"{f.fixture} {f.verdict.value} (sequential test per fixture, alpha "
-            f"{bound_text(self.alpha)} shared: {f.numbers()})"
-            for f in self.blocking
-        ]
+        """One line per thing that blocks: the test, the fixtures and their numbers, and the
+        line its bound had to reach (its share of `falseBlockRate`), so a reviewer can check it."""
+        said = []
+        for f in self.blocking:
+            base = f"base {f.base}" if f.base is not None else "base not run"
+            flaky = (
+                f"; flaky on main ({100 * f.flaky:.0f} % pass there), it blocks beside another"
+                if f.flaky is not None
+                else ""
+            )
+            said.append(
+                f"{f.fixture} {f.verdict.value} by its {FIXTURE_TEST}: head {f.head}, "
+                f"{base}; p ≤ {bound_text(f.bound)}, within its share of the false-block rate "
+                f"{bound_text(self.fixture_alpha)} ({self._budget} / 2 / "
+                f"{self.gating} fixtures){flaky}"
+            )
         if self.pooled_blocks:
             base = f", base {self.pooled_base}" if self.pooled_base is not None else ""
+            rate = self.pooled_head.passes / max(self.pooled_head.runs, 1)
             said.append(
-                f"pass rate over the Eval {self.pooled.value} (pooled sequential test: head "
-                f"{self.pooled_head}{base}, p ≤ {bound_text(self.pooled_bound)}; driven by "
-                f"{', '.join(self.drivers) or 'every fixture'})"
+                f"pass rate over the Eval {self.pooled.value} by the {POOLED_TEST}: head "
+                f"{self.pooled_head} ({100 * rate:.0f} %){base}; p ≤ "
+                f"{bound_text(self.pooled_bound)}, within its share of the false-block rate "
+                f"{bound_text(self.alpha / 2)} ({self._budget} / 2); driven by "
+                f"{', '.join(self.drivers) or 'every fixture'}"
             )
         return said
 
@@ -209,6 +261,9 @@ def judge(
         tests.pooled.bound(pooled.passes, pooled.fails),
         tests.pooled.alpha * 2,
         sorted(n for n in counted if not all(head[n])),
+        fixture_alpha=tests.fixture.alpha,
+        gating=len(gating),
+        budget=tests.budget,
     )
 
 
@@ -227,24 +282,24 @@ def _alone(call: FixtureCall, calls: list[FixtureCall]) -> FixtureCall:
 
 
 def _verdict(tests: SequentialTests, test: Sprt, head: Tally, base: Tally | None) -> Verdict:
-    """The verdict of one test, head against base."""
+    """The verdict of one test, head against base (`Verdict` says each one's condition)."""
     if head.runs == 0 or (test is tests.fixture and head.runs < tests.reps.min):
         return Verdict.not_enough_data
     state = tests.state(test, head)
-    base_state = tests.state(test, base) if base is not None and base.runs else None
+    ran = base is not None and base.runs > 0
+    base_state = tests.state(test, base) if base is not None and ran else None
+    base_leans_broken = ran and base is not None and test.llr(base.passes, base.fails) > 0
     if state is Settled.broken:
-        if base_state is Settled.broken or base is None or not base.runs:
+        if not ran:
             return Verdict.failing
-        return Verdict.regression
+        return Verdict.still_failing if base_leans_broken else Verdict.regression
     if state is Settled.works:
         if base_state is Settled.broken:
             return Verdict.improvement
         return Verdict.stable if head.fails == 0 else Verdict.noise
     if test.llr(head.passes, head.fails) > 0:
-        if base_state in (Settled.open, Settled.broken):  # the base does not work either
-            return Verdict.unreliable_baseline
-        return Verdict.likely_regression
-    return Verdict.noise if head.fails else Verdict.stable
+        return Verdict.unreliable_baseline if base_leans_broken else Verdict.likely_regression
+    return Verdict.not_settled
 
 
 def more_runs(
@@ -256,35 +311,32 @@ def more_runs(
     flaky: Collection[str] = (),
     more_reps_when_flaky: bool = False,
 ) -> list[tuple[Side, str]]:
-    """The next round's runs: (side, fixture) once per rep to add; none when all is settled."""
+    """The next round's runs: (side, fixture) once per rep to add; none when all is settled.
+
+    Stopping early never raises a test's error rate, so which fixture runs next is free: a
+    fixture's own open test first, then (once none is open) the pooled test's reps."""
     minimum, maximum = tests.reps.min, tests.reps.max
-    pooled = tally([r for runs in head.values() for r in runs])
-    pooled_state = tests.state(tests.pooled, pooled)
-    if not pooled.fails or any(
-        tests.state(tests.fixture, tally(r)) is Settled.broken for r in head.values()
-    ):
-        # With no failure yet, nothing points to a drop; and a fixture settled broken blocks
-        # the Eval whatever the pooled test says. Either way its open question earns no reps
-        # (stopping early never raises a test's error rate).
-        pooled_state = Settled.works
+    left_out = () if more_reps_when_flaky else flaky
+    pooled = tally([r for name, runs in head.items() if name not in left_out for r in runs])
+    pooled_state = _pooled_state(tests, head, pooled)
     runs: list[tuple[Side, str]] = []
-    head_done = True
+    settled_working: list[str] = []
     for name in sorted(head):
         mine = tally(head[name])
         if mine.runs < minimum:
             runs += [(Side.head, name)] * (minimum - mine.runs)
-            head_done = False
             continue
         if mine.runs >= maximum:
             continue
         state = tests.state(tests.fixture, mine)
-        if (
-            state is Settled.open
-            or (pooled_state is Settled.open and state is not Settled.broken)
-            or (more_reps_when_flaky and name in flaky)
-        ):
+        if state is Settled.open or (more_reps_when_flaky and name in flaky):
             runs.append((Side.head, name))
-            head_done = False
+        elif state is Settled.works:
+            settled_working.append(name)
+    if not runs and pooled_state is Settled.open:
+        chosen = _for_the_pooled_test(tests, pooled, head, settled_working)
+        runs += [(Side.head, name) for name in chosen]
+    head_done = not runs
     for name in sorted(head):
         if name not in base_can_run or not _reads_base(tests, head, name, pooled_state, head_done):
             continue
@@ -294,6 +346,33 @@ def more_runs(
         elif theirs.runs < maximum and tests.state(tests.fixture, theirs) is Settled.open:
             runs.append((Side.base, name))
     return runs
+
+
+def _pooled_state(tests: SequentialTests, head: Outcomes, pooled: Tally) -> Settled:
+    """The pooled test's state as far as reps go: it asks for none while nothing failed
+    (nothing points to a drop) or once a fixture settled broken (that blocks the Eval whatever
+    the pooled test says). `pooled` leaves out what the verdict leaves out of the pooled test
+    (fixtures flaky on main that may not block alone)."""
+    if not pooled.fails or any(
+        tests.state(tests.fixture, tally(r)) is Settled.broken for r in head.values()
+    ):
+        return Settled.works
+    return tests.state(tests.pooled, pooled)
+
+
+def _for_the_pooled_test(
+    tests: SequentialTests, pooled: Tally, head: Outcomes, candidates: list[str]
+) -> list[str]:
+    """Just the reps that would settle the open pooled test working if every one passed, one
+    per fixture, to the fixtures settled working with the fewest reps (then fewest failures):
+    a pull request that changed nothing pays a few reps for a failed one, and a drop spread
+    over every fixture keeps drawing reps until the test settles or every fixture is at max."""
+    step = -tests.pooled.llr(1, 0)
+    if step <= 0:
+        return []
+    needed = math.ceil((tests.pooled.llr(pooled.passes, pooled.fails) - tests.pooled.lower) / step)
+    ranked = sorted(candidates, key=lambda n: (len(head[n]), tally(head[n]).fails, n))
+    return ranked[: max(needed, 0)]
 
 
 def _reads_base(
@@ -342,4 +421,7 @@ def record(call: EvalCall, tests: SequentialTests) -> SequentialRecord:
         pooled_p_bound=call.pooled_bound,
         blocks=call.blocks,
         why=call.why(),
+        drivers=call.drivers,
+        fixture_alpha=tests.fixture.alpha,
+        pooled_alpha=tests.pooled.alpha,
     )

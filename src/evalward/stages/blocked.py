@@ -1,12 +1,17 @@
 """Why a gate blocks: which fixtures fail an Eval, which regression rule applies to it (its
-own `failOnRegression`, tightened by an action input), and one line per block naming the test,
-the fixtures that drove it and their numbers."""
+own `failOnRegression`, tightened by an action input; none with adaptive reps, whose
+sequential tests decide), and one line per block naming the rule that decided (the threshold,
+`failOnRegression`, the per-fixture or the pooled sequential test), the fixtures that drove it
+and their numbers."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from evalward.resources.gate_policy import RegressionPolicy
 from evalward.rundata.sequential_record import bound_text
 from evalward.stages.compare import SIGNIFICANCE, Change, EvalComparison, FixtureComparison
+from evalward.text.numbers import score_text, threshold_text
 
 
 def why(
@@ -15,19 +20,46 @@ def why(
     """What blocks, Eval by Eval: the test, the fixtures and their numbers."""
     said: list[str] = []
     for c in below:
+        if c.head.pairwise is not None and c.head.pairwise.blocks:
+            said += [f"{c.name}: {line}" for line in c.head.pairwise.why]
         if c.head.sequential is not None:
             said += [f"{c.name}: {line}" for line in c.head.sequential.why]
+            continue
+        if pairwise_only(c):
             continue
         fixtures = failing(c)
         named = ", ".join(f"{f.fixture} ({f.numbers()})" for f in fixtures[:5])
         more = f" and {len(fixtures) - 5} more" if len(fixtures) > 5 else ""
-        said.append(
-            f"{c.name}: score {c.head.score:.2f} is below its threshold "
-            f"{c.head.pass_threshold:.2f} — failing {named or 'no fixture'}{more}"
-        )
+        said.append(f"{c.name}: {_shortfall(c)} — failing {named or 'no fixture'}{more}")
     for c in regressed_evals:
         said += _lines(c, policy_of(c, tightened))
     return said
+
+
+def _shortfall(comparison: EvalComparison) -> str:
+    """The fixed-reps rule the Eval falls short of: its threshold, else its pass^k floor."""
+    head = comparison.head
+    floor, reached = head.min_pass_hat_k, head.pass_hat_k
+    if head.score >= head.pass_threshold and floor is not None and reached is not None:
+        return f"pass^k {reached:.2f} is below its minPassHatK {floor:.2f}"
+    return (
+        f"score {score_text(head.score, head.pass_threshold, False)} is below its threshold "
+        f"{threshold_text(head.pass_threshold)}"
+    )
+
+
+def pairwise_only(comparison: EvalComparison) -> bool:
+    """Blocked by its pairwise judge alone: its own rules (threshold, pass^k; or its
+    sequential tests) pass."""
+    head = comparison.head
+    if head.pairwise is None or not head.pairwise.blocks:
+        return False
+    if head.sequential is not None:
+        return not head.sequential.blocks
+    floor, reached = head.min_pass_hat_k, head.pass_hat_k
+    return head.score >= head.pass_threshold and (
+        floor is None or reached is None or reached >= floor
+    )
 
 
 def failing(comparison: EvalComparison) -> list[FixtureComparison]:
@@ -43,15 +75,28 @@ def failing(comparison: EvalComparison) -> list[FixtureComparison]:
 
 
 def failing_fixtures(comparison: EvalComparison) -> list[str]:
-    names = [f.fixture for f in failing(comparison)]
+    """The fixtures that make the Eval fail: with adaptive reps, those whose own test blocks,
+    then (when the pooled test blocks) those that failed a head rep and so drove it."""
+    pairwise = comparison.head.pairwise
+    worse = [f.fixture for f in pairwise.fixtures if f.blocks] if pairwise is not None else []
+    if pairwise is not None and pairwise.blocks and pairwise.pooled == "worse":
+        worse += [f.fixture for f in pairwise.fixtures if f.counts.base > f.counts.head]
+    worse = list(dict.fromkeys(worse))
+    if pairwise_only(comparison):
+        return worse
     record = comparison.head.sequential
-    if record is not None and record.pooled in ("regression", "still failing"):
+    if record is None:
+        return [f.fixture for f in failing(comparison)] + [
+            f for f in worse if f not in {x.fixture for x in failing(comparison)}
+        ]
+    names = [f.fixture for f in record.fixtures if f.blocks]
+    if record.pooled_blocks:
         names += [
             f.fixture
             for f in record.fixtures
             if f.head_passes < f.head_runs and f.fixture not in names
         ]
-    return names
+    return names + [f for f in worse if f not in names]
 
 
 def policy_of(comparison: EvalComparison, tightened: RegressionPolicy) -> RegressionPolicy:
@@ -91,3 +136,51 @@ def regressed(comparison: EvalComparison, policy: RegressionPolicy) -> bool:
 def regresses(comparison: EvalComparison, tightened: RegressionPolicy) -> bool:
     """Whether the Eval's regressions block it under its own rule, tightened."""
     return regressed(comparison, policy_of(comparison, tightened))
+
+
+@dataclass
+class Verdicts:
+    """The affected Evals by what they say of the gate."""
+
+    advisory: list[EvalComparison]
+    """Nothing in them may gate."""
+    gating: list[EvalComparison]
+    unscored: list[EvalComparison]
+    """Their judge could not score: no verdict."""
+    down: list[EvalComparison]
+    """Every head run's provider was unavailable: no verdict."""
+    below: list[EvalComparison]
+    """Failing on their own verdict: below the threshold, or blocked by sequential tests."""
+    regressed: list[EvalComparison]
+    """Passing their threshold, and blocked by `failOnRegression`."""
+
+    @classmethod
+    def of(cls, comparisons: list[EvalComparison], regressions: RegressionPolicy) -> Verdicts:
+        gating = [c for c in comparisons if not c.head.advisory]
+        unscored = [c for c in gating if c.head.incomplete_reason]
+        failed = [c for c in gating if not c.head.passed and not c.head.incomplete_reason]
+        return cls(
+            advisory=[c for c in comparisons if c.head.advisory],
+            gating=gating,
+            unscored=unscored,
+            down=[c for c in failed if c.head.provider_unavailable],
+            below=[c for c in failed if not c.head.provider_unavailable],
+            regressed=[c for c in gating if c.head.passed and regresses(c, regressions)],
+        )
+
+    @property
+    def failing(self) -> list[EvalComparison]:
+        return self.below + self.regressed
+
+
+def unread(comparisons: list[EvalComparison], regressions: RegressionPolicy) -> list[str]:
+    """The run's `failOnRegression` tightening (the action's input), where an Eval does not
+    read it: said, never ignored in silence."""
+    adaptive = [c.name for c in comparisons if c.head.sequential is not None]
+    if regressions is RegressionPolicy.none or not adaptive:
+        return []
+    return [
+        f"fail-on-regression: {regressions.value} does not apply to {', '.join(adaptive)}: "
+        "with adaptive reps (`execution.reps`) the sequential tests decide, and a settled "
+        "regression always blocks"
+    ]

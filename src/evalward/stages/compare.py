@@ -27,6 +27,11 @@ class Change(StrEnum):
     removed = "removed"
     advisory = "advisory"
     """Nothing in the fixture gates on head (every assertion advisory): shown, not compared."""
+    failing = "failing"
+    """With adaptive reps: settled broken on head, and the base did not run it."""
+    not_settled = "not settled"
+    """With adaptive reps: its head test did not settle (likely regression, unreliable
+    baseline, not settled, not enough data)."""
 
 
 @dataclass(frozen=True)
@@ -171,17 +176,22 @@ def _verdicts(result: EvalResult) -> dict[str, bool]:
 _CHANGE_OF = {
     "regression": Change.regression,
     "still failing": Change.still_failing,
+    "failing": Change.failing,
     "improvement": Change.fixed,
+    "stable": Change.still_passing,
+    "noise": Change.still_passing,
 }
 
 
 def _sequential(head: EvalResult) -> dict[str, tuple[Change, bool]]:
-    """With adaptive reps, each fixture's change and head verdict by its sequential test:
-    only a settled regression or failure fails it."""
+    """With adaptive reps, each fixture's change and whether it passes on head, by its
+    sequential test: it passes when it settled working (its base runs only where the verdict
+    reads it, so a settled working fixture is still passing); one that did not settle is
+    neither passing nor failing."""
     if head.sequential is None:
         return {}
     return {
-        f.fixture: (_CHANGE_OF.get(f.verdict, Change.still_passing), not f.blocks)
+        f.fixture: (_CHANGE_OF.get(f.verdict, Change.not_settled), f.working)
         for f in head.sequential.fixtures
     }
 

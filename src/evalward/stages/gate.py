@@ -13,6 +13,7 @@ from typing import Any
 from evalward.errors import EXIT_EXTERNAL, EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from evalward.resources.gate_policy import RegressionPolicy
 from evalward.stages import blocked
+from evalward.stages.blocked import Verdicts
 from evalward.stages.compare import EvalComparison
 from evalward.text import jsontext
 
@@ -149,9 +150,14 @@ class GateDecision:
     why: list[str] = field(default_factory=list)
     """One line per thing that blocks: the Eval, the test, the fixtures that drove it and its
     numbers (the comment's "why it is blocked")."""
+    regressions: RegressionPolicy = RegressionPolicy.none
+    """The tightening of `failOnRegression` the run asked for (the action's input), which
+    applies to Evals with fixed reps."""
+    notes: list[str] = field(default_factory=list)
+    """Settings the decision did not read, and why (said where the decision is shown)."""
     error: str = ""
-    """The problem that stopped the gate before it could decide (`stopped`), as a user reads
-    it; "" when it ran to the end."""
+    """The problem that stopped the gate before it could decide (a stopped run's decision:
+    `RunProgress.stopped_decision`), as a user reads it; "" when it ran to the end."""
     error_exit: int = 0
     """The exit code that problem maps to (errors.py), unless a bypass honours it."""
 
@@ -202,12 +208,38 @@ def decide(
     Keyword-only parameters past the comparisons and the bypass: the policies and the
     run's facts, each with a default, named at the call.
     """
-    not_run = dict(not_run or {})
+    facts = _RunFacts(regressions, skipped_runs, allow_incomplete, dict(not_run or {}), undefined)
+    decision = _decision(comparisons, bypass, refusal, facts)
+    decision.regressions = regressions
+    decision.notes = blocked.unread(comparisons, regressions)
+    return decision
+
+
+@dataclass(frozen=True)
+class _RunFacts:
+    """What `decide` weighs beside the comparisons and the bypass."""
+
+    regressions: RegressionPolicy
+    skipped_runs: int
+    allow_incomplete: bool
+    not_run: Mapping[str, str]
+    undefined: str
+
+
+def _decision(
+    comparisons: list[EvalComparison],
+    bypass: Bypass | None,
+    refusal: BypassRefusal | None,
+    facts: _RunFacts,
+) -> GateDecision:
+    """`decide`'s decision, before the notes on what it did not read."""
+    regressions, skipped_runs = facts.regressions, facts.skipped_runs
+    allow_incomplete, not_run, undefined = facts.allow_incomplete, facts.not_run, facts.undefined
     if not comparisons and not not_run:
         return GateDecision(
             GateResult.skipped, reason=undefined or "no Eval is affected by this change"
         )
-    evals = _Verdicts.of(comparisons, regressions)
+    evals = Verdicts.of(comparisons, regressions)
     if not evals.gating and not not_run and not (skipped_runs and not allow_incomplete):
         return GateDecision(
             GateResult.skipped,
@@ -216,7 +248,7 @@ def decide(
     outage = all(c.head.provider_unavailable for c in evals.unscored)
     if (evals.down or evals.unscored) and outage and not evals.failing and not not_run:
         return _unavailable(evals.down + evals.unscored, bypass, refusal)
-    decision = evals.decision(not_run)
+    decision = _decision_of(evals, not_run)
     skipped = skipped_runs if skipped_runs > 0 and not allow_incomplete else 0
     if not decision.failing_evals and not skipped and not evals.unscored:
         return _passed(decision, evals.advisory, skipped_runs, undefined)
@@ -235,7 +267,7 @@ def _bypassed(decision: GateDecision, bypass: Bypass) -> GateDecision:
 
 def _not_passed(
     decision: GateDecision,
-    evals: _Verdicts,
+    evals: Verdicts,
     refusal: BypassRefusal | None,
     regressions: RegressionPolicy,
     not_run: Mapping[str, str],
@@ -245,88 +277,64 @@ def _not_passed(
     when nothing fails but something could not finish)."""
     if not decision.failing_evals:
         decision.result = GateResult.incomplete
-        decision.reason = "; ".join(evals.unfinished(skipped))
+        decision.reason = "; ".join(_unfinished(evals, skipped))
         return decision
     decision.result = GateResult.failed
     decision.refusal = refusal
-    decision.why = evals.why(regressions)
-    reasons = evals.failures(not_run, regressions) + decision.why
+    decision.why = blocked.why(evals.below, evals.regressed, regressions)
+    reasons = _failures(evals, not_run, regressions) + decision.why
     if skipped:
         reasons.append(f"{skipped} runs were skipped by the budget")
-    decision.reason = "; ".join([*reasons, *evals.unfinished(0)])
+    decision.reason = "; ".join([*reasons, *_unfinished(evals, 0)])
     if refusal is not None:
         decision.reason += f"; the {refusal.label!r} label was refused: {refusal.reason}"
     return decision
 
 
-@dataclass
-class _Verdicts:
-    """The affected Evals by what they say of the gate."""
+def _decision_of(evals: Verdicts, not_run: Mapping[str, str]) -> GateDecision:
+    """A decision naming what fails and what was unavailable (its result set later)."""
+    return GateDecision(
+        GateResult.passed,
+        unavailable_evals=[
+            c.name for c in evals.down + evals.unscored if c.head.provider_unavailable
+        ],
+        failing_evals=[c.name for c in evals.failing] + sorted(not_run),
+        failing_fixtures={c.name: blocked.failing_fixtures(c) for c in evals.failing},
+    )
 
-    advisory: list[EvalComparison]
-    """Nothing in them may gate."""
-    gating: list[EvalComparison]
-    unscored: list[EvalComparison]
-    """Their judge could not score: no verdict."""
-    down: list[EvalComparison]
-    """Every head run's provider was unavailable: no verdict."""
-    below: list[EvalComparison]
-    regressed: list[EvalComparison]
 
-    @classmethod
-    def of(cls, comparisons: list[EvalComparison], regressions: RegressionPolicy) -> _Verdicts:
-        gating = [c for c in comparisons if not c.head.advisory]
-        unscored = [c for c in gating if c.head.incomplete_reason]
-        failed = [c for c in gating if not c.head.passed and not c.head.incomplete_reason]
-        return cls(
-            advisory=[c for c in comparisons if c.head.advisory],
-            gating=gating,
-            unscored=unscored,
-            down=[c for c in failed if c.head.provider_unavailable],
-            below=[c for c in failed if not c.head.provider_unavailable],
-            regressed=[
-                c
-                for c in gating
-                if c.head.passed and blocked.regressed(c, blocked.policy_of(c, regressions))
-            ],
-        )
+def _failures(
+    evals: Verdicts, not_run: Mapping[str, str], regressions: RegressionPolicy
+) -> list[str]:
+    """What fails, by the rule that decided: below its threshold (fixed reps), blocked by its
+    sequential tests (adaptive reps), a regression under `failOnRegression`."""
+    reasons = did_not_run(dict(not_run))
+    pairwise = [c.name for c in evals.below if blocked.pairwise_only(c)]
+    below = [c for c in evals.below if c.head.sequential is None and c.name not in pairwise]
+    sequential = [
+        c.name for c in evals.below if c.head.sequential is not None and c.name not in pairwise
+    ]
+    if pairwise:
+        reasons.append(f"{', '.join(pairwise)}: the head is worse by the pairwise judge")
+    if below:
+        reasons.append(f"{len(below)} affected Eval(s) below threshold")
+    if sequential:
+        their = "its" if len(sequential) == 1 else "their"
+        reasons.append(f"{', '.join(sequential)} blocked by {their} sequential tests")
+    if evals.regressed:
+        kind = "significant " if regressions is RegressionPolicy.significant else ""
+        reasons.append(f"{len(evals.regressed)} Eval(s) with a {kind}regression")
+    return reasons
 
-    @property
-    def failing(self) -> list[EvalComparison]:
-        return self.below + self.regressed
 
-    def decision(self, not_run: Mapping[str, str]) -> GateDecision:
-        """A decision naming what fails and what was unavailable (its result set later)."""
-        return GateDecision(
-            GateResult.passed,
-            unavailable_evals=[
-                c.name for c in self.down + self.unscored if c.head.provider_unavailable
-            ],
-            failing_evals=[c.name for c in self.failing] + sorted(not_run),
-            failing_fixtures={c.name: blocked.failing_fixtures(c) for c in self.failing},
-        )
-
-    def failures(self, not_run: Mapping[str, str], regressions: RegressionPolicy) -> list[str]:
-        reasons = did_not_run(dict(not_run))
-        if self.below:
-            reasons.append(f"{len(self.below)} affected Eval(s) below threshold")
-        if self.regressed:
-            kind = "significant " if regressions is RegressionPolicy.significant else ""
-            reasons.append(f"{len(self.regressed)} Eval(s) with a {kind}regression")
-        return reasons
-
-    def why(self, regressions: RegressionPolicy) -> list[str]:
-        """What blocks, Eval by Eval: the test, the fixtures and their numbers."""
-        return blocked.why(self.below, self.regressed, regressions)
-
-    def unfinished(self, skipped_runs: int) -> list[str]:
-        """What kept the gate from a whole verdict: Evals unscored, runs left out, outages."""
-        said = [_unscored(c) for c in self.unscored]
-        if skipped_runs:
-            said.append(f"{skipped_runs} runs were skipped by the budget")
-        if self.down:
-            said.append(f"{len(self.down)} Eval(s) not run: {UNAVAILABLE}")
-        return said
+def _unfinished(evals: Verdicts, skipped_runs: int) -> list[str]:
+    """What kept the gate from a whole verdict: Evals unscored, runs left out, outages."""
+    said = [_unscored(c) for c in evals.unscored]
+    if skipped_runs:
+        said.append(f"{skipped_runs} runs were skipped by the budget")
+    if evals.down:
+        said.append(f"{len(evals.down)} Eval(s) not run: {UNAVAILABLE}")
+    return said
 
 
 def _passed(

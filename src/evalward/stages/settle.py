@@ -1,16 +1,24 @@
 """An adaptive Eval's verdict, from its scored runs: the sequential tests of `adaptive` applied
 to the head's and the base's results, kept on the head's EvalResult (`sequential`), whose
-`passed` becomes the tests' verdict. Fixed-rep Evals are left as scored."""
+`passed` becomes the tests' verdict. Its fixtures' outcomes say what their tests settled
+(`result` pass when settled working, fail when settled broken, skipped when not settled, and
+`verdict` the word) and its counts count them so, as every report does; its threshold, its
+`minRepPassRate` and its pass^k floor are not read, and its score (on both sides) is the
+severity-weighted mean of its fixtures' pass rates. Fixed-rep Evals are left as scored."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from evalward.resources import Located
 from evalward.resources.models import Eval
-from evalward.rundata.results import EvalResult, FixtureResult
+from evalward.rundata.results import EvalResult, FixtureResult, Status
+from evalward.rundata.sequential_record import SequentialRecord
 from evalward.rundata.sides import Side
+from evalward.scoring.pairwise_panel import Judged
 from evalward.stages.adaptive import Outcomes, SequentialTests, judge, record
+from evalward.stages.pairwise_verdict import settle_pairwise
+from evalward.stages.preference import pass_rate_share
 
 Definitions = Mapping[Side, Mapping[str, Located[Eval]]]
 
@@ -19,10 +27,30 @@ def settle(
     results: list[EvalResult],
     definitions: Definitions,
     flaky: Mapping[str, Mapping[str, float]] | None = None,
+    pairs: Mapping[str, Judged] | None = None,
 ) -> list[EvalResult]:
     """Each head EvalResult of an Eval with `execution.reps`, decided by its sequential tests
-    (its definition read from the side that gates); every other result as it was."""
+    (its definition read from the side that gates), and of an Eval judged pairwise, by its
+    preference tests (`pairs`); every other result as it was."""
+    settled = _settle(results, definitions, flaky, pairs or {})
     gating = definitions.get(Side.head, {})
+    return [
+        settle_pairwise(r, gating[r.eval], pairs[r.eval])
+        if pairs and r.side == Side.head.value and r.eval in pairs and r.eval in gating
+        else r
+        for r in settled
+    ]
+
+
+def _settle(
+    results: list[EvalResult],
+    definitions: Definitions,
+    flaky: Mapping[str, Mapping[str, float]] | None,
+    pairs: Mapping[str, Judged],
+) -> list[EvalResult]:
+    gating = definitions.get(Side.head, {})
+    adaptive = {name for name, e in gating.items() if e.resource.spec.execution.reps is not None}
+    results = [pass_rate_scored(r) if r.eval in adaptive else r for r in results]
     base = {r.eval: r for r in results if r.side == Side.base.value}
     settled = []
     for result in results:
@@ -36,11 +64,14 @@ def settle(
         if reps is None:
             settled.append(result)
             continue
-        head_runs = outcomes(result.fixtures)
+        # a fixture whose every run was an outage is still a fixture: not enough data
+        unheard: dict[str, Sequence[bool]] = {o.name: [] for o in result.fixture_results}
+        head_runs = unheard | dict(outcomes(result.fixtures))
         base_result = base.get(result.eval)
         base_runs = outcomes(base_result.fixtures) if base_result is not None else {}
         gates = [name for name in head_runs if name not in result.pending]
-        tests = SequentialTests.of(policy, reps, len(gates))
+        share = pass_rate_share(located.resource.spec, result.eval in pairs)
+        tests = SequentialTests.of(policy, reps, len(gates), share)
         call = judge(
             tests,
             head_runs,
@@ -51,10 +82,49 @@ def settle(
         )
         verdict = not call.blocks and not (result.incomplete_reason or result.advisory)
         verdict = verdict and not result.provider_unavailable
-        settled.append(
-            result.model_copy(update={"passed": verdict, "sequential": record(call, tests)})
-        )
+        settled.append(_as_settled(result, verdict, record(call, tests)))
     return settled
+
+
+def _as_settled(result: EvalResult, passed: bool, sequential: SequentialRecord) -> EvalResult:
+    """The head result with its verdict, its fixtures' outcomes and its counts as the
+    sequential tests settled them."""
+    outcomes = []
+    for outcome in result.fixture_results:
+        call = sequential.of(outcome.name)
+        if call is None:
+            outcomes.append(outcome)
+            continue
+        status = Status.skipped
+        if call.working:
+            status = Status.passed
+        elif call.broken:
+            status = Status.error if outcome.result is Status.error else Status.failed
+        outcomes.append(outcome.model_copy(update={"result": status, "verdict": call.verdict}))
+    gating = [o for o in outcomes if o.gates]
+    passing = sum(o.result is Status.passed for o in gating)
+    failing = sum(o.result in (Status.failed, Status.error) for o in gating)
+    return result.model_copy(
+        update={
+            "passed": passed,
+            "sequential": sequential,
+            "fixture_results": outcomes,
+            "passing": passing,
+            "failing": failing,
+            "errors": sum(o.result is Status.error for o in gating),
+            "skipped": len(gating) - passing - failing,
+        }
+    )
+
+
+def pass_rate_scored(result: EvalResult) -> EvalResult:
+    """An adaptive Eval's score, which decides nothing and reads no `minRepPassRate`: the
+    severity-weighted mean of its fixtures' pass rates over their reps."""
+    counted = [o for o in result.fixture_results if o.gates and o.counted]
+    weights = result.severity_weights
+    total = sum(weights.get(o.severity, 1.0) for o in counted)
+    rate = sum(weights.get(o.severity, 1.0) * o.pass_rate for o in counted)
+    return result.model_copy(update={"score": rate / total if total > 0 else 0.0})
 
 
 def outcomes(results: list[FixtureResult]) -> Outcomes:

@@ -1,0 +1,98 @@
+"""Settings an Eval sets that the policy in force does not read: said by `evalward validate`
+as a warning at the field, never ignored in silence.
+
+An Eval is decided one of two ways (docs/github.md, "Noise"): with fixed reps
+(`execution.repsPerFixture`) by its score against `passThreshold`, each fixture by
+`minRepPassRate`, its pass^k floor and `failOnRegression`; with adaptive reps
+(`execution.reps`) by its sequential tests, at `scoring.gate`'s error and pass rates. A
+setting of the other way changes nothing, so it is named with what decides instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from evalward.resources.resource_set import Located, ResourceSet
+from evalward.resources.yamlsource import PathKey
+from evalward.text.escaping import printable
+
+FIXED_ONLY: dict[PathKey, str] = {
+    ("scoring", "passThreshold"): "its sequential tests decide, not a score threshold",
+    ("scoring", "minRepPassRate"): (
+        "a fixture's verdict is its sequential test's, not a share of its reps"
+    ),
+    ("scoring", "minPassHatK"): "pass^k gates nothing; its sequential tests decide",
+    ("scoring", "gate", "failOnRegression"): (
+        "a regression its per-fixture sequential test settles always blocks, and one it does "
+        "not settle never does: `any` and `significant` are rules for fixed reps"
+    ),
+    ("scoring", "gate", "baseRuns"): "its sequential tests choose which base runs they read",
+    ("execution", "repsPerFixture"): "`reps: {min, max}` replaces it",
+}
+"""What only fixed reps read, and what decides instead with adaptive reps."""
+
+ADAPTIVE_ONLY: tuple[PathKey, ...] = (
+    ("scoring", "gate", "falseBlockRate"),
+    ("scoring", "gate", "missRate"),
+    ("scoring", "gate", "goodPassRate"),
+    ("scoring", "gate", "brokenPassRate"),
+    ("scoring", "gate", "drop"),
+    ("scoring", "gate", "flakyOnMain"),
+)
+"""What only adaptive reps' sequential tests read."""
+
+
+class Report(Protocol):
+    """Records a warning at a field of a loaded resource (`references.Report`)."""
+
+    def __call__(
+        self, located: Located[Any], loc: PathKey, message: str, *, warning: bool = False
+    ) -> None: ...
+
+
+def check_unread_settings(result: ResourceSet, report: Report) -> None:
+    """A warning for each setting an Eval (or evalward.yaml's defaults, which it inherits)
+    sets that its way of deciding does not read."""
+    for name, located in sorted(result.evals.items()):
+        spec = located.resource.spec
+        adaptive = spec.execution.reps is not None
+        for path in FIXED_ONLY if adaptive else ADAPTIVE_ONLY:
+            if not _is_set(spec, path):
+                continue
+            where = ".".join(str(p) for p in path)
+            if adaptive:
+                message = (
+                    f"Eval {printable(name)!r} has adaptive reps (execution.reps), which do "
+                    f"not read {where}: {FIXED_ONLY[path]}; remove it (from the Eval, or from "
+                    "evalward.yaml's defaults), or use repsPerFixture"
+                )
+            else:
+                message = (
+                    f"Eval {printable(name)!r} has fixed reps (no execution.reps), which do not "
+                    f"read {where}: only adaptive reps' sequential tests do; remove it (from the "
+                    "Eval, or from evalward.yaml's defaults), or set execution.reps"
+                )
+            report(located, ("spec", *path), message, warning=True)
+
+
+def _is_set(spec: BaseModel, path: PathKey) -> bool:
+    """Whether the Eval's document (with the defaults it inherits) gives this field."""
+    model: BaseModel = spec
+    for key in path:
+        field = _field_name(model, str(key))
+        if field is None or field not in model.model_fields_set:
+            return False
+        value = getattr(model, field)
+        if not isinstance(value, BaseModel):
+            return True
+        model = value
+    return True
+
+
+def _field_name(model: BaseModel, alias: str) -> str | None:
+    for name, info in type(model).model_fields.items():
+        if (info.alias or name) == alias or name == alias:
+            return name
+    return None
