@@ -1,6 +1,8 @@
 """MCP servers out to break evalward's client, each an agent's only server, all in one
 `evalward run`: every hostile server makes its own run an error that names the server and
-what it did, and the run beside it, with a server that behaves, passes."""
+what it did, and the run beside it, with a server that behaves, passes. In the action, a
+server that reads every environment it can and leaves a stray process behind finds no secret
+and does not outlive the job."""
 
 from __future__ import annotations
 
@@ -11,11 +13,26 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from fakes.github_api import FakeGitHub
 from fakes.http import EventStream, LoopbackServer, Request, Response, sse
+from fakes.model_server import ScriptedModelServer, text, tool_call
+from support.agentenv import needs_root, open_pr, run_gate, workspace
+from support.agentuser import AGENT_UID
+from support.byoagent import agent_python
 from support.clirun import run_for_results
 from support.documents import documents
 from support.gitrepo import GitRepo
 from support.mcpsuite import HOSTILE_SERVER, calls, suite
+
+
+def nested(depth: int) -> dict[str, Any]:
+    inner: dict[str, Any] = {}
+    for _ in range(depth):
+        inner = {"x": inner}
+    return inner
+
+
+__all__ = ["workspace"]  # a fixture
 
 ECHO = "name: echo, arguments: { said: hi }"
 
@@ -30,6 +47,10 @@ HOSTILE = {
     "deep-schema": ("", "the tool 'echo' has an input schema nested more than 32 deep"),
     "big-schema": ("", "the tool 'echo' has an input schema of"),
     "hang-call": ("timeoutSeconds: 1", "did not answer tools/call 'echo' within 1 s"),
+    "bad-result": ("", "wrote a message that is not JSON-RPC 2.0"),
+    "deep-message": ("", "wrote a message nested more than 64 deep"),
+    "chatter": ("", "sent more than 64 MiB in one run"),
+    "ask-often": ("", "made more than 32 requests of the client"),
 }
 
 
@@ -100,18 +121,25 @@ def test_each_hostile_server_errs_its_own_run_by_name_and_the_others_go_on(
 
 
 def _answer(request: Request) -> Response:
-    """An MCP endpoint answering `initialize` as its path says: too large, compressed, for
-    another request, not JSON, or never."""
+    """An MCP endpoint answering `initialize` as its path says: too large (as one reply or
+    one event), compressed, for another request, not JSON, not JSON-RPC, or never; or
+    chattering past the session's bound first."""
     message = request.json()
     if message.get("method") != "initialize":
         return Response(202)
     mode = request.path.strip("/")
+    if mode == "chatter":  # events each under the bound of one, over the session's in all
+        noise = {"jsonrpc": "2.0", "method": "x/chatter", "params": {"x": "x" * (7 << 19)}}
+        events = [sse(noise)] * 20
+        return Response(stream=EventStream(events, hold_after=20, hold=threading.Event()))
     result = {
         "protocolVersion": message["params"]["protocolVersion"],
         "capabilities": {"tools": {}},
         "serverInfo": {"name": "hostile", "version": "1"},
-        "instructions": "x" * (6 << 20) if mode == "flood" else "",
+        "instructions": "x" * (6 << 20) if mode in ("flood", "sse-flood") else "",
     }
+    if mode == "deep-message":
+        result["_meta"] = {"x": nested(100)}
     reply = {
         "jsonrpc": "2.0",
         "id": 9999 if mode == "wrong-id" else message["id"],
@@ -122,6 +150,10 @@ def _answer(request: Request) -> Response:
         return Response(raw=gzip.compress(body), headers={"content-encoding": "gzip"})
     if mode == "not-json":
         return Response(raw=b"Welcome!", headers={"content-type": "application/json"})
+    if mode == "not-jsonrpc":
+        return Response(raw=b'{"hello": "world"}', headers={"content-type": "application/json"})
+    if mode == "sse-flood":
+        return Response(stream=EventStream([sse(reply)]))
     if mode == "silent":
         return Response(stream=EventStream([sse(reply)], hold_after=0, hold=threading.Event()))
     return Response(raw=body, headers={"content-type": "application/json"})
@@ -133,6 +165,10 @@ HTTP_HOSTILE = {
     "wrong-id": ("", "sent a reply for no request waiting (id 9999)"),
     "not-json": ("", "initialize failed: "),
     "silent": ("connectTimeoutSeconds: 1", "did not start within 1 s"),
+    "not-jsonrpc": ("", "initialize failed: Failed to parse JSON response: "),
+    "deep-message": ("", "sent a message nested more than 64 deep"),
+    "sse-flood": ("", "initialize failed: SSE stream failed"),
+    "chatter": ("", "sent more than 64 MiB in one run"),
 }
 
 
@@ -156,3 +192,54 @@ def test_each_hostile_http_server_errs_its_own_run_by_name(repo: GitRepo, tmp_pa
         error = next(s for s in run["trace"]["steps"] if s["type"] == "error")["content"]
         assert (run["status"], error[:16]) == ("error", "MCP server 'srv'"), (mode, error)
         assert message in error, (mode, error)
+
+
+SECRET = "sk-environment-secret-0123456789"  # the job's key (support.agentenv.run_gate)
+
+
+def _alive_as(pid: int, uids: set[int]) -> bool:
+    """Whether `pid` is a live process (not a zombie) of one of `uids`."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    return fields["State"].split()[0] != "Z" and int(fields["Uid"].split()[0]) in uids
+
+
+@needs_root
+def test_an_action_servers_stray_reads_no_secret_and_does_not_outlive_the_job(
+    workspace: Path, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """A stdio server in the action leaves a process in a session of its own, deaf to
+    SIGTERM (ending the server's group misses it), and reads every environment it can. It
+    runs as the side's agent user: no environment holds the job's key, and the stray is
+    ended with the job."""
+    python, isolation = agent_python()
+    server = f"    srv:\n      command: [{python}, mcp/hostile.py, stray]\n"
+    checked = "{ type: toolCalled, tool: srv.echo }"
+    base = {"evals.yaml": suite("desk", server, checked), "mcp/hostile.py": HOSTILE_SERVER}
+    head = {"mcp/hostile.py": HOSTILE_SERVER + "\n# changed\n"}
+    event = open_pr(workspace, github, base, head, suite={})
+    model.script("Do it.", tool_call("echo", {}), text("done"))
+
+    run = run_gate(
+        workspace,
+        github,
+        event,
+        inputs={"agent-isolation": isolation},
+        OPENAI_BASE_URL=model.base_url,
+    )
+
+    said = run.stdout + run.stderr
+    runs = {f["side"]: f for f in run.results()["fixtures"]}
+    assert {side: r["status"] for side, r in runs.items()} == {"base": "pass", "head": "pass"}
+    strays = []
+    for result in runs.values():
+        step = next(s for s in result["trace"]["steps"] if s["type"] == "tool_result")
+        seen = json.loads(step["output"])
+        assert seen["environments"]["own"], seen  # it read at least its own
+        assert SECRET not in step["output"], said
+        strays.append(seen["stray"])
+    if isolation == "user":
+        assert not [pid for pid in strays if _alive_as(pid, {AGENT_UID, AGENT_UID + 1})], strays

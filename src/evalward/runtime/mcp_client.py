@@ -131,9 +131,15 @@ class _Connection:
 
 
 def _described(error: Exception) -> str:
+    """An error in one line: its first (the SDK's validation errors run to dozens)."""
     if isinstance(error, MCPError):
-        return f"{printable(error.message)[:300]} (code {error.code})"
-    return f"{type(error).__name__}: {printable(str(error))[:300]}"
+        return f"{_first_line(error.message)} (code {error.code})"
+    return f"{type(error).__name__}: {_first_line(str(error))}"
+
+
+def _first_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return printable(lines[0] if lines else "")[:300]
 
 
 class McpServers:

@@ -154,9 +154,28 @@ async def _relay_in(
             if isinstance(item, Exception):
                 guard.fail(f"sent a message that is not MCP ({printable(str(item))[:200]})")
                 return
+            if _too_deep(item.message):
+                guard.fail(f"sent a message nested more than {MESSAGE_DEPTH} deep")
+                return
             if not guard.admits(item.message):
                 return
             await target.send(item)
+
+
+def _too_deep(message: JSONRPCMessage) -> bool:
+    """Whether a message the SDK parsed (an HTTP reply or event) nests deeper than a stdio
+    line may: its payload sits one level in, an error's data two."""
+    if isinstance(message, JSONRPCError):
+        payload, within = message.error.data, MESSAGE_DEPTH - 2
+    elif isinstance(message, JSONRPCResponse):
+        payload, within = message.result, MESSAGE_DEPTH - 1
+    else:
+        payload, within = message.params, MESSAGE_DEPTH - 1
+    try:
+        jsontext.check_depth(payload, within)
+    except ValueError:
+        return True
+    return False
 
 
 async def _relay_out(
@@ -208,7 +227,9 @@ async def stdio_transport(
                 group.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
-            await kill_group(process, launch.kill_grace, sandbox=launch.sandbox)
+            left = await kill_group(process, launch.kill_grace, sandbox=launch.sandbox)
+            if left:  # the run's error, as for any program of the checkout
+                launch.left_behind.append(f"MCP server {guard.server!r}: {left}")
             stderr.cancel()
             await asyncio.gather(stderr, return_exceptions=True)
 
