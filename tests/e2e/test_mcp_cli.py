@@ -242,3 +242,46 @@ def test_the_judge_reads_an_mcp_call_and_its_result_as_tool_steps(
     seen = json.dumps(asked)
     assert "orders__lookup_order" in seen, seen
     assert "delivered" in seen, seen
+
+
+def test_a_servers_tools_are_offered_in_each_vendors_shape_and_called(
+    repo: GitRepo, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The server's tool, with the schema it lists, reaches an OpenAI model as a function
+    and an Anthropic model as a tool with an `input_schema`; each calls it by the name it
+    was offered."""
+    desk = mcp_agent("desk", DESK_SERVERS)
+    vendor_desk = desk.replace("desk", "vendor").replace("openai/gpt-test", "anthropic/claude-t")
+    suite = documents(
+        desk,
+        eval_for("desk", "fixtures: [desk-run]"),
+        fixture("desk-run", "desk", "{ type: toolCalled, tool: orders.lookup_order }"),
+        vendor_desk,
+        eval_for("vendor", "fixtures: [vendor-run]"),
+        fixture("vendor-run", "vendor", "{ type: toolCalled, tool: orders.lookup_order }"),
+    )
+    repo.commit("vendors", {"agents.yaml": suite, "mcp/server.py": SDK_SERVER})
+    model.script("Do it.", tool_call("lookup_order", {"order_id": "A-1"}), text("done"))
+    keys = {"ANTHROPIC_BASE_URL": model.anthropic_url, "ANTHROPIC_API_KEY": "sk-ant-test"}
+
+    code, results, said = run_for_results(repo.path, **env, **keys)
+
+    assert code == 0, said
+    for run in results["fixtures"]:
+        result = _steps(run, "tool_result")[0]
+        assert (result["tool"], json.loads(result["output"])["status"]) == (
+            "orders__lookup_order",
+            "delivered",
+        ), run["fixture"]
+    offered = {}
+    for request in model.requests_mentioning("Do it."):
+        for tool in request.get("tools", []):
+            anthropic = "input_schema" in tool
+            shape = tool if anthropic else tool["function"]
+            offered[shape["name"], anthropic] = shape["input_schema" if anthropic else "parameters"]
+    names = {"lookup_order", "refund_order"}  # whoami denied
+    assert set(offered) == {(name, anthropic) for name in names for anthropic in (False, True)}
+    for shape in (False, True):
+        schema = offered["lookup_order", shape]
+        assert schema["properties"]["order_id"]["type"] == "string", schema
+        assert schema["required"] == ["order_id"], schema
