@@ -3,7 +3,8 @@
 `python mcp_server.py` serves stdio; `python mcp_server.py http PORT` streamable HTTP on
 127.0.0.1:PORT at /mcp (with /ready answering 200 and /state the orders, for a playground
 service). With EVALWARD_SQLITE_PATH set (a playground), orders live in that database;
-otherwise in memory. `whoami` says what the server can see of its process.
+otherwise in memory; `write_note` writes into the files playground. `whoami` says what the
+server can see of its process.
 """
 
 from __future__ import annotations
@@ -55,6 +56,17 @@ def refund_order(order_id: str, reason: str) -> str:
         db.execute("INSERT INTO refunds (order_id, reason) VALUES (?, ?)", (order_id, reason))
         db.commit()
     return f"refunded {order_id} ({reason})"
+
+
+@server.tool()
+def write_note(path: str, text: str) -> str:
+    """Write a note into the run's files playground (EVALWARD_PLAYGROUND_DIR)."""
+    folder = os.environ["EVALWARD_PLAYGROUND_DIR"]
+    target = os.path.join(folder, path)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with open(target, "w") as note:
+        note.write(text)
+    return f"wrote {path}"
 
 
 @server.tool()

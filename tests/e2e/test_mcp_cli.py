@@ -279,9 +279,40 @@ def test_a_servers_tools_are_offered_in_each_vendors_shape_and_called(
             anthropic = "input_schema" in tool
             shape = tool if anthropic else tool["function"]
             offered[shape["name"], anthropic] = shape["input_schema" if anthropic else "parameters"]
-    names = {"lookup_order", "refund_order"}  # whoami denied
+    names = {"lookup_order", "refund_order", "write_note"}  # whoami denied
     assert set(offered) == {(name, anthropic) for name in names for anthropic in (False, True)}
     for shape in (False, True):
         schema = offered["lookup_order", shape]
         assert schema["properties"]["order_id"]["type"] == "string", schema
         assert schema["required"] == ["order_id"], schema
+
+
+def test_a_server_writes_into_the_files_playground_and_file_criteria_read_it(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    playground = "  playground: { name: notes, files: { seed: notes } }\n"
+    suite = documents(
+        mcp_agent("desk", DESK_SERVERS),
+        eval_for("desk", "fixtures: [noted]"),
+        fixture(
+            "noted",
+            "desk",
+            "{ type: fileState, path: out/A-1.txt, contains: refunded }",
+            "{ type: fileState, path: README.txt, contains: seeded }",
+            extra=playground,
+        ),
+    )
+    repo.commit(
+        "notes",
+        {"agents.yaml": suite, "mcp/server.py": SDK_SERVER, "notes/README.txt": "seeded\n"},
+    )
+    script = tmp_path / "mock.yaml"
+    note = "name: write_note, arguments: { path: out/A-1.txt, text: A-1 refunded }"
+    script.write_text("replies:\n" + calls("desk", note))
+
+    code, results, said = run_for_results(repo.path, "--mock-script", str(script))
+
+    assert code == 0, said
+    (run,) = results["fixtures"]
+    assert run["status"] == "pass", run["assertions"]
+    assert _steps(run, "tool_result")[0]["output"] == "wrote out/A-1.txt"
