@@ -7,21 +7,17 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from fakes.github_api import FakeGitHub, FakePull
 from support.actionrun import pull_request_event, run_action
-from support.clirun import evalward
+from support.clirun import DEMO_PATH, evalward
 from support.gitrepo import GitRepo
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MOCK = "examples/mock-replies.yaml"
-DEMO_PATH = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
-"""`make demo`'s PATH: the virtualenv's Python first, where the MCP example's server finds
-the MCP SDK."""
 NOBODY = 65534
 
 
