@@ -20,8 +20,9 @@ endif
 	touch $@
 
 ## Run the bundled example with the mock provider and print the PR comment it would post.
+## The virtualenv's Python comes first on PATH: the MCP example's server needs the MCP SDK.
 demo: $(VENV)/.installed
-	$(BIN)/evalward run . --mock-script examples/mock-replies.yaml
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/evalward run . --mock-script examples/mock-replies.yaml
 
 ## Lint, format check, type check and the whole test suite.
 test: $(VENV)/.installed

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from support.clirun import evalward
+from support.clirun import DEMO_PATH, evalward
 from support.gitrepo import GitRepo
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -112,7 +112,8 @@ def test_a_side_effecting_tool_that_is_neither_shadowed_nor_replayed_refuses_the
 
 def test_the_bring_your_own_example_passes_in_the_demo() -> None:
     done = evalward(
-        "run", ".", "--mock-script", "examples/mock-replies.yaml", "--no-cache", cwd=REPO_ROOT
-    )
+        "run", ".", "--mock-script", "examples/mock-replies.yaml", "--no-cache",
+        cwd=REPO_ROOT, PATH=DEMO_PATH,
+    )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "| order-agent-eval | order-agent | **1.00** |" in done.stdout

@@ -13,7 +13,7 @@ import pytest
 
 from fakes.github_api import FakeGitHub, FakePull
 from support.actionrun import pull_request_event, run_action
-from support.clirun import evalward
+from support.clirun import DEMO_PATH, evalward
 from support.gitrepo import GitRepo
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -38,7 +38,10 @@ def example_evals() -> set[str]:
 
 
 def test_every_example_passes_through_the_cli_with_the_mock_provider(tmp_path: Path) -> None:
-    done = evalward("run", ".", "--mock-script", MOCK, "--no-cache", "--output-dir", str(tmp_path))
+    done = evalward(
+        "run", ".", "--mock-script", MOCK, "--no-cache", "--output-dir", str(tmp_path),
+        PATH=DEMO_PATH,
+    )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "every affected Eval passes" in done.stdout
     results = json.loads((tmp_path / "results.json").read_text())
@@ -52,6 +55,7 @@ def test_every_example_passes_through_the_cli_with_the_mock_provider(tmp_path: P
             "order-agent-eval",
             "calculator-eval",
             "refund-desk-eval",
+            "order-desk-eval",
         }
     )
     for result in results["fixtures"]:

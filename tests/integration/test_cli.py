@@ -12,14 +12,16 @@ from pathlib import Path
 import pytest
 
 from hostile.test_secrets_and_injection import outside_code
-from support.clirun import evalward
+from support.clirun import DEMO_PATH, evalward
 from support.gitrepo import GitRepo
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_readme_demo_runs_examples_with_the_mock_provider() -> None:
-    done = evalward("run", ".", "--mock-script", "examples/mock-replies.yaml", "--no-cache")
+    done = evalward(
+        "run", ".", "--mock-script", "examples/mock-replies.yaml", "--no-cache", PATH=DEMO_PATH
+    )
     assert done.returncode == 0, done.stderr
     assert "every affected Eval passes" in done.stdout
     assert "| support-bot-eval | support-bot | **1.00** |" in done.stdout
@@ -118,7 +120,7 @@ def test_a_reader_that_leaves_early_ends_the_run_quietly_with_its_files_written(
             stdout=write_end,
             stderr=write_end if stderr_too else subprocess.PIPE,
             timeout=120,
-            env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1",
+            env={"PATH": DEMO_PATH, "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1",
                  "PYTHONPATH": str(REPO_ROOT / "src")},
         )  # fmt: skip
     finally:

@@ -15,6 +15,9 @@ import evalward as _imported
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SOURCE = str(Path(_imported.__file__).resolve().parents[1])
 """Where the evalward these tests import lives: the subprocess runs the same code."""
+DEMO_PATH = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+"""`make demo`'s PATH, for a run of the repository's own examples: the virtualenv's `bin`
+first, where the MCP example's server (`python3`) finds the MCP SDK."""
 
 
 def evalward(*args: str, cwd: Path = REPO_ROOT, **env: str) -> subprocess.CompletedProcess[str]:

@@ -35,6 +35,11 @@ CONVERSATION_REPLIES = """\
       - toolCalls: [{ name: lookup_order, arguments: { order_id: "12345" } }]
       - content: Order 12345 has shipped.
 """
+MCP_STEP = (
+    "The agent's tools come from mcp/orders_server.py, an MCP server: before a local run, "
+    "install its packages where `python3` finds them (pip install -r mcp/requirements.txt); "
+    "the action builds them itself (docs/mcp.md)."
+)
 IGNORED = ".evalward/"
 """What evalward writes in the repository (outputs, caches, history): never committed."""
 
@@ -57,6 +62,11 @@ def register(commands: Any) -> None:
         "--conversation",
         action="store_true",
         help="also write a conversation fixture: a simulated customer (docs/conversations.md)",
+    )
+    parser.add_argument(
+        "--mcp",
+        action="store_true",
+        help="serve the agent's tools from an MCP server of the repository (docs/mcp.md)",
     )
 
 
@@ -104,7 +114,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     # first: the replies it inserts hold placeholders of their own
     values = {"__CONVERSATION_REPLIES__": CONVERSATION_REPLIES if args.conversation else ""}
     values.update(named)
-    plan = _files(agent, conversation=args.conversation)
+    plan = _files(agent, conversation=args.conversation, mcp=args.mcp)
     _check_folders(root, [*plan, ".gitignore"])
     _refuse_existing(root, plan, agent)
     _write_files(root, plan, values)
@@ -114,12 +124,14 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         print(f"  {name}", file=out)
     print(f"  .gitignore ({ignore})", file=out)
     print(_next_steps(branch, key_env), file=out)
+    if args.mcp:
+        print(MCP_STEP, file=out)
     if not top:
         print(f"\n{root} is not a git repository yet: run `git init` there.", file=out)
     return EXIT_OK
 
 
-def _files(agent: str, *, conversation: bool) -> dict[str, str]:
+def _files(agent: str, *, conversation: bool, mcp: bool = False) -> dict[str, str]:
     """The files `evalward init` writes, each with the template it is written from."""
     plan = {
         "evalward.yaml": "evalward.yaml",
@@ -131,6 +143,10 @@ def _files(agent: str, *, conversation: bool) -> dict[str, str]:
     }
     if conversation:
         plan[f"evals/{agent}-conversation.yaml"] = "conversation.yaml"
+    if mcp:
+        plan[f"agents/{agent}.yaml"] = "agent-mcp.yaml"
+        plan["mcp/orders_server.py"] = "mcp_server.py"
+        plan["mcp/requirements.txt"] = "mcp-requirements.txt"
     return plan
 
 

@@ -378,6 +378,12 @@ def _env_proxy(scheme: str, host: str) -> _Proxy:
     return _Proxy(bare, {"proxy-authorization": f"Basic {credentials}"})
 
 
+def tls_context() -> ssl.SSLContext:
+    """The CAs every https call of evalward's trusts (for a client of its own, an MCP
+    server's); HttpFailure when the bundle named cannot be read."""
+    return _tls()
+
+
 def _tls() -> ssl.SSLContext:
     """The CAs every https call trusts: the bundle a CA_BUNDLE_VARIABLES names, else the
     system's (which OpenSSL takes from SSL_CERT_DIR too)."""

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalward.importers.promptfoo_mcp import mcp_servers
 from evalward.importers.promptfoo_source import Files, Node
 
 OPENAI_APIS = {"chat", "responses"}
@@ -50,6 +51,7 @@ CONFIG_KEYS = {
     "tools",
     "tool_choice",
     "apiVersion",
+    "mcp",
 }
 
 
@@ -72,6 +74,8 @@ class Provider:
     """The labels or ids of the prompts it runs (all when None)."""
     tools: list[dict[str, Any]] = field(default_factory=list)
     """`config.tools`, as the Agent's tools: name, description, parameters."""
+    mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """`config.mcp`, as the Agent's `mcpServers` (importers/promptfoo_mcp.py)."""
     notes: list[str] = field(default_factory=list)
     vendor: str | None = None
     """Whose server it is, when not OpenAI's or Anthropic's own (`ollama`, `azure`): the name
@@ -281,6 +285,8 @@ def _configure(found: Provider, config: Node, files: Files) -> None:
                 "it a `mock` in the Agent) and checks the final answer; check the call itself "
                 "with toolCalled / toolArgs"
             )
+        elif key == "mcp":
+            found.mcp_servers = mcp_servers(child, found.label, found.notes)
         elif key in ("cost", "inputCost", "outputCost") and isinstance(value, int | float):
             price = found.price or {}
             if key in ("cost", "inputCost"):

@@ -73,6 +73,8 @@ def agent(name: str, provider: Provider) -> Document:
         spec["tools"] = provider.tools
     if provider.tool_choice is not None:
         spec["toolChoice"] = provider.tool_choice
+    if provider.mcp_servers:
+        spec["mcpServers"] = provider.mcp_servers
     return {"apiVersion": API, "kind": "Agent", "metadata": {"name": name}, "spec": spec}
 
 

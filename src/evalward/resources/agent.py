@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from evalward.resources.common import Metadata, Model
+from evalward.resources.mcp import McpServer, check_server_names
 from evalward.resources.tool_shapes import agent_tool, tool_choice
 
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -318,6 +319,10 @@ class AgentSpec(Model):
         "read too). A forced choice holds for the first call of a run (or of a user turn) "
         "alone, so the tool loop can end in an answer.",
     )
+    mcp_servers: dict[str, McpServer] = Field(
+        default_factory=dict,
+        description="MCP servers whose tools the model is offered too, by name (docs/mcp.md).",
+    )
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_turns: int = Field(default=10, ge=1, le=200)
     max_tokens: int | None = Field(default=None, ge=1)
@@ -348,12 +353,12 @@ class AgentSpec(Model):
 
     @model_validator(mode="after")
     def _declarative(self) -> AgentSpec:
-        if self.environment is not None and not (
-            self.runtime is not None or any(t.command for t in self.tools)
-        ):
+        check_server_names(self.mcp_servers)
+        if self.environment is not None and not self.runs_programs:
             raise ValueError(
                 "`environment` installs packages for the agent's programs, and this agent runs "
-                "none: add `runtime` or a command tool, or remove `environment`"
+                "none: add `runtime`, a command tool or an MCP server `command`, or remove "
+                "`environment`"
             )
         if self.runtime is not None:
             extra = [
@@ -363,6 +368,7 @@ class AgentSpec(Model):
                     ("system", self.system),
                     ("systemFile", self.system_file),
                     ("tools", self.tools),
+                    ("mcpServers", self.mcp_servers),
                 )
                 if value
             ]
@@ -384,6 +390,27 @@ class AgentSpec(Model):
         if dupes:
             raise ValueError(f"duplicate tool names: {', '.join(dupes)}")
         return self
+
+    @property
+    def runs_programs(self) -> bool:
+        """Whether a run starts a program of the repository: its `runtime`, a command tool
+        or a stdio MCP server."""
+        return self.runtime is not None or bool(self.tool_programs())
+
+    def tool_programs(self) -> list[tuple[str, list[str], list[str]]]:
+        """(what, argv, env names) of each program its tools start: command tools and stdio
+        MCP servers, enabled or not."""
+        found = [
+            (f"the command tool {t.tool_name!r}", t.command.run, t.command.env)
+            for t in self.tools
+            if t.command is not None
+        ]
+        found += [
+            (f"the MCP server {name!r}", server.command.run, server.command.env)
+            for name, server in self.mcp_servers.items()
+            if server.command is not None
+        ]
+        return found
 
 
 class Agent(Model):

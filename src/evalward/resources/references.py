@@ -128,6 +128,10 @@ def _programs(spec: AgentSpec) -> list[tuple[PathKey, str, bool]]:
         if tool.command is not None:
             at: PathKey = ("spec", "tools", index, "command")
             programs.append((at, tool.command.run[0], tool.enabled))
+    for name, server in spec.mcp_servers.items():
+        if server.command is not None:
+            at = ("spec", "mcpServers", name, "command")
+            programs.append((at, server.command.run[0], True))
     return programs
 
 

@@ -62,7 +62,11 @@ class Step(BaseModel):
     usage: Usage | None = None
     model: str | None = None
     source: str | None = None
-    """Where a tool result came from: mock, replay, shadow, command (or the agent itself)."""
+    """Where a tool result came from: mock, replay, shadow, command, mcp (or the agent
+    itself)."""
+    server: str | None = None
+    """The MCP server of an MCP tool's call and result; its `tool` is then qualified by the
+    server's name (`orders__lookup_order`), whatever name the model was offered."""
     cached: bool = False
     stop_reason: str | None = None
     """Why the model stopped the reply this step came from, as the provider said it

@@ -13,7 +13,6 @@ from evalward.providers.base import (
     ChatRequest,
     ChatResponse,
     RunLabels,
-    ToolSpec,
 )
 from evalward.providers.registry import Providers
 from evalward.providers.tool_choice import choice_for
@@ -21,6 +20,7 @@ from evalward.resources.agent import AgentSpec
 from evalward.resources.models import Agent
 from evalward.resources.paths import OutsideRepository, file_reference
 from evalward.rundata.trace import Fallback, StepType, Trace
+from evalward.runtime.mcp_tools import McpFailure
 from evalward.runtime.tools import ToolExecutor
 from evalward.text.escaping import printable
 
@@ -73,10 +73,7 @@ async def continue_declarative(
 ) -> None:
     """The tool loop from `messages` (the history so far, which it extends) to the agent's
     answer: one run, or one turn of a conversation."""
-    specs = tuple(
-        ToolSpec(name=name, description=t.description, parameters=t.parameters)
-        for name, t in executor.tools.items()
-    )
+    specs = executor.offered()
     models = list(agent.spec.models)
     for number in range(agent.spec.max_turns):
         request = ChatRequest(
@@ -92,30 +89,51 @@ async def continue_declarative(
         if answered is None:
             return
         model_id, response, elapsed_ms = answered
-        _record_response(trace, response, model_id, elapsed_ms)
+        _record_response(trace, response, model_id, elapsed_ms, executor)
         messages.append(
             ChatMessage(role="assistant", content=response.content, tool_calls=response.tool_calls)
         )
-        if not response.tool_calls:
+        if not response.tool_calls or not await _call_tools(response, executor, trace, messages):
             return
-        for call in response.tool_calls:
-            started = time.time()
-            result = await executor.execute(call)
-            trace.add(
-                StepType.tool_result,
-                tool=call.name,
-                call_id=call.id,
-                output=result.output,
-                is_error=result.is_error,
-                source=result.source,
-                started_at=started,
-                duration_ms=(time.time() - started) * 1000,
-            )
-            messages.append(ChatMessage(role="tool", content=result.output, tool_call_id=call.id))
     trace.add(
         StepType.error,
         content=f"the agent reached maxTurns ({agent.spec.max_turns}) without a final answer",
     )
+
+
+async def _call_tools(
+    response: ChatResponse, executor: ToolExecutor, trace: Trace, messages: list[ChatMessage]
+) -> bool:
+    """Run the reply's tool calls, each result a step and a message; False when the run
+    ends here (an MCP server broke the protocol or a bound: its error step says so)."""
+    for call in response.tool_calls:
+        tool, server = executor.recorded(call.name)
+        started = time.time()
+        step = {"tool": tool, "server": server, "call_id": call.id, "started_at": started}
+        try:
+            result = await executor.execute(call)
+        except McpFailure as failure:
+            elapsed = (time.time() - started) * 1000
+            trace.add(
+                StepType.tool_result,
+                output=str(failure),
+                is_error=True,
+                source="mcp",
+                duration_ms=elapsed,
+                **step,
+            )
+            trace.add(StepType.error, content=str(failure))
+            return False
+        trace.add(
+            StepType.tool_result,
+            output=result.output,
+            is_error=result.is_error,
+            source=result.source,
+            duration_ms=(time.time() - started) * 1000,
+            **step,
+        )
+        messages.append(ChatMessage(role="tool", content=result.output, tool_call_id=call.id))
+    return True
 
 
 async def _complete(
@@ -158,7 +176,11 @@ def _with_model(request: ChatRequest, model: str) -> ChatRequest:
 
 
 def _record_response(
-    trace: Trace, response: ChatResponse, model_id: str, elapsed_ms: float
+    trace: Trace,
+    response: ChatResponse,
+    model_id: str,
+    elapsed_ms: float,
+    executor: ToolExecutor,
 ) -> None:
     """One model reply becomes a final step, or optional text plus one step per tool call.
 
@@ -180,9 +202,11 @@ def _record_response(
         trace.add(StepType.assistant, content=response.content, **timing, **first)
         first = {}
     for call in response.tool_calls:
+        tool, server = executor.recorded(call.name)
         trace.add(
             StepType.tool_call,
-            tool=call.name,
+            tool=tool,
+            server=server,
             call_id=call.id,
             arguments=call.arguments,
             **timing,

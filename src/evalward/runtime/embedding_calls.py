@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalward.errors import EvalwardError, ProviderUnavailable
+from evalward.providers.base import RunLabels
 from evalward.providers.registry import MeteredProvider, Providers
 from evalward.rundata.trace import Usage
 from evalward.runtime.wire import embeddings as embeddings_wire
@@ -62,7 +63,9 @@ async def embed(providers: Providers, model_id: str, texts: list[str], rep: int)
             "name an embedding model of `openai` (or of a provider of evalward.yaml with "
             "`api: openai`)"
         )
-    hit = provider.cached_forward(upstream, body, rep)
+    # evalward's own grading call: its body and reply are no program's, so both sides share it
+    labels = RunLabels(rep=rep, purpose="judge")
+    hit = provider.cached_forward(upstream, body, labels)
     if hit is not None:
         usage = provider.priced_usage(model, embeddings_wire.usage(hit))
         return Embedded(_vectors(hit, len(texts), model_id), usage, cached=True)
@@ -82,7 +85,7 @@ async def embed(providers: Providers, model_id: str, texts: list[str], rep: int)
         )
     usage = provider.meter(model, embeddings_wire.usage(answer.data), purpose="judge")
     vectors = _vectors(answer.data, len(texts), model_id)
-    provider.store_forward(upstream, body, rep, answer.data)
+    provider.store_forward(upstream, body, labels, answer.data)
     return Embedded(vectors, usage)
 
 

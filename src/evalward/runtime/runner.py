@@ -6,7 +6,8 @@ code runs (a bring-your-own agent, command tools) gets a key of the model proxy 
 as it lasts, so the calls that code makes land in that run's trace. In the action, an agent
 that names an `environment` has it built (or found) before its first run, outside the run's
 timeout; its programs then run with it (runtime/environment.py), and an install that fails
-is an error of every run of that agent on that side.
+is an error of every run of that agent on that side. A declarative agent's MCP servers are
+started for each run and ended with it (runtime/mcp_client.py, loaded only for such an agent).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 
 from evalward.errors import AgentRunError, ConfigError
@@ -32,6 +33,7 @@ from evalward.runtime.environment import EnvironmentRequest, installer_env_names
 from evalward.runtime.environment_limits import EnvironmentLimits
 from evalward.runtime.http_agent import HttpAgentServer
 from evalward.runtime.inputs import input_messages, input_text
+from evalward.runtime.mcp_tools import McpFailure, McpToolbox
 from evalward.runtime.model_proxy import Grant, ModelProxy
 from evalward.runtime.observed import settle_answer
 from evalward.runtime.process import DEFAULT_KILL_GRACE, Launch, limited_env
@@ -113,7 +115,10 @@ class AgentRunner:
         if runtime is not None and runtime.http is not None:
             return "runtime.http"
         commands = [t.tool_name for t in self.agent.spec.tools if t.enabled and t.command]
-        return f"the command tool {commands[0]!r}" if commands else ""
+        if commands:
+            return f"the command tool {commands[0]!r}"
+        servers = [name for name, s in self.agent.spec.mcp_servers.items() if s.command]
+        return f"the MCP server {servers[0]!r}" if servers else ""
 
     @property
     def brings_own(self) -> bool:
@@ -222,18 +227,20 @@ class AgentRunner:
     async def _run(self, run: FixtureRun, trace: Trace, grant: Grant | None, launch: Launch) -> str:
         """Run the agent into `trace`; a bring-your-own agent's plain-text answer."""
         runtime = self.agent.spec.runtime
-        executor = ToolExecutor(
-            tools={t.tool_name: t for t in self.agent.spec.tools if t.enabled},
-            fixture=run.tools,
-            launch=launch,
-        )
+        own = {t.tool_name: t for t in self.agent.spec.tools if t.enabled}
+        if runtime is None:
+            try:
+                async with self._mcp_servers(launch, run, list(own)) as servers:
+                    executor = ToolExecutor(own, run.tools, launch, servers)
+                    await self._declarative(run, trace, grant, launch, executor)
+            except McpFailure as failure:  # a server that could not start: nothing ran
+                trace.add(StepType.error, content=str(failure))
+            return ""
+        executor = ToolExecutor(tools=own, fixture=run.tools, launch=launch)
         if run.conversation is not None or run.fixture_input is None or self._repl:
             await self._converse(run, trace, grant, launch, executor)
             return ""
         messages = input_messages(run.fixture_input)
-        if runtime is None:
-            await run_declarative(self.agent, messages, self.providers, run.labels, trace, executor)
-            return ""
         for message in messages:
             trace.add(StepType.input, content=message.content)
         request = agent_request(
@@ -260,6 +267,38 @@ class AgentRunner:
                 request, trace, timeout_seconds=run.timeout_seconds, grant=grant
             )
         return ""
+
+    async def _declarative(
+        self,
+        run: FixtureRun,
+        trace: Trace,
+        grant: Grant | None,
+        launch: Launch,
+        executor: ToolExecutor,
+    ) -> None:
+        if run.conversation is not None or run.fixture_input is None:
+            await self._converse(run, trace, grant, launch, executor)
+            return
+        messages = input_messages(run.fixture_input)
+        await run_declarative(self.agent, messages, self.providers, run.labels, trace, executor)
+
+    @contextlib.asynccontextmanager
+    async def _mcp_servers(
+        self, launch: Launch, run: FixtureRun, own_tools: list[str]
+    ) -> AsyncIterator[McpToolbox | None]:
+        """The run's MCP servers, connected, for as long as the block runs (None: it has
+        none). McpFailure naming the first that could not start."""
+        servers = self.agent.spec.mcp_servers
+        if not servers:
+            yield None
+            return
+        # lazy: the MCP SDK costs most of a second of start-up, paid only by a run whose
+        # agent names MCP servers
+        from evalward.runtime.mcp_client import connected
+
+        service = run.env.get("EVALWARD_SERVICE_URL")
+        async with connected(servers, own_tools, launch, service) as toolbox:
+            yield toolbox
 
     @property
     def _repl(self) -> bool:

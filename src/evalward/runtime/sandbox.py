@@ -430,7 +430,8 @@ def _copy_tree(source: Path, target: Path, not_copied: frozenset[str]) -> None:
 
 
 def listed_env(agent: Agent) -> frozenset[str]:
-    """Every variable an agent's programs ask for by name (runtime and command tools)."""
+    """Every variable an agent's programs ask for by name (runtime, command tools, MCP
+    servers)."""
     return listed_in(agent.spec)
 
 
@@ -441,7 +442,6 @@ def listed_in(spec: AgentSpec) -> frozenset[str]:
         for runtime in (spec.runtime.command, spec.runtime.http):
             if runtime is not None:
                 names.update(runtime.env)
-    for tool in spec.tools:
-        if tool.command is not None:
-            names.update(tool.command.env)
+    for _, _, env in spec.tool_programs():  # command tools and stdio MCP servers
+        names.update(env)
     return frozenset(names)

@@ -1,9 +1,15 @@
 """Executing a declarative agent's tool calls during an eval run.
 
 Order of precedence for a call: the fixture's `toolReplay` (recorded outputs), the fixture's
-`shadowTools` (never executed, a stub result), the tool's `mock` output, its `command`.
-A `sideEffects: true` command tool that a fixture neither shadows nor replays is refused
-before the run starts (preflight.py).
+`shadowTools` (never executed, a stub result), the tool's `mock` output, its `command`, or
+its MCP server (runtime/mcp_tools.py). A `sideEffects: true` command tool, or an MCP server's
+tool its `sideEffects` lists, that a fixture neither shadows nor replays is refused before
+the run starts (preflight.py).
+
+A fixture names an agent's own tool by its name; an MCP server's tool by its name or its
+qualified name (`orders__lookup_order`, `orders.lookup_order`), as assertions do
+(scoring/tool_names.py). A bare name two tools end in is replayed for neither, and shadows
+both.
 """
 
 from __future__ import annotations
@@ -20,9 +26,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 
 from evalward.errors import AgentRunError, ConfigError
-from evalward.providers.base import ToolCall
+from evalward.providers.base import ToolCall, ToolSpec
 from evalward.resources.agent import Tool, ToolCommand
+from evalward.runtime.mcp_tools import McpTool, McpToolbox
 from evalward.runtime.process import Launch, kill_group, limited_env, spawn, tail
+from evalward.scoring import tool_names
 
 _TEMPLATES = SandboxedEnvironment(undefined=jinja2.ChainableUndefined, autoescape=False)
 
@@ -39,9 +47,7 @@ class ReplayEntry(BaseModel):
     is_error: bool = False
 
     def matches(self, call: ToolCall) -> bool:
-        return call.name == self.tool and (
-            self.arguments is None or _contains(call.arguments, self.arguments)
-        )
+        return self.arguments is None or _contains(call.arguments, self.arguments)
 
 
 def _contains(actual: Any, expected: Any) -> bool:
@@ -79,10 +85,6 @@ class FixtureTools:
                 ) from None
         return cls(entries, frozenset(shadow_tools or []))
 
-    @property
-    def replayed_tools(self) -> frozenset[str]:
-        return frozenset(e.tool for e in self.replay)
-
 
 @dataclass(frozen=True)
 class ToolResult:
@@ -98,17 +100,56 @@ class ToolExecutor:
     tools: Mapping[str, Tool]
     fixture: FixtureTools
     launch: Launch
+    mcp: McpToolbox | None = None
+    """The run's MCP servers, when its agent names any."""
     _used: set[int] = field(default_factory=set)
 
+    def offered(self) -> tuple[ToolSpec, ...]:
+        """Every tool the model is offered: the agent's own, then its MCP servers'."""
+        own = [ToolSpec(name, t.description, t.parameters) for name, t in self.tools.items()]
+        served = [ToolSpec(t.offered, t.description, t.parameters) for t in self._served()]
+        return (*own, *served)
+
+    def recorded(self, name: str) -> tuple[str, str | None]:
+        """The name the trace records for a call of `name`, and the MCP server it goes to."""
+        tool = self._mcp_tool(name)
+        return (tool.qualified, tool.server) if tool is not None else (name, None)
+
+    def _served(self) -> Sequence[McpTool]:
+        return self.mcp.tools if self.mcp is not None else ()
+
+    def _mcp_tool(self, offered: str) -> McpTool | None:
+        if offered in self.tools:
+            return None
+        return next((t for t in self._served() if t.offered == offered), None)
+
+    def _means(self, written: str, name: str, *, ambiguous: bool) -> bool:
+        """Whether a fixture's `written` name stands for the tool the trace records as
+        `name`: an own tool by its name alone, an MCP tool as assertions read names."""
+        if written == name:
+            return True
+        if name in self.tools:
+            return False
+        known = [*self.tools, *(t.qualified for t in self._served())]
+        return name in tool_names.resolve(written, known, ambiguous=ambiguous)
+
     async def execute(self, call: ToolCall) -> ToolResult:
+        """The call's result; McpFailure when its MCP server broke the protocol or a bound."""
         tool = self.tools.get(call.name)
-        if tool is None:
+        served = self._mcp_tool(call.name)
+        if tool is None and served is None:
             return ToolResult(f"error: no tool named {call.name!r} is available", True, "evalward")
-        if call.name in self.fixture.replayed_tools:
-            return self._replay(call)
-        if call.name in self.fixture.shadow:
-            stub = {"shadowed": True, "tool": call.name, "note": "not executed during evals"}
+        name = served.qualified if served is not None else call.name
+        if any(self._means(e.tool, name, ambiguous=False) for e in self.fixture.replay):
+            return self._replay(call, name)
+        if any(self._means(s, name, ambiguous=True) for s in self.fixture.shadow):
+            stub = {"shadowed": True, "tool": name, "note": "not executed during evals"}
             return ToolResult(json.dumps(stub), False, "shadow")
+        if served is not None:
+            assert self.mcp is not None
+            answer = await self.mcp.call(served, call.arguments)
+            return ToolResult(answer.text, answer.is_error, "mcp")
+        assert tool is not None
         if tool.mock is not None:
             output = render_mock(tool.mock.output, call.arguments)
             return ToolResult(_as_text(output), False, "mock")
@@ -120,13 +161,17 @@ class ToolExecutor:
             "evalward",
         )
 
-    def _replay(self, call: ToolCall) -> ToolResult:
+    def _replay(self, call: ToolCall, name: str) -> ToolResult:
         for index, entry in enumerate(self.fixture.replay):
-            if index not in self._used and entry.matches(call):
+            if (
+                index not in self._used
+                and self._means(entry.tool, name, ambiguous=False)
+                and entry.matches(call)
+            ):
                 self._used.add(index)
                 return ToolResult(_as_text(entry.output), entry.is_error, "replay")
         return ToolResult(
-            f"error: no recorded output left in toolReplay for {call.name} with arguments "
+            f"error: no recorded output left in toolReplay for {name} with arguments "
             f"{json.dumps(call.arguments, sort_keys=True)}",
             True,
             "replay",

@@ -1,10 +1,10 @@
 """What an agent's behaviour depends on, for change detection and for the result cache.
 
 An agent depends on its definition, on the files it names — `systemFile`, and the program
-files in its tools' and runtime's command lines (an argument that looks like a path: it has a
-`/` or a file extension and is not an option or a URL), the files its `environment` is built
-from (with the lock files beside them) — and on every file its `watch` globs match, which is
-how an agent declares the rest of its code.
+files in its tools', MCP servers' and runtime's command lines (an argument that looks like a
+path: it has a `/` or a file extension and is not an option or a URL), the files its
+`environment` is built from (with the lock files beside them) — and on every file its `watch`
+globs match, which is how an agent declares the rest of its code.
 
 Both readers take these paths from one listing of the checkout (`FileIndex`) and one rule
 (`agent_reads`): the result cache hashes each (`agent_fingerprint`), and change detection
@@ -41,9 +41,8 @@ def referenced_files(located: Located[Agent]) -> list[str]:
         # Both places the file may be read from (the root, or the deprecated rule's).
         paths += reference_candidates(located.file, spec.system_file)
     argv: list[str] = []
-    for tool in spec.tools:
-        if tool.command is not None:
-            argv += tool.command.run
+    for _, run, _ in spec.tool_programs():  # command tools and stdio MCP servers
+        argv += run
     if spec.runtime is not None:
         if spec.runtime.command is not None:
             argv += spec.runtime.command.run

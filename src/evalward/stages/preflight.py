@@ -9,7 +9,8 @@ depends on the machine (keys, the sandbox) is checked by the run alone.
   `judge.model` and `crossCheck.models`, a JudgeCalibration's `judgeModels` — is served by a
   provider evalward has, the mock provider only with a mock script (`unservable`).
 - A fixture run against an agent shadows or replays each of the agent's side-effecting
-  command tools, which would otherwise change the world during an eval.
+  command tools and MCP tools (a server's `sideEffects`), which would otherwise change the
+  world during an eval.
 - A fixture's state criteria have a playground to read (the fixture's or its Eval's), and a
   run's playground has its seeds in the tree it is made from (playgrounds.py).
 - What the repository shows beside the definitions (static_checks.py): a SQLite seed loads,
@@ -27,13 +28,15 @@ from evalward.errors import Problem, ResourceError
 from evalward.providers.config import BUILT_IN, unservable
 from evalward.providers.registry import Providers
 from evalward.resources import ResourceSet
-from evalward.resources.agent import Tool
+from evalward.resources.agent import AgentSpec, Tool
 from evalward.resources.conversation import simulator_model
 from evalward.resources.locate import Locator
+from evalward.resources.mcp import QUALIFIER
 from evalward.resources.models import EvalFixtureSpec
 from evalward.resources.resource_set import Located
 from evalward.resources.yamlsource import PathKey
 from evalward.rundata.sides import Side
+from evalward.scoring import tool_names
 from evalward.stages.plan import Checkout, Plan, PlannedRun
 from evalward.stages.playgrounds import missing_seeds, source_of, state_without_playground
 from evalward.stages.static_checks import PlaygroundKey, StaticChecks
@@ -146,6 +149,25 @@ def side_effect_refusal(
     return None
 
 
+def mcp_side_effect_refusal(
+    agent: str, agent_spec: AgentSpec, fixture: str, spec: EvalFixtureSpec
+) -> str | None:
+    """Why `fixture` may not run against `agent`: an MCP server's side-effecting tool it
+    neither shadows nor replays, by either of its names (`create_ticket`,
+    `jira.create_ticket`) would run for real."""
+    covered = [*(spec.shadow_tools or []), *(entry.tool for entry in spec.tool_replay or [])]
+    for server_name, server in agent_spec.mcp_servers.items():
+        for tool in server.side_effects:
+            qualified = f"{server_name}{QUALIFIER}{tool}"
+            if not any(tool_names.stands_for(qualified, written) for written in covered):
+                return (
+                    f"fixture {fixture!r} would run the side-effecting tool {tool!r} of agent "
+                    f"{agent!r}'s MCP server {server_name!r} for real; add it to the fixture's "
+                    f"`shadowTools: [{tool}]` or record its output in `toolReplay`"
+                )
+    return None
+
+
 class _Checks:
     """The checks over one ResourceSet; problems are located, each reported once."""
 
@@ -226,7 +248,9 @@ class _Checks:
                 "cannot be given the conversation's `system` instructions; put them in its "
                 "program, or drop `repl` so it is started each turn with the messages",
             )
-        refused = side_effect_refusal(target, agent.resource.spec.tools, fixture_name, spec)
+        agent_spec = agent.resource.spec
+        refused = side_effect_refusal(target, agent_spec.tools, fixture_name, spec)
+        refused = refused or mcp_side_effect_refusal(target, agent_spec, fixture_name, spec)
         if refused is not None:
             at = ("spec", "shadowTools") if spec.shadow_tools is not None else ("spec",)
             self.add(fixture, at, refused)

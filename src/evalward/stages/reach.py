@@ -12,9 +12,9 @@ What a definition reads:
 
 - a declarative agent: its `systemFile`, and the files its `environment` is built from with
   their folder (a project's own sources);
-- a program (an agent's `runtime`, a command tool): the files its `watch` globs match, which
-  is how an agent declares its code; one that names no `watch` may import anything, so the
-  whole commit is checked out;
+- a program (an agent's `runtime`, a command tool, a stdio MCP server): the files its `watch`
+  globs match, which is how an agent declares its code; one that names no `watch` may import
+  anything, so the whole commit is checked out;
 - a playground: its seeds (a file or a folder) and the snapshots its fixtures compare with,
   and a service's program — the whole commit, as for an agent's program;
 - code scorers, AgentV cases, grader prompts and the like are read with their fixture, from
@@ -120,7 +120,6 @@ def _agent(located: Located[Agent], tree: Mapping[str, TreeEntry], reach: Reach)
         reach.paths.update(posixpath.dirname(path) or "." for path in spec.environment.files())
         if "." in reach.paths:
             reach.everything(f"agent {name!r}'s environment is the repository's root folder")
-    programs = spec.runtime is not None or any(tool.command for tool in spec.tools)
-    if programs and not spec.watch:
+    if spec.runs_programs and not spec.watch:
         reach.everything(f"agent {name!r} runs a program and names no `watch`")
     reach.paths.update(path for path in tree if any(fnmatch(path, p) for p in spec.watch))
