@@ -357,12 +357,12 @@ def test_a_plain_http_call_loads_no_ca_and_an_https_call_still_needs_its_bundle(
 ) -> None:
     """The CAs are read for the first https request, not for a run that only talks plain
     HTTP: a bundle variable naming a missing file stops the https call alone."""
-    trusted, good = self_signed(tmp_path, "127.0.0.1")
+    _, good = self_signed(tmp_path, "127.0.0.1")
     plain, tls = RawServer(replies=(OK,)), RawServer(replies=(OK,), tls=good)
     monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(tmp_path / "missing.pem"))
     try:
         assert call(plain.url)[0].json() == {"a": 1}
-        with pytest.raises(HttpFailure, match="REQUESTS_CA_BUNDLE names .*not a readable"):
+        with pytest.raises(HttpFailure, match=r"REQUESTS_CA_BUNDLE names .*not a readable"):
             call(tls.url)
         assert tls.requests == []
     finally:
