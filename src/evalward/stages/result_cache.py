@@ -23,7 +23,7 @@ from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.stages.fingerprint import FileIndex, agent_fingerprint
 from evalward.stages.plan import Checkout, PlannedRun
-from evalward.stages.playgrounds import playground_key
+from evalward.stages.playgrounds import PlaygroundKeys
 from evalward.stages.result_cache_db import ResultStore
 
 
@@ -101,6 +101,7 @@ class CacheKeys:
         self._agents: dict[tuple[Side, str], dict[str, Any]] = {}
         self._evals: dict[tuple[Side, str], str] = {}
         self._keys: dict[PlannedRun, str] = {}
+        self._playgrounds = PlaygroundKeys()
 
     def of(self, run: PlannedRun) -> str:
         if run not in self._keys:
@@ -129,7 +130,7 @@ class CacheKeys:
         user = conversation.user if conversation is not None else None
         if user is not None and user.model:  # where its own simulated user's replies come from
             fixture += "\n" + _canonical(self._providers.identity_of([user.model]))
-        world = playground_key(self._checkouts[run.side], run)
+        world = self._playgrounds.of(self._checkouts[run.side], run)
         if world is not None:  # the playground's definition and seeds
             fixture += "\n" + _canonical(world)
         return hashlib.sha256(f"{shared}\n{fixture}\n{run.rep}".encode()).hexdigest()
