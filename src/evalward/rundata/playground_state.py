@@ -46,6 +46,14 @@ class PlaygroundState:
     queries: dict[str, QueryAnswer] = field(default_factory=dict)
     snapshots: dict[str, Any] = field(default_factory=dict)
     """Each snapshot file a criterion names, parsed (a `SnapshotMissing` when unreadable)."""
+    _text: tuple[str | None] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def canonical_text(self) -> str | None:
+        """`canonical(document)`, or None when it is longer than DIFF_CHARS; made once (a
+        state shared by the runs of a template is compared by each of them)."""
+        if self._text is None:
+            self._text = (canonical_within(self.document, DIFF_CHARS),)
+        return self._text[0]
 
 
 @dataclass(frozen=True)
@@ -61,12 +69,15 @@ class PlaygroundRun:
     final: PlaygroundState
 
     def record(self) -> PlaygroundRecord:
-        final, cut = bounded_json(self.final.document)
-        before, after = self.initial.document, self.final.document
-        if max(canonical_size(before, DIFF_CHARS), canonical_size(after, DIFF_CHARS)) > DIFF_CHARS:
+        before, after = self.initial.canonical_text(), self.final.canonical_text()
+        if after is None:
+            final, cut = bounded_json(self.final.document)
+        else:
+            final, cut = _cut(after, RECORD_LIMIT)
+        if before is None or after is None:
             changes = [["@", f"(not compared: a state larger than {DIFF_CHARS:,} characters)"]]
         else:
-            changes = state_changes(canonical(before), canonical(after))
+            changes = state_changes(before, after)
         return PlaygroundRecord(
             name=self.final.name,
             final=final,
@@ -121,6 +132,23 @@ def canonical_size(value: Any, limit: int) -> int:
         if size > limit:
             break
     return size
+
+
+def canonical_within(value: Any, limit: int) -> str | None:
+    """`canonical(value)`, or None when it is longer than `limit` (made only that far)."""
+    kept: list[str] = []
+    size = 0
+    for chunk in _chunks(value):
+        kept.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return None
+    return "".join(kept)
+
+
+def _cut(text: str, limit: int) -> tuple[str, bool]:
+    """`bounded_json`'s cut of a text already made."""
+    return (text[:limit] + "\n…", True) if len(text) > limit else (text, False)
 
 
 def bounded_json(value: Any, limit: int = RECORD_LIMIT) -> tuple[str, bool]:
