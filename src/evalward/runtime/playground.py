@@ -222,7 +222,8 @@ async def provision(
                 _seed_database(live, spec.sqlite, live.database)
             live.env["EVALWARD_SQLITE_PATH"] = str(live.database)
             live.env["DATABASE_URL"] = f"sqlite:///{live.database}"
-        (folder / "data").mkdir()
+        if spec.service is not None:
+            (folder / "data").mkdir()  # the service's own ({data})
         _hand_over(folder, sandbox)
         if spec.service is not None:
             live.service = await _start_service(live, spec.service, env)
