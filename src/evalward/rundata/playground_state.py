@@ -15,7 +15,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from evalward.rundata.record_model import RecordModel
 
 RECORD_LIMIT = 16 * 1024
 """Characters of the final state a run record keeps, like the agent's output."""
@@ -87,7 +89,7 @@ class PlaygroundRun:
         )
 
 
-class PlaygroundRecord(BaseModel):
+class PlaygroundRecord(RecordModel):
     """What a fixture result keeps of its playground: the state after the run as canonical
     JSON text, cut at RECORD_LIMIT characters (`truncated`), and what the run changed, as
     the lines of a diff from the state before it (`[op, line]`, op `-`, `+`, ` ` or `@`)."""
