@@ -28,7 +28,7 @@ def load() -> ModuleType:
         if "aiohttp" not in sys.modules:
             # The class's own attribute, over the inherited C method, only while aiohttp's
             # connector builds its defaults; it is removed again whatever the import does.
-            ssl.SSLContext.set_default_verify_paths = _load_no_ca  # type: ignore[method-assign]
+            ssl.SSLContext.set_default_verify_paths = _load_no_ca  # type: ignore[method-assign,assignment]
             try:
                 import aiohttp  # noqa: F401  # lazy: only a run that makes an HTTP call needs it
             finally:
