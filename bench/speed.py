@@ -2,8 +2,9 @@
 
 Each workload runs `evalward` as a whole process against the benchmark model server (50 ms),
 from bytecode, and is measured from outside: wall time, CPU (user + sys of the process, from
-wait4) and peak RSS. With `--before SRC` (another checkout's `src`) each run of this evalward
-is alternated with a run of that one, so both see the same load; figures are medians.
+wait4) and peak RSS. With `--before SRC` (another checkout's `src`, repeatable) each run of
+this evalward is alternated with a run of each of those, so all see the same load; figures are
+medians.
 
   p1            1,000 one-call fixtures, a `contains` and a `regex` each, `--parallel 32`,
                 `--no-cache --no-history --output-dir` (the suite bench/p1_promptfoo.py runs
@@ -18,9 +19,10 @@ is alternated with a run of that one, so both see the same load; figures are med
   playgrounds   200 one-call fixtures each with a SQLite playground and one `sql` criterion,
                 against the same 200 without, alternated, at `--parallel 32` and at
                 `--parallel 1`. Targets: <= 1 ms of CPU per run and <= 10 % of the wall
-                added at 32 in flight. A service playground's cost per run: bench/playgrounds.py.
+                added at 32 in flight.
+  service       a service playground's cost per run (bench/playgrounds.py): reported.
 
-    python bench/speed.py [--runs 5] [--only p1,startup] [--before /tmp/evalward-old/src]
+    python bench/speed.py [--runs 5] [--only p1,startup] [--before [LABEL=]OTHER/src ...]
 """
 
 from __future__ import annotations
@@ -114,8 +116,12 @@ def alternate(
     return series
 
 
+COLUMNS: list[str] = []
+"""The table's version columns, in order; a workload that leaves one out prints "—" there."""
+
+
 def row(figure: str, target: str, values: dict[str, str]) -> None:
-    cells = " | ".join(values.values())
+    cells = " | ".join(values.get(column, "—") for column in COLUMNS)
     print(f"| {figure} | {target} | {cells} |", flush=True)
 
 
@@ -307,32 +313,79 @@ def playgrounds(server: ModelServer, versions: Versions, runs: int, work: Path) 
         )
 
 
+def service_playground(server: ModelServer, versions: Versions, runs: int, work: Path) -> None:
+    """The refund desk's CRM service: start, wait ready, read its state before and after,
+    stop (bench/playgrounds.py, in one process per version, its runs alternated)."""
+    script = [sys.executable, str(ROOT / "bench" / "playgrounds.py"), "--runs", "10"]
+    script += ["--only", "service"]
+    times: dict[str, list[float]] = {label: [] for label in versions}
+    for _ in range(runs):
+        for label, env in versions.items():
+            done = subprocess.run(
+                script, env={**os.environ, **env}, cwd=ROOT, capture_output=True, text=True
+            )
+            if done.returncode != 0:
+                raise RuntimeError(f"bench/playgrounds.py ({label}): {done.stderr[-2000:]}")
+            times[label].append(float(done.stdout.split("median ")[1].split(" ms")[0]))
+    row(
+        "Service playground (a Python HTTP server): provision, two state reads, teardown, per run",
+        "measured",
+        {label: f"{median(values):.0f} ms" for label, values in times.items()},
+    )
+
+
 WORKLOADS = {
     "p1": p1,
     "startup": startup,
     "conversations": conversations,
     "playgrounds": playgrounds,
+    "service": service_playground,
 }
+
+
+def _versions(sources: list[str]) -> Versions:
+    """`[LABEL=]SRC` arguments as the environment that runs each one's evalward."""
+    versions: Versions = {}
+    for source in sources:
+        label, _, src = source.rpartition("=")
+        env = {"PYTHONPATH": str(Path(src).resolve())}
+        compile_evalward(env)
+        versions[label or src] = env
+    return versions
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--only", default=",".join(WORKLOADS))
-    parser.add_argument("--before", type=Path, help="alternate with the evalward in this src")
+    parser.add_argument(
+        "--before",
+        action="append",
+        default=[],
+        metavar="[LABEL=]SRC",
+        help="alternate with the evalward in this src (repeatable; LABEL names its column)",
+    )
+    parser.add_argument(
+        "--p1-baseline",
+        action="append",
+        default=[],
+        metavar="[LABEL=]SRC",
+        help="alternate P1 alone with the evalward in this src: an older release, whose "
+        "`validate` would refuse today's examples",
+    )
     args = parser.parse_args()
-    versions: Versions = {"this evalward": {}}
-    if args.before:
-        before = {"PYTHONPATH": str(args.before.resolve())}
-        compile_evalward(before)
-        versions = {"before": before, **versions}
+    p1_only = _versions(args.p1_baseline)
+    versions = _versions(args.before)
+    versions["this evalward"] = {}
     work = Path(tempfile.mkdtemp(prefix="evalward-speed-"))
     print(f"load average before: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"| figure | target | {' | '.join(versions)} |")
-    print(f"|---|---|{'---|' * len(versions)}")
+    COLUMNS.extend([*p1_only, *versions])
+    print(f"| figure | target | {' | '.join(COLUMNS)} |")
+    print(f"|---|---|{'---|' * len(COLUMNS)}")
     with model_server(LATENCY_MS) as server:
         for name in args.only.split(","):
-            WORKLOADS[name](server, versions, args.runs, work)
+            columns = {**p1_only, **versions} if name == "p1" else versions
+            WORKLOADS[name](server, columns, args.runs, work)
     print(f"load average after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
 
