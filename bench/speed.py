@@ -282,8 +282,8 @@ def playground_suite(repo: Path, with_playground: bool) -> None:
 
 
 def playgrounds(server: ModelServer, versions: Versions, runs: int, work: Path) -> None:
-    """Each version's runs with and without the playground alternate, so the difference is
-    measured under one load."""
+    """Every version's runs with and without the playground alternate in one series, so each
+    difference, and each version against the others, is measured under one load."""
     env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "bench"}
     for parallel in (PARALLEL, 1):
         suites = {"playground": work / f"pg-{parallel}", "none": work / f"plain-{parallel}"}
@@ -294,11 +294,15 @@ def playgrounds(server: ModelServer, versions: Versions, runs: int, work: Path) 
             kind: [*EVALWARD, "run", str(repo), *options, str(work / f"out-{kind}")]
             for kind, repo in suites.items()
         }
+        runs_of = {
+            f"{label}/{kind}": {**env, **version, "BENCH_KIND": kind}
+            for label, version in versions.items()
+            for kind in commands
+        }
+        series = alternate(runs_of, runs, partial(_by_kind, commands, server))
         cells = {}
-        for label, version in versions.items():
-            kinds = {kind: {**env, **version, "BENCH_KIND": kind} for kind in commands}
-            series = alternate(kinds, runs, partial(_by_kind, commands, server))
-            with_it, without = series["playground"], series["none"]
+        for label in versions:
+            with_it, without = series[f"{label}/playground"], series[f"{label}/none"]
             added_cpu = (with_it.cpu() - without.cpu()) / PLAYGROUND_FIXTURES
             added_wall = with_it.wall() / without.wall() - 1
             cells[label] = (
