@@ -61,6 +61,13 @@ class Problem:
     column: int | None
     path: str
     message: str
+    consequence: bool = False
+    """It follows from another problem (an Eval that lists a fixture that does not load):
+    listed after every problem that is a cause (`order`)."""
+
+    def order(self) -> tuple[bool, str, int, int]:
+        """Where it is listed: causes first, then in file order."""
+        return (self.consequence, self.file, self.line or 0, self.column or 0)
 
     def render(self) -> str:
         where = printable(self.file)

@@ -68,6 +68,9 @@ spec:
 """
 
 
+SHOP = "  playground: {sqlite: {seed: db.sql}}\n"
+
+
 def byo(run: str) -> str:
     return BYO.replace("RUN", run)
 
@@ -547,6 +550,44 @@ EXTRA: list[Case] = [
             "e.yaml": EVAL,
         },
         ("a.yaml:7:20: spec.tools[0].command: the program 'tools/look.sh' does not exist",),
+    ),
+    Case(
+        "seed-does-not-load",
+        "refusals",
+        {
+            "a.yaml": AGENT,
+            "f.yaml": FIXTURE,
+            "e.yaml": EVAL + SHOP,
+            "db.sql": "CREATE TABLE t (x);\nCRATE TABLE u (y);\n",
+        },
+        (
+            "e.yaml:7:25: spec.playground.sqlite.seed: playground 'ev': the seed 'db.sql' does not load: near \"CRATE\": syntax error (the statement at db.sql:2)",
+        ),
+    ),
+    Case(
+        "sql-criterion-table",
+        "refusals",
+        {
+            "a.yaml": AGENT,
+            "f.yaml": FIXTURE + "    - {type: sql, query: SELECT x FROM tt, count: 1}\n",
+            "e.yaml": EVAL + SHOP,
+            "db.sql": "CREATE TABLE t (x);\n",
+        },
+        (
+            "f.yaml:13:19: spec.assertions[1].query: the query fails on the seed 'db.sql' of playground 'ev': no such table: tt (did you mean 't'?)",
+        ),
+    ),
+    Case(
+        "scorer-does-not-compile",
+        "refusals",
+        {
+            "a.yaml": AGENT,
+            "f.yaml": FIXTURE + "    - {type: code, language: python, source: 'output =='}\n",
+            "e.yaml": EVAL,
+        },
+        (
+            "f.yaml:13: spec.assertions[1].source: the inline Python scorer does not compile: invalid syntax: output ==",
+        ),
     ),
     Case(
         "config-unknown-provider",

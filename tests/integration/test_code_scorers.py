@@ -166,6 +166,39 @@ def test_every_shape_and_every_failure_of_a_scorer(repo: GitRepo) -> None:
     assert code == 1  # errors never pass
 
 
+INLINE_ERRORS = """\
+    - type: code
+      language: python
+      source: |
+        words = output.split()
+        return len(words) / 0
+    - type: code
+      language: javascript
+      source: |
+        const words = output.split(' ');
+        return context.nothing.length > words.length;
+    - { type: code, file: scorers/broken.py }"""
+
+
+def test_an_error_inside_a_scorer_is_told_where_its_code_was_written(repo: GitRepo) -> None:
+    """An inline scorer's at the line of its YAML file (its own line, from the block's
+    first), a file's at its own line."""
+    fixture = FIXTURE.format(name="inline-errors", assertions=INLINE_ERRORS)
+    repo.commit("scorers that raise", {**suite(), "suite.yaml": AGENT_AND_EVAL + fixture})
+    lines = (repo.path / "suite.yaml").read_text().splitlines()
+    python = lines.index("        return len(words) / 0") + 1
+    javascript = lines.index("        return context.nothing.length > words.length;") + 1
+
+    code, results = run(repo)
+
+    said = [a["message"] for a in results["fixtures"][0]["assertions"]]
+    assert f"ZeroDivisionError: division by zero (at suite.yaml:{python})" in said[0], said
+    assert "TypeError: Cannot read properties of undefined" in said[1], said
+    assert f"\n    at suite.yaml:{javascript}:" in said[1], said
+    assert "ZeroDivisionError: division by zero (at scorers/broken.py:2)" in said[2], said
+    assert code == 1
+
+
 def test_a_missing_or_escaping_scorer_file_is_refused_at_its_line(repo: GitRepo) -> None:
     fixture = FIXTURE.format(
         name="lost",

@@ -2,10 +2,12 @@
 
 It refuses everything a run would refuse for the definitions alone, in the run's words: what
 does not load, the provider settings of `evalward.yaml`, and the checks a run makes before
-its first model call (`preflight`). What depends on the machine (keys, the sandbox) is not
-checked, unless `--ask-providers` asks each provider the definitions use for its model list
-(with the environment's keys): a model it does not list is then a warning with the nearest
-name it does.
+its first model call (`preflight`, with what the repository shows of seeds, `sql` criteria
+and code scorers). What depends on the machine (keys, the sandbox) is not checked, unless
+`--ask-providers` asks each provider the definitions use for its model list (with the
+environment's keys): a model it does not list is then a warning with the nearest name it
+does; and `--playgrounds` provisions each playground once, as a run would, without an agent
+or a model.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ from typing import TYPE_CHECKING, Any, TextIO
 from evalward.cli._args import add_root
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
     from evalward.errors import Problem
     from evalward.host import Host
     from evalward.providers.config import ProvidersConfig
     from evalward.resources import ResourceSet
+    from evalward.stages.static_checks import PlaygroundKey
 
 
 def register(commands: Any) -> None:
@@ -38,6 +42,12 @@ def register(commands: Any) -> None:
         help="ask each provider the definitions use for its models (GET /models, with the "
         "keys of the environment) and warn about a model it does not serve",
     )
+    parser.add_argument(
+        "--playgrounds",
+        action="store_true",
+        help="provision each playground once, as a run does but without an agent or a model "
+        "(seeds applied, service started and ready, state read, torn down)",
+    )
 
 
 def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
@@ -50,7 +60,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from evalward.providers.registry import repo_providers
     from evalward.resources.loader import load_what_loads
     from evalward.resources.repo_config import load_config
-    from evalward.stages.preflight import tree_problems
+    from evalward.stages.preflight import TreeCheck, tree_problems
 
     host.started()  # no run follows: nothing here lives long enough to be worth the pause
     root = Path(args.path)
@@ -72,11 +82,14 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
             load_script(Path(args.mock_script))
         except ResourceError as exc:
             problems += exc.problems
-    problems += tree_problems(resources, mock_script=bool(args.mock_script), providers=names)
+    made: list[Problem] = []
+    served = _provisioned(resources, host, out, made) if args.playgrounds else {}
+    found = tree_problems(resources, TreeCheck(bool(args.mock_script), names, host.env, served))
+    problems += found + [p for p in made if not _told(p, found)]
     for warning in resources.warnings:
         print(f"warning: {warning.render()}", file=out)
     if problems:
-        raise ResourceError(sorted(problems, key=_order))
+        raise ResourceError(sorted(problems, key=lambda problem: problem.order()))
     if not (resources.agents or resources.fixtures or resources.evals or resources.calibrations):
         raise ConfigError(
             f"{root}: no evalward resource found in {load_config(root.resolve()).searched()}: "
@@ -122,6 +135,28 @@ def _ask(
     return asyncio.run(ask())
 
 
+def _provisioned(
+    resources: ResourceSet, host: Host, out: TextIO, problems: list[Problem]
+) -> dict[PlaygroundKey, Mapping[str, Any]]:
+    """Each playground provisioned once (`--playgrounds`): its failures join `problems`;
+    the states served, for the checks of the state criteria's paths."""
+    import asyncio
+
+    from evalward.stages.playground_trials import try_playgrounds
+
+    trials = asyncio.run(try_playgrounds(resources, host.env))
+    problems += trials.problems
+    made = trials.tried - len(trials.problems)
+    print(f"{made} of {trials.tried} playgrounds provisioned and torn down", file=out)
+    return trials.served
+
+
+def _told(problem: Problem, found: list[Problem]) -> bool:
+    """Whether a playground's failure is told already, in the same words and more precisely
+    (a seed that does not load, with the line of its statement)."""
+    return any(p.file == problem.file and p.message.startswith(problem.message) for p in found)
+
+
 def _declared(root: Path) -> tuple[str, ...]:
     """The provider names evalward.yaml declares, when its settings are wrong: their models
     are not also unknown."""
@@ -134,7 +169,3 @@ def _declared(root: Path) -> tuple[str, ...]:
     except ConfigError:
         return BUILT_IN
     return (*BUILT_IN, *sorted(str(n) for n in declared if n not in BUILT_IN))
-
-
-def _order(problem: Problem) -> tuple[str, int, int]:
-    return (problem.file, problem.line or 0, problem.column or 0)

@@ -35,7 +35,7 @@ from evalward.stages.estimate import (
 )
 from evalward.stages.plan import Checkout, Plan, PlannedRun, private_runs
 from evalward.stages.plan_scores import EvalsBySide, score_evals
-from evalward.stages.preflight import planned_models, refuse_plan
+from evalward.stages.preflight import planned_models, refuse_plan, warning_notes
 from evalward.stages.result_cache import CacheKeys
 from evalward.stages.settle import settle
 
@@ -219,7 +219,7 @@ def _planned(
     keys checked: what the runs start from."""
     providers, options = setup.providers, setup.options
     plan, checkouts, notes = prepared.plan, prepared.checkouts, prepared.notes
-    refuse_plan(plan, checkouts, providers)
+    notes += warning_notes(refuse_plan(plan, checkouts, providers, setup.env))
     keys = CacheKeys(checkouts, providers)
     resources = {side: checkout.resources for side, checkout in checkouts.items()}
     cached = options.cache.holds(keys) if options.cache else None

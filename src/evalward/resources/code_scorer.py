@@ -88,6 +88,12 @@ class CodeSource(Model):
         description="Set by evalward when the fixture loads: the text of `file` at the "
         "fixture's own commit.",
     )
+    source_at: SkipJsonSchema[tuple[str, int] | None] = Field(
+        default=None,
+        exclude=True,
+        description="Set by evalward when the fixture loads: the file and line an inline "
+        "scorer's code starts on, where its errors are reported.",
+    )
 
     @field_validator("source")
     @classmethod
@@ -145,6 +151,17 @@ class CodeSource(Model):
     def lang(self) -> CodeLanguage:
         assert self.language is not None, "set by validation"
         return self.language
+
+    @property
+    def origin(self) -> tuple[str, int | None]:
+        """The name its errors give and the line its code starts on there: the scorer's
+        file, or the YAML file and line an inline scorer stands on (when the load placed it:
+        `code_scorer_files.place_inline`)."""
+        if self.source is None:
+            return self.path, None
+        if self.source_at is not None:
+            return self.source_at
+        return f"<inline {self.lang.value} scorer>", None
 
     @property
     def code(self) -> str | None:

@@ -17,6 +17,7 @@ import hashlib
 import json
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from evalward.files.safe_files import UnsafeFile, read_regular
 from evalward.resources.code_scorer import MAX_SOURCE_CHARS, CodeAssertion, CodeSource
@@ -29,6 +30,9 @@ ScorerProblem = tuple[PathKey, str]
 
 MAX_ENVIRONMENT_FILE_BYTES = 16 * 1024 * 1024
 """The largest file of a scorer's environment (a lock of a few hundred packages: under 1 MB)."""
+
+if TYPE_CHECKING:
+    import yaml
 
 FileTexts = dict[str, str | None]
 """Repository paths and their text (None: not there), read once per load: the fixtures that
@@ -70,6 +74,119 @@ def embed_scorers(
         return fixture, problems, reads
     spec = fixture.spec.model_copy(update=spec_update)
     return fixture.model_copy(update={"spec": spec}), problems, reads
+
+
+def has_inline(fixture: EvalFixture) -> bool:
+    """Whether a code scorer of the fixture is written inline (`source`)."""
+    return any(code.source is not None for _, code in code_sources(fixture))
+
+
+def code_sources(fixture: EvalFixture) -> list[tuple[PathKey, CodeSource]]:
+    """Every code scorer of the fixture (its assertions', its scripted turns', its scoring
+    function) and where it stands in the fixture's document."""
+    spec = fixture.spec
+    found: list[tuple[PathKey, CodeSource]] = [
+        (("spec", "assertions", index), assertion)
+        for index, assertion in enumerate(spec.assertions)
+        if isinstance(assertion, CodeAssertion)
+    ]
+    turns = spec.conversation.turns if spec.conversation is not None else None
+    for number, turn in enumerate(turns or []):
+        found += [
+            (("spec", "conversation", "turns", number, "assertions", index), assertion)
+            for index, assertion in enumerate(turn.assertions)
+            if isinstance(assertion, CodeAssertion)
+        ]
+    if spec.scoring_function is not None:
+        found.append((("spec", "scoringFunction"), spec.scoring_function))
+    return found
+
+
+class InlinePlaces:
+    """Places a fixture's inline scorers (`source_at`: its file and the line its code starts
+    on), so that an error in the code is reported where it was written; each file composed
+    once a load, and only when a fixture of it holds one."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, list[yaml.Node]] = {}
+
+    def place(self, fixture: EvalFixture, file: str, index: int, text: str) -> EvalFixture:
+        """`fixture`, the `index`-th document of `file` (whose text is `text`), placed."""
+        if file not in self._files:
+            self._files[file] = _composed(text)
+        documents = self._files[file]
+        document = documents[index] if index < len(documents) else None
+        placed: dict[PathKey, tuple[str, int]] = {}
+        for at, code in code_sources(fixture):
+            line = _scalar_start(document, (*at, "source")) if code.source is not None else None
+            if line is not None:
+                placed[at] = (file, line)
+        return _placed(fixture, placed) if placed else fixture
+
+
+def _composed(text: str) -> list[yaml.Node]:
+    """Every document of `text` as libyaml composes it: nodes and their marks, no data built
+    (the places of a few values are all that is wanted of them). The text has loaded: what
+    nests too deep to walk was refused then, and composing expands no alias."""
+    import yaml  # lazy: PyYAML costs 20 ms a start; only an inline scorer's file needs it
+
+    from evalward.resources.yaml12 import CoreLoader  # lazy: it imports PyYAML
+
+    loader = CoreLoader(text)
+    nodes: list[yaml.Node] = []
+    try:
+        while loader.check_node():
+            nodes.append(loader.get_node())
+    except yaml.YAMLError:
+        return []  # the load words and locates it
+    finally:
+        loader.dispose()
+    return nodes
+
+
+def _scalar_start(node: yaml.Node | None, path: PathKey) -> int | None:
+    """The line (1-based) the text of the scalar at `path` of a composed document starts on:
+    a block scalar's (`|`, `>`) is the line after its indicator. None: no scalar there."""
+    import yaml  # lazy: imported by `_composed` first, which made `node`
+
+    for key in path:
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if k.value == key), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+        else:
+            return None
+    if not isinstance(node, yaml.ScalarNode):
+        return None
+    return int(node.start_mark.line) + (2 if node.style in ("|", ">") else 1)
+
+
+def _placed(fixture: EvalFixture, placed: dict[PathKey, tuple[str, int]]) -> EvalFixture:
+    spec = fixture.spec
+
+    def place(value: Any, *at: str | int) -> Any:
+        found = placed.get(at)
+        return value if found is None else value.model_copy(update={"source_at": found})
+
+    update: dict[str, object] = {
+        "assertions": [place(a, "spec", "assertions", i) for i, a in enumerate(spec.assertions)]
+    }
+    if spec.conversation is not None and spec.conversation.turns is not None:
+        turns = [
+            turn.model_copy(
+                update={
+                    "assertions": [
+                        place(a, "spec", "conversation", "turns", t, "assertions", i)
+                        for i, a in enumerate(turn.assertions)
+                    ]
+                }
+            )
+            for t, turn in enumerate(spec.conversation.turns)
+        ]
+        update["conversation"] = spec.conversation.model_copy(update={"turns": turns})
+    if spec.scoring_function is not None:
+        update["scoring_function"] = place(spec.scoring_function, "spec", "scoringFunction")
+    return fixture.model_copy(update={"spec": spec.model_copy(update=update)})
 
 
 def _text_of(

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from evalward.errors import Problem, ResourceError
 from evalward.resources import agentv
-from evalward.resources.code_scorer_files import FileTexts, embed_scorers
+from evalward.resources.code_scorer_files import FileTexts, InlinePlaces, embed_scorers, has_inline
 from evalward.resources.discover import discover, relative
 from evalward.resources.models import (
     API_VERSIONS,
@@ -111,7 +111,7 @@ def _load_resources(
     if files is None:
         run.problems += _empty_roots(root, config, run.claimed)
     check_references(run.result, run.root, run.located_field)
-    return run.result, sorted(run.problems, key=_order)
+    return run.result, sorted(run.problems, key=Problem.order)
 
 
 def _empty_roots(root: Path, config: RepoConfig, claimed: set[Path]) -> list[Problem]:
@@ -187,17 +187,13 @@ def _load_changed_resources(
         run.load_file(path)
     check_references(run.result, run.root, run.located_field, check_files=check_files)
     if run.problems:
-        raise ResourceError(sorted(run.problems, key=_order))
+        raise ResourceError(sorted(run.problems, key=Problem.order))
     return run.result
 
 
 def needs_full_load(previous: ResourceSet, changed: set[str]) -> bool:
     """Whether `changed` alters where resources are, or their defaults (`evalward.yaml`)."""
     return CONFIG_FILE in changed
-
-
-def _order(problem: Problem) -> tuple[str, int, int]:
-    return (problem.file, problem.line or 0, problem.column or 0)
 
 
 @dataclass
@@ -223,6 +219,7 @@ class _Run:
         self._marked: dict[str, list[Document]] = {}
         self._locations: dict[tuple[str, str, str], tuple[int, int]] = {}
         self._scorer_texts: FileTexts = {}
+        self._inline = InlinePlaces()
 
     # -- locations ------------------------------------------------------------------------
 
@@ -312,6 +309,7 @@ class _Run:
                 ("apiVersion",) if "apiVersion" in data else (),
                 _unsupported_version(version, kind if our_kind and not ours else None),
             )
+            self.result.note_not_loaded(data, rel, self.problems[-1:])
             return True
         if version in API_VERSIONS:
             resource = self._validate(pending, rel)
@@ -339,12 +337,14 @@ class _Run:
             )
             return None
         if model is Eval:
-            data = _with_defaults(data, self.config)
+            data = self.config.eval_with_defaults(data)
         try:
             return model.model_validate(data)
         except ValidationError as exc:
             document = self.marked(rel, pending.index) or Document(data, pending.start_line)
-            self.problems.extend(problems_from_validation(exc, document, rel, model))
+            invalid = problems_from_validation(exc, document, rel, model)
+            self.problems.extend(invalid)
+            self.result.note_not_loaded(data, rel, invalid)
             return None
 
     def _load_agentv(self, pending: _Pending, rel: str) -> None:
@@ -374,6 +374,9 @@ class _Run:
         elif isinstance(resource, EvalFixture):
             table = self.result.fixtures
             fixture, problems, reads = embed_scorers(resource, self.root, self._scorer_texts)
+            if has_inline(fixture) and not at:  # an AgentV test's code is not its file's
+                text = self._texts[located.file]
+                fixture = self._inline.place(fixture, located.file, pending.index, text)
             located = dataclasses.replace(located, resource=fixture)
             if reads:
                 self.result.reads.setdefault(located.file, set()).update(reads)
@@ -398,15 +401,25 @@ class _Run:
         table[name] = located
 
     def located_field(
-        self, located: Located[Any], loc: PathKey, message: str, *, warning: bool = False
+        self,
+        located: Located[Any],
+        loc: PathKey,
+        message: str,
+        *,
+        warning: bool = False,
+        consequence: bool = False,
     ) -> None:
         """A problem (or warning) at a field of an already validated resource; with no field
-        (`loc` empty), at the resource's own line (an AgentV test's, within its file)."""
-        if not loc:
-            found = Problem(located.file, located.line, 1, "", message)
-            (self.result.warnings if warning else self.problems).append(found)
-            return
-        self.problem(located.file, located.document, located.line, loc, message, warning=warning)
+        (`loc` empty), at the resource's own line (an AgentV test's, within its file). One
+        that is the `consequence` of another is listed after every cause (`Problem.order`)."""
+        listed = self.result.warnings if warning else self.problems
+        if loc:
+            self.problem(
+                located.file, located.document, located.line, loc, message, warning=warning
+            )
+        else:
+            listed.append(Problem(located.file, located.line, 1, "", message))
+        listed[-1] = dataclasses.replace(listed[-1], consequence=consequence)
 
 
 def _maybe_ours(text: str) -> bool:
@@ -430,20 +443,3 @@ def _unsupported_version(version: object, kind: str | None) -> str:
         f"{API_VERSIONS[0]}`, or, if the file is not evalward's, list it under `exclude` in "
         "evalward.yaml"
     )
-
-
-def _with_defaults(data: dict[str, Any], config: RepoConfig) -> dict[str, Any]:
-    """The Eval with evalward.yaml's `defaults` filled in under the fields it leaves unset."""
-    defaults = config.defaults
-    sections = {
-        "judge": defaults.judge,
-        "scoring": defaults.scoring,
-        "execution": defaults.execution,
-    }
-    if not any(sections.values()) or not isinstance(data.get("spec"), dict):
-        return data
-    spec = dict(data["spec"])
-    for key, values in sections.items():
-        if values and (isinstance(spec.get(key), dict) or key not in spec):
-            spec[key] = {**values, **(spec.get(key) or {})}
-    return {**data, "spec": spec}

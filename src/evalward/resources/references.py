@@ -5,6 +5,7 @@ repository and are there (paths are from the repository root: resources/paths.py
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,8 +32,24 @@ class Report(Protocol):
     """Records a problem (or, with `warning=True`, a warning) at a field of a loaded resource."""
 
     def __call__(
-        self, located: Located[Any], loc: PathKey, message: str, *, warning: bool = False
+        self,
+        located: Located[Any],
+        loc: PathKey,
+        message: str,
+        *,
+        warning: bool = False,
+        consequence: bool = False,
     ) -> None: ...
+
+
+def _missing(result: ResourceSet, kind: str, name: str, names: Iterable[str]) -> tuple[str, bool]:
+    """How a reference to `name`, a `kind` that is not in `names`, ends its message, and
+    whether it is the consequence of another problem: a resource that does not load is
+    invalid, where its own problem says why (never "not defined", nor another's name)."""
+    broken = result.not_loaded.get((kind, name))
+    if broken is not None:
+        return f", which is invalid: see {broken.where}", True
+    return f", which is not defined{did_you_mean(name, names)}", False
 
 
 def _check_paths(result: ResourceSet, root: Path, report: Report) -> None:
@@ -158,31 +175,34 @@ def check_references(
     for name, located in sorted(result.evals.items()):
         spec = located.resource.spec
         if spec.target_agent not in result.agents:
+            end, follows = _missing(result, "Agent", spec.target_agent, result.agents)
             report(
                 located,
                 ("spec", "targetAgent"),
-                f"Eval {name!r} targets agent {spec.target_agent!r}, which is not defined"
-                f"{did_you_mean(spec.target_agent, result.agents)}",
+                f"Eval {name!r} targets agent {spec.target_agent!r}{end}",
+                consequence=follows,
             )
         for index, fixture in enumerate(spec.fixtures):
             if fixture not in result.fixtures:
+                end, follows = _missing(result, "EvalFixture", fixture, result.fixtures)
                 report(
                     located,
                     ("spec", "fixtures", index),
-                    f"Eval {name!r} lists fixture {fixture!r}, which is not defined"
-                    f"{did_you_mean(fixture, result.fixtures)}",
+                    f"Eval {name!r} lists fixture {fixture!r}{end}",
+                    consequence=follows,
                 )
         calibration = spec.judge.calibration
         if calibration and calibration not in result.calibrations:
+            end, follows = _missing(result, "JudgeCalibration", calibration, result.calibrations)
             report(
                 located,
                 ("spec", "judge", "calibration"),
-                f"Eval {name!r} names JudgeCalibration {calibration!r}, which is not defined"
-                f"{did_you_mean(calibration, result.calibrations)}",
+                f"Eval {name!r} names JudgeCalibration {calibration!r}{end}",
+                consequence=follows,
             )
         selected = result.fixtures_of(located.resource)
         if not selected and all(f in result.fixtures for f in spec.fixtures):
-            _no_fixture(name, located, report)
+            _no_fixture(name, located, result, report)
         elif spec.fixture_selector is not None and spec.fixture_selector.match_labels:
             _selector_matches_nothing(name, located, result)
         if spec.judge.model is None:
@@ -209,18 +229,34 @@ def _check_fixture_targets(result: ResourceSet, report: Report) -> None:
             if name not in selected:
                 continue
         field = "its `execution.target`" if agentv else "its targetAgent"
+        end, follows = _missing(result, "Agent", target, result.agents)
         report(
             located,
             () if agentv else ("spec", "targetAgent"),
-            f"EvalFixture {name!r} is for agent {target!r} ({field}), which is not defined"
-            f"{did_you_mean(target, result.agents)}; name an Agent's metadata.name",
+            f"EvalFixture {name!r} is for agent {target!r} ({field}){end}"
+            + ("" if follows else "; name an Agent's metadata.name"),
+            consequence=follows,
         )
 
 
-def _no_fixture(name: str, located: Located[Any], report: Report) -> None:
+def _no_fixture(name: str, located: Located[Any], result: ResourceSet, report: Report) -> None:
     spec = located.resource.spec
     selector = spec.fixture_selector
     labels = selector.match_labels if selector is not None else {}
+    invalid = [
+        f"{fixture!r} (see {broken.where})"
+        for (kind, fixture), broken in sorted(result.not_loaded.items())
+        if kind == "EvalFixture" and labels and labels.items() <= broken.labels.items()
+    ]
+    if invalid:
+        report(
+            located,
+            ("spec", "fixtureSelector", "matchLabels"),
+            f"Eval {name!r} selects no fixture that loads: the fixtures with the labels "
+            f"{labels} are invalid: {', '.join(invalid)}",
+            consequence=True,
+        )
+        return
     if labels:
         where: PathKey = ("spec", "fixtureSelector", "matchLabels")
         found = f"no EvalFixture has the labels {labels}"

@@ -75,6 +75,22 @@ class RepoConfig(Model):
         """The line and column of a key path of the file this was read from, when known."""
         return self._document.locate(loc) if self._document is not None else (None, None)
 
+    def eval_with_defaults(self, data: dict[str, Any]) -> dict[str, Any]:
+        """An Eval document with `defaults` filled in under the fields it leaves unset."""
+        defaults = self.defaults
+        sections = {
+            "judge": defaults.judge,
+            "scoring": defaults.scoring,
+            "execution": defaults.execution,
+        }
+        if not any(sections.values()) or not isinstance(data.get("spec"), dict):
+            return data
+        spec = dict(data["spec"])
+        for key, values in sections.items():
+            if values and (isinstance(spec.get(key), dict) or key not in spec):
+                spec[key] = {**values, **(spec.get(key) or {})}
+        return {**data, "spec": spec}
+
     def searched(self) -> str:
         """Where resources are looked for, in words: "the whole repository" or the roots,
         with the excludes ("evals/, agents/ (`roots` in evalward.yaml), less legacy/**")."""

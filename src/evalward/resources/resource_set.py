@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
 from evalward.errors import Problem
-from evalward.resources.models import Agent, Eval, EvalFixture, JudgeCalibration
+from evalward.resources.models import KINDS, Agent, Eval, EvalFixture, JudgeCalibration
+from evalward.text.escaping import printable
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -26,6 +27,32 @@ class Located(Generic[R]):
     """Index of the document in its file (for locating fields later)."""
 
 
+@dataclass(frozen=True)
+class NotLoaded:
+    """A resource of the tree that does not load: where its first problem is (`file:line`),
+    and the labels it gives itself (what a fixture selector would have matched)."""
+
+    where: str
+    labels: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls, data: dict[str, Any], file: str, problems: list[Problem]
+    ) -> tuple[tuple[str, str], NotLoaded] | None:
+        """The (kind, name) of a document that does not load and what to note of it, when
+        it names both and says why it does not load."""
+        metadata = data.get("metadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
+        kind, name, labels = data.get("kind"), metadata.get("name"), metadata.get("labels")
+        if kind not in KINDS or not isinstance(name, str) or not problems:
+            return None
+        first = min(problems, key=Problem.order)
+        where = printable(file) + (f":{first.line}" if first.line is not None else "")
+        labels = labels if isinstance(labels, dict) else {}
+        kept = {str(k): str(v) for k, v in labels.items() if isinstance(v, str | int | float)}
+        return (str(kind), name), cls(where, kept)
+
+
 @dataclass
 class ResourceSet:
     """Every resource found under one root, by kind and name."""
@@ -36,6 +63,9 @@ class ResourceSet:
     evals: dict[str, Located[Eval]] = field(default_factory=dict)
     calibrations: dict[str, Located[JudgeCalibration]] = field(default_factory=dict)
     warnings: list[Problem] = field(default_factory=list)
+    not_loaded: dict[tuple[str, str], NotLoaded] = field(default_factory=dict)
+    """Documents of a known kind and name that do not load, by (kind, name): what names one
+    says it is invalid and where, never that it is not defined."""
     agentv_files: set[str] = field(default_factory=set)
     """Files read as AgentV: what they load depends on the files they reference."""
     reads: dict[str, set[str]] = field(default_factory=dict)
@@ -47,6 +77,12 @@ class ResourceSet:
         default_factory=dict, init=False, repr=False, compare=False
     )
     _indexed: int = field(default=-1, init=False, repr=False, compare=False)
+
+    def note_not_loaded(self, data: dict[str, Any], file: str, problems: list[Problem]) -> None:
+        """Note a document of a known kind and name that does not load, at its first problem."""
+        found = NotLoaded.of(data, file, problems)
+        if found is not None:
+            self.not_loaded.setdefault(*found)
 
     def fixtures_of(self, eval_def: Eval) -> list[Located[EvalFixture]]:
         """The union of the Eval's label selector and explicit list, in a stable order.

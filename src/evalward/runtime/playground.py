@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import shutil
 import sqlite3
@@ -25,19 +24,16 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import yaml
 
 from evalward.errors import AgentRunError
 from evalward.files.safe_files import read_text
 from evalward.files.trees import TreeBounds, TreeError, copy_tree, remove_tree, walk
 from evalward.http.client import HttpClient, HttpFailure
-from evalward.resources import yaml12
 from evalward.resources.paths import OutsideRepository, repo_path
 from evalward.resources.playground import Playground, ServicePart, SqlitePart
 from evalward.rundata.playground_state import PlaygroundState
 from evalward.runtime.http_agent import free_port
+from evalward.runtime.playground_seed import SeedError, load_seed
 from evalward.runtime.port_owner import PortTaken, owned_host
 from evalward.runtime.process import DEFAULT_KILL_GRACE, kill_group, limited_env, read_tail, spawn
 from evalward.runtime.process import tail as tail_text
@@ -274,59 +270,17 @@ def _seed_database(live: LivePlayground, part: SqlitePart, database: Path) -> No
         raise live.error(f"cannot read the seed {part.seed!r}: {exc}") from None
     connection = sqlite3.connect(database)
     try:
-        connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)  # no other file is written
         # a scratch copy for one run: no fsync (it was a third of a run's provisioning)
         connection.execute("PRAGMA synchronous = OFF")
         connection.execute("PRAGMA journal_mode = MEMORY")
-        if part.seed.endswith(".sql"):
-            connection.executescript(text)
-        else:
-            _insert_fixtures(connection, _fixtures(live, part.seed, text))
+        load_seed(connection, part.seed, text)  # within its bounds: playground_seed.py
         connection.commit()
+    except SeedError as exc:
+        raise live.error(str(exc)) from None
     except sqlite3.Error as exc:
         raise live.error(f"the seed {part.seed!r} does not load: {exc}") from None
     finally:
         connection.close()
-
-
-def _fixtures(live: LivePlayground, seed: str, text: str) -> dict[str, list[dict[str, Any]]]:
-    try:
-        data = json.loads(text) if seed.endswith(".json") else yaml12.load(text)
-    except (ValueError, yaml.YAMLError) as exc:
-        raise live.error(f"the seed {seed!r} does not parse: {exc}") from None
-    if not isinstance(data, dict) or not all(
-        isinstance(rows, list) and all(isinstance(row, dict) for row in rows)
-        for rows in data.values()
-    ):
-        raise live.error(f"the seed {seed!r} must map each table to a list of rows (objects)")
-    return data
-
-
-def _insert_fixtures(
-    connection: sqlite3.Connection, tables: dict[str, list[dict[str, Any]]]
-) -> None:
-    """Each table with the columns its rows use (`id`, when there is one, its primary key),
-    then its rows."""
-    for table, rows in tables.items():
-        columns = list(dict.fromkeys(name for row in rows for name in row))
-        if not columns:
-            continue
-        names = [_identifier(c) for c in columns]
-        defined = [_identifier(c) + (" PRIMARY KEY" if c == "id" else "") for c in columns]
-        connection.execute(f"CREATE TABLE {_identifier(table)} ({', '.join(defined)})")
-        marks = ", ".join("?" for _ in columns)
-        insert = f"INSERT INTO {_identifier(table)} ({', '.join(names)}) VALUES ({marks})"  # noqa: S608
-        connection.executemany(
-            insert, [tuple(_sql_value(row.get(c)) for c in columns) for row in rows]
-        )
-
-
-def _identifier(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _sql_value(value: Any) -> Any:
-    return json.dumps(value) if isinstance(value, dict | list) else value
 
 
 def _hand_over(folder: Path, sandbox: Sandbox | None) -> None:
@@ -395,10 +349,12 @@ async def _wait_ready(live: LivePlayground, service: Service, part: ServicePart)
                 if reply.status < 400:
                     check_owner(live, service)
                     return
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= deadline:  # stopped, so that what it said can be told
+                await kill_group(service.process, live.kill_grace, sandbox=live.sandbox)
                 raise live.error(
                     f"the service did not answer {part.ready} within "
                     f"{part.ready_timeout_seconds:g} s (service.readyTimeoutSeconds)"
+                    + await service.stderr_tail(live.kill_grace)
                 )
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(0.1):

@@ -32,7 +32,7 @@ os.execvp(sys.argv[4], sys.argv[4:])
 """Set the limits (bytes of data, CPU seconds, bytes a file may grow to), then run argv[4:]."""
 
 PYTHON = r"""
-import json, math, os, resource, sys, traceback
+import ast, json, math, os, resource, sys, traceback
 request = json.loads(sys.stdin.buffer.read())
 memory, cpu, fsize = request["limits"]
 resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
@@ -46,18 +46,33 @@ def reply(message):
     answer.write(json.dumps(message, allow_nan=False) + "\n")
     answer.flush()
 
+def compiled(source, mode, shift):
+    # the code, its lines numbered as in the file it was written in (`shift` lines down)
+    name = request["filename"]
+    try:
+        tree = ast.parse(source, name, mode)
+    except SyntaxError as exc:
+        if exc.lineno is not None:
+            exc.lineno += shift
+            exc.end_lineno = exc.end_lineno and exc.end_lineno + shift
+        raise
+    return compile(ast.increment_lineno(tree, shift), name, mode)
+
 def scorer():
     source, name = request["source"], request["filename"]
+    shift = request["line"] - 1 if request.get("line") else 0
     if request["inline"]:
+        lead = source[: len(source) - len(source.lstrip())].count("\n")
         try:
-            expression = compile(source.strip(), name, "eval")
+            expression = compiled(source.strip(), "eval", shift + lead)
         except SyntaxError:
             body = "".join("    " + line + "\n" for line in source.splitlines())
             source = "def __scorer__(output, context):\n" + body
+            shift -= 1
         else:
             return lambda output, context: eval(expression, {"output": output, "context": context})
     namespace = {"__name__": "__scorer__", "__file__": name}
-    exec(compile(source, name, "exec"), namespace)
+    exec(compiled(source, "exec", shift), namespace)
     function = namespace.get(request["function"] or "__scorer__")
     if not callable(function):
         raise LookupError(f"{name} defines no function {request['function']!r}")
@@ -103,6 +118,13 @@ except MemoryError:
     reply({"ok": False, "error": "ran out of memory (its limit is memoryMb)"})
 except BaseException as exc:
     text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    line, frame = None, exc.__traceback__
+    while frame is not None:  # the scorer's own last line (no file is read for it)
+        if frame.tb_frame.f_code.co_filename == request["filename"]:
+            line = frame.tb_lineno
+        frame = frame.tb_next
+    if line is not None and not isinstance(exc, SyntaxError):
+        text += f" (at {request['filename']}:{line})"
     try:
         reply({"ok": False, "error": text})
     except Exception:
@@ -152,19 +174,24 @@ const fs = require('fs'), os = require('os'), path = require('path'), url = requ
 const answer = (message) => fs.writeSync(1, JSON.stringify(message) + '\n');
 process.stdout.write = process.stderr.write.bind(process.stderr);
 console.log = console.info = console.debug = console.error;
+let request, file = '';
 (async () => {
-  const request = JSON.parse(fs.readFileSync(0, 'utf8'));
+  request = JSON.parse(fs.readFileSync(0, 'utf8'));
   let scorer;
   if (request.inline) {
     const source = request.source.trim();
     const multiline = /\breturn\b/.test(source) || source.includes('\n');
     const body = multiline ? source : `return (${source});`;
-    const AsyncFunction = (async () => {}).constructor;
-    scorer = new AsyncFunction('output', 'context', body);
+    // its lines numbered as in the file it was written in, from the line its code starts on
+    const lead = request.source.slice(0, request.source.indexOf(source)).split('\n').length - 1;
+    const at = request.line ? request.line - 1 + lead : 0;
+    scorer = require('vm').compileFunction(
+      `return (async () => {${body}\n})();`, ['output', 'context'],
+      { filename: request.filename, lineOffset: at });
   } else {
     const esm = /\.mjs$/.test(request.filename) || /^\s*export\s/m.test(request.source);
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'scorer-'));
-    const file = path.join(folder, 'scorer' + (esm ? '.mjs' : '.cjs'));
+    file = path.join(folder, 'scorer' + (esm ? '.mjs' : '.cjs'));
     fs.writeFileSync(file, request.source);
     const loaded = esm ? await import(url.pathToFileURL(file).href) : require(file);
     const name = request.function;
@@ -186,7 +213,12 @@ console.log = console.info = console.debug = console.error;
     answer({ ok: true, value: value === undefined ? null : value });
   }
 })().catch((error) => {
-  const stack = error && error.stack ? error.stack.split('\n').slice(0, 3).join('\n') : '';
+  const lines = error && error.stack ? error.stack.split('\n') : [];
+  let stack = lines.slice(0, 3).join('\n');
+  if (error instanceof SyntaxError && lines[0] && !lines[0].startsWith('SyntaxError')) {
+    const where = file && request ? lines[0].replace(file, request.filename) : lines[0];
+    stack = `${error.name}: ${error.message} (at ${where})`;  // V8 puts the place first
+  }
   answer({ ok: false, error: stack || String(error) });
 });
 """

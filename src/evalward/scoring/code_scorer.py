@@ -130,7 +130,8 @@ class CodeScorers:
         request = {
             "source": code,
             "inline": assertion.source is not None,
-            "filename": assertion.path or f"<inline {assertion.lang.value} scorer>",
+            "filename": assertion.origin[0],
+            "line": assertion.origin[1],  # an error is told where the code was written
             "function": assertion.function if assertion.file else "",
             "output": arguments[0],
             "context": arguments[1],

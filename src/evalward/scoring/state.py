@@ -8,6 +8,7 @@ is found whole, and in `except` lists `*` stands for any one key.
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -157,32 +158,49 @@ def _value(a: StateValueAssertion, playground: PlaygroundRun) -> Outcome:
         document = _parsed_file(a.file, playground)
         where = f"{a.file}" + (f" at {a.at}" if a.at else "")
     actual = lookup(document, a.at)
+    held = shown(actual) + (_nearest(document, a.at) if actual is _MISSING else "")
     if a.exists is not None:
         there = actual is not _MISSING
-        held = f"it holds {shown(actual)}" if there else "it is not there"
-        return _existence(a.exists, where, there, held)
+        found = f"it holds {held}" if there else "it is not there" + _nearest(document, a.at)
+        return _existence(a.exists, where, there, found)
     if a.matches is not None:
         text = actual if isinstance(actual, str) else shown(actual, 10**6)
         try:
-            found = compiled_pattern(a.matches).search(text, timeout=REGEX_TIMEOUT_SECONDS)
+            matched = compiled_pattern(a.matches).search(text, timeout=REGEX_TIMEOUT_SECONDS)
         except TimeoutError:
             raise _Unevaluable(f"/{a.matches}/ did not finish on {where}") from None
         return _verdict(
-            actual is not _MISSING and found is not None,
+            actual is not _MISSING and matched is not None,
             f"{where} matches /{a.matches}/",
-            f"expected {where} to match /{a.matches}/; the state held {shown(actual)}",
+            f"expected {where} to match /{a.matches}/; the state held {held}",
         )
     if "contains" in a.model_fields_set:
         return _verdict(
             _contains(actual, a.contains),
             f"{where} contains {shown(a.contains)}",
-            f"expected {where} to contain {shown(a.contains)}; the state held {shown(actual)}",
+            f"expected {where} to contain {shown(a.contains)}; the state held {held}",
         )
     return _verdict(
         actual is not _MISSING and same(a.equals, actual),
         f"{where} equals {shown(a.equals)}",
-        f"expected {where} to equal {shown(a.equals)}; the state held {shown(actual)}",
+        f"expected {where} to equal {shown(a.equals)}; the state held {held}",
     )
+
+
+def _nearest(document: Any, path: str) -> str:
+    """For a path that is not there: the nearest key where it leaves the state, when one is
+    close to what it names there (a row the run did not make has none)."""
+    parts = path.split(".") if path else []
+    for end in range(len(parts) - 1, -1, -1):
+        reached = lookup(document, ".".join(parts[:end]))
+        if reached is _MISSING:
+            continue
+        keys = [str(key) for key in reached] if isinstance(reached, dict) else []
+        close = difflib.get_close_matches(parts[end], keys, n=1)
+        if close and close[0] != parts[end]:
+            return f" (did you mean {'.'.join([*parts[:end], close[0]])}?)"
+        return ""
+    return ""
 
 
 def _contains(actual: Any, expected: Any) -> bool:

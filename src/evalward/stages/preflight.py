@@ -12,6 +12,9 @@ depends on the machine (keys, the sandbox) is checked by the run alone.
   command tools, which would otherwise change the world during an eval.
 - A fixture's state criteria have a playground to read (the fixture's or its Eval's), and a
   run's playground has its seeds in the tree it is made from (playgrounds.py).
+- What the repository shows beside the definitions (static_checks.py): a SQLite seed loads,
+  a `sql` criterion prepares against it, a code scorer compiles; a state criterion's path
+  the seeds do not have is a warning.
 """
 
 from __future__ import annotations
@@ -33,6 +36,10 @@ from evalward.resources.yamlsource import PathKey
 from evalward.rundata.sides import Side
 from evalward.stages.plan import Checkout, Plan, PlannedRun
 from evalward.stages.playgrounds import missing_seeds, source_of, state_without_playground
+from evalward.stages.static_checks import PlaygroundKey, StaticChecks
+
+NOTED_WARNINGS = 20
+"""Warnings a run lists among its notes at most."""
 
 
 @dataclass
@@ -45,18 +52,28 @@ class Scope:
     pairs: set[tuple[str, str]] = field(default_factory=set)
 
 
-def tree_problems(
-    resources: ResourceSet, *, mock_script: bool, providers: tuple[str, ...] = BUILT_IN
-) -> list[Problem]:
-    """Every refusal the definitions of a tree would meet in a run of all of them, with
-    `providers` the provider names evalward.yaml gives the run."""
+@dataclass(frozen=True)
+class TreeCheck:
+    """What `tree_problems` is asked beside the tree: whether a mock script serves the
+    `mock/...` models, the provider names evalward.yaml gives the run, the environment
+    (its PATH finds Node), and the states playgrounds served (`validate --playgrounds`)."""
+
+    mock_script: bool = False
+    providers: tuple[str, ...] = BUILT_IN
+    env: Mapping[str, str] = field(default_factory=dict)
+    served: Mapping[PlaygroundKey, Mapping[str, Any]] = field(default_factory=dict)
+
+
+def tree_problems(resources: ResourceSet, asked: TreeCheck) -> list[Problem]:
+    """Every refusal the definitions of a tree would meet in a run of all of them; what is
+    only a warning joins `resources.warnings`."""
     scope = Scope(agents=set(resources.agents), evals=set(resources.evals))
     for name, located in resources.evals.items():
         scope.pairs.update(
             (name, fixture.resource.metadata.name)
             for fixture in resources.fixtures_of(located.resource)
         )
-    checks = _Checks(resources, mock_script, providers)
+    checks = _Checks(resources, asked.mock_script, asked.providers, asked.env, asked.served)
     checks.scope(scope)
     tree = Checkout(Side.head, resources.root, resources)
     for eval_name, fixture_name in sorted(scope.pairs):
@@ -64,14 +81,20 @@ def tree_problems(
     for calibration in resources.calibrations.values():
         spec = calibration.resource.spec
         checks.models(calibration, ("spec", "judgeModels"), spec.judge_models)
-    return checks.found()
+    problems = checks.found()
+    resources.warnings += checks.static.warnings
+    return problems
 
 
-def refuse_plan(plan: Plan, checkouts: Mapping[Side, Checkout], providers: Providers) -> None:
+def refuse_plan(
+    plan: Plan, checkouts: Mapping[Side, Checkout], providers: Providers, env: Mapping[str, str]
+) -> list[Problem]:
     """Raise one ResourceError with every refusal of the runs `plan` may make on each side
     (`Plan.may_run`: a later round's too): the head's first, then (when the head has none)
-    the base's, said to be the base's."""
+    the base's, said to be the base's. `env` is the run's (its PATH finds Node). Returns the
+    head's warnings (a state path its seeds do not have): the run goes on, and says them."""
     mock_script = providers.override is not None
+    warnings: list[Problem] = []
     for side in (Side.head, Side.base):
         if side not in checkouts:
             continue
@@ -84,13 +107,26 @@ def refuse_plan(plan: Plan, checkouts: Mapping[Side, Checkout], providers: Provi
             scope.evals.add(run.eval)
             scope.agents.add(tree.evals[run.eval].resource.spec.target_agent)
             scope.pairs.add((run.eval, run.fixture))
-        checks = _Checks(tree, mock_script, providers.names)
+        checks = _Checks(tree, mock_script, providers.names, env)
         checks.scope(scope)
         for run in runs:
             checks.seeds(checkouts[side], run)
         problems = checks.found()
         if problems:
             raise ResourceError(problems, source="" if side is Side.head else "the base branch")
+        if side is Side.head:
+            warnings = sorted(dict.fromkeys(checks.static.warnings), key=Problem.order)
+    return warnings
+
+
+def warning_notes(warnings: list[Problem]) -> list[str]:
+    """A run's notes of the warnings `refuse_plan` found: the first NOTED_WARNINGS, then how
+    many more (a pull request's many paths do not crowd the rest of its comment out)."""
+    notes = [f"warning: {w.render()}" for w in warnings[:NOTED_WARNINGS]]
+    if len(warnings) > NOTED_WARNINGS:
+        more = len(warnings) - NOTED_WARNINGS
+        notes.append(f"warning: {more} more such warnings (`evalward validate` lists them all)")
+    return notes
 
 
 def side_effect_refusal(
@@ -114,13 +150,19 @@ class _Checks:
     """The checks over one ResourceSet; problems are located, each reported once."""
 
     def __init__(
-        self, resources: ResourceSet, mock_script: bool, providers: tuple[str, ...]
+        self,
+        resources: ResourceSet,
+        mock_script: bool,
+        providers: tuple[str, ...],
+        env: Mapping[str, str],
+        served: Mapping[PlaygroundKey, Mapping[str, Any]] | None = None,
     ) -> None:
         self.resources = resources
         self.mock_script = mock_script
         self.providers = providers
         self.locator = Locator(resources)
         self.problems: dict[Problem, None] = {}
+        self.static = StaticChecks(self.locator, env, served)
 
     def scope(self, scope: Scope) -> None:
         resources = self.resources
@@ -204,6 +246,7 @@ class _Checks:
             )
 
     def seeds(self, checkout: Checkout, run: PlannedRun) -> None:
+        self.static.add(checkout, run)
         source = source_of(checkout, run)
         if source is None:
             return
@@ -223,7 +266,11 @@ class _Checks:
         self.problems[self.locator.problem(located, at, message)] = None
 
     def found(self) -> list[Problem]:
-        return sorted(self.problems, key=lambda p: (p.file, p.line or 0, p.column or 0))
+        """Every problem, once each, in file order: the definitions' and what the static
+        checks find of the repository's files they name."""
+        self.static.check()
+        self.problems.update(dict.fromkeys(self.static.problems))
+        return sorted(self.problems, key=Problem.order)
 
 
 def planned_models(plan: Plan, checkouts: Mapping[Side, Checkout]) -> list[str]:

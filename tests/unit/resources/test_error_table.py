@@ -586,8 +586,12 @@ def test_all_problems_of_a_run_are_reported_together(tmp_path: Path) -> None:
     assert [p.file for p in caught.value.problems] == [
         "a.yaml",
         "e.yaml",  # its agent is not defined
-        "e.yaml",  # it selects no fixture (the only one does not load)
         "f.yaml",
         "x.yaml",
+        "e.yaml",  # it selects no fixture that loads: after the fixture's own problem
     ]
+    assert caught.value.problems[-1].message == (
+        "Eval 'ev' selects no fixture that loads: the fixtures with the labels {'agent': "
+        "'bot'} are invalid: 'fx' (see f.yaml:9)"
+    )
     assert caught.value.exit_code == 2

@@ -115,6 +115,23 @@ def test_a_failing_value_says_what_was_expected_and_what_the_state_held() -> Non
     assert "the state held nothing (the path is not there)" in message
 
 
+def test_a_path_that_is_not_there_names_the_nearest_key_where_it_leaves_the_state() -> None:
+    """A misspelled key is named; a row or an item the run did not make is not guessed at."""
+    for assertion, said in [
+        ({"at": "service.refundz", "contains": {"order_id": "A-1"}}, "service.refunds"),
+        ({"at": "service.refundz", "exists": True}, "service.refunds"),
+        ({"at": "db.orders.A-1.statuz", "equals": "refunded"}, "db.orders.A-1.status"),
+    ]:
+        status, message = check({"type": "stateValue", **assertion})
+        assert status is Status.failed
+        assert message.endswith(f"not there) (did you mean {said}?)") or message.endswith(
+            f"it is not there (did you mean {said}?)"
+        ), message
+    for path in ("db.orders.C-3.status", "service.refunds.5.amount"):
+        _, message = check({"type": "stateValue", "at": path, "equals": 1})
+        assert message.endswith("the state held nothing (the path is not there)"), message
+
+
 def test_json_equality_tells_a_boolean_from_a_number_and_a_number_from_its_text() -> None:
     for wrong in (True, "25", 26):
         status, _ = check({"type": "stateValue", "at": "db.refunds.1.amount", "equals": wrong})

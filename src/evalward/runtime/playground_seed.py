@@ -1,0 +1,158 @@
+"""A SQLite playground's seed, loaded into a database within bounds: the one code that loads
+it into a run's database file and into the in-memory copy the checks before a run prepare
+`sql` criteria against (stages/static_checks.py).
+
+A seed is a file of the repository, a pull request's when the pull request adds the fixture,
+and it runs in evalward's own process: it may not reach past its database. No other database
+may be attached (which also refuses `VACUUM INTO` a file), no extension loaded, no pragma
+set that moves a bound or a setting of the whole process; the database holds at most
+DATABASE_LIMIT bytes, a value at most VALUE_LIMIT, and loading stops after SEED_SECONDS.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from typing import Any
+
+import yaml
+
+from evalward.resources import yaml12
+from evalward.resources.yamlsource import YamlSyntaxError, check_shape
+
+SEED_SECONDS = 60.0
+DATABASE_LIMIT = 256 * 1024 * 1024
+"""The largest database a seed may make: a run's state is read from one at most this large
+(playground_database.DB_LIMIT)."""
+VALUE_LIMIT = 1024 * 1024
+"""The longest value (a text, a blob) a seed may make: a run's state reads none longer
+(playground_database.MAX_VALUE_BYTES)."""
+_REFUSED_PRAGMAS = frozenset(
+    {
+        "max_page_count",
+        "page_size",
+        "mmap_size",
+        "cache_size",
+        "temp_store",
+        "temp_store_directory",
+        "data_store_directory",
+        "hard_heap_limit",
+        "soft_heap_limit",
+        "threads",
+    }
+)
+_REFUSED_FUNCTIONS = frozenset({"load_extension", "fts3_tokenizer"})
+
+
+class SeedError(Exception):
+    """Why a seed does not load, in words that name it (not its playground)."""
+
+
+class SeedTimeout(SeedError):
+    """A seed that did not load within SEED_SECONDS."""
+
+
+def load_seed(
+    connection: sqlite3.Connection, seed: str, text: str, seconds: float = SEED_SECONDS
+) -> None:
+    """Load `text`, the seed `seed` (an SQL script, or a .json/.yaml fixtures file), into
+    `connection`, within this module's bounds (`seconds` at most); SeedError when it does
+    not load."""
+    guard = _Guard()
+    _bound(connection)
+    deadline = time.monotonic() + seconds
+    connection.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+    connection.set_authorizer(guard)
+    try:
+        if seed.endswith(".sql"):
+            connection.executescript(text)
+        else:
+            _insert_fixtures(connection, _fixtures(seed, text))
+    except (sqlite3.Error, OverflowError) as exc:  # OverflowError: an integer past 64 bits
+        if guard.refused:
+            raise SeedError(f"the seed {seed!r} may not {guard.refused}") from None
+        if time.monotonic() > deadline:
+            raise SeedTimeout(f"the seed {seed!r} did not load within {seconds:g} s") from None
+        raise SeedError(f"the seed {seed!r} does not load: {exc}") from None
+    finally:
+        connection.set_progress_handler(None, 0)
+        connection.set_authorizer(None)
+
+
+def _bound(connection: sqlite3.Connection) -> None:
+    connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)  # no other file is written
+    connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, VALUE_LIMIT)
+    if hasattr(connection, "enable_load_extension"):  # built without it: nothing to load
+        connection.enable_load_extension(False)
+    (page,) = connection.execute("PRAGMA page_size").fetchone()
+    for schema in ("main", "temp"):
+        connection.execute(f"PRAGMA {schema}.max_page_count = {DATABASE_LIMIT // int(page)}")
+
+
+class _Guard:
+    """The authorizer a seed loads under: it refuses what would reach past the database,
+    and keeps what it refused, for the message."""
+
+    def __init__(self) -> None:
+        self.refused = ""
+
+    def __call__(self, action: int, first: str | None, second: str | None, *_: str | None) -> int:
+        refused = ""
+        if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH):
+            refused = "attach another database"
+        elif action == sqlite3.SQLITE_PRAGMA and (first or "").lower() in _REFUSED_PRAGMAS:
+            refused = f"set `PRAGMA {first}`"
+        elif action == sqlite3.SQLITE_FUNCTION and (second or "").lower() in _REFUSED_FUNCTIONS:
+            refused = f"call {second}()"
+        if not refused:
+            return sqlite3.SQLITE_OK
+        self.refused = self.refused or refused
+        return sqlite3.SQLITE_DENY
+
+
+def _fixtures(seed: str, text: str) -> dict[str, list[dict[str, Any]]]:
+    try:
+        data = json.loads(text) if seed.endswith(".json") else parse_yaml(text)
+    except (ValueError, RecursionError, yaml.YAMLError, YamlSyntaxError) as exc:
+        raise SeedError(f"the seed {seed!r} does not parse: {exc}") from None
+    if not isinstance(data, dict) or not all(
+        isinstance(rows, list) and all(isinstance(row, dict) for row in rows)
+        for rows in data.values()
+    ):
+        raise SeedError(f"the seed {seed!r} must map each table to a list of rows (objects)")
+    return data
+
+
+def parse_yaml(text: str) -> Any:
+    """A YAML file of the repository as data, refused (YamlSyntaxError) when it nests too
+    deep or its aliases expand too far to be walked (`yamlsource.check_shape`)."""
+    check_shape(text)
+    return yaml12.load(text)
+
+
+def _insert_fixtures(
+    connection: sqlite3.Connection, tables: dict[str, list[dict[str, Any]]]
+) -> None:
+    """Each table with the columns its rows use (`id`, when there is one, its primary key),
+    then its rows."""
+    for table, rows in tables.items():
+        columns = list(dict.fromkeys(name for row in rows for name in row))
+        if not columns:
+            continue
+        names = [_identifier(c) for c in columns]
+        defined = [_identifier(c) + (" PRIMARY KEY" if c == "id" else "") for c in columns]
+        connection.execute(f"CREATE TABLE {_identifier(table)} ({', '.join(defined)})")
+        marks = ", ".join("?" for _ in columns)
+        insert = f"INSERT INTO {_identifier(table)} ({', '.join(names)}) VALUES ({marks})"  # noqa: S608
+        connection.executemany(
+            insert, [tuple(_sql_value(row.get(c)) for c in columns) for row in rows]
+        )
+
+
+def _identifier(name: str) -> str:
+    return '"' + str(name).replace('"', '""') + '"'
+
+
+def _sql_value(value: Any) -> Any:
+    return json.dumps(value) if isinstance(value, dict | list) else value

@@ -1,0 +1,137 @@
+"""Whether a state criterion's path is one a playground's state can hold, as far as its seeds
+tell.
+
+The state (docs/playgrounds.md) is one document: `files`, `db` and `service`, each there when
+the playground has that part. Its seeds tell some of its shape: the tables and columns the
+SQLite seed makes, the files of the files seed, the top-level keys of the service's JSON or
+YAML seed (or of the state the service served, after `validate --playgrounds`). The rest —
+rows and their keys, values, the files the agent writes — is the run's to make. So a path the
+seeds do not have is a warning that names the nearest one, never an error; and a file is
+named only when a file of the seed is close to it, since an agent writes most of the files a
+criterion asks about.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from evalward.resources.assertions import Assertion
+from evalward.resources.problems import did_you_mean
+from evalward.resources.state_assertions import (
+    FileStateAssertion,
+    StateSnapshotAssertion,
+    StateUnchangedAssertion,
+    StateValueAssertion,
+)
+from evalward.resources.yamlsource import PathKey
+
+LISTED_NAMES = 8
+"""Names listed when none is close to the one a path gives."""
+
+
+@dataclass
+class StateShape:
+    """What the seeds of one playground tell of its state (None: nothing)."""
+
+    parts: frozenset[str]
+    """Which of `files`, `db` and `service` the state has."""
+    tables: dict[str, list[str]] | None = None
+    """Each table the SQLite seed makes, with its columns."""
+    files: frozenset[str] | None = None
+    """Each file of the files seed, by its path in the playground's folder."""
+    service: frozenset[str] | None = None
+    """The top-level keys of the service's state."""
+    told_by: dict[str, str] = field(default_factory=dict)
+    """For each part, what told its shape ("the seed 'shop/seed.sql'")."""
+
+
+def path_warnings(assertion: Assertion, shape: StateShape) -> list[tuple[PathKey, str]]:
+    """For each path of a state criterion that the shape does not hold: its field, and why."""
+    found: list[tuple[PathKey, str | None]] = []
+    if isinstance(assertion, StateValueAssertion) and assertion.exists is not False:
+        if assertion.file is not None:
+            found.append((("file",), _file(assertion.file, shape)))
+        else:
+            found.append((("at",), why_not(assertion.at, shape)))
+    elif isinstance(assertion, FileStateAssertion) and assertion.exists is not False:
+        found.append((("path",), _file(assertion.path, shape)))
+    elif isinstance(assertion, StateUnchangedAssertion | StateSnapshotAssertion):
+        found.append((("at",), why_not(assertion.at, shape)))
+        found += [(("except", i), why_not(p, shape)) for i, p in enumerate(assertion.excepted)]
+    return [(at, why) for at, why in found if why is not None]
+
+
+def why_not(path: str, shape: StateShape) -> str | None:
+    """Why the dotted `path` (`*` standing for any key) is not one of the shape, or None when
+    it may be."""
+    parts = path.split(".") if path else []
+    if not parts or parts[0] == "*":
+        return None
+    top, rest = parts[0], parts[1:]
+    if top not in shape.parts:
+        held = ", ".join(sorted(shape.parts))
+        close = did_you_mean(top, shape.parts)
+        return f"the playground's state has no {top!r}{close}: it holds {held}"
+    if not rest or rest[0] == "*":
+        return None
+    if top == "db" and shape.tables is not None:
+        return _table_path(rest, shape.tables, shape.told_by.get("db", "the seed"))
+    if top == "service" and shape.service is not None and _longest(rest, shape.service) is None:
+        told = shape.told_by.get("service", "the service's seed")
+        return f"{told} has no key {rest[0]!r}{_nearest(rest[0], shape.service)}"
+    if top == "files":
+        return _file(".".join(rest), shape)
+    return None
+
+
+def _table_path(rest: list[str], tables: dict[str, list[str]], told: str) -> str | None:
+    """`db.TABLE.ROW.COLUMN`: the table and the column must be the seed's; the row is data."""
+    table = _longest(rest, tables)
+    if table is None:
+        return f"{told} makes no table {rest[0]!r}{_nearest(rest[0], tables)}"
+    after = rest[len(table.split(".")) :]
+    if len(after) < 2:
+        return None  # the table, or one of its rows
+    columns = tables[table]
+    for start in range(1, len(after)):
+        if after[start] == "*" or ".".join(after[start:]) in columns:
+            return None
+    column = ".".join(after[1:])
+    return f"table {table!r} of {told} has no column {column!r}{_nearest(column, columns)}"
+
+
+def _file(path: str, shape: StateShape) -> str | None:
+    """A file of the files folder: named only when the seed has one close to it."""
+    if "files" not in shape.parts:
+        return f"the playground has no files folder to hold {path!r}"
+    if shape.files is None:
+        return None
+    path = path.strip("/")
+    parts = path.split(".")
+    if any(".".join(parts[:end]) in shape.files for end in range(1, len(parts) + 1)):
+        return None
+    close = difflib.get_close_matches(path, list(shape.files), n=1, cutoff=0.8)
+    if not close:
+        return None  # the agent's to write
+    told = shape.told_by.get("files", "the files seed")
+    return f"{told} holds no file {path!r} (did you mean {close[0]!r}?)"
+
+
+def _longest(parts: list[str], names: Iterable[str]) -> str | None:
+    """The name the path's first parts make, the longest first (a name may hold dots)."""
+    known = set(names)
+    for end in range(len(parts), 0, -1):
+        if ".".join(parts[:end]) in known:
+            return ".".join(parts[:end])
+    return None
+
+
+def _nearest(word: str, names: Iterable[str]) -> str:
+    listed = sorted(names)
+    close = did_you_mean(word, listed)
+    if close or not listed:
+        return close
+    more = f" and {len(listed) - LISTED_NAMES} more" if len(listed) > LISTED_NAMES else ""
+    return f"; it has {', '.join(repr(n) for n in listed[:LISTED_NAMES])}{more}"

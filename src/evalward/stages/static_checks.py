@@ -1,0 +1,334 @@
+"""What a run would find before its first model call that the definitions and the repository
+show: asked by `evalward validate` and by a run's preflight (preflight.py), of each
+(Eval, fixture) they check.
+
+- A SQLite playground's seed is loaded into an in-memory database, within the bounds a run's
+  playground loads it in (runtime/playground_seed.py), and every `sql` criterion of the
+  fixtures that use it is prepared there (EXPLAIN: compiled, not run), read-only as a run's
+  query is: its syntax, its tables and its columns, with the nearest name.
+- Each code scorer is compiled, or parsed by `node --check` (scorer_checks.py).
+- Each state criterion's path is compared with what the seeds tell of the state's shape
+  (state_paths.py): a path they do not have is a warning.
+
+A seed the repository does not have, or that leads outside it, is the preflight's own
+refusal (`missing_seeds`), not checked again here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evalward.errors import Problem
+from evalward.files.safe_files import read_text
+from evalward.resources.assertions import Assertion
+from evalward.resources.locate import Locator
+from evalward.resources.models import EvalFixture
+from evalward.resources.paths import OutsideRepository, repo_path
+from evalward.resources.problems import did_you_mean
+from evalward.resources.resource_set import Located
+from evalward.resources.state_assertions import STATE_TYPES, SqlAssertion
+from evalward.resources.yamlsource import PathKey, YamlSyntaxError
+from evalward.runtime.playground import SEED_LIMIT, PlaygroundSource
+from evalward.runtime.playground_seed import SeedError, SeedTimeout, load_seed, parse_yaml
+from evalward.stages.plan import Checkout, PlannedRun
+from evalward.stages.playgrounds import source_of
+from evalward.stages.scorer_checks import ScorerChecks
+from evalward.stages.state_paths import StateShape, path_warnings
+
+PlaygroundKey = tuple[str, str]
+"""A playground as provisioned: the tree it is made from, and its definition."""
+LISTED_FILES = 20_000
+"""Files of a seed folder listed at most; past it, its files are not checked against."""
+_READ = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
+"""What a criterion's query may do: what a run's reading of the state allows it
+(runtime/playground_database.py)."""
+_KEYWORDS = frozenset(
+    """SELECT FROM WHERE GROUP ORDER BY HAVING LIMIT OFFSET JOIN LEFT INNER CROSS OUTER ON AS AND
+    OR NOT NULL IS IN LIKE GLOB BETWEEN EXISTS DISTINCT UNION ALL EXCEPT INTERSECT WITH RECURSIVE
+    CASE WHEN THEN ELSE END ASC DESC COUNT VALUES USING NATURAL""".split()  # noqa: SIM905
+)
+"""The words a misspelled one in a criterion's query is compared with."""
+_NO_SUCH = re.compile(r"no such (table|column): (\S+)")
+_NEAR = re.compile(r'near "([A-Za-z_]+)": syntax error')
+
+
+def playground_key(source: PlaygroundSource) -> PlaygroundKey:
+    definition = source.spec.model_dump(mode="json", by_alias=True)
+    return str(source.world), json.dumps(definition, sort_keys=True)
+
+
+@dataclass
+class _Use:
+    """A playground, what defines it, and the fixtures that run in it."""
+
+    source: PlaygroundSource
+    owner: Located[Any]
+    fixtures: dict[tuple[str, str], Located[EvalFixture]] = field(default_factory=dict)
+
+
+class StaticChecks:
+    """The checks of the runs added (`add`), made once each (`check`): what they find is in
+    `problems` (a run refuses them) and `warnings`."""
+
+    def __init__(
+        self,
+        locator: Locator,
+        env: Mapping[str, str],
+        served: Mapping[PlaygroundKey, Mapping[str, Any]] | None = None,
+    ) -> None:
+        self.locator = locator
+        self.served = served or {}
+        """The states playgrounds served when provisioned (`validate --playgrounds`)."""
+        self.problems: list[Problem] = []
+        self.warnings: list[Problem] = []
+        self._scorers = ScorerChecks(locator, env)
+        self._fixtures: dict[tuple[str, str], Located[EvalFixture]] = {}
+        self._uses: dict[PlaygroundKey, _Use] = {}
+
+    def add(self, checkout: Checkout, run: PlannedRun) -> None:
+        resources = checkout.resources
+        fixture = resources.fixtures[run.fixture]
+        self._fixtures[(fixture.file, run.fixture)] = fixture
+        source = source_of(checkout, run)
+        if source is None:
+            return
+        owner: Located[Any] = fixture
+        if fixture.resource.spec.playground is None:
+            owner = resources.evals[run.eval]
+        use = self._uses.setdefault(playground_key(source), _Use(source, owner))
+        use.fixtures[(fixture.file, run.fixture)] = fixture
+
+    def check(self) -> None:
+        for fixture in self._fixtures.values():
+            self._scorers.add(fixture)
+        self.problems += self._scorers.problems()
+        for key, use in self._uses.items():
+            shape = _parts(use.source)
+            if use.source.spec.sqlite is not None:
+                shape.tables = self._database(use)
+            files = use.source.spec.files
+            if files is not None:
+                shape.files = _seed_files(use.source.world, files.seed)
+                shape.told_by["files"] = f"the files seed {files.seed!r}"
+            if "service" in shape.parts:
+                self._service(use, shape, self.served.get(key))
+            for fixture in use.fixtures.values():
+                self._paths(use, fixture, shape)
+
+    def _database(self, use: _Use) -> dict[str, list[str]] | None:
+        """The tables the SQLite seed makes, with their columns, once the fixtures' queries
+        are prepared against them (None: the seed does not load)."""
+        part = use.source.spec.sqlite
+        assert part is not None
+        text = self._seed_text(use, part.seed)
+        if text is None:
+            return None
+        connection = sqlite3.connect(":memory:")
+        try:
+            try:
+                load_seed(connection, part.seed, text)
+            except SeedError as exc:
+                line = None if isinstance(exc, SeedTimeout) else _failing_line(part.seed, text)
+                where = f" (the statement at {part.seed}:{line})" if line else ""
+                self._owner_problem(use, f"{exc}{where}")
+                return None
+            tables, views = _schema(connection)
+            told = f"the seed {part.seed!r} of playground {use.source.name!r}"
+            for fixture in use.fixtures.values():
+                for at, criterion in _criteria(fixture.resource):
+                    if not isinstance(criterion, SqlAssertion):
+                        continue
+                    why = _prepare(connection, criterion.query, {**views, **tables})
+                    if why is not None:
+                        problem = self.locator.problem(
+                            fixture, (*at, "query"), f"the query fails on {told}: {why}"
+                        )
+                        self.problems.append(problem)
+            return tables
+        finally:
+            connection.close()
+
+    def _seed_text(self, use: _Use, seed: str) -> str | None:
+        try:
+            path = repo_path(use.source.world, seed)
+            return read_text(path, SEED_LIMIT)
+        except (OutsideRepository, FileNotFoundError):
+            return None  # the preflight's refusal: `missing_seeds`
+        except (OSError, UnicodeDecodeError) as exc:
+            self._owner_problem(use, f"cannot read the seed {seed!r}: {exc}")
+            return None
+
+    def _owner_problem(self, use: _Use, message: str) -> None:
+        at = ("spec", "playground", "sqlite", "seed")
+        full = f"playground {use.source.name!r}: {message}"
+        self.problems.append(self.locator.problem(use.owner, at, full))
+
+    def _service(self, use: _Use, shape: StateShape, served: Mapping[str, Any] | None) -> None:
+        part = use.source.spec.service
+        assert part is not None
+        if served is not None:
+            state = served.get("service")
+            told = "the state its service served"
+        elif part.seed is not None and part.seed.endswith((".json", ".yaml", ".yml")):
+            state = _parsed(use.source.world, part.seed)
+            told = f"the service's seed {part.seed!r}"
+        else:
+            return
+        if isinstance(state, dict):
+            shape.service = frozenset(str(key) for key in state)
+            shape.told_by["service"] = told
+
+    def _paths(self, use: _Use, fixture: Located[EvalFixture], shape: StateShape) -> None:
+        for at, criterion in _criteria(fixture.resource):
+            for field_at, why in path_warnings(criterion, shape):
+                message = f"`{criterion.type}` in playground {use.source.name!r}: {why}"
+                self.warnings.append(self.locator.problem(fixture, (*at, *field_at), message))
+
+
+def _parts(source: PlaygroundSource) -> StateShape:
+    """What the state of the playground has: a part for each it is made of (a service's
+    only when its state is read)."""
+    spec = source.spec
+    service = spec.service is not None and (spec.service.state or spec.service.dump)
+    parts = {"files": spec.files, "db": spec.sqlite, "service": service}
+    shape = StateShape(frozenset(name for name, part in parts.items() if part))
+    if spec.sqlite is not None:
+        shape.told_by["db"] = f"the seed {spec.sqlite.seed!r}"
+    return shape
+
+
+def _criteria(fixture: EvalFixture) -> list[tuple[PathKey, Assertion]]:
+    """The fixture's state criteria, its scripted turns' too, and where each stands."""
+    spec = fixture.spec
+    found: list[tuple[PathKey, Assertion]] = [
+        (("spec", "assertions", i), a) for i, a in enumerate(spec.assertions)
+    ]
+    turns = spec.conversation.turns if spec.conversation is not None else None
+    for number, turn in enumerate(turns or []):
+        at: PathKey = ("spec", "conversation", "turns", number, "assertions")
+        found += [((*at, i), a) for i, a in enumerate(turn.assertions)]
+    return [(at, a) for at, a in found if isinstance(a, STATE_TYPES)]
+
+
+def _schema(connection: sqlite3.Connection) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """The tables the seed made and its views, each with its columns."""
+    found: dict[str, dict[str, list[str]]] = {"table": {}, "view": {}}
+    listed = connection.execute(
+        "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view') "
+        "AND name NOT LIKE 'sqlite_%' ORDER BY name"
+    ).fetchall()
+    for kind, name in listed:
+        try:
+            columns = connection.execute("SELECT name FROM pragma_table_info(?)", (name,))
+            found[kind][str(name)] = [str(column) for (column,) in columns.fetchall()]
+        except sqlite3.Error:  # a view over what is not there
+            found[kind][str(name)] = []
+    return found["table"], found["view"]
+
+
+def _prepare(
+    connection: sqlite3.Connection, query: str, tables: dict[str, list[str]]
+) -> str | None:
+    """Why the query does not prepare read-only against the seeded database, or None."""
+    explained = query if re.match(r"\s*explain\b", query, re.IGNORECASE) else f"EXPLAIN {query}"
+    connection.set_authorizer(_read_only)
+    try:
+        connection.execute(explained).close()
+    except sqlite3.Warning:
+        return "give one statement (a SELECT)"
+    except sqlite3.Error as exc:
+        said = str(exc)
+        if "one statement" in said:
+            return "give one statement (a SELECT)"
+        if said == "not authorized":
+            return "it would write; a criterion's query may only read (a SELECT)"
+        return said + _suggestion(said, tables)
+    finally:
+        connection.set_authorizer(None)
+    return None
+
+
+def _read_only(action: int, *_: object) -> int:
+    return sqlite3.SQLITE_OK if action in _READ else sqlite3.SQLITE_DENY
+
+
+def _suggestion(said: str, tables: dict[str, list[str]]) -> str:
+    """The nearest name to the one SQLite did not find, or keyword it could not read."""
+    missing = _NO_SUCH.search(said)
+    if missing is not None and missing[1] == "table":
+        return did_you_mean(missing[2], tables) or f"; the seed makes {', '.join(sorted(tables))}"
+    if missing is not None:
+        columns = {column for names in tables.values() for column in names}
+        return did_you_mean(missing[2].rsplit(".", 1)[-1], sorted(columns))
+    near = _NEAR.search(said)
+    if near is not None:
+        return did_you_mean(near[1].upper(), _KEYWORDS)
+    return ""
+
+
+def _failing_line(seed: str, text: str) -> int | None:
+    """The line of the seed's first statement that does not load, loaded again statement by
+    statement (a seed that fails once loads no longer than it did)."""
+    connection = sqlite3.connect(":memory:")
+    try:
+        statement, start = "", 0
+        for number, line in enumerate(text.splitlines(keepends=True), start=1):
+            if not start and line.strip() and not line.lstrip().startswith("--"):
+                start = number
+            statement += line
+            if start and sqlite3.complete_statement(statement):
+                try:
+                    load_seed(connection, seed, statement)
+                except SeedError:
+                    return start
+                statement, start = "", 0
+        return start or None  # an incomplete last statement
+    finally:
+        connection.close()
+
+
+def _seed_files(world: Path, seed: str) -> frozenset[str] | None:
+    """The files the files seed puts in the playground's folder (links as they are), or None
+    when they cannot be listed whole."""
+    try:
+        target = repo_path(world, seed)
+    except OutsideRepository:
+        return None
+    if target.is_file():
+        return frozenset({target.name})
+    found: set[str] = set()
+    folders = [(target, "")]
+    while folders:
+        folder, prefix = folders.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if len(found) + len(folders) > LISTED_FILES:
+                        return None
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append((Path(entry.path), f"{prefix}{entry.name}/"))
+                    else:
+                        found.add(prefix + entry.name)
+        except OSError:
+            return None
+    return frozenset(found)
+
+
+def _parsed(world: Path, seed: str) -> Any:
+    """A JSON or YAML seed's data (None: it cannot be read, the service's to say)."""
+    try:
+        text = read_text(repo_path(world, seed), SEED_LIMIT)
+        return json.loads(text) if seed.endswith(".json") else parse_yaml(text)
+    except (OutsideRepository, OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    except (yaml.YAMLError, YamlSyntaxError):
+        return None
