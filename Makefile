@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-latest test-frameworks test-promptfoo test-real-model lint lock
+.PHONY: demo bench test test-latest test-frameworks test-promptfoo test-real-model lint lock
 
 # Exactly what requirements-dev.lock names, every file checked against its hash, then the
 # project itself without dependencies: a fresh clone tests what everyone else tested.
@@ -23,6 +23,16 @@ endif
 ## The virtualenv's Python comes first on PATH: the MCP example's server needs the MCP SDK.
 demo: $(VENV)/.installed
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/evalward run . --mock-script examples/mock-replies.yaml
+
+## The speed table of docs/benchmarks.md (bench/speed.py): the 1,000-fixture run, start-up,
+## --help and validate, conversations, SQLite and service playgrounds, with the load noted.
+## BEFORE='main=/tmp/evalward-main/src' alternates every run with that checkout's evalward
+## (`git archive main src | tar -x -C /tmp/evalward-main`); P1_BASELINE the same for the
+## 1,000-fixture run alone (an older release). Takes 10-20 minutes on 2 cores.
+BENCH_RUNS ?= 5
+bench: $(VENV)/.installed
+	$(BIN)/python bench/speed.py --runs $(BENCH_RUNS) $(foreach b,$(P1_BASELINE),--p1-baseline $(b)) \
+	  $(foreach b,$(BEFORE),--before $(b))
 
 ## Lint, format check, type check and the whole test suite.
 test: $(VENV)/.installed

@@ -1,7 +1,7 @@
 """What a playground adds to a run: provisioning, reading its state before and after, and
 tearing it down, for the refund desk's SQLite database and its fake CRM service.
 
-    python bench/playgrounds.py [--runs 20]
+    python bench/playgrounds.py [--runs 20] [--only sqlite|service]
 """
 
 from __future__ import annotations
@@ -49,8 +49,10 @@ async def once(spec: Playground) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-async def main(runs: int) -> None:
+async def main(runs: int, only: str | None) -> None:
     for name, spec in KINDS.items():
+        if only and name != only:
+            continue
         times = [await once(spec) for _ in range(runs)]
         print(
             f"{name}: median {statistics.median(times):.1f} ms, max {max(times):.1f} ms "
@@ -61,4 +63,6 @@ async def main(runs: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=20)
-    asyncio.run(main(parser.parse_args().runs))
+    parser.add_argument("--only", choices=sorted(KINDS))
+    args = parser.parse_args()
+    asyncio.run(main(args.runs, args.only))

@@ -135,6 +135,41 @@ def test_a_command_tool_acts_on_its_sqlite_playground_and_criteria_read_the_end_
     assert not Path(json.loads(step["output"])["db"]).parent.parent.exists()
 
 
+def test_each_rep_gets_a_fresh_copy_of_the_seed_and_the_job_leaves_no_template_behind(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """The seed is loaded once per job into a template that each run's database copies: no
+    rep sees another's refund, each starts from the seed's state, and the template goes with
+    the job."""
+    mock = _repo(repo, tmp_path)
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    out = tmp_path / "out"
+    done = evalward(
+        "run",
+        str(repo.path),
+        "--mock-script",
+        str(mock),
+        "--no-cache",
+        "--reps",
+        "3",
+        "--output-dir",
+        str(out),
+        cwd=repo.path,
+        TMPDIR=str(temporary),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    runs = json.loads((out / "results.json").read_text())["fixtures"]
+    assert [r["status"] for r in runs] == ["pass"] * 3, runs
+    databases = set()
+    for run in runs:
+        assert ["-", '  "refunds": {}'] in run["playground"]["changes"]
+        step = next(s for s in run["trace"]["steps"] if s["type"] == "tool_result")
+        databases.add(json.loads(step["output"])["db"])
+    assert len(databases) == 3
+    assert list(temporary.iterdir()) == []
+
+
 def test_a_head_that_refunds_wrongly_fails_with_what_was_expected_and_what_the_state_held(
     repo: GitRepo, tmp_path: Path
 ) -> None:

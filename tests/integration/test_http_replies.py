@@ -11,6 +11,8 @@ import gzip
 import ipaddress
 import socket
 import ssl
+import subprocess
+import sys
 import threading
 import zlib
 from collections.abc import Callable, Iterator
@@ -348,3 +350,41 @@ def test_https_goes_through_the_proxy_https_proxy_names_unless_no_proxy_says_not
     finally:
         proxy.server.close()
         target.close()
+
+
+def test_a_plain_http_call_loads_no_ca_and_an_https_call_still_needs_its_bundle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CAs are read for the first https request, not for a run that only talks plain
+    HTTP: a bundle variable naming a missing file stops the https call alone."""
+    _, good = self_signed(tmp_path, "127.0.0.1")
+    plain, tls = RawServer(replies=(OK,)), RawServer(replies=(OK,), tls=good)
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(tmp_path / "missing.pem"))
+    try:
+        assert call(plain.url)[0].json() == {"a": 1}
+        with pytest.raises(HttpFailure, match=r"REQUESTS_CA_BUNDLE names .*not a readable"):
+            call(tls.url)
+        assert tls.requests == []
+    finally:
+        plain.close()
+        tls.close()
+
+
+def test_aiohttp_is_loaded_with_default_contexts_that_trust_nothing() -> None:
+    """aiohttp's own default TLS contexts, which evalward never uses, are built without the
+    system's CA store: a request that reached one would fail its check, never pass
+    unchecked. Every context made after the import loads the CAs as before."""
+    probe = (
+        "import ssl\n"
+        "from evalward.http import aio\n"
+        "aio.load()\n"
+        "import aiohttp.connector as c\n"
+        "made = ssl.create_default_context()\n"
+        "print(c._SSL_CONTEXT_VERIFIED.cert_store_stats()['x509_ca'],"
+        " c._SSL_CONTEXT_VERIFIED.verify_mode == ssl.CERT_REQUIRED,"
+        " made.cert_store_stats()['x509_ca'] > 0)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.split() == ["0", "True", "True"]

@@ -7,6 +7,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import io
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -80,3 +82,26 @@ def test_the_top_level_handler_redacts_the_keys_the_providers_read(tmp_path: Pat
         code = main(["run", str(tmp_path), "--base", key], host)
     assert code == 2
     assert key not in errors.getvalue() and "***" in errors.getvalue()
+
+
+BUILT_AT_IMPORT = """\
+import evalward.report.files, evalward.flows.shard, evalward.cli.run
+from evalward.rundata.results import EvalResult, FixtureResult
+from evalward.rundata.pairwise_record import PairwiseRecord
+from evalward.rundata.trace import Trace
+from evalward.record.summary import RunSummary
+from evalward.scoring.judge import RawVerdict
+built = [m.__name__ for m in (EvalResult, FixtureResult, PairwiseRecord, Trace, RunSummary,
+         RawVerdict) if m.__pydantic_complete__]
+print(",".join(built) or "none")
+"""
+
+
+def test_a_runs_records_build_their_validators_when_first_used_not_at_import() -> None:
+    """What `evalward run` imports before its first model call builds no record's validator:
+    each is built when a result is first made (and the model call is not kept waiting)."""
+    done = subprocess.run(
+        [sys.executable, "-c", BUILT_AT_IMPORT], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "none"

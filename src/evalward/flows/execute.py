@@ -41,6 +41,7 @@ from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.declarative import resolve_agent
 from evalward.runtime.environment_limits import EnvironmentLimits, side_limits
 from evalward.runtime.model_proxy import ModelProxy, agent_environment, provider_key_names
+from evalward.runtime.playground import Templates
 from evalward.runtime.playground_run import PlaygroundSetting, StateNeeds, run_in_playground
 from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.runner import AgentRunner, FixtureRun
@@ -112,6 +113,7 @@ class _Run:
         # With no budget, the proxy still holds each run to its share of calls (`Allowance`).
         allowance = how.allowance if how.allowance is not None else Allowance()
         self.proxy = ModelProxy(providers, allowance, real_keys, key_names)
+        self.templates = Templates()  # each SQLite seed loaded once, each run's a copy
         self.parallel = max(1, how.parallel)
         self.run_limit = asyncio.Semaphore(self.parallel)
         # Traces waiting to be scored, at most a few per run slot: when runs outpace their
@@ -272,6 +274,7 @@ class _Run:
     async def aclose(self) -> None:
         await asyncio.gather(*(r.aclose() for r in self.runners.values()), return_exceptions=True)
         await self.proxy.aclose()
+        await asyncio.to_thread(self.templates.close)
         for scorers in [*self.scorers.values(), self.gate_scorers]:
             scorers.close()
 
@@ -339,7 +342,10 @@ class _Run:
                 if source is None:
                     return await self._run_in(run, {}, processes), None
                 setting = PlaygroundSetting(
-                    self.env, sandbox.in_run(processes) if sandbox else None, self.how.kill_grace
+                    self.env,
+                    sandbox.in_run(processes) if sandbox else None,
+                    self.how.kill_grace,
+                    self.templates,
                 )
                 return await run_in_playground(
                     source,

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from evalward import __version__
+from evalward.http import aio
 from evalward.text import jsontext
 
 if TYPE_CHECKING:
@@ -99,6 +100,7 @@ class HttpClient:
         self._max_connections = max_connections
         self._session: aiohttp.ClientSession | None = None
         self._proxies: dict[str, _Proxy] = {}
+        self._tls: ssl.SSLContext | None = None
 
     async def post_json(
         self,
@@ -136,6 +138,7 @@ class HttpClient:
         answer that keeps coming is not cut off. Its head must be whole within the connect
         timeout and this one together, however it comes (a head sent a byte at a time, or
         an endless run of interim replies, keeps no stream open)."""
+        aio.load()
         import aiohttp
 
         _check_headers(headers or {})
@@ -157,6 +160,7 @@ class HttpClient:
                     proxy=proxy.url,
                     proxy_headers=proxy.headers,
                     allow_redirects=False,
+                    ssl=self._tls_for(url),
                 )
         except TimeoutError as exc:
             raise HttpTimeout(
@@ -186,6 +190,7 @@ class HttpClient:
         """One request and its whole reply. A request sent on a kept-alive connection that
         the server had closed meanwhile (it dropped it without a reply) is sent once more, on
         a new connection; a new connection that does the same is a failure."""
+        aio.load()
         import aiohttp
 
         _check_headers(headers)
@@ -226,6 +231,7 @@ class HttpClient:
             proxy=proxy.url,
             proxy_headers=proxy.headers,
             allow_redirects=False,  # a redirect is the server's answer, not a new target
+            ssl=self._tls_for(call.url),
             trace_request_ctx=reused,
         ) as response:
             _refuse_upgrade(response)
@@ -244,7 +250,7 @@ class HttpClient:
             reuse = aiohttp.TraceConfig()
             reuse.on_connection_reuseconn.append(_mark_reused)
             self._session = aiohttp.ClientSession(
-                connector=QuietConnector(limit=self._max_connections, ssl=_tls()),
+                connector=QuietConnector(limit=self._max_connections),
                 trace_configs=[reuse],
                 headers={"user-agent": USER_AGENT},
                 cookie_jar=aiohttp.DummyCookieJar(),  # calls are independent: no cookies kept
@@ -253,6 +259,15 @@ class HttpClient:
                 max_headers=MAX_HEADERS,
             )
         return self._session
+
+    def _tls_for(self, url: str) -> ssl.SSLContext | bool:
+        """The CAs an https request trusts (`_tls`), made for this client's first https
+        request; a plain-http request needs none (True: aiohttp's default, never used)."""
+        if urlsplit(url).scheme.lower() != "https":
+            return True
+        if self._tls is None:
+            self._tls = _tls()
+        return self._tls
 
     def _proxy_for(self, url: str) -> _Proxy:
         """The proxy that HTTP(S)_PROXY and NO_PROXY name for `url`'s host."""

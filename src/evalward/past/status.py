@@ -57,7 +57,9 @@ class Phase(StrEnum):
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", defer_build=True
+    )
 
 
 class FixtureStatus(_Record):

@@ -173,7 +173,7 @@ def score_drop(base: FixtureOutcome | None, head: FixtureOutcome | None) -> floa
 class Counts(BaseModel):
     """How many fixtures of each kind, over every affected Eval (`FixtureFacts`)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     fixtures: int = 0
     """Fixtures that gate on head (not pending, not advisory)."""
@@ -207,7 +207,7 @@ class RunSummary(BaseModel):
     """results.json's `summary`: the verdict in plain words and the counts every surface
     shows. How long the run took and what its model calls spent are in `run`."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     headline: str
     """The verdict in plain words ("Blocked: support-eval 0.31 < 0.85 — 5 regressions, 1

@@ -33,6 +33,7 @@ class Model(BaseModel):
         alias_generator=to_camel,
         populate_by_name=True,
         frozen=True,
+        defer_build=True,
     )
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from evalward.rundata.record_model import RecordModel
 
 PAIR_FIXTURE_TEST = "per-fixture preference test"
 PAIR_POOLED_TEST = "pooled preference test"
@@ -23,7 +25,7 @@ SETTLED_PREFERENCES = (WORSE, NOT_WORSE)
 Preference = Literal["head", "base", "tie", "unavailable"]
 
 
-class CitedStep(BaseModel):
+class CitedStep(RecordModel):
     """A step of one run that an order's answer relies on, checked against that run."""
 
     side: str
@@ -33,7 +35,7 @@ class CitedStep(BaseModel):
     unsupported_reason: str = ""
 
 
-class OrderRecord(BaseModel):
+class OrderRecord(RecordModel):
     """One order of a pair: which side was shown as A, what the judge answered, and what
     that answer counts as."""
 
@@ -51,7 +53,7 @@ class OrderRecord(BaseModel):
     outage: bool = False
 
 
-class PairRecord(BaseModel):
+class PairRecord(RecordModel):
     """One fixture's base and head runs of one rep, judged in both orders."""
 
     fixture: str
@@ -82,7 +84,7 @@ class PairRecord(BaseModel):
         return any(o.outage for o in self.orders)
 
 
-class PairCounts(BaseModel):
+class PairCounts(RecordModel):
     """Pairs by what they came to; they add up to `pairs`."""
 
     head: int = 0
@@ -123,7 +125,7 @@ class PairCounts(BaseModel):
         )
 
 
-class PreferenceVerdict(BaseModel):
+class PreferenceVerdict(RecordModel):
     fixture: str
     verdict: str
     """worse, not worse (settled); leaning worse, open, no pairs (not settled)."""
@@ -133,7 +135,7 @@ class PreferenceVerdict(BaseModel):
     blocks: bool = False
 
 
-class LengthBucket(BaseModel):
+class LengthBucket(RecordModel):
     """Decided pairs grouped by how the head's final output compares in length with the
     base's, and how often the head was preferred in each."""
 
@@ -146,7 +148,7 @@ class LengthBucket(BaseModel):
         return self.head_wins / self.decided if self.decided else None
 
 
-class PairwiseRecord(BaseModel):
+class PairwiseRecord(RecordModel):
     """An Eval's pairwise judge: its tests' verdicts, its pairs, and whether it may gate."""
 
     model: str
@@ -201,7 +203,7 @@ class PairwiseRecord(BaseModel):
         return "worse" if self.blocks else self.pooled
 
 
-class PairAgreement(BaseModel):
+class PairAgreement(RecordModel):
     """A pairwise judge replayed on a JudgeCalibration's labelled pairs."""
 
     model: str

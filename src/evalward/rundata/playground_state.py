@@ -15,7 +15,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from evalward.rundata.record_model import RecordModel
 
 RECORD_LIMIT = 16 * 1024
 """Characters of the final state a run record keeps, like the agent's output."""
@@ -46,6 +48,14 @@ class PlaygroundState:
     queries: dict[str, QueryAnswer] = field(default_factory=dict)
     snapshots: dict[str, Any] = field(default_factory=dict)
     """Each snapshot file a criterion names, parsed (a `SnapshotMissing` when unreadable)."""
+    _text: tuple[str | None] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def canonical_text(self) -> str | None:
+        """`canonical(document)`, or None when it is longer than DIFF_CHARS; made once (a
+        state shared by the runs of a template is compared by each of them)."""
+        if self._text is None:
+            self._text = (canonical_within(self.document, DIFF_CHARS),)
+        return self._text[0]
 
 
 @dataclass(frozen=True)
@@ -61,12 +71,15 @@ class PlaygroundRun:
     final: PlaygroundState
 
     def record(self) -> PlaygroundRecord:
-        final, cut = bounded_json(self.final.document)
-        before, after = self.initial.document, self.final.document
-        if max(canonical_size(before, DIFF_CHARS), canonical_size(after, DIFF_CHARS)) > DIFF_CHARS:
+        before, after = self.initial.canonical_text(), self.final.canonical_text()
+        if after is None:
+            final, cut = bounded_json(self.final.document)
+        else:
+            final, cut = _cut(after, RECORD_LIMIT)
+        if before is None or after is None:
             changes = [["@", f"(not compared: a state larger than {DIFF_CHARS:,} characters)"]]
         else:
-            changes = state_changes(canonical(before), canonical(after))
+            changes = state_changes(before, after)
         return PlaygroundRecord(
             name=self.final.name,
             final=final,
@@ -76,7 +89,7 @@ class PlaygroundRun:
         )
 
 
-class PlaygroundRecord(BaseModel):
+class PlaygroundRecord(RecordModel):
     """What a fixture result keeps of its playground: the state after the run as canonical
     JSON text, cut at RECORD_LIMIT characters (`truncated`), and what the run changed, as
     the lines of a diff from the state before it (`[op, line]`, op `-`, `+`, ` ` or `@`)."""
@@ -121,6 +134,23 @@ def canonical_size(value: Any, limit: int) -> int:
         if size > limit:
             break
     return size
+
+
+def canonical_within(value: Any, limit: int) -> str | None:
+    """`canonical(value)`, or None when it is longer than `limit` (made only that far)."""
+    kept: list[str] = []
+    size = 0
+    for chunk in _chunks(value):
+        kept.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return None
+    return "".join(kept)
+
+
+def _cut(text: str, limit: int) -> tuple[str, bool]:
+    """`bounded_json`'s cut of a text already made."""
+    return (text[:limit] + "\n…", True) if len(text) > limit else (text, False)
 
 
 def bounded_json(value: Any, limit: int = RECORD_LIMIT) -> tuple[str, bool]:

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, Field, computed_field
+from pydantic import Field, computed_field
 
 from evalward.resources.gate_policy import RegressionPolicy
 from evalward.resources.models import Severity
 from evalward.rundata.pairwise_record import PairwiseRecord
 from evalward.rundata.playground_state import PlaygroundRecord
+from evalward.rundata.record_model import RecordModel
 from evalward.rundata.sequential_record import SequentialRecord
 from evalward.rundata.trace import Trace, Usage
 
@@ -48,7 +49,7 @@ class Verdict(StrEnum):
         return cls.failed
 
 
-class Violation(BaseModel):
+class Violation(RecordModel):
     """One rule the judge says the agent broke, citing a step of the trace as evidence."""
 
     rule: str
@@ -60,7 +61,7 @@ class Violation(BaseModel):
     unsupported_reason: str = ""
 
 
-class JudgeVerdict(BaseModel):
+class JudgeVerdict(RecordModel):
     """Seed 003's verdict shape, plus what evalward checked about it."""
 
     score: float = Field(ge=0, le=1)
@@ -80,7 +81,7 @@ class JudgeVerdict(BaseModel):
     """This judge model's Cohen's κ on the Eval's `judge.calibration`, when it has one."""
 
 
-class CrossCheck(BaseModel):
+class CrossCheck(RecordModel):
     """A second judge's verdict on the same judge assertion (`judge.crossCheck`): shown beside
     the primary judge's, never gating."""
 
@@ -97,7 +98,7 @@ class CrossCheck(BaseModel):
     verdict: JudgeVerdict | None = None
 
 
-class AssertionResult(BaseModel):
+class AssertionResult(RecordModel):
     type: str
     turn: int | None = None
     """In a conversation, the one turn the assertion read (None: the whole run)."""
@@ -133,7 +134,7 @@ class AssertionResult(BaseModel):
         return any(c.disagrees for c in self.cross_checks)
 
 
-class FixtureResult(BaseModel):
+class FixtureResult(RecordModel):
     eval: str
     fixture: str
     side: str
@@ -199,14 +200,14 @@ class FixtureResult(BaseModel):
         )
 
 
-class Interval(BaseModel):
+class Interval(RecordModel):
     """A two-sided 95 % interval."""
 
     low: float
     high: float
 
 
-class FixtureOutcome(BaseModel):
+class FixtureOutcome(RecordModel):
     """Seed 003's `fixtureResults[]` row: one fixture over all its reps.
 
     `score` is the mean score of the scored reps; `result` follows the Eval's
@@ -267,7 +268,7 @@ class FixtureOutcome(BaseModel):
         return self.result is not Status.skipped or self.timed_out > 0
 
 
-class EvalResult(BaseModel):
+class EvalResult(RecordModel):
     eval: str
     agent: str
     side: str
@@ -370,7 +371,7 @@ class CalibrationPhase(StrEnum):
     failed = "Failed"
 
 
-class ExampleResult(BaseModel):
+class ExampleResult(RecordModel):
     """One calibration example as one judge model scored it, or why it did not."""
 
     index: int
@@ -384,7 +385,7 @@ class ExampleResult(BaseModel):
     """The judge's provider kept failing through its retries (an outage)."""
 
 
-class ModelAgreement(BaseModel):
+class ModelAgreement(RecordModel):
     """One judge model replayed over a JudgeCalibration's examples."""
 
     model: str
@@ -399,7 +400,7 @@ class ModelAgreement(BaseModel):
     examples: list[ExampleResult] = Field(default_factory=list)
 
 
-class CalibrationResult(BaseModel):
+class CalibrationResult(RecordModel):
     """Seed 003's JudgeCalibration status after a replay."""
 
     name: str

@@ -5,7 +5,9 @@ name the same test with the same numbers."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from evalward.rundata.record_model import RecordModel
 
 BLOCKING_VERDICTS = ("regression", "still failing", "failing")
 WORKING_VERDICTS = ("improvement", "stable", "noise")
@@ -16,7 +18,7 @@ FIXTURE_TEST = "per-fixture sequential test"
 POOLED_TEST = "pooled sequential test"
 
 
-class FixtureVerdictRecord(BaseModel):
+class FixtureVerdictRecord(RecordModel):
     fixture: str
     verdict: str
     """regression, still failing, failing, improvement, stable, noise (settled); likely
@@ -56,7 +58,7 @@ class FixtureVerdictRecord(BaseModel):
         return f"head {self.head_passes}/{self.head_runs} · {base} · p ≤ {bound_text(self.p_bound)}"
 
 
-class SequentialRecord(BaseModel):
+class SequentialRecord(RecordModel):
     """An Eval decided by adaptive reps (`execution.reps`) and `scoring.gate`."""
 
     alpha: float

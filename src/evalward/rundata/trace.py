@@ -11,8 +11,9 @@ import json
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, Field, PrivateAttr
+from pydantic import Field, PrivateAttr
 
+from evalward.rundata.record_model import RecordModel
 from evalward.text import jsontext
 
 
@@ -25,7 +26,7 @@ class StepType(StrEnum):
     final = "final"
 
 
-class Usage(BaseModel):
+class Usage(RecordModel):
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
@@ -48,7 +49,7 @@ class Usage(BaseModel):
         )
 
 
-class Step(BaseModel):
+class Step(RecordModel):
     index: int
     type: StepType
     content: str = ""
@@ -96,7 +97,7 @@ class Step(BaseModel):
         return "\n".join(p for p in parts if p)
 
 
-class Fallback(BaseModel):
+class Fallback(RecordModel):
     """A model call that failed after its retries and was retried on the next model."""
 
     from_model: str
@@ -105,7 +106,7 @@ class Fallback(BaseModel):
     at_step: int
 
 
-class ModelCall(BaseModel):
+class ModelCall(RecordModel):
     """One model call an agent's own process made through evalward's model proxy, as the
     proxy measured it (`runtime.model_proxy`)."""
 
@@ -132,7 +133,7 @@ class ModelCall(BaseModel):
     """How many steps the trace had when the call was made: where it sits in the timeline."""
 
 
-class Trace(BaseModel):
+class Trace(RecordModel):
     steps: list[Step] = Field(default_factory=list)
     duration_ms: float = 0.0
     fallbacks: list[Fallback] = Field(default_factory=list)

@@ -30,6 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from evalward.http import aio
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.rundata.spending import Allowance
@@ -108,6 +109,7 @@ class ModelProxy:
         async with self._lock:
             if self._runner is not None:
                 return
+            aio.load()  # without the CA store aiohttp would load for nothing
             from aiohttp import web
 
             app = web.Application(client_max_size=MAX_REQUEST_BYTES)

@@ -2,8 +2,10 @@
 
 Every run (each rep, each side) gets its own: a new folder holding a copy of the files seed,
 a SQLite database made from its seed, and its own service process on a port evalward picks,
-seeded and waited for (`ready`). Seeds and programs come from the gate's side (`world`: the
-tree the fixture's definition came from, the base commit under `gate-config: base`), so a pull
+seeded and waited for (`ready`). A SQLite seed is loaded once per job and tree into a
+template (`Templates`: evalward's own, out of any agent's reach) of which each run's database
+is a byte-for-byte copy. Seeds and programs come from the gate's side (`world`: the tree the
+fixture's definition came from, the base commit under `gate-config: base`), so a pull
 request cannot change the world its agent is judged in. In the action the folder belongs to
 the agent user of the run's side and the service runs as that user, in the sandbox, with the
 scratch environment every program from a checkout gets (no secret). `close` stops the
@@ -29,6 +31,7 @@ from evalward.files.trees import TreeBounds, TreeError, copy_tree, remove_tree, 
 from evalward.http.client import HttpClient, HttpFailure
 from evalward.resources.paths import OutsideRepository, repo_path
 from evalward.resources.playground import Playground, ServicePart, SqlitePart
+from evalward.rundata.playground_state import PlaygroundState
 from evalward.runtime.http_agent import free_port
 from evalward.runtime.playground_seed import SeedError, load_seed
 from evalward.runtime.port_owner import PortTaken, owned_host
@@ -77,6 +80,75 @@ class Service:
 
 
 @dataclass
+class Templates:
+    """The job's SQLite templates: each seed of each tree loaded once (or the error loading it
+    gave), in a folder of evalward's own; each run's database is a copy. `close` removes it."""
+
+    folder: Path | None = None
+    databases: dict[tuple[Path, str], tuple[Path, bytes | None] | str] = field(default_factory=dict)
+    """Each template by tree and seed: its file and, when small, its bytes; or why the seed
+    does not load."""
+    initial_states: dict[tuple[Path, str, str], PlaygroundState] = field(default_factory=dict)
+    """The state of a fresh playground that has only a database, by tree, name and seed: the
+    same for each of its runs, so it is read once (`runtime.playground_run`)."""
+
+    def database(self, live: LivePlayground, part: SqlitePart, target: Path) -> None:
+        """Write the run's database at `target`: a copy of the seed's template, loaded first
+        when this is the seed's first run."""
+        path, kept = self._template(live, part)
+        if kept is not None:
+            # the mode SQLite gives a database it creates
+            with os.fdopen(
+                os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), "wb"
+            ) as out:
+                out.write(kept)
+        else:
+            shutil.copyfile(path, target)
+
+    def fresh(self, live: LivePlayground) -> LivePlayground:
+        """The template of `live`'s database, as a playground to read the state of: what
+        every run's copy holds before its agent runs, where no agent can reach it."""
+        assert live.source.spec.sqlite is not None and self.folder is not None
+        path, _ = self._template(live, live.source.spec.sqlite)
+        return LivePlayground(live.source, self.folder, None, live.kill_grace, database=path)
+
+    def _template(self, live: LivePlayground, part: SqlitePart) -> tuple[Path, bytes | None]:
+        key = (live.source.world, part.seed)
+        template = self.databases.get(key)
+        if template is None:
+            template = self.databases[key] = self._load(live, part)
+        if isinstance(template, str):
+            raise live.error(template)
+        return template
+
+    def _load(self, live: LivePlayground, part: SqlitePart) -> tuple[Path, bytes | None] | str:
+        if self.folder is None:
+            self.folder = Path(tempfile.mkdtemp(prefix="evalward-templates-"))
+        path = self.folder / f"{len(self.databases)}.sqlite"
+        try:
+            _seed_database(live, part, path)
+        except PlaygroundError as exc:
+            return str(exc).removeprefix(f"playground {live.name!r}: ")
+        kept = path.read_bytes() if path.stat().st_size <= KEPT_TEMPLATE_BYTES else None
+        return path, kept
+
+    def close(self) -> None:
+        """Remove the templates (a folder evalward made and no agent reached: one it cannot
+        remove is left in the temporary folder, for the system to clean)."""
+        folder, self.folder = self.folder, None
+        self.databases.clear()
+        self.initial_states.clear()
+        if folder is not None:
+            with contextlib.suppress(TreeError):
+                remove_tree(folder)
+
+
+KEPT_TEMPLATE_BYTES = 4 * 1024 * 1024
+"""A template database up to this size is kept in memory and written out for each run (a
+fifth of the kernel's work of copying the file); a larger one is copied from its file."""
+
+
+@dataclass
 class LivePlayground:
     """A provisioned playground: where its parts are, and what the agent is told of them."""
 
@@ -88,6 +160,7 @@ class LivePlayground:
     database: Path | None = None
     service: Service | None = None
     env: dict[str, str] = field(default_factory=dict)
+    templates: Templates | None = None
 
     @property
     def name(self) -> str:
@@ -120,14 +193,15 @@ async def provision(
     env: Mapping[str, str],
     sandbox: Sandbox | None = None,
     kill_grace: float = DEFAULT_KILL_GRACE,
+    templates: Templates | None = None,
 ) -> LivePlayground:
     """A fresh playground for one run; PlaygroundError (naming it) when it cannot be made,
-    with nothing left behind."""
+    with nothing left behind. With `templates`, its database is a copy of its seed's."""
     if sandbox is not None and sandbox.unavailable:
         raise PlaygroundError(f"playground {source.name!r}: {sandbox.unavailable}")
     where = sandbox.root if sandbox is not None and sandbox.user is not None else None
     folder = Path(tempfile.mkdtemp(prefix="evalward-playground-", dir=where))
-    live = LivePlayground(source, folder, sandbox, kill_grace)
+    live = LivePlayground(source, folder, sandbox, kill_grace, templates=templates)
     live.env["EVALWARD_PLAYGROUND"] = source.name
     try:
         spec = source.spec
@@ -138,10 +212,14 @@ async def provision(
         if spec.sqlite is not None:
             live.database = folder / "db" / DB_NAME
             live.database.parent.mkdir()
-            _seed_database(live, spec.sqlite, live.database)
+            if templates is not None:
+                templates.database(live, spec.sqlite, live.database)
+            else:
+                _seed_database(live, spec.sqlite, live.database)
             live.env["EVALWARD_SQLITE_PATH"] = str(live.database)
             live.env["DATABASE_URL"] = f"sqlite:///{live.database}"
-        (folder / "data").mkdir()
+        if spec.service is not None:
+            (folder / "data").mkdir()  # the service's own ({data})
         _hand_over(folder, sandbox)
         if spec.service is not None:
             live.service = await _start_service(live, spec.service, env)

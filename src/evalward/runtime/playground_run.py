@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 
 from evalward.resources.assertions import Assertion
 from evalward.resources.state_assertions import SqlAssertion, StateSnapshotAssertion
-from evalward.rundata.playground_state import PlaygroundRun
+from evalward.rundata.playground_state import PlaygroundRun, PlaygroundState
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.playground import (
     LivePlayground,
     PlaygroundError,
     PlaygroundSource,
+    Templates,
     provision,
 )
 from evalward.runtime.playground_state import capture
@@ -54,6 +55,8 @@ class PlaygroundSetting:
     env: Mapping[str, str] = field(default_factory=dict)
     sandbox: Sandbox | None = None
     kill_grace: float = DEFAULT_KILL_GRACE
+    templates: Templates | None = None
+    """The job's SQLite templates: each seed loaded once, each run's database a copy."""
 
 
 async def run_in_playground(
@@ -66,7 +69,11 @@ async def run_in_playground(
     playground; the trace and the playground's state before and after."""
     try:
         live = await provision(
-            source, env=setting.env, sandbox=setting.sandbox, kill_grace=setting.kill_grace
+            source,
+            env=setting.env,
+            sandbox=setting.sandbox,
+            kill_grace=setting.kill_grace,
+            templates=setting.templates,
         )
     except PlaygroundError as exc:
         return _failed(f"the playground could not be provisioned: {exc}"), None
@@ -87,7 +94,7 @@ async def _inside(
     live: LivePlayground, needs: StateNeeds, run: Callable[[Mapping[str, str]], Awaitable[Trace]]
 ) -> tuple[Trace, PlaygroundRun | None]:
     try:
-        initial = await capture(live)
+        initial = await _initial(live)
     except PlaygroundError as exc:
         return _failed(f"the playground's initial state could not be read: {exc}"), None
     trace = await run(dict(live.env))
@@ -98,6 +105,21 @@ async def _inside(
             trace.add(StepType.error, content=f"the playground's final state: {exc}")
         return trace, None
     return trace, PlaygroundRun(initial, final)
+
+
+async def _initial(live: LivePlayground) -> PlaygroundState:
+    """The state before the agent runs. A playground that has only a database, a copy of its
+    seed's template, starts the same in every run: its state is read once, from the template
+    (evalward's own, out of any agent's reach), and shared by its runs (not so with a service,
+    whose state is its own, or files)."""
+    spec, templates = live.source.spec, live.templates
+    if templates is None or spec.sqlite is None or spec.files or spec.service:
+        return await capture(live)
+    key = (live.source.world, live.name, spec.sqlite.seed)
+    state = templates.initial_states.get(key)
+    if state is None:
+        state = templates.initial_states[key] = await capture(templates.fresh(live))
+    return state
 
 
 def _failed(message: str) -> Trace:

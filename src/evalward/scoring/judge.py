@@ -105,7 +105,7 @@ class JudgeSettings:
 
 
 class _RawViolation(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
+    model_config = ConfigDict(extra="ignore", strict=True, defer_build=True)
 
     rule: str
     severity: str = "medium"
@@ -117,7 +117,7 @@ class RawVerdict(BaseModel):
     """The verdict exactly as the judge must send it: strict types, so `"score": true` or
     `"score": "1"` is no score, and `"evidence_step": "4"` no step."""
 
-    model_config = ConfigDict(extra="ignore", strict=True)
+    model_config = ConfigDict(extra="ignore", strict=True, defer_build=True)
 
     score: float = Field(ge=0, le=1)
     confidence: float | None = Field(default=None, ge=0, le=1)

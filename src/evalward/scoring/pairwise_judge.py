@@ -77,7 +77,7 @@ Preferred = Literal["head", "base", "tie"]
 
 
 class _RawEvidence(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
+    model_config = ConfigDict(extra="ignore", strict=True, defer_build=True)
 
     run: Literal["A", "B"]
     step: int
@@ -88,7 +88,7 @@ class RawPreference(BaseModel):
     """The answer exactly as the judge must send it: strict types, so `"preference": "a"` or
     `"step": "4"` is no answer."""
 
-    model_config = ConfigDict(extra="ignore", strict=True)
+    model_config = ConfigDict(extra="ignore", strict=True, defer_build=True)
 
     preference: Literal["A", "B", "tie"]
     reason: str = ""

@@ -71,22 +71,44 @@ def world_names(gating: ResourceSet) -> frozenset[str]:
     )
 
 
-def playground_key(checkout: Checkout, run: PlannedRun) -> dict[str, Any] | None:
+class PlaygroundKeys:
     """What a run's cache key covers of its playground: the definition, and the content of
-    every file it is made from (seeds, the service's program, snapshot files)."""
-    source = source_of(checkout, run)
-    if source is None:
-        return None
-    paths = source.spec.paths()
-    paths += [
-        a.snapshot
-        for a in checkout.resources.fixtures[run.fixture].resource.spec.assertions
-        if isinstance(a, StateSnapshotAssertion) and a.snapshot is not None
-    ]
-    return {
-        "definition": source.spec.model_dump(mode="json", by_alias=True),
-        "files": {path: _tree_hash(source.world, path) for path in sorted(set(paths))},
-    }
+    every file it is made from (seeds, the service's program, snapshot files). Each file is
+    hashed once per job and tree, each definition dumped once: the runs of an Eval share them."""
+
+    def __init__(self) -> None:
+        self._hashes: dict[tuple[Path, str], str] = {}
+        self._definitions: dict[int, tuple[Playground, dict[str, Any]]] = {}
+
+    def of(self, checkout: Checkout, run: PlannedRun) -> dict[str, Any] | None:
+        source = source_of(checkout, run)
+        if source is None:
+            return None
+        paths = source.spec.paths()
+        paths += [
+            a.snapshot
+            for a in checkout.resources.fixtures[run.fixture].resource.spec.assertions
+            if isinstance(a, StateSnapshotAssertion) and a.snapshot is not None
+        ]
+        return {
+            "definition": self._definition(source.spec),
+            "files": {path: self._hash(source.world, path) for path in sorted(set(paths))},
+        }
+
+    def _definition(self, spec: Playground) -> dict[str, Any]:
+        # by identity: the loaded definition lives as long as the job, which keeps it here
+        known = self._definitions.get(id(spec))
+        if known is None or known[0] is not spec:
+            known = self._definitions[id(spec)] = (
+                spec,
+                spec.model_dump(mode="json", by_alias=True),
+            )
+        return known[1]
+
+    def _hash(self, world: Path, path: str) -> str:
+        if (world, path) not in self._hashes:
+            self._hashes[(world, path)] = _tree_hash(world, path)
+        return self._hashes[(world, path)]
 
 
 def missing_seeds(source: PlaygroundSource) -> list[str]:

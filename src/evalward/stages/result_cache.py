@@ -28,7 +28,7 @@ from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.stages.fingerprint import FileIndex, agent_fingerprint
 from evalward.stages.plan import Checkout, PlannedRun
-from evalward.stages.playgrounds import playground_key
+from evalward.stages.playgrounds import PlaygroundKeys
 from evalward.stages.result_cache_db import ResultStore
 
 
@@ -106,6 +106,7 @@ class CacheKeys:
         self._agents: dict[tuple[Side, str], dict[str, Any]] = {}
         self._evals: dict[tuple[Side, str], str] = {}
         self._keys: dict[PlannedRun, str] = {}
+        self._playgrounds = PlaygroundKeys()
 
     def of(self, run: PlannedRun) -> str:
         """Where the run's result is kept: a head run of a comparison apart from the rest."""
@@ -151,7 +152,7 @@ class CacheKeys:
         embedders = [a.model for a in definition.spec.leaf_assertions if a.type == "similar"]
         if embedders:  # where its `similar` assertions' embeddings come from
             fixture += "\n" + _canonical(self._providers.identity_of(embedders))
-        world = playground_key(self._checkouts[run.side], run)
+        world = self._playgrounds.of(self._checkouts[run.side], run)
         if world is not None:  # the playground's definition and seeds
             fixture += "\n" + _canonical(world)
         return hashlib.sha256(f"{shared}\n{fixture}\n{run.rep}".encode()).hexdigest()
