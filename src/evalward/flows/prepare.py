@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 from evalward.errors import ResourceError
@@ -89,7 +90,8 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
                 # Everything any base run of this job may read — planned now or added by a
                 # later round — is written before the first one starts.
                 runs = plan.may_run(Side.base)
-                reach = agents_reach(bases.base, runs, git.tree(merge_base))
+                listing = partial(git.under, merge_base)
+                reach = agents_reach(bases.base, runs, listing)
                 bases.root = stack.enter_context(git.worktree(merge_base, reach.checkout))
             checkouts[Side.base] = Checkout(Side.base, bases.root, bases.base, sha=merge_base or "")
         if setup.shape is not None:
