@@ -134,8 +134,12 @@ class _Bases:
 
     def load(self, head_commit: str | None, tip: str, merge_base: str) -> None:
         git = self.git
-        self.changed = git.changed_files(merge_base, head_commit)
         dirty = git.dirty_paths() if self.head_root == git.repo else set()
+        if head_commit is None and not dirty:
+            # A clean working tree is its commit: diffing the trees reads what changed, not
+            # every file of the checkout (git stats them all to diff against a working tree).
+            head_commit = "HEAD"
+        self.changed = git.changed_files(merge_base, head_commit)
         config = self.config or load_config(self.head_root)
         try:
             differs = _paths(self.changed) | dirty
