@@ -14,6 +14,7 @@ import tempfile
 import weakref
 from typing import IO
 
+from evalward.rundata.held import held
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.trace import Trace
 
@@ -34,13 +35,14 @@ class TraceSpool:
         self._where: dict[RunKey, tuple[int, int]] = {}
 
     def keep(self, result: FixtureResult) -> FixtureResult:
-        """Write the result's trace to disk and return the result without it (`trace=None`).
+        """Write the result's trace to disk and return the result without it (`trace=None`),
+        as it will be held until the run's files are written (`held`).
 
         If the disk refuses (full, read-only), the trace stays in the result: memory is the
         price, not the run's results.
         """
         if result.trace is None:
-            return result
+            return held(result)
         key = key_of(result)
         if key in self._where:
             raise ValueError(f"a trace is already kept for {key}: a plan runs each run once")
@@ -50,9 +52,9 @@ class TraceSpool:
             offset = handle.seek(0, io.SEEK_END)
             handle.write(data)
         except OSError:
-            return result
+            return held(result)
         self._where[key] = (offset, len(data))
-        return result.model_copy(update={"trace": None})
+        return held(result.model_copy(update={"trace": None}))
 
     def trace_json(self, result: FixtureResult) -> str:
         """The run's trace as JSON text, read back from disk if it was kept there."""

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from evalward.resources import Located
 from evalward.resources.models import Eval
+from evalward.rundata.held import held
 from evalward.rundata.results import EvalResult, FixtureResult
 from evalward.rundata.sides import Side
 from evalward.scoring.scores import score_eval
@@ -50,7 +51,7 @@ def score_evals(plan: Plan, evals: EvalsBySide, results: list[FixtureResult]) ->
                 if side is Side.head and name in plan.base_when_failing:
                     base_runs = runs_of.get((Side.base.value, name), [])
                     scored.base_not_needed = _not_needed(plan, name, base_runs)
-                out.append(scored)
+                out.append(held(scored))
     return out
 
 
