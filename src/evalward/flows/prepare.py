@@ -77,9 +77,19 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
             plan.runs = [run for run in plan.runs if setup.select(run.eval)]
         head_sha = git.commit_of(revisions.head or "HEAD") or ""
         world, names = bases.world(tip, plan, gate)
+        # An agent user's copy of the head holds what the head's runs may read, as the
+        # base's checkout does; a program that names no `watch` gets it all.
+        reads = agents_reach(gate, plan.may_run(Side.head), index.listed).checkout
         checkouts = {
             Side.head: Checkout(
-                Side.head, head_root, gate, index, sha=head_sha, world=world, world_names=names
+                Side.head,
+                head_root,
+                gate,
+                index,
+                sha=head_sha,
+                world=world,
+                world_names=names,
+                reads=frozenset(reads) if reads is not None else None,
             )
         }
         if from_base and bases.gating is not None:  # the base's fixtures, scored as the base

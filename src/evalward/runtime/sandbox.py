@@ -37,6 +37,7 @@ from evalward.resources.agent import AgentEnvironment, AgentSpec
 from evalward.resources.models import Agent
 from evalward.resources.paths import link_on_the_way
 from evalward.runtime.agent_users import AgentUser, ClaimedUser
+from evalward.runtime.checkout_copy import copy_reach, open_to_reading
 from evalward.runtime.environment_limits import EnvironmentLimits
 from evalward.runtime.strays import Sessions
 
@@ -118,6 +119,8 @@ class _Shared:
     simulated user, whose persona, goal and hidden facts the agent must not read."""
     sessions: Sessions = field(default_factory=Sessions)
     """The programs started and still running, and the lock their starts take."""
+    reads: dict[Path, frozenset[str]] = field(default_factory=dict)
+    """What the runs read of a checkout, where that is not all of it (`limit`)."""
     claim: ClaimedUser | None = None
     """The agent users' claim (`agent-user: auto`), let go once none of their processes is
     left."""
@@ -216,6 +219,11 @@ class Sandbox:
         made from now on."""
         self._shared.hidden.update(paths)
 
+    def limit(self, checkout: Path, paths: Iterable[str]) -> None:
+        """Copy only `paths` of `checkout` (and the links on their way) into its working
+        copy: what its side's runs read (`stages/reach.py`), not the whole repository."""
+        self._shared.reads[checkout.resolve()] = frozenset(paths)
+
     def working_copy(self, checkout: Path) -> Path:
         """Where programs of `checkout` run: the checkout itself without a user switch, else a
         copy owned by evalward that the agent user can read and run but not change. Made once
@@ -228,8 +236,12 @@ class Sandbox:
         if key not in copies:
             target = Path(tempfile.mkdtemp(prefix="checkout-", dir=self.root))
             target.chmod(0o755)
+            left_out = self.not_copied | self._shared.hidden
             try:
-                _copy_tree(key, target / "tree", self.not_copied | self._shared.hidden)
+                if key in self._shared.reads:
+                    copy_reach(key, target / "tree", self._shared.reads[key], left_out)
+                else:
+                    _copy_tree(key, target / "tree", left_out)
             except (OSError, shutil.Error) as exc:
                 raise AgentRunError(f"cannot copy the checkout for the agent user: {exc}") from None
             copies[key] = target / "tree"
@@ -391,13 +403,7 @@ def _copy_tree(source: Path, target: Path, not_copied: frozenset[str]) -> None:
         return left_out
 
     shutil.copytree(source, target, symlinks=True, ignore=ignore, copy_function=shutil.copy2)
-    for folder, _, files in os.walk(target):
-        Path(folder).chmod(0o755)
-        for name in files:
-            path = Path(folder) / name
-            mode = path.lstat().st_mode
-            if stat.S_ISREG(mode):
-                path.chmod(0o644 | (0o111 if mode & 0o111 else 0))
+    open_to_reading(target)
 
 
 def listed_env(agent: Agent) -> frozenset[str]:

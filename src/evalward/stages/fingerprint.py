@@ -98,6 +98,11 @@ class FileIndex:
         """List, in one go, the folders every glob of `patterns` may match in."""
         self._list(watched_folders(list(patterns)))
 
+    def listed(self, folders: list[str]) -> list[str]:
+        """The paths at or below `folders` ("" for all), listed there only."""
+        self._list(folders)
+        return sorted({path for folder in folders for path in self._under(folder.strip("/"))})
+
     def matching(self, patterns: list[str]) -> list[str]:
         """The paths the globs match, the files under a linked folder they cover included."""
         if not patterns:

@@ -24,11 +24,10 @@ What a definition reads:
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 
-from evalward.git import TreeEntry
 from evalward.resources import Located, ResourceSet
 from evalward.resources.models import Agent
 from evalward.resources.state_assertions import StateSnapshotAssertion
@@ -55,8 +54,8 @@ class Reach:
         return None if self.whole else self.paths
 
 
-Listing = Callable[[list[str]], Mapping[str, TreeEntry]]
-"""The commit's files at or below some folders (`Git.under`)."""
+Listing = Callable[[list[str]], Iterable[str]]
+"""The tree's files at or below some folders (`Git.under`, `FileIndex.listed`)."""
 
 
 def agents_reach(resources: ResourceSet, runs: Iterable[PlannedRun], listing: Listing) -> Reach:
