@@ -18,6 +18,9 @@ from evalward.rundata.held import held
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.trace import Trace
 
+_LENGTH_BITS = 40
+"""A trace's length fits in 40 bits (a terabyte); its offset takes the bits above."""
+
 RunKey = tuple[str, str, str, int]
 """side, Eval, fixture, rep: one run of a plan, which a plan never repeats."""
 
@@ -32,7 +35,9 @@ class TraceSpool:
 
     def __init__(self) -> None:
         self._file: IO[bytes] | None = None
-        self._where: dict[RunKey, tuple[int, int]] = {}
+        self._where: dict[RunKey, int] = {}
+        """Where each trace is: its offset and length, as one number (`_LENGTH_BITS`): a
+        run of 100,000 keeps 100,000 of them."""
 
     def keep(self, result: FixtureResult) -> FixtureResult:
         """Write the result's trace to disk and return the result without it (`trace=None`),
@@ -53,7 +58,7 @@ class TraceSpool:
             handle.write(data)
         except OSError:
             return held(result)
-        self._where[key] = (offset, len(data))
+        self._where[key] = offset << _LENGTH_BITS | len(data)
         return held(result.model_copy(update={"trace": None}))
 
     def trace_json(self, result: FixtureResult) -> str:
@@ -72,7 +77,7 @@ class TraceSpool:
         where = self._where.get(key_of(result))
         if where is None or self._file is None:
             raise KeyError(f"no trace kept for {key_of(result)}")
-        offset, length = where
+        offset, length = where >> _LENGTH_BITS, where & (1 << _LENGTH_BITS) - 1
         self._file.seek(offset)
         return self._file.read(length)
 
