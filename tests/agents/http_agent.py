@@ -31,7 +31,7 @@ class Handler(BaseHTTPRequestHandler):
         elif prompt == "playground":
             folder = request["playground"]["EVALWARD_PLAYGROUND_DIR"]
             with open(os.path.join(folder, "done.txt"), "w") as done:
-                done.write(f"{request['fixture']} rep {request['rep']}")
+                done.write(f"{request['fixture']} in {folder}")
             self.reply(200, {"final": folder})
         elif prompt == "slow":
             time.sleep(30)

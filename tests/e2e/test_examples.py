@@ -152,10 +152,11 @@ def test_the_action_gates_a_pr_of_the_examples_in_a_workspace_owned_by_another_u
     results = run.results()
     assert list(results["changedAgents"]) == ["support-bot"]
     sides = {(e["eval"], e["side"]) for e in results["evals"]}
-    # adaptive reps: the head passes its every rep, so no verdict reads the base, which runs
-    # nothing (its runs would decide nothing)
-    assert sides == {("support-bot-eval", "head")}
-    assert {f["side"] for f in results["fixtures"]} == {"head"}
+    # the Eval's pairwise judge reads each fixture's base run beside its head run: both
+    # sides run, once each while the judge calls them alike
+    assert sides == {("support-bot-eval", "head"), ("support-bot-eval", "base")}
+    runs = [(f["side"], f["fixture"]) for f in results["fixtures"]]
+    assert sorted(runs) == sorted(set(runs))  # one rep a side: nothing left open
     assert run.outputs["result"] == "pass"
     [comment] = github.comments.values()
     assert "support-bot-eval" in comment["body"]

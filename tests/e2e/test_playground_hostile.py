@@ -297,4 +297,4 @@ def test_an_http_agent_finds_each_runs_playground_in_its_request(
     assert [f["status"] for f in fixtures] == ["pass", "pass"]
     assert fixtures[0]["output"] != fixtures[1]["output"]  # one folder per run
     finals = [json.loads(f["playground"]["final"])["files"]["done.txt"] for f in fixtures]
-    assert sorted(finals) == ["served-world rep 0", "served-world rep 1"]
+    assert finals == [f"served-world in {f['output']}" for f in fixtures]

@@ -337,7 +337,6 @@ MANY_PARAMETERS = {
     "evalward.report.charts:score_bars",
     "evalward.report.markdown:report_context",
     "evalward.runtime.http_agent:HttpAgentServer.__init__",
-    "evalward.runtime.protocol:agent_request",
     "evalward.runtime.runner:AgentRunner.__init__",
     "evalward.runtime.sandbox:Sandbox.__init__",
     "evalward.scoring.scores:score_fixture",

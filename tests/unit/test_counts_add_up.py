@@ -19,9 +19,11 @@ from evalward.report.markdown import ReportContext, marker_for, render_comment
 from evalward.report.story import counts_phrases
 from evalward.resources import Eval, Located
 from evalward.resources.models import Severity
+from evalward.rundata.pairwise_record import OrderRecord, PairRecord, Preference
 from evalward.rundata.results import AssertionResult, FixtureResult, Status, Verdict
 from evalward.rundata.sequential_record import BLOCKING_VERDICTS, WORKING_VERDICTS
 from evalward.rundata.sides import Side
+from evalward.scoring.pairwise_panel import Judged, PairwiseJudge
 from evalward.scoring.scores import score_eval
 from evalward.stages.compare import EvalComparison, compare
 from evalward.stages.gate import GateDecision, GateResult, decide
@@ -88,7 +90,9 @@ def tables(draw: st.DrawFn) -> dict[str, Any]:
     return {"adaptive": adaptive, "head": head, "base": base, "spec": spec}
 
 
-def evaluated(table: dict[str, Any]) -> tuple[list[EvalComparison], GateDecision, RunSummary]:
+def evaluated(
+    table: dict[str, Any], pairs: dict[str, Judged] | None = None
+) -> tuple[list[EvalComparison], GateDecision, RunSummary]:
     document = {"apiVersion": "evalward.dev/v1", "kind": "Eval"}
     document |= {"metadata": {"name": "bot-eval"}, "spec": table["spec"]}
     located = Located(Eval.model_validate(document), "evals/bot-eval.yaml", 1)
@@ -97,7 +101,7 @@ def evaluated(table: dict[str, Any]) -> tuple[list[EvalComparison], GateDecision
         runs = [r for name, o in table[side.value].items() for r in runs_of(side.value, name, o)]
         if runs:
             results.append(score_eval(located, side.value, runs))
-    settled = settle(results, {Side.head: {"bot-eval": located}, Side.base: {}})
+    settled = settle(results, {Side.head: {"bot-eval": located}, Side.base: {}}, None, pairs)
     comparisons = compare(settled)
     decision = decide(comparisons, None)
     fixtures = [f for r in settled for f in r.fixtures]
@@ -201,3 +205,111 @@ def test_every_surface_counts_alike_and_the_counts_add_up(table: dict[str, Any])
     assert shown is not None and html.unescape(shown[1]).strip() == line
     cell = re.search(r'data-label="Fixtures">(\d+)/(\d+)', page)
     assert cell is not None and (int(cell[1]), int(cell[2])) == (counts.passing, counts.fixtures)
+
+
+# --- pairwise outcomes ------------------------------------------------------------------------
+
+PAIR = st.sampled_from("HBTIU")
+"""A pair: head preferred in both orders, base in both, a tie in both, orders that disagree
+(a tie), or unavailable (an order got no usable answer)."""
+
+
+def pair_of(fixture: str, rep: int, outcome: str) -> PairRecord:
+    said: dict[str, tuple[Preference, Preference]] = {
+        "H": ("head", "head"),
+        "B": ("base", "base"),
+        "T": ("tie", "tie"),
+        "I": ("head", "base"),
+        "U": ("unavailable", "base"),
+    }
+    first, second = said[outcome]
+    orders = [
+        OrderRecord(
+            shown_first="base", preferred=first, error="HTTP 503" if outcome == "U" else ""
+        ),
+        OrderRecord(shown_first="head", preferred=second),
+    ]
+    preferred: Preference = {"H": "head", "B": "base", "U": "unavailable"}.get(outcome, "tie")  # type: ignore[assignment]
+    return PairRecord(
+        fixture=fixture, rep=rep, preferred=preferred, orders=orders, head_chars=9, base_chars=9
+    )
+
+
+@settings(max_examples=80, deadline=None)
+@given(tables(), st.data())
+def test_pairwise_counts_add_up_on_every_surface(
+    table: dict[str, Any], data: st.DataObject
+) -> None:
+    pairs = []
+    for name in table["head"]:
+        outcomes = data.draw(st.text(PAIR, min_size=0, max_size=10))
+        pairs += [pair_of(name, rep, o) for rep, o in enumerate(outcomes)]
+    advisory = data.draw(st.booleans())
+    judge = PairwiseJudge(
+        eval="bot-eval",
+        model="openai/judge-1",
+        margin=0.3,
+        advisory_reason="uncalibrated" if advisory else "",
+        consistency_floor=0.0,
+    )
+    table["spec"]["judge"] = {"pairwise": {"rubric": "Which is better?", "margin": 0.3}}
+    judged = {"bot-eval": Judged(judge, pairs, sorted(table["head"]))}
+    comparisons, decision, _ = evaluated(table, judged)
+    (comparison,) = comparisons
+    record = comparison.head.pairwise
+    assert record is not None
+
+    # they add up, per fixture and over the Eval, and the fixtures add up to the Eval
+    for verdict in record.fixtures:
+        c = verdict.counts
+        assert (
+            c.head + c.base + c.ties + c.unavailable
+            == c.pairs
+            == len(record.pairs_of(verdict.fixture))
+        )
+        assert c.inconsistent <= c.ties
+    pooled = record.pooled_counts
+    assert pooled.head + pooled.base + pooled.ties + pooled.unavailable == pooled.pairs
+    assert pooled.pairs == len(pairs)
+    for key in ("head", "base", "ties", "unavailable", "inconsistent"):
+        assert getattr(pooled, key) == sum(getattr(v.counts, key) for v in record.fixtures)
+    assert pooled.head == sum(p.preferred == "head" for p in pairs)
+
+    # a pairwise judge blocks only when it may, and then the gate fails and says why
+    if record.blocks:
+        assert not advisory
+        assert not comparison.head.passed and "bot-eval" in decision.failing_evals
+        assert any("by the pairwise judge" in line for line in decision.why)
+        for verdict in record.fixtures:
+            if verdict.blocks:
+                assert any(verdict.counts.text() in line for line in decision.why)
+    if advisory:
+        assert not record.blocks and not record.why
+
+    # the comment, the terminal and report.html say the same counts
+    line = record.counts_line()
+    context = ReportContext(comparisons=comparisons, decision=decision, marker=MARKER)
+    for sink in (escaping.GITHUB, escaping.TERMINAL):
+        body = html.unescape(render_comment(context, sink=sink))
+        assert line in body.replace("\\", "")
+    page = html.unescape(
+        "".join(
+            html_chunks(
+                Page(
+                    result=decision.result.value,
+                    reason=decision.reason,
+                    evals=[comparison.head] + ([comparison.base] if comparison.base else []),
+                    fixtures=list(comparison.head.fixtures)
+                    + (list(comparison.base.fixtures) if comparison.base else []),
+                    private=set(),
+                    comparisons=comparisons,
+                )
+            )
+        )
+    )
+    assert line in page
+    for verdict in record.fixtures:
+        c = verdict.counts
+        numbers = (c.head, c.base, c.ties, c.unavailable, c.pairs)
+        cells = "\n".join(f'<td class="num">{n}</td>' for n in numbers)
+        assert cells in page

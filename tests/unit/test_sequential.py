@@ -213,3 +213,16 @@ def test_each_verdict_word_means_its_condition(
     settled = verdict in SETTLED
     state = tests.state(tests.fixture, fixture.head)
     assert settled is (head != [] and state is not Settled.open)
+
+
+def test_the_why_lines_name_the_share_of_the_rate_the_tests_spend() -> None:
+    """Beside a pairwise judge the pass-rate tests spend half of `falseBlockRate`: the "why"
+    says that half, not the Eval's whole rate as if it were theirs."""
+    head = {f"f{i}": [True] * 8 for i in range(9)} | {"broken": [False] * 8}
+    base = {"broken": [True] * 8}
+    whole = judge(SequentialTests.of(GatePolicy(), RepRange(max=8), 10), head, base)
+    half = judge(SequentialTests.of(GatePolicy(), RepRange(max=8), 10, 0.5), head, base)
+    (line,) = [w for w in whole.why() if w.startswith("broken")]
+    (halved,) = [w for w in half.why() if w.startswith("broken")]
+    assert "(falseBlockRate 0.02 / 2 / 10 fixtures)" in line
+    assert "(falseBlockRate 0.02 × 0.5 beside the pairwise judge / 2 / 10 fixtures)" in halved

@@ -71,10 +71,25 @@ def test_a_trajectory_gives_each_tool_its_observation_and_finish_is_no_tool() ->
     assert trajectory("[[ ## question ## ]]\nhi") == []
 
 
+SYSTEM = """Your input fields are:
+1. `question` (str):
+2. `trajectory` (str):
+Your output fields are:
+1. `next_thought` (str):
+2. `next_tool_name` (Literal['lookup_order', 'finish']):
+3. `next_tool_args` (dict[str, Any]):
+All interactions will be structured in the following way, with the appropriate values filled in.
+
+[[ ## next_tool_name ## ]]
+{next_tool_name}"""
+"""What DSPy's ChatAdapter asks a ReAct step for, in its system message (abridged)."""
+
+
 def test_the_proxy_view_turns_the_text_protocol_into_tool_steps() -> None:
     trace = Trace()
     observer = TrafficObserver(trace)
-    observer.reply(Turn(text=REPLY), "openai/gpt-4.1-mini")
+    asked = {"messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "?"}]}
+    observer.reply(Turn(text=REPLY), "openai/gpt-4.1-mini", request=asked)
     body = {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": REQUEST}]}
     observer.request([], body=body)
     observer.request([], body=body)  # a retry, or the next step: the result is taken once
@@ -90,3 +105,14 @@ def test_the_proxy_view_turns_the_text_protocol_into_tool_steps() -> None:
     other = TrafficObserver(Trace())
     other.request([], body=body)
     assert other.trace.steps == []
+
+
+def test_a_reply_whose_request_asked_for_no_react_fields_calls_no_tool_by_its_text() -> None:
+    trace = Trace()
+    observer = TrafficObserver(trace)
+    plain = {
+        "messages": [{"role": "system", "content": "Answer."}, {"role": "user", "content": REQUEST}]
+    }
+    observer.reply(Turn(text=REPLY), "openai/gpt-4.1-mini", request=plain)
+    observer.reply(Turn(text=REPLY), "openai/gpt-4.1-mini")
+    assert [s.type.value for s in trace.steps] == ["assistant", "assistant"]

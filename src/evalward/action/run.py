@@ -146,8 +146,8 @@ async def run(job: Job, route: Route) -> int:
         return await run_all(job, route)
     finally:
         await job.clients.providers.aclose()
-        if job.clients.sandbox is not None:
-            job.clients.sandbox.close()
+        if job.clients.sandbox is not None and (left := job.clients.sandbox.close()):
+            job.console.log(command("warning", f"agents' leftovers not removed: {left}"))
 
 
 async def run_all(job: Job, route: Route) -> int:

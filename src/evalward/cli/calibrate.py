@@ -46,6 +46,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from evalward.resources import load_resources
     from evalward.rundata.results import CalibrationPhase
     from evalward.scoring.calibration import calibrate_named, render_calibration
+    from evalward.scoring.pairwise_panel import calibrate_pairs, gates, render_pairs
 
     env = host.env
     root = Path(args.path).resolve()
@@ -58,9 +59,22 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     host.note_key_envs(providers.key_envs)
 
     async def go() -> int:
+        pairs_said, pairs_ok = "", True
         try:
             if located is not None:
                 check_credentials(env, list(located.resource.spec.judge_models), providers)
+            if located is not None and located.resource.spec.pairs:
+                measured = [
+                    await calibrate_pairs(
+                        args.name, located.resource, providers, model, parallel=args.parallel
+                    )
+                    for model in located.resource.spec.judge_models
+                ]
+                pairs_said = render_pairs(measured)
+                pairs_ok = any(gates(m) for m in measured)
+                if not located.resource.spec.examples:
+                    print(host.redactor()(pairs_said), file=out)
+                    return EXIT_OK if pairs_ok else EXIT_GATE_FAILED
             result = await calibrate_named(
                 args.name, resources, providers, parallel=args.parallel, timeout=args.timeout
             )
@@ -69,6 +83,10 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         # a judge model's error note can quote what its server answered, a key included
         redact = host.redactor()
         print(redact(render_calibration(result)), file=out)
+        if pairs_said:
+            print(redact(pairs_said), file=out)
+        if not pairs_ok:
+            return EXIT_GATE_FAILED
         if result.outage:
             return EXIT_EXTERNAL
         complete = not any(m.errors for m in result.models)

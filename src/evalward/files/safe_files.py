@@ -98,10 +98,10 @@ async def read_off_loop(path: Path | str, limit: int) -> bytes:
     return await asyncio.to_thread(read_regular, path, limit)
 
 
-def hash_regular(path: Path | str) -> str:
+def hash_regular(path: Path | str, *, dir_fd: int | None = None) -> str:
     """The SHA-256 of the regular file at `path` (see `open_regular`), read in chunks: a
     file of any size is hashed whole in bounded memory, so a change anywhere in it shows."""
-    fd = open_regular(path)
+    fd = open_regular(path, dir_fd=dir_fd)
     try:
         digest = hashlib.sha256()
         while chunk := os.read(fd, 1 << 20):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from evalward.errors import ConfigError, MissingSecretError
 from evalward.flows.execute import Execution, ProgressCallback
+from evalward.flows.pairs import PairJudging
 from evalward.flows.prepare import Prepared, prepare_change
 from evalward.flows.rounds import Rounds, flaky_on_main, run_rounds
 from evalward.flows.run_setup import RunSetup
@@ -23,6 +24,7 @@ from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Allowance, Estimate
 from evalward.rundata.spool import TraceSpool
+from evalward.scoring.pairwise_panel import Judged
 from evalward.stages.changes import ChangeSet
 from evalward.stages.compare import compare
 from evalward.stages.estimate import (
@@ -79,7 +81,8 @@ def _evaluated(ran: _Ran, traces: TraceSpool) -> Evaluation:
     """The runs scored, per Eval and side, and compared."""
     # Scoring reads only the Evals: the checkouts and every loaded fixture are gone by now,
     # so a large suite's definitions and its results are not in memory together.
-    evals = settle(score_evals(ran.plan, ran.evals, ran.fixtures), ran.evals, ran.flaky)
+    scored = score_evals(ran.plan, ran.evals, ran.fixtures)
+    evals = settle(scored, ran.evals, ran.flaky, ran.pairs)
     for result in evals:
         if result.side == "base" and result.provider_unavailable:
             ran.notes.append(
@@ -118,6 +121,8 @@ class _Ran:
     head_commit: str
     flaky: dict[str, dict[str, float]] = field(default_factory=dict)
     """Per adaptive Eval, its fixtures that are flaky on main (`past.flaky`)."""
+    pairs: dict[str, Judged] = field(default_factory=dict)
+    """Per Eval judged pairwise, its judge and the pairs it judged."""
 
 
 @dataclass
@@ -134,6 +139,7 @@ class _Running:
     flaky: dict[str, dict[str, float]] = field(default_factory=dict)
     finished: list[FixtureResult] = field(default_factory=list)
     """The runs scored so far, in the order they finished."""
+    pairs: PairJudging | None = None
 
     def ran(self, fixtures: list[FixtureResult]) -> _Ran:
         checkouts = self.prepared.checkouts
@@ -150,6 +156,7 @@ class _Running:
             _head_agents(self.plan, resources[Side.head], self.keys),
             checkouts[Side.head].sha,
             self.flaky,
+            self.pairs.judged() if self.pairs is not None else {},
         )
 
 
@@ -184,9 +191,11 @@ async def _run_change(
         estimating = _estimating(state.plan, resources, providers) if meanwhile else None
         state.flaky, stale = flaky_on_main(options.main_history, state.plan, checkouts, state.keys)
         state.notes += stale
+        state.pairs = PairJudging(state.plan, checkouts, providers, traces)
         try:
             on_more = (lambda grown, _: on_plan(grown)) if on_plan else None
-            rounds = Rounds(options.budget, state.estimate, on_more, state.flaky)
+            judging = state.pairs if state.pairs.active else None
+            rounds = Rounds(options.budget, state.estimate, on_more, state.flaky, judging)
             fixtures, more_notes, left_out = await run_rounds(
                 state.plan, checkouts, providers, how, rounds
             )

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from evalward import __version__
 from evalward.flows.execute import Execution, execute
+from evalward.flows.pairs import PairJudging
 from evalward.past.flaky import main_history
 from evalward.past.status import identity_of
 from evalward.providers.registry import Providers
@@ -25,6 +26,7 @@ from evalward.rundata.spending import Budget, Estimate
 from evalward.stages.adaptive import SequentialTests, more_runs
 from evalward.stages.estimate import estimate_plan
 from evalward.stages.plan import Checkout, Plan, PlannedRun
+from evalward.stages.preference import pass_rate_share
 from evalward.stages.result_cache import CacheKeys
 from evalward.stages.settle import outcomes
 
@@ -68,6 +70,9 @@ class Rounds:
     estimate: Estimate | None = None
     on_more: Callable[[Plan, int], None] | None = None
     flaky: Flaky | None = None
+    pairs: PairJudging | None = None
+    """The run's pairwise judging: each round's new pairs are judged before the next round is
+    chosen, and its open preference tests may ask for more runs (`flows.pairs`)."""
 
 
 async def run_rounds(
@@ -82,13 +87,20 @@ async def run_rounds(
     budget skips)."""
     budget, on_more = rounds.budget, rounds.on_more
     results = await execute(plan, checkouts, providers, how)
+    pairs = rounds.pairs
+    if pairs is not None:
+        await pairs.judge(results)
     notes: list[str] = []
     skipped: list[PlannedRun] = []
     committed = rounds.estimate
     first = True
     while True:
         held = base_where_read(plan, results) if first else []
-        extra = held + (next_round(plan, checkouts, results, rounds.flaky) if plan.adaptive else [])
+        extra = held + (
+            next_round(plan, checkouts, results, rounds.flaky, pairs) if plan.adaptive else []
+        )
+        if pairs is not None and plan.adaptive:
+            extra += [run for run in pairs.next_round(results) if run not in extra]
         first = False
         if not extra:
             break
@@ -111,6 +123,8 @@ async def run_rounds(
         if on_more is not None:
             on_more(plan, len(extra))
         results += await execute(plan.with_runs(extra), checkouts, providers, how)
+        if pairs is not None:
+            await pairs.judge(results)
         if not plan.adaptive:
             break
     return results, notes + _held_notes(plan), skipped
@@ -148,6 +162,7 @@ def next_round(
     checkouts: dict[Side, Checkout],
     results: list[FixtureResult],
     flaky: Flaky | None = None,
+    rounds_pairs: PairJudging | None = None,
 ) -> list[PlannedRun]:
     """The runs the adaptive Evals' sequential tests ask for next; none once settled."""
     planned: dict[tuple[Side, str, str], int] = {}
@@ -167,7 +182,9 @@ def next_round(
                 head.setdefault(run.fixture, [])
         base = outcomes([r for r in mine if r.side == Side.base.value])
         gates = [f for f in head if f not in plan.pending.get(name, ())]
-        tests = SequentialTests.of(spec.scoring.gate, reps, len(gates))
+        paired = rounds_pairs is not None and name in rounds_pairs.fixtures
+        share = pass_rate_share(spec, paired)
+        tests = SequentialTests.of(spec.scoring.gate, reps, len(gates), share)
         asked = more_runs(
             tests,
             head,

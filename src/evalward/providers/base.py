@@ -38,10 +38,11 @@ class RunLabels:
     fixture: str = ""
     eval: str = ""
     rep: int = 0
-    purpose: Literal["agent", "judge", "user"] = "agent"
-    """Whose call: the agent's, a judge's, or a simulated user's."""
+    purpose: Literal["agent", "judge", "user", "pairwise"] = "agent"
+    """Whose call: the agent's, a judge's, a simulated user's, or a pairwise judge's."""
     side: str = ""
-    """`base` or `head`: which side of the comparison the run is ("" outside a run)."""
+    """`base` or `head`: which side of the comparison the run is ("" outside a run); for a
+    pairwise judge's call, the side shown to it as A."""
     sha: str = ""
     """The commit that side was checked out from ("" when unknown, e.g. before a first commit)."""
 

@@ -63,7 +63,7 @@ class MockMatch(_Strict):
     agent: str | None = None
     fixture: str | None = None
     eval: str | None = None
-    purpose: Literal["agent", "judge", "user"] | None = None
+    purpose: Literal["agent", "judge", "user", "pairwise"] | None = None
     rep: int | None = Field(default=None, ge=0)
     side: Literal["base", "head"] | None = None
     sha: str | None = Field(default=None, pattern=r"^[0-9a-f]{4,40}$")

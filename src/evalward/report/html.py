@@ -30,7 +30,7 @@ from evalward import __version__
 from evalward.past.trend import Trend
 from evalward.record.schema import RunInfo
 from evalward.record.summary import RunSummary, count, eval_score_text, threshold_of
-from evalward.report import charts
+from evalward.report import charts, pairwise_text
 from evalward.report.compiled import template_cache
 from evalward.report.pairs import FLAGS, Pair, Redact, build_pairs, bundle, row
 from evalward.report.reps import axes_text, has_run_numbers, rep_rule, reps_text
@@ -357,7 +357,7 @@ def html_chunks(
         total=len(pairs),
         static=_static_items(pairs, rules),
         run_numbers=_run_numbers(comparisons),
-        sequential=[(c.name, c.head.sequential) for c in comparisons if c.head.sequential],
+        **pairwise_text.tests_shown(comparisons),
         static_more=max(0, sum(1 for p in pairs if p.flags & PROBLEMS) - STATIC_LIMIT),
         data=_data(meta, pairs, position, shown),
         traces=_traces(pairs, trace_of, shown),

@@ -23,6 +23,7 @@ from evalward.record.schema import RunInfo
 from evalward.record.summary import RunSummary, eval_score_text, summarize, threshold_of
 from evalward.record.write import run_summary
 from evalward.report.compiled import template_cache
+from evalward.report.pairwise_text import pairwise_lines
 from evalward.report.reps import axes_text, has_run_numbers, percent, reps_text
 from evalward.report.story import Reason, TraceSource
 from evalward.report.view import REASONS_BUDGET, CommentView, LineBudget, build_view
@@ -210,6 +211,7 @@ def _configure(env: jinja2.Environment, sink: escaping.Sink) -> jinja2.Environme
     env.globals["reps_text"] = reps_text
     env.globals["axes_text"] = axes_text
     env.globals["has_run_numbers"] = has_run_numbers
+    env.globals["pairwise_lines"] = pairwise_lines
     env.globals["Change"] = Change
     env.globals["GateResult"] = GateResult
     return env

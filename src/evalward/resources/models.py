@@ -26,6 +26,7 @@ from evalward.resources.assertions import (
     ToolNotCalledAssertion,
     ToolSequenceAssertion,
 )
+from evalward.resources.calibration import JudgeCalibration
 from evalward.resources.common import (
     API_VERSION,
     API_VERSIONS,
@@ -44,6 +45,7 @@ from evalward.resources.conversation import (
 )
 from evalward.resources.cron import check_cron
 from evalward.resources.gate_policy import GatePolicy, RepRange
+from evalward.resources.pairwise import FixturePairwise, PairwiseConfig
 from evalward.resources.playground import Playground
 from evalward.resources.scoring_function import ScoringFunction
 
@@ -140,6 +142,11 @@ class EvalFixtureSpec(Model):
         default=None,
         description="The world the agent acts on, fresh for every run (docs/playgrounds.md); "
         "overrides the Eval's.",
+    )
+    pairwise: FixturePairwise | None = Field(
+        default=None,
+        description="Judge this fixture's base and head runs against each other "
+        '(docs/assertions.md,\n"The pairwise judge"); overrides the Eval\'s `judge.pairwise`.',
     )
     pass_threshold: float | None = Field(
         default=None,
@@ -246,6 +253,11 @@ class JudgeConfig(Model):
         ),
     )
     cross_check: CrossCheckConfig | None = None
+    pairwise: PairwiseConfig | None = Field(
+        default=None,
+        description="A pairwise judge: each fixture's head run against its base run, in both "
+        "orders.",
+    )
 
     @field_validator("cross_check")
     @classmethod
@@ -362,31 +374,6 @@ class Eval(Model):
     kind: Literal["Eval"]
     metadata: Metadata
     spec: EvalSpec
-
-
-# --- JudgeCalibration --------------------------------------------------------------------
-
-
-class CalibrationExample(Model):
-    trace_ref: str | None = None
-    input: dict[str, Any] | str
-    candidate_output: str
-    human_score: float = Field(ge=0, le=1)
-    human_label: str | None = None
-    disagreement_reason: str | None = None
-
-
-class JudgeCalibrationSpec(Model):
-    rubric: str
-    judge_models: list[str] = Field(min_length=1)
-    examples: list[CalibrationExample] = Field(min_length=1)
-
-
-class JudgeCalibration(Model):
-    api_version: str
-    kind: Literal["JudgeCalibration"]
-    metadata: Metadata
-    spec: JudgeCalibrationSpec
 
 
 Resource = Agent | EvalFixture | Eval | JudgeCalibration

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,9 @@ CHANGE_LINES = 300
 """Lines of the diff from the initial state to the final one a run record keeps."""
 CHANGE_LINE_LIMIT = 240
 """Characters of each of those lines."""
+DIFF_CHARS = 4 * 1024 * 1024
+"""States larger than this (as canonical JSON) are not compared line by line: a diff of two
+such texts takes memory and time out of proportion to the 300 lines it keeps."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +62,11 @@ class PlaygroundRun:
 
     def record(self) -> PlaygroundRecord:
         final, cut = bounded_json(self.final.document)
-        changes = state_changes(canonical(self.initial.document), canonical(self.final.document))
+        before, after = self.initial.document, self.final.document
+        if max(canonical_size(before, DIFF_CHARS), canonical_size(after, DIFF_CHARS)) > DIFF_CHARS:
+            changes = [["@", f"(not compared: a state larger than {DIFF_CHARS:,} characters)"]]
+        else:
+            changes = state_changes(canonical(before), canonical(after))
         return PlaygroundRecord(
             name=self.final.name,
             final=final,
@@ -98,8 +106,30 @@ def canonical(value: Any) -> str:
     return json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False, default=str)
 
 
+def _chunks(value: Any) -> Iterator[str]:
+    """`canonical(value)` piece by piece, never whole."""
+    encoder = json.JSONEncoder(indent=1, sort_keys=True, ensure_ascii=False, default=str)
+    return encoder.iterencode(value)
+
+
+def canonical_size(value: Any, limit: int) -> int:
+    """The length of `canonical(value)`, counted without making it; counting stops past
+    `limit` (then the count is more than `limit`, not the length)."""
+    size = 0
+    for chunk in _chunks(value):
+        size += len(chunk)
+        if size > limit:
+            break
+    return size
+
+
 def bounded_json(value: Any, limit: int = RECORD_LIMIT) -> tuple[str, bool]:
-    text = canonical(value)
-    if len(text) <= limit:
-        return text, False
-    return text[:limit] + "\n…", True
+    """`canonical(value)` cut at `limit` characters (and whether it was), made only that far."""
+    kept: list[str] = []
+    size = 0
+    for chunk in _chunks(value):
+        kept.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return "".join(kept)[:limit] + "\n…", True
+    return "".join(kept), False

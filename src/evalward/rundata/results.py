@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field, computed_field
 
 from evalward.resources.gate_policy import RegressionPolicy
 from evalward.resources.models import Severity
+from evalward.rundata.pairwise_record import PairwiseRecord
 from evalward.rundata.playground_state import PlaygroundRecord
 from evalward.rundata.sequential_record import SequentialRecord
 from evalward.rundata.trace import Trace, Usage
@@ -324,6 +325,8 @@ class EvalResult(BaseModel):
     """`scoring.gate.failOnRegression` of the definition that gates."""
     sequential: SequentialRecord | None = None
     """With adaptive reps: what the sequential tests settled; `passed` is their verdict."""
+    pairwise: PairwiseRecord | None = None
+    """With a pairwise judge: each fixture's head runs judged against its base runs."""
     base_not_needed: list[str] = Field(default_factory=list)
     """With fixed reps and a decision that reads the head only (`failOnRegression: none`):
     the fixtures whose every head rep passed, so the base did not run them (compared as

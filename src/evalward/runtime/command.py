@@ -5,8 +5,9 @@ JSON object — or `text`, and `{input}` in its argv); trace events come back as
 on stdout and on a pipe of their own whose path is `$EVALWARD_EVENTS`, applied as they
 arrive so a timeout keeps what the agent did. Any other stdout text is the agent's answer
 when it gives no `final` event (`stdout: auto`, the default), so a plain program needs no
-adapter and a framework's own printing breaks nothing. stderr is kept (tail) for the report.
-On timeout the whole process group is killed.
+adapter and a framework's own printing breaks nothing; so is a line that looks like an event
+but is one a model reply of the run held (a program printing its model's answer). stderr is
+kept (tail) for the report. On timeout the whole process group is killed.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ DRAIN_IDLE_SECONDS = 0.5
 evalward stops reading: what it wrote before it ended is already in the pipe."""
 
 INPUT_PLACEHOLDER = "{input}"
+TEXTS = (StepType.assistant, StepType.final)
 
 
 def _group_gone(process: asyncio.subprocess.Process) -> bool:
@@ -110,6 +112,9 @@ class CommandOutput:
         if not strict and not (isinstance(event, dict) and event.get("type") in EVENT_TYPES):
             self.text += line
             return
+        if not strict and model_said(self.trace, line):
+            self.text += line  # the model's words, printed: text, never the program's event
+            return
         try:
             apply_event(self.trace, event)
         except ProtocolError as exc:
@@ -166,6 +171,16 @@ class _EventsPipe:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self.read_fd = self.write_fd = -1
+
+
+def model_said(trace: Trace, line: bytes) -> bool:
+    """Whether a line is one a model reply of this run held, as the model proxy saw it: a
+    program that prints its model's answer prints whatever the model wrote, and a model's
+    words are not the program's trace."""
+    said = line.decode("utf-8", errors="replace").strip()
+    return any(
+        step.via == "proxy" and step.type in TEXTS and said in step.content for step in trace.steps
+    )
 
 
 def command_argv(runtime: CommandRuntime, input_text: str) -> list[str]:
@@ -226,7 +241,8 @@ async def run_command_agent(
     except TimeoutError:
         timed_out = True
     finally:
-        await kill_group(process, kill_grace, sandbox=sandbox)
+        if left := await kill_group(process, kill_grace, sandbox=sandbox):
+            launch.left_behind.append(left)
         try:
             async with asyncio.timeout(kill_grace + 1):
                 trace.stderr = tail(await stderr_task)

@@ -21,7 +21,7 @@ from typing import Any
 from evalward.errors import AgentRunError
 from evalward.resources.agent import CommandRuntime
 from evalward.rundata.trace import StepType, Trace
-from evalward.runtime.command import MAX_TRACE_BYTES, command_argv
+from evalward.runtime.command import MAX_TRACE_BYTES, command_argv, model_said
 from evalward.runtime.process import Launch, kill_group, limited_env, read_tail, spawn, tail
 from evalward.runtime.protocol import EVENT_TYPES, ProtocolError, apply_event
 from evalward.text import jsontext
@@ -126,7 +126,7 @@ class ReplSession:
         lines = bytes(self.pending).split(b"\n")
         for line in lines[:-1]:
             event = _event(line)
-            if event is None:
+            if event is None or model_said(self.trace, line):
                 text.extend(line + b"\n")
             else:
                 apply_event(self.trace, event)
@@ -140,7 +140,8 @@ class ReplSession:
             return
         if process.stdin is not None and not process.stdin.is_closing():
             process.stdin.close()
-        await kill_group(process, self.launch.kill_grace, sandbox=self.launch.sandbox)
+        if left := await kill_group(process, self.launch.kill_grace, sandbox=self.launch.sandbox):
+            self.launch.left_behind.append(left)
         if self._stderr is not None:
             try:
                 async with asyncio.timeout(self.launch.kill_grace + 1):

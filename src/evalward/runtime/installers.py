@@ -23,7 +23,9 @@ from pathlib import Path
 import uv
 
 from evalward.errors import AgentRunError, ConfigError
+from evalward.files import trees
 from evalward.files.safe_files import UnsafeFile, read_regular
+from evalward.files.trees import TreeError
 from evalward.runtime.agent_users import AgentUser
 from evalward.runtime.environment_limits import EnvironmentLimits
 from evalward.runtime.install_watch import watch
@@ -314,14 +316,9 @@ def _shown(path: Path, venv: Path) -> str:
 
 
 def remove_tree(path: Path) -> None:
-    """Remove a folder the installer used (its scratch copy, its caches), or a sealed one:
-    a folder the seal made read-only is made writable again first (for an evalward that is
-    not root, whom read-only folders stop)."""
-
-    def writable_again(func: Callable[..., object], failed: str, _exc: object) -> None:
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(failed), 0o700)  # noqa: PTH101, PTH120
-            func(failed)
-
-    if os.path.lexists(path):
-        shutil.rmtree(path, onerror=writable_again)
+    """Remove a folder the installer used (its scratch copy, its caches), or a sealed one,
+    whatever the installer left in it (`files.trees`: however deep, read-only folders
+    opened up, no link followed). What it cannot remove within its bounds stays, for the
+    job's end to try again."""
+    with contextlib.suppress(TreeError):
+        trees.remove_tree(path)

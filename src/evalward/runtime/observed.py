@@ -65,8 +65,15 @@ class TrafficObserver:
                 started_at=at or time.time(),
             )
 
-    def reply(self, turn: Turn, model: str, at: float | None = None) -> None:
-        """What one reply said: its text, then the tool calls it asked for."""
+    def reply(
+        self,
+        turn: Turn,
+        model: str,
+        at: float | None = None,
+        request: Mapping[str, Any] | None = None,
+    ) -> None:
+        """What one reply said: its text, then the tool calls it asked for (in its text
+        only when its `request` asked for ReAct's fields)."""
         started = at or time.time()
         text = None
         if turn.text.strip():
@@ -78,7 +85,9 @@ class TrafficObserver:
                 stop_reason=turn.stop_reason or None,
                 started_at=started,
             )
-        calls = turn.calls or self._text_calls(turn.text)
+        calls = turn.calls
+        if not calls and request is not None and text_tools.asks_for_calls(request):
+            calls = self._text_calls(turn.text)
         for call in calls:
             self._called.setdefault(call.id, call.name)
             self.trace.record(

@@ -29,6 +29,7 @@ import yaml
 
 from evalward.errors import AgentRunError
 from evalward.files.safe_files import read_text
+from evalward.files.trees import TreeBounds, TreeError, copy_tree, remove_tree, walk
 from evalward.http.client import HttpClient, HttpFailure
 from evalward.resources import yaml12
 from evalward.resources.paths import OutsideRepository, repo_path
@@ -42,6 +43,8 @@ from evalward.runtime.sandbox import Sandbox
 DB_NAME = "playground.sqlite"
 SEED_LIMIT = 64 * 1024 * 1024
 """The largest seed or snapshot read as text (a repository's file: `safe_files`)."""
+SEED_BOUNDS = TreeBounds(depth=128, entries=100_000, seconds=120.0)
+"""A files seed is copied (and the copy given to the agent user) within these."""
 
 
 class PlaygroundError(Exception):
@@ -98,14 +101,21 @@ class LivePlayground:
         return PlaygroundError(f"playground {self.name!r}: {what}")
 
     async def close(self) -> None:
-        """Stop the service's process group and remove the folder."""
+        """Stop the service's process group and remove the folder (whatever the agent left
+        in it: `files.trees`). PlaygroundError, naming what is left, when it cannot."""
         service, self.service = self.service, None
+        left = ""
         if service is not None:
-            await kill_group(service.process, self.kill_grace, sandbox=self.sandbox)
+            left = await kill_group(service.process, self.kill_grace, sandbox=self.sandbox)
             for task in service.logs:
                 task.cancel()
             await asyncio.gather(*service.logs, return_exceptions=True)
-        shutil.rmtree(self.folder, ignore_errors=True)
+        try:
+            await asyncio.to_thread(remove_tree, self.folder)
+        except TreeError as exc:
+            raise self.error(f"its folder could not be removed: {exc}") from None
+        if left:
+            raise self.error(f"its service: {left}")
 
 
 async def provision(
@@ -140,13 +150,19 @@ async def provision(
         if spec.service is not None:
             live.service = await _start_service(live, spec.service, env)
             live.env["EVALWARD_SERVICE_URL"] = live.service.url
-    except OSError as exc:  # the machine's refusal: a full disk, a user it cannot give to
-        await live.close()
+    except (OSError, TreeError) as exc:  # the machine's refusal: a full disk, a user it
+        await _close_quietly(live)  # cannot give to
         raise live.error(f"cannot be made: {exc}") from None
     except BaseException:
-        await live.close()
+        await _close_quietly(live)
         raise
     return live
+
+
+async def _close_quietly(live: LivePlayground) -> None:
+    """Tear down a playground on the way out of an error: that error is the one to tell."""
+    with contextlib.suppress(PlaygroundError):
+        await live.close()
 
 
 def seed_path(live: LivePlayground, seed: str) -> Path:
@@ -164,11 +180,11 @@ def _copy_seed(live: LivePlayground, seed: str, target: Path) -> None:
     source = seed_path(live, seed)
     try:
         if source.is_dir():
-            shutil.copytree(source, target, symlinks=True)
+            copy_tree(source, target, SEED_BOUNDS)
         else:
             target.mkdir()
             shutil.copy2(source, target / source.name)
-    except (OSError, shutil.Error) as exc:
+    except (OSError, shutil.Error, TreeError) as exc:
         raise live.error(f"cannot copy the seed {seed!r}: {exc}") from None
 
 
@@ -241,8 +257,9 @@ def _hand_over(folder: Path, sandbox: Sandbox | None) -> None:
     user = sandbox.user if sandbox is not None else None
     if user is None:
         return
-    for path in [folder, *folder.rglob("*")]:
-        os.chown(path, user.uid, user.gid, follow_symlinks=False)
+    os.chown(folder, user.uid, user.gid)
+    for entry in walk(folder, SEED_BOUNDS):
+        os.chown(entry.name, user.uid, user.gid, dir_fd=entry.folder_fd, follow_symlinks=False)
 
 
 async def _start_service(

@@ -14,7 +14,12 @@ from evalward.resources.assertions import Assertion
 from evalward.resources.state_assertions import SqlAssertion, StateSnapshotAssertion
 from evalward.rundata.playground_state import PlaygroundRun
 from evalward.rundata.trace import StepType, Trace
-from evalward.runtime.playground import PlaygroundError, PlaygroundSource, provision
+from evalward.runtime.playground import (
+    LivePlayground,
+    PlaygroundError,
+    PlaygroundSource,
+    provision,
+)
 from evalward.runtime.playground_state import capture
 from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.sandbox import Sandbox
@@ -65,21 +70,34 @@ async def run_in_playground(
         )
     except PlaygroundError as exc:
         return _failed(f"the playground could not be provisioned: {exc}"), None
+    outcome: tuple[Trace, PlaygroundRun | None] | None = None
     try:
-        try:
-            initial = await capture(live)
-        except PlaygroundError as exc:
-            return _failed(f"the playground's initial state could not be read: {exc}"), None
-        trace = await run(dict(live.env))
-        try:
-            final = await capture(live, needs.queries, needs.snapshots)
-        except PlaygroundError as exc:
-            if trace.error is None:
-                trace.add(StepType.error, content=f"the playground's final state: {exc}")
-            return trace, None
-        return trace, PlaygroundRun(initial, final)
+        outcome = await _inside(live, needs, run)
     finally:
-        await live.close()
+        try:
+            await live.close()
+        except PlaygroundError as exc:
+            # with no outcome, an exception is on its way out (a cancellation): it goes on
+            if outcome is not None and outcome[0].error is None:
+                outcome[0].add(StepType.error, content=f"the playground's teardown: {exc}")
+    return outcome
+
+
+async def _inside(
+    live: LivePlayground, needs: StateNeeds, run: Callable[[Mapping[str, str]], Awaitable[Trace]]
+) -> tuple[Trace, PlaygroundRun | None]:
+    try:
+        initial = await capture(live)
+    except PlaygroundError as exc:
+        return _failed(f"the playground's initial state could not be read: {exc}"), None
+    trace = await run(dict(live.env))
+    try:
+        final = await capture(live, needs.queries, needs.snapshots)
+    except PlaygroundError as exc:
+        if trace.error is None:
+            trace.add(StepType.error, content=f"the playground's final state: {exc}")
+        return trace, None
+    return trace, PlaygroundRun(initial, final)
 
 
 def _failed(message: str) -> Trace:

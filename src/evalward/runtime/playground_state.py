@@ -3,24 +3,19 @@ followed, queries read-only on a copy evalward controls.
 
 The agent had the run to shape its playground; whatever it left there is data, never a path
 evalward follows or a statement it runs for the agent. A file that became a symbolic link is
-recorded as a link; the database is copied (no link followed, at most DB_LIMIT bytes) into a
-folder of evalward's own and queried there with writes refused and a time limit; the
-service's state endpoint is read up to STATE_LIMIT bytes. Whatever cannot be read is a
+recorded as a link; the database is read by runtime/playground_database.py; the service's
+state endpoint is read up to STATE_LIMIT bytes, as one JSON document. Each part is read
+within bounds of what it holds, counted as it is read. Whatever cannot be read is a
 PlaygroundError naming the playground: the run's error, never a pass.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import hashlib
 import json
 import os
-import shutil
-import sqlite3
 import stat
-import tempfile
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -29,14 +24,10 @@ import yaml
 
 from evalward.errors import AgentRunError
 from evalward.files.safe_files import read_text
+from evalward.files.trees import TreeBounds, TreeError, walk
 from evalward.http.client import HttpClient, HttpFailure
 from evalward.resources import yaml12
-from evalward.rundata.playground_state import (
-    PlaygroundState,
-    QueryAnswer,
-    SnapshotMissing,
-    canonical,
-)
+from evalward.rundata.playground_state import PlaygroundState, SnapshotMissing, canonical_size
 from evalward.runtime.playground import (
     SEED_LIMIT,
     LivePlayground,
@@ -45,20 +36,23 @@ from evalward.runtime.playground import (
     replace_placeholders,
     seed_path,
 )
+from evalward.runtime.playground_database import read_database
 from evalward.runtime.process import kill_group, read_tail, spawn, tail
+from evalward.text import jsontext
+from evalward.text.escaping import printable
 
 STATE_LIMIT = 8 * 1024 * 1024
 """Bytes of state read at most: the service's reply, the folder's files together."""
-DB_LIMIT = 256 * 1024 * 1024
+STATE_CHARS = 4 * STATE_LIMIT
+"""Characters of the whole state (as canonical JSON) at most, counted while it is read."""
 FILE_TEXT_LIMIT = 256 * 1024
 """A file larger than this is recorded by its size and hash, not its text."""
 FILE_HASH_LIMIT = 64 * 1024 * 1024
 """A file larger than this is recorded by its size alone (it is not read)."""
 MAX_FILES = 5000
-MAX_ROWS = 100_000
-QUERY_SECONDS = 10.0
+FOLDER_BOUNDS = TreeBounds(depth=64, entries=4 * MAX_FILES, seconds=60.0)
+"""How deep, how many entries (folders too) and how long its folder is read at most."""
 DUMP_SECONDS = 30.0
-_ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
 _NOFOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
 
 
@@ -72,7 +66,7 @@ async def capture(
     if live.files is not None:
         state.document["files"] = await asyncio.to_thread(_files, live, live.files)
     if live.database is not None:
-        await asyncio.to_thread(_read_database, live, live.database, list(queries), state)
+        await asyncio.to_thread(read_database, live, list(queries), state, STATE_CHARS)
     part = live.source.spec.service
     if live.service is not None and part is not None:
         await _service_alive(live)
@@ -80,39 +74,41 @@ async def capture(
             state.document["service"] = await _service_dump(live, part.dump)
         elif part.state is not None:
             state.document["service"] = await _service_state(live, part.state)
-    if len(canonical(state.document)) > 4 * STATE_LIMIT:
-        raise live.error(f"its state is larger than {4 * STATE_LIMIT:,} characters")
+    if canonical_size(state.document, STATE_CHARS) > STATE_CHARS:
+        raise live.error(f"its state is larger than {STATE_CHARS:,} characters")
     for path in snapshots:
         state.snapshots[path] = _snapshot(live, path)
     return state
 
 
 def _files(live: LivePlayground, folder: Path) -> dict[str, Any]:
-    """Each entry of the folder by its path: a file's text (or size and hash), a link's target."""
+    """Each entry of the folder by its path: a file's text (or size and hash), a link's
+    target; read within FOLDER_BOUNDS (a folder nested past them is the run's error)."""
     found: dict[str, Any] = {}
     budget = STATE_LIMIT
-    for top, dirs, files, top_fd in os.fwalk(folder, follow_symlinks=False):
-        dirs.sort()
-        relative = Path(top).relative_to(folder)
-        for name in sorted(files + [d for d in dirs if _is_link(name=d, dir_fd=top_fd)]):
+    try:
+        for entry in walk(folder, FOLDER_BOUNDS, "its folder"):
+            if entry.is_folder:
+                if entry.problem:
+                    found[printable(entry.path)] = {"unreadable": entry.problem}
+                continue
             if len(found) >= MAX_FILES:
                 raise live.error(f"its folder holds more than {MAX_FILES} files")
-            path = (relative / name).as_posix()
-            found[path], used = _entry(name, top_fd, budget)
+            found[printable(entry.path)], used = _entry(entry.name, entry.folder_fd, budget)
             budget -= used
             if budget < 0:
                 raise live.error(f"its folder holds more than {STATE_LIMIT:,} bytes of files")
+    except TreeError as exc:
+        raise live.error(str(exc)) from None
+    except OSError as exc:
+        raise live.error(f"its folder cannot be read: {exc.strerror or exc}") from None
     return found
-
-
-def _is_link(*, name: str, dir_fd: int) -> bool:
-    return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
 
 
 def _entry(name: str, dir_fd: int, budget: int) -> tuple[Any, int]:
     info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     if stat.S_ISLNK(info.st_mode):
-        return {"link": os.readlink(name, dir_fd=dir_fd)}, 0
+        return {"link": printable(os.readlink(name, dir_fd=dir_fd))}, 0
     if not stat.S_ISREG(info.st_mode):
         return {"special": True}, 0
     if info.st_size > FILE_HASH_LIMIT:  # a sparse file claims any size for free
@@ -138,158 +134,6 @@ def _entry(name: str, dir_fd: int, budget: int) -> tuple[Any, int]:
     return {"bytes": size, "sha256": digest.hexdigest()}, 0
 
 
-def _read_database(
-    live: LivePlayground, database: Path, queries: list[str], state: PlaygroundState
-) -> None:
-    private = Path(tempfile.mkdtemp(prefix="evalward-state-"))
-    try:
-        copy = private / "copy.sqlite"
-        folder = database.parent.relative_to(live.folder)
-        _copy_nofollow(live, (*folder.parts, database.name), copy, required=True)
-        wal = (*folder.parts, database.name + "-wal")
-        _copy_nofollow(live, wal, copy.with_name(copy.name + "-wal"), required=False)
-        connection, schema = _open_read_only(live, copy)
-        try:
-            state.document["db"] = _tables(live, connection, schema)
-            for query in queries:
-                state.queries[query] = _query(connection, query)
-        finally:
-            connection.close()
-    finally:
-        shutil.rmtree(private, ignore_errors=True)
-
-
-def _copy_nofollow(
-    live: LivePlayground, parts: tuple[str, ...], target: Path, *, required: bool
-) -> None:
-    """Copy a file of the playground's folder, no link followed on the way (a folder the
-    agent turned into a link leads nowhere), at most DB_LIMIT bytes."""
-    try:
-        fd = _open_under(live.folder, parts)
-    except FileNotFoundError:
-        if not required:
-            return
-        raise live.error("its database is gone") from None
-    except OSError as exc:
-        raise live.error(f"its database cannot be read: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as handle, target.open("wb") as out:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise live.error("its database is no longer a regular file")
-        if info.st_size > DB_LIMIT:
-            raise live.error(f"its database grew past {DB_LIMIT:,} bytes")
-        copied = 0
-        while chunk := handle.read(1024 * 1024):
-            copied += len(chunk)
-            if copied > DB_LIMIT:
-                raise live.error(f"its database grew past {DB_LIMIT:,} bytes")
-            out.write(chunk)
-
-
-def _open_under(root: Path, parts: tuple[str, ...]) -> int:
-    """A file descriptor of root/parts…, every component opened without following a link."""
-    folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    try:
-        for part in parts[:-1]:
-            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder)
-            os.close(folder)
-            folder = inner
-        return os.open(parts[-1], _NOFOLLOW, dir_fd=folder)
-    finally:
-        os.close(folder)
-
-
-def _open_read_only(
-    live: LivePlayground, copy: Path
-) -> tuple[sqlite3.Connection, list[tuple[str, list[str]]]]:
-    """The copy, opened so that nothing but reading is allowed, and its tables with their
-    primary keys."""
-    connection = sqlite3.connect(copy)
-    try:
-        connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
-        connection.execute("PRAGMA trusted_schema = OFF")
-        check = connection.execute("PRAGMA integrity_check(1)").fetchone()
-        connection.execute("PRAGMA query_only = ON")
-        if check is None or check[0] != "ok":
-            raise sqlite3.DatabaseError(check[0] if check else "no answer")
-        names = connection.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-            "ORDER BY name"
-        ).fetchall()
-        schema = []
-        for (name,) in names:
-            info = connection.execute("SELECT name, pk FROM pragma_table_info(?)", (name,))
-            schema.append((str(name), [str(column) for column, pk in info.fetchall() if pk]))
-    except sqlite3.Error as exc:
-        connection.close()
-        raise live.error(f"its database is corrupt ({exc})") from None
-    connection.set_authorizer(_read_only)
-    return connection, schema
-
-
-def _read_only(action: int, *_: object) -> int:
-    return sqlite3.SQLITE_OK if action in _ALLOWED else sqlite3.SQLITE_DENY
-
-
-def _tables(
-    live: LivePlayground, connection: sqlite3.Connection, schema: list[tuple[str, list[str]]]
-) -> dict[str, Any]:
-    """Each table's rows by key: its one-column primary key, else its rowid, else its place."""
-    tables: dict[str, Any] = {}
-    rows_left = MAX_ROWS
-    for name, keys in schema:
-        table_name = identifier(name)
-        key = identifier(keys[0]) if len(keys) == 1 else "rowid"
-        try:
-            try:
-                cursor = connection.execute(f"SELECT {key} AS k, * FROM {table_name}")  # noqa: S608
-            except sqlite3.Error:  # a table WITHOUT ROWID and a key of several columns
-                cursor = connection.execute(f"SELECT NULL AS k, * FROM {table_name}")  # noqa: S608
-            columns = [d[0] for d in cursor.description][1:]
-            table: dict[str, Any] = {}
-            for place, (found, *values) in enumerate(cursor):
-                rows_left -= 1
-                if rows_left < 0:
-                    raise live.error(f"its database holds more than {MAX_ROWS:,} rows")
-                label = str(place) if found is None else str(found)
-                table[label] = dict(zip(columns, map(_json_value, values), strict=True))
-        except sqlite3.Error as exc:
-            raise live.error(f"its table {name!r} cannot be read ({exc})") from None
-        tables[name] = table
-    return tables
-
-
-def identifier(name: str) -> str:
-    """A name quoted as an SQL identifier, whatever it holds."""
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _json_value(value: Any) -> Any:
-    if isinstance(value, bytes):
-        return "base64:" + base64.b64encode(value[:1024]).decode()
-    return value
-
-
-def _query(connection: sqlite3.Connection, query: str) -> QueryAnswer:
-    deadline = time.monotonic() + QUERY_SECONDS
-    connection.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
-    try:
-        cursor = connection.execute(query)
-        rows = cursor.fetchmany(MAX_ROWS + 1)
-    except sqlite3.Warning:
-        return QueryAnswer(error="give one statement (a SELECT)")
-    except sqlite3.Error as exc:
-        if time.monotonic() > deadline:
-            return QueryAnswer(error=f"the query did not finish within {QUERY_SECONDS:g} s")
-        return QueryAnswer(error=f"the query failed: {exc} (it may only read)")
-    finally:
-        connection.set_progress_handler(None, 0)
-    if len(rows) > MAX_ROWS:
-        return QueryAnswer(error=f"the query returned more than {MAX_ROWS:,} rows")
-    columns = tuple(d[0] for d in cursor.description or ())
-    return QueryAnswer(columns, tuple(tuple(map(_json_value, row)) for row in rows))
-
-
 async def _service_alive(live: LivePlayground) -> None:
     service = live.service
     assert service is not None
@@ -313,10 +157,7 @@ async def _service_state(live: LivePlayground, path: str) -> Any:
         await client.aclose()
     if reply.status >= 300:
         raise live.error(f"its state endpoint {path} answered HTTP {reply.status}")
-    try:
-        return json.loads(reply.body)
-    except (ValueError, RecursionError):
-        raise live.error(f"its state endpoint {path} did not answer JSON") from None
+    return _state_json(live, reply.body, f"its state endpoint {path}")
 
 
 async def _service_dump(live: LivePlayground, command: list[str]) -> Any:
@@ -339,17 +180,28 @@ async def _service_dump(live: LivePlayground, command: list[str]) -> Any:
     except TimeoutError:
         raise live.error(f"its state dump did not finish within {DUMP_SECONDS:g} s") from None
     finally:
-        await kill_group(process, live.kill_grace, sandbox=live.sandbox)
+        left = await kill_group(process, live.kill_grace, sandbox=live.sandbox)
+    if left:
+        raise live.error(f"its state dump: {left}")
     if code != 0:
         said = tail(await errors, 300).strip().splitlines()
         raise live.error(
             f"its state dump exited with code {code}" + (f": {said[-1]}" if said else "")
         )
     errors.cancel()
+    return _state_json(live, output, "its state dump")
+
+
+def _state_json(live: LivePlayground, raw: bytes, source: str) -> Any:
+    """The service's state: one JSON document, nested at most AGENT_DEPTH deep (what the
+    agent stored in the service shapes it), no key given twice (an agent's text spliced
+    into it could add a second `"status"`)."""
     try:
-        return json.loads(output)
-    except (ValueError, RecursionError):
-        raise live.error("its state dump did not print JSON") from None
+        return jsontext.loads(raw, max_depth=jsontext.AGENT_DEPTH, unique_keys=True)
+    except jsontext.DuplicateKey as exc:
+        raise live.error(f"{source} is ambiguous: {exc}") from None
+    except ValueError as exc:
+        raise live.error(f"{source} did not give one JSON document ({exc})") from None
 
 
 async def _read_bounded(live: LivePlayground, stream: asyncio.StreamReader | None) -> bytes:

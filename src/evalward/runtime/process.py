@@ -51,13 +51,16 @@ STREAM_LIMIT = 16 * 1024 * 1024
 class Launch:
     """Where and how a program from the checkout starts: the directory it runs in, the
     environment its allow-list draws from, what is set whatever that list says (the model
-    proxy's variables), the sandbox, and how long a stopped group has to exit."""
+    proxy's variables), the sandbox, and how long a stopped group has to exit; one run's."""
 
     root: Path
     env: Mapping[str, str]
     extra_env: Mapping[str, str] = field(default_factory=dict)
     sandbox: Sandbox | None = None
     kill_grace: float = DEFAULT_KILL_GRACE
+    left_behind: list[str] = field(default_factory=list)
+    """What its programs left in their homes that could not be removed (`kill_group`'s
+    answer): each makes the run an error."""
 
 
 def limited_env(
@@ -216,9 +219,10 @@ async def kill_group(
     grace: float = DEFAULT_KILL_GRACE,
     *,
     sandbox: Sandbox | None = None,
-) -> None:
+) -> str:
     """SIGTERM the process group, then SIGKILL whatever is left after `grace` seconds; then
-    remove the process's sandbox home."""
+    remove the process's sandbox home (off the event loop: it holds whatever the program
+    left). What of the home could not be removed, or ""."""
     if process.returncode is None:
         _signal_group(process.pid, signal.SIGTERM)
         with contextlib.suppress(TimeoutError):
@@ -228,8 +232,11 @@ async def kill_group(
     _signal_group(process.pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError):
         await process.wait()
-    if sandbox is not None:
-        sandbox.release(process.pid)
+    home = sandbox.release(process.pid) if sandbox is not None else None
+    if home is None:
+        return ""
+    left = await asyncio.to_thread(Sandbox.discard, home)
+    return f"what the program left in its HOME/TMPDIR could not be removed: {left}" if left else ""
 
 
 def tail(data: bytes, limit: int = 4000) -> str:

@@ -25,22 +25,21 @@ def agent_request(
     agent: str,
     fixture: str,
     eval: str,
-    rep: int,
     fixture_input: FixtureInput | None,
     messages: Iterable[ChatMessage],
     tools: FixtureTools,
 ) -> dict[str, Any]:
     """The one JSON object a bring-your-own agent receives per fixture run.
 
-    Seven keyword-only parameters: the document's fields, each named at the call as
-    the document names it.
+    Six keyword-only parameters: the document's fields, each named at the call as the
+    document names it. It says nothing of which rep or side the run is: every rep of a
+    fixture gets the same request, so an agent cannot behave well on some reps only.
     """
     request: dict[str, Any] = {
         "protocol": PROTOCOL,
         "agent": agent,
         "fixture": fixture,
         "eval": eval,
-        "rep": rep,
     }
     if fixture_input is not None:
         request["input"] = fixture_input.model_dump(mode="json", exclude_defaults=True)

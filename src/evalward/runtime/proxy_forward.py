@@ -110,7 +110,7 @@ class MeteredForward:
         call, fmt = self.call, self.fmt
         entry = call.record(status, usage, cached=cached)
         if call.grant.observer is not None and fmt is not None:
-            call.grant.observer.reply(fmt.turn(reply), call.model, call.started)
+            call.grant.observer.reply(fmt.turn(reply), call.model, call.started, request=self.body)
         if not call.streamed or fmt is None:
             return answer_json(status, reply)
         response = await _open_stream(self.request)
@@ -184,7 +184,7 @@ class MeteredForward:
         if entry is not None:
             entry.first_byte_ms = relay.first
         if reply is not None and call.grant.observer is not None:
-            call.grant.observer.reply(fmt.turn(reply), call.model, call.started)
+            call.grant.observer.reply(fmt.turn(reply), call.model, call.started, request=self.body)
 
     @property
     def _rep(self) -> int:

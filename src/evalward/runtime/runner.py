@@ -163,9 +163,16 @@ class AgentRunner:
         with scope as grant:
             text = ""
             begun = time.monotonic()
+            launch = Launch(
+                root=self.agent.root,
+                env=self.env,
+                extra_env={**(grant.env if grant is not None else {}), **run.env},
+                sandbox=self.sandbox,
+                kill_grace=self.kill_grace,
+            )
             try:
                 async with asyncio.timeout(self._outer_timeout(run)):
-                    text = await self._run(run, trace, grant)
+                    text = await self._run(run, trace, grant, launch)
             except TimeoutError:
                 trace.time_out(
                     f"the run timed out after {run.timeout_seconds:g} s (execution.timeoutSeconds)"
@@ -178,6 +185,8 @@ class AgentRunner:
                 trace.end_reason = end_reason_after(trace)
             else:
                 settle_answer(trace, text, grant.observer if grant is not None else None)
+            if launch.left_behind and trace.error is None:
+                trace.add(StepType.error, content=launch.left_behind[0])
         if (
             self.brings_own
             and run.conversation is None
@@ -207,16 +216,9 @@ class AgentRunner:
             )
         return run.timeout_seconds
 
-    async def _run(self, run: FixtureRun, trace: Trace, grant: Grant | None) -> str:
+    async def _run(self, run: FixtureRun, trace: Trace, grant: Grant | None, launch: Launch) -> str:
         """Run the agent into `trace`; a bring-your-own agent's plain-text answer."""
         runtime = self.agent.spec.runtime
-        launch = Launch(
-            root=self.agent.root,
-            env=self.env,
-            extra_env={**(grant.env if grant is not None else {}), **run.env},
-            sandbox=self.sandbox,
-            kill_grace=self.kill_grace,
-        )
         executor = ToolExecutor(
             tools={t.tool_name: t for t in self.agent.spec.tools if t.enabled},
             fixture=run.tools,
@@ -235,7 +237,6 @@ class AgentRunner:
             agent=self.agent.name,
             fixture=run.labels.fixture,
             eval=run.labels.eval,
-            rep=run.labels.rep,
             fixture_input=run.fixture_input,
             messages=messages,
             tools=run.tools,
@@ -283,7 +284,6 @@ class AgentRunner:
             agent=self.agent.name,
             fixture=run.labels.fixture,
             eval=run.labels.eval,
-            rep=run.labels.rep,
             fixture_input=None,
             messages=[],
             tools=run.tools,

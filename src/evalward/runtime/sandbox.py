@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import stat
 import tempfile
@@ -33,14 +32,20 @@ from pathlib import Path
 from typing import Protocol
 
 from evalward.errors import AgentRunError
+from evalward.files.trees import REMOVAL, TreeBounds, TreeError, copy_tree, remove_tree
 from evalward.resources.agent import AgentEnvironment, AgentSpec
 from evalward.resources.models import Agent
 from evalward.resources.paths import link_on_the_way
 from evalward.runtime.agent_users import AgentUser, ClaimedUser
-from evalward.runtime.checkout_copy import copy_reach, open_to_reading
+from evalward.runtime.checkout_copy import copy_reach, readable_by_all
 from evalward.runtime.environment_limits import EnvironmentLimits
 from evalward.runtime.strays import Sessions
 
+COPY_BOUNDS = TreeBounds(depth=256, entries=1_000_000, seconds=300.0)
+"""A checkout is copied for the agent user within these."""
+ROOT_REMOVAL = TreeBounds(entries=10_000_000, seconds=600.0)
+"""The job's end removes every copy and home within these: each copy a million entries at
+most, each home what REMOVAL removes."""
 NOT_COPIED = frozenset({".git", ".evalward"})
 """Left out of an agent's working copy (paths relative to the checkout): the history and
 evalward's own output and cache."""
@@ -124,6 +129,8 @@ class _Shared:
     claim: ClaimedUser | None = None
     """The agent users' claim (`agent-user: auto`), let go once none of their processes is
     left."""
+    login: str | None = None
+    """USER and LOGNAME of every agent process, either side's: the head user's name."""
 
 
 class Sandbox:
@@ -155,6 +162,8 @@ class Sandbox:
         self.side = side
         self.packages = packages
         self._shared = shared or _Shared()
+        if user is not None and self._shared.login is None:
+            self._shared.login = user.name
 
     def for_side(self, side: str) -> Sandbox:
         """The sandbox of one side's programs. The base side's run as another user than the
@@ -181,6 +190,10 @@ class Sandbox:
             side=side,
             packages=packages,
         )
+
+    @property
+    def login(self) -> str:
+        return self._shared.login or (self.user.name if self.user is not None else "")
 
     @property
     def environments(self) -> Environments | None:
@@ -239,10 +252,11 @@ class Sandbox:
             left_out = self.not_copied | self._shared.hidden
             try:
                 if key in self._shared.reads:
-                    copy_reach(key, target / "tree", self._shared.reads[key], left_out)
+                    reads = self._shared.reads[key]
+                    copy_reach(key, target / "tree", reads, left_out, COPY_BOUNDS)
                 else:
                     _copy_tree(key, target / "tree", left_out)
-            except (OSError, shutil.Error) as exc:
+            except (OSError, TreeError) as exc:
                 raise AgentRunError(f"cannot copy the checkout for the agent user: {exc}") from None
             copies[key] = target / "tree"
         self._link_packages(copies[key], in_checkout=False)
@@ -265,18 +279,19 @@ class Sandbox:
                         "environment it built: remove it (do not install the agent's packages "
                         "in the workflow; its `environment` is built for it)"
                     )
-                if link.is_dir() and not link.is_symlink():
-                    shutil.rmtree(link)
-                else:
-                    link.unlink()
+                try:
+                    remove_tree(link)
+                except TreeError as exc:
+                    raise AgentRunError(f"cannot replace {relative}: {exc}") from None
             link.symlink_to(target, target_is_directory=True)
             if in_checkout:
                 self._shared.linked.add(link)
 
     def new_home(self) -> Path:
-        """A private directory for one process: its HOME and TMPDIR."""
+        """A private directory for one process: its HOME and TMPDIR (its name random, no
+        count of the processes before it: a run learns nothing of its rep from it)."""
         self._shared.made += 1
-        home = Path(tempfile.mkdtemp(prefix=f"home-{self._shared.made}-", dir=self.root))
+        home = Path(tempfile.mkdtemp(prefix="home-", dir=self.root))
         if self.user is not None:
             os.chown(home, self.user.uid, self.user.gid)
             self._shared.users.add(self.user.uid)
@@ -291,24 +306,30 @@ class Sandbox:
         """What the sandbox itself puts in a process's environment, over `env` (its PATH
         comes after the built environment's folders)."""
         values = {"HOME": str(home), "TMPDIR": str(home)}
-        if self.user is not None:
-            values |= {"USER": self.user.name, "LOGNAME": self.user.name}
+        if self.user is not None:  # the head side's name on both sides: no side marker
+            values |= {"USER": self.login, "LOGNAME": self.login}
         if self.packages is not None:
             path = (env or {}).get("PATH", os.defpath)
             values["PATH"] = os.pathsep.join([*map(str, self.packages.bin), path])
             values |= dict(self.packages.variables)
         return values
 
-    def release(self, pid: int) -> None:
-        """Remove the home of a process that is gone (its group was killed)."""
+    def release(self, pid: int) -> Path | None:
+        """Forget a process that is gone (its group was killed); the home it leaves, which
+        `discard` removes."""
         home = self._shared.homes.pop(pid, None)
         self._shared.sessions.live.discard(pid)
-        if home is not None:
-            self.discard(home)
+        return home
 
     @staticmethod
-    def discard(home: Path) -> None:
-        shutil.rmtree(home, ignore_errors=True)
+    def discard(home: Path, bounds: TreeBounds = REMOVAL) -> str:
+        """Remove a process's home, whatever it left there (`files.trees`: however deep,
+        following no link, within `bounds`); what could not be removed, or ""."""
+        try:
+            remove_tree(home, bounds)
+        except TreeError as exc:
+            return str(exc)
+        return ""
 
     def kill_leftovers(self) -> int:
         """Kill every process still running as an agent user: one that left its process
@@ -341,9 +362,10 @@ class Sandbox:
         for path, mode in modes.items():
             self._shared.closed.setdefault(path, mode)
 
-    def close(self) -> None:
+    def close(self) -> str:
         """Kill what agent users left running; give back every permission taken from others
-        (`close_to_others`, `protect`); remove every working copy and home."""
+        (`close_to_others`, `protect`); remove every working copy and home. What could not
+        be removed, or ""."""
         self.kill_leftovers()
         shared = self._shared
         if shared.environments is not None:
@@ -359,11 +381,11 @@ class Sandbox:
         root, shared.root = shared.root, None
         shared.copies.clear()
         shared.homes.clear()
-        if root is not None:
-            shutil.rmtree(root, ignore_errors=True)
+        left = self.discard(root, ROOT_REMOVAL) if root is not None else ""
         if shared.claim is not None:
             shared.claim.release()
             shared.claim = None
+        return left
 
 
 def _pids_of(uids: set[int]) -> list[int]:
@@ -389,21 +411,13 @@ def _copy_tree(source: Path, target: Path, not_copied: frozenset[str]) -> None:
     """Copy regular files, directories and symbolic links (as links); readable by everyone,
     writable by nobody but evalward. Special files and the `not_copied` paths (relative to
     the checkout, `/`-separated) are left out."""
-
-    def ignore(folder: str, names: list[str]) -> set[str]:
-        here = Path(folder)
-        relative = here.relative_to(source)
-        left_out = set()
-        for name in names:
-            mode = (here / name).lstat().st_mode
-            if (relative / name).as_posix() in not_copied or not (
-                stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)
-            ):
-                left_out.add(name)
-        return left_out
-
-    shutil.copytree(source, target, symlinks=True, ignore=ignore, copy_function=shutil.copy2)
-    open_to_reading(target)
+    copy_tree(
+        source,
+        target,
+        COPY_BOUNDS,
+        leave_out=lambda path, _mode: path in not_copied,
+        modes=readable_by_all,
+    )
 
 
 def listed_env(agent: Agent) -> frozenset[str]:

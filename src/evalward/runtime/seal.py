@@ -20,14 +20,15 @@ links them too.
 
 from __future__ import annotations
 
+import contextlib
 import os
-import shutil
 import stat
 from collections.abc import Callable
 from pathlib import Path
 
 from evalward.errors import AgentRunError
 from evalward.files.safe_files import OPEN_SAFELY
+from evalward.files.trees import TreeError, remove_tree
 
 _OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -112,37 +113,60 @@ def _take(fd: int, shown: Path, allowed: set[int], owner: int) -> None:
     os.fchmod(fd, 0o500)
 
 
+MAX_DEPTH = 256
+"""Folders nested deeper than this in an environment are refused: the copy holds one
+descriptor per level, and no installer nests so deep."""
+
+
 def _copy_folder(fd: int, out: int, relative: Path, walk: _Walk) -> None:
-    for name in sorted(os.listdir(fd)):
-        child = relative / name
-        info = os.stat(name, dir_fd=fd, follow_symlinks=False)
-        if stat.S_ISLNK(info.st_mode):
-            walk.count(1)
-            os.symlink(os.readlink(name, dir_fd=fd), name, dir_fd=out)
-            walk.links.append(child)
-        elif stat.S_ISDIR(info.st_mode):
-            walk.count(1)
-            sub = os.open(name, _OPEN_FOLDER, dir_fd=fd)
-            try:
-                if walk.take:
-                    _take(sub, walk.source / child, walk.builders, walk.owner)
-                os.mkdir(name, 0o700, dir_fd=out)
-                made = os.open(name, _OPEN_FOLDER, dir_fd=out)
-                try:
-                    _copy_folder(sub, made, child, walk)
+    """Copy a folder's entries, and its folders' in turn, with a stack of its own (an
+    installer may nest folders past any recursion limit): at most MAX_DEPTH deep."""
+    stack: list[tuple[int, int, Path, list[str]]] = [(fd, out, relative, sorted(os.listdir(fd)))]
+    try:
+        while stack:
+            here, made, where, names = stack[-1]
+            if not names:
+                stack.pop()
+                if stack:  # a folder of the source, and its copy, complete
                     os.fchmod(made, 0o555)
-                finally:
                     os.close(made)
-            finally:
-                os.close(sub)
-        elif stat.S_ISREG(info.st_mode):
-            walk.count(1)
-            sub = os.open(name, OPEN_SAFELY, dir_fd=fd)
-            try:
-                _copy_file(sub, name, out, child, walk)
-            finally:
-                os.close(sub)
-        # a FIFO, a socket or a device is left out
+                    os.close(here)
+                continue
+            name = names.pop(0)
+            child = where / name
+            info = os.stat(name, dir_fd=here, follow_symlinks=False)
+            if stat.S_ISLNK(info.st_mode):
+                walk.count(1)
+                os.symlink(os.readlink(name, dir_fd=here), name, dir_fd=made)
+                walk.links.append(child)
+            elif stat.S_ISDIR(info.st_mode):
+                walk.count(1)
+                if len(stack) > MAX_DEPTH:
+                    raise AgentRunError(
+                        f"the installer nested folders more than {MAX_DEPTH} deep (at {child})"
+                    )
+                sub = os.open(name, _OPEN_FOLDER, dir_fd=here)
+                try:
+                    if walk.take:
+                        _take(sub, walk.source / child, walk.builders, walk.owner)
+                    os.mkdir(name, 0o700, dir_fd=made)
+                    copy = os.open(name, _OPEN_FOLDER, dir_fd=made)
+                except BaseException:
+                    os.close(sub)
+                    raise
+                stack.append((sub, copy, child, sorted(os.listdir(sub))))  # noqa: PTH208
+            elif stat.S_ISREG(info.st_mode):
+                walk.count(1)
+                sub = os.open(name, OPEN_SAFELY, dir_fd=here)
+                try:
+                    _copy_file(sub, name, made, child, walk)
+                finally:
+                    os.close(sub)
+            # a FIFO, a socket or a device is left out
+    finally:
+        for here, made, _, _ in stack[1:]:  # the first pair is the caller's
+            os.close(made)
+            os.close(here)
 
 
 def _copy_file(fd: int, name: str, out: int, child: Path, walk: _Walk) -> None:
@@ -237,12 +261,6 @@ def _unchangeable(path: Path) -> bool:
 
 
 def _remove(target: Path) -> None:
-    """Remove a partial copy (its folders are read-only: made writable first)."""
-    if not os.path.lexists(target):
-        return
-    for where, folders, _ in os.walk(target):
-        for name in folders:
-            if not (Path(where) / name).is_symlink():
-                (Path(where) / name).chmod(0o700)
-    target.chmod(0o700)
-    shutil.rmtree(target, ignore_errors=True)
+    """Remove a partial copy (its folders read-only, however deep: `files.trees`)."""
+    with contextlib.suppress(TreeError):
+        remove_tree(target)

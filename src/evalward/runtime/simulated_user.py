@@ -6,7 +6,10 @@ spent, metered against the job's budget as they are made (the `Allowance`: a cal
 cached (the same conversation so far and the same settings give the same reply, on either
 side) and answered by a mock script's `purpose: user` entries. It sees only what the
 agent said, never its tool calls. It ends the conversation by writing `###STOP###` (as
-tau-bench's user does): a token evalward looks for, never a guess at the reply's meaning.
+tau-bench's user does) at the end of its reply: a token evalward looks for, never a guess at
+the reply's meaning. The token is the user's alone: in what the agent says it is struck out
+before the user reads it, so an agent cannot put the words in its mouth (a model that
+repeats what it read would stop), and a token the user quotes mid-reply ends nothing.
 A reply that cannot be used (an outage, an empty or cut reply, tool calls) ends the run as
 an error, so the fixture can never pass on a user that did not speak.
 """
@@ -24,7 +27,9 @@ from evalward.rundata.spending import Allowance
 from evalward.rundata.trace import Trace, Usage
 
 STOP = "###STOP###"
-"""What the simulated user writes to end the conversation."""
+"""What the simulated user writes, at the end of its reply, to end the conversation."""
+STRUCK = "[stop token struck out]"
+"""What the simulated user reads in the agent's reply in place of the stop token."""
 
 MAX_USER_TOKENS = 1024
 """The longest reply the simulated user may write: a user says a few sentences."""
@@ -93,8 +98,9 @@ class UserSimulator:
         self._heard: list[str] = []
 
     def hear(self, agent_reply: str) -> None:
-        """The agent's reply to the user's latest message: all the user ever sees of it."""
-        self._heard.append(agent_reply)
+        """The agent's reply to the user's latest message: all the user ever sees of it
+        (with the stop token struck out: only the user ends the conversation)."""
+        self._heard.append(agent_reply.replace(STOP, STRUCK))
 
     async def next(self, trace: Trace) -> Said:
         """The user's next message (the opening, word for word, when the fixture gives one)."""
@@ -140,8 +146,8 @@ class UserSimulator:
             raise UserUnavailable(
                 f"the simulated user's reply {why}; it must write a message, or {STOP}"
             )
-        if STOP in text:
-            return Said(text.replace(STOP, "").strip(), done=True)
+        if text.endswith(STOP):
+            return Said(text.removesuffix(STOP).strip(), done=True)
         self._said.append(text)
         return Said(text, done=False)
 

@@ -13,7 +13,8 @@ fields, and the model answers in text (DSPy's ChatAdapter, or JSON under its JSO
 DSPy runs the tool and sends the whole trajectory back in its next request's user message,
 one numbered group per step (`tool_name_0`, `tool_args_0`, `observation_0`, …). So a reply
 names the tool calls (`calls_in_reply`) and the requests that follow carry their results
-(`trajectory`); `finish`, ReAct's way to stop, is no tool. The model proxy reads both
+(`trajectory`); `finish`, ReAct's way to stop, is no tool. A reply is read so only when its
+request asked for those fields (`asks_for_calls`). The model proxy reads both
 (`runtime.observed`), so the calls are `tool_call` and `tool_result` steps like any other.
 """
 
@@ -62,6 +63,25 @@ def arguments(text: str | Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(value, dict):
             return {str(k): v for k, v in value.items()}
     return {}
+
+
+def asks_for_calls(body: Mapping[str, Any]) -> bool:
+    """Whether a request asks the model for ReAct's fields: DSPy lists them in its system
+    instructions (`[[ ## next_tool_name ## ]]`, or the JSON adapter's `next_tool_name`). Only
+    then is a reply's text read for a call: a model's words that merely look like one (its
+    answer quoting such a JSON object) call no tool."""
+    return "next_tool_name" in instructions(body)
+
+
+def instructions(body: Mapping[str, Any]) -> str:
+    """A request's system instructions: Chat Completions' and Responses' `system` and
+    `developer` messages, Anthropic's `system`, Responses' `instructions`."""
+    parts = [_text(body.get("system")), _text(body.get("instructions"))]
+    messages = body.get("messages", body.get("input"))
+    for message in messages if isinstance(messages, list) else []:
+        if isinstance(message, dict) and message.get("role") in ("system", "developer"):
+            parts.append(_text(message.get("content")))
+    return "\n".join(parts)
 
 
 def calls_in_reply(text: str) -> list[TextCall]:

@@ -155,7 +155,9 @@ class ToolExecutor:
                 "command",
             )
         finally:
-            await kill_group(process, self.launch.kill_grace, sandbox=self.launch.sandbox)
+            left = await kill_group(process, self.launch.kill_grace, sandbox=self.launch.sandbox)
+            if left:
+                self.launch.left_behind.append(left)
         output = stdout.decode("utf-8", errors="replace").rstrip("\n")
         if process.returncode != 0:
             detail = tail(stderr, 1000).strip()

@@ -17,7 +17,7 @@ from evalward.errors import ConfigError
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.resources import ResourceSet
-from evalward.resources.models import CalibrationExample, JudgeCalibration
+from evalward.resources.calibration import CalibrationExample, JudgeCalibration
 from evalward.rundata.results import (
     CalibrationPhase,
     CalibrationResult,

@@ -43,6 +43,7 @@ from evalward.scoring.code_verdicts import (
     verdict,
 )
 from evalward.scoring.scorer_environments import ScorerEnvironmentError, ScorerEnvironments
+from evalward.text import jsontext
 
 MAX_ANSWER_BYTES = 1024 * 1024
 """The most a scorer may write on its stdout (its answer); more is an error."""
@@ -159,7 +160,9 @@ class CodeScorers:
                 "(timeoutSeconds); it was stopped"
             ) from None
         finally:
-            await kill_group(process, self.kill_grace, sandbox=sandbox)
+            left = await kill_group(process, self.kill_grace, sandbox=sandbox)
+        if left:
+            raise _Failed(f"the scorer ran, but {left}")
         return _answer(out, err, process.returncode)
 
 
@@ -209,6 +212,8 @@ async def _exchange(process: asyncio.subprocess.Process, request: bytes) -> tupl
 
 
 def _answer(out: bytes, err: bytes, code: int | None) -> Any:
+    """The harness's one answer: its whole stdout, one JSON line (whatever the scorer itself
+    prints goes to stderr; anything more on stdout is an error, never read as the answer)."""
     lines = out.decode("utf-8", errors="replace").strip().splitlines()
     why = tail(err, 600).strip()
     if not lines:
@@ -218,8 +223,13 @@ def _answer(out: bytes, err: bytes, code: int | None) -> Any:
             raise _Failed(died + hint + (f": {why}" if why else ""))
         ended = f"the scorer ended (exit code {code}) without an answer"
         raise _Failed(ended + (f": {why}" if why else ""))
+    if len(lines) > 1:
+        raise _Failed(
+            "its stdout holds more than its answer: a scorer logs on stderr (print, "
+            "console.log and process.stdout go there), never on the descriptor 1 itself"
+        )
     try:
-        message = json.loads(lines[-1])
+        message = jsontext.loads(lines[0], unique_keys=True)
     except ValueError:
         raise _Failed("the scorer's answer is not JSON") from None
     if not isinstance(message, dict) or not isinstance(message.get("ok"), bool):

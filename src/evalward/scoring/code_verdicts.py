@@ -3,23 +3,35 @@
 A `function` scorer's return value is read as promptfoo reads a `javascript` / `python`
 assertion's: a bool (pass or fail), a number (the score; it passes at `threshold` or above,
 without one above 0), or a mapping `{pass, score, reason}`. A `script` scorer (AgentV's
-script graders) reads the run as JSON on stdin and answers on stdout: that JSON object
-(`{pass, score, reason, checks}`, or the older `{score, hits, misses, reasoning}`; a score
-alone passes at `threshold`, else AgentV's 0.8), or plain text and its exit code (0: pass;
-non-zero: fail, or an error when it wrote on stderr). Any other answer is an `error` that
-says what came back, never a pass.
+script graders) reads the run as JSON on stdin and answers through one channel the agent's
+words cannot reach, whatever the script logs of them:
+
+- a non-zero exit code fails the run (an error when the script wrote on stderr, or when its
+  stdout is JSON: a JSON grader answers with exit code 0);
+- with exit code 0, a stdout that is exactly one JSON object is the verdict (`{pass, score,
+  reason, checks}`, `{score, assertions}`, or the older `{score, hits, misses, reasoning}`;
+  a score alone passes at `threshold`, else AgentV's 0.8), and an object that gives a key
+  twice is an error;
+- with exit code 0, any other stdout is text and the run passes, unless it holds a verdict's
+  key (`"pass":`, `"score":`, …) beside other text: that could be the grader's JSON verdict
+  with a log around it, or the agent's words it printed, and is an error.
+
+So a reply that ends with `{"pass": true}` passes no run the grader fails. Any other answer is
+an `error` that says what came back, never a pass.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from evalward.resources.code_scorer import CodeAssertion
 from evalward.rundata.results import Status
+from evalward.text import jsontext
 
 SCRIPT_THRESHOLD = 0.8
 """AgentV's: a script grader's score passes at 0.8 or above unless it says otherwise."""
@@ -104,7 +116,9 @@ def _short(value: Any) -> str:
 
 
 def script_verdict(assertion: CodeAssertion, value: Any) -> ScorerVerdict:
-    """A script grader's answer: JSON on stdout, else its text and exit code."""
+    """A script grader's answer, from its own channel only (see the module's docstring):
+    its exit code, or its whole stdout as one JSON object; what could be read either way
+    is an error, never a pass."""
     if not isinstance(value, dict) or not isinstance(value.get("exit"), int):
         return error_verdict("the scorer's answer is not the harness's")
     if value.get("truncated"):
@@ -114,19 +128,41 @@ def script_verdict(assertion: CodeAssertion, value: Any) -> ScorerVerdict:
         str(value.get("stderr", "")),
         value["exit"],
     )
-    found = _json_object(out)
-    if found is not None:
-        if "pass" not in found and "score" not in found:
-            return error_verdict("the script's JSON has neither `pass` nor `score`")
-        reason = found.get("reason") or found.get("reasoning") or _checks(found)
-        threshold = assertion.threshold if assertion.threshold is not None else SCRIPT_THRESHOLD
-        answer = {k: found[k] for k in ("pass", "score") if k in found}
-        with_threshold = assertion.model_copy(update={"threshold": threshold})
-        return verdict(
-            with_threshold, {**answer, "reason": reason if isinstance(reason, str) else ""}
+    if code != 0:
+        return _failed_exit(out, err, code)
+    try:
+        found = jsontext.loads(out, max_depth=jsontext.AGENT_DEPTH, unique_keys=True)
+    except jsontext.DuplicateKey as exc:
+        return error_verdict(f"the script's JSON verdict is ambiguous: {_twice(exc)}")
+    except ValueError:
+        found = None
+    if isinstance(found, dict):
+        return _json_verdict(assertion, found)
+    beside = _VERDICT_KEY.search(out)
+    if beside is not None:
+        line = out.count("\n", 0, beside.start()) + 1
+        return error_verdict(
+            f"the script exited 0, but its stdout is not one JSON document and holds "
+            f"{beside[0].rstrip(': ')} on line {line}: it cannot be told whether that is "
+            "its verdict or text it printed (such as the agent's reply). A JSON grader "
+            "prints its verdict alone on stdout (its logs on stderr); an exit-code grader "
+            "prints no verdict"
         )
-    if code == 0:
-        return _decided(True, 1.0, out[:500] or "the script exited 0")
+    return _decided(True, 1.0, out[:500] or "the script exited 0")
+
+
+_VERDICT_KEY = re.compile(r'"(?:pass|score|checks|assertions)"\s*:')
+"""A key of a JSON verdict (AgentV's `script` and `code-grader` shapes)."""
+
+
+def _failed_exit(out: str, err: str, code: int) -> ScorerVerdict:
+    """A non-zero exit fails the run, whatever the script printed: with a stdout that is
+    (or begins as) JSON, or with something on stderr, it is an error (AgentV's rule)."""
+    if out.startswith(("{", "[")):
+        return error_verdict(
+            f"the script exited {code} with JSON on its stdout; a JSON grader gives its "
+            "verdict with exit code 0, an exit-code grader prints no JSON verdict"
+        )
     if err.strip():
         said = err.strip()
         said = said if len(said) <= 600 else f"{said[:300]} … {said[-300:]}"
@@ -134,15 +170,48 @@ def script_verdict(assertion: CodeAssertion, value: Any) -> ScorerVerdict:
     return _decided(False, 0.0, out[:500] or f"the script exited {code}")
 
 
-def _json_object(text: str) -> dict[str, Any] | None:
-    for candidate in (text, text.splitlines()[-1] if text else ""):
-        try:
-            found = json.loads(candidate)
-        except ValueError:
+def _twice(exc: jsontext.DuplicateKey) -> str:
+    return f"it gives `{exc.key[:80]}` twice"
+
+
+def _json_verdict(assertion: CodeAssertion, found: dict[str, Any]) -> ScorerVerdict:
+    """A verdict in AgentV's shapes: `{pass, score, reason, checks}` (the `script` grader),
+    `{score, assertions}` (`code-grader`) or `{score, hits, misses, reasoning}` (older).
+    Without `score`, the checks' mean (each its own `score`, else 1 for a pass) or the share
+    of `assertions` passed; without `pass`, the score against the threshold."""
+    score = found.get("score")
+    if score is None:
+        score = _share(found.get("checks"), "pass")
+    if score is None:
+        score = _share(found.get("assertions"), "passed")
+    if "pass" not in found and score is None:
+        return error_verdict(
+            "the script's JSON has neither `pass` nor `score` (nor `checks` or `assertions`)"
+        )
+    reason = found.get("reason") or found.get("reasoning") or _checks(found)
+    threshold = assertion.threshold if assertion.threshold is not None else SCRIPT_THRESHOLD
+    answer = {"score": score} if score is not None else {}
+    if "pass" in found:
+        answer["pass"] = found["pass"]
+    with_threshold = assertion.model_copy(update={"threshold": threshold})
+    return verdict(with_threshold, {**answer, "reason": reason if isinstance(reason, str) else ""})
+
+
+def _share(items: Any, key: str) -> float | None:
+    """The mean of a list of per-aspect results (each its `score`, else 1 when `key` is
+    true); None for no list or an empty one."""
+    if not isinstance(items, list):
+        return None
+    scores: list[float] = []
+    for item in items:
+        if not isinstance(item, dict):
             continue
-        if isinstance(found, dict):
-            return found
-    return None
+        own = item.get("score")
+        if isinstance(own, int | float) and not isinstance(own, bool) and math.isfinite(own):
+            scores.append(min(1.0, max(0.0, float(own))))
+        else:
+            scores.append(1.0 if item.get(key) is True else 0.0)
+    return sum(scores) / len(scores) if scores else None
 
 
 def _checks(found: Mapping[str, Any]) -> str:

@@ -26,6 +26,7 @@ from evalward.providers.base import ChatMessage, ChatRequest, RunLabels
 from evalward.providers.registry import Providers
 from evalward.rundata.results import JudgeVerdict, Violation
 from evalward.rundata.trace import Trace
+from evalward.text import jsontext
 
 JUDGE_TIMEOUT_SECONDS = 60.0
 SUMMARY_CAP_BYTES = 3 * 1024
@@ -217,12 +218,19 @@ _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
 def parse_verdict(content: str) -> RawVerdict:
-    """Parse strictly: one JSON object (a surrounding code fence is tolerated), `score` and
-    `confidence` numbers in [0, 1], strings where strings are due."""
+    """Parse strictly: one JSON object (a surrounding code fence is tolerated), no key given
+    twice (the agent's words spliced into it), `score` and `confidence` numbers in [0, 1],
+    strings where strings are due."""
     text = content.strip()
     fenced = _FENCE.match(text)
     if fenced:
         text = fenced.group(1)
+    try:
+        jsontext.loads(text, unique_keys=True)
+    except jsontext.DuplicateKey as exc:
+        raise ValueError(str(exc)) from None
+    except ValueError:
+        pass  # pydantic says what is wrong with it, below
     try:
         return RawVerdict.model_validate_json(text)
     except ValidationError as exc:

@@ -101,17 +101,27 @@ class SequentialTests:
     fixture: Sprt
     pooled: Sprt
     reps: RepRange
+    budget: str = ""
+    """Where the tests' false-block rate comes from, as the "why" lines say it."""
 
     @classmethod
-    def of(cls, policy: GatePolicy, reps: RepRange, fixtures: int) -> SequentialTests:
-        alpha = policy.false_block_rate
+    def of(
+        cls, policy: GatePolicy, reps: RepRange, fixtures: int, share: float = 1.0
+    ) -> SequentialTests:
+        """The tests at `share` of the policy's false-block rate (the rest is another test's:
+        a pairwise judge's beside them)."""
+        alpha = policy.false_block_rate * share
         good = policy.good_pass_rate
+        budget = f"falseBlockRate {policy.false_block_rate:g}"
+        if share != 1.0:
+            budget += f" × {share:g} beside the pairwise judge"
         return cls(
             fixture=Sprt(
                 good, policy.broken_pass_rate, alpha / 2 / max(fixtures, 1), policy.miss_rate
             ),
             pooled=Sprt(good, max(0.0, good - policy.drop), alpha / 2, policy.miss_rate),
             reps=reps,
+            budget=budget,
         )
 
     def state(self, test: Sprt, runs: Tally) -> Settled:
@@ -149,6 +159,8 @@ class EvalCall:
     """Each fixture's test's share of alpha: alpha / 2 / `gating`."""
     gating: int = 0
     """The fixtures that gate, among which the fixtures' half of alpha is shared."""
+    budget: str = ""
+    """Where alpha comes from (`SequentialTests.budget`)."""
 
     @property
     def blocking(self) -> list[FixtureCall]:
@@ -161,6 +173,10 @@ class EvalCall:
     @property
     def blocks(self) -> bool:
         return bool(self.blocking) or self.pooled_blocks
+
+    @property
+    def _budget(self) -> str:
+        return self.budget or f"falseBlockRate {self.alpha:g}"
 
     def why(self) -> list[str]:
         """One line per thing that blocks: the test, the fixtures and their numbers, and the
@@ -176,7 +192,7 @@ class EvalCall:
             said.append(
                 f"{f.fixture} {f.verdict.value} by its {FIXTURE_TEST}: head {f.head}, "
                 f"{base}; p ≤ {bound_text(f.bound)}, within its share of the false-block rate "
-                f"{bound_text(self.fixture_alpha)} (falseBlockRate {self.alpha:g} / 2 / "
+                f"{bound_text(self.fixture_alpha)} ({self._budget} / 2 / "
                 f"{self.gating} fixtures){flaky}"
             )
         if self.pooled_blocks:
@@ -186,7 +202,7 @@ class EvalCall:
                 f"pass rate over the Eval {self.pooled.value} by the {POOLED_TEST}: head "
                 f"{self.pooled_head} ({100 * rate:.0f} %){base}; p ≤ "
                 f"{bound_text(self.pooled_bound)}, within its share of the false-block rate "
-                f"{bound_text(self.alpha / 2)} (falseBlockRate {self.alpha:g} / 2); driven by "
+                f"{bound_text(self.alpha / 2)} ({self._budget} / 2); driven by "
                 f"{', '.join(self.drivers) or 'every fixture'}"
             )
         return said
@@ -247,6 +263,7 @@ def judge(
         sorted(n for n in counted if not all(head[n])),
         fixture_alpha=tests.fixture.alpha,
         gating=len(gating),
+        budget=tests.budget,
     )
 
 

@@ -20,8 +20,12 @@ def why(
     """What blocks, Eval by Eval: the test, the fixtures and their numbers."""
     said: list[str] = []
     for c in below:
+        if c.head.pairwise is not None and c.head.pairwise.blocks:
+            said += [f"{c.name}: {line}" for line in c.head.pairwise.why]
         if c.head.sequential is not None:
             said += [f"{c.name}: {line}" for line in c.head.sequential.why]
+            continue
+        if pairwise_only(c):
             continue
         fixtures = failing(c)
         named = ", ".join(f"{f.fixture} ({f.numbers()})" for f in fixtures[:5])
@@ -44,6 +48,20 @@ def _shortfall(comparison: EvalComparison) -> str:
     )
 
 
+def pairwise_only(comparison: EvalComparison) -> bool:
+    """Blocked by its pairwise judge alone: its own rules (threshold, pass^k; or its
+    sequential tests) pass."""
+    head = comparison.head
+    if head.pairwise is None or not head.pairwise.blocks:
+        return False
+    if head.sequential is not None:
+        return not head.sequential.blocks
+    floor, reached = head.min_pass_hat_k, head.pass_hat_k
+    return head.score >= head.pass_threshold and (
+        floor is None or reached is None or reached >= floor
+    )
+
+
 def failing(comparison: EvalComparison) -> list[FixtureComparison]:
     return [
         f
@@ -59,9 +77,18 @@ def failing(comparison: EvalComparison) -> list[FixtureComparison]:
 def failing_fixtures(comparison: EvalComparison) -> list[str]:
     """The fixtures that make the Eval fail: with adaptive reps, those whose own test blocks,
     then (when the pooled test blocks) those that failed a head rep and so drove it."""
+    pairwise = comparison.head.pairwise
+    worse = [f.fixture for f in pairwise.fixtures if f.blocks] if pairwise is not None else []
+    if pairwise is not None and pairwise.blocks and pairwise.pooled == "worse":
+        worse += [f.fixture for f in pairwise.fixtures if f.counts.base > f.counts.head]
+    worse = list(dict.fromkeys(worse))
+    if pairwise_only(comparison):
+        return worse
     record = comparison.head.sequential
     if record is None:
-        return [f.fixture for f in failing(comparison)]
+        return [f.fixture for f in failing(comparison)] + [
+            f for f in worse if f not in {x.fixture for x in failing(comparison)}
+        ]
     names = [f.fixture for f in record.fixtures if f.blocks]
     if record.pooled_blocks:
         names += [
@@ -69,7 +96,7 @@ def failing_fixtures(comparison: EvalComparison) -> list[str]:
             for f in record.fixtures
             if f.head_passes < f.head_runs and f.fixture not in names
         ]
-    return names
+    return names + [f for f in worse if f not in names]
 
 
 def policy_of(comparison: EvalComparison, tightened: RegressionPolicy) -> RegressionPolicy:

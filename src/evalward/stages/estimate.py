@@ -17,6 +17,8 @@ characters a token (`CHARS_PER_TOKEN`):
 - Each judge assertion adds one call per judge model (the primary and any cross-check):
   the judge's instructions, the rubric and the run as the judge sees it (the input, the
   reference, each step's text), answered with `JUDGE_REPLY_TOKENS`.
+- A head run of a fixture judged pairwise adds two calls of the pairwise judge (its pair
+  with the base's run, in both orders), each reading the rubric and both runs.
 - Bring-your-own agents call their models themselves, so only their judge calls count.
   Runs the result cache will answer cost nothing.
 
@@ -46,10 +48,11 @@ from evalward.providers.pricing import PriceTable
 from evalward.resources import ResourceSet
 from evalward.resources.agent import AgentSpec
 from evalward.resources.common import DEFAULT_SEVERITY_WEIGHTS
-from evalward.resources.models import EvalFixtureSpec
+from evalward.resources.models import EvalFixtureSpec, EvalSpec
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Budget, Estimate
 from evalward.scoring.judge import SYSTEM_PROMPT
+from evalward.scoring.pairwise_judge import SYSTEM_PROMPT as PAIRWISE_PROMPT
 from evalward.stages.estimate_conversation import agent_turns, opening_messages, user_calls
 from evalward.stages.plan import Plan, PlannedRun
 
@@ -140,9 +143,28 @@ def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) ->
                         JUDGE_REPLY_TOKENS,
                     )
                 )
+    if run.side is Side.head:
+        calls += _pairwise_calls(eval_def.spec, fixture, seen)
     cost = _priced(calls, prices)
     tokens = sum(c.prompt + c.reply for c in calls)
     return Estimate(len(calls), cost, tokens, len(users), _priced(users, prices) or 0.0)
+
+
+def _pairwise_calls(spec: EvalSpec, fixture: EvalFixtureSpec, seen: int) -> list[_Call]:
+    """A head run's pair with its base run, judged in both orders: two calls, each reading
+    the rubric and both runs."""
+    pairwise = spec.judge.pairwise
+    if pairwise is None and fixture.pairwise is None:
+        return []
+    model = (pairwise.model if pairwise is not None else None) or spec.judge.model
+    if model is None:
+        return []
+    rubric = (fixture.pairwise.rubric if fixture.pairwise else None) or (
+        pairwise.rubric if pairwise else None
+    )
+    chars = len(PAIRWISE_PROMPT) + len(rubric or "") + 2 * seen
+    call = _Call(model, chars // CHARS_PER_TOKEN + 2 * MESSAGE_TOKENS, JUDGE_REPLY_TOKENS)
+    return [call, call]
 
 
 def _priced(calls: list[_Call], prices: PriceTable) -> float | None:
@@ -238,6 +260,8 @@ def refuse_unpriced(
         fixture = tree.fixtures[run.fixture].resource.spec
         if any(assertion.type == "judge" for assertion in fixture.assertions):
             models.update(eval_def.spec.judge.models)
+        if run.side is Side.head:
+            models.update(c.model for c in _pairwise_calls(eval_def.spec, fixture, 0))
     unpriced = sorted(model for model in models if prices.of(model) is None)
     if unpriced:
         raise ConfigError(

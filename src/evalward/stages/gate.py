@@ -309,8 +309,13 @@ def _failures(
     """What fails, by the rule that decided: below its threshold (fixed reps), blocked by its
     sequential tests (adaptive reps), a regression under `failOnRegression`."""
     reasons = did_not_run(dict(not_run))
-    below = [c for c in evals.below if c.head.sequential is None]
-    sequential = [c.name for c in evals.below if c.head.sequential is not None]
+    pairwise = [c.name for c in evals.below if blocked.pairwise_only(c)]
+    below = [c for c in evals.below if c.head.sequential is None and c.name not in pairwise]
+    sequential = [
+        c.name for c in evals.below if c.head.sequential is not None and c.name not in pairwise
+    ]
+    if pairwise:
+        reasons.append(f"{', '.join(pairwise)}: the head is worse by the pairwise judge")
     if below:
         reasons.append(f"{len(below)} affected Eval(s) below threshold")
     if sequential:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from evalward.resources import ResourceSet
 from evalward.resources.gate_policy import BaseRuns, RegressionPolicy
+from evalward.resources.models import Eval
 from evalward.resources.repo_config import RepoConfig
 from evalward.rundata.sides import GateConfig, Side
 from evalward.stages.changes import ChangeSet
@@ -163,9 +164,17 @@ def build_plan(
             reads_base = (
                 policy.base_runs is BaseRuns.always
                 or policy.fail_on_regression.tightest(regressions) is not RegressionPolicy.none
+                or _pairwise(eval_def, gate)  # every pair needs its base run
             )
             _plan_base(plan, name, base, adaptive=adaptive is not None, reads_base=reads_base)
     return plan
+
+
+def _pairwise(eval_def: Eval, resources: ResourceSet) -> bool:
+    """Whether the Eval, or one of its fixtures, asks for the pairwise judge."""
+    if eval_def.spec.judge.pairwise is not None:
+        return True
+    return any(f.resource.spec.pairwise is not None for f in resources.fixtures_of(eval_def))
 
 
 def _plan_base(

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
 from evalward.files.safe_files import hash_regular
+from evalward.files.trees import TreeError, walk
 from evalward.resources import ResourceSet
 from evalward.resources.paths import OutsideRepository, repo_path
 from evalward.resources.playground import Playground
 from evalward.resources.state_assertions import STATE_TYPES, StateSnapshotAssertion
 from evalward.rundata.sides import Side
-from evalward.runtime.playground import PlaygroundSource
+from evalward.runtime.playground import SEED_BOUNDS, PlaygroundSource
 from evalward.stages.plan import Checkout, Plan, PlannedRun
 
 HASHED_FILES = 20_000
@@ -127,17 +129,20 @@ def _tree_hash(world: Path, path: str) -> str:
         return "missing"
     digest = hashlib.sha256()
     count = 0
-    for folder, dirs, files in os.walk(target):
-        dirs.sort()
-        for name in sorted(files):
-            file = Path(folder) / name
-            digest.update(str(file.relative_to(target)).encode() + b"\0")
+    try:
+        for entry in walk(target, SEED_BOUNDS, f"the seed {path!r}"):
+            if entry.is_folder:
+                continue
+            digest.update(entry.path.encode("utf-8", "surrogateescape") + b"\0")
             count += 1
-            if count > HASHED_FILES or file.is_symlink() or not file.is_file():
-                digest.update(str(file.lstat().st_size).encode())
-            else:
-                try:
-                    digest.update(hash_regular(file).encode())
-                except OSError:
-                    digest.update(b"unreadable")
+            if count > HASHED_FILES or not stat.S_ISREG(entry.mode):
+                size = os.stat(entry.name, dir_fd=entry.folder_fd, follow_symlinks=False).st_size
+                digest.update(str(size).encode())
+                continue
+            try:
+                digest.update(hash_regular(entry.name, dir_fd=entry.folder_fd).encode())
+            except OSError:
+                digest.update(b"unreadable")
+    except (TreeError, OSError) as exc:  # provisioning says so too, for the run
+        digest.update(str(exc).encode())
     return digest.hexdigest()

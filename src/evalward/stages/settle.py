@@ -15,7 +15,10 @@ from evalward.resources.models import Eval
 from evalward.rundata.results import EvalResult, FixtureResult, Status
 from evalward.rundata.sequential_record import SequentialRecord
 from evalward.rundata.sides import Side
+from evalward.scoring.pairwise_panel import Judged
 from evalward.stages.adaptive import Outcomes, SequentialTests, judge, record
+from evalward.stages.pairwise_verdict import settle_pairwise
+from evalward.stages.preference import pass_rate_share
 
 Definitions = Mapping[Side, Mapping[str, Located[Eval]]]
 
@@ -24,9 +27,27 @@ def settle(
     results: list[EvalResult],
     definitions: Definitions,
     flaky: Mapping[str, Mapping[str, float]] | None = None,
+    pairs: Mapping[str, Judged] | None = None,
 ) -> list[EvalResult]:
     """Each head EvalResult of an Eval with `execution.reps`, decided by its sequential tests
-    (its definition read from the side that gates); every other result as it was."""
+    (its definition read from the side that gates), and of an Eval judged pairwise, by its
+    preference tests (`pairs`); every other result as it was."""
+    settled = _settle(results, definitions, flaky, pairs or {})
+    gating = definitions.get(Side.head, {})
+    return [
+        settle_pairwise(r, gating[r.eval], pairs[r.eval])
+        if pairs and r.side == Side.head.value and r.eval in pairs and r.eval in gating
+        else r
+        for r in settled
+    ]
+
+
+def _settle(
+    results: list[EvalResult],
+    definitions: Definitions,
+    flaky: Mapping[str, Mapping[str, float]] | None,
+    pairs: Mapping[str, Judged],
+) -> list[EvalResult]:
     gating = definitions.get(Side.head, {})
     adaptive = {name for name, e in gating.items() if e.resource.spec.execution.reps is not None}
     results = [pass_rate_scored(r) if r.eval in adaptive else r for r in results]
@@ -49,7 +70,8 @@ def settle(
         base_result = base.get(result.eval)
         base_runs = outcomes(base_result.fixtures) if base_result is not None else {}
         gates = [name for name in head_runs if name not in result.pending]
-        tests = SequentialTests.of(policy, reps, len(gates))
+        share = pass_rate_share(located.resource.spec, result.eval in pairs)
+        tests = SequentialTests.of(policy, reps, len(gates), share)
         call = judge(
             tests,
             head_runs,

@@ -10,6 +10,10 @@ UTF-8 decoder does with a bad byte; pairs are joined by `json.loads` already.
 as infinity), none of which JSON has or a strict writer writes: one in an agent's event
 would make results.json unreadable to every other JSON reader. They are refused as JSON
 that does not parse.
+
+Where a JSON document decides something (a grader's verdict, a judge's, a state dump), a key
+given twice is refused too (`unique_keys`): `json.loads` keeps the last, so text spliced into
+a document by hand could add a `"pass": true` of its own after the writer's.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
 from typing import Any
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -29,18 +34,28 @@ far more than any real one, and few enough that what it holds can be written aga
 trace step's arguments nested 500 deep would make results.json unwritable)."""
 
 
-def loads(raw: str | bytes, *, max_depth: int | None = None, finite: bool = True) -> Any:
+def loads(
+    raw: str | bytes,
+    *,
+    max_depth: int | None = None,
+    finite: bool = True,
+    unique_keys: bool = False,
+) -> Any:
     """`json.loads`, with lone surrogates replaced; text without surrogate escapes costs one
     regex scan more. Nesting too deep for the parser (`[[[[…` 200,000 times) is a ValueError,
     like any other JSON that does not parse, not a RecursionError that would end the run; so
     is, with `max_depth` (`AGENT_DEPTH` for what an agent writes), nesting deeper than it.
     `finite=False` reads `NaN` and infinities as floats, for a reader that checks each value
-    itself and drops only the item that holds one (a score log a restore mangled)."""
+    itself and drops only the item that holds one (a score log a restore mangled).
+    `unique_keys` refuses an object that gives a key twice (DuplicateKey, a ValueError)."""
+    hook = _unique if unique_keys else None
     try:
         data = (
-            json.loads(raw, parse_float=_finite, parse_constant=_no_constant)
+            json.loads(
+                raw, parse_float=_finite, parse_constant=_no_constant, object_pairs_hook=hook
+            )
             if finite
-            else json.loads(raw)
+            else json.loads(raw, object_pairs_hook=hook)
         )
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
@@ -55,14 +70,40 @@ def loads(raw: str | bytes, *, max_depth: int | None = None, finite: bool = True
 
 
 def check_depth(value: Any, limit: int) -> None:
-    """Refuse (ValueError) a document whose lists and objects nest more than `limit` deep."""
-    stack = [(value, 1)] if isinstance(value, dict | list) else []
+    """Refuse (ValueError) a document whose lists and objects nest more than `limit` deep.
+    It holds one iterator per level, not every child: a list of millions of objects costs
+    no more to check than one."""
+    if not isinstance(value, dict | list):
+        return
+    stack: list[Iterator[Any]] = [iter([value])]
     while stack:
-        item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item
-        if depth > limit:
-            raise ValueError(f"JSON nested more than {limit} deep")
-        stack += [(child, depth + 1) for child in children if isinstance(child, dict | list)]
+        item = next(stack[-1], _END)
+        if item is _END:
+            stack.pop()
+        elif isinstance(item, dict | list):
+            if len(stack) > limit:
+                raise ValueError(f"JSON nested more than {limit} deep")
+            stack.append(iter(item.values() if isinstance(item, dict) else item))
+
+
+_END = object()
+
+
+class DuplicateKey(ValueError):
+    """An object that gives one key twice."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key `{key[:80]}` is given twice in one object")
+        self.key = key
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise DuplicateKey(key)
+        found[key] = value
+    return found
 
 
 def _finite(text: str) -> float:

@@ -468,7 +468,8 @@ CASES: list[tuple[str, dict[str, str], str | tuple[str, ...]]] = [
         {
             "c.yaml": "apiVersion: evalward.dev/v1\nkind: JudgeCalibration\nmetadata: {name: c}\nspec:\n  rubric: r\n  judgeModels: [openai/x]\n"
         },
-        "c.yaml:4:1: spec.examples: missing required field 'examples'",
+        "c.yaml:4:1: spec: expected at least 1 item in `examples` (scored runs) or `pairs` "
+        "(labelled pairs); found none",
     ),
     (
         "calibration-score-range",

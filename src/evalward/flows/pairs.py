@@ -1,0 +1,217 @@
+"""The pairwise judging of a run: each fixture's base and head runs of one rep, judged once both
+are in, between the rounds; and, under adaptive reps, the runs its open preference tests ask
+for next.
+
+Which fixtures are judged, the rubric, the model and the margin come from the definitions that
+gate (the base branch's under `gate-config: base`): the head checkout's Evals and fixtures. A
+pair is made of runs that reached their agent: a run lost to an outage says nothing, so it
+makes no pair. The judge's calls go through the providers, so the response cache answers a
+pair already judged on the same two runs, and the run's meter counts them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from evalward.providers.base import RunLabels
+from evalward.providers.registry import Providers
+from evalward.resources import Eval, Located
+from evalward.resources.pairwise import PairwiseConfig
+from evalward.rundata.pairwise_record import PairRecord
+from evalward.rundata.results import FixtureResult
+from evalward.rundata.sides import Side
+from evalward.rundata.spool import TraceSpool
+from evalward.rundata.trace import Trace
+from evalward.scoring.pairwise_judge import PairCase, PairSettings, judge_pair
+from evalward.scoring.pairwise_panel import (
+    FixturePairing,
+    Judged,
+    PairwiseJudge,
+    PairwisePanel,
+    pairing_of,
+    pairwise_model,
+)
+from evalward.stages.plan import Checkout, Plan, PlannedRun
+from evalward.stages.preference import PreferenceTests, more_pairs, preference_share
+
+PARALLEL_PAIRS = 4
+
+
+def pairwise_fixtures(
+    plan: Plan, checkouts: Mapping[Side, Checkout]
+) -> dict[str, dict[str, FixturePairing]]:
+    """Per planned Eval that judges pairwise, its fixtures' settings (from the definitions
+    that gate). Refuses, before anything runs, an Eval that asks for it with no rubric or no
+    model."""
+    head = checkouts[Side.head].resources
+    found: dict[str, dict[str, FixturePairing]] = {}
+    for name in plan.evals:
+        located = head.evals.get(name)
+        if located is None:
+            continue
+        fixtures = {r.fixture for r in plan.runs if r.eval == name and r.side is Side.head}
+        fixtures |= set(plan.adaptive.get(name, ()))
+        for fixture in sorted(fixtures):
+            if fixture not in head.fixtures:
+                continue
+            pairing = pairing_of(located, head.fixtures[fixture].resource.spec)
+            if pairing is not None:
+                pairwise_model(located)
+                found.setdefault(name, {})[fixture] = pairing
+    return found
+
+
+@dataclass
+class PairJudging:
+    """The run's pairs: judged as both runs of a rep are in, kept until the Evals settle."""
+
+    plan: Plan
+    checkouts: Mapping[Side, Checkout]
+    providers: Providers
+    traces: TraceSpool | None = None
+    fixtures: dict[str, dict[str, FixturePairing]] = field(default_factory=dict)
+    panel: PairwisePanel | None = None
+    judges: dict[str, PairwiseJudge] = field(default_factory=dict)
+    pairs: dict[tuple[str, str, int], PairRecord] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.fixtures = pairwise_fixtures(self.plan, self.checkouts)
+        self.panel = PairwisePanel(self.providers)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.fixtures)
+
+    async def judge(self, results: list[FixtureResult]) -> None:
+        """Judge every pair whose two runs are in and that is not judged yet. A fixture's
+        n-th head run that reached its agent is paired with its n-th such base run, so a run
+        lost to an outage leaves no run unpaired."""
+        if not self.fixtures:
+            return
+        runs: dict[tuple[str, str], dict[str, list[FixtureResult]]] = {}
+        for result in sorted(results, key=lambda r: r.rep):
+            paired = result.fixture in self.fixtures.get(result.eval, {})
+            if paired and not result.provider_unavailable:
+                sides = runs.setdefault((result.eval, result.fixture), {})
+                sides.setdefault(result.side, []).append(result)
+        waiting = [
+            (name, fixture, index, head, base)
+            for (name, fixture), sides in sorted(runs.items())
+            for index, (head, base) in enumerate(
+                zip(sides.get(Side.head.value, []), sides.get(Side.base.value, []), strict=False)
+            )
+            if (name, fixture, index) not in self.pairs
+        ]
+        limit = asyncio.Semaphore(PARALLEL_PAIRS)
+
+        async def one(
+            name: str, fixture: str, index: int, head: FixtureResult, base: FixtureResult
+        ) -> None:
+            judge = await self._judge_of(name)
+            if judge.unscored_reason:
+                return
+            async with limit:
+                pair = await self._pair(judge, head, base)
+            self.pairs[(name, fixture, index)] = pair.model_copy(update={"rep": index})
+
+        await asyncio.gather(*(one(*key) for key in waiting))
+
+    async def _judge_of(self, name: str) -> PairwiseJudge:
+        if name not in self.judges:
+            assert self.panel is not None
+            head = self.checkouts[Side.head].resources
+            self.judges[name] = await self.panel.for_eval(head.evals[name], head)
+        return self.judges[name]
+
+    async def _pair(
+        self, judge: PairwiseJudge, head: FixtureResult, base: FixtureResult
+    ) -> PairRecord:
+        resources = self.checkouts[Side.head].resources
+        spec = resources.fixtures[head.fixture].resource.spec
+        pairing = self.fixtures[head.eval][head.fixture]
+        case = PairCase(
+            rubric=pairing.rubric,
+            input=spec.input.model_dump(mode="json") if spec.input is not None else None,
+            base=self._trace(base),
+            head=self._trace(head),
+            view=pairing.view,
+            length_controlled=pairing.length_controlled,
+            length_tolerance=pairing.length_tolerance,
+            reference=spec.reference,
+        )
+        target = resources.evals[head.eval].resource.spec.target_agent
+        labels = RunLabels(
+            agent=target, fixture=head.fixture, eval=head.eval, rep=head.rep, purpose="pairwise"
+        )
+        settings = PairSettings(self.providers, judge.model, labels=labels)
+        pair = await judge_pair(case, settings, fixture=head.fixture, rep=head.rep)
+        private = spec.visibility == "private" or (
+            resources.evals[head.eval].resource.spec.visibility == "private"
+        )
+        if not private:
+            return pair
+        return pair.model_copy(update={"private": True, "head_final": "", "base_final": ""})
+
+    def _trace(self, result: FixtureResult) -> Trace:
+        if self.traces is not None:
+            return self.traces.trace_of(result)
+        return result.trace if result.trace is not None else Trace()
+
+    def judged(self) -> dict[str, Judged]:
+        """Per Eval judged pairwise, its judge and its pairs (none when nothing was paired:
+        then its settings alone, no calibration replayed for nothing)."""
+        out: dict[str, Judged] = {}
+        for name in self.fixtures:
+            judge = self.judges.get(name) or _unasked(
+                self.checkouts[Side.head].resources.evals[name]
+            )
+            pairs = [p for (e, _, _), p in sorted(self.pairs.items()) if e == name]
+            out[name] = Judged(judge, pairs, sorted(self.fixtures[name]))
+        return out
+
+    def next_round(self, results: list[FixtureResult]) -> list[PlannedRun]:
+        """The runs the adaptive Evals' open preference tests ask for next."""
+        planned: dict[tuple[Side, str, str], int] = {}
+        for run in self.plan.runs:
+            key = (run.side, run.eval, run.fixture)
+            planned[key] = max(planned.get(key, 0), run.rep + 1)
+        extra: list[PlannedRun] = []
+        for name, fixtures in self.fixtures.items():
+            located = self.checkouts[Side.head].resources.evals[name]
+            spec = located.resource.spec
+            judge = self.judges.get(name)
+            if spec.execution.reps is None or (judge is not None and judge.unscored_reason):
+                continue
+            paired = [f for f in fixtures if f in self.plan.adaptive.get(name, ())]
+            runs: dict[Side, dict[str, int]] = {Side.head: {}, Side.base: {}}
+            for result in results:
+                if result.eval == name and not result.provider_unavailable:
+                    count = runs[Side(result.side)]
+                    count[result.fixture] = count.get(result.fixture, 0) + 1
+            margin = (judge or _unasked(located)).margin
+            tests = PreferenceTests.of(
+                spec.scoring.gate, margin, len(paired), preference_share(spec)
+            )
+            pairs = [p for (e, _, _), p in self.pairs.items() if e == name]
+            for side, fixture in more_pairs(tests, pairs, runs, spec.execution.reps, paired):
+                key = (side, name, fixture)
+                rep = planned.get(key, 0)
+                if rep >= spec.execution.reps.max:
+                    continue
+                planned[key] = rep + 1
+                extra.append(PlannedRun(side, name, fixture, rep))
+        return extra
+
+
+def _unasked(located: Located[Eval]) -> PairwiseJudge:
+    """An Eval's pairwise judge as its definition sets it, before any calibration is read."""
+    config = located.resource.spec.judge.pairwise or PairwiseConfig()
+    return PairwiseJudge(
+        eval=located.resource.metadata.name,
+        model=pairwise_model(located),
+        margin=config.margin,
+        consistency_floor=config.consistency_floor,
+        length_controlled=config.length_controlled,
+    )

@@ -1,0 +1,216 @@
+"""What a pairwise judge said, as results.json and the reports keep it: each pair's two orders
+with the steps they cite, each fixture's counts and verdict, the pooled verdict, the length
+bias, and why it blocks. Every count is of pairs: head preferred + base preferred + ties +
+unavailable = the pairs judged, per fixture and over the Eval."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+PAIR_FIXTURE_TEST = "per-fixture preference test"
+PAIR_POOLED_TEST = "pooled preference test"
+WORSE = "worse"
+"""Settled: the base is preferred in at least 0.5 + margin of the decided pairs. Blocks."""
+NOT_WORSE = "not worse"
+"""Settled: the head is not worse by the margin."""
+LEANING_WORSE = "leaning worse"
+OPEN = "open"
+NO_PAIRS = "no pairs"
+SETTLED_PREFERENCES = (WORSE, NOT_WORSE)
+
+Preference = Literal["head", "base", "tie", "unavailable"]
+
+
+class CitedStep(BaseModel):
+    """A step of one run that an order's answer relies on, checked against that run."""
+
+    side: str
+    step: int
+    quote: str = ""
+    supported: bool = True
+    unsupported_reason: str = ""
+
+
+class OrderRecord(BaseModel):
+    """One order of a pair: which side was shown as A, what the judge answered, and what
+    that answer counts as."""
+
+    shown_first: Literal["base", "head"]
+    answer: Literal["", "A", "B", "tie"] = ""
+    """"": no usable answer (see `error`)."""
+    preferred: Preference
+    reason: str = ""
+    evidence: list[CitedStep] = Field(default_factory=list)
+    unsupported: str = ""
+    """Why a preference counts as a tie: it cites no supported step of a run."""
+    error: str = ""
+    reply: str = ""
+    """The judge's unusable last reply (capped), when it gave no usable answer."""
+    outage: bool = False
+
+
+class PairRecord(BaseModel):
+    """One fixture's base and head runs of one rep, judged in both orders."""
+
+    fixture: str
+    rep: int
+    preferred: Preference
+    orders: list[OrderRecord] = Field(default_factory=list)
+    head_chars: int = 0
+    base_chars: int = 0
+    """The final outputs' lengths, in characters: what the length bias is measured on."""
+    length_tie: bool = False
+    """A preference for the much longer run, counted as a tie (`lengthControlled`)."""
+    model: str = ""
+    head_final: str = ""
+    base_final: str = ""
+    """The final outputs the judge compared (capped), shown side by side in report.html;
+    empty for a private fixture."""
+    private: bool = False
+    """A held-out fixture: its outputs and the judge's quotes are kept out of the reports."""
+
+    @property
+    def consistent(self) -> bool:
+        """Both orders gave the same side (or both a tie)."""
+        said = [o.preferred for o in self.orders]
+        return len(said) == 2 and said[0] == said[1] and said[0] != "unavailable"
+
+    @property
+    def outage(self) -> bool:
+        return any(o.outage for o in self.orders)
+
+
+class PairCounts(BaseModel):
+    """Pairs by what they came to; they add up to `pairs`."""
+
+    head: int = 0
+    base: int = 0
+    ties: int = 0
+    inconsistent: int = 0
+    """Of the ties, those whose two orders disagreed."""
+    unavailable: int = 0
+    pairs: int = 0
+
+    @classmethod
+    def of(cls, pairs: list[PairRecord]) -> PairCounts:
+        said = [p.preferred for p in pairs]
+        return cls(
+            head=said.count("head"),
+            base=said.count("base"),
+            ties=said.count("tie"),
+            inconsistent=sum(
+                p.preferred == "tie" and not p.consistent and not p.length_tie for p in pairs
+            ),
+            unavailable=said.count("unavailable"),
+            pairs=len(pairs),
+        )
+
+    @property
+    def judged(self) -> int:
+        return self.pairs - self.unavailable
+
+    def text(self) -> str:
+        """ "head preferred 1 · base preferred 6 · ties 1 (1 inconsistent) · of 8 pairs"."""
+        ties = f"ties {self.ties}" + (
+            f" ({self.inconsistent} inconsistent)" if self.inconsistent else ""
+        )
+        lost = f" · unavailable {self.unavailable}" if self.unavailable else ""
+        return (
+            f"head preferred {self.head} · base preferred {self.base} · {ties}{lost} · "
+            f"of {self.pairs} pairs, each judged in both orders"
+        )
+
+
+class PreferenceVerdict(BaseModel):
+    fixture: str
+    verdict: str
+    """worse, not worse (settled); leaning worse, open, no pairs (not settled)."""
+    counts: PairCounts
+    p_bound: float
+    """Ville's bound: the chance of base preferences this many from a head that is not worse."""
+    blocks: bool = False
+
+
+class LengthBucket(BaseModel):
+    """Decided pairs grouped by how the head's final output compares in length with the
+    base's, and how often the head was preferred in each."""
+
+    bucket: Literal["head shorter", "about as long", "head longer"]
+    decided: int
+    head_wins: int
+
+    @property
+    def win_rate(self) -> float | None:
+        return self.head_wins / self.decided if self.decided else None
+
+
+class PairwiseRecord(BaseModel):
+    """An Eval's pairwise judge: its tests' verdicts, its pairs, and whether it may gate."""
+
+    model: str
+    margin: float
+    alpha: float
+    """The share of `falseBlockRate` the preference tests spend (half of it under adaptive
+    reps, the whole of it under fixed reps)."""
+    beta: float
+    fixture_alpha: float
+    pooled_alpha: float
+    fixtures: list[PreferenceVerdict] = Field(default_factory=list)
+    pooled: str = NO_PAIRS
+    pooled_counts: PairCounts = Field(default_factory=PairCounts)
+    pooled_p_bound: float = 1.0
+    blocks: bool = False
+    why: list[str] = Field(default_factory=list)
+    advisory: bool = False
+    advisory_reason: str = ""
+    agreement: float | None = None
+    """The judge's Cohen's κ on its calibration's pairs, when it has one."""
+    calibration_consistency: float | None = None
+    """The share of the calibration's pairs it judged alike in both orders."""
+    run_consistency: float | None = None
+    """The share of this run's judged pairs whose two orders agreed."""
+    length_controlled: bool = False
+    length_bias: list[LengthBucket] = Field(default_factory=list)
+    unavailable_reason: str = ""
+    """Why the judge gives no verdict: pairs it could not judge and a test left open."""
+    outage: bool = False
+    pairs: list[PairRecord] = Field(default_factory=list)
+
+    def of(self, fixture: str) -> PreferenceVerdict | None:
+        return next((f for f in self.fixtures if f.fixture == fixture), None)
+
+    def pairs_of(self, fixture: str) -> list[PairRecord]:
+        return [p for p in self.pairs if p.fixture == fixture]
+
+    def counts_line(self) -> str:
+        return self.pooled_counts.text()
+
+    def length_line(self) -> str:
+        """ "head win rate by length: head shorter 2/5 · about as long 3/6 · head longer 4/4"."""
+        parts = [f"{b.bucket} {b.head_wins}/{b.decided}" for b in self.length_bias if b.decided]
+        return "head win rate by length: " + (" · ".join(parts) or "no decided pair")
+
+    def state(self) -> str:
+        """The judge's word in a table cell: advisory, unavailable, or the pooled verdict."""
+        if self.advisory:
+            return "advisory"
+        if self.unavailable_reason:
+            return "unavailable"
+        return "worse" if self.blocks else self.pooled
+
+
+class PairAgreement(BaseModel):
+    """A pairwise judge replayed on a JudgeCalibration's labelled pairs."""
+
+    model: str
+    kappa: float | None
+    """Cohen's κ against the people's preferences (A, B, tie); None when undefined."""
+    consistency: float | None
+    """The share of the pairs it answered whose two orders agreed."""
+    scored: int
+    errors: int
+    unavailable: int = 0
+    agreed: int = 0
+    note: str = ""

@@ -1,0 +1,258 @@
+"""A playground's SQLite database, read as evalward and never as the agent: copied without
+following a link (at most DB_LIMIT bytes) into a folder of evalward's own, opened so that
+nothing but reading is allowed, and read row by row within bounds of what it holds — rows,
+values, a value's length, characters — counted as each row arrives, so reading it never
+takes more memory than those bounds allow, whatever the file's size. A state criterion's
+query is read the same way, within a time limit. What cannot be read is a PlaygroundError
+naming the playground.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+import sqlite3
+import stat
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from evalward.rundata.playground_state import PlaygroundState, QueryAnswer
+from evalward.runtime.playground import LivePlayground
+
+DB_LIMIT = 256 * 1024 * 1024
+MAX_VALUE_BYTES = 1024 * 1024
+"""The longest text or blob the database may hold in one value (SQLite refuses to read a
+longer one: SQLITE_LIMIT_LENGTH), so no single value is read into memory whole."""
+MAX_CELLS = 500_000
+"""Values (columns × rows, tables and rows counted too) read at most from the database, and
+from each query's answer."""
+MAX_ROWS = 100_000
+QUERY_SECONDS = 10.0
+_ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
+_NOFOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+
+
+def read_database(
+    live: LivePlayground, queries: list[str], state: PlaygroundState, chars: int
+) -> None:
+    """The database's tables into `state.document["db"]`, and each query's answer, within
+    `chars` characters of state and the bounds above."""
+    database = live.database
+    assert database is not None, "a playground with a database"
+    private = Path(tempfile.mkdtemp(prefix="evalward-state-"))
+    try:
+        copy = private / "copy.sqlite"
+        folder = database.parent.relative_to(live.folder)
+        _copy_nofollow(live, (*folder.parts, database.name), copy, required=True)
+        wal = (*folder.parts, database.name + "-wal")
+        _copy_nofollow(live, wal, copy.with_name(copy.name + "-wal"), required=False)
+        connection, schema = _open_read_only(live, copy)
+        try:
+            state.document["db"] = _tables(live, connection, schema, chars)
+            for query in queries:
+                state.queries[query] = _query(connection, query)
+        finally:
+            connection.close()
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def _copy_nofollow(
+    live: LivePlayground, parts: tuple[str, ...], target: Path, *, required: bool
+) -> None:
+    """Copy a file of the playground's folder, no link followed on the way (a folder the
+    agent turned into a link leads nowhere), at most DB_LIMIT bytes."""
+    try:
+        fd = _open_under(live.folder, parts)
+    except FileNotFoundError:
+        if not required:
+            return
+        raise live.error("its database is gone") from None
+    except OSError as exc:
+        raise live.error(f"its database cannot be read: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as handle, target.open("wb") as out:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise live.error("its database is no longer a regular file")
+        if info.st_size > DB_LIMIT:
+            raise live.error(f"its database grew past {DB_LIMIT:,} bytes")
+        copied = 0
+        while chunk := handle.read(1024 * 1024):
+            copied += len(chunk)
+            if copied > DB_LIMIT:
+                raise live.error(f"its database grew past {DB_LIMIT:,} bytes")
+            out.write(chunk)
+
+
+def _open_under(root: Path, parts: tuple[str, ...]) -> int:
+    """A file descriptor of root/parts…, every component opened without following a link."""
+    folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder)
+            os.close(folder)
+            folder = inner
+        return os.open(parts[-1], _NOFOLLOW, dir_fd=folder)
+    finally:
+        os.close(folder)
+
+
+def _open_read_only(
+    live: LivePlayground, copy: Path
+) -> tuple[sqlite3.Connection, list[tuple[str, list[str]]]]:
+    """The copy, opened so that nothing but reading is allowed, and its tables with their
+    primary keys."""
+    connection = sqlite3.connect(copy)
+    try:
+        connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+        connection.execute("PRAGMA trusted_schema = OFF")
+        check = connection.execute("PRAGMA integrity_check(1)").fetchone()
+        connection.execute("PRAGMA query_only = ON")
+        if check is None or check[0] != "ok":
+            raise sqlite3.DatabaseError(check[0] if check else "no answer")
+        names = connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+            "ORDER BY name"
+        ).fetchall()
+        schema = []
+        for (name,) in names:
+            info = connection.execute("SELECT name, pk FROM pragma_table_info(?)", (name,))
+            schema.append((str(name), [str(column) for column, pk in info.fetchall() if pk]))
+    except sqlite3.Error as exc:
+        connection.close()
+        raise live.error(f"its database is corrupt ({exc})") from None
+    connection.set_authorizer(_read_only)
+    return connection, schema
+
+
+def _read_only(action: int, *_: object) -> int:
+    return sqlite3.SQLITE_OK if action in _ALLOWED else sqlite3.SQLITE_DENY
+
+
+class _Reading:
+    """What reading the database has taken so far, against its bounds: values (`MAX_CELLS`)
+    and characters (of the whole state), counted as each row arrives, so a database never takes
+    more memory than its bounds allow before it is refused."""
+
+    def __init__(self, live: LivePlayground, chars: int) -> None:
+        self.live = live
+        self.cells = MAX_CELLS
+        self.limit = self.chars = chars
+        self.rows = MAX_ROWS
+
+    def table(self, name: str) -> None:
+        self.cells -= 1
+        self.chars -= len(name) + 8
+        self._check(name)
+
+    def take(
+        self, where: str, label: str, columns: list[str], values: tuple[Any, ...]
+    ) -> dict[str, Any]:
+        """One row, as the state keeps it."""
+        self.rows -= 1
+        self.cells -= len(values) + 1
+        self.chars -= len(label) + 8
+        if self.rows < 0:
+            raise self.live.error(f"its database holds more than {MAX_ROWS:,} rows")
+        self._check(where)
+        row = {}
+        for column, value in zip(columns, values, strict=True):
+            row[column] = kept = _json_value(value)
+            self.chars -= len(column) + _chars(kept) + 8
+        self._check(where)
+        return row
+
+    def _check(self, where: str) -> None:
+        if self.cells < 0:
+            raise self.live.error(
+                f"its database holds more than {MAX_CELLS:,} values (at table {where!r})"
+            )
+        if self.chars < 0:
+            raise self.live.error(
+                f"its database's state is larger than {self.limit:,} characters "
+                f"(at table {where!r})"
+            )
+
+
+def _chars(value: Any) -> int:
+    """About how many characters a value takes in the state's JSON."""
+    return len(value) if isinstance(value, str) else 24
+
+
+def _tables(
+    live: LivePlayground,
+    connection: sqlite3.Connection,
+    schema: list[tuple[str, list[str]]],
+    chars: int,
+) -> dict[str, Any]:
+    """Each table's rows by key: its one-column primary key, else its rowid, else its place.
+    Rows are read one at a time and counted as they come (`_Reading`)."""
+    tables: dict[str, Any] = {}
+    reading = _Reading(live, chars)
+    for name, keys in schema:
+        table_name = identifier(name)
+        key = identifier(keys[0]) if len(keys) == 1 else "rowid"
+        reading.table(name)
+        try:
+            try:
+                cursor = connection.execute(f"SELECT {key} AS k, * FROM {table_name}")  # noqa: S608
+            except sqlite3.Error:  # a table WITHOUT ROWID and a key of several columns
+                cursor = connection.execute(f"SELECT NULL AS k, * FROM {table_name}")  # noqa: S608
+            columns = [d[0] for d in cursor.description][1:]
+            table: dict[str, Any] = {}
+            for place, (found, *values) in enumerate(cursor):
+                label = str(place) if found is None else str(found)
+                table[label] = reading.take(name, label, columns, tuple(values))
+        except sqlite3.DataError:
+            raise live.error(
+                f"its table {name!r} holds a value longer than {MAX_VALUE_BYTES:,} bytes"
+            ) from None
+        except sqlite3.Error as exc:
+            raise live.error(f"its table {name!r} cannot be read ({exc})") from None
+        tables[name] = table
+    return tables
+
+
+def identifier(name: str) -> str:
+    """A name quoted as an SQL identifier, whatever it holds."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return "base64:" + base64.b64encode(value[:1024]).decode()
+    return value
+
+
+def _query(connection: sqlite3.Connection, query: str) -> QueryAnswer:
+    """A state criterion's query, its rows read one at a time within the database's bounds
+    (rows, values, a value's length) and QUERY_SECONDS."""
+    deadline = time.monotonic() + QUERY_SECONDS
+    connection.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+    rows: list[tuple[Any, ...]] = []
+    cells = 0
+    try:
+        cursor = connection.execute(query)
+        for row in cursor:
+            cells += len(row)
+            if len(rows) >= MAX_ROWS:
+                return QueryAnswer(error=f"the query returned more than {MAX_ROWS:,} rows")
+            if cells > MAX_CELLS:
+                return QueryAnswer(error=f"the query returned more than {MAX_CELLS:,} values")
+            rows.append(tuple(map(_json_value, row)))
+    except sqlite3.Warning:
+        return QueryAnswer(error="give one statement (a SELECT)")
+    except sqlite3.DataError:
+        return QueryAnswer(error=f"the query read a value longer than {MAX_VALUE_BYTES:,} bytes")
+    except sqlite3.Error as exc:
+        if time.monotonic() > deadline:
+            return QueryAnswer(error=f"the query did not finish within {QUERY_SECONDS:g} s")
+        return QueryAnswer(error=f"the query failed: {exc} (it may only read)")
+    finally:
+        connection.set_progress_handler(None, 0)
+    columns = tuple(d[0] for d in cursor.description or ())
+    return QueryAnswer(columns, tuple(rows))

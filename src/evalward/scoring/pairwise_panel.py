@@ -1,0 +1,301 @@
+"""Which fixtures an Eval judges pairwise, with what, and whether that judge may gate.
+
+A pairwise judge gates only when it is calibrated: its `calibration` names a JudgeCalibration
+whose `pairs` it is replayed on (both orders, as in a run), its Cohen's κ against the human
+preferences (three classes: A, B, tie) reaches `calibrationFloor`, and the share of pairs it
+judged alike in both orders reaches `consistencyFloor`. Otherwise it is advisory: it judges,
+is shown, and blocks nothing. A calibration some of whose pairs got no answer (an error, an
+outage) says nothing of the judge: it then judges nothing, and its Eval has no pairwise verdict
+(`unscored`), as for the absolute judge (`scoring.panel`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field, replace
+
+from evalward.errors import ConfigError
+from evalward.providers.base import RunLabels
+from evalward.providers.registry import Providers
+from evalward.resources import Eval, Located, ResourceSet
+from evalward.resources.models import EvalFixtureSpec, JudgeCalibration
+from evalward.resources.pairwise import (
+    DEFAULT_LENGTH_TOLERANCE,
+    DEFAULT_MARGIN,
+    PairExample,
+    PairwiseConfig,
+    PairwiseView,
+)
+from evalward.rundata.pairwise_record import PairAgreement, PairRecord
+from evalward.rundata.trace import StepType, Trace
+from evalward.scoring.calibration import at_least
+from evalward.scoring.judge import JUDGE_TIMEOUT_SECONDS
+from evalward.scoring.pairwise_judge import PairCase, PairSettings, judge_pair
+
+CLASSES = ("base", "head", "tie")
+"""A calibration pair's A is shown as the base and its B as the head: the human's A, B or
+tie is then the judge's base, head or tie."""
+
+
+@dataclass(frozen=True)
+class FixturePairing:
+    """How one fixture's pairs are judged."""
+
+    rubric: str
+    view: PairwiseView
+    length_controlled: bool
+    length_tolerance: float
+
+
+def pairing_of(located: Located[Eval], fixture: EvalFixtureSpec) -> FixturePairing | None:
+    """The fixture's pairwise settings over its Eval's; None when neither asks for it."""
+    config = located.resource.spec.judge.pairwise
+    own = fixture.pairwise
+    if config is None and own is None:
+        return None
+    base = config or PairwiseConfig()
+    rubric = (own.rubric if own is not None else None) or base.rubric
+    if not rubric:
+        raise ConfigError(
+            f"{located.file}:{located.line}: Eval {located.resource.metadata.name!r} judges "
+            "fixtures pairwise but gives no rubric: set `judge.pairwise.rubric` (or the "
+            "fixture's `pairwise.rubric`)"
+        )
+    return FixturePairing(
+        rubric=rubric,
+        view=(own.view if own is not None and own.view is not None else base.view),
+        length_controlled=(
+            own.length_controlled
+            if own is not None and own.length_controlled is not None
+            else base.length_controlled
+        ),
+        length_tolerance=base.length_tolerance,
+    )
+
+
+def pairwise_model(located: Located[Eval]) -> str:
+    """The pairwise judge's model: `judge.pairwise.model`, else `judge.model`."""
+    spec = located.resource.spec.judge
+    model = (spec.pairwise.model if spec.pairwise is not None else None) or spec.model
+    if model is None:
+        raise ConfigError(
+            f"{located.file}:{located.line}: Eval {located.resource.metadata.name!r} judges "
+            "fixtures pairwise but names no judge model: set `judge.pairwise.model` or "
+            "`judge.model`"
+        )
+    return model
+
+
+@dataclass(frozen=True)
+class PairwiseJudge:
+    """An Eval's pairwise judge as it may be used in this run."""
+
+    eval: str
+    model: str
+    margin: float = DEFAULT_MARGIN
+    consistency_floor: float = 0.8
+    advisory_reason: str = ""
+    agreement: float | None = None
+    consistency: float | None = None
+    unscored_reason: str = ""
+    unscored_outage: bool = False
+    length_controlled: bool = False
+
+
+@dataclass(frozen=True)
+class Judged:
+    """An Eval's pairwise judge, the pairs it judged and the fixtures it judges: what
+    settling it reads."""
+
+    judge: PairwiseJudge
+    pairs: list[PairRecord]
+    fixtures: list[str]
+
+
+@dataclass
+class PairwisePanel:
+    """Each Eval's pairwise judge, each calibration replayed at most once per judge model."""
+
+    providers: Providers
+    timeout_seconds: float = JUDGE_TIMEOUT_SECONDS
+    _replays: dict[tuple[str, str], asyncio.Task[PairAgreement]] = field(default_factory=dict)
+
+    async def for_eval(self, located: Located[Eval], resources: ResourceSet) -> PairwiseJudge:
+        spec = located.resource.spec.judge
+        config = spec.pairwise or PairwiseConfig()
+        judge = PairwiseJudge(
+            eval=located.resource.metadata.name,
+            model=pairwise_model(located),
+            margin=config.margin,
+            consistency_floor=config.consistency_floor,
+            length_controlled=config.length_controlled,
+        )
+        if config.calibration is None:
+            return _advisory(
+                judge,
+                "uncalibrated: `judge.pairwise.calibration` names no JudgeCalibration, so its "
+                "agreement with people is unknown",
+            )
+        calibration = resources.calibrations.get(config.calibration)
+        if calibration is None:
+            return _advisory(judge, f"JudgeCalibration {config.calibration!r} is not defined")
+        if not calibration.resource.spec.pairs:
+            return _advisory(
+                judge, f"JudgeCalibration {config.calibration!r} has no labelled `pairs`"
+            )
+        replayed = await self._replay(config.calibration, calibration.resource, judge.model)
+        judge = _measured(judge, replayed)
+        if replayed.errors:
+            outage = replayed.unavailable == replayed.errors
+            what = "provider unavailable — " if outage else ""
+            return _unscored(
+                judge,
+                f"{what}the pairwise judge's calibration {config.calibration!r} could not be "
+                f"computed: {judge.model} gave no answer on {replayed.errors} of its "
+                f"{replayed.errors + replayed.scored} pairs ({replayed.note}); rerun once the "
+                "judge answers",
+                outage,
+            )
+        if not at_least(replayed.kappa, config.calibration_floor):
+            shown = "undefined" if replayed.kappa is None else f"{replayed.kappa:.2f}"
+            return _advisory(
+                judge,
+                f"pairwise calibration {config.calibration!r}: κ of {judge.model} is {shown}, "
+                f"below the floor {config.calibration_floor:.2f}",
+            )
+        if replayed.consistency is None or replayed.consistency < config.consistency_floor:
+            return _advisory(
+                judge,
+                f"pairwise calibration {config.calibration!r}: {judge.model} judged "
+                f"{_share(replayed.consistency)} of its pairs alike in both orders, below the "
+                f"consistency floor {config.consistency_floor:.2f}",
+            )
+        return judge
+
+    async def _replay(self, name: str, calibration: JudgeCalibration, model: str) -> PairAgreement:
+        key = (name, model)
+        if key not in self._replays:
+            self._replays[key] = asyncio.ensure_future(
+                calibrate_pairs(
+                    name, calibration, self.providers, model, timeout_seconds=self.timeout_seconds
+                )
+            )
+        return await self._replays[key]
+
+
+def _advisory(judge: PairwiseJudge, reason: str) -> PairwiseJudge:
+    return replace(judge, advisory_reason=reason)
+
+
+def _unscored(judge: PairwiseJudge, reason: str, outage: bool) -> PairwiseJudge:
+    return replace(judge, unscored_reason=reason, unscored_outage=outage)
+
+
+def _measured(judge: PairwiseJudge, replayed: PairAgreement) -> PairwiseJudge:
+    return replace(judge, agreement=replayed.kappa, consistency=replayed.consistency)
+
+
+def _share(value: float | None) -> str:
+    return "an unknown share" if value is None else f"{100 * value:.0f} %"
+
+
+# --- calibration ----------------------------------------------------------------------------
+
+
+def pair_case(rubric: str, example: PairExample) -> PairCase:
+    """A labelled pair as two two-step runs: A shown as the base, B as the head."""
+    text = example.input if isinstance(example.input, str) else str(example.input)
+
+    def run(output: str) -> Trace:
+        trace = Trace()
+        trace.add(StepType.input, content=text)
+        trace.add(StepType.final, content=output)
+        return trace
+
+    return PairCase(
+        rubric=rubric,
+        input=example.input,
+        base=run(example.output_a),
+        head=run(example.output_b),
+        length_tolerance=DEFAULT_LENGTH_TOLERANCE,
+    )
+
+
+async def calibrate_pairs(
+    name: str,
+    calibration: JudgeCalibration,
+    providers: Providers,
+    model: str,
+    *,
+    parallel: int = 4,
+    timeout_seconds: float = JUDGE_TIMEOUT_SECONDS,
+) -> PairAgreement:
+    """Replay every labelled pair in both orders: κ against the people's preferences and the
+    share of pairs judged alike in both orders."""
+    spec = calibration.spec
+    limit = asyncio.Semaphore(max(1, min(parallel, providers.concurrency_of(model))))
+
+    async def one(index: int, example: PairExample) -> PairRecord:
+        labels = RunLabels(eval=name, fixture=f"pair-{index + 1}", purpose="pairwise")
+        settings = PairSettings(providers, model, timeout_seconds, labels)
+        async with limit:
+            return await judge_pair(
+                pair_case(spec.rubric, example), settings, fixture=f"pair-{index + 1}", rep=0
+            )
+
+    judged = await asyncio.gather(*(one(i, e) for i, e in enumerate(spec.pairs)))
+    return agreement(model, judged, [_human(e) for e in spec.pairs])
+
+
+def _human(example: PairExample) -> str:
+    return {"A": "base", "B": "head", "tie": "tie"}[example.human_preference]
+
+
+def agreement(model: str, judged: list[PairRecord], human: list[str]) -> PairAgreement:
+    answered = [(p, h) for p, h in zip(judged, human, strict=True) if p.preferred != "unavailable"]
+    failed = [p for p in judged if p.preferred == "unavailable"]
+    reasons = [o.error for p in failed for o in p.orders if o.error]
+    return PairAgreement(
+        model=model,
+        kappa=kappa([p.preferred for p, _ in answered], [h for _, h in answered]),
+        consistency=(sum(p.consistent for p, _ in answered) / len(answered) if answered else None),
+        scored=len(answered),
+        errors=len(failed),
+        unavailable=sum(p.outage for p in failed),
+        agreed=sum(p.preferred == h for p, h in answered),
+        note=reasons[0] if reasons else "",
+    )
+
+
+def kappa(judge: list[str], human: list[str]) -> float | None:
+    """Cohen's κ over the three classes; None when undefined (chance agreement 1, or none)."""
+    n = len(judge)
+    if n == 0:
+        return None
+    observed = sum(a == b for a, b in zip(judge, human, strict=True)) / n
+    expected = sum((judge.count(c) / n) * (human.count(c) / n) for c in CLASSES)
+    if expected >= 1:
+        return None
+    return (observed - expected) / (1 - expected)
+
+
+def gates(measured: PairAgreement) -> bool:
+    """Whether a judge measured so would gate at the default floors (κ 0.6, consistency 0.8)."""
+    return (
+        not measured.errors
+        and at_least(measured.kappa, PairwiseConfig().calibration_floor)
+        and measured.consistency is not None
+        and measured.consistency >= PairwiseConfig().consistency_floor
+    )
+
+
+def render_pairs(measured: list[PairAgreement]) -> str:
+    """`evalward calibrate`'s lines for the labelled pairs: κ and position consistency."""
+    lines = ["", "labelled pairs (pairwise judge, both orders):"]
+    lines.append(f"{'model':40} {'kappa':>6}  {'consistent':>10}  scored  errors")
+    for m in measured:
+        kappa_text = "—" if m.kappa is None else f"{m.kappa:.2f}"
+        shown = "—" if m.consistency is None else f"{100 * m.consistency:.0f} %"
+        line = f"{m.model:40} {kappa_text:>6}  {shown:>10}  {m.scored:>6}  {m.errors:>6}"
+        lines.append(line + (f"  {m.note}" if m.note else ""))
+    return "\n".join(lines)
