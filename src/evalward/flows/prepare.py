@@ -95,15 +95,8 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
         if from_base and bases.gating is not None:  # the base's fixtures, scored as the base
             gated = frozenset(bases.gating.fixtures)
             checkouts[Side.head] = replace(checkouts[Side.head], gate_fixtures=gated)
-        if bases.base is not None and bases.root is not None:
-            if merge_base is not None and not bases.whole:
-                # Everything any base run of this job may read — planned now or added by a
-                # later round — is written before the first one starts.
-                runs = plan.may_run(Side.base)
-                listing = partial(git.under, merge_base)
-                reach = agents_reach(bases.base, runs, listing)
-                bases.root = stack.enter_context(git.worktree(merge_base, reach.checkout))
-            checkouts[Side.base] = Checkout(Side.base, bases.root, bases.base, sha=merge_base or "")
+        if (base_checkout := bases.checkout(merge_base, plan)) is not None:
+            checkouts[Side.base] = base_checkout
         if setup.shape is not None:
             plan = setup.shape(plan, {side: c.resources for side, c in checkouts.items()})
         yield Prepared(changes, plan, checkouts, bases.notes)
@@ -127,6 +120,18 @@ class _Bases:
     """`root` is a whole checkout of the merge base (the base loaded from one)."""
     gating: ResourceSet | None = None
     notes: list[str] = field(default_factory=list)
+
+    def checkout(self, merge_base: str | None, plan: Plan) -> Checkout | None:
+        """The base side's checkout, when it has resources: the merge base's tree limited to
+        what any base run of this job may read (planned now or added by a later round),
+        written before the first one starts."""
+        if self.base is None or self.root is None:
+            return None
+        if merge_base is not None and not self.whole:
+            listing = partial(self.git.under, merge_base)
+            reach = agents_reach(self.base, plan.may_run(Side.base), listing)
+            self.root = self.stack.enter_context(self.git.worktree(merge_base, reach.checkout))
+        return Checkout(Side.base, self.root, self.base, sha=merge_base or "")
 
     def world(
         self, tip: str | None, plan: Plan, gate: ResourceSet
