@@ -36,6 +36,7 @@ _SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 FILE_MODES = frozenset({"100644", "100755"})
 LINK_MODE = "120000"
 SUBMODULE_MODE = "160000"
+FOLDER_MODE = "040000"
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,11 @@ class TreeEntry:
     def is_submodule(self) -> bool:
         return self.mode == SUBMODULE_MODE
 
+    @property
+    def is_folder(self) -> bool:
+        """A folder (only `Git.entry` answers with folders; `Git.tree` lists what is in them)."""
+        return self.mode == FOLDER_MODE
+
 
 class Index:
     """The paths of one reading of the index, with their modes (`Git.index`): a check that
@@ -93,6 +99,8 @@ class Git:
         self.repo = repo
         self._git = shutil.which(executable) or executable
         self._trees: dict[str, dict[str, TreeEntry]] = {}
+        self._known: dict[str, dict[str, TreeEntry | None]] = {}
+        """Entries looked up one by one (`entry`), folders included; None: not in the tree."""
 
     def _command(self, args: Iterable[str]) -> list[str]:
         return [
@@ -163,28 +171,96 @@ class Git:
         return changes
 
     def tree(self, commit: str) -> dict[str, TreeEntry]:
-        """Every file, link and submodule of `commit`, by path (kept: a commit never changes)."""
+        """Every file, link and submodule of `commit`, by path (kept: a commit never changes).
+        It lists the whole repository: what reads a few paths asks `entry` or `under`."""
         if commit in self._trees:
             return self._trees[commit]
-        out = self._raw(("ls-tree", "-r", "-z", "--full-tree", commit))
+        entries = self._listed(("ls-tree", "-r", "-z", "--full-tree", commit))
+        if _SHA.match(commit):
+            self._trees[commit] = entries
+        return entries
+
+    def under(self, commit: str, folders: Iterable[str]) -> dict[str, TreeEntry]:
+        """The files, links and submodules of `commit` at or below `folders` ("" is the
+        root: the whole tree), listed only there."""
+        wanted = sorted({folder.strip("/") for folder in folders})
+        if not wanted:
+            return {}
+        if "" in wanted or commit in self._trees:
+            tree = self.tree(commit)
+            if "" in wanted:
+                return tree
+            return {
+                path: entry
+                for path, entry in tree.items()
+                if any(path == f or path.startswith(f"{f}/") for f in wanted)
+            }
+        return self._listed(("ls-tree", "-r", "-z", commit, "--", *wanted))
+
+    def _listed(self, args: tuple[str, ...]) -> dict[str, TreeEntry]:
         entries: dict[str, TreeEntry] = {}
-        for record in out.split(b"\0"):
+        for record in self._raw(args).split(b"\0"):
             meta, tab, name = record.partition(b"\t")
             if not tab:
                 continue
             mode, _, oid = meta.decode("ascii").split(" ")
             entries[os.fsdecode(name)] = TreeEntry(mode, oid)
-        if _SHA.match(commit):
-            self._trees[commit] = entries
         return entries
+
+    def entry(self, commit: str, path: str) -> TreeEntry | None:
+        """What `path` is at `commit` (a folder too), links not followed; None when nothing.
+        Asked of git path by path (`prefetch` asks for many at once), never by listing the
+        whole tree."""
+        path = path.strip("/")
+        if not path:
+            return TreeEntry(FOLDER_MODE, "")
+        known = self._known_at(commit)
+        if path not in known:
+            self._ask(commit, [path], known)
+        return known.get(path)
+
+    def prefetch(self, commit: str, paths: Iterable[str]) -> None:
+        """Look up `paths` and the folders on their way in one `ls-tree`, for `entry`."""
+        known = self._known_at(commit)
+        asked = sorted({p.strip("/") for p in paths} - {""} - known.keys())
+        if asked:
+            self._ask(commit, asked, known)
+
+    def _known_at(self, commit: str) -> dict[str, TreeEntry | None]:
+        """What was looked up of `commit` (kept for a commit's id only: a branch moves)."""
+        return self._known.setdefault(commit, {}) if _SHA.match(commit) else {}
+
+    def _ask(self, commit: str, paths: list[str], known: dict[str, TreeEntry | None]) -> None:
+        """`ls-tree -t` of `paths`: each one's entry and the folders on its way. A path it
+        does not list is not in the tree when the folder above it is; when a part of its way
+        is missing from the answer, that part is a file, a link or nothing (`entry` asks for
+        it alone), and nothing below it is in the tree."""
+        found = self._listed(("ls-tree", "-t", "-z", commit, "--", *paths))
+        known.update(found)
+        for path in paths:
+            parts = path.split("/")
+            missing = next(
+                (d for d in range(1, len(parts) + 1) if "/".join(parts[:d]) not in found), 0
+            )
+            if not missing:
+                continue
+            if missing == len(parts):
+                known["/".join(parts)] = None
+            for below in range(missing + 1, len(parts) + 1):
+                known["/".join(parts[:below])] = None
 
     def read_files(self, commit: str, paths: Iterable[str]) -> dict[str, bytes]:
         """The contents of `paths` at `commit`: regular files, a symbolic link followed while
         it stays in the commit's tree. Missing ones (and folders, submodules, links that lead
         out of the tree) are left out. One `cat-file` for all, asked by object id."""
-        tree = self.tree(commit)
+        paths = list(paths)
+        self.prefetch(commit, paths)
         found = {path: self.follow(commit, path) for path in paths}
-        ids = {path: tree[real].oid for path, real in found.items() if real is not None}
+        ids: dict[str, str] = {}
+        for path, real in found.items():
+            entry = self.entry(commit, real) if real is not None else None
+            if entry is not None:
+                ids[path] = entry.oid
         blobs = self._blobs(set(ids.values()))
         return {path: blobs[oid] for path, oid in ids.items() if oid in blobs}
 
@@ -192,13 +268,13 @@ class Git:
         """The tree path of the regular file `path` names at `commit`, links followed (in the
         tree only), or None."""
         real, _ = self._resolve(commit, path)
-        entry = self.tree(commit).get(real) if real is not None else None
+        entry = self.entry(commit, real) if real is not None else None
         return real if entry is not None and entry.is_file else None
 
     def _resolve(self, commit: str, path: str) -> tuple[str | None, list[str]]:
         """The tree path `path` leads to at `commit`, links followed in the tree only (None
         when one leads out of it or they loop), and the links on the way."""
-        tree = self.tree(commit)
+        self.prefetch(commit, [path])
         pending = [part for part in path.split("/") if part not in ("", ".")]
         resolved: list[str] = []
         links: list[str] = []
@@ -210,7 +286,7 @@ class Git:
                 resolved.pop()
                 continue
             here = "/".join([*resolved, part])
-            entry = tree.get(here)
+            entry = self.entry(commit, here)
             if entry is not None and entry.is_link:
                 links.append(here)
                 target = self._blobs({entry.oid}).get(entry.oid)
@@ -257,22 +333,28 @@ class Git:
         out = self.run("ls-files", "-z", "--", path)
         return [name for name in out.split("\0") if name]
 
-    def index(self) -> Index:
-        """What the index records: each path with its mode, as `ls-files --stage` lists it."""
-        out = self.run("ls-files", "--stage", "-z")
+    def index(self, folder: str = "") -> Index:
+        """What the index records at or below `folder` ("": everywhere): each path with its
+        mode, as `ls-files --stage` lists it."""
+        out = self.run("ls-files", "--stage", "-z", *(("--", folder) if folder else ()))
         entries = [entry.split("\t", 1) for entry in out.split("\0") if "\t" in entry]
         return Index([(info.split(" ", 1)[0], path) for info, path in entries])
 
     def links_among(self, commit: str, paths: Iterable[str]) -> set[str]:
         """Which of `paths` are symbolic links at `commit` (mode 120000)."""
-        tree = self.tree(commit)
-        return {path for path in paths if (entry := tree.get(path)) is not None and entry.is_link}
+        paths = list(paths)
+        self.prefetch(commit, paths)
+        return {path for path in paths if (entry := self.entry(commit, path)) and entry.is_link}
 
     def files_in(self, commit: str, folder: str) -> list[str]:
         """The files and links directly in `folder` (repository path, "" for the root) at
         `commit`."""
         folder = folder.strip("/")
-        return sorted(path for path in self.tree(commit) if posixpath.dirname(path) == folder)
+        args = ("ls-tree", "-z", commit, *(("--", f"{folder}/") if folder else ()))
+        listed = self._listed(args)
+        return sorted(
+            p for p, e in listed.items() if not e.is_folder and posixpath.dirname(p) == folder
+        )
 
     def dirty_paths(self) -> set[str]:
         """Paths the working tree has changed, added or left untracked since HEAD."""
@@ -311,27 +393,25 @@ class Git:
         checkout: each file, link or folder named; for a path through links, each link on
         the way and what it leads to (inside the tree); the `.gitattributes` of the folders
         above them, which decide how git writes them. Paths the commit lacks are left out:
-        reading them fails as it would in a whole checkout."""
-        tree = self.tree(commit)
-        folders = {posixpath.dirname(p) for p in tree} - {""}
-        for folder in list(folders):
-            while (folder := posixpath.dirname(folder)) and folder not in folders:
-                folders.add(folder)
+        reading them fails as it would in a whole checkout. Each path is looked up alone
+        (`entry`), so the cost follows the paths, not the size of the tree."""
+        cleaned = [posixpath.normpath(asked.lstrip("/")) for asked in paths]
+        self.prefetch(commit, cleaned)
         wanted: set[str] = set()
-        for asked in paths:
-            clean = posixpath.normpath(asked.lstrip("/"))
-            if clean in tree or clean in folders:
+        for clean in cleaned:
+            if clean != "." and self.entry(commit, clean) is not None:
                 wanted.add(clean)
             real, links = self._resolve(commit, clean)
             wanted.update(links)
-            if real is not None and (real in tree or real in folders):
+            if real and self.entry(commit, real) is not None:
                 wanted.add(real)
-        for path in list(wanted):
+        attributes = set()
+        for path in wanted:
             while path:
                 path = posixpath.dirname(path)
-                attributes = posixpath.join(path, ".gitattributes")
-                if attributes in tree:
-                    wanted.add(attributes)
+                attributes.add(posixpath.join(path, ".gitattributes"))
+        self.prefetch(commit, attributes)
+        wanted.update(a for a in attributes if self.entry(commit, a) is not None)
         return sorted(wanted)
 
     def _check_out(self, worktree: Path, commit: str, paths: list[str]) -> None:

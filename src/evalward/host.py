@@ -6,9 +6,11 @@ The collector is off from the process's start until its command has built what l
 as the run (the suite it loaded, or the shard results it read): objects every collection in
 between would rescan (about 80 ms before the first model call in bench/p1_overhead.py).
 The command says when that is (`started`), which freezes everything built so far out of the
-collector's sight (`gc.freeze`) and turns it back on. A command that builds nothing of the
-kind says so first thing. Only the process's own entry point pauses: code that runs a
-command in a long-lived process (the tests) never freezes what it built.
+collector's sight (`gc.freeze`) and turns it back on; from then on, what survives a full
+collection (the results the run holds until its files are written) is frozen as well. A
+command that builds nothing of the kind says so first thing. Only the process's own entry
+point pauses: code that runs a command in a long-lived process (the tests) never freezes
+what it built.
 
 Redaction needs the variables the providers read their keys from, which only the command's
 configuration knows: the command tells the host (`note_key_envs`), so that the top-level
@@ -47,6 +49,7 @@ class Host:
             self._paused = False
             gc.freeze()
             gc.enable()
+            gc.callbacks.append(_freeze_survivors)
 
     def note_key_envs(self, names: Iterable[str]) -> None:
         """The variables the providers read keys from: secrets whatever their names."""
@@ -55,3 +58,12 @@ class Host:
     def redactor(self) -> Redactor:
         """Every secret of the environment, and the keys noted so far."""
         return Redactor.from_env(self.env, self.key_envs)
+
+
+def _freeze_survivors(phase: str, info: Mapping[str, int]) -> None:
+    """After a full collection, what survived it is what the run holds until its files are
+    written (its results, chiefly): frozen too, so that the next full collection walks only
+    what was made since, and the collector's work grows with the runs, not with their
+    square (10,000 results: 7 full collections, 0.8 s, each walking every result held)."""
+    if phase == "stop" and info.get("generation") == 2:
+        gc.freeze()

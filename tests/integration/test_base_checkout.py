@@ -257,3 +257,32 @@ def test_what_a_later_round_may_run_on_the_base_is_refused_before_the_first_run(
     assert "would run the side-effecting tool 'send'" in str(refused.value)
     assert not marker.exists()
     assert model.requests == []
+
+
+def _head_reads(repo: GitRepo, base: str) -> frozenset[str] | None:
+    """What an agent user's copy of the head holds for this change (None: all of it)."""
+    setup = RunSetup(
+        Git(repo.path), Revisions(base=base, head=None), build_providers({}), {}, RunOptions()
+    )
+    with prepare_change(setup) as prepared:
+        return prepared.checkouts[Side.head].reads
+
+
+def test_the_head_side_reads_what_the_base_side_does(repo: GitRepo) -> None:
+    """The working tree holds the whole repository; an agent user's copy of it holds what
+    the head's runs read, as the base's checkout does: a watched program's files (an
+    untracked one the cache key also counts among them), all of it for one without watch."""
+    program = AGENT.replace(
+        "  models: [openai/gpt-test]\n  systemFile: prompts/bot.md\n",
+        "  runtime: { command: { run: [python3, agent/main.py] } }\n",
+    )
+    files = {"agents/bot.yaml": program, "evals/bot.yaml": ADAPTIVE, "agent/main.py": "x = 1\n"}
+    files |= {"docs/readme.md": "docs\n", **{f"data/{i}.txt": f"{i}\n" for i in range(200)}}
+    base = repo.commit("base", files)
+    repo.branch("pr")
+    repo.commit("change", {"agent/main.py": "x = 2\n"})
+    assert _head_reads(repo, base) is None
+
+    repo.commit("watch", {"agents/bot.yaml": program + "  watch: [agent/**]\n"})
+    (repo.path / "agent" / "untracked.py").write_text("z = 3\n")
+    assert _head_reads(repo, base) == {"agent/main.py", "agent/untracked.py"}

@@ -270,3 +270,12 @@ def test_a_run_without_a_base_says_what_ran_and_why() -> None:
     body = comment([result], ran=ran)
     assert "**Scheduled run** (cron `0 6 * * 1b`): every Eval with this schedule — nightly." in body
     assert "Changed agents" not in body
+
+
+def test_fixtures_of_one_severity_are_listed_in_natural_order() -> None:
+    """case-2 before case-10, and case-10 before case-10a, in the comment's reasons."""
+    names = ["case-10", "case-2", "case-1", "case-10a", "case-9"]
+    results = [scored("alpha", "head", [run("alpha", name, "head", False) for name in names])]
+    body = comment(results)
+    listed = re.findall(r"^\d+\. ❌ \*\*medium\*\* · \*\*alpha / (\S+)\*\*", body, re.M)
+    assert listed == ["case-1", "case-2", "case-9", "case-10", "case-10a"]

@@ -151,3 +151,32 @@ def test_an_action_input_only_tightens_the_evals_regression_rule(
     if blocks:
         assert decision.failing_fixtures == {"e": ["f1"]}
         assert "e / f1: " in decision.why[0] and "base 5/5 → head 0/5" in decision.why[0]
+
+
+class _CountedName(str):
+    """A fixture name that counts the comparisons made with it."""
+
+    compared = 0
+
+    def __eq__(self, other: object) -> bool:
+        _CountedName.compared += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+def test_fixtures_the_base_did_not_need_are_compared_in_linear_steps() -> None:
+    """20,000 fixtures the head passed and the base did not run: each is looked up once,
+    with one comparison at most (a list tested per fixture made 200 million)."""
+    count = 20_000
+    names = [f"case-{index}" for index in range(count)]
+    passing = run("case", "head", True)
+    head = eval_result("head", [passing.model_copy(update={"fixture": name}) for name in names])
+    head.base_not_needed = [_CountedName(name) for name in names]
+    _CountedName.compared = 0
+
+    (comparison,) = compare([head, eval_result("base", [])])
+
+    assert _CountedName.compared <= count
+    assert {f.change for f in comparison.fixtures} == {Change.still_passing}
+    assert len(comparison.fixtures) == count

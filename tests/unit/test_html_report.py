@@ -440,3 +440,11 @@ def test_the_page_draws_a_trend_only_from_earlier_runs() -> None:
     points = [TrendPoint(0.9, True, "2026-11-01T10:00:00", "a" * 40)]
     drawn = page({"support": Trend("commits on main", points)})
     assert 'class="chart trend"' in drawn and "commits on main" in drawn
+
+
+def test_rows_of_one_kind_and_severity_are_in_natural_order() -> None:
+    names = ["case-10", "case-2", "case-1", "case-9"]
+    head = [run(name, "head", Status.failed) for name in names]
+    evals = [eval_result("head", head)]
+    pairs = build_pairs(compare(evals), evals, head, set())
+    assert [p.fixture for p in pairs] == ["case-1", "case-2", "case-9", "case-10"]

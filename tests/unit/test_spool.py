@@ -9,9 +9,17 @@ from pathlib import Path
 import pytest
 
 from evalward.resources.models import Severity
-from evalward.rundata.results import FixtureResult, Status, Verdict
+from evalward.rundata.held import held
+from evalward.rundata.results import (
+    AssertionResult,
+    FixtureOutcome,
+    FixtureResult,
+    Status,
+    Verdict,
+)
 from evalward.rundata.spool import TraceSpool
 from evalward.rundata.trace import StepType, Trace
+from evalward.scoring.reps import wilson_interval
 
 
 def result(fixture: str, text: str) -> FixtureResult:
@@ -56,3 +64,48 @@ def test_a_disk_that_refuses_keeps_the_trace_in_the_result(
     kept = spool.keep(original)
     assert kept.trace == original.trace
     assert spool.trace_of(kept) == original.trace
+
+
+def test_results_held_share_what_is_the_same_in_each_and_keep_their_values() -> None:
+    """A kept result, its assertions and an Eval's outcomes share one set of field names per
+    class and one instance of each interval; what they say is unchanged."""
+    spool = TraceSpool()
+    checks = [
+        AssertionResult(
+            type="contains",
+            status=Status.passed,
+            score=1.0,
+            weight=1.0,
+            severity=Severity.medium,
+            message=f"{i}",
+        )
+        for i in range(2)
+    ]
+    originals = [
+        result(f"f{i}", "answer").model_copy(update={"assertions": checks}) for i in range(3)
+    ]
+    kept = [spool.keep(r) for r in originals]
+    assert len({id(k.model_fields_set) for k in kept}) == 1
+    assert len({id(a.model_fields_set) for k in kept for a in k.assertions}) == 1
+    for original, light in zip(originals, kept, strict=True):
+        assert light.model_dump() == original.model_copy(update={"trace": None}).model_dump()
+    light = kept[0].model_copy(update={"message": "changed"})
+    assert light.message == "changed" and kept[0].message == ""
+
+    outcomes = [
+        held(
+            FixtureOutcome(
+                name=f"f{i}",
+                score=1.0,
+                result=Status.passed,
+                severity=Severity.medium,
+                reps=1,
+                passes=1,
+                pass_rate=1.0,
+                pass_rate_interval=wilson_interval(1, 1),
+            )
+        )
+        for i in range(3)
+    ]
+    assert len({id(o.pass_rate_interval) for o in outcomes}) == 1
+    assert outcomes[2].pass_rate_interval == wilson_interval(1, 1)

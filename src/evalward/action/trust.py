@@ -58,7 +58,8 @@ def untrusted_cache(git: Git, workspace: Path, directory: Path) -> str | None:
             f"{_shown(workspace, blocked)} is a file in the checkout, where the cache needs a "
             "folder. Point the cache at a directory that is not in the repository."
         )
-    index = git.index()  # one reading: its submodules and the files it tracks
+    # One reading of the folder the cache is in: its submodules and the files it tracks.
+    index = git.index(relative.parts[0] if relative.parts else "")
     nested = _nested_repository(index.gitlinks(), workspace, relative)
     if nested is not None:
         return (

@@ -174,6 +174,9 @@ async def _run_change(
         state = _planned(setup, prepared, on_plan)
         checkouts = prepared.checkouts
         resources = {side: checkout.resources for side, checkout in checkouts.items()}
+        for checkout in checkouts.values():
+            if options.sandbox is not None and checkout.reads is not None:
+                options.sandbox.limit(checkout.root, checkout.reads)
 
         def record(result: FixtureResult) -> None:
             state.finished.append(result)

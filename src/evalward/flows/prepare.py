@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 from evalward.errors import ResourceError
@@ -76,22 +77,26 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
             plan.runs = [run for run in plan.runs if setup.select(run.eval)]
         head_sha = git.commit_of(revisions.head or "HEAD") or ""
         world, names = bases.world(tip, plan, gate)
+        # An agent user's copy of the head holds what the head's runs may read, as the
+        # base's checkout does; a program that names no `watch` gets it all.
+        reads = agents_reach(gate, plan.may_run(Side.head), index.listed).checkout
         checkouts = {
             Side.head: Checkout(
-                Side.head, head_root, gate, index, sha=head_sha, world=world, world_names=names
+                Side.head,
+                head_root,
+                gate,
+                index,
+                sha=head_sha,
+                world=world,
+                world_names=names,
+                reads=frozenset(reads) if reads is not None else None,
             )
         }
         if from_base and bases.gating is not None:  # the base's fixtures, scored as the base
             gated = frozenset(bases.gating.fixtures)
             checkouts[Side.head] = replace(checkouts[Side.head], gate_fixtures=gated)
-        if bases.base is not None and bases.root is not None:
-            if merge_base is not None and not bases.whole:
-                # Everything any base run of this job may read — planned now or added by a
-                # later round — is written before the first one starts.
-                runs = plan.may_run(Side.base)
-                reach = agents_reach(bases.base, runs, git.tree(merge_base))
-                bases.root = stack.enter_context(git.worktree(merge_base, reach.checkout))
-            checkouts[Side.base] = Checkout(Side.base, bases.root, bases.base, sha=merge_base or "")
+        if (base_checkout := bases.checkout(merge_base, plan)) is not None:
+            checkouts[Side.base] = base_checkout
         if setup.shape is not None:
             plan = setup.shape(plan, {side: c.resources for side, c in checkouts.items()})
         yield Prepared(changes, plan, checkouts, bases.notes)
@@ -116,6 +121,18 @@ class _Bases:
     gating: ResourceSet | None = None
     notes: list[str] = field(default_factory=list)
 
+    def checkout(self, merge_base: str | None, plan: Plan) -> Checkout | None:
+        """The base side's checkout, when it has resources: the merge base's tree limited to
+        what any base run of this job may read (planned now or added by a later round),
+        written before the first one starts."""
+        if self.base is None or self.root is None:
+            return None
+        if merge_base is not None and not self.whole:
+            listing = partial(self.git.under, merge_base)
+            reach = agents_reach(self.base, plan.may_run(Side.base), listing)
+            self.root = self.stack.enter_context(self.git.worktree(merge_base, reach.checkout))
+        return Checkout(Side.base, self.root, self.base, sha=merge_base or "")
+
     def world(
         self, tip: str | None, plan: Plan, gate: ResourceSet
     ) -> tuple[Path | None, frozenset[str]]:
@@ -132,8 +149,12 @@ class _Bases:
 
     def load(self, head_commit: str | None, tip: str, merge_base: str) -> None:
         git = self.git
-        self.changed = git.changed_files(merge_base, head_commit)
         dirty = git.dirty_paths() if self.head_root == git.repo else set()
+        if head_commit is None and not dirty:
+            # A clean working tree is its commit: diffing the trees reads what changed, not
+            # every file of the checkout (git stats them all to diff against a working tree).
+            head_commit = "HEAD"
+        self.changed = git.changed_files(merge_base, head_commit)
         config = self.config or load_config(self.head_root)
         try:
             differs = _paths(self.changed) | dirty

@@ -30,6 +30,7 @@ from evalward.stages.blocked import policy_of
 from evalward.stages.compare import Change, EvalComparison, FixtureComparison
 from evalward.stages.gate import UNAVAILABLE, GateDecision, GateResult
 from evalward.text.numbers import score_text, threshold_text
+from evalward.text.ordering import NaturalKey, natural_key
 
 SEVERITY_ORDER = (Severity.critical, Severity.high, Severity.medium, Severity.low)
 
@@ -156,11 +157,13 @@ def weight_of(result: EvalResult | None, severity: Severity) -> float:
     return DEFAULT_SEVERITY_WEIGHTS[severity]
 
 
-def worst_first_key(
-    weight: float, drop: float | None, eval_name: str, fixture: str
-) -> tuple[float, float, str, str]:
-    """Worst first: the heaviest severity, then the largest score drop, then by name."""
-    return (-weight, -(drop or 0.0), eval_name, fixture)
+WorstFirst = tuple[float, float, NaturalKey, NaturalKey]
+
+
+def worst_first_key(weight: float, drop: float | None, eval_name: str, fixture: str) -> WorstFirst:
+    """Worst first: the heaviest severity, then the largest score drop, then by name in
+    natural order (`case-2` before `case-10`)."""
+    return (-weight, -(drop or 0.0), natural_key(eval_name), natural_key(fixture))
 
 
 def score_drop(base: FixtureOutcome | None, head: FixtureOutcome | None) -> float | None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from evalward.record.summary import (
     FixtureFacts,
+    WorstFirst,
     classify,
     score_drop,
     severities,
@@ -145,7 +146,7 @@ def build_pairs(
             shown = found.change.value if found is not None and result.eval in with_base else ""
             pair = pairs[key] = Pair(result.eval, result.fixture, shown, key in private)
         (pair.head if result.side == "head" else pair.base).append(result)
-    keys: dict[tuple[str, str], tuple[int, float, float, str, str]] = {}
+    keys: dict[tuple[str, str], tuple[int, WorstFirst]] = {}
     for key, pair in pairs.items():
         pair.head.sort(key=lambda r: r.rep)
         pair.base.sort(key=lambda r: r.rep)
@@ -165,7 +166,7 @@ def build_pairs(
         severity = (pair.head or pair.base)[0].severity
         pair.weight = weight_of(head_result, severity)
         pair.drop = score_drop(pair.base_outcome, pair.head_outcome)
-        keys[key] = (pair.rank, *worst_first_key(pair.weight, pair.drop, pair.eval, pair.fixture))
+        keys[key] = (pair.rank, worst_first_key(pair.weight, pair.drop, pair.eval, pair.fixture))
     ordered = sorted(pairs.values(), key=lambda p: keys[(p.eval, p.fixture)])
     for index, pair in enumerate(ordered):
         pair.index = index

@@ -20,6 +20,7 @@ from evalward.record.schema import RunInfo
 from evalward.record.summary import (
     FixtureFacts,
     RunSummary,
+    WorstFirst,
     facts_of_fixture,
     score_drop,
     weight_of,
@@ -89,7 +90,7 @@ class Candidate:
     fixture: FixtureComparison
     outcome: FixtureOutcome | None
     facts: FixtureFacts
-    key: tuple[float, float, str, str]
+    key: WorstFirst
 
 
 def blocking(comparisons: list[EvalComparison]) -> list[Candidate]:

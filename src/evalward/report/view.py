@@ -43,6 +43,7 @@ from evalward.stages.blocked import policy_of
 from evalward.stages.compare import Change, EvalComparison
 from evalward.stages.gate import GateDecision, did_not_run
 from evalward.stages.stats import McNemar
+from evalward.text.ordering import natural_key
 
 UNAVAILABLE = "unavailable"
 """The one word for an outage, in every list and table: not a verdict on the agent."""
@@ -237,7 +238,9 @@ def build_view(source: ViewSource, lines: LineBudget = LineBudget()) -> CommentV
     for comparison in comparisons:
         _add_lists(view, comparison, private, listed)
     order = {(c.comparison.name, c.fixture.fixture): i for i, c in enumerate(candidates)}
-    view.regressions.sort(key=lambda i: (order.get((i.eval, i.fixture), len(order)), i.fixture))
+    view.regressions.sort(
+        key=lambda i: (order.get((i.eval, i.fixture), len(order)), natural_key(i.fixture))
+    )
     ranked = sorted(comparisons, key=_eval_rank)
     view.evals, view.evals_more = ranked[:EVALS_CAP], max(0, len(ranked) - EVALS_CAP)
     view.eval_counts = {c.name: count([c]) for c in view.evals}

@@ -10,11 +10,11 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from evalward.resources.assertion_base import AssertionBase
 from evalward.resources.code_scorer import CodeAssertion
-from evalward.resources.patterns import compiled_pattern
+from evalward.resources.patterns import Pattern, compiled_pattern
 from evalward.resources.state_assertions import (
     FileStateAssertion,
     SqlAssertion,
@@ -53,12 +53,27 @@ class RegexAssertion(AssertionBase):
     type: Literal["regex"]
     pattern: str
     field: str | None = None
+    _compiled: Pattern | None = PrivateAttr(default=None)
 
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, pattern: str) -> str:
         compiled_pattern(pattern)
         return pattern
+
+    @model_validator(mode="after")
+    def _keep_compiled(self) -> RegexAssertion:
+        """Keep the pattern compiled when the fixture loads (just now, so from the cache):
+        scoring searches with it, however many patterns the suite has, instead of compiling
+        it a second time once the cache has let it go."""
+        self._compiled = compiled_pattern(self.pattern)
+        return self
+
+    @property
+    def compiled(self) -> Pattern:
+        if self._compiled is None:
+            self._compiled = compiled_pattern(self.pattern)
+        return self._compiled
 
 
 class JsonSchemaAssertion(AssertionBase):

@@ -47,11 +47,13 @@ def discover(root: Path, config: RepoConfig | None = None) -> Iterator[Path]:
                 for d in dirnames
                 if d not in DEFAULT_EXCLUDES and not excluded(base / d, root, excludes)
             )
+            # Only a YAML file's name becomes a Path: the other files of a large repository
+            # cost one string test each.
             for name in filenames:
-                path = base / name
-                if not name.endswith((".yaml", ".yml")) or path in seen:
+                if not name.endswith((".yaml", ".yml")):
                     continue
-                if base == root and name == CONFIG_FILE:
+                path = base / name
+                if path in seen or (base == root and name == CONFIG_FILE):
                     continue
                 if not excluded(path, root, excludes):
                     seen.add(path)

@@ -37,6 +37,7 @@ from evalward.resources.problems import did_you_mean, problems_from_validation, 
 from evalward.resources.references import check_references
 from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config
 from evalward.resources.resource_set import Located, ResourceSet
+from evalward.resources.shared_sets import share_field_sets
 from evalward.resources.yamlsource import (
     MAX_FILE_BYTES,
     Document,
@@ -367,7 +368,7 @@ class _Run:
             self._add(Located(fixture, rel, line, pending.index), pending, path)
 
     def _add(self, located: Located[Any], pending: _Pending, at: PathKey = ()) -> None:
-        resource = located.resource
+        resource = share_field_sets(located.resource)
         table: dict[str, Located[Any]]
         if isinstance(resource, Agent):
             table = self.result.agents

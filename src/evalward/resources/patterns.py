@@ -78,8 +78,9 @@ class Pattern:
 
 @functools.lru_cache(maxsize=4096)
 def compiled_pattern(pattern: str) -> Pattern:
-    """`pattern` ready to search; ValueError says why it does not compile. Cached: suites
-    repeat patterns, and a fixture's pattern is compiled when it loads, then searched."""
+    """`pattern` ready to search; ValueError says why it does not compile. Cached, as suites
+    repeat patterns; a `regex` assertion also keeps its own (`RegexAssertion.compiled`), so
+    a suite of more patterns than the cache holds still compiles each once."""
     quick = _quick(pattern)
     if quick is not None:
         return quick

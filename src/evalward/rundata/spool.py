@@ -14,8 +14,12 @@ import tempfile
 import weakref
 from typing import IO
 
+from evalward.rundata.held import held
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.trace import Trace
+
+_LENGTH_BITS = 40
+"""A trace's length fits in 40 bits (a terabyte); its offset takes the bits above."""
 
 RunKey = tuple[str, str, str, int]
 """side, Eval, fixture, rep: one run of a plan, which a plan never repeats."""
@@ -31,16 +35,19 @@ class TraceSpool:
 
     def __init__(self) -> None:
         self._file: IO[bytes] | None = None
-        self._where: dict[RunKey, tuple[int, int]] = {}
+        self._where: dict[RunKey, int] = {}
+        """Where each trace is: its offset and length, as one number (`_LENGTH_BITS`): a
+        run of 100,000 keeps 100,000 of them."""
 
     def keep(self, result: FixtureResult) -> FixtureResult:
-        """Write the result's trace to disk and return the result without it (`trace=None`).
+        """Write the result's trace to disk and return the result without it (`trace=None`),
+        as it will be held until the run's files are written (`held`).
 
         If the disk refuses (full, read-only), the trace stays in the result: memory is the
         price, not the run's results.
         """
         if result.trace is None:
-            return result
+            return held(result)
         key = key_of(result)
         if key in self._where:
             raise ValueError(f"a trace is already kept for {key}: a plan runs each run once")
@@ -50,9 +57,9 @@ class TraceSpool:
             offset = handle.seek(0, io.SEEK_END)
             handle.write(data)
         except OSError:
-            return result
-        self._where[key] = (offset, len(data))
-        return result.model_copy(update={"trace": None})
+            return held(result)
+        self._where[key] = offset << _LENGTH_BITS | len(data)
+        return held(result.model_copy(update={"trace": None}))
 
     def trace_json(self, result: FixtureResult) -> str:
         """The run's trace as JSON text, read back from disk if it was kept there."""
@@ -70,7 +77,7 @@ class TraceSpool:
         where = self._where.get(key_of(result))
         if where is None or self._file is None:
             raise KeyError(f"no trace kept for {key_of(result)}")
-        offset, length = where
+        offset, length = where >> _LENGTH_BITS, where & (1 << _LENGTH_BITS) - 1
         self._file.seek(offset)
         return self._file.read(length)
 

@@ -32,12 +32,13 @@ from pathlib import Path
 from typing import Protocol
 
 from evalward.errors import AgentRunError
-from evalward.files.trees import REMOVAL, TreeBounds, TreeError, copy_tree, remove_tree
+from evalward.files.trees import REMOVAL, TreeBounds, TreeError, remove_tree
 from evalward.resources.agent import AgentEnvironment, AgentSpec
 from evalward.resources.models import Agent
 from evalward.resources.paths import link_on_the_way
 from evalward.runtime.agent_users import CLAIMS, AgentUser, ClaimedUser
 from evalward.runtime.apart import Apart
+from evalward.runtime.checkout_copy import copy_checkout
 from evalward.runtime.environment_limits import EnvironmentLimits
 from evalward.runtime.strays import RunProcesses, Sessions
 
@@ -122,6 +123,8 @@ class _Shared:
     simulated user, whose persona, goal and hidden facts the agent must not read."""
     sessions: Sessions = field(default_factory=Sessions)
     """The programs started and still running, and the lock their starts take."""
+    reads: dict[Path, frozenset[str]] = field(default_factory=dict)
+    """What the runs read of a checkout, where that is not all of it (`limit`)."""
     claim: ClaimedUser | None = None
     """The agent users' claim (`agent-user: auto`), let go once none of their processes is
     left."""
@@ -271,6 +274,11 @@ class Sandbox:
         made from now on."""
         self._shared.hidden.update(paths)
 
+    def limit(self, checkout: Path, paths: Iterable[str]) -> None:
+        """Copy only `paths` of `checkout` (and the links on their way) into its working
+        copy: what its side's runs read (`stages/reach.py`), not the whole repository."""
+        self._shared.reads[checkout.resolve()] = frozenset(paths)
+
     def working_copy(self, checkout: Path) -> Path:
         """Where programs of `checkout` run: the checkout itself without a user switch, else a
         copy owned by evalward that the agent user can read and run but not change. Made once
@@ -283,8 +291,10 @@ class Sandbox:
         if key not in copies:
             target = Path(tempfile.mkdtemp(prefix="checkout-", dir=self.root))
             target.chmod(0o755)
+            left_out = self.not_copied | self._shared.hidden
             try:
-                _copy_tree(key, target / "tree", self.not_copied | self._shared.hidden)
+                reads = self._shared.reads.get(key)
+                copy_checkout(key, target / "tree", reads, left_out, COPY_BOUNDS)
             except (OSError, TreeError) as exc:
                 raise AgentRunError(f"cannot copy the checkout for the agent user: {exc}") from None
             copies[key] = target / "tree"
@@ -410,23 +420,6 @@ class Sandbox:
             shared.claim.release()
             shared.claim = None
         return left
-
-
-def _copy_tree(source: Path, target: Path, not_copied: frozenset[str]) -> None:
-    """Copy regular files, directories and symbolic links (as links); readable by everyone,
-    writable by nobody but evalward. Special files and the `not_copied` paths (relative to
-    the checkout, `/`-separated) are left out."""
-
-    def readable(mode: int) -> int:
-        return 0o755 if stat.S_ISDIR(mode) or mode & 0o111 else 0o644
-
-    copy_tree(
-        source,
-        target,
-        COPY_BOUNDS,
-        leave_out=lambda path, _mode: path in not_copied,
-        modes=readable,
-    )
 
 
 def listed_env(agent: Agent) -> frozenset[str]:

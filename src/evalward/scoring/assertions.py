@@ -42,7 +42,6 @@ from evalward.resources.assertions import (
     TrajectoryAssertion,
     TrajectoryMode,
 )
-from evalward.resources.patterns import compiled_pattern
 from evalward.rundata.results import Status
 from evalward.rundata.trace import StepType, Trace
 from evalward.scoring import tool_names
@@ -312,7 +311,7 @@ def _equals(a: EqualsAssertion, trace: Trace) -> Outcome:
 def _regex(a: RegexAssertion, trace: Trace, timeout: float) -> Outcome:
     text = _target_text(a.field, trace)
     try:
-        match = compiled_pattern(a.pattern).search(text, timeout=timeout)
+        match = a.compiled.search(text, timeout=timeout)
     except TimeoutError:
         raise _Unevaluable(
             f"/{a.pattern}/ did not finish within {timeout:g} s on {len(text)} characters; "

@@ -93,6 +93,7 @@ def _agents(
 ) -> None:
     ordered = sorted(touched)
     attribute_files = _attribute_files(touched)
+    index.prefetch(glob for located in head.agents.values() for glob in located.resource.spec.watch)
     for name, located in sorted(head.agents.items()):
         spec = located.resource.spec
         before = base.agents.get(name) if base is not None else None

@@ -142,13 +142,14 @@ def _compare_one(head: EvalResult, base: EvalResult | None) -> EvalComparison:
     pending = set(head.pending)
     advisory = {o.name for o in head.fixture_results if o.advisory}
     sequential = _sequential(head)
+    not_needed = set(head.base_not_needed)  # tested once per fixture: a set, not the list
     for name, passed in sequential.items():
         head_passed[name] = passed[1]
     for name in sorted(set(head_runs) | set(base_runs)):
         change = _classify(base_passed.get(name), head_passed.get(name))
         if name in sequential:  # the base runs only where the verdict reads it
             change = Change.new if name in pending else sequential[name][0]
-        elif name in head.base_not_needed and head_passed.get(name):
+        elif name in not_needed and head_passed.get(name):
             change = Change.still_passing  # the head passed it, so the base was not run
         if name in advisory:
             change = Change.advisory

@@ -19,6 +19,8 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+from bisect import bisect_left
+from collections.abc import Iterable
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
@@ -62,39 +64,60 @@ def _looks_like_a_path(argument: str) -> bool:
 
 
 class FileIndex:
-    """The paths of one checkout, listed once, for what `watch` globs match.
+    """The paths of one checkout, for what `watch` globs match: listed only where a glob may
+    match (`watched_folders`), each folder once, so that the cost follows the definitions,
+    not the size of the repository. `prefetch` lists the folders of many globs at once.
 
     Exactly the files change detection sees: what git tracks there (and, in a working tree,
     what it would add: untracked files that are not ignored), `node_modules/` or a committed
     `.venv/` included. A cache key that left out a path change detection counts would reuse a
     result from before that path changed. A folder git does not know (a copy of a commit's
-    changed files) is listed whole, but for `.git`. Links and submodules are listed as the
-    paths they are, with what they are.
+    changed files) is walked, but for `.git`. Links and submodules are listed as the paths
+    they are, with what they are.
     """
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._files: list[str] | None = None
+        self._repository: bool | None = None
+        self._covered: set[str] = set()
+        """The folders listed ("" the whole checkout)."""
+        self._paths: list[str] = []
+        """What they hold, sorted."""
         self._links: set[str] = set()
         self._submodules: dict[str, str] = {}
         self._expanded: dict[str, str] = {}
         """Paths under a linked folder, as watched -> the link they go through."""
 
     def files(self) -> list[str]:
-        if self._files is None:
-            listed = _listed_by_git(self.root)
-            if listed is None:
-                listed = _walked(self.root)
-            files, self._links, self._submodules = listed
-            self._files = sorted(files)
-        return self._files
+        """Every path of the checkout (for a reader that needs them all)."""
+        self._list([""])
+        return self._paths
+
+    def prefetch(self, patterns: Iterable[str]) -> None:
+        """List, in one go, the folders every glob of `patterns` may match in."""
+        self._list(watched_folders(list(patterns)))
+
+    def listed(self, folders: list[str]) -> list[str]:
+        """The paths at or below `folders` ("" for all), listed there only."""
+        self._list(folders)
+        return sorted({path for folder in folders for path in self._under(folder.strip("/"))})
 
     def matching(self, patterns: list[str]) -> list[str]:
         """The paths the globs match, the files under a linked folder they cover included."""
         if not patterns:
             return []
-        found = {path for path in self.files() if any(fnmatch(path, p) for p in patterns)}
-        for link in sorted(self._links):
+        folders = watched_folders(patterns)
+        self._list(folders)
+        listed = [path for folder in folders for path in self._under(folder)]
+        found = {path for path in listed if any(fnmatch(path, p) for p in patterns)}
+        links = {path for path in listed if path in self._links}
+        links |= {
+            above
+            for folder in folders
+            for above in _folders_of(f"{folder}/") - {""}
+            if (self.root / above).is_symlink()
+        }
+        for link in sorted(links):
             if _may_cover(link, patterns):
                 for path in self._under_link(link):
                     if any(fnmatch(path, p) for p in patterns):
@@ -112,15 +135,17 @@ class FileIndex:
         if not target.is_dir() or not target.is_relative_to(real_root):
             return []
         folder = target.relative_to(real_root).as_posix()
-        prefix = "" if folder == "." else f"{folder}/"
-        paths = [f"{link}/{f[len(prefix) :]}" for f in self.files() if f.startswith(prefix)]
+        folder = "" if folder == "." else folder
+        self._list([folder])
+        prefix = f"{folder}/" if folder else ""
+        paths = [f"{link}/{f[len(prefix) :]}" for f in self._under(folder) if f != folder]
         for path in paths:
             self._expanded.setdefault(path, link)
         return paths
 
     def token(self, path: str) -> str:
         """What the agent reads at `path`: a file's content hash, a submodule's commit."""
-        commit = self._submodules.get(path)
+        commit = self._submodule(path)
         if commit is not None:
             checked_out = ""
             if (self.root / path / ".git").exists():  # else git would answer for this repository
@@ -130,13 +155,84 @@ class FileIndex:
             )
         return _content_hash(self.root, path)
 
+    def _submodule(self, path: str) -> str | None:
+        """The commit the submodule at `path` points at; None when it is not one. A regular
+        file outside what was listed is not (no git call); anything else is listed."""
+        if not self._covers(path):
+            if (self.root / path).is_file():
+                return None
+            self._list([path])
+        return self._submodules.get(path)
+
     def looked_up(self, path: str) -> set[str]:
         """Every repository path reading `path` depends on: itself, and when it is a link or
         lies under one, the links on the way and where they lead (`paths.looked_up`)."""
-        self.files()
-        if path in self._links or path in self._expanded or self._links & _folders_of(path):
+        if path in self._expanded or any(
+            (self.root / part).is_symlink() for part in [path, *_folders_of(path)]
+        ):
             return looked_up(self.root, path)
         return {path}
+
+    def _list(self, folders: list[str]) -> None:
+        """List the folders not listed yet: one git call for all of them (a walk when the
+        checkout is not a repository's root)."""
+        new = sorted({f.strip("/") for f in folders if not self._covers(f.strip("/"))})
+        if not new:
+            return
+        if "" in new:
+            new = [""]
+        if self._repository is None:
+            self._repository = _is_repository_root(self.root)
+        listed = _listed_by_git(self.root, new) if self._repository else None
+        if listed is None:
+            listed = _walked(self.root, new)
+        files, links, submodules = listed
+        self._paths = sorted(set(self._paths) | files)
+        self._links |= links
+        self._submodules |= submodules
+        self._covered.update(new)
+
+    def _covers(self, folder: str) -> bool:
+        """Whether `folder` is listed: itself, or a folder above it."""
+        return (
+            "" in self._covered
+            or folder in self._covered
+            or not self._covered.isdisjoint(_folders_of(folder))
+        )
+
+    def _under(self, folder: str) -> list[str]:
+        """The listed paths at or below `folder`."""
+        return paths_under(self._paths, folder)
+
+
+def paths_under(ordered: list[str], folder: str) -> list[str]:
+    """The paths of the sorted list `ordered` at or below `folder` ("" for all), found by
+    bisection: the cost follows what is there, not the length of the list."""
+    if not folder:
+        return ordered
+    found = [folder] if _has(ordered, folder) else []
+    start = bisect_left(ordered, f"{folder}/")
+    end = bisect_left(ordered, f"{folder}0")  # "0" follows "/"
+    return found + ordered[start:end]
+
+
+def _has(ordered: list[str], path: str) -> bool:
+    index = bisect_left(ordered, path)
+    return index < len(ordered) and ordered[index] == path
+
+
+def watched_folders(patterns: list[str]) -> list[str]:
+    """The folders a list of globs can match paths in: each glob's literal start, up to its
+    last `/` ("" when the glob starts with a wildcard: the whole checkout). A glob without a
+    wildcard is its own path; one through `..` matches nothing, and lists nothing."""
+    folders: set[str] = set()
+    for pattern in patterns:
+        literal = _WILDCARD.split(pattern, maxsplit=1)[0]
+        folder = literal if literal == pattern else literal.rpartition("/")[0]
+        folder = folder.strip("/")
+        if ".." not in folder.split("/"):  # a listed path never has one: it matches nothing
+            folders.add(folder)
+    return sorted(folders)
 
 
 def _folders_of(path: str) -> set[str]:
@@ -158,17 +254,23 @@ def _may_cover(link: str, patterns: list[str]) -> bool:
     return False
 
 
-Listing = tuple[list[str], set[str], dict[str, str]]
+Listing = tuple[set[str], set[str], dict[str, str]]
 """Paths, which of them are symbolic links, and the submodules' commits."""
 
 
-def _listed_by_git(root: Path) -> Listing | None:
-    git = Git(root)
+def _is_repository_root(root: Path) -> bool:
     try:
-        if git.run("rev-parse", "--show-toplevel").strip() != str(root.resolve()):
-            return None  # not a repository's root: a folder inside some other repository
-        staged = git.run("ls-files", "-z", "--stage")
-        others = git.run("ls-files", "-z", "--others", "--exclude-standard")
+        return Git(root).run("rev-parse", "--show-toplevel").strip() == str(root.resolve())
+    except GitError:
+        return False  # not a repository's root: a folder inside some other repository
+
+
+def _listed_by_git(root: Path, folders: list[str]) -> Listing | None:
+    git = Git(root)
+    where = () if "" in folders else ("--", *folders)
+    try:
+        staged = git.run("ls-files", "-z", "--stage", *where)
+        others = git.run("ls-files", "-z", "--others", "--exclude-standard", *where)
     except GitError:
         return None
     files: set[str] = set()
@@ -189,22 +291,30 @@ def _listed_by_git(root: Path) -> Listing | None:
             files.add(path)
             if (root / path).is_symlink():
                 links.add(path)
-    return sorted(files), links, submodules
+    return files, links, submodules
 
 
-def _walked(root: Path) -> Listing:
-    found: list[str] = []
+def _walked(root: Path, folders: list[str]) -> Listing:
+    found: set[str] = set()
     links: set[str] = set()
-    for dirpath, dirnames, filenames in os.walk(root):
-        here = Path(dirpath)
-        base = here.relative_to(root).as_posix()
-        linked = [d for d in dirnames if (here / d).is_symlink()]  # listed, not walked into
-        dirnames[:] = sorted(d for d in dirnames if d != ".git" and d not in linked)
-        for name in [*filenames, *linked]:
-            path = name if base == "." else f"{base}/{name}"
-            found.append(path)
-            if (here / name).is_symlink():
-                links.add(path)
+    for folder in folders:
+        start = root / folder if folder else root
+        if folder and (start.is_symlink() or not start.is_dir()):
+            if os.path.lexists(start) and ".git" not in folder.split("/"):
+                found.add(folder)
+                if start.is_symlink():
+                    links.add(folder)
+            continue
+        for dirpath, dirnames, filenames in os.walk(start):
+            here = Path(dirpath)
+            base = here.relative_to(root).as_posix()
+            linked = [d for d in dirnames if (here / d).is_symlink()]  # listed, not walked into
+            dirnames[:] = sorted(d for d in dirnames if d != ".git" and d not in linked)
+            for name in [*filenames, *linked]:
+                path = name if base == "." else f"{base}/{name}"
+                found.add(path)
+                if (here / name).is_symlink():
+                    links.add(path)
     return found, links, {}
 
 

@@ -271,6 +271,9 @@ class Checkout:
     """The fixtures of this (head) side that the base branch defines (`gate-config: base`):
     their code scorers run as the base side's user, which no program of the pull request
     runs as."""
+    reads: frozenset[str] | None = None
+    """What this side's runs read of `root` (`stages/reach.py`), when `root` holds more:
+    all an agent user's copy of it needs. None: all of it."""
 
 
 def private_runs(plan: Plan, resources: Mapping[Side, ResourceSet]) -> set[tuple[str, str]]:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from evalward.resources import Located
 from evalward.resources.models import Eval
+from evalward.rundata.held import held
 from evalward.rundata.results import EvalResult, FixtureResult
 from evalward.rundata.sides import Side
 from evalward.scoring.scores import score_eval
@@ -48,12 +49,14 @@ def score_evals(plan: Plan, evals: EvalsBySide, results: list[FixtureResult]) ->
                 pending = plan.pending.get(name, []) if side is Side.head else []
                 scored = score_eval(located, side.value, runs, pending)
                 if side is Side.head and name in plan.base_when_failing:
-                    scored.base_not_needed = _not_needed(plan, name, results)
-                out.append(scored)
+                    base_runs = runs_of.get((Side.base.value, name), [])
+                    scored.base_not_needed = _not_needed(plan, name, base_runs)
+                out.append(held(scored))
     return out
 
 
-def _not_needed(plan: Plan, name: str, results: list[FixtureResult]) -> list[str]:
-    """The held-back base fixtures of `name` that did not run: the head passed them."""
-    ran = {r.fixture for r in results if r.eval == name and r.side == Side.base.value}
+def _not_needed(plan: Plan, name: str, base_runs: list[FixtureResult]) -> list[str]:
+    """The held-back base fixtures of `name` that did not run (`base_runs`: the base runs of
+    `name`): the head passed them."""
+    ran = {r.fixture for r in base_runs}
     return sorted({r.fixture for r in plan.base_when_failing[name]} - ran)

@@ -24,15 +24,14 @@ What a definition reads:
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 
-from evalward.git import TreeEntry
 from evalward.resources import Located, ResourceSet
 from evalward.resources.models import Agent
 from evalward.resources.state_assertions import StateSnapshotAssertion
-from evalward.stages.fingerprint import referenced_files
+from evalward.stages.fingerprint import paths_under, referenced_files, watched_folders
 from evalward.stages.plan import PlannedRun
 from evalward.stages.playgrounds import defined_playground
 
@@ -55,11 +54,14 @@ class Reach:
         return None if self.whole else self.paths
 
 
-def agents_reach(
-    resources: ResourceSet, runs: Iterable[PlannedRun], tree: Mapping[str, TreeEntry]
-) -> Reach:
+Listing = Callable[[list[str]], Iterable[str]]
+"""The tree's files at or below some folders (`Git.under`, `FileIndex.listed`)."""
+
+
+def agents_reach(resources: ResourceSet, runs: Iterable[PlannedRun], listing: Listing) -> Reach:
     """What `runs` (`Plan.may_run`: one of each Eval and fixture) read of `resources`'
-    commit (listed by `tree`): their agents' files and their playgrounds'."""
+    commit (its files below a folder listed by `listing`, only where a `watch` glob may
+    match): their agents' files and their playgrounds'."""
     reach = Reach()
     agents: set[str] = set()
     for run in runs:
@@ -69,9 +71,11 @@ def agents_reach(
             continue
         agents.add(located_eval.resource.spec.target_agent)
         playground_reach(resources, eval_name, fixture, reach)
-    for name in sorted(agents):
-        if name in resources.agents:
-            _agent(resources.agents[name], tree, reach)
+    located = [resources.agents[name] for name in sorted(agents) if name in resources.agents]
+    watched = [glob for agent in located for glob in agent.resource.spec.watch]
+    listed = sorted(listing(watched_folders(watched))) if watched else []
+    for agent in located:
+        _agent(agent, listed, reach)
     return reach
 
 
@@ -112,7 +116,8 @@ def playground_reach(resources: ResourceSet, eval_name: str, fixture: str, reach
     reach.paths.update(path.lstrip("/") for path in [*spec.paths(), *snapshots])
 
 
-def _agent(located: Located[Agent], tree: Mapping[str, TreeEntry], reach: Reach) -> None:
+def _agent(located: Located[Agent], listed: list[str], reach: Reach) -> None:
+    """Add what the agent reads to `reach`; `listed`: the sorted paths its globs may match."""
     spec = located.resource.spec
     name = located.resource.metadata.name
     reach.paths.update(referenced_files(located))
@@ -122,4 +127,6 @@ def _agent(located: Located[Agent], tree: Mapping[str, TreeEntry], reach: Reach)
             reach.everything(f"agent {name!r}'s environment is the repository's root folder")
     if spec.runs_programs and not spec.watch:
         reach.everything(f"agent {name!r} runs a program and names no `watch`")
-    reach.paths.update(path for path in tree if any(fnmatch(path, p) for p in spec.watch))
+    for folder in watched_folders(spec.watch):
+        under = paths_under(listed, folder)
+        reach.paths.update(path for path in under if any(fnmatch(path, p) for p in spec.watch))

@@ -366,3 +366,19 @@ def test_every_assertion_accepts_weight_severity_and_axis() -> None:
         )
         assert (parsed.weight, parsed.severity.value, parsed.axis) == (2, "high", "safety")
         assert json.loads(parsed.model_dump_json(by_alias=True))["type"] == kind
+
+
+def test_each_pattern_of_a_suite_larger_than_the_cache_is_compiled_once() -> None:
+    """A suite loads every fixture before it scores any: with more distinct patterns than
+    the cache holds, each must still be compiled once, not once to load and again to score."""
+    count = compiled_pattern.cache_info().maxsize + 100
+    assert count is not None
+    compiled_pattern.cache_clear()
+    loaded = [
+        ASSERTION.validate_python({"type": "regex", "pattern": rf"case {n}\b"})
+        for n in range(count)
+    ]
+    results = [check(a, trace_of(final=f"case {n}")) for n, a in enumerate(loaded)]
+
+    assert [status for status, _ in results] == [Status.passed] * count
+    assert compiled_pattern.cache_info().misses == count

@@ -1,0 +1,78 @@
+"""An agent user's working copy of a checkout: only what a side's runs read
+(`stages/reach.py`) where that is known, so that a copy of a large repository costs what its
+agents name, not the repository's size (what the base side's checkout holds, for the head's
+working tree); else the whole checkout."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+from evalward.files.trees import TreeBounds, copy_tree
+from evalward.resources.paths import looked_up
+
+
+def readable_by_all(mode: int) -> int:
+    """A copy's permissions: readable by everyone, writable by nobody but its owner (folders
+    and executables 0755, other files 0644)."""
+    return 0o755 if stat.S_ISDIR(mode) or mode & 0o111 else 0o644
+
+
+def copy_reach(
+    source: Path,
+    target: Path,
+    paths: Iterable[str],
+    not_copied: frozenset[str],
+    bounds: TreeBounds,
+) -> None:
+    """Copy `paths` (relative to `source`) into `target`, as `copy_tree` copies (within
+    `bounds`, links as links, special files and the `not_copied` paths left out): a file; a
+    folder whole; a symbolic link, and what it leads to inside the checkout. The folders on
+    the way are entered, not copied whole: a folder no path goes through is not read at all.
+    A path the checkout lacks is left out, so reading it fails as it would."""
+    real_source = source.resolve()
+    on_the_way: set[str] = set()
+    whole: set[str] = set()
+    for path in set(paths):
+        try:
+            final = Path(os.path.realpath(source / path)).relative_to(real_source).as_posix()
+        except ValueError:
+            final = ""  # it leads out of the checkout: the links on the way are copied
+        parts = looked_up(source, path)
+        on_the_way |= parts
+        whole |= parts & {path, final}
+
+    def leave_out(path: str, _mode: int) -> bool:
+        if path in not_copied:
+            return True
+        if path in on_the_way:
+            return False
+        pieces = path.split("/")
+        return not any("/".join(pieces[:depth]) in whole for depth in range(1, len(pieces)))
+
+    copy_tree(source, target, bounds, leave_out=leave_out, modes=readable_by_all)
+
+
+def copy_checkout(
+    source: Path,
+    target: Path,
+    reads: Iterable[str] | None,
+    not_copied: frozenset[str],
+    bounds: TreeBounds,
+) -> None:
+    """Copy the `reads` of `source` into `target` (`copy_reach`), or all of it when what its
+    runs read is not known: regular files, folders and symbolic links (as links), readable by
+    everyone, writable by nobody but evalward; special files and the `not_copied` paths
+    (relative to the checkout, `/`-separated) left out."""
+    if reads is not None:
+        copy_reach(source, target, reads, not_copied, bounds)
+        return
+    copy_tree(
+        source,
+        target,
+        bounds,
+        leave_out=lambda path, _mode: path in not_copied,
+        modes=readable_by_all,
+    )
