@@ -214,6 +214,8 @@ class Git:
         path = path.strip("/")
         if not path:
             return TreeEntry(FOLDER_MODE, "")
+        if not _in_tree_form(path):
+            return None  # "..", "." or "//": no tree path is written so (`follow` resolves them)
         known = self._known_at(commit)
         if path not in known:
             self._ask(commit, [path], known)
@@ -222,7 +224,8 @@ class Git:
     def prefetch(self, commit: str, paths: Iterable[str]) -> None:
         """Look up `paths` and the folders on their way in one `ls-tree`, for `entry`."""
         known = self._known_at(commit)
-        asked = sorted({p.strip("/") for p in paths} - {""} - known.keys())
+        stripped = {p.strip("/") for p in paths}
+        asked = sorted(p for p in stripped - known.keys() if p and _in_tree_form(p))
         if asked:
             self._ask(commit, asked, known)
 
@@ -427,3 +430,10 @@ class Git:
                     ("checkout", "-q", commit, "--pathspec-from-file=-", "--pathspec-file-nul"),
                     listed,
                 )
+
+
+def _in_tree_form(path: str) -> bool:
+    """`path` is written as git's trees name a path: no empty, `.` or `..` part. Any other
+    path is never handed to git, which reads it from its working directory (and refuses
+    one that leads out of the repository)."""
+    return all(part not in ("", ".", "..") for part in path.split("/"))

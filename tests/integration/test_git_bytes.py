@@ -61,6 +61,27 @@ def test_links_are_followed_inside_the_tree_only(tmp_path: Path) -> None:
     assert git.links_among(commit, ["evals/prompt.md", "evals/b.yaml"]) == {"evals/prompt.md"}
 
 
+def test_paths_written_with_dots_are_resolved_in_the_tree_never_handed_to_git(
+    tmp_path: Path,
+) -> None:
+    """A definition may name `../x`, `./x` or `a//b`: git would read such a path from its
+    working directory and fail the whole gate on one that leads out of the repository."""
+    repo, commit = _hostile_repo(tmp_path)
+    git = Git(repo.path)
+    asked = ["../shared/prompt.md", "evals/../shared/prompt.md", "./evals/b.yaml", "evals//b.yaml"]
+
+    read = git.read_files(commit, asked)
+
+    assert read == {
+        "evals/../shared/prompt.md": b"shared\n",
+        "./evals/b.yaml": b"real b\n",
+        "evals//b.yaml": b"real b\n",
+    }
+    # normalised from the root: `../shared/prompt.md` leads out of the repository
+    assert git.needed_for(commit, asked) == ["evals/b.yaml", "shared/prompt.md"]
+    assert git.links_among(commit, ["../evals/prompt.md", "evals/prompt.md"]) == {"evals/prompt.md"}
+
+
 def test_pathspecs_are_literal_and_listings_decode_any_byte(tmp_path: Path) -> None:
     repo, commit = _hostile_repo(tmp_path)
     git = Git(repo.path)
