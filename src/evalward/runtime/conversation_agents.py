@@ -18,7 +18,7 @@ from typing import Any
 
 from evalward.providers.base import ChatMessage, RunLabels
 from evalward.providers.registry import Providers
-from evalward.resources.agent import CommandRuntime
+from evalward.resources.agent_runtime import CommandRuntime
 from evalward.resources.conversation import Conversation, EndReason
 from evalward.rundata.spending import Allowance
 from evalward.rundata.trace import StepType, Trace
