@@ -91,7 +91,6 @@ class AgentKind(abc.ABC):
 
     def __init__(self, setup: KindSetup) -> None:
         self.setup = setup
-        self.sandbox = setup.sandbox
 
     @classmethod
     @abc.abstractmethod
@@ -117,9 +116,9 @@ class AgentKind(abc.ABC):
     ) -> None:
         """Hold `talk`'s conversation with the agent, turn by turn, into `place.trace`."""
 
-    def use_sandbox(self, sandbox: Sandbox) -> None:
-        """Run later programs in `sandbox` (the agent's environment is built)."""
-        self.sandbox = sandbox
+    def use_sandbox(self, sandbox: Sandbox) -> None:  # noqa: B027 (a hook, as `aclose`)
+        """Start what it keeps between runs in `sandbox` (the agent's environment is built);
+        each run's programs are given theirs by the runner."""
 
     async def aclose(self) -> None:  # noqa: B027 (a hook: most kinds keep nothing)
         """End what outlives one run (an agent's server)."""

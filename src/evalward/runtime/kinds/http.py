@@ -46,7 +46,6 @@ class HttpKind(ProgramKind):
         return settings.ready_timeout_seconds + own + self.setup.kill_grace
 
     def use_sandbox(self, sandbox: Sandbox) -> None:
-        super().use_sandbox(sandbox)
         self.server.sandbox = sandbox
 
     async def aclose(self) -> None:
