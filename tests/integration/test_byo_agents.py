@@ -16,6 +16,7 @@ from evalward.resources.agent import AgentSpec
 from evalward.resources.models import FixtureInput
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.declarative import DeclarativeAgent
+from evalward.runtime.kinds.http import HttpKind
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools import FixtureTools
 
@@ -156,8 +157,8 @@ def http_runner(tmp_path: Path, start: list[str] | None = None, **extra: Any) ->
 
 def test_http_agent_is_started_once_answers_each_run_and_is_stopped(tmp_path: Path) -> None:
     runner = http_runner(tmp_path)
-    assert runner.server is not None
-    port = runner.server.port
+    assert isinstance(runner.kind, HttpKind)
+    port = runner.kind.server.port
     full, short, failed = run_all(
         runner, fixture_run("search me"), fixture_run("short", fixture="f2"), fixture_run("fail")
     )

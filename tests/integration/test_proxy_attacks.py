@@ -21,6 +21,7 @@ from evalward.resources.models import FixtureInput
 from evalward.rundata.spending import PROXY_CALLS_PER_RUN, Allowance
 from evalward.rundata.trace import ModelCall, Trace
 from evalward.runtime.declarative import DeclarativeAgent
+from evalward.runtime.kinds.http import HttpKind
 from evalward.runtime.model_proxy import Grant, ModelProxy
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools import FixtureTools
@@ -232,8 +233,8 @@ def test_a_model_call_an_http_agent_leaves_in_flight_ends_when_its_server_stops(
             async with asyncio.timeout(300):  # only ends a hung test; it takes seconds
                 while not model.requests_mentioning("order 12345"):  # the call reached upstream
                     await asyncio.sleep(0.05)
-                assert runner.server is not None and runner.server.grant is not None
-                grant = runner.server.grant
+                assert isinstance(runner.kind, HttpKind) and runner.kind.server.grant is not None
+                grant = runner.kind.server.grant
                 while grant.calls_in_flight == 0:  # and the proxy is answering it
                     await asyncio.sleep(0.05)
             before = grant.calls_in_flight

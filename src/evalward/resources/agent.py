@@ -1,24 +1,28 @@
 """The Agent kind: a declarative agent run by evalward's tool loop, or bring-your-own.
 
 Declarative (seed 003): `models` (ordered fallbacks), `system` / `systemFile`, `tools`.
-Bring-your-own: `runtime.command` (a process speaking the trace protocol on stdin/stdout) or
-`runtime.http` (a server started from the PR head). See docs/agent-protocols.md.
+Bring-your-own: `runtime` (resources/agent_runtime.py: a command, a REPL or an http server
+from the PR head). See docs/agent-protocols.md.
 An agent whose programs need packages names its `environment`, which the action builds.
 """
 
 from __future__ import annotations
 
 import posixpath
-import re
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from evalward.resources.agent_runtime import (
+    AgentRuntime,
+    RuntimeKind,
+    RuntimeProgram,
+    argv_shorthand,
+    check_env_names,
+)
 from evalward.resources.common import Metadata, Model
 from evalward.resources.mcp import McpServer, check_server_names
 from evalward.resources.tool_shapes import agent_tool, tool_choice
-
-ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
 
 class ToolMock(Model):
@@ -28,11 +32,6 @@ class ToolMock(Model):
     """
 
     output: str | dict[str, Any] | list[Any]
-
-
-def _argv_shorthand(value: Any) -> Any:
-    """`command: [python3, tool.py]` is short for `command: { run: [python3, tool.py] }`."""
-    return {"run": value} if isinstance(value, list) else value
 
 
 class ToolCommand(Model):
@@ -53,7 +52,7 @@ class ToolCommand(Model):
     @field_validator("env")
     @classmethod
     def _env_names(cls, names: list[str]) -> list[str]:
-        return _check_env_names(names)
+        return check_env_names(names)
 
 
 class NamedToolChoice(Model):
@@ -84,7 +83,7 @@ class Tool(Model):
     @field_validator("command", mode="before")
     @classmethod
     def _command_shorthand(cls, value: Any) -> Any:
-        return _argv_shorthand(value)
+        return argv_shorthand(value)
 
     @model_validator(mode="before")
     @classmethod
@@ -102,114 +101,6 @@ class Tool(Model):
     @property
     def tool_name(self) -> str:
         return self.name or self.type or ""
-
-
-class ReplSettings(Model):
-    """A command agent kept running through a conversation, one user turn per stdin line."""
-
-    prompt: str = Field(
-        min_length=1,
-        description=(
-            'What the program prints when it waits for the next line (`input("> ")`): '
-            "seeing it again ends the reply."
-        ),
-    )
-
-
-class CommandRuntime(Model):
-    """A bring-your-own agent process, started once per fixture run."""
-
-    run: list[str] = Field(
-        min_length=1,
-        description=(
-            "argv, no shell; relative paths are relative to the repository root (the cwd). "
-            "`{input}` in an argument is replaced by the fixture's input text."
-        ),
-    )
-    stdin: Literal["json", "text", "none"] = Field(
-        default="json",
-        description=(
-            "What the program reads on stdin: `json`, the run's request as one JSON object; "
-            "`text`, the fixture's input text; `none`, nothing."
-        ),
-    )
-    stdout: Literal["auto", "events", "text"] = Field(
-        default="auto",
-        description=(
-            "What the program writes on stdout: `auto`, trace events and any other text, "
-            "which is the final answer when no `final` event comes; `events`, trace events "
-            "only (any other line is an error); `text`, the answer only (events go to "
-            "$EVALWARD_EVENTS)."
-        ),
-    )
-    env: list[str] = Field(default_factory=list)
-    timeout_seconds: float | None = Field(
-        default=None, gt=0, description="Defaults to the Eval's `execution.timeoutSeconds`."
-    )
-    repl: ReplSettings | None = Field(
-        default=None,
-        description=(
-            "In a conversation, start the program once and give it one user turn per stdin "
-            "line (docs/agent-protocols.md#conversations); default: once per turn."
-        ),
-    )
-
-    @field_validator("env")
-    @classmethod
-    def _env_names(cls, names: list[str]) -> list[str]:
-        return _check_env_names(names)
-
-    @model_validator(mode="after")
-    def _repl_reads_stdin(self) -> CommandRuntime:
-        if self.repl is not None and self.stdin == "none":
-            raise ValueError("a `repl` agent reads its turns on stdin: set `stdin: text` or `json`")
-        if self.repl is not None and any("{input}" in arg for arg in self.run):
-            raise ValueError(
-                "a `repl` agent is started once, before any turn: its turns come on stdin, "
-                "not in `{input}`"
-            )
-        return self
-
-
-class HttpRuntime(Model):
-    """A bring-your-own agent server. `{port}` in start, ready and url is a free port."""
-
-    start: list[str] = Field(min_length=1)
-    ready: str = Field(pattern=r"^https?://")
-    url: str = Field(pattern=r"^https?://")
-    ready_timeout_seconds: float = Field(default=30.0, gt=0)
-    timeout_seconds: float | None = Field(
-        default=None,
-        gt=0,
-        description="Per POST; defaults to the Eval's `execution.timeoutSeconds`.",
-    )
-    env: list[str] = Field(default_factory=list)
-
-    @field_validator("env")
-    @classmethod
-    def _env_names(cls, names: list[str]) -> list[str]:
-        return _check_env_names(names)
-
-
-class AgentRuntime(Model):
-    command: CommandRuntime | None = None
-    http: HttpRuntime | None = None
-
-    @field_validator("command", mode="before")
-    @classmethod
-    def _command_shorthand(cls, value: Any) -> Any:
-        return _argv_shorthand(value)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _vendor_shape(cls, value: Any) -> Any:
-        return agent_tool(value)  # OpenAI's and Anthropic's tool shapes (tool_shapes.py)
-
-    @model_validator(mode="after")
-    def _exactly_one(self) -> AgentRuntime:
-        if (self.command is None) == (self.http is None):
-            raise ValueError("set exactly one of `runtime.command` and `runtime.http`")
-        return self
 
 
 PYTHON_PROJECT = "pyproject.toml"
@@ -392,6 +283,19 @@ class AgentSpec(Model):
         return self
 
     @property
+    def runtime_kind(self) -> RuntimeKind:
+        """What runs this agent: evalward's tool loop, or its `runtime`'s kind."""
+        return "declarative" if self.runtime is None else self.runtime.kind
+
+    def runtime_program(self) -> RuntimeProgram | None:
+        """The program its `runtime` starts (None: a declarative agent)."""
+        return self.runtime.settings.program() if self.runtime is not None else None
+
+    def system_refusal(self) -> str | None:
+        """Why its runtime cannot be given a conversation's `system` instructions."""
+        return self.runtime.settings.system_refusal() if self.runtime is not None else None
+
+    @property
     def runs_programs(self) -> bool:
         """Whether a run starts a program of the repository: its `runtime`, a command tool
         or a stdio MCP server."""
@@ -418,10 +322,3 @@ class Agent(Model):
     kind: Literal["Agent"]
     metadata: Metadata
     spec: AgentSpec
-
-
-def _check_env_names(names: list[str]) -> list[str]:
-    for name in names:
-        if not re.match(ENV_NAME, name):
-            raise ValueError(f"{name!r} is not an environment variable name")
-    return names

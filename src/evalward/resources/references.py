@@ -119,11 +119,9 @@ def _check_system_file(located: Located[Any], name: str, root: Path, report: Rep
 def _programs(spec: AgentSpec) -> list[tuple[PathKey, str, bool]]:
     """Each program an Agent names: where, its argv[0], and whether a run can start it."""
     programs: list[tuple[PathKey, str, bool]] = []
-    runtime = spec.runtime
-    if runtime is not None and runtime.command is not None:
-        programs.append((("spec", "runtime", "command", "run", 0), runtime.command.run[0], True))
-    if runtime is not None and runtime.http is not None:
-        programs.append((("spec", "runtime", "http", "start", 0), runtime.http.start[0], True))
+    runtime = spec.runtime_program()
+    if runtime is not None:
+        programs.append(((*runtime.at, 0), runtime.argv[0], True))
     for index, tool in enumerate(spec.tools):
         if tool.command is not None:
             at: PathKey = ("spec", "tools", index, "command")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalward.errors import AgentRunError
-from evalward.resources.agent import CommandRuntime
+from evalward.resources.agent_runtime import CommandRuntime
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime import past_proxy
 from evalward.runtime.process import (

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalward.errors import AgentRunError
-from evalward.resources.agent import CommandRuntime
+from evalward.resources.agent_runtime import CommandRuntime
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.command import MAX_TRACE_BYTES, command_argv, model_said
 from evalward.runtime.process import Launch, kill_group, limited_env, read_tail, spawn, tail

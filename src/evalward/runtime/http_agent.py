@@ -24,7 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 from evalward.errors import AgentRunError
 from evalward.http.client import HttpClient, HttpFailure, HttpTimeout
 from evalward.providers.base import RunLabels
-from evalward.resources.agent import HttpRuntime
+from evalward.resources.agent_runtime import HttpRuntime
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.model_proxy import Grant, ModelProxy
 from evalward.runtime.port_owner import PortTaken, owned_host

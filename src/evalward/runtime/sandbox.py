@@ -431,10 +431,9 @@ def listed_env(agent: Agent) -> frozenset[str]:
 def listed_in(spec: AgentSpec) -> frozenset[str]:
     """Every variable the programs of an agent's spec ask for by name."""
     names: set[str] = set()
-    if spec.runtime is not None:
-        for runtime in (spec.runtime.command, spec.runtime.http):
-            if runtime is not None:
-                names.update(runtime.env)
+    runtime = spec.runtime_program()
+    if runtime is not None:
+        names.update(runtime.env)
     for _, _, env in spec.tool_programs():  # command tools and stdio MCP servers
         names.update(env)
     return frozenset(names)

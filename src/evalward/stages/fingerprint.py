@@ -45,11 +45,9 @@ def referenced_files(located: Located[Agent]) -> list[str]:
     argv: list[str] = []
     for _, run, _ in spec.tool_programs():  # command tools and stdio MCP servers
         argv += run
-    if spec.runtime is not None:
-        if spec.runtime.command is not None:
-            argv += spec.runtime.command.run
-        if spec.runtime.http is not None:
-            argv += spec.runtime.http.start
+    runtime = spec.runtime_program()
+    if runtime is not None:
+        argv += runtime.argv
     paths += [posixpath.normpath(a.removeprefix("./")) for a in argv if _looks_like_a_path(a)]
     if spec.environment is not None:
         paths += spec.environment.files()

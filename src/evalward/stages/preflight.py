@@ -238,17 +238,10 @@ class _Checks:
                 f"{eval_name!r}: set `model` here, or the Eval's `simulatedUser.model` or "
                 "`judge.model`",
             )
-        runtime = agent.resource.spec.runtime
-        command = runtime.command if runtime is not None else None
-        if spec.conversation and spec.conversation.system and command and command.repl:
-            self.add(
-                fixture,
-                ("spec", "conversation", "system"),
-                f"agent {target!r} runs as a REPL, which reads only what the user types: it "
-                "cannot be given the conversation's `system` instructions; put them in its "
-                "program, or drop `repl` so it is started each turn with the messages",
-            )
         agent_spec = agent.resource.spec
+        refusal = agent_spec.system_refusal()
+        if spec.conversation and spec.conversation.system and refusal:
+            self.add(fixture, ("spec", "conversation", "system"), f"agent {target!r} {refusal}")
         refused = side_effect_refusal(target, agent_spec.tools, fixture_name, spec)
         refused = refused or mcp_side_effect_refusal(target, agent_spec, fixture_name, spec)
         if refused is not None:
