@@ -273,8 +273,9 @@ def count(comparisons: list[EvalComparison]) -> Counts:
     fixtures = 0
     for comparison in comparisons:
         for _, facts, severity in facts_of(comparison):
-            for field_name in FixtureFacts.__dataclass_fields__:
-                totals[field_name] = totals.get(field_name, 0) + getattr(facts, field_name)
+            for field_name, value in vars(facts).items():  # its flags: the true ones count
+                if value:
+                    totals[field_name] = totals.get(field_name, 0) + 1
             if facts.regressed:
                 by_severity[severity] = by_severity.get(severity, 0) + 1
             fixtures += facts.passing or facts.failing or facts.not_settled
