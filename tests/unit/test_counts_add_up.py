@@ -6,6 +6,7 @@ every count they show is checked against the others and against the verdicts."""
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalward.record.summary import RunSummary, summarize
+from evalward.record.summary import RunSummary, count, facts_of_fixture, summarize
 from evalward.report.html import Page, html_chunks
 from evalward.report.markdown import ReportContext, marker_for, render_comment
 from evalward.report.story import counts_phrases
@@ -313,3 +314,26 @@ def test_pairwise_counts_add_up_on_every_surface(
         numbers = (c.head, c.base, c.ties, c.unavailable, c.pairs)
         cells = "\n".join(f'<td class="num">{n}</td>' for n in numbers)
         assert cells in page
+
+
+def test_a_fixtures_facts_are_classified_again_when_what_they_are_read_from_changes() -> None:
+    """Every surface reads a fixture's facts from one classification kept in its comparison:
+    it is kept only while the runs, the outcome and the Eval's results are the same ones."""
+    table = {"adaptive": False, "head": {"f0": "F"}, "base": {"f0": "P"}}
+    table["spec"] = {"targetAgent": "bot", "fixtures": ["f0"], "execution": {"repsPerFixture": 1}}
+    comparisons, _, summary = evaluated(table)
+    (comparison,) = comparisons
+    assert (summary.counts.failing, summary.counts.regressions) == (1, 1)
+    assert facts_of_fixture(comparison, comparison.fixtures[0]).failing
+
+    # the head's results replaced by ones with no verdict (an outage): nothing is failing
+    comparison.head = comparison.head.model_copy(update={"provider_unavailable": True})
+    facts = facts_of_fixture(comparison, comparison.fixtures[0])
+    assert (facts.failing, facts.not_settled, facts.regressed) == (False, True, True)
+    assert count(comparisons).failing == 0
+
+    # the fixture itself replaced: classified from the new one
+    fixture = dataclasses.replace(comparison.fixtures[0], gates=False)
+    comparison.fixtures[0] = fixture
+    assert facts_of_fixture(comparison, fixture).pending
+    assert count(comparisons).pending == 1

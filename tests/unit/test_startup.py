@@ -105,3 +105,15 @@ def test_a_runs_records_build_their_validators_when_first_used_not_at_import() -
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "none"
+
+
+def test_what_a_run_imports_leaves_pyyaml_to_the_files_that_need_it() -> None:
+    """A run's definitions are read by yaml-rs; PyYAML loads only for a YAML seed, snapshot or
+    state file, a mock script or a form yaml-rs reads otherwise (about 10 ms of start-up)."""
+    program = (
+        "import sys, evalward.report.files, evalward.flows.session, evalward.cli.run, "
+        "evalward.stages.static_checks; print('yaml' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

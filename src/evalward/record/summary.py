@@ -235,9 +235,24 @@ def facts_of_fixture(
     fixture: FixtureComparison,
     outcomes: Mapping[str, FixtureOutcome] | None = None,
 ) -> FixtureFacts:
-    """One fixture's facts in its Eval's comparison, as every report classifies it."""
+    """One fixture's facts in its Eval's comparison, as every report classifies it: once,
+    then kept in the comparison for as long as what they are read from is the same."""
     if outcomes is None:
         outcomes = {o.name: o for o in comparison.head.fixture_results}
+    outcome = outcomes.get(fixture.fixture)
+    read_from = (fixture, outcome, comparison.head, comparison.base)
+    kept = comparison.facts.get(fixture.fixture)
+    if kept is not None and all(a is b for a, b in zip(kept[0], read_from, strict=True)):
+        facts: FixtureFacts = kept[1]
+        return facts
+    facts = _classify_in(comparison, fixture, outcome)
+    comparison.facts[fixture.fixture] = (read_from, facts)
+    return facts
+
+
+def _classify_in(
+    comparison: EvalComparison, fixture: FixtureComparison, outcome: FixtureOutcome | None
+) -> FixtureFacts:
     has_base = comparison.base is not None
     change = fixture.change.value if has_base else ""
     if not has_base and fixture.change is Change.advisory:
@@ -245,7 +260,7 @@ def facts_of_fixture(
     return classify(
         change,
         fixture.head,
-        outcomes.get(fixture.fixture),
+        outcome,
         gates=fixture.gates,
         verdict=not verdictless(comparison.head),
         sequential=comparison.head.sequential,
@@ -258,8 +273,9 @@ def count(comparisons: list[EvalComparison]) -> Counts:
     fixtures = 0
     for comparison in comparisons:
         for _, facts, severity in facts_of(comparison):
-            for field_name in FixtureFacts.__dataclass_fields__:
-                totals[field_name] = totals.get(field_name, 0) + getattr(facts, field_name)
+            for field_name, value in vars(facts).items():  # its flags: the true ones count
+                if value:
+                    totals[field_name] = totals.get(field_name, 0) + 1
             if facts.regressed:
                 by_severity[severity] = by_severity.get(severity, 0) + 1
             fixtures += facts.passing or facts.failing or facts.not_settled

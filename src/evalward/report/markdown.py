@@ -9,6 +9,7 @@ folded first, then the text is cut at a line with a pointer to the full report.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from evalward.record.write import run_summary
 from evalward.report.compiled import template_cache
 from evalward.report.pairwise_text import pairwise_lines
 from evalward.report.reps import axes_text, has_run_numbers, percent, reps_text
-from evalward.report.story import Reason, TraceSource
+from evalward.report.story import Blocking, Reason, TraceSource
 from evalward.report.view import REASONS_BUDGET, CommentView, LineBudget, build_view
 from evalward.stages.changes import ChangeSet
 from evalward.stages.compare import Change, EvalComparison
@@ -105,6 +106,12 @@ class ReportContext:
     def numbers(self) -> RunSummary:
         assert self.summary is not None, "set in __post_init__"
         return self.summary
+
+    @cached_property
+    def blocking(self) -> Blocking:
+        """The blocking fixtures worst first, each one's reason read once for every rendering
+        of this comment (the file's, the terminal's, the job summary's)."""
+        return Blocking(self.comparisons, self.private, self.trace_of)
 
     def link(self, reason: Reason) -> str:
         """Where a blocking fixture's line links to: the fixture opened in report.html."""

@@ -123,6 +123,30 @@ def reasons(
         yield reason_of(candidate, private, trace_of)
 
 
+class Blocking:
+    """A run's blocking fixtures worst first (`blocking`), each one's `Reason` read when it is
+    first asked for, then kept: every rendering of one comment (the file's and the terminal's,
+    the comment's and the job summary's) lists the same reasons, each within its own budget,
+    and reads their traces once."""
+
+    def __init__(
+        self,
+        comparisons: list[EvalComparison],
+        private: set[tuple[str, str]],
+        trace_of: TraceSource | None,
+    ) -> None:
+        self.candidates = blocking(comparisons)
+        self._private, self._trace_of = private, trace_of
+        self._read: list[Reason] = []
+
+    def reasons(self) -> Iterator[Reason]:
+        """Each candidate's reason, in order, read only as far as it is asked for."""
+        for index, candidate in enumerate(self.candidates):
+            if index == len(self._read):
+                self._read.append(reason_of(candidate, self._private, self._trace_of))
+            yield self._read[index]
+
+
 def reason_of(
     candidate: Candidate, private: set[tuple[str, str]], trace_of: TraceSource | None
 ) -> Reason:

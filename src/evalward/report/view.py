@@ -29,12 +29,10 @@ from evalward.record.summary import (
 )
 from evalward.report.reps import rep_rule, reps_text
 from evalward.report.story import (
+    Blocking,
     Reason,
-    TraceSource,
-    blocking,
     counts_phrases,
     figures_text,
-    reasons,
     shown_run,
 )
 from evalward.resources.gate_policy import RegressionPolicy
@@ -199,7 +197,9 @@ class ViewSource(Protocol):
     def run(self) -> RunInfo: ...
 
     @property
-    def trace_of(self) -> TraceSource | None: ...
+    def blocking(self) -> Blocking:
+        """The blocking fixtures and their reasons, shared by every rendering."""
+        ...
 
     @property
     def decision(self) -> GateDecision: ...
@@ -207,7 +207,7 @@ class ViewSource(Protocol):
 
 def build_view(source: ViewSource, lines: LineBudget = LineBudget()) -> CommentView:
     """What the comment shows, worst first; the reasons' lines stop where `lines` runs out."""
-    comparisons, private, trace_of = source.comparisons, source.private, source.trace_of
+    comparisons, private = source.comparisons, source.private
     view = CommentView(
         summary=source.numbers, run=source.run, did_not_run=did_not_run(source.not_run)
     )
@@ -220,9 +220,9 @@ def build_view(source: ViewSource, lines: LineBudget = LineBudget()) -> CommentV
             )
         elif c.head.incomplete_reason:
             view.incomplete.append(f"{c.name}: {c.head.incomplete_reason}")
-    candidates = blocking(comparisons)
+    candidates = source.blocking.candidates
     used = 0
-    for index, reason in enumerate(reasons(candidates, private, trace_of)):
+    for index, reason in enumerate(source.blocking.reasons()):
         cost = _line_cost(reason, lines.escape) + lines.link
         if view.reasons and used + cost > lines.total:
             view.reasons_more = len(candidates) - index

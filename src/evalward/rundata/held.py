@@ -17,6 +17,8 @@ M = TypeVar("M", bound=BaseModel)
 _ALL_FIELDS: dict[type[BaseModel], set[str]] = {}
 _INTERVALS: dict[tuple[float, float], Interval] = {}
 _MOST_INTERVALS = 10_000
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+"""The types of most of a result's values, none of which holds a model: passed over first."""
 
 
 def held(model: M) -> M:
@@ -26,6 +28,8 @@ def held(model: M) -> M:
     says which fields were given (`model_fields_set`), which nothing reads of a result; a
     later assignment adds a name the set has already."""
     for name, value in model.__dict__.items():
+        if type(value) in _PLAIN:
+            continue
         if isinstance(value, Interval):
             model.__dict__[name] = _one_of_its_value(value)
         elif isinstance(value, BaseModel):

@@ -16,9 +16,6 @@ import sqlite3
 import time
 from typing import Any
 
-import yaml
-
-from evalward.resources import yaml12
 from evalward.resources.yamlsource import YamlSyntaxError, check_shape
 
 SEED_SECONDS = 60.0
@@ -112,6 +109,9 @@ class _Guard:
 
 
 def _fixtures(seed: str, text: str) -> dict[str, list[dict[str, Any]]]:
+    # lazy: PyYAML costs about 10 ms of start-up, and only a YAML seed needs it
+    import yaml
+
     try:
         data = json.loads(text) if seed.endswith(".json") else parse_yaml(text)
     except (ValueError, RecursionError, yaml.YAMLError, YamlSyntaxError) as exc:
@@ -128,6 +128,9 @@ def parse_yaml(text: str) -> Any:
     """A YAML file of the repository as data, refused (YamlSyntaxError) when it nests too
     deep or its aliases expand too far to be walked (`yamlsource.check_shape`)."""
     check_shape(text)
+    # lazy: PyYAML costs about 10 ms of start-up, and only a YAML file needs it
+    from evalward.resources import yaml12
+
     return yaml12.load(text)
 
 

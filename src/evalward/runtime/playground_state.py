@@ -20,13 +20,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from evalward.errors import AgentRunError
 from evalward.files.safe_files import read_text
 from evalward.files.trees import TreeBounds, TreeError, walk
 from evalward.http.client import HttpClient, HttpFailure
-from evalward.resources import yaml12
 from evalward.rundata.playground_state import PlaygroundState, SnapshotMissing, canonical_size
 from evalward.runtime.playground import (
     SEED_LIMIT,
@@ -215,6 +212,12 @@ async def _read_bounded(live: LivePlayground, stream: asyncio.StreamReader | Non
 
 
 def _snapshot(live: LivePlayground, path: str) -> Any:
+    # lazy: PyYAML costs about 10 ms of start-up, and only a YAML snapshot needs it
+    import yaml
+
+    # lazy: it imports PyYAML
+    from evalward.resources import yaml12
+
     try:
         text = read_text(seed_path(live, path), SEED_LIMIT)
         return json.loads(text) if path.endswith(".json") else yaml12.load(text)

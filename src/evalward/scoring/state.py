@@ -13,9 +13,6 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import yaml
-
-from evalward.resources import yaml12
 from evalward.resources.assertions import Assertion
 from evalward.resources.patterns import compiled_pattern
 from evalward.resources.state_assertions import (
@@ -226,6 +223,12 @@ def _parsed_file(path: str, playground: PlaygroundRun) -> Any:
         raise _Unevaluable(f"{path} is not in the playground's folder")
     if not isinstance(content, str):
         raise _Unevaluable(f"{path} is not a text file the state holds ({shown(content)})")
+    # lazy: PyYAML costs about 10 ms of start-up, and only a criterion on a file needs it
+    import yaml
+
+    # lazy: it imports PyYAML
+    from evalward.resources import yaml12
+
     try:
         return json.loads(content) if path.endswith(".json") else yaml12.load(content)
     except (ValueError, yaml.YAMLError) as exc:

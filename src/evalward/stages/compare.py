@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from evalward.rundata.results import EvalResult, FixtureResult
 from evalward.stages.stats import McNemar, mcnemar_drop
@@ -88,6 +89,10 @@ class EvalComparison:
     head: EvalResult
     base: EvalResult | None
     fixtures: list[FixtureComparison] = field(default_factory=list)
+    facts: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """Each fixture's facts as the reports classify them (`record.summary`), by fixture name,
+    kept with the comparison so that a run's many surfaces (the counts, the comment, the
+    terminal, report.html) classify each fixture once."""
 
     @property
     def name(self) -> str:

@@ -25,8 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from evalward.errors import Problem
 from evalward.files.safe_files import read_text
 from evalward.resources.assertions import Assertion
@@ -325,6 +323,9 @@ def _seed_files(world: Path, seed: str) -> frozenset[str] | None:
 
 def _parsed(world: Path, seed: str) -> Any:
     """A JSON or YAML seed's data (None: it cannot be read, the service's to say)."""
+    # lazy: PyYAML costs about 10 ms of start-up, and only a YAML seed needs it
+    import yaml
+
     try:
         text = read_text(repo_path(world, seed), SEED_LIMIT)
         return json.loads(text) if seed.endswith(".json") else parse_yaml(text)

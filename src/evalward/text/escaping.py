@@ -53,6 +53,8 @@ def reveal_bidi(text: str, name: str = "<U+{:04X}>") -> str:
     The marks U+200E, U+200F and U+061C are kept: ordinary right-to-left text uses them, and
     a mark cannot reverse a run of letters, only place the neutral characters beside it.
     """
+    if text.isascii():  # none of them is ASCII: most texts need no search (report.html's data)
+        return text
     return _BIDI.sub(lambda m: name.format(ord(m[0])), text)
 
 
