@@ -19,7 +19,7 @@ ADAPTIVE = {"execution": {"reps": {"min": 1, "max": 8}}}
 
 
 def definition(**spec: Any) -> Located[Eval]:
-    document = {"apiVersion": "evalward.dev/v1", "kind": "Eval"}
+    document: dict[str, Any] = {"apiVersion": "evalward.dev/v1", "kind": "Eval"}
     document |= {"metadata": {"name": "bot-eval"}, "spec": {"targetAgent": "bot", **spec}}
     return Located(Eval.model_validate(document), "evals/bot-eval.yaml", 1)
 
