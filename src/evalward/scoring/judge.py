@@ -16,8 +16,9 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -35,6 +36,7 @@ ADVICE_CAP_BYTES = 1024
 MAX_VIOLATIONS = 10
 QUOTE_CAP_CHARS = 500
 STEP_TEXT_CAP_CHARS = 8 * 1024
+Parsed = TypeVar("Parsed")
 """Per-step text shown to the judge; evidence is still checked against the full step."""
 
 OPEN = "<<<EVALWARD-DATA>>>"
@@ -136,7 +138,7 @@ def build_messages(case: JudgeCase) -> tuple[ChatMessage, ChatMessage]:
     if case.sidecar is not None:
         data["sidecar"] = case.sidecar
     data["trace"] = [
-        {"step": step.index, "type": step.type.value, "text": _cap(step.text())}
+        {"step": step.index, "type": step.type.value, "text": cap_step_text(step.text())}
         | ({"turn": step.turn} if step.turn is not None else {})
         for step in case.trace.steps
     ]
@@ -151,7 +153,8 @@ def encode_data(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e")
 
 
-def _cap(text: str) -> str:
+def cap_step_text(text: str) -> str:
+    """A step's text as a judge is shown it: cut at STEP_TEXT_CAP_CHARS, saying how much."""
     if len(text) <= STEP_TEXT_CAP_CHARS:
         return text
     return text[:STEP_TEXT_CAP_CHARS] + f" … [{len(text) - STEP_TEXT_CAP_CHARS} chars cut]"
@@ -162,16 +165,31 @@ def _cap(text: str) -> str:
 
 async def ask_judge(case: JudgeCase, settings: JudgeSettings) -> tuple[RawVerdict, str]:
     """The parsed verdict and the model that gave it; one repair retry on an unusable reply."""
+    verdict = await ask_with_repair(build_messages(case), parse_verdict, settings)
+    return verdict, settings.model
+
+
+async def ask_with_repair(
+    messages: Sequence[ChatMessage],
+    parse: Callable[[str], Parsed],
+    settings: JudgeSettings,
+    who: str = "judge",
+    answer: str = "verdict",
+) -> Parsed:
+    """A grading call, parsed by `parse` (ValueError: unusable); an unusable reply gets one
+    repair retry that tells the model what was wrong. JudgeError when the model cannot be
+    reached in time (`unavailable`) or answers unusably twice (its last reply kept, capped).
+    Both judges ask through it: `who` and `answer` name them in their errors."""
     try:
         provider, model = settings.providers.resolve(settings.model)
     except EvalwardError as exc:
         raise JudgeError(str(exc)) from None
-    messages: list[ChatMessage] = list(build_messages(case))
+    asked = list(messages)
     problems: list[str] = []
     for attempt in (1, 2):
         request = ChatRequest(
             model=model,
-            messages=tuple(messages),
+            messages=tuple(asked),
             temperature=settings.temperature,
             max_tokens=JUDGE_MAX_TOKENS,
             labels=settings.labels,
@@ -181,31 +199,31 @@ async def ask_judge(case: JudgeCase, settings: JudgeSettings) -> tuple[RawVerdic
                 response = await provider.complete(request)
         except TimeoutError:
             raise JudgeError(
-                f"the judge {settings.model} timed out: no answer within "
+                f"the {who} {settings.model} timed out: no answer within "
                 f"{settings.timeout_seconds:g} s",
                 unavailable=True,
             ) from None
         except EvalwardError as exc:
             raise JudgeError(
-                f"the judge {settings.model} failed: {exc}",
+                f"the {who} {settings.model} failed: {exc}",
                 unavailable=isinstance(exc, ProviderUnavailable),
             ) from None
         try:
-            return parse_verdict(response.content), settings.model
+            return parse(response.content)
         except ValueError as exc:
             problem = str(exc)
             if response.truncated:
                 problem += f" (the reply was cut at {JUDGE_MAX_TOKENS} tokens)"
             problems.append(problem)
         if attempt == 1:
-            messages += [
+            asked += [
                 ChatMessage(role="assistant", content=response.content),
                 ChatMessage(role="user", content=REPAIR_PROMPT.format(problem=problem)),
             ]
     first, retry = problems
     said = f"its reply: {first}; its retry: {retry}" if retry != first else f"{first}, twice"
     raise JudgeError(
-        f"the judge {settings.model} gave no valid verdict after a retry: {said}",
+        f"the {who} {settings.model} gave no valid {answer} after a retry: {said}",
         reply=_cap_chars(response.content, REPLY_CAP_CHARS),
     )
 

@@ -23,23 +23,21 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evalward.errors import EvalwardError, ProviderUnavailable
-from evalward.providers.base import ChatMessage, ChatRequest, RunLabels
+from evalward.providers.base import ChatMessage, RunLabels
 from evalward.providers.registry import Providers
 from evalward.resources.pairwise import DEFAULT_LENGTH_TOLERANCE, PairwiseView
 from evalward.rundata.pairwise_record import CitedStep, OrderRecord, PairRecord
 from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.judge import (
     CLOSE,
-    JUDGE_MAX_TOKENS,
     JUDGE_TIMEOUT_SECONDS,
     OPEN,
     QUOTE_CAP_CHARS,
-    REPAIR_PROMPT,
-    REPLY_CAP_CHARS,
-    STEP_TEXT_CAP_CHARS,
     JudgeError,
+    JudgeSettings,
+    ask_with_repair,
     cap_bytes,
+    cap_step_text,
     encode_data,
     normalise,
 )
@@ -135,7 +133,7 @@ def shown_steps(trace: Trace, view: PairwiseView) -> list[dict[str, Any]]:
         steps = [s for s in trace.steps if s.type in kinds]
     else:
         steps = [s for s in trace.steps if s.type is StepType.final][-1:]
-    return [{"step": s.index, "type": s.type.value, "text": _cap(s.text())} for s in steps]
+    return [{"step": s.index, "type": s.type.value, "text": cap_step_text(s.text())} for s in steps]
 
 
 def build_pair_messages(case: PairCase, first: Trace, second: Trace) -> list[ChatMessage]:
@@ -143,8 +141,8 @@ def build_pair_messages(case: PairCase, first: Trace, second: Trace) -> list[Cha
     data: dict[str, Any] = {"input": case.input}
     if case.reference is not None:
         data["reference"] = case.reference
-    data["A_final"] = _cap(final_text(first))
-    data["B_final"] = _cap(final_text(second))
+    data["A_final"] = cap_step_text(final_text(first))
+    data["B_final"] = cap_step_text(final_text(second))
     data["A_steps"] = shown_steps(first, case.view)
     data["B_steps"] = shown_steps(second, case.view)
     system = SYSTEM_PROMPT.format(
@@ -157,12 +155,6 @@ def build_pair_messages(case: PairCase, first: Trace, second: Trace) -> list[Cha
     return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
 
 
-def _cap(text: str) -> str:
-    if len(text) <= STEP_TEXT_CAP_CHARS:
-        return text
-    return text[:STEP_TEXT_CAP_CHARS] + f" … [{len(text) - STEP_TEXT_CAP_CHARS} chars cut]"
-
-
 # --- asking, in one order ------------------------------------------------------------------
 
 
@@ -170,49 +162,12 @@ async def ask_order(
     case: PairCase, first: Trace, second: Trace, settings: PairSettings
 ) -> RawPreference:
     """The judge's parsed answer with `first` as A; one repair retry on an unusable reply."""
-    try:
-        provider, model = settings.providers.resolve(settings.model)
-    except EvalwardError as exc:
-        raise JudgeError(str(exc)) from None
+    asking = JudgeSettings(
+        settings.providers, settings.model, 0.0, settings.timeout_seconds, settings.labels
+    )
     messages = build_pair_messages(case, first, second)
-    problems: list[str] = []
-    content = ""
-    for attempt in (1, 2):
-        request = ChatRequest(
-            model=model,
-            messages=tuple(messages),
-            temperature=0.0,
-            max_tokens=JUDGE_MAX_TOKENS,
-            labels=settings.labels,
-        )
-        try:
-            async with asyncio.timeout(settings.timeout_seconds):
-                response = await provider.complete(request)
-        except TimeoutError:
-            raise JudgeError(
-                f"the pairwise judge {settings.model} timed out: no answer within "
-                f"{settings.timeout_seconds:g} s",
-                unavailable=True,
-            ) from None
-        except EvalwardError as exc:
-            raise JudgeError(
-                f"the pairwise judge {settings.model} failed: {exc}",
-                unavailable=isinstance(exc, ProviderUnavailable),
-            ) from None
-        content = response.content
-        try:
-            return parse_preference(content)
-        except ValueError as exc:
-            problems.append(str(exc))
-        if attempt == 1:
-            messages += [
-                ChatMessage(role="assistant", content=content),
-                ChatMessage(role="user", content=REPAIR_PROMPT.format(problem=problems[-1])),
-            ]
-    raise JudgeError(
-        f"the pairwise judge {settings.model} gave no valid answer after a retry: "
-        f"{'; '.join(dict.fromkeys(problems))}",
-        reply=content[:REPLY_CAP_CHARS],
+    return await ask_with_repair(
+        messages, parse_preference, asking, who="pairwise judge", answer="answer"
     )
 
 
