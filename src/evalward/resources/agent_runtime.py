@@ -17,7 +17,6 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from evalward.resources.common import Model
-from evalward.resources.tool_shapes import agent_tool
 from evalward.resources.yamlsource import PathKey
 
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -165,11 +164,6 @@ class AgentRuntime(Model):
     @classmethod
     def _command_shorthand(cls, value: Any) -> Any:
         return argv_shorthand(value)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _vendor_shape(cls, value: Any) -> Any:
-        return agent_tool(value)  # OpenAI's and Anthropic's tool shapes (tool_shapes.py)
 
     @model_validator(mode="after")
     def _exactly_one(self) -> AgentRuntime:
