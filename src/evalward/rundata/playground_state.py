@@ -138,14 +138,20 @@ def canonical_size(value: Any, limit: int) -> int:
 
 def canonical_within(value: Any, limit: int) -> str | None:
     """`canonical(value)`, or None when it is longer than `limit` (made only that far)."""
+    text, over = _made_past(value, limit)
+    return None if over else text
+
+
+def _made_past(value: Any, limit: int) -> tuple[str, bool]:
+    """`canonical(value)` made until it is longer than `limit` (then True), no further."""
     kept: list[str] = []
     size = 0
     for chunk in _chunks(value):
         kept.append(chunk)
         size += len(chunk)
         if size > limit:
-            return None
-    return "".join(kept)
+            return "".join(kept), True
+    return "".join(kept), False
 
 
 def _cut(text: str, limit: int) -> tuple[str, bool]:
@@ -155,11 +161,5 @@ def _cut(text: str, limit: int) -> tuple[str, bool]:
 
 def bounded_json(value: Any, limit: int = RECORD_LIMIT) -> tuple[str, bool]:
     """`canonical(value)` cut at `limit` characters (and whether it was), made only that far."""
-    kept: list[str] = []
-    size = 0
-    for chunk in _chunks(value):
-        kept.append(chunk)
-        size += len(chunk)
-        if size > limit:
-            return "".join(kept)[:limit] + "\n…", True
-    return "".join(kept), False
+    text, over = _made_past(value, limit)
+    return _cut(text, limit) if over else (text, False)
