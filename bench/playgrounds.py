@@ -13,8 +13,9 @@ import time
 from pathlib import Path
 
 from evalward.resources.playground import Playground
-from evalward.runtime.playground import PlaygroundSource, provision
-from evalward.runtime.playground_state import capture
+from evalward.runtime.playground.base import PlaygroundSource
+from evalward.runtime.playground.provision import provision
+from evalward.runtime.playground.state import capture
 
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = {

@@ -3,7 +3,7 @@ show: asked by `evalward validate` and by a run's preflight (preflight.py), of e
 (Eval, fixture) they check.
 
 - A SQLite playground's seed is loaded into an in-memory database, within the bounds a run's
-  playground loads it in (runtime/playground_seed.py), and every `sql` criterion of the
+  playground loads it in (runtime/playground/sqlite_seed.py), and every `sql` criterion of the
   fixtures that use it is prepared there (EXPLAIN: compiled, not run), read-only as a run's
   query is: its syntax, its tables and its columns, with the nearest name.
 - Each code scorer is compiled, or parsed by `node --check` (scorer_checks.py).
@@ -35,8 +35,8 @@ from evalward.resources.problems import did_you_mean
 from evalward.resources.resource_set import Located
 from evalward.resources.state_assertions import STATE_TYPES, SqlAssertion
 from evalward.resources.yamlsource import PathKey, YamlSyntaxError
-from evalward.runtime.playground import SEED_LIMIT, PlaygroundSource
-from evalward.runtime.playground_seed import SeedError, SeedTimeout, load_seed, parse_yaml
+from evalward.runtime.playground.base import SEED_LIMIT, PlaygroundSource
+from evalward.runtime.playground.sqlite_seed import SeedError, SeedTimeout, load_seed, parse_yaml
 from evalward.stages.plan import Checkout, PlannedRun
 from evalward.stages.playgrounds import source_of
 from evalward.stages.scorer_checks import ScorerChecks
@@ -48,7 +48,7 @@ LISTED_FILES = 20_000
 """Files of a seed folder listed at most; past it, its files are not checked against."""
 _READ = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
 """What a criterion's query may do: what a run's reading of the state allows it
-(runtime/playground_database.py)."""
+(runtime/playground/sqlite_read.py)."""
 _KEYWORDS = frozenset(
     """SELECT FROM WHERE GROUP ORDER BY HAVING LIMIT OFFSET JOIN LEFT INNER CROSS OUTER ON AS AND
     OR NOT NULL IS IN LIKE GLOB BETWEEN EXISTS DISTINCT UNION ALL EXCEPT INTERSECT WITH RECURSIVE
@@ -196,9 +196,8 @@ def _parts(source: PlaygroundSource) -> StateShape:
     """What the state of the playground has: a part for each it is made of (a service's
     only when its state is read)."""
     spec = source.spec
-    service = spec.service is not None and (spec.service.state or spec.service.dump)
-    parts = {"files": spec.files, "db": spec.sqlite, "service": service}
-    shape = StateShape(frozenset(name for name, part in parts.items() if part))
+    parts = (part.state_part() for part in spec.parts().values())
+    shape = StateShape(frozenset(name for name in parts if name is not None))
     if spec.sqlite is not None:
         shape.told_by["db"] = f"the seed {spec.sqlite.seed!r}"
     return shape

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from evalward.rundata.playground_state import PlaygroundState, QueryAnswer
-from evalward.runtime.playground import LivePlayground
+from evalward.runtime.playground.base import LivePlayground
 
 DB_LIMIT = 256 * 1024 * 1024
 IN_MEMORY_BYTES = 4 * 1024 * 1024
@@ -39,12 +39,10 @@ _NOFOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
 
 
 def read_database(
-    live: LivePlayground, queries: list[str], state: PlaygroundState, chars: int
+    live: LivePlayground, database: Path, queries: list[str], state: PlaygroundState, chars: int
 ) -> None:
-    """The database's tables into `state.document["db"]`, and each query's answer, within
-    `chars` characters of state and the bounds above."""
-    database = live.database
-    assert database is not None, "a playground with a database"
+    """The database (a file of the playground's folder)'s tables into `state.document["db"]`,
+    and each query's answer, within `chars` characters of state and the bounds above."""
     folder = database.parent.relative_to(live.folder)
     parts, wal = (*folder.parts, database.name), (*folder.parts, database.name + "-wal")
     image = _small_image(live, parts, wal)
