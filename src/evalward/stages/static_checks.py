@@ -31,6 +31,7 @@ from evalward.resources.assertions import Assertion
 from evalward.resources.locate import Locator
 from evalward.resources.models import EvalFixture
 from evalward.resources.paths import OutsideRepository, repo_path
+from evalward.resources.playground import Playground
 from evalward.resources.problems import did_you_mean
 from evalward.resources.resource_set import Located
 from evalward.resources.state_assertions import STATE_TYPES, SqlAssertion
@@ -91,6 +92,7 @@ class StaticChecks:
         self._scorers = ScorerChecks(locator, env)
         self._fixtures: dict[tuple[str, str], Located[EvalFixture]] = {}
         self._uses: dict[PlaygroundKey, _Use] = {}
+        self._keys: dict[tuple[Path, int], tuple[Playground, PlaygroundKey]] = {}
 
     def add(self, checkout: Checkout, run: PlannedRun) -> None:
         resources = checkout.resources
@@ -102,8 +104,17 @@ class StaticChecks:
         owner: Located[Any] = fixture
         if fixture.resource.spec.playground is None:
             owner = resources.evals[run.eval]
-        use = self._uses.setdefault(playground_key(source), _Use(source, owner))
+        use = self._uses.setdefault(self._key(source), _Use(source, owner))
         use.fixtures[(fixture.file, run.fixture)] = fixture
+
+    def _key(self, source: PlaygroundSource) -> PlaygroundKey:
+        """`playground_key`, made once per definition and tree: the runs of an Eval share
+        one (by identity: the loaded definition lives as long as the checks, kept here)."""
+        at = (source.world, id(source.spec))
+        known = self._keys.get(at)
+        if known is None or known[0] is not source.spec:
+            known = self._keys[at] = (source.spec, playground_key(source))
+        return known[1]
 
     def check(self) -> None:
         for fixture in self._fixtures.values():

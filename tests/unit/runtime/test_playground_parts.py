@@ -17,7 +17,7 @@ from typing import Any, get_args
 import pytest
 
 from evalward.resources.playground import PART_KINDS, PartKind, PartSettings, Playground
-from evalward.rundata.playground_state import PlaygroundRun
+from evalward.rundata.playground_state import PlaygroundRun, PlaygroundState
 from evalward.rundata.trace import Trace
 from evalward.runtime.playground.base import PlaygroundError, PlaygroundSource, Templates
 from evalward.runtime.playground.provision import provision
@@ -174,3 +174,101 @@ def _get(url: str) -> bytes:
     with urllib.request.urlopen(url, timeout=10) as reply:
         body: bytes = reply.read()
         return body
+
+
+def test_a_run_that_leaves_the_database_as_copied_reads_as_its_template(tmp_path: Path) -> None:
+    """Its tables are the template's, read once; its queries are still asked of its own
+    database; a run that wrote reads its own tables."""
+    root = world(tmp_path)
+    spec = Playground.model_validate({"sqlite": {"seed": "seed.sql"}})
+    source = PlaygroundSource("shop", spec, root)
+    templates = Templates()
+    needs = StateNeeds(("SELECT count(*) FROM t",))
+
+    async def writes(env: Mapping[str, str]) -> Trace:
+        db = sqlite3.connect(env["EVALWARD_SQLITE_PATH"])
+        db.execute("INSERT INTO t (v) VALUES ('x')")
+        db.commit()
+        db.close()
+        return Trace()
+
+    async def reads(env: Mapping[str, str]) -> Trace:
+        return Trace()
+
+    async def runs() -> list[PlaygroundRun]:
+        setting = PlaygroundSetting(ENV, templates=templates)
+        found = []
+        for agent in (reads, writes, reads):
+            _, run = await run_in_playground(source, needs, agent, setting)
+            assert run is not None
+            found.append(run)
+        return found
+
+    try:
+        first, wrote, again = asyncio.run(runs())
+    finally:
+        templates.close()
+    assert first.final.document["db"] is first.initial.document["db"]
+    assert again.final.document["db"] is first.initial.document["db"]
+    assert first.final.canonical_text() is first.initial.canonical_text()
+    assert first.record().changes == []
+    assert [run.final.queries["SELECT count(*) FROM t"].rows for run in (first, wrote, again)] == [
+        ((0,),),
+        ((1,),),
+        ((0,),),
+    ]
+    assert wrote.final.document["db"] == {"t": {"1": {"id": 1, "v": "x"}}}
+    assert ["+", '    "v": "x"'] in wrote.record().changes
+
+
+def test_teardown_never_follows_a_link_the_agent_put_in_place_of_a_part(tmp_path: Path) -> None:
+    """The database's folder replaced by a link to a folder outside, holding a file of the
+    database's name: the playground is removed, the file outside is not."""
+    root = world(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "playground.sqlite").write_text("keep")
+    (outside / "other").write_text("keep")
+    spec = Playground.model_validate({"sqlite": {"seed": "seed.sql"}})
+    templates = Templates()
+
+    async def scenario() -> Path:
+        live = await provision(PlaygroundSource("shop", spec, root), env=ENV, templates=templates)
+        database = Path(live.env["EVALWARD_SQLITE_PATH"])
+        shutil.rmtree(database.parent)
+        database.parent.symlink_to(outside)
+        await live.close()
+        return live.folder
+
+    try:
+        folder = asyncio.run(scenario())
+    finally:
+        templates.close()
+    assert not folder.exists()
+    assert sorted(p.name for p in outside.iterdir()) == ["other", "playground.sqlite"]
+
+
+def test_teardown_removes_what_the_agent_added_beside_the_parts(tmp_path: Path) -> None:
+    root = world(tmp_path)
+    spec = Playground.model_validate({"sqlite": {"seed": "seed.sql"}})
+
+    async def scenario() -> Path:
+        live = await provision(PlaygroundSource("shop", spec, root), env=ENV)
+        database = Path(live.env["EVALWARD_SQLITE_PATH"])
+        (database.parent / "playground.sqlite-journal").write_text("left")
+        (live.folder / "deep" / "er").mkdir(parents=True)
+        await live.close()
+        return live.folder
+
+    assert not asyncio.run(scenario()).exists()
+
+
+def test_a_state_shares_the_text_of_one_only_when_its_parts_are_the_same_objects() -> None:
+    before = PlaygroundState("p", {"db": {"t": {"1": {"v": 1}}}})
+    assert before.canonical_text() is not None
+    same = PlaygroundState("p", {"db": before.document["db"]})
+    same.share_text(before)
+    assert same.canonical_text() is before.canonical_text()
+    equal_but_not = PlaygroundState("p", {"db": {"t": {"1": {"v": 1.0}}}})  # 1 == 1.0
+    equal_but_not.share_text(before)
+    assert equal_but_not.canonical_text() != before.canonical_text()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import contextlib
+import os
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -60,6 +61,9 @@ class PlaygroundPart(abc.ABC, Generic[Settings]):
     """Its key in the registry: the field of `Playground` that defines it."""
     shares_env: ClassVar[bool] = False
     """The variables it tells the agent are given to the playground's programs too."""
+    laid_out: ClassVar[tuple[str, ...]] = ()
+    """What `lay_out` makes in the run's folder, each file before its folder (`name/`): a
+    folder holding nothing else is removed by these names, without a walk."""
 
     def __init__(self, spec: Settings) -> None:
         self.spec = spec
@@ -126,12 +130,49 @@ class LivePlayground:
         cannot."""
         parts, self.parts = self.parts, []
         left = [what for part in reversed(parts) if (what := await part.tear_down(self))]
+        names = [name for part in parts for name in part.laid_out]
         try:
-            await asyncio.to_thread(remove_tree, self.folder)
+            await asyncio.to_thread(_remove, self.folder, names)
         except TreeError as exc:
             raise self.error(f"its folder could not be removed: {exc}") from None
         if left:
             raise self.error("; ".join(left))
+
+
+def _remove(folder: Path, names: list[str]) -> None:
+    """Remove a run's folder: by the names its parts made when nothing else is in it (a few
+    calls), else walked, whatever the agent left there (`remove_tree`). TreeError when it
+    cannot be removed."""
+    try:
+        _remove_named(folder, names)
+    except OSError:
+        remove_tree(folder)
+
+
+def _remove_named(folder: Path, names: list[str]) -> None:
+    """Remove each name, then the folder; each folder on the way opened without following a
+    link. OSError at the first that is not as it was made."""
+    top = os.open(folder, _FOLDER)
+    try:
+        for name in names:
+            *inner, last = name.rstrip("/").split("/")
+            at = top
+            try:
+                for step in inner:
+                    here = os.open(step, _FOLDER, dir_fd=at)
+                    if at != top:
+                        os.close(at)
+                    at = here
+                (os.rmdir if name.endswith("/") else os.unlink)(last, dir_fd=at)
+            finally:
+                if at != top:
+                    os.close(at)
+    finally:
+        os.close(top)
+    folder.rmdir()
+
+
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ class FilesRun(PlaygroundPart[FilesPart]):
     """The run's folder of files: `EVALWARD_PLAYGROUND_DIR`."""
 
     kind = "files"
+    laid_out = ("files/",)
 
     def __init__(self, spec: FilesPart, folder: Path | None = None) -> None:
         super().__init__(spec)

@@ -48,12 +48,7 @@ async def provision(
     live = LivePlayground(source, folder, sandbox, kill_grace, parts, templates=templates)
     live.env["EVALWARD_PLAYGROUND"] = source.name
     try:
-        shared: dict[str, str] = {}
-        for part in parts:
-            told = part.lay_out(live)
-            live.env |= told
-            shared |= told if part.shares_env else {}
-        _hand_over(folder, sandbox)
+        shared = _lay_out(live)
         for part in parts:
             live.env |= await part.start(live, env, shared)
     except (OSError, TreeError) as exc:  # the machine's refusal: a full disk, a user it
@@ -63,6 +58,18 @@ async def provision(
         await _close_quietly(live)
         raise
     return live
+
+
+def _lay_out(live: LivePlayground) -> dict[str, str]:
+    """Each part's files in the folder, then the folder given to the agent user; the
+    variables of the parts that share them with the playground's programs."""
+    shared: dict[str, str] = {}
+    for part in live.parts:
+        told = part.lay_out(live)
+        live.env |= told
+        shared |= told if part.shares_env else {}
+    _hand_over(live.folder, live.sandbox)
+    return shared
 
 
 async def _close_quietly(live: LivePlayground) -> None:

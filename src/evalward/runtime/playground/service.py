@@ -52,6 +52,7 @@ class ServiceRun(PlaygroundPart[ServicePart]):
     """The run's service: `EVALWARD_SERVICE_URL`."""
 
     kind = "service"
+    laid_out = ("data/",)
 
     def __init__(self, spec: ServicePart) -> None:
         super().__init__(spec)

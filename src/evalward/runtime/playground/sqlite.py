@@ -2,10 +2,11 @@
 
 The seed is loaded once per job and tree into a template (`Templates`: evalward's own, out
 of any agent's reach), within its bounds (`sqlite_seed.py`); each run's database is a
-byte-for-byte copy of it, so every run starts alike and its state before the run is read
-once, from the template. Without templates (`validate --playgrounds`) the seed is loaded
-into the run's database itself. Its state is read as evalward, never as the agent
-(`sqlite_read.py`).
+byte-for-byte copy of it, so every run starts alike: its state before the run is read
+once, from the template, and a run whose database is still the template's bytes after it
+(its agent wrote nothing) reads as the same tables, only its queries asked. Without
+templates (`validate --playgrounds`) the seed is loaded into the run's database itself. Its
+state is read as evalward, never as the agent (`sqlite_read.py`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from evalward.runtime.playground.base import (
     Templates,
     seed_path,
 )
-from evalward.runtime.playground.sqlite_read import read_database
+from evalward.runtime.playground.sqlite_read import KnownImage, read_database
 from evalward.runtime.playground.sqlite_seed import SeedError, load_seed
 
 DB_NAME = "playground.sqlite"
@@ -39,10 +40,11 @@ fifth of the kernel's work of copying the file); a larger one is copied from its
 
 @dataclass(frozen=True)
 class Template:
-    """A seed loaded once: its file and, when small, its bytes."""
+    """A seed loaded once: its file and, when small, its bytes (and the tables they read as,
+    once read)."""
 
     path: Path
-    kept: bytes | None
+    kept: KnownImage | None
 
 
 class SqliteRun(PlaygroundPart[SqlitePart]):
@@ -50,18 +52,23 @@ class SqliteRun(PlaygroundPart[SqlitePart]):
     too."""
 
     kind = "sqlite"
+    laid_out = (f"db/{DB_NAME}", "db/")
     shares_env = True
 
-    def __init__(self, spec: SqlitePart, database: Path | None = None) -> None:
+    def __init__(
+        self, spec: SqlitePart, database: Path | None = None, template: Template | None = None
+    ) -> None:
         super().__init__(spec)
         self.database = database
         """The run's database file (once laid out)."""
+        self.template = template
+        """What it was copied from, if a template."""
 
     def seed(self, live: LivePlayground, where: Path) -> Template:
         path = where.with_suffix(".sqlite")
         _seed_database(live, self.spec, path)
-        kept = path.read_bytes() if path.stat().st_size <= KEPT_TEMPLATE_BYTES else None
-        return Template(path, kept)
+        small = path.stat().st_size <= KEPT_TEMPLATE_BYTES
+        return Template(path, KnownImage(path.read_bytes()) if small else None)
 
     def lay_out(self, live: LivePlayground) -> dict[str, str]:
         self.database = database = live.folder / "db" / DB_NAME
@@ -69,12 +76,12 @@ class SqliteRun(PlaygroundPart[SqlitePart]):
         if live.templates is None:
             _seed_database(live, self.spec, database)
         else:
-            template: Template = live.templates.of(live, self)
+            self.template = template = live.templates.of(live, self)
             if template.kept is not None:
                 # the mode SQLite gives a database it creates
                 flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
                 with os.fdopen(os.open(database, flags, 0o644), "wb") as out:
-                    out.write(template.kept)
+                    out.write(template.kept.image)
             else:
                 shutil.copyfile(template.path, database)
         return {"EVALWARD_SQLITE_PATH": str(database), "DATABASE_URL": f"sqlite:///{database}"}
@@ -84,11 +91,14 @@ class SqliteRun(PlaygroundPart[SqlitePart]):
     ) -> None:
         assert self.database is not None, "a laid out database"
         # reading a large database must not hold up the other runs' event loop
-        await asyncio.to_thread(read_database, live, self.database, queries, state, STATE_CHARS)
+        known = self.template.kept if self.template is not None else None
+        await asyncio.to_thread(
+            read_database, live, self.database, queries, state, STATE_CHARS, known
+        )
 
     def fresh(self, live: LivePlayground, templates: Templates) -> SqliteRun:
         template: Template = templates.of(live, self)
-        return SqliteRun(self.spec, template.path)
+        return SqliteRun(self.spec, template.path, template)
 
 
 def _seed_database(live: LivePlayground, part: SqlitePart, database: Path) -> None:

@@ -16,6 +16,7 @@ import sqlite3
 import stat
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,16 +37,41 @@ MAX_ROWS = 100_000
 QUERY_SECONDS = 10.0
 _ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
 _NOFOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+
+
+@dataclass
+class KnownImage:
+    """A database image whose tables are known once read: a template's. A run's database
+    that is still these bytes (its agent wrote nothing) reads as the same tables, so they are
+    read once and its run only answers its queries."""
+
+    image: bytes
+    tables: dict[str, Any] | None = None
 
 
 def read_database(
-    live: LivePlayground, database: Path, queries: list[str], state: PlaygroundState, chars: int
+    live: LivePlayground,
+    database: Path,
+    queries: list[str],
+    state: PlaygroundState,
+    chars: int,
+    known: KnownImage | None = None,
 ) -> None:
     """The database (a file of the playground's folder)'s tables into `state.document["db"]`,
     and each query's answer, within `chars` characters of state and the bounds above."""
     folder = database.parent.relative_to(live.folder)
     parts, wal = (*folder.parts, database.name), (*folder.parts, database.name + "-wal")
-    image = _small_image(live, parts, wal)
+    image = _small_image(live, folder.parts, database.name)
+    if image is not None and known is not None and image == known.image:
+        if known.tables is None:
+            _read(live, image, queries, state, chars)
+            known.tables = state.document["db"]
+        else:  # the same bytes: the same tables, and the same integrity, already checked
+            state.document["db"] = known.tables
+            if queries:
+                _answer(live, _open_known(live, image), queries, state)
+        return
     if image is not None:
         _read(live, image, queries, state, chars)
         return
@@ -69,39 +95,71 @@ def _read(
     connection, schema = _open_read_only(live, copy)
     try:
         state.document["db"] = _tables(live, connection, schema, chars)
+    except BaseException:
+        connection.close()
+        raise
+    _answer(live, connection, queries, state)
+
+
+def _answer(
+    live: LivePlayground,
+    connection: sqlite3.Connection,
+    queries: list[str],
+    state: PlaygroundState,
+) -> None:
+    """Each query's answer, on a connection opened for reading only; then it is closed."""
+    try:
         for query in queries:
             state.queries[query] = _query(connection, query)
     finally:
         connection.close()
 
 
-def _small_image(
-    live: LivePlayground, parts: tuple[str, ...], wal: tuple[str, ...]
-) -> bytes | None:
+def _small_image(live: LivePlayground, folders: tuple[str, ...], name: str) -> bytes | None:
     """The database's bytes when it is at most IN_MEMORY_BYTES and has no write-ahead log
     beside it: read into memory, no link followed, it is opened there rather than copied
     into a folder. None: copy it (`_copy_nofollow`)."""
     try:
-        os.close(_open_under(live.folder, wal))
-        return None
-    except FileNotFoundError:
-        pass
+        folder = _open_folders(live.folder, folders)
     except OSError:
-        return None  # the copy says what is wrong with it
+        return None  # the copy says what is wrong with it (gone, or not a folder)
     try:
-        fd = _open_under(live.folder, parts)
-    except FileNotFoundError:
-        raise live.error("its database is gone") from None
-    except OSError as exc:
-        raise live.error(f"its database cannot be read: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
+        try:
+            os.close(os.open(name + "-wal", _NOFOLLOW, dir_fd=folder))
+            return None
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return None  # the copy says what is wrong with it
+        try:
+            fd = os.open(name, _NOFOLLOW, dir_fd=folder)
+        except FileNotFoundError:
+            raise live.error("its database is gone") from None
+        except OSError as exc:
+            raise live.error(f"its database cannot be read: {exc.strerror or exc}") from None
+    finally:
+        os.close(folder)
+    try:
+        info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise live.error("its database is no longer a regular file")
         if info.st_size > IN_MEMORY_BYTES:
             return None
-        image = handle.read(IN_MEMORY_BYTES + 1)
+        image = _read_up_to(fd, IN_MEMORY_BYTES + 1, info.st_size + 1)
+    finally:
+        os.close(fd)
     return image if len(image) <= IN_MEMORY_BYTES else None
+
+
+def _read_up_to(fd: int, limit: int, expected: int) -> bytes:
+    """At most `limit` bytes of a file, read in pieces of about its expected size (a buffer
+    of `limit` bytes for a file of a few pages would cost more than reading it)."""
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit and (chunk := os.read(fd, min(limit - size, max(expected, 65536)))):
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 def _copy_nofollow(
@@ -133,15 +191,26 @@ def _copy_nofollow(
 
 def _open_under(root: Path, parts: tuple[str, ...]) -> int:
     """A file descriptor of root/parts…, every component opened without following a link."""
-    folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    folder = _open_folders(root, parts[:-1])
     try:
-        for part in parts[:-1]:
-            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder)
-            os.close(folder)
-            folder = inner
         return os.open(parts[-1], _NOFOLLOW, dir_fd=folder)
     finally:
         os.close(folder)
+
+
+def _open_folders(root: Path, parts: tuple[str, ...]) -> int:
+    """A descriptor of the folder root/parts…, every component opened without following a
+    link."""
+    folder = os.open(root, _FOLDER)
+    try:
+        for part in parts:
+            inner = os.open(part, _FOLDER, dir_fd=folder)
+            os.close(folder)
+            folder = inner
+    except BaseException:
+        os.close(folder)
+        raise
+    return folder
 
 
 def _open_read_only(
@@ -151,11 +220,7 @@ def _open_read_only(
     allowed, and its tables with their primary keys."""
     connection = sqlite3.connect(":memory:" if isinstance(copy, bytes) else copy)
     try:
-        if isinstance(copy, bytes) and copy:  # an empty file is an empty database
-            connection.deserialize(copy)
-        connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
-        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
-        connection.execute("PRAGMA trusted_schema = OFF")
+        _bound(connection, copy)
         check = connection.execute("PRAGMA integrity_check(1)").fetchone()
         connection.execute("PRAGMA query_only = ON")
         if check is None or check[0] != "ok":
@@ -173,6 +238,28 @@ def _open_read_only(
         raise live.error(f"its database is corrupt ({exc})") from None
     connection.set_authorizer(_read_only)
     return connection, schema
+
+
+def _bound(connection: sqlite3.Connection, copy: Path | bytes) -> None:
+    if isinstance(copy, bytes) and copy:  # an empty file is an empty database
+        connection.deserialize(copy)
+    connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+    connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+    connection.execute("PRAGMA trusted_schema = OFF")
+
+
+def _open_known(live: LivePlayground, image: bytes) -> sqlite3.Connection:
+    """An image whose integrity was checked when its tables were read, opened so that
+    nothing but reading is allowed."""
+    connection = sqlite3.connect(":memory:")
+    try:
+        _bound(connection, image)
+        connection.execute("PRAGMA query_only = ON")
+    except sqlite3.Error as exc:
+        connection.close()
+        raise live.error(f"its database is corrupt ({exc})") from None
+    connection.set_authorizer(_read_only)
+    return connection
 
 
 def _read_only(action: int, *_: object) -> int:

@@ -26,14 +26,19 @@ from evalward.runtime.playground.base import (
 
 
 async def capture(
-    live: LivePlayground, queries: Iterable[str] = (), snapshots: Iterable[str] = ()
+    live: LivePlayground,
+    queries: Iterable[str] = (),
+    snapshots: Iterable[str] = (),
+    before: PlaygroundState | None = None,
 ) -> PlaygroundState:
     """The playground's state now, and the answers to `queries` and the `snapshots` files
-    (of the gate's side) that state criteria need."""
+    (of the gate's side) that state criteria need; `before`, the state it started in."""
     state = PlaygroundState(live.name)
     asked = list(queries)
     for part in live.parts:
         await part.capture(live, state, asked)
+    if before is not None:
+        state.share_text(before)
     # the text the run's record compares is made here once, when it is small enough to be
     if state.canonical_text() is None and canonical_size(state.document, STATE_CHARS) > STATE_CHARS:
         raise live.error(f"its state is larger than {STATE_CHARS:,} characters")
