@@ -272,3 +272,37 @@ def test_a_state_shares_the_text_of_one_only_when_its_parts_are_the_same_objects
     equal_but_not = PlaygroundState("p", {"db": {"t": {"1": {"v": 1.0}}}})  # 1 == 1.0
     equal_but_not.share_text(before)
     assert equal_but_not.canonical_text() != before.canonical_text()
+
+
+def test_a_query_that_calls_only_deterministic_functions_is_asked_once_of_a_template(
+    tmp_path: Path,
+) -> None:
+    """Of the same bytes, `count(*)` answers the same and is kept; `random()` is asked of
+    every run's own database."""
+    root = world(tmp_path)
+    spec = Playground.model_validate({"sqlite": {"seed": "seed.sql"}})
+    source = PlaygroundSource("shop", spec, root)
+    templates = Templates()
+    counted, drawn = "SELECT count(*) FROM t", "SELECT random()"
+
+    async def agent(env: Mapping[str, str]) -> Trace:
+        return Trace()
+
+    async def runs() -> list[PlaygroundRun]:
+        setting = PlaygroundSetting(ENV, templates=templates)
+        found = []
+        for _ in range(3):
+            _, run = await run_in_playground(source, StateNeeds((counted, drawn)), agent, setting)
+            assert run is not None
+            found.append(run)
+        return found
+
+    try:
+        first, second, third = asyncio.run(runs())
+    finally:
+        templates.close()
+    answers = [run.final.queries for run in (first, second, third)]
+    assert [a[counted].rows for a in answers] == [((0,),)] * 3
+    assert answers[1][counted] is answers[2][counted]  # kept
+    draws = {a[drawn].rows[0][0] for a in answers}
+    assert len(draws) == 3  # asked each time

@@ -29,7 +29,7 @@ from evalward.runtime.playground.base import (
     Templates,
     seed_path,
 )
-from evalward.runtime.playground.sqlite_read import KnownImage, read_database
+from evalward.runtime.playground.sqlite_read import KnownImage, read_database, read_known
 from evalward.runtime.playground.sqlite_seed import SeedError, load_seed
 
 DB_NAME = "playground.sqlite"
@@ -92,6 +92,8 @@ class SqliteRun(PlaygroundPart[SqlitePart]):
         assert self.database is not None, "a laid out database"
         # reading a large database must not hold up the other runs' event loop
         known = self.template.kept if self.template is not None else None
+        if known is not None and read_known(live, self.database, queries, state, known):
+            return  # still the template's bytes, every answer known: no thread, no SQL
         await asyncio.to_thread(
             read_database, live, self.database, queries, state, STATE_CHARS, known
         )

@@ -16,7 +16,8 @@ import sqlite3
 import stat
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -38,16 +39,48 @@ QUERY_SECONDS = 10.0
 _ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
 _NOFOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+KNOWN_INLINE_BYTES = 64 * 1024
+"""A template image up to this size is compared with a run's database on the event loop."""
+DETERMINISTIC = frozenset(
+    """abs avg char coalesce count glob group_concat hex ifnull iif instr json json_array_length
+    json_extract json_type json_valid length like lower ltrim max min nullif printf quote replace
+    round rtrim substr substring sum total trim typeof unicode upper""".split()  # noqa: SIM905
+)
+"""Functions whose result depends on their arguments alone: a query that calls no other
+answers the same of the same bytes."""
 
 
 @dataclass
 class KnownImage:
     """A database image whose tables are known once read: a template's. A run's database
     that is still these bytes (its agent wrote nothing) reads as the same tables, so they are
-    read once and its run only answers its queries."""
+    read once, and so is each query that calls only DETERMINISTIC functions."""
 
     image: bytes
     tables: dict[str, Any] | None = None
+    answers: dict[str, QueryAnswer] = field(default_factory=dict)
+
+
+def read_known(
+    live: LivePlayground,
+    database: Path,
+    queries: list[str],
+    state: PlaygroundState,
+    known: KnownImage,
+) -> bool:
+    """When the database is still `known`'s bytes (a small image) and every query's answer
+    is known, its state from them, in a few system calls and no SQL: True. False: read it
+    (`read_database`)."""
+    if known.tables is None or len(known.image) > KNOWN_INLINE_BYTES:
+        return False
+    if any(query not in known.answers for query in queries):
+        return False
+    folder = database.parent.relative_to(live.folder)
+    if _small_image(live, folder.parts, database.name, len(known.image)) != known.image:
+        return False
+    state.document["db"] = known.tables
+    state.queries.update((query, known.answers[query]) for query in queries)
+    return True
 
 
 def read_database(
@@ -65,12 +98,12 @@ def read_database(
     image = _small_image(live, folder.parts, database.name)
     if image is not None and known is not None and image == known.image:
         if known.tables is None:
-            _read(live, image, queries, state, chars)
+            _read(live, image, queries, state, chars, known)
             known.tables = state.document["db"]
         else:  # the same bytes: the same tables, and the same integrity, already checked
             state.document["db"] = known.tables
             if queries:
-                _answer(live, _open_known(live, image), queries, state)
+                _answer(_open_known(live, image), queries, state, known)
         return
     if image is not None:
         _read(live, image, queries, state, chars)
@@ -91,6 +124,7 @@ def _read(
     queries: list[str],
     state: PlaygroundState,
     chars: int,
+    known: KnownImage | None = None,
 ) -> None:
     connection, schema = _open_read_only(live, copy)
     try:
@@ -98,27 +132,37 @@ def _read(
     except BaseException:
         connection.close()
         raise
-    _answer(live, connection, queries, state)
+    _answer(connection, queries, state, known)
 
 
 def _answer(
-    live: LivePlayground,
     connection: sqlite3.Connection,
     queries: list[str],
     state: PlaygroundState,
+    known: KnownImage | None,
 ) -> None:
-    """Each query's answer, on a connection opened for reading only; then it is closed."""
+    """Each query's answer, on a connection opened for reading only (then closed); kept in
+    `known` when the query calls DETERMINISTIC functions alone and did not fail."""
     try:
         for query in queries:
-            state.queries[query] = _query(connection, query)
+            found = known.answers.get(query) if known is not None else None
+            if found is None:
+                called: set[str] = set()
+                connection.set_authorizer(partial(_read_only, called=called))
+                found = _query(connection, query)
+                if known is not None and not found.error and called <= DETERMINISTIC:
+                    known.answers[query] = found
+            state.queries[query] = found
     finally:
         connection.close()
 
 
-def _small_image(live: LivePlayground, folders: tuple[str, ...], name: str) -> bytes | None:
-    """The database's bytes when it is at most IN_MEMORY_BYTES and has no write-ahead log
-    beside it: read into memory, no link followed, it is opened there rather than copied
-    into a folder. None: copy it (`_copy_nofollow`)."""
+def _small_image(
+    live: LivePlayground, folders: tuple[str, ...], name: str, limit: int = IN_MEMORY_BYTES
+) -> bytes | None:
+    """The database's bytes when it is at most `limit` and has no write-ahead log beside it:
+    read into memory, no link followed, it is opened there rather than copied into a folder.
+    None: copy it (`_copy_nofollow`)."""
     try:
         folder = _open_folders(live.folder, folders)
     except OSError:
@@ -143,12 +187,12 @@ def _small_image(live: LivePlayground, folders: tuple[str, ...], name: str) -> b
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise live.error("its database is no longer a regular file")
-        if info.st_size > IN_MEMORY_BYTES:
+        if info.st_size > limit:
             return None
-        image = _read_up_to(fd, IN_MEMORY_BYTES + 1, info.st_size + 1)
+        image = _read_up_to(fd, limit + 1, info.st_size + 1)
     finally:
         os.close(fd)
-    return image if len(image) <= IN_MEMORY_BYTES else None
+    return image if len(image) <= limit else None
 
 
 def _read_up_to(fd: int, limit: int, expected: int) -> bytes:
@@ -262,7 +306,12 @@ def _open_known(live: LivePlayground, image: bytes) -> sqlite3.Connection:
     return connection
 
 
-def _read_only(action: int, *_: object) -> int:
+def _read_only(
+    action: int, first: str | None, second: str | None, *_: object, called: set[str] | None = None
+) -> int:
+    """Reading only; the functions a statement calls are added to `called`."""
+    if action == sqlite3.SQLITE_FUNCTION and called is not None:
+        called.add((second or "").lower())
     return sqlite3.SQLITE_OK if action in _ALLOWED else sqlite3.SQLITE_DENY
 
 
