@@ -76,7 +76,8 @@ class GraderContext:
     """A grader took the criteria: they are not added again as a rubric of their own."""
 
 
-def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict[str, Any]]:
+# One case per AgentV grader type, read top to bottom as a table (C901 counts each a path).
+def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict[str, Any]]:  # noqa: C901
     """One AgentV grader (assertion or evaluator) as evalward assertions."""
     if isinstance(item, str):  # AgentV's shorthand: a plain string is a rubric criterion
         return [rubric_item(item, path, 1.0)]

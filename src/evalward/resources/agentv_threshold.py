@@ -2,7 +2,7 @@
 
 AgentV passes a test when its weighted score reaches the test's `threshold`; evalward passes a
 fixture when every assertion passes, unless the fixture sets `passThreshold`
-(resources/scoring_function.py). A test's `threshold` becomes it. AgentV's `required` graders
+(scoring/run_verdict.py). A test's `threshold` becomes it. AgentV's `required` graders
 block a test whatever its score, which a fixture's `passThreshold` does not: a threshold
 beside a required grader is refused at its line rather than loosened.
 """

@@ -61,8 +61,13 @@ from evalward.scoring.code_scorer import CodeScorers
 from evalward.scoring.fixture_checks import TIMED_OUT, FixtureChecks, fixture_read
 from evalward.scoring.judge import JudgeCase
 from evalward.scoring.panel import NOT_SCORED, EvalJudge, JudgeOutcome
-from evalward.scoring.pass_hat_k import eval_pass_hat_k, meets_pass_hat_k
-from evalward.scoring.reps import mean_interval, pass_hat_k, wilson_interval
+from evalward.scoring.reps import (
+    eval_pass_hat_k,
+    mean_interval,
+    meets_pass_hat_k,
+    pass_hat_k,
+    wilson_interval,
+)
 from evalward.scoring.run_verdict import decide_run
 from evalward.scoring.turns import judged_input, turns_held
 from evalward.text.escaping import printable
