@@ -1,6 +1,6 @@
 """One name per idea, read from the source: a public class or type alias is defined in one
 module of src/evalward (two ideas get two names that say what each is; one idea, one
-definition the others import)."""
+definition the others import), and a trace's end reason has one writer, `Trace.end`."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "evalward"
 TYPE_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$")
 """CapWords: a class or a type alias (`Redact = Callable[...]`), not a CONSTANT or `T`."""
+END_REASON_WRITER = "rundata/trace.py"
 
 
 def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
@@ -49,6 +50,23 @@ def twins(package: Path) -> dict[str, list[str]]:
     return {name: modules for name, modules in where.items() if len(modules) > 1}
 
 
+def end_reason_writers(package: Path) -> list[str]:
+    """Every `….end_reason = …` (or `+=`, or an annotated assignment) in the package."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+                targets = [node.target]
+            else:
+                continue
+            if any(isinstance(t, ast.Attribute) and t.attr == "end_reason" for t in targets):
+                found.append(f"{path.relative_to(package).as_posix()}:{node.lineno}")
+    return found
+
+
 def test_every_public_name_is_defined_in_one_module() -> None:
     found = "; ".join(
         f"{name} in {', '.join(mods)}" for name, mods in sorted(twins(PACKAGE).items())
@@ -72,3 +90,10 @@ def test_the_twin_check_sees_classes_aliases_and_guarded_definitions(tmp_path: P
         "Outcome": ["a/one.py", "three.py"],
         "Redact": ["a/two.py", "three.py"],
     }
+
+
+def test_only_the_trace_writes_its_end_reason() -> None:
+    writers = end_reason_writers(PACKAGE)
+    assert writers, "Trace.end writes the end reason; the check must see that write"
+    outside = [w for w in writers if not w.startswith(END_REASON_WRITER + ":")]
+    assert not outside, f"end a conversation through `Trace.end(reason)`, not at {outside}"
