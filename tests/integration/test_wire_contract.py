@@ -519,3 +519,40 @@ def test_a_malformed_anthropic_reply_is_a_provider_error_naming_the_field(case: 
     with pytest.raises(ProviderError) as caught:
         anthropic_wire.parse_response(body, "m")
     assert f"malformed reply: {field} should be" in str(caught.value)
+
+
+@pytest.mark.parametrize("shape", list(ANTHROPIC_SHAPES))
+def test_the_proxy_reads_an_anthropic_reply_with_the_providers_parser(shape: str) -> None:
+    body, content, tools, (tokens_in, tokens_out), stop = ANTHROPIC_SHAPES[shape]
+    seen = FORMATS[Kind.messages].turn(json.loads(json.dumps(body)))
+    assert (seen.text, [c.name for c in seen.calls], seen.stop_reason) == (content, tools, stop)
+    assert FORMATS[Kind.messages].usage(body) == Usage(
+        input_tokens=tokens_in, output_tokens=tokens_out
+    )
+
+
+def test_the_proxy_reads_a_tool_call_without_an_id_and_whole_float_counts_as_the_provider() -> None:
+    block = {"type": "tool_use", "name": "lookup_order", "input": {"order_id": "12345"}}
+    body = {
+        **ANTHROPIC_BASE,
+        "content": [{"type": "text", "text": "Checking."}, block],
+        "usage": {"input_tokens": 20.0, "output_tokens": 4.0},
+    }
+    ours = anthropic_wire.parse_response(body, "m")
+    seen = FORMATS[Kind.messages].turn(body)
+    assert [(c.id, c.name) for c in seen.calls] == [(c.id, c.name) for c in ours.tool_calls]
+    assert [c.id for c in seen.calls] == ["toolu_1"]
+    assert (
+        FORMATS[Kind.messages].usage(body) == ours.usage == Usage(input_tokens=20, output_tokens=4)
+    )
+
+
+@pytest.mark.parametrize("case", list(MALFORMED_ANTHROPIC))
+def test_the_proxy_reads_a_malformed_anthropic_reply_it_passes_on_refusing_nothing(
+    case: str,
+) -> None:
+    body, _ = MALFORMED_ANTHROPIC[case]
+    seen = FORMATS[Kind.messages].turn(body)
+    unread_text = ("content a string", "a block that is not an object", "tool input a string")
+    assert seen.text == ("" if case in unread_text else "It shipped.")
+    assert FORMATS[Kind.messages].usage(body).input_tokens == (1 if "float" in case else 20)
