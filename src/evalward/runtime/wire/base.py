@@ -17,7 +17,14 @@ from typing import Any, Literal, Protocol
 
 from evalward.http import sse
 from evalward.http.sse import Event
-from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, RunLabels, ToolSpec
+from evalward.providers.base import (
+    ChatMessage,
+    ChatRequest,
+    ChatResponse,
+    RunLabels,
+    ToolCall,
+    ToolSpec,
+)
 from evalward.providers.reply_fields import LenientReader
 from evalward.rundata.trace import Usage
 
@@ -43,20 +50,11 @@ class WireError(ValueError):
 
 
 @dataclass(frozen=True)
-class SeenCall:
-    """A tool call the model asked for in a reply."""
-
-    id: str
-    name: str
-    arguments: dict[str, Any]
-
-
-@dataclass(frozen=True)
 class Turn:
     """What one reply of the model said: its text and the tool calls it asked for."""
 
     text: str = ""
-    calls: tuple[SeenCall, ...] = ()
+    calls: tuple[ToolCall, ...] = ()
     stop_reason: str = ""
 
 

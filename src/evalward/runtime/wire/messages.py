@@ -26,7 +26,6 @@ from evalward.providers.reply_fields import LenientReader
 from evalward.rundata.trace import Usage
 from evalward.runtime.wire.base import (
     Kind,
-    SeenCall,
     SeenResult,
     Turn,
     TypedEvents,
@@ -64,8 +63,7 @@ class Messages(TypedEvents):
     @staticmethod
     def turn(reply: Mapping[str, Any]) -> Turn:
         said = parse_response(reply, "", _PASSED_ON)
-        calls = tuple(SeenCall(c.id, c.name, c.arguments) for c in said.tool_calls)
-        return Turn(said.content, calls, said.stop_reason)
+        return Turn(said.content, said.tool_calls, said.stop_reason)
 
     @staticmethod
     def results(body: Mapping[str, Any]) -> list[SeenResult]:
