@@ -26,8 +26,9 @@ from evalward.record.write import run_summary
 from evalward.report.compiled import template_cache
 from evalward.report.pairwise_text import pairwise_lines
 from evalward.report.reps import axes_text, has_run_numbers, percent, reps_text
-from evalward.report.story import Blocking, Reason, TraceSource
+from evalward.report.story import Blocking, Reason
 from evalward.report.view import REASONS_BUDGET, CommentView, LineBudget, build_view
+from evalward.rundata.spool import TraceSource
 from evalward.stages.changes import ChangeSet
 from evalward.stages.compare import Change, EvalComparison
 from evalward.stages.gate import BypassRecord, GateDecision, GateResult

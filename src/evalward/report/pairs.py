@@ -12,7 +12,7 @@ JSON escaped for a script element, a form the whole-file redaction would not rec
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,12 +37,11 @@ from evalward.rundata.results import (
     JudgeVerdict,
     Status,
 )
+from evalward.rundata.spool import TraceSource
 from evalward.rundata.trace import Trace
 from evalward.scoring.reps import wilson_interval
+from evalward.security import Redact
 from evalward.stages.compare import EvalComparison
-
-Redact = Callable[[str], str]
-TraceSource = Callable[[FixtureResult], Trace]
 
 FLAGS = {
     "regressed": 1,

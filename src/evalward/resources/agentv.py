@@ -53,7 +53,7 @@ _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 
 
 @dataclass
-class Conversion:
+class AgentVConversion:
     """The fixture documents made from one AgentV document, and the problems found."""
 
     fixtures: list[tuple[dict[str, Any], PathKey]] = field(default_factory=list)
@@ -93,10 +93,12 @@ def _is_case(case: Any, key: str) -> bool:
     return isinstance(case, dict) and (key != "tests" or "id" in case)
 
 
-def convert(data: dict[str, Any], file: str, root: Path, default_target: str | None) -> Conversion:
+def convert(
+    data: dict[str, Any], file: str, root: Path, default_target: str | None
+) -> AgentVConversion:
     """Every case of one AgentV document as EvalFixture data."""
     files = _Files(root, file)
-    out = Conversion(reads=files.reads)
+    out = AgentVConversion(reads=files.reads)
     key = next(k for k in CASE_KEYS if k in data)
     cases: Any = data[key]
     if isinstance(cases, str):

@@ -21,7 +21,7 @@ from evalward.resources.agentv_graders import GraderContext, grader_assertions
 from evalward.resources.agentv_problem import AgentVProblem, AgentVProblems
 from evalward.resources.yamlsource import PathKey
 
-Messages = Callable[[Any, PathKey, str], list[dict[str, str]]]
+ReadMessages = Callable[[Any, PathKey, str], list[dict[str, str]]]
 """A value (text or message list) at a path, as `{role, content}` messages of a role."""
 
 TURN_KEYS = ("input", "assert", "expected_output")
@@ -37,7 +37,7 @@ def conversation(
     case: dict[str, Any],
     path: PathKey,
     opening: list[dict[str, str]],
-    messages: Messages,
+    messages: ReadMessages,
     context: GraderContext,
 ) -> tuple[dict[str, Any], str | None]:
     """The fixture's `conversation` and the reference its turns' expected outputs make."""
@@ -80,7 +80,9 @@ def conversation(
     return made, "\n\n".join(expected) or None
 
 
-def _turn(turn: Any, path: PathKey, messages: Messages, context: GraderContext) -> dict[str, Any]:
+def _turn(
+    turn: Any, path: PathKey, messages: ReadMessages, context: GraderContext
+) -> dict[str, Any]:
     if not isinstance(turn, dict) or "input" not in turn:
         raise AgentVProblem(path, "expected a turn: `{input, assert}`")
     for key in turn:

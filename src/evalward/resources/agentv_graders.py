@@ -88,12 +88,12 @@ def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict
     if kind in CHECKS:
         if negate:
             raise AgentVProblem((*path, "negate"), f"`negate` is not supported on {kind!r}")
-        return check_assertion(kind, item, path, base, AgentVProblem)
+        return check_assertion(kind, item, path, base)
     if kind in SCRIPT_GRADERS:
         if negate:
             raise AgentVProblem((*path, "negate"), "`negate` is not supported on a script grader")
         assert ctx.locate is not None, "the eval file's reader locates its scripts"
-        return [script_assertion(item, path, base, ctx.locate, AgentVProblem)]
+        return [script_assertion(item, path, base, ctx.locate)]
     if kind in _TEXT_CHECKS:
         return [_text_check(kind, item, path, ctx, base, negate=negate)]
     if kind in ("contains-any", "contains-all", "icontains-any", "icontains-all"):

@@ -16,6 +16,7 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
+from evalward.resources.agentv_problem import AgentVProblem
 from evalward.resources.yamlsource import PathKey
 
 SCRIPT_GRADERS = ("script", "code-grader", "code-judge", "code-evaluator", "script-grader")
@@ -25,29 +26,28 @@ _RUNNABLE = {".py": "python", ".js": "javascript", ".cjs": "javascript", ".mjs":
 _RUNNERS = {"python", "python3", "uv", "run", "node", "bun", "npx", "tsx", "deno"}
 """Words of a command that only say how to run the file it names."""
 
-Problem = Callable[[PathKey, str], Exception]
-
 
 def script_assertion(
     item: dict[str, Any],
     path: PathKey,
     base: dict[str, Any],
     locate: Callable[[str, PathKey], str],
-    problem: Problem,
 ) -> dict[str, Any]:
     """One script grader as a code assertion; `locate` turns a path relative to the eval
-    file into a repository path (or raises), `problem` makes the error at a path."""
+    file into a repository path (or raises)."""
     key = "command" if "command" in item else "script"
     command = item.get(key)
     if isinstance(command, str):
         command = shlex.split(command)
     if not isinstance(command, list) or not command or not all(isinstance(c, str) for c in command):
-        raise problem((*path, key), "expected the grader's command: a list of words or a line")
+        raise AgentVProblem(
+            (*path, key), "expected the grader's command: a list of words or a line"
+        )
     found = next(
         (i for i, word in enumerate(command) if posixpath.splitext(word)[1] in _RUNNABLE), None
     )
     if found is None or any(word not in _RUNNERS for word in command[:found]):
-        raise problem(
+        raise AgentVProblem(
             (*path, key),
             f"evalward runs a script grader's Python or JavaScript file (`[python3, "
             f"check.py]`, `[node, check.js]`); {shlex.join(command)!r} names none it can run "
@@ -56,7 +56,7 @@ def script_assertion(
         )
     cwd = item.get("cwd", ".")
     if not isinstance(cwd, str):
-        raise problem((*path, "cwd"), f"expected a folder; found {cwd!r}")
+        raise AgentVProblem((*path, "cwd"), f"expected a folder; found {cwd!r}")
     script = posixpath.normpath(posixpath.join(cwd, command[found]))
     out: dict[str, Any] = {
         **base,
@@ -70,7 +70,7 @@ def script_assertion(
     threshold = item.get("threshold")
     if threshold is not None:
         if isinstance(threshold, bool) or not isinstance(threshold, int | float):
-            raise problem((*path, "threshold"), f"expected a number; found {threshold!r}")
+            raise AgentVProblem((*path, "threshold"), f"expected a number; found {threshold!r}")
         out["threshold"] = threshold
     timeout = item.get("timeout_seconds", item.get("timeout"))
     if isinstance(timeout, int | float) and not isinstance(timeout, bool) and 0 < timeout <= 600:
