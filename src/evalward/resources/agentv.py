@@ -12,6 +12,7 @@ Both shapes are read: the older one (`evalcases`, `expected_outcome`, `input_mes
 - `rubrics` (and `type: rubrics` assertions) -> one judge assertion per rubric item, with the
   item's weight;
 - `sidecar` / `metadata` -> `spec.sidecar`, metadata passed to judges;
+- `threshold` -> `spec.passThreshold` (refused beside a `required` grader);
 - `execution.target` (test, else file, else `defaults.targetAgent` of evalward.yaml, else
   AgentV's default target, `default`) -> the fixture's `targetAgent` and its `agent` label, so
   `matchLabels: {agent: X}` selects it (`{agent: default}` the tests that name no target).
@@ -38,13 +39,14 @@ from evalward.resources.agentv_graders import (
     grader_assertions,
     rubric_item,
 )
-from evalward.resources.agentv_threshold import pass_threshold
 from evalward.resources.common import API_VERSION
 from evalward.resources.paths import OutsideRepository, looked_up, repo_path
 from evalward.resources.yamlsource import PathKey, YamlSyntaxError, load_documents
 from evalward.text import jsontext
 
 CASE_KEYS = ("evalcases", "eval_cases", "tests")
+_GRADER_KEYS = ("assert", "assertions", "evaluators")
+"""Where a test lists its own graders."""
 DEFAULT_TARGET = "default"
 """The target of a test that names none (nor its file, nor `defaults.targetAgent`): AgentV's
 own default target. Its fixtures carry the label `agent: default`, and whichever Eval selects
@@ -245,7 +247,7 @@ def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) 
     reference = _reference(case, path, files)
     sidecar = _sidecar(case, path)
     context = GraderContext(criteria, reference, files.read, files.locate)
-    threshold = pass_threshold(case, path, suite.assertions)
+    threshold = _pass_threshold(case, path, suite.assertions)
     assertions = _assertions(case, path, execution, suite, context)
     held = _conversation(case, path, messages, files, context) if talk else None
     if held is not None and held[1]:
@@ -276,6 +278,44 @@ def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) 
         "metadata": {"name": name, "labels": labels, "annotations": {"agentv/id": case_id}},
         "spec": spec,
     }
+
+
+def _pass_threshold(case: dict[str, Any], path: PathKey, suite_graders: list[Any]) -> float | None:
+    """The test's `threshold` as its fixture's `passThreshold`, if it sets one.
+
+    AgentV passes a test when its weighted score reaches the test's `threshold`; evalward
+    passes a fixture when every assertion passes, unless the fixture sets `passThreshold`
+    (scoring/run_verdict.py). AgentV's `required` graders block a test whatever its score,
+    which a fixture's `passThreshold` does not: a threshold beside a required grader is
+    refused at its line rather than loosened.
+    """
+    threshold = case.get("threshold")
+    if threshold is None:
+        return None
+    at: PathKey = (*path, "threshold")
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        raise AgentVProblem(at, f"a threshold is a number from 0 to 1; found {threshold!r}")
+    if not 0 <= threshold <= 1:
+        raise AgentVProblem(at, f"a threshold is a number from 0 to 1; found {threshold!r}")
+    graders = [g for key in _GRADER_KEYS for g in case.get(key) or []] + suite_graders
+    if any(_required(g) for g in graders):
+        raise AgentVProblem(
+            at,
+            "a test threshold beside a `required` grader: AgentV fails the test when the "
+            "required grader fails, whatever the score, and evalward's `passThreshold` would "
+            "pass it on the score; drop `required` (the threshold decides) or the threshold "
+            "(every grader must pass)",
+        )
+    return float(threshold)
+
+
+def _required(grader: Any) -> bool:
+    if not isinstance(grader, dict):
+        return False
+    if grader.get("required") is True:
+        return True
+    members = grader.get("assert", grader.get("assertions"))
+    return isinstance(members, list) and any(_required(m) for m in members)
 
 
 def _sidecar(case: dict[str, Any], path: PathKey) -> dict[str, Any]:
@@ -318,7 +358,7 @@ def _assertions(
     """Every grader of a test (its own, its execution's and the file's) as evalward assertions;
     all the graders' problems are reported together."""
     graders: list[tuple[Any, PathKey]] = []
-    for key in ("assert", "assertions", "evaluators"):
+    for key in _GRADER_KEYS:
         for index, item in enumerate(case.get(key) or []):
             graders.append((item, (*path, key, index)))
     for index, item in enumerate(execution.get("evaluators") or []):
