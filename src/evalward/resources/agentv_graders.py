@@ -2,7 +2,8 @@
 mapping `agentv` describes).
 
 AgentV's `contains` is case-insensitive; it becomes a case-insensitive `regex` so it keeps its
-meaning. Grader types evalward cannot evaluate (composite, is-json, …) are errors at load time
+meaning; `is-json` and the trajectory checks become evalward's `jsonSchema` and tool-call
+assertions. Grader types evalward cannot evaluate (composite, …) are errors at load time
 (so `evalward validate` and the action refuse them before anything runs), each saying what to
 use instead, rather than checks that silently never run or fail at run time.
 
@@ -22,7 +23,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evalward.resources.agentv_checks import CHECKS, check_assertion
 from evalward.resources.agentv_problem import AgentVProblem as AgentVProblem
 from evalward.resources.agentv_problem import AgentVProblems as AgentVProblems
 from evalward.resources.agentv_rubrics import rubric_item as rubric_item
@@ -30,6 +30,15 @@ from evalward.resources.agentv_rubrics import rubric_values
 from evalward.resources.agentv_scripts import SCRIPT_GRADERS, script_assertion
 from evalward.resources.yamlsource import PathKey
 
+_STRUCTURAL_CHECKS = (
+    "is-json",
+    "trajectory:tool-used",
+    "not-trajectory:tool-used",
+    "trajectory:tool-sequence",
+    "trajectory:tool-args-match",
+)
+"""AgentV's structural checks: `is-json`, and the promptfoo-style trajectory checks of its
+current format (`not-trajectory:tool-used` too: the tools must not be called)."""
 SUPPORTED_TYPES = (
     "contains",
     "icontains",
@@ -51,7 +60,7 @@ SUPPORTED_TYPES = (
     "script",
     "assert-set",
     "similar",
-    *CHECKS,
+    *_STRUCTURAL_CHECKS,
 )
 _TYPE_ALIASES = {"llm-judge": "llm-grader", "llm-rubric": "llm-grader", "rubric": "rubrics"}
 REFUSED = {
@@ -85,10 +94,10 @@ def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict
     negate = item.get("negate") is True
     if kind == "assert-set":
         return _assert_set(item, path, ctx, base)
-    if kind in CHECKS:
+    if kind in _STRUCTURAL_CHECKS:
         if negate:
             raise AgentVProblem((*path, "negate"), f"`negate` is not supported on {kind!r}")
-        return check_assertion(kind, item, path, base)
+        return _structural_check(kind, item, path, base)
     if kind in SCRIPT_GRADERS:
         if negate:
             raise AgentVProblem((*path, "negate"), "`negate` is not supported on a script grader")
@@ -397,3 +406,85 @@ def _trajectory(item: dict[str, Any], path: PathKey, base: dict[str, Any]) -> li
             )
         tools.append(call["tool"])
     return [{**base, "type": "toolSequence", "tools": tools}]
+
+
+_SEQUENCE_MODES = {"in_order": None, "exact": "strict", "any_order": "superset"}
+
+
+def _structural_check(
+    kind: str, item: dict[str, Any], path: PathKey, base: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """One of `_STRUCTURAL_CHECKS`: `is-json` as an empty `jsonSchema`, the trajectory
+    checks as `toolCalled`, `toolNotCalled`, `toolSequence`, `trajectory` or `toolArgs`."""
+    if kind == "is-json":
+        return [{**base, "type": "jsonSchema", "schema": {}}]
+    value = item.get("value")
+    if kind.endswith("trajectory:tool-used"):
+        return _tool_used(value, (*path, "value"), base, kind.startswith("not-"))
+    if not isinstance(value, dict):
+        raise AgentVProblem((*path, "value"), f"expected a mapping; found {value!r}")
+    if kind == "trajectory:tool-sequence":
+        return [_tool_sequence(value, (*path, "value"), base)]
+    name = value.get("name", value.get("tool"))
+    if not isinstance(name, str) or not name:
+        raise AgentVProblem((*path, "value", "name"), "expected the tool's name")
+    args = value.get("args", {})
+    if not isinstance(args, dict):
+        raise AgentVProblem((*path, "value", "args"), f"expected a mapping; found {args!r}")
+    mode = value.get("mode", "partial")
+    if mode not in ("partial", "exact"):
+        raise AgentVProblem((*path, "value", "mode"), f"expected partial or exact; found {mode!r}")
+    return [{**base, "type": "toolArgs", "tool": name, "args": args, "mode": mode}]
+
+
+def _tool_used(
+    value: Any, path: PathKey, base: dict[str, Any], inverse: bool
+) -> list[dict[str, Any]]:
+    """A tool (or each of a list) called at least `min` times: `toolCalled`, or a
+    `toolSequence` naming it `min` times; with `not-`, none of them called."""
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
+        kind = "toolNotCalled" if inverse else "toolCalled"
+        return [{**base, "type": kind, "tool": name} for name in value]
+    if not isinstance(value, dict) or inverse:
+        raise AgentVProblem(path, "expected a tool's name, a list of names, or {name, min}")
+    for key in value:
+        if key not in ("name", "min"):
+            raise AgentVProblem((*path, key), f"`{key}` of trajectory:tool-used is not checked")
+    name, least = value.get("name"), value.get("min", 1)
+    if not isinstance(name, str) or not name:
+        raise AgentVProblem((*path, "name"), "expected the tool's name")
+    if isinstance(least, bool) or not isinstance(least, int) or not 1 <= least <= 100:
+        raise AgentVProblem(
+            (*path, "min"), f"expected a number of calls from 1 to 100; found {least!r}"
+        )
+    if least == 1:
+        return [{**base, "type": "toolCalled", "tool": name}]
+    return [{**base, "type": "toolSequence", "tools": [name] * least}]
+
+
+def _tool_sequence(value: dict[str, Any], path: PathKey, base: dict[str, Any]) -> dict[str, Any]:
+    mode = value.get("mode", "in_order")
+    if mode not in _SEQUENCE_MODES:
+        raise AgentVProblem(
+            (*path, "mode"), f"expected one of {', '.join(_SEQUENCE_MODES)}; found {mode!r}"
+        )
+    steps = value.get("steps")
+    if not isinstance(steps, list) or not steps:
+        raise AgentVProblem((*path, "steps"), "expected a list of tool names")
+    tools = []
+    for index, step in enumerate(steps):
+        name = step.get("tool", step.get("name")) if isinstance(step, dict) else step
+        if not isinstance(name, str) or not name:
+            raise AgentVProblem((*path, "steps", index), "expected a tool's name")
+        if isinstance(step, dict) and set(step) - {"tool", "name"}:
+            extra = sorted(set(step) - {"tool", "name"})[0]
+            raise AgentVProblem(
+                (*path, "steps", index, extra), f"`{extra}` of a step is not checked"
+            )
+        tools.append(name)
+    trajectory = _SEQUENCE_MODES[mode]
+    if trajectory is None:
+        return {**base, "type": "toolSequence", "tools": tools}
+    return {**base, "type": "trajectory", "tools": tools, "mode": trajectory}
