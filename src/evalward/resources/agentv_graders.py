@@ -7,25 +7,26 @@ assertions. Grader types evalward cannot evaluate (composite, …) are errors at
 (so `evalward validate` and the action refuse them before anything runs), each saying what to
 use instead, rather than checks that silently never run or fail at run time.
 
-Script graders (`script`, `code-grader`, `code_judge`) become code scorers
-(resources/agentv_scripts.py): their file is read with the eval file, from the same commit, so
-under `gate-config: base` a pull request cannot choose the grader that grades it. A grader's
-`metric` is its assertion's `axis`; `required` is what every evalward assertion is (a test
-fails when any of its assertions fails). Composite graders are refused because a test's
-assertions already combine as a weighted mean that passes only when every one passes, and
-their other aggregators (threshold, a script, an LLM) have no counterpart here.
+Script graders (`script`, `code-grader`, `code_judge`) become code scorers with
+`protocol: script` (resources/code_scorer.py): their file is read with the eval file, from the
+same commit, so under `gate-config: base` a pull request cannot choose the grader that grades
+it. A grader's `metric` is its assertion's `axis`; `required` is what every evalward
+assertion is (a test fails when any of its assertions fails). Composite graders are refused
+because a test's assertions already combine as a weighted mean that passes only when every one
+passes, and their other aggregators (threshold, a script, an LLM) have no counterpart here.
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from evalward.resources.agentv_problem import AgentVProblem as AgentVProblem
 from evalward.resources.agentv_problem import AgentVProblems as AgentVProblems
-from evalward.resources.agentv_scripts import SCRIPT_GRADERS, script_assertion
 from evalward.resources.yamlsource import PathKey
 
 _STRUCTURAL_CHECKS = (
@@ -37,6 +38,8 @@ _STRUCTURAL_CHECKS = (
 )
 """AgentV's structural checks: `is-json`, and the promptfoo-style trajectory checks of its
 current format (`not-trajectory:tool-used` too: the tools must not be called)."""
+_SCRIPT_GRADERS = ("script", "code-grader", "code-judge", "code-evaluator", "script-grader")
+"""AgentV's script-run graders, in the current and the older spellings (`code_judge`)."""
 SUPPORTED_TYPES = (
     "contains",
     "icontains",
@@ -96,11 +99,11 @@ def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict
         if negate:
             raise AgentVProblem((*path, "negate"), f"`negate` is not supported on {kind!r}")
         return _structural_check(kind, item, path, base)
-    if kind in SCRIPT_GRADERS:
+    if kind in _SCRIPT_GRADERS:
         if negate:
             raise AgentVProblem((*path, "negate"), "`negate` is not supported on a script grader")
         assert ctx.locate is not None, "the eval file's reader locates its scripts"
-        return [script_assertion(item, path, base, ctx.locate)]
+        return [_script_assertion(item, path, base, ctx.locate)]
     if kind in _TEXT_CHECKS:
         return [_text_check(kind, item, path, ctx, base, negate=negate)]
     if kind in ("contains-any", "contains-all", "icontains-any", "icontains-all"):
@@ -565,3 +568,66 @@ def _tool_sequence(value: dict[str, Any], path: PathKey, base: dict[str, Any]) -
     if trajectory is None:
         return {**base, "type": "toolSequence", "tools": tools}
     return {**base, "type": "trajectory", "tools": tools, "mode": trajectory}
+
+
+_RUNNABLE = {".py": "python", ".js": "javascript", ".cjs": "javascript", ".mjs": "javascript"}
+_RUNNERS = {"python", "python3", "uv", "run", "node", "bun", "npx", "tsx", "deno"}
+"""Words of a command that only say how to run the file it names."""
+
+
+def _script_assertion(
+    item: dict[str, Any],
+    path: PathKey,
+    base: dict[str, Any],
+    locate: Callable[[str, PathKey], str],
+) -> dict[str, Any]:
+    """One script grader as a code assertion; `locate` turns a path relative to the eval
+    file into a repository path (or raises).
+
+    AgentV runs a command, `[python3, check.py]` or `[uv, run, check.py]`, in the eval file's
+    folder (or its `cwd`). evalward runs the Python or JavaScript file that command names,
+    with the command's other arguments, as it runs every code scorer: its text read from the
+    same commit as the eval file, as the agent user, with no secret, bounded. A command whose
+    program is not such a file (TypeScript, a shell line) is refused at its line, saying why.
+    """
+    key = "command" if "command" in item else "script"
+    command = item.get(key)
+    if isinstance(command, str):
+        command = shlex.split(command)
+    if not isinstance(command, list) or not command or not all(isinstance(c, str) for c in command):
+        raise AgentVProblem(
+            (*path, key), "expected the grader's command: a list of words or a line"
+        )
+    found = next(
+        (i for i, word in enumerate(command) if posixpath.splitext(word)[1] in _RUNNABLE), None
+    )
+    if found is None or any(word not in _RUNNERS for word in command[:found]):
+        raise AgentVProblem(
+            (*path, key),
+            f"evalward runs a script grader's Python or JavaScript file (`[python3, "
+            f"check.py]`, `[node, check.js]`); {shlex.join(command)!r} names none it can run "
+            "(a TypeScript grader can be compiled to JavaScript, a shell line written as a "
+            "Python script)",
+        )
+    cwd = item.get("cwd", ".")
+    if not isinstance(cwd, str):
+        raise AgentVProblem((*path, "cwd"), f"expected a folder; found {cwd!r}")
+    script = posixpath.normpath(posixpath.join(cwd, command[found]))
+    out: dict[str, Any] = {
+        **base,
+        "type": "code",
+        "protocol": "script",
+        "file": locate(script, (*path, key)),
+        "args": command[found + 1 :],
+    }
+    if isinstance(item.get("config"), dict):
+        out["config"] = item["config"]
+    threshold = item.get("threshold")
+    if threshold is not None:
+        if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+            raise AgentVProblem((*path, "threshold"), f"expected a number; found {threshold!r}")
+        out["threshold"] = threshold
+    timeout = item.get("timeout_seconds", item.get("timeout"))
+    if isinstance(timeout, int | float) and not isinstance(timeout, bool) and 0 < timeout <= 600:
+        out["timeoutSeconds"] = timeout
+    return out
