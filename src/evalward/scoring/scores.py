@@ -34,7 +34,6 @@ request cannot turn a failing fixture into a neutral one by making its agent han
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import statistics
 from collections.abc import Collection
@@ -110,7 +109,7 @@ async def score_fixture(
         spec, read, judge, case, labels, regex_timeout, playground, scorers, failed
     )
     assertions = spec.every_assertion
-    outcomes = await asyncio.gather(*(checks.outcome(a) for a in assertions))
+    outcomes = await checks.outcomes(assertions)
     results = [
         _assertion_result(assertion, outcome, assertion.severity or spec.severity, scoring, trace)
         for assertion, outcome in zip(assertions, outcomes, strict=True)

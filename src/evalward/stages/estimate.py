@@ -49,7 +49,7 @@ from evalward.errors import ConfigError
 from evalward.providers.pricing import PriceTable
 from evalward.resources import ResourceSet
 from evalward.resources.agent import AgentSpec
-from evalward.resources.assertions import SimilarAssertion, flatten
+from evalward.resources.assertions import JudgeAssertion, SimilarAssertion, flatten
 from evalward.resources.common import DEFAULT_SEVERITY_WEIGHTS
 from evalward.resources.models import EvalFixtureSpec, EvalSpec
 from evalward.rundata.sides import Side
@@ -100,7 +100,7 @@ def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) ->
     eval_def = resources.evals[run.eval].resource
     fixture = resources.fixtures[run.fixture].resource.spec
     agent = resources.agents[eval_def.spec.target_agent].resource.spec
-    assertions = [a.model_dump(mode="json") for a in flatten(fixture.assertions)]
+    assertions = flatten(fixture.assertions)
     given = sum(len(m.content) for m in opening_messages(fixture))
     calls: list[_Call] = []
     seen = given + len(fixture.reference or "")  # what the judge reads of the run
@@ -109,7 +109,7 @@ def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) ->
         named: set[str] = set()
         for assertion in assertions:
             for key in _TOOL_FIELDS:
-                value = assertion.get(key)
+                value = vars(assertion).get(key)  # a field, if the type has it
                 named.update([value] if isinstance(value, str) else value or [])
         offered = any(t.enabled for t in agent.tools)
         turns = min(max(len(named), int(offered)) + 1, agent.max_turns)
@@ -139,8 +139,8 @@ def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) ->
     calls += users
     for judge_model in eval_def.spec.judge.models:
         for assertion in assertions:
-            if assertion.get("type") == "judge":
-                chars = len(SYSTEM_PROMPT) + len(assertion.get("rubric", "")) + seen
+            if isinstance(assertion, JudgeAssertion):
+                chars = len(SYSTEM_PROMPT) + len(assertion.rubric) + seen
                 calls.append(
                     _Call(
                         judge_model,
