@@ -28,11 +28,13 @@ docs/benchmarks.md, between its scale markers.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import re
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -239,7 +241,7 @@ def main() -> None:
             for size in SERIES[series]:
                 if size > args.max:
                     continue
-                repo, command = _row(series, size)
+                repo, command = _made_apart(series, size)
                 measured = {label: Measured() for label in versions}
                 for _ in range(args.large_runs if size >= 100_000 else args.runs):
                     for label, version in versions.items():
@@ -248,7 +250,7 @@ def main() -> None:
                         run_once(command, {**base_env, **version}, stats, measured[label], repo)
                 for label, figures in measured.items():
                     rows.append([series, f"{size:,}", label, *figures.cells()])
-                    print(" | ".join(rows[-1]), flush=True)
+                    print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
                 if args.promptfoo and series == "fixtures" and size in (1_000, 10_000):
                     rows.append(
                         [
@@ -258,13 +260,21 @@ def main() -> None:
                             *_promptfoo(args, server, size, stats),
                         ]
                     )
-                    print(" | ".join(rows[-1]), flush=True)
+                    print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
                 shutil.rmtree(repo.parent, ignore_errors=True)
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     table = _table(rows, args, load)
     print(table)
     if args.write:
         _write(table)
+
+
+def _made_apart(series: str, size: int) -> tuple[Path, list[str]]:
+    """The row's repository, written by a process of its own. The kernel starts a child's
+    peak RSS (`wait4`'s `ru_maxrss`) at its parent's: had this process held the 50,000 files
+    it writes, every evalward it measures after would report that much at least."""
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        return pool.apply(_row, (series, size))
 
 
 def _row(series: str, size: int) -> tuple[Path, list[str]]:
@@ -283,7 +293,8 @@ def _promptfoo(
 ) -> list[str]:
     work = Path(tempfile.mkdtemp(prefix="evalward-scale-pf-"))
     config = work / "promptfooconfig.yaml"
-    config.write_text(yaml.safe_dump(promptfoo_config(size, server.base_url)))  # type: ignore[attr-defined]
+    with multiprocessing.get_context("fork").Pool(1) as pool:  # as `_made_apart`, for the RSS
+        pool.apply(_write_config, (config, size, server.base_url))  # type: ignore[attr-defined]
     measured = Measured()
     command = [
         args.promptfoo, "eval", "-c", str(config), "--max-concurrency", "32",
@@ -293,6 +304,10 @@ def _promptfoo(
         run_once(command, {**PROMPTFOO_ENV, "HOME": str(work)}, stats, measured, work)
     shutil.rmtree(work, ignore_errors=True)
     return measured.cells()
+
+
+def _write_config(config: Path, size: int, base_url: str) -> None:
+    config.write_text(yaml.safe_dump(promptfoo_config(size, base_url)))
 
 
 def _table(rows: list[list[str]], args: argparse.Namespace, load: str) -> str:
