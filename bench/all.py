@@ -149,6 +149,10 @@ def render(output: str) -> str:
     return "\n\n".join(parts)
 
 
+class Failed(Exception):
+    """A section's script failed: its section is left as it was."""
+
+
 def run(section: Section, args: argparse.Namespace) -> str:
     """Run the section's command; its section's new text."""
     shown = section.command()
@@ -157,7 +161,7 @@ def run(section: Section, args: argparse.Namespace) -> str:
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
     took = time.perf_counter() - started
     if done.returncode != 0:
-        raise SystemExit(
+        raise Failed(
             f"{shlex.join(shown)} exited {done.returncode}:\n{done.stdout[-3000:]}\n"
             f"{done.stderr[-3000:]}"
         )
@@ -182,7 +186,7 @@ def write(name: str, text: str, into: Path = DOC) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", help="the sections to run, by name, comma-separated")
+    parser.add_argument("--only", help="the sections to run, by name, comma-separated, in order")
     parser.add_argument("--write", action="store_true", help="into docs/benchmarks.md")
     parser.add_argument("--doc", type=Path, default=DOC, help="write into this copy instead")
     parser.add_argument("--promptfoo", help="promptfoo's executable (its sections need it)")
@@ -195,19 +199,27 @@ def main() -> None:
     unknown = sorted(set(chosen) - set(names))
     if unknown:
         raise SystemExit(f"no section {', '.join(unknown)}: the sections are {', '.join(names)}")
-    for section in SECTIONS:
-        if section.name not in chosen:
-            continue
+    failed: list[str] = []
+    for section in sorted(
+        (s for s in SECTIONS if s.name in chosen), key=lambda s: chosen.index(s.name)
+    ):
         why = missing(section, args)
         if args.list or why:
             state = f"skipped: {why}" if why and not args.list else f"~{section.minutes:g} min"
             print(f"{section.name}: {shlex.join(section.command())} ({state})", flush=True)
             continue
         print(f"<!-- {section.name}: {shlex.join(section.command())} -->", flush=True)
-        text = run(section, args)
+        try:
+            text = run(section, args)
+        except Failed as failure:
+            print(failure, file=sys.stderr, flush=True)
+            failed.append(section.name)
+            continue
         print(text, flush=True)
         if args.write:
             write(section.name, text, args.doc)
+    if failed:
+        raise SystemExit(f"failed, their sections left as they were: {', '.join(failed)}")
 
 
 if __name__ == "__main__":
