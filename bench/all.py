@@ -50,7 +50,7 @@ class Section:
     """"root", "chromium", "promptfoo", "network", "podman", "suite": what it cannot run
     without (the last: a run of the whole test suite, asked for with `--suite`)."""
     minutes: float = 1.0
-    """About how long it takes on the 2-core machine of the docs."""
+    """About how long it took on the 2-core machine of the docs (each section says its own)."""
 
     def command(self, promptfoo: str | None = None) -> list[str]:
         args = [a.replace("BIN", promptfoo or "BIN") for a in self.args]
@@ -59,7 +59,7 @@ class Section:
 
 SECTIONS = [
     Section("speed", "speed.py", ("--runs", "5"), minutes=15),
-    Section("playgrounds", "playgrounds.py", ("--runs", "20"), minutes=1),
+    Section("playgrounds", "playgrounds.py", ("--runs", "20"), minutes=0.5),
     Section(
         "scale",
         "scale.py",
@@ -73,25 +73,25 @@ SECTIONS = [
         "p1_promptfoo.py",
         ("--promptfoo", "BIN", "--runs", "3"),
         ("promptfoo",),
-        minutes=1,
+        minutes=0.5,
     ),
-    Section("p2", "p2_scale.py", minutes=1),
-    Section("p3", "p3_rerun.py", minutes=1),
-    Section("p4", "p4_footprint.py", ("--repeat", "5"), minutes=1),
-    Section("p5", "p5_report.py", ("--repeat", "5"), ("chromium",), minutes=4),
-    Section("p6", "p6_parallel.py", ("--runs", "5"), minutes=1),
-    Section("p6-user", "p6_user_suite.py", ("--runs", "5"), minutes=1),
+    Section("p2", "p2_scale.py", minutes=0.5),
+    Section("p3", "p3_rerun.py", minutes=0.5),
+    Section("p4", "p4_footprint.py", ("--repeat", "5"), minutes=0.5),
+    Section("p5", "p5_report.py", ("--repeat", "5"), ("chromium",), minutes=0.5),
+    Section("p6", "p6_parallel.py", ("--runs", "5"), minutes=0.5),
+    Section("p6-user", "p6_user_suite.py", ("--runs", "5"), minutes=0.5),
     Section("p7", "p7_environments.py", ("--runs", "3"), ("root", "network"), minutes=2),
     Section("p8", "p8_proxy.py", ("--calls", "300"), minutes=1),
-    Section("p9", "p9_sides.py", ("--runs", "3"), ("root",), minutes=3),
-    Section("comment", "comment_size.py", ("--repeat", "5"), minutes=1),
-    Section("redaction", "redaction.py", ("--repeat", "7"), minutes=1),
-    Section("regex", "regex_engines.py", minutes=1),
-    Section("gate", "gate_sim.py", ("--trials", "1000"), minutes=2),
-    Section("pairwise", "pairwise_sim.py", ("--trials", "400", "--seed", "11"), minutes=1),
-    Section("static-checks", "static_checks.py", minutes=1),
-    Section("mcp-stdio", "mcp_stdio.py", ("--megabytes", "3.9", "--lines", "20000"), minutes=1),
-    Section("playground-state", "playground_state_memory.py", minutes=2),
+    Section("p9", "p9_sides.py", ("--runs", "3"), ("root",), minutes=1.5),
+    Section("comment", "comment_size.py", ("--repeat", "5"), minutes=0.5),
+    Section("redaction", "redaction.py", ("--repeat", "7"), minutes=0.5),
+    Section("regex", "regex_engines.py", minutes=0.5),
+    Section("gate", "gate_sim.py", ("--trials", "1000"), minutes=1.5),
+    Section("pairwise", "pairwise_sim.py", ("--trials", "400", "--seed", "11"), minutes=0.5),
+    Section("static-checks", "static_checks.py", minutes=0.5),
+    Section("mcp-stdio", "mcp_stdio.py", ("--megabytes", "3.9", "--lines", "20000"), minutes=0.5),
+    Section("playground-state", "playground_state_memory.py", minutes=0.5),
     Section("image", "image_size.py", ("evalward:dev", "evalward:dev-node"), ("podman",), 5),
     Section("test-suite", "test_suite.py", needs=("suite",), minutes=15),
 ]
