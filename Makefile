@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo bench test test-latest test-frameworks test-promptfoo test-real-model lint lock
+.PHONY: demo bench bench-all test test-latest test-frameworks test-promptfoo test-real-model lint lock
 
 # Exactly what requirements-dev.lock names, every file checked against its hash, then the
 # project itself without dependencies: a fresh clone tests what everyone else tested.
@@ -33,6 +33,14 @@ BENCH_RUNS ?= 5
 bench: $(VENV)/.installed
 	$(BIN)/python bench/speed.py --runs $(BENCH_RUNS) $(foreach b,$(P1_BASELINE),--p1-baseline $(b)) \
 	  $(foreach b,$(BEFORE),--before $(b))
+
+## Every figure of docs/benchmarks.md (bench/all.py): each section's script in turn, its
+## section rewritten with the date, the machine and the load; about an hour on 2 cores. The
+## promptfoo sections run when `make test-promptfoo` has installed it; ONLY=scale,comment runs
+## those sections only; ALL_FLAGS=--suite adds the whole test suite on a fresh clone.
+bench-all: $(VENV)/.installed
+	$(BIN)/python bench/all.py --write $(if $(wildcard $(PROMPTFOO)),--promptfoo $(PROMPTFOO)) \
+	  $(if $(ONLY),--only $(ONLY)) $(ALL_FLAGS)
 
 ## Lint, format check, type check and the whole test suite.
 test: $(VENV)/.installed

@@ -145,7 +145,11 @@ def measure(failing: int, repeat: int) -> dict[str, object]:
     built = evaluation(failing)
     decision = decide(built.comparisons, None)
     spent = Spent(calls=failing * 6, tokens=failing * 2_400, cost_usd=failing * 0.0031)
-    run_info = RunInfo(wall_time_s=42.0, spent=SpentInfo.of(spent))
+    run_info = RunInfo(
+        wall_time_s=42.0,
+        spent=SpentInfo.of(spent),
+        run_url="https://github.com/acme/shop/actions/runs/1",
+    )
     times = []
     body = ""
     for _ in range(repeat):
@@ -154,7 +158,6 @@ def measure(failing: int, repeat: int) -> dict[str, object]:
             built,
             decision,
             marker=marker_for("evals/gate"),
-            run_url="https://github.com/acme/shop/actions/runs/1",
             run=run_info,
         )
         body = render_comment(context)

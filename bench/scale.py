@@ -15,10 +15,12 @@ benchmark model server (50 ms, `--parallel 32`):
 Each row: wall, CPU (user + sys of the evalward process and what it waited for), peak RSS
 (`wait4`'s, the largest process), launch → first model request (the model server's clock)
 and the load average as the run ended; medians of `--runs` (of `--large-runs`, 1 by default,
-at 100,000). With `--promptfoo BIN`, promptfoo runs the same fixtures (1,000 and 10,000) on
-the same server. With `--before SRC` (another checkout's `src`), each run of this evalward
-alternates with one of that one, on the same repository. `--write` puts the table in
-docs/benchmarks.md, between its scale markers.
+at 100,000). The rows' runs take turns (every row once, then again), so a comparison between
+rows (the 50,000-file repository against the 100 agents alone) sees the same load. With
+`--promptfoo BIN`, promptfoo runs the same fixtures (1,000 and 10,000) on the same server.
+With `--before SRC` (another checkout's `src`), each run of this evalward alternates with one
+of that one, on the same repository. `python bench/all.py --only scale --write` puts the
+table in docs/benchmarks.md.
 
     python bench/scale.py [--series fixtures,agents,files] [--runs 3] [--max 100000]
     python bench/scale.py --series files --before /tmp/evalward-main/src --runs 5
@@ -28,11 +30,12 @@ docs/benchmarks.md, between its scale markers.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
-import re
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -40,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
-from common import EVALWARD, ROOT, compile_evalward, model_server
+from common import EVALWARD, compile_evalward, model_server
 from p1_promptfoo import PROMPTFOO_ENV
 from synth import USER_FIXTURE, USER_PATTERNS, generate_user_suite
 
@@ -52,7 +55,6 @@ SERIES = {
 COMMITS = 2_000
 FIXTURES_PER_AGENT = 10
 CHANGED = 7
-MARKERS = ("<!-- scale table: bench/scale.py --write -->", "<!-- end of the scale table -->")
 
 
 @dataclass
@@ -220,7 +222,6 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--before", type=Path, help="alternate with the evalward in this src")
     parser.add_argument("--promptfoo", help="promptfoo's executable: its rows at 1,000, 10,000")
-    parser.add_argument("--write", action="store_true", help="the table into docs/benchmarks.md")
     args = parser.parse_args()
 
     versions: dict[str, dict[str, str]] = {"evalward": {}}
@@ -235,36 +236,46 @@ def main() -> None:
         def stats() -> dict[str, float]:
             return server.stats(reset=True)
 
-        for series in args.series.split(","):
-            for size in SERIES[series]:
-                if size > args.max:
+        # Every row's repository first, then rounds that run each row in turn (each version
+        # of each row in turn): all rows see the same load, as the versions do.
+        wanted = [(series, size) for series in args.series.split(",") for size in SERIES[series]]
+        made = {row: _made_apart(*row) for row in wanted if row[1] <= args.max}
+        measured = {(row, label): Measured() for row in made for label in versions}
+        for round_ in range(max(args.runs, args.large_runs)):
+            for (series, size), (repo, command) in made.items():
+                if round_ >= (args.large_runs if size >= 100_000 else args.runs):
                     continue
-                repo, command = _row(series, size)
-                measured = {label: Measured() for label in versions}
-                for _ in range(args.large_runs if size >= 100_000 else args.runs):
-                    for label, version in versions.items():
-                        shutil.rmtree(repo / ".evalward", ignore_errors=True)
-                        shutil.rmtree(repo.parent / "out", ignore_errors=True)
-                        run_once(command, {**base_env, **version}, stats, measured[label], repo)
-                for label, figures in measured.items():
-                    rows.append([series, f"{size:,}", label, *figures.cells()])
-                    print(" | ".join(rows[-1]), flush=True)
-                if args.promptfoo and series == "fixtures" and size in (1_000, 10_000):
-                    rows.append(
-                        [
-                            "fixtures",
-                            f"{size:,}",
-                            "promptfoo",
-                            *_promptfoo(args, server, size, stats),
-                        ]
+                for label, version in versions.items():
+                    shutil.rmtree(repo / ".evalward", ignore_errors=True)
+                    shutil.rmtree(repo.parent / "out", ignore_errors=True)
+                    run_once(
+                        command,
+                        {**base_env, **version},
+                        stats,
+                        measured[(series, size), label],
+                        repo,
                     )
-                    print(" | ".join(rows[-1]), flush=True)
-                shutil.rmtree(repo.parent, ignore_errors=True)
+        for (series, size), (repo, _) in made.items():
+            for label in versions:
+                rows.append([series, f"{size:,}", label, *measured[(series, size), label].cells()])
+                print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
+            if args.promptfoo and series == "fixtures" and size in (1_000, 10_000):
+                rows.append(
+                    ["fixtures", f"{size:,}", "promptfoo", *_promptfoo(args, server, size, stats)]
+                )
+                print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
+            shutil.rmtree(repo.parent, ignore_errors=True)
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     table = _table(rows, args, load)
     print(table)
-    if args.write:
-        _write(table)
+
+
+def _made_apart(series: str, size: int) -> tuple[Path, list[str]]:
+    """The row's repository, written by a process of its own. The kernel starts a child's
+    peak RSS (`wait4`'s `ru_maxrss`) at its parent's: had this process held the 50,000 files
+    it writes, every evalward it measures after would report that much at least."""
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        return pool.apply(_row, (series, size))
 
 
 def _row(series: str, size: int) -> tuple[Path, list[str]]:
@@ -283,7 +294,8 @@ def _promptfoo(
 ) -> list[str]:
     work = Path(tempfile.mkdtemp(prefix="evalward-scale-pf-"))
     config = work / "promptfooconfig.yaml"
-    config.write_text(yaml.safe_dump(promptfoo_config(size, server.base_url)))  # type: ignore[attr-defined]
+    with multiprocessing.get_context("fork").Pool(1) as pool:  # as `_made_apart`, for the RSS
+        pool.apply(_write_config, (config, size, server.base_url))  # type: ignore[attr-defined]
     measured = Measured()
     command = [
         args.promptfoo, "eval", "-c", str(config), "--max-concurrency", "32",
@@ -295,26 +307,20 @@ def _promptfoo(
     return measured.cells()
 
 
+def _write_config(config: Path, size: int, base_url: str) -> None:
+    config.write_text(yaml.safe_dump(promptfoo_config(size, base_url)))
+
+
 def _table(rows: list[list[str]], args: argparse.Namespace, load: str) -> str:
     head = [
-        f"Measured {time.strftime('%Y-%m-%d')} with `python bench/scale.py --runs {args.runs}"
-        f" --large-runs {args.large_runs}` (medians; `load`: the 1-minute load average as each"
-        f" run ended, on 2 cores; after all runs {load}).",
+        f"Medians of {args.runs} runs ({args.large_runs} at 100,000), the rows' runs in turn;"
+        " `load`: the 1-minute load average as each run ended, on 2 cores; after all runs"
+        f" {load}.",
         "",
         "| series | size | tool | wall | CPU | peak RSS | launch → first request | load |",
         "|---|---|---|---|---|---|---|---|",
     ]
     return "\n".join([*head, *(f"| {' | '.join(row)} |" for row in rows)])
-
-
-def _write(table: str) -> None:
-    doc = ROOT / "docs" / "benchmarks.md"
-    text = doc.read_text()
-    start, end = MARKERS
-    pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
-    if not pattern.search(text):
-        raise SystemExit(f"docs/benchmarks.md has no {start} ... {end} section")
-    doc.write_text(pattern.sub(lambda _: f"{start}\n{table}\n{end}", text))
 
 
 if __name__ == "__main__":

@@ -359,19 +359,30 @@ class Git:
             p for p, e in listed.items() if not e.is_folder and posixpath.dirname(p) == folder
         )
 
-    def dirty_paths(self) -> set[str]:
-        """Paths the working tree has changed, added or left untracked since HEAD."""
-        out = self.run("status", "--porcelain", "-z", "--untracked-files=all")
-        paths: set[str] = set()
+    def dirty_paths(
+        self, paths: Iterable[str] | None = None, tracked: Iterable[str] = ()
+    ) -> set[str]:
+        """Paths the working tree has changed, added or left untracked since HEAD: everywhere
+        (None: git stats every tracked file and walks every folder), or at `paths` (files or
+        folders, each a literal pathspec) and, among tracked files, where a glob of `tracked`
+        (`**/*.yaml`) matches: then the cost follows those paths, not the repository."""
+        specs = [f":(literal){path}" for path in sorted(paths or ()) if _in_tree_form(path)]
+        where = ["--untracked-files=no", "--", *specs, *(f":(glob){glob}" for glob in tracked)]
+        if paths is None:
+            where = ["--untracked-files=all"]
+        elif not where[2:]:
+            return set()  # no pathspec would be every path
+        # Each pathspec says how it matches (`--literal-pathspecs` would take it as a name).
+        out = self.run("--no-literal-pathspecs", "status", "--porcelain", "-z", *where)
+        found: set[str] = set()
         entries = iter(out.split("\0"))
-        for entry in entries:
-            if len(entry) < 4:
-                continue
-            paths.add(entry[3:])
-            if entry[0] in "RC":
-                paths.add(next(entries, ""))
-        paths.discard("")
-        return paths
+        for entry in entries:  # a rename or a copy names both its paths
+            if len(entry) >= 4:
+                found |= {entry[3:], next(entries, "") if entry[0] in "RC" else ""}
+        if specs:
+            others = ("ls-files", "-z", "--others", "--exclude-standard", "--full-name", "--")
+            found.update(self.run("--no-literal-pathspecs", *others, *specs).split("\0"))
+        return found - {""}
 
     @contextmanager
     def worktree(self, commit: str, paths: Iterable[str] | None = None) -> Iterator[Path]:

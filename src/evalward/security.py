@@ -44,6 +44,9 @@ _MIN_SECRET_LENGTH = 6
 REDACTED = "***"
 _STREAM_BATCH = 64 * 1024
 
+Redact = Callable[[str], str]
+"""Whatever hides secrets in a text: a `Redactor`, or the identity where none can appear."""
+
 
 def looks_secret(name: str) -> bool:
     """Whether an environment variable's name says it holds a secret."""

@@ -103,3 +103,20 @@ def test_a_name_that_cannot_be_shown_is_quoted_and_escaped() -> None:
     assert printable(LATIN1) == '"evals/caf\\xe9.yaml"'
     assert printable("x\u202ey") == '"x\\u202ey"'
     assert printable('say "hi"') == '"say \\"hi\\""'
+
+
+def test_dirty_paths_asked_where_they_are_are_literal_and_decode_any_byte(tmp_path: Path) -> None:
+    """Only where the definitions look is asked of git: each path is a name, never a glob or
+    pathspec magic, and what git answers maps back to the same bytes."""
+    repo, _ = _hostile_repo(tmp_path)
+    git = Git(repo.path)
+    Path(repo.path / "w.yaml").write_text("edited\n")
+    Path(repo.path / LATIN1).write_bytes(b"edited\n")
+    (repo.path / "evals" / "new\nfile.md").write_text("untracked\n")
+    (repo.path / ":(glob)**").write_text("untracked\n")
+
+    assert git.dirty_paths(["*.yaml", "-rf"]) == set()
+    assert git.dirty_paths(["evals"]) == {LATIN1, "evals/new\nfile.md"}
+    assert git.dirty_paths([":(glob)**"]) == {":(glob)**"}
+    assert git.dirty_paths(["shared"], ["**/*.yaml"]) == {LATIN1, "w.yaml"}
+    assert git.dirty_paths([]) == set()

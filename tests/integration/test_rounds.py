@@ -11,6 +11,8 @@ from pathlib import Path
 
 from evalward.flows.execute import Execution
 from evalward.flows.rounds import Rounds, run_rounds
+from evalward.flows.run_context import RunContext
+from evalward.flows.run_setup import RunOptions
 from evalward.providers.registry import build_providers
 from evalward.resources.loader import load_resources
 from evalward.rundata.results import FixtureResult
@@ -67,13 +69,19 @@ def checkouts(tmp_path: Path, execution: str) -> dict[Side, Checkout]:
 
 
 def rounds_of(
-    plan: Plan, sides: dict[Side, Checkout], env: dict[str, str], rounds: Rounds
+    plan: Plan,
+    sides: dict[Side, Checkout],
+    env: dict[str, str],
+    rounds: Rounds,
+    budget: Budget | None = None,
 ) -> tuple[list[FixtureResult], list[str], list[PlannedRun]]:
     providers = build_providers(env)
+    options = RunOptions(parallel=2, budget=budget or Budget())
+    context = RunContext.of(plan, sides, providers, env={}, options=options)
 
     async def go() -> tuple[list[FixtureResult], list[str], list[PlannedRun]]:
         try:
-            return await run_rounds(plan, sides, providers, Execution(parallel=2, env={}), rounds)
+            return await run_rounds(context, Execution(), rounds)
         finally:
             await providers.aclose()
 
@@ -132,8 +140,9 @@ def test_a_round_the_budget_cannot_pay_for_is_not_run_and_the_note_says_so(
 ) -> None:
     model.script("HEAD", text("wrong"))
     plan = adaptive_plan("a")
-    rounds = Rounds(budget=Budget(max_model_calls=1), estimate=Estimate(calls=1, cost_usd=None))
-    results, notes, skipped = rounds_of(plan, checkouts(tmp_path, ADAPTIVE), env, rounds)
+    rounds = Rounds(estimate=Estimate(calls=1, cost_usd=None))
+    budget = Budget(max_model_calls=1)
+    results, notes, skipped = rounds_of(plan, checkouts(tmp_path, ADAPTIVE), env, rounds, budget)
     assert ran(results) == [("head", "a", 0, False)]
     assert skipped and all(run.rep >= 1 or run.side is Side.base for run in skipped)
     assert notes == [

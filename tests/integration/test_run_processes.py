@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from evalward.files.trees import TreeBounds, TreeError
-from evalward.runtime.cgroups import RunGroups
+from evalward.runtime.cgroups import RunGroups, cgroup_of
 from evalward.runtime.leftovers import sweep
 from evalward.runtime.process import kill_group, limited_env, spawn
 from evalward.runtime.sandbox import Sandbox
@@ -102,6 +102,53 @@ def test_a_run_s_end_ends_what_it_left_running_and_spares_a_run_still_under_way(
     assert b_running
     assert b_daemon is (tracked == "cgroup")
     assert not b_daemon_after
+
+
+@needs_root
+def test_what_a_program_forked_before_it_joined_its_run_is_the_runs(checkout: Path) -> None:
+    """On a loaded machine a program may fork before evalward moves it into its run's cgroup:
+    here it is moved late on purpose, its daemon (a session of its own) already running. The
+    daemon joins the run's cgroup with it, so no other run's end takes it for a stray; a
+    program of the same user started earlier outside any run (as a code scorer is) and the
+    daemon that one left stay where they are, and the program goes on after the run's end."""
+    sandbox = Sandbox(agent_user())
+    sandbox.keep_apart(lambda _line: None, turns=None)
+    run = sandbox.begin_run()
+    if run.group is None:
+        sandbox.close()
+        pytest.skip(f"no cgroup here: {RunGroups.make()}")
+    user = agent_user()
+
+    async def go() -> tuple[list[str | None], bool]:
+        earlier, earlier_daemon = await _start(sandbox, checkout)
+        late = subprocess.Popen(
+            [PYTHON, "program.py"],
+            cwd=checkout,
+            user=user.uid,
+            group=user.gid,
+            extra_groups=[],
+            start_new_session=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        assert late.stdout is not None
+        daemon = int(late.stdout.readline())
+        sandbox.in_run(run).keep(late.pid, sandbox.new_home())
+        where = [cgroup_of(pid) for pid in (late.pid, daemon, earlier.pid, earlier_daemon)]
+        await sandbox.end_run(run)
+        late.wait()
+        still = earlier.returncode is None and _alive(earlier.pid)
+        await kill_group(earlier, sandbox=sandbox)
+        return where, still
+
+    try:
+        where, earlier_runs_on = asyncio.run(go())
+    finally:
+        sandbox.close()
+    assert run.group is not None
+    assert where[:2] == [run.group.name, run.group.name]
+    assert run.group.name not in where[2:]
+    assert earlier_runs_on
 
 
 @needs_root

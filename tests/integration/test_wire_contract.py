@@ -24,7 +24,8 @@ from evalward.providers import openai as openai_wire
 from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, ToolCall, ToolSpec
 from evalward.providers.config import provider_config
 from evalward.providers.registry import Providers, build_providers
-from evalward.rundata.trace import StepType, Trace
+from evalward.rundata.trace import StepType, Trace, Usage
+from evalward.runtime.wire import FORMATS, Kind
 from evalward.scoring.judge import JUDGE_MAX_TOKENS, JudgeCase, JudgeSettings, ask_judge
 from fakes.model_server import ScriptedModelServer, text, tool_call
 from fakes.wire_contract import anthropic_request_problem, openai_request_problem
@@ -465,6 +466,35 @@ def test_a_malformed_openai_reply_is_a_provider_error_naming_the_field(case: str
     assert f"malformed reply: {field} should be" in str(caught.value)
 
 
+@pytest.mark.parametrize("shape", list(OPENAI_SHAPES))
+def test_the_proxy_reads_an_openai_reply_with_the_providers_parser(shape: str) -> None:
+    body, _, content, tools, (tokens_in, tokens_out), stop = OPENAI_SHAPES[shape]
+    seen = FORMATS[Kind.chat].turn(json.loads(json.dumps(body)))
+    ours = openai_wire.parse_response(json.loads(json.dumps(body)), "asked-model")
+    assert (seen.text, [c.name for c in seen.calls], seen.stop_reason) == (content, tools, stop)
+    assert [(c.id, c.arguments) for c in seen.calls] == [
+        (c.id, c.arguments) for c in ours.tool_calls
+    ]
+    assert FORMATS[Kind.chat].usage(body) == Usage(input_tokens=tokens_in, output_tokens=tokens_out)
+
+
+def test_the_proxy_meters_whole_float_token_counts_as_the_provider_reads_them() -> None:
+    body = _openai(usage__prompt_tokens=12.0, usage__completion_tokens=3.0)
+    assert openai_wire.parse_response(body, "m").usage == Usage(input_tokens=12, output_tokens=3)
+    assert FORMATS[Kind.chat].usage(body) == Usage(input_tokens=12, output_tokens=3)
+
+
+@pytest.mark.parametrize("case", list(MALFORMED_OPENAI))
+def test_the_proxy_reads_a_malformed_openai_reply_it_passes_on_refusing_nothing(case: str) -> None:
+    body, _ = MALFORMED_OPENAI[case]
+    unread_usage = ("prompt_tokens not a number", "prompt_tokens true", "usage a list")
+    unread_text = ("message a string", "no choices", "content a number", "a text part without text")
+    seen = FORMATS[Kind.chat].turn(body)
+    assert FORMATS[Kind.chat].usage(body).input_tokens == (0 if case in unread_usage else 12)
+    assert seen.text == ("" if case in unread_text else "It shipped.")
+    assert all(isinstance(c.arguments, dict) for c in seen.calls)
+
+
 MALFORMED_ANTHROPIC = {
     "content a string": ({**ANTHROPIC_BASE, "content": "It shipped."}, "content"),
     "a block that is not an object": ({**ANTHROPIC_BASE, "content": ["hi"]}, "content[0]"),
@@ -489,3 +519,40 @@ def test_a_malformed_anthropic_reply_is_a_provider_error_naming_the_field(case: 
     with pytest.raises(ProviderError) as caught:
         anthropic_wire.parse_response(body, "m")
     assert f"malformed reply: {field} should be" in str(caught.value)
+
+
+@pytest.mark.parametrize("shape", list(ANTHROPIC_SHAPES))
+def test_the_proxy_reads_an_anthropic_reply_with_the_providers_parser(shape: str) -> None:
+    body, content, tools, (tokens_in, tokens_out), stop = ANTHROPIC_SHAPES[shape]
+    seen = FORMATS[Kind.messages].turn(json.loads(json.dumps(body)))
+    assert (seen.text, [c.name for c in seen.calls], seen.stop_reason) == (content, tools, stop)
+    assert FORMATS[Kind.messages].usage(body) == Usage(
+        input_tokens=tokens_in, output_tokens=tokens_out
+    )
+
+
+def test_the_proxy_reads_a_tool_call_without_an_id_and_whole_float_counts_as_the_provider() -> None:
+    block = {"type": "tool_use", "name": "lookup_order", "input": {"order_id": "12345"}}
+    body = {
+        **ANTHROPIC_BASE,
+        "content": [{"type": "text", "text": "Checking."}, block],
+        "usage": {"input_tokens": 20.0, "output_tokens": 4.0},
+    }
+    ours = anthropic_wire.parse_response(body, "m")
+    seen = FORMATS[Kind.messages].turn(body)
+    assert [(c.id, c.name) for c in seen.calls] == [(c.id, c.name) for c in ours.tool_calls]
+    assert [c.id for c in seen.calls] == ["toolu_1"]
+    assert (
+        FORMATS[Kind.messages].usage(body) == ours.usage == Usage(input_tokens=20, output_tokens=4)
+    )
+
+
+@pytest.mark.parametrize("case", list(MALFORMED_ANTHROPIC))
+def test_the_proxy_reads_a_malformed_anthropic_reply_it_passes_on_refusing_nothing(
+    case: str,
+) -> None:
+    body, _ = MALFORMED_ANTHROPIC[case]
+    seen = FORMATS[Kind.messages].turn(body)
+    unread_text = ("content a string", "a block that is not an object", "tool input a string")
+    assert seen.text == ("" if case in unread_text else "It shipped.")
+    assert FORMATS[Kind.messages].usage(body).input_tokens == (1 if "float" in case else 20)

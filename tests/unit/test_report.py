@@ -28,6 +28,7 @@ from evalward.rundata.results import (
 from evalward.rundata.trace import StepType, Trace
 from evalward.stages.compare import compare
 from evalward.stages.gate import Bypass, BypassRecord, GateDecision, GateResult, decide
+from evalward.text import escaping
 
 EVIL = "@octocat <img src=x onerror=alert(1)> </details> <!-- evalward-comment:x --> ### ⚠️ Bypass"
 MARKER = marker_for("evals/gate")
@@ -328,3 +329,17 @@ def test_the_built_in_comment_renders_the_same_from_its_cached_compiled_code(
         loader=jinja2.FileSystemLoader(TEMPLATES), bytecode_cache=quiet
     )
     assert environment.get_template("bypass.md.j2")
+
+
+def test_the_built_in_comment_folds_where_rendering_it_to_its_end_would() -> None:
+    """The built-in detail stops once the body is sure to be too long for it: each limit
+    gives the comment that the same template, rendered whole as a user's is, gives."""
+    names = [f"fixture-{i:04d}" for i in range(60)]
+    ctx = context(names, set(names[::2]))
+    whole = render_comment(ctx, TEMPLATES / "comment.md.j2", limit=10**7)
+    assert "<details>" in whole  # the detail, unfolded
+    for limit in (len(whole) + 1, len(whole), len(whole) - 1, len(whole) // 2, 20_000, 9_000):
+        for sink in (escaping.GITHUB, escaping.TERMINAL):
+            body = render_comment(ctx, limit=limit, sink=sink)
+            assert body == render_comment(ctx, TEMPLATES / "comment.md.j2", limit, sink), limit
+    assert "<details>" not in render_comment(ctx, limit=len(whole) - 1)  # folded

@@ -10,7 +10,7 @@ import pytest
 
 from evalward.resources.gate_policy import GatePolicy, RepRange
 from evalward.rundata.sides import Side
-from evalward.stages.adaptive import SETTLED, SequentialTests, Verdict, judge, more_runs
+from evalward.stages.adaptive import SETTLED, SequentialTests, SequentialVerdict, judge, more_runs
 from evalward.stages.sequential import Settled, Sprt
 
 
@@ -81,7 +81,7 @@ def test_passing_fixtures_stop_at_the_minimum_and_never_run_on_the_base() -> Non
     assert {len(runs) for runs in head.values()} == {1}
     assert base == {}
     assert not call.blocks
-    assert {f.verdict for f in call.fixtures} == {Verdict.stable}
+    assert {f.verdict for f in call.fixtures} == {SequentialVerdict.stable}
     assert tests.fixture.settled(1, 0) is Settled.works
 
 
@@ -103,7 +103,7 @@ def test_the_pooled_test_asks_for_just_the_reps_that_could_settle_it() -> None:
     for _, name in asked:
         head[name].append(True)
     assert more_runs(tests, head, {}) == []  # all passed: the pooled test settled working
-    assert judge(tests, head, {}).pooled is Verdict.noise
+    assert judge(tests, head, {}).pooled is SequentialVerdict.noise
 
 
 def test_a_broken_fixture_gets_reps_until_settled_and_its_base_is_read() -> None:
@@ -116,7 +116,7 @@ def test_a_broken_fixture_gets_reps_until_settled_and_its_base_is_read() -> None
     assert base == {"b": [True]}  # the base runs only where the verdict reads it
     assert call.blocks
     (blocking,) = call.blocking
-    assert blocking.verdict is Verdict.regression
+    assert blocking.verdict is SequentialVerdict.regression
     (why,) = call.why()
     assert why.startswith("b regression by its per-fixture sequential test: head 0/3, base 1/1")
     assert "within its share of the false-block rate 3.3e-03 (falseBlockRate 0.02 / 2 / 3" in why
@@ -125,20 +125,23 @@ def test_a_broken_fixture_gets_reps_until_settled_and_its_base_is_read() -> None
 def test_a_fixture_failing_on_both_sides_still_fails() -> None:
     tests = SequentialTests.of(GatePolicy(), RepRange(max=8), 2)
     _, _, call = _round_trip(tests, {"a": True, "b": False}, {"a": True, "b": False})
-    assert [f.verdict for f in call.fixtures] == [Verdict.stable, Verdict.still_failing]
+    assert [f.verdict for f in call.fixtures] == [
+        SequentialVerdict.stable,
+        SequentialVerdict.still_failing,
+    ]
     assert call.blocks
 
 
 def test_a_settled_failure_with_no_base_is_failing() -> None:
     tests = SequentialTests.of(GatePolicy(), RepRange(max=8), 1)
     call = judge(tests, {"a": [False] * 4}, {})
-    assert call.fixtures[0].verdict is Verdict.failing and call.blocks
+    assert call.fixtures[0].verdict is SequentialVerdict.failing and call.blocks
 
 
 def test_an_open_fixture_at_the_maximum_is_likely_not_settled() -> None:
     tests = SequentialTests.of(GatePolicy(), RepRange(min=2, max=3), 1)
     call = judge(tests, {"a": [False, True, False]}, {})
-    assert call.fixtures[0].verdict is Verdict.likely_regression
+    assert call.fixtures[0].verdict is SequentialVerdict.likely_regression
     assert not call.blocks
 
 
@@ -148,21 +151,21 @@ def test_unreliable_baseline_needs_a_base_whose_own_runs_lean_broken() -> None:
     tests = SequentialTests.of(GatePolicy(), RepRange(min=2, max=3), 1)
     leaning = {"a": [False, True, False]}
     assert judge(tests, leaning, {"a": [True, True]}).fixtures[0].verdict is (
-        Verdict.likely_regression
+        SequentialVerdict.likely_regression
     )
     assert judge(tests, leaning, {"a": [False, True, False]}).fixtures[0].verdict is (
-        Verdict.unreliable_baseline
+        SequentialVerdict.unreliable_baseline
     )
     # the pooled test: head leaning broken, its base 2/2 (open, not unreliable)
     pooled = SequentialTests.of(GatePolicy(), RepRange(min=1, max=3), 2)
     call = judge(pooled, {"a": [True, False, True], "b": [False, True, True]}, {"a": [True] * 2})
-    assert call.pooled is not Verdict.unreliable_baseline
+    assert call.pooled is not SequentialVerdict.unreliable_baseline
 
 
 def test_a_test_that_ends_open_leaning_working_is_not_settled() -> None:
     tests = SequentialTests.of(GatePolicy(), RepRange(min=1, max=2), 1)
     call = judge(tests, {"a": [False, True]}, {})
-    assert call.fixtures[0].verdict is Verdict.not_settled
+    assert call.fixtures[0].verdict is SequentialVerdict.not_settled
     assert not call.blocks
 
 
@@ -181,24 +184,24 @@ def test_every_path_of_four_fixtures_stays_within_the_false_block_rate() -> None
 P, F = True, False
 CONDITIONS = [
     # (head runs, base runs or None, verdict): one line per row of docs/github.md's table
-    ([F] * 4, [P], Verdict.regression),
-    ([F] * 4, [F], Verdict.still_failing),  # the base's own runs lean broken
-    ([F] * 4, [F] * 4, Verdict.still_failing),  # the base settled broken
-    ([F] * 4, None, Verdict.failing),  # the base did not run
-    ([P], [F] * 4, Verdict.improvement),
-    ([P], None, Verdict.stable),
-    ([F, P, P], None, Verdict.noise),
-    ([F, P, F], None, Verdict.likely_regression),
-    ([F, P, F], [P, P], Verdict.likely_regression),  # a base that passed is reliable
-    ([F, P, F], [F, P, F], Verdict.unreliable_baseline),
-    ([F, P], None, Verdict.not_settled),  # at the maximum, leaning working
-    ([], None, Verdict.not_enough_data),
+    ([F] * 4, [P], SequentialVerdict.regression),
+    ([F] * 4, [F], SequentialVerdict.still_failing),  # the base's own runs lean broken
+    ([F] * 4, [F] * 4, SequentialVerdict.still_failing),  # the base settled broken
+    ([F] * 4, None, SequentialVerdict.failing),  # the base did not run
+    ([P], [F] * 4, SequentialVerdict.improvement),
+    ([P], None, SequentialVerdict.stable),
+    ([F, P, P], None, SequentialVerdict.noise),
+    ([F, P, F], None, SequentialVerdict.likely_regression),
+    ([F, P, F], [P, P], SequentialVerdict.likely_regression),  # a base that passed is reliable
+    ([F, P, F], [F, P, F], SequentialVerdict.unreliable_baseline),
+    ([F, P], None, SequentialVerdict.not_settled),  # at the maximum, leaning working
+    ([], None, SequentialVerdict.not_enough_data),
 ]
 
 
 @pytest.mark.parametrize(("head", "base", "verdict"), CONDITIONS)
 def test_each_verdict_word_means_its_condition(
-    head: list[bool], base: list[bool] | None, verdict: Verdict
+    head: list[bool], base: list[bool] | None, verdict: SequentialVerdict
 ) -> None:
     """Each verdict as docs/github.md ("Noise") states its condition, at the default rates
     (one fixture: its line to settle broken is 1 / 0.01, which three failures cross), whether it
@@ -208,7 +211,12 @@ def test_each_verdict_word_means_its_condition(
     (fixture,) = call.fixtures
     assert fixture.verdict is verdict
     assert fixture.blocks is (
-        verdict in (Verdict.regression, Verdict.still_failing, Verdict.failing)
+        verdict
+        in (
+            SequentialVerdict.regression,
+            SequentialVerdict.still_failing,
+            SequentialVerdict.failing,
+        )
     )
     settled = verdict in SETTLED
     state = tests.state(tests.fixture, fixture.head)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from evalward.__main__ import main
-from evalward.host import Host
+from evalward.host import YOUNG_COLLECTION_EVERY, Host
 from evalward.resources import load_resources
 
 AGENT = """\
@@ -29,7 +29,9 @@ spec: { models: [openai/gpt-test], system: hi }
 @pytest.fixture
 def collector() -> Iterator[None]:
     assert gc.isenabled() and gc.get_freeze_count() == 0
+    threshold = gc.get_threshold()
     yield
+    gc.set_threshold(*threshold)
     gc.unfreeze()
     gc.enable()
 
@@ -46,9 +48,12 @@ def test_a_command_that_loads_a_suite_ends_the_pause_once_it_is_loaded(
 ) -> None:
     (tmp_path / "agent.yaml").write_text(AGENT)
     host = paused(tmp_path)
+    young = gc.get_threshold()[0]
     assert main(["plan", str(tmp_path)], host) == 0
     assert gc.isenabled()
     assert gc.get_freeze_count() > 0  # what start-up built is out of the collector's sight
+    # the run's young objects are collected less often than the interpreter's default
+    assert gc.get_threshold()[0] == YOUNG_COLLECTION_EVERY > young
 
 
 def test_a_command_that_loads_nothing_ends_the_pause_too(

@@ -6,7 +6,7 @@ A held-out fixture (`visibility: private`) is named but its message is not shown
 
 from __future__ import annotations
 
-from evalward.action.context import RunContext
+from evalward.action.context import WorkflowContext
 from evalward.action.github import Annotation, CheckReport
 from evalward.action.job import Console, Job
 from evalward.action.workflow import command
@@ -45,7 +45,7 @@ def annotate(console: Console, evaluation: Evaluation) -> None:
         )
 
 
-def check_name(context: RunContext, *, gating: bool) -> str:
+def check_name(context: WorkflowContext, *, gating: bool) -> str:
     """The check run's and commit status's name. Only a pull request's gate writes under the
     gate's name: a run of the branch's own Evals (`workflow_dispatch` without `pr`, on a pull
     request's branch) would otherwise put a later `success` of the same name on its head

@@ -12,7 +12,7 @@ from evalward.errors import ConfigError
 
 
 @dataclass(frozen=True)
-class RunContext:
+class WorkflowContext:
     event_name: str
     repository: str
     workspace: Path
@@ -51,7 +51,7 @@ class RunContext:
         return candidate if candidate.is_absolute() else self.workspace / candidate
 
 
-def load_context(env: Mapping[str, str]) -> RunContext:
+def load_context(env: Mapping[str, str]) -> WorkflowContext:
     event_name = env.get("GITHUB_EVENT_NAME", "")
     event = _read_event(env.get("GITHUB_EVENT_PATH"))
     repository = env.get("GITHUB_REPOSITORY") or _dig(event, "repository", "full_name") or ""
@@ -84,7 +84,7 @@ def load_context(env: Mapping[str, str]) -> RunContext:
             head_sha=str(_dig(pull, "head", "sha") or ""),
             labels=[str(label.get("name")) for label in pull.get("labels") or []],
         )
-    return RunContext(**context)
+    return WorkflowContext(**context)
 
 
 def _read_event(path: str | None) -> dict[str, Any]:

@@ -135,13 +135,14 @@ def job_setup(
     options: RunOptions,
     select: Callable[[str], bool] | None = None,
 ) -> RunSetup:
-    """The pipeline's set-up for this job (its clients, the run's options)."""
+    """The pipeline's set-up for this job: the clients `action.run` built for it, passed in
+    (nothing below builds one), and the run's options."""
     return RunSetup(
-        clients.git,
-        revisions,
-        clients.providers,
-        env,
-        options,
+        git=clients.git,
+        revisions=revisions,
+        providers=clients.providers,
+        env=env,
+        options=options,
         select=select,
         started=clients.started,
     )

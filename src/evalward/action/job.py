@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from evalward.action.context import RunContext
+from evalward.action.context import WorkflowContext
 from evalward.action.github import GitHubPort
 from evalward.action.settings import Settings
 from evalward.action.setup import CacheUse
@@ -50,7 +50,7 @@ class Site:
     action's settings, the folder it writes to and the line that finds its comment."""
 
     env: Mapping[str, str]
-    context: RunContext
+    context: WorkflowContext
     settings: Settings
     output_dir: Path = field(init=False)
     marker: str = field(init=False)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalward import __version__
-from evalward.action.context import RunContext
+from evalward.action.context import WorkflowContext
 from evalward.action.github import PullInfo
 from evalward.action.job import Console, Job, Site
 from evalward.action.route import Route
@@ -84,7 +84,7 @@ def _report(
     return report_context(outcome.evaluation, decision, marker=site.marker, run=run, workflow=notes)
 
 
-def run_reason(context: RunContext, route: Route) -> RunReason:
+def run_reason(context: WorkflowContext, route: Route) -> RunReason:
     """What a run without a base ran, and why: the event, its cron, the Evals it chose."""
     event = context.event_name
     evals = tuple(sorted(route.evals)) if route.evals is not None else ()
@@ -133,7 +133,7 @@ def write_everything(
     return body
 
 
-def in_workspace(context: RunContext, path: Path) -> str:
+def in_workspace(context: WorkflowContext, path: Path) -> str:
     """A path as later steps can use it: the action runs in a container, where the workspace
     is mounted elsewhere than on the runner, so a path inside it is given relative to it."""
     workspace = context.workspace

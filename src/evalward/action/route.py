@@ -1,7 +1,7 @@
 """What an event asks of the action: gate a pull request, run Evals on the current ref, or
 nothing.
 
-`route_event` is pure: the event comes in as a RunContext, and on a `schedule` event the
+`route_event` is pure: the event comes in as a WorkflowContext, and on a `schedule` event the
 Evals' schedules and the time come in as parameters (`eval_schedules` reads them), so every
 routing rule is tested without a repository or a clock.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from evalward.action.context import RunContext
+from evalward.action.context import WorkflowContext
 from evalward.action.settings import Settings
 from evalward.errors import ConfigError
 from evalward.resources import load_resources
@@ -61,7 +61,7 @@ class Route:
 
 
 def route_event(
-    context: RunContext,
+    context: WorkflowContext,
     settings: Settings,
     *,
     schedules: Mapping[str, Cron] | None = None,
@@ -122,7 +122,7 @@ def eval_schedules(workspace: Path) -> dict[str, Cron]:
     }
 
 
-def _scheduled(context: RunContext, schedules: Mapping[str, Cron], now: dt.datetime) -> Route:
+def _scheduled(context: WorkflowContext, schedules: Mapping[str, Cron], now: dt.datetime) -> Route:
     """The Evals whose own cron is the workflow's, else those whose cron fired in the window."""
     if not schedules:
         return Route(RouteKind.skip, why="no Eval has a `schedule`")

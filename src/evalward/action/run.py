@@ -19,7 +19,7 @@ from typing import TextIO
 
 from evalward.action.branch_status import begin_status
 from evalward.action.checks import annotate, report_check
-from evalward.action.context import RunContext, load_context
+from evalward.action.context import WorkflowContext, load_context
 from evalward.action.evaluate import (
     LoggedProgress,
     evaluate,
@@ -77,7 +77,7 @@ def main(
             print(f"evalward: {given} files and folders given back to uid {owner}", file=out)
 
 
-def _main(host: Host, out: TextIO, settings: Settings, context: RunContext) -> int:
+def _main(host: Host, out: TextIO, settings: Settings, context: WorkflowContext) -> int:
     env = host.env
     schedules = eval_schedules(context.workspace) if context.event_name == "schedule" else {}
     route = route_event(context, settings, schedules=schedules, now=dt.datetime.now(dt.UTC))

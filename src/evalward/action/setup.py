@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalward.action.context import RunContext
+from evalward.action.context import WorkflowContext
 from evalward.action.settings import Settings
 from evalward.action.trust import untrusted_cache
 from evalward.git import Git
@@ -36,7 +36,7 @@ def cache_mode(setting: CacheMode, event: str) -> CacheMode:
     return CacheMode.refresh if event == "schedule" and setting is CacheMode.read_write else setting
 
 
-def decide_cache(settings: Settings, context: RunContext, git: Git) -> CacheUse:
+def decide_cache(settings: Settings, context: WorkflowContext, git: Git) -> CacheUse:
     """The result cache where the checkout cannot have filled it (`trust.untrusted_cache`)."""
     mode = cache_mode(settings.cache, context.event_name)
     directory = context.workspace_path(settings.cache_dir)
@@ -47,7 +47,7 @@ def decide_cache(settings: Settings, context: RunContext, git: Git) -> CacheUse:
 
 
 def trusted_replies(
-    config: ProvidersConfig, context: RunContext, git: Git
+    config: ProvidersConfig, context: WorkflowContext, git: Git
 ) -> tuple[ProvidersConfig, str]:
     """The provider settings with the response cache off where the checkout could have
     filled it (its replies would decide the runs: the result cache's rule), and why."""

@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalward.action.context import RunContext
+from evalward.action.context import WorkflowContext
 from evalward.action.settings import Isolation, Settings
 from evalward.errors import ConfigError
 from evalward.flows.prepare import config_at
@@ -180,7 +180,7 @@ class TrustedInputs:
 
 
 def trusted_inputs(
-    context: RunContext, settings: Settings, git: Git, base_sha: str | None, folder: Path
+    context: WorkflowContext, settings: Settings, git: Git, base_sha: str | None, folder: Path
 ) -> TrustedInputs:
     """On a pull request (a base commit is known), the base commit's files, written to
     `folder`; otherwise the checkout's. A path outside the workspace is the workflow's own and

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from evalward.report.files import UNSHOWABLE
+from evalward.security import Redact
 from evalward.text.escaping import command_data, command_property, reveal_bidi
-
-Redact = Callable[[str], str]
 
 
 def command(name: str, message: str = "", **properties: str | int | None) -> str:

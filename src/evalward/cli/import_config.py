@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from evalward.host import Host
-    from evalward.importers.promptfoo import Conversion
-    from evalward.importers.promptfoo_resources import Document
+    from evalward.importers.promptfoo import PromptfooConversion
+    from evalward.importers.promptfoo_resources import ResourceDocument
 
 HEADER = "# Converted from {config} by `evalward import promptfoo`: {what}.\n"
 
@@ -45,7 +45,7 @@ def register(commands: Any) -> None:
     )
 
 
-def _write_resources(files: dict[Path, tuple[list[Document], str]], config: str) -> None:
+def _write_resources(files: dict[Path, tuple[list[ResourceDocument], str]], config: str) -> None:
     """Write each file of resources with a header naming `config`; nothing when any of
     them exists already."""
     from evalward.errors import ConfigError
@@ -120,7 +120,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     return EXIT_OK
 
 
-def _unpriced(conversion: Conversion, root: Path) -> list[str]:
+def _unpriced(conversion: PromptfooConversion, root: Path) -> list[str]:
     """A note for each model whose fixtures hold a dollar `cost` assertion while neither the
     built-in price list, the imported settings nor `root`'s evalward.yaml price it: each such
     assertion would be an error at every run, so the user learns it now, with what to write."""

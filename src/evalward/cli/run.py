@@ -120,12 +120,13 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         budget=Budget(args.max_model_calls, args.max_cost_usd),
         main_history=root / ".evalward" / "cache",
     )
+    # The clients are built here, once, and passed in: nothing below builds one.
     setup = RunSetup(
-        git,
-        Revisions(base=args.base),
-        providers,
-        env,
-        options,
+        git=git,
+        revisions=Revisions(base=args.base),
+        providers=providers,
+        env=env,
+        options=options,
         shape=Selection.of(args).apply,
         started=host.started,
     )

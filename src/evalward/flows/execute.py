@@ -28,8 +28,8 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 
 from evalward.errors import ConfigError
+from evalward.flows.run_context import RunContext
 from evalward.providers.base import RunLabels
-from evalward.providers.registry import Providers
 from evalward.resources.conversation import simulator_model
 from evalward.resources.resource_set import user_files
 from evalward.rundata.playground_state import PlaygroundRun
@@ -45,16 +45,14 @@ from evalward.runtime.playground.base import Templates
 from evalward.runtime.playground.run import PlaygroundSetting, StateNeeds, run_in_playground
 from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.runner import AgentRunner, FixtureRun
-from evalward.runtime.sandbox import Sandbox
 from evalward.runtime.strays import RunProcesses
 from evalward.runtime.tools import FixtureTools
 from evalward.scoring.code_scorer import CodeScorers
 from evalward.scoring.panel import JudgePanel
 from evalward.scoring.scorer_environments import ScorerEnvironments
 from evalward.scoring.scores import score_fixture
-from evalward.stages.plan import Checkout, Plan, PlannedRun
+from evalward.stages.plan import PlannedRun
 from evalward.stages.playgrounds import source_of
-from evalward.stages.result_cache import CacheKeys, ResultCache
 from evalward.text.escaping import printable
 
 ProgressCallback = Callable[[FixtureResult], None]
@@ -66,34 +64,27 @@ base run is done (or taken from the cache), so none of them can change what a ba
 
 @dataclass(frozen=True)
 class Execution:
-    """How to run a plan: the concurrency, what programs may see, and where results go."""
+    """Where a plan's results go and what its agents' own calls may spend; what runs, with
+    what concurrency, cache, sandbox and environment, is its `RunContext`."""
 
-    parallel: int
-    env: Mapping[str, str]
-    """What command tools and bring-your-own agents may see (through their allow-list), less
-    the provider keys: they get the model proxy's instead."""
     on_result: ProgressCallback | None = None
     kill_grace: float = DEFAULT_KILL_GRACE
-    cache: ResultCache | None = None
-    """A run whose determining material was seen before is not run again."""
-    keys: CacheKeys | None = None
     traces: TraceSpool | None = None
     """Where each result's trace moves once it is scored and cached, before `on_result`."""
     allowance: Allowance | None = None
     """What the model proxy lets agents' own calls spend (its per-run share without one)."""
-    sandbox: Sandbox | None = None
 
 
-async def execute(
-    plan: Plan, checkouts: dict[Side, Checkout], providers: Providers, how: Execution
-) -> list[FixtureResult]:
-    """Run the plan; results come back in plan order whatever order runs finish in.
+async def execute(context: RunContext, how: Execution) -> list[FixtureResult]:
+    """Run the context's plan; results come back in plan order whatever order runs finish in.
+    A run whose determining material the result cache has seen (`RunOptions.cache`) is not
+    run again.
 
     What the definitions alone refuse was refused before (`preflight.refuse_plan`); what
     the machine refuses is checked here before the first run: programs from a checkout when
     the `sandbox` they must run in is unavailable.
     """
-    run = _Run(plan, checkouts, providers, how)
+    run = _Run(context, how)
     try:
         run.prepare()
         return await run.all()
@@ -104,17 +95,18 @@ async def execute(
 class _Run:
     """One plan's execution: its queues, agents, fixtures' tools, model proxy and judges."""
 
-    def __init__(
-        self, plan: Plan, checkouts: dict[Side, Checkout], providers: Providers, how: Execution
-    ) -> None:
-        self.plan, self.checkouts, self.providers, self.how = plan, checkouts, providers, how
-        key_names = provider_key_names(providers)
-        self.env, real_keys = agent_environment(dict(how.env), key_names)
+    def __init__(self, context: RunContext, how: Execution) -> None:
+        self.plan, self.checkouts, self.how = context.plan, context.checkouts, how
+        self.providers, options = context.providers, context.options
+        self.sandbox, self.cache = options.sandbox, options.cache
+        self.keys = context.keys
+        key_names = provider_key_names(self.providers)
+        self.env, real_keys = agent_environment(dict(context.env), key_names)
         # With no budget, the proxy still holds each run to its share of calls (`Allowance`).
         allowance = how.allowance if how.allowance is not None else Allowance()
-        self.proxy = ModelProxy(providers, allowance, real_keys, key_names)
+        self.proxy = ModelProxy(self.providers, allowance, real_keys, key_names)
         self.templates = Templates()  # each SQLite seed loaded once, each run's a copy
-        self.parallel = max(1, how.parallel)
+        self.parallel = max(1, options.parallel)
         self.run_limit = asyncio.Semaphore(self.parallel)
         # Traces waiting to be scored, at most a few per run slot: when runs outpace their
         # scoring (slow judges, or an agent whose calls never wait, such as a mock script,
@@ -128,20 +120,17 @@ class _Run:
         """Agents whose definition cannot be run on a side, and why: each of their runs is
         an error saying so, and every other run goes on."""
         self.tools: dict[tuple[Side, str, str], FixtureTools] = {}
-        self.judges = JudgePanel(providers)
+        self.judges = JudgePanel(self.providers)
         # Code scorers run as each side's agent user, with no secret (`limited_env`).
         self.scorers = {side: self._scorers(side) for side in Side}
         # The head side's scorers of the base branch's fixtures run as the base side's user:
         # no program of the pull request runs as it, to stop them or plant their packages.
         self.gate_scorers = self._scorers(Side.head, Side.base)
-        self.keys = how.keys
-        if how.cache is not None and self.keys is None:
-            self.keys = CacheKeys(checkouts, providers)
-        self.results: list[FixtureResult | None] = [None] * len(plan.runs)
+        self.results: list[FixtureResult | None] = [None] * len(self.plan.runs)
 
     def _scorers(self, side: Side, user: Side | None = None) -> CodeScorers:
         """The code scorers of `side`'s runs, run as `user`'s agent user (default: the side's)."""
-        sandbox = self.how.sandbox.for_side((user or side).value) if self.how.sandbox else None
+        sandbox = self.sandbox.for_side((user or side).value) if self.sandbox else None
         checkout = self.checkouts.get(user or side)  # the base's scorers: its commit's files
         environments = ScorerEnvironments(
             self.env,
@@ -153,8 +142,8 @@ class _Run:
 
     def prepare(self) -> None:
         """Each run into its (side, Eval) queue, with its agent's runner and its tools."""
-        if self.how.sandbox is not None:
-            self.how.sandbox.hide(user_files(c.resources for c in self.checkouts.values()))
+        if self.sandbox is not None:
+            self.sandbox.hide(user_files(c.resources for c in self.checkouts.values()))
         for index, run in enumerate(self.plan.runs):
             checkout = self.checkouts[run.side]
             spec = checkout.resources.evals[run.eval].resource.spec
@@ -183,7 +172,7 @@ class _Run:
         refuses (no sandbox, no Node.js) refuses the whole run. A head agent's `env:` list is
         the pull request's, so its programs see only what the sandbox permits
         (`Sandbox.permitted_env`)."""
-        checkout, sandbox = self.checkouts[side], self.how.sandbox
+        checkout, sandbox = self.checkouts[side], self.sandbox
         located = checkout.resources.agents[name]
         try:
             agent = resolve_agent(located.resource, located.file, checkout.root)
@@ -215,7 +204,7 @@ class _Run:
     def _environment_limits(self, side: Side, name: str) -> EnvironmentLimits | None:
         """The bounds of an agent's environment on `side`: a pull request's head is bounded
         by the base's definition of the agent (`environment_limits.side_limits`)."""
-        store = self.how.sandbox.environments if self.how.sandbox is not None else None
+        store = self.sandbox.environments if self.sandbox is not None else None
         own = self.checkouts[side].resources.agents[name].resource.spec.environment
         if store is None or own is None:
             return None
@@ -230,8 +219,7 @@ class _Run:
         of a task per run: 20,000 waiting tasks cost memory and scheduling that a run does
         not need. In a task group, a failure (or the run being cancelled) stops every other
         worker."""
-        cache, keys = self.how.cache, self.keys
-        cached = cache.holds(keys) if cache is not None and keys is not None else None
+        cached = self.cache.holds(self.keys) if self.cache is not None else None
         # The judges' calibrations first, before any agent's calls share the provider's
         # limits.
         await self.judges.replay(
@@ -254,7 +242,7 @@ class _Run:
         """Every run of one side, scored, in the side's turn (`Sandbox.turn`): no program of
         the other side runs meanwhile, and none of this side's outlives it; its agents'
         servers are stopped before the turn ends."""
-        sandbox = self.how.sandbox
+        sandbox = self.sandbox
         turn = sandbox.turn(side.value, self.checkouts[side].sha) if sandbox else nullcontext()
         async with turn:
             try:
@@ -305,8 +293,8 @@ class _Run:
         return result
 
     def _from_cache(self, run: PlannedRun) -> FixtureResult | None:
-        cache, keys = self.how.cache, self.keys
-        if cache is None or keys is None:
+        cache, keys = self.cache, self.keys
+        if cache is None:
             return None
         key = next((k for k in keys.read(run) if cache.contains(k)), keys.of(run))
         if (hit := cache.get(key)) is None:
@@ -334,7 +322,7 @@ class _Run:
             return trace, None
         source = source_of(checkout, run)
         fixture = checkout.resources.fixtures[run.fixture].resource.spec
-        sandbox = self.how.sandbox.for_side(run.side.value) if self.how.sandbox else None
+        sandbox = self.sandbox.for_side(run.side.value) if self.sandbox else None
         processes = None
         try:
             async with self.run_limit:
@@ -358,8 +346,8 @@ class _Run:
 
     async def _end(self, processes: RunProcesses | None) -> None:
         """End every program of a run, escaped or not (`Sandbox.end_run`)."""
-        if self.how.sandbox is not None and processes is not None:
-            await self.how.sandbox.end_run(processes)
+        if self.sandbox is not None and processes is not None:
+            await self.sandbox.end_run(processes)
 
     async def _run_in(
         self, run: PlannedRun, env: Mapping[str, str], processes: RunProcesses | None
@@ -420,9 +408,8 @@ class _Run:
         )
         # A model call that failed under an agent's own code may have been worked around
         # or not: like an error, such a run is tried again next time rather than reused.
-        cache, keys = self.how.cache, self.keys
-        if cache is not None and keys is not None and not trace.failed_proxy_calls:
-            cache.put(keys.of(run), result)
+        if self.cache is not None and not trace.failed_proxy_calls:
+            self.cache.put(self.keys.of(run), result)
         self.results[index] = self._finished(result)
 
 

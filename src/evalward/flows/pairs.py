@@ -15,9 +15,9 @@ import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from evalward.flows.run_context import RunContext
 from evalward.providers.base import RunLabels
-from evalward.providers.registry import Providers
-from evalward.resources import Eval, Located
+from evalward.resources import Eval, Located, ResourceSet
 from evalward.resources.pairwise import PairwiseConfig
 from evalward.rundata.pairwise_record import PairRecord
 from evalward.rundata.results import FixtureResult
@@ -67,9 +67,7 @@ def pairwise_fixtures(
 class PairJudging:
     """The run's pairs: judged as both runs of a rep are in, kept until the Evals settle."""
 
-    plan: Plan
-    checkouts: Mapping[Side, Checkout]
-    providers: Providers
+    context: RunContext
     traces: TraceSpool | None = None
     fixtures: dict[str, dict[str, FixturePairing]] = field(default_factory=dict)
     panel: PairwisePanel | None = None
@@ -77,8 +75,13 @@ class PairJudging:
     pairs: dict[tuple[str, str, int], PairRecord] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.fixtures = pairwise_fixtures(self.plan, self.checkouts)
-        self.panel = PairwisePanel(self.providers)
+        self.fixtures = pairwise_fixtures(self.context.plan, self.context.checkouts)
+        self.panel = PairwisePanel(self.context.providers)
+
+    @property
+    def head(self) -> ResourceSet:
+        """The definitions that gate: the pairs' rubrics, models and margins are theirs."""
+        return self.context.checkouts[Side.head].resources
 
     @property
     def active(self) -> bool:
@@ -121,14 +124,14 @@ class PairJudging:
     async def _judge_of(self, name: str) -> PairwiseJudge:
         if name not in self.judges:
             assert self.panel is not None
-            head = self.checkouts[Side.head].resources
+            head = self.head
             self.judges[name] = await self.panel.for_eval(head.evals[name], head)
         return self.judges[name]
 
     async def _pair(
         self, judge: PairwiseJudge, head: FixtureResult, base: FixtureResult
     ) -> PairRecord:
-        resources = self.checkouts[Side.head].resources
+        resources = self.head
         spec = resources.fixtures[head.fixture].resource.spec
         pairing = self.fixtures[head.eval][head.fixture]
         case = PairCase(
@@ -145,7 +148,7 @@ class PairJudging:
         labels = RunLabels(
             agent=target, fixture=head.fixture, eval=head.eval, rep=head.rep, purpose="pairwise"
         )
-        settings = PairSettings(self.providers, judge.model, labels=labels)
+        settings = PairSettings(self.context.providers, judge.model, labels=labels)
         pair = await judge_pair(case, settings, fixture=head.fixture, rep=head.rep)
         private = spec.visibility == "private" or (
             resources.evals[head.eval].resource.spec.visibility == "private"
@@ -164,9 +167,7 @@ class PairJudging:
         then its settings alone, no calibration replayed for nothing)."""
         out: dict[str, Judged] = {}
         for name in self.fixtures:
-            judge = self.judges.get(name) or _unasked(
-                self.checkouts[Side.head].resources.evals[name]
-            )
+            judge = self.judges.get(name) or _unasked(self.head.evals[name])
             pairs = [p for (e, _, _), p in sorted(self.pairs.items()) if e == name]
             out[name] = Judged(judge, pairs, sorted(self.fixtures[name]))
         return out
@@ -174,17 +175,18 @@ class PairJudging:
     def next_round(self, results: list[FixtureResult]) -> list[PlannedRun]:
         """The runs the adaptive Evals' open preference tests ask for next."""
         planned: dict[tuple[Side, str, str], int] = {}
-        for run in self.plan.runs:
+        plan = self.context.plan
+        for run in plan.runs:
             key = (run.side, run.eval, run.fixture)
             planned[key] = max(planned.get(key, 0), run.rep + 1)
         extra: list[PlannedRun] = []
         for name, fixtures in self.fixtures.items():
-            located = self.checkouts[Side.head].resources.evals[name]
+            located = self.head.evals[name]
             spec = located.resource.spec
             judge = self.judges.get(name)
             if spec.execution.reps is None or (judge is not None and judge.unscored_reason):
                 continue
-            paired = [f for f in fixtures if f in self.plan.adaptive.get(name, ())]
+            paired = [f for f in fixtures if f in plan.adaptive.get(name, ())]
             runs: dict[Side, dict[str, int]] = {Side.head: {}, Side.base: {}}
             for result in results:
                 if result.eval == name and not result.provider_unavailable:

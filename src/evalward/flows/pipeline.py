@@ -1,13 +1,15 @@
 """The stages from a change to scored, compared results, shared by the action and the CLI.
 
-This module wires stages together; it owns no client. Git and the providers come in as
-parameters, so tests run it against real repositories and local model servers.
+This module wires stages together; it owns no client. Git and the providers come in with
+the front end's `RunSetup`, so tests run it against real repositories and local model
+servers. Once the change is prepared, its plan, checkouts, clients, options and cache keys
+travel together, made once, as its `RunContext` (`flows/run_context.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from evalward.errors import ConfigError, MissingSecretError
@@ -15,9 +17,10 @@ from evalward.flows.execute import Execution, ProgressCallback
 from evalward.flows.pairs import PairJudging
 from evalward.flows.prepare import Prepared, prepare_change
 from evalward.flows.rounds import Rounds, flaky_on_main, run_rounds
+from evalward.flows.run_context import RunContext
 from evalward.flows.run_setup import RunSetup
 from evalward.past.status import AgentIdentity, identity_of
-from evalward.providers.registry import Providers, check_credentials
+from evalward.providers.registry import check_credentials
 from evalward.record.evaluation import Evaluation
 from evalward.resources import ResourceSet
 from evalward.rundata.results import FixtureResult
@@ -33,7 +36,7 @@ from evalward.stages.estimate import (
     refuse_unpriced,
     trim_to_budget,
 )
-from evalward.stages.plan import Checkout, Plan, PlannedRun, private_runs
+from evalward.stages.plan import Plan, PlannedRun, private_runs
 from evalward.stages.plan_scores import EvalsBySide, score_evals
 from evalward.stages.preflight import planned_models, refuse_plan, warning_notes
 from evalward.stages.result_cache import CacheKeys
@@ -90,22 +93,22 @@ def _evaluated(ran: _Ran, traces: TraceSpool) -> Evaluation:
                 "provider after retries"
             )
     return Evaluation(
-        ran.changes,
-        ran.plan,
-        ran.fixtures,
-        evals,
-        compare(evals),
-        ran.notes,
-        ran.private,
-        ran.skipped,
-        ran.estimate,
-        traces,
-        ran.agents,
+        changes=ran.changes,
+        plan=ran.plan,
+        fixtures=ran.fixtures,
+        evals=evals,
+        comparisons=compare(evals),
+        notes=ran.notes,
+        private=ran.private,
+        skipped=ran.skipped,
+        estimate=ran.estimate,
+        traces=traces,
+        agents=ran.agents,
         head_commit=ran.head_commit,
     )
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Ran:
     """What running a plan leaves for scoring, without the checkouts it ran in."""
 
@@ -129,10 +132,8 @@ class _Ran:
 class _Running:
     """A prepared change while its runs go: what `_Ran` is made of, however they end."""
 
-    prepared: Prepared
-    plan: Plan
-    keys: CacheKeys
-    """The result cache's keys (also where no cache is used: the agents' identities)."""
+    changes: ChangeSet
+    context: RunContext
     notes: list[str]
     skipped: list[PlannedRun]
     estimate: Estimate | None
@@ -142,21 +143,21 @@ class _Running:
     pairs: PairJudging | None = None
 
     def ran(self, fixtures: list[FixtureResult]) -> _Ran:
-        checkouts = self.prepared.checkouts
-        resources = {side: checkout.resources for side, checkout in checkouts.items()}
+        context = self.context
+        resources = context.resources
         return _Ran(
-            self.prepared.changes,
-            self.plan,
-            fixtures,
-            {side: r.evals for side, r in resources.items()},
-            self.notes,
-            private_runs(self.plan, resources),
-            self.skipped,
-            self.estimate,
-            _head_agents(self.plan, resources[Side.head], self.keys),
-            checkouts[Side.head].sha,
-            self.flaky,
-            self.pairs.judged() if self.pairs is not None else {},
+            changes=self.changes,
+            plan=context.plan,
+            fixtures=fixtures,
+            evals={side: r.evals for side, r in resources.items()},
+            notes=self.notes,
+            private=private_runs(context.plan, resources),
+            skipped=self.skipped,
+            estimate=self.estimate,
+            agents=_head_agents(context.plan, resources[Side.head], context.keys),
+            head_commit=context.checkouts[Side.head].sha,
+            flaky=self.flaky,
+            pairs=self.pairs.judged() if self.pairs is not None else {},
         )
 
 
@@ -169,36 +170,39 @@ async def _run_change(
 ) -> _Ran:
     """Prepare the change, then run its plan round by round. An error once a run has
     finished carries what finished (`_Stopped`); one before, nothing."""
-    providers, options = setup.providers, setup.options
     with prepare_change(setup) as prepared:
         state = _planned(setup, prepared, on_plan)
-        checkouts = prepared.checkouts
-        resources = {side: checkout.resources for side, checkout in checkouts.items()}
-        for checkout in checkouts.values():
-            if options.sandbox is not None and checkout.reads is not None:
-                options.sandbox.limit(checkout.root, checkout.reads)
+        context = state.context
+        sandbox = context.options.sandbox
+        for checkout in context.checkouts.values():
+            if sandbox is not None and checkout.reads is not None:
+                sandbox.limit(checkout.root, checkout.reads)
 
         def record(result: FixtureResult) -> None:
             state.finished.append(result)
             if on_result is not None:
                 on_result(result)
 
-        cached = options.cache.holds(state.keys) if options.cache else None
-        how = _execution(setup, record, state.keys if options.cache else None, traces, state)
+        how = Execution(
+            on_result=record,
+            traces=traces,
+            allowance=Allowance.left_by(context.budget, state.estimate),
+        )
         # Without a budget the estimate is only reported. When the cache can answer no run,
         # it is of every run, and it is made while the runs wait on their model calls.
-        meanwhile = state.estimate is None and cached is None and not state.plan.adaptive
-        estimating = _estimating(state.plan, resources, providers) if meanwhile else None
-        state.flaky, stale = flaky_on_main(options.main_history, state.plan, checkouts, state.keys)
+        cached = context.cached()
+        meanwhile = state.estimate is None and cached is None and not context.plan.adaptive
+        estimating = _estimating(context) if meanwhile else None
+        state.flaky, stale = flaky_on_main(context)
         state.notes += stale
-        state.pairs = PairJudging(state.plan, checkouts, providers, traces)
+        state.pairs = PairJudging(context, traces)
         try:
             on_more = (lambda grown, _: on_plan(grown)) if on_plan else None
             judging = state.pairs if state.pairs.active else None
-            rounds = Rounds(options.budget, state.estimate, on_more, state.flaky, judging)
-            fixtures, more_notes, left_out = await run_rounds(
-                state.plan, checkouts, providers, how, rounds
+            rounds = Rounds(
+                estimate=state.estimate, on_more=on_more, flaky=state.flaky, pairs=judging
             )
+            fixtures, more_notes, left_out = await run_rounds(context, how, rounds)
         except BaseException as exc:
             if estimating is not None:
                 estimating.cancel()
@@ -209,44 +213,46 @@ async def _run_change(
         state.skipped += left_out
         if state.estimate is None:  # only the runs that ran: reused ones cost nothing
             reused = [result.cached for result in fixtures]
-            state.estimate = await _estimate_after(
-                estimating, state.plan, resources, providers, reused
-            )
+            state.estimate = await _estimate_after(estimating, context, reused)
         return state.ran(fixtures)
 
 
 def _planned(
     setup: RunSetup, prepared: Prepared, on_plan: Callable[[Plan], None] | None
 ) -> _Running:
-    """The plan refused or cut as the definitions and the budget say, announced, and its
-    keys checked: what the runs start from."""
-    providers, options = setup.providers, setup.options
-    plan, checkouts, notes = prepared.plan, prepared.checkouts, prepared.notes
-    notes += warning_notes(refuse_plan(plan, checkouts, providers, setup.env))
-    keys = CacheKeys(checkouts, providers)
-    resources = {side: checkout.resources for side, checkout in checkouts.items()}
-    cached = options.cache.holds(keys) if options.cache else None
-    plan, skipped, estimate = _budgeted(plan, resources, setup, cached, notes)
+    """The run's context, made once: its plan refused or cut as the definitions and the
+    budget say, announced, and its keys checked: what the runs start from."""
+    context = RunContext.of(
+        prepared.plan,
+        prepared.checkouts,
+        setup.providers,
+        env=setup.env,
+        options=setup.options,
+    )
+    notes = prepared.notes
+    refused = refuse_plan(context.plan, context.checkouts, context.providers, context.env)
+    notes += warning_notes(refused)
+    cached = context.cached()
+    plan, skipped, estimate = _budgeted(context, cached, notes)
+    context = context.with_plan(plan)
     if cached is not None:
         plan.reused = sum(cached(run) for run in plan.runs)
     if on_plan is not None:
         on_plan(plan)
-    _check_keys(setup.env, plan, checkouts, providers)
-    return _Running(prepared, plan, keys, notes, skipped, estimate)
+    _check_keys(context)
+    return _Running(prepared.changes, context, notes, skipped, estimate)
 
 
 def _budgeted(
-    plan: Plan,
-    resources: dict[Side, ResourceSet],
-    setup: RunSetup,
-    cached: Callable[[PlannedRun], bool] | None,
-    notes: list[str],
+    context: RunContext, cached: Callable[[PlannedRun], bool] | None, notes: list[str]
 ) -> tuple[Plan, list[PlannedRun], Estimate | None]:
     """The plan cut to the run's budget, the runs it left out and its estimate (none without
-    a budget); a `max-cost-usd` refuses models without a price. Says in `notes` what it cut."""
-    providers, budget = setup.providers, setup.options.budget
+    a budget); a `max-cost-usd` refuses models without a price. Runs `cached` says the result
+    cache answers cost nothing. Says in `notes` what it cut."""
+    plan, providers, budget = context.plan, context.providers, context.budget
     if not budget.limited:
         return plan, [], None
+    resources = context.resources
     if budget.max_cost_usd is not None and providers.override is None:
         refuse_unpriced(plan, resources, providers.prices, cached)
     trimmed = trim_to_budget(plan, resources, providers.prices, budget, cached)
@@ -254,52 +260,24 @@ def _budgeted(
     return trimmed.plan, trimmed.skipped, trimmed.estimate
 
 
-def _execution(
-    setup: RunSetup,
-    on_result: ProgressCallback | None,
-    keys: CacheKeys | None,
-    traces: TraceSpool,
-    state: _Running,
-) -> Execution:
-    """How the plan's runs are run: the run's options, and what its budget leaves them."""
-    options = setup.options
-    return Execution(
-        parallel=options.parallel,
-        env=setup.env,
-        on_result=on_result,
-        cache=options.cache,
-        keys=keys,
-        traces=traces,
-        allowance=Allowance.left_by(options.budget, state.estimate),
-        sandbox=options.sandbox,
-    )
-
-
-def _estimating(
-    plan: Plan, resources: dict[Side, ResourceSet], providers: Providers
-) -> asyncio.Future[Estimate]:
+def _estimating(context: RunContext) -> asyncio.Future[Estimate]:
     """The estimate of every run, made while the runs wait on their model calls."""
-    return asyncio.ensure_future(estimate_meanwhile(plan, resources, providers.prices))
+    prices = context.providers.prices
+    return asyncio.ensure_future(estimate_meanwhile(context.plan, context.resources, prices))
 
 
-def _check_keys(
-    env: Mapping[str, str], plan: Plan, checkouts: dict[Side, Checkout], providers: Providers
-) -> None:
+def _check_keys(context: RunContext) -> None:
     """Every key the plan's models need is there; a missing one may be skipped only when
     the base side needs it too (`_base_lacks_a_key`)."""
+    models = planned_models(context.plan, context.checkouts)
     try:
-        check_credentials(env, planned_models(plan, checkouts), providers)
+        check_credentials(context.env, models, context.providers)
     except ConfigError as exc:
-        skippable = _base_lacks_a_key(env, plan, checkouts, providers)
-        raise MissingSecretError(str(exc), skippable=skippable) from None
+        raise MissingSecretError(str(exc), skippable=_base_lacks_a_key(context)) from None
 
 
 async def _estimate_after(
-    estimating: asyncio.Future[Estimate] | None,
-    plan: Plan,
-    resources: dict[Side, ResourceSet],
-    providers: Providers,
-    reused: list[bool],
+    estimating: asyncio.Future[Estimate] | None, context: RunContext, reused: list[bool]
 ) -> Estimate:
     """The estimate made while the runs ran, unless some were reused after all (another run
     stored results meanwhile): then one of only the runs that ran."""
@@ -307,7 +285,7 @@ async def _estimate_after(
         return await estimating
     if estimating is not None:
         estimating.cancel()
-    return estimate_plan(plan, resources, providers.prices, reused)
+    return estimate_plan(context.plan, context.resources, context.providers.prices, reused)
 
 
 def _head_agents(plan: Plan, head: ResourceSet, keys: CacheKeys) -> dict[str, AgentIdentity]:
@@ -322,14 +300,12 @@ def _head_agents(plan: Plan, head: ResourceSet, keys: CacheKeys) -> dict[str, Ag
     }
 
 
-def _base_lacks_a_key(
-    env: Mapping[str, str], plan: Plan, checkouts: dict[Side, Checkout], providers: Providers
-) -> bool:
+def _base_lacks_a_key(context: RunContext) -> bool:
     """Whether the base's own side of this plan needs a key that is absent — as on a fork's
     pull request, which gets no secret at all — or there is no base to ask (a push, a dispatch
     run). With no base run in the plan (only new agents), the base's agents and judges as a
     whole are asked."""
-    base = checkouts.get(Side.base)
+    plan, base = context.plan, context.checkouts.get(Side.base)
     if base is None:
         return True
     models = planned_models(plan, {Side.base: base}) if plan.for_side(Side.base) else []
@@ -339,7 +315,7 @@ def _base_lacks_a_key(
         found |= {m for e in resources.evals.values() for m in e.resource.spec.judge.models}
         models = sorted(m for m in found if m)
     try:
-        check_credentials(env, models, providers)
+        check_credentials(context.env, models, context.providers)
     except ConfigError:
         return True
     return False

@@ -9,6 +9,7 @@ any base run of the job may read (`stages/reach.py`), written before the first o
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
@@ -23,7 +24,7 @@ from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config,
 from evalward.rundata.sides import GateConfig, Side
 from evalward.stages.base_resources import load_base
 from evalward.stages.changes import ChangeSet, detect_changes
-from evalward.stages.fingerprint import FileIndex
+from evalward.stages.fingerprint import FileIndex, agent_reads, watched_folders
 from evalward.stages.plan import Checkout, Plan, PlanFor, build_plan, gate_resources, undefined
 from evalward.stages.playgrounds import uses_playgrounds, world_names
 from evalward.stages.reach import agents_reach, world_reach
@@ -54,10 +55,10 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
         head = load_resources(head_root, config=config)
         if setup.started is not None:
             setup.started()
+        index = FileIndex(head_root)  # one reading of the head's tree: changes and cache keys
         bases = _Bases(git, stack, head, head_root, config, from_base)
         if tip is not None and merge_base is not None:
-            bases.load(revisions.head, tip, merge_base)
-        index = FileIndex(head_root)  # one reading of the head's tree: changes and cache keys
+            bases.load(revisions.head, tip, merge_base, index)
         changes = detect_changes(bases.changed, head, bases.base, bases.gating, index)
         gate = gate_resources(head, bases.gating, options.gate_config)
         made = PlanFor(
@@ -147,15 +148,18 @@ class _Bases:
         reach = world_reach(gating, plan.may_run(Side.head))
         return self.stack.enter_context(self.git.worktree(tip, reach.checkout)), world_names(gating)
 
-    def load(self, head_commit: str | None, tip: str, merge_base: str) -> None:
+    def load(self, head_commit: str | None, tip: str, merge_base: str, index: FileIndex) -> None:
         git = self.git
-        dirty = git.dirty_paths() if self.head_root == git.repo else set()
+        config = self.config or load_config(self.head_root)
+        dirty = set()
+        if self.head_root == git.repo:
+            dirty = git.dirty_paths(*_where_changes_count(self.head, index, config))
         if head_commit is None and not dirty:
-            # A clean working tree is its commit: diffing the trees reads what changed, not
-            # every file of the checkout (git stats them all to diff against a working tree).
+            # A working tree clean where the definitions look is its commit: diffing the
+            # trees reads what changed, not every file of the checkout (git stats them all to
+            # diff against a working tree).
             head_commit = "HEAD"
         self.changed = git.changed_files(merge_base, head_commit)
-        config = self.config or load_config(self.head_root)
         try:
             differs = _paths(self.changed) | dirty
             loaded = load_base(git, merge_base, self.head, differs, self.stack, config)
@@ -178,6 +182,48 @@ class _Bases:
             self.gating = load_base(git, tip, self.head, differs, self.stack, config).resources
         except ResourceError as exc:
             raise _unloadable(exc, tip) from None
+
+
+def _where_changes_count(
+    head: ResourceSet, index: FileIndex, config: RepoConfig
+) -> tuple[set[str] | None, list[str]]:
+    """Where an uncommitted change can alter what the change is (`Git.dirty_paths`): the
+    folders of the head's definition files and of every path they read (the links on the
+    way and where they lead), the folders agents watch, `evalward.yaml`; among tracked files
+    also any definition under the resource roots (one deleted from the working tree is in
+    no file the head names) and any `.gitattributes`. None: everywhere (a watch glob that
+    may match any path). An untracked file elsewhere changes nothing: the base is loaded
+    from git and change detection reads only these paths. Folders, not each file: git
+    matches every path of its index against every pathspec it is given."""
+    root = head.root
+    named = {CONFIG_FILE, *head.agentv_files}
+    for table in (head.agents, head.fixtures, head.evals, head.calibrations):
+        named.update(located.file for located in table.values())
+    read: set[str] = set().union(*head.reads.values())
+    folders: set[str] = set()
+    for located in head.agents.values():
+        watched = watched_folders(list(located.resource.spec.watch))
+        if "" in watched:
+            return None, []
+        folders.update(watched)
+        for path in agent_reads(located, index):
+            read |= index.looked_up(path)
+    # A folder on the way to a read path counts for its links, which are files to git.
+    named.update(p for p in read if (root / p).is_symlink() or not (root / p).is_dir())
+    folders.update(posixpath.dirname(path) or path for path in named)
+    tracked = ["**/.gitattributes"]
+    for folder in {posixpath.normpath(r).strip("/") for r in config.roots}:
+        if folder in ("", ".") or (root / folder).is_symlink():
+            tracked += ["**/*.yaml", "**/*.yml"]
+        else:
+            folders.add(folder)
+    return {f for f in folders if not _above(f) & folders}, sorted(set(tracked))
+
+
+def _above(path: str) -> set[str]:
+    """The folders `path` is in."""
+    parts = path.split("/")
+    return {"/".join(parts[:end]) for end in range(1, len(parts))}
 
 
 def config_at(git: Git, commit: str) -> RepoConfig:

@@ -11,45 +11,43 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from evalward import __version__
 from evalward.flows.execute import Execution, execute
 from evalward.flows.pairs import PairJudging
+from evalward.flows.run_context import RunContext
 from evalward.past.flaky import main_history
 from evalward.past.status import identity_of
-from evalward.providers.registry import Providers
 from evalward.resources.gate_policy import FlakyOnMain
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Budget, Estimate
 from evalward.stages.adaptive import SequentialTests, more_runs
 from evalward.stages.estimate import estimate_plan
-from evalward.stages.plan import Checkout, Plan, PlannedRun
+from evalward.stages.plan import Plan, PlannedRun
 from evalward.stages.preference import pass_rate_share
-from evalward.stages.result_cache import CacheKeys
 from evalward.stages.settle import outcomes
 
 Flaky = Mapping[str, Mapping[str, float]]
 """Per Eval, its fixtures that are flaky on main and their pass rate there."""
 
 
-def flaky_on_main(
-    directory: Path | None, plan: Plan, checkouts: dict[Side, Checkout], keys: CacheKeys
-) -> tuple[dict[str, dict[str, float]], list[str]]:
-    """Each adaptive Eval's fixtures that are flaky on main (`past.flaky`), read for its base
-    agent as it is, and a note for each Eval whose records are stale."""
+def flaky_on_main(context: RunContext) -> tuple[dict[str, dict[str, float]], list[str]]:
+    """Each adaptive Eval's fixtures that are flaky on main (`past.flaky`, read from the
+    trusted cache's `RunOptions.main_history`) for its base agent as it is, and a note for
+    each Eval whose records are stale."""
     flaky: dict[str, dict[str, float]] = {}
     notes: list[str] = []
-    base = checkouts.get(Side.base)
+    directory, base = context.options.main_history, context.checkouts.get(Side.base)
     if directory is None or base is None:
         return flaky, notes
-    for name in plan.adaptive:
+    for name in context.plan.adaptive:
         located = base.resources.evals.get(name)
         agent = located.resource.spec.target_agent if located is not None else ""
         if agent not in base.resources.agents:
             continue
-        identity = identity_of(base.resources.agents[agent], keys.agent(Side.base, agent))
+        fingerprint = context.keys.agent(Side.base, agent)
+        identity = identity_of(base.resources.agents[agent], fingerprint)
         found = main_history(directory, name, agent=identity.fingerprint, version=__version__)
         if found.stale:
             notes.append(
@@ -63,10 +61,10 @@ def flaky_on_main(
 
 @dataclass(frozen=True)
 class Rounds:
-    """What decides whether another round runs: the budget and what the run's estimate has
-    already set aside of it, the fixtures flaky on main, and who hears of a grown plan."""
+    """What decides whether another round runs, beside the run's budget (`RunContext.budget`):
+    what the run's estimate has already set aside of it, the fixtures flaky on main, and who
+    hears of a grown plan."""
 
-    budget: Budget | None = None
     estimate: Estimate | None = None
     on_more: Callable[[Plan, int], None] | None = None
     flaky: Flaky | None = None
@@ -76,17 +74,13 @@ class Rounds:
 
 
 async def run_rounds(
-    plan: Plan,
-    checkouts: dict[Side, Checkout],
-    providers: Providers,
-    how: Execution,
-    rounds: Rounds = Rounds(),
+    context: RunContext, how: Execution, rounds: Rounds = Rounds()
 ) -> tuple[list[FixtureResult], list[str], list[PlannedRun]]:
-    """Every result in plan order (the plan grows by the rounds' runs), notes, and the runs a
-    round asked for that the budget left out (the gate is then incomplete, as for any run the
-    budget skips)."""
-    budget, on_more = rounds.budget, rounds.on_more
-    results = await execute(plan, checkouts, providers, how)
+    """Every result in plan order (the context's plan grows by the rounds' runs), notes, and
+    the runs a round asked for that the budget left out (the gate is then incomplete, as for
+    any run the budget skips)."""
+    plan, budget, on_more = context.plan, context.budget, rounds.on_more
+    results = await execute(context, how)
     pairs = rounds.pairs
     if pairs is not None:
         await pairs.judge(results)
@@ -96,17 +90,15 @@ async def run_rounds(
     first = True
     while True:
         held = base_where_read(plan, results) if first else []
-        extra = held + (
-            next_round(plan, checkouts, results, rounds.flaky, pairs) if plan.adaptive else []
-        )
+        extra = held + (next_round(context, results, rounds.flaky, pairs) if plan.adaptive else [])
         if pairs is not None and plan.adaptive:
             extra += [run for run in pairs.next_round(results) if run not in extra]
         first = False
         if not extra:
             break
-        if budget is not None and budget.limited:
-            resources = {side: c.resources for side, c in checkouts.items()}
-            cost = estimate_plan(plan.with_runs(extra), resources, providers.prices)
+        if budget.limited:
+            prices = context.providers.prices
+            cost = estimate_plan(plan.with_runs(extra), context.resources, prices)
             refused = _over(budget, committed, cost)
             if refused:
                 notes.append(
@@ -122,7 +114,7 @@ async def run_rounds(
         plan.runs.extend(extra)
         if on_more is not None:
             on_more(plan, len(extra))
-        results += await execute(plan.with_runs(extra), checkouts, providers, how)
+        results += await execute(context.with_plan(plan.with_runs(extra)), how)
         if pairs is not None:
             await pairs.judge(results)
         if not plan.adaptive:
@@ -158,20 +150,20 @@ def base_where_read(plan: Plan, results: list[FixtureResult]) -> list[PlannedRun
 
 
 def next_round(
-    plan: Plan,
-    checkouts: dict[Side, Checkout],
+    context: RunContext,
     results: list[FixtureResult],
     flaky: Flaky | None = None,
     rounds_pairs: PairJudging | None = None,
 ) -> list[PlannedRun]:
     """The runs the adaptive Evals' sequential tests ask for next; none once settled."""
+    plan, evals = context.plan, context.checkouts[Side.head].resources.evals
     planned: dict[tuple[Side, str, str], int] = {}
     for run in plan.runs:
         key = (run.side, run.eval, run.fixture)
         planned[key] = max(planned.get(key, 0), run.rep + 1)
     extra: list[PlannedRun] = []
     for name, base_fixtures in plan.adaptive.items():
-        spec = checkouts[Side.head].resources.evals[name].resource.spec
+        spec = evals[name].resource.spec
         reps = spec.execution.reps
         if reps is None:
             continue

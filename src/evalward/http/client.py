@@ -26,7 +26,6 @@ import ssl
 import sys
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
@@ -36,6 +35,8 @@ from evalward.text import jsontext
 
 if TYPE_CHECKING:
     import aiohttp
+
+    from evalward.http.pool import QuietConnector
 
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 """A reply larger than this is refused: no model or agent answer is legitimately this big."""
@@ -99,6 +100,7 @@ class HttpClient:
         self._connect_timeout_seconds = connect_timeout_seconds
         self._max_connections = max_connections
         self._session: aiohttp.ClientSession | None = None
+        self._pool: QuietConnector | None = None
         self._proxies: dict[str, _Proxy] = {}
         self._tls: ssl.SSLContext | None = None
 
@@ -200,11 +202,10 @@ class HttpClient:
         try:
             async with asyncio.timeout(total):
                 for again in (True, False):
-                    reused = {"reused": False}
                     try:
-                        return await self._send(call, reused)
+                        return await self._send(call)
                     except aiohttp.ServerDisconnectedError as exc:
-                        if not (again and reused["reused"]):
+                        if not (again and self._kept_alive()):
                             raise HttpFailure(
                                 "the server closed the connection before replying"
                             ) from exc
@@ -215,7 +216,7 @@ class HttpClient:
             raise HttpFailure(_describe(exc)) from exc
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
-    async def _send(self, call: _Call, reused: dict[str, bool]) -> Reply:
+    async def _send(self, call: _Call) -> Reply:
         session = self._open()
         proxy = self._proxy_for(call.url)
         headers = call.headers
@@ -232,7 +233,6 @@ class HttpClient:
             proxy_headers=proxy.headers,
             allow_redirects=False,  # a redirect is the server's answer, not a new target
             ssl=self._tls_for(call.url),
-            trace_request_ctx=reused,
         ) as response:
             _refuse_upgrade(response)
             body = await _read_bounded(response, self._max_reply_bytes)
@@ -247,11 +247,9 @@ class HttpClient:
 
             # Not `trust_env`: with it, aiohttp re-reads the proxy settings and ~/.netrc in a
             # worker thread on every call, which cost more CPU than the call itself.
-            reuse = aiohttp.TraceConfig()
-            reuse.on_connection_reuseconn.append(_mark_reused)
+            self._pool = QuietConnector(limit=self._max_connections)
             self._session = aiohttp.ClientSession(
-                connector=QuietConnector(limit=self._max_connections),
-                trace_configs=[reuse],
+                connector=self._pool,
                 headers={"user-agent": USER_AGENT},
                 cookie_jar=aiohttp.DummyCookieJar(),  # calls are independent: no cookies kept
                 max_line_size=MAX_HEADER_BYTES,
@@ -259,6 +257,11 @@ class HttpClient:
                 max_headers=MAX_HEADERS,
             )
         return self._session
+
+    def _kept_alive(self) -> bool:
+        """Whether the request just sent went out on a connection kept alive from an earlier
+        one (`http.pool`), in this task."""
+        return self._pool is not None and self._pool.took_kept_alive()
 
     def _tls_for(self, url: str) -> ssl.SSLContext | bool:
         """The CAs an https request trusts (`_tls`), made for this client's first https
@@ -326,16 +329,6 @@ class _Call:
     data: bytes | None
     headers: Mapping[str, str]
     timeout: aiohttp.ClientTimeout
-
-
-async def _mark_reused(
-    session: aiohttp.ClientSession,
-    context: SimpleNamespace,
-    params: aiohttp.TraceConnectionReuseconnParams,
-) -> None:
-    """A request's connection was kept alive from an earlier one (see `_request`)."""
-    if isinstance(context.trace_request_ctx, dict):
-        context.trace_request_ctx["reused"] = True
 
 
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, cast
 
 import aiohttp
@@ -26,6 +27,11 @@ from aiohttp.client_proto import ResponseHandler
 if TYPE_CHECKING:
     from aiohttp.client_reqrep import ClientRequest
     from aiohttp.tracing import Trace
+
+
+_KEPT_ALIVE: ContextVar[bool] = ContextVar("evalward_kept_alive", default=False)
+"""Whether the connector, asked for a connection by this task's last request, took one from its
+pool (kept alive from an earlier request): `QuietConnector.took_kept_alive`."""
 
 
 class _WatchedConnection(ResponseHandler):
@@ -54,7 +60,8 @@ class _WatchedConnection(ResponseHandler):
 
 class QuietConnector(aiohttp.TCPConnector):
     """aiohttp's TCP connector whose pooled connections are `_WatchedConnection`s, each
-    checked as it is taken."""
+    checked as it is taken, and which says whether a request's connection was taken from the
+    pool (`took_kept_alive`: aiohttp's tracing said so too, at about 15 µs of every request)."""
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -63,14 +70,26 @@ class QuietConnector(aiohttp.TCPConnector):
         watched = functools.partial(_WatchedConnection, loop=asyncio.get_running_loop())
         self._factory = cast("functools.partial[ResponseHandler]", watched)
 
+    @staticmethod
+    def took_kept_alive() -> bool:
+        """Whether this task's last request was given a connection from the pool (one that
+        was then found spoiled and closed counts too): one the server may have closed
+        meanwhile, which is worth sending the request again for."""
+        return _KEPT_ALIVE.get()
+
     async def connect(
         self, req: ClientRequest, traces: list[Trace], timeout: aiohttp.ClientTimeout
     ) -> aiohttp.connector.Connection:
+        # aiohttp asks in the task of the request (`ClientSession._request` awaits this), so
+        # the request's task reads what is set here (tests/integration/test_http_replies.py)
+        _KEPT_ALIVE.set(False)
         while True:
             connection = await super().connect(req, traces, timeout)
             watched = connection.protocol
             if not isinstance(watched, _WatchedConnection):
                 return connection  # not one of ours: aiohttp built it another way
+            if watched.pooled:
+                _KEPT_ALIVE.set(True)
             if not watched.spoiled():
                 break
             connection.close()  # then the next one from the pool, or a new one

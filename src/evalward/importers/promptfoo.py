@@ -22,7 +22,7 @@ from evalward.importers.promptfoo_asserts import Converter
 from evalward.importers.promptfoo_code import rule, transform_of
 from evalward.importers.promptfoo_endpoints import Endpoints
 from evalward.importers.promptfoo_prompts import Prompt, entries, prompts_of
-from evalward.importers.promptfoo_providers import Provider
+from evalward.importers.promptfoo_providers import PromptfooProvider
 from evalward.importers.promptfoo_source import Files, Node, Refused, Source
 from evalward.importers.promptfoo_templates import combinations, compose, conversation
 from evalward.importers.promptfoo_tests import Test, merged, test_nodes
@@ -40,13 +40,13 @@ REPORT_ONLY = {"type": "latency"}
 
 
 @dataclass
-class Conversion:
+class PromptfooConversion:
     """The resources by kind, evalward.yaml's provider settings, and what the user must know."""
 
     suite: str = ""
-    agents: list[make.Document] = field(default_factory=list)
-    fixtures: list[make.Document] = field(default_factory=list)
-    evals: list[make.Document] = field(default_factory=list)
+    agents: list[make.ResourceDocument] = field(default_factory=list)
+    fixtures: list[make.ResourceDocument] = field(default_factory=list)
+    evals: list[make.ResourceDocument] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     dropped: list[Problem] = field(default_factory=list)
@@ -55,7 +55,7 @@ class Conversion:
 @dataclass
 class _Column:
     prompt: Prompt
-    provider: Provider
+    provider: PromptfooProvider
     agent: str
     labels: dict[str, str]
     judged: bool = False
@@ -72,11 +72,11 @@ class _Importer:
         self.problems: list[Problem] = []
         self.droppable = False
         """Some refused part could be left out: `--skip-unsupported` would help."""
-        self.out = Conversion()
+        self.out = PromptfooConversion()
         self.warnings: list[str] = []
         self.converter = Converter(files, self.warnings, self.embedding_model)
         self.columns: list[_Column] = []
-        self.embedders: list[Provider] = []
+        self.embedders: list[PromptfooProvider] = []
         """The providers `similar` assertions embed with (the suite calls them too)."""
         self.test_options: dict[str, Node] = {}
         """The options of the test being converted (its grading `provider` map)."""
@@ -92,7 +92,7 @@ class _Importer:
             self.problems.append(error.problem)
             self.droppable |= error.droppable
 
-    def run(self, config: Node, name: str | None) -> Conversion:
+    def run(self, config: Node, name: str | None) -> PromptfooConversion:
         for key, child in config.items():
             if key not in TOP_KEYS | IGNORED_KEYS:
                 self.attempt(
@@ -159,11 +159,11 @@ class _Importer:
                 self.attempt(error)
         return found
 
-    def providers(self, config: Node) -> list[Provider]:
+    def providers(self, config: Node) -> list[PromptfooProvider]:
         node = config.get("providers")
         if node is None:
             raise config.refuse("a promptfoo config needs `providers`", droppable=False)
-        found: list[Provider] = []
+        found: list[PromptfooProvider] = []
         for item in node.elements():
             try:
                 found += providers_.providers(item, self.files, self.env)
@@ -173,10 +173,12 @@ class _Importer:
         self.out.notes += [note for provider in found for note in provider.notes]
         return found
 
-    def judge(self, graders: list[Node], providers: list[Provider]) -> Provider | None:
+    def judge(
+        self, graders: list[Node], providers: list[PromptfooProvider]
+    ) -> PromptfooProvider | None:
         if not any(column.judged for column in self.columns):
             return None
-        chosen: Provider | None = None
+        chosen: PromptfooProvider | None = None
         for node in graders:
             if not providers_.is_grader(node):
                 continue  # an `embedding` provider alone: `similar`'s, not the judge's
@@ -298,7 +300,10 @@ class _Importer:
         return candidate
 
     def resources(
-        self, providers: list[Provider], judge: Provider | None, options: Node | None
+        self,
+        providers: list[PromptfooProvider],
+        judge: PromptfooProvider | None,
+        options: Node | None,
     ) -> None:
         execution = _execution(options) if options is not None else {}
         agents = {column.agent: column.provider for column in self.columns}
@@ -381,7 +386,7 @@ def convert(
     name: str | None = None,
     skip_unsupported: bool = False,
     env: Mapping[str, str] | None = None,
-) -> Conversion:
+) -> PromptfooConversion:
     """The conversion of the promptfoo config at `config`, reading files inside `root` only;
     `env` is where promptfoo would find an Azure resource's host and key variable. A
     ConfigError lists every part that has no equivalent (with `skip_unsupported`, every part

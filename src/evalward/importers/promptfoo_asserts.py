@@ -54,7 +54,8 @@ GRADED = {
 ANY = r"[\s\S]*?"
 """Any text, newlines included, without a flag that would change the user's own pattern."""
 
-Assertion = dict[str, Any]
+AssertionDocument = dict[str, Any]
+"""An evalward assertion, as the mapping written into a fixture's `assert` list."""
 
 
 def js_string(value: Any) -> str:
@@ -117,7 +118,7 @@ class Converter:
 
     def convert(
         self, node: Node, variables: dict[str, Any], axis: str | None = None
-    ) -> list[Assertion]:
+    ) -> list[AssertionDocument]:
         raw = node.value
         if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
             raise node.refuse("an assertion needs a `type`", droppable=False)
@@ -152,7 +153,9 @@ class Converter:
             extra["transform"] = transform_of(transform, self.files)
         return [{**a, **extra} for a in converted]
 
-    def _set(self, node: Node, variables: dict[str, Any], axis: str | None) -> list[Assertion]:
+    def _set(
+        self, node: Node, variables: dict[str, Any], axis: str | None
+    ) -> list[AssertionDocument]:
         """An `assert-set` without a threshold passes when all of its assertions do: the same
         as listing them one by one. With a threshold it is a group (`assertSet`): its score
         the weighted mean of its members', passing at the threshold, as promptfoo scores it."""
@@ -171,7 +174,11 @@ class Converter:
         value = threshold.value
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
             raise threshold.refuse("an assert-set's `threshold` is a number from 0 to 1")
-        group: Assertion = {"type": "assertSet", "threshold": value, "assertions": converted}
+        group: AssertionDocument = {
+            "type": "assertSet",
+            "threshold": value,
+            "assertions": converted,
+        }
         weight = node.get("weight")
         if weight is not None and isinstance(weight.value, int | float) and weight.value != 1:
             group["weight"] = weight.value
@@ -181,7 +188,7 @@ class Converter:
 
     def _one(
         self, node: Node, base: str, negated: bool, value: Any, value_node: Node | None
-    ) -> list[Assertion]:
+    ) -> list[AssertionDocument]:
         at = value_node or node
         handler = _HANDLERS.get(base)
         if handler is not None:
@@ -203,18 +210,24 @@ class Converter:
 
     # --- the handlers, by promptfoo type without its `not-` -----------------------------------
 
-    def _contains(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
+    def _contains(self, node: Node, at: Node, negated: bool, value: Any) -> list[AssertionDocument]:
         text = _text(at, value)
         return [{"type": "notContains" if negated else "contains", "value": text}]
 
-    def _icontains(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
+    def _icontains(
+        self, node: Node, at: Node, negated: bool, value: Any
+    ) -> list[AssertionDocument]:
         return [_pattern(at, "(?i)" + _search(_escape(_text(at, value)), negated))]
 
-    def _any(self, node: Node, at: Node, negated: bool, value: Any, fold: bool) -> list[Assertion]:
+    def _any(
+        self, node: Node, at: Node, negated: bool, value: Any, fold: bool
+    ) -> list[AssertionDocument]:
         either = "(?:" + "|".join(_escape(v) for v in _texts(at, value)) + ")"
         return [_pattern(at, ("(?i)" if fold else "") + _search(either, negated))]
 
-    def _all(self, node: Node, at: Node, negated: bool, value: Any, fold: bool) -> list[Assertion]:
+    def _all(
+        self, node: Node, at: Node, negated: bool, value: Any, fold: bool
+    ) -> list[AssertionDocument]:
         texts = _texts(at, value)
         if len(texts) == 1 and not fold and not negated:
             return [{"type": "contains", "value": texts[0]}]
@@ -222,7 +235,7 @@ class Converter:
         body = f"(?!{every})" if negated else every
         return [_pattern(at, ("(?i)" if fold else "") + r"\A" + body)]
 
-    def _equals(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
+    def _equals(self, node: Node, at: Node, negated: bool, value: Any) -> list[AssertionDocument]:
         if isinstance(value, dict | list):
             if negated:
                 raise at.refuse("`not-equals` with a JSON value has no equivalent in evalward")
@@ -232,11 +245,13 @@ class Converter:
         # promptfoo compares the output as it is: spaces and newlines around it count
         return [{"type": "equals", "value": _text(at, value), "exact": True}]
 
-    def _starts_with(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
+    def _starts_with(
+        self, node: Node, at: Node, negated: bool, value: Any
+    ) -> list[AssertionDocument]:
         prefix = _escape(_text(at, value))
         return [_pattern(at, rf"\A(?!{prefix})" if negated else rf"\A{prefix}")]
 
-    def _regex(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
+    def _regex(self, node: Node, at: Node, negated: bool, value: Any) -> list[AssertionDocument]:
         if not isinstance(value, str) or not value:
             raise at.refuse("`regex` needs a pattern")
         try:
@@ -248,7 +263,7 @@ class Converter:
             ) from None
         return [_pattern(at, _search(f"(?:{value})", negated) if negated else value)]
 
-    def _is_json(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
+    def _is_json(self, node: Node, at: Node, negated: bool, value: Any) -> list[AssertionDocument]:
         if negated:
             raise node.refuse("`not-is-json` has no equivalent in evalward")
         schema: Any = {} if value in (None, "") else value
@@ -261,16 +276,18 @@ class Converter:
             raise at.refuse("`is-json` takes a JSON Schema object as its value")
         return [{"type": "jsonSchema", "schema": schema}]
 
-    def _contains_json(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
+    def _contains_json(
+        self, node: Node, at: Node, negated: bool, value: Any
+    ) -> list[AssertionDocument]:
         raise node.refuse(
             "`contains-json` looks for JSON inside text; evalward's jsonSchema checks an output "
             "that is JSON: use `is-json` if the reply is only JSON, else a regex or a judge"
         )
 
-    def _cost(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
+    def _cost(self, node: Node, at: Node, negated: bool, value: Any) -> list[AssertionDocument]:
         return [{"type": "cost", "maxUsd": self._threshold(node, negated)}]
 
-    def _latency(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
+    def _latency(self, node: Node, at: Node, negated: bool, value: Any) -> list[AssertionDocument]:
         return [{"type": "latency", "maxMs": self._threshold(node, negated)}]
 
     def _threshold(self, node: Node, negated: bool) -> int | float:
@@ -287,13 +304,16 @@ class Converter:
         bound: int | float = threshold.value
         return bound
 
-    def _similar(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
+    def _similar(self, node: Node, at: Node, negated: bool, value: Any) -> list[AssertionDocument]:
         """`similar` (and `not-similar`, `similar:dot`, `similar:euclidean`): the same metric,
         threshold (promptfoo's default, 0.75, is evalward's) and embedding model."""
         texts = [js_string(v) for v in value] if isinstance(value, list) else [_text(at, value)]
         if not texts or any(not text for text in texts):
             raise at.refuse("`similar` needs the text (or texts) to compare with")
-        out: Assertion = {"type": "similar", "value": texts[0] if len(texts) == 1 else texts}
+        out: AssertionDocument = {
+            "type": "similar",
+            "value": texts[0] if len(texts) == 1 else texts,
+        }
         threshold = node.get("threshold")
         if threshold is not None:
             if isinstance(threshold.value, bool) or not isinstance(threshold.value, int | float):
@@ -311,7 +331,7 @@ class Converter:
             out["model"] = model
         return [out]
 
-    def _rubric(self, node: Node, at: Node, negated: bool, value: Any) -> list[Assertion]:
+    def _rubric(self, node: Node, at: Node, negated: bool, value: Any) -> list[AssertionDocument]:
         if negated:
             raise node.refuse("`not-llm-rubric`: write the opposite statement as the rubric")
         if isinstance(value, dict | list):
@@ -321,7 +341,7 @@ class Converter:
         provider = node.get("provider")
         if provider is not None:
             self.graders.append(provider)
-        judged: Assertion = {
+        judged: AssertionDocument = {
             "type": "judge",
             "rubric": "Score 1 if this statement is true of the final answer, 0 if it is not: "
             f"{value.strip()}",
@@ -338,7 +358,7 @@ def _escape(text: str) -> str:
     return escaped
 
 
-def _pattern(at: Node, pattern: str) -> Assertion:
+def _pattern(at: Node, pattern: str) -> AssertionDocument:
     try:
         regex.compile(pattern)
     except regex.error as exc:  # pragma: no cover - escaped values always compile
@@ -364,7 +384,7 @@ def _texts(at: Node, value: Any) -> list[str]:
     return [_text(at, v) for v in values]
 
 
-_Handler = Callable[[Converter, Node, Node, bool, Any], list[Assertion]]
+_Handler = Callable[[Converter, Node, Node, bool, Any], list[AssertionDocument]]
 _HANDLERS: dict[str, _Handler] = {
     "contains": Converter._contains,
     "icontains": Converter._icontains,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from evalward.importers.promptfoo_providers import Provider
+from evalward.importers.promptfoo_providers import PromptfooProvider
 from evalward.importers.promptfoo_source import Node
 
 DEFAULT_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
@@ -25,7 +25,7 @@ NAME_LENGTH = 40
 
 
 @dataclass(frozen=True)
-class Endpoint:
+class PromptfooEndpoint:
     """Where a provider's replies come from."""
 
     api: str
@@ -35,20 +35,22 @@ class Endpoint:
     api_version: str | None = None
 
 
-def endpoint_of(found: Provider) -> Endpoint:
-    return Endpoint(found.api, found.base_url, found.key_env, found.vendor, found.api_version)
+def endpoint_of(found: PromptfooProvider) -> PromptfooEndpoint:
+    return PromptfooEndpoint(
+        found.api, found.base_url, found.key_env, found.vendor, found.api_version
+    )
 
 
 class Endpoints:
     """The providers of the written evalward.yaml, named as the suite's providers are read."""
 
     def __init__(self) -> None:
-        self.names: dict[Endpoint, str] = {}
+        self.names: dict[PromptfooEndpoint, str] = {}
 
-    def assign(self, found: list[Provider]) -> None:
+    def assign(self, found: list[PromptfooProvider]) -> None:
         """Name the endpoint of each provider in `found` (once per endpoint) and rewrite its
         model id to `<name>/<model>`."""
-        fresh: list[Endpoint] = []
+        fresh: list[PromptfooEndpoint] = []
         for endpoint in map(endpoint_of, found):
             if endpoint not in self.names and endpoint not in fresh:
                 fresh.append(endpoint)
@@ -67,7 +69,7 @@ class Endpoints:
             name = self.names[endpoint_of(provider)]
             provider.model = f"{name}/{provider.model.partition('/')[2]}"
 
-    def _name(self, endpoint: Endpoint, wanted: str, taken: set[str]) -> None:
+    def _name(self, endpoint: PromptfooEndpoint, wanted: str, taken: set[str]) -> None:
         name, number = wanted, 1
         while name in taken:
             number += 1
@@ -76,7 +78,7 @@ class Endpoints:
         taken.add(name)
         self.names[endpoint] = name
 
-    def settings(self, used: list[Provider]) -> tuple[dict[str, Any], list[Node]]:
+    def settings(self, used: list[PromptfooProvider]) -> tuple[dict[str, Any], list[Node]]:
         """evalward.yaml's `providers` and `pricing` for the providers the suite calls, and
         those that price a model another one prices differently (a model has one price)."""
         providers: dict[str, dict[str, str]] = {}
@@ -99,7 +101,7 @@ class Endpoints:
         return section, conflicts
 
 
-def _settings(name: str, endpoint: Endpoint) -> dict[str, str]:
+def _settings(name: str, endpoint: PromptfooEndpoint) -> dict[str, str]:
     """A provider's entry in evalward.yaml: a built-in one's changes, else everything."""
     values: dict[str, str] = {}
     if name != endpoint.api:
@@ -116,7 +118,7 @@ def _settings(name: str, endpoint: Endpoint) -> dict[str, str]:
     return values
 
 
-def _derived(endpoint: Endpoint) -> str:
+def _derived(endpoint: PromptfooEndpoint) -> str:
     """A provider name for an endpoint: its vendor's, else its API's and its host's."""
     if endpoint.vendor is not None:
         return endpoint.vendor

@@ -56,7 +56,7 @@ CONFIG_KEYS = {
 
 
 @dataclass
-class Provider:
+class PromptfooProvider:
     """One promptfoo provider: the evalward model that answers in its place."""
 
     label: str
@@ -95,10 +95,12 @@ class Provider:
         return self.api
 
 
-def providers(node: Node, files: Files, env: Mapping[str, str] | None = None) -> list[Provider]:
+def providers(
+    node: Node, files: Files, env: Mapping[str, str] | None = None
+) -> list[PromptfooProvider]:
     """Every provider of `providers:` (a string, a list, a map of id to options, file://);
     `env` is the environment promptfoo would read an Azure host and key from."""
-    found: list[Provider] = []
+    found: list[PromptfooProvider] = []
     for item in node.elements():
         if isinstance(item.value, dict) and "id" not in item.value and len(item.value) == 1:
             ((id_, options),) = item.items()  # the `{openai:gpt-4.1: {config: ...}}` form
@@ -115,7 +117,7 @@ def provider(
     id_: str | None = None,
     env: Mapping[str, str] | None = None,
     embedding: bool = False,
-) -> Provider:
+) -> PromptfooProvider:
     """One provider; `embedding`: an embedding provider (`openai:embedding:<model>`,
     `azure:embedding:<deployment>`, `ollama:embeddings:<model>`), a `similar`'s."""
     value = node.value
@@ -159,14 +161,14 @@ def provider(
 EMBEDDING_APIS = {"embedding", "embeddings"}
 
 
-def _model(node: Node, id_: str, given: str | None, embedding: bool = False) -> Provider:
+def _model(node: Node, id_: str, given: str | None, embedding: bool = False) -> PromptfooProvider:
     """The provider an id names; its label is the one given, else its model's name."""
     parts = id_.split(":")
     vendor, rest = parts[0], parts[1:]
     api = rest[0] if len(rest) > 1 else ""
     model = ":".join(rest[1:]) if len(rest) > 1 else ":".join(rest)
     label = given or model or id_
-    found: Provider | None = None
+    found: PromptfooProvider | None = None
     if embedding:
         if api not in EMBEDDING_APIS or vendor not in {"openai", "azure", "ollama"} or not model:
             raise node.refuse(
@@ -177,20 +179,22 @@ def _model(node: Node, id_: str, given: str | None, embedding: bool = False) -> 
             )
         api = "chat"  # the same server and key as the vendor's chat models
     if vendor == "openai" and api in OPENAI_APIS | {""} and model:
-        found = Provider(label, f"openai/{model}", node)
+        found = PromptfooProvider(label, f"openai/{model}", node)
         if api == "responses":
             found.notes.append(f"{id_}: evalward calls the model through Chat Completions")
     elif vendor == "anthropic" and api in {"messages", ""} and model:
-        found = Provider(label, f"anthropic/{model}", node)
+        found = PromptfooProvider(label, f"anthropic/{model}", node)
     elif vendor in OPENAI_COMPATIBLE and api in {"chat", ""} and model:
         url, key_env = OPENAI_COMPATIBLE[vendor]
-        found = Provider(label, f"openai/{model}", node, base_url=url, key_env=key_env)
+        found = PromptfooProvider(label, f"openai/{model}", node, base_url=url, key_env=key_env)
         found.notes.append(f"{id_}: called through {vendor}'s OpenAI-compatible API, {url}")
     elif vendor == "ollama" and api in {"chat", ""} and model:
-        found = Provider(label, f"openai/{model}", node, base_url=OLLAMA_URL, vendor="ollama")
+        found = PromptfooProvider(
+            label, f"openai/{model}", node, base_url=OLLAMA_URL, vendor="ollama"
+        )
         found.notes.append(f"{id_}: served by Ollama's OpenAI-compatible endpoint, {OLLAMA_URL}")
     elif vendor in AZURE and api == "chat" and model:
-        found = Provider(label, f"openai/{model}", node, vendor="azure")
+        found = PromptfooProvider(label, f"openai/{model}", node, vendor="azure")
     if vendor in OPENAI_COMPATIBLE and found is not None:
         found.vendor = vendor
     if found is None or not MODEL.match(model):
@@ -214,7 +218,7 @@ def _unmapped(id_: str, vendor: str, api: str) -> str:
     )
 
 
-def _located(found: Provider, node: Node, env: Mapping[str, str]) -> Provider:
+def _located(found: PromptfooProvider, node: Node, env: Mapping[str, str]) -> PromptfooProvider:
     """`found`, with an Azure deployment's URL and key variable where promptfoo finds them:
     `config.apiHost` (or `apiBaseUrl`), else AZURE_OPENAI_API_HOST or AZURE_API_HOST; the key
     in `config.apiKeyEnvar`, else AZURE_API_KEY or AZURE_OPENAI_API_KEY (the one set)."""
@@ -244,7 +248,8 @@ def _located(found: Provider, node: Node, env: Mapping[str, str]) -> Provider:
     return found
 
 
-def _configure(found: Provider, config: Node, files: Files) -> None:
+# One case per promptfoo `config` key, read top to bottom as a table (C901 counts each a path).
+def _configure(found: PromptfooProvider, config: Node, files: Files) -> None:  # noqa: C901
     for key, child in config.items():
         value = child.value
         if key not in CONFIG_KEYS:
@@ -334,7 +339,7 @@ def _default_key_env(kind: str) -> str:
     return {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}[kind]
 
 
-def grader(node: Node, files: Files, env: Mapping[str, str] | None = None) -> Provider:
+def grader(node: Node, files: Files, env: Mapping[str, str] | None = None) -> PromptfooProvider:
     """The provider `options.provider` or an assertion's `provider` names for grading (a map of
     `text:` / `embedding:` providers counts by its `text` one; `is_grader` says whether it has
     one)."""
@@ -352,7 +357,7 @@ def is_grader(node: Node) -> bool:
     return not (isinstance(value, dict) and "id" not in value and "text" not in value)
 
 
-def embedder(node: Node, files: Files, env: Mapping[str, str] | None = None) -> Provider:
+def embedder(node: Node, files: Files, env: Mapping[str, str] | None = None) -> PromptfooProvider:
     """The embedding provider an assertion's `provider` (or the `embedding` of a grading
     provider map) names."""
     if isinstance(node.value, dict) and "id" not in node.value and "embedding" in node.value:

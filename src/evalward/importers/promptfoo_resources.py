@@ -18,13 +18,14 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import SingleQuotedScalarString
 
 from evalward.errors import ConfigError
-from evalward.importers.promptfoo_providers import Provider
+from evalward.importers.promptfoo_providers import PromptfooProvider
 from evalward.resources.models import KINDS
 
 API = "evalward.dev/v1"
 PLAIN = re.compile(r"^[A-Za-z][\w .-]*$")
 """A text safe unquoted in a flow mapping: letters, digits, spaces, dots and dashes."""
-Document = dict[str, Any]
+ResourceDocument = dict[str, Any]
+"""An Agent, EvalFixture or Eval as the mapping written to its YAML file."""
 
 
 def slug(text: str, limit: int = 48) -> str:
@@ -63,7 +64,7 @@ def suffix(labels: dict[str, str]) -> list[str]:
     return [value for key, value in labels.items() if key != "suite"]
 
 
-def agent(name: str, provider: Provider) -> Document:
+def agent(name: str, provider: PromptfooProvider) -> ResourceDocument:
     spec: dict[str, Any] = {"models": [provider.model]}
     if provider.temperature is not None:
         spec["temperature"] = provider.temperature
@@ -95,7 +96,7 @@ class FixtureContent:
 
 def fixture(
     name: str, labels: dict[str, str], source: str, target: str, content: FixtureContent
-) -> Document:
+) -> ResourceDocument:
     spec: dict[str, Any] = {"targetAgent": target}
     if content.description:
         spec["description"] = content.description
@@ -125,7 +126,7 @@ def _coded(assertions: list[dict[str, Any]]) -> bool:
 
 def evaluation(
     name: str, target: str, labels: dict[str, str], judge: str | None, execution: dict[str, Any]
-) -> Document:
+) -> ResourceDocument:
     """An Eval that passes only when every one of its fixtures does, as promptfoo's run."""
     spec: dict[str, Any] = {"targetAgent": target, "fixtureSelector": {"matchLabels": labels}}
     if judge is not None:
@@ -138,7 +139,7 @@ def evaluation(
     return {"apiVersion": API, "kind": "Eval", "metadata": {"name": name}, "spec": spec}
 
 
-def check(documents: list[Document]) -> None:
+def check(documents: list[ResourceDocument]) -> None:
     """Each document as evalward's loader will read it; a conversion that made one it refuses
     says which, and where in the promptfoo config it came from."""
     for document in documents:
@@ -154,7 +155,7 @@ def check(documents: list[Document]) -> None:
             ) from None
 
 
-def render(documents: list[Document], header: str) -> str:
+def render(documents: list[ResourceDocument], header: str) -> str:
     """The documents as one multi-document YAML file, assertions one per line."""
     yaml = YAML(typ="rt")
     yaml.width = 4096  # a flow mapping on one line, however long
@@ -167,7 +168,7 @@ def render(documents: list[Document], header: str) -> str:
     return stream.getvalue()
 
 
-def _styled(document: Document) -> CommentedMap:
+def _styled(document: ResourceDocument) -> CommentedMap:
     def convert(value: Any, flow: bool = False) -> Any:
         if isinstance(value, dict):
             mapping = CommentedMap((k, convert(v, flow)) for k, v in value.items())

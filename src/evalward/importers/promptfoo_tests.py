@@ -140,15 +140,23 @@ def compact(expected: str) -> dict[str, Any]:
     return result
 
 
+def _refuse_unread(node: Node, what: str, *, provider_droppable: bool) -> None:
+    """A key of a test (or of `defaultTest`) with no equivalent in evalward, refused at its
+    line; a test's own `provider` may be dropped with --skip-unsupported, a default's not."""
+    for key, child in node.items():
+        if key in REFUSED_TEST_KEYS:
+            raise child.refuse(
+                REFUSED_TEST_KEYS[key], droppable=provider_droppable and key == "provider"
+            )
+        if key not in TEST_KEYS | RULE_KEYS:
+            raise child.refuse(f"`{key}` of {what} has no equivalent in evalward")
+
+
 def merged(node: Node, index: int, default: Node | None) -> Test:
     """The test with `defaultTest` merged in; what has no equivalent is refused."""
     if not isinstance(node.value, dict):
         raise node.refuse("expected a test: a mapping with `vars` and `assert`", droppable=False)
-    for key, child in node.items():
-        if key in REFUSED_TEST_KEYS:
-            raise child.refuse(REFUSED_TEST_KEYS[key], droppable=key == "provider")
-        if key not in TEST_KEYS | RULE_KEYS:
-            raise child.refuse(f"`{key}` of a test has no equivalent in evalward")
+    _refuse_unread(node, "a test", provider_droppable=True)
     options: dict[str, Node] = {}
     rule: dict[str, Node] = {}
     defaults: dict[str, Node] = {}
@@ -156,13 +164,8 @@ def merged(node: Node, index: int, default: Node | None) -> Test:
     own_options = node.get("options")
     own = dict(own_options.items()) if own_options is not None else {}
     if default is not None:
-        for key, child in default.items():
-            if key in REFUSED_TEST_KEYS:
-                raise child.refuse(REFUSED_TEST_KEYS[key], droppable=False)
-            if key not in TEST_KEYS | RULE_KEYS:
-                raise child.refuse(f"`{key}` of defaultTest has no equivalent in evalward")
-            if key in RULE_KEYS:
-                rule[key] = child
+        _refuse_unread(default, "defaultTest", provider_droppable=False)
+        rule.update((key, child) for key, child in default.items() if key in RULE_KEYS)
         default_vars = default.get("vars")
         if default_vars is not None:
             defaults = dict(default_vars.items())

@@ -178,10 +178,11 @@ def _blocks(message: ChatMessage) -> tuple[str, list[dict[str, Any]]]:
     return message.role, blocks
 
 
-def parse_response(data: object, model: str) -> ChatResponse:
-    """A Messages reply, every field read checked (`evalward.providers.reply_fields`). Blocks other
-    than `text` and `tool_use` (thinking, server tools) are not part of the answer."""
-    read = WireReader("anthropic")
+def parse_response(data: object, model: str, read: WireReader | None = None) -> ChatResponse:
+    """A Messages reply, every field read through `read` (`reply_fields`: checked, by
+    default; the model proxy reads the replies it passes on leniently). Blocks other than
+    `text` and `tool_use` (thinking, server tools) are not part of the answer."""
+    read = read or WireReader("anthropic")
     reply = read.mapping(data, "the reply")
     texts: list[str] = []
     calls: list[ToolCall] = []
@@ -199,14 +200,19 @@ def parse_response(data: object, model: str) -> ChatResponse:
                     arguments=read.optional_mapping(block.get("input"), f"{where}.input"),
                 )
             )
-    usage = read.optional_mapping(reply.get("usage"), "usage")
     return ChatResponse(
         content="".join(texts),
         tool_calls=tuple(calls),
-        usage=Usage(
-            input_tokens=read.count(usage.get("input_tokens"), "usage.input_tokens"),
-            output_tokens=read.count(usage.get("output_tokens"), "usage.output_tokens"),
-        ),
+        usage=reply_usage(reply, read),
         stop_reason=read.optional_text(reply.get("stop_reason"), "stop_reason"),
         model=read.optional_text(reply.get("model"), "model") or model,
+    )
+
+
+def reply_usage(reply: Mapping[str, Any], read: WireReader) -> Usage:
+    """The tokens a Messages reply says it used (0 each when it says nothing)."""
+    usage = read.optional_mapping(reply.get("usage"), "usage")
+    return Usage(
+        input_tokens=read.count(usage.get("input_tokens"), "usage.input_tokens"),
+        output_tokens=read.count(usage.get("output_tokens"), "usage.output_tokens"),
     )

@@ -225,18 +225,18 @@ def _message(message: ChatMessage) -> dict[str, Any]:
     return out
 
 
-def parse_response(data: object, model: str) -> ChatResponse:
-    """A Chat Completions reply, every field read checked (`evalward.providers.reply_fields`).
+def parse_response(data: object, model: str, read: WireReader | None = None) -> ChatResponse:
+    """A Chat Completions reply, every field read through `read` (`reply_fields`: checked, by
+    default; the model proxy reads the replies it passes on leniently).
 
     Shapes compatible servers send are understood: `content` as a list of text parts or null,
     no `usage`, `reasoning_content` beside `content` (not part of the answer), extra fields.
     """
-    read = WireReader("openai")
+    read = read or WireReader("openai")
     reply = read.mapping(data, "the reply")
     choices = read.array(reply.get("choices"), "choices")
-    if not choices:
-        raise read.error("choices", "a non-empty list", choices)
-    choice = read.mapping(choices[0], "choices[0]")
+    first = choices[0] if choices else read.wrong("choices", "a non-empty list", choices, {})
+    choice = read.mapping(first, "choices[0]")
     message = read.mapping(choice.get("message"), "choices[0].message")
     content = _content(read, message.get("content"), "choices[0].message.content")
     calls: list[ToolCall] = []
@@ -247,7 +247,7 @@ def parse_response(data: object, model: str) -> ChatResponse:
         function = read.mapping(call.get("function"), f"{where}.function")
         arguments = function.get("arguments")
         if arguments is not None and not isinstance(arguments, str | dict):
-            raise read.error(f"{where}.function.arguments", "a JSON string", arguments)
+            arguments = read.wrong(f"{where}.function.arguments", "a JSON string", arguments, None)
         calls.append(
             ToolCall(
                 id=read.optional_text(call.get("id"), f"{where}.id") or f"call_{index}",
@@ -255,16 +255,21 @@ def parse_response(data: object, model: str) -> ChatResponse:
                 arguments=tool_arguments(arguments),
             )
         )
-    usage = read.optional_mapping(reply.get("usage"), "usage")
     return ChatResponse(
         content=content,
         tool_calls=tuple(calls),
-        usage=Usage(
-            input_tokens=read.count(usage.get("prompt_tokens"), "usage.prompt_tokens"),
-            output_tokens=read.count(usage.get("completion_tokens"), "usage.completion_tokens"),
-        ),
+        usage=reply_usage(reply, read),
         stop_reason=read.optional_text(choice.get("finish_reason"), "choices[0].finish_reason"),
         model=read.optional_text(reply.get("model"), "model") or model,
+    )
+
+
+def reply_usage(reply: Mapping[str, Any], read: WireReader) -> Usage:
+    """The tokens a Chat Completions reply says it used (0 each when it says nothing)."""
+    usage = read.optional_mapping(reply.get("usage"), "usage")
+    return Usage(
+        input_tokens=read.count(usage.get("prompt_tokens"), "usage.prompt_tokens"),
+        output_tokens=read.count(usage.get("completion_tokens"), "usage.completion_tokens"),
     )
 
 
@@ -274,9 +279,9 @@ def _content(read: WireReader, value: object, path: str) -> str:
     if value is None or isinstance(value, str):
         return value or ""
     if not isinstance(value, list):
-        raise read.error(path, "a string, null or a list of content parts", value)
+        return read.wrong(path, "a string, null or a list of content parts", value, "")
     texts: list[str] = []
-    for index, raw in enumerate(value):
+    for index, raw in enumerate(read.array(value, path)):
         part = read.mapping(raw, f"{path}[{index}]")
         if part.get("type") == "text":
             texts.append(read.text(part.get("text"), f"{path}[{index}].text"))

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from evalward.record.summary import RunSummary
 from evalward.rundata.results import EvalResult, FixtureResult
 from evalward.rundata.spending import Spent, cost_text, spent_text, split_text
+from evalward.rundata.spool import RunKey as RunKey
 from evalward.rundata.trace import Trace
 from evalward.stages.gate import GateResult
 
@@ -179,10 +180,6 @@ class Results(ResultsHeader):
 
     evals: list[EvalEntry] = Field(default_factory=list)
     fixtures: list[FixtureEntry] = Field(default_factory=list)
-
-
-RunKey = tuple[str, str, str, int]
-"""A planned run: (side, Eval, fixture, rep)."""
 
 
 class ShardIndex(_Record):

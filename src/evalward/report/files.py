@@ -12,14 +12,12 @@ from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo
 from evalward.record.summary import RunSummary
 from evalward.record.write import results_chunks, run_summary
-from evalward.security import Redactor
+from evalward.security import Redact, Redactor
 from evalward.stages.gate import GateDecision
 
 UNSHOWABLE = "backslashreplace"
 """How a character UTF-8 cannot hold is written: a file name's byte that is not UTF-8 (a
 surrogate, `os.fsdecode`) that reached a text unescaped becomes `\\udcNN`, never a crash."""
-
-Redact = Callable[[str], str]
 
 
 def write_text(path: Path, text: str, redact: Redact) -> None:

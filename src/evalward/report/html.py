@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -32,11 +32,13 @@ from evalward.record.schema import RunInfo
 from evalward.record.summary import RunSummary, count, eval_score_text, threshold_of
 from evalward.report import charts, pairwise_text
 from evalward.report.compiled import template_cache
-from evalward.report.pairs import FLAGS, Pair, Redact, build_pairs, bundle, row
+from evalward.report.pairs import FLAGS, Pair, build_pairs, bundle, row
 from evalward.report.reps import axes_text, has_run_numbers, rep_rule, reps_text
 from evalward.report.story import blocking, counts_phrases, figures_text, reasons
 from evalward.rundata.results import EvalResult, FixtureOutcome, FixtureResult
+from evalward.rundata.spool import TraceSource
 from evalward.rundata.trace import Trace
+from evalward.security import Redact
 from evalward.stages.compare import EvalComparison, compare
 from evalward.text.escaping import reveal_bidi
 from evalward.text.numbers import delta_text
@@ -49,9 +51,6 @@ STATIC_LIMIT = 1000
 """Fixtures listed in the page's plain-HTML part; the script's list shows every one."""
 PROBLEMS = FLAGS["regressed"] | FLAGS["failing"] | FLAGS["errored"]
 """What the plain-HTML list shows."""
-
-TraceSource = Callable[[FixtureResult], Trace]
-"""Reads a result's trace: from the result itself, or from the run's trace spool."""
 
 _SCRIPT_ESCAPES = str.maketrans(
     {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}

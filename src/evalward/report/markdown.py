@@ -8,6 +8,8 @@ folded first, then the text is cut at a line with a pointer to the full report.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -26,8 +28,9 @@ from evalward.record.write import run_summary
 from evalward.report.compiled import template_cache
 from evalward.report.pairwise_text import pairwise_lines
 from evalward.report.reps import axes_text, has_run_numbers, percent, reps_text
-from evalward.report.story import Blocking, Reason, TraceSource
+from evalward.report.story import Blocking, Reason
 from evalward.report.view import REASONS_BUDGET, CommentView, LineBudget, build_view
+from evalward.rundata.spool import TraceSource
 from evalward.stages.changes import ChangeSet
 from evalward.stages.compare import Change, EvalComparison
 from evalward.stages.gate import BypassRecord, GateDecision, GateResult
@@ -268,28 +271,23 @@ def render_comment(
 
     tail = f"\n{context.record.render()}\n" if context.record else ""
 
+    # The built-in detail stops once the body is sure to be too long, and is folded (a user's
+    # template renders on, so that an error further in it is still reported).
+    room = limit - len(tail)
+
     def render(detail: bool) -> str:
-        pieces: list[str] = []
-        size = 0
+        past = room if detail and template is None else math.inf
         try:
-            for piece in env.get_template(name).generate(
+            generated = env.get_template(name).generate(
                 ctx=context, view=view, detail=detail, version=__version__, link=link
-            ):
-                pieces.append(piece)
-                size += len(piece)
-                if size > RENDER_CAP * limit:
-                    break
+            )
+            return _body(generated, context.marker, RENDER_CAP * limit, past)
         except jinja2.TemplateError as exc:
             where = f"{template}:{getattr(exc, 'lineno', '?')}" if template else name
             raise ConfigError(
                 f"comment-template {where}: {exc}; fix the template or clear the "
                 "`comment-template` input to use the built-in one"
             ) from None
-        # Whatever a template prints (a user template may print raw output), bidirectional
-        # controls are shown by name in the whole body, not only through the `md` filter.
-        text = escaping.reveal_controls("".join(pieces))
-        text = text.replace(context.marker, "").replace(RECORD_PREFIX, "&lt;!-- evalward-")
-        return f"{context.marker}\n{text.lstrip()}"
 
     body = render(detail=True)
     if len(body) + len(tail) > limit:
@@ -298,6 +296,35 @@ def render_comment(
         bypass = _builtin(sink).get_template("bypass.md.j2").render(ctx=context)
         body = _truncate(body, limit - len(tail) - len(bypass), context.report_url) + bypass
     return body + tail
+
+
+def _body(generated: Iterator[str], marker: str, cap: int, past: float) -> str:
+    """The body from what a template prints: stopped once it reaches `cap` characters, or
+    once it is sure to be longer than `past` (finished, the text so far is at most `slack`
+    longer than the same part of the whole: a marker, a record prefix or a CRLF cut in two
+    where it ends)."""
+    slack = 2 * (len(marker) + len(RECORD_PREFIX)) + 16
+    pieces: list[str] = []
+    size = 0
+    check_at = past + slack
+    for piece in generated:
+        pieces.append(piece)
+        size += len(piece)
+        if size > cap:
+            break
+        if size > check_at:
+            if len(_finished(pieces, marker)) > past + slack:
+                break  # too long: it will be folded
+            check_at = 2 * size
+    return _finished(pieces, marker)
+
+
+def _finished(pieces: list[str], marker: str) -> str:
+    # Whatever a template prints (a user template may print raw output), bidirectional
+    # controls are shown by name in the whole body, not only through the `md` filter.
+    text = escaping.reveal_controls("".join(pieces))
+    text = text.replace(marker, "").replace(RECORD_PREFIX, "&lt;!-- evalward-")
+    return f"{marker}\n{text.lstrip()}"
 
 
 def _view(context: ReportContext, sink: escaping.Sink, limit: int) -> CommentView:

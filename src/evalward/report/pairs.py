@@ -12,7 +12,7 @@ JSON escaped for a script element, a form the whole-file redaction would not rec
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,8 +27,7 @@ from evalward.record.summary import (
     worst_first_key,
 )
 from evalward.report.divergence import first_divergence, first_divergent_turn
-from evalward.report.state_diff import state_diff
-from evalward.report.steps import step_record
+from evalward.rundata.playground_state import PlaygroundRecord
 from evalward.rundata.results import (
     AssertionResult,
     EvalResult,
@@ -37,12 +36,11 @@ from evalward.rundata.results import (
     JudgeVerdict,
     Status,
 )
-from evalward.rundata.trace import Trace
+from evalward.rundata.spool import TraceSource
+from evalward.rundata.trace import Step, Trace
 from evalward.scoring.reps import wilson_interval
+from evalward.security import Redact
 from evalward.stages.compare import EvalComparison
-
-Redact = Callable[[str], str]
-TraceSource = Callable[[FixtureResult], Trace]
 
 FLAGS = {
     "regressed": 1,
@@ -318,12 +316,12 @@ def _run(result: FixtureResult, trace: Trace) -> dict[str, Any]:
         "a": [_assertion(a) for a in result.assertions],
         "u": [result.usage.input_tokens, result.usage.output_tokens, result.usage.cost_usd],
         "ms": round(result.duration_ms, 1),
-        "steps": [step_record(s) for s in trace.steps],
+        "steps": [_step(s) for s in trace.steps],
     }
     if result.cached:
         record["cached"] = True
     if result.playground is not None:
-        record["pg"] = state_diff(result.playground)
+        record["pg"] = _state_diff(result.playground)
     if result.timed_out:
         record["to"] = True
     if result.file:
@@ -357,6 +355,49 @@ def _run(result: FixtureResult, trace: Trace) -> dict[str, Any]:
             for c in trace.proxy_calls
         ]
     return record
+
+
+def _step(step: Step) -> dict[str, Any]:
+    """One trace step: short keys, only what is set."""
+    record: dict[str, Any] = {"n": step.index, "t": step.type.value}
+    if step.content:
+        record["c"] = step.content
+    if step.tool:
+        record["tool"] = step.tool
+    if step.arguments is not None:
+        record["args"] = step.arguments
+    if step.output is not None:
+        record["out"] = step.output
+    if step.is_error:
+        record["err"] = True
+    if round(step.duration_ms, 1):
+        record["ms"] = round(step.duration_ms, 1)
+    if step.usage is not None:
+        record["u"] = [step.usage.input_tokens, step.usage.output_tokens, step.usage.cost_usd]
+    if step.model:
+        record["model"] = step.model
+    if step.source:
+        record["src"] = step.source
+    if step.via:
+        record["via"] = step.via
+    if step.cached:
+        record["cached"] = True
+    if step.turn is not None:
+        record["tn"] = step.turn
+    return record
+
+
+def _state_diff(record: PlaygroundRecord) -> dict[str, Any]:
+    """What the run changed in a playground, as the bounded line diff from the state before
+    the run to the state after it that the run record keeps: {"n": the playground's name,
+    "d": [[op, line]...] with op "-", "+", " " or "@", "more": lines left out, "t": whether
+    the final state was cut}."""
+    shown: dict[str, Any] = {"n": record.name, "d": record.changes}
+    if record.changes_left_out:
+        shown["more"] = record.changes_left_out
+    if record.truncated:
+        shown["t"] = True
+    return shown
 
 
 def _assertion(assertion: AssertionResult) -> dict[str, Any]:

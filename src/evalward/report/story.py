@@ -12,7 +12,7 @@ traces only for the ones shown.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
@@ -31,13 +31,13 @@ from evalward.report.reps import reps_text
 from evalward.resources.common import Severity
 from evalward.rundata.results import RUN_FAILED, FixtureOutcome, FixtureResult, JudgeVerdict, Status
 from evalward.rundata.sequential_record import FIXTURE_TEST, POOLED_TEST, FixtureVerdictRecord
+from evalward.rundata.spool import TraceSource
 from evalward.rundata.trace import Step, StepType, Trace
 from evalward.stages.compare import EvalComparison, FixtureComparison
 from evalward.text.numbers import delta_text, seconds_text
 
 Piece = tuple[str, bool]
 """A piece of a sentence: its text, and whether it is code (a tool's name)."""
-TraceSource = Callable[[FixtureResult], Trace]
 QUOTE_LIMIT = 120
 
 

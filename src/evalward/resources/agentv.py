@@ -12,13 +12,25 @@ Both shapes are read: the older one (`evalcases`, `expected_outcome`, `input_mes
 - `rubrics` (and `type: rubrics` assertions) -> one judge assertion per rubric item, with the
   item's weight;
 - `sidecar` / `metadata` -> `spec.sidecar`, metadata passed to judges;
+- `threshold` -> `spec.passThreshold` (refused beside a `required` grader);
 - `execution.target` (test, else file, else `defaults.targetAgent` of evalward.yaml, else
   AgentV's default target, `default`) -> the fixture's `targetAgent` and its `agent` label, so
   `matchLabels: {agent: X}` selects it (`{agent: default}` the tests that name no target).
 
 Each grader (`assertions`, `evaluators`, rubric items) becomes evalward assertions in
-`agentv_graders`, which refuses at load time the grader types evalward cannot evaluate (code
-graders, composite, …); every such problem of a test case is reported, not just the first.
+`agentv_graders`, which refuses at load time the grader types evalward cannot evaluate
+(composite, …); every such problem of a test case is reported, not just the first.
+
+A multi-turn test (`mode: conversation`, `turns`) becomes an evalward conversation. Each of
+AgentV's turns is a scripted user turn: its `input` is what the user says, its `assert` list
+the turn's own assertions (each read against that turn alone), its `expected_output` a line of
+the judge's reference. The test's `input` may hold system messages only: they become the
+conversation's `system` instructions (the user's messages are the turns). The test's own
+`assert` list reads the whole conversation. AgentV scores a conversation by its turns' scores
+(`aggregation`: mean, min or max) and may stop at a failing turn (`on_turn_failure: stop`);
+evalward requires every assertion of every turn to pass, as it requires every AgentV grader,
+so both keys are read and neither loosens that. A key of a turn evalward does not read is
+refused at its line.
 """
 
 from __future__ import annotations
@@ -30,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalward.resources import agentv_conversation, agentv_csv, agentv_suite
+from evalward.resources import agentv_csv, agentv_suite
 from evalward.resources.agentv_graders import (
     AgentVProblem,
     AgentVProblems,
@@ -38,13 +50,17 @@ from evalward.resources.agentv_graders import (
     grader_assertions,
     rubric_item,
 )
-from evalward.resources.agentv_threshold import pass_threshold
 from evalward.resources.common import API_VERSION
 from evalward.resources.paths import OutsideRepository, looked_up, repo_path
 from evalward.resources.yamlsource import PathKey, YamlSyntaxError, load_documents
 from evalward.text import jsontext
 
 CASE_KEYS = ("evalcases", "eval_cases", "tests")
+_GRADER_KEYS = ("assert", "assertions", "evaluators")
+"""Where a test lists its own graders."""
+_TURN_KEYS = ("input", "assert", "expected_output")
+_CONVERSATION_CHOICES = {"mode": ("conversation",), "aggregation": ("mean", "min", "max"),
+                         "on_turn_failure": ("continue", "stop")}  # fmt: skip
 DEFAULT_TARGET = "default"
 """The target of a test that names none (nor its file, nor `defaults.targetAgent`): AgentV's
 own default target. Its fixtures carry the label `agent: default`, and whichever Eval selects
@@ -53,7 +69,7 @@ _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 
 
 @dataclass
-class Conversion:
+class AgentVConversion:
     """The fixture documents made from one AgentV document, and the problems found."""
 
     fixtures: list[tuple[dict[str, Any], PathKey]] = field(default_factory=list)
@@ -93,10 +109,12 @@ def _is_case(case: Any, key: str) -> bool:
     return isinstance(case, dict) and (key != "tests" or "id" in case)
 
 
-def convert(data: dict[str, Any], file: str, root: Path, default_target: str | None) -> Conversion:
+def convert(
+    data: dict[str, Any], file: str, root: Path, default_target: str | None
+) -> AgentVConversion:
     """Every case of one AgentV document as EvalFixture data."""
     files = _Files(root, file)
-    out = Conversion(reads=files.reads)
+    out = AgentVConversion(reads=files.reads)
     key = next(k for k in CASE_KEYS if k in data)
     cases: Any = data[key]
     if isinstance(cases, str):
@@ -237,13 +255,13 @@ def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) 
         raise AgentVProblem(
             (*path, "execution", "target"), f"expected a target's name; found {target!r}"
         )
-    talk = agentv_conversation.is_conversation(case)
+    talk = case.get("mode") == "conversation" or "turns" in case
     given = not talk or "input" in case or "input_messages" in case
     messages = _input(case, path, suite, files) if given else {"type": "messages", "messages": []}
     reference = _reference(case, path, files)
     sidecar = _sidecar(case, path)
     context = GraderContext(criteria, reference, files.read, files.locate)
-    threshold = pass_threshold(case, path, suite.assertions)
+    threshold = _pass_threshold(case, path, suite.assertions)
     assertions = _assertions(case, path, execution, suite, context)
     held = _conversation(case, path, messages, files, context) if talk else None
     if held is not None and held[1]:
@@ -276,6 +294,44 @@ def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) 
     }
 
 
+def _pass_threshold(case: dict[str, Any], path: PathKey, suite_graders: list[Any]) -> float | None:
+    """The test's `threshold` as its fixture's `passThreshold`, if it sets one.
+
+    AgentV passes a test when its weighted score reaches the test's `threshold`; evalward
+    passes a fixture when every assertion passes, unless the fixture sets `passThreshold`
+    (scoring/run_verdict.py). AgentV's `required` graders block a test whatever its score,
+    which a fixture's `passThreshold` does not: a threshold beside a required grader is
+    refused at its line rather than loosened.
+    """
+    threshold = case.get("threshold")
+    if threshold is None:
+        return None
+    at: PathKey = (*path, "threshold")
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        raise AgentVProblem(at, f"a threshold is a number from 0 to 1; found {threshold!r}")
+    if not 0 <= threshold <= 1:
+        raise AgentVProblem(at, f"a threshold is a number from 0 to 1; found {threshold!r}")
+    graders = [g for key in _GRADER_KEYS for g in case.get(key) or []] + suite_graders
+    if any(_required(g) for g in graders):
+        raise AgentVProblem(
+            at,
+            "a test threshold beside a `required` grader: AgentV fails the test when the "
+            "required grader fails, whatever the score, and evalward's `passThreshold` would "
+            "pass it on the score; drop `required` (the threshold decides) or the threshold "
+            "(every grader must pass)",
+        )
+    return float(threshold)
+
+
+def _required(grader: Any) -> bool:
+    if not isinstance(grader, dict):
+        return False
+    if grader.get("required") is True:
+        return True
+    members = grader.get("assert", grader.get("assertions"))
+    return isinstance(members, list) and any(_required(m) for m in members)
+
+
 def _sidecar(case: dict[str, Any], path: PathKey) -> dict[str, Any]:
     """`metadata` and `sidecar`, for the judges."""
     sidecar: dict[str, Any] = {}
@@ -301,9 +357,78 @@ def _conversation(
         if isinstance(listed, list)
         else [{"role": "user", "content": "(a prompt)"}]
     )
-    return agentv_conversation.conversation(
-        case, path, opening, lambda v, at, role: _messages(v, at, role, files), context
-    )
+    return _turns(case, path, opening, files, context)
+
+
+def _turns(
+    case: dict[str, Any],
+    path: PathKey,
+    opening: list[dict[str, str]],
+    files: _Files,
+    context: GraderContext,
+) -> tuple[dict[str, Any], str | None]:
+    """The fixture's `conversation` and the reference its turns' expected outputs make."""
+    for key, allowed in _CONVERSATION_CHOICES.items():
+        if key in case and case[key] not in allowed:
+            raise AgentVProblem(
+                (*path, key), f"expected {' or '.join(allowed)}; found {case[key]!r}"
+            )
+    spoken = [m for m in opening if m["role"] != "system"]
+    if spoken:
+        raise AgentVProblem(
+            (*path, "input"),
+            "a conversation's user messages are its `turns`; its `input` may hold system "
+            f"messages only (found a {spoken[0]['role']} message)",
+        )
+    turns = case.get("turns")
+    if not isinstance(turns, list) or not turns:
+        raise AgentVProblem((*path, "turns"), "a conversation needs its `turns`: a list")
+    made: dict[str, Any] = {"turns": [], "maxTurns": max(len(turns), 1)}
+    system = "\n\n".join(m["content"] for m in opening if m["content"].strip())
+    if system:
+        made["system"] = system
+    expected: list[str] = []
+    problems: list[AgentVProblem] = []
+    for index, turn in enumerate(turns):
+        at: PathKey = (*path, "turns", index)
+        try:
+            made["turns"].append(_turn(turn, at, files, context))
+        except AgentVProblems as found:
+            problems += found.problems
+            continue
+        except AgentVProblem as problem:
+            problems.append(problem)
+            continue
+        if turn.get("expected_output") is not None:
+            said = _messages(turn["expected_output"], (*at, "expected_output"), "assistant", files)
+            expected.append(f"Turn {index + 1}: " + "\n".join(m["content"] for m in said))
+    if problems:
+        raise AgentVProblems(problems)
+    return made, "\n\n".join(expected) or None
+
+
+def _turn(turn: Any, path: PathKey, files: _Files, context: GraderContext) -> dict[str, Any]:
+    if not isinstance(turn, dict) or "input" not in turn:
+        raise AgentVProblem(path, "expected a turn: `{input, assert}`")
+    for key in turn:
+        if key not in _TURN_KEYS:
+            raise AgentVProblem((*path, key), f"`{key}` of a turn is not read by evalward")
+    said = _messages(turn["input"], (*path, "input"), "user", files)
+    if any(m["role"] != "user" for m in said):
+        raise AgentVProblem((*path, "input"), "a turn's input is what the user says")
+    checks = turn.get("assert") or []
+    if not isinstance(checks, list):
+        raise AgentVProblem((*path, "assert"), "expected a list of assertions")
+    assertions: list[dict[str, Any]] = []
+    problems: list[AgentVProblem] = []
+    for index, item in enumerate(checks):
+        try:
+            assertions += grader_assertions(item, (*path, "assert", index), context)
+        except AgentVProblem as problem:
+            problems.append(problem)
+    if problems:
+        raise AgentVProblems(problems)
+    return {"user": "\n\n".join(m["content"] for m in said), "assertions": assertions}
 
 
 def _assertions(
@@ -316,7 +441,7 @@ def _assertions(
     """Every grader of a test (its own, its execution's and the file's) as evalward assertions;
     all the graders' problems are reported together."""
     graders: list[tuple[Any, PathKey]] = []
-    for key in ("assert", "assertions", "evaluators"):
+    for key in _GRADER_KEYS:
         for index, item in enumerate(case.get(key) or []):
             graders.append((item, (*path, key, index)))
     for index, item in enumerate(execution.get("evaluators") or []):

@@ -25,6 +25,7 @@ import io
 import math
 import posixpath
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from evalward.resources.agentv_problem import AgentVProblem
@@ -62,84 +63,86 @@ def csv_cases(text: str, reference: str, path: PathKey) -> list[dict[str, Any]]:
     return cases
 
 
+@dataclass
+class _Columns:
+    """What one row's columns say, before they are put together as a test."""
+
+    found: dict[str, Any] = field(default_factory=dict)
+    """`id`, `input`, `criteria`, `metric`, `threshold`: the cells with a fixed meaning."""
+    variables: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    assertions: list[dict[str, Any]] = field(default_factory=list)
+    configs: dict[int, float] = field(default_factory=dict)
+    """`__config:__expectedN:threshold`, by the assertion's index."""
+    prefix: str = ""
+    suffix: str = ""
+
+
 def _case(record: dict[str, str], number: int, reference: str) -> dict[str, Any]:
     """One row as the test AgentV makes of it (its `parseCsvCases`)."""
-    variables: dict[str, Any] = {}
-    metadata: dict[str, Any] = {}
-    assertions: list[dict[str, Any]] = []
-    configs: dict[int, float] = {}
-    found: dict[str, Any] = {}
-    prefix = suffix = ""
+    columns = _Columns()
     for key, value in record.items():
-        if key == "id":
-            found["id"] = value
-        elif key == "input":
-            found["input"] = value
-        elif key.startswith("__expected"):
-            if value.strip():
-                assertions.append(_assertion(value.strip(), reference))
-        elif key in ("__prefix", "__suffix"):
-            prefix, suffix = (value, suffix) if key == "__prefix" else (prefix, value)
-        elif key == "__description":
-            found["criteria"] = value
-        elif key in ("__provider_output", "__providerOutput"):
-            raise ValueError(
-                f"{key} gives a fixed output, which runs no agent: AgentV refuses it too"
-            )
-        elif key == "__metric":
-            found["metric"] = value
-        elif key == "__threshold":
-            threshold = _number(value)
-            if threshold is not None:
-                found["threshold"] = threshold
-        elif key.startswith("__metadata:"):
-            _metadata(metadata, key.removeprefix("__metadata:"), value)
-        elif key.startswith("__config:"):
-            index, threshold = _config(key, value)
-            configs[index] = threshold
-        else:
-            _var(variables, key, value)
-    for index, assertion in enumerate(assertions):
-        metric = found.get("metric")
-        if metric:
-            assertion["metric"] = metric
-        if index in configs:
-            assertion["min_score"] = configs[index]
-            metadata["threshold"] = configs[index]
+        _read_column(columns, key, value, reference)
+    found, metadata = columns.found, columns.metadata
+    for index, assertion in enumerate(columns.assertions):
+        if found.get("metric"):
+            assertion["metric"] = found["metric"]
+        if index in columns.configs:
+            assertion["min_score"] = columns.configs[index]
+            metadata["threshold"] = columns.configs[index]
     given = str(found.get("id", ""))
     case: dict[str, Any] = {"id": given if given.strip() else f"row-{number}"}
     if "input" in found:
-        case["input"] = f"{prefix}{found['input']}{suffix}"
+        case["input"] = f"{columns.prefix}{found['input']}{columns.suffix}"
     if found.get("criteria"):
         case["criteria"] = found["criteria"]
-    if assertions:
-        case["assert"] = assertions
+    if columns.assertions:
+        case["assert"] = columns.assertions
     if "threshold" in found:
         case["threshold"] = found["threshold"]
-    if variables:
-        case["vars"] = variables
+    if columns.variables:
+        case["vars"] = columns.variables
     if metadata:
         case["metadata"] = metadata
     return case
 
 
+def _read_column(columns: _Columns, key: str, value: str, reference: str) -> None:
+    """One cell into what the row says, by its column's name."""
+    if key in ("id", "input"):
+        columns.found[key] = value
+    elif key.startswith("__expected"):
+        if value.strip():
+            columns.assertions.append(_assertion(value.strip(), reference))
+    elif key == "__prefix":
+        columns.prefix = value
+    elif key == "__suffix":
+        columns.suffix = value
+    elif key == "__description":
+        columns.found["criteria"] = value
+    elif key in ("__provider_output", "__providerOutput"):
+        raise ValueError(f"{key} gives a fixed output, which runs no agent: AgentV refuses it too")
+    elif key == "__metric":
+        columns.found["metric"] = value
+    elif key == "__threshold":
+        threshold = _number(value)
+        if threshold is not None:
+            columns.found["threshold"] = threshold
+    elif key.startswith("__metadata:"):
+        _metadata(columns.metadata, key.removeprefix("__metadata:"), value)
+    elif key.startswith("__config:"):
+        index, threshold = _config(key, value)
+        columns.configs[index] = threshold
+    else:
+        _var(columns.variables, key, value)
+
+
 def _assertion(expected: str, reference: str) -> dict[str, Any]:
-    """One `__expected` cell as AgentV reads it (its `parseAssertionFromString`)."""
-    for prefix in ("grade:", "llm-rubric:"):
-        if expected.startswith(prefix):
-            return {"type": "llm-rubric", "value": expected[len(prefix) :].strip()}
-    for prefix in ("javascript:", "fn:", "eval:"):
-        if expected.startswith(prefix):
-            raise ValueError(
-                f"{expected[:40]!r}: an inline JavaScript assertion; write it as a `script` "
-                "grader (a file) instead"
-            )
-    if expected.startswith(("python:", "file://")):
-        script = expected.removeprefix("python:").removeprefix("file://").strip()
-        if not script.endswith(".py"):
-            raise ValueError(f"{expected!r}: only file://*.py script graders are supported")
-        beside = posixpath.normpath(posixpath.join(posixpath.dirname(reference), script))
-        return {"type": "script", "command": ["python3", beside]}  # beside the CSV
+    """One `__expected` cell as AgentV reads it (its `parseAssertionFromString`): a prefixed
+    form, else the compact form, else a text the answer must equal."""
+    prefixed = _prefixed(expected, reference)
+    if prefixed is not None:
+        return prefixed
     match = COMPACT.match(expected)
     if match is None:
         return {"type": "equals", "value": expected}
@@ -171,6 +174,27 @@ def _assertion(expected: str, reference: str) -> dict[str, Any]:
     elif threshold is not None:
         out["min_score"] = threshold
     return out
+
+
+def _prefixed(expected: str, reference: str) -> dict[str, Any] | None:
+    """A rubric (`grade:`, `llm-rubric:`) or a script grader beside the CSV (`python:`,
+    `file://`); an inline JavaScript one is refused; None for any other cell."""
+    for prefix in ("grade:", "llm-rubric:"):
+        if expected.startswith(prefix):
+            return {"type": "llm-rubric", "value": expected[len(prefix) :].strip()}
+    for prefix in ("javascript:", "fn:", "eval:"):
+        if expected.startswith(prefix):
+            raise ValueError(
+                f"{expected[:40]!r}: an inline JavaScript assertion; write it as a `script` "
+                "grader (a file) instead"
+            )
+    if not expected.startswith(("python:", "file://")):
+        return None
+    script = expected.removeprefix("python:").removeprefix("file://").strip()
+    if not script.endswith(".py"):
+        raise ValueError(f"{expected!r}: only file://*.py script graders are supported")
+    beside = posixpath.normpath(posixpath.join(posixpath.dirname(reference), script))
+    return {"type": "script", "command": ["python3", beside]}  # beside the CSV
 
 
 def _number(value: str) -> float | None:

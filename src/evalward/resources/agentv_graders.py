@@ -2,34 +2,44 @@
 mapping `agentv` describes).
 
 AgentV's `contains` is case-insensitive; it becomes a case-insensitive `regex` so it keeps its
-meaning. Grader types evalward cannot evaluate (composite, is-json, …) are errors at load time
+meaning; `is-json` and the trajectory checks become evalward's `jsonSchema` and tool-call
+assertions. Grader types evalward cannot evaluate (composite, …) are errors at load time
 (so `evalward validate` and the action refuse them before anything runs), each saying what to
 use instead, rather than checks that silently never run or fail at run time.
 
-Script graders (`script`, `code-grader`, `code_judge`) become code scorers
-(resources/agentv_scripts.py): their file is read with the eval file, from the same commit, so
-under `gate-config: base` a pull request cannot choose the grader that grades it. A grader's
-`metric` is its assertion's `axis`; `required` is what every evalward assertion is (a test
-fails when any of its assertions fails). Composite graders are refused because a test's
-assertions already combine as a weighted mean that passes only when every one passes, and
-their other aggregators (threshold, a script, an LLM) have no counterpart here.
+Script graders (`script`, `code-grader`, `code_judge`) become code scorers with
+`protocol: script` (resources/code_scorer.py): their file is read with the eval file, from the
+same commit, so under `gate-config: base` a pull request cannot choose the grader that grades
+it. A grader's `metric` is its assertion's `axis`; `required` is what every evalward
+assertion is (a test fails when any of its assertions fails). Composite graders are refused
+because a test's assertions already combine as a weighted mean that passes only when every one
+passes, and their other aggregators (threshold, a script, an LLM) have no counterpart here.
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evalward.resources.agentv_checks import CHECKS, check_assertion
 from evalward.resources.agentv_problem import AgentVProblem as AgentVProblem
 from evalward.resources.agentv_problem import AgentVProblems as AgentVProblems
-from evalward.resources.agentv_rubrics import rubric_item as rubric_item
-from evalward.resources.agentv_rubrics import rubric_values
-from evalward.resources.agentv_scripts import SCRIPT_GRADERS, script_assertion
 from evalward.resources.yamlsource import PathKey
 
+_STRUCTURAL_CHECKS = (
+    "is-json",
+    "trajectory:tool-used",
+    "not-trajectory:tool-used",
+    "trajectory:tool-sequence",
+    "trajectory:tool-args-match",
+)
+"""AgentV's structural checks: `is-json`, and the promptfoo-style trajectory checks of its
+current format (`not-trajectory:tool-used` too: the tools must not be called)."""
+_SCRIPT_GRADERS = ("script", "code-grader", "code-judge", "code-evaluator", "script-grader")
+"""AgentV's script-run graders, in the current and the older spellings (`code_judge`)."""
 SUPPORTED_TYPES = (
     "contains",
     "icontains",
@@ -51,7 +61,7 @@ SUPPORTED_TYPES = (
     "script",
     "assert-set",
     "similar",
-    *CHECKS,
+    *_STRUCTURAL_CHECKS,
 )
 _TYPE_ALIASES = {"llm-judge": "llm-grader", "llm-rubric": "llm-grader", "rubric": "rubrics"}
 REFUSED = {
@@ -76,7 +86,8 @@ class GraderContext:
     """A grader took the criteria: they are not added again as a rubric of their own."""
 
 
-def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict[str, Any]]:
+# One case per AgentV grader type, read top to bottom as a table (C901 counts each a path).
+def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict[str, Any]]:  # noqa: C901
     """One AgentV grader (assertion or evaluator) as evalward assertions."""
     if isinstance(item, str):  # AgentV's shorthand: a plain string is a rubric criterion
         return [rubric_item(item, path, 1.0)]
@@ -84,15 +95,15 @@ def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict
     negate = item.get("negate") is True
     if kind == "assert-set":
         return _assert_set(item, path, ctx, base)
-    if kind in CHECKS:
+    if kind in _STRUCTURAL_CHECKS:
         if negate:
             raise AgentVProblem((*path, "negate"), f"`negate` is not supported on {kind!r}")
-        return check_assertion(kind, item, path, base, AgentVProblem)
-    if kind in SCRIPT_GRADERS:
+        return _structural_check(kind, item, path, base)
+    if kind in _SCRIPT_GRADERS:
         if negate:
             raise AgentVProblem((*path, "negate"), "`negate` is not supported on a script grader")
         assert ctx.locate is not None, "the eval file's reader locates its scripts"
-        return [script_assertion(item, path, base, ctx.locate, AgentVProblem)]
+        return [_script_assertion(item, path, base, ctx.locate)]
     if kind in _TEXT_CHECKS:
         return [_text_check(kind, item, path, ctx, base, negate=negate)]
     if kind in ("contains-any", "contains-all", "icontains-any", "icontains-all"):
@@ -343,7 +354,7 @@ def _llm_grader(
     prompt = item.get("prompt")
     if "value" in item and prompt is None:  # the current `llm-rubric`: its rubric items
         axis = {"axis": base["axis"]} if "axis" in base else {}
-        judges = rubric_values(item["value"], (*path, "value"), base["weight"])
+        judges = _rubric_values(item["value"], (*path, "value"), base["weight"])
         return [{**judge, **axis} for judge in judges]
     if prompt is not None and not isinstance(prompt, str):
         raise AgentVProblem((*path, "prompt"), f"expected a string; found {prompt!r}")
@@ -365,6 +376,85 @@ def _llm_grader(
     for index, rubric in enumerate(item.get("rubrics") or []):
         out.append(rubric_item(rubric, (*path, "rubrics", index), base["weight"]))
     return out
+
+
+_RUBRIC_ITEM_KEYS = {
+    "id", "outcome", "description", "weight", "min_score", "required", "operator",
+    "score_ranges",
+}  # fmt: skip
+_RUBRIC_OPERATORS = {
+    "correctness": "The answer states this, correctly: {}",
+    "contradiction": "The answer does not contradict this: {}",
+}
+
+
+def _rubric_values(value: Any, path: PathKey, weight: float) -> list[dict[str, Any]]:
+    """An `llm-rubric`'s `value` (a text, or a list of items) as judge assertions."""
+    if isinstance(value, str):
+        return [rubric_item(value, path, weight)]
+    if not isinstance(value, list) or not value:
+        raise AgentVProblem(path, "expected a rubric text or a non-empty list of rubric items")
+    return [rubric_item(item, (*path, index), weight) for index, item in enumerate(value)]
+
+
+def rubric_item(item: Any, path: PathKey, weight: float) -> dict[str, Any]:
+    """One rubric item as a judge assertion: one criterion, one judge.
+
+    An item is a text, or a mapping with its criterion as `outcome` (or `description`), its
+    `weight` and `min_score`; `required` is what every evalward assertion already is. AgentV's
+    current `llm-rubric` grader lists them under `value`, and adds two shapes: an `operator`
+    (`correctness`: the answer states the outcome; `contradiction`: it does not contradict
+    it) and `score_ranges` (labels of the 0–10 scale the judge scores on, with the item's `id`
+    as the criterion). Each becomes the rubric text the judge reads; a key evalward would not
+    honour is refused at its line.
+    """
+    if isinstance(item, str):
+        if not item.strip():
+            raise AgentVProblem(path, "a rubric item is empty")
+        return {"type": "judge", "kind": "rubric", "rubric": item, "weight": weight}
+    if not isinstance(item, dict):
+        raise AgentVProblem(path, f"expected a rubric item (text or mapping); found {item!r}")
+    for key in item:
+        if key not in _RUBRIC_ITEM_KEYS:
+            raise AgentVProblem(
+                (*path, key), f"`{key}` of a rubric item is not read by evalward; remove it"
+            )
+    item_weight = item.get("weight", 1.0)
+    if isinstance(item_weight, bool) or not isinstance(item_weight, int | float) or item_weight < 0:
+        raise AgentVProblem((*path, "weight"), f"expected a number >= 0; found {item_weight!r}")
+    judge: dict[str, Any] = {
+        "type": "judge",
+        "kind": "rubric",
+        "rubric": _rubric_criterion(item, path),
+        "weight": weight * float(item_weight),
+    }
+    if "min_score" in item:
+        judge["minScore"] = item["min_score"]
+    return judge
+
+
+def _rubric_criterion(item: dict[str, Any], path: PathKey) -> str:
+    outcome = item.get("outcome", item.get("description"))
+    ranges = item.get("score_ranges")
+    if ranges is not None:
+        if not isinstance(ranges, dict) or not ranges:
+            raise AgentVProblem((*path, "score_ranges"), "expected a mapping of score to label")
+        name = outcome if isinstance(outcome, str) and outcome.strip() else item.get("id")
+        if not isinstance(name, str) or not name.strip():
+            raise AgentVProblem(path, "a rubric item with `score_ranges` needs its `id`")
+        bands = "\n".join(f"- {score}: {label}" for score, label in ranges.items())
+        return f"{name}, scored from 0 to 10 (a score of 10 is 1.0):\n{bands}"
+    if not isinstance(outcome, str) or not outcome.strip():
+        raise AgentVProblem(path, "a rubric item needs `outcome` (the criterion, as text)")
+    operator = item.get("operator")
+    if operator is None:
+        return outcome
+    if operator not in _RUBRIC_OPERATORS:
+        raise AgentVProblem(
+            (*path, "operator"),
+            f"expected operator correctness or contradiction; found {operator!r}",
+        )
+    return _RUBRIC_OPERATORS[operator].format(outcome)
 
 
 def _trajectory(item: dict[str, Any], path: PathKey, base: dict[str, Any]) -> list[dict[str, Any]]:
@@ -396,3 +486,148 @@ def _trajectory(item: dict[str, Any], path: PathKey, base: dict[str, Any]) -> li
             )
         tools.append(call["tool"])
     return [{**base, "type": "toolSequence", "tools": tools}]
+
+
+_SEQUENCE_MODES = {"in_order": None, "exact": "strict", "any_order": "superset"}
+
+
+def _structural_check(
+    kind: str, item: dict[str, Any], path: PathKey, base: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """One of `_STRUCTURAL_CHECKS`: `is-json` as an empty `jsonSchema`, the trajectory
+    checks as `toolCalled`, `toolNotCalled`, `toolSequence`, `trajectory` or `toolArgs`."""
+    if kind == "is-json":
+        return [{**base, "type": "jsonSchema", "schema": {}}]
+    value = item.get("value")
+    if kind.endswith("trajectory:tool-used"):
+        return _tool_used(value, (*path, "value"), base, kind.startswith("not-"))
+    if not isinstance(value, dict):
+        raise AgentVProblem((*path, "value"), f"expected a mapping; found {value!r}")
+    if kind == "trajectory:tool-sequence":
+        return [_tool_sequence(value, (*path, "value"), base)]
+    name = value.get("name", value.get("tool"))
+    if not isinstance(name, str) or not name:
+        raise AgentVProblem((*path, "value", "name"), "expected the tool's name")
+    args = value.get("args", {})
+    if not isinstance(args, dict):
+        raise AgentVProblem((*path, "value", "args"), f"expected a mapping; found {args!r}")
+    mode = value.get("mode", "partial")
+    if mode not in ("partial", "exact"):
+        raise AgentVProblem((*path, "value", "mode"), f"expected partial or exact; found {mode!r}")
+    return [{**base, "type": "toolArgs", "tool": name, "args": args, "mode": mode}]
+
+
+def _tool_used(
+    value: Any, path: PathKey, base: dict[str, Any], inverse: bool
+) -> list[dict[str, Any]]:
+    """A tool (or each of a list) called at least `min` times: `toolCalled`, or a
+    `toolSequence` naming it `min` times; with `not-`, none of them called."""
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
+        kind = "toolNotCalled" if inverse else "toolCalled"
+        return [{**base, "type": kind, "tool": name} for name in value]
+    if not isinstance(value, dict) or inverse:
+        raise AgentVProblem(path, "expected a tool's name, a list of names, or {name, min}")
+    for key in value:
+        if key not in ("name", "min"):
+            raise AgentVProblem((*path, key), f"`{key}` of trajectory:tool-used is not checked")
+    name, least = value.get("name"), value.get("min", 1)
+    if not isinstance(name, str) or not name:
+        raise AgentVProblem((*path, "name"), "expected the tool's name")
+    if isinstance(least, bool) or not isinstance(least, int) or not 1 <= least <= 100:
+        raise AgentVProblem(
+            (*path, "min"), f"expected a number of calls from 1 to 100; found {least!r}"
+        )
+    if least == 1:
+        return [{**base, "type": "toolCalled", "tool": name}]
+    return [{**base, "type": "toolSequence", "tools": [name] * least}]
+
+
+def _tool_sequence(value: dict[str, Any], path: PathKey, base: dict[str, Any]) -> dict[str, Any]:
+    mode = value.get("mode", "in_order")
+    if mode not in _SEQUENCE_MODES:
+        raise AgentVProblem(
+            (*path, "mode"), f"expected one of {', '.join(_SEQUENCE_MODES)}; found {mode!r}"
+        )
+    steps = value.get("steps")
+    if not isinstance(steps, list) or not steps:
+        raise AgentVProblem((*path, "steps"), "expected a list of tool names")
+    tools = []
+    for index, step in enumerate(steps):
+        name = step.get("tool", step.get("name")) if isinstance(step, dict) else step
+        if not isinstance(name, str) or not name:
+            raise AgentVProblem((*path, "steps", index), "expected a tool's name")
+        if isinstance(step, dict) and set(step) - {"tool", "name"}:
+            extra = sorted(set(step) - {"tool", "name"})[0]
+            raise AgentVProblem(
+                (*path, "steps", index, extra), f"`{extra}` of a step is not checked"
+            )
+        tools.append(name)
+    trajectory = _SEQUENCE_MODES[mode]
+    if trajectory is None:
+        return {**base, "type": "toolSequence", "tools": tools}
+    return {**base, "type": "trajectory", "tools": tools, "mode": trajectory}
+
+
+_RUNNABLE = {".py": "python", ".js": "javascript", ".cjs": "javascript", ".mjs": "javascript"}
+_RUNNERS = {"python", "python3", "uv", "run", "node", "bun", "npx", "tsx", "deno"}
+"""Words of a command that only say how to run the file it names."""
+
+
+def _script_assertion(
+    item: dict[str, Any],
+    path: PathKey,
+    base: dict[str, Any],
+    locate: Callable[[str, PathKey], str],
+) -> dict[str, Any]:
+    """One script grader as a code assertion; `locate` turns a path relative to the eval
+    file into a repository path (or raises).
+
+    AgentV runs a command, `[python3, check.py]` or `[uv, run, check.py]`, in the eval file's
+    folder (or its `cwd`). evalward runs the Python or JavaScript file that command names,
+    with the command's other arguments, as it runs every code scorer: its text read from the
+    same commit as the eval file, as the agent user, with no secret, bounded. A command whose
+    program is not such a file (TypeScript, a shell line) is refused at its line, saying why.
+    """
+    key = "command" if "command" in item else "script"
+    command = item.get(key)
+    if isinstance(command, str):
+        command = shlex.split(command)
+    if not isinstance(command, list) or not command or not all(isinstance(c, str) for c in command):
+        raise AgentVProblem(
+            (*path, key), "expected the grader's command: a list of words or a line"
+        )
+    found = next(
+        (i for i, word in enumerate(command) if posixpath.splitext(word)[1] in _RUNNABLE), None
+    )
+    if found is None or any(word not in _RUNNERS for word in command[:found]):
+        raise AgentVProblem(
+            (*path, key),
+            f"evalward runs a script grader's Python or JavaScript file (`[python3, "
+            f"check.py]`, `[node, check.js]`); {shlex.join(command)!r} names none it can run "
+            "(a TypeScript grader can be compiled to JavaScript, a shell line written as a "
+            "Python script)",
+        )
+    cwd = item.get("cwd", ".")
+    if not isinstance(cwd, str):
+        raise AgentVProblem((*path, "cwd"), f"expected a folder; found {cwd!r}")
+    script = posixpath.normpath(posixpath.join(cwd, command[found]))
+    out: dict[str, Any] = {
+        **base,
+        "type": "code",
+        "protocol": "script",
+        "file": locate(script, (*path, key)),
+        "args": command[found + 1 :],
+    }
+    if isinstance(item.get("config"), dict):
+        out["config"] = item["config"]
+    threshold = item.get("threshold")
+    if threshold is not None:
+        if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+            raise AgentVProblem((*path, "threshold"), f"expected a number; found {threshold!r}")
+        out["threshold"] = threshold
+    timeout = item.get("timeout_seconds", item.get("timeout"))
+    if isinstance(timeout, int | float) and not isinstance(timeout, bool) and 0 < timeout <= 600:
+        out["timeoutSeconds"] = timeout
+    return out

@@ -1,4 +1,5 @@
-"""The `code` assertion: a scorer written as a Python or JavaScript function.
+"""The `code` assertion: a scorer written as a Python or JavaScript function; and a fixture's
+`scoringFunction`, a code scorer with another call.
 
 A scorer is a function of the run (seed 002: "scorers are functions"). It lives in a file of
 the repository (`file`, with the function's name after a colon) or inline (`source`, as
@@ -13,6 +14,12 @@ request is the base branch's, whatever the pull request did to the file. So are 
 its `environment` (the packages it imports, an agent's `environment` in shape), read then
 too and built from alone. How it runs (as the agent user, with no secret, bounded, with its
 packages) is scoring/code_scorer.py and scoring/scorer_environments.py.
+
+A scoring function decides a fixture's run from its assertions' results when "every assertion
+passes" is not the rule (scoring/run_verdict.py). promptfoo writes one on a test as
+`assertScoringFunction`: a JavaScript or Python function of the named scores that returns the
+test's verdict. It is called `(namedScores, context)` instead of `(output, context)`; its file
+is read with the fixture from the gate's commit, and it runs as code scorers run.
 """
 
 from __future__ import annotations
@@ -82,3 +89,15 @@ class CodeAssertion(AssertionBase, CodeSource):
             raise ValueError("a `script` scorer runs a file: set `file`")
         if self.args and self.protocol is not ScorerProtocol.script:
             raise ValueError("`args` are a `script` scorer's (set `protocol: script`)")
+
+
+class ScoringFunction(CodeSource):
+    """A function that decides a run from its assertions' results; see docs/assertions.md,
+    "Deciding a run". It is written as a code assertion's function is (`file` with the
+    function's name after a colon, or `source` with `language`), and runs as one."""
+
+    def scorer(self, threshold: float | None) -> CodeAssertion:
+        """The function as the code scorer that runs it (`threshold`: the fixture's
+        `passThreshold`, which decides a number it returns)."""
+        fields = {name: getattr(self, name) for name in CodeSource.model_fields}
+        return CodeAssertion(type="code", threshold=threshold, **fields)

@@ -29,6 +29,7 @@ from evalward.resources.assertions import (
     flatten,
 )
 from evalward.resources.calibration import JudgeCalibration
+from evalward.resources.code_scorer import ScoringFunction
 from evalward.resources.code_source import OutputTransform
 from evalward.resources.common import (
     API_VERSION,
@@ -49,7 +50,6 @@ from evalward.resources.cron import check_cron
 from evalward.resources.gate_policy import GatePolicy, RepRange
 from evalward.resources.pairwise import FixturePairwise, PairwiseConfig
 from evalward.resources.playground import Playground
-from evalward.resources.scoring_function import ScoringFunction
 
 # --- EvalFixture -------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from evalward.errors import Problem
 from evalward.resources.agent import AgentSpec
@@ -21,26 +21,12 @@ from evalward.resources.paths import (
     repo_path,
 )
 from evalward.resources.problems import did_you_mean
-from evalward.resources.resource_set import Located, ResourceSet
+from evalward.resources.resource_set import Located, ProblemReporter, ResourceSet
 from evalward.resources.unread_settings import check_unread_settings
 from evalward.resources.yamlsource import PathKey
 from evalward.text.escaping import printable
 
 FROM_ROOT = " (paths in a resource are from the repository root)"
-
-
-class Report(Protocol):
-    """Records a problem (or, with `warning=True`, a warning) at a field of a loaded resource."""
-
-    def __call__(
-        self,
-        located: Located[Any],
-        loc: PathKey,
-        message: str,
-        *,
-        warning: bool = False,
-        consequence: bool = False,
-    ) -> None: ...
 
 
 def _missing(result: ResourceSet, kind: str, name: str, names: Iterable[str]) -> tuple[str, bool]:
@@ -53,7 +39,7 @@ def _missing(result: ResourceSet, kind: str, name: str, names: Iterable[str]) ->
     return f", which is not defined{did_you_mean(name, names)}", False
 
 
-def _check_paths(result: ResourceSet, root: Path, report: Report) -> None:
+def _check_paths(result: ResourceSet, root: Path, report: ProblemReporter) -> None:
     """Files and programs an Agent names: inside the repository, and there."""
     for located in result.agents.values():
         spec = located.resource.spec
@@ -71,7 +57,7 @@ def _check_paths(result: ResourceSet, root: Path, report: Report) -> None:
 
 
 def _check_environment_file(
-    located: Located[Any], kind: str, name: str, root: Path, report: Report
+    located: Located[Any], kind: str, name: str, root: Path, report: ProblemReporter
 ) -> None:
     """A file `environment` names: inside the repository (links followed), and there."""
     where = ("spec", "environment", kind)
@@ -84,7 +70,9 @@ def _check_environment_file(
         report(located, where, f"the file {name!r} does not exist{FROM_ROOT}")
 
 
-def _check_system_file(located: Located[Any], name: str, root: Path, report: Report) -> None:
+def _check_system_file(
+    located: Located[Any], name: str, root: Path, report: ProblemReporter
+) -> None:
     where = ("spec", "systemFile")
     try:
         found = file_reference(root, name, located.file)
@@ -134,7 +122,12 @@ def _programs(spec: AgentSpec) -> list[tuple[PathKey, str, bool]]:
 
 
 def _check_program(
-    located: Located[Any], at: PathKey, program: str, runs: bool, root: Path, report: Report
+    located: Located[Any],
+    at: PathKey,
+    program: str,
+    runs: bool,
+    root: Path,
+    report: ProblemReporter,
 ) -> None:
     """A program given as a relative path: inside the repository, and (when it runs) an
     executable file there. A bare name is looked up on PATH when it runs, and an absolute
@@ -163,7 +156,7 @@ def _check_program(
 
 
 def check_references(
-    result: ResourceSet, root: Path, report: Report, *, check_files: bool = True
+    result: ResourceSet, root: Path, report: ProblemReporter, *, check_files: bool = True
 ) -> None:
     """Every reference between resources resolves, and every file an Agent names is there.
 
@@ -212,7 +205,7 @@ def check_references(
             _unjudged(name, located, selected, report)
 
 
-def _check_fixture_targets(result: ResourceSet, report: Report) -> None:
+def _check_fixture_targets(result: ResourceSet, report: ProblemReporter) -> None:
     """A fixture's `targetAgent` names a defined agent. An AgentV test's target (its
     `execution.target`, or `defaults.targetAgent`) may name an AgentV target instead, so it
     must name an agent only once an Eval selects the test to run."""
@@ -242,7 +235,9 @@ def _check_fixture_targets(result: ResourceSet, report: Report) -> None:
         )
 
 
-def _no_fixture(name: str, located: Located[Any], result: ResourceSet, report: Report) -> None:
+def _no_fixture(
+    name: str, located: Located[Any], result: ResourceSet, report: ProblemReporter
+) -> None:
     spec = located.resource.spec
     selector = spec.fixture_selector
     labels = selector.match_labels if selector is not None else {}
@@ -295,7 +290,7 @@ def _selector_matches_nothing(name: str, located: Located[Any], result: Resource
 
 
 def _unjudged(
-    name: str, located: Located[Any], selected: list[Located[EvalFixture]], report: Report
+    name: str, located: Located[Any], selected: list[Located[EvalFixture]], report: ProblemReporter
 ) -> None:
     """Judge assertions need the Eval's judge: without one they could only be skipped."""
     judged = [

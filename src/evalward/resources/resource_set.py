@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
 from evalward.errors import Problem
 from evalward.resources.models import KINDS, Agent, Eval, EvalFixture, JudgeCalibration
+from evalward.resources.yamlsource import PathKey
 from evalward.text.escaping import printable
 
 R = TypeVar("R", bound=BaseModel)
@@ -25,6 +26,20 @@ class Located(Generic[R]):
     line: int
     document: int = 0
     """Index of the document in its file (for locating fields later)."""
+
+
+class ProblemReporter(Protocol):
+    """Records a problem (or, with `warning=True`, a warning) at a field of a loaded resource."""
+
+    def __call__(
+        self,
+        located: Located[Any],
+        loc: PathKey,
+        message: str,
+        *,
+        warning: bool = False,
+        consequence: bool = False,
+    ) -> None: ...
 
 
 @dataclass(frozen=True)

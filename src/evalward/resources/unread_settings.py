@@ -10,11 +10,9 @@ setting of the other way changes nothing, so it is named with what decides inste
 
 from __future__ import annotations
 
-from typing import Any, Protocol
-
 from pydantic import BaseModel
 
-from evalward.resources.resource_set import Located, ResourceSet
+from evalward.resources.resource_set import ProblemReporter, ResourceSet
 from evalward.resources.yamlsource import PathKey
 from evalward.text.escaping import printable
 
@@ -44,15 +42,7 @@ ADAPTIVE_ONLY: tuple[PathKey, ...] = (
 """What only adaptive reps' sequential tests read."""
 
 
-class Report(Protocol):
-    """Records a warning at a field of a loaded resource (`references.Report`)."""
-
-    def __call__(
-        self, located: Located[Any], loc: PathKey, message: str, *, warning: bool = False
-    ) -> None: ...
-
-
-def check_unread_settings(result: ResourceSet, report: Report) -> None:
+def check_unread_settings(result: ResourceSet, report: ProblemReporter) -> None:
     """A warning for each setting an Eval (or evalward.yaml's defaults, which it inherits)
     sets that its way of deciding does not read."""
     for name, located in sorted(result.evals.items()):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import tempfile
 import weakref
+from collections.abc import Callable
 from typing import IO
 
 from evalward.rundata.held import held
@@ -23,6 +24,9 @@ _LENGTH_BITS = 40
 
 RunKey = tuple[str, str, str, int]
 """side, Eval, fixture, rep: one run of a plan, which a plan never repeats."""
+
+TraceSource = Callable[[FixtureResult], Trace]
+"""Reads a result's trace: from the result itself, or from the run's trace spool."""
 
 
 def key_of(result: FixtureResult) -> RunKey:

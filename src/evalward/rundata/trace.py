@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, PrivateAttr
 
 from evalward.rundata.record_model import RecordModel
 from evalward.text import jsontext
+
+if TYPE_CHECKING:
+    from evalward.resources.conversation import EndReason
 
 
 class StepType(StrEnum):
@@ -150,7 +153,7 @@ class Trace(RecordModel):
     """The run reached no terminal event before its timeout (`execution.timeoutSeconds`, or
     the agent's own): it was stopped, and its last step is the `error` that says so."""
     end_reason: str | None = None
-    """In a conversation, why it ended (`resources.conversation.EndReason`)."""
+    """In a conversation, why it ended (`resources.conversation.EndReason`); set by `end`."""
     user_calls: int = 0
     """Model calls the simulated user made (not the agent's: they are not in `usage`)."""
     user_usage: Usage | None = None
@@ -192,6 +195,13 @@ class Trace(RecordModel):
         """End the run as timed out: the error step says why, `timed_out` marks it."""
         self.add(StepType.error, content=message)
         self.timed_out = True
+
+    def end(self, reason: EndReason) -> None:
+        """End the conversation for `reason`, the one way its end reason is written. The
+        first reason stands: a run cut short once its conversation had ended (the runner's
+        timeout, a crash) keeps the reason the conversation ended for."""
+        if self.end_reason is None:
+            self.end_reason = reason.value
 
     def begin_turn(self, turn: int) -> None:
         """Steps added from now on belong to conversation turn `turn`."""

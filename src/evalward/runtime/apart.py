@@ -30,7 +30,7 @@ from evalward.runtime.agent_users import AgentUser
 from evalward.runtime.cgroups import RunGroups
 from evalward.runtime.leftovers import sweep
 from evalward.runtime.side_turns import Turns, group_of
-from evalward.runtime.strays import RunProcesses, Sessions, Spared, end_strays
+from evalward.runtime.strays import RunProcesses, Sessions, Spared, end_strays, join_late_forks
 
 
 class Apart:
@@ -79,12 +79,13 @@ class Apart:
         if run.group is not None:
             await asyncio.to_thread(cgroups.remove, run.group.folder)
 
-    @staticmethod
-    def adopt(run: RunProcesses, pid: int) -> None:
-        """A program the run just started (in a new session, `pid`'s): the run's."""
+    def adopt(self, run: RunProcesses, pid: int) -> None:
+        """A program the run just started (in a new session, `pid`'s): the run's, and so is
+        what it forked before it joined the run's cgroup."""
         run.sessions.add(pid)
         if run.group is not None:
             cgroups.join(run.group, pid)
+            join_late_forks(run, pid, self.sessions.live - {pid})
 
     @contextlib.asynccontextmanager
     async def turn(self, side: str, commit: str) -> AsyncIterator[None]:

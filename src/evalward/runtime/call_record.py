@@ -13,7 +13,7 @@ from evalward.http.client import encode_json
 from evalward.rundata.trace import ModelCall, Usage
 from evalward.runtime.grants import Grant
 from evalward.runtime.wire import Api
-from evalward.runtime.wire.problems import Problem, error_body
+from evalward.runtime.wire.problems import WireProblem, error_body
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -35,7 +35,7 @@ def answer_json(
     )
 
 
-def problem(api: Api, kind: Problem, message: str) -> web.Response:
+def problem(api: Api, kind: WireProblem, message: str) -> web.Response:
     """An error the proxy answers itself, in the provider's error shape."""
     return answer_json(kind.value.status, error_body(api, kind, message), NO_RETRY)
 
@@ -87,7 +87,7 @@ class Call:
     def elapsed_ms(self) -> float:
         return (time.monotonic() - self.clock) * 1000
 
-    def refuse(self, kind: Problem, message: str) -> web.Response:
+    def refuse(self, kind: WireProblem, message: str) -> web.Response:
         """Answer with the proxy's own error, and keep it in the trace: a refused call is
         why many an agent fails, and its message is the one to read."""
         self.record(kind.value.status, error=message, made=False)

@@ -29,14 +29,18 @@ class RunGroup:
 
     folder: Path
     name: str
+    origin: Path
+    """evalward's own cgroup, where a program starts before it is moved into this one."""
 
 
 class RunGroups:
     """The job's cgroup, whose children are its runs' cgroups; removed at `close`."""
 
-    def __init__(self, folder: Path, name: str) -> None:
+    def __init__(self, folder: Path, name: str, origin: Path) -> None:
         self.folder = folder
         self.name = name
+        self.origin = origin
+        """evalward's own cgroup: the parent of the job's."""
         self._made = 0
 
     @classmethod
@@ -55,7 +59,7 @@ class RunGroups:
         if not os.access(folder / "cgroup.procs", os.W_OK):
             remove(folder)
             return f"cannot move processes into a cgroup in {parent}"
-        return cls(folder, f"{own.rstrip('/')}/{folder.name}")
+        return cls(folder, f"{own.rstrip('/')}/{folder.name}", parent)
 
     def new(self) -> RunGroup | None:
         """A cgroup for one more run (None when the cgroup file system refuses one)."""
@@ -65,7 +69,7 @@ class RunGroups:
             folder.mkdir(mode=0o755)
         except OSError:
             return None
-        return RunGroup(folder, f"{self.name}/{folder.name}")
+        return RunGroup(folder, f"{self.name}/{folder.name}", self.origin)
 
     def close(self) -> None:
         """Remove every run's cgroup left and the job's (they are empty by now)."""
@@ -87,8 +91,13 @@ def join(group: RunGroup, pid: int) -> bool:
 
 def members(group: RunGroup) -> list[int]:
     """The processes in `group` now."""
+    return processes_in(group.folder)
+
+
+def processes_in(folder: Path) -> list[int]:
+    """The processes in the cgroup at `folder` now."""
     try:
-        text = (group.folder / "cgroup.procs").read_text()
+        text = (folder / "cgroup.procs").read_text()
     except OSError:
         return []
     return [int(pid) for pid in text.split()]

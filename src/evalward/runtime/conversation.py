@@ -4,7 +4,7 @@ Each turn the user speaks (the script's next turn, or the simulated user), the a
 (every agent kind through its `TurnAnswer`), and the steps of that turn carry its number.
 The conversation ends when the script is done or the simulated user says so (`user done`),
 at the turn limit, when the agent calls a handoff tool, on an error, or at the run's
-timeout; the reason is the trace's `end_reason`.
+timeout; the reason is the trace's `end_reason` (`Trace.end`).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ async def hold_conversation(
     limits: TurnLimits = TurnLimits(),
 ) -> None:
     """Turn after turn until the conversation ends; its end reason is set on `trace`, except
-    at a timeout, which the caller sees (`end_reason_after`)."""
+    at a timeout, which the caller sees (`end_cut_short`)."""
     history: list[ChatMessage] = []
     if conversation.system is not None:
         history.append(ChatMessage(role="system", content=conversation.system))
@@ -59,39 +59,37 @@ async def hold_conversation(
             except UserUnavailable as exc:
                 trace.add(StepType.error, content=str(exc))
                 trace.provider_unavailable = exc.outage
-                trace.end_reason = EndReason.error.value
+                trace.end(EndReason.error)
                 return
             if said.done and turn == 1:
                 trace.add(
                     StepType.error,
                     content="the simulated user ended the conversation before it began",
                 )
-                trace.end_reason = EndReason.error.value
+                trace.end(EndReason.error)
                 return
             if said.done:
-                trace.end_reason = EndReason.user_done.value
+                trace.end(EndReason.user_done)
                 return
             text = said.text
         trace.add(StepType.input, content=text)
         history.append(ChatMessage(role="user", content=text))
         reply = await answer(list(history), turn)
         if trace.timed_out or trace.error is not None:
-            trace.end_reason = (EndReason.timeout if trace.timed_out else EndReason.error).value
+            end_cut_short(trace)
             return
         if handed_off(trace, turn, conversation.handoff_tools):
-            trace.end_reason = EndReason.handoff.value
+            trace.end(EndReason.handoff)
             return
         problem = _too_much(trace, turn, reply, limits)
         if problem:
             trace.add(StepType.error, content=problem)
-            trace.end_reason = EndReason.error.value
+            trace.end(EndReason.error)
             return
         history.append(ChatMessage(role="assistant", content=reply))
         if simulator is not None:
             simulator.hear(reply)
-    trace.end_reason = (
-        EndReason.user_done if conversation.scripted else EndReason.turn_limit
-    ).value
+    trace.end(EndReason.user_done if conversation.scripted else EndReason.turn_limit)
 
 
 def _too_much(trace: Trace, turn: int, reply: str, limits: TurnLimits) -> str:
@@ -114,11 +112,10 @@ def handed_off(trace: Trace, turn: int, tools: list[str]) -> bool:
     return any(s.tool in tools for s in trace.tool_calls() if s.turn == turn)
 
 
-def end_reason_after(trace: Trace) -> str:
-    """The end reason of a conversation the run's timeout (or a crash) cut short."""
-    if trace.end_reason is not None:
-        return trace.end_reason
-    return (EndReason.timeout if trace.timed_out else EndReason.error).value
+def end_cut_short(trace: Trace) -> None:
+    """End a conversation a timeout (or an error) cut short; one that had already ended
+    keeps its reason (`Trace.end`)."""
+    trace.end(EndReason.timeout if trace.timed_out else EndReason.error)
 
 
 def transcript(history: list[ChatMessage]) -> str:

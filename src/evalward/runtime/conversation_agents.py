@@ -114,7 +114,7 @@ async def converse(run: ConversationRun, providers: Providers, trace: Trace, hol
                 content="no model plays the simulated user: set the fixture's "
                 "`conversation.user.model`, the Eval's `simulatedUser.model` or its `judge.model`",
             )
-            trace.end_reason = EndReason.error.value
+            trace.end(EndReason.error)
             return
         simulator = UserSimulator(user, run.user_model, providers, run.labels, run.allowance)
     await hold(simulator)

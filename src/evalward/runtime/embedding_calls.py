@@ -19,7 +19,7 @@ from evalward.providers.base import RunLabels
 from evalward.providers.registry import MeteredProvider, Providers
 from evalward.rundata.trace import Usage
 from evalward.runtime.wire import embeddings as embeddings_wire
-from evalward.runtime.wire.routes import Route, route_of
+from evalward.runtime.wire.routes import WireRoute, route_of
 
 ROUTE = "/v1/embeddings"
 """The model proxy's embeddings route: where these calls go upstream, and how."""
@@ -54,7 +54,7 @@ async def embed(providers: Providers, model_id: str, texts: list[str], rep: int)
         usage = provider.meter(model, embeddings_wire.usage(reply), purpose="judge")
         return Embedded(_vectors(reply, len(texts), model_id), usage)
     route = route_of("POST", ROUTE, {})
-    assert isinstance(route, Route), "the proxy serves embeddings"
+    assert isinstance(route, WireRoute), "the proxy serves embeddings"
     upstream = route.upstream
     forwarding = provider.forwarding
     if forwarding is None or not providers.endpoints.get(provider.name, "").startswith("openai"):

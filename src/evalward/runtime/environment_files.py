@@ -19,7 +19,7 @@ from evalward.files.safe_files import UnsafeFile, read_regular
 from evalward.runtime.agent_users import AgentUser
 from evalward.runtime.environment_limits import EnvironmentLimits, over
 from evalward.runtime.installers import remove_tree
-from evalward.runtime.seal import Budget, seal
+from evalward.runtime.seal import SealBudget, seal
 
 RECORD = "environment.json"
 """In each environment: its key and what it was built from (an agent can read it)."""
@@ -107,7 +107,7 @@ def kept_state(kept: Path, key: str) -> str:
     return "ok"
 
 
-def _budget(limits: EnvironmentLimits | None, stop: threading.Event) -> Budget:
+def _budget(limits: EnvironmentLimits | None, stop: threading.Event) -> SealBudget:
     """A seal's budget: `limits`, and `stop` (set when the run is cancelled: a thread cannot
     be, and the process waits for it before it exits)."""
 

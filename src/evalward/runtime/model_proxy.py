@@ -39,8 +39,8 @@ from evalward.runtime import otlp
 from evalward.runtime.call_record import Call, problem, uncancel
 from evalward.runtime.grants import KEY_NAMES, KEY_PREFIX, Grant, new_grant
 from evalward.runtime.proxy_calls import Answerer
-from evalward.runtime.wire import SERVED, Api, Route, Unnamed, api_of, route_of
-from evalward.runtime.wire.problems import Problem
+from evalward.runtime.wire import SERVED, Api, Unnamed, WireRoute, api_of, route_of
+from evalward.runtime.wire.problems import WireProblem
 from evalward.security import Redactor
 from evalward.text import jsontext
 
@@ -177,7 +177,7 @@ class ModelProxy:
         if grant is None:
             return problem(
                 shape,
-                Problem.unauthorized,
+                WireProblem.unauthorized,
                 "evalward's model proxy does not accept this key: use the OPENAI_API_KEY / "
                 "ANTHROPIC_API_KEY evalward gave this run (it is valid only while the run lasts)",
             )
@@ -190,20 +190,21 @@ class ModelProxy:
                     raise
                 uncancel()
                 message = "the run ended before this call was answered"
-                call.record(Problem.upstream.value.status, error=message, made=bool(call.model))
-                return problem(call.api, Problem.upstream, message)
+                call.record(WireProblem.upstream.value.status, error=message, made=bool(call.model))
+                return problem(call.api, WireProblem.upstream, message)
 
     async def _answer(
-        self, call: Call, route: Route | Unnamed | None, request: web.Request
+        self, call: Call, route: WireRoute | Unnamed | None, request: web.Request
     ) -> web.StreamResponse:
         if route is None:
             return call.refuse(
-                Problem.not_found,
+                WireProblem.not_found,
                 f"evalward's model proxy serves {SERVED}, not {request.method} {request.path}",
             )
         if isinstance(route, Unnamed):
             return call.refuse(
-                Problem.bad_request, f"evalward's model proxy refused this request: {route.reason}"
+                WireProblem.bad_request,
+                f"evalward's model proxy refused this request: {route.reason}",
             )
         assert self._answerer is not None
         if route.kind is None:
@@ -212,20 +213,20 @@ class ModelProxy:
 
         if request.headers.get("content-encoding", "identity").strip().lower() != "identity":
             return call.refuse(
-                Problem.bad_request,
+                WireProblem.bad_request,
                 "evalward's model proxy reads request bodies as they are, not compressed "
                 "(Content-Encoding); the model SDKs send them so",
             )
         try:
             body = jsontext.loads(await request.read(), max_depth=jsontext.AGENT_DEPTH)
         except ValueError:
-            return call.refuse(Problem.bad_request, "the request body is not JSON")
+            return call.refuse(WireProblem.bad_request, "the request body is not JSON")
         except web.HTTPRequestEntityTooLarge:
             return call.refuse(
-                Problem.too_large, f"the request is larger than {MAX_REQUEST_BYTES:,} bytes"
+                WireProblem.too_large, f"the request is larger than {MAX_REQUEST_BYTES:,} bytes"
             )
         if not isinstance(body, dict) or not isinstance(body.get("model"), str):
-            return call.refuse(Problem.bad_request, "`model` (a string) is required")
+            return call.refuse(WireProblem.bad_request, "`model` (a string) is required")
         return await self._answerer.answer(call, route, body, request)
 
 

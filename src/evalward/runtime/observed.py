@@ -20,9 +20,10 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evalward.providers.base import ToolCall
 from evalward.rundata.trace import Step, StepType, Trace
 from evalward.runtime import text_tools
-from evalward.runtime.wire.base import SeenCall, SeenResult, Turn
+from evalward.runtime.wire.base import SeenResult, Turn
 
 ORIGIN = "proxy"
 
@@ -101,12 +102,12 @@ class TrafficObserver:
             )
         self._last_answer = None if calls else text
 
-    def _text_calls(self, text: str) -> tuple[SeenCall, ...]:
+    def _text_calls(self, text: str) -> tuple[ToolCall, ...]:
         calls = []
         for call in text_tools.calls_in_reply(text):
             call_id = f"text-{len(self._in_text) + 1}"
             self._in_text.append((call_id, _key(call.tool, call.arguments)))
-            calls.append(SeenCall(call_id, call.tool, call.arguments))
+            calls.append(ToolCall(call_id, call.tool, call.arguments))
         return tuple(calls)
 
     def _text_results(self, body: Mapping[str, Any]) -> list[SeenResult]:

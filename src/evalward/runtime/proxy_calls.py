@@ -25,9 +25,9 @@ from evalward.runtime.call_record import (
     problem,
 )
 from evalward.runtime.proxy_forward import MeteredForward, upstream_error
-from evalward.runtime.wire import FORMATS, Api, Route, WireError
+from evalward.runtime.wire import FORMATS, Api, WireError, WireRoute
 from evalward.runtime.wire import embeddings as embeddings_wire
-from evalward.runtime.wire.problems import Problem
+from evalward.runtime.wire.problems import WireProblem
 from evalward.security import Redactor
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ class Answerer:
         self._mocked = 0
 
     async def answer(
-        self, call: Call, route: Route, body: dict[str, Any], request: web.Request
+        self, call: Call, route: WireRoute, body: dict[str, Any], request: web.Request
     ) -> web.StreamResponse:
         assert route.kind is not None
         fmt = FORMATS.get(route.kind)
@@ -52,7 +52,7 @@ class Answerer:
         call.streamed = fmt is not None and fmt.streamed(body)
         provider = self.providers.override or self.providers.by_name.get(route.api)
         if not isinstance(provider, MeteredProvider):
-            return call.refuse(Problem.upstream, f"evalward has no {route.api} provider")
+            return call.refuse(WireProblem.upstream, f"evalward has no {route.api} provider")
         observer = call.grant.observer
         if observer is not None and fmt is not None:
             observer.request(fmt.results(body), call.started, body)
@@ -70,7 +70,7 @@ class Answerer:
         if not mocked:
             missing = self._missing_key(route.api)
             if missing:
-                return call.refuse(Problem.unauthorized, missing)
+                return call.refuse(WireProblem.unauthorized, missing)
             hit = forward.cached()
             if hit is not None:
                 return await forward.replay(hit)
@@ -85,16 +85,16 @@ class Answerer:
             assert forwarding is not None, f"{provider.name} cannot forward requests"
             return await forward.send(forwarding)
         except WireError as exc:
-            return call.refuse(Problem.bad_request, str(exc))
+            return call.refuse(WireProblem.bad_request, str(exc))
         except ProviderError as exc:
             message = self._redact(str(exc))
             call.record(502, error=message)
             return problem(
-                call.api, Problem.upstream, f"evalward could not reach {call.api}: {message}"
+                call.api, WireProblem.upstream, f"evalward could not reach {call.api}: {message}"
             )
 
     async def models(
-        self, call: Call, route: Route, headers: Mapping[str, str]
+        self, call: Call, route: WireRoute, headers: Mapping[str, str]
     ) -> web.StreamResponse:
         """A model list (or one model), as the provider has it; under a mock script, the
         models evalward knows a price for (the mock serves any model). A call like any
@@ -108,7 +108,7 @@ class Answerer:
         missing = None if mocked else self._missing_key(route.api)
         if not isinstance(provider, MeteredProvider) or missing or not (mocked or forwarding):
             return call.refuse(
-                Problem.unauthorized, missing or f"evalward has no {route.api} provider"
+                WireProblem.unauthorized, missing or f"evalward has no {route.api} provider"
             )
         refused = self._admit(call, None)
         if refused is not None:
@@ -128,7 +128,7 @@ class Answerer:
             message = self._redact(str(exc))
             call.record(502, error=message)
             return problem(
-                route.api, Problem.upstream, f"evalward could not reach {route.api}: {message}"
+                route.api, WireProblem.upstream, f"evalward could not reach {route.api}: {message}"
             )
         if answer.data is not None:
             call.record(answer.reply.status, FREE)
@@ -147,7 +147,7 @@ class Answerer:
         if trace is not None and not call.grant.refused:
             trace.add(StepType.error, content=f"a model call was refused: {refusal}")
         call.grant.refused = True
-        return call.refuse(Problem.budget, f"evalward refused this call: {refusal}")
+        return call.refuse(WireProblem.budget, f"evalward refused this call: {refusal}")
 
     async def _mock(self, forward: MeteredForward) -> tuple[dict[str, Any], Usage]:
         """The mock script's answer, written in the agent's API."""

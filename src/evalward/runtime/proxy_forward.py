@@ -29,10 +29,10 @@ from evalward.runtime.call_record import (
     problem,
     uncancel,
 )
-from evalward.runtime.wire import FORMATS, Api, Format, Kind, Route
+from evalward.runtime.wire import FORMATS, Api, Format, Kind, WireRoute
 from evalward.runtime.wire import embeddings as embeddings_wire
 from evalward.runtime.wire.base import Accumulator
-from evalward.runtime.wire.problems import Problem, error_body, error_event
+from evalward.runtime.wire.problems import WireProblem, error_body, error_event
 from evalward.runtime.wire.unreported import DeltaTally, turn_tokens, unreported
 from evalward.security import Redactor
 from evalward.text import jsontext
@@ -48,7 +48,7 @@ class MeteredForward:
     call: Call
     fmt: Format | None
     provider: MeteredProvider
-    route: Route
+    route: WireRoute
     body: dict[str, Any]
     request: web.Request
     redact: Redactor
@@ -248,7 +248,7 @@ def upstream_error(call: Call, answer: Answer, redact: Redactor) -> web.Response
     if answer.reply.status < 300:  # a success that was not a JSON object, on every attempt
         message = f"{call.api} answered with a body that is not a JSON object"
         call.record(502, error=message)
-        return problem(call.api, Problem.upstream, message)
+        return problem(call.api, WireProblem.upstream, message)
     if answer.reply.status in (401, 403):
         call.record(answer.reply.status, error=_rejected_key(call.api, answer))
     else:
@@ -260,12 +260,12 @@ def upstream_error(call: Call, answer: Answer, redact: Redactor) -> web.Response
 def _passed_on(api: Api, answer: Answer, redact: Redactor) -> web.Response:
     status = answer.reply.status
     if status in (401, 403):
-        return problem(api, Problem.unauthorized, _rejected_key(api, answer))
+        return problem(api, WireProblem.unauthorized, _rejected_key(api, answer))
     text = redact(answer.reply.body.decode("utf-8", "replace"))
     try:
         data = jsontext.loads(text)
     except ValueError:
-        data = error_body(api, Problem.upstream, f"{api} answered HTTP {status}: {text[:500]}")
+        data = error_body(api, WireProblem.upstream, f"{api} answered HTTP {status}: {text[:500]}")
     return answer_json(status, data, NO_RETRY)
 
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from evalward.errors import AgentRunError, ConfigError
 from evalward.providers.registry import Providers
 from evalward.rundata.trace import StepType, Trace
-from evalward.runtime.conversation import end_reason_after
+from evalward.runtime.conversation import end_cut_short
 from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.environment import EnvironmentRequest, installer_env_names
 from evalward.runtime.environment_limits import EnvironmentLimits
@@ -135,7 +135,7 @@ class AgentRunner:
                 await grant.end_calls(within=0 if trace.timed_out else left)
                 grant.finish()
             if run.conversation is not None or self.kind.whole_conversation:
-                trace.end_reason = end_reason_after(trace)
+                end_cut_short(trace)
             else:
                 settle_answer(trace, text, grant.observer if grant is not None else None)
             if launch.left_behind and trace.error is None:

@@ -339,7 +339,7 @@ class Sandbox:
         self._shared.homes[pid] = home
         self._shared.sessions.live.add(pid)
         if self.run is not None:
-            Apart.adopt(self.run, pid)
+            self._apart.adopt(self.run, pid)
 
     def environment(self, home: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
         """What the sandbox itself puts in a process's environment, over `env` (its PATH

@@ -36,7 +36,7 @@ _CHUNK = 8 << 20
 _MAX_HOPS = 40
 """Links followed to resolve one path before it counts as a loop (the kernel's own limit)."""
 
-Budget = Callable[[int, int], None]
+SealBudget = Callable[[int, int], None]
 """Called with the entries and bytes copied so far; raises to stop the seal."""
 
 
@@ -47,7 +47,7 @@ def seal(
     owner: int,
     *,
     take: bool = True,
-    budget: Budget | None = None,
+    budget: SealBudget | None = None,
 ) -> int:
     """Copy the folder `source` to `target` (created here, absent before) as `owner`'s and
     never writable: each file must belong to one of `builders`; `take` locks each folder of
@@ -86,7 +86,7 @@ class _Walk:
         builders: set[int],
         owner: int,
         take: bool,
-        budget: Budget | None,
+        budget: SealBudget | None,
     ) -> None:
         self.source, self.target = source, target
         self.builders, self.owner, self.take, self.budget = builders, owner, take, budget

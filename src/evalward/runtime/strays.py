@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalward.errors import AgentRunError
-from evalward.runtime.cgroups import RunGroup, cgroup_of, members
+from evalward.runtime.cgroups import RunGroup, cgroup_of, join, members, processes_in
 
 ROUNDS = 200
 
@@ -153,6 +153,60 @@ def _doomed(found: Found, spared: Spared, own: list[RunProcesses]) -> set[int]:
     return doomed
 
 
+def join_late_forks(run: RunProcesses, program: int, known: set[int]) -> int:
+    """Move into `run`'s cgroup what its `program` forked before it was moved there itself;
+    how many moved. A program starts in evalward's own cgroup and joins its run's once its
+    pid is known: on a loaded machine it may have forked by then, and what it forked would
+    stay behind, where another run's end takes it for a stray. A process there is the
+    program's when it or a parent is in the program's session or, orphaned, it runs as the
+    run's user, started no earlier than the program and is in no session evalward `known`s
+    (such a process is ended as a stray at any run's end anyway)."""
+    if run.group is None or (facts := _facts(program)) is None:
+        return 0
+    moved = 0
+    for _ in range(ROUNDS):  # what moves may fork meanwhile: look again until none is left
+        late = [
+            pid
+            for pid in processes_in(run.group.origin)
+            if pid != os.getpid() and _forked_by(pid, program, facts[1], run.uid, known)
+        ]
+        moved += sum(join(run.group, pid) for pid in late)
+        if not late:
+            break
+    return moved
+
+
+def _forked_by(pid: int, program: int, since: int, uid: int | None, known: set[int]) -> bool:
+    facts = _facts(pid)
+    if facts is None:
+        return False
+    session, started, parent = facts
+    if session == program:
+        return True
+    if uid is None or session in known or started < since:
+        return False
+    for _ in range(64):  # up its parents while they live: whose line is it?
+        if parent in (0, 1, os.getpid()) or (above := _facts(parent)) is None:
+            break
+        if above[0] == program or above[0] in known:
+            return above[0] == program and _runs_as(Path(f"/proc/{pid}"), uid)
+        parent = above[2]
+    return _runs_as(Path(f"/proc/{pid}"), uid)
+
+
+def _facts(pid: int) -> tuple[int, int, int] | None:
+    """(session, start time in clock ticks, parent) of a process; None when it is gone or a
+    zombie."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    fields = text[text.rfind(")") + 2 :].split()  # after "pid (command) "
+    if len(fields) <= 19 or fields[0] in ("Z", "X"):
+        return None
+    return int(fields[3]), int(fields[19]), int(fields[1])
+
+
 def _kill(pids: set[int]) -> int:
     killed = 0
     for pid in pids:
@@ -189,10 +243,22 @@ def _processes_of(uid: int) -> list[tuple[int, int]]:
             status = (entry / "status").read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        uids = next((x.split()[1:4] for x in status.splitlines() if x.startswith("Uid:")), [])
-        if str(uid) in uids and (session := _session(entry)) is not None:
+        if _uid_in(status, uid) and (session := _session(entry)) is not None:
             found.append((int(entry.name), session))
     return found
+
+
+def _runs_as(entry: Path, uid: int) -> bool:
+    try:
+        return _uid_in((entry / "status").read_text(encoding="utf-8", errors="replace"), uid)
+    except OSError:
+        return False
+
+
+def _uid_in(status: str, uid: int) -> bool:
+    """Whether `uid` is the real, effective or saved uid a /proc/<pid>/status names."""
+    uids = next((x.split()[1:4] for x in status.splitlines() if x.startswith("Uid:")), [])
+    return str(uid) in uids
 
 
 def _sessions() -> list[tuple[int, int]]:

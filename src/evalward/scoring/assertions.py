@@ -47,7 +47,9 @@ from evalward.rundata.trace import StepType, Trace
 from evalward.scoring import tool_names
 from evalward.text import jsontext
 
-Outcome = tuple[Status, str]
+CheckOutcome = tuple[Status, str]
+"""A deterministic check's status and the message that says why (assertions and state
+criteria alike)."""
 
 REGEX_TIMEOUT_SECONDS = 1.0
 """A regex match that takes longer is an error: a pathological pattern cannot hang a run."""
@@ -55,7 +57,7 @@ REGEX_TIMEOUT_SECONDS = 1.0
 
 def check(
     assertion: Assertion, trace: Trace, *, regex_timeout: float = REGEX_TIMEOUT_SECONDS
-) -> Outcome:
+) -> CheckOutcome:
     """Evaluate one deterministic assertion against a trace."""
     checker = _CHECKERS.get(type(assertion))
     try:
@@ -72,7 +74,7 @@ class _Unevaluable(Exception):
     pass
 
 
-def _verdict(ok: bool, passed: str, failed: str) -> Outcome:
+def _verdict(ok: bool, passed: str, failed: str) -> CheckOutcome:
     return (Status.passed, passed) if ok else (Status.failed, failed)
 
 
@@ -98,7 +100,7 @@ def _short(value: Any, limit: int = 80) -> str:
 # --- tool calls ----------------------------------------------------------------------------
 
 
-def _tool_called(a: ToolCalledAssertion, trace: Trace) -> Outcome:
+def _tool_called(a: ToolCalledAssertion, trace: Trace) -> CheckOutcome:
     calls = _calls(trace, a.tool, *a.before, *a.after)
     positions = [i for i, name in enumerate(calls) if name == a.tool]
     if not positions:
@@ -121,7 +123,7 @@ def _tool_called(a: ToolCalledAssertion, trace: Trace) -> Outcome:
     )
 
 
-def _tool_not_called(a: ToolNotCalledAssertion, trace: Trace) -> Outcome:
+def _tool_not_called(a: ToolNotCalledAssertion, trace: Trace) -> CheckOutcome:
     calls = _calls(trace, a.tool, *a.after, ambiguous=True)
     if not a.after:
         return _verdict(a.tool not in calls, f"{a.tool} was not called", f"{a.tool} was called")
@@ -137,7 +139,7 @@ def _tool_not_called(a: ToolNotCalledAssertion, trace: Trace) -> Outcome:
     )
 
 
-def _tool_sequence(a: ToolSequenceAssertion, trace: Trace) -> Outcome:
+def _tool_sequence(a: ToolSequenceAssertion, trace: Trace) -> CheckOutcome:
     calls = _calls(trace, *a.tools)
     remaining = iter(calls)
     ok = all(any(name == wanted for name in remaining) for wanted in a.tools)
@@ -149,7 +151,7 @@ def _tool_sequence(a: ToolSequenceAssertion, trace: Trace) -> Outcome:
     )
 
 
-def _tool_args(a: ToolArgsAssertion, trace: Trace) -> Outcome:
+def _tool_args(a: ToolArgsAssertion, trace: Trace) -> CheckOutcome:
     names = _calls(trace, a.tool)
     calls = [s for s, name in zip(trace.tool_calls(), names, strict=True) if name == a.tool]
     if not calls:
@@ -196,7 +198,7 @@ def _same(expected: Any, actual: Any) -> bool:
     return type(expected) is type(actual) and bool(expected == actual)
 
 
-def _trajectory(a: TrajectoryAssertion, trace: Trace) -> Outcome:
+def _trajectory(a: TrajectoryAssertion, trace: Trace) -> CheckOutcome:
     calls = _calls(trace, *a.tools)
     expected, actual = Counter(a.tools), Counter(calls)
     if a.mode is TrajectoryMode.strict:
@@ -215,7 +217,7 @@ def _trajectory(a: TrajectoryAssertion, trace: Trace) -> Outcome:
     )
 
 
-def _max_steps(a: MaxStepsAssertion, trace: Trace) -> Outcome:
+def _max_steps(a: MaxStepsAssertion, trace: Trace) -> CheckOutcome:
     if a.count is StepCount.tool_calls:
         used, unit = len(trace.tool_calls()), "tool calls"
     elif a.count is StepCount.steps:
@@ -264,7 +266,7 @@ def _target_text(field: str | None, trace: Trace) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def output_text(field: str | None, trace: Trace) -> str | Outcome:
+def output_text(field: str | None, trace: Trace) -> str | CheckOutcome:
     """What a check of the final message reads (the JSON value at `field`, as text), or the
     `error` outcome that says why it cannot be read."""
     try:
@@ -277,14 +279,14 @@ def _where(field: str | None) -> str:
     return "the final message" if field is None else f"field {field!r}"
 
 
-def _contains(a: ContainsAssertion, trace: Trace) -> Outcome:
+def _contains(a: ContainsAssertion, trace: Trace) -> CheckOutcome:
     text = _target_text(a.field, trace)
     return _verdict(
         a.value in text, f"contains {a.value!r}", f"{a.value!r} not found in {_where(a.field)}"
     )
 
 
-def _not_contains(a: NotContainsAssertion, trace: Trace) -> Outcome:
+def _not_contains(a: NotContainsAssertion, trace: Trace) -> CheckOutcome:
     text = _target_text(a.field, trace)
     return _verdict(
         a.value not in text,
@@ -293,7 +295,7 @@ def _not_contains(a: NotContainsAssertion, trace: Trace) -> Outcome:
     )
 
 
-def _equals(a: EqualsAssertion, trace: Trace) -> Outcome:
+def _equals(a: EqualsAssertion, trace: Trace) -> CheckOutcome:
     if a.field is None:
         expected = a.value if isinstance(a.value, str) else json.dumps(a.value)
         actual: Any = trace.final_output if a.exact else trace.final_output.strip()
@@ -308,7 +310,7 @@ def _equals(a: EqualsAssertion, trace: Trace) -> Outcome:
     )
 
 
-def _regex(a: RegexAssertion, trace: Trace, timeout: float) -> Outcome:
+def _regex(a: RegexAssertion, trace: Trace, timeout: float) -> CheckOutcome:
     text = _target_text(a.field, trace)
     try:
         match = a.compiled.search(text, timeout=timeout)
@@ -324,7 +326,7 @@ def _regex(a: RegexAssertion, trace: Trace, timeout: float) -> Outcome:
     )
 
 
-def _json_schema(a: JsonSchemaAssertion, trace: Trace) -> Outcome:
+def _json_schema(a: JsonSchemaAssertion, trace: Trace) -> CheckOutcome:
     if a.field is None:
         try:
             value: Any = jsontext.loads(trace.final_output)
@@ -356,7 +358,7 @@ def _json_schema(a: JsonSchemaAssertion, trace: Trace) -> Outcome:
 # --- budgets -------------------------------------------------------------------------------
 
 
-def _cost(a: CostAssertion, trace: Trace) -> Outcome:
+def _cost(a: CostAssertion, trace: Trace) -> CheckOutcome:
     usage = trace.usage
     held: list[str] = []
     if a.max_tokens is not None:
@@ -391,7 +393,7 @@ def observed_latency(a: LatencyAssertion, trace: Trace) -> tuple[float, str]:
     return slowest.duration_ms, f"slowest step #{slowest.index} ({slowest.type.value}) took"
 
 
-def _latency(a: LatencyAssertion, trace: Trace) -> Outcome:
+def _latency(a: LatencyAssertion, trace: Trace) -> CheckOutcome:
     took, what = observed_latency(a, trace)
     if a.max_ms is None:
         return Status.passed, f"{what} {took:.0f} ms (reported only: no maxMs, so it does not gate)"
@@ -417,7 +419,7 @@ def reports_only(assertion: Assertion) -> bool:
     return isinstance(assertion, LatencyAssertion) and not assertion.gates
 
 
-_CHECKERS: dict[type[Any], Callable[[Any, Trace], Outcome]] = {
+_CHECKERS: dict[type[Any], Callable[[Any, Trace], CheckOutcome]] = {
     ToolCalledAssertion: _tool_called,
     ToolNotCalledAssertion: _tool_not_called,
     ToolSequenceAssertion: _tool_sequence,

@@ -1,5 +1,12 @@
-"""Statistics over the reps of one fixture: pass rate with a Wilson interval, mean score with a
-normal interval, and pass^k."""
+"""What repeated runs say: over the reps of one fixture, its pass rate with a Wilson interval,
+its mean score with a normal interval and pass^k; over an Eval, pass^k and the gate an Eval
+can put on it (`scoring.minPassHatK`).
+
+pass^k is tau-bench's measure of reliability. With k reps a fixture's pass rate says how often
+the agent gets it right; pass^k says whether it gets it right every time, which is what a
+customer holding the same conversation k times sees. An Eval's is the share of its fixtures
+whose every rep passed; a fixture with no counted rep is left out, as it is of the score.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +14,10 @@ import math
 import statistics
 from math import comb
 
-from evalward.rundata.results import Interval
+from evalward.rundata.results import FixtureOutcome, Interval
 
 Z_95 = 1.959963984540054
+TOLERANCE = 1e-9
 
 
 def wilson_interval(passes: int, n: int, z: float = Z_95) -> Interval:
@@ -35,3 +43,20 @@ def mean_interval(scores: list[float], z: float = Z_95) -> Interval | None:
 def pass_hat_k(passes: int, n: int) -> dict[int, float]:
     """pass^k = C(c, k) / C(n, k) for k = 1..n: the unbiased estimate that k reps all pass."""
     return {k: comb(passes, k) / comb(n, k) for k in range(1, n + 1)}
+
+
+def all_reps_passed(outcome: FixtureOutcome) -> bool:
+    counted = outcome.reps - outcome.skipped
+    return counted > 0 and outcome.passes == counted
+
+
+def eval_pass_hat_k(decided: list[FixtureOutcome]) -> float | None:
+    """The share of the decided fixtures whose every counted rep passed (None: none)."""
+    if not decided:
+        return None
+    return sum(all_reps_passed(o) for o in decided) / len(decided)
+
+
+def meets_pass_hat_k(value: float | None, floor: float | None) -> bool:
+    """Whether an Eval's pass^k reaches its `scoring.minPassHatK` (always, when unset)."""
+    return floor is None or (value is not None and value >= floor - TOLERANCE)

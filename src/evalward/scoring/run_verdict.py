@@ -1,5 +1,5 @@
 """A run decided by its fixture's `passThreshold` or `scoringFunction` instead of "every
-gating assertion passes" (resources/scoring_function.py).
+gating assertion passes" (docs/assertions.md, "Deciding a run").
 
 Only a run that reached a verdict the usual way (pass or fail) is decided again: a run that
 did not complete, timed out, had nothing to evaluate or has an assertion in `error` keeps

@@ -34,7 +34,6 @@ request cannot turn a failing fixture into a neutral one by making its agent han
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import statistics
 from collections.abc import Collection
@@ -61,8 +60,13 @@ from evalward.scoring.code_scorer import CodeScorers
 from evalward.scoring.fixture_checks import TIMED_OUT, FixtureChecks, fixture_read
 from evalward.scoring.judge import JudgeCase
 from evalward.scoring.panel import NOT_SCORED, EvalJudge, JudgeOutcome
-from evalward.scoring.pass_hat_k import eval_pass_hat_k, meets_pass_hat_k
-from evalward.scoring.reps import mean_interval, pass_hat_k, wilson_interval
+from evalward.scoring.reps import (
+    eval_pass_hat_k,
+    mean_interval,
+    meets_pass_hat_k,
+    pass_hat_k,
+    wilson_interval,
+)
 from evalward.scoring.run_verdict import decide_run
 from evalward.scoring.turns import judged_input, turns_held
 from evalward.text.escaping import printable
@@ -105,7 +109,7 @@ async def score_fixture(
         spec, read, judge, case, labels, regex_timeout, playground, scorers, failed
     )
     assertions = spec.every_assertion
-    outcomes = await asyncio.gather(*(checks.outcome(a) for a in assertions))
+    outcomes = await checks.outcomes(assertions)
     results = [
         _assertion_result(assertion, outcome, assertion.severity or spec.severity, scoring, trace)
         for assertion, outcome in zip(assertions, outcomes, strict=True)

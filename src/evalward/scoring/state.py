@@ -25,10 +25,9 @@ from evalward.resources.state_assertions import (
 )
 from evalward.rundata.playground_state import PlaygroundRun, QueryAnswer, SnapshotMissing
 from evalward.rundata.results import Status
+from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, CheckOutcome
 
-Outcome = tuple[Status, str]
 MAX_LISTED = 5
-REGEX_TIMEOUT_SECONDS = 1.0
 
 
 class _Unevaluable(Exception):
@@ -42,7 +41,7 @@ def is_state_criterion(assertion: Assertion) -> bool:
     return isinstance(assertion, STATE_TYPES)
 
 
-def check_state(assertion: Assertion, playground: PlaygroundRun | None) -> Outcome:
+def check_state(assertion: Assertion, playground: PlaygroundRun | None) -> CheckOutcome:
     """One state criterion against the run's playground (None: it had none, or its state
     could not be read)."""
     if playground is None:
@@ -148,7 +147,7 @@ def _listing(paths: list[tuple[str, ...]]) -> str:
 # --- the criteria ------------------------------------------------------------------------
 
 
-def _value(a: StateValueAssertion, playground: PlaygroundRun) -> Outcome:
+def _value(a: StateValueAssertion, playground: PlaygroundRun) -> CheckOutcome:
     document: Any = playground.final.document
     where = a.at or "the state"
     if a.file is not None:
@@ -235,7 +234,7 @@ def _parsed_file(path: str, playground: PlaygroundRun) -> Any:
         raise _Unevaluable(f"{path} does not parse as JSON or YAML: {exc}") from None
 
 
-def _sql(a: SqlAssertion, answer: QueryAnswer | None) -> Outcome:
+def _sql(a: SqlAssertion, answer: QueryAnswer | None) -> CheckOutcome:
     if answer is None:
         raise _Unevaluable("the playground has no SQLite database to query")
     if answer.error:
@@ -268,7 +267,7 @@ def _row_matches(expected: list[Any] | dict[str, Any], actual: Any) -> bool:
     return same(expected, actual)
 
 
-def _file(a: FileStateAssertion, playground: PlaygroundRun) -> Outcome:
+def _file(a: FileStateAssertion, playground: PlaygroundRun) -> CheckOutcome:
     files = playground.final.document.get("files")
     if files is None:
         raise _Unevaluable(f"{a.path}: the playground has no `files` folder")
@@ -292,7 +291,7 @@ def _file(a: FileStateAssertion, playground: PlaygroundRun) -> Outcome:
     )
 
 
-def _snapshot(a: StateSnapshotAssertion, playground: PlaygroundRun) -> Outcome:
+def _snapshot(a: StateSnapshotAssertion, playground: PlaygroundRun) -> CheckOutcome:
     expected = a.value
     if a.snapshot is not None:
         expected = playground.final.snapshots.get(a.snapshot, SnapshotMissing("not read"))
@@ -314,7 +313,7 @@ def _snapshot(a: StateSnapshotAssertion, playground: PlaygroundRun) -> Outcome:
     )
 
 
-def _unchanged(a: StateUnchangedAssertion, playground: PlaygroundRun) -> Outcome:
+def _unchanged(a: StateUnchangedAssertion, playground: PlaygroundRun) -> CheckOutcome:
     before = lookup(playground.initial.document, a.at)
     after = lookup(playground.final.document, a.at)
     if before is _MISSING and after is _MISSING:
@@ -348,7 +347,7 @@ def _left(changed: Iterator[tuple[str, ...]], excepted: list[str]) -> list[tuple
     return [path for path in changed if not any(_covered(p, path) for p in patterns)]
 
 
-def _existence(expected: bool, where: str, there: bool, found: str) -> Outcome:
+def _existence(expected: bool, where: str, there: bool, found: str) -> CheckOutcome:
     """Whether `where` exists as `expected`; `found` says what is there when it does not."""
     return _verdict(
         there is expected,
@@ -357,5 +356,5 @@ def _existence(expected: bool, where: str, there: bool, found: str) -> Outcome:
     )
 
 
-def _verdict(ok: bool, passed: str, failed: str) -> Outcome:
+def _verdict(ok: bool, passed: str, failed: str) -> CheckOutcome:
     return (Status.passed, passed) if ok else (Status.failed, failed)

@@ -43,7 +43,7 @@ Outcomes = Mapping[str, Sequence[bool]]
 """Per fixture, whether each of its reps passed."""
 
 
-class Verdict(StrEnum):
+class SequentialVerdict(StrEnum):
     """A test's verdict, head against base. Each word has one condition (docs/github.md)."""
 
     regression = "regression"
@@ -71,8 +71,12 @@ class Verdict(StrEnum):
     """Fewer than the minimum reps ran (a budget, an outage, a cancelled run)."""
 
 
-BLOCKING = (Verdict.regression, Verdict.still_failing, Verdict.failing)
-WORKING = (Verdict.improvement, Verdict.stable, Verdict.noise)
+BLOCKING = (
+    SequentialVerdict.regression,
+    SequentialVerdict.still_failing,
+    SequentialVerdict.failing,
+)
+WORKING = (SequentialVerdict.improvement, SequentialVerdict.stable, SequentialVerdict.noise)
 SETTLED = BLOCKING + WORKING
 """What a test settled: it crossed one of its lines. Every other verdict is not settled."""
 
@@ -133,7 +137,7 @@ class FixtureCall:
     """One fixture's verdict and the numbers behind it."""
 
     fixture: str
-    verdict: Verdict
+    verdict: SequentialVerdict
     head: Tally
     base: Tally | None
     bound: float
@@ -148,7 +152,7 @@ class EvalCall:
     """What an Eval's runs settle: each fixture's verdict, and the pooled test's."""
 
     fixtures: list[FixtureCall]
-    pooled: Verdict
+    pooled: SequentialVerdict
     pooled_head: Tally
     pooled_base: Tally | None
     pooled_bound: float
@@ -281,25 +285,34 @@ def _alone(call: FixtureCall, calls: list[FixtureCall]) -> FixtureCall:
     )
 
 
-def _verdict(tests: SequentialTests, test: Sprt, head: Tally, base: Tally | None) -> Verdict:
-    """The verdict of one test, head against base (`Verdict` says each one's condition)."""
+def _verdict(
+    tests: SequentialTests, test: Sprt, head: Tally, base: Tally | None
+) -> SequentialVerdict:
+    """The verdict of one test, head against base (`SequentialVerdict` says each one's
+    condition)."""
     if head.runs == 0 or (test is tests.fixture and head.runs < tests.reps.min):
-        return Verdict.not_enough_data
+        return SequentialVerdict.not_enough_data
     state = tests.state(test, head)
     ran = base is not None and base.runs > 0
     base_state = tests.state(test, base) if base is not None and ran else None
     base_leans_broken = ran and base is not None and test.llr(base.passes, base.fails) > 0
     if state is Settled.broken:
         if not ran:
-            return Verdict.failing
-        return Verdict.still_failing if base_leans_broken else Verdict.regression
+            return SequentialVerdict.failing
+        return (
+            SequentialVerdict.still_failing if base_leans_broken else SequentialVerdict.regression
+        )
     if state is Settled.works:
         if base_state is Settled.broken:
-            return Verdict.improvement
-        return Verdict.stable if head.fails == 0 else Verdict.noise
+            return SequentialVerdict.improvement
+        return SequentialVerdict.stable if head.fails == 0 else SequentialVerdict.noise
     if test.llr(head.passes, head.fails) > 0:
-        return Verdict.unreliable_baseline if base_leans_broken else Verdict.likely_regression
-    return Verdict.not_settled
+        return (
+            SequentialVerdict.unreliable_baseline
+            if base_leans_broken
+            else SequentialVerdict.likely_regression
+        )
+    return SequentialVerdict.not_settled
 
 
 def more_runs(

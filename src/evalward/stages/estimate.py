@@ -20,8 +20,9 @@ characters a token (`CHARS_PER_TOKEN`):
 - Each `similar` assertion adds one embeddings call to its model: the texts and the answer.
 - A head run of a fixture judged pairwise adds two calls of the pairwise judge (its pair
   with the base's run, in both orders), each reading the rubric and both runs.
-- Bring-your-own agents call their models themselves, so only their judge calls count.
-  Runs the result cache will answer cost nothing.
+- An agent whose kind makes no model call evalward can foresee (`AgentKind.calls_estimated`:
+  bring-your-own agents call their models themselves) counts only its judges' calls, and
+  its answer as `REPLY_TOKENS`. Runs the result cache will answer cost nothing.
 
 docs/cli.md ("The estimate") gives its ratio to what runs spent.
 
@@ -48,11 +49,12 @@ from evalward.errors import ConfigError
 from evalward.providers.pricing import PriceTable
 from evalward.resources import ResourceSet
 from evalward.resources.agent import AgentSpec
-from evalward.resources.assertions import SimilarAssertion, flatten
+from evalward.resources.assertions import JudgeAssertion, SimilarAssertion, flatten
 from evalward.resources.common import DEFAULT_SEVERITY_WEIGHTS
 from evalward.resources.models import EvalFixtureSpec, EvalSpec
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Budget, Estimate
+from evalward.runtime.kinds.registry import kind_of
 from evalward.scoring.judge import SYSTEM_PROMPT
 from evalward.scoring.pairwise_judge import SYSTEM_PROMPT as PAIRWISE_PROMPT
 from evalward.stages.estimate_conversation import agent_turns, opening_messages, user_calls
@@ -98,15 +100,16 @@ def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) ->
     eval_def = resources.evals[run.eval].resource
     fixture = resources.fixtures[run.fixture].resource.spec
     agent = resources.agents[eval_def.spec.target_agent].resource.spec
-    assertions = [a.model_dump(mode="json") for a in flatten(fixture.assertions)]
+    assertions = flatten(fixture.assertions)
     given = sum(len(m.content) for m in opening_messages(fixture))
     calls: list[_Call] = []
     seen = given + len(fixture.reference or "")  # what the judge reads of the run
-    if agent.runtime is None and agent.models:
+    estimated = kind_of(agent).calls_estimated
+    if estimated and agent.models:
         named: set[str] = set()
         for assertion in assertions:
             for key in _TOOL_FIELDS:
-                value = assertion.get(key)
+                value = vars(assertion).get(key)  # a field, if the type has it
                 named.update([value] if isinstance(value, str) else value or [])
         offered = any(t.enabled for t in agent.tools)
         turns = min(max(len(named), int(offered)) + 1, agent.max_turns)
@@ -136,8 +139,8 @@ def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) ->
     calls += users
     for judge_model in eval_def.spec.judge.models:
         for assertion in assertions:
-            if assertion.get("type") == "judge":
-                chars = len(SYSTEM_PROMPT) + len(assertion.get("rubric", "")) + seen
+            if isinstance(assertion, JudgeAssertion):
+                chars = len(SYSTEM_PROMPT) + len(assertion.rubric) + seen
                 calls.append(
                     _Call(
                         judge_model,
@@ -145,7 +148,7 @@ def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) ->
                         JUDGE_REPLY_TOKENS,
                     )
                 )
-    calls += _similar_calls(agent, fixture)
+    calls += _similar_calls(agent, fixture, estimated)
     if run.side is Side.head:
         calls += _pairwise_calls(eval_def.spec, fixture, seen)
     cost = _priced(calls, prices)
@@ -153,9 +156,10 @@ def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) ->
     return Estimate(len(calls), cost, tokens, len(users), _priced(users, prices) or 0.0)
 
 
-def _similar_calls(agent: AgentSpec, fixture: EvalFixtureSpec) -> list[_Call]:
-    """Each `similar` assertion's one embeddings call: its texts and the run's answer."""
-    answer = _answer_tokens(agent, fixture) if agent.runtime is None else REPLY_TOKENS
+def _similar_calls(agent: AgentSpec, fixture: EvalFixtureSpec, estimated: bool) -> list[_Call]:
+    """Each `similar` assertion's one embeddings call: its texts and the run's answer (as
+    long as the agent's definition bounds it, when its kind's calls are `estimated`)."""
+    answer = _answer_tokens(agent, fixture) if estimated else REPLY_TOKENS
     calls = []
     for check in flatten(fixture.assertions):
         if isinstance(check, SimilarAssertion):

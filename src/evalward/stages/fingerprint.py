@@ -252,7 +252,7 @@ def _may_cover(link: str, patterns: list[str]) -> bool:
     return False
 
 
-Listing = tuple[set[str], set[str], dict[str, str]]
+TreeListing = tuple[set[str], set[str], dict[str, str]]
 """Paths, which of them are symbolic links, and the submodules' commits."""
 
 
@@ -263,7 +263,7 @@ def _is_repository_root(root: Path) -> bool:
         return False  # not a repository's root: a folder inside some other repository
 
 
-def _listed_by_git(root: Path, folders: list[str]) -> Listing | None:
+def _listed_by_git(root: Path, folders: list[str]) -> TreeListing | None:
     git = Git(root)
     where = () if "" in folders else ("--", *folders)
     try:
@@ -292,7 +292,7 @@ def _listed_by_git(root: Path, folders: list[str]) -> Listing | None:
     return files, links, submodules
 
 
-def _walked(root: Path, folders: list[str]) -> Listing:
+def _walked(root: Path, folders: list[str]) -> TreeListing:
     found: set[str] = set()
     links: set[str] = set()
     for folder in folders:

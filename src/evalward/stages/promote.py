@@ -10,6 +10,11 @@ an Eval's `fixtureSelector.matchLabels` picks up.
 Writing into an existing YAML file goes through ruamel.yaml's round trip, so its comments,
 key order and other documents stay as they were; a fixture of the same name is replaced in
 place, anything else is appended as a new document.
+
+With `--conversation` a multi-turn transcript becomes a scripted conversation instead: each
+user message of the trace a turn, in order, each asserting the tools the agent called while
+answering it, so a rerun checks the conversation turn by turn instead of replaying its
+history as one input.
 """
 
 from __future__ import annotations
@@ -36,7 +41,6 @@ from evalward.rundata.trace import Step, StepType, Trace
 from evalward.runtime.converters import from_anthropic_messages, from_openai_messages
 from evalward.runtime.otel import from_otel_spans, looks_like_spans
 from evalward.runtime.protocol import ProtocolError
-from evalward.stages.promote_conversation import scripted_turns
 from evalward.text import jsontext
 
 FORMATS = ("evalward", "openai", "anthropic", "otel")
@@ -149,7 +153,31 @@ class Promotion:
     rubric: str | None = None
     replay: bool = True
     conversation: bool = False
-    """Each user message a scripted turn (`promote_conversation`), not one replayed input."""
+    """Each user message a scripted turn (`scripted_turns`), not one replayed input."""
+
+
+def scripted_turns(trace: Trace, trace_id: str) -> list[dict[str, Any]]:
+    """The trace's user messages as scripted turns, each with `toolCalled` per tool the agent
+    called on that turn (in the order of first use)."""
+    turns: list[list[Step]] = []
+    for step in trace.steps:
+        if step.type is StepType.input:
+            turns.append([step])
+        elif turns:
+            turns[-1].append(step)
+    if len(turns) < 2:
+        raise ConfigError(
+            f"trace {trace_id}: {len(turns)} user message(s), and a conversation needs two or "
+            "more; promote it without --conversation"
+        )
+    scripted: list[dict[str, Any]] = []
+    for steps in turns:
+        turn: dict[str, Any] = {"user": steps[0].content}
+        tools = dict.fromkeys(s.tool for s in steps if s.type is StepType.tool_call and s.tool)
+        if tools:
+            turn["assertions"] = [{"type": "toolCalled", "tool": tool} for tool in tools]
+        scripted.append(turn)
+    return scripted
 
 
 def build_fixture(loaded: LoadedTrace, promotion: Promotion) -> dict[str, Any]:

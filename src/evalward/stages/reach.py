@@ -54,11 +54,11 @@ class Reach:
         return None if self.whole else self.paths
 
 
-Listing = Callable[[list[str]], Iterable[str]]
+ListFiles = Callable[[list[str]], Iterable[str]]
 """The tree's files at or below some folders (`Git.under`, `FileIndex.listed`)."""
 
 
-def agents_reach(resources: ResourceSet, runs: Iterable[PlannedRun], listing: Listing) -> Reach:
+def agents_reach(resources: ResourceSet, runs: Iterable[PlannedRun], listing: ListFiles) -> Reach:
     """What `runs` (`Plan.may_run`: one of each Eval and fixture) read of `resources`'
     commit (its files below a folder listed by `listing`, only where a `watch` glob may
     match): their agents' files and their playgrounds'."""

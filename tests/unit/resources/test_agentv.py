@@ -12,7 +12,7 @@ import yaml
 from evalward.resources import agentv
 
 
-def convert(tmp_path: Path, text: str, file: str = "suite.yaml") -> agentv.Conversion:
+def convert(tmp_path: Path, text: str, file: str = "suite.yaml") -> agentv.AgentVConversion:
     data = yaml.safe_load(text)
     assert agentv.is_agentv(data, file)
     return agentv.convert(data, file, tmp_path, "bot")

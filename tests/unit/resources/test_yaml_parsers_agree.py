@@ -125,6 +125,29 @@ def test_yaml_rs_and_the_fallback_read_every_document_alike(text: str) -> None:
     assert fast == fallback, text
 
 
+MANY_DOCUMENTS = [
+    "# c\n\n---\na: 1\n--- \nb: [1, 2]\n# tail\n",
+    "a: 1\n---\n---\nb: |\n  x\n  ---\n",
+    "--- |\nfoo\n--- >\nbar\n",
+    "---\n|\nfoo\n---\nbar\n",
+    "---\n&a >\nx\n---\ny\n",
+    "a: 1\n...\n---\nb: 2\n",
+    "a: &x 1\n---\nb: *x\n",
+]
+
+
+@pytest.mark.skipif(yamlsource._yaml_rs is None, reason="no yaml-rs wheel on this platform")
+@pytest.mark.parametrize("text", MANY_DOCUMENTS)
+def test_a_file_of_documents_reads_alike_read_apart_or_whole(text: str) -> None:
+    """yaml-rs reads a file a document at a time where that reads as the whole file would
+    (a block scalar at a document's root, which it lets run past `---`, is read whole and
+    refused by both parsers)."""
+    fast = _outcome(text)
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(yamlsource, "_yaml_rs", None)
+        assert fast == _outcome(text), text
+
+
 @settings(max_examples=200, deadline=None)
 @given(text=documents())
 def test_the_located_parse_reads_the_same_data(text: str) -> None:

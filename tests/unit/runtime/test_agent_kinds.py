@@ -44,3 +44,10 @@ def test_a_definition_is_run_by_the_kind_it_names(name: str) -> None:
     program = spec.runtime_program()
     assert (program is None) == (name == "declarative")
     assert bool(kind_of(spec).starts_programs(spec)) == (name != "declarative")
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_only_evalwards_own_loop_has_model_calls_a_plan_can_estimate(name: str) -> None:
+    """A bring-your-own program calls its models itself: the estimate counts its judges'."""
+    spec = AgentSpec.model_validate(SPECS[name])
+    assert kind_of(spec).calls_estimated == (name == "declarative")

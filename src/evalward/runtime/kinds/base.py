@@ -88,6 +88,11 @@ class AgentKind(abc.ABC):
     """Its own program runs the loop, so its run must end in that program's final answer."""
     whole_conversation: ClassVar[bool] = False
     """Every fixture is a conversation to it: a fixture's `input` is its one turn."""
+    calls_estimated: ClassVar[bool] = False
+    """evalward makes its model calls, from the definition alone (its models, tools,
+    `maxTurns`, `maxTokens`): a plan's estimate counts them and sizes its answer by them
+    (`stages/estimate.py`). A program that calls its models itself is estimated by its
+    judges' calls alone; the model proxy meters what it spends against the `Allowance`."""
 
     def __init__(self, setup: KindSetup) -> None:
         self.setup = setup

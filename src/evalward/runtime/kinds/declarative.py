@@ -28,6 +28,7 @@ from evalward.runtime.tools import ToolExecutor
 class DeclarativeKind(AgentKind):
     name: ClassVar[str] = "declarative"
     brings_own: ClassVar[bool] = False
+    calls_estimated: ClassVar[bool] = True
 
     @classmethod
     def starts_programs(cls, spec: AgentSpec) -> str:

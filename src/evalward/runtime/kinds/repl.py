@@ -38,7 +38,7 @@ class ReplKind(CommandKind):
             problem = await session.start(turns.left())
             if problem:
                 turns.trace.add(StepType.error, content=problem)
-                turns.trace.end_reason = EndReason.error.value
+                turns.trace.end(EndReason.error)
                 return
             answer = _turns(session, turns)
             await hold_conversation(talk.conversation, turns.trace, answer, simulator)

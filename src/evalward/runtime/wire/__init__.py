@@ -7,7 +7,7 @@ from evalward.runtime.wire.base import Api, Format, Kind, WireError
 from evalward.runtime.wire.chat import ChatCompletions
 from evalward.runtime.wire.messages import Messages
 from evalward.runtime.wire.responses import Responses
-from evalward.runtime.wire.routes import SERVED, Route, Unnamed, api_of, route_of
+from evalward.runtime.wire.routes import SERVED, Unnamed, WireRoute, api_of, route_of
 
 __all__ = [
     "FORMATS",
@@ -15,9 +15,9 @@ __all__ = [
     "Api",
     "Format",
     "Kind",
-    "Route",
     "Unnamed",
     "WireError",
+    "WireRoute",
     "api_of",
     "route_of",
 ]

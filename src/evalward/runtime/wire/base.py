@@ -17,11 +17,21 @@ from typing import Any, Literal, Protocol
 
 from evalward.http import sse
 from evalward.http.sse import Event
-from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, RunLabels, ToolSpec
+from evalward.providers.base import (
+    ChatMessage,
+    ChatRequest,
+    ChatResponse,
+    RunLabels,
+    ToolCall,
+    ToolSpec,
+)
+from evalward.providers.reply_fields import LenientReader
 from evalward.rundata.trace import Usage
 
 Api = Literal["openai", "anthropic"]
 """The provider whose key and base URL serve a route, and whose error shape it answers in."""
+
+_LENIENT = LenientReader("")
 
 
 class Kind(StrEnum):
@@ -40,20 +50,11 @@ class WireError(ValueError):
 
 
 @dataclass(frozen=True)
-class SeenCall:
-    """A tool call the model asked for in a reply."""
-
-    id: str
-    name: str
-    arguments: dict[str, Any]
-
-
-@dataclass(frozen=True)
 class Turn:
     """What one reply of the model said: its text and the tool calls it asked for."""
 
     text: str = ""
-    calls: tuple[SeenCall, ...] = ()
+    calls: tuple[ToolCall, ...] = ()
     stop_reason: str = ""
 
 
@@ -199,8 +200,9 @@ def lenient_text(content: object) -> str:
 
 
 def count(value: object) -> int:
-    """A token count read leniently: metering a reply passed on as it came must not fail."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    """A token count read leniently (`LenientReader`): metering a reply passed on as it came
+    must not fail."""
+    return _LENIENT.count(value, "")
 
 
 def mapping(value: object) -> Mapping[str, Any]:

@@ -23,21 +23,24 @@ from evalward.providers.base import (
     ToolCall,
     ToolSpec,
 )
+from evalward.providers.openai import parse_response, reply_usage
+from evalward.providers.reply_fields import LenientReader
 from evalward.rundata.trace import Usage, tool_arguments
 from evalward.runtime.wire.base import (
     Kind,
-    SeenCall,
     SeenResult,
     Turn,
     WireError,
     chat_request,
-    count,
     items,
     lenient_text,
     list_field,
     mapping,
     text_of,
 )
+
+_PASSED_ON = LenientReader("openai")
+"""How the proxy reads a reply it passes on: with the provider's parser, refusing nothing."""
 
 
 class ChatCompletions:
@@ -67,33 +70,12 @@ class ChatCompletions:
 
     @staticmethod
     def usage(reply: Mapping[str, Any]) -> Usage:
-        usage = mapping(reply.get("usage"))
-        return Usage(
-            input_tokens=count(usage.get("prompt_tokens")),
-            output_tokens=count(usage.get("completion_tokens")),
-        )
+        return reply_usage(reply, _PASSED_ON)
 
     @staticmethod
     def turn(reply: Mapping[str, Any]) -> Turn:
-        choices = items(reply.get("choices"))
-        if not choices:
-            return Turn()
-        message = mapping(choices[0].get("message"))
-        calls = []
-        for index, call in enumerate(items(message.get("tool_calls"))):
-            function = mapping(call.get("function"))
-            calls.append(
-                SeenCall(
-                    id=str(call.get("id") or f"call_{index}"),
-                    name=str(function.get("name") or ""),
-                    arguments=tool_arguments(function.get("arguments")),
-                )
-            )
-        return Turn(
-            lenient_text(message.get("content")),
-            tuple(calls),
-            str(choices[0].get("finish_reason") or ""),
-        )
+        said = parse_response(reply, "", _PASSED_ON)
+        return Turn(said.content, said.tool_calls, said.stop_reason)
 
     @staticmethod
     def results(body: Mapping[str, Any]) -> list[SeenResult]:

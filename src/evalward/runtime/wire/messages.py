@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalward.http.sse import Event
+from evalward.providers.anthropic import parse_response, reply_usage
 from evalward.providers.base import (
     ChatMessage,
     ChatRequest,
@@ -21,9 +22,10 @@ from evalward.providers.base import (
     ToolCall,
     ToolSpec,
 )
+from evalward.providers.reply_fields import LenientReader
+from evalward.rundata.trace import Usage
 from evalward.runtime.wire.base import (
     Kind,
-    SeenCall,
     SeenResult,
     Turn,
     TypedEvents,
@@ -37,6 +39,9 @@ from evalward.runtime.wire.base import (
     text_of,
 )
 from evalward.text import jsontext
+
+_PASSED_ON = LenientReader("anthropic")
+"""How the proxy reads a reply it passes on: with the provider's parser, refusing nothing."""
 
 
 class Messages(TypedEvents):
@@ -52,22 +57,13 @@ class Messages(TypedEvents):
         return events_of(reply)
 
     @staticmethod
+    def usage(reply: Mapping[str, Any]) -> Usage:
+        return reply_usage(reply, _PASSED_ON)
+
+    @staticmethod
     def turn(reply: Mapping[str, Any]) -> Turn:
-        texts: list[str] = []
-        calls: list[SeenCall] = []
-        for block in items(reply.get("content")):
-            if block.get("type") == "text":
-                texts.append(lenient_text(block.get("text")))
-            elif block.get("type") == "tool_use":
-                arguments = block.get("input")
-                calls.append(
-                    SeenCall(
-                        id=str(block.get("id") or ""),
-                        name=str(block.get("name") or ""),
-                        arguments=dict(arguments) if isinstance(arguments, Mapping) else {},
-                    )
-                )
-        return Turn("".join(texts), tuple(calls), str(reply.get("stop_reason") or ""))
+        said = parse_response(reply, "", _PASSED_ON)
+        return Turn(said.content, said.tool_calls, said.stop_reason)
 
     @staticmethod
     def results(body: Mapping[str, Any]) -> list[SeenResult]:

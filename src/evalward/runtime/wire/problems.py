@@ -19,7 +19,7 @@ class ProblemKind:
     anthropic_type: str
 
 
-class Problem(Enum):
+class WireProblem(Enum):
     """Errors the proxy answers itself, with each provider's status and error type."""
 
     bad_request = ProblemKind(400, "invalid_request_error", None, "invalid_request_error")
@@ -32,7 +32,7 @@ class Problem(Enum):
     upstream = ProblemKind(502, "server_error", None, "api_error")
 
 
-def error_body(api: Api, problem: Problem, message: str) -> dict[str, Any]:
+def error_body(api: Api, problem: WireProblem, message: str) -> dict[str, Any]:
     kind = problem.value
     if api == "anthropic":
         return {"type": "error", "error": {"type": kind.anthropic_type, "message": message}}
@@ -50,8 +50,8 @@ def error_event(kind: Kind, message: str) -> bytes:
     """An error in the middle of a stream, as that API's stream says it: the agent's SDK
     raises it instead of waiting for an end that will not come."""
     if kind is Kind.messages:
-        return sse.encode(error_body("anthropic", Problem.upstream, message), "error")
+        return sse.encode(error_body("anthropic", WireProblem.upstream, message), "error")
     if kind is Kind.responses:
         data = {"type": "error", "code": "server_error", "message": message, "param": None}
         return sse.encode(data, "error")
-    return sse.encode(error_body("openai", Problem.upstream, message))
+    return sse.encode(error_body("openai", WireProblem.upstream, message))

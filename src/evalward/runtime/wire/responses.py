@@ -28,7 +28,6 @@ from evalward.providers.base import (
 from evalward.rundata.trace import tool_arguments
 from evalward.runtime.wire.base import (
     Kind,
-    SeenCall,
     SeenResult,
     Turn,
     TypedEvents,
@@ -58,7 +57,7 @@ class Responses(TypedEvents):
     @staticmethod
     def turn(reply: Mapping[str, Any]) -> Turn:
         texts: list[str] = []
-        calls: list[SeenCall] = []
+        calls: list[ToolCall] = []
         for item in items(reply.get("output")):
             if item.get("type") == "message":
                 texts += [
@@ -67,7 +66,7 @@ class Responses(TypedEvents):
                 ]
             elif item.get("type") == "function_call":
                 calls.append(
-                    SeenCall(
+                    ToolCall(
                         id=str(item.get("call_id") or item.get("id") or ""),
                         name=str(item.get("name") or ""),
                         arguments=tool_arguments(item.get("arguments")),

@@ -30,7 +30,7 @@ from evalward.runtime.wire.base import Api, Kind
 
 
 @dataclass(frozen=True)
-class Route:
+class WireRoute:
     api: Api
     kind: Kind | None
     """What the call is; None for a model list."""
@@ -53,10 +53,10 @@ SERVED = (
     "POST /v1/messages (Anthropic), GET /v1/models and GET /v1/models/{id}"
 )
 _POST = {
-    "/v1/chat/completions": Route("openai", Kind.chat, "chat/completions"),
-    "/v1/responses": Route("openai", Kind.responses, "responses"),
-    "/v1/embeddings": Route("openai", Kind.embeddings, "embeddings"),
-    "/v1/messages": Route("anthropic", Kind.messages, "messages"),
+    "/v1/chat/completions": WireRoute("openai", Kind.chat, "chat/completions"),
+    "/v1/responses": WireRoute("openai", Kind.responses, "responses"),
+    "/v1/embeddings": WireRoute("openai", Kind.embeddings, "embeddings"),
+    "/v1/messages": WireRoute("anthropic", Kind.messages, "messages"),
 }
 _MODELS = "/v1/models"
 
@@ -75,13 +75,13 @@ _VERSION = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _BETAS = re.compile(r"[A-Za-z0-9._-]{1,100}(\s*,\s*[A-Za-z0-9._-]{1,100}){0,31}")
 
 
-def route_of(method: str, target: str, headers: Mapping[str, str]) -> Route | Unnamed | None:
+def route_of(method: str, target: str, headers: Mapping[str, str]) -> WireRoute | Unnamed | None:
     """The route `method` and the raw request `target` (path and query, undecoded) name;
     `Unnamed` when the path is a served route's but something else in the request is not
     in its shape; None when it is no route the proxy serves."""
     path, _, query = target.partition("?")
     if method == "POST" and path in _POST:
-        route: Route | Unnamed = _POST[path]
+        route: WireRoute | Unnamed = _POST[path]
     elif method == "GET" and (path == _MODELS or path.startswith(_MODELS + "/")):
         route = _model_route(api_of(headers), path.removeprefix(_MODELS))
     else:
@@ -97,11 +97,11 @@ def api_of(headers: Mapping[str, str]) -> Api:
     return "anthropic" if anthropic else "openai"
 
 
-def _model_route(api: Api, rest: str) -> Route | Unnamed:
+def _model_route(api: Api, rest: str) -> WireRoute | Unnamed:
     """`GET /v1/models` (`rest` empty) or `GET /v1/models/{id}` (`rest` is `/` and the id,
     as the client encoded it: percent-escapes are decoded once, then the id must be one)."""
     if not rest:
-        return Route(api, None, "models")
+        return WireRoute(api, None, "models")
     raw = rest.removeprefix("/")
     try:
         model_id = urllib.parse.unquote(raw, errors="strict")
@@ -113,10 +113,10 @@ def _model_route(api: Api, rest: str) -> Route | Unnamed:
             f"{raw!r:.100} is not a model id (one path segment of letters, "
             "digits and `.`, `_`, `:`, `-`, starting with a letter or digit)",
         )
-    return Route(api, None, f"models/{model_id}", model_id)
+    return WireRoute(api, None, f"models/{model_id}", model_id)
 
 
-def _agent_headers(route: Route, headers: Mapping[str, str]) -> Unnamed | None:
+def _agent_headers(route: WireRoute, headers: Mapping[str, str]) -> Unnamed | None:
     """The headers an Anthropic request passes on, refused unless they are in their shapes."""
     if route.api != "anthropic":
         return None
@@ -129,7 +129,7 @@ def _agent_headers(route: Route, headers: Mapping[str, str]) -> Unnamed | None:
     return None
 
 
-def _with_query(route: Route, query: str) -> Route | Unnamed:
+def _with_query(route: WireRoute, query: str) -> WireRoute | Unnamed:
     """`route` with the query evalward writes from the agent's, when each of its fields is
     one the route takes, once, in its shape."""
     allowed = _MODEL_QUERY if route.upstream == "models" else {}
@@ -145,4 +145,4 @@ def _with_query(route: Route, query: str) -> Route | Unnamed:
     if not kept:
         return route
     written = "&".join(f"{name}={value}" for name, value in kept.items())
-    return Route(route.api, route.kind, f"{route.upstream}?{written}")
+    return WireRoute(route.api, route.kind, f"{route.upstream}?{written}")

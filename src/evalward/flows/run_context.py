@@ -1,0 +1,70 @@
+"""One prepared change's run, whole: what every step that runs it takes, made once.
+
+The pipeline makes it where a change is prepared (`pipeline.evaluate_change`), from the front
+end's `RunSetup` and the prepared change: the plan, each side's checkout, the clients and
+the options it was given, and the result cache's keys, which every step that keys a run
+shares (each run's key and each agent's fingerprint are computed once, however many steps
+ask). The steps of flows/ take it whole; a stage below them takes only what it uses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from evalward.flows.run_setup import RunOptions
+from evalward.providers.registry import Providers
+from evalward.resources import ResourceSet
+from evalward.rundata.sides import Side
+from evalward.rundata.spending import Budget
+from evalward.stages.plan import Checkout, Plan, PlannedRun
+from evalward.stages.result_cache import CacheKeys
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """A plan, the checkouts it runs in, the clients and options it runs with, and its keys."""
+
+    plan: Plan
+    """What runs; the rounds add their runs to it as they go (`rounds.run_rounds`)."""
+    checkouts: dict[Side, Checkout]
+    providers: Providers
+    env: Mapping[str, str]
+    """evalward's environment: where the agents' `env:` lists take their values from, and
+    what command tools and bring-your-own agents may see (less the provider keys)."""
+    options: RunOptions
+    keys: CacheKeys
+    """The result cache's keys (also where no cache is used: the agents' identities)."""
+
+    @classmethod
+    def of(
+        cls,
+        plan: Plan,
+        checkouts: dict[Side, Checkout],
+        providers: Providers,
+        *,
+        env: Mapping[str, str],
+        options: RunOptions,
+    ) -> RunContext:
+        """The context of `plan` over `checkouts`, with the keys every step shares."""
+        return cls(plan, checkouts, providers, env, options, CacheKeys(checkouts, providers))
+
+    @property
+    def resources(self) -> dict[Side, ResourceSet]:
+        """Each side's definitions."""
+        return {side: checkout.resources for side, checkout in self.checkouts.items()}
+
+    @property
+    def budget(self) -> Budget:
+        return self.options.budget
+
+    def cached(self) -> Callable[[PlannedRun], bool] | None:
+        """Whether the result cache answers a run, as it holds results now (None: it
+        answers none, and no key is made for it: `ResultCache.holds`)."""
+        cache = self.options.cache
+        return cache.holds(self.keys) if cache is not None else None
+
+    def with_plan(self, plan: Plan) -> RunContext:
+        """The same run, of `plan` (the budget's cut of it, a round's runs): its keys too."""
+        return dataclasses.replace(self, plan=plan)
