@@ -22,16 +22,17 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from evalward.runtime.playground_database import MAX_CELLS, MAX_ROWS, MAX_VALUE_BYTES
-from evalward.runtime.playground_state import STATE_CHARS, STATE_LIMIT
+from evalward.runtime.playground.base import STATE_CHARS, STATE_LIMIT
+from evalward.runtime.playground.sqlite_read import MAX_CELLS, MAX_ROWS, MAX_VALUE_BYTES
 
 READ = r"""
 import asyncio, json, sys, time
 from pathlib import Path
 from evalward.resources.playground import Playground
 from evalward.rundata.playground_state import PlaygroundRun, PlaygroundState
-from evalward.runtime.playground import LivePlayground, PlaygroundError, PlaygroundSource
-from evalward.runtime.playground_state import capture
+from evalward.runtime.playground.base import LivePlayground, PlaygroundError, PlaygroundSource
+from evalward.runtime.playground.sqlite import SqliteRun
+from evalward.runtime.playground.state import capture
 
 def peak_kib():
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -42,14 +43,15 @@ folder = Path(sys.argv[1])
 Path("/proc/self/clear_refs").write_text("5")  # the peak so far is the parent's: start afresh
 before = peak_kib()
 if sys.argv[2] == "service":
-    from evalward.runtime.playground_state import STATE_CHARS, _state_json
+    from evalward.runtime.playground.base import STATE_CHARS
+    from evalward.runtime.playground.service import state_json
     from evalward.rundata.playground_state import canonical_size
     spec = Playground.model_validate({"sqlite": {"seed": "seed.sql"}})
     live = LivePlayground(PlaygroundSource("bench", spec, folder), folder, None, 1.0)
     started = time.monotonic()
     try:
         final = PlaygroundState("bench")
-        final.document["service"] = _state_json(live, (folder / "state.json").read_bytes(), "it")
+        final.document["service"] = state_json(live, (folder / "state.json").read_bytes(), "it")
         if canonical_size(final.document, STATE_CHARS) > STATE_CHARS:
             raise PlaygroundError("x: its state is larger than the characters bound")
         PlaygroundRun(PlaygroundState("bench"), final).record()
@@ -59,8 +61,8 @@ if sys.argv[2] == "service":
     outcome += f" in {time.monotonic() - started:.1f} s"
 elif sys.argv[2] == "read":
     spec = Playground.model_validate({"sqlite": {"seed": "seed.sql"}})
-    live = LivePlayground(PlaygroundSource("bench", spec, folder), folder, None, 1.0)
-    live.database = folder / "db" / "playground.sqlite"
+    parts = [SqliteRun(spec.sqlite, folder / "db" / "playground.sqlite")]
+    live = LivePlayground(PlaygroundSource("bench", spec, folder), folder, None, 1.0, parts)
     started = time.monotonic()
     async def read():
         # the state stays inside: asyncio.run's main task's result is repr'd at its end

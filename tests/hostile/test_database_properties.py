@@ -19,9 +19,10 @@ from hypothesis import strategies as st
 
 from evalward.resources.playground import Playground
 from evalward.rundata.playground_state import PlaygroundRun, PlaygroundState
-from evalward.runtime import playground_state
-from evalward.runtime.playground import LivePlayground, PlaygroundError, PlaygroundSource
-from evalward.runtime.playground_database import MAX_VALUE_BYTES
+from evalward.runtime.playground import state as playground_state
+from evalward.runtime.playground.base import LivePlayground, PlaygroundError, PlaygroundSource
+from evalward.runtime.playground.sqlite import SqliteRun
+from evalward.runtime.playground.sqlite_read import MAX_VALUE_BYTES
 
 PROPERTY = settings(max_examples=60, deadline=None)
 NAMES = st.text(min_size=1, max_size=8).filter(lambda name: "\0" not in name) | st.sampled_from(
@@ -109,8 +110,9 @@ def test_any_database_is_read_within_its_bounds_or_refused_by_name(
         (folder / "db").mkdir()
         build(folder / "db" / "playground.sqlite", shape, extras)
         spec = Playground.model_validate({"sqlite": {"seed": "seed.sql"}})
-        live = LivePlayground(PlaygroundSource("hostile", spec, folder), folder, None, 1.0)
-        live.database = folder / "db" / "playground.sqlite"
+        assert spec.sqlite is not None
+        parts = [SqliteRun(spec.sqlite, folder / "db" / "playground.sqlite")]
+        live = LivePlayground(PlaygroundSource("hostile", spec, folder), folder, None, 1.0, parts)
 
         async def read() -> str:
             try:

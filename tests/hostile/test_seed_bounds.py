@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evalward.runtime.playground_seed import SeedError, SeedTimeout, load_seed
+from evalward.runtime.playground.sqlite_seed import SeedError, SeedTimeout, load_seed
 
 FOREVER = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c;"
 

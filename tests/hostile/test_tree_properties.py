@@ -26,8 +26,9 @@ from hypothesis import strategies as st
 from evalward.files.trees import TreeBounds, TreeError, copy_tree, remove_tree, walk
 from evalward.resources.playground import Playground
 from evalward.rundata.playground_state import PlaygroundRun, PlaygroundState
-from evalward.runtime.playground import LivePlayground, PlaygroundError, PlaygroundSource
-from evalward.runtime.playground_state import capture
+from evalward.runtime.playground.base import LivePlayground, PlaygroundError, PlaygroundSource
+from evalward.runtime.playground.files import FilesRun
+from evalward.runtime.playground.state import capture
 
 PROPERTY = settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -130,7 +131,9 @@ async def state_of(root: Path) -> str:
     """The tree as a playground's files part: read into a state the record can write, or
     refused with the playground's own error."""
     spec = Playground.model_validate({"files": {"seed": "world"}})
-    live = LivePlayground(PlaygroundSource("hostile", spec, root), root, None, 1.0, files=root)
+    assert spec.files is not None
+    parts = [FilesRun(spec.files, root)]
+    live = LivePlayground(PlaygroundSource("hostile", spec, root), root, None, 1.0, parts)
     try:
         state = await capture(live)
     except PlaygroundError as exc:

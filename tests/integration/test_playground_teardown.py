@@ -12,8 +12,8 @@ from pathlib import Path
 from evalward.resources.playground import Playground
 from evalward.rundata.trace import Trace
 from evalward.runtime.agent_users import AgentUser
-from evalward.runtime.playground import PlaygroundSource
-from evalward.runtime.playground_run import PlaygroundSetting, StateNeeds, run_in_playground
+from evalward.runtime.playground.base import PlaygroundSource
+from evalward.runtime.playground.run import PlaygroundSetting, StateNeeds, run_in_playground
 from evalward.runtime.port_owner import loopback_listeners
 from evalward.runtime.sandbox import Sandbox
 

@@ -41,8 +41,8 @@ from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.declarative import resolve_agent
 from evalward.runtime.environment_limits import EnvironmentLimits, side_limits
 from evalward.runtime.model_proxy import ModelProxy, agent_environment, provider_key_names
-from evalward.runtime.playground import Templates
-from evalward.runtime.playground_run import PlaygroundSetting, StateNeeds, run_in_playground
+from evalward.runtime.playground.base import Templates
+from evalward.runtime.playground.run import PlaygroundSetting, StateNeeds, run_in_playground
 from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.strays import RunProcesses

@@ -6,18 +6,29 @@ names a pytest fixture; up to three parts, each real: a folder seeded from the r
 serving an API on a port evalward picks (`service`). Every path is relative to the
 repository root of the gate's side (the base commit under `gate-config: base`), never to the
 pull request's. docs/playgrounds.md describes it all.
+
+Each part's settings answer what the definition alone decides of it: the repository files it
+must find (`seeds()`), every file it is made from (`paths()`: what a run's cache key hashes and
+what the gate reads of the base branch), whether it runs a program of the repository
+(`runs_program`) and its part of the state document (`state_part()`). How a run's part is
+seeded, provisioned, read and torn down is its module's in runtime/playground/, which
+`PartKind` names.
 """
 
 from __future__ import annotations
 
 import posixpath
-from typing import Annotated
+from typing import Annotated, ClassVar, Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
 from evalward.resources.common import NAME_PATTERN, Model
 
 PLACEHOLDERS = ("{port}", "{seed}", "{data}")
+PartKind = Literal["files", "sqlite", "service"]
+"""The parts a playground may have, in the order a run provisions them: each a field of
+`Playground` and the key of its module in runtime/playground/registry.py."""
+PART_KINDS: tuple[PartKind, ...] = get_args(PartKind)
 
 
 def _repository_path(path: str) -> str:
@@ -31,15 +42,40 @@ def _repository_path(path: str) -> str:
 RepositoryPath = Annotated[str, Field(min_length=1)]
 
 
-class FilesPart(Model):
+class PartSettings(Model):
+    """What every part's settings answer, from the definition alone."""
+
+    runs_program: ClassVar[bool] = False
+    """It starts a program of the repository (the gate then reads the whole base tree)."""
+
+    def seeds(self) -> list[str]:
+        """The repository files (or folders) it must find on the gate's side."""
+        return []
+
+    def paths(self) -> list[str]:
+        """Every repository path it is made from: what a run's cache key hashes."""
+        return self.seeds()
+
+    def state_part(self) -> str | None:
+        """Its key in the playground's state document (None: its state is not read)."""
+        return None
+
+
+class FilesPart(PartSettings):
     """A folder the agent and its tools work in, a copy of `seed` (a folder or a file)."""
 
     seed: RepositoryPath = Field(description="A folder (or file) of the repository to copy.")
 
     _inside = field_validator("seed")(_repository_path)
 
+    def seeds(self) -> list[str]:
+        return [self.seed]
 
-class SqlitePart(Model):
+    def state_part(self) -> str:
+        return "files"
+
+
+class SqlitePart(PartSettings):
     """A SQLite database, made from an SQL script (`.sql`) or a fixtures file (`.json`,
     `.yaml`: `{table: [{column: value}]}`, the tables created from the columns)."""
 
@@ -54,8 +90,14 @@ class SqlitePart(Model):
             raise ValueError(f"{seed!r}: a seed is a .sql script or a .json/.yaml fixtures file")
         return seed
 
+    def seeds(self) -> list[str]:
+        return [self.seed]
 
-class ServicePart(Model):
+    def state_part(self) -> str:
+        return "db"
+
+
+class ServicePart(PartSettings):
     """A program of the repository that serves an API on `{port}`: started per run, ready
     when `ready` answers, its state read from `state` when the run ends."""
 
@@ -97,6 +139,19 @@ class ServicePart(Model):
             raise ValueError(f"{path!r}: give a path on the service, starting with `/`")
         return path
 
+    runs_program: ClassVar[bool] = True
+
+    def seeds(self) -> list[str]:
+        return [self.seed] if self.seed else []
+
+    def paths(self) -> list[str]:
+        """Its seed, and each argument of its commands that looks like a path."""
+        commands = [*self.start, *(self.dump or [])]
+        return self.seeds() + [a for a in commands if "/" in a and not a.startswith("-")]
+
+    def state_part(self) -> str | None:
+        return "service" if self.state or self.dump else None
+
 
 class Playground(Model):
     name: str | None = Field(
@@ -110,15 +165,29 @@ class Playground(Model):
 
     @model_validator(mode="after")
     def _something(self) -> Playground:
-        if self.files is None and self.sqlite is None and self.service is None:
-            raise ValueError("a playground needs `files`, `sqlite`, `service` or several")
+        if not self.parts():
+            named = ", ".join(f"`{kind}`" for kind in PART_KINDS)
+            raise ValueError(f"a playground needs {named} or several")
         return self
+
+    def parts(self) -> dict[PartKind, PartSettings]:
+        """Its parts' settings by kind, in the order a run provisions them."""
+        found: dict[PartKind, PartSettings] = {}
+        for kind in PART_KINDS:
+            part = getattr(self, kind)
+            if part is not None:
+                found[kind] = part
+        return found
+
+    def seeds(self) -> list[str]:
+        """The repository files its parts must find on the gate's side."""
+        return [seed for part in self.parts().values() for seed in part.seeds()]
 
     def paths(self) -> list[str]:
         """Every repository path it is made from (what its cache key hashes)."""
-        found = [part.seed for part in (self.files, self.sqlite) if part is not None]
-        if self.service is not None:
-            found += [self.service.seed] if self.service.seed else []
-            commands = [*self.service.start, *(self.service.dump or [])]
-            found += [a for a in commands if "/" in a and not a.startswith("-")]
-        return found
+        return [path for part in self.parts().values() for path in part.paths()]
+
+    @property
+    def runs_program(self) -> bool:
+        """One of its parts starts a program of the repository."""
+        return any(part.runs_program for part in self.parts().values())

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,18 +26,12 @@ from evalward.providers.base import RunLabels
 from evalward.resources.agent_runtime import HttpRuntime
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.model_proxy import Grant, ModelProxy
-from evalward.runtime.port_owner import PortTaken, owned_host
+from evalward.runtime.port_owner import PortTaken, free_port, owned_host
 from evalward.runtime.process import DEFAULT_KILL_GRACE, kill_group, limited_env, read_tail, spawn
 from evalward.runtime.process import tail as tail_text
 from evalward.runtime.protocol import ProtocolError, apply_response
 from evalward.runtime.sandbox import Sandbox
 from evalward.text import jsontext
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class HttpAgentServer:

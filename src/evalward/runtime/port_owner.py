@@ -1,4 +1,5 @@
-"""Whose server answers on an http agent's loopback port (Linux: /proc/net/tcp and tcp6).
+"""A loopback port for a server evalward starts (an http agent, a playground's service), and
+whose server answers on it (Linux: /proc/net/tcp and tcp6).
 
 The port is free when evalward picks it, but free for anyone: another user's process (a pull
 request's agent, reading the base server's `--port` from its command line) could bind it
@@ -12,6 +13,7 @@ an address and port a listener already holds.
 from __future__ import annotations
 
 import ipaddress
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +30,13 @@ class Listener:
     def reaches_ipv4(self) -> bool:
         """Whether a connection to 127.0.0.1 can land here (an IPv6 wildcard is dual-stack)."""
         return self.address.version == 4 or self.address.is_unspecified
+
+
+def free_port() -> int:
+    """A port free on 127.0.0.1 now (free for anyone: `owned_host` says whose it is later)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def loopback_listeners(port: int, tables: tuple[str, ...] = PROC_NET_TCP) -> list[Listener]:

@@ -1,5 +1,5 @@
 """`evalward validate --playgrounds`: each playground the definitions name, provisioned once
-as a run provisions it (runtime/playground.py), without an agent or a model: its seeds
+as a run provisions it (runtime/playground/), without an agent or a model: its seeds
 applied, its service started and its `ready` answered, its state read, then torn down.
 
 What fails is the run's own error, located at the playground's YAML line (a service's last
@@ -19,8 +19,9 @@ from evalward.resources import ResourceSet
 from evalward.resources.locate import Locator
 from evalward.resources.resource_set import Located
 from evalward.rundata.sides import Side
-from evalward.runtime.playground import PlaygroundError, PlaygroundSource, provision
-from evalward.runtime.playground_state import capture
+from evalward.runtime.playground.base import PlaygroundError, PlaygroundSource
+from evalward.runtime.playground.provision import provision
+from evalward.runtime.playground.state import capture
 from evalward.stages.plan import Checkout, PlannedRun
 from evalward.stages.playgrounds import missing_seeds, source_of
 from evalward.stages.static_checks import PlaygroundKey, playground_key

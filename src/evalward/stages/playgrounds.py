@@ -22,7 +22,7 @@ from evalward.resources.paths import OutsideRepository, repo_path
 from evalward.resources.playground import Playground
 from evalward.resources.state_assertions import STATE_TYPES, StateSnapshotAssertion
 from evalward.rundata.sides import Side
-from evalward.runtime.playground import SEED_BOUNDS, PlaygroundSource
+from evalward.runtime.playground.base import SEED_BOUNDS, PlaygroundSource
 from evalward.stages.plan import Checkout, Plan, PlannedRun
 
 HASHED_FILES = 20_000
@@ -113,11 +113,8 @@ class PlaygroundKeys:
 
 def missing_seeds(source: PlaygroundSource) -> list[str]:
     """The seeds of a playground that are not files or folders of its tree."""
-    seeds = [p.seed for p in (source.spec.files, source.spec.sqlite, source.spec.service) if p]
     missing = []
-    for seed in seeds:
-        if seed is None:
-            continue
+    for seed in source.spec.seeds():
         try:
             found = repo_path(source.world, seed).exists()
         except OutsideRepository:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from evalward.errors import Problem, ResourceError
@@ -33,6 +34,7 @@ from evalward.resources.conversation import simulator_model
 from evalward.resources.locate import Locator
 from evalward.resources.mcp import QUALIFIER
 from evalward.resources.models import EvalFixtureSpec
+from evalward.resources.playground import Playground
 from evalward.resources.resource_set import Located
 from evalward.resources.yamlsource import PathKey
 from evalward.rundata.sides import Side
@@ -185,6 +187,9 @@ class _Checks:
         self.locator = Locator(resources)
         self.problems: dict[Problem, None] = {}
         self.static = StaticChecks(self.locator, env, served)
+        self.missing: dict[tuple[Path, int], tuple[Playground, list[str]]] = {}
+        """Each playground's missing seeds, by tree and definition (kept here, so the
+        runs of an Eval that share one look in the tree once)."""
 
     def scope(self, scope: Scope) -> None:
         resources = self.resources
@@ -271,7 +276,11 @@ class _Checks:
         owner: Located[Any] = fixture
         if fixture.resource.spec.playground is None:
             owner = self.resources.evals[run.eval]
-        for seed in missing_seeds(source):
+        at = (source.world, id(source.spec))
+        known = self.missing.get(at)
+        if known is None or known[0] is not source.spec:
+            known = self.missing[at] = (source.spec, missing_seeds(source))
+        for seed in known[1]:
             self.add(
                 owner,
                 ("spec", "playground"),

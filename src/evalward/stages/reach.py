@@ -94,7 +94,7 @@ def world_reach(gating: ResourceSet, runs: Iterable[PlannedRun]) -> Reach:
             continue
         spec = located_eval.resource.spec.playground
         if spec is not None:
-            if spec.service is not None:
+            if spec.runs_program:
                 reach.everything(f"Eval {eval_name!r}'s playground runs a service program")
             reach.paths.update(path.lstrip("/") for path in spec.paths())
     return reach
@@ -106,7 +106,7 @@ def playground_reach(resources: ResourceSet, eval_name: str, fixture: str, reach
     if defined is None:
         return
     name, spec, kind = defined
-    if spec.service is not None:
+    if spec.runs_program:
         reach.everything(f"{kind} {name!r}'s playground runs a service program")
     snapshots = [
         a.snapshot

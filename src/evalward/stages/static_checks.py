@@ -3,7 +3,7 @@ show: asked by `evalward validate` and by a run's preflight (preflight.py), of e
 (Eval, fixture) they check.
 
 - A SQLite playground's seed is loaded into an in-memory database, within the bounds a run's
-  playground loads it in (runtime/playground_seed.py), and every `sql` criterion of the
+  playground loads it in (runtime/playground/sqlite_seed.py), and every `sql` criterion of the
   fixtures that use it is prepared there (EXPLAIN: compiled, not run), read-only as a run's
   query is: its syntax, its tables and its columns, with the nearest name.
 - Each code scorer is compiled, or parsed by `node --check` (scorer_checks.py).
@@ -31,12 +31,13 @@ from evalward.resources.assertions import Assertion
 from evalward.resources.locate import Locator
 from evalward.resources.models import EvalFixture
 from evalward.resources.paths import OutsideRepository, repo_path
+from evalward.resources.playground import Playground
 from evalward.resources.problems import did_you_mean
 from evalward.resources.resource_set import Located
 from evalward.resources.state_assertions import STATE_TYPES, SqlAssertion
 from evalward.resources.yamlsource import PathKey, YamlSyntaxError
-from evalward.runtime.playground import SEED_LIMIT, PlaygroundSource
-from evalward.runtime.playground_seed import SeedError, SeedTimeout, load_seed, parse_yaml
+from evalward.runtime.playground.base import SEED_LIMIT, PlaygroundSource
+from evalward.runtime.playground.sqlite_seed import SeedError, SeedTimeout, load_seed, parse_yaml
 from evalward.stages.plan import Checkout, PlannedRun
 from evalward.stages.playgrounds import source_of
 from evalward.stages.scorer_checks import ScorerChecks
@@ -48,7 +49,7 @@ LISTED_FILES = 20_000
 """Files of a seed folder listed at most; past it, its files are not checked against."""
 _READ = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
 """What a criterion's query may do: what a run's reading of the state allows it
-(runtime/playground_database.py)."""
+(runtime/playground/sqlite_read.py)."""
 _KEYWORDS = frozenset(
     """SELECT FROM WHERE GROUP ORDER BY HAVING LIMIT OFFSET JOIN LEFT INNER CROSS OUTER ON AS AND
     OR NOT NULL IS IN LIKE GLOB BETWEEN EXISTS DISTINCT UNION ALL EXCEPT INTERSECT WITH RECURSIVE
@@ -91,6 +92,7 @@ class StaticChecks:
         self._scorers = ScorerChecks(locator, env)
         self._fixtures: dict[tuple[str, str], Located[EvalFixture]] = {}
         self._uses: dict[PlaygroundKey, _Use] = {}
+        self._keys: dict[tuple[Path, int], tuple[Playground, PlaygroundKey]] = {}
 
     def add(self, checkout: Checkout, run: PlannedRun) -> None:
         resources = checkout.resources
@@ -102,8 +104,17 @@ class StaticChecks:
         owner: Located[Any] = fixture
         if fixture.resource.spec.playground is None:
             owner = resources.evals[run.eval]
-        use = self._uses.setdefault(playground_key(source), _Use(source, owner))
+        use = self._uses.setdefault(self._key(source), _Use(source, owner))
         use.fixtures[(fixture.file, run.fixture)] = fixture
+
+    def _key(self, source: PlaygroundSource) -> PlaygroundKey:
+        """`playground_key`, made once per definition and tree: the runs of an Eval share
+        one (by identity: the loaded definition lives as long as the checks, kept here)."""
+        at = (source.world, id(source.spec))
+        known = self._keys.get(at)
+        if known is None or known[0] is not source.spec:
+            known = self._keys[at] = (source.spec, playground_key(source))
+        return known[1]
 
     def check(self) -> None:
         for fixture in self._fixtures.values():
@@ -196,9 +207,8 @@ def _parts(source: PlaygroundSource) -> StateShape:
     """What the state of the playground has: a part for each it is made of (a service's
     only when its state is read)."""
     spec = source.spec
-    service = spec.service is not None and (spec.service.state or spec.service.dump)
-    parts = {"files": spec.files, "db": spec.sqlite, "service": service}
-    shape = StateShape(frozenset(name for name, part in parts.items() if part))
+    parts = (part.state_part() for part in spec.parts().values())
+    shape = StateShape(frozenset(name for name in parts if name is not None))
     if spec.sqlite is not None:
         shape.told_by["db"] = f"the seed {spec.sqlite.seed!r}"
     return shape

@@ -50,7 +50,7 @@ class FixtureRun:
     allowance: Allowance | None = None
     """The job's budget its simulated user's calls are metered against (None: no budget)."""
     env: Mapping[str, str] = field(default_factory=dict)
-    """Where the run's playground is (runtime/playground.py): given to every program of the
+    """Where the run's playground is (runtime/playground/): given to every program of the
     run and, for an http agent, in the request's `playground`."""
     processes: RunProcesses | None = None
     """What the run's programs are tracked as, to be ended with it (`Sandbox.begin_run`)."""

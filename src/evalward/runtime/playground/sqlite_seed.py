@@ -21,10 +21,10 @@ from evalward.resources.yamlsource import YamlSyntaxError, check_shape
 SEED_SECONDS = 60.0
 DATABASE_LIMIT = 256 * 1024 * 1024
 """The largest database a seed may make: a run's state is read from one at most this large
-(playground_database.DB_LIMIT)."""
+(sqlite_read.DB_LIMIT)."""
 VALUE_LIMIT = 1024 * 1024
 """The longest value (a text, a blob) a seed may make: a run's state reads none longer
-(playground_database.MAX_VALUE_BYTES)."""
+(sqlite_read.MAX_VALUE_BYTES)."""
 _REFUSED_PRAGMAS = frozenset(
     {
         "max_page_count",

@@ -14,14 +14,14 @@ from evalward.resources.assertions import Assertion
 from evalward.resources.state_assertions import SqlAssertion, StateSnapshotAssertion
 from evalward.rundata.playground_state import PlaygroundRun, PlaygroundState
 from evalward.rundata.trace import StepType, Trace
-from evalward.runtime.playground import (
+from evalward.runtime.playground.base import (
     LivePlayground,
     PlaygroundError,
     PlaygroundSource,
     Templates,
-    provision,
 )
-from evalward.runtime.playground_state import capture
+from evalward.runtime.playground.provision import provision
+from evalward.runtime.playground.state import capture
 from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.sandbox import Sandbox
 
@@ -56,7 +56,7 @@ class PlaygroundSetting:
     sandbox: Sandbox | None = None
     kill_grace: float = DEFAULT_KILL_GRACE
     templates: Templates | None = None
-    """The job's SQLite templates: each seed loaded once, each run's database a copy."""
+    """The job's templates: each seed loaded once, each run's part (a database) a copy."""
 
 
 async def run_in_playground(
@@ -99,7 +99,7 @@ async def _inside(
         return _failed(f"the playground's initial state could not be read: {exc}"), None
     trace = await run(dict(live.env))
     try:
-        final = await capture(live, needs.queries, needs.snapshots)
+        final = await capture(live, needs.queries, needs.snapshots, initial)
     except PlaygroundError as exc:
         if trace.error is None:
             trace.add(StepType.error, content=f"the playground's final state: {exc}")
@@ -108,17 +108,22 @@ async def _inside(
 
 
 async def _initial(live: LivePlayground) -> PlaygroundState:
-    """The state before the agent runs. A playground that has only a database, a copy of its
-    seed's template, starts the same in every run: its state is read once, from the template
-    (evalward's own, out of any agent's reach), and shared by its runs (not so with a service,
-    whose state is its own, or files)."""
-    spec, templates = live.source.spec, live.templates
-    if templates is None or spec.sqlite is None or spec.files or spec.service:
+    """The state before the agent runs. A playground whose every part is a copy of its
+    template (a database) starts the same in every run: its state is read once, from the
+    templates (evalward's own, out of any agent's reach), and shared by its runs (not so with
+    a service, whose state is its own, or files: `PlaygroundPart.fresh`)."""
+    templates = live.templates
+    if templates is None:
         return await capture(live)
-    key = (live.source.world, live.name, spec.sqlite.seed)
+    key = (live.source.world, live.name, tuple(live.source.spec.paths()))
     state = templates.initial_states.get(key)
-    if state is None:
-        state = templates.initial_states[key] = await capture(templates.fresh(live))
+    if state is not None:
+        return state
+    fresh = [found for part in live.parts if (found := part.fresh(live, templates)) is not None]
+    if templates.folder is None or len(fresh) < len(live.parts):
+        return await capture(live)
+    reader = LivePlayground(live.source, templates.folder, None, live.kill_grace, fresh)
+    state = templates.initial_states[key] = await capture(reader)
     return state
 
 

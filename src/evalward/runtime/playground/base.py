@@ -1,0 +1,235 @@
+"""What every part of a playground answers, and the provisioned playground that holds them.
+
+A playground is made of parts (`files`, `sqlite`, `service`: `PartKind`), one module each in
+this package, found by `registry.py`. Each is a `PlaygroundPart`: it may load its seed once
+per job into a template (`seed`, kept in `Templates`), lays itself out in the run's folder
+before the folder is given to the agent user (`lay_out`), starts what runs beside the agent
+(`start`), reads its part of the state (`capture`) and ends what it started (`tear_down`).
+What the definition alone says of a part (its seeds, the paths its cache key hashes, whether
+it runs a program) is its settings' in resources/playground.py. `LivePlayground` is one
+run's: its folder, the variables that tell the agent where each part is, its parts; `close`
+tears them down and removes the folder.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import contextlib
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+from evalward.files.trees import TreeBounds, TreeError, remove_tree
+from evalward.resources.paths import OutsideRepository, repo_path
+from evalward.resources.playground import PartKind, PartSettings, Playground
+from evalward.rundata.playground_state import PlaygroundState
+from evalward.runtime.sandbox import Sandbox
+
+SEED_LIMIT = 64 * 1024 * 1024
+"""The largest seed or snapshot read as text (a repository's file: `safe_files`)."""
+SEED_BOUNDS = TreeBounds(depth=128, entries=100_000, seconds=120.0)
+"""A files seed is copied (and the copy given to the agent user) within these."""
+STATE_LIMIT = 8 * 1024 * 1024
+"""Bytes of state read at most: the service's reply, the folder's files together."""
+STATE_CHARS = 4 * STATE_LIMIT
+"""Characters of the whole state (as canonical JSON) at most, counted while it is read."""
+
+Settings = TypeVar("Settings", bound=PartSettings)
+
+
+class PlaygroundError(Exception):
+    """A playground that cannot be provisioned or read: the run's error, naming it."""
+
+
+@dataclass(frozen=True)
+class PlaygroundSource:
+    """A playground to provision: its definition, its name, and the tree it is made from."""
+
+    name: str
+    spec: Playground
+    world: Path
+
+
+class PlaygroundPart(abc.ABC, Generic[Settings]):
+    """One part of one run's playground (a new one per run), made from its settings."""
+
+    kind: ClassVar[PartKind]
+    """Its key in the registry: the field of `Playground` that defines it."""
+    shares_env: ClassVar[bool] = False
+    """The variables it tells the agent are given to the playground's programs too."""
+    laid_out: ClassVar[tuple[str, ...]] = ()
+    """What `lay_out` makes in the run's folder, each file before its folder (`name/`): a
+    folder holding nothing else is removed by these names, without a walk."""
+
+    def __init__(self, spec: Settings) -> None:
+        self.spec = spec
+
+    def seed(self, live: LivePlayground, where: Path) -> Any:
+        """Load its seed into a template at `where` (a folder of evalward's own), once per job
+        and seed: what each run's part is laid out from (`Templates.of`). PlaygroundError
+        when the seed does not load. A part without a template is never asked."""
+        raise NotImplementedError(f"a {self.kind} part has no template")
+
+    @abc.abstractmethod
+    def lay_out(self, live: LivePlayground) -> dict[str, str]:
+        """Make its files in the run's folder, as evalward, before the folder is given to the
+        agent user; the variables that tell the agent where they are."""
+
+    async def start(
+        self, live: LivePlayground, env: Mapping[str, str], shared: Mapping[str, str]
+    ) -> dict[str, str]:
+        """Start what runs beside the agent, once the folder is the agent user's, with the
+        environment programs draw from (`env`, no secret) and the other parts' `shared`
+        variables; the variables that tell the agent where it is."""
+        return {}
+
+    @abc.abstractmethod
+    async def capture(
+        self, live: LivePlayground, state: PlaygroundState, queries: list[str]
+    ) -> None:
+        """Read its part of the state into `state` (and the answers to `queries` it can
+        give), as evalward and never as the agent, within bounds."""
+
+    async def tear_down(self, live: LivePlayground) -> str:
+        """End what it started; what is left of it ("" for nothing). Its files go with the
+        folder."""
+        return ""
+
+    def fresh(self, live: LivePlayground, templates: Templates) -> PlaygroundPart[Settings] | None:
+        """This part as every run's starts, readable where no agent reaches (its template),
+        so the state before a run is read once; None when each run's is its own."""
+        return None
+
+
+@dataclass
+class LivePlayground:
+    """A provisioned playground: where its parts are, and what the agent is told of them."""
+
+    source: PlaygroundSource
+    folder: Path
+    sandbox: Sandbox | None
+    kill_grace: float
+    parts: list[PlaygroundPart[Any]] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    templates: Templates | None = None
+
+    @property
+    def name(self) -> str:
+        return self.source.name
+
+    def error(self, what: str) -> PlaygroundError:
+        return PlaygroundError(f"playground {self.name!r}: {what}")
+
+    async def close(self) -> None:
+        """Tear down each part (a service's process group) and remove the folder (whatever
+        the agent left in it: `files.trees`). PlaygroundError, naming what is left, when it
+        cannot."""
+        parts, self.parts = self.parts, []
+        left = [what for part in reversed(parts) if (what := await part.tear_down(self))]
+        names = [name for part in parts for name in part.laid_out]
+        try:
+            await asyncio.to_thread(_remove, self.folder, names)
+        except TreeError as exc:
+            raise self.error(f"its folder could not be removed: {exc}") from None
+        if left:
+            raise self.error("; ".join(left))
+
+
+def _remove(folder: Path, names: list[str]) -> None:
+    """Remove a run's folder: by the names its parts made when nothing else is in it (a few
+    calls), else walked, whatever the agent left there (`remove_tree`). TreeError when it
+    cannot be removed."""
+    try:
+        _remove_named(folder, names)
+    except OSError:
+        remove_tree(folder)
+
+
+def _remove_named(folder: Path, names: list[str]) -> None:
+    """Remove each name, then the folder; each folder on the way opened without following a
+    link. OSError at the first that is not as it was made."""
+    top = os.open(folder, _FOLDER)
+    try:
+        for name in names:
+            *inner, last = name.rstrip("/").split("/")
+            at = top
+            try:
+                for step in inner:
+                    here = os.open(step, _FOLDER, dir_fd=at)
+                    if at != top:
+                        os.close(at)
+                    at = here
+                (os.rmdir if name.endswith("/") else os.unlink)(last, dir_fd=at)
+            finally:
+                if at != top:
+                    os.close(at)
+    finally:
+        os.close(top)
+    folder.rmdir()
+
+
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+
+
+@dataclass(frozen=True)
+class _Refused:
+    why: str
+
+
+@dataclass
+class Templates:
+    """The job's templates: each part's seed of each tree loaded once (or the error loading
+    it gave), in a folder of evalward's own; each run's part is a copy. `close` removes it."""
+
+    folder: Path | None = None
+    prepared: dict[tuple[str, Path, tuple[str, ...]], Any] = field(default_factory=dict)
+    """Each template by part, tree and seeds: what its `seed` made, or why it did not load."""
+    initial_states: dict[tuple[Path, str, tuple[str, ...]], PlaygroundState] = field(
+        default_factory=dict
+    )
+    """The state of a fresh playground whose every part is a template's copy, by tree, name
+    and paths: the same for each of its runs, so it is read once (`run.py`)."""
+
+    def of(self, live: LivePlayground, part: PlaygroundPart[Any]) -> Any:
+        """The template of `part`, made by its `seed` on its first run; PlaygroundError, for
+        each run, when its seed does not load."""
+        key = (part.kind, live.source.world, tuple(part.spec.seeds()))
+        found = self.prepared.get(key)
+        if found is None:
+            found = self.prepared[key] = self._prepare(live, part)
+        if isinstance(found, _Refused):
+            raise live.error(found.why)
+        return found
+
+    def _prepare(self, live: LivePlayground, part: PlaygroundPart[Any]) -> Any:
+        if self.folder is None:
+            self.folder = Path(tempfile.mkdtemp(prefix="evalward-templates-"))
+        try:
+            return part.seed(live, self.folder / str(len(self.prepared)))
+        except PlaygroundError as exc:
+            return _Refused(str(exc).removeprefix(f"playground {live.name!r}: "))
+
+    def close(self) -> None:
+        """Remove the templates (a folder evalward made and no agent reached: one it cannot
+        remove is left in the temporary folder, for the system to clean)."""
+        folder, self.folder = self.folder, None
+        self.prepared.clear()
+        self.initial_states.clear()
+        if folder is not None:
+            with contextlib.suppress(TreeError):
+                remove_tree(folder)
+
+
+def seed_path(live: LivePlayground, seed: str) -> Path:
+    """A seed of the gate's side, which must be there and stay inside its tree."""
+    try:
+        path = repo_path(live.source.world, seed)
+    except OutsideRepository:
+        raise live.error(f"the seed {seed!r} leads outside the repository") from None
+    if not path.exists():
+        raise live.error(f"the seed {seed!r} is not in the repository (on the gate's side)")
+    return path

@@ -1,0 +1,124 @@
+"""A playground's `files` part: a folder the agent and its tools work in, a copy of a folder
+(or a file) of the gate's side, and its state read back as evalward, never as the agent.
+
+Whatever the agent left in it is data, never a path evalward follows: a file that became a
+symbolic link is recorded as a link; each file's text is kept (or its size and hash), within
+bounds of what the folder holds, counted as it is read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import shutil
+import stat
+from pathlib import Path
+from typing import Any
+
+from evalward.files.trees import TreeBounds, TreeError, copy_tree, walk
+from evalward.resources.playground import FilesPart
+from evalward.rundata.playground_state import PlaygroundState
+from evalward.runtime.playground.base import (
+    SEED_BOUNDS,
+    STATE_LIMIT,
+    LivePlayground,
+    PlaygroundPart,
+    seed_path,
+)
+from evalward.text.escaping import printable
+
+FILE_TEXT_LIMIT = 256 * 1024
+"""A file larger than this is recorded by its size and hash, not its text."""
+FILE_HASH_LIMIT = 64 * 1024 * 1024
+"""A file larger than this is recorded by its size alone (it is not read)."""
+MAX_FILES = 5000
+FOLDER_BOUNDS = TreeBounds(depth=64, entries=4 * MAX_FILES, seconds=60.0)
+"""How deep, how many entries (folders too) and how long its folder is read at most."""
+_NOFOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+
+
+class FilesRun(PlaygroundPart[FilesPart]):
+    """The run's folder of files: `EVALWARD_PLAYGROUND_DIR`."""
+
+    kind = "files"
+    laid_out = ("files/",)
+
+    def __init__(self, spec: FilesPart, folder: Path | None = None) -> None:
+        super().__init__(spec)
+        self.folder = folder
+        """Where the run's copy is (once laid out)."""
+
+    def lay_out(self, live: LivePlayground) -> dict[str, str]:
+        self.folder = live.folder / "files"
+        seed = self.spec.seed
+        source = seed_path(live, seed)
+        try:
+            if source.is_dir():
+                copy_tree(source, self.folder, SEED_BOUNDS)
+            else:
+                self.folder.mkdir()
+                shutil.copy2(source, self.folder / source.name)
+        except (OSError, shutil.Error, TreeError) as exc:
+            raise live.error(f"cannot copy the seed {seed!r}: {exc}") from None
+        return {"EVALWARD_PLAYGROUND_DIR": str(self.folder)}
+
+    async def capture(
+        self, live: LivePlayground, state: PlaygroundState, queries: list[str]
+    ) -> None:
+        assert self.folder is not None, "a laid out folder"
+        # reading a large folder must not hold up the other runs' event loop
+        state.document[self.spec.state_part()] = await asyncio.to_thread(_files, live, self.folder)
+
+
+def _files(live: LivePlayground, folder: Path) -> dict[str, Any]:
+    """Each entry of the folder by its path: a file's text (or size and hash), a link's
+    target; read within FOLDER_BOUNDS (a folder nested past them is the run's error)."""
+    found: dict[str, Any] = {}
+    budget = STATE_LIMIT
+    try:
+        for entry in walk(folder, FOLDER_BOUNDS, "its folder"):
+            if entry.is_folder:
+                if entry.problem:
+                    found[printable(entry.path)] = {"unreadable": entry.problem}
+                continue
+            if len(found) >= MAX_FILES:
+                raise live.error(f"its folder holds more than {MAX_FILES} files")
+            found[printable(entry.path)], used = _entry(entry.name, entry.folder_fd, budget)
+            budget -= used
+            if budget < 0:
+                raise live.error(f"its folder holds more than {STATE_LIMIT:,} bytes of files")
+    except TreeError as exc:
+        raise live.error(str(exc)) from None
+    except OSError as exc:
+        raise live.error(f"its folder cannot be read: {exc.strerror or exc}") from None
+    return found
+
+
+def _entry(name: str, dir_fd: int, budget: int) -> tuple[Any, int]:
+    info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    if stat.S_ISLNK(info.st_mode):
+        return {"link": printable(os.readlink(name, dir_fd=dir_fd))}, 0
+    if not stat.S_ISREG(info.st_mode):
+        return {"special": True}, 0
+    if info.st_size > FILE_HASH_LIMIT:  # a sparse file claims any size for free
+        return {"bytes": info.st_size}, 0
+    try:
+        fd = os.open(name, _NOFOLLOW, dir_fd=dir_fd)
+    except OSError as exc:
+        return {"unreadable": exc.strerror or str(exc)}, 0
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return {"special": True}, 0
+        digest, size, head = hashlib.sha256(), 0, b""
+        while chunk := handle.read(1024 * 1024):
+            digest.update(chunk)
+            if size < FILE_TEXT_LIMIT:
+                head += chunk[: FILE_TEXT_LIMIT - size]
+            size += len(chunk)
+    if size <= min(FILE_TEXT_LIMIT, budget):
+        try:
+            return head.decode("utf-8"), size
+        except UnicodeDecodeError:
+            pass
+    return {"bytes": size, "sha256": digest.hexdigest()}, 0

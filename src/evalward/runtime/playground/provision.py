@@ -1,0 +1,89 @@
+"""Provision a playground for one run, and tear it down whatever happened.
+
+Every run (each rep, each side) gets its own: a new folder in which each of its parts lays
+itself out (a copy of the files seed, a database copied from its seed's template, the
+service's data folder), handed to the agent user of the run's side, then what runs beside
+the agent started (the service, on a port evalward picks, waited for). Seeds and programs
+come from the gate's side (`world`: the tree the fixture's definition came from, the base
+commit under `gate-config: base`), so a pull request cannot change the world its agent is
+judged in. `LivePlayground.close` tears each part down and removes the folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from evalward.files.trees import TreeError, walk
+from evalward.runtime.playground.base import (
+    SEED_BOUNDS,
+    LivePlayground,
+    PlaygroundError,
+    PlaygroundSource,
+    Templates,
+)
+from evalward.runtime.playground.registry import parts_of
+from evalward.runtime.process import DEFAULT_KILL_GRACE
+from evalward.runtime.sandbox import Sandbox
+
+
+async def provision(
+    source: PlaygroundSource,
+    *,
+    env: Mapping[str, str],
+    sandbox: Sandbox | None = None,
+    kill_grace: float = DEFAULT_KILL_GRACE,
+    templates: Templates | None = None,
+) -> LivePlayground:
+    """A fresh playground for one run; PlaygroundError (naming it) when it cannot be made,
+    with nothing left behind. With `templates`, a part that has one is a copy of it."""
+    if sandbox is not None and sandbox.unavailable:
+        raise PlaygroundError(f"playground {source.name!r}: {sandbox.unavailable}")
+    where = sandbox.root if sandbox is not None and sandbox.user is not None else None
+    folder = Path(tempfile.mkdtemp(prefix="evalward-playground-", dir=where))
+    parts = parts_of(source.spec)
+    live = LivePlayground(source, folder, sandbox, kill_grace, parts, templates=templates)
+    live.env["EVALWARD_PLAYGROUND"] = source.name
+    try:
+        shared = _lay_out(live)
+        for part in parts:
+            live.env |= await part.start(live, env, shared)
+    except (OSError, TreeError) as exc:  # the machine's refusal: a full disk, a user it
+        await _close_quietly(live)  # cannot give to
+        raise live.error(f"cannot be made: {exc}") from None
+    except BaseException:
+        await _close_quietly(live)
+        raise
+    return live
+
+
+def _lay_out(live: LivePlayground) -> dict[str, str]:
+    """Each part's files in the folder, then the folder given to the agent user; the
+    variables of the parts that share them with the playground's programs."""
+    shared: dict[str, str] = {}
+    for part in live.parts:
+        told = part.lay_out(live)
+        live.env |= told
+        shared |= told if part.shares_env else {}
+    _hand_over(live.folder, live.sandbox)
+    return shared
+
+
+async def _close_quietly(live: LivePlayground) -> None:
+    """Tear down a playground on the way out of an error: that error is the one to tell."""
+    with contextlib.suppress(PlaygroundError):
+        await live.close()
+
+
+def _hand_over(folder: Path, sandbox: Sandbox | None) -> None:
+    """Give the folder to the agent user of the run's side (no other user may enter it)."""
+    folder.chmod(0o700)
+    user = sandbox.user if sandbox is not None else None
+    if user is None:
+        return
+    os.chown(folder, user.uid, user.gid)
+    for entry in walk(folder, SEED_BOUNDS):
+        os.chown(entry.name, user.uid, user.gid, dir_fd=entry.folder_fd, follow_symlinks=False)

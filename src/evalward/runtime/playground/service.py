@@ -1,0 +1,230 @@
+"""A playground's `service` part: a program of the gate's side serving an API on a port
+evalward picks, started per run and waited for (`ready`), its state read from its state
+endpoint or its `dump` command, its process group stopped when the run ends.
+
+In the action it runs as the agent user of the run's side, in the sandbox, with the scratch
+environment every program from a checkout gets (no secret), and the port it answers on must
+be held by that user. Its state is read up to STATE_LIMIT bytes, as one JSON document.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalward.errors import AgentRunError
+from evalward.http.client import HttpClient, HttpFailure
+from evalward.resources.playground import ServicePart
+from evalward.rundata.playground_state import PlaygroundState
+from evalward.runtime.playground.base import STATE_LIMIT, LivePlayground, PlaygroundPart, seed_path
+from evalward.runtime.port_owner import PortTaken, free_port, owned_host
+from evalward.runtime.process import kill_group, limited_env, read_tail, spawn, tail
+from evalward.text import jsontext
+
+DUMP_SECONDS = 30.0
+
+
+@dataclass
+class Service:
+    process: asyncio.subprocess.Process
+    port: int
+    url: str
+    logs: list[asyncio.Task[bytes]] = field(default_factory=list)
+    placeholders: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    """What it was started with: its `dump` command gets the same."""
+
+    async def stderr_tail(self, grace: float) -> str:
+        if len(self.logs) < 2 or self.process.returncode is None:
+            return ""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(grace + 1):
+                lines = tail(await self.logs[1], 500).strip().splitlines()
+                return f": {lines[-1]}" if lines else ""
+        return ""
+
+
+class ServiceRun(PlaygroundPart[ServicePart]):
+    """The run's service: `EVALWARD_SERVICE_URL`."""
+
+    kind = "service"
+    laid_out = ("data/",)
+
+    def __init__(self, spec: ServicePart) -> None:
+        super().__init__(spec)
+        self.service: Service | None = None
+
+    def lay_out(self, live: LivePlayground) -> dict[str, str]:
+        (live.folder / "data").mkdir()  # the service's own ({data})
+        return {}
+
+    async def start(
+        self, live: LivePlayground, env: Mapping[str, str], shared: Mapping[str, str]
+    ) -> dict[str, str]:
+        part = self.spec
+        port = free_port()
+        seed = ""
+        if part.seed:
+            seed = str(seed_path(live, part.seed).relative_to(live.source.world.resolve()))
+        data = str(live.folder / "data")
+        values = {"{port}": str(port), "{seed}": seed, "{data}": data}
+        argv = [replace_placeholders(arg, values) for arg in part.start]
+        extra = {"PORT": str(port), "EVALWARD_SERVICE_SEED": seed, "EVALWARD_SERVICE_DATA": data}
+        own_env = limited_env(env, [], extra | dict(shared), sandbox=live.sandbox)
+        try:
+            process = await spawn(
+                argv, cwd=live.source.world, env=own_env, stdin=False, sandbox=live.sandbox
+            )
+        except AgentRunError as exc:
+            raise live.error(f"the service could not start: {exc}") from None
+        logs = [
+            asyncio.create_task(read_tail(process.stdout)),
+            asyncio.create_task(read_tail(process.stderr)),
+        ]
+        url = f"http://127.0.0.1:{port}"
+        own_env["EVALWARD_SERVICE_URL"] = url
+        self.service = service = Service(process, port, url, logs, values, own_env)
+        await self._wait_ready(live, service)
+        return {"EVALWARD_SERVICE_URL": url}
+
+    async def capture(
+        self, live: LivePlayground, state: PlaygroundState, queries: list[str]
+    ) -> None:
+        service = self.service
+        assert service is not None, "a started service"
+        if service.process.returncode is not None:
+            raise live.error(
+                f"the service exited with code {service.process.returncode} during the run"
+                + await service.stderr_tail(live.kill_grace)
+            )
+        check_owner(live, service)
+        key = self.spec.state_part()
+        if self.spec.dump is not None and key is not None:
+            state.document[key] = await self._dump(live, service, self.spec.dump)
+        elif self.spec.state is not None and key is not None:
+            state.document[key] = await _state(live, service, self.spec.state)
+
+    async def tear_down(self, live: LivePlayground) -> str:
+        service, self.service = self.service, None
+        if service is None:
+            return ""
+        left = await kill_group(service.process, live.kill_grace, sandbox=live.sandbox)
+        for task in service.logs:
+            task.cancel()
+        await asyncio.gather(*service.logs, return_exceptions=True)
+        return f"its service: {left}" if left else ""
+
+    async def _wait_ready(self, live: LivePlayground, service: Service) -> None:
+        part = self.spec
+        deadline = time.monotonic() + part.ready_timeout_seconds
+        url = service.url + part.ready
+        client = HttpClient(timeout_seconds=part.ready_timeout_seconds)
+        try:
+            while True:
+                if service.process.returncode is not None:
+                    raise live.error(
+                        f"the service exited with code {service.process.returncode} before "
+                        f"{part.ready} answered" + await service.stderr_tail(live.kill_grace)
+                    )
+                with contextlib.suppress(HttpFailure):
+                    reply = await client.get(url, timeout_seconds=1.0)
+                    if reply.status < 400:
+                        check_owner(live, service)
+                        return
+                if time.monotonic() >= deadline:  # stopped, so that what it said can be told
+                    await kill_group(service.process, live.kill_grace, sandbox=live.sandbox)
+                    raise live.error(
+                        f"the service did not answer {part.ready} within "
+                        f"{part.ready_timeout_seconds:g} s (service.readyTimeoutSeconds)"
+                        + await service.stderr_tail(live.kill_grace)
+                    )
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(0.1):
+                        await service.process.wait()
+        finally:
+            await client.aclose()
+
+    async def _dump(self, live: LivePlayground, service: Service, command: list[str]) -> Any:
+        """The service's state as its `dump` command prints it: run like the service (the
+        same user, environment and placeholders), its output read up to STATE_LIMIT bytes."""
+        argv = [replace_placeholders(arg, service.placeholders) for arg in command]
+        try:
+            process = await spawn(
+                argv, cwd=live.source.world, env=service.env, stdin=False, sandbox=live.sandbox
+            )
+        except AgentRunError as exc:
+            raise live.error(f"its state dump could not start: {exc}") from None
+        errors = asyncio.create_task(read_tail(process.stderr, 2000))
+        try:
+            async with asyncio.timeout(DUMP_SECONDS):
+                output = await _read_bounded(live, process.stdout)
+                code = await process.wait()
+        except TimeoutError:
+            raise live.error(f"its state dump did not finish within {DUMP_SECONDS:g} s") from None
+        finally:
+            left = await kill_group(process, live.kill_grace, sandbox=live.sandbox)
+        if left:
+            raise live.error(f"its state dump: {left}")
+        if code != 0:
+            said = tail(await errors, 300).strip().splitlines()
+            raise live.error(
+                f"its state dump exited with code {code}" + (f": {said[-1]}" if said else "")
+            )
+        errors.cancel()
+        return state_json(live, output, "its state dump")
+
+
+def replace_placeholders(arg: str, values: Mapping[str, str]) -> str:
+    for placeholder, value in values.items():
+        arg = arg.replace(placeholder, value)
+    return arg
+
+
+def check_owner(live: LivePlayground, service: Service) -> None:
+    """In the action, the port must be held by the run's own user: another side's program
+    that bound it first does not answer in the service's place."""
+    user = live.sandbox.user if live.sandbox is not None else None
+    if user is None:
+        return
+    try:
+        owned_host(service.port, user.uid)
+    except PortTaken as exc:
+        raise live.error(f"the service's {exc}") from None
+
+
+async def _state(live: LivePlayground, service: Service, path: str) -> Any:
+    client = HttpClient(timeout_seconds=30, max_reply_bytes=STATE_LIMIT)
+    try:
+        reply = await client.get(service.url + path)
+    except HttpFailure as exc:
+        raise live.error(f"its state endpoint {path} did not answer: {exc}") from None
+    finally:
+        await client.aclose()
+    if reply.status >= 300:
+        raise live.error(f"its state endpoint {path} answered HTTP {reply.status}")
+    return state_json(live, reply.body, f"its state endpoint {path}")
+
+
+def state_json(live: LivePlayground, raw: bytes, source: str) -> Any:
+    """The service's state: one JSON document, nested at most AGENT_DEPTH deep (what the
+    agent stored in the service shapes it), no key given twice (an agent's text spliced
+    into it could add a second `"status"`)."""
+    try:
+        return jsontext.loads(raw, max_depth=jsontext.AGENT_DEPTH, unique_keys=True)
+    except jsontext.DuplicateKey as exc:
+        raise live.error(f"{source} is ambiguous: {exc}") from None
+    except ValueError as exc:
+        raise live.error(f"{source} did not give one JSON document ({exc})") from None
+
+
+async def _read_bounded(live: LivePlayground, stream: asyncio.StreamReader | None) -> bytes:
+    kept = bytearray()
+    while stream is not None and (chunk := await stream.read(65536)):
+        kept.extend(chunk)
+        if len(kept) > STATE_LIMIT:
+            raise live.error(f"its state dump is larger than {STATE_LIMIT:,} bytes")
+    return bytes(kept)

@@ -1,0 +1,63 @@
+"""Read a playground's state, as evalward and never as the agent: each part reads its own
+(bounded, links never followed, queries read-only on a copy evalward controls), then the
+whole is held to STATE_CHARS characters and the snapshot files state criteria compare with
+are read from the gate's side.
+
+The agent had the run to shape its playground; whatever it left there is data, never a path
+evalward follows or a statement it runs for the agent. Whatever cannot be read is a
+PlaygroundError naming the playground: the run's error, never a pass.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from evalward.files.safe_files import read_text
+from evalward.rundata.playground_state import PlaygroundState, SnapshotMissing, canonical_size
+from evalward.runtime.playground.base import (
+    SEED_LIMIT,
+    STATE_CHARS,
+    LivePlayground,
+    PlaygroundError,
+    seed_path,
+)
+
+
+async def capture(
+    live: LivePlayground,
+    queries: Iterable[str] = (),
+    snapshots: Iterable[str] = (),
+    before: PlaygroundState | None = None,
+) -> PlaygroundState:
+    """The playground's state now, and the answers to `queries` and the `snapshots` files
+    (of the gate's side) that state criteria need; `before`, the state it started in."""
+    state = PlaygroundState(live.name)
+    asked = list(queries)
+    for part in live.parts:
+        await part.capture(live, state, asked)
+    if before is not None:
+        state.share_text(before)
+    # the text the run's record compares is made here once, when it is small enough to be
+    if state.canonical_text() is None and canonical_size(state.document, STATE_CHARS) > STATE_CHARS:
+        raise live.error(f"its state is larger than {STATE_CHARS:,} characters")
+    for path in snapshots:
+        state.snapshots[path] = _snapshot(live, path)
+    return state
+
+
+def _snapshot(live: LivePlayground, path: str) -> Any:
+    # lazy: PyYAML costs about 10 ms of start-up, and only a YAML snapshot needs it
+    import yaml
+
+    # lazy: it imports PyYAML
+    from evalward.resources import yaml12
+
+    try:
+        text = read_text(seed_path(live, path), SEED_LIMIT)
+        return json.loads(text) if path.endswith(".json") else yaml12.load(text)
+    except PlaygroundError as exc:
+        return SnapshotMissing(str(exc))
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
+        return SnapshotMissing(f"the snapshot {path!r} does not load: {exc}")

@@ -1,0 +1,308 @@
+"""A playground's parts: one module per kind, one registry line each, and each part seeded,
+provisioned, read and torn down through the protocol, on real SQLite files, real folders
+and a real service process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import sqlite3
+import urllib.request
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, get_args
+
+import pytest
+
+from evalward.resources.playground import PART_KINDS, PartKind, PartSettings, Playground
+from evalward.rundata.playground_state import PlaygroundRun, PlaygroundState
+from evalward.rundata.trace import Trace
+from evalward.runtime.playground.base import PlaygroundError, PlaygroundSource, Templates
+from evalward.runtime.playground.provision import provision
+from evalward.runtime.playground.registry import PARTS, parts_of
+from evalward.runtime.playground.run import PlaygroundSetting, StateNeeds, run_in_playground
+from evalward.runtime.playground.state import capture
+
+AGENTS = Path(__file__).resolve().parents[2] / "agents"
+ENV = {"PATH": os.environ["PATH"]}
+SHOW_ENV = (
+    "import json, os; print(json.dumps({k: os.environ.get(k) for k in "
+    "('DATABASE_URL', 'EVALWARD_SQLITE_PATH', 'EVALWARD_PLAYGROUND_DIR')}))"
+)
+
+
+def test_every_kind_of_part_has_its_module_in_the_registry() -> None:
+    assert set(PARTS) == set(get_args(PartKind)) == set(PART_KINDS)
+    for kind, part in PARTS.items():
+        assert part.kind == kind
+        settings = Playground.model_fields[kind].annotation
+        assert any(isinstance(a, type) and issubclass(a, PartSettings) for a in get_args(settings))
+
+
+def test_a_playground_answers_for_its_parts_in_the_order_they_are_provisioned() -> None:
+    spec = Playground.model_validate(
+        {
+            "service": {"start": ["python3", "crm/server.py", "{port}"], "seed": "crm/s.json"},
+            "sqlite": {"seed": "shop/seed.sql"},
+            "files": {"seed": "work"},
+        }
+    )
+    assert [part.kind for part in parts_of(spec)] == ["files", "sqlite", "service"]
+    assert spec.seeds() == ["work", "shop/seed.sql", "crm/s.json"]
+    assert spec.paths() == ["work", "shop/seed.sql", "crm/s.json", "crm/server.py"]
+    assert spec.runs_program
+    assert [p.state_part() for p in spec.parts().values()] == ["files", "db", "service"]
+    assert not Playground.model_validate({"files": {"seed": "work"}}).runs_program
+    with pytest.raises(ValueError, match="`files`, `sqlite`, `service` or several"):
+        Playground.model_validate({"name": "empty"})
+
+
+def world(tmp_path: Path) -> Path:
+    root = tmp_path / "world"
+    (root / "work").mkdir(parents=True)
+    (root / "work" / "notes.txt").write_text("hello")
+    (root / "seed.sql").write_text("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);\n")
+    shutil.copy(AGENTS / "playground_service.py", root / "service.py")
+    return root
+
+
+def test_a_sqlite_seed_is_loaded_once_and_each_run_reads_its_own_copy(tmp_path: Path) -> None:
+    root = world(tmp_path)
+    spec = Playground.model_validate({"sqlite": {"seed": "seed.sql"}})
+    source = PlaygroundSource("shop", spec, root)
+    templates = Templates()
+
+    async def run(env: Mapping[str, str]) -> Trace:
+        db = sqlite3.connect(env["EVALWARD_SQLITE_PATH"])
+        db.execute("INSERT INTO t (v) VALUES (?)", (env["DATABASE_URL"],))
+        db.commit()
+        db.close()
+        return Trace()
+
+    async def two_runs() -> list[PlaygroundRun]:
+        setting = PlaygroundSetting(ENV, templates=templates)
+        runs = [await run_in_playground(source, StateNeeds(), run, setting) for _ in range(2)]
+        return [found for _, found in runs if found is not None]
+
+    try:
+        first, second = asyncio.run(two_runs())
+        assert templates.folder is not None
+        assert [p.name for p in templates.folder.iterdir()] == ["0.sqlite"]  # loaded once
+        assert first.initial is second.initial  # read once, from the template
+        assert first.initial.document == {"db": {"t": {}}}
+        urls = [run.final.document["db"]["t"]["1"]["v"] for run in (first, second)]
+        assert urls[0] != urls[1]  # each its own database, gone with its run
+        assert not any(Path(url.removeprefix("sqlite:///")).exists() for url in urls)
+    finally:
+        templates.close()
+
+
+def test_a_seed_that_does_not_load_fails_each_run_naming_it(tmp_path: Path) -> None:
+    root = world(tmp_path)
+    (root / "seed.sql").write_text("CREATE TABLE;")
+    spec = Playground.model_validate({"sqlite": {"seed": "seed.sql"}})
+    templates = Templates()
+
+    async def twice() -> list[str]:
+        said = []
+        for _ in range(2):
+            with pytest.raises(PlaygroundError) as caught:
+                await provision(PlaygroundSource("shop", spec, root), env=ENV, templates=templates)
+            said.append(str(caught.value))
+        return said
+
+    try:
+        first, second = asyncio.run(twice())
+        assert first == second
+        assert first.startswith("playground 'shop': the seed 'seed.sql' does not load")
+        assert len(templates.prepared) == 1
+    finally:
+        templates.close()
+
+
+def test_files_a_database_and_a_service_together(tmp_path: Path) -> None:
+    """The service gets the database's variables (and not the folder's), its state is read
+    by its dump command, and teardown ends it and removes every part."""
+    root = world(tmp_path)
+    spec = Playground.model_validate(
+        {
+            "files": {"seed": "work"},
+            "sqlite": {"seed": "seed.sql"},
+            "service": {
+                "start": ["python3", "service.py", "ok", "{port}"],
+                "ready": "/health",
+                "dump": ["python3", "-c", SHOW_ENV],
+            },
+        }
+    )
+
+    async def scenario() -> tuple[dict[str, str], dict[str, Any], int]:
+        live = await provision(PlaygroundSource("all", spec, root), env=ENV)
+        try:
+            state = await capture(live, ["SELECT count(*) FROM t"])
+            pid = json.loads(
+                await asyncio.to_thread(_get, live.env["EVALWARD_SERVICE_URL"] + "/state")
+            )["pid"]
+        finally:
+            await live.close()
+        assert state.queries["SELECT count(*) FROM t"].rows == ((0,),)
+        return dict(live.env), state.document, pid
+
+    env, document, pid = asyncio.run(scenario())
+    assert list(env) == [
+        "EVALWARD_PLAYGROUND",
+        "EVALWARD_PLAYGROUND_DIR",
+        "EVALWARD_SQLITE_PATH",
+        "DATABASE_URL",
+        "EVALWARD_SERVICE_URL",
+    ]
+    assert document["files"] == {"notes.txt": "hello"}
+    assert document["db"] == {"t": {}}
+    assert document["service"] == {
+        "DATABASE_URL": env["DATABASE_URL"],
+        "EVALWARD_SQLITE_PATH": env["EVALWARD_SQLITE_PATH"],
+        "EVALWARD_PLAYGROUND_DIR": None,
+    }
+    assert not Path(env["EVALWARD_PLAYGROUND_DIR"]).parent.exists()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def _get(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=10) as reply:
+        body: bytes = reply.read()
+        return body
+
+
+def test_a_run_that_leaves_the_database_as_copied_reads_as_its_template(tmp_path: Path) -> None:
+    """Its tables are the template's, read once; its queries are still asked of its own
+    database; a run that wrote reads its own tables."""
+    root = world(tmp_path)
+    spec = Playground.model_validate({"sqlite": {"seed": "seed.sql"}})
+    source = PlaygroundSource("shop", spec, root)
+    templates = Templates()
+    needs = StateNeeds(("SELECT count(*) FROM t",))
+
+    async def writes(env: Mapping[str, str]) -> Trace:
+        db = sqlite3.connect(env["EVALWARD_SQLITE_PATH"])
+        db.execute("INSERT INTO t (v) VALUES ('x')")
+        db.commit()
+        db.close()
+        return Trace()
+
+    async def reads(env: Mapping[str, str]) -> Trace:
+        return Trace()
+
+    async def runs() -> list[PlaygroundRun]:
+        setting = PlaygroundSetting(ENV, templates=templates)
+        found = []
+        for agent in (reads, writes, reads):
+            _, run = await run_in_playground(source, needs, agent, setting)
+            assert run is not None
+            found.append(run)
+        return found
+
+    try:
+        first, wrote, again = asyncio.run(runs())
+    finally:
+        templates.close()
+    assert first.final.document["db"] is first.initial.document["db"]
+    assert again.final.document["db"] is first.initial.document["db"]
+    assert first.final.canonical_text() is first.initial.canonical_text()
+    assert first.record().changes == []
+    assert [run.final.queries["SELECT count(*) FROM t"].rows for run in (first, wrote, again)] == [
+        ((0,),),
+        ((1,),),
+        ((0,),),
+    ]
+    assert wrote.final.document["db"] == {"t": {"1": {"id": 1, "v": "x"}}}
+    assert ["+", '    "v": "x"'] in wrote.record().changes
+
+
+def test_teardown_never_follows_a_link_the_agent_put_in_place_of_a_part(tmp_path: Path) -> None:
+    """The database's folder replaced by a link to a folder outside, holding a file of the
+    database's name: the playground is removed, the file outside is not."""
+    root = world(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "playground.sqlite").write_text("keep")
+    (outside / "other").write_text("keep")
+    spec = Playground.model_validate({"sqlite": {"seed": "seed.sql"}})
+    templates = Templates()
+
+    async def scenario() -> Path:
+        live = await provision(PlaygroundSource("shop", spec, root), env=ENV, templates=templates)
+        database = Path(live.env["EVALWARD_SQLITE_PATH"])
+        shutil.rmtree(database.parent)
+        database.parent.symlink_to(outside)
+        await live.close()
+        return live.folder
+
+    try:
+        folder = asyncio.run(scenario())
+    finally:
+        templates.close()
+    assert not folder.exists()
+    assert sorted(p.name for p in outside.iterdir()) == ["other", "playground.sqlite"]
+
+
+def test_teardown_removes_what_the_agent_added_beside_the_parts(tmp_path: Path) -> None:
+    root = world(tmp_path)
+    spec = Playground.model_validate({"sqlite": {"seed": "seed.sql"}})
+
+    async def scenario() -> Path:
+        live = await provision(PlaygroundSource("shop", spec, root), env=ENV)
+        database = Path(live.env["EVALWARD_SQLITE_PATH"])
+        (database.parent / "playground.sqlite-journal").write_text("left")
+        (live.folder / "deep" / "er").mkdir(parents=True)
+        await live.close()
+        return live.folder
+
+    assert not asyncio.run(scenario()).exists()
+
+
+def test_a_state_shares_the_text_of_one_only_when_its_parts_are_the_same_objects() -> None:
+    before = PlaygroundState("p", {"db": {"t": {"1": {"v": 1}}}})
+    assert before.canonical_text() is not None
+    same = PlaygroundState("p", {"db": before.document["db"]})
+    same.share_text(before)
+    assert same.canonical_text() is before.canonical_text()
+    equal_but_not = PlaygroundState("p", {"db": {"t": {"1": {"v": 1.0}}}})  # 1 == 1.0
+    equal_but_not.share_text(before)
+    assert equal_but_not.canonical_text() != before.canonical_text()
+
+
+def test_a_query_that_calls_only_deterministic_functions_is_asked_once_of_a_template(
+    tmp_path: Path,
+) -> None:
+    """Of the same bytes, `count(*)` answers the same and is kept; `random()` is asked of
+    every run's own database."""
+    root = world(tmp_path)
+    spec = Playground.model_validate({"sqlite": {"seed": "seed.sql"}})
+    source = PlaygroundSource("shop", spec, root)
+    templates = Templates()
+    counted, drawn = "SELECT count(*) FROM t", "SELECT random()"
+
+    async def agent(env: Mapping[str, str]) -> Trace:
+        return Trace()
+
+    async def runs() -> list[PlaygroundRun]:
+        setting = PlaygroundSetting(ENV, templates=templates)
+        found = []
+        for _ in range(3):
+            _, run = await run_in_playground(source, StateNeeds((counted, drawn)), agent, setting)
+            assert run is not None
+            found.append(run)
+        return found
+
+    try:
+        first, second, third = asyncio.run(runs())
+    finally:
+        templates.close()
+    answers = [run.final.queries for run in (first, second, third)]
+    assert [a[counted].rows for a in answers] == [((0,),)] * 3
+    assert answers[1][counted] is answers[2][counted]  # kept
+    draws = {a[drawn].rows[0][0] for a in answers}
+    assert len(draws) == 3  # asked each time
