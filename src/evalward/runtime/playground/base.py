@@ -38,7 +38,7 @@ STATE_LIMIT = 8 * 1024 * 1024
 STATE_CHARS = 4 * STATE_LIMIT
 """Characters of the whole state (as canonical JSON) at most, counted while it is read."""
 
-Settings = TypeVar("Settings", bound=PartSettings)
+SettingsT = TypeVar("SettingsT", bound=PartSettings)
 
 
 class PlaygroundError(Exception):
@@ -54,7 +54,7 @@ class PlaygroundSource:
     world: Path
 
 
-class PlaygroundPart(abc.ABC, Generic[Settings]):
+class PlaygroundPart(abc.ABC, Generic[SettingsT]):
     """One part of one run's playground (a new one per run), made from its settings."""
 
     kind: ClassVar[PartKind]
@@ -65,7 +65,7 @@ class PlaygroundPart(abc.ABC, Generic[Settings]):
     """What `lay_out` makes in the run's folder, each file before its folder (`name/`): a
     folder holding nothing else is removed by these names, without a walk."""
 
-    def __init__(self, spec: Settings) -> None:
+    def __init__(self, spec: SettingsT) -> None:
         self.spec = spec
 
     def seed(self, live: LivePlayground, where: Path) -> Any:
@@ -99,7 +99,7 @@ class PlaygroundPart(abc.ABC, Generic[Settings]):
         folder."""
         return ""
 
-    def fresh(self, live: LivePlayground, templates: Templates) -> PlaygroundPart[Settings] | None:
+    def fresh(self, live: LivePlayground, templates: Templates) -> PlaygroundPart[SettingsT] | None:
         """This part as every run's starts, readable where no agent reaches (its template),
         so the state before a run is read once; None when each run's is its own."""
         return None
