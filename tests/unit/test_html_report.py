@@ -21,7 +21,7 @@ from evalward.report import charts
 from evalward.report.divergence import DivergenceKind, first_divergence
 from evalward.report.files import write_chunks
 from evalward.report.html import STATIC_LIMIT, Page, html_chunks, script_json
-from evalward.report.pairs import FLAGS, build_pairs, bundle, row
+from evalward.report.pairs import FLAGS, Texts, build_pairs, bundle, row
 from evalward.resources.models import Severity
 from evalward.rundata.results import (
     AssertionResult,
@@ -448,3 +448,42 @@ def test_rows_of_one_kind_and_severity_are_in_natural_order() -> None:
     evals = [eval_result("head", head)]
     pairs = build_pairs(compare(evals), evals, head, set())
     assert [p.fixture for p in pairs] == ["case-1", "case-2", "case-9", "case-10"]
+
+
+def _cleaned_one_by_one(value: Any, redact: Redactor) -> Any:
+    """What the page's data must hold: every string, keys too, redacted and made encodable."""
+    if isinstance(value, str):
+        return redact(value.encode("utf-8", "replace").decode("utf-8"))
+    if isinstance(value, dict):
+        return {
+            _cleaned_one_by_one(str(k), redact): _cleaned_one_by_one(v, redact)
+            for k, v in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [_cleaned_one_by_one(v, redact) for v in value]
+    return value
+
+
+def test_one_set_of_texts_for_a_whole_page_cleans_as_each_string_alone() -> None:
+    """A page shares one `Texts` across its rows and traces, remembering short strings: what it
+    gives back for a string seen before is what that string alone gives, secrets redacted in
+    every form, long strings, lone surrogates, keys that are not strings and string enums."""
+    secret = "sk-live-0123456789"
+    redact = Redactor([secret])
+    texts = Texts(redact)
+    long = "x" * (Texts.MEMO_LENGTH + 1) + secret
+    records = [
+        {
+            "s": Status.passed,
+            "k": secret,
+            secret: [secret, f"key={secret}", ("tuple", 1, 2.5, True, None)],
+            1: "\ud83d half an emoji",
+            "long": long,
+            Severity.high: {"nested": [secret, long]},
+        }
+        for _ in range(3)
+    ]
+    for data in records:
+        assert texts.clean(data) == _cleaned_one_by_one(data, redact)
+        shown = json.dumps(texts.clean(data), ensure_ascii=False)
+        assert secret not in shown and "\ud83d" not in shown

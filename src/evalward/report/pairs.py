@@ -224,7 +224,7 @@ def _side(
     return side
 
 
-def row(pair: Pair, eval_index: int, redact: Redact = _identity) -> dict[str, Any]:
+def row(pair: Pair, eval_index: int, redact: Redact | Texts = _identity) -> dict[str, Any]:
     """The pair as the page lists it: names, change, flags and each side's result; the
     final output (what the search reads) and message unless the fixture is held out."""
     head = _side(pair.head, pair.head_outcome, private=pair.private)
@@ -250,7 +250,7 @@ def row(pair: Pair, eval_index: int, redact: Redact = _identity) -> dict[str, An
 # --- the detail of one pair ----------------------------------------------------------------
 
 
-def bundle(pair: Pair, traces: TraceSource, redact: Redact = _identity) -> dict[str, Any]:
+def bundle(pair: Pair, traces: TraceSource, redact: Redact | Texts = _identity) -> dict[str, Any]:
     """Every run of the pair with its trace, base and head reps paired by rep index, each
     pair's first divergence marked. Traces are read here, one pair's at a time."""
     head = [(r, traces(r)) for r in pair.head]
@@ -458,15 +458,57 @@ def _judge(verdict: JudgeVerdict) -> dict[str, Any]:
     }
 
 
-def _clean(value: Any, redact: Redact) -> Any:
+class Texts:
+    """Every string of the page's data (keys too) redacted and made encodable as UTF-8.
+
+    One is made per page and shared by its rows and bundles: the same short strings (every
+    record's keys, statuses, step types) come back tens of thousands of times, and each is
+    worked out once. `redact` must give the same text for the same text (it does: a
+    `Redactor`, or the page's `shown`)."""
+
+    MEMO_LENGTH = 64
+    """Strings up to this long are remembered (keys, words); outputs and traces are not."""
+    MEMO_SIZE = 20_000
+
+    def __init__(self, redact: Redact = _identity) -> None:
+        self.redact = redact
+        self._memo: dict[str, str] = {}
+
+    def clean(self, value: Any) -> Any:
+        kind = type(value)
+        if kind is str:
+            return self.text(value)
+        if kind is dict:
+            text, clean = self.text, self.clean
+            return {text(k if type(k) is str else str(k)): clean(v) for k, v in value.items()}
+        if kind is list or kind is tuple:
+            clean = self.clean
+            return [clean(v) for v in value]
+        if kind is int or kind is float or kind is bool or value is None:
+            return value
+        # a subclass (a string enum's member, a named tuple): as the types above would be
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {self.text(str(k)): self.clean(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.clean(v) for v in value]
+        return value
+
+    def text(self, text: str) -> str:
+        known = self._memo.get(text)
+        if known is not None:
+            return known
+        shown = _text(text, self.redact)
+        if len(text) <= self.MEMO_LENGTH and len(self._memo) < self.MEMO_SIZE:
+            self._memo[text] = shown
+        return shown
+
+
+def _clean(value: Any, redact: Redact | Texts) -> Any:
     """`value` with every string (keys too) redacted and made encodable as UTF-8."""
-    if isinstance(value, str):
-        return _text(value, redact)
-    if isinstance(value, dict):
-        return {_text(str(k), redact): _clean(v, redact) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):  # a tuple of types: quicker than `list | tuple`
-        return [_clean(v, redact) for v in value]
-    return value
+    texts = redact if isinstance(redact, Texts) else Texts(redact)
+    return texts.clean(value)
 
 
 def _text(text: str, redact: Redact) -> str:
