@@ -17,6 +17,7 @@ import pytest
 from evalward.past.history import record
 from evalward.past.trend import MAX_POINTS, Trend, TrendPoint, record_commit, trends
 from evalward.record.schema import RunInfo
+from evalward.record.summary import count
 from evalward.report import charts
 from evalward.report.divergence import DivergenceKind, first_divergence
 from evalward.report.files import write_chunks
@@ -487,3 +488,24 @@ def test_one_set_of_texts_for_a_whole_page_cleans_as_each_string_alone() -> None
         assert texts.clean(data) == _cleaned_one_by_one(data, redact)
         shown = json.dumps(texts.clean(data), ensure_ascii=False)
         assert secret not in shown and "\ud83d" not in shown
+
+
+def test_a_pair_reads_its_comparisons_facts_only_from_the_same_runs() -> None:
+    """The pairs take each fixture's facts from its comparison, which the counts classified
+    already, only while they are read from the same runs, outcome and Eval: a page given other
+    runs for a fixture (here `broken` failing on head, not erroring) classifies those."""
+    evals, fixtures = suite()
+    comparisons = compare(evals)
+    count(comparisons)  # as a run does first: every fixture's facts kept in its comparison
+    kept = build_pairs(comparisons, evals, fixtures, set())
+    fresh = build_pairs(compare(evals), evals, fixtures, set())
+    assert {p.fixture: p.facts for p in kept} == {p.fixture: p.facts for p in fresh}
+    assert next(p for p in kept if p.fixture == "broken").facts.errored
+
+    failed = run("broken", "head", Status.failed)
+    others = [failed if (f.fixture, f.side) == ("broken", "head") else f for f in fixtures]
+    pairs = build_pairs(comparisons, evals, others, set())
+    broken = next(p for p in pairs if p.fixture == "broken")
+    assert broken.head == [failed]
+    assert broken.facts.regressed and broken.facts.failing and not broken.facts.errored
+    assert not broken.flags & FLAGS["errored"]

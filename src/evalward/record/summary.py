@@ -250,15 +250,19 @@ def facts_of_fixture(
     return facts
 
 
+def change_in(comparison: EvalComparison, fixture: FixtureComparison) -> str:
+    """The change a fixture's facts are classified with: "" when its Eval ran on head only,
+    unless the fixture is advisory."""
+    if comparison.base is not None or fixture.change is Change.advisory:
+        return fixture.change.value
+    return ""
+
+
 def _classify_in(
     comparison: EvalComparison, fixture: FixtureComparison, outcome: FixtureOutcome | None
 ) -> FixtureFacts:
-    has_base = comparison.base is not None
-    change = fixture.change.value if has_base else ""
-    if not has_base and fixture.change is Change.advisory:
-        change = Change.advisory.value
     return classify(
-        change,
+        change_in(comparison, fixture),
         fixture.head,
         outcome,
         gates=fixture.gates,

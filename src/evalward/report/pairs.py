@@ -19,7 +19,9 @@ from typing import Any
 from evalward.record.summary import (
     FixtureFacts,
     WorstFirst,
+    change_in,
     classify,
+    facts_of_fixture,
     score_drop,
     severities,
     verdictless,
@@ -40,7 +42,7 @@ from evalward.rundata.spool import TraceSource
 from evalward.rundata.trace import Step, Trace
 from evalward.scoring.reps import wilson_interval
 from evalward.security import Redact
-from evalward.stages.compare import EvalComparison
+from evalward.stages.compare import EvalComparison, FixtureComparison
 
 FLAGS = {
     "regressed": 1,
@@ -74,6 +76,9 @@ _RANK = {
     "advisory": 9,
 }
 
+_RANKED_BITS = sorted(((FLAGS[name], rank) for name, rank in _RANK.items()), key=lambda b: b[1])
+"""Each flag's bit, best rank first: a pair's rank is that of the first it has."""
+
 
 def _identity(text: str) -> str:
     return text
@@ -103,7 +108,7 @@ class Pair:
 
     @property
     def rank(self) -> int:
-        return min((r for name, r in _RANK.items() if self.has(name)), default=len(_RANK))
+        return next((r for bit, r in _RANKED_BITS if self.flags & bit), len(_RANK))
 
 
 def _status(runs: list[FixtureResult], outcome: FixtureOutcome | None) -> Status | None:
@@ -133,7 +138,7 @@ def build_pairs(
     within each, by severity weight, then score drop, then name (`worst_first_key`)."""
     outcomes = {(e.side, e.eval, o.name): o for e in evals for o in e.fixture_results}
     with_base = {c.name for c in comparisons if c.base is not None}
-    changes = {(c.name, f.fixture): f for c in comparisons for f in c.fixtures}
+    changes = {(c.name, f.fixture): (c, f) for c in comparisons for f in c.fixtures}
     results = severities(evals)
     pairs: dict[tuple[str, str], Pair] = {}
     for result in fixtures:
@@ -141,25 +146,18 @@ def build_pairs(
         pair = pairs.get(key)
         if pair is None:
             found = changes.get(key)
-            shown = found.change.value if found is not None and result.eval in with_base else ""
+            shown = found[1].change.value if found is not None and result.eval in with_base else ""
             pair = pairs[key] = Pair(result.eval, result.fixture, shown, key in private)
         (pair.head if result.side == "head" else pair.base).append(result)
     keys: dict[tuple[str, str], tuple[int, WorstFirst]] = {}
+    outcomes_in: dict[int, dict[str, FixtureOutcome]] = {}
     for key, pair in pairs.items():
         pair.head.sort(key=lambda r: r.rep)
         pair.base.sort(key=lambda r: r.rep)
         pair.head_outcome = outcomes.get(("head", pair.eval, pair.fixture))
         pair.base_outcome = outcomes.get(("base", pair.eval, pair.fixture))
-        found = changes.get(key)
         head_result = results.get(pair.eval)
-        pair.facts = classify(
-            pair.change,
-            pair.head,
-            pair.head_outcome,
-            gates=found.gates if found is not None else True,
-            verdict=head_result is None or not verdictless(head_result),
-            sequential=head_result.sequential if head_result is not None else None,
-        )
+        pair.facts = _facts(pair, changes.get(key), head_result, outcomes_in)
         pair.flags = _flags(pair.facts)
         severity = (pair.head or pair.base)[0].severity
         pair.weight = weight_of(head_result, severity)
@@ -169,6 +167,41 @@ def build_pairs(
     for index, pair in enumerate(ordered):
         pair.index = index
     return ordered
+
+
+def _facts(
+    pair: Pair,
+    found: tuple[EvalComparison, FixtureComparison] | None,
+    head_result: EvalResult | None,
+    outcomes_in: dict[int, dict[str, FixtureOutcome]],
+) -> FixtureFacts:
+    """The pair's facts: those its comparison keeps (`facts_of_fixture`, which the counts
+    classified already) where the pair reads them from the same Eval result, runs, outcome
+    and change; else classified here (a fixture no comparison holds, or holds otherwise)."""
+    if found is not None:
+        comparison, fixture = found
+        same_runs = len(fixture.head) == len(pair.head) and all(
+            a is b for a, b in zip(fixture.head, pair.head, strict=True)
+        )
+        if (
+            same_runs
+            and comparison.head is head_result
+            and change_in(comparison, fixture) == pair.change
+        ):
+            outcomes = outcomes_in.get(id(comparison))
+            if outcomes is None:
+                outcomes = {o.name: o for o in comparison.head.fixture_results}
+                outcomes_in[id(comparison)] = outcomes
+            if outcomes.get(pair.fixture) is pair.head_outcome:
+                return facts_of_fixture(comparison, fixture, outcomes)
+    return classify(
+        pair.change,
+        pair.head,
+        pair.head_outcome,
+        gates=found[1].gates if found is not None else True,
+        verdict=head_result is None or not verdictless(head_result),
+        sequential=head_result.sequential if head_result is not None else None,
+    )
 
 
 def _flags(facts: FixtureFacts) -> int:
