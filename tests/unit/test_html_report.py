@@ -17,11 +17,12 @@ import pytest
 from evalward.past.history import record
 from evalward.past.trend import MAX_POINTS, Trend, TrendPoint, record_commit, trends
 from evalward.record.schema import RunInfo
+from evalward.record.summary import count
 from evalward.report import charts
 from evalward.report.divergence import DivergenceKind, first_divergence
 from evalward.report.files import write_chunks
 from evalward.report.html import STATIC_LIMIT, Page, html_chunks, script_json
-from evalward.report.pairs import FLAGS, build_pairs, bundle, row
+from evalward.report.pairs import FLAGS, Texts, build_pairs, bundle, row
 from evalward.resources.models import Severity
 from evalward.rundata.results import (
     AssertionResult,
@@ -448,3 +449,63 @@ def test_rows_of_one_kind_and_severity_are_in_natural_order() -> None:
     evals = [eval_result("head", head)]
     pairs = build_pairs(compare(evals), evals, head, set())
     assert [p.fixture for p in pairs] == ["case-1", "case-2", "case-9", "case-10"]
+
+
+def _cleaned_one_by_one(value: Any, redact: Redactor) -> Any:
+    """What the page's data must hold: every string, keys too, redacted and made encodable."""
+    if isinstance(value, str):
+        return redact(value.encode("utf-8", "replace").decode("utf-8"))
+    if isinstance(value, dict):
+        return {
+            _cleaned_one_by_one(str(k), redact): _cleaned_one_by_one(v, redact)
+            for k, v in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [_cleaned_one_by_one(v, redact) for v in value]
+    return value
+
+
+def test_one_set_of_texts_for_a_whole_page_cleans_as_each_string_alone() -> None:
+    """A page shares one `Texts` across its rows and traces, remembering short strings: what it
+    gives back for a string seen before is what that string alone gives, secrets redacted in
+    every form, long strings, lone surrogates, keys that are not strings and string enums."""
+    secret = "sk-live-0123456789"
+    redact = Redactor([secret])
+    texts = Texts(redact)
+    long = "x" * (Texts.MEMO_LENGTH + 1) + secret
+    records = [
+        {
+            "s": Status.passed,
+            "k": secret,
+            secret: [secret, f"key={secret}", ("tuple", 1, 2.5, True, None)],
+            1: "\ud83d half an emoji",
+            "long": long,
+            Severity.high: {"nested": [secret, long]},
+        }
+        for _ in range(3)
+    ]
+    for data in records:
+        assert texts.clean(data) == _cleaned_one_by_one(data, redact)
+        shown = json.dumps(texts.clean(data), ensure_ascii=False)
+        assert secret not in shown and "\ud83d" not in shown
+
+
+def test_a_pair_reads_its_comparisons_facts_only_from_the_same_runs() -> None:
+    """The pairs take each fixture's facts from its comparison, which the counts classified
+    already, only while they are read from the same runs, outcome and Eval: a page given other
+    runs for a fixture (here `broken` failing on head, not erroring) classifies those."""
+    evals, fixtures = suite()
+    comparisons = compare(evals)
+    count(comparisons)  # as a run does first: every fixture's facts kept in its comparison
+    kept = build_pairs(comparisons, evals, fixtures, set())
+    fresh = build_pairs(compare(evals), evals, fixtures, set())
+    assert {p.fixture: p.facts for p in kept} == {p.fixture: p.facts for p in fresh}
+    assert next(p for p in kept if p.fixture == "broken").facts.errored
+
+    failed = run("broken", "head", Status.failed)
+    others = [failed if (f.fixture, f.side) == ("broken", "head") else f for f in fixtures]
+    pairs = build_pairs(comparisons, evals, others, set())
+    broken = next(p for p in pairs if p.fixture == "broken")
+    assert broken.head == [failed]
+    assert broken.facts.regressed and broken.facts.failing and not broken.facts.errored
+    assert not broken.flags & FLAGS["errored"]

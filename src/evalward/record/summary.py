@@ -240,25 +240,38 @@ def facts_of_fixture(
     if outcomes is None:
         outcomes = {o.name: o for o in comparison.head.fixture_results}
     outcome = outcomes.get(fixture.fixture)
-    read_from = (fixture, outcome, comparison.head, comparison.base)
     kept = comparison.facts.get(fixture.fixture)
-    if kept is not None and all(a is b for a, b in zip(kept[0], read_from, strict=True)):
-        facts: FixtureFacts = kept[1]
-        return facts
+    if kept is not None:
+        (kept_fixture, kept_outcome, kept_head, kept_base), kept_facts = kept
+        if (
+            kept_fixture is fixture
+            and kept_outcome is outcome
+            and kept_head is comparison.head
+            and kept_base is comparison.base
+        ):
+            facts: FixtureFacts = kept_facts
+            return facts
     facts = _classify_in(comparison, fixture, outcome)
-    comparison.facts[fixture.fixture] = (read_from, facts)
+    comparison.facts[fixture.fixture] = (
+        (fixture, outcome, comparison.head, comparison.base),
+        facts,
+    )
     return facts
+
+
+def change_in(comparison: EvalComparison, fixture: FixtureComparison) -> str:
+    """The change a fixture's facts are classified with: "" when its Eval ran on head only,
+    unless the fixture is advisory."""
+    if comparison.base is not None or fixture.change is Change.advisory:
+        return fixture.change.value
+    return ""
 
 
 def _classify_in(
     comparison: EvalComparison, fixture: FixtureComparison, outcome: FixtureOutcome | None
 ) -> FixtureFacts:
-    has_base = comparison.base is not None
-    change = fixture.change.value if has_base else ""
-    if not has_base and fixture.change is Change.advisory:
-        change = Change.advisory.value
     return classify(
-        change,
+        change_in(comparison, fixture),
         fixture.head,
         outcome,
         gates=fixture.gates,

@@ -32,7 +32,7 @@ from evalward.record.schema import RunInfo
 from evalward.record.summary import RunSummary, count, eval_score_text, threshold_of
 from evalward.report import charts, pairwise_text
 from evalward.report.compiled import template_cache
-from evalward.report.pairs import FLAGS, Pair, build_pairs, bundle, row
+from evalward.report.pairs import FLAGS, Pair, Texts, build_pairs, bundle, row
 from evalward.report.reps import axes_text, has_run_numbers, rep_rule, reps_text
 from evalward.report.story import blocking, counts_phrases, figures_text, reasons
 from evalward.rundata.results import EvalResult, FixtureOutcome, FixtureResult
@@ -323,6 +323,7 @@ def html_chunks(
     def shown(text: str) -> str:
         return redact(reveal_bidi(text))
 
+    texts = Texts(shown)
     comparisons = compare(evals) if page.comparisons is None else page.comparisons
     pairs = build_pairs(comparisons, evals, fixtures, private)
     eval_names, agents, rules = _eval_index(comparisons, evals, pairs)
@@ -358,8 +359,8 @@ def html_chunks(
         run_numbers=_run_numbers(comparisons),
         **pairwise_text.tests_shown(comparisons),
         static_more=max(0, sum(1 for p in pairs if p.flags & PROBLEMS) - STATIC_LIMIT),
-        data=_data(meta, pairs, position, shown),
-        traces=_traces(pairs, trace_of, shown),
+        data=_data(meta, pairs, position, texts),
+        traces=_traces(pairs, trace_of, texts),
         script=Markup(script),  # noqa: S704 - our own file, checked by _asset
         style=Markup(style),  # noqa: S704
         csp=content_security_policy(script, style),
@@ -402,22 +403,22 @@ def _eval_index(
 
 
 def _data(
-    meta: dict[str, Any], pairs: list[Pair], position: dict[str, int], shown: Redact
+    meta: dict[str, Any], pairs: list[Pair], position: dict[str, int], texts: Texts
 ) -> Iterator[Markup]:
     """The page's data (every fixture's row), streamed as one JSON document."""
-    yield Markup('{"meta":' + script_json(_clean_meta(meta, shown)) + ',"rows":[')  # noqa: S704
+    yield Markup('{"meta":' + script_json(_clean_meta(meta, texts.redact)) + ',"rows":[')  # noqa: S704
     for index, pair in enumerate(pairs):
-        text = script_json(row(pair, position[pair.eval], shown))
+        text = script_json(row(pair, position[pair.eval], texts))
         yield Markup(("," if index else "") + text)  # noqa: S704
     yield Markup("]}")
 
 
-def _traces(pairs: list[Pair], trace_of: TraceSource, shown: Redact) -> Iterator[Markup]:
+def _traces(pairs: list[Pair], trace_of: TraceSource, texts: Texts) -> Iterator[Markup]:
     """Each public fixture's traces in a script element of its own, read when it opens."""
     for pair in pairs:
         if pair.private:
             continue
-        payload = script_json(bundle(pair, trace_of, shown))
+        payload = script_json(bundle(pair, trace_of, texts))
         yield Markup(  # noqa: S704 - escaped for a script element by script_json
             f'<script type="application/json" id="t{pair.index}">{payload}</script>\n'
         )

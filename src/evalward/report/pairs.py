@@ -19,7 +19,9 @@ from typing import Any
 from evalward.record.summary import (
     FixtureFacts,
     WorstFirst,
+    change_in,
     classify,
+    facts_of_fixture,
     score_drop,
     severities,
     verdictless,
@@ -40,7 +42,7 @@ from evalward.rundata.spool import TraceSource
 from evalward.rundata.trace import Step, Trace
 from evalward.scoring.reps import wilson_interval
 from evalward.security import Redact
-from evalward.stages.compare import EvalComparison
+from evalward.stages.compare import EvalComparison, FixtureComparison
 
 FLAGS = {
     "regressed": 1,
@@ -74,6 +76,9 @@ _RANK = {
     "advisory": 9,
 }
 
+_RANKED_BITS = sorted(((FLAGS[name], rank) for name, rank in _RANK.items()), key=lambda b: b[1])
+"""Each flag's bit, best rank first: a pair's rank is that of the first it has."""
+
 
 def _identity(text: str) -> str:
     return text
@@ -103,7 +108,7 @@ class Pair:
 
     @property
     def rank(self) -> int:
-        return min((r for name, r in _RANK.items() if self.has(name)), default=len(_RANK))
+        return next((r for bit, r in _RANKED_BITS if self.flags & bit), len(_RANK))
 
 
 def _status(runs: list[FixtureResult], outcome: FixtureOutcome | None) -> Status | None:
@@ -133,7 +138,7 @@ def build_pairs(
     within each, by severity weight, then score drop, then name (`worst_first_key`)."""
     outcomes = {(e.side, e.eval, o.name): o for e in evals for o in e.fixture_results}
     with_base = {c.name for c in comparisons if c.base is not None}
-    changes = {(c.name, f.fixture): f for c in comparisons for f in c.fixtures}
+    changes = {(c.name, f.fixture): (c, f) for c in comparisons for f in c.fixtures}
     results = severities(evals)
     pairs: dict[tuple[str, str], Pair] = {}
     for result in fixtures:
@@ -141,25 +146,18 @@ def build_pairs(
         pair = pairs.get(key)
         if pair is None:
             found = changes.get(key)
-            shown = found.change.value if found is not None and result.eval in with_base else ""
+            shown = found[1].change.value if found is not None and result.eval in with_base else ""
             pair = pairs[key] = Pair(result.eval, result.fixture, shown, key in private)
         (pair.head if result.side == "head" else pair.base).append(result)
     keys: dict[tuple[str, str], tuple[int, WorstFirst]] = {}
+    outcomes_in: dict[int, dict[str, FixtureOutcome]] = {}
     for key, pair in pairs.items():
         pair.head.sort(key=lambda r: r.rep)
         pair.base.sort(key=lambda r: r.rep)
         pair.head_outcome = outcomes.get(("head", pair.eval, pair.fixture))
         pair.base_outcome = outcomes.get(("base", pair.eval, pair.fixture))
-        found = changes.get(key)
         head_result = results.get(pair.eval)
-        pair.facts = classify(
-            pair.change,
-            pair.head,
-            pair.head_outcome,
-            gates=found.gates if found is not None else True,
-            verdict=head_result is None or not verdictless(head_result),
-            sequential=head_result.sequential if head_result is not None else None,
-        )
+        pair.facts = _facts(pair, changes.get(key), head_result, outcomes_in)
         pair.flags = _flags(pair.facts)
         severity = (pair.head or pair.base)[0].severity
         pair.weight = weight_of(head_result, severity)
@@ -169,6 +167,41 @@ def build_pairs(
     for index, pair in enumerate(ordered):
         pair.index = index
     return ordered
+
+
+def _facts(
+    pair: Pair,
+    found: tuple[EvalComparison, FixtureComparison] | None,
+    head_result: EvalResult | None,
+    outcomes_in: dict[int, dict[str, FixtureOutcome]],
+) -> FixtureFacts:
+    """The pair's facts: those its comparison keeps (`facts_of_fixture`, which the counts
+    classified already) where the pair reads them from the same Eval result, runs, outcome
+    and change; else classified here (a fixture no comparison holds, or holds otherwise)."""
+    if found is not None:
+        comparison, fixture = found
+        same_runs = len(fixture.head) == len(pair.head) and all(
+            a is b for a, b in zip(fixture.head, pair.head, strict=True)
+        )
+        if (
+            same_runs
+            and comparison.head is head_result
+            and change_in(comparison, fixture) == pair.change
+        ):
+            outcomes = outcomes_in.get(id(comparison))
+            if outcomes is None:
+                outcomes = {o.name: o for o in comparison.head.fixture_results}
+                outcomes_in[id(comparison)] = outcomes
+            if outcomes.get(pair.fixture) is pair.head_outcome:
+                return facts_of_fixture(comparison, fixture, outcomes)
+    return classify(
+        pair.change,
+        pair.head,
+        pair.head_outcome,
+        gates=found[1].gates if found is not None else True,
+        verdict=head_result is None or not verdictless(head_result),
+        sequential=head_result.sequential if head_result is not None else None,
+    )
 
 
 def _flags(facts: FixtureFacts) -> int:
@@ -224,7 +257,7 @@ def _side(
     return side
 
 
-def row(pair: Pair, eval_index: int, redact: Redact = _identity) -> dict[str, Any]:
+def row(pair: Pair, eval_index: int, redact: Redact | Texts = _identity) -> dict[str, Any]:
     """The pair as the page lists it: names, change, flags and each side's result; the
     final output (what the search reads) and message unless the fixture is held out."""
     head = _side(pair.head, pair.head_outcome, private=pair.private)
@@ -250,7 +283,7 @@ def row(pair: Pair, eval_index: int, redact: Redact = _identity) -> dict[str, An
 # --- the detail of one pair ----------------------------------------------------------------
 
 
-def bundle(pair: Pair, traces: TraceSource, redact: Redact = _identity) -> dict[str, Any]:
+def bundle(pair: Pair, traces: TraceSource, redact: Redact | Texts = _identity) -> dict[str, Any]:
     """Every run of the pair with its trace, base and head reps paired by rep index, each
     pair's first divergence marked. Traces are read here, one pair's at a time."""
     head = [(r, traces(r)) for r in pair.head]
@@ -458,15 +491,57 @@ def _judge(verdict: JudgeVerdict) -> dict[str, Any]:
     }
 
 
-def _clean(value: Any, redact: Redact) -> Any:
+class Texts:
+    """Every string of the page's data (keys too) redacted and made encodable as UTF-8.
+
+    One is made per page and shared by its rows and bundles: the same short strings (every
+    record's keys, statuses, step types) come back tens of thousands of times, and each is
+    worked out once. `redact` must give the same text for the same text (it does: a
+    `Redactor`, or the page's `shown`)."""
+
+    MEMO_LENGTH = 64
+    """Strings up to this long are remembered (keys, words); outputs and traces are not."""
+    MEMO_SIZE = 20_000
+
+    def __init__(self, redact: Redact = _identity) -> None:
+        self.redact = redact
+        self._memo: dict[str, str] = {}
+
+    def clean(self, value: Any) -> Any:
+        kind = type(value)
+        if kind is str:
+            return self.text(value)
+        if kind is dict:
+            text, clean = self.text, self.clean
+            return {text(k if type(k) is str else str(k)): clean(v) for k, v in value.items()}
+        if kind is list or kind is tuple:
+            clean = self.clean
+            return [clean(v) for v in value]
+        if kind is int or kind is float or kind is bool or value is None:
+            return value
+        # a subclass (a string enum's member, a named tuple): as the types above would be
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {self.text(str(k)): self.clean(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.clean(v) for v in value]
+        return value
+
+    def text(self, text: str) -> str:
+        known = self._memo.get(text)
+        if known is not None:
+            return known
+        shown = _text(text, self.redact)
+        if len(text) <= self.MEMO_LENGTH and len(self._memo) < self.MEMO_SIZE:
+            self._memo[text] = shown
+        return shown
+
+
+def _clean(value: Any, redact: Redact | Texts) -> Any:
     """`value` with every string (keys too) redacted and made encodable as UTF-8."""
-    if isinstance(value, str):
-        return _text(value, redact)
-    if isinstance(value, dict):
-        return {_text(str(k), redact): _clean(v, redact) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):  # a tuple of types: quicker than `list | tuple`
-        return [_clean(v, redact) for v in value]
-    return value
+    texts = redact if isinstance(redact, Texts) else Texts(redact)
+    return texts.clean(value)
 
 
 def _text(text: str, redact: Redact) -> str:
