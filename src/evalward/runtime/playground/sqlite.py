@@ -52,7 +52,7 @@ class SqliteRun(PlaygroundPart[SqlitePart]):
     too."""
 
     kind = "sqlite"
-    laid_out = (f"db/{DB_NAME}", "db/")
+    laid_out = (DB_NAME,)
     shares_env = True
 
     def __init__(
@@ -71,8 +71,9 @@ class SqliteRun(PlaygroundPart[SqlitePart]):
         return Template(path, KnownImage(path.read_bytes()) if small else None)
 
     def lay_out(self, live: LivePlayground) -> dict[str, str]:
-        self.database = database = live.folder / "db" / DB_NAME
-        database.parent.mkdir()
+        # in the run's folder itself: a folder of its own would cost a directory made and
+        # removed per run, the dearest calls of a playground on ext4
+        self.database = database = live.folder / DB_NAME
         if live.templates is None:
             _seed_database(live, self.spec, database)
         else:
