@@ -26,9 +26,8 @@ elif fixture == "corrupt-db":
     with open(database, "wb") as db:
         db.write(b"not a database " * 1000)
 elif fixture == "db-link":
-    folder_of_db = os.path.dirname(database)
-    os.rename(folder_of_db, folder_of_db + "-elsewhere")
-    os.symlink(folder_of_db + "-elsewhere", folder_of_db)
+    os.remove(database)
+    os.symlink("/proc/self/environ", database)
 elif fixture == "link-out":
     os.remove(os.path.join(folder, "notes.txt"))
     os.symlink("/proc/self/environ", os.path.join(folder, "notes.txt"))

@@ -70,7 +70,7 @@ args = json.load(sys.stdin)
 db = sqlite3.connect(os.environ["EVALWARD_SQLITE_PATH"])
 db.execute("INSERT INTO refunds (order_id, amount) VALUES (?, ?)", (args["order_id"], 25))
 db.commit()
-folder = os.path.dirname(os.path.dirname(os.environ["EVALWARD_SQLITE_PATH"]))
+folder = os.path.dirname(os.environ["EVALWARD_SQLITE_PATH"])  # the run's playground
 try:
     others = os.listdir(os.path.dirname(folder))  # where every run's playground is
 except PermissionError:

@@ -166,7 +166,7 @@ def test_broken_playgrounds_fail_their_own_runs_by_name_and_leave_the_others_alo
     )
     assert "playground 'ledger': its database is corrupt" in error_of(by_name["corrupt-db"])
     assert "playground 'ledger'" in by_name["corrupt-db"]["message"]
-    # a folder on the way to the database turned into a link leads nowhere
+    # the database turned into a link leads nowhere
     assert "playground 'moved': its database cannot be read" in error_of(by_name["db-link"])
 
 

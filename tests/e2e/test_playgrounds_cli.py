@@ -132,7 +132,7 @@ def test_a_command_tool_acts_on_its_sqlite_playground_and_criteria_read_the_end_
     assert ["+", '    "status": "refunded"'] in record["changes"]  # type: ignore[index]
     # the playground was torn down: the database the tool wrote is gone
     step = next(s for s in run["trace"]["steps"] if s["type"] == "tool_result")  # type: ignore[index]
-    assert not Path(json.loads(step["output"])["db"]).parent.parent.exists()
+    assert not Path(json.loads(step["output"])["db"]).parent.exists()  # the run's folder
 
 
 def test_each_rep_gets_a_fresh_copy_of_the_seed_and_the_job_leaves_no_template_behind(

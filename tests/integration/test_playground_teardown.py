@@ -55,7 +55,7 @@ def test_a_cancelled_run_leaves_no_service_and_no_folder() -> None:
     port = int(seen["EVALWARD_SERVICE_URL"].rsplit(":", 1)[1])
     assert loopback_listeners(port) == []  # the service is gone
     assert not Path(seen["EVALWARD_SQLITE_PATH"]).exists()
-    assert not Path(seen["EVALWARD_SQLITE_PATH"]).parent.parent.exists()
+    assert not Path(seen["EVALWARD_SQLITE_PATH"]).parent.exists()  # the run's folder
 
 
 def test_a_playground_that_cannot_be_made_is_the_runs_error_naming_it() -> None:

@@ -222,8 +222,8 @@ def test_a_run_that_leaves_the_database_as_copied_reads_as_its_template(tmp_path
 
 
 def test_teardown_never_follows_a_link_the_agent_put_in_place_of_a_part(tmp_path: Path) -> None:
-    """The database's folder replaced by a link to a folder outside, holding a file of the
-    database's name: the playground is removed, the file outside is not."""
+    """The database replaced by a link to a file of its name outside, and a link to that
+    folder beside it: the playground is removed, the files outside are not."""
     root = world(tmp_path)
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -235,8 +235,9 @@ def test_teardown_never_follows_a_link_the_agent_put_in_place_of_a_part(tmp_path
     async def scenario() -> Path:
         live = await provision(PlaygroundSource("shop", spec, root), env=ENV, templates=templates)
         database = Path(live.env["EVALWARD_SQLITE_PATH"])
-        shutil.rmtree(database.parent)
-        database.parent.symlink_to(outside)
+        database.unlink()
+        database.symlink_to(outside / "playground.sqlite")
+        (live.folder / "db").symlink_to(outside)
         await live.close()
         return live.folder
 

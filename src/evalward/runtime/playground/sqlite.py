@@ -52,7 +52,7 @@ class SqliteRun(PlaygroundPart[SqlitePart]):
     too."""
 
     kind = "sqlite"
-    laid_out = (f"db/{DB_NAME}", "db/")
+    laid_out = (DB_NAME,)
     shares_env = True
 
     def __init__(
@@ -71,17 +71,15 @@ class SqliteRun(PlaygroundPart[SqlitePart]):
         return Template(path, KnownImage(path.read_bytes()) if small else None)
 
     def lay_out(self, live: LivePlayground) -> dict[str, str]:
-        self.database = database = live.folder / "db" / DB_NAME
-        database.parent.mkdir()
+        # in the run's folder itself: a folder of its own would cost a directory made and
+        # removed per run, the dearest calls of a playground on ext4
+        self.database = database = live.folder / DB_NAME
         if live.templates is None:
             _seed_database(live, self.spec, database)
         else:
             self.template = template = live.templates.of(live, self)
             if template.kept is not None:
-                # the mode SQLite gives a database it creates
-                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
-                with os.fdopen(os.open(database, flags, 0o644), "wb") as out:
-                    out.write(template.kept.image)
+                _write_new(database, template.kept.image)
             else:
                 shutil.copyfile(template.path, database)
         return {"EVALWARD_SQLITE_PATH": str(database), "DATABASE_URL": f"sqlite:///{database}"}
@@ -101,6 +99,18 @@ class SqliteRun(PlaygroundPart[SqlitePart]):
     def fresh(self, live: LivePlayground, templates: Templates) -> SqliteRun:
         template: Template = templates.of(live, self)
         return SqliteRun(self.spec, template.path, template)
+
+
+def _write_new(path: Path, image: bytes) -> None:
+    """A new file holding `image`, in three system calls and no buffered file object."""
+    # the mode SQLite gives a database it creates
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        left = memoryview(image)
+        while left:
+            left = left[os.write(fd, left) :]
+    finally:
+        os.close(fd)
 
 
 def _seed_database(live: LivePlayground, part: SqlitePart, database: Path) -> None:
