@@ -272,11 +272,5 @@ def _sessions() -> list[tuple[int, int]]:
 
 def _session(entry: Path) -> int | None:
     """The session of the process at `/proc/<pid>`; None when it is gone or a zombie."""
-    try:
-        text = (entry / "stat").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    fields = text[text.rfind(")") + 2 :].split()  # after "pid (command) "
-    if len(fields) <= 3 or fields[0] in ("Z", "X"):
-        return None
-    return int(fields[3])
+    facts = _facts(int(entry.name))
+    return facts[0] if facts is not None else None
