@@ -16,13 +16,17 @@ from pydantic import BaseModel
 
 M = TypeVar("M", bound=BaseModel)
 _SHARED: dict[tuple[type[BaseModel], frozenset[str]], set[str]] = {}
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+"""The types of most of a document's values, none of which holds a model: passed over
+without a call (a fixture has about 50 values)."""
 
 
 def share_field_sets(model: M) -> M:
     """`model` and the models it holds (in fields, lists, tuples and dict values), each
     frozen one with the one set of its class that names the same fields."""
     for value in model.__dict__.values():
-        _share_in(value)
+        if type(value) not in _PLAIN:
+            _share_in(value)
     if model.model_config.get("frozen"):
         given = model.__pydantic_fields_set__
         shared = _SHARED.setdefault((type(model), frozenset(given)), given)
@@ -35,7 +39,9 @@ def _share_in(value: object) -> None:
         share_field_sets(value)
     elif isinstance(value, list | tuple):
         for item in value:
-            _share_in(item)
+            if type(item) not in _PLAIN:
+                _share_in(item)
     elif isinstance(value, dict):
         for item in value.values():
-            _share_in(item)
+            if type(item) not in _PLAIN:
+                _share_in(item)
