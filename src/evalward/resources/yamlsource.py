@@ -8,13 +8,15 @@ documents has a problem to report.
 
 Every path reads by YAML 1.2's core schema (`no`, `on` and `Yes` are strings): yaml-rs when its
 wheel is installed and the text holds nothing it reads otherwise (`_yaml_rs_differs`), else
-PyYAML (libyaml when available) through `yaml12.CoreLoader`. A missing wheel costs speed only;
-tests/unit/test_yaml_parsers_agree.py holds the two to the same data on generated documents.
+PyYAML (libyaml when available) through `yaml12.CoreLoader`. A missing wheel costs speed
+only; tests/unit/resources/test_yaml_parsers_agree.py holds the two to the same data on
+generated documents.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -24,11 +26,22 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import yaml
 
+_LAZY_ARENA = "MIMALLOC_ARENA_EAGER_COMMIT"
+"""yaml-rs's allocator (mimalloc) reads its options once, as the wheel loads, and commits its
+first arena eagerly: 4.5 MiB resident from the import on, used or not. Committed as used, the
+same parses cost no more CPU (bench/speed.py's P1: peak RSS 81 → 77 MiB). Set only while the
+wheel loads, so no program evalward starts inherits it; a value the user gave stands."""
+
 _yaml_rs: ModuleType | None
+_given_arena = os.environ.get(_LAZY_ARENA)
+os.environ[_LAZY_ARENA] = "0" if _given_arena is None else _given_arena
 try:  # a YAML 1.2 parser in Rust: about 6x faster than libyaml through PyYAML
     import yaml_rs as _yaml_rs
 except ImportError:  # pragma: no cover - a platform without its wheels
     _yaml_rs = None
+finally:
+    if _given_arena is None:
+        del os.environ[_LAZY_ARENA]
 
 
 @functools.cache

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from evalward.resources.yamlsource import (
@@ -54,3 +58,28 @@ def test_marks_point_at_keys_and_items() -> None:
     assert document.locate(("spec", "items", 1)) == (4, 7)
     assert document.locate(("spec", "items", 0, "a")) == (3, 8)
     assert document.locate(("spec", "missing")) == (1, 1)
+
+
+_CHILD_SEES = """
+import os, subprocess, sys
+import evalward.resources.yamlsource
+print(os.environ.get("MIMALLOC_ARENA_EAGER_COMMIT", "-"))
+child = "import os; print(os.environ.get('MIMALLOC_ARENA_EAGER_COMMIT', '-'))"
+print(subprocess.run([sys.executable, "-c", child], capture_output=True, text=True).stdout.strip())
+"""
+
+
+@pytest.mark.parametrize(("given", "seen"), [(None, "-"), ("1", "1")])
+def test_the_parsers_allocator_setting_reaches_no_program_evalward_starts(
+    given: str | None, seen: str
+) -> None:
+    """The YAML parser's allocator is told to commit memory as used while its wheel loads;
+    the setting is gone from evalward's environment (an agent, a scorer, git) afterwards, and
+    a value the user set is left as it was."""
+    env = {k: v for k, v in os.environ.items() if k != "MIMALLOC_ARENA_EAGER_COMMIT"}
+    if given is not None:
+        env["MIMALLOC_ARENA_EAGER_COMMIT"] = given
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD_SEES], env=env, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == [seen, seen]
