@@ -320,7 +320,6 @@ Assertion = Annotated[
     | AssertSetAssertion,
     Field(discriminator="type"),
 ]
-AssertSetAssertion.model_rebuild()
 
 
 def flatten(assertions: list[Assertion]) -> list[Assertion]:
