@@ -15,13 +15,12 @@ both.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
-from jinja2.sandbox import SandboxedEnvironment
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 
@@ -32,7 +31,18 @@ from evalward.runtime.mcp_tools import McpTool, McpToolbox
 from evalward.runtime.process import Launch, kill_group, limited_env, spawn, tail
 from evalward.scoring import tool_names
 
-_TEMPLATES = SandboxedEnvironment(undefined=jinja2.ChainableUndefined, autoescape=False)
+if TYPE_CHECKING:
+    from jinja2.sandbox import SandboxedEnvironment
+
+
+@functools.cache
+def _templates() -> SandboxedEnvironment:
+    """The sandbox mock outputs render in, made for the first templated one."""
+    # lazy: jinja2 costs about 10 ms of start-up, paid only by a run whose mocks template
+    import jinja2
+    from jinja2.sandbox import SandboxedEnvironment
+
+    return SandboxedEnvironment(undefined=jinja2.ChainableUndefined, autoescape=False)
 
 
 class ReplayEntry(BaseModel):
@@ -220,9 +230,12 @@ def render_mock(output: Any, arguments: Mapping[str, Any]) -> Any:
     if isinstance(output, str):
         if "{{" not in output and "{%" not in output:
             return output
+        # lazy: imported with the sandbox, by the first templated output
+        from jinja2 import TemplateError
+
         try:
-            return _TEMPLATES.from_string(output).render(**arguments)
-        except jinja2.TemplateError as exc:
+            return _templates().from_string(output).render(**arguments)
+        except TemplateError as exc:
             return f"error: the mock output template failed: {exc}"
     if isinstance(output, dict):
         return {k: render_mock(v, arguments) for k, v in output.items()}
