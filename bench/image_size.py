@@ -28,11 +28,31 @@ def podman(*args: str) -> str:
     return subprocess.run(["podman", *args], capture_output=True, text=True, check=True).stdout
 
 
+def made_by(command: str) -> str:
+    """A layer's command as a table can show it: no shell prefix, no content digests, the
+    whitespace of continued lines collapsed, its first 70 characters."""
+    command = re.sub(r"^/bin/sh -c (#\(nop\) )?", "", command)
+    command = re.sub(r"\b(file|dir|multi):[0-9a-f]{64}", r"\1:…", command)
+    command = " ".join(command.split())
+    return command if len(command) <= 70 else command[:69].rstrip() + "…"
+
+
+def layer_rows(listed: list[dict[str, object]]) -> list[tuple[str, int]]:
+    """Each layer that adds bytes, oldest first, from `podman history --format json`: the
+    command that made it and its size (podman names the field `size`)."""
+    rows = []
+    for entry in reversed(listed):
+        size = entry.get("size")
+        if not isinstance(size, int):
+            raise SystemExit(f"podman history gave a layer with no size: {entry}")
+        if size:
+            rows.append((made_by(str(entry.get("CreatedBy", ""))), size))
+    return rows
+
+
 def layers(image: str) -> list[tuple[str, int]]:
-    """Each layer that adds bytes, oldest first: the command that made it and its size."""
-    listed = json.loads(podman("history", "--format", "json", "--no-trunc", image))
-    rows = [(entry.get("CreatedBy", ""), int(entry.get("Size", 0))) for entry in listed]
-    return [(made[-70:].strip(), size) for made, size in reversed(rows) if size]
+    """Each layer of the image that adds bytes, oldest first."""
+    return layer_rows(json.loads(podman("history", "--format", "json", "--no-trunc", image)))
 
 
 def blobs(image: str) -> list[tuple[int, float]]:

@@ -6,10 +6,13 @@ command all.py runs for it, and every section all.py runs has its place in the p
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import sys
 from pathlib import Path
 from types import ModuleType
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "benchmarks.md"
@@ -17,13 +20,18 @@ RECORD = re.compile(r"<!-- bench record: (?P<command>python bench/.*?) -->")
 RECORD_END = "<!-- end of bench record -->"
 
 
-def _all() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_all", ROOT / "bench" / "all.py")
+def _bench(script: str) -> ModuleType:
+    name = f"bench_{script}"
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{script}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)
     return module
+
+
+def _all() -> ModuleType:
+    return _bench("all")
 
 
 def _sections(text: str, bench: ModuleType) -> list[tuple[str, str, int, int]]:
@@ -89,3 +97,33 @@ def test_a_script_s_output_is_written_as_it_printed_it(tmp_path: Path) -> None:
         "```text\nload average before: 1.00\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
         "```text\npython 3.11, 2 cores\n```"
     )
+
+
+PODMAN_HISTORY = ROOT / "tests" / "data" / "podman" / "history.json"
+"""`podman history --format json --no-trunc evalward:dev` as podman 4.3.1 printed it."""
+
+
+def test_the_image_s_layers_are_read_from_what_podman_history_prints() -> None:
+    image_size = _bench("image_size")
+
+    rows = image_size.layer_rows(json.loads(PODMAN_HISTORY.read_text()))
+
+    assert rows == [
+        ("ADD file:… in /", 297543680),
+        ("COPY file:… in /opt/evalward/git-without-perl.sh", 4096),
+        ("apt-get update && cd /tmp && apt-get download git && sh /opt/evalward…", 52748800),
+        ("COPY file:… in /opt/evalward/requirements.lock", 173056),
+        ("pip install --require-hashes --no-deps -r /opt/evalward/requirements.…", 123732480),
+        ("COPY multi:… in /opt/evalward/", 28160),
+        ("COPY dir:… in /opt/evalward/src", 2417664),
+        ("pip install --no-deps --no-build-isolation /opt/evalward", 6094336),
+    ]
+
+
+def test_a_layer_without_a_size_stops_the_image_s_figures_instead_of_an_empty_table() -> None:
+    image_size = _bench("image_size")
+    listed = json.loads(PODMAN_HISTORY.read_text())
+    listed[2]["Size"] = listed[2].pop("size")
+
+    with pytest.raises(SystemExit, match="no size"):
+        image_size.layer_rows(listed)
