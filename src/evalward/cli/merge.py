@@ -36,7 +36,8 @@ def register(commands: Any) -> None:
 def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from pathlib import Path
 
-    from evalward.cli._local import Output, Selection, emit, repository
+    from evalward.cli._emit import Output, emit
+    from evalward.cli._local import Selection, repository
     from evalward.flows import session
     from evalward.flows.interrupt import RunProgress
     from evalward.flows.run_setup import Revisions, RunSetup

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import datetime as dt
     from pathlib import Path
 
-    from evalward.cli._local import Output
+    from evalward.cli._emit import Output
     from evalward.cli._progress import ShownProgress
     from evalward.flows.run_setup import RunSetup
     from evalward.flows.session import Outcome
@@ -92,7 +92,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     import sys
     from pathlib import Path
 
-    from evalward.cli._local import Output, Selection, check_base, repository
+    from evalward.cli._local import Selection, check_base, repository
     from evalward.cli._progress import ProgressBar, ShownProgress
     from evalward.flows import shard
     from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
@@ -139,6 +139,8 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         outcome = asyncio.run(_run(setup, progress))
     finally:
         progress.bar.close()
+    from evalward.cli._emit import Output  # the reports load once the run is over
+
     shown = Output(out, redact, as_json=args.json, output_dir=args.output_dir)
     return _report(args, root, setup, outcome, started, shown)
 
@@ -193,7 +195,7 @@ def _report(
     import dataclasses
     import sys
 
-    from evalward.cli._local import emit
+    from evalward.cli._emit import emit
     from evalward.cli.status import record_local
     from evalward.past import history
     from evalward.past.trend import trends

@@ -1,0 +1,81 @@
+"""What the run and merge commands show of a run's outcome: the comment (or the results
+document with --json) printed, and the run's files written.
+
+Loaded after the run (the reports' modules, jinja2 among them, cost start-up that no model
+call needs to wait for)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from evalward.past.trend import Trend
+from evalward.record.evaluation import Evaluation
+from evalward.record.schema import RunInfo
+from evalward.record.write import results_document
+from evalward.report import files
+from evalward.report.markdown import marker_for, render_comment, report_context
+from evalward.security import Redactor
+from evalward.stages.gate import GateDecision
+from evalward.text import escaping
+
+
+@dataclass(frozen=True)
+class Output:
+    """Where and how a local command shows its outcome: the stream it prints to, the redaction
+    every printed or written text goes through, --json, and --output-dir; and what the
+    command adds below the comment (`extra`) or to the results document (`extra_json`)."""
+
+    out: TextIO
+    redact: Redactor
+    as_json: bool = False
+    output_dir: str | None = None
+    extra: str = ""
+    extra_json: dict[str, Any] | None = None
+
+
+def emit(
+    output: Output,
+    evaluation: Evaluation,
+    decision: GateDecision,
+    *,
+    base: bool,
+    run: RunInfo | None = None,
+    trends: Mapping[str, Trend] | None = None,
+) -> int:
+    """Print the comment (or the results document with --json), write files, return the code.
+
+    The files are what the action writes (comment.md as GitHub would render it); the comment
+    printed is for a terminal, so its links and mentions are left intact (escaping.py).
+    `run` says how far a run went, and whether a signal cancelled it.
+    """
+    out, redact = output.out, output.redact
+    context = report_context(
+        evaluation,
+        decision,
+        marker=marker_for("local"),
+        run=run,
+        show_changes=base,
+        report_file=bool(output.output_dir),
+    )
+    if output.output_dir:
+        files.write_reports(
+            Path(output.output_dir),
+            evaluation,
+            decision,
+            lambda: render_comment(context),
+            redact,
+            files.Shown(run, trends, context.summary),
+        )
+    if output.as_json:
+        document = results_document(evaluation, decision, run, context.summary)
+        document.update(output.extra_json or {})
+        print(redact(json.dumps(document, indent=2)), file=out)
+    else:
+        print(redact(render_comment(context, sink=escaping.TERMINAL)), file=out)
+        if output.extra:
+            print(redact(output.extra), file=out)
+    return decision.exit_code
