@@ -5,13 +5,14 @@ output printed. No adapter.
     agents_sdk_agent.py QUESTION [--stream] [--export-traces]
 
 `--export-traces` turns the SDK's own tracing back on, as code that calls
-`set_tracing_disabled(False)` would: its exporter then sends to api.openai.com.
+`set_tracing_disabled(False)` would: its exporter then sends to api.openai.com (once: the
+attempt is what shows, and its retries' backoff would keep the process seconds at exit).
 """
 
 import asyncio
 import sys
 
-from agents import Agent, Runner, function_tool, set_tracing_disabled
+from agents import Agent, Runner, function_tool, set_tracing_disabled, tracing
 
 
 @function_tool
@@ -39,6 +40,7 @@ def main() -> None:
     question = sys.argv[1]
     if "--export-traces" in sys.argv:
         set_tracing_disabled(False)
+        tracing.default_exporter().max_retries = 1  # one attempt, no backoff before giving up
     if "--stream" in sys.argv:
         print(asyncio.run(streamed(question)))
     else:

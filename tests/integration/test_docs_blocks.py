@@ -17,19 +17,18 @@ Each page gets a git repository of its own, and its fenced blocks are taken in o
   `in EvalFixture.spec.assertions`): it is completed into one and must load;
   `<!-- docs-test: install -->` runs a block that installs evalward (`pip install evalward`)
   as written, in a fresh virtualenv whose pip takes `evalward` from a wheel of this checkout
-  (a constraint naming it); that virtualenv's evalward runs the page's later blocks.
+  (a constraint naming it; the session's one build, `support.distributions`); that
+  virtualenv's evalward runs the page's later blocks.
 
 Every fenced block names its language, so none is left out by accident.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ import pytest
 import yaml
 
 from support.clirun import SOURCE
+from support.distributions import built, session_folder
 from support.gitrepo import GitRepo
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,8 +114,10 @@ def test_the_pages_hold_blocks_of_every_kind_the_test_runs() -> None:
 class Page:
     """One page's repository, built block by block."""
 
-    def __init__(self, page: str, path: Path) -> None:
+    def __init__(self, page: str, path: Path, dists: Path) -> None:
         self.page = page
+        self.dists = dists
+        """The session's folder of this checkout's sdist and wheel (built on first use)."""
         self.repo = GitRepo(path / "repo")
         self.repo.write({".gitignore": ".evalward/\n"})
         self.home = path / "home"
@@ -185,7 +187,7 @@ class Page:
         venv = self.home / "venv"
         subprocess.run([sys.executable, "-m", "venv", venv], check=True, timeout=120)
         constraint = self.home / "constraints.txt"
-        constraint.write_text(f"evalward @ {checkout_wheel().as_uri()}\n")
+        constraint.write_text(f"evalward @ {built(self.dists).wheel.as_uri()}\n")
         cache = Path(os.environ.get("HOME", self.home)) / ".cache" / "pip"
         self.pip_env = {"PIP_CONSTRAINT": str(constraint), "PIP_CACHE_DIR": str(cache)}
         self.bin = venv / "bin"
@@ -226,19 +228,6 @@ class Page:
             done = self.evalward("validate", *(["--mock-script", script] if script else []))
             assert done.returncode == 0, f"{self.page}: evalward validate\n{done.stderr}"
             assert "warning" not in done.stdout, f"{self.page}: {done.stdout}"
-
-
-@functools.cache
-def checkout_wheel() -> Path:
-    """A wheel of this checkout, built once per test session."""
-    out = Path(tempfile.mkdtemp(prefix="evalward-wheel-"))
-    subprocess.run(
-        [BIN / "uv", "build", "--wheel", "--quiet", "--out-dir", out, ROOT],
-        check=True,
-        timeout=300,
-    )
-    (wheel,) = out.glob("evalward-*.whl")
-    return wheel
 
 
 def completed(inside: str, data: Any, line: int) -> str:
@@ -289,8 +278,10 @@ def check_workflow(block: Block, data: Any) -> None:
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_the_blocks_of_a_page_work_as_written(page: str, tmp_path: Path) -> None:
-    built = Page(page, tmp_path)
+def test_the_blocks_of_a_page_work_as_written(
+    page: str, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    made = Page(page, tmp_path, session_folder(tmp_path_factory))
     for block in blocks(page):
-        built.take(block)
-    built.finish()
+        made.take(block)
+    made.finish()

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from evalward import __version__
+from support.distributions import built, session_folder
 from support.gitrepo import GIT_ENV, GitRepo
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -159,13 +160,11 @@ def test_pypi_gets_the_tags_version_by_trusted_publishing_before_any_tag_moves()
 
 
 @pytest.mark.registries
-def test_the_sdist_and_the_wheel_install_into_a_fresh_virtualenv_and_run(tmp_path: Path) -> None:
-    dist = tmp_path / "dist"
-    uv = Path(sys.executable).parent / "uv"
-    subprocess.run([uv, "build", "--sdist", "--wheel", "--out-dir", dist, "--quiet", ROOT],
-                   check=True, timeout=300)  # fmt: skip
-    wheel = dist / f"evalward-{__version__}-py3-none-any.whl"
-    sdist = dist / f"evalward-{__version__}.tar.gz"
+def test_the_sdist_and_the_wheel_install_into_a_fresh_virtualenv_and_run(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    dist = built(session_folder(tmp_path_factory))  # the session's one build (docs test too)
+    wheel, sdist = dist.wheel, dist.sdist
     assert wheel.is_file() and sdist.is_file()
     names = zipfile.ZipFile(wheel).namelist()
     assert "evalward/cli/init_files/workflow.yml" in names  # what `init` writes ships too

@@ -203,6 +203,12 @@ class ConnectRecorder:
                     connection.sendall(b"HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n")
 
     def close(self) -> None:
+        """Wake the accept and wait for the thread before closing: a listening socket closed
+        under it frees its descriptor for the next socket this process opens (a later test's
+        model server), whose clients the thread would then answer with its 403."""
+        with contextlib.suppress(OSError):
+            self._server.shutdown(socket.SHUT_RDWR)
+        self._thread.join(timeout=30)
         self._server.close()
 
 
