@@ -30,6 +30,8 @@ class Request:
     body: bytes
     target: str = ""
     """The request target exactly as it arrived (path and query, undecoded)."""
+    received: float = 0.0
+    """When it had arrived whole (`time.monotonic`): what a client's pacing is seen by."""
 
     def json(self) -> Any:
         return json.loads(self.body or b"null")
@@ -118,6 +120,7 @@ class LoopbackServer:
                     {k.lower(): v for k, v in self.headers.items()},
                     body,
                     self.path,
+                    time.monotonic(),
                 )
                 response = outer.handler(request)
                 if response.delay:
