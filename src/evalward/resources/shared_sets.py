@@ -16,16 +16,16 @@ from pydantic import BaseModel
 
 M = TypeVar("M", bound=BaseModel)
 _SHARED: dict[tuple[type[BaseModel], frozenset[str]], set[str]] = {}
-_PLAIN = frozenset({str, int, float, bool, type(None)})
-"""The types of most of a document's values, none of which holds a model: passed over
-without a call (a fixture has about 50 values)."""
+PLAIN_TYPES = frozenset({str, int, float, bool, type(None)})
+"""The types of most values a model holds, none of which holds a model: a walk looking for
+models passes over them without a call (a loaded fixture has about 50, a result as many)."""
 
 
 def share_field_sets(model: M) -> M:
     """`model` and the models it holds (in fields, lists, tuples and dict values), each
     frozen one with the one set of its class that names the same fields."""
     for value in model.__dict__.values():
-        if type(value) not in _PLAIN:
+        if type(value) not in PLAIN_TYPES:
             _share_in(value)
     if model.model_config.get("frozen"):
         given = model.__pydantic_fields_set__
@@ -39,9 +39,9 @@ def _share_in(value: object) -> None:
         share_field_sets(value)
     elif isinstance(value, list | tuple):
         for item in value:
-            if type(item) not in _PLAIN:
+            if type(item) not in PLAIN_TYPES:
                 _share_in(item)
     elif isinstance(value, dict):
         for item in value.values():
-            if type(item) not in _PLAIN:
+            if type(item) not in PLAIN_TYPES:
                 _share_in(item)

@@ -11,14 +11,13 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
+from evalward.resources.shared_sets import PLAIN_TYPES
 from evalward.rundata.results import Interval
 
 M = TypeVar("M", bound=BaseModel)
 _ALL_FIELDS: dict[type[BaseModel], set[str]] = {}
 _INTERVALS: dict[tuple[float, float], Interval] = {}
 _MOST_INTERVALS = 10_000
-_PLAIN = frozenset({str, int, float, bool, type(None)})
-"""The types of most of a result's values, none of which holds a model: passed over first."""
 
 
 def held(model: M) -> M:
@@ -28,7 +27,7 @@ def held(model: M) -> M:
     says which fields were given (`model_fields_set`), which nothing reads of a result; a
     later assignment adds a name the set has already."""
     for name, value in model.__dict__.items():
-        if type(value) in _PLAIN:
+        if type(value) in PLAIN_TYPES:
             continue
         if isinstance(value, Interval):
             model.__dict__[name] = _one_of_its_value(value)
