@@ -33,14 +33,14 @@ same parses cost no more CPU (bench/speed.py's P1: peak RSS 81 → 77 MiB). Set 
 wheel loads, so no program evalward starts inherits it; a value the user gave stands."""
 
 _yaml_rs: ModuleType | None
-_given_arena = os.environ.get(_LAZY_ARENA)
-os.environ[_LAZY_ARENA] = "0" if _given_arena is None else _given_arena
+_arena_given = _LAZY_ARENA in os.environ
+os.environ.setdefault(_LAZY_ARENA, "0")
 try:  # a YAML 1.2 parser in Rust: about 6x faster than libyaml through PyYAML
     import yaml_rs as _yaml_rs
 except ImportError:  # pragma: no cover - a platform without its wheels
     _yaml_rs = None
 finally:
-    if _given_arena is None:
+    if not _arena_given:
         del os.environ[_LAZY_ARENA]
 
 
