@@ -367,10 +367,12 @@ class Git:
         folders, each a literal pathspec) and, among tracked files, where a glob of `tracked`
         (`**/*.yaml`) matches: then the cost follows those paths, not the repository."""
         specs = [f":(literal){path}" for path in sorted(paths or ()) if _in_tree_form(path)]
-        where = ["--untracked-files=no", "--", *specs, *(f":(glob){glob}" for glob in tracked)]
+        pathspecs = [*specs, *(f":(glob){glob}" for glob in tracked)]
         if paths is None:
             where = ["--untracked-files=all"]
-        elif not where[2:]:
+        elif pathspecs:
+            where = ["--untracked-files=no", "--", *pathspecs]
+        else:
             return set()  # no pathspec would be every path
         # Each pathspec says how it matches (`--literal-pathspecs` would take it as a name).
         out = self.run("--no-literal-pathspecs", "status", "--porcelain", "-z", *where)
