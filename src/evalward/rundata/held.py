@@ -37,7 +37,10 @@ def held(model: M) -> M:
             for item in value:
                 if isinstance(item, BaseModel):
                     held(item)
-    shared = _ALL_FIELDS.setdefault(type(model), set(type(model).model_fields))
+    kind = type(model)
+    shared = _ALL_FIELDS.get(kind)
+    if shared is None:  # once a class: `setdefault` would build the set on every call
+        shared = _ALL_FIELDS[kind] = set(kind.model_fields)
     object.__setattr__(model, "__pydantic_fields_set__", shared)
     return model
 
