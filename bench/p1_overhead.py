@@ -6,7 +6,8 @@ model call), the calls (first call to last reply) and the end (last reply to exi
 same calls made by a bare aiohttp client (bench/bare_client.py), the floor this machine
 and server allow, both its calls alone and its whole process (interpreter start, `import
 aiohttp`, the calls, exit) timed from outside as evalward's wall is; the latency the server
-actually delivered (mean, p99) to each; and evalward's CPU per model call.
+actually delivered (mean, p99) to each; and the CPU per model call of each process: what
+evalward spends beside what the HTTP client alone does.
 
     python bench/p1_overhead.py [--fixtures 1000] [--parallel 32] [--latency-ms 50] [--runs 3]
 """
@@ -46,7 +47,7 @@ def main() -> None:
     calls = 2 * args.fixtures
     ideal = math.ceil(calls / args.parallel) * args.latency_ms / 1000
     walls, cpus, starts, phases, ends, floors = [], [], [], [], [], []
-    bare_walls, bare_starts = [], []
+    bare_walls, bare_starts, bare_cpus = [], [], []
     served: dict[str, list[dict[str, Any]]] = {"evalward": [], "bare": []}
     with model_server(args.latency_ms) as server:
         for _ in range(args.runs):
@@ -85,6 +86,7 @@ def main() -> None:
             assert stats["latency"]["n"] == calls, "the bare client should make every call"
             floors.append(float(bare.stdout))
             bare_walls.append(bare.wall)
+            bare_cpus.append(bare.cpu)
             bare_starts.append(stats["first"] - started)
             served["bare"].append(stats)
     wall = median(walls)
@@ -116,6 +118,10 @@ def main() -> None:
     print(f"    to evalward    {delivered(served['evalward'])}")
     print(f"    to bare client {delivered(served['bare'])}")
     print(f"  CPU per call     {median(cpus) / calls * 1000:.2f} ms (evalward process, user+sys)")
+    print(
+        f"    bare process   {median(bare_cpus) / calls * 1000:.2f} ms (interpreter, "
+        "`import aiohttp` and the same calls: the floor under evalward's)"
+    )
 
 
 if __name__ == "__main__":
