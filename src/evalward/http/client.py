@@ -198,7 +198,10 @@ class HttpClient:
         _check_headers(headers)
         total = timeout_seconds or self._timeout_seconds
         connect = min(self._connect_timeout_seconds or total, total)
-        call = _Call(method, url, data, headers, aiohttp.ClientTimeout(total, connect=connect))
+        # The total is this `asyncio.timeout`'s alone (over a send and its one retry): aiohttp
+        # keeps the connect bound; a total of its own would be a second timer per request
+        # for the same deadline.
+        call = _Call(method, url, data, headers, aiohttp.ClientTimeout(None, connect=connect))
         try:
             async with asyncio.timeout(total):
                 for again in (True, False):
@@ -418,14 +421,22 @@ def _describe(exc: BaseException) -> str:
 
 
 async def _read_bounded(response: aiohttp.ClientResponse, limit: int) -> bytes:
-    too_big = HttpFailure(f"the reply is larger than {limit:,} bytes")
-    if (response.content_length or 0) > limit:
-        raise too_big
+    length = response.content_length
+    if length is not None and length > limit:
+        raise _too_big(limit)
+    if length is not None and "content-encoding" not in response.headers:
+        # aiohttp reads a Content-Length body to that length and no further; a compressed
+        # one is read below, as it is decoded, since its length bounds only what was sent
+        return await response.read()
     chunks: list[bytes] = []
     size = 0
     async for chunk in response.content.iter_any():
         size += len(chunk)
         if size > limit:
-            raise too_big
+            raise _too_big(limit)
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _too_big(limit: int) -> HttpFailure:
+    return HttpFailure(f"the reply is larger than {limit:,} bytes")
