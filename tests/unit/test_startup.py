@@ -139,3 +139,33 @@ def test_what_a_run_imports_before_its_first_model_call_leaves_the_reports_out()
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+VALIDATE_AND_SAY_IF_AGENTV_LOADED = """\
+import runpy, sys
+sys.argv = ["evalward", "validate", sys.argv[1]]
+try:
+    runpy.run_module("evalward", run_name="__main__")
+except SystemExit as stop:
+    code = stop.code
+print("agentv loaded:", "evalward.resources.agentv" in sys.modules, "exit:", code)
+"""
+
+
+@pytest.mark.parametrize(("example", "loaded"), [("support-bot", False), ("agentv", True)])
+def test_the_agentv_importer_loads_only_for_a_repository_with_agentv_files(
+    example: str, loaded: bool
+) -> None:
+    """AgentV's importer (five modules and the csv reader) is loaded by the first document
+    evalward's own kinds do not claim: a repository of evalward's own resources never loads
+    it, one with an AgentV suite loads it and its tests become fixtures."""
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    done = subprocess.run(
+        [sys.executable, "-c", VALIDATE_AND_SAY_IF_AGENTV_LOADED, str(examples / example)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == f"agentv loaded: {loaded} exit: 0"
+    assert "fixtures" in done.stdout and "OK" in done.stdout

@@ -22,7 +22,6 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from evalward.errors import Problem, ResourceError
-from evalward.resources import agentv
 from evalward.resources.code_scorer_files import FileTexts, InlinePlaces, embed_scorers, has_inline
 from evalward.resources.discover import discover, relative
 from evalward.resources.models import (
@@ -317,9 +316,14 @@ class _Run:
             if resource is not None:
                 self._add(Located(resource, rel, pending.start_line, pending.index), pending)
             return True
-        if "apiVersion" not in data and agentv.is_agentv(data, rel):
-            self._load_agentv(pending, rel)
-            return True
+        if "apiVersion" not in data:
+            # lazy: AgentV's importer (five modules and the csv reader) only for a document
+            # evalward's own kinds do not claim
+            from evalward.resources import agentv
+
+            if agentv.is_agentv(data, rel):
+                self._load_agentv(pending, rel)
+                return True
         return False
 
     def _validate(self, pending: _Pending, rel: str) -> BaseModel | None:
@@ -349,6 +353,8 @@ class _Run:
             return None
 
     def _load_agentv(self, pending: _Pending, rel: str) -> None:
+        from evalward.resources import agentv  # lazy: see _load_document
+
         self.result.agentv_files.add(rel)
         conversion = agentv.convert(pending.data, rel, self.root, self.config.defaults.target_agent)
         self.result.reads.setdefault(rel, set()).update(conversion.reads)

@@ -11,7 +11,6 @@ from typing import Any
 
 from evalward.errors import Problem
 from evalward.resources.agent import AgentSpec
-from evalward.resources.agentv import DEFAULT_TARGET
 from evalward.resources.assertions import JudgeAssertion
 from evalward.resources.models import EvalFixture
 from evalward.resources.paths import (
@@ -205,15 +204,26 @@ def check_references(
             _unjudged(name, located, selected, report)
 
 
+def _agentv_default(result: ResourceSet) -> str | None:
+    """AgentV's default target when the set holds an AgentV file, else None."""
+    if not result.agentv_files:
+        return None
+    # lazy: the AgentV importer is loaded (by the loader) only when an AgentV file was read
+    from evalward.resources.agentv import DEFAULT_TARGET
+
+    return DEFAULT_TARGET
+
+
 def _check_fixture_targets(result: ResourceSet, report: ProblemReporter) -> None:
     """A fixture's `targetAgent` names a defined agent. An AgentV test's target (its
     `execution.target`, or `defaults.targetAgent`) may name an AgentV target instead, so it
     must name an agent only once an Eval selects the test to run."""
     selected: set[str] | None = None
+    default = _agentv_default(result)
     for name, located in sorted(result.fixtures.items()):
         target = located.resource.spec.target_agent
         agentv = located.file in result.agentv_files
-        if target in result.agents or (agentv and target == DEFAULT_TARGET):
+        if target in result.agents or (agentv and target == default):
             continue  # AgentV's default target: the agent of the Eval that selects it
         if agentv:
             if selected is None:
