@@ -169,3 +169,40 @@ def test_the_agentv_importer_loads_only_for_a_repository_with_agentv_files(
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == f"agentv loaded: {loaded} exit: 0"
     assert "fixtures" in done.stdout and "OK" in done.stdout
+
+
+RUN_AND_SAY_WHAT_LOADED = """\
+import runpy, sys
+sys.argv = ["evalward", "run", sys.argv[1], "--mock-script", sys.argv[2], "--no-history",
+            "--no-cache", "--output-dir", sys.argv[3]]
+try:
+    runpy.run_module("evalward", run_name="__main__")
+except SystemExit as stop:
+    code = stop.code
+wanted = ("evalward.runtime.playground.run", "evalward.resources.agentv")
+print("loaded:", sorted(m for m in wanted if m in sys.modules), "exit:", code)
+"""
+
+
+def test_a_run_without_playgrounds_or_agentv_files_loads_neither(tmp_path: Path) -> None:
+    """A feature's modules load with the first run or file that uses it: a whole run of an
+    example with neither a playground nor an AgentV file (the mock provider answering)
+    passes without loading the playground's provisioning or the AgentV importer."""
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            RUN_AND_SAY_WHAT_LOADED,
+            str(root / "examples" / "math-tutor"),
+            str(root / "examples" / "mock-replies.yaml"),
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=root,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "loaded: [] exit: 0"
+    assert (tmp_path / "out" / "results.json").is_file()

@@ -42,7 +42,6 @@ from evalward.runtime.declarative import resolve_agent
 from evalward.runtime.environment_limits import EnvironmentLimits, side_limits
 from evalward.runtime.model_proxy import ModelProxy, agent_environment, provider_key_names
 from evalward.runtime.playground.base import Templates
-from evalward.runtime.playground.run import PlaygroundSetting, StateNeeds, run_in_playground
 from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.strays import RunProcesses
@@ -329,6 +328,14 @@ class _Run:
                 processes = sandbox.begin_run() if sandbox is not None else None
                 if source is None:
                     return await self._run_in(run, {}, processes), None
+                # lazy: provisioning and reading playgrounds (SQLite, services, files: eight
+                # modules) only for a run that has one
+                from evalward.runtime.playground.run import (
+                    PlaygroundSetting,
+                    StateNeeds,
+                    run_in_playground,
+                )
+
                 setting = PlaygroundSetting(
                     self.env,
                     sandbox.in_run(processes) if sandbox else None,
