@@ -150,6 +150,14 @@ def test_gzip_and_deflate_replies_are_decoded_and_a_bomb_stops_at_the_bound(
     [
         (b"HTTP/1.1 200 OK\r\ncontent-length: 7\r\ncontent-length: 9\r\n\r\n{}", "content-length"),
         (b"HTTP/1.1 200 OK\r\ncontent-length: -1\r\n\r\n", "content-length"),
+        # both framings: the body is never read to a length the other one contradicts
+        (
+            b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\ntransfer-encoding: chunked\r\n\r\n"
+            + b"30d40\r\n"
+            + b"x" * 200_000
+            + b"\r\n0\r\n\r\n",
+            "Transfer-Encoding can't be present with Content-Length",
+        ),
         (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n", "chunk size"),
         (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1_0\r\n", "chunk size"),
         (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nabXY", "after chunk data"),
