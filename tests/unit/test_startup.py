@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import io
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -189,19 +190,21 @@ def test_a_run_without_playgrounds_or_agentv_files_loads_neither(tmp_path: Path)
     example with neither a playground nor an AgentV file (the mock provider answering)
     passes without loading the playground's provisioning or the AgentV importer."""
     root = Path(__file__).resolve().parents[2]
+    example = tmp_path / "math-tutor"  # a copy: the run writes its result cache beside it
+    shutil.copytree(root / "examples" / "math-tutor", example)
     done = subprocess.run(
         [
             sys.executable,
             "-c",
             RUN_AND_SAY_WHAT_LOADED,
-            str(root / "examples" / "math-tutor"),
+            str(example),
             str(root / "examples" / "mock-replies.yaml"),
             str(tmp_path / "out"),
         ],
         capture_output=True,
         text=True,
         check=False,
-        cwd=root,
+        cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "loaded: [] exit: 0"
