@@ -10,13 +10,13 @@ share; a copy (`model_copy`) gets a set of its own.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from pydantic import BaseModel
 
 M = TypeVar("M", bound=BaseModel)
 _SHARED: dict[tuple[type[BaseModel], frozenset[str]], set[str]] = {}
-PLAIN_TYPES = frozenset({str, int, float, bool, type(None)})
+PLAIN_TYPES: frozenset[type] = frozenset({str, int, float, bool, type(None)})
 """The types of most values a model holds, none of which holds a model: a walk looking for
 models passes over them without a call (a loaded fixture has about 50, a result as many)."""
 
@@ -25,23 +25,36 @@ def share_field_sets(model: M) -> M:
     """`model` and the models it holds (in fields, lists, tuples and dict values), each
     frozen one with the one set of its class that names the same fields."""
     for value in model.__dict__.values():
-        if type(value) not in PLAIN_TYPES:
-            _share_in(value)
-    if model.model_config.get("frozen"):
+        kind = type(value)
+        if kind not in _INERT:
+            _share_in(value, kind)
+    cls = type(model)
+    frozen = _FROZEN.get(cls)
+    if frozen is None:
+        frozen = _FROZEN[cls] = bool(cls.model_config.get("frozen"))
+    if frozen:
         given = model.__pydantic_fields_set__
-        shared = _SHARED.setdefault((type(model), frozenset(given)), given)
+        shared = _SHARED.setdefault((cls, frozenset(given)), given)
         object.__setattr__(model, "__pydantic_fields_set__", shared)
     return model
 
 
-def _share_in(value: object) -> None:
-    if isinstance(value, BaseModel):
-        share_field_sets(value)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            if type(item) not in PLAIN_TYPES:
-                _share_in(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            if type(item) not in PLAIN_TYPES:
-                _share_in(item)
+_INERT: set[type] = set(PLAIN_TYPES)
+"""The types of values the walk passes over: the plain ones, and each type met that is not a
+model, list, tuple or dict (an enum's, a path's), learnt as it is met."""
+_FROZEN: dict[type[BaseModel], bool] = {}
+
+
+def _share_in(value: object, kind: type) -> None:
+    if issubclass(kind, BaseModel):
+        share_field_sets(cast("BaseModel", value))
+    elif issubclass(kind, (list, tuple)):
+        for item in cast("list[object] | tuple[object, ...]", value):
+            if type(item) not in _INERT:
+                _share_in(item, type(item))
+    elif issubclass(kind, dict):
+        for item in cast("dict[object, object]", value).values():
+            if type(item) not in _INERT:
+                _share_in(item, type(item))
+    else:
+        _INERT.add(kind)
