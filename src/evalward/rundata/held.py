@@ -18,6 +18,9 @@ M = TypeVar("M", bound=BaseModel)
 _ALL_FIELDS: dict[type[BaseModel], set[str]] = {}
 _INTERVALS: dict[tuple[float, float], Interval] = {}
 _MOST_INTERVALS = 10_000
+_INERT: set[type] = set(PLAIN_TYPES)
+"""The types of values the walk passes over: the plain ones, and each type met that is not a
+model or a list (a status's, a verdict's), learnt as it is met."""
 
 
 def held(model: M) -> M:
@@ -27,16 +30,19 @@ def held(model: M) -> M:
     says which fields were given (`model_fields_set`), which nothing reads of a result; a
     later assignment adds a name the set has already."""
     for name, value in model.__dict__.items():
-        if type(value) in PLAIN_TYPES:
+        kind = type(value)
+        if kind in _INERT:
             continue
-        if isinstance(value, Interval):
+        if issubclass(kind, Interval):
             model.__dict__[name] = _one_of_its_value(value)
-        elif isinstance(value, BaseModel):
+        elif issubclass(kind, BaseModel):
             held(value)
-        elif isinstance(value, list):
+        elif issubclass(kind, list):
             for item in value:
                 if isinstance(item, BaseModel):
                     held(item)
+        else:
+            _INERT.add(kind)
     kind = type(model)
     shared = _ALL_FIELDS.get(kind)
     if shared is None:  # once a class: `setdefault` would build the set on every call
