@@ -58,6 +58,7 @@ metadata: {name: bench-eval}
 spec:
   targetAgent: bench-bot
   fixtureSelector: {matchLabels: {agent: bench-bot}}
+  judge: {model: openai/gpt-4.1-mini}
 """
 
 
