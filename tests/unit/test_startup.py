@@ -142,70 +142,64 @@ def test_what_a_run_imports_before_its_first_model_call_leaves_the_reports_out()
     assert done.stdout.strip() == "[]"
 
 
-VALIDATE_AND_SAY_IF_AGENTV_LOADED = """\
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+FEATURES = ("evalward.resources.agentv", "evalward.runtime.playground.run")
+
+RUN_AND_SAY_WHAT_LOADED = f"""\
 import runpy, sys
-sys.argv = ["evalward", "validate", sys.argv[1]]
+sys.argv = ["evalward", *sys.argv[1:]]
 try:
     runpy.run_module("evalward", run_name="__main__")
 except SystemExit as stop:
     code = stop.code
-print("agentv loaded:", "evalward.resources.agentv" in sys.modules, "exit:", code)
+print("loaded:", sorted(m for m in {FEATURES!r} if m in sys.modules), "exit:", code)
 """
 
 
-@pytest.mark.parametrize(("example", "loaded"), [("support-bot", False), ("agentv", True)])
+def run_and_say_what_loaded(*args: str, cwd: Path | None = None) -> list[str]:
+    """`evalward ARGS` in a process of its own: what it printed, its last line saying which
+    of FEATURES' modules it loaded and how the command ended."""
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_AND_SAY_WHAT_LOADED, *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("example", "loaded"), [("support-bot", []), ("agentv", ["evalward.resources.agentv"])]
+)
 def test_the_agentv_importer_loads_only_for_a_repository_with_agentv_files(
-    example: str, loaded: bool
+    example: str, loaded: list[str]
 ) -> None:
     """AgentV's importer (five modules and the csv reader) is loaded by the first document
     evalward's own kinds do not claim: a repository of evalward's own resources never loads
     it, one with an AgentV suite loads it and its tests become fixtures."""
-    examples = Path(__file__).resolve().parents[2] / "examples"
-    done = subprocess.run(
-        [sys.executable, "-c", VALIDATE_AND_SAY_IF_AGENTV_LOADED, str(examples / example)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-1] == f"agentv loaded: {loaded} exit: 0"
-    assert "fixtures" in done.stdout and "OK" in done.stdout
-
-
-RUN_AND_SAY_WHAT_LOADED = """\
-import runpy, sys
-sys.argv = ["evalward", "run", sys.argv[1], "--mock-script", sys.argv[2], "--no-history",
-            "--no-cache", "--output-dir", sys.argv[3]]
-try:
-    runpy.run_module("evalward", run_name="__main__")
-except SystemExit as stop:
-    code = stop.code
-wanted = ("evalward.runtime.playground.run", "evalward.resources.agentv")
-print("loaded:", sorted(m for m in wanted if m in sys.modules), "exit:", code)
-"""
+    printed = run_and_say_what_loaded("validate", str(EXAMPLES / example))
+    assert printed[-1] == f"loaded: {loaded} exit: 0"
+    assert any("fixtures" in line and line.endswith("OK") for line in printed)
 
 
 def test_a_run_without_playgrounds_or_agentv_files_loads_neither(tmp_path: Path) -> None:
     """A feature's modules load with the first run or file that uses it: a whole run of an
     example with neither a playground nor an AgentV file (the mock provider answering)
     passes without loading the playground's provisioning or the AgentV importer."""
-    root = Path(__file__).resolve().parents[2]
     example = tmp_path / "math-tutor"  # a copy: the run writes its result cache beside it
-    shutil.copytree(root / "examples" / "math-tutor", example)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            RUN_AND_SAY_WHAT_LOADED,
-            str(example),
-            str(root / "examples" / "mock-replies.yaml"),
-            str(tmp_path / "out"),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    shutil.copytree(EXAMPLES / "math-tutor", example)
+    printed = run_and_say_what_loaded(
+        "run",
+        str(example),
+        "--mock-script",
+        str(EXAMPLES / "mock-replies.yaml"),
+        "--no-history",
+        "--no-cache",
+        "--output-dir",
+        str(tmp_path / "out"),
         cwd=tmp_path,
     )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-1] == "loaded: [] exit: 0"
+    assert printed[-1] == "loaded: [] exit: 0"
     assert (tmp_path / "out" / "results.json").is_file()
