@@ -43,10 +43,10 @@ def held(model: M) -> M:
                     held(item)
         else:
             _INERT.add(kind)
-    kind = type(model)
-    shared = _ALL_FIELDS.get(kind)
+    cls = type(model)
+    shared = _ALL_FIELDS.get(cls)
     if shared is None:  # once a class: `setdefault` would build the set on every call
-        shared = _ALL_FIELDS[kind] = set(kind.model_fields)
+        shared = _ALL_FIELDS[cls] = set(cls.model_fields)
     object.__setattr__(model, "__pydantic_fields_set__", shared)
     return model
 
