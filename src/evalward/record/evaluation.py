@@ -89,6 +89,10 @@ class Evaluation:
     def trace_of(self, result: FixtureResult) -> Trace:
         return self.traces.trace_of(result)
 
+    def trace_json(self, result: FixtureResult) -> str:
+        """The result's trace as JSON text, as the spool holds it."""
+        return self.traces.trace_json(result)
+
     def record_of(self, result: FixtureResult) -> dict[str, Any]:
         """The result as JSON data, with its trace read back from the spool."""
         record = result.model_dump(mode="json")

@@ -87,7 +87,7 @@ def results_chunks(
         )
         for e in evaluation.evals
     )
-    fixtures = ([json.dumps(fixture_entry(evaluation, f))] for f in evaluation.fixtures)
+    fixtures = ([fixture_entry_json(evaluation, f)] for f in evaluation.fixtures)
     header = results_header(evaluation, decision, run, summary).model_dump(
         mode="json", by_alias=True
     )
@@ -107,11 +107,14 @@ def results_document(
     return document
 
 
-def fixture_entry(evaluation: Evaluation, result: FixtureResult) -> dict[str, Any]:
-    """A fixture run as results.json holds it (`schema.FixtureEntry`): its trace read back
-    from the spool, and whether it is held out of public reports."""
+def fixture_entry_json(evaluation: Evaluation, result: FixtureResult) -> str:
+    """A fixture run as results.json holds it (`schema.FixtureEntry`): whether it is held out
+    of public reports, and its trace as the spool holds it, JSON text spliced in last (read
+    back, decoded and encoded again, it cost more than the rest of the entry)."""
     private = (result.eval, result.fixture) in evaluation.private
-    return {**evaluation.record_of(result), "visibility": "private" if private else "public"}
+    entry = result.model_dump(mode="json", exclude={"trace"})
+    entry["visibility"] = "private" if private else "public"
+    return f'{json.dumps(entry)[:-1]}, "trace": {evaluation.trace_json(result)}}}'
 
 
 def part_document(evaluation: Evaluation, part: ShardPart) -> dict[str, Any]:
