@@ -21,8 +21,8 @@ from evalward.record.summary import count
 from evalward.report import charts
 from evalward.report.divergence import DivergenceKind, first_divergence
 from evalward.report.files import write_chunks
-from evalward.report.html import STATIC_LIMIT, Page, html_chunks, script_json
-from evalward.report.pairs import FLAGS, Texts, build_pairs, bundle, row
+from evalward.report.html import STATIC_LIMIT, Page, html_chunks, script_json, shown_json
+from evalward.report.pairs import FLAGS, build_pairs, bundle, row
 from evalward.resources.models import Severity
 from evalward.rundata.results import (
     AssertionResult,
@@ -38,6 +38,7 @@ from evalward.rundata.results import (
 from evalward.rundata.trace import StepType, Trace
 from evalward.security import Redactor
 from evalward.stages.compare import compare
+from evalward.text.escaping import reveal_bidi
 
 NASTY = (
     '</script><script>alert(1)</script><!-- \u2028\u2029 & "quoted" <img src=x onerror=alert(2)>'
@@ -243,7 +244,7 @@ def test_a_bundle_pairs_reps_marks_divergence_and_redacts_every_string() -> None
     evals = [eval_result("head", [head]), eval_result("base", [base])]
     (pair,) = build_pairs(compare(evals), evals, [head, base], set())
     redact = Redactor([secret])
-    document = bundle(pair, lambda r: r.trace or Trace(), redact)
+    document = json.loads(shown_json(bundle(pair, lambda r: r.trace or Trace()), redact))
     (head_run,) = document["h"]
     assert head_run["dv"] == 2 and head_run["dk"] == "steps" and document["b"][0]["dv"] == 2
     assert head_run["a"][0]["j"]["v"][0] == {
@@ -262,7 +263,7 @@ def test_a_bundle_pairs_reps_marks_divergence_and_redacts_every_string() -> None
     }
     assert head_run["steps"][2]["src"] == "mock"
     assert secret not in json.dumps(document, ensure_ascii=False)
-    assert secret not in json.dumps(row(pair, 0, redact), ensure_ascii=False)
+    assert secret not in shown_json(row(pair, 0), redact)
 
 
 def _payloads(page: str) -> list[Any]:
@@ -465,29 +466,28 @@ def _cleaned_one_by_one(value: Any, redact: Redactor) -> Any:
     return value
 
 
-def test_one_set_of_texts_for_a_whole_page_cleans_as_each_string_alone() -> None:
-    """A page shares one `Texts` across its rows and traces, remembering short strings: what it
-    gives back for a string seen before is what that string alone gives, secrets redacted in
-    every form, long strings, lone surrogates, keys that are not strings and string enums."""
-    secret = "sk-live-0123456789"
+def test_the_pages_data_is_cleaned_as_each_of_its_strings_alone() -> None:
+    """The page's data is cleaned once over its JSON text: what that gives is what each string
+    (keys too) cleaned alone gives — secrets redacted in every form, even where JSON escapes
+    them, lone surrogates made encodable, string enums and keys that are not strings — and
+    bidirectional controls are named, and nothing in a string can end the script element."""
+    secret = 'sk-live-"0123456789\t'
     redact = Redactor([secret])
-    texts = Texts(redact)
-    long = "x" * (Texts.MEMO_LENGTH + 1) + secret
-    records = [
-        {
-            "s": Status.passed,
-            "k": secret,
-            secret: [secret, f"key={secret}", ("tuple", 1, 2.5, True, None)],
-            1: "\ud83d half an emoji",
-            "long": long,
-            Severity.high: {"nested": [secret, long]},
-        }
-        for _ in range(3)
-    ]
-    for data in records:
-        assert texts.clean(data) == _cleaned_one_by_one(data, redact)
-        shown = json.dumps(texts.clean(data), ensure_ascii=False)
-        assert secret not in shown and "\ud83d" not in shown
+    data = {
+        "s": Status.passed,
+        "k": secret,
+        secret: [secret, f"key={secret}", ("tuple", 1, 2.5, True, None)],
+        1: "\ud83d half an emoji",
+        "long": "x" * 100 + secret,
+        "severity": {"nested": [Severity.high, secret]},
+    }
+    text = shown_json(data, redact)
+    assert json.loads(text) == _cleaned_one_by_one(data, redact)
+    assert "0123456789" not in text and "\ud83d" not in text
+
+    shown = shown_json({"o": "</script><b>\u202eevil"}, lambda t: redact(reveal_bidi(t)))
+    assert "</script>" not in shown and "<b>" not in shown and "\u202e" not in shown
+    assert json.loads(shown) == {"o": "</script><b><U+202E>evil"}
 
 
 def test_a_pair_reads_its_comparisons_facts_only_from_the_same_runs() -> None:

@@ -6,8 +6,8 @@ record the page lists and searches; `bundle` is the full detail of the pair's ru
 included), built one pair at a time as the page is written so that one fixture's traces are in
 memory at a time. Held-out fixtures carry their name and result only.
 
-Every string that leaves here has been through the redactor: the page embeds this data as
-JSON escaped for a script element, a form the whole-file redaction would not recognise.
+The records hold the runs' text as it is: the page shows them through `html.shown_json`,
+which redacts them and names what a reader should not be shown raw.
 """
 
 from __future__ import annotations
@@ -41,7 +41,6 @@ from evalward.rundata.results import (
 from evalward.rundata.spool import TraceSource
 from evalward.rundata.trace import Step, Trace
 from evalward.scoring.reps import wilson_interval
-from evalward.security import Redact
 from evalward.stages.compare import EvalComparison, FixtureComparison
 
 FLAGS = {
@@ -78,10 +77,6 @@ _RANK = {
 
 _RANKED_BITS = sorted(((FLAGS[name], rank) for name, rank in _RANK.items()), key=lambda b: b[1])
 """Each flag's bit, best rank first: a pair's rank is that of the first it has."""
-
-
-def _identity(text: str) -> str:
-    return text
 
 
 @dataclass
@@ -257,7 +252,7 @@ def _side(
     return side
 
 
-def row(pair: Pair, eval_index: int, redact: Redact | Texts = _identity) -> dict[str, Any]:
+def row(pair: Pair, eval_index: int) -> dict[str, Any]:
     """The pair as the page lists it: names, change, flags and each side's result; the
     final output (what the search reads) and message unless the fixture is held out."""
     head = _side(pair.head, pair.head_outcome, private=pair.private)
@@ -276,14 +271,13 @@ def row(pair: Pair, eval_index: int, redact: Redact | Texts = _identity) -> dict
     record["sv"] = first.severity.value
     if pair.private:
         record["p"] = 1
-    cleaned: dict[str, Any] = _clean(record, redact)
-    return cleaned
+    return record
 
 
 # --- the detail of one pair ----------------------------------------------------------------
 
 
-def bundle(pair: Pair, traces: TraceSource, redact: Redact | Texts = _identity) -> dict[str, Any]:
+def bundle(pair: Pair, traces: TraceSource) -> dict[str, Any]:
     """Every run of the pair with its trace, base and head reps paired by rep index, each
     pair's first divergence marked. Traces are read here, one pair's at a time."""
     head = [(r, traces(r)) for r in pair.head]
@@ -309,8 +303,7 @@ def bundle(pair: Pair, traces: TraceSource, redact: Redact | Texts = _identity) 
         outcome = pair.head_outcome if side == "h" else pair.base_outcome
         if outcome is not None and outcome.reps > 1:  # one rep: the row says it all
             document[side + "o"] = _outcome(outcome)
-    cleaned: dict[str, Any] = _clean(document, redact)
-    return cleaned
+    return document
 
 
 def _outcome(outcome: FixtureOutcome) -> dict[str, Any]:
@@ -489,63 +482,3 @@ def _judge(verdict: JudgeVerdict) -> dict[str, Any]:
             for v in verdict.violations
         ],
     }
-
-
-class Texts:
-    """Every string of the page's data (keys too) redacted and made encodable as UTF-8.
-
-    One is made per page and shared by its rows and bundles: the same short strings (every
-    record's keys, statuses, step types) come back tens of thousands of times, and each is
-    worked out once. `redact` must give the same text for the same text (it does: a
-    `Redactor`, or the page's `shown`)."""
-
-    MEMO_LENGTH = 64
-    """Strings up to this long are remembered (keys, words); outputs and traces are not."""
-    MEMO_SIZE = 20_000
-
-    def __init__(self, redact: Redact = _identity) -> None:
-        self.redact = redact
-        self._memo: dict[str, str] = {}
-
-    def clean(self, value: Any) -> Any:
-        kind = type(value)
-        if kind is str:
-            return self.text(value)
-        if kind is dict:
-            text, clean = self.text, self.clean
-            return {text(k if type(k) is str else str(k)): clean(v) for k, v in value.items()}
-        if kind is list or kind is tuple:
-            clean = self.clean
-            return [clean(v) for v in value]
-        if kind is int or kind is float or kind is bool or value is None:
-            return value
-        # a subclass (a string enum's member, a named tuple): as the types above would be
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, dict):
-            return {self.text(str(k)): self.clean(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [self.clean(v) for v in value]
-        return value
-
-    def text(self, text: str) -> str:
-        known = self._memo.get(text)
-        if known is not None:
-            return known
-        shown = _text(text, self.redact)
-        if len(text) <= self.MEMO_LENGTH and len(self._memo) < self.MEMO_SIZE:
-            self._memo[text] = shown
-        return shown
-
-
-def _clean(value: Any, redact: Redact | Texts) -> Any:
-    """`value` with every string (keys too) redacted and made encodable as UTF-8."""
-    texts = redact if isinstance(redact, Texts) else Texts(redact)
-    return texts.clean(value)
-
-
-def _text(text: str, redact: Redact) -> str:
-    if not text.isascii():
-        # A lone surrogate (half an escaped emoji) cannot be written as UTF-8.
-        text = text.encode("utf-8", "replace").decode("utf-8")
-    return redact(text)
