@@ -293,8 +293,8 @@ class _Run:
 
     def _from_cache(self, run: PlannedRun) -> FixtureResult | None:
         cache, keys = self.cache, self.keys
-        if cache is None:
-            return None
+        if cache is None or not cache.reads:
+            return None  # its key is made when its result is stored, after the run's calls
         key = next((k for k in keys.read(run) if cache.contains(k)), keys.of(run))
         if (hit := cache.get(key)) is None:
             return None
