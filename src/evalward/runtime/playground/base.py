@@ -132,26 +132,25 @@ class LivePlayground:
         left = [what for part in reversed(parts) if (what := await part.tear_down(self))]
         names = [name for part in parts for name in part.laid_out]
         try:
-            await asyncio.to_thread(_remove, self.folder, names)
-        except TreeError as exc:
-            raise self.error(f"its folder could not be removed: {exc}") from None
+            _remove_named(self.folder, names)
+        except OSError:
+            # Something else is in it, or something it made is not as made: walked in a
+            # thread, so that a large tree an agent left holds up no other run.
+            try:
+                await asyncio.to_thread(remove_tree, self.folder)
+            except TreeError as exc:
+                raise self.error(f"its folder could not be removed: {exc}") from None
         if left:
             raise self.error("; ".join(left))
 
 
-def _remove(folder: Path, names: list[str]) -> None:
-    """Remove a run's folder: by the names its parts made when nothing else is in it (a few
-    calls), else walked, whatever the agent left there (`remove_tree`). TreeError when it
-    cannot be removed."""
-    try:
-        _remove_named(folder, names)
-    except OSError:
-        remove_tree(folder)
-
-
 def _remove_named(folder: Path, names: list[str]) -> None:
     """Remove each name, then the folder; each folder on the way opened without following a
-    link. OSError at the first that is not as it was made."""
+    link. OSError at the first that is not as it was made.
+
+    A few calls, made on the event loop as the folder's making was (`provision`): in a
+    thread, the hand-over there and back cost each run 0.2 ms of CPU (200 runs at 32 in
+    flight, 0.770 -> 0.728 s)."""
     top = os.open(folder, _FOLDER)
     try:
         for name in names:

@@ -109,9 +109,10 @@ async def _inside(
 
 async def _initial(live: LivePlayground) -> PlaygroundState:
     """The state before the agent runs. A playground whose every part is a copy of its
-    template (a database) starts the same in every run: its state is read once, from the
-    templates (evalward's own, out of any agent's reach), and shared by its runs (not so with
-    a service, whose state is its own, or files: `PlaygroundPart.fresh`)."""
+    template (a database) starts the same in every run: its state is read from the
+    templates (evalward's own, out of any agent's reach) and kept for the runs that start
+    after that read (the runs that start before it ends read it too; not so with a service,
+    whose state is its own, or files: `PlaygroundPart.fresh`)."""
     templates = live.templates
     if templates is None:
         return await capture(live)
