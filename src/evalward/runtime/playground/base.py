@@ -149,8 +149,9 @@ def _remove_named(folder: Path, names: list[str]) -> None:
     link. OSError at the first that is not as it was made.
 
     A few calls, made on the event loop as the folder's making was (`provision`): in a
-    thread, the hand-over there and back cost each run 0.2 ms of CPU (200 runs at 32 in
-    flight, 0.770 -> 0.728 s)."""
+    thread, the hand-over there and back cost each run more CPU than the calls (a SQLite
+    playground's run one at a time added 1.09 ms of CPU with it, 0.62 without:
+    docs/benchmarks.md)."""
     top = os.open(folder, _FOLDER)
     try:
         for name in names:
