@@ -21,7 +21,7 @@ from evalward.record.summary import count
 from evalward.report import charts
 from evalward.report.divergence import DivergenceKind, first_divergence
 from evalward.report.files import write_chunks
-from evalward.report.html import STATIC_LIMIT, Page, html_chunks, script_json, shown_json
+from evalward.report.html import STATIC_LIMIT, Page, html_chunks, shown_json
 from evalward.report.pairs import FLAGS, build_pairs, bundle, row
 from evalward.resources.models import Severity
 from evalward.rundata.results import (
@@ -138,9 +138,9 @@ def suite() -> tuple[list[EvalResult], list[FixtureResult]]:
     return [eval_result("head", head), eval_result("base", base)], head + base
 
 
-def test_script_json_cannot_end_the_script_element_and_decodes_to_the_same_value() -> None:
+def test_the_pages_json_cannot_end_the_script_element_and_decodes_to_the_same_value() -> None:
     value = {"text": NASTY, NASTY: [NASTY]}
-    encoded = script_json(value)
+    encoded = shown_json(value, lambda text: text)
     assert not re.search(r"[<>&\u2028\u2029]", encoded)
     assert json.loads(encoded) == value
 

@@ -67,16 +67,12 @@ def _identity(text: str) -> str:
     return text
 
 
-def script_json(value: Any) -> str:
-    """JSON that can stand inside a `<script>` element: `<`, `>` and `&` (so `</script>` and
-    `<!--`), U+2028 and U+2029 are written as escapes, which only ever occur inside strings."""
-    return shown_json(value, _identity)
-
-
 def shown_json(value: Any, shown: Redact) -> str:
-    """`script_json` of `value`, every string in it (keys too) as the page shows text: a lone
-    surrogate (half an escaped emoji) made `?` so that UTF-8 can hold it, then `shown`
-    (bidirectional controls named, secrets redacted).
+    """`value` as JSON that can stand inside a `<script>` element (`<`, `>` and `&`, so
+    `</script>` and `<!--`, and U+2028 and U+2029 written as escapes, which only ever occur
+    inside strings), every string in it (keys too) as the page shows text: a lone surrogate
+    (half an escaped emoji) made `?` so that UTF-8 can hold it, then `shown` (bidirectional
+    controls named, secrets redacted).
 
     Done once over the JSON text, not string by string (which took 19 ms over 1,000 fixture
     runs' rows and traces): those characters only ever occur inside its strings, and what
