@@ -142,6 +142,14 @@ def test_init_in_a_repository_with_history_keeps_what_is_there(repo: GitRepo) ->
     )
     assert changed.returncode == 0, changed.stderr
     assert "support-bot" in changed.stdout
+    # The base's runs are the ones the first run stored: the log says what asked for them
+    # (the pairwise judge pairs each head run with one) and that the cache answered them.
+    assert (
+        "2 more runs that the pairwise judge's open tests ask for, 4 in all (2 of them reused "
+        "from the result cache, not run again)"
+    ) in changed.stderr
+    assert changed.stderr.count(", reused)\n") == 2
+    assert "where outcomes are open" not in changed.stderr
 
 
 def test_init_refuses_to_overwrite_and_names_what_exists(repo: GitRepo) -> None:

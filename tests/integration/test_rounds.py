@@ -18,7 +18,7 @@ from evalward.resources.loader import load_resources
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Budget, Estimate
-from evalward.stages.plan import Checkout, Plan, PlannedRun
+from evalward.stages.plan import Checkout, MoreRuns, Plan, PlannedRun
 from fakes.model_server import ScriptedModelServer, text
 
 AGENT = """\
@@ -101,7 +101,7 @@ def test_a_fixture_the_head_passes_costs_one_run_and_no_base(
     model: ScriptedModelServer, env: dict[str, str], tmp_path: Path
 ) -> None:
     model.script("HEAD", text("right"))
-    grown: list[int] = []
+    grown: list[MoreRuns] = []
     plan = adaptive_plan("a")
     results, notes, skipped = rounds_of(
         plan, checkouts(tmp_path, ADAPTIVE), env, Rounds(on_more=lambda _, n: grown.append(n))
@@ -118,7 +118,7 @@ def test_a_failing_head_gets_reps_until_settled_and_its_base_is_read(
     stops once the regression is settled, well before the maximum of 8."""
     model.script("HEAD", text("wrong"))
     model.script("BASE", text("right"))
-    grown: list[int] = []
+    grown: list[MoreRuns] = []
     plan = adaptive_plan("a")
     results, notes, skipped = rounds_of(
         plan, checkouts(tmp_path, ADAPTIVE), env, Rounds(on_more=lambda _, n: grown.append(n))
@@ -131,7 +131,9 @@ def test_a_failing_head_gets_reps_until_settled_and_its_base_is_read(
     assert [(r.side, r.eval, r.fixture, r.rep) for r in plan.runs] == [
         (Side(r.side), r.eval, r.fixture, r.rep) for r in results
     ]  # every result, in the grown plan's order
-    assert sum(grown) == len(results) - 1 and (notes, skipped) == ([], [])
+    assert sum(more.runs for more in grown) == len(results) - 1 and (notes, skipped) == ([], [])
+    # Each round says what asked for its runs: the sequential tests, no cache to answer any.
+    assert all(more.adaptive == more.runs and not more.reused for more in grown)
     assert len(model.requests_mentioning("question a")) == len(results)
 
 

@@ -7,7 +7,7 @@ import io
 from evalward.cli._progress import ProgressBar
 from evalward.rundata.results import FixtureResult, Severity, Status, Verdict
 from evalward.rundata.sides import Side
-from evalward.stages.plan import Plan, PlannedRun
+from evalward.stages.plan import MoreRuns, Plan, PlannedRun
 
 
 class Terminal(io.StringIO):
@@ -76,3 +76,36 @@ def test_many_fast_results_are_written_in_a_few_batches_and_none_is_lost() -> No
     assert lines[-1] == "[500/500] head e / f499 #0: pass (1.00)"
     assert len(lines) == 501
     assert stream.writes < 100  # one per line would be 500
+
+
+def test_a_round_says_what_asked_for_its_runs_after_the_lines_before_it() -> None:
+    """A grown plan is announced after the runs already shown, with why each run was asked
+    for and how many the result cache answers; a run the cache answered says so."""
+    stream = io.StringIO()
+    progress = ProgressBar(stream)
+    progress.planned(PLAN)
+    progress(result("a", Status.passed))
+    progress(result("b", Status.passed))
+    grown = Plan(runs=[*PLAN.runs, *(PlannedRun(Side.base, "e", f) for f in "ab")])
+    progress.grown(grown, MoreRuns(pairwise=2, reused=2))
+    progress(result("a", Status.passed).model_copy(update={"side": "base", "cached": True}))
+    progress.close()
+    assert stream.getvalue().splitlines() == [
+        "evalward: 2 runs planned",
+        "[1/2] head e / a #0: pass (1.00)",
+        "[2/2] head e / b #0: pass (1.00)",
+        "evalward: 2 more runs that the pairwise judge's open tests ask for, 4 in all "
+        "(2 of them reused from the result cache, not run again)",
+        "[3/4] base e / a #0: pass (1.00, reused)",
+    ]
+
+
+def test_a_round_asked_for_by_several_tests_counts_each() -> None:
+    more = MoreRuns(adaptive=3, pairwise=1, base_read=2)
+    assert more.text(20) == (
+        "6 more runs, 20 in all: 3 where outcomes are open (adaptive reps); 1 that the "
+        "pairwise judge's open tests ask for; 2 on the base, of fixtures the head did not pass"
+    )
+    assert MoreRuns(adaptive=1).text(17) == (
+        "1 more runs where outcomes are open (adaptive reps), 17 in all"
+    )

@@ -18,7 +18,7 @@ from evalward.action.settings import Settings
 from evalward.action.workflow import command
 from evalward.errors import ConfigError, MissingSecretError
 from evalward.flows import session
-from evalward.flows.interrupt import RunProgress
+from evalward.flows.interrupt import RunProgress, reused_mark
 from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
 from evalward.flows.session import Outcome
 from evalward.flows.shard_signature import check_key
@@ -30,7 +30,7 @@ from evalward.runtime.environment_limits import input_limits
 from evalward.runtime.sandbox import Sandbox
 from evalward.runtime.workspace_guard import protect
 from evalward.stages.gate import GateResult
-from evalward.stages.plan import Plan
+from evalward.stages.plan import MoreRuns, Plan
 
 
 @dataclass
@@ -50,11 +50,15 @@ class LoggedProgress(RunProgress):
                 "refresh` runs everything and replaces them"
             )
 
+    def on_more(self, plan: Plan, more: MoreRuns) -> None:
+        super().on_more(plan, more)
+        self.log(f"evalward: {more.text(len(plan.runs))}")
+
     def on_result(self, result: FixtureResult) -> None:
         super().on_result(result)
         self.log(
             f"{result.side:4} {result.eval} / {result.fixture} #{result.rep}: "
-            f"{result.outcome} ({result.score:.2f})"
+            f"{result.outcome} ({result.score:.2f}{reused_mark(result)})"
         )
 
 

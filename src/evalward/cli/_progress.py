@@ -9,9 +9,9 @@ import time
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from evalward.flows.interrupt import RunProgress
+from evalward.flows.interrupt import RunProgress, reused_mark
 from evalward.rundata.results import FixtureResult
-from evalward.stages.plan import Plan
+from evalward.stages.plan import MoreRuns, Plan
 
 BAR_WIDTH = 24
 REFRESH_SECONDS = 0.2
@@ -28,16 +28,6 @@ class ProgressBar:
         self._last_write = float("-inf")
 
     def planned(self, plan: Plan) -> None:
-        if self.total and len(plan.runs) > self.total:  # a round of adaptive reps
-            more, self.total = len(plan.runs) - self.total, len(plan.runs)
-            if not self.bar:
-                print(
-                    f"evalward: {more} more runs where outcomes are open (adaptive reps), "
-                    f"{self.total} in all",
-                    file=self.stream,
-                    flush=True,
-                )
-            return
         self.total = len(plan.runs)
         if not self.bar:
             print(f"evalward: {self.total} runs planned", file=self.stream, flush=True)
@@ -48,6 +38,13 @@ class ProgressBar:
                 file=self.stream,
                 flush=True,
             )
+
+    def grown(self, plan: Plan, more: MoreRuns) -> None:
+        """A round's runs: the total they make, and (in a log) what asked for them."""
+        self.total = len(plan.runs)
+        if not self.bar:
+            self._write()  # the lines of the runs before it come first
+            print(f"evalward: {more.text(self.total)}", file=self.stream, flush=True)
 
     def __call__(self, result: FixtureResult) -> None:
         self.done += 1
@@ -62,7 +59,7 @@ class ProgressBar:
         else:
             self._pending.append(
                 f"[{self.done}/{self.total}] {result.side} {result.eval} / {result.fixture} "
-                f"#{result.rep}: {result.outcome} ({result.score:.2f})\n"
+                f"#{result.rep}: {result.outcome} ({result.score:.2f}{reused_mark(result)})\n"
             )
         now = time.monotonic()
         if now - self._last_write >= REFRESH_SECONDS:
@@ -90,6 +87,10 @@ class ShownProgress(RunProgress):
     def on_plan(self, plan: Plan) -> None:
         super().on_plan(plan)
         self.bar.planned(plan)
+
+    def on_more(self, plan: Plan, more: MoreRuns) -> None:
+        super().on_more(plan, more)
+        self.bar.grown(plan, more)
 
     def on_result(self, result: FixtureResult) -> None:
         super().on_result(result)

@@ -22,11 +22,17 @@ from evalward.rundata.results import FixtureResult
 from evalward.rundata.spool import TraceSpool
 from evalward.stages.changes import ChangeSet
 from evalward.stages.gate import Bypass, BypassRefusal, GateDecision, GateResult
-from evalward.stages.plan import Plan
+from evalward.stages.plan import MoreRuns, Plan
 
 T = TypeVar("T")
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def reused_mark(result: FixtureResult) -> str:
+    """What a run's progress line adds when the result cache answered it: it did not run
+    again."""
+    return ", reused" if result.cached else ""
 
 
 @dataclass
@@ -48,6 +54,11 @@ class RunProgress:
         return time.monotonic() - self.started
 
     def on_plan(self, plan: Plan) -> None:
+        self.plan = plan
+
+    def on_more(self, plan: Plan, more: MoreRuns) -> None:
+        """A round grew the plan by `more` (adaptive reps, the pairwise judge's pairs, the
+        base runs a failing head needs)."""
         self.plan = plan
 
     def on_result(self, result: FixtureResult) -> None:

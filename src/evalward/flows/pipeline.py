@@ -36,7 +36,7 @@ from evalward.stages.estimate import (
     refuse_unpriced,
     trim_to_budget,
 )
-from evalward.stages.plan import Plan, PlannedRun, private_runs
+from evalward.stages.plan import MoreRuns, Plan, PlannedRun, private_runs
 from evalward.stages.plan_scores import EvalsBySide, score_evals
 from evalward.stages.preflight import planned_models, refuse_plan, warning_notes
 from evalward.stages.result_cache import CacheKeys
@@ -48,16 +48,20 @@ async def evaluate_change(
     *,
     on_result: ProgressCallback | None = None,
     on_plan: Callable[[Plan], None] | None = None,
+    on_more: Callable[[Plan, MoreRuns], None] | None = None,
     traces: TraceSpool | None = None,
 ) -> Evaluation:
-    """Detect the change, plan, run both sides, score and compare.
+    """Detect the change, plan, run both sides, score and compare: `on_plan` hears of the
+    plan once made, `on_more` of each round that grows it, `on_result` of each run.
 
     With `gate_config=base` the Evals and fixtures that gate come from the base branch's tip.
     Traces move to `traces` (a new spool if none is given) as runs are scored.
     """
     traces = TraceSpool() if traces is None else traces
     try:
-        ran = await _run_change(setup, on_result=on_result, on_plan=on_plan, traces=traces)
+        ran = await _run_change(
+            setup, on_result=on_result, on_plan=on_plan, on_more=on_more, traces=traces
+        )
     except _Stopped as stop:
         raise RunStopped(_evaluated(stop.ran, traces), stop.error) from stop.error
     return _evaluated(ran, traces)
@@ -166,6 +170,7 @@ async def _run_change(
     *,
     on_result: ProgressCallback | None,
     on_plan: Callable[[Plan], None] | None,
+    on_more: Callable[[Plan, MoreRuns], None] | None,
     traces: TraceSpool,
 ) -> _Ran:
     """Prepare the change, then run its plan round by round. An error once a run has
@@ -197,7 +202,6 @@ async def _run_change(
         state.notes += stale
         state.pairs = PairJudging(context, traces)
         try:
-            on_more = (lambda grown, _: on_plan(grown)) if on_plan else None
             judging = state.pairs if state.pairs.active else None
             rounds = Rounds(
                 estimate=state.estimate, on_more=on_more, flaky=state.flaky, pairs=judging

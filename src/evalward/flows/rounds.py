@@ -24,7 +24,7 @@ from evalward.rundata.sides import Side
 from evalward.rundata.spending import Budget, Estimate
 from evalward.stages.adaptive import SequentialTests, more_runs
 from evalward.stages.estimate import estimate_plan
-from evalward.stages.plan import Plan, PlannedRun
+from evalward.stages.plan import MoreRuns, Plan, PlannedRun
 from evalward.stages.preference import pass_rate_share
 from evalward.stages.settle import outcomes
 
@@ -66,7 +66,7 @@ class Rounds:
     hears of a grown plan."""
 
     estimate: Estimate | None = None
-    on_more: Callable[[Plan, int], None] | None = None
+    on_more: Callable[[Plan, MoreRuns], None] | None = None
     flaky: Flaky | None = None
     pairs: PairJudging | None = None
     """The run's pairwise judging: each round's new pairs are judged before the next round is
@@ -90,7 +90,8 @@ async def run_rounds(
     first = True
     while True:
         held = base_where_read(plan, results) if first else []
-        extra = held + (next_round(context, results, rounds.flaky, pairs) if plan.adaptive else [])
+        adaptive = next_round(context, results, rounds.flaky, pairs) if plan.adaptive else []
+        extra = held + adaptive
         if pairs is not None and plan.adaptive:
             extra += [run for run in pairs.next_round(results) if run not in extra]
         first = False
@@ -113,7 +114,14 @@ async def run_rounds(
                 how.allowance.commit(cost)
         plan.runs.extend(extra)
         if on_more is not None:
-            on_more(plan, len(extra))
+            cached = context.cached()
+            more = MoreRuns(
+                adaptive=len(adaptive),
+                pairwise=len(extra) - len(held) - len(adaptive),
+                base_read=len(held),
+                reused=sum(map(cached, extra)) if cached is not None else 0,
+            )
+            on_more(plan, more)
         results += await execute(context.with_plan(plan.with_runs(extra)), how)
         if pairs is not None:
             await pairs.judge(results)

@@ -152,7 +152,11 @@ async def run_change(setup: RunSetup, progress: RunProgress) -> Outcome:
     try:
         evaluation = await until_signalled(
             evaluate_change(
-                setup, on_result=progress.on_result, on_plan=progress.on_plan, traces=traces
+                setup,
+                on_result=progress.on_result,
+                on_plan=progress.on_plan,
+                on_more=progress.on_more,
+                traces=traces,
             ),
             progress,
         )

@@ -112,7 +112,10 @@ async def run_part(
     """
     splitter = _Splitter(spec, setup.providers.prices)
     evaluation = await evaluate_change(
-        setup.shaped(splitter), on_result=progress.on_result, on_plan=progress.on_plan
+        setup.shaped(splitter),
+        on_result=progress.on_result,
+        on_plan=progress.on_plan,
+        on_more=progress.on_more,
     )
     part = ShardPart(
         shard=ShardIndex(index=spec.index, count=spec.count),

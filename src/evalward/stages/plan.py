@@ -39,6 +39,45 @@ class PlannedRun:
     rep: int = 0
 
 
+@dataclass(frozen=True)
+class MoreRuns:
+    """A round's runs beyond those planned so far, by what asked for them: what the run's
+    log says when its plan grows, so that a run the cache answers is not taken for one that
+    ran, nor a base run the pairwise judge pairs for a rep of adaptive reps."""
+
+    adaptive: int = 0
+    """Reps the sequential tests ask for where a fixture's outcome is open."""
+    pairwise: int = 0
+    """Runs the pairwise judge's open preference tests ask for, to pair with the other
+    side's."""
+    base_read: int = 0
+    """Held-back base runs of fixtures the head did not pass (`Plan.base_when_failing`)."""
+    reused: int = 0
+    """Of them, the runs the result cache answers: they do not run again."""
+
+    @property
+    def runs(self) -> int:
+        return self.adaptive + self.pairwise + self.base_read
+
+    def text(self, total: int) -> str:
+        """ "2 more runs where outcomes are open (adaptive reps), 6 in all", each reason
+        counted when there are several, and how many the cache answers."""
+        reasons = [
+            (self.adaptive, "where outcomes are open (adaptive reps)"),
+            (self.pairwise, "that the pairwise judge's open tests ask for"),
+            (self.base_read, "on the base, of fixtures the head did not pass"),
+        ]
+        given = [(count, why) for count, why in reasons if count]
+        if len(given) == 1:
+            said = f"{self.runs} more runs {given[0][1]}, {total} in all"
+        else:
+            each = "; ".join(f"{count} {why}" for count, why in given)
+            said = f"{self.runs} more runs, {total} in all: {each}"
+        if self.reused:
+            said += f" ({self.reused} of them reused from the result cache, not run again)"
+        return said
+
+
 @dataclass
 class Plan:
     runs: list[PlannedRun] = field(default_factory=list)
