@@ -60,6 +60,12 @@ def test_init_in_an_empty_repository_validates_and_passes_a_mock_run(
         a for f in fixtures for a in f["assertions"] if a["type"] == "judge"
     )  # the judge ran, on the mock's verdict
     assert judge["status"] == "pass"
+    # With no base to compare with, the pairwise judge says so, not its tests over no pairs.
+    assert (
+        "assistant-eval: no pairs — no fixture ran on both the base and the head, so it "
+        "compared none"
+    ) in ran.stdout
+    assert "of 0 pairs" not in ran.stdout and "p ≤ 1.00" not in ran.stdout
 
     # What the run left (.evalward/: results, caches, history) is ignored: `git add -A` after
     # a run commits the definitions and nothing evalward wrote.

@@ -25,13 +25,20 @@ ICONS = {
 def pairwise_line(name: str, record: PairwiseRecord) -> str:
     """One line per Eval: "❌ bot-eval: worse — head preferred 1 · base preferred 6 · …"."""
     state = record.state()
-    said = [
-        f"{ICONS.get(state, '')} {name}: {state} — {record.counts_line()}",
-        f"{PAIR_POOLED_TEST} at margin {record.margin:g}: p ≤ {bound_text(record.pooled_p_bound)}"
-        f" against {bound_text(record.pooled_alpha)}",
-        record.length_line() + (" (length-controlled)" if record.length_controlled else ""),
-        calibration_text(record),
-    ]
+    if not record.pairs:  # its counts, tests and length bias would be of nothing
+        said = [
+            f"{ICONS.get(state, '')} {name}: {state} — no fixture ran on both the base and "
+            "the head, so it compared none",
+            calibration_text(record),
+        ]
+    else:
+        said = [
+            f"{ICONS.get(state, '')} {name}: {state} — {record.counts_line()}",
+            f"{PAIR_POOLED_TEST} at margin {record.margin:g}: "
+            f"p ≤ {bound_text(record.pooled_p_bound)} against {bound_text(record.pooled_alpha)}",
+            record.length_line() + (" (length-controlled)" if record.length_controlled else ""),
+            calibration_text(record),
+        ]
     if record.advisory:
         said.append(f"advisory, blocks nothing: {record.advisory_reason}")
     if record.unavailable_reason:
