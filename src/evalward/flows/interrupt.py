@@ -37,7 +37,7 @@ def reused_mark(result: FixtureResult) -> str:
 
 @dataclass
 class RunProgress:
-    """What has run so far, as the pipeline reports it (`on_plan`, `on_result`)."""
+    """What has run so far, as the pipeline reports it (`on_plan`, `on_more`, `on_result`)."""
 
     plan: Plan | None = None
     done: list[FixtureResult] = field(default_factory=list)
