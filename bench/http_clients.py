@@ -4,6 +4,11 @@ the body read to a bound), by one library or the other, one process per library;
 evalward's HttpClient itself (`--client evalward`, what every provider call goes through),
 to compare one version of it with another (run each with PYTHONPATH at its tree's src).
 
+`--client pyreqwest`, `rnet` and `aiosonic` make the same calls with other asynchronous
+clients (not evalward's dependencies: install the one to measure beside it), each with a
+pool of `--parallel`, no redirect followed and the whole body read, to see whether another
+well-kept library would spend less than aiohttp (docs/decisions/http-client.md).
+
 Each fixture is two sequential POSTs (the tool-call turn and the final turn) as P1's are.
 Start the benchmark model server at a latency, then time both processes alternated, e.g.
 
@@ -12,8 +17,9 @@ Start the benchmark model server at a latency, then time both processes alternat
     /usr/bin/time -v python bench/http_clients.py $URL --client aiohttp --fixtures 320
     /usr/bin/time -v python bench/http_clients.py $URL --client httpx --fixtures 320
 
-It prints the calls' wall time and the process's CPU per call (import and start-up
-included), so the whole-process figures and the per-call figures can both be read.
+It prints the calls' wall time and the process's CPU per call, import and start-up included
+and from the first call on, so the whole-process figures and the per-call figures can both
+be read.
 """
 
 from __future__ import annotations
@@ -90,6 +96,56 @@ async def with_httpx(url: str, parallel: int, run: Callable[[Post], Awaitable[No
         await run(post)
 
 
+async def with_pyreqwest(url: str, parallel: int, run: Callable[[Post], Awaitable[None]]) -> None:
+    from pyreqwest.client import ClientBuilder
+
+    async with ClientBuilder().max_connections(parallel).build() as client:
+
+        async def post(body: bytes) -> bytes:
+            request = client.post(url).body_bytes(body)
+            request = request.header("content-type", "application/json").build()
+            response = await request.send()
+            return _bounded(bytes(await response.bytes()))
+
+        await run(post)
+
+
+async def with_rnet(url: str, parallel: int, run: Callable[[Post], Awaitable[None]]) -> None:
+    import rnet
+
+    client = rnet.Client(
+        allow_redirects=False, timeout=60, connect_timeout=10, pool_max_size=parallel
+    )
+
+    async def post(body: bytes) -> bytes:
+        response = await client.post(url, body=body, headers={"content-type": "application/json"})
+        return _bounded(bytes(await response.bytes()))
+
+    await run(post)
+
+
+async def with_aiosonic(url: str, parallel: int, run: Callable[[Post], Awaitable[None]]) -> None:
+    import aiosonic
+    from aiosonic.connectors import TCPConnector
+    from aiosonic.pools import PoolConfig
+
+    client = aiosonic.HTTPClient(TCPConnector(pool_configs={":default": PoolConfig(size=parallel)}))
+
+    async def post(body: bytes) -> bytes:
+        response = await client.post(
+            url, data=body, headers={"content-type": "application/json"}, follow=False
+        )
+        return _bounded(await response.content())
+
+    await run(post)
+
+
+def _bounded(body: bytes) -> bytes:
+    if len(body) > LIMIT:
+        raise RuntimeError("too big")
+    return body
+
+
 async def with_evalward(url: str, parallel: int, run: Callable[[Post], Awaitable[None]]) -> None:
     from evalward.http.client import HttpClient
 
@@ -118,20 +174,35 @@ async def main(base_url: str, client: str, fixtures: int, parallel: int) -> None
                 messages.append({"role": "tool", "tool_call_id": "call_0", "content": "found"})
                 json.loads(await post(json.dumps(body).encode()))
 
-        start = time.perf_counter()
+        start, started = time.perf_counter(), time.process_time()
         await asyncio.gather(*(fixture(i) for i in range(fixtures)))
         wall = time.perf_counter() - start
         cpu = time.process_time()
-        print(f"{client}: calls {wall:.3f} s wall, {cpu / (2 * fixtures) * 1000:.3f} ms CPU/call")
+        calls = 2 * fixtures
+        print(
+            f"{client}: calls {wall:.3f} s wall, {cpu / calls * 1000:.3f} ms CPU/call, "
+            f"{(cpu - started) / calls * 1000:.3f} ms from the first call"
+        )
 
-    clients = {"aiohttp": with_aiohttp, "httpx": with_httpx, "evalward": with_evalward}
+    clients = {
+        "aiohttp": with_aiohttp,
+        "httpx": with_httpx,
+        "evalward": with_evalward,
+        "pyreqwest": with_pyreqwest,
+        "rnet": with_rnet,
+        "aiosonic": with_aiosonic,
+    }
     await clients[client](url, parallel, run)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("base_url")
-    parser.add_argument("--client", choices=["aiohttp", "httpx", "evalward"], required=True)
+    parser.add_argument(
+        "--client",
+        choices=["aiohttp", "httpx", "evalward", "pyreqwest", "rnet", "aiosonic"],
+        required=True,
+    )
     parser.add_argument("--fixtures", type=int, default=1000)
     parser.add_argument("--parallel", type=int, default=32)
     args = parser.parse_args()
