@@ -143,6 +143,13 @@ def test_init_in_a_repository_with_history_keeps_what_is_there(repo: GitRepo) ->
     repo.branch("stricter")
     prompt = repo.path / "prompts" / "support-bot.md"
     repo.commit("a stricter prompt", {"prompts/support-bot.md": prompt.read_text() + "Be brief.\n"})
+    planned = evalward("plan", "--base", "trunk", cwd=repo.path)
+    assert planned.returncode == 0, planned.stderr
+    # the pairwise judge's base runs are planned too, not only the head's
+    assert "2 fixtures, 2 head runs; " in planned.stdout
+    assert "pairwise judge: 2 base runs too, one paired with each head run above" in (
+        planned.stdout
+    )
     changed = evalward(
         "run", "--base", "trunk", "--mock-script", "evals/mock-replies.yaml", cwd=repo.path
     )

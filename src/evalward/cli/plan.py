@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from evalward.resources import ResourceSet
     from evalward.rundata.sides import Side
     from evalward.stages.changes import ChangeSet
-    from evalward.stages.plan import Plan
+    from evalward.stages.plan import Plan, PlannedRun
 
 
 def register(commands: Any) -> None:
@@ -60,6 +60,12 @@ def _eval_row(
     if name in plan.adaptive:  # the plan holds the minimum reps: the range goes up to this
         head_runs, base_runs, most = adaptive_ceiling(plan, dict(resources), prices, name)
         row["atMost"] = {"headRuns": head_runs, "baseRuns": base_runs, "modelCalls": most.calls}
+        paired = _paired_base_runs(name, runs, plan, resources[Side.head])
+        if paired:
+            row["pairedBaseRuns"] = len(paired)
+            row["pairedModelCalls"] = sum(
+                estimate_run(run, resources[Side.base], prices).calls for run in paired
+            )
     held = plan.base_when_failing.get(name, [])
     if held:  # base runs only where read: at most all of them, when the head fails everything
         calls = sum(estimate_run(run, resources[run.side], prices).calls for run in held)
@@ -70,6 +76,26 @@ def _eval_row(
             "whereRead": True,
         }
     return row, cost, any(e.cost_usd is None for e in estimates)
+
+
+def _paired_base_runs(
+    name: str, runs: list[PlannedRun], plan: Plan, head: ResourceSet
+) -> list[PlannedRun]:
+    """The base runs an adaptive Eval's pairwise judge asks for before its tests can say
+    anything: one paired with each head run of a fixture it judges that the base has."""
+    from evalward.rundata.sides import Side
+    from evalward.scoring.pairwise_panel import pairing_of
+    from evalward.stages.plan import PlannedRun
+
+    located, on_base = head.evals[name], set(plan.adaptive.get(name, ()))
+    return [
+        PlannedRun(Side.base, name, run.fixture, run.rep)
+        for run in runs
+        if run.side is Side.head
+        and run.fixture in on_base
+        and run.fixture in head.fixtures
+        and pairing_of(located, head.fixtures[run.fixture].resource.spec) is not None
+    ]
 
 
 def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
@@ -131,6 +157,35 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     return EXIT_OK
 
 
+def _eval_lines(entry: dict[str, Any]) -> list[str]:
+    """One Eval of the plan: why it runs, its runs and their estimate, and how far adaptive
+    reps, held-back base runs or a pairwise judge may take it."""
+    base = f", {entry['baseRuns']} base runs" if entry["baseRuns"] else ""
+    lines = [
+        f"  {entry['name']} (agent {entry['agent']}): {'; '.join(entry['why'])}\n"
+        f"    {entry['fixtures']} fixtures, {entry['headRuns']} head runs{base}; "
+        f"~{entry['modelCalls']} model calls, ~${entry['costUsd']:.4f}"
+    ]
+    most = entry.get("atMost")
+    if most is not None and most.get("whereRead"):
+        lines.append(
+            f"    base runs where read: at most {most['baseRuns']} (those of the fixtures "
+            f"the head does not pass), ~{most['modelCalls']} model calls in all"
+        )
+    elif most is not None:
+        lines.append(
+            f"    adaptive reps: the runs above at least, at most {most['headRuns']} head "
+            f"and {most['baseRuns']} base runs, ~{most['modelCalls']} model calls, "
+            "where outcomes stay open"
+        )
+    if entry.get("pairedBaseRuns"):
+        lines.append(
+            f"    pairwise judge: {entry['pairedBaseRuns']} base runs too, one paired with "
+            f"each head run above, ~{entry['pairedModelCalls']} model calls"
+        )
+    return lines
+
+
 def _render(document: dict[str, Any], unpriced: bool, priced_cost: float) -> str:
     lines: list[str] = []
     if document["base"]:
@@ -152,25 +207,7 @@ def _render(document: dict[str, Any], unpriced: bool, priced_cost: float) -> str
     if not document["evals"]:
         lines.append("  none")
     for entry in document["evals"]:
-        base = f", {entry['baseRuns']} base runs" if entry["baseRuns"] else ""
-        lines.append(
-            f"  {entry['name']} (agent {entry['agent']}): {'; '.join(entry['why'])}\n"
-            f"    {entry['fixtures']} fixtures, {entry['headRuns']} head runs{base}; "
-            f"~{entry['modelCalls']} model calls, ~${entry['costUsd']:.4f}"
-        )
-        if "atMost" in entry and entry["atMost"].get("whereRead"):
-            most = entry["atMost"]
-            lines.append(
-                f"    base runs where read: at most {most['baseRuns']} (those of the fixtures "
-                f"the head does not pass), ~{most['modelCalls']} model calls in all"
-            )
-        elif "atMost" in entry:
-            most = entry["atMost"]
-            lines.append(
-                f"    adaptive reps: the runs above at least, at most {most['headRuns']} head "
-                f"and {most['baseRuns']} base runs, ~{most['modelCalls']} model calls, "
-                "where outcomes stay open"
-            )
+        lines += _eval_lines(entry)
     for name, why in document["notRun"].items():
         lines.append(f"  {name}: not run: {why}")
     for name, why in document["skippedBase"].items():
