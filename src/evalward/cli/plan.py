@@ -83,18 +83,15 @@ def _paired_base_runs(
 ) -> list[PlannedRun]:
     """The base runs an adaptive Eval's pairwise judge asks for before its tests can say
     anything: one paired with each head run of a fixture it judges that the base has."""
+    from evalward.flows.pairs import judged_fixtures
     from evalward.rundata.sides import Side
-    from evalward.scoring.pairwise_panel import pairing_of
     from evalward.stages.plan import PlannedRun
 
-    located, on_base = head.evals[name], set(plan.adaptive.get(name, ()))
+    judged, on_base = judged_fixtures(plan, head, name), set(plan.adaptive.get(name, ()))
     return [
         PlannedRun(Side.base, name, run.fixture, run.rep)
         for run in runs
-        if run.side is Side.head
-        and run.fixture in on_base
-        and run.fixture in head.fixtures
-        and pairing_of(located, head.fixtures[run.fixture].resource.spec) is not None
+        if run.side is Side.head and run.fixture in on_base and run.fixture in judged
     ]
 
 

@@ -48,18 +48,29 @@ def pairwise_fixtures(
     head = checkouts[Side.head].resources
     found: dict[str, dict[str, FixturePairing]] = {}
     for name in plan.evals:
-        located = head.evals.get(name)
-        if located is None:
+        judged = judged_fixtures(plan, head, name)
+        if judged:
+            pairwise_model(head.evals[name])
+            found[name] = judged
+    return found
+
+
+def judged_fixtures(plan: Plan, head: ResourceSet, name: str) -> dict[str, FixturePairing]:
+    """The fixtures of Eval `name` its pairwise judge judges, with their settings: those the
+    plan runs on the head and those adaptive reps may add, that ask for the judge (`head`:
+    the definitions that gate)."""
+    located = head.evals.get(name)
+    if located is None:
+        return {}
+    fixtures = {r.fixture for r in plan.runs if r.eval == name and r.side is Side.head}
+    fixtures |= set(plan.adaptive.get(name, ()))
+    found: dict[str, FixturePairing] = {}
+    for fixture in sorted(fixtures):
+        if fixture not in head.fixtures:
             continue
-        fixtures = {r.fixture for r in plan.runs if r.eval == name and r.side is Side.head}
-        fixtures |= set(plan.adaptive.get(name, ()))
-        for fixture in sorted(fixtures):
-            if fixture not in head.fixtures:
-                continue
-            pairing = pairing_of(located, head.fixtures[fixture].resource.spec)
-            if pairing is not None:
-                pairwise_model(located)
-                found.setdefault(name, {})[fixture] = pairing
+        pairing = pairing_of(located, head.fixtures[fixture].resource.spec)
+        if pairing is not None:
+            found[fixture] = pairing
     return found
 
 
