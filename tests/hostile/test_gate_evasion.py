@@ -1041,7 +1041,7 @@ spec:
   targetAgent: helper
   fixtures: [greets, thanks]
   scoring: {{ passThreshold: 1.0 }}
-  execution: {{ timeoutSeconds: 1 }}
+  execution: {{ timeoutSeconds: 3 }}  # a helper that answers needs ~0.1 s: a wide margin
 ---
 apiVersion: evalward.dev/v1
 kind: EvalFixture
@@ -1128,7 +1128,7 @@ def test_an_agent_that_hangs_past_its_timeout_is_skipped_and_fails_the_gate(
     for name in hung:
         record = runs[name]
         assert (record["status"], record["timed_out"]) == ("skipped", True)
-        assert "did not finish within 1 s" in record["message"]
+        assert "did not finish within 3 s" in record["message"]
         assert "counts as not passing" in record["message"]
         # the partial trace is no evidence: toolNotCalled was not credited
         assert {a["status"] for a in record["assertions"]} == {"skipped"}
@@ -1140,12 +1140,12 @@ def test_an_agent_that_hangs_past_its_timeout_is_skipped_and_fails_the_gate(
     assert f"{len(hung)} timed out" in body  # the counts line
     lines = [line for line in body.splitlines() if line.startswith(("1. ", "2. "))]
     assert len(lines) == len(hung)
-    assert all("skipped: the agent did not finish within 1 s" in line for line in lines)
+    assert all("skipped: the agent did not finish within 3 s" in line for line in lines)
     assert any(
         line.startswith(("1. 🔻", "2. 🔻")) and "helper-eval / thanks" in line for line in lines
     )
     junit = (run.output_dir / "junit.xml").read_text()
-    assert '<skipped message="skipped: the agent did not finish within 1 s' in junit
+    assert '<skipped message="skipped: the agent did not finish within 3 s' in junit
     page = report_rows((run.output_dir / "report.html").read_text())
     for name in hung:
         assert page[name]["g"] & page["flags"]["timed-out"]
