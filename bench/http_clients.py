@@ -160,6 +160,16 @@ async def with_evalward(url: str, parallel: int, run: Callable[[Post], Awaitable
         await client.aclose()
 
 
+CLIENTS: dict[str, Callable[[str, int, Callable[[Post], Awaitable[None]]], Awaitable[None]]] = {
+    "aiohttp": with_aiohttp,
+    "httpx": with_httpx,
+    "evalward": with_evalward,
+    "pyreqwest": with_pyreqwest,
+    "rnet": with_rnet,
+    "aiosonic": with_aiosonic,
+}
+
+
 async def main(base_url: str, client: str, fixtures: int, parallel: int) -> None:
     url = base_url.rstrip("/") + "/chat/completions"
     limit = asyncio.Semaphore(parallel)
@@ -184,25 +194,13 @@ async def main(base_url: str, client: str, fixtures: int, parallel: int) -> None
             f"{(cpu - started) / calls * 1000:.3f} ms from the first call"
         )
 
-    clients = {
-        "aiohttp": with_aiohttp,
-        "httpx": with_httpx,
-        "evalward": with_evalward,
-        "pyreqwest": with_pyreqwest,
-        "rnet": with_rnet,
-        "aiosonic": with_aiosonic,
-    }
-    await clients[client](url, parallel, run)
+    await CLIENTS[client](url, parallel, run)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("base_url")
-    parser.add_argument(
-        "--client",
-        choices=["aiohttp", "httpx", "evalward", "pyreqwest", "rnet", "aiosonic"],
-        required=True,
-    )
+    parser.add_argument("--client", choices=list(CLIENTS), required=True)
     parser.add_argument("--fixtures", type=int, default=1000)
     parser.add_argument("--parallel", type=int, default=32)
     args = parser.parse_args()
