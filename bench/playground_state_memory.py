@@ -45,14 +45,14 @@ before = peak_kib()
 if sys.argv[2] == "service":
     from evalward.runtime.playground.base import STATE_CHARS
     from evalward.runtime.playground.service import state_json
-    from evalward.rundata.playground_state import canonical_size
+    from evalward.rundata.playground_state import json_size
     spec = Playground.model_validate({"sqlite": {"seed": "seed.sql"}})
     live = LivePlayground(PlaygroundSource("bench", spec, folder), folder, None, 1.0)
     started = time.monotonic()
     try:
         final = PlaygroundState("bench")
         final.document["service"] = state_json(live, (folder / "state.json").read_bytes(), "it")
-        if canonical_size(final.document, STATE_CHARS) > STATE_CHARS:
+        if json_size(final.document) > STATE_CHARS:
             raise PlaygroundError("x: its state is larger than the characters bound")
         PlaygroundRun(PlaygroundState("bench"), final).record()
         outcome = "read"

@@ -128,8 +128,15 @@ def test_a_command_tool_acts_on_its_sqlite_playground_and_criteria_read_the_end_
     record = run["playground"]
     assert record["name"] == "shop"  # type: ignore[index]
     assert '"reason": "damaged"' in record["final"]  # type: ignore[index]
-    assert ["-", '  "refunds": {}'] in record["changes"]  # type: ignore[index]
-    assert ["+", '    "status": "refunded"'] in record["changes"]  # type: ignore[index]
+    changes = record["changes"]  # type: ignore[index]
+    # each changed record under the line naming it, indented as in the whole state
+    assert changes[:3] == [  # type: ignore[index]
+        ["@", "@@ db.orders.A-1"],
+        ["-", '    "status": "delivered"'],
+        ["+", '    "status": "refunded"'],
+    ]
+    assert ["@", "@@ db.refunds"] in changes
+    assert ["+", '   "1": {'] in changes
     # the playground was torn down: the database the tool wrote is gone
     step = next(s for s in run["trace"]["steps"] if s["type"] == "tool_result")  # type: ignore[index]
     assert not Path(json.loads(step["output"])["db"]).parent.exists()  # the run's folder
@@ -163,7 +170,7 @@ def test_each_rep_gets_a_fresh_copy_of_the_seed_and_the_job_leaves_no_template_b
     assert [r["status"] for r in runs] == ["pass"] * 3, runs
     databases = set()
     for run in runs:
-        assert ["-", '  "refunds": {}'] in run["playground"]["changes"]
+        assert ["@", "@@ db.refunds"] in run["playground"]["changes"]
         step = next(s for s in run["trace"]["steps"] if s["type"] == "tool_result")
         databases.add(json.loads(step["output"])["db"])
     assert len(databases) == 3

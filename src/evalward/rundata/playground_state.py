@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import marshal
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,8 +27,8 @@ CHANGE_LINES = 300
 CHANGE_LINE_LIMIT = 240
 """Characters of each of those lines."""
 DIFF_CHARS = 4 * 1024 * 1024
-"""States larger than this (as canonical JSON) are not compared line by line: a diff of two
-such texts takes memory and time out of proportion to the 300 lines it keeps."""
+"""Characters of canonical text a run's changes are diffed from at most (the changed
+records' own, before and after): past it, the rest is named, not compared line by line."""
 
 
 @dataclass(frozen=True)
@@ -48,22 +49,6 @@ class PlaygroundState:
     queries: dict[str, QueryAnswer] = field(default_factory=dict)
     snapshots: dict[str, Any] = field(default_factory=dict)
     """Each snapshot file a criterion names, parsed (a `SnapshotMissing` when unreadable)."""
-    _text: tuple[str | None] | None = field(default=None, init=False, repr=False, compare=False)
-
-    def canonical_text(self) -> str | None:
-        """`canonical(document)`, or None when it is longer than DIFF_CHARS; made once (a
-        state shared by the runs of a template is compared by each of them)."""
-        if self._text is None:
-            self._text = (canonical_within(self.document, DIFF_CHARS),)
-        return self._text[0]
-
-    def share_text(self, other: PlaygroundState) -> None:
-        """Take `other`'s canonical text when each part of both documents is the same object
-        (a part read as one its agent left as it found it): the same text, not made again."""
-        mine, theirs = self.document, other.document
-        same = mine.keys() == theirs.keys() and all(mine[key] is theirs[key] for key in mine)
-        if same and other._text is not None:
-            self._text = other._text
 
 
 @dataclass(frozen=True)
@@ -79,15 +64,8 @@ class PlaygroundRun:
     final: PlaygroundState
 
     def record(self) -> PlaygroundRecord:
-        before, after = self.initial.canonical_text(), self.final.canonical_text()
-        if after is None:
-            final, cut = bounded_json(self.final.document)
-        else:
-            final, cut = _cut(after, RECORD_LIMIT)
-        if before is None or after is None:
-            changes = [["@", f"(not compared: a state larger than {DIFF_CHARS:,} characters)"]]
-        else:
-            changes = [] if before == after else state_changes(before, after)
+        final, cut = bounded_json(self.final.document)
+        changes = state_changes(self.initial.document, self.final.document)
         return PlaygroundRecord(
             name=self.final.name,
             final=final,
@@ -109,17 +87,130 @@ class PlaygroundRecord(RecordModel):
     changes_left_out: int = 0
 
 
-def state_changes(before: str, after: str) -> list[list[str]]:
-    """A unified diff of two states' canonical texts, two lines of context."""
+def state_changes(before: dict[str, Any], after: dict[str, Any]) -> list[list[str]]:
+    """What changed from `before` to `after`, record by record: the objects are walked
+    together and whatever is alike (`alike`: C-speed equality first) is passed over, so a
+    state of a thousand records with one changed costs about one comparison, not two texts
+    of the whole state and a diff of them. Each object where something other than a nested
+    object changed gives a hunk: a `@` line naming its path, then a unified diff of the
+    changed keys' canonical text, indented as in the whole state's."""
     lines: list[list[str]] = []
-    for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=2):
+    _compare(before, after, (), lines, [DIFF_CHARS])
+    return lines
+
+
+def _compare(
+    before: dict[str, Any],
+    after: dict[str, Any],
+    at: tuple[str, ...],
+    lines: list[list[str]],
+    budget: list[int],
+) -> None:
+    direct: list[str] = []
+    nested: list[str] = []
+    for key in sorted(before.keys() | after.keys(), key=str):
+        if key in before and key in after:
+            old, new = before[key], after[key]
+            if alike(old, new):
+                continue
+            if isinstance(old, dict) and isinstance(new, dict) and len(at) < COMPARED_DEPTH:
+                nested.append(key)
+                continue
+        direct.append(key)
+    if direct:
+        _hunk(
+            at,
+            {key: before[key] for key in direct if key in before},
+            {key: after[key] for key in direct if key in after},
+            lines,
+            budget,
+        )
+    for key in nested:
+        _compare(before[key], after[key], (*at, str(key)), lines, budget)
+
+
+def _hunk(
+    at: tuple[str, ...],
+    before: dict[str, Any],
+    after: dict[str, Any],
+    lines: list[list[str]],
+    budget: list[int],
+) -> None:
+    """One object's changed keys, before and after, as diff lines under a line naming it."""
+    if budget[0] <= 0:  # the hunk that spent it said the rest is not compared
+        return
+    where = ".".join(at) or "(the whole state)"
+    old, new = canonical_within(before, budget[0]), canonical_within(after, budget[0])
+    if old is None or new is None or len(old) + len(new) > budget[0]:
+        budget[0] = 0
+        lines.append(["@", f"@@ {where} and after: not compared (past {DIFF_CHARS:,} characters)"])
+        return
+    budget[0] -= len(old) + len(new)
+    lines.append(["@", f"@@ {where}"])
+    indent = " " * len(at)
+    first = True
+    for line in difflib.unified_diff(_inner(old), _inner(new), lineterm="", n=2):
         if line.startswith(("---", "+++")):
             continue
-        op, text = ("@", line) if line.startswith("@@") else (line[:1], line[1:])
+        if line.startswith("@@"):
+            if not first:
+                lines.append(["@", "…"])
+            first = False
+            continue
+        op, text = line[:1], indent + line[1:]
         if len(text) > CHANGE_LINE_LIMIT:
             text = text[:CHANGE_LINE_LIMIT] + "…"
         lines.append([op, text])
-    return lines
+
+
+def _inner(text: str) -> list[str]:
+    """An object's canonical lines without its braces: `{}` has none."""
+    return text.splitlines()[1:-1] if text.startswith("{\n") else []
+
+
+COMPARED_DEPTH = 16
+"""Objects nested deeper than this are compared as one value, their text diffed whole."""
+
+
+def alike(before: Any, after: Any) -> bool:
+    """JSON equality (`same`), at C speed where it can be: the same object, or equal by
+    `==` with the same marshalled bytes (version 2, which writes no back-references, so
+    equal values from two parses give the same bytes; they tell `true` from `1` and `1`
+    from `1.0`).
+    Equal by `==` with other bytes (keys in another order, `1` against `1.0`) is decided
+    value by value."""
+    if before is after:
+        return True
+    if before != after:
+        return False
+    try:
+        if marshal.dumps(before, 2) == marshal.dumps(after, 2):
+            return True
+    except ValueError:  # a value marshal cannot write: decided value by value
+        pass
+    return same(before, after)
+
+
+def same(expected: Any, actual: Any) -> bool:
+    """JSON equality: 1 == 1.0, but True is not 1 and "1" is not 1."""
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return type(expected) is type(actual) and expected == actual
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        return expected.keys() == actual.keys() and all(
+            same(v, actual[k]) for k, v in expected.items()
+        )
+    if isinstance(expected, list) and isinstance(actual, list):
+        return len(expected) == len(actual) and all(
+            same(e, a) for e, a in zip(expected, actual, strict=True)
+        )
+    if isinstance(expected, int | float) and isinstance(actual, int | float):
+        return expected == actual
+    return type(expected) is type(actual) and bool(expected == actual)
+
+
+def json_size(value: Any) -> int:
+    """The length of `value` as compact JSON, by the C encoder: what bounds a whole state."""
+    return len(json.dumps(value, ensure_ascii=False, default=str))
 
 
 def canonical(value: Any) -> str:
@@ -131,17 +222,6 @@ def _chunks(value: Any) -> Iterator[str]:
     """`canonical(value)` piece by piece, never whole."""
     encoder = json.JSONEncoder(indent=1, sort_keys=True, ensure_ascii=False, default=str)
     return encoder.iterencode(value)
-
-
-def canonical_size(value: Any, limit: int) -> int:
-    """The length of `canonical(value)`, counted without making it; counting stops past
-    `limit` (then the count is more than `limit`, not the length)."""
-    size = 0
-    for chunk in _chunks(value):
-        size += len(chunk)
-        if size > limit:
-            break
-    return size
 
 
 def canonical_within(value: Any, limit: int) -> str | None:

@@ -5,6 +5,7 @@ and a real service process."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import os
 import shutil
@@ -210,7 +211,6 @@ def test_a_run_that_leaves_the_database_as_copied_reads_as_its_template(tmp_path
         templates.close()
     assert first.final.document["db"] is first.initial.document["db"]
     assert again.final.document["db"] is first.initial.document["db"]
-    assert first.final.canonical_text() is first.initial.canonical_text()
     assert first.record().changes == []
     assert [run.final.queries["SELECT count(*) FROM t"].rows for run in (first, wrote, again)] == [
         ((0,),),
@@ -264,15 +264,40 @@ def test_teardown_removes_what_the_agent_added_beside_the_parts(tmp_path: Path) 
     assert not asyncio.run(scenario()).exists()
 
 
-def test_a_state_shares_the_text_of_one_only_when_its_parts_are_the_same_objects() -> None:
-    before = PlaygroundState("p", {"db": {"t": {"1": {"v": 1}}}})
-    assert before.canonical_text() is not None
-    same = PlaygroundState("p", {"db": before.document["db"]})
-    same.share_text(before)
-    assert same.canonical_text() is before.canonical_text()
-    equal_but_not = PlaygroundState("p", {"db": {"t": {"1": {"v": 1.0}}}})  # 1 == 1.0
-    equal_but_not.share_text(before)
-    assert equal_but_not.canonical_text() != before.canonical_text()
+def test_changes_are_found_record_by_record_and_named_by_their_path() -> None:
+    """Of a thousand records, the one changed is the hunk, named by its path; a value that
+    `==` calls equal but JSON does not (`true` against `1`) is a change, `1` against `1.0`
+    is not."""
+    rows = {str(i): {"id": i, "status": "open", "paid": True, "total": 1} for i in range(1000)}
+    before = {"service": {"orders": rows}}
+    after = copy.deepcopy(before)
+    after["service"]["orders"]["17"]["status"] = "refunded"
+    after["service"]["orders"]["18"]["paid"] = 1
+    after["service"]["orders"]["19"]["total"] = 1.0
+    after["service"]["orders"]["1000"] = {"id": 1000}
+    changes = PlaygroundRun(PlaygroundState("p", before), PlaygroundState("p", after)).record()
+    assert changes.changes == [
+        ["@", "@@ service.orders"],
+        ["+", '   "1000": {'],
+        ["+", '    "id": 1000'],
+        ["+", "   }"],
+        ["@", "@@ service.orders.17"],
+        ["-", '    "status": "open"'],
+        ["+", '    "status": "refunded"'],
+        ["@", "@@ service.orders.18"],
+        ["-", '    "paid": true'],
+        ["+", '    "paid": 1'],
+    ]
+    unchanged = PlaygroundRun(PlaygroundState("p", before), PlaygroundState("p", before))
+    assert unchanged.record().changes == []
+
+
+def test_changes_past_the_diff_bound_are_named_not_compared() -> None:
+    big = {"t": {str(i): "x" * 1000 for i in range(5000)}}
+    changes = PlaygroundRun(PlaygroundState("p", {}), PlaygroundState("p", {"db": big})).record()
+    assert changes.changes == [
+        ["@", "@@ (the whole state) and after: not compared (past 4,194,304 characters)"]
+    ]
 
 
 def test_a_query_that_calls_only_deterministic_functions_is_asked_once_of_a_template(

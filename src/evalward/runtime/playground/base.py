@@ -36,7 +36,7 @@ SEED_BOUNDS = TreeBounds(depth=128, entries=100_000, seconds=120.0)
 STATE_LIMIT = 8 * 1024 * 1024
 """Bytes of state read at most: the service's reply, the folder's files together."""
 STATE_CHARS = 4 * STATE_LIMIT
-"""Characters of the whole state (as canonical JSON) at most, counted while it is read."""
+"""Characters of the whole state (as JSON) at most; a database's are counted while it is read."""
 
 SettingsT = TypeVar("SettingsT", bound=PartSettings)
 

@@ -99,7 +99,7 @@ async def _inside(
         return _failed(f"the playground's initial state could not be read: {exc}"), None
     trace = await run(dict(live.env))
     try:
-        final = await capture(live, needs.queries, needs.snapshots, initial)
+        final = await capture(live, needs.queries, needs.snapshots)
     except PlaygroundError as exc:
         if trace.error is None:
             trace.add(StepType.error, content=f"the playground's final state: {exc}")

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from evalward.files.safe_files import read_text
-from evalward.rundata.playground_state import PlaygroundState, SnapshotMissing, canonical_size
+from evalward.rundata.playground_state import PlaygroundState, SnapshotMissing, json_size
 from evalward.runtime.playground.base import (
     SEED_LIMIT,
     STATE_CHARS,
@@ -29,18 +29,16 @@ async def capture(
     live: LivePlayground,
     queries: Iterable[str] = (),
     snapshots: Iterable[str] = (),
-    before: PlaygroundState | None = None,
 ) -> PlaygroundState:
     """The playground's state now, and the answers to `queries` and the `snapshots` files
-    (of the gate's side) that state criteria need; `before`, the state it started in."""
+    (of the gate's side) that state criteria need."""
     state = PlaygroundState(live.name)
     asked = list(queries)
     for part in live.parts:
         await part.capture(live, state, asked)
-    if before is not None:
-        state.share_text(before)
-    # the text the run's record compares is made here once, when it is small enough to be
-    if state.canonical_text() is None and canonical_size(state.document, STATE_CHARS) > STATE_CHARS:
+    # one part is held to its own bound as it is read (a reply's or a folder's bytes, a
+    # database's characters); only parts together need the whole written out to be counted
+    if len(state.document) > 1 and json_size(state.document) > STATE_CHARS:
         raise live.error(f"its state is larger than {STATE_CHARS:,} characters")
     for path in snapshots:
         state.snapshots[path] = _snapshot(live, path)

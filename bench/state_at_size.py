@@ -1,0 +1,235 @@
+"""What reading a benchmark-sized state adds to a run: a service playground holding a retail
+domain's database (about 1.5 MB of JSON: 1,000 orders with their items, addresses, payments
+and fulfilments, 500 customers, 50 products' variants), an agent that takes a run's time
+and changes one record through the service's API, its state read before and after, the
+run's record made, and a `stateSnapshot`-like comparison of the final state with the
+expected one.
+
+    python bench/state_at_size.py [--runs 8] [--in-flight 1,32] [--rounds 3]
+        [--agent-seconds 0.7] [--before NAME=SRC ...]
+
+The same runs with the service's state read from `/health` (a few bytes) instead are the
+baseline: the service, its start and the agent are the same, only the state differs. Both
+are alternated, `--rounds` each, and the medians compared. `--before NAME=SRC` measures
+another checkout's evalward (its `src` folder) too, each round's batches alternated with
+this one's, each in a process of its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evalward.resources.playground import Playground
+from evalward.rundata.trace import Trace
+from evalward.runtime.playground.base import PlaygroundSource
+from evalward.runtime.playground.run import PlaygroundSetting, StateNeeds, run_in_playground
+from evalward.scoring.state import differences
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVER = ROOT / "examples" / "refund-desk" / "crm" / "server.py"
+
+
+def retail_orders(count: int = 1000) -> dict[str, Any]:
+    """Orders shaped as a retail domain's are: items with options, an address, payments."""
+    orders: dict[str, Any] = {}
+    for i in range(count):
+        order_id = f"W{i:07d}"
+        orders[order_id] = {
+            "id": order_id,
+            "customer": f"user_{i % 500}@example.com",
+            "amount": round(20 + (i * 7.31) % 400, 2),
+            "status": "delivered" if i % 3 else "processed",
+            "address": {
+                "address1": f"{100 + i} Main Street",
+                "address2": f"Suite {i % 90}",
+                "city": ["Austin", "Denver", "Boston", "Seattle"][i % 4],
+                "country": "USA",
+                "state": ["TX", "CO", "MA", "WA"][i % 4],
+                "zip": f"{78700 + i % 300:05d}",
+            },
+            "items": [
+                {
+                    "name": ["T-Shirt", "Water Bottle", "Desk Lamp", "Backpack"][(i + k) % 4],
+                    "product_id": f"{8310926033 + i * 13 + k}",
+                    "item_id": f"{1000000000 + i * 31 + k}",
+                    "price": round(10 + ((i + k) * 3.17) % 300, 2),
+                    "options": {"color": "blue", "size": "M", "material": "cotton"},
+                }
+                for k in range(5)
+            ],
+            "fulfillments": [
+                {
+                    "tracking_id": [f"{i * 997 % 10**12:012d}"],
+                    "item_ids": [f"{1000000000 + i * 31}"],
+                }
+            ],
+            "payment_history": [
+                {
+                    "transaction_type": "payment",
+                    "amount": round(20 + (i * 7.31) % 400, 2),
+                    "payment_method_id": f"credit_card_{i % 700}",
+                }
+            ],
+        }
+    return orders
+
+
+def retail_seed() -> dict[str, Any]:
+    """A retail domain's database: 1,000 orders, 500 customers, 50 products' variants."""
+    users = {
+        f"user_{i}": {
+            "user_id": f"user_{i}",
+            "name": {"first_name": f"First{i}", "last_name": f"Last{i}"},
+            "email": f"user_{i}@example.com",
+            "address": {"address1": f"{i} Elm Road", "city": "Austin", "zip": "78701"},
+            "payment_methods": {
+                f"credit_card_{i}": {"source": "credit_card", "brand": "visa", "last_four": "1234"}
+            },
+            "orders": [f"W{j:07d}" for j in range(i, 1000, 500)],
+        }
+        for i in range(500)
+    }
+    products = {
+        f"P{p:04d}": {
+            "name": f"Product {p}",
+            "variants": {
+                f"{p * 100 + v}": {
+                    "item_id": f"{p * 100 + v}",
+                    "options": {"color": ["red", "blue"][v % 2], "size": "SML"[v % 3]},
+                    "available": v % 4 != 0,
+                    "price": round(5 + (p * v) % 200, 2),
+                }
+                for v in range(12)
+            },
+        }
+        for p in range(50)
+    }
+    return {"orders": retail_orders(), "users": users, "products": products, "refunds": []}
+
+
+def world(folder: Path) -> dict[str, Any]:
+    """A repository folder with the CRM service and its retail-sized seed; the seed."""
+    (folder / "crm").mkdir()
+    shutil.copy(SERVER, folder / "crm" / "server.py")
+    seed = retail_seed()
+    (folder / "crm" / "seed.json").write_text(json.dumps(seed), encoding="utf-8")
+    return seed
+
+
+def playground(state_path: str) -> Playground:
+    return Playground.model_validate(
+        {
+            "service": {
+                "start": ["python3", "crm/server.py", "--port", "{port}", "--seed", "{seed}"],
+                "seed": "crm/seed.json",
+                "ready": "/health",
+                "state": state_path,
+            }
+        }
+    )
+
+
+async def batch(
+    folder: Path,
+    expected: dict[str, Any],
+    state_path: str,
+    runs: int,
+    parallel: int,
+    agent_s: float,
+) -> float:
+    """Wall seconds of `runs` runs, `parallel` in flight."""
+    source = PlaygroundSource("retail", playground(state_path), folder)
+    setting = PlaygroundSetting({"PATH": "/usr/bin:/bin"})
+    slots = asyncio.Semaphore(parallel)
+
+    async def agent(env: Mapping[str, str]) -> Trace:
+        url = env["EVALWARD_SERVICE_URL"] + "/refunds"
+        body = json.dumps({"order_id": "W0000017", "amount": 5, "reason": "damaged"}).encode()
+        request = urllib.request.Request(url, body, {"content-type": "application/json"})
+        await asyncio.to_thread(lambda: urllib.request.urlopen(request, timeout=30).read())
+        await asyncio.sleep(agent_s)
+        return Trace()
+
+    async def one() -> None:
+        async with slots:
+            trace, run = await run_in_playground(source, StateNeeds(), agent, setting)
+            assert run is not None, trace.error
+            run.record()
+            if state_path == "/state":
+                changed = list(differences(expected, run.final.document["service"]))
+                assert changed, "the agent's refund is a change"
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one() for _ in range(runs)))
+    return time.perf_counter() - started
+
+
+def worker(runs: int, parallel: int, agent_s: float) -> None:
+    """One batch with its state read and one without, alternated: their walls as JSON."""
+    with tempfile.TemporaryDirectory() as temporary:
+        folder = Path(temporary)
+        expected = world(folder)
+        walls = {
+            path: asyncio.run(batch(folder, expected, path, runs, parallel, agent_s))
+            for path in ("/state", "/health")
+        }
+    print(json.dumps(walls))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=8)
+    parser.add_argument("--in-flight", default="1,32")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--agent-seconds", type=float, default=0.7)
+    parser.add_argument("--before", action="append", default=[], metavar="NAME=SRC")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args.runs, int(args.in_flight), args.agent_seconds)
+        return
+    trees = {"this tree": str(ROOT / "src")} | dict(b.split("=", 1) for b in args.before)
+    size = len(json.dumps(retail_seed()))
+    for parallel in (int(n) for n in args.in_flight.split(",")):
+        runs = max(args.runs, parallel * 2)
+        found: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+        for _ in range(args.rounds):
+            for name, src in trees.items():
+                done = subprocess.run(
+                    [
+                        *(sys.executable, __file__, "--worker", "--runs", str(runs)),
+                        *("--in-flight", str(parallel), "--agent-seconds", str(args.agent_seconds)),
+                    ],
+                    env={**os.environ, "PYTHONPATH": src},
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
+                found[name].append(json.loads(done.stdout.splitlines()[-1]))
+        for name, walls in found.items():
+            with_state = statistics.median(w["/state"] for w in walls)
+            without = statistics.median(w["/health"] for w in walls)
+            print(
+                f"{name}: service state of {size / 1e6:.2f} MB, {runs} runs of a "
+                f"{args.agent_seconds:.2f} s agent, {parallel} in flight, {args.rounds} rounds: "
+                f"{with_state / runs * 1000:.0f} ms a run with its state read, "
+                f"{without / runs * 1000:.0f} ms without: "
+                f"+{(with_state / without - 1) * 100:.1f} % wall"
+            )
+
+
+if __name__ == "__main__":
+    main()
