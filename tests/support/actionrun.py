@@ -16,6 +16,7 @@ from typing_extensions import Unpack
 from fakes.github_api import FakeGitHub
 from support.agentuser import AGENT_USER_INPUT
 from support.clirun import SOURCE
+from support.limits import subprocess_limit
 
 DOCKERFILE = Path(__file__).resolve().parents[2] / "Dockerfile"
 
@@ -215,7 +216,7 @@ def execute(workspace: Path, launch: Launch) -> ActionRun:
         env=launch.env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=subprocess_limit(),
     )
     return launch.finish(done.returncode, done.stdout, done.stderr)
 

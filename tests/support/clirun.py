@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import evalward as _imported
+from support.limits import subprocess_limit
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SOURCE = str(Path(_imported.__file__).resolve().parents[1])
@@ -26,7 +27,7 @@ def evalward(*args: str, cwd: Path = REPO_ROOT, **env: str) -> subprocess.Comple
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=subprocess_limit(),
         env={
             "PATH": os.environ["PATH"],
             "HOME": str(cwd),
