@@ -3,7 +3,7 @@
 A server's tool keeps its own name unless another server or one of the agent's own `tools`
 has it too; then it is offered as `<server>__<tool>`. Whatever name the model sees, the trace
 records the qualified one (`orders__lookup_order`), so assertions, `toolReplay` and
-`shadowTools` find it by either name (scoring/tool_names.py). What a server lists is its
+`shadowTools` find it by either name (text/tool_names.py). What a server lists is its
 author's text, from the pull request: every listed schema is bounded in size and depth and
 every name must be one both vendors accept, or the run is an error naming the server.
 

@@ -8,7 +8,7 @@ the run starts (preflight.py).
 
 A fixture names an agent's own tool by its name; an MCP server's tool by its name or its
 qualified name (`orders__lookup_order`, `orders.lookup_order`), as assertions do
-(scoring/tool_names.py). A bare name two tools end in is replayed for neither, and shadows
+(text/tool_names.py). A bare name two tools end in is replayed for neither, and shadows
 both.
 """
 
@@ -29,7 +29,7 @@ from evalward.providers.base import ToolCall, ToolSpec
 from evalward.resources.agent import Tool, ToolCommand
 from evalward.runtime.mcp_tools import McpTool, McpToolbox
 from evalward.runtime.process import Launch, kill_group, limited_env, spawn, tail
-from evalward.scoring import tool_names
+from evalward.text import tool_names
 
 if TYPE_CHECKING:
     from jinja2.sandbox import SandboxedEnvironment

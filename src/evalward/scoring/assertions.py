@@ -44,8 +44,7 @@ from evalward.resources.assertions import (
 )
 from evalward.rundata.results import Status
 from evalward.rundata.trace import StepType, Trace
-from evalward.scoring import tool_names
-from evalward.text import jsontext
+from evalward.text import jsontext, tool_names
 
 CheckOutcome = tuple[Status, str]
 """A deterministic check's status and the message that says why (assertions and state

@@ -38,10 +38,10 @@ from evalward.resources.playground import Playground
 from evalward.resources.resource_set import Located
 from evalward.resources.yamlsource import PathKey
 from evalward.rundata.sides import Side
-from evalward.scoring import tool_names
 from evalward.stages.plan import Checkout, Plan, PlannedRun
 from evalward.stages.playgrounds import missing_seeds, source_of, state_without_playground
 from evalward.stages.static_checks import PlaygroundKey, StaticChecks
+from evalward.text import tool_names
 
 NOTED_WARNINGS = 20
 """Warnings a run lists among its notes at most."""
