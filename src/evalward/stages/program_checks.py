@@ -59,7 +59,7 @@ def _programs(spec: AgentSpec) -> Iterator[tuple[str, PathKey, list[str]]]:
     """(what, where its argv is set, the argv) of each program the agent names."""
     program = spec.runtime_program()
     if program is not None:
-        yield "its runtime", program.at[:-1], program.argv
+        yield "its runtime", program.at, program.argv
     for index, tool in enumerate(spec.tools):
         if tool.command is not None and tool.enabled:  # a disabled tool is never started
             at: PathKey = ("spec", "tools", index, "command")
