@@ -10,6 +10,11 @@ library only, so it runs as any agent user. It speaks JSON-RPC lines itself:
 - deep-schema: lists a tool whose input schema nests 41 deep;
 - big-schema: lists a tool whose input schema is 100 KB;
 - hang-call: lists its tool, never answers a call of it;
+- many-tools: lists 201 tools;
+- flood-call: answers a call with one line of 6 MiB;
+- endless-call: answers a call with 6 MiB and no end of line, then waits;
+- deep-call: answers a call with a result nested 100 deep;
+- exit-call: says why on stderr and exits 3 when a tool is called;
 - ask-client: asks the client to sample a model during a call, then answers with what the
   client said;
 - bad-result: answers `initialize` with a result that is not an object;
@@ -59,6 +64,8 @@ def tools() -> list[dict[str, object]]:
     if MODE == "big-schema":
         props = {f"p{i}": {"type": "string", "description": "x" * 90} for i in range(1000)}
         return [{**TOOL, "inputSchema": {"type": "object", "properties": props}}]
+    if MODE == "many-tools":
+        return [{**TOOL, "name": f"echo{n}"} for n in range(200)] + [TOOL]
     return [TOOL]
 
 
@@ -91,6 +98,22 @@ def initialize(request: dict[str, object]) -> None:
 
 def call(request: dict[str, object]) -> None:
     if MODE == "hang-call":
+        return
+    if MODE == "exit-call":
+        print("boom: the desk closed", file=sys.stderr)
+        sys.exit(3)
+    if MODE in ("flood-call", "endless-call"):
+        head = {"jsonrpc": "2.0", "id": request["id"], "result": {"content": []}}
+        opened = json.dumps(head)[: -len("]}}")]  # the reply, its text block left open
+        sys.stdout.write(opened + '{"type": "text", "text": "' + "x" * (6 << 20))
+        if MODE == "flood-call":
+            sys.stdout.write('"}]}}\n')
+        sys.stdout.flush()
+        if MODE == "endless-call":
+            time.sleep(600)
+        return
+    if MODE == "deep-call":
+        reply(request, {"content": [], "_meta": nested(100)})
         return
     params = request.get("params") or {}
     assert isinstance(params, dict)

@@ -37,21 +37,27 @@ __all__ = ["workspace"]  # a fixture
 ECHO = "name: echo, arguments: { said: hi }"
 
 HOSTILE = {
-    # mode: (server settings, what the run's error says)
-    "silent": ("connectTimeoutSeconds: 1", "did not start within 1 s (mcpServers.srv.connect"),
-    "exit": ("", "exited with code 3: boom: no such database"),
-    "garbage": ("", "wrote a line that is not JSON"),
-    "not-jsonrpc": ("", "wrote a message that is not JSON-RPC 2.0"),
-    "wrong-id": ("", "sent a reply for no request waiting (id 9999)"),
-    "flood": ("", "wrote a message over 4 MiB"),
-    "deep-schema": ("", "the tool 'echo' has an input schema nested more than 32 deep"),
-    "big-schema": ("", "the tool 'echo' has an input schema of"),
-    "hang-call": ("timeoutSeconds: 1", "did not answer tools/call 'echo' within 1 s"),
-    "bad-result": ("", "wrote a message that is not JSON-RPC 2.0"),
-    "deep-message": ("", "wrote a message nested more than 64 deep"),
-    "chatter": ("", "sent more than 64 MiB in one run"),
-    "ask-often": ("", "made more than 32 requests of the client"),
+    # mode: (server settings, the request it broke, what the run's error says it did)
+    "silent": ("connectTimeoutSeconds: 1", "(no answer to initialize)", "did not start within 1"),
+    "exit": ("", "initialize", "exited with code 3: boom: no such database"),
+    "garbage": ("", "initialize", "wrote a line that is not JSON"),
+    "not-jsonrpc": ("", "initialize", "wrote a message that is not JSON-RPC 2.0"),
+    "wrong-id": ("", "initialize", "sent a reply for no request waiting (id 9999)"),
+    "flood": ("", "tools/list", "wrote a message over 4 MiB"),
+    "many-tools": ("", "tools/list", "listed over 200 tools"),
+    "deep-schema": ("", "tools/list", "the tool 'echo' has an input schema nested more than 32"),
+    "big-schema": ("", "tools/list", "the tool 'echo' has an input schema of"),
+    "hang-call": ("timeoutSeconds: 1", "tools/call 'echo'", "within 1 s"),
+    "bad-result": ("", "initialize", "wrote a message that is not JSON-RPC 2.0"),
+    "deep-message": ("", "initialize", "wrote a message nested more than 64 deep"),
+    "chatter": ("", "tools/list", "sent more than 64 MiB in one run"),
+    "ask-often": ("", "tools/list", "made more than 32 requests of the client"),
+    "flood-call": ("", "tools/call 'echo'", "wrote a message over 4 MiB"),
+    "endless-call": ("", "tools/call 'echo'", "wrote a message over 4 MiB"),
+    "deep-call": ("", "tools/call 'echo'", "wrote a message nested more than 64 deep"),
+    "exit-call": ("", "tools/call 'echo'", "exited with code 3: boom: the desk closed"),
 }
+MID_CALL = {"flood-call", "endless-call", "deep-call", "exit-call"}
 
 
 def _server(mode: str, settings: str) -> str:
@@ -83,8 +89,8 @@ def _runs(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_each_hostile_server_errs_its_own_run_by_name_and_the_others_go_on(
     repo: GitRepo, tmp_path: Path
 ) -> None:
-    modes = {**HOSTILE, "ok": ("", ""), "ask-client": ("", "")}
-    suites = [suite(_agent(m), _server(m, s)) for m, (s, _) in modes.items()]
+    modes = {**HOSTILE, "ok": ("", "", ""), "ask-client": ("", "", "")}
+    suites = [suite(_agent(m), _server(m, s)) for m, (s, _, _) in modes.items()]
     # the run's own timeout ends a call its server never answers, and the server with it
     timeout = "execution: { timeoutSeconds: 2 }"
     suites.append(suite("late", _server("hang-call", ""), eval_settings=(timeout,)))
@@ -99,12 +105,17 @@ def test_each_hostile_server_errs_its_own_run_by_name_and_the_others_go_on(
     runs = _runs(results)
     assert runs["ok"]["status"] == "pass", runs["ok"]
     assert code != 0, said
-    for mode, (_, message) in HOSTILE.items():
+    for mode, (_, asked, message) in HOSTILE.items():
         run = runs[_agent(mode)]
         assert run["status"] == "error", (mode, run["status"])
         error = next(s for s in run["trace"]["steps"] if s["type"] == "error")["content"]
         assert error.startswith("MCP server 'srv'"), (mode, error)
+        assert asked in error, (mode, error)
         assert message in error, (mode, error)
+    for mode in MID_CALL:  # the call a server broke is named, and what it did
+        error = next(s for s in runs[_agent(mode)]["trace"]["steps"] if s["type"] == "error")
+        _, asked, message = HOSTILE[mode]
+        assert error["content"].startswith(f"MCP server 'srv', answering {asked}, {message}")
     late = runs["late"]
     assert late["trace"]["timed_out"], late
     assert "timed out after 2 s" in late["trace"]["steps"][-1]["content"]
@@ -124,10 +135,14 @@ def _answer(request: Request) -> Response:
     """An MCP endpoint answering `initialize` as its path says: too large (as one reply or
     one event), compressed, for another request, not JSON, not JSON-RPC, or never; or
     chattering past the session's bound first."""
+    mode = request.path.strip("/")
+    if request.method != "POST":
+        return Response(405)
     message = request.json()
+    if mode in HTTP_MID_CALL and "id" in message and message.get("method") != "initialize":
+        return _answer_a_call(message, mode)
     if message.get("method") != "initialize":
         return Response(202)
-    mode = request.path.strip("/")
     if mode == "chatter":  # events each under the bound of one, over the session's in all
         noise = {"jsonrpc": "2.0", "method": "x/chatter", "params": {"x": "x" * (7 << 19)}}
         events = [sse(noise)] * 20
@@ -159,6 +174,23 @@ def _answer(request: Request) -> Response:
     return Response(raw=body, headers={"content-type": "application/json"})
 
 
+def _answer_a_call(message: dict[str, Any], mode: str) -> Response:
+    """A server whose start goes well: it lists `echo`, and answers a call of it with a JSON
+    reply too large or too deep."""
+    if message["method"] == "tools/list":
+        result: dict[str, Any] = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
+    elif mode == "flood-call":
+        result = {"content": [{"type": "text", "text": "x" * (6 << 20)}]}
+    else:
+        result = {"content": [], "_meta": nested(100)}
+    reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+    return Response(raw=json.dumps(reply).encode(), headers={"content-type": "application/json"})
+
+
+HTTP_MID_CALL = {
+    "flood-call": "MCP server 'srv', answering tools/call 'echo', sent a reply over 4 MiB",
+    "deep-call": "MCP server 'srv', answering tools/call 'echo', sent a message nested more",
+}
 HTTP_HOSTILE = {
     "flood": ("", "sent a reply over 4 MiB"),
     "gzip": ("", "answered with a compressed reply (gzip)"),
@@ -169,6 +201,7 @@ HTTP_HOSTILE = {
     "deep-message": ("", "sent a message nested more than 64 deep"),
     "sse-flood": ("", "initialize failed: SSE stream failed"),
     "chatter": ("", "sent more than 64 MiB in one run"),
+    **{mode: ("", said) for mode, said in HTTP_MID_CALL.items()},
 }
 
 
@@ -192,6 +225,7 @@ def test_each_hostile_http_server_errs_its_own_run_by_name(repo: GitRepo, tmp_pa
         error = next(s for s in run["trace"]["steps"] if s["type"] == "error")["content"]
         assert (run["status"], error[:16]) == ("error", "MCP server 'srv'"), (mode, error)
         assert message in error, (mode, error)
+        assert "initialize" in error or error.startswith(HTTP_MID_CALL.get(mode, "-")), error
 
 
 SECRET = "sk-environment-secret-0123456789"  # the job's key (support.agentenv.run_gate)

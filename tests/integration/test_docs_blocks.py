@@ -14,7 +14,8 @@ Each page gets a git repository of its own, and its fenced blocks are taken in o
   minutes), `<!-- docs-test: file PATH -->` writes it to PATH, `<!-- docs-test: given
   PATH... -->` first writes placeholder files it refers to, and `<!-- docs-test: in KIND.path
   -->` says it is part of a resource (`in Agent`, `in Eval.spec`,
-  `in EvalFixture.spec.assertions`): it is completed into one and must load;
+  `in EvalFixture.spec.assertions`): it is completed into one and must load (`in Agent
+  given PATH...` writes the placeholder files it names first);
   `<!-- docs-test: install -->` runs a block that installs evalward (`pip install evalward`)
   as written, in a fresh virtualenv whose pip takes `evalward` from a wheel of this checkout
   (a constraint naming it; the session's one build, `support.distributions`); that
@@ -166,6 +167,10 @@ class Page:
         if command == "install":
             self.install(block)
             return
+        if command == "in" and " given " in argument:
+            argument, _, given = argument.partition(" given ")
+            for name in given.split():
+                self.write(name, "placeholder\n")
         if command == "given":
             for name in argument.split():
                 self.write(name, "placeholder\n")

@@ -67,7 +67,7 @@ class _Connection:
     ) -> T:
         """`op`, within `seconds` and ended by the session's first fault."""
         if self.guard.failure is not None:
-            raise McpFailure(self.guard.failure)
+            raise McpFailure(self.guard.failure_for(what))
         error: Exception | None = None
         with anyio.move_on_after(seconds) as scope, self.guard.watching(scope):
             try:
@@ -75,7 +75,7 @@ class _Connection:
             except Exception as exc:  # whatever the SDK makes of what the server sent
                 error = exc
         if self.guard.failure is not None:
-            raise McpFailure(self.guard.failure)
+            raise McpFailure(self.guard.failure_for(what))
         if error is None:
             raise McpFailure(
                 f"MCP server {self.name!r} did not answer {what} within {seconds:g} s "
@@ -97,7 +97,10 @@ class _Connection:
                     ListedTool(t.name, t.description or "", t.input_schema) for t in page.tools
                 ]
                 if len(listed) > MAX_TOOLS:
-                    raise McpFailure(f"MCP server {self.name!r} lists over {MAX_TOOLS} tools")
+                    raise McpFailure(
+                        f"MCP server {self.name!r}, answering tools/list, listed over "
+                        f"{MAX_TOOLS} tools"
+                    )
                 if not page.next_cursor or page.next_cursor == cursor:
                     break
                 cursor = page.next_cursor
@@ -222,9 +225,11 @@ async def _connected(
             except McpFailure as failure:
                 failures[connection.name] = failure
             except TimeoutError:
+                waiting = " and ".join(connection.guard.waiting.values())
                 failures[connection.name] = McpFailure(
                     f"MCP server {connection.name!r} did not start within "
-                    f"{connection.spec.connect_timeout_seconds:g} s "
+                    f"{connection.spec.connect_timeout_seconds:g} s"
+                    f"{f' (no answer to {waiting})' if waiting else ''} "
                     f"(mcpServers.{connection.name}.connectTimeoutSeconds)"
                 )
 

@@ -97,7 +97,7 @@ def admitted(name: str, spec: McpServer, listed: Sequence[ListedTool]) -> list[L
         missing = [n for n in given if n not in names]
         if missing:
             raise McpFailure(
-                f"MCP server {name!r}: mcpServers.{name}.{setting} names "
+                f"MCP server {name!r}, answering tools/list: mcpServers.{name}.{setting} names "
                 f"{', '.join(map(repr, missing))}, which the server does not list (it lists "
                 f"{', '.join(names[:20]) or 'no tool'}{', ...' if len(names) > 20 else ''})"
             )
@@ -109,7 +109,7 @@ def admitted(name: str, spec: McpServer, listed: Sequence[ListedTool]) -> list[L
 
 def check_listed(server: str, tool: ListedTool) -> None:
     """A tool the model may be offered: its schema an object within the bounds."""
-    where = f"MCP server {server!r}: the tool {tool.name[:80]!r}"
+    where = f"MCP server {server!r}, answering tools/list: the tool {tool.name[:80]!r}"
     if len(tool.description) > MAX_DESCRIPTION_CHARS:
         raise McpFailure(f"{where} has a description over {MAX_DESCRIPTION_CHARS} characters")
     try:
@@ -140,20 +140,24 @@ def offered_tools(
     offered: list[McpTool] = []
     for server, listed in servers.items():
         if len(listed) > MAX_TOOLS:
-            raise McpFailure(f"MCP server {server!r} lists over {MAX_TOOLS} tools")
+            raise McpFailure(
+                f"MCP server {server!r}, answering tools/list, listed over {MAX_TOOLS} tools"
+            )
         for tool in listed:
             clash = count[tool.name] > 1 or tool.name in own
             name = f"{server}{QUALIFIER}{tool.name}" if clash else tool.name
             if not WIRE_NAME.match(name):
                 raise McpFailure(
-                    f"MCP server {server!r}: the tool {tool.name[:80]!r} cannot be offered to a "
-                    f"model as {name[:80]!r} (a name is 1 to 64 letters, digits, `_` and `-`); "
+                    f"MCP server {server!r}, answering tools/list: the tool {tool.name[:80]!r} "
+                    f"cannot be offered to a model as {name[:80]!r} (a name is 1 to 64 letters, "
+                    "digits, `_` and `-`); "
                     f"leave it out with `tools.deny: [{tool.name[:80]}]`"
                 )
             if name in own:
                 raise McpFailure(
-                    f"MCP server {server!r}: its tool {tool.name!r} would be offered as "
-                    f"{name!r}, which is already one of the agent's own tools; rename that tool"
+                    f"MCP server {server!r}, answering tools/list: its tool {tool.name!r} would "
+                    f"be offered as {name!r}, which is already one of the agent's own tools; "
+                    "rename that tool"
                 )
             offered.append(McpTool(server, tool.name, name, tool.description, tool.schema))
     return offered

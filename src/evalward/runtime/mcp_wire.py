@@ -13,7 +13,8 @@ start a server as another user. So evalward supplies the transport's two ends:
   each reply to a request that was sent and is still waiting, within the session's bytes.
 
 The first fault is the session's: the guard cancels whatever call is waiting, which then
-fails with that fault's words (`McpFailure`), and the run is an error naming the server.
+fails with that fault's words (`McpFailure`), and the run is an error naming the server
+and the requests the fault broke (`tools/call` with its tool).
 """
 
 from __future__ import annotations
@@ -70,18 +71,30 @@ class Guard:
     message_bytes: int = MESSAGE_BYTES
     session_bytes: int = SESSION_BYTES
     failure: str | None = None
+    broke: str = ""
+    """What the failure broke: the requests waiting when it came, or nothing."""
     received: int = 0
     server_requests: int = 0
-    waiting: set[tuple[type, Any]] = field(default_factory=set)
-    """The ids of the requests sent and not yet answered (their type too: `"1"` is not 1)."""
+    waiting: dict[tuple[type, Any], str] = field(default_factory=dict)
+    """The requests sent and not yet answered, by id (its type too: `"1"` is not 1): what
+    each asked (`tools/list`, `tools/call 'refund'`), for the fault that breaks it."""
     _scopes: set[anyio.CancelScope] = field(default_factory=set)
 
     def fail(self, why: str) -> None:
-        """The session's first fault; the call waiting on it ends now."""
+        """The session's first fault, naming the requests it broke; the call waiting on it
+        ends now."""
         if self.failure is None:
-            self.failure = f"MCP server {self.server!r} {why}"
+            self.broke = " and ".join(self.waiting.values())
+            answering = f", answering {self.broke}," if self.broke else ""
+            self.failure = f"MCP server {self.server!r}{answering} {why}"
         for scope in self._scopes:
             scope.cancel()
+
+    def failure_for(self, what: str) -> str:
+        """The failure as the request `what` meets it: one that came while no request was
+        waiting says it was met before `what` was answered."""
+        assert self.failure is not None
+        return self.failure if self.broke else f"{self.failure} (before {what} was answered)"
 
     @contextlib.contextmanager
     def watching(self, scope: anyio.CancelScope) -> Any:
@@ -103,7 +116,7 @@ class Guard:
 
     def sent(self, message: JSONRPCMessage) -> None:
         if isinstance(message, JSONRPCRequest):
-            self.waiting.add((type(message.id), message.id))
+            self.waiting[(type(message.id), message.id)] = asked(message)
 
     def admits(self, message: JSONRPCMessage) -> bool:
         """Whether a message from the server goes on to the session; False after failing."""
@@ -114,13 +127,22 @@ class Guard:
                 what = "an error" if isinstance(message, JSONRPCError) else "a reply"
                 self.fail(f"sent {what} for no request waiting (id {shown})")
                 return False
-            self.waiting.discard(key)
+            del self.waiting[key]
         elif isinstance(message, JSONRPCRequest):
             self.server_requests += 1
             if self.server_requests > SERVER_REQUESTS:
                 self.fail(f"made more than {SERVER_REQUESTS} requests of the client")
                 return False
         return self.failure is None
+
+
+def asked(request: JSONRPCRequest) -> str:
+    """What a request asks, as a message names it: its method and, for a call, the tool."""
+    if request.method == "tools/call" and isinstance(request.params, dict):
+        tool = request.params.get("name")
+        if isinstance(tool, str):
+            return f"tools/call {printable(tool[:80])!r}"
+    return printable(request.method[:80])
 
 
 def parse_message(line: bytes, guard: Guard) -> JSONRPCMessage | None:

@@ -40,6 +40,7 @@ from evalward.resources.yamlsource import PathKey
 from evalward.rundata.sides import Side
 from evalward.stages.plan import Checkout, Plan, PlannedRun
 from evalward.stages.playgrounds import missing_seeds, source_of, state_without_playground
+from evalward.stages.program_checks import missing_programs
 from evalward.stages.static_checks import PlaygroundKey, StaticChecks
 from evalward.text import tool_names
 
@@ -86,7 +87,7 @@ def tree_problems(resources: ResourceSet, asked: TreeCheck) -> list[Problem]:
     for calibration in resources.calibrations.values():
         spec = calibration.resource.spec
         checks.models(calibration, ("spec", "judgeModels"), spec.judge_models)
-    problems = checks.found()
+    problems = sorted([*checks.found(), *missing_programs(resources, asked.env)], key=Problem.order)
     resources.warnings += checks.static.warnings
     return problems
 

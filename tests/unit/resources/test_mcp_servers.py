@@ -107,7 +107,9 @@ def test_a_listed_schema_out_of_bounds_is_the_servers_failure(
 ) -> None:
     server = spec(mcpServers={"s": ORDERS}).mcp_servers["s"]
     with pytest.raises(
-        McpFailure, match=f"MCP server 's': the tool 't' has an input schema.*{re.escape(said)}"
+        McpFailure,
+        match="MCP server 's', answering tools/list: the tool 't' has an input schema.*"
+        + re.escape(said),
     ):
         admitted("s", server, [tool("t", schema)])
 
