@@ -101,7 +101,7 @@ def gate(
     script_judge(model)
     model.script("Greet warmly.", text(GOOD))
     model.script("Greet again.", text(head_says))
-    base = repo.commit("a greeter", {"greeter.yaml": base_suite})
+    base = repo.commit("a greeter", {"greeter.yaml": base_suite, ".gitignore": ".evalward/\n"})
     repo.branch("feature")
     head = repo.commit("a new prompt", {"greeter.yaml": head_suite})
     github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
@@ -206,3 +206,47 @@ def test_one_disagreeing_calibration_pair_of_four_does_not_set_the_judge_aside(
     record = head_eval(run)["pairwise"]
     assert record["calibration_consistency"] == 0.75
     assert record["inconclusive_reason"] == "" and record["blocks"]
+
+
+def calibration_asks(model: ScriptedModelServer) -> int:
+    """The pairwise asks of a calibration's pairs (their input is the text "Hi!"; a run's is
+    the fixture's prompt)."""
+    asked = [finals(body) for body in model.requests]
+    inputs = [
+        json.loads(body["messages"][-1]["content"].split(OPEN + "\n", 1)[1].rsplit(CLOSE, 1)[0])
+        for body, shown in zip(model.requests, asked, strict=True)
+        if shown is not None
+    ]
+    return sum(data["input"] == "Hi!" for data in inputs)
+
+
+def test_a_calibration_replay_is_kept_across_pull_requests(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    first = gate(
+        repo, github, model, env,
+        base_suite=suite("Greet warmly."),
+        head_suite=suite("Greet again."),
+        head_says=GOOD,
+    )  # fmt: skip
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert calibration_asks(model) == 2 * 3  # three labelled pairs, both orders
+
+    # another pull request, the same judge and calibration: nothing of it is asked again
+    asked = len(model.requests)
+    base = repo.git("rev-parse", "main").strip()
+    repo.checkout("main")
+    repo.branch("another")
+    head = repo.commit("another prompt", {"greeter.yaml": suite("Greet again, kindly.")})
+    model.script("Greet again, kindly.", text(GOOD))
+    github.add_pull(FakePull(number=8, head_sha=head, base_sha=base))
+    second = run_action(
+        repo.path, github, pull_request_event(github.repository, 8, base, head), env=env
+    )
+
+    assert second.returncode == 0, second.stdout + second.stderr
+    record = head_eval(second)["pairwise"]
+    assert record["agreement"] == 1.0 and record["calibration_consistency"] == 1.0
+    assert record["pooled_counts"]["pairs"] == 4  # the runs were judged: only the replay kept
+    del model.requests[:asked]
+    assert calibration_asks(model) == 0

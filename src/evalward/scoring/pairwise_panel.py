@@ -15,8 +15,12 @@ nothing, and its Eval has no pairwise verdict (`unscored`), as for the absolute 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
+from evalward import __version__
 from evalward.errors import ConfigError
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
@@ -38,7 +42,13 @@ from evalward.scoring.consistency import (
     consistency_below,
 )
 from evalward.scoring.judge import JUDGE_TIMEOUT_SECONDS
-from evalward.scoring.pairwise_judge import PairCase, PairSettings, judge_pair
+from evalward.scoring.pairwise_judge import (
+    LENGTH_NOTE,
+    SYSTEM_PROMPT,
+    PairCase,
+    PairSettings,
+    judge_pair,
+)
 
 CLASSES = ("base", "head", "tie")
 """A calibration pair's A is shown as the base and its B as the head: the human's A, B or
@@ -123,12 +133,23 @@ class Judged:
     fixtures: list[str]
 
 
+class AgreementStore(Protocol):
+    """Where calibration replays are kept between runs (the trusted result cache)."""
+
+    def agreement(self, key: str) -> PairAgreement | None: ...
+
+    def keep_agreement(self, key: str, measured: PairAgreement) -> None: ...
+
+
 @dataclass
 class PairwisePanel:
-    """Each Eval's pairwise judge, each calibration replayed at most once per judge model."""
+    """Each Eval's pairwise judge, each calibration replayed at most once per judge model, and
+    once across runs and pull requests where a `store` keeps the replay: its key is the
+    judge (its model and where its replies come from), the calibration and the prompt."""
 
     providers: Providers
     timeout_seconds: float = JUDGE_TIMEOUT_SECONDS
+    store: AgreementStore | None = None
     _replays: dict[tuple[str, str], asyncio.Task[PairAgreement]] = field(default_factory=dict)
 
     async def for_eval(self, located: Located[Eval], resources: ResourceSet) -> PairwiseJudge:
@@ -193,12 +214,36 @@ class PairwisePanel:
     async def _replay(self, name: str, calibration: JudgeCalibration, model: str) -> PairAgreement:
         key = (name, model)
         if key not in self._replays:
-            self._replays[key] = asyncio.ensure_future(
-                calibrate_pairs(
-                    name, calibration, self.providers, model, timeout_seconds=self.timeout_seconds
-                )
-            )
+            self._replays[key] = asyncio.ensure_future(self._kept_or_replayed(calibration, model))
         return await self._replays[key]
+
+    async def _kept_or_replayed(self, calibration: JudgeCalibration, model: str) -> PairAgreement:
+        name = calibration.metadata.name
+        key = replay_key(self.providers, calibration, model)
+        kept = self.store.agreement(key) if self.store is not None else None
+        if kept is not None:
+            return kept
+        measured = await calibrate_pairs(
+            name, calibration, self.providers, model, timeout_seconds=self.timeout_seconds
+        )
+        if self.store is not None:
+            self.store.keep_agreement(key, measured)
+        return measured
+
+
+def replay_key(providers: Providers, calibration: JudgeCalibration, model: str) -> str:
+    """What a calibration replay's answers depend on: evalward's version and the judge's
+    prompt (how pairs are asked and checked), the model and where its replies come from, and
+    the calibration's rubric and pairs."""
+    material = {
+        "kind": "pairwise calibration",
+        "evalward": __version__,
+        "prompt": hashlib.sha256((SYSTEM_PROMPT + LENGTH_NOTE).encode()).hexdigest(),
+        "model": model,
+        "providers": providers.identity_of([model]),
+        "calibration": calibration.spec.model_dump(mode="json", by_alias=True),
+    }
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
 def _inconclusive(judge: PairwiseJudge, reason: str) -> PairwiseJudge:
