@@ -1,7 +1,8 @@
 """The pairwise judge through `python -m evalward run --base main` on a real repository, its
 judge scripted by the mock provider (`purpose: pairwise`; `side` is the side shown as A):
 a curter head every assertion still passes is blocked, with the counts and the cited steps;
-an unchanged pull request is not; an uncalibrated judge only advises; a judge that answers
+an unchanged pull request is not; an uncalibrated judge's significant evidence still blocks,
+naming what is known of the judge; a judge that answers
 garbage leaves the gate without a verdict; the rubric and margin are the base's; and the
 pull request's output that tells the judge to prefer it is only data."""
 
@@ -146,7 +147,7 @@ def test_an_unchanged_pull_request_is_not_blocked(repo: GitRepo, tmp_path: Path)
     assert counts["head"] + counts["base"] + counts["ties"] + counts["unavailable"] == 4
 
 
-def test_an_uncalibrated_pairwise_judge_only_advises_and_says_so(
+def test_an_uncalibrated_pairwise_judges_significant_evidence_still_blocks_and_says_so(
     repo: GitRepo, tmp_path: Path
 ) -> None:
     mock = script(CURT)
@@ -164,12 +165,13 @@ def test_an_uncalibrated_pairwise_judge_only_advises_and_says_so(
     )
     code, said, document = run(repo, tmp_path / "out")
 
-    assert code == 0, said
+    assert code == 1, said
     record = pairwise_of(document)
-    assert record["advisory"] and not record["blocks"]
+    assert record["blocks"] and "no-such-calibration" in record["inconclusive_reason"]
     assert record["pooled_counts"]["base"] == 4
     comment = (tmp_path / "out" / "comment.md").read_text()
-    assert "advisory, blocks nothing" in comment and "no-such-calibration" in comment
+    why = comment.split("### Why it is blocked")[1]
+    assert "the judge otherwise cannot decide" in why and "no-such-calibration" in why
 
 
 def test_a_judge_that_answers_garbage_leaves_no_verdict_never_a_pass(

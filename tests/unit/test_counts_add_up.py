@@ -245,12 +245,12 @@ def test_pairwise_counts_add_up_on_every_surface(
     for name in table["head"]:
         outcomes = data.draw(st.text(PAIR, min_size=0, max_size=10))
         pairs += [pair_of(name, rep, o) for rep, o in enumerate(outcomes)]
-    advisory = data.draw(st.booleans())
+    uncalibrated = data.draw(st.booleans())
     judge = PairwiseJudge(
         eval="bot-eval",
         model="openai/judge-1",
         margin=0.3,
-        advisory_reason="uncalibrated" if advisory else "",
+        inconclusive_reason="uncalibrated" if uncalibrated else "",
         consistency_floor=0.0,
     )
     table["spec"]["judge"] = {"pairwise": {"rubric": "Which is better?", "margin": 0.3}}
@@ -276,16 +276,18 @@ def test_pairwise_counts_add_up_on_every_surface(
         assert getattr(pooled, key) == sum(getattr(v.counts, key) for v in record.fixtures)
     assert pooled.head == sum(p.preferred == "head" for p in pairs)
 
-    # a pairwise judge blocks only when it may, and then the gate fails and says why
+    # a pairwise judge's significant evidence blocks whatever its calibration, and then the
+    # gate fails and says why; a judge that cannot decide never leaves the Eval passing
     if record.blocks:
-        assert not advisory
         assert not comparison.head.passed and "bot-eval" in decision.failing_evals
         assert any("by the pairwise judge" in line for line in decision.why)
         for verdict in record.fixtures:
             if verdict.blocks:
                 assert any(verdict.counts.text() in line for line in decision.why)
-    if advisory:
-        assert not record.blocks and not record.why
+    if uncalibrated:
+        assert record.inconclusive_reason == "uncalibrated"
+        assert not comparison.head.passed
+        assert decision.result is not GateResult.passed
 
     # the comment, the terminal and report.html say the same counts (with no pair, that
     # there was nothing to count)

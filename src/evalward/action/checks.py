@@ -25,6 +25,7 @@ CONCLUSIONS = {
     GateResult.skipped: "skipped",
     GateResult.incomplete: "cancelled",
     GateResult.unavailable: "failure",
+    GateResult.inconclusive: "failure",
 }
 """The check run's conclusion for each gate result."""
 

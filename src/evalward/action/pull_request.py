@@ -175,4 +175,5 @@ def should_comment(mode: CommentMode, decision: GateDecision, exists: bool) -> b
         GateResult.bypassed,
         GateResult.incomplete,
         GateResult.unavailable,
+        GateResult.inconclusive,
     )

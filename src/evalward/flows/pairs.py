@@ -87,7 +87,7 @@ class PairJudging:
 
     def __post_init__(self) -> None:
         self.fixtures = pairwise_fixtures(self.context.plan, self.context.checkouts)
-        self.panel = PairwisePanel(self.context.providers)
+        self.panel = PairwisePanel(self.context.providers, store=self.context.options.cache)
 
     @property
     def head(self) -> ResourceSet:

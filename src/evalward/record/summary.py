@@ -146,8 +146,13 @@ def _over_reps(
 
 
 def verdictless(result: EvalResult) -> bool:
-    """An Eval with no verdict: its provider was down, or its judge could not be calibrated."""
-    return result.provider_unavailable or bool(result.incomplete_reason)
+    """An Eval with no verdict: its provider was down, its judge could not be calibrated, or
+    its judge cannot decide."""
+    return (
+        result.provider_unavailable
+        or bool(result.incomplete_reason)
+        or bool(result.inconclusive_reason)
+    )
 
 
 def weight_of(result: EvalResult | None, severity: Severity) -> float:

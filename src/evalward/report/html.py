@@ -162,7 +162,9 @@ def _no_verdict(head: EvalResult) -> str:
         return ""
     if head.provider_unavailable:
         return "unavailable"
-    return "incomplete" if head.incomplete_reason else ""
+    if head.incomplete_reason:
+        return "incomplete"
+    return "inconclusive" if head.inconclusive_reason else ""
 
 
 def _eval_rows(comparisons: list[EvalComparison], trends: Mapping[str, Trend]) -> list[EvalRow]:
@@ -218,7 +220,7 @@ def _eval_rows(comparisons: list[EvalComparison], trends: Mapping[str, Trend]) -
                 advisory=head.advisory,
                 advisory_reason=head.advisory_reason,
                 no_verdict=_no_verdict(head),
-                no_verdict_reason=head.incomplete_reason,
+                no_verdict_reason=head.incomplete_reason or head.inconclusive_reason,
             )
         )
     return rows

@@ -12,7 +12,7 @@ from evalward.rundata.sequential_record import bound_text
 from evalward.stages.compare import EvalComparison
 
 ICONS = {
-    "advisory": "⚪",
+    "inconclusive": "❔",
     "unavailable": "⚠️",
     "worse": "❌",
     "not worse": "✅",
@@ -39,8 +39,8 @@ def pairwise_line(name: str, record: PairwiseRecord) -> str:
             record.length_line() + (" (length-controlled)" if record.length_controlled else ""),
             calibration_text(record),
         ]
-    if record.advisory:
-        said.append(f"advisory, blocks nothing: {record.advisory_reason}")
+    if record.inconclusive_reason:
+        said.append(f"the judge cannot decide: {record.inconclusive_reason}")
     if record.unavailable_reason:
         said.append(f"no verdict: {record.unavailable_reason}")
     return " · ".join(s for s in said if s)

@@ -68,20 +68,23 @@ class PairwiseConfig(Model):
     )
     calibration: str | None = Field(
         default=None,
-        description="A JudgeCalibration with `pairs`: without one the pairwise judge is advisory.",
+        description="A JudgeCalibration with `pairs`: without one the pairwise judge cannot "
+        "decide, and its Eval is inconclusive (never passing).",
     )
     calibration_floor: float = Field(
         default=0.6,
         ge=-1,
         le=1,
-        description="Below this Cohen's κ on the calibration's pairs, the judge is advisory.",
+        description="Below this Cohen's κ on the calibration's pairs, the judge cannot decide "
+        "(its Eval is inconclusive).",
     )
     consistency_floor: float = Field(
         default=DEFAULT_CONSISTENCY_FLOOR,
         ge=0,
         le=1,
         description="Below this share of pairs judged alike in both orders (on the "
-        "calibration,\nor in the run), the judge is advisory.",
+        "calibration,\nor in the run; by its upper 95 % confidence bound), the judge cannot "
+        "decide (its Eval is inconclusive).",
     )
 
 

@@ -149,7 +149,7 @@ class LengthBucket(RecordModel):
 
 
 class PairwiseRecord(RecordModel):
-    """An Eval's pairwise judge: its tests' verdicts, its pairs, and whether it may gate."""
+    """An Eval's pairwise judge: its tests' verdicts, its pairs, and whether it may decide."""
 
     model: str
     margin: float
@@ -165,8 +165,10 @@ class PairwiseRecord(RecordModel):
     pooled_p_bound: float = 1.0
     blocks: bool = False
     why: list[str] = Field(default_factory=list)
-    advisory: bool = False
-    advisory_reason: str = ""
+    inconclusive_reason: str = ""
+    """Why the judge cannot decide (uncalibrated, below its calibration's floors, or shown
+    inconsistent across orders in this run): its Eval is inconclusive, never passing, unless
+    its evidence of a worse head is significant anyway (`blocks`)."""
     agreement: float | None = None
     """The judge's Cohen's κ on its calibration's pairs, when it has one."""
     calibration_consistency: float | None = None
@@ -195,12 +197,15 @@ class PairwiseRecord(RecordModel):
         return "head win rate by length: " + (" · ".join(parts) or "no decided pair")
 
     def state(self) -> str:
-        """The judge's word in a table cell: advisory, unavailable, or the pooled verdict."""
-        if self.advisory:
-            return "advisory"
+        """The judge's word in a table cell: worse, unavailable, inconclusive, or the pooled
+        verdict."""
+        if self.blocks:
+            return "worse"
         if self.unavailable_reason:
             return "unavailable"
-        return "worse" if self.blocks else self.pooled
+        if self.inconclusive_reason:
+            return "inconclusive"
+        return self.pooled
 
 
 class PairAgreement(RecordModel):

@@ -305,6 +305,9 @@ class EvalResult(RecordModel):
     """Why the Eval has no verdict although its runs ran: its judge could not be calibrated
     (the replay's calls failed: errors, timeouts, an outage), so its judge assertions were not
     scored. Such an Eval never passes; `provider_unavailable` says whether it was an outage."""
+    inconclusive_reason: str = ""
+    """Why a judge that cannot decide (uncalibrated, below its floors, swayed in this run)
+    leaves an Eval its own rules pass without a verdict, and what to do: it never passes."""
     min_rep_pass_rate: float = 0.6
     """`scoring.minRepPassRate`: the share of a fixture's reps that must pass."""
     pass_hat_k: float | None = None
@@ -343,7 +346,8 @@ class EvalResult(RecordModel):
     @property
     def last_result(self) -> str:
         """Seed 003's `lastResult`: Pass / Fail (Advisory: nothing gated; Unavailable: its
-        providers were down; Incomplete: its judge could not score)."""
+        providers were down; Incomplete: its judge could not score; Inconclusive: its judge
+        cannot decide)."""
         return self._outcome("Pass", "Fail")
 
     @computed_field  # type: ignore[prop-decorator]
@@ -362,6 +366,8 @@ class EvalResult(RecordModel):
             return "Unavailable"
         if self.incomplete_reason:
             return "Incomplete"
+        if self.inconclusive_reason:
+            return "Inconclusive"
         return failed
 
 

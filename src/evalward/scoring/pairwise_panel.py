@@ -1,19 +1,26 @@
 """Which fixtures an Eval judges pairwise, with what, and whether that judge may gate.
 
-A pairwise judge gates only when it is calibrated: its `calibration` names a JudgeCalibration
+A pairwise judge decides only when it is calibrated: its `calibration` names a JudgeCalibration
 whose `pairs` it is replayed on (both orders, as in a run), its Cohen's κ against the human
 preferences (three classes: A, B, tie) reaches `calibrationFloor`, and the share of pairs it
-judged alike in both orders reaches `consistencyFloor`. Otherwise it is advisory: it judges,
-is shown, and blocks nothing. A calibration some of whose pairs got no answer (an error, an
-outage) says nothing of the judge: it then judges nothing, and its Eval has no pairwise verdict
-(`unscored`), as for the absolute judge (`scoring.panel`).
+judged alike in both orders is not shown to be below `consistencyFloor` (its one-sided upper
+confidence bound, `consistency_below`). Otherwise it cannot decide, and its Eval is
+*inconclusive*: shown, never passing, unless its evidence of a worse head is significant anyway
+(then it blocks). A judge that cannot decide never turns the gate green. A calibration some of
+whose pairs got no answer (an error, an outage) says nothing of the judge: it then judges
+nothing, and its Eval has no pairwise verdict (`unscored`), as for the absolute judge
+(`scoring.panel`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
+from evalward import __version__
 from evalward.errors import ConfigError
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
@@ -29,12 +36,25 @@ from evalward.resources.pairwise import (
 from evalward.rundata.pairwise_record import PairAgreement, PairRecord
 from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.calibration import at_least
+from evalward.scoring.consistency import (
+    CONSISTENCY_ALPHA,
+    binomial_upper_bound,
+    consistency_below,
+)
 from evalward.scoring.judge import JUDGE_TIMEOUT_SECONDS
-from evalward.scoring.pairwise_judge import PairCase, PairSettings, judge_pair
+from evalward.scoring.pairwise_judge import (
+    LENGTH_NOTE,
+    SYSTEM_PROMPT,
+    PairCase,
+    PairSettings,
+    judge_pair,
+)
 
 CLASSES = ("base", "head", "tie")
 """A calibration pair's A is shown as the base and its B as the head: the human's A, B or
 tie is then the judge's base, head or tie."""
+
+WHAT_TO_DO = "fix the judge's settings, recalibrate it, or bypass the gate with its label (audited)"
 
 
 @dataclass(frozen=True)
@@ -94,7 +114,8 @@ class PairwiseJudge:
     model: str
     margin: float = DEFAULT_MARGIN
     consistency_floor: float = 0.8
-    advisory_reason: str = ""
+    inconclusive_reason: str = ""
+    """Why this judge may not decide its Eval (uncalibrated, below a floor): "" when it may."""
     agreement: float | None = None
     consistency: float | None = None
     unscored_reason: str = ""
@@ -112,12 +133,23 @@ class Judged:
     fixtures: list[str]
 
 
+class AgreementStore(Protocol):
+    """Where calibration replays are kept between runs (the trusted result cache)."""
+
+    def agreement(self, key: str) -> PairAgreement | None: ...
+
+    def keep_agreement(self, key: str, measured: PairAgreement) -> None: ...
+
+
 @dataclass
 class PairwisePanel:
-    """Each Eval's pairwise judge, each calibration replayed at most once per judge model."""
+    """Each Eval's pairwise judge, each calibration replayed at most once per judge model, and
+    once across runs and pull requests where a `store` keeps the replay: its key is the
+    judge (its model and where its replies come from), the calibration and the prompt."""
 
     providers: Providers
     timeout_seconds: float = JUDGE_TIMEOUT_SECONDS
+    store: AgreementStore | None = None
     _replays: dict[tuple[str, str], asyncio.Task[PairAgreement]] = field(default_factory=dict)
 
     async def for_eval(self, located: Located[Eval], resources: ResourceSet) -> PairwiseJudge:
@@ -131,16 +163,20 @@ class PairwisePanel:
             length_controlled=config.length_controlled,
         )
         if config.calibration is None:
-            return _advisory(
+            return _inconclusive(
                 judge,
                 "uncalibrated: `judge.pairwise.calibration` names no JudgeCalibration, so its "
                 "agreement with people is unknown",
             )
         calibration = resources.calibrations.get(config.calibration)
         if calibration is None:
-            return _advisory(judge, f"JudgeCalibration {config.calibration!r} is not defined")
+            return _inconclusive(
+                judge,
+                f"`judge.pairwise.calibration` names JudgeCalibration {config.calibration!r}, "
+                "which is not defined",
+            )
         if not calibration.resource.spec.pairs:
-            return _advisory(
+            return _inconclusive(
                 judge, f"JudgeCalibration {config.calibration!r} has no labelled `pairs`"
             )
         replayed = await self._replay(config.calibration, calibration.resource, judge.model)
@@ -158,33 +194,60 @@ class PairwisePanel:
             )
         if not at_least(replayed.kappa, config.calibration_floor):
             shown = "undefined" if replayed.kappa is None else f"{replayed.kappa:.2f}"
-            return _advisory(
+            return _inconclusive(
                 judge,
                 f"pairwise calibration {config.calibration!r}: κ of {judge.model} is {shown}, "
                 f"below the floor {config.calibration_floor:.2f}",
             )
-        if replayed.consistency is None or replayed.consistency < config.consistency_floor:
-            return _advisory(
+        consistent = round((replayed.consistency or 0.0) * replayed.scored)
+        if consistency_below(consistent, replayed.scored, config.consistency_floor):
+            upper = binomial_upper_bound(consistent, replayed.scored, CONSISTENCY_ALPHA)
+            return _inconclusive(
                 judge,
                 f"pairwise calibration {config.calibration!r}: {judge.model} judged "
-                f"{_share(replayed.consistency)} of its pairs alike in both orders, below the "
-                f"consistency floor {config.consistency_floor:.2f}",
+                f"{consistent} of its {replayed.scored} pairs alike in both orders (at most "
+                f"{_share(upper)} at {100 * (1 - CONSISTENCY_ALPHA):.0f} % confidence), below "
+                f"the consistency floor {config.consistency_floor:.2f}",
             )
         return judge
 
     async def _replay(self, name: str, calibration: JudgeCalibration, model: str) -> PairAgreement:
         key = (name, model)
         if key not in self._replays:
-            self._replays[key] = asyncio.ensure_future(
-                calibrate_pairs(
-                    name, calibration, self.providers, model, timeout_seconds=self.timeout_seconds
-                )
-            )
+            self._replays[key] = asyncio.ensure_future(self._kept_or_replayed(calibration, model))
         return await self._replays[key]
 
+    async def _kept_or_replayed(self, calibration: JudgeCalibration, model: str) -> PairAgreement:
+        name = calibration.metadata.name
+        key = replay_key(self.providers, calibration, model)
+        kept = self.store.agreement(key) if self.store is not None else None
+        if kept is not None:
+            return kept
+        measured = await calibrate_pairs(
+            name, calibration, self.providers, model, timeout_seconds=self.timeout_seconds
+        )
+        if self.store is not None:
+            self.store.keep_agreement(key, measured)
+        return measured
 
-def _advisory(judge: PairwiseJudge, reason: str) -> PairwiseJudge:
-    return replace(judge, advisory_reason=reason)
+
+def replay_key(providers: Providers, calibration: JudgeCalibration, model: str) -> str:
+    """What a calibration replay's answers depend on: evalward's version and the judge's
+    prompt (how pairs are asked and checked), the model and where its replies come from, and
+    the calibration's rubric and pairs."""
+    material = {
+        "kind": "pairwise calibration",
+        "evalward": __version__,
+        "prompt": hashlib.sha256((SYSTEM_PROMPT + LENGTH_NOTE).encode()).hexdigest(),
+        "model": model,
+        "providers": providers.identity_of([model]),
+        "calibration": calibration.spec.model_dump(mode="json", by_alias=True),
+    }
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def _inconclusive(judge: PairwiseJudge, reason: str) -> PairwiseJudge:
+    return replace(judge, inconclusive_reason=reason)
 
 
 def _unscored(judge: PairwiseJudge, reason: str, outage: bool) -> PairwiseJudge:
@@ -280,12 +343,14 @@ def kappa(judge: list[str], human: list[str]) -> float | None:
 
 
 def gates(measured: PairAgreement) -> bool:
-    """Whether a judge measured so would gate at the default floors (κ 0.6, consistency 0.8)."""
+    """Whether a judge measured so would gate at the default floors (κ 0.6, consistency 0.8,
+    judged by its upper confidence bound as in a run)."""
+    consistent = round((measured.consistency or 0.0) * measured.scored)
     return (
         not measured.errors
         and at_least(measured.kappa, PairwiseConfig().calibration_floor)
         and measured.consistency is not None
-        and measured.consistency >= PairwiseConfig().consistency_floor
+        and not consistency_below(consistent, measured.scored, PairwiseConfig().consistency_floor)
     )
 
 

@@ -147,6 +147,8 @@ class Verdicts:
     gating: list[EvalComparison]
     unscored: list[EvalComparison]
     """Their judge could not score: no verdict."""
+    inconclusive: list[EvalComparison]
+    """Their own rules pass, and a judge that cannot decide leaves them without a verdict."""
     down: list[EvalComparison]
     """Every head run's provider was unavailable: no verdict."""
     below: list[EvalComparison]
@@ -158,14 +160,22 @@ class Verdicts:
     def of(cls, comparisons: list[EvalComparison], regressions: RegressionPolicy) -> Verdicts:
         gating = [c for c in comparisons if not c.head.advisory]
         unscored = [c for c in gating if c.head.incomplete_reason]
-        failed = [c for c in gating if not c.head.passed and not c.head.incomplete_reason]
+        undecided = [c for c in gating if c.head.inconclusive_reason and c not in unscored]
+        failed = [
+            c for c in gating if not c.head.passed and c not in unscored and c not in undecided
+        ]
+        # an inconclusive Eval passed its own rules: a regression rule still reads it
+        regressed = [
+            c for c in gating if (c.head.passed or c in undecided) and regresses(c, regressions)
+        ]
         return cls(
             advisory=[c for c in comparisons if c.head.advisory],
             gating=gating,
             unscored=unscored,
+            inconclusive=[c for c in undecided if c not in regressed],
             down=[c for c in failed if c.head.provider_unavailable],
             below=[c for c in failed if not c.head.provider_unavailable],
-            regressed=[c for c in gating if c.head.passed and regresses(c, regressions)],
+            regressed=regressed,
         )
 
     @property

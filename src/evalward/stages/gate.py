@@ -35,6 +35,9 @@ class GateResult(StrEnum):
     incomplete = "incomplete"
     unavailable = "unavailable"
     """A model provider was down for every run of an affected Eval: no verdict either way."""
+    inconclusive = "inconclusive"
+    """An affected Eval's judge cannot decide (uncalibrated, below its floors, swayed in this
+    run) and nothing else blocks: no verdict, never a pass."""
 
 
 UNAVAILABLE = "provider unavailable — not a verdict on the agent"
@@ -144,6 +147,8 @@ class GateDecision:
     reason: str = ""
     unavailable_evals: list[str] = field(default_factory=list)
     """Affected Evals none of whose runs could reach a model provider (an outage)."""
+    inconclusive_evals: list[str] = field(default_factory=list)
+    """Affected Evals their own rules pass whose judge cannot decide: not passing."""
 
     interrupted: bool = False
     """True when SIGTERM/SIGINT cut the run short."""
@@ -169,7 +174,7 @@ class GateDecision:
             return self.error_exit
         if self.result is GateResult.unavailable:
             return EXIT_EXTERNAL
-        if self.result in (GateResult.failed, GateResult.incomplete):
+        if self.result in (GateResult.failed, GateResult.incomplete, GateResult.inconclusive):
             return EXIT_GATE_FAILED
         return EXIT_OK
 
@@ -197,6 +202,10 @@ def decide(
     An Eval whose judge could not be calibrated has no verdict: unless something else fails,
     the gate is incomplete (exit 1, whatever `allow_incomplete` says: that is for the budget),
     or unavailable when its calibration failed for an outage.
+
+    An Eval whose own rules pass and whose pairwise judge cannot decide (uncalibrated, below
+    its floors, swayed in this run) is inconclusive: unless something else fails, the gate is
+    `inconclusive` (exit 1), naming the Eval, why, and what to do; a bypass honours it.
 
     An advisory Eval (nothing in it may gate: e.g. its only judge is below its calibration
     floor) neither passes nor fails the gate; when no other Eval gates, the gate is skipped.
@@ -246,11 +255,13 @@ def _decision(
             reason=f"nothing gates this change: {_advisory(evals.advisory)}",
         )
     outage = all(c.head.provider_unavailable for c in evals.unscored)
-    if (evals.down or evals.unscored) and outage and not evals.failing and not not_run:
+    no_verdict = evals.failing or not_run or evals.inconclusive
+    if (evals.down or evals.unscored) and outage and not no_verdict:
         return _unavailable(evals.down + evals.unscored, bypass, refusal)
     decision = _decision_of(evals, not_run)
     skipped = skipped_runs if skipped_runs > 0 and not allow_incomplete else 0
-    if not decision.failing_evals and not skipped and not evals.unscored:
+    undecided = evals.unscored or evals.inconclusive
+    if not decision.failing_evals and not skipped and not undecided:
         return _passed(decision, evals.advisory, skipped_runs, undefined)
     if bypass is not None:
         return _bypassed(decision, bypass)
@@ -276,8 +287,11 @@ def _not_passed(
     """Something fails or is unfinished, and no bypass: the gate fails (or is incomplete,
     when nothing fails but something could not finish)."""
     if not decision.failing_evals:
-        decision.result = GateResult.incomplete
-        decision.reason = "; ".join(_unfinished(evals, skipped))
+        decision.result = GateResult.inconclusive if evals.inconclusive else GateResult.incomplete
+        decision.reason = "; ".join(_inconclusive(evals) + _unfinished(evals, skipped))
+        decision.refusal = refusal if evals.inconclusive else None
+        if refusal is not None and evals.inconclusive:
+            decision.reason += f"; the {refusal.label!r} label was refused: {refusal.reason}"
         return decision
     decision.result = GateResult.failed
     decision.refusal = refusal
@@ -285,7 +299,7 @@ def _not_passed(
     reasons = _failures(evals, not_run, regressions) + decision.why
     if skipped:
         reasons.append(f"{skipped} runs were skipped by the budget")
-    decision.reason = "; ".join([*reasons, *_unfinished(evals, 0)])
+    decision.reason = "; ".join([*reasons, *_inconclusive(evals), *_unfinished(evals, 0)])
     if refusal is not None:
         decision.reason += f"; the {refusal.label!r} label was refused: {refusal.reason}"
     return decision
@@ -298,6 +312,7 @@ def _decision_of(evals: Verdicts, not_run: Mapping[str, str]) -> GateDecision:
         unavailable_evals=[
             c.name for c in evals.down + evals.unscored if c.head.provider_unavailable
         ],
+        inconclusive_evals=[c.name for c in evals.inconclusive],
         failing_evals=[c.name for c in evals.failing] + sorted(not_run),
         failing_fixtures={c.name: blocked.failing_fixtures(c) for c in evals.failing},
     )
@@ -325,6 +340,11 @@ def _failures(
         kind = "significant " if regressions is RegressionPolicy.significant else ""
         reasons.append(f"{len(evals.regressed)} Eval(s) with a {kind}regression")
     return reasons
+
+
+def _inconclusive(evals: Verdicts) -> list[str]:
+    """One line per inconclusive Eval: its name, why its judge cannot decide, what to do."""
+    return [f"{c.name} is inconclusive: {c.head.inconclusive_reason}" for c in evals.inconclusive]
 
 
 def _unfinished(evals: Verdicts, skipped_runs: int) -> list[str]:
@@ -439,6 +459,7 @@ def audit_record(
         run_url=run_url,
         failing_evals=decision.failing_evals,
         failing_fixtures=decision.failing_fixtures,
+        inconclusive_evals=decision.inconclusive_evals,
         timestamp=moment,
     )
     if decision.error:

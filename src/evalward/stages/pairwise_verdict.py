@@ -1,7 +1,11 @@
 """An Eval's pairwise verdict, from its judged pairs: the preference tests (`preference`) at the
-Eval's rates, kept on the head's EvalResult (`pairwise`). A head worse by the margin fails the
-Eval; an advisory judge (uncalibrated, below its floors, or inconsistent in this run) blocks
-nothing and says why; a judge that could not answer leaves the Eval without a verdict
+Eval's rates, kept on the head's EvalResult (`pairwise`).
+
+A head worse by the margin fails the Eval, whatever else is said of the judge: significant
+evidence is never set aside. A judge that cannot decide (uncalibrated, below its calibration's
+floors, or shown inconsistent across orders in this run, which is what a head answer that sways
+it by position does) leaves an Eval its own rules pass *inconclusive*: it does not pass, and
+says why and what to do. A judge that could not answer leaves the Eval without a verdict
 (`incomplete`, `unavailable` for an outage), never a pass."""
 
 from __future__ import annotations
@@ -10,15 +14,18 @@ from evalward.resources import Located
 from evalward.resources.models import Eval
 from evalward.rundata.pairwise_record import SETTLED_PREFERENCES, PairwiseRecord
 from evalward.rundata.results import EvalResult
-from evalward.scoring.pairwise_panel import Judged
+from evalward.scoring.consistency import (
+    CONSISTENCY_ALPHA,
+    binomial_upper_bound,
+    consistency_below,
+)
+from evalward.scoring.pairwise_panel import WHAT_TO_DO, Judged, PairwiseJudge
 from evalward.stages.preference import PreferenceTests, decide, preference_share
-
-MIN_PAIRS_FOR_CONSISTENCY = 4
-"""A run's own position consistency is read once it has this many judged pairs."""
 
 
 def settle_pairwise(result: EvalResult, located: Located[Eval], judged: Judged) -> EvalResult:
-    """The head result with its pairwise record, failing when the head is worse."""
+    """The head result with its pairwise record: failing when the head is worse, inconclusive
+    when its judge cannot decide an Eval that would otherwise pass."""
     spec = located.resource.spec
     judge = judged.judge
     gating = [o.name for o in result.fixture_results if o.gates and o.name in judged.fixtures]
@@ -36,34 +43,69 @@ def settle_pairwise(result: EvalResult, located: Located[Eval], judged: Judged) 
             "calibration_consistency": judge.consistency,
         }
     )
-    record = _advisory(record, judge.advisory_reason, judge.consistency_floor)
+    record = _cannot_decide(record, judge)
     record = _unavailable(record, judge.unscored_reason, judge.unscored_outage)
     update: dict[str, object] = {"pairwise": record}
     if record.blocks:
         update["passed"] = False
-    elif record.unavailable_reason and not record.advisory:
+    elif record.unavailable_reason:
         update["passed"] = False
         update["incomplete_reason"] = result.incomplete_reason or record.unavailable_reason
         update["provider_unavailable"] = result.provider_unavailable or record.outage
+    elif record.inconclusive_reason and result.passed:
+        update["passed"] = False
+        update["inconclusive_reason"] = (
+            f"its pairwise judge {judge.model} cannot decide: {record.inconclusive_reason}; "
+            f"{WHAT_TO_DO}"
+        )
     return result.model_copy(update=update)
 
 
-def _advisory(record: PairwiseRecord, reason: str, floor: float) -> PairwiseRecord:
-    """Advisory when its calibration says so, or when this run's pairs were judged alike in
-    both orders less often than the consistency floor: it then blocks nothing."""
-    judged = record.pooled_counts.judged
-    consistency = record.run_consistency
-    read = judged >= MIN_PAIRS_FOR_CONSISTENCY and consistency is not None
-    if not reason and read and consistency is not None and consistency < floor:
-        reason = (
-            f"inconsistent in this run: {100 * consistency:.0f} % of its {judged} pairs "
-            f"judged alike in both orders, below the consistency floor {floor:.2f}"
-        )
+def _cannot_decide(record: PairwiseRecord, judge: PairwiseJudge) -> PairwiseRecord:
+    """The judge's reason it cannot decide: its calibration's, or this run's pairs, judged
+    alike in both orders so seldom that even the share's upper confidence bound is below the
+    consistency floor. Evidence that blocks still blocks, and says what is known of the
+    judge."""
+    reason = judge.inconclusive_reason or run_inconsistency(record, judge.consistency_floor)
     if not reason:
         return record
-    return record.model_copy(
-        update={"advisory": True, "advisory_reason": reason, "blocks": False, "why": []}
+    why = [f"{line} (the judge otherwise cannot decide: {reason})" for line in record.why]
+    return record.model_copy(update={"inconclusive_reason": reason, "why": why})
+
+
+def run_inconsistency(record: PairwiseRecord, floor: float) -> str:
+    """Why this run's own pairs show the judge inconsistent across orders, or "". Which side
+    was shown first decides nothing of a pair, so a judge swayed by position (as a head answer
+    that tells it to prefer whatever it reads first makes it) shows here: it is a finding of
+    the run, not a judge to set aside."""
+    judged = [p for p in record.pairs if p.preferred != "unavailable"]
+    consistent = sum(p.consistent for p in judged)
+    if not judged or not consistency_below(consistent, len(judged), floor):
+        return ""
+    upper = binomial_upper_bound(consistent, len(judged), CONSISTENCY_ALPHA)
+    swayed = _swayed(record)
+    return (
+        f"position sway in this run: {consistent} of its {len(judged)} pairs judged alike in "
+        f"both orders (at most {100 * upper:.0f} % at {100 * (1 - CONSISTENCY_ALPHA):.0f} % "
+        f"confidence), below the consistency floor {floor:.2f}{swayed}; the answers it "
+        "compared, the head's among them, sway it"
     )
+
+
+def _swayed(record: PairwiseRecord) -> str:
+    """Which way the disagreeing pairs lean: toward the run shown first, or second."""
+    first = second = 0
+    for pair in record.pairs:
+        if pair.consistent or len(pair.orders) != 2:
+            continue
+        answers = {o.shown_first: o.answer for o in pair.orders}
+        if answers.get("base") == answers.get("head") == "A":
+            first += 1
+        elif answers.get("base") == answers.get("head") == "B":
+            second += 1
+    if not first and not second:
+        return ""
+    return f" ({first} preferred the run shown first in both orders, {second} the second)"
 
 
 def _unavailable(record: PairwiseRecord, unscored: str, outage: bool) -> PairwiseRecord:

@@ -25,6 +25,7 @@ from evalward import __version__
 from evalward.providers.registry import Providers
 from evalward.resources.models import EvalFixture
 from evalward.rundata.cache_mode import CacheMode
+from evalward.rundata.pairwise_record import PairAgreement
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.stages.fingerprint import FileIndex, agent_fingerprint
@@ -92,6 +93,21 @@ class ResultCache:
             self._store.remove(key)
         else:
             self._store.put(key, result.model_dump_json())
+
+    def agreement(self, key: str) -> PairAgreement | None:
+        """A pairwise judge's calibration replay kept under `key` (`pairwise_panel`'s key:
+        the judge, the calibration and the prompt), or None."""
+        raw = self._store.get(key) if self.reads else None
+        try:
+            return None if raw is None else PairAgreement.model_validate_json(raw)
+        except (ValidationError, ValueError):
+            return None
+
+    def keep_agreement(self, key: str, measured: PairAgreement) -> None:
+        """Keep a replay every pair of which was answered: one with errors says nothing of
+        the judge, and is replayed next time."""
+        if self.writes and not measured.errors:
+            self._store.put(key, measured.model_dump_json())
 
 
 class CacheKeys:
