@@ -31,6 +31,7 @@ from evalward.errors import ConfigError
 from evalward.flows.run_context import RunContext
 from evalward.providers.base import RunLabels
 from evalward.resources.conversation import simulator_model
+from evalward.resources.locate import place_of
 from evalward.resources.resource_set import user_files
 from evalward.rundata.playground_state import PlaygroundRun
 from evalward.rundata.results import FixtureResult
@@ -204,14 +205,29 @@ class _Run:
         """The bounds of an agent's environment on `side`: a pull request's head is bounded
         by the base's definition of the agent (`environment_limits.side_limits`)."""
         store = self.sandbox.environments if self.sandbox is not None else None
-        own = self.checkouts[side].resources.agents[name].resource.spec.environment
+        resources = self.checkouts[side].resources
+        own = resources.agents[name].resource.spec.environment
         if store is None or own is None:
             return None
         base = self.checkouts.get(Side.base)
         judged = side is Side.head and (base is not None or store.untrusted_head)
         before = base.resources.agents.get(name) if base is not None else None
         gate = before.resource.spec.environment if before is not None else None
-        return side_limits(name, own, gate, judged=judged, inputs=store.limits)
+        gate_at = ""
+        if base is not None and before is not None and gate is not None:
+            # A definition the change left as it was is the head's own, read from its file.
+            unchanged = before is resources.agents[name]
+            where = resources if unchanged else base.resources
+            gate_at = place_of(where, before, ("spec", "environment"))
+        return side_limits(
+            name,
+            own,
+            gate,
+            judged=judged,
+            inputs=store.limits,
+            own_at=place_of(resources, resources.agents[name], ("spec", "environment")),
+            gate_at=gate_at,
+        )
 
     async def all(self) -> list[FixtureResult]:
         """A few workers per (side, Eval), never more than its `execution.parallel`, instead
