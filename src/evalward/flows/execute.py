@@ -43,6 +43,7 @@ from evalward.runtime.declarative import resolve_agent
 from evalward.runtime.environment_limits import EnvironmentLimits, side_limits
 from evalward.runtime.model_proxy import ModelProxy, agent_environment, provider_key_names
 from evalward.runtime.playground.base import Templates
+from evalward.runtime.playground.service_environment import ServiceEnvironments
 from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.strays import RunProcesses
@@ -106,6 +107,7 @@ class _Run:
         allowance = how.allowance if how.allowance is not None else Allowance()
         self.proxy = ModelProxy(self.providers, allowance, real_keys, key_names)
         self.templates = Templates()  # each SQLite seed loaded once, each run's a copy
+        self.service_environments = ServiceEnvironments()  # each built once per side
         self.parallel = max(1, options.parallel)
         self.run_limit = asyncio.Semaphore(self.parallel)
         # Traces waiting to be scored, at most a few per run slot: when runs outpace their
@@ -278,6 +280,7 @@ class _Run:
         await asyncio.gather(*(r.aclose() for r in self.runners.values()), return_exceptions=True)
         await self.proxy.aclose()
         await asyncio.to_thread(self.templates.close)
+        self.service_environments.close()
         for scorers in [*self.scorers.values(), self.gate_scorers]:
             scorers.close()
 
@@ -357,6 +360,7 @@ class _Run:
                     sandbox.in_run(processes) if sandbox else None,
                     self.how.kill_grace,
                     self.templates,
+                    self.service_environments,
                 )
                 return await run_in_playground(
                     source,

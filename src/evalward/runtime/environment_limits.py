@@ -60,7 +60,9 @@ def input_limits(
     """The bounds the action's inputs set (their defaults when not given)."""
     values = {"timeout": timeout, "size_mb": size_mb, "files": float(files)}
     caps = {
-        name: Cap(values[name], f"the action input `{input_name}`", f"set `{input_name}`")
+        name: Cap(
+            values[name], f"the action input `{input_name}`", f"set the action input `{input_name}`"
+        )
         for name, (_, _, input_name) in FIELDS.items()
     }
     return EnvironmentLimits(caps["timeout"], caps["size_mb"], caps["files"])
@@ -75,11 +77,14 @@ def side_limits(
     inputs: EnvironmentLimits,
     own_at: str = "",
     gate_at: str = "",
+    inputs_only: bool = False,
 ) -> EnvironmentLimits:
     """The bounds of `agent`'s environment `own` on one side. `judged`: the side is a pull
     request's head, bounded by `gate`, the base branch's definition (None: the base has no
     environment for the agent). Otherwise the side is the gate's own and `own` bounds it.
-    `own_at` and `gate_at`: where each definition's `environment` is (`file:line`)."""
+    `own_at` and `gate_at`: where each definition's `environment` is (`file:line`).
+    `inputs_only`: no definition of the base's can raise the inputs' bounds (a code scorer's
+    environment, a playground service's), so a refusal names only the inputs."""
     if judged:
         bound, whose, bound_at = gate, f"the base branch's definition of {agent}", gate_at
     else:
@@ -94,7 +99,7 @@ def side_limits(
                 f"environment.{yaml_name} of {whose}",
                 f"raise `environment.{yaml_name}` in {whose}{at}",
             )
-        else:
+        elif not inputs_only:
             cap = Cap(
                 cap.value,
                 cap.source,
