@@ -56,6 +56,7 @@ def test_every_example_passes_through_the_cli_with_the_mock_provider(tmp_path: P
             "calculator-eval",
             "refund-desk-eval",
             "order-desk-eval",
+            "order-desk-service-eval",
         }
     )
     for result in results["fixtures"]:

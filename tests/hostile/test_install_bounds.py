@@ -30,6 +30,11 @@ needs_node = pytest.mark.skipif(shutil.which("npm") is None, reason="no npm on P
 NEVER_ENDS = HONEST + "setInterval(() => {}, 1000);\n"
 WRITES_TWO_MB = HONEST + 'fs.writeFileSync("node_modules/blob.bin", Buffer.alloc(2 << 20, 1));\n'
 WRITES_TWO_MB_AND_WAITS = WRITES_TWO_MB + "setInterval(() => {}, 1000);\n"
+WRITES_A_GIGABYTE = (
+    HONEST + 'fs.writeFileSync("node_modules/blob.bin", "");\n'
+    'fs.truncateSync("node_modules/blob.bin", 1 << 30);\n'
+)
+"""1 GiB in an instant: a file grown with truncate, all hole, which a copy writes whole."""
 WRITES_FILES = (
     HONEST + 'for (let i = 0; i < 60; i++) fs.writeFileSync(`node_modules/f${i}.js`, "");\n'
 )
@@ -50,7 +55,9 @@ def head_over_the_bases_size_cap(run: ActionRun, workspace: Path, *, who: str) -
     message = errors(run)["head"]
     assert re.search(
         rf"{who} takes more than 1 MB \([\d.]+ MB so far\), its cap "
-        r"\(environment\.maxSizeMB of the base branch's definition of dep-agent\)",
+        r"\(environment\.maxSizeMB of the base branch's definition of dep-agent\); to allow "
+        r"more, raise `environment\.maxSizeMB` in the base branch's definition of dep-agent "
+        r"\(agents/dep-agent\.yaml:6\)$",
         message,
     ), message
     (only,) = kept(workspace)
@@ -68,9 +75,13 @@ def test_a_head_that_raises_its_install_timeout_is_held_to_the_bases(
     run = run_gate(workspace, github, open_pr(workspace, github, base, head))
     message = errors(run)["head"]
     assert message.startswith("the agent's environment could not be built"), message
-    assert (
-        "did not finish within 5 s, its cap (environment.timeoutSeconds of the base "
-        "branch's definition of dep-agent)" in message
+    assert re.search(
+        r"^the agent's environment could not be built: agents/dep-agent\.yaml:6: the install "
+        r"did not finish within 5 s \(npm was still running\), its cap "
+        r"\(environment\.timeoutSeconds of the base branch's definition of dep-agent\); to "
+        r"allow more, raise `environment\.timeoutSeconds` in the base branch's definition of "
+        r"dep-agent \(agents/dep-agent\.yaml:6\)$",
+        message,
     ), message
     assert all(
         (entry / "environment.json").is_file()
@@ -91,6 +102,34 @@ def test_a_head_larger_than_the_bases_size_cap_is_refused_and_not_kept(
     sides = {f["side"]: f["status"] for f in run.results()["fixtures"]}
     assert sides == {"base": "pass", "head": "error"}, sides
     head_over_the_bases_size_cap(run, workspace, who=WHO)
+
+
+@needs_root
+@needs_node
+def test_a_head_that_installs_a_gigabyte_is_refused_at_its_line_and_kept_nowhere(
+    workspace: Path, github: FakeGitHub
+) -> None:
+    """Neither the base nor the inputs set a size: the default bound holds. The refusal
+    names the environment's line, the bound and how the base allows more; nothing of the
+    head's environment is written to the cache."""
+    base = scripted_project(HONEST, python=False)
+    head = scripted_project(WRITES_A_GIGABYTE, python=False)
+    run = run_gate(workspace, github, open_pr(workspace, github, base, head))
+    assert run.returncode == 1, run.stdout + run.stderr
+    sides = {f["side"]: f["status"] for f in run.results()["fixtures"]}
+    assert sides == {"base": "pass", "head": "error"}, sides
+    message = errors(run)["head"]
+    assert re.search(
+        rf"^the agent's environment could not be built: agents/dep-agent\.yaml:6: {WHO} "
+        r"takes more than 512 MB \(1,024\.\d MB so far\), its cap \(the action input "
+        r"`environment-max-size-mb`\); to allow more, set `environment\.maxSizeMB` in the base "
+        r"branch's definition of dep-agent \(agents/dep-agent\.yaml:6\), or the action input "
+        r"`environment-max-size-mb`$",
+        message,
+    ), message
+    (only,) = kept(workspace)
+    assert '"side": "base"' in (only / "environment.json").read_text()
+    assert sum(f.stat().st_size for f in only.rglob("*") if f.is_file()) < 1 << 20
 
 
 @needs_root

@@ -31,6 +31,7 @@ from evalward.errors import ConfigError
 from evalward.flows.run_context import RunContext
 from evalward.providers.base import RunLabels
 from evalward.resources.conversation import simulator_model
+from evalward.resources.locate import place_of
 from evalward.resources.resource_set import user_files
 from evalward.rundata.playground_state import PlaygroundRun
 from evalward.rundata.results import FixtureResult
@@ -42,6 +43,7 @@ from evalward.runtime.declarative import resolve_agent
 from evalward.runtime.environment_limits import EnvironmentLimits, side_limits
 from evalward.runtime.model_proxy import ModelProxy, agent_environment, provider_key_names
 from evalward.runtime.playground.base import Templates
+from evalward.runtime.playground.service_environment import ServiceEnvironments
 from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.strays import RunProcesses
@@ -105,6 +107,7 @@ class _Run:
         allowance = how.allowance if how.allowance is not None else Allowance()
         self.proxy = ModelProxy(self.providers, allowance, real_keys, key_names)
         self.templates = Templates()  # each SQLite seed loaded once, each run's a copy
+        self.service_environments = ServiceEnvironments()  # each built once per side
         self.parallel = max(1, options.parallel)
         self.run_limit = asyncio.Semaphore(self.parallel)
         # Traces waiting to be scored, at most a few per run slot: when runs outpace their
@@ -204,14 +207,29 @@ class _Run:
         """The bounds of an agent's environment on `side`: a pull request's head is bounded
         by the base's definition of the agent (`environment_limits.side_limits`)."""
         store = self.sandbox.environments if self.sandbox is not None else None
-        own = self.checkouts[side].resources.agents[name].resource.spec.environment
+        resources = self.checkouts[side].resources
+        own = resources.agents[name].resource.spec.environment
         if store is None or own is None:
             return None
         base = self.checkouts.get(Side.base)
         judged = side is Side.head and (base is not None or store.untrusted_head)
         before = base.resources.agents.get(name) if base is not None else None
         gate = before.resource.spec.environment if before is not None else None
-        return side_limits(name, own, gate, judged=judged, inputs=store.limits)
+        gate_at = ""
+        if base is not None and before is not None and gate is not None:
+            # A definition the change left as it was is the head's own, read from its file.
+            unchanged = before is resources.agents[name]
+            where = resources if unchanged else base.resources
+            gate_at = place_of(where, before, ("spec", "environment"))
+        return side_limits(
+            name,
+            own,
+            gate,
+            judged=judged,
+            inputs=store.limits,
+            own_at=place_of(resources, resources.agents[name], ("spec", "environment")),
+            gate_at=gate_at,
+        )
 
     async def all(self) -> list[FixtureResult]:
         """A few workers per (side, Eval), never more than its `execution.parallel`, instead
@@ -262,6 +280,7 @@ class _Run:
         await asyncio.gather(*(r.aclose() for r in self.runners.values()), return_exceptions=True)
         await self.proxy.aclose()
         await asyncio.to_thread(self.templates.close)
+        self.service_environments.close()
         for scorers in [*self.scorers.values(), self.gate_scorers]:
             scorers.close()
 
@@ -341,6 +360,7 @@ class _Run:
                     sandbox.in_run(processes) if sandbox else None,
                     self.how.kill_grace,
                     self.templates,
+                    self.service_environments,
                 )
                 return await run_in_playground(
                     source,

@@ -19,6 +19,7 @@ from evalward.resources.yamlsource import (
     decode,
     parse_documents,
 )
+from evalward.text.escaping import printable
 
 
 class Locator:
@@ -47,3 +48,10 @@ class Locator:
             except (OSError, YamlSyntaxError):
                 self._parsed[file] = []
         return self._parsed[file]
+
+
+def place_of(resources: ResourceSet, located: Located[Any], loc: PathKey) -> str:
+    """Where a field of a loaded resource is, as a message names it (`agents/x.yaml:7`)."""
+    found = Locator(resources).problem(located, loc, "")
+    where = printable(found.file)
+    return f"{where}:{found.line}" if found.line is not None else where

@@ -22,6 +22,7 @@ from typing import Annotated, ClassVar, Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
+from evalward.resources.agent import AgentEnvironment
 from evalward.resources.common import NAME_PATTERN, Model
 
 PLACEHOLDERS = ("{port}", "{seed}", "{data}")
@@ -97,16 +98,34 @@ class SqlitePart(PartSettings):
         return "db"
 
 
+def _service_path(path: str) -> str:
+    if not path.startswith("/") or "//" in path or any(c in path for c in "\r\n "):
+        raise ValueError(f"{path!r}: give a path on the service, starting with `/`")
+    return path
+
+
+class McpReady(Model):
+    """A service that speaks MCP (streamable HTTP) is ready once it answers an MCP
+    `initialize` at this path: what an SDK server answers without a route of its own."""
+
+    mcp: str = Field(description="The path of its MCP endpoint (`/mcp`).")
+
+    _a_path = field_validator("mcp")(_service_path)
+
+
 class ServicePart(PartSettings):
     """A program of the repository that serves an API on `{port}`: started per run, ready
-    when `ready` answers, its state read from `state` when the run ends."""
+    when `ready` answers, its state read from `state` when the run ends; its packages are its
+    `environment`'s."""
 
     start: list[Annotated[str, Field(min_length=1)]] = Field(
         min_length=1,
         description="The command (no shell); {port}, {seed} and {data} are replaced.",
     )
-    ready: str = Field(
-        default="/", description="A path GET until it answers below 400 (the readiness check)."
+    ready: str | McpReady = Field(
+        default="/",
+        description="A path GET until it answers below 400 (the readiness check), or "
+        "`{mcp: /mcp}`: until an MCP `initialize` there is answered.",
     )
     state: str | None = Field(
         default="/state",
@@ -121,6 +140,12 @@ class ServicePart(PartSettings):
         default=None, description="A file of the repository the service loads ({seed})."
     )
     ready_timeout_seconds: float = Field(default=30, gt=0, le=600)
+    environment: AgentEnvironment | None = Field(
+        default=None,
+        description="The packages its `start` and `dump` programs import, declared as an "
+        "agent's `environment` is (`python`, `node`, bounds) and built in the action as the "
+        "run side's agent user, sealed read-only, once per side (docs/playgrounds.md).",
+    )
 
     _inside = field_validator("seed")(lambda v: None if v is None else _repository_path(v))
 
@@ -132,12 +157,13 @@ class ServicePart(PartSettings):
 
     @field_validator("ready", "state")
     @classmethod
-    def _a_path(cls, path: str | None) -> str | None:
-        if path is None:
-            return None
-        if not path.startswith("/") or "//" in path or any(c in path for c in "\r\n "):
-            raise ValueError(f"{path!r}: give a path on the service, starting with `/`")
-        return path
+    def _a_path(cls, path: str | McpReady | None) -> str | McpReady | None:
+        return _service_path(path) if isinstance(path, str) else path
+
+    @property
+    def ready_path(self) -> str:
+        """The path its readiness check asks."""
+        return self.ready.mcp if isinstance(self.ready, McpReady) else self.ready
 
     runs_program: ClassVar[bool] = True
 
@@ -147,7 +173,8 @@ class ServicePart(PartSettings):
     def paths(self) -> list[str]:
         """Its seed, and each argument of its commands that looks like a path."""
         commands = [*self.start, *(self.dump or [])]
-        return self.seeds() + [a for a in commands if "/" in a and not a.startswith("-")]
+        built = self.environment.files() if self.environment is not None else []
+        return self.seeds() + [a for a in commands if "/" in a and not a.startswith("-")] + built
 
     def state_part(self) -> str | None:
         return "service" if self.state or self.dump else None

@@ -18,6 +18,7 @@ from evalward.errors import AgentRunError
 from evalward.files.safe_files import UnsafeFile, read_regular
 from evalward.runtime.agent_users import AgentUser
 from evalward.runtime.environment_limits import EnvironmentLimits, over
+from evalward.runtime.install_watch import measure
 from evalward.runtime.installers import remove_tree
 from evalward.runtime.seal import SealBudget, seal
 
@@ -61,13 +62,18 @@ def finish(
 ) -> None:
     """Lock the installer out of `build`, drop its copy and caches, and seal what it
     installed into `sealed` (refused over its `limits`) with a record of what it is (`material`,
-    its `key` first); only
-    the side's user may enter it. `build` is left to remove."""
+    its `key` first); only the side's user may enter it. `build` is left to remove.
+
+    What it installed is measured before a byte is copied (each file by its size, holes
+    included: the copy writes them), so an environment over its size is refused without
+    being written again; the seal's own count, as it copies, is the bound that holds."""
     owner = os.geteuid()
     os.chown(build, owner, -1)
     build.chmod(0o700)
     for scratch in ("src", "home"):
         remove_tree(build / scratch)
+    entries, size = measure(build, limits.files.value)
+    over(entries, size, limits)
     builder = user.uid if user else owner
     seal(build, sealed, {builder}, owner, budget=_budget(limits, stop))
     record = {"key": material["key"], "built": dt.datetime.now(dt.UTC).isoformat(), **material}

@@ -6,7 +6,9 @@ For a pull request's head, each bound comes from the base branch's definition of
 it (or has no such agent), from the action's inputs and their defaults. The head's own
 definition may only lower a bound. A side the gate trusts (the base, a push to the default
 branch) is bounded by its own definition, then the inputs. Every bound keeps where it came
-from, for the message of an install that goes over it.
+from and how to allow more, and the limits where the environment is declared, for the message
+of an install that goes over it: the pull request cannot raise a bound, so that message tells
+its author where the base's is.
 """
 
 from __future__ import annotations
@@ -26,10 +28,17 @@ FIELDS = {
 
 @dataclass(frozen=True)
 class Cap:
-    """One bound and where it came from ("environment.maxFiles of the base branch's ...")."""
+    """One bound, where it came from ("environment.maxFiles of the base branch's ...") and
+    how to allow more ("raise `environment.maxFiles` in ...")."""
 
     value: float
     source: str
+    remedy: str = ""
+
+    def told(self) -> str:
+        """Its source, and how to allow more: the end of a message that it refuses."""
+        more = f"; to allow more, {self.remedy}" if self.remedy else ""
+        return f"its cap ({self.source}){more}"
 
 
 @dataclass(frozen=True)
@@ -37,6 +46,8 @@ class EnvironmentLimits:
     timeout: Cap
     size_mb: Cap
     files: Cap
+    declared: str = ""
+    """Where the environment is declared (`agents/x.yaml:7`; "" where it has no line)."""
 
     @property
     def max_bytes(self) -> int:
@@ -44,13 +55,17 @@ class EnvironmentLimits:
 
 
 def input_limits(
-    timeout: float = 600, size_mb: float = 4096, files: int = 200_000
+    timeout: float = 600, size_mb: float = 512, files: int = 200_000
 ) -> EnvironmentLimits:
     """The bounds the action's inputs set (their defaults when not given)."""
     values = {"timeout": timeout, "size_mb": size_mb, "files": float(files)}
-    return EnvironmentLimits(
-        **{name: Cap(values[name], f"the action input `{FIELDS[name][2]}`") for name in FIELDS}
-    )
+    caps = {
+        name: Cap(
+            values[name], f"the action input `{input_name}`", f"set the action input `{input_name}`"
+        )
+        for name, (_, _, input_name) in FIELDS.items()
+    }
+    return EnvironmentLimits(caps["timeout"], caps["size_mb"], caps["files"])
 
 
 def side_limits(
@@ -60,31 +75,58 @@ def side_limits(
     *,
     judged: bool,
     inputs: EnvironmentLimits,
+    own_at: str = "",
+    gate_at: str = "",
+    inputs_only: bool = False,
 ) -> EnvironmentLimits:
     """The bounds of `agent`'s environment `own` on one side. `judged`: the side is a pull
     request's head, bounded by `gate`, the base branch's definition (None: the base has no
-    environment for the agent). Otherwise the side is the gate's own and `own` bounds it."""
-    bound, whose = (gate, f"the base branch's definition of {agent}") if judged else (own, agent)
+    environment for the agent). Otherwise the side is the gate's own and `own` bounds it.
+    `own_at` and `gate_at`: where each definition's `environment` is (`file:line`).
+    `inputs_only`: no definition of the base's can raise the inputs' bounds (a code scorer's
+    environment, a playground service's), so a refusal names only the inputs."""
+    if judged:
+        bound, whose, bound_at = gate, f"the base branch's definition of {agent}", gate_at
+    else:
+        bound, whose, bound_at = own, f"the definition of {agent}", own_at
+    at = f" ({bound_at})" if bound_at else ""
     caps: dict[str, Cap] = {}
-    for name, (field, yaml_name, _) in FIELDS.items():
+    for name, (field, yaml_name, input_name) in FIELDS.items():
         cap = getattr(inputs, name)
         if bound is not None and field in bound.model_fields_set:
-            cap = Cap(float(getattr(bound, field)), f"environment.{yaml_name} of {whose}")
+            cap = Cap(
+                float(getattr(bound, field)),
+                f"environment.{yaml_name} of {whose}",
+                f"raise `environment.{yaml_name}` in {whose}{at}",
+            )
+        elif not inputs_only:
+            cap = Cap(
+                cap.value,
+                cap.source,
+                f"set `environment.{yaml_name}` in {whose}{at}, or the action input `{input_name}`",
+            )
         if judged and field in own.model_fields_set and getattr(own, field) < cap.value:
-            cap = Cap(float(getattr(own, field)), f"environment.{yaml_name} of {agent}")
+            cap = Cap(
+                float(getattr(own, field)),
+                f"environment.{yaml_name} of {agent}",
+                f"raise `environment.{yaml_name}` of {agent}{f' ({own_at})' if own_at else ''} "
+                f"(up to {cap.value:,g}, {cap.source})",
+            )
         caps[name] = cap
-    return EnvironmentLimits(**caps)
+    return EnvironmentLimits(caps["timeout"], caps["size_mb"], caps["files"], own_at)
 
 
-def over(files: int, size: int, limits: EnvironmentLimits) -> None:
-    """AgentRunError when `files` entries or `size` bytes go over `limits`."""
+def over(files: int, size: int, limits: EnvironmentLimits, what: str = "the environment") -> None:
+    """AgentRunError when `files` entries or `size` bytes of `what` go over `limits`: where
+    the environment is declared, the cap, whose it is and how to allow more."""
+    at = f"{limits.declared}: " if limits.declared else ""
     if files > limits.files.value:
         raise AgentRunError(
-            f"the environment holds more than {limits.files.value:,.0f} files, folders and "
-            f"links, its cap ({limits.files.source})"
+            f"{at}{what} holds more than {limits.files.value:,.0f} files, folders and "
+            f"links, {limits.files.told()}"
         )
     if size > limits.max_bytes:
         raise AgentRunError(
-            f"the environment takes more than {limits.size_mb.value:,g} MB "
-            f"({size / 1024 / 1024:,.1f} MB so far), its cap ({limits.size_mb.source})"
+            f"{at}{what} takes more than {limits.size_mb.value:,g} MB "
+            f"({size / 1024 / 1024:,.1f} MB so far), {limits.size_mb.told()}"
         )

@@ -61,12 +61,7 @@ def measure(folder: Path, most: float = math.inf) -> tuple[int, int]:
 def over_while_writing(entries: int, size: int, limits: EnvironmentLimits) -> None:
     """AgentRunError when an install has written more than `limits` allow: it counts what
     it writes beside the environment too (its caches, its scratch files)."""
-    try:
-        over(entries, size, limits)
-    except AgentRunError as exc:
-        raise AgentRunError(
-            str(exc).replace("the environment", "the install, counting its caches,", 1)
-        ) from None
+    over(entries, size, limits, "the install, counting its caches,")
 
 
 async def watch(folder: Path, limits: EnvironmentLimits) -> AgentRunError:

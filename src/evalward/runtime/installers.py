@@ -97,7 +97,8 @@ class Installer:
         }
         self.home = home
         self.timeout = limits.timeout.value
-        self.cap = limits.timeout.source
+        self.cap = limits.timeout
+        self.declared = f"{limits.declared}: " if limits.declared else ""
         self.sessions = sessions or Sessions()
         """Where its commands' sessions are known while they run (`strays`)."""
         self.deadline = time.monotonic() + self.timeout
@@ -141,8 +142,8 @@ class Installer:
         except TimeoutError:
             await kill_group(process, 1.0)
             raise AgentRunError(
-                f"the install did not finish within {self.timeout:g} s, its cap ({self.cap}): "
-                f"{Path(argv[0]).name} was still running"
+                f"{self.declared}the install did not finish within {self.timeout:g} s "
+                f"({Path(argv[0]).name} was still running), {self.cap.told()}"
             ) from None
         finally:
             await kill_group(process, 1.0)

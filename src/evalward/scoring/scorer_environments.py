@@ -114,7 +114,9 @@ class ScorerEnvironments:
             not_copied=frozenset(),
             user=sandbox.user,
             env=env,
-            limits=side_limits(name, spec, None, judged=True, inputs=store.limits),
+            limits=side_limits(
+                name, spec, None, judged=True, inputs=store.limits, inputs_only=True
+            ),
             commit=self.commit,
         )
         packages = await store.provide(request)

@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import sqlite3
+import sys
 import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
@@ -332,3 +333,74 @@ def test_a_query_that_calls_only_deterministic_functions_is_asked_once_of_a_temp
     assert answers[1][counted] is answers[2][counted]  # kept
     draws = {a[drawn].rows[0][0] for a in answers}
     assert len(draws) == 3  # asked each time
+
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+
+
+@pytest.mark.parametrize(("ready", "answers"), [({"mcp": "/mcp"}, True), ("/mcp", False)])
+def test_an_sdk_streamable_http_mcp_server_is_ready_once_it_answers_initialize(
+    ready: Any, answers: bool
+) -> None:
+    """The example's server, on the MCP SDK, answers an MCP `initialize` at /mcp
+    (`ready: {mcp: /mcp}`) and no plain GET there below 400: a readiness by GET never
+    passes, whatever the wait."""
+    root = EXAMPLES.parent
+    server = "examples/order-desk-mcp/service/orders_http.py"
+    spec = Playground.model_validate(
+        {
+            "sqlite": {"seed": "examples/order-desk-mcp/shop/seed.sql"},
+            "service": {
+                "start": ["python3", server, "{port}"],
+                "ready": ready,
+                "state": None,
+                "readyTimeoutSeconds": 30 if answers else 2,
+            },
+        }
+    )
+    env = {"PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+
+    async def scenario() -> str:
+        templates = Templates()
+        try:
+            live = await provision(
+                PlaygroundSource("shop", spec, root), env=env, templates=templates
+            )
+        except PlaygroundError as exc:
+            return str(exc)
+        finally:
+            templates.close()
+        try:
+            reply = await asyncio.to_thread(_initialize, live.env["EVALWARD_SERVICE_URL"] + "/mcp")
+        finally:
+            await live.close()
+        return reply
+
+    said = asyncio.run(scenario())
+    if answers:
+        assert '"serverInfo"' in said and '"orders"' in said, said
+    else:
+        assert said.startswith("playground 'shop': the service did not answer /mcp within 2 s")
+
+
+def _initialize(url: str) -> str:
+    """An MCP `initialize`, as a client other than evalward's readiness check sends it."""
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"},
+            },
+        }
+    ).encode()
+    request = urllib.request.Request(
+        url,
+        body,
+        {"content-type": "application/json", "accept": "application/json, text/event-stream"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as reply:
+        return str(reply.read().decode())

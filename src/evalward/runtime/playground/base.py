@@ -27,6 +27,7 @@ from evalward.files.trees import TreeBounds, TreeError, remove_tree
 from evalward.resources.paths import OutsideRepository, repo_path
 from evalward.resources.playground import PartKind, PartSettings, Playground
 from evalward.rundata.playground_state import PlaygroundState
+from evalward.runtime.playground.service_environment import ServiceEnvironments
 from evalward.runtime.sandbox import Sandbox
 
 SEED_LIMIT = 64 * 1024 * 1024
@@ -116,6 +117,8 @@ class LivePlayground:
     parts: list[PlaygroundPart[Any]] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     templates: Templates | None = None
+    environments: ServiceEnvironments | None = None
+    """The job's services' built environments (None: a service's is not built)."""
 
     @property
     def name(self) -> str:

@@ -26,6 +26,7 @@ from evalward.runtime.playground.base import (
     Templates,
 )
 from evalward.runtime.playground.registry import parts_of
+from evalward.runtime.playground.service_environment import ServiceEnvironments
 from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.sandbox import Sandbox
 
@@ -37,15 +38,19 @@ async def provision(
     sandbox: Sandbox | None = None,
     kill_grace: float = DEFAULT_KILL_GRACE,
     templates: Templates | None = None,
+    environments: ServiceEnvironments | None = None,
 ) -> LivePlayground:
     """A fresh playground for one run; PlaygroundError (naming it) when it cannot be made,
-    with nothing left behind. With `templates`, a part that has one is a copy of it."""
+    with nothing left behind. With `templates`, a part that has one is a copy of it; with
+    `environments`, a service's `environment` is built (once) for it."""
     if sandbox is not None and sandbox.unavailable:
         raise PlaygroundError(f"playground {source.name!r}: {sandbox.unavailable}")
     where = sandbox.root if sandbox is not None and sandbox.user is not None else None
     folder = Path(tempfile.mkdtemp(prefix="evalward-playground-", dir=where))
     parts = parts_of(source.spec)
-    live = LivePlayground(source, folder, sandbox, kill_grace, parts, templates=templates)
+    live = LivePlayground(
+        source, folder, sandbox, kill_grace, parts, templates=templates, environments=environments
+    )
     live.env["EVALWARD_PLAYGROUND"] = source.name
     try:
         shared = _lay_out(live)

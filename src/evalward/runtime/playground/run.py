@@ -21,6 +21,7 @@ from evalward.runtime.playground.base import (
     Templates,
 )
 from evalward.runtime.playground.provision import provision
+from evalward.runtime.playground.service_environment import ServiceEnvironments
 from evalward.runtime.playground.state import capture
 from evalward.runtime.process import DEFAULT_KILL_GRACE
 from evalward.runtime.sandbox import Sandbox
@@ -57,6 +58,8 @@ class PlaygroundSetting:
     kill_grace: float = DEFAULT_KILL_GRACE
     templates: Templates | None = None
     """The job's templates: each seed loaded once, each run's part (a database) a copy."""
+    environments: ServiceEnvironments | None = None
+    """The job's services' environments: each built once per side."""
 
 
 async def run_in_playground(
@@ -74,6 +77,7 @@ async def run_in_playground(
             sandbox=setting.sandbox,
             kill_grace=setting.kill_grace,
             templates=setting.templates,
+            environments=setting.environments,
         )
     except PlaygroundError as exc:
         return _failed(f"the playground could not be provisioned: {exc}"), None

@@ -16,13 +16,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalward.errors import AgentRunError
+from evalward.errors import AgentRunError, ConfigError
 from evalward.http.client import HttpClient, HttpFailure
-from evalward.resources.playground import ServicePart
+from evalward.resources.playground import McpReady, ServicePart
 from evalward.rundata.playground_state import PlaygroundState
 from evalward.runtime.playground.base import STATE_LIMIT, LivePlayground, PlaygroundPart, seed_path
 from evalward.runtime.port_owner import PortTaken, free_port, owned_host
 from evalward.runtime.process import kill_group, limited_env, read_tail, spawn, tail
+from evalward.runtime.sandbox import Sandbox
 from evalward.text import jsontext
 
 DUMP_SECONDS = 30.0
@@ -37,6 +38,8 @@ class Service:
     placeholders: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
     """What it was started with: its `dump` command gets the same."""
+    sandbox: Sandbox | None = None
+    """Where it was started (with its environment's packages): its `dump` runs there too."""
 
     async def stderr_tail(self, grace: float) -> str:
         if len(self.logs) < 2 or self.process.returncode is None:
@@ -74,10 +77,11 @@ class ServiceRun(PlaygroundPart[ServicePart]):
         values = {"{port}": str(port), "{seed}": seed, "{data}": data}
         argv = [replace_placeholders(arg, values) for arg in part.start]
         extra = {"PORT": str(port), "EVALWARD_SERVICE_SEED": seed, "EVALWARD_SERVICE_DATA": data}
-        own_env = limited_env(env, [], extra | dict(shared), sandbox=live.sandbox)
+        sandbox = await self._sandbox(live, env)
+        own_env = limited_env(env, [], extra | dict(shared), sandbox=sandbox)
         try:
             process = await spawn(
-                argv, cwd=live.source.world, env=own_env, stdin=False, sandbox=live.sandbox
+                argv, cwd=live.source.world, env=own_env, stdin=False, sandbox=sandbox
             )
         except AgentRunError as exc:
             raise live.error(f"the service could not start: {exc}") from None
@@ -87,9 +91,22 @@ class ServiceRun(PlaygroundPart[ServicePart]):
         ]
         url = f"http://127.0.0.1:{port}"
         own_env["EVALWARD_SERVICE_URL"] = url
-        self.service = service = Service(process, port, url, logs, values, own_env)
+        self.service = service = Service(process, port, url, logs, values, own_env, sandbox)
         await self._wait_ready(live, service)
         return {"EVALWARD_SERVICE_URL": url}
+
+    async def _sandbox(self, live: LivePlayground, env: Mapping[str, str]) -> Sandbox | None:
+        """The run's sandbox, with the packages of the service's `environment` (built once
+        per side) when it declares one and the job builds them."""
+        spec, sandbox = self.spec.environment, live.sandbox
+        if spec is None or sandbox is None or live.environments is None:
+            return sandbox
+        try:
+            return await live.environments.sandbox_for(
+                f"playground {live.name!r}'s service", spec, live.source.world, sandbox, env
+            )
+        except (AgentRunError, ConfigError, OSError) as exc:
+            raise live.error(f"the service's environment could not be built: {exc}") from None
 
     async def capture(
         self, live: LivePlayground, state: PlaygroundState, queries: list[str]
@@ -112,7 +129,7 @@ class ServiceRun(PlaygroundPart[ServicePart]):
         service, self.service = self.service, None
         if service is None:
             return ""
-        left = await kill_group(service.process, live.kill_grace, sandbox=live.sandbox)
+        left = await kill_group(service.process, live.kill_grace, sandbox=service.sandbox)
         for task in service.logs:
             task.cancel()
         await asyncio.gather(*service.logs, return_exceptions=True)
@@ -121,24 +138,25 @@ class ServiceRun(PlaygroundPart[ServicePart]):
     async def _wait_ready(self, live: LivePlayground, service: Service) -> None:
         part = self.spec
         deadline = time.monotonic() + part.ready_timeout_seconds
-        url = service.url + part.ready
+        url = service.url + part.ready_path
+        asks = _answers_mcp if isinstance(part.ready, McpReady) else _answers_get
+        shown = f"{part.ready_path} (MCP initialize)" if asks is _answers_mcp else part.ready_path
         client = HttpClient(timeout_seconds=part.ready_timeout_seconds)
         try:
             while True:
                 if service.process.returncode is not None:
                     raise live.error(
                         f"the service exited with code {service.process.returncode} before "
-                        f"{part.ready} answered" + await service.stderr_tail(live.kill_grace)
+                        f"{shown} answered" + await service.stderr_tail(live.kill_grace)
                     )
                 with contextlib.suppress(HttpFailure):
-                    reply = await client.get(url, timeout_seconds=1.0)
-                    if reply.status < 400:
+                    if await asks(client, url):
                         check_owner(live, service)
                         return
                 if time.monotonic() >= deadline:  # stopped, so that what it said can be told
-                    await kill_group(service.process, live.kill_grace, sandbox=live.sandbox)
+                    await kill_group(service.process, live.kill_grace, sandbox=service.sandbox)
                     raise live.error(
-                        f"the service did not answer {part.ready} within "
+                        f"the service did not answer {shown} within "
                         f"{part.ready_timeout_seconds:g} s (service.readyTimeoutSeconds)"
                         + await service.stderr_tail(live.kill_grace)
                     )
@@ -154,7 +172,7 @@ class ServiceRun(PlaygroundPart[ServicePart]):
         argv = [replace_placeholders(arg, service.placeholders) for arg in command]
         try:
             process = await spawn(
-                argv, cwd=live.source.world, env=service.env, stdin=False, sandbox=live.sandbox
+                argv, cwd=live.source.world, env=service.env, stdin=False, sandbox=service.sandbox
             )
         except AgentRunError as exc:
             raise live.error(f"its state dump could not start: {exc}") from None
@@ -166,7 +184,7 @@ class ServiceRun(PlaygroundPart[ServicePart]):
         except TimeoutError:
             raise live.error(f"its state dump did not finish within {DUMP_SECONDS:g} s") from None
         finally:
-            left = await kill_group(process, live.kill_grace, sandbox=live.sandbox)
+            left = await kill_group(process, live.kill_grace, sandbox=service.sandbox)
         if left:
             raise live.error(f"its state dump: {left}")
         if code != 0:
@@ -176,6 +194,57 @@ class ServiceRun(PlaygroundPart[ServicePart]):
             )
         errors.cancel()
         return state_json(live, output, "its state dump")
+
+
+async def _answers_get(client: HttpClient, url: str) -> bool:
+    """`ready: /path`: a GET answered below 400."""
+    return (await client.get(url, timeout_seconds=1.0)).status < 400
+
+
+MCP_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": "evalward-ready",
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "evalward-ready", "version": "1"},
+    },
+}
+"""What `ready: {mcp: /path}` sends: the first request of every MCP session."""
+
+
+async def _answers_mcp(client: HttpClient, url: str) -> bool:
+    """`ready: {mcp: /path}`: an MCP `initialize` over streamable HTTP answered with its
+    result, as JSON or as an event of a stream (an SDK server answers either way, and no
+    GET below 400 without a route of its own). The session it opens dies with the run's
+    service."""
+    reply = await client.post_json(
+        url,
+        MCP_INITIALIZE,
+        {"accept": "application/json, text/event-stream"},
+        timeout_seconds=2.0,
+    )
+    if reply.status != 200:
+        return False
+    if reply.headers.get("content-type", "").startswith("text/event-stream"):
+        texts = [
+            line.removeprefix("data:").strip()
+            for line in reply.body.decode("utf-8", "replace").splitlines()
+            if line.startswith("data:")
+        ]
+    else:
+        texts = [reply.body.decode("utf-8", "replace")]
+    for text in texts:
+        with contextlib.suppress(ValueError):
+            message = jsontext.loads(text)
+            if (
+                isinstance(message, dict)
+                and message.get("id") == MCP_INITIALIZE["id"]
+                and isinstance(message.get("result"), dict)
+            ):
+                return True
+    return False
 
 
 def replace_placeholders(arg: str, values: Mapping[str, str]) -> str:
