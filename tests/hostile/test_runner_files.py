@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer
 from support.actionrun import ActionRun, pull_request_event, run_action
@@ -148,3 +150,71 @@ def test_a_runner_file_named_as_an_agentv_file_input_is_refused_at_its_line(
     )
     assert expected in run.stderr
     _assert_key_reached_nothing(run, github, model)
+
+
+AGENT_PYTHON = "/usr/bin/python3"
+"""An interpreter every user may run: the agent runs as an agent user."""
+
+COPY_READER = f"""\
+import json, os, sys
+sys.stdin.readline()
+try:
+    with open({RUNNER_FILE!r}) as planted:
+        answer = "LEAKED " + planted.read()
+except FileNotFoundError:
+    answer = "GOOD: nothing planted"
+except OSError as exc:
+    answer = "GOOD: " + exc.strerror
+print(json.dumps({{"type": "final", "content": answer}}), flush=True)
+"""
+
+COPY_AGENT = f"""\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: bot }}
+spec:
+  runtime: {{ command: {{ run: [{AGENT_PYTHON}, agent/bot.py] }} }}
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: bot-eval }}
+spec:
+  targetAgent: bot
+  fixtures: [fa]
+  scoring: {{ passThreshold: 1.0 }}
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: fa }}
+spec:
+  targetAgent: bot
+  input: {{ type: prompt, payload: {{ prompt: question-a }} }}
+  assertions: [ {{ type: contains, value: GOOD }} ]
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a working copy for an agent user needs root")
+@pytest.mark.skipif(not os.access(AGENT_PYTHON, os.X_OK), reason=f"no {AGENT_PYTHON}")
+def test_a_runner_file_is_not_in_the_head_agents_working_copy(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """No `watch`: the agent's copy is its whole commit, and only its commit."""
+    base = repo.commit(
+        "a command agent",
+        {
+            ".gitignore": "gha-creds-*.json\n",
+            "agents/bot.yaml": COPY_AGENT,
+            "agent/bot.py": COPY_READER.replace("GOOD: nothing", "GOOD: base, nothing"),
+        },
+    )
+    repo.branch("feature")
+    head = repo.commit("read what the runner left", {"agent/bot.py": COPY_READER})
+    _plant_runner_file(repo)
+
+    run = _gate(repo, github, base, head, {**env})
+
+    answers = {f["side"]: f["status"] for f in run.results()["fixtures"]}
+    assert answers == {"base": "pass", "head": "pass"}, run.stdout + run.stderr
+    assert run.returncode == 0, run.stdout + run.stderr
+    _assert_key_reached_nothing(run, github, model)
+    assert "RUNNER-ONLY-7f3a9c" not in (run.output_dir / "results.json").read_text()
