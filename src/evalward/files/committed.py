@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalward.errors import GitError
+from evalward.files.inside import OutsideRepository, reference_candidates, repo_path
 from evalward.files.safe_files import UnsafeFile, read_regular
 from evalward.git import Git
-from evalward.resources.paths import OutsideRepository, reference_candidates, repo_path
 
 
 @dataclass(frozen=True)
