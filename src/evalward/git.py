@@ -274,6 +274,17 @@ class Git:
         entry = self.entry(commit, real) if real is not None else None
         return real if entry is not None and entry.is_file else None
 
+    def lookup(self, commit: str, path: str) -> tuple[str | None, TreeEntry | None]:
+        """Where `path` leads at `commit`, links followed in the tree only, and what is there:
+        (None, None) when a link leads out of the tree or they loop; (path, None) when the
+        commit has nothing there."""
+        real, _ = self._resolve(commit, path)
+        return real, (self.entry(commit, real) if real is not None else None)
+
+    def blob(self, oid: str) -> bytes | None:
+        """One blob's content by its object id (None: no such blob)."""
+        return self._blobs({oid}).get(oid)
+
     def _resolve(self, commit: str, path: str) -> tuple[str | None, list[str]]:
         """The tree path `path` leads to at `commit`, links followed in the tree only (None
         when one leads out of it or they loop), and the links on the way."""
@@ -335,6 +346,26 @@ class Git:
         """Files at or below `path` (relative to the repository) that the checkout tracks."""
         out = self.run("ls-files", "-z", "--", path)
         return [name for name in out.split("\0") if name]
+
+    def committable(self, paths: Iterable[str]) -> set[str]:
+        """Which of `paths` (files of the working tree) git tracks or would commit: tracked,
+        or untracked and not ignored (`.gitignore`, `.git/info/exclude`, the user's
+        excludes)."""
+        asked = [p for p in paths if _in_tree_form(p)]
+        if not asked:
+            return set()
+        args = ("ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *asked)
+        return set(self.run(*args).split("\0")) & set(asked)
+
+    def ignored(self) -> set[str]:
+        """The untracked paths of the working tree git ignores (an ignored folder once, as
+        itself): what another program wrote there, never a file of the repository."""
+        args = ("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+        return {path.rstrip("/") for path in self.run(*args).split("\0") if path}
+
+    def blob_size(self, oid: str) -> int:
+        """The size of a blob, asked before it is read."""
+        return int(self.run("cat-file", "-s", oid).strip())
 
     def index(self, folder: str = "") -> Index:
         """What the index records at or below `folder` ("": everywhere): each path with its
@@ -403,6 +434,39 @@ class Git:
             self.run("worktree", "remove", "--force", str(path), check=False)
             shutil.rmtree(parent, ignore_errors=True)
             self.run("worktree", "prune", check=False)
+
+    def write_files(self, commit: str, paths: Iterable[str], target: Path) -> None:
+        """Write the files and links `paths` of `commit` (tree paths, no folders) into the
+        folder `target`, from git's objects, with the modes git records and nothing wider
+        (0644, 0755: the umask is set for it), under the commit's `.gitattributes`. The
+        repository's index and working tree are not touched (a throwaway index)."""
+        listed = b"\0".join(os.fsencode(p) for p in paths)
+        if not listed:
+            return
+        with tempfile.TemporaryDirectory(prefix="evalward-index-") as scratch:
+            env = {**os.environ, "GIT_INDEX_FILE": str(Path(scratch) / "index")}
+            args = (
+                f"--work-tree={target}",
+                "checkout",
+                "-q",
+                commit,
+                "--pathspec-from-file=-",
+                "--pathspec-file-nul",
+            )
+            try:
+                done = subprocess.run(
+                    self._command(args),
+                    input=listed,
+                    capture_output=True,
+                    check=False,
+                    env=env,
+                    umask=0o022,
+                )
+            except FileNotFoundError:
+                raise GitError("git is not installed or not on PATH") from None
+            if done.returncode != 0:
+                detail = done.stderr.strip().decode(errors="backslashreplace")
+                raise GitError(f"cannot write the files of {commit[:12]}: {detail}")
 
     def needed_for(self, commit: str, paths: Iterable[str]) -> list[str]:
         """The tree paths to write so that reading `paths` at `commit` works as in a whole

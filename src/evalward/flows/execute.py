@@ -177,7 +177,7 @@ class _Run:
         checkout, sandbox = self.checkouts[side], self.sandbox
         located = checkout.resources.agents[name]
         try:
-            agent = resolve_agent(located.resource, located.file, checkout.root)
+            agent = resolve_agent(located.resource, located.file, checkout.root, checkout.files)
         except ConfigError as exc:
             return f"the {side.value} side's agent cannot run: {exc}"
         own_env = self.env

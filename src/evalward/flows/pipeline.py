@@ -180,6 +180,8 @@ async def _run_change(
         context = state.context
         sandbox = context.options.sandbox
         for checkout in context.checkouts.values():
+            if sandbox is not None:
+                sandbox.from_side(checkout.root, checkout.files)
             if sandbox is not None and checkout.reads is not None:
                 sandbox.limit(checkout.root, checkout.reads)
 

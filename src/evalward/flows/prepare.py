@@ -17,6 +17,7 @@ from functools import partial
 from pathlib import Path
 
 from evalward.errors import ResourceError
+from evalward.files.committed import RepoFiles
 from evalward.flows.run_setup import RunSetup
 from evalward.git import FileChange, Git
 from evalward.resources import ResourceSet, load_resources
@@ -52,7 +53,9 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
         # Where resources live, what is skipped and the Evals' defaults decide what gates:
         # the pull request's own `evalward.yaml` must not choose them.
         config = config_at(git, tip) if tip is not None and from_base else None
-        head = load_resources(head_root, config=config)
+        head = load_resources(
+            head_root, config=config, door=_head_files(git, revisions.head, head_root)
+        )
         if setup.started is not None:
             setup.started()
         index = FileIndex(head_root)  # one reading of the head's tree: changes and cache keys
@@ -224,6 +227,14 @@ def _above(path: str) -> set[str]:
     """The folders `path` is in."""
     parts = path.split("/")
     return {"/".join(parts[:end]) for end in range(1, len(parts))}
+
+
+def _head_files(git: Git, head: str | None, root: Path) -> RepoFiles:
+    """The head's door (files/committed.py): its commit's files, or the working tree's when
+    no head commit is asked for (the user's own uncommitted code, run as themselves)."""
+    if head is None:
+        return RepoFiles.working_tree(root)
+    return RepoFiles.at_commit(git, git.resolve(head), root)
 
 
 def config_at(git: Git, commit: str) -> RepoConfig:

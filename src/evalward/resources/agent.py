@@ -20,7 +20,7 @@ from evalward.resources.agent_runtime import (
     argv_shorthand,
     check_env_names,
 )
-from evalward.resources.common import Metadata, Model
+from evalward.resources.common import Metadata, Model, RepoPath
 from evalward.resources.mcp import McpServer, check_server_names
 from evalward.resources.tool_shapes import agent_tool, tool_choice
 
@@ -116,7 +116,7 @@ class AgentEnvironment(Model):
     """The packages the agent's programs need, installed by evalward in the action before
     they start (docs/agent-protocols.md, "Dependencies"). Paths are from the repository root."""
 
-    python: str | None = Field(
+    python: RepoPath | None = Field(
         default=None,
         description=(
             "A requirements file (`uv pip install -r`), or a `pyproject.toml` with its "
@@ -124,7 +124,7 @@ class AgentEnvironment(Model):
             "virtualenv's `bin` first on PATH and VIRTUAL_ENV set."
         ),
     )
-    node: str | None = Field(
+    node: RepoPath | None = Field(
         default=None,
         description=(
             "A `package.json`: `npm ci` with the `package-lock.json` beside it, `npm install` "
@@ -198,7 +198,7 @@ class AgentEnvironment(Model):
 class AgentSpec(Model):
     models: list[str] = Field(default_factory=list)
     system: str | None = None
-    system_file: str | None = Field(
+    system_file: RepoPath | None = Field(
         default=None,
         description="A file holding the system prompt; its path is from the repository root.",
     )

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalward.files.committed import NotCommitted, RepoFiles
 from evalward.resources import agentv_csv, agentv_suite
 from evalward.resources.agentv_graders import (
     AgentVProblem,
@@ -51,7 +52,7 @@ from evalward.resources.agentv_graders import (
     rubric_item,
 )
 from evalward.resources.common import API_VERSION
-from evalward.resources.paths import OutsideRepository, looked_up, repo_path
+from evalward.resources.paths import looked_up
 from evalward.resources.yamlsource import PathKey, YamlSyntaxError, load_documents
 from evalward.text import jsontext
 
@@ -65,6 +66,8 @@ DEFAULT_TARGET = "default"
 """The target of a test that names none (nor its file, nor `defaults.targetAgent`): AgentV's
 own default target. Its fixtures carry the label `agent: default`, and whichever Eval selects
 them runs them with its agent (no Agent need be named `default`)."""
+MAX_REFERENCED_BYTES = 64 * 1024 * 1024
+"""The largest file an AgentV eval file references (an input, a dataset, a grader's prompt)."""
 _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 
 
@@ -110,10 +113,15 @@ def _is_case(case: Any, key: str) -> bool:
 
 
 def convert(
-    data: dict[str, Any], file: str, root: Path, default_target: str | None
+    data: dict[str, Any],
+    file: str,
+    root: Path,
+    default_target: str | None,
+    door: RepoFiles | None = None,
 ) -> AgentVConversion:
-    """Every case of one AgentV document as EvalFixture data."""
-    files = _Files(root, file)
+    """Every case of one AgentV document as EvalFixture data; the files it references are
+    read through `door` (files/committed.py; by default the working tree's at `root`)."""
+    files = _Files(root, file, door if door is not None else RepoFiles.working_tree(root))
     out = AgentVConversion(reads=files.reads)
     key = next(k for k in CASE_KEYS if k in data)
     cases: Any = data[key]
@@ -181,14 +189,18 @@ class _Suite:
 
 
 class _Files:
-    """File references of one eval file: relative to it, `/x` from the root, never outside."""
+    """File references of one eval file: relative to it, `/x` from the root, never outside,
+    each read through the side's door (files/committed.py): a committed file, as data."""
 
-    def __init__(self, root: Path, file: str) -> None:
+    def __init__(self, root: Path, file: str, door: RepoFiles) -> None:
         self.root = root.resolve()
         self.file = file
+        self.door = door
         self.reads: set[str] = set()
 
-    def resolve(self, reference: str, path: PathKey) -> Path:
+    def locate(self, reference: str, path: PathKey) -> str:
+        """The repository path of the file `reference` names (links followed in the
+        repository), or the problem at `path` that says why there is none."""
         if _URL.match(reference):
             raise AgentVProblem(
                 path,
@@ -196,30 +208,32 @@ class _Files:
                 "repository and reference it by path",
             )
         folder = "" if reference.startswith("/") else posixpath.dirname(self.file)
-        self.reads |= looked_up(self.root, posixpath.join(folder, reference.lstrip("/")))
-        try:
-            target = repo_path(self.root, reference, Path(self.file).parent)
-        except OutsideRepository:
+        joined = posixpath.join(folder, reference.lstrip("/"))
+        self.reads |= looked_up(self.root, joined)
+        normal = posixpath.normpath(joined)
+        if normal == ".." or normal.startswith("../"):
             raise AgentVProblem(
                 path, f"file reference {reference!r} leaves the repository; use a path inside it"
-            ) from None
-        if not target.is_file():
-            shown = target.relative_to(self.root).as_posix()
-            raise AgentVProblem(path, f"file reference {reference!r} not found (no file {shown})")
-        return target
-
-    def locate(self, reference: str, path: PathKey) -> str:
-        return self.resolve(reference, path).relative_to(self.root).as_posix()
+            )
+        try:
+            return self.door.find(joined)
+        except NotCommitted as exc:
+            if exc.reason.startswith("does not exist"):
+                raise AgentVProblem(
+                    path, f"file reference {reference!r} not found (no file {normal})"
+                ) from None
+            raise AgentVProblem(path, f"file reference {reference!r} {exc.reason}") from None
 
     def read(self, reference: str, path: PathKey, *, exact: bool = False) -> str:
         """The file's text; `exact`: its line ends as written (a CSV cell keeps its CRLF)."""
+        found = self.locate(reference, path)
         try:
-            with self.resolve(reference, path).open(
-                encoding="utf-8", newline="" if exact else None
-            ) as f:
-                return f.read()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise AgentVProblem(path, f"cannot read file reference {reference!r}: {exc}") from None
+            text = self.door.text(found, MAX_REFERENCED_BYTES)
+        except NotCommitted as exc:
+            raise AgentVProblem(
+                path, f"cannot read file reference {reference!r}: {exc.reason}"
+            ) from None
+        return text if exact else text.replace("\r\n", "\n").replace("\r", "\n")
 
     def cases(self, reference: str, path: PathKey) -> list[Any]:
         if reference.endswith(".csv"):

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Self
 from pydantic import Field, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from evalward.resources.common import Model
+from evalward.resources.common import Model, RepoPath
 
 MAX_SOURCE_CHARS = 200_000
 """A scorer longer than this is refused at load time: it is a function, not a program."""
@@ -46,7 +46,7 @@ class CodeSource(Model):
     """The function a file's code is, when `file` names none: Python's `get_assert`
     (promptfoo's name), JavaScript's `module.exports` (itself a function) or its `default`."""
 
-    file: str | None = Field(
+    file: RepoPath | None = Field(
         default=None,
         description="The scorer's file, from the repository root (`scorers/tone.py`), "
         "optionally with the function's name after a colon (`scorers/tone.py:polite`).",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -12,6 +13,19 @@ API_VERSIONS = (API_VERSION, "pai.io/v1")
 """`pai.io/v1` is accepted so that seed 003's examples load unchanged."""
 
 NAME_PATTERN = r"^[a-z0-9]([a-z0-9._-]{0,251}[a-z0-9])?$"
+
+
+class NamesRepoFile:
+    """Marks a field whose value names a file (or folder) of the repository: what it names is
+    read only through files/committed.py, the side's commit as data
+    (tests/unit/resources/test_file_fields.py walks the schema for these)."""
+
+    def __repr__(self) -> str:
+        return "NamesRepoFile()"
+
+
+RepoPath = Annotated[str, NamesRepoFile()]
+"""A repository path a definition names (see `NamesRepoFile`)."""
 
 
 def repeated(items: list[str]) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from evalward.errors import Problem, ResourceError
+from evalward.files.committed import RepoFiles
 from evalward.resources.code_scorer_files import FileTexts, InlinePlaces, embed_scorers, has_inline
 from evalward.resources.discover import discover, relative
 from evalward.resources.models import (
@@ -65,14 +66,18 @@ def _collector_paused() -> Iterator[None]:
 
 
 def load_resources(
-    root: Path, files: Iterable[Path] | None = None, config: RepoConfig | None = None
+    root: Path,
+    files: Iterable[Path] | None = None,
+    config: RepoConfig | None = None,
+    door: RepoFiles | None = None,
 ) -> ResourceSet:
     """Load every resource under `root`; raise one ResourceError listing every problem.
 
-    `config` defaults to the root's `evalward.yaml` (roots, excludes, defaults).
+    `config` defaults to the root's `evalward.yaml` (roots, excludes, defaults); `door`
+    (files/committed.py) reads the files definitions name, by default the working tree's.
     """
     with _collector_paused():
-        resources, problems = _load_resources(root, files, config)
+        resources, problems = _load_resources(root, files, config, door)
     if problems:
         raise ResourceError(problems)
     return resources
@@ -82,14 +87,14 @@ def load_what_loads(root: Path) -> tuple[ResourceSet, list[Problem]]:
     """Every resource under `root` that is valid, and every problem (for `evalward validate`,
     which goes on to check what loaded). Problems of `evalward.yaml` itself still raise."""
     with _collector_paused():
-        return _load_resources(root, None, None)
+        return _load_resources(root, None, None, None)
 
 
 def _load_resources(
-    root: Path, files: Iterable[Path] | None, config: RepoConfig | None
+    root: Path, files: Iterable[Path] | None, config: RepoConfig | None, door: RepoFiles | None
 ) -> tuple[ResourceSet, list[Problem]]:
     config = config if config is not None else load_config(root)
-    run = _Run(root, config)
+    run = _Run(root, config, door)
     for sub in config.roots if files is None else []:
         if leads_outside(root, root / sub):
             run.problems.append(
@@ -149,6 +154,7 @@ def load_changed_resources(
     config: RepoConfig | None = None,
     *,
     check_files: bool = True,
+    door: RepoFiles | None = None,
 ) -> ResourceSet:
     """The resources of `root`, a tree that differs from `previous`'s only in `changed` paths.
 
@@ -159,7 +165,7 @@ def load_changed_resources(
     whether the files agents name exist, so pass `check_files=False`.
     """
     with _collector_paused():
-        return _load_changed_resources(root, previous, changed, config, check_files)
+        return _load_changed_resources(root, previous, changed, config, check_files, door)
 
 
 def _load_changed_resources(
@@ -168,11 +174,12 @@ def _load_changed_resources(
     changed: set[str],
     config: RepoConfig | None,
     check_files: bool,
+    door: RepoFiles | None,
 ) -> ResourceSet:
     if needs_full_load(previous, changed):
-        return load_resources(root)
+        return load_resources(root, door=door)
     config = config if config is not None else load_config(root)
-    run = _Run(root, config)
+    run = _Run(root, config, door)
     again = changed | previous.depending_on(changed)
     for table, mine in (
         (previous.agents, run.result.agents),
@@ -208,10 +215,10 @@ class _Pending:
 class _Run:
     """The state of one load: results, problems, and per-file parse caches."""
 
-    def __init__(self, root: Path, config: RepoConfig) -> None:
+    def __init__(self, root: Path, config: RepoConfig, door: RepoFiles | None = None) -> None:
         self.root = root
         self.config = config
-        self.result = ResourceSet(root=root)
+        self.result = ResourceSet(root=root, door=door)
         self.problems: list[Problem] = []
         self.claimed: set[Path] = set()
         """Files with a document of ours (valid or not), as `discover` found them."""
@@ -356,7 +363,9 @@ class _Run:
         from evalward.resources import agentv  # lazy: see _load_document
 
         self.result.agentv_files.add(rel)
-        conversion = agentv.convert(pending.data, rel, self.root, self.config.defaults.target_agent)
+        conversion = agentv.convert(
+            pending.data, rel, self.root, self.config.defaults.target_agent, self.result.files
+        )
         self.result.reads.setdefault(rel, set()).update(conversion.reads)
         for problem in conversion.problems:
             self.problem(rel, pending.index, pending.start_line, problem.path, problem.message)

@@ -23,7 +23,7 @@ from typing import Annotated, ClassVar, Literal, get_args
 from pydantic import Field, field_validator, model_validator
 
 from evalward.resources.agent import AgentEnvironment
-from evalward.resources.common import NAME_PATTERN, Model
+from evalward.resources.common import NAME_PATTERN, Model, RepoPath
 
 PLACEHOLDERS = ("{port}", "{seed}", "{data}")
 PartKind = Literal["files", "sqlite", "service"]
@@ -40,7 +40,7 @@ def _repository_path(path: str) -> str:
     return normal
 
 
-RepositoryPath = Annotated[str, Field(min_length=1)]
+RepositoryPath = Annotated[RepoPath, Field(min_length=1)]
 
 
 class PartSettings(Model):

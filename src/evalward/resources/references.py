@@ -10,14 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from evalward.errors import Problem
+from evalward.files.committed import MAX_SYSTEM_BYTES, NotCommitted, RepoFiles
 from evalward.resources.agent import AgentSpec
 from evalward.resources.assertions import JudgeAssertion
 from evalward.resources.models import EvalFixture
 from evalward.resources.paths import (
     OutsideRepository,
-    file_reference,
     program_path,
-    repo_path,
 )
 from evalward.resources.problems import did_you_mean
 from evalward.resources.resource_set import Located, ProblemReporter, ResourceSet
@@ -43,7 +42,7 @@ def _check_paths(result: ResourceSet, root: Path, report: ProblemReporter) -> No
     for located in result.agents.values():
         spec = located.resource.spec
         if spec.system_file:
-            _check_system_file(located, spec.system_file, root, report)
+            _check_system_file(located, spec.system_file, result.files, report)
         for at, program, runs in _programs(spec):
             _check_program(located, at, program, runs, root, report)
         if spec.environment is not None:
@@ -52,33 +51,37 @@ def _check_paths(result: ResourceSet, root: Path, report: ProblemReporter) -> No
                 ("node", spec.environment.node),
             ):
                 if name is not None:
-                    _check_environment_file(located, kind, name, root, report)
+                    _check_environment_file(located, kind, name, result.files, report)
 
 
 def _check_environment_file(
-    located: Located[Any], kind: str, name: str, root: Path, report: ProblemReporter
+    located: Located[Any], kind: str, name: str, files: RepoFiles, report: ProblemReporter
 ) -> None:
-    """A file `environment` names: inside the repository (links followed), and there."""
+    """A file `environment` names: a file this side may read (files/committed.py)."""
     where = ("spec", "environment", kind)
     try:
-        path = repo_path(root, name)
-    except OutsideRepository:
-        report(located, where, f"the file {name!r} leaves the repository; name a file inside it")
-        return
-    if not path.is_file():
-        report(located, where, f"the file {name!r} does not exist{FROM_ROOT}")
+        files.find(name)
+    except NotCommitted as exc:
+        report(located, where, _refused(name, exc))
+
+
+def _refused(name: str, exc: NotCommitted) -> str:
+    """Why the file `name` cannot be read, in the words these checks have always used."""
+    if exc.reason.startswith("leads out"):
+        return f"the file {name!r} leaves the repository; name a file inside it"
+    if exc.reason.startswith("does not exist"):
+        return f"the file {name!r} does not exist{FROM_ROOT}"
+    return f"the file {name!r} {exc.reason}"
 
 
 def _check_system_file(
-    located: Located[Any], name: str, root: Path, report: ProblemReporter
+    located: Located[Any], name: str, files: RepoFiles, report: ProblemReporter
 ) -> None:
     where = ("spec", "systemFile")
     try:
-        found = file_reference(root, name, located.file)
-    except OutsideRepository:
-        report(
-            located, where, f"the file {name!r} leaves the repository; reference a file inside it"
-        )
+        found = files.agent_reference(name, located.file)
+    except NotCommitted as exc:
+        report(located, where, _refused(name, exc))
         return
     if found.legacy:
         report(
@@ -97,10 +100,11 @@ def _check_system_file(
             f"{printable(located.file)}, the deprecated rule)",
             warning=True,
         )
-    if not found.path.is_file():
-        report(located, where, f"the file {name!r} does not exist{FROM_ROOT}")
-    elif found.path.stat().st_size == 0:
-        report(located, where, f"the file {name!r} is empty")
+    try:
+        if not files.read(found.path, MAX_SYSTEM_BYTES):
+            report(located, where, f"the file {name!r} is empty")
+    except NotCommitted as exc:
+        report(located, where, _refused(name, exc))
 
 
 def _programs(spec: AgentSpec) -> list[tuple[PathKey, str, bool]]:

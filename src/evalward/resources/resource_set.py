@@ -10,6 +10,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from pydantic import BaseModel
 
 from evalward.errors import Problem
+from evalward.files.committed import RepoFiles
 from evalward.resources.models import KINDS, Agent, Eval, EvalFixture, JudgeCalibration
 from evalward.resources.yamlsource import PathKey
 from evalward.text.escaping import printable
@@ -73,6 +74,9 @@ class ResourceSet:
     """Every resource found under one root, by kind and name."""
 
     root: Path
+    door: RepoFiles | None = field(default=None, compare=False)
+    """How the files its definitions name are read (files/committed.py); None: the working
+    tree at `root` (`files`)."""
     agents: dict[str, Located[Agent]] = field(default_factory=dict)
     fixtures: dict[str, Located[EvalFixture]] = field(default_factory=dict)
     evals: dict[str, Located[Eval]] = field(default_factory=dict)
@@ -92,6 +96,13 @@ class ResourceSet:
         default_factory=dict, init=False, repr=False, compare=False
     )
     _indexed: int = field(default=-1, init=False, repr=False, compare=False)
+
+    @property
+    def files(self) -> RepoFiles:
+        """The one door to the files its definitions name (files/committed.py)."""
+        if self.door is None:
+            self.door = RepoFiles.working_tree(self.root)
+        return self.door
 
     def note_not_loaded(self, data: dict[str, Any], file: str, problems: list[Problem]) -> None:
         """Note a document of a known kind and name that does not load, at its first problem."""

@@ -1,7 +1,14 @@
 """An agent user's working copy of a checkout: only what a side's runs read
 (`stages/reach.py`) where that is known, so that a copy of a large repository costs what its
 agents name, not the repository's size (what the base side's checkout holds, for the head's
-working tree); else the whole checkout."""
+working tree); else the whole checkout.
+
+A side that is a commit is written from that commit's tree (`copy_side`, `write_commit`):
+git's objects, with the modes git records (0644, 0755), so a file another workflow step left
+in the workspace (private, git-ignored) is never in the copy, and no mode is widened. The
+working tree (no head commit: the user's own code) is copied from disk without what git
+ignores.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +17,9 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from evalward.files.trees import TreeBounds, copy_tree
+from evalward.files.committed import RepoFiles
+from evalward.files.trees import TreeBounds, TreeError, copy_tree
+from evalward.git import Git
 from evalward.resources.paths import looked_up
 
 
@@ -76,3 +85,52 @@ def copy_checkout(
         leave_out=lambda path, _mode: path in not_copied,
         modes=readable_by_all,
     )
+
+
+def copy_side(
+    files: RepoFiles,
+    source: Path,
+    target: Path,
+    reads: Iterable[str] | None,
+    not_copied: frozenset[str],
+    bounds: TreeBounds,
+) -> None:
+    """The working copy of one side at `target`: its commit's tree (`write_commit`), or,
+    for the working tree, `source` on disk (`copy_checkout`) without what git ignores."""
+    if files.git is not None and files.commit is not None:
+        write_commit(files.git, files.commit, target, reads, not_copied, bounds)
+        return
+    ignored = Git(source).ignored() if files.git is not None else set()
+    copy_checkout(source, target, reads, not_copied | ignored, bounds)
+
+
+def write_commit(
+    git: Git,
+    commit: str,
+    target: Path,
+    reads: Iterable[str] | None,
+    not_copied: frozenset[str],
+    bounds: TreeBounds,
+) -> None:
+    """Write `commit`'s files into `target` from git's objects: all of them, or with `reads`
+    what reading those needs (each path, a folder whole, the links on the way and where they
+    lead: `Git.needed_for`). Submodules and the `not_copied` paths (and what is under them)
+    are left out; more than `bounds.entries` files is a TreeError."""
+    if reads is None:
+        listed = dict(git.tree(commit))
+    else:
+        needed = git.needed_for(commit, reads)
+        entries = {path: git.entry(commit, path) for path in needed}
+        folders = [path for path, entry in entries.items() if entry and entry.is_folder]
+        listed = dict(git.under(commit, folders)) if folders else {}
+        listed.update((p, e) for p, e in entries.items() if e is not None and not e.is_folder)
+
+    def left_out(path: str) -> bool:
+        parts = path.split("/")
+        return any("/".join(parts[:depth]) in not_copied for depth in range(1, len(parts) + 1))
+
+    wanted = sorted(p for p, e in listed.items() if not e.is_submodule and not left_out(p))
+    if len(wanted) > bounds.entries:
+        raise TreeError(f"the commit holds more than {bounds.entries:,} files to copy")
+    target.mkdir(mode=0o755, exist_ok=True)
+    git.write_files(commit, wanted, target)

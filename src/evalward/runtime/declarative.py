@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from evalward.errors import ConfigError, ProviderError, ProviderUnavailable
-from evalward.files.safe_files import UnsafeFile, read_text
+from evalward.files.committed import MAX_SYSTEM_BYTES, NotCommitted, RepoFiles
 from evalward.providers.base import (
     ChatMessage,
     ChatRequest,
@@ -18,7 +18,6 @@ from evalward.providers.registry import Providers
 from evalward.providers.tool_choice import choice_for
 from evalward.resources.agent import AgentSpec
 from evalward.resources.models import Agent
-from evalward.resources.paths import OutsideRepository, file_reference
 from evalward.rundata.trace import Fallback, StepType, Trace
 from evalward.runtime.mcp_tools import McpFailure
 from evalward.runtime.tools import ToolExecutor
@@ -215,32 +214,20 @@ def _record_response(
         first = {}
 
 
-MAX_SYSTEM_BYTES = 4 * 1024 * 1024
-"""The largest `systemFile` read (a file of the repository, so of the pull request)."""
-
-
-def resolve_agent(agent: Agent, defined_in: str, root: Path) -> DeclarativeAgent:
-    """Read `systemFile` from the agent's own checkout, by the rule every path of a resource
-    follows (resources/paths.py), refusing paths that leave it."""
+def resolve_agent(
+    agent: Agent, defined_in: str, root: Path, files: RepoFiles | None = None
+) -> DeclarativeAgent:
+    """Read `systemFile` through the side's door (files/committed.py: a committed file, by
+    the rule every path of a resource follows, resources/paths.py); `root` is where the
+    agent's programs run. `files` defaults to the working tree at `root`."""
     spec = agent.spec
     system = spec.system or ""
     if spec.system_file:
         where = f"{printable(defined_in)}: spec.systemFile"
+        door = files if files is not None else RepoFiles.working_tree(root)
         try:
-            path = file_reference(root, spec.system_file, defined_in).path
-        except OutsideRepository:
-            raise ConfigError(
-                f"{where}: the file {spec.system_file!r} leaves the "
-                "repository; reference a file inside it"
-            ) from None
-        try:
-            system = read_text(path, MAX_SYSTEM_BYTES)  # a FIFO would block a plain read
-        except UnsafeFile as exc:
-            raise ConfigError(f"{where}: {spec.system_file!r} {exc.reason}") from None
-        except OSError as exc:
-            raise ConfigError(
-                f"{where}: cannot read {spec.system_file!r} ({exc.strerror})"
-            ) from None
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"{where}: {spec.system_file!r} is not UTF-8 text ({exc})") from None
+            found = door.agent_reference(spec.system_file, defined_in)
+            system = door.text(found.path, MAX_SYSTEM_BYTES)
+        except NotCommitted as exc:
+            raise ConfigError(f"{where}: the file {spec.system_file!r} {exc.reason}") from None
     return DeclarativeAgent(name=agent.metadata.name, spec=spec, system_prompt=system, root=root)

@@ -31,14 +31,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from evalward.errors import AgentRunError
+from evalward.errors import AgentRunError, GitError
+from evalward.files.committed import RepoFiles
 from evalward.files.trees import REMOVAL, TreeBounds, TreeError, remove_tree
 from evalward.resources.agent import AgentEnvironment, AgentSpec
 from evalward.resources.models import Agent
 from evalward.resources.paths import link_on_the_way
 from evalward.runtime.agent_users import CLAIMS, AgentUser, ClaimedUser
 from evalward.runtime.apart import Apart
-from evalward.runtime.checkout_copy import copy_checkout
+from evalward.runtime.checkout_copy import copy_side
 from evalward.runtime.environment_limits import EnvironmentLimits
 from evalward.runtime.strays import RunProcesses, Sessions
 
@@ -125,6 +126,8 @@ class _Shared:
     """The programs started and still running, and the lock their starts take."""
     reads: dict[Path, frozenset[str]] = field(default_factory=dict)
     """What the runs read of a checkout, where that is not all of it (`limit`)."""
+    sides: dict[Path, RepoFiles] = field(default_factory=dict)
+    """Each checkout's side (`from_side`): a commit's copy is written from its tree."""
     claim: ClaimedUser | None = None
     """The agent users' claim (`agent-user: auto`), let go once none of their processes is
     left."""
@@ -279,6 +282,11 @@ class Sandbox:
         copy: what its side's runs read (`stages/reach.py`), not the whole repository."""
         self._shared.reads[checkout.resolve()] = frozenset(paths)
 
+    def from_side(self, checkout: Path, files: RepoFiles) -> None:
+        """Make the working copy of `checkout` from its side's files (files/committed.py):
+        a commit's tree, never the workspace's copy of it (default: the working tree)."""
+        self._shared.sides[checkout.resolve()] = files
+
     def working_copy(self, checkout: Path) -> Path:
         """Where programs of `checkout` run: the checkout itself without a user switch, else a
         copy owned by evalward that the agent user can read and run but not change. Made once
@@ -294,8 +302,9 @@ class Sandbox:
             left_out = self.not_copied | self._shared.hidden
             try:
                 reads = self._shared.reads.get(key)
-                copy_checkout(key, target / "tree", reads, left_out, COPY_BOUNDS)
-            except (OSError, TreeError) as exc:
+                side = self._shared.sides.get(key) or RepoFiles.working_tree(key)
+                copy_side(side, key, target / "tree", reads, left_out, COPY_BOUNDS)
+            except (OSError, TreeError, GitError) as exc:
                 raise AgentRunError(f"cannot copy the checkout for the agent user: {exc}") from None
             copies[key] = target / "tree"
         self._link_packages(copies[key], in_checkout=False)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalward.errors import ResourceError
+from evalward.files.committed import RepoFiles
 from evalward.git import Git
 from evalward.resources import ResourceSet, load_resources
 from evalward.resources.loader import load_changed_resources, needs_full_load
@@ -43,6 +44,7 @@ def load_base(
     checkout wrote), the base is checked out and loaded whole; the caller checks one out
     later with what the base side's runs read (`stages/reach.py`).
     """
+    door = RepoFiles.at_commit(git, git.resolve(merge_base))
     wanted = sorted(p for p in differs if p.endswith((".yaml", ".yml")))
     if not (
         needs_full_load(head, differs)
@@ -57,13 +59,16 @@ def load_base(
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content)
         try:
-            base = load_changed_resources(overlay, head, differs, config, check_files=False)
+            base = load_changed_resources(
+                overlay, head, differs, config, check_files=False, door=door
+            )
         except ResourceError:
             pass  # e.g. an AgentV file whose references the overlay lacks: load it whole
         else:
             return LoadedBase(base, overlay, whole=False)
     root = stack.enter_context(git.worktree(merge_base))
-    return LoadedBase(load_resources(root, config=config), root, whole=True)
+    door = RepoFiles.at_commit(git, door.commit or merge_base, root)
+    return LoadedBase(load_resources(root, config=config, door=door), root, whole=True)
 
 
 def _linked(resources: ResourceSet) -> bool:

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evalward.files.committed import RepoFiles
 from evalward.resources import ResourceSet
 from evalward.resources.gate_policy import BaseRuns, RegressionPolicy
 from evalward.resources.models import Eval
@@ -133,6 +134,7 @@ def gate_resources(head: ResourceSet, base: ResourceSet | None, config: GateConf
         return head
     return ResourceSet(
         root=head.root,
+        door=head.door,
         agents=head.agents,
         fixtures={**head.fixtures, **base.fixtures},
         evals={**head.evals, **base.evals},
@@ -313,6 +315,11 @@ class Checkout:
     reads: frozenset[str] | None = None
     """What this side's runs read of `root` (`stages/reach.py`), when `root` holds more:
     all an agent user's copy of it needs. None: all of it."""
+
+    @property
+    def files(self) -> RepoFiles:
+        """The one door to the files this side's definitions name (files/committed.py)."""
+        return self.resources.files
 
 
 def private_runs(plan: Plan, resources: Mapping[Side, ResourceSet]) -> set[tuple[str, str]]:

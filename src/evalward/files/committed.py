@@ -1,0 +1,189 @@
+"""The one door to a file a definition names: a system prompt, an AgentV input or dataset, a
+seed, a scorer, a program, an environment's requirements.
+
+A pull request writes its definitions, so every path in them is hostile, and the workspace
+holds more than the pull request: files other workflow steps wrote there, private and
+git-ignored (`google-github-actions/auth` leaves `gha-creds-*.json`, 0600). evalward runs as
+root, so a path check alone ("inside the repository") would let a definition hand such a
+file to the model or to the agent. So a side that is a commit (`RepoFiles.at_commit`: the
+action's head and base, `evalward run --head`) is read from git's objects only: a path must
+name a file of that commit's tree (links followed inside the tree), never a submodule, an
+untracked or ignored file or a folder, and the workspace's copy is never opened.
+
+The working tree (`evalward run` without a head: the user runs their own uncommitted code,
+as themselves) keeps the same rules as far as they apply: a file git would commit (tracked,
+or untracked and not ignored) is read from disk; an ignored one is refused. A folder that is
+no git repository at all (a test's tree) has only the path rule.
+
+Every refusal is `NotCommitted`, whose `reason` ends a sentence about the path; callers
+report it at the YAML line that names the path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from evalward.errors import GitError
+from evalward.files.inside import OutsideRepository, reference_candidates, repo_path
+from evalward.files.safe_files import UnsafeFile, read_regular
+from evalward.git import Git
+
+
+@dataclass(frozen=True)
+class AgentReference:
+    """Where an Agent's file reference leads (a repository path). `legacy` is set (to the
+    path written the new way) when only the old rule found it; `shadowed` names the old
+    rule's file that the root path now wins over."""
+
+    path: str
+    legacy: str = ""
+    shadowed: str = ""
+
+
+MAX_SYSTEM_BYTES = 4 * 1024 * 1024
+"""The largest `systemFile` read (a file of the repository, so of the pull request)."""
+
+
+class NotCommitted(ValueError):
+    """A path a definition names that is not a file evalward may read on this side."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path!r} {reason}")
+        self.path = path
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class RepoFiles:
+    """The files of one side: `commit` set, that commit's tree; else the working tree at
+    `root` (`git` None: a folder outside any repository)."""
+
+    root: Path
+    git: Git | None
+    commit: str | None = None
+
+    @classmethod
+    def at_commit(cls, git: Git, commit: str, root: Path | None = None) -> RepoFiles:
+        return cls(root if root is not None else git.repo, git, commit)
+
+    @classmethod
+    def working_tree(cls, root: Path) -> RepoFiles:
+        """The files under `root` as they are on disk, with git's rules when `root` is the
+        top of a repository."""
+        return cls(root, Git(root) if _is_repository_top(root) else None)
+
+    @property
+    def committed(self) -> bool:
+        return self.commit is not None
+
+    def describe(self) -> str:
+        """The side in words, for messages."""
+        if self.commit is not None:
+            return f"commit {self.commit[:12]}"
+        return "the working tree"
+
+    def find(self, path: str) -> str:
+        """The repository path of the regular file `path` names (from the root; links
+        followed, inside the repository only). NotCommitted says why there is none."""
+        clean = path.lstrip("/")
+        if self.commit is not None and self.git is not None:
+            return self._in_commit(self.git, self.commit, clean)
+        try:
+            real = repo_path(self.root, clean)
+        except OutsideRepository:
+            raise NotCommitted(path, "leads out of the repository") from None
+        relative = real.relative_to(self.root.resolve()).as_posix()
+        if real.is_dir():
+            raise NotCommitted(path, "is a folder, not a file")
+        if not real.is_file():
+            raise NotCommitted(path, "does not exist (paths are from the repository root)")
+        if self.git is not None and relative not in self.git.committable([relative]):
+            raise NotCommitted(
+                path,
+                "is ignored by git (.gitignore, .git/info/exclude): evalward reads only "
+                "files git would commit; commit it, or name a file of the repository",
+            )
+        return relative
+
+    def _in_commit(self, git: Git, commit: str, path: str) -> str:
+        try:
+            real, entry = git.lookup(commit, path)
+        except GitError as exc:
+            raise NotCommitted(path, f"cannot be read from {self.describe()}: {exc}") from None
+        if real is None:
+            raise NotCommitted(
+                path, "leads out of the repository (a symbolic link, or links that loop)"
+            )
+        if entry is None:
+            raise NotCommitted(
+                path,
+                f"is not a file of {self.describe()} (untracked, git-ignored or written "
+                "by another workflow step: evalward reads only committed files); commit "
+                "it, or name a committed file",
+            )
+        if entry.is_submodule:
+            raise NotCommitted(path, "is a submodule (another repository), not a file")
+        if not entry.is_file:
+            raise NotCommitted(path, "is a folder, not a file")
+        return real
+
+    def agent_reference(self, reference: str, defined_in: str) -> AgentReference:
+        """The file an Agent's `reference` names, by resources/paths.py's rule: from the
+        root, else (deprecated) relative to `defined_in`. NotCommitted when neither is a file
+        this side may read (the reason is the root path's)."""
+        first, *older = reference_candidates(defined_in, reference)
+        legacy = older[0] if older else ""
+        try:
+            found = self.find(first)
+        except NotCommitted as exc:
+            if legacy and self.is_file(legacy):
+                return AgentReference(self.find(legacy), legacy=legacy)
+            raise NotCommitted(reference, exc.reason) from None
+        shadowed = legacy if legacy and self.is_file(legacy) and self.find(legacy) != found else ""
+        return AgentReference(found, shadowed=shadowed)
+
+    def is_file(self, path: str) -> bool:
+        try:
+            self.find(path)
+        except NotCommitted:
+            return False
+        return True
+
+    def read(self, path: str, limit: int) -> bytes:
+        """The content of the file `path` names (`find`), at most `limit` bytes (NotCommitted
+        when larger): from git's objects for a commit, from disk for the working tree."""
+        real = self.find(path)
+        if self.commit is not None and self.git is not None:
+            _, entry = self.git.lookup(self.commit, real)
+            assert entry is not None  # found just above
+            if self.git.blob_size(entry.oid) > limit:
+                raise NotCommitted(path, f"is larger than {limit} bytes")
+            content = self.git.blob(entry.oid)
+            if content is None:
+                raise NotCommitted(path, f"is missing from git's objects of {self.describe()}")
+            return content
+        try:
+            return read_regular(self.root.resolve() / real, limit)
+        except UnsafeFile as exc:
+            raise NotCommitted(path, exc.reason) from None
+        except OSError as exc:
+            raise NotCommitted(path, f"cannot be read ({exc.strerror})") from None
+
+    def text(self, path: str, limit: int) -> str:
+        """`read`, decoded as UTF-8 (NotCommitted when it is not)."""
+        try:
+            return self.read(path, limit).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise NotCommitted(path, f"is not UTF-8 text ({exc})") from None
+
+
+def _is_repository_top(root: Path) -> bool:
+    """Whether `root` is the top of a git working tree (not a folder inside one)."""
+    if not (root / ".git").exists():
+        return False
+    try:
+        top = Git(root).run("rev-parse", "--show-toplevel", check=False).strip()
+    except GitError:
+        return False
+    return bool(top) and Path(top).resolve() == root.resolve()

@@ -1,0 +1,220 @@
+"""A pull request that names a file another workflow step left in the workspace.
+
+`google-github-actions/auth` writes `gha-creds-*.json` into the workspace, 0600 and
+git-ignored. evalward runs as root, so reading that path "inside the repository" would hand a
+private key to the model provider or to the head agent. Every file a definition names goes
+through one door (files/committed.py): a file of the side's commit, read from git's objects;
+this one is not committed, so the pull request's definition is refused at the line that names
+it, and the key reaches nothing. Each attack runs through the action's entry point.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from fakes.github_api import FakeGitHub, FakePull
+from fakes.model_server import ScriptedModelServer
+from support.actionrun import ActionRun, pull_request_event, run_action
+from support.gitrepo import GitRepo
+from support.suite import (
+    BASE_PROMPT,
+    GREETING_FIXTURE,
+    ORDER_FIXTURE,
+    SUPPORT_BOT,
+    SUPPORT_EVAL,
+    script_model,
+)
+
+RUNNER_FILE = "gha-creds-0123abcd.json"
+PRIVATE_KEY = "-----BEGIN PRIVATE KEY-----RUNNER-ONLY-7f3a9c-----END PRIVATE KEY-----"
+
+
+def _plant_runner_file(repo: GitRepo) -> Path:
+    """What the auth step leaves: a private, ignored file at the workspace's top."""
+    planted = repo.path / RUNNER_FILE
+    planted.write_text(f'{{"private_key": "{PRIVATE_KEY}"}}\n')
+    planted.chmod(0o600)
+    return planted
+
+
+def _base(repo: GitRepo, extra: dict[str, str] | None = None) -> str:
+    return repo.commit(
+        "agents and evals",
+        {
+            ".gitignore": "gha-creds-*.json\n",
+            "agents/support-bot.yaml": SUPPORT_BOT.format(prompt=BASE_PROMPT),
+            "evals/support-bot.yaml": SUPPORT_EVAL,
+            "evals/fixtures/order-status.yaml": ORDER_FIXTURE,
+            "evals/fixtures/greeting.yaml": GREETING_FIXTURE,
+            **(extra or {}),
+        },
+    )
+
+
+def _gate(
+    repo: GitRepo, github: FakeGitHub, base: str, head: str, env: dict[str, str]
+) -> ActionRun:
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    event = pull_request_event(github.repository, 7, base, head)
+    return run_action(repo.path, github, event, env=env)
+
+
+def _assert_key_reached_nothing(
+    run: ActionRun, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    assert model.requests_mentioning("RUNNER-ONLY-7f3a9c") == []
+    assert "RUNNER-ONLY-7f3a9c" not in run.stdout + run.stderr
+    for posted in github.comments_on(7):
+        assert "RUNNER-ONLY-7f3a9c" not in posted["body"]
+
+
+def test_a_runner_file_named_as_system_file_is_refused_at_its_line(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base = _base(repo)
+    repo.branch("feature")
+    leaking = SUPPORT_BOT.format(prompt="x").replace(
+        '  system: "x"\n', f"  systemFile: {RUNNER_FILE}\n"
+    )
+    head = repo.commit("read the prompt from a file", {"agents/support-bot.yaml": leaking})
+    _plant_runner_file(repo)
+    script_model(model, head_greets_well=True)
+
+    run = _gate(repo, github, base, head, env)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    expected = (
+        f"agents/support-bot.yaml:7:3: spec.systemFile: the file {RUNNER_FILE!r} is not a file "
+        f"of commit {head[:12]} (untracked, git-ignored or written by another workflow step"
+    )
+    assert expected in run.stderr
+    assert run.outputs["result"] == "fail"
+    _assert_key_reached_nothing(run, github, model)
+
+
+def test_a_runner_file_behind_a_committed_link_is_refused(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base = _base(repo)
+    repo.branch("feature")
+    os.symlink(f"../{RUNNER_FILE}", repo.path / "agents" / "prompt.md")
+    linked = SUPPORT_BOT.format(prompt="x").replace(
+        '  system: "x"\n', "  systemFile: agents/prompt.md\n"
+    )
+    head = repo.commit("a prompt through a link", {"agents/support-bot.yaml": linked})
+    _plant_runner_file(repo)
+    script_model(model, head_greets_well=True)
+
+    run = _gate(repo, github, base, head, env)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert (
+        "agents/support-bot.yaml:7:3: spec.systemFile: the file 'agents/prompt.md' is not a file"
+        in run.stderr
+    )
+    _assert_key_reached_nothing(run, github, model)
+
+
+AGENTV_LEAK = f"""\
+execution: {{ target: support-bot }}
+evalcases:
+  - id: leaky-hello
+    input:
+      - role: user
+        content:
+          - {{ type: text, value: "Hello there!" }}
+          - {{ type: file, value: /{RUNNER_FILE} }}
+    assertions:
+      - {{ type: contains, value: Hello }}
+"""
+
+
+def test_a_runner_file_named_as_an_agentv_file_input_is_refused_at_its_line(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base = _base(repo)
+    repo.branch("feature")
+    head = repo.commit("an AgentV suite", {"evals/leak.yaml": AGENTV_LEAK})
+    _plant_runner_file(repo)
+    script_model(model, head_greets_well=True)
+
+    run = _gate(repo, github, base, head, env)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    expected = (
+        f"evals/leak.yaml:8:27: evalcases[0].input[0].content[1].value: file reference "
+        f"'/{RUNNER_FILE}' is not a file of commit {head[:12]}"
+    )
+    assert expected in run.stderr
+    _assert_key_reached_nothing(run, github, model)
+
+
+AGENT_PYTHON = "/usr/bin/python3"
+"""An interpreter every user may run: the agent runs as an agent user."""
+
+COPY_READER = f"""\
+import json, os, sys
+sys.stdin.readline()
+try:
+    with open({RUNNER_FILE!r}) as planted:
+        answer = "LEAKED " + planted.read()
+except FileNotFoundError:
+    answer = "GOOD: nothing planted"
+except OSError as exc:
+    answer = "GOOD: " + exc.strerror
+print(json.dumps({{"type": "final", "content": answer}}), flush=True)
+"""
+
+COPY_AGENT = f"""\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: bot }}
+spec:
+  runtime: {{ command: {{ run: [{AGENT_PYTHON}, agent/bot.py] }} }}
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: bot-eval }}
+spec:
+  targetAgent: bot
+  fixtures: [fa]
+  scoring: {{ passThreshold: 1.0 }}
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: fa }}
+spec:
+  targetAgent: bot
+  input: {{ type: prompt, payload: {{ prompt: question-a }} }}
+  assertions: [ {{ type: contains, value: GOOD }} ]
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a working copy for an agent user needs root")
+@pytest.mark.skipif(not os.access(AGENT_PYTHON, os.X_OK), reason=f"no {AGENT_PYTHON}")
+def test_a_runner_file_is_not_in_the_head_agents_working_copy(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """No `watch`: the agent's copy is its whole commit, and only its commit."""
+    base = repo.commit(
+        "a command agent",
+        {
+            ".gitignore": "gha-creds-*.json\n",
+            "agents/bot.yaml": COPY_AGENT,
+            "agent/bot.py": COPY_READER.replace("GOOD: nothing", "GOOD: base, nothing"),
+        },
+    )
+    repo.branch("feature")
+    head = repo.commit("read what the runner left", {"agent/bot.py": COPY_READER})
+    _plant_runner_file(repo)
+
+    run = _gate(repo, github, base, head, {**env})
+
+    answers = {f["side"]: f["status"] for f in run.results()["fixtures"]}
+    assert answers == {"base": "pass", "head": "pass"}, run.stdout + run.stderr
+    assert run.returncode == 0, run.stdout + run.stderr
+    _assert_key_reached_nothing(run, github, model)
+    assert "RUNNER-ONLY-7f3a9c" not in (run.output_dir / "results.json").read_text()
