@@ -6,6 +6,7 @@ and the turns jobs on one machine take. Through the action: tests/hostile/test_s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import fcntl
 import os
@@ -13,6 +14,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -174,6 +176,75 @@ def test_a_side_s_turn_leaves_nothing_of_either_agent_user(checkout: Path) -> No
     try:
         assert asyncio.run(go()) == [False, False, False, False]
     finally:
+        sandbox.close()
+
+
+# Its first thread ends alone (the `exit` system call) while a second thread runs on: /proc
+# shows the process as a zombie, yet it runs. It prints its pid, then its second thread waits.
+HALF_DEAD = """\
+import ctypes, os, sys, threading, time
+def go_on():
+    while True:
+        time.sleep(0.05)
+threading.Thread(target=go_on).start()
+print(os.getpid(), flush=True)
+ctypes.CDLL(None).syscall(60, 0)  # SYS_exit (x86_64): this thread only
+"""
+
+
+def _threads_alive(pid: int) -> bool:
+    """Whether any thread of `pid` still runs (its first may show as a zombie)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for task in tasks:
+        try:
+            text = Path(f"/proc/{pid}/task/{task}/stat").read_text()
+        except OSError:
+            continue
+        if text[text.rfind(")") + 2] not in "ZX":
+            return True
+    return False
+
+
+@needs_root
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="SYS_exit is 60 on x86_64 only")
+def test_a_turn_ends_a_process_whose_first_thread_ended_while_another_runs(
+    checkout: Path,
+) -> None:
+    """A head process whose first thread ended (a zombie in /proc/<pid>/stat) with a second
+    thread running, in a session of its own: a turn's start ends it, every thread."""
+    user = agent_user()
+    sandbox = Sandbox(user)
+    (checkout / "half_dead.py").write_text(HALF_DEAD)
+    half = subprocess.Popen(
+        [PYTHON, "half_dead.py"],
+        cwd=checkout,
+        user=user.uid,
+        group=user.gid,
+        extra_groups=[],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+    )
+    assert half.stdout is not None
+    pid = int(half.stdout.readline())
+    for _ in range(500):  # its first thread has ended: it shows as a zombie
+        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            break
+        time.sleep(0.01)
+    assert _threads_alive(pid) and not _alive(pid)
+
+    async def go() -> bool:
+        async with sandbox.turn("base", ""):
+            return _threads_alive(pid)
+
+    try:
+        assert asyncio.run(go()) is False
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        half.wait()
         sandbox.close()
 
 
