@@ -351,6 +351,54 @@ def test_the_sweep_removes_the_user_s_shared_memory_segments() -> None:
         libc.shmctl(ident, 0, None)
 
 
+@needs_root
+def test_a_turn_sweeps_every_folder_any_user_may_write_found_on_the_machine() -> None:
+    """Files the head's user left in /run/lock (which /var/lock names), in a folder every
+    user may write that no list names, and its System V message queue and semaphore set go
+    when a turn starts; root's file beside them stays."""
+    user = agent_user()
+    odd = Path(tempfile.mkdtemp(prefix="evalward-odd-", dir="/var/lib"))
+    odd.chmod(0o755)
+    (odd / "open").mkdir()
+    (odd / "open").chmod(0o777)
+    (odd / "root.txt").write_text("root's")
+    token = f"evalward-{os.getpid()}-{time.monotonic_ns()}"
+    planted = [Path("/run/lock") / token, odd / "open" / token]
+    key = 0x5EEE0000 + os.getpid() % 0xFFFF
+    libc = ctypes.CDLL(None, use_errno=True)
+    sandbox = Sandbox(user)
+    said: list[str] = []
+    sandbox.keep_apart(said.append, turns=None)
+    try:
+        _as_user(
+            user.uid,
+            f"""
+import ctypes
+for path in {[str(p) for p in planted]!r}:
+    open(path, "w").write("planted")
+libc = ctypes.CDLL(None)
+assert libc.msgget({key}, 0o1666) >= 0 and libc.semget({key + 1}, 1, 0o1666) >= 0
+""",
+        )
+        assert all(path.exists() for path in planted)
+
+        async def go() -> None:
+            async with sandbox.turn("base", ""):
+                pass
+
+        asyncio.run(go())
+        assert [path for path in planted if path.exists()] == []
+        assert (libc.msgget(key, 0), libc.semget(key + 1, 0, 0)) == (-1, -1)
+        assert (odd / "root.txt").read_text() == "root's"
+        swept = next(line for line in said if "from every folder any user may write" in line)
+        assert f"{odd / 'open'}" in swept and "/run/lock" in swept
+    finally:
+        sandbox.close()
+        for path in planted:
+            path.unlink(missing_ok=True)
+        subprocess.run(["rm", "-rf", str(odd)], check=False)
+
+
 def _held(folder: Path, name: str) -> bool:
     probe = os.open(folder / name, os.O_RDWR)
     try:

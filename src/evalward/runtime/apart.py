@@ -29,6 +29,7 @@ from evalward.runtime import cgroups
 from evalward.runtime.agent_users import AgentUser
 from evalward.runtime.cgroups import RunGroups
 from evalward.runtime.leftovers import sweep
+from evalward.runtime.shared_places import Places, find
 from evalward.runtime.side_turns import Turns, group_of
 from evalward.runtime.strays import RunProcesses, Sessions, Spared, end_strays, join_late_forks
 
@@ -45,6 +46,8 @@ class Apart:
         self.turns = Turns(None)
         self._log: Callable[[str], None] = lambda _line: None
         self._said = ""
+        self.places: Places | None = None
+        """Where any user may write: found at the first turn (`shared_places`)."""
 
     def track(self, turns: Path | None, log: Callable[[str], None]) -> None:
         """Make the job's cgroup and take part in the machine's turns (`turns`: their folder,
@@ -53,10 +56,11 @@ class Apart:
         self.groups = made if isinstance(made, RunGroups) else None
         self.turns = Turns(turns, log)
         self._log = log
+        sweep = " and agent user (a uid sweep over every thread)" if self.users else ""
         how = (
             f"in a cgroup each ({made.folder})"
             if isinstance(made, RunGroups)
-            else f"by their sessions{' and agent user' if self.users else ''} ({made})"
+            else f"by their sessions{sweep}, with no cgroup ({made})"
         )
         between = (
             ", nothing of either side's agent user left between them"
@@ -109,8 +113,12 @@ class Apart:
         if not users:
             return 0
         ended = await self.sessions.end_all(user.uid for user in users)
+        if self.places is None:
+            self.places = await asyncio.to_thread(find)
+            self._log(_places_said(self.places))
+        uids, gids = [u.uid for u in users], [u.gid for u in users]
         try:
-            swept = await asyncio.to_thread(sweep, [u.uid for u in users], [u.gid for u in users])
+            swept = await asyncio.to_thread(sweep, uids, gids, self.places.folders)
         except TreeError as exc:  # a later side's programs could read what is left: stop
             raise AgentRunError(
                 f"the runs stop here: {exc}, and the other side's programs could read it"
@@ -129,3 +137,17 @@ class Apart:
         if self.groups is not None:
             self.groups.close()
             self.groups = None
+
+
+def _places_said(places: Places) -> str:
+    shown = ", ".join(str(place) for place in places.folders) or "none"
+    cut = (
+        ""
+        if places.complete
+        else " (the search of the file system stopped at its bound: only the folders found "
+        "and the usual shared ones are swept)"
+    )
+    return (
+        f"evalward: the agent users' files are removed at each turn from every folder any "
+        f"user may write: {shown}{cut}"
+    )
