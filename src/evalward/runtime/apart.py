@@ -25,8 +25,8 @@ from pathlib import Path
 
 from evalward.errors import AgentRunError
 from evalward.files.trees import TreeError
-from evalward.runtime import cgroups
-from evalward.runtime.agent_users import AgentUser
+from evalward.runtime import cgroups, thread_groups
+from evalward.runtime.agent_users import FIRST_UID, PAIRS, AgentUser
 from evalward.runtime.cgroups import RunGroups
 from evalward.runtime.leftovers import sweep
 from evalward.runtime.shared_places import Places, find
@@ -124,6 +124,26 @@ class Apart:
                 f"the runs stop here: {exc}, and the other side's programs could read it"
             ) from None
         return ended + swept
+
+    def head_alive(self, during: str) -> bool:
+        """Whether a process of any head side's agent user is alive on the machine: this
+        job's head user, or any head uid of the pairs jobs claim (`agent_users`), by any of
+        its threads. In a base turn there should be none: one seen means a base run could
+        have been reached, and its result is not kept (`flows/execute.py`); the log says so.
+        """
+        if not self.users:
+            return False
+        head, base = self.users[0].uid, self.users[-1].uid
+        uids = {*range(FIRST_UID, FIRST_UID + 2 * PAIRS, 2), head} - {base, os.geteuid()}
+        found = thread_groups.live_of(uids)
+        if found:
+            pids = ", ".join(str(group.pid) for group in found[:5])
+            more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+            self._log(
+                f"evalward: a head agent user's process was alive during {during} (pid "
+                f"{pids}{more}): its result is not kept in the result cache"
+            )
+        return bool(found)
 
     def kill_all(self) -> int:
         """`clear`'s ending of processes, at once (the job's end)."""
