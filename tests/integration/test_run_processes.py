@@ -441,11 +441,52 @@ def test_jobs_take_the_sides_turns_bases_together_a_head_with_its_own_commit_onl
 
     order = asyncio.run(go())
     assert order == ["+base", "+base", "-base", "-base", "+head-abc", "-head-abc"]
-    assert said == [
+    assert said[0] == (
         "evalward: waiting for another job on this machine (base runs) before this job's "
         "head runs start"
-    ]
+    )
+    assert said[1].startswith("evalward: this job's head runs start after ")
+    assert said[1].endswith(" s waiting for other jobs' turns") and len(said) == 2
     assert not _held(folder, "turns")  # every lock let go with its turn
+    assert not [e.name for e in folder.iterdir() if e.name.startswith("ticket-")]  # none left
+
+
+@needs_root
+def test_turns_go_first_come_first_served_a_later_base_waits_behind_a_waiting_head(
+    tmp_path: Path,
+) -> None:
+    """Job 1 holds a base turn; job 2 then asks for its head's; job 3 then asks for a base
+    turn. Job 3 goes after job 2's head, not beside job 1's base: turns that keep coming
+    never overtake one that waits."""
+    folder = tmp_path / "claims"
+    waiting: list[str] = []
+    turns = [Turns(folder), Turns(folder, waiting.append), Turns(folder)]
+
+    async def go() -> list[str]:
+        order: list[str] = []
+
+        async def hold(turn: Turns, group: str, name: str, until: asyncio.Event) -> None:
+            async with turn.taken(group):
+                order.append(f"+{name}")
+                await until.wait()
+                order.append(f"-{name}")
+
+        first_done, free = asyncio.Event(), asyncio.Event()
+        free.set()
+        first = asyncio.create_task(hold(turns[0], "base", "base1", first_done))
+        while not order:
+            await asyncio.sleep(0.01)
+        head = asyncio.create_task(hold(turns[1], "head-abc", "head2", free))
+        while not waiting:
+            await asyncio.sleep(0.01)  # it has asked, found the base's turn held, and waits
+        later = asyncio.create_task(hold(turns[2], "base", "base3", free))
+        await asyncio.sleep(0.5)
+        assert order == ["+base1"], order  # neither goes while the first base holds its turn
+        first_done.set()
+        await asyncio.gather(first, head, later)
+        return order
+
+    assert asyncio.run(go()) == ["+base1", "-base1", "+head2", "-head2", "+base3", "-base3"]
 
 
 @needs_root
