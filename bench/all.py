@@ -84,6 +84,7 @@ SECTIONS = [
     Section("p7", "p7_environments.py", ("--runs", "3"), ("root", "network"), minutes=2),
     Section("p8", "p8_proxy.py", ("--calls", "300"), minutes=1),
     Section("p9", "p9_sides.py", ("--runs", "3"), ("root",), minutes=1.5),
+    Section("p10", "p10_turns.py", ("--runs", "3"), ("root",), minutes=3),
     Section("comment", "comment_size.py", ("--repeat", "5"), minutes=0.5),
     Section("redaction", "redaction.py", ("--repeat", "7"), minutes=0.5),
     Section("regex", "regex_engines.py", minutes=0.5),

@@ -120,6 +120,8 @@ class Gates:
         self.base = self.repo.commit("the refund desk", suite("Refund delivered orders.", fixtures))
         self.repo.branch("feature")
         self.heads = 0
+        self.said = ""
+        """The last gate's log."""
 
     def gate(self, cache: str) -> tuple[float, float]:
         """A gate of a new head commit; its wall time and the CPU time of the action and of
@@ -152,6 +154,7 @@ class Gates:
             text=True,
         )
         wall = time.perf_counter() - began
+        self.said = done.stdout
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         if done.returncode != 0:

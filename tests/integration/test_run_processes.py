@@ -6,6 +6,7 @@ and the turns jobs on one machine take. Through the action: tests/hostile/test_s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import fcntl
 import os
@@ -13,6 +14,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -177,6 +179,75 @@ def test_a_side_s_turn_leaves_nothing_of_either_agent_user(checkout: Path) -> No
         sandbox.close()
 
 
+# Its first thread ends alone (the `exit` system call) while a second thread runs on: /proc
+# shows the process as a zombie, yet it runs. It prints its pid, then its second thread waits.
+HALF_DEAD = """\
+import ctypes, os, sys, threading, time
+def go_on():
+    while True:
+        time.sleep(0.05)
+threading.Thread(target=go_on).start()
+print(os.getpid(), flush=True)
+ctypes.CDLL(None).syscall(60, 0)  # SYS_exit (x86_64): this thread only
+"""
+
+
+def _threads_alive(pid: int) -> bool:
+    """Whether any thread of `pid` still runs (its first may show as a zombie)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for task in tasks:
+        try:
+            text = Path(f"/proc/{pid}/task/{task}/stat").read_text()
+        except OSError:
+            continue
+        if text[text.rfind(")") + 2] not in "ZX":
+            return True
+    return False
+
+
+@needs_root
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="SYS_exit is 60 on x86_64 only")
+def test_a_turn_ends_a_process_whose_first_thread_ended_while_another_runs(
+    checkout: Path,
+) -> None:
+    """A head process whose first thread ended (a zombie in /proc/<pid>/stat) with a second
+    thread running, in a session of its own: a turn's start ends it, every thread."""
+    user = agent_user()
+    sandbox = Sandbox(user)
+    (checkout / "half_dead.py").write_text(HALF_DEAD)
+    half = subprocess.Popen(
+        [PYTHON, "half_dead.py"],
+        cwd=checkout,
+        user=user.uid,
+        group=user.gid,
+        extra_groups=[],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+    )
+    assert half.stdout is not None
+    pid = int(half.stdout.readline())
+    for _ in range(500):  # its first thread has ended: it shows as a zombie
+        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            break
+        time.sleep(0.01)
+    assert _threads_alive(pid) and not _alive(pid)
+
+    async def go() -> bool:
+        async with sandbox.turn("base", ""):
+            return _threads_alive(pid)
+
+    try:
+        assert asyncio.run(go()) is False
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        half.wait()
+        sandbox.close()
+
+
 def _as_user(uid: int, code: str) -> None:
     subprocess.run([PYTHON, "-c", code], user=uid, group=uid, extra_groups=[], check=True)
 
@@ -280,6 +351,54 @@ def test_the_sweep_removes_the_user_s_shared_memory_segments() -> None:
         libc.shmctl(ident, 0, None)
 
 
+@needs_root
+def test_a_turn_sweeps_every_folder_any_user_may_write_found_on_the_machine() -> None:
+    """Files the head's user left in /run/lock (which /var/lock names), in a folder every
+    user may write that no list names, and its System V message queue and semaphore set go
+    when a turn starts; root's file beside them stays."""
+    user = agent_user()
+    odd = Path(tempfile.mkdtemp(prefix="evalward-odd-", dir="/var/lib"))
+    odd.chmod(0o755)
+    (odd / "open").mkdir()
+    (odd / "open").chmod(0o777)
+    (odd / "root.txt").write_text("root's")
+    token = f"evalward-{os.getpid()}-{time.monotonic_ns()}"
+    planted = [Path("/run/lock") / token, odd / "open" / token]
+    key = 0x5EEE0000 + os.getpid() % 0xFFFF
+    libc = ctypes.CDLL(None, use_errno=True)
+    sandbox = Sandbox(user)
+    said: list[str] = []
+    sandbox.keep_apart(said.append, turns=None)
+    try:
+        _as_user(
+            user.uid,
+            f"""
+import ctypes
+for path in {[str(p) for p in planted]!r}:
+    open(path, "w").write("planted")
+libc = ctypes.CDLL(None)
+assert libc.msgget({key}, 0o1666) >= 0 and libc.semget({key + 1}, 1, 0o1666) >= 0
+""",
+        )
+        assert all(path.exists() for path in planted)
+
+        async def go() -> None:
+            async with sandbox.turn("base", ""):
+                pass
+
+        asyncio.run(go())
+        assert [path for path in planted if path.exists()] == []
+        assert (libc.msgget(key, 0), libc.semget(key + 1, 0, 0)) == (-1, -1)
+        assert (odd / "root.txt").read_text() == "root's"
+        swept = next(line for line in said if "from every folder any user may write" in line)
+        assert f"{odd / 'open'}" in swept and "/run/lock" in swept
+    finally:
+        sandbox.close()
+        for path in planted:
+            path.unlink(missing_ok=True)
+        subprocess.run(["rm", "-rf", str(odd)], check=False)
+
+
 def _held(folder: Path, name: str) -> bool:
     probe = os.open(folder / name, os.O_RDWR)
     try:
@@ -322,11 +441,52 @@ def test_jobs_take_the_sides_turns_bases_together_a_head_with_its_own_commit_onl
 
     order = asyncio.run(go())
     assert order == ["+base", "+base", "-base", "-base", "+head-abc", "-head-abc"]
-    assert said == [
+    assert said[0] == (
         "evalward: waiting for another job on this machine (base runs) before this job's "
         "head runs start"
-    ]
+    )
+    assert said[1].startswith("evalward: this job's head runs start after ")
+    assert said[1].endswith(" s waiting for other jobs' turns") and len(said) == 2
     assert not _held(folder, "turns")  # every lock let go with its turn
+    assert not [e.name for e in folder.iterdir() if e.name.startswith("ticket-")]  # none left
+
+
+@needs_root
+def test_turns_go_first_come_first_served_a_later_base_waits_behind_a_waiting_head(
+    tmp_path: Path,
+) -> None:
+    """Job 1 holds a base turn; job 2 then asks for its head's; job 3 then asks for a base
+    turn. Job 3 goes after job 2's head, not beside job 1's base: turns that keep coming
+    never overtake one that waits."""
+    folder = tmp_path / "claims"
+    waiting: list[str] = []
+    turns = [Turns(folder), Turns(folder, waiting.append), Turns(folder)]
+
+    async def go() -> list[str]:
+        order: list[str] = []
+
+        async def hold(turn: Turns, group: str, name: str, until: asyncio.Event) -> None:
+            async with turn.taken(group):
+                order.append(f"+{name}")
+                await until.wait()
+                order.append(f"-{name}")
+
+        first_done, free = asyncio.Event(), asyncio.Event()
+        free.set()
+        first = asyncio.create_task(hold(turns[0], "base", "base1", first_done))
+        while not order:
+            await asyncio.sleep(0.01)
+        head = asyncio.create_task(hold(turns[1], "head-abc", "head2", free))
+        while not waiting:
+            await asyncio.sleep(0.01)  # it has asked, found the base's turn held, and waits
+        later = asyncio.create_task(hold(turns[2], "base", "base3", free))
+        await asyncio.sleep(0.5)
+        assert order == ["+base1"], order  # neither goes while the first base holds its turn
+        first_done.set()
+        await asyncio.gather(first, head, later)
+        return order
+
+    assert asyncio.run(go()) == ["+base1", "-base1", "+head2", "-head2", "+base3", "-base3"]
 
 
 @needs_root

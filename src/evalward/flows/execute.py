@@ -129,6 +129,9 @@ class _Run:
         # no program of the pull request runs as it, to stop them or plant their packages.
         self.gate_scorers = self._scorers(Side.head, Side.base)
         self.results: list[FixtureResult | None] = [None] * len(self.plan.runs)
+        self.reachable: set[int] = set()
+        """The base runs a head program could have reached: a head agent user's process
+        was alive as they started or ended. Their results are not kept in the cache."""
 
     def _scorers(self, side: Side, user: Side | None = None) -> CodeScorers:
         """The code scorers of `side`'s runs, run as `user`'s agent user (default: the side's)."""
@@ -294,7 +297,7 @@ class _Run:
             if (cached := self._from_cache(run)) is not None:
                 self.results[index] = cached
                 continue
-            trace, playground = await self._run_agent(run)
+            trace, playground = await self._run_agent(run, index)
             await self.unscored.acquire()
             if _cancelling():
                 # The group is stopping: a cancellation that arrived as the run ended may have
@@ -328,10 +331,28 @@ class _Run:
         }
         return self._finished(hit.model_copy(update=update))
 
-    async def _run_agent(self, run: PlannedRun) -> tuple[Trace, PlaygroundRun | None]:
+    async def _run_agent(self, run: PlannedRun, index: int) -> tuple[Trace, PlaygroundRun | None]:
         """The run, in a playground of its own when its fixture (or Eval) names one; every
         program it started is ended before its worker takes the next run (`_end`, once its
-        run slot is free for the programs of others)."""
+        run slot is free for the programs of others). A base run is watched (`_watch`)."""
+        if run.side is not Side.base or self.sandbox is None or self.sandbox.user is None:
+            return await self._run_agent_alone(run)
+        await self._watch(run, index, "as it started")
+        try:
+            return await self._run_agent_alone(run)
+        finally:
+            await self._watch(run, index, "as it ended")
+
+    async def _watch(self, run: PlannedRun, index: int, when: str) -> None:
+        """A base run's result is kept only if no process of any head agent user was alive
+        on the machine while it ran: none as it started (no head program starts in a base
+        turn, so none can begin but from one alive then) and none once its programs ended."""
+        assert self.sandbox is not None
+        during = f"the base run of {run.eval}/{run.fixture} (rep {run.rep}), {when}"
+        if await asyncio.to_thread(self.sandbox.head_alive, during):
+            self.reachable.add(index)
+
+    async def _run_agent_alone(self, run: PlannedRun) -> tuple[Trace, PlaygroundRun | None]:
         checkout = self.checkouts[run.side]
         target = checkout.resources.evals[run.eval].resource.spec.target_agent
         if (why := self.unrunnable.get((run.side, target))) is not None:
@@ -434,8 +455,10 @@ class _Run:
             else self.scorers[run.side],
         )
         # A model call that failed under an agent's own code may have been worked around
-        # or not: like an error, such a run is tried again next time rather than reused.
-        if self.cache is not None and not trace.failed_proxy_calls:
+        # or not: like an error, such a run is tried again next time rather than reused. A
+        # base run a head program could have reached is never kept (`_watch`).
+        reachable = self.reachable
+        if self.cache is not None and not trace.failed_proxy_calls and index not in reachable:
             self.cache.put(self.keys.of(run), result)
         self.results[index] = self._finished(result)
 

@@ -25,10 +25,11 @@ from pathlib import Path
 
 from evalward.errors import AgentRunError
 from evalward.files.trees import TreeError
-from evalward.runtime import cgroups
-from evalward.runtime.agent_users import AgentUser
+from evalward.runtime import cgroups, thread_groups
+from evalward.runtime.agent_users import FIRST_UID, PAIRS, AgentUser
 from evalward.runtime.cgroups import RunGroups
 from evalward.runtime.leftovers import sweep
+from evalward.runtime.shared_places import Places, find
 from evalward.runtime.side_turns import Turns, group_of
 from evalward.runtime.strays import RunProcesses, Sessions, Spared, end_strays, join_late_forks
 
@@ -45,6 +46,8 @@ class Apart:
         self.turns = Turns(None)
         self._log: Callable[[str], None] = lambda _line: None
         self._said = ""
+        self.places: Places | None = None
+        """Where any user may write: found at the first turn (`shared_places`)."""
 
     def track(self, turns: Path | None, log: Callable[[str], None]) -> None:
         """Make the job's cgroup and take part in the machine's turns (`turns`: their folder,
@@ -53,10 +56,11 @@ class Apart:
         self.groups = made if isinstance(made, RunGroups) else None
         self.turns = Turns(turns, log)
         self._log = log
+        sweep = " and agent user (a uid sweep over every thread)" if self.users else ""
         how = (
             f"in a cgroup each ({made.folder})"
             if isinstance(made, RunGroups)
-            else f"by their sessions{' and agent user' if self.users else ''} ({made})"
+            else f"by their sessions{sweep}, with no cgroup ({made})"
         )
         between = (
             ", nothing of either side's agent user left between them"
@@ -109,13 +113,37 @@ class Apart:
         if not users:
             return 0
         ended = await self.sessions.end_all(user.uid for user in users)
+        if self.places is None:
+            self.places = await asyncio.to_thread(find)
+            self._log(_places_said(self.places))
+        uids, gids = [u.uid for u in users], [u.gid for u in users]
         try:
-            swept = await asyncio.to_thread(sweep, [u.uid for u in users], [u.gid for u in users])
+            swept = await asyncio.to_thread(sweep, uids, gids, self.places.folders)
         except TreeError as exc:  # a later side's programs could read what is left: stop
             raise AgentRunError(
                 f"the runs stop here: {exc}, and the other side's programs could read it"
             ) from None
         return ended + swept
+
+    def head_alive(self, during: str) -> bool:
+        """Whether a process of any head side's agent user is alive on the machine: this
+        job's head user, or any head uid of the pairs jobs claim (`agent_users`), by any of
+        its threads. In a base turn there should be none: one seen means a base run could
+        have been reached, and its result is not kept (`flows/execute.py`); the log says so.
+        """
+        if not self.users:
+            return False
+        head, base = self.users[0].uid, self.users[-1].uid
+        uids = {*range(FIRST_UID, FIRST_UID + 2 * PAIRS, 2), head} - {base, os.geteuid()}
+        found = thread_groups.live_of(uids)
+        if found:
+            pids = ", ".join(str(group.pid) for group in found[:5])
+            more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+            self._log(
+                f"evalward: a head agent user's process was alive during {during} (pid "
+                f"{pids}{more}): its result is not kept in the result cache"
+            )
+        return bool(found)
 
     def kill_all(self) -> int:
         """`clear`'s ending of processes, at once (the job's end)."""
@@ -129,3 +157,17 @@ class Apart:
         if self.groups is not None:
             self.groups.close()
             self.groups = None
+
+
+def _places_said(places: Places) -> str:
+    shown = ", ".join(str(place) for place in places.folders) or "none"
+    cut = (
+        ""
+        if places.complete
+        else " (the search of the file system stopped at its bound: only the folders found "
+        "and the usual shared ones are swept)"
+    )
+    return (
+        f"evalward: the agent users' files are removed at each turn from every folder any "
+        f"user may write: {shown}{cut}"
+    )

@@ -4,12 +4,13 @@ Once a side's processes are gone, what they wrote outside their private HOME/TMP
 there for the next side to read: a file planted at a fixed path in `/tmp` that the other
 side's tool opens, a socket it connects to, a shared-memory segment it attaches. At each
 side's end evalward removes everything the job's agent users own in the folders every user
-shares (`/tmp`, `/var/tmp`, `/dev/shm`, `/dev/mqueue`), at any depth a folder lets them
-write, and their System V IPC objects. It never follows a link: each folder is opened
-without following one, relative to the folder that holds it, and only folders others may
-write (or the user's group) are entered; what is owned by anyone else stays. What they own
-is removed as `files.trees` removes a tree (iteratively, however deep), all of it within
-BOUNDS; what cannot be removed is a TreeError naming it, once the rest is gone.
+shares (every one of the machine, found by `shared_places`; `SHARED` when none are given),
+at any depth a folder lets them write, and their System V IPC objects. It never follows a
+link: each folder is opened without following one, relative to the folder that holds it,
+and only folders others may write (or the user's group) are entered; what is owned by anyone
+else stays. What they own is removed as `files.trees` removes a tree (iteratively, however
+deep), all of it within BOUNDS; what cannot be removed is a TreeError naming it, once the rest
+is gone.
 """
 
 from __future__ import annotations

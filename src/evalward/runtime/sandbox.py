@@ -239,6 +239,10 @@ class Sandbox:
         take them); the first turn says what holds in `log`."""
         self._apart.track(turns if self.user is not None else None, log)
 
+    def head_alive(self, during: str) -> bool:
+        """Whether a process of any head side's agent user is alive (`Apart.head_alive`)."""
+        return self._apart.head_alive(during)
+
     def begin_run(self) -> RunProcesses:
         """One run of this side, whose programs (`in_run`) are ended with it (`end_run`)."""
         return self._apart.begin_run(self.user.uid if self.user is not None else None)

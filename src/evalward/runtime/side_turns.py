@@ -10,9 +10,14 @@ job takes each side's turn in the root-owned folder where jobs claim their agent
 of the same commit (the shards of one pull request, a push of the commit a pull request
 gates), and nothing else. A turn held by another job is waited for, and the log says so.
 
-Each turn is a shared `flock` on a file of its group, taken while holding a lock on the
-folder's `turns` file, after checking that no other group's file is held: the kernel lets go
-of every lock when a job ends, however it ends.
+Turns go first come, first served. A job that wants a turn takes a ticket: a file named
+after the next number of the folder's `turns` file and its group, which it holds a shared
+`flock` on while it waits. It takes the turn (a shared `flock` on a file of its group) once no
+other group's turn is held and every ticket before its own is of its group (those go with
+it); so a job waiting for a head's turn is never overtaken by base turns that keep coming,
+nor the reverse. Tickets and turns are read and taken while holding a lock on the `turns`
+file: the kernel lets go of every lock when a job ends, however it ends, and a ticket or turn
+file no one holds is removed. The log says how long a turn waited.
 """
 
 from __future__ import annotations
@@ -22,13 +27,16 @@ import contextlib
 import fcntl
 import os
 import re
-from collections.abc import AsyncIterator, Callable
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from evalward.runtime.agent_users import checked_folder
 
-POLL_SECONDS = 0.2
+POLL_SECONDS = 0.05
 PREFIX = "turn-"
+TICKET = "ticket-"
 
 
 def group_of(side: str, commit: str) -> str:
@@ -60,40 +68,98 @@ class Turns:
             os.close(held)
 
     async def _wait_for(self, group: str) -> int:
+        ticket = self._ticket(group)
+        started = time.monotonic()
         said = False
-        while True:
-            held = self._try(group)
-            if isinstance(held, int):
-                return held
-            if not said and held:
-                self.log(
-                    f"evalward: waiting for another job on this machine ({held} runs) before "
-                    f"this job's {group.split('-')[0]} runs start"
-                )
-                said = True
-            await asyncio.sleep(POLL_SECONDS)
-
-    def _try(self, group: str) -> int | str:
-        """The held turn's descriptor, or the group that holds another ("": the folder's lock
-        is busy for a moment)."""
-        assert self.folder is not None
-        mutex = os.open(self.folder / "turns", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
-            try:
-                fcntl.flock(mutex, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+            while True:
+                held = self._try(group, ticket)
+                if isinstance(held, int):
+                    break
+                if not said and held:
+                    self.log(
+                        f"evalward: waiting for another job on this machine ({held} runs) "
+                        f"before this job's {_side(group)} runs start"
+                    )
+                    said = True
+                await asyncio.sleep(POLL_SECONDS)
+        finally:
+            with contextlib.suppress(OSError):
+                ticket.path.unlink()
+            os.close(ticket.lock)
+        if said:
+            self.log(
+                f"evalward: this job's {_side(group)} runs start after "
+                f"{time.monotonic() - started:.1f} s waiting for other jobs' turns"
+            )
+        return held
+
+    def _ticket(self, group: str) -> _Ticket:
+        """This job's place in the queue: the next number, held while it waits."""
+        assert self.folder is not None
+        with self._mutex(blocking=True) as mutex:
+            assert mutex is not None
+            text = os.pread(mutex, 32, 0).decode("ascii", "replace").strip()
+            number = int(text) + 1 if text.isdigit() else 1
+            os.ftruncate(mutex, 0)
+            os.pwrite(mutex, str(number).encode(), 0)
+            path = self.folder / f"{TICKET}{number:020d}-{group}"
+            lock = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            fcntl.flock(lock, fcntl.LOCK_SH)
+            return _Ticket(number, path, lock)
+
+    def _try(self, group: str, ticket: _Ticket) -> int | str:
+        """The held turn's descriptor, or the group that holds another or comes first ("":
+        the folder's lock is busy for a moment)."""
+        assert self.folder is not None
+        with self._mutex(blocking=False) as mutex:
+            if mutex is None:
                 return ""
             for entry in self.folder.iterdir():
                 name = entry.name.removeprefix(PREFIX)
                 if entry.name.startswith(PREFIX) and name != group and _held(entry):
-                    return name.split("-")[0]
+                    return _side(name)
+            for entry in self.folder.iterdir():
+                number, _, name = entry.name.removeprefix(TICKET).partition("-")
+                if (
+                    entry.name.startswith(TICKET)
+                    and number.isdigit()
+                    and int(number) < ticket.number
+                    and name != group
+                    and _held(entry)
+                ):
+                    return _side(name)
             held = os.open(
                 self.folder / f"{PREFIX}{group}", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600
             )
             fcntl.flock(held, fcntl.LOCK_SH)  # no one holds it otherwise: the mutex is ours
             return held
+
+    @contextlib.contextmanager
+    def _mutex(self, blocking: bool) -> Iterator[int | None]:
+        """The folder's lock, held while the block runs (None: busy, and not `blocking`)."""
+        assert self.folder is not None
+        mutex = os.open(self.folder / "turns", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            try:
+                fcntl.flock(mutex, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+            except BlockingIOError:
+                yield None
+                return
+            yield mutex
         finally:
             os.close(mutex)
+
+
+@dataclass(frozen=True)
+class _Ticket:
+    number: int
+    path: Path
+    lock: int
+
+
+def _side(group: str) -> str:
+    return group.split("-")[0]
 
 
 def _held(entry: Path) -> bool:

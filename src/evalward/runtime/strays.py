@@ -9,6 +9,9 @@ program still running (another run's, an http agent's server, a code scorer) or 
 run's cgroup. An install's strays are ended the same way before its environment is sealed,
 and at a side's end every process of the job's agent users goes, nothing spared. A process
 forking as fast as it is killed is killed again, round after round, until none is left.
+A process is found by the uid of any of its threads and is alive while any thread is
+(`thread_groups`: a first thread that ended alone shows as a zombie); killing it ends every
+thread.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalward.errors import AgentRunError
+from evalward.runtime import thread_groups
 from evalward.runtime.cgroups import RunGroup, cgroup_of, join, members, processes_in
 
 ROUNDS = 200
@@ -195,16 +199,10 @@ def _forked_by(pid: int, program: int, since: int, uid: int | None, known: set[i
 
 
 def _facts(pid: int) -> tuple[int, int, int] | None:
-    """(session, start time in clock ticks, parent) of a process; None when it is gone or a
-    zombie."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    fields = text[text.rfind(")") + 2 :].split()  # after "pid (command) "
-    if len(fields) <= 19 or fields[0] in ("Z", "X"):
-        return None
-    return int(fields[3]), int(fields[19]), int(fields[1])
+    """(session, start time in clock ticks, parent) of a process while any thread of it is
+    alive (`thread_groups`); None when it is gone or every thread of it has ended."""
+    group = thread_groups.facts(pid)
+    return None if group is None else (group.session, group.started, group.parent)
 
 
 def _kill(pids: set[int]) -> int:
@@ -217,60 +215,27 @@ def _kill(pids: set[int]) -> int:
 
 
 def uids_running() -> set[int]:
-    """Every uid a live process runs as (real, effective or saved)."""
+    """Every uid any thread of a process runs as (real, effective or saved)."""
     found: set[int] = set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = (entry / "status").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        uids = next((x.split()[1:4] for x in status.splitlines() if x.startswith("Uid:")), [])
-        found.update(int(uid) for uid in uids if uid.isdigit())
+    for pid in thread_groups.pids():
+        found.update(thread_groups.uids_of(pid))
     return found
 
 
 def _processes_of(uid: int) -> list[tuple[int, int]]:
-    """(pid, session id) of every process running as `uid` (its real, effective or saved
-    uid: /proc/<pid> itself may say root for a process that made itself undumpable) that is
-    not a zombie."""
-    found: list[tuple[int, int]] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = (entry / "status").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        if _uid_in(status, uid) and (session := _session(entry)) is not None:
-            found.append((int(entry.name), session))
-    return found
+    """(pid, session id) of every process any thread of which runs as `uid` while one of
+    its threads is alive (a first thread that ended alone leaves the rest running)."""
+    return [(group.pid, group.session) for group in thread_groups.live_of({uid})]
 
 
 def _runs_as(entry: Path, uid: int) -> bool:
-    try:
-        return _uid_in((entry / "status").read_text(encoding="utf-8", errors="replace"), uid)
-    except OSError:
-        return False
-
-
-def _uid_in(status: str, uid: int) -> bool:
-    """Whether `uid` is the real, effective or saved uid a /proc/<pid>/status names."""
-    uids = next((x.split()[1:4] for x in status.splitlines() if x.startswith("Uid:")), [])
-    return str(uid) in uids
+    return uid in thread_groups.uids_of(int(entry.name))
 
 
 def _sessions() -> list[tuple[int, int]]:
-    """(pid, session id) of every live process that is not a zombie."""
+    """(pid, session id) of every process a thread of which is alive."""
     found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and (session := _session(entry)) is not None:
-            found.append((int(entry.name), session))
+    for pid in thread_groups.pids():
+        if (facts := _facts(pid)) is not None:
+            found.append((pid, facts[0]))
     return found
-
-
-def _session(entry: Path) -> int | None:
-    """The session of the process at `/proc/<pid>`; None when it is gone or a zombie."""
-    facts = _facts(int(entry.name))
-    return facts[0] if facts is not None else None

@@ -1,0 +1,139 @@
+"""Where on this machine any user may write, found once as a job starts.
+
+What an agent user writes outside its own HOME and TMPDIR is what the other side's programs
+could read: a fixed list of shared folders misses the ones a machine adds (`/run/lock`, which
+`/var/lock` names; a runner's own scratch folder; a mount of its own). So the places are
+found, not listed: every writable mount that is not a kernel interface (`/proc`, `/sys`,
+cgroups...) is walked from its mount point, without crossing into another mount or following
+a link, through the folders every user may enter, and each folder every user may write is a
+place (`leftovers` sweeps it, and what it holds, of the agent users' files). The walk is
+bounded (`WALK_BOUND` folders); a walk cut short says so, and the fixed folders are swept
+anyway.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+MOUNTS = Path("/proc/self/mountinfo")
+KERNEL_INTERFACES = frozenset(
+    {
+        "proc",
+        "sysfs",
+        "cgroup",
+        "cgroup2",
+        "devpts",
+        "securityfs",
+        "debugfs",
+        "tracefs",
+        "bpf",
+        "pstore",
+        "configfs",
+        "fusectl",
+        "binfmt_misc",
+        "autofs",
+        "nsfs",
+        "efivarfs",
+        "selinuxfs",
+        "rpc_pipefs",
+    }
+)
+"""File systems where no user makes files of its own."""
+WALK_BOUND = 200_000
+"""The folders one search enters at most, over every mount."""
+ALWAYS = (
+    Path("/tmp"),  # noqa: S108
+    Path("/var/tmp"),  # noqa: S108
+    Path("/dev/shm"),  # noqa: S108
+    Path("/dev/mqueue"),
+    Path("/run/lock"),
+)
+"""Swept however the search went (where they exist)."""
+
+
+@dataclass(frozen=True)
+class Places:
+    """The folders any user may write, and whether the search saw every folder."""
+
+    folders: tuple[Path, ...]
+    complete: bool = True
+
+
+def find(mounts: Path = MOUNTS, bound: int = WALK_BOUND) -> Places:
+    """Every folder of a writable mount that every user may write and reach, outermost
+    first (a folder inside one found is swept with it)."""
+    found: set[Path] = set()
+    budget = [bound]
+    for point in _writable_mounts(mounts):
+        _walk(point, found, budget)
+    found.update(place for place in ALWAYS if place.is_dir() and not place.is_symlink())
+    return Places(_outermost(found), complete=budget[0] > 0)
+
+
+def _writable_mounts(mounts: Path) -> list[Path]:
+    """The mount points of the writable mounts that are not kernel interfaces."""
+    try:
+        lines = mounts.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    points: dict[Path, None] = {}
+    for line in lines:
+        left, _, right = line.partition(" - ")
+        fields, kinds = left.split(), right.split()
+        if len(fields) < 6 or not kinds:
+            continue
+        options = fields[5].split(",")
+        if kinds[0] in KERNEL_INTERFACES or "ro" in options:
+            continue
+        points[Path(_unescape(fields[4]))] = None
+    return list(points)
+
+
+def _walk(point: Path, found: set[Path], budget: list[int]) -> None:
+    """The folders every user may write under `point`, on its mount alone."""
+    try:
+        top = os.lstat(point)
+    except OSError:
+        return
+    if not stat.S_ISDIR(top.st_mode):
+        return
+    pending = [point]
+    while pending and budget[0] > 0:
+        folder = pending.pop()
+        budget[0] -= 1
+        try:
+            info = os.lstat(folder)
+        except OSError:
+            continue
+        if info.st_dev != top.st_dev:
+            continue  # another mount: walked from its own point
+        if info.st_mode & stat.S_IWOTH:
+            found.add(folder)
+            continue  # the sweep goes through what it holds
+        if not info.st_mode & stat.S_IXOTH:
+            continue  # no user but its owner and group enters it
+        try:
+            with os.scandir(folder) as entries:
+                pending += [
+                    Path(entry.path) for entry in entries if entry.is_dir(follow_symlinks=False)
+                ]
+        except OSError:
+            continue
+
+
+def _outermost(found: set[Path]) -> tuple[Path, ...]:
+    kept: list[Path] = []
+    for place in sorted(found, key=lambda path: (len(path.parts), str(path))):
+        if not any(place.is_relative_to(outer) for outer in kept):
+            kept.append(place)
+    return tuple(sorted(kept))
+
+
+def _unescape(field: str) -> str:
+    """A mountinfo path: spaces, tabs, newlines and backslashes are octal escapes."""
+    for code, char in (("\\040", " "), ("\\011", "\t"), ("\\012", "\n"), ("\\134", "\\")):
+        field = field.replace(code, char)
+    return field
