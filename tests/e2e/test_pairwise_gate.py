@@ -36,8 +36,9 @@ spec:
 """
 
 
-def suite(system: str, *, calibration: str = "greeting-pairs", margin: float = 0.4) -> str:
-    pairwise = f"{{ rubric: {RUBRIC}, margin: {margin}, calibration: {calibration} }}"
+def suite(system: str, *, calibration: str | None = "greeting-pairs", margin: float = 0.4) -> str:
+    calibrated = f", calibration: {calibration}" if calibration else ""
+    pairwise = f"{{ rubric: {RUBRIC}, margin: {margin}{calibrated} }}"
     return documents(
         greeter_agent("openai/gpt-4.1-mini", system),
         greeting_fixture("{ type: contains, value: Hello }"),
@@ -153,15 +154,13 @@ def test_an_uncalibrated_pairwise_judge_only_advises_and_says_so(
     repo.commit(
         "a greeter",
         {
-            "greeter.yaml": suite("Greet warmly.", calibration="no-such-calibration"),
+            "greeter.yaml": suite("Greet warmly.", calibration=None),
             "mock.yaml": mock,
             ".gitignore": ".evalward/\n",
         },
     )
     repo.branch("terse")
-    repo.commit(
-        "terse", {"greeter.yaml": suite("Greet tersely.", calibration="no-such-calibration")}
-    )
+    repo.commit("terse", {"greeter.yaml": suite("Greet tersely.", calibration=None)})
     code, said, document = run(repo, tmp_path / "out")
 
     assert code == 0, said
@@ -169,7 +168,7 @@ def test_an_uncalibrated_pairwise_judge_only_advises_and_says_so(
     assert record["advisory"] and not record["blocks"]
     assert record["pooled_counts"]["base"] == 4
     comment = (tmp_path / "out" / "comment.md").read_text()
-    assert "advisory, blocks nothing" in comment and "no-such-calibration" in comment
+    assert "advisory, blocks nothing" in comment and "uncalibrated" in comment
 
 
 def test_a_judge_that_answers_garbage_leaves_no_verdict_never_a_pass(
