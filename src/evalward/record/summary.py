@@ -370,7 +370,12 @@ def headline(comparisons: list[EvalComparison], decision: GateDecision, counts: 
     scores = ", ".join(_decided(c, decision) for c in below[:3]) + (
         f" and {len(below) - 3} more Evals" if len(below) > 3 else ""
     )
-    scores = ", ".join(filter(None, (scores, _regression_rules(comparisons, decision))))
+    unfinished = ", ".join(
+        f"{c.name} is incomplete: {c.head.incomplete_reason}"
+        for c in comparisons
+        if c.head.incomplete_reason and not c.head.advisory
+    )
+    scores = ", ".join(filter(None, (scores, _regression_rules(comparisons, decision), unfinished)))
     regressed = regressions_text(counts)
     open_ = f"{counts.not_settled} of {counts.fixtures} fixtures not settled"
     unsettled = open_ if counts.not_settled else ""
