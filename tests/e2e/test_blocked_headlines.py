@@ -13,25 +13,13 @@ import re
 import pytest
 
 from e2e.test_adaptive_story import NAMES, mock
-from e2e.test_pairwise_gate import CURT, RUBRIC, script
+from e2e.test_pairwise_gate import CALIBRATION, CURT, RUBRIC, script
 from fakes.github_api import FakeGitHub, FakePull
 from support.actionrun import ActionRun, pull_request_event, run_action
 from support.answered import AGENT, commit_suite, helper_eval
 from support.documents import documents
 from support.gitrepo import GitRepo
 from support.greeter import greeter_agent, greeter_eval, greeting_fixture
-
-CALIBRATION = f"""\
-apiVersion: evalward.dev/v1
-kind: JudgeCalibration
-metadata: {{ name: greeting-pairs }}
-spec:
-  rubric: {RUBRIC}
-  judgeModels: [openai/gpt-4.1-mini]
-  pairs:
-    - {{ input: "Hi!", outputA: "Hello! How can I help you today?", outputB: "{CURT}", humanPreference: A }}
-    - {{ input: "Hi!", outputA: "{CURT}", outputB: "Hello! How can I help you today?", humanPreference: B }}
-"""
 
 
 def greeter(system: str, execution: str) -> str:
