@@ -97,7 +97,7 @@ def tagged(page: str, pattern: str) -> str:
 def line_adds_up(body: str) -> tuple[int, int, int, int]:
     """The counts line of a comment: passing, fixtures, failing, not settled, which add up."""
     line = comment_lines(body)[1]
-    found = re.match(r"(\d+)/(\d+) fixtures pass on head .*· (\d+) failing", line)
+    found = re.search(r"(\d+)/(\d+) fixtures pass on head .*· (\d+) failing", line)
     assert found is not None, line
     unsettled = re.search(r" · (\d+) not settled", line)
     passing, fixtures, failing = int(found[1]), int(found[2]), int(found[3])
@@ -157,7 +157,12 @@ def test_a_drop_over_the_eval_is_blocked_by_the_pooled_test_and_every_count_adds
         "Blocked: helper-eval: pass rate dropped (pooled sequential test: head 20/34, base 7/7, "
         "p ≤ 3.2e-05) — 1 of 10 fixtures not settled"
     )
-    counts_line = "9/10 fixtures pass on head · 0 regressions · 0 failing · 1 not settled"
+    # what blocked comes first: the fixtures' own counts do not block
+    counts_line = (
+        "helper-eval blocked by its pooled sequential test: head's pass rate 0.59 (20/34) vs "
+        "base 1.00 (7/7) · 9/10 fixtures pass on head on their own · 0 regressions · 0 failing "
+        "· 1 not settled"
+    )
     why = (
         "helper-eval: pass rate over the Eval regression by the pooled sequential test: head "
         "20/34 (59 %), base 7/7; p ≤ 3.2e-05, within its share of the false-block rate 0.01 "
@@ -316,7 +321,10 @@ def test_the_action_tells_the_same_story_on_every_surface_and_says_the_input_it_
     assert headline.startswith("Blocked: helper-eval: pass rate dropped (pooled sequential test")
     said, line, row = comment_lines(body)
     assert said == headline
-    assert line.startswith("9/10 fixtures pass on head · 0 regressions · 0 failing · 1 not settled")
+    assert line.startswith("helper-eval blocked by its pooled sequential test: head's pass rate")
+    assert (
+        " · 9/10 fixtures pass on head on their own · 0 regressions · 0 failing · 1 not settled"
+    ) in line
     assert row.endswith("| — | 9/10 (1 not settled) | ❌ Fail |")
     assert comment_lines(done.summary) == (said, line, row)
     (check,) = github.check_runs

@@ -37,8 +37,9 @@ spec:
 """
 
 
-def suite(system: str, *, calibration: str = "greeting-pairs", margin: float = 0.4) -> str:
-    pairwise = f"{{ rubric: {RUBRIC}, margin: {margin}, calibration: {calibration} }}"
+def suite(system: str, *, calibration: str | None = "greeting-pairs", margin: float = 0.4) -> str:
+    calibrated = f", calibration: {calibration}" if calibration else ""
+    pairwise = f"{{ rubric: {RUBRIC}, margin: {margin}{calibrated} }}"
     return documents(
         greeter_agent("openai/gpt-4.1-mini", system),
         greeting_fixture("{ type: contains, value: Hello }"),
@@ -154,24 +155,22 @@ def test_an_uncalibrated_pairwise_judges_significant_evidence_still_blocks_and_s
     repo.commit(
         "a greeter",
         {
-            "greeter.yaml": suite("Greet warmly.", calibration="no-such-calibration"),
+            "greeter.yaml": suite("Greet warmly.", calibration=None),
             "mock.yaml": mock,
             ".gitignore": ".evalward/\n",
         },
     )
     repo.branch("terse")
-    repo.commit(
-        "terse", {"greeter.yaml": suite("Greet tersely.", calibration="no-such-calibration")}
-    )
+    repo.commit("terse", {"greeter.yaml": suite("Greet tersely.", calibration=None)})
     code, said, document = run(repo, tmp_path / "out")
 
     assert code == 1, said
     record = pairwise_of(document)
-    assert record["blocks"] and "no-such-calibration" in record["inconclusive_reason"]
+    assert record["blocks"] and "uncalibrated" in record["inconclusive_reason"]
     assert record["pooled_counts"]["base"] == 4
     comment = (tmp_path / "out" / "comment.md").read_text()
     why = comment.split("### Why it is blocked")[1]
-    assert "the judge otherwise cannot decide" in why and "no-such-calibration" in why
+    assert "the judge otherwise cannot decide" in why and "uncalibrated" in why
 
 
 def test_a_judge_that_answers_garbage_leaves_no_verdict_never_a_pass(

@@ -12,7 +12,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from unit.resources.test_error_table import AGENT, CASES, EVAL, FIXTURE, fixture_with
+from unit.resources.test_error_table import (
+    AGENT,
+    CASES,
+    EVAL,
+    FIXTURE,
+    PAIR_CALIBRATION,
+    fixture_with,
+)
 
 
 @dataclass(frozen=True)
@@ -492,6 +499,33 @@ EXTRA: list[Case] = [
         },
         (
             "e.yaml:7:63: spec.judge.crossCheck.models[1]: model 'vertex/g': unknown provider 'vertex'",
+        ),
+    ),
+    Case(
+        "unknown-pairwise-provider",
+        "refusals",
+        {
+            "a.yaml": AGENT,
+            "f.yaml": FIXTURE,
+            "c.yaml": PAIR_CALIBRATION,
+            "e.yaml": EVAL
+            + "  judge:\n    model: openai/j\n"
+            + "    pairwise: {rubric: Warmer?, model: gemini/flash, calibration: greeting-pairs}\n",
+        },
+        (
+            "e.yaml:9:33: spec.judge.pairwise.model: model 'gemini/flash': unknown provider 'gemini'; expected one of openai, anthropic, mock",
+        ),
+    ),
+    Case(
+        "mock-pairwise-model-without-script",
+        "refusals",
+        {
+            "a.yaml": AGENT,
+            "f.yaml": FIXTURE + "  pairwise: {rubric: Warmer?}\n",
+            "e.yaml": EVAL + "  judge: {model: openai/j, pairwise: {model: mock/judge}}\n",
+        },
+        (
+            "e.yaml:7:39: spec.judge.pairwise.model: model 'mock/judge' uses the mock provider, but no mock script is set",
         ),
     ),
     Case(

@@ -111,7 +111,7 @@ def evaluated(
 
 def counts_in(line: str) -> tuple[int, int, int, int]:
     """Passing, fixtures, failing and not settled, as a counts line says them."""
-    found = re.match(r"(\d+)/(\d+) fixtures pass on head", line)
+    found = re.search(r"(\d+)/(\d+) fixtures pass on head", line)
     assert found is not None, line
     failing = re.search(r" · (\d+) failing", line)
     unsettled = re.search(r" · (\d+) not settled", line)

@@ -88,7 +88,7 @@ def _not_priced(provider: str, model: str, prices: PriceTable) -> str | None:
 
 def model_references(resources: ResourceSet) -> list[tuple[Located[Any], PathKey, str]]:
     """Every model id the definitions name, with where it is written: the agents' models,
-    the judges' (cross-checks too) and the calibrations' judge models."""
+    the judges' (cross-checks and pairwise judges too) and the calibrations' judge models."""
     found: list[tuple[Located[Any], PathKey, str]] = []
     for located in resources.agents.values():
         for index, model in enumerate(located.resource.spec.models):
@@ -101,6 +101,9 @@ def model_references(resources: ResourceSet) -> list[tuple[Located[Any], PathKey
             for index, model in enumerate(judge.cross_check.models):
                 at: PathKey = ("spec", "judge", "crossCheck", "models", index)
                 found.append((located_eval, at, model))
+        if judge.pairwise is not None and judge.pairwise.model is not None:
+            at = ("spec", "judge", "pairwise", "model")
+            found.append((located_eval, at, judge.pairwise.model))
     for calibration in resources.calibrations.values():
         for index, model in enumerate(calibration.resource.spec.judge_models):
             found.append((calibration, ("spec", "judgeModels", index), model))

@@ -22,11 +22,12 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalward.record.decided import decided_by, eval_evidence, pairwise_text
 from evalward.resources.common import DEFAULT_SEVERITY_WEIGHTS, Severity
 from evalward.resources.gate_policy import RegressionPolicy
 from evalward.rundata.results import EvalResult, FixtureOutcome, FixtureResult, Status
 from evalward.rundata.sequential_record import SequentialRecord
-from evalward.stages.blocked import policy_of
+from evalward.stages.blocked import pairwise_only, policy_of
 from evalward.stages.compare import Change, EvalComparison, FixtureComparison
 from evalward.stages.gate import UNAVAILABLE, GateDecision, GateResult
 from evalward.text.numbers import score_text, threshold_text
@@ -221,6 +222,10 @@ class RunSummary(BaseModel):
     """The verdict in plain words ("Blocked: support-eval 0.31 < 0.85 — 5 regressions, 1
     critical")."""
     counts: Counts = Field(default_factory=Counts)
+    blocked_by: list[str] = Field(default_factory=list)
+    """What blocks an Eval beside its fixtures' own results, which the counts count ("bot-eval
+    blocked by its pooled sequential test: head's pass rate 0.62 (31/50) vs base 0.91
+    (41/45)"): the counts line says it first, so it never reads as all passing."""
     run_time_summed_s: float = 0.0
     """The fixture runs' own durations added up (not the wall time: runs overlap)."""
 
@@ -367,16 +372,15 @@ def headline(comparisons: list[EvalComparison], decision: GateDecision, counts: 
         ),
         key=lambda c: (c.head.score - c.head.pass_threshold, c.name),
     )
-    scores = (
-        ", ".join(
-            f"{c.name}: {c.head.sequential.decided_by()}"
-            if c.head.sequential is not None  # adaptive reps: the threshold does not decide
-            else shortfall_text(c.name, c.head)
-            for c in below[:3]
-        )
-        + (f" and {len(below) - 3} more Evals" if len(below) > 3 else "")
+    scores = ", ".join(_decided(c, decision) for c in below[:3]) + (
+        f" and {len(below) - 3} more Evals" if len(below) > 3 else ""
     )
-    scores = ", ".join(filter(None, (scores, _regression_rules(comparisons, decision))))
+    unfinished = ", ".join(
+        f"{c.name} is incomplete: {c.head.incomplete_reason}"
+        for c in comparisons
+        if c.head.incomplete_reason and not c.head.advisory
+    )
+    scores = ", ".join(filter(None, (scores, _regression_rules(comparisons, decision), unfinished)))
     regressed = regressions_text(counts)
     open_ = f"{counts.not_settled} of {counts.fixtures} fixtures not settled"
     unsettled = open_ if counts.not_settled else ""
@@ -395,6 +399,26 @@ def headline(comparisons: list[EvalComparison], decision: GateDecision, counts: 
         return "every affected Eval passes" + (f" — {quiet}" if quiet else "")
     # skipped, incomplete ("cancelled after 3 of 8 runs"): the reason is the verdict's words
     return UNAVAILABLE if result is GateResult.unavailable else decision.reason
+
+
+def _decided(comparison: EvalComparison, decision: GateDecision) -> str:
+    """A failing Eval and the rule that decided it: its score against its threshold where
+    that decided (fixed reps), else the test or judge that did (record/decided.py)."""
+    head = comparison.head
+    if head.sequential is None and not head.passed and not pairwise_only(comparison):
+        said = shortfall_text(comparison.name, head)
+        if head.pairwise is not None and head.pairwise.blocks:
+            said += f"; {pairwise_text(head.pairwise)}"
+        return said
+    return f"{comparison.name}: {decided_by(comparison, decision.regressions)}"
+
+
+def blocked_by(comparisons: list[EvalComparison], decision: GateDecision) -> list[str]:
+    """What blocks each failing Eval beside its fixtures' own results (`eval_evidence`)."""
+    if decision.result not in (GateResult.failed, GateResult.bypassed):
+        return []
+    failing = [c for c in comparisons if c.name in decision.failing_evals]
+    return [said for c in failing if (said := eval_evidence(c))]
 
 
 def _regression_rules(comparisons: list[EvalComparison], decision: GateDecision) -> str:
@@ -417,6 +441,7 @@ def summarize(
     return RunSummary(
         headline=headline(comparisons, decision, counts),
         counts=counts,
+        blocked_by=blocked_by(comparisons, decision),
         run_time_summed_s=round(sum(f.duration_ms for f in fixtures) / 1000, 3),
     )
 

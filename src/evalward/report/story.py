@@ -345,17 +345,21 @@ def _violation(run: FixtureResult) -> tuple[tuple[Piece, ...], int | None] | Non
 
 
 def counts_phrases(summary: RunSummary) -> list[str]:
-    """What the counts line says, as every surface says it: of the fixtures that gate, how many
-    pass, fail and (when any) are not settled, which add up to them; zero counts but the first
+    """What the counts line says, as every surface says it: first what blocks an Eval beside
+    its fixtures' own results (a pooled test, a pairwise judge), so that fixtures that all
+    pass on their own never read as a pass; then, of the fixtures that gate, how many pass,
+    fail and (when any) are not settled, which add up to them; zero counts but the first
     three are left out."""
     c = summary.counts
     crit = c.critical_regressions
+    own = " on their own" if summary.blocked_by else ""
     gating = (
-        f"{c.passing}/{c.fixtures} fixtures pass on head"
+        f"{c.passing}/{c.fixtures} fixtures pass on head{own}"
         if c.fixtures or not c.advisory
         else "no fixture gates"
     )
     phrases = [
+        *summary.blocked_by,
         gating,
         f"{c.regressions} regression{'s' if c.regressions != 1 else ''}"
         + (f" ({crit} critical)" if crit else ""),

@@ -14,6 +14,7 @@ from evalward.files.committed import MAX_SYSTEM_BYTES, NotCommitted, RepoFiles
 from evalward.resources.agent import AgentSpec
 from evalward.resources.assertions import JudgeAssertion
 from evalward.resources.models import EvalFixture
+from evalward.resources.pairwise_references import check_pairwise_references
 from evalward.resources.paths import (
     OutsideRepository,
     program_path,
@@ -164,9 +165,9 @@ def check_references(
     """Every reference between resources resolves, and every file an Agent names is there.
 
     Nothing a run could not interpret is let through: a fixture for an agent that is not
-    defined, an Eval that selects no fixture, and a judge assertion under an Eval with no
-    judge to score it are errors (a run would otherwise run the wrong agent, score nothing,
-    or skip the check)."""
+    defined, an Eval that selects no fixture, a judge assertion under an Eval with no judge
+    to score it, and a pairwise judge without its model, rubric or calibration are errors (a
+    run would otherwise run the wrong agent, score nothing, or skip the check)."""
     if check_files:
         _check_paths(result, root, report)
     _check_fixture_targets(result, report)
@@ -206,6 +207,7 @@ def check_references(
             _selector_matches_nothing(name, located, result)
         if spec.judge.model is None:
             _unjudged(name, located, selected, report)
+        check_pairwise_references(name, located, selected, result, report)
 
 
 def _agentv_default(result: ResourceSet) -> str | None:

@@ -6,7 +6,8 @@ of what it plans, before it asks for keys or calls a model (`refuse_plan`). Both
 depends on the machine (keys, the sandbox) is checked by the run alone.
 
 - Every model a definition names — an agent's `models` (fallbacks too), an Eval's
-  `judge.model` and `crossCheck.models`, a JudgeCalibration's `judgeModels` — is served by a
+  `judge.model`, `crossCheck.models` and `pairwise.model`, a JudgeCalibration's
+  `judgeModels` — is served by a
   provider evalward has, the mock provider only with a mock script (`unservable`).
 - A fixture run against an agent shadows or replays each of the agent's side-effecting
   command tools and MCP tools (a server's `sideEffects`), which would otherwise change the
@@ -208,6 +209,9 @@ class _Checks:
             if judge.cross_check is not None:
                 where = ("spec", "judge", "crossCheck", "models")
                 self.models(located_eval, where, judge.cross_check.models)
+            if judge.pairwise is not None and judge.pairwise.model is not None:
+                pairwise: PathKey = ("spec", "judge", "pairwise")
+                self.models(located_eval, pairwise, [judge.pairwise.model], key="model")
             if judge.calibration in resources.calibrations:
                 calibration = resources.calibrations[judge.calibration]
                 spec = calibration.resource.spec
@@ -302,7 +306,7 @@ class _Checks:
 
 def planned_models(plan: Plan, checkouts: Mapping[Side, Checkout]) -> list[str]:
     """Every model the plan may call on the sides in `checkouts`, in any round: the agents'
-    first choices and the Evals' judges."""
+    first choices and the Evals' judges (the pairwise judge's too)."""
     models: set[str] = set()
     for run in [r for side in checkouts for r in plan.may_run(side)]:
         resources = checkouts[run.side].resources
@@ -312,6 +316,8 @@ def planned_models(plan: Plan, checkouts: Mapping[Side, Checkout]) -> list[str]:
         agent = resources.agents[eval_def.spec.target_agent]
         models.update(agent.resource.spec.models[:1])
         models.update(eval_def.spec.judge.models)
+        pairwise = eval_def.spec.judge.pairwise
+        models.update([pairwise.model] if pairwise is not None and pairwise.model else [])
         fixture = resources.fixtures[run.fixture].resource.spec
         user = simulator_model(
             fixture.conversation, eval_def.spec.simulated_user.model, eval_def.spec.judge.model

@@ -59,6 +59,16 @@ SCRIPT_NOT_RUNNABLE = (
 )
 
 
+PAIRS = """\
+  pairs:
+    - {input: hi, outputA: Hello! How can I help?, outputB: What?, humanPreference: A}
+"""
+PAIR_CALIBRATION = (
+    "apiVersion: evalward.dev/v1\nkind: JudgeCalibration\nmetadata: {name: greeting-pairs}\n"
+    "spec:\n  rubric: Warmer?\n  judgeModels: [openai/j]\n" + PAIRS
+)
+
+
 def fixture_with(old: str, new: str) -> str:
     assert old in FIXTURE
     return FIXTURE.replace(old, new)
@@ -452,6 +462,78 @@ CASES: list[tuple[str, dict[str, str], str | tuple[str, ...]]] = [
         {"a.yaml": AGENT, "f.yaml": FIXTURE, "e.yaml": eval_with("  judge: {calibration: cal}\n")},
         "e.yaml:7:11: spec.judge.calibration: Eval 'ev' names JudgeCalibration 'cal', which is not"
         " defined",
+    ),
+    (
+        "dangling-pairwise-calibration",
+        {
+            "a.yaml": AGENT,
+            "f.yaml": FIXTURE,
+            "c.yaml": PAIR_CALIBRATION,
+            "e.yaml": eval_with(
+                "  judge:\n    model: openai/j\n"
+                "    pairwise: {rubric: Warmer?, calibration: greeting-pair}\n"
+            ),
+        },
+        "e.yaml:9:33: spec.judge.pairwise.calibration: Eval 'ev' names JudgeCalibration"
+        " 'greeting-pair' for its pairwise judge, which is not defined (did you mean"
+        " 'greeting-pairs'?)",
+    ),
+    (
+        "dangling-pairwise-calibration-without-pairs",
+        {
+            "a.yaml": AGENT,
+            "f.yaml": FIXTURE,
+            "c.yaml": PAIR_CALIBRATION.replace("greeting-pairs", "scores").replace(
+                PAIRS, "  examples: [{input: hi, candidateOutput: hello, humanScore: 1}]\n"
+            ),
+            "e.yaml": eval_with(
+                "  judge:\n    model: openai/j\n"
+                "    pairwise: {rubric: Warmer?, calibration: scores}\n"
+            ),
+        },
+        "e.yaml:9:33: spec.judge.pairwise.calibration: Eval 'ev' names JudgeCalibration"
+        " 'scores' for its pairwise judge, which has no labelled `pairs` (c.yaml:1): the"
+        " pairwise judge is calibrated on pairs; add `pairs` (input, outputA, outputB,"
+        " humanPreference) to it, or name a JudgeCalibration that has them",
+    ),
+    (
+        "dangling-pairwise-rubric",
+        {
+            "a.yaml": AGENT,
+            "f.yaml": FIXTURE,
+            "c.yaml": PAIR_CALIBRATION,
+            "e.yaml": eval_with(
+                "  judge:\n    model: openai/j\n    pairwise: {calibration: greeting-pairs}\n"
+            ),
+        },
+        "e.yaml:9:5: spec.judge.pairwise: Eval 'ev' judges fixtures pairwise, and no rubric"
+        " says what makes one run better for 'fx' (f.yaml:1); set `judge.pairwise.rubric`, or"
+        " the fixture's `pairwise.rubric`",
+    ),
+    (
+        "dangling-pairwise-rubric-of-a-fixture",
+        {
+            "a.yaml": AGENT,
+            "f.yaml": FIXTURE + "  pairwise: {view: trace}\n",
+            "e.yaml": eval_with("  judge: {model: openai/j}\n"),
+        },
+        "f.yaml:13:3: spec.pairwise: fixture 'fx' asks Eval 'ev' for its pairwise judge, and no"
+        " rubric says what makes one run better; set the fixture's `pairwise.rubric`, or"
+        " `judge.pairwise.rubric` in Eval 'ev' (e.yaml:1)",
+    ),
+    (
+        "dangling-pairwise-model",
+        {
+            "a.yaml": AGENT,
+            "f.yaml": FIXTURE,
+            "c.yaml": PAIR_CALIBRATION,
+            "e.yaml": eval_with(
+                "  judge:\n    pairwise: {rubric: Warmer?, calibration: greeting-pairs}\n"
+            ),
+        },
+        "e.yaml:8:5: spec.judge.pairwise: Eval 'ev' judges fixtures pairwise, and names no"
+        " model to judge them; set `judge.pairwise.model` or `judge.model` (a"
+        " `provider/model` id)",
     ),
     (
         "duplicate-fixture",
