@@ -40,8 +40,9 @@ def calibration(*extra: str) -> str:
     )
 
 
-def suite(system: str, *, calibration_name: str = "greeting-pairs", pairs: str = "") -> str:
-    pairwise = f"{{ rubric: {RUBRIC}, margin: 0.4, calibration: {calibration_name} }}"
+def suite(system: str, *, calibration_name: str | None = "greeting-pairs", pairs: str = "") -> str:
+    calibrated = f", calibration: {calibration_name}" if calibration_name else ""
+    pairwise = f"{{ rubric: {RUBRIC}, margin: 0.4{calibrated} }}"
     return documents(
         greeter_agent("openai/gpt-4.1-mini", system),
         greeting_fixture("{ type: contains, value: Hello }"),
@@ -113,10 +114,12 @@ def head_eval(run: ActionRun) -> dict[str, Any]:
     return next(e for e in run.results()["evals"] if e["side"] == "head")
 
 
-def test_a_misnamed_calibration_leaves_the_eval_inconclusive_never_passing(
+def test_an_uncalibrated_judge_leaves_the_eval_inconclusive_never_passing(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:
-    misnamed = {"calibration_name": "greeting-pair"}
+    """(A misnamed calibration is a configuration error at its line, before any model call:
+    tests/e2e/test_pairwise_references.py.)"""
+    misnamed: dict[str, Any] = {"calibration_name": None}
     run = gate(
         repo, github, model, env,
         base_suite=suite("Greet warmly.", **misnamed),
@@ -129,7 +132,7 @@ def test_a_misnamed_calibration_leaves_the_eval_inconclusive_never_passing(
     assert results["result"] == "inconclusive"
     reason = results["reason"]
     assert reason.startswith("greeter-eval is inconclusive: its pairwise judge")
-    assert "JudgeCalibration 'greeting-pair', which is not defined" in reason
+    assert "uncalibrated: `judge.pairwise.calibration` names no JudgeCalibration" in reason
     assert "recalibrate it, or bypass the gate with its label" in reason
     evaluated = head_eval(run)
     assert evaluated["passed"] is False and evaluated["phase"] == "Inconclusive"
@@ -144,7 +147,7 @@ def test_a_misnamed_calibration_leaves_the_eval_inconclusive_never_passing(
 def test_an_uncalibrated_judges_significant_evidence_blocks(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:
-    misnamed = {"calibration_name": "greeting-pair"}
+    misnamed: dict[str, Any] = {"calibration_name": None}
     run = gate(
         repo, github, model, env,
         base_suite=suite("Greet warmly.", **misnamed),
@@ -157,7 +160,7 @@ def test_an_uncalibrated_judges_significant_evidence_blocks(
     assert results["result"] == "fail"
     record = head_eval(run)["pairwise"]
     assert record["blocks"] and record["pooled_counts"]["base"] == 4
-    assert "which is not defined" in record["inconclusive_reason"]
+    assert "names no JudgeCalibration" in record["inconclusive_reason"]
     assert record["why"] and all(
         "worse by the pairwise judge" in why and "the judge otherwise cannot decide" in why
         for why in record["why"]
