@@ -58,6 +58,8 @@ class Case:
     """Per fixture, its pairs' outcomes (`pair_of`), when a pairwise judge judges."""
     unscored: str = ""
     """The pairwise judge's calibration could not be computed (why)."""
+    inconclusive: str = ""
+    """Why the pairwise judge may not decide (uncalibrated, below a floor)."""
     bypass: bool = False
 
 
@@ -86,6 +88,7 @@ def evaluated(case: Case) -> Outcome:
             margin=0.3,
             consistency_floor=0.0,
             unscored_reason=case.unscored,
+            inconclusive_reason=case.inconclusive,
         )
         pairs = [pair_of(f, rep, o) for f, said in case.pairs.items() for rep, o in enumerate(said)]
         judged = {EVAL: Judged(judge, pairs, sorted(case.head))}
@@ -191,6 +194,17 @@ def inconclusive_cases(draw: st.DrawFn) -> Case:
 
 
 @st.composite
+def judge_cannot_decide_cases(draw: st.DrawFn) -> Case:
+    """A pairwise judge that may not decide (uncalibrated) over an Eval its rules pass."""
+    case = draw(pairwise_cases())
+    case.inconclusive = (
+        "uncalibrated: `judge.pairwise.calibration` names no JudgeCalibration, so its "
+        "agreement with people is unknown"
+    )
+    return case
+
+
+@st.composite
 def bypass_cases(draw: st.DrawFn) -> Case:
     """Any blocked outcome, with the bypass label applied."""
     case = draw(
@@ -240,9 +254,13 @@ PATHS: dict[str, tuple[Callable[[], st.SearchStrategy[Case]], Callable[[Outcome]
     "sequential": (sequential_cases, fixture_test_blocks),
     "pooled": (pooled_cases, pooled_blocks),
     "pairwise": (pairwise_cases, pairwise_blocks),
-    "inconclusive": (
+    "incomplete": (
         inconclusive_cases,
         lambda o: o.decision.result in (GateResult.incomplete, GateResult.unavailable),
+    ),
+    "inconclusive": (
+        judge_cannot_decide_cases,
+        lambda o: o.decision.result is GateResult.inconclusive,
     ),
     "bypass": (bypass_cases, lambda o: o.decision.result is GateResult.bypassed),
 }
@@ -296,6 +314,9 @@ def check_headline(outcome: Outcome) -> None:
         assert any(rule in decided for rule in (*RULES, "is incomplete: ")), headline
     elif result in (GateResult.incomplete, GateResult.unavailable):
         assert EVAL in headline or "provider unavailable" in headline, headline
+    elif result is GateResult.inconclusive:
+        assert headline.startswith(f"{EVAL} is inconclusive: its pairwise judge"), headline
+        assert "uncalibrated" in headline, headline
     record = outcome.comparisons[0].head.pairwise
     if record is not None and record.blocks:
         assert "pairwise judge" in headline and "head preferred less than base" in headline
