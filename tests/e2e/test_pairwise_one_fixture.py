@@ -125,9 +125,7 @@ def gate(
     worse: int | None,
 ) -> ActionRun:
     script(model, "Answer again.", worse)
-    base = repo.commit(
-        "a helper", {"helper.yaml": suite("Answer."), ".gitignore": ".evalward/\n"}
-    )
+    base = repo.commit("a helper", {"helper.yaml": suite("Answer."), ".gitignore": ".evalward/\n"})
     repo.branch("feature")
     head = repo.commit("a new prompt", {"helper.yaml": suite("Answer again.")})
     github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
