@@ -165,7 +165,7 @@ def pairwise_trial(
     )
     spec = located.resource.spec
     judge = PairwiseJudge(eval="e", model="judge", consistency_floor=0.0)
-    tests = PreferenceTests.of(spec.scoring.gate, judge.margin, FIXTURES, preference_share(spec))
+    tests = PreferenceTests.of(spec.scoring.gate, judge.margin, preference_share(spec))
     counts = {name: 0 for name in names()}
     pairs: list[PairRecord] = []
     wanted = dict.fromkeys(names(), 1 if adaptive else REPS)

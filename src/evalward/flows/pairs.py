@@ -204,9 +204,7 @@ class PairJudging:
                     count = runs[Side(result.side)]
                     count[result.fixture] = count.get(result.fixture, 0) + 1
             margin = (judge or _unasked(located)).margin
-            tests = PreferenceTests.of(
-                spec.scoring.gate, margin, len(paired), preference_share(spec)
-            )
+            tests = PreferenceTests.of(spec.scoring.gate, margin, preference_share(spec))
             pairs = [p for (e, _, _), p in self.pairs.items() if e == name]
             for side, fixture in more_pairs(tests, pairs, runs, spec.execution.reps, paired):
                 key = (side, name, fixture)

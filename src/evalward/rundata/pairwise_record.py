@@ -154,10 +154,11 @@ class PairwiseRecord(RecordModel):
     model: str
     margin: float
     alpha: float
-    """The share of `falseBlockRate` the preference tests spend (half of it under adaptive
-    reps, the whole of it under fixed reps)."""
+    """The share of `falseBlockRate` the preference tests spend (three quarters of it under
+    adaptive reps, the whole of it under fixed reps)."""
     beta: float
     fixture_alpha: float
+    """The line of each fixture that leans worse: its share of alpha, split over them."""
     pooled_alpha: float
     fixtures: list[PreferenceVerdict] = Field(default_factory=list)
     pooled: str = NO_PAIRS

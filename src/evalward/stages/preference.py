@@ -2,23 +2,41 @@
 
 Each pair (a fixture's base and head runs of one rep, judged in both orders) comes to a head
 preference, a base preference, a tie, or nothing (unavailable). Ties and unavailable pairs are
-left out (a sign test); among the others let q be the chance that the base is preferred:
+left out (a sign test); among the others let q be the chance that the base is preferred. Under
+H0, *not worse*, q <= 1/2 (on a pull request that changes nothing the two runs of a pair are
+alike in law, so q is exactly 1/2). Two tests read the pairs, each a non-negative
+supermartingale under H0, so by Ville's inequality each crosses its line 1 / alpha with chance
+at most its alpha however ties, fixtures and reps fall and whenever the rounds stop (Wald 1945;
+Ville 1939). Pairs are independent given the runs: each is a fresh pair of runs, judged once.
 
-- H0, *not worse*: q <= 1/2;
-- H1, *worse*: q >= 1/2 + margin.
+- **Pooled**, over every gating fixture's pairs: Wald's test (`stages.sequential`, `Sprt`) of
+  H0 against H1, *worse*, q >= 1/2 + margin, with a head preference as a pass. Each decided pair
+  multiplies the ratio by (1/2 + margin) / (1/2) or (1/2 - margin) / (1/2), a tie by 1. It finds
+  a drop spread over the fixtures; its lower line calls the head not worse, missing a head
+  worse by the margin at most beta of the time.
+- **Per fixture, over the fixtures that lean worse.** Split over every fixture (Bonferroni), a
+  fixture's line is out of reach: at 10 fixtures, even a fixture the base wins 8 pairs of 8
+  is as likely as 10 / 256 somewhere on an unchanged pull request. So a fixture's *first* pair
+  decides whether it leans worse (the base won it), the fixture share of alpha is split only
+  over the K fixtures that do, and each is tested on its *later* pairs only: fresh data, whose
+  chance under H0 does not depend on the selection, so the false-block rate holds (the K first
+  pairs are independent of each fixture's later ones: a union bound over the leaning fixtures
+  given K). The test is the exact sign test of a fixture the base wins every later decided pair
+  of: its ratio 2^b after b such pairs (p = 2^-b, the chance a fair coin gives b in a row), 0
+  once the head wins one. It is the most evidence b pairs can hold (a ratio for any alternative
+  q is at most (2q)^b), so at init's reps (8) the seven later pairs of the one fixture that
+  leans worse reach 128, past its line 1 / 0.01; a test at the margin's alternative would reach
+  1.4^7 ≈ 10.5. A fixture the judge is less sure of is the pooled test's; a fixture that leans
+  worse and whose line is still reachable gets another pair, up to `reps.max`.
 
-This is Wald's test of `stages.sequential` (`Sprt`) with a head preference as a pass: good =
-1/2, broken = 1/2 - margin. Each decided pair multiplies the likelihood ratio by (1/2 + margin)
-/ (1/2) or (1/2 - margin) / (1/2), whose mean is at most 1 whenever q <= 1/2; a tie multiplies
-it by 1. So under H0 the ratio is a non-negative supermartingale however ties, fixtures and
-reps fall and whenever the rounds stop, and by Ville's inequality it reaches 1 / alpha with
-chance at most alpha; symmetrically a head worse by the margin is called not worse with chance
-at most beta. Pairs are independent given the runs: each is a fresh pair of runs, judged once.
+A fixture's **not worse** verdict is the margin's test on all its pairs (its lower line, at
+beta): it stops asking for pairs, and blocks nothing.
 
-The tests spend the Eval's `scoring.gate` rates: under adaptive reps half of `falseBlockRate`
-(the pass-rate tests keep the other half, so the Eval's false-block rate stays within it),
-under fixed reps all of it (no other rule there spends it). That share is split as the
-pass-rate tests split theirs: half pooled over the Eval's pairs, half among the fixtures.
+The tests spend the Eval's `scoring.gate` rates: under adaptive reps three quarters of
+`falseBlockRate` (the pass-rate tests keep a quarter, which costs them little: a broken fixture
+settles in four failures at either share), under fixed reps all of it (no other rule there
+spends it). Of that share the pooled test spends a third, the fixtures that lean worse two
+thirds: at init's defaults 0.005 (as before this split) and 0.01.
 """
 
 from __future__ import annotations
@@ -60,30 +78,51 @@ def judged_pairwise(spec: EvalSpec, fixture_asks: bool) -> bool:
 def preference_share(spec: EvalSpec) -> float:
     """The share of `falseBlockRate` the preference tests spend."""
     rate = spec.scoring.gate.false_block_rate
-    return rate / 2 if spec.execution.reps is not None else rate
+    return rate * PREFERENCE_SHARE if spec.execution.reps is not None else rate
+
+
+PREFERENCE_SHARE = 0.75
+"""Under adaptive reps, the preference tests' share of `falseBlockRate`; the pass-rate tests
+keep the rest."""
+POOLED_PART = 1 / 3
+"""The pooled preference test's part of the preference tests' share; the fixtures that lean
+worse split the rest."""
 
 
 def pass_rate_share(spec: EvalSpec, pairwise: bool) -> float:
-    """The share of the Eval's false-block rate its pass-rate tests spend: half with a
-    pairwise judge beside them under adaptive reps (the preference tests spend the other
-    half), else all of it."""
-    return 0.5 if pairwise and spec.execution.reps is not None else 1.0
+    """The share of the Eval's false-block rate its pass-rate tests spend: a quarter with a
+    pairwise judge beside them under adaptive reps (the preference tests spend the rest),
+    else all of it."""
+    return 1 - PREFERENCE_SHARE if pairwise and spec.execution.reps is not None else 1.0
 
 
 @dataclass(frozen=True)
 class PreferenceTests:
+    """An Eval's preference tests: the margin's test (the pooled test's, and a fixture's
+    lower line), the pooled test, and the share the fixtures that lean worse split."""
+
     fixture: Sprt
+    """The margin's test on one fixture's pairs: its lower line says not worse."""
     pooled: Sprt
+    leaning_alpha: float
+    """The part of alpha split over the fixtures that lean worse."""
     share: float
 
     @classmethod
-    def of(cls, policy: GatePolicy, margin: float, fixtures: int, share: float) -> PreferenceTests:
+    def of(cls, policy: GatePolicy, margin: float, share: float) -> PreferenceTests:
         low = 0.5 - margin
+        pooled_alpha = share * POOLED_PART
         return cls(
-            fixture=Sprt(0.5, low, share / 2 / max(fixtures, 1), policy.miss_rate),
-            pooled=Sprt(0.5, low, share / 2, policy.miss_rate),
+            fixture=Sprt(0.5, low, share - pooled_alpha, policy.miss_rate),
+            pooled=Sprt(0.5, low, pooled_alpha, policy.miss_rate),
+            leaning_alpha=share - pooled_alpha,
             share=share,
         )
+
+    def consistent(self, leaning: int) -> Sprt:
+        """The sign test of a fixture the base wins every later pair of, at its part of the
+        alpha the `leaning` fixtures split (H1 q = 1: a head preference ends it)."""
+        return Sprt(0.5, 0.0, self.leaning_alpha / max(leaning, 1), self.fixture.beta)
 
     def verdict(self, test: Sprt, counts: PairCounts) -> str:
         if counts.head + counts.base + counts.ties == 0:
@@ -94,6 +133,43 @@ class PreferenceTests:
         if state is Settled.works:
             return NOT_WORSE
         return LEANING_WORSE if test.llr(counts.head, counts.base) > 0 else OPEN
+
+    def fixture_verdict(self, pairs: list[PairRecord], leaning: int) -> tuple[str, float]:
+        """One fixture's verdict and its p bound: worse when it leans worse and its later
+        pairs cross its line; else the margin's test on all its pairs, which never blocks."""
+        counts = PairCounts.of(pairs)
+        later = PairCounts.of(pairs[1:])
+        test = self.consistent(leaning)
+        if leans_worse(pairs) and test.settled(later.head, later.base) is Settled.broken:
+            return WORSE, test.bound(later.head, later.base)
+        verdict = self.verdict(self.fixture, counts)
+        bound = test.bound(later.head, later.base) if leans_worse(pairs) else 1.0
+        return (OPEN if verdict == WORSE else verdict), bound
+
+    def reachable(self, pairs: list[PairRecord], leaning: int, most: int) -> bool:
+        """Whether a fixture that leans worse could still cross its line within `most`
+        pairs: no later pair went to the head, and the base winning every pair left would
+        do."""
+        if not leans_worse(pairs):
+            return False
+        later = PairCounts.of(pairs[1:])
+        test = self.consistent(leaning)
+        if later.head or test.settled(later.head, later.base) is Settled.broken:
+            return False
+        return test.llr(0, later.base + max(most - len(pairs), 0)) >= test.upper
+
+
+def leans_worse(pairs: Sequence[PairRecord]) -> bool:
+    """Whether a fixture's first pair (its pairs in rep order) went to the base."""
+    return bool(pairs) and pairs[0].preferred == "base"
+
+
+def by_fixture(pairs: Sequence[PairRecord]) -> dict[str, list[PairRecord]]:
+    """Each fixture's pairs, in rep order."""
+    found: dict[str, list[PairRecord]] = {}
+    for pair in sorted(pairs, key=lambda p: (p.fixture, p.rep)):
+        found.setdefault(pair.fixture, []).append(pair)
+    return found
 
 
 def decide(
@@ -106,19 +182,17 @@ def decide(
     length_controlled: bool = False,
 ) -> PairwiseRecord:
     """Each gating fixture's verdict, the pooled one, the length bias and why it blocks."""
-    by_fixture: dict[str, list[PairRecord]] = {}
-    for pair in sorted(pairs, key=lambda p: (p.fixture, p.rep)):
-        by_fixture.setdefault(pair.fixture, []).append(pair)
+    grouped = by_fixture(pairs)
+    leaning = sum(leans_worse(grouped[name]) for name in grouped if name in gating)
     verdicts = []
-    for name in sorted(by_fixture):
-        counts = PairCounts.of(by_fixture[name])
-        verdict = tests.verdict(tests.fixture, counts)
+    for name in sorted(grouped):
+        verdict, bound = tests.fixture_verdict(grouped[name], leaning)
         verdicts.append(
             PreferenceVerdict(
                 fixture=name,
                 verdict=verdict,
-                counts=counts,
-                p_bound=tests.fixture.bound(counts.head, counts.base),
+                counts=PairCounts.of(grouped[name]),
+                p_bound=bound,
                 blocks=verdict == WORSE and name in gating,
             )
         )
@@ -130,7 +204,7 @@ def decide(
         margin=margin,
         alpha=tests.share,
         beta=tests.fixture.beta,
-        fixture_alpha=tests.fixture.alpha,
+        fixture_alpha=tests.consistent(leaning).alpha,
         pooled_alpha=tests.pooled.alpha,
         fixtures=verdicts,
         pooled=pooled,
@@ -149,7 +223,7 @@ def decide(
             "run_consistency": len(consistent) / len(judged) if judged else None,
         }
     )
-    return record.model_copy(update={"why": why(record)}) if blocks else record
+    return record.model_copy(update={"why": why(record, leaning)}) if blocks else record
 
 
 def length_bias(pairs: Sequence[PairRecord]) -> list[LengthBucket]:
@@ -175,7 +249,7 @@ def length_bias(pairs: Sequence[PairRecord]) -> list[LengthBucket]:
     ]
 
 
-def why(record: PairwiseRecord) -> list[str]:
+def why(record: PairwiseRecord, leaning: int = 1) -> list[str]:
     """One line per thing that blocks: the test, the fixtures, the counts of both orders,
     the bound against its share of the false-block rate, and the steps the judge cited on
     each side."""
@@ -183,11 +257,13 @@ def why(record: PairwiseRecord) -> list[str]:
     for verdict in record.fixtures:
         if not verdict.blocks:
             continue
+        later = verdict.counts.base - 1
         said.append(
-            f"{verdict.fixture} worse by the pairwise judge ({PAIR_FIXTURE_TEST}, margin "
-            f"{record.margin:g}): {verdict.counts.text()}; p ≤ {bound_text(verdict.p_bound)}, "
-            f"within its share of the false-block rate {bound_text(record.fixture_alpha)}"
-            f"{cited(record.pairs_of(verdict.fixture))}"
+            f"{verdict.fixture} worse by the pairwise judge ({PAIR_FIXTURE_TEST}): "
+            f"{verdict.counts.text()}; the base won its first pair ({leaning} of the Eval's "
+            f"fixtures leaned worse so) and every later decided one, {later}: p ≤ "
+            f"{bound_text(verdict.p_bound)}, within its share of the false-block rate "
+            f"{bound_text(record.fixture_alpha)}{cited(record.pairs_of(verdict.fixture))}"
         )
     if record.pooled == WORSE:
         drivers = [
@@ -238,13 +314,21 @@ def more_pairs(
     fixtures: Collection[str],
 ) -> list[tuple[Side, str]]:
     """The runs that would make the next pairs where the preference is still open and could
-    block: a side behind the other catches up first (a pair waits on its other run); then a
-    head and a base rep for each fixture whose own test is open leaning worse; then, once
-    none is, for the pooled test when it is open leaning worse, just the pairs that could
-    settle it not worse, to the fixtures with the fewest pairs. A fixture at `reps.max`
-    pairs gets none, and nothing is asked where no pair points to a worse head."""
+    block: a side behind the other catches up first (a pair waits on its other run); nothing
+    once a test blocks; then a head and a base rep for each fixture that leans worse and whose
+    own line is still reachable within `reps.max` pairs; then, once none is, for the pooled
+    test when it is open leaning worse, just the pairs that could settle it not worse, to the
+    fixtures with the fewest pairs (not to one whose two or more pairs were all ties: it
+    tells the pooled test nothing). A fixture at `reps.max` pairs gets none, nor one whose
+    judge answers nothing."""
     asked: list[tuple[Side, str]] = []
-    by_fixture = {name: [p for p in pairs if p.fixture == name] for name in fixtures}
+    grouped = by_fixture([p for p in pairs if p.fixture in fixtures])
+    leaning = sum(leans_worse(found) for found in grouped.values())
+    pooled = PairCounts.of([p for p in pairs if p.fixture in fixtures])
+    if tests.verdict(tests.pooled, pooled) == WORSE or any(
+        tests.fixture_verdict(found, leaning)[0] == WORSE for found in grouped.values()
+    ):
+        return asked
     candidates: list[str] = []
     for name in sorted(fixtures):
         head, base = runs[Side.head].get(name, 0), runs[Side.base].get(name, 0)
@@ -252,20 +336,19 @@ def more_pairs(
             side = Side.base if base < head else Side.head
             asked += [(side, name)] * abs(head - base)
             continue
-        counts = PairCounts.of(by_fixture[name])
+        mine = grouped.get(name, [])
+        counts = PairCounts.of(mine)
         if head >= reps.max or (counts.unavailable and counts.judged == 0):
             continue  # a judge that answers nothing gets no more pairs to leave unanswered
-        candidates.append(name)
-        if tests.verdict(tests.fixture, counts) == LEANING_WORSE:
+        if len(mine) < 2 or counts.head + counts.base:
+            candidates.append(name)
+        if tests.reachable(mine, leaning, reps.max):
             asked += [(Side.head, name), (Side.base, name)]
-    if asked:
-        return asked
-    pooled = PairCounts.of([p for p in pairs if p.fixture in fixtures])
-    if tests.verdict(tests.pooled, pooled) != LEANING_WORSE:
+    if asked or tests.verdict(tests.pooled, pooled) != LEANING_WORSE:
         return asked
     step = -tests.pooled.llr(1, 0)
     needed = math.ceil((tests.pooled.llr(pooled.head, pooled.base) - tests.pooled.lower) / step)
-    ranked = sorted(candidates, key=lambda n: (len(by_fixture[n]), n))
+    ranked = sorted(candidates, key=lambda n: (len(grouped.get(n, [])), n))
     for name in ranked[: max(needed, 0)]:
         asked += [(Side.head, name), (Side.base, name)]
     return asked

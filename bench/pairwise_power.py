@@ -1,0 +1,296 @@
+"""The pairwise judge's power, false blocks and calls, measured through the product itself:
+`evalward run --base main` on a generated repository per trial, its models on a scripted
+OpenAI-compatible server on loopback.
+
+The repository: one agent, ten fixtures (each a prompt, a `contains` assertion and an absolute
+judge rubric, as `evalward init` writes them) and one Eval at init's defaults (adaptive reps 1
+to 8, falseBlockRate 0.02, missRate 0.1, margin 0.2) with a pairwise judge and its
+calibration. The pull request changes the agent's prompt; on `--worse` of the fixtures its
+answer turns wrong (every assertion still passes, and the absolute judge, blind to the drop,
+scores both 0.9: only the pairwise judge can see it).
+
+The scripted judge of accuracy a: on a pair whose answers differ in quality it prefers the
+better with chance a, the worse otherwise; on two equally good answers it says tie with chance
+a, otherwise prefers one of them at random. Its choice is drawn once per pair of answers
+(every run's answer carries a serial number), so it is the same in both orders; its
+calibration pairs are answered as labelled. Each cell runs `--trials` pull requests; a cell
+with no fixture worse measures false blocks and the unchanged pull request's calls, beside the
+same repository judged by its rubric alone (no pairwise judge).
+
+    python bench/pairwise_power.py [--trials 8] [--seed 7] [--accuracy 1,0.9,0.8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from evalward.scoring.judge import CLOSE, OPEN  # noqa: E402
+
+FIXTURES = 10
+RIGHT = "The right answer"
+WRONG = "A wrong answer"
+BASE_PROMPT = "Answer the question."
+HEAD_PROMPT = "Answer the question, please."
+RUBRIC = "Which reply answers the question correctly?"
+CALIBRATION_INPUT = "A question?"
+EVALWARD = [sys.executable, "-m", "evalward"]
+
+
+@dataclass
+class Script:
+    """What the server answers: which fixtures the head gets wrong, the judge's accuracy."""
+
+    worse: int = 0
+    accuracy: float = 1.0
+    seed: int = 0
+    serial: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def count(self, kind: str) -> None:
+        with self.lock:
+            self.counts[kind] = self.counts.get(kind, 0) + 1
+
+    def answer(self, body: dict[str, Any]) -> str:
+        messages = body.get("messages") or []
+        said = json.dumps(messages)
+        last = messages[-1].get("content") if messages else ""
+        if isinstance(last, str) and "Compare run A and run B" in last:
+            data = json.loads(last.split(OPEN + "\n", 1)[1].rsplit("\n" + CLOSE, 1)[0])
+            calibration = data.get("input") == CALIBRATION_INPUT
+            self.count("calibration" if calibration else "pairwise")
+            return self.prefer(data["A_final"], data["B_final"], calibration)
+        if BASE_PROMPT in said or HEAD_PROMPT in said:
+            self.count("agent")
+            with self.lock:
+                self.serial += 1
+                serial = self.serial
+            fixture = next(i for i in range(FIXTURES) if f"Question {i}?" in said)
+            wrong = HEAD_PROMPT in said and fixture < self.worse
+            return f"{WRONG if wrong else RIGHT}, number {serial}."
+        self.count("judge")
+        return json.dumps(
+            {"score": 0.9, "confidence": 0.8, "summary": "Answers it.", "violations": []}
+        )
+
+    def prefer(self, a_final: str, b_final: str, calibration: bool) -> str:
+        a_good, b_good = RIGHT in a_final, RIGHT in b_final
+        draw = hashlib.sha256(f"{self.seed}|{sorted((a_final, b_final))}".encode()).digest()
+        chance = int.from_bytes(draw[:8], "big") / 2**64
+        accuracy = 1.0 if calibration else self.accuracy
+        if a_good != b_good:
+            better = "A" if a_good else "B"
+            choice = better if chance < accuracy else ("B" if better == "A" else "A")
+        elif chance < accuracy:
+            choice = "tie"
+        else:  # one of two equal answers, the same one in either order
+            first = min(a_final, b_final) if draw[8] % 2 else max(a_final, b_final)
+            choice = "A" if a_final == first else "B"
+        cited = [{"run": run, "step": 2, "quote": "answer"} for run in ("A", "B")]
+        return json.dumps({"preference": choice, "reason": "correctness", "evidence": cited})
+
+
+def server(script: Script) -> ThreadingHTTPServer:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            content = script.answer(body)
+            payload = json.dumps(
+                {
+                    "id": "chatcmpl-power",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body.get("model", "power"),
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": content},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
+                }
+            ).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
+def suite(prompt: str, pairwise: bool) -> str:
+    docs = [
+        "apiVersion: evalward.dev/v1\nkind: Agent\nmetadata: { name: helper }\n"
+        f"spec:\n  models: [openai/gpt-4.1-mini]\n  system: {prompt}\n"
+    ]
+    for index in range(FIXTURES):
+        docs.append(
+            "apiVersion: evalward.dev/v1\nkind: EvalFixture\n"
+            f"metadata: {{ name: question-{index}, labels: {{ agent: helper }} }}\n"
+            "spec:\n  targetAgent: helper\n"
+            f'  input: {{ type: prompt, payload: {{ prompt: "Question {index}?" }} }}\n'
+            "  assertions:\n    - { type: contains, value: answer }\n"
+            "    - { type: judge, rubric: Is the question answered?, minScore: 0.8 }\n"
+        )
+    judge = "model: openai/gpt-4.1-mini"
+    if pairwise:
+        judge += f", pairwise: {{ rubric: {RUBRIC}, calibration: answer-pairs }}"
+    docs.append(
+        "apiVersion: evalward.dev/v1\nkind: Eval\nmetadata: { name: helper-eval }\n"
+        "spec:\n  targetAgent: helper\n  fixtureSelector: { matchLabels: { agent: helper } }\n"
+        f"  judge: {{ {judge} }}\n  execution: {{ reps: {{ min: 1, max: 8 }} }}\n"
+    )
+    pairs = [("RIGHT", "WRONG", "A"), ("WRONG", "RIGHT", "B"), ("RIGHT", "RIGHT", "tie")]
+    listed = "".join(
+        f'    - {{ input: "{CALIBRATION_INPUT}", outputA: "{globals()[a]}, number 0.", '
+        f'outputB: "{globals()[b]}, number {1 if a == b else 0}.", humanPreference: {p} }}\n'
+        for a, b, p in pairs
+    )
+    docs.append(
+        "apiVersion: evalward.dev/v1\nkind: JudgeCalibration\nmetadata: { name: answer-pairs }\n"
+        f"spec:\n  rubric: {RUBRIC}\n  judgeModels: [openai/gpt-4.1-mini]\n  pairs:\n{listed}"
+    )
+    return "---\n".join(docs)
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+@dataclass(frozen=True)
+class Trial:
+    result: str
+    counts: dict[str, int]
+
+
+def trial(script: Script, pairwise: bool) -> Trial:
+    httpd = server(script)
+    try:
+        with tempfile.TemporaryDirectory(prefix="evalward-power-") as folder:
+            repo = Path(folder) / "repo"
+            repo.mkdir()
+            git(repo, "init", "-q", "-b", "main")
+            git(repo, "config", "user.email", "bench@example.com")
+            git(repo, "config", "user.name", "bench")
+            (repo / ".gitignore").write_text(".evalward/\n")
+            (repo / "helper.yaml").write_text(suite(BASE_PROMPT, pairwise))
+            git(repo, "add", "-A")
+            git(repo, "commit", "-q", "-m", "a helper")
+            git(repo, "checkout", "-q", "-b", "feature")
+            (repo / "helper.yaml").write_text(suite(HEAD_PROMPT, pairwise))
+            git(repo, "commit", "-q", "-am", "a new prompt")
+            env = dict(os.environ)
+            env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
+            env["OPENAI_BASE_URL"] = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+            env["OPENAI_API_KEY"] = "sk-power-bench"
+            out = Path(folder) / "out"
+            done = subprocess.run(
+                [*EVALWARD, "run", "--base", "main", "--output-dir", str(out)],
+                cwd=repo,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            results = out / "results.json"
+            if not results.exists():
+                raise SystemExit(f"evalward run wrote no results: {done.stdout}{done.stderr}")
+            return Trial(json.loads(results.read_text())["result"], dict(script.counts))
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@dataclass
+class Cell:
+    trials: list[Trial] = field(default_factory=list)
+
+    def share(self, result: str) -> float:
+        return sum(t.result == result for t in self.trials) / len(self.trials)
+
+    def calls(self, *kinds: str) -> float:
+        return sum(sum(t.counts.get(k, 0) for k in kinds) for t in self.trials) / len(self.trials)
+
+
+KINDS = ("agent", "judge", "pairwise", "calibration")
+
+
+def run_cell(worse: int, accuracy: float, trials: int, seed: int, pairwise: bool) -> Cell:
+    cell = Cell()
+    for index in range(trials):
+        script = Script(worse=worse, accuracy=accuracy, seed=seed * 100_003 + index)
+        cell.trials.append(trial(script, pairwise))
+    return cell
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--accuracy", default="1,0.9,0.8")
+    args = parser.parse_args()
+    accuracies = [float(a) for a in args.accuracy.split(",")]
+    print(
+        f"{FIXTURES} fixtures, init's defaults (reps 1-8, falseBlockRate 0.02, margin 0.2); "
+        f"{args.trials} pull requests a cell through `evalward run --base main`, seed "
+        f"{args.seed}. Calls are model calls a pull request made, mean per trial: the agent's "
+        "runs (both sides), the absolute judge's asks, the pairwise asks (two per pair), the "
+        "calibration replay's.\n"
+    )
+    print(
+        "| fixtures worse | judge accuracy | blocked | inconclusive | calls: runs + judge "
+        "+ pairwise + calibration = all |"
+    )
+    print("|---|---|---|---|---|")
+    unchanged: dict[float, Cell] = {}
+    for worse in (0, 1, 2, FIXTURES):
+        for accuracy in accuracies:
+            cell = run_cell(worse, accuracy, args.trials, args.seed, pairwise=True)
+            if worse == 0:
+                unchanged[accuracy] = cell
+            parts = " + ".join(f"{cell.calls(k):.1f}" for k in KINDS)
+            label = "none (unchanged)" if worse == 0 else str(worse)
+            print(
+                f"| {label} | {accuracy:g} | {100 * cell.share('fail'):.0f} % | "
+                f"{100 * cell.share('inconclusive'):.0f} % | {parts} = "
+                f"{cell.calls(*KINDS):.1f} |"
+            )
+    rubric = run_cell(0, 1.0, args.trials, args.seed, pairwise=False)
+    print("\nAn unchanged pull request's model calls, mean per trial:\n")
+    print("| judged by | runs | absolute judge | pairwise | calibration | all | × rubric only |")
+    print("|---|---|---|---|---|---|---|")
+    base = rubric.calls(*KINDS)
+    rows = [("the rubric alone", rubric)] + [
+        (f"+ pairwise judge, accuracy {a:g}", c) for a, c in unchanged.items()
+    ]
+    for label, cell in rows:
+        numbers = " | ".join(f"{cell.calls(k):.1f}" for k in KINDS)
+        print(
+            f"| {label} | {numbers} | {cell.calls(*KINDS):.1f} | {cell.calls(*KINDS) / base:.2f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
