@@ -22,6 +22,7 @@ from support.gitrepo import GitRepo
 from support.suite import (
     BASE_PROMPT,
     GREETING_FIXTURE,
+    HEAD_PROMPT,
     ORDER_FIXTURE,
     SUPPORT_BOT,
     SUPPORT_EVAL,
@@ -218,3 +219,132 @@ def test_a_runner_file_is_not_in_the_head_agents_working_copy(
     assert run.returncode == 0, run.stdout + run.stderr
     _assert_key_reached_nothing(run, github, model)
     assert "RUNNER-ONLY-7f3a9c" not in (run.output_dir / "results.json").read_text()
+
+
+def _leaky_eval(playground: str) -> str:
+    """An Eval the pull request adds, for its changed agent, whose playground names the
+    runner's file."""
+    return f"""\
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: leaky-playground }}
+spec:
+  targetAgent: support-bot
+  fixtures: [leaky-hello]
+  playground:
+    name: leak
+{playground}---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: leaky-hello }}
+spec:
+  targetAgent: support-bot
+  input: {{ type: prompt, payload: {{ prompt: "Hello there!" }} }}
+  assertions:
+    - {{ type: contains, value: Hello }}
+"""
+
+
+def _gate_a_leaky_head(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    files: dict[str, str],
+) -> tuple[ActionRun, str]:
+    base = _base(repo)
+    repo.branch("feature")
+    changed = {"agents/support-bot.yaml": SUPPORT_BOT.format(prompt=HEAD_PROMPT), **files}
+    head = repo.commit("name the runner's file", changed)
+    _plant_runner_file(repo)
+    script_model(model, head_greets_well=True)
+    return _gate(repo, github, base, head, env), head
+
+
+@pytest.mark.parametrize(
+    ("part", "column"),
+    [("sqlite", 15), ("files", 14)],
+)
+def test_a_runner_file_named_as_a_playground_seed_is_refused_at_its_line(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    part: str,
+    column: int,
+) -> None:
+    playground = f"    {part}: {{ seed: {RUNNER_FILE} }}\n"
+    run, head = _gate_a_leaky_head(
+        repo, github, model, env, {"evals/leak.yaml": _leaky_eval(playground)}
+    )
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    expected = (
+        f"evals/leak.yaml:9:{column}: spec.playground.{part}.seed: playground 'leak': the seed "
+        f"{RUNNER_FILE!r} is not a file of commit {head[:12]} (untracked, git-ignored or "
+        "written by another workflow step"
+    )
+    assert expected in run.stderr
+    assert run.outputs["result"] == "fail"
+    _assert_key_reached_nothing(run, github, model)
+    results = run.output_dir / "results.json"
+    assert not results.exists() or "RUNNER-ONLY-7f3a9c" not in results.read_text()
+
+
+def _leaky_fixture(assertion: str) -> str:
+    """An Eval and fixture the pull request adds whose criterion names the runner's file."""
+    return f"""\
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: leaky-scorer }}
+spec:
+  targetAgent: support-bot
+  fixtures: [leaky-hello]
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: leaky-hello }}
+spec:
+  targetAgent: support-bot
+  input: {{ type: prompt, payload: {{ prompt: "Hello there!" }} }}
+  assertions:
+{assertion}"""
+
+
+def test_a_runner_file_named_as_a_code_scorer_is_refused_at_its_line(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """Read as root, the key would be the scorer's source: shown in a compile error, or run."""
+    assertion = f"    - {{ type: code, language: python, file: {RUNNER_FILE} }}\n"
+    run, head = _gate_a_leaky_head(
+        repo, github, model, env, {"evals/leak.yaml": _leaky_fixture(assertion)}
+    )
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    expected = (
+        f"evals/leak.yaml:15:39: spec.assertions[0].file: the scorer {RUNNER_FILE!r} is not a "
+        f"file of commit {head[:12]} (untracked, git-ignored or written by another workflow step"
+    )
+    assert expected in run.stderr
+    _assert_key_reached_nothing(run, github, model)
+
+
+def test_a_runner_file_named_as_a_scorers_requirements_is_refused_at_its_line(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    assertion = (
+        "    - type: code\n"
+        "      file: scorers/hello.py\n"
+        f"      environment: {{ python: {RUNNER_FILE} }}\n"
+    )
+    scorer = "def score(trace, state):\n    return True\n"
+    files = {"evals/leak.yaml": _leaky_fixture(assertion), "scorers/hello.py": scorer}
+    run, _ = _gate_a_leaky_head(repo, github, model, env, files)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    expected = (
+        "evals/leak.yaml:17:22: spec.assertions[0].environment.python: the scorer's "
+        f"environment file {RUNNER_FILE!r} is not in the repository"
+    )
+    assert expected in run.stderr
+    _assert_key_reached_nothing(run, github, model)

@@ -389,7 +389,9 @@ class _Run:
             table = self.result.agents
         elif isinstance(resource, EvalFixture):
             table = self.result.fixtures
-            fixture, problems, reads = embed_scorers(resource, self.root, self._scorer_texts)
+            fixture, problems, reads = embed_scorers(
+                resource, self.result.files, self._scorer_texts
+            )
             if has_inline(fixture) and not at:  # an AgentV test's code is not its file's
                 text = self._texts[located.file]
                 fixture = self._inline.place(fixture, located.file, pending.index, text)
