@@ -348,3 +348,47 @@ def test_a_runner_file_named_as_a_scorers_requirements_is_refused_at_its_line(
     )
     assert expected in run.stderr
     _assert_key_reached_nothing(run, github, model)
+
+
+def test_a_runner_file_named_as_an_agents_requirements_is_refused_at_its_line(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """An environment is installed from a copy of the side: a requirements file read from
+    the workspace would hand the key to the installer (and its error to the log)."""
+    files = {".gitignore": "gha-creds-*.json\n", "agents/bot.yaml": COPY_AGENT}
+    base = repo.commit("a command agent", {**files, "agent/bot.py": COPY_READER})
+    repo.branch("feature")
+    installs = COPY_AGENT.replace(
+        "  runtime:", f"  environment: {{ python: {RUNNER_FILE} }}\n  runtime:", 1
+    )
+    head = repo.commit("install the runner's file", {"agents/bot.yaml": installs})
+    _plant_runner_file(repo)
+
+    run = _gate(repo, github, base, head, env)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    expected = (
+        f"agents/bot.yaml:5:18: spec.environment.python: the file {RUNNER_FILE!r} is not a "
+        f"file of commit {head[:12]}"
+    )
+    assert expected in run.stderr
+    _assert_key_reached_nothing(run, github, model)
+
+
+def test_a_runner_file_named_as_an_mcp_server_program_is_refused_at_its_line(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """Root may run a 0600 file; the check said only "inside the repository"."""
+    agent = (
+        SUPPORT_BOT.format(prompt=HEAD_PROMPT)
+        + f"  mcpServers:\n    orders: {{ command: [./{RUNNER_FILE}] }}\n"
+    )
+    run, head = _gate_a_leaky_head(repo, github, model, env, {"agents/support-bot.yaml": agent})
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    expected = (
+        "agents/support-bot.yaml:19:15: spec.mcpServers.orders.command: the program "
+        f"'./{RUNNER_FILE}' is not a file of commit {head[:12]}"
+    )
+    assert expected in run.stderr
+    _assert_key_reached_nothing(run, github, model)

@@ -22,6 +22,7 @@ report it at the YAML line that names the path.
 from __future__ import annotations
 
 import hashlib
+import os
 import posixpath
 import shutil
 import stat
@@ -253,6 +254,15 @@ class RepoFiles:
             raise NotCommitted(reference, exc.reason) from None
         shadowed = legacy if legacy and self.is_file(legacy) and self.find(legacy) != found else ""
         return AgentReference(found, shadowed=shadowed)
+
+    def is_executable(self, path: str) -> bool:
+        """Whether the file `path` names (`find`) may be run: committed executable (git's
+        100755) on a commit, executable on disk for the working tree."""
+        real = self.find(path)
+        if self.commit is not None and self.git is not None:
+            _, entry = self.git.lookup(self.commit, real)
+            return entry is not None and entry.mode == "100755"
+        return os.access(self.root.resolve() / real, os.X_OK)
 
     def is_file(self, path: str) -> bool:
         try:
