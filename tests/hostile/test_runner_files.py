@@ -392,3 +392,24 @@ def test_a_runner_file_named_as_an_mcp_server_program_is_refused_at_its_line(
     )
     assert expected in run.stderr
     _assert_key_reached_nothing(run, github, model)
+
+
+def test_a_yaml_file_the_commit_lacks_is_no_resource_of_it(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """A definition another step left under a resource root (ignored, never committed)
+    would otherwise gate the pull request with what the commit does not say."""
+    base = _base(repo, {".gitignore": "gha-creds-*.json\nevals/planted.yaml\n"})
+    repo.branch("feature")
+    changed = {"agents/support-bot.yaml": SUPPORT_BOT.format(prompt=HEAD_PROMPT)}
+    head = repo.commit("sharpen the prompt", changed)
+    (repo.path / "evals" / "planted.yaml").write_text(
+        _leaky_fixture("    - { type: contains, value: PLANTED-NEVER-SAID }\n")
+    )
+    script_model(model, head_greets_well=True)
+
+    run = _gate(repo, github, base, head, env)
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "leaky-scorer" not in run.stdout + run.stderr
+    assert {f["eval"] for f in run.results()["fixtures"]} == {"support-bot-eval"}

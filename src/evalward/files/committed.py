@@ -255,6 +255,17 @@ class RepoFiles:
         shadowed = legacy if legacy and self.is_file(legacy) and self.find(legacy) != found else ""
         return AgentReference(found, shadowed=shadowed)
 
+    def definitions(self, paths: list[str]) -> set[str]:
+        """Which of the repository paths `paths` (resource YAML files found on disk) this
+        side holds: on a commit, its files (a file another step wrote is not a resource of
+        it); on the working tree, what git would commit (an ignored one is not loaded)."""
+        if self.commit is not None and self.git is not None:
+            self.git.prefetch(self.commit, paths)
+            return {p for p in paths if (e := self.git.entry(self.commit, p)) and not e.is_folder}
+        if self.git is not None:
+            return self.git.committable(paths)
+        return set(paths)
+
     def is_executable(self, path: str) -> bool:
         """Whether the file `path` names (`find`) may be run: committed executable (git's
         100755) on a commit, executable on disk for the working tree."""
