@@ -250,8 +250,8 @@ spec:
         assert done.returncode == 2, done.stdout + done.stderr
         assert "Traceback" not in done.stderr
         assert (
-            "agents.yaml:17:3: spec.playground: playground 'shop': the seed 'shop/missing.sql' "
-            "is not in the repository" in done.stderr
+            "agents.yaml:19:15: spec.playground.sqlite.seed: playground 'shop': the seed "
+            "'shop/missing.sql' does not exist" in done.stderr
         )
         assert (
             "a `sql` assertion reads the state of a playground, and neither fixture 'no-world' "

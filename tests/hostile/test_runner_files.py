@@ -22,6 +22,7 @@ from support.gitrepo import GitRepo
 from support.suite import (
     BASE_PROMPT,
     GREETING_FIXTURE,
+    HEAD_PROMPT,
     ORDER_FIXTURE,
     SUPPORT_BOT,
     SUPPORT_EVAL,
@@ -218,3 +219,197 @@ def test_a_runner_file_is_not_in_the_head_agents_working_copy(
     assert run.returncode == 0, run.stdout + run.stderr
     _assert_key_reached_nothing(run, github, model)
     assert "RUNNER-ONLY-7f3a9c" not in (run.output_dir / "results.json").read_text()
+
+
+def _leaky_eval(playground: str) -> str:
+    """An Eval the pull request adds, for its changed agent, whose playground names the
+    runner's file."""
+    return f"""\
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: leaky-playground }}
+spec:
+  targetAgent: support-bot
+  fixtures: [leaky-hello]
+  playground:
+    name: leak
+{playground}---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: leaky-hello }}
+spec:
+  targetAgent: support-bot
+  input: {{ type: prompt, payload: {{ prompt: "Hello there!" }} }}
+  assertions:
+    - {{ type: contains, value: Hello }}
+"""
+
+
+def _gate_a_leaky_head(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    files: dict[str, str],
+) -> tuple[ActionRun, str]:
+    base = _base(repo)
+    repo.branch("feature")
+    changed = {"agents/support-bot.yaml": SUPPORT_BOT.format(prompt=HEAD_PROMPT), **files}
+    head = repo.commit("name the runner's file", changed)
+    _plant_runner_file(repo)
+    script_model(model, head_greets_well=True)
+    return _gate(repo, github, base, head, env), head
+
+
+@pytest.mark.parametrize(
+    ("part", "column"),
+    [("sqlite", 15), ("files", 14)],
+)
+def test_a_runner_file_named_as_a_playground_seed_is_refused_at_its_line(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    part: str,
+    column: int,
+) -> None:
+    playground = f"    {part}: {{ seed: {RUNNER_FILE} }}\n"
+    run, head = _gate_a_leaky_head(
+        repo, github, model, env, {"evals/leak.yaml": _leaky_eval(playground)}
+    )
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    expected = (
+        f"evals/leak.yaml:9:{column}: spec.playground.{part}.seed: playground 'leak': the seed "
+        f"{RUNNER_FILE!r} is not a file of commit {head[:12]} (untracked, git-ignored or "
+        "written by another workflow step"
+    )
+    assert expected in run.stderr
+    assert run.outputs["result"] == "fail"
+    _assert_key_reached_nothing(run, github, model)
+    results = run.output_dir / "results.json"
+    assert not results.exists() or "RUNNER-ONLY-7f3a9c" not in results.read_text()
+
+
+def _leaky_fixture(assertion: str) -> str:
+    """An Eval and fixture the pull request adds whose criterion names the runner's file."""
+    return f"""\
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: leaky-scorer }}
+spec:
+  targetAgent: support-bot
+  fixtures: [leaky-hello]
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: leaky-hello }}
+spec:
+  targetAgent: support-bot
+  input: {{ type: prompt, payload: {{ prompt: "Hello there!" }} }}
+  assertions:
+{assertion}"""
+
+
+def test_a_runner_file_named_as_a_code_scorer_is_refused_at_its_line(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """Read as root, the key would be the scorer's source: shown in a compile error, or run."""
+    assertion = f"    - {{ type: code, language: python, file: {RUNNER_FILE} }}\n"
+    run, head = _gate_a_leaky_head(
+        repo, github, model, env, {"evals/leak.yaml": _leaky_fixture(assertion)}
+    )
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    expected = (
+        f"evals/leak.yaml:15:39: spec.assertions[0].file: the scorer {RUNNER_FILE!r} is not a "
+        f"file of commit {head[:12]} (untracked, git-ignored or written by another workflow step"
+    )
+    assert expected in run.stderr
+    _assert_key_reached_nothing(run, github, model)
+
+
+def test_a_runner_file_named_as_a_scorers_requirements_is_refused_at_its_line(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    assertion = (
+        "    - type: code\n"
+        "      file: scorers/hello.py\n"
+        f"      environment: {{ python: {RUNNER_FILE} }}\n"
+    )
+    scorer = "def score(trace, state):\n    return True\n"
+    files = {"evals/leak.yaml": _leaky_fixture(assertion), "scorers/hello.py": scorer}
+    run, _ = _gate_a_leaky_head(repo, github, model, env, files)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    expected = (
+        "evals/leak.yaml:17:22: spec.assertions[0].environment.python: the scorer's "
+        f"environment file {RUNNER_FILE!r} is not in the repository"
+    )
+    assert expected in run.stderr
+    _assert_key_reached_nothing(run, github, model)
+
+
+def test_a_runner_file_named_as_an_agents_requirements_is_refused_at_its_line(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """An environment is installed from a copy of the side: a requirements file read from
+    the workspace would hand the key to the installer (and its error to the log)."""
+    files = {".gitignore": "gha-creds-*.json\n", "agents/bot.yaml": COPY_AGENT}
+    base = repo.commit("a command agent", {**files, "agent/bot.py": COPY_READER})
+    repo.branch("feature")
+    installs = COPY_AGENT.replace(
+        "  runtime:", f"  environment: {{ python: {RUNNER_FILE} }}\n  runtime:", 1
+    )
+    head = repo.commit("install the runner's file", {"agents/bot.yaml": installs})
+    _plant_runner_file(repo)
+
+    run = _gate(repo, github, base, head, env)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    expected = (
+        f"agents/bot.yaml:5:18: spec.environment.python: the file {RUNNER_FILE!r} is not a "
+        f"file of commit {head[:12]}"
+    )
+    assert expected in run.stderr
+    _assert_key_reached_nothing(run, github, model)
+
+
+def test_a_runner_file_named_as_an_mcp_server_program_is_refused_at_its_line(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """Root may run a 0600 file; the check said only "inside the repository"."""
+    agent = (
+        SUPPORT_BOT.format(prompt=HEAD_PROMPT)
+        + f"  mcpServers:\n    orders: {{ command: [./{RUNNER_FILE}] }}\n"
+    )
+    run, head = _gate_a_leaky_head(repo, github, model, env, {"agents/support-bot.yaml": agent})
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    expected = (
+        "agents/support-bot.yaml:19:15: spec.mcpServers.orders.command: the program "
+        f"'./{RUNNER_FILE}' is not a file of commit {head[:12]}"
+    )
+    assert expected in run.stderr
+    _assert_key_reached_nothing(run, github, model)
+
+
+def test_a_yaml_file_the_commit_lacks_is_no_resource_of_it(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """A definition another step left under a resource root (ignored, never committed)
+    would otherwise gate the pull request with what the commit does not say."""
+    base = _base(repo, {".gitignore": "gha-creds-*.json\nevals/planted.yaml\n"})
+    repo.branch("feature")
+    changed = {"agents/support-bot.yaml": SUPPORT_BOT.format(prompt=HEAD_PROMPT)}
+    head = repo.commit("sharpen the prompt", changed)
+    (repo.path / "evals" / "planted.yaml").write_text(
+        _leaky_fixture("    - { type: contains, value: PLANTED-NEVER-SAID }\n")
+    )
+    script_model(model, head_greets_well=True)
+
+    run = _gate(repo, github, base, head, env)
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "leaky-scorer" not in run.stdout + run.stderr
+    assert {f["eval"] for f in run.results()["fixtures"]} == {"support-bot-eval"}

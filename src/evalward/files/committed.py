@@ -21,12 +21,19 @@ report it at the YAML line that names the path.
 
 from __future__ import annotations
 
+import hashlib
+import os
+import posixpath
+import shutil
+import stat
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from evalward.errors import GitError
 from evalward.files.inside import OutsideRepository, reference_candidates, repo_path
-from evalward.files.safe_files import UnsafeFile, read_regular
+from evalward.files.safe_files import UnsafeFile, hash_regular, read_regular
+from evalward.files.trees import TreeBounds, TreeError, copy_tree, remove_tree, walk
 from evalward.git import Git
 
 
@@ -43,6 +50,14 @@ class AgentReference:
 
 MAX_SYSTEM_BYTES = 4 * 1024 * 1024
 """The largest `systemFile` read (a file of the repository, so of the pull request)."""
+
+
+DIGEST_BOUNDS = TreeBounds(depth=128, entries=100_000, seconds=120.0)
+"""A working tree's folder is hashed (for a cache key) within these."""
+_IGNORED = (
+    "is ignored by git (.gitignore, .git/info/exclude): evalward reads only files git would "
+    "commit; commit it, or name a file of the repository"
+)
 
 
 class NotCommitted(ValueError):
@@ -99,14 +114,109 @@ class RepoFiles:
         if not real.is_file():
             raise NotCommitted(path, "does not exist (paths are from the repository root)")
         if self.git is not None and relative not in self.git.committable([relative]):
-            raise NotCommitted(
-                path,
-                "is ignored by git (.gitignore, .git/info/exclude): evalward reads only "
-                "files git would commit; commit it, or name a file of the repository",
-            )
+            raise NotCommitted(path, _IGNORED)
         return relative
 
-    def _in_commit(self, git: Git, commit: str, path: str) -> str:
+    def place(self, path: str) -> tuple[str, bool]:
+        """The repository path of the file or folder `path` names (a seed may be either),
+        and whether it is a folder; NotCommitted as `find` says it."""
+        clean = path.lstrip("/")
+        if self.commit is not None and self.git is not None:
+            in_tree = self._in_commit(self.git, self.commit, clean, folders=True)
+            entry = self.git.entry(self.commit, in_tree)
+            return in_tree, entry is not None and entry.is_folder
+        try:
+            real = repo_path(self.root, clean)
+        except OutsideRepository:
+            raise NotCommitted(path, "leads out of the repository") from None
+        if not real.is_dir():
+            found: str = self.find(path)
+            return found, False
+        relative = real.relative_to(self.root.resolve()).as_posix()
+        if self.git is not None and relative != "." and self._ignored_at(relative):
+            raise NotCommitted(path, _IGNORED)
+        return ("" if relative == "." else relative), True
+
+    def _ignored_at(self, relative: str) -> bool:
+        """Whether git ignores the folder `relative` of the working tree (or one above it)."""
+        assert self.git is not None
+        ignored = self.git.ignored()
+        parts = relative.split("/")
+        return any("/".join(parts[:depth]) in ignored for depth in range(1, len(parts) + 1))
+
+    def copy_out(self, path: str, target: Path, bounds: TreeBounds) -> None:
+        """Write what `path` names into `target`, which this makes: a folder's files (as git
+        writes them for a commit; on the working tree, without what git ignores), or a file
+        (as `target/<its name>`). Nothing else of the side is written, so a file another
+        workflow step left there is never in the copy. NotCommitted when `path` names
+        nothing this side may read; TreeError past `bounds`; OSError when the machine refuses."""
+        real, folder = self.place(path)
+        if self.commit is not None and self.git is not None:
+            self._write_from_commit(self.git, self.commit, real, folder, target, bounds)
+            return
+        source = self.root.resolve() / real
+        if not folder:
+            target.mkdir(mode=0o755)
+            shutil.copyfile(source, target / source.name)
+            return
+        ignored = self.git.ignored() if self.git is not None else set()
+        prefix = f"{real}/" if real else ""
+
+        def leave_out(inner: str, _mode: int) -> bool:
+            return f"{prefix}{inner}" in ignored
+
+        copy_tree(source, target, bounds, leave_out=leave_out)
+
+    def _write_from_commit(
+        self, git: Git, commit: str, real: str, folder: bool, target: Path, bounds: TreeBounds
+    ) -> None:
+        listed = git.under(commit, [real]) if folder else {real: None}
+        wanted = [p for p, e in listed.items() if e is None or not e.is_submodule]
+        if len(wanted) > bounds.entries:
+            raise TreeError(f"{real!r} holds more than {bounds.entries:,} files")
+        scratch = Path(tempfile.mkdtemp(prefix=".evalward-seed-", dir=target.parent))
+        try:
+            git.write_files(commit, wanted, scratch)
+            written = scratch / real if folder else scratch
+            if not folder:
+                target.mkdir(mode=0o755)
+                (scratch / real).rename(target / posixpath.basename(real))
+            elif written.is_dir():
+                written.rename(target)
+            else:
+                target.mkdir(mode=0o755)
+        finally:
+            remove_tree(scratch)
+
+    def digest(self, path: str) -> str:
+        """What a cache key keeps of the file or folder `path` names: for a commit its
+        objects' ids (git's content hashes), else the contents hashed; "missing: <why>" when
+        this side may not read it."""
+        try:
+            real, folder = self.place(path)
+        except NotCommitted as exc:
+            return f"missing: {exc.reason}"
+        digest = hashlib.sha256()
+        if self.commit is not None and self.git is not None:
+            listed = self.git.under(self.commit, [real]) if folder else {}
+            if not folder:
+                _, entry = self.git.lookup(self.commit, real)
+                listed = {real: entry} if entry is not None else {}
+            for name, entry in sorted(listed.items()):
+                digest.update(f"{entry.mode} {entry.oid} {name}\0".encode(errors="surrogateescape"))
+            return digest.hexdigest()
+        source = self.root.resolve() / real
+        if not folder:
+            return hash_regular(source)
+        for item in walk(source, DIGEST_BOUNDS, f"the folder {path!r}"):
+            if item.is_folder:
+                continue
+            digest.update(item.path.encode("utf-8", "surrogateescape") + b"\0")
+            if stat.S_ISREG(item.mode):
+                digest.update(hash_regular(item.name, dir_fd=item.folder_fd).encode())
+        return digest.hexdigest()
+
+    def _in_commit(self, git: Git, commit: str, path: str, *, folders: bool = False) -> str:
         try:
             real, entry = git.lookup(commit, path)
         except GitError as exc:
@@ -124,6 +234,8 @@ class RepoFiles:
             )
         if entry.is_submodule:
             raise NotCommitted(path, "is a submodule (another repository), not a file")
+        if entry.is_folder and folders:
+            return real
         if not entry.is_file:
             raise NotCommitted(path, "is a folder, not a file")
         return real
@@ -142,6 +254,26 @@ class RepoFiles:
             raise NotCommitted(reference, exc.reason) from None
         shadowed = legacy if legacy and self.is_file(legacy) and self.find(legacy) != found else ""
         return AgentReference(found, shadowed=shadowed)
+
+    def definitions(self, paths: list[str]) -> set[str]:
+        """Which of the repository paths `paths` (resource YAML files found on disk) this
+        side holds: on a commit, its files (a file another step wrote is not a resource of
+        it); on the working tree, what git would commit (an ignored one is not loaded)."""
+        if self.commit is not None and self.git is not None:
+            self.git.prefetch(self.commit, paths)
+            return {p for p in paths if (e := self.git.entry(self.commit, p)) and not e.is_folder}
+        if self.git is not None:
+            return self.git.committable(paths)
+        return set(paths)
+
+    def is_executable(self, path: str) -> bool:
+        """Whether the file `path` names (`find`) may be run: committed executable (git's
+        100755) on a commit, executable on disk for the working tree."""
+        real = self.find(path)
+        if self.commit is not None and self.git is not None:
+            _, entry = self.git.lookup(self.commit, real)
+            return entry is not None and entry.mode == "100755"
+        return os.access(self.root.resolve() / real, os.X_OK)
 
     def is_file(self, path: str) -> bool:
         try:

@@ -182,6 +182,8 @@ async def _run_change(
         for checkout in context.checkouts.values():
             if sandbox is not None:
                 sandbox.from_side(checkout.root, checkout.files)
+                if checkout.world is not None and checkout.world_files is not None:
+                    sandbox.from_side(checkout.world, checkout.world_files)
             if sandbox is not None and checkout.reads is not None:
                 sandbox.limit(checkout.root, checkout.reads)
 

@@ -93,6 +93,7 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
                 sha=head_sha,
                 world=world,
                 world_names=names,
+                world_files=bases.gating.files if world is not None and bases.gating else None,
                 reads=frozenset(reads) if reads is not None else None,
             )
         }

@@ -15,17 +15,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import stat
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalward.files.safe_files import UnsafeFile, read_regular
+from evalward.files.committed import NotCommitted, RepoFiles
 from evalward.resources.assertions import Assertion, AssertSetAssertion
 from evalward.resources.code_scorer import CodeAssertion
 from evalward.resources.code_source import MAX_SOURCE_CHARS, CodeSource
 from evalward.resources.models import EvalFixture
-from evalward.resources.paths import OutsideRepository, looked_up, repo_path
+from evalward.resources.paths import looked_up
 from evalward.resources.yamlsource import PathKey
 
 ScorerProblem = tuple[PathKey, str]
@@ -43,13 +41,13 @@ name one environment share its files' text."""
 
 
 def embed_scorers(
-    fixture: EvalFixture, root: Path, texts: FileTexts | None = None
+    fixture: EvalFixture, door: RepoFiles, texts: FileTexts | None = None
 ) -> tuple[EvalFixture, list[ScorerProblem], set[str]]:
     """The fixture with the text of each code scorer's file (in groups too), of its
-    environment's files and of every transform's file, read under `root`; the problems (a
-    file that cannot be read, at its field); the repository paths it read. `texts` keeps what
-    one load has read already."""
-    reading = _Reading(root, texts if texts is not None else {})
+    environment's files and of every transform's file, read through the side's door (its
+    commit's files: files/committed.py); the problems (a file that cannot be read, at its
+    field); the repository paths it read. `texts` keeps what one load has read already."""
+    reading = _Reading(door, texts if texts is not None else {})
     assertions = reading.assertions(list(fixture.spec.assertions), ("spec", "assertions"))
     spec_update: dict[str, object] = {}
     if assertions != fixture.spec.assertions:
@@ -57,7 +55,7 @@ def embed_scorers(
     for key, name in (("scoring_function", "scoringFunction"), ("transform", "transform")):
         code = getattr(fixture.spec, key)
         if code is not None:
-            loaded = _text_of(code, ("spec", name), root, reading.reads, reading.problems)
+            loaded = _text_of(code, ("spec", name), door, reading.reads, reading.problems)
             if loaded:
                 spec_update[key] = code.model_copy(update=loaded)
     if not spec_update:
@@ -69,8 +67,8 @@ def embed_scorers(
 class _Reading:
     """The files one fixture's code reads, as they are read: their paths and problems."""
 
-    def __init__(self, root: Path, texts: FileTexts) -> None:
-        self.root = root
+    def __init__(self, door: RepoFiles, texts: FileTexts) -> None:
+        self.door = door
         self.texts = texts
         self.reads: set[str] = set()
         self.problems: list[ScorerProblem] = []
@@ -86,9 +84,9 @@ class _Reading:
             if members != assertion.assertions:
                 update["assertions"] = members
         if isinstance(assertion, CodeAssertion):
-            update |= _text_of(assertion, at, self.root, self.reads, self.problems)
+            update |= _text_of(assertion, at, self.door, self.reads, self.problems)
             if assertion.environment is not None:
-                found = _environment(self.root, assertion, at, self.texts, self.reads)
+                found = _environment(self.door, assertion, at, self.texts, self.reads)
                 if isinstance(found, dict):
                     update["environment_files"] = found
                     update["environment_digest"] = _digest(assertion, found)
@@ -96,7 +94,7 @@ class _Reading:
                     self.problems.append(found)
         if assertion.transform is not None:
             where = (*at, "transform")
-            loaded = _text_of(assertion.transform, where, self.root, self.reads, self.problems)
+            loaded = _text_of(assertion.transform, where, self.door, self.reads, self.problems)
             if loaded:
                 update["transform"] = assertion.transform.model_copy(update=loaded)
         return assertion.model_copy(update=update) if update else assertion
@@ -240,22 +238,22 @@ def _placed(fixture: EvalFixture, placed: dict[PathKey, tuple[str, int]]) -> Eva
 
 
 def _text_of(
-    code: CodeSource, at: PathKey, root: Path, reads: set[str], problems: list[ScorerProblem]
+    code: CodeSource, at: PathKey, door: RepoFiles, reads: set[str], problems: list[ScorerProblem]
 ) -> dict[str, object]:
     """`{file_text: ...}` for code written in a file (nothing when inline, or with a problem
     at its `file`), noting the paths read."""
     if code.file is None:
         return {}
-    reads.update(looked_up(root, code.path))
+    reads.update(looked_up(door.root, code.path))
     try:
-        return {"file_text": _read(root, code.path)}
+        return {"file_text": _read(door, code.path)}
     except ValueError as exc:
         problems.append(((*at, "file"), f"{exc}"))
         return {}
 
 
 def _environment(
-    root: Path, assertion: CodeAssertion, where: PathKey, texts: FileTexts, reads: set[str]
+    door: RepoFiles, assertion: CodeAssertion, where: PathKey, texts: FileTexts, reads: set[str]
 ) -> FileTexts | ScorerProblem:
     """The text of the environment's files (the files it names must be there, their locks
     need not be), or the first problem, at the field that names the file."""
@@ -268,10 +266,10 @@ def _environment(
         alone = spec.model_copy(update={"python": None, "node": None, field: getattr(spec, field)})
         at: PathKey = (*where, "environment", field)
         for number, path in enumerate(alone.files()):  # the file it names, then its locks
-            reads.update(looked_up(root, path))
+            reads.update(looked_up(door.root, path))
             if path not in texts:
                 try:
-                    texts[path] = _read_environment_file(root, path)
+                    texts[path] = _read_environment_file(door, path)
                 except ValueError as exc:
                     return at, f"{exc}"
             if texts[path] is None and number == 0:
@@ -283,27 +281,20 @@ def _environment(
     return files
 
 
-def _read_environment_file(root: Path, path: str) -> str | None:
-    """A file of a scorer's environment as text; None when it is not there."""
+def _read_environment_file(door: RepoFiles, path: str) -> str | None:
+    """A file of a scorer's environment as text, from the side's commit; None when it has
+    none there (a lock need not be)."""
     try:
-        where = repo_path(root, path)
-    except OutsideRepository:
-        raise ValueError(
-            f"{path!r} leads outside the repository (a symbolic link); a scorer's environment "
-            "is built from files of the repository"
-        ) from None
-    try:
-        raw = read_regular(where, MAX_ENVIRONMENT_FILE_BYTES)
-    except FileNotFoundError:
-        return None
-    except UnsafeFile as exc:
+        return door.text(path, MAX_ENVIRONMENT_FILE_BYTES)
+    except NotCommitted as exc:
+        if exc.reason.startswith(("does not exist", "is not a file of")):
+            return None  # not committed: as if not there (a runner's file is never read)
+        if exc.reason.startswith("leads out"):
+            raise ValueError(
+                f"{path!r} leads outside the repository (a symbolic link); a scorer's "
+                "environment is built from files of the repository"
+            ) from None
         raise ValueError(f"{path!r} {exc.reason}; an environment is built from files") from None
-    except OSError as exc:
-        raise ValueError(f"cannot read {path!r}: {exc.strerror or exc}") from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(f"{path!r} is not UTF-8 text") from None
 
 
 def _digest(assertion: CodeAssertion, files: FileTexts) -> str:
@@ -317,32 +308,22 @@ def _digest(assertion: CodeAssertion, files: FileTexts) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _read(root: Path, path: str) -> str:
+def _read(door: RepoFiles, path: str) -> str:
     try:
-        where = repo_path(root, path)
-    except OutsideRepository:
-        raise ValueError(
-            f"the scorer {path!r} leads outside the repository (a symbolic link); a scorer "
-            "must be a file of the repository"
-        ) from None
-    try:
-        mode = where.stat().st_mode
-    except OSError:
-        raise ValueError(
-            f"the scorer {path!r} is not in the repository (paths are from its root)"
-        ) from None
-    if not stat.S_ISREG(mode):
-        raise ValueError(f"the scorer {path!r} is not a regular file")
-    try:
-        raw = where.read_bytes()
-    except OSError as exc:
-        raise ValueError(f"cannot read the scorer {path!r}: {exc.strerror}") from None
-    if len(raw) > MAX_SOURCE_CHARS * 4:
-        raise ValueError(f"the scorer {path!r} is larger than a scorer may be")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(f"the scorer {path!r} is not UTF-8 text") from None
+        text = door.text(path, MAX_SOURCE_CHARS * 4)
+    except NotCommitted as exc:
+        if exc.reason.startswith("does not exist"):
+            raise ValueError(
+                f"the scorer {path!r} is not in the repository (paths are from its root)"
+            ) from None
+        if exc.reason.startswith("leads out"):
+            raise ValueError(
+                f"the scorer {path!r} leads outside the repository (a symbolic link); a "
+                "scorer must be a file of the repository"
+            ) from None
+        if exc.reason.startswith("is larger than"):
+            raise ValueError(f"the scorer {path!r} is larger than a scorer may be") from None
+        raise ValueError(f"the scorer {path!r} {exc.reason}") from None
     if len(text) > MAX_SOURCE_CHARS:
         raise ValueError(f"the scorer {path!r} is longer than {MAX_SOURCE_CHARS} characters")
     return text

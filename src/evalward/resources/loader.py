@@ -110,13 +110,22 @@ def _load_resources(
         elif not (root / sub).is_dir():
             why = f"root {sub!r} is not a folder of the repository"
             run.problems.append(Problem(CONFIG_FILE, None, None, "roots", why))
-    paths = sorted(files) if files is not None else sorted(discover(root, config))
+    paths = sorted(files) if files is not None else _held(run.result, discover(root, config))
     for path in paths:
         run.load_file(path)
     if files is None:
         run.problems += _empty_roots(root, config, run.claimed)
     check_references(run.result, run.root, run.located_field)
     return run.result, sorted(run.problems, key=Problem.order)
+
+
+def _held(result: ResourceSet, found: Iterable[Path]) -> list[Path]:
+    """The discovered definition files the side holds (files/committed.py: a commit's own,
+    or on the working tree what git would commit): a YAML file another workflow step left
+    under a resource root, or a git-ignored one, is not a definition."""
+    by_name = {relative(path, result.root): path for path in found}
+    held = result.files.definitions(sorted(by_name))
+    return sorted(path for name, path in by_name.items() if name in held)
 
 
 def _empty_roots(root: Path, config: RepoConfig, claimed: set[Path]) -> list[Problem]:
@@ -389,7 +398,9 @@ class _Run:
             table = self.result.agents
         elif isinstance(resource, EvalFixture):
             table = self.result.fixtures
-            fixture, problems, reads = embed_scorers(resource, self.root, self._scorer_texts)
+            fixture, problems, reads = embed_scorers(
+                resource, self.result.files, self._scorer_texts
+            )
             if has_inline(fixture) and not at:  # an AgentV test's code is not its file's
                 text = self._texts[located.file]
                 fixture = self._inline.place(fixture, located.file, pending.index, text)

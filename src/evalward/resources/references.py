@@ -4,7 +4,6 @@ repository and are there (paths are from the repository root: resources/paths.py
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -45,7 +44,7 @@ def _check_paths(result: ResourceSet, root: Path, report: ProblemReporter) -> No
         if spec.system_file:
             _check_system_file(located, spec.system_file, result.files, report)
         for at, program, runs in _programs(spec):
-            _check_program(located, at, program, runs, root, report)
+            _check_program(located, at, program, runs, result.files, report)
         if spec.environment is not None:
             for kind, name in (
                 ("python", spec.environment.python),
@@ -73,6 +72,12 @@ def _refused(name: str, exc: NotCommitted) -> str:
     if exc.reason.startswith("does not exist"):
         return f"the file {name!r} does not exist{FROM_ROOT}"
     return f"the file {name!r} {exc.reason}"
+
+
+def _refused_program(program: str, exc: NotCommitted) -> str:
+    if exc.reason.startswith("does not exist"):
+        return f"the program {program!r} does not exist{FROM_ROOT}"
+    return f"the program {program!r} {exc.reason}"
 
 
 def _check_system_file(
@@ -130,14 +135,15 @@ def _check_program(
     at: PathKey,
     program: str,
     runs: bool,
-    root: Path,
+    files: RepoFiles,
     report: ProblemReporter,
 ) -> None:
     """A program given as a relative path: inside the repository, and (when it runs) an
-    executable file there. A bare name is looked up on PATH when it runs, and an absolute
+    executable file of the side's commit (files/committed.py: never a file another program
+    left in the workspace). A bare name is looked up on PATH when it runs, and an absolute
     path is the machine's (an interpreter), as a shell would run them."""
     try:
-        path = program_path(root, program)
+        path = program_path(files.root, program)
     except OutsideRepository:
         report(
             located,
@@ -148,9 +154,12 @@ def _check_program(
         return
     if path is None or program.startswith("/") or not runs:
         return
-    if not path.is_file():
-        report(located, at, f"the program {program!r} does not exist{FROM_ROOT}")
-    elif not os.access(path, os.X_OK):
+    try:
+        executable = files.is_executable(program)
+    except NotCommitted as exc:
+        report(located, at, _refused_program(program, exc))
+        return
+    if not executable:
         report(
             located,
             at,

@@ -35,11 +35,14 @@ from pathlib import Path
 from typing import Any
 
 from evalward.errors import AgentRunError, GitError
+from evalward.files.committed import RepoFiles
 from evalward.files.safe_files import read_regular
+from evalward.files.trees import TreeError
 from evalward.git import Git
 from evalward.resources.agent import LOCK_FILES, PYTHON_PROJECT, AgentEnvironment
 from evalward.resources.paths import OutsideRepository, repo_path
 from evalward.runtime.agent_users import AgentUser
+from evalward.runtime.checkout_copy import copy_side
 from evalward.runtime.environment_files import (
     copy_source,
     everything,
@@ -60,8 +63,8 @@ from evalward.runtime.installers import (
     runnable_copy,
     uv_binary,
 )
+from evalward.runtime.sandbox import COPY_BOUNDS, Packages
 from evalward.runtime.sandbox import EnvironmentRequest as EnvironmentRequest
-from evalward.runtime.sandbox import Packages
 from evalward.runtime.strays import Sessions
 
 LAYOUT = 1
@@ -143,7 +146,7 @@ class EnvironmentStore:
             "side": request.side,
             "user": [user.uid, user.gid] if user else None,
             "commit": request.commit or _commit(request.checkout),
-            "files": await asyncio.to_thread(_file_hashes, request.checkout, spec.files()),
+            "files": await asyncio.to_thread(_file_hashes, request, spec.files()),
             "platform": [platform.machine(), *platform.libc_ver()],
         }
         if spec.python is not None:
@@ -258,7 +261,7 @@ class EnvironmentStore:
         spec, user = request.spec, request.user
         await asyncio.to_thread(check_inputs, request.source, spec)
         source, home = build / "src", build / "home"
-        await asyncio.to_thread(copy_source, request.source, source, request.not_copied)
+        await asyncio.to_thread(_write_source, request, source)
         home.mkdir()
         if user is not None:
             for path in (build, *everything(build)):
@@ -382,8 +385,31 @@ def _commit(checkout: Path) -> str:
         return f"no commit: {secrets.token_hex(8)}"  # never the same twice: never reused
 
 
-def _file_hashes(checkout: Path, paths: list[str]) -> dict[str, str]:
-    return {path: _file_hash(checkout, path) for path in paths}
+def _file_hashes(request: EnvironmentRequest, paths: list[str]) -> dict[str, str]:
+    """Each file the environment names, hashed as the side's door reads it (a commit's
+    object ids), never a file another program left in the workspace."""
+    if request.files is not None:
+        door = request.files
+        return {path: _door_hash(door, path) for path in paths}
+    return {path: _file_hash(request.checkout, path) for path in paths}
+
+
+def _door_hash(door: RepoFiles, path: str) -> str:
+    try:
+        return door.digest(path)
+    except (OSError, GitError, TreeError):
+        return "unreadable"
+
+
+def _write_source(request: EnvironmentRequest, target: Path) -> None:
+    """The installer's own copy of the side's files: the working copy's (written from the
+    commit), or, where the side's user runs the checkout itself, what the door gives of
+    it (a commit's tree; the working tree without what git ignores)."""
+    files = request.files
+    if files is not None and request.source.resolve() == request.checkout.resolve():
+        copy_side(files, request.checkout, target, None, request.not_copied, COPY_BOUNDS)
+        return
+    copy_source(request.source, target, request.not_copied)
 
 
 def _file_hash(checkout: Path, path: str) -> str:

@@ -92,6 +92,7 @@ class AgentRunner:
                     user=sandbox.user,
                     env=limited_env(self.env, names, sandbox=sandbox),
                     limits=self.environment_limits,
+                    files=sandbox.files_of(self.agent.root),
                 )
                 packages = await store.provide(request)
             except (AgentRunError, OSError) as exc:

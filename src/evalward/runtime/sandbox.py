@@ -85,6 +85,10 @@ class EnvironmentRequest:
     store's)."""
     commit: str = ""
     """The commit of its files when `checkout` is not its tree (a code scorer's); "": its."""
+    files: RepoFiles | None = None
+    """The door to the side's files (files/committed.py): what the key hashes of the files
+    the environment names, and, where `source` is the checkout itself, what the installer's
+    copy is written from. None: `checkout` on disk (a folder evalward wrote: a scorer's)."""
 
     @property
     def label(self) -> str:
@@ -290,6 +294,10 @@ class Sandbox:
         """Make the working copy of `checkout` from its side's files (files/committed.py):
         a commit's tree, never the workspace's copy of it (default: the working tree)."""
         self._shared.sides[checkout.resolve()] = files
+
+    def files_of(self, checkout: Path) -> RepoFiles:
+        """The door to `checkout`'s files (`from_side`; default: the working tree)."""
+        return self._shared.sides.get(checkout.resolve()) or RepoFiles.working_tree(checkout)
 
     def working_copy(self, checkout: Path) -> Path:
         """Where programs of `checkout` run: the checkout itself without a user switch, else a

@@ -308,6 +308,8 @@ class Checkout:
     """The tree the definitions that gate come from (the base branch's, under `gate-config:
     base`): playgrounds of `world_names` are made from it (playgrounds.py); None: `root`."""
     world_names: frozenset[str] = frozenset()
+    world_files: RepoFiles | None = field(default=None, compare=False)
+    """The door to `world`'s files: its commit's (files/committed.py)."""
     gate_fixtures: frozenset[str] = frozenset()
     """The fixtures of this (head) side that the base branch defines (`gate-config: base`):
     their code scorers run as the base side's user, which no program of the pull request

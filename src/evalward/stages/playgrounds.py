@@ -9,24 +9,17 @@ fixture or Eval the pull request adds comes with its own tree.
 
 from __future__ import annotations
 
-import hashlib
-import os
-import stat
-from pathlib import Path
 from typing import Any
 
-from evalward.files.safe_files import hash_regular
-from evalward.files.trees import TreeError, walk
+from evalward.errors import GitError
+from evalward.files.committed import NotCommitted, RepoFiles
+from evalward.files.trees import TreeError
 from evalward.resources import ResourceSet
-from evalward.resources.paths import OutsideRepository, repo_path
 from evalward.resources.playground import Playground
 from evalward.resources.state_assertions import STATE_TYPES, StateSnapshotAssertion
 from evalward.rundata.sides import Side
-from evalward.runtime.playground.base import SEED_BOUNDS, PlaygroundSource
+from evalward.runtime.playground.base import PlaygroundSource
 from evalward.stages.plan import Checkout, Plan, PlannedRun
-
-HASHED_FILES = 20_000
-"""Files of a seed folder hashed into a cache key at most; past it, their count and sizes."""
 
 
 def defined_playground(
@@ -49,10 +42,9 @@ def source_of(checkout: Checkout, run: PlannedRun) -> PlaygroundSource | None:
         return None
     name, spec, kind = defined
     owner = run.fixture if kind == "EvalFixture" else run.eval
-    world = checkout.root
     if checkout.world is not None and f"{kind}/{owner}" in checkout.world_names:
-        world = checkout.world
-    return PlaygroundSource(name, spec, world)
+        return PlaygroundSource(name, spec, checkout.world, checkout.world_files)
+    return PlaygroundSource(name, spec, checkout.root, checkout.files)
 
 
 def uses_playgrounds(plan: Plan, resources: ResourceSet, side: Side) -> bool:
@@ -77,7 +69,7 @@ class PlaygroundKeys:
     hashed once per job and tree, each definition dumped once: the runs of an Eval share them."""
 
     def __init__(self) -> None:
-        self._hashes: dict[tuple[Path, str], str] = {}
+        self._hashes: dict[tuple[RepoFiles, str], str] = {}
         self._definitions: dict[int, tuple[Playground, dict[str, Any]]] = {}
 
     def of(self, checkout: Checkout, run: PlannedRun) -> dict[str, Any] | None:
@@ -92,7 +84,7 @@ class PlaygroundKeys:
         ]
         return {
             "definition": self._definition(source.spec),
-            "files": {path: self._hash(source.world, path) for path in sorted(set(paths))},
+            "files": {path: self._hash(source.door, path) for path in sorted(set(paths))},
         }
 
     def _definition(self, spec: Playground) -> dict[str, Any]:
@@ -105,22 +97,22 @@ class PlaygroundKeys:
             )
         return known[1]
 
-    def _hash(self, world: Path, path: str) -> str:
-        if (world, path) not in self._hashes:
-            self._hashes[(world, path)] = _tree_hash(world, path)
-        return self._hashes[(world, path)]
+    def _hash(self, door: RepoFiles, path: str) -> str:
+        if (door, path) not in self._hashes:
+            self._hashes[(door, path)] = _tree_hash(door, path)
+        return self._hashes[(door, path)]
 
 
-def missing_seeds(source: PlaygroundSource) -> list[str]:
-    """The seeds of a playground that are not files or folders of its tree."""
-    missing = []
-    for seed in source.spec.seeds():
-        try:
-            found = repo_path(source.world, seed).exists()
-        except OutsideRepository:
-            found = False
-        if not found:
-            missing.append(seed)
+def missing_seeds(source: PlaygroundSource) -> list[tuple[str, str, str]]:
+    """(part, seed, why) for each seed of a playground that is not a file or folder its
+    side may read (files/committed.py): on a commit, one the commit holds."""
+    missing: list[tuple[str, str, str]] = []
+    for kind, part in source.spec.parts().items():
+        for seed in part.seeds():
+            try:
+                source.door.place(seed)
+            except NotCommitted as exc:
+                missing.append((kind, seed, exc.reason))
     return missing
 
 
@@ -133,35 +125,10 @@ def state_without_playground(resources: ResourceSet, eval_name: str, fixture: st
     return [i for i, a in enumerate(assertions) if isinstance(a, STATE_TYPES)]
 
 
-def _tree_hash(world: Path, path: str) -> str:
-    """A hash of a file, or of every file under a folder (names and contents)."""
+def _tree_hash(door: RepoFiles, path: str) -> str:
+    """A hash of a file, or of every file under a folder (names and contents), as the side's
+    door reads them (a commit's object ids)."""
     try:
-        target = repo_path(world, path)
-    except OutsideRepository:
-        return "outside the repository"
-    if target.is_file():
-        try:
-            return hash_regular(target)
-        except OSError:
-            return "unreadable"
-    if not target.is_dir():
-        return "missing"
-    digest = hashlib.sha256()
-    count = 0
-    try:
-        for entry in walk(target, SEED_BOUNDS, f"the seed {path!r}"):
-            if entry.is_folder:
-                continue
-            digest.update(entry.path.encode("utf-8", "surrogateescape") + b"\0")
-            count += 1
-            if count > HASHED_FILES or not stat.S_ISREG(entry.mode):
-                size = os.stat(entry.name, dir_fd=entry.folder_fd, follow_symlinks=False).st_size
-                digest.update(str(size).encode())
-                continue
-            try:
-                digest.update(hash_regular(entry.name, dir_fd=entry.folder_fd).encode())
-            except OSError:
-                digest.update(b"unreadable")
-    except (TreeError, OSError) as exc:  # provisioning says so too, for the run
-        digest.update(str(exc).encode())
-    return digest.hexdigest()
+        return door.digest(path)
+    except (TreeError, OSError, GitError) as exc:  # provisioning says so too, for the run
+        return f"unreadable: {exc}"

@@ -189,7 +189,7 @@ class _Checks:
         self.locator = Locator(resources)
         self.problems: dict[Problem, None] = {}
         self.static = StaticChecks(self.locator, env, served)
-        self.missing: dict[tuple[Path, int], tuple[Playground, list[str]]] = {}
+        self.missing: dict[tuple[Path, int], tuple[Playground, list[tuple[str, str, str]]]] = {}
         """Each playground's missing seeds, by tree and definition (kept here, so the
         runs of an Eval that share one look in the tree once)."""
 
@@ -285,12 +285,13 @@ class _Checks:
         known = self.missing.get(at)
         if known is None or known[0] is not source.spec:
             known = self.missing[at] = (source.spec, missing_seeds(source))
-        for seed in known[1]:
+        for kind, seed, why in known[1]:
             self.add(
                 owner,
-                ("spec", "playground"),
-                f"playground {source.name!r}: the seed {seed!r} is not in the repository "
-                "the playground is made from (the base branch's, under `gate-config: base`)",
+                ("spec", "playground", kind, "seed"),
+                f"playground {source.name!r}: the seed {seed!r} {why} (seeds are read from "
+                "the tree the playground is made from: the base branch's, under "
+                "`gate-config: base`)",
             )
 
     def add(self, located: Located[Any], at: PathKey, message: str) -> None:

@@ -20,9 +20,10 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Iterator, Mapping
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from evalward.errors import Problem
+from evalward.files.committed import RepoFiles
 from evalward.resources import ResourceSet
 from evalward.resources.agent import AgentSpec
 from evalward.resources.locate import Locator
@@ -38,13 +39,12 @@ SCRIPT_SUFFIX = re.compile(r"\.(?:py|js|mjs|cjs|ts|mts|sh|bash|rb|pl|php)$")
 def missing_programs(resources: ResourceSet, env: Mapping[str, str]) -> list[Problem]:
     """A problem at each program (or interpreter's script) an agent names that is not there."""
     locator = Locator(resources)
-    root = Path(resources.root)
     problems: list[Problem] = []
     for name in sorted(resources.agents):
         located = resources.agents[name]
         spec = located.resource.spec
         for what, at, argv in _programs(spec):
-            for index, why in _absent(argv, root, env, on_path=spec.environment is None):
+            for index, why in _absent(argv, resources.files, env, on_path=spec.environment is None):
                 message = f"agent {name!r}: {what} runs {argv[index]!r}, {why}"
                 # `command: [...]` is short for `command: {run: [...]}`: the argument is
                 # where either form puts it (the other is only its parent's mark)
@@ -71,7 +71,7 @@ def _programs(spec: AgentSpec) -> Iterator[tuple[str, PathKey, list[str]]]:
 
 
 def _absent(
-    argv: list[str], root: Path, env: Mapping[str, str], *, on_path: bool
+    argv: list[str], files: RepoFiles, env: Mapping[str, str], *, on_path: bool
 ) -> Iterator[tuple[int, str]]:
     """(index in argv, why) for the program and its script when either is not there."""
     if not argv or "{" in argv[0]:
@@ -88,10 +88,13 @@ def _absent(
         if argument.startswith("-"):
             continue
         looks_like_a_file = "/" in argument or SCRIPT_SUFFIX.search(argument)
-        if looks_like_a_file and "{" not in argument and not _file(argument, root):
-            yield index, "which is not a file of the repository (paths are from its root)"
+        if looks_like_a_file and "{" not in argument and not files.is_file(argument):
+            side = files.describe() if files.committed else "the repository"
+            yield (
+                index,
+                (
+                    f"which is not a file of {side} (paths are from its root; an untracked or "
+                    "git-ignored file is never run)"
+                ),
+            )
         return
-
-
-def _file(path: str, root: Path) -> bool:
-    return (root / path).is_file()

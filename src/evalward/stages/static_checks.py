@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import re
 import sqlite3
 from collections.abc import Mapping
@@ -26,11 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from evalward.errors import Problem
-from evalward.files.safe_files import read_text
+from evalward.files.committed import NotCommitted, RepoFiles
 from evalward.resources.assertions import Assertion
 from evalward.resources.locate import Locator
 from evalward.resources.models import EvalFixture
-from evalward.resources.paths import OutsideRepository, repo_path
 from evalward.resources.playground import Playground
 from evalward.resources.problems import did_you_mean
 from evalward.resources.resource_set import Located
@@ -126,7 +126,7 @@ class StaticChecks:
                 shape.tables = self._database(use)
             files = use.source.spec.files
             if files is not None:
-                shape.files = _seed_files(use.source.world, files.seed)
+                shape.files = _seed_files(use.source.door, files.seed)
                 shape.told_by["files"] = f"the files seed {files.seed!r}"
             if "service" in shape.parts:
                 self._service(use, shape, self.served.get(key))
@@ -167,13 +167,13 @@ class StaticChecks:
             connection.close()
 
     def _seed_text(self, use: _Use, seed: str) -> str | None:
-        try:
-            path = repo_path(use.source.world, seed)
-            return read_text(path, SEED_LIMIT)
-        except (OutsideRepository, FileNotFoundError):
+        door = use.source.door
+        if not door.is_file(seed):
             return None  # the preflight's refusal: `missing_seeds`
-        except (OSError, UnicodeDecodeError) as exc:
-            self._owner_problem(use, f"cannot read the seed {seed!r}: {exc}")
+        try:
+            return door.text(seed, SEED_LIMIT)
+        except NotCommitted as exc:
+            self._owner_problem(use, f"cannot read the seed {seed!r}: it {exc.reason}")
             return None
 
     def _owner_problem(self, use: _Use, message: str) -> None:
@@ -188,7 +188,7 @@ class StaticChecks:
             state = served.get("service")
             told = "the state its service served"
         elif part.seed is not None and part.seed.endswith((".json", ".yaml", ".yml")):
-            state = _parsed(use.source.world, part.seed)
+            state = _parsed(use.source.door, part.seed)
             told = f"the service's seed {part.seed!r}"
         else:
             return
@@ -304,21 +304,27 @@ def _failing_line(seed: str, text: str) -> int | None:
         connection.close()
 
 
-def _seed_files(world: Path, seed: str) -> frozenset[str] | None:
-    """The files the files seed puts in the playground's folder (links as they are), or None
-    when they cannot be listed whole."""
+def _seed_files(door: RepoFiles, seed: str) -> frozenset[str] | None:
+    """The files the files seed puts in the playground's folder (links as they are), as the
+    side's door has them, or None when they cannot be listed whole."""
     try:
-        target = repo_path(world, seed)
-    except OutsideRepository:
+        real, folder = door.place(seed)
+    except NotCommitted:
         return None
-    if target.is_file():
-        return frozenset({target.name})
+    if not folder:
+        return frozenset({posixpath.basename(real)})
+    if door.commit is not None and door.git is not None:
+        listed = door.git.under(door.commit, [real])
+        if len(listed) > LISTED_FILES:
+            return None
+        prefix = f"{real}/" if real else ""
+        return frozenset(p.removeprefix(prefix) for p, e in listed.items() if not e.is_submodule)
     found: set[str] = set()
-    folders = [(target, "")]
+    folders = [(door.root.resolve() / real, "")]
     while folders:
-        folder, prefix = folders.pop()
+        where, prefix = folders.pop()
         try:
-            with os.scandir(folder) as entries:
+            with os.scandir(where) as entries:
                 for entry in entries:
                     if len(found) + len(folders) > LISTED_FILES:
                         return None
@@ -331,15 +337,15 @@ def _seed_files(world: Path, seed: str) -> frozenset[str] | None:
     return frozenset(found)
 
 
-def _parsed(world: Path, seed: str) -> Any:
+def _parsed(door: RepoFiles, seed: str) -> Any:
     """A JSON or YAML seed's data (None: it cannot be read, the service's to say)."""
     # lazy: PyYAML costs about 10 ms of start-up, and only a YAML seed needs it
     import yaml
 
     try:
-        text = read_text(repo_path(world, seed), SEED_LIMIT)
+        text = door.text(seed, SEED_LIMIT)
         return json.loads(text) if seed.endswith(".json") else parse_yaml(text)
-    except (OutsideRepository, OSError, UnicodeDecodeError, ValueError, RecursionError):
+    except (NotCommitted, ValueError, RecursionError):
         return None
     except (yaml.YAMLError, YamlSyntaxError):
         return None

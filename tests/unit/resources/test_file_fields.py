@@ -32,20 +32,18 @@ scoring/state.py under the playground's own rules."""
 OPENS = {"open", "read_bytes", "read_text", "read_regular", "copy_tree", "copyfile", "copy2"}
 """Calls that open, read or copy a file by its path."""
 
-NOT_YET_THROUGH_THE_DOOR = {
-    "resources/code_scorer_files.py": "scorer files: read from the checkout on disk",
-    "runtime/environment.py": "environment requirement files: copied from the checkout",
-    "runtime/playground/base.py": "playground seeds: copied from the checkout",
-    "runtime/playground/files.py": "a files part's seed: copied from the checkout",
-    "runtime/playground/sqlite.py": "a SQLite seed: read from the checkout",
-    "stages/static_checks.py": "seeds checked by validate: read from the checkout",
-}
+NOT_YET_THROUGH_THE_DOOR: dict[str, str] = {}
 """Modules that still read a marked field's file from the checkout on disk (a path check
 only): each is a way round the door until it is routed through it, then leaves this list."""
 
 NOT_A_FIELDS_FILE = {
     "resources/loader.py": "reads the definition files themselves (`Located.file`)",
     "resources/locate.py": "reads the definition files themselves (`Located.file`)",
+    "runtime/environment.py": "a side's files through `request.files`; on disk only the "
+    "folder evalward wrote a scorer's environment into",
+    "runtime/playground/base.py": "removes the run's folder (its seeds: `live.source.door`)",
+    "runtime/playground/files.py": "reads the run's folder back (its seed: `copy_out`)",
+    "runtime/playground/sqlite.py": "reads its template database (its seed: `seed_text`)",
 }
 """Modules the name check matches that open no file a field names."""
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
+from evalward.files.committed import NotCommitted, RepoFiles
 from evalward.files.trees import TreeBounds, TreeError, remove_tree
-from evalward.resources.paths import OutsideRepository, repo_path
 from evalward.resources.playground import PartKind, PartSettings, Playground
 from evalward.rundata.playground_state import PlaygroundState
 from evalward.runtime.playground.service_environment import ServiceEnvironments
@@ -48,11 +48,24 @@ class PlaygroundError(Exception):
 
 @dataclass(frozen=True)
 class PlaygroundSource:
-    """A playground to provision: its definition, its name, and the tree it is made from."""
+    """A playground to provision: its definition, its name, and the tree it is made from
+    (`world`, where its service runs) with the door its seeds are read through (`files`:
+    that tree's commit; None, the working tree at `world`)."""
 
     name: str
     spec: Playground
     world: Path
+    files: RepoFiles | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.files is None:
+            object.__setattr__(self, "files", RepoFiles.working_tree(self.world))
+
+    @property
+    def door(self) -> RepoFiles:
+        """The one door to its seeds and snapshots (files/committed.py)."""
+        assert self.files is not None  # set when made
+        return self.files
 
 
 class PlaygroundPart(abc.ABC, Generic[SettingsT]):
@@ -227,12 +240,18 @@ class Templates:
                 remove_tree(folder)
 
 
-def seed_path(live: LivePlayground, seed: str) -> Path:
-    """A seed of the gate's side, which must be there and stay inside its tree."""
+def seed_place(live: LivePlayground, seed: str) -> str:
+    """The repository path of a seed (a file or folder) of the gate's side: one of its
+    commit's (files/committed.py), never a file another program left in the workspace."""
     try:
-        path = repo_path(live.source.world, seed)
-    except OutsideRepository:
-        raise live.error(f"the seed {seed!r} leads outside the repository") from None
-    if not path.exists():
-        raise live.error(f"the seed {seed!r} is not in the repository (on the gate's side)")
-    return path
+        return live.source.door.place(seed)[0]
+    except NotCommitted as exc:
+        raise live.error(f"the seed {seed!r} {exc.reason}") from None
+
+
+def seed_text(live: LivePlayground, seed: str) -> str:
+    """The text of a seed file of the gate's side, read through the door."""
+    try:
+        return live.source.door.text(seed, SEED_LIMIT)
+    except NotCommitted as exc:
+        raise live.error(f"cannot read the seed {seed!r}: it {exc.reason}") from None

@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-import shutil
 import stat
 from pathlib import Path
 from typing import Any
 
-from evalward.files.trees import TreeBounds, TreeError, copy_tree, walk
+from evalward.errors import GitError
+from evalward.files.committed import NotCommitted
+from evalward.files.trees import TreeBounds, TreeError, walk
 from evalward.resources.playground import FilesPart
 from evalward.rundata.playground_state import PlaygroundState
 from evalward.runtime.playground.base import (
@@ -24,7 +25,6 @@ from evalward.runtime.playground.base import (
     STATE_LIMIT,
     LivePlayground,
     PlaygroundPart,
-    seed_path,
 )
 from evalward.text.escaping import printable
 
@@ -52,14 +52,11 @@ class FilesRun(PlaygroundPart[FilesPart]):
     def lay_out(self, live: LivePlayground) -> dict[str, str]:
         self.folder = live.folder / "files"
         seed = self.spec.seed
-        source = seed_path(live, seed)
-        try:
-            if source.is_dir():
-                copy_tree(source, self.folder, SEED_BOUNDS)
-            else:
-                self.folder.mkdir()
-                shutil.copy2(source, self.folder / source.name)
-        except (OSError, shutil.Error, TreeError) as exc:
+        try:  # from the side's commit, never the workspace (files/committed.py)
+            live.source.door.copy_out(seed, self.folder, SEED_BOUNDS)
+        except NotCommitted as exc:
+            raise live.error(f"the seed {seed!r} {exc.reason}") from None
+        except (OSError, GitError, TreeError) as exc:
             raise live.error(f"cannot copy the seed {seed!r}: {exc}") from None
         return {"EVALWARD_PLAYGROUND_DIR": str(self.folder)}
 

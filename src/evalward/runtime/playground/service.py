@@ -20,7 +20,7 @@ from evalward.errors import AgentRunError, ConfigError
 from evalward.http.client import HttpClient, HttpFailure
 from evalward.resources.playground import McpReady, ServicePart
 from evalward.rundata.playground_state import PlaygroundState
-from evalward.runtime.playground.base import STATE_LIMIT, LivePlayground, PlaygroundPart, seed_path
+from evalward.runtime.playground.base import STATE_LIMIT, LivePlayground, PlaygroundPart, seed_place
 from evalward.runtime.port_owner import PortTaken, free_port, owned_host
 from evalward.runtime.process import kill_group, limited_env, read_tail, spawn, tail
 from evalward.runtime.sandbox import Sandbox
@@ -72,7 +72,7 @@ class ServiceRun(PlaygroundPart[ServicePart]):
         port = free_port()
         seed = ""
         if part.seed:
-            seed = str(seed_path(live, part.seed).relative_to(live.source.world.resolve()))
+            seed = seed_place(live, part.seed)
         data = str(live.folder / "data")
         values = {"{port}": str(port), "{seed}": seed, "{data}": data}
         argv = [replace_placeholders(arg, values) for arg in part.start]

@@ -78,6 +78,7 @@ class ServiceEnvironments:
             not_copied=sandbox.not_copied,
             user=sandbox.user,
             env=installer_env,
+            files=sandbox.files_of(world),
             limits=side_limits(
                 label, spec, None, judged=True, inputs=store.limits, inputs_only=True
             ),

@@ -18,16 +18,14 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalward.files.safe_files import read_text
 from evalward.resources.playground import SqlitePart
 from evalward.rundata.playground_state import PlaygroundState
 from evalward.runtime.playground.base import (
-    SEED_LIMIT,
     STATE_CHARS,
     LivePlayground,
     PlaygroundPart,
     Templates,
-    seed_path,
+    seed_text,
 )
 from evalward.runtime.playground.sqlite_read import KnownImage, read_database, read_known
 from evalward.runtime.playground.sqlite_seed import SeedError, load_seed
@@ -114,11 +112,7 @@ def _write_new(path: Path, image: bytes) -> None:
 
 
 def _seed_database(live: LivePlayground, part: SqlitePart, database: Path) -> None:
-    source = seed_path(live, part.seed)
-    try:
-        text = read_text(source, SEED_LIMIT)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise live.error(f"cannot read the seed {part.seed!r}: {exc}") from None
+    text = seed_text(live, part.seed)  # the side's commit's, never the workspace's
     connection = sqlite3.connect(database)
     try:
         # a scratch copy for one run: no fsync (it was a third of a run's provisioning)

@@ -14,14 +14,12 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from evalward.files.safe_files import read_text
 from evalward.rundata.playground_state import PlaygroundState, SnapshotMissing, json_size
 from evalward.runtime.playground.base import (
-    SEED_LIMIT,
     STATE_CHARS,
     LivePlayground,
     PlaygroundError,
-    seed_path,
+    seed_text,
 )
 
 
@@ -53,7 +51,7 @@ def _snapshot(live: LivePlayground, path: str) -> Any:
     from evalward.resources import yaml12
 
     try:
-        text = read_text(seed_path(live, path), SEED_LIMIT)
+        text = seed_text(live, path)  # the gate's commit's, through the door
         return json.loads(text) if path.endswith(".json") else yaml12.load(text)
     except PlaygroundError as exc:
         return SnapshotMissing(str(exc))
