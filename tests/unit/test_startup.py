@@ -143,7 +143,7 @@ def test_what_a_run_imports_before_its_first_model_call_leaves_the_reports_out()
 
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-FEATURES = ("evalward.resources.agentv", "evalward.runtime.playground.run")
+FEATURES = ("evalward.importers.agentv", "evalward.runtime.playground.run")
 
 RUN_AND_SAY_WHAT_LOADED = f"""\
 import runpy, sys
@@ -170,16 +170,24 @@ def run_and_say_what_loaded(*args: str, cwd: Path | None = None) -> list[str]:
     return done.stdout.splitlines()
 
 
+SUITES = {
+    "evalward's own": EXAMPLES.parent / "tests" / "data" / "support-bot-suite",
+    "agentv": EXAMPLES / "agentv",
+}
+"""A repository of evalward's own resources (a self-contained one: the examples' programs
+are named from this repository's root), and one with an AgentV suite."""
+
+
 @pytest.mark.parametrize(
-    ("example", "loaded"), [("support-bot", []), ("agentv", ["evalward.resources.agentv"])]
+    ("suite", "loaded"), [("evalward's own", []), ("agentv", ["evalward.importers.agentv"])]
 )
 def test_the_agentv_importer_loads_only_for_a_repository_with_agentv_files(
-    example: str, loaded: list[str]
+    suite: str, loaded: list[str]
 ) -> None:
     """AgentV's importer (five modules and the csv reader) is loaded by the first document
     evalward's own kinds do not claim: a repository of evalward's own resources never loads
     it, one with an AgentV suite loads it and its tests become fixtures."""
-    printed = run_and_say_what_loaded("validate", str(EXAMPLES / example))
+    printed = run_and_say_what_loaded("validate", str(SUITES[suite]))
     assert printed[-1] == f"loaded: {loaded} exit: 0"
     assert any("fixtures" in line and line.endswith("OK") for line in printed)
 

@@ -335,7 +335,7 @@ class _Run:
         if "apiVersion" not in data:
             # lazy: AgentV's importer (five modules and the csv reader) only for a document
             # evalward's own kinds do not claim
-            from evalward.resources import agentv
+            from evalward.importers import agentv
 
             if agentv.is_agentv(data, rel):
                 self._load_agentv(pending, rel)
@@ -369,7 +369,7 @@ class _Run:
             return None
 
     def _load_agentv(self, pending: _Pending, rel: str) -> None:
-        from evalward.resources import agentv  # lazy: see _load_document
+        from evalward.importers import agentv  # lazy: see _load_document
 
         self.result.agentv_files.add(rel)
         conversion = agentv.convert(

@@ -224,7 +224,7 @@ def _agentv_default(result: ResourceSet) -> str | None:
     if not result.agentv_files:
         return None
     # lazy: the AgentV importer is loaded (by the loader) only when an AgentV file was read
-    from evalward.resources.agentv import DEFAULT_TARGET
+    from evalward.importers.agentv import DEFAULT_TARGET
 
     return DEFAULT_TARGET
 

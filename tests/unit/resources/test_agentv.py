@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from evalward.resources import agentv
+from evalward.importers import agentv
 
 
 def convert(tmp_path: Path, text: str, file: str = "suite.yaml") -> agentv.AgentVConversion:

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalward.resources.agentv_problem import AgentVProblem
+from evalward.importers.agentv_problem import AgentVProblem
 from evalward.resources.yamlsource import PathKey
 
 SUPPORTED = {

@@ -25,8 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evalward.resources.agentv_problem import AgentVProblem as AgentVProblem
-from evalward.resources.agentv_problem import AgentVProblems as AgentVProblems
+from evalward.importers.agentv_problem import AgentVProblem as AgentVProblem
+from evalward.importers.agentv_problem import AgentVProblems as AgentVProblems
 from evalward.resources.yamlsource import PathKey
 
 _STRUCTURAL_CHECKS = (

@@ -1,4 +1,4 @@
-"""AgentV's current suite format, read as the `tests` format resources/agentv.py converts.
+"""AgentV's current suite format, read as the `tests` format importers/agentv.py converts.
 
 A suite names its `providers` (targets) and `prompts`, and its `tests` carry `vars.input`,
 `vars.expected_output` and an `assert` list (rubric strings and typed assertions, with
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalward.resources.agentv_graders import AgentVProblem
+from evalward.importers.agentv_graders import AgentVProblem
 from evalward.resources.yamlsource import PathKey
 
 CURRENT_KEYS = ("providers", "prompts", "targets")

@@ -43,8 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from evalward.files.committed import NotCommitted, RepoFiles
-from evalward.resources import agentv_csv, agentv_suite
-from evalward.resources.agentv_graders import (
+from evalward.importers import agentv_csv, agentv_suite
+from evalward.importers.agentv_graders import (
     AgentVProblem,
     AgentVProblems,
     GraderContext,
