@@ -14,6 +14,11 @@ traceback. The tree:
     ├── GitHubError             exit 3  the GitHub API refused or failed
     └── AgentRunError           exit 3  an agent could not be started or crashed
 
+Every other error class evalward defines derives from one of these, with its exit code: a
+file a definition names that is not committed, a seed that does not load or a foreign file
+that cannot be converted is a ConfigError; a playground, an HTTP exchange, a wire format, a
+tree walk or a scorer that fails is an EvalwardError (tests/integration/test_error_tree.py).
+
 Exit codes:
 
     0  the gate passed (or was bypassed)

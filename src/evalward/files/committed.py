@@ -30,7 +30,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalward.errors import GitError
+from evalward.errors import ConfigError, GitError
 from evalward.files.inside import OutsideRepository, reference_candidates, repo_path
 from evalward.files.safe_files import UnsafeFile, hash_regular, read_regular
 from evalward.files.trees import TreeBounds, TreeError, copy_tree, remove_tree, walk
@@ -60,7 +60,7 @@ _IGNORED = (
 )
 
 
-class NotCommitted(ValueError):
+class NotCommitted(ConfigError, ValueError):
     """A path a definition names that is not a file evalward may read on this side."""
 
     def __init__(self, path: str, reason: str) -> None:

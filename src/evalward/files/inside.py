@@ -8,8 +8,10 @@ import os
 import posixpath
 from pathlib import Path
 
+from evalward.errors import ConfigError
 
-class OutsideRepository(ValueError):
+
+class OutsideRepository(ConfigError, ValueError):
     """A path that resolves outside the repository."""
 
 

@@ -15,6 +15,8 @@ import os
 import stat
 from pathlib import Path
 
+from evalward.errors import EvalwardError
+
 OPEN_SAFELY = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 """How every file of uncertain origin is opened."""
 
@@ -28,7 +30,7 @@ KINDS = {
 }
 
 
-class UnsafeFile(OSError):
+class UnsafeFile(EvalwardError, OSError):
     """A file evalward will not read: not a regular file, a link, or larger than its bound.
     `reason` says which, as the end of a sentence about the file ("is a FIFO, not ...")."""
 

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evalward.errors import EvalwardError
 from evalward.text.escaping import printable
 
 FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -50,7 +51,7 @@ REMOVAL = TreeBounds()
 """What an agent may leave in a run and have removed: a million entries, two minutes."""
 
 
-class TreeError(Exception):
+class TreeError(EvalwardError):
     """A tree that could not be walked, copied or removed within its bounds, or at all."""
 
 

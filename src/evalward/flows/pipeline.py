@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from evalward.errors import ConfigError, MissingSecretError
+from evalward.errors import ConfigError, EvalwardError, MissingSecretError
 from evalward.flows.execute import Execution, ProgressCallback
 from evalward.flows.pairs import PairJudging
 from evalward.flows.prepare import Prepared, prepare_change
@@ -67,7 +67,7 @@ async def evaluate_change(
     return _evaluated(ran, traces)
 
 
-class RunStopped(Exception):
+class RunStopped(EvalwardError):
     """An error stopped the runs once they had begun: `evaluation` scores the runs that had
     finished, `error` is what stopped them."""
 
@@ -77,7 +77,7 @@ class RunStopped(Exception):
         self.error = error
 
 
-class _Stopped(Exception):
+class _Stopped(EvalwardError):
     def __init__(self, ran: _Ran, error: Exception) -> None:
         super().__init__(str(error))
         self.ran = ran

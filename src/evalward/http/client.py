@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from evalward import __version__
+from evalward.errors import EvalwardError
 from evalward.http import aio
 from evalward.text import jsontext
 
@@ -53,7 +54,7 @@ CA_BUNDLE_VARIABLES = ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE")
 proxy): requests' variable, then OpenSSL's."""
 
 
-class HttpFailure(Exception):
+class HttpFailure(EvalwardError):
     """No complete reply: the connection failed or was reset, the body was cut short, or
     the request was not sent at all (a header that HTTP cannot carry)."""
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from evalward.errors import EvalwardError
 from evalward.text import jsontext
 
 _END = rb"(?:\r\n|\n|\r(?!\n))"
@@ -25,7 +26,7 @@ MAX_EVENT_BYTES = 16 * 1024 * 1024
 """An event longer than this is not one a model API sends: the stream is refused."""
 
 
-class EventStreamError(ValueError):
+class EventStreamError(EvalwardError, ValueError):
     """A stream that is not server-sent events the proxy can pass on."""
 
 

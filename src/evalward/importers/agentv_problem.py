@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from evalward.errors import ConfigError
 from evalward.resources.yamlsource import PathKey
 
 
-class AgentVProblem(Exception):
+class AgentVProblem(ConfigError):
     """A mistake at `path` (keys and indexes into the AgentV document)."""
 
     def __init__(self, path: PathKey, message: str) -> None:
@@ -14,7 +15,7 @@ class AgentVProblem(Exception):
         self.message = message
 
 
-class AgentVProblems(Exception):
+class AgentVProblems(ConfigError):
     """Every mistake found in one test case (each of its graders is checked)."""
 
     def __init__(self, problems: list[AgentVProblem]) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalward.errors import Problem
+from evalward.errors import ConfigError, Problem
 from evalward.resources.problems import render_path
 from evalward.resources.yamlsource import (
     MAX_FILE_BYTES,
@@ -30,7 +30,7 @@ from evalward.text import jsontext
 MAX_REF_DEPTH = 20
 
 
-class Refused(Exception):
+class Refused(ConfigError):
     """A part of the configuration that has no evalward equivalent; `droppable` when leaving
     it out (with --skip-unsupported) keeps the rest meaningful."""
 

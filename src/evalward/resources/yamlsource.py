@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from evalward.errors import ConfigError
+
 if TYPE_CHECKING:
     import yaml
 
@@ -143,7 +145,7 @@ class Document:
         return (self.start_line, 1)
 
 
-class YamlSyntaxError(Exception):
+class YamlSyntaxError(ConfigError):
     def __init__(self, message: str, line: int | None, column: int | None) -> None:
         super().__init__(message)
         self.line = line

@@ -25,7 +25,7 @@ ROUTE = "/v1/embeddings"
 """The model proxy's embeddings route: where these calls go upstream, and how."""
 
 
-class EmbeddingError(Exception):
+class EmbeddingError(EvalwardError):
     """Why no embeddings came back; `unavailable` when the provider kept failing."""
 
     def __init__(self, message: str, *, unavailable: bool = False) -> None:

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from evalward.errors import EvalwardError
 from evalward.resources.mcp import QUALIFIER, McpServer
 from evalward.text import jsontext
 
@@ -35,7 +36,7 @@ MAX_DESCRIPTION_CHARS = 8 * 1024
 """Longest description of one tool (the model reads it whole)."""
 
 
-class McpFailure(Exception):
+class McpFailure(EvalwardError):
     """An MCP server that broke the protocol or a bound: the run's error, naming the server."""
 
 

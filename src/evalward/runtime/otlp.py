@@ -15,6 +15,7 @@ import zlib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+from evalward.errors import EvalwardError
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.otel import NoSpans, read_spans, tool_steps
 from evalward.runtime.protocol import ProtocolError
@@ -51,7 +52,7 @@ class Receiver(Protocol):
     exports: list[object]
 
 
-class ExportError(ValueError):
+class ExportError(EvalwardError, ValueError):
     """An export that cannot be read."""
 
 

@@ -17,6 +17,8 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalward.errors import EvalwardError
+
 PROC_NET_TCP = ("/proc/net/tcp", "/proc/net/tcp6")
 TCP_LISTEN = "0A"
 
@@ -84,7 +86,7 @@ def owned_host(port: int, uid: int, tables: tuple[str, ...] = PROC_NET_TCP) -> s
     return "127.0.0.1" if any(entry.reaches_ipv4 for entry in own) else "::1"
 
 
-class PortTaken(Exception):
+class PortTaken(EvalwardError):
     """The port is not (only) the agent's: a message for AgentRunError."""
 
 

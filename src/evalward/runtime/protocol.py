@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from evalward.errors import EvalwardError
 from evalward.providers.base import ChatMessage
 from evalward.resources.models import FixtureInput
 from evalward.rundata.trace import StepType, Trace, Usage, arguments_from_json
@@ -49,7 +50,7 @@ def agent_request(
     return request
 
 
-class ProtocolError(ValueError):
+class ProtocolError(EvalwardError, ValueError):
     """An event that does not follow the protocol; the message says what was expected."""
 
 

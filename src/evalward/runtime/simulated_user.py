@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from evalward.errors import ConfigError, ProviderError, ProviderUnavailable
+from evalward.errors import ConfigError, EvalwardError, ProviderError, ProviderUnavailable
 from evalward.providers.base import ChatMessage, ChatRequest, RunLabels
 from evalward.providers.registry import MeteredProvider, Providers
 from evalward.resources.conversation import SimulatedUser
@@ -37,7 +37,7 @@ MAX_USER_TOKENS = 1024
 OPENING_CUE = "(The support conversation starts now. Write your first message to the agent.)"
 
 
-class UserUnavailable(Exception):
+class UserUnavailable(EvalwardError):
     """The simulated user could not answer; `outage` when its provider was down."""
 
     def __init__(self, message: str, *, outage: bool = False) -> None:

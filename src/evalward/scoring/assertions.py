@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from evalward.errors import EvalwardError
 from evalward.resources.assertions import (
     ArgsMode,
     Assertion,
@@ -69,7 +70,7 @@ def check(
         return Status.error, str(exc)
 
 
-class _Unevaluable(Exception):
+class _Unevaluable(EvalwardError):
     pass
 
 

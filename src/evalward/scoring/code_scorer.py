@@ -26,7 +26,7 @@ from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalward.errors import AgentRunError
+from evalward.errors import AgentRunError, EvalwardError
 from evalward.resources.code_scorer import CodeAssertion, CodeLanguage, ScorerProtocol
 from evalward.resources.models import EvalFixtureSpec
 from evalward.rundata.trace import StepType, Trace
@@ -177,15 +177,15 @@ class CodeScorers:
         return _answer(out, err, process.returncode)
 
 
-class _Failed(Exception):
+class _Failed(EvalwardError):
     """Why a scorer gave no answer."""
 
 
-class ScorerFailed(Exception):
+class ScorerFailed(EvalwardError):
     """Why a function, run as a scorer runs, gave no value."""
 
 
-class _TooLong(Exception):
+class _TooLong(EvalwardError):
     pass
 
 

@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from evalward.errors import EvalwardError
 from evalward.resources.code_scorer import CodeAssertion
 from evalward.resources.code_source import CodeSource, OutputTransform
 from evalward.resources.models import EvalFixtureSpec
@@ -26,7 +27,7 @@ from evalward.runtime.inputs import input_messages, input_text
 from evalward.scoring.code_scorer import CodeScorers, ScorerFailed
 
 
-class TransformError(Exception):
+class TransformError(EvalwardError):
     """Why a transform gave the checks nothing to read."""
 
 

@@ -23,6 +23,8 @@ import math
 import re
 from typing import Any
 
+from evalward.errors import EvalwardError
+
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
 
@@ -92,7 +94,7 @@ def check_depth(value: Any, limit: int) -> None:
         level = deeper
 
 
-class DuplicateKey(ValueError):
+class DuplicateKey(EvalwardError, ValueError):
     """An object that gives one key twice."""
 
     def __init__(self, key: str) -> None:

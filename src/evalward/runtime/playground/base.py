@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
+from evalward.errors import EvalwardError
 from evalward.files.committed import NotCommitted, RepoFiles
 from evalward.files.trees import TreeBounds, TreeError, remove_tree
 from evalward.resources.playground import PartKind, PartSettings, Playground
@@ -42,7 +43,7 @@ STATE_CHARS = 4 * STATE_LIMIT
 SettingsT = TypeVar("SettingsT", bound=PartSettings)
 
 
-class PlaygroundError(Exception):
+class PlaygroundError(EvalwardError):
     """A playground that cannot be provisioned or read: the run's error, naming it."""
 
 

@@ -16,6 +16,7 @@ import sqlite3
 import time
 from typing import Any
 
+from evalward.errors import ConfigError
 from evalward.resources.yamlsource import YamlSyntaxError, check_shape
 
 SEED_SECONDS = 60.0
@@ -42,7 +43,7 @@ _REFUSED_PRAGMAS = frozenset(
 _REFUSED_FUNCTIONS = frozenset({"load_extension", "fts3_tokenizer"})
 
 
-class SeedError(Exception):
+class SeedError(ConfigError):
     """Why a seed does not load, in words that name it (not its playground)."""
 
 

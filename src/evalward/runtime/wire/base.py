@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal, Protocol
 
+from evalward.errors import EvalwardError
 from evalward.http import sse
 from evalward.http.sse import Event
 from evalward.providers.base import (
@@ -45,7 +46,7 @@ class Kind(StrEnum):
     """OpenAI embeddings."""
 
 
-class WireError(ValueError):
+class WireError(EvalwardError, ValueError):
     """A request body the proxy cannot read; the message names the field."""
 
 
