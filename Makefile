@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo bench bench-all test test-latest test-frameworks test-promptfoo test-real-model lint lock
+.PHONY: demo bench bench-airline bench-all test test-latest test-frameworks test-promptfoo test-real-model lint lock
 
 # Exactly what requirements-dev.lock names, every file checked against its hash, then the
 # project itself without dependencies: a fresh clone tests what everyone else tested.
@@ -28,11 +28,17 @@ demo: $(VENV)/.installed
 ## --help and validate, conversations, SQLite and service playgrounds, with the load noted.
 ## BEFORE='main=/tmp/evalward-main/src' alternates every run with that checkout's evalward
 ## (`git archive main src | tar -x -C /tmp/evalward-main`); P1_BASELINE the same for the
-## 1,000-fixture run alone (an older release). Takes 10-20 minutes on 2 cores.
+## 1,000-fixture run alone (an older release). Takes 10-20 minutes on 2 cores. Then the
+## airline example's gates (bench/airline.py, `make bench-airline` alone): tau2-bench's airline
+## domain, a correct and a buggy pull request; its first run installs tau2 from PyPI.
 BENCH_RUNS ?= 5
 bench: $(VENV)/.installed
 	$(BIN)/python bench/speed.py --runs $(BENCH_RUNS) $(foreach b,$(P1_BASELINE),--p1-baseline $(b)) \
 	  $(foreach b,$(BEFORE),--before $(b))
+	$(MAKE) bench-airline
+
+bench-airline: $(VENV)/.installed
+	$(BIN)/python bench/airline.py --parallel 2
 
 ## Every figure of docs/benchmarks.md (bench/all.py): each section's script in turn, its
 ## section rewritten with the date, the machine and the load; about an hour on 2 cores. The

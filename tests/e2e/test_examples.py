@@ -23,11 +23,12 @@ NOBODY = 65534
 
 def example_evals() -> set[str]:
     """Every Eval defined under examples/, found by reading the YAML, not by evalward; but
-    examples/frameworks/, repositories of their own (tests/frameworks gates them)."""
+    examples/frameworks/ and examples/airline/, repositories of their own (tests/frameworks
+    and bench/airline.py gate them)."""
     found = set()
-    frameworks = REPO_ROOT / "examples" / "frameworks"
+    own_roots = [REPO_ROOT / "examples" / "frameworks", REPO_ROOT / "examples" / "airline"]
     for path in (REPO_ROOT / "examples").rglob("*.yaml"):
-        if path.is_relative_to(frameworks):
+        if any(path.is_relative_to(root) for root in own_roots):
             continue
         for line_number, line in enumerate(lines := path.read_text().splitlines()):
             if line.strip() == "kind: Eval":
