@@ -256,8 +256,8 @@ def main() -> None:
         f"{FIXTURES} fixtures, init's defaults (reps 1-8, falseBlockRate 0.02, margin 0.2); "
         f"{args.trials} pull requests a cell through `evalward run --base main`, seed "
         f"{args.seed}. Calls are model calls a pull request made, mean per trial: the agent's "
-        "runs (both sides), the absolute judge's asks, the pairwise asks (two per pair), the "
-        "calibration replay's.\n"
+        "runs (both sides), the absolute judge's asks, the pairwise asks (one per pair whose "
+        "first order ties, two per pair it prefers a side of), the calibration replay's.\n"
     )
     print(
         "| fixtures worse | judge accuracy | blocked | inconclusive | calls: runs + judge "
@@ -278,17 +278,26 @@ def main() -> None:
                 f"{cell.calls(*KINDS):.1f} |"
             )
     rubric = run_cell(0, 1.0, args.trials, args.seed, pairwise=False)
-    print("\nAn unchanged pull request's model calls, mean per trial:\n")
-    print("| judged by | runs | absolute judge | pairwise | calibration | all | × rubric only |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "\nAn unchanged pull request's model calls, mean per trial; a later pull request "
+        "with the same judge and calibration reads the replay from the trusted cache and "
+        "spends all but its calls (the last two columns):\n"
+    )
+    print(
+        "| judged by | runs | absolute judge | pairwise | calibration | all | × rubric only "
+        "| all, replay kept | × rubric only |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
     base = rubric.calls(*KINDS)
     rows = [("the rubric alone", rubric)] + [
         (f"+ pairwise judge, accuracy {a:g}", c) for a, c in unchanged.items()
     ]
     for label, cell in rows:
         numbers = " | ".join(f"{cell.calls(k):.1f}" for k in KINDS)
+        first, later = cell.calls(*KINDS), cell.calls(*KINDS) - cell.calls("calibration")
         print(
-            f"| {label} | {numbers} | {cell.calls(*KINDS):.1f} | {cell.calls(*KINDS) / base:.2f} |"
+            f"| {label} | {numbers} | {first:.1f} | {first / base:.2f} | {later:.1f} | "
+            f"{later / base:.2f} |"
         )
 
 

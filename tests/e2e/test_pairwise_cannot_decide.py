@@ -180,7 +180,10 @@ def test_a_head_answer_that_sways_the_judge_by_position_cannot_switch_it_off(
     assert run.returncode == 1, run.stdout + run.stderr
     results = run.results()
     assert results["result"] == "inconclusive"
-    assert "position sway in this run: 0 of its 4 pairs judged alike" in results["reason"]
+    assert (
+        "position sway in this run: 0 of its 4 pairs asked in both orders judged alike"
+        in (results["reason"])
+    )
     assert "4 preferred the run shown first in both orders" in results["reason"]
     record = head_eval(run)["pairwise"]
     assert record["agreement"] == 1.0  # a judge calibrated to gate, swayed by the head

@@ -11,10 +11,10 @@ from typing import Any
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import build_providers
 from evalward.resources import JudgeCalibration
-from evalward.rundata.pairwise_record import PairRecord
+from evalward.rundata.pairwise_record import PairCounts, PairRecord
 from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.judge import CLOSE, OPEN
-from evalward.scoring.pairwise_judge import PairCase, PairSettings, judge_pair
+from evalward.scoring.pairwise_judge import PairCase, PairSettings, first_shown, judge_pair
 from evalward.scoring.pairwise_panel import calibrate_pairs
 from fakes.model_server import ScriptedModelServer, error, text
 from support.suite import provider_env
@@ -56,7 +56,14 @@ def a_is(final: str) -> Any:
     return lambda body: "messages" in body and shown(body).get("A_final") == final
 
 
-def judge(model: ScriptedModelServer, base: str, head: str, **case: Any) -> PairRecord:
+def judge(
+    model: ScriptedModelServer,
+    base: str,
+    head: str,
+    swap_when_tied: bool = True,
+    fixture: str = "greeting",
+    **case: Any,
+) -> PairRecord:
     async def go() -> PairRecord:
         providers = build_providers(provider_env(model, "k"))
         try:
@@ -68,7 +75,9 @@ def judge(model: ScriptedModelServer, base: str, head: str, **case: Any) -> Pair
             pair_case = PairCase(
                 rubric=RUBRIC, input={"prompt": "Hi!"}, base=run_of(base), head=run_of(head), **case
             )
-            return await judge_pair(pair_case, settings, fixture="greeting", rep=0)
+            return await judge_pair(
+                pair_case, settings, fixture=fixture, rep=0, swap_when_tied=swap_when_tied
+            )
         finally:
             await providers.aclose()
 
@@ -101,6 +110,51 @@ def test_orders_that_disagree_are_a_tie(model: ScriptedModelServer) -> None:
 
     assert [o.preferred for o in pair.orders] == ["base", "head"]
     assert pair.preferred == "tie" and not pair.consistent
+
+
+def test_a_runs_pair_asks_the_swap_only_to_confirm_a_preference(
+    model: ScriptedModelServer,
+) -> None:
+    # equal answers the judge ties: the first order settles the pair, one ask
+    model.script(a_is(GOOD), text(answer("tie", GOOD, GOOD)))
+    tied = judge(model, base=GOOD, head=GOOD, swap_when_tied=False)
+    assert len(model.requests) == 1
+    assert tied.preferred == "tie" and not tied.both_orders and not tied.consistent
+    assert [o.shown_first for o in tied.orders] == [first_shown("greeting", 0)]
+    assert PairCounts.of([tied]).inconsistent == 0  # a tie one order settled is no disagreement
+
+    # a preference is confirmed by the swap; a judge swayed by position is still caught
+    model.rules.clear()
+    model.requests.clear()
+    model.script(a_is(GOOD), text(answer("A", GOOD, CURT)))
+    model.script(a_is(CURT), text(answer("A", CURT, GOOD)))
+    swayed = judge(model, base=GOOD, head=CURT, swap_when_tied=False)
+    assert len(model.requests) == 2
+    assert [o.shown_first for o in swayed.orders] == ["base", "head"]
+    assert swayed.preferred == "tie" and swayed.inconsistent
+    assert PairCounts.of([swayed]).inconsistent == 1
+
+
+def test_a_judge_swayed_to_tie_when_one_side_is_shown_first_still_shows_on_the_others(
+    model: ScriptedModelServer,
+) -> None:
+    # ties whenever the base is shown first, prefers the (worse) head whenever it is shown first
+    model.script(a_is(GOOD), text(answer("tie", GOOD, CURT)))
+    model.script(a_is(CURT), text(answer("A", CURT, GOOD)))
+    firsts = {first_shown(f"question-{i}", rep) for i in range(10) for rep in range(2)}
+    assert firsts == {"base", "head"}  # a run's pairs are asked each way first
+    head_first = next(
+        f"question-{i}" for i in range(10) if first_shown(f"question-{i}", 0) == "head"
+    )
+    base_first = next(
+        f"question-{i}" for i in range(10) if first_shown(f"question-{i}", 0) == "base"
+    )
+
+    settled = judge(model, base=GOOD, head=CURT, swap_when_tied=False, fixture=base_first)
+    assert settled.preferred == "tie" and len(settled.orders) == 1
+    swapped = judge(model, base=GOOD, head=CURT, swap_when_tied=False, fixture=head_first)
+    assert [o.preferred for o in swapped.orders] == ["tie", "head"]
+    assert swapped.preferred == "tie" and swapped.inconsistent
 
 
 def test_a_preference_without_a_supported_step_of_each_run_is_a_tie(

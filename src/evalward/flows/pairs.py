@@ -5,8 +5,10 @@ for next.
 Which fixtures are judged, the rubric, the model and the margin come from the definitions that
 gate (the base branch's under `gate-config: base`): the head checkout's Evals and fixtures. A
 pair is made of runs that reached their agent: a run lost to an outage says nothing, so it
-makes no pair. The judge's calls go through the providers, so the response cache answers a
-pair already judged on the same two runs, and the run's meter counts them.
+makes no pair. A pair's swapped order is asked only to confirm its first order's preference
+(`judge_pair`): a first order that ties settles the pair. The judge's calls go through the
+providers, so the response cache answers a pair already judged on the same two runs, and the
+run's meter counts them.
 """
 
 from __future__ import annotations
@@ -160,7 +162,9 @@ class PairJudging:
             agent=target, fixture=head.fixture, eval=head.eval, rep=head.rep, purpose="pairwise"
         )
         settings = PairSettings(self.context.providers, judge.model, labels=labels)
-        pair = await judge_pair(case, settings, fixture=head.fixture, rep=head.rep)
+        pair = await judge_pair(
+            case, settings, fixture=head.fixture, rep=head.rep, swap_when_tied=False
+        )
         private = spec.visibility == "private" or (
             resources.evals[head.eval].resource.spec.visibility == "private"
         )

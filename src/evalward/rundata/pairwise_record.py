@@ -74,10 +74,21 @@ class PairRecord(RecordModel):
     """A held-out fixture: its outputs and the judge's quotes are kept out of the reports."""
 
     @property
+    def both_orders(self) -> bool:
+        """Both orders were asked: a run asks the swap only to confirm a preference."""
+        return len(self.orders) == 2
+
+    @property
     def consistent(self) -> bool:
         """Both orders gave the same side (or both a tie)."""
         said = [o.preferred for o in self.orders]
         return len(said) == 2 and said[0] == said[1] and said[0] != "unavailable"
+
+    @property
+    def inconsistent(self) -> bool:
+        """Both orders answered, and differently: what position sway shows as."""
+        said = {o.preferred for o in self.orders}
+        return self.both_orders and "unavailable" not in said and len(said) == 2
 
     @property
     def outage(self) -> bool:
@@ -91,7 +102,8 @@ class PairCounts(RecordModel):
     base: int = 0
     ties: int = 0
     inconsistent: int = 0
-    """Of the ties, those whose two orders disagreed."""
+    """Of the ties, those whose two orders disagreed (a tie the first order settled alone is
+    not one)."""
     unavailable: int = 0
     pairs: int = 0
 
@@ -103,7 +115,7 @@ class PairCounts(RecordModel):
             base=said.count("base"),
             ties=said.count("tie"),
             inconsistent=sum(
-                p.preferred == "tie" and not p.consistent and not p.length_tie for p in pairs
+                p.preferred == "tie" and p.inconsistent and not p.length_tie for p in pairs
             ),
             unavailable=said.count("unavailable"),
             pairs=len(pairs),

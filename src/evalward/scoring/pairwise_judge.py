@@ -6,18 +6,23 @@ delimiter lines, with every `<` and `>` escaped, so no agent text can close the 
 pose as instructions. Neither run is named: the judge sees `A_final`, `A_steps`, `B_final`,
 `B_steps`, never which side is the pull request's.
 
-Each pair is asked twice, the base shown as A and then the head shown as A (MT-Bench's position
-swap). An order's answer is kept only as far as it can be checked: a preference for A or B
-must cite at least one step of each run whose quote stands in that step, or it counts as a tie
-(`unsupported`). The pair's preference is the side both orders prefer; orders that disagree,
-or a preference and a tie, make it a tie. A reply that is not the JSON asked for gets one
-repair retry, then the pair is `unavailable` (as is one whose provider is down): never a tie,
-never a preference.
+A pair is asked in both orders, the base shown as A and the head shown as A (MT-Bench's
+position swap). An order's answer is kept only as far as it can be checked: a preference for A
+or B must cite at least one step of each run whose quote stands in that step, or it counts as a
+tie (`unsupported`). The pair's preference is the side both orders prefer; orders that
+disagree, or a preference and a tie, make it a tie. So a first order that ties settles the
+pair, whatever the second would say: a run's pairs (`swap_when_tied=False`) ask the swapped
+order only to confirm a preference, which leaves every pair's preference what both orders
+would have made it, and halves the calls of a pair two equal runs make. A calibration asks
+both orders of every pair, ties too: it measures the judge. A reply that is not the JSON asked
+for gets one repair retry, then the pair is `unavailable` (as is one whose provider is down):
+never a tie, never a preference.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -236,18 +241,33 @@ def _check(raw: _RawEvidence, side: str, trace: Trace) -> CitedStep:
 
 
 async def judge_pair(
-    case: PairCase, settings: PairSettings, *, fixture: str, rep: int
+    case: PairCase,
+    settings: PairSettings,
+    *,
+    fixture: str,
+    rep: int,
+    swap_when_tied: bool = True,
 ) -> PairRecord:
-    """The pair judged in both orders (base first, then head first), and its preference."""
-    orders = await asyncio.gather(
-        _one_order(case, "base", settings), _one_order(case, "head", settings)
-    )
+    """The pair judged in both orders (base first, then head first), and its preference.
+    Unless `swap_when_tied`, the order `first_shown` picks is asked first and the other only
+    when the first states a preference: a tie (or no answer) decides the pair alone."""
+    if swap_when_tied:
+        both = await asyncio.gather(
+            _one_order(case, "base", settings), _one_order(case, "head", settings)
+        )
+        orders = list(both)
+    else:
+        first = first_shown(fixture, rep)
+        orders = [await _one_order(case, first, settings)]
+        if orders[0].preferred in ("head", "base"):
+            orders.append(await _one_order(case, "head" if first == "base" else "base", settings))
+        orders.sort(key=lambda o: o.shown_first != "base")
     head_chars, base_chars = len(final_text(case.head)), len(final_text(case.base))
     pair = PairRecord(
         fixture=fixture,
         rep=rep,
-        preferred=combine(list(orders)),
-        orders=list(orders),
+        preferred=combine(orders),
+        orders=orders,
         head_chars=head_chars,
         base_chars=base_chars,
         model=settings.model,
@@ -277,13 +297,22 @@ async def _one_order(
     return check_order(raw, shown_first, case)
 
 
+def first_shown(fixture: str, rep: int) -> Literal["base", "head"]:
+    """Which side a run's pair shows first when the swap confirms only a preference: half the
+    pairs each way, fixed by the fixture and rep (a repeat run asks the same, so the response
+    cache answers it). A judge swayed to tie whenever one side is shown first then still
+    shows, on the pairs asked the other way first, as a preference the swap contradicts."""
+    digest = hashlib.sha256(f"{fixture}\0{rep}".encode()).digest()
+    return "base" if digest[0] % 2 == 0 else "head"
+
+
 def combine(orders: list[OrderRecord]) -> Literal["head", "base", "tie", "unavailable"]:
-    """Both orders' preference when they agree; a tie when they do not; unavailable when
-    either order got no usable answer."""
+    """Both orders' preference when they agree; a tie when they do not, or when the only
+    order asked tied; unavailable when an order got no usable answer."""
     said = {o.preferred for o in orders}
     if "unavailable" in said:
         return "unavailable"
-    if len(said) == 1:
+    if len(said) == 1 and (len(orders) == 2 or orders[0].preferred == "tie"):
         return orders[0].preferred
     return "tie"
 

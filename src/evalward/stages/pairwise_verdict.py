@@ -20,7 +20,7 @@ from evalward.scoring.consistency import (
     consistency_below,
 )
 from evalward.scoring.pairwise_panel import WHAT_TO_DO, Judged, PairwiseJudge
-from evalward.stages.preference import PreferenceTests, decide, preference_share
+from evalward.stages.preference import PreferenceTests, decide, preference_share, swapped
 
 
 def settle_pairwise(result: EvalResult, located: Located[Eval], judged: Judged) -> EvalResult:
@@ -78,17 +78,17 @@ def run_inconsistency(record: PairwiseRecord, floor: float) -> str:
     was shown first decides nothing of a pair, so a judge swayed by position (as a head answer
     that tells it to prefer whatever it reads first makes it) shows here: it is a finding of
     the run, not a judge to set aside."""
-    judged = [p for p in record.pairs if p.preferred != "unavailable"]
+    judged = swapped(record.pairs)
     consistent = sum(p.consistent for p in judged)
     if not judged or not consistency_below(consistent, len(judged), floor):
         return ""
     upper = binomial_upper_bound(consistent, len(judged), CONSISTENCY_ALPHA)
     swayed = _swayed(record)
     return (
-        f"position sway in this run: {consistent} of its {len(judged)} pairs judged alike in "
-        f"both orders (at most {100 * upper:.0f} % at {100 * (1 - CONSISTENCY_ALPHA):.0f} % "
-        f"confidence), below the consistency floor {floor:.2f}{swayed}; the answers it "
-        "compared, the head's among them, sway it"
+        f"position sway in this run: {consistent} of its {len(judged)} pairs asked in both "
+        f"orders judged alike (at most {100 * upper:.0f} % at "
+        f"{100 * (1 - CONSISTENCY_ALPHA):.0f} % confidence), below the consistency floor "
+        f"{floor:.2f}{swayed}; the answers it compared, the head's among them, sway it"
     )
 
 

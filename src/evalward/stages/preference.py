@@ -214,7 +214,7 @@ def decide(
         length_bias=length_bias(pairs),
         pairs=sorted(pairs, key=lambda p: (p.fixture, p.rep)),
     )
-    judged = [p for p in pairs if p.preferred != "unavailable"]
+    judged = swapped(pairs)
     consistent = [p for p in judged if p.consistent]
     blocks = pooled == WORSE or any(v.blocks for v in verdicts)
     record = record.model_copy(
@@ -224,6 +224,12 @@ def decide(
         }
     )
     return record.model_copy(update={"why": why(record, leaning)}) if blocks else record
+
+
+def swapped(pairs: Sequence[PairRecord]) -> list[PairRecord]:
+    """The pairs that say how consistent the judge is across orders: those asked and answered
+    in both (a run asks the swap only to confirm a first order's preference)."""
+    return [p for p in pairs if p.both_orders and p.preferred != "unavailable"]
 
 
 def length_bias(pairs: Sequence[PairRecord]) -> list[LengthBucket]:
