@@ -434,7 +434,7 @@ EXTRA: list[Case] = [
     Case(
         "side-effect-unshadowed",
         "refusals",
-        {"a.yaml": SIDE_EFFECTING, "f.yaml": FIXTURE, "e.yaml": EVAL},
+        {"a.yaml": SIDE_EFFECTING, "refund.py": "print(1)\n", "f.yaml": FIXTURE, "e.yaml": EVAL},
         (
             "f.yaml:6:1: spec: fixture 'fx' would run the side-effecting tool 'refund' of agent 'bot' for real; add it to the fixture's `shadowTools: [refund]` or record its output in `toolReplay`",
         ),
@@ -444,6 +444,7 @@ EXTRA: list[Case] = [
         "refusals",
         {
             "a.yaml": SIDE_EFFECTING,
+            "refund.py": "print(1)\n",
             "f.yaml": FIXTURE + "  shadowTools: [send_email]\n",
             "e.yaml": EVAL,
         },
@@ -454,6 +455,7 @@ EXTRA: list[Case] = [
         "refusals",
         {
             "a.yaml": SIDE_EFFECTING,
+            "refund.py": "print(1)\n",
             "f.yaml": FIXTURE + "  toolReplay: [{tool: send_email, output: ok}]\n",
             "e.yaml": EVAL,
         },

@@ -90,6 +90,7 @@ def test_validate_lists_problems_of_every_kind_at_once(
         {
             "evalward.yaml": "defaults: {targetAgent: bot}\nproviders: {gemini: {}}\n",
             "a.yaml": SIDE_EFFECTING,
+            "refund.py": "print(1)\n",
             "f.yaml": FIXTURE,
             "e.yaml": EVAL,
             "g.yaml": FIXTURE.replace("name: fx", "name: gx").replace("contains", "containz"),

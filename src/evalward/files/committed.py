@@ -243,14 +243,23 @@ class RepoFiles:
     def agent_reference(self, reference: str, defined_in: str) -> AgentReference:
         """The file an Agent's `reference` names, by resources/paths.py's rule: from the
         root, else (deprecated) relative to `defined_in`. NotCommitted when neither is a file
-        this side may read (the reason is the root path's)."""
+        this side may read (the reason is the root path's, unless nothing is there and the
+        old rule's path is something it may not read)."""
         first, *older = reference_candidates(defined_in, reference)
         legacy = older[0] if older else ""
         try:
             found = self.find(first)
         except NotCommitted as exc:
-            if legacy and self.is_file(legacy):
+            if not legacy:
+                raise NotCommitted(reference, exc.reason) from None
+            try:
                 return AgentReference(self.find(legacy), legacy=legacy)
+            except NotCommitted as old:
+                # nothing at the root path: what the old rule's path is (a link that leads
+                # out, an ignored file) says more than "does not exist"
+                missing = exc.reason.startswith("does not exist")
+                if missing and not old.reason.startswith("does not exist"):
+                    raise NotCommitted(reference, old.reason) from None
             raise NotCommitted(reference, exc.reason) from None
         shadowed = legacy if legacy and self.is_file(legacy) and self.find(legacy) != found else ""
         return AgentReference(found, shadowed=shadowed)

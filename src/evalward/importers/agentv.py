@@ -222,6 +222,11 @@ class _Files:
                 raise AgentVProblem(
                     path, f"file reference {reference!r} not found (no file {normal})"
                 ) from None
+            if exc.reason.startswith("leads out"):
+                raise AgentVProblem(
+                    path,
+                    f"file reference {reference!r} leaves the repository; use a path inside it",
+                ) from None
             raise AgentVProblem(path, f"file reference {reference!r} {exc.reason}") from None
 
     def read(self, reference: str, path: PathKey, *, exact: bool = False) -> str:
