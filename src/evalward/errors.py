@@ -7,7 +7,8 @@ traceback. The tree:
     EvalwardError               exit 3  something outside evalward failed
     ├── ConfigError             exit 2  a user mistake in a file, an input or a setting
     │   ├── ResourceError               one or more located problems in YAML resources
-    │   └── MissingSecretError          a provider key the plan needs is not set
+    │   ├── MissingSecretError          a provider key the plan needs is not set
+    │   └── UnknownPullRequest          GitHub's API does not know the pull request to gate
     ├── GitError                exit 3  a git command failed
     ├── ProviderError           exit 3  a model provider could not be used
     │   └── ProviderUnavailable         it kept failing through its retries (an outage)
@@ -124,7 +125,17 @@ class ProviderUnavailable(ProviderError):
 
 
 class GitHubError(EvalwardError):
-    """The GitHub API refused or failed a request."""
+    """The GitHub API refused or failed a request; `status` is its HTTP status (None when no
+    answer came: the connection failed, or the answer could not be read)."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class UnknownPullRequest(ConfigError):
+    """The pull request the event or an input names is one GitHub's API does not know
+    (404, 410): the number, the repository or the token's reach is wrong, not GitHub."""
 
 
 class AgentRunError(EvalwardError):

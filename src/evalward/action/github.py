@@ -10,6 +10,7 @@ from github import Auth, Github, GithubException
 from github.PullRequest import PullRequest
 
 from evalward.errors import GitHubError
+from evalward.text.escaping import printable
 
 T = TypeVar("T")
 
@@ -112,20 +113,25 @@ class GitHubClient:
         self._identity: str | None = None
 
     def _pull(self, number: int) -> PullRequest:
+        """The pull request, read whole: PyGithub's `get_pull` only names it, and reads it
+        at the first attribute asked for, where GitHub's answer would escape `_call`."""
         if number not in self._pulls:
-            self._pulls[number] = _call(
-                f"read pull request #{number}", lambda: self._repo.get_pull(number)
-            )
+
+            def read() -> PullRequest:
+                pull = self._repo.get_pull(number)
+                _ = pull.raw_data  # the request, here
+                return pull
+
+            self._pulls[number] = _call(f"read pull request #{number}", read)
         return self._pulls[number]
 
     def pull_request(self, number: int) -> PullInfo:
-        pull = self._pull(number)
-        raw: dict[str, Any] = pull.raw_data
+        raw: dict[str, Any] = self._pull(number).raw_data
         return PullInfo(
             number=number,
-            labels=[label.name for label in pull.labels],
-            head_sha=pull.head.sha,
-            base_sha=pull.base.sha,
+            labels=[str(label.get("name")) for label in raw.get("labels") or []],
+            head_sha=str((raw.get("head") or {}).get("sha") or ""),
+            base_sha=str((raw.get("base") or {}).get("sha") or ""),
             head_repo=_repo_name(raw, "head"),
             base_repo=_repo_name(raw, "base"),
             author=_login(raw.get("user")),
@@ -172,9 +178,12 @@ class GitHubClient:
                 if exc.status != 403:
                     raise
             _, answer = self._gh.requester.graphql_query(VIEWER_QUERY, {})
-            login = ((answer.get("data") or {}).get("viewer") or {}).get("login")
+            data = answer.get("data") if isinstance(answer, dict) else None
+            viewer = data.get("viewer") if isinstance(data, dict) else None
+            login = viewer.get("login") if isinstance(viewer, dict) else None
             if not isinstance(login, str) or not login:
-                raise GitHubError(f"GitHub API: GraphQL `viewer` named no login: {answer!r}")
+                named = printable(repr(answer))[:500]
+                raise GitHubError(f"GitHub API: GraphQL `viewer` named no login: {named}")
             return login
 
         if self._identity is None:
@@ -193,7 +202,9 @@ class GitHubClient:
     def _find(self, number: int, marker: str, login: str) -> Comment | None:
         def find() -> Comment | None:
             for comment in self._pull(number).get_issue_comments():
-                author = str((comment.raw_data.get("user") or {}).get("login") or "")
+                # the listing's own fields: `raw_data` would read each comment again, one
+                # request per comment on the pull request
+                author = str(comment.user.login or "") if comment.user else ""
                 mine = author.casefold() == login.casefold()  # logins ignore case on GitHub
                 if mine and comment.body and comment.body.startswith(marker):
                     return Comment(comment.id, comment.body, str(comment.html_url))
@@ -224,7 +235,8 @@ class GitHubClient:
         return _call(f"post the comment on pull request #{number}", upsert)
 
     def report_check(self, check: CheckReport) -> str:
-        """A completed check run with annotations, and a commit status linking to the run."""
+        """A completed check run with annotations, and a commit status linking to the run;
+        its URL. A GitHubError names each that failed."""
 
         def create() -> str:
             annotations = [
@@ -252,6 +264,9 @@ class GitHubClient:
                 output=output,
                 **extra,
             )
+            return str(run.html_url)
+
+        def set_status() -> None:
             state = {"success": "success", "neutral": "success", "skipped": "success"}.get(
                 check.conclusion, "failure"
             )
@@ -264,9 +279,22 @@ class GitHubClient:
                 context=check.name,
                 **status_extra,
             )
-            return str(run.html_url)
 
-        return _call(f"create the check run on {check.head_sha[:12]}", create)
+        # each is tried whatever became of the other: a token may hold `statuses: write`
+        # without `checks: write`, and branch protection may require either
+        failures: list[GitHubError] = []
+        url = ""
+        try:
+            url = _call(f"create the check run on {check.head_sha[:12]}", create)
+        except GitHubError as exc:
+            failures.append(exc)
+        try:
+            _call(f"set the commit status on {check.head_sha[:12]}", set_status)
+        except GitHubError as exc:
+            failures.append(exc)
+        if failures:
+            raise GitHubError(" ".join(map(str, failures)), status=failures[0].status)
+        return url
 
 
 def _repo_name(pull: dict[str, Any], side: str) -> str:
@@ -296,7 +324,8 @@ def _call(what: str, operation: Callable[[], T]) -> T:
                 "and `statuses: write` with `check-run: true`)."
             )
         raise GitHubError(
-            f"GitHub API: could not {what}: HTTP {exc.status} {message}".rstrip() + "." + hint
+            f"GitHub API: could not {what}: HTTP {exc.status} {message}".rstrip() + "." + hint,
+            status=exc.status,
         ) from None
     except OSError as exc:
         raise GitHubError(f"GitHub API: could not {what}: {exc}") from None
