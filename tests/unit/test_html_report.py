@@ -544,6 +544,7 @@ def test_differing_arguments_are_named_up_to_a_bound_and_only_for_one_tool() -> 
         "many": (("lookup", many_before), ("lookup", many_after)),
         "deep": (("lookup", deep_before), ("lookup", deep_after)),
         "an object and a list": (("lookup", {"q": {"a": 1}}), ("lookup", {"q": ["a", 1]})),
+        "a key too long to name": (("lookup", {"q": {"a": 1}}), ("lookup", {"q": {"k" * 201: 1}})),
         "another tool": (("lookup", {"q": 1}), ("email", {"q": 2})),
     }
     found = {}
@@ -557,4 +558,5 @@ def test_differing_arguments_are_named_up_to_a_bound_and_only_for_one_tool() -> 
     assert found["many"] == {"p": [[f"k{i:02}"] for i in range(1, 9)], "more": 21}
     assert found["deep"] == {"p": [["a", "b", "c", "d"]], "more": 0}  # below: a whole value
     assert found["an object and a list"] == {"p": [["q"]], "more": 0}
+    assert found["a key too long to name"] == {"p": [["q"]], "more": 0}  # the page cuts it
     assert found["another tool"] is None  # "base lookup → head email" says it all

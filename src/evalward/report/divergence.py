@@ -70,6 +70,8 @@ ARGUMENTS_SHOWN = 8
 """At most this many differing arguments are named; the rest are counted."""
 ARGUMENT_DEPTH = 4
 """How deep into nested objects the differing keys are looked for; below, a whole value."""
+KEY_LIMIT = 200
+"""An object with a longer key is named as a whole: a path holds no key longer than this."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,12 @@ def differing_arguments(before: Step, after: Step) -> ArgumentDiff | None:
 def _differences(
     before: Any, after: Any, path: tuple[str, ...], found: list[tuple[str, ...]]
 ) -> None:
-    if isinstance(before, dict) and isinstance(after, dict) and len(path) < ARGUMENT_DEPTH:
+    if (
+        isinstance(before, dict)
+        and isinstance(after, dict)
+        and len(path) < ARGUMENT_DEPTH
+        and all(len(str(key)) <= KEY_LIMIT for key in (*before, *after))
+    ):
         for key in sorted({*before, *after}, key=str):
             if key not in before or key not in after:
                 found.append((*path, str(key)))

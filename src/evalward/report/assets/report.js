@@ -638,7 +638,7 @@
   function argumentDiff(diff, before, after) {
     var list = el("ul", "argument-diff");
     diff.p.forEach(function (path) {
-      add(list, add(el("li"), el("code", "argument-key", path.length ? path.join(".") : "the arguments"),
+      add(list, add(el("li"), el("code", "argument-key", path.length ? cut(path.join(".")) : "the arguments"),
         ": base ", argumentValue(before, path), " \u2192 head ", argumentValue(after, path)));
     });
     if (diff.more) { add(list, el("li", "muted", diff.more + " more " + (diff.more === 1 ? "argument differs" : "arguments differ"))); }
@@ -656,8 +656,11 @@
     }
     var text = JSON.stringify(value);
     if (text === undefined) { return el("span", "muted", "(absent)"); }
-    if (text.length > ARGUMENT_TEXT) { text = text.slice(0, ARGUMENT_TEXT - 1) + "\u2026"; }
-    return el("code", "argument-value", text);
+    return el("code", "argument-value", cut(text));
+  }
+
+  function cut(text) {
+    return text.length > ARGUMENT_TEXT ? text.slice(0, ARGUMENT_TEXT - 1) + "\u2026" : text;
   }
 
   function runColumn(name, side, run) {
