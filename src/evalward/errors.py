@@ -126,11 +126,13 @@ class ProviderUnavailable(ProviderError):
 
 class GitHubError(EvalwardError):
     """The GitHub API refused or failed a request; `status` is its HTTP status (None when no
-    answer came: the connection failed, or the answer could not be read)."""
+    answer came: the connection failed, or the answer could not be read) and `answer` the
+    status with GitHub's own words ("HTTP 404 Not Found")."""
 
-    def __init__(self, message: str, *, status: int | None = None) -> None:
+    def __init__(self, message: str, *, status: int | None = None, answer: str = "") -> None:
         super().__init__(message)
         self.status = status
+        self.answer = answer
 
 
 class UnknownPullRequest(ConfigError):

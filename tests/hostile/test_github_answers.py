@@ -221,11 +221,15 @@ def test_the_pull_request_github_will_not_give_ends_the_job_located(
     assert run.returncode == (2 if unknown else 3), run.stderr
     errors = [line for line in run.stderr.splitlines() if line.startswith("::error::")]
     assert len(errors) == 1, run.stderr
-    assert f"read pull request #7: HTTP {status}" in errors[0]
     if unknown:  # located: where the number came from, and what else a 404 can mean
-        assert "`pull_request.number` (GITHUB_EVENT_PATH)" in errors[0]
-        assert "pull request #7 is not known to GitHub's API" in errors[0]
+        assert errors[0].startswith(
+            "::error::the pull_request event's `pull_request.number` (GITHUB_EVENT_PATH): "
+            f"pull request #7 is not known to GitHub's API at {github.url} in acme/agents "
+            f"(HTTP {status} "
+        )
         assert "`permissions: pull-requests: read`" in errors[0]
+    else:
+        assert f"::error::GitHub API: could not read pull request #7: HTTP {status}" in errors[0]
     if status == "429":
         assert "rate limit is exhausted" in errors[0]
     assert run.outputs["result"] == "incomplete"
@@ -259,11 +263,13 @@ def test_a_dispatched_gate_names_its_pr_input_when_github_does_not_know_the_pull
     assert_no_bug(run)
     unknown = status in ("404", "410")
     assert run.returncode == (2 if unknown else 3), run.stderr
-    assert f"read pull request #7: HTTP {status}" in run.stderr
+    assert f"HTTP {status}" in run.stderr
     if unknown:
         assert "::error::the workflow_dispatch input `pr`: pull request #7 is not known" in (
             run.stderr
         )
+    else:
+        assert f"::error::GitHub API: could not read pull request #7: HTTP {status}" in run.stderr
     assert run.outputs["result"] == "incomplete"
     assert "stopped before a decision" in run.summary
 

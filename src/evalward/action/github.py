@@ -323,9 +323,9 @@ def _call(what: str, operation: Callable[[], T]) -> T:
                 "`permissions: pull-requests: write` and `issues: read` (plus `checks: write` "
                 "and `statuses: write` with `check-run: true`)."
             )
+        answer = f"HTTP {exc.status} {printable(message)[:500]}".rstrip()
         raise GitHubError(
-            f"GitHub API: could not {what}: HTTP {exc.status} {message}".rstrip() + "." + hint,
-            status=exc.status,
+            f"GitHub API: could not {what}: {answer}." + hint, status=exc.status, answer=answer
         ) from None
     except OSError as exc:
         raise GitHubError(f"GitHub API: could not {what}: {exc}") from None

@@ -74,7 +74,7 @@ def unknown_pull(site: Site, number: int, exc: GitHubError) -> str:
     context = site.context
     return (
         f"{number_source(site)}: pull request #{number} is not known to GitHub's API at "
-        f"{context.api_url} in {context.repository} ({exc}). Name a pull request of "
+        f"{context.api_url} in {context.repository} ({exc.answer}). Name a pull request of "
         f"{context.repository}; GitHub answers {exc.status} as well when the token cannot read "
         "the repository's pull requests (the workflow needs `permissions: pull-requests: "
         "read`), or when GITHUB_REPOSITORY or GITHUB_API_URL name another repository or server."
