@@ -462,7 +462,12 @@ def test_a_call_of_the_same_tool_with_other_arguments_shows_each_one_and_both_va
         'order_id: base "12345" → head "12354"',
     ]
     page = watched.page
+    # the card names them too, as the comment does
+    named = f"step 2: lookup_order with other arguments: note, options.{MARKUP_KEY}, order_id"
+    assert named in page.locator("#card").inner_text()
+    comment = (report.parent / "comment.md").read_text(encoding="utf-8")
+    assert f"with other arguments: `note`, `options.{MARKUP_KEY}`, `order_id`" in comment
     assert page.evaluate("typeof window.__pwned") == "undefined"
-    assert page.locator("#detail img").count() == 0
+    assert page.locator("img").count() == 0
     assert "sk-test-secret-value" not in report.read_text(encoding="utf-8")
     assert watched.errors == [] and watched.violations() == []
