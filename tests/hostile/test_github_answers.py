@@ -6,7 +6,8 @@ or exit 2 when GitHub does not know the pull request the event names (404, 410),
 `result=incomplete` and a job summary saying why. Every later request (who the token is, the
 earlier comment, the bypass label's facts, the comment, the check run and the commit status)
 costs a warning naming it and the status, never the decision: the gate decides as the runs say,
-and a bypass whose facts GitHub would not give is refused (fail closed).
+and a bypass whose facts GitHub would not give is refused (fail closed). A success whose body is
+not what GitHub documents (a proxy's HTML page) is such a failure too.
 """
 
 from __future__ import annotations
@@ -339,3 +340,55 @@ def test_finding_the_earlier_comment_reads_the_listing_once_not_each_comment(
     assert all(path.endswith("/issues/7/comments") for path in reads), reads
     edited = [c for c in github.comments_on(7) if "earlier gate" not in c["body"]]
     assert len(edited) == 6 and "bypassed" in edited[-1]["body"], github.comments_on(7)
+
+
+PROXY_PAGE = Response(
+    200,
+    raw=b"<html><body>Sign in to the corporate proxy</body></html>",
+    headers={"content-type": "text/html"},
+)
+"""A success that is not GitHub's answer: what a proxy between a runner and the API can send."""
+UNDOCUMENTED = {
+    "an HTML page": PROXY_PAGE,
+    "a list for an object": Response(200, ["not", "a", "pull", "request"]),
+    "a pull request without its base": Response(200, {"number": 7, "head": {"sha": "0" * 40}}),
+}
+
+
+@pytest.mark.parametrize("answer", list(UNDOCUMENTED))
+def test_a_pull_request_answer_github_does_not_document_is_an_external_failure(
+    answer: str, github: FakeGitHub, change: Change, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """Never read as a pull request without a base (which would gate the head alone)."""
+    labelled_pull(github, change)
+    github.answer("GET", r"/pulls/7$", UNDOCUMENTED[answer])
+
+    run = gate(github, change, model, tmp_path / "runner")
+
+    assert_no_bug(run)
+    assert run.returncode == 3, run.stderr
+    assert "::error::GitHub API: could not read pull request #7: its answer is not what" in (
+        run.stderr
+    )
+    assert run.outputs["result"] == "incomplete"
+    assert "stopped before a decision" in run.summary
+
+
+@pytest.mark.parametrize(
+    "path", [r"/issues/7/comments$", r"/issues/7/events$"], ids=["comments", "events"]
+)
+def test_an_undocumented_answer_after_the_runs_costs_a_warning_not_the_decision(
+    path: str, github: FakeGitHub, change: Change, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    labelled_pull(github, change)
+    github.login = PERSON
+    github.answer("GET", path, PROXY_PAGE)
+
+    run = gate(github, change, model, tmp_path / "runner")
+
+    assert_no_bug(run)
+    bypass_path = "events" in path
+    assert run.returncode == (1 if bypass_path else 0), run.stdout + run.stderr
+    assert run.results()["result"] == run.outputs["result"]
+    warnings = [line for line in run.stdout.splitlines() if line.startswith("::warning::")]
+    assert any("its answer is not what GitHub's API documents" in w for w in warnings), warnings

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -14,6 +15,8 @@ from evalward.text.escaping import printable
 
 T = TypeVar("T")
 
+COMMIT = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+"""A commit's id as GitHub writes it (SHA-1, or SHA-256)."""
 MAX_ANNOTATIONS = 50
 """GitHub accepts at most 50 annotations per check-run request."""
 VIEWER_QUERY = "query { viewer { login } }"
@@ -126,15 +129,23 @@ class GitHubClient:
         return self._pulls[number]
 
     def pull_request(self, number: int) -> PullInfo:
-        raw: dict[str, Any] = self._pull(number).raw_data
+        raw = self._pull(number).raw_data
+        if not isinstance(raw, dict):
+            raise _unreadable(f"read pull request #{number}", "not a JSON object")
+        shas = [_dig(raw, side, "sha") for side in ("head", "base")]
+        if not all(isinstance(sha, str) and COMMIT.fullmatch(sha) for sha in shas):
+            raise _unreadable(f"read pull request #{number}", "no head and base commits")
+        labels = raw.get("labels")
         return PullInfo(
             number=number,
-            labels=[str(label.get("name")) for label in raw.get("labels") or []],
-            head_sha=str((raw.get("head") or {}).get("sha") or ""),
-            base_sha=str((raw.get("base") or {}).get("sha") or ""),
-            head_repo=_repo_name(raw, "head"),
-            base_repo=_repo_name(raw, "base"),
-            author=_login(raw.get("user")),
+            labels=[str(_dig(label, "name")) for label in labels or [] if _dig(label, "name")]
+            if isinstance(labels, list)
+            else [],
+            head_sha=str(shas[0]),
+            base_sha=str(shas[1]),
+            head_repo=str(_dig(raw, "head", "repo", "full_name") or ""),
+            base_repo=str(_dig(raw, "base", "repo", "full_name") or ""),
+            author=str(_dig(raw, "user", "login") or ""),
         )
 
     def latest_labeled(self, number: int, label: str) -> LabelEvent | None:
@@ -297,13 +308,20 @@ class GitHubClient:
         return url
 
 
-def _repo_name(pull: dict[str, Any], side: str) -> str:
-    repo = (pull.get(side) or {}).get("repo") or {}
-    return str(repo.get("full_name") or "")
+def _dig(data: object, *keys: str) -> object:
+    """`data[k1][k2]…`, or None where GitHub's answer is not the object it documents."""
+    for key in keys:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
 
 
-def _login(user: object) -> str:
-    return str(user.get("login") or "") if isinstance(user, dict) else ""
+def _unreadable(what: str, why: str) -> GitHubError:
+    return GitHubError(
+        f"GitHub API: could not {what}: its answer is not what GitHub's API documents ({why}); "
+        "a proxy between the runner and GITHUB_API_URL can answer so."
+    )
 
 
 def _call(what: str, operation: Callable[[], T]) -> T:
@@ -329,3 +347,7 @@ def _call(what: str, operation: Callable[[], T]) -> T:
         ) from None
     except OSError as exc:
         raise GitHubError(f"GitHub API: could not {what}: {exc}") from None
+    except (AssertionError, AttributeError, KeyError, TypeError, ValueError) as exc:
+        # PyGithub reading an answer of another shape than GitHub documents (an HTML page
+        # with status 200, a list for an object): GitHub's failure, not evalward's
+        raise _unreadable(what, f"{type(exc).__name__}: {printable(str(exc))[:200]}") from None
