@@ -102,9 +102,12 @@ def stopped_early(host: Host, context: WorkflowContext, outputs: Outputs, exc: E
     else:
         message = f"internal error: {type(exc).__name__}: {exc}. This is a bug in evalward."
         code = EXIT_BUG
-    outputs.write({"result": GateResult.incomplete.value}, redact)
     summary = render_stopped_early(message, code, context.run_url)
-    append_summary(host.env.get("GITHUB_STEP_SUMMARY"), summary, redact)
+    try:
+        outputs.write({"result": GateResult.incomplete.value}, redact)
+        append_summary(host.env.get("GITHUB_STEP_SUMMARY"), summary, redact)
+    except OSError:
+        pass  # the runner's files cannot be written: the error itself still ends the run
 
 
 def _main(
