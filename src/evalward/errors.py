@@ -7,7 +7,8 @@ traceback. The tree:
     EvalwardError               exit 3  something outside evalward failed
     ├── ConfigError             exit 2  a user mistake in a file, an input or a setting
     │   ├── ResourceError               one or more located problems in YAML resources
-    │   └── MissingSecretError          a provider key the plan needs is not set
+    │   ├── MissingSecretError          a provider key the plan needs is not set
+    │   └── UnknownPullRequest          GitHub's API does not know the pull request to gate
     ├── GitError                exit 3  a git command failed
     ├── ProviderError           exit 3  a model provider could not be used
     │   └── ProviderUnavailable         it kept failing through its retries (an outage)
@@ -129,7 +130,19 @@ class ProviderUnavailable(ProviderError):
 
 
 class GitHubError(EvalwardError):
-    """The GitHub API refused or failed a request."""
+    """The GitHub API refused or failed a request; `status` is its HTTP status (None when no
+    answer came: the connection failed, or the answer could not be read) and `answer` the
+    status with GitHub's own words ("HTTP 404 Not Found")."""
+
+    def __init__(self, message: str, *, status: int | None = None, answer: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.answer = answer
+
+
+class UnknownPullRequest(ConfigError):
+    """The pull request the event or an input names is one GitHub's API does not know
+    (404, 410): the number, the repository or the token's reach is wrong, not GitHub."""
 
 
 class AgentRunError(EvalwardError):

@@ -362,7 +362,8 @@ def test_workflow_dispatch_refuses_a_fork_pull_request_unless_opted_in(
     assert "contributor/agents" in refused.stderr and "secrets" in refused.stderr
     assert "allow-untrusted-head: true" in refused.stderr
     assert model.requests == [] and github.comments_on(7) == []
-    assert "result" not in refused.outputs
+    assert refused.outputs["result"] == "incomplete"
+    assert "stopped before a decision" in refused.summary
 
     # the same refusal for a shard of that run, which would run the fork's agents too
     shard = run_action(

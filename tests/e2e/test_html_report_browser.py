@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from e2e.report_pages import needs_chromium, scenario_report, synthetic_page
-from e2e.report_scenario import HOSTILE, PRIVATE_OUTPUT
+from e2e.report_scenario import HOSTILE, PRIVATE_OUTPUT, run
 from evalward.report.html import Page, html_chunks
 from evalward.resources.models import Severity
 from evalward.rundata.results import (
@@ -26,6 +26,8 @@ from evalward.rundata.results import (
 )
 from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.reps import wilson_interval
+from fakes.model_server import ScriptedModelServer, text, tool_call
+from support.gitrepo import GitRepo
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the `dev` extra installs playwright")
 pytestmark = needs_chromium
@@ -367,3 +369,105 @@ def test_a_violation_far_down_a_long_trace_scrolls_to_and_highlights_its_step(
     assert box is not None and 0 <= box["y"] < 600
     background = step.evaluate("el => getComputedStyle(el).backgroundColor")
     assert background == "rgb(255, 248, 197)"
+
+
+ORDERS = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: orders-bot }}
+spec:
+  models: [openai/gpt-test]
+  system: "You look orders up. Prompt version {version}."
+  tools:
+    - name: lookup_order
+      description: Look up an order by its id.
+      parameters:
+        type: object
+        properties:
+          order_id: {{ type: string }}
+          note: {{ type: string }}
+          options: {{ type: object }}
+        required: [order_id]
+      mock:
+        output: {{ status: shipped }}
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: orders-eval }}
+spec:
+  targetAgent: orders-bot
+  fixtureSelector: {{ matchLabels: {{ suite: orders }} }}
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: order-typo, labels: {{ suite: orders }} }}
+spec:
+  targetAgent: orders-bot
+  input: {{ type: prompt, payload: {{ prompt: "Where is my order 12345?" }} }}
+  assertions:
+    - {{ type: contains, value: "12345" }}
+"""
+MARKUP_KEY = '<img src=x onerror="window.__pwned=3">'
+
+
+def other_arguments_report(root: Path) -> Path:
+    """A pull request whose agent looks up the wrong order: the same tool, other arguments
+    (one a key that tries markup and holds the provider key, one 500 characters long)."""
+    repo = GitRepo(root / "repo")
+    repo.commit("orders bot", {"agents/orders.yaml": ORDERS.format(version="BASE-V1")})
+    repo.branch("feature")
+    repo.commit("rework the prompt", {"agents/orders.yaml": ORDERS.format(version="HEAD-V2")})
+    model = ScriptedModelServer()
+    try:
+        model.script(
+            lambda body: "BASE-V1" in str(body),
+            tool_call("lookup_order", {"order_id": "12345", "options": {"expand": "items"}}),
+            text("Order 12345 has shipped."),
+        )
+        head_call = {
+            "order_id": "12354",
+            "note": "N" * 500,
+            "options": {"expand": "items", MARKUP_KEY: "sk-test-secret-value"},
+        }
+        model.script(
+            lambda body: "HEAD-V2" in str(body),
+            tool_call("lookup_order", head_call),
+            text("Order 12354 has shipped."),
+        )
+        out = root / "out"
+        done = run(repo, model, "--base", "main", "--no-cache", "--output-dir", str(out))
+    finally:
+        model.close()
+    assert done.returncode == 1, done.stdout + done.stderr
+    return out / "report.html"
+
+
+def test_a_call_of_the_same_tool_with_other_arguments_shows_each_one_and_both_values(
+    browser: Any, tmp_path: Path
+) -> None:
+    report = other_arguments_report(tmp_path)
+    watched = open_page(browser, report.as_uri() + "#open=orders-eval/order-typo")
+    note = watched.page.locator("#detail .evidence .divergence-note")
+    sync_api.expect(note).to_contain_text("with other arguments")
+
+    assert note.inner_text().startswith(
+        "The runs first diverge (step type, tool or arguments) at step 2: "
+        "base tool call lookup_order → head tool call lookup_order with other arguments:"
+    )
+    shown = note.locator("ul.argument-diff > li").all_inner_texts()
+    cut = '"' + "N" * 198 + "…"  # a value is cut to 200 characters
+    assert shown == [
+        f"note: base (absent) → head {cut}",
+        f'options.{MARKUP_KEY}: base (absent) → head "***"',  # the provider key, redacted
+        'order_id: base "12345" → head "12354"',
+    ]
+    page = watched.page
+    # the card names them too, as the comment does
+    named = f"step 2: lookup_order with other arguments: note, options.{MARKUP_KEY}, order_id"
+    assert named in page.locator("#card").inner_text()
+    comment = (report.parent / "comment.md").read_text(encoding="utf-8")
+    assert f"with other arguments: `note`, `options.{MARKUP_KEY}`, `order_id`" in comment
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    assert page.locator("img").count() == 0
+    assert "sk-test-secret-value" not in report.read_text(encoding="utf-8")
+    assert watched.errors == [] and watched.violations() == []

@@ -106,13 +106,11 @@ class FakeGitHub:
         message: str = "boom",
         headers: dict[str, str] | None = None,
     ) -> None:
-        self.failures.append(
-            (
-                method,
-                re.compile(path_pattern),
-                Response(status, {"message": message}, headers or {}),
-            )
-        )
+        self.answer(method, path_pattern, Response(status, {"message": message}, headers or {}))
+
+    def answer(self, method: str, path_pattern: str, response: Response) -> None:
+        """Answer every `method` request whose path matches with `response` (a failure)."""
+        self.failures.append((method, re.compile(path_pattern), response))
 
     def comments_on(self, number: int) -> list[dict[str, Any]]:
         return [c for c in self.comments.values() if c["_issue"] == number]

@@ -509,3 +509,54 @@ def test_a_pair_reads_its_comparisons_facts_only_from_the_same_runs() -> None:
     assert broken.head == [failed]
     assert broken.facts.regressed and broken.facts.failing and not broken.facts.errored
     assert not broken.flags & FLAGS["errored"]
+
+
+def test_a_bundle_names_the_arguments_two_calls_of_one_tool_differ_in() -> None:
+    """The page data says which arguments differ (nested keys by their path, one side's
+    missing key too); the values stay in the steps, redacted there whole."""
+    secret = "sk-live-0123456789-args"
+    before = {"order_id": "12345", "expand": {"items": True, "notes": "a"}, "same": [1, 2]}
+    after = {"order_id": "12354", "expand": {"items": True, "notes": "b"}, "same": [1, 2]}
+    after["token"] = secret
+    head = run("typo", "head", Status.failed, t=trace(("lookup", after)))
+    base = run("typo", "base", Status.passed, t=trace(("lookup", before)))
+    evals = [eval_result("head", [head]), eval_result("base", [base])]
+    (pair,) = build_pairs(compare(evals), evals, [head, base], set())
+
+    text = shown_json(bundle(pair, lambda r: r.trace or Trace()), Redactor([secret]))
+
+    document = json.loads(text)
+    (head_run,), (base_run,) = document["h"], document["b"]
+    assert head_run["dv"] == 2 and head_run["dk"] == "steps"
+    paths = [["expand", "notes"], ["order_id"], ["token"]]
+    assert head_run["da"] == base_run["da"] == {"p": paths, "more": 0}
+    assert head_run["steps"][1]["args"]["token"] == "***"
+    assert base_run["steps"][1]["args"]["order_id"] == "12345"
+    assert secret not in text
+
+
+def test_differing_arguments_are_named_up_to_a_bound_and_only_for_one_tool() -> None:
+    many_before = {f"k{i:02}": i for i in range(30)}
+    many_after = {f"k{i:02}": -i for i in range(30)}
+    deep_before = {"a": {"b": {"c": {"d": {"e": 1}}}}}
+    deep_after = {"a": {"b": {"c": {"d": {"e": 2}}}}}
+    cases = {
+        "many": (("lookup", many_before), ("lookup", many_after)),
+        "deep": (("lookup", deep_before), ("lookup", deep_after)),
+        "an object and a list": (("lookup", {"q": {"a": 1}}), ("lookup", {"q": ["a", 1]})),
+        "a key too long to name": (("lookup", {"q": {"a": 1}}), ("lookup", {"q": {"k" * 201: 1}})),
+        "another tool": (("lookup", {"q": 1}), ("email", {"q": 2})),
+    }
+    found = {}
+    for name, (before, after) in cases.items():
+        base = run("x", "base", Status.passed, t=trace(before))
+        head = run("x", "head", Status.failed, t=trace(after))
+        evals = [eval_result("head", [head]), eval_result("base", [base])]
+        (pair,) = build_pairs(compare(evals), evals, [head, base], set())
+        found[name] = bundle(pair, lambda r: r.trace or Trace())["h"][0].get("da")
+
+    assert found["many"] == {"p": [[f"k{i:02}"] for i in range(1, 9)], "more": 21}
+    assert found["deep"] == {"p": [["a", "b", "c", "d"]], "more": 0}  # below: a whole value
+    assert found["an object and a list"] == {"p": [["q"]], "more": 0}
+    assert found["a key too long to name"] == {"p": [["q"]], "more": 0}  # the page cuts it
+    assert found["another tool"] is None  # "base lookup → head email" says it all

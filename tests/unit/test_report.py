@@ -343,3 +343,22 @@ def test_the_built_in_comment_folds_where_rendering_it_to_its_end_would() -> Non
             body = render_comment(ctx, limit=limit, sink=sink)
             assert body == render_comment(ctx, TEMPLATES / "comment.md.j2", limit, sink), limit
     assert "<details>" not in render_comment(ctx, limit=len(whole) - 1)  # folded
+
+
+def test_the_evidence_names_the_arguments_a_call_of_the_same_tool_differs_in() -> None:
+    head_args = {"order_id": "2", "note": "x", "b": 2, "a": {"deep": 1}}
+    head_trace = Trace()
+    head_trace.add(StepType.input, content="Where is my order?")
+    head_trace.add(StepType.tool_call, tool="lookup_order", arguments=head_args)
+    head_trace.add(StepType.final, content="Order 2 has shipped.")
+    results = evals(["order"], {"order"})
+    head = results[1]
+    head.fixtures[0] = head.fixtures[0].model_copy(update={"trace": head_trace})
+    comparisons = compare(results)
+    ctx = ReportContext(comparisons=comparisons, decision=decide(comparisons, None), marker=MARKER)
+
+    body = render_comment(ctx)
+
+    # sorted by key; the first three named, as code; the rest counted
+    named = "step 2: `lookup_order` with other arguments: `a`, `b`, `note` and 1 more"
+    assert "support / order" in body and named in body, body

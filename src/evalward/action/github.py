@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -10,9 +11,12 @@ from github import Auth, Github, GithubException
 from github.PullRequest import PullRequest
 
 from evalward.errors import GitHubError
+from evalward.text.escaping import printable
 
 T = TypeVar("T")
 
+COMMIT = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+"""A commit's id as GitHub writes it (SHA-1, or SHA-256)."""
 MAX_ANNOTATIONS = 50
 """GitHub accepts at most 50 annotations per check-run request."""
 VIEWER_QUERY = "query { viewer { login } }"
@@ -112,23 +116,36 @@ class GitHubClient:
         self._identity: str | None = None
 
     def _pull(self, number: int) -> PullRequest:
+        """The pull request, read whole: PyGithub's `get_pull` only names it, and reads it
+        at the first attribute asked for, where GitHub's answer would escape `_call`."""
         if number not in self._pulls:
-            self._pulls[number] = _call(
-                f"read pull request #{number}", lambda: self._repo.get_pull(number)
-            )
+
+            def read() -> PullRequest:
+                pull = self._repo.get_pull(number)
+                _ = pull.raw_data  # the request, here
+                return pull
+
+            self._pulls[number] = _call(f"read pull request #{number}", read)
         return self._pulls[number]
 
     def pull_request(self, number: int) -> PullInfo:
-        pull = self._pull(number)
-        raw: dict[str, Any] = pull.raw_data
+        raw = self._pull(number).raw_data
+        if not isinstance(raw, dict):
+            raise _unreadable(f"read pull request #{number}", "not a JSON object")
+        shas = [_dig(raw, side, "sha") for side in ("head", "base")]
+        if not all(isinstance(sha, str) and COMMIT.fullmatch(sha) for sha in shas):
+            raise _unreadable(f"read pull request #{number}", "no head and base commits")
+        labels = raw.get("labels")
         return PullInfo(
             number=number,
-            labels=[label.name for label in pull.labels],
-            head_sha=pull.head.sha,
-            base_sha=pull.base.sha,
-            head_repo=_repo_name(raw, "head"),
-            base_repo=_repo_name(raw, "base"),
-            author=_login(raw.get("user")),
+            labels=[str(_dig(label, "name")) for label in labels or [] if _dig(label, "name")]
+            if isinstance(labels, list)
+            else [],
+            head_sha=str(shas[0]),
+            base_sha=str(shas[1]),
+            head_repo=str(_dig(raw, "head", "repo", "full_name") or ""),
+            base_repo=str(_dig(raw, "base", "repo", "full_name") or ""),
+            author=str(_dig(raw, "user", "login") or ""),
         )
 
     def latest_labeled(self, number: int, label: str) -> LabelEvent | None:
@@ -172,9 +189,12 @@ class GitHubClient:
                 if exc.status != 403:
                     raise
             _, answer = self._gh.requester.graphql_query(VIEWER_QUERY, {})
-            login = ((answer.get("data") or {}).get("viewer") or {}).get("login")
+            data = answer.get("data") if isinstance(answer, dict) else None
+            viewer = data.get("viewer") if isinstance(data, dict) else None
+            login = viewer.get("login") if isinstance(viewer, dict) else None
             if not isinstance(login, str) or not login:
-                raise GitHubError(f"GitHub API: GraphQL `viewer` named no login: {answer!r}")
+                named = printable(repr(answer))[:500]
+                raise GitHubError(f"GitHub API: GraphQL `viewer` named no login: {named}")
             return login
 
         if self._identity is None:
@@ -193,7 +213,9 @@ class GitHubClient:
     def _find(self, number: int, marker: str, login: str) -> Comment | None:
         def find() -> Comment | None:
             for comment in self._pull(number).get_issue_comments():
-                author = str((comment.raw_data.get("user") or {}).get("login") or "")
+                # the listing's own fields: `raw_data` would read each comment again, one
+                # request per comment on the pull request
+                author = str(comment.user.login or "") if comment.user else ""
                 mine = author.casefold() == login.casefold()  # logins ignore case on GitHub
                 if mine and comment.body and comment.body.startswith(marker):
                     return Comment(comment.id, comment.body, str(comment.html_url))
@@ -224,7 +246,8 @@ class GitHubClient:
         return _call(f"post the comment on pull request #{number}", upsert)
 
     def report_check(self, check: CheckReport) -> str:
-        """A completed check run with annotations, and a commit status linking to the run."""
+        """A completed check run with annotations, and a commit status linking to the run;
+        its URL. A GitHubError names each that failed."""
 
         def create() -> str:
             annotations = [
@@ -252,6 +275,9 @@ class GitHubClient:
                 output=output,
                 **extra,
             )
+            return str(run.html_url)
+
+        def set_status() -> None:
             state = {"success": "success", "neutral": "success", "skipped": "success"}.get(
                 check.conclusion, "failure"
             )
@@ -264,18 +290,38 @@ class GitHubClient:
                 context=check.name,
                 **status_extra,
             )
-            return str(run.html_url)
 
-        return _call(f"create the check run on {check.head_sha[:12]}", create)
+        # each is tried whatever became of the other: a token may hold `statuses: write`
+        # without `checks: write`, and branch protection may require either
+        failures: list[GitHubError] = []
+        url = ""
+        try:
+            url = _call(f"create the check run on {check.head_sha[:12]}", create)
+        except GitHubError as exc:
+            failures.append(exc)
+        try:
+            _call(f"set the commit status on {check.head_sha[:12]}", set_status)
+        except GitHubError as exc:
+            failures.append(exc)
+        if failures:
+            raise GitHubError(" ".join(map(str, failures)), status=failures[0].status)
+        return url
 
 
-def _repo_name(pull: dict[str, Any], side: str) -> str:
-    repo = (pull.get(side) or {}).get("repo") or {}
-    return str(repo.get("full_name") or "")
+def _dig(data: object, *keys: str) -> object:
+    """`data[k1][k2]…`, or None where GitHub's answer is not the object it documents."""
+    for key in keys:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
 
 
-def _login(user: object) -> str:
-    return str(user.get("login") or "") if isinstance(user, dict) else ""
+def _unreadable(what: str, why: str) -> GitHubError:
+    return GitHubError(
+        f"GitHub API: could not {what}: its answer is not what GitHub's API documents ({why}); "
+        "a proxy between the runner and GITHUB_API_URL can answer so."
+    )
 
 
 def _call(what: str, operation: Callable[[], T]) -> T:
@@ -295,8 +341,13 @@ def _call(what: str, operation: Callable[[], T]) -> T:
                 "`permissions: pull-requests: write` and `issues: read` (plus `checks: write` "
                 "and `statuses: write` with `check-run: true`)."
             )
+        answer = f"HTTP {exc.status} {printable(message)[:500]}".rstrip()
         raise GitHubError(
-            f"GitHub API: could not {what}: HTTP {exc.status} {message}".rstrip() + "." + hint
+            f"GitHub API: could not {what}: {answer}." + hint, status=exc.status, answer=answer
         ) from None
     except OSError as exc:
         raise GitHubError(f"GitHub API: could not {what}: {exc}") from None
+    except (AssertionError, AttributeError, KeyError, TypeError, ValueError) as exc:
+        # PyGithub reading an answer of another shape than GitHub documents (an HTML page
+        # with status 200, a list for an object): GitHub's failure, not evalward's
+        raise _unreadable(what, f"{type(exc).__name__}: {printable(str(exc))[:200]}") from None

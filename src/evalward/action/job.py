@@ -18,7 +18,7 @@ from evalward.action.context import WorkflowContext
 from evalward.action.github import GitHubPort
 from evalward.action.settings import Settings
 from evalward.action.setup import CacheUse
-from evalward.action.workflow import write_outputs
+from evalward.action.workflow import Outputs
 from evalward.git import Git
 from evalward.providers.registry import Providers
 from evalward.report.markdown import marker_for
@@ -33,7 +33,7 @@ class Console:
 
     out: TextIO
     redact: Redactor
-    outputs_file: str | None = None
+    outputs: Outputs = field(default_factory=lambda: Outputs(None))
     """GITHUB_OUTPUT: where action outputs go (none outside a workflow)."""
 
     def log(self, line: str) -> None:
@@ -41,7 +41,7 @@ class Console:
 
     def output(self, values: dict[str, str]) -> None:
         """Action outputs (GITHUB_OUTPUT)."""
-        write_outputs(self.outputs_file, values, self.redact)
+        self.outputs.write(values, self.redact)
 
 
 @dataclass

@@ -14,7 +14,13 @@ from evalward.action.job import Console, Job, Site
 from evalward.action.outputs import conclude, gate_report, write_everything
 from evalward.action.settings import CommentMode
 from evalward.action.workflow import append_summary, command
-from evalward.errors import ConfigError, GitHubError, MissingSecretError, ResourceError
+from evalward.errors import (
+    ConfigError,
+    GitHubError,
+    MissingSecretError,
+    ResourceError,
+    UnknownPullRequest,
+)
 from evalward.flows.run_setup import Revisions
 from evalward.flows.session import Outcome
 from evalward.report.markdown import render_unloadable
@@ -34,14 +40,45 @@ def fork_dispatch_refusal(pull: PullInfo) -> str:
     )
 
 
+UNKNOWN = (404, 410)
+"""What GitHub answers for a pull request it does not know (or no longer has)."""
+
+
 def pull_request(site: Site, github: GitHubPort, number: int) -> PullInfo:
     """The pull request to gate; on workflow_dispatch only one whose head is this
-    repository's, unless untrusted heads are allowed (pull_request_target's rule)."""
-    pull = github.pull_request(number)
+    repository's, unless untrusted heads are allowed (pull_request_target's rule). One
+    GitHub's API does not know is a configuration error, named where its number came from."""
+    try:
+        pull = github.pull_request(number)
+    except GitHubError as exc:
+        if exc.status in UNKNOWN:
+            raise UnknownPullRequest(unknown_pull(site, number, exc)) from None
+        raise
     dispatched = site.context.event_name == "workflow_dispatch"
     if dispatched and not pull.head_in_repository and not site.settings.allow_untrusted_head:
         raise ConfigError(fork_dispatch_refusal(pull))
     return pull
+
+
+def number_source(site: Site) -> str:
+    """Where the number of the pull request to gate came from, as the workflow's author
+    finds it (`route.route_event` takes it from there)."""
+    if site.context.event_name != "workflow_dispatch":
+        return f"the {site.context.event_name} event's `pull_request.number` (GITHUB_EVENT_PATH)"
+    if site.settings.pr is not None:
+        return "the action input `pr`"
+    return "the workflow_dispatch input `pr`"
+
+
+def unknown_pull(site: Site, number: int, exc: GitHubError) -> str:
+    context = site.context
+    return (
+        f"{number_source(site)}: pull request #{number} is not known to GitHub's API at "
+        f"{context.api_url} in {context.repository} ({exc.answer}). Name a pull request of "
+        f"{context.repository}; GitHub answers {exc.status} as well when the token cannot read "
+        "the repository's pull requests (the workflow needs `permissions: pull-requests: "
+        "read`), or when GITHUB_REPOSITORY or GITHUB_API_URL name another repository or server."
+    )
 
 
 async def gate(job: Job, github: GitHubPort, number: int) -> int:

@@ -44,14 +44,22 @@ from evalward.action.route import Route, RouteKind, eval_schedules, route_event
 from evalward.action.settings import Settings
 from evalward.action.setup import decide_cache, trusted_replies
 from evalward.action.trust import agent_sandbox, check_output_dir, trusted_inputs
-from evalward.action.workflow import command, write_outputs
-from evalward.errors import EXIT_INTERRUPTED, ConfigError, MissingSecretError
+from evalward.action.workflow import Outputs, append_summary, command
+from evalward.errors import (
+    EXIT_BUG,
+    EXIT_INTERRUPTED,
+    ConfigError,
+    EvalwardError,
+    MissingSecretError,
+)
 from evalward.flows import session, shard
 from evalward.flows.run_setup import Revisions
 from evalward.git import Git
 from evalward.host import Host
 from evalward.providers.registry import build_providers
+from evalward.report.markdown import render_stopped_early
 from evalward.security import Redactor
+from evalward.stages.gate import GateResult
 
 
 def main(
@@ -68,8 +76,12 @@ def main(
         context.workspace_path(settings.output_dir),
         context.workspace_path(settings.cache_dir),
     ]
+    outputs = Outputs(host.env.get("GITHUB_OUTPUT"))
     try:
-        return _main(host, out, settings, context)
+        return _main(host, out, settings, context, outputs)
+    except Exception as exc:
+        stopped_early(host, context, outputs, exc)
+        raise
     finally:
         given = hand_back(context.workspace, [path for path in written if path is not None])
         if given:
@@ -77,14 +89,37 @@ def main(
             print(f"evalward: {given} files and folders given back to uid {owner}", file=out)
 
 
-def _main(host: Host, out: TextIO, settings: Settings, context: WorkflowContext) -> int:
+def stopped_early(host: Host, context: WorkflowContext, outputs: Outputs, exc: Exception) -> None:
+    """An error ended the run before it wrote its decision (GitHub's API refused the pull
+    request, an input is wrong, a bug): `result=incomplete`, as for any gate an error stops,
+    and a job summary saying what stopped it. The error itself is the log's last line
+    (`evalward.__main__`), and its exit code the job's."""
+    if "result" in outputs.written:
+        return
+    redact = host.redactor()
+    if isinstance(exc, EvalwardError):
+        message, code = str(exc), exc.exit_code
+    else:
+        message = f"internal error: {type(exc).__name__}: {exc}. This is a bug in evalward."
+        code = EXIT_BUG
+    summary = render_stopped_early(message, code, context.run_url)
+    try:
+        outputs.write({"result": GateResult.incomplete.value}, redact)
+        append_summary(host.env.get("GITHUB_STEP_SUMMARY"), summary, redact)
+    except OSError:
+        pass  # the runner's files cannot be written: the error itself still ends the run
+
+
+def _main(
+    host: Host, out: TextIO, settings: Settings, context: WorkflowContext, outputs: Outputs
+) -> int:
     env = host.env
     schedules = eval_schedules(context.workspace) if context.event_name == "schedule" else {}
     route = route_event(context, settings, schedules=schedules, now=dt.datetime.now(dt.UTC))
     if route.kind is RouteKind.skip:
         skipped = Redactor.from_env(env)
         print(skipped(f"evalward: skipped — {route.why}"), file=out, flush=True)
-        write_outputs(env.get("GITHUB_OUTPUT"), {"result": "skipped"}, skipped)
+        outputs.write({"result": GateResult.skipped.value}, skipped)
         return 0
     token = settings.github_token.get_secret_value() or env.get("GITHUB_TOKEN", "")
     github: GitHubPort | None = None
@@ -98,7 +133,7 @@ def _main(host: Host, out: TextIO, settings: Settings, context: WorkflowContext)
     git = Git(context.workspace)
     base_sha = context.base_sha
     if not base_sha and route.pr is not None and github is not None:  # a gate names its PR
-        base_sha = github.pull_request(route.pr).base_sha
+        base_sha = pull_request(Site(env, context, settings), github, route.pr).base_sha
     with tempfile.TemporaryDirectory(prefix="evalward-base-files-") as folder:
         trusted = trusted_inputs(context, settings, git, base_sha, Path(folder))
         config, distrusted_replies = trusted_replies(trusted.providers, context, git)
@@ -116,7 +151,7 @@ def _main(host: Host, out: TextIO, settings: Settings, context: WorkflowContext)
         if sandbox.user is not None:
             os.umask(0o022)  # nothing evalward writes is writable by the agent user
         job = Job(
-            console=Console(out, redact, env.get("GITHUB_OUTPUT")),
+            console=Console(out, redact, outputs),
             site=Site(env, context, settings),
             clients=Clients(git, github, providers, sandbox, host.started),
             trusted=Trusted(

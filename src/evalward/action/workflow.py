@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,19 @@ def append_summary(path: str | None, markdown: str, redact: Redact) -> None:
         return
     with Path(path).open("a", encoding="utf-8", errors=UNSHOWABLE) as handle:
         handle.write(redact(markdown) + "\n")
+
+
+@dataclass
+class Outputs:
+    """The step's GITHUB_OUTPUT, and the names this run has written to it: whatever ends the
+    run, `result` is written once (`run.main`)."""
+
+    path: str | None
+    written: set[str] = field(default_factory=set)
+
+    def write(self, values: dict[str, str], redact: Redact) -> None:
+        write_outputs(self.path, values, redact)
+        self.written.update(values)
 
 
 def write_outputs(path: str | None, outputs: dict[str, str], redact: Redact) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from evalward.rundata.trace import Step, Trace
+from evalward.rundata.trace import Step, StepType, Trace
 
 
 class DivergenceKind(StrEnum):
@@ -64,3 +64,59 @@ def first_divergent_turn(base: Trace, head: Trace) -> int | None:
     if turn is None:  # past the end of one side: the turn the other had reached
         turn = max(steps.values())
     return turn
+
+
+ARGUMENTS_SHOWN = 8
+"""At most this many differing arguments are named; the rest are counted."""
+ARGUMENT_DEPTH = 4
+"""How deep into nested objects the differing keys are looked for; below, a whole value."""
+KEY_LIMIT = 200
+"""An object with a longer key is named as a whole: a path holds no key longer than this."""
+
+
+@dataclass(frozen=True)
+class ArgumentDiff:
+    """Where two calls of the same tool differ: each differing argument's path (its keys from
+    the top; empty when the arguments as a whole are not an object on both sides), and how
+    many more differ than are named."""
+
+    paths: tuple[tuple[str, ...], ...]
+    more: int = 0
+
+
+def differing_arguments(before: Step, after: Step) -> ArgumentDiff | None:
+    """The arguments in which two calls of one tool differ (`first_divergence`'s "the same
+    tool with other arguments"), in key order; None unless both are calls of the same tool
+    whose arguments differ. Only paths: the values stay in the steps, where the report's
+    redaction finds a secret whole (a value cut short here could hide one from it)."""
+    if not (
+        before.type is after.type is StepType.tool_call
+        and before.tool == after.tool
+        and _canonical(before.arguments) != _canonical(after.arguments)
+    ):
+        return None
+    paths: list[tuple[str, ...]] = []
+    _differences(before.arguments, after.arguments, (), paths)
+    return ArgumentDiff(tuple(paths[:ARGUMENTS_SHOWN]), max(len(paths) - ARGUMENTS_SHOWN, 0))
+
+
+def _differences(
+    before: Any, after: Any, path: tuple[str, ...], found: list[tuple[str, ...]]
+) -> None:
+    if (
+        isinstance(before, dict)
+        and isinstance(after, dict)
+        and len(path) < ARGUMENT_DEPTH
+        and all(len(str(key)) <= KEY_LIMIT for key in (*before, *after))
+    ):
+        for key in sorted({*before, *after}, key=str):
+            if key not in before or key not in after:
+                found.append((*path, str(key)))
+            elif _canonical(before[key]) != _canonical(after[key]):
+                _differences(before[key], after[key], (*path, str(key)), found)
+        return
+    found.append(path)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)

@@ -375,3 +375,22 @@ def render_unloadable(
         "",
     ]
     return "\n".join(lines)
+
+
+def render_stopped_early(message: str, exit_code: int, run_url: str) -> str:
+    """The job summary of a run an error stopped before it wrote a decision (the pull request
+    GitHub's API would not give, an input that is wrong): what stopped it, in the words of
+    the error the log ends with."""
+    lines = [
+        "## ⏹️ evalward: stopped before a decision",
+        "",
+        f"The gate decided nothing; the job exits {exit_code}. What stopped it:",
+        "",
+        escaping.block(message),
+        "",
+        f"<sub>evalward {__version__}"
+        + (f" · [workflow run]({run_url})" if run_url else "")
+        + "</sub>",
+        "",
+    ]
+    return "\n".join(lines)

@@ -28,7 +28,14 @@ from evalward.record.summary import (
     weight_of,
     worst_first_key,
 )
-from evalward.report.divergence import first_divergence, first_divergent_turn
+from evalward.report.divergence import (
+    ArgumentDiff,
+    Divergence,
+    DivergenceKind,
+    differing_arguments,
+    first_divergence,
+    first_divergent_turn,
+)
 from evalward.rundata.playground_state import PlaygroundRecord
 from evalward.rundata.results import (
     AssertionResult,
@@ -284,11 +291,15 @@ def bundle(pair: Pair, traces: TraceSource) -> dict[str, Any]:
     base = [(r, traces(r)) for r in pair.base]
     by_rep = {r.rep: t for r, t in base}
     divergences = {}
+    arguments: dict[int, ArgumentDiff] = {}
     turns: dict[int, int | None] = {}
     for result, trace in head:
         if result.rep in by_rep:
-            divergences[result.rep] = first_divergence(by_rep[result.rep], trace)
+            found = first_divergence(by_rep[result.rep], trace)
+            divergences[result.rep] = found
             turns[result.rep] = first_divergent_turn(by_rep[result.rep], trace)
+            if found is not None and (differ := _arguments_at(by_rep[result.rep], trace, found)):
+                arguments[result.rep] = differ
     document: dict[str, Any] = {"h": [], "b": []}
     for side, runs in (("h", head), ("b", base)):
         for result, trace in runs:
@@ -296,6 +307,9 @@ def bundle(pair: Pair, traces: TraceSource) -> dict[str, Any]:
             found = divergences.get(result.rep)
             if found is not None:
                 record["dv"], record["dk"] = found.step, found.kind.value
+            if result.rep in arguments:
+                differ = arguments[result.rep]
+                record["da"] = {"p": [list(path) for path in differ.paths], "more": differ.more}
             if turns.get(result.rep):
                 record["dt"] = turns[result.rep]
             document[side].append(record)
@@ -304,6 +318,15 @@ def bundle(pair: Pair, traces: TraceSource) -> dict[str, Any]:
         if outcome is not None and outcome.reps > 1:  # one rep: the row says it all
             document[side + "o"] = _outcome(outcome)
     return document
+
+
+def _arguments_at(base: Trace, head: Trace, found: Divergence) -> ArgumentDiff | None:
+    """At a divergence in the steps taken, the arguments of a call of the same tool that
+    differ (`da`: the page shows both values of each, from the steps)."""
+    number = found.step
+    if found.kind is not DivergenceKind.steps or number > min(len(base.steps), len(head.steps)):
+        return None
+    return differing_arguments(base.steps[number - 1], head.steps[number - 1])
 
 
 def _outcome(outcome: FixtureOutcome) -> dict[str, Any]:

@@ -26,7 +26,13 @@ from evalward.record.summary import (
     weight_of,
     worst_first_key,
 )
-from evalward.report.divergence import DivergenceKind, first_divergence, first_divergent_turn
+from evalward.report.divergence import (
+    ArgumentDiff,
+    DivergenceKind,
+    differing_arguments,
+    first_divergence,
+    first_divergent_turn,
+)
 from evalward.report.reps import reps_text
 from evalward.resources.common import Severity
 from evalward.rundata.results import RUN_FAILED, FixtureOutcome, FixtureResult, JudgeVerdict, Status
@@ -38,6 +44,9 @@ from evalward.text.numbers import delta_text, seconds_text
 
 Piece = tuple[str, bool]
 """A piece of a sentence: its text, and whether it is code (a tool's name)."""
+ARGUMENTS_NAMED = 3
+"""How many of a tool call's differing arguments the evidence names (report.html lists more,
+with their values)."""
 QUOTE_LIMIT = 120
 
 
@@ -316,14 +325,36 @@ def _divergence(number: int, before: Step | None, after: Step | None) -> tuple[P
         and before.type is after.type is StepType.tool_call
         and before.tool == after.tool
     )
-    if same_tool and after is not None and after.tool:
-        return ((f"step {number}: ", False), (after.tool, True), (" with other arguments", False))
+    if same_tool and before is not None and after is not None and after.tool:
+        named = _arguments_named(differing_arguments(before, after))
+        return (
+            (f"step {number}: ", False),
+            (after.tool, True),
+            (" with other arguments", False),
+            *named,
+        )
     return (
         (f"step {number}: base ", False),
         *_what(before),
         (" → head ", False),
         *_what(after),
     )
+
+
+def _arguments_named(differ: ArgumentDiff | None) -> tuple[Piece, ...]:
+    """ ": `order_id`, `options.expand` and 2 more": the first few arguments that differ, each
+    as code (agent output, made inert and short where it is shown)."""
+    if differ is None or not all(differ.paths):
+        return ()  # the arguments as a whole: "with other arguments" says it
+    names = [".".join(path) for path in differ.paths]
+    pieces: list[Piece] = [(": ", False)]
+    for position, name in enumerate(names[:ARGUMENTS_NAMED]):
+        pieces += [(", ", False)] if position else []
+        pieces.append((name, True))
+    more = len(names) - ARGUMENTS_NAMED + differ.more
+    if more > 0:
+        pieces.append((f" and {more} more", False))
+    return tuple(pieces)
 
 
 def _violation(run: FixtureResult) -> tuple[tuple[Piece, ...], int | None] | None:

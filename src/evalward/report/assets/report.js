@@ -616,15 +616,51 @@
     var text = run.dk === "text"
       ? "Same steps on both sides; the text first differs at "
       : "The runs first diverge (step type, tool or arguments) at ";
-    var note = add(el("p", "divergence-note"), text, link("step " + run.dv, { step: "h" + run.dv }, "divergence-link"));
+    var note = add(el("div", "divergence-note"), text, link("step " + run.dv, { step: "h" + run.dv }, "divergence-link"));
     if (run.dk !== "text" && base && head) {
       var before = base.steps[run.dv - 1], after = head.steps[run.dv - 1];
       add(note, ": base ");
       stepWords(before).forEach(function (part) { add(note, part); });
       add(note, " \u2192 head ");
       stepWords(after).forEach(function (part) { add(note, part); });
+      if (run.da && before && after) {
+        add(note, " with other arguments:", argumentDiff(run.da, before.args, after.args));
+        return note;
+      }
     }
     return add(note, ".");
+  }
+
+  // The arguments two calls of one tool differ in: each one's keys, base's value, head's.
+  // The values are the steps' own (redacted with the page), shown cut to a readable length.
+  var ARGUMENT_TEXT = 200;
+
+  function argumentDiff(diff, before, after) {
+    var list = el("ul", "argument-diff");
+    diff.p.forEach(function (path) {
+      add(list, add(el("li"), el("code", "argument-key", path.length ? cut(path.join(".")) : "the arguments"),
+        ": base ", argumentValue(before, path), " \u2192 head ", argumentValue(after, path)));
+    });
+    if (diff.more) { add(list, el("li", "muted", diff.more + " more " + (diff.more === 1 ? "argument differs" : "arguments differ"))); }
+    return list;
+  }
+
+  function argumentValue(args, path) {
+    var value = args;
+    for (var i = 0; i < path.length; i++) {
+      if (!value || typeof value !== "object" || Array.isArray(value) ||
+          !Object.prototype.hasOwnProperty.call(value, path[i])) {
+        return el("span", "muted", "(absent)");
+      }
+      value = value[path[i]];
+    }
+    var text = JSON.stringify(value);
+    if (text === undefined) { return el("span", "muted", "(absent)"); }
+    return el("code", "argument-value", cut(text));
+  }
+
+  function cut(text) {
+    return text.length > ARGUMENT_TEXT ? text.slice(0, ARGUMENT_TEXT - 1) + "\u2026" : text;
   }
 
   function runColumn(name, side, run) {
