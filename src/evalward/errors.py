@@ -92,6 +92,9 @@ class ResourceError(ConfigError):
     problems: list[Problem] = field(default_factory=list)
     source: str = ""
     """Whose resources, when not the checkout's own (e.g. "the base branch (abc123)")."""
+    after: tuple[str, ...] = ()
+    """Lines told after the problems (`validate`'s warnings and what it provisioned): the
+    problems lead."""
 
     def __post_init__(self) -> None:
         super().__init__(str(self))
@@ -100,7 +103,7 @@ class ResourceError(ConfigError):
         count = len(self.problems)
         of = f" of {self.source}" if self.source else ""
         head = f"{count} problem{'s' if count != 1 else ''} in evalward resources{of}:"
-        return "\n".join([head, *(f"  {p.render()}" for p in self.problems)])
+        return "\n".join([head, *(f"  {p.render()}" for p in self.problems), *self.after])
 
 
 class MissingSecretError(ConfigError):

@@ -467,8 +467,9 @@ def test_validate_playgrounds_says_why_a_service_cannot_be_made_at_its_line(
 
     found = problems(evalward("validate", ".", "--playgrounds", cwd=suite.path))
 
-    assert found == [
-        f"evals/service.yaml:{line_of(service, 'playground:')}:3: spec.playground: {said}"
+    assert found == [  # the problem first, what was provisioned after it
+        f"evals/service.yaml:{line_of(service, 'playground:')}:3: spec.playground: {said}",
+        "1 of 2 playgrounds provisioned and torn down",
     ]
     assert model.requests == []
 
@@ -502,4 +503,201 @@ def test_a_seed_that_does_not_load_is_told_once_when_playgrounds_are_made(suite:
 
     found = problems(evalward("validate", ".", "--playgrounds", cwd=suite.path))
 
-    assert len(found) == 1 and found[0].endswith("(the statement at shop/seed.sql:2)"), found
+    assert len(found) == 2 and found[0].endswith("(the statement at shop/seed.sql:2)"), found
+    assert found[1] == "1 of 2 playgrounds provisioned and torn down"
+
+
+# --- validate --playgrounds: each code scorer run once on a sample of what it grades ---------
+
+SCORER_MISTAKES = {
+    # what the scorer says, the line's needle, refused (exit 2) or a warning, what is said
+    "returns-a-string": (
+        '        return "pass" if "refund" in said else "fail"\n',
+        'return "pass" if',
+        True,
+        'gives no verdict: the scorer returned "fail"; expected true/false, a number, or '
+        "{pass, score, reason}",
+    ),
+    "returns-nothing": (
+        '        print("refund" in said)\n',
+        'print("refund" in said)',
+        True,
+        "gives no verdict: the scorer returned null; expected true/false, a number, or "
+        "{pass, score, reason}",
+    ),
+    "names-what-it-does-not-define": (
+        '        return "refund" in sayd\n',
+        "in sayd",
+        True,
+        "gives no verdict: the scorer failed: NameError: name 'sayd' is not defined "
+        "(at evals/suite.yaml:{line})",
+    ),
+    "raises-on-the-sample": (
+        '        return context["vars"]["order"] in said\n',
+        '["order"]',
+        False,
+        "gives no verdict: the scorer failed: KeyError: 'order' (at evals/suite.yaml:{line}); "
+        "a run whose output is like this sample is scored `error`",
+    ),
+}
+GOOD_SCORER = '        return "refund" in said\n'
+
+
+@pytest.mark.parametrize("case", sorted(SCORER_MISTAKES))
+def test_validate_playgrounds_runs_each_code_scorer_once_and_says_what_it_gave(
+    suite: GitRepo, model: ScriptedModelServer, case: str
+) -> None:
+    """A scorer that gives no verdict is found before a model is called, at the line of its
+    assertion; only a failure no run's output could avoid is refused."""
+    last, needle, refused, said = SCORER_MISTAKES[case]
+    text = SUITE.replace(GOOD_SCORER, last)
+    suite.commit(case, {"evals/suite.yaml": text})
+    assert evalward("validate", ".", cwd=suite.path).returncode == 0  # it takes a run to see
+    first = text.index("    - type: code")  # the Python scorer's, before the JavaScript one
+    at = f"evals/suite.yaml:{text[:first].count(chr(10)) + 1}:7: spec.assertions[2]: "
+    told = (
+        f"{at}the Python scorer, run once on a sample run of fixture 'refund' (its input, the "
+        f"final message {SAMPLE!r}), " + said.replace("{line}", str(line_of(text, needle)))
+    )
+
+    done = evalward("validate", ".", "--playgrounds", cwd=suite.path)
+
+    if refused:
+        assert problems(done) == [told, "2 of 2 playgrounds provisioned and torn down"]
+        assert done.stdout == ""
+    else:
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert done.stdout.splitlines() == [
+            f"warning: {told}",
+            "2 of 2 playgrounds provisioned and torn down",
+            "1 agents, 3 fixtures, 2 evals OK",
+        ]
+    assert model.requests == []
+
+
+SAMPLE = "Thank you for waiting. I have looked into it and done what you asked."
+
+
+def test_a_file_scorer_in_either_language_that_answers_a_string_is_refused_at_its_line(
+    suite: GitRepo,
+) -> None:
+    if not NODE:
+        pytest.skip("node is not on PATH: the JavaScript scorer cannot run")
+    suite.commit(
+        "scorers that answer words",
+        {
+            "scorers/polite.py": "def get_assert(output, context):\n    return 'polite'\n",
+            "scorers/kind.js": "module.exports = (output) => {\n  return 'kind';\n};",
+        },
+    )
+
+    found = problems(evalward("validate", ".", "--playgrounds", cwd=suite.path))
+
+    lines = [line_of(SUITE, "file: scorers/polite.py"), line_of(SUITE, "file: scorers/kind.js")]
+    assert [f.split(": the ", 1)[0] for f in found[:2]] == [
+        f"evals/suite.yaml:{lines[0]}:7: spec.assertions[4]",
+        f"evals/suite.yaml:{lines[1]}:7: spec.assertions[5]",
+    ], found
+    assert found[0].endswith(
+        'the scorer returned "polite"; expected true/false, a number, or {pass, score, reason}'
+    ), found
+    assert "the JavaScript scorer" in found[1] and 'returned "kind"' in found[1], found
+    assert found[2:] == ["2 of 2 playgrounds provisioned and torn down"]
+
+
+def test_a_scorer_that_does_not_compile_is_told_once(suite: GitRepo) -> None:
+    suite.commit("a typo", {"scorers/polite.py": "def get_assert(output, context)\n    return 1\n"})
+
+    found = problems(evalward("validate", ".", "--playgrounds", cwd=suite.path))
+
+    assert len(found) == 2 and "does not compile" in found[0], found
+
+
+# --- validate --playgrounds: paths against the state the playground was made in -------------
+
+
+def test_a_path_the_provisioned_state_shows_wrong_is_a_warning_at_its_line(
+    suite: GitRepo,
+) -> None:
+    """Below the top of the state: a record's key beside a close one, a path on through a
+    text, a key of the seed's JSON file. The seeds alone do not tell them; a key with no
+    near name is the run's to add."""
+    service = SERVICE.replace(
+        "    - { type: stateValue, at: service.refunds, contains: { order_id: A-1042 } }\n",
+        "    - { type: stateValue, at: service.refunds, contains: { order_id: A-1042 } }\n"
+        "    - { type: stateValue, at: service.orders.A-1042.statuz, equals: refunded }\n"
+        "    - { type: stateValue, at: service.orders.A-1042.status.code, equals: 7 }\n"
+        "    - { type: stateValue, at: service.orders.A-2000.status, equals: refunded }\n"
+        "    - { type: stateUnchanged, except: [service.orders.*.status, service.refunds] }\n",
+    )
+    desk = DESK.split("  assertions:\n")[0] + (
+        "  assertions:\n"
+        "    - { type: stateValue, file: notes/limits.json, at: refund.maxAmout, equals: 50 }\n"
+        "    - { type: stateValue, file: notes/limits.json, at: refund.maxAmount, equals: 50 }\n"
+    )
+    files = {
+        "evals/service.yaml": service,
+        **DESK_FILES,
+        "evals/desk.yaml": desk,
+        "desk/notes/limits.json": '{"refund": {"maxAmount": 50}}\n',
+    }
+    suite.commit("paths into the state", files)
+    done = evalward("validate", ".", cwd=suite.path)
+    assert done.returncode == 0 and "warning" not in done.stdout, done.stdout  # seeds alone
+
+    done = evalward("validate", ".", "--playgrounds", cwd=suite.path)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    warnings = [x for x in done.stdout.splitlines() if x.startswith("warning: ")]
+    column = len(desk.split("at: refund.maxAmout")[0].rsplit("\n", 1)[1]) + 1
+    assert warnings == [
+        f"warning: evals/desk.yaml:{line_of(desk, 'maxAmout')}:{column}: spec.assertions[0].at: "
+        "`stateValue` in playground 'desk': the file 'notes/limits.json' as the playground "
+        "was provisioned has no key 'maxAmout' at 'refund' (did you mean 'maxAmount'?)",
+        f"warning: evals/service.yaml:{line_of(service, 'statuz')}:27: spec.assertions[1].at: "
+        "`stateValue` in playground 'crm': the provisioned state has no key 'statuz' at "
+        "'service.orders.A-1042' (did you mean 'status'?)",
+        f"warning: evals/service.yaml:{line_of(service, 'status.code')}:27: "
+        "spec.assertions[2].at: `stateValue` in playground 'crm': the provisioned state holds "
+        "\"delivered\" at 'service.orders.A-1042.status', which has no key 'code'",
+    ], done.stdout
+    assert done.stdout.splitlines()[-2:] == [
+        "3 of 3 playgrounds provisioned and torn down",
+        "1 agents, 4 fixtures, 3 evals OK",
+    ]
+
+
+# --- every problem leads the output; what was provisioned follows ------------------------------
+
+LEADING = {
+    "seed-missing": ("evals/suite.yaml", "sqlite: { seed: shop/seed.sql }", "shop/nope.sql"),
+    "service-exits": (
+        "evals/service.yaml",
+        '[python3, crm/server.py, --port, "{port}", --seed, "{seed}"]',
+        '[python3, crm/server.py, --prot, "{port}", --seed, "{seed}"]',
+    ),
+    "judge-without-model": (
+        "evals/suite.yaml",
+        "    - { type: code, file: scorers/polite.py }\n",
+        "    - { type: code, file: scorers/polite.py }\n"
+        "    - { type: judge, rubric: The reply is polite. }\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LEADING))
+def test_problems_lead_what_validate_playgrounds_says(suite: GitRepo, case: str) -> None:
+    file, old, new = LEADING[case]
+    path = suite.path / file
+    if case == "seed-missing":
+        new = old.replace("shop/seed.sql", new)
+    suite.commit(case, {file: path.read_text().replace(old, new)})
+
+    done = evalward("validate", ".", "--playgrounds", cwd=suite.path)
+
+    assert done.returncode == 2 and done.stdout == "", done.stdout + done.stderr
+    said = done.stderr.splitlines()
+    assert said[0] == "evalward: 1 problem in evalward resources:", said
+    assert said[1].startswith(f"evalward:   {file}:"), said
+    summary = r"evalward: \d of \d playgrounds provisioned and torn down"
+    assert len(said) == 3 and re.fullmatch(summary, said[-1]), said

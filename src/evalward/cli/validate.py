@@ -7,7 +7,8 @@ and code scorers). What depends on the machine (keys, the sandbox) is not checke
 `--ask-providers` asks each provider the definitions use for its model list (with the
 environment's keys): a model it does not list is then a warning with the nearest name it
 does; and `--playgrounds` provisions each playground once, as a run would, without an agent
-or a model.
+or a model, and runs each code scorer once on a sample run (stages/scorer_trials.py).
+Problems lead the output; the warnings and what was provisioned follow them.
 """
 
 from __future__ import annotations
@@ -46,7 +47,9 @@ def register(commands: Any) -> None:
         "--playgrounds",
         action="store_true",
         help="provision each playground once, as a run does but without an agent or a model "
-        "(seeds applied, service started and ready, state read, torn down)",
+        "(seeds applied, service started and ready, state read, torn down), check the state "
+        "criteria's paths against the state it was made in, and run each code scorer once on "
+        "a sample run",
     )
 
 
@@ -83,13 +86,17 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         except ResourceError as exc:
             problems += exc.problems
     made: list[Problem] = []
-    served = _provisioned(resources, host, out, made) if args.playgrounds else {}
+    summary: list[str] = []
+    served = _provisioned(resources, host, made, summary) if args.playgrounds else {}
     found = tree_problems(resources, TreeCheck(bool(args.mock_script), names, host.env, served))
     problems += found + [p for p in made if not _told(p, found)]
-    for warning in resources.warnings:
-        print(f"warning: {warning.render()}", file=out)
-    if problems:
-        raise ResourceError(sorted(problems, key=lambda problem: problem.order()))
+    told = [f"warning: {warning.render()}" for warning in resources.warnings] + summary
+    if problems:  # the problems lead; what was checked follows them
+        raise ResourceError(
+            sorted(problems, key=lambda problem: problem.order()), after=tuple(told)
+        )
+    for line in told:
+        print(line, file=out)
     if not (resources.agents or resources.fixtures or resources.evals or resources.calibrations):
         raise ConfigError(
             f"{root}: no evalward resource found in {load_config(root.resolve()).searched()}: "
@@ -136,18 +143,24 @@ def _ask(
 
 
 def _provisioned(
-    resources: ResourceSet, host: Host, out: TextIO, problems: list[Problem]
+    resources: ResourceSet, host: Host, problems: list[Problem], summary: list[str]
 ) -> dict[PlaygroundKey, Mapping[str, Any]]:
-    """Each playground provisioned once (`--playgrounds`): its failures join `problems`;
-    the states served, for the checks of the state criteria's paths."""
+    """Each playground provisioned once and each code scorer run once on a sample
+    (`--playgrounds`): their failures join `problems` (a scorer's warnings, the resources'
+    warnings), what was tried `summary`; the states served, for the checks of the state
+    criteria's paths."""
     import asyncio
 
     from evalward.stages.playground_trials import try_playgrounds
+    from evalward.stages.scorer_trials import try_scorers
 
     trials = asyncio.run(try_playgrounds(resources, host.env))
     problems += trials.problems
     made = trials.tried - len(trials.problems)
-    print(f"{made} of {trials.tried} playgrounds provisioned and torn down", file=out)
+    summary.append(f"{made} of {trials.tried} playgrounds provisioned and torn down")
+    scored = asyncio.run(try_scorers(resources, host.env))
+    problems += scored.problems
+    resources.warnings += scored.warnings
     return trials.served
 
 

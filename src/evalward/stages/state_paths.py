@@ -9,13 +9,21 @@ rows and their keys, values, the files the agent writes — is the run's to make
 seeds do not have is a warning that names the nearest one, never an error; and a file is
 named only when a file of the seed is close to it, since an agent writes most of the files a
 criterion asks about.
+
+Once `validate --playgrounds` has provisioned the playground, the state it was made in is
+walked too (`held_warnings`), below the top: a key a record does not have where it has one
+close to it (`service.orders.A-1042.statuz`), a path that goes on through a text or a number,
+a key of a JSON or YAML file of the seed (`stateValue`'s `file` and `at`). A key with no near
+name is still the run's to add (a new order, a new row).
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from evalward.resources.assertions import Assertion
 from evalward.resources.problems import did_you_mean
@@ -25,7 +33,8 @@ from evalward.resources.state_assertions import (
     StateUnchangedAssertion,
     StateValueAssertion,
 )
-from evalward.resources.yamlsource import PathKey
+from evalward.resources.yamlsource import PathKey, YamlSyntaxError
+from evalward.runtime.playground.sqlite_seed import parse_yaml
 
 LISTED_NAMES = 8
 """Names listed when none is close to the one a path gives."""
@@ -61,6 +70,71 @@ def path_warnings(assertion: Assertion, shape: StateShape) -> list[tuple[PathKey
         found.append((("at",), why_not(assertion.at, shape)))
         found += [(("except", i), why_not(p, shape)) for i, p in enumerate(assertion.excepted)]
     return [(at, why) for at, why in found if why is not None]
+
+
+def held_warnings(assertion: Assertion, state: Mapping[str, Any]) -> list[tuple[PathKey, str]]:
+    """For each path of a state criterion that the state a playground was provisioned in
+    does not hold, as far as it tells (see the module's docstring): its field, and why."""
+    found: list[tuple[PathKey, str | None]] = []
+    if isinstance(assertion, StateValueAssertion) and assertion.exists is not False:
+        if assertion.file is None:
+            found.append((("at",), _held(assertion.at, state)))
+        elif assertion.at:
+            found.append((("at",), _held_in_file(assertion.file, assertion.at, state)))
+    elif isinstance(assertion, StateUnchangedAssertion | StateSnapshotAssertion):
+        found.append((("at",), _held(assertion.at, state)))
+        found += [(("except", i), _held(p, state)) for i, p in enumerate(assertion.excepted)]
+    return [(at, why) for at, why in found if why is not None]
+
+
+def _held(path: str, state: Any, told: str = "the provisioned state") -> str | None:
+    """Why the dotted `path` is not one of `state` where the state shows it cannot be: a
+    key missing beside a close one, or a path through a value that holds no keys."""
+    parts = path.split(".") if path else []
+    node: Any = state
+    walked: list[str] = []
+    while parts:
+        if parts[0] == "*":
+            return None
+        if isinstance(node, dict):
+            key = _longest(parts, (str(k) for k in node))
+            if key is None:
+                close = did_you_mean(parts[0], [str(k) for k in node])
+                if not close:
+                    return None  # the run's to add
+                where = f" at {'.'.join(walked)!r}" if walked else ""
+                return f"{told} has no key {parts[0]!r}{where}{close}"
+            node, walked, parts = node[key], [*walked, key], parts[len(key.split(".")) :]
+        elif isinstance(node, list):
+            if not parts[0].isdigit() or int(parts[0]) >= len(node):
+                return None  # an item the run may add, or the run's own shape
+            node, walked, parts = node[int(parts[0])], [*walked, parts[0]], parts[1:]
+        elif node is None:
+            return None
+        else:
+            shown = json.dumps(node, ensure_ascii=False, default=str)
+            shown = shown if len(shown) <= 40 else shown[:39] + "…"
+            return f"{told} holds {shown} at {'.'.join(walked)!r}, which has no key {parts[0]!r}"
+    return None
+
+
+def _held_in_file(file: str, at: str, state: Mapping[str, Any]) -> str | None:
+    """Why `at` is not a path of the seed's JSON or YAML `file`, as the playground was
+    provisioned with it (nothing said of a file the run writes, or one that is not data)."""
+    files = state.get("files")
+    text = files.get(file.strip("/")) if isinstance(files, dict) else None
+    if not isinstance(text, str):
+        return None
+    if not file.endswith((".json", ".yaml", ".yml")):
+        return None
+    # lazy: PyYAML costs about 10 ms of start-up, and only a YAML file needs it
+    import yaml
+
+    try:
+        data = json.loads(text) if file.endswith(".json") else parse_yaml(text)
+    except (ValueError, RecursionError, YamlSyntaxError, yaml.YAMLError):
+        return None
+    return _held(at, data, f"the file {file!r} as the playground was provisioned")
 
 
 def why_not(path: str, shape: StateShape) -> str | None:

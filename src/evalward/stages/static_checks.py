@@ -8,7 +8,8 @@ show: asked by `evalward validate` and by a run's preflight (preflight.py), of e
   query is: its syntax, its tables and its columns, with the nearest name.
 - Each code scorer is compiled, or parsed by `node --check` (scorer_checks.py).
 - Each state criterion's path is compared with what the seeds tell of the state's shape
-  (state_paths.py): a path they do not have is a warning.
+  (state_paths.py), and with the state a playground was made in when `validate
+  --playgrounds` provisioned it: a path they do not have is a warning.
 
 A seed the repository does not have, or that leads outside it, is the preflight's own
 refusal (`missing_seeds`), not checked again here.
@@ -41,7 +42,7 @@ from evalward.runtime.playground.sqlite_seed import SeedError, SeedTimeout, load
 from evalward.stages.plan import Checkout, PlannedRun
 from evalward.stages.playgrounds import source_of
 from evalward.stages.scorer_checks import ScorerChecks
-from evalward.stages.state_paths import StateShape, path_warnings
+from evalward.stages.state_paths import StateShape, held_warnings, path_warnings
 
 PlaygroundKey = tuple[str, str]
 """A playground as provisioned: the tree it is made from, and its definition."""
@@ -131,7 +132,7 @@ class StaticChecks:
             if "service" in shape.parts:
                 self._service(use, shape, self.served.get(key))
             for fixture in use.fixtures.values():
-                self._paths(use, fixture, shape)
+                self._paths(use, fixture, shape, self.served.get(key))
 
     def _database(self, use: _Use) -> dict[str, list[str]] | None:
         """The tables the SQLite seed makes, with their columns, once the fixtures' queries
@@ -196,9 +197,21 @@ class StaticChecks:
             shape.service = frozenset(str(key) for key in state)
             shape.told_by["service"] = told
 
-    def _paths(self, use: _Use, fixture: Located[EvalFixture], shape: StateShape) -> None:
+    def _paths(
+        self,
+        use: _Use,
+        fixture: Located[EvalFixture],
+        shape: StateShape,
+        served: Mapping[str, Any] | None,
+    ) -> None:
+        """Each path the seeds do not have, and (once provisioned) each the state the
+        playground was made in shows it cannot have: a warning at its field."""
         for at, criterion in _criteria(fixture.resource):
-            for field_at, why in path_warnings(criterion, shape):
+            found = dict(path_warnings(criterion, shape))
+            if served is not None:
+                for field_at, why in held_warnings(criterion, served):
+                    found.setdefault(field_at, why)
+            for field_at, why in found.items():
                 message = f"`{criterion.type}` in playground {use.source.name!r}: {why}"
                 self.warnings.append(self.locator.problem(fixture, (*at, *field_at), message))
 
