@@ -413,3 +413,25 @@ def test_a_yaml_file_the_commit_lacks_is_no_resource_of_it(
     assert run.returncode == 0, run.stdout + run.stderr
     assert "leaky-scorer" not in run.stdout + run.stderr
     assert {f["eval"] for f in run.results()["fixtures"]} == {"support-bot-eval"}
+
+
+def test_a_definition_rewritten_in_the_workspace_is_read_from_the_commit(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """A step before evalward (one that runs the pull request's own install scripts) can
+    rewrite a committed definition in the workspace: the commit's definition gates, and a
+    problem in it is located at the commit's line, not the rewritten file's."""
+    base = _base(repo)
+    repo.branch("feature")
+    unservable = SUPPORT_BOT.format(prompt=HEAD_PROMPT).replace("openai/gpt-test", "nosuch/x")
+    head = repo.commit("a model no provider serves", {"agents/support-bot.yaml": unservable})
+    rewritten = "# rewritten\n# by another\n# step\n" + SUPPORT_BOT.format(prompt=HEAD_PROMPT)
+    (repo.path / "agents" / "support-bot.yaml").write_text(rewritten)
+    script_model(model, head_greets_well=True)
+
+    run = _gate(repo, github, base, head, env)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "agents/support-bot.yaml:6:12: spec.models[0]" in run.stderr, run.stderr
+    assert "nosuch/x" in run.stderr
+    assert model.requests == [], "no model is called before the refusal"
