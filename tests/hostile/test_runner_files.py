@@ -435,3 +435,49 @@ def test_a_definition_rewritten_in_the_workspace_is_read_from_the_commit(
     assert "agents/support-bot.yaml:6:12: spec.models[0]" in run.stderr, run.stderr
     assert "nosuch/x" in run.stderr
     assert model.requests == [], "no model is called before the refusal"
+
+
+@pytest.mark.skipif(not os.access(AGENT_PYTHON, os.X_OK), reason=f"no {AGENT_PYTHON}")
+def test_a_runner_file_run_as_an_interpreters_script_is_refused_at_its_line(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """`python3 ./gha-creds-….json` would have the interpreter read the key (and print its
+    first line in a syntax error): the script is not a file of the head's commit, so the
+    gate is refused at its line before any run starts."""
+    files = {".gitignore": "gha-creds-*.json\n", "agents/bot.yaml": COPY_AGENT}
+    base = repo.commit("a command agent", {**files, "agent/bot.py": COPY_READER})
+    repo.branch("feature")
+    runs_the_key = COPY_AGENT.replace("agent/bot.py", f"./{RUNNER_FILE}")
+    head = repo.commit("run the runner's file", {"agents/bot.yaml": runs_the_key})
+    _plant_runner_file(repo)
+
+    run = _gate(repo, github, base, head, env)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    expected = (
+        f"agents/bot.yaml:5:49: spec.runtime.command.run[1]: agent 'bot': its runtime runs "
+        f"'./{RUNNER_FILE}', which is not a file of commit {head[:12]}"
+    )
+    assert expected in run.stderr, run.stderr
+    assert "base bot-eval" not in run.stdout, "refused before any run starts"
+    _assert_key_reached_nothing(run, github, model)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a working copy for an agent user needs root")
+@pytest.mark.skipif(not os.access(AGENT_PYTHON, os.X_OK), reason=f"no {AGENT_PYTHON}")
+def test_a_script_only_the_base_lacks_does_not_refuse_the_gate(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The pull request cannot change the base: the base's programs are not asked before
+    the runs (the base's run fails on its own), and the head that commits the script runs."""
+    base = repo.commit("an agent whose script was never committed", {"agents/bot.yaml": COPY_AGENT})
+    repo.branch("feature")
+    head = repo.commit("commit the script", {"agent/bot.py": COPY_READER})
+
+    run = _gate(repo, github, base, head, env)
+
+    assert run.returncode != 2, run.stdout + run.stderr
+    assert "is not a file of" not in run.stderr
+    answers = {f["side"]: f["status"] for f in run.results()["fixtures"]}
+    assert answers["head"] == "pass", run.stdout + run.stderr
+    assert answers["base"] != "pass", run.stdout + run.stderr
