@@ -281,6 +281,32 @@ class Git:
         real, _ = self._resolve(commit, path)
         return real, (self.entry(commit, real) if real is not None else None)
 
+    def blob_sizes(self, oids: set[str]) -> dict[str, int]:
+        """The sizes of blobs by object id, in one `git cat-file --batch-check` (asked before
+        they are read; a missing or non-blob id is left out)."""
+        if not oids:
+            return {}
+        asked = "".join(f"{o}\n" for o in sorted(oids)).encode()
+        sizes: dict[str, int] = {}
+        for line in self._raw(("cat-file", "--batch-check"), asked).decode().splitlines():
+            parts = line.split(" ")
+            if len(parts) == 3 and parts[1] == "blob":
+                sizes[parts[0]] = int(parts[2])
+        return sizes
+
+    def blob_start(self, oid: str, length: int) -> bytes:
+        """The first `length` bytes of a blob, read without holding the rest."""
+        command = self._command(("cat-file", "blob", oid))
+        with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as git:
+            assert git.stdout is not None
+            start = git.stdout.read(length)
+            git.kill()
+        return start
+
+    def blobs(self, oids: set[str]) -> dict[str, bytes]:
+        """Blob contents by object id, in one `git cat-file --batch`."""
+        return self._blobs(oids)
+
     def blob(self, oid: str) -> bytes | None:
         """One blob's content by its object id (None: no such blob)."""
         return self._blobs({oid}).get(oid)

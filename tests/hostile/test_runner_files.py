@@ -5,7 +5,9 @@ git-ignored. evalward runs as root, so reading that path "inside the repository"
 private key to the model provider or to the head agent. Every file a definition names goes
 through one door (files/committed.py): a file of the side's commit, read from git's objects;
 this one is not committed, so the pull request's definition is refused at the line that names
-it, and the key reaches nothing. Each attack runs through the action's entry point.
+it, and the key reaches nothing. Each attack runs through the action's entry point; where a
+program of the pull request runs or would run, with the cgroup file system writable and
+read-only (support/cgroup_modes.py: a Docker action's view, the uid sweep alone).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pytest
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer
 from support.actionrun import ActionRun, pull_request_event, run_action
+from support.cgroup_modes import MODES, run_gate_in
 from support.gitrepo import GitRepo
 from support.suite import (
     BASE_PROMPT,
@@ -56,11 +59,24 @@ def _base(repo: GitRepo, extra: dict[str, str] | None = None) -> str:
 
 
 def _gate(
-    repo: GitRepo, github: FakeGitHub, base: str, head: str, env: dict[str, str]
+    repo: GitRepo,
+    github: FakeGitHub,
+    base: str,
+    head: str,
+    env: dict[str, str],
+    cgroups: str | None = None,
 ) -> ActionRun:
+    """The action on pull request 7; with `cgroups`, the cgroup file system as it says
+    (support/cgroup_modes.py), the log checked to say which containment holds."""
     github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
     event = pull_request_event(github.repository, 7, base, head)
-    return run_action(repo.path, github, event, env=env)
+    if cgroups is None:
+        return run_action(repo.path, github, event, env=env)
+    run = run_gate_in(cgroups, repo.path, github, event, **env)
+    if "runs start after" in run.stdout:  # a run started: the log says how it is contained
+        holds = "in a cgroup each" if cgroups == "writable" else "a uid sweep over every thread"
+        assert holds in run.stdout, run.stdout
+    return run
 
 
 def _assert_key_reached_nothing(
@@ -196,8 +212,13 @@ spec:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="a working copy for an agent user needs root")
 @pytest.mark.skipif(not os.access(AGENT_PYTHON, os.X_OK), reason=f"no {AGENT_PYTHON}")
+@pytest.mark.parametrize("cgroups", MODES)
 def test_a_runner_file_is_not_in_the_head_agents_working_copy(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    cgroups: str,
 ) -> None:
     """No `watch`: the agent's copy is its whole commit, and only its commit."""
     base = repo.commit(
@@ -212,7 +233,7 @@ def test_a_runner_file_is_not_in_the_head_agents_working_copy(
     head = repo.commit("read what the runner left", {"agent/bot.py": COPY_READER})
     _plant_runner_file(repo)
 
-    run = _gate(repo, github, base, head, {**env})
+    run = _gate(repo, github, base, head, env, cgroups)
 
     answers = {f["side"]: f["status"] for f in run.results()["fixtures"]}
     assert answers == {"base": "pass", "head": "pass"}, run.stdout + run.stderr
@@ -251,6 +272,7 @@ def _gate_a_leaky_head(
     model: ScriptedModelServer,
     env: dict[str, str],
     files: dict[str, str],
+    cgroups: str | None = None,
 ) -> tuple[ActionRun, str]:
     base = _base(repo)
     repo.branch("feature")
@@ -258,7 +280,7 @@ def _gate_a_leaky_head(
     head = repo.commit("name the runner's file", changed)
     _plant_runner_file(repo)
     script_model(model, head_greets_well=True)
-    return _gate(repo, github, base, head, env), head
+    return _gate(repo, github, base, head, env, cgroups), head
 
 
 @pytest.mark.parametrize(
@@ -375,15 +397,21 @@ def test_a_runner_file_named_as_an_agents_requirements_is_refused_at_its_line(
     _assert_key_reached_nothing(run, github, model)
 
 
+@pytest.mark.parametrize("cgroups", MODES)
 def test_a_runner_file_named_as_an_mcp_server_program_is_refused_at_its_line(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    cgroups: str,
 ) -> None:
     """Root may run a 0600 file; the check said only "inside the repository"."""
     agent = (
         SUPPORT_BOT.format(prompt=HEAD_PROMPT)
         + f"  mcpServers:\n    orders: {{ command: [./{RUNNER_FILE}] }}\n"
     )
-    run, head = _gate_a_leaky_head(repo, github, model, env, {"agents/support-bot.yaml": agent})
+    files = {"agents/support-bot.yaml": agent}
+    run, head = _gate_a_leaky_head(repo, github, model, env, files, cgroups)
 
     assert run.returncode == 2, run.stdout + run.stderr
     expected = (
@@ -413,3 +441,81 @@ def test_a_yaml_file_the_commit_lacks_is_no_resource_of_it(
     assert run.returncode == 0, run.stdout + run.stderr
     assert "leaky-scorer" not in run.stdout + run.stderr
     assert {f["eval"] for f in run.results()["fixtures"]} == {"support-bot-eval"}
+
+
+def test_a_definition_rewritten_in_the_workspace_is_read_from_the_commit(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """A step before evalward (one that runs the pull request's own install scripts) can
+    rewrite a committed definition in the workspace: the commit's definition gates, and a
+    problem in it is located at the commit's line, not the rewritten file's."""
+    base = _base(repo)
+    repo.branch("feature")
+    unservable = SUPPORT_BOT.format(prompt=HEAD_PROMPT).replace("openai/gpt-test", "nosuch/x")
+    head = repo.commit("a model no provider serves", {"agents/support-bot.yaml": unservable})
+    rewritten = "# rewritten\n# by another\n# step\n" + SUPPORT_BOT.format(prompt=HEAD_PROMPT)
+    (repo.path / "agents" / "support-bot.yaml").write_text(rewritten)
+    script_model(model, head_greets_well=True)
+
+    run = _gate(repo, github, base, head, env)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "agents/support-bot.yaml:6:12: spec.models[0]" in run.stderr, run.stderr
+    assert "nosuch/x" in run.stderr
+    assert model.requests == [], "no model is called before the refusal"
+
+
+@pytest.mark.skipif(not os.access(AGENT_PYTHON, os.X_OK), reason=f"no {AGENT_PYTHON}")
+@pytest.mark.parametrize("cgroups", MODES)
+def test_a_runner_file_run_as_an_interpreters_script_is_refused_at_its_line(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    cgroups: str,
+) -> None:
+    """`python3 ./gha-creds-….json` would have the interpreter read the key (and print its
+    first line in a syntax error): the script is not a file of the head's commit, so the
+    gate is refused at its line before any run starts."""
+    files = {".gitignore": "gha-creds-*.json\n", "agents/bot.yaml": COPY_AGENT}
+    base = repo.commit("a command agent", {**files, "agent/bot.py": COPY_READER})
+    repo.branch("feature")
+    runs_the_key = COPY_AGENT.replace("agent/bot.py", f"./{RUNNER_FILE}")
+    head = repo.commit("run the runner's file", {"agents/bot.yaml": runs_the_key})
+    _plant_runner_file(repo)
+
+    run = _gate(repo, github, base, head, env, cgroups)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    expected = (
+        f"agents/bot.yaml:5:49: spec.runtime.command.run[1]: agent 'bot': its runtime runs "
+        f"'./{RUNNER_FILE}', which is not a file of commit {head[:12]}"
+    )
+    assert expected in run.stderr, run.stderr
+    assert "base bot-eval" not in run.stdout, "refused before any run starts"
+    _assert_key_reached_nothing(run, github, model)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a working copy for an agent user needs root")
+@pytest.mark.skipif(not os.access(AGENT_PYTHON, os.X_OK), reason=f"no {AGENT_PYTHON}")
+@pytest.mark.parametrize("cgroups", MODES)
+def test_a_script_only_the_base_lacks_does_not_refuse_the_gate(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    cgroups: str,
+) -> None:
+    """The pull request cannot change the base: the base's programs are not asked before
+    the runs (the base's run fails on its own), and the head that commits the script runs."""
+    base = repo.commit("an agent whose script was never committed", {"agents/bot.yaml": COPY_AGENT})
+    repo.branch("feature")
+    head = repo.commit("commit the script", {"agent/bot.py": COPY_READER})
+
+    run = _gate(repo, github, base, head, env, cgroups)
+
+    assert run.returncode != 2, run.stdout + run.stderr
+    assert "is not a file of" not in run.stderr
+    answers = {f["side"]: f["status"] for f in run.results()["fixtures"]}
+    assert answers["head"] == "pass", run.stdout + run.stderr
+    assert answers["base"] != "pass", run.stdout + run.stderr

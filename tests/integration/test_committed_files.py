@@ -10,9 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from evalward.errors import ResourceError
 from evalward.files.committed import NotCommitted, RepoFiles
 from evalward.files.trees import TreeBounds
 from evalward.git import Git
+from evalward.resources import load_resources
+from evalward.resources.yamlsource import too_large
 from evalward.runtime.checkout_copy import copy_side
 from support.gitrepo import GitRepo
 
@@ -61,6 +64,55 @@ def test_a_commit_is_read_from_git_objects_only(repo: GitRepo, planted: str) -> 
         assert caught.value.reason.startswith(reason), (path, caught.value.reason)
     with pytest.raises(NotCommitted, match="larger than 4 bytes"):
         files.read("prompts/bot.md", 4)
+
+
+def test_many_files_of_a_commit_are_read_at_once_within_a_limit(
+    repo: GitRepo, planted: str
+) -> None:
+    files = RepoFiles.at_commit(Git(repo.path), planted)
+    asked = ["prompts/bot.md", "prompts/current.md", "tools/run.sh", "gha-creds-1.json"]
+    asked += ["notes.md", "prompts/out.md", "vendor/lib", "prompts"]
+
+    found = files.read_committed(asked, limit=12)
+
+    assert set(found) == {"prompts/bot.md", "prompts/current.md", "tools/run.sh"}
+    assert found["tools/run.sh"].content == b"#!/bin/sh\n"
+    assert found["prompts/bot.md"].size == len("committed prompt")
+    assert found["prompts/bot.md"].content is None  # larger than asked: not held
+    assert files.start("prompts/current.md", 9) == b"committed"
+    assert RepoFiles.working_tree(repo.path).read_committed(asked, limit=12) == {}
+
+
+RESOURCE = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: bot }}
+spec:
+  models: [openai/gpt-4.1-mini]
+  system: "{system}"
+"""
+
+
+def test_definitions_of_a_commit_are_its_own_not_the_workspaces(repo: GitRepo) -> None:
+    """What another step rewrote in the workspace is not the commit's definition; a committed
+    file past the size bound is refused as it would be on disk."""
+    huge = RESOURCE.format(system="x" * (5 * 1024 * 1024))
+    commit = repo.commit(
+        "an agent",
+        {"agents/bot.yaml": RESOURCE.format(system="committed"), "agents/huge.yaml": huge},
+    )
+    (repo.path / "agents" / "bot.yaml").write_text(RESOURCE.format(system="rewritten"))
+    (repo.path / "agents" / "huge.yaml").write_text("# small on disk\n")
+    door = RepoFiles.at_commit(Git(repo.path), commit)
+
+    with pytest.raises(ResourceError) as caught:
+        load_resources(repo.path, door=door)
+    (problem,) = caught.value.problems
+    assert (problem.file, problem.message) == ("agents/huge.yaml", too_large(len(huge)))
+
+    (repo.path / "agents" / "huge.yaml").unlink()
+    loaded = load_resources(repo.path, door=RepoFiles.at_commit(Git(repo.path), commit))
+    assert loaded.agents["bot"].resource.spec.system == "committed"
 
 
 def test_the_working_tree_reads_what_git_would_commit(repo: GitRepo, planted: str) -> None:

@@ -48,6 +48,15 @@ class AgentReference:
     shadowed: str = ""
 
 
+@dataclass(frozen=True)
+class CommittedFile:
+    """A file of a commit as `RepoFiles.read_committed` found it: its size, and its content
+    (None when it was larger than asked: `RepoFiles.start` reads its beginning)."""
+
+    size: int
+    content: bytes | None
+
+
 MAX_SYSTEM_BYTES = 4 * 1024 * 1024
 """The largest `systemFile` read (a file of the repository, so of the pull request)."""
 
@@ -275,6 +284,24 @@ class RepoFiles:
             return self.git.committable(paths)
         return set(paths)
 
+    def read_committed(self, paths: list[str], limit: int) -> dict[str, CommittedFile]:
+        """On a commit side, what each of `paths` is in the commit, in two git calls for all:
+        its size, and its content when at most `limit` bytes. A path that names no file of
+        the commit (links followed in its tree) is left out; empty on the working tree."""
+        if self.commit is None or self.git is None:
+            return {}
+        git, commit = self.git, self.commit
+        git.prefetch(commit, paths)
+        ids = {p: e.oid for p in paths if (e := git.lookup(commit, p)[1]) and e.is_file}
+        sizes = git.blob_sizes(set(ids.values()))
+        small = {oid for oid, size in sizes.items() if size <= limit}
+        contents = git.blobs(small)
+        return {
+            path: CommittedFile(sizes[oid], contents.get(oid))
+            for path, oid in ids.items()
+            if oid in sizes
+        }
+
     def is_executable(self, path: str) -> bool:
         """Whether the file `path` names (`find`) may be run: committed executable (git's
         100755) on a commit, executable on disk for the working tree."""
@@ -310,6 +337,16 @@ class RepoFiles:
             raise NotCommitted(path, exc.reason) from None
         except OSError as exc:
             raise NotCommitted(path, f"cannot be read ({exc.strerror})") from None
+
+    def start(self, path: str, length: int) -> bytes:
+        """The first `length` bytes of the file `path` names (`find`), never holding more."""
+        real = self.find(path)
+        if self.commit is not None and self.git is not None:
+            _, entry = self.git.lookup(self.commit, real)
+            assert entry is not None  # found just above
+            return self.git.blob_start(entry.oid, length)
+        with (self.root.resolve() / real).open("rb") as file:
+            return file.read(length)
 
     def text(self, path: str, limit: int) -> str:
         """`read`, decoded as UTF-8 (NotCommitted when it is not)."""

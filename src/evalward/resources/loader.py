@@ -7,6 +7,9 @@ syntax errors, schema errors, duplicates, dangling references. A document is our
 an error, not a reason to skip it: `exclude` in evalward.yaml is how a file that is not
 evalward's is left out), or when it has AgentV's shape; any other YAML document is not
 evalward's. A configured root under which no document is ours is an error too.
+
+On a commit side (files/committed.py) a definition file is read from the commit's objects,
+never from the workspace's copy, which another workflow step may have rewritten.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from evalward.errors import Problem, ResourceError
-from evalward.files.committed import RepoFiles
+from evalward.files.committed import CommittedFile, NotCommitted, RepoFiles
 from evalward.resources.code_scorer_files import FileTexts, InlinePlaces, embed_scorers, has_inline
 from evalward.resources.discover import discover, relative
 from evalward.resources.models import (
@@ -111,6 +114,7 @@ def _load_resources(
             why = f"root {sub!r} is not a folder of the repository"
             run.problems.append(Problem(CONFIG_FILE, None, None, "roots", why))
     paths = sorted(files) if files is not None else _held(run.result, discover(root, config))
+    run.prefetch(paths)
     for path in paths:
         run.load_file(path)
     if files is None:
@@ -199,7 +203,9 @@ def _load_changed_resources(
         mine.update((name, r) for name, r in table.items() if r.file not in again)  # type: ignore[misc]
     run.result.agentv_files = previous.agentv_files - again
     run.result.reads = {f: paths for f, paths in previous.reads.items() if f not in again}
-    for path in sorted(p for p in discover(root, config) if relative(p, root) in again):
+    paths = sorted(p for p in discover(root, config) if relative(p, root) in again)
+    run.prefetch(paths)
+    for path in paths:
         run.load_file(path)
     check_references(run.result, run.root, run.located_field, check_files=check_files)
     if run.problems:
@@ -236,6 +242,8 @@ class _Run:
         self._locations: dict[tuple[str, str, str], tuple[int, int]] = {}
         self._scorer_texts: FileTexts = {}
         self._inline = InlinePlaces()
+        self._committed: dict[str, CommittedFile] = {}
+        """Definition files read from a commit side's objects (`prefetch`)."""
 
     # -- locations ------------------------------------------------------------------------
 
@@ -290,6 +298,9 @@ class _Run:
         if refused:
             self.problems.append(Problem(rel, None, None, "", refused))
             return None
+        door = self.result.files
+        if door.committed:
+            return self._read_committed(door, rel)
         try:
             if path.stat().st_size > MAX_FILE_BYTES:
                 raw = path.read_bytes()[:65536]
@@ -306,6 +317,37 @@ class _Run:
             return None
         except OSError as exc:
             self.problems.append(Problem(rel, None, None, "", f"cannot read file: {exc.strerror}"))
+            return None
+
+    def prefetch(self, paths: Iterable[Path]) -> None:
+        """On a commit side, read the definition files `paths` from its objects at once."""
+        door = self.result.files
+        if door.committed:
+            rels = [relative(path, self.root) for path in paths]
+            self._committed.update(door.read_committed(rels, MAX_FILE_BYTES))
+
+    def _read_committed(self, door: RepoFiles, rel: str) -> str | None:
+        """A definition file of a commit side, read from the commit (files/committed.py):
+        what the workspace holds at its path may be another workflow step's."""
+        if rel not in self._committed:
+            self._committed.update(door.read_committed([rel], MAX_FILE_BYTES))
+        found = self._committed.get(rel)
+        if found is None:
+            try:
+                door.find(rel)
+            except NotCommitted as exc:
+                why = f"the file {exc.reason}; a resource must be a file of the repository"
+                self.problems.append(Problem(rel, None, None, "", why))
+            return None
+        if found.content is None:
+            if b"apiVersion" in door.start(rel, 65536):
+                self.problems.append(Problem(rel, None, None, "", too_large(found.size)))
+            return None
+        try:
+            return decode(found.content)
+        except YamlSyntaxError as exc:
+            if looks_like_resource(found.content):
+                self.problems.append(Problem(rel, exc.line, exc.column, "", str(exc)))
             return None
 
     def _load_document(self, pending: _Pending, rel: str) -> bool:

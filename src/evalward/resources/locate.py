@@ -1,18 +1,21 @@
 """Locate a field of a resource that has already loaded, for a problem found after the load.
 
 A resource keeps its file, the index of its document and the line the document starts on;
-the file is parsed again with marks only when a problem needs its line and column.
+the file is parsed again with marks only when a problem needs its line and column. It is read
+through the side's door (files/committed.py), as the definitions were: on a commit side from
+git's objects, so a workspace copy another workflow step rewrote never moves a line.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from evalward.errors import Problem
+from evalward.files.committed import NotCommitted
 from evalward.resources.problems import render_path
 from evalward.resources.resource_set import Located, ResourceSet
 from evalward.resources.yamlsource import (
+    MAX_FILE_BYTES,
     Document,
     PathKey,
     YamlSyntaxError,
@@ -43,9 +46,9 @@ class Locator:
     def _documents(self, file: str) -> list[Document]:
         if file not in self._parsed:
             try:
-                text = decode((Path(self.resources.root) / file).read_bytes())
+                text = decode(self.resources.files.read(file, MAX_FILE_BYTES))
                 self._parsed[file] = parse_documents(text)
-            except (OSError, YamlSyntaxError):
+            except (NotCommitted, YamlSyntaxError):
                 self._parsed[file] = []
         return self._parsed[file]
 

@@ -17,6 +17,11 @@ depends on the machine (keys, the sandbox) is checked by the run alone.
 - What the repository shows beside the definitions (static_checks.py): a SQLite seed loads,
   a `sql` criterion prepares against it, a code scorer compiles; a state criterion's path
   the seeds do not have is a warning.
+- Every program the head's agents run is there (program_checks.py): a program on PATH, an
+  interpreter's script a file of the head's commit (an untracked or git-ignored file, such
+  as one another workflow step wrote, is refused at its line). The base's programs are not
+  asked: the pull request cannot change the base, so a program only the base lacks must not
+  refuse its gate; such a base run fails on its own, as the base's error.
 """
 
 from __future__ import annotations
@@ -119,6 +124,9 @@ def refuse_plan(
         for run in runs:
             checks.seeds(checkouts[side], run)
         problems = checks.found()
+        if side is Side.head:  # the base's programs: see the module's docstring
+            problems += missing_programs(tree, env, scope.agents)
+            problems.sort(key=Problem.order)
         if problems:
             raise ResourceError(problems, source="" if side is Side.head else "the base branch")
         if side is Side.head:

@@ -1,4 +1,5 @@
-"""Whether the programs an agent names exist, checked by `evalward validate` before any run.
+"""Whether the programs an agent names exist, checked by `evalward validate` and, for the
+head's agents, by a run before any model call (preflight.py).
 
 An agent's `runtime`, its command tools and its stdio MCP servers each name a program (argv,
 no shell, run from the repository root). A misspelt interpreter (`pythonnn3`) or a script
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import PurePosixPath
 
 from evalward.errors import Problem
@@ -36,11 +37,15 @@ INLINE_CODE = frozenset({"-m", "-c", "-e", "-p", "--eval", "--print"})
 SCRIPT_SUFFIX = re.compile(r"\.(?:py|js|mjs|cjs|ts|mts|sh|bash|rb|pl|php)$")
 
 
-def missing_programs(resources: ResourceSet, env: Mapping[str, str]) -> list[Problem]:
-    """A problem at each program (or interpreter's script) an agent names that is not there."""
+def missing_programs(
+    resources: ResourceSet, env: Mapping[str, str], agents: Iterable[str] | None = None
+) -> list[Problem]:
+    """A problem at each program (or interpreter's script) an agent names that is not there:
+    every agent's, or only those of `agents` (a run's)."""
     locator = Locator(resources)
     problems: list[Problem] = []
-    for name in sorted(resources.agents):
+    names = resources.agents if agents is None else set(agents) & resources.agents.keys()
+    for name in sorted(names):
         located = resources.agents[name]
         spec = located.resource.spec
         for what, at, argv in _programs(spec):
