@@ -15,8 +15,8 @@ from evalward.providers.registry import Providers
 from evalward.resources.agent import AgentSpec
 from evalward.resources.models import FixtureInput
 from evalward.rundata.trace import StepType, Trace
-from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.kinds.http import HttpKind
+from evalward.runtime.resolved_agent import ResolvedAgent
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools import FixtureTools
 
@@ -42,7 +42,7 @@ def alive(pid: int) -> bool:
 
 def runner_for(runtime: dict[str, Any], root: Path) -> AgentRunner:
     spec = AgentSpec.model_validate({"runtime": runtime})
-    agent = DeclarativeAgent("byo", spec, "", root)
+    agent = ResolvedAgent("byo", spec, "", root)
     return AgentRunner(agent, Providers(by_name={}), {"PATH": "/usr/bin:/bin"}, kill_grace=0.2)
 
 

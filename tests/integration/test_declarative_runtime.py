@@ -16,7 +16,7 @@ from evalward.providers.registry import Providers, build_providers
 from evalward.resources.agent import AgentSpec
 from evalward.resources.models import EvalFixtureSpec, FixtureInput
 from evalward.rundata.trace import StepType, Trace
-from evalward.runtime.declarative import DeclarativeAgent
+from evalward.runtime.resolved_agent import ResolvedAgent
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools import FixtureTools
 from evalward.stages.preflight import side_effect_refusal
@@ -50,12 +50,12 @@ def make_providers(
     )
 
 
-def agent(spec: dict[str, Any], root: Path) -> DeclarativeAgent:
-    return DeclarativeAgent("bot", AgentSpec.model_validate(spec), "You are a bot.", root)
+def agent(spec: dict[str, Any], root: Path) -> ResolvedAgent:
+    return ResolvedAgent("bot", AgentSpec.model_validate(spec), "You are a bot.", root)
 
 
 def run(
-    bot: DeclarativeAgent,
+    bot: ResolvedAgent,
     providers: Providers,
     prompt: str = "Where is order 12345?",
     *,

@@ -23,8 +23,8 @@ from evalward.resources.agent import AgentSpec
 from evalward.resources.models import FixtureInput
 from evalward.rundata.spending import Allowance, Budget, Estimate
 from evalward.rundata.trace import ModelCall, StepType, Trace, Usage
-from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.model_proxy import ModelProxy, agent_environment, provider_key_names
+from evalward.runtime.resolved_agent import ResolvedAgent
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools import FixtureTools
 from fakes.model_server import ScriptedModelServer, error, text, tool_call
@@ -74,7 +74,7 @@ def command_agent(tmp_path: Path, script: str, proxy: ModelProxy, **spec: Any) -
     agent_spec = AgentSpec.model_validate(
         {"runtime": {"command": {"run": [sys.executable, script]}}, **spec}
     )
-    agent = DeclarativeAgent("byo", agent_spec, "", tmp_path)
+    agent = ResolvedAgent("byo", agent_spec, "", tmp_path)
     env = {"PATH": "/usr/bin:/bin"}
     return AgentRunner(agent, proxy.providers, env, kill_grace=0.2, proxy=proxy)
 
@@ -540,7 +540,7 @@ def test_a_declarative_agents_command_tool_calls_through_the_proxy_and_both_usag
 
     async def go() -> Trace:
         proxy = ModelProxy(providers, None, [OPENAI_KEY])
-        agent = DeclarativeAgent("byo", spec, "", tmp_path)
+        agent = ResolvedAgent("byo", spec, "", tmp_path)
         runner = AgentRunner(agent, providers, {"PATH": "/usr/bin:/bin"}, proxy=proxy)
         try:
             (trace,) = await run_agent(runner, fixture_run("where is my order"))

@@ -20,9 +20,9 @@ from evalward.resources.agent import AgentSpec
 from evalward.resources.models import FixtureInput
 from evalward.rundata.spending import PROXY_CALLS_PER_RUN, Allowance
 from evalward.rundata.trace import ModelCall, Trace
-from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.kinds.http import HttpKind
 from evalward.runtime.model_proxy import Grant, ModelProxy
+from evalward.runtime.resolved_agent import ResolvedAgent
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools import FixtureTools
 from fakes.model_server import ScriptedModelServer, text
@@ -149,7 +149,7 @@ def test_an_upstream_that_stalls_mid_stream_ends_with_the_run_and_the_call_is_in
 
     async def go() -> tuple[Trace, list[ModelCall]]:
         proxy = ModelProxy(providers, Allowance(), [OPENAI_KEY])
-        agent = DeclarativeAgent("plain", spec, "", tmp_path)
+        agent = ResolvedAgent("plain", spec, "", tmp_path)
         env = {"PATH": "/usr/bin:/bin"}
         runner = AgentRunner(agent, providers, env, kill_grace=0.2, proxy=proxy)
         try:
@@ -224,7 +224,7 @@ def test_a_model_call_an_http_agent_leaves_in_flight_ends_when_its_server_stops(
 
     async def go() -> tuple[int, int]:
         proxy = ModelProxy(providers, Allowance(), [OPENAI_KEY])
-        agent = DeclarativeAgent("server", spec, "", tmp_path)
+        agent = ResolvedAgent("server", spec, "", tmp_path)
         runner = AgentRunner(
             agent, providers, {"PATH": "/usr/bin:/bin"}, kill_grace=0.2, proxy=proxy
         )

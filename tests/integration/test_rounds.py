@@ -12,7 +12,8 @@ from pathlib import Path
 from evalward.flows.execute import Execution
 from evalward.flows.rounds import Rounds, run_rounds
 from evalward.flows.run_context import RunContext
-from evalward.flows.run_setup import RunOptions
+from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
+from evalward.git import Git
 from evalward.providers.registry import build_providers
 from evalward.resources.loader import load_resources
 from evalward.rundata.results import FixtureResult
@@ -77,7 +78,9 @@ def rounds_of(
 ) -> tuple[list[FixtureResult], list[str], list[PlannedRun]]:
     providers = build_providers(env)
     options = RunOptions(parallel=2, budget=budget or Budget())
-    context = RunContext.of(plan, sides, providers, env={}, options=options)
+    context = RunContext.of(
+        plan, sides, RunSetup(Git(sides[Side.head].root), Revisions(None), providers, {}, options)
+    )
 
     async def go() -> tuple[list[FixtureResult], list[str], list[PlannedRun]]:
         try:

@@ -12,7 +12,8 @@ import pytest
 
 from evalward.flows.execute import Execution, execute
 from evalward.flows.run_context import RunContext
-from evalward.flows.run_setup import RunOptions
+from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
+from evalward.git import Git
 from evalward.providers.registry import build_providers
 from evalward.resources.loader import load_resources
 from evalward.rundata.results import FixtureResult
@@ -58,7 +59,9 @@ def test_every_round_shares_the_contexts_keys_and_reads_what_its_runs_stored(
     checkouts = {Side.head: Checkout(Side.head, root, load_resources(root))}
     options = RunOptions(parallel=1, cache=ResultCache(tmp_path / "cache"))
     providers = build_providers(env)
-    context = RunContext.of(Plan(runs=[RUN]), checkouts, providers, env={}, options=options)
+    setup = RunSetup(Git(root), Revisions(None), providers, {}, options)
+    context = RunContext.of(Plan(runs=[RUN]), checkouts, setup)
+    assert context.setup is setup and context.options is options  # held, not copied
 
     assert context.cached() is None  # an empty cache answers nothing, and makes no key
     round_of = context.with_plan(context.plan.with_runs([RUN]))

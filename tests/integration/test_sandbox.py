@@ -23,8 +23,8 @@ from evalward.git import Git
 from evalward.providers.registry import Providers, build_providers
 from evalward.resources.agent import AgentSpec
 from evalward.runtime.agent_users import AgentUser
-from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.process import limited_env
+from evalward.runtime.resolved_agent import ResolvedAgent
 from evalward.runtime.runner import AgentRunner
 from evalward.runtime.sandbox import Sandbox
 from evalward.runtime.workspace_guard import protect
@@ -139,7 +139,7 @@ def probe(root: Path, sandbox: Sandbox, python: str = sys.executable) -> dict[st
         {"runtime": {"command": {"run": [python, "probe.py"], "env": ["OPENAI_API_KEY"]}}}
     )
     runner = AgentRunner(
-        DeclarativeAgent("probe", spec, "", root),
+        ResolvedAgent("probe", spec, "", root),
         Providers(by_name={}),
         EVALWARDS_ENV,
         kill_grace=0.2,

@@ -21,8 +21,8 @@ from evalward.providers.registry import Providers, build_providers
 from evalward.resources.agent import AgentSpec
 from evalward.resources.models import FixtureInput
 from evalward.rundata.trace import Trace
-from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.model_proxy import ModelProxy
+from evalward.runtime.resolved_agent import ResolvedAgent
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools import FixtureTools
 
@@ -52,7 +52,7 @@ def run_agent(tmp_path: Path, command: dict[str, Any], env: dict[str, str] | Non
     """One fixture run of a `runtime.command` agent, its calls answered by the mock script;
     `env` is evalward's environment (what the agent's `env:` list may take from)."""
     spec = AgentSpec.model_validate({"runtime": {"command": command}})
-    agent = DeclarativeAgent("plain", spec, "", tmp_path)
+    agent = ResolvedAgent("plain", spec, "", tmp_path)
     providers = mock_providers(tmp_path)
     run = FixtureRun(
         labels=RunLabels(agent="plain", fixture="fx", eval="ev"),

@@ -14,12 +14,12 @@ import json
 from evalward.action.github import GitHubPort, PullInfo
 from evalward.action.job import Console, Site
 from evalward.action.workflow import append_audit, command
+from evalward.flows.session import Concluded
 from evalward.record.evaluation import Evaluation
 from evalward.stages.gate import (
     Bypass,
     BypassRecord,
     BypassRefusal,
-    GateDecision,
     audit_record,
     judge_bypass,
 )
@@ -82,8 +82,9 @@ def needs_bypass(evaluation: Evaluation, *, stopped: bool) -> bool:
     )
 
 
-def audit(console: Console, site: Site, decision: GateDecision, number: int, head_sha: str) -> None:
+def audit(console: Console, site: Site, concluded: Concluded, number: int, head_sha: str) -> None:
     """Record a bypass used or refused, everywhere an auditor looks."""
+    decision = concluded.decision
     if decision.bypass is None and decision.refusal is None:
         return
     record = audit_record(

@@ -1,4 +1,5 @@
-"""Running the pipeline from the action: its options, cancellation, shards, missing keys.
+"""What the action hands flows (its one set-up, its progress, a merge's parts), and a
+missing key.
 
 SIGTERM and SIGINT (GitHub cancelling the job, a timeout) stop the runs; what finished by
 then is still reported and written (`interrupt`, shared with `evalward run`), and the
@@ -8,27 +9,23 @@ results are merged instead.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalward.action.github import PullInfo
-from evalward.action.job import Clients, Console, Job, Trusted
+from evalward.action.job import Console, Job
 from evalward.action.settings import Settings
 from evalward.action.workflow import command
 from evalward.errors import ConfigError, MissingSecretError
-from evalward.flows import session
 from evalward.flows.interrupt import RunProgress, reused_mark
 from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
-from evalward.flows.session import Outcome
+from evalward.flows.sandbox_ready import EnvironmentBounds, SandboxSetup
+from evalward.flows.session import Outcome, RunRequest, ShardParts
 from evalward.flows.shard_signature import check_key
 from evalward.record.schema import ShardPart
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.spending import Budget
-from evalward.runtime.environment import EnvironmentStore
-from evalward.runtime.environment_limits import input_limits
-from evalward.runtime.sandbox import Sandbox
-from evalward.runtime.workspace_guard import protect
 from evalward.stages.gate import GateResult
 from evalward.stages.plan import MoreRuns, Plan
 
@@ -62,62 +59,52 @@ class LoggedProgress(RunProgress):
         )
 
 
-async def evaluate(
-    job: Job,
-    revisions: Revisions,
-    progress: LoggedProgress,
-    select: Callable[[str], bool] | None = None,
-) -> Outcome:
-    """Run the pipeline (`session.run_change`); a signal stops it, and the Outcome holds the
-    runs finished so far. In merge mode nothing runs: the shards' results are merged."""
-    if job.site.settings.merge:
-        return merged(job, revisions, progress, select)
-    prepare_sandbox(job)
-    options = run_options(job.site.settings, job.trusted, job.clients.sandbox)
-    setup = job_setup(job.clients, job.site.env, revisions, options, select)
-    return await session.run_change(setup, progress)
+def run_request(
+    job: Job, revisions: Revisions, select: Callable[[str], bool] | None = None
+) -> RunRequest:
+    """What this job hands flows (`session.RunRequest`): its one set-up, its logged
+    progress, and in merge mode the shards' parts that stand for the runs."""
+    progress = LoggedProgress(log=job.console.log, cache_dir=job.site.settings.cache_dir)
+    parts = shard_parts(job) if job.site.settings.merge else None
+    return RunRequest(run_setup(job, revisions, select), progress, parts)
 
 
-def merged(
-    job: Job,
-    revisions: Revisions,
-    progress: LoggedProgress,
-    select: Callable[[str], bool] | None = None,
-) -> Outcome:
-    """The shards' results the `merge` input names, merged (`shard_merge`) into the plan
+async def evaluate(request: RunRequest, log: Callable[[str], None]) -> Outcome:
+    """The request's outcome (`RunRequest.outcome`): a signal stops the runs, and the
+    Outcome holds those finished so far; a merge says how many shards it merged."""
+    outcome = await request.outcome()
+    if request.parts is not None:
+        shards, runs = len(request.parts.paths), len(outcome.evaluation.fixtures)
+        log(f"evalward: merged {shards} shards, {runs} runs")
+    return outcome
+
+
+def shard_parts(job: Job) -> ShardParts:
+    """The shards' results the `merge` input names, to merge (`shard_merge`) into the plan
     this job computes itself from the base's definitions: parts sealed with `shard-key`, of
     this run's commits, plan and definitions, and none that the checkout brings (a
     committed file matching the glob)."""
     key = shard_key(job.site.settings)
     pattern = job.site.settings.merge
     given = Path(pattern)
-    anchor = Path(given.anchor) if given.is_absolute() else job.site.context.workspace
-    paths = sorted(anchor.glob(str(given.relative_to(given.anchor))))
+    workspace = job.site.context.workspace
+    anchor = Path(given.anchor) if given.is_absolute() else workspace
+    paths = tuple(sorted(anchor.glob(str(given.relative_to(given.anchor)))))
     if not paths:
         raise ConfigError(
             f"action input `merge`: no file matches {pattern!r} in the workspace; download "
             "every shard's shard-i-of-n.json there first (see examples/workflows/sharded.yml)"
         )
-    workspace = job.site.context.workspace
+    git = job.clients.git
 
     def not_committed(path: Path, part: ShardPart) -> None:
-        if path.is_relative_to(workspace) and job.clients.git.tracked(
-            path.relative_to(workspace).as_posix()
-        ):
+        if path.is_relative_to(workspace) and git.tracked(path.relative_to(workspace).as_posix()):
             raise ConfigError(
                 f"action input `merge`: {path} is committed in the repository; shard "
                 "results come from this run's shard jobs, not from the checkout"
             )
 
-    options = RunOptions(
-        gate_config=job.site.settings.gate_config, run_all=job.site.settings.run_all
-    )
-    setup = job_setup(job.clients, job.site.env, revisions, options, select)
-    outcome = session.merge(setup, paths, key, progress, not_committed)
-    job.console.log(
-        f"evalward: merged {len(paths)} shards, {len(outcome.evaluation.fixtures)} runs"
-    )
-    return outcome
+    return ShardParts(paths, key, not_committed)
 
 
 def shard_key(settings: Settings) -> str:
@@ -132,79 +119,54 @@ def shard_key(settings: Settings) -> str:
     return check_key(settings.shard_key, "action input `shard-key`")
 
 
-def job_setup(
-    clients: Clients,
-    env: Mapping[str, str],
-    revisions: Revisions,
-    options: RunOptions,
-    select: Callable[[str], bool] | None = None,
+def run_setup(
+    job: Job, revisions: Revisions, select: Callable[[str], bool] | None = None
 ) -> RunSetup:
-    """The pipeline's set-up for this job: the clients `action.run` built for it, passed in
-    (nothing below builds one), and the run's options."""
+    """The pipeline's one set-up for this job: the clients `action.run` built for it (nothing
+    below builds one), the settings as the pipeline takes them, and how its sandbox is to
+    be readied (`flows/sandbox_ready.py`)."""
+    settings, cache, clients = job.site.settings, job.trusted.cache, job.clients
+    options = RunOptions(
+        parallel=settings.parallel,
+        run_all=settings.run_all,
+        gate_config=settings.gate_config,
+        cache=cache.open(),
+        budget=Budget(settings.max_model_calls, settings.max_cost_usd),
+        sandbox=clients.sandbox,
+        main_history=cache.directory,
+        regressions=settings.fail_on_regression,
+    )
     return RunSetup(
         git=clients.git,
         revisions=revisions,
         providers=clients.providers,
-        env=env,
+        env=job.site.env,
         options=options,
         select=select,
         started=clients.started,
+        sandbox_setup=sandbox_setup(job),
     )
 
 
-def prepare_sandbox(job: Job) -> None:
-    """Before the first program from a checkout starts: the store of agents' environments
-    (beside the result cache, under its trust rule), how runs' processes are tracked and the
-    sides kept apart (said in the log), and, with the user switch, what the agent user must
-    not write or read taken from the workspace (`workspace_guard.protect`), given back when
-    the run ends."""
-    sandbox, cache, context = job.clients.sandbox, job.trusted.cache, job.site.context
-    if cache.distrust:
-        job.console.log(command("warning", f"result cache not used: {cache.distrust}"))
-    if sandbox is None:
-        return
-    if sandbox.environments is None:
-        sandbox.use_environments(
-            EnvironmentStore(
-                cache.directory / "environments" if cache.directory else None,
-                reuse=cache.directory is not None and cache.mode.reads,
-                keep=cache.directory is not None and cache.mode.writes,
-                scope=context.event_name,
-                log=job.console.log,
-                limits=input_limits(
-                    job.site.settings.environment_timeout_seconds,
-                    job.site.settings.environment_max_size_mb,
-                    job.site.settings.environment_max_files,
-                ),
-            )
-        )
-    sandbox.keep_apart(job.console.log)
-    if sandbox.user is not None:
-        written = [job.site.output_dir, *([cache.directory] if cache.directory else [])]
-        sandbox.give_back(protect(context.workspace, written, job.site.env))
-        sandbox.close_to_others(context.workspace)
-    elif persisted := job.clients.git.credential_settings():
-        job.console.log(
-            command(
-                "warning",
-                f"the checkout keeps a credential in its git configuration ({persisted[0]}), "
-                "which every process in this job can read, the pull request's programs "
-                "too (`agent-isolation: off`). Check out with `persist-credentials: false`.",
-            )
-        )
-
-
-def run_options(settings: Settings, trusted: Trusted, sandbox: Sandbox | None) -> RunOptions:
-    """The settings as the pipeline takes them."""
-    return RunOptions(
-        parallel=settings.parallel,
-        run_all=settings.run_all,
-        gate_config=settings.gate_config,
-        cache=trusted.cache.open(),
-        budget=Budget(settings.max_model_calls, settings.max_cost_usd),
-        sandbox=sandbox,
-        main_history=trusted.cache.directory,
-        regressions=settings.fail_on_regression,
+def sandbox_setup(job: Job) -> SandboxSetup:
+    """How this job's sandbox is readied: agents' environments kept beside the result cache,
+    under its trust rule, and the output and cache folders kept from the agent user."""
+    cache, settings = job.trusted.cache, job.site.settings
+    directory = cache.directory
+    return SandboxSetup(
+        workspace=job.site.context.workspace,
+        written=(job.site.output_dir, *([directory] if directory else [])),
+        environments=directory / "environments" if directory else None,
+        reuse=cache.mode.reads,
+        keep=cache.mode.writes,
+        scope=job.site.context.event_name,
+        bounds=EnvironmentBounds(
+            settings.environment_timeout_seconds,
+            settings.environment_max_size_mb,
+            settings.environment_max_files,
+        ),
+        log=job.console.log,
+        warn=lambda message: job.console.log(command("warning", message)),
     )
 
 

@@ -15,7 +15,7 @@ from evalward.action.github import PullInfo
 from evalward.action.job import Console, Job, Site
 from evalward.action.route import Route
 from evalward.action.workflow import append_summary, command
-from evalward.flows.session import Outcome
+from evalward.flows.session import Concluded, Outcome
 from evalward.past.flaky import record_runs
 from evalward.past.trend import record_commit, trends
 from evalward.record.evaluation import Evaluation
@@ -98,13 +98,9 @@ def run_reason(context: WorkflowContext, route: Route) -> RunReason:
     return RunReason(f"Run on {event}", route.scope or route.why, evals=evals)
 
 
-def write_everything(
-    job: Job,
-    outcome: Outcome,
-    decision: GateDecision,
-    report: ReportContext,
-) -> str:
+def write_everything(job: Job, concluded: Concluded) -> str:
     """Every file, the job summary and the outputs; returns the comment as written."""
+    outcome, decision, report = concluded.outcome, concluded.decision, concluded.report
     evaluation = outcome.evaluation
     results_path, body = outcome.write(
         job.site.output_dir,
@@ -169,8 +165,12 @@ def record_scores(job: Job, evaluation: Evaluation) -> None:
         job.console.log(command("warning", f"the Evals' scores were not added to the cache: {exc}"))
 
 
-def conclude(console: Console, decision: GateDecision) -> None:
-    """The log's last line: the decision and why."""
+def conclude(console: Console, concluded: Concluded) -> int:
+    """The log's last line, the decision and why; then the exit code
+    (`Concluded.exit_code`: the error that stopped the run is raised again, its files
+    written, and reported and exits as ever)."""
+    decision = concluded.decision
     if decision.result is GateResult.unavailable:
         console.log(command("error", decision.reason, title="evalward: provider unavailable"))
     console.log(f"evalward: {decision.result.value} — {decision.reason}")
+    return concluded.exit_code()

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from evalward.action.bypass import audit, check_bypass, needs_bypass
 from evalward.action.checks import annotate, report_check
-from evalward.action.evaluate import LoggedProgress, evaluate, missing_secrets
+from evalward.action.evaluate import evaluate, missing_secrets
 from evalward.action.github import Comment, GitHubPort, PullInfo
 from evalward.action.job import Console, Job, Site
 from evalward.action.outputs import conclude, gate_report, write_everything
-from evalward.action.settings import CommentMode
+from evalward.action.settings import CommentMode, Settings
 from evalward.action.workflow import append_summary, command
 from evalward.errors import (
     ConfigError,
@@ -21,8 +21,7 @@ from evalward.errors import (
     ResourceError,
     UnknownPullRequest,
 )
-from evalward.flows.run_setup import Revisions
-from evalward.flows.session import Outcome
+from evalward.flows.session import Concluded, Outcome, RunRequest
 from evalward.report.markdown import render_unloadable
 from evalward.stages.gate import BypassRecord, GateDecision, GateResult
 
@@ -81,13 +80,14 @@ def unknown_pull(site: Site, number: int, exc: GitHubError) -> str:
     )
 
 
-async def gate(job: Job, github: GitHubPort, number: int) -> int:
-    pull = pull_request(job.site, github, number)
-    head_sha = pull.head_sha or job.site.context.head_sha or "HEAD"
+async def gate(job: Job, github: GitHubPort, pull: PullInfo, request: RunRequest) -> int:
+    """Gate `pull`: the runs `request` hands flows (`action.run` made it, the one door into a
+    run), the bypass label read, and the concluded run written, commented and checked."""
+    number, head_sha = pull.number, request.setup.revisions.head or "HEAD"
     job.console.log(
         command("group", f"evalward: pull request #{number} ({pull.base_sha}..{head_sha})")
     )
-    outcome = await _outcome(job, pull, head_sha)
+    outcome = await _outcome(job.console, job.site.settings, pull, request)
     if isinstance(outcome, int):
         return outcome  # skipped: a key is missing, and the inputs allow that
     evaluation = outcome.evaluation
@@ -112,9 +112,11 @@ async def gate(job: Job, github: GitHubPort, number: int) -> int:
         regressions=job.site.settings.fail_on_regression,
         allow_incomplete=job.site.settings.allow_incomplete,
     )
-    report = gate_report(job.site, outcome, decision, pull, head_sha, record)
-    body = write_everything(job, outcome, decision, report)
-    audit(job.console, job.site, decision, number, head_sha)
+    concluded = Concluded(
+        outcome, decision, gate_report(job.site, outcome, decision, pull, head_sha, record)
+    )
+    body = write_everything(job, concluded)
+    audit(job.console, job.site, concluded, number, head_sha)
     annotate(job.console, evaluation)
 
     failure = outcome.failure
@@ -123,34 +125,32 @@ async def gate(job: Job, github: GitHubPort, number: int) -> int:
         comment_unloadable(job, number, head_sha, failure.error)
     elif should_comment(job.site.settings.comment, decision, existing is not None):
         _post_comment(job, github, pull, number, body)
-    report_check(job, decision, evaluation, head_sha, gating=True, report=report)
-    conclude(job.console, decision)
-    if failure is not None and not bypassed:
-        raise failure.error  # reported, and exits, as ever: its files are written
-    return outcome.exit_code(decision)
+    report_check(job, concluded, head_sha, gating=True)
+    return conclude(job.console, concluded)
 
 
-async def _outcome(job: Job, pull: PullInfo, head_sha: str) -> Outcome | int:
+async def _outcome(
+    console: Console, settings: Settings, pull: PullInfo, request: RunRequest
+) -> Outcome | int:
     """The pull request's runs, or what stopped them (`Outcome.failure`): an error before the
     plan is decided, written, commented and bypassable like one found mid-run. A merge of
     shards refuses a part as it always has (nothing commented). An int: the exit code of a
     gate skipped for a missing key (`on-missing-secrets: skip`)."""
-    progress = LoggedProgress(log=job.console.log, cache_dir=job.site.settings.cache_dir)
-    providers = job.clients.providers
+    progress, providers = request.progress, request.setup.providers
     try:
-        outcome = await evaluate(job, Revisions(base=pull.base_sha, head=head_sha), progress)
+        outcome = await evaluate(request, console.log)
     except MissingSecretError as exc:
-        job.console.log(command("endgroup"))
+        console.log(command("endgroup"))
         try:
-            return missing_secrets(job.console, job.site.settings, exc, pull)
+            return missing_secrets(console, settings, exc, pull)
         except MissingSecretError as refused:
             return Outcome.stopped(refused, progress, providers)
     except Exception as exc:
-        job.console.log(command("endgroup"))
-        if job.site.settings.merge:
+        console.log(command("endgroup"))
+        if request.parts is not None:
             raise
         return Outcome.stopped(exc, progress, providers)
-    job.console.log(command("endgroup"))
+    console.log(command("endgroup"))
     return outcome
 
 

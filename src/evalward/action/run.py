@@ -20,15 +20,7 @@ from typing import TextIO
 from evalward.action.branch_status import begin_status
 from evalward.action.checks import annotate, report_check
 from evalward.action.context import WorkflowContext, load_context
-from evalward.action.evaluate import (
-    LoggedProgress,
-    evaluate,
-    job_setup,
-    missing_secrets,
-    prepare_sandbox,
-    run_options,
-    shard_key,
-)
+from evalward.action.evaluate import evaluate, missing_secrets, run_request, shard_key
 from evalward.action.github import GitHubClient, GitHubPort
 from evalward.action.job import Clients, Console, Job, Site, Trusted
 from evalward.action.outputs import (
@@ -54,6 +46,7 @@ from evalward.errors import (
 )
 from evalward.flows import session, shard
 from evalward.flows.run_setup import Revisions
+from evalward.flows.session import Concluded
 from evalward.git import Git
 from evalward.host import Host
 from evalward.providers.registry import build_providers
@@ -171,13 +164,19 @@ async def run(job: Job, route: Route) -> int:
             job.console.log(
                 command("warning", f"response cache not used: {job.trusted.distrusted_replies}")
             )
+        if job.trusted.cache.distrust and not job.site.settings.merge:
+            job.console.log(
+                command("warning", f"result cache not used: {job.trusted.cache.distrust}")
+            )
         if job.site.settings.shard and not job.site.settings.merge:
             return await shard_part(job, route)
         if route.kind is RouteKind.gate:
-            assert route.pr is not None and job.clients.github is not None, (
-                "main() routes a gate so"
-            )
-            return await gate(job, job.clients.github, route.pr)
+            github = job.clients.github
+            assert route.pr is not None and github is not None, "main() routes a gate so"
+            pull = pull_request(job.site, github, route.pr)
+            head_sha = pull.head_sha or job.site.context.head_sha or "HEAD"
+            request = run_request(job, Revisions(pull.base_sha, head_sha))
+            return await gate(job, github, pull, request)
         return await run_all(job, route)
     finally:
         await job.clients.providers.aclose()
@@ -188,10 +187,10 @@ async def run(job: Job, route: Route) -> int:
 async def run_all(job: Job, route: Route) -> int:
     """Every Eval (or the scheduled ones) on the current ref: dispatch, schedule, push."""
     job.console.log(command("group", f"evalward: {route.why}"))
-    progress = LoggedProgress(log=job.console.log, cache_dir=job.site.settings.cache_dir)
+    request = run_request(job, Revisions(base=None), _chosen(route))
     status = begin_status(job, route)
     try:
-        outcome = await evaluate(job, Revisions(base=None), progress, _chosen(route))
+        outcome = await evaluate(request, job.console.log)
     except MissingSecretError as exc:
         status.close(job.console, "a model provider's key is missing")
         job.console.log(command("endgroup"))
@@ -209,16 +208,14 @@ async def run_all(job: Job, route: Route) -> int:
         status.finish(job.console, evaluation, cancelled=outcome.cancelled)
     report = branch_report(job.site, outcome, decision, route)
     report.since_scheduled = status.since_scheduled(evaluation)
-    write_everything(job, outcome, decision, report)
+    concluded = Concluded(outcome, decision, report)
+    write_everything(job, concluded)
     whole = not outcome.cancelled and outcome.failure is None
     if job.site.context.event_name in ("push", "schedule") and whole:
         record_scores(job, evaluation)
     annotate(job.console, evaluation)
-    report_check(job, decision, evaluation, head_sha, gating=False, report=report)
-    conclude(job.console, decision)
-    if outcome.failure is not None:
-        raise outcome.failure.error  # reported, and exits, as ever: its files are written
-    return outcome.exit_code(decision)
+    report_check(job, concluded, head_sha, gating=False)
+    return conclude(job.console, concluded)
 
 
 async def shard_part(job: Job, route: Route) -> int:
@@ -233,13 +230,11 @@ async def shard_part(job: Job, route: Route) -> int:
         revisions = Revisions(base=None)
         select = _chosen(route)
     key = shard_key(job.site.settings)
-    progress = LoggedProgress(log=job.console.log, cache_dir=job.site.settings.cache_dir)
-    prepare_sandbox(job)
-    options = run_options(job.site.settings, job.trusted, job.clients.sandbox)
-    setup = job_setup(job.clients, job.site.env, revisions, options, select)
+    request = run_request(job, revisions, select)
+    progress = request.progress
     try:
         part = await session.run_shard(
-            setup, progress, spec, job.site.output_dir, job.console.redact, key
+            request.setup, progress, spec, job.site.output_dir, job.console.redact, key
         )
     except MissingSecretError as exc:
         return missing_secrets(job.console, job.site.settings, exc, None)

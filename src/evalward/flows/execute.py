@@ -39,12 +39,12 @@ from evalward.rundata.sides import Side
 from evalward.rundata.spending import Allowance
 from evalward.rundata.spool import TraceSpool
 from evalward.rundata.trace import StepType, Trace
-from evalward.runtime.declarative import resolve_agent
 from evalward.runtime.environment_limits import EnvironmentLimits, side_limits
 from evalward.runtime.model_proxy import ModelProxy, agent_environment, provider_key_names
 from evalward.runtime.playground.base import Templates
 from evalward.runtime.playground.service_environment import ServiceEnvironments
 from evalward.runtime.process import DEFAULT_KILL_GRACE
+from evalward.runtime.resolved_agent import resolve_agent
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.strays import RunProcesses
 from evalward.runtime.tools import FixtureTools

@@ -230,13 +230,7 @@ def _planned(
 ) -> _Running:
     """The run's context, made once: its plan refused or cut as the definitions and the
     budget say, announced, and its keys checked: what the runs start from."""
-    context = RunContext.of(
-        prepared.plan,
-        prepared.checkouts,
-        setup.providers,
-        env=setup.env,
-        options=setup.options,
-    )
+    context = RunContext.of(prepared.plan, prepared.checkouts, setup)
     notes = prepared.notes
     refused = refuse_plan(context.plan, context.checkouts, context.providers, context.env)
     notes += warning_notes(refused)

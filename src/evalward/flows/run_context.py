@@ -1,10 +1,10 @@
 """One prepared change's run, whole: what every step that runs it takes, made once.
 
 The pipeline makes it where a change is prepared (`pipeline.evaluate_change`), from the front
-end's `RunSetup` and the prepared change: the plan, each side's checkout, the clients and
-the options it was given, and the result cache's keys, which every step that keys a run
-shares (each run's key and each agent's fingerprint are computed once, however many steps
-ask). The steps of flows/ take it whole; a stage below them takes only what it uses.
+end's `RunSetup`, held whole (the clients and the options it was given), and the prepared
+change: the plan, each side's checkout, and the result cache's keys, which every step that
+keys a run shares (each run's key and each agent's fingerprint are computed once, however
+many steps ask). The steps of flows/ take it whole; a stage below them takes only what it uses.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from evalward.flows.run_setup import RunOptions
+from evalward.flows.run_setup import RunOptions, RunSetup
 from evalward.providers.registry import Providers
 from evalward.resources import ResourceSet
 from evalward.rundata.sides import Side
@@ -24,31 +24,34 @@ from evalward.stages.result_cache import CacheKeys
 
 @dataclass(frozen=True)
 class RunContext:
-    """A plan, the checkouts it runs in, the clients and options it runs with, and its keys."""
+    """A plan, the checkouts it runs in, the set-up it runs with, and its keys."""
 
     plan: Plan
     """What runs; the rounds add their runs to it as they go (`rounds.run_rounds`)."""
     checkouts: dict[Side, Checkout]
-    providers: Providers
-    env: Mapping[str, str]
-    """evalward's environment: where the agents' `env:` lists take their values from, and
-    what command tools and bring-your-own agents may see (less the provider keys)."""
-    options: RunOptions
+    setup: RunSetup
+    """The front end's set-up: the clients, evalward's environment and the options."""
     keys: CacheKeys
     """The result cache's keys (also where no cache is used: the agents' identities)."""
 
     @classmethod
-    def of(
-        cls,
-        plan: Plan,
-        checkouts: dict[Side, Checkout],
-        providers: Providers,
-        *,
-        env: Mapping[str, str],
-        options: RunOptions,
-    ) -> RunContext:
+    def of(cls, plan: Plan, checkouts: dict[Side, Checkout], setup: RunSetup) -> RunContext:
         """The context of `plan` over `checkouts`, with the keys every step shares."""
-        return cls(plan, checkouts, providers, env, options, CacheKeys(checkouts, providers))
+        return cls(plan, checkouts, setup, CacheKeys(checkouts, setup.providers))
+
+    @property
+    def providers(self) -> Providers:
+        return self.setup.providers
+
+    @property
+    def env(self) -> Mapping[str, str]:
+        """evalward's environment: where the agents' `env:` lists take their values from, and
+        what command tools and bring-your-own agents may see (less the provider keys)."""
+        return self.setup.env
+
+    @property
+    def options(self) -> RunOptions:
+        return self.setup.options
 
     @property
     def resources(self) -> dict[Side, ResourceSet]:

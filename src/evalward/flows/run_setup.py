@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evalward.flows.sandbox_ready import SandboxSetup
 from evalward.git import Git
 from evalward.providers.registry import Providers
 from evalward.resources import ResourceSet
@@ -79,6 +80,9 @@ class RunSetup:
     """Narrows the plan before it runs (the command line's --fixture/--reps)."""
     started: Callable[[], None] | None = None
     """Called once the suite is loaded: the end of start-up (`host.Host.started`)."""
+    sandbox_setup: SandboxSetup | None = None
+    """How `options.sandbox` is readied before a program from a checkout starts
+    (`sandbox_ready.ready`, by the session); None: as it was given."""
 
     def shaped(self, shaper: PlanShaper) -> RunSetup:
         """The same set-up, its plan also shaped by `shaper` (a shard's split), after."""

@@ -18,16 +18,18 @@ from evalward.errors import EXIT_BUG, EvalwardError, MissingSecretError
 from evalward.flows.interrupt import RunProgress, until_signalled
 from evalward.flows.pipeline import RunStopped, evaluate_change
 from evalward.flows.run_setup import RunSetup
+from evalward.flows.sandbox_ready import ready
 from evalward.flows.shard import ShardSpec, WrittenPart, run_part
 from evalward.flows.shard_merge import PartCheck, expected, merge_parts
 from evalward.providers.registry import Providers
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo, SpentInfo
 from evalward.report import files
+from evalward.report.markdown import ReportContext
 from evalward.rundata.spending import spending_line
 from evalward.rundata.spool import TraceSpool
 from evalward.security import Redactor
-from evalward.stages.gate import Bypass, BypassRefusal, GateDecision, RegressionPolicy
+from evalward.stages.gate import Bypass, BypassRefusal, GateDecision, GateResult, RegressionPolicy
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,64 @@ class Outcome:
         return files.write_reports(output_dir, self.evaluation, decision, comment, redact, shown)
 
 
+@dataclass(frozen=True)
+class Concluded:
+    """A run as its front end concluded it: the outcome, the decision made of it (a bypass
+    label read) and the report that shows both. The one value that writing, the check run,
+    the audit and the exit read."""
+
+    outcome: Outcome
+    decision: GateDecision
+    report: ReportContext
+
+    @property
+    def evaluation(self) -> Evaluation:
+        return self.outcome.evaluation
+
+    def exit_code(self) -> int:
+        """The decision's exit code (130 once cancelled); the error that stopped the run is
+        raised again instead, its files written, unless the bypass label was honoured."""
+        failure = self.outcome.failure
+        if failure is not None and self.decision.result is not GateResult.bypassed:
+            raise failure.error
+        return self.outcome.exit_code(self.decision)
+
+
+@dataclass(frozen=True)
+class ShardParts:
+    """A merge's input: the shards' part files, the key that sealed them, and a check of each
+    part before it is read (the action refuses one the checkout brings)."""
+
+    paths: tuple[Path, ...]
+    key: str | None
+    check: PartCheck | None = None
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What a front end hands flows: its set-up, what it tells as the runs go, and, for a
+    merge, the shards' parts that stand for the runs."""
+
+    setup: RunSetup
+    progress: RunProgress
+    parts: ShardParts | None = None
+
+    async def outcome(self) -> Outcome:
+        """The run's outcome (`run_change`), or the parts' merged (`merge`)."""
+        if self.parts is not None:
+            parts = self.parts
+            return merge(self.setup, parts.paths, parts.key, self.progress, parts.check)
+        return await run_change(self.setup, self.progress)
+
+
+def ready_sandbox(setup: RunSetup) -> None:
+    """The sandbox readied as the front end asked (`RunSetup.sandbox_setup`), before the
+    first program from a checkout starts."""
+    sandbox = setup.options.sandbox
+    if sandbox is not None and setup.sandbox_setup is not None:
+        ready(sandbox, setup.sandbox_setup, setup.git, setup.env)
+
+
 async def run_change(setup: RunSetup, progress: RunProgress) -> Outcome:
     """Run the pipeline; a signal stops it, and the Outcome holds the runs that finished.
 
@@ -148,6 +208,7 @@ async def run_change(setup: RunSetup, progress: RunProgress) -> Outcome:
     the run as a signal would: the Outcome holds the runs that finished and the problem
     (`Outcome.failure`), so they are written and reported before the process exits. A key the
     plan needs and lacks is not such an error: the front ends decide what it means."""
+    ready_sandbox(setup)
     traces = TraceSpool()
     try:
         evaluation = await until_signalled(
@@ -192,6 +253,7 @@ async def run_shard(
 ) -> WrittenPart | None:
     """Run one part of the plan and write it for the merge; None when a signal cancelled it
     (a cancelled part writes nothing: the merge would miss its runs)."""
+    ready_sandbox(setup)
     return await until_signalled(
         run_part(setup, spec, output_dir, redact, progress, key),
         progress,

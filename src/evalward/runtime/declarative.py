@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import replace
 
-from evalward.errors import ConfigError, ProviderError, ProviderUnavailable
-from evalward.files.committed import MAX_SYSTEM_BYTES, NotCommitted, RepoFiles
+from evalward.errors import ProviderError, ProviderUnavailable
 from evalward.providers.base import (
     ChatMessage,
     ChatRequest,
@@ -16,26 +14,14 @@ from evalward.providers.base import (
 )
 from evalward.providers.registry import Providers
 from evalward.providers.tool_choice import choice_for
-from evalward.resources.agent import AgentSpec
-from evalward.resources.models import Agent
 from evalward.rundata.trace import Fallback, StepType, Trace
 from evalward.runtime.mcp_tools import McpFailure
+from evalward.runtime.resolved_agent import ResolvedAgent
 from evalward.runtime.tools import ToolExecutor
-from evalward.text.escaping import printable
-
-
-@dataclass(frozen=True)
-class DeclarativeAgent:
-    """An Agent spec with its system prompt resolved (systemFile read from its checkout)."""
-
-    name: str
-    spec: AgentSpec
-    system_prompt: str
-    root: Path = Path()
 
 
 async def run_declarative(
-    agent: DeclarativeAgent,
+    agent: ResolvedAgent,
     conversation: list[ChatMessage],
     providers: Providers,
     labels: RunLabels,
@@ -55,7 +41,7 @@ async def run_declarative(
     await continue_declarative(agent, messages, providers, labels, trace, executor)
 
 
-def opening_messages(agent: DeclarativeAgent) -> list[ChatMessage]:
+def opening_messages(agent: ResolvedAgent) -> list[ChatMessage]:
     """What every conversation with the agent starts with: its system prompt."""
     if not agent.system_prompt:
         return []
@@ -63,7 +49,7 @@ def opening_messages(agent: DeclarativeAgent) -> list[ChatMessage]:
 
 
 async def continue_declarative(
-    agent: DeclarativeAgent,
+    agent: ResolvedAgent,
     messages: list[ChatMessage],
     providers: Providers,
     labels: RunLabels,
@@ -212,22 +198,3 @@ def _record_response(
             **first,
         )
         first = {}
-
-
-def resolve_agent(
-    agent: Agent, defined_in: str, root: Path, files: RepoFiles | None = None
-) -> DeclarativeAgent:
-    """Read `systemFile` through the side's door (files/committed.py: a committed file, by
-    the rule every path of a resource follows, resources/paths.py); `root` is where the
-    agent's programs run. `files` defaults to the working tree at `root`."""
-    spec = agent.spec
-    system = spec.system or ""
-    if spec.system_file:
-        where = f"{printable(defined_in)}: spec.systemFile"
-        door = files if files is not None else RepoFiles.working_tree(root)
-        try:
-            found = door.agent_reference(spec.system_file, defined_in)
-            system = door.text(found.path, MAX_SYSTEM_BYTES)
-        except NotCommitted as exc:
-            raise ConfigError(f"{where}: the file {spec.system_file!r} {exc.reason}") from None
-    return DeclarativeAgent(name=agent.metadata.name, spec=spec, system_prompt=system, root=root)

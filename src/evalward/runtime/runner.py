@@ -21,7 +21,6 @@ from evalward.errors import AgentRunError, ConfigError
 from evalward.providers.registry import Providers
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.conversation import end_cut_short
-from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.environment import EnvironmentRequest, installer_env_names
 from evalward.runtime.environment_limits import EnvironmentLimits
 from evalward.runtime.kinds.base import FixtureRun as FixtureRun
@@ -30,13 +29,14 @@ from evalward.runtime.kinds.registry import kind_of
 from evalward.runtime.model_proxy import Grant, ModelProxy
 from evalward.runtime.observed import settle_answer
 from evalward.runtime.process import DEFAULT_KILL_GRACE, Launch, limited_env
+from evalward.runtime.resolved_agent import ResolvedAgent
 from evalward.runtime.sandbox import Sandbox, listed_in
 
 
 class AgentRunner:
     def __init__(
         self,
-        agent: DeclarativeAgent,
+        agent: ResolvedAgent,
         providers: Providers,
         env: Mapping[str, str],
         *,

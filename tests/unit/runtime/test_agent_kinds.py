@@ -3,12 +3,16 @@ module, and the registry finds it from the definition alone."""
 
 from __future__ import annotations
 
+import ast
+import sys
+from pathlib import Path
 from typing import Any, get_args
 
 import pytest
 
 from evalward.resources.agent import AgentSpec
 from evalward.resources.agent_runtime import RuntimeKind
+from evalward.runtime.kinds import base
 from evalward.runtime.kinds.registry import KINDS, kind_of
 
 SPECS: dict[str, dict[str, Any]] = {
@@ -51,3 +55,37 @@ def test_only_evalwards_own_loop_has_model_calls_a_plan_can_estimate(name: str) 
     """A bring-your-own program calls its models itself: the estimate counts its judges'."""
     spec = AgentSpec.model_validate(SPECS[name])
     assert kind_of(spec).calls_estimated == (name == "declarative")
+
+
+ENGINES = {
+    "declarative": "evalward.runtime.declarative",
+    "command": "evalward.runtime.command",
+    "repl": "evalward.runtime.command_repl",
+    "http": "evalward.runtime.http_agent",
+}
+"""The module that carries out each kind's runs, beside its module under runtime/kinds/."""
+
+
+def evalward_imports(path: Path) -> set[str]:
+    """The evalward modules a module's `from ... import` lines name."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {
+        node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("evalward")
+    }
+
+
+def source_of(module: str) -> Path:
+    return Path(str(sys.modules[module].__file__))
+
+
+def test_the_kinds_base_depends_on_no_one_kind() -> None:
+    """What every kind shares (`KindSetup`, `AgentKind`) imports no kind's module nor the
+    module that carries out one kind's runs: a new kind is written against the base alone."""
+    assert set(ENGINES) == set(KINDS)
+    for name, kind in KINDS.items():
+        assert ENGINES[name] in evalward_imports(source_of(kind.__module__)), name
+    one_kind = {kind.__module__ for kind in KINDS.values()} | set(ENGINES.values())
+    taken = evalward_imports(source_of(base.__name__)) & one_kind
+    assert not taken, f"runtime/kinds/base.py imports what one kind alone is made of: {taken}"

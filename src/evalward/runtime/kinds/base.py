@@ -25,11 +25,11 @@ from evalward.rundata.spending import Allowance
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.conversation import TurnAnswer, hold_conversation
 from evalward.runtime.conversation_agents import ConversationRun, ProgramTurns, converse
-from evalward.runtime.declarative import DeclarativeAgent
 from evalward.runtime.inputs import input_messages, input_text
 from evalward.runtime.model_proxy import Grant, ModelProxy
 from evalward.runtime.process import Launch
 from evalward.runtime.protocol import agent_request
+from evalward.runtime.resolved_agent import ResolvedAgent
 from evalward.runtime.sandbox import Sandbox
 from evalward.runtime.simulated_user import UserSimulator
 from evalward.runtime.strays import RunProcesses
@@ -60,7 +60,7 @@ class FixtureRun:
 class KindSetup:
     """What a kind is made with: one agent of one checkout, and what its runs reach."""
 
-    agent: DeclarativeAgent
+    agent: ResolvedAgent
     providers: Providers
     env: Mapping[str, str]
     kill_grace: float
