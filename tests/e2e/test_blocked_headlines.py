@@ -86,14 +86,16 @@ def test_a_pairwise_block_says_the_judge_decided_and_never_that_everything_passe
     assert run.returncode == 1, run.stdout + run.stderr
     headline, counts = shown(run, github)
     # was "Blocked: greeter-eval 1.00 < 1.00" (fixed reps), "Blocked: greeter-eval:" (adaptive)
+    # the one fixture's own test decides (its line is reachable within its pairs)
     assert headline.startswith(
-        "Blocked: greeter-eval: head preferred less than base (pairwise judge, pooled: base "
-        "preferred "
+        "Blocked: greeter-eval: head preferred less than base on greeting (pairwise judge, "
+        "base preferred "
     ), headline
     assert " < " not in headline and not headline.rstrip().endswith(":")
     # was "1/1 fixtures pass on head · 0 regressions · 0 failing"
     assert counts.startswith(
-        "greeter-eval blocked by its pairwise judge: head preferred less than base (pooled: "
+        "greeter-eval blocked by its pairwise judge: head preferred less than base on greeting "
+        "(base preferred "
     ), counts
     assert " · 1/1 fixtures pass on head on their own · 0 regressions · 0 failing" in counts
 

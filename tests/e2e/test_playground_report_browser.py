@@ -52,9 +52,13 @@ def test_a_runs_state_diff_is_shown_for_base_and_head(browser: Any, tmp_path: Pa
     sync_api.expect(section.locator("h3")).to_have_text("Playground state, initial \u2192 final")
     base, head = section.locator(".column").nth(0), section.locator(".column").nth(1)
     assert "playground shop" in base.inner_text()
-    assert [t[1:].strip() for t in base.locator("del").all_inner_texts()] == ['"refunds": {}']
+    # record by record: each changed object under a line naming its path
+    assert "@@ db.refunds" in base.inner_text() and "@@ db.orders.A-1" not in base.inner_text()
+    assert base.locator("del").all_inner_texts() == []  # a record added, nothing removed
+    assert any('"1": {' in t for t in base.locator("ins").all_inner_texts())
     removed = [t[1:].strip() for t in head.locator("del").all_inner_texts()]
-    assert removed == ['"status": "delivered"', '"refunds": {}']
+    assert removed == ['"status": "delivered"']
+    assert "@@ db.orders.A-1" in head.inner_text() and "@@ db.refunds" in head.inner_text()
     assert any('"status": "lost"' in t for t in head.locator("ins").all_inner_texts())
     assert '"note": "<img src=x> head"' in head.inner_text()
     assert view.locator("#detail img").count() == 0  # the agent's text stayed text
