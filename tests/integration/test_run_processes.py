@@ -11,6 +11,7 @@ import ctypes
 import fcntl
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -21,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from evalward.files.trees import TreeBounds, TreeError
+from evalward.runtime import held_sockets
 from evalward.runtime.cgroups import RunGroups, cgroup_of
 from evalward.runtime.leftovers import sweep
 from evalward.runtime.process import kill_group, limited_env, spawn
@@ -531,3 +533,55 @@ def test_the_job_s_cgroup_is_made_where_it_can_be_or_it_says_why() -> None:
     finally:
         made.close()
     assert not made.folder.exists()
+
+
+@needs_root
+def test_a_socket_the_head_handed_to_another_user_s_process_is_named_and_no_base_run_is_kept() -> (
+    None
+):
+    """The head's user binds an abstract socket and hands it over (SCM_RIGHTS) to a process of
+    another user (here the test's own, as root), then ends: the sweep cannot end it. The turn's
+    end names it and who holds it, and a base run from then on is not kept in the cache."""
+    user = agent_user()
+    token = f"evalward-held-{os.getpid()}-{time.monotonic_ns()}"
+    keeper = socket.socket(socket.AF_UNIX)
+    keeper.bind(f"\0{token}-keeper".encode())
+    keeper.listen()
+    sandbox = Sandbox(user)
+    said: list[str] = []
+    sandbox.keep_apart(said.append, turns=None)
+    handed: list[int] = []
+    try:
+        _as_user(
+            user.uid,
+            f"""
+import socket
+listener = socket.socket(socket.AF_UNIX)
+listener.bind(b"\\0{token}")
+listener.listen()
+to = socket.socket(socket.AF_UNIX)
+to.connect(b"\\0{token}-keeper")
+socket.send_fds(to, [b"x"], [listener.fileno()])
+""",
+        )
+        connection, _ = keeper.accept()
+        with connection:
+            _, handed, _, _ = socket.recv_fds(connection, 8, 4)
+        assert os.fstat(handed[0]).st_uid == user.uid  # the head's socket, held by root
+
+        async def go() -> None:
+            async with sandbox.turn("head", "0" * 40):
+                pass
+
+        asyncio.run(go())
+        line = next(line for line in said if "outlived its processes" in line)
+        assert f"@{token}, made by uid {user.uid}, held by pid {os.getpid()} (uid 0)" in line
+        assert sandbox.head_alive("the base run after")  # whatever else runs beside it
+        assert [(held.name, held.holders) for held in held_sockets.held({user.uid})] == [
+            (f"@{token}", (os.getpid(),))
+        ]
+    finally:
+        for descriptor in handed:
+            os.close(descriptor)
+        keeper.close()
+        sandbox.close()
