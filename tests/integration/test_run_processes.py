@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import errno
 import fcntl
 import os
 import signal
@@ -22,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from evalward.files.trees import TreeBounds, TreeError
-from evalward.runtime import held_sockets
+from evalward.runtime import held_sockets, message_queues
 from evalward.runtime.cgroups import RunGroups, cgroup_of
 from evalward.runtime.leftovers import sweep
 from evalward.runtime.process import kill_group, limited_env, spawn
@@ -585,3 +586,74 @@ socket.send_fds(to, [b"x"], [listener.fileno()])
             os.close(descriptor)
         keeper.close()
         sandbox.close()
+
+
+@needs_root
+@pytest.mark.skipif(message_queues.mounted(), reason="an mqueue file system is mounted here")
+def test_a_posix_message_queue_goes_at_a_turn_where_no_mqueue_file_system_is_mounted() -> None:
+    """No /dev/mqueue: the queue a head's user made is a name only. evalward mounts an mqueue
+    file system of its own, sweeps it with the shared folders, and lets go of it at the end."""
+    user = agent_user()
+    name = f"/evalward-{os.getpid()}-{time.monotonic_ns()}".encode()
+    libc = ctypes.CDLL(None, use_errno=True)
+    sandbox = Sandbox(user)
+    said: list[str] = []
+    sandbox.keep_apart(said.append, turns=None)
+    try:
+        _as_user(
+            user.uid,
+            f"import ctypes, os; assert ctypes.CDLL(None).mq_open({name!r}, os.O_CREAT | "
+            "os.O_RDWR, 0o666, None) >= 0",
+        )
+        assert libc.mq_open(name, os.O_RDONLY) >= 0  # there, under its name alone
+
+        async def go() -> None:
+            async with sandbox.turn("base", ""):
+                pass
+
+        asyncio.run(go())
+        assert libc.mq_open(name, os.O_RDONLY) == -1 and ctypes.get_errno() == errno.ENOENT
+        line = next(line for line in said if "POSIX message queues" in line)
+        own = Path(line.split(" mounted at ")[1].split(" (")[0])
+        assert own.is_dir() and message_queues.mounted()
+    finally:
+        sandbox.close()
+        libc.mq_unlink(name)
+    assert not own.exists() and not message_queues.mounted()  # let go of at the end
+
+
+@needs_root
+@pytest.mark.skipif(message_queues.mounted(), reason="an mqueue file system is mounted here")
+def test_where_no_mqueue_file_system_can_be_mounted_the_log_says_queues_cannot_be_listed() -> None:
+    """Without CAP_SYS_ADMIN (a Docker action's root), the first turn says so."""
+    code = (
+        "import asyncio\n"
+        "from evalward.runtime.sandbox import Sandbox\n"
+        "from support.agentuser import agent_user\n"
+        "sandbox = Sandbox(agent_user())\n"
+        "sandbox.keep_apart(print, turns=None)\n"
+        "async def go():\n"
+        "    async with sandbox.turn('base', ''):\n"
+        "        pass\n"
+        "asyncio.run(go())\n"
+        "sandbox.close()\n"
+    )
+    done = subprocess.run(
+        [
+            "setpriv",
+            "--inh-caps=-sys_admin",
+            "--bounding-set=-sys_admin",
+            sys.executable,
+            "-c",
+            code,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert (
+        "POSIX message queues cannot be listed here: no mqueue file system is mounted, and "
+        "mounting one failed (Operation not permitted)"
+    ) in done.stdout

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from evalward.errors import AgentRunError
 from evalward.files.trees import TreeError
-from evalward.runtime import cgroups, held_sockets, thread_groups
+from evalward.runtime import cgroups, held_sockets, message_queues, thread_groups
 from evalward.runtime.agent_users import FIRST_UID, PAIRS, AgentUser
 from evalward.runtime.cgroups import RunGroups
 from evalward.runtime.leftovers import sweep
@@ -48,6 +48,8 @@ class Apart:
         self._said = ""
         self.places: Places | None = None
         """Where any user may write: found at the first turn (`shared_places`)."""
+        self.queues: Path | None = None
+        """An mqueue file system evalward mounted to list POSIX message queues, if it did."""
         self.sockets_held = False
         """Whether a turn ended with a socket of an agent user held by another process: no
         base run from then on is kept in the result cache (`head_alive`)."""
@@ -119,6 +121,7 @@ class Apart:
         if self.places is None:
             self.places = await asyncio.to_thread(find)
             self._log(_places_said(self.places))
+            await asyncio.to_thread(self._list_queues)
         uids, gids = [u.uid for u in users], [u.gid for u in users]
         try:
             swept = await asyncio.to_thread(sweep, uids, gids, self.places.folders)
@@ -135,6 +138,27 @@ class Apart:
                 f"not clean, and no base run from now on is kept in the result cache"
             )
         return ended + swept
+
+    def _list_queues(self) -> None:
+        """Where no mqueue file system is mounted, mount one to sweep POSIX message queues
+        (`message_queues`), or say that they cannot be listed."""
+        assert self.places is not None
+        if message_queues.mounted():
+            return
+        own = message_queues.mount_own()
+        if isinstance(own, str):
+            self._log(
+                f"evalward: POSIX message queues cannot be listed here: no mqueue file system "
+                f"is mounted, and mounting one failed ({own}); a queue an agent user makes is "
+                f"not removed at its turn's end"
+            )
+            return
+        self.queues = own
+        self.places = Places((*self.places.folders, own), self.places.complete)
+        self._log(
+            f"evalward: POSIX message queues are swept through an mqueue file system mounted "
+            f"at {own} (none was mounted)"
+        )
 
     def head_alive(self, during: str) -> bool:
         """Whether a process of any head side's agent user is alive on the machine (this
@@ -179,6 +203,9 @@ class Apart:
         return killed
 
     def close(self) -> None:
+        if self.queues is not None:
+            message_queues.unmount(self.queues)
+            self.queues = None
         if self.groups is not None:
             self.groups.close()
             self.groups = None
