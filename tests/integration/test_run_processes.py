@@ -8,9 +8,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import errno
 import fcntl
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -21,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from evalward.files.trees import TreeBounds, TreeError
+from evalward.runtime import held_sockets, message_queues
 from evalward.runtime.cgroups import RunGroups, cgroup_of
 from evalward.runtime.leftovers import sweep
 from evalward.runtime.process import kill_group, limited_env, spawn
@@ -531,3 +534,126 @@ def test_the_job_s_cgroup_is_made_where_it_can_be_or_it_says_why() -> None:
     finally:
         made.close()
     assert not made.folder.exists()
+
+
+@needs_root
+def test_a_socket_the_head_handed_to_another_user_s_process_is_named_and_no_base_run_is_kept() -> (
+    None
+):
+    """The head's user binds an abstract socket and hands it over (SCM_RIGHTS) to a process of
+    another user (here the test's own, as root), then ends: the sweep cannot end it. The turn's
+    end names it and who holds it, and a base run from then on is not kept in the cache."""
+    user = agent_user()
+    token = f"evalward-held-{os.getpid()}-{time.monotonic_ns()}"
+    keeper = socket.socket(socket.AF_UNIX)
+    keeper.bind(f"\0{token}-keeper".encode())
+    keeper.listen()
+    sandbox = Sandbox(user)
+    said: list[str] = []
+    sandbox.keep_apart(said.append, turns=None)
+    handed: list[int] = []
+    try:
+        _as_user(
+            user.uid,
+            f"""
+import socket
+listener = socket.socket(socket.AF_UNIX)
+listener.bind(b"\\0{token}")
+listener.listen()
+to = socket.socket(socket.AF_UNIX)
+to.connect(b"\\0{token}-keeper")
+socket.send_fds(to, [b"x"], [listener.fileno()])
+""",
+        )
+        connection, _ = keeper.accept()
+        with connection:
+            _, handed, _, _ = socket.recv_fds(connection, 8, 4)
+        assert os.fstat(handed[0]).st_uid == user.uid  # the head's socket, held by root
+
+        async def go() -> None:
+            async with sandbox.turn("head", "0" * 40):
+                pass
+
+        asyncio.run(go())
+        line = next(line for line in said if "outlived its processes" in line)
+        assert f"@{token}, made by uid {user.uid}, held by pid {os.getpid()} (uid 0)" in line
+        assert sandbox.head_alive("the base run after")  # whatever else runs beside it
+        assert [(held.name, held.holders) for held in held_sockets.held({user.uid})] == [
+            (f"@{token}", (os.getpid(),))
+        ]
+    finally:
+        for descriptor in handed:
+            os.close(descriptor)
+        keeper.close()
+        sandbox.close()
+
+
+@needs_root
+@pytest.mark.skipif(message_queues.mounted(), reason="an mqueue file system is mounted here")
+def test_a_posix_message_queue_goes_at_a_turn_where_no_mqueue_file_system_is_mounted() -> None:
+    """No /dev/mqueue: the queue a head's user made is a name only. evalward mounts an mqueue
+    file system of its own, sweeps it with the shared folders, and lets go of it at the end."""
+    user = agent_user()
+    name = f"/evalward-{os.getpid()}-{time.monotonic_ns()}".encode()
+    libc = ctypes.CDLL(None, use_errno=True)
+    sandbox = Sandbox(user)
+    said: list[str] = []
+    sandbox.keep_apart(said.append, turns=None)
+    try:
+        _as_user(
+            user.uid,
+            f"import ctypes, os; assert ctypes.CDLL(None).mq_open({name!r}, os.O_CREAT | "
+            "os.O_RDWR, 0o666, None) >= 0",
+        )
+        assert libc.mq_open(name, os.O_RDONLY) >= 0  # there, under its name alone
+
+        async def go() -> None:
+            async with sandbox.turn("base", ""):
+                pass
+
+        asyncio.run(go())
+        assert libc.mq_open(name, os.O_RDONLY) == -1 and ctypes.get_errno() == errno.ENOENT
+        line = next(line for line in said if "POSIX message queues" in line)
+        own = Path(line.split(" mounted at ")[1].split(" (")[0])
+        assert own.is_dir() and message_queues.mounted()
+    finally:
+        sandbox.close()
+        libc.mq_unlink(name)
+    assert not own.exists() and not message_queues.mounted()  # let go of at the end
+
+
+@needs_root
+@pytest.mark.skipif(message_queues.mounted(), reason="an mqueue file system is mounted here")
+def test_where_no_mqueue_file_system_can_be_mounted_the_log_says_queues_cannot_be_listed() -> None:
+    """Without CAP_SYS_ADMIN (a Docker action's root), the first turn says so."""
+    code = (
+        "import asyncio\n"
+        "from evalward.runtime.sandbox import Sandbox\n"
+        "from support.agentuser import agent_user\n"
+        "sandbox = Sandbox(agent_user())\n"
+        "sandbox.keep_apart(print, turns=None)\n"
+        "async def go():\n"
+        "    async with sandbox.turn('base', ''):\n"
+        "        pass\n"
+        "asyncio.run(go())\n"
+        "sandbox.close()\n"
+    )
+    done = subprocess.run(
+        [
+            "setpriv",
+            "--inh-caps=-sys_admin",
+            "--bounding-set=-sys_admin",
+            sys.executable,
+            "-c",
+            code,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert (
+        "POSIX message queues cannot be listed here: no mqueue file system is mounted, and "
+        "mounting one failed (Operation not permitted)"
+    ) in done.stdout

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from evalward.errors import AgentRunError
 from evalward.files.trees import TreeError
-from evalward.runtime import cgroups, thread_groups
+from evalward.runtime import cgroups, held_sockets, message_queues, thread_groups
 from evalward.runtime.agent_users import FIRST_UID, PAIRS, AgentUser
 from evalward.runtime.cgroups import RunGroups
 from evalward.runtime.leftovers import sweep
@@ -48,6 +48,11 @@ class Apart:
         self._said = ""
         self.places: Places | None = None
         """Where any user may write: found at the first turn (`shared_places`)."""
+        self.queues: Path | None = None
+        """An mqueue file system evalward mounted to list POSIX message queues, if it did."""
+        self.sockets_held = False
+        """Whether a turn ended with a socket of an agent user held by another process: no
+        base run from then on is kept in the result cache (`head_alive`)."""
 
     def track(self, turns: Path | None, log: Callable[[str], None]) -> None:
         """Make the job's cgroup and take part in the machine's turns (`turns`: their folder,
@@ -116,6 +121,7 @@ class Apart:
         if self.places is None:
             self.places = await asyncio.to_thread(find)
             self._log(_places_said(self.places))
+            await asyncio.to_thread(self._list_queues)
         uids, gids = [u.uid for u in users], [u.gid for u in users]
         try:
             swept = await asyncio.to_thread(sweep, uids, gids, self.places.folders)
@@ -123,13 +129,44 @@ class Apart:
             raise AgentRunError(
                 f"the runs stop here: {exc}, and the other side's programs could read it"
             ) from None
+        if held := await asyncio.to_thread(held_sockets.held, set(uids)):
+            self.sockets_held = True
+            more = f" (and {len(held) - 1} more)" if len(held) > 1 else ""
+            self._log(
+                f"evalward: a socket an agent user made outlived its processes, handed to a "
+                f"process of another user (SCM_RIGHTS): {held[0].said()}{more}; the turn is "
+                f"not clean, and no base run from now on is kept in the result cache"
+            )
         return ended + swept
 
+    def _list_queues(self) -> None:
+        """Where no mqueue file system is mounted, mount one to sweep POSIX message queues
+        (`message_queues`), or say that they cannot be listed."""
+        assert self.places is not None
+        if message_queues.mounted():
+            return
+        own = message_queues.mount_own()
+        if isinstance(own, str):
+            self._log(
+                f"evalward: POSIX message queues cannot be listed here: no mqueue file system "
+                f"is mounted, and mounting one failed ({own}); a queue an agent user makes is "
+                f"not removed at its turn's end"
+            )
+            return
+        self.queues = own
+        self.places = Places((*self.places.folders, own), self.places.complete)
+        self._log(
+            f"evalward: POSIX message queues are swept through an mqueue file system mounted "
+            f"at {own} (none was mounted)"
+        )
+
     def head_alive(self, during: str) -> bool:
-        """Whether a process of any head side's agent user is alive on the machine: this
+        """Whether a process of any head side's agent user is alive on the machine (this
         job's head user, or any head uid of the pairs jobs claim (`agent_users`), by any of
-        its threads. In a base turn there should be none: one seen means a base run could
-        have been reached, and its result is not kept (`flows/execute.py`); the log says so.
+        its threads), a socket one made is held (`held_sockets`), or a turn of this job left
+        one of its agent users' sockets held. In a base turn there should be none: one seen
+        means a base run could have been reached, and its result is not kept
+        (`flows/execute.py`); the log says so.
         """
         if not self.users:
             return False
@@ -143,7 +180,19 @@ class Apart:
                 f"evalward: a head agent user's process was alive during {during} (pid "
                 f"{pids}{more}): its result is not kept in the result cache"
             )
-        return bool(found)
+            return True
+        if held := held_sockets.held(uids):
+            self._log(
+                f"evalward: a socket a head agent user made was held during {during} "
+                f"({held[0].said()}): its result is not kept in the result cache"
+            )
+            return True
+        if self.sockets_held:
+            self._log(
+                f"evalward: {during} follows a turn that left a socket of an agent user "
+                f"held: its result is not kept in the result cache"
+            )
+        return self.sockets_held
 
     def kill_all(self) -> int:
         """`clear`'s ending of processes, at once (the job's end)."""
@@ -154,6 +203,9 @@ class Apart:
         return killed
 
     def close(self) -> None:
+        if self.queues is not None:
+            message_queues.unmount(self.queues)
+            self.queues = None
         if self.groups is not None:
             self.groups.close()
             self.groups = None
