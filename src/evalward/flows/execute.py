@@ -74,6 +74,12 @@ class Execution:
     """Where each result's trace moves once it is scored and cached, before `on_result`."""
     allowance: Allowance | None = None
     """What the model proxy lets agents' own calls spend (its per-run share without one)."""
+    defers: Callable[[PlannedRun], bool] | None = None
+    """The runs scored first without their judge assertions (`base_judging.BaseJudging`): a
+    cached result is served to such a run only, or to any run once it is judged."""
+
+    def defers_judge(self, run: PlannedRun) -> bool:
+        return self.defers is not None and self.defers(run)
 
 
 async def execute(context: RunContext, how: Execution) -> list[FixtureResult]:
@@ -249,7 +255,7 @@ class _Run:
                 self.checkouts[run.side].resources,
             )
             for run in self.plan.runs
-            if cached is None or not cached(run)
+            if (cached is None or not cached(run)) and not self.how.defers_judge(run)
         )
         for side in SIDES_IN_TURN:
             if any(key[0] is side for key in self.queues):
@@ -320,6 +326,8 @@ class _Run:
         key = next((k for k in keys.read(run) if cache.contains(k)), keys.of(run))
         if (hit := cache.get(key)) is None:
             return None
+        if hit.not_judged and not self.how.defers_judge(run):
+            return None  # stored before its judge was asked: no verdict to serve
         fixture = self.checkouts[run.side].resources.fixtures[run.fixture]
         update = {
             "eval": run.eval,
@@ -441,7 +449,10 @@ class _Run:
     ) -> None:
         checkout = self.checkouts[run.side]
         located_eval = checkout.resources.evals[run.eval]
-        judge = await self.judges.for_eval(located_eval, checkout.resources, run.side.value)
+        if self.how.defers_judge(run):
+            judge = self.judges.deferred(located_eval)
+        else:
+            judge = await self.judges.for_eval(located_eval, checkout.resources, run.side.value)
         labels = RunLabels(eval=run.eval, rep=run.rep, side=run.side.value, sha=checkout.sha)
         result = await score_fixture(
             checkout.resources.fixtures[run.fixture],

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from evalward.errors import ConfigError, EvalwardError, MissingSecretError
+from evalward.flows.base_judging import BaseJudging
 from evalward.flows.execute import Execution, ProgressCallback
 from evalward.flows.pairs import PairJudging
 from evalward.flows.prepare import Prepared, prepare_change
@@ -192,10 +193,13 @@ async def _run_change(
             if on_result is not None:
                 on_result(result)
 
+        state.pairs = PairJudging(context, traces)
+        later = BaseJudging(context, state.pairs.fixtures, traces.trace_of)
         how = Execution(
             on_result=record,
             traces=traces,
             allowance=Allowance.left_by(context.budget, state.estimate),
+            defers=later.defers if state.pairs.active else None,
         )
         # Without a budget the estimate is only reported. When the cache can answer no run,
         # it is of every run, and it is made while the runs wait on their model calls.
@@ -204,11 +208,14 @@ async def _run_change(
         estimating = _estimating(context) if meanwhile else None
         state.flaky, stale = flaky_on_main(context)
         state.notes += stale
-        state.pairs = PairJudging(context, traces)
         try:
             judging = state.pairs if state.pairs.active else None
             rounds = Rounds(
-                estimate=state.estimate, on_more=on_more, flaky=state.flaky, pairs=judging
+                estimate=state.estimate,
+                on_more=on_more,
+                flaky=state.flaky,
+                pairs=judging,
+                base_judging=later if judging is not None else None,
             )
             fixtures, more_notes, left_out = await run_rounds(context, how, rounds)
         except BaseException as exc:

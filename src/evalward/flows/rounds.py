@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from evalward import __version__
+from evalward.flows.base_judging import BaseJudging
 from evalward.flows.execute import Execution, execute
 from evalward.flows.pairs import PairJudging
 from evalward.flows.run_context import RunContext
@@ -71,6 +72,9 @@ class Rounds:
     pairs: PairJudging | None = None
     """The run's pairwise judging: each round's new pairs are judged before the next round is
     chosen, and its open preference tests may ask for more runs (`flows.pairs`)."""
+    base_judging: BaseJudging | None = None
+    """The base's judge left for later beside the pairwise judge: asked after each round where
+    the head failed a fixture, and at the end where a pooled test leans broken."""
 
 
 async def run_rounds(
@@ -81,9 +85,11 @@ async def run_rounds(
     any run the budget skips)."""
     plan, budget, on_more = context.plan, context.budget, rounds.on_more
     results = await execute(context, how)
-    pairs = rounds.pairs
+    pairs, later = rounds.pairs, rounds.base_judging
     if pairs is not None:
         await pairs.judge(results)
+    if later is not None:
+        await later.ask(results)
     notes: list[str] = []
     skipped: list[PlannedRun] = []
     committed = rounds.estimate
@@ -125,8 +131,12 @@ async def run_rounds(
         results += await execute(context.with_plan(plan.with_runs(extra)), how)
         if pairs is not None:
             await pairs.judge(results)
+        if later is not None:
+            await later.ask(results)
         if not plan.adaptive:
             break
+    if later is not None:
+        await later.ask(results, final=True, flaky=rounds.flaky)
     return results, notes + _held_notes(plan), skipped
 
 

@@ -335,7 +335,10 @@ def regressions_text(counts: Counts) -> str:
 
 def eval_score_text(result: EvalResult) -> str:
     """An Eval's head score against its threshold, never contradicting its verdict; with
-    adaptive reps, which read no threshold, the score alone."""
+    adaptive reps, which read no threshold, the score alone; a base some of whose runs were
+    not judged (`EvalResult.not_judged`: the pairwise judge settled them) has no score to show."""
+    if result.not_judged:
+        return "not judged"
     if result.sequential is not None:
         return score_text(result.score)
     passed = None if (verdictless(result) or result.advisory) else result.passed

@@ -190,7 +190,7 @@ def _eval_rows(comparisons: list[EvalComparison], trends: Mapping[str, Trend]) -
                 bars=Markup(  # noqa: S704 - drawn and escaped by charts
                     charts.score_bars(
                         head=head.score,
-                        base=None if base is None else base.score,
+                        base=None if base is None or base.not_judged else base.score,
                         threshold=None if head.sequential else head.pass_threshold,
                         passed=head.passed,
                         head_text=eval_score_text(head),

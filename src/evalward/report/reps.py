@@ -46,15 +46,21 @@ def reps_text(outcome: FixtureOutcome, rule: float | None) -> str:
 
 
 def has_run_numbers(result: EvalResult | None) -> bool:
-    """Whether to show seed 001's run score: the Eval scores axes and something was scored."""
-    return result is not None and bool(result.axes) and result.run_score is not None
+    """Whether to show seed 001's run score: the Eval scores axes and something was scored
+    (on a base, every run judged)."""
+    return (
+        result is not None
+        and bool(result.axes)
+        and result.run_score is not None
+        and not result.not_judged
+    )
 
 
 def axes_text(head: EvalResult, base: EvalResult | None = None) -> str:
     """Each axis on head, after its base value if any: "accuracy 0.90 → 0.75, tone 1.00"."""
     parts = []
     for axis, score in head.axes.items():
-        before = base.axes.get(axis) if base is not None else None
+        before = base.axes.get(axis) if base is not None and not base.not_judged else None
         shown = f"{score:.2f}" if before is None else f"{before:.2f} → {score:.2f}"
         parts.append(f"{axis} {shown}")
     return ", ".join(parts)

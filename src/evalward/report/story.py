@@ -239,7 +239,7 @@ def _statistics(
 def _sequential_statistics(call: FixtureVerdictRecord, facts: FixtureFacts) -> str:
     """With adaptive reps: its verdict and the numbers of the test that decided it."""
     if facts.pooled_driver:  # its own bound decides nothing here: the pooled test's does
-        base = f"base {call.base_passes}/{call.base_runs}" if call.base_runs else "base not run"
+        base = f"base {call.base_text}"
         return (
             f"{call.verdict}: head {call.head_passes}/{call.head_runs} · {base} · its failed "
             f"reps drove the {POOLED_TEST}"

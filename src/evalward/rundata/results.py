@@ -122,6 +122,11 @@ class AssertionResult(RecordModel):
     """What a `latency` assertion measured (the run's wall time or its slowest step), in ms."""
     cross_checks: list[CrossCheck] = Field(default_factory=list)
     """The cross-check judges' verdicts on a judge assertion (`judge.crossCheck`)."""
+    deferred: bool = False
+    """A base run's judge assertion not asked (status `skipped`): under adaptive reps with a
+    pairwise judge, the base's absolute judge is asked only where the verdict reads the base
+    (the head failed the fixture, or the pooled test leans broken); elsewhere the pairwise
+    judge settled the fixture (docs/assertions.md, "What a pairwise judge costs")."""
 
     @property
     def gates(self) -> bool:
@@ -188,6 +193,12 @@ class FixtureResult(RecordModel):
         """In the pass rate: every run but one with nothing evaluated (a timed-out run counts,
         as not passing)."""
         return self.status is not Status.skipped or self.timed_out
+
+    @property
+    def not_judged(self) -> bool:
+        """A base run whose judge assertions were not asked (`AssertionResult.deferred`): its
+        verdict is unknown, so nothing reads its pass or score."""
+        return any(a.deferred for a in self.assertions)
 
     @property
     def advisory_only(self) -> bool:
@@ -335,6 +346,10 @@ class EvalResult(RecordModel):
     """With fixed reps and a decision that reads the head only (`failOnRegression: none`):
     the fixtures whose every head rep passed, so the base did not run them (compared as
     still passing)."""
+    not_judged: int = 0
+    """On the base side, under adaptive reps with a pairwise judge: its runs whose judge
+    assertions were not asked, the pairwise judge having settled their fixtures. Its score is
+    then over the judged runs only, so the reports show "not judged" and no delta."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property

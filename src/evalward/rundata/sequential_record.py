@@ -33,6 +33,16 @@ class FixtureVerdictRecord(RecordModel):
     blocks: bool = False
     flaky_on_main: float | None = None
     """Its base's observed pass rate on the default branch, when that flips without a change."""
+    base_not_judged: int = 0
+    """Its base runs whose judge assertions were not asked, the pairwise judge having settled
+    it (`AssertionResult.deferred`): they ran, and are not in `base_runs`."""
+
+    @property
+    def base_text(self) -> str:
+        """ "1/2"; "not judged" (the base ran, its judge was not asked); "not run"."""
+        if self.base_runs is not None:
+            return f"{self.base_passes}/{self.base_runs}"
+        return "not judged" if self.base_not_judged else "not run"
 
     @property
     def settled(self) -> bool:
@@ -50,12 +60,8 @@ class FixtureVerdictRecord(RecordModel):
 
     @property
     def numbers(self) -> str:
-        base = (
-            f"base {self.base_passes}/{self.base_runs}"
-            if self.base_runs is not None
-            else "base not run"
-        )
-        return f"head {self.head_passes}/{self.head_runs} · {base} · p ≤ {bound_text(self.p_bound)}"
+        head = f"head {self.head_passes}/{self.head_runs}"
+        return f"{head} · base {self.base_text} · p ≤ {bound_text(self.p_bound)}"
 
 
 class SequentialRecord(RecordModel):

@@ -43,6 +43,11 @@ from evalward.scoring.judge import (
 
 NOT_SCORED = "not scored: "
 """How a judge assertion's message starts when its judge could not be calibrated."""
+NOT_JUDGED = (
+    "not judged: the pairwise judge settled it (the base's judge is asked only where the "
+    "verdict reads the base)"
+)
+"""A base run's judge assertion left unasked under adaptive reps with a pairwise judge."""
 MARGIN_TOLERANCE = 1e-9
 """Scores are floats: 0.9 − 0.6 computed as 0.30000000000000004 is not beyond a 0.3 margin."""
 
@@ -61,6 +66,8 @@ class JudgeOutcome:
     cross_checks: tuple[CrossCheck, ...] = ()
     uncalibrated: bool = False
     """No verdict was asked for: the judge's calibration could not be computed."""
+    deferred: bool = False
+    """Not asked yet: a base run's judge, asked later only where the verdict reads it."""
 
 
 @dataclass(frozen=True)
@@ -88,10 +95,15 @@ class EvalJudge:
     """Why this judge scores nothing: its calibration could not be computed."""
     unscored_outage: bool = False
     """That calibration failed only because the judge's provider was unavailable."""
+    deferred: bool = False
+    """Ask nothing now: a base run's judge assertions are left `deferred` (`NOT_JUDGED`), and
+    asked once the verdict reads the base (`flows.base_judging`)."""
 
     async def grade(
         self, assertion: JudgeAssertion, case: JudgeCase, labels: RunLabels
     ) -> JudgeOutcome:
+        if self.deferred:
+            return JudgeOutcome(Status.skipped, 0.0, NOT_JUDGED, deferred=True)
         if self.model is None or self.providers is None:
             return JudgeOutcome(
                 Status.skipped,
@@ -296,6 +308,13 @@ class JudgePanel:
             f"judge calibration {config.calibration!r}: κ of {config.model} is {shown}, "
             f"below the floor {config.calibration_floor:.2f}",
         )
+
+    def deferred(self, eval_def: Located[Eval]) -> EvalJudge:
+        """An Eval's judge that asks nothing yet, replaying no calibration: its judge
+        assertions are left for later (`EvalJudge.deferred`); its providers still serve the
+        run's other checks (embeddings)."""
+        name = eval_def.resource.metadata.name
+        return replace(self._judge(name, eval_def.resource.spec.judge), deferred=True)
 
     def _judge(self, name: str, config: JudgeConfig) -> EvalJudge:
         """The Eval's judge as its definition sets it, before any calibration is read."""

@@ -34,15 +34,16 @@ request cannot turn a failing fixture into a neutral one by making its agent han
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import statistics
 from collections.abc import Collection
 
 from evalward.providers.base import RunLabels
 from evalward.resources import Eval, EvalFixture, Located
-from evalward.resources.assertions import Assertion
+from evalward.resources.assertions import Assertion, JudgeAssertion
 from evalward.resources.common import Severity
-from evalward.resources.models import ScoringConfig
+from evalward.resources.models import EvalFixtureSpec, ScoringConfig
 from evalward.rundata.playground_state import PlaygroundRun
 from evalward.rundata.results import (
     RUN_FAILED,
@@ -68,6 +69,7 @@ from evalward.scoring.reps import (
     wilson_interval,
 )
 from evalward.scoring.run_verdict import decide_run
+from evalward.scoring.transform import Transformed
 from evalward.scoring.turns import judged_input, turns_held
 from evalward.text.escaping import printable
 
@@ -121,6 +123,63 @@ async def score_fixture(
     return result
 
 
+async def judge_deferred(
+    fixture: Located[EvalFixture],
+    result: FixtureResult,
+    trace: Trace,
+    scoring: ScoringConfig,
+    judge: EvalJudge,
+    *,
+    run: RunLabels,
+) -> FixtureResult:
+    """`result` with its deferred judge assertions asked now, and its status and score as
+    `score_fixture` would have made them. Only a fixture whose judge assertions read the run
+    as it is (`judged_later`) is deferred, so nothing else needs asking again."""
+    spec = fixture.resource.spec
+    labels = dataclasses.replace(
+        run, agent=spec.target_agent, fixture=fixture.resource.metadata.name, purpose="judge"
+    )
+    case = JudgeCase("", judged_input(spec), trace, spec.reference, spec.sidecar or None)
+    checks = FixtureChecks(
+        spec, Transformed(trace, trace.final_output), judge, case, labels, REGEX_TIMEOUT_SECONDS
+    )
+    assertions = spec.every_assertion
+    if len(assertions) != len(result.assertions):
+        raise ValueError(f"{result.fixture}: its result does not match its assertions")
+    asked = await asyncio.gather(
+        *(
+            checks.outcome(assertion)
+            for assertion, done in zip(assertions, result.assertions, strict=True)
+            if done.deferred
+        )
+    )
+    answers = iter(asked)
+    results = [
+        _assertion_result(assertion, next(answers), done.severity, scoring, trace)
+        if done.deferred
+        else done
+        for assertion, done in zip(assertions, result.assertions, strict=True)
+    ]
+    fresh = _fixture_result(fixture, run, trace, results)
+    await decide_run(spec, fresh, trace, None)
+    kept = ("cached", "trace", "playground", "file", "line", "usage", "duration_ms", "output")
+    return fresh.model_copy(update={name: getattr(result, name) for name in kept})
+
+
+def judged_later(spec: EvalFixtureSpec) -> bool:
+    """Whether a run of this fixture may be scored first without its judge assertions and
+    judged later from its trace alone: no transform of the run, no rule that decides it from
+    its score, and every judge assertion at the top level, without a transform of its own
+    (a transform or a scoring function runs code, which is not run again)."""
+    if spec.transform is not None or spec.pass_threshold is not None:
+        return False
+    if spec.scoring_function is not None:
+        return False
+    judges = [a for a in spec.leaf_assertions if isinstance(a, JudgeAssertion)]
+    top = [a for a in spec.every_assertion if isinstance(a, JudgeAssertion)]
+    return len(judges) == len(top) and all(a.transform is None for a in top)
+
+
 def _assertion_result(
     assertion: Assertion,
     outcome: JudgeOutcome,
@@ -144,6 +203,7 @@ def _assertion_result(
         uncalibrated=outcome.uncalibrated,
         observed_ms=None if trace.timed_out else observed_ms(assertion, trace),
         cross_checks=list(outcome.cross_checks),
+        deferred=outcome.deferred,
     )
 
 
@@ -203,6 +263,9 @@ def fixture_status(results: list[AssertionResult], trace: Trace) -> tuple[Status
         return Status.error, "; ".join(said)
     if failed:
         return Status.failed, "; ".join(f"{r.type}: {r.message}" for r in failed)
+    deferred = [r for r in results if r.deferred]
+    if deferred:  # what passed so far says nothing while the judge is not asked
+        return Status.skipped, f"{deferred[0].type}: {deferred[0].message}"
     if results and all(r.advisory for r in results):
         return Status.skipped, "nothing gates: " + "; ".join(r.message for r in results)
     if not gating:

@@ -100,7 +100,11 @@ class EvalComparison:
 
     @property
     def delta(self) -> float | None:
-        return None if self.base is None else self.head.score - self.base.score
+        """Head's score less base's; None without a base, or when some of the base's runs
+        were not judged (`EvalResult.not_judged`): its score is then of other fixtures."""
+        if self.base is None or self.base.not_judged:
+            return None
+        return self.head.score - self.base.score
 
     def of(self, change: Change) -> list[FixtureComparison]:
         return [f for f in self.fixtures if f.change is change]
@@ -141,9 +145,13 @@ def compare(results: list[EvalResult]) -> list[EvalComparison]:
 def _compare_one(head: EvalResult, base: EvalResult | None) -> EvalComparison:
     comparison = EvalComparison(head=head, base=base)
     head_runs = _by_fixture(head.fixtures)
-    base_runs = _by_fixture(base.fixtures) if base is not None else {}
+    # a base run whose judge was not asked has no verdict: the fixture's base is as not run
+    judged = [r for r in base.fixtures if not r.not_judged] if base is not None else []
+    base_runs = _by_fixture(judged)
     head_passed = _verdicts(head)
-    base_passed = _verdicts(base) if base is not None else {}
+    base_passed = (
+        {k: v for k, v in _verdicts(base).items() if k in base_runs} if base is not None else {}
+    )
     pending = set(head.pending)
     advisory = {o.name for o in head.fixture_results if o.advisory}
     sequential = _sequential(head)

@@ -47,12 +47,26 @@ def score_evals(plan: Plan, evals: EvalsBySide, results: list[FixtureResult]) ->
             located = definitions.get(name)
             if located is not None:
                 pending = plan.pending.get(name, []) if side is Side.head else []
-                scored = score_eval(located, side.value, runs, pending)
+                scored = _scored(located, side, runs, pending)
                 if side is Side.head and name in plan.base_when_failing:
                     base_runs = runs_of.get((Side.base.value, name), [])
                     scored.base_not_needed = _not_needed(plan, name, base_runs)
                 out.append(held(scored))
     return out
+
+
+def _scored(
+    located: Located[Eval], side: Side, runs: list[FixtureResult], pending: list[str]
+) -> EvalResult:
+    """An Eval scored over its judged runs: a base run whose judge was not asked
+    (`base_judging`) is kept among its runs and counted in `not_judged`, but scores nothing,
+    as a fixture the base did not run."""
+    judged = [r for r in runs if not r.not_judged]
+    scored = score_eval(located, side.value, judged, pending)
+    if len(judged) == len(runs):
+        return scored
+    every = sorted(runs, key=lambda r: (r.fixture, r.rep))
+    return scored.model_copy(update={"fixtures": every, "not_judged": len(runs) - len(judged)})
 
 
 def _not_needed(plan: Plan, name: str, base_runs: list[FixtureResult]) -> list[str]:

@@ -94,6 +94,13 @@ class ResultCache:
         else:
             self._store.put(key, result.model_dump_json())
 
+    def replace(self, key: str, result: FixtureResult) -> None:
+        """Store `result` where `key` holds one already, and nowhere else: a base run judged
+        after it was stored unjudged (`flows.base_judging`) is kept only where its first
+        result was (a run a head program could have reached never is)."""
+        if self.writes and self._store.contains(key):
+            self.put(key, result)
+
     def agreement(self, key: str) -> PairAgreement | None:
         """A pairwise judge's calibration replay kept under `key` (`pairwise_panel`'s key:
         the judge, the calibration and the prompt), or None."""

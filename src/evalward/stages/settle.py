@@ -82,8 +82,25 @@ def _settle(
         )
         verdict = not call.blocks and not (result.incomplete_reason or result.advisory)
         verdict = verdict and not result.provider_unavailable
-        settled.append(_as_settled(result, verdict, record(call, tests)))
+        unjudged = base_result.fixtures if base_result is not None else []
+        sequential = _with_unjudged(record(call, tests), unjudged)
+        settled.append(_as_settled(result, verdict, sequential))
     return settled
+
+
+def _with_unjudged(sequential: SequentialRecord, base: list[FixtureResult]) -> SequentialRecord:
+    """The record with each fixture's base runs whose judge was not asked (`base_judging`)."""
+    counts: dict[str, int] = {}
+    for run in base:
+        if run.not_judged:
+            counts[run.fixture] = counts.get(run.fixture, 0) + 1
+    if not counts:
+        return sequential
+    fixtures = [
+        f.model_copy(update={"base_not_judged": counts[f.fixture]}) if f.fixture in counts else f
+        for f in sequential.fixtures
+    ]
+    return sequential.model_copy(update={"fixtures": fixtures})
 
 
 def _as_settled(result: EvalResult, passed: bool, sequential: SequentialRecord) -> EvalResult:
@@ -128,9 +145,10 @@ def pass_rate_scored(result: EvalResult) -> EvalResult:
 
 
 def outcomes(results: list[FixtureResult]) -> Outcomes:
-    """Per fixture, whether each rep passed, in rep order; an outage's runs say nothing."""
+    """Per fixture, whether each rep passed, in rep order; an outage's runs say nothing, nor
+    do base runs whose judge was not asked (`base_judging`: no verdict reads them)."""
     runs: dict[str, list[tuple[int, bool]]] = {}
     for result in results:
-        if not result.provider_unavailable:
+        if not result.provider_unavailable and not result.not_judged:
             runs.setdefault(result.fixture, []).append((result.rep, result.passed))
     return {name: [passed for _, passed in sorted(reps)] for name, reps in runs.items()}

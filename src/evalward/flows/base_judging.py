@@ -1,0 +1,142 @@
+"""The base's absolute judge under adaptive reps with a pairwise judge: asked only where the
+verdict reads it.
+
+Each pair already holds a base run beside a head run, and the pairwise judge says which is
+better; the base's own judge verdicts decide nothing of the gate there. Under adaptive reps
+they only word a fixture the head fails ("regression" or "still failing", both block; "likely
+regression" or "unreliable baseline", neither does), and the pooled test's verdict when it
+leans broken. So a base run of such a fixture is scored first without its judge assertions
+(each `deferred`, the run `skipped`: nothing reads its pass or score), and they are asked
+between the rounds once the head has failed the fixture, and at the end for every base run of
+an Eval whose pooled test leans broken; each is asked before any verdict reads it.
+
+Fixed reps keep the base's judge: they compare scores across the sides. A fixture whose judge
+reads the run through code (a transform, a scoring function) is judged at once
+(`scores.judged_later`), as is every run of an Eval without a judge model.
+
+A base run stored in the result cache unjudged is served only to a run that defers its judge
+(`execute`); once judged, it replaces what its key held.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+
+from evalward.flows.run_context import RunContext
+from evalward.providers.base import RunLabels
+from evalward.rundata.results import FixtureResult
+from evalward.rundata.sides import Side
+from evalward.rundata.spool import TraceSource
+from evalward.scoring.panel import JudgePanel
+from evalward.scoring.scores import judge_deferred, judged_later
+from evalward.stages.adaptive import SequentialTests, SequentialVerdict, judge
+from evalward.stages.plan import PlannedRun
+from evalward.stages.preference import pass_rate_share
+from evalward.stages.settle import outcomes
+
+POOLED_READS_BASE = (SequentialVerdict.failing, SequentialVerdict.likely_regression)
+"""The pooled test's verdicts, head alone, that its base would word: it leans broken."""
+
+
+@dataclass
+class BaseJudging:
+    """Which base runs leave their judge for later, and asking it where the verdict reads it."""
+
+    context: RunContext
+    paired: Mapping[str, Collection[str]]
+    """Per Eval judged pairwise, its fixtures judged in pairs (`PairJudging.fixtures`)."""
+    trace_of: TraceSource
+    panel: JudgePanel | None = None
+    asked: int = field(default=0)
+    """Base runs judged later, in this run."""
+
+    def __post_init__(self) -> None:
+        self.panel = JudgePanel(self.context.providers)
+
+    def defers(self, run: PlannedRun) -> bool:
+        """Whether `run` is scored first without its judge assertions: a base run of an
+        adaptive Eval's fixture judged in pairs, with a judge model, whose judge assertions
+        read the run as it is."""
+        plan, base = self.context.plan, self.context.checkouts.get(Side.base)
+        if run.side is not Side.base or base is None or run.eval not in plan.adaptive:
+            return False
+        if run.fixture not in self.paired.get(run.eval, ()):
+            return False
+        located = base.resources.evals.get(run.eval)
+        fixture = base.resources.fixtures.get(run.fixture)
+        if located is None or fixture is None or located.resource.spec.judge.model is None:
+            return False
+        return judged_later(fixture.resource.spec)
+
+    async def ask(
+        self,
+        results: list[FixtureResult],
+        *,
+        final: bool = False,
+        flaky: Mapping[str, Mapping[str, float]] | None = None,
+    ) -> None:
+        """Judge, in place in `results`, the unjudged base runs the verdict reads now: those of
+        a fixture the head did not pass every time, and (once the rounds are over, `final`)
+        every one of an Eval whose pooled test leans broken."""
+        waiting = [i for i, r in enumerate(results) if r.side == Side.base.value and r.not_judged]
+        if not waiting:
+            return
+        failed = {
+            (r.eval, r.fixture) for r in results if r.side == Side.head.value and not r.passed
+        }
+        pooled = self._pooled_reads_base(results, flaky or {}) if final else set()
+        for index in waiting:
+            result = results[index]
+            if (result.eval, result.fixture) in failed or result.eval in pooled:
+                results[index] = await self._judged(result)
+
+    async def _judged(self, result: FixtureResult) -> FixtureResult:
+        base = self.context.checkouts[Side.base]
+        located = base.resources.evals[result.eval]
+        assert self.panel is not None
+        judge_of = await self.panel.for_eval(located, base.resources, Side.base.value)
+        trace = self.trace_of(result)
+        labels = RunLabels(eval=result.eval, rep=result.rep, side=result.side, sha=base.sha)
+        judged = await judge_deferred(
+            base.resources.fixtures[result.fixture],
+            result,
+            trace,
+            located.resource.spec.scoring,
+            judge_of,
+            run=labels,
+        )
+        self.asked += 1
+        cache = self.context.options.cache
+        if cache is not None:
+            run = PlannedRun(Side.base, result.eval, result.fixture, result.rep)
+            cache.replace(self.context.keys.of(run), judged.model_copy(update={"trace": trace}))
+        return judged
+
+    def _pooled_reads_base(
+        self, results: list[FixtureResult], flaky: Mapping[str, Mapping[str, float]]
+    ) -> set[str]:
+        """The adaptive Evals whose pooled test, on the head's runs, leans broken: its verdict
+        then reads the base's runs of every fixture it pools."""
+        plan, gating = self.context.plan, self.context.checkouts[Side.head].resources.evals
+        found: set[str] = set()
+        for name in plan.adaptive:
+            located = gating.get(name)
+            reps = located.resource.spec.execution.reps if located is not None else None
+            if located is None or reps is None:
+                continue
+            spec = located.resource.spec
+            mine = [r for r in results if r.eval == name and r.side == Side.head.value]
+            head: dict[str, list[bool]] = {
+                r.fixture: [] for r in plan.runs if r.eval == name and r.side is Side.head
+            }
+            head |= {k: list(v) for k, v in outcomes(mine).items()}
+            gates = [f for f in head if f not in plan.pending.get(name, ())]
+            share = pass_rate_share(spec, name in self.paired)
+            tests = SequentialTests.of(spec.scoring.gate, reps, len(gates), share)
+            call = judge(
+                tests, head, {}, gating=gates, flaky=flaky.get(name), policy=spec.scoring.gate
+            )
+            if call.pooled in POOLED_READS_BASE:
+                found.add(name)
+        return found
