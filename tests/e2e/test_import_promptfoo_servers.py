@@ -144,3 +144,58 @@ def test_a_named_providers_key_must_be_set_before_any_call(
     assert done.returncode == 2 and "Traceback" not in said, said
     assert "needs AZURE_API_KEY (the `apiKeyEnv` of provider 'azure' in evalward.yaml)" in said
     assert servers["azure"].requests == []
+
+
+def test_hugging_face_models_are_called_on_its_openai_compatible_router(
+    repo: GitRepo, servers: dict[str, ReplyTableServer]
+) -> None:
+    router = servers["house"].base_url  # stands in for https://router.huggingface.co/v1
+    config = suite(servers)
+    config["providers"] = [
+        {
+            "id": "huggingface:chat:meta-llama/Llama-3.3-70B-Instruct",
+            "config": {"apiEndpoint": router + "/chat/completions", "max_new_tokens": 256},
+        },
+        {  # promptfoo calls a text-generation model through the chat API when told to
+            "id": "huggingface:text-generation:mistralai/Mistral-7B-Instruct-v0.3",
+            "config": {"chatCompletion": True, "inferenceProvider": "together",
+                       "apiBaseUrl": router, "temperature": 0.1},
+        },
+        "huggingface:text-generation:gpt2",
+        {"id": "replicate:meta/meta-llama-3-8b-instruct", "config": {"max_new_tokens": 64}},
+    ]  # fmt: skip
+    repo.commit("open models", {"promptfooconfig.yaml": yaml.safe_dump(config)})
+
+    refused = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    lines = [line for line in refused.stderr.splitlines() if "is left out" in line]
+    assert len(lines) == 2, refused.stderr
+    assert "promptfooconfig.yaml:15:3: providers[2]: 'huggingface:text-generation:gpt2'" in lines[0]
+    assert "write `huggingface:chat:gpt2` (or add `config.chatCompletion: true`)" in lines[0]
+    assert "promptfooconfig.yaml:16:3: providers[3]: 'replicate:meta/meta-llama-3-8b" in lines[1]
+    assert "write it as `openai:chat:<model>` with `config: { apiBaseUrl:" in lines[1]
+
+    done = evalward(
+        "import", "promptfoo", "promptfooconfig.yaml", "--skip-unsupported", cwd=repo.path
+    )
+    assert done.returncode == 0, done.stderr
+    code, results, said = run_for_results(repo.path, HF_TOKEN="hf-test-token-value")
+
+    assert code == 0, said
+    assert {f["status"] for f in results["fixtures"]} == {"pass"}
+    sent = sorted((r["model"], r.get("max_tokens")) for r in servers["house"].requests)
+    assert sent == [
+        ("meta-llama/Llama-3.3-70B-Instruct", 256),
+        ("meta-llama/Llama-3.3-70B-Instruct", 256),
+        ("mistralai/Mistral-7B-Instruct-v0.3:together", None),
+        ("mistralai/Mistral-7B-Instruct-v0.3:together", None),
+    ]
+    keys = {
+        v
+        for r in servers["house"].received
+        for k, v in r.headers.items()
+        if k.lower() == "authorization"
+    }
+    assert keys == {"Bearer hf-test-token-value"}
+    assert "hf-test-token-value" not in said

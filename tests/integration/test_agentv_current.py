@@ -148,7 +148,7 @@ def test_a_current_agentv_suite_runs_with_every_assertion(repo: GitRepo) -> None
 
     order = by_name["order-status"]
     assert [(a["type"], a["status"], a["axis"]) for a in order["assertions"]] == [
-        ("regex", "pass", None),  # AgentV's `contains` ignores case
+        ("contains", "pass", None),  # AgentV's `contains`: case counts
         ("toolSequence", "pass", "tool-flow"),
         ("toolArgs", "pass", None),
         ("code", "pass", "keywords"),
@@ -169,7 +169,7 @@ def test_a_current_agentv_suite_runs_with_every_assertion(repo: GitRepo) -> None
     reply = by_name["json-reply"]
     assert [(a["type"], a["status"], a["axis"], a["weight"]) for a in reply["assertions"]] == [
         ("jsonSchema", "pass", None, 1.0),
-        ("regex", "pass", "shape", 1.0),
+        ("contains", "pass", "shape", 1.0),
         ("regex", "pass", "shape", 3.0),
         ("latency", "pass", None, 1.0),
     ]
@@ -439,10 +439,10 @@ def test_an_agentv_multi_turn_test_is_a_scripted_conversation(repo: GitRepo) -> 
     (fixture,) = json.loads(done.stdout)["fixtures"]
     checks = [(a["type"], a.get("turn"), a["status"]) for a in fixture["assertions"]]
     assert checks == [
-        ("regex", None, "pass"),  # AgentV's contains, on the whole conversation's answer
-        ("regex", 1, "pass"),
-        ("regex", 2, "pass"),
-        ("regex", 2, "fail"),  # no 90 in turn 2
+        ("contains", None, "pass"),  # AgentV's contains, on the whole conversation's answer
+        ("contains", 1, "pass"),
+        ("contains", 2, "pass"),
+        ("contains", 2, "fail"),  # no 90 in turn 2
     ], checks
     assert fixture["status"] == "fail" and done.returncode == 1
 

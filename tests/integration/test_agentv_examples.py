@@ -65,7 +65,7 @@ def reply(fixture: str, text: str) -> str:
 def test_a_csv_dataset_is_read_as_agentv_reads_it(repo: GitRepo) -> None:
     replies = (
         reply("csv-magic-greeting", "HELLO there")
-        + reply("csv-quoted", "Ahoy!")
+        + reply("csv-quoted", "ahoy!")
         + reply("csv-two-lines", "first\nsecond, and a third")
         + reply("regression-capital", "Paris.")
     )
@@ -106,7 +106,7 @@ def test_an_assert_set_passes_on_its_members_weighted_score(repo: GitRepo) -> No
     replies = (
         reply("partial-credit-local", "Paris is in France.")
         + reply("too-little-credit", "The Eiffel tower and the Seine.")
-        + reply("nested-assert-set", "Supervised learning uses labels.")
+        + reply("nested-assert-set", "supervised learning uses labels.")
     )
     with_example(repo, "assert-set", "llm", "llm", replies)
 
@@ -166,3 +166,187 @@ def test_a_csv_row_agentv_refuses_is_refused_at_its_dataset(repo: GitRepo) -> No
     assert "suite.yaml:10:5: tests[2]: cases/magic.csv, row 1:" in said, said
     assert "'similar' is not a CSV assertion AgentV reads" in said
     assert "Traceback" not in said
+
+
+def test_a_jsonl_suite_reads_the_files_it_names_from_a_folder_above_it(repo: GitRepo) -> None:
+    # basic-jsonl/evals/cases.jsonl names `../basic/evals/javascript.instructions.md`: not
+    # beside it, but (as AgentV searches) from basic-jsonl/, the folder above its suite
+    shutil.copytree(EXAMPLES / "basic", repo.path / "basic")
+    with_example(repo, "basic-jsonl", "llm", "llm", "")
+
+    fixtures = load_resources(repo.path).fixtures
+    review = fixtures["code-review-javascript"].resource.spec.input
+    assert review is not None and review.messages is not None
+    said = json.dumps([m.model_dump(mode="json") for m in review.messages])
+    assert "SUPERSECRET_INSTRUCTION_MARKER_JAVASCRIPT" in said
+    assert "calculateTotal" in said
+
+    results = run(repo)
+    assert {n: f["status"] for n, f in results.items()} == {
+        "code-review-javascript": "pass",
+        "code-gen-python": "pass",
+        "feature-proposal-brainstorm": "pass",
+        "multiturn-debug-session": "pass",
+        "shorthand-string-example": "pass",
+        "shorthand-structured-output": "pass",
+        "shorthand-array-syntax": "pass",
+    }
+
+
+def test_a_missing_file_reference_names_where_it_was_looked_for(repo: GitRepo) -> None:
+    with_example(repo, "basic-jsonl", "llm", "llm", "")  # without the basic folder
+
+    done = evalward("validate", ".", cwd=repo.path)
+
+    assert done.returncode == 2
+    said = done.stdout + done.stderr
+    assert (
+        "tests[0].input[1].content[1].value: file reference "
+        "'../basic/evals/javascript.instructions.md' not found (no file "
+        "basic-jsonl/basic/evals/javascript.instructions.md nor from a folder above it)"
+    ) in said, said
+    assert "Traceback" not in said
+
+
+DETERMINISTIC = {
+    "contains-basic": "Hello there!",
+    "regex-email": "Write to support@example.com.",
+    "equals-exact": "4\n",  # AgentV compares the trimmed answer
+    "starts-with-prefix": "Dear User, thank you for contacting support.",
+    "is-json-valid": '{"status": "ok", "code": 200}',
+    "multi-assertion": '{"result": 42}',
+    "required-gate": '{"message": "success"}',
+}
+
+
+def test_deterministic_graders_decide_as_agentv_decides(repo: GitRepo) -> None:
+    replies = "".join(reply(name, text) for name, text in DETERMINISTIC.items())
+    with_example(repo, "deterministic-graders", "llm", "llm", replies)
+
+    done = evalward("run", ".", "--mock-script", "mock.yaml", "--json", "--no-cache", cwd=repo.path)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert {f["fixture"]: f["status"] for f in json.loads(done.stdout)["fixtures"]} == {
+        name: "pass" for name in DETERMINISTIC
+    }
+
+
+def test_agentv_s_contains_counts_case(repo: GitRepo) -> None:
+    wrong = {
+        **DETERMINISTIC,
+        "contains-basic": "hello there!",  # AgentV: "hello" does not contain "Hello"
+        "multi-assertion": '{"Result": 42}',  # nor '"Result"' '"result"'
+        "required-gate": '{"message": "Success"}',
+    }
+    with_example(
+        repo, "deterministic-graders", "llm", "llm", "".join(reply(n, t) for n, t in wrong.items())
+    )
+
+    results = run(repo)
+
+    assert {n: f["status"] for n, f in results.items() if f["status"] != "pass"} == {
+        "contains-basic": "fail",
+        "multi-assertion": "fail",
+        "required-gate": "fail",
+    }
+
+
+TOOLS = ["Read", "fetchData", "validateSchema", "transformData", "saveResults"]
+TOOLS += ["checkCredentials", "generateToken", "auditLog", "search", "get_weather"]
+TOOL_AGENT = (
+    "apiVersion: evalward.dev/v1\nkind: Agent\nmetadata: { name: mock_latency_agent }\nspec:\n"
+    "  models: [openai/gpt-test]\n  system: Use the tools.\n  tools:\n"
+    + "".join(
+        f"    - {{ name: {t}, description: {t}., parameters: {{ type: object }}, "
+        "mock: { output: ok } }\n"
+        for t in TOOLS
+    )
+    + "---\napiVersion: evalward.dev/v1\nkind: Eval\nmetadata: { name: latency-eval }\nspec:\n"
+    "  targetAgent: mock_latency_agent\n"
+    "  fixtureSelector: { matchLabels: { agent: LABEL } }\n"
+    "  judge: { model: openai/judge-test }\n"
+)
+
+
+def calls(fixture: str, *steps: tuple[str, dict[str, str]]) -> str:
+    turns = "".join(
+        f"      - toolCalls: [{{ name: {name}, arguments: {json.dumps(args)} }}]\n"
+        for name, args in steps
+    )
+    return f"  - match: {{ fixture: {fixture} }}\n    turns:\n{turns}      - content: Done.\n"
+
+
+TOOL_REPLIES = (
+    calls("latency-pass", ("Read", {"path": "config.json"}))
+    + reply("latency-fail", "I did not read it.")
+    + calls(
+        "mixed-latency",
+        *[(t, {}) for t in ("fetchData", "validateSchema", "transformData", "saveResults")],
+    )
+    # out of order: an exact sequence fails
+    + calls(
+        "exact-with-latency", *[(t, {}) for t in ("checkCredentials", "auditLog", "generateToken")]
+    )
+    + calls(
+        "latency-with-args",
+        ("search", {"query": "weather Paris"}),
+        ("get_weather", {"location": "Paris", "unit": "c"}),
+    )
+)
+TOOL_VERDICTS = {
+    "latency-pass": "pass",
+    "latency-fail": "fail",  # it reads nothing
+    "mixed-latency": "pass",
+    "exact-with-latency": "fail",
+    "latency-with-args": "pass",
+}
+
+
+def with_tool_agent(repo: GitRepo, name: str, label: str) -> None:
+    shutil.copytree(EXAMPLES / name, repo.path / name)
+    agents = TOOL_AGENT.replace("LABEL", label)
+    repo.commit(
+        f"AgentV's {name} example",
+        {"agents.yaml": agents, "mock.yaml": "replies:\n" + JUDGE + TOOL_REPLIES},
+    )
+
+
+def test_trajectory_checks_run_on_the_agent_the_suite_names(repo: GitRepo) -> None:
+    # `providers: [mock_latency_agent]`: the Agent of that name runs the suite
+    with_tool_agent(repo, "latency-assertions", "mock_latency_agent")
+
+    results = run(repo)
+
+    assert {n: f["status"] for n, f in results.items()} == TOOL_VERDICTS
+    args = [a for a in results["latency-with-args"]["assertions"] if a["type"] == "toolArgs"]
+    assert [a["status"] for a in args] == ["pass", "pass"]
+    (exact,) = [a for a in results["exact-with-latency"]["assertions"] if a["type"] == "trajectory"]
+    assert exact["status"] == "fail"
+
+
+def test_the_older_tool_trajectory_keeps_its_order_arguments_and_budgets(repo: GitRepo) -> None:
+    # the same suite as AgentV wrote it before `tests`: `evalcases`, `tool_trajectory` with
+    # `mode: exact`, each call's `args` and `max_duration_ms`
+    with_tool_agent(repo, "latency-evalcases", "default")
+
+    results = run(repo)
+
+    assert {n: f["status"] for n, f in results.items()} == TOOL_VERDICTS
+    budgets = {
+        name: [
+            (a["status"], a["message"].split(" took")[0])
+            for a in f["assertions"]
+            if a["type"] == "latency"
+        ]
+        for name, f in results.items()
+    }
+    assert budgets["mixed-latency"] == [
+        ("pass", "slowest call of fetchData (step #3)"),
+        ("pass", "slowest call of transformData (step #7)"),
+        ("pass", "slowest call of saveResults (step #9)"),
+    ]
+    assert budgets["latency-fail"] == [
+        ("fail", "tool 'Read' was not called, so no call of it was in time")
+    ]
+    args = [a for a in results["latency-with-args"]["assertions"] if a["type"] == "toolArgs"]
+    assert [a["status"] for a in args] == ["pass", "pass"]

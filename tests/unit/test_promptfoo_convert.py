@@ -111,3 +111,23 @@ def test_a_file_reference_outside_the_root_is_refused(tmp_path: Path) -> None:
     assert "is outside the repository" in str(refused.value)
     assert "the deploy key" not in str(refused.value)
     assert "promptfooconfig.yaml:3:" in str(refused.value)
+
+
+def test_a_test_s_transform_vars_is_refused_with_the_rewrite_that_keeps_its_verdict(
+    tmp_path: Path,
+) -> None:
+    transformed = CONFIG.replace(
+        '  - vars: { question: "Where is order 12345?" }\n',
+        '  - vars: { question: "Where is order 12345?" }\n'
+        "    options:\n"
+        "      transformVars: '{ ...vars, question: vars.question.trim() }'\n",
+    )
+    config = write(tmp_path, transformed)
+
+    with pytest.raises(ConfigError) as refused:
+        convert(config, root=tmp_path, shown_from=tmp_path, skip_unsupported=True)
+
+    message = str(refused.value)
+    assert "promptfooconfig.yaml:9:7: tests[0].options.transformVars:" in message, message
+    assert "write the vars it computes into the test's `vars` and remove it" in message
+    assert message.startswith("1 part of the promptfoo config")  # one located message

@@ -209,25 +209,28 @@ class _Files:
             )
         folder = "" if reference.startswith("/") else posixpath.dirname(self.file)
         joined = posixpath.join(folder, reference.lstrip("/"))
-        self.reads |= looked_up(self.root, joined)
         normal = posixpath.normpath(joined)
         if normal == ".." or normal.startswith("../"):
             raise AgentVProblem(
                 path, f"file reference {reference!r} leaves the repository; use a path inside it"
             )
-        try:
-            return self.door.find(joined)
-        except NotCommitted as exc:
-            if exc.reason.startswith("does not exist"):
-                raise AgentVProblem(
-                    path, f"file reference {reference!r} not found (no file {normal})"
-                ) from None
-            if exc.reason.startswith("leads out"):
-                raise AgentVProblem(
-                    path,
-                    f"file reference {reference!r} leaves the repository; use a path inside it",
-                ) from None
-            raise AgentVProblem(path, f"file reference {reference!r} {exc.reason}") from None
+        for candidate in _search_paths(folder, reference.lstrip("/")):
+            self.reads |= looked_up(self.root, candidate)
+            try:
+                return self.door.find(candidate)
+            except NotCommitted as exc:
+                if exc.reason.startswith("does not exist"):
+                    continue
+                if exc.reason.startswith("leads out"):
+                    raise AgentVProblem(
+                        path,
+                        f"file reference {reference!r} leaves the repository; use a path inside it",
+                    ) from None
+                raise AgentVProblem(path, f"file reference {reference!r} {exc.reason}") from None
+        above = " nor from a folder above it" if "/" in folder else ""
+        raise AgentVProblem(
+            path, f"file reference {reference!r} not found (no file {normal}{above})"
+        )
 
     def read(self, reference: str, path: PathKey, *, exact: bool = False) -> str:
         """The file's text; `exact`: its line ends as written (a CSV cell keeps its CRLF)."""
@@ -257,6 +260,21 @@ class _Files:
         if not isinstance(data, list):
             raise AgentVProblem(path, f"{reference}: expected a list of test cases")
         return data
+
+
+def _search_paths(folder: str, reference: str) -> list[str]:
+    """Where AgentV looks for a file reference: from the eval file's folder, then from each
+    folder above it up to the repository root (the first that holds the file wins). A
+    candidate that would leave the repository is not one."""
+    found = []
+    while True:
+        joined = posixpath.join(folder, reference)
+        normal = posixpath.normpath(joined)
+        if normal != ".." and not normal.startswith("../") and joined not in found:
+            found.append(joined)
+        if not folder:
+            return found
+        folder = posixpath.dirname(folder)
 
 
 def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) -> dict[str, Any]:

@@ -304,7 +304,10 @@ def _text_check(
     *,
     negate: bool,
 ) -> dict[str, Any]:
-    """A check of the answer against one string: an exact match, or the regex that says it."""
+    """A check of the answer against one string, decided as AgentV decides it: `contains`
+    and `regex` as written (case counts), `icontains` in any case, `equals`, `starts-with`
+    and `ends-with` on the trimmed answer and value. An exact match, or the regex that says
+    it."""
     value = item.get("value")
     if kind == "equals" and value is None:
         if ctx.reference is None:
@@ -314,15 +317,15 @@ def _text_check(
         raise AgentVProblem((*path, "value"), f"expected a string; found {value!r}")
     if kind == "equals" and not negate:
         return {**base, "type": "equals", "value": value}
-    if kind == "contains" and item.get("case_sensitive") is True:
+    if kind == "contains" and item.get("case_sensitive") is not False:
         return {**base, "type": "notContains" if negate else "contains", "value": value}
     pattern = {
         "contains": f"(?i){re.escape(value)}",
         "icontains": f"(?i){re.escape(value)}",
         "equals": rf"(?s)\A\s*{re.escape(value.strip())}\s*\Z",
         "regex": value,
-        "starts-with": rf"\A{re.escape(value)}",
-        "ends-with": rf"{re.escape(value)}\Z",
+        "starts-with": rf"\A\s*{re.escape(value.strip())}",
+        "ends-with": rf"{re.escape(value.strip())}\s*\Z",
     }[kind]
     return {**base, "type": "regex", "pattern": _negated(pattern) if negate else pattern}
 
@@ -334,7 +337,7 @@ def _list_check(
     values = item.get("value")
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
         raise AgentVProblem((*path, "value"), f"expected a list of strings; found {values!r}")
-    flags = "(?is)" if kind.startswith("i") or not item.get("case_sensitive") else "(?s)"
+    flags = "(?is)" if kind.startswith("i") or item.get("case_sensitive") is False else "(?s)"
     if kind.endswith("any"):
         pattern = flags + "(?:" + "|".join(re.escape(v) for v in values) + ")"
     else:
@@ -458,34 +461,52 @@ def _rubric_criterion(item: dict[str, Any], path: PathKey) -> str:
 
 
 def _trajectory(item: dict[str, Any], path: PathKey, base: dict[str, Any]) -> list[dict[str, Any]]:
+    """The older `tool_trajectory` grader, as AgentV decided it: `any_order` each tool of
+    `minimums` called that often; `in_order` / `exact` the `expected` calls in order (or
+    exactly those), each call's `args` (a partial match) and its `max_duration_ms` (each
+    call of that tool timed within it)."""
     mode = item.get("mode", "in_order")
     if mode == "any_order":
         minimums = item.get("minimums") or {}
         if not isinstance(minimums, dict) or not minimums:
             raise AgentVProblem(path, "an any_order tool-trajectory needs `minimums`")
+        made = []
         for tool, count in minimums.items():
-            if count != 1:
-                raise AgentVProblem(
-                    (*path, "minimums", tool), "only a minimum of 1 call is supported"
-                )
-        return [{**base, "type": "toolCalled", "tool": str(tool)} for tool in minimums]
-    if mode != "in_order":
+            value = {"name": str(tool), "min": count}
+            made += _tool_used(value, (*path, "minimums", tool), base, False)
+        return made
+    if mode not in ("in_order", "exact"):
         raise AgentVProblem(
-            (*path, "mode"), f"expected mode any_order or in_order (supported); found {mode!r}"
+            (*path, "mode"), f"expected mode any_order, in_order or exact; found {mode!r}"
         )
     expected = item.get("expected")
     if not isinstance(expected, list) or not expected:
         raise AgentVProblem(path, "a tool-trajectory needs `expected` tool calls")
-    tools = []
+    tools: list[str] = []
+    checks: list[dict[str, Any]] = []
     for index, call in enumerate(expected):
+        at: PathKey = (*path, "expected", index)
         if not isinstance(call, dict) or not isinstance(call.get("tool"), str):
-            raise AgentVProblem((*path, "expected", index), "expected `{tool: name}`")
-        if call.get("args", "any") != "any":
-            raise AgentVProblem(
-                (*path, "expected", index, "args"), "argument matching is not supported by evalward"
-            )
+            raise AgentVProblem(at, "expected `{tool: name}`")
+        for key in call:
+            if key not in ("tool", "args", "max_duration_ms"):
+                raise AgentVProblem((*at, key), f"`{key}` of an expected tool call is not read")
         tools.append(call["tool"])
-    return [{**base, "type": "toolSequence", "tools": tools}]
+        args = call.get("args", "any")
+        if args != "any":
+            if not isinstance(args, dict):
+                raise AgentVProblem((*at, "args"), f"expected a mapping or any; found {args!r}")
+            checks.append(
+                {**base, "type": "toolArgs", "tool": call["tool"], "args": args, "mode": "partial"}
+            )
+        budget = call.get("max_duration_ms")
+        if budget is not None:
+            if isinstance(budget, bool) or not isinstance(budget, int | float) or budget <= 0:
+                raise AgentVProblem(
+                    (*at, "max_duration_ms"), f"expected milliseconds above 0; found {budget!r}"
+                )
+            checks.append({**base, "type": "latency", "tool": call["tool"], "maxMs": budget})
+    return [_tool_sequence({"mode": mode, "steps": tools}, path, base), *checks]
 
 
 _SEQUENCE_MODES = {"in_order": None, "exact": "strict", "any_order": "superset"}

@@ -1,9 +1,9 @@
 """promptfoo providers as evalward models: `openai:…` and `anthropic:…` (and Ollama, Mistral,
-Groq, DeepSeek, OpenRouter, Together, Fireworks, Perplexity and Azure OpenAI, through their
-OpenAI-compatible endpoints), with the settings that change replies carried over and the
-rest refused. Where a provider's replies come from (`apiBaseUrl`, the key's variable, prices)
-becomes evalward.yaml's `providers` and `pricing` (`promptfoo_endpoints`: one provider per
-endpoint); a key itself is never written anywhere.
+Groq, DeepSeek, OpenRouter, Together, Fireworks, Perplexity, Hugging Face's router and Azure
+OpenAI, through their OpenAI-compatible endpoints), with the settings that change replies
+carried over and the rest refused. Where a provider's replies come from (`apiBaseUrl`, the
+key's variable, prices) becomes evalward.yaml's `providers` and `pricing`
+(`promptfoo_endpoints`: one provider per endpoint); a key itself is never written anywhere.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ OPENAI_COMPATIBLE = {
     "togetherai": ("https://api.together.xyz/v1", "TOGETHER_API_KEY"),
     "fireworks": ("https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY"),
     "perplexity": ("https://api.perplexity.ai", "PERPLEXITY_API_KEY"),
+    "huggingface": ("https://router.huggingface.co/v1", "HF_TOKEN"),
 }
 """promptfoo providers whose vendors serve OpenAI's Chat Completions: their URL and key."""
 AZURE = {"azure", "azureopenai"}
@@ -53,6 +54,9 @@ CONFIG_KEYS = {
     "apiVersion",
     "mcp",
 }
+HUGGINGFACE_KEYS = {"max_new_tokens", "apiEndpoint", "inferenceProvider", "chatCompletion"}
+"""What `huggingface:chat` reads beside the OpenAI keys: promptfoo sends `max_new_tokens` as
+`max_tokens`, `apiEndpoint` as `apiBaseUrl`, and `inferenceProvider` as the model's suffix."""
 
 
 @dataclass
@@ -137,11 +141,13 @@ def provider(
         if key not in {"id", "label", "config", "prompts", "delay"}:
             raise child.refuse(f"`{key}` of a provider has no equivalent in evalward")
     label = node.get("label")
+    config = node.get("config")
+    if id_.startswith("huggingface:text-generation:") and _chat_completion(config):
+        id_ = "huggingface:chat:" + id_.removeprefix("huggingface:text-generation:")
     found = _model(node, id_, str(label.value) if label is not None else None, embedding)
     prompts = node.get("prompts")
     if prompts is not None:
         found.prompts = [str(p.value) for p in prompts.elements()]
-    config = node.get("config")
     if config is not None:
         _configure(found, config, files)
     _located(found, node, env or {})
@@ -202,8 +208,37 @@ def _model(node: Node, id_: str, given: str | None, embedding: bool = False) -> 
     return found
 
 
+def _chat_completion(config: Node | None) -> bool:
+    """Whether promptfoo calls a `huggingface:text-generation` model through the chat API:
+    `config.chatCompletion: true`, or an `apiEndpoint` of the chat API."""
+    if config is None or not isinstance(config.value, dict):
+        return False
+    chat = config.value.get("chatCompletion")
+    if chat is not None:
+        return chat is True
+    endpoint = config.value.get("apiEndpoint")
+    return isinstance(endpoint, str) and "/v1/chat" in endpoint
+
+
 def _unmapped(id_: str, vendor: str, api: str) -> str:
     """Why the provider `id_` is left out, and what evalward calls instead."""
+    if vendor == "huggingface" and api == "text-generation":
+        model = id_.split(":", 2)[2]
+        return (
+            f"{id_!r} is left out: promptfoo sends it the bare prompt on Hugging Face's "
+            "text-generation API, which evalward has no equivalent of; write "
+            f"`huggingface:chat:{model}` (or add `config.chatCompletion: true`), which both "
+            "promptfoo and evalward call on router.huggingface.co's OpenAI-compatible API, "
+            "the prompt as a chat message"
+        )
+    if vendor == "replicate":
+        return (
+            f"{id_!r} is left out: promptfoo calls Replicate's predictions API, which evalward "
+            "has no equivalent of; serve the model on an OpenAI-compatible server (vLLM, "
+            "Ollama, Hugging Face's router) and write it as `openai:chat:<model>` with "
+            "`config: { apiBaseUrl: <its /v1 URL> }` (`max_new_tokens` is `max_tokens` "
+            "there), for promptfoo and evalward alike"
+        )
     if vendor in AZURE:
         return (
             f"{id_!r} is left out: evalward calls an Azure OpenAI deployment through Chat "
@@ -252,6 +287,9 @@ def _located(found: PromptfooProvider, node: Node, env: Mapping[str, str]) -> Pr
 def _configure(found: PromptfooProvider, config: Node, files: Files) -> None:  # noqa: C901
     for key, child in config.items():
         value = child.value
+        if found.vendor == "huggingface" and key in HUGGINGFACE_KEYS:
+            _huggingface(found, key, child)
+            continue
         if key not in CONFIG_KEYS:
             raise child.refuse(
                 f"`config.{key}` changes the replies and evalward's Agent has no equivalent; "
@@ -303,6 +341,22 @@ def _configure(found: PromptfooProvider, config: Node, files: Files) -> None:  #
             raise child.refuse(f"`config.{key}`: {value!r} is not a value evalward can use")
     if found.price is not None and set(found.price) != {"input", "output"}:
         raise config.refuse("give both `inputCost` and `outputCost`, or `cost` for both")
+
+
+def _huggingface(found: PromptfooProvider, key: str, child: Node) -> None:
+    """A `huggingface:chat` setting, as promptfoo hands it to the OpenAI-compatible call."""
+    value = child.value
+    if key == "max_new_tokens" and isinstance(value, int) and not isinstance(value, bool):
+        found.max_tokens = found.max_tokens if found.max_tokens is not None else value
+    elif key == "apiEndpoint" and isinstance(value, str) and re.match(r"^https?://", value):
+        found.base_url = re.sub(r"/chat/completions/?$", "", value)
+    elif key == "inferenceProvider" and isinstance(value, str) and MODEL.match(value):
+        if ":" not in found.model.partition("/")[2]:  # a suffix in the id wins, as in promptfoo
+            found.model = f"{found.model}:{value}"
+    elif key == "chatCompletion" and value is True:
+        pass  # read with the id: the model is called through the chat API
+    else:
+        raise child.refuse(f"`config.{key}`: {value!r} is not a value evalward can use")
 
 
 def _listed(node: Node, files: Files) -> Node:

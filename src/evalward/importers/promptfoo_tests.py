@@ -182,7 +182,13 @@ def merged(node: Node, index: int, default: Node | None) -> Test:
         if key not in OPTION_KEYS:
             raise child.refuse(
                 f"`options.{key}` has no equivalent in evalward"
-                + (" (vars are the fixture's as written)" if key == "transformVars" else ""),
+                + (
+                    ": a fixture's vars are as written; write the vars it computes into the "
+                    "test's `vars` and remove it (promptfoo then renders the same prompt, and "
+                    "both give the same verdict)"
+                    if key == "transformVars"
+                    else ""
+                ),
                 droppable=key != "transformVars",
             )
     own_asserts = node.get("assert")

@@ -186,7 +186,8 @@ class LatencyScope(StrEnum):
 
 
 class LatencyAssertion(AssertionBase):
-    """The run's wall time (`scope: run`) or every timed step (`scope: step`) ≤ `maxMs`.
+    """The run's wall time (`scope: run`) or every timed step (`scope: step`) ≤ `maxMs`;
+    with `tool`, every timed result of that tool's calls (a per-call budget).
 
     Without `maxMs` it is the reserved `{type: latency}`: the observed latency is
     reported and never gates (the assertion is advisory, left out of the score).
@@ -199,6 +200,22 @@ class LatencyAssertion(AssertionBase):
         description="The bound in milliseconds; without it the latency is reported, not gated.",
     )
     scope: LatencyScope = LatencyScope.run
+    tool: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Bound only the calls of this tool (each call's result, timed); "
+        "implies `scope: step`.",
+    )
+
+    @model_validator(mode="after")
+    def _tool_is_per_step(self) -> LatencyAssertion:
+        if (
+            self.tool is not None
+            and self.scope is LatencyScope.run
+            and ("scope" in self.model_fields_set)
+        ):
+            raise ValueError("`tool` bounds each call of that tool: drop `scope: run`")
+        return self
 
     @property
     def gates(self) -> bool:

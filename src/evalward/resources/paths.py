@@ -9,7 +9,8 @@ One rule for an Agent's paths (`systemFile`, command programs, `watch` globs): r
 the repository root, which is also the working directory of every program evalward starts;
 a leading `/` says the same. A `systemFile` written the old way, relative to the file that
 names it, is still found when nothing is at its root path, with a deprecation warning.
-AgentV files keep AgentV's own rule (relative to the eval file; importers/agentv.py).
+AgentV files keep AgentV's own rule (relative to the eval file, then each folder above it;
+importers/agentv.py).
 """
 
 from __future__ import annotations

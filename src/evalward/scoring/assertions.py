@@ -66,12 +66,18 @@ def check(
         if checker is None:
             return Status.error, f"assertion type {assertion.type!r} is not deterministic"
         return checker(assertion, trace)
+    except _NotCalled as exc:
+        return Status.failed, str(exc)
     except _Unevaluable as exc:
         return Status.error, str(exc)
 
 
 class _Unevaluable(EvalwardError):
     pass
+
+
+class _NotCalled(_Unevaluable):
+    """A check of a tool's calls when the run never called it: a failure, not an error."""
 
 
 def _verdict(ok: bool, passed: str, failed: str) -> CheckOutcome:
@@ -384,9 +390,18 @@ def _cost(a: CostAssertion, trace: Trace) -> CheckOutcome:
 def observed_latency(a: LatencyAssertion, trace: Trace) -> tuple[float, str]:
     """What a latency assertion measures: the run's wall time (`scope: run`) or its slowest
     timed step (`scope: step`), in ms, and how to say which."""
-    if a.scope is LatencyScope.run:
+    if a.scope is LatencyScope.run and a.tool is None:
         return trace.duration_ms, "run took"
     timed = [s for s in trace.steps if s.duration_ms > 0]
+    if a.tool is not None:
+        calls = [s for s in trace.steps if s.type is StepType.tool_result and s.tool == a.tool]
+        timed = [s for s in calls if s.duration_ms > 0]
+        if not calls:
+            raise _NotCalled(f"tool {a.tool!r} was not called, so no call of it was in time")
+        if not timed:
+            raise _Unevaluable(f"no call of tool {a.tool!r} carries a duration")
+        slowest = max(timed, key=lambda s: s.duration_ms)
+        return slowest.duration_ms, f"slowest call of {a.tool} (step #{slowest.index}) took"
     if not timed:
         raise _Unevaluable("no step of the run carries a duration, so per-step latency is unknown")
     slowest = max(timed, key=lambda s: s.duration_ms)

@@ -32,24 +32,25 @@ def matches(assertion: dict[str, Any], output: str) -> bool:
     return re.search(assertion["pattern"], output) is not None
 
 
-def test_contains_is_case_insensitive_as_in_agentv(tmp_path: Path) -> None:
+def test_contains_counts_case_as_agentv_does(tmp_path: Path) -> None:
+    # AgentV's `contains` is `output.includes(value)`: "hello" does not contain "Hello"
     (check,) = assertions_of(tmp_path, "      - {type: contains, value: 'A.B'}\n")
-    assert matches(check, "see a.b here")
-    assert not matches(check, "see aXb here")
-    (exact,) = assertions_of(
-        tmp_path, "      - {type: contains, value: 'A.B', case_sensitive: true}\n"
-    )
-    assert exact == {"weight": 1.0, "type": "contains", "value": "A.B"}
+    assert check == {"weight": 1.0, "type": "contains", "value": "A.B"}
+    (anycase,) = assertions_of(tmp_path, "      - {type: icontains, value: 'A.B'}\n")
+    assert matches(anycase, "see a.b here")
+    assert not matches(anycase, "see aXb here")
 
 
 @pytest.mark.parametrize(
     ("grader", "passing", "failing"),
     [
-        ("{type: contains-any, value: [cat, dog]}", "a DOG", "a bird"),
-        ("{type: contains-all, value: [cat, dog]}", "dog\nthen cat", "only cat"),
-        ("{type: starts-with, value: 'Hello'}", "Hello there", "Oh, Hello"),
-        ("{type: ends-with, value: 'bye.'}", "ok, bye.", "bye. ok"),
-        ("{type: contains, value: secret, negate: true}", "nothing here", "the SECRET is"),
+        ("{type: contains-any, value: [cat, dog]}", "a dog", "a DOG"),
+        ("{type: icontains-any, value: [cat, dog]}", "a DOG", "a bird"),
+        ("{type: contains-all, value: [cat, dog]}", "dog\nthen cat", "dog then Cat"),
+        ("{type: starts-with, value: 'Hello'}", "\n  Hello there", "Oh, Hello"),
+        ("{type: starts-with, value: ' Hello '}", "Hello there", "hello there"),
+        ("{type: ends-with, value: 'bye.'}", "ok, bye.\n", "bye. ok"),
+        ("{type: icontains, value: secret, negate: true}", "nothing here", "the SECRET is"),
         ("{type: regex, value: '^\\d+$', negate: true}", "abc", "123"),
     ],
 )
@@ -124,12 +125,20 @@ def test_suite_assertions_follow_each_test_and_jsonl_cases(tmp_path: Path) -> No
     ("grader", "message"),
     [
         (
-            "{type: tool-trajectory, mode: exact, expected: [{tool: a}]}",
-            "expected mode any_order or in_order (supported); found 'exact'",
+            "{type: tool-trajectory, mode: unordered, expected: [{tool: a}]}",
+            "expected mode any_order, in_order or exact; found 'unordered'",
         ),
         (
-            "{type: tool-trajectory, expected: [{tool: a, args: {q: x}}]}",
-            "argument matching is not supported by evalward",
+            "{type: tool-trajectory, expected: [{tool: a, args: [q]}]}",
+            "expected a mapping or any; found ['q']",
+        ),
+        (
+            "{type: tool-trajectory, expected: [{tool: a, max_duration_ms: fast}]}",
+            "expected milliseconds above 0; found 'fast'",
+        ),
+        (
+            "{type: tool-trajectory, expected: [{tool: a, min_calls: 2}]}",
+            "`min_calls` of an expected tool call is not read",
         ),
         ("{type: field-accuracy}", "AgentV assertion type 'field-accuracy' is not supported"),
         ("{type: equals}", "an `equals` check needs `value` or `expected_output`"),
@@ -143,6 +152,26 @@ def test_unsupported_graders_are_errors(tmp_path: Path, grader: str, message: st
     assert conversion.fixtures == []
     (problem,) = conversion.problems
     assert problem.message.startswith(message)
+
+
+def test_the_older_tool_trajectory_maps_order_arguments_and_budgets(tmp_path: Path) -> None:
+    checks = assertions_of(
+        tmp_path,
+        "      - type: tool_trajectory\n"
+        "        mode: exact\n"
+        "        expected:\n"
+        "          - { tool: search, args: { query: weather Paris }, max_duration_ms: 500 }\n"
+        "          - { tool: get_weather, args: any }\n"
+        "      - { type: tool_trajectory, mode: any_order, minimums: { search: 2, log: 1 } }\n",
+    )
+    assert checks == [
+        {"weight": 1.0, "type": "trajectory", "tools": ["search", "get_weather"], "mode": "strict"},
+        {"weight": 1.0, "type": "toolArgs", "tool": "search", "args": {"query": "weather Paris"},
+         "mode": "partial"},
+        {"weight": 1.0, "type": "latency", "tool": "search", "maxMs": 500},
+        {"weight": 1.0, "type": "toolSequence", "tools": ["search", "search"]},
+        {"weight": 1.0, "type": "toolCalled", "tool": "log"},
+    ]  # fmt: skip
 
 
 def test_documents_that_are_not_agentv_are_not_taken() -> None:

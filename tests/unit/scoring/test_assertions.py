@@ -382,3 +382,26 @@ def test_each_pattern_of_a_suite_larger_than_the_cache_is_compiled_once() -> Non
 
     assert [status for status, _ in results] == [Status.passed] * count
     assert compiled_pattern.cache_info().misses == count
+
+
+def test_a_tool_s_latency_bounds_each_call_of_that_tool_only() -> None:
+    trace = Trace()
+    trace.add(StepType.tool_result, tool="search", output="x", duration_ms=40.0)
+    trace.add(StepType.tool_result, tool="export", output="x", duration_ms=900.0)
+    trace.add(StepType.tool_result, tool="search", output="x", duration_ms=120.0)
+    bound = {"type": "latency", "tool": "search", "maxMs": 100}
+
+    assert run(bound, trace) == (
+        Status.failed,
+        "slowest call of search (step #3) took 120 ms > 100 ms",
+    )
+    assert run({**bound, "maxMs": 150}, trace)[0] is Status.passed  # export is not bounded
+    assert run({**bound, "tool": "lookup"}, trace) == (
+        Status.failed,
+        "tool 'lookup' was not called, so no call of it was in time",
+    )
+    untimed = Trace()
+    untimed.add(StepType.tool_result, tool="search", output="x")
+    assert run(bound, untimed)[0] is Status.error
+    with pytest.raises(ValidationError, match="drop `scope: run`"):
+        ASSERTION.validate_python({**bound, "scope": "run"})
