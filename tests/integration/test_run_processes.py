@@ -493,6 +493,45 @@ def test_turns_go_first_come_first_served_a_later_base_waits_behind_a_waiting_he
 
 
 @needs_root
+def test_a_head_s_turn_in_progress_is_joined_by_its_own_commit_past_a_waiting_base(
+    tmp_path: Path,
+) -> None:
+    """Job 1 holds the head turn of commit abc; job 2 then waits for a base turn; job 3, a
+    push of commit abc, joins job 1's turn at once (the runs of one commit are one turn), and
+    job 2 goes once both have ended. Were job 3 queued behind job 2, a job 1 that waits for
+    job 3 (a push it gates beside) would never end."""
+    folder = tmp_path / "claims"
+    waiting: list[str] = []
+    turns = [Turns(folder), Turns(folder, waiting.append), Turns(folder)]
+
+    async def go() -> list[str]:
+        order: list[str] = []
+
+        async def hold(turn: Turns, group: str, name: str, until: asyncio.Event) -> None:
+            async with turn.taken(group):
+                order.append(f"+{name}")
+                await until.wait()
+                order.append(f"-{name}")
+
+        joined, free = asyncio.Event(), asyncio.Event()
+        free.set()
+        first = asyncio.create_task(hold(turns[0], "head-abc", "head1", joined))
+        while not order:
+            await asyncio.sleep(0.01)
+        base = asyncio.create_task(hold(turns[1], "base", "base2", free))
+        while not waiting:
+            await asyncio.sleep(0.01)  # it has asked, found the head's turn held, and waits
+        push = asyncio.create_task(hold(turns[2], "head-abc", "head3", free))
+        done, _ = await asyncio.wait([push], timeout=60)  # queued behind the base: never
+        joined.set()
+        assert done, "the push waited behind the base for a turn its own commit holds"
+        await asyncio.gather(first, base)
+        return order
+
+    assert asyncio.run(go()) == ["+head1", "+head3", "-head3", "-head1", "+base2", "-base2"]
+
+
+@needs_root
 def test_a_job_that_ends_mid_turn_lets_go_of_it(tmp_path: Path) -> None:
     """A job killed in its head's turn holds nothing: the kernel lets go of its lock."""
     folder = tmp_path / "claims"

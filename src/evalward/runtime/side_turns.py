@@ -15,9 +15,13 @@ after the next number of the folder's `turns` file and its group, which it holds
 `flock` on while it waits. It takes the turn (a shared `flock` on a file of its group) once no
 other group's turn is held and every ticket before its own is of its group (those go with
 it); so a job waiting for a head's turn is never overtaken by base turns that keep coming,
-nor the reverse. Tickets and turns are read and taken while holding a lock on the `turns`
-file: the kernel lets go of every lock when a job ends, however it ends, and a ticket or turn
-file no one holds is removed. The log says how long a turn waited.
+nor the reverse. A head's turn in progress is joined at once by a job of its own commit (the
+runs of one commit are one turn: a push of the commit a pull request gates goes beside that
+pull request's head runs, whoever waits), which one commit's few jobs (a pull request's
+shards, a push) cannot stretch without end; a base turn is never joined past a waiting head,
+since bases keep coming from every job. Tickets and turns are read and taken while holding a
+lock on the `turns` file: the kernel lets go of every lock when a job ends, however it ends,
+and a ticket or turn file no one holds is removed. The log says how long a turn waited.
 """
 
 from __future__ import annotations
@@ -115,11 +119,14 @@ class Turns:
         with self._mutex(blocking=False) as mutex:
             if mutex is None:
                 return ""
+            own = self.folder / f"{PREFIX}{group}"
+            # a head's turn in progress is joined by its own commit's jobs at once
+            joins = group != "base" and _held(own)
             for entry in self.folder.iterdir():
                 name = entry.name.removeprefix(PREFIX)
                 if entry.name.startswith(PREFIX) and name != group and _held(entry):
                     return _side(name)
-            for entry in self.folder.iterdir():
+            for entry in [] if joins else self.folder.iterdir():
                 number, _, name = entry.name.removeprefix(TICKET).partition("-")
                 if (
                     entry.name.startswith(TICKET)
@@ -129,9 +136,7 @@ class Turns:
                     and _held(entry)
                 ):
                     return _side(name)
-            held = os.open(
-                self.folder / f"{PREFIX}{group}", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600
-            )
+            held = os.open(own, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
             fcntl.flock(held, fcntl.LOCK_SH)  # no one holds it otherwise: the mutex is ours
             return held
 
