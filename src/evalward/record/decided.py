@@ -13,9 +13,8 @@ from __future__ import annotations
 from evalward.resources.gate_policy import RegressionPolicy
 from evalward.rundata.pairwise_record import PairCounts, PairwiseRecord
 from evalward.rundata.sequential_record import POOLED_TEST, SequentialRecord, bound_text
-from evalward.stages.blocked import pairwise_only, policy_of
+from evalward.stages.blocked import falls_short, pairwise_only, policy_of
 from evalward.stages.compare import EvalComparison
-from evalward.text.numbers import score_text, threshold_text
 
 PAIRWISE_WORSE = "head preferred less than base"
 
@@ -42,14 +41,8 @@ def decided_by(comparison: EvalComparison, regressions: RegressionPolicy) -> str
 def shortfall(comparison: EvalComparison) -> str:
     """The fixed-reps rule a failing Eval falls short of: its threshold, else its pass^k
     floor ("score 0.62 < threshold 0.85")."""
-    head = comparison.head
-    floor, reached = head.min_pass_hat_k, head.pass_hat_k
-    if head.score >= head.pass_threshold and floor is not None and reached is not None:
-        return f"pass^k {reached:.2f} < {floor:.2f}"
-    return (
-        f"score {score_text(head.score, head.pass_threshold, False)} < "
-        f"threshold {threshold_text(head.pass_threshold)}"
-    )
+    pass_k, reached, line = falls_short(comparison)
+    return f"pass^k {reached} < {line}" if pass_k else f"score {reached} < threshold {line}"
 
 
 def _undecided(record: SequentialRecord) -> str:

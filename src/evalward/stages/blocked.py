@@ -36,16 +36,23 @@ def why(
     return said
 
 
-def _shortfall(comparison: EvalComparison) -> str:
-    """The fixed-reps rule the Eval falls short of: its threshold, else its pass^k floor."""
+def falls_short(comparison: EvalComparison) -> tuple[bool, str, str]:
+    """The fixed-reps rule a failing Eval falls short of, as text: (True, its pass^k, its
+    minPassHatK) when it meets its threshold, else (False, its score, its threshold); the
+    score is never written at or above the threshold it misses."""
     head = comparison.head
     floor, reached = head.min_pass_hat_k, head.pass_hat_k
     if head.score >= head.pass_threshold and floor is not None and reached is not None:
-        return f"pass^k {reached:.2f} is below its minPassHatK {floor:.2f}"
-    return (
-        f"score {score_text(head.score, head.pass_threshold, False)} is below its threshold "
-        f"{threshold_text(head.pass_threshold)}"
-    )
+        return True, f"{reached:.2f}", f"{floor:.2f}"
+    score = score_text(head.score, head.pass_threshold, False)
+    return False, score, threshold_text(head.pass_threshold)
+
+
+def _shortfall(comparison: EvalComparison) -> str:
+    pass_k, reached, line = falls_short(comparison)
+    if pass_k:
+        return f"pass^k {reached} is below its minPassHatK {line}"
+    return f"score {reached} is below its threshold {line}"
 
 
 def pairwise_only(comparison: EvalComparison) -> bool:
