@@ -1,7 +1,9 @@
 """An Eval judged only by a judge below its calibration floor, run as GitHub runs the action:
-it is reported as advisory and does not decide the gate. A pull request cannot make a gating
-Eval advisory to escape the gate: the Eval (its judge model) and the calibration it is
-replayed on come from the base branch."""
+the judge cannot decide, so the Eval is inconclusive (exit 1, a failing check, the Eval, the
+judge, why and what to do), never advisory or skipped; the bypass label still honours it. A
+check the base's definitions make reporting-only stays advisory. A pull request cannot make a
+gating Eval's judge undecided to escape the gate either: the Eval (its judge model) and the
+calibration it is replayed on come from the base branch."""
 
 from __future__ import annotations
 
@@ -91,41 +93,102 @@ def base_commit(repo: GitRepo) -> str:
     )
 
 
-def test_an_eval_judged_only_by_an_uncalibrated_judge_is_advisory_and_does_not_gate(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
-) -> None:
+BELOW_FLOOR = [0.6, 0.5, 0.9, 0.4, 0.1, 0.0]
+"""κ = 1/3 (binarised at 0.5: 1 1 1 0 0 0 against the labels 1 0 1 0 1 0), below 0.6."""
+WHY = "κ of openai/judge-m is 0.33, below the floor 0.60"
+WHAT_TO_DO = "fix the judge's settings, recalibrate it, or bypass the gate with its label"
+
+
+def below_floor_pull(repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer) -> FakePull:
+    """A worse prompt, gated by an Eval whose only check is a judge below its floor."""
     base = base_commit(repo)
     repo.branch("feature")
     head = repo.commit(
         "a worse prompt", {"agents/support-bot.yaml": AGENT.format(version="HEAD-V2")}
     )
+    script(model, BELOW_FLOOR)
+    return github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+
+
+def test_an_eval_judged_only_by_a_judge_below_its_floor_is_inconclusive_never_passing(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    pull = below_floor_pull(repo, github, model)
+    event = pull_request_event(github.repository, 7, pull.base_sha, pull.head_sha)
+
+    run = run_action(repo.path, github, event, env=env, inputs={"check-run": "true"})
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    results = run.results()
+    assert results["result"] == "inconclusive"
+    reason = results["reason"]
+    assert reason.startswith("refund-eval is inconclusive: its judge openai/judge-m cannot decide")
+    assert WHY in reason and WHAT_TO_DO in reason
+    head_eval = next(e for e in results["evals"] if e["side"] == "head")
+    assert head_eval["advisory"] is False and head_eval["passed"] is False
+    assert head_eval["phase"] == "Inconclusive" and WHY in head_eval["inconclusive_reason"]
+    # the judge's verdicts are still shown, as advisory: they are why, not a verdict
+    head_run = next(f for f in results["fixtures"] if f["side"] == "head")
+    verdict = head_run["assertions"][0]
+    assert verdict["advisory"] is True and verdict["judge"]["score"] == 0.0
+    (check,) = github.check_runs
+    assert check["conclusion"] == "failure"
+    body = github.comments_on(7)[0]["body"]
+    assert body.splitlines()[1].startswith("## ❔ evalward: refund-eval is inconclusive:")
+    assert "❔ Inconclusive" in body and "⚪ Advisory" not in body and "✅" not in body
+    assert "nothing gates" not in body
+
+
+def test_an_eval_judged_below_its_floor_is_bypassed_by_the_label(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    pull = below_floor_pull(repo, github, model)
+    github.add_label(7, "force-eval-bypass", actor="alice")
+    github.permissions["alice"] = "write"
+    event = pull_request_event(
+        github.repository, 7, pull.base_sha, pull.head_sha,
+        labels=["force-eval-bypass"], action="labeled", label="force-eval-bypass",
+    )  # fmt: skip
+
+    run = run_action(repo.path, github, event, env=env)
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.results()["result"] == "bypassed"
+    (audit,) = run.json_lines()
+    assert audit["event"] == "eval_gate_bypass" and audit["actor"] == "alice"
+
+
+def test_a_reporting_only_check_stays_advisory(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """A `latency` without `maxMs` only reports, as the base's definitions chose: an Eval of
+    nothing else is advisory, not inconclusive, as no judge failed to decide."""
+    reporting = EVAL.replace(
+        '- { type: judge, minScore: 0.8, rubric: "REFUND-RUBRIC: ask why before refunding." }',
+        "- { type: latency }",
+    ).replace(", calibration: refund-judge", "")
+    base = repo.commit(
+        "support bot and a latency report",
+        {
+            "agents/support-bot.yaml": AGENT.format(version="BASE-V1"),
+            "evals/refund.yaml": reporting.replace("{judge}", "openai/judge-m"),
+        },
+    )
+    repo.branch("feature")
+    head = repo.commit("a new prompt", {"agents/support-bot.yaml": AGENT.format(version="HEAD-V2")})
     github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
-    # κ = 1/3 (binarised at 0.5: 1 1 1 0 0 0 against the labels 1 0 1 0 1 0), below 0.6
-    script(model, [0.6, 0.5, 0.9, 0.4, 0.1, 0.0])
+    script(model, BELOW_FLOOR)
 
     run = run_action(
         repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
     )
 
-    assert run.returncode == 0, run.stderr
+    assert run.returncode == 0, run.stdout + run.stderr
     results = run.results()
     assert results["result"] == "skipped"
-    assert run.outputs["score"] == ""  # no Eval's score gated: an advisory 0 is no score
     assert results["reason"].startswith("nothing gates this change: refund-eval is advisory")
-    assert "κ of openai/judge-m is 0.33, below the floor 0.60" in results["reason"]
     head_eval = next(e for e in results["evals"] if e["side"] == "head")
-    assert head_eval["advisory"] is True and head_eval["phase"] == "Advisory"
-    assert head_eval["passed"] is False and head_eval["fixture_results"][0]["advisory"] is True
-    body = github.comments_on(7)[0]["body"]
-    assert "## ⏭️ evalward: nothing gates this change: refund-eval is advisory" in body
-    assert "no fixture gates · 0 regressions · 0 failing · 1 advisory (not gating)" in body
-    assert "| refund-eval | support-bot | — | — | 1.00 | — | ⚪ Advisory |" in body
-    assert "❌ Fail" not in body and "**Failing fixtures**" not in body
-    # the judge's verdict is still shown, as advisory, in report.html: nothing in the comment
-    # fails, so no fixture gets a block there
-    page = (run.output_dir / "report.html").read_text()
-    assert '<span class="verdict advisory"' in page and '"adv":true' in page
-    assert not [line for line in run.stdout.splitlines() if line.startswith("::error ")]
+    assert head_eval["advisory"] is True and head_eval["inconclusive_reason"] == ""
 
 
 @pytest.mark.parametrize(
@@ -170,8 +233,9 @@ def test_a_pull_request_cannot_make_its_gating_eval_advisory(
     assert "| refund-eval |" in body and "❌ Fail" in body and "⚪ Advisory" not in body
     assert "1. 🔻 **high** · [refund-eval / refund-asks-why]" in body
 
-    # the same pull request with its own definitions gating (`gate-config: head`, which the
-    # workflow chooses) does escape: the protection above is the base's definitions
+    # with its own definitions gating (`gate-config: head`, which the workflow chooses) the
+    # judge it made undecided still does not pass the gate: the Eval is inconclusive
     own = run_action(repo.path, github, event, env=env, inputs={"gate-config": "head"})
-    assert own.returncode == 0, own.stderr
-    assert own.results()["result"] == "skipped"
+    assert own.returncode == 1, own.stdout + own.stderr
+    assert own.results()["result"] == "inconclusive"
+    assert own.results()["reason"].startswith("refund-eval is inconclusive: its judge")

@@ -185,9 +185,11 @@ spec:
 """
 
 
-def test_an_advisory_judge_is_said_in_the_comments_first_lines_when_another_eval_gates(
+def test_a_judge_below_its_floor_beside_a_passing_eval_leaves_the_gate_inconclusive(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
+    """Another Eval passing is no verdict on the one whose judge cannot decide: the gate does
+    not pass, and its first line names the Eval, the judge and why."""
     base = repo.commit(
         "support bot, two Evals, the judge's calibration",
         {
@@ -207,13 +209,18 @@ def test_an_advisory_judge_is_said_in_the_comments_first_lines_when_another_eval
         repo.path, github, pull_request_event(github.repository, 7, base, head), env=env_of(model)
     )
 
-    assert run.returncode == 0, run.stderr
-    assert run.results()["result"] == "pass"
+    assert run.returncode == 1, run.stdout + run.stderr
+    results = run.results()
+    assert results["result"] == "inconclusive"
+    assert results["reason"] == (
+        "refund-eval is inconclusive: its judge openai/judge-m cannot decide: judge calibration "
+        "'refund-judge': κ of openai/judge-m is 0.33, below the floor 0.60; fix the judge's "
+        "settings, recalibrate it, or bypass the gate with its label (audited)"
+    )
+    evals = {e["eval"]: e for e in results["evals"] if e["side"] == "head"}
+    assert evals["greeting-eval"]["passed"] is True
+    assert evals["refund-eval"]["phase"] == "Inconclusive"
     lines = github.comments_on(7)[0]["body"].splitlines()
-    assert lines[1] == "## ✅ evalward: every affected Eval passes"
-    assert lines[2:4] == [
-        "",
-        "> ⚪ **refund-eval is advisory** — judge calibration 'refund-judge': κ of "
-        "openai/judge-m is 0.33, below the floor 0.60: its verdicts are shown, and it neither "
-        "passes nor fails the gate.",
-    ]
+    assert lines[1].startswith("## ❔ evalward: refund-eval is inconclusive: its judge")
+    body = "\n".join(lines)
+    assert "⚪" not in body and "advisory" not in body.split("|")[0]

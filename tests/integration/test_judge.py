@@ -432,14 +432,18 @@ def test_a_judge_below_its_calibration_floor_is_advisory(model: ScriptedModelSer
     assert judged.judge.advisory is True
     assert "κ of openai/sloppy is 0.33, below the floor 0.60" in judged.judge.advisory_reason
     assert judged.judge.agreement == pytest.approx(1 / 3)
-    # the judge failed, but only the deterministic assertion gates
+    # the run reads the deterministic assertion alone, and carries why the judge cannot
+    # decide: its Eval is inconclusive unless other evidence fails it (tests/e2e)
     assert (result.status, result.score) == (Status.passed, 1.0)
+    assert judged.cannot_decide.startswith("its judge openai/sloppy cannot decide: ")
+    assert "below the floor 0.60" in judged.cannot_decide
     # six calibration calls (replayed once for both lookups) and one judging call
     assert len(model.requests) == 7
 
     model.requests.clear()
     strict = asyncio.run(go(0.3))
     assert strict.assertions[0].advisory is False
+    assert strict.assertions[0].cannot_decide == ""
     assert strict.status is Status.failed
 
 

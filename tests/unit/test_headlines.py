@@ -28,6 +28,7 @@ from evalward.record.summary import RunSummary, summarize
 from evalward.report.markdown import ReportContext, marker_for, render_comment
 from evalward.report.story import counts_phrases
 from evalward.resources import Eval, Located
+from evalward.rundata.results import AssertionResult, FixtureResult, Status
 from evalward.rundata.sides import Side
 from evalward.scoring.pairwise_panel import Judged, PairwiseJudge
 from evalward.scoring.scores import score_eval
@@ -60,6 +61,8 @@ class Case:
     """The pairwise judge's calibration could not be computed (why)."""
     inconclusive: str = ""
     """Why the pairwise judge may not decide (uncalibrated, below a floor)."""
+    cannot_decide: str = ""
+    """Why the absolute judge of every head run cannot decide (below its calibration floor)."""
     bypass: bool = False
 
 
@@ -78,6 +81,8 @@ def evaluated(case: Case) -> Outcome:
     results = []
     for side, table in ((Side.head, case.head), (Side.base, case.base)):
         runs = [r for name, o in table.items() for r in runs_of(side.value, name, o)]
+        if side is Side.head and case.cannot_decide:
+            runs = [with_undecided_judge(r, case.cannot_decide) for r in runs]
         if runs:
             results.append(score_eval(located, side.value, runs))
     judged = None
@@ -105,6 +110,22 @@ def evaluated(case: Case) -> Outcome:
         comparisons=comparisons,
     )
     return Outcome(comparisons, decision, summarize(comparisons, decision, fixtures), evaluation)
+
+
+def with_undecided_judge(run: FixtureResult, why: str) -> FixtureResult:
+    """The run with a judge assertion whose judge cannot decide: shown as advisory, with why,
+    its status read from the others alone (as the judge leaves it)."""
+    judged = AssertionResult(
+        type="judge",
+        status=Status.failed,
+        score=0.0,
+        weight=1.0,
+        severity=run.severity,
+        message=f"advisory ({why}): judge score 0.00 < 0.80",
+        advisory=True,
+        cannot_decide=f"its judge openai/judge-m cannot decide: {why}",
+    )
+    return run.model_copy(update={"assertions": [*run.assertions, judged]})
 
 
 # --- the paths --------------------------------------------------------------------------------
@@ -205,6 +226,18 @@ def judge_cannot_decide_cases(draw: st.DrawFn) -> Case:
 
 
 @st.composite
+def absolute_judge_cannot_decide_cases(draw: st.DrawFn) -> Case:
+    """An absolute judge below its calibration floor over an Eval nothing else fails, with
+    fixed or adaptive reps."""
+    names = NAMES[: draw(st.integers(1, 5))]
+    reps = draw(st.integers(1, 3))
+    head = {n: "P" * reps for n in names}
+    spec = draw(st.sampled_from([fixed(1.0, "none", reps), ADAPTIVE])) | {"fixtures": names}
+    why = "judge calibration 'cal': κ of openai/judge-m is 0.33, below the floor 0.60"
+    return Case(spec, head, dict(head), cannot_decide=why)
+
+
+@st.composite
 def bypass_cases(draw: st.DrawFn) -> Case:
     """Any blocked outcome, with the bypass label applied."""
     case = draw(
@@ -214,6 +247,7 @@ def bypass_cases(draw: st.DrawFn) -> Case:
             sequential_cases(),
             pooled_cases(),
             pairwise_cases(),
+            absolute_judge_cannot_decide_cases(),
         )
     )
     case.bypass = True
@@ -260,6 +294,10 @@ PATHS: dict[str, tuple[Callable[[], st.SearchStrategy[Case]], Callable[[Outcome]
     ),
     "inconclusive": (
         judge_cannot_decide_cases,
+        lambda o: o.decision.result is GateResult.inconclusive,
+    ),
+    "absolute judge inconclusive": (
+        absolute_judge_cannot_decide_cases,
         lambda o: o.decision.result is GateResult.inconclusive,
     ),
     "bypass": (bypass_cases, lambda o: o.decision.result is GateResult.bypassed),
@@ -311,12 +349,15 @@ def check_headline(outcome: Outcome) -> None:
         assert headline.startswith(prefix + EVAL), headline
         decided = headline.removeprefix(prefix + EVAL)
         assert decided.startswith((": ", " ")) and decided.strip(" :"), headline
-        assert any(rule in decided for rule in (*RULES, "is incomplete: ")), headline
+        undecided = ("is incomplete: ", "is inconclusive: ")
+        assert any(rule in decided for rule in (*RULES, *undecided)), headline
     elif result in (GateResult.incomplete, GateResult.unavailable):
         assert EVAL in headline or "provider unavailable" in headline, headline
     elif result is GateResult.inconclusive:
-        assert headline.startswith(f"{EVAL} is inconclusive: its pairwise judge"), headline
-        assert "uncalibrated" in headline, headline
+        pairwise = headline.startswith(f"{EVAL} is inconclusive: its pairwise judge")
+        absolute = f"{EVAL} is inconclusive: its judge openai/judge-m cannot decide: "
+        assert pairwise or headline.startswith(absolute), headline
+        assert "uncalibrated" in headline or "below the floor" in headline, headline
     record = outcome.comparisons[0].head.pairwise
     if record is not None and record.blocks:
         assert "pairwise judge" in headline and "head preferred less than base" in headline

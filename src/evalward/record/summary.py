@@ -379,9 +379,16 @@ def headline(comparisons: list[EvalComparison], decision: GateDecision, counts: 
         f" and {len(below) - 3} more Evals" if len(below) > 3 else ""
     )
     unfinished = ", ".join(
-        f"{c.name} is incomplete: {c.head.incomplete_reason}"
-        for c in comparisons
-        if c.head.incomplete_reason and not c.head.advisory
+        [
+            f"{c.name} is incomplete: {c.head.incomplete_reason}"
+            for c in comparisons
+            if c.head.incomplete_reason and not c.head.advisory
+        ]
+        + [
+            f"{c.name} is inconclusive: {c.head.inconclusive_reason}"
+            for c in comparisons
+            if c.name in decision.inconclusive_evals and c.head.inconclusive_reason
+        ]
     )
     scores = ", ".join(filter(None, (scores, _regression_rules(comparisons, decision), unfinished)))
     regressed = regressions_text(counts)

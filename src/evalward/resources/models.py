@@ -281,7 +281,8 @@ class JudgeConfig(Model):
         ge=-1,
         le=1,
         description=(
-            "Below this Cohen's κ of `calibration`, judge assertions are advisory: they never gate."
+            "Below this Cohen's κ of `calibration`, the judge cannot decide: its Eval is "
+            "inconclusive."
         ),
     )
     cross_check: CrossCheckConfig | None = None

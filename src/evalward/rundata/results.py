@@ -110,7 +110,12 @@ class AssertionResult(RecordModel):
     message: str = ""
     judge: JudgeVerdict | None = None
     advisory: bool = False
-    """Reported, but left out of the fixture's score and pass/fail (an uncalibrated judge)."""
+    """Reported, but left out of the fixture's score and pass/fail (a judge that cannot decide,
+    a `latency` without `maxMs`)."""
+    cannot_decide: str = ""
+    """Why this judge assertion's judge (or the judge of a member of its group) cannot decide:
+    below its calibration floor, or not calibrated as its Eval requires. Its verdict is shown
+    as advisory, and its Eval is inconclusive unless other evidence fails it."""
     judge_reply: str = ""
     """The judge's last reply when it gave no usable verdict (capped), to see why."""
     provider_unavailable: bool = False
@@ -202,12 +207,13 @@ class FixtureResult(RecordModel):
 
     @property
     def advisory_only(self) -> bool:
-        """A completed run whose every assertion is advisory: graded and shown, nothing gated."""
+        """A completed run whose every assertion only reports, as its definition chose:
+        graded and shown, nothing gated. A judge that cannot decide is not such a choice."""
         return (
             self.status is Status.skipped
             and not self.timed_out
             and bool(self.assertions)
-            and all(a.advisory for a in self.assertions)
+            and all(a.advisory and not a.cannot_decide for a in self.assertions)
         )
 
 
@@ -252,8 +258,9 @@ class FixtureOutcome(RecordModel):
     judge_disagreements: int = 0
     """Reps in which a cross-check judge disagreed with the primary beyond the margin."""
     advisory: bool = False
-    """Every assertion of every rep was advisory (a judge below its calibration floor, a
-    `latency` without `maxMs`): graded and shown, nothing gated. `result` is `skipped`."""
+    """Every assertion of every rep only reports (a `latency` without `maxMs`): graded and
+    shown, nothing gated. `result` is `skipped`. (A judge that cannot decide makes its Eval
+    inconclusive instead.)"""
     shown_rep: int = 0
     """The rep whose `message`, `output` and `judge` are shown: the first that did not pass."""
     axes: dict[str, float] = Field(default_factory=dict)
@@ -308,9 +315,10 @@ class EvalResult(RecordModel):
     """Every run that was scored failed only because its model providers kept failing through
     their retries: the score is no verdict on the agent."""
     advisory: bool = False
-    """Nothing in the Eval gates: every fixture's every assertion is advisory (its judge is
-    below its calibration floor, or not calibrated). Reported, never passing or failing the
-    gate; `passed` is false and the score 0."""
+    """Nothing in the Eval gates: every fixture's every assertion only reports, as the
+    definitions chose (a `latency` without `maxMs`). Reported, never passing or failing the
+    gate; `passed` is false and the score 0. A judge that cannot decide never makes an Eval
+    advisory: it makes it inconclusive (`inconclusive_reason`)."""
     advisory_reason: str = ""
     incomplete_reason: str = ""
     """Why the Eval has no verdict although its runs ran: its judge could not be calibrated
@@ -318,7 +326,8 @@ class EvalResult(RecordModel):
     scored. Such an Eval never passes; `provider_unavailable` says whether it was an outage."""
     inconclusive_reason: str = ""
     """Why a judge that cannot decide (uncalibrated, below its floors, swayed in this run)
-    leaves an Eval its own rules pass without a verdict, and what to do: it never passes."""
+    leaves an Eval that no other evidence fails without a verdict, and what to do: it never
+    passes. The absolute judge's and the pairwise judge's alike."""
     min_rep_pass_rate: float = 0.6
     """`scoring.minRepPassRate`: the share of a fixture's reps that must pass."""
     pass_hat_k: float | None = None

@@ -5,7 +5,9 @@ deterministic check, or a group (`assertSet`) of them.
 A group's score is the weighted mean of its members' scores (their `weight`s); it passes when
 that reaches its `threshold`, or, without one, when every member passes (promptfoo's and
 AgentV's `assert-set`). A member in error makes the group an error (errors fail closed);
-advisory and skipped members are left out, and a group with nothing left is skipped.
+advisory and skipped members are left out, and a group with nothing left is skipped. A member
+whose judge cannot decide is left out too, but the group carries why (`cannot_decide`): its
+Eval is inconclusive unless other evidence fails it.
 """
 
 from __future__ import annotations
@@ -139,7 +141,15 @@ _WAITING = (JudgeAssertion, CodeAssertion, SimilarAssertion, AssertSetAssertion)
 def group_outcome(
     group: AssertSetAssertion, results: list[tuple[Assertion, JudgeOutcome]]
 ) -> JudgeOutcome:
-    """A group's outcome from its members' (see the module's docstring)."""
+    """A group's outcome from its members' (see the module's docstring), carrying why a
+    member's judge cannot decide."""
+    undecided = next((o.cannot_decide for _, o in results if o.cannot_decide), "")
+    return dataclasses.replace(_group_outcome(group, results), cannot_decide=undecided)
+
+
+def _group_outcome(
+    group: AssertSetAssertion, results: list[tuple[Assertion, JudgeOutcome]]
+) -> JudgeOutcome:
     counted = [(a, o) for a, o in results if not o.advisory and o.status is not Status.skipped]
     errors = [(a, o) for a, o in counted if o.status is Status.error]
     if errors:

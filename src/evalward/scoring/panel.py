@@ -2,7 +2,10 @@
 
 An Eval's judge gates only when it is configured (`spec.judge.model`) and, if the Eval names a
 `judge.calibration`, when that judge model's κ on it reaches `judge.calibrationFloor`. Below
-the floor the judge still grades, but its assertions are advisory: shown, never gating. A
+the floor (or not calibrated as the Eval requires: a calibration not defined, or one that
+does not list the model) the judge cannot decide: it still grades, and its verdicts are shown
+as advisory, but each carries why (`cannot_decide`), and its Eval is inconclusive unless other
+evidence fails it (`scoring.scores`): a judge that cannot decide never turns a gate green. A
 calibration is replayed once per run, side and judge model, for the Eval's own models only,
 and before any agent runs (`JudgePanel.replay`): the pull request's programs share the
 provider's limits, and must not spend them before the judge is measured.
@@ -68,6 +71,8 @@ class JudgeOutcome:
     """No verdict was asked for: the judge's calibration could not be computed."""
     deferred: bool = False
     """Not asked yet: a base run's judge, asked later only where the verdict reads it."""
+    cannot_decide: str = ""
+    """Why this judge (or a judge of a group's member) cannot decide: its Eval is inconclusive."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,8 @@ class EvalJudge:
     temperature: float = 0.0
     timeout_seconds: float = JUDGE_TIMEOUT_SECONDS
     advisory_reason: str = ""
+    """Why this judge cannot decide (below its floor, not calibrated as required): "" when it
+    may."""
     agreement: float | None = None
     cross_checks: tuple[CrossJudge, ...] = ()
     margin: float = DEFAULT_CROSS_CHECK_MARGIN
@@ -140,6 +147,7 @@ class EvalJudge:
         self, model: str, assertion: JudgeAssertion, case: JudgeCase, labels: RunLabels
     ) -> JudgeOutcome:
         advisory = bool(self.advisory_reason)
+        undecided = f"its judge {model} cannot decide: {self.advisory_reason}" if advisory else ""
         try:
             raw, model = await ask_judge(case, self._settings(model, labels))
         except JudgeError as exc:
@@ -150,6 +158,7 @@ class EvalJudge:
                 advisory=advisory,
                 reply=exc.reply,
                 unavailable=exc.unavailable,
+                cannot_decide=undecided,
             )
         verdict = check_evidence(raw, case.trace, model=model, min_score=assertion.min_score)
         verdict = verdict.model_copy(
@@ -169,6 +178,7 @@ class EvalJudge:
             message,
             verdict,
             advisory,
+            cannot_decide=undecided,
         )
 
     async def _cross(

@@ -18,10 +18,16 @@
 - An Eval whose judge could not be calibrated (the replay's calls failed: errors, timeouts,
   an outage) has no verdict: its judge assertions are errors that say why, and the Eval is
   incomplete (unavailable when it was an outage), never passing.
-- An Eval in which nothing gates — every assertion of every run it scored is advisory, e.g.
-  its only judge is below its calibration floor — is `advisory`: reported, and neither passes
-  nor fails the gate. A run that failed (an error) is a verdict, so such an Eval whose agent
-  crashes still fails.
+- An Eval with a judge assertion whose judge cannot decide (below its calibration floor, or
+  not calibrated as the Eval requires) is *inconclusive*: never passing, never advisory,
+  unless its other evidence already fails it (a run that failed, timed out, or the rest of its
+  assertions below its threshold). The judge's verdicts are shown as advisory and left out of
+  the score, so that other evidence is read without them; a judge that cannot decide never
+  turns a gate green.
+- An Eval in which nothing gates because its definitions chose so — every assertion of every
+  run it scored only reports, e.g. a `latency` without `maxMs` — is `advisory`: reported, and
+  neither passes nor fails the gate. A run that failed (an error) is a verdict, so such an
+  Eval whose agent crashes still fails.
 - Seed 001's run score: the mean of the scored fixtures' scores, with its verdict and the mean
   of the fixtures' per-axis scores (reported beside the gating score, never gating).
 
@@ -37,7 +43,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import statistics
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 
 from evalward.providers.base import RunLabels
 from evalward.resources import Eval, EvalFixture, Located
@@ -60,6 +66,7 @@ from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, observed_ms
 from evalward.scoring.code_scorer import CodeScorers
 from evalward.scoring.fixture_checks import TIMED_OUT, FixtureChecks, fixture_read
 from evalward.scoring.judge import JudgeCase
+from evalward.scoring.pairwise_panel import WHAT_TO_DO
 from evalward.scoring.panel import NOT_SCORED, EvalJudge, JudgeOutcome
 from evalward.scoring.reps import (
     eval_pass_hat_k,
@@ -204,6 +211,7 @@ def _assertion_result(
         observed_ms=None if trace.timed_out else observed_ms(assertion, trace),
         cross_checks=list(outcome.cross_checks),
         deferred=outcome.deferred,
+        cannot_decide=outcome.cannot_decide,
     )
 
 
@@ -405,6 +413,15 @@ def score_eval(
     incomplete = unscored[0].message.removeprefix(NOT_SCORED) if unscored else ""
     run_score = statistics.fmean(o.score for o in scored) if scored else None
     hat_k = eval_pass_hat_k(decided)
+    passed = (
+        bool(decided)
+        and not incomplete
+        and score >= spec.scoring.pass_threshold - RATE_TOLERANCE
+        and meets_pass_hat_k(hat_k, spec.scoring.min_pass_hat_k)
+    )
+    evidence_fails = not passed and (bool(decided) or any(o.timed_out for o in gating))
+    undecided = "" if incomplete else cannot_decide(f for f in fixtures if f.fixture not in pending)
+    inconclusive = inconclusive_reason(undecided) if undecided and not evidence_fails else ""
     return EvalResult(
         pass_hat_k=hat_k,
         min_pass_hat_k=spec.scoring.min_pass_hat_k,
@@ -417,14 +434,12 @@ def score_eval(
         axes=_mean_axes([o.axes for o in scored]),
         provider_unavailable=_unavailable(fixtures, unscored),
         incomplete_reason=incomplete,
+        inconclusive_reason=inconclusive,
         eval=eval_def.resource.metadata.name,
         agent=spec.target_agent,
         side=side,
         score=score,
-        passed=bool(decided)
-        and not incomplete
-        and score >= spec.scoring.pass_threshold - RATE_TOLERANCE
-        and meets_pass_hat_k(hat_k, spec.scoring.min_pass_hat_k),
+        passed=passed and not inconclusive,
         pass_threshold=spec.scoring.pass_threshold,
         passing=sum(o.passed for o in decided),
         failing=sum(not o.passed for o in decided),
@@ -439,6 +454,16 @@ def score_eval(
         file=printable(eval_def.file),
         line=eval_def.line,
     )
+
+
+def cannot_decide(fixtures: Iterable[FixtureResult]) -> str:
+    """Why a judge of these runs cannot decide (the first said), or "" when every judge may."""
+    return next((a.cannot_decide for f in fixtures for a in f.assertions if a.cannot_decide), "")
+
+
+def inconclusive_reason(undecided: str) -> str:
+    """An Eval's reason it has no verdict, from why its judge cannot decide: and what to do."""
+    return f"{undecided}; {WHAT_TO_DO}"
 
 
 def _outcomes(
@@ -462,11 +487,7 @@ def _weighted_score(scored: list[FixtureOutcome], scoring: ScoringConfig) -> flo
 
 
 def _advisory_reason(fixtures: list[FixtureResult]) -> str:
-    """Why nothing gates: the judge's reason (below its floor, …), else reporting-only checks."""
-    for result in fixtures:
-        for assertion in result.assertions:
-            if assertion.judge is not None and assertion.judge.advisory_reason:
-                return assertion.judge.advisory_reason
-            if assertion.type == "judge":  # no verdict: the message says why it is advisory
-                return assertion.message
+    """Why nothing gates: only a check its definitions made reporting-only is left (a judge
+    that cannot decide makes the Eval inconclusive instead)."""
+    del fixtures
     return "every assertion only reports (e.g. a `latency` without `maxMs`)"

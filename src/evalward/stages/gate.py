@@ -207,8 +207,12 @@ def decide(
     its floors, swayed in this run) is inconclusive: unless something else fails, the gate is
     `inconclusive` (exit 1), naming the Eval, why, and what to do; a bypass honours it.
 
-    An advisory Eval (nothing in it may gate: e.g. its only judge is below its calibration
-    floor) neither passes nor fails the gate; when no other Eval gates, the gate is skipped.
+    An Eval whose absolute judge cannot decide (below its calibration floor, not calibrated
+    as it requires) is inconclusive the same way, unless its other evidence fails it.
+
+    An advisory Eval (nothing in it may gate, as its definitions chose: e.g. only a `latency`
+    without `maxMs`) neither passes nor fails the gate; when no other Eval gates, the gate is
+    skipped.
 
     `undefined` says that the definitions that gate hold no Eval at all, and where they were
     looked for: the gate is skipped with that reason, never passed (Evals a pull request adds

@@ -46,8 +46,9 @@ def settle_pairwise(result: EvalResult, located: Located[Eval], judged: Judged) 
     record = _cannot_decide(record, judge)
     record = _unavailable(record, judge.unscored_reason, judge.unscored_outage)
     update: dict[str, object] = {"pairwise": record}
-    if record.blocks:
+    if record.blocks:  # evidence that fails it: the absolute judge's state no longer matters
         update["passed"] = False
+        update["inconclusive_reason"] = ""
     elif record.unavailable_reason:
         update["passed"] = False
         update["incomplete_reason"] = result.incomplete_reason or record.unavailable_reason

@@ -4,7 +4,8 @@ to the head's and the base's results, kept on the head's EvalResult (`sequential
 (`result` pass when settled working, fail when settled broken, skipped when not settled, and
 `verdict` the word) and its counts count them so, as every report does; its threshold, its
 `minRepPassRate` and its pass^k floor are not read, and its score (on both sides) is the
-severity-weighted mean of its fixtures' pass rates. Fixed-rep Evals are left as scored."""
+severity-weighted mean of its fixtures' pass rates. A judge that cannot decide leaves it
+inconclusive unless the tests block. Fixed-rep Evals are left as scored."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from evalward.rundata.results import EvalResult, FixtureResult, Status
 from evalward.rundata.sequential_record import SequentialRecord
 from evalward.rundata.sides import Side
 from evalward.scoring.pairwise_panel import Judged
+from evalward.scoring.scores import cannot_decide, inconclusive_reason
 from evalward.stages.adaptive import Outcomes, SequentialTests, judge, record
 from evalward.stages.pairwise_verdict import settle_pairwise
 from evalward.stages.preference import pass_rate_share
@@ -82,9 +84,18 @@ def _settle(
         )
         verdict = not call.blocks and not (result.incomplete_reason or result.advisory)
         verdict = verdict and not result.provider_unavailable
+        # the threshold read no verdict here: the sequential tests are the other evidence
+        undecided = (
+            ""
+            if call.blocks or result.incomplete_reason
+            else cannot_decide(f for f in result.fixtures if f.fixture not in result.pending)
+        )
+        result = result.model_copy(
+            update={"inconclusive_reason": inconclusive_reason(undecided) if undecided else ""}
+        )
         unjudged = base_result.fixtures if base_result is not None else []
         sequential = _with_unjudged(record(call, tests), unjudged)
-        settled.append(_as_settled(result, verdict, sequential))
+        settled.append(_as_settled(result, verdict and not undecided, sequential))
     return settled
 
 
