@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from evalward.errors import ConfigError
-from evalward.runtime.agent_users import FIRST_UID, claim_pair
+from evalward.runtime.agent_users import FIRST_UID, claim_pair, end_unclaimed
 from support.agentenv import needs_root
 
 _HOLD = """
@@ -76,6 +76,44 @@ def test_a_pair_with_a_live_process_or_a_person_s_account_is_passed_over(tmp_pat
     again = claim_pair({0}, folder)
     assert again.user.uid == free.user.uid
     again.release()
+
+
+@needs_root
+def test_what_a_gone_job_left_of_its_pair_is_ended_a_held_pair_s_is_not(tmp_path: Path) -> None:
+    """A pair claimed once and held by no job now: its users' processes are a gone job's
+    leftovers and are ended (both users). A pair a job holds keeps its processes, and so
+    does a uid never claimed here (a job may name its users)."""
+    folder = tmp_path / "claims"
+    held = claim_pair({0}, folder)
+    gone = claim_pair({0}, folder)
+    gone.release()  # the job ended without ending its processes
+    never = gone.user.uid + 2  # a pair no job claimed here
+    procs = {
+        uid: subprocess.Popen(["sleep", "600"], user=uid, group=uid)
+        for uid in (gone.user.uid, gone.user.uid + 1, held.user.uid, never)
+    }
+    ended: list[int] = []
+
+    def end(uid: int) -> None:
+        ended.append(uid)
+        for process in procs.values():
+            if process.pid and uid == _uid_of(process.pid):
+                process.kill()
+
+    try:
+        assert end_unclaimed(set(procs), end, folder) == [gone.user.uid]
+        assert ended == [gone.user.uid, gone.user.uid + 1]
+        assert procs[held.user.uid].poll() is None and procs[never].poll() is None
+    finally:
+        held.release()
+        for process in procs.values():
+            process.kill()
+            process.wait()
+
+
+def _uid_of(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1])
 
 
 @needs_root

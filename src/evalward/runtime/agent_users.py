@@ -23,6 +23,7 @@ import grp
 import os
 import pwd
 import stat
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,6 +128,36 @@ def claim_pair(taken: set[int], folder: Path = CLAIMS) -> ClaimedUser:
         f"{FIRST_UID}-{FIRST_UID + 2 * PAIRS - 1} (each is an account of this machine, runs a "
         "process or is held by another job); end the jobs that hold them, or name a user"
     )
+
+
+def end_unclaimed(
+    uids: Iterable[int], end: Callable[[int], object], folder: Path = CLAIMS
+) -> list[int]:
+    """End the processes of the pairs among `uids` that a job once claimed here (their file
+    is in `folder`) and no job holds now: they are what a job left when it ended without
+    ending them (killed, its machine's evalward crashed), and would live on beside every later
+    job's base runs. Each pair's lock is held while `end` (given each uid) ends them, so no job
+    claims the pair meanwhile; a pair never claimed here is left alone (whose it is, is not
+    known: a job may name its users). The head uids of the pairs whose processes were ended."""
+    ended = []
+    heads = {u - (u - FIRST_UID) % 2 for u in uids if FIRST_UID <= u < FIRST_UID + 2 * PAIRS}
+    for head in sorted(heads):
+        try:
+            lock = os.open(folder / str(head), os.O_RDWR | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(lock)
+            continue  # a job holds it: its processes are its own
+        try:
+            for uid in (head, head + 1):
+                end(uid)
+            ended.append(head)
+        finally:
+            os.close(lock)
+    return ended
 
 
 def checked_folder(folder: Path, what: str) -> None:

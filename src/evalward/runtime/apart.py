@@ -26,7 +26,7 @@ from pathlib import Path
 from evalward.errors import AgentRunError
 from evalward.files.trees import TreeError
 from evalward.runtime import cgroups, held_sockets, message_queues, thread_groups
-from evalward.runtime.agent_users import FIRST_UID, PAIRS, AgentUser
+from evalward.runtime.agent_users import FIRST_UID, PAIRS, AgentUser, end_unclaimed
 from evalward.runtime.cgroups import RunGroups
 from evalward.runtime.leftovers import sweep
 from evalward.runtime.shared_places import Places, find
@@ -173,6 +173,8 @@ class Apart:
         head, base = self.users[0].uid, self.users[-1].uid
         uids = {*range(FIRST_UID, FIRST_UID + 2 * PAIRS, 2), head} - {base, os.geteuid()}
         found = thread_groups.live_of(uids)
+        if found and self.turns.folder is not None:
+            found = self._end_unclaimed(found, uids, self.turns.folder)
         if found:
             pids = ", ".join(str(group.pid) for group in found[:5])
             more = f" and {len(found) - 5} more" if len(found) > 5 else ""
@@ -193,6 +195,27 @@ class Apart:
                 f"held: its result is not kept in the result cache"
             )
         return self.sockets_held
+
+    def _end_unclaimed(
+        self, found: list[thread_groups.ThreadGroup], uids: set[int], claims: Path
+    ) -> list[thread_groups.ThreadGroup]:
+        """End what jobs that are gone left of their agent users (`end_unclaimed`), and say
+        so; what is still alive after."""
+        seen = {uid for group in found for uid in thread_groups.uids_of(group.pid)} & uids
+
+        def end(uid: int) -> None:
+            with contextlib.suppress(AgentRunError):
+                end_strays(uid, Spared())
+
+        ended = end_unclaimed(seen, end, claims)
+        if not ended:
+            return found
+        self._log(
+            "evalward: ended the processes of agent uids "
+            + ", ".join(f"{uid}/{uid + 1}" for uid in ended)
+            + ", which no job holds (a job that ended without ending them left them)"
+        )
+        return thread_groups.live_of(uids)
 
     def kill_all(self) -> int:
         """`clear`'s ending of processes, at once (the job's end)."""
