@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalward.errors import EXIT_BUG, EvalwardError, MissingSecretError
 from evalward.flows.interrupt import RunProgress, until_signalled
@@ -25,11 +25,13 @@ from evalward.providers.registry import Providers
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo, SpentInfo
 from evalward.report import files
-from evalward.report.markdown import ReportContext
 from evalward.rundata.spending import spending_line
 from evalward.rundata.spool import TraceSpool
 from evalward.security import Redactor
 from evalward.stages.gate import Bypass, BypassRefusal, GateDecision, GateResult, RegressionPolicy
+
+if TYPE_CHECKING:  # the comment's renderer (and Jinja) loads once a run has ended
+    from evalward.report.markdown import ReportContext
 
 
 @dataclass(frozen=True)
