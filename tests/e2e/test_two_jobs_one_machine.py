@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from e2e.test_github_events import real_payload
-from evalward.runtime.agent_users import claim_pair
+from evalward.runtime.agent_users import CLAIMS, claim_pair
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text, tool_call
 from support.actionrun import SHARD_KEY, ActionRun, Launch, prepare, start_action
@@ -297,11 +297,14 @@ def _part_report(path: Path, side: str) -> dict[str, float]:
 def test_a_job_s_end_leaves_a_foreign_process_of_the_default_uid_alive(
     workspace: Path, github: FakeGitHub, model: ScriptedModelServer, meeting: Path
 ) -> None:
-    """Someone else's process runs as the uid a job would have taken: the job takes the next
+    """Someone else's process runs as the uid a job would have taken, one no job claimed here
+    (a job that claimed and released it, and left it a process, would be a gone job whose
+    leftovers a base run ends: tests/integration/test_agent_claims.py): the job takes the next
     pair, ends its own escaped processes, and leaves the foreign one running."""
     _script(model)
     free = claim_pair({0, os.geteuid(), RUNNER_UID})
     free.release()
+    (CLAIMS / str(free.user.uid)).unlink()  # never claimed here, as far as jobs can tell
     foreign = subprocess.Popen(
         ["sleep", "600"], user=free.user.uid, group=free.user.uid, start_new_session=True
     )
