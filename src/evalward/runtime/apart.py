@@ -29,7 +29,7 @@ from evalward.runtime import cgroups, held_sockets, message_queues, thread_group
 from evalward.runtime.agent_users import FIRST_UID, PAIRS, AgentUser, end_unclaimed
 from evalward.runtime.cgroups import RunGroups
 from evalward.runtime.leftovers import sweep
-from evalward.runtime.shared_places import Places, found
+from evalward.runtime.shared_places import Places, find
 from evalward.runtime.side_turns import Turns, group_of
 from evalward.runtime.strays import RunProcesses, Sessions, Spared, end_strays, join_late_forks
 
@@ -119,8 +119,7 @@ class Apart:
             return 0
         ended = await self.sessions.end_all(user.uid for user in users)
         if self.places is None:
-            kept = None if self.turns.folder is None else self.turns.folder / "places"
-            self.places = await asyncio.to_thread(found, kept)
+            self.places = await asyncio.to_thread(find)
             self._log(_places_said(self.places))
             await asyncio.to_thread(self._list_queues)
         uids, gids = [u.uid for u in users], [u.gid for u in users]

@@ -9,22 +9,12 @@ a link, through the folders every user may enter, and each folder every user may
 place (`leftovers` sweeps it, and what it holds, of the agent users' files). The walk is
 bounded (`WALK_BOUND` folders); a walk cut short says so, and the fixed folders are swept
 anyway.
-
-A walk takes seconds on a machine with large trees, and every job on it would make the same
-one: `found` keeps what a complete walk found for the other jobs of the machine (in the
-root-owned folder of the agent users' claims) while the machine has not restarted and its
-mounts are the same, for KEPT_SECONDS at most. A folder every user may write that appears in
-the meantime is made by root or by its parent's owner, never by an agent user (which writes
-only where a place already is, swept with what it holds).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import stat
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,9 +52,6 @@ ALWAYS = (
     Path("/run/lock"),
 )
 """Swept however the search went (where they exist)."""
-KEPT_SECONDS = 600.0
-"""How long one job's complete walk serves the machine's other jobs."""
-BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 
 
 @dataclass(frozen=True)
@@ -73,41 +60,6 @@ class Places:
 
     folders: tuple[Path, ...]
     complete: bool = True
-
-
-def found(kept: Path | None, mounts: Path = MOUNTS) -> Places:
-    """`find`'s places, from `kept` (a file of a root-only folder) when a complete walk of
-    this boot and these mounts is recent enough there, else walked and kept there."""
-    key = _machine_key(mounts)
-    if kept is not None:
-        try:
-            data = json.loads(kept.read_text(encoding="utf-8"))
-            fresh = time.time() - float(data["at"]) < KEPT_SECONDS
-            if data["key"] == key and fresh:
-                return Places(tuple(Path(f) for f in data["folders"] if Path(f).is_dir()))
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
-    places = find(mounts)
-    if kept is not None and places.complete:
-        record = {"key": key, "at": time.time(), "folders": [str(f) for f in places.folders]}
-        partial = kept.with_name(kept.name + f".{os.getpid()}")
-        try:
-            partial.write_text(json.dumps(record), encoding="utf-8")
-            partial.replace(kept)
-        except OSError:
-            partial.unlink(missing_ok=True)
-    return places
-
-
-def _machine_key(mounts: Path) -> str:
-    """This boot and this mount table: what a kept walk is valid for."""
-    digest = hashlib.sha256()
-    for source in (BOOT_ID, mounts):
-        try:
-            digest.update(source.read_bytes())
-        except OSError:
-            digest.update(b"?")
-    return digest.hexdigest()
 
 
 def find(mounts: Path = MOUNTS, bound: int = WALK_BOUND) -> Places:
