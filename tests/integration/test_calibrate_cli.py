@@ -130,14 +130,20 @@ def test_a_judged_run_records_the_verdict_and_gates_when_calibrated(tmp_path: Pa
     assert judge["advisory"] is False
 
 
-def test_an_uncalibrated_judge_does_not_gate_a_run(tmp_path: Path) -> None:
+def test_a_judge_below_its_floor_leaves_the_run_inconclusive_never_passing(
+    tmp_path: Path,
+) -> None:
+    """Its verdicts are advisory, not the Eval's: the Eval its other checks pass is
+    inconclusive (exit 1), never a pass a judge that cannot decide would give."""
     (tmp_path / "evals.yaml").write_text(RESOURCES)
     script = mock_script(tmp_path, wrong_on="answer: 7")
     out = tmp_path / "out"
     done = evalward(
         "run", str(tmp_path), "--mock-script", str(script), "--output-dir", str(out), cwd=tmp_path
     )
-    assert done.returncode == 0, done.stderr
-    judge = json.loads((out / "results.json").read_text())["fixtures"][0]["assertions"][1]
+    assert done.returncode == 1, done.stdout + done.stderr
+    document = json.loads((out / "results.json").read_text())
+    assert document["result"] == "inconclusive"
+    judge = document["fixtures"][0]["assertions"][1]
     assert judge["advisory"] is True
     assert "below the floor 0.60" in judge["judge"]["advisory_reason"]

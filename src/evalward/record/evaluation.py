@@ -52,7 +52,7 @@ class Evaluation:
 
     def unfinished_evals(self) -> dict[str, str]:
         """Evals this run has no whole head-side result for, and why: runs the budget left
-        out, every run's provider down, or it could not run. Their score says nothing about
+        out, every run's provider down, a judge that cannot decide, or it could not run. Their score says nothing about
         the agent as it is, so no Eval status records it."""
         why = dict(self.plan.not_run)
         for run in self.skipped:
@@ -63,6 +63,8 @@ class Evaluation:
                 why.setdefault(result.eval, result.incomplete_reason)
             if result.side == "head" and result.provider_unavailable:
                 why.setdefault(result.eval, "every run's model provider was unavailable")
+            if result.side == "head" and result.inconclusive_reason and not result.passed:
+                why.setdefault(result.eval, result.inconclusive_reason)
         return why
 
     def decision(
