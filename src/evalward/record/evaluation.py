@@ -52,8 +52,8 @@ class Evaluation:
 
     def unfinished_evals(self) -> dict[str, str]:
         """Evals this run has no whole head-side result for, and why: runs the budget left
-        out, every run's provider down, a judge that cannot decide, or it could not run. Their score says nothing about
-        the agent as it is, so no Eval status records it."""
+        out, every run's provider down, a judge that cannot decide, or it could not run.
+        Their score says nothing about the agent as it is, so no Eval status records it."""
         why = dict(self.plan.not_run)
         for run in self.skipped:
             if run.side is Side.head:
