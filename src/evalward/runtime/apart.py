@@ -202,12 +202,7 @@ class Apart:
         """End what jobs that are gone left of their agent users (`end_unclaimed`), and say
         so; what is still alive after."""
         seen = {uid for group in found for uid in thread_groups.uids_of(group.pid)} & uids
-
-        def end(uid: int) -> None:
-            with contextlib.suppress(AgentRunError):
-                end_strays(uid, Spared())
-
-        ended = end_unclaimed(seen, end, claims)
+        ended = end_unclaimed(seen, _end_user, claims)
         if not ended:
             return found
         self._log(
@@ -219,11 +214,7 @@ class Apart:
 
     def kill_all(self) -> int:
         """`clear`'s ending of processes, at once (the job's end)."""
-        killed = 0
-        for uid in {user.uid for user in self.users} - {os.geteuid()}:
-            with contextlib.suppress(AgentRunError):
-                killed += end_strays(uid, Spared())
-        return killed
+        return sum(_end_user(uid) for uid in {user.uid for user in self.users} - {os.geteuid()})
 
     def close(self) -> None:
         if self.queues is not None:
@@ -246,3 +237,10 @@ def _places_said(places: Places) -> str:
         f"evalward: the agent users' files are removed at each turn from every folder any "
         f"user may write: {shown}{cut}"
     )
+
+
+def _end_user(uid: int) -> int:
+    """End every process of `uid` (none spared); what could not be read ends none."""
+    with contextlib.suppress(AgentRunError):
+        return end_strays(uid, Spared())
+    return 0
