@@ -65,12 +65,13 @@ class Places:
 def find(mounts: Path = MOUNTS, bound: int = WALK_BOUND) -> Places:
     """Every folder of a writable mount that every user may write and reach, outermost
     first (a folder inside one found is swept with it)."""
-    found: set[Path] = set()
+    found: set[bytes] = set()
     budget = [bound]
     for point in _writable_mounts(mounts):
-        _walk(point, found, budget)
-    found.update(place for place in ALWAYS if place.is_dir() and not place.is_symlink())
-    return Places(_outermost(found), complete=budget[0] > 0)
+        _walk(os.fsencode(point), found, budget)
+    places = {Path(os.fsdecode(folder)) for folder in found}
+    places.update(place for place in ALWAYS if place.is_dir() and not place.is_symlink())
+    return Places(_outermost(places), complete=budget[0] > 0)
 
 
 def _writable_mounts(mounts: Path) -> list[Path]:
@@ -92,8 +93,9 @@ def _writable_mounts(mounts: Path) -> list[Path]:
     return list(points)
 
 
-def _walk(point: Path, found: set[Path], budget: list[int]) -> None:
-    """The folders every user may write under `point`, on its mount alone."""
+def _walk(point: bytes, found: set[bytes], budget: list[int]) -> None:
+    """The folders every user may write under `point`, on its mount alone. Folders are held
+    as bytes, not Paths: a job walks tens of thousands of them before its first turn."""
     try:
         top = os.lstat(point)
     except OSError:
@@ -117,9 +119,7 @@ def _walk(point: Path, found: set[Path], budget: list[int]) -> None:
             continue  # no user but its owner and group enters it
         try:
             with os.scandir(folder) as entries:
-                pending += [
-                    Path(entry.path) for entry in entries if entry.is_dir(follow_symlinks=False)
-                ]
+                pending += [entry.path for entry in entries if entry.is_dir(follow_symlinks=False)]
         except OSError:
             continue
 

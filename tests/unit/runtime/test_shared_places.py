@@ -1,0 +1,85 @@
+"""Where any user may write is found by walking each writable mount: a folder every user may
+write is a place however deep it is and whatever bytes name it; one no other user may enter
+hides what it holds; links and other mounts are not followed; read-only mounts and kernel
+interfaces are not walked."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evalward.files.trees import remove_tree
+from evalward.runtime import shared_places
+
+
+@pytest.fixture
+def tmp_path() -> Iterator[Path]:
+    """A folder outside /tmp: every place found under /tmp is /tmp itself (outermost first)."""
+    base = "/var/lib" if os.access("/var/lib", os.W_OK) else str(Path.home())
+    folder = Path(tempfile.mkdtemp(prefix="evalward-places-", dir=base))
+    try:
+        yield folder
+    finally:
+        remove_tree(folder)
+
+
+def _mountinfo(tmp_path: Path, *lines: str) -> Path:
+    info = tmp_path / "mountinfo"
+    info.write_text("".join(line + "\n" for line in lines))
+    return info
+
+
+def _folder(path: Path, mode: int) -> Path:
+    path.mkdir(parents=True)
+    path.chmod(mode)
+    return path
+
+
+def test_every_folder_others_may_write_is_found_and_nothing_it_hides(tmp_path: Path) -> None:
+    root = _folder(tmp_path / "mount", 0o755)
+    deep = _folder(root / "a" / "b" / "c" / "open", 0o777)
+    for parent in (root / "a", root / "a" / "b", root / "a" / "b" / "c"):
+        parent.chmod(0o755)
+    sticky = _folder(root / "scratch", 0o1777)
+    _folder(sticky / "inner", 0o777)  # inside a place: swept with it
+    closed = _folder(root / "private", 0o700)
+    _folder(closed / "open-inside", 0o777)  # no other user reaches it
+    odd = os.fsdecode(os.fsencode(str(root)) + b"/caf\xe9-\xff")
+    Path(odd).mkdir(mode=0o777)
+    Path(odd).chmod(0o777)
+    (root / "link").symlink_to(_folder(tmp_path / "elsewhere", 0o777))
+    info = _mountinfo(
+        tmp_path,
+        f"36 35 98:0 / {root} rw,noatime master:1 - ext4 /dev/root rw",
+        f"37 35 98:0 / {tmp_path / 'elsewhere'} ro,noatime - ext4 /dev/root ro",
+        "38 35 0:5 / /proc rw,nosuid - proc proc rw",
+    )
+
+    places = shared_places.find(info)
+
+    found = {place for place in places.folders if place.is_relative_to(tmp_path)}
+    assert found == {deep, sticky, Path(odd)}
+    assert places.complete
+
+
+def test_a_walk_cut_short_says_so(tmp_path: Path) -> None:
+    root = _folder(tmp_path / "mount", 0o755)
+    for index in range(5):
+        _folder(root / f"d{index}", 0o755)
+    info = _mountinfo(tmp_path, f"36 35 98:0 / {root} rw - ext4 /dev/root rw")
+
+    assert not shared_places.find(info, bound=3).complete
+    assert shared_places.find(info, bound=100).complete
+
+
+def test_escaped_mount_points_are_read_as_the_kernel_writes_them(tmp_path: Path) -> None:
+    root = _folder(tmp_path / "with space", 0o755)
+    place = _folder(root / "open", 0o777)
+    escaped = str(root).replace(" ", "\\040")
+    info = _mountinfo(tmp_path, f"36 35 98:0 / {escaped} rw - tmpfs tmpfs rw")
+
+    assert place in shared_places.find(info).folders
