@@ -172,7 +172,7 @@ async def _run_part(
 
     key = check_key(setup.env[KEY_ENV], KEY_ENV) if setup.env.get(KEY_ENV) else None
     try:
-        part = await session.run_shard(setup, progress, spec, output, redact, key)
+        part = await session.RunRequest(setup, progress).part(spec, output, redact, key)
     finally:
         await setup.providers.aclose()
     if part is None:
