@@ -150,7 +150,7 @@ async def _run(setup: RunSetup, progress: ShownProgress) -> Outcome:
     from evalward.flows import session
 
     try:
-        return await session.run_change(setup, progress)
+        return await session.RunRequest(setup, progress).outcome()
     finally:
         await setup.providers.aclose()
 
