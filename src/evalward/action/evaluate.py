@@ -20,7 +20,7 @@ from evalward.action.setup import CacheUse
 from evalward.action.workflow import command
 from evalward.errors import ConfigError, MissingSecretError
 from evalward.flows.interrupt import RunProgress, reused_mark
-from evalward.flows.run_setup import RunOptions, RunSetup
+from evalward.flows.run_setup import RunOptions
 from evalward.flows.sandbox_ready import EnvironmentBounds, SandboxSetup
 from evalward.flows.session import Outcome, RunRequest, ShardParts
 from evalward.flows.shard_signature import check_key
@@ -60,15 +60,6 @@ class LoggedProgress(RunProgress):
             f"{result.side:4} {result.eval} / {result.fixture} #{result.rep}: "
             f"{result.outcome} ({result.score:.2f}{reused_mark(result)})"
         )
-
-
-def run_request(setup: RunSetup, site: Site, git: Git, log: Callable[[str], None]) -> RunRequest:
-    """What the action hands flows (`session.RunRequest`): its one set-up, its progress as
-    the log tells it, and with the `merge` input the shards' parts that stand for the runs."""
-    settings = site.settings
-    progress = LoggedProgress(log=log, cache_dir=settings.cache_dir)
-    parts = shard_parts(settings, site.context.workspace, git) if settings.merge else None
-    return RunRequest(setup, progress, parts)
 
 
 async def evaluate(request: RunRequest, log: Callable[[str], None]) -> Outcome:

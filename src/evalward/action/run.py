@@ -21,12 +21,13 @@ from evalward.action.branch_status import begin_status
 from evalward.action.checks import annotate, report_check
 from evalward.action.context import WorkflowContext, load_context
 from evalward.action.evaluate import (
+    LoggedProgress,
     evaluate,
     missing_secrets,
     run_options,
-    run_request,
     sandbox_setup,
     shard_key,
+    shard_parts,
 )
 from evalward.action.github import GitHubClient, GitHubPort, PullInfo
 from evalward.action.job import Clients, Console, Job, Site, Trusted
@@ -133,6 +134,7 @@ def _main(
     git = Git(context.workspace)
     site = Site(env, context, settings)
     check_output_dir(git, context.workspace, site.output_dir)
+    parts = shard_parts(settings, context.workspace, git) if settings.merge else None
     pull = pull_request(site, github, route.pr) if route.pr is not None and github else None
     base_sha = context.base_sha or (pull.base_sha if pull is not None else None)
     with tempfile.TemporaryDirectory(prefix="evalward-base-files-") as folder:
@@ -168,7 +170,8 @@ def _main(
             started=host.started,
             sandbox_setup=sandbox_setup(site, cache, console.log),
         )
-        request = run_request(setup, site, git, console.log)
+        progress = LoggedProgress(log=console.log, cache_dir=settings.cache_dir)
+        request = RunRequest(setup, progress, parts)
         job = Job(
             console=console,
             site=site,
