@@ -4,7 +4,9 @@ of the checkout (`Trusted`).
 
 `run.main` builds them with real clients from the process's environment. A function of the
 action takes the parts it uses; only the steps that hand the job on take the whole `Job`,
-so tests hand in local servers. Everything the job logs or writes is redacted.
+so tests hand in local servers. Everything the job logs or writes is redacted. The runs
+themselves are not the job's: `run.main` hands flows one `RunRequest` beside it, with the
+model providers and the sandbox in its set-up.
 """
 
 from __future__ import annotations
