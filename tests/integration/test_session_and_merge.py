@@ -44,9 +44,8 @@ async def change(setup: RunSetup, progress: RunProgress) -> session.Outcome:
 
 async def part(setup: RunSetup, spec: ShardSpec, output: Path) -> WrittenPart | None:
     try:
-        return await session.run_shard(
-            setup, RunProgress(), spec, output, Redactor([PROVIDER_KEY]), None
-        )
+        request = session.RunRequest(setup, RunProgress())
+        return await request.part(spec, output, Redactor([PROVIDER_KEY]), None)
     finally:
         await setup.providers.aclose()
 

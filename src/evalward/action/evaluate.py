@@ -14,18 +14,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalward.action.github import PullInfo
-from evalward.action.job import Console, Job
+from evalward.action.job import Console, Site
 from evalward.action.settings import Settings
+from evalward.action.setup import CacheUse
 from evalward.action.workflow import command
 from evalward.errors import ConfigError, MissingSecretError
 from evalward.flows.interrupt import RunProgress, reused_mark
-from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
+from evalward.flows.run_setup import RunOptions
 from evalward.flows.sandbox_ready import EnvironmentBounds, SandboxSetup
 from evalward.flows.session import Outcome, RunRequest, ShardParts
 from evalward.flows.shard_signature import check_key
+from evalward.git import Git
 from evalward.record.schema import ShardPart
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.spending import Budget
+from evalward.runtime.sandbox import Sandbox
 from evalward.stages.gate import GateResult
 from evalward.stages.plan import MoreRuns, Plan
 
@@ -59,16 +62,6 @@ class LoggedProgress(RunProgress):
         )
 
 
-def run_request(
-    job: Job, revisions: Revisions, select: Callable[[str], bool] | None = None
-) -> RunRequest:
-    """What this job hands flows (`session.RunRequest`): its one set-up, its logged
-    progress, and in merge mode the shards' parts that stand for the runs."""
-    progress = LoggedProgress(log=job.console.log, cache_dir=job.site.settings.cache_dir)
-    parts = shard_parts(job) if job.site.settings.merge else None
-    return RunRequest(run_setup(job, revisions, select), progress, parts)
-
-
 async def evaluate(request: RunRequest, log: Callable[[str], None]) -> Outcome:
     """The request's outcome (`RunRequest.outcome`): a signal stops the runs, and the
     Outcome holds those finished so far; a merge says how many shards it merged."""
@@ -79,15 +72,14 @@ async def evaluate(request: RunRequest, log: Callable[[str], None]) -> Outcome:
     return outcome
 
 
-def shard_parts(job: Job) -> ShardParts:
+def shard_parts(settings: Settings, workspace: Path, git: Git) -> ShardParts:
     """The shards' results the `merge` input names, to merge (`shard_merge`) into the plan
     this job computes itself from the base's definitions: parts sealed with `shard-key`, of
     this run's commits, plan and definitions, and none that the checkout brings (a
     committed file matching the glob)."""
-    key = shard_key(job.site.settings)
-    pattern = job.site.settings.merge
+    key = shard_key(settings)
+    pattern = settings.merge
     given = Path(pattern)
-    workspace = job.site.context.workspace
     anchor = Path(given.anchor) if given.is_absolute() else workspace
     paths = tuple(sorted(anchor.glob(str(given.relative_to(given.anchor)))))
     if not paths:
@@ -95,7 +87,6 @@ def shard_parts(job: Job) -> ShardParts:
             f"action input `merge`: no file matches {pattern!r} in the workspace; download "
             "every shard's shard-i-of-n.json there first (see examples/workflows/sharded.yml)"
         )
-    git = job.clients.git
 
     def not_committed(path: Path, part: ShardPart) -> None:
         if path.is_relative_to(workspace) and git.tracked(path.relative_to(workspace).as_posix()):
@@ -119,54 +110,39 @@ def shard_key(settings: Settings) -> str:
     return check_key(settings.shard_key, "action input `shard-key`")
 
 
-def run_setup(
-    job: Job, revisions: Revisions, select: Callable[[str], bool] | None = None
-) -> RunSetup:
-    """The pipeline's one set-up for this job: the clients `action.run` built for it (nothing
-    below builds one), the settings as the pipeline takes them, and how its sandbox is to
-    be readied (`flows/sandbox_ready.py`)."""
-    settings, cache, clients = job.site.settings, job.trusted.cache, job.clients
-    options = RunOptions(
+def run_options(settings: Settings, cache: CacheUse, sandbox: Sandbox | None) -> RunOptions:
+    """How the pipeline runs for this job: the settings as it takes them, the result cache as
+    this run may use it (`setup.decide_cache`), and the sandbox `action.run` built."""
+    return RunOptions(
         parallel=settings.parallel,
         run_all=settings.run_all,
         gate_config=settings.gate_config,
         cache=cache.open(),
         budget=Budget(settings.max_model_calls, settings.max_cost_usd),
-        sandbox=clients.sandbox,
+        sandbox=sandbox,
         main_history=cache.directory,
         regressions=settings.fail_on_regression,
     )
-    return RunSetup(
-        git=clients.git,
-        revisions=revisions,
-        providers=clients.providers,
-        env=job.site.env,
-        options=options,
-        select=select,
-        started=clients.started,
-        sandbox_setup=sandbox_setup(job),
-    )
 
 
-def sandbox_setup(job: Job) -> SandboxSetup:
+def sandbox_setup(site: Site, cache: CacheUse, log: Callable[[str], None]) -> SandboxSetup:
     """How this job's sandbox is readied: agents' environments kept beside the result cache,
     under its trust rule, and the output and cache folders kept from the agent user."""
-    cache, settings = job.trusted.cache, job.site.settings
-    directory = cache.directory
+    settings, directory = site.settings, cache.directory
     return SandboxSetup(
-        workspace=job.site.context.workspace,
-        written=(job.site.output_dir, *([directory] if directory else [])),
+        workspace=site.context.workspace,
+        written=(site.output_dir, *([directory] if directory else [])),
         environments=directory / "environments" if directory else None,
         reuse=cache.mode.reads,
         keep=cache.mode.writes,
-        scope=job.site.context.event_name,
+        scope=site.context.event_name,
         bounds=EnvironmentBounds(
             settings.environment_timeout_seconds,
             settings.environment_max_size_mb,
             settings.environment_max_files,
         ),
-        log=job.console.log,
-        warn=lambda message: job.console.log(command("warning", message)),
+        log=log,
+        warn=lambda message: log(command("warning", message)),
     )
 
 

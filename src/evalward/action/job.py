@@ -4,12 +4,14 @@ of the checkout (`Trusted`).
 
 `run.main` builds them with real clients from the process's environment. A function of the
 action takes the parts it uses; only the steps that hand the job on take the whole `Job`,
-so tests hand in local servers. Everything the job logs or writes is redacted.
+so tests hand in local servers. Everything the job logs or writes is redacted. The runs
+themselves are not the job's: `run.main` hands flows one `RunRequest` beside it, with the
+model providers and the sandbox in its set-up.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -20,10 +22,8 @@ from evalward.action.settings import Settings
 from evalward.action.setup import CacheUse
 from evalward.action.workflow import Outputs
 from evalward.git import Git
-from evalward.providers.registry import Providers
 from evalward.report.markdown import marker_for
 from evalward.rundata.cache_mode import CacheMode
-from evalward.runtime.sandbox import Sandbox
 from evalward.security import Redactor
 
 
@@ -65,16 +65,12 @@ class Site:
 
 @dataclass
 class Clients:
-    """What the job calls: git, the GitHub API, the model providers and the sandbox."""
+    """What the job calls itself: git and the GitHub API. The clients of the runs (the model
+    providers, the sandbox) are the run's set-up (`flows.run_setup.RunSetup`), not the job's."""
 
     git: Git
     github: GitHubPort | None
     """None when the route needs no GitHub API (no pull request, no check run)."""
-    providers: Providers
-    sandbox: Sandbox | None = None
-    """Where programs from a checkout run (`trust.agent_sandbox`); None: as evalward's user."""
-    started: Callable[[], None] | None = None
-    """Ends the process's start-up pause once the suite is loaded (`host.Host.started`)."""
 
 
 @dataclass

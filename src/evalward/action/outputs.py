@@ -18,6 +18,7 @@ from evalward.action.workflow import append_summary, command
 from evalward.flows.session import Concluded, Outcome
 from evalward.past.flaky import record_runs
 from evalward.past.trend import record_commit, trends
+from evalward.providers.registry import Providers
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo
 from evalward.report.files import Shown
@@ -98,8 +99,9 @@ def run_reason(context: WorkflowContext, route: Route) -> RunReason:
     return RunReason(f"Run on {event}", route.scope or route.why, evals=evals)
 
 
-def write_everything(job: Job, concluded: Concluded) -> str:
-    """Every file, the job summary and the outputs; returns the comment as written."""
+def write_everything(job: Job, concluded: Concluded, providers: Providers) -> str:
+    """Every file, the job summary and the outputs, and what `providers` spent beside the
+    estimate; returns the comment as written."""
     outcome, decision, report = concluded.outcome, concluded.decision, concluded.report
     evaluation = outcome.evaluation
     results_path, body = outcome.write(
@@ -113,7 +115,7 @@ def write_everything(job: Job, concluded: Concluded) -> str:
             report.summary,
         ),
     )
-    spending = outcome.spending(job.clients.providers)
+    spending = outcome.spending(providers)
     if spending is not None:
         job.console.log(f"evalward: {spending}")
     summary = render_comment(report, job.trusted.template, limit=SUMMARY_LIMIT)

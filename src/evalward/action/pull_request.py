@@ -115,7 +115,7 @@ async def gate(job: Job, github: GitHubPort, pull: PullInfo, request: RunRequest
     concluded = Concluded(
         outcome, decision, gate_report(job.site, outcome, decision, pull, head_sha, record)
     )
-    body = write_everything(job, concluded)
+    body = write_everything(job, concluded, request.setup.providers)
     audit(job.console, job.site, concluded, number, head_sha)
     annotate(job.console, evaluation)
 

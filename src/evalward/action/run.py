@@ -20,8 +20,16 @@ from typing import TextIO
 from evalward.action.branch_status import begin_status
 from evalward.action.checks import annotate, report_check
 from evalward.action.context import WorkflowContext, load_context
-from evalward.action.evaluate import evaluate, missing_secrets, run_request, shard_key
-from evalward.action.github import GitHubClient, GitHubPort
+from evalward.action.evaluate import (
+    LoggedProgress,
+    evaluate,
+    missing_secrets,
+    run_options,
+    sandbox_setup,
+    shard_key,
+    shard_parts,
+)
+from evalward.action.github import GitHubClient, GitHubPort, PullInfo
 from evalward.action.job import Clients, Console, Job, Site, Trusted
 from evalward.action.outputs import (
     branch_report,
@@ -44,9 +52,9 @@ from evalward.errors import (
     EvalwardError,
     MissingSecretError,
 )
-from evalward.flows import session, shard
-from evalward.flows.run_setup import Revisions
-from evalward.flows.session import Concluded
+from evalward.flows import shard
+from evalward.flows.run_setup import Revisions, RunSetup
+from evalward.flows.session import Concluded, RunRequest
 from evalward.git import Git
 from evalward.host import Host
 from evalward.providers.registry import build_providers
@@ -124,9 +132,11 @@ def _main(
             )
         github = GitHubClient(context.api_url, token, context.repository)
     git = Git(context.workspace)
-    base_sha = context.base_sha
-    if not base_sha and route.pr is not None and github is not None:  # a gate names its PR
-        base_sha = pull_request(Site(env, context, settings), github, route.pr).base_sha
+    site = Site(env, context, settings)
+    check_output_dir(git, context.workspace, site.output_dir)
+    parts = shard_parts(settings, context.workspace, git) if settings.merge else None
+    pull = pull_request(site, github, route.pr) if route.pr is not None and github else None
+    base_sha = context.base_sha or (pull.base_sha if pull is not None else None)
     with tempfile.TemporaryDirectory(prefix="evalward-base-files-") as folder:
         trusted = trusted_inputs(context, settings, git, base_sha, Path(folder))
         config, distrusted_replies = trusted_replies(trusted.providers, context, git)
@@ -143,23 +153,39 @@ def _main(
         sandbox = agent_sandbox(settings, os.geteuid(), context.workspace)
         if sandbox.user is not None:
             os.umask(0o022)  # nothing evalward writes is writable by the agent user
-        job = Job(
-            console=Console(out, redact, outputs),
-            site=Site(env, context, settings),
-            clients=Clients(git, github, providers, sandbox, host.started),
-            trusted=Trusted(
-                template=trusted.template,
-                cache=decide_cache(settings, context, git),
-                distrusted_replies=distrusted_replies,
-            ),
+        console = Console(out, redact, outputs)
+        cache = decide_cache(settings, context, git)
+        if pull is None:
+            revisions, select = Revisions(base=None), _chosen(route)
+        else:
+            revisions = Revisions(pull.base_sha, pull.head_sha or context.head_sha or "HEAD")
+            select = None
+        setup = RunSetup(
+            git=git,
+            revisions=revisions,
+            providers=providers,
+            env=env,
+            options=run_options(settings, cache, sandbox),
+            select=select,
+            started=host.started,
+            sandbox_setup=sandbox_setup(site, cache, console.log),
         )
-        return asyncio.run(run(job, route))
+        progress = LoggedProgress(log=console.log, cache_dir=settings.cache_dir)
+        request = RunRequest(setup, progress, parts)
+        job = Job(
+            console=console,
+            site=site,
+            clients=Clients(git, github),
+            trusted=Trusted(trusted.template, cache, distrusted_replies),
+        )
+        return asyncio.run(run(job, route, request, pull))
 
 
-async def run(job: Job, route: Route) -> int:
-    """What the route asks for, with the job's clients; they are closed however it ends."""
+async def run(job: Job, route: Route, request: RunRequest, pull: PullInfo | None) -> int:
+    """What the route asks for: the runs `request` hands flows (`main` built it, the one door
+    into a run), for `pull` when the route gates one. Its clients are closed however it
+    ends."""
     try:
-        check_output_dir(job.clients.git, job.site.context.workspace, job.site.output_dir)
         if job.trusted.distrusted_replies:
             job.console.log(
                 command("warning", f"response cache not used: {job.trusted.distrusted_replies}")
@@ -169,25 +195,23 @@ async def run(job: Job, route: Route) -> int:
                 command("warning", f"result cache not used: {job.trusted.cache.distrust}")
             )
         if job.site.settings.shard and not job.site.settings.merge:
-            return await shard_part(job, route)
-        if route.kind is RouteKind.gate:
+            return await shard_part(job, request)
+        if pull is not None:
             github = job.clients.github
-            assert route.pr is not None and github is not None, "main() routes a gate so"
-            pull = pull_request(job.site, github, route.pr)
-            head_sha = pull.head_sha or job.site.context.head_sha or "HEAD"
-            request = run_request(job, Revisions(pull.base_sha, head_sha))
+            assert github is not None, "main() looks a pull request up with it"
             return await gate(job, github, pull, request)
-        return await run_all(job, route)
+        return await run_all(job, route, request)
     finally:
-        await job.clients.providers.aclose()
-        if job.clients.sandbox is not None and (left := job.clients.sandbox.close()):
+        setup = request.setup
+        await setup.providers.aclose()
+        sandbox = setup.options.sandbox
+        if sandbox is not None and (left := sandbox.close()):
             job.console.log(command("warning", f"agents' leftovers not removed: {left}"))
 
 
-async def run_all(job: Job, route: Route) -> int:
+async def run_all(job: Job, route: Route, request: RunRequest) -> int:
     """Every Eval (or the scheduled ones) on the current ref: dispatch, schedule, push."""
     job.console.log(command("group", f"evalward: {route.why}"))
-    request = run_request(job, Revisions(base=None), _chosen(route))
     status = begin_status(job, route)
     try:
         outcome = await evaluate(request, job.console.log)
@@ -209,7 +233,7 @@ async def run_all(job: Job, route: Route) -> int:
     report = branch_report(job.site, outcome, decision, route)
     report.since_scheduled = status.since_scheduled(evaluation)
     concluded = Concluded(outcome, decision, report)
-    write_everything(job, concluded)
+    write_everything(job, concluded, request.setup.providers)
     whole = not outcome.cancelled and outcome.failure is None
     if job.site.context.event_name in ("push", "schedule") and whole:
         record_scores(job, evaluation)
@@ -218,24 +242,13 @@ async def run_all(job: Job, route: Route) -> int:
     return conclude(job.console, concluded)
 
 
-async def shard_part(job: Job, route: Route) -> int:
-    """Run part i of n and write its shard-i-of-n.json (`session.run_shard`); the comment and
+async def shard_part(job: Job, request: RunRequest) -> int:
+    """Run part i of n and write its shard-i-of-n.json (`RunRequest.part`); the comment and
     the gate are the merge's. A cancelled part writes nothing."""
     spec = shard.ShardSpec.parse(job.site.settings.shard, "action input `shard`")
-    select: Callable[[str], bool] | None = None
-    if route.kind is RouteKind.gate and job.clients.github is not None and route.pr is not None:
-        pull = pull_request(job.site, job.clients.github, route.pr)
-        revisions = Revisions(pull.base_sha, pull.head_sha or job.site.context.head_sha or "HEAD")
-    else:
-        revisions = Revisions(base=None)
-        select = _chosen(route)
     key = shard_key(job.site.settings)
-    request = run_request(job, revisions, select)
-    progress = request.progress
     try:
-        part = await session.run_shard(
-            request.setup, progress, spec, job.site.output_dir, job.console.redact, key
-        )
+        part = await request.part(spec, job.site.output_dir, job.console.redact, key)
     except MissingSecretError as exc:
         return missing_secrets(job.console, job.site.settings, exc, None)
     if part is None:
@@ -243,7 +256,7 @@ async def shard_part(job: Job, route: Route) -> int:
         return EXIT_INTERRUPTED
     job.console.log(f"evalward: {part}")
     job.console.output({"results-json": in_workspace(job.site.context, part.path)})
-    return progress.exit_code(0)
+    return request.progress.exit_code(0)
 
 
 def _chosen(route: Route) -> Callable[[str], bool] | None:

@@ -34,6 +34,7 @@ def register(commands: Any) -> None:
 
 
 def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
+    import asyncio
     from pathlib import Path
 
     from evalward.cli._emit import Output, emit
@@ -58,7 +59,8 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         shape=Selection.of(args).apply,
         started=host.started,
     )
-    outcome = session.merge(setup, [Path(p) for p in args.parts], key, RunProgress())
+    parts = session.ShardParts(tuple(Path(p) for p in args.parts), key)
+    outcome = asyncio.run(session.RunRequest(setup, RunProgress(), parts).outcome())
     return emit(
         Output(out, host.redactor(), as_json=args.json, output_dir=args.output_dir),
         outcome.evaluation,

@@ -150,7 +150,7 @@ async def _run(setup: RunSetup, progress: ShownProgress) -> Outcome:
     from evalward.flows import session
 
     try:
-        return await session.run_change(setup, progress)
+        return await session.RunRequest(setup, progress).outcome()
     finally:
         await setup.providers.aclose()
 
@@ -172,7 +172,7 @@ async def _run_part(
 
     key = check_key(setup.env[KEY_ENV], KEY_ENV) if setup.env.get(KEY_ENV) else None
     try:
-        part = await session.run_shard(setup, progress, spec, output, redact, key)
+        part = await session.RunRequest(setup, progress).part(spec, output, redact, key)
     finally:
         await setup.providers.aclose()
     if part is None:

@@ -64,8 +64,8 @@ async def evaluate_change(
             setup, on_result=on_result, on_plan=on_plan, on_more=on_more, traces=traces
         )
     except _Stopped as stop:
-        raise RunStopped(_evaluated(stop.ran, traces), stop.error) from stop.error
-    return _evaluated(ran, traces)
+        raise RunStopped(_evaluated(stop.ran), stop.error) from stop.error
+    return _evaluated(ran)
 
 
 class RunStopped(EvalwardError):
@@ -85,51 +85,35 @@ class _Stopped(EvalwardError):
         self.error = error
 
 
-def _evaluated(ran: _Ran, traces: TraceSpool) -> Evaluation:
-    """The runs scored, per Eval and side, and compared."""
+def _evaluated(ran: _Ran) -> Evaluation:
+    """The record of the runs, its Evals scored per side and compared."""
     # Scoring reads only the Evals: the checkouts and every loaded fixture are gone by now,
     # so a large suite's definitions and its results are not in memory together.
-    scored = score_evals(ran.plan, ran.evals, ran.fixtures)
-    evals = settle(scored, ran.evals, ran.flaky, ran.pairs)
-    for result in evals:
+    evaluation = ran.evaluation
+    scored = score_evals(evaluation.plan, ran.evals, evaluation.fixtures)
+    evaluation.evals = settle(scored, ran.evals, ran.flaky, ran.pairs)
+    for result in evaluation.evals:
         if result.side == "base" and result.provider_unavailable:
-            ran.notes.append(
+            evaluation.notes.append(
                 f"{result.eval}: no baseline — every base run failed to reach its model "
                 "provider after retries"
             )
-    return Evaluation(
-        changes=ran.changes,
-        plan=ran.plan,
-        fixtures=ran.fixtures,
-        evals=evals,
-        comparisons=compare(evals),
-        notes=ran.notes,
-        private=ran.private,
-        skipped=ran.skipped,
-        estimate=ran.estimate,
-        traces=traces,
-        agents=ran.agents,
-        head_commit=ran.head_commit,
-    )
+    evaluation.comparisons = compare(evaluation.evals)
+    return evaluation
 
 
-@dataclass(kw_only=True)
+@dataclass(frozen=True)
 class _Ran:
-    """What running a plan leaves for scoring, without the checkouts it ran in."""
+    """What running a plan leaves, without the checkouts it ran in: the run's record, and
+    what scoring it reads beside it (`_evaluated`)."""
 
-    changes: ChangeSet
-    plan: Plan
-    fixtures: list[FixtureResult]
+    evaluation: Evaluation
+    """As the runs left it: its `evals` and `comparisons` are scoring's to fill."""
     evals: EvalsBySide
-    notes: list[str]
-    private: set[tuple[str, str]]
-    skipped: list[PlannedRun]
-    estimate: Estimate | None
-    agents: dict[str, AgentIdentity]
-    head_commit: str
-    flaky: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Each side's Eval definitions."""
+    flaky: dict[str, dict[str, float]]
     """Per adaptive Eval, its fixtures that are flaky on main (`past.flaky`)."""
-    pairs: dict[str, Judged] = field(default_factory=dict)
+    pairs: dict[str, Judged]
     """Per Eval judged pairwise, its judge and the pairs it judged."""
 
 
@@ -147,20 +131,26 @@ class _Running:
     """The runs scored so far, in the order they finished."""
     pairs: PairJudging | None = None
 
-    def ran(self, fixtures: list[FixtureResult]) -> _Ran:
+    def ran(self, fixtures: list[FixtureResult], traces: TraceSpool) -> _Ran:
         context = self.context
         resources = context.resources
-        return _Ran(
+        evaluation = Evaluation(
             changes=self.changes,
             plan=context.plan,
             fixtures=fixtures,
-            evals={side: r.evals for side, r in resources.items()},
+            evals=[],
+            comparisons=[],
             notes=self.notes,
             private=private_runs(context.plan, resources),
             skipped=self.skipped,
             estimate=self.estimate,
+            traces=traces,
             agents=_head_agents(context.plan, resources[Side.head], context.keys),
             head_commit=context.checkouts[Side.head].sha,
+        )
+        return _Ran(
+            evaluation,
+            evals={side: r.evals for side, r in resources.items()},
             flaky=self.flaky,
             pairs=self.pairs.judged() if self.pairs is not None else {},
         )
@@ -222,14 +212,14 @@ async def _run_change(
             if estimating is not None:
                 estimating.cancel()
             if isinstance(exc, Exception) and state.finished:
-                raise _Stopped(state.ran(state.finished), exc) from exc
+                raise _Stopped(state.ran(state.finished, traces), exc) from exc
             raise
         state.notes += more_notes
         state.skipped += left_out
         if state.estimate is None:  # only the runs that ran: reused ones cost nothing
             reused = [result.cached for result in fixtures]
             state.estimate = await _estimate_after(estimating, context, reused)
-        return state.ran(fixtures)
+        return state.ran(fixtures, traces)
 
 
 def _planned(

@@ -1,10 +1,11 @@
 """One run of evalward, from its set-up to its outcome: the lifecycle every front end shares.
 
 The action (a pull request's gate, a push, a schedule, a dispatch, a shard job, a merge) and
-the command line (`evalward run`, `evalward merge`) map their inputs to a `RunSetup` and
-render the `Outcome`; what happens in between is here, once: the pipeline awaited so that
-SIGTERM or SIGINT stop it and keep what finished (`interrupt`), the decision (a cancelled
-run's too), what the run spent, and its files, results.json first.
+the command line (`evalward run`, `evalward merge`) map their inputs to a `RunSetup`, hand it
+in a `RunRequest` and render the `Outcome` (a shard job: the part it wrote); what happens in
+between is here, once: the pipeline awaited so that SIGTERM or SIGINT stop it and keep what
+finished (`interrupt`), the decision (a cancelled run's too), what the run spent, and its
+files, results.json first.
 """
 
 from __future__ import annotations
@@ -194,6 +195,19 @@ class RunRequest:
             return merge(self.setup, parts.paths, parts.key, self.progress, parts.check)
         return await run_change(self.setup, self.progress)
 
+    async def part(
+        self, spec: ShardSpec, output_dir: Path, redact: Redactor, key: str | None
+    ) -> WrittenPart | None:
+        """Run part `spec` of the plan and write it to `output_dir` for the merge, sealed
+        with `key`; None when a signal cancelled it (a cancelled part writes nothing: the
+        merge would miss its runs)."""
+        assert self.parts is None, "a merge runs nothing, so it has no part to run"
+        ready_sandbox(self.setup)
+        return await until_signalled(
+            run_part(self.setup, spec, output_dir, redact, self.progress, key),
+            self.progress,
+        )
+
 
 def ready_sandbox(setup: RunSetup) -> None:
     """The sandbox readied as the front end asked (`RunSetup.sandbox_setup`), before the
@@ -242,23 +256,6 @@ async def run_change(setup: RunSetup, progress: RunProgress) -> Outcome:
         progress,
         progress.elapsed(),
         SpentInfo.of(setup.providers.spent),
-    )
-
-
-async def run_shard(
-    setup: RunSetup,
-    progress: RunProgress,
-    spec: ShardSpec,
-    output_dir: Path,
-    redact: Redactor,
-    key: str | None,
-) -> WrittenPart | None:
-    """Run one part of the plan and write it for the merge; None when a signal cancelled it
-    (a cancelled part writes nothing: the merge would miss its runs)."""
-    ready_sandbox(setup)
-    return await until_signalled(
-        run_part(setup, spec, output_dir, redact, progress, key),
-        progress,
     )
 
 
