@@ -93,7 +93,7 @@ def main() -> None:
     parser.add_argument("--parsers", action="store_true", help="also time the YAML parsers")
     args = parser.parse_args()
 
-    from evalward.resources import load_resources
+    from evalward.definitions.loader import load_resources
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

@@ -102,7 +102,7 @@ def main() -> None:
     parser.add_argument("--javascript", type=int, default=20)
     args = parser.parse_args()
 
-    from evalward.resources import load_resources
+    from evalward.definitions.loader import load_resources
     from evalward.stages.preflight import TreeCheck, tree_problems
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from evalward.resources import load_resources
+from evalward.definitions.loader import load_resources
 from evalward.stages.fingerprint import FileIndex, agent_fingerprint
 from fakes.github_api import FakeGitHub
 from support.agentenv import (

@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
 
+from evalward.definitions.loader import load_resources
 from evalward.errors import ResourceError
 from evalward.providers.base import RunLabels
-from evalward.resources import load_resources
 from evalward.resources.models import Assertion, EvalFixture, ScoringConfig
 from evalward.resources.resource_set import Located
 from evalward.rundata.results import Status

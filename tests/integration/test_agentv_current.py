@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evalward.resources import load_resources
+from evalward.definitions.loader import load_resources
 from support.clirun import evalward
 from support.gitrepo import GitRepo
 

@@ -9,7 +9,7 @@ import json
 import shutil
 from typing import Any
 
-from evalward.resources import load_resources
+from evalward.definitions.loader import load_resources
 from support.clirun import REPO_ROOT, evalward
 from support.gitrepo import GitRepo
 

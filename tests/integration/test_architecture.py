@@ -114,7 +114,7 @@ def _targets(node: ast.Import | ast.ImportFrom, importer: str, path: Path) -> li
 
 LAYERS: list[tuple[str, list[str]]] = [  # bottom first; `pkg/` is a package
     ("foundation", ["__init__", "errors", "host", "git", "security", "text/", "http/", "files/"]),
-    ("definitions", ["resources/", "rundata/", "importers/"]),
+    ("definitions", ["resources/", "rundata/", "importers/", "definitions/"]),
     ("providers", ["providers/"]),
     ("engines", ["runtime/", "scoring/"]),
     ("stages", ["stages/", "past/"]),

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from evalward.definitions.loader import load_resources
 from evalward.errors import ResourceError
-from evalward.resources import load_resources
 
 FIXTURE = """\
 apiVersion: evalward.dev/v1

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from evalward.definitions.loader import load_resources
 from evalward.git import Git
-from evalward.resources import load_resources
 from evalward.rundata.sides import GateConfig
 from evalward.stages.changes import ChangeSet, detect_changes
 from evalward.stages.plan import build_plan, gate_resources
@@ -230,7 +230,7 @@ def test_by_default_the_gate_comes_from_the_base_and_additions_count(repo: GitRe
 
 
 def test_loading_only_the_changed_files_equals_a_full_load_of_the_base(repo: GitRepo) -> None:
-    from evalward.resources.loader import load_changed_resources
+    from evalward.definitions.loader import load_changed_resources
 
     base = base_repo(repo)
     repo.branch("pr")
@@ -289,7 +289,7 @@ def test_a_file_whose_reads_changed_is_parsed_again_and_the_others_reused(
     changes, and equal to a full load; a file it does not read leaves it reused."""
     import os
 
-    from evalward.resources.loader import load_changed_resources
+    from evalward.definitions.loader import load_changed_resources
 
     repo.write(
         {

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from evalward.definitions.loader import load_resources
 from evalward.errors import ResourceError
 from evalward.files.committed import NotCommitted, RepoFiles
 from evalward.files.trees import TreeBounds
 from evalward.git import Git
-from evalward.resources import load_resources
 from evalward.resources.yamlsource import too_large
 from evalward.runtime.checkout_copy import copy_side
 from support.gitrepo import GitRepo

@@ -9,13 +9,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from evalward.definitions.loader import load_resources
 from evalward.flows.execute import Execution
 from evalward.flows.rounds import Rounds, run_rounds
 from evalward.flows.run_context import RunContext
 from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
 from evalward.git import Git
 from evalward.providers.registry import build_providers
-from evalward.resources.loader import load_resources
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Budget, Estimate

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from evalward.definitions.loader import load_resources
 from evalward.flows.execute import Execution, execute
 from evalward.flows.run_context import RunContext
 from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
 from evalward.git import Git
 from evalward.providers.registry import build_providers
-from evalward.resources.loader import load_resources
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.stages.plan import Checkout, Plan, PlannedRun

@@ -8,8 +8,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from evalward.definitions.loader import load_resources
 from evalward.errors import ResourceError
-from evalward.resources import load_resources
 from support.clirun import evalward
 
 SEEDS = Path(__file__).resolve().parents[1] / "unit" / "resources" / "seeds"

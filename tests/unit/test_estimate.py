@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from evalward.definitions.loader import load_resources
 from evalward.providers.pricing import PriceTable
-from evalward.resources.loader import load_resources
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Estimate
 from evalward.stages.estimate import REPLY_TOKENS, estimate_run

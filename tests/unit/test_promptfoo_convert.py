@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from evalward.definitions.loader import load_resources
 from evalward.errors import ConfigError
 from evalward.importers import promptfoo_resources as make
 from evalward.importers.promptfoo import convert
-from evalward.resources.loader import load_resources
 
 CONFIG = """\
 description: order desk

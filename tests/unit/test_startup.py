@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from evalward.__main__ import main
+from evalward.definitions.loader import load_resources
 from evalward.host import YOUNG_COLLECTION_EVERY, Host
-from evalward.resources import load_resources
 
 AGENT = """\
 apiVersion: evalward.dev/v1

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from evalward.action.job import Console, Job
 from evalward.action.route import Route
 from evalward.action.workflow import command
+from evalward.definitions.loader import load_resources
 from evalward.errors import EvalwardError
 from evalward.git import Git
 from evalward.past.status import STATUS_DIR, AgentIdentity, Phase, StatusStore, current, identities
 from evalward.past.status_run import RunSource, SinceScheduled, StatusRun
 from evalward.record.evaluation import Evaluation
-from evalward.resources import load_resources
 
 STATUS_EVENTS = ("push", "schedule")
 

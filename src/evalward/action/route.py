@@ -16,8 +16,8 @@ from pathlib import Path
 
 from evalward.action.context import WorkflowContext
 from evalward.action.settings import Settings
+from evalward.definitions.loader import load_resources
 from evalward.errors import ConfigError
-from evalward.resources import load_resources
 from evalward.resources.cron import Cron, parse_cron
 
 NOT_GATED_ACTIONS = ("closed",)

@@ -41,9 +41,9 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     import asyncio
     from pathlib import Path
 
+    from evalward.definitions.loader import load_resources
     from evalward.errors import EXIT_EXTERNAL, EXIT_GATE_FAILED, EXIT_OK
     from evalward.providers.registry import build_providers, check_credentials, repo_providers
-    from evalward.resources import load_resources
     from evalward.rundata.results import CalibrationPhase
     from evalward.scoring.calibration import calibrate_named, render_calibration
     from evalward.scoring.pairwise_panel import calibrate_pairs, gates, render_pairs

@@ -56,12 +56,12 @@ def register(commands: Any) -> None:
 def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from pathlib import Path
 
+    from evalward.definitions.loader import load_what_loads
     from evalward.errors import EXIT_OK, ConfigError, ResourceError
     from evalward.providers.config import BUILT_IN
     from evalward.providers.known_models import unknown_models
     from evalward.providers.mock import load_script
     from evalward.providers.registry import repo_providers
-    from evalward.resources.loader import load_what_loads
     from evalward.resources.repo_config import load_config
     from evalward.stages.preflight import TreeCheck, tree_problems
 

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
+from evalward.definitions.loader import load_resources
 from evalward.errors import ResourceError
 from evalward.files.committed import RepoFiles
 from evalward.flows.run_setup import RunSetup
 from evalward.git import FileChange, Git
-from evalward.resources import ResourceSet, load_resources
+from evalward.resources import ResourceSet
 from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config, parse_config
 from evalward.rundata.sides import GateConfig, Side
 from evalward.stages.base_resources import load_base

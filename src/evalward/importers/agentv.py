@@ -51,6 +51,7 @@ from evalward.importers.agentv_graders import (
     grader_assertions,
     rubric_item,
 )
+from evalward.resources.common import AGENTV_DEFAULT_TARGET as DEFAULT_TARGET
 from evalward.resources.common import API_VERSION
 from evalward.resources.paths import looked_up
 from evalward.resources.yamlsource import PathKey, YamlSyntaxError, load_documents
@@ -62,10 +63,6 @@ _GRADER_KEYS = ("assert", "assertions", "evaluators")
 _TURN_KEYS = ("input", "assert", "expected_output")
 _CONVERSATION_CHOICES = {"mode": ("conversation",), "aggregation": ("mean", "min", "max"),
                          "on_turn_failure": ("continue", "stop")}  # fmt: skip
-DEFAULT_TARGET = "default"
-"""The target of a test that names none (nor its file, nor `defaults.targetAgent`): AgentV's
-own default target. Its fixtures carry the label `agent: default`, and whichever Eval selects
-them runs them with its agent (no Agent need be named `default`)."""
 MAX_REFERENCED_BYTES = 64 * 1024 * 1024
 """The largest file an AgentV eval file references (an input, a dataset, a grader's prompt)."""
 _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")

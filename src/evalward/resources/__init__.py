@@ -1,6 +1,6 @@
-"""The YAML resource kinds (Agent, EvalFixture, Eval, JudgeCalibration) and their loader."""
+"""The YAML resource kinds (Agent, EvalFixture, Eval, JudgeCalibration); `evalward.definitions.loader`
+loads them."""
 
-from evalward.resources.loader import load_resources
 from evalward.resources.models import (
     Agent,
     Assertion,
@@ -20,5 +20,4 @@ __all__ = [
     "Located",
     "ResourceSet",
     "Severity",
-    "load_resources",
 ]

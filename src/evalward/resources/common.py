@@ -12,6 +12,11 @@ API_VERSION = "evalward.dev/v1"
 API_VERSIONS = (API_VERSION, "pai.io/v1")
 """`pai.io/v1` is accepted so that seed 003's examples load unchanged."""
 
+AGENTV_DEFAULT_TARGET = "default"
+"""The target of a test that names none (nor its file, nor `defaults.targetAgent`): AgentV's
+own default target. Its fixtures carry the label `agent: default`, and whichever Eval selects
+them runs them with its agent (no Agent need be named `default`)."""
+
 NAME_PATTERN = r"^[a-z0-9]([a-z0-9._-]{0,251}[a-z0-9])?$"
 
 

@@ -12,6 +12,7 @@ from evalward.errors import Problem
 from evalward.files.committed import MAX_SYSTEM_BYTES, NotCommitted, RepoFiles
 from evalward.resources.agent import AgentSpec
 from evalward.resources.assertions import JudgeAssertion
+from evalward.resources.common import AGENTV_DEFAULT_TARGET
 from evalward.resources.models import EvalFixture
 from evalward.resources.pairwise_references import check_pairwise_references
 from evalward.resources.paths import (
@@ -223,10 +224,7 @@ def _agentv_default(result: ResourceSet) -> str | None:
     """AgentV's default target when the set holds an AgentV file, else None."""
     if not result.agentv_files:
         return None
-    # lazy: the AgentV importer is loaded (by the loader) only when an AgentV file was read
-    from evalward.importers.agentv import DEFAULT_TARGET
-
-    return DEFAULT_TARGET
+    return AGENTV_DEFAULT_TARGET
 
 
 def _check_fixture_targets(result: ResourceSet, report: ProblemReporter) -> None:

@@ -8,11 +8,11 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalward.definitions.loader import load_changed_resources, load_resources, needs_full_load
 from evalward.errors import ResourceError
 from evalward.files.committed import RepoFiles
 from evalward.git import Git
-from evalward.resources import ResourceSet, load_resources
-from evalward.resources.loader import load_changed_resources, needs_full_load
+from evalward.resources import ResourceSet
 from evalward.resources.repo_config import RepoConfig
 
 

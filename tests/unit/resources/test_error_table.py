@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from evalward.definitions.loader import load_resources
 from evalward.errors import ResourceError
-from evalward.resources import load_resources
 from evalward.resources.assertions import Assertion
 from evalward.resources.models import EvalFixtureSpec
 

@@ -37,7 +37,7 @@ NOT_YET_THROUGH_THE_DOOR: dict[str, str] = {}
 only): each is a way round the door until it is routed through it, then leaves this list."""
 
 NOT_A_FIELDS_FILE = {
-    "resources/loader.py": "reads the definition files themselves (`Located.file`): a "
+    "definitions/loader.py": "reads the definition files themselves (`Located.file`): a "
     "commit side's through `RepoFiles.read_committed`, on disk only the working tree's",
     "runtime/environment.py": "a side's files through `request.files`; on disk only the "
     "folder evalward wrote a scorer's environment into",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalward.resources import load_resources
+from evalward.definitions.loader import load_resources
 from evalward.resources.code_scorer_files import code_sources
 
 FIXTURE = """\

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 import yaml
 
-from evalward.resources import load_resources
+from evalward.definitions.loader import load_resources
 from evalward.resources.models import (
     ContainsAssertion,
     EqualsAssertion,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pydantic
 import pytest
 
-from evalward.resources import load_resources
+from evalward.definitions.loader import load_resources
 from evalward.resources.shared_sets import share_field_sets
 
 AGENT = """\

@@ -1,5 +1,7 @@
-"""Load the resource documents of a tree (the files `discover` finds), validate them, and
-cross-check their references (`references`).
+"""Load the definitions of a tree (the files `discover` finds) in every format evalward reads:
+its own resource kinds and AgentV's eval files (`importers/agentv.py`), validate them, and
+cross-check their references (`resources/references.py`). It sits above both `resources/` and
+`importers/`, which it composes.
 
 Every problem of a run is collected and raised together as one ResourceError (exit code 2):
 syntax errors, schema errors, duplicates, dangling references. A document is ours when its
