@@ -381,7 +381,12 @@ def test_chat_files_tools_and_derived_metrics_are_kept_or_named_once(repo: GitRe
         "import", "promptfoo", "promptfooconfig.yaml", "--skip-unsupported", cwd=repo.path
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count("left out:") == 1
+    # factuality, and the `messages:` file, which promptfoo sends OpenAI as an object
+    assert [line for line in done.stdout.splitlines() if line.startswith("left out:")] == [
+        line for line in done.stdout.splitlines() if "left out:" in line
+    ]
+    assert len([line for line in done.stdout.splitlines() if line.startswith("left out:")]) == 2
+    assert "here the object `{messages: [...]}`" in done.stdout
     assert "derivedMetrics (f1) are not computed" in done.stdout
     suite = repo.path / "evals" / "weather-chat"
     (agent,) = documents(suite / "agents.yaml")
@@ -401,9 +406,7 @@ def test_chat_files_tools_and_derived_metrics_are_kept_or_named_once(repo: GitRe
             {"role": "user", "content": "What is the weather in Paris?"},
         ],
     }
-    assert {"role": "user", "content": "Weather in Rome?"} in [
-        m for i in inputs if i["type"] == "messages" for m in i["messages"]
-    ]
+    assert len(inputs) == 2  # chat.yaml's column alone
     assert all(i["type"] == "messages" for i in inputs)
     assert evalward("validate", cwd=repo.path).returncode == 0
 
@@ -556,7 +559,9 @@ def test_a_test_s_own_rule_comes_over_defaulttest_s_and_a_wrong_one_is_located(
 def test_settings_that_change_no_reply_and_text_parts_import_as_promptfoo_s_examples_write_them(
     repo: GitRepo,
 ) -> None:
-    """ollama-comparison's `num_predict` and claude-vs-gpt's `cache_control` and text parts."""
+    """ollama-comparison's `num_predict` and claude-vs-gpt's `cache_control`, and its
+    `messages:` file as each provider is sent it: Ollama's completion API the file's JSON,
+    Claude that JSON line by line."""
     config = {
         "prompts": ["file://prompt.yaml"],
         "providers": [
@@ -599,16 +604,19 @@ def test_settings_that_change_no_reply_and_text_parts_import_as_promptfoo_s_exam
     tokens = {spec["models"][0]: spec.get("maxTokens") for spec in agents.values()}
     assert tokens == {"ollama/llama2": 1024, "anthropic/claude-3-5-sonnet-20241022": None}
     fixtures = documents(suite / "fixtures.yaml")
-    # the parts are sent as promptfoo sends them: parts, not one string
-    assert fixtures[0]["spec"]["input"]["messages"] == [
-        {
-            "role": "system",
-            "content": [
-                {"cache_control": {"type": "ephemeral"}, "text": "Be concise", "type": "text"}
-            ],
-        },
-        {"role": "user", "content": [{"text": "Answer: What has keys?", "type": "text"}]},
-    ]
+    sent = {f["spec"]["targetAgent"]: f["spec"]["input"]["payload"]["prompt"] for f in fixtures}
+    as_json = {
+        "messages": [
+            {"role": "system", "content": [
+                {"type": "text", "text": "Be concise", "cache_control": {"type": "ephemeral"}}
+            ]},
+            {"role": "user", "content": [{"type": "text", "text": "Answer: What has keys?"}]},
+        ]
+    }  # fmt: skip
+    assert sent["riddles-llama2"] == json.dumps(as_json, indent=2, sort_keys=True)
+    assert sent["riddles-claude-3-5-sonnet-202410"] == "\n".join(
+        line.strip() for line in json.dumps(as_json, indent=2, sort_keys=True).splitlines()
+    )
     assert evalward("validate", cwd=repo.path).returncode == 0
 
 
@@ -647,3 +655,38 @@ def test_azure_deployments_keep_their_dated_api_versions(
     keys = {r.headers.get("api-key") or r.headers.get("Api-Key") for r in azure.received}
     assert keys == {"azure-test-key"}
     assert not any("authorization" in map(str.lower, r.headers) for r in azure.received)
+
+
+def test_a_chat_file_promptfoo_sends_openai_as_an_object_is_refused_with_its_rewrite(
+    repo: GitRepo,
+) -> None:
+    """promptfoo's examples/claude-vs-gpt as published: its prompt file is a `messages:`
+    mapping, which promptfoo sends OpenAI as the request's `messages` (an object the API
+    refuses) and Claude as the JSON text of the file, line by line."""
+    published = EXAMPLES / "claude-vs-gpt" / "published"
+    refused = imported(published, repo)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert (
+        "promptfooconfig.yaml:16:5: prompts[0]: `openai:chat:gpt-4o` is left out: promptfoo "
+        "sends it this prompt, parsed, as the request's `messages`: here the object "
+        "`{messages: [...]}`"
+    ) in refused.stderr
+    assert "the messages without `messages:` (`- role: system` …)" in refused.stderr
+    assert not (repo.path / "evals").exists()
+
+    done = evalward(
+        "import", "promptfoo", "promptfooconfig.yaml", "--skip-unsupported", cwd=repo.path
+    )
+    assert done.returncode == 0, done.stderr
+    suite = repo.path / "evals" / "claude-3-5-vs-gpt-4o"
+    assert [a["spec"]["models"] for a in documents(suite / "agents.yaml")] == [
+        ["anthropic/claude-3-5-sonnet-20241022"]
+    ]
+    fixtures = documents(suite / "fixtures.yaml")
+    assert len(fixtures) == 15
+    prompt = fixtures[0]["spec"]["input"]["payload"]["prompt"]
+    assert prompt.splitlines()[:4] == ["{", '"messages": [', "{", '"role": "system",']
+    assert json.loads(prompt)["messages"][1]["content"][0]["text"] == (
+        "Answer this riddle:\nI speak without a mouth and hear without ears. I have no body, "
+        "but I come alive with wind. What am I?\n"
+    )

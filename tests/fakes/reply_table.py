@@ -8,6 +8,7 @@ different verdicts, the difference is theirs, not the model's.
   evalward's judge (the trace between its data markers), passes when every term the rubric
   quotes in single quotes is in the graded output (any case), and is answered in the verdict
   shape the grader asked for.
+- `messages` that is not a non-empty list is answered 400, as OpenAI answers it.
 - Usage is a quarter of the characters, so prices give both tools the same cost, and every
   reply waits `delay` seconds, so latency bounds on either side of it are decided alike.
 - Anthropic's Messages API (`POST /v1/messages`) is answered from the same table, in its
@@ -116,7 +117,9 @@ class ReplyTableServer:
             return Response(404, {"error": {"message": f"no route {request.path}"}})
         body = request.json()
         self.requests.append(body)
-        messages = body.get("messages") or []
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            return Response(400, invalid_messages(messages))
         content = self.answer(messages)
         prompt = sum(len(_text(m.get("content"))) for m in messages)
         return Response(
@@ -162,6 +165,20 @@ class ReplyTableServer:
                 "output_tokens": math.ceil(len(content) / 4),
             },
         }
+
+
+def invalid_messages(messages: Any) -> dict[str, Any]:
+    """OpenAI's answer to `messages` that is not a non-empty list (an object, say)."""
+    kind = "an object" if isinstance(messages, dict) else type(messages).__name__
+    return {
+        "error": {
+            "message": f"Invalid type for 'messages': expected an array of objects, but got "
+            f"{kind} instead.",
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "invalid_type",
+        }
+    }
 
 
 DIMENSIONS = 64

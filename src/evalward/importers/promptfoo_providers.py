@@ -91,8 +91,14 @@ class PromptfooProvider:
     api_version: str | None = None
     """An Azure deployment's `config.apiVersion`: its provider calls Azure's dated API."""
 
+    reads: str = ""
+    """How promptfoo's provider reads a rendered prompt (importers/promptfoo_messages.py):
+    `chat` (Chat Completions), `anthropic` (the Messages API) or `text` (a completion's
+    prompt, sent as it is)."""
+
     def __post_init__(self) -> None:
         self.api = self.api or self.model.partition("/")[0]
+        self.reads = self.reads or ("anthropic" if self.api == "anthropic" else "chat")
 
     @property
     def kind(self) -> str:
@@ -196,7 +202,12 @@ def _model(node: Node, id_: str, given: str | None, embedding: bool = False) -> 
         found.notes.append(f"{id_}: called through {vendor}'s OpenAI-compatible API, {url}")
     elif vendor == "ollama" and api in {"chat", ""} and model:
         found = PromptfooProvider(
-            label, f"openai/{model}", node, base_url=OLLAMA_URL, vendor="ollama"
+            label,
+            f"openai/{model}",
+            node,
+            base_url=OLLAMA_URL,
+            vendor="ollama",
+            reads="text" if api == "" else "chat",  # `ollama:<model>`: its completion API
         )
         found.notes.append(f"{id_}: served by Ollama's OpenAI-compatible endpoint, {OLLAMA_URL}")
     elif vendor in AZURE and api == "chat" and model:
