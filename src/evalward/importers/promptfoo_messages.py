@@ -56,8 +56,9 @@ def _openai(text: str, who: str, node: Node) -> Conversation:
         except ValueError:
             if _looks_like_json(trimmed):
                 raise node.refuse(
-                    f"{who} is sent text that looks like JSON but does not parse, which "
-                    "promptfoo stops at (each test an error): make it valid JSON, or text"
+                    f"{who} is sent text that looks like JSON but does not parse (or nests "
+                    "too deeply to read), which promptfoo gets no reply for (each test an "
+                    "error): write it as a JSON list of messages, or as text"
                 ) from None
             return text
     if not isinstance(parsed, list) or not parsed or not _all_messages(parsed):
