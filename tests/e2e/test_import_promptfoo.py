@@ -15,7 +15,14 @@ from typing import Any
 import pytest
 import yaml
 
-from fakes.reply_table import ReplyTableServer, load_table, model_env, point_at, second_server
+from fakes.reply_table import (
+    ReplyTableServer,
+    load_table,
+    model_env,
+    point_at,
+    second_env,
+    second_server,
+)
 from support.clirun import REPO_ROOT, evalward
 from support.gitrepo import GitRepo
 
@@ -51,7 +58,9 @@ def test_a_promptfoo_suite_gives_promptfoos_verdict_on_every_test(
     shutil.copytree(example, repo.path, dirs_exist_ok=True)
     point_at(repo.path, second)
     repo.commit("the promptfoo suite")
-    done = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+    done = evalward(
+        "import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path, **second_env(second)
+    )
     assert done.returncode == 0, done.stderr
     validated = evalward("validate", cwd=repo.path)
     assert validated.returncode == 0, validated.stderr
@@ -59,7 +68,9 @@ def test_a_promptfoo_suite_gives_promptfoos_verdict_on_every_test(
 
     server = served.setdefault("model", ReplyTableServer(*load_table(example / "replies.yaml")))
     out = tmp_path / "out"
-    ran = evalward("run", "--output-dir", str(out), cwd=repo.path, **model_env(server))
+    ran = evalward(
+        "run", "--output-dir", str(out), cwd=repo.path, **model_env(server), **second_env(second)
+    )
 
     expected = yaml.safe_load((example / "expected.yaml").read_text())
     results = json.loads((out / "results.json").read_text())
@@ -623,18 +634,22 @@ def test_settings_that_change_no_reply_and_text_parts_import_as_promptfoo_s_exam
 def test_azure_deployments_keep_their_dated_api_versions(
     repo: GitRepo, tmp_path: Path, served: dict[str, ReplyTableServer]
 ) -> None:
-    """promptfoo's Azure examples: each deployment's `apiVersion` becomes its provider's, and
-    every call (chat and embeddings) goes to its deployment's dated URL with the key in
-    `api-key`, as promptfoo sends it."""
+    """promptfoo's Azure examples and docs: each deployment's `apiVersion` (else promptfoo's
+    2024-12-01-preview) becomes its provider's, a resource named by AZURE_API_BASE_URL alone
+    is found there, and every call (chat and embeddings) goes to its deployment's dated URL
+    with the key in `api-key`, as promptfoo sends it."""
     example = EXAMPLES / "azure"
     azure = served.setdefault("second", ReplyTableServer(*load_table(example / "second.yaml")))
     shutil.copytree(example, repo.path, dirs_exist_ok=True)
     point_at(repo.path, azure)
     repo.commit("the promptfoo suite")
 
-    done = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+    done = evalward(
+        "import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path, **second_env(azure)
+    )
 
     assert done.returncode == 0, done.stderr
+    assert "deploymentName" not in done.stdout  # it names the id's deployment: nothing to say
     providers = yaml.safe_load((repo.path / "evalward.yaml").read_text())["providers"]
     at = azure.server.url + "/openai"
     assert providers == {
@@ -642,6 +657,8 @@ def test_azure_deployments_keep_their_dated_api_versions(
                   "apiVersion": "2024-10-21"},
         "azure-2": {"api": "openai", "baseUrl": at, "apiKeyEnv": "AZURE_API_KEY",
                     "apiVersion": "2025-04-01-preview"},
+        "azure-3": {"api": "openai", "baseUrl": at, "apiKeyEnv": "AZURE_API_KEY",
+                    "apiVersion": "2024-12-01-preview"},
     }  # fmt: skip
     ran = evalward("run", "--output-dir", str(tmp_path / "out"), cwd=repo.path,
                    AZURE_API_KEY="azure-test-key")  # fmt: skip
@@ -649,6 +666,7 @@ def test_azure_deployments_keep_their_dated_api_versions(
     targets = sorted({r.target for r in azure.received})
     assert targets == [
         "/openai/deployments/Mistral-Large-2411/chat/completions?api-version=2025-04-01-preview",
+        "/openai/deployments/gpt-4o-mini/chat/completions?api-version=2024-12-01-preview",
         "/openai/deployments/gpt-4o-prod/chat/completions?api-version=2024-10-21",
         "/openai/deployments/text-embedding-3-large/embeddings?api-version=2024-10-21",
     ]

@@ -226,6 +226,12 @@ def point_at(folder: Path, server: ReplyTableServer | None) -> None:
         config.write_text(config.read_text().replace(SECOND_SERVER, server.server.url))
 
 
+def second_env(server: ReplyTableServer | None) -> dict[str, str]:
+    """Where an Azure provider that names no resource finds it, as promptfoo finds it: at
+    the second server (AZURE_API_BASE_URL), set for the import and both tools' runs."""
+    return {"AZURE_API_BASE_URL": server.server.url} if server is not None else {}
+
+
 def model_env(server: ReplyTableServer) -> dict[str, str]:
     """The environment either tool runs a suite of tests/data/promptfoo in: OpenAI's and
     Anthropic's APIs at `server`, and a key for each vendor its providers name."""

@@ -30,6 +30,7 @@ from fakes.reply_table import (
     load_table,
     model_env,
     point_at,
+    second_env,
     second_server,
 )
 from support.clirun import REPO_ROOT, evalward
@@ -88,7 +89,10 @@ def promptfoo_verdicts(
         [promptfoo(), "eval", "-c", "promptfooconfig.yaml", "--no-cache", "--no-write",
          "--max-concurrency", "4", "-o", str(output)],
         cwd=suite,
-        env={"PATH": os.environ["PATH"], "HOME": str(work), **PROMPTFOO_ENV, **model_env(server)},
+        env={
+            "PATH": os.environ["PATH"], "HOME": str(work), **PROMPTFOO_ENV,
+            **model_env(server), **second_env(second),
+        },
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode in (0, 100), done.stdout[-2000:] + done.stderr[-2000:]
@@ -111,7 +115,9 @@ def evalward_verdicts(
     shutil.copytree(example, repo)
     point_at(repo, second)
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
-    imported = evalward("import", "promptfoo", "promptfooconfig.yaml", *flags, cwd=repo)
+    imported = evalward(
+        "import", "promptfoo", "promptfooconfig.yaml", *flags, cwd=repo, **second_env(second)
+    )
     assert imported.returncode == 0, imported.stderr
     suite = next((repo / "evals").iterdir())
     models = {
@@ -127,7 +133,10 @@ def evalward_verdicts(
             models[fixture["spec"]["targetAgent"]],
         )
     out = work / "out"
-    ran = evalward("run", "--output-dir", str(out), "--no-cache", cwd=repo, **model_env(server))
+    ran = evalward(
+        "run", "--output-dir", str(out), "--no-cache", cwd=repo,
+        **model_env(server), **second_env(second),
+    )  # fmt: skip
     assert ran.returncode in (0, 1), ran.stderr
     results = json.loads((out / "results.json").read_text())["fixtures"]
     verdicts = {keys[f["fixture"]]: f["status"] == "pass" for f in results}

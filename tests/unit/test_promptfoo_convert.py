@@ -131,3 +131,72 @@ def test_a_test_s_transform_vars_is_refused_with_the_rewrite_that_keeps_its_verd
     assert "promptfooconfig.yaml:9:7: tests[0].options.transformVars:" in message, message
     assert "write the vars it computes into the test's `vars` and remove it" in message
     assert message.startswith("1 part of the promptfoo config")  # one located message
+
+
+AZURE_SUITE = """\
+description: azure desk
+prompts: ["Answer: {{question}}"]
+providers:
+  - id: azure:chat:desk-a
+    config: { apiHost: 'https://res-a.openai.azure.com/' }
+  - id: azure:chat:desk-b
+    config: { apiHost: '{{ env.AZURE_AI_HOST }}', apiVersion: '2025-04-01-preview' }
+  - id: azure:chat:desk-c
+    config: { apiHost: res-ignored.openai.azure.com }
+  - id: azureopenai:chat:desk-d
+    config: { deploymentName: desk-other }
+tests:
+  - vars: { question: "Where is order 12345?" }
+    assert: [{ type: contains, value: shipped }]
+"""
+
+
+def test_every_documented_azure_form_is_called_where_promptfoo_calls_it(tmp_path: Path) -> None:
+    """promptfoo's Azure provider: a base URL (config, then AZURE_API_BASE_URL…) wins over a
+    host (config, then AZURE_API_HOST before AZURE_OPENAI_API_HOST); a host may carry its
+    scheme or be `{{ env.NAME }}`; the deployment is the id's whatever `deploymentName` says;
+    the api-version is the config's, else 2024-12-01-preview."""
+    env = {
+        "AZURE_AI_HOST": "res-b.services.ai.azure.com",
+        "AZURE_OPENAI_API_HOST": "res-second.openai.azure.com",
+        "AZURE_API_HOST": "res-first.openai.azure.com",
+    }
+    config = write(tmp_path, AZURE_SUITE)
+
+    conversion = convert(config, root=tmp_path, shown_from=tmp_path, env=env)
+
+    providers = conversion.settings["providers"]
+    urls = {name: (p["baseUrl"], p["apiVersion"]) for name, p in providers.items()}
+    default = "2024-12-01-preview"
+    assert urls == {
+        "azure": ("https://res-a.openai.azure.com/openai", default),
+        "azure-2": ("https://res-b.services.ai.azure.com/openai", "2025-04-01-preview"),
+        "azure-3": ("https://res-ignored.openai.azure.com/openai", default),
+        "azure-4": ("https://res-first.openai.azure.com/openai", default),  # AZURE_API_HOST
+    }
+    models = [a["spec"]["models"][0] for a in conversion.agents]
+    assert models == ["azure/desk-a", "azure-2/desk-b", "azure-3/desk-c", "azure-4/desk-d"]
+    assert any(
+        "`config.deploymentName` ('desk-other') is not the deployment promptfoo calls" in note
+        for note in conversion.notes
+    )
+
+    # a base URL in the environment wins over every host, the config's too
+    base = {**env, "AZURE_OPENAI_BASE_URL": "https://res-base.openai.azure.com/"}
+    conversion = convert(config, root=tmp_path, shown_from=tmp_path, env=base)
+    urls = {(p["baseUrl"], p["apiVersion"]) for p in conversion.settings["providers"].values()}
+    assert urls == {
+        ("https://res-base.openai.azure.com/openai", default),
+        ("https://res-base.openai.azure.com/openai", "2025-04-01-preview"),
+    }
+
+
+def test_an_azure_host_from_an_unset_variable_is_refused_at_its_line(tmp_path: Path) -> None:
+    config = write(tmp_path, AZURE_SUITE)
+
+    with pytest.raises(ConfigError) as refused:
+        convert(config, root=tmp_path, shown_from=tmp_path, env={"AZURE_API_HOST": "r.azure.com"})
+
+    message = str(refused.value)
+    assert "promptfooconfig.yaml:7:" in message
+    assert "names the environment's AZURE_AI_HOST, which is not set" in message
