@@ -200,3 +200,31 @@ def test_an_azure_host_from_an_unset_variable_is_refused_at_its_line(tmp_path: P
     message = str(refused.value)
     assert "promptfooconfig.yaml:7:" in message
     assert "names the environment's AZURE_AI_HOST, which is not set" in message
+
+
+def test_a_test_s_postprocess_is_its_transform_unless_a_transform_comes_first(
+    tmp_path: Path,
+) -> None:
+    """promptfoo applies `options.transform || options.postprocess` (the older name), after
+    merging defaultTest's options under the test's: a defaultTest transform wins over a
+    test's postprocess."""
+    (tmp_path / "first_word.py").write_text(
+        "def get_transform(output, context):\n    return output.split()[0]\n"
+    )
+    postprocessed = CONFIG.replace(
+        '  - vars: { question: "Where is order 12345?" }\n',
+        '  - vars: { question: "Where is order 12345?" }\n'
+        "    options: { postprocess: 'file://first_word.py' }\n",
+    )
+    config = write(tmp_path, postprocessed)
+
+    (fixture,) = convert(config, root=tmp_path, shown_from=tmp_path).fixtures
+
+    assert fixture["spec"]["transform"] == {"file": "first_word.py"}
+    assert fixture["spec"]["vars"] == {"question": "Where is order 12345?"}
+
+    defaulted = postprocessed.replace(
+        "tests:\n", "defaultTest: { options: { transform: output.trim() } }\ntests:\n"
+    )
+    (fixture,) = convert(write(tmp_path, defaulted), root=tmp_path, shown_from=tmp_path).fixtures
+    assert fixture["spec"]["transform"] == {"language": "javascript", "source": "output.trim()"}
