@@ -228,3 +228,68 @@ def test_a_test_s_postprocess_is_its_transform_unless_a_transform_comes_first(
     )
     (fixture,) = convert(write(tmp_path, defaulted), root=tmp_path, shown_from=tmp_path).fixtures
     assert fixture["spec"]["transform"] == {"language": "javascript", "source": "output.trim()"}
+
+
+TURNS = """\
+description: turns
+prompts:
+  - |
+    system: Answer in one word.
+      user: What colour is the sky?
+
+    assistant: Blue.
+    user: And {{thing}}?
+    Think first.
+providers: [anthropic:messages:claude-sonnet-4-5-20250929, openai:chat:gpt-4.1-mini]
+tests:
+  - vars: { thing: grass }
+    assert: [{ type: icontains, value: green }]
+"""
+
+
+def test_a_text_prompt_is_sent_to_each_api_as_promptfoo_sends_it(tmp_path: Path) -> None:
+    """Anthropic's Messages API gets it line by line, `system:`, `user:` and `assistant:`
+    lines opening turns (the system as text parts); Chat Completions the text itself."""
+    conversion = convert(write(tmp_path, TURNS), root=tmp_path, shown_from=tmp_path)
+
+    inputs = {f["metadata"]["labels"]["provider"]: f["spec"]["input"] for f in conversion.fixtures}
+    assert inputs["claude-sonnet-4-5-202509"]["messages"] == [
+        {"role": "system", "content": [{"type": "text", "text": "Answer in one word."}]},
+        {"role": "user", "content": "What colour is the sky?"},
+        {"role": "assistant", "content": "Blue."},
+        {"role": "user", "content": "And grass?\nThink first."},
+    ]
+    assert inputs["gpt-4-1-mini"]["payload"]["prompt"] == (
+        "system: Answer in one word.\n  user: What colour is the sky?\n\nassistant: Blue.\n"
+        "user: And grass?\nThink first.\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("prompt", "said"),
+    [
+        ("'[]'", "here an empty list"),
+        ("'\"just a string\"'", "here a string"),
+        ("'[1, 2]'", "here a list holding other than messages"),
+        ('\'{"role": "user", "content": "hi {{thing}}"}\'', "here an object"),
+        ('\'{"role": "user", "content": }\'', "looks like JSON but does not parse"),
+    ],
+)
+def test_a_prompt_chat_completions_would_refuse_is_refused_at_its_line(
+    tmp_path: Path, prompt: str, said: str
+) -> None:
+    config = write(
+        tmp_path,
+        "prompts:\n"
+        f"  - {prompt}\n"
+        "providers: [openai:chat:gpt-4.1-mini]\n"
+        "tests: [{vars: {thing: grass}, assert: [{type: icontains, value: green}]}]\n",
+    )
+
+    with pytest.raises(ConfigError) as refused:
+        convert(config, root=tmp_path, shown_from=tmp_path)
+
+    message = str(refused.value)
+    assert "promptfooconfig.yaml:2:5: prompts[0]: `openai:chat:gpt-4.1-mini`" in message
+    assert said in message
+    assert "--skip-unsupported" in message  # the column can be left out

@@ -168,6 +168,11 @@ def _anthropic_list(parsed: list[Any], node: Node, warnings: list[str]) -> Conve
             "only; the others are left out, as it leaves them"
         )
     turns = [m for m in parsed if m.get("role") and m.get("role") != "system"]
+    if not turns:
+        raise node.refuse(
+            "a JSON list with no user or assistant message: promptfoo sends Anthropic no "
+            "message, which its API refuses; add the user's message"
+        )
     messages = _messages(systems[:1] + turns, node)
     if messages and messages[0]["role"] == "system" and isinstance(messages[0]["content"], str):
         messages[0]["content"] = [_part(messages[0]["content"])]
