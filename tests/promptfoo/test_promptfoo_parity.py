@@ -232,3 +232,23 @@ def test_promptfoo_sends_openai_a_messages_file_as_an_object_and_claude_its_json
     assert claude == ours
     assert len(their_calls) == 15
     assert their_calls == our_calls
+
+
+def test_promptfoo_and_evalward_send_claude_the_turns_of_a_text_prompt(tmp_path: Path) -> None:
+    """A text prompt's `system:`, `user:` and `assistant:` lines reach Anthropic's Messages API
+    as a system and turns, from both tools alike (the import writes them as messages, so the
+    tests are paired by the request each sent, not by the prompt)."""
+    suite = REPO_ROOT / "tests/data/promptfoo/claude-text/turns"
+    server = ReplyTableServer(*load_table(suite / "replies.yaml"))
+    try:
+        theirs = promptfoo_verdicts(suite, tmp_path, server, None)
+        their_calls = model_calls(server.received)
+        server.received.clear()
+        ours, _ = evalward_verdicts(suite, tmp_path, server, None)
+        our_calls = model_calls(server.received)
+    finally:
+        server.close()
+    assert sorted(theirs.values()) == sorted(ours.values()) == [False, True]
+    assert len(their_calls) == 2
+    assert their_calls == our_calls
+    assert all('"system": [{"text": "Answer with the colour alone."' in c for c in our_calls)
