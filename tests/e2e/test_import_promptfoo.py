@@ -15,7 +15,14 @@ from typing import Any
 import pytest
 import yaml
 
-from fakes.reply_table import ReplyTableServer, load_table, model_env, point_at, second_server
+from fakes.reply_table import (
+    ReplyTableServer,
+    load_table,
+    model_env,
+    point_at,
+    second_env,
+    second_server,
+)
 from support.clirun import REPO_ROOT, evalward
 from support.gitrepo import GitRepo
 
@@ -51,7 +58,9 @@ def test_a_promptfoo_suite_gives_promptfoos_verdict_on_every_test(
     shutil.copytree(example, repo.path, dirs_exist_ok=True)
     point_at(repo.path, second)
     repo.commit("the promptfoo suite")
-    done = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+    done = evalward(
+        "import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path, **second_env(second)
+    )
     assert done.returncode == 0, done.stderr
     validated = evalward("validate", cwd=repo.path)
     assert validated.returncode == 0, validated.stderr
@@ -59,7 +68,9 @@ def test_a_promptfoo_suite_gives_promptfoos_verdict_on_every_test(
 
     server = served.setdefault("model", ReplyTableServer(*load_table(example / "replies.yaml")))
     out = tmp_path / "out"
-    ran = evalward("run", "--output-dir", str(out), cwd=repo.path, **model_env(server))
+    ran = evalward(
+        "run", "--output-dir", str(out), cwd=repo.path, **model_env(server), **second_env(second)
+    )
 
     expected = yaml.safe_load((example / "expected.yaml").read_text())
     results = json.loads((out / "results.json").read_text())
@@ -381,7 +392,12 @@ def test_chat_files_tools_and_derived_metrics_are_kept_or_named_once(repo: GitRe
         "import", "promptfoo", "promptfooconfig.yaml", "--skip-unsupported", cwd=repo.path
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count("left out:") == 1
+    # factuality, and the `messages:` file, which promptfoo sends OpenAI as an object
+    assert [line for line in done.stdout.splitlines() if line.startswith("left out:")] == [
+        line for line in done.stdout.splitlines() if "left out:" in line
+    ]
+    assert len([line for line in done.stdout.splitlines() if line.startswith("left out:")]) == 2
+    assert "here the object `{messages: [...]}`" in done.stdout
     assert "derivedMetrics (f1) are not computed" in done.stdout
     suite = repo.path / "evals" / "weather-chat"
     (agent,) = documents(suite / "agents.yaml")
@@ -401,9 +417,7 @@ def test_chat_files_tools_and_derived_metrics_are_kept_or_named_once(repo: GitRe
             {"role": "user", "content": "What is the weather in Paris?"},
         ],
     }
-    assert {"role": "user", "content": "Weather in Rome?"} in [
-        m for i in inputs if i["type"] == "messages" for m in i["messages"]
-    ]
+    assert len(inputs) == 2  # chat.yaml's column alone
     assert all(i["type"] == "messages" for i in inputs)
     assert evalward("validate", cwd=repo.path).returncode == 0
 
@@ -556,7 +570,9 @@ def test_a_test_s_own_rule_comes_over_defaulttest_s_and_a_wrong_one_is_located(
 def test_settings_that_change_no_reply_and_text_parts_import_as_promptfoo_s_examples_write_them(
     repo: GitRepo,
 ) -> None:
-    """ollama-comparison's `num_predict` and claude-vs-gpt's `cache_control` and text parts."""
+    """ollama-comparison's `num_predict` and claude-vs-gpt's `cache_control`, and its
+    `messages:` file as each provider is sent it: Ollama's completion API the file's JSON,
+    Claude that JSON line by line."""
     config = {
         "prompts": ["file://prompt.yaml"],
         "providers": [
@@ -599,34 +615,41 @@ def test_settings_that_change_no_reply_and_text_parts_import_as_promptfoo_s_exam
     tokens = {spec["models"][0]: spec.get("maxTokens") for spec in agents.values()}
     assert tokens == {"ollama/llama2": 1024, "anthropic/claude-3-5-sonnet-20241022": None}
     fixtures = documents(suite / "fixtures.yaml")
-    # the parts are sent as promptfoo sends them: parts, not one string
-    assert fixtures[0]["spec"]["input"]["messages"] == [
-        {
-            "role": "system",
-            "content": [
-                {"cache_control": {"type": "ephemeral"}, "text": "Be concise", "type": "text"}
-            ],
-        },
-        {"role": "user", "content": [{"text": "Answer: What has keys?", "type": "text"}]},
-    ]
+    sent = {f["spec"]["targetAgent"]: f["spec"]["input"]["payload"]["prompt"] for f in fixtures}
+    as_json = {
+        "messages": [
+            {"role": "system", "content": [
+                {"type": "text", "text": "Be concise", "cache_control": {"type": "ephemeral"}}
+            ]},
+            {"role": "user", "content": [{"type": "text", "text": "Answer: What has keys?"}]},
+        ]
+    }  # fmt: skip
+    assert sent["riddles-llama2"] == json.dumps(as_json, indent=2, sort_keys=True)
+    assert sent["riddles-claude-3-5-sonnet-202410"] == "\n".join(
+        line.strip() for line in json.dumps(as_json, indent=2, sort_keys=True).splitlines()
+    )
     assert evalward("validate", cwd=repo.path).returncode == 0
 
 
 def test_azure_deployments_keep_their_dated_api_versions(
     repo: GitRepo, tmp_path: Path, served: dict[str, ReplyTableServer]
 ) -> None:
-    """promptfoo's Azure examples: each deployment's `apiVersion` becomes its provider's, and
-    every call (chat and embeddings) goes to its deployment's dated URL with the key in
-    `api-key`, as promptfoo sends it."""
+    """promptfoo's Azure examples and docs: each deployment's `apiVersion` (else promptfoo's
+    2024-12-01-preview) becomes its provider's, a resource named by AZURE_API_BASE_URL alone
+    is found there, and every call (chat and embeddings) goes to its deployment's dated URL
+    with the key in `api-key`, as promptfoo sends it."""
     example = EXAMPLES / "azure"
     azure = served.setdefault("second", ReplyTableServer(*load_table(example / "second.yaml")))
     shutil.copytree(example, repo.path, dirs_exist_ok=True)
     point_at(repo.path, azure)
     repo.commit("the promptfoo suite")
 
-    done = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+    done = evalward(
+        "import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path, **second_env(azure)
+    )
 
     assert done.returncode == 0, done.stderr
+    assert "deploymentName" not in done.stdout  # it names the id's deployment: nothing to say
     providers = yaml.safe_load((repo.path / "evalward.yaml").read_text())["providers"]
     at = azure.server.url + "/openai"
     assert providers == {
@@ -634,6 +657,8 @@ def test_azure_deployments_keep_their_dated_api_versions(
                   "apiVersion": "2024-10-21"},
         "azure-2": {"api": "openai", "baseUrl": at, "apiKeyEnv": "AZURE_API_KEY",
                     "apiVersion": "2025-04-01-preview"},
+        "azure-3": {"api": "openai", "baseUrl": at, "apiKeyEnv": "AZURE_API_KEY",
+                    "apiVersion": "2024-12-01-preview"},
     }  # fmt: skip
     ran = evalward("run", "--output-dir", str(tmp_path / "out"), cwd=repo.path,
                    AZURE_API_KEY="azure-test-key")  # fmt: skip
@@ -641,9 +666,45 @@ def test_azure_deployments_keep_their_dated_api_versions(
     targets = sorted({r.target for r in azure.received})
     assert targets == [
         "/openai/deployments/Mistral-Large-2411/chat/completions?api-version=2025-04-01-preview",
+        "/openai/deployments/gpt-4o-mini/chat/completions?api-version=2024-12-01-preview",
         "/openai/deployments/gpt-4o-prod/chat/completions?api-version=2024-10-21",
         "/openai/deployments/text-embedding-3-large/embeddings?api-version=2024-10-21",
     ]
     keys = {r.headers.get("api-key") or r.headers.get("Api-Key") for r in azure.received}
     assert keys == {"azure-test-key"}
     assert not any("authorization" in map(str.lower, r.headers) for r in azure.received)
+
+
+def test_a_chat_file_promptfoo_sends_openai_as_an_object_is_refused_with_its_rewrite(
+    repo: GitRepo,
+) -> None:
+    """promptfoo's examples/claude-vs-gpt as published: its prompt file is a `messages:`
+    mapping, which promptfoo sends OpenAI as the request's `messages` (an object the API
+    refuses) and Claude as the JSON text of the file, line by line."""
+    published = EXAMPLES / "claude-vs-gpt" / "published"
+    refused = imported(published, repo)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert (
+        "promptfooconfig.yaml:16:5: prompts[0]: `openai:chat:gpt-4o` is left out: promptfoo "
+        "sends it this prompt, parsed, as the request's `messages`: here the object "
+        "`{messages: [...]}`"
+    ) in refused.stderr
+    assert "the messages without `messages:` (`- role: system` …)" in refused.stderr
+    assert not (repo.path / "evals").exists()
+
+    done = evalward(
+        "import", "promptfoo", "promptfooconfig.yaml", "--skip-unsupported", cwd=repo.path
+    )
+    assert done.returncode == 0, done.stderr
+    suite = repo.path / "evals" / "claude-3-5-vs-gpt-4o"
+    assert [a["spec"]["models"] for a in documents(suite / "agents.yaml")] == [
+        ["anthropic/claude-3-5-sonnet-20241022"]
+    ]
+    fixtures = documents(suite / "fixtures.yaml")
+    assert len(fixtures) == 15
+    prompt = fixtures[0]["spec"]["input"]["payload"]["prompt"]
+    assert prompt.splitlines()[:4] == ["{", '"messages": [', "{", '"role": "system",']
+    assert json.loads(prompt)["messages"][1]["content"][0]["text"] == (
+        "Answer this riddle:\nI speak without a mouth and hear without ears. I have no body, "
+        "but I come alive with wind. What am I?\n"
+    )

@@ -95,8 +95,9 @@ def test_every_server_of_a_suite_becomes_a_provider_and_answers_its_own_agents(
     assert settings["providers"] == {
         "azure": {
             "api": "openai",
-            "baseUrl": servers["azure"].server.url + "/openai/v1",
+            "baseUrl": servers["azure"].server.url + "/openai",
             "apiKeyEnv": "AZURE_API_KEY",
+            "apiVersion": "2024-12-01-preview",  # promptfoo's, when the config gives none
         },
         house: {
             "api": "openai",

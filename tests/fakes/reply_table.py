@@ -8,6 +8,7 @@ different verdicts, the difference is theirs, not the model's.
   evalward's judge (the trace between its data markers), passes when every term the rubric
   quotes in single quotes is in the graded output (any case), and is answered in the verdict
   shape the grader asked for.
+- `messages` that is not a non-empty list is answered 400, as OpenAI answers it.
 - Usage is a quarter of the characters, so prices give both tools the same cost, and every
   reply waits `delay` seconds, so latency bounds on either side of it are decided alike.
 - Anthropic's Messages API (`POST /v1/messages`) is answered from the same table, in its
@@ -116,7 +117,9 @@ class ReplyTableServer:
             return Response(404, {"error": {"message": f"no route {request.path}"}})
         body = request.json()
         self.requests.append(body)
-        messages = body.get("messages") or []
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            return Response(400, invalid_messages(messages))
         content = self.answer(messages)
         prompt = sum(len(_text(m.get("content"))) for m in messages)
         return Response(
@@ -164,6 +167,20 @@ class ReplyTableServer:
         }
 
 
+def invalid_messages(messages: Any) -> dict[str, Any]:
+    """OpenAI's answer to `messages` that is not a non-empty list (an object, say)."""
+    kind = "an object" if isinstance(messages, dict) else type(messages).__name__
+    return {
+        "error": {
+            "message": f"Invalid type for 'messages': expected an array of objects, but got "
+            f"{kind} instead.",
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "invalid_type",
+        }
+    }
+
+
 DIMENSIONS = 64
 
 
@@ -207,6 +224,12 @@ def point_at(folder: Path, server: ReplyTableServer | None) -> None:
     if server is not None:
         config = folder / "promptfooconfig.yaml"
         config.write_text(config.read_text().replace(SECOND_SERVER, server.server.url))
+
+
+def second_env(server: ReplyTableServer | None) -> dict[str, str]:
+    """Where an Azure provider that names no resource finds it, as promptfoo finds it: at
+    the second server (AZURE_API_BASE_URL), set for the import and both tools' runs."""
+    return {"AZURE_API_BASE_URL": server.server.url} if server is not None else {}
 
 
 def model_env(server: ReplyTableServer) -> dict[str, str]:

@@ -108,14 +108,16 @@ def test_import_a_reference_to_a_link_that_loops_is_located(repo: GitRepo) -> No
     assert not (repo.path / "evals").exists()
 
 
-def test_import_a_prompt_nested_past_any_json_parser_is_a_text_prompt(repo: GitRepo) -> None:
+def test_import_a_prompt_nested_past_any_json_parser_is_refused_at_its_line(
+    repo: GitRepo,
+) -> None:
+    """promptfoo sends a chat model no reply for it (JSON it cannot read, or not messages)."""
     repo.write({"prompt.json": "[" * DEEP + "]" * DEEP})
 
     done = imported(repo, {**SUITE, "prompts": ["file://prompt.json"]})
 
-    assert done.returncode == 0, done.stderr
-    fixtures = (repo.path / "evals" / "promptfoo" / "fixtures.yaml").read_text()
-    assert "prompt: '[[[[" in fixtures
+    refused(done, "promptfooconfig.yaml:2:3: prompts[0]:", "looks like JSON", "nests too deeply")
+    assert not (repo.path / "evals").exists()
 
 
 def test_import_test_rows_nested_past_any_json_parser_are_located(repo: GitRepo) -> None:

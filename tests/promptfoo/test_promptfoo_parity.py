@@ -30,6 +30,7 @@ from fakes.reply_table import (
     load_table,
     model_env,
     point_at,
+    second_env,
     second_server,
 )
 from support.clirun import REPO_ROOT, evalward
@@ -55,17 +56,26 @@ def promptfoo() -> str:
 
 
 def prompt_key(prompt: Any) -> str:
-    """A rendered prompt, as either tool holds it: a text, or a conversation."""
+    """A rendered prompt, as either tool holds it: a conversation, JSON, or a text. A text
+    promptfoo sends Anthropic line by line (each trimmed, blank ones dropped), as the import
+    writes it, so both are keyed by those lines; text parts by their text."""
     if isinstance(prompt, str):
         try:
             parsed = json.loads(prompt)
         except ValueError:
-            return prompt
-        if isinstance(parsed, list) and all(isinstance(m, dict) and "role" in m for m in parsed):
-            prompt = parsed
-        else:
-            return prompt
-    return json.dumps([{"role": m["role"], "content": m["content"]} for m in prompt])
+            return "\n".join(line.strip() for line in prompt.splitlines() if line.strip())
+        if not (
+            isinstance(parsed, list) and all(isinstance(m, dict) and "role" in m for m in parsed)
+        ):
+            return json.dumps(parsed, sort_keys=True)
+        prompt = parsed
+    return json.dumps([{"role": m["role"], "content": _text(m["content"])} for m in prompt])
+
+
+def _text(content: Any) -> Any:
+    if isinstance(content, list) and all(isinstance(p, dict) and "text" in p for p in content):
+        return "".join(p["text"] for p in content)
+    return content
 
 
 def promptfoo_verdicts(
@@ -79,7 +89,10 @@ def promptfoo_verdicts(
         [promptfoo(), "eval", "-c", "promptfooconfig.yaml", "--no-cache", "--no-write",
          "--max-concurrency", "4", "-o", str(output)],
         cwd=suite,
-        env={"PATH": os.environ["PATH"], "HOME": str(work), **PROMPTFOO_ENV, **model_env(server)},
+        env={
+            "PATH": os.environ["PATH"], "HOME": str(work), **PROMPTFOO_ENV,
+            **model_env(server), **second_env(second),
+        },
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode in (0, 100), done.stdout[-2000:] + done.stderr[-2000:]
@@ -92,13 +105,19 @@ def promptfoo_verdicts(
 
 
 def evalward_verdicts(
-    example: Path, work: Path, server: ReplyTableServer, second: ReplyTableServer | None
+    example: Path,
+    work: Path,
+    server: ReplyTableServer,
+    second: ReplyTableServer | None,
+    *flags: str,
 ) -> tuple[dict[tuple[str, str], bool], dict[tuple[str, str], str]]:
     repo = work / "evalward"
     shutil.copytree(example, repo)
     point_at(repo, second)
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
-    imported = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo)
+    imported = evalward(
+        "import", "promptfoo", "promptfooconfig.yaml", *flags, cwd=repo, **second_env(second)
+    )
     assert imported.returncode == 0, imported.stderr
     suite = next((repo / "evals").iterdir())
     models = {
@@ -114,7 +133,10 @@ def evalward_verdicts(
             models[fixture["spec"]["targetAgent"]],
         )
     out = work / "out"
-    ran = evalward("run", "--output-dir", str(out), "--no-cache", cwd=repo, **model_env(server))
+    ran = evalward(
+        "run", "--output-dir", str(out), "--no-cache", cwd=repo,
+        **model_env(server), **second_env(second),
+    )  # fmt: skip
     assert ran.returncode in (0, 1), ran.stderr
     results = json.loads((out / "results.json").read_text())["fixtures"]
     verdicts = {keys[f["fixture"]]: f["status"] == "pass" for f in results}
@@ -169,9 +191,64 @@ def test_promptfoo_and_evalward_give_every_test_the_same_verdict(
     for key in sorted(ours, key=lambda k: names[k]):
         shown = {True: "pass", False: "fail", None: "—"}
         name = names[key]
-        print(f"  {name:<66} {shown[theirs.get(key)]:<10} {shown[ours[key]]:<9} {expected[name]}")
+        said = f"{shown[theirs.get(key)]:<10} {shown[ours[key]]:<9} {expected.get(name, '—')}"
+        print(f"  {name:<66} {said}")
     assert set(theirs) == set(ours), "the tools ran different tests"
     assert theirs == ours
     assert {names[k]: "pass" if v else "fail" for k, v in ours.items()} == expected
     assert len(their_calls) == len(theirs)  # one call of its model for each test
     assert sorted(their_calls - our_calls) == sorted(our_calls - their_calls) == []
+
+
+def test_promptfoo_sends_openai_a_messages_file_as_an_object_and_claude_its_json_as_text(
+    tmp_path: Path,
+) -> None:
+    """promptfoo's examples/claude-vs-gpt as published: gpt-4o is sent the prompt file's
+    `messages:` mapping as the request's `messages`, which the API refuses, so each of its
+    tests fails with that error (the import refuses that column, with the rewrite
+    claude-vs-gpt/ holds); Claude is sent the file's JSON as text, which the import writes
+    as promptfoo sends it: the same requests, the same verdicts."""
+    published = REPO_ROOT / "tests/data/promptfoo/claude-vs-gpt/published"
+    server = ReplyTableServer(*load_table(published.parent / "replies.yaml"))
+    try:
+        theirs = promptfoo_verdicts(published, tmp_path, server, None)
+        refused = [
+            r for r in server.received
+            if r.path.endswith("/chat/completions") and r.json()["model"] == "gpt-4o"
+        ]  # fmt: skip
+        their_calls = model_calls([r for r in server.received if r.path.endswith("/messages")])
+        server.received.clear()
+        ours, _ = evalward_verdicts(published, tmp_path, server, None, "--skip-unsupported")
+        our_calls = model_calls(server.received)
+    finally:
+        server.close()
+    results = json.loads((tmp_path / "promptfoo.json").read_text())["results"]["results"]
+    gpt = [r for r in results if r["provider"]["id"].endswith(":gpt-4o")]
+    assert len(gpt) == 15 and not any(r["success"] for r in gpt)
+    assert all("Invalid type for 'messages'" in r["error"] for r in gpt), gpt[0]["error"]
+    assert refused and all(isinstance(r.json()["messages"], dict) for r in refused)
+    claude = {key: verdict for key, verdict in theirs.items() if key[1] != "gpt-4o"}
+    assert len(claude) == len(ours) == 15
+    assert claude == ours
+    assert len(their_calls) == 15
+    assert their_calls == our_calls
+
+
+def test_promptfoo_and_evalward_send_claude_the_turns_of_a_text_prompt(tmp_path: Path) -> None:
+    """A text prompt's `system:`, `user:` and `assistant:` lines reach Anthropic's Messages API
+    as a system and turns, from both tools alike (the import writes them as messages, so the
+    tests are paired by the request each sent, not by the prompt)."""
+    suite = REPO_ROOT / "tests/data/promptfoo/claude-text/turns"
+    server = ReplyTableServer(*load_table(suite / "replies.yaml"))
+    try:
+        theirs = promptfoo_verdicts(suite, tmp_path, server, None)
+        their_calls = model_calls(server.received)
+        server.received.clear()
+        ours, _ = evalward_verdicts(suite, tmp_path, server, None)
+        our_calls = model_calls(server.received)
+    finally:
+        server.close()
+    assert sorted(theirs.values()) == sorted(ours.values()) == [False, True]
+    assert len(their_calls) == 2
+    assert their_calls == our_calls
+    assert all('"system": [{"text": "Answer with the colour alone."' in c for c in our_calls)

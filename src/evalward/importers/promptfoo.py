@@ -21,10 +21,11 @@ from evalward.importers import promptfoo_resources as make
 from evalward.importers.promptfoo_asserts import Converter
 from evalward.importers.promptfoo_code import rule, transform_of
 from evalward.importers.promptfoo_endpoints import Endpoints
+from evalward.importers.promptfoo_messages import Conversation, sent
 from evalward.importers.promptfoo_prompts import Prompt, entries, prompts_of
 from evalward.importers.promptfoo_providers import PromptfooProvider
 from evalward.importers.promptfoo_source import Files, Node, Refused, Source
-from evalward.importers.promptfoo_templates import combinations, compose, conversation
+from evalward.importers.promptfoo_templates import combinations, compose, render_prompt
 from evalward.importers.promptfoo_tests import Test, merged, test_nodes
 from evalward.resources.assertions import DEFAULT_EMBEDDING_MODEL
 from evalward.resources.yamlsource import Document
@@ -246,7 +247,7 @@ class _Importer:
                 ):
                     continue
                 try:
-                    rendered = self.render(prompt, test, values)
+                    rendered = self.render(prompt, provider, test, values)
                 except Refused as error:
                     self.attempt(error)
                     continue
@@ -282,13 +283,15 @@ class _Importer:
         return converted or None
 
     def render(
-        self, prompt: Prompt, test: Test, values: dict[str, Any]
-    ) -> str | list[dict[str, Any]]:
+        self, prompt: Prompt, provider: PromptfooProvider, test: Test, values: dict[str, Any]
+    ) -> Conversation:
+        """The prompt as promptfoo renders it for `test` and sends it to `provider`."""
         prefix, suffix = test.options.get("prefix"), test.options.get("suffix")
         template = (
             f"{prefix.value if prefix else ''}{prompt.template}{suffix.value if suffix else ''}"
         )
-        return conversation(template, values, prompt.node, self.warnings)
+        text = render_prompt(template, values, prompt.node, self.warnings)
+        return sent(text, provider.reads, _named(provider), prompt.node, self.warnings)
 
     def unique(self, name: str) -> str:
         """`name`, or `name-2`, `name-3`… when a fixture already has it."""
@@ -306,12 +309,15 @@ class _Importer:
         options: Node | None,
     ) -> None:
         execution = _execution(options) if options is not None else {}
-        agents = {column.agent: column.provider for column in self.columns}
+        tested = [
+            column
+            for column in self.columns
+            if any(f["metadata"]["labels"] == column.labels for f in self.out.fixtures)
+        ]  # a column left out whole (its provider refused its prompt) makes no Agent
+        agents = {column.agent: column.provider for column in tested}
         self.out.agents = [make.agent(name, provider) for name, provider in agents.items()]
         used = list(agents.values())
-        for column in self.columns:
-            if not any(f["metadata"]["labels"] == column.labels for f in self.out.fixtures):
-                continue
+        for column in tested:
             model = judge.model if judge is not None and column.judged else None
             name = "-".join([self.out.suite, *make.suffix(column.labels)])
             self.out.evals.append(
@@ -355,6 +361,13 @@ def _runs(only: list[str] | None, *names: str) -> bool:
 def _option(node: Node | None, key: str) -> Node | None:
     options = node.get("options") if node is not None else None
     return options.get(key) if options is not None else None
+
+
+def _named(provider: PromptfooProvider) -> str:
+    """A provider as its config names it: its id, else its label."""
+    value = provider.node.value
+    given = value.get("id") if isinstance(value, dict) else value
+    return f"`{given if isinstance(given, str) else provider.label}`"
 
 
 def _described(test: Test, combo: dict[str, Any], count: int) -> str:

@@ -1,5 +1,6 @@
 """promptfoo's `prompts:`: texts, files of prompts (`---` between them in a text file, a chat
-template in a JSON or YAML file), maps of file to label and `{raw|id, label}` objects.
+template in a JSON or YAML file, a YAML one read as the JSON of its value, as promptfoo reads
+it), maps of file to label and `{raw|id, label}` objects.
 A prompt built by a program (`.js`, `.py`) is refused: its output is what to write instead.
 """
 
@@ -9,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from evalward.importers.promptfoo_source import Files, Node
+from evalward.importers.promptfoo_templates import stringify
 
 PROMPT_FILES = (".txt", ".md", ".json", ".yaml", ".yml", ".j2", ".jinja", ".jinja2")
 SEPARATOR = re.compile(r"^\s*---\s*$", re.MULTILINE)
@@ -56,8 +58,11 @@ def prompts_of(item: Node, label: str | None, files: Files) -> list[Prompt]:
                 f"{path.name}: a prompt built by a program; evalward does not run code to "
                 "build prompts: run it once and write the prompts it returns"
             )
-        text = files.text(item, path)
         shown = label or files.shown(path)
+        if path.suffix in (".yaml", ".yml"):  # promptfoo reads it as the JSON of its value
+            found.append(Prompt(shown, stringify(files.document(item, path).value), item))
+            continue
+        text = files.text(item, path)
         if path.suffix not in (".txt", ".md"):
             found.append(Prompt(shown, text, item))
             continue

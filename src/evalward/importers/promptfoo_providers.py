@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalward.importers import promptfoo_azure as azure
+from evalward.importers.promptfoo_azure import AZURE, AZURE_CONFIG_KEYS
 from evalward.importers.promptfoo_mcp import mcp_servers
 from evalward.importers.promptfoo_source import Files, Node
 
@@ -30,10 +32,6 @@ OPENAI_COMPATIBLE = {
     "huggingface": ("https://router.huggingface.co/v1", "HF_TOKEN"),
 }
 """promptfoo providers whose vendors serve OpenAI's Chat Completions: their URL and key."""
-AZURE = {"azure", "azureopenai"}
-AZURE_HOSTS = ("AZURE_OPENAI_API_HOST", "AZURE_API_HOST")
-AZURE_KEYS = ("AZURE_API_KEY", "AZURE_OPENAI_API_KEY")
-"""Where promptfoo reads an Azure resource's host and key from, in its order."""
 MODEL = re.compile(r"^[A-Za-z0-9._:/@-]{1,200}$")
 PER_MILLION = 1_000_000
 CONFIG_KEYS = {
@@ -51,7 +49,6 @@ CONFIG_KEYS = {
     "outputCost",
     "tools",
     "tool_choice",
-    "apiVersion",
     "mcp",
 }
 HUGGINGFACE_KEYS = {"max_new_tokens", "apiEndpoint", "inferenceProvider", "chatCompletion"}
@@ -91,8 +88,14 @@ class PromptfooProvider:
     api_version: str | None = None
     """An Azure deployment's `config.apiVersion`: its provider calls Azure's dated API."""
 
+    reads: str = ""
+    """How promptfoo's provider reads a rendered prompt (importers/promptfoo_messages.py):
+    `chat` (Chat Completions), `anthropic` (the Messages API) or `text` (a completion's
+    prompt, sent as it is)."""
+
     def __post_init__(self) -> None:
         self.api = self.api or self.model.partition("/")[0]
+        self.reads = self.reads or ("anthropic" if self.api == "anthropic" else "chat")
 
     @property
     def kind(self) -> str:
@@ -196,7 +199,12 @@ def _model(node: Node, id_: str, given: str | None, embedding: bool = False) -> 
         found.notes.append(f"{id_}: called through {vendor}'s OpenAI-compatible API, {url}")
     elif vendor == "ollama" and api in {"chat", ""} and model:
         found = PromptfooProvider(
-            label, f"openai/{model}", node, base_url=OLLAMA_URL, vendor="ollama"
+            label,
+            f"openai/{model}",
+            node,
+            base_url=OLLAMA_URL,
+            vendor="ollama",
+            reads="text" if api == "" else "chat",  # `ollama:<model>`: its completion API
         )
         found.notes.append(f"{id_}: served by Ollama's OpenAI-compatible endpoint, {OLLAMA_URL}")
     elif vendor in AZURE and api == "chat" and model:
@@ -242,8 +250,8 @@ def _unmapped(id_: str, vendor: str, api: str) -> str:
     if vendor in AZURE:
         return (
             f"{id_!r} is left out: evalward calls an Azure OpenAI deployment through Chat "
-            "Completions on Azure's v1 API (azure:chat:<deployment>), and has no equivalent of "
-            f"its {api or 'default'} API"
+            "Completions (azure:chat:<deployment>, the deployment in the id), and has no "
+            f"equivalent of its {api or 'default'} API"
         )
     what = "this kind of model call" if api in OPENAI_OTHER_APIS else "this provider"
     return (
@@ -254,32 +262,10 @@ def _unmapped(id_: str, vendor: str, api: str) -> str:
 
 
 def _located(found: PromptfooProvider, node: Node, env: Mapping[str, str]) -> PromptfooProvider:
-    """`found`, with an Azure deployment's URL and key variable where promptfoo finds them:
-    `config.apiHost` (or `apiBaseUrl`), else AZURE_OPENAI_API_HOST or AZURE_API_HOST; the key
-    in `config.apiKeyEnvar`, else AZURE_API_KEY or AZURE_OPENAI_API_KEY (the one set)."""
-    if found.vendor != "azure":
-        return found
-    if found.base_url is None:
-        host = next((env[name] for name in AZURE_HOSTS if env.get(name, "").strip()), "")
-        host = re.sub(r"^https?://", "", host.strip()).rstrip("/")
-        if not re.match(r"^[\w.:-]+$", host):
-            raise node.refuse(
-                f"{found.model.partition('/')[2]!r} (azure:chat) is left out: it names no "
-                "Azure resource; give `config.apiHost: <resource>.openai.azure.com` (or set "
-                f"{' or '.join(AZURE_HOSTS)} when importing)",
-                droppable=True,
-            )
-        found.base_url = f"https://{host}/openai/v1"
-    if found.key_env is None:
-        found.key_env = next((name for name in AZURE_KEYS if env.get(name)), AZURE_KEYS[0])
-    api = "OpenAI v1 API"
-    if found.api_version is not None:  # Azure's dated API, below `/openai`
-        found.base_url = found.base_url.rstrip("/").removesuffix("/v1")
-        api = f"dated API (api-version {found.api_version})"
-    found.notes.append(
-        f"{found.label}: the Azure deployment {found.model.partition('/')[2]!r}, called "
-        f"through Azure's {api} at {found.base_url} with the key in {found.key_env}"
-    )
+    """`found`, with an Azure deployment's resource, api-version and key variable where
+    promptfoo finds them (importers/promptfoo_azure.py)."""
+    if found.vendor == "azure":
+        azure.locate(found, node, env)
     return found
 
 
@@ -287,6 +273,8 @@ def _located(found: PromptfooProvider, node: Node, env: Mapping[str, str]) -> Pr
 def _configure(found: PromptfooProvider, config: Node, files: Files) -> None:  # noqa: C901
     for key, child in config.items():
         value = child.value
+        if found.vendor == "azure" and key in AZURE_CONFIG_KEYS:
+            continue  # read where the deployment is located (promptfoo_azure)
         if found.vendor == "huggingface" and key in HUGGINGFACE_KEYS:
             _huggingface(found, key, child)
             continue
@@ -303,10 +291,8 @@ def _configure(found: PromptfooProvider, config: Node, files: Files) -> None:  #
             found.max_tokens = value
         elif key == "apiBaseUrl" and isinstance(value, str) and re.match(r"^https?://", value):
             found.base_url = value
-            if found.vendor == "azure" and not value.rstrip("/").endswith("/openai/v1"):
-                found.base_url = value.rstrip("/") + "/openai/v1"
         elif key == "apiHost" and isinstance(value, str) and re.match(r"^[\w.:-]+$", value):
-            found.base_url = f"https://{value}/{'openai/v1' if found.vendor == 'azure' else 'v1'}"
+            found.base_url = f"https://{value}/v1"
         elif key == "apiKeyEnvar" and isinstance(value, str) and re.match(r"^[A-Za-z_]\w*$", value):
             found.key_env = value
         elif key == "apiKey":
@@ -318,8 +304,6 @@ def _configure(found: PromptfooProvider, config: Node, files: Files) -> None:  #
             )
         elif key == "tool_choice":
             found.tool_choice = value
-        elif key == "apiVersion" and found.vendor == "azure" and isinstance(value, str):
-            found.api_version = value
         elif key == "tools":
             found.tools = agent_tools(_listed(child, files))
             found.notes.append(

@@ -29,7 +29,6 @@ MEDIA_SUFFIXES = {
 }  # fmt: skip
 PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 PARTIAL_TAG = re.compile(r"({%[^%]*$|{{[^}]*$|{#[^#]*$)", re.MULTILINE)
-ROLES = {"system", "user", "assistant"}
 
 
 def _dump(value: Any, indent: int | None = None) -> str:
@@ -137,89 +136,29 @@ def compose(variables: dict[str, Any], node: Node, warnings: list[str]) -> dict[
     }
 
 
-def conversation(
-    template: str, variables: dict[str, Any], node: Node, warnings: list[str]
-) -> str | list[dict[str, Any]]:
-    """The rendered prompt: a text (one user message) or a conversation, as promptfoo's chat
-    providers read it (a JSON list of messages, or YAML starting `- role:` or `messages:`,
-    after any `#` comments)."""
-    stripped = template.strip()
-    if stripped.startswith(("[", "{")):
-        try:
-            parsed = jsontext.loads(template)
-        except ValueError:
-            parsed = None
-        if parsed is not None:  # a JSON prompt: its strings are rendered one by one
-            rendered = render_value(parsed, variables, node, warnings)
-            if _is_chat(rendered):
-                return _messages(rendered, node)
-            return json.dumps(rendered, ensure_ascii=False, indent=2)
-    text = template if PARTIAL_TAG.search(template) else render(template, variables, node, warnings)
-    stripped = _past_comments(text)
-    if stripped.startswith(("- role:", "messages:")):
-        try:
-            parsed = yaml12.load(text)
-        except yaml.YAMLError as exc:
-            raise node.refuse(f"a chat prompt that is not valid YAML: {exc}") from None
-        if isinstance(parsed, dict) and list(parsed) == ["messages"]:
-            parsed = parsed["messages"]
-        if _is_chat(parsed):
-            return _messages(parsed, node)
-    elif stripped.startswith("["):
-        try:
-            parsed = jsontext.loads(text)
-        except ValueError:
-            return text
-        if _is_chat(parsed):
-            return _messages(parsed, node)
-    return text
+def render_prompt(template: str, variables: dict[str, Any], node: Node, warnings: list[str]) -> str:
+    """The prompt as promptfoo renders it: a template that is JSON has each of its strings
+    rendered and is written again as JSON (two-space indents, as `JSON.stringify`); any other
+    is rendered as text (a template cut off mid-tag is kept as it is)."""
+    try:
+        parsed = jsontext.loads(template)
+    except ValueError:
+        if PARTIAL_TAG.search(template):
+            return template
+        return render(template, variables, node, warnings)
+    return stringify(render_value(parsed, variables, node, warnings), indent=2)
 
 
-def _past_comments(text: str) -> str:
-    """The text from its first line that is neither blank nor a YAML `#` comment."""
-    lines = text.strip().splitlines()
-    while lines and (not lines[0].strip() or lines[0].lstrip().startswith("#")):
-        lines.pop(0)
-    return "\n".join(lines)
+def stringify(value: Any, indent: int | None = None) -> str:
+    """`JSON.stringify`: compact, or indented; a whole number written as an integer."""
+    return _dump(_whole(value), indent)
 
 
-def _is_chat(value: Any) -> bool:
-    """A message (`{role, content}`) or a non-empty list of them."""
-    items = [value] if isinstance(value, dict) else value
-    if not isinstance(items, list) or not items:
-        return False
-    return all(isinstance(m, dict) and "role" in m for m in items)
-
-
-def _messages(value: Any, node: Node) -> list[dict[str, Any]]:
-    value = [value] if isinstance(value, dict) else value
-    messages = []
-    for message in value:
-        role, content = message.get("role"), _text_parts(message.get("content"))
-        if role not in ROLES or content is None:
-            raise node.refuse(
-                f"a message with role {role!r} and {type(message.get('content')).__name__} "
-                "content: evalward gives an agent system, user and assistant messages of text "
-                "or of text parts"
-            )
-        messages.append({"role": role, "content": content})
-    return messages
-
-
-PART_KEYS = {"type", "text", "cache_control"}
-
-
-def _text_parts(content: Any) -> str | list[dict[str, Any]] | None:
-    """A message's content as promptfoo sends it: a text, or its text parts as written
-    (`[{type: text, text, cache_control}]`, as Anthropic and OpenAI write them); None for
-    anything else (an image, a file), which is refused."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list) or not content:
-        return None
-    for part in content:
-        if not isinstance(part, dict) or part.get("type") != "text" or set(part) - PART_KEYS:
-            return None
-        if not isinstance(part.get("text"), str):
-            return None
-    return [dict(part) for part in content]
+def _whole(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _whole(v) for k, v in value.items()}
+    return value

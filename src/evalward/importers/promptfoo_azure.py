@@ -1,0 +1,127 @@
+"""Where promptfoo calls an Azure OpenAI deployment, as evalward's provider `azure` calls it.
+
+promptfoo's Azure provider takes the deployment from the id (`azure:chat:<deployment>`; a
+`config.deploymentName` beside it is not read), the resource from `config.apiBaseUrl`, else
+AZURE_API_BASE_URL, AZURE_OPENAI_API_BASE_URL or AZURE_OPENAI_BASE_URL, else the host in
+`config.apiHost`, else AZURE_API_HOST or AZURE_OPENAI_API_HOST (a base URL, wherever it is
+given, wins over a host), and the key from `config.apiKeyEnvar`, else AZURE_API_KEY or
+AZURE_OPENAI_API_KEY. It calls `<resource>/openai/deployments/<deployment>/…` with
+`?api-version=` its `config.apiVersion`, else 2024-12-01-preview, and the key in `api-key`:
+evalward's provider with that `apiVersion`, at `<resource>/openai`, sends the same request.
+A `{{ env.NAME }}` resource (promptfoo's Azure examples write one) is read from the
+environment the import runs in: a resource's URL is no secret, and is written as promptfoo
+would call it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from evalward.importers.promptfoo_source import Node
+
+if TYPE_CHECKING:
+    from evalward.importers.promptfoo_providers import PromptfooProvider
+
+AZURE = {"azure", "azureopenai"}
+AZURE_BASE_URLS = ("AZURE_API_BASE_URL", "AZURE_OPENAI_API_BASE_URL", "AZURE_OPENAI_BASE_URL")
+AZURE_HOSTS = ("AZURE_API_HOST", "AZURE_OPENAI_API_HOST")
+AZURE_KEYS = ("AZURE_API_KEY", "AZURE_OPENAI_API_KEY")
+"""Where promptfoo reads an Azure resource's URL, host and key from, each in its order."""
+AZURE_CONFIG_KEYS = {"apiBaseUrl", "apiHost", "apiVersion", "deploymentName"}
+"""What this module reads of an Azure provider's `config`."""
+DEFAULT_API_VERSION = "2024-12-01-preview"
+"""The api-version promptfoo calls a chat or embeddings deployment with, unless told."""
+ENV_REFERENCE = re.compile(r"^\{\{\s*env\.(\w+)\s*\}\}$")
+HOST = re.compile(r"^[\w.:-]+$")
+URL = re.compile(r"^https?://[\w.:@%-]+(/[\w./%~-]*)?$")
+
+
+def locate(found: PromptfooProvider, node: Node, env: Mapping[str, str]) -> None:
+    """`found`'s resource URL, api-version and key variable, as promptfoo finds them."""
+    config = node.get("config") if isinstance(node.value, dict) else None
+    given = {key: config.get(key) for key in AZURE_CONFIG_KEYS} if config is not None else {}
+    deployment = found.model.partition("/")[2]
+    _deployment_name(found, given.get("deploymentName"), deployment)
+    found.base_url = f"{_resource(node, given, env, deployment)}/openai"
+    version = given.get("apiVersion")
+    if version is not None and not (isinstance(version.value, str) and HOST.match(version.value)):
+        raise version.refuse(f"`config.apiVersion`: {version.value!r} is not an api-version")
+    found.api_version = str(version.value) if version is not None else DEFAULT_API_VERSION
+    if found.key_env is None:
+        found.key_env = next((name for name in AZURE_KEYS if env.get(name)), AZURE_KEYS[0])
+    found.notes.append(
+        f"{found.label}: the Azure deployment {deployment!r}, called at {found.base_url} "
+        f"(api-version {found.api_version}) with the key in {found.key_env}"
+    )
+
+
+def _deployment_name(found: PromptfooProvider, given: Node | None, deployment: str) -> None:
+    """`config.deploymentName`: promptfoo calls the id's deployment whatever it says."""
+    if given is None or given.value == deployment:
+        return
+    if not isinstance(given.value, str):
+        raise given.refuse("`config.deploymentName` is a deployment's name")
+    found.notes.append(
+        f"{found.label}: `config.deploymentName` ({given.value!r}) is not the deployment "
+        f"promptfoo calls: it calls the one its id names, {deployment!r}, and so does "
+        f"evalward; to call {given.value!r}, write azure:chat:{given.value}"
+    )
+
+
+def _resource(
+    node: Node, given: dict[str, Node | None], env: Mapping[str, str], deployment: str
+) -> str:
+    """The resource's URL: a base URL (the config's, then the environment's), else a host
+    (the same)."""
+    base = given.get("apiBaseUrl")
+    if base is not None:
+        return _url(_resolved(base, env), base, "`config.apiBaseUrl`")
+    for name in AZURE_BASE_URLS:
+        if env.get(name, "").strip():
+            return _url(env[name].strip(), node, name)
+    host = given.get("apiHost")
+    if host is not None:
+        return _host(_resolved(host, env), host, "`config.apiHost`")
+    for name in AZURE_HOSTS:
+        if env.get(name, "").strip():
+            return _host(env[name].strip(), node, name)
+    raise node.refuse(
+        f"{deployment!r} (azure:chat) is left out: it names no Azure resource; give "
+        "`config.apiHost: <resource>.openai.azure.com` (or `config.apiBaseUrl`), or set "
+        f"{', '.join(AZURE_BASE_URLS + AZURE_HOSTS)} when importing",
+        droppable=True,
+    )
+
+
+def _resolved(node: Node, env: Mapping[str, str]) -> str:
+    """A setting's text; `{{ env.NAME }}` read from the environment the import runs in."""
+    value = node.value
+    if not isinstance(value, str):
+        raise node.refuse(f"{value!r} is not a URL or a host")
+    reference = ENV_REFERENCE.match(value.strip())
+    if reference is None:
+        return value.strip()
+    name = reference[1]
+    if not env.get(name, "").strip():
+        raise node.refuse(
+            f"names the environment's {name}, which is not set: set it when importing, as "
+            "when running promptfoo, or write the resource in",
+            droppable=False,
+        )
+    return env[name].strip()
+
+
+def _url(value: str, node: Node, what: str) -> str:
+    url = value.removesuffix("/")
+    if not URL.match(url):
+        raise node.refuse(f"{what}: {value!r} is not the http(s) URL of an Azure resource")
+    return url
+
+
+def _host(value: str, node: Node, what: str) -> str:
+    host = re.sub(r"^https?://", "", value).removesuffix("/")
+    if not HOST.match(host):
+        raise node.refuse(f"{what}: {value!r} is not the host of an Azure resource")
+    return f"https://{host}"
