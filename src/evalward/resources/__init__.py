@@ -1,5 +1,5 @@
-"""The YAML resource kinds (Agent, EvalFixture, Eval, JudgeCalibration); `evalward.definitions.loader`
-loads them."""
+"""The YAML resource kinds (Agent, EvalFixture, Eval, JudgeCalibration), which
+`evalward.definitions.loader` loads."""
 
 from evalward.resources.models import (
     Agent,
