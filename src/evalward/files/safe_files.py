@@ -3,12 +3,11 @@ entry, what an agent wrote. Such a path may be a FIFO (`open()` waits for a writ
 comes, and no timeout or signal handler runs while it waits), a device that never ends, or a
 link to either. Every read here opens without following a final link and without waiting
 (O_NOFOLLOW, O_NONBLOCK), refuses what `fstat` says is not a regular file, and reads at most
-a bound; `read_off_loop` does it in a thread, so the event loop keeps serving signals.
+a bound.
 """
 
 from __future__ import annotations
 
-import asyncio
 import errno
 import hashlib
 import os
@@ -92,12 +91,6 @@ def read_regular(path: Path | str, limit: int, *, dir_fd: int | None = None) -> 
 def read_text(path: Path | str, limit: int) -> str:
     """`read_regular`, decoded as UTF-8 (ValueError when it is not)."""
     return read_regular(path, limit).decode("utf-8")
-
-
-async def read_off_loop(path: Path | str, limit: int) -> bytes:
-    """`read_regular` in a thread: a slow disk never holds up the event loop (and its signal
-    handlers)."""
-    return await asyncio.to_thread(read_regular, path, limit)
 
 
 def hash_regular(path: Path | str, *, dir_fd: int | None = None) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,7 +100,3 @@ def encode(data: object, event: str | None = None) -> bytes:
     text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
     head = f"event: {event}\n" if event else ""
     return f"{head}data: {text}\n\n".encode()
-
-
-def encode_all(events: Iterable[tuple[str | None, object]]) -> list[bytes]:
-    return [encode(data, name) for name, data in events]

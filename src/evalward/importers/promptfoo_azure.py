@@ -17,12 +17,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
 from evalward.importers.promptfoo_source import Node
-
-if TYPE_CHECKING:
-    from evalward.importers.promptfoo_providers import PromptfooProvider
 
 AZURE = {"azure", "azureopenai"}
 AZURE_BASE_URLS = ("AZURE_API_BASE_URL", "AZURE_OPENAI_API_BASE_URL", "AZURE_OPENAI_BASE_URL")
@@ -38,36 +35,50 @@ HOST = re.compile(r"^[\w.:-]+$")
 URL = re.compile(r"^https?://[\w.:@%-]+(/[\w./%~-]*)?$")
 
 
-def locate(found: PromptfooProvider, node: Node, env: Mapping[str, str]) -> None:
-    """`found`'s resource URL, api-version and key variable, as promptfoo finds them."""
+@dataclass
+class AzureDeployment:
+    """Where promptfoo calls an Azure deployment: its resource's URL, api-version and key
+    variable, and what the import says of them."""
+
+    base_url: str
+    api_version: str
+    key_env: str
+    notes: list[str] = field(default_factory=list)
+
+
+def locate(
+    label: str, deployment: str, key_env: str | None, node: Node, env: Mapping[str, str]
+) -> AzureDeployment:
+    """The deployment `node` (labelled `label`) names, as promptfoo finds it; `key_env`: the
+    key variable its config names, if any."""
     config = node.get("config") if isinstance(node.value, dict) else None
     given = {key: config.get(key) for key in AZURE_CONFIG_KEYS} if config is not None else {}
-    deployment = found.model.partition("/")[2]
-    _deployment_name(found, given.get("deploymentName"), deployment)
-    found.base_url = f"{_resource(node, given, env, deployment)}/openai"
+    notes = _deployment_name(label, given.get("deploymentName"), deployment)
+    base_url = f"{_resource(node, given, env, deployment)}/openai"
     version = given.get("apiVersion")
     if version is not None and not (isinstance(version.value, str) and HOST.match(version.value)):
         raise version.refuse(f"`config.apiVersion`: {version.value!r} is not an api-version")
-    found.api_version = str(version.value) if version is not None else DEFAULT_API_VERSION
-    if found.key_env is None:
-        found.key_env = next((name for name in AZURE_KEYS if env.get(name)), AZURE_KEYS[0])
-    found.notes.append(
-        f"{found.label}: the Azure deployment {deployment!r}, called at {found.base_url} "
-        f"(api-version {found.api_version}) with the key in {found.key_env}"
+    api_version = str(version.value) if version is not None else DEFAULT_API_VERSION
+    if key_env is None:
+        key_env = next((name for name in AZURE_KEYS if env.get(name)), AZURE_KEYS[0])
+    notes.append(
+        f"{label}: the Azure deployment {deployment!r}, called at {base_url} "
+        f"(api-version {api_version}) with the key in {key_env}"
     )
+    return AzureDeployment(base_url, api_version, key_env, notes)
 
 
-def _deployment_name(found: PromptfooProvider, given: Node | None, deployment: str) -> None:
+def _deployment_name(label: str, given: Node | None, deployment: str) -> list[str]:
     """`config.deploymentName`: promptfoo calls the id's deployment whatever it says."""
     if given is None or given.value == deployment:
-        return
+        return []
     if not isinstance(given.value, str):
         raise given.refuse("`config.deploymentName` is a deployment's name")
-    found.notes.append(
-        f"{found.label}: `config.deploymentName` ({given.value!r}) is not the deployment "
+    return [
+        f"{label}: `config.deploymentName` ({given.value!r}) is not the deployment "
         f"promptfoo calls: it calls the one its id names, {deployment!r}, and so does "
         f"evalward; to call {given.value!r}, write azure:chat:{given.value}"
-    )
+    ]
 
 
 def _resource(

@@ -265,7 +265,11 @@ def _located(found: PromptfooProvider, node: Node, env: Mapping[str, str]) -> Pr
     """`found`, with an Azure deployment's resource, api-version and key variable where
     promptfoo finds them (importers/promptfoo_azure.py)."""
     if found.vendor == "azure":
-        azure.locate(found, node, env)
+        deployment = found.model.partition("/")[2]
+        located = azure.locate(found.label, deployment, found.key_env, node, env)
+        found.base_url, found.api_version = located.base_url, located.api_version
+        found.key_env = located.key_env
+        found.notes += located.notes
     return found
 
 

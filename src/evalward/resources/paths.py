@@ -15,9 +15,7 @@ importers/agentv.py).
 
 from __future__ import annotations
 
-import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
 from evalward.files.inside import OutsideRepository as OutsideRepository
@@ -32,48 +30,6 @@ def leads_outside(root: Path, path: Path) -> bool:
         return not path.resolve().is_relative_to(root.resolve())
     except (OSError, RuntimeError):
         return False
-
-
-@dataclass(frozen=True)
-class FileReference:
-    """Where an Agent's file reference leads. `legacy` is set (to the path written the new
-    way) when only the old rule found it; `shadowed` names the old rule's file that the
-    root path now wins over."""
-
-    path: Path
-    legacy: str = ""
-    shadowed: str = ""
-
-
-def file_reference(root: Path, reference: str, defined_in: str) -> FileReference:
-    """The file an Agent's `reference` names (see the module's rule), resolved inside `root`.
-
-    Raises OutsideRepository when what the reference leads to leaves the repository: its
-    path from the root, or (when that finds nothing) the old rule's. The result may not exist
-    (the caller says so).
-    """
-    first, *older = reference_candidates(defined_in, reference)
-    path = _inside(root, first)
-    if path is not None and path.exists():
-        old = _inside(root, older[0]) if older else None
-        shadowed = older[0] if old is not None and old.is_file() and old != path else ""
-        return FileReference(path, shadowed=shadowed)
-    if older and os.path.lexists(root / older[0]):
-        old = _inside(root, older[0])
-        if old is None:
-            raise OutsideRepository(reference)
-        if old.is_file():
-            return FileReference(old, legacy=older[0])
-    if path is None:
-        raise OutsideRepository(reference)
-    return FileReference(path)
-
-
-def _inside(root: Path, relative: str) -> Path | None:
-    try:
-        return repo_path(root, relative)
-    except OutsideRepository:
-        return None
 
 
 def program_path(root: Path, program: str) -> Path | None:

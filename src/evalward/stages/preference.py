@@ -70,11 +70,6 @@ ABOUT_AS_LONG = 0.1
 """Final outputs within 10 % of each other's length are "about as long"."""
 
 
-def judged_pairwise(spec: EvalSpec, fixture_asks: bool) -> bool:
-    """Whether a fixture of this Eval is judged pairwise: the Eval asks, or the fixture does."""
-    return spec.judge.pairwise is not None or fixture_asks
-
-
 def preference_share(spec: EvalSpec) -> float:
     """The share of `falseBlockRate` the preference tests spend."""
     rate = spec.scoring.gate.false_block_rate
