@@ -16,17 +16,29 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalward.errors import AgentRunError, ConfigError
+from evalward.errors import AgentRunError, ConfigError, EvalwardError
 from evalward.http.client import HttpClient, HttpFailure
 from evalward.resources.playground import McpReady, ServicePart
 from evalward.rundata.playground_state import PlaygroundState
 from evalward.runtime.playground.base import STATE_LIMIT, LivePlayground, PlaygroundPart, seed_place
-from evalward.runtime.port_owner import PortTaken, free_port, owned_host
+from evalward.runtime.port_owner import (
+    PortTaken,
+    free_port,
+    loopback_listeners,
+    owned_host,
+    release_port,
+)
 from evalward.runtime.process import kill_group, limited_env, read_tail, spawn, tail
 from evalward.runtime.sandbox import Sandbox
 from evalward.text import jsontext
 
 DUMP_SECONDS = 30.0
+PORT_TRIES = 3
+"""Starts of a service whose port another program took before the service could bind it."""
+
+
+class _PortTaken(EvalwardError):
+    """The service exited before it was ready, and something else listens on its port."""
 
 
 @dataclass
@@ -69,21 +81,41 @@ class ServiceRun(PlaygroundPart[ServicePart]):
         self, live: LivePlayground, env: Mapping[str, str], shared: Mapping[str, str]
     ) -> dict[str, str]:
         part = self.spec
+        seed = seed_place(live, part.seed) if part.seed else ""
+        sandbox = await self._sandbox(live, env)
+        for tries_left in reversed(range(PORT_TRIES)):
+            service = self.service = await self._launch(live, env, shared, seed, sandbox)
+            try:
+                await self._wait_ready(live, service, retry=tries_left > 0)
+            except _PortTaken:
+                left = await self.tear_down(live)
+                if left:
+                    raise live.error(left) from None
+                continue
+            return {"EVALWARD_SERVICE_URL": service.url}
+        raise AssertionError("the last try raises rather than retries")
+
+    async def _launch(
+        self,
+        live: LivePlayground,
+        env: Mapping[str, str],
+        shared: Mapping[str, str],
+        seed: str,
+        sandbox: Sandbox | None,
+    ) -> Service:
+        """The service started on a port of its own, not yet waited for."""
         port = free_port()
-        seed = ""
-        if part.seed:
-            seed = seed_place(live, part.seed)
         data = str(live.folder / "data")
         values = {"{port}": str(port), "{seed}": seed, "{data}": data}
-        argv = [replace_placeholders(arg, values) for arg in part.start]
+        argv = [replace_placeholders(arg, values) for arg in self.spec.start]
         extra = {"PORT": str(port), "EVALWARD_SERVICE_SEED": seed, "EVALWARD_SERVICE_DATA": data}
-        sandbox = await self._sandbox(live, env)
         own_env = limited_env(env, [], extra | dict(shared), sandbox=sandbox)
         try:
             process = await spawn(
                 argv, cwd=live.source.world, env=own_env, stdin=False, sandbox=sandbox
             )
         except AgentRunError as exc:
+            release_port(port)
             raise live.error(f"the service could not start: {exc}") from None
         logs = [
             asyncio.create_task(read_tail(process.stdout)),
@@ -91,9 +123,7 @@ class ServiceRun(PlaygroundPart[ServicePart]):
         ]
         url = f"http://127.0.0.1:{port}"
         own_env["EVALWARD_SERVICE_URL"] = url
-        self.service = service = Service(process, port, url, logs, values, own_env, sandbox)
-        await self._wait_ready(live, service)
-        return {"EVALWARD_SERVICE_URL": url}
+        return Service(process, port, url, logs, values, own_env, sandbox)
 
     async def _sandbox(self, live: LivePlayground, env: Mapping[str, str]) -> Sandbox | None:
         """The run's sandbox, with the packages of the service's `environment` (built once
@@ -130,12 +160,17 @@ class ServiceRun(PlaygroundPart[ServicePart]):
         if service is None:
             return ""
         left = await kill_group(service.process, live.kill_grace, sandbox=service.sandbox)
+        release_port(service.port)
         for task in service.logs:
             task.cancel()
         await asyncio.gather(*service.logs, return_exceptions=True)
         return f"its service: {left}" if left else ""
 
-    async def _wait_ready(self, live: LivePlayground, service: Service) -> None:
+    async def _wait_ready(self, live: LivePlayground, service: Service, retry: bool) -> None:
+        """Until the service answers `ready`. One that exited first while something else
+        listens on its port could not bind it (another program took it between evalward
+        picking it and the service binding it): with `retry`, that is _PortTaken, to be
+        started again on another port."""
         part = self.spec
         deadline = time.monotonic() + part.ready_timeout_seconds
         url = service.url + part.ready_path
@@ -145,9 +180,14 @@ class ServiceRun(PlaygroundPart[ServicePart]):
         try:
             while True:
                 if service.process.returncode is not None:
+                    taken = bool(loopback_listeners(service.port))
+                    if taken and retry:
+                        raise _PortTaken
                     raise live.error(
                         f"the service exited with code {service.process.returncode} before "
-                        f"{shown} answered" + await service.stderr_tail(live.kill_grace)
+                        f"{shown} answered"
+                        + await service.stderr_tail(live.kill_grace)
+                        + (f" (another program held its port {service.port})" if taken else "")
                     )
                 with contextlib.suppress(HttpFailure):
                     if await asks(client, url):
