@@ -72,6 +72,8 @@ class ServiceRun(PlaygroundPart[ServicePart]):
     def __init__(self, spec: ServicePart) -> None:
         super().__init__(spec)
         self.service: Service | None = None
+        self.read = False
+        """Whether its state was read: the first read is of the service as it started."""
 
     def lay_out(self, live: LivePlayground) -> dict[str, str]:
         (live.folder / "data").mkdir()  # the service's own ({data})
@@ -150,10 +152,17 @@ class ServiceRun(PlaygroundPart[ServicePart]):
             )
         check_owner(live, service)
         key = self.spec.state_part()
-        if self.spec.dump is not None and key is not None:
-            state.document[key] = await self._dump(live, service, self.spec.dump)
-        elif self.spec.state is not None and key is not None:
-            state.document[key] = await _state(live, service, self.spec.state)
+        if key is None:
+            return
+        if self.spec.dump is not None:
+            raw, source = await self._dump(live, service, self.spec.dump), "its state dump"
+        elif self.spec.state is not None:
+            raw = await _state(live, service, self.spec.state)
+            source = f"its state endpoint {self.spec.state}"
+        else:
+            return
+        first, self.read = not self.read, True
+        state.document[key] = _document(live, raw, source, fresh=first)
 
     async def tear_down(self, live: LivePlayground) -> str:
         service, self.service = self.service, None
@@ -206,7 +215,7 @@ class ServiceRun(PlaygroundPart[ServicePart]):
         finally:
             await client.aclose()
 
-    async def _dump(self, live: LivePlayground, service: Service, command: list[str]) -> Any:
+    async def _dump(self, live: LivePlayground, service: Service, command: list[str]) -> bytes:
         """The service's state as its `dump` command prints it: run like the service (the
         same user, environment and placeholders), its output read up to STATE_LIMIT bytes."""
         argv = [replace_placeholders(arg, service.placeholders) for arg in command]
@@ -233,7 +242,7 @@ class ServiceRun(PlaygroundPart[ServicePart]):
                 f"its state dump exited with code {code}" + (f": {said[-1]}" if said else "")
             )
         errors.cancel()
-        return state_json(live, output, "its state dump")
+        return output
 
 
 async def _answers_get(client: HttpClient, url: str) -> bool:
@@ -305,7 +314,8 @@ def check_owner(live: LivePlayground, service: Service) -> None:
         raise live.error(f"the service's {exc}") from None
 
 
-async def _state(live: LivePlayground, service: Service, path: str) -> Any:
+async def _state(live: LivePlayground, service: Service, path: str) -> bytes:
+    """What the state endpoint answered, up to STATE_LIMIT bytes."""
     client = HttpClient(timeout_seconds=30, max_reply_bytes=STATE_LIMIT)
     try:
         reply = await client.get(service.url + path)
@@ -315,7 +325,25 @@ async def _state(live: LivePlayground, service: Service, path: str) -> Any:
         await client.aclose()
     if reply.status >= 300:
         raise live.error(f"its state endpoint {path} answered HTTP {reply.status}")
-    return state_json(live, reply.body, f"its state endpoint {path}")
+    return reply.body
+
+
+def _document(live: LivePlayground, raw: bytes, source: str, *, fresh: bool) -> Any:
+    """The state `raw` gives. A service as it started (`fresh`) answers the same bytes in
+    each run of a job (the same program and seed): the document read from them is kept in
+    the job's templates, and a later run whose bytes are the same (compared at C speed)
+    gets it without parsing them again. A document is never changed once read, so runs
+    share it as they share a database template's tables. The state after the agent is
+    always parsed."""
+    memo = live.templates.fresh_states if fresh and live.templates is not None else None
+    key = (live.source.world, live.name, source)
+    held = memo.get(key) if memo is not None else None
+    if held is not None and held[0] == raw:
+        return held[1]
+    document = state_json(live, raw, source)
+    if memo is not None:
+        memo[key] = (raw, document)
+    return document
 
 
 def state_json(live: LivePlayground, raw: bytes, source: str) -> Any:
