@@ -25,6 +25,7 @@ from evalward.runtime.playground.base import PlaygroundError, PlaygroundSource, 
 from evalward.runtime.playground.provision import provision
 from evalward.runtime.playground.registry import PARTS, parts_of
 from evalward.runtime.playground.run import PlaygroundSetting, StateNeeds, run_in_playground
+from evalward.runtime.playground.service import FRESH_STATES_KEPT
 from evalward.runtime.playground.state import capture
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"
@@ -279,6 +280,32 @@ def test_a_fresh_services_state_is_parsed_once_while_it_answers_the_same_bytes(
     assert len({state["pid"] for state in started}) == 3
     assert [state["hits"] for state in started] == [0, 0, 0]
     assert [run.final.document["service"]["hits"] for run in own] == [1, 1, 1]
+
+
+def test_a_job_keeps_the_fresh_states_of_its_last_playgrounds_only(tmp_path: Path) -> None:
+    root = world(tmp_path)
+    spec = Playground.model_validate(
+        {"service": {"start": ["python3", "service.py", "ok", "{port}"], "state": "/state"}}
+    )
+    templates = Templates()
+    names = [f"p{i}" for i in range(FRESH_STATES_KEPT + 1)]
+
+    async def nothing(env: Mapping[str, str]) -> Trace:
+        return Trace()
+
+    async def runs() -> None:
+        for name in names:
+            source = PlaygroundSource(name, spec, root)
+            setting = PlaygroundSetting(ENV, templates=templates)
+            trace, run = await run_in_playground(source, StateNeeds(), nothing, setting)
+            assert run is not None, trace.error
+
+    try:
+        asyncio.run(runs())
+        assert [key[1] for key in templates.fresh_states] == names[1:]
+    finally:
+        templates.close()
+    assert templates.fresh_states == {}
 
 
 def test_teardown_never_follows_a_link_the_agent_put_in_place_of_a_part(tmp_path: Path) -> None:

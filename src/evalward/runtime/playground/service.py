@@ -33,6 +33,9 @@ from evalward.runtime.sandbox import Sandbox
 from evalward.text import jsontext
 
 DUMP_SECONDS = 30.0
+FRESH_STATES_KEPT = 8
+"""Playgrounds whose fresh service's state a job keeps (`_document`): each up to STATE_LIMIT
+bytes and what they parse to, so a job of many playgrounds holds a few, not all."""
 PORT_TRIES = 3
 """Starts of a service whose port another program took before the service could bind it."""
 
@@ -342,6 +345,9 @@ def _document(live: LivePlayground, raw: bytes, source: str, *, fresh: bool) -> 
         return held[1]
     document = state_json(live, raw, source)
     if memo is not None:
+        memo.pop(key, None)
+        if len(memo) >= FRESH_STATES_KEPT:  # the one read longest ago goes
+            del memo[next(iter(memo))]
         memo[key] = (raw, document)
     return document
 
