@@ -254,21 +254,30 @@ def test_a_fresh_services_state_is_parsed_once_while_it_answers_the_same_bytes(
         await asyncio.to_thread(lambda: urllib.request.urlopen(request, timeout=10).read())
         return Trace()
 
-    async def runs(spec: Playground) -> list[PlaygroundRun]:
+    async def nothing(env: Mapping[str, str]) -> Trace:
+        return Trace()
+
+    async def runs(spec: Playground, agent: Any = refunds) -> list[PlaygroundRun]:
         source = PlaygroundSource("crm", spec, root)
         setting = PlaygroundSetting(ENV, templates=templates)
         found = []
         for _ in range(3):
-            trace, run = await run_in_playground(source, StateNeeds(), refunds, setting)
+            trace, run = await run_in_playground(source, StateNeeds(), agent, setting)
             assert run is not None, trace.error
             found.append(run)
         return found
 
     try:
         shared, own = asyncio.run(runs(crm)), asyncio.run(runs(pids))
+        untouched = asyncio.run(runs(crm, nothing))
     finally:
         templates.close()
     first = shared[0].initial.document["service"]
+    # an agent that changed nothing leaves the bytes the service started with: not parsed
+    assert all(
+        run.final.document["service"] is run.initial.document["service"] for run in untouched
+    )
+    assert all(run.record().changes == [] for run in untouched)
     assert first == {"orders": {"A-1": {"status": "new"}}, "refunds": []}
     assert all(run.initial.document["service"] is first for run in shared)
     assert [run.final.document["service"]["refunds"][0]["amount"] for run in shared] == [1, 2, 3]

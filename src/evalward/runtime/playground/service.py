@@ -334,17 +334,17 @@ async def _state(live: LivePlayground, service: Service, path: str) -> bytes:
 def _document(live: LivePlayground, raw: bytes, source: str, *, fresh: bool) -> Any:
     """The state `raw` gives. A service as it started (`fresh`) answers the same bytes in
     each run of a job (the same program and seed): the document read from them is kept in
-    the job's templates, and a later run whose bytes are the same (compared at C speed)
-    gets it without parsing them again. A document is never changed once read, so runs
-    share it as they share a database template's tables. The state after the agent is
-    always parsed."""
-    memo = live.templates.fresh_states if fresh and live.templates is not None else None
+    the job's templates, and a later read whose bytes are the same (compared at C speed:
+    a later run's first state, or the state after an agent that changed nothing) gets it
+    without parsing them again. A document is never changed once read, so runs share it
+    as they share a database template's tables."""
+    memo = live.templates.fresh_states if live.templates is not None else None
     key = (live.source.world, live.name, source)
     held = memo.get(key) if memo is not None else None
     if held is not None and held[0] == raw:
         return held[1]
     document = state_json(live, raw, source)
-    if memo is not None:
+    if memo is not None and fresh:
         memo.pop(key, None)
         if len(memo) >= FRESH_STATES_KEPT:  # the one read longest ago goes
             del memo[next(iter(memo))]
