@@ -21,6 +21,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -32,9 +33,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evalward.host import Host
 from evalward.resources.playground import Playground
 from evalward.rundata.trace import Trace
-from evalward.runtime.playground.base import PlaygroundSource
+from evalward.runtime.playground.base import PlaygroundSource, Templates
 from evalward.runtime.playground.run import PlaygroundSetting, StateNeeds, run_in_playground
 from evalward.scoring.state import differences
 
@@ -152,12 +154,16 @@ async def batch(
 ) -> float:
     """Wall seconds of `runs` runs, `parallel` in flight."""
     source = PlaygroundSource("retail", playground(state_path), folder)
-    setting = PlaygroundSetting({"PATH": "/usr/bin:/bin"})
+    templates = Templates()  # the job's, as flows/execute.py gives every run
+    setting = PlaygroundSetting({"PATH": "/usr/bin:/bin"}, templates=templates)
     slots = asyncio.Semaphore(parallel)
+    refunds = iter(range(1, runs + 1))
 
     async def agent(env: Mapping[str, str]) -> Trace:
+        # each run's change its own (an amount of its own): no two runs end in one state
         url = env["EVALWARD_SERVICE_URL"] + "/refunds"
-        body = json.dumps({"order_id": "W0000017", "amount": 5, "reason": "damaged"}).encode()
+        order = {"order_id": "W0000017", "amount": next(refunds), "reason": "damaged"}
+        body = json.dumps(order).encode()
         request = urllib.request.Request(url, body, {"content-type": "application/json"})
         await asyncio.to_thread(lambda: urllib.request.urlopen(request, timeout=30).read())
         await asyncio.sleep(agent_s)
@@ -173,20 +179,37 @@ async def batch(
                 assert changed, "the agent's refund is a change"
 
     started = time.perf_counter()
-    await asyncio.gather(*(one() for _ in range(runs)))
+    try:
+        await asyncio.gather(*(one() for _ in range(runs)))
+    finally:
+        templates.close()
     return time.perf_counter() - started
 
 
 def worker(runs: int, parallel: int, agent_s: float) -> None:
-    """One batch with its state read and one without, alternated: their walls as JSON."""
+    """One batch with its state read and one without, alternated: their walls as JSON, and
+    the CPU seconds each took in evalward's process and in the services it started."""
+    found: dict[str, float] = {}
+    host = Host.of_process()
+    host.pause_collector()  # the collector as evalward's entry point sets it for a run
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(temporary)
         expected = world(folder)
-        walls = {
-            path: asyncio.run(batch(folder, expected, path, runs, parallel, agent_s))
-            for path in ("/state", "/health")
-        }
-    print(json.dumps(walls))
+        host.started()
+        for path in ("/state", "/health"):
+            own, services = cpu()
+            found[path] = asyncio.run(batch(folder, expected, path, runs, parallel, agent_s))
+            own_after, services_after = cpu()
+            found[f"cpu {path}"] = own_after - own
+            found[f"services cpu {path}"] = services_after - services
+    print(json.dumps(found))
+
+
+def cpu() -> tuple[float, float]:
+    """CPU seconds (user and system) of this process and of its ended children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
 def main() -> None:
@@ -203,32 +226,70 @@ def main() -> None:
         return
     trees = {"this tree": str(ROOT / "src")} | dict(b.split("=", 1) for b in args.before)
     size = len(json.dumps(retail_seed()))
+    failures = 0
     for parallel in (int(n) for n in args.in_flight.split(",")):
         runs = max(args.runs, parallel * 2)
         found: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+        failed: dict[str, str] = {}
         for _ in range(args.rounds):
             for name, src in trees.items():
-                done = subprocess.run(
-                    [
-                        *(sys.executable, __file__, "--worker", "--runs", str(runs)),
-                        *("--in-flight", str(parallel), "--agent-seconds", str(args.agent_seconds)),
-                    ],
-                    env={**os.environ, "PYTHONPATH": src},
-                    capture_output=True,
-                    text=True,
-                    check=True,
-                )
-                found[name].append(json.loads(done.stdout.splitlines()[-1]))
-        for name, walls in found.items():
-            with_state = statistics.median(w["/state"] for w in walls)
-            without = statistics.median(w["/health"] for w in walls)
-            print(
+                if name not in failed:
+                    walls, why = batches(src, runs, parallel, args.agent_seconds)
+                    if why:
+                        failed[name] = why
+                    else:
+                        found[name].append(walls)
+        for name, measured in found.items():
+            where = (
                 f"{name}: service state of {size / 1e6:.2f} MB, {runs} runs of a "
-                f"{args.agent_seconds:.2f} s agent, {parallel} in flight, {args.rounds} rounds: "
-                f"{with_state / runs * 1000:.0f} ms a run with its state read, "
-                f"{without / runs * 1000:.0f} ms without: "
-                f"+{(with_state / without - 1) * 100:.1f} % wall"
+                f"{args.agent_seconds:.2f} s agent, {parallel} in flight"
             )
+            if name in failed:
+                failures += name == "this tree"
+                print(f"{where}: FAILED after {len(measured)} rounds: {failed[name]}")
+                continue
+
+            ms = {key: median_ms(measured, key, runs) for key in measured[0]}
+            print(
+                f"{where}, {args.rounds} rounds: "
+                f"{ms['/state']:.0f} ms a run with its state read, {ms['/health']:.0f} ms "
+                f"without: +{(ms['/state'] / ms['/health'] - 1) * 100:.1f} % wall; CPU a run, "
+                f"evalward's {ms['cpu /state']:.0f} ms against {ms['cpu /health']:.0f}, the "
+                f"service's {ms['services cpu /state']:.0f} ms against "
+                f"{ms['services cpu /health']:.0f}"
+            )
+    sys.exit(1 if failures else 0)
+
+
+WORKER_SECONDS = 900
+
+
+def median_ms(batches: list[dict[str, float]], key: str, runs: int) -> float:
+    """The median over batches of `key`'s seconds, in milliseconds a run."""
+    return statistics.median(b[key] for b in batches) / runs * 1000
+
+
+def batches(src: str, runs: int, parallel: int, agent_s: float) -> tuple[dict[str, float], str]:
+    """One worker's walls (this tree's evalward or another's, `src`), or why it failed: the
+    last line it wrote (a run that ended without its state says why), or that it hung."""
+    try:
+        done = subprocess.run(
+            [
+                *(sys.executable, __file__, "--worker", "--runs", str(runs)),
+                *("--in-flight", str(parallel), "--agent-seconds", str(agent_s)),
+            ],
+            env={**os.environ, "PYTHONPATH": src},
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=WORKER_SECONDS,
+        )
+    except subprocess.TimeoutExpired:
+        return {}, f"its worker did not end within {WORKER_SECONDS} s"
+    if done.returncode != 0:
+        said = done.stderr.strip().splitlines()
+        return {}, said[-1] if said else f"its worker exited with code {done.returncode}"
+    return json.loads(done.stdout.splitlines()[-1]), ""
 
 
 if __name__ == "__main__":

@@ -34,11 +34,37 @@ class Listener:
         return self.address.version == 4 or self.address.is_unspecified
 
 
+HANDED: set[int] = set()
+"""Ports `free_port` handed to a server of this process that `release_port` has not taken
+back: the kernel's own book forgets a port once its probe socket closes, though the server
+it was picked for may not have bound it yet."""
+
+
 def free_port() -> int:
-    """A port free on 127.0.0.1 now (free for anyone: `owned_host` says whose it is later)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A port free on 127.0.0.1 now (free for anyone: `owned_host` says whose it is later)
+    and not handed to another of this process's servers until `release_port`. The kernel may
+    offer a port again as soon as its probe closes: with many services starting at once,
+    two were given one port, and the one that bound it second exited while its ready probe
+    was answered by the other run's service."""
+    probes: list[socket.socket] = []
+    try:
+        while True:
+            # each probe is held open until the end, so each asks for a port not yet offered
+            probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            probes.append(probe)
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+            if port not in HANDED:
+                HANDED.add(port)
+                return port
+    finally:
+        for probe in probes:
+            probe.close()
+
+
+def release_port(port: int) -> None:
+    """`port`'s server has ended: `free_port` may hand the port out again."""
+    HANDED.discard(port)
 
 
 def loopback_listeners(port: int, tables: tuple[str, ...] = PROC_NET_TCP) -> list[Listener]:

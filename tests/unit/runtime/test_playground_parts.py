@@ -25,6 +25,7 @@ from evalward.runtime.playground.base import PlaygroundError, PlaygroundSource, 
 from evalward.runtime.playground.provision import provision
 from evalward.runtime.playground.registry import PARTS, parts_of
 from evalward.runtime.playground.run import PlaygroundSetting, StateNeeds, run_in_playground
+from evalward.runtime.playground.service import FRESH_STATES_KEPT
 from evalward.runtime.playground.state import capture
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"
@@ -220,6 +221,100 @@ def test_a_run_that_leaves_the_database_as_copied_reads_as_its_template(tmp_path
     ]
     assert wrote.final.document["db"] == {"t": {"1": {"id": 1, "v": "x"}}}
     assert ["+", '    "v": "x"'] in wrote.record().changes
+
+
+def test_a_fresh_services_state_is_parsed_once_while_it_answers_the_same_bytes(
+    tmp_path: Path,
+) -> None:
+    """Every run starts its own service; the document of the state it starts in is shared
+    while the bytes are the same (the CRM example, one seed), never where they differ (a
+    service that says its own pid), and the state after the agent is always each run's."""
+    root = world(tmp_path)
+    shutil.copy(EXAMPLES / "refund-desk" / "crm" / "server.py", root / "crm.py")
+    (root / "seed.json").write_text('{"orders": {"A-1": {"status": "new"}}, "refunds": []}')
+    crm = Playground.model_validate(
+        {
+            "service": {
+                "start": ["python3", "crm.py", "--port", "{port}", "--seed", "{seed}"],
+                "seed": "seed.json",
+                "ready": "/health",
+                "state": "/state",
+            }
+        }
+    )
+    pids = Playground.model_validate(
+        {"service": {"start": ["python3", "service.py", "ok", "{port}"], "state": "/state"}}
+    )
+    templates = Templates()
+    amounts = iter(range(1, 10))
+
+    async def refunds(env: Mapping[str, str]) -> Trace:
+        body = json.dumps({"order_id": "A-1", "amount": next(amounts)}).encode()
+        request = urllib.request.Request(env["EVALWARD_SERVICE_URL"] + "/refunds", body)
+        await asyncio.to_thread(lambda: urllib.request.urlopen(request, timeout=10).read())
+        return Trace()
+
+    async def nothing(env: Mapping[str, str]) -> Trace:
+        return Trace()
+
+    async def runs(spec: Playground, agent: Any = refunds) -> list[PlaygroundRun]:
+        source = PlaygroundSource("crm", spec, root)
+        setting = PlaygroundSetting(ENV, templates=templates)
+        found = []
+        for _ in range(3):
+            trace, run = await run_in_playground(source, StateNeeds(), agent, setting)
+            assert run is not None, trace.error
+            found.append(run)
+        return found
+
+    try:
+        shared, own = asyncio.run(runs(crm)), asyncio.run(runs(pids))
+        untouched = asyncio.run(runs(crm, nothing))
+    finally:
+        templates.close()
+    first = shared[0].initial.document["service"]
+    # an agent that changed nothing leaves the bytes the service started with: not parsed
+    assert all(
+        run.final.document["service"] is run.initial.document["service"] for run in untouched
+    )
+    assert all(run.record().changes == [] for run in untouched)
+    assert first == {"orders": {"A-1": {"status": "new"}}, "refunds": []}
+    assert all(run.initial.document["service"] is first for run in shared)
+    assert [run.final.document["service"]["refunds"][0]["amount"] for run in shared] == [1, 2, 3]
+    assert all(
+        run.final.document["service"]["orders"]["A-1"]["status"] == "refund_requested"
+        for run in shared
+    )
+    started = [run.initial.document["service"] for run in own]
+    assert len({state["pid"] for state in started}) == 3
+    assert [state["hits"] for state in started] == [0, 0, 0]
+    assert [run.final.document["service"]["hits"] for run in own] == [1, 1, 1]
+
+
+def test_a_job_keeps_the_fresh_states_of_its_last_playgrounds_only(tmp_path: Path) -> None:
+    root = world(tmp_path)
+    spec = Playground.model_validate(
+        {"service": {"start": ["python3", "service.py", "ok", "{port}"], "state": "/state"}}
+    )
+    templates = Templates()
+    names = [f"p{i}" for i in range(FRESH_STATES_KEPT + 1)]
+
+    async def nothing(env: Mapping[str, str]) -> Trace:
+        return Trace()
+
+    async def runs() -> None:
+        for name in names:
+            source = PlaygroundSource(name, spec, root)
+            setting = PlaygroundSetting(ENV, templates=templates)
+            trace, run = await run_in_playground(source, StateNeeds(), nothing, setting)
+            assert run is not None, trace.error
+
+    try:
+        asyncio.run(runs())
+        assert [key[1] for key in templates.fresh_states] == names[1:]
+    finally:
+        templates.close()
+    assert templates.fresh_states == {}
 
 
 def test_teardown_never_follows_a_link_the_agent_put_in_place_of_a_part(tmp_path: Path) -> None:

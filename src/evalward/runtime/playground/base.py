@@ -210,6 +210,9 @@ class Templates:
     )
     """The state of a fresh playground whose every part is a template's copy, by tree, name
     and paths: the same for each of its runs, so it is read once (`run.py`)."""
+    fresh_states: dict[tuple[Path, str, str], tuple[bytes, Any]] = field(default_factory=dict)
+    """The state each service answered as it started, by tree, playground and source: its
+    bytes and the document read from them (`service.py`)."""
 
     def of(self, live: LivePlayground, part: PlaygroundPart[Any]) -> Any:
         """The template of `part`, made by its `seed` on its first run; PlaygroundError, for
@@ -236,6 +239,7 @@ class Templates:
         folder, self.folder = self.folder, None
         self.prepared.clear()
         self.initial_states.clear()
+        self.fresh_states.clear()
         if folder is not None:
             with contextlib.suppress(TreeError):
                 remove_tree(folder)

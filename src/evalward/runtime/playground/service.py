@@ -16,17 +16,32 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalward.errors import AgentRunError, ConfigError
+from evalward.errors import AgentRunError, ConfigError, EvalwardError
 from evalward.http.client import HttpClient, HttpFailure
 from evalward.resources.playground import McpReady, ServicePart
 from evalward.rundata.playground_state import PlaygroundState
 from evalward.runtime.playground.base import STATE_LIMIT, LivePlayground, PlaygroundPart, seed_place
-from evalward.runtime.port_owner import PortTaken, free_port, owned_host
+from evalward.runtime.port_owner import (
+    PortTaken,
+    free_port,
+    loopback_listeners,
+    owned_host,
+    release_port,
+)
 from evalward.runtime.process import kill_group, limited_env, read_tail, spawn, tail
 from evalward.runtime.sandbox import Sandbox
 from evalward.text import jsontext
 
 DUMP_SECONDS = 30.0
+FRESH_STATES_KEPT = 8
+"""Playgrounds whose fresh service's state a job keeps (`_document`): each up to STATE_LIMIT
+bytes and what they parse to, so a job of many playgrounds holds a few, not all."""
+PORT_TRIES = 3
+"""Starts of a service whose port another program took before the service could bind it."""
+
+
+class _PortTaken(EvalwardError):
+    """The service exited before it was ready, and something else listens on its port."""
 
 
 @dataclass
@@ -60,6 +75,8 @@ class ServiceRun(PlaygroundPart[ServicePart]):
     def __init__(self, spec: ServicePart) -> None:
         super().__init__(spec)
         self.service: Service | None = None
+        self.read = False
+        """Whether its state was read: the first read is of the service as it started."""
 
     def lay_out(self, live: LivePlayground) -> dict[str, str]:
         (live.folder / "data").mkdir()  # the service's own ({data})
@@ -69,21 +86,41 @@ class ServiceRun(PlaygroundPart[ServicePart]):
         self, live: LivePlayground, env: Mapping[str, str], shared: Mapping[str, str]
     ) -> dict[str, str]:
         part = self.spec
+        seed = seed_place(live, part.seed) if part.seed else ""
+        sandbox = await self._sandbox(live, env)
+        for tries_left in reversed(range(PORT_TRIES)):
+            service = self.service = await self._launch(live, env, shared, seed, sandbox)
+            try:
+                await self._wait_ready(live, service, retry=tries_left > 0)
+            except _PortTaken:
+                left = await self.tear_down(live)
+                if left:
+                    raise live.error(left) from None
+                continue
+            return {"EVALWARD_SERVICE_URL": service.url}
+        raise AssertionError("the last try raises rather than retries")
+
+    async def _launch(
+        self,
+        live: LivePlayground,
+        env: Mapping[str, str],
+        shared: Mapping[str, str],
+        seed: str,
+        sandbox: Sandbox | None,
+    ) -> Service:
+        """The service started on a port of its own, not yet waited for."""
         port = free_port()
-        seed = ""
-        if part.seed:
-            seed = seed_place(live, part.seed)
         data = str(live.folder / "data")
         values = {"{port}": str(port), "{seed}": seed, "{data}": data}
-        argv = [replace_placeholders(arg, values) for arg in part.start]
+        argv = [replace_placeholders(arg, values) for arg in self.spec.start]
         extra = {"PORT": str(port), "EVALWARD_SERVICE_SEED": seed, "EVALWARD_SERVICE_DATA": data}
-        sandbox = await self._sandbox(live, env)
         own_env = limited_env(env, [], extra | dict(shared), sandbox=sandbox)
         try:
             process = await spawn(
                 argv, cwd=live.source.world, env=own_env, stdin=False, sandbox=sandbox
             )
         except AgentRunError as exc:
+            release_port(port)
             raise live.error(f"the service could not start: {exc}") from None
         logs = [
             asyncio.create_task(read_tail(process.stdout)),
@@ -91,9 +128,7 @@ class ServiceRun(PlaygroundPart[ServicePart]):
         ]
         url = f"http://127.0.0.1:{port}"
         own_env["EVALWARD_SERVICE_URL"] = url
-        self.service = service = Service(process, port, url, logs, values, own_env, sandbox)
-        await self._wait_ready(live, service)
-        return {"EVALWARD_SERVICE_URL": url}
+        return Service(process, port, url, logs, values, own_env, sandbox)
 
     async def _sandbox(self, live: LivePlayground, env: Mapping[str, str]) -> Sandbox | None:
         """The run's sandbox, with the packages of the service's `environment` (built once
@@ -120,22 +155,34 @@ class ServiceRun(PlaygroundPart[ServicePart]):
             )
         check_owner(live, service)
         key = self.spec.state_part()
-        if self.spec.dump is not None and key is not None:
-            state.document[key] = await self._dump(live, service, self.spec.dump)
-        elif self.spec.state is not None and key is not None:
-            state.document[key] = await _state(live, service, self.spec.state)
+        if key is None:
+            return
+        if self.spec.dump is not None:
+            raw, source = await self._dump(live, service, self.spec.dump), "its state dump"
+        elif self.spec.state is not None:
+            raw = await _state(live, service, self.spec.state)
+            source = f"its state endpoint {self.spec.state}"
+        else:
+            return
+        first, self.read = not self.read, True
+        state.document[key] = _document(live, raw, source, fresh=first)
 
     async def tear_down(self, live: LivePlayground) -> str:
         service, self.service = self.service, None
         if service is None:
             return ""
         left = await kill_group(service.process, live.kill_grace, sandbox=service.sandbox)
+        release_port(service.port)
         for task in service.logs:
             task.cancel()
         await asyncio.gather(*service.logs, return_exceptions=True)
         return f"its service: {left}" if left else ""
 
-    async def _wait_ready(self, live: LivePlayground, service: Service) -> None:
+    async def _wait_ready(self, live: LivePlayground, service: Service, retry: bool) -> None:
+        """Until the service answers `ready`. One that exited first while something else
+        listens on its port could not bind it (another program took it between evalward
+        picking it and the service binding it): with `retry`, that is _PortTaken, to be
+        started again on another port."""
         part = self.spec
         deadline = time.monotonic() + part.ready_timeout_seconds
         url = service.url + part.ready_path
@@ -145,9 +192,14 @@ class ServiceRun(PlaygroundPart[ServicePart]):
         try:
             while True:
                 if service.process.returncode is not None:
+                    taken = bool(loopback_listeners(service.port))
+                    if taken and retry:
+                        raise _PortTaken
                     raise live.error(
                         f"the service exited with code {service.process.returncode} before "
-                        f"{shown} answered" + await service.stderr_tail(live.kill_grace)
+                        f"{shown} answered"
+                        + await service.stderr_tail(live.kill_grace)
+                        + (f" (another program held its port {service.port})" if taken else "")
                     )
                 with contextlib.suppress(HttpFailure):
                     if await asks(client, url):
@@ -166,7 +218,7 @@ class ServiceRun(PlaygroundPart[ServicePart]):
         finally:
             await client.aclose()
 
-    async def _dump(self, live: LivePlayground, service: Service, command: list[str]) -> Any:
+    async def _dump(self, live: LivePlayground, service: Service, command: list[str]) -> bytes:
         """The service's state as its `dump` command prints it: run like the service (the
         same user, environment and placeholders), its output read up to STATE_LIMIT bytes."""
         argv = [replace_placeholders(arg, service.placeholders) for arg in command]
@@ -193,7 +245,7 @@ class ServiceRun(PlaygroundPart[ServicePart]):
                 f"its state dump exited with code {code}" + (f": {said[-1]}" if said else "")
             )
         errors.cancel()
-        return state_json(live, output, "its state dump")
+        return output
 
 
 async def _answers_get(client: HttpClient, url: str) -> bool:
@@ -265,7 +317,8 @@ def check_owner(live: LivePlayground, service: Service) -> None:
         raise live.error(f"the service's {exc}") from None
 
 
-async def _state(live: LivePlayground, service: Service, path: str) -> Any:
+async def _state(live: LivePlayground, service: Service, path: str) -> bytes:
+    """What the state endpoint answered, up to STATE_LIMIT bytes."""
     client = HttpClient(timeout_seconds=30, max_reply_bytes=STATE_LIMIT)
     try:
         reply = await client.get(service.url + path)
@@ -275,7 +328,28 @@ async def _state(live: LivePlayground, service: Service, path: str) -> Any:
         await client.aclose()
     if reply.status >= 300:
         raise live.error(f"its state endpoint {path} answered HTTP {reply.status}")
-    return state_json(live, reply.body, f"its state endpoint {path}")
+    return reply.body
+
+
+def _document(live: LivePlayground, raw: bytes, source: str, *, fresh: bool) -> Any:
+    """The state `raw` gives. A service as it started (`fresh`) answers the same bytes in
+    each run of a job (the same program and seed): the document read from them is kept in
+    the job's templates, and a later read whose bytes are the same (compared at C speed:
+    a later run's first state, or the state after an agent that changed nothing) gets it
+    without parsing them again. A document is never changed once read, so runs share it
+    as they share a database template's tables."""
+    memo = live.templates.fresh_states if live.templates is not None else None
+    key = (live.source.world, live.name, source)
+    held = memo.get(key) if memo is not None else None
+    if held is not None and held[0] == raw:
+        return held[1]
+    document = state_json(live, raw, source)
+    if memo is not None and fresh:
+        memo.pop(key, None)
+        if len(memo) >= FRESH_STATES_KEPT:  # the one read longest ago goes
+            del memo[next(iter(memo))]
+        memo[key] = (raw, document)
+    return document
 
 
 def state_json(live: LivePlayground, raw: bytes, source: str) -> Any:
