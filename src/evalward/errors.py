@@ -33,9 +33,8 @@ Exit codes:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-
-from evalward.text.escaping import printable
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
@@ -150,3 +149,28 @@ class UnknownPullRequest(ConfigError):
 
 class AgentRunError(EvalwardError):
     """An agent could not be run to completion."""
+
+
+_UNSHOWABLE = re.compile('[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"\\\\]')
+_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
+
+
+def printable(path: str) -> str:
+    """A file name as it can be shown, in a message, a log line or a report: as it is when
+    every character shows as itself, else quoted the way git quotes one (`"a\\nb"`), with a
+    byte that is not UTF-8 (kept by `os.fsdecode` as a surrogate) as `\\xNN` and a control
+    character as `\\n`, `\\t` or `\\xNN`. Quoting makes a name holding a newline or a bidi
+    control one visible token; it is never read back as a path."""
+    if not _UNSHOWABLE.search(path):
+        return path
+    return '"' + _UNSHOWABLE.sub(_escape, path) + '"'
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match[0]
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

@@ -21,7 +21,7 @@ from evalward.importers import promptfoo_resources as make
 from evalward.importers.promptfoo_asserts import Converter
 from evalward.importers.promptfoo_code import rule, transform_of
 from evalward.importers.promptfoo_endpoints import Endpoints
-from evalward.importers.promptfoo_messages import Conversation, sent
+from evalward.importers.promptfoo_messages import SentPrompt, sent
 from evalward.importers.promptfoo_prompts import Prompt, entries, prompts_of
 from evalward.importers.promptfoo_providers import PromptfooProvider
 from evalward.importers.promptfoo_source import Files, Node, Refused, Source
@@ -284,7 +284,7 @@ class _Importer:
 
     def render(
         self, prompt: Prompt, provider: PromptfooProvider, test: Test, values: dict[str, Any]
-    ) -> Conversation:
+    ) -> SentPrompt:
         """The prompt as promptfoo renders it for `test` and sends it to `provider`."""
         prefix, suffix = test.options.get("prefix"), test.options.get("suffix")
         template = (

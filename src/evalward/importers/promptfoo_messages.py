@@ -26,11 +26,11 @@ from evalward.text import jsontext
 
 ROLES = {"system", "user", "assistant"}
 PART_KEYS = {"type", "text", "cache_control"}
-Conversation = str | list[dict[str, Any]]
+SentPrompt = str | list[dict[str, Any]]
 """A text (one user message) or the messages, as the fixture's input."""
 
 
-def sent(text: str, reads: str, who: str, node: Node, warnings: list[str]) -> Conversation:
+def sent(text: str, reads: str, who: str, node: Node, warnings: list[str]) -> SentPrompt:
     """The conversation `who` is sent for the rendered `text`, as its provider `reads` it
     (`PromptfooProvider.reads`)."""
     if reads == "anthropic":
@@ -40,7 +40,7 @@ def sent(text: str, reads: str, who: str, node: Node, warnings: list[str]) -> Co
     return _openai(text, who, node)
 
 
-def _openai(text: str, who: str, node: Node) -> Conversation:
+def _openai(text: str, who: str, node: Node) -> SentPrompt:
     """promptfoo's `parseChatPrompt`: YAML for `- role:`, else JSON, else the text."""
     trimmed = text.strip()
     if trimmed.startswith("- role:"):
@@ -109,7 +109,7 @@ def _looks_like_json(trimmed: str) -> bool:
     return False
 
 
-def _anthropic(text: str, node: Node, warnings: list[str]) -> Conversation:
+def _anthropic(text: str, node: Node, warnings: list[str]) -> SentPrompt:
     """promptfoo's `parseMessages` for Anthropic's Messages API."""
     try:
         parsed = jsontext.loads(text)
@@ -150,7 +150,7 @@ def _anthropic(text: str, node: Node, warnings: list[str]) -> Conversation:
     return messages
 
 
-def _anthropic_list(parsed: list[Any], node: Node, warnings: list[str]) -> Conversation:
+def _anthropic_list(parsed: list[Any], node: Node, warnings: list[str]) -> SentPrompt:
     """A JSON list of messages: the first system message's content as `system`, the other
     messages with a role as the turns (a later system message is not sent)."""
     if not all(isinstance(m, dict) for m in parsed):

@@ -29,6 +29,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from evalward.errors import printable as printable
+
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 _ZERO_WIDTH = "\u200b"
@@ -140,28 +142,3 @@ def command_data(value: str) -> str:
 def command_property(value: str) -> str:
     """A workflow command's property value (`file=`, `title=`): also `:` and `,` encoded."""
     return command_data(value).replace(":", "%3A").replace(",", "%2C")
-
-
-_UNSHOWABLE = re.compile('[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"\\\\]')
-_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
-
-
-def printable(path: str) -> str:
-    """A file name as it can be shown, in a message, a log line or a report: as it is when
-    every character shows as itself, else quoted the way git quotes one (`"a\\nb"`), with a
-    byte that is not UTF-8 (kept by `os.fsdecode` as a surrogate) as `\\xNN` and a control
-    character as `\\n`, `\\t` or `\\xNN`. Quoting makes a name holding a newline or a bidi
-    control one visible token; it is never read back as a path."""
-    if not _UNSHOWABLE.search(path):
-        return path
-    return '"' + _UNSHOWABLE.sub(_escape, path) + '"'
-
-
-def _escape(match: re.Match[str]) -> str:
-    char = match[0]
-    if char in _NAMED:
-        return _NAMED[char]
-    code = ord(char)
-    if 0xDC80 <= code <= 0xDCFF:
-        return f"\\x{code - 0xDC00:02x}"
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
