@@ -70,9 +70,10 @@ class Handler(BaseHTTPRequestHandler):
             status, etag = 304, "W/" + asked
         elif asked == tag:
             status = 304
+        sent = b"" if status == 304 else body
         with open(LOG, "a") as log:
-            log.write(json.dumps({"asked": asked, "status": status}) + "\n")
-        self._send(status, b"" if status == 304 else body, etag)
+            log.write(json.dumps({"asked": asked, "status": status, "bytes": len(sent)}) + "\n")
+        self._send(status, sent, etag)
 
     def do_POST(self):
         refund = json.loads(self.rfile.read(int(self.headers["content-length"])))
@@ -113,10 +114,13 @@ def crm(mode: str, log: Path) -> Playground:
 
 
 def reads(log: Path) -> list[dict[str, Any]]:
-    """Each state read the service saw: what it was asked with, what it answered."""
+    """Each state read the service saw: what it was asked with, what it answered (a 304
+    with no body, anything else with the whole state)."""
     if not log.exists():
         return []
-    return [json.loads(line) for line in log.read_text().splitlines()]
+    found = [json.loads(line) for line in log.read_text().splitlines()]
+    assert all((read.pop("bytes") == 0) == (read["status"] == 304) for read in found)
+    return found
 
 
 async def refund(env: Mapping[str, str]) -> Trace:

@@ -4,7 +4,8 @@ endpoint or its `dump` command, its process group stopped when the run ends.
 
 In the action it runs as the agent user of the run's side, in the sandbox, with the scratch
 environment every program from a checkout gets (no secret), and the port it answers on must
-be held by that user. Its state is read up to STATE_LIMIT bytes, as one JSON document.
+be held by that user. Its state is read up to STATE_LIMIT bytes, as one JSON document, or
+not at all when it answers a state unchanged since its tag (`state_tags.py`).
 """
 
 from __future__ import annotations
