@@ -3,7 +3,8 @@ domain's database (about 1.5 MB of JSON: 1,000 orders with their items, addresse
 and fulfilments, 500 customers, 50 products' variants), an agent that takes a run's time
 and changes one record through the service's API, its state read before and after, the
 run's record made, and a `stateSnapshot`-like comparison of the final state with the
-expected one.
+expected one. The service answers its state with an ETag and honours `If-None-Match`
+(`tagged_crm.py`): a state still as it started is answered `304 Not Modified`.
 
     python bench/state_at_size.py [--runs 8] [--in-flight 1,32] [--rounds 3]
         [--agent-seconds 0.7] [--before NAME=SRC ...]
@@ -42,6 +43,7 @@ from evalward.scoring.state import differences
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER = ROOT / "examples" / "refund-desk" / "crm" / "server.py"
+TAGGED = Path(__file__).resolve().parent / "tagged_crm.py"
 
 
 def retail_orders(count: int = 1000) -> dict[str, Any]:
@@ -123,9 +125,11 @@ def retail_seed() -> dict[str, Any]:
 
 
 def world(folder: Path) -> dict[str, Any]:
-    """A repository folder with the CRM service and its retail-sized seed; the seed."""
+    """A repository folder with the CRM service (answering ETags) and its retail-sized seed;
+    the seed."""
     (folder / "crm").mkdir()
     shutil.copy(SERVER, folder / "crm" / "server.py")
+    shutil.copy(TAGGED, folder / "crm" / "tagged.py")
     seed = retail_seed()
     (folder / "crm" / "seed.json").write_text(json.dumps(seed), encoding="utf-8")
     return seed
@@ -135,7 +139,7 @@ def playground(state_path: str) -> Playground:
     return Playground.model_validate(
         {
             "service": {
-                "start": ["python3", "crm/server.py", "--port", "{port}", "--seed", "{seed}"],
+                "start": ["python3", "crm/tagged.py", "--port", "{port}", "--seed", "{seed}"],
                 "seed": "crm/seed.json",
                 "ready": "/health",
                 "state": state_path,

@@ -43,8 +43,10 @@ def source_of(checkout: Checkout, run: PlannedRun) -> PlaygroundSource | None:
     name, spec, kind = defined
     owner = run.fixture if kind == "EvalFixture" else run.eval
     if checkout.world is not None and f"{kind}/{owner}" in checkout.world_names:
-        return PlaygroundSource(name, spec, checkout.world, checkout.world_files)
-    return PlaygroundSource(name, spec, checkout.root, checkout.files)
+        return PlaygroundSource(
+            name, spec, checkout.world, checkout.world_files, checkout.side.value
+        )
+    return PlaygroundSource(name, spec, checkout.root, checkout.files, checkout.side.value)
 
 
 def uses_playgrounds(plan: Plan, resources: ResourceSet, side: Side) -> bool:

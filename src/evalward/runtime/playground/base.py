@@ -51,12 +51,14 @@ class PlaygroundError(EvalwardError):
 class PlaygroundSource:
     """A playground to provision: its definition, its name, and the tree it is made from
     (`world`, where its service runs) with the door its seeds are read through (`files`:
-    that tree's commit; None, the working tree at `world`)."""
+    that tree's commit; None, the working tree at `world`), for a run of `side` (both sides'
+    runs of a base-defined playground are made from one tree, by different users)."""
 
     name: str
     spec: Playground
     world: Path
     files: RepoFiles | None = field(default=None, compare=False)
+    side: str = ""
 
     def __post_init__(self) -> None:
         if self.files is None:
@@ -213,6 +215,13 @@ class Templates:
     fresh_states: dict[tuple[Path, str, str], tuple[bytes, Any]] = field(default_factory=dict)
     """The state each service answered as it started, by tree, playground and source: its
     bytes and the document read from them (`service.py`)."""
+    state_tags: dict[tuple[str, Path, str, str], tuple[Playground, str, Any]] = field(
+        default_factory=dict
+    )
+    """The strong ETag each service answered its state with as it started, by side, tree,
+    playground and source, with the playground's definition and the document read with
+    it: what a later read's `304 Not Modified` stands for (`state_tags.py`). Never shared
+    between sides: a service of one side vouches for nothing the other side reads."""
 
     def of(self, live: LivePlayground, part: PlaygroundPart[Any]) -> Any:
         """The template of `part`, made by its `seed` on its first run; PlaygroundError, for
@@ -240,6 +249,7 @@ class Templates:
         self.prepared.clear()
         self.initial_states.clear()
         self.fresh_states.clear()
+        self.state_tags.clear()
         if folder is not None:
             with contextlib.suppress(TreeError):
                 remove_tree(folder)

@@ -4,7 +4,8 @@ endpoint or its `dump` command, its process group stopped when the run ends.
 
 In the action it runs as the agent user of the run's side, in the sandbox, with the scratch
 environment every program from a checkout gets (no secret), and the port it answers on must
-be held by that user. Its state is read up to STATE_LIMIT bytes, as one JSON document.
+be held by that user. Its state is read up to STATE_LIMIT bytes, as one JSON document, or
+not at all when it answers a state unchanged since its tag (`state_tags.py`).
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalward.errors import AgentRunError, ConfigError, EvalwardError
-from evalward.http.client import HttpClient, HttpFailure
+from evalward.http.client import HttpClient, HttpFailure, Reply
 from evalward.resources.playground import McpReady, ServicePart
 from evalward.rundata.playground_state import PlaygroundState
+from evalward.runtime.playground import state_tags
 from evalward.runtime.playground.base import STATE_LIMIT, LivePlayground, PlaygroundPart, seed_place
 from evalward.runtime.port_owner import (
     PortTaken,
@@ -157,15 +159,12 @@ class ServiceRun(PlaygroundPart[ServicePart]):
         key = self.spec.state_part()
         if key is None:
             return
-        if self.spec.dump is not None:
-            raw, source = await self._dump(live, service, self.spec.dump), "its state dump"
-        elif self.spec.state is not None:
-            raw = await _state(live, service, self.spec.state)
-            source = f"its state endpoint {self.spec.state}"
-        else:
-            return
         first, self.read = not self.read, True
-        state.document[key] = _document(live, raw, source, fresh=first)
+        if self.spec.dump is not None:
+            raw = await self._dump(live, service, self.spec.dump)
+            state.document[key] = _document(live, raw, "its state dump", fresh=first)
+        elif self.spec.state is not None:
+            state.document[key] = await _endpoint_state(live, service, self.spec.state, first)
 
     async def tear_down(self, live: LivePlayground) -> str:
         service, self.service = self.service, None
@@ -317,18 +316,38 @@ def check_owner(live: LivePlayground, service: Service) -> None:
         raise live.error(f"the service's {exc}") from None
 
 
-async def _state(live: LivePlayground, service: Service, path: str) -> bytes:
-    """What the state endpoint answered, up to STATE_LIMIT bytes."""
+async def _endpoint_state(live: LivePlayground, service: Service, path: str, fresh: bool) -> Any:
+    """The state its endpoint answers. The tag a fresh service's state came with is sent
+    back on every later read of the playground's services (`state_tags.py`): a `304 Not
+    Modified` for it is the document read with it, neither transferred nor parsed again."""
+    source = f"its state endpoint {path}"
+    held = state_tags.kept(live, source)
+    sent = held[0] if held is not None else None
+    reply = await _state(live, service, path, sent)
+    tag = state_tags.answered(live, source, reply.status, reply.headers, sent)
+    if reply.status == state_tags.NOT_MODIFIED and held is not None:
+        return held[1]
+    document = _document(live, reply.body, source, fresh=fresh)
+    if fresh and tag is not None and tag != sent:
+        state_tags.keep(live, source, tag, document)
+    return document
+
+
+async def _state(live: LivePlayground, service: Service, path: str, tag: str | None) -> Reply:
+    """What the state endpoint answered (up to STATE_LIMIT bytes), asked only for a state
+    other than the one of `tag` when there is one: a whole state, or a 304."""
     client = HttpClient(timeout_seconds=30, max_reply_bytes=STATE_LIMIT)
     try:
-        reply = await client.get(service.url + path)
+        reply = await client.get(
+            service.url + path, {"if-none-match": tag} if tag is not None else None
+        )
     except HttpFailure as exc:
         raise live.error(f"its state endpoint {path} did not answer: {exc}") from None
     finally:
         await client.aclose()
-    if reply.status >= 300:
+    if reply.status >= 300 and reply.status != state_tags.NOT_MODIFIED:
         raise live.error(f"its state endpoint {path} answered HTTP {reply.status}")
-    return reply.body
+    return reply
 
 
 def _document(live: LivePlayground, raw: bytes, source: str, *, fresh: bool) -> Any:
