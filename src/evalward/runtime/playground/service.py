@@ -150,11 +150,7 @@ class ServiceRun(PlaygroundPart[ServicePart]):
     ) -> None:
         service = self.service
         assert service is not None, "a started service"
-        if service.process.returncode is not None:
-            raise live.error(
-                f"the service exited with code {service.process.returncode} during the run"
-                + await service.stderr_tail(live.kill_grace)
-            )
+        await _alive(live, service)
         check_owner(live, service)
         key = self.spec.state_part()
         if key is None:
@@ -304,6 +300,21 @@ def replace_placeholders(arg: str, values: Mapping[str, str]) -> str:
     return arg
 
 
+async def _alive(live: LivePlayground, service: Service, grace: float = 0.0) -> None:
+    """PlaygroundError when the service has exited: its exit is why its state cannot be read
+    (waited for up to `grace` seconds after a state read found no one answering: the service
+    may have ended before its exit was seen)."""
+    if service.process.returncode is None and grace > 0:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(grace):
+                await service.process.wait()
+    if service.process.returncode is not None:
+        raise live.error(
+            f"the service exited with code {service.process.returncode} during the run"
+            + await service.stderr_tail(live.kill_grace)
+        )
+
+
 def check_owner(live: LivePlayground, service: Service) -> None:
     """In the action, the port must be held by the run's own user: another side's program
     that bound it first does not answer in the service's place."""
@@ -342,6 +353,7 @@ async def _state(live: LivePlayground, service: Service, path: str, tag: str | N
             service.url + path, {"if-none-match": tag} if tag is not None else None
         )
     except HttpFailure as exc:
+        await _alive(live, service, grace=live.kill_grace)  # it did not answer: it ended?
         raise live.error(f"its state endpoint {path} did not answer: {exc}") from None
     finally:
         await client.aclose()
