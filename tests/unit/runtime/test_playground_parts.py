@@ -21,11 +21,15 @@ import pytest
 from evalward.resources.playground import PART_KINDS, PartKind, PartSettings, Playground
 from evalward.rundata.playground_state import PlaygroundRun, PlaygroundState
 from evalward.rundata.trace import Trace
-from evalward.runtime.playground.base import PlaygroundError, PlaygroundSource, Templates
+from evalward.runtime.playground.base import (
+    FRESH_STATES_KEPT,
+    PlaygroundError,
+    PlaygroundSource,
+    Templates,
+)
 from evalward.runtime.playground.provision import provision
 from evalward.runtime.playground.registry import PARTS, parts_of
 from evalward.runtime.playground.run import PlaygroundSetting, StateNeeds, run_in_playground
-from evalward.runtime.playground.service import FRESH_STATES_KEPT
 from evalward.runtime.playground.state import capture
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"

@@ -199,6 +199,23 @@ class _Refused:
     why: str
 
 
+FRESH_STATES_KEPT = 8
+"""Playgrounds whose fresh service's state (and its tag) a job keeps in its `Templates`:
+each up to STATE_LIMIT bytes and what they parse to, so a job of many playgrounds holds a
+few, not all."""
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def keep_latest(table: dict[_K, _V], key: _K, value: _V) -> None:
+    """Put `value` in `table` as its newest entry, the one kept longest ago going once
+    FRESH_STATES_KEPT are kept."""
+    table.pop(key, None)
+    if len(table) >= FRESH_STATES_KEPT:
+        del table[next(iter(table))]
+    table[key] = value
+
+
 @dataclass
 class Templates:
     """The job's templates: each part's seed of each tree loaded once (or the error loading

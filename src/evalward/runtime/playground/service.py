@@ -22,7 +22,13 @@ from evalward.http.client import HttpClient, HttpFailure, Reply
 from evalward.resources.playground import McpReady, ServicePart
 from evalward.rundata.playground_state import PlaygroundState
 from evalward.runtime.playground import state_tags
-from evalward.runtime.playground.base import STATE_LIMIT, LivePlayground, PlaygroundPart, seed_place
+from evalward.runtime.playground.base import (
+    STATE_LIMIT,
+    LivePlayground,
+    PlaygroundPart,
+    keep_latest,
+    seed_place,
+)
 from evalward.runtime.port_owner import (
     PortTaken,
     free_port,
@@ -35,9 +41,6 @@ from evalward.runtime.sandbox import Sandbox
 from evalward.text import jsontext
 
 DUMP_SECONDS = 30.0
-FRESH_STATES_KEPT = 8
-"""Playgrounds whose fresh service's state a job keeps (`_document`): each up to STATE_LIMIT
-bytes and what they parse to, so a job of many playgrounds holds a few, not all."""
 PORT_TRIES = 3
 """Starts of a service whose port another program took before the service could bind it."""
 
@@ -376,10 +379,7 @@ def _document(live: LivePlayground, raw: bytes, source: str, *, fresh: bool) -> 
         return held[1]
     document = state_json(live, raw, source)
     if memo is not None and fresh:
-        memo.pop(key, None)
-        if len(memo) >= FRESH_STATES_KEPT:  # the one read longest ago goes
-            del memo[next(iter(memo))]
-        memo[key] = (raw, document)
+        keep_latest(memo, key, (raw, document))
     return document
 
 

@@ -18,13 +18,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalward.runtime.playground.base import LivePlayground
+from evalward.runtime.playground.base import LivePlayground, keep_latest
 
 TAG_LIMIT = 256
 """Bytes of an ETag at most, its quotes included."""
-TAGS_KEPT = 8
-"""Playgrounds whose fresh service's tag a job keeps, each with its document (the fresh
-states' own bound, `service.FRESH_STATES_KEPT`)."""
 NOT_MODIFIED = 304
 
 
@@ -43,11 +40,7 @@ def keep(live: LivePlayground, source: str, tag: str, document: Any) -> None:
     tags = live.templates.state_tags if live.templates is not None else None
     if tags is None:
         return
-    key = _key(live, source)
-    tags.pop(key, None)
-    if len(tags) >= TAGS_KEPT:  # the one kept longest ago goes
-        del tags[next(iter(tags))]
-    tags[key] = (live.source.spec, tag, document)
+    keep_latest(tags, _key(live, source), (live.source.spec, tag, document))
 
 
 def answered(
