@@ -1,7 +1,10 @@
 """The example CRM (`server.py`, beside it) answering its state with an ETag: a version
 counter bumped on each change, its first value from its seed, so that every service started
 from one seed starts with one tag; a read that sends that tag back (`If-None-Match`) while
-nothing changed is answered `304 Not Modified`, with no body.
+nothing changed is answered `304 Not Modified`, with no body, and one that also asks for a
+delta (`A-IM: json-patch`) after a change is answered `226 IM Used` with the JSON Patch of
+the changes made since (RFC 3229; docs/playgrounds.md). `--no-deltas` answers such a read
+with the whole state.
 
     python tagged.py --port 8080 --seed seed.json
 """
@@ -22,6 +25,11 @@ CHANGES = threading.Lock()
 state it was not taken with."""
 VERSION = [0]
 SEED_TAG = ["empty"]
+CHANGED: list[dict[str, object]] = []
+"""Every change made since the seed, as JSON Patch operations."""
+SINCE: dict[int, int] = {0: 0}
+"""How many of them each version had: its delta is the rest."""
+DELTAS = [True]
 
 
 class Tagged(server.Handler):
@@ -31,10 +39,24 @@ class Tagged(server.Handler):
             return
         with CHANGES:
             tag = f'"{SEED_TAG[0]}-{VERSION[0]}"'
-            if self.headers.get("if-none-match") == tag:
+            asked = self.headers.get("if-none-match", "")
+            if asked == tag:
                 self.send_response(304)
                 self.send_header("etag", tag)
                 self.end_headers()
+                return
+            base = _version(asked)
+            delta = "json-patch" in self.headers.get("a-im", "") and DELTAS[0]
+            if delta and base is not None:
+                data = json.dumps(CHANGED[SINCE[base] :]).encode()
+                self.send_response(226)
+                self.send_header("im", "json-patch")
+                self.send_header("delta-base", asked)
+                self.send_header("content-type", "application/json-patch+json")
+                self.send_header("content-length", str(len(data)))
+                self.send_header("etag", tag)
+                self.end_headers()
+                self.wfile.write(data)
                 return
             data = json.dumps(server.STATE).encode()
         self.send_response(200)
@@ -46,15 +68,39 @@ class Tagged(server.Handler):
 
     def do_POST(self) -> None:
         with CHANGES:
+            refunds = len(server.STATE["refunds"])
             super().do_POST()
+            if len(server.STATE["refunds"]) > refunds:  # a refund was made: what it changed
+                refund = server.STATE["refunds"][-1]
+                order = str(refund["order_id"]).replace("~", "~0").replace("/", "~1")
+                CHANGED.append({"op": "add", "path": "/refunds/-", "value": refund})
+                CHANGED.append(
+                    {
+                        "op": "replace",
+                        "path": f"/orders/{order}/status",
+                        "value": "refund_requested",
+                    }
+                )
             VERSION[0] += 1
+            SINCE[VERSION[0]] = len(CHANGED)
+
+
+def _version(tag: str) -> int | None:
+    """The version of one of this service's own tags, or None."""
+    prefix = f'"{SEED_TAG[0]}-'
+    if not (tag.startswith(prefix) and tag.endswith('"')):
+        return None
+    number = tag[len(prefix) : -1]
+    return int(number) if number.isdigit() and int(number) in SINCE else None
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--seed")
+    parser.add_argument("--no-deltas", action="store_true")
     args = parser.parse_args()
+    DELTAS[0] = not args.no_deltas
     if args.seed:
         seed = Path(args.seed).read_bytes()
         server.STATE.update(json.loads(seed))

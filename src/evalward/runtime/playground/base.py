@@ -232,13 +232,19 @@ class Templates:
     fresh_states: dict[tuple[Path, str, str], tuple[bytes, Any]] = field(default_factory=dict)
     """The state each service answered as it started, by tree, playground and source: its
     bytes and the document read from them (`service.py`)."""
-    state_tags: dict[tuple[str, Path, str, str], tuple[Playground, str, Any]] = field(
+    state_tags: dict[tuple[str, Path, str, str], tuple[Playground, str, Any, int]] = field(
         default_factory=dict
     )
     """The strong ETag each service answered its state with as it started, by side, tree,
-    playground and source, with the playground's definition and the document read with
-    it: what a later read's `304 Not Modified` stands for (`state_tags.py`). Never shared
-    between sides: a service of one side vouches for nothing the other side reads."""
+    playground and source, with the playground's definition, the document read with it and
+    its bytes' count: what a later read's `304 Not Modified` stands for, and what its delta
+    patches (`state_tags.py`, `state_delta.py`). Never shared between sides: a service of
+    one side vouches for nothing the other side reads."""
+    state_reads: dict[tuple[str, Path, str, str], tuple[Playground, asyncio.Event]] = field(
+        default_factory=dict
+    )
+    """The first read of each service's fresh state, by the same key, set once answered:
+    what the other runs starting with it wait for (`state_tags.first_read`)."""
 
     def of(self, live: LivePlayground, part: PlaygroundPart[Any]) -> Any:
         """The template of `part`, made by its `seed` on its first run; PlaygroundError, for
@@ -267,6 +273,7 @@ class Templates:
         self.initial_states.clear()
         self.fresh_states.clear()
         self.state_tags.clear()
+        self.state_reads.clear()
         if folder is not None:
             with contextlib.suppress(TreeError):
                 remove_tree(folder)

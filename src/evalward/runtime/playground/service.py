@@ -21,7 +21,7 @@ from evalward.errors import AgentRunError, ConfigError, EvalwardError
 from evalward.http.client import HttpClient, HttpFailure, Reply
 from evalward.resources.playground import McpReady, ServicePart
 from evalward.rundata.playground_state import PlaygroundState
-from evalward.runtime.playground import state_tags
+from evalward.runtime.playground import state_delta, state_tags
 from evalward.runtime.playground.base import (
     STATE_LIMIT,
     LivePlayground,
@@ -333,27 +333,42 @@ def check_owner(live: LivePlayground, service: Service) -> None:
 async def _endpoint_state(live: LivePlayground, service: Service, path: str, fresh: bool) -> Any:
     """The state its endpoint answers. The tag a fresh service's state came with is sent
     back on every later read of the playground's services (`state_tags.py`): a `304 Not
-    Modified` for it is the document read with it, neither transferred nor parsed again."""
+    Modified` for it is the document read with it, neither transferred nor parsed again,
+    and a `226 IM Used` what changed since it (`state_delta.py`). A fresh service's read
+    waits for another run's under way, whose answer may give the tag."""
     source = f"its state endpoint {path}"
+    if fresh and state_tags.kept(live, source) is None:
+        async with state_tags.first_read(live, source):
+            return await _tagged_state(live, service, path, source, fresh)
+    return await _tagged_state(live, service, path, source, fresh)
+
+
+async def _tagged_state(
+    live: LivePlayground, service: Service, path: str, source: str, fresh: bool
+) -> Any:
     held = state_tags.kept(live, source)
     sent = held[0] if held is not None else None
     reply = await _state(live, service, path, sent)
     tag = state_tags.answered(live, source, reply.status, reply.headers, sent)
-    if reply.status == state_tags.NOT_MODIFIED and held is not None:
-        return held[1]
+    if held is not None and sent is not None:
+        if reply.status == state_tags.NOT_MODIFIED:
+            return held[1]
+        if reply.status == state_tags.IM_USED:
+            return state_delta.patched(live, source, held, reply)
     document = _document(live, reply.body, source, fresh=fresh)
     if fresh and tag is not None and tag != sent:
-        state_tags.keep(live, source, tag, document)
+        state_tags.keep(live, source, tag, document, len(reply.body))
     return document
 
 
 async def _state(live: LivePlayground, service: Service, path: str, tag: str | None) -> Reply:
     """What the state endpoint answered (up to STATE_LIMIT bytes), asked only for a state
-    other than the one of `tag` when there is one: a whole state, or a 304."""
+    other than the one of `tag` when there is one, and then as a delta where the service
+    can: a whole state, a 304 or a 226."""
     client = HttpClient(timeout_seconds=30, max_reply_bytes=STATE_LIMIT)
     try:
         reply = await client.get(
-            service.url + path, {"if-none-match": tag} if tag is not None else None
+            service.url + path, state_delta.asked(tag) if tag is not None else None
         )
     except HttpFailure as exc:
         await _alive(live, service, grace=live.kill_grace)  # it did not answer: it ended?

@@ -4,6 +4,14 @@ tag back (`If-None-Match`) on every later read of a service of its playground, o
 side, and a `304 Not Modified` carrying that very tag stands for the document first read
 with it, neither sent nor parsed again.
 
+Runs that start together would each read their fresh service's state whole before any
+answer gave its tag: the first of them reads it, and the others wait for that answer
+(`first_read`), so that they are answered 304 as later runs are. A service that answered
+without a tag is not waited for again.
+
+A read that sends a tag also asks for a delta (`state_delta.py`): the state the agent left
+read as what changed since the tagged one.
+
 The service is the side's own code, trusted as far as its state answers are; what it says
 of its tags is still held to the standard, and anything else is the run's error: a 304 to a
 read that sent no tag, or that carries another tag, none, a weak one or a malformed one; a
@@ -14,7 +22,9 @@ the state is read whole as from a service without tags.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,24 +33,49 @@ from evalward.runtime.playground.base import LivePlayground, keep_latest
 TAG_LIMIT = 256
 """Bytes of an ETag at most, its quotes included."""
 NOT_MODIFIED = 304
+IM_USED = 226
 
 
-def kept(live: LivePlayground, source: str) -> tuple[str, Any] | None:
-    """The tag (and its document) a service of this playground, as defined, and side
-    started with."""
+def kept(live: LivePlayground, source: str) -> tuple[str, Any, int] | None:
+    """The tag a service of this playground, as defined, and side started with, the
+    document read with it and the bytes it was read from."""
     tags = live.templates.state_tags if live.templates is not None else None
     held = tags.get(_key(live, source)) if tags is not None else None
     if held is None or held[0] != live.source.spec:  # another definition of that name
         return None
-    return held[1], held[2]
+    return held[1], held[2], held[3]
 
 
-def keep(live: LivePlayground, source: str, tag: str, document: Any) -> None:
-    """Remember the tag a fresh service answered its state with, and the document read."""
+def keep(live: LivePlayground, source: str, tag: str, document: Any, size: int) -> None:
+    """Remember the tag a fresh service answered its state with, the document read and the
+    bytes it was read from."""
     tags = live.templates.state_tags if live.templates is not None else None
     if tags is None:
         return
-    keep_latest(tags, _key(live, source), (live.source.spec, tag, document))
+    keep_latest(tags, _key(live, source), (live.source.spec, tag, document, size))
+
+
+@contextlib.asynccontextmanager
+async def first_read(live: LivePlayground, source: str) -> AsyncIterator[None]:
+    """Around a read of a fresh service's state: while another run's first read of this
+    playground's service (as defined, on this side) is under way, wait for its answer, which
+    may give the tag this read then sends."""
+    reads = live.templates.state_reads if live.templates is not None else None
+    if reads is None:
+        yield
+        return
+    key = _key(live, source)
+    under_way = reads.get(key)
+    if under_way is not None and under_way[0] == live.source.spec:
+        await under_way[1].wait()
+        yield
+        return
+    answered = asyncio.Event()
+    keep_latest(reads, key, (live.source.spec, answered))
+    try:
+        yield
+    finally:
+        answered.set()
 
 
 def answered(
@@ -48,8 +83,11 @@ def answered(
 ) -> str | None:
     """The strong tag a state answer carries (None: none, or a weak one on a whole answer),
     `sent` the tag its read sent. PlaygroundError, naming `where`, for a 304 that does not
-    stand for the document of `sent` and for a tag that breaks the standard."""
+    stand for the document of `sent`, a 226 (a delta) to a read that sent none, and for a
+    tag that breaks the standard."""
     values = _all(headers, "etag")
+    if status == IM_USED and sent is None:
+        raise live.error(f"{where} answered 226 IM Used (a delta) to a read that sent no ETag")
     if status == NOT_MODIFIED:
         if sent is None:
             raise live.error(f"{where} answered 304 Not Modified to a read that sent no ETag")
