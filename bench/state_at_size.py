@@ -2,12 +2,15 @@
 domain's database (about 1.5 MB of JSON: 1,000 orders with their items, addresses, payments
 and fulfilments, 500 customers, 50 products' variants), an agent that takes a run's time
 and changes one record through the service's API, its state read before and after, the
-run's record made, and a `stateSnapshot`-like comparison of the final state with the
-expected one. The service answers its state with an ETag and honours `If-None-Match`
-(`tagged_crm.py`): a state still as it started is answered `304 Not Modified`.
+run's record made, and a `stateSnapshot` criterion of the whole expected state checked
+against it. The service answers its state with an ETag and honours `If-None-Match`
+(`tagged_crm.py`): a state still as it started is answered `304 Not Modified`, and a
+changed one, to a read that asks for it, with what changed (`--answers deltas`, the
+default; `tags`: whole; `whole`: whole and without a tag, as a service that knows nothing of
+either).
 
     python bench/state_at_size.py [--runs 8] [--in-flight 1,32] [--rounds 3]
-        [--agent-seconds 0.7] [--before NAME=SRC ...]
+        [--agent-seconds 0.7] [--answers deltas] [--before NAME=SRC ...]
 
 The same runs with the service's state read from `/health` (a few bytes) instead are the
 baseline: the service, its start and the agent are the same, only the state differs. Both
@@ -36,10 +39,12 @@ from typing import Any
 
 from evalward.host import Host
 from evalward.resources.playground import Playground
+from evalward.resources.state_assertions import StateSnapshotAssertion
+from evalward.rundata.results import Status
 from evalward.rundata.trace import Trace
 from evalward.runtime.playground.base import PlaygroundSource, Templates
 from evalward.runtime.playground.run import PlaygroundSetting, StateNeeds, run_in_playground
-from evalward.scoring.state import differences
+from evalward.scoring.state import check_state
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER = ROOT / "examples" / "refund-desk" / "crm" / "server.py"
@@ -135,11 +140,12 @@ def world(folder: Path) -> dict[str, Any]:
     return seed
 
 
-def playground(state_path: str) -> Playground:
+def playground(state_path: str, answers: str) -> Playground:
+    start = ["python3", "crm/tagged.py", "--port", "{port}", "--seed", "{seed}"]
     return Playground.model_validate(
         {
             "service": {
-                "start": ["python3", "crm/tagged.py", "--port", "{port}", "--seed", "{seed}"],
+                "start": [*start, "--answers", answers],
                 "seed": "crm/seed.json",
                 "ready": "/health",
                 "state": state_path,
@@ -154,13 +160,17 @@ async def batch(
     state_path: str,
     runs: int,
     parallel: int,
+    *,
     agent_s: float,
+    answers: str,
 ) -> float:
     """Wall seconds of `runs` runs, `parallel` in flight."""
-    source = PlaygroundSource("retail", playground(state_path), folder)
+    source = PlaygroundSource("retail", playground(state_path, answers), folder)
     templates = Templates()  # the job's, as flows/execute.py gives every run
     setting = PlaygroundSetting({"PATH": "/usr/bin:/bin"}, templates=templates)
     slots = asyncio.Semaphore(parallel)
+    # the fixture's criterion, the same object in each of its runs
+    snapshot = StateSnapshotAssertion(type="stateSnapshot", at="service", value=expected)
     refunds = iter(range(1, runs + 1))
 
     async def agent(env: Mapping[str, str]) -> Trace:
@@ -178,9 +188,9 @@ async def batch(
             trace, run = await run_in_playground(source, StateNeeds(), agent, setting)
             assert run is not None, trace.error
             run.record()
-            if state_path == "/state":
-                changed = list(differences(expected, run.final.document["service"]))
-                assert changed, "the agent's refund is a change"
+            if state_path == "/state":  # the refund is a change the snapshot names
+                status, why = check_state(snapshot, run)
+                assert status is Status.failed and "W0000017" in why, why
 
     started = time.perf_counter()
     try:
@@ -190,7 +200,7 @@ async def batch(
     return time.perf_counter() - started
 
 
-def worker(runs: int, parallel: int, agent_s: float) -> None:
+def worker(runs: int, parallel: int, agent_s: float, answers: str) -> None:
     """One batch with its state read and one without, alternated: their walls as JSON, and
     the CPU seconds each took in evalward's process and in the services it started."""
     found: dict[str, float] = {}
@@ -202,7 +212,9 @@ def worker(runs: int, parallel: int, agent_s: float) -> None:
         host.started()
         for path in ("/state", "/health"):
             own, services = cpu()
-            found[path] = asyncio.run(batch(folder, expected, path, runs, parallel, agent_s))
+            found[path] = asyncio.run(
+                batch(folder, expected, path, runs, parallel, agent_s=agent_s, answers=answers)
+            )
             own_after, services_after = cpu()
             found[f"cpu {path}"] = own_after - own
             found[f"services cpu {path}"] = services_after - services
@@ -223,10 +235,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--agent-seconds", type=float, default=0.7)
     parser.add_argument("--before", action="append", default=[], metavar="NAME=SRC")
+    parser.add_argument(
+        "--answers",
+        choices=("deltas", "tags", "whole"),
+        default="deltas",
+        help="how the service answers a read of its state: with what changed since the tag "
+        "it was sent, whole unless unchanged, or always whole and without a tag",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.runs, int(args.in_flight), args.agent_seconds)
+        worker(args.runs, int(args.in_flight), args.agent_seconds, args.answers)
         return
     trees = {"this tree": str(ROOT / "src")} | dict(b.split("=", 1) for b in args.before)
     size = len(json.dumps(retail_seed()))
@@ -238,14 +257,14 @@ def main() -> None:
         for _ in range(args.rounds):
             for name, src in trees.items():
                 if name not in failed:
-                    walls, why = batches(src, runs, parallel, args.agent_seconds)
+                    walls, why = batches(src, runs, parallel, args.agent_seconds, args.answers)
                     if why:
                         failed[name] = why
                     else:
                         found[name].append(walls)
         for name, measured in found.items():
             where = (
-                f"{name}: service state of {size / 1e6:.2f} MB, {runs} runs of a "
+                f"{name}: service state of {size / 1e6:.2f} MB ({args.answers}), {runs} runs of a "
                 f"{args.agent_seconds:.2f} s agent, {parallel} in flight"
             )
             if name in failed:
@@ -273,14 +292,23 @@ def median_ms(batches: list[dict[str, float]], key: str, runs: int) -> float:
     return statistics.median(b[key] for b in batches) / runs * 1000
 
 
-def batches(src: str, runs: int, parallel: int, agent_s: float) -> tuple[dict[str, float], str]:
+def batches(
+    src: str, runs: int, parallel: int, agent_s: float, answers: str
+) -> tuple[dict[str, float], str]:
     """One worker's walls (this tree's evalward or another's, `src`), or why it failed: the
     last line it wrote (a run that ended without its state says why), or that it hung."""
     try:
         done = subprocess.run(
             [
                 *(sys.executable, __file__, "--worker", "--runs", str(runs)),
-                *("--in-flight", str(parallel), "--agent-seconds", str(agent_s)),
+                *(
+                    "--in-flight",
+                    str(parallel),
+                    "--agent-seconds",
+                    str(agent_s),
+                    "--answers",
+                    answers,
+                ),
             ],
             env={**os.environ, "PYTHONPATH": src},
             capture_output=True,

@@ -3,8 +3,9 @@ counter bumped on each change, its first value from its seed, so that every serv
 from one seed starts with one tag; a read that sends that tag back (`If-None-Match`) while
 nothing changed is answered `304 Not Modified`, with no body, and one that also asks for a
 delta (`A-IM: json-patch`) after a change is answered `226 IM Used` with the JSON Patch of
-the changes made since (RFC 3229; docs/playgrounds.md). `--no-deltas` answers such a read
-with the whole state.
+the changes made since (RFC 3229; docs/playgrounds.md). `--answers tags` answers such a
+read with the whole state; `--answers whole` never gives a tag, as a service that knows
+nothing of them.
 
     python tagged.py --port 8080 --seed seed.json
 """
@@ -29,7 +30,7 @@ CHANGED: list[dict[str, object]] = []
 """Every change made since the seed, as JSON Patch operations."""
 SINCE: dict[int, int] = {0: 0}
 """How many of them each version had: its delta is the rest."""
-DELTAS = [True]
+ANSWERS = ["deltas"]
 
 
 class Tagged(server.Handler):
@@ -46,7 +47,7 @@ class Tagged(server.Handler):
                 self.end_headers()
                 return
             base = _version(asked)
-            delta = "json-patch" in self.headers.get("a-im", "") and DELTAS[0]
+            delta = "json-patch" in self.headers.get("a-im", "") and ANSWERS[0] == "deltas"
             if delta and base is not None:
                 data = json.dumps(CHANGED[SINCE[base] :]).encode()
                 self.send_response(226)
@@ -62,7 +63,8 @@ class Tagged(server.Handler):
         self.send_response(200)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
-        self.send_header("etag", tag)
+        if ANSWERS[0] != "whole":
+            self.send_header("etag", tag)
         self.end_headers()
         self.wfile.write(data)
 
@@ -98,9 +100,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--seed")
-    parser.add_argument("--no-deltas", action="store_true")
+    parser.add_argument("--answers", choices=("deltas", "tags", "whole"), default="deltas")
     args = parser.parse_args()
-    DELTAS[0] = not args.no_deltas
+    ANSWERS[0] = args.answers
     if args.seed:
         seed = Path(args.seed).read_bytes()
         server.STATE.update(json.loads(seed))

@@ -61,6 +61,8 @@ class PlaygroundRun:
 
     initial: PlaygroundState
     final: PlaygroundState
+    compared: KeptPairs | None = None
+    """The job's record of which of its kept documents' records were found alike."""
 
     def record(self) -> PlaygroundRecord:
         final, cut = bounded_json(self.final.document)
@@ -192,6 +194,73 @@ def alike(before: Any, after: Any) -> bool:
     except orjson.JSONEncodeError:
         pass
     return same(before, after)
+
+
+KEPT_DEPTH = 3
+"""Levels of a kept document whose containers are registered: the document, its parts or
+tables, and their records (a state's `service`, its `orders`, each order)."""
+KEPT_CONTAINERS = 1 << 18
+"""Containers a job registers at most: past it, documents are compared as before."""
+
+
+class KeptPairs:
+    """Which records of the documents a job keeps for all its runs were found alike.
+
+    A service's fresh state (kept with its tag: each run's state after a delta shares every
+    record the agent left alone with it) and a fixture's expected value are the same
+    objects run after run, so comparing them record by record is done once a job: a run's
+    comparison then costs the records its agent changed, not the whole state. Only
+    containers of kept documents are registered, held here by their ids (so no id is
+    given to another object while held), and a pair is remembered only when both of its
+    objects are; nothing of one run's own is held past it."""
+
+    def __init__(self) -> None:
+        self._kept: dict[int, Any] = {}
+        self._alike: set[tuple[int, int]] = set()
+
+    def keep(self, document: Any) -> None:
+        """Register the containers of `document`'s first KEPT_DEPTH levels: a document the
+        job holds, and never changes, for all its runs."""
+        if id(document) in self._kept or not isinstance(document, dict | list):
+            return
+        level = [document]
+        for _ in range(KEPT_DEPTH):
+            if len(self._kept) + len(level) > KEPT_CONTAINERS:
+                return
+            self._kept.update((id(item), item) for item in level)
+            level = [
+                child
+                for item in level
+                for child in (item.values() if isinstance(item, dict) else item)
+                if isinstance(child, dict | list) and id(child) not in self._kept
+            ]
+
+    def alike(self, before: Any, after: Any) -> bool:
+        """`alike`, remembered for a pair of kept containers."""
+        if before is after:
+            return True
+        pair = (id(before), id(after))
+        if pair in self._alike:
+            return True
+        found = alike(before, after)
+        if found and pair[0] in self._kept and pair[1] in self._kept:
+            self._alike.add(pair)
+        return found
+
+    def split(self, before: Any, after: Any) -> bool:
+        """Whether to compare `before` and `after` key by key rather than whole: objects of
+        which one is kept and the other is not (a run's copy of a kept object, made on a
+        delta's way, beside a kept expected one). Whole, at C speed, they would be compared
+        down to every record; key by key, each pair of kept records is a lookup."""
+        return (
+            isinstance(before, dict)
+            and isinstance(after, dict)
+            and (id(before) in self._kept) != (id(after) in self._kept)
+        )
+
+    def clear(self) -> None:
+        self._kept.clear()
+        self._alike.clear()
 
 
 def same(expected: Any, actual: Any) -> bool:

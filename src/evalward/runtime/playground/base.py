@@ -27,7 +27,7 @@ from evalward.errors import EvalwardError
 from evalward.files.committed import NotCommitted, RepoFiles
 from evalward.files.trees import TreeBounds, TreeError, remove_tree
 from evalward.resources.playground import PartKind, PartSettings, Playground
-from evalward.rundata.playground_state import PlaygroundState
+from evalward.rundata.playground_state import KeptPairs, PlaygroundState
 from evalward.runtime.playground.service_environment import ServiceEnvironments
 from evalward.runtime.sandbox import Sandbox
 
@@ -245,6 +245,9 @@ class Templates:
     )
     """The first read of each service's fresh state, by the same key, set once answered:
     what the other runs starting with it wait for (`state_tags.first_read`)."""
+    compared: KeptPairs = field(default_factory=KeptPairs)
+    """Which records of the documents kept here were found alike, for each run's state
+    criteria (rundata/playground_state.py)."""
 
     def of(self, live: LivePlayground, part: PlaygroundPart[Any]) -> Any:
         """The template of `part`, made by its `seed` on its first run; PlaygroundError, for
@@ -274,6 +277,7 @@ class Templates:
         self.fresh_states.clear()
         self.state_tags.clear()
         self.state_reads.clear()
+        self.compared.clear()
         if folder is not None:
             with contextlib.suppress(TreeError):
                 remove_tree(folder)

@@ -108,7 +108,8 @@ async def _inside(
         if trace.error is None:
             trace.add(StepType.error, content=f"the playground's final state: {exc}")
         return trace, None
-    return trace, PlaygroundRun(initial, final)
+    compared = live.templates.compared if live.templates is not None else None
+    return trace, PlaygroundRun(initial, final, compared)
 
 
 async def _initial(live: LivePlayground) -> PlaygroundState:

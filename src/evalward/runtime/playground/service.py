@@ -393,8 +393,9 @@ def _document(live: LivePlayground, raw: bytes, source: str, *, fresh: bool) -> 
     if held is not None and held[0] == raw:
         return held[1]
     document = state_json(live, raw, source)
-    if memo is not None and fresh:
+    if memo is not None and live.templates is not None and fresh:
         keep_latest(memo, key, (raw, document))
+        live.templates.compared.keep(document)
     return document
 
 

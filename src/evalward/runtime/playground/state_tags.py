@@ -49,10 +49,12 @@ def kept(live: LivePlayground, source: str) -> tuple[str, Any, int] | None:
 def keep(live: LivePlayground, source: str, tag: str, document: Any, size: int) -> None:
     """Remember the tag a fresh service answered its state with, the document read and the
     bytes it was read from."""
-    tags = live.templates.state_tags if live.templates is not None else None
-    if tags is None:
+    if live.templates is None:
         return
-    keep_latest(tags, _key(live, source), (live.source.spec, tag, document, size))
+    keep_latest(
+        live.templates.state_tags, _key(live, source), (live.source.spec, tag, document, size)
+    )
+    live.templates.compared.keep(document)
 
 
 @contextlib.asynccontextmanager

@@ -1,0 +1,109 @@
+"""A job's kept documents compared record by record once: the differences a state criterion
+finds with the job's `KeptPairs` are the ones it finds without, run after run, whatever the
+records hold (`true` against `1`, `1` against `1.0`, keys in another order), and nothing of
+a run's own state is held after it."""
+
+from __future__ import annotations
+
+import copy
+import gc
+import json
+import random
+import weakref
+from typing import Any
+
+from evalward.resources.state_assertions import StateSnapshotAssertion
+from evalward.rundata.playground_state import KeptPairs, PlaygroundRun, PlaygroundState
+from evalward.rundata.results import Status
+from evalward.scoring.state import check_state, differences
+
+VALUES: list[Any] = [0, 1, 1.0, True, False, None, "1", "", [], {}, [1], {"a": 1}]
+
+
+def record(rng: random.Random, depth: int = 0) -> dict[str, Any]:
+    keys = rng.sample(["a", "b", "c", "d", "e", "f"], rng.randint(1, 5))
+    return {
+        key: (record(rng, depth + 1) if depth < 2 and rng.random() < 0.2 else rng.choice(VALUES))
+        for key in keys
+    }
+
+
+def twin(rng: random.Random, value: Any) -> Any:
+    """`value` as an expected snapshot might hold it: equal, or differing by a little that
+    `==` alone would miss (`true` for `1`), or keys in another order."""
+    if isinstance(value, dict):
+        keys = list(value)
+        rng.shuffle(keys)
+        return {key: twin(rng, value[key]) for key in keys}
+    roll = rng.random()
+    if roll < 0.05 and isinstance(value, bool):
+        return int(value)  # `1` for `true`
+    if roll < 0.05 and type(value) is int and value in (0, 1):
+        return bool(value)
+    if roll < 0.08 and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if roll < 0.1:
+        return rng.choice(VALUES)
+    return copy.deepcopy(value)
+
+
+def changed(rng: random.Random, kept: dict[str, Any]) -> dict[str, Any]:
+    """A run's state as a delta leaves it: the kept document with a few records replaced,
+    added or removed, every other record shared with it."""
+    state = dict(kept)
+    state["orders"] = orders = dict(kept["orders"])
+    for _ in range(rng.randint(0, 3)):
+        key = rng.choice(list(orders))
+        roll = rng.random()
+        if roll < 0.6:
+            orders[key] = dict(orders[key]) | {"status": rng.choice(VALUES)}
+        elif roll < 0.8:
+            orders[f"new-{rng.randint(0, 9)}"] = record(rng)
+        else:
+            del orders[key]
+    return state
+
+
+def test_differences_with_kept_pairs_are_the_differences_without() -> None:
+    rng = random.Random(7)
+    for _ in range(20):
+        kept = {"orders": {f"W{n:03}": record(rng) for n in range(80)}, "users": record(rng)}
+        expected = twin(rng, kept)
+        pairs = KeptPairs()
+        pairs.keep(kept)
+        pairs.keep(expected)
+        for _ in range(8):  # runs of one job, each with its own state
+            state = changed(rng, kept)
+            assert list(differences(expected, state, (), pairs)) == list(
+                differences(expected, state)
+            )
+            assert list(differences(kept, state, (), pairs)) == list(differences(kept, state))
+
+
+def test_a_criterion_decides_the_same_and_holds_nothing_of_a_run() -> None:
+    kept = {"orders": {f"W{n:03}": {"paid": 1, "items": [1, 2]} for n in range(200)}}
+    expected = json.loads(json.dumps(kept))
+    expected["orders"]["W007"]["paid"] = True  # equal by `==`, not as JSON
+    snapshot = StateSnapshotAssertion(type="stateSnapshot", at="service", value=expected)
+    pairs = KeptPairs()
+    pairs.keep(kept)
+    verdicts = []
+    for run in range(3):
+        state = changed(random.Random(run), kept) if run else dict(kept)
+
+        class Held(list[int]):  # a run's own object, to see whether it is let go
+            pass
+
+        mine = Held([1, 2])
+        state["orders"] = dict(state["orders"]) | {"W100": {"paid": 1, "items": mine}}
+        gone = weakref.ref(mine)
+        final = PlaygroundState("crm", {"service": state})
+        playground = PlaygroundRun(PlaygroundState("crm", {"service": kept}), final, pairs)
+        verdicts.append(check_state(snapshot, playground))
+        without = PlaygroundRun(PlaygroundState("crm", {"service": kept}), final)
+        assert check_state(snapshot, without) == verdicts[-1]
+        del state, mine, final, playground, without
+        gc.collect()
+        assert gone() is None
+    assert all(status is Status.failed for status, _ in verdicts)
+    assert all("service.orders.W007.paid" in why for _, why in verdicts)
