@@ -27,6 +27,7 @@ import json
 import os
 import resource
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -130,17 +131,50 @@ def retail_seed() -> dict[str, Any]:
 
 
 def world(folder: Path) -> dict[str, Any]:
-    """A repository folder with the CRM service (answering ETags) and its retail-sized seed;
-    the seed."""
+    """A repository folder with the CRM service (answering ETags) and its retail-sized seed,
+    and the same data as a SQLite seed (`shop/`) with a one-order one beside it; the seed."""
     (folder / "crm").mkdir()
     shutil.copy(SERVER, folder / "crm" / "server.py")
     shutil.copy(TAGGED, folder / "crm" / "tagged.py")
     seed = retail_seed()
     (folder / "crm" / "seed.json").write_text(json.dumps(seed), encoding="utf-8")
+    (folder / "shop").mkdir()
+    for name, tables in (("seed", retail_tables(seed)), ("tiny", tiny_tables())):
+        text = json.dumps({table: list(rows.values()) for table, rows in tables.items()})
+        (folder / "shop" / f"{name}.json").write_text(text, encoding="utf-8")
     return seed
 
 
-def playground(state_path: str, answers: str) -> Playground:
+TABLES = ("orders", "users", "products")
+
+
+def retail_tables(seed: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The retail database as a SQLite seed's tables: a row a record, keyed by its `id`, its
+    nested values as JSON text (as a fixtures seed stores them and evalward reads them)."""
+
+    def row(key: str, record: dict[str, Any]) -> dict[str, Any]:
+        flat = {k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in record.items()}
+        return {"id": key} | {k: v for k, v in flat.items() if k != "id"}
+
+    tables = {name: {k: row(k, v) for k, v in seed[name].items()} for name in TABLES}
+    tables["refunds"] = {"R-0": {"id": "R-0", "order_id": "", "amount": 0, "reason": ""}}
+    return tables
+
+
+def tiny_tables() -> dict[str, dict[str, Any]]:
+    """The baseline's database: the one order the agent changes, and a refund."""
+    return {
+        "orders": {"W0000017": {"id": "W0000017", "status": "delivered"}},
+        "refunds": {"R-0": {"id": "R-0", "order_id": "", "amount": 0, "reason": ""}},
+    }
+
+
+def playground(kind: str, state: bool, answers: str) -> Playground:
+    """The retail playground of `kind`, its state read whole (`state`) or the baseline's:
+    the service's `/health`, a database of one order."""
+    if kind == "sqlite":
+        seed = "shop/seed.json" if state else "shop/tiny.json"
+        return Playground.model_validate({"sqlite": {"seed": seed}})
     start = ["python3", "crm/tagged.py", "--port", "{port}", "--seed", "{seed}"]
     return Playground.model_validate(
         {
@@ -148,7 +182,7 @@ def playground(state_path: str, answers: str) -> Playground:
                 "start": [*start, "--answers", answers],
                 "seed": "crm/seed.json",
                 "ready": "/health",
-                "state": state_path,
+                "state": "/state" if state else "/health",
             }
         }
     )
@@ -157,29 +191,38 @@ def playground(state_path: str, answers: str) -> Playground:
 async def batch(
     folder: Path,
     expected: dict[str, Any],
-    state_path: str,
+    state: bool,
     runs: int,
     parallel: int,
     *,
     agent_s: float,
+    kind: str,
     answers: str,
 ) -> float:
     """Wall seconds of `runs` runs, `parallel` in flight."""
-    source = PlaygroundSource("retail", playground(state_path, answers), folder)
+    source = PlaygroundSource("retail", playground(kind, state, answers), folder)
     templates = Templates()  # the job's, as flows/execute.py gives every run
     setting = PlaygroundSetting({"PATH": "/usr/bin:/bin"}, templates=templates)
     slots = asyncio.Semaphore(parallel)
     # the fixture's criterion, the same object in each of its runs
-    snapshot = StateSnapshotAssertion(type="stateSnapshot", at="service", value=expected)
+    if kind == "sqlite":
+        value = retail_tables(expected) if state else tiny_tables()
+        snapshot = StateSnapshotAssertion(type="stateSnapshot", at="db", value=value)
+    else:
+        snapshot = StateSnapshotAssertion(type="stateSnapshot", at="service", value=expected)
     refunds = iter(range(1, runs + 1))
 
     async def agent(env: Mapping[str, str]) -> Trace:
         # each run's change its own (an amount of its own): no two runs end in one state
-        url = env["EVALWARD_SERVICE_URL"] + "/refunds"
-        order = {"order_id": "W0000017", "amount": next(refunds), "reason": "damaged"}
-        body = json.dumps(order).encode()
-        request = urllib.request.Request(url, body, {"content-type": "application/json"})
-        await asyncio.to_thread(lambda: urllib.request.urlopen(request, timeout=30).read())
+        amount = next(refunds)
+        if kind == "sqlite":
+            await asyncio.to_thread(refund_in_database, env["EVALWARD_SQLITE_PATH"], amount)
+        else:
+            url = env["EVALWARD_SERVICE_URL"] + "/refunds"
+            order = {"order_id": "W0000017", "amount": amount, "reason": "damaged"}
+            body = json.dumps(order).encode()
+            request = urllib.request.Request(url, body, {"content-type": "application/json"})
+            await asyncio.to_thread(lambda: urllib.request.urlopen(request, timeout=30).read())
         await asyncio.sleep(agent_s)
         return Trace()
 
@@ -188,7 +231,7 @@ async def batch(
             trace, run = await run_in_playground(source, StateNeeds(), agent, setting)
             assert run is not None, trace.error
             run.record()
-            if state_path == "/state":  # the refund is a change the snapshot names
+            if state or kind == "sqlite":  # the refund is a change the snapshot names
                 status, why = check_state(snapshot, run)
                 assert status is Status.failed and "W0000017" in why, why
 
@@ -200,7 +243,23 @@ async def batch(
     return time.perf_counter() - started
 
 
-def worker(runs: int, parallel: int, agent_s: float, answers: str) -> None:
+def refund_in_database(path: str, amount: int) -> None:
+    """What the agent does to a SQLite playground: one order's status, one refund row."""
+    connection = sqlite3.connect(path)
+    try:
+        with connection:
+            connection.execute(
+                "UPDATE orders SET status = 'refund_requested' WHERE id = 'W0000017'"
+            )
+            connection.execute(
+                "INSERT INTO refunds (id, order_id, amount, reason) VALUES (?, ?, ?, ?)",
+                (f"R-{amount}", "W0000017", amount, "damaged"),
+            )
+    finally:
+        connection.close()
+
+
+def worker(runs: int, parallel: int, agent_s: float, kind: str, answers: str) -> None:
     """One batch with its state read and one without, alternated: their walls as JSON, and
     the CPU seconds each took in evalward's process and in the services it started."""
     found: dict[str, float] = {}
@@ -210,14 +269,22 @@ def worker(runs: int, parallel: int, agent_s: float, answers: str) -> None:
         folder = Path(temporary)
         expected = world(folder)
         host.started()
-        for path in ("/state", "/health"):
+        for state, name in ((True, "/state"), (False, "/health")):
             own, services = cpu()
-            found[path] = asyncio.run(
-                batch(folder, expected, path, runs, parallel, agent_s=agent_s, answers=answers)
+            one_batch = batch(
+                folder,
+                expected,
+                state,
+                runs,
+                parallel,
+                agent_s=agent_s,
+                kind=kind,
+                answers=answers,
             )
+            found[name] = asyncio.run(one_batch)
             own_after, services_after = cpu()
-            found[f"cpu {path}"] = own_after - own
-            found[f"services cpu {path}"] = services_after - services
+            found[f"cpu {name}"] = own_after - own
+            found[f"services cpu {name}"] = services_after - services
     print(json.dumps(found))
 
 
@@ -242,13 +309,22 @@ def main() -> None:
         help="how the service answers a read of its state: with what changed since the tag "
         "it was sent, whole unless unchanged, or always whole and without a tag",
     )
+    parser.add_argument(
+        "--playground",
+        choices=("service", "sqlite"),
+        default="service",
+        help="the retail database behind a service, or as the playground's SQLite database",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.runs, int(args.in_flight), args.agent_seconds, args.answers)
+        worker(args.runs, int(args.in_flight), args.agent_seconds, args.playground, args.answers)
         return
     trees = {"this tree": str(ROOT / "src")} | dict(b.split("=", 1) for b in args.before)
     size = len(json.dumps(retail_seed()))
+    shown = (
+        "a SQLite database's" if args.playground == "sqlite" else f"a service's ({args.answers})"
+    )
     failures = 0
     for parallel in (int(n) for n in args.in_flight.split(",")):
         runs = max(args.runs, parallel * 2)
@@ -257,14 +333,14 @@ def main() -> None:
         for _ in range(args.rounds):
             for name, src in trees.items():
                 if name not in failed:
-                    walls, why = batches(src, runs, parallel, args.agent_seconds, args.answers)
+                    walls, why = batches(src, runs, parallel, args.agent_seconds, args)
                     if why:
                         failed[name] = why
                     else:
                         found[name].append(walls)
         for name, measured in found.items():
             where = (
-                f"{name}: service state of {size / 1e6:.2f} MB ({args.answers}), {runs} runs of a "
+                f"{name}: {shown} state of {size / 1e6:.2f} MB, {runs} runs of a "
                 f"{args.agent_seconds:.2f} s agent, {parallel} in flight"
             )
             if name in failed:
@@ -293,7 +369,7 @@ def median_ms(batches: list[dict[str, float]], key: str, runs: int) -> float:
 
 
 def batches(
-    src: str, runs: int, parallel: int, agent_s: float, answers: str
+    src: str, runs: int, parallel: int, agent_s: float, args: argparse.Namespace
 ) -> tuple[dict[str, float], str]:
     """One worker's walls (this tree's evalward or another's, `src`), or why it failed: the
     last line it wrote (a run that ended without its state says why), or that it hung."""
@@ -301,14 +377,8 @@ def batches(
         done = subprocess.run(
             [
                 *(sys.executable, __file__, "--worker", "--runs", str(runs)),
-                *(
-                    "--in-flight",
-                    str(parallel),
-                    "--agent-seconds",
-                    str(agent_s),
-                    "--answers",
-                    answers,
-                ),
+                *("--in-flight", str(parallel), "--agent-seconds", str(agent_s)),
+                *("--playground", args.playground, "--answers", args.answers),
             ],
             env={**os.environ, "PYTHONPATH": src},
             capture_output=True,

@@ -196,9 +196,12 @@ def alike(before: Any, after: Any) -> bool:
     return same(before, after)
 
 
-KEPT_DEPTH = 3
+KEPT_DEPTH = 4
 """Levels of a kept document whose containers are registered: the document, its parts or
-tables, and their records (a state's `service`, its `orders`, each order)."""
+tables, their records and what those hold (a state's `service`, its `orders`, each order)."""
+SPLIT_DEPTH = 2
+"""Levels of a kept document compared key by key with a run's object (`split`): below them,
+records are compared whole."""
 KEPT_CONTAINERS = 1 << 18
 """Containers a job registers at most: past it, documents are compared as before."""
 
@@ -215,7 +218,8 @@ class KeptPairs:
     objects are; nothing of one run's own is held past it."""
 
     def __init__(self) -> None:
-        self._kept: dict[int, Any] = {}
+        self._kept: dict[int, tuple[Any, int]] = {}
+        """Each registered container by its id: it, and its level in its document."""
         self._alike: set[tuple[int, int]] = set()
 
     def keep(self, document: Any) -> None:
@@ -224,10 +228,10 @@ class KeptPairs:
         if id(document) in self._kept or not isinstance(document, dict | list):
             return
         level = [document]
-        for _ in range(KEPT_DEPTH):
+        for depth in range(KEPT_DEPTH):
             if len(self._kept) + len(level) > KEPT_CONTAINERS:
                 return
-            self._kept.update((id(item), item) for item in level)
+            self._kept.update((id(item), (item, depth)) for item in level)
             level = [
                 child
                 for item in level
@@ -247,16 +251,23 @@ class KeptPairs:
             self._alike.add(pair)
         return found
 
+    def known(self, before: Any, after: Any) -> bool:
+        """Whether `before` and `after` are one object, or a pair found alike before."""
+        return before is after or (id(before), id(after)) in self._alike
+
     def split(self, before: Any, after: Any) -> bool:
         """Whether to compare `before` and `after` key by key rather than whole: objects of
-        which one is kept and the other is not (a run's copy of a kept object, made on a
-        delta's way, beside a kept expected one). Whole, at C speed, they would be compared
-        down to every record; key by key, each pair of kept records is a lookup."""
-        return (
-            isinstance(before, dict)
-            and isinstance(after, dict)
-            and (id(before) in self._kept) != (id(after) in self._kept)
-        )
+        which one is a kept document or one of its first SPLIT_DEPTH levels' and the other
+        is not kept (a run's copy of a kept object, made on a delta's way). Whole, at C
+        speed, they would be compared down to every record; key by key, each pair of kept
+        records is a lookup."""
+        if not (isinstance(before, dict) and isinstance(after, dict)):
+            return False
+        one, other = self._kept.get(id(before)), self._kept.get(id(after))
+        if (one is None) == (other is None):
+            return False
+        level = (one or other or (None, SPLIT_DEPTH))[1]
+        return level < SPLIT_DEPTH
 
     def clear(self) -> None:
         self._kept.clear()

@@ -122,7 +122,7 @@ def differences(
         for key in sorted(before.keys() | after.keys(), key=str):
             if key not in before or key not in after:
                 yield (*at, str(key))
-            else:
+            elif kept is None or not kept.known(before[key], after[key]):
                 yield from differences(before[key], after[key], (*at, str(key)), kept)
     elif isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
         for index, (old, new) in enumerate(zip(before, after, strict=True)):

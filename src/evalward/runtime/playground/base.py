@@ -245,6 +245,11 @@ class Templates:
     )
     """The first read of each service's fresh state, by the same key, set once answered:
     what the other runs starting with it wait for (`state_tags.first_read`)."""
+    initial_reads: dict[tuple[Path, str, tuple[str, ...]], asyncio.Event] = field(
+        default_factory=dict
+    )
+    """Each read of `initial_states` under way, set when it ends: the runs that start
+    during it wait for it (`run.py`)."""
     compared: KeptPairs = field(default_factory=KeptPairs)
     """Which records of the documents kept here were found alike, for each run's state
     criteria (rundata/playground_state.py)."""
@@ -274,6 +279,7 @@ class Templates:
         folder, self.folder = self.folder, None
         self.prepared.clear()
         self.initial_states.clear()
+        self.initial_reads.clear()
         self.fresh_states.clear()
         self.state_tags.clear()
         self.state_reads.clear()

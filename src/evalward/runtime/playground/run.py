@@ -7,6 +7,7 @@ names it; every other run, with its own playground, is unaffected.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -114,14 +115,18 @@ async def _inside(
 
 async def _initial(live: LivePlayground) -> PlaygroundState:
     """The state before the agent runs. A playground whose every part is a copy of its
-    template (a database) starts the same in every run: its state is read from the
-    templates (evalward's own, out of any agent's reach) and kept for the runs that start
-    after that read (the runs that start before it ends read it too; not so with a service,
-    whose state is its own, or files: `PlaygroundPart.fresh`)."""
+    template (a database) starts the same in every run: its state is read once from the
+    templates (evalward's own, out of any agent's reach), the runs that start during that
+    read waiting for it, and kept for all (not so with a service, whose state is its own,
+    or files: `PlaygroundPart.fresh`). Each run's state after it shares the rows its agent
+    left alone with it (`sqlite_changes.py`)."""
     templates = live.templates
     if templates is None:
         return await capture(live)
     key = (live.source.world, live.name, tuple(live.source.spec.paths()))
+    under_way = templates.initial_reads.get(key)
+    if under_way is not None:
+        await under_way.wait()
     state = templates.initial_states.get(key)
     if state is not None:
         return state
@@ -129,7 +134,14 @@ async def _initial(live: LivePlayground) -> PlaygroundState:
     if templates.folder is None or len(fresh) < len(live.parts):
         return await capture(live)
     reader = LivePlayground(live.source, templates.folder, None, live.kill_grace, fresh)
-    state = templates.initial_states[key] = await capture(reader)
+    if under_way is not None:  # the first read failed: this one says why
+        return await capture(reader)
+    read = templates.initial_reads[key] = asyncio.Event()
+    try:
+        state = templates.initial_states[key] = await capture(reader)
+    finally:
+        read.set()
+    templates.compared.keep(state.document.get("db"))
     return state
 
 

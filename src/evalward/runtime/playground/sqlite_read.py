@@ -23,6 +23,7 @@ from typing import Any
 
 from evalward.rundata.playground_state import PlaygroundState, QueryAnswer
 from evalward.runtime.playground.base import LivePlayground
+from evalward.runtime.playground.sqlite_changes import TemplatePages, apply, changes, index_template
 
 DB_LIMIT = 256 * 1024 * 1024
 IN_MEMORY_BYTES = 4 * 1024 * 1024
@@ -54,11 +55,18 @@ answers the same of the same bytes."""
 class KnownImage:
     """A database image whose tables are known once read: a template's. A run's database
     that is still these bytes (its agent wrote nothing) reads as the same tables, so they are
-    read once, and so is each query that calls only DETERMINISTIC functions."""
+    read once, and so is each query that calls only DETERMINISTIC functions; one whose agent
+    changed some rows reads as those rows and the template's others (`sqlite_changes.py`)."""
 
     image: bytes
     tables: dict[str, Any] | None = None
     answers: dict[str, QueryAnswer] = field(default_factory=dict)
+    pages: TemplatePages | None = None
+    """What its pages hold, once its tables are read (None: a run's database is read whole)."""
+    keys: dict[str, str] = field(default_factory=dict)
+    """Each table's key expression, as its rows were labelled."""
+    spent: tuple[int, int, int] = (0, 0, 0)
+    """The rows, values and characters its tables were counted as (`_Reading`)."""
 
 
 def read_known(
@@ -100,10 +108,18 @@ def read_database(
         if known.tables is None:
             _read(live, image, queries, state, chars, known)
             known.tables = state.document["db"]
+            _index(known)
         else:  # the same bytes: the same tables, and the same integrity, already checked
             state.document["db"] = known.tables
             if queries:
                 _answer(_open_known(live, image), queries, state, known)
+        return
+    if (
+        image is not None
+        and known is not None
+        and known.pages is not None
+        and _read_changed(live, image, queries, state, chars, known)
+    ):
         return
     if image is not None:
         _read(live, image, queries, state, chars)
@@ -133,6 +149,74 @@ def _read(
         connection.close()
         raise
     _answer(connection, queries, state, known)
+
+
+def _index(known: KnownImage) -> None:
+    """Learn what a template's pages hold (`sqlite_changes.index_template`), so that a run's
+    database can be read by what changed; a template that cannot be indexed stays without."""
+    assert known.tables is not None
+    connection = sqlite3.connect(":memory:")
+    try:
+        _bound(connection, known.image)
+        known.keys = {name: _key(connection, name) for name in known.tables}
+        known.pages = index_template(connection, known.image, known.keys, known.tables)
+        costs = [
+            _row_cost(label, row) for rows in known.tables.values() for label, row in rows.items()
+        ]
+        tables = known.tables
+        known.spent = (
+            len(costs),
+            len(tables) + sum(cells for cells, _ in costs),
+            sum(len(name) + 8 for name in tables) + sum(chars for _, chars in costs),
+        )
+    except sqlite3.Error:
+        known.pages = None
+    finally:
+        connection.close()
+
+
+def _read_changed(
+    live: LivePlayground,
+    image: bytes,
+    queries: list[str],
+    state: PlaygroundState,
+    chars: int,
+    known: KnownImage,
+) -> bool:
+    """The run's database (`image`) as its template's tables with the rows on its changed
+    pages read again, checked as a whole read checks it; False when it is not read so (read
+    it whole)."""
+    assert known.pages is not None and known.tables is not None
+    connection = sqlite3.connect(":memory:")
+    try:
+        _bound(connection, image)
+        check = connection.execute("PRAGMA integrity_check(1)").fetchone()
+        if check is None or check[0] != "ok":
+            raise sqlite3.DatabaseError(check[0] if check else "no answer")
+        found = changes(connection, image, known.image, known.pages)
+        if found is None:
+            connection.close()
+            return False
+        reading = _Reading(live, chars, known.spent)
+        tables = apply(connection, found, known.tables, known.pages, known.keys, reading)
+        if tables is None:
+            connection.close()
+            return False
+        for name in found.whole:
+            for label, row in known.tables.get(name, {}).items():
+                reading.give_back(name, label, row)
+            tables[name] = _table(live, connection, name, known.keys[name], reading)
+        connection.execute("PRAGMA query_only = ON")
+    except sqlite3.Error as exc:
+        connection.close()
+        raise live.error(f"its database is corrupt ({exc})") from None
+    except BaseException:
+        connection.close()
+        raise
+    connection.set_authorizer(_read_only)
+    state.document["db"] = tables
+    _answer(connection, queries, state, None)
+    return True
 
 
 def _answer(
@@ -320,11 +404,17 @@ class _Reading:
     and characters (of the whole state), counted as each row arrives, so a database never takes
     more memory than its bounds allow before it is refused."""
 
-    def __init__(self, live: LivePlayground, chars: int) -> None:
+    def __init__(
+        self, live: LivePlayground, chars: int, spent: tuple[int, int, int] = (0, 0, 0)
+    ) -> None:
+        """`spent`: rows, values and characters already counted (a template's tables)."""
         self.live = live
-        self.cells = MAX_CELLS
-        self.limit = self.chars = chars
-        self.rows = MAX_ROWS
+        self.rows, self.cells, self.chars = (
+            MAX_ROWS - spent[0],
+            MAX_CELLS - spent[1],
+            chars - spent[2],
+        )
+        self.limit = chars
 
     def table(self, name: str) -> None:
         self.cells -= 1
@@ -348,6 +438,14 @@ class _Reading:
         self._check(where)
         return row
 
+    def give_back(self, where: str, label: str, row: dict[str, Any]) -> None:
+        """A counted row the state no longer holds (a template's row the run changed)."""
+        del where
+        cells, chars = _row_cost(label, row)
+        self.rows += 1
+        self.cells += cells
+        self.chars += chars
+
     def _check(self, where: str) -> None:
         if self.cells < 0:
             raise self.live.error(
@@ -358,6 +456,11 @@ class _Reading:
                 f"its database's state is larger than {self.limit:,} characters "
                 f"(at table {where!r})"
             )
+
+
+def _row_cost(label: str, row: dict[str, Any]) -> tuple[int, int]:
+    """The values and characters a row made of `label` and `row` is counted as (`take`)."""
+    return len(row) + 1, len(label) + 8 + sum(len(c) + _chars(v) + 8 for c, v in row.items())
 
 
 def _chars(value: Any) -> int:
@@ -373,30 +476,48 @@ def _tables(
 ) -> dict[str, Any]:
     """Each table's rows by key: its one-column primary key, else its rowid, else its place.
     Rows are read one at a time and counted as they come (`_Reading`)."""
-    tables: dict[str, Any] = {}
     reading = _Reading(live, chars)
-    for name, keys in schema:
-        table_name = identifier(name)
-        key = identifier(keys[0]) if len(keys) == 1 else "rowid"
-        reading.table(name)
+    return {name: _table(live, connection, name, _key_of(keys), reading) for name, keys in schema}
+
+
+def _key_of(keys: list[str]) -> str:
+    """The expression a table's rows are labelled by: its one-column primary key, else its
+    rowid."""
+    return identifier(keys[0]) if len(keys) == 1 else "rowid"
+
+
+def _key(connection: sqlite3.Connection, name: str) -> str:
+    info = connection.execute("SELECT name, pk FROM pragma_table_info(?)", (name,))
+    return _key_of([str(column) for column, pk in info.fetchall() if pk])
+
+
+def _table(
+    live: LivePlayground,
+    connection: sqlite3.Connection,
+    name: str,
+    key: str,
+    reading: _Reading,
+) -> dict[str, Any]:
+    """One table's rows by their label (`key`, else their place), counted by `reading`."""
+    table_name = identifier(name)
+    reading.table(name)
+    try:
         try:
-            try:
-                cursor = connection.execute(f"SELECT {key} AS k, * FROM {table_name}")  # noqa: S608
-            except sqlite3.Error:  # a table WITHOUT ROWID and a key of several columns
-                cursor = connection.execute(f"SELECT NULL AS k, * FROM {table_name}")  # noqa: S608
-            columns = [d[0] for d in cursor.description][1:]
-            table: dict[str, Any] = {}
-            for place, (found, *values) in enumerate(cursor):
-                label = str(place) if found is None else str(found)
-                table[label] = reading.take(name, label, columns, tuple(values))
-        except sqlite3.DataError:
-            raise live.error(
-                f"its table {name!r} holds a value longer than {MAX_VALUE_BYTES:,} bytes"
-            ) from None
-        except sqlite3.Error as exc:
-            raise live.error(f"its table {name!r} cannot be read ({exc})") from None
-        tables[name] = table
-    return tables
+            cursor = connection.execute(f"SELECT {key} AS k, * FROM {table_name}")  # noqa: S608
+        except sqlite3.Error:  # a table WITHOUT ROWID and a key of several columns
+            cursor = connection.execute(f"SELECT NULL AS k, * FROM {table_name}")  # noqa: S608
+        columns = [d[0] for d in cursor.description][1:]
+        table: dict[str, Any] = {}
+        for place, (found, *values) in enumerate(cursor):
+            label = str(place) if found is None else str(found)
+            table[label] = reading.take(name, label, columns, tuple(values))
+    except sqlite3.DataError:
+        raise live.error(
+            f"its table {name!r} holds a value longer than {MAX_VALUE_BYTES:,} bytes"
+        ) from None
+    except sqlite3.Error as exc:
+        raise live.error(f"its table {name!r} cannot be read ({exc})") from None
+    return table
 
 
 def identifier(name: str) -> str:
