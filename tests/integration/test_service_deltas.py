@@ -210,9 +210,14 @@ def test_a_changed_state_is_read_as_its_delta_and_equals_the_whole_state(root: P
     changed = delta[1][1].final.document["service"]  # type: ignore[union-attr]
     assert changed["orders"]["A-1"]["status"] == "refund_requested"
     assert changed["refunds"] == [{"order_id": "A-1", "amount": 25}]
-    # what the agent did not change is shared with the kept document, not copied
+    # what the agent did not change is shared with the kept document, not copied; so is a
+    # changed state's read whole
     assert changed["orders"]["A-2"] is kept["orders"]["A-2"]
     assert changed["notes"] is kept["notes"]
+    read_again = whole[1][1].final.document["service"]  # type: ignore[union-attr]
+    kept_whole = whole[0][1].initial.document["service"]  # type: ignore[union-attr]
+    assert read_again is not kept_whole and read_again["notes"] is kept_whole["notes"]
+    assert read_again["orders"]["A-2"] is kept_whole["orders"]["A-2"]
 
 
 EVERY_OPERATION = [

@@ -274,6 +274,54 @@ class KeptPairs:
         self._alike.clear()
 
 
+SHARED_DEPTH = 2
+"""Levels of a document above the records `shared_with` compares whole (a state, its
+tables or collections, their records)."""
+
+
+def shared_with(document: Any, kept: Any, depth: int = SHARED_DEPTH) -> Any:
+    """`document` (a run's own, just read whole) with each object alike the kept
+    document's at the same place, down to `depth` levels, replaced by the kept one: its
+    state then shares every record its agent left alone, as one read by what changed does,
+    and comparing it with the kept document (or with what was compared with it) costs the
+    records that differ. A level whose every value is the kept one's is the kept object."""
+    if document is kept:
+        return kept
+    if depth > 0 and isinstance(document, dict) and isinstance(kept, dict):
+        for key, value in document.items():
+            old = kept.get(key, _ABSENT)
+            if old is not _ABSENT:
+                document[key] = shared_with(value, old, depth - 1)
+        if document.keys() == kept.keys() and all(
+            value is kept[key] for key, value in document.items()
+        ):
+            return kept
+        return document
+    return kept if written_alike(kept, document) else document
+
+
+def written_alike(kept: Any, value: Any) -> bool:
+    """Whether `value` is written as `kept` is (keys sorted): `1.0` is not `1` here, as
+    it is for `alike`, for the state read is shown as it was written."""
+    if kept is value:
+        return True
+    if kept != value:
+        return False
+    # lazy: importing it takes about 20 ms; it is loaded already where a state was read
+    import orjson
+
+    try:
+        return bool(
+            orjson.dumps(kept, option=orjson.OPT_SORT_KEYS)
+            == orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        )
+    except orjson.JSONEncodeError:
+        return False
+
+
+_ABSENT = object()
+
+
 def same(expected: Any, actual: Any) -> bool:
     """JSON equality: 1 == 1.0, but True is not 1 and "1" is not 1."""
     if isinstance(expected, bool) or isinstance(actual, bool):

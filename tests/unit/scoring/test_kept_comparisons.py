@@ -13,7 +13,12 @@ import weakref
 from typing import Any
 
 from evalward.resources.state_assertions import StateSnapshotAssertion
-from evalward.rundata.playground_state import KeptPairs, PlaygroundRun, PlaygroundState
+from evalward.rundata.playground_state import (
+    KeptPairs,
+    PlaygroundRun,
+    PlaygroundState,
+    shared_with,
+)
 from evalward.rundata.results import Status
 from evalward.scoring.state import check_state, differences
 
@@ -107,3 +112,24 @@ def test_a_criterion_decides_the_same_and_holds_nothing_of_a_run() -> None:
         assert gone() is None
     assert all(status is Status.failed for status, _ in verdicts)
     assert all("service.orders.W007.paid" in why for _, why in verdicts)
+
+
+def test_a_state_read_whole_shares_only_the_records_alike_the_kept_ones() -> None:
+    """A changed state read whole, its unchanged records replaced by the kept document's:
+    it still reads as what was read (`true` stays `true` where the kept one holds `1`), and
+    the kept document is not changed."""
+    rng = random.Random(11)
+    for _ in range(30):
+        kept = {"orders": {f"W{n:03}": record(rng) for n in range(60)}, "users": record(rng)}
+        frozen = json.dumps(kept, sort_keys=True)
+        read = twin(rng, changed(rng, kept))  # parsed anew: no object shared
+        read = json.loads(json.dumps(read))
+        expected = json.dumps(read, sort_keys=True)
+        shared = shared_with(read, kept)
+        assert json.dumps(shared, sort_keys=True) == expected
+        assert json.dumps(kept, sort_keys=True) == frozen
+        for label, row in shared.get("orders", {}).items():
+            if row is kept["orders"].get(label):
+                assert json.dumps(row, sort_keys=True) == json.dumps(
+                    json.loads(expected)["orders"][label], sort_keys=True
+                )

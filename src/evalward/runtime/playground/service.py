@@ -20,7 +20,7 @@ from typing import Any
 from evalward.errors import AgentRunError, ConfigError, EvalwardError
 from evalward.http.client import HttpClient, HttpFailure, Reply
 from evalward.resources.playground import McpReady, ServicePart
-from evalward.rundata.playground_state import PlaygroundState
+from evalward.rundata.playground_state import PlaygroundState, shared_with
 from evalward.runtime.playground import state_delta, state_tags
 from evalward.runtime.playground.base import (
     STATE_LIMIT,
@@ -396,6 +396,8 @@ def _document(live: LivePlayground, raw: bytes, source: str, *, fresh: bool) -> 
     if memo is not None and live.templates is not None and fresh:
         keep_latest(memo, key, (raw, document))
         live.templates.compared.keep(document)
+    elif held is not None:  # a changed state, read whole: its unchanged records are kept's
+        document = shared_with(document, held[1])
     return document
 
 

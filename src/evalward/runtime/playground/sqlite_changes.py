@@ -21,7 +21,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from evalward.rundata.playground_state import alike
+from evalward.rundata.playground_state import written_alike
 
 HEADER = 100
 """Bytes of the database header, before page 1's b-tree header."""
@@ -196,7 +196,7 @@ def apply(
                     return None  # a row without a label of its own: read it whole
                 row = reading.take(name, str(label), columns, tuple(values))
                 kept = rows.get(str(label))
-                table[str(label)] = kept if kept is not None and alike(kept, row) else row
+                table[str(label)] = kept if kept is not None and written_alike(kept, row) else row
         if present != set(wanted):
             return None  # a page's cells that are not the table's rows
         count = connection.execute(f"SELECT count(*) FROM {_quoted(name)}").fetchone()[0]  # noqa: S608

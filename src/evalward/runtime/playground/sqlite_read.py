@@ -21,7 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from evalward.rundata.playground_state import PlaygroundState, QueryAnswer
+from evalward.rundata.playground_state import PlaygroundState, QueryAnswer, shared_with
 from evalward.runtime.playground.base import LivePlayground
 from evalward.runtime.playground.sqlite_changes import TemplatePages, apply, changes, index_template
 
@@ -205,7 +205,8 @@ def _read_changed(
         for name in found.whole:
             for label, row in known.tables.get(name, {}).items():
                 reading.give_back(name, label, row)
-            tables[name] = _table(live, connection, name, known.keys[name], reading)
+            table = _table(live, connection, name, known.keys[name], reading)
+            tables[name] = shared_with(table, known.tables.get(name), 1)
         connection.execute("PRAGMA query_only = ON")
     except sqlite3.Error as exc:
         connection.close()
