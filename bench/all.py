@@ -95,6 +95,18 @@ SECTIONS = [
     Section("mcp-stdio", "mcp_stdio.py", ("--megabytes", "3.9", "--lines", "20000"), minutes=0.5),
     Section("playground-state", "playground_state_memory.py", minutes=0.5),
     Section("state-size", "state_at_size.py", ("--runs", "8"), minutes=4),
+    Section(
+        "state-size-whole",
+        "state_at_size.py",
+        ("--runs", "8", "--answers", "whole"),
+        minutes=4,
+    ),
+    Section(
+        "state-size-sqlite",
+        "state_at_size.py",
+        ("--runs", "8", "--playground", "sqlite"),
+        minutes=3,
+    ),
     Section("airline", "airline.py", ("--parallel", "2"), ("network",), minutes=4),
     Section("image", "image_size.py", ("evalward:dev", "evalward:dev-node"), ("podman",), 5),
     Section("test-suite", "test_suite.py", needs=("suite",), minutes=15),
