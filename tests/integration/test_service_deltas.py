@@ -13,7 +13,6 @@ import asyncio
 import copy
 import json
 import os
-import sys
 import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,6 +26,7 @@ from evalward.rundata.playground_state import PlaygroundRun
 from evalward.rundata.trace import Trace
 from evalward.runtime.playground.base import PlaygroundSource, Templates
 from evalward.runtime.playground.run import PlaygroundSetting, StateNeeds, run_in_playground
+from support import refund_clerk
 from support.clirun import run_for_results
 from support.gitrepo import GitRepo
 
@@ -352,74 +352,14 @@ def test_runs_that_start_together_read_the_fresh_state_whole_once(root: Path) ->
     assert all(state["refunds"] == [{"order_id": "A-1", "amount": 25}] for state in refunded)
 
 
-SUITE = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: {{ name: clerk }}
-spec:
-  runtime:
-    command: {{ run: [{python}, clerk.py] }}
-  watch: [clerk.py]
----
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: {{ name: clerk-eval }}
-spec:
-  targetAgent: clerk
-  fixtures: [refund, leave, wrong]
-  execution: {{ parallel: 1 }}
-  playground:
-    name: crm
-    service:
-      start: [python3, crm.py, {mode}, "{{port}}", {log}, seed.json, none]
-      ready: /health
-      state: /state
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: {{ name: refund }}
-spec:
-  targetAgent: clerk
-  input: {{ type: prompt, payload: {{ prompt: go }} }}
-  assertions:
-    - {{ type: stateValue, at: service.refunds.0, contains: {{ order_id: A-1 }} }}
-    - {{ type: stateValue, at: service.orders.A-1.status, equals: refund_requested }}
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: {{ name: leave }}
-spec:
-  targetAgent: clerk
-  input: {{ type: prompt, payload: {{ prompt: go }} }}
-  assertions:
-    - {{ type: stateUnchanged }}
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: {{ name: wrong }}
-spec:
-  targetAgent: clerk
-  input: {{ type: prompt, payload: {{ prompt: go }} }}
-  assertions:
-    - {{ type: stateValue, at: service.orders.A-1.status, equals: refunded }}
-"""
-CLERK = """\
-import json, os, sys, urllib.request
-
-if json.load(sys.stdin)["fixture"] == "refund":
-    body = json.dumps({"order_id": "A-1", "amount": 25}).encode()
-    url = os.environ["EVALWARD_SERVICE_URL"] + "/refunds"
-    urllib.request.urlopen(urllib.request.Request(url, body), timeout=10).read()
-print(json.dumps({"type": "final", "content": "done"}))
-"""
-
-
 def test_evalward_run_decides_the_same_with_deltas_as_without(repo: GitRepo) -> None:
     found = {}
     for mode in ("delta", "whole"):
         log = repo.path.parent / f"{mode}.log"
-        suite = SUITE.format(python=sys.executable, mode=mode, log=log)
-        files = {"evals.yaml": suite, "clerk.py": CLERK, "crm.py": SERVICE}
+        suite = refund_clerk.suite(
+            ["python3", "crm.py", mode, "{port}", str(log), "seed.json", "-"]
+        )
+        files = {"evals.yaml": suite, "clerk.py": refund_clerk.CLERK, "crm.py": SERVICE}
         repo.commit(mode, files | {"seed.json": json.dumps(SEED)})
         code, results, _ = run_for_results(repo.path, "--parallel", "1")
         verdicts = {
@@ -429,10 +369,6 @@ def test_evalward_run_decides_the_same_with_deltas_as_without(repo: GitRepo) -> 
         statuses = [json.loads(line)["status"] for line in log.read_text().splitlines()]
         found[mode] = (code, verdicts, statuses)
     assert found["delta"][:2] == found["whole"][:2]
-    assert found["delta"][1] == {
-        "refund": ("pass", ["pass", "pass"]),
-        "leave": ("pass", ["pass"]),
-        "wrong": ("fail", ["fail"]),
-    }
+    assert found["delta"][1] == refund_clerk.VERDICTS
     assert found["delta"][2] == [200, 304, 304, 226, 304, 304]
     assert found["whole"][2] == [200, 304, 304, 200, 304, 304]

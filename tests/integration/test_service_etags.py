@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sys
 import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
@@ -23,6 +22,7 @@ from evalward.rundata.playground_state import PlaygroundRun
 from evalward.rundata.trace import Trace
 from evalward.runtime.playground.base import PlaygroundSource, Templates
 from evalward.runtime.playground.run import PlaygroundSetting, StateNeeds, run_in_playground
+from support import refund_clerk
 from support.clirun import run_for_results
 from support.gitrepo import GitRepo
 
@@ -252,76 +252,12 @@ def test_the_base_and_the_head_never_share_a_kept_document(root: Path) -> None:
     assert kept == ["base", "head"]
 
 
-SUITE = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: {{ name: clerk }}
-spec:
-  runtime:
-    command: {{ run: [{python}, clerk.py] }}
-  watch: [clerk.py]
----
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: {{ name: clerk-eval }}
-spec:
-  targetAgent: clerk
-  fixtures: [refund, leave, wrong]
-  execution: {{ parallel: 1 }}
-  playground:
-    name: crm
-    service:
-      start: [python3, crm.py, {mode}, "{{port}}", {log}]
-      ready: /health
-      state: /state
-"""
-FIXTURES = """\
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: { name: refund }
-spec:
-  targetAgent: clerk
-  input: { type: prompt, payload: { prompt: go } }
-  assertions:
-    - { type: stateValue, at: service.refunds.0, contains: { order_id: A-1 } }
-    - { type: stateValue, at: service.orders.A-1.status, equals: refund_requested }
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: { name: leave }
-spec:
-  targetAgent: clerk
-  input: { type: prompt, payload: { prompt: go } }
-  assertions:
-    - { type: stateUnchanged }
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: { name: wrong }
-spec:
-  targetAgent: clerk
-  input: { type: prompt, payload: { prompt: go } }
-  assertions:
-    - { type: stateValue, at: service.orders.A-1.status, equals: refunded }
-"""
-CLERK = """\
-import json, os, sys, urllib.request
-
-if json.load(sys.stdin)["fixture"] == "refund":
-    body = json.dumps({"order_id": "A-1", "amount": 25}).encode()
-    url = os.environ["EVALWARD_SERVICE_URL"] + "/refunds"
-    urllib.request.urlopen(urllib.request.Request(url, body), timeout=10).read()
-print(json.dumps({"type": "final", "content": "done"}))
-"""
-
-
 def verdicts(repo: GitRepo, mode: str) -> tuple[int, dict[str, Any], list[dict[str, Any]]]:
     """`evalward run` of the clerk with a service of `mode`: its exit code, each fixture's
     status and its assertions' statuses, and the state reads its services saw."""
     log = repo.path.parent / f"{mode}.log"
-    suite = SUITE.format(python=sys.executable, mode=mode, log=log) + FIXTURES
-    repo.commit(mode, {"evals.yaml": suite, "clerk.py": CLERK, "crm.py": SERVICE})
+    suite = refund_clerk.suite(["python3", "crm.py", mode, "{port}", str(log)])
+    repo.commit(mode, {"evals.yaml": suite, "clerk.py": refund_clerk.CLERK, "crm.py": SERVICE})
     code, results, _ = run_for_results(repo.path, "--parallel", "1")
     found = {
         f["fixture"]: (f["status"], [a["status"] for a in f["assertions"]], f["message"])
@@ -333,11 +269,7 @@ def verdicts(repo: GitRepo, mode: str) -> tuple[int, dict[str, Any], list[dict[s
 def test_evalward_run_decides_the_same_with_tags_as_without(repo: GitRepo) -> None:
     tagged, plain = verdicts(repo, "tags"), verdicts(repo, "none")
     assert tagged[:2] == plain[:2]
-    assert tagged[1] == {
-        "refund": ("pass", ["pass", "pass"], tagged[1]["refund"][2]),
-        "leave": ("pass", ["pass"], tagged[1]["leave"][2]),
-        "wrong": ("fail", ["fail"], tagged[1]["wrong"][2]),
-    }
+    assert {name: found[:2] for name, found in tagged[1].items()} == refund_clerk.VERDICTS
     # three runs, two reads each: only the first is whole for want of a tag
     assert [read["asked"] is None for read in tagged[2]] == [True] + [False] * 5
     assert [read["status"] for read in tagged[2]].count(304) == 4
