@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import Rule, ScriptedModelServer, text
-from support.actionrun import prepare, pull_request_event, run_action, start_action
+from support.actionrun import prepare, pull_request_event, run_action, start_action, under_test
 from support.gitrepo import GitRepo
 from support.suite import (
     BASE_PROMPT,
@@ -91,6 +92,27 @@ def test_closed_action_is_skipped_without_running(
     assert run.returncode == 0, run.stderr
     assert run.outputs["result"] == "skipped"
     assert model.requests == [] and github.requests == []
+
+
+def test_a_job_that_talks_to_no_github_does_not_load_its_client(
+    repo: GitRepo, github: FakeGitHub, env: dict[str, str]
+) -> None:
+    """PyGithub is a quarter of the action's start-up: a job that never calls GitHub's API
+    (here, a closed pull request's) does not import it; a gate does."""
+    base, head = make_pr(repo, github)
+
+    def imported(payload: dict[str, Any]) -> set[str]:
+        launch = prepare(repo.path, github, payload, env=env)
+        entry = under_test()
+        done = subprocess.run(
+            [entry[0], "-X", "importtime", *entry[1:]],
+            cwd=repo.path, env=launch.env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode in (0, 1), done.stderr[-3000:]
+        return {line.split("|")[-1].strip() for line in done.stderr.splitlines()}
+
+    assert "github" not in imported(real_payload("pull_request.closed", head=head, base=base))
+    assert "github" in imported(pull_request_event(github.repository, 7, base, head))
 
 
 def test_pull_request_target_is_refused_unless_opted_in(

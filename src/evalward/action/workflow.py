@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalward.report.files import UNSHOWABLE
 from evalward.security import Redact
-from evalward.text.escaping import command_data, command_property, reveal_bidi
+from evalward.text.escaping import UNSHOWABLE, command_data, command_property, reveal_bidi
 
 
 def command(name: str, message: str = "", **properties: str | int | None) -> str:

@@ -14,10 +14,7 @@ from evalward.record.summary import RunSummary
 from evalward.record.write import results_chunks, run_summary
 from evalward.security import Redact, Redactor
 from evalward.stages.gate import GateDecision
-
-UNSHOWABLE = "backslashreplace"
-"""How a character UTF-8 cannot hold is written: a file name's byte that is not UTF-8 (a
-surrogate, `os.fsdecode`) that reached a text unescaped becomes `\\udcNN`, never a crash."""
+from evalward.text.escaping import UNSHOWABLE
 
 
 def write_text(path: Path, text: str, redact: Redact) -> None:

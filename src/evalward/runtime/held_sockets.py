@@ -13,6 +13,7 @@ A socket no process holds (one in flight, queued in another socket) is not seen.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,29 +52,45 @@ def held(uids: Collection[int]) -> list[HeldSocket]:
         return []
     found: dict[int, tuple[int, set[int]]] = {}
     for pid in thread_groups.pids():
-        folder = PROC / str(pid) / "fd"
-        try:
-            descriptors = list(folder.iterdir())
-        except OSError:
-            continue
-        for descriptor in descriptors:
-            try:
-                link = str(descriptor.readlink())
-            except OSError:
-                continue
-            inode = link.removeprefix("socket:[").removesuffix("]")
-            if not link.startswith("socket:[") or not inode.isdigit() or int(inode) not in names:
-                continue
-            try:
-                maker = descriptor.stat().st_uid  # the socket's inode: its maker's
-            except OSError:
-                continue
+        for inode, maker in _sockets_held(pid, names):
             if maker in uids:
-                found.setdefault(int(inode), (maker, set()))[1].add(pid)
+                found.setdefault(inode, (maker, set()))[1].add(pid)
     return [
         HeldSocket(names[inode], maker, tuple(sorted(pids)))
         for inode, (maker, pids) in sorted(found.items())
     ]
+
+
+def _sockets_held(pid: int, among: Collection[int]) -> list[tuple[int, int]]:
+    """(inode, maker's uid) of every socket of `among` that `pid` holds. Every process of
+    the machine is read at each check: with plain system calls, relative to its `fd` folder,
+    no path object per descriptor."""
+    try:
+        folder = os.open(f"{PROC}/{pid}/fd", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return []
+    held = []
+    try:
+        with os.scandir(folder) as entries:
+            names = [entry.name for entry in entries]
+        for name in names:
+            try:
+                link = os.readlink(name, dir_fd=folder)
+            except OSError:
+                continue
+            inode = link[8:-1] if link.startswith("socket:[") and link.endswith("]") else ""
+            if not inode.isdigit() or int(inode) not in among:
+                continue
+            try:
+                maker = os.stat(name, dir_fd=folder).st_uid  # the socket's inode: its maker's
+            except OSError:
+                continue
+            held.append((int(inode), maker))
+    except OSError:
+        return []
+    finally:
+        os.close(folder)
+    return held
 
 
 def unix_sockets(table: Path = UNIX) -> dict[int, str]:

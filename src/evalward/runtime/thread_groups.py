@@ -7,16 +7,22 @@ So a process here is alive while any of its threads is, and runs as every uid an
 threads runs as (real, effective or saved: `/proc/<pid>/status` itself may say root for a
 process that made itself undumpable, and a thread may change its own uid alone). Signalling
 the process (its thread group id) reaches every thread, even once the first has ended.
+
+A job reads every process of the machine several times a run (each turn's sweep, each base
+run's check for a head process), so /proc is read with plain system calls, as bytes: no
+path object or decoded text per process and thread.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
-PROC = Path("/proc")
-DEAD = ("Z", "X")
+PROC = "/proc"
+DEAD = (b"Z", b"X")
+READ_AT_ONCE = 1 << 16
+"""More than a `stat` or `status` file of /proc holds."""
 
 
 @dataclass(frozen=True)
@@ -33,12 +39,11 @@ class ThreadGroup:
 def facts(pid: int) -> ThreadGroup | None:
     """The process `pid` while any of its threads is alive; None when it is gone or every
     thread of it has ended (a zombie waiting to be reaped, which runs nothing)."""
-    try:
-        text = (PROC / str(pid) / "stat").read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    text = _read(f"{PROC}/{pid}/stat")
+    if text is None:
         return None
-    fields = text[text.rfind(")") + 2 :].split()  # after "pid (command) "
-    if len(fields) <= 19 or not fields[3].lstrip("-").isdigit():
+    fields = text[text.rfind(b")") + 2 :].split()  # after "pid (command) "
+    if len(fields) <= 19 or not fields[3].lstrip(b"-").isdigit():
         return None
     if fields[0] in DEAD and not _a_thread_alive(pid):
         return None
@@ -48,7 +53,8 @@ def facts(pid: int) -> ThreadGroup | None:
 def pids() -> Iterator[int]:
     """Every process id now (thread group ids: /proc lists no other thread at its top)."""
     try:
-        entries = [entry.name for entry in PROC.iterdir()]
+        with os.scandir(PROC) as found:
+            entries = [entry.name for entry in found]
     except OSError:
         return
     for name in entries:
@@ -60,25 +66,24 @@ def uids_of(pid: int) -> set[int]:
     """Every uid (real, effective, saved) any thread of `pid` runs as; empty when gone."""
     found: set[int] = set()
     for task in _tasks(pid):
-        try:
-            status = (PROC / str(pid) / "task" / task / "status").read_text(
-                encoding="utf-8", errors="replace"
-            )
-        except OSError:
-            continue
-        found.update(status_uids(status))
+        status = _read(f"{PROC}/{pid}/task/{task}/status")
+        if status is not None:
+            found.update(status_uids(status))
     if not found:  # no task listed: read the process's own
-        try:
-            status = (PROC / str(pid) / "status").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return found
-        found.update(status_uids(status))
+        status = _read(f"{PROC}/{pid}/status")
+        if status is not None:
+            found.update(status_uids(status))
     return found
 
 
-def status_uids(status: str) -> set[int]:
-    """The real, effective and saved uid a `status` file names."""
-    uids = next((x.split()[1:4] for x in status.splitlines() if x.startswith("Uid:")), [])
+def status_uids(status: bytes) -> set[int]:
+    """The real, effective and saved uid a `status` file names (its `Uid:` line: never the
+    first, and a process's name there cannot hold a line break)."""
+    at = status.find(b"\nUid:")
+    if at < 0:
+        return set()
+    end = status.find(b"\n", at + 1)
+    uids = status[at + 1 : end if end >= 0 else len(status)].split()[1:4]
     return {int(uid) for uid in uids if uid.isdigit()}
 
 
@@ -94,13 +99,10 @@ def live_of(uids: set[int] | frozenset[int]) -> list[ThreadGroup]:
 def _a_thread_alive(pid: int) -> bool:
     """Whether a thread of `pid` other than its ended first one still runs."""
     for task in _tasks(pid):
-        try:
-            text = (PROC / str(pid) / "task" / task / "stat").read_text(
-                encoding="utf-8", errors="replace"
-            )
-        except OSError:
+        text = _read(f"{PROC}/{pid}/task/{task}/stat")
+        if text is None:
             continue
-        state = text[text.rfind(")") + 2 :][:1]
+        state = text[text.rfind(b")") + 2 :][:1]
         if state and state not in DEAD:
             return True
     return False
@@ -108,6 +110,21 @@ def _a_thread_alive(pid: int) -> bool:
 
 def _tasks(pid: int) -> list[str]:
     try:
-        return [task.name for task in (PROC / str(pid) / "task").iterdir() if task.name.isdigit()]
+        with os.scandir(f"{PROC}/{pid}/task") as tasks:
+            return [task.name for task in tasks if task.name.isdigit()]
     except OSError:
         return []
+
+
+def _read(path: str) -> bytes | None:
+    """A file of /proc whole (one read: the kernel makes it at once), or None once gone."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return os.read(handle, READ_AT_ONCE)
+    except OSError:
+        return None
+    finally:
+        os.close(handle)

@@ -31,6 +31,10 @@ from dataclasses import dataclass
 
 from evalward.errors import printable as printable
 
+UNSHOWABLE = "backslashreplace"
+"""How a character UTF-8 cannot hold is written: a file name's byte that is not UTF-8 (a
+surrogate, `os.fsdecode`) that reached a text unescaped becomes `\\udcNN`, never a crash."""
+
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 _ZERO_WIDTH = "\u200b"
