@@ -94,6 +94,7 @@ SECTIONS = [
     Section("static-checks", "static_checks.py", minutes=0.5),
     Section("mcp-stdio", "mcp_stdio.py", ("--megabytes", "3.9", "--lines", "20000"), minutes=0.5),
     Section("playground-state", "playground_state_memory.py", minutes=0.5),
+    Section("action-import", "action_import.py", ("--rounds", "15"), minutes=0.5),
     Section("state-size", "state_at_size.py", ("--runs", "8"), minutes=4),
     Section(
         "state-size-whole",

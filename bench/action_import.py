@@ -1,0 +1,46 @@
+"""What the action's process pays before it does anything: `import evalward.action.run` in a
+fresh interpreter (bytecode compiled), this tree's evalward and each `--before` tree's
+alternated, the median wall of each.
+
+    python bench/action_import.py [--rounds 15] [--before NAME=SRC ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--before", action="append", default=[], metavar="NAME=SRC")
+    args = parser.parse_args()
+    trees = {"this tree": str(ROOT / "src")} | dict(b.split("=", 1) for b in args.before)
+    walls: dict[str, list[float]] = {name: [] for name in trees}
+    for round_ in range(args.rounds + 1):  # the first round compiles the bytecode: not counted
+        for name, src in trees.items():
+            env = {**os.environ, "PYTHONPATH": src}
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            started = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-c", "import evalward.action.run"], env=env, check=True
+            )
+            if round_:
+                walls[name].append((time.perf_counter() - started) * 1000)
+    for name, found in walls.items():
+        print(
+            f"{name}: import evalward.action.run, median {statistics.median(found):.0f} ms "
+            f"(fastest {min(found):.0f}) over {args.rounds} alternated rounds"
+        )
+
+
+if __name__ == "__main__":
+    main()
