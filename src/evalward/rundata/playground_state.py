@@ -65,7 +65,7 @@ class PlaygroundRun:
     """The job's record of which of its kept documents' records were found alike."""
 
     def record(self) -> PlaygroundRecord:
-        final, cut = bounded_json(self.final.document)
+        final, cut = bounded_json(self.final.document, kept=self.compared)
         changes = state_changes(self.initial.document, self.final.document)
         return PlaygroundRecord(
             name=self.final.name,
@@ -221,6 +221,8 @@ class KeptPairs:
         self._kept: dict[int, tuple[Any, int]] = {}
         """Each registered container by its id: it, and its level in its document."""
         self._alike: set[tuple[int, int]] = set()
+        self._texts: dict[int, str] = {}
+        """Each kept record's canonical text, by its id (held in `_kept`)."""
 
     def keep(self, document: Any) -> None:
         """Register the containers of `document`'s first KEPT_DEPTH levels: a document the
@@ -269,9 +271,44 @@ class KeptPairs:
         level = (one or other or (None, SPLIT_DEPTH))[1]
         return level < SPLIT_DEPTH
 
+    def made_past(self, value: Any, limit: int) -> tuple[str, bool]:
+        """`_made_past(value, limit)`, the text of each kept record in it (a container at
+        SPLIT_DEPTH of its document) made once a job and indented where it stands: a run's
+        record then costs its state's first records' lookups, not their writing."""
+        pieces: list[str] = []
+        size = 0
+        for piece in self._pieces(value, 0):
+            pieces.append(piece)
+            size += len(piece)
+            if size > limit:
+                return "".join(pieces), True
+        return "".join(pieces), False
+
+    def _pieces(self, value: Any, level: int) -> Iterator[str]:
+        """`canonical(value)`'s text as it stands `level` deep, piece by piece."""
+        held = self._kept.get(id(value))
+        if held is not None and held[1] >= SPLIT_DEPTH:
+            text = self._texts.get(id(value))
+            if text is None:
+                text = self._texts[id(value)] = canonical(value)
+            yield text.replace("\n", "\n" + " " * level) if level else text
+            return
+        if not isinstance(value, dict) or not value or not all(isinstance(k, str) for k in value):
+            yield from _indented(value, level)
+            return
+        inner = " " * (level + 1)
+        yield "{"
+        for index, key in enumerate(sorted(value)):
+            yield (
+                ("\n" if not index else ",\n") + inner + json.dumps(key, ensure_ascii=False) + ": "
+            )
+            yield from self._pieces(value[key], level + 1)
+        yield "\n" + " " * level + "}"
+
     def clear(self) -> None:
         self._kept.clear()
         self._alike.clear()
+        self._texts.clear()
 
 
 SHARED_DEPTH = 2
@@ -373,12 +410,27 @@ def _made_past(value: Any, limit: int) -> tuple[str, bool]:
     return "".join(kept), False
 
 
+def _indented(value: Any, level: int) -> Iterator[str]:
+    """`canonical(value)`'s text as it stands `level` deep (the encoder's own, made piece
+    by piece)."""
+    encoder = json.JSONEncoder(indent=1, sort_keys=True, ensure_ascii=False, default=str)
+    if not level:
+        yield from encoder.iterencode(value)
+        return
+    for piece in encoder.iterencode(value):
+        yield piece.replace("\n", "\n" + " " * level)
+
+
 def _cut(text: str, limit: int) -> tuple[str, bool]:
     """`bounded_json`'s cut of a text already made."""
     return (text[:limit] + "\n…", True) if len(text) > limit else (text, False)
 
 
-def bounded_json(value: Any, limit: int = RECORD_LIMIT) -> tuple[str, bool]:
-    """`canonical(value)` cut at `limit` characters (and whether it was), made only that far."""
-    text, over = _made_past(value, limit)
+def bounded_json(
+    value: Any, limit: int = RECORD_LIMIT, kept: KeptPairs | None = None
+) -> tuple[str, bool]:
+    """`canonical(value)` cut at `limit` characters (and whether it was), made only that far;
+    the text of a kept document's record, once made, is made again by no later run
+    (`KeptPairs.record_text`)."""
+    text, over = _made_past(value, limit) if kept is None else kept.made_past(value, limit)
     return _cut(text, limit) if over else (text, False)

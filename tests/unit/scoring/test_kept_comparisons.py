@@ -17,6 +17,8 @@ from evalward.rundata.playground_state import (
     KeptPairs,
     PlaygroundRun,
     PlaygroundState,
+    bounded_json,
+    canonical,
     shared_with,
 )
 from evalward.rundata.results import Status
@@ -133,3 +135,25 @@ def test_a_state_read_whole_shares_only_the_records_alike_the_kept_ones() -> Non
                 assert json.dumps(row, sort_keys=True) == json.dumps(
                     json.loads(expected)["orders"][label], sort_keys=True
                 )
+
+
+def test_a_records_text_made_from_kept_records_is_the_text_made_whole() -> None:
+    """The run's record of its state (its first characters of canonical text) is the same
+    text whether kept records' texts are reused or every record is written anew."""
+    rng = random.Random(5)
+    for trial in range(40):
+        kept = {
+            "orders": {f"W{n:03}": record(rng) for n in range(40)},
+            "users": record(rng),
+            "notes": ["line\none", "\u00fc", {"b": [1, 2.5]}],
+        }
+        pairs = KeptPairs()
+        pairs.keep(kept)
+        for run in range(3):
+            state = {"db": changed(random.Random(trial * 10 + run), kept), "z": {"x\n": None}}
+            whole = canonical(state)
+            for limit in (0, 50, 700, 3000, 10**6):
+                made, over = pairs.made_past(state, limit)
+                assert whole.startswith(made) and over == (len(whole) > limit)
+                assert len(made) > limit or made == whole
+                assert bounded_json(state, limit, kept=pairs) == bounded_json(state, limit)
