@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -266,23 +266,16 @@ class KeptPairs:
         if not (isinstance(before, dict) and isinstance(after, dict)):
             return False
         one, other = self._kept.get(id(before)), self._kept.get(id(after))
-        if (one is None) == (other is None):
+        if one is not None and other is not None:
             return False
-        level = (one or other or (None, SPLIT_DEPTH))[1]
-        return level < SPLIT_DEPTH
+        kept = one or other
+        return kept is not None and kept[1] < SPLIT_DEPTH
 
     def made_past(self, value: Any, limit: int) -> tuple[str, bool]:
         """`_made_past(value, limit)`, the text of each kept record in it (a container at
         SPLIT_DEPTH of its document) made once a job and indented where it stands: a run's
         record then costs its state's first records' lookups, not their writing."""
-        pieces: list[str] = []
-        size = 0
-        for piece in self._pieces(value, 0):
-            pieces.append(piece)
-            size += len(piece)
-            if size > limit:
-                return "".join(pieces), True
-        return "".join(pieces), False
+        return _joined_past(self._pieces(value, 0), limit)
 
     def _pieces(self, value: Any, level: int) -> Iterator[str]:
         """`canonical(value)`'s text as it stands `level` deep, piece by piece."""
@@ -400,11 +393,16 @@ def canonical_within(value: Any, limit: int) -> str | None:
 
 def _made_past(value: Any, limit: int) -> tuple[str, bool]:
     """`canonical(value)` made until it is longer than `limit` (then True), no further."""
+    return _joined_past(_chunks(value), limit)
+
+
+def _joined_past(pieces: Iterable[str], limit: int) -> tuple[str, bool]:
+    """`pieces` joined until they are longer than `limit` (then True), no further."""
     kept: list[str] = []
     size = 0
-    for chunk in _chunks(value):
-        kept.append(chunk)
-        size += len(chunk)
+    for piece in pieces:
+        kept.append(piece)
+        size += len(piece)
         if size > limit:
             return "".join(kept), True
     return "".join(kept), False
@@ -413,11 +411,10 @@ def _made_past(value: Any, limit: int) -> tuple[str, bool]:
 def _indented(value: Any, level: int) -> Iterator[str]:
     """`canonical(value)`'s text as it stands `level` deep (the encoder's own, made piece
     by piece)."""
-    encoder = json.JSONEncoder(indent=1, sort_keys=True, ensure_ascii=False, default=str)
     if not level:
-        yield from encoder.iterencode(value)
+        yield from _chunks(value)
         return
-    for piece in encoder.iterencode(value):
+    for piece in _chunks(value):
         yield piece.replace("\n", "\n" + " " * level)
 
 
@@ -431,6 +428,6 @@ def bounded_json(
 ) -> tuple[str, bool]:
     """`canonical(value)` cut at `limit` characters (and whether it was), made only that far;
     the text of a kept document's record, once made, is made again by no later run
-    (`KeptPairs.record_text`)."""
+    (`KeptPairs.made_past`)."""
     text, over = _made_past(value, limit) if kept is None else kept.made_past(value, limit)
     return _cut(text, limit) if over else (text, False)

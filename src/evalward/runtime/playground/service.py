@@ -350,7 +350,7 @@ async def _tagged_state(
     sent = held[0] if held is not None else None
     reply = await _state(live, service, path, sent)
     tag = state_tags.answered(live, source, reply.status, reply.headers, sent)
-    if held is not None and sent is not None:
+    if held is not None:
         if reply.status == state_tags.NOT_MODIFIED:
             return held[1]
         if reply.status == state_tags.IM_USED:

@@ -143,11 +143,14 @@ def _read(
     known: KnownImage | None = None,
 ) -> None:
     connection, schema = _open_read_only(live, copy)
+    reading = _Reading(live, chars)
     try:
-        state.document["db"] = _tables(live, connection, schema, chars)
+        state.document["db"] = _tables(live, connection, schema, reading)
     except BaseException:
         connection.close()
         raise
+    if known is not None:  # a template's: what a run's read by what changed starts from
+        known.spent = reading.spent()
     _answer(connection, queries, state, known)
 
 
@@ -160,15 +163,6 @@ def _index(known: KnownImage) -> None:
         _bound(connection, known.image)
         known.keys = {name: _key(connection, name) for name in known.tables}
         known.pages = index_template(connection, known.image, known.keys, known.tables)
-        costs = [
-            _row_cost(label, row) for rows in known.tables.values() for label, row in rows.items()
-        ]
-        tables = known.tables
-        known.spent = (
-            len(costs),
-            len(tables) + sum(cells for cells, _ in costs),
-            sum(len(name) + 8 for name in tables) + sum(chars for _, chars in costs),
-        )
     except sqlite3.Error:
         known.pages = None
     finally:
@@ -188,6 +182,7 @@ def _read_changed(
     it whole)."""
     assert known.pages is not None and known.tables is not None
     connection = sqlite3.connect(":memory:")
+    handed = False
     try:
         _bound(connection, image)
         check = connection.execute("PRAGMA integrity_check(1)").fetchone()
@@ -195,12 +190,10 @@ def _read_changed(
             raise sqlite3.DatabaseError(check[0] if check else "no answer")
         found = changes(connection, image, known.image, known.pages)
         if found is None:
-            connection.close()
             return False
         reading = _Reading(live, chars, known.spent)
         tables = apply(connection, found, known.tables, known.pages, known.keys, reading)
         if tables is None:
-            connection.close()
             return False
         for name in found.whole:
             for label, row in known.tables.get(name, {}).items():
@@ -208,12 +201,12 @@ def _read_changed(
             table = _table(live, connection, name, known.keys[name], reading)
             tables[name] = shared_with(table, known.tables.get(name), 1)
         connection.execute("PRAGMA query_only = ON")
+        handed = True
     except sqlite3.Error as exc:
-        connection.close()
         raise live.error(f"its database is corrupt ({exc})") from None
-    except BaseException:
-        connection.close()
-        raise
+    finally:
+        if not handed:  # the queries close it once handed to them
+            connection.close()
     connection.set_authorizer(_read_only)
     state.document["db"] = tables
     _answer(connection, queries, state, None)
@@ -439,6 +432,10 @@ class _Reading:
         self._check(where)
         return row
 
+    def spent(self) -> tuple[int, int, int]:
+        """The rows, values and characters counted so far."""
+        return MAX_ROWS - self.rows, MAX_CELLS - self.cells, self.limit - self.chars
+
     def give_back(self, where: str, label: str, row: dict[str, Any]) -> None:
         """A counted row the state no longer holds (a template's row the run changed)."""
         del where
@@ -473,11 +470,10 @@ def _tables(
     live: LivePlayground,
     connection: sqlite3.Connection,
     schema: list[tuple[str, list[str]]],
-    chars: int,
+    reading: _Reading,
 ) -> dict[str, Any]:
     """Each table's rows by key: its one-column primary key, else its rowid, else its place.
-    Rows are read one at a time and counted as they come (`_Reading`)."""
-    reading = _Reading(live, chars)
+    Rows are read one at a time and counted as they come (`reading`)."""
     return {name: _table(live, connection, name, _key_of(keys), reading) for name, keys in schema}
 
 
