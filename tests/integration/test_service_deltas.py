@@ -372,3 +372,22 @@ def test_evalward_run_decides_the_same_with_deltas_as_without(repo: GitRepo) -> 
     assert found["delta"][1] == refund_clerk.VERDICTS
     assert found["delta"][2] == [200, 304, 304, 226, 304, 304]
     assert found["whole"][2] == [200, 304, 304, 200, 304, 304]
+
+
+def test_evalward_run_records_a_delta_that_does_not_apply_as_the_runs_error(
+    repo: GitRepo,
+) -> None:
+    """A service whose delta removes what is not there: the run that changed the state is
+    an error saying so, never a pass, and `evalward run` exits non-zero."""
+    log, script = repo.path.parent / "script.log", repo.path.parent / "bad.script"
+    script.write_text(json.dumps({"body": '[{"op": "remove", "path": "/gone"}]', "headers": {}}))
+    start = ["python3", "crm.py", "script", "{port}", str(log), "seed.json", str(script)]
+    files = {"evals.yaml": refund_clerk.suite(start), "clerk.py": refund_clerk.CLERK}
+    repo.commit("bad delta", files | {"crm.py": SERVICE, "seed.json": json.dumps(SEED)})
+    code, results, _ = run_for_results(repo.path, "--parallel", "1")
+    found = {f["fixture"]: (f["status"], f["message"]) for f in results["fixtures"]}
+    assert code != 0
+    status, message = found["refund"]
+    assert status == "error"
+    assert "answered a delta whose operation 0 (remove /gone) does not apply" in message
+    assert found["leave"][0] == "pass"  # its state never changed: a 304, no delta
