@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import graphql
@@ -60,6 +60,9 @@ class FakeGitHub:
         self.contract_violations: list[str] = []
         """Requests GitHub's OpenAPI description says GitHub would reject (answered 422)."""
         self.failures: list[tuple[str, re.Pattern[str], Response]] = []
+        self.answer_delay = 0.0
+        """Seconds every answer waits before it goes out (a slow API: requests a client
+        made at once would arrive while an earlier one is unanswered)."""
         self._next_id = 1000
         self._lock = threading.Lock()
         self.server = LoopbackServer(self._handle)
@@ -118,6 +121,12 @@ class FakeGitHub:
     # --- routing --------------------------------------------------------------------------
 
     def _handle(self, request: Request) -> Response:
+        response = self._answer(request)
+        if self.answer_delay and not response.delay:
+            response = replace(response, delay=self.answer_delay)
+        return response
+
+    def _answer(self, request: Request) -> Response:
         with self._lock:
             self.requests.append(request)
             problems = check(request.method, request.path, request.query, request.body)

@@ -32,6 +32,9 @@ class Request:
     """The request target exactly as it arrived (path and query, undecoded)."""
     received: float = 0.0
     """When it had arrived whole (`time.monotonic`): what a client's pacing is seen by."""
+    answering: float = 0.0
+    """When its answer began to go out (`time.monotonic`; 0.0 until then): a client that
+    waits for each answer sends its next request after this."""
 
     def json(self) -> Any:
         return json.loads(self.body or b"null")
@@ -125,6 +128,7 @@ class LoopbackServer:
                 response = outer.handler(request)
                 if response.delay:
                     outer._closing.wait(response.delay)
+                request.answering = time.monotonic()
                 try:
                     if response.stream is not None:
                         self._send_stream(response, response.stream)

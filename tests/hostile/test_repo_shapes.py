@@ -10,9 +10,8 @@ files (resources, garbage, binary), symbolic links (inside, outside, dangling, l
 folders), submodules, FIFOs in the working tree, and files where evalward expects a folder
 (`.evalward`, the output directory) or folders where it expects a file (`evalward.yaml`).
 
-An example costs one run of the action (about 1.5 s, most of it the GitHub client's pause
-between writes), so the budget is fixed and small; the explicit examples cover every kind of
-entry on each side every time.
+An example costs one run of the action (about a second), so the budget is fixed and small;
+the explicit examples cover every kind of entry on each side every time.
 """
 
 from __future__ import annotations

@@ -112,11 +112,13 @@ class GitHubClient:
             base_url=api_url.rstrip("/"),
             timeout=int(timeout),
             retry=2,
-            # GitHub asks for requests made one at a time and a second between writes (its
-            # REST API best practices); PyGithub's own extra pause of 0.25 s before every
-            # read only made a job's dozen requests seconds slower
+            # GitHub asks for requests made one at a time (its REST API best practices), as
+            # they are here, and a second between writes only for a large number of them: a
+            # job writes three times at most (the comment, the check run, the commit status),
+            # so PyGithub's pauses (a second before each write, 0.25 s before each read) only
+            # made every job seconds slower
             seconds_between_requests=None,
-            seconds_between_writes=1.0,
+            seconds_between_writes=None,
         )
         self._repo = self._gh.get_repo(repository, lazy=True)
         self._pulls: dict[int, PullRequest] = {}
