@@ -10,10 +10,14 @@ default; `tags`: whole; `whole`: whole and without a tag, as a service that know
 either).
 
     python bench/state_at_size.py [--runs 8] [--in-flight 1,32] [--rounds 3]
-        [--agent-seconds 0.7] [--answers deltas] [--before NAME=SRC ...]
+        [--agent-seconds 0.7] [--answers deltas] [--playground service|sqlite]
+        [--sqlite-baseline unread|tiny] [--before NAME=SRC ...]
 
 The same runs with the service's state read from `/health` (a few bytes) instead are the
-baseline: the service, its start and the agent are the same, only the state differs. Both
+baseline: the service, its start and the agent are the same, only the state differs. A
+SQLite playground's (`--playground sqlite`) is the same database whose state is not read,
+before or after a run (`--sqlite-baseline unread`), or a database of one order (`tiny`: the
+whole cost of the database's size, the agent's own writes to it included). Both
 are alternated, `--rounds` each, and the medians compared. `--before NAME=SRC` measures
 another checkout's evalward (its `src` folder) too, each round's batches alternated with
 this one's, each in a process of its own.
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import resource
@@ -34,17 +39,19 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from evalward.host import Host
 from evalward.resources.playground import Playground
 from evalward.resources.state_assertions import StateSnapshotAssertion
+from evalward.rundata.playground_state import PlaygroundState
 from evalward.rundata.results import Status
 from evalward.rundata.trace import Trace
 from evalward.runtime.playground.base import PlaygroundSource, Templates
 from evalward.runtime.playground.run import PlaygroundSetting, StateNeeds, run_in_playground
+from evalward.runtime.playground.sqlite import SqliteRun
 from evalward.scoring.state import check_state
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -169,11 +176,11 @@ def tiny_tables() -> dict[str, dict[str, Any]]:
     }
 
 
-def playground(kind: str, state: bool, answers: str) -> Playground:
+def playground(kind: str, state: bool, answers: str, baseline: str = "unread") -> Playground:
     """The retail playground of `kind`, its state read whole (`state`) or the baseline's:
-    the service's `/health`, a database of one order."""
+    the service's `/health`; the same database, or (`baseline` "tiny") one of one order."""
     if kind == "sqlite":
-        seed = "shop/seed.json" if state else "shop/tiny.json"
+        seed = "shop/seed.json" if state or baseline == "unread" else "shop/tiny.json"
         return Playground.model_validate({"sqlite": {"seed": seed}})
     start = ["python3", "crm/tagged.py", "--port", "{port}", "--seed", "{seed}"]
     return Playground.model_validate(
@@ -198,15 +205,16 @@ async def batch(
     agent_s: float,
     kind: str,
     answers: str,
+    baseline: str,
 ) -> float:
     """Wall seconds of `runs` runs, `parallel` in flight."""
-    source = PlaygroundSource("retail", playground(kind, state, answers), folder)
+    source = PlaygroundSource("retail", playground(kind, state, answers, baseline), folder)
     templates = Templates()  # the job's, as flows/execute.py gives every run
     setting = PlaygroundSetting({"PATH": "/usr/bin:/bin"}, templates=templates)
     slots = asyncio.Semaphore(parallel)
     # the fixture's criterion, the same object in each of its runs
     if kind == "sqlite":
-        value = retail_tables(expected) if state else tiny_tables()
+        value = retail_tables(expected) if state or baseline == "unread" else tiny_tables()
         snapshot = StateSnapshotAssertion(type="stateSnapshot", at="db", value=value)
     else:
         snapshot = StateSnapshotAssertion(type="stateSnapshot", at="service", value=expected)
@@ -231,16 +239,34 @@ async def batch(
             trace, run = await run_in_playground(source, StateNeeds(), agent, setting)
             assert run is not None, trace.error
             run.record()
-            if state or kind == "sqlite":  # the refund is a change the snapshot names
+            if state or (kind == "sqlite" and baseline == "tiny"):  # a change the snapshot names
                 status, why = check_state(snapshot, run)
                 assert status is Status.failed and "W0000017" in why, why
 
+    unread = kind == "sqlite" and not state and baseline == "unread"
     started = time.perf_counter()
     try:
-        await asyncio.gather(*(one() for _ in range(runs)))
+        with unread_database() if unread else contextlib.nullcontext():
+            await asyncio.gather(*(one() for _ in range(runs)))
     finally:
         templates.close()
     return time.perf_counter() - started
+
+
+@contextlib.contextmanager
+def unread_database() -> Iterator[None]:
+    """A SQLite playground whose state is not read, before or after a run: the same
+    database laid out and written by the agent, the state's reading alone left out."""
+
+    async def nothing(self: SqliteRun, live: Any, state: PlaygroundState, queries: Any) -> None:
+        state.document["db"] = {}
+
+    reading = SqliteRun.capture
+    SqliteRun.capture = nothing  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        SqliteRun.capture = reading  # type: ignore[method-assign]
 
 
 def refund_in_database(path: str, amount: int) -> None:
@@ -259,7 +285,9 @@ def refund_in_database(path: str, amount: int) -> None:
         connection.close()
 
 
-def worker(runs: int, parallel: int, agent_s: float, kind: str, answers: str) -> None:
+def worker(
+    runs: int, parallel: int, agent_s: float, kind: str, answers: str, baseline: str
+) -> None:
     """One batch with its state read and one without, alternated: their walls as JSON, and
     the CPU seconds each took in evalward's process and in the services it started."""
     found: dict[str, float] = {}
@@ -280,6 +308,7 @@ def worker(runs: int, parallel: int, agent_s: float, kind: str, answers: str) ->
                 agent_s=agent_s,
                 kind=kind,
                 answers=answers,
+                baseline=baseline,
             )
             found[name] = asyncio.run(one_batch)
             own_after, services_after = cpu()
@@ -315,15 +344,31 @@ def main() -> None:
         default="service",
         help="the retail database behind a service, or as the playground's SQLite database",
     )
+    parser.add_argument(
+        "--sqlite-baseline",
+        choices=("unread", "tiny"),
+        default="unread",
+        help="a SQLite playground's runs compared with the same database's state not read "
+        "(the reading's cost), or with a database of one order (the size's whole cost)",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.runs, int(args.in_flight), args.agent_seconds, args.playground, args.answers)
+        worker(
+            args.runs,
+            int(args.in_flight),
+            args.agent_seconds,
+            args.playground,
+            args.answers,
+            args.sqlite_baseline,
+        )
         return
     trees = {"this tree": str(ROOT / "src")} | dict(b.split("=", 1) for b in args.before)
     size = len(json.dumps(retail_seed()))
     shown = (
-        "a SQLite database's" if args.playground == "sqlite" else f"a service's ({args.answers})"
+        f"a SQLite database's (against {args.sqlite_baseline})"
+        if args.playground == "sqlite"
+        else f"a service's ({args.answers})"
     )
     failures = 0
     for parallel in (int(n) for n in args.in_flight.split(",")):
@@ -379,6 +424,7 @@ def batches(
                 *(sys.executable, __file__, "--worker", "--runs", str(runs)),
                 *("--in-flight", str(parallel), "--agent-seconds", str(agent_s)),
                 *("--playground", args.playground, "--answers", args.answers),
+                *("--sqlite-baseline", args.sqlite_baseline),
             ],
             env={**os.environ, "PYTHONPATH": src},
             capture_output=True,

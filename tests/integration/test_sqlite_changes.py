@@ -1,8 +1,9 @@
 """A run's SQLite database read as what changed from its template: whatever the agent does
-to it (update, insert, delete, a key changed, a row grown past a page, a table without
-rowids, a new index, a new table, `VACUUM`, a corrupted page, rows past the bound), the
-state read equals the state a whole read gives, and a row the agent left alone is the
-template's own object."""
+to it (update, insert, delete, a key changed, a row grown past a page, pages freed or
+taken over by another table, a table without rowids, a new index, a new table, `VACUUM`, a
+corrupted page, rows past the bound, an AUTOINCREMENT table's counter), the state read
+equals the state a whole read gives, and a row the agent left alone is the template's own
+object."""
 
 from __future__ import annotations
 
@@ -77,6 +78,16 @@ CHANGES: dict[str, Change | Callable[[str], None]] = {
         "UPDATE orders SET note = substr(note, 1, 8990) || 'zzzzzzzzzz' WHERE id = 'W0450'"
     ),
     "many": sql("UPDATE orders SET status = 'lost' WHERE rowid % 7 = 0"),
+    "whole pages deleted": sql("DELETE FROM orders WHERE rowid BETWEEN 100 AND 400"),
+    "every row deleted": sql("DELETE FROM orders"),
+    "pages freed as they were": sql(  # a leaf no longer reached, its bytes unchanged
+        "PRAGMA secure_delete = OFF", "DELETE FROM users"
+    ),
+    "pages taken by another table": sql(  # the orders' freed pages, reused for new users
+        "DELETE FROM orders WHERE rowid BETWEEN 100 AND 400",
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300) "
+        "INSERT INTO users (id, name) SELECT 'n' || i, printf('%.200c', 'x') FROM n",
+    ),
     "no rowid table": sql(
         "CREATE TABLE tags (a TEXT, b TEXT, PRIMARY KEY (a, b)) WITHOUT ROWID",
         "INSERT INTO tags VALUES ('x', 'y')",
@@ -193,3 +204,50 @@ def test_what_a_whole_read_refuses_is_refused_alike(
         trace, run = found[name]
         assert run is None
         assert trace.error is not None and why in trace.error, trace.error
+
+
+AUTOINCREMENT_SEED = """\
+CREATE TABLE log (id INTEGER PRIMARY KEY AUTOINCREMENT, what TEXT NOT NULL);
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 400)
+INSERT INTO log (what) SELECT printf('entry %d', i) FROM n;
+"""
+
+
+def test_a_table_that_counts_its_keys_in_sqlites_own_table_is_read_by_what_changed(
+    tmp_path: Path,
+) -> None:
+    """An AUTOINCREMENT table's insert also writes `sqlite_sequence`, which is SQLite's own
+    and no part of the state: the rest is read by what changed, as a whole read reads it."""
+    (tmp_path / "seed.sql").write_text(AUTOINCREMENT_SEED)
+    spec = Playground.model_validate({"sqlite": {"seed": "seed.sql"}})
+    source = PlaygroundSource("log", spec, tmp_path)
+
+    async def agent(env: Mapping[str, str]) -> Trace:
+        db = sqlite3.connect(env["EVALWARD_SQLITE_PATH"], isolation_level=None)
+        try:
+            db.execute("INSERT INTO log (what) VALUES ('refunded W0017')")
+        finally:
+            db.close()
+        return Trace()
+
+    async def once(templates: Templates | None) -> PlaygroundRun | None:
+        setting = PlaygroundSetting({"PATH": "/usr/bin:/bin"}, templates=templates)
+        await run_in_playground(source, StateNeeds(), agent, setting)  # the template read
+        trace, run = await run_in_playground(source, StateNeeds(), agent, setting)
+        assert run is not None, trace.error
+        return run
+
+    templates = Templates()
+    try:
+        changed = asyncio.run(once(templates))
+    finally:
+        templates.close()
+    whole = asyncio.run(once(None))
+    assert changed is not None and whole is not None
+    assert changed.final.document == whole.final.document
+    assert changed.record() == whole.record()
+    before, after = changed.initial.document["db"], changed.final.document["db"]
+    assert "sqlite_sequence" not in after
+    assert len(after["log"]) == 401
+    shared = sum(after["log"][label] is row for label, row in before["log"].items())
+    assert shared == 400  # every entry it left alone is the template's own

@@ -109,7 +109,8 @@ def _compare(
 ) -> None:
     direct: list[str] = []
     nested: list[str] = []
-    for key in sorted(before.keys() | after.keys(), key=str):
+    keys = differing_keys(before, after)
+    for key in sorted(before.keys() | after.keys(), key=str) if keys is None else keys:
         if key in before and key in after:
             old, new = before[key], after[key]
             if alike(old, new):
@@ -206,6 +207,36 @@ KEPT_CONTAINERS = 1 << 18
 """Containers a job registers at most: past it, documents are compared as before."""
 
 
+class Derived(dict[Any, Any]):
+    """A run's copy of a kept table (`base`) with a few of its keys added, replaced or
+    removed (`changed`): every other key holds the base's own object. Compared with its
+    base, or with what its base was compared with (`KeptPairs.differing_keys`), it costs
+    the keys that changed, not the table's thousand records. Never changed once made."""
+
+    __slots__ = ("__weakref__", "base", "changed")
+
+    def __init__(self, base: dict[Any, Any], items: dict[Any, Any], changed: set[Any]) -> None:
+        super().__init__(items)
+        self.base = base
+        self.changed = frozenset(changed)
+
+
+def derived(base: dict[Any, Any], items: dict[Any, Any], changed: set[Any]) -> dict[Any, Any]:
+    """`items` (a copy of `base` with the keys `changed` changed) as a `Derived`; `base`
+    itself when no key holds another object."""
+    moved = {key for key in changed if items.get(key, _ABSENT) is not base.get(key, _ABSENT)}
+    return Derived(base, items, moved) if moved else base
+
+
+def differing_keys(before: Any, after: Any) -> list[Any] | None:
+    """The keys where `before` and `after` can differ when one is a `Derived` of the other:
+    its changed keys, sorted (None: any key can)."""
+    for one, other in ((after, before), (before, after)):
+        if isinstance(one, Derived) and one.base is other:
+            return sorted(one.changed, key=str)
+    return None
+
+
 class KeptPairs:
     """Which records of the documents a job keeps for all its runs were found alike.
 
@@ -223,6 +254,10 @@ class KeptPairs:
         self._alike: set[tuple[int, int]] = set()
         self._texts: dict[int, str] = {}
         """Each kept record's canonical text, by its id (held in `_kept`)."""
+        self._unsettled_keys: dict[tuple[int, int], frozenset[Any]] = {}
+        """The keys where two kept dicts differ, by their ids (`_unsettled`)."""
+        self._keys: dict[int, list[str] | None] = {}
+        """Each kept dict's keys, sorted, by its id (`_sorted_keys`)."""
 
     def keep(self, document: Any) -> None:
         """Register the containers of `document`'s first KEPT_DEPTH levels: a document the
@@ -251,6 +286,31 @@ class KeptPairs:
         found = alike(before, after)
         if found and pair[0] in self._kept and pair[1] in self._kept:
             self._alike.add(pair)
+        return found
+
+    def differing_keys(self, before: Any, after: Any) -> list[Any] | None:
+        """The keys where dicts `before` and `after` can differ when one is a `Derived` of
+        a kept table and the other is that table or another kept one: its changed keys and
+        those where the two kept ones differ (found once a job). None: any key can."""
+        found = differing_keys(before, after)
+        if found is not None:
+            return found
+        for one, other in ((after, before), (before, after)):
+            if isinstance(one, Derived) and id(other) in self._kept and id(one.base) in self._kept:
+                return sorted(self._unsettled(other, one.base) | one.changed, key=str)
+        return None
+
+    def _unsettled(self, first: dict[Any, Any], second: dict[Any, Any]) -> frozenset[Any]:
+        """The keys of two kept dicts where they differ (one lacks it, or its values are not
+        alike), remembered for the job."""
+        pair = (id(first), id(second))
+        found = self._unsettled_keys.get(pair)
+        if found is None:
+            found = self._unsettled_keys[pair] = frozenset(
+                key
+                for key in first.keys() | second.keys()
+                if key not in first or key not in second or not self.alike(first[key], second[key])
+            )
         return found
 
     def known(self, before: Any, after: Any) -> bool:
@@ -286,22 +346,40 @@ class KeptPairs:
                 text = self._texts[id(value)] = canonical(value)
             yield text.replace("\n", "\n" + " " * level) if level else text
             return
-        if not isinstance(value, dict) or not value or not all(isinstance(k, str) for k in value):
+        keys = self._sorted_keys(value) if isinstance(value, dict) and value else None
+        if keys is None:
             yield from _indented(value, level)
             return
         inner = " " * (level + 1)
         yield "{"
-        for index, key in enumerate(sorted(value)):
+        for index, key in enumerate(keys):
             yield (
                 ("\n" if not index else ",\n") + inner + json.dumps(key, ensure_ascii=False) + ": "
             )
             yield from self._pieces(value[key], level + 1)
         yield "\n" + " " * level + "}"
 
+    def _sorted_keys(self, value: dict[Any, Any]) -> list[str] | None:
+        """A dict's keys, sorted (None: not all are text), once a job for a kept dict and
+        for a `Derived` of one whose keys are its base's."""
+        same_keys = isinstance(value, Derived) and all(
+            (key in value) == (key in value.base) for key in value.changed
+        )
+        source = value.base if isinstance(value, Derived) and same_keys else value
+        held = id(source) in self._kept
+        if held and id(source) in self._keys:
+            return self._keys[id(source)]
+        keys = sorted(source) if all(isinstance(key, str) for key in source) else None
+        if held:
+            self._keys[id(source)] = keys
+        return keys
+
     def clear(self) -> None:
         self._kept.clear()
         self._alike.clear()
         self._texts.clear()
+        self._unsettled_keys.clear()
+        self._keys.clear()
 
 
 SHARED_DEPTH = 2

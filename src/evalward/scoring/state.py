@@ -119,7 +119,8 @@ def differences(
     elif not kept.split(before, after) and kept.alike(before, after):
         return
     if isinstance(before, dict) and isinstance(after, dict):
-        for key in sorted(before.keys() | after.keys(), key=str):
+        keys = None if kept is None else kept.differing_keys(before, after)
+        for key in sorted(before.keys() | after.keys(), key=str) if keys is None else keys:
             if key not in before or key not in after:
                 yield (*at, str(key))
             elif kept is None or not kept.known(before[key], after[key]):

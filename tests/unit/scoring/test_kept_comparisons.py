@@ -19,7 +19,9 @@ from evalward.rundata.playground_state import (
     PlaygroundState,
     bounded_json,
     canonical,
+    derived,
     shared_with,
+    state_changes,
 )
 from evalward.rundata.results import Status
 from evalward.scoring.state import check_state, differences
@@ -54,20 +56,25 @@ def twin(rng: random.Random, value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-def changed(rng: random.Random, kept: dict[str, Any]) -> dict[str, Any]:
+def changed(rng: random.Random, kept: dict[str, Any], derive: bool = False) -> dict[str, Any]:
     """A run's state as a delta leaves it: the kept document with a few records replaced,
-    added or removed, every other record shared with it."""
+    added or removed, every other record shared with it (`derive`: its orders a `Derived`
+    of the kept ones, as a SQLite database read by what changed gives them)."""
     state = dict(kept)
-    state["orders"] = orders = dict(kept["orders"])
+    orders = dict(kept["orders"])
+    keys: set[str] = set()
     for _ in range(rng.randint(0, 3)):
         key = rng.choice(list(orders))
         roll = rng.random()
         if roll < 0.6:
             orders[key] = dict(orders[key]) | {"status": rng.choice(VALUES)}
         elif roll < 0.8:
-            orders[f"new-{rng.randint(0, 9)}"] = record(rng)
+            key = f"new-{rng.randint(0, 9)}"
+            orders[key] = record(rng)
         else:
             del orders[key]
+        keys.add(key)
+    state["orders"] = derived(kept["orders"], orders, keys) if derive else orders
     return state
 
 
@@ -79,12 +86,18 @@ def test_differences_with_kept_pairs_are_the_differences_without() -> None:
         pairs = KeptPairs()
         pairs.keep(kept)
         pairs.keep(expected)
-        for _ in range(8):  # runs of one job, each with its own state
-            state = changed(rng, kept)
+        for run in range(8):  # runs of one job, each with its own state
+            state = changed(rng, kept, derive=run % 2 == 1)
+            plain = state | {"orders": dict(state["orders"])}
             assert list(differences(expected, state, (), pairs)) == list(
-                differences(expected, state)
+                differences(expected, plain)
             )
-            assert list(differences(kept, state, (), pairs)) == list(differences(kept, state))
+            assert list(differences(state, expected, (), pairs)) == list(
+                differences(plain, expected)
+            )
+            assert list(differences(kept, state, (), pairs)) == list(differences(kept, plain))
+            assert state_changes(kept, state) == state_changes(kept, plain)
+            assert state_changes(state, kept) == state_changes(plain, kept)
 
 
 def test_a_criterion_decides_the_same_and_holds_nothing_of_a_run() -> None:
@@ -149,8 +162,9 @@ def test_a_records_text_made_from_kept_records_is_the_text_made_whole() -> None:
         }
         pairs = KeptPairs()
         pairs.keep(kept)
-        for run in range(3):
-            state = {"db": changed(random.Random(trial * 10 + run), kept), "z": {"x\n": None}}
+        for run in range(4):
+            made = changed(random.Random(trial * 10 + run), kept, derive=run % 2 == 1)
+            state = {"db": made, "z": {"x\n": None}}
             whole = canonical(state)
             for limit in (0, 50, 700, 3000, 10**6):
                 made, over = pairs.made_past(state, limit)

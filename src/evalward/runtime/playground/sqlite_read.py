@@ -21,7 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from evalward.rundata.playground_state import PlaygroundState, QueryAnswer, shared_with
+from evalward.rundata.playground_state import PlaygroundState, QueryAnswer, derived, shared_with
 from evalward.runtime.playground.base import LivePlayground
 from evalward.runtime.playground.sqlite_changes import TemplatePages, apply, changes, index_template
 
@@ -200,6 +200,7 @@ def _read_changed(
                 reading.give_back(name, label, row)
             table = _table(live, connection, name, known.keys[name], reading)
             tables[name] = shared_with(table, known.tables.get(name), 1)
+        tables = derived(known.tables, tables, set(found.rowids) | set(found.gone) | found.whole)
         connection.execute("PRAGMA query_only = ON")
         handed = True
     except sqlite3.Error as exc:
