@@ -95,6 +95,7 @@ SECTIONS = [
     Section("mcp-stdio", "mcp_stdio.py", ("--megabytes", "3.9", "--lines", "20000"), minutes=0.5),
     Section("playground-state", "playground_state_memory.py", minutes=0.5),
     Section("action-import", "action_import.py", ("--rounds", "15"), minutes=0.5),
+    Section("shared-places", "shared_places.py", ("--rounds", "9"), minutes=0.2),
     Section("state-size", "state_at_size.py", ("--runs", "8"), minutes=4),
     Section(
         "state-size-whole",

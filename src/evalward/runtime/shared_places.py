@@ -42,6 +42,10 @@ KERNEL_INTERFACES = frozenset(
     }
 )
 """File systems where no user makes files of its own."""
+COUNTS_SUBFOLDERS = frozenset({"ext2", "ext3", "ext4", "xfs", "tmpfs"})
+"""File systems where a folder's link count is 2 plus its subfolders: a folder of 2 links
+holds no folder, and is not read (the walk's leaves, most of its folders, cost a system
+call, not four). Others (btrfs, an overlay's merged folder: 1 link) are read."""
 WALK_BOUND = 200_000
 """The folders one search enters at most, over every mount."""
 ALWAYS = (
@@ -67,20 +71,21 @@ def find(mounts: Path = MOUNTS, bound: int = WALK_BOUND) -> Places:
     first (a folder inside one found is swept with it)."""
     found: set[bytes] = set()
     budget = [bound]
-    for point in _writable_mounts(mounts):
-        _walk(os.fsencode(point), found, budget)
+    for point, kind in _writable_mounts(mounts):
+        _walk(os.fsencode(point), found, budget, leaves_known=kind in COUNTS_SUBFOLDERS)
     places = {Path(os.fsdecode(folder)) for folder in found}
     places.update(place for place in ALWAYS if place.is_dir() and not place.is_symlink())
     return Places(_outermost(places), complete=budget[0] > 0)
 
 
-def _writable_mounts(mounts: Path) -> list[Path]:
-    """The mount points of the writable mounts that are not kernel interfaces."""
+def _writable_mounts(mounts: Path) -> list[tuple[Path, str]]:
+    """The mount points of the writable mounts that are not kernel interfaces, and their
+    file systems' types."""
     try:
         lines = mounts.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return []
-    points: dict[Path, None] = {}
+    points: dict[Path, str] = {}
     for line in lines:
         left, _, right = line.partition(" - ")
         fields, kinds = left.split(), right.split()
@@ -89,13 +94,14 @@ def _writable_mounts(mounts: Path) -> list[Path]:
         options = fields[5].split(",")
         if kinds[0] in KERNEL_INTERFACES or "ro" in options:
             continue
-        points[Path(_unescape(fields[4]))] = None
-    return list(points)
+        points[Path(_unescape(fields[4]))] = kinds[0]
+    return list(points.items())
 
 
-def _walk(point: bytes, found: set[bytes], budget: list[int]) -> None:
+def _walk(point: bytes, found: set[bytes], budget: list[int], *, leaves_known: bool) -> None:
     """The folders every user may write under `point`, on its mount alone. Folders are held
-    as bytes, not Paths: a job walks tens of thousands of them before its first turn."""
+    as bytes, not Paths: a job walks tens of thousands of them before its first turn
+    (`leaves_known`: a folder of 2 links holds none, `COUNTS_SUBFOLDERS`)."""
     try:
         top = os.lstat(point)
     except OSError:
@@ -117,6 +123,8 @@ def _walk(point: bytes, found: set[bytes], budget: list[int]) -> None:
             continue  # the sweep goes through what it holds
         if not info.st_mode & stat.S_IXOTH:
             continue  # no user but its owner and group enters it
+        if leaves_known and info.st_nlink == 2:
+            continue  # no folder inside
         try:
             with os.scandir(folder) as entries:
                 pending += [entry.path for entry in entries if entry.is_dir(follow_symlinks=False)]

@@ -39,7 +39,10 @@ def _folder(path: Path, mode: int) -> Path:
     return path
 
 
-def test_every_folder_others_may_write_is_found_and_nothing_it_hides(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["ext4", "btrfs"])  # a folder's links counted, or not
+def test_every_folder_others_may_write_is_found_and_nothing_it_hides(
+    tmp_path: Path, kind: str
+) -> None:
     root = _folder(tmp_path / "mount", 0o755)
     deep = _folder(root / "a" / "b" / "c" / "open", 0o777)
     for parent in (root / "a", root / "a" / "b", root / "a" / "b" / "c"):
@@ -54,8 +57,8 @@ def test_every_folder_others_may_write_is_found_and_nothing_it_hides(tmp_path: P
     (root / "link").symlink_to(_folder(tmp_path / "elsewhere", 0o777))
     info = _mountinfo(
         tmp_path,
-        f"36 35 98:0 / {root} rw,noatime master:1 - ext4 /dev/root rw",
-        f"37 35 98:0 / {tmp_path / 'elsewhere'} ro,noatime - ext4 /dev/root ro",
+        f"36 35 98:0 / {root} rw,noatime master:1 - {kind} /dev/root rw",
+        f"37 35 98:0 / {tmp_path / 'elsewhere'} ro,noatime - {kind} /dev/root ro",
         "38 35 0:5 / /proc rw,nosuid - proc proc rw",
     )
 

@@ -1,0 +1,59 @@
+"""What a sandboxed job pays before its first turn to find where any user may write: the
+walk of every writable mount (`evalward.runtime.shared_places.find`) on this machine, this
+tree's evalward and each `--before` tree's alternated, each in a fresh interpreter, the
+median wall of each.
+
+    python bench/shared_places.py [--rounds 9] [--before NAME=SRC ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WALK = """\
+import json, time
+from evalward.runtime import shared_places
+started = time.perf_counter()
+places = shared_places.find()
+print(json.dumps([time.perf_counter() - started, len(places.folders), places.complete]))
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--before", action="append", default=[], metavar="NAME=SRC")
+    args = parser.parse_args()
+    trees = {"this tree": str(ROOT / "src")} | dict(b.split("=", 1) for b in args.before)
+    walls: dict[str, list[float]] = {name: [] for name in trees}
+    found: dict[str, tuple[int, bool]] = {}
+    for _ in range(args.rounds):
+        for name, src in trees.items():
+            done = subprocess.run(
+                [sys.executable, "-c", WALK],
+                env={**os.environ, "PYTHONPATH": src},
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            wall, places, complete = json.loads(done.stdout)
+            walls[name].append(wall * 1000)
+            found[name] = (places, complete)
+    for name, measured in walls.items():
+        places, complete = found[name]
+        print(
+            f"{name}: the shared places' walk, median {statistics.median(measured):.0f} ms "
+            f"(fastest {min(measured):.0f}) over {args.rounds} alternated rounds; "
+            f"{places} places found, {'every' if complete else 'not every'} folder seen"
+        )
+
+
+if __name__ == "__main__":
+    main()
