@@ -14,7 +14,7 @@ import copy
 import json
 import os
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ import jsonpatch
 import pytest
 
 from evalward.resources.playground import Playground
-from evalward.rundata.playground_state import PlaygroundRun
+from evalward.rundata.playground_state import Derived, PlaygroundRun, PlaygroundState
 from evalward.rundata.trace import Trace
 from evalward.runtime.playground.base import PlaygroundSource, Templates
 from evalward.runtime.playground.run import PlaygroundSetting, StateNeeds, run_in_playground
@@ -250,11 +250,35 @@ def test_every_operation_applies_as_the_standard_says_and_the_kept_state_stays(
         assert found is not None
         assert found.final.document["service"] == expected
         assert found.initial.document["service"] == SEED
+        # each object the patch copied says which of its keys changed, and holds the kept
+        # object's own value at every other: what comparing it with the kept one relies on
+        copies = list(derived_copies(found.final.document["service"]))
+        assert copies, "no object the patch copied"
+        for made in copies:
+            for key in made.keys() | made.base.keys():
+                if key not in made.changed:
+                    assert key in made and key in made.base, key
+                    assert made[key] is made.base[key], key
+        plain = json.loads(json.dumps(found.final.document))
+        assert (
+            found.record() == PlaygroundRun(found.initial, PlaygroundState("crm", plain)).record()
+        )
     middle = done[1][1]
     assert middle is not None and middle.final.document["service"] == SEED
     # the copy is a copy: the add inside it changed neither the original nor the kept state
     assert expected["notes"]["kept"] == {"a": [{"b": 1, "moved": 1}]}
     assert SEED["notes"] == {"kept": {"a": [{"b": 1}]}}
+
+
+def derived_copies(value: Any) -> Iterator[Derived]:
+    """Every `Derived` in a document."""
+    if isinstance(value, Derived):
+        yield value
+    children = (
+        value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    )
+    for child in children:
+        yield from derived_copies(child)
 
 
 @pytest.mark.parametrize(

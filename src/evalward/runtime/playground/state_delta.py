@@ -27,7 +27,7 @@ import jsonpointer
 
 from evalward.errors import printable
 from evalward.http.client import Reply
-from evalward.rundata.playground_state import json_size, same
+from evalward.rundata.playground_state import Derived, json_size, same
 from evalward.runtime.playground.base import STATE_LIMIT, LivePlayground, PlaygroundError
 from evalward.text import jsontext
 
@@ -82,6 +82,9 @@ class _Patching:
         self.owned: dict[int, Any] = {}
         """The containers this patch copied, by id: the only ones it changes. Holding them
         keeps their ids from being given to another object."""
+        self.touched: dict[int, set[Any]] = {}
+        """The keys each copied object's operations changed, by its id: every other key
+        holds the shared object's own value (a `Derived`'s `changed`)."""
         self.copied = 0
         """Bytes its `move` and `copy` operations copied (the library inserts a copy of
         what they move): bounded, so no patch doubles a state past STATE_LIMIT, nor takes
@@ -100,6 +103,9 @@ class _Patching:
                 ValueError,
             ) as exc:
                 raise self._error(index, operation, str(exc)) from None
+        for made in self.owned.values():
+            if isinstance(made, Derived):
+                made.changed = frozenset(self.touched.get(id(made), ()))
         return self.root
 
     def _one(self, operation: Any) -> None:
@@ -151,13 +157,16 @@ class _Patching:
         """One `add`, `remove` or `replace`, applied in place by the standard's library
         once the containers on its way are the patch's own (a value it inserts is its
         copy: a later operation inside it copies it again, as any kept container)."""
-        self._own_way(parts)
+        parent = self._own_way(parts)
+        if parts and isinstance(parent, Derived):
+            self.touched.setdefault(id(parent), set()).add(parts[-1])
         self.root = jsonpatch.JsonPatch([dict(operation)]).apply(self.root, in_place=True)
 
-    def _own_way(self, parts: list[str]) -> None:
+    def _own_way(self, parts: list[str]) -> Any:
         """Copy each container from the root to the parent of `parts`' last one that this
-        patch has not made, putting the copy where it was. A part that is not there ends
-        the way: the library then says the operation does not apply."""
+        patch has not made, putting the copy where it was; that parent (None: a part that
+        is not there ends the way, and the library then says the operation does not
+        apply)."""
         self.root = self._owned(self.root)
         node = self.root
         for part in parts[:-1]:
@@ -167,16 +176,21 @@ class _Patching:
             elif isinstance(node, list) and 0 <= _index(part) < len(node):
                 key = int(part)
             else:
-                return
+                return None
             child = node[key]
             if not isinstance(child, dict | list):
-                return
+                return None
+            if isinstance(node, Derived):
+                self.touched.setdefault(id(node), set()).add(key)
             node[key] = node = self._owned(child)
+        return node
 
     def _owned(self, value: Any) -> Any:
         if not isinstance(value, dict | list) or id(value) in self.owned:
             return value
-        made = dict(value) if isinstance(value, dict) else list(value)
+        # a dict's copy is a `Derived` of it: compared with it, or with what it was compared
+        # with, it costs the keys the patch changed (their set is given once it is applied)
+        made = Derived(value, value, set()) if isinstance(value, dict) else list(value)
         self.owned[id(made)] = made
         return made
 
