@@ -18,8 +18,9 @@ Each page gets a git repository of its own, and its fenced blocks are taken in o
   given PATH...` writes the placeholder files it names first);
   `<!-- docs-test: install -->` runs a block that installs evalward (`pip install evalward`)
   as written, in a fresh virtualenv whose pip takes `evalward` from a wheel of this checkout
-  (a constraint naming it; the session's one build, `support.distributions`); that
-  virtualenv's evalward runs the page's later blocks.
+  (a constraint naming it; the session's one build, `support.distributions`) and finds its
+  dependencies installed (the test environment's, `Page.install`); that virtualenv's
+  evalward runs the page's later blocks.
 
 Every fenced block names its language, so none is left out by accident.
 """
@@ -30,6 +31,7 @@ import os
 import re
 import subprocess
 import sys
+import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -186,11 +188,20 @@ class Page:
 
     def install(self, block: Block) -> None:
         """The block, as written, in a fresh virtualenv whose `pip install evalward` gets
-        this checkout (offline, the test's own evalward stands in for it)."""
+        this checkout (offline, the test's own evalward stands in for it).
+
+        The virtualenv sees the test environment's site-packages (a `.pth` file naming it), so
+        pip finds evalward's dependencies installed and installs only its wheel: the block's
+        text runs with real pip in seconds, where resolving and downloading every dependency
+        took most of this test's time. That the wheel and the sdist install with their declared
+        dependencies resolved in an empty virtualenv is the release test's to prove
+        (tests/integration/test_release.py)."""
         if os.environ.get("EVALWARD_OFFLINE") == "1":
             return
         venv = self.home / "venv"
         subprocess.run([sys.executable, "-m", "venv", venv], check=True, timeout=120)
+        own = Path(sysconfig.get_path("purelib", vars={"base": str(venv)}))
+        own.joinpath("dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
         constraint = self.home / "constraints.txt"
         constraint.write_text(f"evalward @ {built(self.dists).wheel.as_uri()}\n")
         cache = Path(os.environ.get("HOME", self.home)) / ".cache" / "pip"

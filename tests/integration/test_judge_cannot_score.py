@@ -139,11 +139,11 @@ def test_calibrate_keeps_within_the_providers_concurrency(
     turn would spend their timeout waiting, so no more are sent at once than it takes."""
     write_repo(tmp_path, config="    maxConcurrency: 1\n")
     for candidate, score in CANDIDATES.items():
-        model.script(candidate, Reply(**vars(verdict(score)) | {"delay": 2.0}))
+        model.script(candidate, Reply(**vars(verdict(score)) | {"delay": 1.0}))
 
-    # 4 calls of 2 s, one at a time, each well within its 5 s. Sent 4 at once (the default
-    # --parallel), the third and fourth would wait 4 and 6 s for their turn, and time out.
-    done = calibrate(tmp_path, model, "--timeout", "5")
+    # 4 calls of 1 s, one at a time, each well within its 2.5 s. Sent 4 at once (the default
+    # --parallel), the third and fourth would wait 2 and 3 s for their turn, and time out.
+    done = calibrate(tmp_path, model, "--timeout", "2.5")
 
     assert done.returncode == 0, done.stdout
     assert "agreement: 1.00  phase: Calibrated" in done.stdout

@@ -144,7 +144,9 @@ def test_an_upstream_that_stalls_mid_stream_ends_with_the_run_and_the_call_is_in
         labels=RunLabels(agent="plain", fixture="fx", eval="ev"),
         fixture_input=FixtureInput(type="prompt", payload={"prompt": "order 12345"}),
         tools=FixtureTools(),
-        timeout_seconds=10,  # ample for the agent to start and make its call
+        # the stall never ends: the run's timeout is what the test waits for, and 5 s is
+        # ample for the agent to start and make its call (under a second here, loaded or not)
+        timeout_seconds=5,
     )
 
     async def go() -> tuple[Trace, list[ModelCall]]:

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from evalward import __version__
+from evalward.runtime.installers import NETWORK_ENV
 from support.distributions import built, session_folder
 from support.gitrepo import GIT_ENV, GitRepo
 
@@ -170,12 +171,18 @@ def test_the_sdist_and_the_wheel_install_into_a_fresh_virtualenv_and_run(
     assert "evalward/cli/init_files/workflow.yml" in names  # what `init` writes ships too
     assert "evalward/report/templates/comment.md.j2" in names
 
+    # uv, not pip, installs: it resolves and fetches the declared dependencies from the
+    # registry just as pip does (the sdist built by its declared backend), in parallel and
+    # from its cache; the docs test runs pip itself on the same wheel. The machine's proxy,
+    # CA bundle and mirror reach it, as they reach an installer in a run.
     env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", str(tmp_path))}
+    env |= {name: os.environ[name] for name in NETWORK_ENV if name in os.environ}
+    uv = Path(sys.executable).parent / "uv"
     for kind, artifact in (("wheel", wheel), ("sdist", sdist)):
         venv = tmp_path / kind
-        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
         installed = subprocess.run(
-            [venv / "bin" / "pip", "install", "--quiet", artifact],
+            [uv, "pip", "install", "--quiet", "--python", venv / "bin" / "python", artifact],
             capture_output=True, text=True, timeout=600, env=env,
         )  # fmt: skip
         assert installed.returncode == 0, installed.stderr[-3000:]

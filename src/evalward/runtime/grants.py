@@ -79,7 +79,7 @@ class Grant:
     async def end_calls(self, within: float) -> None:
         """Once the run's processes are done: calls still in flight (a stream the agent hung
         up on, being read to its end for its usage) get `within` seconds more, the rest of
-        the run's time; then each is cut short and recorded in the run's trace as such, so
+        the agent's own time; then each is cut short and recorded in the run's trace as such, so
         none outlives its run, whatever an upstream does."""
         pending = [done.wait() for done in self._in_flight.values()]
         if pending:

@@ -132,7 +132,9 @@ class AgentRunner:
                     f"the run timed out after {run.timeout_seconds:g} s (execution.timeoutSeconds)"
                 )
             if grant is not None:
-                left = self.kind.outer_timeout(run.timeout_seconds) - (time.monotonic() - begun)
+                # the calls it left in flight (a stream it hung up on, read on for its usage)
+                # get the rest of the agent's own time, not the grace kept for its processes
+                left = self.kind.own_timeout(run.timeout_seconds) - (time.monotonic() - begun)
                 await grant.end_calls(within=0 if trace.timed_out else left)
                 grant.finish()
             if run.conversation is not None or self.kind.whole_conversation:

@@ -107,6 +107,11 @@ class AgentKind(abc.ABC):
     def outer_timeout(self, timeout_seconds: float) -> float:
         """The whole run's bound, for a fixture whose runs may take `timeout_seconds`."""
 
+    def own_timeout(self, timeout_seconds: float) -> float:
+        """The time the agent's own work may take, its model calls included: the whole
+        run's bound less what is kept for ending its processes (`outer_timeout`)."""
+        return self.outer_timeout(timeout_seconds)
+
     @abc.abstractmethod
     async def run(self, place: RunPlace) -> str:
         """Run the agent into `place.trace`; a bring-your-own agent's plain-text answer."""

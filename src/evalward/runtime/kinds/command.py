@@ -33,9 +33,13 @@ class CommandKind(ProgramKind):
     def starts_programs(cls, spec: AgentSpec) -> str:
         return "runtime.command"
 
+    def own_timeout(self, timeout_seconds: float) -> float:
+        """Its own `timeoutSeconds`, else the fixture's."""
+        return self.settings.timeout_seconds or timeout_seconds
+
     def outer_timeout(self, timeout_seconds: float) -> float:
         """Its own timeout, the grace its process group is given to end, and a margin."""
-        return (self.settings.timeout_seconds or timeout_seconds) + self.setup.kill_grace + 5
+        return self.own_timeout(timeout_seconds) + self.setup.kill_grace + 5
 
     async def answer(
         self, place: RunPlace, request: dict[str, Any], messages: list[ChatMessage]

@@ -39,11 +39,14 @@ class HttpKind(ProgramKind):
     def starts_programs(cls, spec: AgentSpec) -> str:
         return "runtime.http"
 
+    def own_timeout(self, timeout_seconds: float) -> float:
+        """Its start and its own timeout per POST."""
+        settings = self.server.runtime
+        return settings.ready_timeout_seconds + (settings.timeout_seconds or timeout_seconds)
+
     def outer_timeout(self, timeout_seconds: float) -> float:
         """Its start, its own timeout per POST, and the grace its process group is given."""
-        settings = self.server.runtime
-        own = settings.timeout_seconds or timeout_seconds
-        return settings.ready_timeout_seconds + own + self.setup.kill_grace
+        return self.own_timeout(timeout_seconds) + self.setup.kill_grace
 
     def use_sandbox(self, sandbox: Sandbox) -> None:
         self.server.sandbox = sandbox
