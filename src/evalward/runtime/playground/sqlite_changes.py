@@ -202,11 +202,11 @@ def changes(
         if held is None or held[0] == "sqlite_schema" or held[1] != held[0]:
             continue  # a free page, the schema (compared above), or an index's page
         touched.setdefault(held[0], set()).add(number)
-    images = _Images(image, template, size, changed)
+    images = _Images(image, template, size)
     for table, numbers in touched.items():
-        tree = pages.trees.get(table)
         if table not in pages.tables:
             continue  # SQLite's own (`sqlite_sequence`...): not part of the state
+        tree = pages.trees.get(table)
         if tree is None or not numbers <= tree.held:
             found.whole.add(table)  # a table without labels, or its overflow pages changed
             continue
@@ -235,12 +235,11 @@ def changed_pages(image: bytes, template: bytes, size: int) -> set[int]:
 
 @dataclass(frozen=True)
 class _Images:
-    """A run's database and its template's, page by page, and which pages differ."""
+    """A run's database and its template's, page by page."""
 
     run: bytes
     template: bytes
     size: int
-    changed: set[int]
 
     def run_page(self, number: int) -> bytes:
         return _page(self.run, self.size, number)
