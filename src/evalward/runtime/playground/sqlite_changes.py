@@ -22,6 +22,7 @@ as they come.
 from __future__ import annotations
 
 import sqlite3
+import struct
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -37,6 +38,8 @@ READ_AS = ((16, 24), (44, 68))
 """The header's bytes that say how the pages read (page size, reserved space, the schema's
 format, the text encoding...): a run's must be the template's. The rest (the change
 counter, the page count, the free list) changes with any write."""
+CHILD = struct.Struct(">I")
+"""A page number as an interior page's cell and header hold it."""
 ROWIDS_AT_ONCE = 500
 """Rowids asked for in one statement (below SQLite's limit on a statement's variables)."""
 
@@ -202,7 +205,7 @@ def changes(
         if held is None or held[0] == "sqlite_schema" or held[1] != held[0]:
             continue  # a free page, the schema (compared above), or an index's page
         touched.setdefault(held[0], set()).add(number)
-    images = _Images(image, template, size)
+    images = _Images(image, template, size, changed)
     for table, numbers in touched.items():
         if table not in pages.tables:
             continue  # SQLite's own (`sqlite_sequence`...): not part of the state
@@ -235,11 +238,12 @@ def changed_pages(image: bytes, template: bytes, size: int) -> set[int]:
 
 @dataclass(frozen=True)
 class _Images:
-    """A run's database and its template's, page by page."""
+    """A run's database and its template's, page by page, and which pages differ."""
 
     run: bytes
     template: bytes
     size: int
+    changed: set[int]
 
     def run_page(self, number: int) -> bytes:
         return _page(self.run, self.size, number)
@@ -274,34 +278,35 @@ def _walk(images: _Images, tree: TableTree, touched: set[int]) -> tuple[set[int]
 def _reached(images: _Images, tree: TableTree, dirty: set[int]) -> tuple[set[int], set[int]] | None:
     """The run's table walked from its root: the template pages reached whose bytes and
     subtree are the template's (not walked further), and the rowids of every other leaf
-    page reached."""
+    page reached. An interior page whose bytes are the template's points where it did (its
+    children known from the template); one that changed is read."""
     kept: set[int] = set()
     reread: set[int] = set()
     count = len(images.run) // images.size
-    pending, seen = [tree.root], set()
+    pending, seen = [tree.root], {tree.root}
     while pending:
         number = pending.pop()
-        if number in seen or not 1 <= number <= count:
-            return None  # a page reached twice, or past the file's end
-        seen.add(number)
-        if number in tree.held and number not in dirty:
-            kept.add(number)
-            continue
+        if not 1 <= number <= count:
+            return None  # past the file's end
+        known = tree.children.get(number) if number not in images.changed else None
         page = images.run_page(number)
-        kind = _page_type(page, number)
-        found = (
-            _children(page, number)
-            if kind == TABLE_INTERIOR
-            else _leaf_rowids(page, number)
-            if kind == TABLE_LEAF
-            else None
-        )
-        if found is None:
+        kind = TABLE_INTERIOR if known is not None else _page_type(page, number)
+        if kind == TABLE_LEAF:
+            rowids = _leaf_rowids(page, number)
+            if rowids is None:
+                return None
+            reread.update(rowids)
+            continue
+        children = known if known is not None else _children(page, number)
+        if kind != TABLE_INTERIOR or children is None:
             return None
-        if kind == TABLE_INTERIOR:
-            pending += found
-        else:
-            reread.update(found)
+        found = set(children)
+        if len(found) != len(children) or not found.isdisjoint(seen):
+            return None  # a page reached twice
+        seen |= found
+        unchanged = (found & tree.held) - dirty
+        kept |= unchanged
+        pending += found - unchanged
     return kept, reread
 
 
@@ -422,14 +427,13 @@ def _children(page: bytes, number: int) -> list[int] | None:
     if len(page) < at + 12:
         return None
     cells = int.from_bytes(page[at + 3 : at + 5], "big")
-    children = []
-    for index in range(cells):
-        pointer = at + 12 + 2 * index
-        offset = int.from_bytes(page[pointer : pointer + 2], "big")
-        if pointer + 2 > len(page) or offset + 4 > len(page):
-            return None
-        children.append(int.from_bytes(page[offset : offset + 4], "big"))
-    children.append(int.from_bytes(page[at + 8 : at + 12], "big"))
+    if at + 12 + 2 * cells > len(page):
+        return None
+    pointers = struct.unpack_from(f">{cells}H", page, at + 12)
+    if cells and max(pointers) + 4 > len(page):
+        return None
+    children = [CHILD.unpack_from(page, offset)[0] for offset in pointers]
+    children.append(CHILD.unpack_from(page, at + 8)[0])
     return children
 
 
