@@ -13,9 +13,8 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from common import before_and_this
 
 
 def main() -> None:
@@ -23,7 +22,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--before", action="append", default=[], metavar="NAME=SRC")
     args = parser.parse_args()
-    trees = {"this tree": str(ROOT / "src")} | dict(b.split("=", 1) for b in args.before)
+    trees = before_and_this(args.before)
     walls: dict[str, list[float]] = {name: [] for name in trees}
     for round_ in range(args.rounds + 1):  # the first round compiles the bytecode: not counted
         for name, src in trees.items():

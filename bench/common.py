@@ -23,6 +23,12 @@ ROOT = BENCH.parent
 EVALWARD = [sys.executable, "-m", "evalward"]
 
 
+def before_and_this(before: list[str]) -> dict[str, str]:
+    """The `src` folders a benchmark times, by name: this tree's, then each `--before
+    NAME=SRC`'s (another checkout's, alternated with it)."""
+    return {"this tree": str(ROOT / "src")} | dict(b.split("=", 1) for b in before)
+
+
 def compile_evalward(env: dict[str, str] | None = None) -> None:
     """Write the bytecode of the evalward that the benchmarks run (the one PYTHONPATH or the
     virtualenv gives; `env` may name another PYTHONPATH), as pip does when it installs the

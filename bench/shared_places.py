@@ -14,9 +14,9 @@ import os
 import statistics
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from common import before_and_this
+
 WALK = """\
 import json, time
 from evalward.runtime import shared_places
@@ -31,7 +31,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--before", action="append", default=[], metavar="NAME=SRC")
     args = parser.parse_args()
-    trees = {"this tree": str(ROOT / "src")} | dict(b.split("=", 1) for b in args.before)
+    trees = before_and_this(args.before)
     walls: dict[str, list[float]] = {name: [] for name in trees}
     found: dict[str, tuple[int, bool]] = {}
     for _ in range(args.rounds):

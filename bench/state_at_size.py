@@ -43,6 +43,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from common import before_and_this
+
 from evalward.host import Host
 from evalward.resources.playground import Playground
 from evalward.resources.state_assertions import StateSnapshotAssertion
@@ -363,7 +365,7 @@ def main() -> None:
             args.sqlite_baseline,
         )
         return
-    trees = {"this tree": str(ROOT / "src")} | dict(b.split("=", 1) for b in args.before)
+    trees = before_and_this(args.before)
     size = len(json.dumps(retail_seed()))
     shown = (
         f"a SQLite database's (against {args.sqlite_baseline})"
