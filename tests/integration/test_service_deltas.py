@@ -321,8 +321,10 @@ def derived_copies(value: Any) -> Iterator[Derived]:
             "answered a delta whose operation 0 (add /notes/x) does not apply: "
             "JSON nested more than 62 deep",
         ),
-        (
-            "["
+        (  # a megabyte, then the notes holding it copied into themselves, doubling them
+            '[{"op": "add", "path": "/notes/big", "value": "'
+            + "x" * 1_000_000
+            + '"}, '
             + ", ".join(
                 f'{{"op": "copy", "from": "/notes", "path": "/notes/c{n}"}}' for n in range(40)
             )
