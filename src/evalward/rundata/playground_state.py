@@ -9,6 +9,7 @@ read at the same time, from evalward's own copy: each query's rows, each snapsho
 
 from __future__ import annotations
 
+import copy
 import difflib
 import json
 from collections.abc import Iterable, Iterator
@@ -219,6 +220,11 @@ class Derived(dict[Any, Any]):
         super().__init__(items)
         self.base = base
         self.changed = frozenset(changed)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[Any, Any]:
+        """A plain dict: a deep copy shares nothing with the base (a JSON Patch's `copy`
+        makes one), so it neither names it nor copies it too."""
+        return {copy.deepcopy(key, memo): copy.deepcopy(value, memo) for key, value in self.items()}
 
 
 def derived(base: dict[Any, Any], items: dict[Any, Any], changed: set[Any]) -> dict[Any, Any]:

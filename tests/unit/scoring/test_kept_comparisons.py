@@ -171,3 +171,12 @@ def test_a_records_text_made_from_kept_records_is_the_text_made_whole() -> None:
                 assert whole.startswith(made) and over == (len(whole) > limit)
                 assert len(made) > limit or made == whole
                 assert bounded_json(state, limit, kept=pairs) == bounded_json(state, limit)
+
+
+def test_a_deep_copy_of_a_derived_table_is_a_plain_one_that_copies_nothing_of_its_base() -> None:
+    base = {"W1": {"paid": 1}, "W2": {"paid": 0}}
+    table = derived(base, base | {"W2": {"paid": 2}}, {"W2"})
+    made = copy.deepcopy({"orders": table, "again": table})
+    assert type(made["orders"]) is dict and made["orders"] == table
+    assert made["again"] is made["orders"]  # one object copied once, as deepcopy does
+    assert made["orders"]["W1"] is not base["W1"]
