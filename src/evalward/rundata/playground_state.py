@@ -209,17 +209,25 @@ KEPT_CONTAINERS = 1 << 18
 
 
 class Derived(dict[Any, Any]):
-    """A run's copy of a kept table (`base`) with a few of its keys added, replaced or
-    removed (`changed`): every other key holds the base's own object. Compared with its
-    base, or with what its base was compared with (`KeptPairs.differing_keys`), it costs
-    the keys that changed, not the table's thousand records. Never changed once made."""
+    """A run's copy of a kept table (`base`) whose maker adds, replaces or removes a few of
+    its keys, then names those that hold another object than the base's (`settle`):
+    every other key holds the base's own object. Compared with its base, or with what its
+    base was compared with (`KeptPairs.differing_keys`), it costs the keys that changed,
+    not the table's thousand records. Never changed once settled."""
 
     __slots__ = ("__weakref__", "base", "changed")
 
-    def __init__(self, base: dict[Any, Any], items: dict[Any, Any], changed: set[Any]) -> None:
-        super().__init__(items)
+    def __init__(self, base: dict[Any, Any]) -> None:
+        super().__init__(base)
         self.base = base
-        self.changed = frozenset(changed)
+        self.changed: frozenset[Any] = frozenset()
+
+    def settle(self, keys: Iterable[Any]) -> None:
+        """Name, of `keys` (every key its maker changed), those that no longer hold the
+        base's own object."""
+        self.changed = frozenset(
+            key for key in keys if self.get(key, _ABSENT) is not self.base.get(key, _ABSENT)
+        )
 
     def __deepcopy__(self, memo: dict[int, Any]) -> dict[Any, Any]:
         """A plain dict: a deep copy shares nothing with the base (a JSON Patch's `copy`
@@ -227,11 +235,11 @@ class Derived(dict[Any, Any]):
         return {copy.deepcopy(key, memo): copy.deepcopy(value, memo) for key, value in self.items()}
 
 
-def derived(base: dict[Any, Any], items: dict[Any, Any], changed: set[Any]) -> dict[Any, Any]:
-    """`items` (a copy of `base` with the keys `changed` changed) as a `Derived`; `base`
-    itself when no key holds another object."""
-    moved = {key for key in changed if items.get(key, _ABSENT) is not base.get(key, _ABSENT)}
-    return Derived(base, items, moved) if moved else base
+def derived(table: Derived, keys: Iterable[Any]) -> dict[Any, Any]:
+    """`table` settled with the `keys` its maker changed; its base itself when none of them
+    holds another object."""
+    table.settle(keys)
+    return table if table.changed else table.base
 
 
 def differing_keys(before: Any, after: Any) -> list[Any] | None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from evalward.resources.state_assertions import StateSnapshotAssertion
 from evalward.rundata.playground_state import (
+    Derived,
     KeptPairs,
     PlaygroundRun,
     PlaygroundState,
@@ -61,7 +62,7 @@ def changed(rng: random.Random, kept: dict[str, Any], derive: bool = False) -> d
     added or removed, every other record shared with it (`derive`: its orders a `Derived`
     of the kept ones, as a SQLite database read by what changed gives them)."""
     state = dict(kept)
-    orders = dict(kept["orders"])
+    orders = Derived(kept["orders"]) if derive else dict(kept["orders"])
     keys: set[str] = set()
     for _ in range(rng.randint(0, 3)):
         key = rng.choice(list(orders))
@@ -74,7 +75,7 @@ def changed(rng: random.Random, kept: dict[str, Any], derive: bool = False) -> d
         else:
             del orders[key]
         keys.add(key)
-    state["orders"] = derived(kept["orders"], orders, keys) if derive else orders
+    state["orders"] = derived(orders, keys) if isinstance(orders, Derived) else orders
     return state
 
 
@@ -175,7 +176,9 @@ def test_a_records_text_made_from_kept_records_is_the_text_made_whole() -> None:
 
 def test_a_deep_copy_of_a_derived_table_is_a_plain_one_that_copies_nothing_of_its_base() -> None:
     base = {"W1": {"paid": 1}, "W2": {"paid": 0}}
-    table = derived(base, base | {"W2": {"paid": 2}}, {"W2"})
+    table = Derived(base)
+    table["W2"] = {"paid": 2}
+    table.settle({"W2"})
     made = copy.deepcopy({"orders": table, "again": table})
     assert type(made["orders"]) is dict and made["orders"] == table
     assert made["again"] is made["orders"]  # one object copied once, as deepcopy does

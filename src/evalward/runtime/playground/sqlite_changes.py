@@ -26,7 +26,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from evalward.rundata.playground_state import derived, written_alike
+from evalward.rundata.playground_state import Derived, derived, written_alike
 
 HEADER = 100
 """Bytes of the database header, before page 1's b-tree header."""
@@ -136,14 +136,14 @@ def index_template(
         if len(labels) != len(found) or len(found) != len(tables.get(name, ())):
             continue  # a row without a label of its own: read whole when it changes
         tree = _template_tree(image, size, roots.get(name))
-        held = {page for page, (_, b_tree, kind) in owners.items() if b_tree == name}
-        if tree is not None and tree.held == held - _overflow(owners, name):
+        listed = {  # its b-tree's pages as SQLite lists them: the walk must agree
+            page
+            for page, (_, in_tree, kind) in owners.items()
+            if in_tree == name and kind != "overflow"
+        }
+        if tree is not None and tree.held == listed:
             pages.labels[name], pages.trees[name] = labels, tree
     return pages
-
-
-def _overflow(owners: dict[int, Owner], name: str) -> set[int]:
-    return {page for page, (_, tree, kind) in owners.items() if tree == name and kind == "overflow"}
 
 
 def _read_as(image: bytes) -> bytes:
@@ -341,13 +341,13 @@ def apply(
     pages: TemplatePages,
     keys: dict[str, str],
     reading: Counting,
-) -> dict[str, Any] | None:
+) -> Derived | None:
     """The run's tables: the template's, each changed row read again (counted by
     `reading`, which counted the template's rows: each one dropped or read again is given
     back), a row alike the template's kept as its object, each table a `Derived` of the
     template's. None when a table's rows do not add up, or hold a value longer than
     SQLite's limit (read the database whole, which says which)."""
-    tables = dict(template)
+    tables = Derived(template)
     for name in (set(found.rowids) | set(found.gone)) - found.whole:
         try:
             table = _table_again(
@@ -378,7 +378,7 @@ def _table_again(
     reading: Counting,
 ) -> dict[str, Any] | None:
     """One table of `apply`'s: the template's `rows`, its changed rows read again."""
-    labels, table = pages.labels[name], dict(rows)
+    labels, table = pages.labels[name], Derived(rows)
     wanted = sorted(found.rowids.get(name, set()))
     changed: set[str] = set()
     for rowid in found.gone.get(name, set()) | set(wanted):  # gone, or read again below
@@ -409,7 +409,7 @@ def _table_again(
     count = connection.execute(f"SELECT count(*) FROM {_quoted(name)}").fetchone()[0]  # noqa: S608
     if count != len(table):
         return None
-    return derived(rows, table, changed)
+    return derived(table, changed)
 
 
 def _page(image: bytes, size: int, number: int) -> bytes:

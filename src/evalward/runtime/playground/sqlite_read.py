@@ -200,7 +200,7 @@ def _read_changed(
                 reading.give_back(name, label, row)
             table = _table(live, connection, name, known.keys[name], reading)
             tables[name] = shared_with(table, known.tables.get(name), 1)
-        tables = derived(known.tables, tables, set(found.rowids) | set(found.gone) | found.whole)
+        settled = derived(tables, set(found.rowids) | set(found.gone) | found.whole)
         connection.execute("PRAGMA query_only = ON")
         handed = True
     except sqlite3.Error as exc:
@@ -209,7 +209,7 @@ def _read_changed(
         if not handed:  # the queries close it once handed to them
             connection.close()
     connection.set_authorizer(_read_only)
-    state.document["db"] = tables
+    state.document["db"] = settled
     _answer(connection, queries, state, None)
     return True
 

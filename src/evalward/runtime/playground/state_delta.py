@@ -105,7 +105,7 @@ class _Patching:
                 raise self._error(index, operation, str(exc)) from None
         for made in self.owned.values():
             if isinstance(made, Derived):
-                made.changed = frozenset(self.touched.get(id(made), ()))
+                made.settle(self.touched.get(id(made), ()))
         return self.root
 
     def _one(self, operation: Any) -> None:
@@ -189,8 +189,8 @@ class _Patching:
         if not isinstance(value, dict | list) or id(value) in self.owned:
             return value
         # a dict's copy is a `Derived` of it: compared with it, or with what it was compared
-        # with, it costs the keys the patch changed (their set is given once it is applied)
-        made = Derived(value, value, set()) if isinstance(value, dict) else list(value)
+        # with, it costs the keys the patch changed (settled once it is applied)
+        made = Derived(value) if isinstance(value, dict) else list(value)
         self.owned[id(made)] = made
         return made
 
