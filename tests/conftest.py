@@ -1,15 +1,21 @@
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+from evalward.http.client import HttpClient
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
 from support.gitrepo import GitRepo
 from support.suite import provider_env
+
+if TYPE_CHECKING:
+    import aiohttp
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -19,6 +25,33 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for item in items:
             if item.get_closest_marker("registries") is not None:
                 item.add_marker(skip)
+
+
+_OPENED: weakref.WeakSet[HttpClient] = weakref.WeakSet()
+"""Every client whose connection pool a test opened (`pytest_configure`)."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Note each client as its pool opens, for `_no_connection_pool_left_open`."""
+    del config
+    opening = HttpClient._open
+
+    def noted(client: HttpClient) -> aiohttp.ClientSession:
+        _OPENED.add(client)
+        return opening(client)
+
+    HttpClient._open = noted  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True)
+def _no_connection_pool_left_open() -> Iterator[None]:
+    """A test that leaves a client's pool open fails itself. Left to the garbage collector,
+    its sockets would be reported as unclosed in whatever test happens to run then."""
+    yield
+    left = [client for client in _OPENED if client._session is not None]
+    _OPENED.clear()
+    if left:
+        pytest.fail(f"{len(left)} HTTP client(s) left open: close them (`aclose`)")
 
 
 @pytest.fixture

@@ -56,6 +56,12 @@ async def proxied(providers: Providers, allowance: Allowance | None = None) -> M
     return proxy
 
 
+async def closed(proxy: ModelProxy) -> None:
+    """The proxy stopped and its providers' connection pools closed (the run's end)."""
+    await proxy.aclose()
+    await proxy.providers.aclose()
+
+
 def labels(fixture: str = "fx", rep: int = 0) -> RunLabels:
     return RunLabels(agent="byo", fixture=fixture, eval="ev", rep=rep)
 
@@ -102,7 +108,7 @@ def test_an_agent_using_the_official_sdks_unchanged_is_served_with_the_real_key_
             )
             return trace
         finally:
-            await proxy.aclose()
+            await closed(proxy)
 
     trace = run_async(go)
     assert trace.error is None, trace.stderr
@@ -175,7 +181,7 @@ def test_wrong_missing_and_expired_keys_are_refused_in_each_providers_shape(
             assert expired.status == 401
             await client.aclose()
         finally:
-            await proxy.aclose()
+            await closed(proxy)
         assert len(trace.proxy_calls) == 1  # only the call with the run's key
 
     run_async(go)
@@ -219,7 +225,7 @@ def test_unknown_routes_and_bad_bodies_are_refused_clearly_kept_in_the_trace_and
                     assert reply.json()["error"]["message"] == problem
                 await client.aclose()
         finally:
-            await proxy.aclose()
+            await closed(proxy)
 
     run_async(go)
     assert model.calls == []
@@ -248,7 +254,7 @@ def test_calls_past_the_budget_are_refused_and_the_run_is_marked(
             runner = command_agent(tmp_path, "proxy_agent.py", proxy)
             return await run_agent(runner, fixture_run("calls 3: hello"))
         finally:
-            await proxy.aclose()
+            await closed(proxy)
 
     (trace,) = run_async(go)
     statuses = trace.final_output.split(" | ")
@@ -280,7 +286,7 @@ def test_each_run_has_its_share_of_calls_whatever_the_budget(
             other = await run_agent(runner, fixture_run("calls 2: hello", "other"))
             return [*greedy, *other]
         finally:
-            await proxy.aclose()
+            await closed(proxy)
 
     greedy, other = run_async(go)
     statuses = greedy.final_output.split(" | ")
@@ -302,7 +308,7 @@ def test_the_cost_allowance_lets_calls_in_flight_finish_then_refuses(
             runner = command_agent(tmp_path, "proxy_agent.py", proxy)
             return await run_agent(runner, fixture_run("calls 2: hello"))
         finally:
-            await proxy.aclose()
+            await closed(proxy)
 
     (trace,) = run_async(go)
     first, second = trace.final_output.split(" | ")
@@ -324,7 +330,7 @@ def test_a_model_without_a_price_is_refused_while_dollars_are_counted(
             runner = command_agent(tmp_path, "proxy_agent.py", proxy)
             return await run_agent(runner, fixture_run("calls 2 model=gpt-unpriced-pro: hi"))
         finally:
-            await proxy.aclose()
+            await closed(proxy)
 
     (trace,) = run_async(go)
     statuses = trace.final_output.split(" | ")
@@ -342,7 +348,7 @@ def test_a_model_without_a_price_is_refused_while_dollars_are_counted(
             runner = command_agent(tmp_path, "proxy_agent.py", proxy)
             return await run_agent(runner, fixture_run("calls 1 model=gpt-unpriced-pro: hi"))
         finally:
-            await proxy.aclose()
+            await closed(proxy)
 
     (served,) = run_async(again)
     assert served.final_output == "200" and calls_only.calls == 1
@@ -383,7 +389,7 @@ def test_a_repeated_call_is_served_from_the_response_cache_per_rep(
             await runner.aclose()
             return [first, again, third]
         finally:
-            await proxy.aclose()
+            await closed(proxy)
 
     first, again, other_rep = run_async(go)
     assert [t.final_output for t in (first, again, other_rep)] == ["200"] * 3
@@ -419,7 +425,7 @@ def test_a_head_run_s_call_is_never_the_base_s_reply_from_the_response_cache(
             await runner.aclose()
             return traces
         finally:
-            await proxy.aclose()
+            await closed(proxy)
 
     head, base, base_again, head_again = run_async(go)
     assert len(model.calls) == 2
@@ -457,7 +463,7 @@ def test_upstream_failures_are_passed_on_without_the_key_and_recorded(
                 assert "rejected evalward's key" in str(rejected.value)
                 assert OPENAI_KEY not in str(rejected.value.body)
         finally:
-            await proxy.aclose()
+            await closed(proxy)
         return trace
 
     trace = run_async(go)
@@ -510,7 +516,7 @@ def test_an_http_server_key_is_metered_but_lands_in_no_trace(
             assert reply.usage is not None and reply.usage.prompt_tokens == 10
             proxy.revoke(grant)
         finally:
-            await proxy.aclose()
+            await closed(proxy)
 
     run_async(go)
     assert allowance.calls == 1
@@ -546,8 +552,7 @@ def test_a_declarative_agents_command_tool_calls_through_the_proxy_and_both_usag
             (trace,) = await run_agent(runner, fixture_run("where is my order"))
             return trace
         finally:
-            await proxy.aclose()
-            await providers.aclose()
+            await closed(proxy)
 
     trace = run_async(go)
     assert trace.final_output == "It shipped: a summary"
@@ -585,6 +590,6 @@ def test_a_provider_evalward_holds_no_key_for_is_refused_before_any_request() ->
                         messages=[{"role": "user", "content": "hello"}],
                     )
         finally:
-            await proxy.aclose()
+            await closed(proxy)
 
     run_async(go)
