@@ -9,7 +9,7 @@ import shutil
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anthropic
 import openai
@@ -56,8 +56,24 @@ async def proxied(providers: Providers, allowance: Allowance | None = None) -> M
     return proxy
 
 
+SdkClient = TypeVar("SdkClient", openai.AsyncOpenAI, anthropic.AsyncAnthropic)
+
+_SDK_CLIENTS: list[openai.AsyncOpenAI | anthropic.AsyncAnthropic] = []
+"""The official SDKs' clients a test made (`sdk`), closed by `closed`."""
+
+
+def sdk(client: SdkClient) -> SdkClient:
+    """An official SDK's client, closed with the proxy (`closed`): its kept-alive connections
+    would otherwise be collected, and reported, in a later test."""
+    _SDK_CLIENTS.append(client)
+    return client
+
+
 async def closed(proxy: ModelProxy) -> None:
-    """The proxy stopped and its providers' connection pools closed (the run's end)."""
+    """The SDKs' clients closed, the proxy stopped and its providers' connection pools closed
+    (the run's end)."""
+    while _SDK_CLIENTS:
+        await _SDK_CLIENTS.pop().close()
     await proxy.aclose()
     await proxy.providers.aclose()
 
@@ -140,20 +156,24 @@ def test_wrong_missing_and_expired_keys_are_refused_in_each_providers_shape(
         trace = Trace()
         try:
             with proxy.granted(labels(), trace) as grant:
-                good = openai.AsyncOpenAI(base_url=grant.env["OPENAI_BASE_URL"], api_key=grant.key)
+                good = sdk(
+                    openai.AsyncOpenAI(base_url=grant.env["OPENAI_BASE_URL"], api_key=grant.key)
+                )
                 reply = await good.chat.completions.create(
                     model="gpt-4.1-mini", messages=[{"role": "user", "content": "hello"}]
                 )
                 assert reply.choices[0].message.content == "hi there"
-                wrong = openai.AsyncOpenAI(
-                    base_url=grant.env["OPENAI_BASE_URL"], api_key=OPENAI_KEY
+                wrong = sdk(
+                    openai.AsyncOpenAI(base_url=grant.env["OPENAI_BASE_URL"], api_key=OPENAI_KEY)
                 )
                 with pytest.raises(openai.AuthenticationError, match="does not accept this key"):
                     await wrong.chat.completions.create(
                         model="gpt-4.1-mini", messages=[{"role": "user", "content": "hello"}]
                     )
-                claude = anthropic.AsyncAnthropic(
-                    base_url=grant.env["ANTHROPIC_BASE_URL"], api_key="sk-ant-guess"
+                claude = sdk(
+                    anthropic.AsyncAnthropic(
+                        base_url=grant.env["ANTHROPIC_BASE_URL"], api_key="sk-ant-guess"
+                    )
                 )
                 with pytest.raises(anthropic.AuthenticationError) as refused:
                     await claude.messages.create(
@@ -197,15 +217,19 @@ def test_unknown_routes_and_bad_bodies_are_refused_clearly_kept_in_the_trace_and
         proxy = await proxied(server)
         try:
             with proxy.granted(labels(), trace) as grant:
-                gpt = openai.AsyncOpenAI(
-                    base_url=grant.env["OPENAI_BASE_URL"], api_key=grant.key, max_retries=0
+                gpt = sdk(
+                    openai.AsyncOpenAI(
+                        base_url=grant.env["OPENAI_BASE_URL"], api_key=grant.key, max_retries=0
+                    )
                 )
                 with pytest.raises(openai.NotFoundError, match="serves POST /v1/chat/completions"):
                     await gpt.audio.speech.create(model="tts-1", voice="alloy", input="hi")
                 with pytest.raises(openai.NotFoundError, match="POST /v1/responses"):
                     await gpt.completions.create(model="gpt-3.5-turbo-instruct", prompt="hi")
-                claude = anthropic.AsyncAnthropic(
-                    base_url=grant.env["ANTHROPIC_BASE_URL"], api_key=grant.key, max_retries=0
+                claude = sdk(
+                    anthropic.AsyncAnthropic(
+                        base_url=grant.env["ANTHROPIC_BASE_URL"], api_key=grant.key, max_retries=0
+                    )
                 )
                 with pytest.raises(anthropic.NotFoundError) as missing:
                     await claude.messages.count_tokens(
@@ -449,8 +473,10 @@ def test_upstream_failures_are_passed_on_without_the_key_and_recorded(
         trace = Trace()
         try:
             with proxy.granted(labels(), trace) as grant:
-                gpt = openai.AsyncOpenAI(
-                    base_url=grant.env["OPENAI_BASE_URL"], api_key=grant.key, max_retries=3
+                gpt = sdk(
+                    openai.AsyncOpenAI(
+                        base_url=grant.env["OPENAI_BASE_URL"], api_key=grant.key, max_retries=3
+                    )
                 )
                 with pytest.raises(openai.InternalServerError, match="scripted error"):
                     await gpt.chat.completions.create(
@@ -509,7 +535,7 @@ def test_an_http_server_key_is_metered_but_lands_in_no_trace(
         proxy = await proxied(server, allowance)
         try:
             grant = proxy.open_grant(RunLabels(agent="byo"), None)
-            gpt = openai.AsyncOpenAI(base_url=grant.env["OPENAI_BASE_URL"], api_key=grant.key)
+            gpt = sdk(openai.AsyncOpenAI(base_url=grant.env["OPENAI_BASE_URL"], api_key=grant.key))
             reply = await gpt.chat.completions.create(
                 model="gpt-4.1-mini", messages=[{"role": "user", "content": "hello"}]
             )
@@ -580,8 +606,10 @@ def test_a_provider_evalward_holds_no_key_for_is_refused_before_any_request() ->
         await proxy.ensure_started()
         try:
             with proxy.granted(labels(), Trace()) as grant:
-                claude = anthropic.AsyncAnthropic(
-                    base_url=grant.env["ANTHROPIC_BASE_URL"], api_key=grant.key
+                claude = sdk(
+                    anthropic.AsyncAnthropic(
+                        base_url=grant.env["ANTHROPIC_BASE_URL"], api_key=grant.key
+                    )
                 )
                 with pytest.raises(anthropic.AuthenticationError, match="set ANTHROPIC_API_KEY"):
                     await claude.messages.create(

@@ -30,8 +30,11 @@ spec: { models: [openai/gpt-test], system: hi }
 @pytest.fixture
 def collector() -> Iterator[None]:
     assert gc.isenabled() and gc.get_freeze_count() == 0
-    threshold = gc.get_threshold()
+    threshold, callbacks = gc.get_threshold(), list(gc.callbacks)
     yield
+    # a paused host, started, freezes what survives each full collection from then on: in
+    # this long-lived process that would freeze every later test's garbage
+    gc.callbacks[:] = callbacks
     gc.set_threshold(*threshold)
     gc.unfreeze()
     gc.enable()
