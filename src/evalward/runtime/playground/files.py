@@ -8,7 +8,6 @@ bounds of what the folder holds, counted as it is read.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import os
 import stat
@@ -26,6 +25,7 @@ from evalward.runtime.playground.base import (
     LivePlayground,
     PlaygroundPart,
 )
+from evalward.runtime.playground.state_readers import read_off_loop
 from evalward.text.escaping import printable
 
 FILE_TEXT_LIMIT = 256 * 1024
@@ -65,7 +65,7 @@ class FilesRun(PlaygroundPart[FilesPart]):
     ) -> None:
         assert self.folder is not None, "a laid out folder"
         # reading a large folder must not hold up the other runs' event loop
-        state.document[self.spec.state_part()] = await asyncio.to_thread(_files, live, self.folder)
+        state.document[self.spec.state_part()] = await read_off_loop(_files, live, self.folder)
 
 
 def _files(live: LivePlayground, folder: Path) -> dict[str, Any]:

@@ -11,7 +11,6 @@ state is read as evalward, never as the agent (`sqlite_read.py`).
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import sqlite3
@@ -29,6 +28,7 @@ from evalward.runtime.playground.base import (
 )
 from evalward.runtime.playground.sqlite_read import KnownImage, read_database, read_known
 from evalward.runtime.playground.sqlite_seed import SeedError, load_seed
+from evalward.runtime.playground.state_readers import read_off_loop
 
 DB_NAME = "playground.sqlite"
 KEPT_TEMPLATE_BYTES = 4 * 1024 * 1024
@@ -90,9 +90,7 @@ class SqliteRun(PlaygroundPart[SqlitePart]):
         known = self.template.kept if self.template is not None else None
         if known is not None and read_known(live, self.database, queries, state, known):
             return  # still the template's bytes, every answer known: no thread, no SQL
-        await asyncio.to_thread(
-            read_database, live, self.database, queries, state, STATE_CHARS, known
-        )
+        await read_off_loop(read_database, live, self.database, queries, state, STATE_CHARS, known)
 
     def fresh(self, live: LivePlayground, templates: Templates) -> SqliteRun:
         template: Template = templates.of(live, self)
