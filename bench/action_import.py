@@ -7,24 +7,19 @@ alternated, the median wall of each.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import subprocess
 import sys
 import time
 
-from common import before_and_this
+from common import alternation
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--before", action="append", default=[], metavar="NAME=SRC")
-    args = parser.parse_args()
-    trees = before_and_this(args.before)
+    rounds, trees = alternation(__doc__, 15)
     walls: dict[str, list[float]] = {name: [] for name in trees}
-    for round_ in range(args.rounds + 1):  # the first round compiles the bytecode: not counted
+    for round_ in range(rounds + 1):  # the first round compiles the bytecode: not counted
         for name, src in trees.items():
             env = {**os.environ, "PYTHONPATH": src}
             env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -37,7 +32,7 @@ def main() -> None:
     for name, found in walls.items():
         print(
             f"{name}: import evalward.action.run, median {statistics.median(found):.0f} ms "
-            f"(fastest {min(found):.0f}) over {args.rounds} alternated rounds"
+            f"(fastest {min(found):.0f}) over {rounds} alternated rounds"
         )
 
 

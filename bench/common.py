@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import compileall
 import importlib.util
 import json
@@ -27,6 +28,17 @@ def before_and_this(before: list[str]) -> dict[str, str]:
     """The `src` folders a benchmark times, by name: this tree's, then each `--before
     NAME=SRC`'s (another checkout's, alternated with it)."""
     return {"this tree": str(ROOT / "src")} | dict(b.split("=", 1) for b in before)
+
+
+def alternation(description: str | None, rounds: int) -> tuple[int, dict[str, str]]:
+    """The options of a benchmark that alternates trees and nothing else: `--rounds N` (by
+    default `rounds`) and `--before NAME=SRC ...`; the rounds, and the trees to time
+    (`before_and_this`)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument("--before", action="append", default=[], metavar="NAME=SRC")
+    args = parser.parse_args()
+    return args.rounds, before_and_this(args.before)
 
 
 def compile_evalward(env: dict[str, str] | None = None) -> None:

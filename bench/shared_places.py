@@ -8,14 +8,13 @@ median wall of each.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
 import subprocess
 import sys
 
-from common import before_and_this
+from common import alternation
 
 WALK = """\
 import json, time
@@ -27,14 +26,10 @@ print(json.dumps([time.perf_counter() - started, len(places.folders), places.com
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--before", action="append", default=[], metavar="NAME=SRC")
-    args = parser.parse_args()
-    trees = before_and_this(args.before)
+    rounds, trees = alternation(__doc__, 9)
     walls: dict[str, list[float]] = {name: [] for name in trees}
     found: dict[str, tuple[int, bool]] = {}
-    for _ in range(args.rounds):
+    for _ in range(rounds):
         for name, src in trees.items():
             done = subprocess.run(
                 [sys.executable, "-c", WALK],
@@ -50,7 +45,7 @@ def main() -> None:
         places, complete = found[name]
         print(
             f"{name}: the shared places' walk, median {statistics.median(measured):.0f} ms "
-            f"(fastest {min(measured):.0f}) over {args.rounds} alternated rounds; "
+            f"(fastest {min(measured):.0f}) over {rounds} alternated rounds; "
             f"{places} places found, {'every' if complete else 'not every'} folder seen"
         )
 
