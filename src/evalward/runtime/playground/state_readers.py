@@ -3,11 +3,11 @@ files): off the event loop, on a pool of one thread per core the process may use
 MAX_READERS), shared by every run of the process.
 
 asyncio's own pool has four threads more than the cores (six on two). When 32 runs end
-together, their reads contend
-with each other for the interpreter lock and with the event loop for the cores: a 1.5 MB
-SQLite database's state cost +10.3 to +11.0 % of a run's wall at 32 in flight on two cores,
-against +4.3 to +4.6 % on a pool of one or two threads (bench/state_at_size.py). Fewer threads
-than cores would leave SQLite's own work, which runs without the lock, a core idle.
+together, their reads contend there with each other for the interpreter lock and with the
+event loop for the cores: a 1.5 MB SQLite database's state cost +10.3 to +11.0 % of a run's
+wall at 32 in flight on two cores, against +4.3 to +4.6 % on a pool of one or two threads
+(bench/state_at_size.py). Fewer threads than cores would leave SQLite's own work, which runs
+without the lock, a core idle.
 """
 
 from __future__ import annotations
