@@ -9,7 +9,7 @@ import shutil
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import anthropic
 import openai
@@ -28,6 +28,7 @@ from evalward.runtime.resolved_agent import ResolvedAgent
 from evalward.runtime.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools import FixtureTools
 from fakes.model_server import ScriptedModelServer, error, text, tool_call
+from support.sdk_clients import close_kept, kept
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 OPENAI_KEY = "sk-real-openai-0123456789"
@@ -56,24 +57,10 @@ async def proxied(providers: Providers, allowance: Allowance | None = None) -> M
     return proxy
 
 
-SdkClient = TypeVar("SdkClient", openai.AsyncOpenAI, anthropic.AsyncAnthropic)
-
-_SDK_CLIENTS: list[openai.AsyncOpenAI | anthropic.AsyncAnthropic] = []
-"""The official SDKs' clients a test made (`sdk`), closed by `closed`."""
-
-
-def sdk(client: SdkClient) -> SdkClient:
-    """An official SDK's client, closed with the proxy (`closed`): its kept-alive connections
-    would otherwise be collected, and reported, in a later test."""
-    _SDK_CLIENTS.append(client)
-    return client
-
-
 async def closed(proxy: ModelProxy) -> None:
-    """The SDKs' clients closed, the proxy stopped and its providers' connection pools closed
-    (the run's end)."""
-    while _SDK_CLIENTS:
-        await _SDK_CLIENTS.pop().close()
+    """The SDKs' clients closed (`kept`), the proxy stopped and its providers' connection
+    pools closed (the run's end)."""
+    await close_kept()
     await proxy.aclose()
     await proxy.providers.aclose()
 
@@ -156,21 +143,21 @@ def test_wrong_missing_and_expired_keys_are_refused_in_each_providers_shape(
         trace = Trace()
         try:
             with proxy.granted(labels(), trace) as grant:
-                good = sdk(
+                good = kept(
                     openai.AsyncOpenAI(base_url=grant.env["OPENAI_BASE_URL"], api_key=grant.key)
                 )
                 reply = await good.chat.completions.create(
                     model="gpt-4.1-mini", messages=[{"role": "user", "content": "hello"}]
                 )
                 assert reply.choices[0].message.content == "hi there"
-                wrong = sdk(
+                wrong = kept(
                     openai.AsyncOpenAI(base_url=grant.env["OPENAI_BASE_URL"], api_key=OPENAI_KEY)
                 )
                 with pytest.raises(openai.AuthenticationError, match="does not accept this key"):
                     await wrong.chat.completions.create(
                         model="gpt-4.1-mini", messages=[{"role": "user", "content": "hello"}]
                     )
-                claude = sdk(
+                claude = kept(
                     anthropic.AsyncAnthropic(
                         base_url=grant.env["ANTHROPIC_BASE_URL"], api_key="sk-ant-guess"
                     )
@@ -217,7 +204,7 @@ def test_unknown_routes_and_bad_bodies_are_refused_clearly_kept_in_the_trace_and
         proxy = await proxied(server)
         try:
             with proxy.granted(labels(), trace) as grant:
-                gpt = sdk(
+                gpt = kept(
                     openai.AsyncOpenAI(
                         base_url=grant.env["OPENAI_BASE_URL"], api_key=grant.key, max_retries=0
                     )
@@ -226,7 +213,7 @@ def test_unknown_routes_and_bad_bodies_are_refused_clearly_kept_in_the_trace_and
                     await gpt.audio.speech.create(model="tts-1", voice="alloy", input="hi")
                 with pytest.raises(openai.NotFoundError, match="POST /v1/responses"):
                     await gpt.completions.create(model="gpt-3.5-turbo-instruct", prompt="hi")
-                claude = sdk(
+                claude = kept(
                     anthropic.AsyncAnthropic(
                         base_url=grant.env["ANTHROPIC_BASE_URL"], api_key=grant.key, max_retries=0
                     )
@@ -473,7 +460,7 @@ def test_upstream_failures_are_passed_on_without_the_key_and_recorded(
         trace = Trace()
         try:
             with proxy.granted(labels(), trace) as grant:
-                gpt = sdk(
+                gpt = kept(
                     openai.AsyncOpenAI(
                         base_url=grant.env["OPENAI_BASE_URL"], api_key=grant.key, max_retries=3
                     )
@@ -535,7 +522,7 @@ def test_an_http_server_key_is_metered_but_lands_in_no_trace(
         proxy = await proxied(server, allowance)
         try:
             grant = proxy.open_grant(RunLabels(agent="byo"), None)
-            gpt = sdk(openai.AsyncOpenAI(base_url=grant.env["OPENAI_BASE_URL"], api_key=grant.key))
+            gpt = kept(openai.AsyncOpenAI(base_url=grant.env["OPENAI_BASE_URL"], api_key=grant.key))
             reply = await gpt.chat.completions.create(
                 model="gpt-4.1-mini", messages=[{"role": "user", "content": "hello"}]
             )
@@ -606,7 +593,7 @@ def test_a_provider_evalward_holds_no_key_for_is_refused_before_any_request() ->
         await proxy.ensure_started()
         try:
             with proxy.granted(labels(), Trace()) as grant:
-                claude = sdk(
+                claude = kept(
                     anthropic.AsyncAnthropic(
                         base_url=grant.env["ANTHROPIC_BASE_URL"], api_key=grant.key
                     )

@@ -22,6 +22,7 @@ from evalward.rundata.spending import Allowance
 from evalward.rundata.trace import Trace
 from evalward.runtime.model_proxy import Grant, ModelProxy
 from fakes.model_server import Reply, ScriptedModelServer, error, text, tool_call
+from support.sdk_clients import close_kept, kept
 
 OPENAI_KEY = "sk-real-openai-0123456789"
 ANTHROPIC_KEY = "sk-ant-real-0123456789"
@@ -59,33 +60,27 @@ def through_proxy(
             with proxy.granted(RunLabels(agent="a", fixture="fx"), trace, observe=True) as grant:
                 return await body(grant)
         finally:
-            while _SDK_CLIENTS:
-                await _SDK_CLIENTS.pop().close()
+            await close_kept()
             await proxy.aclose()
             await providers.aclose()
 
     return asyncio.run(go()), trace
 
 
-_SDK_CLIENTS: list[openai.AsyncOpenAI | anthropic.AsyncAnthropic] = []
-"""The official SDKs' clients `gpt` and `claude` made, closed as `through_proxy` ends (their
-kept-alive connections would otherwise be collected, and reported, in a later test)."""
-
-
 def gpt(grant: Grant) -> openai.AsyncOpenAI:
-    client = openai.AsyncOpenAI(
-        base_url=grant.env["OPENAI_BASE_URL"], api_key=grant.key, max_retries=0
+    """An OpenAI client of the run's key, closed as `through_proxy` ends."""
+    return kept(
+        openai.AsyncOpenAI(base_url=grant.env["OPENAI_BASE_URL"], api_key=grant.key, max_retries=0)
     )
-    _SDK_CLIENTS.append(client)
-    return client
 
 
 def claude(grant: Grant) -> anthropic.AsyncAnthropic:
-    client = anthropic.AsyncAnthropic(
-        base_url=grant.env["ANTHROPIC_BASE_URL"], api_key=grant.key, max_retries=0
+    """An Anthropic client of the run's key, closed as `through_proxy` ends."""
+    return kept(
+        anthropic.AsyncAnthropic(
+            base_url=grant.env["ANTHROPIC_BASE_URL"], api_key=grant.key, max_retries=0
+        )
     )
-    _SDK_CLIENTS.append(client)
-    return client
 
 
 async def chat_stream(grant: Grant, **extra: Any) -> tuple[str, list[Any]]:
