@@ -30,7 +30,8 @@ import asyncio, json, sys, time
 from pathlib import Path
 from evalward.resources.playground import Playground
 from evalward.rundata.playground_state import PlaygroundRun, PlaygroundState
-from evalward.runtime.playground.base import LivePlayground, PlaygroundError, PlaygroundSource
+from evalward.runtime.playground.base import LivePlayground, PlaygroundSource
+from evalward.errors import PlaygroundError
 from evalward.runtime.playground.sqlite import SqliteRun
 from evalward.runtime.playground.state import capture
 

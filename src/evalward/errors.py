@@ -4,21 +4,50 @@ One base class (`EvalwardError`) and one top-level handler (`evalward.__main__`)
 anything a user can cause into a single clear message and a distinct exit code, never a
 traceback. The tree:
 
-    EvalwardError               exit 3  something outside evalward failed
-    ├── ConfigError             exit 2  a user mistake in a file, an input or a setting
-    │   ├── ResourceError               one or more located problems in YAML resources
-    │   ├── MissingSecretError          a provider key the plan needs is not set
-    │   └── UnknownPullRequest          GitHub's API does not know the pull request to gate
-    ├── GitError                exit 3  a git command failed
-    ├── ProviderError           exit 3  a model provider could not be used
-    │   └── ProviderUnavailable         it kept failing through its retries (an outage)
-    ├── GitHubError             exit 3  the GitHub API refused or failed
-    └── AgentRunError           exit 3  an agent could not be started or crashed
+    EvalwardError                 exit 3  something outside evalward failed
+    ├── ConfigError               exit 2  a user mistake in a file, an input or a setting
+    │   ├── ResourceError                 one or more located problems in YAML resources
+    │   ├── YamlSyntaxError               a YAML file that does not parse, at its line
+    │   ├── MissingSecretError            a provider key the plan needs is not set
+    │   ├── UnknownPullRequest            GitHub's API does not know the pull request to gate
+    │   ├── NotCommitted                  a file a definition names that this side may not read
+    │   ├── OutsideRepository             a path that resolves outside the repository
+    │   ├── SeedError                     a playground's seed that does not load
+    │   │   └── SeedTimeout               ... within its time
+    │   ├── Refused                       a promptfoo setting with no evalward equivalent
+    │   ├── AgentVProblem                 a mistake in an AgentV file, at its path
+    │   └── AgentVProblems                every mistake of one AgentV test case
+    ├── GitError                  exit 3  a git command failed
+    ├── GitHubError               exit 3  the GitHub API refused or failed
+    ├── ProviderError             exit 3  a model provider could not be used
+    │   └── ProviderUnavailable           it kept failing through its retries (an outage)
+    ├── AgentRunError             exit 3  an agent could not be started or crashed
+    │   (what an agent's run can meet, each the run's error, not the job's:)
+    ├── ProtocolError                     an agent's event that breaks the protocol
+    │   └── NoSpans                       an OpenTelemetry document with no span
+    ├── ExportError                       an OTLP export that cannot be read
+    ├── WireError                         a model request the proxy cannot read
+    ├── EventStreamError                  a stream that is not server-sent events
+    ├── McpFailure                        an MCP server that broke the protocol or a bound
+    ├── PortTaken                         a port that is not (only) the agent's
+    ├── PlaygroundError                   a playground that cannot be provisioned or read
+    ├── UserUnavailable                   the simulated user could not answer
+    ├── EmbeddingError                    no embeddings came back
+    ├── JudgeError                        the judge gave no usable verdict
+    ├── ScorerFailed                      a code scorer gave no value
+    ├── ScorerEnvironmentError            a scorer's environment is not there
+    ├── TransformError                    a transform gave the checks nothing to read
+    │   (and what the foundation meets:)
+    ├── HttpFailure                       no complete HTTP reply
+    │   └── HttpTimeout                   ... within the call's timeout
+    ├── DuplicateKey                      a JSON object that gives one key twice
+    ├── UnsafeFile                        a file evalward will not read (a link, a FIFO, too large)
+    └── TreeError                         a tree not walked, copied or removed within its bounds
 
-Every other error class evalward defines derives from one of these, with its exit code: a
-file a definition names that is not committed, a seed that does not load or a foreign file
-that cannot be converted is a ConfigError; a playground, an HTTP exchange, a wire format, a
-tree walk or a scorer that fails is an EvalwardError (tests/integration/test_error_tree.py).
+Every class that derives from `EvalwardError` is defined here (tests/integration/
+test_error_tree.py), so this tree is the whole of it. A module's private signal (a run that
+stopped, a value that cannot be evaluated) derives from `Exception` alone and is caught where
+it is raised: one that leaked would be a bug, reported as exit 4, never as an outside failure.
 
 Exit codes:
 
@@ -35,6 +64,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
@@ -149,6 +179,162 @@ class UnknownPullRequest(ConfigError):
 
 class AgentRunError(EvalwardError):
     """An agent could not be run to completion."""
+
+
+class DuplicateKey(EvalwardError, ValueError):
+    """An object that gives one key twice."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key `{key[:80]}` is given twice in one object")
+        self.key = key
+
+
+class HttpFailure(EvalwardError):
+    """No complete reply: the connection failed or was reset, the body was cut short, or
+    the request was not sent at all (a header that HTTP cannot carry)."""
+
+
+class HttpTimeout(HttpFailure):
+    """No complete reply within the call's timeout."""
+
+
+class EventStreamError(EvalwardError, ValueError):
+    """A stream that is not server-sent events the proxy can pass on."""
+
+
+class UnsafeFile(EvalwardError, OSError):
+    """A file evalward will not read: not a regular file, a link, or larger than its bound.
+    `reason` says which, as the end of a sentence about the file ("is a FIFO, not ...")."""
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        super().__init__(f"{path} {reason}")
+        self.reason = reason
+
+
+class OutsideRepository(ConfigError, ValueError):
+    """A path that resolves outside the repository."""
+
+
+class NotCommitted(ConfigError, ValueError):
+    """A path a definition names that is not a file evalward may read on this side."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path!r} {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class TreeError(EvalwardError):
+    """A tree that could not be walked, copied or removed within its bounds, or at all."""
+
+
+class YamlSyntaxError(ConfigError):
+    def __init__(self, message: str, line: int | None, column: int | None) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+
+
+class Refused(ConfigError):
+    """A part of the configuration that has no evalward equivalent; `droppable` when leaving
+    it out (with --skip-unsupported) keeps the rest meaningful."""
+
+    def __init__(self, problem: Problem, *, droppable: bool = True) -> None:
+        super().__init__(problem.render())
+        self.problem = problem
+        self.droppable = droppable
+
+
+class AgentVProblem(ConfigError):
+    """A mistake at `path` (keys and indexes into the AgentV document)."""
+
+    def __init__(self, path: tuple[str | int, ...], message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message
+
+
+class AgentVProblems(ConfigError):
+    """Every mistake found in one test case (each of its graders is checked)."""
+
+    def __init__(self, problems: list[AgentVProblem]) -> None:
+        super().__init__("; ".join(p.message for p in problems))
+        self.problems = problems
+
+
+class ProtocolError(EvalwardError, ValueError):
+    """An event that does not follow the protocol; the message says what was expected."""
+
+
+class NoSpans(ProtocolError):
+    """A document with no span in it (a metrics-only batch, an empty flush)."""
+
+
+class ExportError(EvalwardError, ValueError):
+    """An export that cannot be read."""
+
+
+class WireError(EvalwardError, ValueError):
+    """A request body the proxy cannot read; the message names the field."""
+
+
+class McpFailure(EvalwardError):
+    """An MCP server that broke the protocol or a bound: the run's error, naming the server."""
+
+
+class EmbeddingError(EvalwardError):
+    """Why no embeddings came back; `unavailable` when the provider kept failing."""
+
+    def __init__(self, message: str, *, unavailable: bool = False) -> None:
+        super().__init__(message)
+        self.unavailable = unavailable
+
+
+class UserUnavailable(EvalwardError):
+    """The simulated user could not answer; `outage` when its provider was down."""
+
+    def __init__(self, message: str, *, outage: bool = False) -> None:
+        super().__init__(message)
+        self.outage = outage
+
+
+class PortTaken(EvalwardError):
+    """The port is not (only) the agent's: a message for AgentRunError."""
+
+
+class PlaygroundError(EvalwardError):
+    """A playground that cannot be provisioned or read: the run's error, naming it."""
+
+
+class SeedError(ConfigError):
+    """Why a seed does not load, in words that name it (not its playground)."""
+
+
+class SeedTimeout(SeedError):
+    """A seed that did not load within SEED_SECONDS."""
+
+
+class ScorerEnvironmentError(EvalwardError):
+    """Why a scorer's environment is not there to run it with."""
+
+
+class ScorerFailed(EvalwardError):
+    """Why a function, run as a scorer runs, gave no value."""
+
+
+class JudgeError(EvalwardError):
+    """The judge could not give a usable verdict (timeout, provider failure, invalid JSON)."""
+
+    def __init__(self, message: str, *, reply: str = "", unavailable: bool = False) -> None:
+        super().__init__(message)
+        self.reply = reply
+        """The judge's last reply when it was unusable, capped at REPLY_CAP_CHARS."""
+        self.unavailable = unavailable
+        """The judge's provider kept failing through its retries (an outage)."""
+
+
+class TransformError(EvalwardError):
+    """Why a transform gave the checks nothing to read."""
 
 
 _UNSHOWABLE = re.compile('[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"\\\\]')

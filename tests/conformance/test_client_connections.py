@@ -16,7 +16,8 @@ from contextlib import asynccontextmanager
 
 import pytest
 
-from evalward.http.client import HttpClient, HttpFailure, Reply
+from evalward.errors import HttpFailure
+from evalward.http.client import HttpClient, Reply
 from support.rawhttp import OK, RawServer, delivered, read_request, until_closed
 
 POISON = b'HTTP/1.1 200 OK\r\ncontent-length: 18\r\n\r\n{"reply":"POISON"}'

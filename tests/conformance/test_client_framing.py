@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from evalward.http.client import HttpClient, HttpFailure, HttpTimeout, Reply
+from evalward.errors import HttpFailure, HttpTimeout
+from evalward.http.client import HttpClient, Reply
 from support.rawhttp import OK, RawServer, Serve, read_request, until_closed
 
 LIMIT = 1_000_000

@@ -18,14 +18,14 @@ from typing import Any
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from evalward.errors import AgentRunError
+from evalward.errors import AgentRunError, ProtocolError
 from evalward.providers.base import RunLabels
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime import otlp
 from evalward.runtime.command import CommandOutput
 from evalward.runtime.environment_inputs import check_input
 from evalward.runtime.otel import from_otel_spans
-from evalward.runtime.protocol import ProtocolError, apply_event, apply_response
+from evalward.runtime.protocol import apply_event, apply_response
 from evalward.runtime.wire import FORMATS, WireError, embeddings
 from evalward.runtime.wire.unreported import request_tokens
 from evalward.text import jsontext

@@ -17,10 +17,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evalward.errors import PlaygroundError
 from evalward.resources.playground import Playground
 from evalward.rundata.playground_state import PlaygroundRun, PlaygroundState
 from evalward.runtime.playground import state as playground_state
-from evalward.runtime.playground.base import LivePlayground, PlaygroundError, PlaygroundSource
+from evalward.runtime.playground.base import LivePlayground, PlaygroundSource
 from evalward.runtime.playground.sqlite import SqliteRun
 from evalward.runtime.playground.sqlite_read import MAX_VALUE_BYTES
 

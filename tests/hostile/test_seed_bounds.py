@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from evalward.runtime.playground.sqlite_seed import SeedError, SeedTimeout, load_seed
+from evalward.errors import SeedError, SeedTimeout
+from evalward.runtime.playground.sqlite_seed import load_seed
 
 FOREVER = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c;"
 

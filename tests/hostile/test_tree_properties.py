@@ -23,10 +23,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalward.files.trees import TreeBounds, TreeError, copy_tree, remove_tree, walk
+from evalward.errors import PlaygroundError, TreeError
+from evalward.files.trees import TreeBounds, copy_tree, remove_tree, walk
 from evalward.resources.playground import Playground
 from evalward.rundata.playground_state import PlaygroundRun, PlaygroundState
-from evalward.runtime.playground.base import LivePlayground, PlaygroundError, PlaygroundSource
+from evalward.runtime.playground.base import LivePlayground, PlaygroundSource
 from evalward.runtime.playground.files import FilesRun
 from evalward.runtime.playground.state import capture
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from evalward.definitions.loader import load_resources
-from evalward.errors import ResourceError
-from evalward.files.committed import NotCommitted, RepoFiles
+from evalward.errors import NotCommitted, ResourceError
+from evalward.files.committed import RepoFiles
 from evalward.files.trees import TreeBounds
 from evalward.git import Git
 from evalward.resources.yamlsource import too_large

@@ -1,6 +1,7 @@
-"""One error tree: every exception class evalward defines derives from `EvalwardError`, so
-the one top-level handler maps it to its exit code and a message, and a caller that catches
-evalward's errors catches all of them (the exit codes: src/evalward/errors.py)."""
+"""One error tree, in one module: every error evalward raises on purpose derives from
+`EvalwardError` and is defined in src/evalward/errors.py, whose docstring draws the tree, so
+the one top-level handler maps it to its exit code and a message; a module's private signal
+is no EvalwardError, so one that leaked is reported as a bug (exit 4)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import inspect
 import pkgutil
 
 import evalward
+from evalward import errors
 from evalward.errors import EXIT_CONFIG, EXIT_EXTERNAL, ConfigError, EvalwardError
 
 
@@ -25,18 +27,32 @@ def defined_exceptions() -> list[type[BaseException]]:
     return found
 
 
-def test_every_exception_evalward_defines_derives_from_evalward_error() -> None:
+def test_every_error_evalward_raises_on_purpose_is_defined_in_errors_py() -> None:
     found = defined_exceptions()
     assert len(found) > 30  # the walk reached the packages
-    outside = sorted(
+    elsewhere = sorted(
         f"{cls.__module__}.{cls.__qualname__}"
         for cls in found
-        if not issubclass(cls, EvalwardError)
+        if issubclass(cls, EvalwardError) and cls.__module__ != "evalward.errors"
     )
-    assert outside == [], "derive these from EvalwardError (or one of its kinds)"
+    assert elsewhere == [], "define these in src/evalward/errors.py, in its tree"
+
+
+def test_a_private_signal_is_no_evalward_error_so_a_leaked_one_is_a_bug() -> None:
+    signals = [cls for cls in defined_exceptions() if cls.__module__ != "evalward.errors"]
+    assert {cls.__name__ for cls in signals} >= {"_Stopped", "_Unevaluable", "_TooLong"}
+    assert [cls for cls in signals if issubclass(cls, EvalwardError)] == []
+
+
+def test_the_tree_in_the_docstring_names_every_error() -> None:
+    tree = errors.__doc__ or ""
+    named = {cls.__name__ for cls in defined_exceptions() if cls.__module__ == "evalward.errors"}
+    assert named, "no error found in evalward.errors"
+    missing = sorted(name for name in named if f" {name} " not in tree)
+    assert missing == [], "add these to the tree in src/evalward/errors.py's docstring"
 
 
 def test_every_exception_has_an_exit_code_of_the_table() -> None:
     codes = {cls.exit_code for cls in defined_exceptions() if issubclass(cls, EvalwardError)}
     assert codes <= {EXIT_CONFIG, EXIT_EXTERNAL}
-    assert issubclass(importlib.import_module("evalward.files.committed").NotCommitted, ConfigError)
+    assert issubclass(errors.NotCommitted, ConfigError)

@@ -24,7 +24,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from evalward.http.client import HttpClient, HttpFailure, Reply
+from evalward.errors import HttpFailure
+from evalward.http.client import HttpClient, Reply
 from support.rawhttp import OK, RawServer, read_request
 
 

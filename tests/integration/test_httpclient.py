@@ -11,7 +11,8 @@ from collections.abc import Iterator
 import pytest
 
 from evalward import __version__
-from evalward.http.client import HttpClient, HttpFailure, HttpTimeout
+from evalward.errors import HttpFailure, HttpTimeout
+from evalward.http.client import HttpClient
 from fakes.http import LoopbackServer, Request, Response
 
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from evalward.http.client import HttpClient, HttpFailure
+from evalward.errors import HttpFailure
+from evalward.http.client import HttpClient
 from evalward.rundata.spending import Allowance
 from evalward.runtime.model_proxy import Grant
 from fakes.model_server import ScriptedModelServer, shaped, text

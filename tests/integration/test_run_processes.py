@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from evalward.files.trees import TreeBounds, TreeError
+from evalward.errors import TreeError
+from evalward.files.trees import TreeBounds
 from evalward.runtime import held_sockets, message_queues
 from evalward.runtime.cgroups import RunGroups, cgroup_of
 from evalward.runtime.leftovers import sweep

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evalward.errors import DuplicateKey
 from evalward.text import jsontext
 
 
@@ -25,7 +26,7 @@ def reference(raw: bytes, max_depth: int = 64) -> Any:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise jsontext.DuplicateKey(key)
+                raise DuplicateKey(key)
             seen.add(key)
         return dict(pairs)
 
@@ -52,7 +53,7 @@ def outcome(read: Any, raw: bytes) -> tuple[str, bytes | str]:
     the kind of refusal."""
     try:
         return "read", marshal.dumps(read(raw), 2)
-    except jsontext.DuplicateKey as exc:
+    except DuplicateKey as exc:
         return "twice", exc.key
     except ValueError:
         return "refused", ""
@@ -111,7 +112,7 @@ def test_a_strict_read_is_the_standard_librarys_with_the_same_rules(text: str) -
 def test_a_key_given_twice_is_refused_however_its_colons_are_spelled(
     raw: bytes, twice: str
 ) -> None:
-    with pytest.raises(jsontext.DuplicateKey) as refused:
+    with pytest.raises(DuplicateKey) as refused:
         strict(raw)
     assert refused.value.key == twice
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evalward.runtime.port_owner import PortTaken, loopback_listeners, owned_host
+from evalward.errors import PortTaken
+from evalward.runtime.port_owner import loopback_listeners, owned_host
 
 HEADER = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid\n"
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from evalward.files.safe_files import UnsafeFile, hash_regular, read_regular
+from evalward.errors import UnsafeFile
+from evalward.files.safe_files import hash_regular, read_regular
 from evalward.past.history import _load as load_history
 from evalward.past.status import StatusStore
 from evalward.stages.result_cache_db import ResultStore

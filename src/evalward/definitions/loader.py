@@ -26,8 +26,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from evalward.errors import Problem, ResourceError
-from evalward.files.committed import CommittedFile, NotCommitted, RepoFiles
+from evalward.errors import NotCommitted, Problem, ResourceError, YamlSyntaxError
+from evalward.files.committed import CommittedFile, RepoFiles
 from evalward.resources.code_scorer_files import FileTexts, InlinePlaces, embed_scorers, has_inline
 from evalward.resources.discover import discover, relative
 from evalward.resources.models import (
@@ -47,7 +47,6 @@ from evalward.resources.yamlsource import (
     MAX_FILE_BYTES,
     Document,
     PathKey,
-    YamlSyntaxError,
     decode,
     load_documents,
     looks_like_resource,

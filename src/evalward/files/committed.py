@@ -30,10 +30,16 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalward.errors import ConfigError, GitError
-from evalward.files.inside import OutsideRepository, reference_candidates, repo_path
-from evalward.files.safe_files import UnsafeFile, hash_regular, read_regular
-from evalward.files.trees import TreeBounds, TreeError, copy_tree, remove_tree, walk
+from evalward.errors import (
+    GitError,
+    NotCommitted,
+    OutsideRepository,
+    TreeError,
+    UnsafeFile,
+)
+from evalward.files.inside import reference_candidates, repo_path
+from evalward.files.safe_files import hash_regular, read_regular
+from evalward.files.trees import TreeBounds, copy_tree, remove_tree, walk
 from evalward.git import Git
 
 
@@ -67,15 +73,6 @@ _IGNORED = (
     "is ignored by git (.gitignore, .git/info/exclude): evalward reads only files git would "
     "commit; commit it, or name a file of the repository"
 )
-
-
-class NotCommitted(ConfigError, ValueError):
-    """A path a definition names that is not a file evalward may read on this side."""
-
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"{path!r} {reason}")
-        self.path = path
-        self.reason = reason
 
 
 @dataclass(frozen=True)

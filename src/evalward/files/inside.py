@@ -8,11 +8,7 @@ import os
 import posixpath
 from pathlib import Path
 
-from evalward.errors import ConfigError
-
-
-class OutsideRepository(ConfigError, ValueError):
-    """A path that resolves outside the repository."""
+from evalward.errors import OutsideRepository
 
 
 def repo_path(root: Path, reference: str, relative_to: str | Path = ".") -> Path:

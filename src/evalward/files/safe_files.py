@@ -14,7 +14,7 @@ import os
 import stat
 from pathlib import Path
 
-from evalward.errors import EvalwardError
+from evalward.errors import UnsafeFile
 
 OPEN_SAFELY = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 """How every file of uncertain origin is opened."""
@@ -27,15 +27,6 @@ KINDS = {
     stat.S_IFDIR: "a folder",
     stat.S_IFLNK: "a symbolic link",
 }
-
-
-class UnsafeFile(EvalwardError, OSError):
-    """A file evalward will not read: not a regular file, a link, or larger than its bound.
-    `reason` says which, as the end of a sentence about the file ("is a FIFO, not ...")."""
-
-    def __init__(self, path: Path | str, reason: str) -> None:
-        super().__init__(f"{path} {reason}")
-        self.reason = reason
 
 
 def kind_of(mode: int) -> str:

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalward.errors import EvalwardError
+from evalward.errors import TreeError
 from evalward.text.escaping import printable
 
 FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -49,10 +49,6 @@ class TreeBounds:
 
 REMOVAL = TreeBounds()
 """What an agent may leave in a run and have removed: a million entries, two minutes."""
-
-
-class TreeError(EvalwardError):
-    """A tree that could not be walked, copied or removed within its bounds, or at all."""
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from evalward.errors import ConfigError, EvalwardError, MissingSecretError
+from evalward.errors import ConfigError, MissingSecretError
 from evalward.flows.base_judging import BaseJudging
 from evalward.flows.execute import Execution, ProgressCallback
 from evalward.flows.pairs import PairJudging
@@ -68,7 +68,7 @@ async def evaluate_change(
     return _evaluated(ran)
 
 
-class RunStopped(EvalwardError):
+class RunStopped(Exception):
     """An error stopped the runs once they had begun: `evaluation` scores the runs that had
     finished, `error` is what stopped them."""
 
@@ -78,7 +78,7 @@ class RunStopped(EvalwardError):
         self.error = error
 
 
-class _Stopped(EvalwardError):
+class _Stopped(Exception):
     def __init__(self, ran: _Ran, error: Exception) -> None:
         super().__init__(str(error))
         self.ran = ran

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from evalward import __version__
-from evalward.errors import EvalwardError
+from evalward.errors import HttpFailure, HttpTimeout
 from evalward.http import aio
 from evalward.text import jsontext
 
@@ -52,15 +52,6 @@ MAX_HEADERS = 100
 CA_BUNDLE_VARIABLES = ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE")
 """Where a user names the CAs to trust instead of the system's (a company's TLS-inspecting
 proxy): requests' variable, then OpenSSL's."""
-
-
-class HttpFailure(EvalwardError):
-    """No complete reply: the connection failed or was reset, the body was cut short, or
-    the request was not sent at all (a header that HTTP cannot carry)."""
-
-
-class HttpTimeout(HttpFailure):
-    """No complete reply within the call's timeout."""
 
 
 @dataclass(frozen=True)

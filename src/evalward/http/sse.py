@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from evalward.errors import EvalwardError
+from evalward.errors import EventStreamError
 from evalward.text import jsontext
 
 _END = rb"(?:\r\n|\n|\r(?!\n))"
@@ -23,10 +23,6 @@ _LONGEST_BOUNDARY = 4
 _LINE = re.compile(r"\r\n|\n|\r")
 MAX_EVENT_BYTES = 16 * 1024 * 1024
 """An event longer than this is not one a model API sends: the stream is refused."""
-
-
-class EventStreamError(EvalwardError, ValueError):
-    """A stream that is not server-sent events the proxy can pass on."""
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalward.files.committed import NotCommitted, RepoFiles
+from evalward.errors import NotCommitted, YamlSyntaxError
+from evalward.files.committed import RepoFiles
 from evalward.importers import agentv_csv, agentv_suite
 from evalward.importers.agentv_graders import (
     AgentVProblem,
@@ -54,7 +55,7 @@ from evalward.importers.agentv_graders import (
 from evalward.resources.common import AGENTV_DEFAULT_TARGET as DEFAULT_TARGET
 from evalward.resources.common import API_VERSION
 from evalward.resources.paths import looked_up
-from evalward.resources.yamlsource import PathKey, YamlSyntaxError, load_documents
+from evalward.resources.yamlsource import PathKey, load_documents
 from evalward.text import jsontext
 
 CASE_KEYS = ("evalcases", "eval_cases", "tests")

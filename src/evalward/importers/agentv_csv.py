@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalward.importers.agentv_problem import AgentVProblem
+from evalward.errors import AgentVProblem
 from evalward.resources.yamlsource import PathKey
 
 SUPPORTED = {

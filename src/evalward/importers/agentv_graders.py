@@ -25,8 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evalward.importers.agentv_problem import AgentVProblem as AgentVProblem
-from evalward.importers.agentv_problem import AgentVProblems as AgentVProblems
+from evalward.errors import AgentVProblem as AgentVProblem
+from evalward.errors import AgentVProblems as AgentVProblems
 from evalward.resources.yamlsource import PathKey
 
 _STRUCTURAL_CHECKS = (

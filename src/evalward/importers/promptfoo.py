@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalward.errors import ConfigError, Problem
+from evalward.errors import ConfigError, Problem, Refused
 from evalward.importers import promptfoo_providers as providers_
 from evalward.importers import promptfoo_resources as make
 from evalward.importers.promptfoo_asserts import Converter
@@ -24,7 +24,7 @@ from evalward.importers.promptfoo_endpoints import Endpoints
 from evalward.importers.promptfoo_messages import SentPrompt, sent
 from evalward.importers.promptfoo_prompts import Prompt, entries, prompts_of
 from evalward.importers.promptfoo_providers import PromptfooProvider
-from evalward.importers.promptfoo_source import Files, Node, Refused, Source
+from evalward.importers.promptfoo_source import Files, Node, Source
 from evalward.importers.promptfoo_templates import combinations, compose, render_prompt
 from evalward.importers.promptfoo_tests import Test, merged, test_nodes
 from evalward.resources.assertions import DEFAULT_EMBEDDING_MODEL

@@ -20,7 +20,8 @@ from typing import Any
 
 import yaml
 
-from evalward.importers.promptfoo_source import Node, Refused
+from evalward.errors import Refused
+from evalward.importers.promptfoo_source import Node
 from evalward.resources import yaml12
 from evalward.text import jsontext
 

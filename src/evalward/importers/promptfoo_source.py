@@ -15,29 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalward.errors import ConfigError, Problem
+from evalward.errors import Problem, Refused, YamlSyntaxError
 from evalward.resources.problems import render_path
-from evalward.resources.yamlsource import (
-    MAX_FILE_BYTES,
-    Document,
-    PathKey,
-    YamlSyntaxError,
-    decode,
-    parse_documents,
-)
+from evalward.resources.yamlsource import MAX_FILE_BYTES, Document, PathKey, decode, parse_documents
 from evalward.text import jsontext
 
 MAX_REF_DEPTH = 20
-
-
-class Refused(ConfigError):
-    """A part of the configuration that has no evalward equivalent; `droppable` when leaving
-    it out (with --skip-unsupported) keeps the rest meaningful."""
-
-    def __init__(self, problem: Problem, *, droppable: bool = True) -> None:
-        super().__init__(problem.render())
-        self.problem = problem
-        self.droppable = droppable
 
 
 @dataclass(frozen=True)

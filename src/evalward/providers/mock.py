@@ -35,11 +35,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from evalward.errors import Problem, ResourceError
-from evalward.files.safe_files import UnsafeFile, read_regular
+from evalward.errors import Problem, ResourceError, UnsafeFile, YamlSyntaxError
+from evalward.files.safe_files import read_regular
 from evalward.providers.base import ChatRequest, ChatResponse, ToolCall
 from evalward.resources.problems import problems_from_validation
-from evalward.resources.yamlsource import Document, YamlSyntaxError, decode, parse_documents
+from evalward.resources.yamlsource import Document, decode, parse_documents
 from evalward.rundata.trace import Usage
 
 DEFAULT_REPLY = "Default output from the mock provider."

@@ -15,8 +15,8 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from evalward.errors import ProviderError, ProviderUnavailable
-from evalward.http.client import HttpClient, HttpFailure, HttpTimeout, Reply, StreamingReply
+from evalward.errors import HttpFailure, HttpTimeout, ProviderError, ProviderUnavailable
+from evalward.http.client import HttpClient, Reply, StreamingReply
 from evalward.providers.config import RetrySettings
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})

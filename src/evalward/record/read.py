@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from evalward.errors import ConfigError
-from evalward.files.safe_files import UnsafeFile, read_text
+from evalward.errors import ConfigError, UnsafeFile
+from evalward.files.safe_files import read_text
 from evalward.record.schema import (
     RESULTS_SCHEMA_VERSION,
     SHARD_KIND,

@@ -18,7 +18,8 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from evalward.files.committed import NotCommitted, RepoFiles
+from evalward.errors import NotCommitted
+from evalward.files.committed import RepoFiles
 from evalward.resources.assertions import Assertion, AssertSetAssertion
 from evalward.resources.code_scorer import CodeAssertion
 from evalward.resources.code_source import MAX_SOURCE_CHARS, CodeSource

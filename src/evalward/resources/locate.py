@@ -10,18 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalward.errors import Problem
-from evalward.files.committed import NotCommitted
+from evalward.errors import NotCommitted, Problem, YamlSyntaxError
 from evalward.resources.problems import render_path
 from evalward.resources.resource_set import Located, ResourceSet
-from evalward.resources.yamlsource import (
-    MAX_FILE_BYTES,
-    Document,
-    PathKey,
-    YamlSyntaxError,
-    decode,
-    parse_documents,
-)
+from evalward.resources.yamlsource import MAX_FILE_BYTES, Document, PathKey, decode, parse_documents
 from evalward.text.escaping import printable
 
 

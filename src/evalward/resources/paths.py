@@ -18,7 +18,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from evalward.files.inside import OutsideRepository as OutsideRepository
+from evalward.errors import OutsideRepository as OutsideRepository
 from evalward.files.inside import reference_candidates as reference_candidates
 from evalward.files.inside import repo_path as repo_path
 

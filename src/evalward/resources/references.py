@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from evalward.errors import Problem
-from evalward.files.committed import MAX_SYSTEM_BYTES, NotCommitted, RepoFiles
+from evalward.errors import NotCommitted, Problem
+from evalward.files.committed import MAX_SYSTEM_BYTES, RepoFiles
 from evalward.resources.agent import AgentSpec
 from evalward.resources.assertions import JudgeAssertion
 from evalward.resources.common import AGENTV_DEFAULT_TARGET

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from evalward.errors import ConfigError
+from evalward.errors import YamlSyntaxError
 
 if TYPE_CHECKING:
     import yaml
@@ -143,13 +143,6 @@ class Document:
             if mark is not None:
                 return mark
         return (self.start_line, 1)
-
-
-class YamlSyntaxError(ConfigError):
-    def __init__(self, message: str, line: int | None, column: int | None) -> None:
-        super().__init__(message)
-        self.line = line
-        self.column = column
 
 
 _BOMS = (

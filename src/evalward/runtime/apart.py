@@ -23,8 +23,7 @@ import os
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
-from evalward.errors import AgentRunError
-from evalward.files.trees import TreeError
+from evalward.errors import AgentRunError, TreeError
 from evalward.runtime import cgroups, held_sockets, message_queues, thread_groups
 from evalward.runtime.agent_users import FIRST_UID, PAIRS, AgentUser, end_unclaimed
 from evalward.runtime.cgroups import RunGroups

@@ -17,8 +17,9 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from evalward.errors import TreeError
 from evalward.files.committed import RepoFiles
-from evalward.files.trees import TreeBounds, TreeError, copy_tree
+from evalward.files.trees import TreeBounds, copy_tree
 from evalward.git import Git
 from evalward.resources.paths import looked_up
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalward.errors import AgentRunError
+from evalward.errors import AgentRunError, ProtocolError
 from evalward.resources.agent_runtime import CommandRuntime
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime import past_proxy
@@ -33,7 +33,7 @@ from evalward.runtime.process import (
     spawn,
     tail,
 )
-from evalward.runtime.protocol import EVENT_TYPES, ProtocolError, apply_event
+from evalward.runtime.protocol import EVENT_TYPES, apply_event
 from evalward.runtime.sandbox import Sandbox
 from evalward.text import jsontext
 

@@ -18,12 +18,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from evalward.errors import AgentRunError
+from evalward.errors import AgentRunError, ProtocolError
 from evalward.resources.agent_runtime import CommandRuntime
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.command import MAX_TRACE_BYTES, command_argv, model_said
 from evalward.runtime.process import Launch, kill_group, limited_env, read_tail, spawn, tail
-from evalward.runtime.protocol import EVENT_TYPES, ProtocolError, apply_event
+from evalward.runtime.protocol import EVENT_TYPES, apply_event
 from evalward.text import jsontext
 
 

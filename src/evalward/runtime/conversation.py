@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from evalward.errors import UserUnavailable
 from evalward.providers.base import ChatMessage
 from evalward.resources.conversation import Conversation, EndReason
 from evalward.rundata.trace import StepType, Trace
-from evalward.runtime.simulated_user import UserSimulator, UserUnavailable
+from evalward.runtime.simulated_user import UserSimulator
 
 MAX_REPLY_CHARS = 64 * 1024
 """The longest reply to one turn that is passed on (to the user, to the next turn's

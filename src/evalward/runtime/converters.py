@@ -12,8 +12,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from evalward.errors import ProtocolError
 from evalward.rundata.trace import StepType, Trace, tool_arguments
-from evalward.runtime.protocol import ProtocolError
 
 
 def from_openai_messages(messages: Iterable[Mapping[str, Any]]) -> Trace:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from evalward.errors import ProviderError, ProviderUnavailable
+from evalward.errors import McpFailure, ProviderError, ProviderUnavailable
 from evalward.providers.base import (
     ChatMessage,
     ChatRequest,
@@ -15,7 +15,6 @@ from evalward.providers.base import (
 from evalward.providers.registry import Providers
 from evalward.providers.tool_choice import choice_for
 from evalward.rundata.trace import Fallback, StepType, Trace
-from evalward.runtime.mcp_tools import McpFailure
 from evalward.runtime.resolved_agent import ResolvedAgent
 from evalward.runtime.tools import ToolExecutor
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evalward.errors import EvalwardError, ProviderUnavailable
+from evalward.errors import EmbeddingError, EvalwardError, ProviderUnavailable
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import MeteredProvider, Providers
 from evalward.rundata.trace import Usage
@@ -23,14 +23,6 @@ from evalward.runtime.wire.routes import WireRoute, route_of
 
 ROUTE = "/v1/embeddings"
 """The model proxy's embeddings route: where these calls go upstream, and how."""
-
-
-class EmbeddingError(EvalwardError):
-    """Why no embeddings came back; `unavailable` when the provider kept failing."""
-
-    def __init__(self, message: str, *, unavailable: bool = False) -> None:
-        super().__init__(message)
-        self.unavailable = unavailable
 
 
 @dataclass(frozen=True)

@@ -34,10 +34,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from evalward.errors import AgentRunError, GitError
+from evalward.errors import AgentRunError, GitError, TreeError
 from evalward.files.committed import RepoFiles
 from evalward.files.safe_files import read_regular
-from evalward.files.trees import TreeError
 from evalward.git import Git
 from evalward.resources.agent import LOCK_FILES, PYTHON_PROJECT, AgentEnvironment
 from evalward.resources.paths import OutsideRepository, repo_path

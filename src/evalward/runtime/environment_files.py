@@ -14,8 +14,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from evalward.errors import AgentRunError
-from evalward.files.safe_files import UnsafeFile, read_regular
+from evalward.errors import AgentRunError, UnsafeFile
+from evalward.files.safe_files import read_regular
 from evalward.runtime.agent_users import AgentUser
 from evalward.runtime.environment_limits import EnvironmentLimits, over
 from evalward.runtime.install_watch import measure

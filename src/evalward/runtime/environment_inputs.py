@@ -15,8 +15,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from evalward.errors import AgentRunError
-from evalward.files.safe_files import UnsafeFile, read_regular
+from evalward.errors import AgentRunError, UnsafeFile
+from evalward.files.safe_files import read_regular
 from evalward.resources.agent import AgentEnvironment
 from evalward.text import jsontext
 

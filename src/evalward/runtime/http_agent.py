@@ -20,16 +20,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from evalward.errors import AgentRunError
-from evalward.http.client import HttpClient, HttpFailure, HttpTimeout
+from evalward.errors import AgentRunError, HttpFailure, HttpTimeout, PortTaken, ProtocolError
+from evalward.http.client import HttpClient
 from evalward.providers.base import RunLabels
 from evalward.resources.agent_runtime import HttpRuntime
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.model_proxy import Grant, ModelProxy
-from evalward.runtime.port_owner import PortTaken, free_port, owned_host
+from evalward.runtime.port_owner import free_port, owned_host
 from evalward.runtime.process import DEFAULT_KILL_GRACE, kill_group, limited_env, read_tail, spawn
 from evalward.runtime.process import tail as tail_text
-from evalward.runtime.protocol import ProtocolError, apply_response
+from evalward.runtime.protocol import apply_response
 from evalward.runtime.sandbox import Sandbox
 from evalward.text import jsontext
 

@@ -22,10 +22,9 @@ from pathlib import Path
 
 import uv
 
-from evalward.errors import AgentRunError, ConfigError
+from evalward.errors import AgentRunError, ConfigError, TreeError, UnsafeFile
 from evalward.files import trees
-from evalward.files.safe_files import UnsafeFile, read_regular
-from evalward.files.trees import TreeError
+from evalward.files.safe_files import read_regular
 from evalward.runtime.agent_users import AgentUser
 from evalward.runtime.environment_limits import EnvironmentLimits
 from evalward.runtime.install_watch import watch

@@ -22,7 +22,8 @@ import stat
 from collections.abc import Collection
 from pathlib import Path
 
-from evalward.files.trees import Removal, TreeBounds, TreeError, shown
+from evalward.errors import TreeError
+from evalward.files.trees import Removal, TreeBounds, shown
 
 SHARED = (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), Path("/dev/mqueue"))  # noqa: S108
 DEPTH = 32

@@ -24,13 +24,12 @@ from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
 from evalward import __version__
-from evalward.http.client import HttpFailure
+from evalward.errors import HttpFailure, McpFailure
 from evalward.resources.mcp import McpServer
 from evalward.runtime.mcp_tools import (
     MAX_TOOLS,
     ListedTool,
     McpAnswer,
-    McpFailure,
     McpTool,
     admitted,
     answer_text,

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from evalward.errors import EvalwardError
+from evalward.errors import McpFailure
 from evalward.resources.mcp import QUALIFIER, McpServer
 from evalward.text import jsontext
 
@@ -34,10 +34,6 @@ MAX_SCHEMA_DEPTH = 32
 """Deepest nesting of one tool's input schema."""
 MAX_DESCRIPTION_CHARS = 8 * 1024
 """Longest description of one tool (the model reads it whole)."""
-
-
-class McpFailure(EvalwardError):
-    """An MCP server that broke the protocol or a bound: the run's error, naming the server."""
 
 
 @dataclass(frozen=True)

@@ -39,10 +39,9 @@ from mcp_types import (
 )
 from pydantic import ValidationError
 
-from evalward.errors import AgentRunError
+from evalward.errors import AgentRunError, McpFailure
 from evalward.http.client import tls_context
 from evalward.resources.mcp import McpCommand
-from evalward.runtime.mcp_tools import McpFailure
 from evalward.runtime.process import Launch, kill_group, limited_env, read_tail, spawn
 from evalward.runtime.process import tail as tail_text
 from evalward.text import jsontext

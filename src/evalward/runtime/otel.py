@@ -22,8 +22,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evalward.errors import NoSpans, ProtocolError
 from evalward.rundata.trace import StepType, Trace, arguments_from_json
-from evalward.runtime.protocol import ProtocolError, short
+from evalward.runtime.protocol import short
 from evalward.text import jsontext
 
 MODEL_OPERATIONS = ("chat", "text_completion", "generate_content", "invoke_agent")
@@ -64,10 +65,6 @@ def looks_like_spans(document: object) -> bool:
         and all(isinstance(s, Mapping) for s in document)
         and any("attributes" in s and ("name" in s or "span_id" in s) for s in document)
     )
-
-
-class NoSpans(ProtocolError):
-    """A document with no span in it (a metrics-only batch, an empty flush)."""
 
 
 def read_spans(document: object) -> list[Span]:

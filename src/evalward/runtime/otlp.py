@@ -15,10 +15,9 @@ import zlib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from evalward.errors import EvalwardError
+from evalward.errors import ExportError, NoSpans, ProtocolError
 from evalward.rundata.trace import StepType, Trace
-from evalward.runtime.otel import NoSpans, read_spans, tool_steps
-from evalward.runtime.protocol import ProtocolError
+from evalward.runtime.otel import read_spans, tool_steps
 from evalward.text import jsontext
 
 if TYPE_CHECKING:
@@ -50,10 +49,6 @@ class Receiver(Protocol):
 
     trace: Trace | None
     exports: list[object]
-
-
-class ExportError(EvalwardError, ValueError):
-    """An export that cannot be read."""
 
 
 async def receive(request: web.Request, grants: Mapping[str, Receiver]) -> web.Response:

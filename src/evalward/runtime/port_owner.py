@@ -17,7 +17,7 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalward.errors import EvalwardError
+from evalward.errors import PortTaken
 
 PROC_NET_TCP = ("/proc/net/tcp", "/proc/net/tcp6")
 TCP_LISTEN = "0A"
@@ -110,10 +110,6 @@ def owned_host(port: int, uid: int, tables: tuple[str, ...] = PROC_NET_TCP) -> s
     if not own:
         raise PortTaken(f"nothing of the agent's user listens on port {port}")
     return "127.0.0.1" if any(entry.reaches_ipv4 for entry in own) else "::1"
-
-
-class PortTaken(EvalwardError):
-    """The port is not (only) the agent's: a message for AgentRunError."""
 
 
 def _address(hex_text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:

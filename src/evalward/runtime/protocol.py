@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from evalward.errors import EvalwardError
+from evalward.errors import ProtocolError
 from evalward.providers.base import ChatMessage
 from evalward.resources.models import FixtureInput
 from evalward.rundata.trace import StepType, Trace, Usage, arguments_from_json
@@ -48,10 +48,6 @@ def agent_request(
     request["shadowTools"] = sorted(tools.shadow)
     request["toolReplay"] = [e.model_dump(mode="json", by_alias=True) for e in tools.replay]
     return request
-
-
-class ProtocolError(EvalwardError, ValueError):
-    """An event that does not follow the protocol; the message says what was expected."""
 
 
 def apply_event(trace: Trace, event: object) -> None:

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evalward.http.client import HttpFailure
-from evalward.http.sse import Event, EventReader, EventStreamError
+from evalward.errors import EventStreamError, HttpFailure
+from evalward.http.sse import Event, EventReader
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Forwarding, MeteredProvider
 from evalward.providers.retry import Answer, Opened

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalward.errors import ConfigError
-from evalward.files.committed import MAX_SYSTEM_BYTES, NotCommitted, RepoFiles
+from evalward.errors import ConfigError, NotCommitted
+from evalward.files.committed import MAX_SYSTEM_BYTES, RepoFiles
 from evalward.resources.agent import AgentSpec
 from evalward.resources.models import Agent
 from evalward.text.escaping import printable

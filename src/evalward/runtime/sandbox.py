@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from evalward.errors import AgentRunError, GitError
+from evalward.errors import AgentRunError, GitError, TreeError
 from evalward.files.committed import RepoFiles
-from evalward.files.trees import REMOVAL, TreeBounds, TreeError, remove_tree
+from evalward.files.trees import REMOVAL, TreeBounds, remove_tree
 from evalward.resources.agent import AgentEnvironment, AgentSpec
 from evalward.resources.models import Agent
 from evalward.resources.paths import link_on_the_way

@@ -26,9 +26,9 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from evalward.errors import AgentRunError
+from evalward.errors import AgentRunError, TreeError
 from evalward.files.safe_files import OPEN_SAFELY
-from evalward.files.trees import TreeError, remove_tree
+from evalward.files.trees import remove_tree
 
 _OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC

@@ -19,7 +19,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from evalward.errors import ConfigError, EvalwardError, ProviderError, ProviderUnavailable
+from evalward.errors import (
+    ConfigError,
+    ProviderError,
+    ProviderUnavailable,
+    UserUnavailable,
+)
 from evalward.providers.base import ChatMessage, ChatRequest, RunLabels
 from evalward.providers.registry import MeteredProvider, Providers
 from evalward.resources.conversation import SimulatedUser
@@ -35,14 +40,6 @@ MAX_USER_TOKENS = 1024
 """The longest reply the simulated user may write: a user says a few sentences."""
 
 OPENING_CUE = "(The support conversation starts now. Write your first message to the agent.)"
-
-
-class UserUnavailable(EvalwardError):
-    """The simulated user could not answer; `outage` when its provider was down."""
-
-    def __init__(self, message: str, *, outage: bool = False) -> None:
-        super().__init__(message)
-        self.outage = outage
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from evalward.errors import EvalwardError
 from evalward.resources.assertions import (
     ArgsMode,
     Assertion,
@@ -72,7 +71,7 @@ def check(
         return Status.error, str(exc)
 
 
-class _Unevaluable(EvalwardError):
+class _Unevaluable(Exception):
     pass
 
 

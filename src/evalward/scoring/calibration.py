@@ -13,7 +13,7 @@ import difflib
 import json
 from collections.abc import Sequence
 
-from evalward.errors import ConfigError
+from evalward.errors import ConfigError, JudgeError
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.resources import ResourceSet
@@ -25,13 +25,7 @@ from evalward.rundata.results import (
     ModelAgreement,
 )
 from evalward.rundata.trace import StepType, Trace
-from evalward.scoring.judge import (
-    JUDGE_TIMEOUT_SECONDS,
-    JudgeCase,
-    JudgeError,
-    JudgeSettings,
-    ask_judge,
-)
+from evalward.scoring.judge import JUDGE_TIMEOUT_SECONDS, JudgeCase, JudgeSettings, ask_judge
 
 CALIBRATED_KAPPA = 0.6
 """Seed 003: Calibrated when κ ≥ 0.6."""

@@ -26,7 +26,7 @@ from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalward.errors import AgentRunError, EvalwardError
+from evalward.errors import AgentRunError, ScorerEnvironmentError, ScorerFailed
 from evalward.resources.code_scorer import CodeAssertion, CodeLanguage, ScorerProtocol
 from evalward.resources.models import EvalFixtureSpec
 from evalward.rundata.trace import StepType, Trace
@@ -42,7 +42,7 @@ from evalward.scoring.code_verdicts import (
     script_verdict,
     verdict,
 )
-from evalward.scoring.scorer_environments import ScorerEnvironmentError, ScorerEnvironments
+from evalward.scoring.scorer_environments import ScorerEnvironments
 from evalward.text import jsontext
 
 MAX_ANSWER_BYTES = 1024 * 1024
@@ -177,15 +177,11 @@ class CodeScorers:
         return _answer(out, err, process.returncode)
 
 
-class _Failed(EvalwardError):
+class _Failed(Exception):
     """Why a scorer gave no answer."""
 
 
-class ScorerFailed(EvalwardError):
-    """Why a function, run as a scorer runs, gave no value."""
-
-
-class _TooLong(EvalwardError):
+class _TooLong(Exception):
     pass
 
 

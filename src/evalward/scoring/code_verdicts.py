@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evalward.errors import DuplicateKey
 from evalward.resources.code_scorer import CodeAssertion
 from evalward.rundata.results import Status
 from evalward.text import jsontext
@@ -133,7 +134,7 @@ def script_verdict(assertion: CodeAssertion, value: Any) -> ScorerVerdict:
         return _failed_exit(out, err, code)
     try:
         found = jsontext.loads(out, max_depth=jsontext.AGENT_DEPTH, unique_keys=True)
-    except jsontext.DuplicateKey as exc:
+    except DuplicateKey as exc:
         return error_verdict(f"the script's JSON verdict is ambiguous: {_twice(exc)}")
     except ValueError:
         found = None
@@ -171,7 +172,7 @@ def _failed_exit(out: str, err: str, code: int) -> ScorerVerdict:
     return _decided(False, 0.0, out[:500] or f"the script exited {code}")
 
 
-def _twice(exc: jsontext.DuplicateKey) -> str:
+def _twice(exc: DuplicateKey) -> str:
     return f"it gives `{exc.key[:80]}` twice"
 
 

@@ -16,6 +16,7 @@ import asyncio
 import dataclasses
 from dataclasses import dataclass
 
+from evalward.errors import TransformError
 from evalward.providers.base import RunLabels
 from evalward.resources.assertions import (
     Assertion,
@@ -34,7 +35,7 @@ from evalward.scoring.judge import JudgeCase
 from evalward.scoring.panel import EvalJudge, JudgeOutcome
 from evalward.scoring.similarity import check_similar
 from evalward.scoring.state import check_state, is_state_criterion
-from evalward.scoring.transform import Transformed, TransformError, transform_output
+from evalward.scoring.transform import Transformed, transform_output
 from evalward.scoring.turns import turn_not_reached, turn_trace
 
 TIMED_OUT = "the run reached no terminal event before its timeout"

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evalward.errors import EvalwardError, ProviderUnavailable
+from evalward.errors import DuplicateKey, EvalwardError, JudgeError, ProviderUnavailable
 from evalward.providers.base import ChatMessage, ChatRequest, RunLabels
 from evalward.providers.registry import Providers
 from evalward.rundata.results import JudgeVerdict, Violation
@@ -72,17 +72,6 @@ JUDGE_MAX_TOKENS = 2048
 """Room for a verdict with ten violations; bounds what a rambling judge costs."""
 REPLY_CAP_CHARS = 2000
 """How much of an unusable judge reply is kept in the results."""
-
-
-class JudgeError(EvalwardError):
-    """The judge could not give a usable verdict (timeout, provider failure, invalid JSON)."""
-
-    def __init__(self, message: str, *, reply: str = "", unavailable: bool = False) -> None:
-        super().__init__(message)
-        self.reply = reply
-        """The judge's last reply when it was unusable, capped at REPLY_CAP_CHARS."""
-        self.unavailable = unavailable
-        """The judge's provider kept failing through its retries (an outage)."""
 
 
 @dataclass(frozen=True)
@@ -245,7 +234,7 @@ def parse_verdict(content: str) -> RawVerdict:
         text = fenced.group(1)
     try:
         jsontext.loads(text, unique_keys=True)
-    except jsontext.DuplicateKey as exc:
+    except DuplicateKey as exc:
         raise ValueError(str(exc)) from None
     except ValueError:
         pass  # pydantic says what is wrong with it, below

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from evalward.errors import JudgeError
 from evalward.providers.base import ChatMessage, RunLabels
 from evalward.providers.registry import Providers
 from evalward.resources.pairwise import DEFAULT_LENGTH_TOLERANCE, PairwiseView
@@ -38,7 +39,6 @@ from evalward.scoring.judge import (
     JUDGE_TIMEOUT_SECONDS,
     OPEN,
     QUOTE_CAP_CHARS,
-    JudgeError,
     JudgeSettings,
     ask_with_repair,
     cap_bytes,

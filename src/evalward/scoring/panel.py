@@ -28,6 +28,7 @@ import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
+from evalward.errors import JudgeError
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.resources import Eval, Located, ResourceSet
@@ -38,7 +39,6 @@ from evalward.scoring.calibration import at_least, calibrate
 from evalward.scoring.judge import (
     JUDGE_TIMEOUT_SECONDS,
     JudgeCase,
-    JudgeError,
     JudgeSettings,
     ask_judge,
     check_evidence,

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalward.errors import AgentRunError, ConfigError, EvalwardError
+from evalward.errors import AgentRunError, ConfigError, ScorerEnvironmentError
 from evalward.resources.agent import AgentEnvironment
 from evalward.resources.code_scorer import CodeAssertion
 from evalward.runtime.environment import EnvironmentRequest, installer_env_names
@@ -39,10 +39,6 @@ from evalward.runtime.sandbox import Packages, Sandbox
 
 IMPORT_FAILURES = ("No module named", "Cannot find module", "Cannot find package")
 """What a scorer's failure says when a package it imports is not there."""
-
-
-class ScorerEnvironmentError(EvalwardError):
-    """Why a scorer's environment is not there to run it with."""
 
 
 @dataclass

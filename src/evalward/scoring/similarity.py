@@ -19,10 +19,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from evalward.errors import EmbeddingError
 from evalward.providers.registry import Providers
 from evalward.resources.assertions import SimilarAssertion, SimilarityMetric
 from evalward.rundata.results import Status
-from evalward.runtime.embedding_calls import EmbeddingError, embed
+from evalward.runtime.embedding_calls import embed
 
 EPSILON = 2.220446049250313e-16
 """JavaScript's Number.EPSILON: promptfoo's tolerance at the threshold."""

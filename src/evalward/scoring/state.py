@@ -13,7 +13,6 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from evalward.errors import EvalwardError
 from evalward.resources.assertions import Assertion
 from evalward.resources.patterns import compiled_pattern
 from evalward.resources.state_assertions import (
@@ -38,7 +37,7 @@ from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, CheckOutcome
 MAX_LISTED = 5
 
 
-class _Unevaluable(EvalwardError):
+class _Unevaluable(Exception):
     pass
 
 

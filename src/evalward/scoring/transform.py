@@ -18,17 +18,13 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from evalward.errors import EvalwardError
+from evalward.errors import ScorerFailed, TransformError
 from evalward.resources.code_scorer import CodeAssertion
 from evalward.resources.code_source import CodeSource, OutputTransform
 from evalward.resources.models import EvalFixtureSpec
 from evalward.rundata.trace import Step, StepType, Trace
 from evalward.runtime.inputs import input_messages, input_text
-from evalward.scoring.code_scorer import CodeScorers, ScorerFailed
-
-
-class TransformError(EvalwardError):
-    """Why a transform gave the checks nothing to read."""
+from evalward.scoring.code_scorer import CodeScorers
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalward.errors import Problem
+from evalward.errors import PlaygroundError, Problem
 from evalward.resources import ResourceSet
 from evalward.resources.locate import Locator
 from evalward.resources.resource_set import Located
 from evalward.rundata.sides import Side
-from evalward.runtime.playground.base import PlaygroundError, PlaygroundSource
+from evalward.runtime.playground.base import PlaygroundSource
 from evalward.runtime.playground.provision import provision
 from evalward.runtime.playground.state import capture
 from evalward.stages.plan import Checkout, PlannedRun

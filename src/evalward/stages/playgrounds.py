@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalward.errors import GitError
-from evalward.files.committed import NotCommitted, RepoFiles
-from evalward.files.trees import TreeError
+from evalward.errors import GitError, NotCommitted, TreeError
+from evalward.files.committed import RepoFiles
 from evalward.resources import ResourceSet
 from evalward.resources.playground import Playground
 from evalward.resources.state_assertions import STATE_TYPES, StateSnapshotAssertion

@@ -32,15 +32,14 @@ from pydantic import ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from evalward.errors import ConfigError
-from evalward.files.safe_files import UnsafeFile, read_text
+from evalward.errors import ConfigError, ProtocolError, UnsafeFile
+from evalward.files.safe_files import read_text
 from evalward.resources.common import API_VERSION
 from evalward.resources.conversation import DEFAULT_MAX_TURNS
 from evalward.resources.models import EvalFixture
 from evalward.rundata.trace import Step, StepType, Trace
 from evalward.runtime.converters import from_anthropic_messages, from_openai_messages
 from evalward.runtime.otel import from_otel_spans, looks_like_spans
-from evalward.runtime.protocol import ProtocolError
 from evalward.text import jsontext
 
 FORMATS = ("evalward", "openai", "anthropic", "otel")

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalward.errors import YamlSyntaxError
 from evalward.resources.assertions import Assertion
 from evalward.resources.problems import did_you_mean
 from evalward.resources.state_assertions import (
@@ -33,7 +34,7 @@ from evalward.resources.state_assertions import (
     StateUnchangedAssertion,
     StateValueAssertion,
 )
-from evalward.resources.yamlsource import PathKey, YamlSyntaxError
+from evalward.resources.yamlsource import PathKey
 from evalward.runtime.playground.sqlite_seed import parse_yaml
 
 LISTED_NAMES = 8

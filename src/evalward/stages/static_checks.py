@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalward.errors import Problem
-from evalward.files.committed import NotCommitted, RepoFiles
+from evalward.errors import NotCommitted, Problem, SeedError, SeedTimeout, YamlSyntaxError
+from evalward.files.committed import RepoFiles
 from evalward.resources.assertions import Assertion
 from evalward.resources.locate import Locator
 from evalward.resources.models import EvalFixture
@@ -36,9 +36,9 @@ from evalward.resources.playground import Playground
 from evalward.resources.problems import did_you_mean
 from evalward.resources.resource_set import Located
 from evalward.resources.state_assertions import STATE_TYPES, SqlAssertion
-from evalward.resources.yamlsource import PathKey, YamlSyntaxError
+from evalward.resources.yamlsource import PathKey
 from evalward.runtime.playground.base import SEED_LIMIT, PlaygroundSource
-from evalward.runtime.playground.sqlite_seed import SeedError, SeedTimeout, load_seed, parse_yaml
+from evalward.runtime.playground.sqlite_seed import load_seed, parse_yaml
 from evalward.stages.plan import Checkout, PlannedRun
 from evalward.stages.playgrounds import source_of
 from evalward.stages.scorer_checks import ScorerChecks

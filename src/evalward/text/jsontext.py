@@ -24,7 +24,7 @@ import math
 import re
 from typing import Any
 
-from evalward.errors import EvalwardError
+from evalward.errors import DuplicateKey
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -153,14 +153,6 @@ def check_depth(value: Any, limit: int) -> None:
                 if isinstance(item, _CONTAINERS)
             ]
         level = deeper
-
-
-class DuplicateKey(EvalwardError, ValueError):
-    """An object that gives one key twice."""
-
-    def __init__(self, key: str) -> None:
-        super().__init__(f"the key `{key[:80]}` is given twice in one object")
-        self.key = key
 
 
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from evalward.errors import AgentVProblem
 from evalward.importers.agentv_csv import csv_cases
-from evalward.importers.agentv_problem import AgentVProblem
 
 
 def test_magic_columns_become_the_test_and_other_columns_its_vars() -> None:

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evalward.resources.yamlsource import YamlSyntaxError, check_shape
+from evalward.errors import YamlSyntaxError
+from evalward.resources.yamlsource import check_shape
 
 DOCUMENTS = {
     "flow": "x: " + "[" * 5_000 + "]" * 5_000 + "\n",
@@ -32,7 +33,8 @@ _PROBE = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import yaml
-from evalward.resources.yamlsource import YamlSyntaxError, check_shape
+from evalward.resources.yamlsource import check_shape
+from evalward.errors import YamlSyntaxError
 found = {}
 for name, text in json.loads(sys.stdin.read()).items():
     try:

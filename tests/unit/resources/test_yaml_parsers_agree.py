@@ -16,9 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evalward.errors import YamlSyntaxError
 from evalward.importers.promptfoo_source import Files, Node, Source
 from evalward.resources import yamlsource
-from evalward.resources.yamlsource import Document, YamlSyntaxError, load_documents, parse_documents
+from evalward.resources.yamlsource import Document, load_documents, parse_documents
 
 TRICKY = [
     *("no", "No", "NO", "on", "On", "off", "yes", "Yes", "y", "n", "~", "null", "Null", "NULL"),

@@ -8,12 +8,8 @@ import sys
 
 import pytest
 
-from evalward.resources.yamlsource import (
-    Document,
-    YamlSyntaxError,
-    load_documents,
-    parse_documents,
-)
+from evalward.errors import YamlSyntaxError
+from evalward.resources.yamlsource import Document, load_documents, parse_documents
 
 TEXTS = [
     "# c\n---\na: 1\n---\n# comment\n\nb: 2\n--- {c: 3}\n",

@@ -18,15 +18,11 @@ from typing import Any, get_args
 
 import pytest
 
+from evalward.errors import PlaygroundError
 from evalward.resources.playground import PART_KINDS, PartKind, PartSettings, Playground
 from evalward.rundata.playground_state import PlaygroundRun, PlaygroundState
 from evalward.rundata.trace import Trace
-from evalward.runtime.playground.base import (
-    FRESH_STATES_KEPT,
-    PlaygroundError,
-    PlaygroundSource,
-    Templates,
-)
+from evalward.runtime.playground.base import FRESH_STATES_KEPT, PlaygroundSource, Templates
 from evalward.runtime.playground.provision import provision
 from evalward.runtime.playground.registry import PARTS, parts_of
 from evalward.runtime.playground.run import PlaygroundSetting, StateNeeds, run_in_playground

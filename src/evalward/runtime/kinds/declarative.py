@@ -12,6 +12,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import ClassVar
 
+from evalward.errors import McpFailure
 from evalward.providers.base import ChatMessage
 from evalward.resources.agent import AgentSpec
 from evalward.rundata.trace import StepType
@@ -20,7 +21,7 @@ from evalward.runtime.conversation_agents import ConversationRun, turn_final
 from evalward.runtime.declarative import continue_declarative, opening_messages, run_declarative
 from evalward.runtime.inputs import input_messages
 from evalward.runtime.kinds.base import AgentKind, RunPlace
-from evalward.runtime.mcp_tools import McpFailure, McpToolbox
+from evalward.runtime.mcp_tools import McpToolbox
 from evalward.runtime.simulated_user import UserSimulator
 from evalward.runtime.tools import ToolExecutor
 

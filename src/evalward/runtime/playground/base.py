@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
-from evalward.errors import EvalwardError
-from evalward.files.committed import NotCommitted, RepoFiles
-from evalward.files.trees import TreeBounds, TreeError, remove_tree
+from evalward.errors import NotCommitted, PlaygroundError, TreeError
+from evalward.files.committed import RepoFiles
+from evalward.files.trees import TreeBounds, remove_tree
 from evalward.resources.playground import PartKind, PartSettings, Playground
 from evalward.rundata.playground_state import KeptPairs, PlaygroundState
 from evalward.runtime.playground.service_environment import ServiceEnvironments
@@ -41,10 +41,6 @@ STATE_CHARS = 4 * STATE_LIMIT
 """Characters of the whole state (as JSON) at most; a database's are counted while it is read."""
 
 SettingsT = TypeVar("SettingsT", bound=PartSettings)
-
-
-class PlaygroundError(EvalwardError):
-    """A playground that cannot be provisioned or read: the run's error, naming it."""
 
 
 @dataclass(frozen=True)

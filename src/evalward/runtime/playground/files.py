@@ -14,9 +14,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from evalward.errors import GitError
-from evalward.files.committed import NotCommitted
-from evalward.files.trees import TreeBounds, TreeError, walk
+from evalward.errors import GitError, NotCommitted, TreeError
+from evalward.files.trees import TreeBounds, walk
 from evalward.resources.playground import FilesPart
 from evalward.rundata.playground_state import PlaygroundState
 from evalward.runtime.playground.base import (

@@ -17,11 +17,11 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from evalward.files.trees import TreeError, walk
+from evalward.errors import PlaygroundError, TreeError
+from evalward.files.trees import walk
 from evalward.runtime.playground.base import (
     SEED_BOUNDS,
     LivePlayground,
-    PlaygroundError,
     PlaygroundSource,
     Templates,
 )

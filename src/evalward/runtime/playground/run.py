@@ -11,16 +11,12 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from evalward.errors import PlaygroundError
 from evalward.resources.assertions import Assertion
 from evalward.resources.state_assertions import SqlAssertion, StateSnapshotAssertion
 from evalward.rundata.playground_state import PlaygroundRun, PlaygroundState
 from evalward.rundata.trace import StepType, Trace
-from evalward.runtime.playground.base import (
-    LivePlayground,
-    PlaygroundError,
-    PlaygroundSource,
-    Templates,
-)
+from evalward.runtime.playground.base import LivePlayground, PlaygroundSource, Templates
 from evalward.runtime.playground.provision import provision
 from evalward.runtime.playground.service_environment import ServiceEnvironments
 from evalward.runtime.playground.state import capture

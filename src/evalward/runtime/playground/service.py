@@ -17,8 +17,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalward.errors import AgentRunError, ConfigError, EvalwardError
-from evalward.http.client import HttpClient, HttpFailure, Reply
+from evalward.errors import (
+    AgentRunError,
+    ConfigError,
+    DuplicateKey,
+    HttpFailure,
+    PortTaken,
+)
+from evalward.http.client import HttpClient, Reply
 from evalward.resources.playground import McpReady, ServicePart
 from evalward.rundata.playground_state import PlaygroundState, shared_with
 from evalward.runtime.playground import state_delta, state_tags
@@ -29,13 +35,7 @@ from evalward.runtime.playground.base import (
     keep_latest,
     seed_place,
 )
-from evalward.runtime.port_owner import (
-    PortTaken,
-    free_port,
-    loopback_listeners,
-    owned_host,
-    release_port,
-)
+from evalward.runtime.port_owner import free_port, loopback_listeners, owned_host, release_port
 from evalward.runtime.process import kill_group, limited_env, read_tail, spawn, tail
 from evalward.runtime.sandbox import Sandbox
 from evalward.text import jsontext
@@ -45,7 +45,7 @@ PORT_TRIES = 3
 """Starts of a service whose port another program took before the service could bind it."""
 
 
-class _PortTaken(EvalwardError):
+class _PortTaken(Exception):
     """The service exited before it was ready, and something else listens on its port."""
 
 
@@ -407,7 +407,7 @@ def state_json(live: LivePlayground, raw: bytes, source: str) -> Any:
     into it could add a second `"status"`)."""
     try:
         return jsontext.loads(raw, max_depth=jsontext.AGENT_DEPTH, unique_keys=True)
-    except jsontext.DuplicateKey as exc:
+    except DuplicateKey as exc:
         raise live.error(f"{source} is ambiguous: {exc}") from None
     except ValueError as exc:
         raise live.error(f"{source} did not give one JSON document ({exc})") from None

@@ -17,6 +17,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalward.errors import SeedError
 from evalward.resources.playground import SqlitePart
 from evalward.rundata.playground_state import PlaygroundState
 from evalward.runtime.playground.base import (
@@ -27,7 +28,7 @@ from evalward.runtime.playground.base import (
     seed_text,
 )
 from evalward.runtime.playground.sqlite_read import KnownImage, read_database, read_known
-from evalward.runtime.playground.sqlite_seed import SeedError, load_seed
+from evalward.runtime.playground.sqlite_seed import load_seed
 from evalward.runtime.playground.state_readers import read_off_loop
 
 DB_NAME = "playground.sqlite"

@@ -16,8 +16,8 @@ import sqlite3
 import time
 from typing import Any
 
-from evalward.errors import ConfigError
-from evalward.resources.yamlsource import YamlSyntaxError, check_shape
+from evalward.errors import SeedError, SeedTimeout, YamlSyntaxError
+from evalward.resources.yamlsource import check_shape
 
 SEED_SECONDS = 60.0
 DATABASE_LIMIT = 256 * 1024 * 1024
@@ -41,14 +41,6 @@ _REFUSED_PRAGMAS = frozenset(
     }
 )
 _REFUSED_FUNCTIONS = frozenset({"load_extension", "fts3_tokenizer"})
-
-
-class SeedError(ConfigError):
-    """Why a seed does not load, in words that name it (not its playground)."""
-
-
-class SeedTimeout(SeedError):
-    """A seed that did not load within SEED_SECONDS."""
 
 
 def load_seed(

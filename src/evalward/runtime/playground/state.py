@@ -14,13 +14,9 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from evalward.errors import PlaygroundError
 from evalward.rundata.playground_state import PlaygroundState, SnapshotMissing, json_size
-from evalward.runtime.playground.base import (
-    STATE_CHARS,
-    LivePlayground,
-    PlaygroundError,
-    seed_text,
-)
+from evalward.runtime.playground.base import STATE_CHARS, LivePlayground, seed_text
 
 
 async def capture(

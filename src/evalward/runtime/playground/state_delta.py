@@ -25,10 +25,10 @@ from typing import Any
 import jsonpatch
 import jsonpointer
 
-from evalward.errors import printable
+from evalward.errors import PlaygroundError, printable
 from evalward.http.client import Reply
 from evalward.rundata.playground_state import Derived, json_size, same
-from evalward.runtime.playground.base import STATE_LIMIT, LivePlayground, PlaygroundError
+from evalward.runtime.playground.base import STATE_LIMIT, LivePlayground
 from evalward.text import jsontext
 
 IM = "json-patch"

@@ -3,7 +3,8 @@ each goes upstream) and the wire formats of their calls."""
 
 from __future__ import annotations
 
-from evalward.runtime.wire.base import Api, Format, Kind, WireError
+from evalward.errors import WireError
+from evalward.runtime.wire.base import Api, Format, Kind
 from evalward.runtime.wire.chat import ChatCompletions
 from evalward.runtime.wire.messages import Messages
 from evalward.runtime.wire.responses import Responses

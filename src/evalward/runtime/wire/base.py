@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal, Protocol
 
-from evalward.errors import EvalwardError
+from evalward.errors import WireError
 from evalward.http import sse
 from evalward.http.sse import Event
 from evalward.providers.base import (
@@ -44,10 +44,6 @@ class Kind(StrEnum):
     """Anthropic Messages."""
     embeddings = "embeddings"
     """OpenAI embeddings."""
-
-
-class WireError(EvalwardError, ValueError):
-    """A request body the proxy cannot read; the message names the field."""
 
 
 @dataclass(frozen=True)

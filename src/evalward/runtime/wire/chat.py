@@ -13,6 +13,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from evalward.errors import WireError
 from evalward.http import sse
 from evalward.http.sse import Event
 from evalward.providers.base import (
@@ -30,7 +31,6 @@ from evalward.runtime.wire.base import (
     Kind,
     SeenResult,
     Turn,
-    WireError,
     chat_request,
     items,
     lenient_text,

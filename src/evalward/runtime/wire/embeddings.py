@@ -17,8 +17,9 @@ import struct
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from evalward.errors import WireError
 from evalward.rundata.trace import Usage
-from evalward.runtime.wire.base import WireError, count, mapping
+from evalward.runtime.wire.base import count, mapping
 
 DEFAULT_DIMENSIONS = 1536
 MAX_DIMENSIONS = 8192

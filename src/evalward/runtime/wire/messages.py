@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from evalward.errors import WireError
 from evalward.http.sse import Event
 from evalward.providers.anthropic import parse_response, reply_usage
 from evalward.providers.base import (
@@ -29,7 +30,6 @@ from evalward.runtime.wire.base import (
     SeenResult,
     Turn,
     TypedEvents,
-    WireError,
     chat_request,
     count,
     items,

@@ -16,6 +16,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from evalward.errors import WireError
 from evalward.http.sse import Event
 from evalward.providers.base import (
     ChatMessage,
@@ -31,7 +32,6 @@ from evalward.runtime.wire.base import (
     SeenResult,
     Turn,
     TypedEvents,
-    WireError,
     chat_request,
     items,
     lenient_text,
