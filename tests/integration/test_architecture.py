@@ -117,7 +117,7 @@ LAYERS: list[tuple[str, list[str]]] = [  # bottom first; `pkg/` is a package
     ("definitions", ["resources/", "rundata/", "importers/", "definitions/"]),
     ("providers", ["providers/"]),
     ("engines", ["runtime/", "scoring/"]),
-    ("stages", ["stages/", "past/"]),
+    ("stages", ["stages/", "past/", "authoring/"]),
     ("record", ["record/"]),
     ("report", ["report/"]),
     ("flows", ["flows/"]),
@@ -414,3 +414,15 @@ def test_the_function_rules_refuse_what_they_are_for(tmp_path: Path) -> None:
         (int(m[1]), m[2]) for m in re.finditer(r"sample\.py:(\d+):\d+: (\w+)", found.stdout)
     )
     assert refused == [(1, "C901"), (35, "PLR0917"), (41, "PLR0915")], found.stdout + found.stderr
+
+
+def test_nothing_on_the_gates_path_imports_the_authoring_commands() -> None:
+    """`authoring/` serves `evalward promote` and `validate --playgrounds`: only the command
+    line reaches it, so a change there cannot change what the gate decides."""
+    importers = sorted(
+        i.importer
+        for i in ALL
+        if i.imported.startswith("evalward.authoring")
+        and not i.importer.startswith(("evalward.authoring", "evalward.cli"))
+    )
+    assert importers == []

@@ -50,9 +50,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     import subprocess
     from pathlib import Path
 
-    from evalward.errors import EXIT_OK, ConfigError
-    from evalward.resources.common import NAME_PATTERN
-    from evalward.stages.promote import (
+    from evalward.authoring.promote import (
         Promotion,
         build_fixture,
         default_name,
@@ -60,6 +58,8 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         render,
         write,
     )
+    from evalward.errors import EXIT_OK, ConfigError
+    from evalward.resources.common import NAME_PATTERN
 
     host.started()  # no run follows: nothing here lives long enough to be worth the pause
     loaded = load_trace(Path(args.trace), args.format)

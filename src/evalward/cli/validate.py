@@ -151,8 +151,8 @@ def _provisioned(
     criteria's paths."""
     import asyncio
 
-    from evalward.stages.playground_trials import try_playgrounds
-    from evalward.stages.scorer_trials import try_scorers
+    from evalward.authoring.playground_trials import try_playgrounds
+    from evalward.authoring.scorer_trials import try_scorers
 
     trials = asyncio.run(try_playgrounds(resources, host.env))
     problems += trials.problems
