@@ -1,5 +1,5 @@
 """What reading an MCP server's stdout costs evalward: its bounded line reader
-(runtime/mcp_wire.py) against the reader that rebuilds its buffer on every chunk (`buffer +
+(runtime/tools/mcp_wire.py) against the reader that rebuilds its buffer on every chunk (`buffer +
 chunk`, then split), on one long line arriving 64 KiB at a time and on many short ones.
 The CPU time of each, in this process, for the same bytes.
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from mcp_types import jsonrpc_message_adapter
 
-from evalward.runtime.mcp_wire import CHUNK, Guard, _read_stdout
+from evalward.runtime.tools.mcp_wire import CHUNK, Guard, _read_stdout
 
 
 @dataclass

@@ -105,7 +105,7 @@ def serve_proxy(upstream: str, port_file: str) -> None:
     from evalward.providers.base import RunLabels
     from evalward.providers.registry import build_providers
     from evalward.rundata.trace import Trace
-    from evalward.runtime.model_proxy import ModelProxy
+    from evalward.runtime.proxy.model_proxy import ModelProxy
 
     async def main() -> None:
         providers = build_providers({"OPENAI_BASE_URL": upstream, "OPENAI_API_KEY": "sk-bench"})

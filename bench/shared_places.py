@@ -1,5 +1,5 @@
 """What a sandboxed job pays before its first turn to find where any user may write: the
-walk of every writable mount (`evalward.runtime.shared_places.find`) on this machine, this
+walk of every writable mount (`evalward.runtime.isolation.shared_places.find`) on this machine, this
 tree's evalward and each `--before` tree's alternated, each in a fresh interpreter, the
 median wall of each.
 
@@ -18,7 +18,7 @@ from common import alternation
 
 WALK = """\
 import json, time
-from evalward.runtime import shared_places
+from evalward.runtime.isolation import shared_places
 started = time.perf_counter()
 places = shared_places.find()
 print(json.dumps([time.perf_counter() - started, len(places.folders), places.complete]))

@@ -27,8 +27,8 @@ import pytest
 
 from evalward.providers.base import RunLabels
 from evalward.rundata.trace import Trace
-from evalward.runtime.model_proxy import Grant, ModelProxy
-from evalward.runtime.otlp import MAX_EXPORT_BYTES
+from evalward.runtime.proxy.model_proxy import Grant, ModelProxy
+from evalward.runtime.telemetry.otlp import MAX_EXPORT_BYTES
 from fakes.model_server import ScriptedModelServer, text, tool_call
 from integration.test_proxy_streams import ANTHROPIC_KEY, OPENAI_KEY, providers_for
 from support.byoagent import one_agent_suite

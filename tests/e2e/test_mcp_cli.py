@@ -217,7 +217,7 @@ def test_a_run_whose_agents_name_no_mcp_server_never_loads_the_sdk(
     )
     assert code == 0, said
     imported = {line.split("|")[-1].strip() for line in said.splitlines() if "|" in line}
-    assert "evalward.runtime.runner" in imported
+    assert "evalward.runtime.agents.runner" in imported
     assert not {name for name in imported if name.split(".")[0] in ("mcp", "mcp_types")}
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from e2e.test_github_events import real_payload
-from evalward.runtime.agent_users import CLAIMS, claim_pair
+from evalward.runtime.isolation.agent_users import CLAIMS, claim_pair
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text, tool_call
 from support.actionrun import SHARD_KEY, ActionRun, Launch, prepare, start_action

@@ -21,13 +21,13 @@ from hypothesis import strategies as st
 from evalward.errors import AgentRunError, ProtocolError
 from evalward.providers.base import RunLabels
 from evalward.rundata.trace import StepType, Trace
-from evalward.runtime import otlp
-from evalward.runtime.command import CommandOutput
-from evalward.runtime.environment_inputs import check_input
-from evalward.runtime.otel import from_otel_spans
-from evalward.runtime.protocol import apply_event, apply_response
-from evalward.runtime.wire import FORMATS, WireError, embeddings
-from evalward.runtime.wire.unreported import request_tokens
+from evalward.runtime.agents.command import CommandOutput
+from evalward.runtime.environments.environment_inputs import check_input
+from evalward.runtime.proxy.wire import FORMATS, WireError, embeddings
+from evalward.runtime.proxy.wire.unreported import request_tokens
+from evalward.runtime.telemetry import otlp
+from evalward.runtime.telemetry.otel import from_otel_spans
+from evalward.runtime.telemetry.protocol import apply_event, apply_response
 from evalward.text import jsontext
 
 PROPERTY = settings(max_examples=150, deadline=None)

@@ -15,8 +15,8 @@ import pytest
 
 from evalward.resources.agent_runtime import CommandRuntime
 from evalward.rundata.trace import StepType, Trace
-from evalward.runtime.command import MAX_TRACE_BYTES, run_command_agent
-from evalward.runtime.process import Launch
+from evalward.runtime.agents.command import MAX_TRACE_BYTES, run_command_agent
+from evalward.runtime.agents.process import Launch
 
 PREAMBLE = """\
 import json, os, signal, subprocess, sys, time

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from evalward.runtime.agent_users import claim_pair
+from evalward.runtime.isolation.agent_users import claim_pair
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text, tool_call
 from support.agentenv import PYTHON, needs_root, open_pr, workspace

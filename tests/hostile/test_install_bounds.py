@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from evalward.resources.agent import AgentEnvironment
-from evalward.runtime.environment_limits import input_limits, side_limits
+from evalward.runtime.environments.environment_limits import input_limits, side_limits
 from fakes.github_api import FakeGitHub
 from support.actionrun import ActionRun
 from support.agentenv import HONEST, errors, open_pr, run_gate, scripted_project, workspace

@@ -16,7 +16,7 @@ import pytest
 
 from evalward.errors import AgentRunError
 from evalward.resources.agent import AgentEnvironment
-from evalward.runtime.environment_inputs import MAX_INPUT_BYTES, check_inputs
+from evalward.runtime.environments.environment_inputs import MAX_INPUT_BYTES, check_inputs
 from fakes.github_api import FakeGitHub, FakePull
 from support.actionrun import pull_request_event
 from support.agentenv import (

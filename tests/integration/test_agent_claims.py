@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from evalward.errors import ConfigError
-from evalward.runtime.agent_users import FIRST_UID, claim_pair, end_unclaimed
+from evalward.runtime.isolation.agent_users import FIRST_UID, claim_pair, end_unclaimed
 from support.agentenv import needs_root
 
 _HOLD = """
 import sys
 from pathlib import Path
-from evalward.runtime.agent_users import claim_pair
+from evalward.runtime.isolation.agent_users import claim_pair
 claim = claim_pair({0}, Path(sys.argv[1]))
 print(claim.user.uid, flush=True)
 sys.stdin.read()  # held until the test closes stdin: the process ends and the kernel lets go

@@ -260,7 +260,7 @@ def test_the_layer_table_orders_what_it_names() -> None:
     names = [layer for layer, _ in table]
     assert names[0] == "foundation" and names[-1] == "entry"
     (providers,) = layer_of("evalward.providers.base", table)
-    (runtime,) = layer_of("evalward.runtime.runner", table)
+    (runtime,) = layer_of("evalward.runtime.agents.runner", table)
     assert providers < runtime
     assert [names[i] for i in layer_of("evalward", table)] == ["foundation"]
     assert [names[i] for i in layer_of("evalward.action.route", table)] == ["entry"]

@@ -15,10 +15,10 @@ from evalward.providers.registry import Providers
 from evalward.resources.agent import AgentSpec
 from evalward.resources.models import FixtureInput
 from evalward.rundata.trace import StepType, Trace
-from evalward.runtime.kinds.http import HttpKind
-from evalward.runtime.resolved_agent import ResolvedAgent
-from evalward.runtime.runner import AgentRunner, FixtureRun
-from evalward.runtime.tools import FixtureTools
+from evalward.runtime.agents.kinds.http import HttpKind
+from evalward.runtime.agents.resolved_agent import ResolvedAgent
+from evalward.runtime.agents.runner import AgentRunner, FixtureRun
+from evalward.runtime.tools.tools import FixtureTools
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 

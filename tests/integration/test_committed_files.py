@@ -16,7 +16,7 @@ from evalward.files.committed import RepoFiles
 from evalward.files.trees import TreeBounds
 from evalward.git import Git
 from evalward.resources.yamlsource import too_large
-from evalward.runtime.checkout_copy import copy_side
+from evalward.runtime.isolation.checkout_copy import copy_side
 from support.gitrepo import GitRepo
 
 

@@ -16,9 +16,9 @@ from evalward.providers.registry import Providers, build_providers
 from evalward.resources.agent import AgentSpec
 from evalward.resources.models import EvalFixtureSpec, FixtureInput
 from evalward.rundata.trace import StepType, Trace
-from evalward.runtime.resolved_agent import ResolvedAgent
-from evalward.runtime.runner import AgentRunner, FixtureRun
-from evalward.runtime.tools import FixtureTools
+from evalward.runtime.agents.resolved_agent import ResolvedAgent
+from evalward.runtime.agents.runner import AgentRunner, FixtureRun
+from evalward.runtime.tools.tools import FixtureTools
 from evalward.stages.preflight import side_effect_refusal
 from fakes.model_server import Reply, ScriptedModelServer, error, text, tool_call
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from evalward.errors import AgentRunError
-from evalward.runtime.seal import seal
-from evalward.runtime.strays import end_strays
+from evalward.runtime.isolation.seal import seal
+from evalward.runtime.isolation.strays import end_strays
 
 BUILDER = 10001
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="changing owners needs root")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evalward.runtime.sandbox import Sandbox
+from evalward.runtime.isolation.sandbox import Sandbox
 from support.agentuser import agent_user
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="copies for an agent user need root")

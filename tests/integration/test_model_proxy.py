@@ -23,10 +23,10 @@ from evalward.resources.agent import AgentSpec
 from evalward.resources.models import FixtureInput
 from evalward.rundata.spending import Allowance, Budget, Estimate
 from evalward.rundata.trace import ModelCall, StepType, Trace, Usage
-from evalward.runtime.model_proxy import ModelProxy, agent_environment, provider_key_names
-from evalward.runtime.resolved_agent import ResolvedAgent
-from evalward.runtime.runner import AgentRunner, FixtureRun
-from evalward.runtime.tools import FixtureTools
+from evalward.runtime.agents.resolved_agent import ResolvedAgent
+from evalward.runtime.agents.runner import AgentRunner, FixtureRun
+from evalward.runtime.proxy.model_proxy import ModelProxy, agent_environment, provider_key_names
+from evalward.runtime.tools.tools import FixtureTools
 from fakes.model_server import ScriptedModelServer, error, text, tool_call
 from support.sdk_clients import close_kept, kept
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 from evalward.resources.playground import Playground
 from evalward.rundata.trace import Trace
-from evalward.runtime.agent_users import AgentUser
+from evalward.runtime.isolation.agent_users import AgentUser
+from evalward.runtime.isolation.port_owner import loopback_listeners
+from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.runtime.playground.base import PlaygroundSource
 from evalward.runtime.playground.run import PlaygroundSetting, StateNeeds, run_in_playground
-from evalward.runtime.port_owner import loopback_listeners
-from evalward.runtime.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 CRM = Playground.model_validate(

@@ -20,11 +20,11 @@ from evalward.resources.agent import AgentSpec
 from evalward.resources.models import FixtureInput
 from evalward.rundata.spending import PROXY_CALLS_PER_RUN, Allowance
 from evalward.rundata.trace import ModelCall, Trace
-from evalward.runtime.kinds.http import HttpKind
-from evalward.runtime.model_proxy import Grant, ModelProxy
-from evalward.runtime.resolved_agent import ResolvedAgent
-from evalward.runtime.runner import AgentRunner, FixtureRun
-from evalward.runtime.tools import FixtureTools
+from evalward.runtime.agents.kinds.http import HttpKind
+from evalward.runtime.agents.resolved_agent import ResolvedAgent
+from evalward.runtime.agents.runner import AgentRunner, FixtureRun
+from evalward.runtime.proxy.model_proxy import Grant, ModelProxy
+from evalward.runtime.tools.tools import FixtureTools
 from fakes.model_server import ScriptedModelServer, text
 from integration.test_proxy_streams import (
     ANTHROPIC_KEY,

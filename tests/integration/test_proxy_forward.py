@@ -19,7 +19,7 @@ from evalward.providers.config import provider_config
 from evalward.providers.registry import Providers, build_providers
 from evalward.rundata.spending import Allowance
 from evalward.rundata.trace import Trace
-from evalward.runtime.model_proxy import Grant, ModelProxy
+from evalward.runtime.proxy.model_proxy import Grant, ModelProxy
 from evalward.text import jsontext
 from fakes.model_server import ScriptedModelServer, error, shaped, text
 

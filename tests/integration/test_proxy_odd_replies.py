@@ -10,7 +10,7 @@ import anthropic
 import openai
 import pytest
 
-from evalward.runtime.model_proxy import Grant
+from evalward.runtime.proxy.model_proxy import Grant
 from fakes.model_server import Reply, ScriptedModelServer, shaped
 from integration.test_proxy_streams import (
     ANTHROPIC_KEY,

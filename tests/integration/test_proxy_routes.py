@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from evalward.rundata.spending import Allowance
-from evalward.runtime.model_proxy import Grant
+from evalward.runtime.proxy.model_proxy import Grant
 from fakes.model_server import ScriptedModelServer
 from integration.test_proxy_streams import ANTHROPIC_KEY, OPENAI_KEY, providers_for, through_proxy
 

@@ -20,7 +20,7 @@ from evalward.providers.config import provider_config
 from evalward.providers.registry import Providers, build_providers
 from evalward.rundata.spending import Allowance
 from evalward.rundata.trace import Trace
-from evalward.runtime.model_proxy import Grant, ModelProxy
+from evalward.runtime.proxy.model_proxy import Grant, ModelProxy
 from fakes.model_server import Reply, ScriptedModelServer, error, text, tool_call
 from support.sdk_clients import close_kept, kept
 

@@ -12,7 +12,7 @@ import pytest
 from evalward.errors import HttpFailure
 from evalward.http.client import HttpClient
 from evalward.rundata.spending import Allowance
-from evalward.runtime.model_proxy import Grant
+from evalward.runtime.proxy.model_proxy import Grant
 from fakes.model_server import ScriptedModelServer, shaped, text
 from integration.test_proxy_streams import providers_for, through_proxy
 

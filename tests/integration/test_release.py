@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from evalward import __version__
-from evalward.runtime.installers import NETWORK_ENV
+from evalward.runtime.environments.installers import NETWORK_ENV
 from support.distributions import built, session_folder
 from support.gitrepo import GIT_ENV, GitRepo
 

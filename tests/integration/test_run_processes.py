@@ -24,12 +24,12 @@ import pytest
 
 from evalward.errors import TreeError
 from evalward.files.trees import TreeBounds
-from evalward.runtime import held_sockets, message_queues
-from evalward.runtime.cgroups import RunGroups, cgroup_of
-from evalward.runtime.leftovers import sweep
-from evalward.runtime.process import kill_group, limited_env, spawn
-from evalward.runtime.sandbox import Sandbox
-from evalward.runtime.side_turns import Turns
+from evalward.runtime.agents.process import kill_group, limited_env, spawn
+from evalward.runtime.isolation import held_sockets, message_queues
+from evalward.runtime.isolation.cgroups import RunGroups, cgroup_of
+from evalward.runtime.isolation.leftovers import sweep
+from evalward.runtime.isolation.sandbox import Sandbox
+from evalward.runtime.isolation.side_turns import Turns
 from support.agentuser import agent_user
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="switching users needs root")
@@ -542,7 +542,7 @@ def test_a_job_that_ends_mid_turn_lets_go_of_it(tmp_path: Path) -> None:
             sys.executable,
             "-c",
             "import asyncio, sys, time\n"
-            "from evalward.runtime.side_turns import Turns\n"
+            "from evalward.runtime.isolation.side_turns import Turns\n"
             "async def go():\n"
             f"    async with Turns(__import__('pathlib').Path({str(folder)!r})).taken('head-1'):\n"
             "        print('held', flush=True); time.sleep(600)\n"
@@ -668,7 +668,7 @@ def test_where_no_mqueue_file_system_can_be_mounted_the_log_says_queues_cannot_b
     """Without CAP_SYS_ADMIN (a Docker action's root), the first turn says so."""
     code = (
         "import asyncio\n"
-        "from evalward.runtime.sandbox import Sandbox\n"
+        "from evalward.runtime.isolation.sandbox import Sandbox\n"
         "from support.agentuser import agent_user\n"
         "sandbox = Sandbox(agent_user())\n"
         "sandbox.keep_apart(print, turns=None)\n"

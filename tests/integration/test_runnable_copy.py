@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from evalward.runtime.installers import open_to_others, runnable_copy
+from evalward.runtime.environments.installers import open_to_others, runnable_copy
 from support.agentuser import AGENT_UID
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="running as a second user needs root")

@@ -22,12 +22,12 @@ from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
 from evalward.git import Git
 from evalward.providers.registry import Providers, build_providers
 from evalward.resources.agent import AgentSpec
-from evalward.runtime.agent_users import AgentUser
-from evalward.runtime.process import limited_env
-from evalward.runtime.resolved_agent import ResolvedAgent
-from evalward.runtime.runner import AgentRunner
-from evalward.runtime.sandbox import Sandbox
-from evalward.runtime.workspace_guard import protect
+from evalward.runtime.agents.process import limited_env
+from evalward.runtime.agents.resolved_agent import ResolvedAgent
+from evalward.runtime.agents.runner import AgentRunner
+from evalward.runtime.isolation.agent_users import AgentUser
+from evalward.runtime.isolation.sandbox import Sandbox
+from evalward.runtime.isolation.workspace_guard import protect
 from integration.test_byo_agents import fixture_run
 from support.agentuser import AGENT_UID, agent_user
 from support.gitrepo import GitRepo

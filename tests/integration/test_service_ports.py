@@ -13,9 +13,9 @@ from pathlib import Path
 
 from evalward.resources.playground import Playground
 from evalward.rundata.trace import Trace
+from evalward.runtime.isolation.port_owner import HANDED, free_port, release_port
 from evalward.runtime.playground.base import PlaygroundSource
 from evalward.runtime.playground.run import PlaygroundSetting, StateNeeds, run_in_playground
-from evalward.runtime.port_owner import HANDED, free_port, release_port
 
 ENV = {"PATH": os.environ["PATH"]}
 

@@ -21,10 +21,10 @@ from evalward.providers.registry import Providers, build_providers
 from evalward.resources.agent import AgentSpec
 from evalward.resources.models import FixtureInput
 from evalward.rundata.trace import Trace
-from evalward.runtime.model_proxy import ModelProxy
-from evalward.runtime.resolved_agent import ResolvedAgent
-from evalward.runtime.runner import AgentRunner, FixtureRun
-from evalward.runtime.tools import FixtureTools
+from evalward.runtime.agents.resolved_agent import ResolvedAgent
+from evalward.runtime.agents.runner import AgentRunner, FixtureRun
+from evalward.runtime.proxy.model_proxy import ModelProxy
+from evalward.runtime.tools.tools import FixtureTools
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 QUESTION = "Where is my order 12345?"

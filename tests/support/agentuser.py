@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 
-from evalward.runtime.agent_users import AGENT_UID as IMAGE_AGENT_UID
-from evalward.runtime.agent_users import AgentUser, claim_pair
+from evalward.runtime.isolation.agent_users import AGENT_UID as IMAGE_AGENT_UID
+from evalward.runtime.isolation.agent_users import AgentUser, claim_pair
 
 
 def _claimed() -> int:

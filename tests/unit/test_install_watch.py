@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from evalward.runtime.install_watch import measure
+from evalward.runtime.environments.install_watch import measure
 
 
 def test_hard_links_count_once_and_links_are_not_followed(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import evalward
-from evalward.runtime.past_proxy import from_stderr
+from evalward.runtime.proxy.past_proxy import from_stderr
 
 
 @pytest.mark.parametrize(
@@ -60,7 +60,7 @@ def test_anything_else_is_not_taken_for_a_call_past_the_proxy(stderr: str) -> No
 CHECK_GUARD = """
 import json, os
 from pathlib import Path
-from evalward.runtime import past_proxy
+from evalward.runtime.proxy import past_proxy
 folder = Path(past_proxy.guard_env()["PYTHONPATH"])
 print(json.dumps({
     "folder": str(folder),

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evalward.errors import PortTaken
-from evalward.runtime.port_owner import loopback_listeners, owned_host
+from evalward.runtime.isolation.port_owner import loopback_listeners, owned_host
 
 HEADER = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid\n"
 

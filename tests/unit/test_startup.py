@@ -136,7 +136,8 @@ def test_what_a_run_imports_before_its_first_model_call_leaves_the_reports_out()
         "import sys, evalward.cli.run, evalward.cli._local, evalward.cli._progress, "
         "evalward.flows.session, evalward.flows.shard, evalward.flows.run_setup, "
         "evalward.providers.registry, evalward.providers.openai, evalward.stages.result_cache, "
-        "evalward.runtime.kinds.declarative, evalward.runtime.tools, evalward.report.files; "
+        "evalward.runtime.agents.kinds.declarative, evalward.runtime.tools.tools, "
+        "evalward.report.files; "
         "print(sorted(m for m in ('jinja2', 'evalward.report.markdown', 'evalward.cli._emit') "
         "if m in sys.modules))"
     )

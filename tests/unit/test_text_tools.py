@@ -4,9 +4,9 @@ request's trajectory carries (the texts as DSPy 3 writes them)."""
 from __future__ import annotations
 
 from evalward.rundata.trace import Trace
-from evalward.runtime.observed import TrafficObserver
-from evalward.runtime.text_tools import TextCall, calls_in_reply, trajectory
-from evalward.runtime.wire.base import Turn
+from evalward.runtime.proxy.observed import TrafficObserver
+from evalward.runtime.proxy.text_tools import TextCall, calls_in_reply, trajectory
+from evalward.runtime.proxy.wire.base import Turn
 
 REPLY = """[[ ## next_thought ## ]]
 I should look the order up.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from evalward.resources.conversation import EndReason
 from evalward.rundata.trace import StepType, Trace
-from evalward.runtime.conversation import end_cut_short
+from evalward.runtime.agents.conversation import end_cut_short
 
 
 def test_the_first_end_reason_stands() -> None:

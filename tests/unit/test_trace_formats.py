@@ -6,8 +6,8 @@ import pytest
 
 from evalward.errors import ProtocolError
 from evalward.rundata.trace import StepType, Trace, Usage
-from evalward.runtime.converters import from_anthropic_messages, from_openai_messages
-from evalward.runtime.protocol import apply_event, apply_response
+from evalward.runtime.telemetry.converters import from_anthropic_messages, from_openai_messages
+from evalward.runtime.telemetry.protocol import apply_event, apply_response
 
 
 def shape(trace: Trace) -> list[tuple[int, str, str | None]]:

@@ -18,8 +18,8 @@ from pydantic import TypeAdapter
 from evalward.http.sse import EventReader
 from evalward.providers.base import ChatResponse, ToolCall
 from evalward.rundata.trace import Usage
-from evalward.runtime.wire import FORMATS, Kind
-from evalward.runtime.wire import embeddings as embeddings_wire
+from evalward.runtime.proxy.wire import FORMATS, Kind
+from evalward.runtime.proxy.wire import embeddings as embeddings_wire
 
 REPLIES = {
     "text": ChatResponse(

@@ -28,7 +28,7 @@ from evalward.git import Git
 from evalward.record.schema import ShardPart
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.spending import Budget
-from evalward.runtime.sandbox import Sandbox
+from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.stages.gate import GateResult
 from evalward.stages.plan import MoreRuns, Plan
 

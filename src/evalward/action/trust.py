@@ -25,8 +25,8 @@ from evalward.git import Git
 from evalward.providers.config import ProvidersConfig, from_repo_config
 from evalward.providers.registry import repo_providers
 from evalward.resources.paths import file_on_the_way, link_on_the_way
-from evalward.runtime.agent_users import AGENT_USER, AUTO_USER, AgentUser, claim_pair
-from evalward.runtime.sandbox import NOT_COPIED, Sandbox
+from evalward.runtime.isolation.agent_users import AGENT_USER, AUTO_USER, AgentUser, claim_pair
+from evalward.runtime.isolation.sandbox import NOT_COPIED, Sandbox
 from evalward.text.escaping import printable
 
 NOT_ROOT = (

@@ -38,8 +38,8 @@ from evalward.resources.common import API_VERSION
 from evalward.resources.conversation import DEFAULT_MAX_TURNS
 from evalward.resources.models import EvalFixture
 from evalward.rundata.trace import Step, StepType, Trace
-from evalward.runtime.converters import from_anthropic_messages, from_openai_messages
-from evalward.runtime.otel import from_otel_spans, looks_like_spans
+from evalward.runtime.telemetry.converters import from_anthropic_messages, from_openai_messages
+from evalward.runtime.telemetry.otel import from_otel_spans, looks_like_spans
 from evalward.text import jsontext
 
 FORMATS = ("evalward", "openai", "anthropic", "otel")

@@ -36,7 +36,7 @@ from evalward.resources.resource_set import Located
 from evalward.resources.yamlsource import PathKey
 from evalward.rundata.results import Status
 from evalward.rundata.trace import StepType, Trace
-from evalward.runtime.inputs import input_messages, input_text
+from evalward.runtime.agents.inputs import input_messages, input_text
 from evalward.scoring.code_scorer import CodeScorers, scorer_case
 from evalward.scoring.scorer_environments import ScorerEnvironments
 

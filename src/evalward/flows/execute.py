@@ -14,9 +14,9 @@ Bring-your-own http agents are started on first use and stopped when their side'
 also when they fail; the model proxy their programs (and command tools) call models through,
 which holds the only copy of the provider keys, once the whole plan has run.
 
-The sides take turns (`Sandbox.turn`, runtime/apart.py): every base run, scored, before the
-head's first program starts, so nothing a pull request's program does reaches what a base run
-reads; and each run's programs are ended with it (`Sandbox.begin_run`), escaped or not.
+The sides take turns (`Sandbox.turn`, runtime/isolation/apart.py): every base run, scored,
+before the head's first program starts, so nothing a pull request's program does reaches what
+a base run reads; and each run's programs are ended with it (`Sandbox.begin_run`), escaped or not.
 """
 
 from __future__ import annotations
@@ -39,15 +39,15 @@ from evalward.rundata.sides import Side
 from evalward.rundata.spending import Allowance
 from evalward.rundata.spool import TraceSpool
 from evalward.rundata.trace import StepType, Trace
-from evalward.runtime.environment_limits import EnvironmentLimits, side_limits
-from evalward.runtime.model_proxy import ModelProxy, agent_environment, provider_key_names
+from evalward.runtime.agents.process import DEFAULT_KILL_GRACE
+from evalward.runtime.agents.resolved_agent import resolve_agent
+from evalward.runtime.agents.runner import AgentRunner, FixtureRun
+from evalward.runtime.environments.environment_limits import EnvironmentLimits, side_limits
+from evalward.runtime.isolation.strays import RunProcesses
 from evalward.runtime.playground.base import Templates
 from evalward.runtime.playground.service_environment import ServiceEnvironments
-from evalward.runtime.process import DEFAULT_KILL_GRACE
-from evalward.runtime.resolved_agent import resolve_agent
-from evalward.runtime.runner import AgentRunner, FixtureRun
-from evalward.runtime.strays import RunProcesses
-from evalward.runtime.tools import FixtureTools
+from evalward.runtime.proxy.model_proxy import ModelProxy, agent_environment, provider_key_names
+from evalward.runtime.tools.tools import FixtureTools
 from evalward.scoring.code_scorer import CodeScorers
 from evalward.scoring.panel import JudgePanel
 from evalward.scoring.scorer_environments import ScorerEnvironments

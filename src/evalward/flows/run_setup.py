@@ -16,7 +16,7 @@ from evalward.resources import ResourceSet
 from evalward.resources.gate_policy import RegressionPolicy
 from evalward.rundata.sides import GateConfig, Side
 from evalward.rundata.spending import Budget
-from evalward.runtime.sandbox import Sandbox
+from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.stages.plan import Plan
 from evalward.stages.result_cache import ResultCache
 

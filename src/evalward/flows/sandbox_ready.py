@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalward.git import Git
-from evalward.runtime.environment import EnvironmentStore
-from evalward.runtime.environment_limits import input_limits
-from evalward.runtime.sandbox import Sandbox
-from evalward.runtime.workspace_guard import protect
+from evalward.runtime.environments.environment import EnvironmentStore
+from evalward.runtime.environments.environment_limits import input_limits
+from evalward.runtime.isolation.sandbox import Sandbox
+from evalward.runtime.isolation.workspace_guard import protect
 
 
 @dataclass(frozen=True)

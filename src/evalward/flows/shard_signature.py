@@ -7,7 +7,7 @@ carries an HMAC-SHA256 of its content under a key the workflow hands to evalward
 (the input `shard-key`, from a secret; `EVALWARD_SHARD_KEY` on the command line), and the
 merge takes no part whose seal does not check out under its own key. The pull request's
 programs cannot read that key: they run as another user, in an environment built from
-scratch (`runtime/sandbox.py`), and other steps never get it. See docs/github.md.
+scratch (`runtime/isolation/sandbox.py`), and other steps never get it. See docs/github.md.
 """
 
 from __future__ import annotations

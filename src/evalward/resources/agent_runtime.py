@@ -5,7 +5,7 @@ Each kind's settings answer, below every stage that asks, what the agent's defin
 decides: the program it starts (`program()`: what its fingerprint watches, what the
 references check finds in the checkout, the variables the sandbox passes it) and what
 preflight refuses (`system_refusal()`). How a run of each kind is carried out is its module's
-in runtime/kinds/, which `RuntimeKind` names. See docs/agent-protocols.md.
+in runtime/agents/kinds/, which `RuntimeKind` names. See docs/agent-protocols.md.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
 RuntimeKind = Literal["declarative", "command", "repl", "http"]
 """What runs an agent: evalward's tool loop or its `runtime`; the key of its module in
-runtime/kinds/registry.py."""
+runtime/agents/kinds/registry.py."""
 
 
 @dataclass(frozen=True)

@@ -30,9 +30,9 @@ from evalward.errors import AgentRunError, ScorerEnvironmentError, ScorerFailed
 from evalward.resources.code_scorer import CodeAssertion, CodeLanguage, ScorerProtocol
 from evalward.resources.models import EvalFixtureSpec
 from evalward.rundata.trace import StepType, Trace
-from evalward.runtime.inputs import input_messages, input_text
-from evalward.runtime.process import DEFAULT_KILL_GRACE, kill_group, limited_env, spawn, tail
-from evalward.runtime.sandbox import Sandbox
+from evalward.runtime.agents.inputs import input_messages, input_text
+from evalward.runtime.agents.process import DEFAULT_KILL_GRACE, kill_group, limited_env, spawn, tail
+from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.scoring.code_harness import CONFINE, JAVASCRIPT, LIMITS, PYTHON
 from evalward.scoring.code_verdicts import (
     ScorerCase,

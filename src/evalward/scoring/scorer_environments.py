@@ -1,15 +1,15 @@
 """A code scorer's packages: its `environment`, built once per side by the job's store.
 
 A `code` assertion's `environment` names files as an agent's does (a requirements file, a
-`pyproject.toml` + `uv.lock`, a `package.json` + its lock). Their text was read with the
-fixture, from the fixture's own commit (resources/code_scorer_files.py): under `gate-config:
-base` the base branch's, whatever the pull request did to them. In the action they are written
-into a folder of their own, and the job's EnvironmentStore (runtime/environment.py) builds the
+`pyproject.toml` + `uv.lock`, a `package.json` + its lock). Their text was read with the fixture,
+from the fixture's own commit (resources/code_scorer_files.py): under `gate-config: base` the base
+branch's, whatever the pull request did to them. In the action they are written into a folder of
+their own, and the job's EnvironmentStore (runtime/environments/environment.py) builds the
 environment from that folder alone, as it builds an agent's: as the side's agent user, with no
-secret, bounded, sealed read-only, kept in the cache under its key. Each environment is built
-once per side, however many assertions name it, and a failed build is every such assertion's
-error. A scorer then runs with the environment's `bin` first on PATH (its `python3`) and its
-`node_modules` as NODE_PATH.
+secret, bounded, sealed read-only, kept in the cache under its key. Each environment is built once
+per side, however many assertions name it, and a failed build is every such assertion's error. A
+scorer then runs with the environment's `bin` first on PATH (its `python3`) and its `node_modules`
+as NODE_PATH.
 
 Its bounds are the action's inputs (`environment-timeout-seconds`, `environment-max-size-mb`,
 `environment-max-files`); the environment's own `timeoutSeconds`, `maxSizeMB` and `maxFiles`
@@ -32,10 +32,10 @@ from pathlib import Path
 from evalward.errors import AgentRunError, ConfigError, ScorerEnvironmentError
 from evalward.resources.agent import AgentEnvironment
 from evalward.resources.code_scorer import CodeAssertion
-from evalward.runtime.environment import EnvironmentRequest, installer_env_names
-from evalward.runtime.environment_limits import side_limits
-from evalward.runtime.process import limited_env
-from evalward.runtime.sandbox import Packages, Sandbox
+from evalward.runtime.agents.process import limited_env
+from evalward.runtime.environments.environment import EnvironmentRequest, installer_env_names
+from evalward.runtime.environments.environment_limits import side_limits
+from evalward.runtime.isolation.sandbox import Packages, Sandbox
 
 IMPORT_FAILURES = ("No module named", "Cannot find module", "Cannot find package")
 """What a scorer's failure says when a package it imports is not there."""

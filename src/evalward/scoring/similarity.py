@@ -2,7 +2,7 @@
 by the embeddings of both (promptfoo's `similar`, `similar:dot`, `similar:euclidean`).
 
 The embeddings come from the assertion's `model` through evalward's own metered, cached
-embeddings calls (runtime/embedding_calls.py), one call for the output and every expected
+embeddings calls (runtime/proxy/embedding_calls.py), one call for the output and every expected
 text. The numbers are promptfoo's:
 
 - cosine (default) and dot: the similarity passes at `threshold` or above (its score is the
@@ -23,7 +23,7 @@ from evalward.errors import EmbeddingError
 from evalward.providers.registry import Providers
 from evalward.resources.assertions import SimilarAssertion, SimilarityMetric
 from evalward.rundata.results import Status
-from evalward.runtime.embedding_calls import embed
+from evalward.runtime.proxy.embedding_calls import embed
 
 EPSILON = 2.220446049250313e-16
 """JavaScript's Number.EPSILON: promptfoo's tolerance at the threshold."""

@@ -23,7 +23,7 @@ from evalward.resources.code_scorer import CodeAssertion
 from evalward.resources.code_source import CodeSource, OutputTransform
 from evalward.resources.models import EvalFixtureSpec
 from evalward.rundata.trace import Step, StepType, Trace
-from evalward.runtime.inputs import input_messages, input_text
+from evalward.runtime.agents.inputs import input_messages, input_text
 from evalward.scoring.code_scorer import CodeScorers
 
 

@@ -54,7 +54,7 @@ from evalward.resources.common import DEFAULT_SEVERITY_WEIGHTS
 from evalward.resources.models import EvalFixtureSpec, EvalSpec
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Budget, Estimate
-from evalward.runtime.kinds.registry import kind_of
+from evalward.runtime.agents.kinds.registry import kind_of
 from evalward.scoring.judge import SYSTEM_PROMPT
 from evalward.scoring.pairwise_judge import SYSTEM_PROMPT as PAIRWISE_PROMPT
 from evalward.stages.estimate_conversation import agent_turns, opening_messages, user_calls

@@ -6,8 +6,8 @@ from __future__ import annotations
 from evalward.providers.base import ChatMessage
 from evalward.resources.conversation import Conversation, simulator_model
 from evalward.resources.models import EvalFixtureSpec, EvalSpec
-from evalward.runtime.inputs import input_messages
-from evalward.runtime.simulated_user import MAX_USER_TOKENS, instructions
+from evalward.runtime.agents.inputs import input_messages
+from evalward.runtime.agents.simulated_user import MAX_USER_TOKENS, instructions
 
 USER_REPLY_TOKENS = 60
 """What a simulated user says on a turn, on average: a sentence or two."""

@@ -39,8 +39,8 @@ only): each is a way round the door until it is routed through it, then leaves t
 NOT_A_FIELDS_FILE = {
     "definitions/loader.py": "reads the definition files themselves (`Located.file`): a "
     "commit side's through `RepoFiles.read_committed`, on disk only the working tree's",
-    "runtime/environment.py": "a side's files through `request.files`; on disk only the "
-    "folder evalward wrote a scorer's environment into",
+    "runtime/environments/environment.py": "a side's files through `request.files`; on disk "
+    "only the folder evalward wrote a scorer's environment into",
     "runtime/playground/base.py": "removes the run's folder (its seeds: `live.source.door`)",
     "runtime/playground/files.py": "reads the run's folder back (its seed: `copy_out`)",
     "runtime/playground/sqlite.py": "reads its template database (its seed: `seed_text`)",

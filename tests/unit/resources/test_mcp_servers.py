@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from evalward.errors import McpFailure
 from evalward.resources.agent import AgentSpec
-from evalward.runtime.mcp_tools import ListedTool, admitted, answer_text, offered_tools
+from evalward.runtime.tools.mcp_tools import ListedTool, admitted, answer_text, offered_tools
 
 ORDERS = {"command": ["python3", "mcp/orders.py"]}
 

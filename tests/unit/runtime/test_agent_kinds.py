@@ -12,8 +12,8 @@ import pytest
 
 from evalward.resources.agent import AgentSpec
 from evalward.resources.agent_runtime import RuntimeKind
-from evalward.runtime.kinds import base
-from evalward.runtime.kinds.registry import KINDS, kind_of
+from evalward.runtime.agents.kinds import base
+from evalward.runtime.agents.kinds.registry import KINDS, kind_of
 
 SPECS: dict[str, dict[str, Any]] = {
     "declarative": {"models": ["openai/gpt-4.1-mini"]},
@@ -58,12 +58,12 @@ def test_only_evalwards_own_loop_has_model_calls_a_plan_can_estimate(name: str) 
 
 
 ENGINES = {
-    "declarative": "evalward.runtime.declarative",
-    "command": "evalward.runtime.command",
-    "repl": "evalward.runtime.command_repl",
-    "http": "evalward.runtime.http_agent",
+    "declarative": "evalward.runtime.agents.declarative",
+    "command": "evalward.runtime.agents.command",
+    "repl": "evalward.runtime.agents.command_repl",
+    "http": "evalward.runtime.agents.http_agent",
 }
-"""The module that carries out each kind's runs, beside its module under runtime/kinds/."""
+"""The module that carries out each kind's runs, beside its module under runtime/agents/kinds/."""
 
 
 def evalward_imports(path: Path) -> set[str]:
@@ -88,4 +88,6 @@ def test_the_kinds_base_depends_on_no_one_kind() -> None:
         assert ENGINES[name] in evalward_imports(source_of(kind.__module__)), name
     one_kind = {kind.__module__ for kind in KINDS.values()} | set(ENGINES.values())
     taken = evalward_imports(source_of(base.__name__)) & one_kind
-    assert not taken, f"runtime/kinds/base.py imports what one kind alone is made of: {taken}"
+    assert not taken, (
+        f"runtime/agents/kinds/base.py imports what one kind alone is made of: {taken}"
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evalward.runtime.tools import render_mock
+from evalward.runtime.tools.tools import render_mock
 
 
 def test_every_string_of_a_mock_output_renders_over_the_arguments() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from evalward.files.trees import remove_tree
-from evalward.runtime import shared_places
+from evalward.runtime.isolation import shared_places
 
 
 @pytest.fixture

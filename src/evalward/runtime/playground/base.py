@@ -28,8 +28,8 @@ from evalward.files.committed import RepoFiles
 from evalward.files.trees import TreeBounds, remove_tree
 from evalward.resources.playground import PartKind, PartSettings, Playground
 from evalward.rundata.playground_state import KeptPairs, PlaygroundState
+from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.runtime.playground.service_environment import ServiceEnvironments
-from evalward.runtime.sandbox import Sandbox
 
 SEED_LIMIT = 64 * 1024 * 1024
 """The largest seed or snapshot read as text (a repository's file: `safe_files`)."""

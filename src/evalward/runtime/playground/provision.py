@@ -19,6 +19,8 @@ from pathlib import Path
 
 from evalward.errors import PlaygroundError, TreeError
 from evalward.files.trees import walk
+from evalward.runtime.agents.process import DEFAULT_KILL_GRACE
+from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.runtime.playground.base import (
     SEED_BOUNDS,
     LivePlayground,
@@ -27,8 +29,6 @@ from evalward.runtime.playground.base import (
 )
 from evalward.runtime.playground.registry import parts_of
 from evalward.runtime.playground.service_environment import ServiceEnvironments
-from evalward.runtime.process import DEFAULT_KILL_GRACE
-from evalward.runtime.sandbox import Sandbox
 
 
 async def provision(

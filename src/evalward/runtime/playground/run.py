@@ -16,12 +16,12 @@ from evalward.resources.assertions import Assertion
 from evalward.resources.state_assertions import SqlAssertion, StateSnapshotAssertion
 from evalward.rundata.playground_state import PlaygroundRun, PlaygroundState
 from evalward.rundata.trace import StepType, Trace
+from evalward.runtime.agents.process import DEFAULT_KILL_GRACE
+from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.runtime.playground.base import LivePlayground, PlaygroundSource, Templates
 from evalward.runtime.playground.provision import provision
 from evalward.runtime.playground.service_environment import ServiceEnvironments
 from evalward.runtime.playground.state import capture
-from evalward.runtime.process import DEFAULT_KILL_GRACE
-from evalward.runtime.sandbox import Sandbox
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,14 @@ from evalward.errors import (
 from evalward.http.client import HttpClient, Reply
 from evalward.resources.playground import McpReady, ServicePart
 from evalward.rundata.playground_state import PlaygroundState, shared_with
+from evalward.runtime.agents.process import kill_group, limited_env, read_tail, spawn, tail
+from evalward.runtime.isolation.port_owner import (
+    free_port,
+    loopback_listeners,
+    owned_host,
+    release_port,
+)
+from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.runtime.playground import state_delta, state_tags
 from evalward.runtime.playground.base import (
     STATE_LIMIT,
@@ -35,9 +43,6 @@ from evalward.runtime.playground.base import (
     keep_latest,
     seed_place,
 )
-from evalward.runtime.port_owner import free_port, loopback_listeners, owned_host, release_port
-from evalward.runtime.process import kill_group, limited_env, read_tail, spawn, tail
-from evalward.runtime.sandbox import Sandbox
 from evalward.text import jsontext
 
 DUMP_SECONDS = 30.0

@@ -1,14 +1,13 @@
 """A playground service's packages: its `environment`, built once per side by the job's store.
 
-A service declares what its programs import as an agent does (`environment`: a requirements
-file, a `pyproject.toml` + `uv.lock`, a `package.json` + its lock), read from the tree the
-playground is made from (the gate's side). In the action the job's EnvironmentStore
-(runtime/environment.py) builds it as it builds an agent's: as the run side's agent user, with
-no secret, bounded, sealed read-only, kept in the cache under its key; the service and its
-`dump` command then run with its `bin` first on PATH (VIRTUAL_ENV set) and its `node_modules`
-linked beside its `package.json`, never with evalward's own packages. It is built once per
-side, tree and definition, however many runs provision it, and a failed build is each such
-run's error.
+A service declares what its programs import as an agent does (`environment`: a requirements file, a
+`pyproject.toml` + `uv.lock`, a `package.json` + its lock), read from the tree the playground is
+made from (the gate's side). In the action the job's EnvironmentStore
+(runtime/environments/environment.py) builds it as it builds an agent's: as the run side's agent
+user, with no secret, bounded, sealed read-only, kept in the cache under its key; the service and
+its `dump` command then run with its `bin` first on PATH (VIRTUAL_ENV set) and its `node_modules`
+linked beside its `package.json`, never with evalward's own packages. It is built once per side,
+tree and definition, however many runs provision it, and a failed build is each such run's error.
 
 Its bounds are the action's inputs (`environment-timeout-seconds`, `environment-max-size-mb`,
 `environment-max-files`); the definition's own `timeoutSeconds`, `maxSizeMB` and `maxFiles`
@@ -25,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalward.resources.agent import AgentEnvironment
-from evalward.runtime.environment import EnvironmentRequest, installer_env_names
-from evalward.runtime.environment_limits import side_limits
-from evalward.runtime.process import limited_env
-from evalward.runtime.sandbox import Packages, Sandbox
+from evalward.runtime.agents.process import limited_env
+from evalward.runtime.environments.environment import EnvironmentRequest, installer_env_names
+from evalward.runtime.environments.environment_limits import side_limits
+from evalward.runtime.isolation.sandbox import Packages, Sandbox
 
 
 @dataclass

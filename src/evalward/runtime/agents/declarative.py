@@ -1,0 +1,199 @@
+"""Run a declarative Agent (seed 003: models, system, tools) with evalward's own tool loop."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from evalward.errors import McpFailure, ProviderError, ProviderUnavailable
+from evalward.providers.base import (
+    ChatMessage,
+    ChatRequest,
+    ChatResponse,
+    RunLabels,
+)
+from evalward.providers.registry import Providers
+from evalward.providers.tool_choice import choice_for
+from evalward.rundata.trace import Fallback, StepType, Trace
+from evalward.runtime.agents.resolved_agent import ResolvedAgent
+from evalward.runtime.tools.tools import ToolExecutor
+
+
+async def run_declarative(
+    agent: ResolvedAgent,
+    conversation: list[ChatMessage],
+    providers: Providers,
+    labels: RunLabels,
+    trace: Trace,
+    executor: ToolExecutor,
+) -> None:
+    """Drive the tool loop until the model answers without tool calls or max turns is hit.
+
+    Steps are appended to `trace` as they happen, so a timeout keeps what was done. `models`
+    are tried in order: a call that fails after its retries moves the run to the next model
+    for good, and the trace records the fallback.
+    """
+    messages = opening_messages(agent)
+    for message in conversation:
+        messages.append(message)
+        trace.add(StepType.input, content=message.content)
+    await continue_declarative(agent, messages, providers, labels, trace, executor)
+
+
+def opening_messages(agent: ResolvedAgent) -> list[ChatMessage]:
+    """What every conversation with the agent starts with: its system prompt."""
+    if not agent.system_prompt:
+        return []
+    return [ChatMessage(role="system", content=agent.system_prompt)]
+
+
+async def continue_declarative(
+    agent: ResolvedAgent,
+    messages: list[ChatMessage],
+    providers: Providers,
+    labels: RunLabels,
+    trace: Trace,
+    executor: ToolExecutor,
+) -> None:
+    """The tool loop from `messages` (the history so far, which it extends) to the agent's
+    answer: one run, or one turn of a conversation."""
+    specs = executor.offered()
+    models = list(agent.spec.models)
+    for number in range(agent.spec.max_turns):
+        request = ChatRequest(
+            model="",
+            messages=tuple(messages),
+            tools=specs,
+            temperature=agent.spec.temperature,
+            max_tokens=agent.spec.max_tokens,
+            labels=labels,
+            tool_choice=choice_for(agent.spec.tool_choice, number),
+        )
+        answered = await _complete(models, request, providers, trace)
+        if answered is None:
+            return
+        model_id, response, elapsed_ms = answered
+        _record_response(trace, response, model_id, elapsed_ms, executor)
+        messages.append(
+            ChatMessage(role="assistant", content=response.content, tool_calls=response.tool_calls)
+        )
+        if not response.tool_calls or not await _call_tools(response, executor, trace, messages):
+            return
+    trace.add(
+        StepType.error,
+        content=f"the agent reached maxTurns ({agent.spec.max_turns}) without a final answer",
+    )
+
+
+async def _call_tools(
+    response: ChatResponse, executor: ToolExecutor, trace: Trace, messages: list[ChatMessage]
+) -> bool:
+    """Run the reply's tool calls, each result a step and a message; False when the run
+    ends here (an MCP server broke the protocol or a bound: its error step says so)."""
+    for call in response.tool_calls:
+        tool, server = executor.recorded(call.name)
+        started = time.time()
+        step = {"tool": tool, "server": server, "call_id": call.id, "started_at": started}
+        try:
+            result = await executor.execute(call)
+        except McpFailure as failure:
+            elapsed = (time.time() - started) * 1000
+            trace.add(
+                StepType.tool_result,
+                output=str(failure),
+                is_error=True,
+                source="mcp",
+                duration_ms=elapsed,
+                **step,
+            )
+            trace.add(StepType.error, content=str(failure))
+            return False
+        trace.add(
+            StepType.tool_result,
+            output=result.output,
+            is_error=result.is_error,
+            source=result.source,
+            duration_ms=(time.time() - started) * 1000,
+            **step,
+        )
+        messages.append(ChatMessage(role="tool", content=result.output, tool_call_id=call.id))
+    return True
+
+
+async def _complete(
+    models: list[str], request: ChatRequest, providers: Providers, trace: Trace
+) -> tuple[str, ChatResponse, float] | None:
+    """Ask the current model; on failure fall back down the list. None: all failed."""
+    failures: list[str] = []
+    outage = True
+    while models:
+        model_id = models[0]
+        provider, model = providers.resolve(model_id)
+        started = time.monotonic()
+        trace.model_calls += 1
+        try:
+            response = await provider.complete(_with_model(request, model))
+        except ProviderError as exc:
+            failures.append(f"{model_id}: {exc}")
+            outage = outage and isinstance(exc, ProviderUnavailable)
+            models.pop(0)
+            if models:
+                trace.fallbacks.append(
+                    Fallback(
+                        from_model=model_id,
+                        to_model=models[0],
+                        reason=str(exc),
+                        at_step=len(trace.steps) + 1,
+                    )
+                )
+            continue
+        if response.cached:
+            trace.cache_hits += 1
+        return model_id, response, (time.monotonic() - started) * 1000
+    trace.add(StepType.error, content="; ".join(failures) or "no model to call")
+    trace.provider_unavailable = bool(failures) and outage
+    return None
+
+
+def _with_model(request: ChatRequest, model: str) -> ChatRequest:
+    return replace(request, model=model)
+
+
+def _record_response(
+    trace: Trace,
+    response: ChatResponse,
+    model_id: str,
+    elapsed_ms: float,
+    executor: ToolExecutor,
+) -> None:
+    """One model reply becomes a final step, or optional text plus one step per tool call.
+
+    The call's usage and duration ride on the first step the reply produced; every step
+    keeps the reply's stop reason, so an answer cut at the token limit shows as such.
+    """
+    started_at = time.time() - elapsed_ms / 1000
+    timing = {
+        "model": model_id,
+        "started_at": started_at,
+        "cached": response.cached,
+        "stop_reason": response.stop_reason or None,
+    }
+    first = {"duration_ms": elapsed_ms, "usage": response.usage}
+    if not response.tool_calls:
+        trace.add(StepType.final, content=response.content, **timing, **first)
+        return
+    if response.content:
+        trace.add(StepType.assistant, content=response.content, **timing, **first)
+        first = {}
+    for call in response.tool_calls:
+        tool, server = executor.recorded(call.name)
+        trace.add(
+            StepType.tool_call,
+            tool=tool,
+            server=server,
+            call_id=call.id,
+            arguments=call.arguments,
+            **timing,
+            **first,
+        )
+        first = {}

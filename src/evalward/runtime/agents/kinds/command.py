@@ -1,0 +1,72 @@
+"""A command agent (`runtime.command`): a program of the checkout, started for each run, or
+for each turn of a conversation with the conversation so far: `messages` (and
+`conversation: {id, turn}`) in its JSON request and, for a program that reads one prompt
+(`{input}`, `stdin: text`), the conversation as one text (`transcript`). It enforces its own
+timeout and kills its process group (runtime/agents/command.py).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, ClassVar
+
+from evalward.providers.base import ChatMessage
+from evalward.resources.agent import AgentSpec
+from evalward.resources.agent_runtime import CommandRuntime
+from evalward.runtime.agents.command import run_command_agent
+from evalward.runtime.agents.conversation import TurnAnswer, transcript
+from evalward.runtime.agents.conversation_agents import ProgramTurns, settle_turn
+from evalward.runtime.agents.inputs import input_text
+from evalward.runtime.agents.kinds.base import KindSetup, ProgramKind, RunPlace
+
+
+class CommandKind(ProgramKind):
+    name: ClassVar[str] = "command"
+
+    def __init__(self, setup: KindSetup) -> None:
+        super().__init__(setup)
+        runtime = setup.agent.spec.runtime
+        assert runtime is not None and runtime.command is not None, "the registry's choice"
+        self.settings: CommandRuntime = runtime.command
+
+    @classmethod
+    def starts_programs(cls, spec: AgentSpec) -> str:
+        return "runtime.command"
+
+    def own_timeout(self, timeout_seconds: float) -> float:
+        """Its own `timeoutSeconds`, else the fixture's."""
+        return self.settings.timeout_seconds or timeout_seconds
+
+    def outer_timeout(self, timeout_seconds: float) -> float:
+        """Its own timeout, the grace its process group is given to end, and a margin."""
+        return self.own_timeout(timeout_seconds) + self.setup.kill_grace + 5
+
+    async def answer(
+        self, place: RunPlace, request: dict[str, Any], messages: list[ChatMessage]
+    ) -> str:
+        return await run_command_agent(
+            self.settings,
+            request,
+            place.trace,
+            place.launch,
+            timeout_seconds=place.run.timeout_seconds,
+            input_text=input_text(messages),
+        )
+
+    def turns(self, place: RunPlace, turns: ProgramTurns) -> TurnAnswer:
+        """Started once per turn, with the conversation so far."""
+        runtime, launch = self.settings, place.launch
+        conversation_id = uuid.uuid4().hex
+
+        async def answer(history: list[ChatMessage], turn: int) -> str:
+            text = await run_command_agent(
+                runtime,
+                turns.turn_request(history, turn, conversation_id),
+                turns.trace,
+                launch,
+                timeout_seconds=min(runtime.timeout_seconds or turns.left(), turns.left()),
+                input_text=transcript(history),
+            )
+            return settle_turn(turns.trace, turn, text, turns.observer)
+
+        return answer

@@ -1,0 +1,79 @@
+"""An http agent (`runtime.http`): a server started from the checkout on its first run and
+stopped with its runner (runtime/agents/http_agent.py), asked with one POST per run, or one per turn
+of a conversation, every request naming the same conversation `id`, so a server that keeps
+its own sessions can find this one.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, ClassVar
+
+from evalward.providers.base import ChatMessage
+from evalward.resources.agent import AgentSpec
+from evalward.runtime.agents.conversation import TurnAnswer
+from evalward.runtime.agents.conversation_agents import ProgramTurns, settle_turn
+from evalward.runtime.agents.http_agent import HttpAgentServer
+from evalward.runtime.agents.kinds.base import KindSetup, ProgramKind, RunPlace
+from evalward.runtime.isolation.sandbox import Sandbox
+
+
+class HttpKind(ProgramKind):
+    name: ClassVar[str] = "http"
+
+    def __init__(self, setup: KindSetup) -> None:
+        super().__init__(setup)
+        runtime = setup.agent.spec.runtime
+        assert runtime is not None and runtime.http is not None, "the registry's choice"
+        self.server = HttpAgentServer(
+            runtime.http,
+            name=setup.agent.name,
+            root=setup.agent.root,
+            env=setup.env,
+            kill_grace=setup.kill_grace,
+            proxy=setup.proxy,
+            sandbox=setup.sandbox,
+        )
+
+    @classmethod
+    def starts_programs(cls, spec: AgentSpec) -> str:
+        return "runtime.http"
+
+    def own_timeout(self, timeout_seconds: float) -> float:
+        """Its start and its own timeout per POST."""
+        settings = self.server.runtime
+        return settings.ready_timeout_seconds + (settings.timeout_seconds or timeout_seconds)
+
+    def outer_timeout(self, timeout_seconds: float) -> float:
+        """Its start, its own timeout per POST, and the grace its process group is given."""
+        return self.own_timeout(timeout_seconds) + self.setup.kill_grace
+
+    def use_sandbox(self, sandbox: Sandbox) -> None:
+        self.server.sandbox = sandbox
+
+    async def aclose(self) -> None:
+        await self.server.stop()
+
+    async def answer(
+        self, place: RunPlace, request: dict[str, Any], messages: list[ChatMessage]
+    ) -> str:
+        timeout = place.run.timeout_seconds
+        return await self.server.run(
+            request, place.trace, timeout_seconds=timeout, grant=place.grant
+        )
+
+    def turns(self, place: RunPlace, turns: ProgramTurns) -> TurnAnswer:
+        """Asked once per turn, every request naming the same conversation."""
+        server = self.server
+        conversation_id = uuid.uuid4().hex
+
+        async def answer(history: list[ChatMessage], turn: int) -> str:
+            text = await server.run(
+                turns.turn_request(history, turn, conversation_id),
+                turns.trace,
+                timeout_seconds=turns.left(),
+                grant=turns.grant,
+            )
+            return settle_turn(turns.trace, turn, text, turns.observer)
+
+        return answer

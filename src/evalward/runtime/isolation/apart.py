@@ -1,0 +1,251 @@
+"""How a job keeps what a pull request's programs do out of what its base side's runs read,
+and every program of a run to its run.
+
+- **Sides take turns.** `flows/execute.py` runs every base run of a round (or takes it from
+  the cache) before the first head program starts, and no head program is alive when a base
+  program starts: each side's runs hold its turn (`side_turns`, which other jobs on the
+  machine respect too), and a turn begins and ends by `clear`ing: every process of the job's
+  agent users is ended, nothing spared, and what they own in the folders every user shares
+  is removed (`leftovers`). So a head program cannot reach a base run's playground, agent
+  server, model-proxy key, HOME or working copy: none of them exists while it runs, and
+  nothing it leaves behind is there when the next base run starts.
+- **A run's programs end with it.** Each run's processes are tracked (`strays.RunProcesses`:
+  a cgroup of its own where the machine lets evalward make one, `cgroups`; always the
+  sessions of the programs it started) and, when it ends, every one of them is ended, and
+  every process of its agent user that no run under way can claim.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+from evalward.errors import AgentRunError, TreeError
+from evalward.runtime.isolation import cgroups, held_sockets, message_queues, thread_groups
+from evalward.runtime.isolation.agent_users import FIRST_UID, PAIRS, AgentUser, end_unclaimed
+from evalward.runtime.isolation.cgroups import RunGroups
+from evalward.runtime.isolation.leftovers import sweep
+from evalward.runtime.isolation.shared_places import Places, find
+from evalward.runtime.isolation.side_turns import Turns, group_of
+from evalward.runtime.isolation.strays import (
+    RunProcesses,
+    Sessions,
+    Spared,
+    end_strays,
+    join_late_forks,
+)
+
+
+class Apart:
+    """The job's cgroups, its sides' turns, and its agent users, for its sandbox."""
+
+    def __init__(self, sessions: Sessions, users: tuple[AgentUser, ...]) -> None:
+        self.sessions = sessions
+        self.users = users
+        """The job's agent users (head, base): swept at every turn's start and end; none
+        without a user switch."""
+        self.groups: RunGroups | None = None
+        self.turns = Turns(None)
+        self._log: Callable[[str], None] = lambda _line: None
+        self._said = ""
+        self.places: Places | None = None
+        """Where any user may write: found at the first turn (`shared_places`)."""
+        self.queues: Path | None = None
+        """An mqueue file system evalward mounted to list POSIX message queues, if it did."""
+        self.sockets_held = False
+        """Whether a turn ended with a socket of an agent user held by another process: no
+        base run from then on is kept in the result cache (`head_alive`)."""
+
+    def track(self, turns: Path | None, log: Callable[[str], None]) -> None:
+        """Make the job's cgroup and take part in the machine's turns (`turns`: their folder,
+        None: this job's alone); the first turn says in the log what holds."""
+        made = self.groups if self.groups is not None else RunGroups.make()
+        self.groups = made if isinstance(made, RunGroups) else None
+        self.turns = Turns(turns, log)
+        self._log = log
+        sweep = " and agent user (a uid sweep over every thread)" if self.users else ""
+        how = (
+            f"in a cgroup each ({made.folder})"
+            if isinstance(made, RunGroups)
+            else f"by their sessions{sweep}, with no cgroup ({made})"
+        )
+        between = (
+            ", nothing of either side's agent user left between them"
+            if self.users
+            else " (`agent-isolation: off`: nothing else is ended or swept between them)"
+        )
+        self._said = (
+            f"evalward: sides take turns: the base's runs, then the head's{between}; each "
+            f"run's processes are tracked {how} and ended with the run"
+        )
+
+    def begin_run(self, uid: int | None) -> RunProcesses:
+        """What one run starts, tracked from now until `end_run`."""
+        run = RunProcesses(uid, self.groups.new() if self.groups is not None else None)
+        self.sessions.runs.add(run)
+        return run
+
+    async def end_run(self, run: RunProcesses) -> None:
+        await self.sessions.end_run(run)
+        if run.group is not None:
+            await asyncio.to_thread(cgroups.remove, run.group.folder)
+
+    def adopt(self, run: RunProcesses, pid: int) -> None:
+        """A program the run just started (in a new session, `pid`'s): the run's, and so is
+        what it forked before it joined the run's cgroup."""
+        run.sessions.add(pid)
+        if run.group is not None:
+            cgroups.join(run.group, pid)
+            join_late_forks(run, pid, self.sessions.live - {pid})
+
+    @contextlib.asynccontextmanager
+    async def turn(self, side: str, commit: str) -> AsyncIterator[None]:
+        """A side's turn: nothing of the job's agent users before it, or after it."""
+        async with self.turns.taken(group_of(side, commit)):
+            if self._said:  # once, as the first programs may start
+                self._log(self._said)
+                self._said = ""
+            await self.clear()
+            try:
+                yield
+            finally:
+                await self.clear()
+
+    async def clear(self) -> int:
+        """End every process of the job's agent users and remove what they left in the
+        shared folders; how many processes and files went. AgentRunError when something
+        they left cannot be removed (`leftovers.BOUNDS`): the runs stop, and the gate with
+        them, its finished runs written."""
+        users = [user for user in self.users if user.uid != os.geteuid()]
+        if not users:
+            return 0
+        ended = await self.sessions.end_all(user.uid for user in users)
+        if self.places is None:
+            self.places = await asyncio.to_thread(find)
+            self._log(_places_said(self.places))
+            await asyncio.to_thread(self._list_queues)
+        uids, gids = [u.uid for u in users], [u.gid for u in users]
+        try:
+            swept = await asyncio.to_thread(sweep, uids, gids, self.places.folders)
+        except TreeError as exc:  # a later side's programs could read what is left: stop
+            raise AgentRunError(
+                f"the runs stop here: {exc}, and the other side's programs could read it"
+            ) from None
+        if held := await asyncio.to_thread(held_sockets.held, set(uids)):
+            self.sockets_held = True
+            more = f" (and {len(held) - 1} more)" if len(held) > 1 else ""
+            self._log(
+                f"evalward: a socket an agent user made outlived its processes, handed to a "
+                f"process of another user (SCM_RIGHTS): {held[0].said()}{more}; the turn is "
+                f"not clean, and no base run from now on is kept in the result cache"
+            )
+        return ended + swept
+
+    def _list_queues(self) -> None:
+        """Where no mqueue file system is mounted, mount one to sweep POSIX message queues
+        (`message_queues`), or say that they cannot be listed."""
+        assert self.places is not None
+        if message_queues.mounted():
+            return
+        own = message_queues.mount_own()
+        if isinstance(own, str):
+            self._log(
+                f"evalward: POSIX message queues cannot be listed here: no mqueue file system "
+                f"is mounted, and mounting one failed ({own}); a queue an agent user makes is "
+                f"not removed at its turn's end"
+            )
+            return
+        self.queues = own
+        self.places = Places((*self.places.folders, own), self.places.complete)
+        self._log(
+            f"evalward: POSIX message queues are swept through an mqueue file system mounted "
+            f"at {own} (none was mounted)"
+        )
+
+    def head_alive(self, during: str) -> bool:
+        """Whether a process of any head side's agent user is alive on the machine (this
+        job's head user, or any head uid of the pairs jobs claim (`agent_users`), by any of
+        its threads), a socket one made is held (`held_sockets`), or a turn of this job left
+        one of its agent users' sockets held. In a base turn there should be none: one seen
+        means a base run could have been reached, and its result is not kept
+        (`flows/execute.py`); the log says so.
+        """
+        if not self.users:
+            return False
+        head, base = self.users[0].uid, self.users[-1].uid
+        uids = {*range(FIRST_UID, FIRST_UID + 2 * PAIRS, 2), head} - {base, os.geteuid()}
+        found = thread_groups.live_of(uids)
+        if found and self.turns.folder is not None:
+            found = self._end_unclaimed(found, uids, self.turns.folder)
+        if found:
+            pids = ", ".join(str(group.pid) for group in found[:5])
+            more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+            self._log(
+                f"evalward: a head agent user's process was alive during {during} (pid "
+                f"{pids}{more}): its result is not kept in the result cache"
+            )
+            return True
+        if held := held_sockets.held(uids):
+            self._log(
+                f"evalward: a socket a head agent user made was held during {during} "
+                f"({held[0].said()}): its result is not kept in the result cache"
+            )
+            return True
+        if self.sockets_held:
+            self._log(
+                f"evalward: {during} follows a turn that left a socket of an agent user "
+                f"held: its result is not kept in the result cache"
+            )
+        return self.sockets_held
+
+    def _end_unclaimed(
+        self, found: list[thread_groups.ThreadGroup], uids: set[int], claims: Path
+    ) -> list[thread_groups.ThreadGroup]:
+        """End what jobs that are gone left of their agent users (`end_unclaimed`), and say
+        so; what is still alive after."""
+        seen = {uid for group in found for uid in thread_groups.uids_of(group.pid)} & uids
+        ended = end_unclaimed(seen, _end_user, claims)
+        if not ended:
+            return found
+        self._log(
+            "evalward: ended the processes of agent uids "
+            + ", ".join(f"{uid}/{uid + 1}" for uid in ended)
+            + ", which no job holds (a job that ended without ending them left them)"
+        )
+        return thread_groups.live_of(uids)
+
+    def kill_all(self) -> int:
+        """`clear`'s ending of processes, at once (the job's end)."""
+        return sum(_end_user(uid) for uid in {user.uid for user in self.users} - {os.geteuid()})
+
+    def close(self) -> None:
+        if self.queues is not None:
+            message_queues.unmount(self.queues)
+            self.queues = None
+        if self.groups is not None:
+            self.groups.close()
+            self.groups = None
+
+
+def _places_said(places: Places) -> str:
+    shown = ", ".join(str(place) for place in places.folders) or "none"
+    cut = (
+        ""
+        if places.complete
+        else " (the search of the file system stopped at its bound: only the folders found "
+        "and the usual shared ones are swept)"
+    )
+    return (
+        f"evalward: the agent users' files are removed at each turn from every folder any "
+        f"user may write: {shown}{cut}"
+    )
+
+
+def _end_user(uid: int) -> int:
+    """End every process of `uid` (none spared); what could not be read ends none."""
+    with contextlib.suppress(AgentRunError):
+        return end_strays(uid, Spared())
+    return 0

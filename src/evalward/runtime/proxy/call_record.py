@@ -1,0 +1,102 @@
+"""One request of an agent to the model proxy, as its run's trace shows it, and the answers
+the proxy writes itself (its own errors in each provider's shape)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from evalward.http.client import encode_json
+from evalward.rundata.trace import ModelCall, Usage
+from evalward.runtime.proxy.grants import Grant
+from evalward.runtime.proxy.wire import Api
+from evalward.runtime.proxy.wire.problems import WireProblem, error_body
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+NO_RETRY = {"x-should-retry": "false"}
+"""The official SDKs obey it: the proxy has retried already, or retrying cannot help."""
+FREE = Usage(cost_usd=0.0)
+"""What a model list costs: nothing, known."""
+STREAM_HEADERS = {"content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache"}
+
+
+def answer_json(
+    status: int, data: object, headers: Mapping[str, str] | None = None
+) -> web.Response:
+    from aiohttp import web
+
+    return web.Response(
+        status=status, body=encode_json(data), content_type="application/json", headers=headers
+    )
+
+
+def problem(api: Api, kind: WireProblem, message: str) -> web.Response:
+    """An error the proxy answers itself, in the provider's error shape."""
+    return answer_json(kind.value.status, error_body(api, kind, message), NO_RETRY)
+
+
+@dataclass
+class Call:
+    """One request of an agent, as its run's trace will show it."""
+
+    grant: Grant
+    api: Api
+    endpoint: str
+    started: float
+    clock: float = field(default_factory=time.monotonic)
+    model: str = ""
+    streamed: bool = False
+
+    def record(
+        self,
+        status: int,
+        usage: Usage | None = None,
+        *,
+        cached: bool = False,
+        error: str | None = None,
+        made: bool = True,
+    ) -> ModelCall | None:
+        """Add the call to the run's trace; `made` is False for a request refused before
+        any model saw it (it is not one of the run's model calls)."""
+        trace = self.grant.trace
+        if trace is None:
+            return None
+        entry = ModelCall(
+            api=self.api,
+            model=self.model or f"{self.api}/",
+            status=status,
+            endpoint=self.endpoint,
+            streamed=self.streamed,
+            usage=usage,
+            started_at=self.started,
+            duration_ms=self.elapsed_ms(),
+            cached=cached,
+            error=error,
+            after_step=len(trace.steps),
+        )
+        trace.proxy_calls.append(entry)
+        trace.model_calls += made
+        trace.cache_hits += cached
+        return entry
+
+    def elapsed_ms(self) -> float:
+        return (time.monotonic() - self.clock) * 1000
+
+    def refuse(self, kind: WireProblem, message: str) -> web.Response:
+        """Answer with the proxy's own error, and keep it in the trace: a refused call is
+        why many an agent fails, and its message is the one to read."""
+        self.record(kind.value.status, error=message, made=False)
+        return problem(self.api, kind, message)
+
+
+def uncancel() -> None:
+    """Take back the cancellation `Grant.end_calls` sent this task, once it has been handled:
+    the server goes on to send the reply."""
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()

@@ -1,0 +1,119 @@
+"""A key of the model proxy: what one fixture run's processes (or an http agent's server)
+get, and what the proxy keeps about the run while the key is valid."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from evalward.providers.base import RunLabels
+from evalward.rundata.trace import Trace
+from evalward.runtime.proxy import endpoints, past_proxy
+from evalward.runtime.proxy.observed import TrafficObserver
+from evalward.runtime.telemetry import otlp
+
+KEY_NAMES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+"""The variables the official SDKs read a key from; they always hold the run's proxy key."""
+KEY_PREFIX = "evalward-proxy-"
+LOOPBACK = "127.0.0.1,localhost,::1"
+"""Never through an HTTP(S) proxy the agent may be given: the model proxy is on loopback."""
+
+NO_VENDOR_TRACES = {
+    "OPENAI_AGENTS_DISABLE_TRACING": "1",
+    "LANGSMITH_TRACING": "false",
+    "LANGCHAIN_TRACING_V2": "false",
+}
+"""Frameworks that send their own traces to a vendor by default (the OpenAI Agents SDK, to
+api.openai.com with whatever key it holds), told not to: a run calls nothing outside the
+proxy on the agent's behalf. OpenTelemetry exporters are pointed at the proxy instead."""
+
+
+@dataclass
+class Grant:
+    """One key: a fixture run's (its calls go to `trace`), or an http agent server's
+    (no trace: its calls are metered against the budget only)."""
+
+    key: str
+    labels: RunLabels
+    trace: Trace | None
+    env: dict[str, str]
+    """What the agent's processes get: base URLs, this key under every key name, and where
+    to send OpenTelemetry traces."""
+    refused: bool = False
+    observer: TrafficObserver | None = None
+    """Turns the run's calls into its steps (a bring-your-own agent's run)."""
+    exports: list[object] = field(default_factory=list)
+    """The OpenTelemetry trace exports its processes sent (OTLP/JSON documents)."""
+
+    def request_field(self) -> dict[str, str]:
+        """`modelProxy` of the request an http agent receives for this run."""
+        return {
+            "apiKey": self.key,
+            "openaiBaseUrl": self.env["OPENAI_BASE_URL"],
+            "anthropicBaseUrl": self.env["ANTHROPIC_BASE_URL"],
+        }
+
+    ended: bool = False
+    """The run is over: a call still in flight is cut short (`end_calls`)."""
+    _in_flight: dict[asyncio.Task[object], asyncio.Event] = field(default_factory=dict)
+
+    @contextlib.contextmanager
+    def calling(self) -> Iterator[None]:
+        """Count the block (one request the proxy is answering) as a call in flight."""
+        task, done = asyncio.current_task(), asyncio.Event()
+        assert task is not None
+        self._in_flight[task] = done
+        try:
+            yield
+        finally:
+            done.set()
+            self._in_flight.pop(task, None)
+
+    @property
+    def calls_in_flight(self) -> int:
+        """How many requests under this key the proxy is answering now."""
+        return len(self._in_flight)
+
+    async def end_calls(self, within: float) -> None:
+        """Once the run's processes are done: calls still in flight (a stream the agent hung
+        up on, being read to its end for its usage) get `within` seconds more, the rest of
+        the agent's own time; then each is cut short and recorded in the run's trace as such, so
+        none outlives its run, whatever an upstream does."""
+        pending = [done.wait() for done in self._in_flight.values()]
+        if pending:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(max(within, 0.0)):
+                    await asyncio.gather(*pending)
+        self.ended = True
+        cut = [done.wait() for task, done in self._in_flight.items() if task.cancel()]
+        await asyncio.gather(*cut)
+
+    def finish(self) -> None:
+        """Once the run's processes are done: the steps its exported spans show, merged
+        with the rest."""
+        if self.trace is not None and self.observer is not None:
+            otlp.merge_exports(self.trace, self.exports)
+
+
+def new_grant(
+    url: str,
+    key_names: Sequence[str],
+    labels: RunLabels,
+    trace: Trace | None,
+    *,
+    observe: bool = False,
+) -> Grant:
+    """A new random key for the proxy at `url`. With `observe`, what the model asks for
+    and the agent sends back becomes steps of `trace` (a bring-your-own agent's run; not a
+    command tool's)."""
+    key = KEY_PREFIX + secrets.token_urlsafe(32)
+    env = {name: key for name in key_names}
+    env |= endpoints.proxy_env(url, key) | past_proxy.guard_env()
+    env |= otlp.exporter_env(f"{url}{otlp.PREFIX}{key}")
+    env |= NO_VENDOR_TRACES
+    env |= {name: LOOPBACK for name in ("NO_PROXY", "no_proxy")}
+    observer = TrafficObserver(trace) if observe and trace is not None else None
+    return Grant(key, labels, trace, env, observer=observer)

@@ -1,0 +1,185 @@
+"""One model call through the proxy, from request to answer.
+
+A call is answered from the response cache, refused by the budget, answered by the mock
+script, or sent upstream as the agent wrote it (full fidelity: `response_format`,
+`tool_choice`, images, betas) — whole, or streamed event by event as the provider sends it,
+so the agent's time to first token is the provider's. Whichever way, it is recorded in the
+run's trace with its tokens and cost (`Trace.proxy_calls`), counted against the budget, and
+read for the steps it shows (`runtime.observed`). A streamed reply is kept in the cache as
+the whole reply its stream made and replayed as a stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from evalward.errors import ProviderError
+from evalward.providers.registry import MeteredProvider, Providers
+from evalward.rundata.spending import Allowance
+from evalward.rundata.trace import StepType, Usage
+from evalward.runtime.proxy.call_record import (
+    FREE,
+    Call,
+    answer_json,
+    problem,
+)
+from evalward.runtime.proxy.proxy_forward import MeteredForward, upstream_error
+from evalward.runtime.proxy.wire import FORMATS, Api, WireError, WireRoute
+from evalward.runtime.proxy.wire import embeddings as embeddings_wire
+from evalward.runtime.proxy.wire.problems import WireProblem
+from evalward.security import Redactor
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+
+class Answerer:
+    """Answers the model calls of one run of evalward."""
+
+    def __init__(self, providers: Providers, allowance: Allowance | None, redact: Redactor) -> None:
+        self.providers = providers
+        self.allowance = allowance
+        self._redact = redact
+        self._mocked = 0
+
+    async def answer(
+        self, call: Call, route: WireRoute, body: dict[str, Any], request: web.Request
+    ) -> web.StreamResponse:
+        assert route.kind is not None
+        fmt = FORMATS.get(route.kind)
+        call.model = f"{route.api}/{body['model']}"
+        call.streamed = fmt is not None and fmt.streamed(body)
+        provider = self.providers.override or self.providers.by_name.get(route.api)
+        if not isinstance(provider, MeteredProvider):
+            return call.refuse(WireProblem.upstream, f"evalward has no {route.api} provider")
+        observer = call.grant.observer
+        if observer is not None and fmt is not None:
+            observer.request(fmt.results(body), call.started, body)
+        mocked = self.providers.override is not None
+        forward = MeteredForward(
+            call,
+            fmt,
+            provider,
+            route,
+            body,
+            request,
+            self._redact,
+            allowance=None if mocked else self.allowance,
+        )
+        if not mocked:
+            missing = self._missing_key(route.api)
+            if missing:
+                return call.refuse(WireProblem.unauthorized, missing)
+            hit = forward.cached()
+            if hit is not None:
+                return await forward.replay(hit)
+        refused = self._admit(call, self._uncountable(provider, body["model"]))
+        if refused is not None:
+            return refused
+        try:
+            if mocked:
+                reply, usage = await self._mock(forward)
+                return await forward.deliver(reply, usage)
+            forwarding = provider.forwarding
+            assert forwarding is not None, f"{provider.name} cannot forward requests"
+            return await forward.send(forwarding)
+        except WireError as exc:
+            return call.refuse(WireProblem.bad_request, str(exc))
+        except ProviderError as exc:
+            message = self._redact(str(exc))
+            call.record(502, error=message)
+            return problem(
+                call.api, WireProblem.upstream, f"evalward could not reach {call.api}: {message}"
+            )
+
+    async def models(
+        self, call: Call, route: WireRoute, headers: Mapping[str, str]
+    ) -> web.StreamResponse:
+        """A model list (or one model), as the provider has it; under a mock script, the
+        models evalward knows a price for (the mock serves any model). A call like any
+        other: admitted by the budget, counted, and recorded in the run's trace; it costs
+        nothing."""
+        anthropic = route.api == "anthropic"
+        call.model = f"{route.api}/{route.model_id}"
+        mocked = self.providers.override
+        provider = mocked or self.providers.by_name.get(route.api)
+        forwarding = provider.forwarding if isinstance(provider, MeteredProvider) else None
+        missing = None if mocked else self._missing_key(route.api)
+        if not isinstance(provider, MeteredProvider) or missing or not (mocked or forwarding):
+            return call.refuse(
+                WireProblem.unauthorized, missing or f"evalward has no {route.api} provider"
+            )
+        refused = self._admit(call, None)
+        if refused is not None:
+            return refused
+        provider.spent.add(FREE)
+        if mocked is not None or forwarding is None:
+            if route.model_id:
+                data = embeddings_wire.model_entry(route.model_id, anthropic=anthropic)
+            else:
+                names = self.providers.prices.models(route.api)
+                data = embeddings_wire.models_list(names, anthropic=anthropic)
+            call.record(200, FREE)
+            return answer_json(200, data)
+        try:
+            answer = await forwarding.forward(route.upstream, None, headers)
+        except ProviderError as exc:
+            message = self._redact(str(exc))
+            call.record(502, error=message)
+            return problem(
+                route.api, WireProblem.upstream, f"evalward could not reach {route.api}: {message}"
+            )
+        if answer.data is not None:
+            call.record(answer.reply.status, FREE)
+            return answer_json(answer.reply.status, answer.data)
+        return upstream_error(call, answer, self._redact)
+
+    def _admit(self, call: Call, uncountable: str | None) -> web.Response | None:
+        """Count `call` against the budget and the run's share, or refuse it (recorded in
+        the trace, and once per run as an error step)."""
+        refusal = uncountable or (
+            self.allowance.admit(call.grant.key) if self.allowance is not None else None
+        )
+        if refusal is None:
+            return None
+        trace = call.grant.trace
+        if trace is not None and not call.grant.refused:
+            trace.add(StepType.error, content=f"a model call was refused: {refusal}")
+        call.grant.refused = True
+        return call.refuse(WireProblem.budget, f"evalward refused this call: {refusal}")
+
+    async def _mock(self, forward: MeteredForward) -> tuple[dict[str, Any], Usage]:
+        """The mock script's answer, written in the agent's API."""
+        self._mocked += 1
+        fmt, body = forward.fmt, forward.body
+        if fmt is None:
+            reply = embeddings_wire.mock_reply(body)
+            return reply, forward.meter(embeddings_wire.usage(reply))
+        response = await forward.provider.complete(
+            fmt.chat_request(body, forward.call.grant.labels)
+        )
+        return fmt.reply(response, body, self._mocked), response.usage
+
+    def _uncountable(self, provider: MeteredProvider, model: str) -> str | None:
+        """Why a call is refused that `max-cost-usd` could not count: the model is the agent's
+        to choose, and one missing from the price table would cost nothing against it. Under
+        a mock script nothing is spent."""
+        if self.allowance is None or self.allowance.max_cost_usd is None:
+            return None
+        if self.providers.override is not None or provider.priced(model):
+            return None
+        return (
+            f"{provider.name}/{model} has no price, so its cost cannot be counted against "
+            "max-cost-usd; call a priced model, or give this one a price under `pricing` "
+            "in evalward.yaml"
+        )
+
+    def _missing_key(self, api: Api) -> str | None:
+        credentials = self.providers.credentials.get(api)
+        if credentials is None or credentials.has_key or not credentials.needs_key:
+            return None  # or a server that may need no key
+        return (
+            f"evalward holds no key for {api}: set {credentials.key_env} in the environment "
+            "evalward runs in (agents get a key of evalward's model proxy, never that one)"
+        )

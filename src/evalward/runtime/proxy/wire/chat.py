@@ -1,0 +1,316 @@
+"""OpenAI Chat Completions (`POST /v1/chat/completions`), whole and streamed.
+
+A streamed call is metered by its usage chunk, which the API sends only when the request
+asks for it (`stream_options.include_usage`). The proxy asks for it upstream whatever the
+agent asked, and keeps the usage chunk from an agent that did not ask for it, so the agent
+sees the stream it requested.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from evalward.errors import WireError
+from evalward.http import sse
+from evalward.http.sse import Event
+from evalward.providers.base import (
+    ChatMessage,
+    ChatRequest,
+    ChatResponse,
+    RunLabels,
+    ToolCall,
+    ToolSpec,
+)
+from evalward.providers.openai import parse_response, reply_usage
+from evalward.providers.reply_fields import LenientReader
+from evalward.rundata.trace import Usage, tool_arguments
+from evalward.runtime.proxy.wire.base import (
+    Kind,
+    SeenResult,
+    Turn,
+    chat_request,
+    items,
+    lenient_text,
+    list_field,
+    mapping,
+    text_of,
+)
+
+_PASSED_ON = LenientReader("openai")
+"""How the proxy reads a reply it passes on: with the provider's parser, refusing nothing."""
+
+
+class ChatCompletions:
+    kind = Kind.chat
+
+    @staticmethod
+    def streamed(body: Mapping[str, Any]) -> bool:
+        return body.get("stream") is True
+
+    @staticmethod
+    def upstream(body: dict[str, Any]) -> dict[str, Any]:
+        if not ChatCompletions.streamed(body) or _asked_usage(body):
+            return body
+        options = {**mapping(body.get("stream_options")), "include_usage": True}
+        return {**body, "stream_options": options}
+
+    @staticmethod
+    def accumulator(body: Mapping[str, Any]) -> _Chunks:
+        return _Chunks(keep_usage=_asked_usage(body))
+
+    @staticmethod
+    def replay(body: Mapping[str, Any], reply: Mapping[str, Any]) -> list[bytes]:
+        return [
+            *(sse.encode(c) for c in chunks_of(reply, _asked_usage(body))),
+            sse.encode("[DONE]"),
+        ]
+
+    @staticmethod
+    def usage(reply: Mapping[str, Any]) -> Usage:
+        return reply_usage(reply, _PASSED_ON)
+
+    @staticmethod
+    def turn(reply: Mapping[str, Any]) -> Turn:
+        said = parse_response(reply, "", _PASSED_ON)
+        return Turn(said.content, said.tool_calls, said.stop_reason)
+
+    @staticmethod
+    def results(body: Mapping[str, Any]) -> list[SeenResult]:
+        return [
+            SeenResult(str(m.get("tool_call_id") or ""), lenient_text(m.get("content")))
+            for m in items(body.get("messages"))
+            if m.get("role") == "tool"
+        ]
+
+    @staticmethod
+    def chat_request(body: Mapping[str, Any], labels: RunLabels) -> ChatRequest:
+        return chat_request(
+            body,
+            labels,
+            messages=_messages(body),
+            tools=_tools(body),
+            max_tokens=body.get("max_tokens", body.get("max_completion_tokens")),
+        )
+
+    @staticmethod
+    def reply(response: ChatResponse, body: Mapping[str, Any], number: int) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": response.content or None}
+        if response.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+                }
+                for c in response.tool_calls
+            ]
+        return {
+            "id": f"chatcmpl-evalward-{number}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": str(body.get("model", "")),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": "tool_calls" if response.tool_calls else "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": response.usage.input_tokens,
+                "completion_tokens": response.usage.output_tokens,
+                "total_tokens": response.usage.total_tokens,
+            },
+        }
+
+
+def _asked_usage(body: Mapping[str, Any]) -> bool:
+    return mapping(body.get("stream_options")).get("include_usage") is True
+
+
+class _Chunks:
+    """`chat.completion.chunk` events added up into a `chat.completion`."""
+
+    def __init__(self, *, keep_usage: bool) -> None:
+        self.error: str | None = None
+        self._keep_usage = keep_usage
+        self._head: dict[str, Any] = {}
+        self._choices: dict[int, dict[str, Any]] = {}
+        self._usage: Mapping[str, Any] | None = None
+        self._done = False
+
+    def feed(self, event: Event) -> bool:
+        if event.data.strip() == "[DONE]":
+            self._done = True
+            return True
+        try:
+            chunk = event.json()
+        except ValueError:
+            return True
+        if not isinstance(chunk, dict):
+            return True
+        if "error" in chunk:
+            self.error = lenient_text(mapping(chunk["error"]).get("message") or chunk["error"])
+            return True
+        for key in ("id", "created", "model", "system_fingerprint", "service_tier"):
+            if key in chunk and key not in self._head:
+                self._head[key] = chunk[key]
+        for choice in items(chunk.get("choices")):
+            self._add(choice)
+        if isinstance(chunk.get("usage"), Mapping):
+            self._usage = chunk["usage"]
+            return self._keep_usage or bool(chunk.get("choices"))
+        return True
+
+    def _add(self, choice: Mapping[str, Any]) -> None:
+        index = _index(choice)
+        into = self._choices.setdefault(
+            index, {"content": "", "refusal": "", "calls": {}, "finish_reason": None}
+        )
+        delta = mapping(choice.get("delta"))
+        if isinstance(delta.get("content"), str):
+            into["content"] += delta["content"]
+        if isinstance(delta.get("refusal"), str):
+            into["refusal"] += delta["refusal"]
+        for fragment in items(delta.get("tool_calls")):
+            number = _index(fragment)
+            call = into["calls"].setdefault(number, {"id": "", "name": "", "arguments": ""})
+            call["id"] = call["id"] or str(fragment.get("id") or "")
+            function = mapping(fragment.get("function"))
+            call["name"] += str(function.get("name") or "")
+            call["arguments"] += str(function.get("arguments") or "")
+        if choice.get("finish_reason"):
+            into["finish_reason"] = choice["finish_reason"]
+
+    def result(self) -> dict[str, Any] | None:
+        if not self._head and not self._choices:
+            return None
+        choices = []
+        for index, into in sorted(self._choices.items()):
+            message: dict[str, Any] = {"role": "assistant", "content": into["content"] or None}
+            if into["refusal"]:
+                message["refusal"] = into["refusal"]
+            if into["calls"]:
+                message["tool_calls"] = [
+                    {
+                        "id": c["id"] or f"call_{n}",
+                        "type": "function",
+                        "function": {"name": c["name"], "arguments": c["arguments"]},
+                    }
+                    for n, c in sorted(into["calls"].items())
+                ]
+            choices.append(
+                {"index": index, "message": message, "finish_reason": into["finish_reason"]}
+            )
+        reply: dict[str, Any] = {"object": "chat.completion", **self._head, "choices": choices}
+        if self._usage is not None:
+            reply["usage"] = dict(self._usage)
+        return reply
+
+
+def chunks_of(reply: Mapping[str, Any], with_usage: bool) -> list[dict[str, Any]]:
+    """A whole `chat.completion` as the chunks the API streams it in."""
+    head = {
+        "id": reply.get("id", "chatcmpl-evalward"),
+        "object": "chat.completion.chunk",
+        "created": reply.get("created", int(time.time())),
+        "model": reply.get("model", ""),
+    }
+    chunks: list[dict[str, Any]] = []
+
+    def chunk(index: int, delta: dict[str, Any], finish: object = None) -> None:
+        choice = {"index": index, "delta": delta, "logprobs": None, "finish_reason": finish}
+        chunks.append({**head, "choices": [choice]})
+
+    for choice in items(reply.get("choices")):
+        index = _index(choice)
+        message = mapping(choice.get("message"))
+        chunk(index, {"role": "assistant", "content": ""})
+        content = lenient_text(message.get("content"))
+        if content:
+            chunk(index, {"content": content})
+        for number, call in enumerate(items(message.get("tool_calls"))):
+            function = mapping(call.get("function"))
+            arguments = function.get("arguments")
+            chunk(
+                index,
+                {
+                    "tool_calls": [
+                        {
+                            "index": number,
+                            "id": call.get("id"),
+                            "type": "function",
+                            "function": {
+                                "name": function.get("name"),
+                                "arguments": arguments
+                                if isinstance(arguments, str)
+                                else json.dumps(arguments or {}),
+                            },
+                        }
+                    ]
+                },
+            )
+        chunk(index, {}, choice.get("finish_reason") or "stop")
+    if with_usage and isinstance(reply.get("usage"), Mapping):
+        chunks.append({**head, "choices": [], "usage": dict(reply["usage"])})
+    return chunks
+
+
+def _index(data: Mapping[str, Any]) -> int:
+    index = data.get("index")
+    return index if isinstance(index, int) else 0
+
+
+def _messages(body: Mapping[str, Any]) -> list[ChatMessage]:
+    out: list[ChatMessage] = []
+    for index, message in enumerate(list_field(body, "messages", required=True)):
+        if not isinstance(message, dict):
+            raise WireError(f"messages[{index}] must be an object")
+        role = message.get("role")
+        content = text_of(message.get("content"))
+        if role in ("system", "developer"):
+            out.append(ChatMessage(role="system", content=content))
+        elif role == "user":
+            out.append(ChatMessage(role="user", content=content))
+        elif role == "assistant":
+            calls = []
+            for number, raw in enumerate(message.get("tool_calls") or []):
+                function = raw.get("function") if isinstance(raw, dict) else None
+                if not isinstance(function, dict):
+                    raise WireError(f"messages[{index}].tool_calls[{number}] has no `function`")
+                calls.append(
+                    ToolCall(
+                        id=str(raw.get("id") or f"call_{number}"),
+                        name=str(function.get("name") or ""),
+                        arguments=tool_arguments(function.get("arguments")),
+                    )
+                )
+            out.append(ChatMessage(role="assistant", content=content, tool_calls=tuple(calls)))
+        elif role == "tool":
+            call_id = message.get("tool_call_id")
+            out.append(ChatMessage(role="tool", content=content, tool_call_id=str(call_id or "")))
+        else:
+            raise WireError(
+                f"messages[{index}].role {role!r} is not system, developer, user, assistant or tool"
+            )
+    return out
+
+
+def _tools(body: Mapping[str, Any]) -> list[ToolSpec]:
+    tools = []
+    for index, tool in enumerate(list_field(body, "tools")):
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(function, dict) or not function.get("name"):
+            raise WireError(f"tools[{index}] must be {{type: function, function: {{name, ...}}}}")
+        tools.append(
+            ToolSpec(
+                name=str(function["name"]),
+                description=str(function.get("description") or ""),
+                parameters=dict(function.get("parameters") or {}),
+            )
+        )
+    return tools

@@ -1,0 +1,275 @@
+"""Anthropic Messages (`POST /v1/messages`), whole and streamed.
+
+A stream is `message_start` (the message, input tokens), then per content block
+`content_block_start`, deltas (`text_delta`, `input_json_delta` fragments of a tool call's
+input, thinking deltas) and `content_block_stop`, then `message_delta` (stop reason, output
+tokens) and `message_stop`; `ping` and `error` may come between.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from evalward.errors import WireError
+from evalward.http.sse import Event
+from evalward.providers.anthropic import parse_response, reply_usage
+from evalward.providers.base import (
+    ChatMessage,
+    ChatRequest,
+    ChatResponse,
+    RunLabels,
+    ToolCall,
+    ToolSpec,
+)
+from evalward.providers.reply_fields import LenientReader
+from evalward.rundata.trace import Usage
+from evalward.runtime.proxy.wire.base import (
+    Kind,
+    SeenResult,
+    Turn,
+    TypedEvents,
+    chat_request,
+    count,
+    items,
+    lenient_text,
+    list_field,
+    mapping,
+    text_of,
+)
+from evalward.text import jsontext
+
+_PASSED_ON = LenientReader("anthropic")
+"""How the proxy reads a reply it passes on: with the provider's parser, refusing nothing."""
+
+
+class Messages(TypedEvents):
+    kind = Kind.messages
+
+    @staticmethod
+    def accumulator(body: Mapping[str, Any]) -> _Blocks:
+        del body
+        return _Blocks()
+
+    @staticmethod
+    def events_of(reply: Mapping[str, Any]) -> list[dict[str, Any]]:
+        return events_of(reply)
+
+    @staticmethod
+    def usage(reply: Mapping[str, Any]) -> Usage:
+        return reply_usage(reply, _PASSED_ON)
+
+    @staticmethod
+    def turn(reply: Mapping[str, Any]) -> Turn:
+        said = parse_response(reply, "", _PASSED_ON)
+        return Turn(said.content, said.tool_calls, said.stop_reason)
+
+    @staticmethod
+    def results(body: Mapping[str, Any]) -> list[SeenResult]:
+        return [
+            SeenResult(
+                str(block.get("tool_use_id") or ""),
+                lenient_text(block.get("content")),
+                block.get("is_error") is True,
+            )
+            for message in items(body.get("messages"))
+            if message.get("role") == "user"
+            for block in items(message.get("content"))
+            if block.get("type") == "tool_result"
+        ]
+
+    @staticmethod
+    def chat_request(body: Mapping[str, Any], labels: RunLabels) -> ChatRequest:
+        return chat_request(
+            body,
+            labels,
+            messages=_messages(body),
+            tools=_tools(body),
+            max_tokens=body.get("max_tokens"),
+        )
+
+    @staticmethod
+    def reply(response: ChatResponse, body: Mapping[str, Any], number: int) -> dict[str, Any]:
+        content: list[dict[str, Any]] = []
+        if response.content:
+            content.append({"type": "text", "text": response.content})
+        content += [
+            {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}
+            for c in response.tool_calls
+        ]
+        return {
+            "id": f"msg_evalward_{number}",
+            "type": "message",
+            "role": "assistant",
+            "model": str(body.get("model", "")),
+            "content": content,
+            "stop_reason": "tool_use" if response.tool_calls else "end_turn",
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": response.usage.input_tokens,
+                "output_tokens": response.usage.output_tokens,
+            },
+        }
+
+
+class _Blocks:
+    """Message stream events added up into a `message`."""
+
+    def __init__(self) -> None:
+        self.error: str | None = None
+        self._message: dict[str, Any] | None = None
+        self._blocks: dict[int, dict[str, Any]] = {}
+        self._json: dict[int, str] = {}
+
+    def feed(self, event: Event) -> bool:
+        try:
+            data = event.json()
+        except ValueError:
+            return True
+        if not isinstance(data, dict):
+            return True
+        kind = data.get("type") or event.event
+        if kind == "message_start":
+            self._message = dict(mapping(data.get("message")))
+            self._message["usage"] = dict(mapping(self._message.get("usage")))
+        elif kind == "content_block_start":
+            self._blocks[_index(data)] = dict(mapping(data.get("content_block")))
+        elif kind == "content_block_delta":
+            self._delta(_index(data), mapping(data.get("delta")))
+        elif kind == "content_block_stop":
+            self._close(_index(data))
+        elif kind == "message_delta" and self._message is not None:
+            self._message.update(mapping(data.get("delta")))
+            self._message["usage"].update(mapping(data.get("usage")))
+        elif kind == "error":
+            self.error = lenient_text(mapping(data.get("error")).get("message") or data)
+        return True
+
+    def _delta(self, index: int, delta: Mapping[str, Any]) -> None:
+        block = self._blocks.setdefault(index, {"type": "text", "text": ""})
+        kind = delta.get("type")
+        if kind == "text_delta":
+            block["text"] = str(block.get("text") or "") + str(delta.get("text") or "")
+        elif kind == "input_json_delta":
+            self._json[index] = self._json.get(index, "") + str(delta.get("partial_json") or "")
+        elif kind == "thinking_delta":
+            block["thinking"] = str(block.get("thinking") or "") + str(delta.get("thinking") or "")
+        elif kind == "signature_delta":
+            block["signature"] = str(delta.get("signature") or "")
+
+    def _close(self, index: int) -> None:
+        partial = self._json.pop(index, None)
+        if partial is None or index not in self._blocks:
+            return
+        try:
+            self._blocks[index]["input"] = jsontext.loads(partial) if partial.strip() else {}
+        except ValueError:
+            self._blocks[index]["input"] = {"_unparsed": partial}
+
+    def result(self) -> dict[str, Any] | None:
+        if self._message is None:
+            return None
+        for index in list(self._json):
+            self._close(index)
+        return {**self._message, "content": [b for _, b in sorted(self._blocks.items())]}
+
+
+def _index(data: Mapping[str, Any]) -> int:
+    index = data.get("index")
+    return index if isinstance(index, int) else 0
+
+
+def events_of(reply: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A whole `message` as the events the API streams it in."""
+    usage = mapping(reply.get("usage"))
+    start = {
+        **{k: v for k, v in reply.items() if k not in ("content", "stop_reason", "usage")},
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": count(usage.get("input_tokens")), "output_tokens": 0},
+    }
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
+    for index, block in enumerate(items(reply.get("content"))):
+        kind = block.get("type")
+        if kind == "tool_use":
+            opened = {**block, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block.get("input", {}))}
+        elif kind == "text":
+            opened = {**block, "text": ""}
+            delta = {"type": "text_delta", "text": str(block.get("text") or "")}
+        else:
+            opened, delta = dict(block), {}
+        events.append({"type": "content_block_start", "index": index, "content_block": opened})
+        if delta:
+            events.append({"type": "content_block_delta", "index": index, "delta": delta})
+        events.append({"type": "content_block_stop", "index": index})
+    events.append(
+        {
+            "type": "message_delta",
+            "delta": {
+                "stop_reason": reply.get("stop_reason"),
+                "stop_sequence": reply.get("stop_sequence"),
+            },
+            "usage": {"output_tokens": count(usage.get("output_tokens"))},
+        }
+    )
+    events.append({"type": "message_stop"})
+    return events
+
+
+def _messages(body: Mapping[str, Any]) -> list[ChatMessage]:
+    out: list[ChatMessage] = []
+    system = body.get("system")
+    if system:
+        out.append(ChatMessage(role="system", content=text_of(system)))
+    for index, message in enumerate(list_field(body, "messages", required=True)):
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            raise WireError(f"messages[{index}] must be an object with role user or assistant")
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        for block in blocks:
+            if not isinstance(block, dict):
+                raise WireError(f"messages[{index}].content must hold content blocks")
+            if block.get("type") == "text":
+                texts.append(text_of(block.get("text")))
+            elif block.get("type") == "tool_use":
+                arguments = block.get("input")
+                calls.append(
+                    ToolCall(
+                        id=str(block.get("id") or ""),
+                        name=str(block.get("name") or ""),
+                        arguments=arguments if isinstance(arguments, dict) else {},
+                    )
+                )
+            elif block.get("type") == "tool_result":
+                out.append(
+                    ChatMessage(
+                        role="tool",
+                        content=text_of(block.get("content")),
+                        tool_call_id=str(block.get("tool_use_id") or ""),
+                    )
+                )
+        if message["role"] == "assistant":
+            out.append(ChatMessage("assistant", "".join(texts), tool_calls=tuple(calls)))
+        elif texts:
+            out.append(ChatMessage("user", "".join(texts)))
+    return out
+
+
+def _tools(body: Mapping[str, Any]) -> list[ToolSpec]:
+    tools = []
+    for index, tool in enumerate(list_field(body, "tools")):
+        if not isinstance(tool, dict) or not tool.get("name"):
+            raise WireError(f"tools[{index}] must be an object with a `name`")
+        tools.append(
+            ToolSpec(
+                name=str(tool["name"]),
+                description=str(tool.get("description") or ""),
+                parameters=dict(tool.get("input_schema") or {}),
+            )
+        )
+    return tools

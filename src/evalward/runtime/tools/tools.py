@@ -1,0 +1,248 @@
+"""Executing a declarative agent's tool calls during an eval run.
+
+Order of precedence for a call: the fixture's `toolReplay` (recorded outputs), the fixture's
+`shadowTools` (never executed, a stub result), the tool's `mock` output, its `command`, or
+its MCP server (runtime/tools/mcp_tools.py). A `sideEffects: true` command tool, or an MCP server's
+tool its `sideEffects` lists, that a fixture neither shadows nor replays is refused before
+the run starts (preflight.py).
+
+A fixture names an agent's own tool by its name; an MCP server's tool by its name or its
+qualified name (`orders__lookup_order`, `orders.lookup_order`), as assertions do
+(text/tool_names.py). A bare name two tools end in is replayed for neither, and shadows
+both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.alias_generators import to_camel
+
+from evalward.errors import AgentRunError, ConfigError
+from evalward.providers.base import ToolCall, ToolSpec
+from evalward.resources.agent import Tool, ToolCommand
+from evalward.runtime.agents.process import Launch, kill_group, limited_env, spawn, tail
+from evalward.runtime.tools.mcp_tools import McpTool, McpToolbox
+from evalward.text import tool_names
+
+if TYPE_CHECKING:
+    from jinja2.sandbox import SandboxedEnvironment
+
+
+@functools.cache
+def _templates() -> SandboxedEnvironment:
+    """The sandbox mock outputs render in, made for the first templated one."""
+    # lazy: jinja2 costs about 10 ms of start-up, paid only by a run whose mocks template
+    import jinja2
+    from jinja2.sandbox import SandboxedEnvironment
+
+    return SandboxedEnvironment(undefined=jinja2.ChainableUndefined, autoescape=False)
+
+
+class ReplayEntry(BaseModel):
+    """One recorded tool output of a fixture's `toolReplay`."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, alias_generator=to_camel)
+
+    tool: str
+    arguments: dict[str, Any] | None = None
+    """When given, a partial match: every key here must equal the call's."""
+    output: str | dict[str, Any] | list[Any]
+    is_error: bool = False
+
+    def matches(self, call: ToolCall) -> bool:
+        return self.arguments is None or _contains(call.arguments, self.arguments)
+
+
+def _contains(actual: Any, expected: Any) -> bool:
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and all(
+            k in actual and _contains(actual[k], v) for k, v in expected.items()
+        )
+    return bool(actual == expected)
+
+
+@dataclass
+class FixtureTools:
+    """A fixture's replayed and shadowed tools, as read from its spec."""
+
+    replay: list[ReplayEntry] = field(default_factory=list)
+    shadow: frozenset[str] = frozenset()
+
+    @classmethod
+    def parse(
+        cls,
+        fixture: str,
+        tool_replay: Sequence[Mapping[str, Any] | BaseModel] | None,
+        shadow_tools: Sequence[str] | None,
+    ) -> FixtureTools:
+        entries: list[ReplayEntry] = []
+        for index, raw in enumerate(tool_replay or []):
+            data = raw.model_dump(by_alias=True) if isinstance(raw, BaseModel) else dict(raw)
+            try:
+                entries.append(ReplayEntry.model_validate(data))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"])
+                raise ConfigError(
+                    f"fixture {fixture!r}: spec.toolReplay[{index}].{where}: {first['msg']}"
+                ) from None
+        return cls(entries, frozenset(shadow_tools or []))
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    output: str
+    is_error: bool
+    source: str
+
+
+@dataclass
+class ToolExecutor:
+    """Executes the tool calls of one run; replay entries are consumed in order."""
+
+    tools: Mapping[str, Tool]
+    fixture: FixtureTools
+    launch: Launch
+    mcp: McpToolbox | None = None
+    """The run's MCP servers, when its agent names any."""
+    _used: set[int] = field(default_factory=set)
+
+    def offered(self) -> tuple[ToolSpec, ...]:
+        """Every tool the model is offered: the agent's own, then its MCP servers'."""
+        own = [ToolSpec(name, t.description, t.parameters) for name, t in self.tools.items()]
+        served = [ToolSpec(t.offered, t.description, t.parameters) for t in self._served()]
+        return (*own, *served)
+
+    def recorded(self, name: str) -> tuple[str, str | None]:
+        """The name the trace records for a call of `name`, and the MCP server it goes to."""
+        tool = self._mcp_tool(name)
+        return (tool.qualified, tool.server) if tool is not None else (name, None)
+
+    def _served(self) -> Sequence[McpTool]:
+        return self.mcp.tools if self.mcp is not None else ()
+
+    def _mcp_tool(self, offered: str) -> McpTool | None:
+        if offered in self.tools:
+            return None
+        return next((t for t in self._served() if t.offered == offered), None)
+
+    def _means(self, written: str, name: str, *, ambiguous: bool) -> bool:
+        """Whether a fixture's `written` name stands for the tool the trace records as
+        `name`: an own tool by its name alone, an MCP tool as assertions read names."""
+        if written == name:
+            return True
+        if name in self.tools:
+            return False
+        known = [*self.tools, *(t.qualified for t in self._served())]
+        return name in tool_names.resolve(written, known, ambiguous=ambiguous)
+
+    async def execute(self, call: ToolCall) -> ToolResult:
+        """The call's result; McpFailure when its MCP server broke the protocol or a bound."""
+        tool = self.tools.get(call.name)
+        served = self._mcp_tool(call.name)
+        if tool is None and served is None:
+            return ToolResult(f"error: no tool named {call.name!r} is available", True, "evalward")
+        name = served.qualified if served is not None else call.name
+        if any(self._means(e.tool, name, ambiguous=False) for e in self.fixture.replay):
+            return self._replay(call, name)
+        if any(self._means(s, name, ambiguous=True) for s in self.fixture.shadow):
+            stub = {"shadowed": True, "tool": name, "note": "not executed during evals"}
+            return ToolResult(json.dumps(stub), False, "shadow")
+        if served is not None:
+            assert self.mcp is not None
+            answer = await self.mcp.call(served, call.arguments)
+            return ToolResult(answer.text, answer.is_error, "mcp")
+        assert tool is not None
+        if tool.mock is not None:
+            output = render_mock(tool.mock.output, call.arguments)
+            return ToolResult(_as_text(output), False, "mock")
+        if tool.command is not None:
+            return await self._command(tool.command, call)
+        return ToolResult(
+            f"error: tool {call.name!r} has no implementation (give it `mock` or `command`)",
+            True,
+            "evalward",
+        )
+
+    def _replay(self, call: ToolCall, name: str) -> ToolResult:
+        for index, entry in enumerate(self.fixture.replay):
+            if (
+                index not in self._used
+                and self._means(entry.tool, name, ambiguous=False)
+                and entry.matches(call)
+            ):
+                self._used.add(index)
+                return ToolResult(_as_text(entry.output), entry.is_error, "replay")
+        return ToolResult(
+            f"error: no recorded output left in toolReplay for {name} with arguments "
+            f"{json.dumps(call.arguments, sort_keys=True)}",
+            True,
+            "replay",
+        )
+
+    async def _command(self, command: ToolCommand, call: ToolCall) -> ToolResult:
+        env = limited_env(
+            self.launch.env,
+            command.env,
+            {**self.launch.extra_env, "EVALWARD_TOOL": call.name},
+            sandbox=self.launch.sandbox,
+        )
+        try:
+            process = await spawn(
+                command.run, cwd=self.launch.root, env=env, sandbox=self.launch.sandbox
+            )
+        except AgentRunError as exc:
+            return ToolResult(f"error: {exc}", True, "command")
+        try:
+            async with asyncio.timeout(command.timeout_seconds):
+                stdout, stderr = await process.communicate(json.dumps(call.arguments).encode())
+        except TimeoutError:
+            return ToolResult(
+                f"error: the tool command timed out after {command.timeout_seconds:g} s",
+                True,
+                "command",
+            )
+        finally:
+            left = await kill_group(process, self.launch.kill_grace, sandbox=self.launch.sandbox)
+            if left:
+                self.launch.left_behind.append(left)
+        output = stdout.decode("utf-8", errors="replace").rstrip("\n")
+        if process.returncode != 0:
+            detail = tail(stderr, 1000).strip()
+            return ToolResult(
+                f"error: the tool command exited with {process.returncode}"
+                + (f": {detail}" if detail else ""),
+                True,
+                "command",
+            )
+        return ToolResult(output, False, "command")
+
+
+def render_mock(output: Any, arguments: Mapping[str, Any]) -> Any:
+    """Render every string of a mock output as a template over the call's arguments."""
+    if isinstance(output, str):
+        if "{{" not in output and "{%" not in output:
+            return output
+        # lazy: imported with the sandbox, by the first templated output
+        from jinja2 import TemplateError
+
+        try:
+            return _templates().from_string(output).render(**arguments)
+        except TemplateError as exc:
+            return f"error: the mock output template failed: {exc}"
+    if isinstance(output, dict):
+        return {k: render_mock(v, arguments) for k, v in output.items()}
+    if isinstance(output, list):
+        return [render_mock(v, arguments) for v in output]
+    return output
+
+
+def _as_text(output: Any) -> str:
+    return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
