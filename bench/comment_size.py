@@ -15,6 +15,8 @@ import re
 import statistics
 import time
 
+from evalward.plan.changes import ChangeSet
+from evalward.plan.plan import Plan
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo, SpentInfo
 from evalward.report.markdown import MAX_COMMENT_CHARS, marker_for, render_comment, report_context
@@ -32,10 +34,8 @@ from evalward.rundata.spending import Spent
 from evalward.rundata.spool import TraceSpool
 from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.scores import score_eval
-from evalward.stages.changes import ChangeSet
-from evalward.stages.compare import compare
-from evalward.stages.gate import decide
-from evalward.stages.plan import Plan
+from evalward.verdict.compare import compare
+from evalward.verdict.gate import decide
 
 EVALS = ("shop-assistant-eval", "refund-eval", "returns-eval")
 

@@ -39,10 +39,10 @@ from evalward.resources.models import Severity
 from evalward.rundata.results import FixtureResult, Status, Verdict
 from evalward.rundata.sides import Side
 from evalward.scoring.scores import score_eval
-from evalward.stages.adaptive import SequentialTests, more_runs
-from evalward.stages.compare import compare
-from evalward.stages.gate import GateResult, decide
-from evalward.stages.settle import settle
+from evalward.verdict.adaptive import SequentialTests, more_runs
+from evalward.verdict.compare import compare
+from evalward.verdict.gate import GateResult, decide
+from evalward.verdict.settle import settle
 
 BASE_PASS = [0.99, 0.98, 0.97, 0.96, 0.95, 0.95, 0.94, 0.93, 0.92, 0.90]
 """A good agent: every fixture usually passes."""

@@ -16,10 +16,10 @@ from common import EVALWARD, model_server, timed
 from synth import CHANGED_AGENT, agent_name, changed_repository
 
 from evalward.flows.pipeline import evaluate_change
-from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
 from evalward.git import Git
+from evalward.plan.plan import Plan
+from evalward.plan.run_setup import Revisions, RunOptions, RunSetup
 from evalward.providers.registry import build_providers
-from evalward.stages.plan import Plan
 
 
 def main() -> None:

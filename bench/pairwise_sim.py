@@ -37,10 +37,10 @@ from evalward.rundata.sides import Side
 from evalward.scoring.pairwise_judge import combine
 from evalward.scoring.pairwise_panel import Judged, PairwiseJudge
 from evalward.scoring.scores import score_eval
-from evalward.stages.compare import compare
-from evalward.stages.gate import GateResult, decide
-from evalward.stages.preference import PreferenceTests, more_pairs, preference_share
-from evalward.stages.settle import settle
+from evalward.verdict.compare import compare
+from evalward.verdict.gate import GateResult, decide
+from evalward.verdict.preference import PreferenceTests, more_pairs, preference_share
+from evalward.verdict.settle import settle
 
 FIXTURES = 10
 REPS = 8

@@ -31,7 +31,7 @@ from typing import Any
 TIMED = {
     "results.json": ("evalward.report.files", "write_results"),
     "all four files": ("evalward.report.files", "write_reports"),
-    "result-cache keys": ("evalward.stages.result_cache", "CacheKeys._key"),
+    "result-cache keys": ("evalward.plan.result_cache", "CacheKeys._key"),
 }
 
 

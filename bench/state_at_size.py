@@ -211,7 +211,7 @@ async def batch(
 ) -> float:
     """Wall seconds of `runs` runs, `parallel` in flight."""
     source = PlaygroundSource("retail", playground(kind, state, answers, baseline), folder)
-    templates = Templates()  # the job's, as flows/execute.py gives every run
+    templates = Templates()  # the job's, as execute/execute.py gives every run
     setting = PlaygroundSetting({"PATH": "/usr/bin:/bin"}, templates=templates)
     slots = asyncio.Semaphore(parallel)
     # the fixture's criterion, the same object in each of its runs

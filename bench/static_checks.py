@@ -103,7 +103,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from evalward.definitions.loader import load_resources
-    from evalward.stages.preflight import TreeCheck, tree_problems
+    from evalward.plan.preflight.preflight import TreeCheck, tree_problems
 
     with tempfile.TemporaryDirectory() as tmp:
         plain, inline = Path(tmp) / "plain", Path(tmp) / "inline"

@@ -22,7 +22,7 @@ from evalward.rundata.results import (
 )
 from evalward.rundata.trace import StepType, Trace
 from evalward.security import Redactor
-from evalward.stages.compare import compare
+from evalward.verdict.compare import compare
 from fakes.model_server import ScriptedModelServer
 from support.gitrepo import GitRepo
 

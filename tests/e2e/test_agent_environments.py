@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from evalward.definitions.loader import load_resources
-from evalward.stages.fingerprint import FileIndex, agent_fingerprint
+from evalward.plan.fingerprint import FileIndex, agent_fingerprint
 from fakes.github_api import FakeGitHub
 from support.agentenv import (
     PY_AGENT,

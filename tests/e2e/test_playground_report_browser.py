@@ -14,7 +14,7 @@ from evalward.report.files import write_chunks
 from evalward.report.html import Page, html_chunks
 from evalward.rundata.playground_state import PlaygroundRun, PlaygroundState
 from evalward.security import Redactor
-from evalward.stages.compare import compare
+from evalward.verdict.compare import compare
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the `dev` extra installs playwright")
 pytestmark = needs_chromium

@@ -117,7 +117,7 @@ LAYERS: list[tuple[str, list[str]]] = [  # bottom first; `pkg/` is a package
     ("definitions", ["resources/", "rundata/", "importers/", "definitions/"]),
     ("providers", ["providers/"]),
     ("engines", ["runtime/", "scoring/"]),
-    ("stages", ["stages/", "past/", "authoring/"]),
+    ("phases", ["plan/", "execute/", "verdict/", "past/", "authoring/"]),
     ("record", ["record/"]),
     ("report", ["report/"]),
     ("flows", ["flows/"]),
@@ -228,7 +228,7 @@ def test_the_checker_sees_what_it_must_refuse(tmp_path: Path) -> None:
     source.write_text(
         "from typing import TYPE_CHECKING\n"
         "from evalward.errors import ConfigError\n"
-        "from .stages import plan\n"
+        "from .plan import plan\n"
         "if TYPE_CHECKING:\n"
         "    from evalward.report import files\n"
         "def f():\n"
@@ -238,18 +238,18 @@ def test_the_checker_sees_what_it_must_refuse(tmp_path: Path) -> None:
         "    from evalward.report.html import html_chunks\n"
         "    from evalward.report.junit import junit_xml\n"
         "    x = 1\n"
-        "    from evalward.stages.gate import decide\n"
+        "    from evalward.verdict.gate import decide\n"
     )
     found = imports_of("evalward.stage", source, KNOWN)
     described = [(i.imported, i.top_level, i.type_only, i.marked_lazy) for i in found]
     assert described == [
         ("evalward.errors", True, False, False),
-        ("evalward.stages.plan", True, False, False),
+        ("evalward.plan.plan", True, False, False),
         ("evalward.report.files", True, True, False),
         ("evalward.flows.pipeline", False, False, False),
         ("evalward.report.html", False, False, True),
         ("evalward.report.junit", False, False, True),
-        ("evalward.stages.gate", False, False, False),
+        ("evalward.verdict.gate", False, False, False),
     ]
 
 

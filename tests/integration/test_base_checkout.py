@@ -11,9 +11,9 @@ import pytest
 
 from evalward.errors import ResourceError
 from evalward.flows.pipeline import evaluate_change
-from evalward.flows.prepare import prepare_change
-from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
 from evalward.git import Git
+from evalward.plan.prepare import prepare_change
+from evalward.plan.run_setup import Revisions, RunOptions, RunSetup
 from evalward.providers.registry import build_providers
 from evalward.rundata.sides import Side
 from fakes.model_server import ScriptedModelServer, text, tool_call

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from evalward.definitions.loader import load_resources
 from evalward.git import Git
+from evalward.plan.changes import ChangeSet, detect_changes
+from evalward.plan.plan import build_plan, gate_resources
 from evalward.rundata.sides import GateConfig
-from evalward.stages.changes import ChangeSet, detect_changes
-from evalward.stages.plan import build_plan, gate_resources
 from support.gitrepo import GitRepo
 
 AGENT = """\

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evalward.plan.preflight.preflight import side_effect_refusal
 from evalward.providers.base import RunLabels
 from evalward.providers.config import provider_config
 from evalward.providers.registry import Providers, build_providers
@@ -19,7 +20,6 @@ from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.agents.resolved_agent import ResolvedAgent
 from evalward.runtime.agents.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools.tools import FixtureTools
-from evalward.stages.preflight import side_effect_refusal
 from fakes.model_server import Reply, ScriptedModelServer, error, text, tool_call
 
 FAST_RETRY = {"attempts": 2, "baseDelaySeconds": 0.001, "maxDelaySeconds": 0.01}

@@ -9,10 +9,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from evalward.flows.execute import UNSCORED_PER_SLOT
+from evalward.execute.execute import UNSCORED_PER_SLOT
 from evalward.flows.pipeline import evaluate_change
-from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
 from evalward.git import Git
+from evalward.plan.run_setup import Revisions, RunOptions, RunSetup
 from evalward.providers.registry import build_providers
 from fakes.http import Request, Response
 from fakes.model_server import ScriptedModelServer, text

@@ -10,16 +10,16 @@ import asyncio
 from pathlib import Path
 
 from evalward.definitions.loader import load_resources
-from evalward.flows.execute import Execution
-from evalward.flows.rounds import Rounds, run_rounds
-from evalward.flows.run_context import RunContext
-from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
+from evalward.execute.execute import Execution
+from evalward.execute.rounds import Rounds, run_rounds
 from evalward.git import Git
+from evalward.plan.plan import Checkout, MoreRuns, Plan, PlannedRun
+from evalward.plan.run_context import RunContext
+from evalward.plan.run_setup import Revisions, RunOptions, RunSetup
 from evalward.providers.registry import build_providers
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Budget, Estimate
-from evalward.stages.plan import Checkout, MoreRuns, Plan, PlannedRun
 from fakes.model_server import ScriptedModelServer, text
 
 AGENT = """\

@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 
 from evalward.definitions.loader import load_resources
-from evalward.flows.execute import Execution, execute
-from evalward.flows.run_context import RunContext
-from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
+from evalward.execute.execute import Execution, execute
 from evalward.git import Git
+from evalward.plan.plan import Checkout, Plan, PlannedRun
+from evalward.plan.result_cache import ResultCache
+from evalward.plan.run_context import RunContext
+from evalward.plan.run_setup import Revisions, RunOptions, RunSetup
 from evalward.providers.registry import build_providers
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
-from evalward.stages.plan import Checkout, Plan, PlannedRun
-from evalward.stages.result_cache import ResultCache
 from fakes.model_server import ScriptedModelServer, text
 
 SUITE = """\

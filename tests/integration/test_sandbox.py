@@ -18,8 +18,8 @@ from evalward.action.settings import Settings
 from evalward.action.trust import NOT_ROOT, agent_sandbox
 from evalward.errors import ConfigError
 from evalward.flows.pipeline import evaluate_change
-from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
 from evalward.git import Git
+from evalward.plan.run_setup import Revisions, RunOptions, RunSetup
 from evalward.providers.registry import Providers, build_providers
 from evalward.resources.agent import AgentSpec
 from evalward.runtime.agents.process import limited_env

@@ -13,12 +13,12 @@ import pytest
 from evalward.errors import ConfigError
 from evalward.flows import session
 from evalward.flows.interrupt import RunProgress
-from evalward.flows.run_setup import Revisions, RunSetup
 from evalward.flows.shard import ShardSpec, WrittenPart
 from evalward.git import Git
+from evalward.plan.run_setup import Revisions, RunSetup
 from evalward.providers.registry import build_providers
 from evalward.security import Redactor
-from evalward.stages.gate import GateResult
+from evalward.verdict.gate import GateResult
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
 from support.gitrepo import GitRepo

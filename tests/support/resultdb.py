@@ -1,4 +1,4 @@
-"""The result cache's database as a test reads and forges it (`evalward.stages.result_cache_db`)."""
+"""The result cache's database as a test reads and forges it (`evalward.plan.result_cache_db`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from evalward.stages.result_cache_db import FILE_NAME
+from evalward.plan.result_cache_db import FILE_NAME
 
 
 def database(cache: Path) -> Path:

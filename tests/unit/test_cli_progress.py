@@ -5,9 +5,9 @@ from __future__ import annotations
 import io
 
 from evalward.cli._progress import ProgressBar
+from evalward.plan.plan import MoreRuns, Plan, PlannedRun
 from evalward.rundata.results import FixtureResult, Severity, Status, Verdict
 from evalward.rundata.sides import Side
-from evalward.stages.plan import MoreRuns, Plan, PlannedRun
 
 
 class Terminal(io.StringIO):

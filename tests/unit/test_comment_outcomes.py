@@ -22,8 +22,8 @@ from evalward.resources.models import Severity
 from evalward.rundata.results import AssertionResult, EvalResult, FixtureResult, Status, Verdict
 from evalward.scoring.reps import wilson_interval
 from evalward.scoring.scores import score_eval
-from evalward.stages.compare import compare
-from evalward.stages.gate import decide
+from evalward.verdict.compare import compare
+from evalward.verdict.gate import decide
 
 MARKER = marker_for("evals/gate")
 

@@ -6,7 +6,7 @@ import pytest
 
 from evalward.resources.models import Severity
 from evalward.rundata.results import EvalResult, FixtureResult, Status, Verdict
-from evalward.stages.compare import Change, compare
+from evalward.verdict.compare import Change, compare
 
 
 def run(fixture: str, side: str, passed: bool, rep: int = 0) -> FixtureResult:
@@ -103,7 +103,7 @@ def test_one_fixture_broken_outright_is_a_significant_regression() -> None:
 def test_the_gate_and_the_comment_follow_the_evals_rep_rule() -> None:
     from evalward.resources import Eval, Located
     from evalward.scoring.scores import score_eval
-    from evalward.stages.gate import decide
+    from evalward.verdict.gate import decide
 
     located = Located(
         Eval.model_validate(
@@ -138,7 +138,7 @@ def test_the_gate_and_the_comment_follow_the_evals_rep_rule() -> None:
 def test_an_action_input_only_tightens_the_evals_regression_rule(
     own: str, action_input: str, blocks: bool
 ) -> None:
-    from evalward.stages.gate import GateResult, RegressionPolicy, decide
+    from evalward.verdict.gate import GateResult, RegressionPolicy, decide
 
     base = [run(f"f{i}", "base", True, rep) for i in range(2) for rep in range(5)]
     head = [run(f"f{i}", "head", i == 0, rep) for i in range(2) for rep in range(5)]

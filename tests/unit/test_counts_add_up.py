@@ -26,10 +26,10 @@ from evalward.rundata.sequential_record import BLOCKING_VERDICTS, WORKING_VERDIC
 from evalward.rundata.sides import Side
 from evalward.scoring.pairwise_panel import Judged, PairwiseJudge
 from evalward.scoring.scores import score_eval
-from evalward.stages.compare import EvalComparison, compare
-from evalward.stages.gate import GateDecision, GateResult, decide
-from evalward.stages.settle import settle
 from evalward.text import escaping
+from evalward.verdict.compare import EvalComparison, compare
+from evalward.verdict.gate import GateDecision, GateResult, decide
+from evalward.verdict.settle import settle
 
 MARKER = marker_for("evals/gate")
 RUN = st.sampled_from("PPPFFEO")

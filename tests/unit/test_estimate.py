@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from evalward.definitions.loader import load_resources
+from evalward.plan.estimate import REPLY_TOKENS, estimate_run
+from evalward.plan.plan import PlannedRun
 from evalward.providers.pricing import PriceTable
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Estimate
-from evalward.stages.estimate import REPLY_TOKENS, estimate_run
-from evalward.stages.plan import PlannedRun
 
 DECLARATIVE = "models: [openai/gpt-4.1-mini]"
 COMMAND = "runtime: { command: [python3, agent.py] }"

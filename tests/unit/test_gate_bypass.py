@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from evalward.stages.gate import (
+from evalward.verdict.gate import (
     Bypass,
     BypassRecord,
     BypassRefusal,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from evalward.errors import EXIT_EXTERNAL, EXIT_GATE_FAILED, EXIT_OK
 from evalward.resources.models import Severity
 from evalward.rundata.results import EvalResult, FixtureResult, Status, Verdict
-from evalward.stages.compare import compare
-from evalward.stages.gate import Bypass, GateResult, decide
+from evalward.verdict.compare import compare
+from evalward.verdict.gate import Bypass, GateResult, decide
 
 
 def run(name: str, side: str, status: Status, *, down: bool = False) -> FixtureResult:

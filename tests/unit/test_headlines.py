@@ -23,6 +23,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from evalward.cli._emit import Output, emit
+from evalward.plan.changes import ChangeSet
+from evalward.plan.plan import Plan
 from evalward.record.evaluation import Evaluation
 from evalward.record.summary import RunSummary, summarize
 from evalward.report.markdown import ReportContext, marker_for, render_comment
@@ -33,11 +35,9 @@ from evalward.rundata.sides import Side
 from evalward.scoring.pairwise_panel import Judged, PairwiseJudge
 from evalward.scoring.scores import score_eval
 from evalward.security import Redactor
-from evalward.stages.changes import ChangeSet
-from evalward.stages.compare import EvalComparison, compare
-from evalward.stages.gate import Bypass, GateDecision, GateResult, decide
-from evalward.stages.plan import Plan
-from evalward.stages.settle import settle
+from evalward.verdict.compare import EvalComparison, compare
+from evalward.verdict.gate import Bypass, GateDecision, GateResult, decide
+from evalward.verdict.settle import settle
 from unit.test_counts_add_up import pair_of, runs_of
 
 EVAL = "bot-eval"

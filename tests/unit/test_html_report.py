@@ -37,8 +37,8 @@ from evalward.rundata.results import (
 )
 from evalward.rundata.trace import StepType, Trace
 from evalward.security import Redactor
-from evalward.stages.compare import compare
 from evalward.text.escaping import reveal_bidi
+from evalward.verdict.compare import compare
 
 NASTY = (
     '</script><script>alert(1)</script><!-- \u2028\u2029 & "quoted" <img src=x onerror=alert(2)>'

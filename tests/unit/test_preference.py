@@ -1,4 +1,4 @@
-"""The pairwise judge's preference tests (`stages/preference.py`): a fixture that leans worse on
+"""The pairwise judge's preference tests (`verdict/preference.py`): a fixture that leans worse on
 its first pair is tested on its later pairs at the alpha the leaning fixtures split, so one
 consistently worse fixture of ten blocks within init's 8 reps; the false-block rate holds on
 unchanged pull requests whose pairs are coin flips, driven round by round by `more_pairs`."""
@@ -13,7 +13,7 @@ import pytest
 from evalward.resources.gate_policy import GatePolicy, RepRange
 from evalward.rundata.pairwise_record import NOT_WORSE, WORSE, PairRecord
 from evalward.rundata.sides import Side
-from evalward.stages.preference import PreferenceTests, decide, more_pairs
+from evalward.verdict.preference import PreferenceTests, decide, more_pairs
 
 FIXTURES = [f"f{i}" for i in range(10)]
 REPS = RepRange(min=1, max=8)

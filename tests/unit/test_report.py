@@ -26,9 +26,9 @@ from evalward.rundata.results import (
     Violation,
 )
 from evalward.rundata.trace import StepType, Trace
-from evalward.stages.compare import compare
-from evalward.stages.gate import Bypass, BypassRecord, GateDecision, GateResult, decide
 from evalward.text import escaping
+from evalward.verdict.compare import compare
+from evalward.verdict.gate import Bypass, BypassRecord, GateDecision, GateResult, decide
 
 EVIL = "@octocat <img src=x onerror=alert(1)> </details> <!-- evalward-comment:x --> ### ⚠️ Bypass"
 MARKER = marker_for("evals/gate")

@@ -19,6 +19,8 @@ import pytest
 from pydantic import BaseModel
 
 from evalward.errors import ConfigError
+from evalward.plan.changes import ChangeSet
+from evalward.plan.plan import Plan, PlannedRun
 from evalward.record.evaluation import Evaluation
 from evalward.record.read import read_part, read_results
 from evalward.record.schema import (
@@ -35,10 +37,8 @@ from evalward.record.write import part_document, results_chunks
 from evalward.rundata.results import EvalResult, FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spool import TraceSpool
-from evalward.stages.changes import ChangeSet
-from evalward.stages.compare import compare
-from evalward.stages.gate import Bypass, GateDecision, GateResult
-from evalward.stages.plan import Plan, PlannedRun
+from evalward.verdict.compare import compare
+from evalward.verdict.gate import Bypass, GateDecision, GateResult
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,7 +13,7 @@ from evalward.errors import UnsafeFile
 from evalward.files.safe_files import hash_regular, read_regular
 from evalward.past.history import _load as load_history
 from evalward.past.status import StatusStore
-from evalward.stages.result_cache_db import ResultStore
+from evalward.plan.result_cache_db import ResultStore
 
 
 def test_a_regular_file_is_read_within_its_bound(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ import pytest
 
 from evalward.resources.gate_policy import GatePolicy, RepRange
 from evalward.rundata.sides import Side
-from evalward.stages.adaptive import SETTLED, SequentialTests, SequentialVerdict, judge, more_runs
-from evalward.stages.sequential import Settled, Sprt
+from evalward.verdict.adaptive import SETTLED, SequentialTests, SequentialVerdict, judge, more_runs
+from evalward.verdict.sequential import Settled, Sprt
 
 
 def _crossing_probability(test: Sprt, p: float, max_reps: int) -> float:

@@ -13,7 +13,7 @@ from evalward.resources.models import Severity
 from evalward.rundata.results import AssertionResult, EvalResult, FixtureResult, Status, Verdict
 from evalward.rundata.sides import Side
 from evalward.scoring.scores import score_eval
-from evalward.stages.settle import settle
+from evalward.verdict.settle import settle
 
 ADAPTIVE = {"execution": {"reps": {"min": 1, "max": 8}}}
 

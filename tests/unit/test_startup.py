@@ -121,7 +121,7 @@ def test_what_a_run_imports_leaves_pyyaml_to_the_files_that_need_it() -> None:
     state file, a mock script or a form yaml-rs reads otherwise (about 10 ms of start-up)."""
     program = (
         "import sys, evalward.report.files, evalward.flows.session, evalward.cli.run, "
-        "evalward.stages.static_checks; print('yaml' in sys.modules)"
+        "evalward.plan.preflight.static_checks; print('yaml' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -134,8 +134,8 @@ def test_what_a_run_imports_before_its_first_model_call_leaves_the_reports_out()
     runtime) does not include them, nor does a tool's mock output until one templates."""
     program = (
         "import sys, evalward.cli.run, evalward.cli._local, evalward.cli._progress, "
-        "evalward.flows.session, evalward.flows.shard, evalward.flows.run_setup, "
-        "evalward.providers.registry, evalward.providers.openai, evalward.stages.result_cache, "
+        "evalward.flows.session, evalward.flows.shard, evalward.plan.run_setup, "
+        "evalward.providers.registry, evalward.providers.openai, evalward.plan.result_cache, "
         "evalward.runtime.agents.kinds.declarative, evalward.runtime.tools.tools, "
         "evalward.report.files; "
         "print(sorted(m for m in ('jinja2', 'evalward.report.markdown', 'evalward.cli._emit') "

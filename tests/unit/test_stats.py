@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalward.stages.stats import mcnemar_drop
+from evalward.verdict.stats import mcnemar_drop
 
 
 @pytest.mark.parametrize(

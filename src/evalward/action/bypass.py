@@ -16,7 +16,7 @@ from evalward.action.job import Console, Site
 from evalward.action.workflow import append_audit, command
 from evalward.flows.session import Concluded
 from evalward.record.evaluation import Evaluation
-from evalward.stages.gate import (
+from evalward.verdict.gate import (
     Bypass,
     BypassRecord,
     BypassRefusal,

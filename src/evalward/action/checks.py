@@ -16,8 +16,8 @@ from evalward.record.evaluation import Evaluation
 from evalward.report.markdown import ReportContext
 from evalward.report.story import counts_phrases, figures_text
 from evalward.rundata.results import FixtureResult
-from evalward.stages.gate import GateDecision, GateResult
 from evalward.text.escaping import reveal_controls
+from evalward.verdict.gate import GateDecision, GateResult
 
 CONCLUSIONS = {
     GateResult.passed: "success",

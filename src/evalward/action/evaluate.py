@@ -20,17 +20,17 @@ from evalward.action.setup import CacheUse
 from evalward.action.workflow import command
 from evalward.errors import ConfigError, MissingSecretError
 from evalward.flows.interrupt import RunProgress, reused_mark
-from evalward.flows.run_setup import RunOptions
-from evalward.flows.sandbox_ready import EnvironmentBounds, SandboxSetup
 from evalward.flows.session import Outcome, RunRequest, ShardParts
 from evalward.flows.shard_signature import check_key
 from evalward.git import Git
+from evalward.plan.plan import MoreRuns, Plan
+from evalward.plan.run_setup import RunOptions
+from evalward.plan.sandbox_ready import EnvironmentBounds, SandboxSetup
 from evalward.record.schema import ShardPart
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.spending import Budget
 from evalward.runtime.isolation.sandbox import Sandbox
-from evalward.stages.gate import GateResult
-from evalward.stages.plan import MoreRuns, Plan
+from evalward.verdict.gate import GateResult
 
 
 @dataclass

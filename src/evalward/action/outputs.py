@@ -30,7 +30,7 @@ from evalward.report.markdown import (
     report_context,
 )
 from evalward.rundata.cache_mode import CacheMode
-from evalward.stages.gate import BypassRecord, GateDecision, GateResult
+from evalward.verdict.gate import BypassRecord, GateDecision, GateResult
 
 SUMMARY_LIMIT = 1_000_000
 """GitHub's job summary limit is 1 MiB per step."""

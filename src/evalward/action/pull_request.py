@@ -23,7 +23,7 @@ from evalward.errors import (
 )
 from evalward.flows.session import Concluded, Outcome, RunRequest
 from evalward.report.markdown import render_unloadable
-from evalward.stages.gate import BypassRecord, GateDecision, GateResult
+from evalward.verdict.gate import BypassRecord, GateDecision, GateResult
 
 
 def fork_dispatch_refusal(pull: PullInfo) -> str:

@@ -53,14 +53,14 @@ from evalward.errors import (
     MissingSecretError,
 )
 from evalward.flows import shard
-from evalward.flows.run_setup import Revisions, RunSetup
 from evalward.flows.session import Concluded, RunRequest
 from evalward.git import Git
 from evalward.host import Host
+from evalward.plan.run_setup import Revisions, RunSetup
 from evalward.providers.registry import build_providers
 from evalward.report.markdown import render_stopped_early
 from evalward.security import Redactor
-from evalward.stages.gate import GateResult
+from evalward.verdict.gate import GateResult
 
 
 def main(

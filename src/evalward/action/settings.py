@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from evalward.errors import ConfigError
 from evalward.rundata.cache_mode import CacheMode
 from evalward.rundata.sides import GateConfig
-from evalward.stages.gate import RegressionPolicy
+from evalward.verdict.gate import RegressionPolicy
 
 
 class CommentMode(StrEnum):

@@ -11,9 +11,9 @@ from evalward.action.context import WorkflowContext
 from evalward.action.settings import Settings
 from evalward.action.trust import untrusted_cache
 from evalward.git import Git
+from evalward.plan.result_cache import ResultCache
 from evalward.providers.config import ProvidersConfig
 from evalward.rundata.cache_mode import CacheMode
-from evalward.stages.result_cache import ResultCache
 
 
 @dataclass(frozen=True)

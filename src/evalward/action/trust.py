@@ -20,8 +20,8 @@ from pathlib import Path
 from evalward.action.context import WorkflowContext
 from evalward.action.settings import Isolation, Settings
 from evalward.errors import ConfigError
-from evalward.flows.prepare import config_at
 from evalward.git import Git
+from evalward.plan.prepare import config_at
 from evalward.providers.config import ProvidersConfig, from_repo_config
 from evalward.providers.registry import repo_providers
 from evalward.resources.paths import file_on_the_way, link_on_the_way

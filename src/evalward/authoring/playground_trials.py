@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalward.errors import PlaygroundError, Problem
+from evalward.plan.plan import Checkout, PlannedRun
+from evalward.plan.playgrounds import missing_seeds, source_of
+from evalward.plan.preflight.static_checks import PlaygroundKey, playground_key
 from evalward.resources import ResourceSet
 from evalward.resources.locate import Locator
 from evalward.resources.resource_set import Located
@@ -22,9 +25,6 @@ from evalward.rundata.sides import Side
 from evalward.runtime.playground.base import PlaygroundSource
 from evalward.runtime.playground.provision import provision
 from evalward.runtime.playground.state import capture
-from evalward.stages.plan import Checkout, PlannedRun
-from evalward.stages.playgrounds import missing_seeds, source_of
-from evalward.stages.static_checks import PlaygroundKey, playground_key
 
 
 @dataclass

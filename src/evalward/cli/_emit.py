@@ -19,8 +19,8 @@ from evalward.record.write import results_document
 from evalward.report import files
 from evalward.report.markdown import marker_for, render_comment, report_context
 from evalward.security import Redactor
-from evalward.stages.gate import GateDecision
 from evalward.text import escaping
+from evalward.verdict.gate import GateDecision
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ from typing import Any
 
 from evalward.errors import ConfigError
 from evalward.git import Git
+from evalward.plan.plan import Plan, PlannedRun
 from evalward.resources import ResourceSet
 from evalward.resources.problems import did_you_mean
 from evalward.rundata.sides import Side
-from evalward.stages.plan import Plan, PlannedRun
 
 
 @dataclass(frozen=True)

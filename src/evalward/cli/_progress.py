@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from evalward.flows.interrupt import RunProgress, reused_mark
+from evalward.plan.plan import MoreRuns, Plan
 from evalward.rundata.results import FixtureResult
-from evalward.stages.plan import MoreRuns, Plan
 
 BAR_WIDTH = 24
 REFRESH_SECONDS = 0.2

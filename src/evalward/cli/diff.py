@@ -27,9 +27,9 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from pathlib import Path
 
     from evalward.report.markdown import ReportContext, marker_for, render_comment
-    from evalward.stages.compare import compare
-    from evalward.stages.gate import decide
     from evalward.text.escaping import TERMINAL
+    from evalward.verdict.compare import compare
+    from evalward.verdict.gate import decide
 
     host.started()  # no run follows: nothing here lives long enough to be worth the pause
     before, before_private = _read(Path(args.before), side="base")

@@ -41,9 +41,9 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from evalward.cli._local import Selection, repository
     from evalward.flows import session
     from evalward.flows.interrupt import RunProgress
-    from evalward.flows.run_setup import Revisions, RunSetup
     from evalward.flows.shard_signature import KEY_ENV, check_key
     from evalward.git import Git
+    from evalward.plan.run_setup import Revisions, RunSetup
     from evalward.providers.registry import build_providers, repo_providers
 
     env = host.env

@@ -15,11 +15,11 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from evalward.host import Host
+    from evalward.plan.changes import ChangeSet
+    from evalward.plan.plan import Plan, PlannedRun
     from evalward.providers.pricing import PriceTable
     from evalward.resources import ResourceSet
     from evalward.rundata.sides import Side
-    from evalward.stages.changes import ChangeSet
-    from evalward.stages.plan import Plan, PlannedRun
 
 
 def register(commands: Any) -> None:
@@ -40,8 +40,8 @@ def _eval_row(
 ) -> tuple[dict[str, Any], float, bool]:
     """One Eval of the plan: why it runs, its runs per side, their estimated calls and cost;
     the cost unrounded, and whether a model of it has no price (the cost is a lower bound)."""
+    from evalward.plan.estimate import adaptive_ceiling, estimate_run
     from evalward.rundata.sides import Side
-    from evalward.stages.estimate import adaptive_ceiling, estimate_run
 
     runs = [r for r in plan.runs if r.eval == name]
     estimates = [estimate_run(run, resources[run.side], prices) for run in runs]
@@ -83,9 +83,9 @@ def _paired_base_runs(
 ) -> list[PlannedRun]:
     """The base runs an adaptive Eval's pairwise judge asks for before its tests can say
     anything: one paired with each head run of a fixture it judges that the base has."""
-    from evalward.flows.pairs import judged_fixtures
+    from evalward.execute.pairs import judged_fixtures
+    from evalward.plan.plan import PlannedRun
     from evalward.rundata.sides import Side
-    from evalward.stages.plan import PlannedRun
 
     judged, on_base = judged_fixtures(plan, head, name), set(plan.adaptive.get(name, ()))
     return [
@@ -100,9 +100,9 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
 
     from evalward.cli._local import Selection, check_base, repository
     from evalward.errors import EXIT_OK
-    from evalward.flows.prepare import prepare_change
-    from evalward.flows.run_setup import Revisions, RunSetup
     from evalward.git import Git
+    from evalward.plan.prepare import prepare_change
+    from evalward.plan.run_setup import Revisions, RunSetup
     from evalward.providers.registry import build_providers, repo_providers
 
     env = host.env

@@ -24,10 +24,10 @@ if TYPE_CHECKING:
 
     from evalward.cli._emit import Output
     from evalward.cli._progress import ShownProgress
-    from evalward.flows.run_setup import RunSetup
     from evalward.flows.session import Outcome
     from evalward.flows.shard import ShardSpec
     from evalward.host import Host
+    from evalward.plan.run_setup import RunSetup
     from evalward.security import Redactor
 
 
@@ -95,12 +95,12 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from evalward.cli._local import Selection, check_base, repository
     from evalward.cli._progress import ProgressBar, ShownProgress
     from evalward.flows import shard
-    from evalward.flows.run_setup import Revisions, RunOptions, RunSetup
     from evalward.git import Git
+    from evalward.plan.result_cache import ResultCache
+    from evalward.plan.run_setup import Revisions, RunOptions, RunSetup
     from evalward.providers.registry import build_providers, repo_providers
     from evalward.rundata.cache_mode import CacheMode
     from evalward.rundata.spending import Budget
-    from evalward.stages.result_cache import ResultCache
 
     env = host.env
     root = repository(args.path)

@@ -7,7 +7,7 @@ and code scorers). What depends on the machine (keys, the sandbox) is not checke
 `--ask-providers` asks each provider the definitions use for its model list (with the
 environment's keys): a model it does not list is then a warning with the nearest name it
 does; and `--playgrounds` provisions each playground once, as a run would, without an agent
-or a model, and runs each code scorer once on a sample run (stages/scorer_trials.py).
+or a model, and runs each code scorer once on a sample run (authoring/scorer_trials.py).
 Problems lead the output; the warnings and what was provisioned follow them.
 """
 
@@ -24,9 +24,9 @@ if TYPE_CHECKING:
 
     from evalward.errors import Problem
     from evalward.host import Host
+    from evalward.plan.preflight.static_checks import PlaygroundKey
     from evalward.providers.config import ProvidersConfig
     from evalward.resources import ResourceSet
-    from evalward.stages.static_checks import PlaygroundKey
 
 
 def register(commands: Any) -> None:
@@ -58,12 +58,12 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
 
     from evalward.definitions.loader import load_what_loads
     from evalward.errors import EXIT_OK, ConfigError, ResourceError
+    from evalward.plan.preflight.preflight import TreeCheck, tree_problems
     from evalward.providers.config import BUILT_IN
     from evalward.providers.known_models import unknown_models
     from evalward.providers.mock import load_script
     from evalward.providers.registry import repo_providers
     from evalward.resources.repo_config import load_config
-    from evalward.stages.preflight import TreeCheck, tree_problems
 
     host.started()  # no run follows: nothing here lives long enough to be worth the pause
     root = Path(args.path)

@@ -17,12 +17,12 @@ from types import FrameType
 from typing import TypeVar
 
 from evalward.errors import EXIT_INTERRUPTED
+from evalward.plan.changes import ChangeSet
+from evalward.plan.plan import MoreRuns, Plan
 from evalward.record.evaluation import Evaluation
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.spool import TraceSpool
-from evalward.stages.changes import ChangeSet
-from evalward.stages.gate import Bypass, BypassRefusal, GateDecision, GateResult
-from evalward.stages.plan import MoreRuns, Plan
+from evalward.verdict.gate import Bypass, BypassRefusal, GateDecision, GateResult
 
 T = TypeVar("T")
 

@@ -3,7 +3,7 @@
 This module wires stages together; it owns no client. Git and the providers come in with
 the front end's `RunSetup`, so tests run it against real repositories and local model
 servers. Once the change is prepared, its plan, checkouts, clients, options and cache keys
-travel together, made once, as its `RunContext` (`flows/run_context.py`).
+travel together, made once, as its `RunContext` (`plan/run_context.py`).
 """
 
 from __future__ import annotations
@@ -13,14 +13,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from evalward.errors import ConfigError, MissingSecretError
-from evalward.flows.base_judging import BaseJudging
-from evalward.flows.execute import Execution, ProgressCallback
-from evalward.flows.pairs import PairJudging
-from evalward.flows.prepare import Prepared, prepare_change
-from evalward.flows.rounds import Rounds, flaky_on_main, run_rounds
-from evalward.flows.run_context import RunContext
-from evalward.flows.run_setup import RunSetup
+from evalward.execute.base_judging import BaseJudging
+from evalward.execute.execute import Execution, ProgressCallback
+from evalward.execute.pairs import PairJudging
+from evalward.execute.plan_scores import EvalsBySide, score_evals
+from evalward.execute.rounds import Rounds, flaky_on_main, run_rounds
 from evalward.past.status import AgentIdentity, identity_of
+from evalward.plan.changes import ChangeSet
+from evalward.plan.estimate import (
+    estimate_meanwhile,
+    estimate_plan,
+    refuse_unpriced,
+    trim_to_budget,
+)
+from evalward.plan.plan import MoreRuns, Plan, PlannedRun, private_runs
+from evalward.plan.preflight.preflight import planned_models, refuse_plan, warning_notes
+from evalward.plan.prepare import Prepared, prepare_change
+from evalward.plan.result_cache import CacheKeys
+from evalward.plan.run_context import RunContext
+from evalward.plan.run_setup import RunSetup
 from evalward.providers.registry import check_credentials
 from evalward.record.evaluation import Evaluation
 from evalward.resources import ResourceSet
@@ -29,19 +40,8 @@ from evalward.rundata.sides import Side
 from evalward.rundata.spending import Allowance, Estimate
 from evalward.rundata.spool import TraceSpool
 from evalward.scoring.pairwise_panel import Judged
-from evalward.stages.changes import ChangeSet
-from evalward.stages.compare import compare
-from evalward.stages.estimate import (
-    estimate_meanwhile,
-    estimate_plan,
-    refuse_unpriced,
-    trim_to_budget,
-)
-from evalward.stages.plan import MoreRuns, Plan, PlannedRun, private_runs
-from evalward.stages.plan_scores import EvalsBySide, score_evals
-from evalward.stages.preflight import planned_models, refuse_plan, warning_notes
-from evalward.stages.result_cache import CacheKeys
-from evalward.stages.settle import settle
+from evalward.verdict.compare import compare
+from evalward.verdict.settle import settle
 
 
 async def evaluate_change(

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 from evalward.errors import EXIT_BUG, EvalwardError, MissingSecretError
 from evalward.flows.interrupt import RunProgress, until_signalled
 from evalward.flows.pipeline import RunStopped, evaluate_change
-from evalward.flows.run_setup import RunSetup
-from evalward.flows.sandbox_ready import ready
 from evalward.flows.shard import ShardSpec, WrittenPart, run_part
 from evalward.flows.shard_merge import PartCheck, expected, merge_parts
+from evalward.plan.run_setup import RunSetup
+from evalward.plan.sandbox_ready import ready
 from evalward.providers.registry import Providers
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo, SpentInfo
@@ -29,7 +29,7 @@ from evalward.report import files
 from evalward.rundata.spending import spending_line
 from evalward.rundata.spool import TraceSpool
 from evalward.security import Redactor
-from evalward.stages.gate import Bypass, BypassRefusal, GateDecision, GateResult, RegressionPolicy
+from evalward.verdict.gate import Bypass, BypassRefusal, GateDecision, GateResult, RegressionPolicy
 
 if TYPE_CHECKING:  # the comment's renderer (and Jinja) loads once a run has ended
     from evalward.report.markdown import ReportContext

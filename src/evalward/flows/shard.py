@@ -25,9 +25,11 @@ from pydantic import BaseModel
 from evalward.errors import ConfigError
 from evalward.flows.interrupt import RunProgress
 from evalward.flows.pipeline import evaluate_change
-from evalward.flows.run_setup import Revisions, RunSetup
 from evalward.flows.shard_signature import canonical, seal
 from evalward.git import Git
+from evalward.plan.estimate import estimate_run
+from evalward.plan.plan import Plan, PlannedRun, at_most
+from evalward.plan.run_setup import Revisions, RunSetup
 from evalward.providers.pricing import PriceTable
 from evalward.record.schema import PlanRecord, ShardIndex, ShardPart, ShardSource, SpentInfo
 from evalward.record.write import part_document
@@ -35,8 +37,6 @@ from evalward.report.files import write_text
 from evalward.resources import ResourceSet
 from evalward.rundata.sides import Side
 from evalward.security import Redactor
-from evalward.stages.estimate import estimate_run
-from evalward.stages.plan import Plan, PlannedRun, at_most
 
 RUN_OVERHEAD = 0.05
 """Every run also costs a start-up (a process, a judge set-up), relative to the dearest run:

@@ -17,10 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from evalward.errors import ConfigError
-from evalward.flows.prepare import prepare_change
-from evalward.flows.run_setup import RunSetup
+from evalward.execute.plan_scores import score_evals
 from evalward.flows.shard import assign, definitions_digest, plan_record, run_key, source_of
 from evalward.flows.shard_signature import broken
+from evalward.plan.changes import ChangeSet
+from evalward.plan.plan import Plan, PlannedRun, at_most, private_runs
+from evalward.plan.prepare import prepare_change
+from evalward.plan.run_setup import RunSetup
 from evalward.providers.pricing import PriceTable
 from evalward.record.evaluation import Evaluation
 from evalward.record.read import read_part
@@ -30,11 +33,8 @@ from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Spent
 from evalward.rundata.spool import TraceSpool
-from evalward.stages.changes import ChangeSet
-from evalward.stages.compare import compare
-from evalward.stages.plan import Plan, PlannedRun, at_most, private_runs
-from evalward.stages.plan_scores import score_evals
-from evalward.stages.settle import settle
+from evalward.verdict.compare import compare
+from evalward.verdict.settle import settle
 
 
 @dataclass

@@ -35,8 +35,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from evalward.files.safe_files import read_regular
+from evalward.plan.fingerprint import FileIndex, agent_fingerprint
 from evalward.resources import Agent, Located, ResourceSet
-from evalward.stages.fingerprint import FileIndex, agent_fingerprint
 
 STATUS_DIR = "status"
 """The default branch's status: this folder of the result cache directory."""

@@ -13,8 +13,8 @@ from __future__ import annotations
 from evalward.resources.gate_policy import RegressionPolicy
 from evalward.rundata.pairwise_record import PairCounts, PairwiseRecord
 from evalward.rundata.sequential_record import POOLED_TEST, SequentialRecord, bound_text
-from evalward.stages.blocked import falls_short, pairwise_only, policy_of
-from evalward.stages.compare import EvalComparison
+from evalward.verdict.blocked import falls_short, pairwise_only, policy_of
+from evalward.verdict.compare import EvalComparison
 
 PAIRWISE_WORSE = "head preferred less than base"
 

@@ -13,15 +13,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalward.past.status import AgentIdentity
+from evalward.plan.changes import ChangeSet
+from evalward.plan.plan import Plan, PlannedRun
 from evalward.rundata.results import EvalResult, FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Estimate, Spent
 from evalward.rundata.spool import TraceSpool
 from evalward.rundata.trace import Trace
-from evalward.stages.changes import ChangeSet
-from evalward.stages.compare import EvalComparison
-from evalward.stages.gate import Bypass, BypassRefusal, GateDecision, RegressionPolicy, decide
-from evalward.stages.plan import Plan, PlannedRun
+from evalward.verdict.compare import EvalComparison
+from evalward.verdict.gate import Bypass, BypassRefusal, GateDecision, RegressionPolicy, decide
 
 
 @dataclass

@@ -17,7 +17,7 @@ from evalward.rundata.results import EvalResult, FixtureResult
 from evalward.rundata.spending import Spent, cost_text, spent_text, split_text
 from evalward.rundata.spool import RunKey as RunKey
 from evalward.rundata.trace import Trace
-from evalward.stages.gate import GateResult
+from evalward.verdict.gate import GateResult
 
 RESULTS_SCHEMA_VERSION = 1
 """`Results.schema_version`."""

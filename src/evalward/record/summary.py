@@ -27,11 +27,11 @@ from evalward.resources.common import DEFAULT_SEVERITY_WEIGHTS, Severity
 from evalward.resources.gate_policy import RegressionPolicy
 from evalward.rundata.results import EvalResult, FixtureOutcome, FixtureResult, Status
 from evalward.rundata.sequential_record import SequentialRecord
-from evalward.stages.blocked import pairwise_only, policy_of
-from evalward.stages.compare import Change, EvalComparison, FixtureComparison
-from evalward.stages.gate import UNAVAILABLE, GateDecision, GateResult
 from evalward.text.numbers import score_text, threshold_text
 from evalward.text.ordering import NaturalKey, natural_key
+from evalward.verdict.blocked import pairwise_only, policy_of
+from evalward.verdict.compare import Change, EvalComparison, FixtureComparison
+from evalward.verdict.gate import UNAVAILABLE, GateDecision, GateResult
 
 SEVERITY_ORDER = (Severity.critical, Severity.high, Severity.medium, Severity.low)
 

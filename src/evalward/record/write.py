@@ -25,7 +25,7 @@ from evalward.record.schema import (
 )
 from evalward.record.summary import RunSummary, summarize
 from evalward.rundata.results import EvalResult, FixtureResult
-from evalward.stages.gate import GateDecision
+from evalward.verdict.gate import GateDecision
 
 
 def run_summary(evaluation: Evaluation, decision: GateDecision) -> RunSummary:

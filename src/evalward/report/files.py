@@ -13,8 +13,8 @@ from evalward.record.schema import RunInfo
 from evalward.record.summary import RunSummary
 from evalward.record.write import results_chunks, run_summary
 from evalward.security import Redact, Redactor
-from evalward.stages.gate import GateDecision
 from evalward.text.escaping import UNSHOWABLE
+from evalward.verdict.gate import GateDecision
 
 
 def write_text(path: Path, text: str, redact: Redact) -> None:

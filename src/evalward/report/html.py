@@ -39,9 +39,9 @@ from evalward.rundata.results import EvalResult, FixtureOutcome, FixtureResult
 from evalward.rundata.spool import TraceSource
 from evalward.rundata.trace import Trace
 from evalward.security import Redact
-from evalward.stages.compare import EvalComparison, compare
 from evalward.text.escaping import reveal_bidi
 from evalward.text.numbers import delta_text
+from evalward.verdict.compare import EvalComparison, compare
 
 TEMPLATES = Path(__file__).parent / "templates"
 ASSETS = Path(__file__).parent / "assets"

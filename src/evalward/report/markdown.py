@@ -21,6 +21,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from evalward import __version__
 from evalward.errors import ConfigError
 from evalward.past.status_run import SinceScheduled
+from evalward.plan.changes import ChangeSet
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo
 from evalward.record.summary import RunSummary, eval_score_text, summarize, threshold_of
@@ -31,11 +32,10 @@ from evalward.report.reps import axes_text, has_run_numbers, percent, reps_text
 from evalward.report.story import Blocking, Reason
 from evalward.report.view import REASONS_BUDGET, CommentView, LineBudget, build_view
 from evalward.rundata.spool import TraceSource
-from evalward.stages.changes import ChangeSet
-from evalward.stages.compare import Change, EvalComparison
-from evalward.stages.gate import BypassRecord, GateDecision, GateResult
 from evalward.text import escaping
 from evalward.text.numbers import delta_text, threshold_text
+from evalward.verdict.compare import Change, EvalComparison
+from evalward.verdict.gate import BypassRecord, GateDecision, GateResult
 
 TEMPLATES = Path(__file__).parent / "templates"
 MAX_COMMENT_CHARS = 65_536

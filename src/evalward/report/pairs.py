@@ -48,7 +48,7 @@ from evalward.rundata.results import (
 from evalward.rundata.spool import TraceSource
 from evalward.rundata.trace import Step, Trace
 from evalward.scoring.reps import wilson_interval
-from evalward.stages.compare import EvalComparison, FixtureComparison
+from evalward.verdict.compare import EvalComparison, FixtureComparison
 
 FLAGS = {
     "regressed": 1,

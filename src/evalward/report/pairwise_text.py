@@ -9,7 +9,7 @@ from typing import Any
 from evalward.rundata.pairwise_record import PAIR_POOLED_TEST, PairRecord, PairwiseRecord
 from evalward.rundata.results import EvalResult
 from evalward.rundata.sequential_record import bound_text
-from evalward.stages.compare import EvalComparison
+from evalward.verdict.compare import EvalComparison
 
 ICONS = {
     "inconclusive": "❔",

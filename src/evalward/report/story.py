@@ -39,8 +39,8 @@ from evalward.rundata.results import RUN_FAILED, FixtureOutcome, FixtureResult, 
 from evalward.rundata.sequential_record import FIXTURE_TEST, POOLED_TEST, FixtureVerdictRecord
 from evalward.rundata.spool import TraceSource
 from evalward.rundata.trace import Step, StepType, Trace
-from evalward.stages.compare import EvalComparison, FixtureComparison
 from evalward.text.numbers import delta_text, seconds_text
+from evalward.verdict.compare import EvalComparison, FixtureComparison
 
 Piece = tuple[str, bool]
 """A piece of a sentence: its text, and whether it is code (a tool's name)."""

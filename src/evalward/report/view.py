@@ -37,11 +37,11 @@ from evalward.report.story import (
 )
 from evalward.resources.gate_policy import RegressionPolicy
 from evalward.rundata.results import CrossCheck, FixtureOutcome, FixtureResult, JudgeVerdict
-from evalward.stages.blocked import policy_of
-from evalward.stages.compare import Change, EvalComparison
-from evalward.stages.gate import GateDecision, did_not_run
-from evalward.stages.stats import McNemar
 from evalward.text.ordering import natural_key
+from evalward.verdict.blocked import policy_of
+from evalward.verdict.compare import Change, EvalComparison
+from evalward.verdict.gate import GateDecision, did_not_run
+from evalward.verdict.stats import McNemar
 
 UNAVAILABLE = "unavailable"
 """The one word for an outage, in every list and table: not a verdict on the agent."""

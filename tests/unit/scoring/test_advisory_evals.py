@@ -8,8 +8,8 @@ from __future__ import annotations
 from evalward.resources import Located
 from evalward.rundata.results import EvalResult, FixtureResult
 from evalward.scoring.scores import score_eval
-from evalward.stages.compare import Change, compare
-from evalward.stages.gate import GateResult, decide
+from evalward.verdict.compare import Change, compare
+from evalward.verdict.gate import GateResult, decide
 from unit.scoring.test_scores import answer, evaluation, fixture, score
 from unit.scoring.test_skip_and_latency import crashed, hung
 

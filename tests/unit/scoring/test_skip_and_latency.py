@@ -9,7 +9,7 @@ from evalward.resources.models import ScoringConfig
 from evalward.rundata.results import FixtureResult, Status
 from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.scores import fixture_outcome, score_eval
-from evalward.stages.compare import Change, compare
+from evalward.verdict.compare import Change, compare
 from unit.scoring.test_scores import answer, evaluation, fixture, score
 
 NOT_CALLED = [{"type": "toolNotCalled", "tool": "issue_refund"}]

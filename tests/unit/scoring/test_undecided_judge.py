@@ -13,8 +13,8 @@ from evalward.rundata.trace import Trace
 from evalward.scoring.fixture_checks import group_outcome
 from evalward.scoring.panel import JudgeOutcome
 from evalward.scoring.scores import score_eval
-from evalward.stages.compare import compare
-from evalward.stages.gate import GateResult, decide
+from evalward.verdict.compare import compare
+from evalward.verdict.gate import GateResult, decide
 from unit.scoring.test_advisory_evals import REPORTS_ONLY, as_eval
 from unit.scoring.test_scores import answer, evaluation, fixture, score
 from unit.scoring.test_skip_and_latency import crashed, hung

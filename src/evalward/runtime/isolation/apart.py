@@ -1,7 +1,7 @@
 """How a job keeps what a pull request's programs do out of what its base side's runs read,
 and every program of a run to its run.
 
-- **Sides take turns.** `flows/execute.py` runs every base run of a round (or takes it from
+- **Sides take turns.** `execute/execute.py` runs every base run of a round (or takes it from
   the cache) before the first head program starts, and no head program is alive when a base
   program starts: each side's runs hold its turn (`side_turns`, which other jobs on the
   machine respect too), and a turn begins and ends by `clear`ing: every process of the job's
@@ -171,7 +171,7 @@ class Apart:
         its threads), a socket one made is held (`held_sockets`), or a turn of this job left
         one of its agent users' sockets held. In a base turn there should be none: one seen
         means a base run could have been reached, and its result is not kept
-        (`flows/execute.py`); the log says so.
+        (`execute/execute.py`); the log says so.
         """
         if not self.users:
             return False

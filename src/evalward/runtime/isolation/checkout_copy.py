@@ -1,5 +1,5 @@
 """An agent user's working copy of a checkout: only what a side's runs read
-(`stages/reach.py`) where that is known, so that a copy of a large repository costs what its
+(`plan/reach.py`) where that is known, so that a copy of a large repository costs what its
 agents name, not the repository's size (what the base side's checkout holds, for the head's
 working tree); else the whole checkout.
 

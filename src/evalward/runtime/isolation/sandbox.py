@@ -288,7 +288,7 @@ class Sandbox:
 
     def limit(self, checkout: Path, paths: Iterable[str]) -> None:
         """Copy only `paths` of `checkout` (and the links on their way) into its working
-        copy: what its side's runs read (`stages/reach.py`), not the whole repository."""
+        copy: what its side's runs read (`plan/reach.py`), not the whole repository."""
         self._shared.reads[checkout.resolve()] = frozenset(paths)
 
     def from_side(self, checkout: Path, files: RepoFiles) -> None:

@@ -1,7 +1,7 @@
 """Sides take turns on a machine: no program of a pull request's head runs while a program of
 a base side does, in this job or in another job on the same machine.
 
-Within a job, `flows/execute.py` runs every base run of a round before the head's first
+Within a job, `execute/execute.py` runs every base run of a round before the head's first
 program starts. Jobs that share a machine without a container each (several runners on one
 self-hosted host, the shards of a matrix there) share its loopback and its `/tmp` too: one
 job's head could write into another job's base playground as readily as into its own's. So a

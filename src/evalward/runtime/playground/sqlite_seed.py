@@ -1,6 +1,6 @@
 """A SQLite playground's seed, loaded into a database within bounds: the one code that loads
 it into a run's database file and into the in-memory copy the checks before a run prepare
-`sql` criteria against (stages/static_checks.py).
+`sql` criteria against (plan/preflight/static_checks.py).
 
 A seed is a file of the repository, a pull request's when the pull request adds the fixture,
 and it runs in evalward's own process: it may not reach past its database. No other database

@@ -91,7 +91,7 @@ class AgentKind(abc.ABC):
     calls_estimated: ClassVar[bool] = False
     """evalward makes its model calls, from the definition alone (its models, tools,
     `maxTurns`, `maxTokens`): a plan's estimate counts them and sizes its answer by them
-    (`stages/estimate.py`). A program that calls its models itself is estimated by its
+    (`plan/estimate.py`). A program that calls its models itself is estimated by its
     judges' calls alone; the model proxy meters what it spends against the `Allowance`."""
 
     def __init__(self, setup: KindSetup) -> None:

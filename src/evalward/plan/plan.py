@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalward.files.committed import RepoFiles
+from evalward.plan.changes import ChangeSet
+from evalward.plan.fingerprint import FileIndex
 from evalward.resources import ResourceSet
 from evalward.resources.gate_policy import BaseRuns, RegressionPolicy
 from evalward.resources.models import Eval
 from evalward.resources.repo_config import RepoConfig
 from evalward.rundata.sides import GateConfig, Side
-from evalward.stages.changes import ChangeSet
-from evalward.stages.fingerprint import FileIndex
 
 
 @dataclass(frozen=True, order=True)
@@ -315,7 +315,7 @@ class Checkout:
     their code scorers run as the base side's user, which no program of the pull request
     runs as."""
     reads: frozenset[str] | None = None
-    """What this side's runs read of `root` (`stages/reach.py`), when `root` holds more:
+    """What this side's runs read of `root` (`plan/reach.py`), when `root` holds more:
     all an agent user's copy of it needs. None: all of it."""
 
     @property

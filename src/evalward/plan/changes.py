@@ -19,9 +19,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from evalward.git import FileChange
+from evalward.plan.fingerprint import FileIndex, agent_reads, referenced_files
 from evalward.resources import Located, ResourceSet
 from evalward.resources.models import Agent
-from evalward.stages.fingerprint import FileIndex, agent_reads, referenced_files
 from evalward.text.escaping import printable
 
 

@@ -32,6 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from evalward.errors import Problem, ResourceError
+from evalward.plan.plan import Checkout, Plan, PlannedRun
+from evalward.plan.playgrounds import missing_seeds, source_of, state_without_playground
+from evalward.plan.preflight.program_checks import missing_programs
+from evalward.plan.preflight.static_checks import PlaygroundKey, StaticChecks
 from evalward.providers.config import BUILT_IN, unservable
 from evalward.providers.registry import Providers
 from evalward.resources import ResourceSet
@@ -44,10 +48,6 @@ from evalward.resources.playground import Playground
 from evalward.resources.resource_set import Located
 from evalward.resources.yamlsource import PathKey
 from evalward.rundata.sides import Side
-from evalward.stages.plan import Checkout, Plan, PlannedRun
-from evalward.stages.playgrounds import missing_seeds, source_of, state_without_playground
-from evalward.stages.program_checks import missing_programs
-from evalward.stages.static_checks import PlaygroundKey, StaticChecks
 from evalward.text import tool_names
 
 NOTED_WARNINGS = 20

@@ -29,6 +29,10 @@ from typing import Any
 
 from evalward.errors import NotCommitted, Problem, SeedError, SeedTimeout, YamlSyntaxError
 from evalward.files.committed import RepoFiles
+from evalward.plan.plan import Checkout, PlannedRun
+from evalward.plan.playgrounds import source_of
+from evalward.plan.preflight.scorer_checks import ScorerChecks
+from evalward.plan.preflight.state_paths import StateShape, held_warnings, path_warnings
 from evalward.resources.assertions import Assertion
 from evalward.resources.locate import Locator
 from evalward.resources.models import EvalFixture
@@ -39,10 +43,6 @@ from evalward.resources.state_assertions import STATE_TYPES, SqlAssertion
 from evalward.resources.yamlsource import PathKey
 from evalward.runtime.playground.base import SEED_LIMIT, PlaygroundSource
 from evalward.runtime.playground.sqlite_seed import load_seed, parse_yaml
-from evalward.stages.plan import Checkout, PlannedRun
-from evalward.stages.playgrounds import source_of
-from evalward.stages.scorer_checks import ScorerChecks
-from evalward.stages.state_paths import StateShape, held_warnings, path_warnings
 
 PlaygroundKey = tuple[str, str]
 """A playground as provisioned: the tree it is made from, and its definition."""

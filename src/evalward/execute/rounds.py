@@ -13,21 +13,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from evalward import __version__
-from evalward.flows.base_judging import BaseJudging
-from evalward.flows.execute import Execution, execute
-from evalward.flows.pairs import PairJudging
-from evalward.flows.run_context import RunContext
+from evalward.execute.base_judging import BaseJudging
+from evalward.execute.execute import Execution, execute
+from evalward.execute.pairs import PairJudging
 from evalward.past.flaky import main_history
 from evalward.past.status import identity_of
+from evalward.plan.estimate import estimate_plan
+from evalward.plan.plan import MoreRuns, Plan, PlannedRun
+from evalward.plan.run_context import RunContext
 from evalward.resources.gate_policy import FlakyOnMain
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Budget, Estimate
-from evalward.stages.adaptive import SequentialTests, more_runs
-from evalward.stages.estimate import estimate_plan
-from evalward.stages.plan import MoreRuns, Plan, PlannedRun
-from evalward.stages.preference import pass_rate_share
-from evalward.stages.settle import outcomes
+from evalward.verdict.adaptive import SequentialTests, more_runs
+from evalward.verdict.preference import pass_rate_share
+from evalward.verdict.settle import outcomes
 
 Flaky = Mapping[str, Mapping[str, float]]
 """Per Eval, its fixtures that are flaky on main and their pass rate there."""

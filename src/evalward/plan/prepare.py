@@ -2,9 +2,9 @@
 read — before anything runs, and for as long as the runs need them.
 
 The head is the working tree (or a worktree of the head commit); the merge base's resources
-are parsed only from the files the change touched (`stages/base_resources.py`); the base
+are parsed only from the files the change touched (`plan/base_resources.py`); the base
 branch's tip, under `gate-config: base`, decides what gates. The base side's tree holds what
-any base run of the job may read (`stages/reach.py`), written before the first one.
+any base run of the job may read (`plan/reach.py`), written before the first one.
 """
 
 from __future__ import annotations
@@ -19,17 +19,17 @@ from pathlib import Path
 from evalward.definitions.loader import load_resources
 from evalward.errors import ResourceError
 from evalward.files.committed import RepoFiles
-from evalward.flows.run_setup import RunSetup
 from evalward.git import FileChange, Git
+from evalward.plan.base_resources import load_base
+from evalward.plan.changes import ChangeSet, detect_changes
+from evalward.plan.fingerprint import FileIndex, agent_reads, watched_folders
+from evalward.plan.plan import Checkout, Plan, PlanFor, build_plan, gate_resources, undefined
+from evalward.plan.playgrounds import uses_playgrounds, world_names
+from evalward.plan.reach import agents_reach, world_reach
+from evalward.plan.run_setup import RunSetup
 from evalward.resources import ResourceSet
 from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config, parse_config
 from evalward.rundata.sides import GateConfig, Side
-from evalward.stages.base_resources import load_base
-from evalward.stages.changes import ChangeSet, detect_changes
-from evalward.stages.fingerprint import FileIndex, agent_reads, watched_folders
-from evalward.stages.plan import Checkout, Plan, PlanFor, build_plan, gate_resources, undefined
-from evalward.stages.playgrounds import uses_playgrounds, world_names
-from evalward.stages.reach import agents_reach, world_reach
 
 
 @dataclass

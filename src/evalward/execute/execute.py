@@ -28,7 +28,9 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 
 from evalward.errors import ConfigError
-from evalward.flows.run_context import RunContext
+from evalward.plan.plan import PlannedRun
+from evalward.plan.playgrounds import source_of
+from evalward.plan.run_context import RunContext
 from evalward.providers.base import RunLabels
 from evalward.resources.conversation import simulator_model
 from evalward.resources.locate import place_of
@@ -52,8 +54,6 @@ from evalward.scoring.code_scorer import CodeScorers
 from evalward.scoring.panel import JudgePanel
 from evalward.scoring.scorer_environments import ScorerEnvironments
 from evalward.scoring.scores import score_fixture
-from evalward.stages.plan import PlannedRun
-from evalward.stages.playgrounds import source_of
 from evalward.text.escaping import printable
 
 ProgressCallback = Callable[[FixtureResult], None]

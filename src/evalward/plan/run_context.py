@@ -13,13 +13,13 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from evalward.flows.run_setup import RunOptions, RunSetup
+from evalward.plan.plan import Checkout, Plan, PlannedRun
+from evalward.plan.result_cache import CacheKeys
+from evalward.plan.run_setup import RunOptions, RunSetup
 from evalward.providers.registry import Providers
 from evalward.resources import ResourceSet
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Budget
-from evalward.stages.plan import Checkout, Plan, PlannedRun
-from evalward.stages.result_cache import CacheKeys
 
 
 @dataclass(frozen=True)

@@ -22,16 +22,16 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from evalward import __version__
+from evalward.plan.fingerprint import FileIndex, agent_fingerprint
+from evalward.plan.plan import Checkout, PlannedRun
+from evalward.plan.playgrounds import PlaygroundKeys
+from evalward.plan.result_cache_db import ResultStore
 from evalward.providers.registry import Providers
 from evalward.resources.models import EvalFixture
 from evalward.rundata.cache_mode import CacheMode
 from evalward.rundata.pairwise_record import PairAgreement
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
-from evalward.stages.fingerprint import FileIndex, agent_fingerprint
-from evalward.stages.plan import Checkout, PlannedRun
-from evalward.stages.playgrounds import PlaygroundKeys
-from evalward.stages.result_cache_db import ResultStore
 
 
 def _canonical(value: Any) -> str:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from evalward.plan.plan import Plan
 from evalward.resources import Located
 from evalward.resources.models import Eval
 from evalward.rundata.held import held
 from evalward.rundata.results import EvalResult, FixtureResult
 from evalward.rundata.sides import Side
 from evalward.scoring.scores import score_eval
-from evalward.stages.plan import Plan
 
 EvalsBySide = Mapping[Side, Mapping[str, Located[Eval]]]
 """Each side's Eval definitions: all that scoring needs of a checkout."""

@@ -42,7 +42,7 @@ def load_base(
     the change touches what an unchanged resource reads (the overlay holds none of that), a
     symbolic link, `evalward.yaml` or a `.gitattributes` (which decides what the head's
     checkout wrote), the base is checked out and loaded whole; the caller checks one out
-    later with what the base side's runs read (`stages/reach.py`).
+    later with what the base side's runs read (`plan/reach.py`).
     """
     door = RepoFiles.at_commit(git, git.resolve(merge_base))
     wanted = sorted(p for p in differs if p.endswith((".yaml", ".yml")))

@@ -18,9 +18,9 @@ from evalward.rundata.sequential_record import SequentialRecord
 from evalward.rundata.sides import Side
 from evalward.scoring.pairwise_panel import Judged
 from evalward.scoring.scores import cannot_decide, inconclusive_reason
-from evalward.stages.adaptive import Outcomes, SequentialTests, judge, record
-from evalward.stages.pairwise_verdict import settle_pairwise
-from evalward.stages.preference import pass_rate_share
+from evalward.verdict.adaptive import Outcomes, SequentialTests, judge, record
+from evalward.verdict.pairwise_verdict import settle_pairwise
+from evalward.verdict.preference import pass_rate_share
 
 Definitions = Mapping[Side, Mapping[str, Located[Eval]]]
 

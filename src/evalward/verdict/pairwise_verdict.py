@@ -20,7 +20,7 @@ from evalward.scoring.consistency import (
     consistency_below,
 )
 from evalward.scoring.pairwise_panel import WHAT_TO_DO, Judged, PairwiseJudge
-from evalward.stages.preference import PreferenceTests, decide, preference_share, swapped
+from evalward.verdict.preference import PreferenceTests, decide, preference_share, swapped
 
 
 def settle_pairwise(result: EvalResult, located: Located[Eval], judged: Judged) -> EvalResult:

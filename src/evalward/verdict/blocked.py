@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from evalward.resources.gate_policy import RegressionPolicy
 from evalward.rundata.sequential_record import bound_text
-from evalward.stages.compare import SIGNIFICANCE, Change, EvalComparison, FixtureComparison
 from evalward.text.numbers import score_text, threshold_text
+from evalward.verdict.compare import SIGNIFICANCE, Change, EvalComparison, FixtureComparison
 
 
 def why(

@@ -17,7 +17,8 @@ import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from evalward.flows.run_context import RunContext
+from evalward.plan.plan import Checkout, Plan, PlannedRun
+from evalward.plan.run_context import RunContext
 from evalward.providers.base import RunLabels
 from evalward.resources import Eval, Located, ResourceSet
 from evalward.resources.pairwise import PairwiseConfig
@@ -35,8 +36,7 @@ from evalward.scoring.pairwise_panel import (
     pairing_of,
     pairwise_model,
 )
-from evalward.stages.plan import Checkout, Plan, PlannedRun
-from evalward.stages.preference import PreferenceTests, more_pairs, preference_share
+from evalward.verdict.preference import PreferenceTests, more_pairs, preference_share
 
 PARALLEL_PAIRS = 4
 

@@ -12,10 +12,10 @@ from typing import Any
 
 from evalward.errors import EXIT_EXTERNAL, EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from evalward.resources.gate_policy import RegressionPolicy
-from evalward.stages import blocked
-from evalward.stages.blocked import Verdicts
-from evalward.stages.compare import EvalComparison
 from evalward.text import jsontext
+from evalward.verdict import blocked
+from evalward.verdict.blocked import Verdicts
+from evalward.verdict.compare import EvalComparison
 
 __all__ = ["RegressionPolicy"]
 

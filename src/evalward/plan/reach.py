@@ -28,12 +28,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 
+from evalward.plan.fingerprint import paths_under, referenced_files, watched_folders
+from evalward.plan.plan import PlannedRun
+from evalward.plan.playgrounds import defined_playground
 from evalward.resources import Located, ResourceSet
 from evalward.resources.models import Agent
 from evalward.resources.state_assertions import StateSnapshotAssertion
-from evalward.stages.fingerprint import paths_under, referenced_files, watched_folders
-from evalward.stages.plan import PlannedRun
-from evalward.stages.playgrounds import defined_playground
 
 
 @dataclass

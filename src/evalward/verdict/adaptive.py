@@ -1,7 +1,7 @@
 """Adaptive reps: which fixtures get another rep, and what an Eval's runs settle.
 
 An Eval with `execution.reps: {min, max}` is decided by sequential tests
-(`evalward.stages.sequential`) at its `scoring.gate` error rates:
+(`evalward.verdict.sequential`) at its `scoring.gate` error rates:
 
 - one per fixture, H0 "passes at least `goodPassRate`" against H1 "at most `brokenPassRate`",
   each at alpha / 2 / (number of fixtures);
@@ -37,7 +37,7 @@ from evalward.rundata.sequential_record import (
     bound_text,
 )
 from evalward.rundata.sides import Side
-from evalward.stages.sequential import Settled, Sprt
+from evalward.verdict.sequential import Settled, Sprt
 
 Outcomes = Mapping[str, Sequence[bool]]
 """Per fixture, whether each of its reps passed."""

@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalward.errors import ConfigError
+from evalward.plan.estimate_conversation import agent_turns, opening_messages, user_calls
+from evalward.plan.plan import Plan, PlannedRun
 from evalward.providers.pricing import PriceTable
 from evalward.resources import ResourceSet
 from evalward.resources.agent import AgentSpec
@@ -57,8 +59,6 @@ from evalward.rundata.spending import Budget, Estimate
 from evalward.runtime.agents.kinds.registry import kind_of
 from evalward.scoring.judge import SYSTEM_PROMPT
 from evalward.scoring.pairwise_judge import SYSTEM_PROMPT as PAIRWISE_PROMPT
-from evalward.stages.estimate_conversation import agent_turns, opening_messages, user_calls
-from evalward.stages.plan import Plan, PlannedRun
 
 CHARS_PER_TOKEN = 4
 MESSAGE_TOKENS = 4

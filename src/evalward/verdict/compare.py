@@ -3,7 +3,7 @@
 A fixture regresses when it passed on base and fails on head. With several reps that is a
 drop in pass rate, and one lucky or unlucky rep can cause it; each fixture's paired test
 (`FixtureComparison.mcnemar`, McNemar's exact test over its reps paired by index, see
-`evalward.stages.stats`) says whether its drop is significant at `SIGNIFICANCE` or inconclusive.
+`evalward.verdict.stats`) says whether its drop is significant at `SIGNIFICANCE` or inconclusive.
 An Eval with adaptive reps is classified by its sequential verdicts instead (`settle`).
 """
 
@@ -14,7 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from evalward.rundata.results import EvalResult, FixtureResult
-from evalward.stages.stats import McNemar, mcnemar_drop
+from evalward.verdict.stats import McNemar, mcnemar_drop
 
 SIGNIFICANCE = 0.05
 

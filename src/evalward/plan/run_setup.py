@@ -9,16 +9,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalward.flows.sandbox_ready import SandboxSetup
 from evalward.git import Git
+from evalward.plan.plan import Plan
+from evalward.plan.result_cache import ResultCache
+from evalward.plan.sandbox_ready import SandboxSetup
 from evalward.providers.registry import Providers
 from evalward.resources import ResourceSet
 from evalward.resources.gate_policy import RegressionPolicy
 from evalward.rundata.sides import GateConfig, Side
 from evalward.rundata.spending import Budget
 from evalward.runtime.isolation.sandbox import Sandbox
-from evalward.stages.plan import Plan
-from evalward.stages.result_cache import ResultCache
 
 
 @dataclass(frozen=True)

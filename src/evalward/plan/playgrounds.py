@@ -13,12 +13,12 @@ from typing import Any
 
 from evalward.errors import GitError, NotCommitted, TreeError
 from evalward.files.committed import RepoFiles
+from evalward.plan.plan import Checkout, Plan, PlannedRun
 from evalward.resources import ResourceSet
 from evalward.resources.playground import Playground
 from evalward.resources.state_assertions import STATE_TYPES, StateSnapshotAssertion
 from evalward.rundata.sides import Side
 from evalward.runtime.playground.base import PlaygroundSource
-from evalward.stages.plan import Checkout, Plan, PlannedRun
 
 
 def defined_playground(

@@ -23,17 +23,17 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from evalward.flows.run_context import RunContext
+from evalward.plan.plan import PlannedRun
+from evalward.plan.run_context import RunContext
 from evalward.providers.base import RunLabels
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spool import TraceSource
 from evalward.scoring.panel import JudgePanel
 from evalward.scoring.scores import judge_deferred, judged_later
-from evalward.stages.adaptive import SequentialTests, SequentialVerdict, judge
-from evalward.stages.plan import PlannedRun
-from evalward.stages.preference import pass_rate_share
-from evalward.stages.settle import outcomes
+from evalward.verdict.adaptive import SequentialTests, SequentialVerdict, judge
+from evalward.verdict.preference import pass_rate_share
+from evalward.verdict.settle import outcomes
 
 POOLED_READS_BASE = (SequentialVerdict.failing, SequentialVerdict.likely_regression)
 """The pooled test's verdicts, head alone, that its base would word: it leans broken."""

@@ -9,7 +9,7 @@ supermartingale under H0, so by Ville's inequality each crosses its line 1 / alp
 at most its alpha however ties, fixtures and reps fall and whenever the rounds stop (Wald 1945;
 Ville 1939). Pairs are independent given the runs: each is a fresh pair of runs, judged once.
 
-- **Pooled**, over every gating fixture's pairs: Wald's test (`stages.sequential`, `Sprt`) of
+- **Pooled**, over every gating fixture's pairs: Wald's test (`verdict.sequential`, `Sprt`) of
   H0 against H1, *worse*, q >= 1/2 + margin, with a head preference as a pass. Each decided pair
   multiplies the ratio by (1/2 + margin) / (1/2) or (1/2 - margin) / (1/2), a tie by 1. It finds
   a drop spread over the fixtures; its lower line calls the head not worse, missing a head
@@ -64,7 +64,7 @@ from evalward.rundata.pairwise_record import (
 )
 from evalward.rundata.sequential_record import bound_text
 from evalward.rundata.sides import Side
-from evalward.stages.sequential import Settled, Sprt
+from evalward.verdict.sequential import Settled, Sprt
 
 ABOUT_AS_LONG = 0.1
 """Final outputs within 10 % of each other's length are "about as long"."""
