@@ -426,3 +426,22 @@ def test_nothing_on_the_gates_path_imports_the_authoring_commands() -> None:
         and not i.importer.startswith(("evalward.authoring", "evalward.cli"))
     )
     assert importers == []
+
+
+def test_only_the_verdict_phase_builds_a_gate_decision() -> None:
+    """The rule that an Eval, or a run, that cannot be decided is never a pass is kept where
+    decisions are made: a `GateDecision` built anywhere else could pass what verdict/ would
+    not. The cancelled and stopped runs' decisions are verdict/gate.py's too."""
+    builders = []
+    for name, path in KNOWN.items():
+        if name.startswith("evalward.verdict."):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                func = node.func
+                called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+                if called == "GateDecision":
+                    builders.append(f"{name}:{node.lineno}")
+    assert builders == [], "build the decision in verdict/ (verdict/gate.py)"
+    gate = (PACKAGE / "verdict" / "gate.py").read_text(encoding="utf-8")
+    assert gate.count("GateDecision(") >= 5  # the checker reads what it must find

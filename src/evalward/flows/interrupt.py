@@ -22,7 +22,6 @@ from evalward.plan.plan import MoreRuns, Plan
 from evalward.record.evaluation import Evaluation
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.spool import TraceSpool
-from evalward.verdict.gate import Bypass, BypassRefusal, GateDecision, GateResult
 
 T = TypeVar("T")
 
@@ -67,36 +66,6 @@ class RunProgress:
     def exit_code(self, code: int) -> int:
         """The run's exit code: 130 once it was cancelled, even after its results were in."""
         return EXIT_INTERRUPTED if self.cancelled else code
-
-    def cancelled_decision(self) -> GateDecision:
-        return GateDecision(
-            GateResult.incomplete,
-            reason=f"cancelled after {len(self.done)} of {self.planned} runs",
-            interrupted=True,
-        )
-
-    def stopped_decision(
-        self, error: str, exit_code: int, bypass: Bypass | None, refusal: BypassRefusal | None
-    ) -> GateDecision:
-        """The decision of a run an error stopped (a configuration problem, an outage, a
-        bug): never a pass; an honoured bypass lets it through, and its audit record names
-        the error."""
-        if bypass is not None:
-            return GateDecision(
-                GateResult.bypassed,
-                bypass=bypass,
-                reason=f"the gate stopped on an error, bypassed by the {bypass.label!r} label: "
-                f"{error}",
-                error=error,
-                error_exit=exit_code,
-            )
-        ran = f" after {len(self.done)} of {self.planned} runs" if self.planned else ""
-        reason = f"stopped by an error{ran or ' before any run'}: {error}"
-        if refusal is not None:
-            reason += f"; the {refusal.label!r} label was refused: {refusal.reason}"
-        return GateDecision(
-            GateResult.incomplete, refusal=refusal, reason=reason, error=error, error_exit=exit_code
-        )
 
     def partial(self, traces: TraceSpool) -> Evaluation:
         """The Evaluation of a cancelled run: the fixture runs that finished, their traces."""

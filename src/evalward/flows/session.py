@@ -29,6 +29,7 @@ from evalward.report import files
 from evalward.rundata.spending import spending_line
 from evalward.rundata.spool import TraceSpool
 from evalward.security import Redactor
+from evalward.verdict import gate
 from evalward.verdict.gate import Bypass, BypassRefusal, GateDecision, GateResult, RegressionPolicy
 
 if TYPE_CHECKING:  # the comment's renderer (and Jinja) loads once a run has ended
@@ -102,12 +103,13 @@ class Outcome:
         """The gate's decision: incomplete once a signal cancelled the run (however many
         runs had finished by then), or an error stopped it (bypassed when the label is
         honoured: `gate.stopped`); else the Evaluation's (`Evaluation.decision`)."""
+        done, planned = len(self.progress.done), self.progress.planned
         if self.cancelled:
-            return self.progress.cancelled_decision()
+            return gate.cancelled(done, planned)
         if self.failure is not None:
             failure = self.failure
-            return self.progress.stopped_decision(
-                failure.message, failure.exit_code, bypass, refusal
+            return gate.stopped(
+                failure.message, failure.exit_code, bypass, refusal, done=done, planned=planned
             )
         return self.evaluation.decision(
             bypass, refusal, regressions=regressions, allow_incomplete=allow_incomplete

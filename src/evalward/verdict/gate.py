@@ -162,7 +162,7 @@ class GateDecision:
     """Settings the decision did not read, and why (said where the decision is shown)."""
     error: str = ""
     """The problem that stopped the gate before it could decide (a stopped run's decision:
-    `RunProgress.stopped_decision`), as a user reads it; "" when it ran to the end."""
+    `stopped`), as a user reads it; "" when it ran to the end."""
     error_exit: int = 0
     """The exit code that problem maps to (errors.py), unless a bypass honours it."""
 
@@ -469,3 +469,39 @@ def audit_record(
     if decision.error:
         record["error"] = decision.error
     return record
+
+
+def cancelled(done: int, planned: int) -> GateDecision:
+    """The decision of a run a signal cancelled, however many runs had finished: never a
+    pass."""
+    return GateDecision(
+        GateResult.incomplete, reason=f"cancelled after {done} of {planned} runs", interrupted=True
+    )
+
+
+def stopped(
+    error: str,
+    exit_code: int,
+    bypass: Bypass | None,
+    refusal: BypassRefusal | None,
+    *,
+    done: int,
+    planned: int,
+) -> GateDecision:
+    """The decision of a run an error stopped (a configuration problem, an outage, a bug):
+    never a pass; an honoured bypass lets it through, and its audit record names the error."""
+    if bypass is not None:
+        return GateDecision(
+            GateResult.bypassed,
+            bypass=bypass,
+            reason=f"the gate stopped on an error, bypassed by the {bypass.label!r} label: {error}",
+            error=error,
+            error_exit=exit_code,
+        )
+    ran = f" after {done} of {planned} runs" if planned else ""
+    reason = f"stopped by an error{ran or ' before any run'}: {error}"
+    if refusal is not None:
+        reason += f"; the {refusal.label!r} label was refused: {refusal.reason}"
+    return GateDecision(
+        GateResult.incomplete, refusal=refusal, reason=reason, error=error, error_exit=exit_code
+    )
