@@ -46,6 +46,15 @@ CACHES_MORE_THAN_IT_KEEPS = (
 )
 """1.5 MB in npm's download cache (the installer's HOME, dropped before the seal) and 1 MB
 in `node_modules`, both held while the install waits: what the watch samples."""
+HIDES_EIGHT_GIGABYTES_IN_ITS_CACHE_AND_WAITS = (
+    HONEST + 'const path = require("node:path");\n'
+    "const cache = process.env.npm_config_cache;\n"
+    "fs.mkdirSync(cache, { recursive: true });\n"
+    'fs.writeFileSync(path.join(cache, "download.tgz"), "");\n'
+    'fs.truncateSync(path.join(cache, "download.tgz"), 8 * (1 << 30));\n'
+    "setInterval(() => {}, 1000);\n"
+)
+"""8 GiB where npm keeps its downloads, which the seal drops, then waits for ever."""
 WRITES_FILES = (
     HONEST + 'for (let i = 0; i < 60; i++) fs.writeFileSync(`node_modules/f${i}.js`, "");\n'
 )
@@ -179,6 +188,31 @@ def test_an_install_whose_download_cache_is_over_the_cap_beside_what_it_keeps_is
     (only,) = head_kept
     assert not list(only.rglob("download.tgz"))
     assert (only / "node_modules" / "blob.bin").stat().st_size == 1 << 20
+
+
+@needs_root
+@needs_node
+def test_an_install_that_hides_its_bulk_in_its_download_cache_is_stopped_while_it_runs(
+    workspace: Path, github: FakeGitHub
+) -> None:
+    """The cache is not the environment's, but it is not unbounded: 8 GiB there, where the
+    base allows 1 MB, stops the install for its size long before its time (300 s), and
+    nothing of it is kept."""
+    base = scripted_project(HONEST, python=False, bounds={"maxSizeMB": 1, "timeoutSeconds": 300})
+    head = scripted_project(HIDES_EIGHT_GIGABYTES_IN_ITS_CACHE_AND_WAITS, python=False)
+    run = run_gate(workspace, github, open_pr(workspace, github, base, head))
+    sides = {f["side"]: f["status"] for f in run.results()["fixtures"]}
+    assert sides == {"base": "pass", "head": "error"}, run.stdout + run.stderr
+    message = errors(run)["head"]
+    assert re.search(
+        r"agents/dep-agent\.yaml:6: the installer's caches and scratch files hold \d+ files, "
+        r"folders and links and 8,192\.\d MB so far, more than the environment itself may "
+        r"\(200,000, 1 MB\): its cap \(environment\.maxSizeMB of the base branch's definition "
+        r"of dep-agent\)",
+        message,
+    ), message
+    (only,) = kept(workspace)
+    assert '"side": "base"' in (only / "environment.json").read_text()
 
 
 @needs_root
