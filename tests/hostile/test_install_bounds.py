@@ -30,17 +30,37 @@ needs_node = pytest.mark.skipif(shutil.which("npm") is None, reason="no npm on P
 NEVER_ENDS = HONEST + "setInterval(() => {}, 1000);\n"
 WRITES_TWO_MB = HONEST + 'fs.writeFileSync("node_modules/blob.bin", Buffer.alloc(2 << 20, 1));\n'
 WRITES_TWO_MB_AND_WAITS = WRITES_TWO_MB + "setInterval(() => {}, 1000);\n"
-WRITES_A_GIGABYTE = (
+WRITES_EIGHT_GIGABYTES = (
     HONEST + 'fs.writeFileSync("node_modules/blob.bin", "");\n'
-    'fs.truncateSync("node_modules/blob.bin", 1 << 30);\n'
+    'fs.truncateSync("node_modules/blob.bin", 8 * (1 << 30));\n'
 )
-"""1 GiB in an instant: a file grown with truncate, all hole, which a copy writes whole."""
+"""8 GiB in an instant: a file grown with truncate, all hole, which a copy writes whole."""
+CACHES_MORE_THAN_IT_KEEPS = (
+    HONEST + 'const path = require("node:path");\n'
+    "const cache = process.env.npm_config_cache;\n"
+    "fs.mkdirSync(cache, { recursive: true });\n"
+    'fs.writeFileSync(path.join(cache, "download.tgz"), "");\n'
+    'fs.truncateSync(path.join(cache, "download.tgz"), 3 << 19);\n'
+    'fs.writeFileSync("node_modules/blob.bin", Buffer.alloc(1 << 20, 1));\n'
+    "setTimeout(() => {}, 1500);\n"
+)
+"""1.5 MB in npm's download cache (the installer's HOME, dropped before the seal) and 1 MB
+in `node_modules`, both held while the install waits: what the watch samples."""
+HIDES_EIGHT_GIGABYTES_IN_ITS_CACHE_AND_WAITS = (
+    HONEST + 'const path = require("node:path");\n'
+    "const cache = process.env.npm_config_cache;\n"
+    "fs.mkdirSync(cache, { recursive: true });\n"
+    'fs.writeFileSync(path.join(cache, "download.tgz"), "");\n'
+    'fs.truncateSync(path.join(cache, "download.tgz"), 8 * (1 << 30));\n'
+    "setInterval(() => {}, 1000);\n"
+)
+"""8 GiB where npm keeps its downloads, which the seal drops, then waits for ever."""
 WRITES_FILES = (
     HONEST + 'for (let i = 0; i < 60; i++) fs.writeFileSync(`node_modules/f${i}.js`, "");\n'
 )
 
 
-WHO = r"(the environment|the install, counting its caches,)"
+WHO = r"(the environment|the install)"
 """Whose figure a cap's message gives: the sealed environment's, or the install's so far."""
 
 
@@ -106,14 +126,14 @@ def test_a_head_larger_than_the_bases_size_cap_is_refused_and_not_kept(
 
 @needs_root
 @needs_node
-def test_a_head_that_installs_a_gigabyte_is_refused_at_its_line_and_kept_nowhere(
+def test_a_head_that_installs_eight_gigabytes_is_refused_at_its_line_and_kept_nowhere(
     workspace: Path, github: FakeGitHub
 ) -> None:
     """Neither the base nor the inputs set a size: the default bound holds. The refusal
     names the environment's line, the bound and how the base allows more; nothing of the
     head's environment is written to the cache."""
     base = scripted_project(HONEST, python=False)
-    head = scripted_project(WRITES_A_GIGABYTE, python=False)
+    head = scripted_project(WRITES_EIGHT_GIGABYTES, python=False)
     run = run_gate(workspace, github, open_pr(workspace, github, base, head))
     assert run.returncode == 1, run.stdout + run.stderr
     sides = {f["side"]: f["status"] for f in run.results()["fixtures"]}
@@ -121,7 +141,7 @@ def test_a_head_that_installs_a_gigabyte_is_refused_at_its_line_and_kept_nowhere
     message = errors(run)["head"]
     assert re.search(
         rf"^the agent's environment could not be built: agents/dep-agent\.yaml:6: {WHO} "
-        r"takes more than 512 MB \(1,024\.\d MB so far\), its cap \(the action input "
+        r"takes more than 2,048 MB \(8,192\.\d MB so far\), its cap \(the action input "
         r"`environment-max-size-mb`\); to allow more, set `environment\.maxSizeMB` in the base "
         r"branch's definition of dep-agent \(agents/dep-agent\.yaml:6\), or the action input "
         r"`environment-max-size-mb`$",
@@ -146,7 +166,53 @@ def test_an_install_that_writes_past_the_size_cap_is_stopped_while_it_runs(
     sides = {f["side"]: f["status"] for f in run.results()["fixtures"]}
     assert sides == {"base": "pass", "head": "error"}, run.stdout + run.stderr
     assert "did not finish within" not in errors(run)["head"]
-    head_over_the_bases_size_cap(run, workspace, who="the install, counting its caches,")
+    head_over_the_bases_size_cap(run, workspace, who="the install")
+
+
+@needs_root
+@needs_node
+def test_an_install_whose_download_cache_is_over_the_cap_beside_what_it_keeps_is_admitted(
+    workspace: Path, github: FakeGitHub
+) -> None:
+    """The base allows 2 MB; the head's install caches 1.5 MB and keeps 1 MB: what the
+    environment keeps is within its cap, and the cache, dropped before the seal, is not the
+    environment's."""
+    base = scripted_project(HONEST, python=False, bounds={"maxSizeMB": 2})
+    head = scripted_project(CACHES_MORE_THAN_IT_KEEPS, python=False)
+    run = run_gate(workspace, github, open_pr(workspace, github, base, head))
+    sides = {f["side"]: f["status"] for f in run.results()["fixtures"]}
+    assert sides == {"base": "pass", "head": "pass"}, run.stdout + run.stderr
+    head_kept = [
+        e for e in kept(workspace) if '"side": "head"' in (e / "environment.json").read_text()
+    ]
+    (only,) = head_kept
+    assert not list(only.rglob("download.tgz"))
+    assert (only / "node_modules" / "blob.bin").stat().st_size == 1 << 20
+
+
+@needs_root
+@needs_node
+def test_an_install_that_hides_its_bulk_in_its_download_cache_is_stopped_while_it_runs(
+    workspace: Path, github: FakeGitHub
+) -> None:
+    """The cache is not the environment's, but it is not unbounded: 8 GiB there, where the
+    base allows 1 MB, stops the install for its size long before its time (300 s), and
+    nothing of it is kept."""
+    base = scripted_project(HONEST, python=False, bounds={"maxSizeMB": 1, "timeoutSeconds": 300})
+    head = scripted_project(HIDES_EIGHT_GIGABYTES_IN_ITS_CACHE_AND_WAITS, python=False)
+    run = run_gate(workspace, github, open_pr(workspace, github, base, head))
+    sides = {f["side"]: f["status"] for f in run.results()["fixtures"]}
+    assert sides == {"base": "pass", "head": "error"}, run.stdout + run.stderr
+    message = errors(run)["head"]
+    assert re.search(
+        r"agents/dep-agent\.yaml:6: the installer's caches and scratch files hold \d+ files, "
+        r"folders and links and 8,192\.\d MB so far, more than the environment itself may "
+        r"\(200,000, 1 MB\): its cap \(environment\.maxSizeMB of the base branch's definition "
+        r"of dep-agent\)",
+        message,
+    ), message
+    (only,) = kept(workspace)
+    assert '"side": "base"' in (only / "environment.json").read_text()
 
 
 @needs_root

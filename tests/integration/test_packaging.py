@@ -230,3 +230,19 @@ def test_a_sharded_gate_job_runs_after_a_failing_shard() -> None:
     workflow = yaml.safe_load((ROOT / "examples" / "workflows" / "sharded.yml").read_text())
     merge = next(job for job in workflow["jobs"].values() if job.get("needs"))
     assert "!cancelled()" in merge["if"]
+
+
+def test_the_programs_validate_says_the_image_has_are_the_dockerfiles() -> None:
+    """`validate` warns, rather than refuses, a program this machine lacks that the image has
+    (plan/preflight/program_checks.py): its list follows the Dockerfile and the image's lock."""
+    from evalward.plan.preflight.program_checks import IMAGE_PROGRAMS, NODE_IMAGE
+
+    text = (ROOT / "Dockerfile").read_text()
+    python = re.search(r"^FROM python:(\d+\.\d+)\.\d+-slim-bookworm AS evalward$", text, re.M)
+    assert python, "the image's Python is pinned in its FROM line"
+    assert {f"python{python[1]}", f"pip{python[1]}"} <= IMAGE_PROGRAMS.keys()
+    assert "uv" in _pins("requirements.lock"), "uv and uvx come with evalward's dependencies"
+    assert "apt-get install -y --no-install-recommends /tmp/git-noperl.deb" in text
+    for program in ("node", "npm", "npx"):
+        assert IMAGE_PROGRAMS[program] == NODE_IMAGE
+        assert f"/usr/local/bin/{program}" in text

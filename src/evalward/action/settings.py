@@ -69,7 +69,7 @@ class Settings(BaseModel):
     environment_timeout_seconds: float = Field(
         default=600, alias="environment-timeout-seconds", gt=0
     )
-    environment_max_size_mb: float = Field(default=512, alias="environment-max-size-mb", gt=0)
+    environment_max_size_mb: float = Field(default=2048, alias="environment-max-size-mb", gt=0)
     environment_max_files: int = Field(default=200_000, alias="environment-max-files", ge=1)
     on_missing_secrets: OnMissingSecrets = Field(
         default=OnMissingSecrets.fail, alias="on-missing-secrets"

@@ -24,7 +24,7 @@ class EnvironmentBounds:
     """What one agent's environment may take to build: the action's `environment-*` inputs."""
 
     timeout_seconds: float = 600
-    max_size_mb: float = 512
+    max_size_mb: float = 2048
     max_files: int = 200_000
 
 

@@ -17,7 +17,8 @@ depends on the machine (keys, the sandbox) is checked by the run alone.
 - What the repository shows beside the definitions (static_checks.py): a SQLite seed loads,
   a `sql` criterion prepares against it, a code scorer compiles; a state criterion's path
   the seeds do not have is a warning.
-- Every program the head's agents run is there (program_checks.py): a program on PATH, an
+- Every program the head's agents run is there (program_checks.py): a program on PATH (one
+  only the action's image or the agent's environment may have is a warning), an
   interpreter's script a file of the head's commit (an untracked or git-ignored file, such
   as one another workflow step wrote, is refused at its line). The base's programs are not
   asked: the pull request cannot change the base, so a program only the base lacks must not
@@ -93,8 +94,9 @@ def tree_problems(resources: ResourceSet, asked: TreeCheck) -> list[Problem]:
     for calibration in resources.calibrations.values():
         spec = calibration.resource.spec
         checks.models(calibration, ("spec", "judgeModels"), spec.judge_models)
-    problems = sorted([*checks.found(), *missing_programs(resources, asked.env)], key=Problem.order)
-    resources.warnings += checks.static.warnings
+    programs = missing_programs(resources, asked.env, services=True)
+    problems = sorted([*checks.found(), *programs.problems], key=Problem.order)
+    resources.warnings += checks.static.warnings + programs.warnings
     return problems
 
 
@@ -124,13 +126,16 @@ def refuse_plan(
         for run in runs:
             checks.seeds(checkouts[side], run)
         problems = checks.found()
+        absent: list[Problem] = []
         if side is Side.head:  # the base's programs: see the module's docstring
-            problems += missing_programs(tree, env, scope.agents)
+            programs = missing_programs(tree, env, scope.agents)
+            problems += programs.problems
+            absent = programs.warnings
             problems.sort(key=Problem.order)
         if problems:
             raise ResourceError(problems, source="" if side is Side.head else "the base branch")
         if side is Side.head:
-            warnings = sorted(dict.fromkeys(checks.static.warnings), key=Problem.order)
+            warnings = sorted(dict.fromkeys(checks.static.warnings + absent), key=Problem.order)
     return warnings
 
 

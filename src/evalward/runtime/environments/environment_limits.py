@@ -55,7 +55,7 @@ class EnvironmentLimits:
 
 
 def input_limits(
-    timeout: float = 600, size_mb: float = 512, files: int = 200_000
+    timeout: float = 600, size_mb: float = 2048, files: int = 200_000
 ) -> EnvironmentLimits:
     """The bounds the action's inputs set (their defaults when not given)."""
     values = {"timeout": timeout, "size_mb": size_mb, "files": float(files)}

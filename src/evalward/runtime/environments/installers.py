@@ -68,7 +68,8 @@ class Installer:
     """Runs installer commands as `user` (None: evalward's own) with `env` and a HOME under
     `home`, all of them within the time `limits` allow from now (its source says whose bound
     it is). With a `watched` folder, a command that makes it go over a cap of `limits` is
-    ended then, not at the end of its time (`install_watch`)."""
+    ended then, not at the end of its time (`install_watch`: HOME, when it is a child of
+    `watched`, holds caches, bounded apart from what the environment keeps)."""
 
     def __init__(
         self,
@@ -80,7 +81,8 @@ class Installer:
         watched: Path | None = None,
     ) -> None:
         self.user = user
-        self.bounds = (watched, limits) if watched is not None else None
+        scratch = home.name if watched is not None and home.parent == watched else None
+        self.bounds = (watched, scratch, limits) if watched is not None else None
         self.env = {
             **env,
             "HOME": str(home),
