@@ -855,6 +855,128 @@ def test_new_fixtures_cannot_push_gating_fixtures_out_of_the_budget(
     assert {r["fixture"] for r in run.results()["skippedRuns"]} <= {f"aaa-{n}" for n in range(4)}
 
 
+PR_EVAL = """\
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata:
+  name: pr-eval
+spec:
+  targetAgent: support-bot
+  fixtureSelector:
+    matchLabels: { suite: pr }
+"""
+
+
+def an_eval_of_its_own(count: int) -> dict[str, str]:
+    """An Eval the pull request adds, of `count` critical fixtures any greeting passes (their
+    label is not the base Eval's, so none of them is pending there)."""
+    trivial = trivial_critical_fixtures("pr", count)
+    return {"evals/pr-eval.yaml": PR_EVAL} | {
+        path: text.replace("agent: support-bot }", "suite: pr }") for path, text in trivial.items()
+    }
+
+
+def test_an_eval_the_pr_adds_cannot_push_the_bases_fixtures_out_of_the_budget(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """Its three critical fixtures (2 estimated calls each) sorted first would leave room for
+    order-status (high, 2 calls a side) alone, and the regressing greeting (low) out: the
+    base's fixtures come first, the pull request's Eval gets what they leave."""
+    base, head = hostile_pr(repo, github, an_eval_of_its_own(3))
+    script_model(model, head_greets_well=False)
+
+    run = gate(
+        repo, github, base, head, env, **{"max-model-calls": "12", "allow-incomplete": "true"}
+    )
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "fail"
+    heads = {e["eval"]: e["score"] for e in run.results()["evals"] if e["side"] == "head"}
+    assert heads == {"support-bot-eval": 0.8, "pr-eval": 1.0}
+    body = comment(github)
+    assert "❌ evalward" in body and "| support-bot-eval |" in body
+    ran = {(f["side"], f["fixture"]) for f in run.results()["fixtures"]}
+    assert {("head", "greeting"), ("head", "order-status"), ("head", "pr-0")} <= ran
+    skipped = {
+        (r["eval"], r["fixture"]) for r in run.results()["skippedRuns"] if r["side"] == "head"
+    }
+    assert skipped == {("pr-eval", "pr-2")}
+    assert "skipped by the budget, allowed" not in body
+
+
+def test_control_an_honest_eval_the_pr_adds_that_does_not_fit_is_skipped_and_allowed(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The same added Eval on a head that greets well: the base's fixtures all run, the
+    fixture of the pull request's own that does not fit is skipped, and allow-incomplete
+    allows it."""
+    base, _ = make_pr(repo, github)
+    head = repo.commit("an Eval of our own", an_eval_of_its_own(3))
+    github.pulls[7].head_sha = head
+    script_model(model, head_greets_well=True)
+
+    run = gate(
+        repo, github, base, head, env, **{"max-model-calls": "12", "allow-incomplete": "true"}
+    )
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.outputs["result"] == "pass"
+    assert [(r["eval"], r["fixture"]) for r in run.results()["skippedRuns"]] == [
+        ("pr-eval", "pr-2")
+    ]
+    assert "1 run(s) skipped by the budget" in comment(github)
+
+
+def inflated_tool(prompt: str) -> str:
+    """The support bot whose order lookup (the tool the greeting names) returns 400 KB."""
+    big = json.dumps({"status": "shipped", "eta": "2026-11-25", "history": "x" * 400_000})
+    return SUPPORT_BOT.format(prompt=prompt).replace('{ status: shipped, eta: "2026-11-25" }', big)
+
+
+PRICED = "pricing:\n  openai/gpt-test: { input: 1, output: 1 }\n"
+"""$1 a million tokens: the support bot's runs are estimated at about $0.001 as the base
+defines it, and $0.10 each with a 400 KB tool result."""
+
+
+def test_a_costlier_head_agent_cannot_push_the_bases_fixtures_out_of_the_budget(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """Estimated from the head's agent, order-status (high) would fit $0.15 and the
+    regressing greeting (low) not: the base's runs are estimated from the base's agent."""
+    repo.commit("prices", {"evalward.yaml": PRICED})
+    base, head = hostile_pr(repo, github, {"agents/support-bot.yaml": inflated_tool(HEAD_PROMPT)})
+    script_model(model, head_greets_well=False)
+
+    run = gate(
+        repo, github, base, head, env, **{"max-cost-usd": "0.15", "allow-incomplete": "true"}
+    )
+
+    body = assert_fails_below_threshold(run, github)
+    assert run.results()["skippedRuns"] == []
+    assert "skipped by the budget" not in body
+
+
+def test_control_an_honest_costlier_head_agent_within_the_bases_budget_passes(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The same bigger tool on a head that greets well: the base's fixtures fit the budget
+    as the base defines them, so every one runs and the gate passes, with no
+    allow-incomplete."""
+    repo.commit("prices", {"evalward.yaml": PRICED})
+    base, _ = make_pr(repo, github)
+    head = repo.commit(
+        "a fuller order record", {"agents/support-bot.yaml": inflated_tool(HEAD_PROMPT)}
+    )
+    github.pulls[7].head_sha = head
+    script_model(model, head_greets_well=True)
+
+    run = gate(repo, github, base, head, env, **{"max-cost-usd": "0.15"})
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.outputs["result"] == "pass"
+    assert run.results()["skippedRuns"] == []
+
+
 def test_an_unrelated_base_agent_without_a_key_does_not_make_a_provider_switch_skippable(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:

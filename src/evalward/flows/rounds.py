@@ -24,7 +24,7 @@ from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Budget, Estimate
 from evalward.stages.adaptive import SequentialTests, more_runs
-from evalward.stages.estimate import estimate_plan
+from evalward.stages.estimate import budget_estimate
 from evalward.stages.plan import MoreRuns, Plan, PlannedRun
 from evalward.stages.preference import pass_rate_share
 from evalward.stages.settle import outcomes
@@ -104,8 +104,10 @@ async def run_rounds(
         if not extra:
             break
         if budget.limited:
-            prices = context.providers.prices
-            cost = estimate_plan(plan.with_runs(extra), context.resources, prices)
+            prices, resources = context.providers.prices, context.resources
+            cost = sum(
+                (budget_estimate(run, plan, resources, prices) for run in extra), Estimate(0, 0.0)
+            )
             refused = _over(budget, committed, cost)
             if refused:
                 notes.append(
