@@ -977,6 +977,77 @@ def test_control_an_honest_costlier_head_agent_within_the_bases_budget_passes(
     assert run.results()["skippedRuns"] == []
 
 
+WHERE_READ = SUPPORT_EVAL.replace(
+    "passThreshold: 0.9",
+    "passThreshold: 0.5\n    gate: { failOnRegression: none, baseRuns: whereRead }",
+)
+"""The support bot's Eval deciding on the head alone: a failing greeting (0.8) still passes
+it, and the base runs a fixture only after the head failed it (a round of its own)."""
+
+
+def reading_the_head_alone(
+    repo: GitRepo, github: FakeGitHub, files: dict[str, str]
+) -> tuple[str, str]:
+    """make_pr with the base's Eval `WHERE_READ`, and a head that also commits `files`."""
+    make_pr(repo, github)
+    repo.checkout("main")
+    base = repo.commit("our Eval reads the head alone", {"evals/support-bot.yaml": WHERE_READ})
+    repo.checkout("feature")
+    repo.git("merge", "-q", "main", "-m", "merge main")
+    head = repo.commit("and more", files) if files else repo.head()
+    github.pulls[7].head_sha, github.pulls[7].base_sha = head, base
+    return base, head
+
+
+def test_the_base_runs_a_pr_eval_leaves_no_room_for_are_not_excused_by_allow_incomplete(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The head fails the greeting: its held-back base run (2 calls) is asked for after the
+    head's runs (4 calls) and the pull request's own Eval (2) filled the budget of 6. The
+    base's own runs would have fit alone: the gate is incomplete, whatever allow-incomplete
+    says."""
+    base, head = reading_the_head_alone(repo, github, an_eval_of_its_own(1))
+    script_model(model, head_greets_well=False)
+
+    run = gate(
+        repo, github, base, head, env, **{"max-model-calls": "6", "allow-incomplete": "true"}
+    )
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "incomplete"
+    skipped = [(r["side"], r["fixture"]) for r in run.results()["skippedRuns"]]
+    assert skipped == [("base", "greeting")]
+    said = "1 runs of fixtures the base branch gates with were skipped by the budget"
+    assert said in run.results()["reason"]
+    assert "allow-incomplete does not excuse them" in comment(github)
+
+
+def test_control_base_runs_the_budget_cannot_hold_alone_are_allowed_and_said_first(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The same held-back base run with no Eval of the pull request's own, and a budget of
+    4: the base's own runs do not fit it, so allow-incomplete lets the gate pass, and the
+    comment's headline says what the verdict does not cover."""
+    base, head = reading_the_head_alone(repo, github, {})
+    script_model(model, head_greets_well=False)
+
+    run = gate(
+        repo, github, base, head, env, **{"max-model-calls": "4", "allow-incomplete": "true"}
+    )
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.outputs["result"] == "pass"
+    assert [(r["side"], r["fixture"]) for r in run.results()["skippedRuns"]] == [
+        ("base", "greeting")
+    ]
+    headline = comment(github).split("\n")[1]
+    assert headline == (
+        "## ✅ evalward: every affected Eval passes without some of its runs — 1 runs of "
+        "fixtures the base branch gates with were not run: the budget cannot hold the base's "
+        "own runs (allowed by allow-incomplete)"
+    )
+
+
 def test_an_unrelated_base_agent_without_a_key_does_not_make_a_provider_switch_skippable(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:
