@@ -1048,6 +1048,33 @@ def test_control_base_runs_the_budget_cannot_hold_alone_are_allowed_and_said_fir
     )
 
 
+def test_a_base_agent_without_a_price_refuses_a_dollar_budget_its_head_runs_are_counted_by(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The budget counts the head's runs of the base's fixtures as the base's agent would
+    spend them: with that agent on a model without a price (its base runs held back), no
+    dollar of them could be counted, and whatever the pull request adds would fit for free."""
+    unpriced = SUPPORT_BOT.format(prompt=BASE_PROMPT).replace("gpt-test", "gpt-old")
+    make_pr(repo, github)
+    repo.checkout("main")
+    base = repo.commit(
+        "a model of our own",
+        {"evals/support-bot.yaml": WHERE_READ, "agents/support-bot.yaml": unpriced}
+        | {"evalward.yaml": PRICED},
+    )
+    repo.checkout("feature")
+    repo.git("merge", "-q", "-X", "ours", "main", "-m", "merge main")
+    head = repo.commit("an Eval of our own", an_eval_of_its_own(3))
+    github.pulls[7].head_sha, github.pulls[7].base_sha = head, base
+    script_model(model, head_greets_well=True)
+
+    run = gate(repo, github, base, head, env, **{"max-cost-usd": "5"})
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "openai/gpt-old has no price" in run.stdout + run.stderr
+    assert model.requests == []
+
+
 def test_an_unrelated_base_agent_without_a_key_does_not_make_a_provider_switch_skippable(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:

@@ -290,9 +290,10 @@ def refuse_unpriced(
     cached: Callable[[PlannedRun], bool] | None = None,
 ) -> None:
     """Refuse a dollar budget over models with no price, among those the runs the cache will
-    not answer may call (an agent's fallbacks and every judge included): what they spend
-    could not be counted against it, so a pull request that switched to one would spend
-    without limit."""
+    not answer may call (an agent's fallbacks and every judge included) or are counted by
+    (the base's agent, for a head run of a fixture the base gates with: `budget_estimate`):
+    what they spend could not be counted against it, so a pull request that switched to one
+    would spend without limit."""
     models: set[str] = set()
     for run in plan.runs:
         if cached is not None and cached(run):
@@ -300,6 +301,8 @@ def refuse_unpriced(
         tree = resources[run.side]
         eval_def = tree.evals[run.eval].resource
         models.update(tree.agents[eval_def.spec.target_agent].resource.spec.models)
+        counted = _budget_agent(run, plan, resources)  # what the budget prices the run by
+        models.update(counted.models if counted is not None else [])
         fixture = tree.fixtures[run.fixture].resource.spec
         checks = flatten(fixture.assertions)
         if any(assertion.type == "judge" for assertion in checks):
@@ -325,14 +328,20 @@ def budget_estimate(
     (the base has no such agent) as an agent whose calls cannot be foreseen. Nothing the pull
     request writes makes the base's runs cost more, to push one out of the budget. Without a
     base side (a push, `evalward run` alone) the run's own definitions are the ones that gate."""
+    return estimate_run(run, resources[run.side], prices, _budget_agent(run, plan, resources))
+
+
+def _budget_agent(
+    run: PlannedRun, plan: Plan, resources: dict[Side, ResourceSet]
+) -> AgentSpec | None:
+    """The agent `budget_estimate` estimates `run` with in place of its own (None: its own)."""
     head, base = resources[Side.head], resources.get(Side.base)
     if run.side is Side.base or base is None or not plan.base_gates(run):
-        return estimate_run(run, resources[run.side], prices)
+        return None
     located = base.evals.get(run.eval)
     eval_def = located.resource if located is not None else head.evals[run.eval].resource
     found = base.agents.get(eval_def.spec.target_agent)
-    agent = found.resource.spec if found is not None else AgentSpec()
-    return estimate_run(run, head, prices, agent)
+    return found.resource.spec if found is not None else AgentSpec()
 
 
 def over_budget(budget: Budget, total: Estimate, more: Estimate) -> bool:
