@@ -71,3 +71,34 @@ def test_shard_jobs_then_merge_gate_like_one_job(
     assert incomplete.returncode == 2
     assert "shard 2/2 missing" in incomplete.stderr
     assert json.loads(json.dumps(incomplete.outputs)).get("result") != "pass"
+
+
+def test_a_part_whose_budget_cannot_hold_the_bases_own_runs_is_excused_at_the_merge(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """One part, 4 calls: order-status (high, 2 a side) fits, the greeting's two runs do
+    not, whatever the pull request adds. The part says so, and the merge lets
+    allow-incomplete pass the gate, its headline naming the runs it did not see."""
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=True)
+    env = provider_env(model, "sk-test")
+    event = pull_request_event(github.repository, 7, base, head)
+    common = {"cache": "off", "shard-key": SHARD_KEY, "max-model-calls": "4"}
+    shards = tmp_path / "shards"
+
+    run_shards(repo.path, github, event, shards, env=env, inputs=common, count=1)
+    part = json.loads((shards / "shard-1-of-1.json").read_text())
+    assert part["baseOverBudget"] is True
+
+    merged = run_action(
+        repo.path,
+        github,
+        event,
+        inputs={**common, "merge": str(shards / "shard-*-of-1.json"), "allow-incomplete": "true"},
+        env=env,
+        run_dir=tmp_path / "runner-merge",
+    )
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert merged.outputs["result"] == "pass"
+    (comment,) = github.comments_on(7)
+    assert "passes without some of its runs — 2 runs of fixtures the base branch" in comment["body"]

@@ -855,6 +855,226 @@ def test_new_fixtures_cannot_push_gating_fixtures_out_of_the_budget(
     assert {r["fixture"] for r in run.results()["skippedRuns"]} <= {f"aaa-{n}" for n in range(4)}
 
 
+PR_EVAL = """\
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata:
+  name: pr-eval
+spec:
+  targetAgent: support-bot
+  fixtureSelector:
+    matchLabels: { suite: pr }
+"""
+
+
+def an_eval_of_its_own(count: int) -> dict[str, str]:
+    """An Eval the pull request adds, of `count` critical fixtures any greeting passes (their
+    label is not the base Eval's, so none of them is pending there)."""
+    trivial = trivial_critical_fixtures("pr", count)
+    return {"evals/pr-eval.yaml": PR_EVAL} | {
+        path: text.replace("agent: support-bot }", "suite: pr }") for path, text in trivial.items()
+    }
+
+
+def test_an_eval_the_pr_adds_cannot_push_the_bases_fixtures_out_of_the_budget(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """Its three critical fixtures (2 estimated calls each) sorted first would leave room for
+    order-status (high, 2 calls a side) alone, and the regressing greeting (low) out: the
+    base's fixtures come first, the pull request's Eval gets what they leave."""
+    base, head = hostile_pr(repo, github, an_eval_of_its_own(3))
+    script_model(model, head_greets_well=False)
+
+    run = gate(
+        repo, github, base, head, env, **{"max-model-calls": "12", "allow-incomplete": "true"}
+    )
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "fail"
+    heads = {e["eval"]: e["score"] for e in run.results()["evals"] if e["side"] == "head"}
+    assert heads == {"support-bot-eval": 0.8, "pr-eval": 1.0}
+    body = comment(github)
+    assert "❌ evalward" in body and "| support-bot-eval |" in body
+    ran = {(f["side"], f["fixture"]) for f in run.results()["fixtures"]}
+    assert {("head", "greeting"), ("head", "order-status"), ("head", "pr-0")} <= ran
+    skipped = {
+        (r["eval"], r["fixture"]) for r in run.results()["skippedRuns"] if r["side"] == "head"
+    }
+    assert skipped == {("pr-eval", "pr-2")}
+    assert "skipped by the budget, allowed" not in body
+
+
+def test_control_an_honest_eval_the_pr_adds_that_does_not_fit_is_skipped_and_allowed(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The same added Eval on a head that greets well: the base's fixtures all run, the
+    fixture of the pull request's own that does not fit is skipped, and allow-incomplete
+    allows it."""
+    base, _ = make_pr(repo, github)
+    head = repo.commit("an Eval of our own", an_eval_of_its_own(3))
+    github.pulls[7].head_sha = head
+    script_model(model, head_greets_well=True)
+
+    run = gate(
+        repo, github, base, head, env, **{"max-model-calls": "12", "allow-incomplete": "true"}
+    )
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.outputs["result"] == "pass"
+    assert [(r["eval"], r["fixture"]) for r in run.results()["skippedRuns"]] == [
+        ("pr-eval", "pr-2")
+    ]
+    assert "1 run(s) skipped by the budget" in comment(github)
+
+
+def inflated_tool(prompt: str) -> str:
+    """The support bot whose order lookup (the tool the greeting names) returns 400 KB."""
+    big = json.dumps({"status": "shipped", "eta": "2026-11-25", "history": "x" * 400_000})
+    return SUPPORT_BOT.format(prompt=prompt).replace('{ status: shipped, eta: "2026-11-25" }', big)
+
+
+PRICED = "pricing:\n  openai/gpt-test: { input: 1, output: 1 }\n"
+"""$1 a million tokens: the support bot's runs are estimated at about $0.001 as the base
+defines it, and $0.10 each with a 400 KB tool result."""
+
+
+def test_a_costlier_head_agent_cannot_push_the_bases_fixtures_out_of_the_budget(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """Estimated from the head's agent, order-status (high) would fit $0.15 and the
+    regressing greeting (low) not: the base's runs are estimated from the base's agent."""
+    repo.commit("prices", {"evalward.yaml": PRICED})
+    base, head = hostile_pr(repo, github, {"agents/support-bot.yaml": inflated_tool(HEAD_PROMPT)})
+    script_model(model, head_greets_well=False)
+
+    run = gate(
+        repo, github, base, head, env, **{"max-cost-usd": "0.15", "allow-incomplete": "true"}
+    )
+
+    body = assert_fails_below_threshold(run, github)
+    assert run.results()["skippedRuns"] == []
+    assert "skipped by the budget" not in body
+
+
+def test_control_an_honest_costlier_head_agent_within_the_bases_budget_passes(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The same bigger tool on a head that greets well: the base's fixtures fit the budget
+    as the base defines them, so every one runs and the gate passes, with no
+    allow-incomplete."""
+    repo.commit("prices", {"evalward.yaml": PRICED})
+    base, _ = make_pr(repo, github)
+    head = repo.commit(
+        "a fuller order record", {"agents/support-bot.yaml": inflated_tool(HEAD_PROMPT)}
+    )
+    github.pulls[7].head_sha = head
+    script_model(model, head_greets_well=True)
+
+    run = gate(repo, github, base, head, env, **{"max-cost-usd": "0.15"})
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.outputs["result"] == "pass"
+    assert run.results()["skippedRuns"] == []
+
+
+WHERE_READ = SUPPORT_EVAL.replace(
+    "passThreshold: 0.9",
+    "passThreshold: 0.5\n    gate: { failOnRegression: none, baseRuns: whereRead }",
+)
+"""The support bot's Eval deciding on the head alone: a failing greeting (0.8) still passes
+it, and the base runs a fixture only after the head failed it (a round of its own)."""
+
+
+def reading_the_head_alone(
+    repo: GitRepo, github: FakeGitHub, files: dict[str, str]
+) -> tuple[str, str]:
+    """make_pr with the base's Eval `WHERE_READ`, and a head that also commits `files`."""
+    make_pr(repo, github)
+    repo.checkout("main")
+    base = repo.commit("our Eval reads the head alone", {"evals/support-bot.yaml": WHERE_READ})
+    repo.checkout("feature")
+    repo.git("merge", "-q", "main", "-m", "merge main")
+    head = repo.commit("and more", files) if files else repo.head()
+    github.pulls[7].head_sha, github.pulls[7].base_sha = head, base
+    return base, head
+
+
+def test_the_base_runs_a_pr_eval_leaves_no_room_for_are_not_excused_by_allow_incomplete(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The head fails the greeting: its held-back base run (2 calls) is asked for after the
+    head's runs (4 calls) and the pull request's own Eval (2) filled the budget of 6. The
+    base's own runs would have fit alone: the gate is incomplete, whatever allow-incomplete
+    says."""
+    base, head = reading_the_head_alone(repo, github, an_eval_of_its_own(1))
+    script_model(model, head_greets_well=False)
+
+    run = gate(
+        repo, github, base, head, env, **{"max-model-calls": "6", "allow-incomplete": "true"}
+    )
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "incomplete"
+    skipped = [(r["side"], r["fixture"]) for r in run.results()["skippedRuns"]]
+    assert skipped == [("base", "greeting")]
+    said = "1 runs of fixtures the base branch gates with were skipped by the budget"
+    assert said in run.results()["reason"]
+    assert "allow-incomplete does not excuse them" in comment(github)
+
+
+def test_control_base_runs_the_budget_cannot_hold_alone_are_allowed_and_said_first(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The same held-back base run with no Eval of the pull request's own, and a budget of
+    4: the base's own runs do not fit it, so allow-incomplete lets the gate pass, and the
+    comment's headline says what the verdict does not cover."""
+    base, head = reading_the_head_alone(repo, github, {})
+    script_model(model, head_greets_well=False)
+
+    run = gate(
+        repo, github, base, head, env, **{"max-model-calls": "4", "allow-incomplete": "true"}
+    )
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.outputs["result"] == "pass"
+    assert [(r["side"], r["fixture"]) for r in run.results()["skippedRuns"]] == [
+        ("base", "greeting")
+    ]
+    headline = comment(github).split("\n")[1]
+    assert headline == (
+        "## ✅ evalward: every affected Eval passes without some of its runs — 1 runs of "
+        "fixtures the base branch gates with were not run: the budget cannot hold the base's "
+        "own runs (allowed by allow-incomplete)"
+    )
+
+
+def test_a_base_agent_without_a_price_refuses_a_dollar_budget_its_head_runs_are_counted_by(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The budget counts the head's runs of the base's fixtures as the base's agent would
+    spend them: with that agent on a model without a price (its base runs held back), no
+    dollar of them could be counted, and whatever the pull request adds would fit for free."""
+    unpriced = SUPPORT_BOT.format(prompt=BASE_PROMPT).replace("gpt-test", "gpt-old")
+    make_pr(repo, github)
+    repo.checkout("main")
+    base = repo.commit(
+        "a model of our own",
+        {"evals/support-bot.yaml": WHERE_READ, "agents/support-bot.yaml": unpriced}
+        | {"evalward.yaml": PRICED},
+    )
+    repo.checkout("feature")
+    repo.git("merge", "-q", "-X", "ours", "main", "-m", "merge main")
+    head = repo.commit("an Eval of our own", an_eval_of_its_own(3))
+    github.pulls[7].head_sha, github.pulls[7].base_sha = head, base
+    script_model(model, head_greets_well=True)
+
+    run = gate(repo, github, base, head, env, **{"max-cost-usd": "5"})
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "openai/gpt-old has no price" in run.stdout + run.stderr
+    assert model.requests == []
+
+
 def test_an_unrelated_base_agent_without_a_key_does_not_make_a_provider_switch_skippable(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:

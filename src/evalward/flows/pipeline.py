@@ -21,8 +21,11 @@ from evalward.execute.rounds import Rounds, flaky_on_main, run_rounds
 from evalward.past.status import AgentIdentity, identity_of
 from evalward.plan.changes import ChangeSet
 from evalward.plan.estimate import (
+    Trimmed,
+    budget_estimate,
     estimate_meanwhile,
     estimate_plan,
+    over_budget,
     refuse_unpriced,
     trim_to_budget,
 )
@@ -126,6 +129,12 @@ class _Running:
     notes: list[str]
     skipped: list[PlannedRun]
     estimate: Estimate | None
+    counted: Trimmed | None = None
+    """The budget's cut of the plan (None without a budget): what it counted, of which the
+    base's own gating runs', and whether it could not hold those even alone."""
+    base_over: bool = False
+    """The budget cannot hold the base's own gating runs even alone (`Trimmed.base_over`,
+    and the rounds' runs it left out: `_base_over`)."""
     flaky: dict[str, dict[str, float]] = field(default_factory=dict)
     finished: list[FixtureResult] = field(default_factory=list)
     """The runs scored so far, in the order they finished."""
@@ -143,6 +152,7 @@ class _Running:
             notes=self.notes,
             private=private_runs(context.plan, resources),
             skipped=self.skipped,
+            base_over_budget=self.base_over,
             estimate=self.estimate,
             traces=traces,
             agents=_head_agents(context.plan, resources[Side.head], context.keys),
@@ -183,12 +193,14 @@ async def _run_change(
             if on_result is not None:
                 on_result(result)
 
+        counted = state.counted
+        start = len(context.plan.runs)
         state.pairs = PairJudging(context, traces)
         later = BaseJudging(context, state.pairs.fixtures, traces.trace_of)
         how = Execution(
             on_result=record,
             traces=traces,
-            allowance=Allowance.left_by(context.budget, state.estimate),
+            allowance=Allowance.left_by(context.budget, _counted(counted)),
             defers=later.defers if state.pairs.active else None,
         )
         # Without a budget the estimate is only reported. When the cache can answer no run,
@@ -201,7 +213,7 @@ async def _run_change(
         try:
             judging = state.pairs if state.pairs.active else None
             rounds = Rounds(
-                estimate=state.estimate,
+                estimate=_counted(counted),
                 on_more=on_more,
                 flaky=state.flaky,
                 pairs=judging,
@@ -216,6 +228,8 @@ async def _run_change(
             raise
         state.notes += more_notes
         state.skipped += left_out
+        if counted is not None and left_out:
+            state.base_over |= _base_over(context, counted.own, start, left_out)
         if state.estimate is None:  # only the runs that ran: reused ones cost nothing
             reused = [result.cached for result in fixtures]
             state.estimate = await _estimate_after(estimating, context, reused)
@@ -232,31 +246,58 @@ def _planned(
     refused = refuse_plan(context.plan, context.checkouts, context.providers, context.env)
     notes += warning_notes(refused)
     cached = context.cached()
-    plan, skipped, estimate = _budgeted(context, cached, notes)
+    trimmed = _budgeted(context, cached, notes)
+    plan = trimmed.plan if trimmed is not None else context.plan
     context = context.with_plan(plan)
     if cached is not None:
         plan.reused = sum(cached(run) for run in plan.runs)
     if on_plan is not None:
         on_plan(plan)
     _check_keys(context)
-    return _Running(prepared.changes, context, notes, skipped, estimate)
+    if trimmed is None:
+        return _Running(prepared.changes, context, notes, [], None)
+    skipped, estimate = list(trimmed.skipped), trimmed.estimate
+    return _Running(prepared.changes, context, notes, skipped, estimate, trimmed, trimmed.base_over)
 
 
 def _budgeted(
     context: RunContext, cached: Callable[[PlannedRun], bool] | None, notes: list[str]
-) -> tuple[Plan, list[PlannedRun], Estimate | None]:
-    """The plan cut to the run's budget, the runs it left out and its estimate (none without
-    a budget); a `max-cost-usd` refuses models without a price. Runs `cached` says the result
-    cache answers cost nothing. Says in `notes` what it cut."""
+) -> Trimmed | None:
+    """The plan cut to the run's budget, with the runs it left out and its estimate (None
+    without a budget); a `max-cost-usd` refuses models without a price. Runs `cached` says
+    the result cache answers cost nothing. Says in `notes` what it cut."""
     plan, providers, budget = context.plan, context.providers, context.budget
     if not budget.limited:
-        return plan, [], None
+        return None
     resources = context.resources
     if budget.max_cost_usd is not None and providers.override is None:
         refuse_unpriced(plan, resources, providers.prices, cached)
     trimmed = trim_to_budget(plan, resources, providers.prices, budget, cached)
     notes += [trimmed.note] if trimmed.skipped else []
-    return trimmed.plan, trimmed.skipped, trimmed.estimate
+    return trimmed
+
+
+def _counted(trimmed: Trimmed | None) -> Estimate | None:
+    """What the budget counted for the runs it kept (None without a budget)."""
+    return trimmed.counted if trimmed is not None else None
+
+
+def _base_over(context: RunContext, own: Estimate, start: int, left_out: list[PlannedRun]) -> bool:
+    """Whether the runs of the base's gating fixtures a round left out would exceed the budget
+    even beside the base's own alone (its gating runs planned, `own`, and those the rounds
+    added since the plan's first `start` runs): the budget's own limit, not what the pull
+    request's runs took of it."""
+    plan, prices = context.plan, context.providers.prices
+    theirs = [run for run in left_out if plan.base_gates(run)]
+    if not theirs:
+        return False
+    added = [run for run in plan.runs[start:] if plan.base_gates(run)]
+    for run in added:
+        own += budget_estimate(run, plan, context.resources, prices)
+    more = sum(
+        (budget_estimate(r, plan, context.resources, prices) for r in theirs), Estimate(0, 0.0)
+    )
+    return over_budget(context.budget, own, more)
 
 
 def _estimating(context: RunContext) -> asyncio.Future[Estimate]:

@@ -123,6 +123,7 @@ async def run_part(
         plan=PlanRecord.model_validate(plan_record(splitter.whole)),
         definitions=definitions_digest(splitter.whole, splitter.definitions),
         skipped=[run_key(run) for run in evaluation.skipped],
+        base_over_budget=evaluation.base_over_budget,
         spent=SpentInfo.of(setup.providers.spent),
     )
     document = part_document(evaluation, part)

@@ -108,6 +108,7 @@ def merge(parts: Sequence[Part], plan: Expected, key: str | None) -> Evaluation:
     order = {run_key(run): position for position, run in enumerate(plan.plan.runs)}
     results: dict[RunKey, FixtureResult] = {}
     skipped: list[PlannedRun] = []
+    excused = True  # every part that skipped a run of the base's gating fixtures could not help it
     traces = TraceSpool()
     notes = list(plan.notes)
     spent = Spent()
@@ -118,6 +119,7 @@ def merge(parts: Sequence[Part], plan: Expected, key: str | None) -> Evaluation:
         for run in part.skipped:
             _given_to(name, index, run, owner)
             skipped.append(PlannedRun(Side(run[0]), run[1], run[2], run[3]))
+            excused &= part.base_over_budget or not plan.plan.base_gates(skipped[-1])
         for result in map(traces.keep, part.fixtures):
             found = (result.side, result.eval, result.fixture, result.rep)
             _given_to(name, index, found, owner)
@@ -143,6 +145,7 @@ def merge(parts: Sequence[Part], plan: Expected, key: str | None) -> Evaluation:
         notes=notes,
         private=private_runs(plan.plan, plan.resources),
         skipped=sorted(skipped),
+        base_over_budget=excused,
         traces=traces,
         spent_elsewhere=spent,
     )

@@ -33,8 +33,11 @@ calls are estimated at their most (one per turn the conversation can reach), but
 read grows with what the agent says: their share stays in the allowance, and each call is
 counted against it as it is made, so the budget stops a conversation that outgrows it.
 
-Over budget, fixtures run in order of severity (critical first; within a severity, by Eval
-and fixture name); a fixture's reps and both of its sides stay together; the rest are skipped.
+Over budget, what runs is decided from the base's definitions alone (`budget_estimate`): the
+fixtures the base gates with come first, in order of their severity (critical first; within a
+severity, by Eval and fixture name), each head run estimated with the base's agent, as its
+base run is; the Evals and fixtures the pull request adds get only what they leave. A
+fixture's reps and both of its sides stay together; the rest are skipped.
 """
 
 from __future__ import annotations
@@ -75,7 +78,17 @@ _TOOL_FIELDS = ("tool", "tools", "before", "after")
 class Trimmed:
     plan: Plan
     estimate: Estimate
+    """What the kept runs are expected to spend, each by its own side's definitions."""
     skipped: list[PlannedRun] = field(default_factory=list)
+    counted: Estimate = field(default_factory=lambda: Estimate(0, 0.0))
+    """What the budget counted for the kept runs (`budget_estimate`)."""
+    own: Estimate = field(default_factory=lambda: Estimate(0, 0.0))
+    """Of `counted`, the runs of the fixtures the base gates with."""
+
+    @property
+    def base_over(self) -> bool:
+        """The budget cannot hold the base's own gating runs even alone: it left some out."""
+        return any(self.plan.base_gates(run) for run in self.skipped)
 
     @property
     def note(self) -> str:
@@ -83,10 +96,17 @@ class Trimmed:
         if not self.skipped:
             return ""
         total = len(self.plan.runs) + len(self.skipped)
-        return (
+        said = (
             f"over budget: {len(self.skipped)} of {total} runs skipped "
-            f"(estimated {self.estimate.calls} model calls for the rest)"
+            f"(estimated {self.counted.calls} model calls for the rest)"
         )
+        if self.base_over:
+            own = sum(map(self.plan.base_gates, self.skipped))
+            said += (
+                f"; {own} of them are of fixtures the base branch gates with, which the budget "
+                "cannot hold even alone"
+            )
+        return said
 
 
 @dataclass(frozen=True)
@@ -96,10 +116,15 @@ class _Call:
     reply: int
 
 
-def estimate_run(run: PlannedRun, resources: ResourceSet, prices: PriceTable) -> Estimate:
+def estimate_run(
+    run: PlannedRun, resources: ResourceSet, prices: PriceTable, agent: AgentSpec | None = None
+) -> Estimate:
+    """The run's model calls, tokens and cost; `agent` estimates it with another definition of
+    its agent than `resources` holds (`budget_estimate`)."""
     eval_def = resources.evals[run.eval].resource
     fixture = resources.fixtures[run.fixture].resource.spec
-    agent = resources.agents[eval_def.spec.target_agent].resource.spec
+    if agent is None:
+        agent = resources.agents[eval_def.spec.target_agent].resource.spec
     assertions = flatten(fixture.assertions)
     given = sum(len(m.content) for m in opening_messages(fixture))
     calls: list[_Call] = []
@@ -265,9 +290,10 @@ def refuse_unpriced(
     cached: Callable[[PlannedRun], bool] | None = None,
 ) -> None:
     """Refuse a dollar budget over models with no price, among those the runs the cache will
-    not answer may call (an agent's fallbacks and every judge included): what they spend
-    could not be counted against it, so a pull request that switched to one would spend
-    without limit."""
+    not answer may call (an agent's fallbacks and every judge included) or are counted by
+    (the base's agent, for a head run of a fixture the base gates with: `budget_estimate`):
+    what they spend could not be counted against it, so a pull request that switched to one
+    would spend without limit."""
     models: set[str] = set()
     for run in plan.runs:
         if cached is not None and cached(run):
@@ -275,6 +301,8 @@ def refuse_unpriced(
         tree = resources[run.side]
         eval_def = tree.evals[run.eval].resource
         models.update(tree.agents[eval_def.spec.target_agent].resource.spec.models)
+        counted = _budget_agent(run, plan, resources)  # what the budget prices the run by
+        models.update(counted.models if counted is not None else [])
         fixture = tree.fixtures[run.fixture].resource.spec
         checks = flatten(fixture.assertions)
         if any(assertion.type == "judge" for assertion in checks):
@@ -292,6 +320,43 @@ def refuse_unpriced(
         )
 
 
+def budget_estimate(
+    run: PlannedRun, plan: Plan, resources: dict[Side, ResourceSet], prices: PriceTable
+) -> Estimate:
+    """What a budget counts for `run`: its estimate, but for a head run of a fixture the base
+    gates with (`Plan.base_gates`), estimated with the base's agent, as its base run is, or
+    (the base has no such agent) as an agent whose calls cannot be foreseen. Nothing the pull
+    request writes makes the base's runs cost more, to push one out of the budget. Without a
+    base side (a push, `evalward run` alone) the run's own definitions are the ones that gate."""
+    return estimate_run(run, resources[run.side], prices, _budget_agent(run, plan, resources))
+
+
+def _budget_agent(
+    run: PlannedRun, plan: Plan, resources: dict[Side, ResourceSet]
+) -> AgentSpec | None:
+    """The agent `budget_estimate` estimates `run` with in place of its own (None: its own)."""
+    head, base = resources[Side.head], resources.get(Side.base)
+    if run.side is Side.base or base is None or not plan.base_gates(run):
+        return None
+    located = base.evals.get(run.eval)
+    eval_def = located.resource if located is not None else head.evals[run.eval].resource
+    found = base.agents.get(eval_def.spec.target_agent)
+    return found.resource.spec if found is not None else AgentSpec()
+
+
+def over_budget(budget: Budget, total: Estimate, more: Estimate) -> bool:
+    """Whether `more` on top of `total` exceeds the budget (an unpriced cost counts no
+    dollars: `refuse_unpriced` keeps those out of a dollar budget)."""
+    if budget.max_model_calls is not None and total.calls + more.calls > budget.max_model_calls:
+        return True
+    return (
+        budget.max_cost_usd is not None
+        and more.cost_usd is not None
+        and total.cost_usd is not None
+        and total.cost_usd + more.cost_usd > budget.max_cost_usd
+    )
+
+
 def trim_to_budget(
     plan: Plan,
     resources: dict[Side, ResourceSet],
@@ -302,46 +367,46 @@ def trim_to_budget(
     """Keep the most severe fixtures that fit the budget; report the rest as skipped. Runs
     `cached` says the result cache will answer cost nothing.
 
-    Fixtures that gate come before those a pull request adds (pending ones, which gate only
-    once merged): new fixtures cannot push the fixtures that decide the gate out of it."""
+    Which runs stay is decided from the base's definitions alone: the fixtures the base gates
+    with come first, by the base's severity and the base's estimate of them
+    (`budget_estimate`); the Evals the pull request adds, then the fixtures it adds to the
+    base's Evals (pending: they gate only once merged), get only what those leave. Nothing a
+    pull request adds or makes costlier can push the fixtures that decide the gate out of it;
+    one of them is left out only where the budget cannot hold the base's own (`base_over`)."""
     groups: dict[tuple[str, str], list[PlannedRun]] = {}
     for run in plan.runs:
         groups.setdefault((run.eval, run.fixture), []).append(run)
+
+    def tier(group: tuple[str, str]) -> int:
+        """0: the base's own gating fixtures; 1: the Evals the pull request adds; 2: pending."""
+        runs = groups[group]
+        if any(plan.base_gates(run) for run in runs):
+            return 0
+        return 1 if any(plan.gates(run) for run in runs) else 2
 
     def severity(group: tuple[str, str]) -> float:
         side = Side.head if any(r.side is Side.head for r in groups[group]) else Side.base
         fixture = resources[side].fixtures[group[1]].resource.spec
         return DEFAULT_SEVERITY_WEIGHTS[fixture.severity]
 
-    total = Estimate(0, 0.0)
+    total = counted = own = Estimate(0, 0.0)
     kept: list[PlannedRun] = []
     skipped: list[PlannedRun] = []
-
-    def pending(group: tuple[str, str]) -> bool:
-        return not any(plan.gates(run) for run in groups[group])
-
-    for group in sorted(groups, key=lambda g: (pending(g), -severity(g), g)):
-        cost = Estimate(0, 0.0)
-        for run in groups[group]:
-            if cached is None or not cached(run):
-                cost += estimate_run(run, resources[run.side], prices)
-        over_calls = (
-            budget.max_model_calls is not None and total.calls + cost.calls > budget.max_model_calls
+    for group in sorted(groups, key=lambda g: (tier(g), -severity(g), g)):
+        runs = [run for run in groups[group] if cached is None or not cached(run)]
+        cost = sum(
+            (budget_estimate(run, plan, resources, prices) for run in runs), Estimate(0, 0.0)
         )
-        over_cost = (
-            budget.max_cost_usd is not None
-            and cost.cost_usd is not None
-            and total.cost_usd is not None
-            and total.cost_usd + cost.cost_usd > budget.max_cost_usd
-        )
-        if over_calls or over_cost:
+        if over_budget(budget, counted, cost):
             skipped += groups[group]
             continue
         kept += groups[group]
-        total += cost
+        counted += cost
+        own += cost if tier(group) == 0 else Estimate(0, 0.0)
+        total = sum((estimate_run(r, resources[r.side], prices) for r in runs), total)
     order = {id(run): index for index, run in enumerate(plan.runs)}
     kept.sort(key=lambda run: order[id(run)])
-    return Trimmed(plan.with_runs(kept), total, sorted(skipped))
+    return Trimmed(plan.with_runs(kept), total, sorted(skipped), counted, own)
 
 
 def adaptive_ceiling(

@@ -104,6 +104,9 @@ class Plan:
     undefined: str = ""
     """When the definitions that gate hold no Eval at all: that, and where they were looked
     for ("the base branch (abc123) defines no Eval: evalward looked in evals/ …")."""
+    added: list[str] = field(default_factory=list)
+    """Evals the pull request adds (the base branch defines none of that name): they gate, but
+    a budget keeps their runs only with what the base's own leave (`estimate.trim_to_budget`)."""
 
     def for_side(self, side: Side) -> list[PlannedRun]:
         return [r for r in self.runs if r.side is side]
@@ -126,6 +129,11 @@ class Plan:
     def gates(self, run: PlannedRun) -> bool:
         """Whether the run's result counts towards its Eval's score."""
         return run.side is Side.base or run.fixture not in self.pending.get(run.eval, ())
+
+    def base_gates(self, run: PlannedRun) -> bool:
+        """Whether the run is of a fixture the base's own definitions gate with: it gates, and
+        its Eval is not one the pull request adds. A budget keeps these first."""
+        return run.eval not in self.added and self.gates(run)
 
 
 def gate_resources(head: ResourceSet, base: ResourceSet | None, config: GateConfig) -> ResourceSet:
@@ -184,6 +192,8 @@ def build_plan(
             plan.not_run[name] = _why_gone(target, changes)
             continue
         plan.evals.append(name)
+        if gating is not None and name not in gating.evals:
+            plan.added.append(name)
         adaptive = eval_def.spec.execution.reps
         reps = eval_def.spec.execution.reps_per_fixture if adaptive is None else adaptive.min
         if adaptive is not None:

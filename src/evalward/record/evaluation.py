@@ -21,7 +21,14 @@ from evalward.rundata.spending import Estimate, Spent
 from evalward.rundata.spool import TraceSpool
 from evalward.rundata.trace import Trace
 from evalward.verdict.compare import EvalComparison
-from evalward.verdict.gate import Bypass, BypassRefusal, GateDecision, RegressionPolicy, decide
+from evalward.verdict.gate import (
+    Bypass,
+    BypassRefusal,
+    GateDecision,
+    RegressionPolicy,
+    SkippedGating,
+    decide,
+)
 
 
 @dataclass
@@ -36,6 +43,9 @@ class Evaluation:
     """(Eval, fixture) pairs marked `visibility: private`: held out of public reports."""
     skipped: list[PlannedRun] = field(default_factory=list)
     """Runs left out to stay within the budget."""
+    base_over_budget: bool = False
+    """The budget cannot hold the runs of the fixtures the base gates with even alone: only
+    then may `allow-incomplete` pass a gate that left some of them out (`SkippedGating`)."""
     estimate: Estimate | None = None
     traces: TraceSpool = field(default_factory=TraceSpool)
     """Where the fixture results' traces were moved after scoring."""
@@ -86,6 +96,9 @@ class Evaluation:
             allow_incomplete=allow_incomplete,
             not_run=self.plan.not_run,
             undefined=self.plan.undefined,
+            budget=SkippedGating(
+                sum(map(self.plan.base_gates, self.skipped)), self.base_over_budget
+            ),
         )
 
     def trace_of(self, result: FixtureResult) -> Trace:

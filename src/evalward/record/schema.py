@@ -223,6 +223,9 @@ class ShardPart(_Record):
     definitions: str
     notes: list[str] = Field(default_factory=list)
     skipped: list[RunKey] = Field(default_factory=list)
+    base_over_budget: bool = Field(default=False, alias="baseOverBudget")
+    """The part's budget cannot hold its runs of the fixtures the base gates with even alone
+    (`Evaluation.base_over_budget`): only then are those it skipped excused."""
     fixtures: list[FixtureResult] = Field(default_factory=list)
     spent: SpentInfo | None = None
     """What the part's model calls used: the merge adds the parts' up."""

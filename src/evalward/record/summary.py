@@ -406,6 +406,9 @@ def headline(comparisons: list[EvalComparison], decision: GateDecision, counts: 
         quiet = ", ".join(
             filter(None, (f"{regressed}, not blocking" if regressed else "", unsettled))
         )
+        if decision.uncovered:  # the verdict does not cover what the budget could not hold
+            quiet = "; ".join(filter(None, (decision.uncovered, quiet)))
+            return f"every affected Eval passes without some of its runs — {quiet}"
         return "every affected Eval passes" + (f" — {quiet}" if quiet else "")
     # skipped, incomplete ("cancelled after 3 of 8 runs"): the reason is the verdict's words
     return UNAVAILABLE if result is GateResult.unavailable else decision.reason

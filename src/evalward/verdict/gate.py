@@ -165,6 +165,10 @@ class GateDecision:
     `stopped`), as a user reads it; "" when it ran to the end."""
     error_exit: int = 0
     """The exit code that problem maps to (errors.py), unless a bypass honours it."""
+    uncovered: str = ""
+    """The runs of the base's own gating fixtures a passing gate did not see, because the
+    budget cannot hold them even alone (`allow-incomplete` let it pass): said in the headline,
+    as the verdict does not cover them; "" when it saw them all."""
 
     @property
     def exit_code(self) -> int:
@@ -179,6 +183,21 @@ class GateDecision:
         return EXIT_OK
 
 
+@dataclass(frozen=True)
+class SkippedGating:
+    """Of the runs the budget skipped, those of fixtures the base's own definitions gate with
+    (`Plan.base_gates`), and whether the budget cannot hold the base's own runs even alone."""
+
+    runs: int = 0
+    base_over: bool = False
+
+    @property
+    def excused(self) -> bool:
+        """Whether `allow-incomplete` may let the gate pass without them: only when the base's
+        own runs do not fit the budget, whatever the pull request adds or changes."""
+        return self.runs == 0 or self.base_over
+
+
 def decide(
     comparisons: list[EvalComparison],
     bypass: Bypass | None,
@@ -189,11 +208,14 @@ def decide(
     allow_incomplete: bool = False,
     not_run: Mapping[str, str] | None = None,
     undefined: str = "",
+    budget: SkippedGating = SkippedGating(),
 ) -> GateDecision:
     """Fail when an affected Eval is below its threshold — or regressed, if the policy says so —
     or could not run at all (`not_run`: Eval -> why, e.g. its agent was removed), unless an
     honoured bypass covers it. Runs skipped by the budget make the gate incomplete, which
-    fails unless `allow_incomplete`.
+    fails unless `allow_incomplete`; and whatever `allow_incomplete` says, a run of the
+    fixtures the base gates with that the budget left out (`budget`) never lets the gate pass,
+    unless the budget cannot hold the base's own runs even alone (then a pass says so).
 
     An Eval whose every head run failed only because its model providers kept failing through
     their retries is no verdict: when nothing else fails, the gate is `unavailable` (exit 3, an
@@ -221,7 +243,9 @@ def decide(
     Keyword-only parameters past the comparisons and the bypass: the policies and the
     run's facts, each with a default, named at the call.
     """
-    facts = _RunFacts(regressions, skipped_runs, allow_incomplete, dict(not_run or {}), undefined)
+    facts = _RunFacts(
+        regressions, skipped_runs, allow_incomplete, dict(not_run or {}), undefined, budget
+    )
     decision = _decision(comparisons, bypass, refusal, facts)
     decision.regressions = regressions
     decision.notes = blocked.unread(comparisons, regressions)
@@ -237,6 +261,15 @@ class _RunFacts:
     allow_incomplete: bool
     not_run: Mapping[str, str]
     undefined: str
+    budget: SkippedGating = SkippedGating()
+
+    @property
+    def blocking(self) -> int:
+        """The skipped runs that keep the gate from passing: all of them, unless
+        `allow_incomplete`; then those of the base's gating fixtures, unless excused."""
+        if not self.allow_incomplete:
+            return self.skipped_runs
+        return 0 if self.budget.excused else self.budget.runs
 
 
 def _decision(
@@ -246,14 +279,13 @@ def _decision(
     facts: _RunFacts,
 ) -> GateDecision:
     """`decide`'s decision, before the notes on what it did not read."""
-    regressions, skipped_runs = facts.regressions, facts.skipped_runs
-    allow_incomplete, not_run, undefined = facts.allow_incomplete, facts.not_run, facts.undefined
+    regressions, not_run, undefined = facts.regressions, facts.not_run, facts.undefined
     if not comparisons and not not_run:
         return GateDecision(
             GateResult.skipped, reason=undefined or "no Eval is affected by this change"
         )
     evals = Verdicts.of(comparisons, regressions)
-    if not evals.gating and not not_run and not (skipped_runs and not allow_incomplete):
+    if not evals.gating and not not_run and not facts.blocking:
         return GateDecision(
             GateResult.skipped,
             reason=f"nothing gates this change: {_advisory(evals.advisory)}",
@@ -263,13 +295,14 @@ def _decision(
     if (evals.down or evals.unscored) and outage and not no_verdict:
         return _unavailable(evals.down + evals.unscored, bypass, refusal)
     decision = _decision_of(evals, not_run)
-    skipped = skipped_runs if skipped_runs > 0 and not allow_incomplete else 0
+    skipped = facts.blocking
     undecided = evals.unscored or evals.inconclusive
     if not decision.failing_evals and not skipped and not undecided:
-        return _passed(decision, evals.advisory, skipped_runs, undefined)
+        return _passed(decision, evals.advisory, facts)
     if bypass is not None:
         return _bypassed(decision, bypass)
-    return _not_passed(decision, evals, refusal, regressions, not_run, skipped)
+    said = _skipped_text(skipped, facts)
+    return _not_passed(decision, evals, refusal, regressions, not_run, said)
 
 
 def _bypassed(decision: GateDecision, bypass: Bypass) -> GateDecision:
@@ -286,10 +319,11 @@ def _not_passed(
     refusal: BypassRefusal | None,
     regressions: RegressionPolicy,
     not_run: Mapping[str, str],
-    skipped: int,
+    skipped: str,
 ) -> GateDecision:
     """Something fails or is unfinished, and no bypass: the gate fails (or is incomplete,
-    when nothing fails but something could not finish)."""
+    when nothing fails but something could not finish); `skipped` says what the budget left
+    out that counts ("" for nothing)."""
     if not decision.failing_evals:
         decision.result = GateResult.inconclusive if evals.inconclusive else GateResult.incomplete
         decision.reason = "; ".join(_inconclusive(evals) + _unfinished(evals, skipped))
@@ -302,8 +336,8 @@ def _not_passed(
     decision.why = blocked.why(evals.below, evals.regressed, regressions)
     reasons = _failures(evals, not_run, regressions) + decision.why
     if skipped:
-        reasons.append(f"{skipped} runs were skipped by the budget")
-    decision.reason = "; ".join([*reasons, *_inconclusive(evals), *_unfinished(evals, 0)])
+        reasons.append(skipped)
+    decision.reason = "; ".join([*reasons, *_inconclusive(evals), *_unfinished(evals, "")])
     if refusal is not None:
         decision.reason += f"; the {refusal.label!r} label was refused: {refusal.reason}"
     return decision
@@ -351,25 +385,51 @@ def _inconclusive(evals: Verdicts) -> list[str]:
     return [f"{c.name} is inconclusive: {c.head.inconclusive_reason}" for c in evals.inconclusive]
 
 
-def _unfinished(evals: Verdicts, skipped_runs: int) -> list[str]:
+def _unfinished(evals: Verdicts, skipped: str) -> list[str]:
     """What kept the gate from a whole verdict: Evals unscored, runs left out, outages."""
     said = [_unscored(c) for c in evals.unscored]
-    if skipped_runs:
-        said.append(f"{skipped_runs} runs were skipped by the budget")
+    if skipped:
+        said.append(skipped)
     if evals.down:
         said.append(f"{len(evals.down)} Eval(s) not run: {UNAVAILABLE}")
     return said
 
 
+def _skipped_text(blocking: int, facts: _RunFacts) -> str:
+    """What the budget left out that keeps the gate from passing ("" for nothing)."""
+    if not blocking:
+        return ""
+    said = f"{blocking} runs were skipped by the budget"
+    if facts.allow_incomplete:  # only the base's gating fixtures' runs count then
+        said = (
+            f"{blocking} runs of fixtures the base branch gates with were skipped by the "
+            "budget, which holds the base's own runs: allow-incomplete does not excuse them "
+            "(what the pull request adds gets only what the base's own runs leave)"
+        )
+    elif facts.budget.runs and facts.budget.base_over:
+        said += (
+            f" ({facts.budget.runs} of fixtures the base branch gates with: the budget cannot "
+            "hold the base's own runs)"
+        )
+    return said
+
+
 def _passed(
-    decision: GateDecision, advisory: list[EvalComparison], skipped_runs: int, undefined: str
+    decision: GateDecision, advisory: list[EvalComparison], facts: _RunFacts
 ) -> GateDecision:
+    skipped_runs, undefined, budget = facts.skipped_runs, facts.undefined, facts.budget
     decision.reason = (
         "every affected Eval that gates meets its threshold; " + _advisory(advisory)
         if advisory
         else "every affected Eval meets its threshold"
     )
-    if skipped_runs:
+    if budget.runs:
+        decision.uncovered = (
+            f"{budget.runs} runs of fixtures the base branch gates with were not run: the "
+            "budget cannot hold the base's own runs (allowed by allow-incomplete)"
+        )
+        decision.reason += f" without them: {decision.uncovered}"
+    if skipped_runs > budget.runs:
         decision.reason += f" ({skipped_runs} runs skipped by the budget, allowed)"
     if undefined:
         decision.result = GateResult.skipped
