@@ -58,6 +58,7 @@ class Apart:
         ended with a socket of an agent user held by another process, a head user left
         files or IPC objects (swept or not), or the walk for the shared folders was cut
         short and a head turn has been; empty while none of these is so."""
+        self._reasons: set[str] = set()
         self.head_turns = 0
         """The head turns taken so far."""
 
@@ -122,8 +123,9 @@ class Apart:
         """End every process of the job's agent users and remove what they left in the
         shared folders; how many processes and files went. AgentRunError when something
         they left cannot be removed (`leftovers.BOUNDS`): the runs stop, and the gate with
-        them, its finished runs written. What the head user left, or another job's head
-        user left where a base turn (`side`) begins or ends, makes the turn not clean."""
+        them, its finished runs written. What the head user left once its turns began, or
+        another job's head user left where a base turn (`side`) begins or ends, makes the
+        turn not clean."""
         users = [user for user in self.users if user.uid != os.geteuid()]
         if not users:
             return 0
@@ -140,7 +142,7 @@ class Apart:
             raise AgentRunError(
                 f"the runs stop here: {exc}, and the other side's programs could read it"
             ) from None
-        if self.users[0].uid in swept.owners:
+        if self.head_turns and self.users[0].uid in swept.owners:  # (before: a past job's)
             self._not_clean(
                 f"the head's agent user (uid {self.users[0].uid}) left files or IPC objects "
                 f"where every user may write (removed)"
@@ -159,10 +161,12 @@ class Apart:
         return ended + swept.removed
 
     def _not_clean(self, why: str) -> None:
-        """No base run from now on is kept in the result cache, and the log says why (once)."""
-        if self.unclean:
+        """No base run from now on is kept in the result cache, and the log says why (each
+        reason once)."""
+        if why in self._reasons:
             return
-        self.unclean = why
+        self._reasons.add(why)
+        self.unclean = self.unclean or why
         self._log(
             f"evalward: {why}; the turn is not clean, and no base run from now on is kept in "
             f"the result cache"
