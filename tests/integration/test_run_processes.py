@@ -23,13 +23,15 @@ from pathlib import Path
 import pytest
 
 from evalward.files.trees import TreeBounds, TreeError
-from evalward.runtime import held_sockets, message_queues
+from evalward.runtime import held_sockets, message_queues, shared_places
 from evalward.runtime.agent_users import claim_pair
+from evalward.runtime.apart import Apart
 from evalward.runtime.cgroups import RunGroups, cgroup_of
 from evalward.runtime.leftovers import sweep
 from evalward.runtime.process import kill_group, limited_env, spawn
 from evalward.runtime.sandbox import Sandbox
 from evalward.runtime.side_turns import Turns
+from evalward.runtime.strays import Sessions
 from support.agentuser import agent_user
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="switching users needs root")
@@ -508,6 +510,41 @@ def test_another_job_s_head_user_s_file_in_a_shared_folder_keeps_no_base_run_in_
     finally:
         sandbox.close()
         other.release()
+
+
+@needs_root
+def test_after_a_head_turn_a_walk_cut_short_at_its_bound_keeps_no_base_run(
+    tmp_path: Path,
+) -> None:
+    """The walk for the folders any user may write stopped at its bound: a head program could
+    have written where no sweep looks, so no base run after the head's turn is kept (one
+    before it is)."""
+    user = agent_user()
+    mount = tmp_path / "mount"
+    for index in range(5):
+        (mount / f"d{index}").mkdir(parents=True)
+    mount.chmod(0o755)
+    info = tmp_path / "mountinfo"
+    info.write_text(f"36 35 98:0 / {mount} rw - ext4 /dev/root rw\n")
+    said: list[str] = []
+    cut = "stopped at its bound, and the head has had a turn"
+
+    async def go() -> tuple[bool, bool]:
+        apart = Apart(Sessions(), (user, user.base_side()))
+        apart.track(None, said.append)
+        apart.places = shared_places.find(info, bound=3)  # as the first turn finds them
+        try:
+            apart.head_alive("the base run before")
+            before = any(cut in line for line in said)
+            async with apart.turn("head", "0" * 40):
+                pass
+            return before, apart.head_alive("the base run after")
+        finally:
+            apart.close()
+
+    before, after = asyncio.run(go())
+    assert not before and after
+    assert any(cut in line for line in said)
 
 
 def _held(folder: Path, name: str) -> bool:
