@@ -6,6 +6,9 @@ shows it as a zombie, yet it runs. Under adaptive reps the base runs in later ro
 such head runs: no base program meets it, and it does not outlive the job. A process of
 another job's head user left on the machine (a job killed outright) is alive while this
 job's base runs: their results are not kept in the result cache, so a rerun runs them again.
+What a head program leaves where every user may write (`/run/lock`, a folder no list names,
+one below a folder only root may write in `/tmp`) reaches no later base run, and no base run
+after it is kept in the result cache.
 """
 
 from __future__ import annotations
@@ -432,3 +435,62 @@ def test_a_half_dead_head_process_cannot_post_into_the_base_s_service_of_a_later
     if seen not in first.stdout:  # (another job's head process beside it: not kept, rightly)
         bases = [f for f in rerun.results()["fixtures"] if f["side"] == "base"]
         assert bases and all(f["cached"] for f in bases)  # the clean result, kept
+
+
+# A machine's shared cache: `/tmp/tool/` (0755, root's) holding `shared/` (1777).
+NESTED = """\
+import json, os, sys, time
+json.load(sys.stdin)
+planted = {planted!r}
+"""
+NESTED_BASE = """\
+print(json.dumps({"refunded": 25, "left": [planted] if os.path.lexists(planted) else [],
+                  "at": time.time_ns()}))
+"""
+NESTED_HEAD = """\
+with open(planted, "w") as handle:
+    handle.write("planted by the head")
+print(json.dumps({"refunded": 30, "left": [planted], "at": time.time_ns()}))
+"""
+
+
+@needs_root
+def test_a_head_file_in_a_shared_folder_below_one_only_root_may_write_reaches_no_later_base(
+    workspace: Path, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The head's tool leaves a file in `/tmp/tool/shared/`, which the sweep of `/tmp` does
+    not enter: it is gone at the head's turn's end, so neither the base runs of later rounds
+    nor the next job's find it; and those base runs, after a head user's file, are not kept
+    in the result cache: the rerun runs them again."""
+    tool = Path(tempfile.mkdtemp(prefix="evalward-tool-", dir="/tmp"))
+    tool.chmod(0o755)
+    (tool / "shared").mkdir()
+    (tool / "shared").chmod(0o1777)
+    planted = f"{tool}/shared/evalward-left-{os.getpid()}-{time.monotonic_ns()}"
+    names = NESTED.format(planted=planted)
+    files = {"evals.yaml": SUITE, "tools/refund.py": names + NESTED_BASE}
+    head = {"evals.yaml": ROUNDED, "tools/refund.py": names + NESTED_HEAD}
+    event = open_pr(workspace, github, files, head, suite={})
+    _script(model)
+    try:
+        first = run_gate_in("writable", workspace, github, event, OPENAI_BASE_URL=model.base_url)
+        left_after_first = os.path.lexists(planted)
+        rerun = run_gate_in("writable", workspace, github, event, OPENAI_BASE_URL=model.base_url)
+        left_after_rerun = os.path.lexists(planted)
+    finally:
+        subprocess.run(["rm", "-rf", str(tool)], check=False)
+
+    for run in (first, rerun):
+        assert run.returncode == 1, run.stdout + run.stderr  # blocked: the head refunds 30
+        seen = _reports(run)
+        for report in seen["base"]:
+            assert report["left"] == [], report
+    seen = _reports(first)
+    first_head = min(report["at"] for report in seen["head"])
+    assert [report for report in seen["base"] if report["at"] > first_head], seen
+    assert not left_after_first and not left_after_rerun
+    assert f"the head's agent user (uid {AGENT_UID}) left files" in first.stdout
+    swept = next(line for line in first.stdout.splitlines() if "any user may write" in line)
+    assert f"{tool}/shared" in swept, swept
+    bases = [f for f in rerun.results()["fixtures"] if f["side"] == "base"]
+    assert bases and not all(f["cached"] for f in bases)  # those after the head's: run again

@@ -25,11 +25,14 @@ import pytest
 from evalward.errors import TreeError
 from evalward.files.trees import TreeBounds
 from evalward.runtime.agents.process import kill_group, limited_env, spawn
-from evalward.runtime.isolation import held_sockets, message_queues
+from evalward.runtime.isolation import held_sockets, message_queues, shared_places
+from evalward.runtime.isolation.agent_users import claim_pair
+from evalward.runtime.isolation.apart import Apart
 from evalward.runtime.isolation.cgroups import RunGroups, cgroup_of
 from evalward.runtime.isolation.leftovers import sweep
 from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.runtime.isolation.side_turns import Turns
+from evalward.runtime.isolation.strays import Sessions
 from support.agentuser import agent_user
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="switching users needs root")
@@ -291,7 +294,7 @@ os.symlink({str(tmp_path)!r}, "a/into-root")
 socket.socket(socket.AF_UNIX).bind("shop.sock")
 """,
         )
-        removed = sweep([user.uid], [user.gid], [shared, tmp_path])
+        removed = sweep([user.uid], [user.gid], [shared, tmp_path]).removed
         left = sorted(str(p.relative_to(shared)) for p in shared.rglob("*"))
         assert left == ["a", "a/b", "root.txt"]
         assert removed == 6
@@ -323,7 +326,7 @@ for _ in range(3000):
     os.chdir("d")
 """,
         )
-        assert sweep([user.uid], [user.gid], [shared]) == 1
+        assert sweep([user.uid], [user.gid], [shared]).removed == 1
         assert list(shared.iterdir()) == []
 
         _as_user(user.uid, f"import os; os.makedirs({str(shared / 'many')!r} + '/' + 'x' * 9)")
@@ -338,6 +341,23 @@ for _ in range(3000):
 
 
 @needs_root
+def test_the_sweep_follows_no_link_swapped_in_on_a_place_s_path(tmp_path: Path) -> None:
+    """A folder found as a place's parent (`tool`), replaced since by a link by whoever may
+    write where it is: the sweep of `tool/shared` leads nowhere, and what the agent user owns
+    where the link points stays."""
+    user = agent_user()
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "shared").mkdir(parents=True)
+    (elsewhere / "shared" / "mine.txt").write_text("the user's, elsewhere")
+    os.chown(elsewhere / "shared" / "mine.txt", user.uid, user.gid)
+    (tmp_path / "tool").symlink_to(elsewhere)
+
+    swept = sweep([user.uid], [user.gid], [tmp_path / "tool" / "shared"])
+    assert (elsewhere / "shared" / "mine.txt").exists()
+    assert swept.removed == 0
+
+
+@needs_root
 def test_the_sweep_removes_the_user_s_shared_memory_segments() -> None:
     user = agent_user()
     libc = ctypes.CDLL(None, use_errno=True)
@@ -349,7 +369,7 @@ def test_the_sweep_removes_the_user_s_shared_memory_segments() -> None:
     ident = libc.shmget(key, 0, 0)
     assert ident >= 0
     try:
-        assert sweep([user.uid], [user.gid], []) >= 1
+        assert sweep([user.uid], [user.gid], []).removed >= 1
         assert libc.shmget(key, 0, 0) == -1  # gone
     finally:
         libc.shmctl(ident, 0, None)
@@ -401,6 +421,131 @@ assert libc.msgget({key}, 0o1666) >= 0 and libc.semget({key + 1}, 1, 0o1666) >= 
         for path in planted:
             path.unlink(missing_ok=True)
         subprocess.run(["rm", "-rf", str(odd)], check=False)
+
+
+@contextlib.contextmanager
+def _tool_folder() -> Iterator[Path]:
+    """A machine's `/tmp/tool/` (0755, root's) holding `shared/` (1777): a shared cache or a
+    runner's scratch, which the sweep of `/tmp` does not enter; `shared`, removed after."""
+    tool = Path(tempfile.mkdtemp(prefix="evalward-tool-", dir="/tmp"))
+    tool.chmod(0o755)
+    (tool / "shared").mkdir()
+    (tool / "shared").chmod(0o1777)
+    try:
+        yield tool / "shared"
+    finally:
+        subprocess.run(["rm", "-rf", str(tool)], check=False)
+
+
+@needs_root
+def test_a_head_turn_sweeps_a_shared_folder_below_one_only_root_may_write_and_no_base_is_kept(
+    tmp_path: Path,
+) -> None:
+    """What the head's user leaves in `/tmp/tool/shared/` (sticky) goes at its turn's end:
+    a file, and links to a file and a folder of its own elsewhere, removed and never
+    followed (their targets stay), beside root's and another user's files, which stay. A
+    base run from then on is not kept in the result cache: a head user's files were where
+    a later program could read them."""
+    user = agent_user()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "mine.txt").write_text("the head's, elsewhere")
+    os.chown(outside / "mine.txt", user.uid, user.gid)
+    sandbox = Sandbox(user)
+    said: list[str] = []
+    sandbox.keep_apart(said.append, turns=None)
+
+    async def go() -> None:
+        async with sandbox.turn("head", "0" * 40):
+            _as_user(
+                user.uid,
+                f"""
+import os
+os.chdir({str(shared)!r})
+open("planted.json", "w").write("{{}}")
+os.symlink({str(outside / "mine.txt")!r}, "to-file")
+os.symlink({str(outside)!r}, "to-folder")
+""",
+            )
+
+    with _tool_folder() as shared:
+        (shared / "root.txt").write_text("root's")
+        (shared / "nobody.txt").write_text("another user's")
+        os.chown(shared / "nobody.txt", 65534, 65534)
+        try:
+            asyncio.run(go())
+            left = sorted(path.name for path in shared.iterdir())
+        finally:
+            sandbox.close()
+
+    assert left == ["nobody.txt", "root.txt"]
+    assert (outside / "mine.txt").read_text() == "the head's, elsewhere"
+    swept = next(line for line in said if "from every folder any user may write" in line)
+    assert str(shared) in swept, swept
+    assert any(f"the head's agent user (uid {user.uid}) left files" in line for line in said)
+    assert sandbox.head_alive("the base run after")
+
+
+@needs_root
+def test_another_job_s_head_user_s_file_in_a_shared_folder_keeps_no_base_run_in_the_cache() -> None:
+    """A job killed outright left its head user's file in `/tmp/tool/shared/`: this job's
+    sweep leaves it (it is not this job's), and a base run beside it is not kept."""
+    user = agent_user()
+    other = claim_pair({0, user.uid, user.uid + 1})  # another job's pair, held
+    sandbox = Sandbox(user)
+    said: list[str] = []
+    sandbox.keep_apart(said.append, turns=None)
+
+    async def go() -> None:
+        async with sandbox.turn("base", ""):
+            pass
+
+    try:
+        with _tool_folder() as shared:
+            _as_user(other.user.uid, f"open({str(shared / 'planted')!r}, 'w').write('x')")
+            asyncio.run(go())
+            assert (shared / "planted").exists()
+        line = next(line for line in said if "another job's head agent user" in line)
+        assert "at a base turn" in line and "no base run from now on is kept" in line
+        assert sandbox.head_alive("the base run")
+    finally:
+        sandbox.close()
+        other.release()
+
+
+@needs_root
+def test_after_a_head_turn_a_walk_cut_short_at_its_bound_keeps_no_base_run(
+    tmp_path: Path,
+) -> None:
+    """The walk for the folders any user may write stopped at its bound: a head program could
+    have written where no sweep looks, so no base run after the head's turn is kept (one
+    before it is)."""
+    user = agent_user()
+    mount = tmp_path / "mount"
+    for index in range(5):
+        (mount / f"d{index}").mkdir(parents=True)
+    mount.chmod(0o755)
+    info = tmp_path / "mountinfo"
+    info.write_text(f"36 35 98:0 / {mount} rw - ext4 /dev/root rw\n")
+    said: list[str] = []
+    cut = "stopped at its bound, and the head has had a turn"
+
+    async def go() -> tuple[bool, bool]:
+        apart = Apart(Sessions(), (user, user.base_side()))
+        apart.track(None, said.append)
+        apart.places = shared_places.find(info, bound=3)  # as the first turn finds them
+        try:
+            apart.head_alive("the base run before")
+            before = any(cut in line for line in said)
+            async with apart.turn("head", "0" * 40):
+                pass
+            return before, apart.head_alive("the base run after")
+        finally:
+            apart.close()
+
+    before, after = asyncio.run(go())
+    assert not before and after
+    assert any(cut in line for line in said)
 
 
 def _held(folder: Path, name: str) -> bool:

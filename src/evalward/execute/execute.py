@@ -137,7 +137,8 @@ class _Run:
         self.results: list[FixtureResult | None] = [None] * len(self.plan.runs)
         self.reachable: set[int] = set()
         """The base runs a head program could have reached: a head agent user's process
-        was alive as they started or ended. Their results are not kept in the cache."""
+        was alive as they started or ended, or something a head user wrote was where every
+        user may write (`Apart.head_alive`). Their results are not kept in the cache."""
 
     def _scorers(self, side: Side, user: Side | None = None) -> CodeScorers:
         """The code scorers of `side`'s runs, run as `user`'s agent user (default: the side's)."""
@@ -354,7 +355,9 @@ class _Run:
     async def _watch(self, run: PlannedRun, index: int, when: str) -> None:
         """A base run's result is kept only if no process of any head agent user was alive
         on the machine while it ran: none as it started (no head program starts in a base
-        turn, so none can begin but from one alive then) and none once its programs ended."""
+        turn, so none can begin but from one alive then) and none once its programs ended;
+        and only if no turn before it was unclean (a head user's files where every user may
+        write, swept or not: `Apart.head_alive`)."""
         assert self.sandbox is not None
         during = f"the base run of {run.eval}/{run.fixture} (rep {run.rep}), {when}"
         if await asyncio.to_thread(self.sandbox.head_alive, during):

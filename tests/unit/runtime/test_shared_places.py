@@ -1,7 +1,7 @@
 """Where any user may write is found by walking each writable mount: a folder every user may
-write is a place however deep it is and whatever bytes name it; one no other user may enter
-hides what it holds; links and other mounts are not followed; read-only mounts and kernel
-interfaces are not walked."""
+write is a place however deep it is and whatever bytes name it, below a folder only root may
+write inside another place too; one no other user may enter hides what it holds; links and
+other mounts are not followed; read-only mounts and kernel interfaces are not walked."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from evalward.files.trees import remove_tree
-from evalward.runtime.isolation import shared_places
+from evalward.runtime.isolation import leftovers, shared_places
 
 
 @pytest.fixture
@@ -66,6 +66,36 @@ def test_every_folder_others_may_write_is_found_and_nothing_it_hides(
 
     found = {place for place in places.folders if place.is_relative_to(tmp_path)}
     assert found == {deep, sticky, Path(odd)}
+    assert places.complete
+
+
+@pytest.mark.parametrize("kind", ["tmpfs", "btrfs"])
+def test_a_shared_folder_below_one_only_root_may_write_inside_tmp_is_a_place_of_its_own(
+    tmp_path: Path, kind: str
+) -> None:
+    """A machine's `/tmp/tool/` (0755) holding `shared/` (1777), and one only others may
+    pass (0711): the sweep of `/tmp` enters neither, so each shared folder is a place. One
+    the sweep of a place reaches (through folders every user may write, as deep as it goes)
+    is not; one past its depth is."""
+    tmp = _folder(tmp_path / "tmp", 0o1777)
+    tool = _folder(tmp / "tool", 0o755)
+    shared = _folder(tool / "shared", 0o1777)
+    passed = _folder(tmp / "hidden" / "cache", 0o1777)
+    (tmp / "hidden").chmod(0o711)
+    beside = _folder(tool / "open" / "inner", 0o777)  # (tool/open is a place, inner in it)
+    (tool / "open").chmod(0o777)
+    chain = tmp / "chain"
+    for level in range(1, leftovers.DEPTH + 3):  # every user may write each
+        chain = _folder(chain if level > 1 else tmp / "chain", 0o777) / f"d{level}"
+    (tmp / "link").symlink_to(_folder(tmp_path / "elsewhere" / "open", 0o777).parent)
+    info = _mountinfo(tmp_path, f"36 35 0:40 / {tmp} rw,nosuid - {kind} tmpfs rw")
+
+    places = shared_places.find(info)
+
+    found = {place for place in places.folders if place.is_relative_to(tmp_path)}
+    sweeps_past = tmp.joinpath("chain", *(f"d{level}" for level in range(1, leftovers.DEPTH + 1)))
+    assert found == {tmp, shared, passed, tool / "open", sweeps_past}
+    assert beside.parent in found and beside not in found
     assert places.complete
 
 

@@ -8,7 +8,10 @@ and every program of a run to its run.
   agent users is ended, nothing spared, and what they own in the folders every user shares
   is removed (`leftovers`). So a head program cannot reach a base run's playground, agent
   server, model-proxy key, HOME or working copy: none of them exists while it runs, and
-  nothing it leaves behind is there when the next base run starts.
+  nothing it leaves behind is there when the next base run starts. A base run's result is
+  kept in the result cache only if nothing a head user wrote could have reached it
+  (`head_alive`): none of its processes alive, none of its sockets held, and nothing of it
+  found in the shared folders since the head's first turn, swept or not.
 - **A run's programs end with it.** Each run's processes are tracked (`strays.RunProcesses`:
   a cgroup of its own where the machine lets evalward make one, `cgroups`; always the
   sessions of the programs it started) and, when it ends, every one of them is ended, and
@@ -27,7 +30,7 @@ from evalward.errors import AgentRunError, TreeError
 from evalward.runtime.isolation import cgroups, held_sockets, message_queues, thread_groups
 from evalward.runtime.isolation.agent_users import FIRST_UID, PAIRS, AgentUser, end_unclaimed
 from evalward.runtime.isolation.cgroups import RunGroups
-from evalward.runtime.isolation.leftovers import sweep
+from evalward.runtime.isolation.leftovers import BOUNDS, sweep
 from evalward.runtime.isolation.shared_places import Places, find
 from evalward.runtime.isolation.side_turns import Turns, group_of
 from evalward.runtime.isolation.strays import (
@@ -55,9 +58,14 @@ class Apart:
         """Where any user may write: found at the first turn (`shared_places`)."""
         self.queues: Path | None = None
         """An mqueue file system evalward mounted to list POSIX message queues, if it did."""
-        self.sockets_held = False
-        """Whether a turn ended with a socket of an agent user held by another process: no
-        base run from then on is kept in the result cache (`head_alive`)."""
+        self.unclean = ""
+        """Why no base run from now on is kept in the result cache (`head_alive`): a turn
+        ended with a socket of an agent user held by another process, a head user left
+        files or IPC objects (swept or not), or the walk for the shared folders was cut
+        short and a head turn has been; empty while none of these is so."""
+        self._reasons: set[str] = set()
+        self.head_turns = 0
+        """The head turns taken so far."""
 
     def track(self, turns: Path | None, log: Callable[[str], None]) -> None:
         """Make the job's cgroup and take part in the machine's turns (`turns`: their folder,
@@ -108,17 +116,21 @@ class Apart:
             if self._said:  # once, as the first programs may start
                 self._log(self._said)
                 self._said = ""
-            await self.clear()
+            await self.clear(side)
+            if side != "base":
+                self.head_turns += 1
             try:
                 yield
             finally:
-                await self.clear()
+                await self.clear(side)
 
-    async def clear(self) -> int:
+    async def clear(self, side: str = "") -> int:
         """End every process of the job's agent users and remove what they left in the
         shared folders; how many processes and files went. AgentRunError when something
         they left cannot be removed (`leftovers.BOUNDS`): the runs stop, and the gate with
-        them, its finished runs written."""
+        them, its finished runs written. What the head user left once its turns began, or
+        another job's head user left where a base turn (`side`) begins or ends, makes the
+        turn not clean."""
         users = [user for user in self.users if user.uid != os.geteuid()]
         if not users:
             return 0
@@ -128,21 +140,48 @@ class Apart:
             self._log(_places_said(self.places))
             await asyncio.to_thread(self._list_queues)
         uids, gids = [u.uid for u in users], [u.gid for u in users]
+        watched = self._head_uids() - set(uids) if side == "base" else set()
         try:
-            swept = await asyncio.to_thread(sweep, uids, gids, self.places.folders)
+            swept = await asyncio.to_thread(sweep, uids, gids, self.places.folders, BOUNDS, watched)
         except TreeError as exc:  # a later side's programs could read what is left: stop
             raise AgentRunError(
                 f"the runs stop here: {exc}, and the other side's programs could read it"
             ) from None
-        if held := await asyncio.to_thread(held_sockets.held, set(uids)):
-            self.sockets_held = True
-            more = f" (and {len(held) - 1} more)" if len(held) > 1 else ""
-            self._log(
-                f"evalward: a socket an agent user made outlived its processes, handed to a "
-                f"process of another user (SCM_RIGHTS): {held[0].said()}{more}; the turn is "
-                f"not clean, and no base run from now on is kept in the result cache"
+        if self.head_turns and self.users[0].uid in swept.owners:  # (before: a past job's)
+            self._not_clean(
+                f"the head's agent user (uid {self.users[0].uid}) left files or IPC objects "
+                f"where every user may write (removed)"
             )
-        return ended + swept
+        if swept.watched:
+            self._not_clean(
+                f"another job's head agent user (uid {min(swept.watched)}) left files where "
+                f"every user may write, at a base turn"
+            )
+        if held := await asyncio.to_thread(held_sockets.held, set(uids)):
+            more = f" (and {len(held) - 1} more)" if len(held) > 1 else ""
+            self._not_clean(
+                f"a socket an agent user made outlived its processes, handed to a process "
+                f"of another user (SCM_RIGHTS): {held[0].said()}{more}"
+            )
+        return ended + swept.removed
+
+    def _not_clean(self, why: str) -> None:
+        """No base run from now on is kept in the result cache, and the log says why (each
+        reason once)."""
+        if why in self._reasons:
+            return
+        self._reasons.add(why)
+        self.unclean = self.unclean or why
+        self._log(
+            f"evalward: {why}; the turn is not clean, and no base run from now on is kept in "
+            f"the result cache"
+        )
+
+    def _head_uids(self) -> set[int]:
+        """This job's head user's uid and every head uid of the pairs jobs claim, but the
+        base's and evalward's own."""
+        head, base = self.users[0].uid, self.users[-1].uid
+        return {*range(FIRST_UID, FIRST_UID + 2 * PAIRS, 2), head} - {base, os.geteuid()}
 
     def _list_queues(self) -> None:
         """Where no mqueue file system is mounted, mount one to sweep POSIX message queues
@@ -159,7 +198,7 @@ class Apart:
             )
             return
         self.queues = own
-        self.places = Places((*self.places.folders, own), self.places.complete)
+        self.places = Places((*self.places.folders, own.resolve()), self.places.complete)
         self._log(
             f"evalward: POSIX message queues are swept through an mqueue file system mounted "
             f"at {own} (none was mounted)"
@@ -168,15 +207,20 @@ class Apart:
     def head_alive(self, during: str) -> bool:
         """Whether a process of any head side's agent user is alive on the machine (this
         job's head user, or any head uid of the pairs jobs claim (`agent_users`), by any of
-        its threads), a socket one made is held (`held_sockets`), or a turn of this job left
-        one of its agent users' sockets held. In a base turn there should be none: one seen
-        means a base run could have been reached, and its result is not kept
-        (`execute/execute.py`); the log says so.
+        its threads), a socket one made is held (`held_sockets`), or a turn of this job was
+        not clean (`unclean`), or a head turn has been while the walk for the shared folders
+        stopped at its bound (a head program could have written where no sweep looks). In a
+        base turn there should be none: one seen means a base run could have been reached,
+        and its result is not kept (`execute/execute.py`); the log says so.
         """
         if not self.users:
             return False
-        head, base = self.users[0].uid, self.users[-1].uid
-        uids = {*range(FIRST_UID, FIRST_UID + 2 * PAIRS, 2), head} - {base, os.geteuid()}
+        if self.head_turns and self.places is not None and not self.places.complete:
+            self._not_clean(
+                "the walk for the folders any user may write stopped at its bound, and the "
+                "head has had a turn: it could have written where no sweep looks"
+            )
+        uids = self._head_uids()
         found = thread_groups.live_of(uids)
         if found and self.turns.folder is not None:
             found = self._end_unclaimed(found, uids, self.turns.folder)
@@ -194,12 +238,12 @@ class Apart:
                 f"({held[0].said()}): its result is not kept in the result cache"
             )
             return True
-        if self.sockets_held:
+        if self.unclean:
             self._log(
-                f"evalward: {during} follows a turn that left a socket of an agent user "
-                f"held: its result is not kept in the result cache"
+                f"evalward: {during} follows a turn that was not clean ({self.unclean}): its "
+                f"result is not kept in the result cache"
             )
-        return self.sockets_held
+        return bool(self.unclean)
 
     def _end_unclaimed(
         self, found: list[thread_groups.ThreadGroup], uids: set[int], claims: Path

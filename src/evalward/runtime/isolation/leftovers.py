@@ -6,11 +6,13 @@ side's tool opens, a socket it connects to, a shared-memory segment it attaches.
 side's end evalward removes everything the job's agent users own in the folders every user
 shares (every one of the machine, found by `shared_places`; `SHARED` when none are given),
 at any depth a folder lets them write, and their System V IPC objects. It never follows a
-link: each folder is opened without following one, relative to the folder that holds it,
-and only folders others may write (or the user's group) are entered; what is owned by anyone
-else stays. What they own is removed as `files.trees` removes a tree (iteratively, however
-deep), all of it within BOUNDS; what cannot be removed is a TreeError naming it, once the rest
-is gone.
+link: each folder, a place's own path too, is opened without following one, relative to the
+folder that holds it, and only folders others may write (or the user's group) are entered;
+what is owned by anyone else stays. What they own is removed as `files.trees` removes a tree
+(iteratively, however deep), all of it within BOUNDS; what cannot be removed is a TreeError
+naming it, once the rest is gone. What it removed, and what of the `watched` users (other
+jobs' head users) it saw, it says by uid: a base run after a head user's leftovers is not
+kept in the result cache (`apart`).
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ import ctypes
 import os
 import stat
 from collections.abc import Collection
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalward.errors import TreeError
-from evalward.files.trees import Removal, TreeBounds, shown
+from evalward.files.trees import FOLDER, Removal, TreeBounds, shown
 
 SHARED = (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), Path("/dev/mqueue"))  # noqa: S108
 DEPTH = 32
@@ -38,68 +41,107 @@ IPC_KINDS = (
 )
 
 
+@dataclass(frozen=True)
+class Swept:
+    """What one sweep removed, and whose it was."""
+
+    removed: int = 0
+    owners: frozenset[int] = frozenset()
+    """The uids something of which was removed (a file, a folder, an IPC object)."""
+    watched: frozenset[int] = frozenset()
+    """The `watched` uids that own something in the places (left where it is)."""
+
+
 def sweep(
     uids: Collection[int],
     gids: Collection[int],
     places: Collection[Path] = SHARED,
     bounds: TreeBounds = BOUNDS,
-) -> int:
-    """Remove what `uids` own in `places` (and their IPC objects); how many were removed.
-    TreeError, once the rest is removed, naming what could not be."""
+    watched: Collection[int] = (),
+) -> Swept:
+    """Remove what `uids` own in `places` (and their IPC objects), and look for what
+    `watched` own there. TreeError, once the rest is removed, naming what could not be."""
     if not uids:
-        return 0
-    removed = 0
+        return Swept()
     removal = Removal(bounds, "what the agent users left in the shared folders")
     problems: list[str] = []
+    found = _Found(frozenset(uids), frozenset(gids), frozenset(watched) - frozenset(uids))
     for place in places:
-        try:
-            folder = os.open(place, os.O_RDONLY | os.O_DIRECTORY)
-        except OSError:
+        folder = _open_place(place)
+        if folder is None:
             continue
         try:
-            owners = frozenset(uids), frozenset(gids)
-            removed += _sweep(folder, str(place), owners, DEPTH, (removal, problems))
+            _sweep(folder, str(place), found, DEPTH, (removal, problems))
         finally:
             os.close(folder)
-    removed += _sweep_ipc(frozenset(uids))
+    _sweep_ipc(found)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise TreeError(problems[0] + more)
-    return removed
+    return Swept(found.removed, frozenset(found.owners), frozenset(found.seen))
 
 
-_Owners = tuple[frozenset[int], frozenset[int]]
-"""(uids, gids) of the users whose leftovers a sweep removes."""
+@dataclass
+class _Found:
+    """The users a sweep is for, and what it found of them."""
+
+    uids: frozenset[int]
+    gids: frozenset[int]
+    watched: frozenset[int]
+    removed: int = 0
+    owners: set[int] = field(default_factory=set)
+    seen: set[int] = field(default_factory=set)
+
+
+def _open_place(place: Path) -> int | None:
+    """A place's folder, opened one name at a time from `/` without following a link (one
+    swapped in on its path since it was found leads nowhere); None where there is none."""
+    if not place.is_absolute():
+        return None
+    folder = os.open("/", FOLDER)
+    for name in place.parts[1:]:
+        try:
+            inner = os.open(name, FOLDER, dir_fd=folder)
+        except OSError:
+            return None
+        finally:
+            os.close(folder)
+        folder = inner
+    return folder
+
+
 _Removing = tuple[Removal, list[str]]
 """The sweep's removal and what it could not remove."""
 
 
-def _sweep(folder: int, where: str, owners: _Owners, depth: int, removing: _Removing) -> int:
-    uids, gids = owners
-    removed = 0
+def _sweep(folder: int, where: str, found: _Found, depth: int, removing: _Removing) -> None:
     try:
         with os.scandir(folder) as entries:
             names = [entry.name for entry in entries]
     except OSError:
-        return 0
+        return
     for name in names:
         try:
             info = os.stat(name, dir_fd=folder, follow_symlinks=False)
         except OSError:
             continue
         path = f"{where}/{name}"
-        if info.st_uid in uids:
-            removed += _remove(folder, name, path, removing)
-        elif stat.S_ISDIR(info.st_mode) and depth > 0 and _open_to(info, gids):
+        if info.st_uid in found.uids:
+            if _remove(folder, name, path, removing):
+                found.removed += 1
+                found.owners.add(info.st_uid)
+            continue
+        if info.st_uid in found.watched:
+            found.seen.add(info.st_uid)
+        if stat.S_ISDIR(info.st_mode) and depth > 0 and _open_to(info, found.gids):
             try:
-                inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder)
+                inner = os.open(name, FOLDER, dir_fd=folder)
             except OSError:
                 continue
             try:
-                removed += _sweep(inner, path, owners, depth - 1, removing)
+                _sweep(inner, path, found, depth - 1, removing)
             finally:
                 os.close(inner)
-    return removed
 
 
 def _open_to(info: os.stat_result, gids: frozenset[int]) -> bool:
@@ -109,21 +151,20 @@ def _open_to(info: os.stat_result, gids: frozenset[int]) -> bool:
     )
 
 
-def _remove(folder: int, name: str, path: str, removing: _Removing) -> int:
+def _remove(folder: int, name: str, path: str, removing: _Removing) -> bool:
     """Remove one thing the users own (a folder with all it holds, following no link)."""
     removal, problems = removing
     try:
         removal.remove(folder, name, shown(path))
     except TreeError as exc:
         problems.append(str(exc))
-        return 0
-    return 1
+        return False
+    return True
 
 
-def _sweep_ipc(uids: frozenset[int]) -> int:
+def _sweep_ipc(found: _Found) -> None:
     """Remove the System V shared memory segments, semaphore sets and message queues these
     users own or created."""
-    removed = 0
     for kind, column, control, before in IPC_KINDS:
         try:
             lines = (IPC / kind).read_text().splitlines()
@@ -137,6 +178,7 @@ def _sweep_ipc(uids: frozenset[int]) -> int:
         for line in lines[1:]:
             fields = line.split()
             with contextlib.suppress(IndexError, ValueError):
-                if {int(fields[uid]), int(fields[cuid])} & uids:
-                    removed += remove(int(fields[ident]), *before, IPC_RMID, None) == 0
-    return removed
+                theirs = {int(fields[uid]), int(fields[cuid])} & found.uids
+                if theirs and remove(int(fields[ident]), *before, IPC_RMID, None) == 0:
+                    found.removed += 1
+                    found.owners.update(theirs)

@@ -5,10 +5,12 @@ could read: a fixed list of shared folders misses the ones a machine adds (`/run
 `/var/lock` names; a runner's own scratch folder; a mount of its own). So the places are
 found, not listed: every writable mount that is not a kernel interface (`/proc`, `/sys`,
 cgroups...) is walked from its mount point, without crossing into another mount or following
-a link, through the folders every user may enter, and each folder every user may write is a
-place (`leftovers` sweeps it, and what it holds, of the agent users' files). The walk is
-bounded (`WALK_BOUND` folders); a walk cut short says so, and the fixed folders are swept
-anyway.
+a link, through every folder every user may enter, and each folder every user may write is a
+place (`leftovers` sweeps it, and what it holds, of the agent users' files). The walk goes on
+inside a place too: the sweep enters only the folders others may write, so a shared cache
+every user may write in a folder only root may write, itself in `/tmp`, is a place of its
+own. The walk is bounded (`WALK_BOUND` folders); a walk cut short says so, and the fixed
+folders are swept anyway.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from evalward.runtime.isolation.leftovers import DEPTH
 
 MOUNTS = Path("/proc/self/mountinfo")
 KERNEL_INTERFACES = frozenset(
@@ -56,6 +60,8 @@ ALWAYS = (
     Path("/run/lock"),
 )
 """Swept however the search went (where they exist)."""
+NOT_SWEPT = -1
+"""The depth in the walk of a folder no place's sweep enters."""
 
 
 @dataclass(frozen=True)
@@ -67,15 +73,16 @@ class Places:
 
 
 def find(mounts: Path = MOUNTS, bound: int = WALK_BOUND) -> Places:
-    """Every folder of a writable mount that every user may write and reach, outermost
-    first (a folder inside one found is swept with it)."""
+    """Every folder of a writable mount that every user may write and reach, but those the
+    sweep of another reaches (below it through folders every user may write, at most
+    `leftovers.DEPTH` deep); sorted."""
     found: set[bytes] = set()
     budget = [bound]
     for point, kind in _writable_mounts(mounts):
         _walk(os.fsencode(point), found, budget, leaves_known=kind in COUNTS_SUBFOLDERS)
     places = {Path(os.fsdecode(folder)) for folder in found}
     places.update(place for place in ALWAYS if place.is_dir() and not place.is_symlink())
-    return Places(_outermost(places), complete=budget[0] > 0)
+    return Places(tuple(sorted(places)), complete=budget[0] > 0)
 
 
 def _writable_mounts(mounts: Path) -> list[tuple[Path, str]]:
@@ -99,18 +106,19 @@ def _writable_mounts(mounts: Path) -> list[tuple[Path, str]]:
 
 
 def _walk(point: bytes, found: set[bytes], budget: list[int], *, leaves_known: bool) -> None:
-    """The folders every user may write under `point`, on its mount alone. Folders are held
-    as bytes, not Paths: a job walks tens of thousands of them before its first turn
-    (`leaves_known`: a folder of 2 links holds none, `COUNTS_SUBFOLDERS`)."""
+    """The folders every user may write under `point`, on its mount alone, but those the
+    sweep of one found reaches. Folders are held as bytes, not Paths: a job walks tens of
+    thousands of them before its first turn (`leaves_known`: a folder of 2 links holds none,
+    `COUNTS_SUBFOLDERS`)."""
     try:
         top = os.lstat(point)
     except OSError:
         return
     if not stat.S_ISDIR(top.st_mode):
         return
-    pending = [point]
+    pending = [(point, NOT_SWEPT)]  # each folder, and how deep the sweep of a place is there
     while pending and budget[0] > 0:
-        folder = pending.pop()
+        folder, above = pending.pop()
         budget[0] -= 1
         try:
             info = os.lstat(folder)
@@ -118,26 +126,24 @@ def _walk(point: bytes, found: set[bytes], budget: list[int], *, leaves_known: b
             continue
         if info.st_dev != top.st_dev:
             continue  # another mount: walked from its own point
+        depth = NOT_SWEPT
         if info.st_mode & stat.S_IWOTH:
-            found.add(folder)
-            continue  # the sweep goes through what it holds
+            if NOT_SWEPT < above < DEPTH:
+                depth = above + 1  # the sweep of the place above goes in
+            else:
+                found.add(folder)
+                depth = 0
         if not info.st_mode & stat.S_IXOTH:
             continue  # no user but its owner and group enters it
         if leaves_known and info.st_nlink == 2:
             continue  # no folder inside
         try:
             with os.scandir(folder) as entries:
-                pending += [entry.path for entry in entries if entry.is_dir(follow_symlinks=False)]
+                pending += [
+                    (entry.path, depth) for entry in entries if entry.is_dir(follow_symlinks=False)
+                ]
         except OSError:
             continue
-
-
-def _outermost(found: set[Path]) -> tuple[Path, ...]:
-    kept: list[Path] = []
-    for place in sorted(found, key=lambda path: (len(path.parts), str(path))):
-        if not any(place.is_relative_to(outer) for outer in kept):
-            kept.append(place)
-    return tuple(sorted(kept))
 
 
 def _unescape(field: str) -> str:
