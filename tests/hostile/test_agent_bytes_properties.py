@@ -240,11 +240,11 @@ def proxy_served(model: ScriptedModelServer, tmp_path: Path) -> Iterator[tuple[S
         loop.close()
 
 
-def request(key: bytes, path: bytes, body: bytes) -> bytes:
+def request(key: bytes, path: bytes, body: bytes, header: bytes = b"x-a: b") -> bytes:
     return (
         b"POST " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + key
-        + b"\r\nx-api-key: " + key + b"\r\ncontent-type: application/json\r\nContent-Length: "
-        + str(len(body)).encode() + b"\r\n\r\n" + body
+        + b"\r\nx-api-key: " + key + b"\r\n" + header + b"\r\ncontent-type: application/json"
+        + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
     )  # fmt: skip
 
 
@@ -281,16 +281,24 @@ def test_a_request_to_the_model_proxy_holding_any_bytes_is_answered_or_refused_u
     with proxy_served(model, tmp_path) as (served, loop):
 
         @settings(max_examples=60, deadline=None)
-        @given(STRINGS | st.binary(max_size=12), st.sampled_from(["chat", "messages", "raw"]))
-        @example(b"\xed\xa0\x80", "chat")
-        @example(b"\xed\xa0\x80", "messages")
-        @example(b"\\ud800", "chat")
-        def answered(piece: bytes, shape: str) -> None:
+        @given(
+            STRINGS | st.binary(max_size=12),
+            st.sampled_from(["chat", "messages", "raw"]),
+            st.sampled_from([b"x-a", b"anthropic-beta", b"anthropic-version", b"openai-beta"]),
+        )
+        @example(b"\xed\xa0\x80", "chat", b"x-a")
+        @example(b"\xed\xa0\x80", "messages", b"anthropic-beta")
+        @example(b"\\ud800", "chat", b"x-a")
+        def answered(piece: bytes, shape: str, header: bytes) -> None:
+            """A request whose body (or one header, named or not) holds `piece`."""
             if shape == "messages":
                 path, body = b"/v1/messages", messages_body(piece)
             else:
                 path, body = b"/v1/chat/completions", chat_body(piece) if shape == "chat" else piece
-            sent = exchange(served.port, request(served.key, path, body), 1, refused_closes=False)
+            bad = b"x-a: b" if shape == "raw" else header + b": " + piece
+            sent = exchange(
+                served.port, request(served.key, path, body, bad), 1, refused_closes=False
+            )
             (answer,), _ = asyncio.run_coroutine_threadsafe(sent, loop).result()
             assert answer.status in (200, 400), answer
             assert served.grant.trace is not None
