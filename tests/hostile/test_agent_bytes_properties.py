@@ -13,7 +13,7 @@ import contextlib
 import json
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,22 +21,25 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from conformance.test_servers import Served, exchange, serving
+from conformance.test_servers import Served, exchange
 from evalward.errors import ProviderError
 from evalward.http.client import Reply
 from evalward.providers import anthropic, openai
-from evalward.providers.base import ChatResponse
+from evalward.providers.base import ChatResponse, RunLabels
 from evalward.resources.playground import Playground
 from evalward.rundata.results import OUTPUT_CAP_BYTES, cap_output
 from evalward.rundata.trace import Trace
 from evalward.runtime import otlp
 from evalward.runtime.command import CommandOutput
+from evalward.runtime.model_proxy import ModelProxy
 from evalward.runtime.playground.base import LivePlayground, PlaygroundError, PlaygroundSource
 from evalward.runtime.playground.service import state_json
 from evalward.runtime.playground.state_delta import patched
 from evalward.runtime.protocol import ProtocolError, apply_response
 from evalward.text import jsontext
+from fakes.model_server import Reply as ScriptedReply
 from fakes.model_server import ScriptedModelServer
+from integration.test_proxy_streams import ANTHROPIC_KEY, OPENAI_KEY, providers_for
 
 PROPERTY = settings(max_examples=150, deadline=None)
 BAD = [
@@ -224,13 +227,28 @@ def test_a_service_state_or_delta_holding_any_bytes_is_a_document_or_the_playgro
 # --- the model proxy, over a real loopback connection ---------------------------------------
 
 
+@contextlib.asynccontextmanager
+async def observing(model: ScriptedModelServer, tmp_path: Path) -> AsyncIterator[Served]:
+    """The model proxy and a run's key, the run's traffic read into its trace as a
+    bring-your-own agent's is."""
+    providers = providers_for(model, tmp_path)
+    proxy = ModelProxy(providers, None, [OPENAI_KEY, ANTHROPIC_KEY])
+    await proxy.ensure_started()
+    try:
+        with proxy.granted(RunLabels(agent="a", fixture="fx"), Trace(), observe=True) as grant:
+            yield Served(proxy, grant, int(proxy.url.rpartition(":")[2]))
+    finally:
+        await proxy.aclose()
+        await providers.aclose()
+
+
 @contextlib.contextmanager
 def proxy_served(model: ScriptedModelServer, tmp_path: Path) -> Iterator[tuple[Served, Any]]:
     """The model proxy, serving on an event loop of its own thread, and that loop."""
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
-    opened = serving(model, tmp_path)
+    opened = observing(model, tmp_path)
     try:
         yield asyncio.run_coroutine_threadsafe(opened.__aenter__(), loop).result(), loop
     finally:
@@ -272,6 +290,16 @@ def messages_body(piece: bytes) -> bytes:
     )
 
 
+CHAT = b'{"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "reply-bytes"}]}'
+MODEL_REPLY = (
+    b'{"id": "x", "object": "chat.completion", "model": "gpt-4.1-mini", "choices": [{"index": 0, '
+    b'"message": {"role": "assistant", "content": "a\xed\xa0\x80b", "tool_calls": [{"id": "c", '
+    b'"type": "function", "function": {"name": "f", '
+    b'"arguments": "{\\"q\\": \\"\xed\xa0\x80\\"}"}}]}, "finish_reason": "tool_calls"}], '
+    b'"usage": {"prompt_tokens": 1, "completion_tokens": 1}}'
+)
+
+
 def test_a_request_to_the_model_proxy_holding_any_bytes_is_answered_or_refused_unlogged(
     model: ScriptedModelServer,
     tmp_path: Path,
@@ -305,6 +333,17 @@ def test_a_request_to_the_model_proxy_holding_any_bytes_is_answered_or_refused_u
             written(served.grant.trace)
 
         answered()
+
+        # a model's reply holding them, in its text and a tool call's arguments
+        model.script("reply-bytes", ScriptedReply(raw=MODEL_REPLY))
+        sent = exchange(served.port, request(served.key, b"/v1/chat/completions", CHAT), 1)
+        (answer,), _ = asyncio.run_coroutine_threadsafe(sent, loop).result()
+        assert answer.status == 200, answer
+        assert served.grant.trace is not None
+        written(served.grant.trace)
+        steps = served.grant.trace.steps
+        assert any(s.content == "a\ufffd\ufffd\ufffdb" for s in steps), steps
+        assert any(s.arguments == {"q": "\ufffd\ufffd\ufffd"} for s in steps), steps
 
     # every request reached the model as UTF-8 JSON, its bad bytes U+FFFD
     assert model.calls
