@@ -46,10 +46,11 @@ def loads(
     unique_keys: bool = False,
 ) -> Any:
     """`json.loads`, with bytes that are not UTF-8 and lone surrogates replaced; text without
-    surrogate escapes costs one regex scan more. Nesting too deep for the parser (`[[[[…`
-    200,000 times) is a ValueError, like any other JSON that does not parse, not a
-    RecursionError that would end the run; so is, with `max_depth` (`AGENT_DEPTH` for what
-    an agent writes), nesting deeper than it.
+    surrogate escapes costs one regex scan more, and a str that is not ASCII one encoding
+    (`utf8.writable`). Nesting too deep for the parser (`[[[[…` 200,000 times) is a
+    ValueError, like any other JSON that does not parse, not a RecursionError that would
+    end the run; so is, with `max_depth` (`AGENT_DEPTH` for what an agent writes), nesting
+    deeper than it.
     `finite=False` reads `NaN` and infinities as floats, for a reader that checks each value
     itself and drops only the item that holds one (a score log a restore mangled).
     `unique_keys` refuses an object that gives a key twice (DuplicateKey, a ValueError):
@@ -62,7 +63,7 @@ def loads(
             return fast
     # decoded here, not by `json.loads`: it decodes with `surrogatepass` (`ED A0 80` would be
     # U+D800) or fails on any other byte that is not UTF-8
-    text = raw if isinstance(raw, str) else utf8.decoded(raw, json.detect_encoding(raw))
+    text = raw if isinstance(raw, str) else raw.decode(json.detect_encoding(raw), "replace")
     hook = _unique if unique_keys else None
     try:
         data = (
