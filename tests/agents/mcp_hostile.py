@@ -25,6 +25,9 @@ library only, so it runs as any agent user. It speaks JSON-RPC lines itself:
 - stray: leaves a child behind in a session of its own that ignores SIGTERM, and answers a
   call with what it could read of the secrets around it (its environment, its parent's, every
   process's);
+- bytes: answers a call with text holding bytes that are not UTF-8 (`ED A0 80`, U+D800
+  spelt as UTF-8 would), and lists its tool with those bytes and an escaped lone surrogate
+  in its description;
 - ok: a well-behaved server with one tool, `echo`.
 """
 
@@ -42,8 +45,13 @@ STRAY = 0
 TOOL = {"name": "echo", "description": "Echo.", "inputSchema": {"type": "object"}}
 
 
+BAD = "@not-utf-8@"
+"""Written as the bytes ED A0 80 in mode `bytes`."""
+
+
 def send(message: dict[str, object]) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
+    line = json.dumps(message).encode() + b"\n"
+    sys.stdout.buffer.write(line.replace(BAD.encode(), b"\xed\xa0\x80"))
     sys.stdout.flush()
 
 
@@ -66,6 +74,8 @@ def tools() -> list[dict[str, object]]:
         return [{**TOOL, "inputSchema": {"type": "object", "properties": props}}]
     if MODE == "many-tools":
         return [{**TOOL, "name": f"echo{n}"} for n in range(200)] + [TOOL]
+    if MODE == "bytes":
+        return [{**TOOL, "description": f"Echo {BAD} \ud800."}]
     return [TOOL]
 
 
@@ -127,6 +137,8 @@ def call(request: dict[str, object]) -> None:
         send({"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage", "params": sampling})
         answer = json.loads(sys.stdin.readline())
         text = f"the client answered: {json.dumps(answer.get('error') or answer.get('result'))}"
+    elif MODE == "bytes":
+        text = f"a {BAD} b"
     else:
         text = json.dumps(params.get("arguments"))
     reply(request, {"content": [{"type": "text", "text": text}], "isError": False})

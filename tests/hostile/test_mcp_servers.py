@@ -131,6 +131,26 @@ def test_each_hostile_server_errs_its_own_run_by_name_and_the_others_go_on(
     assert "not supported" in output.lower(), output
 
 
+def test_a_servers_bytes_that_are_not_utf8_are_replaced_and_the_run_goes_on(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """A tool description and a call's result holding `ED A0 80` and an escaped lone
+    surrogate: each is U+FFFD in the trace, which writes, and the run passes."""
+    assertion = "{ type: toolCalled, tool: echo }"
+    suites = documents(suite("bytes", _server("bytes", ""), assertion))
+    repo.commit("server", {"agents.yaml": suites, "mcp/hostile.py": HOSTILE_SERVER})
+    script = tmp_path / "mock.yaml"
+    script.write_text("replies:\n" + calls("bytes", ECHO))
+
+    code, results, said = run_for_results(repo.path, "--mock-script", str(script))
+
+    assert code == 0, said
+    (run,) = results["fixtures"]
+    assert run["status"] == "pass", run
+    result = next(s for s in run["trace"]["steps"] if s["type"] == "tool_result")
+    assert result["output"] == "a \ufffd\ufffd\ufffd b"
+
+
 def _answer(request: Request) -> Response:
     """An MCP endpoint answering `initialize` as its path says: too large (as one reply or
     one event), compressed, for another request, not JSON, not JSON-RPC, or never; or

@@ -3,6 +3,8 @@ request's trajectory carries (the texts as DSPy 3 writes them)."""
 
 from __future__ import annotations
 
+import json
+
 from evalward.rundata.trace import Trace
 from evalward.runtime.proxy.observed import TrafficObserver
 from evalward.runtime.proxy.text_tools import TextCall, calls_in_reply, trajectory
@@ -62,6 +64,25 @@ def test_a_react_reply_names_its_call_in_either_adapter() -> None:
     assert calls_in_reply(REPLY.replace('{"order_id": "12345"}', "{'order_id': '12345'}")) == [call]
     assert calls_in_reply(REPLY.replace("lookup_order", "finish")) == []
     assert calls_in_reply("Your order has shipped.") == []
+
+
+def test_arguments_are_only_what_the_trace_can_write() -> None:
+    """A lone surrogate in either spelling is U+FFFD; a literal JSON cannot hold is none."""
+    written = {
+        '{"q": "a\\ud800b"}': {"q": "a\ufffdb"},
+        "{'q': 'a\\ud800b', 'pair': (1, 2)}": {"q": "a\ufffdb", "pair": [1, 2]},
+        "{'q': b'\\xff'}": {},
+        "{'q': {1, 2}}": {},
+        "{'q': 1j}": {},
+        "{'q': 1e999}": {},
+        '{"q": NaN}': {},
+    }
+    for args, expected in written.items():
+        (call,) = calls_in_reply(REPLY.replace('{"order_id": "12345"}', args))
+        assert call.arguments == expected, args
+        json.dumps(call.arguments, ensure_ascii=False, allow_nan=False).encode()
+    as_json = '{"next_tool_name": "lookup_order", "next_tool_args": {"q": "\\udc00"}}'
+    assert calls_in_reply(as_json) == [TextCall("lookup_order", {"q": "\ufffd"})]
 
 
 def test_a_trajectory_gives_each_tool_its_observation_and_finish_is_no_tool() -> None:

@@ -16,6 +16,7 @@ from evalward.rundata.playground_state import PlaygroundRecord
 from evalward.rundata.record_model import RecordModel
 from evalward.rundata.sequential_record import SequentialRecord
 from evalward.rundata.trace import Trace, Usage
+from evalward.text import utf8
 
 OUTPUT_CAP_BYTES = 8 * 1024
 """Seed 003: output captured per fixture is capped at 8 KiB in the status."""
@@ -456,6 +457,9 @@ class CalibrationResult(RecordModel):
 
 
 def cap_output(text: str, limit: int = OUTPUT_CAP_BYTES) -> str:
+    """An agent's answer as a fixture's result keeps it: its first `limit` bytes of UTF-8,
+    a lone surrogate (which no entry point should have let through) written as U+FFFD."""
+    text = utf8.writable(text)
     raw = text.encode("utf-8")
     if len(raw) <= limit:
         return text

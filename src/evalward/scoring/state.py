@@ -33,6 +33,7 @@ from evalward.rundata.playground_state import (
 )
 from evalward.rundata.results import Status
 from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, CheckOutcome
+from evalward.text import jsontext
 
 MAX_LISTED = 5
 
@@ -229,7 +230,11 @@ def _parsed_file(path: str, playground: PlaygroundRun) -> Any:
     from evalward.resources import yaml12
 
     try:
-        return json.loads(content) if path.endswith(".json") else yaml12.load(content)
+        # jsontext: the file is the agent's, and `json.loads` would keep a lone surrogate
+        # its text escapes and fail with a RecursionError on `[[[[…`; NaN reads as it did
+        if path.endswith(".json"):
+            return jsontext.loads(content, finite=False)
+        return yaml12.load(content)
     except (ValueError, yaml.YAMLError) as exc:
         raise _Unevaluable(f"{path} does not parse as JSON or YAML: {exc}") from None
 

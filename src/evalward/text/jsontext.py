@@ -1,10 +1,11 @@
 """JSON from outside (model providers, agents, their tool calls, trace files) decoded into text
 that evalward can write.
 
-JSON may spell half of a UTF-16 surrogate pair (`"\\ud83d"`). `json.loads` turns that into a str
-no UTF-8 writer accepts, so one such character in an agent's output would make every file of the
-run, the trace spool and the result cache fail to write. A lone surrogate becomes U+FFFD, as a
-UTF-8 decoder does with a bad byte; pairs are joined by `json.loads` already.
+JSON may spell half of a UTF-16 surrogate pair (`"\\ud83d"`), and its bytes may not be UTF-8
+(`ED A0 80`, which `json.loads` decodes to a lone surrogate too). `json.loads` turns either into
+a str no UTF-8 writer accepts, so one such character in an agent's output would make every file
+of the run, the trace spool and the result cache fail to write. A byte that is not UTF-8 and a
+lone surrogate, escaped or in the text given, become U+FFFD (`text/utf8.py`); pairs are joined.
 
 `json.loads` also reads `NaN`, `Infinity` and numbers too large for a float (`1e999`, read
 as infinity), none of which JSON has or a strict writer writes: one in an agent's event
@@ -25,6 +26,7 @@ import re
 from typing import Any
 
 from evalward.errors import DuplicateKey
+from evalward.text import utf8
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -43,37 +45,39 @@ def loads(
     finite: bool = True,
     unique_keys: bool = False,
 ) -> Any:
-    """`json.loads`, with lone surrogates replaced; text without surrogate escapes costs one
-    regex scan more. Nesting too deep for the parser (`[[[[…` 200,000 times) is a ValueError,
-    like any other JSON that does not parse, not a RecursionError that would end the run; so
-    is, with `max_depth` (`AGENT_DEPTH` for what an agent writes), nesting deeper than it.
+    """`json.loads`, with bytes that are not UTF-8 and lone surrogates replaced; text without
+    surrogate escapes costs one regex scan more, and a str that is not ASCII one encoding
+    (`utf8.writable`). Nesting too deep for the parser (`[[[[…` 200,000 times) is a
+    ValueError, like any other JSON that does not parse, not a RecursionError that would
+    end the run; so is, with `max_depth` (`AGENT_DEPTH` for what an agent writes), nesting
+    deeper than it.
     `finite=False` reads `NaN` and infinities as floats, for a reader that checks each value
     itself and drops only the item that holds one (a score log a restore mangled).
     `unique_keys` refuses an object that gives a key twice (DuplicateKey, a ValueError):
     such a document is read by orjson where that gives what this parse would (`_fast`)."""
+    if isinstance(raw, str):
+        raw = utf8.writable(raw)
     if unique_keys and finite:
         fast = _fast(raw, max_depth)
         if fast is not _SLOW:
             return fast
+    # decoded here, not by `json.loads`: it decodes with `surrogatepass` (`ED A0 80` would be
+    # U+D800) or fails on any other byte that is not UTF-8
+    text = raw if isinstance(raw, str) else raw.decode(json.detect_encoding(raw), "replace")
     hook = _unique if unique_keys else None
     try:
         data = (
             json.loads(
-                raw, parse_float=_finite, parse_constant=_no_constant, object_pairs_hook=hook
+                text, parse_float=_finite, parse_constant=_no_constant, object_pairs_hook=hook
             )
             if finite
-            else json.loads(raw, object_pairs_hook=hook)
+            else json.loads(text, object_pairs_hook=hook)
         )
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
-    escaped = (
-        _SURROGATE_ESCAPE_BYTES.search(raw)
-        if isinstance(raw, bytes)
-        else _SURROGATE_ESCAPE.search(raw)
-    )
     if max_depth is not None:
         check_depth(data, max_depth)
-    return _clean(data) if escaped else data
+    return _clean(data) if _SURROGATE_ESCAPE.search(text) else data
 
 
 _SLOW = object()
@@ -86,8 +90,8 @@ def _fast(raw: str | bytes, max_depth: int | None) -> Any:
     """The document as `loads(raw, unique_keys=True)` reads it, by orjson (a parse in C: a
     1.5 MB state in about a third of the time), or _SLOW where orjson may read it otherwise,
     so that the parse above decides (and names what it refuses):
-    - what orjson refuses (it refuses all that `json.loads` does, and lone surrogates,
-      which this module reads as U+FFFD);
+    - what orjson refuses (it refuses all that `json.loads` does, and bytes that are not
+      UTF-8, which this module reads as U+FFFD);
     - an escaped surrogate, cleaned above; a run of 19 digits (orjson reads an integer past
       64 bits as a float);
     - a key given twice, which orjson keeps the last of. Every `:` outside a string
@@ -100,7 +104,7 @@ def _fast(raw: str | bytes, max_depth: int | None) -> Any:
       container nested past `max_depth` is an item of one `max_depth` deep, whose items are
       indented `2 * max_depth`. A document with no line indented that far nests no deeper;
       one with such a line is walked by `check_depth`."""
-    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    data = raw.encode() if isinstance(raw, str) else raw
     if (
         _SURROGATE_ESCAPE_BYTES.search(data)
         or _ESCAPED_COLON.search(data)
@@ -181,7 +185,7 @@ def _no_constant(name: str) -> float:
 
 def _clean(value: Any) -> Any:
     if isinstance(value, str):
-        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return utf8.writable(value)
     if isinstance(value, list):
         return [_clean(item) for item in value]
     if isinstance(value, dict):

@@ -227,6 +227,23 @@ def test_what_cannot_be_evaluated_is_an_error(
     assert why in message
 
 
+def test_a_json_file_the_agent_wrote_is_read_as_jsontext_reads_json_from_outside() -> None:
+    """Its lone surrogate is U+FFFD, so the message quoting it can be written; nesting too
+    deep for the parser does not parse; NaN reads as it always did."""
+    files = {"t.json": '{"p": "a\\ud800", "n": NaN}', "deep.json": "[" * 20000 + "]" * 20000}
+    run = playground(after(files=files))
+    status, message = check({"type": "stateValue", "file": "t.json", "at": "p", "equals": "x"}, run)
+    assert status is Status.failed
+    assert message == 'expected t.json at p to equal "x"; the state held "a\ufffd"'
+    message.encode("utf-8")
+    status, _ = check({"type": "stateValue", "file": "t.json", "at": "n", "exists": True}, run)
+    assert status is Status.passed
+    status, message = check(
+        {"type": "stateValue", "file": "deep.json", "at": "x", "equals": 1}, run
+    )
+    assert status is Status.error and "deep.json does not parse" in message
+
+
 def test_without_a_playground_every_state_criterion_is_an_error() -> None:
     status, message = check_state(ASSERTION.validate_python({"type": "stateUnchanged"}), None)
     assert status is Status.error and "names no `playground`" in message

@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evalward.text import jsontext
+
 FINISH = "finish"
 _FIELD = re.compile(r"^\[\[ ## (\w+) ## \]\][ \t]*$", re.MULTILINE)
 _STEP_FIELD = re.compile(r"^(thought|tool_name|tool_args|observation)_(\d+)$")
@@ -52,10 +54,13 @@ def fields(text: str) -> dict[str, str]:
 
 
 def arguments(text: str | Mapping[str, Any]) -> dict[str, Any]:
-    """Tool arguments as DSPy writes them: JSON, or a Python dict literal."""
+    """Tool arguments as DSPy writes them: JSON, or a Python dict literal. A literal is taken
+    only as JSON would hold it (its tuples as lists; bytes, a set, a complex number or an
+    infinity, which the trace could not write, make it none), and either is read by
+    `jsontext`, so that a lone surrogate (`'\\ud800'`) is U+FFFD as anywhere else."""
     if isinstance(text, Mapping):
         return dict(text)
-    for parse in (json.loads, ast.literal_eval):
+    for parse in (_json, _literal):
         try:
             value = parse(text)
         except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError):
@@ -63,6 +68,14 @@ def arguments(text: str | Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(value, dict):
             return {str(k): v for k, v in value.items()}
     return {}
+
+
+def _json(text: str) -> Any:
+    return jsontext.loads(text, max_depth=jsontext.AGENT_DEPTH)
+
+
+def _literal(text: str) -> Any:
+    return _json(json.dumps(ast.literal_eval(text), allow_nan=False))
 
 
 def asks_for_calls(body: Mapping[str, Any]) -> bool:
@@ -100,7 +113,7 @@ def _json_fields(text: str) -> dict[str, Any]:
     if start < 0 or end <= start:
         return {}
     try:
-        value = json.loads(text[start : end + 1])
+        value = _json(text[start : end + 1])
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
