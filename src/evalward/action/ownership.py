@@ -20,7 +20,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from evalward.resources.paths import link_on_the_way
+from evalward.files.inside import link_on_the_way
 
 ROOT = 0
 

@@ -20,11 +20,11 @@ from pathlib import Path
 from evalward.action.context import WorkflowContext
 from evalward.action.settings import Isolation, Settings
 from evalward.errors import ConfigError
+from evalward.files.inside import file_on_the_way, link_on_the_way
 from evalward.git import Git
 from evalward.plan.prepare import config_at
 from evalward.providers.config import ProvidersConfig, from_repo_config
 from evalward.providers.registry import repo_providers
-from evalward.resources.paths import file_on_the_way, link_on_the_way
 from evalward.runtime.isolation.agent_users import AGENT_USER, AUTO_USER, AgentUser, claim_pair
 from evalward.runtime.isolation.sandbox import NOT_COPIED, Sandbox
 from evalward.text.escaping import printable

@@ -185,8 +185,8 @@ def distrusted(root: Path, directory: Path) -> str | None:
     way counts."""
     from evalward.action.trust import untrusted_cache
     from evalward.errors import GitError
+    from evalward.files.inside import link_on_the_way
     from evalward.git import Git
-    from evalward.resources.paths import link_on_the_way
 
     try:
         return untrusted_cache(Git(root), root, directory)

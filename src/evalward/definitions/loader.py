@@ -28,6 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from evalward.errors import NotCommitted, Problem, ResourceError, YamlSyntaxError
 from evalward.files.committed import CommittedFile, RepoFiles
+from evalward.files.inside import leads_outside
 from evalward.resources.code_scorer_files import FileTexts, InlinePlaces, embed_scorers, has_inline
 from evalward.resources.discover import discover, relative
 from evalward.resources.models import (
@@ -37,7 +38,6 @@ from evalward.resources.models import (
     Eval,
     EvalFixture,
 )
-from evalward.resources.paths import leads_outside
 from evalward.resources.problems import did_you_mean, problems_from_validation, render_path
 from evalward.resources.references import check_references
 from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config

@@ -247,7 +247,7 @@ class RepoFiles:
         return real
 
     def agent_reference(self, reference: str, defined_in: str) -> AgentReference:
-        """The file an Agent's `reference` names, by resources/paths.py's rule: from the
+        """The file an Agent's `reference` names, by files/inside.py's rule: from the
         root, else (deprecated) relative to `defined_in`. NotCommitted when neither is a file
         this side may read (the reason is the root path's, unless nothing is there and the
         old rule's path is something it may not read)."""

@@ -1,11 +1,27 @@
-"""A path a definition names, from the repository root, that stays inside the repository
-(resources/paths.py says the rule). Here, beneath both the resources and the door to their
-files (files/committed.py), so that neither imports the other to ask."""
+"""What stays inside the repository: the one place its containment rules live.
+
+Every path a resource names stays inside the repository, `..` and symlinks included, and
+every path is read the same way: from the repository root. The agents under test come from
+the pull request's head, so a path in them is untrusted: a `systemFile`, a file reference or
+a program to run must resolve (symlinks followed) to a file under the repository root, or
+evalward could read or run anything on the runner.
+
+One rule for an Agent's paths (`systemFile`, command programs, `watch` globs): relative to
+the repository root, which is also the working directory of every program evalward starts;
+a leading `/` says the same. A `systemFile` written the old way, relative to the file that
+names it, is still found when nothing is at its root path, with a deprecation warning.
+AgentV files keep AgentV's own rule (relative to the eval file, then each folder above it;
+importers/agentv.py). Beside the rule: a link or a file on the way to a folder evalward
+needs (`link_on_the_way`, `file_on_the_way`), and every path a read depends on, links
+followed (`looked_up`). Here, beneath both the resources and the door to their files
+(files/committed.py), so that neither imports the other to ask.
+"""
 
 from __future__ import annotations
 
 import os
 import posixpath
+import stat
 from pathlib import Path
 
 from evalward.errors import OutsideRepository
@@ -36,3 +52,100 @@ def reference_candidates(defined_in: str, reference: str) -> list[str]:
         return [from_root]
     legacy = posixpath.normpath(posixpath.join(folder, reference))
     return [from_root] if legacy == from_root else [from_root, legacy]
+
+
+def leads_outside(root: Path, path: Path) -> bool:
+    """Whether `path`, symbolic links followed, leaves `root`. Links that loop lead nowhere,
+    so not outside: reading them fails as reading a missing file does."""
+    try:
+        return not path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):
+        return False
+
+
+def program_path(root: Path, program: str) -> Path | None:
+    """The program a command runs, when it is a path (else None: it is looked up on PATH).
+
+    Programs run with the repository root as their working directory, so a relative path is
+    relative to it. Raises OutsideRepository for a path that leaves the repository.
+    """
+    if "/" not in program:
+        return None
+    return repo_path(root, program)
+
+
+def link_on_the_way(workspace: Path, folder: Path) -> Path | None:
+    """The first symbolic link between `workspace` and `folder` (itself included), if any."""
+    try:
+        relative = folder.relative_to(workspace)
+    except ValueError:
+        return None  # outside the checkout: only the workflow puts it there
+    location = workspace
+    for part in relative.parts:
+        location = location / part
+        if location.is_symlink():
+            return location
+    return None
+
+
+def file_on_the_way(workspace: Path, folder: Path) -> Path | None:
+    """The first path between `workspace` and `folder` (itself included) that exists and is
+    not a folder: a file, a FIFO or a device a commit put where evalward needs a folder."""
+    try:
+        relative = folder.relative_to(workspace)
+    except ValueError:
+        return None
+    location = workspace
+    for part in relative.parts:
+        location = location / part
+        try:
+            mode = location.lstat().st_mode
+        except FileNotFoundError:
+            return None
+        except OSError:
+            return location
+        if not (stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+            return location
+    return None
+
+
+MAX_LINK_HOPS = 40
+"""Symbolic links followed for one path before giving up, as the kernel does (ELOOP)."""
+
+
+def looked_up(root: Path, relative: str) -> set[str]:
+    """Every repository path that reading `relative` (from the root) depends on: the path
+    and each folder on its way, and for every symbolic link met, the link itself and where
+    it leads, followed the same way. A change to any of them can change what is read, though
+    `relative` itself is unchanged; a result reused across commits must key on all of them.
+    A link that leaves the repository ends the walk (such a read is refused anyway); one
+    that leads back into it by an absolute path is followed."""
+    real_root = root.resolve()
+    found: set[str] = set()
+    pending = [part for part in relative.split("/") if part not in ("", ".")]
+    resolved: list[str] = []
+    hops = 0
+    while pending:
+        part = pending.pop(0)
+        if part == "..":
+            if not resolved:
+                break
+            resolved.pop()
+            continue
+        here = "/".join([*resolved, part])
+        found.add(here)
+        try:
+            target = str((real_root / here).readlink())
+        except OSError:  # not a link (or not there): a folder or the file itself
+            resolved.append(part)
+            continue
+        hops += 1
+        if hops > MAX_LINK_HOPS:
+            break
+        if target.startswith("/"):  # absolute: from the root, if it leads into the repository
+            if not Path(target).is_relative_to(real_root):
+                break
+            target = Path(target).relative_to(real_root).as_posix()
+            resolved = []
+        pending = [p for p in target.split("/") if p not in ("", ".")] + pending
+    return found

@@ -44,6 +44,7 @@ from typing import Any
 
 from evalward.errors import NotCommitted, YamlSyntaxError
 from evalward.files.committed import RepoFiles
+from evalward.files.inside import looked_up
 from evalward.importers import agentv_csv, agentv_suite
 from evalward.importers.agentv_graders import (
     AgentVProblem,
@@ -54,7 +55,6 @@ from evalward.importers.agentv_graders import (
 )
 from evalward.resources.common import AGENTV_DEFAULT_TARGET as DEFAULT_TARGET
 from evalward.resources.common import API_VERSION
-from evalward.resources.paths import looked_up
 from evalward.resources.yamlsource import PathKey, load_documents
 from evalward.text import jsontext
 

@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from evalward.errors import GitError
+from evalward.files.inside import looked_up, reference_candidates
 from evalward.files.safe_files import hash_regular
 from evalward.git import LINK_MODE, SUBMODULE_MODE, Git
 from evalward.resources import Located
 from evalward.resources.models import Agent
-from evalward.resources.paths import looked_up, reference_candidates
 
 _WILDCARD = re.compile(r"[*?\[]")
 

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from evalward.errors import NotCommitted
 from evalward.files.committed import RepoFiles
+from evalward.files.inside import looked_up
 from evalward.resources.assertions import Assertion, AssertSetAssertion
 from evalward.resources.code_scorer import CodeAssertion
 from evalward.resources.code_source import MAX_SOURCE_CHARS, CodeSource
 from evalward.resources.models import EvalFixture
-from evalward.resources.paths import looked_up
 from evalward.resources.yamlsource import PathKey
 
 ScorerProblem = tuple[PathKey, str]

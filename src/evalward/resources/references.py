@@ -1,6 +1,6 @@
 """Checks across the resources of a tree, once every file is loaded: an Eval's agent,
 fixtures and calibration exist, and the files and programs an Agent names stay inside the
-repository and are there (paths are from the repository root: resources/paths.py)."""
+repository and are there (paths are from the repository root: files/inside.py)."""
 
 from __future__ import annotations
 
@@ -8,17 +8,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from evalward.errors import NotCommitted, Problem
+from evalward.errors import NotCommitted, OutsideRepository, Problem
 from evalward.files.committed import MAX_SYSTEM_BYTES, RepoFiles
+from evalward.files.inside import program_path
 from evalward.resources.agent import AgentSpec
 from evalward.resources.assertions import JudgeAssertion
 from evalward.resources.common import AGENTV_DEFAULT_TARGET
 from evalward.resources.models import EvalFixture
 from evalward.resources.pairwise_references import check_pairwise_references
-from evalward.resources.paths import (
-    OutsideRepository,
-    program_path,
-)
 from evalward.resources.problems import did_you_mean
 from evalward.resources.resource_set import Located, ProblemReporter, ResourceSet
 from evalward.resources.unread_settings import check_unread_settings

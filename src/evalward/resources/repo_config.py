@@ -21,8 +21,8 @@ from typing import Any
 from pydantic import Field, PrivateAttr, ValidationError, field_validator
 
 from evalward.errors import Problem, ResourceError, YamlSyntaxError
+from evalward.files.inside import leads_outside
 from evalward.resources.common import Model
-from evalward.resources.paths import leads_outside
 from evalward.resources.problems import problems_from_validation
 from evalward.resources.yamlsource import (
     MAX_FILE_BYTES,

@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalward.errors import AgentRunError
-from evalward.resources.paths import OutsideRepository, program_path
+from evalward.errors import AgentRunError, OutsideRepository
+from evalward.files.inside import program_path
 from evalward.runtime.isolation.agent_users import AgentUser
 from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.security import looks_secret

@@ -30,7 +30,7 @@ def resolve_agent(
     agent: Agent, defined_in: str, root: Path, files: RepoFiles | None = None
 ) -> ResolvedAgent:
     """Read `systemFile` through the side's door (files/committed.py: a committed file, by
-    the rule every path of a resource follows, resources/paths.py); `root` is where the
+    the rule every path of a resource follows, files/inside.py); `root` is where the
     agent's programs run. `files` defaults to the working tree at `root`."""
     spec = agent.spec
     system = spec.system or ""

@@ -34,12 +34,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from evalward.errors import AgentRunError, GitError, TreeError
+from evalward.errors import AgentRunError, GitError, OutsideRepository, TreeError
 from evalward.files.committed import RepoFiles
+from evalward.files.inside import repo_path
 from evalward.files.safe_files import read_regular
 from evalward.git import Git
 from evalward.resources.agent import LOCK_FILES, PYTHON_PROJECT, AgentEnvironment
-from evalward.resources.paths import OutsideRepository, repo_path
 from evalward.runtime.environments.environment_files import (
     copy_source,
     everything,

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from evalward.errors import TreeError
 from evalward.files.committed import RepoFiles
+from evalward.files.inside import looked_up
 from evalward.files.trees import TreeBounds, copy_tree
 from evalward.git import Git
-from evalward.resources.paths import looked_up
 
 
 def readable_by_all(mode: int) -> int:

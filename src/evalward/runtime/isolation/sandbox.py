@@ -33,10 +33,10 @@ from typing import Protocol
 
 from evalward.errors import AgentRunError, GitError, TreeError
 from evalward.files.committed import RepoFiles
+from evalward.files.inside import link_on_the_way
 from evalward.files.trees import REMOVAL, TreeBounds, remove_tree
 from evalward.resources.agent import AgentEnvironment, AgentSpec
 from evalward.resources.models import Agent
-from evalward.resources.paths import link_on_the_way
 from evalward.runtime.environments.environment_limits import EnvironmentLimits
 from evalward.runtime.isolation.agent_users import CLAIMS, AgentUser, ClaimedUser
 from evalward.runtime.isolation.apart import Apart

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from evalward.errors import ConfigError
-from evalward.resources.paths import link_on_the_way
+from evalward.files.inside import link_on_the_way
 from evalward.text.escaping import printable
 
 RUNNER_FILES = (
