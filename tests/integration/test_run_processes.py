@@ -31,6 +31,7 @@ from evalward.runtime.sandbox import Sandbox
 from evalward.runtime.side_turns import Turns
 from support.agentuser import agent_user
 
+pytestmark = pytest.mark.usefixtures("head_strays_made")  # the head user, outside any turn
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="switching users needs root")
 PYTHON = "/usr/bin/python3"
 
