@@ -11,6 +11,7 @@ import pytest
 from evalward.http.client import HttpClient
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
+from support import head_strays
 from support.gitrepo import GitRepo
 from support.suite import provider_env
 
@@ -52,6 +53,21 @@ def _no_connection_pool_left_open() -> Iterator[None]:
     _OPENED.clear()
     if left:
         pytest.fail(f"{len(left)} HTTP client(s) left open: close them (`aclose`)")
+
+
+@pytest.fixture
+def head_strays_made() -> Iterator[None]:
+    """The test runs a head agent user's programs outside the machine's turns
+    (`support/head_strays.py`)."""
+    with head_strays.making():
+        yield
+
+
+@pytest.fixture
+def head_strays_read() -> Iterator[None]:
+    """The test checks a base run was kept in the result cache (`support/head_strays.py`)."""
+    with head_strays.reading():
+        yield
 
 
 @pytest.fixture

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer
 from support import resultdb
@@ -222,6 +224,7 @@ def _fixtures() -> dict[str, str]:
     }
 
 
+@pytest.mark.usefixtures("head_strays_read")
 def test_a_push_to_the_default_branch_makes_the_next_pr_baseline_free(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text, tool_call
 from support.actionrun import pull_request_event, run_action
@@ -190,6 +192,7 @@ def test_a_byo_agent_passes_its_eval_through_the_proxy_and_never_sees_the_key(
         assert OPENAI_KEY not in written.read_text()
 
 
+@pytest.mark.usefixtures("head_strays_read")
 def test_a_rerun_on_an_unchanged_head_calls_no_model(
     repo: GitRepo, model: ScriptedModelServer
 ) -> None:

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from support.clirun import evalward
 from support.gitrepo import GitRepo
 
@@ -139,6 +141,7 @@ def test_a_framework_agents_own_tools_act_on_its_service_playground_base_beside_
     assert report.count(removed) == report.count(added) == 2
 
 
+@pytest.mark.usefixtures("head_strays_read")
 def test_a_rerun_replays_the_recorded_state_until_the_playgrounds_seed_changes(
     repo: GitRepo, tmp_path: Path
 ) -> None:

@@ -294,6 +294,7 @@ def _part_report(path: Path, side: str) -> dict[str, float]:
 
 
 @needs_root
+@pytest.mark.usefixtures("head_strays_made")
 def test_a_job_s_end_leaves_a_foreign_process_of_the_default_uid_alive(
     workspace: Path, github: FakeGitHub, model: ScriptedModelServer, meeting: Path
 ) -> None:
@@ -303,11 +304,13 @@ def test_a_job_s_end_leaves_a_foreign_process_of_the_default_uid_alive(
     pair, ends its own escaped processes, and leaves the foreign one running."""
     _script(model)
     free = claim_pair({0, os.geteuid(), RUNNER_UID})
-    free.release()
-    (CLAIMS / str(free.user.uid)).unlink()  # never claimed here, as far as jobs can tell
+    # started while the claim holds the pair, so no other job on the machine takes it, and
+    # its file removed before the claim lets go: another job's claim file is never touched
     foreign = subprocess.Popen(
         ["sleep", "600"], user=free.user.uid, group=free.user.uid, start_new_session=True
     )
+    (CLAIMS / str(free.user.uid)).unlink()  # never claimed here, as far as jobs can tell
+    free.release()
     try:
         event = _repo(workspace, github, meeting)
         run = run_gate(

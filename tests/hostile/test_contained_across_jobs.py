@@ -187,6 +187,7 @@ def test_a_head_process_whose_first_thread_ended_meets_no_base_run_and_ends_with
 
 @needs_root
 @pytest.mark.parametrize("cgroups", MODES)
+@pytest.mark.usefixtures("head_strays_made")
 def test_a_base_run_beside_another_job_s_head_process_is_not_kept_in_the_result_cache(
     workspace: Path, github: FakeGitHub, model: ScriptedModelServer, cgroups: str
 ) -> None:
@@ -384,6 +385,7 @@ print(json.dumps({"refunded": 30, "half_dead": half.pid}))
 @needs_root
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="SYS_exit is 60 on x86_64 only")
 @pytest.mark.parametrize("cgroups", MODES)
+@pytest.mark.usefixtures("head_strays_made")
 def test_a_half_dead_head_process_cannot_post_into_the_base_s_service_of_a_later_round(
     workspace: Path, github: FakeGitHub, model: ScriptedModelServer, cgroups: str
 ) -> None:

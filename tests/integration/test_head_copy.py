@@ -25,6 +25,7 @@ def _files(tree: Path) -> set[str]:
 
 
 @needs_root
+@pytest.mark.usefixtures("head_strays_made")
 def test_a_limited_copy_holds_what_is_read_through_links_and_nothing_else(
     tmp_path: Path,
 ) -> None:

@@ -35,6 +35,7 @@ from evalward.runtime.isolation.side_turns import Turns
 from evalward.runtime.isolation.strays import Sessions
 from support.agentuser import agent_user
 
+pytestmark = pytest.mark.usefixtures("head_strays_made")  # the head user, outside any turn
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="switching users needs root")
 PYTHON = "/usr/bin/python3"
 
@@ -800,11 +801,52 @@ def test_a_posix_message_queue_goes_at_a_turn_where_no_mqueue_file_system_is_mou
         assert libc.mq_open(name, os.O_RDONLY) == -1 and ctypes.get_errno() == errno.ENOENT
         line = next(line for line in said if "POSIX message queues" in line)
         own = Path(line.split(" mounted at ")[1].split(" (")[0])
-        assert own.is_dir() and message_queues.mounted()
+        assert own.is_dir() and own in message_queues.points()
     finally:
         sandbox.close()
         libc.mq_unlink(name)
-    assert not own.exists() and not message_queues.mounted()  # let go of at the end
+    assert not own.exists() and own not in message_queues.points()  # let go of at the end
+
+
+@needs_root
+@pytest.mark.skipif(message_queues.mounted(), reason="an mqueue file system is mounted here")
+def test_the_mqueue_file_system_another_job_mounted_for_itself_is_not_this_job_s() -> None:
+    """Another job on the machine has mounted an mqueue file system of its own (in a folder of
+    its own, which no sweep enters) and ends mid-way through this job's turns. This job
+    mounts its own all the same: its head's queues go at every turn, before and after."""
+    user = agent_user()
+    libc = ctypes.CDLL(None, use_errno=True)
+    other = message_queues.mount_own()
+    if isinstance(other, str):
+        pytest.skip(f"no mqueue file system can be mounted here: {other}")
+    sandbox = Sandbox(user)
+    said: list[str] = []
+    sandbox.keep_apart(said.append, turns=None)
+    names = [f"/evalward-{os.getpid()}-{time.monotonic_ns()}-{turn}".encode() for turn in "ab"]
+    try:
+        for name in names:
+            _as_user(
+                user.uid,
+                f"import ctypes, os; assert ctypes.CDLL(None).mq_open({name!r}, os.O_CREAT | "
+                "os.O_RDWR, 0o666, None) >= 0",
+            )
+
+            async def go() -> None:
+                async with sandbox.turn("base", ""):
+                    pass
+
+            asyncio.run(go())
+            assert libc.mq_open(name, os.O_RDONLY) == -1 and ctypes.get_errno() == errno.ENOENT
+            if other in message_queues.points():
+                message_queues.unmount(other)  # the other job ends after this job's first turn
+        line = next(line for line in said if "POSIX message queues" in line)
+        own = Path(line.split(" mounted at ")[1].split(" (")[0])
+        assert own != other and own in message_queues.points()
+    finally:
+        sandbox.close()
+        message_queues.unmount(other)
+        for name in names:
+            libc.mq_unlink(name)
 
 
 @needs_root

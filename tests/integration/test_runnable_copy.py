@@ -42,6 +42,7 @@ def run_as_agent(program: Path) -> subprocess.CompletedProcess[str]:
 
 
 @needs_root
+@pytest.mark.usefixtures("head_strays_made")
 def test_a_program_in_a_private_folder_is_run_from_a_copy_the_agent_user_may_run(
     tmp_path: Path, live: Path
 ) -> None:

@@ -215,6 +215,7 @@ def test_an_unavailable_sandbox_refuses_programs_before_anything_runs(
 
 
 @needs_root
+@pytest.mark.usefixtures("head_strays_made")
 def test_the_agent_user_works_in_a_read_only_copy_without_history_or_evalwards_files(
     tmp_path: Path,
 ) -> None:

@@ -1,0 +1,51 @@
+"""Tests that run a head agent user's programs outside the machine's sides' turns, and tests
+that check a base run was kept in the result cache, take turns with each other.
+
+A job keeps no base run in its result cache when a process of any head agent uid of the
+machine is alive beside it (`Sandbox.head_alive`). A test that runs its worker's head user
+directly (no action, so no side's turn) or leaves a process of a head uid on purpose would
+make a gate of another worker, or of another copy of the suite, keep nothing, and that test's
+"the rerun reads the cache" fail. So the first kind hold a shared `flock` on one file in the
+root-owned folder where jobs claim their agent users for as long as they run (`making`), and
+the second an exclusive one (`reading`): neither runs while the other does, and the kernel
+lets go of the lock when a test process ends, however it ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator
+
+from evalward.runtime.agent_users import CLAIMS, checked_folder
+
+LOCK = CLAIMS / "tests-head-strays"
+
+
+@contextlib.contextmanager
+def making() -> Iterator[None]:
+    """Held while a test runs a head agent user's programs outside any side's turn."""
+    with _held(fcntl.LOCK_SH):
+        yield
+
+
+@contextlib.contextmanager
+def reading() -> Iterator[None]:
+    """Held while a test checks what its gates kept in the result cache."""
+    with _held(fcntl.LOCK_EX):
+        yield
+
+
+@contextlib.contextmanager
+def _held(kind: int) -> Iterator[None]:
+    if os.geteuid() != 0:  # no agent user without root: nothing to take turns over
+        yield
+        return
+    checked_folder(CLAIMS, "the tests keep their head agent users' turn")
+    lock = os.open(LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(lock, kind)
+        yield
+    finally:
+        os.close(lock)
