@@ -18,7 +18,7 @@ import fcntl
 import os
 from collections.abc import Iterator
 
-from evalward.runtime.agent_users import CLAIMS, checked_folder
+from evalward.runtime.isolation.agent_users import CLAIMS, checked_folder
 
 LOCK = CLAIMS / "tests-head-strays"
 
