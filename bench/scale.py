@@ -18,12 +18,14 @@ and the load average as the run ended; medians of `--runs` (of `--large-runs`, 1
 at 100,000). The rows' runs take turns (every row once, then again), so a comparison between
 rows (the 50,000-file repository against the 100 agents alone) sees the same load. With
 `--promptfoo BIN`, promptfoo runs the same fixtures (1,000 and 10,000) on the same server.
-With `--before SRC` (another checkout's `src`), each run of this evalward alternates with one
-of that one, on the same repository. `python bench/all.py --only scale --write` puts the
-table in docs/benchmarks.md.
+With `--before [NAME=]SRC` (another checkout's `src`, repeatable), each run of this evalward
+alternates with one of each of those, on the same repository. A series may name one row of
+it (`files:50000`). `python bench/all.py --only scale --write` puts the table in
+docs/benchmarks.md.
 
     python bench/scale.py [--series fixtures,agents,files] [--runs 3] [--max 100000]
-    python bench/scale.py --series files --before /tmp/evalward-main/src --runs 5
+    python bench/scale.py --series agents:100,files:50000 --runs 5 \
+        --before main=/tmp/ew-before/src --before 9f84322=/tmp/ew-9f84322/src
     python bench/scale.py --promptfoo ~/.cache/evalward-promptfoo/node_modules/.bin/promptfoo
 """
 
@@ -220,15 +222,23 @@ def main() -> None:
     parser.add_argument("--large-runs", type=int, default=1, help="runs of a 100,000 row")
     parser.add_argument("--max", type=int, default=100_000, help="skip rows above this size")
     parser.add_argument("--latency-ms", type=float, default=50.0)
-    parser.add_argument("--before", type=Path, help="alternate with the evalward in this src")
+    parser.add_argument(
+        "--before",
+        action="append",
+        default=[],
+        metavar="[NAME=]SRC",
+        help="alternate with the evalward in this src (repeatable)",
+    )
     parser.add_argument("--promptfoo", help="promptfoo's executable: its rows at 1,000, 10,000")
     args = parser.parse_args()
 
-    versions: dict[str, dict[str, str]] = {"evalward": {}}
-    if args.before:
-        before = {"PYTHONPATH": str(args.before.resolve())}
+    versions: dict[str, dict[str, str]] = {}
+    for given in args.before:
+        name, _, src = given.rpartition("=")
+        before = {"PYTHONPATH": str(Path(src).resolve())}
         compile_evalward(before)
-        versions = {"before": before, **versions}
+        versions[name or "before"] = before
+    versions["evalward"] = {}
     rows: list[list[str]] = []
     with model_server(args.latency_ms) as server:
         base_env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "bench"}
@@ -238,7 +248,13 @@ def main() -> None:
 
         # Every row's repository first, then rounds that run each row in turn (each version
         # of each row in turn): all rows see the same load, as the versions do.
-        wanted = [(series, size) for series in args.series.split(",") for size in SERIES[series]]
+        wanted = [
+            (series, size)
+            for item in args.series.split(",")
+            for series, _, only in [item.partition(":")]
+            for size in SERIES[series]
+            if not only or size == int(only)
+        ]
         made = {row: _made_apart(*row) for row in wanted if row[1] <= args.max}
         measured = {(row, label): Measured() for row in made for label in versions}
         for round_ in range(max(args.runs, args.large_runs)):

@@ -101,6 +101,13 @@ class Git:
         self._trees: dict[str, dict[str, TreeEntry]] = {}
         self._known: dict[str, dict[str, TreeEntry | None]] = {}
         """Entries looked up one by one (`entry`), folders included; None: not in the tree."""
+        self._format: str | None = None
+
+    def object_format(self) -> str:
+        """The hash the repository names its objects by: "sha1", or "sha256"."""
+        if self._format is None:
+            self._format = self.run("rev-parse", "--show-object-format").strip() or "sha1"
+        return self._format
 
     def _command(self, args: Iterable[str]) -> list[str]:
         return [
@@ -382,6 +389,13 @@ class Git:
             return set()
         args = ("ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *asked)
         return set(self.run(*args).split("\0")) & set(asked)
+
+    def index_names(self) -> frozenset[bytes]:
+        """Every path the index records, as bytes (`ls-files -z --cached`): one process for
+        what asking path by path would pay for each path (`files/committable.py`)."""
+        return frozenset(
+            name for name in self._raw(("ls-files", "-z", "--cached")).split(b"\0") if name
+        )
 
     def ignored(self) -> set[str]:
         """The untracked paths of the working tree git ignores (an ignored folder once, as

@@ -7,10 +7,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fakes.github_api import FakeGitHub
+import pytest
+
+from e2e.test_github_events import real_payload
+from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text, tool_call
+from support.actionrun import pull_request_event, run_action
 from support.agentenv import PYTHON, needs_root, open_pr, run_gate, workspace
+from support.gitrepo import GitRepo
 from support.jsonserver import json_server
+from support.suite import provider_env
 
 __all__ = ["workspace"]  # a fixture
 
@@ -117,3 +123,82 @@ def test_the_action_provisions_each_sides_playground_from_the_base_as_its_agent_
     assert 0 not in uids.values()
     assert uids["base"] != uids["head"]
     assert folders["base"] != folders["head"]
+
+
+CACHED_SUITE = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: clerk }
+spec:
+  models: [openai/gpt-test]
+  system: "You are the shop's clerk. PROMPT"
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: orders }
+spec:
+  targetAgent: clerk
+  fixtures: [order-a1]
+  playground:
+    name: shop
+    sqlite: { seed: shop/seed.sql }
+    files: { seed: shop/files }
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: order-a1 }
+spec:
+  targetAgent: clerk
+  input: { type: prompt, payload: { prompt: "Where is order A-1?" } }
+  assertions:
+    - { type: contains, value: shipped }
+    - { type: sql, query: "SELECT id FROM orders", rows: [[A-1]] }
+"""
+
+
+@pytest.mark.parametrize("planted", [None, "shop/seed.sql", "shop/files/extra.md"])
+def test_a_push_on_main_is_the_result_its_pull_requests_base_reads(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, planted: str | None
+) -> None:
+    """The push's run keys the playground's seeds on main's working tree, a pull request's
+    base on main's commit: the same files, so the base makes no model call. A seed another
+    workflow step rewrote or added in the push's workspace is in its key as it was, so
+    that run never stands for the commit's."""
+    env = provider_env(model)
+    model.script("Where is order A-1?", text("It has shipped."))
+    main = repo.commit(
+        "a shop",
+        {
+            "evals.yaml": CACHED_SUITE.replace("PROMPT", "BASE-V1"),
+            "shop/seed.sql": SEED,
+            "shop/files/readme.md": "the shop's handbook\n",
+            ".gitignore": ".evalward/\n",
+        },
+    )
+    if planted is not None:  # what a workflow step wrote after the checkout
+        (repo.path / planted).write_text(SEED.replace("'A-1', 25", "'A-1', 99"))
+    payload = real_payload("push", ref="refs/heads/main", after=main)
+    payload["repository"]["default_branch"] = "main"
+
+    pushed = run_action(repo.path, github, payload, env=env, event_name="push")
+
+    assert pushed.returncode == 0, pushed.stdout + pushed.stderr
+    assert len(model.requests_mentioning("BASE-V1")) == 1
+    if planted == "shop/seed.sql":
+        repo.git("checkout", "-q", "--", planted)
+    elif planted is not None:
+        (repo.path / planted).unlink()
+    repo.branch("feature")
+    head = repo.commit("a clerk", {"evals.yaml": CACHED_SUITE.replace("PROMPT", "HEAD-V2")})
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=main))
+
+    gated = run_action(
+        repo.path, github, pull_request_event(github.repository, 7, main, head), env=env
+    )
+
+    assert gated.returncode == 0, gated.stdout + gated.stderr
+    fixtures = {f["side"]: f for f in gated.results()["fixtures"]}
+    assert {side: f["status"] for side, f in fixtures.items()} == {"base": "pass", "head": "pass"}
+    assert fixtures["base"]["cached"] is (planted is None)
+    assert len(model.requests_mentioning("BASE-V1")) == (1 if planted is None else 2)
+    assert len(model.requests_mentioning("HEAD-V2")) == 1

@@ -6,8 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from fakes.model_server import ScriptedModelServer, text, tool_call
 from support.clirun import evalward
 from support.gitrepo import GitRepo
+from support.suite import provider_env
 
 SEED = """\
 CREATE TABLE orders (id TEXT PRIMARY KEY, amount REAL, status TEXT);
@@ -257,3 +261,44 @@ spec:
             "a `sql` assertion reads the state of a playground, and neither fixture 'no-world' "
             "nor Eval 'worldless' names one" in done.stderr
         )
+
+
+@pytest.mark.parametrize("uncommitted_seed", [False, True])
+def test_a_run_on_main_is_the_base_of_the_next_comparison_with_no_model_call(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path, uncommitted_seed: bool
+) -> None:
+    """`evalward run` on main keys the playground's seed as its working tree holds it, and
+    `--base main` keys main's commit: the same content, the same key, so the base side reads
+    the result and calls no model. A seed the working tree changed without committing is
+    in its key as it was: that run never stands for the commit's."""
+    repo.commit(
+        "shop", {"agents.yaml": RESOURCES, "shop/seed.sql": SEED, "tools/refund.py": _tool()}
+    )
+    repo.commit("ignore the cache", {".gitignore": ".evalward/\n"})
+    model.script(
+        "Refund order A-1",
+        tool_call("create_refund", {"order_id": "A-1", "amount": 25, "reason": "damaged"}),
+        text("Refunded order A-1."),
+    )
+    if uncommitted_seed:
+        (repo.path / "shop" / "seed.sql").write_text(SEED.replace("25.0", "26.0"))
+    on_main = evalward("run", ".", "--no-history", cwd=repo.path, **provider_env(model))
+    assert on_main.returncode == 0, on_main.stdout + on_main.stderr
+    assert len(model.requests) == 2
+    repo.git("checkout", "-q", "--", "shop/seed.sql")
+    repo.branch("feature")
+    repo.commit("twice the refund", {"tools/refund.py": _tool("2")})
+
+    out = tmp_path / "out"
+    compared = evalward(
+        "run", ".", "--base", "main", "--no-history", "--output-dir", str(out),
+        cwd=repo.path, **provider_env(model),
+    )  # fmt: skip
+
+    assert compared.returncode == 1, compared.stdout + compared.stderr
+    results = json.loads((out / "results.json").read_text())
+    base, head = _fixture(results, "base"), _fixture(results, "head")
+    assert (base["status"], head["status"]) == ("pass", "fail")
+    assert base["cached"] is not uncommitted_seed and head["cached"] is False
+    # the head's two calls, and the base's only when main's run saw another seed
+    assert len(model.requests) == 2 + 2 + (2 if uncommitted_seed else 0)

@@ -27,20 +27,15 @@ import posixpath
 import shutil
 import stat
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalward.errors import (
-    GitError,
-    NotCommitted,
-    OutsideRepository,
-    TreeError,
-    UnsafeFile,
-)
+from evalward.errors import GitError, NotCommitted, OutsideRepository, TreeError, UnsafeFile
+from evalward.files.committable import WorkingTreeAnswers
 from evalward.files.inside import reference_candidates, repo_path
-from evalward.files.safe_files import hash_regular, read_regular
+from evalward.files.safe_files import blob_id, blob_id_of, read_regular
 from evalward.files.trees import TreeBounds, copy_tree, remove_tree, walk
-from evalward.git import Git
+from evalward.git import LINK_MODE, Git, TreeEntry
 
 
 @dataclass(frozen=True)
@@ -83,6 +78,14 @@ class RepoFiles:
     root: Path
     git: Git | None
     commit: str | None = None
+    _answers: WorkingTreeAnswers | None = field(
+        default=None, init=False, repr=False, compare=False, hash=False
+    )
+    """On the working tree, what git would commit of it, asked once per path."""
+
+    def __post_init__(self) -> None:
+        if self.commit is None and self.git is not None:
+            object.__setattr__(self, "_answers", WorkingTreeAnswers(self.git))
 
     @classmethod
     def at_commit(cls, git: Git, commit: str, root: Path | None = None) -> RepoFiles:
@@ -110,18 +113,38 @@ class RepoFiles:
         clean = path.lstrip("/")
         if self.commit is not None and self.git is not None:
             return self._in_commit(self.git, self.commit, clean)
+        relative = self._on_disk(path)
+        if self._answers is not None and relative not in self._answers.committable([relative]):
+            raise NotCommitted(path, _IGNORED)
+        return relative
+
+    def prefetch(self, paths: list[str]) -> None:
+        """Ask git about the files `paths` name at once, for the `find`s that follow: on a
+        commit, their tree entries; on the working tree, whether git would commit each."""
+        if self.commit is not None and self.git is not None:
+            self.git.prefetch(self.commit, [p.lstrip("/") for p in paths])
+            return
+        if self._answers is None:
+            return
+        found: list[str] = []
+        for path in paths:
+            try:
+                found.append(self._on_disk(path))
+            except NotCommitted:
+                continue  # `find` says why
+        self._answers.committable(found)
+
+    def _on_disk(self, path: str) -> str:
+        """The repository path of the regular file `path` names in the working tree."""
         try:
-            real = repo_path(self.root, clean)
+            real = repo_path(self.root, path.lstrip("/"))
         except OutsideRepository:
             raise NotCommitted(path, "leads out of the repository") from None
-        relative = real.relative_to(self.root.resolve()).as_posix()
         if real.is_dir():
             raise NotCommitted(path, "is a folder, not a file")
         if not real.is_file():
             raise NotCommitted(path, "does not exist (paths are from the repository root)")
-        if self.git is not None and relative not in self.git.committable([relative]):
-            raise NotCommitted(path, _IGNORED)
-        return relative
+        return real.relative_to(self.root.resolve()).as_posix()
 
     def place(self, path: str) -> tuple[str, bool]:
         """The repository path of the file or folder `path` names (a seed may be either),
@@ -139,14 +162,14 @@ class RepoFiles:
             found: str = self.find(path)
             return found, False
         relative = real.relative_to(self.root.resolve()).as_posix()
-        if self.git is not None and relative != "." and self._ignored_at(relative):
+        if self._answers is not None and relative != "." and self._ignored_at(relative):
             raise NotCommitted(path, _IGNORED)
         return ("" if relative == "." else relative), True
 
     def _ignored_at(self, relative: str) -> bool:
         """Whether git ignores the folder `relative` of the working tree (or one above it)."""
-        assert self.git is not None
-        ignored = self.git.ignored()
+        assert self._answers is not None
+        ignored = self._answers.ignored()
         parts = relative.split("/")
         return any("/".join(parts[:depth]) in ignored for depth in range(1, len(parts) + 1))
 
@@ -165,7 +188,7 @@ class RepoFiles:
             target.mkdir(mode=0o755)
             shutil.copyfile(source, target / source.name)
             return
-        ignored = self.git.ignored() if self.git is not None else set()
+        ignored = self._answers.ignored() if self._answers is not None else set()
         prefix = f"{real}/" if real else ""
 
         def leave_out(inner: str, _mode: int) -> bool:
@@ -195,32 +218,54 @@ class RepoFiles:
             remove_tree(scratch)
 
     def digest(self, path: str) -> str:
-        """What a cache key keeps of the file or folder `path` names: for a commit its
-        objects' ids (git's content hashes), else the contents hashed; "missing: <why>" when
-        this side may not read it."""
+        """What a cache key keeps of the file or folder `path` names: each file's mode, git's
+        object id and path, as a commit's tree records them. The working tree's files are
+        hashed as git would store them (`git hash-object`), what git ignores left out as
+        `copy_out` leaves it out, so a file gets the same key on a commit and on a working
+        tree that holds the same content (a push's run, then a pull request's base). A file
+        another program wrote or changed there is in the key as it is: it names no commit's
+        result. "missing: <why>" when this side may not read it; OSError, TreeError past
+        DIGEST_BOUNDS when the working tree cannot be read."""
         try:
             real, folder = self.place(path)
         except NotCommitted as exc:
             return f"missing: {exc.reason}"
-        digest = hashlib.sha256()
         if self.commit is not None and self.git is not None:
             listed = self.git.under(self.commit, [real]) if folder else {}
             if not folder:
                 _, entry = self.git.lookup(self.commit, real)
                 listed = {real: entry} if entry is not None else {}
-            for name, entry in sorted(listed.items()):
-                digest.update(f"{entry.mode} {entry.oid} {name}\0".encode(errors="surrogateescape"))
-            return digest.hexdigest()
+        else:
+            listed = self._entries_on_disk(path, real, folder)
+        digest = hashlib.sha256()
+        for name, entry in sorted(listed.items()):
+            digest.update(f"{entry.mode} {entry.oid} {name}\0".encode(errors="surrogateescape"))
+        return digest.hexdigest()
+
+    def _entries_on_disk(self, path: str, real: str, folder: bool) -> dict[str, TreeEntry]:
+        """The working tree's files at `real` as a commit's tree would list them: regular
+        files and links (what `copy_out` copies), with git's modes and object ids."""
+        form = self.git.object_format() if self.git is not None else "sha1"
         source = self.root.resolve() / real
         if not folder:
-            return hash_regular(source)
-        for item in walk(source, DIGEST_BOUNDS, f"the folder {path!r}"):
-            if item.is_folder:
-                continue
-            digest.update(item.path.encode("utf-8", "surrogateescape") + b"\0")
+            mode = source.stat().st_mode
+            return {real: TreeEntry(_file_mode(mode), blob_id(source, form))}
+        ignored = self._answers.ignored() if self._answers is not None else set()
+        prefix = f"{real}/" if real else ""
+        entries: dict[str, TreeEntry] = {}
+        for item in walk(
+            source,
+            DIGEST_BOUNDS,
+            f"the folder {path!r}",
+            leave_out=lambda inner, _mode: f"{prefix}{inner}" in ignored,
+        ):
             if stat.S_ISREG(item.mode):
-                digest.update(hash_regular(item.name, dir_fd=item.folder_fd).encode())
-        return digest.hexdigest()
+                oid = blob_id(item.name, form, dir_fd=item.folder_fd)
+                entries[prefix + item.path] = TreeEntry(_file_mode(item.mode), oid)
+            elif stat.S_ISLNK(item.mode):
+                target = os.readlink(os.fsencode(item.name), dir_fd=item.folder_fd)
+                entries[prefix + item.path] = TreeEntry(LINK_MODE, blob_id_of(target, form))
+        return entries
 
     def _in_commit(self, git: Git, commit: str, path: str, *, folders: bool = False) -> str:
         try:
@@ -277,8 +322,8 @@ class RepoFiles:
         if self.commit is not None and self.git is not None:
             self.git.prefetch(self.commit, paths)
             return {p for p in paths if (e := self.git.entry(self.commit, p)) and not e.is_folder}
-        if self.git is not None:
-            return self.git.committable(paths)
+        if self._answers is not None:
+            return self._answers.committable(paths)
         return set(paths)
 
     def read_committed(self, paths: list[str], limit: int) -> dict[str, CommittedFile]:
@@ -351,6 +396,11 @@ class RepoFiles:
             return self.read(path, limit).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise NotCommitted(path, f"is not UTF-8 text ({exc})") from None
+
+
+def _file_mode(mode: int) -> str:
+    """The mode git records for a regular file: executable by its owner, or not."""
+    return "100755" if mode & stat.S_IXUSR else "100644"
 
 
 def _is_repository_top(root: Path) -> bool:

@@ -97,6 +97,30 @@ def hash_regular(path: Path | str, *, dir_fd: int | None = None) -> str:
         os.close(fd)
 
 
+def blob_id(path: Path | str, object_format: str, *, dir_fd: int | None = None) -> str:
+    """The id git gives the regular file at `path` as a blob (`git hash-object
+    --no-filters`; `object_format` is the repository's, "sha1" or "sha256"), read in
+    chunks (see `open_regular`). UnsafeFile when its size changes while it is read."""
+    fd = open_regular(path, dir_fd=dir_fd)
+    try:
+        size = os.fstat(fd).st_size
+        digest = hashlib.new(object_format, b"blob %d\0" % size)
+        read = 0
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+            read += len(chunk)
+        if read != size:
+            raise UnsafeFile(path, "changed while it was read")
+        return digest.hexdigest()
+    finally:
+        os.close(fd)
+
+
+def blob_id_of(content: bytes, object_format: str) -> str:
+    """The id git gives `content` as a blob (a link's target, say)."""
+    return hashlib.new(object_format, b"blob %d\0%s" % (len(content), content)).hexdigest()
+
+
 def is_regular(path: Path | str) -> bool:
     """Whether `path` itself (not what a link points to) is a regular file."""
     try:

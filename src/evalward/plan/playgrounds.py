@@ -127,8 +127,8 @@ def state_without_playground(resources: ResourceSet, eval_name: str, fixture: st
 
 
 def _tree_hash(door: RepoFiles, path: str) -> str:
-    """A hash of a file, or of every file under a folder (names and contents), as the side's
-    door reads them (a commit's object ids)."""
+    """A hash of a file, or of every file under a folder (modes, git's blob ids and paths),
+    as the side's door reads them: alike on a commit and on a working tree (`digest`)."""
     try:
         return door.digest(path)
     except (TreeError, OSError, GitError) as exc:  # provisioning says so too, for the run

@@ -10,7 +10,7 @@ from typing import Any
 
 from evalward.errors import NotCommitted, OutsideRepository, Problem
 from evalward.files.committed import MAX_SYSTEM_BYTES, RepoFiles
-from evalward.files.inside import program_path
+from evalward.files.inside import program_path, reference_candidates
 from evalward.resources.agent import AgentSpec
 from evalward.resources.assertions import JudgeAssertion
 from evalward.resources.common import AGENTV_DEFAULT_TARGET
@@ -36,7 +36,9 @@ def _missing(result: ResourceSet, kind: str, name: str, names: Iterable[str]) ->
 
 
 def _check_paths(result: ResourceSet, root: Path, report: ProblemReporter) -> None:
-    """Files and programs an Agent names: inside the repository, and there."""
+    """Files and programs an Agent names: inside the repository, and there. The door is
+    asked about all of them at once first (one git call, not one for each)."""
+    result.files.prefetch(_named_files(result))
     for located in result.agents.values():
         spec = located.resource.spec
         if spec.system_file:
@@ -50,6 +52,19 @@ def _check_paths(result: ResourceSet, root: Path, report: ProblemReporter) -> No
             ):
                 if name is not None:
                     _check_environment_file(located, kind, name, result.files, report)
+
+
+def _named_files(result: ResourceSet) -> list[str]:
+    """Every file the Agents name, as `_check_paths` looks them up."""
+    named: list[str] = []
+    for located in result.agents.values():
+        spec = located.resource.spec
+        if spec.system_file:
+            named += reference_candidates(located.file, spec.system_file)
+        named += [program for _, program, _ in _programs(spec) if not program.startswith("/")]
+        if spec.environment is not None:
+            named += [n for n in (spec.environment.python, spec.environment.node) if n]
+    return named
 
 
 def _check_environment_file(

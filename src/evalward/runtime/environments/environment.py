@@ -389,8 +389,9 @@ def _commit(checkout: Path) -> str:
 
 
 def _file_hashes(request: EnvironmentRequest, paths: list[str]) -> dict[str, str]:
-    """Each file the environment names, hashed as the side's door reads it (a commit's
-    object ids), never a file another program left in the workspace."""
+    """Each file the environment names, hashed as the side's door reads it (git's blob
+    ids, of a commit's objects or the working tree's files), never a file another program
+    left in the workspace."""
     if request.files is not None:
         door = request.files
         return {path: _door_hash(door, path) for path in paths}
