@@ -445,3 +445,26 @@ def test_only_the_verdict_phase_builds_a_gate_decision() -> None:
     assert builders == [], "build the decision in verdict/ (verdict/gate.py)"
     gate = (PACKAGE / "verdict" / "gate.py").read_text(encoding="utf-8")
     assert gate.count("GateDecision(") >= 5  # the checker reads what it must find
+
+
+def test_a_commits_files_are_read_only_through_the_door() -> None:
+    """Every read of a commit's file goes through `files/committed.py`'s `RepoFiles`, whose
+    rules (links inside the tree, sizes, what is committed) no other module decides again:
+    git's object readers are called from the door alone."""
+    readers = {"read_files", "blobs", "blob", "blob_start", "blob_size", "blob_sizes"}
+    readers |= {"links_among", "files_in", "lookup", "follow", "entry", "tree", "under"}
+    readers |= {"needed_for", "write_files"}
+    door = {"evalward.files.committed", "evalward.files.committable", "evalward.git"}
+    callers = []
+    for name, path in KNOWN.items():
+        if name in door:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in readers
+                and "git" in ast.unparse(node.func.value).lower()
+            ):
+                callers.append(f"{name}:{node.lineno} {ast.unparse(node.func)}")
+    assert callers == [], "read a commit's files through RepoFiles (files/committed.py)"

@@ -20,6 +20,7 @@ from pathlib import Path
 from evalward.action.context import WorkflowContext
 from evalward.action.settings import Isolation, Settings
 from evalward.errors import ConfigError
+from evalward.files.committed import RepoFiles
 from evalward.files.inside import file_on_the_way, link_on_the_way
 from evalward.git import Git
 from evalward.plan.prepare import config_at
@@ -145,7 +146,7 @@ class BaseFiles:
     include its neighbours), and lives as long as that folder."""
 
     def __init__(self, git: Git, commit: str, folder: Path) -> None:
-        self._git = git
+        self._door = RepoFiles.at_commit(git, commit)
         self._commit = commit
         self._folder = folder
 
@@ -153,8 +154,8 @@ class BaseFiles:
         """`path` (repository-relative) as the base commit has it, or a ConfigError."""
         relative = Path(path).as_posix().lstrip("/")
         parent = relative.rsplit("/", 1)[0] if "/" in relative else ""
-        names = [n for n in self._git.files_in(self._commit, parent) if n != relative]
-        contents = self._git.read_files(self._commit, [relative, *names])
+        names = [n for n in self._door.files_in(parent) if n != relative]
+        contents = self._door.contents([relative, *names])
         if relative not in contents:
             raise ConfigError(
                 f"action input `{setting}`: {relative} is not in the base commit "

@@ -27,6 +27,7 @@ import posixpath
 import shutil
 import stat
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -343,6 +344,66 @@ class RepoFiles:
             for path, oid in ids.items()
             if oid in sizes
         }
+
+    def contents(self, paths: list[str]) -> dict[str, bytes]:
+        """On a commit side, the content of each of `paths` that is a file of the commit (a
+        link followed while it stays in the commit's tree), in one git call for all; missing
+        ones are left out. A side whose content must not be a working tree's (a base commit's
+        template, its configuration) asks it here; on the working tree it is a bug."""
+        git, commit = self._commit_side()
+        return git.read_files(commit, paths)
+
+    def links_among(self, paths: list[str]) -> set[str]:
+        """Which of `paths` are symbolic links in the commit."""
+        git, commit = self._commit_side()
+        return git.links_among(commit, paths)
+
+    def files_in(self, folder: str) -> list[str]:
+        """The files and links directly in `folder` ("" for the root) of the commit."""
+        git, commit = self._commit_side()
+        return git.files_in(commit, folder)
+
+    def write_copy(
+        self,
+        target: Path,
+        reads: Iterable[str] | None,
+        not_copied: frozenset[str],
+        bounds: TreeBounds,
+    ) -> None:
+        """Write the commit's files into `target` from git's objects (a side's working copy):
+        all of them, or with `reads` what reading those needs (each path, a folder whole, the
+        links on the way and where they lead: `Git.needed_for`). Submodules and the
+        `not_copied` paths (and what is under them) are left out; more than `bounds.entries`
+        files is a TreeError."""
+        git, commit = self._commit_side()
+        if reads is None:
+            listed = dict(git.tree(commit))
+        else:
+            needed = git.needed_for(commit, reads)
+            entries = {path: git.entry(commit, path) for path in needed}
+            folders = [path for path, entry in entries.items() if entry and entry.is_folder]
+            listed = dict(git.under(commit, folders)) if folders else {}
+            listed.update((p, e) for p, e in entries.items() if e is not None and not e.is_folder)
+
+        def left_out(path: str) -> bool:
+            parts = path.split("/")
+            return any("/".join(parts[:depth]) in not_copied for depth in range(1, len(parts) + 1))
+
+        wanted = sorted(p for p, e in listed.items() if not e.is_submodule and not left_out(p))
+        if len(wanted) > bounds.entries:
+            raise TreeError(f"the commit holds more than {bounds.entries:,} files to copy")
+        target.mkdir(mode=0o755, exist_ok=True)
+        git.write_files(commit, wanted, target)
+
+    def under(self, folder: str) -> dict[str, TreeEntry]:
+        """Every entry of the commit below `folder` (a repository path), as git lists it."""
+        git, commit = self._commit_side()
+        return dict(git.under(commit, [folder]))
+
+    def _commit_side(self) -> tuple[Git, str]:
+        if self.commit is None or self.git is None:
+            raise AssertionError("asked for a commit's files on the working tree")
+        return self.git, self.commit
 
     def is_executable(self, path: str) -> bool:
         """Whether the file `path` names (`find`) may be run: committed executable (git's

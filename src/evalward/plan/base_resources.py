@@ -51,10 +51,10 @@ def load_base(
         or head.depending_on(differs)
         or any(posixpath.basename(p) == ".gitattributes" for p in differs)
         or _linked(head)
-        or git.links_among(merge_base, wanted)
+        or door.links_among(wanted)
     ):
         overlay = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evalward-base-")))
-        for path, content in git.read_files(merge_base, wanted).items():
+        for path, content in door.contents(wanted).items():
             target = overlay / path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content)

@@ -241,7 +241,8 @@ def _head_files(git: Git, head: str | None, root: Path) -> RepoFiles:
 
 def config_at(git: Git, commit: str) -> RepoConfig:
     """The `evalward.yaml` of a commit (defaults when it has none)."""
-    return parse_config(git.read_files(commit, [CONFIG_FILE]).get(CONFIG_FILE))
+    door = RepoFiles.at_commit(git, commit)
+    return parse_config(door.contents([CONFIG_FILE]).get(CONFIG_FILE))
 
 
 def _paths(changed: list[FileChange]) -> set[str]:

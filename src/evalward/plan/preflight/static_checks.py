@@ -327,7 +327,7 @@ def _seed_files(door: RepoFiles, seed: str) -> frozenset[str] | None:
     if not folder:
         return frozenset({posixpath.basename(real)})
     if door.commit is not None and door.git is not None:
-        listed = door.git.under(door.commit, [real])
+        listed = door.under(real)
         if len(listed) > LISTED_FILES:
             return None
         prefix = f"{real}/" if real else ""

@@ -3,7 +3,7 @@
 agents name, not the repository's size (what the base side's checkout holds, for the head's
 working tree); else the whole checkout.
 
-A side that is a commit is written from that commit's tree (`copy_side`, `write_commit`):
+A side that is a commit is written from that commit's tree (`copy_side`, `RepoFiles.write_copy`):
 git's objects, with the modes git records (0644, 0755), so a file another workflow step left
 in the workspace (private, git-ignored) is never in the copy, and no mode is widened. The
 working tree (no head commit: the user's own code) is copied from disk without what git
@@ -17,7 +17,6 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from evalward.errors import TreeError
 from evalward.files.committed import RepoFiles
 from evalward.files.inside import looked_up
 from evalward.files.trees import TreeBounds, copy_tree
@@ -96,42 +95,10 @@ def copy_side(
     not_copied: frozenset[str],
     bounds: TreeBounds,
 ) -> None:
-    """The working copy of one side at `target`: its commit's tree (`write_commit`), or,
+    """The working copy of one side at `target`: its commit's tree (`RepoFiles.write_copy`), or,
     for the working tree, `source` on disk (`copy_checkout`) without what git ignores."""
     if files.git is not None and files.commit is not None:
-        write_commit(files.git, files.commit, target, reads, not_copied, bounds)
+        files.write_copy(target, reads, not_copied, bounds)
         return
     ignored = Git(source).ignored() if files.git is not None else set()
     copy_checkout(source, target, reads, not_copied | ignored, bounds)
-
-
-def write_commit(
-    git: Git,
-    commit: str,
-    target: Path,
-    reads: Iterable[str] | None,
-    not_copied: frozenset[str],
-    bounds: TreeBounds,
-) -> None:
-    """Write `commit`'s files into `target` from git's objects: all of them, or with `reads`
-    what reading those needs (each path, a folder whole, the links on the way and where they
-    lead: `Git.needed_for`). Submodules and the `not_copied` paths (and what is under them)
-    are left out; more than `bounds.entries` files is a TreeError."""
-    if reads is None:
-        listed = dict(git.tree(commit))
-    else:
-        needed = git.needed_for(commit, reads)
-        entries = {path: git.entry(commit, path) for path in needed}
-        folders = [path for path, entry in entries.items() if entry and entry.is_folder]
-        listed = dict(git.under(commit, folders)) if folders else {}
-        listed.update((p, e) for p, e in entries.items() if e is not None and not e.is_folder)
-
-    def left_out(path: str) -> bool:
-        parts = path.split("/")
-        return any("/".join(parts[:depth]) in not_copied for depth in range(1, len(parts) + 1))
-
-    wanted = sorted(p for p, e in listed.items() if not e.is_submodule and not left_out(p))
-    if len(wanted) > bounds.entries:
-        raise TreeError(f"the commit holds more than {bounds.entries:,} files to copy")
-    target.mkdir(mode=0o755, exist_ok=True)
-    git.write_files(commit, wanted, target)
