@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from fakes.github_api import FakeGitHub, FakePull  # noqa: E402
-from hostile.test_agent_sandbox import BENIGN, SUITE, Attacker, agent_yaml  # noqa: E402
+from runtime.isolation.test_agent_sandbox import BENIGN, SUITE, Attacker, agent_yaml  # noqa: E402
 from support.actionrun import parse_github_output, pull_request_event  # noqa: E402
 from support.gitrepo import GitRepo  # noqa: E402
 

@@ -3,7 +3,7 @@
 
     python scripts/report_screenshots.py [--chromium /usr/bin/chromium]
 
-The pull request is the browser tests' (tests/e2e/report_scenario.py): two runs of `evalward
+The pull request is the browser tests' (tests/support/report_scenario.py): two runs of `evalward
 run` on main first, so the Evals have a trend, then `evalward run --base main` on the branch,
 every model call answered by the tests' scripted model server on loopback. Needs the `dev`
 extra (Playwright) and Debian's Chromium.
@@ -20,9 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from e2e.report_scenario import make_pull_request, run, script  # noqa: E402
 from fakes.model_server import ScriptedModelServer  # noqa: E402
 from support.gitrepo import GitRepo  # noqa: E402
+from support.report_scenario import make_pull_request, run, script  # noqa: E402
 
 IMAGES = ROOT / "docs" / "images"
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]

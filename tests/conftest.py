@@ -4,7 +4,7 @@ import os
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -98,3 +98,17 @@ def repo(tmp_path: Path) -> GitRepo:
 def env(model: ScriptedModelServer) -> dict[str, str]:
     """The provider variables a run needs to reach `model` (a module may override it)."""
     return provider_env(model)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium driven by Playwright, one per test module (report.html's tests)."""
+    from support.report_pages import CHROMIUM, FLAGS
+
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="the `dev` extra installs playwright"
+    )
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield launched
+        launched.close()

@@ -44,7 +44,7 @@ traceback. The tree:
     ├── UnsafeFile                        a file evalward will not read (a link, a FIFO, too large)
     └── TreeError                         a tree not walked, copied or removed within its bounds
 
-Every class that derives from `EvalwardError` is defined here (tests/integration/
+Every class that derives from `EvalwardError` is defined here (tests/toplevel/
 test_error_tree.py), so this tree is the whole of it. A module's private signal (a run that
 stopped, a value that cannot be evaluated) derives from `Exception` alone and is caught where
 it is raised: one that leaked would be a bug, reported as exit 4, never as an outside failure.

@@ -1,4 +1,5 @@
-"""A pull request's agent that attacks the action running it (tests/hostile/test_agent_sandbox.py).
+"""A pull request's agent that attacks the action running it
+(tests/runtime/isolation/test_agent_sandbox.py).
 
 It reads `target.json` beside it (what an attacker knows of the runner's layout: the paths of
 the runner's files, of evalward's installation, of the workspace, and its own server's URL),

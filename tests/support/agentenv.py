@@ -1,5 +1,6 @@
 """Repositories of agents with dependencies, gated by the action as GitHub runs it
-(tests/e2e/test_agent_environments.py, tests/hostile/test_hostile_install.py)."""
+(tests/runtime/environments/test_agent_environments.py,
+tests/runtime/environments/test_hostile_install.py)."""
 
 from __future__ import annotations
 

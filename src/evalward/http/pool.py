@@ -66,7 +66,8 @@ class QuietConnector(aiohttp.TCPConnector):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         # aiohttp has no public setting for the protocol of its connections; this one
-        # attribute has named it since aiohttp 1.0 (tests/conformance shows it working)
+        # attribute has named it since aiohttp 1.0 (the `conformance` tests in tests/http show
+        # it working)
         watched = functools.partial(_WatchedConnection, loop=asyncio.get_running_loop())
         self._factory = cast("functools.partial[ResponseHandler]", watched)
 
@@ -81,7 +82,7 @@ class QuietConnector(aiohttp.TCPConnector):
         self, req: ClientRequest, traces: list[Trace], timeout: aiohttp.ClientTimeout
     ) -> aiohttp.connector.Connection:
         # aiohttp asks in the task of the request (`ClientSession._request` awaits this), so
-        # the request's task reads what is set here (tests/integration/test_http_replies.py)
+        # the request's task reads what is set here (tests/http/test_http_replies.py)
         _KEPT_ALIVE.set(False)
         while True:
             connection = await super().connect(req, traces, timeout)

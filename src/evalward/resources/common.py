@@ -23,7 +23,7 @@ NAME_PATTERN = r"^[a-z0-9]([a-z0-9._-]{0,251}[a-z0-9])?$"
 class NamesRepoFile:
     """Marks a field whose value names a file (or folder) of the repository: what it names is
     read only through files/committed.py, the side's commit as data
-    (tests/unit/resources/test_file_fields.py walks the schema for these)."""
+    (tests/resources/test_file_fields.py walks the schema for these)."""
 
     def __repr__(self) -> str:
         return "NamesRepoFile()"

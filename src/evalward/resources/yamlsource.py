@@ -9,7 +9,7 @@ documents has a problem to report.
 Every path reads by YAML 1.2's core schema (`no`, `on` and `Yes` are strings): yaml-rs when its
 wheel is installed and the text holds nothing it reads otherwise (`_yaml_rs_differs`), else
 PyYAML (libyaml when available) through `yaml12.CoreLoader`. A missing wheel costs speed
-only; tests/unit/resources/test_yaml_parsers_agree.py holds the two to the same data on
+only; tests/resources/test_yaml_parsers_agree.py holds the two to the same data on
 generated documents.
 """
 

@@ -1,0 +1,103 @@
+"""GitHub cancels a job with SIGINT (then SIGTERM, then SIGKILL). Whenever it comes — while
+a model call of the k-th run is in flight, just as its reply arrives, or once every run is
+done and evalward is talking to GitHub — the action ends with exit 130 and what finished is
+written: results.json, the outputs, the comment."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+from typing import Any
+
+import pytest
+
+from fakes.github_api import FakeGitHub
+from fakes.http import Request, Response
+from fakes.model_server import Rule, ScriptedModelServer, text
+from support.actionrun import ActionRun, Launch, prepare, pull_request_event, start_action
+from support.gitrepo import GitRepo
+from support.suite import make_pr, script_model
+
+pytestmark = pytest.mark.e2e
+
+
+def _launch(repo: GitRepo, github: FakeGitHub, env: dict[str, str]) -> Launch:
+    base, head = make_pr(repo, github)
+    event = pull_request_event(github.repository, 7, base, head)
+    return prepare(repo.path, github, event, env=env, inputs={"cache": "off"})
+
+
+def _run(repo: GitRepo, launch: Launch, started: list[subprocess.Popen[str]]) -> ActionRun:
+    process = start_action(repo.path, launch)
+    started.append(process)
+    stdout, stderr = process.communicate(timeout=120)
+    return launch.finish(process.returncode, stdout, stderr)
+
+
+def _assert_cancelled_and_written(run: ActionRun) -> dict[str, Any]:
+    said = run.stdout + run.stderr
+    assert run.returncode == 130, said
+    assert "Traceback" not in said and "internal error" not in said, said
+    results = run.results()
+    assert results["run"]["cancelled"] is True
+    assert results["result"] == "incomplete"
+    assert run.outputs["result"] == "incomplete"
+    assert (run.output_dir / "comment.md").is_file()
+    return results
+
+
+@pytest.mark.parametrize("nth", [1, 2, 3, 5, 7])
+def test_a_signal_during_the_nth_model_call_ends_130_with_what_finished_written(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    nth: int,
+) -> None:
+    """The signal is sent as the server takes the call, and the reply follows at once: it
+    races the reply, as a cancellation does that arrives while a run ends."""
+    launch = _launch(repo, github, env)
+    started: list[subprocess.Popen[str]] = []
+    seen: list[int] = []
+
+    def signal_on_the_nth(body: dict[str, Any]) -> bool:
+        seen.append(1)
+        if len(seen) == nth:
+            started[0].send_signal(signal.SIGINT)
+        return False  # never answers: the script below does
+
+    model.rules.append(Rule(signal_on_the_nth, [text("unused")]))
+    script_model(model, head_greets_well=False)
+
+    run = _run(repo, launch, started)
+
+    results = _assert_cancelled_and_written(run)
+    done = len(results["fixtures"])
+    assert results["run"]["runs_done"] == done < results["run"]["runs_planned"] == 4
+    assert f"cancelled after {done} of 4 runs" in github.comments_on(7)[0]["body"]
+
+
+def test_a_signal_once_every_run_is_done_still_writes_everything_and_ends_130(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    launch = _launch(repo, github, env)
+    script_model(model, head_greets_well=False)
+    started: list[subprocess.Popen[str]] = []
+    sent: list[str] = []
+    answer = github.server.handler
+
+    def signal_on_the_comment_lookup(request: Request) -> Response:
+        lookup = request.method == "GET" and request.path.endswith("/issues/7/comments")
+        if lookup and not sent:
+            sent.append(request.path)
+            started[0].send_signal(signal.SIGINT)
+        return answer(request)
+
+    github.server.handler = signal_on_the_comment_lookup
+
+    run = _run(repo, launch, started)
+
+    results = _assert_cancelled_and_written(run)
+    assert len(results["fixtures"]) == 4
+    assert "cancelled after 4 of 4 runs" in json.dumps(github.comments_on(7)[0]["body"])

@@ -1,0 +1,129 @@
+"""action.yml and Settings agree, inputs parse as a workflow author writes them, and the
+events route as GitHub's real example payloads say."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from evalward.action.context import load_context
+from evalward.action.route import RouteKind, route_event
+from evalward.action.settings import Settings
+from evalward.errors import ConfigError
+from evalward.resources.cron import parse_cron
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[2]
+WEBHOOKS = ROOT / "tests" / "data" / "github" / "webhooks"
+
+
+def test_every_action_input_is_a_settings_field_and_back() -> None:
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    assert sorted(action["inputs"]) == sorted(Settings.input_names())
+    env = action["runs"]["env"]
+    for name in Settings.input_names():
+        assert env[f"INPUT_{name.upper().replace('-', '_')}"] == f"${{{{ inputs.{name} }}}}"
+    defaults = Settings()
+    for name, field in Settings.model_fields.items():
+        declared = str(action["inputs"][field.alias]["default"])
+        value = getattr(defaults, name)
+        if name == "github_token":
+            continue
+        expected = "" if value is None else str(value).lower() if isinstance(value, bool) else value
+        assert declared == str(expected), field.alias
+
+
+def test_inputs_parse_and_bad_ones_name_the_input() -> None:
+    settings = Settings.from_env(
+        {"INPUT_CHECK_RUN": "yes", "INPUT_BYPASS_SCOPE": "pr", "INPUT_PR": "12"}
+    )
+    assert settings.check_run is True and settings.bypass_scope == "pr" and settings.pr == 12
+    with pytest.raises(ConfigError, match="`comment`"):
+        Settings.from_env({"INPUT_COMMENT": "sometimes"})
+    with pytest.raises(ConfigError, match="`allow-untrusted-head`"):
+        Settings.from_env({"INPUT_ALLOW_UNTRUSTED_HEAD": "maybe"})
+
+
+@pytest.mark.parametrize(
+    ("payload", "event", "kind"),
+    [
+        ("pull_request.opened", "pull_request", "gate"),
+        ("pull_request.synchronize", "pull_request", "gate"),
+        ("pull_request.reopened", "pull_request", "gate"),
+        ("pull_request.ready_for_review", "pull_request", "gate"),
+        ("pull_request.labeled", "pull_request", "gate"),
+        ("pull_request.unlabeled", "pull_request", "gate"),
+        ("pull_request.closed", "pull_request", "skip"),
+        ("push", "push", "skip"),  # the example pushes a tag
+        ("workflow_dispatch", "workflow_dispatch", "run"),
+    ],
+)
+def test_real_payloads_route(tmp_path: Path, payload: str, event: str, kind: str) -> None:
+    data = json.loads((WEBHOOKS / f"{payload}.json").read_text())
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(data))
+    context = load_context({"GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": str(path)})
+    route = route_event(context, Settings())
+    assert route.kind == kind
+    if kind == "gate":
+        assert route.pr == data["number"]
+        assert context.head_sha == data["pull_request"]["head"]["sha"]
+    if payload == "pull_request.labeled":
+        assert context.event_label == data["label"]["name"]
+
+
+def test_pull_request_target_explains_the_risk(tmp_path: Path) -> None:
+    path = tmp_path / "event.json"
+    path.write_text((WEBHOOKS / "pull_request.opened.json").read_text())
+    env = {"GITHUB_EVENT_NAME": "pull_request_target", "GITHUB_EVENT_PATH": str(path)}
+    with pytest.raises(ConfigError, match="secrets") as info:
+        route_event(load_context(env), Settings())
+    assert "allow-untrusted-head: true" in str(info.value)
+    assert route_event(load_context(env), Settings(**{"allow-untrusted-head": True})).kind == "gate"
+
+
+def test_a_schedule_routes_from_the_schedules_and_the_time_it_is_given(tmp_path: Path) -> None:
+    """No repository and no clock: the Evals' crons and the start time are parameters."""
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps({"schedule": "0 6 * * 1"}))
+    context = load_context({"GITHUB_EVENT_NAME": "schedule", "GITHUB_EVENT_PATH": str(path)})
+    schedules = {"weekly": parse_cron("0 6 * * 1"), "nightly": parse_cron("0 2 * * *")}
+    monday_late = dt.datetime(2026, 11, 23, 6, 40, tzinfo=dt.UTC)
+
+    own = route_event(context, Settings(), schedules=schedules, now=monday_late)
+    assert own.kind is RouteKind.run and own.evals == {"weekly"}
+    assert (own.cron, own.scope) == ("0 6 * * 1", "every Eval with this schedule")
+
+    other = load_context(
+        {"GITHUB_EVENT_NAME": "schedule", "GITHUB_EVENT_PATH": str(_event(tmp_path, "5 * * * *"))}
+    )
+    tuesday_night = dt.datetime(2026, 11, 24, 2, 30, tzinfo=dt.UTC)
+    due = route_event(other, Settings(), schedules=schedules, now=tuesday_night)
+    assert due.kind is RouteKind.run and due.evals == {"nightly"}, "fired 30 min ago: in the window"
+    assert due.cron == "5 * * * *" and due.scope == (
+        "no Eval has this schedule; the Evals whose own schedule fired in the last 60 minutes"
+    )
+    later = tuesday_night + dt.timedelta(hours=2)
+    assert route_event(other, Settings(), schedules=schedules, now=later).kind is RouteKind.skip
+    assert route_event(other, Settings(), schedules={}, now=later).why == (
+        "no Eval has a `schedule`"
+    )
+
+
+def _event(folder: Path, schedule: str) -> Path:
+    path = folder / "other.json"
+    path.write_text(json.dumps({"schedule": schedule}))
+    return path
+
+
+def test_the_token_is_never_shown_when_the_settings_are() -> None:
+    token = "ghs_0123456789abcdefghijklmnopqrstuv"
+    settings = Settings.from_env({"INPUT_GITHUB_TOKEN": token})
+    assert settings.github_token.get_secret_value() == token
+    for shown in (repr(settings), str(settings), settings.model_dump_json()):
+        assert token not in shown

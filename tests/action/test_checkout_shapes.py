@@ -1,0 +1,121 @@
+"""A pull request that puts a file where evalward needs a folder, or a folder where it reads a
+file: the gate says so and fails, or goes on without what it cannot use; it never crashes."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from action.test_gate_evasion import assert_fails_below_threshold, gate
+from fakes.github_api import FakeGitHub
+from fakes.model_server import ScriptedModelServer
+from support.gitrepo import GitRepo
+from support.suite import make_pr, script_model
+
+pytestmark = pytest.mark.hostile
+
+
+@pytest.mark.parametrize("committed", [".evalward", ".evalward/out"])
+def test_a_committed_file_where_the_output_folder_goes_fails_the_gate_with_the_reason(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    committed: str,
+) -> None:
+    base, _ = make_pr(repo, github)
+    head = repo.commit("a file in the way", {committed: "not a folder\n"})
+    github.pulls[7].head_sha = head
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, base, head, env, **{"output-dir": ".evalward/out"})
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert f"action input `output-dir`: {committed} is a file in the checkout" in run.stderr
+    assert run.outputs.get("result") != "pass"
+    assert "internal error" not in run.stderr
+
+
+@pytest.mark.parametrize(
+    "committed",
+    [".evalward/out/results.json/x.yaml", ".evalward/out/audit.jsonl"],
+    ids=["a folder where results.json goes", "a forged audit record"],
+)
+def test_files_committed_into_the_output_folder_fail_the_gate_with_the_reason(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    committed: str,
+) -> None:
+    base, _ = make_pr(repo, github)
+    forged = '{"event": "bypass", "actor": "maintainer"}\n'
+    head = repo.commit("results of its own", {committed: forged})
+    github.pulls[7].head_sha = head
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, base, head, env, **{"output-dir": ".evalward/out"})
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "1 file(s) under .evalward/out are committed in the repository" in run.stderr
+    assert f"(e.g. {committed})" in run.stderr
+    assert run.outputs.get("result") != "pass"
+
+
+def test_a_committed_file_where_the_cache_goes_only_turns_the_cache_off(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base, _ = make_pr(repo, github)
+    head = repo.commit("a file in the way", {".evalward": "not a folder\n"})
+    github.pulls[7].head_sha = head
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, base, head, env, **{"cache-dir": ".evalward/cache"})
+
+    assert "::warning::result cache not used: .evalward is a file in the checkout" in run.stdout
+    assert_fails_below_threshold(run, github)
+
+
+def test_a_folder_named_evalward_yaml_is_a_problem_not_a_crash(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base, _ = make_pr(repo, github)
+    head = repo.commit("a folder in the way", {"evalward.yaml/notes.md": "hi\n"})
+    github.pulls[7].head_sha = head
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, base, head, env)
+
+    assert_fails_below_threshold(run, github)
+
+
+def test_a_folder_named_evalward_yaml_on_the_base_is_no_configuration(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    repo.commit("a folder in the way", {"evalward.yaml/notes.md": "hi\n"})
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, base, head, env)
+
+    assert_fails_below_threshold(run, github)
+
+
+@pytest.mark.parametrize("link", ["evals/loop.yaml", "evals/fixtures/greeting.yaml"])
+def test_a_link_that_loops_where_a_resource_is_read_is_a_problem_not_a_crash(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str], link: str
+) -> None:
+    base, _ = make_pr(repo, github)
+    (repo.path / link).unlink(missing_ok=True)
+    os.symlink(os.path.basename(link), repo.path / link)
+    head = repo.commit("a link to itself")
+    github.pulls[7].head_sha = head
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, base, head, env)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert f"{link}: not a regular file (a FIFO, a device, or a link to one or that loops)" in (
+        run.stderr
+    )

@@ -1,0 +1,323 @@
+"""Secrets never leave the runner, and agent or judge output cannot restructure the comment."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+import urllib.parse
+
+import pytest
+
+from fakes.github_api import FakeGitHub, FakePull
+from fakes.model_server import ScriptedModelServer, text
+from support.actionrun import ActionRun, execute, prepare, pull_request_event, run_action
+from support.gitrepo import GitRepo
+from support.suite import (
+    BASE_PROMPT,
+    GREETING_FIXTURE,
+    HEAD_PROMPT,
+    ORDER_FIXTURE,
+    SUPPORT_BOT,
+    SUPPORT_EVAL,
+    make_pr,
+    provider_env,
+)
+
+pytestmark = pytest.mark.hostile
+
+SECRETS = {
+    "OPENAI_API_KEY": "sk-test-secret-value",
+    "DEPLOY_TOKEN": 'dpl_tok&<en>"42',
+    "MY_SECRET_NOTE": "p@ss w0rd|with*stars_",
+    "STRIPE_KEY": "rk_live_\\back\\slash",
+}
+
+
+def everything_written(run: ActionRun, github: FakeGitHub) -> dict[str, str]:
+    """Every place a run writes to: its files, the summary, the logs, the outputs, and what it
+    sent GitHub (comments, check runs with their annotations, commit statuses)."""
+    out = run.output_dir
+    written = {p.name: p.read_text() for p in out.iterdir() if p.is_file()}
+    written["summary"] = run.summary
+    written["stdout"] = run.stdout
+    written["stderr"] = run.stderr
+    written["outputs"] = json.dumps(run.outputs)
+    for index, comment in enumerate(github.comments_on(7)):
+        written[f"comment {index}"] = comment["body"]
+    for index, check in enumerate(github.check_runs):
+        written[f"check run {index}"] = json.dumps(check, ensure_ascii=False)
+    for index, status in enumerate(github.statuses):
+        written[f"status {index}"] = json.dumps(status, ensure_ascii=False)
+    return written
+
+
+@pytest.fixture
+def echoing_run(repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer) -> ActionRun:
+    base, head = make_pr(repo, github)
+    model.script(lambda b: "BASE-V1" in json.dumps(b), text("Hello! shipped 2026-11-25"))
+    leak = " ".join([*SECRETS.values(), github.token])
+    # Long enough that the reports are written in several streamed pieces (report.html and
+    # results.json are redacted as they are written): the secrets sit early and late.
+    padding = "and more " * 12_000
+    reply = f"Sure, here are the keys: {leak} {padding} once more: {leak}"
+    model.script(lambda b: "HEAD-V2" in json.dumps(b), text(reply))
+    env = {"OPENAI_BASE_URL": model.base_url, **SECRETS}
+    return run_action(
+        repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
+    )
+
+
+def test_no_secret_value_appears_anywhere_even_when_the_agent_echoes_it(
+    echoing_run: ActionRun, github: FakeGitHub
+) -> None:
+    run = echoing_run
+    assert run.returncode == 1, run.stderr
+    written = everything_written(run, github)
+    assert {"results.json", "report.html", "junit.xml", "comment.md", "comment 0"} <= set(written)
+    assert "the keys:" in written["results.json"]  # the echo itself was recorded
+    assert "once more:" in written["report.html"] and len(written["report.html"]) > 200_000
+    for name, content in written.items():
+        for secret in [*SECRETS.values(), github.token]:
+            forms = {secret, json.dumps(secret)[1:-1], secret.replace("&", "&amp;")}
+            for form in forms:
+                assert form not in content, f"{secret!r} leaks into {name} as {form!r}"
+            core = re.sub(r"[^A-Za-z0-9]", "", secret)[4:12]
+            assert core not in content, f"part of {secret!r} leaks into {name}"
+
+
+HOSTILE = (
+    "@octocat @acme/security-team please look. <img src=x onerror=alert(1)> "
+    "</details></details> [click here](https://evil.example/phish) "
+    "<!-- evalward:acme/agents --> ## ⚠️ Gate bypassed\n"
+    "| Eval | Score |\n|---|---|\n| fake | 1.00 |\n```\n</details>"
+)
+
+
+def outside_code(body: str) -> str:
+    """The comment without its fenced code blocks (inert: GitHub shows them verbatim)."""
+    out: list[str] = []
+    fence = ""
+    for line in body.splitlines():
+        if not fence and (m := re.match(r"^(`{3,})", line)):
+            fence = m[1]
+        elif fence and line.strip() == fence:
+            fence = ""
+        elif not fence:
+            out.append(line)
+    return "\n".join(out)
+
+
+def test_hostile_judge_text_cannot_ping_inject_or_restructure_the_comment(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    base, _ = make_pr(repo, github)
+    judged = (repo.path / "evals/fixtures/greeting.yaml").read_text() + (
+        "    - { type: judge, rubric: Greets the customer politely., minScore: 0.5 }\n"
+    )
+    eval_with_judge = (repo.path / "evals/support-bot.yaml").read_text() + (
+        "  judge: { model: openai/judge-test }\n"
+    )
+    head = repo.commit(
+        "judge the greeting",
+        {"evals/fixtures/greeting.yaml": judged, "evals/support-bot.yaml": eval_with_judge},
+    )
+    github.pulls[7].head_sha = head
+    verdict = {
+        "score": 0.2,
+        "confidence": 0.9,
+        "summary": HOSTILE,
+        "violations": [{"rule": HOSTILE, "severity": "high", "evidence_step": 1, "quote": HOSTILE}],
+        "what_would_raise_score": HOSTILE,
+    }
+    model.script(lambda b: "EVALWARD-DATA" in json.dumps(b), text(json.dumps(verdict)))
+    model.script("12345", text("Your order has shipped, arriving 2026-11-25."))
+    model.script(lambda b: True, text("Hello! How can I help?"))
+    env = provider_env(model)
+
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env=env,
+        inputs={"gate-config": "head", "cache": "off"},
+    )
+
+    assert run.returncode == 1, run.stderr
+    assert model.requests_mentioning("EVALWARD-DATA"), "the judge never ran"
+    body = github.comments_on(7)[0]["body"]
+    assert "Judge score 0.20" in body and "onerror" in body, "the verdict is shown, escaped"
+    assert "— judge: step 1 · high · " in body, "the cited violation leads the reason"
+    assert re.search(r"(?<![\w\u200b])@(octocat|acme)", body) is None, "a mention would ping"
+    markup = outside_code(body)
+    assert "<img" not in markup
+    assert re.search(r"(?<!\\)\]\(https?://evil", markup) is None, "a live markdown link"
+    assert "https://evil" not in markup, "a bare URL GitHub would autolink"
+    assert markup.count("<details") == markup.count("</details>")
+    assert body.startswith("<!-- evalward") and markup.count("<!--") == 1, "one marker, first"
+    # inline judge text never starts a line, so it cannot open a heading or a table row
+    assert re.search(r"^#+ ⚠️ Gate bypassed", markup, re.MULTILINE) is None
+    assert re.search(r"^\| fake \| 1\.00 \|$", markup, re.MULTILINE) is None
+
+
+# --- every encoded form, every name a secret arrives by ------------------------------------
+
+KEY_ENV = "ACME_LLM_CREDENTIAL"
+"""The provider key's variable, named by `apiKeyEnv`: nothing in the name says it is secret."""
+ENCODED_SECRETS = {
+    KEY_ENV: "acme-cred-5f2e9c1b7d4a",
+    "DEPLOY_TOKEN": 'dpl_tok&<en>"42??>~~',  # base64 with + and /, percent forms differ
+    "MY_SECRET_NOTE": "p@ss w0rd|with*stars_",
+}
+
+
+def encodings(secret: str) -> dict[str, str]:
+    """Each way a hostile agent could write `secret` to slip past a plain search for it."""
+    data = secret.encode()
+    forms = {"raw": secret}
+    for name, encode in (("base64", base64.b64encode), ("base64url", base64.urlsafe_b64encode)):
+        whole = encode(data).decode()
+        forms[name] = whole
+        forms[f"{name} unpadded"] = whole.rstrip("=")
+        # inside a longer blob: the secret starts 1 or 2 bytes into a 3-byte group
+        forms[f"{name} in a blob, offset 1"] = encode(b"<" + data + b">>").decode()
+        forms[f"{name} in a blob, offset 2"] = encode(b"<<" + data + b">").decode()
+    forms["hex"] = data.hex()
+    forms["HEX"] = data.hex().upper()
+    forms["percent"] = urllib.parse.quote(secret, safe="")
+    forms["percent plus"] = urllib.parse.quote_plus(secret)
+    return forms
+
+
+def readable(content: str) -> str:
+    """`content` with the escapes of HTML, markdown, JSON, workflow commands and mentions
+    undone, so that an escaped copy of a secret is found as well."""
+    return html.unescape(content).replace("\\", "").replace("\u200b", "").replace("%25", "%")
+
+
+def windows(form: str, size: int = 12) -> set[str]:
+    """Every run of `size` characters of `form`: each holds a part only the secret makes."""
+    return {form[i : i + size] for i in range(max(1, len(form) - size + 1))}
+
+
+def test_every_encoded_form_of_every_known_secret_is_redacted_everywhere(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    config = f"providers:\n  openai: {{ apiKeyEnv: {KEY_ENV} }}\n"
+    base = repo.commit(
+        "agents, evals and provider settings",
+        {
+            "evalward.yaml": config,
+            "agents/support-bot.yaml": SUPPORT_BOT.format(prompt=BASE_PROMPT),
+            "evals/support-bot.yaml": SUPPORT_EVAL,
+            "evals/fixtures/order-status.yaml": ORDER_FIXTURE,
+            "evals/fixtures/greeting.yaml": GREETING_FIXTURE,
+        },
+    )
+    repo.branch("feature")
+    head = repo.commit(
+        "change", {"agents/support-bot.yaml": SUPPORT_BOT.format(prompt=HEAD_PROMPT)}
+    )
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    secrets = {**ENCODED_SECRETS, "INPUT_GITHUB-TOKEN": github.token}
+    forms = {
+        (name, kind): form
+        for name, secret in secrets.items()
+        for kind, form in encodings(secret).items()
+    }
+    echo = " ".join(f"[{name} {kind}: {form}]" for (name, kind), form in forms.items())
+    model.script(lambda b: "BASE-V1" in json.dumps(b), text("Hello! shipped 2026-11-25"))
+    model.script(lambda b: "HEAD-V2" in json.dumps(b), text(f"Keys: {echo}"))
+    launch = prepare(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env={"OPENAI_BASE_URL": model.base_url, **ENCODED_SECRETS},
+        inputs={"check-run": "true"},
+    )
+    # the token as a `docker://` step passes `with: github-token`
+    launch.env["INPUT_GITHUB-TOKEN"] = launch.env.pop("INPUT_GITHUB_TOKEN")
+
+    run = execute(repo.path, launch)
+
+    assert run.returncode == 1, run.stderr
+    written = everything_written(run, github)
+    assert {"results.json", "report.html", "junit.xml", "comment 0", "check run 0"} <= set(written)
+    assert "[ACME_LLM_CREDENTIAL hex: ***]" in written["results.json"], "the echo is recorded"
+    assert "[DEPLOY_TOKEN base64url in a blob, offset 2: " in readable(written["comment 0"])
+    for where, content in written.items():
+        shown = readable(content)
+        for (name, kind), form in forms.items():
+            for part in windows(form):
+                assert part not in content and part not in shown, (
+                    f"{name} as {kind} leaks into {where}: {part!r}"
+                )
+
+
+@pytest.mark.parametrize(
+    ("input_name", "secret_env"),
+    [("parallel", "OPENAI_API_KEY"), ("pr", "INPUT_GITHUB-TOKEN")],
+)
+def test_an_error_quoting_a_secret_is_redacted_on_stderr(
+    repo: GitRepo, github: FakeGitHub, input_name: str, secret_env: str
+) -> None:
+    base, head = make_pr(repo, github)
+    secret = "sk-quoted-in-an-error-0042"
+    launch = prepare(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env={secret_env: secret},
+        inputs={input_name: secret},  # a secret given to the wrong input: the error quotes it
+    )
+
+    run = execute(repo.path, launch)
+
+    assert run.returncode == 2
+    assert f"::error::action input `{input_name}`" in run.stderr
+    assert "(got '***')" in run.stderr
+    assert secret not in run.stderr + run.stdout
+
+
+# --- bidirectional controls ---------------------------------------------------------------
+
+TROJAN = "Refund approved \u202eyaler ton od\u202c \u2067ok\u2069 for #4"
+"""Displayed as "Refund approved do not relay ok for #4" where controls are obeyed."""
+
+
+def test_bidi_controls_in_agent_output_are_shown_by_name_wherever_it_is_shown(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    base, head = make_pr(repo, github)
+    model.script(lambda b: "BASE-V1" in json.dumps(b), text("Hello! shipped 2026-11-25"))
+    model.script(lambda b: "HEAD-V2" in json.dumps(b), text(TROJAN))
+    env = provider_env(model)
+
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env=env,
+        inputs={"check-run": "true"},
+    )
+
+    assert run.returncode == 1, run.stderr
+    shown = {
+        "comment": github.comments_on(7)[0]["body"],
+        "summary": run.summary,
+        "report.html": (run.output_dir / "report.html").read_text(),
+        "log": run.stdout,
+        "check run": json.dumps(github.check_runs, ensure_ascii=False),
+    }
+    for where, content in shown.items():
+        for control in "\u202e\u202c\u2067\u2069":
+            assert control not in content, f"U+{ord(control):04X} reaches the {where}"
+    # report.html embeds the data as JSON for its script, `<` and `>` written as escapes
+    assert (
+        "Refund approved \\u003cU+202E\\u003eyaler ton od\\u003cU+202C\\u003e"
+        in (shown["report.html"])
+    )
+    assert "Refund approved <U+202E>yaler ton od<U+202C> <U+2067>ok<U+2069>" in shown["comment"]
+    assert "<U+202E>" in shown["summary"]
+    assert "\\u202e" in (run.output_dir / "results.json").read_text(), "the data keeps them"

@@ -1,0 +1,133 @@
+"""The command line through its real entry point: the README demo and config errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from action.test_secrets_and_injection import outside_code
+from support.clirun import DEMO_PATH, evalward
+from support.gitrepo import GitRepo
+
+pytestmark = pytest.mark.integration
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_readme_demo_runs_examples_with_the_mock_provider() -> None:
+    done = evalward(
+        "run", ".", "--mock-script", "examples/mock-replies.yaml", "--no-cache", PATH=DEMO_PATH
+    )
+    assert done.returncode == 0, done.stderr
+    assert "every affected Eval passes" in done.stdout
+    assert "| support-bot-eval | support-bot | **1.00** |" in done.stdout
+
+
+def test_validate_reports_every_problem_with_its_location(tmp_path: Path) -> None:
+    (tmp_path / "agent.yaml").write_text(
+        "apiVersion: evalward.dev/v1\n"
+        "kind: Agent\n"
+        "metadata: { name: bot }\n"
+        "spec:\n"
+        "  models: [openai/gpt-test]\n"
+        "  sytem: hello\n"
+    )
+    (tmp_path / "broken.yaml").write_text("apiVersion: evalward.dev/v1\nkind: [unclosed\n")
+    done = evalward("validate", str(tmp_path))
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert (
+        "agent.yaml:6:3: spec.sytem: unknown field 'sytem' (did you mean 'system'?)" in done.stderr
+    )
+    assert "broken.yaml:3:1:" in done.stderr
+    assert "2 problems" in done.stderr
+
+
+def test_missing_api_key_is_a_config_error_naming_the_setting(tmp_path: Path) -> None:
+    done = evalward("run", ".", "--no-cache")
+    assert done.returncode == 2
+    assert re.search(r"needs (OPENAI|ANTHROPIC)_API_KEY, which is not set", done.stderr)
+    assert "Traceback" not in done.stderr
+
+
+LINKER = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: linker }
+spec:
+  models: [openai/gpt-test]
+  system: Answer with a tracking link.
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: linker-eval }
+spec:
+  targetAgent: linker
+  fixtureSelector: { matchLabels: { agent: linker } }
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: track, labels: { agent: linker } }
+spec:
+  targetAgent: linker
+  input: { type: prompt, payload: { prompt: "Where can I track my parcel?" } }
+  assertions:
+    - { type: equals, value: "no link" }
+"""
+
+
+def test_run_prints_urls_and_mentions_intact_and_comment_md_neutralises_them(
+    repo: GitRepo,
+) -> None:
+    reply = "Track it at https://example.com/x or ask @octocat"
+    repo.commit(
+        "a linker",
+        {"linker.yaml": LINKER, "mock.yaml": f'replies: []\ndefault: "{reply}"\n'},
+    )
+
+    done = evalward(
+        "run", ".", "--mock-script", "mock.yaml", "--no-cache", "--output-dir", "out", cwd=repo.path
+    )
+
+    assert done.returncode == 1, done.stderr
+    assert "https://example.com/x" in done.stdout and "@octocat" in done.stdout
+    assert "\u200b" not in done.stdout
+    # comment.md is what GitHub renders: a bare URL outside code would be a live link there
+    markup = outside_code((repo.path / "out" / "comment.md").read_text())
+    assert "https:/\u200b/example.com/x" in markup and "https://" not in markup
+    assert "@\u200boctocat" in markup and "@octocat" not in markup
+
+
+@pytest.mark.parametrize("stderr_too", [False, True], ids=["stdout", "stdout and stderr"])
+def test_a_reader_that_leaves_early_ends_the_run_quietly_with_its_files_written(
+    tmp_path: Path, stderr_too: bool
+) -> None:
+    """`evalward run | head` (or `2>&1 | head`): the reader is gone before the comment, or
+    the first progress line, is written. No traceback, the shell's code for a closed pipe,
+    and results.json still on disk."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader left before anything was written
+    out = tmp_path / "out"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "evalward", "run", ".", "--no-cache", "--output-dir", str(out),
+             "--mock-script", "examples/mock-replies.yaml"],
+            cwd=REPO_ROOT,
+            stdout=write_end,
+            stderr=write_end if stderr_too else subprocess.PIPE,
+            timeout=120,
+            env={"PATH": DEMO_PATH, "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1",
+                 "PYTHONPATH": str(REPO_ROOT / "src")},
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141, done.stderr
+    if not stderr_too:
+        assert b"Traceback" not in done.stderr and b"BrokenPipe" not in done.stderr
+    assert json.loads((out / "results.json").read_text())["result"] == "pass"

@@ -1,0 +1,174 @@
+"""Budgets on `evalward run`: `--max-model-calls` and `--max-cost-usd` with the action's rule
+(the most severe fixtures first, the gate incomplete unless `--allow-incomplete`), and the
+estimate printed beside what the run spent."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fakes.model_server import ScriptedModelServer, text
+from support.answered import helper_eval
+from support.clirun import evalward
+from support.gitrepo import GitRepo
+
+pytestmark = pytest.mark.e2e
+
+AGENT = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: helper }
+spec:
+  models: [openai/gpt-4.1-mini]
+  system: You are a helper. Answer in one sentence.
+"""
+EVAL = helper_eval()
+FIXTURE = """\
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: {name}, labels: {{ agent: helper }} }}
+spec:
+  targetAgent: helper
+  severity: {severity}
+  input: {{ type: prompt, payload: {{ prompt: "question about {name}" }} }}
+  assertions:
+    - {{ type: contains, value: "answer" }}
+"""
+
+
+def suite(repo: GitRepo) -> None:
+    # same-sized prompts, so that both fixtures have the same estimate
+    fixtures = [FIXTURE.format(name="aaa-low", severity="low")]
+    fixtures.append(FIXTURE.format(name="zzz-top", severity="critical"))
+    repo.commit(
+        "suite", {"agent.yaml": AGENT, "eval.yaml": EVAL, "fixtures.yaml": "---\n".join(fixtures)}
+    )
+
+
+def run(repo: GitRepo, model: ScriptedModelServer, out: Path, *options: str) -> Any:
+    return evalward(
+        "run", str(repo.path), "--no-cache", "--no-history", "--output-dir", str(out), *options,
+        cwd=repo.path, OPENAI_BASE_URL=model.base_url, OPENAI_API_KEY="sk-test",
+    )  # fmt: skip
+
+
+def results(out: Path) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads((out / "results.json").read_text())
+    return document
+
+
+def test_a_call_budget_runs_the_most_severe_fixture_and_the_gate_is_incomplete(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    suite(repo)
+    model.default = text("the answer")
+
+    over = run(repo, model, tmp_path / "over", "--max-model-calls", "1")
+
+    assert over.returncode == 1, over.stderr
+    assert results(tmp_path / "over")["result"] == "incomplete"
+    assert [f["fixture"] for f in results(tmp_path / "over")["fixtures"]] == ["zzz-top"]
+    assert [r["fixture"] for r in results(tmp_path / "over")["skippedRuns"]] == ["aaa-low"]
+    assert "skipped by the budget" in over.stdout
+    assert len(model.requests) == 1
+    # what the plan was estimated to need and what the run spent, side by side
+    line = next(x for x in over.stderr.splitlines() if x.startswith("evalward: estimated"))
+    assert re.fullmatch(
+        r"evalward: estimated 1 model calls, ~[\d,]+ tokens, ~\$0\.\d{4} \(before retries and "
+        r"calibration replays\); actual 1 model call, 15 tokens incl\. judge, \$0\.0000",
+        line,
+    ), line
+
+    allowed = run(repo, model, tmp_path / "allowed", "--max-model-calls", "1", "--allow-incomplete")
+    assert allowed.returncode == 0, allowed.stderr
+    assert results(tmp_path / "allowed")["result"] == "pass"
+
+
+def test_a_cost_budget_trims_by_the_estimated_cost(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    suite(repo)
+    model.default = text("the answer")
+    whole = run(repo, model, tmp_path / "whole", "--json")
+    assert whole.returncode == 0, whole.stderr
+    spending = json.loads(whole.stdout)["spending"]
+    assert spending["estimate"]["calls"] == spending["actual"]["calls"] == 2
+    assert spending["actual"]["costUsd"] == 2 * (10 * 0.4 + 5 * 1.6) / 1e6  # gpt-4.1-mini
+    one_fixture = spending["estimate"]["costUsd"] / 2
+
+    trimmed = run(repo, model, tmp_path / "trimmed", "--max-cost-usd", f"{one_fixture * 1.5:.8f}")
+
+    assert trimmed.returncode == 1, trimmed.stderr
+    assert [f["fixture"] for f in results(tmp_path / "trimmed")["fixtures"]] == ["zzz-top"]
+
+
+def test_a_budget_that_is_not_a_positive_number_is_refused(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    suite(repo)
+    for option, value in (("--max-cost-usd", "-1"), ("--max-cost-usd", "nan"),
+                          ("--max-cost-usd", "lots"), ("--max-model-calls", "0")):  # fmt: skip
+        done = run(repo, model, tmp_path / "out", option, value)
+        assert done.returncode == 2, (option, value, done.stderr)
+        assert option in done.stderr and "Traceback" not in done.stderr
+    assert model.requests == []
+
+
+def test_a_dollar_budget_over_a_model_without_a_price_is_refused_before_any_call(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    suite(repo)
+    repo.commit("an unpriced model", {"agent.yaml": AGENT.replace("gpt-4.1-mini", "gpt-next")})
+    model.default = text("the answer")
+
+    refused = run(repo, model, tmp_path / "refused", "--max-cost-usd", "1")
+    assert refused.returncode == 2, refused.stderr
+    assert "max-cost-usd is set, but openai/gpt-next has no price" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert model.requests == []
+
+    counted = run(repo, model, tmp_path / "counted", "--max-model-calls", "10")
+    assert counted.returncode == 0, counted.stderr
+    assert len(model.requests) == 2
+
+
+def test_a_judge_without_a_price_that_no_planned_fixture_calls_is_not_refused(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    suite(repo)
+    judged = EVAL + "  judge: { model: openai/local-judge }\n"
+    repo.commit("a judge for later fixtures", {"eval.yaml": judged})
+    model.default = text("the answer")
+
+    done = run(repo, model, tmp_path / "out", "--max-cost-usd", "1")
+    assert done.returncode == 0, done.stderr
+    assert {r["model"] for r in model.requests} == {"gpt-4.1-mini"}
+
+
+def test_the_estimate_is_the_same_made_during_the_runs_or_before_them(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """Without a budget, a run the result cache can answer none of estimates its runs while
+    they wait on their model calls; a budget estimates them before the first call; a rerun
+    the cache answers estimates only what ran."""
+    suite(repo)
+    model.default = text("the answer")
+
+    def spending(*options: str) -> Any:
+        done = evalward(
+            "run", str(repo.path), "--no-history", "--json", *options, cwd=repo.path,
+            OPENAI_BASE_URL=model.base_url, OPENAI_API_KEY="sk-test",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)["spending"]
+
+    during = spending()  # the first run: the cache is empty
+    before = spending("--no-cache", "--max-model-calls", "10")
+    assert during["estimate"] == before["estimate"]
+    assert during["estimate"]["calls"] == 2 and during["estimate"]["costUsd"] > 0
+    reused = spending()
+    assert reused["estimate"]["calls"] == 0 and reused["actual"]["calls"] == 0

@@ -1,0 +1,350 @@
+"""User mistakes and hostile inputs at the command line: each gives one message naming the
+file or the setting and exit 2, never a traceback and never a silent pass, and what a run has
+already computed is not lost to a mistake it could have found before running."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from subprocess import CompletedProcess
+
+import pytest
+import yaml
+
+from evalward.resources.assertions import JsonSchemaAssertion
+from evalward.rundata.results import Status
+from evalward.rundata.trace import StepType, Trace
+from evalward.scoring.assertions import check
+from support.clirun import evalward
+from support.gitrepo import GitRepo
+
+pytestmark = pytest.mark.hostile
+
+DEEP = 100_000
+"""Far deeper than Python's parser recurses, whatever the interpreter's recursion limit."""
+
+
+def refused(done: subprocess.CompletedProcess[str], *said: str) -> None:
+    """A configuration error: exit 2, one message naming what it is about, no traceback."""
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
+    for words in said:
+        assert words in done.stderr, done.stderr
+
+
+@pytest.fixture
+def started(repo: GitRepo) -> GitRepo:
+    """A repository with what `evalward init` writes, committed: an agent, its Eval and a mock
+    script that passes it."""
+    assert evalward("init", cwd=repo.path).returncode == 0
+    repo.commit("evalward init")
+    return repo
+
+
+# --- init ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["agents", ".github"])
+def test_init_writes_nothing_where_a_file_stands_for_a_folder_it_needs(
+    repo: GitRepo, where: str
+) -> None:
+    (repo.path / where).write_text("notes\n")
+
+    done = evalward("init", cwd=repo.path)
+
+    refused(done, f"{where}: a file", "needs a folder", "nothing was written")
+    assert sorted(p.name for p in repo.path.iterdir()) == sorted([".git", where])
+
+
+def test_init_writes_nothing_where_gitignore_is_a_folder(repo: GitRepo) -> None:
+    (repo.path / ".gitignore").mkdir()
+
+    done = evalward("init", cwd=repo.path)
+
+    refused(done, ".gitignore: a folder", "nothing was written")
+    assert sorted(p.name for p in repo.path.iterdir()) == [".git", ".gitignore"]
+
+
+def test_init_keeps_a_gitignore_that_is_not_utf8_byte_for_byte(repo: GitRepo) -> None:
+    # git reads .gitignore as bytes: a Latin-1 file name in it is the user's business
+    (repo.path / ".gitignore").write_bytes(b"caf\xe9/\n")
+
+    done = evalward("init", cwd=repo.path)
+
+    assert done.returncode == 0, done.stderr
+    assert (repo.path / ".gitignore").read_bytes() == b"caf\xe9/\n.evalward/\n"
+
+
+# --- import promptfoo ----------------------------------------------------------------------
+
+SUITE = {"prompts": ["Answer: {{question}}"], "providers": ["openai:gpt-4.1-mini"]}
+
+
+def imported(repo: GitRepo, config: dict[str, object], *args: str) -> CompletedProcess[str]:
+    repo.write({"promptfooconfig.yaml": yaml.safe_dump(config)})
+    return evalward("import", "promptfoo", "promptfooconfig.yaml", *args, cwd=repo.path)
+
+
+@pytest.mark.parametrize("output_dir", ["notes.txt", "notes.txt/suite"])
+def test_import_into_a_file_is_refused_before_converting(repo: GitRepo, output_dir: str) -> None:
+    repo.write({"notes.txt": "mine\n"})
+
+    done = imported(
+        repo, {**SUITE, "tests": [{"vars": {"question": "2+2?"}}]}, "--output-dir", output_dir
+    )
+
+    refused(done, "--output-dir", "notes.txt is a file")
+    assert (repo.path / "notes.txt").read_text() == "mine\n"
+
+
+def test_import_a_reference_to_a_link_that_loops_is_located(repo: GitRepo) -> None:
+    (repo.path / "a.txt").symlink_to("b.txt")
+    (repo.path / "b.txt").symlink_to("a.txt")
+
+    done = imported(repo, {**SUITE, "tests": [{"vars": {"question": "file://a.txt"}}]})
+
+    refused(done, "promptfooconfig.yaml:", "tests[0].vars.question", "'a.txt'", "loops")
+    assert not (repo.path / "evals").exists()
+
+
+def test_import_a_prompt_nested_past_any_json_parser_is_refused_at_its_line(
+    repo: GitRepo,
+) -> None:
+    """promptfoo sends a chat model no reply for it (JSON it cannot read, or not messages)."""
+    repo.write({"prompt.json": "[" * DEEP + "]" * DEEP})
+
+    done = imported(repo, {**SUITE, "prompts": ["file://prompt.json"]})
+
+    refused(done, "promptfooconfig.yaml:2:3: prompts[0]:", "looks like JSON", "nests too deeply")
+    assert not (repo.path / "evals").exists()
+
+
+def test_import_test_rows_nested_past_any_json_parser_are_located(repo: GitRepo) -> None:
+    repo.write({"tests.jsonl": '{"vars": ' + "[" * DEEP + "]" * DEEP + "}\n"})
+
+    done = imported(repo, {**SUITE, "tests": "file://tests.jsonl"})
+
+    refused(done, "promptfooconfig.yaml:", "tests.jsonl", "nested too deeply")
+    assert not (repo.path / "evals").exists()
+
+
+# --- run, merge --------------------------------------------------------------------------
+
+MOCK = "evals/mock-replies.yaml"
+
+
+@pytest.mark.parametrize("shard", [[], ["--shard", "1/2"]], ids=["run", "shard"])
+@pytest.mark.parametrize("output_dir", ["notes.txt", "notes.txt/out"])
+def test_run_into_a_file_is_refused_before_it_runs(
+    started: GitRepo, output_dir: str, shard: list[str]
+) -> None:
+    started.write({"notes.txt": "mine\n"})
+
+    done = evalward(
+        "run", "--mock-script", MOCK, "--output-dir", output_dir, *shard, cwd=started.path
+    )
+
+    refused(done, "--output-dir", "notes.txt is a file")
+    assert "runs planned" not in done.stderr  # nothing ran, so no result was lost
+    assert (started.path / "notes.txt").read_text() == "mine\n"
+
+
+def test_merge_into_a_file_is_refused(started: GitRepo) -> None:
+    part = evalward(
+        "run", "--mock-script", MOCK, "--shard", "1/1", "--output-dir", "parts", cwd=started.path
+    )
+    assert part.returncode == 0, part.stderr
+    started.write({"notes.txt": "mine\n"})
+
+    done = evalward(
+        "merge", "parts/shard-1-of-1.json", "--output-dir", "notes.txt", cwd=started.path
+    )
+
+    refused(done, "--output-dir", "notes.txt is a file")
+    assert (started.path / "notes.txt").read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("name", ["results.json", "comment.md"])
+def test_a_folder_where_a_run_writes_one_of_its_files_is_refused_before_the_run(
+    started: GitRepo, name: str
+) -> None:
+    (started.path / "out" / name).mkdir(parents=True)
+
+    done = evalward("run", "--mock-script", MOCK, "--output-dir", "out", cwd=started.path)
+
+    refused(done, "--output-dir", f"{name} is not a file", "remove it or give another folder")
+    assert sorted(p.name for p in (started.path / "out").iterdir()) == [name]
+
+
+# --- diff, merge, promote --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["diff", "deep.json", "deep.json"],
+        ["merge", "deep.json"],
+        ["promote", "--agent", "assistant", "deep.json"],
+    ],
+    ids=["diff", "merge", "promote"],
+)
+def test_a_file_nested_past_any_json_parser_is_refused_by_name(
+    started: GitRepo, command: list[str]
+) -> None:
+    started.write({"deep.json": '{"evals": ' + "[" * DEEP + "]" * DEEP + ', "fixtures": []}'})
+
+    done = evalward(*command, cwd=started.path)
+
+    refused(done, "deep.json: not JSON", "nested too deeply")
+
+
+def _not_a_file(path: Path, shape: str) -> None:
+    if shape == "fifo":
+        os.mkfifo(path)  # opening it to read would wait for a writer for ever
+    elif shape == "link":
+        path.symlink_to("/dev/zero")  # reading it would never end
+    else:
+        with path.open("wb") as sparse:  # larger than any bound, and no disk used
+            sparse.truncate(4 << 30)
+
+
+@pytest.mark.parametrize("shape", ["fifo", "link", "huge"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["diff", "part.json", "part.json"],
+        ["merge", "part.json"],
+        ["promote", "--agent", "assistant", "part.json"],
+    ],
+    ids=["diff", "merge", "promote"],
+)
+def test_a_file_another_job_or_an_agent_wrote_that_is_not_a_plain_file_is_refused_by_name(
+    started: GitRepo, command: list[str], shape: str
+) -> None:
+    """A shard part, a results.json or a transcript comes from a job or an agent that ran a
+    pull request's code: a FIFO, a link to a device or a file of gigabytes is refused."""
+    _not_a_file(started.path / "part.json", shape)
+
+    done = evalward(*command, cwd=started.path)
+
+    said = {"fifo": "is a FIFO", "link": "is a symbolic link", "huge": "is larger than"}
+    refused(done, "part.json: cannot read", said[shape])
+
+
+@pytest.mark.parametrize("shape", ["fifo", "link", "huge"])
+def test_a_mock_script_that_is_not_a_plain_file_is_refused_by_name(
+    started: GitRepo, shape: str
+) -> None:
+    _not_a_file(started.path / "replies.yaml", shape)
+
+    done = evalward("run", "--mock-script", "replies.yaml", cwd=started.path)
+
+    said = {"fifo": "is a FIFO", "link": "is a symbolic link", "huge": "is larger than"}
+    refused(done, "replies.yaml", "cannot read the mock script", said[shape])
+
+
+def test_diff_of_a_results_json_from_another_schema_says_how_to_read_it(
+    started: GitRepo,
+) -> None:
+    done = evalward("run", "--mock-script", MOCK, "--output-dir", "out", cwd=started.path)
+    assert done.returncode == 0, done.stderr
+    newer = json.loads((started.path / "out" / "results.json").read_text())
+    newer["schemaVersion"] = 99
+    started.write({"newer.json": json.dumps(newer)})
+
+    done = evalward("diff", "out/results.json", "newer.json", cwd=started.path)
+
+    refused(done, "newer.json: results schemaVersion 99", "with the evalward version that wrote it")
+
+
+@pytest.mark.parametrize("format", ["openai", "anthropic"])
+def test_promote_names_the_message_that_is_not_an_object(started: GitRepo, format: str) -> None:
+    started.write({"trace.json": json.dumps({"messages": [{"role": "user", "content": "hi"}, 7]})})
+
+    done = evalward("promote", "--format", format, "--agent", "assistant", "trace.json",
+                    cwd=started.path)  # fmt: skip
+
+    refused(done, f"trace.json: not a valid {format} trace", "messages[1] is 7")
+
+
+# --- an agent's output ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("field", ["", ', field: "0"'], ids=["message", "field"])
+def test_an_output_nested_past_any_json_parser_fails_its_fixture_not_the_run(
+    started: GitRepo, field: str
+) -> None:
+    evals = (started.path / "evals" / "assistant.yaml").read_text()
+    mock = (started.path / MOCK).read_text()
+    started.commit(
+        "the agent answers JSON nested 100,000 deep",
+        {
+            "evals/assistant.yaml": evals.replace(
+                "- { type: contains, value: shipped }",
+                f"- {{ type: jsonSchema, schema: {{ type: array }}{field} }}",
+            ),
+            MOCK: mock.replace(
+                "content: Order 12345 has shipped.", f"content: '{'[' * DEEP}{']' * DEEP}'"
+            ),
+        },
+    )
+
+    done = evalward("run", "--mock-script", MOCK, "--output-dir", "out", cwd=started.path)
+
+    assert done.returncode == 1, done.stderr  # the gate fails on that fixture; nothing crashed
+    results = json.loads((started.path / "out" / "results.json").read_text())
+    fixture = next(f for f in results["fixtures"] if f["fixture"] == "assistant-order-status")
+    checked = next(a for a in fixture["assertions"] if a["type"] == "jsonSchema")
+    assert fixture["status"] != "pass" and checked["status"] != "pass", checked
+    assert "the final message is not JSON" in checked["message"], checked
+
+
+def test_an_output_nested_deeper_than_a_recursive_schema_can_follow_fails_its_assertion() -> None:
+    depth = sys.getrecursionlimit() // 2  # parsed, but followed by the schema 3 calls a level
+    trace = Trace()
+    trace.add(StepType.final, content="[" * depth + "]" * depth)
+    schema = {"type": "array", "items": {"$ref": "#"}}
+    assertion = JsonSchemaAssertion.model_validate({"type": "jsonSchema", "schema": schema})
+
+    status, message = check(assertion, trace)
+
+    assert status is Status.failed
+    assert "nested too deeply to check against the schema" in message
+
+
+# --- evalward.yaml ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", ["link-to-nothing", "folder"])
+def test_an_evalward_yaml_that_is_not_a_file_is_refused_not_ignored(
+    started: GitRepo, shape: str
+) -> None:
+    # ignored, it would leave the run with no `defaults` and every YAML of the repository
+    config = started.path / "evalward.yaml"
+    config.unlink()
+    if shape == "folder":
+        config.mkdir()
+    else:
+        config.symlink_to("config/evalward.yaml")
+
+    for command in (["validate"], ["plan"], ["run", "--mock-script", MOCK]):
+        done = evalward(*command, cwd=started.path)
+
+        refused(done, "evalward.yaml: not a file")
+
+
+def test_an_agentv_jsonl_case_nested_too_deeply_is_refused_at_its_file(tmp_path: Path) -> None:
+    """An AgentV suite's `tests: ./cases.jsonl`, the PR's to write: a line nested past the
+    parser is a located problem, not an internal error."""
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "suite.eval.yaml").write_text(
+        "name: suite\nexecution: {target: bot}\ntests: ./cases.jsonl\n"
+    )
+    (tmp_path / "evals" / "cases.jsonl").write_text("[" * DEEP + "]" * DEEP + "\n")
+
+    done = evalward("validate", str(tmp_path), cwd=tmp_path)
+
+    refused(done, "cases.jsonl: invalid JSON line", "nested too deeply")

@@ -1,0 +1,462 @@
+"""AgentV suites as AgentV writes them today (`providers`, `prompts`, `tests` with `vars` and
+`assert`, `file://` datasets), read by `evalward run` and `evalward validate` with no import
+step: every entry of an `assert` list honoured, or refused at its line."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from evalward.definitions.loader import load_resources
+from support.clirun import evalward
+from support.gitrepo import GitRepo
+
+pytestmark = pytest.mark.integration
+
+AGENTS = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: support-bot }
+spec:
+  models: [openai/gpt-test]
+  system: Help.
+  tools:
+    - name: lookup_order
+      description: Look up an order.
+      parameters: { type: object, properties: { order_id: { type: string } } }
+      mock: { output: { status: shipped } }
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: support-eval }
+spec:
+  targetAgent: support-bot
+  fixtureSelector: { matchLabels: { agent: support-bot } }
+  judge: { model: openai/judge-test }
+"""
+
+SUITE = """\
+name: support
+description: Written as AgentV's examples write a suite
+providers:
+  - support-bot
+prompts:
+  - "{{ input }}"
+tests:
+  - id: order-status
+    conversation_id: order-12345
+    assert:
+      - type: contains
+        value: shipped
+        required: true
+      - metric: tool-flow
+        type: trajectory:tool-sequence
+        value: { mode: in_order, steps: [lookup_order] }
+      - type: trajectory:tool-args-match
+        value: { name: lookup_order, args: { order_id: "12345" }, mode: partial }
+      - metric: keywords
+        type: script
+        command: [python3, graders/mentions.py, shipped]
+        weight: 2
+      - The answer says where the order is
+    vars:
+      input:
+        - role: system
+          content:
+            - type: text
+              value: "Policy:"
+            - type: file
+              value: policy.md
+        - role: user
+          content: Where is order 12345?
+      expected_output:
+        - role: assistant
+          content: Order 12345 has shipped.
+      customer: Ada
+  - file://datasets/more.jsonl
+"""
+
+DATASET = (
+    json.dumps(
+        {
+            "id": "json-reply",
+            "conversation_id": "order-12345",
+            "vars": {"input": "Give the status as JSON."},
+            "assert": [
+                {"type": "is-json", "required": True},
+                {
+                    "type": "assert-set",
+                    "metric": "shape",
+                    "assert": [
+                        {"type": "contains", "value": "status"},
+                        {"type": "regex", "value": "shipp(ed|ing)", "weight": 3},
+                    ],
+                },
+                {"type": "latency", "threshold": 600000},
+            ],
+        }
+    )
+    + "\n"
+)
+
+MENTIONS = """\
+import json, sys
+
+data = json.load(sys.stdin)
+word = sys.argv[1]
+found = word in data["output"]
+print(json.dumps({"pass": found, "score": 1 if found else 0,
+                  "reason": f"mentions {word}: {found}; vars {data['vars']}"}))
+"""
+
+MOCK = """\
+replies:
+  - match: { purpose: judge }
+    turns:
+      - content: '{"score": 0.9, "confidence": 0.9, "summary": "Says so.", "violations": []}'
+  - match: { fixture: order-status }
+    turns:
+      - toolCalls: [{ name: lookup_order, arguments: { order_id: "12345" } }]
+      - content: Order 12345 has shipped.
+  - match: { fixture: json-reply }
+    turns: [{ content: '{"status": "shipped"}' }]
+"""
+
+
+def files(**changes: str) -> dict[str, str]:
+    return {
+        "agents.yaml": AGENTS,
+        "evals/support/suite.yaml": SUITE,
+        "evals/support/policy.md": "Be brief.\n",
+        "evals/support/datasets/more.jsonl": DATASET,
+        "evals/support/graders/mentions.py": MENTIONS,
+        "mock.yaml": MOCK,
+        **changes,
+    }
+
+
+def run(repo: GitRepo) -> dict[str, Any]:
+    done = evalward("run", ".", "--mock-script", "mock.yaml", "--json", "--no-cache", cwd=repo.path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results: dict[str, Any] = json.loads(done.stdout)
+    return results
+
+
+def test_a_current_agentv_suite_runs_with_every_assertion(repo: GitRepo) -> None:
+    repo.commit("an AgentV suite", files())
+    results = run(repo)
+    by_name = {f["fixture"]: f for f in results["fixtures"]}
+    assert set(by_name) == {"order-status", "json-reply"}
+
+    order = by_name["order-status"]
+    assert [(a["type"], a["status"], a["axis"]) for a in order["assertions"]] == [
+        ("contains", "pass", None),  # AgentV's `contains`: case counts
+        ("toolSequence", "pass", "tool-flow"),
+        ("toolArgs", "pass", None),
+        ("code", "pass", "keywords"),
+        ("judge", "pass", None),
+    ]
+    script = order["assertions"][3]
+    assert script["message"] == "mentions shipped: True; vars {'customer': 'Ada'}"
+    assert script["weight"] == 2
+    (step,) = [s for s in order["trace"]["steps"] if s["type"] == "input"][:1]
+    assert step["content"].startswith('Policy:\n<file path="policy.md">\nBe brief.')
+
+    # the tests of one conversation are selected together
+    fixtures = load_resources(repo.path).fixtures
+    for name in ("order-status", "json-reply"):
+        labels = fixtures[name].resource.metadata.labels
+        assert labels["agentv-conversation"] == "order-12345", name
+
+    reply = by_name["json-reply"]
+    assert [(a["type"], a["status"], a["axis"], a["weight"]) for a in reply["assertions"]] == [
+        ("jsonSchema", "pass", None, 1.0),
+        ("contains", "pass", "shape", 1.0),
+        ("regex", "pass", "shape", 3.0),
+        ("latency", "pass", None, 1.0),
+    ]
+
+
+def test_what_evalward_cannot_honour_is_refused_at_its_line(repo: GitRepo) -> None:
+    refused = SUITE.replace(
+        "      - The answer says where the order is\n",
+        "      - The answer says where the order is\n"
+        "      - type: assert-set\n"
+        "        threshold: 0.5\n"
+        "        assert: [{ type: contains, value: a }]\n",
+    ).replace(
+        "    conversation_id: order-12345\n", "    conversation_id: order-12345\n    options: {}\n"
+    )
+    refused = refused.replace(
+        '  - "{{ input }}"\n', '  - "{{ input }}"\n  - "Again: {{ input }}"\n'
+    )
+    refused += "  - file://datasets/more.xlsx\n"
+    repo.commit("what cannot run", files(**{"evals/support/suite.yaml": refused}))
+    done = evalward("validate", ".", cwd=repo.path)
+    assert done.returncode == 2
+    said = done.stdout + done.stderr
+    for where, what in [
+        ("suite.yaml:7:5: prompts[1]", "evalward runs one prompt per suite"),
+        ("suite.yaml:11:5: tests[0].options", "`options` is not read by evalward"),
+        ("suite.yaml:44:5: tests[2]", "evalward reads YAML, JSONL and CSV datasets"),
+    ]:
+        line = next((x for x in said.splitlines() if where in x), "")
+        assert what in line, (where, said)
+
+
+def test_a_template_prompt_is_rendered_with_the_vars(repo: GitRepo) -> None:
+    templated = SUITE.replace(
+        '  - "{{ input }}"\n', '  - "Customer {{ customer }} asks: {{ input }}"\n'
+    )
+    templated = templated[: templated.index("        - role: system")] + (
+        "        Where is order 12345?\n      customer: Ada\n"
+    )
+    templated = templated.replace("      input:\n        Where", "      input: >-\n        Where")
+    repo.commit("a template", files(**{"evals/support/suite.yaml": templated}))
+    results = run(repo)
+    (order,) = results["fixtures"]  # the dataset's test has no `customer`: not in this suite
+    first = next(s for s in order["trace"]["steps"] if s["type"] == "input")
+    assert first["content"] == "Customer Ada asks: Where is order 12345?"
+
+
+THRESHOLDS = """\
+name: thresholds
+providers: [support-bot]
+prompts: ["{{ input }}"]
+tests:
+  - id: half-is-enough
+    threshold: 0.5
+    vars: { input: Where is my order? }
+    assert:
+      - { type: contains, value: shipped }
+      - { type: contains, value: refund }
+  - id: half-is-not-enough
+    threshold: 0.75
+    vars: { input: Where is my order? }
+    assert:
+      - { type: contains, value: shipped }
+      - { type: contains, value: refund }
+"""
+SHIPPED = "replies:\n  - match: { agent: support-bot }\n    turns: [{ content: It has shipped. }]\n"
+
+
+def test_a_test_threshold_decides_its_fixture_as_agentv_decides_the_test(repo: GitRepo) -> None:
+    repo.commit(
+        "thresholds", files(**{"evals/support/suite.yaml": THRESHOLDS, "mock.yaml": SHIPPED})
+    )
+    done = evalward("run", ".", "--mock-script", "mock.yaml", "--json", "--no-cache", cwd=repo.path)
+    by_name = {f["fixture"]: f for f in json.loads(done.stdout)["fixtures"]}
+    assert (by_name["half-is-enough"]["status"], by_name["half-is-enough"]["score"]) == (
+        "pass",
+        0.5,
+    )
+    assert by_name["half-is-not-enough"]["status"] == "fail"
+    assert "score 0.50 < passThreshold 0.75" in by_name["half-is-not-enough"]["message"]
+    assert done.returncode == 1
+
+    required = THRESHOLDS.replace("value: shipped }", "value: shipped, required: true }", 1)
+    repo.commit("a required grader", {"evals/support/suite.yaml": required})
+    refused = evalward("validate", ".", cwd=repo.path)
+    assert refused.returncode == 2
+    said = (refused.stdout + refused.stderr).splitlines()
+    line = next(x for x in said if "tests[0].threshold" in x)
+    assert "suite.yaml:6:5:" in line and "beside a `required` grader" in line, line
+
+
+RUBRICS = """\
+name: rubrics
+providers: [support-bot]
+prompts: ["{{ input }}"]
+tests:
+  - id: graded
+    vars: { input: Summarise the note. }
+    assert:
+      - type: llm-rubric
+        metric: faithful
+        weight: 2
+        value:
+          - Mentions the revenue
+          - { id: revenue, operator: correctness, outcome: Revenue rose to $10M., required: true }
+          - { id: margin, operator: contradiction, outcome: Margin fell to 42%. }
+          - id: brevity
+            weight: 0.5
+            min_score: 0.8
+            score_ranges: { "0": Over 50 words., "10": Under 50 words and clear. }
+"""
+
+
+def test_an_llm_rubric_s_items_become_one_judge_each(repo: GitRepo) -> None:
+    repo.commit("rubric items", files(**{"evals/support/suite.yaml": RUBRICS}))
+    (graded,) = load_resources(repo.path).fixtures.values()
+    judges = [a.model_dump(by_alias=True) for a in graded.resource.spec.assertions]
+    assert [(j["rubric"], j["weight"], j["axis"], j["minScore"]) for j in judges] == [
+        ("Mentions the revenue", 2.0, "faithful", 0.5),
+        ("The answer states this, correctly: Revenue rose to $10M.", 2.0, "faithful", 0.5),
+        ("The answer does not contradict this: Margin fell to 42%.", 2.0, "faithful", 0.5),
+        (
+            "brevity, scored from 0 to 10 (a score of 10 is 1.0):\n- 0: Over 50 words.\n"
+            "- 10: Under 50 words and clear.",
+            1.0,
+            "faithful",
+            0.8,
+        ),
+    ]
+
+    unknown = RUBRICS.replace("operator: contradiction,", "operator: contradiction, rank: 1,")
+    repo.commit("an item key evalward does not read", {"evals/support/suite.yaml": unknown})
+    refused = evalward("validate", ".", cwd=repo.path)
+    assert refused.returncode == 2
+    assert "tests[0].assert[0].value[2].rank: `rank` of a rubric item is not read" in (
+        refused.stdout + refused.stderr
+    )
+
+
+CHECKED = """\
+name: checked
+providers: [support-bot]
+prompts: ["{{ input }}"]
+tests:
+  - id: checked
+    vars: { input: Where is my order? }
+    assert:
+      - { type: trajectory:tool-used, value: lookup_order }
+      - { type: trajectory:tool-used, value: { name: lookup_order, min: 2 } }
+      - { type: not-trajectory:tool-used, value: [refund, cancel] }
+      - { type: execution-metrics, max_tool_calls: 3, max_llm_calls: 4, max_tokens: 2000,
+          max_cost_usd: 0.05, max_duration_ms: 30000 }
+      - { type: contains-any, value: [Acme, Globex], negate: true }
+"""
+CHECKED_REPLIES = """\
+replies:
+  - match: { agent: support-bot }
+    turns:
+      - toolCalls: [{ name: lookup_order, arguments: { order_id: "1" } }]
+      - toolCalls: [{ name: lookup_order, arguments: { order_id: "2" } }]
+      - content: Both orders have shipped; Acme will deliver them.
+"""
+
+
+def test_tool_use_bounds_and_negated_lists_are_checked_as_agentv_checks_them(
+    repo: GitRepo,
+) -> None:
+    priced = "pricing: { openai/gpt-test: { input: 1.0, output: 2.0 } }\n"
+    suite = {"evals/support/suite.yaml": CHECKED, "mock.yaml": CHECKED_REPLIES}
+    repo.commit("checks", files(**suite, **{"evalward.yaml": priced}))
+    done = evalward("run", ".", "--mock-script", "mock.yaml", "--json", "--no-cache", cwd=repo.path)
+    (fixture,) = json.loads(done.stdout)["fixtures"]
+    found = [(a["type"], a["status"]) for a in fixture["assertions"]]
+    assert found == [
+        ("toolCalled", "pass"),
+        ("toolSequence", "pass"),  # lookup_order twice
+        ("toolNotCalled", "pass"),
+        ("toolNotCalled", "pass"),
+        ("maxSteps", "pass"),
+        ("maxSteps", "pass"),
+        ("cost", "pass"),
+        ("cost", "pass"),
+        ("latency", "pass"),
+        ("regex", "fail"),  # it names Acme
+    ], fixture["assertions"]
+    assert done.returncode == 1
+
+    bounded = CHECKED.replace("min: 2 }", "min: 2, max: 3 }")
+    repo.commit("an upper bound", {"evals/support/suite.yaml": bounded})
+    refused = evalward("validate", ".", cwd=repo.path)
+    assert "tests[0].assert[1].value.max: `max` of trajectory:tool-used is not checked" in (
+        refused.stdout + refused.stderr
+    )
+
+
+EXPECTED_CALLS = """\
+name: expected-calls
+providers: [support-bot]
+prompts: ["{{ input }}"]
+tests:
+  - id: searched
+    assert: [The answer is grounded in the search]
+    vars:
+      input: What is TypeScript based on?
+      expected_output:
+        - role: assistant
+          tool_calls:
+            - tool: vector_search
+              input: { query: TypeScript }
+              output: { results: [builds on JavaScript] }
+        - { role: assistant, content: TypeScript builds on JavaScript. }
+"""
+
+
+def test_an_expected_message_of_tool_calls_is_the_judge_s_reference(repo: GitRepo) -> None:
+    repo.commit("expected calls", files(**{"evals/support/suite.yaml": EXPECTED_CALLS}))
+    (searched,) = load_resources(repo.path).fixtures.values()
+    assert searched.resource.spec.reference == (
+        'tool call: vector_search({"query": "TypeScript"}) -> '
+        '{"results": ["builds on JavaScript"]}\n\nTypeScript builds on JavaScript.'
+    )
+
+
+CONVERSATION = """\
+name: tutor
+providers: [support-bot]
+prompts: ["{{ input }}"]
+tests:
+  - id: remembers
+    mode: conversation
+    aggregation: min
+    on_turn_failure: stop
+    assert:
+      - { type: contains, value: "200" }
+    turns:
+      - input: What is 15% of 200?
+        assert:
+          - { type: contains, value: "30" }
+        expected_output: It is 30.
+      - input: Now double that.
+        assert:
+          - { type: contains, value: "60" }
+          - { type: contains, value: "90" }
+    vars:
+      input:
+        - { role: system, content: You are a math tutor. }
+"""
+TUTOR_REPLIES = """\
+replies:
+  - match: { agent: support-bot }
+    turns:
+      - content: 15% of 200 is 30.
+      - content: Doubled, that is 60 (from 200).
+"""
+
+
+def test_an_agentv_multi_turn_test_is_a_scripted_conversation(repo: GitRepo) -> None:
+    suite = {"evals/support/suite.yaml": CONVERSATION, "mock.yaml": TUTOR_REPLIES}
+    repo.commit("a conversation", files(**suite))
+    (remembers,) = load_resources(repo.path).fixtures.values()
+    held = remembers.resource.spec.conversation
+    assert held is not None and held.system == "You are a math tutor."
+    assert [t.user for t in held.turns or []] == ["What is 15% of 200?", "Now double that."]
+    assert remembers.resource.spec.reference == "Turn 1: It is 30."
+
+    done = evalward("run", ".", "--mock-script", "mock.yaml", "--json", "--no-cache", cwd=repo.path)
+    (fixture,) = json.loads(done.stdout)["fixtures"]
+    checks = [(a["type"], a.get("turn"), a["status"]) for a in fixture["assertions"]]
+    assert checks == [
+        ("contains", None, "pass"),  # AgentV's contains, on the whole conversation's answer
+        ("contains", 1, "pass"),
+        ("contains", 2, "pass"),
+        ("contains", 2, "fail"),  # no 90 in turn 2
+    ], checks
+    assert fixture["status"] == "fail" and done.returncode == 1
+
+    turns_only = CONVERSATION.replace('    assert:\n      - { type: contains, value: "200" }\n', "")
+    repo.commit("checks on the turns only", {"evals/support/suite.yaml": turns_only})
+    assert evalward("validate", ".", cwd=repo.path).returncode == 0
+
+    spoken = CONVERSATION.replace("role: system, content: You", "role: user, content: You")
+    repo.commit("a user message before the turns", {"evals/support/suite.yaml": spoken})
+    refused = evalward("validate", ".", cwd=repo.path)
+    said = refused.stdout + refused.stderr
+    assert refused.returncode == 2
+    assert "tests[0].input: a conversation's user messages are its `turns`" in said, said

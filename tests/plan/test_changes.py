@@ -1,0 +1,334 @@
+"""Change detection on real git repositories: what a diff marks changed, and what it doesn't."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalward.definitions.loader import load_resources
+from evalward.git import Git
+from evalward.plan.changes import ChangeSet, detect_changes
+from evalward.plan.plan import build_plan, gate_resources
+from evalward.rundata.sides import GateConfig
+from support.gitrepo import GitRepo
+
+pytestmark = pytest.mark.integration
+
+AGENT = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: {name} }}
+spec:
+  models: [openai/gpt-test]
+  {system}
+  watch: {watch}
+"""
+
+EVAL = """\
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: {name}-eval }}
+spec:
+  targetAgent: {name}
+  fixtureSelector: {{ matchLabels: {{ agent: {name} }} }}
+  scoring: {{ passThreshold: {threshold} }}
+"""
+
+FIXTURE = """\
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: {fixture}, labels: {{ agent: {name} }} }}
+spec:
+  targetAgent: {name}
+  input: {{ type: prompt, payload: {{ prompt: hello }} }}
+  assertions:
+    - {{ type: contains, value: {value} }}
+"""
+
+
+def agent(name: str, system: str = "system: Be helpful.", watch: str = "[]") -> str:
+    return AGENT.format(name=name, system=system, watch=watch)
+
+
+def base_repo(repo: GitRepo) -> str:
+    return repo.commit(
+        "base",
+        {
+            "agents/alpha.yaml": agent("alpha"),
+            "agents/beta.yaml": agent(
+                "beta", system="systemFile: /prompts/beta.md", watch="[tools/beta/*]"
+            ),
+            "prompts/beta.md": "You are beta.",
+            "tools/beta/lookup.py": "print('v1')",
+            "evals/alpha.yaml": EVAL.format(name="alpha", threshold=0.9),
+            "evals/beta.yaml": EVAL.format(name="beta", threshold=0.9),
+            "evals/fixtures/alpha-1.yaml": FIXTURE.format(
+                fixture="alpha-1", name="alpha", value="hi"
+            ),
+            "evals/fixtures/beta-1.yaml": FIXTURE.format(fixture="beta-1", name="beta", value="hi"),
+        },
+    )
+
+
+def changes_between(repo: GitRepo, base: str) -> ChangeSet:
+    git = Git(repo.path)
+    head = load_resources(repo.path)
+    with git.worktree(git.merge_base(base, "HEAD")) as base_root:
+        base_set = load_resources(base_root)
+        return detect_changes(git.changed_files(base, "HEAD"), head, base_set)
+
+
+def test_reformatting_and_comments_are_no_semantic_change(repo: GitRepo) -> None:
+    base = base_repo(repo)
+    repo.branch("pr")
+    repo.commit(
+        "reformat",
+        {
+            "agents/alpha.yaml": "# the alpha agent\n"
+            + agent("alpha").replace("[openai/gpt-test]", "\n    - openai/gpt-test")
+        },
+    )
+    changes = changes_between(repo, base)
+    assert changes.changed_agents == {}
+    assert changes.cosmetic_agents == ["alpha"]
+    assert changes.affected_evals == {}
+
+
+def test_a_renamed_file_with_the_same_agent_is_not_a_change(repo: GitRepo) -> None:
+    base = base_repo(repo)
+    repo.branch("pr")
+    repo.git("mv", "agents/alpha.yaml", "agents/renamed-alpha.yaml")
+    repo.commit("rename")
+    changes = changes_between(repo, base)
+    assert changes.changed_agents == {}
+    assert changes.cosmetic_agents == ["alpha"]
+
+
+def test_a_deleted_agent_and_its_eval_are_reported_as_removed(repo: GitRepo) -> None:
+    base = base_repo(repo)
+    repo.branch("pr")
+    repo.remove("agents/alpha.yaml", "evals/alpha.yaml", "evals/fixtures/alpha-1.yaml")
+    repo.commit("drop alpha")
+    changes = changes_between(repo, base)
+    assert changes.removed_agents == ["alpha"]
+    assert changes.removed_evals == ["alpha-eval"]
+    assert changes.affected_evals == {"alpha-eval": ["agent alpha was removed"]}
+    assert "Eval alpha-eval removed" in changes.gate_changes
+
+
+def test_a_changed_system_file_or_watched_path_changes_the_agent(repo: GitRepo) -> None:
+    base = base_repo(repo)
+    repo.branch("pr")
+    repo.commit("prompt", {"prompts/beta.md": "You are beta, now terse."})
+    changes = changes_between(repo, base)
+    assert changes.changed_agents == {"beta": ["prompts/beta.md changed"]}
+    assert changes.affected_evals == {"beta-eval": ["agent beta changed"]}
+
+    repo.commit("tool", {"tools/beta/lookup.py": "print('v2')"})
+    changes = changes_between(repo, base)
+    assert changes.changed_agents["beta"] == [
+        "prompts/beta.md changed",
+        "watched path tools/beta/lookup.py changed",
+    ]
+
+
+def test_a_gitattributes_above_the_files_an_agent_reads_changes_it(repo: GitRepo) -> None:
+    """`.gitattributes` decides how files below it are checked out; alpha reads no file."""
+    base = base_repo(repo)
+    repo.branch("pr")
+    repo.commit("docs only", {"docs/.gitattributes": "*.md eol=crlf\n"})
+    assert changes_between(repo, base).changed_agents == {}
+
+    repo.commit("tools", {"tools/.gitattributes": "*.py eol=crlf\n"})
+    why = "tools/.gitattributes changed: it decides how the agent's files are checked out"
+    assert changes_between(repo, base).changed_agents == {"beta": [why]}
+
+    repo.commit("everything", {".gitattributes": "* ident\n"})
+    assert list(changes_between(repo, base).changed_agents) == ["beta"]
+
+
+def test_a_gitattributes_under_a_folder_a_watch_glob_reaches_through_a_wildcard(
+    repo: GitRepo,
+) -> None:
+    base = repo.commit(
+        "a monorepo agent",
+        {
+            "agents/gamma.yaml": agent("gamma", watch="[packages/*/src/**]"),
+            "packages/core/src/app.py": "print('v1')",
+            "evals/gamma.yaml": EVAL.format(name="gamma", threshold=0.9),
+            "evals/fixtures/gamma-1.yaml": FIXTURE.format(
+                fixture="gamma-1", name="gamma", value="hi"
+            ),
+        },
+    )
+    repo.branch("pr")
+    repo.commit("attributes", {"packages/core/.gitattributes": "*.py ident\n"})
+    why = "packages/core/.gitattributes changed: it decides how the agent's files are checked out"
+    assert changes_between(repo, base).changed_agents == {"gamma": [why]}
+
+
+def test_a_model_change_names_the_field(repo: GitRepo) -> None:
+    base = base_repo(repo)
+    repo.branch("pr")
+    repo.commit("model", {"agents/alpha.yaml": agent("alpha").replace("gpt-test", "gpt-next")})
+    assert changes_between(repo, base).changed_agents == {
+        "alpha": ["models changed in agents/alpha.yaml"]
+    }
+
+
+def test_changed_fixtures_and_evals_affect_their_evals(repo: GitRepo) -> None:
+    base = base_repo(repo)
+    repo.branch("pr")
+    repo.commit(
+        "weaken the gate",
+        {
+            "evals/alpha.yaml": EVAL.format(name="alpha", threshold=0.1),
+            "evals/fixtures/beta-1.yaml": FIXTURE.format(fixture="beta-1", name="beta", value="x"),
+            "evals/fixtures/beta-2.yaml": FIXTURE.format(fixture="beta-2", name="beta", value="y"),
+        },
+    )
+    changes = changes_between(repo, base)
+    assert changes.changed_agents == {}
+    assert changes.affected_evals == {
+        "alpha-eval": ["the Eval is changed"],
+        "beta-eval": ["fixture beta-1 is changed", "fixture beta-2 is new"],
+    }
+    assert changes.gate_changes == [
+        "fixture beta-1: spec.assertions changed",
+        "Eval alpha-eval: spec.scoring.passThreshold changed",
+    ]
+
+
+def test_by_default_the_gate_comes_from_the_base_and_additions_count(repo: GitRepo) -> None:
+    base = base_repo(repo)
+    repo.branch("pr")
+    repo.commit(
+        "weaken and add",
+        {
+            "agents/alpha.yaml": agent("alpha", system="system: Be brief."),
+            "evals/alpha.yaml": EVAL.format(name="alpha", threshold=0.1),
+            "evals/fixtures/alpha-1.yaml": FIXTURE.format(
+                fixture="alpha-1", name="alpha", value="weak"
+            ),
+            "evals/fixtures/alpha-2.yaml": FIXTURE.format(
+                fixture="alpha-2", name="alpha", value="new"
+            ),
+        },
+    )
+    git = Git(repo.path)
+    head = load_resources(repo.path)
+    with git.worktree(base) as base_root:
+        base_set = load_resources(base_root)
+        changes = detect_changes(git.changed_files(base, "HEAD"), head, base_set)
+        gate = gate_resources(head, base_set, GateConfig.base)
+        # the base threshold and the base version of the edited fixture gate ...
+        assert gate.evals["alpha-eval"].resource.spec.scoring.pass_threshold == 0.9
+        assert gate.fixtures["alpha-1"].resource.spec.assertions[0].value == "hi"  # type: ignore[union-attr]
+        # ... the agent under test comes from the head, and the added fixture runs too
+        assert gate.agents["alpha"].resource.spec.system == "Be brief."
+        plan = build_plan(changes, gate, base_set)
+        head_runs = sorted((r.eval, r.fixture) for r in plan.runs if r.side == "head")
+        assert head_runs == [("alpha-eval", "alpha-1"), ("alpha-eval", "alpha-2")]
+        # with gate-config head, the PR's own definitions gate
+        own = gate_resources(head, base_set, GateConfig.head)
+        assert own.evals["alpha-eval"].resource.spec.scoring.pass_threshold == 0.1
+
+
+def test_loading_only_the_changed_files_equals_a_full_load_of_the_base(repo: GitRepo) -> None:
+    from evalward.definitions.loader import load_changed_resources
+
+    base = base_repo(repo)
+    repo.branch("pr")
+    repo.git("mv", "evals/fixtures/alpha-1.yaml", "evals/fixtures/alpha-one.yaml")
+    repo.remove("evals/beta.yaml")
+    repo.commit(
+        "edit, add, move, delete",
+        {
+            "agents/alpha.yaml": agent("alpha", system="system: Be brief."),
+            "evals/fixtures/beta-1.yaml": FIXTURE.format(fixture="beta-1", name="beta", value="x"),
+            "evals/fixtures/beta-2.yaml": FIXTURE.format(fixture="beta-2", name="beta", value="y"),
+        },
+    )
+    # an uncommitted edit and an untracked file in the working tree count as changes too
+    repo.write(
+        {"evals/fixtures/alpha-2.yaml": FIXTURE.format(fixture="alpha-2", name="alpha", value="z")}
+    )
+    git = Git(repo.path)
+    head = load_resources(repo.path)
+    changed = git.changed_files(base, None)
+    differs = {c.path for c in changed} | {c.old_path for c in changed if c.old_path}
+    differs |= git.dirty_paths()
+    assert "evals/fixtures/alpha-2.yaml" in differs
+    with git.worktree(base) as base_root:
+        full = load_resources(base_root)
+        incremental = load_changed_resources(base_root, head, differs)
+    for kind in ("agents", "fixtures", "evals", "calibrations"):
+        mine, theirs = getattr(incremental, kind), getattr(full, kind)
+        assert sorted(mine) == sorted(theirs), kind
+        for name in theirs:
+            assert mine[name].resource == theirs[name].resource
+            assert (mine[name].file, mine[name].line) == (theirs[name].file, theirs[name].line)
+
+
+SUITE = """\
+execution: { target: alpha }
+tests: ./cases/alpha.yaml
+assertions:
+  - { type: llm-grader, prompt: ./grader.yaml }
+"""
+CASES = """\
+- id: hello
+  input:
+    - role: user
+      content:
+        - {{ type: file, value: /notes/{note} }}
+  criteria: greets
+"""
+
+
+def test_a_file_whose_reads_changed_is_parsed_again_and_the_others_reused(
+    repo: GitRepo,
+) -> None:
+    """Every kind of file an AgentV suite reads — its cases file (here behind a linked
+    folder), a content part, a grader prompt — makes the unchanged suite load anew when it
+    changes, and equal to a full load; a file it does not read leaves it reused."""
+    import os
+
+    from evalward.definitions.loader import load_changed_resources
+
+    repo.write(
+        {
+            "agents/alpha.yaml": agent("alpha"),
+            "evals/alpha.yaml": EVAL.format(name="alpha", threshold=0.9)
+            + "  judge: { model: openai/judge-m }\n",
+            "evals/suite.eval.yaml": SUITE,
+            "evals/grader.yaml": "Rubric v1\n",
+            "shared/alpha.yaml": CASES.format(note="a.md"),
+            "notes/a.md": "note v1\n",
+            "notes/b.md": "other\n",
+        }
+    )
+    os.symlink("../shared", repo.path / "evals" / "cases")
+    base = repo.commit("a suite")
+    git = Git(repo.path)
+    head = load_resources(repo.path)
+    assert head.reads["evals/suite.eval.yaml"] >= {
+        "evals/cases",
+        "shared/alpha.yaml",
+        "evals/grader.yaml",
+        "notes/a.md",
+    }
+    for path, content in [
+        ("shared/alpha.yaml", CASES.format(note="b.md")),
+        ("notes/a.md", "note v2\n"),
+        ("evals/grader.yaml", "Rubric v2\n"),
+    ]:
+        repo.write({path: content})
+        edited = load_resources(repo.path)
+        with git.worktree(base) as base_root:
+            full = load_resources(base_root)
+            again = load_changed_resources(base_root, edited, {path})
+        assert again.fixtures["hello"].resource == full.fixtures["hello"].resource, path
+        assert again.fixtures["hello"].resource != edited.fixtures["hello"].resource, path
+        repo.git("checkout", "--", ".")
+    unrelated = load_changed_resources(repo.path, head, {"notes/b.md"})
+    assert unrelated.fixtures["hello"] is head.fixtures["hello"]

@@ -1,0 +1,56 @@
+"""A broken assertion is a configuration error with its location, before anything runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalward.definitions.loader import load_resources
+from evalward.errors import ResourceError
+
+pytestmark = pytest.mark.integration
+
+FIXTURE = """\
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: f }}
+spec:
+  targetAgent: bot
+  input: {{ type: prompt, payload: {{ prompt: hi }} }}
+  assertions:
+    - {{ type: contains, value: ok }}
+    - {assertion}
+"""
+
+
+@pytest.mark.parametrize(
+    ("assertion", "says"),
+    [
+        ('{ type: regex, pattern: "(unclosed" }', "invalid regular expression"),
+        (
+            "{ type: jsonSchema, schema: { type: objekt } }",
+            "invalid JSON Schema at type: 'objekt' is not valid",
+        ),
+        (
+            "{ type: trajectory, tools: [a], mode: sorted }",
+            "expected one of: strict, unordered, subset, superset; found 'sorted'",
+        ),
+        (
+            "{ type: toolArgs, tool: t, args: {}, mode: fuzzy }",
+            "expected one of: partial, exact; found 'fuzzy'",
+        ),
+        ("{ type: maxSteps, max: -1 }", "greater than or equal to 0"),
+        ("{ type: latency, maxMs: 10, scope: turn }", "expected one of: run, step; found 'turn'"),
+        ("{ type: equals }", "missing required field 'value'"),
+    ],
+)
+def test_invalid_assertions_are_located(tmp_path: Path, assertion: str, says: str) -> None:
+    (tmp_path / "fixture.yaml").write_text(FIXTURE.format(assertion=assertion))
+    with pytest.raises(ResourceError) as caught:
+        load_resources(tmp_path)
+    [problem] = caught.value.problems
+    assert problem.file == "fixture.yaml"
+    assert problem.line == 9
+    assert problem.path.startswith("spec.assertions[1]")
+    assert says in problem.message

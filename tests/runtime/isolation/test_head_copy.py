@@ -1,0 +1,69 @@
+"""An agent user's copy of a checkout holds what its side's runs read (`Sandbox.limit`): the
+files named, a folder whole, a link as a link with what it leads to, and never what a whole
+copy leaves out."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from evalward.runtime.isolation.sandbox import Sandbox
+from support.agentuser import agent_user
+
+pytestmark = pytest.mark.integration
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="copies for an agent user need root")
+
+
+def _files(tree: Path) -> set[str]:
+    found = set()
+    for folder, dirs, files in os.walk(tree):
+        for name in [*files, *(d for d in dirs if (Path(folder) / d).is_symlink())]:
+            found.add((Path(folder) / name).relative_to(tree).as_posix())
+    return found
+
+
+@needs_root
+@pytest.mark.usefixtures("head_strays_made")
+def test_a_limited_copy_holds_what_is_read_through_links_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    checkout = tmp_path / "checkout"
+    for path, text in {
+        "agent/main.py": "main",
+        "agent/lib/util.py": "util",
+        "prompts/v1/bot.md": "v1",
+        "prompts/v1/other.md": "other",
+        "docs/readme.md": "docs",
+        "secrets/persona.yaml": "hidden",
+        ".git/config": "[http]",
+    }.items():
+        (checkout / path).parent.mkdir(parents=True, exist_ok=True)
+        (checkout / path).write_text(text)
+    (checkout / "prompts" / "current").symlink_to("v1")
+    (checkout / "agent" / "run.sh").write_text("#!/bin/sh\n")
+    (checkout / "agent" / "run.sh").chmod(0o700)
+    os.mkfifo(checkout / "agent" / "pipe")
+    sandbox = Sandbox(agent_user())
+    sandbox.hide(["agent/lib/hidden.py"])
+    (checkout / "agent" / "lib" / "hidden.py").write_text("hidden")
+    reads = ["agent", "prompts/current/bot.md", "missing.md", ".git/config", "../outside"]
+    sandbox.limit(checkout, reads)
+    try:
+        copy = sandbox.working_copy(checkout)
+        assert _files(copy) == {
+            "agent/main.py",
+            "agent/lib/util.py",
+            "agent/run.sh",
+            "prompts/current",
+            "prompts/v1/bot.md",
+        }
+        assert os.readlink(copy / "prompts" / "current") == "v1"
+        assert (copy / "prompts" / "current" / "bot.md").read_text() == "v1"
+        assert stat.S_IMODE((copy / "agent" / "run.sh").stat().st_mode) == 0o755
+        assert stat.S_IMODE((copy / "agent" / "main.py").stat().st_mode) == 0o644
+    finally:
+        sandbox.close()

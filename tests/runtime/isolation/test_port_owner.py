@@ -1,0 +1,55 @@
+"""Reading the kernel's socket tables for an http agent's port: which listeners a loopback
+connection can reach, and whose they are."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalward.errors import PortTaken
+from evalward.runtime.isolation.port_owner import loopback_listeners, owned_host
+
+pytestmark = pytest.mark.unit
+
+HEADER = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid\n"
+
+
+def row(address: str, port: int, state: str, uid: int) -> str:
+    return f"   0: {address}:{port:04X} 00000000:0000 {state} 0:0 00:0 0 {uid} 0 123 1\n"
+
+
+def tables(tmp_path: Path, tcp: list[str], tcp6: list[str]) -> tuple[str, str]:
+    (tmp_path / "tcp").write_text(HEADER + "".join(tcp))
+    (tmp_path / "tcp6").write_text(HEADER + "".join(tcp6))
+    return str(tmp_path / "tcp"), str(tmp_path / "tcp6")
+
+
+def test_loopback_and_wildcard_listeners_count_and_other_addresses_do_not(tmp_path: Path) -> None:
+    files = tables(
+        tmp_path,
+        [
+            row("0100007F", 8080, "0A", 10002),  # 127.0.0.1, listening
+            row("0A00000A", 8080, "0A", 0),  # 10.0.0.10: a service on another address
+            row("0100007F", 8080, "01", 0),  # an established connection, not a listener
+            row("0100007F", 8081, "0A", 0),  # another port
+        ],
+        [
+            row("00000000000000000000000001000000", 8080, "0A", 10001),  # ::1
+            row("0000000000000000FFFF00000100007F", 8080, "0A", 10003),  # ::ffff:127.0.0.1
+        ],
+    )
+    found = {(str(entry.address), entry.uid) for entry in loopback_listeners(8080, files)}
+    assert found == {("127.0.0.1", 10002), ("::1", 10001), ("127.0.0.1", 10003)}
+
+
+def test_the_agents_own_listeners_give_the_address_to_use(tmp_path: Path) -> None:
+    only_v6 = tables(tmp_path, [], [row("00000000000000000000000001000000", 9000, "0A", 7)])
+    assert owned_host(9000, 7, only_v6) == "::1"
+    wildcard_v6 = tables(tmp_path, [], [row("0" * 32, 9000, "0A", 7)])  # dual-stack ::
+    assert owned_host(9000, 7, wildcard_v6) == "127.0.0.1"
+    with pytest.raises(PortTaken, match="nothing of the agent's user listens on port 9000"):
+        owned_host(9000, 8, tables(tmp_path, [], []))
+    shared = tables(tmp_path, [row("0100007F", 9000, "0A", 7)], [row("0" * 32, 9000, "0A", 0)])
+    with pytest.raises(PortTaken, match=r"another user \(uid 0\)"):
+        owned_host(9000, 7, shared)

@@ -1,0 +1,304 @@
+"""Broken and hostile playgrounds through `evalward run`: each breaks its own run with an
+error naming the playground, every other run is unaffected, no run reaches another's
+playground, and what an agent leaves cannot make evalward read outside it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support.clirun import evalward
+from support.gitrepo import GitRepo
+
+pytestmark = pytest.mark.e2e
+
+AGENTS = Path(__file__).resolve().parents[2] / "agents"
+
+HEADER = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: worker }}
+spec:
+  runtime:
+    command: {{ run: [{python}, agent.py] }}
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: worlds }}
+spec:
+  targetAgent: worker
+  fixtureSelector: {{ matchLabels: {{ suite: worlds }} }}
+  execution: {{ repsPerFixture: {reps}, parallel: 4 }}
+"""
+
+FIXTURE = """\
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: {name}, labels: {{ suite: worlds }} }}
+spec:
+  targetAgent: worker
+  input: {{ type: prompt, payload: {{ prompt: go }} }}
+  playground:
+{playground}
+  assertions:
+{assertions}
+"""
+
+SERVICE = """\
+    name: {name}
+    service:
+      start: [python3, service.py, {mode}, "{{port}}"]
+      ready: /health
+      readyTimeoutSeconds: {ready}"""
+
+ALL_PARTS = """\
+    name: everything
+    files: { seed: world/files }
+    sqlite: { seed: world/seed.json }
+    service: { start: [python3, service.py, ok, "{port}"], ready: /health }"""
+
+
+def fixture(name: str, playground: str, *assertions: str) -> str:
+    listed = "\n".join(f"    - {a}" for a in assertions)
+    return FIXTURE.format(name=name, playground=playground, assertions=listed)
+
+
+def service(name: str, mode: str, ready: int = 20) -> str:
+    return SERVICE.format(name=name, mode=mode, ready=ready)
+
+
+def write_repo(repo: GitRepo, reps: int, fixtures: list[str]) -> None:
+    repo.commit(
+        "worlds",
+        {
+            "evals.yaml": HEADER.format(python=sys.executable, reps=reps) + "".join(fixtures),
+            "agent.py": (AGENTS / "playground_agent.py").read_text(),
+            "service.py": (AGENTS / "playground_service.py").read_text(),
+            "world/files/notes.txt": "seeded notes\n",
+            "world/seed.json": json.dumps(
+                {"orders": [{"id": "A-1", "status": "delivered"}], "refunds": []}
+            ),
+        },
+    )
+
+
+def run(repo: GitRepo, tmp_path: Path) -> tuple[int, str, list[dict[str, Any]]]:
+    out = tmp_path / "out"
+    done = evalward("run", ".", "--no-cache", "--output-dir", str(out), cwd=repo.path)
+    assert "Traceback" not in done.stderr, done.stderr
+    fixtures = json.loads((out / "results.json").read_text())["fixtures"]
+    return done.returncode, done.stdout + done.stderr, fixtures
+
+
+def error_of(result: dict[str, Any]) -> str:
+    return next(s["content"] for s in result["trace"]["steps"] if s["type"] == "error")
+
+
+def test_broken_playgrounds_fail_their_own_runs_by_name_and_leave_the_others_alone(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    write_repo(
+        repo,
+        1,
+        [
+            fixture(
+                "never-ready", service("slowpoke", "never", ready=1), "{type: contains, value: x}"
+            ),
+            fixture("service-dies", service("mortal", "ok"), "{type: contains, value: x}"),
+            fixture("dumps-forever", service("firehose", "huge"), "{type: contains, value: x}"),
+            fixture(
+                "corrupt-db",
+                "    name: ledger\n    sqlite: { seed: world/seed.json }",
+                "{type: sql, query: SELECT 1, count: 1}",
+            ),
+            fixture(
+                "db-link",
+                "    name: moved\n    sqlite: { seed: world/seed.json }",
+                "{type: sql, query: SELECT 1, count: 1}",
+            ),
+            fixture(
+                "stateless",
+                service("quiet", "ok") + "\n      state: null",
+                "{type: stateValue, at: service, exists: false}",
+            ),
+            fixture(
+                "dumped",
+                service("dumper", "ok")
+                + "\n      dump: [python3, -c, 'import json, os, urllib.request as r; "
+                + 'print(json.dumps({"dumped": json.load(r.urlopen('
+                + 'os.environ["EVALWARD_SERVICE_URL"] + "/state"))}))\']',
+                "{type: stateValue, at: service.dumped.hits, equals: 1}",
+            ),
+            fixture(
+                "dump-floods",
+                service("flood", "ok")
+                + "\n      dump: [python3, -c, 'import sys; "
+                + '[sys.stdout.write("x" * 65536) for _ in iter(int, 1)]\']',
+                "{type: contains, value: x}",
+            ),
+            fixture(
+                "healthy",
+                service("steady", "ok"),
+                "{type: stateValue, at: service.hits, equals: 1}",
+            ),
+        ],
+    )
+    code, said, fixtures = run(repo, tmp_path)
+    assert code == 1, said
+    by_name = {f["fixture"]: f for f in fixtures}
+    assert by_name["healthy"]["status"] == "pass", by_name["healthy"]
+    assert by_name["stateless"]["status"] == "pass", by_name["stateless"]  # no state endpoint
+    assert by_name["dumped"]["status"] == "pass", by_name["dumped"]  # state from `dump`
+    for name in ("never-ready", "service-dies", "dumps-forever", "corrupt-db", "db-link"):
+        assert by_name[name]["status"] == "error", by_name[name]
+    assert "playground 'slowpoke': the service did not answer /health within 1 s" in error_of(
+        by_name["never-ready"]
+    )
+    assert "playground 'mortal': the service exited with code 3 during the run" in error_of(
+        by_name["service-dies"]
+    )
+    assert "playground 'firehose'" in error_of(by_name["dumps-forever"])
+    assert "larger than 8,388,608 bytes" in error_of(by_name["dumps-forever"])
+    assert by_name["dump-floods"]["status"] == "error"
+    assert "playground 'flood': its state dump is larger than 8,388,608 bytes" in error_of(
+        by_name["dump-floods"]
+    )
+    assert "playground 'ledger': its database is corrupt" in error_of(by_name["corrupt-db"])
+    assert "playground 'ledger'" in by_name["corrupt-db"]["message"]
+    # the database turned into a link leads nowhere
+    assert "playground 'moved': its database cannot be read" in error_of(by_name["db-link"])
+
+
+def test_every_run_has_its_own_playground_and_none_sees_another(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    write_repo(
+        repo,
+        3,
+        [
+            fixture(
+                "isolated",
+                ALL_PARTS,
+                "{type: stateValue, at: service.hits, equals: 1}",
+                '{type: fileState, path: seen.txt, contains: "isolated"}',
+                "{type: stateUnchanged, except: [files.seen.txt, service.hits]}",
+                "{type: sql, query: 'SELECT id, status FROM orders', rows: [[A-1, delivered]]}",
+            ),
+        ],
+    )
+    code, said, fixtures = run(repo, tmp_path)
+    assert code == 0, said
+    assert [f["status"] for f in fixtures] == ["pass"] * 3
+    places = [json.loads(f["output"]) for f in fixtures]
+    for part in ("service", "database", "folder"):
+        assert len({p[part] for p in places}) == 3, places  # a port, a file, a folder each
+    for place in places:
+        assert not Path(place["folder"]).exists()  # torn down
+    for result in fixtures:  # each saw only its own run's single write
+        final = json.loads(result["playground"]["final"])
+        assert final["files"]["seen.txt"] == "isolated\n"
+        assert final["service"]["hits"] == 1
+
+
+def test_a_link_the_agent_leaves_is_recorded_as_a_link_never_followed(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    write_repo(
+        repo,
+        1,
+        [
+            fixture(
+                "link-out",
+                "    files: { seed: world/files }",
+                '{type: fileState, path: notes.txt, contains: "PATH="}',
+            ),
+        ],
+    )
+    code, said, fixtures = run(repo, tmp_path)
+    assert code == 1, said
+    (result,) = fixtures
+    assert result["status"] == "fail"
+    final = json.loads(result["playground"]["final"])
+    assert final["files"]["notes.txt"] == {"link": "/proc/self/environ"}
+    assert "PATH=" not in json.dumps(result["playground"])
+    assert 'it holds {"link": "/proc/self/environ"}' in result["message"]
+
+
+def test_what_the_state_holds_is_shown_as_text_and_cannot_pass_for_evalwards_own_words(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    write_repo(
+        repo,
+        1,
+        [
+            fixture(
+                "forged-evidence",
+                "    files: { seed: world/files }",
+                "{type: stateValue, file: evidence.json, at: status, equals: refunded}",
+            ),
+        ],
+    )
+    code, said, fixtures = run(repo, tmp_path)
+    assert code == 1, said
+    assert fixtures[0]["status"] == "fail"
+    assert "expected evidence.json at status to equal" in fixtures[0]["message"]
+    comment = (tmp_path / "out" / "comment.md").read_text()
+    assert "<img" not in comment
+    lines = comment.splitlines()
+    assert not any(line.startswith("## ✅") for line in lines), comment
+    assert lines[1].startswith("## ❌"), comment
+
+
+HTTP_AGENT = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: server }}
+spec:
+  runtime:
+    http:
+      start: [{python}, server.py, "{{port}}"]
+      ready: http://127.0.0.1:{{port}}/ready
+      url: http://127.0.0.1:{{port}}/run
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: served }}
+spec:
+  targetAgent: server
+  fixtures: [served-world]
+  execution: {{ repsPerFixture: 2 }}
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: served-world }}
+spec:
+  targetAgent: server
+  input: {{ type: prompt, payload: {{ prompt: playground }} }}
+  playground: {{ files: {{ seed: world/files }} }}
+  assertions:
+    - {{ type: fileState, path: done.txt, contains: served-world }}
+"""
+
+
+def test_an_http_agent_finds_each_runs_playground_in_its_request(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    repo.commit(
+        "served",
+        {
+            "evals.yaml": HTTP_AGENT.format(python=sys.executable),
+            "server.py": (AGENTS / "http_agent.py").read_text(),
+            "world/files/notes.txt": "seeded\n",
+        },
+    )
+    code, said, fixtures = run(repo, tmp_path)
+    assert code == 0, said
+    assert [f["status"] for f in fixtures] == ["pass", "pass"]
+    assert fixtures[0]["output"] != fixtures[1]["output"]  # one folder per run
+    finals = [json.loads(f["playground"]["final"])["files"]["done.txt"] for f in fixtures]
+    assert finals == [f"served-world in {f['output']}" for f in fixtures]

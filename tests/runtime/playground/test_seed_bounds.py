@@ -1,0 +1,83 @@
+"""A SQLite seed is a pull request's file run in evalward's own process, into a run's
+database and into the in-memory copy `validate` checks criteria against: it may not write a
+file beside its database, load code, lift a bound, or run for ever."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from evalward.errors import SeedError, SeedTimeout
+from evalward.runtime.playground.sqlite_seed import load_seed
+
+pytestmark = pytest.mark.hostile
+
+FOREVER = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c;"
+
+
+@pytest.mark.parametrize(
+    ("statement", "refusal"),
+    [
+        ("ATTACH DATABASE '{file}' AS other;", "may not attach another database"),
+        ("CREATE TABLE t (x); VACUUM INTO '{file}';", "may not attach another database"),
+        ("PRAGMA max_page_count = 999999999;", "may not set `PRAGMA max_page_count`"),
+        ("PRAGMA page_size = 65536;", "may not set `PRAGMA page_size`"),
+        ("PRAGMA temp.max_page_count = 999999999;", "may not set `PRAGMA max_page_count`"),
+        ("SELECT load_extension('{file}');", "may not call load_extension()"),
+        ("SELECT zeroblob(100000000);", "string or blob too big"),
+    ],
+)
+@pytest.mark.parametrize("database", ["file", "memory"])
+def test_a_seed_cannot_reach_past_its_database(
+    tmp_path: Path, statement: str, refusal: str, database: str
+) -> None:
+    target = tmp_path / "written.db"
+    connection = sqlite3.connect(tmp_path / "db.sqlite" if database == "file" else ":memory:")
+    try:
+        with pytest.raises(SeedError) as refused:
+            load_seed(connection, "seed.sql", statement.format(file=target))
+    finally:
+        connection.close()
+    assert str(refused.value).startswith("the seed 'seed.sql' ")
+    assert refusal in str(refused.value)
+    assert not target.exists()
+
+
+def test_a_seed_that_never_ends_is_stopped_at_its_bound() -> None:
+    connection = sqlite3.connect(":memory:")
+    with pytest.raises(SeedTimeout, match=r"did not load within 0\.2 s"):
+        load_seed(connection, "seed.sql", FOREVER, seconds=0.2)
+    # the bound is the seed's, not the connection's: what follows runs unbounded by it
+    assert connection.execute("SELECT 1").fetchone() == (1,)
+
+
+def test_the_pragmas_a_dump_writes_still_load() -> None:
+    """What `sqlite3 .dump` writes (foreign keys off, a transaction) is a seed as before."""
+    connection = sqlite3.connect(":memory:")
+    load_seed(
+        connection,
+        "seed.sql",
+        "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\nCREATE TABLE t (x);\n"
+        "INSERT INTO t VALUES (1);\nCOMMIT;\n",
+    )
+    assert connection.execute("SELECT x FROM t").fetchall() == [(1,)]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("orders: [{id: 99999999999999999999}]\n", "does not load"),
+        ("a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+            f"{n}: &{n} [{', '.join(['*' + p] * 10)}]\n"
+            for n, p in zip("bcdefgh", "abcdefg", strict=True)
+        ) + "orders: [{id: 1, blob: *h}]\n", "does not parse"),
+    ],
+    ids=["integer-past-64-bits", "alias-bomb"],
+)  # fmt: skip
+def test_a_fixtures_seed_too_large_to_hold_is_refused_by_name(text: str, said: str) -> None:
+    connection = sqlite3.connect(":memory:")
+    with pytest.raises(SeedError, match=re.escape(f"the seed 'seed.yaml' {said}")):
+        load_seed(connection, "seed.yaml", text)

@@ -1,0 +1,129 @@
+"""A service's port is its own: evalward never hands one port to two of its servers at once,
+and a service whose port another program took before it could bind it is started again on
+another port, so many services starting together each get their own world and their state."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from evalward.resources.playground import Playground
+from evalward.rundata.trace import Trace
+from evalward.runtime.isolation.port_owner import HANDED, free_port, release_port
+from evalward.runtime.playground.base import PlaygroundSource
+from evalward.runtime.playground.run import PlaygroundSetting, StateNeeds, run_in_playground
+
+pytestmark = pytest.mark.integration
+
+ENV = {"PATH": os.environ["PATH"]}
+
+STRANGER = """
+import socket, sys, time
+listener = socket.socket()
+listener.bind(("127.0.0.1", int(sys.argv[1])))
+listener.listen()
+print("listening", flush=True)
+time.sleep(600)
+"""
+
+# On its first start, another program (in a session of its own, as another run's service
+# is) binds the port before the service does; it never answers HTTP, so only the service's
+# own exit can tell what happened.
+SERVICE = f"""
+import json, os, subprocess, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+port, marker = int(sys.argv[1]), sys.argv[2]
+if not os.path.exists(marker):
+    stranger = subprocess.Popen(
+        [sys.executable, "-c", {STRANGER!r}, str(port)],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    stranger.stdout.readline()
+    with open(marker, "w") as out:
+        out.write(f"{{stranger.pid}} {{port}}")
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = json.dumps({{"port": port, "pid": os.getpid()}}).encode()
+        self.send_response(200)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+HTTPServer(("127.0.0.1", port), Handler).serve_forever()
+"""
+
+
+def test_a_service_whose_port_was_taken_before_it_bound_it_starts_again_on_another(
+    tmp_path: Path,
+) -> None:
+    world = tmp_path / "world"
+    world.mkdir()
+    (world / "service.py").write_text(SERVICE, encoding="utf-8")
+    marker = tmp_path / "stranger"
+    spec = Playground.model_validate(
+        {
+            "service": {
+                "start": ["python3", "service.py", "{port}", str(marker)],
+                "ready": "/health",
+                "state": "/state",
+            }
+        }
+    )
+    seen: dict[str, str] = {}
+
+    async def agent(env: Mapping[str, str]) -> Trace:
+        seen.update(env)
+        return Trace()
+
+    try:
+        trace, run = asyncio.run(
+            run_in_playground(
+                PlaygroundSource("taken", spec, world), StateNeeds(), agent, PlaygroundSetting(ENV)
+            )
+        )
+    finally:
+        if marker.exists():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(marker.read_text().split()[0]), signal.SIGKILL)
+    assert trace.error is None, trace.error
+    assert run is not None
+    taken = int(marker.read_text().split()[1])
+    state = run.final.document["service"]
+    assert state["port"] != taken
+    assert seen["EVALWARD_SERVICE_URL"] == f"http://127.0.0.1:{state['port']}"
+    assert run.initial.document["service"]["pid"] == state["pid"]
+    assert state["port"] not in HANDED  # given back with the run's end
+
+
+def test_a_port_handed_to_a_server_is_not_handed_again_until_it_is_given_back() -> None:
+    """The kernel offers a port again as soon as its probe closes, before the server it was
+    picked for binds it: with 200 ports handed and 5,000 more picked, it offers one of the
+    200 again about 70 times."""
+    handed = [free_port() for _ in range(200)]
+    try:
+        later: set[int] = set()
+        for _ in range(5000):
+            port = free_port()
+            later.add(port)
+            release_port(port)
+        assert later.isdisjoint(handed)
+        assert len(set(handed)) == 200
+    finally:
+        for port in handed:
+            release_port(port)
+    assert not HANDED.intersection(handed)

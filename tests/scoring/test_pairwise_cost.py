@@ -1,0 +1,224 @@
+"""What a pairwise judge costs an unchanged pull request, counted on the model server, run as
+GitHub runs the action at `evalward init`'s defaults (adaptive reps 1 to 8) over ten fixtures,
+each with a `contains` assertion and an absolute judge rubric, its pairwise judge scripted to
+call equal answers a tie: the same repository judged by its rubric alone, a first pull request
+with the pairwise judge, and a later one whose judge and calibration are the same (its replay
+read from the trusted cache, its base a new commit so that no run is reused)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from evalward.scoring.judge import CLOSE, OPEN
+from fakes.github_api import FakeGitHub, FakePull
+from fakes.model_server import ScriptedModelServer, text
+from support.actionrun import pull_request_event, run_action
+from support.documents import by_label, documents, eval_for
+from support.gitrepo import GitRepo
+
+pytestmark = pytest.mark.e2e
+
+FIXTURES = 10
+RUBRIC = "Which reply answers the question correctly?"
+GOOD = "The right answer."
+BAD = "A wrong answer."
+CALIBRATION_INPUT = "Any?"
+
+
+def suite(system: str, *, pairwise: bool) -> str:
+    agent = f"""\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: helper }}
+spec:
+  models: [openai/gpt-4.1-mini]
+  system: {system}
+"""
+    fixtures = [
+        f"""\
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: question-{index}, labels: {{ agent: helper }} }}
+spec:
+  targetAgent: helper
+  input: {{ type: prompt, payload: {{ prompt: "Question {index}?" }} }}
+  assertions:
+    - {{ type: contains, value: answer }}
+    - {{ type: judge, rubric: Is the question answered?, minScore: 0.8 }}
+"""
+        for index in range(FIXTURES)
+    ]
+    judge = "judge: { model: openai/gpt-4.1-mini }"
+    calibration = []
+    if pairwise:
+        judge = (
+            "judge: { model: openai/gpt-4.1-mini, pairwise: "
+            f"{{ rubric: {RUBRIC}, calibration: answer-pairs }} }}"
+        )
+        calibration = [
+            f"""\
+apiVersion: evalward.dev/v1
+kind: JudgeCalibration
+metadata: {{ name: answer-pairs }}
+spec:
+  rubric: {RUBRIC}
+  judgeModels: [openai/gpt-4.1-mini]
+  pairs:
+    - {{ input: "{CALIBRATION_INPUT}", outputA: "{GOOD}", outputB: "{BAD}", humanPreference: A }}
+    - {{ input: "{CALIBRATION_INPUT}", outputA: "{BAD}", outputB: "{GOOD}", humanPreference: B }}
+    - {{ input: "{CALIBRATION_INPUT}", outputA: "{GOOD}", outputB: "{GOOD}", humanPreference: tie }}
+"""
+        ]
+    return documents(
+        agent,
+        *fixtures,
+        eval_for("helper", by_label("helper"), judge, "execution: { reps: { min: 1, max: 8 } }"),
+        *calibration,
+    )
+
+
+def compared(body: dict[str, Any]) -> dict[str, Any] | None:
+    """What a pairwise ask shows (None for any other request)."""
+    user = body["messages"][-1]["content"] if body.get("messages") else ""
+    if "Compare run A and run B" not in user:
+        return None
+    shown: dict[str, Any] = json.loads(user.split(OPEN + "\n", 1)[1].rsplit("\n" + CLOSE, 1)[0])
+    return shown
+
+
+def rubric_ask(body: dict[str, Any]) -> bool:
+    return "Grade the run against the rubric" in json.dumps(body.get("messages", []))
+
+
+def script(model: ScriptedModelServer) -> None:
+    """A judge that calls equal answers a tie and the right one better; an agent that always
+    answers right; an absolute judge that passes it."""
+    cited = [{"run": run, "step": 2, "quote": "answer"} for run in ("A", "B")]
+    for preference in ("A", "B", "tie"):
+
+        def asks(body: dict[str, Any], preference: str = preference) -> bool:
+            shown = compared(body)
+            if shown is None:
+                return False
+            a, b = (GOOD in shown["A_final"]), (GOOD in shown["B_final"])
+            return preference == ("tie" if a == b else "A" if a else "B")
+
+        reply = {"preference": preference, "reason": "correctness", "evidence": cited}
+        model.script(asks, text(json.dumps(reply)))
+    verdict = {"score": 0.9, "confidence": 0.8, "summary": "Answers it.", "violations": []}
+    model.script(rubric_ask, text(json.dumps(verdict)))
+    model.script("Question", text(GOOD))
+
+
+@dataclass(frozen=True)
+class Calls:
+    runs: int
+    rubric: int
+    pairwise: int
+    calibration: int
+
+    @property
+    def all(self) -> int:
+        return self.runs + self.rubric + self.pairwise + self.calibration
+
+
+def calls_of(requests: list[dict[str, Any]]) -> Calls:
+    shown = [compared(body) for body in requests]
+    asks = [s for s in shown if s is not None]
+    calibration = sum(s["input"] == CALIBRATION_INPUT for s in asks)
+    rubric = sum(rubric_ask(body) for body in requests)
+    return Calls(
+        runs=len(requests) - len(asks) - rubric,
+        rubric=rubric,
+        pairwise=len(asks) - calibration,
+        calibration=calibration,
+    )
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    """What one pull request asked the model server, its results.json and its comment."""
+
+    calls: Calls
+    results: dict[str, Any]
+    comment: str
+
+
+def pull_request(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    *,
+    number: int,
+    prompt: str,
+    pairwise: bool,
+) -> PullRequest:
+    """An unchanged pull request on a new base commit (`prompt`): the head only rewords the
+    prompt, the agent answers alike. What it asked the model server."""
+    repo.checkout("main")
+    base = repo.commit(f"base {number}", {"helper.yaml": suite(prompt, pairwise=pairwise)})
+    repo.branch(f"change-{number}")
+    head = repo.commit("reworded", {"helper.yaml": suite(prompt + " Please.", pairwise=pairwise)})
+    github.add_pull(FakePull(number=number, head_sha=head, base_sha=base))
+    before = len(model.requests)
+    event = pull_request_event(github.repository, number, base, head)
+    run = run_action(repo.path, github, event, env=env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    results = run.results()
+    assert results["result"] == "pass"
+    [comment] = github.comments_on(number)
+    return PullRequest(calls_of(model.requests[before:]), results, comment["body"])
+
+
+def measure(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> tuple[PullRequest, PullRequest, PullRequest]:
+    """The rubric alone, the pairwise judge's first pull request, and its next one."""
+    script(model)
+    repo.commit("start", {".gitignore": ".evalward/\n"})
+    alone = pull_request(repo, github, model, env, number=7, prompt="Answer.", pairwise=False)
+    first = pull_request(repo, github, model, env, number=8, prompt="Reply.", pairwise=True)
+    later = pull_request(repo, github, model, env, number=9, prompt="Respond.", pairwise=True)
+    return alone, first, later
+
+
+def test_an_unchanged_pull_request_asks_one_order_of_each_tied_pair_and_no_replay_again(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    alone, first, later = (pr.calls for pr in measure(repo, github, model, env))
+
+    # the rubric alone: each fixture once on the head, its rubric asked once; no base run
+    assert alone == Calls(runs=FIXTURES, rubric=FIXTURES, pairwise=0, calibration=0)
+    # the pairwise judge: each fixture once a side, one ask per pair (equal answers tie in
+    # the first order, which settles the pair), the calibration's three pairs in both orders;
+    # the rubric on the head's runs only (the pairwise judge settles every fixture)
+    pairs = FIXTURES
+    assert first == Calls(runs=2 * pairs, rubric=pairs, pairwise=pairs, calibration=6)
+    # a later pull request with the same judge and calibration: no replay
+    assert later == Calls(runs=2 * pairs, rubric=pairs, pairwise=pairs, calibration=0)
+
+
+def test_an_unchanged_pull_request_with_a_pairwise_judge_costs_at_most_twice_the_rubric(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    alone, _, later = measure(repo, github, model, env)
+    assert later.calls.all <= 2 * alone.calls.all  # was 2.5× with the base's rubric asked
+
+    # what was not asked is said, never shown as a score: results.json marks each base run's
+    # judge assertion deferred and counts them on the base's Eval; the comment says why
+    [base] = [e for e in later.results["evals"] if e["side"] == "base"]
+    assert base["not_judged"] == FIXTURES
+    runs = [f for f in later.results["fixtures"] if f["side"] == "base"]
+    assert len(runs) == FIXTURES
+    for run in runs:
+        assert run["status"] == "skipped"
+        judged = [a for a in run["assertions"] if a["type"] == "judge"]
+        assert [a["deferred"] for a in judged] == [True]
+        assert judged[0]["message"].startswith("not judged: the pairwise judge settled it")
+    assert "| not judged → **" in later.comment
+    assert "base not judged: the pairwise judge settled it (10 base runs" in later.comment

@@ -1,0 +1,92 @@
+"""Untrusted text in each place it is shown: GitHub markdown, a terminal, a workflow command,
+report.html."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalward.action.workflow import command
+from evalward.report.html import Page, html_chunks
+from evalward.resources.common import Severity
+from evalward.rundata.results import FixtureResult, Status, Verdict
+from evalward.rundata.trace import Trace
+from evalward.text import escaping
+
+pytestmark = pytest.mark.unit
+
+RLO = "\u202e"
+BIDI = [chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))]
+
+
+@pytest.mark.parametrize("control", BIDI)
+def test_every_bidi_control_is_shown_by_name_in_every_sink(control: str) -> None:
+    name = f"U+{ord(control):04X}"
+    text = f"pay {control}eulav{control} now"
+    for shown in (
+        escaping.inline(text),
+        escaping.block(text),
+        escaping.terminal_inline(text),
+        escaping.terminal_block(text),
+        command("error", text, title=text),
+    ):
+        assert control not in shown
+        assert shown.count(name) == (4 if shown.startswith("::") else 2), shown
+    assert f"&lt;{name}&gt;" in escaping.inline(text), "markdown shows the name, not a tag"
+
+
+def test_right_to_left_marks_of_ordinary_text_are_kept() -> None:
+    text = "שלום\u200f (hello) \u200eok\u061c"
+    assert escaping.inline(text) == text
+    assert escaping.terminal_inline(text) == text
+
+
+def test_links_and_mentions_are_neutralised_for_github_and_left_intact_on_a_terminal() -> None:
+    text = "see https://example.com/x and www.example.org, ask @octocat | done"
+    github = escaping.inline(text)
+    assert "https://example.com" not in github and "https:/\u200b/example.com/x" in github
+    assert "www\u200b." in github and "@\u200boctocat" in github
+    terminal = escaping.terminal_inline(text)
+    assert terminal == "see https://example.com/x and www.example.org, ask @octocat \\| done"
+    assert "\u200b" not in escaping.terminal_block(text)
+    assert "@\u200boctocat" in escaping.block(text)
+
+
+def test_the_terminal_sink_shows_control_characters_by_name() -> None:
+    text = "ok\x1b]0;pwned\x07\rover\ttab\nline"
+    block = escaping.terminal_block(text)
+    assert "\x1b" not in block and "\x07" not in block and "\r" not in block
+    assert "<U+001B>]0;pwned<U+0007><U+000D>over\ttab\nline" in block
+    assert "<U+001B>" in escaping.terminal_inline(text)
+
+
+def test_github_markdown_shows_control_characters_by_name_too() -> None:
+    """A NUL is text GitHub's API may refuse to store: one in an agent's reply could keep the whole
+    comment from being posted."""
+    text = "ok\x00 and\x1b[31m red\ttab\nline"
+    block = escaping.block(text)
+    assert "\x00" not in block and "\x1b" not in block
+    assert "ok<U+0000> and<U+001B>[31m red\ttab\nline" in block
+    assert escaping.inline(text) == "ok&lt;U+0000&gt; and&lt;U+001B&gt;\\[31m red tab line"
+    assert escaping.block("one\r\ntwo\rthree") == "```text\none\ntwo<U+000D>three\n```"
+
+
+def test_report_html_shows_bidi_controls_by_name() -> None:
+    result = FixtureResult(
+        eval="e",
+        fixture="f",
+        side="head",
+        status=Status.failed,
+        score=0.0,
+        verdict=Verdict.failed,
+        severity=Severity.low,
+        message=f"said {RLO}gnihtemos",
+        output=f"out {RLO}tuo",
+        trace=Trace(),
+    )
+    page = "".join(
+        html_chunks(
+            Page(result="fail", reason=f"reason {RLO}x", evals=[], fixtures=[result], private=set())
+        )
+    )
+    assert RLO not in page
+    assert "said &lt;U+202E&gt;gnihtemos" in page and "reason &lt;U+202E&gt;x" in page

@@ -1,0 +1,117 @@
+"""Which values are secrets, and every form of one the Redactor catches."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import urllib.parse
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalward.security import REDACTED, Redactor, _forms
+
+pytestmark = pytest.mark.unit
+
+SECRETS = ["sk-live-0123456789abcdef", 'tok&<en>"42??>~~', "p@ss w0rd|with*stars_"]
+REDACT = Redactor(SECRETS)
+
+
+def test_secret_names_include_the_hyphenated_token_input_and_the_configured_key_variables() -> None:
+    env = {
+        "INPUT_GITHUB-TOKEN": "ghs_hyphenated_input",
+        "INPUT_GITHUB_TOKEN": "ghs_underscored_input",
+        "GITHUB_TOKEN": "ghs_plain_env_token",
+        "INPUT_API-KEY": "an-input-marked-secret",
+        "MY_DB_PASSWORD": "password-in-a-name",
+        "ACME_LLM_CREDENTIAL": "named-by-apiKeyEnv",
+        "INPUT_BYPASS-LABEL": "force-eval-bypass",
+        "HOME": "/home/runner",
+    }
+    text = " ".join(env.values())
+
+    redacted = Redactor.from_env(env, key_envs=["ACME_LLM_CREDENTIAL", "UNSET_KEY"])(text)
+
+    assert redacted == " ".join([REDACTED] * 6 + ["force-eval-bypass", "/home/runner"])
+    assert "named-by-apiKeyEnv" in Redactor.from_env(env)(text), "only when configured"
+
+
+def b64_inside(secret: str, before: bytes, after: bytes, urlsafe: bool) -> str:
+    encode = base64.urlsafe_b64encode if urlsafe else base64.b64encode
+    return encode(before + secret.encode() + after).decode()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    secret=st.sampled_from(SECRETS),
+    before=st.binary(max_size=7),
+    after=st.binary(max_size=7),
+    urlsafe=st.booleans(),
+)
+def test_base64_of_a_secret_inside_any_longer_blob_is_redacted(
+    secret: str, before: bytes, after: bytes, urlsafe: bool
+) -> None:
+    """Whatever precedes the secret, only the one or two characters at each edge that mix in
+    the neighbours' bits are left: nothing that decodes to a part of the secret."""
+    blob = b64_inside(secret, before, after, urlsafe)
+    redacted = REDACT(f"data:{blob};")
+    assert REDACTED in redacted
+    kept = redacted.removeprefix("data:").removesuffix(";").split(REDACTED)
+    assert len(kept) == 2
+    head, tail = kept
+    assert len(head) <= -(-len(before) * 4 // 3) + 1  # the prefix's characters, one mixed
+    assert len(tail.rstrip("=")) <= -(-len(after) * 4 // 3) + 2
+
+
+def test_standalone_encodings_and_escapes_are_redacted() -> None:
+    for secret in SECRETS:
+        data = secret.encode()
+        forms = {
+            "base64": base64.b64encode(data).decode(),
+            "base64 unpadded": base64.b64encode(data).decode().rstrip("="),
+            "base64url": base64.urlsafe_b64encode(data).decode(),
+            "hex": binascii.hexlify(data).decode(),
+            "HEX": binascii.hexlify(data).decode().upper(),
+            "percent": urllib.parse.quote(secret, safe=""),
+            "percent lower": re.sub(
+                r"%[0-9A-F]{2}", lambda m: m[0].lower(), urllib.parse.quote(secret)
+            ),
+            "percent plus": urllib.parse.quote_plus(secret),
+            "JSON": json.dumps(secret),
+            "JSON twice": json.dumps(json.dumps(secret)),
+        }
+        for kind, form in forms.items():
+            assert REDACT(f"<{form}>").count(REDACTED) == 1, (secret, kind, REDACT(f"<{form}>"))
+
+
+def test_each_line_of_a_multi_line_secret_is_a_secret() -> None:
+    key = "-----BEGIN KEY-----\nMIIBOgIBAAJBAKj34GkxFhD9\n0aE0hQ4L3bXzm5Zr1yGm\n-----END KEY-----"
+    redact = Redactor([key])
+    assert redact(f"x{key}y") == f"x{REDACTED}y"
+    assert redact("log: 0aE0hQ4L3bXzm5Zr1yGm.") == f"log: {REDACTED}."
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    parts=st.lists(
+        st.one_of(
+            st.text(alphabet="sk-live0123456789abcdef&<>\"'?~ \\%", max_size=12),
+            st.sampled_from(sorted({f for s in SECRETS for f in _forms(s)})).map(
+                lambda f: f[: len(f) // 2] if len(f) % 3 == 0 else f
+            ),
+        ),
+        max_size=12,
+    )
+)
+def test_one_pattern_redacts_like_the_longest_first_alternation_of_every_form(
+    parts: list[str],
+) -> None:
+    """The forms are compiled as a trie; it must choose what a plain alternation of every form,
+    longest first, chooses."""
+    forms = sorted({f for s in SECRETS for f in _forms(s)}, key=len, reverse=True)
+    plain = re.compile("|".join(re.escape(f) for f in forms))
+    text = "".join(parts)
+    assert REDACT(text) == plain.sub(REDACTED, text)

@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evalward.verdict.gate import (
+    Bypass,
+    BypassRecord,
+    BypassRefusal,
+    GateDecision,
+    GateResult,
+    audit_record,
+    judge_bypass,
+)
+
+pytestmark = pytest.mark.unit
+
+HEAD = "b" * 40
+
+
+def verdict(**overrides: object) -> Bypass | BypassRefusal:
+    args: dict[str, object] = dict(
+        label="skip",
+        scope="sha",
+        head_sha=HEAD,
+        applied_by="alice",
+        applied_at="t",
+        permission="write",
+        covered_sha=HEAD,
+    )
+    args.update(overrides)
+    return judge_bypass(**args)  # type: ignore[arg-type]
+
+
+def test_write_maintain_admin_may_bypass_their_own_head() -> None:
+    for permission in ("write", "maintain", "admin"):
+        assert isinstance(verdict(permission=permission), Bypass)
+
+
+def test_refusals() -> None:
+    for permission in ("triage", "read", "none", None):
+        refusal = verdict(permission=permission)
+        assert isinstance(refusal, BypassRefusal) and "write, maintain or admin" in refusal.reason
+    stale = verdict(covered_sha="a" * 40)
+    assert isinstance(stale, BypassRefusal) and "re-arms the gate" in stale.reason
+    assert isinstance(verdict(covered_sha=None), BypassRefusal)
+    assert isinstance(verdict(covered_sha=None, scope="pr"), Bypass)
+    assert isinstance(verdict(applied_by=None), BypassRefusal)
+
+
+def test_record_round_trips_and_cannot_break_out_of_its_comment() -> None:
+    record = BypassRecord("x --> <b>", "t", HEAD)
+    text = record.render()
+    assert text.count("-->") == 1 and "<b>" not in text
+    assert BypassRecord.parse(f"hello\n{text}\n") == record
+    assert BypassRecord.parse("<!-- evalward-bypass-record {not json} -->") is None
+    deep = '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"  # past the parser: no record, no crash
+    assert BypassRecord.parse(f"<!-- evalward-bypass-record {deep} -->") is None
+
+
+def test_audit_line_has_a_stable_prefix() -> None:
+    refusal = verdict(permission="read")
+    assert isinstance(refusal, BypassRefusal)
+    decision = GateDecision(GateResult.failed, ["e"], {"e": ["f"]}, refusal=refusal)
+    line = json.dumps(
+        audit_record(decision, repository="a/b", pr_number=1, head_sha=HEAD, run_url="")
+    )
+    assert line.startswith('{"event": "eval_gate_bypass"')
+    assert json.loads(line)["outcome"] == "refused"
