@@ -1,0 +1,98 @@
+"""The arguments several commands share (`cli/_args.py`): numbers and amounts refused with
+what was expected, and an output folder refused as the command starts when a file stands
+where it or one of the run's files must go."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from evalward.cli._args import (
+    add_mock,
+    add_root,
+    add_selection,
+    output_folder,
+    positive,
+    positive_amount,
+    run_output_folder,
+)
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("two", "expected a whole number, got 'two'"),
+        ("0", "expected 1 or more, got 0"),
+        ("1.5", "expected a whole number, got '1.5'"),
+    ],
+)
+def test_a_count_is_a_whole_number_of_one_or_more(text: str, message: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match=message):
+        positive(text)
+    assert positive("3") == 3
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("cheap", "expected an amount such as 0.50, got 'cheap'"),
+        ("0", "expected an amount above 0, got 0"),
+        ("-1", "expected an amount above 0, got -1"),
+        ("inf", "expected an amount above 0, got inf"),
+        ("nan", "expected an amount above 0, got nan"),
+    ],
+)
+def test_an_amount_is_above_zero_and_finite(text: str, message: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match=message):
+        positive_amount(text)
+    assert positive_amount("0.50") == 0.5
+
+
+def test_a_file_on_the_way_to_the_output_folder_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("x", encoding="utf-8")
+    with pytest.raises(argparse.ArgumentTypeError, match=r"taken is a file, where evalward"):
+        output_folder(str(tmp_path / "taken" / "out"))
+    missing = str(tmp_path / "new" / "out")
+    assert output_folder(missing) == missing  # created later, by the command
+
+
+def test_a_folder_where_a_run_file_goes_is_refused_before_the_run(tmp_path: Path) -> None:
+    (tmp_path / "results.json").mkdir()
+    with pytest.raises(argparse.ArgumentTypeError, match=r"results.json is not a file"):
+        run_output_folder(str(tmp_path))
+    assert run_output_folder(str(tmp_path / "fresh")) == str(tmp_path / "fresh")
+
+
+def test_the_shared_options_parse_as_a_command_line_gives_them() -> None:
+    parser = argparse.ArgumentParser()
+    add_root(parser)
+    add_selection(parser)
+    add_mock(parser)
+    args = parser.parse_args(
+        [
+            "repo",
+            "--base",
+            "main",
+            "--eval",
+            "a",
+            "--eval",
+            "b",
+            "--reps",
+            "2",
+            "--mock-script",
+            "m.yaml",
+        ]
+    )
+    assert (args.path, args.base, args.eval, args.agent, args.reps, args.mock_script) == (
+        "repo",
+        "main",
+        ["a", "b"],
+        [],
+        2,
+        "m.yaml",
+    )
+    assert parser.parse_args([]).path == "."
