@@ -1,0 +1,111 @@
+"""The machine's processes as the kernel keeps them (`runtime/isolation/thread_groups.py`),
+with real processes: a process is alive while any of its threads is, even once its first
+thread has ended and /proc calls it a zombie; a reaped or unreaped dead one is gone."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from evalward.runtime.isolation.thread_groups import (
+    facts,
+    live_of,
+    pids,
+    status_uids,
+    uids_of,
+)
+
+pytestmark = pytest.mark.integration
+
+FIRST_THREAD_ENDS = """
+import ctypes, os, sys, threading, time
+
+def keep_running():
+    main = f"/proc/self/task/{os.getpid()}/stat"
+    while True:  # until the first thread has ended: /proc then calls the process a zombie
+        with open(main, "rb") as stat:
+            if stat.read().rsplit(b")", 1)[1][1:2] in (b"Z", b"X"):
+                break
+        time.sleep(0.01)
+    print("first thread gone", flush=True)
+    sys.stdin.read()  # until the test closes it
+    os._exit(0)
+
+threading.Thread(target=keep_running).start()
+ctypes.CDLL(None).syscall(60, 0)  # SYS_exit on x86_64: this thread alone, not exit_group
+"""
+
+
+@pytest.fixture
+def sleeper() -> Iterator[subprocess.Popen[str]]:
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import sys; print('up', flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline() == "up\n"
+    yield child
+    child.kill()
+    child.wait()
+
+
+def test_a_live_child_is_found_with_its_parent_and_uids(
+    sleeper: subprocess.Popen[str],
+) -> None:
+    group = facts(sleeper.pid)
+    assert group is not None
+    assert (group.pid, group.parent) == (sleeper.pid, os.getpid())
+    assert group.session == os.getsid(0)
+    assert group.started > 0
+    assert os.getuid() in uids_of(sleeper.pid)
+    assert sleeper.pid in set(pids())
+    assert sleeper.pid in {g.pid for g in live_of({os.getuid()})}
+
+
+def test_a_dead_child_is_gone_reaped_or_not(sleeper: subprocess.Popen[str]) -> None:
+    assert sleeper.stdin is not None
+    sleeper.stdin.close()
+    os.waitid(os.P_PID, sleeper.pid, os.WEXITED | os.WNOWAIT)  # exited, not reaped: a zombie
+    assert facts(sleeper.pid) is None
+    assert sleeper.pid not in {g.pid for g in live_of({os.getuid()})}
+    sleeper.wait()
+    assert facts(sleeper.pid) is None
+    assert uids_of(sleeper.pid) == set()
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the exit system call's number")
+def test_a_process_whose_first_thread_ended_is_alive_while_another_runs() -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", FIRST_THREAD_ENDS],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None and child.stdin is not None
+        assert child.stdout.readline() == "first thread gone\n"
+        with open(f"/proc/{child.pid}/stat", "rb") as stat:
+            assert stat.read().rsplit(b")", 1)[1][1:2] == b"Z"  # what a naive reader sees
+        group = facts(child.pid)
+        assert group is not None
+        assert group.parent == os.getpid()
+        assert os.getuid() in uids_of(child.pid)
+        child.stdin.close()
+        assert child.wait() == 0
+        assert facts(child.pid) is None
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_the_uids_are_read_from_the_uid_line_alone() -> None:
+    status = b"Name:\tUid: 5 5 5 5\nUmask:\t0022\nUid:\t1000\t1001\t1002\t1003\nGid:\t0\t0\t0\t0\n"
+    assert status_uids(status) == {1000, 1001, 1002}
+    assert status_uids(b"Name:\tx\n") == set()
