@@ -1,0 +1,115 @@
+"""The `mock` provider in-process (`providers/mock.py`): the first entry whose keys all fit
+answers, turn by turn and rep by rep, sides and commits apart; a script's mistakes are located
+problems. Through `evalward run --mock-script`: tests/providers/test_mock_script.py."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from evalward.errors import ResourceError
+from evalward.providers.base import ChatMessage, ChatRequest, RunLabels
+from evalward.providers.mock import DEFAULT_REPLY, MockProvider, load_script
+
+pytestmark = pytest.mark.unit
+
+SCRIPT = """\
+replies:
+  - match: { agent: bot, fixture: refund }
+    turns:
+      - toolCalls: [{ name: lookup_order, arguments: { id: "7" } }]
+      - content: "Shipped."
+  - match: { fixture: flaky }
+    reps:
+      - turns: [{ content: right }]
+      - turns: [{ content: wrong }]
+  - match: { agent: bot, side: head }
+    turns: [{ content: "head's answer" }]
+  - match: { purpose: user, contains: reason }
+    always: { content: "It arrived broken." }
+  - match: { sha: "abc123" }
+    turns: [{ content: "that commit's answer" }]
+default: "nothing scripted"
+"""
+
+
+def _provider(tmp_path: Path, text: str = SCRIPT) -> MockProvider:
+    path = tmp_path / "mock.yaml"
+    path.write_text(text, encoding="utf-8")
+    return MockProvider(load_script(path))
+
+
+def _ask(provider: MockProvider, *said: str, **labels: object) -> tuple[str, list[str]]:
+    roles = ["user", "assistant"]
+    messages = tuple(ChatMessage(role=roles[i % 2], content=text) for i, text in enumerate(said))  # type: ignore[arg-type]
+    request = ChatRequest(model="mock/m", messages=messages, labels=RunLabels(**labels))  # type: ignore[arg-type]
+    reply = asyncio.run(provider.complete(request))
+    return reply.content, [call.name for call in reply.tool_calls]
+
+
+def test_a_run_s_turns_answer_in_order(tmp_path: Path) -> None:
+    mock = _provider(tmp_path)
+    assert _ask(mock, "refund 7", agent="bot", fixture="refund") == ("", ["lookup_order"])
+    # the turn is the number of the agent's messages already in the conversation
+    assert _ask(mock, "refund 7", "", agent="bot", fixture="refund") == ("Shipped.", [])
+    assert _ask(mock, "refund 7", "", "ok", agent="bot", fixture="refund") == ("Shipped.", [])
+    assert _ask(mock, "a", "b", "c", "d", "e", agent="bot", fixture="refund") == (
+        "nothing scripted",
+        [],
+    )
+
+
+def test_each_rep_has_its_own_turns_cycling(tmp_path: Path) -> None:
+    mock = _provider(tmp_path)
+    answers = [_ask(mock, "q", fixture="flaky", rep=rep)[0] for rep in range(4)]
+    assert answers == ["right", "wrong", "right", "wrong"]
+
+
+def test_sides_and_commits_are_answered_apart(tmp_path: Path) -> None:
+    mock = _provider(tmp_path)
+    assert _ask(mock, "q", agent="bot", side="head")[0] == "head's answer"
+    assert _ask(mock, "q", agent="bot", side="base")[0] == "nothing scripted"
+    assert _ask(mock, "q", sha="abc123" + "0" * 34)[0] == "that commit's answer"
+    assert _ask(mock, "q", sha="abd123" + "0" * 34)[0] == "nothing scripted"
+
+
+def test_a_simulated_user_answers_what_it_is_asked_always(tmp_path: Path) -> None:
+    mock = _provider(tmp_path)
+    asked = ("hi", "What is the reason?", "and the reason?", "x", "reason please")
+    assert _ask(mock, *asked, purpose="user")[0] == "It arrived broken."
+    assert _ask(mock, "hello", purpose="user")[0] == "nothing scripted"
+
+
+def test_an_empty_script_answers_the_default(tmp_path: Path) -> None:
+    assert _ask(_provider(tmp_path, ""), "q")[0] == DEFAULT_REPLY
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("replies: [{ match: { fixture: f } }]\n", "give a reply one of `turns`, `reps`"),
+        ("replies: [{ match: { sha: 1234 }, turns: [{content: x}] }]\n", "quote it"),
+        (
+            "replies: [{ match: { side: left }, turns: [{content: x}] }]\n",
+            "base, head; found 'left'",
+        ),
+        ("replies: [{ turns: [{ content: x, colour: red }] }]\n", "colour"),
+    ],
+)
+def test_a_script_s_mistake_is_a_located_problem(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "mock.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ResourceError) as raised:
+        load_script(path)
+    (problem,) = raised.value.problems
+    assert (problem.file, problem.line) == (str(path), 1)
+    assert message in problem.message
+
+
+def test_a_script_that_is_no_file_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ResourceError, match="cannot read the mock script"):
+        load_script(tmp_path / "missing.yaml")
+    with pytest.raises(ResourceError, match="give a file"):
+        load_script(tmp_path)
