@@ -51,6 +51,8 @@ def settle_pairwise(result: EvalResult, located: Located[Eval], judged: Judged) 
         update["inconclusive_reason"] = ""
     elif record.unavailable_reason:
         update["passed"] = False
+        own = result.incomplete_reason or result.provider_unavailable or result.inconclusive_reason
+        update["pairwise"] = record.model_copy(update={"withholds": not own})
         update["incomplete_reason"] = result.incomplete_reason or record.unavailable_reason
         update["provider_unavailable"] = result.provider_unavailable or record.outage
     elif record.inconclusive_reason and result.passed:
@@ -59,6 +61,7 @@ def settle_pairwise(result: EvalResult, located: Located[Eval], judged: Judged) 
             f"its pairwise judge {judge.model} cannot decide: {record.inconclusive_reason}; "
             f"{WHAT_TO_DO}"
         )
+        update["pairwise"] = record.model_copy(update={"withholds": True})
     return result.model_copy(update=update)
 
 
