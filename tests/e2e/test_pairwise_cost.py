@@ -23,6 +23,8 @@ RUBRIC = "Which reply answers the question correctly?"
 GOOD = "The right answer."
 BAD = "A wrong answer."
 CALIBRATION_INPUT = "Any?"
+CALIBRATION_PAIRS = 15
+"""A tie and fourteen pairs of a right and a wrong answer: enough to show κ at the floor."""
 
 
 def suite(system: str, *, pairwise: bool) -> str:
@@ -64,10 +66,15 @@ spec:
   rubric: {RUBRIC}
   judgeModels: [openai/gpt-4.1-mini]
   pairs:
-    - {{ input: "{CALIBRATION_INPUT}", outputA: "{GOOD}", outputB: "{BAD}", humanPreference: A }}
-    - {{ input: "{CALIBRATION_INPUT}", outputA: "{BAD}", outputB: "{GOOD}", humanPreference: B }}
     - {{ input: "{CALIBRATION_INPUT}", outputA: "{GOOD}", outputB: "{GOOD}", humanPreference: tie }}
 """
+            + "".join(
+                f'    - {{ input: "{CALIBRATION_INPUT}", outputA: "{GOOD}", outputB: "{BAD}", '
+                "humanPreference: A }\n"
+                f'    - {{ input: "{CALIBRATION_INPUT}", outputA: "{BAD}", outputB: "{GOOD}", '
+                "humanPreference: B }\n"
+                for _ in range(7)
+            )
         ]
     return documents(
         agent,
@@ -191,10 +198,12 @@ def test_an_unchanged_pull_request_asks_one_order_of_each_tied_pair_and_no_repla
     # the rubric alone: each fixture once on the head, its rubric asked once; no base run
     assert alone == Calls(runs=FIXTURES, rubric=FIXTURES, pairwise=0, calibration=0)
     # the pairwise judge: each fixture once a side, one ask per pair (equal answers tie in
-    # the first order, which settles the pair), the calibration's three pairs in both orders;
+    # the first order, which settles the pair), the calibration's pairs in both orders;
     # the rubric on the head's runs only (the pairwise judge settles every fixture)
     pairs = FIXTURES
-    assert first == Calls(runs=2 * pairs, rubric=pairs, pairwise=pairs, calibration=6)
+    assert first == Calls(
+        runs=2 * pairs, rubric=pairs, pairwise=pairs, calibration=2 * CALIBRATION_PAIRS
+    )
     # a later pull request with the same judge and calibration: no replay
     assert later == Calls(runs=2 * pairs, rubric=pairs, pairwise=pairs, calibration=0)
 

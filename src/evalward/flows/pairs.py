@@ -126,8 +126,8 @@ class PairJudging:
             name: str, fixture: str, index: int, head: FixtureResult, base: FixtureResult
         ) -> None:
             judge = await self._judge_of(name)
-            if judge.unscored_reason:
-                return
+            if judge.unscored_reason or judge.left_out_reason:
+                return  # no verdict to give, or none it may give: no pair is asked
             async with limit:
                 pair = await self._pair(judge, head, base)
             self.pairs[(name, fixture, index)] = pair.model_copy(update={"rep": index})
@@ -199,7 +199,8 @@ class PairJudging:
             located = self.head.evals[name]
             spec = located.resource.spec
             judge = self.judges.get(name)
-            if spec.execution.reps is None or (judge is not None and judge.unscored_reason):
+            left_out = judge is not None and (judge.unscored_reason or judge.left_out_reason)
+            if spec.execution.reps is None or left_out:
                 continue
             paired = [f for f in fixtures if f in plan.adaptive.get(name, ())]
             runs: dict[Side, dict[str, int]] = {Side.head: {}, Side.base: {}}

@@ -404,17 +404,23 @@ def headline(comparisons: list[EvalComparison], decision: GateDecision, counts: 
         part for part in (scores, ", ".join(filter(None, (regressed, unsettled)))) if part
     )
     result = decision.result
+    left_out = "; ".join(
+        f"{c.name}'s pairwise judge is left out of the gate: {c.head.pairwise.left_out_reason}"
+        for c in comparisons
+        if c.head.pairwise is not None and c.head.pairwise.left_out_reason
+    )
+    aside = f" — {left_out}" if left_out else ""
     if result is GateResult.failed:
-        return f"Blocked: {what or decision.reason}"
+        return f"Blocked: {what or decision.reason}{aside}"
     if result is GateResult.bypassed:
-        return f"Bypassed: {what or decision.reason} — the gate was bypassed by its label"
+        return f"Bypassed: {what or decision.reason} — the gate was bypassed by its label{aside}"
     if result is GateResult.passed:
         quiet = ", ".join(
             filter(None, (f"{regressed}, not blocking" if regressed else "", unsettled))
         )
-        return "every affected Eval passes" + (f" — {quiet}" if quiet else "")
+        return "every affected Eval passes" + (f" — {quiet}" if quiet else "") + aside
     # skipped, incomplete ("cancelled after 3 of 8 runs"): the reason is the verdict's words
-    return UNAVAILABLE if result is GateResult.unavailable else decision.reason
+    return UNAVAILABLE if result is GateResult.unavailable else decision.reason + aside
 
 
 def _decided(comparison: EvalComparison, decision: GateDecision) -> str:

@@ -5,8 +5,9 @@ A head worse by the margin fails the Eval, whatever else is said of the judge: s
 evidence is never set aside. A judge that cannot decide (uncalibrated, below its calibration's
 floors, or shown inconsistent across orders in this run, which is what a head answer that sways
 it by position does) leaves an Eval its own rules pass *inconclusive*: it does not pass, and
-says why and what to do. A judge that could not answer leaves the Eval without a verdict
-(`incomplete`, `unavailable` for an outage), never a pass."""
+says why and what to do. A judge whose calibration is too small to tell is left out: its
+record says why, and the Eval is what its own rules make it. A judge that could not answer
+leaves the Eval without a verdict (`incomplete`, `unavailable` for an outage), never a pass."""
 
 from __future__ import annotations
 
@@ -43,6 +44,9 @@ def settle_pairwise(result: EvalResult, located: Located[Eval], judged: Judged) 
             "calibration_consistency": judge.consistency,
         }
     )
+    if judge.left_out_reason:  # too few pairs to tell: it decides nothing, the rest does
+        left_out = {"left_out_reason": judge.left_out_reason, "blocks": False, "why": []}
+        return result.model_copy(update={"pairwise": record.model_copy(update=left_out)})
     record = _cannot_decide(record, judge)
     record = _unavailable(record, judge.unscored_reason, judge.unscored_outage)
     update: dict[str, object] = {"pairwise": record}
