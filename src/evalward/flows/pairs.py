@@ -177,6 +177,18 @@ class PairJudging:
             return self.traces.trace_of(result)
         return result.trace if result.trace is not None else Trace()
 
+    async def warm(self) -> None:
+        """On a run with no base (a push to the default branch), replay each pairwise judge's
+        calibration into a result cache that keeps it: no pair needs it here (the Eval is
+        settled as without it), but a pull request whose cache is restored from this
+        branch's then reads it and asks none of its pairs (`PairwisePanel`)."""
+        cache = self.context.options.cache
+        if Side.base in self.context.checkouts or cache is None or not cache.writes:
+            return
+        assert self.panel is not None
+        for name in self.fixtures:  # what it finds decides nothing here: no pair was made
+            await self.panel.for_eval(self.head.evals[name], self.head)
+
     def judged(self) -> dict[str, Judged]:
         """Per Eval judged pairwise, its judge and its pairs (none when nothing was paired:
         then its settings alone, no calibration replayed for nothing)."""

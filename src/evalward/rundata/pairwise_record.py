@@ -72,6 +72,9 @@ class PairRecord(RecordModel):
     empty for a private fixture."""
     private: bool = False
     """A held-out fixture: its outputs and the judge's quotes are kept out of the reports."""
+    identical: bool = False
+    """The two runs would show the judge the same text (final output and steps): a tie,
+    decided without asking it (`orders` is empty)."""
 
     @property
     def both_orders(self) -> bool:
