@@ -17,8 +17,10 @@ MOCK = "evals/mock-replies.yaml"
 CITED = [{"run": "A", "step": 2, "quote": "12345"}, {"run": "B", "step": 2, "quote": "12345"}]
 
 
-def answers(match: dict[str, str], preference: str) -> dict[str, object]:
-    reply = {"preference": preference, "reason": "It gives a date.", "evidence": CITED}
+def answers(
+    match: dict[str, str], preference: str, cited: list[dict[str, object]] = CITED
+) -> dict[str, object]:
+    reply = {"preference": preference, "reason": "It gives a date.", "evidence": cited}
     return {"match": {"purpose": "pairwise", **match}, "always": {"content": json.dumps(reply)}}
 
 
@@ -116,3 +118,40 @@ def test_a_calibration_big_enough_to_show_the_judge_bad_fails_closed(
     assert "on its 14 pairs" in head["inconclusive_reason"]
     assert head["pairwise"]["left_out_reason"] == ""
     assert results["summary"]["headline"].startswith("assistant-eval is inconclusive")
+
+
+WORSE = "Happy to help. What is your order number? It will arrive on Tuesday."
+"""The head's answer to the question without an order number: it invents a date, and every
+assertion still passes."""
+
+
+def test_a_pull_request_cannot_shrink_the_calibration_to_leave_its_judge_out(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    inits_project_with_a_change(repo)
+    evals = repo.path / "evals" / "assistant.yaml"
+    text = evals.read_text()
+    cut = text.index("  pairs:\n") + len("  pairs:\n")
+    kept = "".join(text[cut:].splitlines(keepends=True)[:3])
+    # the pull request keeps three pairs, too few to tell, and answers worse on one fixture
+    repo.commit("fewer pairs", {"evals/assistant.yaml": text[:cut] + kept})
+    cited: list[dict[str, object]] = [
+        {"run": "A", "step": 2, "quote": "order number"},
+        {"run": "B", "step": 2, "quote": "order number"},
+    ]
+    asked = {"purpose": "agent", "fixture": "assistant-asks-for-the-order", "side": "head"}
+    worse = [
+        {"match": asked, "always": {"content": WORSE}},
+        answers({"contains": f'"A_final": "{WORSE}'}, "B", cited),
+        answers({"contains": f'"B_final": "{WORSE}'}, "A", cited),
+    ]
+    code, said, results = run(repo, with_replies_first(repo, worse), tmp_path / "out")
+
+    # the base's calibration judges (gate-config: base): its fourteen pairs, and the judge blocks
+    assert code != 0, said
+    assert results["result"] == "fail"
+    [head] = [e for e in results["evals"] if e["side"] == "head"]
+    record = head["pairwise"]
+    assert record["left_out_reason"] == "" and record["blocks"]
+    assert record["agreement"] == 1.0
+    assert "assistant-asks-for-the-order worse by the pairwise judge" in " ".join(record["why"])

@@ -79,9 +79,8 @@ def preference_share(spec: EvalSpec) -> float:
 POOLED_ASKS_TOWARD = 0.5
 """How far toward its lower line (not worse) the pairs an open pooled test leaning worse asks
 for at once could take it, were the head to win each: half-way. All the way asked for pairs
-past the point where a pull request that changed nothing leans worse no more (16.2 head runs
-on init's ten fixtures and coin-flip pairs, 15.4 half-way), and detected the same drops as
-half-way does (bench/pairwise_power.py)."""
+past the point where a pull request that changed nothing leans worse no more, and detected
+no more drops (docs/benchmarks.md, "The pairwise judge's power through the product")."""
 PREFERENCE_SHARE = 0.75
 """Under adaptive reps, the preference tests' share of `falseBlockRate`; the pass-rate tests
 keep the rest."""
