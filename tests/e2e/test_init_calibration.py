@@ -101,6 +101,9 @@ def test_a_judge_that_disagrees_on_one_pair_of_inits_calibration_is_left_out_not
     assert headline.startswith("every affected Eval passes — assistant-eval's pairwise judge is")
     assert "left out of the gate: its calibration 'assistant-pairs' has too few pairs" in headline
     assert headline in said.splitlines()[0] + said  # the first thing the run says
+    # its own line says the same, and counts no pair it did not judge
+    assert "assistant-eval: left out of the gate — its calibration" in said
+    assert "no fixture ran on both" not in said
 
 
 def test_a_calibration_big_enough_to_show_the_judge_bad_fails_closed(
