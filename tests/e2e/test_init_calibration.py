@@ -104,6 +104,8 @@ def test_a_judge_that_disagrees_on_one_pair_of_inits_calibration_is_left_out_not
     # its own line says the same, and counts no pair it did not judge
     assert "assistant-eval: left out of the gate — its calibration" in said
     assert "no fixture ran on both" not in said
+    assert "base not judged: its pairwise judge is left out of the gate" in said
+    assert "the pairwise judge settled it" not in said
 
 
 def test_a_calibration_big_enough_to_show_the_judge_bad_fails_closed(
