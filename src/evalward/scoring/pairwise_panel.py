@@ -260,7 +260,7 @@ def replay_key(providers: Providers, calibration: JudgeCalibration, model: str) 
     prompt (how pairs are asked and checked), the model and where its replies come from, and
     the calibration's rubric and pairs."""
     material = {
-        "kind": "pairwise calibration",
+        "kind": "pairwise calibration, with its chance agreement",
         "evalward": __version__,
         "prompt": hashlib.sha256((SYSTEM_PROMPT + LENGTH_NOTE).encode()).hexdigest(),
         "model": model,
