@@ -8,7 +8,7 @@ both orders is not shown to be below `consistencyFloor` (its one-sided upper con
 `consistency_below`). A judge shown below a floor cannot decide, and its Eval is
 *inconclusive*: shown, never passing, unless its evidence of a worse head is significant anyway
 (then it blocks). A judge that cannot decide never turns the gate green. A calibration whose
-pairs are too few to show κ either above or below the floor (three pairs cannot) leaves the
+pairs are too few to show κ either at or below the floor (three never show it at it) leaves the
 judge *out of the gate*: it judges no pair, and the rest of its Eval decides; the comment says
 how many pairs it needs. A calibration some of
 whose pairs got no answer (an error, an outage) says nothing of the judge: it then judges
