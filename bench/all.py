@@ -90,7 +90,15 @@ SECTIONS = [
     Section("regex", "regex_engines.py", minutes=0.5),
     Section("gate", "gate_sim.py", ("--trials", "1000"), minutes=1.5),
     Section("pairwise", "pairwise_sim.py", ("--trials", "400", "--seed", "11"), minutes=0.5),
-    Section("pairwise-power", "pairwise_power.py", ("--trials", "5", "--seed", "7"), minutes=6),
+    Section(
+        "pairwise-power",
+        "pairwise_power.py",
+        (
+            *("--trials", "8", "--seed", "7", "--accuracy", "1,0.9", "--worse", "0,1,10"),
+            *("--before", "before=4276691"),
+        ),
+        minutes=14,
+    ),
     Section("static-checks", "static_checks.py", minutes=0.5),
     Section("mcp-stdio", "mcp_stdio.py", ("--megabytes", "3.9", "--lines", "20000"), minutes=0.5),
     Section("playground-state", "playground_state_memory.py", minutes=0.5),

@@ -15,7 +15,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalward.record.summary import RunSummary, count, facts_of_fixture, summarize
+from evalward.record.summary import (
+    RunSummary,
+    count,
+    facts_of_fixture,
+    fixtures_decided,
+    summarize,
+)
 from evalward.report.html import Page, html_chunks
 from evalward.report.markdown import ReportContext, marker_for, render_comment
 from evalward.report.story import counts_phrases
@@ -130,7 +136,17 @@ def counts_in(line: str) -> tuple[int, int, int, int]:
 @settings(max_examples=120, deadline=None)
 @given(tables())
 def test_every_surface_counts_alike_and_the_counts_add_up(table: dict[str, Any]) -> None:
-    comparisons, decision, summary = evaluated(table)
+    surfaces_agree(table, *evaluated(table))
+
+
+def surfaces_agree(
+    table: dict[str, Any],
+    comparisons: list[EvalComparison],
+    decision: GateDecision,
+    summary: RunSummary,
+) -> None:
+    """The counts add up and every surface says them alike: the counts line, the details'
+    summary of an adaptive Eval, the table, report.html and results.json's summary."""
     (comparison,) = comparisons
     counts, head = summary.counts, comparison.head
 
@@ -147,6 +163,10 @@ def test_every_surface_counts_alike_and_the_counts_add_up(table: dict[str, Any])
             assert (counts.passing, counts.failing) == (working, broken)
         assert (head.passing, head.failing) == (working, broken)
         assert head.passing + head.failing + head.skipped == head.total
+        if fixtures_decided(head):  # the details' summary counts what the counts line does
+            settled = f"{counts.passing + counts.failing} of {counts.fixtures} fixtures settled"
+            context = ReportContext(comparisons=comparisons, decision=decision, marker=MARKER)
+            assert settled in render_comment(context, sink=escaping.GITHUB)
     elif not (head.provider_unavailable or head.incomplete_reason):
         # fixed reps: passing by the rule, failing unless only an outage kept it from passing
         outcomes = {o.name: o for o in head.fixture_results}
@@ -258,10 +278,11 @@ def test_pairwise_counts_add_up_on_every_surface(
     )
     table["spec"]["judge"] = {"pairwise": {"rubric": "Which is better?", "margin": 0.3}}
     judged = {"bot-eval": Judged(judge, pairs, sorted(table["head"]))}
-    comparisons, decision, _ = evaluated(table, judged)
+    comparisons, decision, summary = evaluated(table, judged)
     (comparison,) = comparisons
     record = comparison.head.pairwise
     assert record is not None
+    surfaces_agree(table, comparisons, decision, summary)
 
     # they add up, per fixture and over the Eval, and the fixtures add up to the Eval
     for verdict in record.fixtures:
@@ -343,3 +364,41 @@ def test_a_fixtures_facts_are_classified_again_when_what_they_are_read_from_chan
     comparison.fixtures[0] = fixture
     assert facts_of_fixture(comparison, fixture).pending
     assert count(comparisons).pending == 1
+
+
+def test_an_eval_its_pairwise_judge_alone_leaves_inconclusive_counts_its_settled_fixtures() -> None:
+    """The Eval's own tests settle every fixture working and its pairwise judge cannot decide:
+    the Eval is inconclusive, and the counts line, the details, the table and results.json all
+    count the fixtures as passing on their own, after saying why the Eval has no verdict."""
+    names = [f"f{i}" for i in range(10)]
+    table: dict[str, Any] = {
+        "adaptive": True,
+        "head": dict.fromkeys(names, "PPPPPPPP"),
+        "base": dict.fromkeys(names, "PPPPPPPP"),
+        "spec": {
+            "targetAgent": "bot",
+            "fixtures": names,
+            "execution": {"reps": {"min": 1, "max": 8}},
+            "judge": {"pairwise": {"rubric": "Which is better?"}},
+        },
+    }
+    judge = PairwiseJudge(
+        eval="bot-eval", model="openai/judge-1", inconclusive_reason="swayed", consistency_floor=0
+    )
+    pairs = [pair_of(name, rep, "T") for name in names for rep in range(8)]
+    comparisons, decision, summary = evaluated(table, {"bot-eval": Judged(judge, pairs, names)})
+    (comparison,) = comparisons
+    assert decision.result is GateResult.inconclusive
+    assert comparison.head.inconclusive_reason.startswith("its pairwise judge openai/judge-1")
+    assert summary.counts.passing == summary.counts.fixtures == 10
+    assert summary.counts.not_settled == 0
+    line = " · ".join(counts_phrases(summary))
+    assert line.startswith(
+        "bot-eval inconclusive: its pairwise judge cannot decide · "
+        "10/10 fixtures pass on head on their own · 0 regressions · 0 failing"
+    )
+    body = render_comment(ReportContext(comparisons=comparisons, decision=decision, marker=MARKER))
+    assert "bot-eval is inconclusive: its pairwise judge" in body.splitlines()[1]
+    assert line in body and "10 of 10 fixtures settled" in body
+    assert "not settled" not in line
+    surfaces_agree(table, comparisons, decision, summary)

@@ -26,7 +26,7 @@ from evalward.cli._emit import Output, emit
 from evalward.plan.changes import ChangeSet
 from evalward.plan.plan import Plan
 from evalward.record.evaluation import Evaluation
-from evalward.record.summary import RunSummary, summarize
+from evalward.record.summary import RunSummary, fixtures_decided, summarize
 from evalward.report.markdown import ReportContext, marker_for, render_comment
 from evalward.report.story import counts_phrases
 from evalward.resources import Eval, Located
@@ -228,6 +228,42 @@ def judge_cannot_decide_cases(draw: st.DrawFn) -> Case:
 
 
 @st.composite
+def settled_but_judge_cannot_decide_cases(draw: st.DrawFn) -> Case:
+    """Adaptive reps whose own tests settle every fixture, and a pairwise judge that cannot
+    decide (swayed in the run, uncalibrated) over pairs that do not block."""
+    names = NAMES[: draw(st.integers(1, 8))]
+    spec = ADAPTIVE | {
+        "fixtures": names,
+        "judge": {"pairwise": {"rubric": "Which is better?", "margin": 0.3}},
+    }
+    head = {n: draw(runs("PPPPPPPF", 8)) for n in names}
+    pairs = {n: draw(st.text(st.sampled_from("HTI"), min_size=1, max_size=8)) for n in names}
+    why = draw(
+        st.sampled_from(
+            [
+                "uncalibrated: `judge.pairwise.calibration` names no JudgeCalibration, so its "
+                "agreement with people is unknown",
+                "position sway in this run: 0 of its 8 pairs asked in both orders judged alike "
+                "(at most 31 % at 95 % confidence), below the consistency floor 0.80",
+            ]
+        )
+    )
+    return Case(spec, head, {n: "P" * 8 for n in names}, pairs, inconclusive=why)
+
+
+def fixtures_settled_yet_inconclusive(outcome: Outcome) -> bool:
+    record = outcome.comparisons[0].head.pairwise
+    sequential = outcome.comparisons[0].head.sequential
+    return (
+        outcome.decision.result is GateResult.inconclusive
+        and record is not None
+        and record.withholds
+        and sequential is not None
+        and len(sequential.settled) == len(sequential.fixtures)
+    )
+
+
+@st.composite
 def absolute_judge_cannot_decide_cases(draw: st.DrawFn) -> Case:
     """An absolute judge below its calibration floor over an Eval nothing else fails, with
     fixed or adaptive reps."""
@@ -298,6 +334,10 @@ PATHS: dict[str, tuple[Callable[[], st.SearchStrategy[Case]], Callable[[Outcome]
         judge_cannot_decide_cases,
         lambda o: o.decision.result is GateResult.inconclusive,
     ),
+    "inconclusive pairwise, fixtures settled": (
+        settled_but_judge_cannot_decide_cases,
+        fixtures_settled_yet_inconclusive,
+    ),
     "absolute judge inconclusive": (
         absolute_judge_cannot_decide_cases,
         lambda o: o.decision.result is GateResult.inconclusive,
@@ -359,7 +399,9 @@ def check_headline(outcome: Outcome) -> None:
         pairwise = headline.startswith(f"{EVAL} is inconclusive: its pairwise judge")
         absolute = f"{EVAL} is inconclusive: its judge openai/judge-m cannot decide: "
         assert pairwise or headline.startswith(absolute), headline
-        assert "uncalibrated" in headline or "below the floor" in headline, headline
+        assert any(
+            why in headline for why in ("uncalibrated", "below the floor", "position sway")
+        ), headline
     record = outcome.comparisons[0].head.pairwise
     if record is not None and record.blocks:
         assert "pairwise judge" in headline and "head preferred less than base" in headline
@@ -385,6 +427,19 @@ def check_counts(outcome: Outcome, line: str) -> None:
         assert "fixtures pass on head on their own" in line, line
     if not blocks:
         assert "blocked by" not in line, line
+    record = outcome.comparisons[0].head.pairwise
+    if record is not None and record.withholds:  # what has no verdict is said first
+        assert line.startswith(EVAL) and "pairwise judge" in line.split(" · ")[0], line
+        assert "fixtures pass on head on their own" in line, line
+    sequential = outcome.comparisons[0].head.sequential
+    if sequential is not None and fixtures_decided(outcome.comparisons[0].head):
+        # the details' summary counts the settled fixtures the counts line counts
+        settled = f"{len(sequential.settled)} of {len(sequential.fixtures)} fixtures settled"
+        context = ReportContext(
+            comparisons=outcome.comparisons, decision=outcome.decision, marker=marker_for("g")
+        )
+        assert settled in render_comment(context)
+        assert len(sequential.settled) == counts.passing + counts.failing, line
     for base, head, ties, pairs in re.findall(
         r"base preferred (\d+) · head (\d+) · ties (\d+) of (\d+) pairs", line
     ):

@@ -1,12 +1,15 @@
 """A judge's consistency is judged on its upper confidence bound: the bound is Clopper–Pearson's
 (checked against its closed forms at the ends), and a few disagreeing pairs of a handful do
-not set a judge aside while many do."""
+not set a judge aside while many do. Its κ on a calibration is read on both bounds: shown at
+the floor, shown below it, or too few pairs to tell."""
 
 from __future__ import annotations
 
 import pytest
 
+from evalward.rundata.pairwise_record import PairAgreement
 from evalward.scoring.consistency import binomial_upper_bound, consistency_below
+from evalward.scoring.pairwise_panel import gates, kappa_bounds, pairs_needed
 
 pytestmark = pytest.mark.unit
 
@@ -27,3 +30,25 @@ def test_a_point_estimate_below_the_floor_is_not_enough() -> None:
     assert consistency_below(0, 4, 0.8)  # bound 0.53
     assert not consistency_below(36, 50, 0.8)  # 0.72, bound 0.82
     assert consistency_below(30, 50, 0.8)  # 0.60, bound 0.72
+
+
+def measured(agreed: int, scored: int, chance: float) -> PairAgreement:
+    kappa = (agreed / scored - chance) / (1 - chance)
+    return PairAgreement(
+        model="m", kappa=kappa, consistency=1.0, scored=scored, errors=0, agreed=agreed,
+        chance=chance, human_chance=chance,
+    )  # fmt: skip
+
+
+def test_kappa_is_read_on_its_confidence_bounds_too() -> None:
+    # three pairs, one disagreeing: κ 0.50, anywhere from below 0 to 1 at 95 % confidence
+    low, high = kappa_bounds(measured(2, 3, 0.5))
+    assert low < 0 and high > 0.95
+    assert pairs_needed(measured(2, 3, 0.5), 0.6) == 14  # 0.05 ** (1 / 14) ≥ 0.8 > 0.05 ** (1 / 13)
+    # fourteen pairs all agreed: shown at the floor; one disagreeing: too few to tell
+    assert kappa_bounds(measured(14, 14, 0.5))[0] >= 0.6
+    low, high = kappa_bounds(measured(13, 14, 0.5))
+    assert low < 0.6 <= high
+    # fifty pairs, twenty-five agreed: shown below the floor
+    assert kappa_bounds(measured(25, 50, 0.5))[1] < 0.6
+    assert gates(measured(14, 14, 0.5)) and not gates(measured(13, 14, 0.5))

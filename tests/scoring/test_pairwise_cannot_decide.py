@@ -30,10 +30,9 @@ RUBRIC = "Which reply greets the customer more warmly and offers help?"
 
 
 def calibration(*extra: str) -> str:
-    pairs = [
-        f'{{ input: "Hi!", outputA: "{GOOD}", outputB: "{CURT}", humanPreference: A }}',
-        f'{{ input: "Hi!", outputA: "{CURT}", outputB: "{GOOD}", humanPreference: B }}',
-        f'{{ input: "Hi!", outputA: "{GOOD}", outputB: "{CURT}", humanPreference: A }}',
+    pairs = [  # thirty: enough that one pair the judge gets wrong still shows κ at the floor
+        *(f'{{ input: "Hi!", outputA: "{GOOD}", outputB: "{CURT}", humanPreference: A }}',) * 15,
+        *(f'{{ input: "Hi!", outputA: "{CURT}", outputB: "{GOOD}", humanPreference: B }}',) * 15,
         *extra,
     ]
     listed = "".join(f"    - {pair}\n" for pair in pairs)
@@ -196,11 +195,11 @@ def test_a_head_answer_that_sways_the_judge_by_position_cannot_switch_it_off(
     assert check["conclusion"] == "failure"
 
 
-def test_one_disagreeing_calibration_pair_of_four_does_not_set_the_judge_aside(
+def test_one_disagreeing_calibration_pair_of_thirty_one_does_not_set_the_judge_aside(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:
-    # the judge is swayed on one labelled pair: 3 of 4 alike in both orders, a point estimate
-    # of 0.75 under the floor 0.80, whose upper confidence bound is well above it
+    # the judge is swayed on one labelled pair: 30 of 31 alike in both orders, and κ over the
+    # 31 still shown at the floor
     pairs = calibration(
         f'{{ input: "Hi!", outputA: "{SWAY}", outputB: "{GOOD}", humanPreference: tie }}'
     )
@@ -214,7 +213,7 @@ def test_one_disagreeing_calibration_pair_of_four_does_not_set_the_judge_aside(
     assert run.returncode == 1, run.stdout + run.stderr
     assert run.results()["result"] == "fail"
     record = head_eval(run)["pairwise"]
-    assert record["calibration_consistency"] == 0.75
+    assert record["calibration_consistency"] == 30 / 31
     assert record["inconclusive_reason"] == "" and record["blocks"]
 
 
@@ -240,7 +239,7 @@ def test_a_calibration_replay_is_kept_across_pull_requests(
         head_says=GOOD,
     )  # fmt: skip
     assert first.returncode == 0, first.stdout + first.stderr
-    assert calibration_asks(model) == 2 * 3  # three labelled pairs, both orders
+    assert calibration_asks(model) == 2 * 30  # thirty labelled pairs, both orders
 
     # another pull request, the same judge and calibration: nothing of it is asked again
     asked = len(model.requests)

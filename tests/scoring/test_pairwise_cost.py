@@ -1,9 +1,12 @@
-"""What a pairwise judge costs an unchanged pull request, counted on the model server, run as
-GitHub runs the action at `evalward init`'s defaults (adaptive reps 1 to 8) over ten fixtures,
-each with a `contains` assertion and an absolute judge rubric, its pairwise judge scripted to
-call equal answers a tie: the same repository judged by its rubric alone, a first pull request
-with the pairwise judge, and a later one whose judge and calibration are the same (its replay
-read from the trusted cache, its base a new commit so that no run is reused)."""
+"""What a pairwise judge costs an unchanged pull request as `evalward init` sets it up, counted
+on the model server, run as GitHub runs the action at init's defaults (adaptive reps 1 to 8)
+over ten fixtures, each with a `contains` assertion and an absolute judge rubric, with init's
+calibration (fourteen labelled pairs, no tie) and init's workflow: a push to the default branch
+runs first and keeps the calibration's replay in the cache a pull request restores. The agent
+answers each question with the same text every run, as a deterministic agent does; its
+pairwise judge is scripted to prefer the right answer. The same repository judged by its
+rubric alone, the first pull request with the pairwise judge (its base a new commit, so that
+no run is reused), and one in a workspace whose cache has no replay."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from action.test_github_events import real_payload
 from evalward.scoring.judge import CLOSE, OPEN
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text
@@ -27,6 +31,8 @@ RUBRIC = "Which reply answers the question correctly?"
 GOOD = "The right answer."
 BAD = "A wrong answer."
 CALIBRATION_INPUT = "Any?"
+CALIBRATION_PAIRS = 14
+"""As init writes them: pairs of a right and a wrong answer, no tie."""
 
 
 def suite(system: str, *, pairwise: bool) -> str:
@@ -68,10 +74,14 @@ spec:
   rubric: {RUBRIC}
   judgeModels: [openai/gpt-4.1-mini]
   pairs:
-    - {{ input: "{CALIBRATION_INPUT}", outputA: "{GOOD}", outputB: "{BAD}", humanPreference: A }}
-    - {{ input: "{CALIBRATION_INPUT}", outputA: "{BAD}", outputB: "{GOOD}", humanPreference: B }}
-    - {{ input: "{CALIBRATION_INPUT}", outputA: "{GOOD}", outputB: "{GOOD}", humanPreference: tie }}
 """
+            + "".join(
+                f'    - {{ input: "{CALIBRATION_INPUT}", outputA: "{GOOD}", outputB: "{BAD}", '
+                "humanPreference: A }\n"
+                f'    - {{ input: "{CALIBRATION_INPUT}", outputA: "{BAD}", outputB: "{GOOD}", '
+                "humanPreference: B }\n"
+                for _ in range(CALIBRATION_PAIRS // 2)
+            )
         ]
     return documents(
         agent,
@@ -175,50 +185,88 @@ def pull_request(
     return PullRequest(calls_of(model.requests[before:]), results, comment["body"])
 
 
+def push(repo: GitRepo, github: FakeGitHub, env: dict[str, str]) -> None:
+    """init's workflow on a push to the default branch: its runs (of a prompt no pull request
+    below uses) and the calibration's replay, kept in the cache."""
+    repo.checkout("main")
+    commit = repo.commit("pushed", {"helper.yaml": suite("Start.", pairwise=True)})
+    payload = real_payload("push", ref="refs/heads/main", after=commit)
+    payload["repository"]["default_branch"] = "main"
+    run = run_action(repo.path, github, payload, env=env, event_name="push")
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
 def measure(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
-) -> tuple[PullRequest, PullRequest, PullRequest]:
-    """The rubric alone, the pairwise judge's first pull request, and its next one."""
+) -> tuple[PullRequest, PullRequest, Calls]:
+    """The rubric alone, the pairwise judge's first pull request after a push to the default
+    branch, and what that push asked."""
     script(model)
     repo.commit("start", {".gitignore": ".evalward/\n"})
     alone = pull_request(repo, github, model, env, number=7, prompt="Answer.", pairwise=False)
+    before = len(model.requests)
+    push(repo, github, env)
+    pushed = calls_of(model.requests[before:])
     first = pull_request(repo, github, model, env, number=8, prompt="Reply.", pairwise=True)
-    later = pull_request(repo, github, model, env, number=9, prompt="Respond.", pairwise=True)
-    return alone, first, later
+    return alone, first, pushed
 
 
-def test_an_unchanged_pull_request_asks_one_order_of_each_tied_pair_and_no_replay_again(
+def test_an_unchanged_pull_request_asks_no_pair_of_equal_text_and_no_replay_after_a_push(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:
-    alone, first, later = (pr.calls for pr in measure(repo, github, model, env))
+    alone, first, pushed = measure(repo, github, model, env)
 
     # the rubric alone: each fixture once on the head, its rubric asked once; no base run
-    assert alone == Calls(runs=FIXTURES, rubric=FIXTURES, pairwise=0, calibration=0)
-    # the pairwise judge: each fixture once a side, one ask per pair (equal answers tie in
-    # the first order, which settles the pair), the calibration's three pairs in both orders;
-    # the rubric on the head's runs only (the pairwise judge settles every fixture)
-    pairs = FIXTURES
-    assert first == Calls(runs=2 * pairs, rubric=pairs, pairwise=pairs, calibration=6)
-    # a later pull request with the same judge and calibration: no replay
-    assert later == Calls(runs=2 * pairs, rubric=pairs, pairwise=pairs, calibration=0)
+    assert alone.calls == Calls(runs=FIXTURES, rubric=FIXTURES, pairwise=0, calibration=0)
+    # the push replayed the calibration, both orders of every pair, and kept it
+    assert pushed == Calls(
+        runs=FIXTURES, rubric=FIXTURES, pairwise=0, calibration=2 * CALIBRATION_PAIRS
+    )
+    # the pull request: each fixture once a side; two runs of the same text are a tie asked
+    # nothing; the rubric on the head's runs only (the pairwise judge settles every fixture)
+    assert first.calls == Calls(runs=2 * FIXTURES, rubric=FIXTURES, pairwise=0, calibration=0)
+    [head] = [e for e in first.results["evals"] if e["side"] == "head"]
+    record = head["pairwise"]
+    assert record["agreement"] == 1.0 and record["left_out_reason"] == ""
+    assert record["pooled_counts"] == {
+        "head": 0, "base": 0, "ties": FIXTURES, "inconsistent": 0, "unavailable": 0,
+        "pairs": FIXTURES,
+    }  # fmt: skip
+    assert all(pair["identical"] and pair["orders"] == [] for pair in record["pairs"])
 
 
-def test_an_unchanged_pull_request_with_a_pairwise_judge_costs_at_most_twice_the_rubric(
+def test_an_unchanged_pull_request_with_inits_pairwise_judge_costs_at_most_twice_the_rubric(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:
-    alone, _, later = measure(repo, github, model, env)
-    assert later.calls.all <= 2 * alone.calls.all  # was 2.5× with the base's rubric asked
+    alone, first, _ = measure(repo, github, model, env)
+    assert first.calls.all <= 2 * alone.calls.all
 
     # what was not asked is said, never shown as a score: results.json marks each base run's
     # judge assertion deferred and counts them on the base's Eval; the comment says why
-    [base] = [e for e in later.results["evals"] if e["side"] == "base"]
+    [base] = [e for e in first.results["evals"] if e["side"] == "base"]
     assert base["not_judged"] == FIXTURES
-    runs = [f for f in later.results["fixtures"] if f["side"] == "base"]
+    runs = [f for f in first.results["fixtures"] if f["side"] == "base"]
     assert len(runs) == FIXTURES
     for run in runs:
         assert run["status"] == "skipped"
         judged = [a for a in run["assertions"] if a["type"] == "judge"]
         assert [a["deferred"] for a in judged] == [True]
         assert judged[0]["message"].startswith("not judged: the pairwise judge settled it")
-    assert "| not judged → **" in later.comment
-    assert "base not judged: the pairwise judge settled it (10 base runs" in later.comment
+    assert "| not judged → **" in first.comment
+    assert "base not judged: the pairwise judge settled it (10 base runs" in first.comment
+
+
+def test_a_pull_request_whose_cache_has_no_replay_asks_the_calibration_once(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    script(model)
+    repo.commit("start", {".gitignore": ".evalward/\n"})
+    first = pull_request(repo, github, model, env, number=8, prompt="Reply.", pairwise=True)
+    later = pull_request(repo, github, model, env, number=9, prompt="Respond.", pairwise=True)
+
+    # fourteen pairs in both orders, on top of the pull request's own calls; then kept
+    own = Calls(runs=2 * FIXTURES, rubric=FIXTURES, pairwise=0, calibration=0)
+    assert first.calls == Calls(
+        runs=own.runs, rubric=own.rubric, pairwise=0, calibration=2 * CALIBRATION_PAIRS
+    )
+    assert later.calls == own

@@ -36,9 +36,12 @@ spec:
   rubric: {RUBRIC}
   judgeModels: [openai/gpt-4.1-mini]
   pairs:
-    - {{ input: "Hi!", outputA: "{GOOD}", outputB: "{CURT}", humanPreference: A }}
-    - {{ input: "Hi!", outputA: "{CURT}", outputB: "{GOOD}", humanPreference: B }}
-"""
+""" + "".join(
+    f'    - {{ input: "Hi {i}!", outputA: "{GOOD}", outputB: "{CURT}", humanPreference: A }}\n'
+    f'    - {{ input: "Hi {i}!", outputA: "{CURT}", outputB: "{GOOD}", humanPreference: B }}\n'
+    for i in range(7)
+)
+"""Fourteen pairs: the fewest a judge agreeing on all of them shows κ at the floor on."""
 
 
 def suite(system: str, *, calibration: str | None = "greeting-pairs", margin: float = 0.4) -> str:
@@ -282,4 +285,4 @@ def test_evalward_calibrate_replays_the_labelled_pairs(repo: GitRepo) -> None:
     done = evalward("calibrate", "greeting-pairs", "--mock-script", "mock.yaml", cwd=repo.path)
     assert done.returncode == 0, done.stdout + done.stderr
     row = next(line for line in done.stdout.splitlines() if line.startswith("openai/"))
-    assert row.split()[1:5] == ["1.00", "100", "%", "2"]
+    assert row.split()[1:5] == ["1.00", "100", "%", "14"]

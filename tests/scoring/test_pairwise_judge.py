@@ -26,6 +26,7 @@ pytestmark = pytest.mark.integration
 RUBRIC = "Which reply handles the customer better: warm, and offering help?"
 GOOD = "Hello! How can I help you today?"
 CURT = "What?"
+ALIKE = "Hello! How may I help you today?"
 
 
 def run_of(final: str) -> Trace:
@@ -120,8 +121,9 @@ def test_a_runs_pair_asks_the_swap_only_to_confirm_a_preference(
     model: ScriptedModelServer,
 ) -> None:
     # equal answers the judge ties: the first order settles the pair, one ask
-    model.script(a_is(GOOD), text(answer("tie", GOOD, GOOD)))
-    tied = judge(model, base=GOOD, head=GOOD, swap_when_tied=False)
+    model.script(a_is(GOOD), text(answer("tie", GOOD, ALIKE)))
+    model.script(a_is(ALIKE), text(answer("tie", ALIKE, GOOD)))
+    tied = judge(model, base=GOOD, head=ALIKE, swap_when_tied=False)
     assert len(model.requests) == 1
     assert tied.preferred == "tie" and not tied.both_orders and not tied.consistent
     assert [o.shown_first for o in tied.orders] == [first_shown("greeting", 0)]
@@ -137,6 +139,22 @@ def test_a_runs_pair_asks_the_swap_only_to_confirm_a_preference(
     assert [o.shown_first for o in swayed.orders] == ["base", "head"]
     assert swayed.preferred == "tie" and swayed.inconsistent
     assert PairCounts.of([swayed]).inconsistent == 1
+
+
+def test_two_runs_that_show_the_judge_the_same_text_are_a_tie_asked_nothing(
+    model: ScriptedModelServer,
+) -> None:
+    model.script(a_is(GOOD), text(answer("A", GOOD, GOOD)))
+    same = judge(model, base=GOOD, head=GOOD, swap_when_tied=False)
+
+    assert model.requests == []
+    assert same.preferred == "tie" and same.identical and same.orders == []
+    assert (same.head_final, same.base_final) == (GOOD, GOOD)
+    assert PairCounts.of([same]) == PairCounts(ties=1, pairs=1)
+
+    # a calibration measures the judge: it asks even a pair of the same text
+    asked = judge(model, base=GOOD, head=GOOD)
+    assert len(model.requests) == 2 and not asked.identical
 
 
 def test_a_judge_swayed_to_tie_when_one_side_is_shown_first_still_shows_on_the_others(

@@ -59,10 +59,12 @@ spec:
   rubric: {RUBRIC}
   judgeModels: [openai/gpt-4.1-mini]
   pairs:
-    - {{ input: "Question?", outputA: "{GOOD}", outputB: "{BAD}", humanPreference: A }}
-    - {{ input: "Question?", outputA: "{BAD}", outputB: "{GOOD}", humanPreference: B }}
     - {{ input: "Question?", outputA: "{GOOD}", outputB: "{GOOD}", humanPreference: tie }}
-"""
+""" + "".join(
+    f'    - {{ input: "Question {i}?", outputA: "{GOOD}", outputB: "{BAD}", humanPreference: A }}\n'
+    f'    - {{ input: "Question {i}?", outputA: "{BAD}", outputB: "{GOOD}", humanPreference: B }}\n'
+    for i in range(7)
+)
 
 
 def suite(system: str) -> str:

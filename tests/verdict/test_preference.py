@@ -5,6 +5,7 @@ unchanged pull requests whose pairs are coin flips, driven round by round by `mo
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable
 
@@ -129,3 +130,33 @@ def test_a_fixed_split_over_every_fixture_could_never_block_it() -> None:
     per_fixture = ADAPTIVE_SHARE * 2 / 3 / len(FIXTURES)
     assert 1 / per_fixture > 2.0**8
     assert 1 / preference_tests().consistent(1).alpha <= 2.0**7
+
+
+def test_a_pooled_test_leaning_worse_asks_the_pairs_that_could_take_it_half_way() -> None:
+    # seven fixtures' first pairs to the base, three to the head: too many lean worse for any
+    # one's own line, and the pooled test leans worse, its ratio e^0.82
+    pairs = [pair(name, 0, "base" if index < 7 else "head") for index, name in enumerate(FIXTURES)]
+    runs = {Side.head: dict.fromkeys(FIXTURES, 1), Side.base: dict.fromkeys(FIXTURES, 1)}
+    asked = more_pairs(preference_tests(), pairs, runs, REPS, FIXTURES)
+
+    tests = preference_tests()
+    lean, step = tests.pooled.llr(3, 7), -tests.pooled.llr(1, 0)
+    assert lean > 0
+    half_way = math.ceil((lean - tests.pooled.lower / 2) / step)
+    assert half_way == 4 < math.ceil((lean - tests.pooled.lower) / step)  # all the way: 7
+    assert len(asked) == 2 * half_way  # a head and a base run of each
+    assert {side for side, _ in asked} == {Side.head, Side.base}
+
+
+def test_an_unchanged_pull_request_runs_at_most_sixteen_head_reps_on_average() -> None:
+    """init's ten fixtures, a judge that prefers one of two equal answers (ties 19 % of pairs,
+    as a judge that agrees with itself 9 times in 10 across orders comes to): 1,000 seeded
+    unchanged pull requests, each fixture's first pair and every pair `more_pairs` asks."""
+    rng = random.Random(5)
+
+    def judge(_name: str, _rep: int) -> str:
+        said = rng.random()
+        return "tie" if said < 0.19 else "base" if said < 0.595 else "head"
+
+    pairs = [gate(judge)[1] for _ in range(1000)]
+    assert sum(pairs) / len(pairs) <= 16

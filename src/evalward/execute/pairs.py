@@ -126,8 +126,8 @@ class PairJudging:
             name: str, fixture: str, index: int, head: FixtureResult, base: FixtureResult
         ) -> None:
             judge = await self._judge_of(name)
-            if judge.unscored_reason:
-                return
+            if judge.unscored_reason or judge.left_out_reason:
+                return  # no verdict to give, or none it may give: no pair is asked
             async with limit:
                 pair = await self._pair(judge, head, base)
             self.pairs[(name, fixture, index)] = pair.model_copy(update={"rep": index})
@@ -177,6 +177,18 @@ class PairJudging:
             return self.traces.trace_of(result)
         return result.trace if result.trace is not None else Trace()
 
+    async def warm(self) -> None:
+        """On a run with no base (a push to the default branch), replay each pairwise judge's
+        calibration into a result cache that keeps it: no pair needs it here (the Eval is
+        settled as without it), but a pull request whose cache is restored from this
+        branch's then reads it and asks none of its pairs (`PairwisePanel`)."""
+        cache = self.context.options.cache
+        if Side.base in self.context.checkouts or cache is None or not cache.writes:
+            return
+        assert self.panel is not None
+        for name in self.fixtures:  # what it finds decides nothing here: no pair was made
+            await self.panel.for_eval(self.head.evals[name], self.head)
+
     def judged(self) -> dict[str, Judged]:
         """Per Eval judged pairwise, its judge and its pairs (none when nothing was paired:
         then its settings alone, no calibration replayed for nothing)."""
@@ -199,7 +211,8 @@ class PairJudging:
             located = self.head.evals[name]
             spec = located.resource.spec
             judge = self.judges.get(name)
-            if spec.execution.reps is None or (judge is not None and judge.unscored_reason):
+            left_out = judge is not None and (judge.unscored_reason or judge.left_out_reason)
+            if spec.execution.reps is None or left_out:
                 continue
             paired = [f for f in fixtures if f in plan.adaptive.get(name, ())]
             runs: dict[Side, dict[str, int]] = {Side.head: {}, Side.base: {}}

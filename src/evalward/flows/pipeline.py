@@ -220,6 +220,7 @@ async def _run_change(
                 base_judging=later if judging is not None else None,
             )
             fixtures, more_notes, left_out = await run_rounds(context, how, rounds)
+            await state.pairs.warm()
         except BaseException as exc:
             if estimating is not None:
                 estimating.cancel()

@@ -146,6 +146,12 @@ def _over_reps(
     return fails, passes, flaky
 
 
+def fixtures_decided(result: EvalResult) -> bool:
+    """Whether an Eval's fixtures have outcomes to count: it has a verdict, or only its
+    pairwise judge withholds it (its own rules settled each fixture)."""
+    return not verdictless(result) or (result.pairwise is not None and result.pairwise.withholds)
+
+
 def verdictless(result: EvalResult) -> bool:
     """An Eval with no verdict: its provider was down, its judge could not be calibrated, or
     its judge cannot decide."""
@@ -285,7 +291,7 @@ def _classify_in(
         fixture.head,
         outcome,
         gates=fixture.gates,
-        verdict=not verdictless(comparison.head),
+        verdict=fixtures_decided(comparison.head),
         sequential=comparison.head.sequential,
     )
 
@@ -398,20 +404,26 @@ def headline(comparisons: list[EvalComparison], decision: GateDecision, counts: 
         part for part in (scores, ", ".join(filter(None, (regressed, unsettled)))) if part
     )
     result = decision.result
+    left_out = "; ".join(
+        f"{c.name}'s pairwise judge is left out of the gate: {c.head.pairwise.left_out_reason}"
+        for c in comparisons
+        if c.head.pairwise is not None and c.head.pairwise.left_out_reason
+    )
+    aside = f" — {left_out}" if left_out else ""
     if result is GateResult.failed:
-        return f"Blocked: {what or decision.reason}"
+        return f"Blocked: {what or decision.reason}{aside}"
     if result is GateResult.bypassed:
-        return f"Bypassed: {what or decision.reason} — the gate was bypassed by its label"
+        return f"Bypassed: {what or decision.reason} — the gate was bypassed by its label{aside}"
     if result is GateResult.passed:
         quiet = ", ".join(
             filter(None, (f"{regressed}, not blocking" if regressed else "", unsettled))
         )
         if decision.uncovered:  # the verdict does not cover what the budget could not hold
             quiet = "; ".join(filter(None, (decision.uncovered, quiet)))
-            return f"every affected Eval passes without some of its runs — {quiet}"
-        return "every affected Eval passes" + (f" — {quiet}" if quiet else "")
+            return f"every affected Eval passes without some of its runs — {quiet}" + aside
+        return "every affected Eval passes" + (f" — {quiet}" if quiet else "") + aside
     # skipped, incomplete ("cancelled after 3 of 8 runs"): the reason is the verdict's words
-    return UNAVAILABLE if result is GateResult.unavailable else decision.reason
+    return UNAVAILABLE if result is GateResult.unavailable else decision.reason + aside
 
 
 def _decided(comparison: EvalComparison, decision: GateDecision) -> str:
@@ -427,11 +439,23 @@ def _decided(comparison: EvalComparison, decision: GateDecision) -> str:
 
 
 def blocked_by(comparisons: list[EvalComparison], decision: GateDecision) -> list[str]:
-    """What blocks each failing Eval beside its fixtures' own results (`eval_evidence`)."""
-    if decision.result not in (GateResult.failed, GateResult.bypassed):
+    """What blocks each failing Eval beside its fixtures' own results (`eval_evidence`), and
+    each Eval whose pairwise judge alone withholds its verdict (its fixtures are counted)."""
+    if decision.result is GateResult.passed:
         return []
-    failing = [c for c in comparisons if c.name in decision.failing_evals]
-    return [said for c in failing if (said := eval_evidence(c))]
+    blocks = decision.result in (GateResult.failed, GateResult.bypassed)
+    failing = [c for c in comparisons if c.name in decision.failing_evals] if blocks else []
+    said = [said for c in failing if (said := eval_evidence(c))]
+    for c in comparisons:
+        if c.head.pairwise is None or not c.head.pairwise.withholds:
+            continue
+        state = "inconclusive" if c.head.inconclusive_reason else "incomplete"
+        which = "cannot decide" if c.head.inconclusive_reason else "gave no verdict"
+        if blocks:
+            said.append(f"{c.name} blocked by its pairwise judge, which {which} ({state})")
+        else:
+            said.append(f"{c.name} {state}: its pairwise judge {which}")
+    return said
 
 
 def _regression_rules(comparisons: list[EvalComparison], decision: GateDecision) -> str:

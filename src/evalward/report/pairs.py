@@ -22,9 +22,9 @@ from evalward.record.summary import (
     change_in,
     classify,
     facts_of_fixture,
+    fixtures_decided,
     score_drop,
     severities,
-    verdictless,
     weight_of,
     worst_first_key,
 )
@@ -201,7 +201,7 @@ def _facts(
         pair.head,
         pair.head_outcome,
         gates=found[1].gates if found is not None else True,
-        verdict=head_result is None or not verdictless(head_result),
+        verdict=head_result is None or fixtures_decided(head_result),
         sequential=head_result.sequential if head_result is not None else None,
     )
 

@@ -19,12 +19,19 @@ ICONS = {
     "leaning worse": "🟡",
     "open": "➖",
     "no pairs": "➖",
+    "left out": "➖",
 }
 
 
 def pairwise_line(name: str, record: PairwiseRecord) -> str:
     """One line per Eval: "❌ bot-eval: worse — head preferred 1 · base preferred 6 · …"."""
     state = record.state()
+    if record.left_out_reason:  # it was asked no pair: why, and nothing of counts or tests
+        said = [
+            f"{ICONS.get(state, '')} {name}: left out of the gate — {record.left_out_reason}",
+            calibration_text(record),
+        ]
+        return " · ".join(s for s in said if s)
     if not record.pairs:  # its counts, tests and length bias would be of nothing
         said = [
             f"{ICONS.get(state, '')} {name}: {state} — no fixture ran on both the base and "

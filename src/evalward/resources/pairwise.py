@@ -75,8 +75,9 @@ class PairwiseConfig(Model):
         default=0.6,
         ge=-1,
         le=1,
-        description="Below this Cohen's κ on the calibration's pairs, the judge cannot decide "
-        "(its Eval is inconclusive).",
+        description="The Cohen's κ on the calibration's pairs the judge must be shown to reach "
+        "(its 95 % lower confidence bound) to gate; shown below it (the upper bound), it cannot "
+        "decide (its Eval is inconclusive); too few pairs to tell leave it out of the gate.",
     )
     consistency_floor: float = Field(
         default=DEFAULT_CONSISTENCY_FLOOR,

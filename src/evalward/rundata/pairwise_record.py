@@ -72,6 +72,9 @@ class PairRecord(RecordModel):
     empty for a private fixture."""
     private: bool = False
     """A held-out fixture: its outputs and the judge's quotes are kept out of the reports."""
+    identical: bool = False
+    """The two runs would show the judge the same text (final output and steps): a tie,
+    decided without asking it (`orders` is empty)."""
 
     @property
     def both_orders(self) -> bool:
@@ -182,6 +185,14 @@ class PairwiseRecord(RecordModel):
     """Why the judge cannot decide (uncalibrated, below its calibration's floors, or shown
     inconsistent across orders in this run): its Eval is inconclusive, never passing, unless
     its evidence of a worse head is significant anyway (`blocks`)."""
+    withholds: bool = False
+    """The judge alone withholds its Eval's verdict (it cannot decide, or gave no answer where
+    its test was open): the Eval's own rules settled its fixtures, whose outcomes stand and are
+    counted, but the Eval has no verdict."""
+    left_out_reason: str = ""
+    """Why the judge is left out of the gate: its calibration has too few pairs to tell, at
+    the confidence its floor is read at, whether it agrees with people. It then decides
+    nothing, and the rest of its Eval does."""
     agreement: float | None = None
     """The judge's Cohen's κ on its calibration's pairs, when it has one."""
     calibration_consistency: float | None = None
@@ -218,6 +229,8 @@ class PairwiseRecord(RecordModel):
             return "unavailable"
         if self.inconclusive_reason:
             return "inconclusive"
+        if self.left_out_reason:
+            return "left out"
         return self.pooled
 
 
@@ -234,3 +247,9 @@ class PairAgreement(RecordModel):
     unavailable: int = 0
     agreed: int = 0
     note: str = ""
+    chance: float | None = None
+    """The agreement κ expects by chance, from the judge's and the people's shares of A, B and
+    tie: what its confidence bounds are read against (`calibration_bounds`)."""
+    human_chance: float | None = None
+    """The chance agreement of a judge that agreed on every pair: what the pairs a calibration
+    needs are counted with (`pairs_needed`)."""

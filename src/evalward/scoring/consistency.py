@@ -37,6 +37,14 @@ def binomial_upper_bound(successes: int, trials: int, alpha: float) -> float:
     return high
 
 
+def binomial_lower_bound(successes: int, trials: int, alpha: float) -> float:
+    """Clopper–Pearson's one-sided lower confidence bound on a binomial rate: the true rate
+    is below it with chance at most `alpha`; no trials bound nothing (0.0)."""
+    if trials <= 0:
+        return 0.0
+    return 1.0 - binomial_upper_bound(trials - successes, trials, alpha)
+
+
 def _at_most(successes: int, trials: int, rate: float) -> float:
     """P(X <= successes) for X ~ Binomial(trials, rate)."""
     return sum(

@@ -250,7 +250,21 @@ async def judge_pair(
 ) -> PairRecord:
     """The pair judged in both orders (base first, then head first), and its preference.
     Unless `swap_when_tied`, the order `first_shown` picks is asked first and the other only
-    when the first states a preference: a tie (or no answer) decides the pair alone."""
+    when the first states a preference: a tie (or no answer) decides the pair alone; and two
+    runs that show the judge the same text are a tie, asked nothing (a calibration, which
+    measures the judge, asks every pair)."""
+    if not swap_when_tied and same_to_the_judge(case):
+        return PairRecord(
+            fixture=fixture,
+            rep=rep,
+            preferred="tie",
+            identical=True,
+            head_chars=len(final_text(case.head)),
+            base_chars=len(final_text(case.base)),
+            model=settings.model,
+            head_final=cap_bytes(final_text(case.head), SHOWN_CAP_BYTES),
+            base_final=cap_bytes(final_text(case.base), SHOWN_CAP_BYTES),
+        )
     if swap_when_tied:
         both = await asyncio.gather(
             _one_order(case, "base", settings), _one_order(case, "head", settings)
@@ -277,6 +291,15 @@ async def judge_pair(
     if pair.preferred in ("head", "base") and case.length_controlled:
         return length_controlled(pair, case.length_tolerance)
     return pair
+
+
+def same_to_the_judge(case: PairCase) -> bool:
+    """Whether the two runs show the judge the same text under the pair's view: then no
+    order can tell them apart, and the pair is a tie without asking (its answer would be a
+    preference for whichever was shown first or second, which both orders cancel)."""
+    return final_text(case.head) == final_text(case.base) and shown_steps(
+        case.head, case.view
+    ) == shown_steps(case.base, case.view)
 
 
 async def _one_order(

@@ -2,11 +2,15 @@
 
 A pairwise judge decides only when it is calibrated: its `calibration` names a JudgeCalibration
 whose `pairs` it is replayed on (both orders, as in a run), its Cohen's κ against the human
-preferences (three classes: A, B, tie) reaches `calibrationFloor`, and the share of pairs it
-judged alike in both orders is not shown to be below `consistencyFloor` (its one-sided upper
-confidence bound, `consistency_below`). Otherwise it cannot decide, and its Eval is
+preferences (three classes: A, B, tie) is shown to reach `calibrationFloor` (the lower
+confidence bound of its agreement, `kappa_bounds`), and the share of pairs it judged alike in
+both orders is not shown to be below `consistencyFloor` (its one-sided upper confidence bound,
+`consistency_below`). A judge shown below a floor cannot decide, and its Eval is
 *inconclusive*: shown, never passing, unless its evidence of a worse head is significant anyway
-(then it blocks). A judge that cannot decide never turns the gate green. A calibration some of
+(then it blocks). A judge that cannot decide never turns the gate green. A calibration whose
+pairs are too few to show κ either at or below the floor (three never show it at it) leaves the
+judge *out of the gate*: it judges no pair, and the rest of its Eval decides; the comment says
+how many pairs it needs. A calibration some of
 whose pairs got no answer (an error, an outage) says nothing of the judge: it then judges
 nothing, and its Eval has no pairwise verdict (`unscored`), as for the absolute judge
 (`scoring.panel`).
@@ -17,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -38,6 +43,7 @@ from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.calibration import at_least
 from evalward.scoring.consistency import (
     CONSISTENCY_ALPHA,
+    binomial_lower_bound,
     binomial_upper_bound,
     consistency_below,
 )
@@ -121,6 +127,9 @@ class PairwiseJudge:
     unscored_reason: str = ""
     unscored_outage: bool = False
     length_controlled: bool = False
+    left_out_reason: str = ""
+    """Why this judge is left out of the gate (its calibration is too small to tell): it
+    judges no pair and decides nothing. "" when it is in."""
 
 
 @dataclass(frozen=True)
@@ -192,12 +201,15 @@ class PairwisePanel:
                 "judge answers",
                 outage,
             )
-        if not at_least(replayed.kappa, config.calibration_floor):
+        floor = config.calibration_floor
+        low, high = kappa_bounds(replayed)
+        if replayed.kappa is None or not at_least(high, floor):
             shown = "undefined" if replayed.kappa is None else f"{replayed.kappa:.2f}"
+            bound = "" if replayed.kappa is None else f" (at most {high:.2f} at {_confidence()})"
             return _inconclusive(
                 judge,
-                f"pairwise calibration {config.calibration!r}: κ of {judge.model} is {shown}, "
-                f"below the floor {config.calibration_floor:.2f}",
+                f"pairwise calibration {config.calibration!r}: κ of {judge.model} is {shown}"
+                f"{bound} on its {replayed.scored} pairs, below the floor {floor:.2f}",
             )
         consistent = round((replayed.consistency or 0.0) * replayed.scored)
         if consistency_below(consistent, replayed.scored, config.consistency_floor):
@@ -208,6 +220,18 @@ class PairwisePanel:
                 f"{consistent} of its {replayed.scored} pairs alike in both orders (at most "
                 f"{_share(upper)} at {100 * (1 - CONSISTENCY_ALPHA):.0f} % confidence), below "
                 f"the consistency floor {config.consistency_floor:.2f}",
+            )
+        if not at_least(low, floor):
+            needed = pairs_needed(replayed, floor)
+            return replace(
+                judge,
+                left_out_reason=(
+                    f"its calibration {config.calibration!r} has too few pairs to tell whether "
+                    f"it agrees with people: κ of {judge.model} is {replayed.kappa:.2f} on "
+                    f"{replayed.scored} pairs, between {max(low, -1.0):.2f} and {high:.2f} at "
+                    f"{_confidence()}, the floor {floor:.2f} among them; label at least "
+                    f"{needed} pairs (more where the judge errs) to let it gate"
+                ),
             )
         return judge
 
@@ -236,7 +260,7 @@ def replay_key(providers: Providers, calibration: JudgeCalibration, model: str) 
     prompt (how pairs are asked and checked), the model and where its replies come from, and
     the calibration's rubric and pairs."""
     material = {
-        "kind": "pairwise calibration",
+        "kind": "pairwise calibration, with its chance agreement",
         "evalward": __version__,
         "prompt": hashlib.sha256((SYSTEM_PROMPT + LENGTH_NOTE).encode()).hexdigest(),
         "model": model,
@@ -256,6 +280,33 @@ def _unscored(judge: PairwiseJudge, reason: str, outage: bool) -> PairwiseJudge:
 
 def _measured(judge: PairwiseJudge, replayed: PairAgreement) -> PairwiseJudge:
     return replace(judge, agreement=replayed.kappa, consistency=replayed.consistency)
+
+
+def _confidence() -> str:
+    return f"{100 * (1 - CONSISTENCY_ALPHA):.0f} % confidence"
+
+
+def kappa_bounds(measured: PairAgreement) -> tuple[float, float]:
+    """κ's one-sided confidence bounds at `CONSISTENCY_ALPHA`: the Clopper–Pearson bounds of
+    the share of pairs it agreed with people on, read as κ at the replay's chance agreement.
+    A κ below the lower bound, or above the upper, is seen with chance at most alpha each."""
+    chance = measured.chance
+    if measured.kappa is None or chance is None or chance >= 1 or not measured.scored:
+        return -1.0, 1.0
+    low = binomial_lower_bound(measured.agreed, measured.scored, CONSISTENCY_ALPHA)
+    high = binomial_upper_bound(measured.agreed, measured.scored, CONSISTENCY_ALPHA)
+    return (low - chance) / (1 - chance), (high - chance) / (1 - chance)
+
+
+def pairs_needed(measured: PairAgreement, floor: float) -> int:
+    """The fewest pairs, labelled in the shares these are, on which a judge that agrees on
+    every one shows κ at the floor: the lower bound of n agreements of n, alpha^(1/n), must
+    reach the agreement that κ = floor is at that chance."""
+    chance = measured.human_chance if measured.human_chance is not None else 0.5
+    wanted = floor + (1 - floor) * chance
+    if wanted >= 1:
+        return measured.scored + 1
+    return max(math.ceil(math.log(CONSISTENCY_ALPHA) / math.log(wanted)), 1)
 
 
 def _share(value: float | None) -> str:
@@ -318,9 +369,13 @@ def agreement(model: str, judged: list[PairRecord], human: list[str]) -> PairAgr
     answered = [(p, h) for p, h in zip(judged, human, strict=True) if p.preferred != "unavailable"]
     failed = [p for p in judged if p.preferred == "unavailable"]
     reasons = [o.error for p in failed for o in p.orders if o.error]
+    said: list[str] = [p.preferred for p, _ in answered]
+    people = [h for _, h in answered]
     return PairAgreement(
         model=model,
-        kappa=kappa([p.preferred for p, _ in answered], [h for _, h in answered]),
+        kappa=kappa(said, people),
+        chance=chance_agreement(said, people) if answered else None,
+        human_chance=chance_agreement(people, people) if answered else None,
         consistency=(sum(p.consistent for p, _ in answered) / len(answered) if answered else None),
         scored=len(answered),
         errors=len(failed),
@@ -336,19 +391,26 @@ def kappa(judge: list[str], human: list[str]) -> float | None:
     if n == 0:
         return None
     observed = sum(a == b for a, b in zip(judge, human, strict=True)) / n
-    expected = sum((judge.count(c) / n) * (human.count(c) / n) for c in CLASSES)
+    expected = chance_agreement(judge, human)
     if expected >= 1:
         return None
     return (observed - expected) / (1 - expected)
 
 
+def chance_agreement(judge: list[str], human: list[str]) -> float:
+    """The agreement two raters of these shares of the classes reach by chance (κ's p_e)."""
+    n = len(judge)
+    return sum((judge.count(c) / n) * (human.count(c) / n) for c in CLASSES)
+
+
 def gates(measured: PairAgreement) -> bool:
-    """Whether a judge measured so would gate at the default floors (κ 0.6, consistency 0.8,
-    judged by its upper confidence bound as in a run)."""
+    """Whether a judge measured so would gate at the default floors (κ 0.6 shown on its lower
+    confidence bound, consistency 0.8 not shown below on its upper one, as in a run)."""
     consistent = round((measured.consistency or 0.0) * measured.scored)
     return (
         not measured.errors
-        and at_least(measured.kappa, PairwiseConfig().calibration_floor)
+        and measured.kappa is not None
+        and at_least(kappa_bounds(measured)[0], PairwiseConfig().calibration_floor)
         and measured.consistency is not None
         and not consistency_below(consistent, measured.scored, PairwiseConfig().consistency_floor)
     )
@@ -363,4 +425,26 @@ def render_pairs(measured: list[PairAgreement]) -> str:
         shown = "—" if m.consistency is None else f"{100 * m.consistency:.0f} %"
         line = f"{m.model:40} {kappa_text:>6}  {shown:>10}  {m.scored:>6}  {m.errors:>6}"
         lines.append(line + (f"  {m.note}" if m.note else ""))
+        lines.append(f"  {standing(m)}")
     return "\n".join(lines)
+
+
+def standing(measured: PairAgreement) -> str:
+    """Where a judge measured so stands at the default floors, in a run: gating, left out
+    (too few pairs to tell, and how many it needs), or below a floor."""
+    floor = PairwiseConfig().calibration_floor
+    if measured.errors or measured.kappa is None:
+        return "cannot decide: κ is not computed on every pair"
+    low, high = kappa_bounds(measured)
+    between = f"κ between {max(low, -1.0):.2f} and {high:.2f} at {_confidence()}"
+    if gates(measured):
+        return f"gates: {between}, at or above the floor {floor:.2f}"
+    if not at_least(high, floor):
+        return f"cannot decide: {between}, below the floor {floor:.2f}"
+    consistent = round((measured.consistency or 0.0) * measured.scored)
+    if consistency_below(consistent, measured.scored, PairwiseConfig().consistency_floor):
+        return "cannot decide: shown inconsistent across orders"
+    return (
+        f"left out of the gate: {between}, too few pairs to tell; label at least "
+        f"{pairs_needed(measured, floor)} pairs"
+    )

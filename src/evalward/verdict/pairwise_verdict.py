@@ -5,8 +5,9 @@ A head worse by the margin fails the Eval, whatever else is said of the judge: s
 evidence is never set aside. A judge that cannot decide (uncalibrated, below its calibration's
 floors, or shown inconsistent across orders in this run, which is what a head answer that sways
 it by position does) leaves an Eval its own rules pass *inconclusive*: it does not pass, and
-says why and what to do. A judge that could not answer leaves the Eval without a verdict
-(`incomplete`, `unavailable` for an outage), never a pass."""
+says why and what to do. A judge whose calibration is too small to tell is left out: its
+record says why, and the Eval is what its own rules make it. A judge that could not answer
+leaves the Eval without a verdict (`incomplete`, `unavailable` for an outage), never a pass."""
 
 from __future__ import annotations
 
@@ -43,6 +44,9 @@ def settle_pairwise(result: EvalResult, located: Located[Eval], judged: Judged) 
             "calibration_consistency": judge.consistency,
         }
     )
+    if judge.left_out_reason:  # too few pairs to tell: it decides nothing, the rest does
+        left_out = {"left_out_reason": judge.left_out_reason, "blocks": False, "why": []}
+        return result.model_copy(update={"pairwise": record.model_copy(update=left_out)})
     record = _cannot_decide(record, judge)
     record = _unavailable(record, judge.unscored_reason, judge.unscored_outage)
     update: dict[str, object] = {"pairwise": record}
@@ -51,6 +55,8 @@ def settle_pairwise(result: EvalResult, located: Located[Eval], judged: Judged) 
         update["inconclusive_reason"] = ""
     elif record.unavailable_reason:
         update["passed"] = False
+        own = result.incomplete_reason or result.provider_unavailable or result.inconclusive_reason
+        update["pairwise"] = record.model_copy(update={"withholds": not own})
         update["incomplete_reason"] = result.incomplete_reason or record.unavailable_reason
         update["provider_unavailable"] = result.provider_unavailable or record.outage
     elif record.inconclusive_reason and result.passed:
@@ -59,6 +65,7 @@ def settle_pairwise(result: EvalResult, located: Located[Eval], judged: Judged) 
             f"its pairwise judge {judge.model} cannot decide: {record.inconclusive_reason}; "
             f"{WHAT_TO_DO}"
         )
+        update["pairwise"] = record.model_copy(update={"withholds": True})
     return result.model_copy(update=update)
 
 

@@ -76,6 +76,11 @@ def preference_share(spec: EvalSpec) -> float:
     return rate * PREFERENCE_SHARE if spec.execution.reps is not None else rate
 
 
+POOLED_ASKS_TOWARD = 0.5
+"""How far toward its lower line (not worse) the pairs an open pooled test leaning worse asks
+for at once could take it, were the head to win each: half-way. All the way asked for pairs
+past the point where a pull request that changed nothing leans worse no more, and detected
+no more drops (docs/benchmarks.md, "The pairwise judge's power through the product")."""
 PREFERENCE_SHARE = 0.75
 """Under adaptive reps, the preference tests' share of `falseBlockRate`; the pass-rate tests
 keep the rest."""
@@ -318,8 +323,9 @@ def more_pairs(
     block: a side behind the other catches up first (a pair waits on its other run); nothing
     once a test blocks; then a head and a base rep for each fixture that leans worse and whose
     own line is still reachable within `reps.max` pairs; then, once none is, for the pooled
-    test when it is open leaning worse, just the pairs that could settle it not worse, to the
-    fixtures with the fewest pairs (not to one whose two or more pairs were all ties: it
+    test when it is open leaning worse, just the pairs that could take it half-way to not
+    worse (`POOLED_ASKS_TOWARD`; it asks again if it still leans worse), to the fixtures with
+    the fewest pairs (not to one whose two or more pairs were all ties: it
     tells the pooled test nothing). A fixture at `reps.max` pairs gets none, nor one whose
     judge answers nothing."""
     asked: list[tuple[Side, str]] = []
@@ -347,8 +353,9 @@ def more_pairs(
             asked += [(Side.head, name), (Side.base, name)]
     if asked or tests.verdict(tests.pooled, pooled) != LEANING_WORSE:
         return asked
-    step = -tests.pooled.llr(1, 0)
-    needed = math.ceil((tests.pooled.llr(pooled.head, pooled.base) - tests.pooled.lower) / step)
+    step = -tests.pooled.llr(1, 0)  # a head preference's move toward not worse
+    toward = POOLED_ASKS_TOWARD * tests.pooled.lower
+    needed = math.ceil((tests.pooled.llr(pooled.head, pooled.base) - toward) / step)
     ranked = sorted(candidates, key=lambda n: (len(grouped.get(n, [])), n))
     for name in ranked[: max(needed, 0)]:
         asked += [(Side.head, name), (Side.base, name)]
