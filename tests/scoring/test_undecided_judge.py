@@ -3,20 +3,22 @@ requires) leaves its Eval inconclusive, never advisory or passing, unless other 
 fails it: a deterministic assertion below the threshold, a run that crashed or hung. A group
 that holds such a judge carries why. The judge's own path runs end to end in
 tests/scoring/test_advisory_judge.py; here its assertion's result is the one the judge leaves
-(advisory, with `cannot_decide`), on runs scored for real."""
+(advisory, with `cannot_decide`), on runs scored for real, and the Eval decided by the
+verdict's one rule for it (verdict/undecided.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from evalward.resources.assertions import AssertSetAssertion
-from evalward.rundata.results import FixtureResult, Status
+from evalward.rundata.results import EvalResult, FixtureResult, Status
 from evalward.rundata.trace import Trace
 from evalward.scoring.fixture_checks import group_outcome
 from evalward.scoring.panel import JudgeOutcome
 from evalward.scoring.scores import score_eval
 from evalward.verdict.compare import compare
 from evalward.verdict.gate import GateResult, decide
+from evalward.verdict.undecided import withheld
 from scoring.test_advisory_evals import REPORTS_ONLY, as_eval
 from scoring.test_scores import answer, evaluation, fixture, score
 from scoring.test_skip_and_latency import crashed, hung
@@ -27,6 +29,12 @@ WHY = "its judge openai/judge-m cannot decide: κ of openai/judge-m is 0.33, bel
 CONTAINS = {"type": "contains", "value": "ok"}
 
 
+def decided(name: str, runs: list[FixtureResult]) -> EvalResult:
+    """The Eval as scored by its own rules, then decided: inconclusive where its judge cannot
+    decide and nothing else fails it."""
+    return withheld(as_eval(name, runs))
+
+
 def undecided_run(trace: Trace, *others: dict[str, str]) -> FixtureResult:
     """A run whose first assertion is a judge that cannot decide: shown as advisory, with why."""
     run = score(fixture("refund", "high", [*REPORTS_ONLY, *others]), trace)
@@ -35,7 +43,7 @@ def undecided_run(trace: Trace, *others: dict[str, str]) -> FixtureResult:
 
 
 def test_an_eval_whose_only_judge_cannot_decide_is_inconclusive_not_advisory() -> None:
-    result = as_eval("refund-eval", [undecided_run(answer("ok"))])
+    result = decided("refund-eval", [undecided_run(answer("ok"))])
     assert (result.advisory, result.passed) == (False, False)
     assert result.inconclusive_reason.startswith(WHY + "; fix the judge's settings")
     assert result.phase == "Inconclusive"
@@ -47,7 +55,7 @@ def test_an_eval_whose_only_judge_cannot_decide_is_inconclusive_not_advisory() -
 
 
 def test_passing_evidence_beside_a_judge_that_cannot_decide_is_no_verdict() -> None:
-    result = as_eval("refund-eval", [undecided_run(answer("ok"), CONTAINS)])
+    result = decided("refund-eval", [undecided_run(answer("ok"), CONTAINS)])
     assert result.fixtures[0].status is Status.passed  # the run reads the contains alone
     assert result.passed is False and result.inconclusive_reason
     assert decide(compare([result]), None).result is GateResult.inconclusive
@@ -55,7 +63,7 @@ def test_passing_evidence_beside_a_judge_that_cannot_decide_is_no_verdict() -> N
 
 def test_other_evidence_that_fails_the_eval_fails_it() -> None:
     for trace, extra in ((answer("no"), [CONTAINS]), (crashed(), []), (hung(), [])):
-        result = as_eval("refund-eval", [undecided_run(trace, *extra)])
+        result = decided("refund-eval", [undecided_run(trace, *extra)])
         assert (result.passed, result.inconclusive_reason) == (False, ""), trace
         decision = decide(compare([result]), None)
         assert decision.result is GateResult.failed, trace
@@ -67,8 +75,15 @@ def test_a_pending_fixtures_judge_does_not_make_the_eval_inconclusive() -> None:
         score(fixture("greet", "high", [CONTAINS]), answer("ok")),
         undecided_run(answer("ok")),
     ]
-    result = score_eval(evaluation(1.0), "head", runs, pending=["refund"])
+    result = withheld(score_eval(evaluation(1.0), "head", runs, pending=["refund"]))
     assert (result.passed, result.inconclusive_reason) == (True, "")
+
+
+def test_the_eval_s_own_rules_pass_it_until_the_verdict_reads_its_judge() -> None:
+    """Scoring gives the Eval's own rules alone: only the verdict makes it inconclusive."""
+    scored = as_eval("refund-eval", [undecided_run(answer("ok"), CONTAINS)])
+    assert (scored.passed, scored.inconclusive_reason) == (True, "")
+    assert withheld(scored).passed is False
 
 
 def test_a_group_carries_why_its_members_judge_cannot_decide() -> None:

@@ -14,6 +14,7 @@ from typing import Any, TypedDict
 from typing_extensions import Unpack
 
 from fakes.github_api import FakeGitHub
+from support import head_strays
 from support.agentuser import AGENT_USER_INPUT
 from support.clirun import SOURCE
 from support.limits import subprocess_limit
@@ -210,14 +211,15 @@ def under_test() -> list[str]:
 
 def execute(workspace: Path, launch: Launch) -> ActionRun:
     """Run a prepared launch (its environment changed by the test, if need be) to the end."""
-    done = subprocess.run(
-        under_test(),
-        cwd=workspace,
-        env=launch.env,
-        capture_output=True,
-        text=True,
-        timeout=subprocess_limit(),
-    )
+    with head_strays.reading():
+        done = subprocess.run(
+            under_test(),
+            cwd=workspace,
+            env=launch.env,
+            capture_output=True,
+            text=True,
+            timeout=subprocess_limit(),
+        )
     return launch.finish(done.returncode, done.stdout, done.stderr)
 
 

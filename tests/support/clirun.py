@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import evalward as _imported
+from support import head_strays
 from support.limits import subprocess_limit
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -22,20 +23,21 @@ first, where the MCP example's server (`python3`) finds the MCP SDK."""
 
 
 def evalward(*args: str, cwd: Path = REPO_ROOT, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalward", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=subprocess_limit(),
-        env={
-            "PATH": os.environ["PATH"],
-            "HOME": str(cwd),
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "PYTHONPATH": SOURCE,
-            **env,
-        },
-    )
+    with head_strays.reading():  # no head user of another test's outside a turn meanwhile
+        return subprocess.run(
+            [sys.executable, "-m", "evalward", *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=subprocess_limit(),
+            env={
+                "PATH": os.environ["PATH"],
+                "HOME": str(cwd),
+                "GIT_CONFIG_NOSYSTEM": "1",
+                "PYTHONPATH": SOURCE,
+                **env,
+            },
+        )
 
 
 def run_for_results(cwd: Path, *args: str, **env: str) -> tuple[int, dict[str, Any], str]:

@@ -1,14 +1,17 @@
-"""Tests that run a head agent user's programs outside the machine's sides' turns, and tests
-that check a base run was kept in the result cache, take turns with each other.
+"""Tests that run a head agent user's programs outside the machine's sides' turns take turns
+with every gate the tests run.
 
 A job keeps no base run in its result cache when a process of any head agent uid of the
-machine is alive beside it (`Sandbox.head_alive`). A test that runs its worker's head user
-directly (no action, so no side's turn) or leaves a process of a head uid on purpose would
-make a gate of another worker, or of another copy of the suite, keep nothing, and that test's
-"the rerun reads the cache" fail. So the first kind hold a shared `flock` on one file in the
-root-owned folder where jobs claim their agent users for as long as they run (`making`), and
-the second an exclusive one (`reading`): neither runs while the other does, and the kernel
-lets go of the lock when a test process ends, however it ends.
+machine is alive beside it, or a file another job's head user wrote is left in a shared
+folder (`Sandbox.head_alive`). A test that runs its worker's head user directly (no action,
+so no side's turn), leaves a process of a head uid on purpose, or plays another job's head
+user would make a gate of another worker, or of another copy of the suite, keep nothing, and
+that gate's "the rerun reads the cache" fail. So the first kind hold an exclusive `flock` on
+one file in the root-owned folder where jobs claim their agent users for as long as they run
+(`making`), and every gate a test runs through `support/actionrun.py` or `support/clirun.py`
+a shared one (`reading`): neither runs while the other does, and the kernel lets go of the
+lock when a test process ends, however it ends. A test that holds the exclusive lock and runs
+a gate itself does not ask again.
 """
 
 from __future__ import annotations
@@ -23,17 +26,29 @@ from evalward.runtime.isolation.agent_users import CLAIMS, checked_folder
 LOCK = CLAIMS / "tests-head-strays"
 
 
+_making = False
+"""This process holds the lock exclusively (`making`): its own gates need not ask for it."""
+
+
 @contextlib.contextmanager
 def making() -> Iterator[None]:
     """Held while a test runs a head agent user's programs outside any side's turn."""
-    with _held(fcntl.LOCK_SH):
-        yield
+    global _making
+    with _held(fcntl.LOCK_EX):
+        _making = True
+        try:
+            yield
+        finally:
+            _making = False
 
 
 @contextlib.contextmanager
 def reading() -> Iterator[None]:
-    """Held while a test checks what its gates kept in the result cache."""
-    with _held(fcntl.LOCK_EX):
+    """Held while a gate runs, or a test checks what its gates kept in the result cache."""
+    if _making:
+        yield
+        return
+    with _held(fcntl.LOCK_SH):
         yield
 
 

@@ -472,3 +472,24 @@ def test_a_commits_files_are_read_only_through_the_door() -> None:
             ):
                 callers.append(f"{name}:{node.lineno} {ast.unparse(node.func)}")
     assert callers == [], "read a commit's files through RepoFiles (files/committed.py)"
+
+
+def test_only_the_verdict_phase_makes_an_eval_inconclusive() -> None:
+    """ "An Eval that cannot be decided is never a pass" is one rule, in verdict/
+    (verdict/undecided.py): scoring says what a judge could not decide, and no other module
+    writes an Eval's `inconclusive_reason`."""
+    writers = []
+    for name, path in KNOWN.items():
+        if name.startswith("evalward.verdict."):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            keys: list[str] = []
+            if isinstance(node, ast.Dict):
+                keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
+            elif isinstance(node, ast.Call) and getattr(node.func, "id", "") == "EvalResult":
+                keys = [k.arg for k in node.keywords if k.arg]
+            if "inconclusive_reason" in keys:
+                writers.append(f"{name}:{node.lineno}")
+    assert writers == [], "make an Eval inconclusive in verdict/ (verdict/undecided.py)"
+    rule = (PACKAGE / "verdict" / "undecided.py").read_text(encoding="utf-8")
+    assert '"inconclusive_reason"' in rule  # the checker reads what it must find

@@ -18,12 +18,11 @@
 - An Eval whose judge could not be calibrated (the replay's calls failed: errors, timeouts,
   an outage) has no verdict: its judge assertions are errors that say why, and the Eval is
   incomplete (unavailable when it was an outage), never passing.
-- An Eval with a judge assertion whose judge cannot decide (below its calibration floor, or
-  not calibrated as the Eval requires) is *inconclusive*: never passing, never advisory,
-  unless its other evidence already fails it (a run that failed, timed out, or the rest of its
-  assertions below its threshold). The judge's verdicts are shown as advisory and left out of
-  the score, so that other evidence is read without them; a judge that cannot decide never
-  turns a gate green.
+- A judge assertion whose judge cannot decide (below its calibration floor, or not
+  calibrated as the Eval requires) says so (`cannot_decide`); its verdicts are shown as
+  advisory and left out of the score, so that other evidence is read without them. What that
+  makes of the Eval (inconclusive: never passing) is the verdict's rule, applied once in
+  verdict/undecided.py; `score_eval` gives the Eval's own rules alone.
 - An Eval in which nothing gates because its definitions chose so — every assertion of every
   run it scored only reports, e.g. a `latency` without `maxMs` — is `advisory`: reported, and
   neither passes nor fails the gate. A run that failed (an error) is a verdict, so such an
@@ -43,7 +42,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import statistics
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 
 from evalward.providers.base import RunLabels
 from evalward.resources import Eval, EvalFixture, Located
@@ -66,7 +65,6 @@ from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, observed_ms
 from evalward.scoring.code_scorer import CodeScorers
 from evalward.scoring.fixture_checks import TIMED_OUT, FixtureChecks, fixture_read
 from evalward.scoring.judge import JudgeCase
-from evalward.scoring.pairwise_panel import WHAT_TO_DO
 from evalward.scoring.panel import NOT_SCORED, EvalJudge, JudgeOutcome
 from evalward.scoring.reps import (
     eval_pass_hat_k,
@@ -419,9 +417,6 @@ def score_eval(
         and score >= spec.scoring.pass_threshold - RATE_TOLERANCE
         and meets_pass_hat_k(hat_k, spec.scoring.min_pass_hat_k)
     )
-    evidence_fails = not passed and (bool(decided) or any(o.timed_out for o in gating))
-    undecided = "" if incomplete else cannot_decide(f for f in fixtures if f.fixture not in pending)
-    inconclusive = inconclusive_reason(undecided) if undecided and not evidence_fails else ""
     return EvalResult(
         pass_hat_k=hat_k,
         min_pass_hat_k=spec.scoring.min_pass_hat_k,
@@ -434,12 +429,11 @@ def score_eval(
         axes=_mean_axes([o.axes for o in scored]),
         provider_unavailable=_unavailable(fixtures, unscored),
         incomplete_reason=incomplete,
-        inconclusive_reason=inconclusive,
         eval=eval_def.resource.metadata.name,
         agent=spec.target_agent,
         side=side,
         score=score,
-        passed=passed and not inconclusive,
+        passed=passed,
         pass_threshold=spec.scoring.pass_threshold,
         passing=sum(o.passed for o in decided),
         failing=sum(not o.passed for o in decided),
@@ -454,16 +448,6 @@ def score_eval(
         file=printable(eval_def.file),
         line=eval_def.line,
     )
-
-
-def cannot_decide(fixtures: Iterable[FixtureResult]) -> str:
-    """Why a judge of these runs cannot decide (the first said), or "" when every judge may."""
-    return next((a.cannot_decide for f in fixtures for a in f.assertions if a.cannot_decide), "")
-
-
-def inconclusive_reason(undecided: str) -> str:
-    """An Eval's reason it has no verdict, from why its judge cannot decide: and what to do."""
-    return f"{undecided}; {WHAT_TO_DO}"
 
 
 def _outcomes(

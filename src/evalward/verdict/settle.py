@@ -5,7 +5,8 @@ to the head's and the base's results, kept on the head's EvalResult (`sequential
 `verdict` the word) and its counts count them so, as every report does; its threshold, its
 `minRepPassRate` and its pass^k floor are not read, and its score (on both sides) is the
 severity-weighted mean of its fixtures' pass rates. A judge that cannot decide leaves it
-inconclusive unless the tests block. Fixed-rep Evals are left as scored."""
+inconclusive unless the tests block. Fixed-rep Evals are left as scored, with the rule that
+an Eval that cannot be decided is never a pass (verdict/undecided.py) applied to every result."""
 
 from __future__ import annotations
 
@@ -17,10 +18,10 @@ from evalward.rundata.results import EvalResult, FixtureResult, Status
 from evalward.rundata.sequential_record import SequentialRecord
 from evalward.rundata.sides import Side
 from evalward.scoring.pairwise_panel import Judged
-from evalward.scoring.scores import cannot_decide, inconclusive_reason
 from evalward.verdict.adaptive import Outcomes, SequentialTests, judge, record
 from evalward.verdict.pairwise_verdict import settle_pairwise
 from evalward.verdict.preference import pass_rate_share
+from evalward.verdict.undecided import cannot_decide, inconclusive_reason, withheld
 
 Definitions = Mapping[Side, Mapping[str, Located[Eval]]]
 
@@ -33,7 +34,8 @@ def settle(
 ) -> list[EvalResult]:
     """Each head EvalResult of an Eval with `execution.reps`, decided by its sequential tests
     (its definition read from the side that gates), and of an Eval judged pairwise, by its
-    preference tests (`pairs`); every other result as it was."""
+    preference tests (`pairs`); every other result as scored, inconclusive where a judge
+    cannot decide it (`undecided.withheld`)."""
     settled = _settle(results, definitions, flaky, pairs or {})
     gating = definitions.get(Side.head, {})
     return [
@@ -52,6 +54,7 @@ def _settle(
 ) -> list[EvalResult]:
     gating = definitions.get(Side.head, {})
     adaptive = {name for name, e in gating.items() if e.resource.spec.execution.reps is not None}
+    results = [withheld(r) for r in results]
     results = [pass_rate_scored(r) if r.eval in adaptive else r for r in results]
     base = {r.eval: r for r in results if r.side == Side.base.value}
     settled = []
