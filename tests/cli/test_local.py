@@ -41,13 +41,16 @@ def test_a_base_that_names_nothing_says_what_to_give(repo: GitRepo) -> None:
     assert "or leave out --base to run every Eval" in said
 
 
-def test_a_repository_without_a_commit_or_without_git_is_said_so(tmp_path: Path) -> None:
-    unborn = GitRepo(tmp_path / "unborn")
-    unborn.commit("first", {"a.txt": "1"})
-    unborn.git("checkout", "-q", "--orphan", "fresh")  # a HEAD with no commit
-    with pytest.raises(ConfigError, match="HEAD: the repository has no commit yet"):
-        check_base(Git(unborn.path), "main")
+def test_a_folder_without_git_is_said_so(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
     with pytest.raises(ConfigError, match="is not in a git repository, so there is nothing"):
         check_base(Git(plain), "main")
+
+
+def test_an_orphan_branch_is_said_to_be_one_not_an_empty_repository(tmp_path: Path) -> None:
+    unborn = GitRepo(tmp_path / "unborn")
+    unborn.commit("first", {"a.txt": "1"})
+    unborn.git("checkout", "-q", "--orphan", "fresh")  # a HEAD with no commit, main has one
+    with pytest.raises(ConfigError, match="HEAD: the branch fresh has no commit yet"):
+        check_base(Git(unborn.path), "main")

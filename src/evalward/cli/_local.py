@@ -85,7 +85,7 @@ def check_base(git: Git, base: str | None) -> None:
     for ref, what in ((base, f"--base {base}"), ("HEAD", "HEAD")):
         if not git.run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False):
             missing = (
-                "the repository has no commit yet"
+                _unborn_branch(git)
                 if ref == "HEAD"
                 else f"no branch, tag or commit {base!r} in {git.repo}"
             )
@@ -93,3 +93,9 @@ def check_base(git: Git, base: str | None) -> None:
                 f"{what}: {missing}; give a branch, tag or commit it has (`git branch -a` "
                 "lists the branches), or leave out --base to run every Eval"
             )
+
+
+def _unborn_branch(git: Git) -> str:
+    """Why HEAD names no commit once `--base` named one: its branch (an orphan) has none."""
+    branch = git.run("symbolic-ref", "--short", "-q", "HEAD", check=False).strip() or "HEAD"
+    return f"the branch {branch} has no commit yet (check out one that has, or commit first)"

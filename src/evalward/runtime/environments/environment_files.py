@@ -96,8 +96,9 @@ def _open_to(folder: Path, user: AgentUser | None) -> None:
 
 
 def kept_state(kept: Path, key: str) -> str:
-    """Why the cache's entry `kept` cannot be restored ("" when it can): its record is read
-    as a file anyone may have put there (a FIFO would hold the job for good)."""
+    """Whether the cache's entry `kept` can be restored: "ok" when it can, "" when nothing is
+    kept, else why not. Its record is read as a file anyone may have put there (a FIFO would
+    hold the job for good)."""
     if not os.path.lexists(kept):
         return ""
     try:

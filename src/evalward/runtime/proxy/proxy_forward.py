@@ -157,7 +157,7 @@ class MeteredForward:
             broke = f"the stream from {call.api} broke off: {exc}"
             relay.failure = relay.failure or self.redact(broke)
             with contextlib.suppress(ConnectionError):
-                await response.write(error_event(fmt.kind, relay.failure))
+                await response.write(error_event(fmt.kind, relay.failure, relay.passed_events))
         except asyncio.CancelledError:  # the run is over (`Grant.end_calls`)
             if not call.grant.ended:
                 raise
@@ -204,6 +204,8 @@ class _Relay:
     failure: str | None = None
     cut: bool = False
     """The stream ended before its end: broken off, or the run was over."""
+    passed_events: int = 0
+    """How many events the agent was given: a Responses stream's next `sequence_number`."""
 
     def take(self, events: list[Event]) -> bytes:
         """The events of a stream read (and counted), that are the agent's to see."""
@@ -212,6 +214,7 @@ class _Relay:
             self.tally.feed(event)
             if self.accumulator.feed(event):
                 passed.append(event.raw)
+                self.passed_events += 1
         return b"".join(passed)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from openai.types.responses import ResponseErrorEvent
 
 from evalward.runtime.proxy.wire.base import Kind
 from evalward.runtime.proxy.wire.problems import WireProblem, error_body, error_event
@@ -61,9 +62,12 @@ def test_a_stream_s_error_is_said_as_each_api_s_stream_says_it() -> None:
     event, data = _event(error_event(Kind.messages, "cut"))
     assert anthropic_event_problem(event, data) is None
     assert data == {"type": "error", "error": {"type": "api_error", "message": "cut"}}
-    event, data = _event(error_event(Kind.responses, "cut"))
+    event, data = _event(error_event(Kind.responses, "cut", 7))
     assert event == "error"
-    assert data == {"type": "error", "code": "server_error", "message": "cut", "param": None}
+    expected = {"type": "error", "code": "server_error", "message": "cut", "param": None}
+    assert data == {**expected, "sequence_number": 7}
+    # the openai SDK's own type of the event takes it as it is
+    assert ResponseErrorEvent.model_validate(data).sequence_number == 7
     event, data = _event(error_event(Kind.chat, "cut"))
     assert event is None  # Chat Completions' stream names no events
     assert chat_chunk_problem(data) is None

@@ -46,12 +46,19 @@ def error_body(api: Api, problem: WireProblem, message: str) -> dict[str, Any]:
     }
 
 
-def error_event(kind: Kind, message: str) -> bytes:
+def error_event(kind: Kind, message: str, sequence_number: int = 0) -> bytes:
     """An error in the middle of a stream, as that API's stream says it: the agent's SDK
-    raises it instead of waiting for an end that will not come."""
+    raises it instead of waiting for an end that will not come. A Responses stream numbers
+    every event; the error takes the next number (`sequence_number`: the events passed on)."""
     if kind is Kind.messages:
         return sse.encode(error_body("anthropic", WireProblem.upstream, message), "error")
     if kind is Kind.responses:
-        data = {"type": "error", "code": "server_error", "message": message, "param": None}
+        data = {
+            "type": "error",
+            "code": "server_error",
+            "message": message,
+            "param": None,
+            "sequence_number": sequence_number,
+        }
         return sse.encode(data, "error")
     return sse.encode(error_body("openai", WireProblem.upstream, message))
