@@ -48,6 +48,13 @@ def test_merge_keys_merge_the_mapping_they_name() -> None:
     assert load(text)["agent"] == {"model": "a", "reps": 3, "timeout": 5}
 
 
+def test_a_key_beside_a_merge_overrides_the_merged_one_and_twice_is_still_refused() -> None:
+    text = "base: &base {model: a, reps: 3}\nagent:\n  <<: *base\n  reps: 5\n"
+    assert load(text)["agent"] == {"model": "a", "reps": 5}
+    with pytest.raises(yaml.constructor.ConstructorError, match="duplicate key 'reps'"):
+        load(text + "  reps: 6\n")
+
+
 def test_a_key_given_twice_is_refused_at_its_line() -> None:
     with pytest.raises(yaml.constructor.ConstructorError) as raised:
         load("name: a\nother: b\nname: c\n")

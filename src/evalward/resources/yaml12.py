@@ -34,9 +34,16 @@ class CoreLoader(_BASE):  # type: ignore[valid-type,misc]
     yaml_constructors: ClassVar[dict[Any, Any]] = dict(_BASE.yaml_constructors)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        """A mapping; a key given twice is refused (the loader then locates it)."""
+        """A mapping; a key it gives twice is refused (the loader then locates it). A key it
+        gives beside a merge (`<<: *defaults`) overrides the merged one, as merge keys
+        mean: only the mapping's own keys are compared, before the merge adds its own."""
         if isinstance(node, yaml.MappingNode):
+            self._refuse_duplicates(node)
             self.flatten_mapping(node)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
+
+    def _refuse_duplicates(self, node: yaml.MappingNode) -> None:
         keys: set[Any] = set()
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
@@ -45,14 +52,12 @@ class CoreLoader(_BASE):  # type: ignore[valid-type,misc]
             try:
                 duplicate = key in keys
             except TypeError:
-                continue  # an unhashable key: the constructor below refuses it
+                continue  # an unhashable key: the constructor refuses it
             if duplicate:
                 raise yaml.constructor.ConstructorError(
                     None, None, f"duplicate key {key!r}", key_node.start_mark
                 )
             keys.add(key)
-        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
-        return mapping
 
 
 def _construct_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
