@@ -291,6 +291,30 @@ def test_agentv_script_graders_run_as_code_scorers(repo: GitRepo) -> None:
     assert code == 1
 
 
+def test_a_scorer_leaves_no_folder_in_the_temporary_folder(repo: GitRepo, tmp_path: Path) -> None:
+    """A JavaScript scorer's file is loaded from a folder of its own and a script grader runs
+    in one: both are removed once they answer, so runs on a user's machine fill no /tmp."""
+    repo.commit("scorers of every kind", suite())
+    repo.commit("script graders", {"evals/greet.eval.yaml": AGENTV_SUITE, **AGENTV_GRADERS})
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    done = evalward(
+        "run",
+        ".",
+        "--mock-script",
+        "mock.yaml",
+        "--json",
+        "--no-cache",
+        cwd=repo.path,
+        TMPDIR=str(scratch),
+    )
+    assert done.returncode in (0, 1), done.stderr
+    graded = [f for f in json.loads(done.stdout)["fixtures"] if f["fixture"] == "keywords"]
+    assert graded and graded[0]["assertions"][1]["status"] == "pass"  # a script grader ran
+    left = sorted(p.name for p in scratch.iterdir())
+    assert not [name for name in left if name.startswith(("scorer-", "grader-"))], left
+
+
 PLANTED = {
     "scorers/uses_package.js": "const pad = require('leftpad');\nmodule.exports = () => pad();\n",
     "scorers/imports_package.mjs": "import pad from 'leftpad';\nexport default () => pad();\n",

@@ -79,8 +79,12 @@ def scorer():
     return function
 
 def program():
-    import subprocess, tempfile
-    folder = tempfile.mkdtemp(prefix="grader-")
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="grader-") as folder:  # gone when it answers
+        return ran(folder)
+
+def ran(folder):
+    import subprocess
     path = os.path.join(folder, os.path.basename(request["filename"]))
     with open(path, "w", encoding="utf-8") as script:
         script.write(request["source"])
@@ -192,8 +196,13 @@ let request, file = '';
     const esm = /\.mjs$/.test(request.filename) || /^\s*export\s/m.test(request.source);
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'scorer-'));
     file = path.join(folder, 'scorer' + (esm ? '.mjs' : '.cjs'));
-    fs.writeFileSync(file, request.source);
-    const loaded = esm ? await import(url.pathToFileURL(file).href) : require(file);
+    let loaded;
+    try {
+      fs.writeFileSync(file, request.source);
+      loaded = esm ? await import(url.pathToFileURL(file).href) : require(file);
+    } finally {  // loaded (or not): its folder is not left behind
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
     const name = request.function;
     scorer = name ? loaded[name] : (typeof loaded === 'function' ? loaded : loaded.default);
     if (scorer && typeof scorer === 'object' && typeof scorer.score === 'function') {
