@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalward.errors import EXIT_BUG, EvalwardError, MissingSecretError
+from evalward.flows import pipeline
 from evalward.flows.interrupt import RunProgress, until_signalled
-from evalward.flows.pipeline import RunStopped, evaluate_change
 from evalward.flows.shard import ShardSpec, WrittenPart, run_part
 from evalward.flows.shard_merge import PartCheck, expected, merge_parts
 from evalward.plan.run_setup import RunSetup
@@ -220,7 +220,8 @@ def ready_sandbox(setup: RunSetup) -> None:
 
 
 async def run_change(setup: RunSetup, progress: RunProgress) -> Outcome:
-    """Run the pipeline; a signal stops it, and the Outcome holds the runs that finished.
+    """Run the phases (`pipeline`); a signal stops them, and the Outcome holds the runs that
+    finished.
 
     An error once the plan is made (a problem only a run could find, an outage, a bug) ends
     the run as a signal would: the Outcome holds the runs that finished and the problem
@@ -229,23 +230,15 @@ async def run_change(setup: RunSetup, progress: RunProgress) -> Outcome:
     ready_sandbox(setup)
     traces = TraceSpool()
     try:
-        evaluation = await until_signalled(
-            evaluate_change(
+        ran = await until_signalled(
+            pipeline.run_change(
                 setup,
+                traces,
                 on_result=progress.on_result,
                 on_plan=progress.on_plan,
                 on_more=progress.on_more,
-                traces=traces,
             ),
             progress,
-        )
-    except RunStopped as stop:
-        return Outcome(
-            stop.evaluation,
-            progress,
-            progress.elapsed(),
-            SpentInfo.of(setup.providers.spent),
-            failure=RunFailure(stop.error),
         )
     except MissingSecretError:
         raise
@@ -253,12 +246,10 @@ async def run_change(setup: RunSetup, progress: RunProgress) -> Outcome:
         if progress.plan is None:
             raise  # nothing ran: the front end says why
         return Outcome.stopped(exc, progress, setup.providers, traces)
-    return Outcome(
-        progress.partial(traces) if evaluation is None else evaluation,
-        progress,
-        progress.elapsed(),
-        SpentInfo.of(setup.providers.spent),
-    )
+    evaluation = progress.partial(traces) if ran is None else pipeline.evaluated(ran, traces)
+    failure = RunFailure(ran.failure) if ran is not None and ran.failure is not None else None
+    spent = SpentInfo.of(setup.providers.spent)
+    return Outcome(evaluation, progress, progress.elapsed(), spent, failure=failure)
 
 
 def merge(

@@ -23,8 +23,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from evalward.errors import ConfigError
+from evalward.flows import pipeline
 from evalward.flows.interrupt import RunProgress
-from evalward.flows.pipeline import evaluate_change
 from evalward.flows.shard_signature import canonical, seal
 from evalward.git import Git
 from evalward.plan.estimate import estimate_run
@@ -106,12 +106,13 @@ async def run_part(
     """Run part `spec` of the plan and write its shard-i-of-n.json in `output_dir` (redacted,
     and sealed with `key`: `seal`), telling `progress` what runs.
 
-    The pipeline as `evaluate_change` runs it, its plan shaped as the set-up says (the
-    command line's --fixture/--reps) and then split. Nothing is reported or decided: the
-    comment and the gate are the merge's.
+    The phases as `pipeline.evaluate_change` runs them, the plan shaped as the set-up says
+    (the command line's --fixture/--reps) and then split. Nothing is reported or decided: the
+    comment and the gate are the merge's. An error that stopped the runs is raised as
+    itself: a part stopped part-way writes nothing, since the merge would miss its runs.
     """
     splitter = _Splitter(spec, setup.providers.prices)
-    evaluation = await evaluate_change(
+    evaluation = await pipeline.evaluate_change(
         setup.shaped(splitter),
         on_result=progress.on_result,
         on_plan=progress.on_plan,

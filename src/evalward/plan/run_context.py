@@ -1,6 +1,6 @@
 """One prepared change's run, whole: what every step that runs it takes, made once.
 
-The pipeline makes it where a change is prepared (`pipeline.evaluate_change`), from the front
+The plan phase makes it where a change is prepared (`planned.planned`), from the front
 end's `RunSetup`, held whole (the clients and the options it was given), and the prepared
 change: the plan, each side's checkout, and the result cache's keys, which every step that
 keys a run shares (each run's key and each agent's fingerprint are computed once, however

@@ -1,0 +1,214 @@
+"""The execute phase's entry: a `Planned` change run round by round, handed on as one `Ran`.
+
+An error once the runs have begun does not cross into the next phase as an exception: the
+`Ran` carries it (`Ran.failure`) beside the runs that finished before it, so they are scored,
+written and reported before the front end ends the process. A cancellation (SIGTERM, SIGINT)
+is the caller's to catch (`flows.interrupt`): it stops this coroutine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from evalward.execute.base_judging import BaseJudging
+from evalward.execute.execute import Execution, ProgressCallback
+from evalward.execute.pairs import PairJudging
+from evalward.execute.plan_scores import EvalsBySide
+from evalward.execute.rounds import Rounds, flaky_on_main, run_rounds
+from evalward.past.status import AgentIdentity, identity_of
+from evalward.plan.changes import ChangeSet
+from evalward.plan.estimate import budget_estimate, estimate_meanwhile, estimate_plan, over_budget
+from evalward.plan.plan import MoreRuns, Plan, PlannedRun, private_runs
+from evalward.plan.planned import Planned
+from evalward.plan.result_cache import CacheKeys
+from evalward.plan.run_context import RunContext
+from evalward.resources import ResourceSet
+from evalward.rundata.results import FixtureResult
+from evalward.rundata.sides import Side
+from evalward.rundata.spending import Allowance, Estimate
+from evalward.rundata.spool import TraceSpool
+from evalward.scoring.pairwise_panel import Judged
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What running a plan leaves, without the checkouts it ran in: the runs and what the
+    verdict reads beside them. Scoring reads only the Evals, so a large suite's loaded
+    fixtures and its results are not in memory together."""
+
+    changes: ChangeSet
+    plan: Plan
+    """As the rounds left it: their runs added."""
+    fixtures: list[FixtureResult]
+    """Every run that finished, in plan order (in the order they finished when an error
+    stopped the runs)."""
+    notes: list[str]
+    skipped: list[PlannedRun]
+    """The runs the budget left out, the plan's and the rounds'."""
+    base_over: bool
+    """The budget cannot hold the base's own gating runs even alone."""
+    estimate: Estimate | None
+    private: set[tuple[str, str]]
+    """(Eval, fixture) pairs held out of public reports (`private_runs`)."""
+    agents: dict[str, AgentIdentity]
+    """The identities of the agents the head's Evals target, taken while their files were
+    there to hash."""
+    head_commit: str
+    evals: EvalsBySide
+    """Each side's Eval definitions."""
+    flaky: dict[str, dict[str, float]]
+    """Per adaptive Eval, its fixtures that are flaky on main (`past.flaky`)."""
+    pairs: dict[str, Judged]
+    """Per Eval judged pairwise, its judge and the pairs it judged."""
+    failure: Exception | None = None
+    """What stopped the runs once one had finished (`fixtures` then holds those)."""
+
+
+async def execute(
+    planned: Planned,
+    traces: TraceSpool,
+    *,
+    on_result: ProgressCallback | None = None,
+    on_more: Callable[[Plan, MoreRuns], None] | None = None,
+) -> Ran:
+    """Run the plan round by round: `on_result` hears of each run, `on_more` of each round
+    that grows the plan; traces move to `traces` as runs are scored. An error before any run
+    finished is raised (nothing ran to keep); one after is the `Ran`'s `failure`."""
+    context = planned.context
+    _contain(context)
+    finished: list[FixtureResult] = []
+
+    def record(result: FixtureResult) -> None:
+        finished.append(result)
+        if on_result is not None:
+            on_result(result)
+
+    counted = planned.counted
+    start = len(context.plan.runs)
+    pairs = PairJudging(context, traces)
+    later = BaseJudging(context, pairs.fixtures, traces.trace_of)
+    how = Execution(
+        on_result=record,
+        traces=traces,
+        allowance=Allowance.left_by(context.budget, counted),
+        defers=later.defers if pairs.active else None,
+    )
+    # Without a budget the estimate is only reported. When the cache can answer no run,
+    # it is of every run, and it is made while the runs wait on their model calls.
+    cached = context.cached()
+    meanwhile = planned.estimate is None and cached is None and not context.plan.adaptive
+    estimating = _estimating(context) if meanwhile else None
+    flaky, stale = flaky_on_main(context)
+    notes = [*planned.notes, *stale]
+    skipped = list(planned.skipped)
+    base_over = planned.trimmed is not None and planned.trimmed.base_over
+
+    def ran(fixtures: list[FixtureResult], estimate: Estimate | None, **failed: Exception) -> Ran:
+        resources = context.resources
+        return Ran(
+            changes=planned.changes,
+            plan=context.plan,
+            fixtures=fixtures,
+            notes=notes,
+            skipped=skipped,
+            base_over=base_over,
+            estimate=estimate,
+            private=private_runs(context.plan, resources),
+            agents=_head_agents(context.plan, resources[Side.head], context.keys),
+            head_commit=context.checkouts[Side.head].sha,
+            evals={side: r.evals for side, r in resources.items()},
+            flaky=flaky,
+            pairs=pairs.judged(),
+            **failed,
+        )
+
+    try:
+        judging = pairs if pairs.active else None
+        rounds = Rounds(
+            estimate=counted,
+            on_more=on_more,
+            flaky=flaky,
+            pairs=judging,
+            base_judging=later if judging is not None else None,
+        )
+        fixtures, more_notes, left_out = await run_rounds(context, how, rounds)
+        await pairs.warm()
+    except BaseException as exc:
+        if estimating is not None:
+            estimating.cancel()
+        if isinstance(exc, Exception) and finished:
+            return ran(list(finished), planned.estimate, failure=exc)
+        raise
+    notes += more_notes
+    skipped += left_out
+    if counted is not None and left_out and planned.trimmed is not None:
+        base_over |= _base_over(context, planned.trimmed.own, start, left_out)
+    estimate = planned.estimate
+    if estimate is None:  # only the runs that ran: reused ones cost nothing
+        reused = [result.cached for result in fixtures]
+        estimate = await _estimate_after(estimating, context, reused)
+    return ran(fixtures, estimate)
+
+
+def _contain(context: RunContext) -> None:
+    """Each checkout's files given to the sandbox as a side's, and its reads limited, before
+    the first program from it starts."""
+    sandbox = context.options.sandbox
+    if sandbox is None:
+        return
+    for checkout in context.checkouts.values():
+        sandbox.from_side(checkout.root, checkout.files)
+        if checkout.world is not None and checkout.world_files is not None:
+            sandbox.from_side(checkout.world, checkout.world_files)
+        if checkout.reads is not None:
+            sandbox.limit(checkout.root, checkout.reads)
+
+
+def _base_over(context: RunContext, own: Estimate, start: int, left_out: list[PlannedRun]) -> bool:
+    """Whether the runs of the base's gating fixtures a round left out would exceed the budget
+    even beside the base's own alone (its gating runs planned, `own`, and those the rounds
+    added since the plan's first `start` runs): the budget's own limit, not what the pull
+    request's runs took of it."""
+    plan, prices = context.plan, context.providers.prices
+    theirs = [run for run in left_out if plan.base_gates(run)]
+    if not theirs:
+        return False
+    added = [run for run in plan.runs[start:] if plan.base_gates(run)]
+    for run in added:
+        own += budget_estimate(run, plan, context.resources, prices)
+    more = sum(
+        (budget_estimate(r, plan, context.resources, prices) for r in theirs), Estimate(0, 0.0)
+    )
+    return over_budget(context.budget, own, more)
+
+
+def _estimating(context: RunContext) -> asyncio.Future[Estimate]:
+    """The estimate of every run, made while the runs wait on their model calls."""
+    prices = context.providers.prices
+    return asyncio.ensure_future(estimate_meanwhile(context.plan, context.resources, prices))
+
+
+async def _estimate_after(
+    estimating: asyncio.Future[Estimate] | None, context: RunContext, reused: list[bool]
+) -> Estimate:
+    """The estimate made while the runs ran, unless some were reused after all (another run
+    stored results meanwhile): then one of only the runs that ran."""
+    if estimating is not None and not any(reused):
+        return await estimating
+    if estimating is not None:
+        estimating.cancel()
+    return estimate_plan(context.plan, context.resources, context.providers.prices, reused)
+
+
+def _head_agents(plan: Plan, head: ResourceSet, keys: CacheKeys) -> dict[str, AgentIdentity]:
+    """The identities of the agents the head side's Evals target, taken while their files are
+    there to hash (a worktree is gone once the run ends). The result cache's keys already
+    hold their fingerprints."""
+    targets = {head.evals[e].resource.spec.target_agent for e in plan.evals if e in head.evals}
+    return {
+        name: identity_of(head.agents[name], keys.agent(Side.head, name))
+        for name in sorted(targets)
+        if name in head.agents
+    }
