@@ -20,8 +20,13 @@ from evalward.scoring.consistency import (
     binomial_upper_bound,
     consistency_below,
 )
-from evalward.scoring.pairwise_panel import WHAT_TO_DO, Judged, PairwiseJudge
+from evalward.scoring.pairwise_panel import Judged, PairwiseJudge
 from evalward.verdict.preference import PreferenceTests, decide, preference_share, swapped
+from evalward.verdict.undecided import (
+    failed_by_evidence,
+    pairwise_undecided,
+    withheld_by_pairwise,
+)
 
 
 def settle_pairwise(result: EvalResult, located: Located[Eval], judged: Judged) -> EvalResult:
@@ -51,8 +56,7 @@ def settle_pairwise(result: EvalResult, located: Located[Eval], judged: Judged) 
     record = _unavailable(record, judge.unscored_reason, judge.unscored_outage)
     update: dict[str, object] = {"pairwise": record}
     if record.blocks:  # evidence that fails it: the absolute judge's state no longer matters
-        update["passed"] = False
-        update["inconclusive_reason"] = ""
+        update |= failed_by_evidence()
     elif record.unavailable_reason:
         update["passed"] = False
         own = result.incomplete_reason or result.provider_unavailable or result.inconclusive_reason
@@ -60,11 +64,7 @@ def settle_pairwise(result: EvalResult, located: Located[Eval], judged: Judged) 
         update["incomplete_reason"] = result.incomplete_reason or record.unavailable_reason
         update["provider_unavailable"] = result.provider_unavailable or record.outage
     elif record.inconclusive_reason and result.passed:
-        update["passed"] = False
-        update["inconclusive_reason"] = (
-            f"its pairwise judge {judge.model} cannot decide: {record.inconclusive_reason}; "
-            f"{WHAT_TO_DO}"
-        )
+        update |= withheld_by_pairwise(judge.model, record.inconclusive_reason)
         update["pairwise"] = record.model_copy(update={"withholds": True})
     return result.model_copy(update=update)
 
@@ -75,10 +75,7 @@ def _cannot_decide(record: PairwiseRecord, judge: PairwiseJudge) -> PairwiseReco
     consistency floor. Evidence that blocks still blocks, and says what is known of the
     judge."""
     reason = judge.inconclusive_reason or run_inconsistency(record, judge.consistency_floor)
-    if not reason:
-        return record
-    why = [f"{line} (the judge otherwise cannot decide: {reason})" for line in record.why]
-    return record.model_copy(update={"inconclusive_reason": reason, "why": why})
+    return pairwise_undecided(record, reason) if reason else record
 
 
 def run_inconsistency(record: PairwiseRecord, floor: float) -> str:

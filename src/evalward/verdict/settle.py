@@ -21,7 +21,7 @@ from evalward.scoring.pairwise_panel import Judged
 from evalward.verdict.adaptive import Outcomes, SequentialTests, judge, record
 from evalward.verdict.pairwise_verdict import settle_pairwise
 from evalward.verdict.preference import pass_rate_share
-from evalward.verdict.undecided import cannot_decide, inconclusive_reason, withheld
+from evalward.verdict.undecided import tested, withheld
 
 Definitions = Mapping[Side, Mapping[str, Located[Eval]]]
 
@@ -88,17 +88,10 @@ def _settle(
         verdict = not call.blocks and not (result.incomplete_reason or result.advisory)
         verdict = verdict and not result.provider_unavailable
         # the threshold read no verdict here: the sequential tests are the other evidence
-        undecided = (
-            ""
-            if call.blocks or result.incomplete_reason
-            else cannot_decide(f for f in result.fixtures if f.fixture not in result.pending)
-        )
-        result = result.model_copy(
-            update={"inconclusive_reason": inconclusive_reason(undecided) if undecided else ""}
-        )
+        result = tested(result, blocks=call.blocks)
         unjudged = base_result.fixtures if base_result is not None else []
         sequential = _with_unjudged(record(call, tests), unjudged)
-        settled.append(_as_settled(result, verdict and not undecided, sequential))
+        settled.append(_as_settled(result, verdict and not result.inconclusive_reason, sequential))
     return settled
 
 

@@ -7,13 +7,14 @@ whose gating judges cannot decide is *inconclusive* — it does not pass, and is
 unless its other evidence already fails it (a run that failed or timed out, the rest of its
 assertions below its threshold), since that evidence needs no judge. `settle` applies it to
 every Eval's result on both sides, before the sequential and preference tests, which keep to
-it: their verdicts pass an Eval only where no judge it reads is undecided.
+it: their verdicts pass an Eval only where no judge it reads is undecided (`tested`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from evalward.rundata.pairwise_record import PairwiseRecord
 from evalward.rundata.results import EvalResult, FixtureResult
 from evalward.scoring.pairwise_panel import WHAT_TO_DO
 
@@ -34,10 +35,46 @@ def withheld(result: EvalResult) -> EvalResult:
     judge could not be calibrated, an outage) already has no verdict and says why."""
     if result.incomplete_reason:
         return result
-    undecided = cannot_decide(f for f in result.fixtures if f.fixture not in result.pending)
+    undecided = _of_gating(result)
     decided = result.passing + result.failing > 0
     evidence_fails = not result.passed and (decided or result.timed_out > 0)
     if not undecided or evidence_fails:
         return result
     reason = inconclusive_reason(undecided)
     return result.model_copy(update={"inconclusive_reason": reason, "passed": False})
+
+
+def tested(result: EvalResult, *, blocks: bool) -> EvalResult:
+    """The result whose verdict its sequential tests give: inconclusive where a judge of its
+    gating fixtures cannot decide, unless the tests already block it (they are the evidence
+    that needs no judge) or it is incomplete (it has no verdict and says why). The tests pass
+    it only where this leaves no `inconclusive_reason`."""
+    undecided = "" if blocks or result.incomplete_reason else _of_gating(result)
+    reason = inconclusive_reason(undecided) if undecided else ""
+    return result.model_copy(update={"inconclusive_reason": reason})
+
+
+def failed_by_evidence() -> dict[str, object]:
+    """What an Eval becomes when evidence that needs no judge fails it (the pairwise
+    preference tests block): not passing, and no longer inconclusive, whatever a judge
+    could not decide."""
+    return {"passed": False, "inconclusive_reason": ""}
+
+
+def pairwise_undecided(record: PairwiseRecord, reason: str) -> PairwiseRecord:
+    """The pairwise record of a judge that cannot decide (`reason`): evidence that blocks
+    still blocks, and each of its lines says what is known of the judge."""
+    why = [f"{line} (the judge otherwise cannot decide: {reason})" for line in record.why]
+    return record.model_copy(update={"inconclusive_reason": reason, "why": why})
+
+
+def withheld_by_pairwise(model: str, reason: str) -> dict[str, object]:
+    """What an Eval that would otherwise pass becomes when its pairwise judge `model` cannot
+    decide (`reason`): not passing, and why, with what to do."""
+    said = f"its pairwise judge {model} cannot decide: {reason}"
+    return {"passed": False, "inconclusive_reason": inconclusive_reason(said)}
+
+
+def _of_gating(result: EvalResult) -> str:
+    """Why a judge of the result's gating fixtures (not the pending ones) cannot decide."""
+    return cannot_decide(f for f in result.fixtures if f.fixture not in result.pending)
