@@ -18,6 +18,7 @@ from synth import CHANGED_AGENT, agent_name, changed_repository
 from evalward.flows.pipeline import evaluate_change
 from evalward.git import Git
 from evalward.plan.plan import Plan
+from evalward.plan.progress import RunProgress
 from evalward.plan.run_setup import Revisions, RunOptions, RunSetup
 from evalward.providers.registry import build_providers
 
@@ -34,9 +35,11 @@ def main() -> None:
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "bench"}
         marks: dict[str, float] = {}
 
-        def planned(plan: Plan) -> None:
-            marks["planned"] = time.perf_counter()
-            marks["runs"] = len(plan.runs)
+        class Marked(RunProgress):
+            def on_plan(self, plan: Plan) -> None:
+                super().on_plan(plan)
+                marks["planned"] = time.perf_counter()
+                marks["runs"] = len(plan.runs)
 
         async def run() -> list[str]:
             providers = build_providers(env)
@@ -49,7 +52,7 @@ def main() -> None:
                     env,
                     RunOptions(parallel=32, cache=None),
                 )
-                evaluation = await evaluate_change(setup, on_plan=planned)
+                evaluation = await evaluate_change(setup, Marked())
                 marks["done"] = time.perf_counter()
                 return evaluation.plan.evals
             finally:

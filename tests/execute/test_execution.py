@@ -14,8 +14,10 @@ import pytest
 from evalward.execute.execute import UNSCORED_PER_SLOT
 from evalward.flows.pipeline import evaluate_change
 from evalward.git import Git
+from evalward.plan.progress import RunProgress
 from evalward.plan.run_setup import Revisions, RunOptions, RunSetup
 from evalward.providers.registry import build_providers
+from evalward.rundata.results import FixtureResult
 from fakes.http import Request, Response
 from fakes.model_server import ScriptedModelServer, text
 from support.clirun import evalward
@@ -267,8 +269,10 @@ def test_runs_wait_for_their_scoring_when_they_outpace_it(repo: GitRepo, tmp_pat
     providers = build_providers({}, mock_script=str(script))
     unscored: list[int] = []
 
-    def on_result(result: Any) -> None:
-        unscored.append(providers.spent.calls - len(unscored) - 1)
+    class Counting(RunProgress):
+        def on_result(self, result: FixtureResult) -> None:
+            super().on_result(result)
+            unscored.append(providers.spent.calls - len(unscored) - 1)
 
     async def evaluate() -> Any:
         try:
@@ -276,7 +280,7 @@ def test_runs_wait_for_their_scoring_when_they_outpace_it(repo: GitRepo, tmp_pat
                 RunSetup(
                     Git(repo.path), Revisions(base=None), providers, {}, RunOptions(parallel=2)
                 ),
-                on_result=on_result,
+                Counting(),
             )
         finally:
             await providers.aclose()

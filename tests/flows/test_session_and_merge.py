@@ -1,6 +1,7 @@
 """The run's lifecycle (`flows.session`) and the shard merge (`flows.shard_merge`) called
-in-process, as the front ends call them: a real repository, providers built from the
-environment, the scripted model server on loopback. A change's run, and the same change run
+in-process, as the front ends call them (one `RunRequest`, `session.run`, `session.decide`):
+a real repository, providers built from the environment, the scripted model server on
+loopback. A change's run, and the same change run
 as two parts and merged, reach the same verdicts; a part given twice or missing is refused."""
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ import pytest
 
 from evalward.errors import ConfigError
 from evalward.flows import session
-from evalward.flows.interrupt import RunProgress
 from evalward.flows.shard import ShardSpec, WrittenPart
 from evalward.git import Git
+from evalward.plan.progress import RunProgress
+from evalward.plan.request import RunRequest, ShardParts
 from evalward.plan.run_setup import Revisions, RunSetup
 from evalward.providers.registry import build_providers
 from evalward.security import Redactor
@@ -39,17 +41,26 @@ def verdicts(outcome: session.Outcome) -> Verdicts:
 
 async def change(setup: RunSetup, progress: RunProgress) -> session.Outcome:
     try:
-        return await session.run_change(setup, progress)
+        return await session.run(RunRequest(setup, progress))
     finally:
         await setup.providers.aclose()
 
 
 async def part(setup: RunSetup, spec: ShardSpec, output: Path) -> WrittenPart | None:
     try:
-        request = session.RunRequest(setup, RunProgress())
-        return await request.part(spec, output, Redactor([PROVIDER_KEY]), None)
+        request = RunRequest(setup, RunProgress())
+        return await session.run_part(request, spec, output, Redactor([PROVIDER_KEY]), None)
     finally:
         await setup.providers.aclose()
+
+
+def merge(setup: RunSetup, paths: list[Path]) -> session.Outcome:
+    parts = ShardParts(tuple(paths), None)
+    return asyncio.run(session.run(RunRequest(setup, RunProgress(), parts)))
+
+
+def failing(outcome: session.Outcome) -> list[str]:
+    return session.decide(outcome).decision.failing_evals
 
 
 @pytest.fixture
@@ -71,7 +82,7 @@ def test_a_change_runs_to_an_outcome_that_blocks_and_counts_every_call(
     assert {f.side for f in outcome.evaluation.fixtures} == {"base", "head"}
     failed = [(f.fixture, f.side) for f in outcome.evaluation.fixtures if f.status == "fail"]
     assert failed == [("greeting", "head")]
-    decision = outcome.decision()
+    decision = session.decide(outcome).decision
     assert decision.result is GateResult.failed
     assert decision.failing_evals == ["support-bot-eval"]
     assert outcome.spent is not None
@@ -90,10 +101,10 @@ def test_two_parts_merged_reach_the_verdicts_of_the_run_they_were_split_from(
     paths = [w.path for w in written if w is not None]
     assert sum(w.runs for w in written if w is not None) == len(whole.evaluation.fixtures)
 
-    merged = session.merge(setup_for(repo, pull, env), paths, None, RunProgress())
+    merged = merge(setup_for(repo, pull, env), paths)
 
     assert verdicts(merged) == verdicts(whole)
-    assert merged.decision().failing_evals == whole.decision().failing_evals
+    assert failing(merged) == failing(whole)
 
 
 def test_a_merge_refuses_a_part_given_twice_or_one_missing(
@@ -103,9 +114,9 @@ def test_a_merge_refuses_a_part_given_twice_or_one_missing(
     assert first is not None
 
     with pytest.raises(ConfigError) as twice:
-        session.merge(setup_for(repo, pull, env), [first.path, first.path], None, RunProgress())
+        merge(setup_for(repo, pull, env), [first.path, first.path])
     with pytest.raises(ConfigError) as missing:
-        session.merge(setup_for(repo, pull, env), [first.path], None, RunProgress())
+        merge(setup_for(repo, pull, env), [first.path])
 
     assert "shard 1/2 is given twice" in str(twice.value)
     assert "shard 2/2 missing" in str(missing.value)

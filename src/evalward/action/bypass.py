@@ -14,15 +14,9 @@ import json
 from evalward.action.github import GitHubPort, PullInfo
 from evalward.action.job import Console, Site
 from evalward.action.workflow import append_audit, command
-from evalward.flows.session import Concluded
+from evalward.flows.session import RunVerdict
 from evalward.record.evaluation import Evaluation
-from evalward.verdict.gate import (
-    Bypass,
-    BypassRecord,
-    BypassRefusal,
-    audit_record,
-    judge_bypass,
-)
+from evalward.verdict.gate import Bypass, BypassRecord, LabelWeighed, audit_record, judge_bypass
 
 
 def check_bypass(
@@ -32,13 +26,13 @@ def check_bypass(
     head_sha: str,
     previous: BypassRecord | None,
     needed: bool,
-) -> tuple[Bypass | None, BypassRefusal | None, BypassRecord | None]:
+) -> LabelWeighed:
     """The bypass (or its refusal) for this head, and the record the comment keeps of which
     head the label was applied on (`previous`: the record the earlier comment kept). The
     label is weighed only where the gate cannot pass on its own (`needed`: `needs_bypass`)."""
     label = site.settings.bypass_label
     if label not in pull.labels or github is None:
-        return None, None, None
+        return LabelWeighed()
     applied = github.latest_labeled(pull.number, label)
     labeled_at = applied.created_at if applied else None
     covered: str | None = None
@@ -54,7 +48,7 @@ def check_bypass(
         covered = previous.sha
     record = BypassRecord(label, labeled_at, covered) if covered else None
     if not needed:
-        return None, None, record
+        return LabelWeighed(record=record)
     actor = applied.actor if applied else None
     permission = github.permission(actor) if actor else None
     verdict = judge_bypass(
@@ -68,8 +62,8 @@ def check_bypass(
     )
     if isinstance(verdict, Bypass):
         by_author = bool(actor) and actor == pull.author
-        return dataclasses.replace(verdict, by_author=by_author), None, record
-    return None, verdict, record
+        return LabelWeighed(dataclasses.replace(verdict, by_author=by_author), record=record)
+    return LabelWeighed(refusal=verdict, record=record)
 
 
 def needs_bypass(evaluation: Evaluation, *, stopped: bool) -> bool:
@@ -82,9 +76,9 @@ def needs_bypass(evaluation: Evaluation, *, stopped: bool) -> bool:
     )
 
 
-def audit(console: Console, site: Site, concluded: Concluded, number: int, head_sha: str) -> None:
+def audit(console: Console, site: Site, verdict: RunVerdict, number: int, head_sha: str) -> None:
     """Record a bypass used or refused, everywhere an auditor looks."""
-    decision = concluded.decision
+    decision = verdict.decision
     if decision.bypass is None and decision.refusal is None:
         return
     record = audit_record(

@@ -11,7 +11,7 @@ from evalward.action.github import Annotation, CheckReport
 from evalward.action.job import Console, Job
 from evalward.action.workflow import command
 from evalward.errors import GitHubError
-from evalward.flows.session import Concluded
+from evalward.flows.session import RunVerdict
 from evalward.record.evaluation import Evaluation
 from evalward.report.markdown import ReportContext
 from evalward.report.story import counts_phrases, figures_text
@@ -56,13 +56,15 @@ def check_name(context: WorkflowContext, *, gating: bool) -> str:
     return f"{kind} ({context.comment_key})"
 
 
-def report_check(job: Job, concluded: Concluded, head_sha: str, *, gating: bool) -> None:
+def report_check(
+    job: Job, verdict: RunVerdict, report: ReportContext, head_sha: str, *, gating: bool
+) -> None:
     """The check run on the head commit, when the `check-run` input asks for one: the verdict
     in plain words and the counts the comment shows (`report`). GitHub failing here costs a
     warning, never the decision."""
     if not job.site.settings.check_run or job.clients.github is None or not head_sha:
         return
-    decision, evaluation, report = concluded.decision, concluded.evaluation, concluded.report
+    decision, evaluation = verdict.decision, verdict.evaluation
     annotations = []
     for result in failing_head(evaluation):
         if not result.file:

@@ -1,4 +1,4 @@
-"""What the action hands flows (its one set-up, its progress, a merge's parts), and a
+"""What the action hands the phases (its one set-up, its progress, a merge's parts), and a
 missing key.
 
 SIGTERM and SIGINT (GitHub cancelling the job, a timeout) stop the runs; what finished by
@@ -19,14 +19,14 @@ from evalward.action.settings import Settings
 from evalward.action.setup import CacheUse
 from evalward.action.workflow import command
 from evalward.errors import ConfigError, MissingSecretError
-from evalward.flows.interrupt import RunProgress, reused_mark
-from evalward.flows.session import Outcome, RunRequest, ShardParts
+from evalward.flows.session import Outcome, run
 from evalward.flows.shard_signature import check_key
 from evalward.git import Git
 from evalward.plan.plan import MoreRuns, Plan
+from evalward.plan.progress import RunProgress, reused_mark
+from evalward.plan.request import RunRequest, ShardParts
 from evalward.plan.run_setup import RunOptions
 from evalward.plan.sandbox_ready import EnvironmentBounds, SandboxSetup
-from evalward.record.schema import ShardPart
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.spending import Budget
 from evalward.runtime.isolation.sandbox import Sandbox
@@ -35,7 +35,7 @@ from evalward.verdict.gate import GateResult
 
 @dataclass
 class LoggedProgress(RunProgress):
-    """What has run so far (`interrupt.RunProgress`), logged as it happens."""
+    """What has run so far (`plan.progress.RunProgress`), logged as it happens."""
 
     log: Callable[[str], None] = field(kw_only=True)
     cache_dir: str = field(kw_only=True)
@@ -63,9 +63,9 @@ class LoggedProgress(RunProgress):
 
 
 async def evaluate(request: RunRequest, log: Callable[[str], None]) -> Outcome:
-    """The request's outcome (`RunRequest.outcome`): a signal stops the runs, and the
-    Outcome holds those finished so far; a merge says how many shards it merged."""
-    outcome = await request.outcome()
+    """The request's outcome (`session.run`): a signal stops the runs, and the Outcome holds
+    those finished so far; a merge says how many shards it merged."""
+    outcome = await run(request)
     if request.parts is not None:
         shards, runs = len(request.parts.paths), len(outcome.evaluation.fixtures)
         log(f"evalward: merged {shards} shards, {runs} runs")
@@ -88,7 +88,7 @@ def shard_parts(settings: Settings, workspace: Path, git: Git) -> ShardParts:
             "every shard's shard-i-of-n.json there first (see examples/workflows/sharded.yml)"
         )
 
-    def not_committed(path: Path, part: ShardPart) -> None:
+    def not_committed(path: Path) -> None:
         if path.is_relative_to(workspace) and git.tracked(path.relative_to(workspace).as_posix()):
             raise ConfigError(
                 f"action input `merge`: {path} is committed in the repository; shard "
@@ -122,6 +122,7 @@ def run_options(settings: Settings, cache: CacheUse, sandbox: Sandbox | None) ->
         sandbox=sandbox,
         main_history=cache.directory,
         regressions=settings.fail_on_regression,
+        allow_incomplete=settings.allow_incomplete,
     )
 
 

@@ -1,12 +1,12 @@
 """One job of the action, as the services it is made of: where it speaks (`Console`), what it
-is asked to do and where (`Site`), the clients it calls (`Clients`) and what it may trust
-of the checkout (`Trusted`).
+is asked to do and where (`Site`, and the event's `Route` and pull request), the clients it
+calls (`Clients`) and what it may trust of the checkout (`Trusted`).
 
 `run.main` builds them with real clients from the process's environment. A function of the
 action takes the parts it uses; only the steps that hand the job on take the whole `Job`,
 so tests hand in local servers. Everything the job logs or writes is redacted. The runs
-themselves are not the job's: `run.main` hands flows one `RunRequest` beside it, with the
-model providers and the sandbox in its set-up.
+themselves are not the job's: `run.main` hands the phases one `RunRequest` beside it, with
+the model providers and the sandbox in its set-up.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import TextIO
 
 from evalward.action.context import WorkflowContext
-from evalward.action.github import GitHubPort
+from evalward.action.github import GitHubPort, PullInfo
+from evalward.action.route import Route
 from evalward.action.settings import Settings
 from evalward.action.setup import CacheUse
 from evalward.action.workflow import Outputs
@@ -93,4 +94,8 @@ class Job:
     console: Console
     site: Site
     clients: Clients
+    route: Route
+    """What the event asks for (`route.route_event`)."""
+    pull: PullInfo | None = None
+    """The pull request the route gates (None: a run of Evals without a base)."""
     trusted: Trusted = field(default_factory=Trusted)

@@ -15,7 +15,7 @@ from evalward.action.github import PullInfo
 from evalward.action.job import Console, Job, Site
 from evalward.action.route import Route
 from evalward.action.workflow import append_summary, command
-from evalward.flows.session import Concluded, Outcome
+from evalward.flows.session import RunVerdict
 from evalward.past.flaky import record_runs
 from evalward.past.trend import record_commit, trends
 from evalward.providers.registry import Providers
@@ -30,23 +30,16 @@ from evalward.report.markdown import (
     report_context,
 )
 from evalward.rundata.cache_mode import CacheMode
-from evalward.verdict.gate import BypassRecord, GateDecision, GateResult
+from evalward.verdict.gate import GateResult
 
 SUMMARY_LIMIT = 1_000_000
 """GitHub's job summary limit is 1 MiB per step."""
 
 
-def gate_report(
-    site: Site,
-    outcome: Outcome,
-    decision: GateDecision,
-    pull: PullInfo,
-    head_sha: str,
-    record: BypassRecord | None,
-) -> ReportContext:
+def gate_report(site: Site, verdict: RunVerdict, pull: PullInfo, head_sha: str) -> ReportContext:
     """The comment's context for a pull request's gate: its base and head, and the record
     of the bypass label (`_report`)."""
-    run = outcome.run_info(
+    run = verdict.outcome.run_info(
         event=site.context.event_name,
         repository=site.context.repository,
         pull_request=pull.number,
@@ -54,16 +47,14 @@ def gate_report(
         base_sha=pull.base_sha,
         run_url=site.context.run_url,
     )
-    notes = WorkflowNotes(gate_config=site.settings.gate_config, record=record)
-    return _report(site, outcome, decision, run, notes)
+    notes = WorkflowNotes(gate_config=site.settings.gate_config, record=verdict.label)
+    return _report(site, verdict, run, notes)
 
 
-def branch_report(
-    site: Site, outcome: Outcome, decision: GateDecision, route: Route
-) -> ReportContext:
+def branch_report(site: Site, verdict: RunVerdict, route: Route) -> ReportContext:
     """The comment's context for a run of Evals without a base (`_report`): what ran, and
     why."""
-    run = outcome.run_info(
+    run = verdict.outcome.run_info(
         event=site.context.event_name,
         repository=site.context.repository,
         pull_request=None,
@@ -74,15 +65,14 @@ def branch_report(
     notes = WorkflowNotes(
         gate_config=site.settings.gate_config, ran=run_reason(site.context, route)
     )
-    return _report(site, outcome, decision, run, notes)
+    return _report(site, verdict, run, notes)
 
 
-def _report(
-    site: Site, outcome: Outcome, decision: GateDecision, run: RunInfo, notes: WorkflowNotes
-) -> ReportContext:
+def _report(site: Site, verdict: RunVerdict, run: RunInfo, notes: WorkflowNotes) -> ReportContext:
     """The comment's context for this job (`report_context`, shared with the command line),
     with the run's record of where it happened (results.json's `run`)."""
-    return report_context(outcome.evaluation, decision, marker=site.marker, run=run, workflow=notes)
+    evaluation, decision = verdict.evaluation, verdict.decision
+    return report_context(evaluation, decision, marker=site.marker, run=run, workflow=notes)
 
 
 def run_reason(context: WorkflowContext, route: Route) -> RunReason:
@@ -99,10 +89,12 @@ def run_reason(context: WorkflowContext, route: Route) -> RunReason:
     return RunReason(f"Run on {event}", route.scope or route.why, evals=evals)
 
 
-def write_everything(job: Job, concluded: Concluded, providers: Providers) -> str:
+def write_everything(
+    job: Job, verdict: RunVerdict, report: ReportContext, providers: Providers
+) -> str:
     """Every file, the job summary and the outputs, and what `providers` spent beside the
     estimate; returns the comment as written."""
-    outcome, decision, report = concluded.outcome, concluded.decision, concluded.report
+    outcome, decision = verdict.outcome, verdict.decision
     evaluation = outcome.evaluation
     results_path, body = outcome.write(
         job.site.output_dir,
@@ -167,12 +159,12 @@ def record_scores(job: Job, evaluation: Evaluation) -> None:
         job.console.log(command("warning", f"the Evals' scores were not added to the cache: {exc}"))
 
 
-def conclude(console: Console, concluded: Concluded) -> int:
+def conclude(console: Console, verdict: RunVerdict) -> int:
     """The log's last line, the decision and why; then the exit code
-    (`Concluded.exit_code`: the error that stopped the run is raised again, its files
+    (`RunVerdict.exit_code`: the error that stopped the run is raised again, its files
     written, and reported and exits as ever)."""
-    decision = concluded.decision
+    decision = verdict.decision
     if decision.result is GateResult.unavailable:
         console.log(command("error", decision.reason, title="evalward: provider unavailable"))
     console.log(f"evalward: {decision.result.value} — {decision.reason}")
-    return concluded.exit_code()
+    return verdict.exit_code()

@@ -21,9 +21,10 @@ from evalward.errors import (
     ResourceError,
     UnknownPullRequest,
 )
-from evalward.flows.session import Concluded, Outcome, RunRequest
+from evalward.flows.session import Outcome, decide
+from evalward.plan.request import RunRequest
 from evalward.report.markdown import render_unloadable
-from evalward.verdict.gate import BypassRecord, GateDecision, GateResult
+from evalward.verdict.gate import BypassRecord, GateDecision, GateResult, LabelWeighed
 
 
 def fork_dispatch_refusal(pull: PullInfo) -> str:
@@ -80,9 +81,12 @@ def unknown_pull(site: Site, number: int, exc: GitHubError) -> str:
     )
 
 
-async def gate(job: Job, github: GitHubPort, pull: PullInfo, request: RunRequest) -> int:
-    """Gate `pull`: the runs `request` hands flows (`action.run` made it, the one door into a
-    run), the bypass label read, and the concluded run written, commented and checked."""
+async def gate(job: Job, request: RunRequest) -> int:
+    """Gate the job's pull request: the runs `request` asks the phases for (`action.run` made
+    it, the one door into a run), the bypass label weighed, and the verdict written,
+    commented and checked."""
+    pull, github = job.pull, job.clients.github
+    assert pull is not None and github is not None, "main() looks the pull request up with it"
     number, head_sha = pull.number, request.setup.revisions.head or "HEAD"
     job.console.log(
         command("group", f"evalward: pull request #{number} ({pull.base_sha}..{head_sha})")
@@ -98,35 +102,26 @@ async def gate(job: Job, github: GitHubPort, pull: PullInfo, request: RunRequest
     previous = BypassRecord.parse(existing.body) if existing else None
     needed = needs_bypass(evaluation, stopped=outcome.failure is not None)
     try:
-        bypass, refusal, record = check_bypass(
-            job.site, job.clients.github, pull, head_sha, previous, needed
-        )
+        label = check_bypass(job.site, github, pull, head_sha, previous, needed)
     except GitHubError as exc:
         job.console.log(
             command("warning", f"{exc} The bypass label could not be checked: no bypass.")
         )
-        bypass, refusal, record = None, None, None
-    decision = outcome.decision(
-        bypass,
-        refusal,
-        regressions=job.site.settings.fail_on_regression,
-        allow_incomplete=job.site.settings.allow_incomplete,
-    )
-    concluded = Concluded(
-        outcome, decision, gate_report(job.site, outcome, decision, pull, head_sha, record)
-    )
-    body = write_everything(job, concluded, request.setup.providers)
-    audit(job.console, job.site, concluded, number, head_sha)
+        label = LabelWeighed()
+    verdict = decide(outcome, label)
+    report = gate_report(job.site, verdict, pull, head_sha)
+    body = write_everything(job, verdict, report, request.setup.providers)
+    audit(job.console, job.site, verdict, number, head_sha)
     annotate(job.console, evaluation)
 
     failure = outcome.failure
-    bypassed = decision.result is GateResult.bypassed
-    if failure is not None and isinstance(failure.error, ResourceError) and not bypassed:
-        comment_unloadable(job, number, head_sha, failure.error)
-    elif should_comment(job.site.settings.comment, decision, existing is not None):
+    bypassed = verdict.decision.result is GateResult.bypassed
+    if isinstance(failure, ResourceError) and not bypassed:
+        comment_unloadable(job, number, head_sha, failure)
+    elif should_comment(job.site.settings.comment, verdict.decision, existing is not None):
         _post_comment(job, github, pull, number, body)
-    report_check(job, concluded, head_sha, gating=True)
-    return conclude(job.console, concluded)
+    report_check(job, verdict, report, head_sha, gating=True)
+    return conclude(job.console, verdict)
 
 
 async def _outcome(
@@ -136,7 +131,6 @@ async def _outcome(
     plan is decided, written, commented and bypassable like one found mid-run. A merge of
     shards refuses a part as it always has (nothing commented). An int: the exit code of a
     gate skipped for a missing key (`on-missing-secrets: skip`)."""
-    progress, providers = request.progress, request.setup.providers
     try:
         outcome = await evaluate(request, console.log)
     except MissingSecretError as exc:
@@ -144,12 +138,12 @@ async def _outcome(
         try:
             return missing_secrets(console, settings, exc, pull)
         except MissingSecretError as refused:
-            return Outcome.stopped(refused, progress, providers)
+            return Outcome.stopped(refused, request)
     except Exception as exc:
         console.log(command("endgroup"))
         if request.parts is not None:
             raise
-        return Outcome.stopped(exc, progress, providers)
+        return Outcome.stopped(exc, request)
     console.log(command("endgroup"))
     return outcome
 

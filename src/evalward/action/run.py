@@ -29,7 +29,7 @@ from evalward.action.evaluate import (
     shard_key,
     shard_parts,
 )
-from evalward.action.github import GitHubClient, GitHubPort, PullInfo
+from evalward.action.github import GitHubClient, GitHubPort
 from evalward.action.job import Clients, Console, Job, Site, Trusted
 from evalward.action.outputs import (
     branch_report,
@@ -52,10 +52,11 @@ from evalward.errors import (
     EvalwardError,
     MissingSecretError,
 )
-from evalward.flows import shard
-from evalward.flows.session import Concluded, RunRequest
+from evalward.flows import session, shard
+from evalward.flows.session import decide
 from evalward.git import Git
 from evalward.host import Host
+from evalward.plan.request import RunRequest
 from evalward.plan.run_setup import Revisions, RunSetup
 from evalward.providers.registry import build_providers
 from evalward.report.markdown import render_stopped_early
@@ -176,15 +177,17 @@ def _main(
             console=console,
             site=site,
             clients=Clients(git, github),
+            route=route,
+            pull=pull,
             trusted=Trusted(trusted.template, cache, distrusted_replies),
         )
-        return asyncio.run(run(job, route, request, pull))
+        return asyncio.run(run(job, request))
 
 
-async def run(job: Job, route: Route, request: RunRequest, pull: PullInfo | None) -> int:
-    """What the route asks for: the runs `request` hands flows (`main` built it, the one door
-    into a run), for `pull` when the route gates one. Its clients are closed however it
-    ends."""
+async def run(job: Job, request: RunRequest) -> int:
+    """What the job's route asks for: the runs `request` asks the phases for (`main` built
+    it, the one door into a run), for the job's pull request when the route gates one. Its
+    clients are closed however it ends."""
     try:
         if job.trusted.distrusted_replies:
             job.console.log(
@@ -196,11 +199,9 @@ async def run(job: Job, route: Route, request: RunRequest, pull: PullInfo | None
             )
         if job.site.settings.shard and not job.site.settings.merge:
             return await shard_part(job, request)
-        if pull is not None:
-            github = job.clients.github
-            assert github is not None, "main() looks a pull request up with it"
-            return await gate(job, github, pull, request)
-        return await run_all(job, route, request)
+        if job.pull is not None:
+            return await gate(job, request)
+        return await run_all(job, request)
     finally:
         setup = request.setup
         await setup.providers.aclose()
@@ -209,8 +210,9 @@ async def run(job: Job, route: Route, request: RunRequest, pull: PullInfo | None
             job.console.log(command("warning", f"agents' leftovers not removed: {left}"))
 
 
-async def run_all(job: Job, route: Route, request: RunRequest) -> int:
+async def run_all(job: Job, request: RunRequest) -> int:
     """Every Eval (or the scheduled ones) on the current ref: dispatch, schedule, push."""
+    route = job.route
     job.console.log(command("group", f"evalward: {route.why}"))
     status = begin_status(job, route)
     try:
@@ -223,32 +225,31 @@ async def run_all(job: Job, route: Route, request: RunRequest) -> int:
         status.close(job.console, "the run stopped with an error")
         raise
     job.console.log(command("endgroup"))
-    evaluation = outcome.evaluation
-    decision = outcome.decision(allow_incomplete=job.site.settings.allow_incomplete)
+    verdict = decide(outcome)
+    evaluation = verdict.evaluation
     head_sha = job.site.context.sha
     if outcome.failure is not None:
         status.close(job.console, "the run stopped with an error")
     else:
         status.finish(job.console, evaluation, cancelled=outcome.cancelled)
-    report = branch_report(job.site, outcome, decision, route)
+    report = branch_report(job.site, verdict, route)
     report.since_scheduled = status.since_scheduled(evaluation)
-    concluded = Concluded(outcome, decision, report)
-    write_everything(job, concluded, request.setup.providers)
+    write_everything(job, verdict, report, request.setup.providers)
     whole = not outcome.cancelled and outcome.failure is None
     if job.site.context.event_name in ("push", "schedule") and whole:
         record_scores(job, evaluation)
     annotate(job.console, evaluation)
-    report_check(job, concluded, head_sha, gating=False)
-    return conclude(job.console, concluded)
+    report_check(job, verdict, report, head_sha, gating=False)
+    return conclude(job.console, verdict)
 
 
 async def shard_part(job: Job, request: RunRequest) -> int:
-    """Run part i of n and write its shard-i-of-n.json (`RunRequest.part`); the comment and
+    """Run part i of n and write its shard-i-of-n.json (`session.run_part`); the comment and
     the gate are the merge's. A cancelled part writes nothing."""
     spec = shard.ShardSpec.parse(job.site.settings.shard, "action input `shard`")
     key = shard_key(job.site.settings)
     try:
-        part = await request.part(spec, job.site.output_dir, job.console.redact, key)
+        part = await session.run_part(request, spec, job.site.output_dir, job.console.redact, key)
     except MissingSecretError as exc:
         return missing_secrets(job.console, job.site.settings, exc, None)
     if part is None:

@@ -9,8 +9,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from evalward.flows.interrupt import RunProgress, reused_mark
 from evalward.plan.plan import MoreRuns, Plan
+from evalward.plan.progress import RunProgress, reused_mark
 from evalward.rundata.results import FixtureResult
 
 BAR_WIDTH = 24
@@ -80,7 +80,7 @@ class ProgressBar:
 
 @dataclass
 class ShownProgress(RunProgress):
-    """What has run so far (`interrupt.RunProgress`), drawn as it goes."""
+    """What has run so far (`plan.progress.RunProgress`), drawn as it goes."""
 
     bar: ProgressBar = field(kw_only=True)
 

@@ -40,9 +40,10 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from evalward.cli._emit import Output, emit
     from evalward.cli._local import Selection, repository
     from evalward.flows import session
-    from evalward.flows.interrupt import RunProgress
     from evalward.flows.shard_signature import KEY_ENV, check_key
     from evalward.git import Git
+    from evalward.plan.progress import RunProgress
+    from evalward.plan.request import RunRequest, ShardParts
     from evalward.plan.run_setup import Revisions, RunSetup
     from evalward.providers.registry import build_providers, repo_providers
 
@@ -59,12 +60,12 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         shape=Selection.of(args).apply,
         started=host.started,
     )
-    parts = session.ShardParts(tuple(Path(p) for p in args.parts), key)
-    outcome = asyncio.run(session.RunRequest(setup, RunProgress(), parts).outcome())
+    parts = ShardParts(tuple(Path(p) for p in args.parts), key)
+    outcome = asyncio.run(session.run(RunRequest(setup, RunProgress(), parts)))
     return emit(
         Output(out, host.redactor(), as_json=args.json, output_dir=args.output_dir),
         outcome.evaluation,
-        outcome.decision(),
+        session.decide(outcome).decision,
         base=args.base is not None,
         run=outcome.run_info(),
     )

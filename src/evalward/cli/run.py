@@ -119,6 +119,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         cache=ResultCache(root / ".evalward" / "cache", mode),
         budget=Budget(args.max_model_calls, args.max_cost_usd),
         main_history=root / ".evalward" / "cache",
+        allow_incomplete=args.allow_incomplete,
     )
     # The clients are built here, once, and passed in: nothing below builds one.
     setup = RunSetup(
@@ -148,9 +149,10 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
 async def _run(setup: RunSetup, progress: ShownProgress) -> Outcome:
     """The run, its clients closed however it ends."""
     from evalward.flows import session
+    from evalward.plan.request import RunRequest
 
     try:
-        return await session.RunRequest(setup, progress).outcome()
+        return await session.run(RunRequest(setup, progress))
     finally:
         await setup.providers.aclose()
 
@@ -169,10 +171,11 @@ async def _run_part(
     from evalward.errors import EXIT_INTERRUPTED, EXIT_OK
     from evalward.flows import session
     from evalward.flows.shard_signature import KEY_ENV, check_key
+    from evalward.plan.request import RunRequest
 
     key = check_key(setup.env[KEY_ENV], KEY_ENV) if setup.env.get(KEY_ENV) else None
     try:
-        part = await session.RunRequest(setup, progress).part(spec, output, redact, key)
+        part = await session.run_part(RunRequest(setup, progress), spec, output, redact, key)
     finally:
         await setup.providers.aclose()
     if part is None:
@@ -197,12 +200,13 @@ def _report(
 
     from evalward.cli._emit import emit
     from evalward.cli.status import record_local
+    from evalward.flows import session
     from evalward.past import history
     from evalward.past.trend import trends
     from evalward.rundata.spending import spending_json
 
     evaluation = outcome.evaluation
-    decision = outcome.decision(allow_incomplete=args.allow_incomplete)
+    decision = session.decide(outcome).decision
     if outcome.cancelled:
         print(f"evalward: {decision.reason}", file=sys.stderr)
     # Read before this run is recorded: the report's trend shows the runs before it.
@@ -234,5 +238,5 @@ def _report(
     if line is not None:
         print(f"evalward: {line}", file=sys.stderr)
     if outcome.failure is not None:
-        raise outcome.failure.error  # reported, and exits, as ever: its files are written
+        raise outcome.failure  # reported, and exits, as ever: its files are written
     return outcome.progress.exit_code(code)

@@ -9,18 +9,17 @@ is the caller's to catch (`flows.interrupt`): it stops this coroutine.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from evalward.execute.base_judging import BaseJudging
-from evalward.execute.execute import Execution, ProgressCallback
+from evalward.execute.execute import Execution
 from evalward.execute.pairs import PairJudging
 from evalward.execute.plan_scores import EvalsBySide
 from evalward.execute.rounds import Rounds, flaky_on_main, run_rounds
 from evalward.past.status import AgentIdentity, identity_of
 from evalward.plan.changes import ChangeSet
 from evalward.plan.estimate import budget_estimate, estimate_meanwhile, estimate_plan, over_budget
-from evalward.plan.plan import MoreRuns, Plan, PlannedRun, private_runs
+from evalward.plan.plan import Plan, PlannedRun, private_runs
 from evalward.plan.planned import Planned
 from evalward.plan.result_cache import CacheKeys
 from evalward.plan.run_context import RunContext
@@ -28,7 +27,6 @@ from evalward.resources import ResourceSet
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Allowance, Estimate
-from evalward.rundata.spool import TraceSpool
 from evalward.scoring.pairwise_panel import Judged
 
 
@@ -66,24 +64,18 @@ class Ran:
     """What stopped the runs once one had finished (`fixtures` then holds those)."""
 
 
-async def execute(
-    planned: Planned,
-    traces: TraceSpool,
-    *,
-    on_result: ProgressCallback | None = None,
-    on_more: Callable[[Plan, MoreRuns], None] | None = None,
-) -> Ran:
-    """Run the plan round by round: `on_result` hears of each run, `on_more` of each round
-    that grows the plan; traces move to `traces` as runs are scored. An error before any run
-    finished is raised (nothing ran to keep); one after is the `Ran`'s `failure`."""
-    context = planned.context
+async def execute(planned: Planned) -> Ran:
+    """Run the plan round by round, telling the plan's progress of each run and each round
+    that grows the plan; traces move to its spool as runs are scored. An error before any
+    run finished is raised (nothing ran to keep); one after is the `Ran`'s `failure`."""
+    context, progress = planned.context, planned.progress
+    traces = progress.traces
     _contain(context)
     finished: list[FixtureResult] = []
 
     def record(result: FixtureResult) -> None:
         finished.append(result)
-        if on_result is not None:
-            on_result(result)
+        progress.on_result(result)
 
     counted = planned.counted
     start = len(context.plan.runs)
@@ -128,7 +120,7 @@ async def execute(
         judging = pairs if pairs.active else None
         rounds = Rounds(
             estimate=counted,
-            on_more=on_more,
+            on_more=progress.on_more,
             flaky=flaky,
             pairs=judging,
             base_judging=later if judging is not None else None,

@@ -3,73 +3,23 @@
 GitHub cancelling a job, a runner's timeout or Ctrl-C on `evalward run` stop the runs in
 flight; the runs that finished before are still scored, reported and written, and the run
 says it was cancelled (exit 130). The action and the command line share this: each records
-the run as it goes (`RunProgress`) and awaits the pipeline through `until_signalled`.
+the run as it goes (`plan.progress.RunProgress`) and awaits the phases through
+`until_signalled`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import signal
-import time
 from collections.abc import Awaitable
-from dataclasses import dataclass, field
 from types import FrameType
 from typing import TypeVar
 
-from evalward.errors import EXIT_INTERRUPTED
-from evalward.plan.changes import ChangeSet
-from evalward.plan.plan import MoreRuns, Plan
-from evalward.record.evaluation import Evaluation
-from evalward.rundata.results import FixtureResult
-from evalward.rundata.spool import TraceSpool
+from evalward.plan.progress import RunProgress
 
 T = TypeVar("T")
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
-
-
-def reused_mark(result: FixtureResult) -> str:
-    """What a run's progress line adds when the result cache answered it: it did not run
-    again."""
-    return ", reused" if result.cached else ""
-
-
-@dataclass
-class RunProgress:
-    """What has run so far, as the pipeline reports it (`on_plan`, `on_more`, `on_result`)."""
-
-    plan: Plan | None = None
-    done: list[FixtureResult] = field(default_factory=list)
-    cancelled: bool = False
-    started: float = field(default_factory=time.monotonic)
-    """When the run started (`time.monotonic`): its wall time is measured from here."""
-
-    @property
-    def planned(self) -> int:
-        return len(self.plan.runs) if self.plan else 0
-
-    def elapsed(self) -> float:
-        """Seconds since the run started."""
-        return time.monotonic() - self.started
-
-    def on_plan(self, plan: Plan) -> None:
-        self.plan = plan
-
-    def on_more(self, plan: Plan, more: MoreRuns) -> None:
-        """A round grew the plan by `more` (adaptive reps, the pairwise judge's pairs, the
-        base runs a failing head needs)."""
-        self.plan = plan
-
-    def on_result(self, result: FixtureResult) -> None:
-        self.done.append(result)
-
-    def exit_code(self, code: int) -> int:
-        """The run's exit code: 130 once it was cancelled, even after its results were in."""
-        return EXIT_INTERRUPTED if self.cancelled else code
-
-    def partial(self, traces: TraceSpool) -> Evaluation:
-        """The Evaluation of a cancelled run: the fixture runs that finished, their traces."""
-        return Evaluation(ChangeSet(), self.plan or Plan(), list(self.done), [], [], traces=traces)
 
 
 async def until_signalled(work: Awaitable[T], record: RunProgress) -> T | None:

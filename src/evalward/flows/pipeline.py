@@ -1,6 +1,6 @@
 """The phases from a change to its scored, compared record, shared by the action and the CLI.
 
-Plan (`plan.planned`), execute (`execute.run_plan`), then scoring and comparing what ran
+Plan (`plan.planned.plan`), execute (`execute.run_plan`), then scoring and comparing what ran
 (`evaluated`): each phase hands the next one value, and an error once runs have finished is
 data in it (`Ran.failure`), not an exception crossing the phases. This module owns no client:
 git and the providers come in with the front end's `RunSetup`, so tests run it against real
@@ -9,14 +9,11 @@ repositories and local model servers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from evalward.execute.execute import ProgressCallback
 from evalward.execute.plan_scores import score_evals
 from evalward.execute.run_plan import Ran, execute
-from evalward.plan.plan import MoreRuns, Plan
-from evalward.plan.planned import planned
-from evalward.plan.prepare import prepare_change
+from evalward.plan.planned import plan
+from evalward.plan.progress import RunProgress
+from evalward.plan.request import RunRequest
 from evalward.plan.run_setup import RunSetup
 from evalward.record.evaluation import Evaluation
 from evalward.rundata.spool import TraceSpool
@@ -24,40 +21,23 @@ from evalward.verdict.compare import compare
 from evalward.verdict.settle import settle
 
 
-async def run_change(
-    setup: RunSetup,
-    traces: TraceSpool,
-    *,
-    on_result: ProgressCallback | None = None,
-    on_plan: Callable[[Plan], None] | None = None,
-    on_more: Callable[[Plan, MoreRuns], None] | None = None,
-) -> Ran:
-    """Detect the change, plan it and run both sides: `on_plan` hears of the plan once made,
-    `on_more` of each round that grows it, `on_result` of each run; traces move to `traces`.
-
-    With `gate_config=base` the Evals and fixtures that gate come from the base branch's tip.
-    An error before the plan is made, or before any run finished, is raised: nothing ran.
-    """
-    with prepare_change(setup) as prepared:
-        ready = planned(setup, prepared, on_plan)
-        return await execute(ready, traces, on_result=on_result, on_more=on_more)
+async def run_change(request: RunRequest) -> Ran:
+    """Detect the change, plan it and run both sides, telling the request's progress as it
+    goes. With `gate_config=base` the Evals and fixtures that gate come from the base
+    branch's tip. An error before the plan is made, or before any run finished, is raised:
+    nothing ran."""
+    with plan(request) as planned:
+        return await execute(planned)
 
 
-async def evaluate_change(
-    setup: RunSetup,
-    *,
-    on_result: ProgressCallback | None = None,
-    on_plan: Callable[[Plan], None] | None = None,
-    on_more: Callable[[Plan, MoreRuns], None] | None = None,
-    traces: TraceSpool | None = None,
-) -> Evaluation:
+async def evaluate_change(setup: RunSetup, progress: RunProgress | None = None) -> Evaluation:
     """The phases run and scored in one call, for what keeps no partial run (a shard's part:
     the merge would miss its runs): an error that stopped the runs is raised as itself."""
-    traces = TraceSpool() if traces is None else traces
-    ran = await run_change(setup, traces, on_result=on_result, on_plan=on_plan, on_more=on_more)
+    request = RunRequest(setup, progress or RunProgress())
+    ran = await run_change(request)
     if ran.failure is not None:
         raise ran.failure
-    return evaluated(ran, traces)
+    return evaluated(ran, request.progress.traces)
 
 
 def evaluated(ran: Ran, traces: TraceSpool) -> Evaluation:

@@ -1,58 +1,42 @@
-"""One run of evalward, from its set-up to its outcome: the lifecycle every front end shares.
+"""One run of evalward, from its request to its verdict: the lifecycle every front end shares.
 
 The action (a pull request's gate, a push, a schedule, a dispatch, a shard job, a merge) and
-the command line (`evalward run`, `evalward merge`) map their inputs to a `RunSetup`, hand it
-in a `RunRequest` and render the `Outcome` (a shard job: the part it wrote); what happens in
-between is here, once: the pipeline awaited so that SIGTERM or SIGINT stop it and keep what
-finished (`interrupt`), the decision (a cancelled run's too), what the run spent, and its
-files, results.json first.
+the command line (`evalward run`, `evalward merge`) build one `RunRequest` and call `run`,
+which runs the phases (`pipeline`: plan, execute, score) awaited so that SIGTERM or SIGINT
+stop them and keep what finished (`interrupt`); `decide` makes the run's `Outcome` and the
+bypass label's weighing one `RunVerdict`, which the front end publishes (its files, results.json
+first; the comment, the check, the exit code).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalward.errors import EXIT_BUG, EvalwardError, MissingSecretError
-from evalward.flows import pipeline
-from evalward.flows.interrupt import RunProgress, until_signalled
-from evalward.flows.shard import ShardSpec, WrittenPart, run_part
-from evalward.flows.shard_merge import PartCheck, expected, merge_parts
-from evalward.plan.run_setup import RunSetup
+from evalward.flows import pipeline, shard
+from evalward.flows.interrupt import until_signalled
+from evalward.flows.shard import ShardSpec, WrittenPart
+from evalward.flows.shard_merge import expected, merge_parts
+from evalward.plan.changes import ChangeSet
+from evalward.plan.plan import Plan
+from evalward.plan.progress import RunProgress
+from evalward.plan.request import RunRequest
+from evalward.plan.run_setup import RunOptions, RunSetup
 from evalward.plan.sandbox_ready import ready
 from evalward.providers.registry import Providers
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo, SpentInfo
 from evalward.report import files
 from evalward.rundata.spending import spending_line
-from evalward.rundata.spool import TraceSpool
 from evalward.security import Redactor
 from evalward.verdict import gate
-from evalward.verdict.gate import Bypass, BypassRefusal, GateDecision, GateResult, RegressionPolicy
+from evalward.verdict.gate import BypassRecord, GateDecision, GateResult, LabelWeighed
 
 if TYPE_CHECKING:  # the comment's renderer (and Jinja) loads once a run has ended
-    from evalward.report.markdown import ReportContext
-
-
-@dataclass(frozen=True)
-class RunFailure:
-    """What stopped a run before it could decide: the error itself, which the front end
-    raises again once the run's files are written (so it is reported, and exits, as ever),
-    and how the decision words it."""
-
-    error: BaseException
-
-    @property
-    def message(self) -> str:
-        if isinstance(self.error, EvalwardError):
-            return str(self.error)
-        return f"evalward stopped on an internal error, a bug ({type(self.error).__name__})"
-
-    @property
-    def exit_code(self) -> int:
-        return self.error.exit_code if isinstance(self.error, EvalwardError) else EXIT_BUG
+    pass
 
 
 @dataclass
@@ -66,54 +50,32 @@ class Outcome:
     """From the run's start until its results were in (`RunProgress.started`)."""
     spent: SpentInfo | None = None
     """What the run's model calls used by then, judges and calibration included."""
-    failure: RunFailure | None = None
+    options: RunOptions = field(default_factory=RunOptions)
+    """How it ran: the decision reads its policies (`regressions`, `allow_incomplete`)."""
+    failure: BaseException | None = None
     """What stopped the run before it could decide (`evaluation` then holds the runs that
-    finished before it)."""
+    finished before it): raised again by the front end once the run's files are written, so
+    it is reported, and exits, as ever."""
 
     @classmethod
-    def stopped(
-        cls,
-        exc: BaseException,
-        progress: RunProgress,
-        providers: Providers,
-        traces: TraceSpool | None = None,
-    ) -> Outcome:
-        """The outcome of a run `exc` stopped: the runs that finished (their traces in
-        `traces`), and the problem."""
+    def stopped(cls, exc: BaseException, request: RunRequest) -> Outcome:
+        """The outcome of a run `exc` stopped: the runs that finished, and the problem."""
+        setup, progress = request.setup, request.progress
+        spent = SpentInfo.of(setup.providers.spent)
         return cls(
-            progress.partial(traces or TraceSpool()),
-            progress,
-            progress.elapsed(),
-            SpentInfo.of(providers.spent),
-            failure=RunFailure(exc),
+            partial(progress), progress, progress.elapsed(), spent, setup.options, failure=exc
         )
+
+    @property
+    def failure_message(self) -> str:
+        """How the decision words what stopped the run."""
+        if isinstance(self.failure, EvalwardError):
+            return str(self.failure)
+        return f"evalward stopped on an internal error, a bug ({type(self.failure).__name__})"
 
     @property
     def cancelled(self) -> bool:
         return self.progress.cancelled
-
-    def decision(
-        self,
-        bypass: Bypass | None = None,
-        refusal: BypassRefusal | None = None,
-        *,
-        regressions: RegressionPolicy = RegressionPolicy.none,
-        allow_incomplete: bool = False,
-    ) -> GateDecision:
-        """The gate's decision: incomplete once a signal cancelled the run (however many
-        runs had finished by then), or an error stopped it (bypassed when the label is
-        honoured: `gate.stopped`); else the Evaluation's (`Evaluation.decision`)."""
-        done, planned = len(self.progress.done), self.progress.planned
-        if self.cancelled:
-            return gate.cancelled(done, planned)
-        if self.failure is not None:
-            failure = self.failure
-            return gate.stopped(
-                failure.message, failure.exit_code, bypass, refusal, done=done, planned=planned
-            )
-        return self.evaluation.decision(
-            bypass, refusal, regressions=regressions, allow_incomplete=allow_incomplete
-        )
 
     def exit_code(self, decision: GateDecision) -> int:
         """The decision's exit code, or 130 once the run was cancelled."""
@@ -149,14 +111,13 @@ class Outcome:
 
 
 @dataclass(frozen=True)
-class Concluded:
-    """A run as its front end concluded it: the outcome, the decision made of it (a bypass
-    label read) and the report that shows both. The one value that writing, the check run,
-    the audit and the exit read."""
+class RunVerdict:
+    """A run's outcome and the gate's decision of it, with the record the comment keeps of the
+    bypass label: the one value a front end publishes (files, comment, check, audit, exit)."""
 
     outcome: Outcome
     decision: GateDecision
-    report: ReportContext
+    label: BypassRecord | None = None
 
     @property
     def evaluation(self) -> Evaluation:
@@ -167,48 +128,56 @@ class Concluded:
         raised again instead, its files written, unless the bypass label was honoured."""
         failure = self.outcome.failure
         if failure is not None and self.decision.result is not GateResult.bypassed:
-            raise failure.error
+            raise failure
         return self.outcome.exit_code(self.decision)
 
 
-@dataclass(frozen=True)
-class ShardParts:
-    """A merge's input: the shards' part files, the key that sealed them, and a check of each
-    part before it is read (the action refuses one the checkout brings)."""
-
-    paths: tuple[Path, ...]
-    key: str | None
-    check: PartCheck | None = None
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    """What a front end hands flows: its set-up, what it tells as the runs go, and, for a
-    merge, the shards' parts that stand for the runs."""
-
-    setup: RunSetup
-    progress: RunProgress
-    parts: ShardParts | None = None
-
-    async def outcome(self) -> Outcome:
-        """The run's outcome (`run_change`), or the parts' merged (`merge`)."""
-        if self.parts is not None:
-            parts = self.parts
-            return merge(self.setup, parts.paths, parts.key, self.progress, parts.check)
-        return await run_change(self.setup, self.progress)
-
-    async def part(
-        self, spec: ShardSpec, output_dir: Path, redact: Redactor, key: str | None
-    ) -> WrittenPart | None:
-        """Run part `spec` of the plan and write it to `output_dir` for the merge, sealed
-        with `key`; None when a signal cancelled it (a cancelled part writes nothing: the
-        merge would miss its runs)."""
-        assert self.parts is None, "a merge runs nothing, so it has no part to run"
-        ready_sandbox(self.setup)
-        return await until_signalled(
-            run_part(self.setup, spec, output_dir, redact, self.progress, key),
-            self.progress,
+def decide(outcome: Outcome, label: LabelWeighed | None = None) -> RunVerdict:
+    """The gate's decision of `outcome`, the bypass `label` weighed: incomplete once a signal
+    cancelled the run (however many runs had finished by then), or an error stopped it
+    (bypassed when the label is honoured: `gate.stopped`); else the Evaluation's
+    (`Evaluation.decision`), under the run's policies."""
+    label = label or LabelWeighed()
+    progress, options = outcome.progress, outcome.options
+    done, planned = len(progress.done), progress.planned
+    if outcome.cancelled:
+        decision = gate.cancelled(done, planned)
+    elif outcome.failure is not None:
+        failure = outcome.failure
+        code = failure.exit_code if isinstance(failure, EvalwardError) else EXIT_BUG
+        message = outcome.failure_message
+        decision = gate.stopped(
+            message, code, label.bypass, label.refusal, done=done, planned=planned
         )
+    else:
+        decision = outcome.evaluation.decision(
+            label.bypass,
+            label.refusal,
+            regressions=options.regressions,
+            allow_incomplete=options.allow_incomplete,
+        )
+    return RunVerdict(outcome, decision, label.record)
+
+
+async def run(request: RunRequest) -> Outcome:
+    """The request's outcome: its runs (`run_change`), or a merge's parts merged (`merge`)."""
+    if request.parts is not None:
+        return merge(request)
+    return await run_change(request)
+
+
+async def run_part(
+    request: RunRequest, spec: ShardSpec, output_dir: Path, redact: Redactor, key: str | None
+) -> WrittenPart | None:
+    """Run part `spec` of the plan and write it to `output_dir` for the merge, sealed with
+    `key`; None when a signal cancelled it (a cancelled part writes nothing: the merge would
+    miss its runs)."""
+    assert request.parts is None, "a merge runs nothing, so it has no part to run"
+    setup, progress = request.setup, request.progress
+    ready_sandbox(setup)
+    return await until_signalled(
+        shard.run_part(setup, spec, output_dir, redact, progress, key), progress
+    )
 
 
 def ready_sandbox(setup: RunSetup) -> None:
@@ -219,7 +188,7 @@ def ready_sandbox(setup: RunSetup) -> None:
         ready(sandbox, setup.sandbox_setup, setup.git, setup.env)
 
 
-async def run_change(setup: RunSetup, progress: RunProgress) -> Outcome:
+async def run_change(request: RunRequest) -> Outcome:
     """Run the phases (`pipeline`); a signal stops them, and the Outcome holds the runs that
     finished.
 
@@ -227,44 +196,38 @@ async def run_change(setup: RunSetup, progress: RunProgress) -> Outcome:
     the run as a signal would: the Outcome holds the runs that finished and the problem
     (`Outcome.failure`), so they are written and reported before the process exits. A key the
     plan needs and lacks is not such an error: the front ends decide what it means."""
+    setup, progress = request.setup, request.progress
     ready_sandbox(setup)
-    traces = TraceSpool()
     try:
-        ran = await until_signalled(
-            pipeline.run_change(
-                setup,
-                traces,
-                on_result=progress.on_result,
-                on_plan=progress.on_plan,
-                on_more=progress.on_more,
-            ),
-            progress,
-        )
+        ran = await until_signalled(pipeline.run_change(request), progress)
     except MissingSecretError:
         raise
     except Exception as exc:
         if progress.plan is None:
             raise  # nothing ran: the front end says why
-        return Outcome.stopped(exc, progress, setup.providers, traces)
-    evaluation = progress.partial(traces) if ran is None else pipeline.evaluated(ran, traces)
-    failure = RunFailure(ran.failure) if ran is not None and ran.failure is not None else None
+        return Outcome.stopped(exc, request)
+    evaluation = partial(progress) if ran is None else pipeline.evaluated(ran, progress.traces)
+    failure = ran.failure if ran is not None else None
     spent = SpentInfo.of(setup.providers.spent)
-    return Outcome(evaluation, progress, progress.elapsed(), spent, failure=failure)
+    return Outcome(evaluation, progress, progress.elapsed(), spent, setup.options, failure=failure)
 
 
-def merge(
-    setup: RunSetup,
-    paths: Sequence[Path],
-    key: str | None,
-    progress: RunProgress,
-    check: PartCheck | None = None,
-) -> Outcome:
+def partial(progress: RunProgress) -> Evaluation:
+    """The Evaluation of a run a signal or an error stopped: the runs that finished, their
+    traces."""
+    plan = progress.plan or Plan()
+    return Evaluation(ChangeSet(), plan, list(progress.done), [], [], traces=progress.traces)
+
+
+def merge(request: RunRequest) -> Outcome:
     """The parts' results merged into the plan this merge computes itself from the base's
     definitions (`shard_merge`), as the Outcome of the run they were split from."""
+    setup, progress, parts = request.setup, request.progress, request.parts
+    assert parts is not None, "a merge is a request with parts"
     with expected(setup) as plan:
-        evaluation = merge_parts(paths, plan, key, check)
+        evaluation = merge_parts(parts.paths, plan, parts.key, parts.check)
     progress.plan, progress.done = evaluation.plan, list(evaluation.fixtures)
     spent = setup.providers.spent
     if evaluation.spent_elsewhere is not None:  # the parts' calls, and the merge's own
         spent = evaluation.spent_elsewhere.plus(spent)
-    return Outcome(evaluation, progress, progress.elapsed(), SpentInfo.of(spent))
+    return Outcome(evaluation, progress, progress.elapsed(), SpentInfo.of(spent), setup.options)

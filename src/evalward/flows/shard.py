@@ -24,11 +24,11 @@ from pydantic import BaseModel
 
 from evalward.errors import ConfigError
 from evalward.flows import pipeline
-from evalward.flows.interrupt import RunProgress
 from evalward.flows.shard_signature import canonical, seal
 from evalward.git import Git
 from evalward.plan.estimate import estimate_run
 from evalward.plan.plan import Plan, PlannedRun, at_most
+from evalward.plan.progress import RunProgress
 from evalward.plan.run_setup import Revisions, RunSetup
 from evalward.providers.pricing import PriceTable
 from evalward.record.schema import PlanRecord, ShardIndex, ShardPart, ShardSource, SpentInfo
@@ -112,12 +112,7 @@ async def run_part(
     itself: a part stopped part-way writes nothing, since the merge would miss its runs.
     """
     splitter = _Splitter(spec, setup.providers.prices)
-    evaluation = await pipeline.evaluate_change(
-        setup.shaped(splitter),
-        on_result=progress.on_result,
-        on_plan=progress.on_plan,
-        on_more=progress.on_more,
-    )
+    evaluation = await pipeline.evaluate_change(setup.shaped(splitter), progress)
     part = ShardPart(
         shard=ShardIndex(index=spec.index, count=spec.count),
         source=ShardSource.model_validate(source_of(setup.git, setup.revisions)),

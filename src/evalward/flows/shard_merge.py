@@ -10,7 +10,7 @@ what gates comes from a part but the results of the runs it was given.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +23,7 @@ from evalward.flows.shard_signature import broken
 from evalward.plan.changes import ChangeSet
 from evalward.plan.plan import Plan, PlannedRun, at_most, private_runs
 from evalward.plan.prepare import prepare_change
+from evalward.plan.request import PartCheck
 from evalward.plan.run_setup import RunSetup
 from evalward.providers.pricing import PriceTable
 from evalward.record.evaluation import Evaluation
@@ -71,9 +72,6 @@ def expected(setup: RunSetup) -> Iterator[Expected]:
         )
 
 
-PartCheck = Callable[[Path, ShardPart], None]
-"""A caller's own rule for a part's file and content: it raises ConfigError to refuse it."""
-
 Part = tuple[str, dict[str, Any], ShardPart]
 """A part as read: its file's name, its document as written (what its seal covers), and
 what it holds."""
@@ -93,8 +91,8 @@ def merge_parts(
     Evaluation's traces are in its own spool)."""
     parts = [(str(path), *read_part(path)) for path in paths]
     if check is not None:
-        for path, (_, _, part) in zip(paths, parts, strict=True):
-            check(path, part)
+        for path in paths:
+            check(path)
     return merge(parts, plan, key)
 
 

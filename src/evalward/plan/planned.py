@@ -1,24 +1,27 @@
-"""The plan phase's one value: a prepared change's runs as the definitions and the budget
-leave them, announced and with every key they need checked.
+"""The plan phase's entry (`plan`) and its one value: a change's runs as the definitions and
+the budget leave them, announced, and with every key they need checked.
 
-`planned` makes it from the prepared change (`prepare.prepare_change`); the execute phase
-takes it whole (`execute.run_plan.execute`) and hands on a `Ran`. Nothing here runs an
-agent: what is refused, cut or missing is known before the first model call.
+`plan(request)` prepares the change (`prepare.prepare_change`: its checkouts live while the
+`Planned` is in use); the execute phase takes the `Planned` whole (`execute.run_plan`) and
+hands on a `Ran`. Nothing here runs an agent: what is refused, cut or missing is known
+before the first model call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from evalward.errors import ConfigError, MissingSecretError
 from evalward.plan.changes import ChangeSet
 from evalward.plan.estimate import Trimmed, refuse_unpriced, trim_to_budget
-from evalward.plan.plan import Plan, PlannedRun
+from evalward.plan.plan import PlannedRun
 from evalward.plan.preflight.preflight import planned_models, refuse_plan, warning_notes
-from evalward.plan.prepare import Prepared
+from evalward.plan.prepare import Prepared, prepare_change
+from evalward.plan.progress import RunProgress
+from evalward.plan.request import RunRequest
 from evalward.plan.run_context import RunContext
-from evalward.plan.run_setup import RunSetup
 from evalward.providers.registry import check_credentials
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Estimate
@@ -31,6 +34,8 @@ class Planned:
     changes: ChangeSet
     context: RunContext
     """The plan (cut to the budget), its checkouts, the set-up and the keys."""
+    progress: RunProgress
+    """Who hears of each run and each round, and where their traces go."""
     notes: tuple[str, ...]
     """What planning told: the definitions' warnings, what the budget cut."""
     trimmed: Trimmed | None
@@ -55,13 +60,18 @@ class Planned:
         return self.trimmed.counted if self.trimmed is not None else None
 
 
-def planned(
-    setup: RunSetup, prepared: Prepared, on_plan: Callable[[Plan], None] | None = None
-) -> Planned:
-    """The prepared change's runs: refused or cut as the definitions and the budget say,
-    announced to `on_plan`, and their keys checked (a missing one: `MissingSecretError`,
-    which the front end weighs against `on-missing-secrets`)."""
-    context = RunContext.of(prepared.plan, prepared.checkouts, setup)
+@contextmanager
+def plan(request: RunRequest) -> Iterator[Planned]:
+    """The request's change prepared and planned: refused or cut as the definitions and the
+    budget say, announced to the request's progress, and its keys checked (a missing one:
+    `MissingSecretError`, which the front end weighs against `on-missing-secrets`). Its
+    checkouts are removed once the block ends."""
+    setup, progress = request.setup, request.progress
+    with prepare_change(setup) as prepared:
+        yield _planned(prepared, RunContext.of(prepared.plan, prepared.checkouts, setup), progress)
+
+
+def _planned(prepared: Prepared, context: RunContext, progress: RunProgress) -> Planned:
     notes = list(prepared.notes)
     refused = refuse_plan(context.plan, context.checkouts, context.providers, context.env)
     notes += warning_notes(refused)
@@ -71,10 +81,9 @@ def planned(
     context = context.with_plan(plan)
     if cached is not None:
         plan.reused = sum(cached(run) for run in plan.runs)
-    if on_plan is not None:
-        on_plan(plan)
+    progress.on_plan(plan)
     _check_keys(context)
-    return Planned(prepared.changes, context, tuple(notes), trimmed)
+    return Planned(prepared.changes, context, progress, tuple(notes), trimmed)
 
 
 def _budgeted(

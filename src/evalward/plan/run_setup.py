@@ -38,6 +38,8 @@ class RunOptions:
     regressions: RegressionPolicy = RegressionPolicy.none
     """The action's `fail-on-regression`, which may only tighten an Eval's: the plan runs
     the base where the decision it makes reads it."""
+    allow_incomplete: bool = False
+    """`allow-incomplete` (`--allow-incomplete`): runs the budget skipped do not block."""
 
 
 @dataclass(frozen=True)

@@ -97,6 +97,17 @@ class BypassRecord:
             return None
 
 
+@dataclass(frozen=True)
+class LabelWeighed:
+    """The bypass label as weighed for one head: honoured, refused, or not weighed (the gate
+    passes on its own, or there is no label), and the record the comment keeps of which head
+    it was applied on."""
+
+    bypass: Bypass | None = None
+    refusal: BypassRefusal | None = None
+    record: BypassRecord | None = None
+
+
 def judge_bypass(
     *,
     label: str,
