@@ -1,7 +1,7 @@
 """The job's store of agents' environments (`runtime.environments.environment`), building a
 Python environment with nothing to install from a real requirements file: built once for
 every run that asks for the same one, kept in the cache and restored from it by the next
-job, built again when its file changes, and what a built one gives an agent's processes."""
+job, and what a built one gives an agent's processes."""
 
 from __future__ import annotations
 
@@ -25,17 +25,17 @@ pytestmark = pytest.mark.integration
 PYTHON = AgentEnvironment.model_validate({"python": "agent/requirements.txt"})
 
 
-def checkout(tmp_path: Path, requirements: str = "# nothing to install\n") -> Path:
+def checkout(tmp_path: Path) -> Path:
     root = tmp_path / "checkout"
-    (root / "agent").mkdir(parents=True, exist_ok=True)
-    (root / "agent" / "requirements.txt").write_text(requirements, encoding="utf-8")
+    (root / "agent").mkdir(parents=True)
+    (root / "agent" / "requirements.txt").write_text("# nothing to install\n", encoding="utf-8")
     return root
 
 
-def request(root: Path, side: str = "head") -> EnvironmentRequest:
+def request(root: Path) -> EnvironmentRequest:
     return EnvironmentRequest(
         agent="bot",
-        side=side,
+        side="head",
         spec=PYTHON,
         checkout=root,
         source=root,
@@ -73,16 +73,6 @@ def test_an_environment_is_built_once_kept_and_restored_by_the_next_job(tmp_path
     second = EnvironmentStore(cache, scope="push")
     provided(second, tmp_path / "live-2", request(root))
     assert (second.built, second.restored) == ([], first.built)
-
-
-def test_a_changed_file_or_another_side_is_another_environment(tmp_path: Path) -> None:
-    store = EnvironmentStore(None)
-    root = checkout(tmp_path)
-    other = checkout(tmp_path / "other", "# another\n")
-
-    provided(store, tmp_path / "live", request(root), request(other), request(root, "base"))
-
-    assert len(set(store.built)) == 3
 
 
 def test_a_built_environment_is_first_on_path_with_its_variables() -> None:
