@@ -13,6 +13,7 @@ import pytest
 from evalward.authoring.playground_trials import Trials, try_playgrounds
 from evalward.definitions.loader import load_resources
 from support.gitrepo import GitRepo
+from support.greeter import greeter_agent
 
 pytestmark = pytest.mark.integration
 
@@ -20,29 +21,27 @@ SEED = """\
 CREATE TABLE orders (id TEXT PRIMARY KEY, status TEXT);
 INSERT INTO orders VALUES ('A-1', 'delivered');
 """
-AGENT = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: { name: support }
-spec:
-  models: [openai/gpt-4.1-mini]
+AGENT = (
+    greeter_agent("openai/gpt-4.1-mini")
+    + """\
 ---
 apiVersion: evalward.dev/v1
 kind: EvalFixture
 metadata: { name: refund }
 spec:
-  targetAgent: support
+  targetAgent: greeter
   input: { type: prompt, payload: { prompt: "Refund A-1." } }
   assertions:
     - { type: stateValue, at: db.orders.A-1.status, equals: refunded }
 """
+)
 EVAL = """\
 ---
 apiVersion: evalward.dev/v1
 kind: Eval
 metadata: {{ name: {name} }}
 spec:
-  targetAgent: support
+  targetAgent: greeter
   fixtures: [refund]
   playground:
     name: shop

@@ -14,23 +14,18 @@ from evalward.authoring.scorer_trials import SAMPLE_REPLY, sample_trace, try_sco
 from evalward.definitions.loader import load_resources
 from evalward.rundata.trace import StepType
 from support.gitrepo import GitRepo
+from support.greeter import greeter_agent
 
 pytestmark = pytest.mark.integration
 
-AGENT = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: { name: support }
-spec:
-  models: [openai/gpt-4.1-mini]
-"""
+AGENT = greeter_agent("openai/gpt-4.1-mini")
 FIXTURE = """\
 ---
 apiVersion: evalward.dev/v1
 kind: EvalFixture
 metadata: {{ name: {name} }}
 spec:
-  targetAgent: support
+  targetAgent: greeter
   input: {{ type: prompt, payload: {{ prompt: "Refund order 7." }} }}
 {reference}  assertions:
     - type: code

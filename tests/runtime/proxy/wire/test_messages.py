@@ -33,6 +33,7 @@ MESSAGE: dict[str, Any] = {
 
 
 def read(data: list[dict[str, Any]]) -> list[Event]:
+    """The events the proxy reads for `data`, each sent as one `data:` line."""
     reader = EventReader()
     return [e for d in data for e in reader.feed(f"data: {json.dumps(d)}\n\n".encode())]
 

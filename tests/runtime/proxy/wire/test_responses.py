@@ -5,15 +5,14 @@ script cannot read (a hosted tool, an unknown role) are refused by the field at 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
 from evalward.errors import WireError
-from evalward.http.sse import Event, EventReader
 from evalward.providers.base import ChatMessage, ChatResponse, RunLabels, ToolCall
 from evalward.runtime.proxy.wire.responses import FINAL_EVENTS, Responses, events_of
+from runtime.proxy.wire.test_messages import read
 
 pytestmark = pytest.mark.unit
 
@@ -39,11 +38,6 @@ RESPONSE: dict[str, Any] = {
     ],
     "usage": {"input_tokens": 8, "output_tokens": 4},
 }
-
-
-def read(data: list[dict[str, Any]]) -> list[Event]:
-    reader = EventReader()
-    return [e for d in data for e in reader.feed(f"data: {json.dumps(d)}\n\n".encode())]
 
 
 def test_a_whole_response_streamed_ends_in_the_event_that_carries_it() -> None:
