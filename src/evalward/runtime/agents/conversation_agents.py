@@ -1,7 +1,7 @@
 """What every agent kind's conversation shares: its run as the runner hands it over, the
 simulated user found before the first turn, a bring-your-own agent's request per turn, and
 how a turn's reply is settled. How each kind answers a turn is its module's
-(runtime/agents/kinds/: `hold`).
+(runtime/agents/kinds/: `answers`).
 """
 
 from __future__ import annotations
