@@ -18,6 +18,7 @@ from aiohttp import web
 
 from evalward.http.client import HttpClient
 from evalward.providers.base import RunLabels
+from evalward.providers.config import provider_config
 from evalward.providers.registry import Providers, build_providers
 from evalward.rundata.spending import Allowance
 from evalward.rundata.trace import StepType, Trace
@@ -171,3 +172,23 @@ def test_a_model_without_a_price_is_refused_under_a_dollar_limit() -> None:
     assert status == 429
     assert "has no price" in json.dumps(body)
     assert "no-such-model-anywhere" in (trace.proxy_calls[0].error or "")
+
+
+def test_a_provider_out_of_reach_is_the_proxys_upstream_error_for_calls_and_model_lists() -> None:
+    key = "sk-" + "k" * 30
+    providers = build_providers(
+        {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": key},
+        config=provider_config({"providers": {"openai": {"retry": {"attempts": 1}}}}),
+    )
+
+    async def both(client: HttpClient, base: str) -> list[tuple[int, Any]]:
+        listed = await client.get(f"{base}/models")
+        return [await chat(client, base), (listed.status, json.loads(listed.body))]
+
+    trace = Trace()
+    replies = served(Answerer(providers, None, Redactor([key])), trace, both)
+
+    assert [status for status, _ in replies] == [502, 502]
+    assert all("evalward could not reach openai: " in json.dumps(body) for _, body in replies)
+    assert [c.status for c in trace.proxy_calls] == [502, 502]
+    assert all(c.error and key not in c.error for c in trace.proxy_calls)
