@@ -42,6 +42,7 @@ from evalward.resources.assertions import (
     TrajectoryAssertion,
     TrajectoryMode,
 )
+from evalward.rundata.playground_state import same
 from evalward.rundata.results import Status
 from evalward.rundata.trace import StepType, Trace
 from evalward.text import jsontext, tool_names
@@ -174,7 +175,7 @@ def _tool_args(a: ToolArgsAssertion, trace: Trace) -> CheckOutcome:
 
 
 def _exact(expected: Any, actual: Any) -> bool:
-    return _same(expected, actual)
+    return same(expected, actual)
 
 
 def _partial(expected: Any, actual: Any) -> bool:
@@ -183,24 +184,7 @@ def _partial(expected: Any, actual: Any) -> bool:
         return isinstance(actual, dict) and all(
             key in actual and _partial(value, actual[key]) for key, value in expected.items()
         )
-    return _same(expected, actual)
-
-
-def _same(expected: Any, actual: Any) -> bool:
-    """JSON equality: 1 == 1.0, but True is not 1 and "1" is not 1."""
-    if isinstance(expected, bool) or isinstance(actual, bool):
-        return type(expected) is type(actual) and expected == actual
-    if isinstance(expected, dict) and isinstance(actual, dict):
-        return expected.keys() == actual.keys() and all(
-            _same(v, actual[k]) for k, v in expected.items()
-        )
-    if isinstance(expected, list) and isinstance(actual, list):
-        return len(expected) == len(actual) and all(
-            _same(e, x) for e, x in zip(expected, actual, strict=True)
-        )
-    if isinstance(expected, int | float) and isinstance(actual, int | float):
-        return expected == actual
-    return type(expected) is type(actual) and bool(expected == actual)
+    return same(expected, actual)
 
 
 def _trajectory(a: TrajectoryAssertion, trace: Trace) -> CheckOutcome:
@@ -307,7 +291,7 @@ def _equals(a: EqualsAssertion, trace: Trace) -> CheckOutcome:
         ok = actual == (expected if a.exact else expected.strip())
     else:
         actual = _field_value(a.field, trace)
-        ok = _same(a.value, actual)
+        ok = same(a.value, actual)
     return _verdict(
         ok,
         f"{_where(a.field)} equals {_short(a.value)}",

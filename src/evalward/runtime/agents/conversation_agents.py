@@ -1,12 +1,13 @@
 """What every agent kind's conversation shares: its run as the runner hands it over, the
 simulated user found before the first turn, a bring-your-own agent's request per turn, and
 how a turn's reply is settled. How each kind answers a turn is its module's
-(runtime/agents/kinds/: `hold`).
+(runtime/agents/kinds/: `answers`).
 """
 
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,7 @@ from evalward.providers.registry import Providers
 from evalward.resources.conversation import Conversation, EndReason
 from evalward.rundata.spending import Allowance
 from evalward.rundata.trace import StepType, Trace
+from evalward.runtime.agents.conversation import TurnAnswer
 from evalward.runtime.agents.simulated_user import UserSimulator
 from evalward.runtime.proxy.model_proxy import Grant
 from evalward.runtime.proxy.observed import TrafficObserver
@@ -41,6 +43,20 @@ class ProgramTurns:
 
     def left(self) -> float:
         return max(self.deadline - time.monotonic(), 0.001)
+
+    def answering(
+        self, ask: Callable[[list[ChatMessage], dict[str, Any]], Awaitable[str]]
+    ) -> TurnAnswer:
+        """Each turn asked of the program with `ask` (the history so far and the turn's
+        request, to the text it answered), every request naming the same conversation `id`,
+        and its reply settled (`settle_turn`)."""
+        conversation_id = uuid.uuid4().hex
+
+        async def answer(history: list[ChatMessage], turn: int) -> str:
+            text = await ask(history, self.turn_request(history, turn, conversation_id))
+            return settle_turn(self.trace, turn, text, self.observer)
+
+        return answer
 
     @property
     def observer(self) -> TrafficObserver | None:

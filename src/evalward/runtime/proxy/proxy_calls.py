@@ -87,11 +87,7 @@ class Answerer:
         except WireError as exc:
             return call.refuse(WireProblem.bad_request, str(exc))
         except ProviderError as exc:
-            message = self._redact(str(exc))
-            call.record(502, error=message)
-            return problem(
-                call.api, WireProblem.upstream, f"evalward could not reach {call.api}: {message}"
-            )
+            return self._unreached(call, exc)
 
     async def models(
         self, call: Call, route: WireRoute, headers: Mapping[str, str]
@@ -125,15 +121,19 @@ class Answerer:
         try:
             answer = await forwarding.forward(route.upstream, None, headers)
         except ProviderError as exc:
-            message = self._redact(str(exc))
-            call.record(502, error=message)
-            return problem(
-                route.api, WireProblem.upstream, f"evalward could not reach {route.api}: {message}"
-            )
+            return self._unreached(call, exc)
         if answer.data is not None:
             call.record(answer.reply.status, FREE)
             return answer_json(answer.reply.status, answer.data)
         return upstream_error(call, answer, self._redact)
+
+    def _unreached(self, call: Call, exc: ProviderError) -> web.Response:
+        """A call its provider could not be reached for: recorded, and answered in its API."""
+        message = self._redact(str(exc))
+        call.record(502, error=message)
+        return problem(
+            call.api, WireProblem.upstream, f"evalward could not reach {call.api}: {message}"
+        )
 
     def _admit(self, call: Call, uncountable: str | None) -> web.Response | None:
         """Count `call` against the budget and the run's share, or refuse it (recorded in

@@ -116,7 +116,6 @@ class AgentKind(abc.ABC):
     async def run(self, place: RunPlace) -> str:
         """Run the agent into `place.trace`; a bring-your-own agent's plain-text answer."""
 
-    @abc.abstractmethod
     async def hold(
         self,
         place: RunPlace,
@@ -125,6 +124,12 @@ class AgentKind(abc.ABC):
         simulator: UserSimulator | None,
     ) -> None:
         """Hold `talk`'s conversation with the agent, turn by turn, into `place.trace`."""
+        answer = self.answers(place, talk, executor)
+        await hold_conversation(talk.conversation, place.trace, answer, simulator)
+
+    @abc.abstractmethod
+    def answers(self, place: RunPlace, talk: ConversationRun, executor: ToolExecutor) -> TurnAnswer:
+        """How the agent answers each turn of `talk`."""
 
     def use_sandbox(self, sandbox: Sandbox) -> None:  # noqa: B027 (a hook, as `aclose`)
         """Start what it keeps between runs in `sandbox` (the agent's environment is built);
@@ -191,15 +196,9 @@ class ProgramKind(AgentKind):
     def turns(self, place: RunPlace, turns: ProgramTurns) -> TurnAnswer:
         """How the agent's program answers each turn of a conversation."""
 
-    async def hold(
-        self,
-        place: RunPlace,
-        talk: ConversationRun,
-        executor: ToolExecutor,
-        simulator: UserSimulator | None,
-    ) -> None:
-        turns = self.program_turns(place, talk)
-        await hold_conversation(talk.conversation, place.trace, self.turns(place, turns), simulator)
+    def answers(self, place: RunPlace, talk: ConversationRun, executor: ToolExecutor) -> TurnAnswer:
+        del executor  # its program runs its own tools
+        return self.turns(place, self.program_turns(place, talk))
 
     @staticmethod
     def program_turns(place: RunPlace, talk: ConversationRun) -> ProgramTurns:

@@ -7,7 +7,6 @@ timeout and kills its process group (runtime/agents/command.py).
 
 from __future__ import annotations
 
-import uuid
 from typing import Any, ClassVar
 
 from evalward.providers.base import ChatMessage
@@ -15,7 +14,7 @@ from evalward.resources.agent import AgentSpec
 from evalward.resources.agent_runtime import CommandRuntime
 from evalward.runtime.agents.command import run_command_agent
 from evalward.runtime.agents.conversation import TurnAnswer, transcript
-from evalward.runtime.agents.conversation_agents import ProgramTurns, settle_turn
+from evalward.runtime.agents.conversation_agents import ProgramTurns
 from evalward.runtime.agents.inputs import input_text
 from evalward.runtime.agents.kinds.base import KindSetup, ProgramKind, RunPlace
 
@@ -56,17 +55,15 @@ class CommandKind(ProgramKind):
     def turns(self, place: RunPlace, turns: ProgramTurns) -> TurnAnswer:
         """Started once per turn, with the conversation so far."""
         runtime, launch = self.settings, place.launch
-        conversation_id = uuid.uuid4().hex
 
-        async def answer(history: list[ChatMessage], turn: int) -> str:
-            text = await run_command_agent(
+        async def ask(history: list[ChatMessage], request: dict[str, Any]) -> str:
+            return await run_command_agent(
                 runtime,
-                turns.turn_request(history, turn, conversation_id),
+                request,
                 turns.trace,
                 launch,
                 timeout_seconds=min(runtime.timeout_seconds or turns.left(), turns.left()),
                 input_text=transcript(history),
             )
-            return settle_turn(turns.trace, turn, text, turns.observer)
 
-        return answer
+        return turns.answering(ask)

@@ -16,7 +16,7 @@ from evalward.errors import McpFailure
 from evalward.providers.base import ChatMessage
 from evalward.resources.agent import AgentSpec
 from evalward.rundata.trace import StepType
-from evalward.runtime.agents.conversation import TurnAnswer, hold_conversation
+from evalward.runtime.agents.conversation import TurnAnswer
 from evalward.runtime.agents.conversation_agents import ConversationRun, turn_final
 from evalward.runtime.agents.declarative import (
     continue_declarative,
@@ -25,7 +25,6 @@ from evalward.runtime.agents.declarative import (
 )
 from evalward.runtime.agents.inputs import input_messages
 from evalward.runtime.agents.kinds.base import AgentKind, RunPlace
-from evalward.runtime.agents.simulated_user import UserSimulator
 from evalward.runtime.tools.mcp_tools import McpToolbox
 from evalward.runtime.tools.tools import ToolExecutor
 
@@ -64,17 +63,7 @@ class DeclarativeKind(AgentKind):
             trace.add(StepType.error, content=str(failure))
         return ""
 
-    async def hold(
-        self,
-        place: RunPlace,
-        talk: ConversationRun,
-        executor: ToolExecutor,
-        simulator: UserSimulator | None,
-    ) -> None:
-        answer = self._turns(place, talk, executor)
-        await hold_conversation(talk.conversation, place.trace, answer, simulator)
-
-    def _turns(self, place: RunPlace, talk: ConversationRun, executor: ToolExecutor) -> TurnAnswer:
+    def answers(self, place: RunPlace, talk: ConversationRun, executor: ToolExecutor) -> TurnAnswer:
         """One history, extended by every turn's tool loop."""
         agent, providers, trace = self.setup.agent, self.setup.providers, place.trace
         messages = opening_messages(agent)

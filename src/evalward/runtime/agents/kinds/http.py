@@ -6,13 +6,12 @@ its own sessions can find this one.
 
 from __future__ import annotations
 
-import uuid
 from typing import Any, ClassVar
 
 from evalward.providers.base import ChatMessage
 from evalward.resources.agent import AgentSpec
 from evalward.runtime.agents.conversation import TurnAnswer
-from evalward.runtime.agents.conversation_agents import ProgramTurns, settle_turn
+from evalward.runtime.agents.conversation_agents import ProgramTurns
 from evalward.runtime.agents.http_agent import HttpAgentServer
 from evalward.runtime.agents.kinds.base import KindSetup, ProgramKind, RunPlace
 from evalward.runtime.isolation.sandbox import Sandbox
@@ -65,15 +64,11 @@ class HttpKind(ProgramKind):
     def turns(self, place: RunPlace, turns: ProgramTurns) -> TurnAnswer:
         """Asked once per turn, every request naming the same conversation."""
         server = self.server
-        conversation_id = uuid.uuid4().hex
 
-        async def answer(history: list[ChatMessage], turn: int) -> str:
-            text = await server.run(
-                turns.turn_request(history, turn, conversation_id),
-                turns.trace,
-                timeout_seconds=turns.left(),
-                grant=turns.grant,
+        async def ask(history: list[ChatMessage], request: dict[str, Any]) -> str:
+            del history  # the request holds it
+            return await server.run(
+                request, turns.trace, timeout_seconds=turns.left(), grant=turns.grant
             )
-            return settle_turn(turns.trace, turn, text, turns.observer)
 
-        return answer
+        return turns.answering(ask)

@@ -5,15 +5,14 @@ whole conversation, one user turn per stdin line (runtime/agents/command_repl.py
 
 from __future__ import annotations
 
-import uuid
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from evalward.providers.base import ChatMessage
 from evalward.resources.conversation import EndReason
 from evalward.rundata.trace import StepType
 from evalward.runtime.agents.command_repl import ReplSession
 from evalward.runtime.agents.conversation import TurnAnswer, hold_conversation
-from evalward.runtime.agents.conversation_agents import ConversationRun, ProgramTurns, settle_turn
+from evalward.runtime.agents.conversation_agents import ConversationRun, ProgramTurns
 from evalward.runtime.agents.kinds.base import RunPlace
 from evalward.runtime.agents.kinds.command import CommandKind
 from evalward.runtime.agents.simulated_user import UserSimulator
@@ -48,11 +47,8 @@ class ReplKind(CommandKind):
 
 def _turns(session: ReplSession, turns: ProgramTurns) -> TurnAnswer:
     """One stdin line per turn."""
-    conversation_id = uuid.uuid4().hex
 
-    async def answer(history: list[ChatMessage], turn: int) -> str:
-        request = turns.turn_request(history, turn, conversation_id)
-        text = await session.turn(history[-1].content, request, turns.left())
-        return settle_turn(turns.trace, turn, text, turns.observer)
+    async def ask(history: list[ChatMessage], request: dict[str, Any]) -> str:
+        return await session.turn(history[-1].content, request, turns.left())
 
-    return answer
+    return turns.answering(ask)

@@ -202,6 +202,12 @@ def count(value: object) -> int:
     return _LENIENT.count(value, "")
 
 
+def index_of(data: Mapping[str, Any]) -> int:
+    """The `index` of a choice, a tool call's fragment or a content block (0 when it has none)."""
+    index = data.get("index")
+    return index if isinstance(index, int) else 0
+
+
 def mapping(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 

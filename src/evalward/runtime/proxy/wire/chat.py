@@ -32,6 +32,7 @@ from evalward.runtime.proxy.wire.base import (
     SeenResult,
     Turn,
     chat_request,
+    index_of,
     items,
     lenient_text,
     list_field,
@@ -167,7 +168,7 @@ class _Chunks:
         return True
 
     def _add(self, choice: Mapping[str, Any]) -> None:
-        index = _index(choice)
+        index = index_of(choice)
         into = self._choices.setdefault(
             index, {"content": "", "refusal": "", "calls": {}, "finish_reason": None}
         )
@@ -177,7 +178,7 @@ class _Chunks:
         if isinstance(delta.get("refusal"), str):
             into["refusal"] += delta["refusal"]
         for fragment in items(delta.get("tool_calls")):
-            number = _index(fragment)
+            number = index_of(fragment)
             call = into["calls"].setdefault(number, {"id": "", "name": "", "arguments": ""})
             call["id"] = call["id"] or str(fragment.get("id") or "")
             function = mapping(fragment.get("function"))
@@ -227,7 +228,7 @@ def chunks_of(reply: Mapping[str, Any], with_usage: bool) -> list[dict[str, Any]
         chunks.append({**head, "choices": [choice]})
 
     for choice in items(reply.get("choices")):
-        index = _index(choice)
+        index = index_of(choice)
         message = mapping(choice.get("message"))
         chunk(index, {"role": "assistant", "content": ""})
         content = lenient_text(message.get("content"))
@@ -258,11 +259,6 @@ def chunks_of(reply: Mapping[str, Any], with_usage: bool) -> list[dict[str, Any]
     if with_usage and isinstance(reply.get("usage"), Mapping):
         chunks.append({**head, "choices": [], "usage": dict(reply["usage"])})
     return chunks
-
-
-def _index(data: Mapping[str, Any]) -> int:
-    index = data.get("index")
-    return index if isinstance(index, int) else 0
 
 
 def _messages(body: Mapping[str, Any]) -> list[ChatMessage]:

@@ -32,6 +32,7 @@ from evalward.runtime.proxy.wire.base import (
     TypedEvents,
     chat_request,
     count,
+    index_of,
     items,
     lenient_text,
     list_field,
@@ -134,11 +135,11 @@ class _Blocks:
             self._message = dict(mapping(data.get("message")))
             self._message["usage"] = dict(mapping(self._message.get("usage")))
         elif kind == "content_block_start":
-            self._blocks[_index(data)] = dict(mapping(data.get("content_block")))
+            self._blocks[index_of(data)] = dict(mapping(data.get("content_block")))
         elif kind == "content_block_delta":
-            self._delta(_index(data), mapping(data.get("delta")))
+            self._delta(index_of(data), mapping(data.get("delta")))
         elif kind == "content_block_stop":
-            self._close(_index(data))
+            self._close(index_of(data))
         elif kind == "message_delta" and self._message is not None:
             self._message.update(mapping(data.get("delta")))
             self._message["usage"].update(mapping(data.get("usage")))
@@ -173,11 +174,6 @@ class _Blocks:
         for index in list(self._json):
             self._close(index)
         return {**self._message, "content": [b for _, b in sorted(self._blocks.items())]}
-
-
-def _index(data: Mapping[str, Any]) -> int:
-    index = data.get("index")
-    return index if isinstance(index, int) else 0
 
 
 def events_of(reply: Mapping[str, Any]) -> list[dict[str, Any]]:

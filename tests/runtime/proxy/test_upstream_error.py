@@ -1,0 +1,77 @@
+"""A provider's refusal as the proxy passes it on (`runtime.proxy_forward.upstream_error`):
+its status and body as they came, secrets struck out; a success that is no JSON object as the
+proxy's own upstream error; and a rejected key as evalward's to fix, never quoting the key."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from aiohttp import web
+
+from evalward.http.client import Reply
+from evalward.providers.base import RunLabels
+from evalward.providers.retry import Answer
+from evalward.rundata.trace import Trace
+from evalward.runtime.proxy.call_record import Call
+from evalward.runtime.proxy.grants import Grant
+from evalward.runtime.proxy.proxy_forward import upstream_error
+from evalward.runtime.proxy.wire import Api
+from evalward.security import Redactor
+
+pytestmark = pytest.mark.unit
+
+KEY = "sk-upstream-secret-0123456789abcdef"
+
+
+def refused(api: Api, status: int, body: bytes) -> tuple[web.Response, Trace]:
+    trace = Trace()
+    call = Call(Grant("k", RunLabels(agent="a"), trace, {}), api, "POST /v1/x", time.time())
+    answer = Answer(Reply(status, {}, body), None, None)
+    return upstream_error(call, answer, Redactor([KEY])), trace
+
+
+def body_of(response: web.Response) -> object:
+    assert isinstance(response.body, bytes)
+    return json.loads(response.body)
+
+
+def test_a_refusal_is_passed_on_as_it_came_with_secrets_struck_out() -> None:
+    sent = {"error": {"message": f"slow down, {KEY}", "type": "rate_limit"}}
+    response, trace = refused("openai", 429, json.dumps(sent).encode())
+
+    assert response.status == 429
+    assert response.headers["x-should-retry"] == "false"  # the proxy has retried already
+    passed = json.dumps(body_of(response))
+    assert "rate_limit" in passed and KEY not in passed
+    (call,) = trace.proxy_calls
+    assert call.status == 429 and (call.error or "").startswith("HTTP 429: ")
+    assert KEY not in (call.error or "")
+
+
+def test_a_refusal_that_is_not_json_is_said_in_the_providers_error_shape() -> None:
+    response, _ = refused("anthropic", 503, b"<html>bad gateway</html>")
+
+    assert response.status == 503
+    body = body_of(response)
+    assert isinstance(body, dict) and body["type"] == "error"
+    assert "anthropic answered HTTP 503: <html>bad gateway</html>" in json.dumps(body)
+
+
+def test_a_success_that_is_no_json_object_is_the_proxys_upstream_error() -> None:
+    response, trace = refused("openai", 200, b"[1, 2]")
+
+    assert response.status == 502
+    assert "not a JSON object" in json.dumps(body_of(response))
+    assert trace.proxy_calls[0].status == 502
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_a_rejected_key_is_evalwards_to_fix_and_never_quoted(status: int) -> None:
+    response, trace = refused("openai", status, f'{{"error": "bad key {KEY[:12]}"}}'.encode())
+
+    assert response.status == 401
+    said = json.dumps(body_of(response))
+    assert "rejected evalward's key" in said and KEY[:12] not in said
+    assert "needs fixing, not the agent's" in (trace.proxy_calls[0].error or "")
