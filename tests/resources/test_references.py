@@ -5,17 +5,15 @@ repository; each problem at the field that holds it, with the nearest name."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from evalward.definitions.loader import load_what_loads
 from evalward.resources.references import FROM_ROOT, check_references
-from evalward.resources.resource_set import Located
 from evalward.resources.yamlsource import PathKey
 from support.gitrepo import GitRepo
+from support.reported import Reported
 
 pytestmark = pytest.mark.unit
 
@@ -45,46 +43,26 @@ spec:
 """
 
 
-@dataclass
-class Reported:
-    """What `check_references` reports: (resource, field, message) per problem, warnings
-    apart."""
-
-    problems: list[tuple[str, PathKey, str]] = field(default_factory=list)
-    warnings: list[tuple[str, PathKey, str]] = field(default_factory=list)
-
-    def __call__(
-        self,
-        located: Located[Any],
-        loc: PathKey,
-        message: str,
-        *,
-        warning: bool = False,
-        consequence: bool = False,
-    ) -> None:
-        listed = self.warnings if warning else self.problems
-        listed.append((located.resource.metadata.name, loc, message))
-
-
-def checked(root: Path, files: dict[str, str]) -> Reported:
-    """The tree of `files`, committed, loaded as far as it loads, then checked."""
+def checked(root: Path, files: dict[str, str]) -> list[tuple[str, PathKey, str]]:
+    """The tree of `files`, committed, loaded as far as it loads, then checked: each
+    problem's resource, field and message (a warning is a test's failure too)."""
     repo = GitRepo(root)
     repo.commit("a suite", {"prompts/bot.md": "You are Jane.\n", **files})
     resources, _ = load_what_loads(root)
     reported = Reported()
     check_references(resources, root, reported)
-    return reported
+    assert reported.warnings == []
+    return [(r.name, r.loc, r.message) for r in reported.problems]
 
 
 def test_a_tree_whose_references_all_resolve_has_no_problem(tmp_path: Path) -> None:
-    reported = checked(tmp_path, {"suite.yaml": "---\n".join([AGENT, FIXTURE, EVAL])})
-    assert reported == Reported()
+    assert checked(tmp_path, {"suite.yaml": "---\n".join([AGENT, FIXTURE, EVAL])}) == []
 
 
 def test_an_agent_that_is_not_defined_is_named_with_the_nearest(tmp_path: Path) -> None:
     other = EVAL.replace("targetAgent: support-bot", "targetAgent: suport-bot")
     reported = checked(tmp_path, {"suite.yaml": "---\n".join([AGENT, FIXTURE, other])})
-    assert reported.problems == [
+    assert reported == [
         (
             "bot-eval",
             ("spec", "targetAgent"),
@@ -97,7 +75,7 @@ def test_an_agent_that_is_not_defined_is_named_with_the_nearest(tmp_path: Path) 
 def test_judge_assertions_under_an_eval_with_no_judge_are_refused(tmp_path: Path) -> None:
     unjudged = EVAL.replace("  judge: { model: openai/gpt-4.1-mini }\n", "")
     reported = checked(tmp_path, {"suite.yaml": "---\n".join([AGENT, FIXTURE, unjudged])})
-    ((name, where, message),) = reported.problems
+    ((name, where, message),) = reported
     assert (name, where) == ("bot-eval", ("spec",))
     assert message.startswith(
         "Eval 'bot-eval' sets no spec.judge.model, and the fixtures it selects have judge "
@@ -108,7 +86,7 @@ def test_judge_assertions_under_an_eval_with_no_judge_are_refused(tmp_path: Path
 def test_an_eval_that_selects_no_fixture_says_how_to_select_one(tmp_path: Path) -> None:
     other = EVAL.replace("{ agent: support-bot }", "{ agent: billing }")
     reported = checked(tmp_path, {"suite.yaml": "---\n".join([AGENT, FIXTURE, other])})
-    ((name, where, message),) = reported.problems
+    ((name, where, message),) = reported
     assert (name, where) == ("bot-eval", ("spec", "fixtureSelector", "matchLabels"))
     assert "no EvalFixture has the labels {'agent': 'billing'}, so a run would score nothing" in (
         message
@@ -123,7 +101,7 @@ def test_a_system_file_that_is_not_there_and_a_program_outside_are_refused(
         "prompts/jane.md,\n  tools: [{ name: refund, command: [../refund.sh] }] }",
     )
     reported = checked(tmp_path, {"suite.yaml": "---\n".join([agent, FIXTURE, EVAL])})
-    assert reported.problems == [
+    assert reported == [
         (
             "support-bot",
             ("spec", "systemFile"),
