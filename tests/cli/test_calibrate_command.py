@@ -44,9 +44,10 @@ def test_a_judge_that_calls_every_pair_a_tie_does_not_gate(started: GitRepo) -> 
     script.write_text(text.replace("purpose: pairwise, contains:", "purpose: judge, contains:"))
     code, said = calibrated(started)
     assert code == 1
-    row = said.strip().splitlines()[2].split()
-    assert row[0] == "openai/gpt-4.1-mini" and row[1] != "1.00"
-    assert "gates:" not in said
+    lines = said.strip().splitlines()
+    assert lines[2].split() == ["openai/gpt-4.1-mini", "0.00", "100", "%", "14", "0"]
+    assert lines[3].strip().startswith("cannot decide: κ between 0.00 and ")
+    assert lines[3].endswith("below the floor 0.60")
 
 
 def test_a_calibration_that_is_not_defined_is_refused_with_the_nearest(
