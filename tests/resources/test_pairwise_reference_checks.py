@@ -6,16 +6,15 @@ tests/resources/test_pairwise_references.py."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from evalward.definitions.loader import load_what_loads
 from evalward.resources.pairwise_references import check_pairwise_references
-from evalward.resources.resource_set import Located
 from evalward.resources.yamlsource import PathKey
 from support.documents import documents
 from support.greeter import greeter_agent, greeter_eval, greeting_fixture
+from support.reported import Reported
 
 pytestmark = pytest.mark.unit
 
@@ -30,24 +29,12 @@ def _found(tmp_path: Path, *settings: str) -> list[tuple[str, PathKey, str]]:
         encoding="utf-8",
     )
     resources, _ = load_what_loads(tmp_path)
-    found: list[tuple[str, PathKey, str]] = []
-
-    def report(
-        located: Located[Any],
-        loc: PathKey,
-        message: str,
-        *,
-        warning: bool = False,
-        consequence: bool = False,
-    ) -> None:
-        del warning, consequence
-        found.append((located.resource.kind, loc, message))
-
+    reported = Reported()
     located = resources.evals["greeter-eval"]
     check_pairwise_references(
-        "greeter-eval", located, list(resources.fixtures.values()), resources, report
+        "greeter-eval", located, list(resources.fixtures.values()), resources, reported
     )
-    return found
+    return [(r.located.resource.kind, r.loc, r.message) for r in reported.reports]
 
 
 def test_a_pairwise_judge_with_its_model_rubric_and_no_calibration_has_nothing_to_say(

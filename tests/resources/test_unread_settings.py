@@ -4,16 +4,15 @@ each a warning at its field naming what decides instead, never ignored in silenc
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from evalward.definitions.loader import load_resources
-from evalward.resources.resource_set import Located
 from evalward.resources.unread_settings import check_unread_settings
 from evalward.resources.yamlsource import PathKey
 from support.documents import documents
 from support.greeter import greeter_agent, greeter_eval, greeting_fixture
+from support.reported import Reported
 
 pytestmark = pytest.mark.unit
 
@@ -25,21 +24,9 @@ def _warnings(tmp_path: Path, *settings: str) -> list[tuple[PathKey, str, bool]]
         greeting_fixture("{ type: contains, value: Hi }"),
     )
     (tmp_path / "suite.yaml").write_text(suite, encoding="utf-8")
-    found: list[tuple[PathKey, str, bool]] = []
-
-    def report(
-        located: Located[Any],
-        loc: PathKey,
-        message: str,
-        *,
-        warning: bool = False,
-        consequence: bool = False,
-    ) -> None:
-        del located, consequence
-        found.append((loc, message, warning))
-
-    check_unread_settings(load_resources(tmp_path), report)
-    return found
+    reported = Reported()
+    check_unread_settings(load_resources(tmp_path), reported)
+    return [(r.loc, r.message, r.warning) for r in reported.reports]
 
 
 def test_fixed_reps_name_each_adaptive_setting_they_do_not_read(tmp_path: Path) -> None:

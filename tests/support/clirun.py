@@ -1,17 +1,28 @@
 """Run the `evalward` command line as a user does: a subprocess, with no provider key or
-other secret inherited from the environment the tests run in."""
+other secret inherited from the environment the tests run in; or one command in this process
+(`in_process`, `refused`), where a test reads what its module did."""
 
 from __future__ import annotations
 
+import argparse
+import io
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
+
+import pytest
 
 import evalward as _imported
+from evalward.__main__ import main as entry
+from evalward.cli import build_parser
+from evalward.errors import EXIT_CONFIG
+from evalward.host import Host
 from support import head_strays
+from support.gitrepo import GitRepo
 from support.limits import subprocess_limit
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -20,6 +31,10 @@ SOURCE = str(Path(_imported.__file__).resolve().parents[1])
 DEMO_PATH = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
 """`make demo`'s PATH, for a run of the repository's own examples: the virtualenv's `bin`
 first, where the MCP example's server (`python3`) finds the MCP SDK."""
+
+
+Command = Callable[[argparse.Namespace, TextIO, Host], int]
+"""A command module's `main`."""
 
 
 def evalward(*args: str, cwd: Path = REPO_ROOT, **env: str) -> subprocess.CompletedProcess[str]:
@@ -50,3 +65,40 @@ def run_for_results(cwd: Path, *args: str, **env: str) -> tuple[int, dict[str, A
     said = done.stdout + done.stderr
     assert "Traceback" not in said, said
     return done.returncode, json.loads((out / "results.json").read_text()), said
+
+
+def quiet_host(home: Path) -> Host:
+    """The host of a command run in this process: PATH and HOME only, no key or other secret."""
+    return Host({"PATH": os.environ["PATH"], "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1"})
+
+
+def in_process(main: Command, *argv: str, host: Host) -> tuple[int, str]:
+    """`evalward ARGV` through one command's `main`, in this process, with its arguments parsed
+    as the command line parses them: its exit code and what it printed."""
+    out = io.StringIO()
+    code = main(build_parser().parse_args(list(argv)), out, host)
+    return code, out.getvalue()
+
+
+def refused(capsys: pytest.CaptureFixture[str], *argv: str, host: Host) -> str:
+    """`evalward ARGV` through the entry point, in this process, refused as a user's mistake:
+    exit 2 and one line on stderr that is no traceback. That line, without its prefix."""
+    code = entry(list(argv), host)
+    captured = capsys.readouterr()
+    assert code == EXIT_CONFIG, captured
+    assert "Traceback" not in captured.err and "internal error" not in captured.err, captured.err
+    (line,) = captured.err.strip().splitlines()
+    assert line.startswith("evalward: "), line
+    return line.removeprefix("evalward: ")
+
+
+def initialised(repo: GitRepo) -> GitRepo:
+    """`repo` with what `evalward init` writes, committed on main: an agent, its fixtures, an
+    Eval with a pairwise judge and its calibration, and the mock script that passes them
+    (evals/mock-replies.yaml)."""
+    from evalward.cli import init
+
+    code, _ = in_process(init.main, "init", str(repo.path), host=quiet_host(repo.path))
+    assert code == 0
+    repo.commit("evalward init")
+    return repo

@@ -385,24 +385,14 @@ def _conversation(
     files: _Files,
     context: GraderContext,
 ) -> tuple[dict[str, Any], str | None]:
-    """A multi-turn test's conversation, its opening the test's input (system messages)."""
+    """A multi-turn test's `conversation`, its opening the test's input (system messages),
+    and the reference its turns' expected outputs make."""
     listed = given.get("messages")
     opening: list[dict[str, str]] = (
         [dict(m) for m in listed]
         if isinstance(listed, list)
         else [{"role": "user", "content": "(a prompt)"}]
     )
-    return _turns(case, path, opening, files, context)
-
-
-def _turns(
-    case: dict[str, Any],
-    path: PathKey,
-    opening: list[dict[str, str]],
-    files: _Files,
-    context: GraderContext,
-) -> tuple[dict[str, Any], str | None]:
-    """The fixture's `conversation` and the reference its turns' expected outputs make."""
     for key, allowed in _CONVERSATION_CHOICES.items():
         if key in case and case[key] not in allowed:
             raise AgentVProblem(
@@ -454,15 +444,8 @@ def _turn(turn: Any, path: PathKey, files: _Files, context: GraderContext) -> di
     checks = turn.get("assert") or []
     if not isinstance(checks, list):
         raise AgentVProblem((*path, "assert"), "expected a list of assertions")
-    assertions: list[dict[str, Any]] = []
-    problems: list[AgentVProblem] = []
-    for index, item in enumerate(checks):
-        try:
-            assertions += grader_assertions(item, (*path, "assert", index), context)
-        except AgentVProblem as problem:
-            problems.append(problem)
-    if problems:
-        raise AgentVProblems(problems)
+    graders = [(item, (*path, "assert", index)) for index, item in enumerate(checks)]
+    assertions = _graded(graders, context)
     return {"user": "\n\n".join(m["content"] for m in said), "assertions": assertions}
 
 
@@ -483,6 +466,12 @@ def _assertions(
         graders.append((item, (*path, "execution", "evaluators", index)))
     for index, item in enumerate(suite.assertions):
         graders.append((item, ("assertions", index)))
+    return _graded(graders, context)
+
+
+def _graded(graders: list[tuple[Any, PathKey]], context: GraderContext) -> list[dict[str, Any]]:
+    """Each grader (with where it is) as evalward assertions, in order; the problems of all
+    of them reported together."""
     assertions: list[dict[str, Any]] = []
     problems: list[AgentVProblem] = []
     for item, item_path in graders:

@@ -295,12 +295,7 @@ class _Importer:
 
     def unique(self, name: str) -> str:
         """`name`, or `name-2`, `name-3`… when a fixture already has it."""
-        taken = {f["metadata"]["name"] for f in self.out.fixtures}
-        candidate, number = name, 1
-        while candidate in taken:
-            number += 1
-            candidate = f"{name}-{number}"
-        return candidate
+        return make.numbered(name, {f["metadata"]["name"] for f in self.out.fixtures})
 
     def resources(
         self,

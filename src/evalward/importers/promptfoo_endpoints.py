@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from evalward.importers.promptfoo_providers import PromptfooProvider
+from evalward.importers.promptfoo_resources import numbered
 from evalward.importers.promptfoo_source import Node
 
 DEFAULT_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
@@ -70,11 +71,7 @@ class Endpoints:
             provider.model = f"{name}/{provider.model.partition('/')[2]}"
 
     def _name(self, endpoint: PromptfooEndpoint, wanted: str, taken: set[str]) -> None:
-        name, number = wanted, 1
-        while name in taken:
-            number += 1
-            tail = f"-{number}"
-            name = wanted[: NAME_LENGTH - len(tail)].rstrip("-") + tail
+        name = numbered(wanted, taken, NAME_LENGTH)
         taken.add(name)
         self.names[endpoint] = name
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,13 +51,19 @@ def distinct(texts: list[str], limit: int = 24) -> list[str]:
     one model, or labels that agree on their first `limit` characters)."""
     out: list[str] = []
     for text in texts:
-        base = slug(text, limit)
-        candidate, number = base, 1
-        while candidate in out:
-            number += 1
-            candidate = f"{base}-{number}"
-        out.append(candidate)
+        out.append(numbered(slug(text, limit), out))
     return out
+
+
+def numbered(base: str, taken: Container[str], limit: int | None = None) -> str:
+    """`base`, or `base-2`, `base-3`… when `taken` has it (cut to `limit` characters with
+    its number kept, when there is a limit)."""
+    name, number = base, 1
+    while name in taken:
+        number += 1
+        tail = f"-{number}"
+        name = base + tail if limit is None else base[: limit - len(tail)].rstrip("-") + tail
+    return name
 
 
 def suffix(labels: dict[str, str]) -> list[str]:

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import dataclasses
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from evalward.http.client import HttpClient
@@ -16,11 +14,11 @@ from evalward.providers.retry import (
     Endpoint,
     Opened,
     RetryPolicy,
-    open_stream,
     post_json,
     send,
 )
 from evalward.providers.tool_choice import anthropic_choice
+from evalward.providers.vendor_api import VendorApi
 from evalward.rundata.trace import Usage
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -31,7 +29,7 @@ DEFAULT_MAX_TOKENS = 4096
 """The Messages API requires `max_tokens`; used when the agent sets none."""
 
 
-class AnthropicProvider:
+class AnthropicProvider(VendorApi):
     """Messages API. The key goes in the `x-api-key` header and nowhere else."""
 
     name = "anthropic"
@@ -49,21 +47,12 @@ class AnthropicProvider:
     ) -> None:
         """Keyword parameters past `client`, each a provider setting with a default (the
         `providers` config's fields); a parameter object would only rename them."""
-        self._client = client
         root = base_url.rstrip("/")
         self._v1 = root if root.endswith("/v1") else f"{root}/v1"
-        self._endpoint = Endpoint("anthropic", base_url, f"{self._v1}/messages", key_env)
+        endpoint = Endpoint("anthropic", base_url, f"{self._v1}/messages", key_env)
+        super().__init__(client, endpoint, retry, max_concurrency)
         self._api_key = api_key
         self._version = version
-        self._retry = retry or RetryPolicy()
-        self._limit = asyncio.Semaphore(max_concurrency)
-
-    def named(self, name: str) -> AnthropicProvider:
-        """This provider under the name evalward.yaml gives another server that speaks its
-        API (`ollama`, `azure`): its model ids and its messages say that name."""
-        self.name = name
-        self._endpoint = dataclasses.replace(self._endpoint, provider=name)
-        return self
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         body = request_body(request, self._version)
@@ -86,21 +75,12 @@ class AnthropicProvider:
                 self._client, self._at(path), body, self._headers(headers), self._retry
             )
 
-    @contextlib.asynccontextmanager
-    async def stream(
+    def stream(
         self, path: str, body: dict[str, Any], headers: Mapping[str, str]
-    ) -> AsyncIterator[Opened | Answer]:
+    ) -> AbstractAsyncContextManager[Opened | Answer]:
         """`forward` for a streamed reply, held open (and counted against the concurrency
         limit) until the block ends."""
-        async with self._limit:
-            opened = await open_stream(
-                self._client, self._at(path), body, self._headers(headers), self._retry
-            )
-            try:
-                yield opened
-            finally:
-                if isinstance(opened, Opened):
-                    await opened.aclose()
+        return self._streamed(self._at(path), body, self._headers(headers))
 
     def _at(self, path: str) -> Endpoint:
         return self._endpoint.at(f"{self._v1}/{path}")
@@ -112,9 +92,6 @@ class AnthropicProvider:
         if self._api_key:
             sent["x-api-key"] = self._api_key
         return sent
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
 
 
 def request_body(request: ChatRequest, version: str = DEFAULT_VERSION) -> dict[str, Any]:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import dataclasses
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -18,17 +16,17 @@ from evalward.providers.retry import (
     Endpoint,
     Opened,
     RetryPolicy,
-    open_stream,
     send,
     settle,
 )
 from evalward.providers.tool_choice import openai_choice
+from evalward.providers.vendor_api import VendorApi
 from evalward.rundata.trace import Usage, tool_arguments
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-class OpenAIProvider:
+class OpenAIProvider(VendorApi):
     """Chat Completions. The key goes in the Authorization header and nowhere else."""
 
     name = "openai"
@@ -46,25 +44,14 @@ class OpenAIProvider:
     ) -> None:
         """Keyword parameters past `client`, each a provider setting with a default (the
         `providers` config's fields); a parameter object would only rename them."""
-        self._client = client
-        self._endpoint = Endpoint(
-            "openai", base_url, base_url.rstrip("/") + "/chat/completions", key_env
-        )
+        endpoint = Endpoint("openai", base_url, base_url.rstrip("/") + "/chat/completions", key_env)
+        super().__init__(client, endpoint, retry, max_concurrency)
         self._api_key = api_key
         self._api_version = api_version
         """Azure OpenAI's dated API: per-deployment URLs, `?api-version=`, the `api-key`
         header (None: OpenAI's own API shape, which Azure's v1 API serves too)."""
-        self._retry = retry or RetryPolicy()
-        self._limit = asyncio.Semaphore(max_concurrency)
         self._refused: dict[str, set[str]] = {}
         """Per model, the parameters its server refused (`adapted`): not sent again."""
-
-    def named(self, name: str) -> OpenAIProvider:
-        """This provider under the name evalward.yaml gives another server that speaks its
-        API (`ollama`, `azure`): its model ids and its messages say that name."""
-        self.name = name
-        self._endpoint = dataclasses.replace(self._endpoint, provider=name)
-        return self
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         refused = self._refused.setdefault(request.model, set())
@@ -95,21 +82,13 @@ class OpenAIProvider:
         async with self._limit:
             return await send(self._client, at, body, self._auth(), self._retry)
 
-    @contextlib.asynccontextmanager
-    async def stream(
+    def stream(
         self, path: str, body: dict[str, Any], headers: Mapping[str, str]
-    ) -> AsyncIterator[Opened | Answer]:
+    ) -> AbstractAsyncContextManager[Opened | Answer]:
         """`forward` for a streamed reply, held open (and counted against the concurrency
         limit) until the block ends."""
         del headers
-        async with self._limit:
-            at = self._at(path, str(body.get("model", "")))
-            opened = await open_stream(self._client, at, body, self._auth(), self._retry)
-            try:
-                yield opened
-            finally:
-                if isinstance(opened, Opened):
-                    await opened.aclose()
+        return self._streamed(self._at(path, str(body.get("model", ""))), body, self._auth())
 
     def _at(self, path: str, model: str = "") -> Endpoint:
         """`path` below the base URL; under Azure's dated API, below the model's deployment
@@ -126,9 +105,6 @@ class OpenAIProvider:
         if self._api_version is not None:
             return {"api-key": self._api_key}  # Azure's dated API
         return {"authorization": f"Bearer {self._api_key}"}
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
 
 
 def request_body(request: ChatRequest) -> dict[str, Any]:

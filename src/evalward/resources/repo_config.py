@@ -116,44 +116,29 @@ def load_config(root: Path) -> RepoConfig:
     """Read `evalward.yaml` under root (defaults when absent); every mistake is located."""
     path = root / CONFIG_FILE
     if path.is_symlink() and leads_outside(root, path):
-        raise ResourceError(
-            [
-                Problem(
-                    CONFIG_FILE,
-                    None,
-                    None,
-                    "",
-                    "the file is a symbolic link to a file outside the repository; make it a "
-                    "file of the repository",
-                )
-            ]
+        raise _unread(
+            "the file is a symbolic link to a file outside the repository; make it a file of "
+            "the repository"
         )
     if not path.is_file():
         if path.exists() or path.is_symlink():  # ignored, its settings would silently be lost
-            raise ResourceError(
-                [
-                    Problem(
-                        CONFIG_FILE,
-                        None,
-                        None,
-                        "",
-                        "not a file (a folder, or a symbolic link that leads to no file), so "
-                        "its settings cannot be read; make it a file, or remove it",
-                    )
-                ]
+            raise _unread(
+                "not a file (a folder, or a symbolic link that leads to no file), so its "
+                "settings cannot be read; make it a file, or remove it"
             )
         return RepoConfig()
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
-            raise ResourceError(
-                [Problem(CONFIG_FILE, None, None, "", too_large(path.stat().st_size))]
-            )
+            raise _unread(too_large(path.stat().st_size))
         data = path.read_bytes()
     except OSError as exc:
-        raise ResourceError(
-            [Problem(CONFIG_FILE, None, None, "", f"cannot read file: {exc.strerror}")]
-        ) from None
+        raise _unread(f"cannot read file: {exc.strerror}") from None
     return parse_config(data)
+
+
+def _unread(message: str) -> ResourceError:
+    """Why the working tree's `evalward.yaml` as a whole cannot be read."""
+    return ResourceError([Problem(CONFIG_FILE, None, None, "", message)])
 
 
 def parse_config(data: bytes | None, where: str = CONFIG_FILE) -> RepoConfig:

@@ -1,0 +1,71 @@
+"""`evalward diff A B` in-process (`cli/diff.py`): two runs' results compared as the comment
+compares a base with a head, the gate's exit code on the later one; a file that is not a
+results document, refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evalward.cli import diff, run
+from support.clirun import in_process, initialised, quiet_host, refused
+from support.gitrepo import GitRepo
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def two_runs(repo: GitRepo) -> tuple[Path, Path]:
+    """results.json of a passing run of `evalward init`'s suite, then of one whose agent no
+    longer says the order has shipped."""
+    initialised(repo)
+    script = repo.path / "evals" / "mock-replies.yaml"
+    made = []
+    for name in ("before", "after"):
+        out = repo.path / name
+        argv = ("run", str(repo.path), "--mock-script", str(script), "--output-dir", str(out))
+        in_process(run.main, *argv, "--no-history", "--no-cache", host=quiet_host(repo.path))
+        made.append(out / "results.json")
+        script.write_text(script.read_text().replace("Order 12345 has shipped.", "On its way."))
+    return made[0], made[1]
+
+
+def test_a_fixture_that_stops_passing_fails_the_later_run(
+    two_runs: tuple[Path, Path],
+) -> None:
+    before, after = two_runs
+    host = quiet_host(before.parent)
+    code, said = in_process(diff.main, "diff", str(before), str(after), host=host)
+    assert code == 1
+    assert said.startswith("<!-- evalward-comment:diff -->\n## ❌ evalward: Blocked: ")
+    assert "| assistant-eval | assistant | 1.00 → **0.33** | -0.67 | — | 1/2 | ❌ Fail |" in said
+    assert "contains: 'shipped' not found in the final message" in said
+
+    code, said = in_process(diff.main, "diff", str(before), str(after), "--json", host=host)
+    assert code == 1
+    document = json.loads(said)
+    assert document["result"] == "fail"
+    (entry,) = document["evals"]
+    assert entry["eval"] == "assistant-eval" and entry["before"] == 1.0 > entry["after"]
+    assert {"fixture": "assistant-order-status", "change": "failing"} in entry["fixtures"]
+
+
+def test_a_run_compared_with_itself_passes(two_runs: tuple[Path, Path]) -> None:
+    before, _ = two_runs
+    code, said = in_process(
+        diff.main, "diff", str(before), str(before), "--json", host=quiet_host(before.parent)
+    )
+    assert code == 0
+    (entry,) = json.loads(said)["evals"]
+    assert entry["before"] == entry["after"] == 1.0 and entry["passed"]
+
+
+def test_a_file_that_is_not_results_json_is_refused(
+    two_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, after = two_runs
+    script = after.parents[1] / "evals" / "mock-replies.yaml"
+    said = refused(capsys, "diff", str(script), str(after), host=quiet_host(after.parent))
+    assert said.startswith(f"{script}: not JSON")

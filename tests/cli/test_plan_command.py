@@ -1,0 +1,79 @@
+"""`evalward plan` in-process (`cli/plan.py`): what a change would run and why, its runs and
+their estimated calls and cost, as text and as JSON, with nothing run; and a --base that names
+no commit, refused."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evalward.cli import plan
+from support.clirun import in_process, initialised, quiet_host, refused
+from support.gitrepo import GitRepo
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def changed(repo: GitRepo) -> GitRepo:
+    """`evalward init`'s repository with a branch that rewords the agent's prompt."""
+    initialised(repo)
+    repo.branch("feature")
+    prompt = repo.path / "prompts" / "assistant.md"
+    prompt.write_text(prompt.read_text().rstrip("\n") + " Be brief.\n")
+    repo.commit("a briefer assistant")
+    return repo
+
+
+def test_the_plan_names_the_changed_file_the_agent_and_the_eval_it_runs(changed: GitRepo) -> None:
+    code, said = in_process(
+        plan.main, "plan", str(changed.path), "--base", "main", host=quiet_host(changed.path)
+    )
+    assert code == 0
+    lines = said.splitlines()
+    assert lines[:5] == [
+        "Compared with main:",
+        "  M prompts/assistant.md",
+        "Changed agents:",
+        "  assistant: prompts/assistant.md changed",
+        "Evals to run:",
+    ]
+    assert lines[5] == "  assistant-eval (agent assistant): agent assistant changed"
+    assert lines[6].startswith("    2 fixtures, 2 head runs; ~")
+    assert any(line.startswith("    adaptive reps: ") for line in lines)
+    assert lines[-1].startswith("Estimate: ~")
+    assert not (changed.path / ".evalward").exists()  # nothing ran
+
+
+def test_the_json_plan_adds_up_its_evals_and_an_unchanged_tree_runs_nothing(
+    changed: GitRepo,
+) -> None:
+    host = quiet_host(changed.path)
+    code, said = in_process(
+        plan.main, "plan", str(changed.path), "--base", "main", "--json", host=host
+    )
+    assert code == 0
+    document = json.loads(said)
+    assert document["changedAgents"] == {"assistant": ["prompts/assistant.md changed"]}
+    (entry,) = document["evals"]
+    assert (entry["name"], entry["fixtures"], entry["headRuns"]) == ("assistant-eval", 2, 2)
+    assert document["modelCalls"] == entry["modelCalls"] > 0
+    assert document["costComplete"] and document["costUsd"] == pytest.approx(entry["costUsd"])
+    assert entry["atMost"]["headRuns"] == 16  # adaptive reps: up to 8 for each fixture
+
+    code, said = in_process(
+        plan.main, "plan", str(changed.path), "--base", "HEAD", "--json", host=host
+    )
+    assert code == 0
+    untouched = json.loads(said)
+    assert untouched["evals"] == [] and untouched["modelCalls"] == 0
+
+
+def test_a_base_that_names_no_commit_is_refused(
+    changed: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    said = refused(
+        capsys, "plan", str(changed.path), "--base", "nope", host=quiet_host(changed.path)
+    )
+    assert said.startswith(f"--base nope: no branch, tag or commit 'nope' in {changed.path}; ")

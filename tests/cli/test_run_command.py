@@ -1,0 +1,100 @@
+"""`evalward run` in-process (`cli/run.py`): the comment or the results document, the run's
+files, the gate's exit code, the local status and history it records, a shard's part; and a
+selection naming nothing the repository defines, refused before anything runs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evalward.cli import run
+from support.clirun import in_process, initialised, quiet_host, refused
+from support.gitrepo import GitRepo
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def started(repo: GitRepo) -> GitRepo:
+    return initialised(repo)
+
+
+def mock(repo: GitRepo) -> str:
+    return str(repo.path / "evals" / "mock-replies.yaml")
+
+
+def test_a_passing_run_prints_the_comment_writes_its_files_and_records_its_status(
+    started: GitRepo,
+) -> None:
+    out = started.path / "out"
+    code, said = in_process(
+        run.main,
+        *("run", str(started.path), "--mock-script", mock(started), "--output-dir", str(out)),
+        host=quiet_host(started.path),
+    )
+    assert code == 0, said
+    assert "evalward: every affected Eval passes" in said
+    assert "| assistant-eval | assistant | **1.00** |" in said
+    assert sorted(p.name for p in out.iterdir()) == [
+        "comment.md",
+        "junit.xml",
+        "report.html",
+        "results.json",
+    ]
+    results = json.loads((out / "results.json").read_text())
+    assert {(f["fixture"], f["status"]) for f in results["fixtures"]} == {
+        ("assistant-asks-for-the-order", "pass"),
+        ("assistant-order-status", "pass"),
+    }
+    assert (started.path / ".evalward" / "status").is_dir()  # `evalward status --local` reads it
+
+
+def test_a_fixture_that_fails_fails_the_gate_and_json_says_so(started: GitRepo) -> None:
+    script = started.path / "evals" / "mock-replies.yaml"
+    script.write_text(script.read_text().replace("Order 12345 has shipped.", "It is on its way."))
+    code, said = in_process(
+        run.main,
+        *("run", str(started.path), "--mock-script", str(script), "--json", "--no-history"),
+        host=quiet_host(started.path),
+    )
+    assert code == 1
+    document = json.loads(said)
+    assert document["result"] == "fail"
+    failed = {f["fixture"] for f in document["fixtures"] if f["status"] != "pass"}
+    assert failed == {"assistant-order-status"}  # each of its reps
+    assert document["history"] == []  # --no-history: nothing recorded
+    assert not (started.path / ".evalward" / "status").exists()
+
+
+def test_shards_write_their_parts_of_the_plan_and_do_not_gate(started: GitRepo) -> None:
+    parts = started.path / "parts"
+    runs: list[set[tuple[str, int]]] = []
+    for index in (1, 2):
+        code, said = in_process(
+            run.main,
+            *("run", str(started.path), "--mock-script", mock(started), "--shard", f"{index}/2"),
+            *("--output-dir", str(parts)),
+            host=quiet_host(started.path),
+        )
+        assert code == 0
+        assert said.startswith("evalward: ") and f"shard-{index}-of-2.json" in said
+        part = json.loads((parts / f"shard-{index}-of-2.json").read_text())
+        runs.append({(f["fixture"], f["rep"]) for f in part["fixtures"]})
+    # the plan's runs (2 fixtures, each up to 8 adaptive reps) split between the parts
+    assert runs[0] and runs[1] and not runs[0] & runs[1]
+    assert len(runs[0] | runs[1]) == 16
+
+
+def test_an_eval_the_repository_does_not_define_is_refused_with_the_nearest(
+    started: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    said = refused(
+        capsys,
+        *("run", str(started.path), "--mock-script", mock(started), "--eval", "assistant-evl"),
+        host=quiet_host(started.path),
+    )
+    assert said == (
+        "--eval assistant-evl: no such resource in the repository (did you mean 'assistant-eval'?)"
+    )
+    assert not (started.path / ".evalward" / "status").exists()

@@ -1,0 +1,116 @@
+"""Checks across the resources of a tree (`resources/references.py`), asked of what a real
+tree loads: an Eval's agent, fixtures and calibration exist, it selects a fixture and has a
+judge for its judge assertions, and the files and programs an Agent names are in the
+repository; each problem at the field that holds it, with the nearest name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalward.definitions.loader import load_what_loads
+from evalward.resources.references import FROM_ROOT, check_references
+from evalward.resources.yamlsource import PathKey
+from support.gitrepo import GitRepo
+from support.reported import Reported
+
+pytestmark = pytest.mark.unit
+
+AGENT = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: support-bot }
+spec: { models: [openai/gpt-4.1-mini], systemFile: prompts/bot.md }
+"""
+FIXTURE = """\
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: order-status, labels: { agent: support-bot } }
+spec:
+  targetAgent: support-bot
+  input: { type: prompt, payload: { prompt: Where is my order? } }
+  assertions: [{ type: judge, rubric: Gives the status. }]
+"""
+EVAL = """\
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: bot-eval }
+spec:
+  targetAgent: support-bot
+  fixtureSelector: { matchLabels: { agent: support-bot } }
+  judge: { model: openai/gpt-4.1-mini }
+"""
+
+
+def checked(root: Path, files: dict[str, str]) -> list[tuple[str, PathKey, str]]:
+    """The tree of `files`, committed, loaded as far as it loads, then checked: each
+    problem's resource, field and message (a warning is a test's failure too)."""
+    repo = GitRepo(root)
+    repo.commit("a suite", {"prompts/bot.md": "You are Jane.\n", **files})
+    resources, _ = load_what_loads(root)
+    reported = Reported()
+    check_references(resources, root, reported)
+    assert reported.warnings == []
+    return [(r.name, r.loc, r.message) for r in reported.problems]
+
+
+def test_a_tree_whose_references_all_resolve_has_no_problem(tmp_path: Path) -> None:
+    assert checked(tmp_path, {"suite.yaml": "---\n".join([AGENT, FIXTURE, EVAL])}) == []
+
+
+def test_an_agent_that_is_not_defined_is_named_with_the_nearest(tmp_path: Path) -> None:
+    other = EVAL.replace("targetAgent: support-bot", "targetAgent: suport-bot")
+    reported = checked(tmp_path, {"suite.yaml": "---\n".join([AGENT, FIXTURE, other])})
+    assert reported == [
+        (
+            "bot-eval",
+            ("spec", "targetAgent"),
+            "Eval 'bot-eval' targets agent 'suport-bot', which is not defined (did you mean "
+            "'support-bot'?)",
+        )
+    ]
+
+
+def test_judge_assertions_under_an_eval_with_no_judge_are_refused(tmp_path: Path) -> None:
+    unjudged = EVAL.replace("  judge: { model: openai/gpt-4.1-mini }\n", "")
+    reported = checked(tmp_path, {"suite.yaml": "---\n".join([AGENT, FIXTURE, unjudged])})
+    ((name, where, message),) = reported
+    assert (name, where) == ("bot-eval", ("spec",))
+    assert message.startswith(
+        "Eval 'bot-eval' sets no spec.judge.model, and the fixtures it selects have judge "
+        "assertions that nothing could score: 'order-status' (suite.yaml:"
+    )
+
+
+def test_an_eval_that_selects_no_fixture_says_how_to_select_one(tmp_path: Path) -> None:
+    other = EVAL.replace("{ agent: support-bot }", "{ agent: billing }")
+    reported = checked(tmp_path, {"suite.yaml": "---\n".join([AGENT, FIXTURE, other])})
+    ((name, where, message),) = reported
+    assert (name, where) == ("bot-eval", ("spec", "fixtureSelector", "matchLabels"))
+    assert "no EvalFixture has the labels {'agent': 'billing'}, so a run would score nothing" in (
+        message
+    )
+
+
+def test_a_system_file_that_is_not_there_and_a_program_outside_are_refused(
+    tmp_path: Path,
+) -> None:
+    agent = AGENT.replace(
+        "prompts/bot.md }",
+        "prompts/jane.md,\n  tools: [{ name: refund, command: [../refund.sh] }] }",
+    )
+    reported = checked(tmp_path, {"suite.yaml": "---\n".join([agent, FIXTURE, EVAL])})
+    assert reported == [
+        (
+            "support-bot",
+            ("spec", "systemFile"),
+            f"the file 'prompts/jane.md' does not exist{FROM_ROOT}",
+        ),
+        (
+            "support-bot",
+            ("spec", "tools", 0, "command"),
+            "the program '../refund.sh' leaves the repository; run a program inside it, or one "
+            "on PATH by its name",
+        ),
+    ]
