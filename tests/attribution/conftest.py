@@ -35,33 +35,15 @@ spec:
         output: damaged
 """
 
-HEAD_AGENT = """\
-# The support agent, answering refunds too.
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata:
-  name: support
-spec:
-  models: [openai/gpt-4.1]   # the cheap one
-  temperature: 0
-  systemFile: prompts/support.md
-  tools:
-    - name: lookup_order
-      description: Look up an order and its refund status.
-      parameters:
-        type: object
-        properties: { order_id: { type: string } }
-      mock:
-        output: shipped
-    - name: clarify
-      description: Ask the customer.
-      mock:
-        output: damaged
-    - name: refund
-      description: Refund an order.
-      mock:
-        output: refunded
-"""
+HEAD_AGENT = (
+    BASE_AGENT.replace("# The support agent.", "# The support agent, answering refunds too.")
+    .replace("[openai/gpt-4.1-mini]", "[openai/gpt-4.1]")
+    .replace("Look up an order.", "Look up an order and its refund status.")
+    + "    - name: refund\n      description: Refund an order.\n"
+    + "      mock:\n        output: refunded\n"
+)
+"""Its model (line 7), lookup_order's description (line 12) and a new tool (lines 22-25)
+change; its first comment too, which changes nothing the agent does."""
 
 BASE_PROMPT = "".join(f"Rule {n}.\n" for n in range(1, 11))
 HEAD_PROMPT = (

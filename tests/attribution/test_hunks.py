@@ -121,3 +121,18 @@ def test_the_head_agent_that_is_not_yaml_of_it_is_split_as_text(change: Change) 
     head = change.repo.commit("rename", {"agents/support.yaml": renamed})
     hunks = split_change(change.git, change.base, head, SUPPORT)
     assert {h.kind for h in hunks if h.path == "agents/support.yaml"} == {"text"}
+
+
+def test_a_block_fields_lines_end_before_the_next_key_or_item(repo: GitRepo) -> None:
+    base = repo.commit("base", {"agents/support.yaml": BASE_AGENT})
+    head_text = BASE_AGENT.replace(
+        "        properties: { order_id: { type: string } }\n",
+        "        properties: { order_id: { type: string } }\n        required: [order_id]\n",
+    ).replace("output: shipped", "output: delayed")
+    head = repo.commit("head", {"agents/support.yaml": head_text})
+    hunks = split_change(Git(repo.path), base, head, SUPPORT)
+    assert [(h.field_name, h.first, h.last) for h in hunks] == [
+        ("spec.tools[lookup_order].parameters", 13, 16),  # not the `mock:` line after it
+        ("spec.tools[lookup_order].mock", 17, 18),  # not the next tool's `- name:` line
+    ]
+    assert hunks[1].head_lines == ("      mock:\n", "        output: delayed\n")

@@ -129,16 +129,24 @@ def test_the_base_with_only_some_hunks_is_the_head_with_the_others_back(change: 
     assert written == plain(round_trip().load(BASE_AGENT))
 
 
-def test_whole_files_are_taken_back_or_removed(repo: GitRepo) -> None:
+def test_whole_files_are_taken_back_restored_or_removed(repo: GitRepo) -> None:
     (repo.path / "tools").mkdir()
     (repo.path / "tools/lookup.bin").write_bytes(b"\x7fELF\0\x01")
-    base = repo.commit("base", {"agents/support.yaml": BASE_AGENT})
+    base = repo.commit("base", {"agents/support.yaml": BASE_AGENT, "tools/old.sh": "echo\n"})
     (repo.path / "tools/lookup.bin").write_bytes(b"\x7fELF\0\x02")
+    repo.remove("tools/old.sh")
     head = repo.commit("head", {"tools/new/refund.py": "print('refunded')\n"})
-    files = AgentFiles(
-        "support", "agents/support.yaml", ("tools/lookup.bin", "tools/new/refund.py")
-    )
+    named = ("tools/lookup.bin", "tools/new/refund.py", "tools/old.sh")
+    files = AgentFiles("support", "agents/support.yaml", named)
     change = Change(repo, Git(repo.path), base, head)
-    built = variant(change, *split_change(change.git, base, head, files), files=files)
+    hunks = split_change(change.git, base, head, files)
+    assert [(h.path, h.kind, h.first) for h in hunks] == [
+        ("tools/lookup.bin", "file", 0),  # not text: no line to point at
+        ("tools/new/refund.py", "file", 1),
+        ("tools/old.sh", "file", 0),  # gone from the head
+    ]
+    built = variant(change, *hunks, files=files)
     assert repo.git("diff", "--name-status", base, built.commit) == ""
     assert "tools/new" not in repo.git("ls-tree", "-r", "--name-only", built.commit)
+    only_binary = variant(change, hunks[0], files=files)
+    assert repo.git("diff", "--name-status", head, only_binary.commit) == "M\ttools/lookup.bin"

@@ -246,8 +246,10 @@ def _child(data: Any, node: Node, step: str) -> tuple[Any, Node, Node] | None:
 def _last_line(doc: AgentYaml, start: Node, value: Node) -> int:
     """The last line a field's value takes, without the blank and comment lines after it."""
     end = value.end_mark
-    last: int = end.line if end.column > 0 else end.line - 1
     lines = doc.lines
+    last: int = end.line
+    if end.line >= len(lines) or lines[end.line][: end.column].strip() in ("", "-"):
+        last -= 1  # a block ends where the next token starts: at a line's indentation
     first: int = start.start_mark.line
     while last > first and (not lines[last].strip() or lines[last].lstrip().startswith("#")):
         last -= 1
