@@ -20,10 +20,15 @@ from evalward.attribution.search import (
 
 pytestmark = pytest.mark.unit
 
-HUNKS = tuple(
-    Hunk("prompts/support.md", n, "text", 10 * n, 10 * n + 2, (f"old {n}\n",), (f"new {n}\n",))
-    for n in range(1, 5)
-)
+
+def hunks(count: int) -> tuple[Hunk, ...]:
+    return tuple(
+        Hunk("prompts/support.md", n, "text", 10 * n, 10 * n + 2, (f"old {n}\n",), (f"new {n}\n",))
+        for n in range(1, count + 1)
+    )
+
+
+HUNKS = hunks(4)
 Breaks = Callable[[frozenset[int]], bool]
 """Whether an agent holding these hunks (by index) shows the regression."""
 
@@ -36,7 +41,9 @@ class Agent:
         breaks: Breaks,
         unbuildable: frozenset[int] = frozenset(),
         on_base: Breaks | None = None,
+        change: tuple[Hunk, ...] = HUNKS,
     ) -> None:
+        self.change = change
         self.breaks = breaks
         self.unbuildable = unbuildable
         self.on_base = on_base or breaks
@@ -53,7 +60,7 @@ class Agent:
     async def regresses(self, reverted: frozenset[Hunk]) -> Trial:
         taken = frozenset(h.index for h in reverted)
         self.asked.append(("reverted", taken))
-        every = frozenset(h.index for h in HUNKS)
+        every = frozenset(h.index for h in self.change)
         return self._trial(every - taken, taken, self.breaks)
 
     async def reproduces(self, applied: frozenset[Hunk]) -> Trial:
@@ -63,7 +70,9 @@ class Agent:
 
 
 def search(agent: Agent, max_trials: int = 50) -> Attribution:
-    return asyncio.run(attribute(HUNKS, agent.regresses, agent.reproduces, max_trials=max_trials))
+    return asyncio.run(
+        attribute(agent.change, agent.regresses, agent.reproduces, max_trials=max_trials)
+    )
 
 
 def indexes(hunks: frozenset[Hunk]) -> set[int]:
@@ -95,6 +104,17 @@ def test_two_hunks_that_break_it_only_together_are_reported_as_the_pair() -> Non
     assert ("applied", frozenset({1})) in agent.asked
     assert ("applied", frozenset({3})) in agent.asked
     assert len(agent.asked) == len(set(agent.asked)) == len(found.attempts)
+
+
+def test_ddmin_narrows_many_hunks_to_the_pair_in_few_trials() -> None:
+    agent = Agent(lambda present: {2, 7} <= present, change=hunks(12))
+    found = search(agent)
+    assert isinstance(found, Attributed)
+    assert indexes(found.culprit) == {2, 7}
+    # 12 hunks out one by one, 2 of them tried alone on the base, every hunk out, the
+    # head with only the 2 (ddmin's start), each of them alone, then the proof: 20
+    assert len(found.attempts) == 20
+    assert len(agent.asked) == len(set(agent.asked))
 
 
 def test_a_regression_no_hunk_causes_is_not_attributable_with_every_trial() -> None:

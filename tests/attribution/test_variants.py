@@ -150,3 +150,20 @@ def test_whole_files_are_taken_back_restored_or_removed(repo: GitRepo) -> None:
     assert "tools/new" not in repo.git("ls-tree", "-r", "--name-only", built.commit)
     only_binary = variant(change, hunks[0], files=files)
     assert repo.git("diff", "--name-status", head, only_binary.commit) == "M\ttools/lookup.bin"
+
+
+def test_tools_put_back_at_one_place_keep_the_bases_order(repo: GitRepo) -> None:
+    """Two adjacent tools the head removed, named against the alphabet's order, come back
+    in the base's order, on the lines they had."""
+    extra = "".join(
+        f"    - name: {name}\n      description: {name}.\n      mock:\n        output: x\n"
+        for name in ("zeta", "alpha")
+    )
+    clarify = "    - name: clarify\n"
+    with_extra = BASE_AGENT.replace(clarify, extra + clarify)
+    base = repo.commit("base", {"agents/support.yaml": with_extra})
+    head = repo.commit("head", {"agents/support.yaml": BASE_AGENT})
+    change = Change(repo, Git(repo.path), base, head)
+    hunks = split_change(change.git, base, head, SUPPORT)
+    assert [h.field_name for h in hunks] == ["spec.tools[alpha]", "spec.tools[zeta]"]
+    assert show(change, variant(change, *hunks).commit, "agents/support.yaml") == with_extra

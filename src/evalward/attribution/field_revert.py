@@ -33,7 +33,8 @@ from evalward.attribution.fields import (
 )
 
 Edit = tuple[int, int, int, list[str]]
-"""(first line, line after the last, order among edits at one place, the new lines)."""
+"""(first line, line after the last, the base's line of the field, the new lines): fields
+put back at one place go in the base's order."""
 
 
 def revert_fields(base: AgentYaml, head: AgentYaml, paths: Iterable[FieldPath]) -> str:
@@ -97,8 +98,8 @@ def _spliced(base: AgentYaml, head: AgentYaml, paths: list[FieldPath]) -> str | 
     place to go in the head's text."""
     lines = head.lines
     edits: list[Edit] = []
-    for order, path in enumerate(paths):
-        edit = _edit(base, head, path, order)
+    for path in paths:
+        edit = _edit(base, head, path)
         if edit is None:
             return None
         edits.append(edit)
@@ -107,13 +108,13 @@ def _spliced(base: AgentYaml, head: AgentYaml, paths: list[FieldPath]) -> str | 
     return "\n".join(lines)
 
 
-def _edit(base: AgentYaml, head: AgentYaml, path: FieldPath, order: int) -> Edit | None:
+def _edit(base: AgentYaml, head: AgentYaml, path: FieldPath) -> Edit | None:
     here = place_of(head, path)
     there = place_of(base, path)
     if here is not None:
         prefix = head.lines[here.first][: here.column]
         new = _moved(base, there, prefix) if there is not None else []
-        return here.first, here.last + 1, order, new
+        return here.first, here.last + 1, 0, new
     if there is None:
         return None
     siblings = children(head, path[:-1])
@@ -126,7 +127,7 @@ def _edit(base: AgentYaml, head: AgentYaml, path: FieldPath, order: int) -> Edit
     line = at.last + 1 if before else at.first
     tool = path[-1].startswith("[")
     prefix = head.lines[at.first][: at.column] if tool else " " * at.column
-    return line, line, order, _moved(base, there, prefix)
+    return line, line, there.first, _moved(base, there, prefix)
 
 
 def _moved(base: AgentYaml, there: Place, prefix: str) -> list[str]:

@@ -84,9 +84,10 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
     hunks: list[Hunk] = []
     for path in dict.fromkeys((agent.definition, *agent.files)):
         old, new = read_side(before, path), read_side(after, path)
-        if old == new:
+        side = new or old
+        if side is None or old == new:
             continue
-        where = (new or old or SideFile(path, None, "")).path
+        where = side.path
         old_content = old.content if old is not None else None
         new_content = new.content if new is not None else None
         if path == agent.definition and old is not None and new is not None:

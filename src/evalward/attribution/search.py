@@ -3,10 +3,13 @@
 Each trial costs the regressing fixtures' runs on one variant, so the search asks as few as
 it can: first each hunk taken back alone (a regression one hunk causes is found in as many
 trials as there are hunks); when no single hunk settles it, delta debugging (Zeller's ddmin)
-over the hunks the head keeps narrows to a set from which no hunk can be dropped. A set is
-called the cause only when both are shown: the head without it no longer regresses, and the
-base with only it does. Anything less (a set that does not reproduce, a budget spent) is "not
-attributable", with every trial and what it scored: an author is never pointed at a guess.
+narrows the hunks the head keeps to a set from which no hunk can be dropped. ddmin starts
+from the hunks each of which alone removed the regression, where the head with only those
+still regresses: hunks that break it only together then cost a few trials more, not a
+search over them all. A set is called the cause only when both are shown: the head without
+it no longer regresses, and the base with only it does. Anything less (a set that does not
+reproduce, a budget spent) is "not attributable", with every trial and what it scored: an
+author is never pointed at a guess.
 
 The caller runs the trials (`Oracle`): it builds the variant (attribution/variants.py), runs
 the regressing fixtures on it and says whether the regression is there. A variant that does
@@ -151,7 +154,7 @@ class _Search:
                 "with every hunk of the agent taken back the regression is still there"
                 " (or that variant did not build): it is not in these hunks"
             )
-        kept = await self.ddmin()
+        kept = await self.ddmin(await self.start())
         proven = await self.prove(frozenset(kept))
         if proven is not None:
             return proven
@@ -171,11 +174,19 @@ class _Search:
         removed = self.known[("reverted", culprit)]
         return Attributed(culprit, removed, reproduced, tuple(self.attempts))
 
-    async def ddmin(self) -> list[Hunk]:
-        """Zeller's ddmin over the hunks the head keeps: a smallest set it still regresses
-        with, from which dropping any one hunk removes the regression (or untested where
-        a variant did not build)."""
-        kept = list(self.hunks)
+    async def start(self) -> list[Hunk]:
+        """Where ddmin starts: the hunks each of which, taken back alone, removed the
+        regression, when the head keeping only those still regresses (hunks that break it
+        only together are found in a few trials more); else every hunk."""
+        needed = [h for h in self.hunks if await self.removes(frozenset({h}))]
+        if 1 < len(needed) < len(self.hunks) and await self.keeps(needed):
+            return needed
+        return list(self.hunks)
+
+    async def ddmin(self, kept: list[Hunk]) -> list[Hunk]:
+        """Zeller's ddmin over the hunks the head keeps, from `kept` (with which it
+        regresses): a smallest set it still regresses with, from which dropping any one
+        hunk removes the regression (or untested where a variant did not build)."""
         parts = 2
         while len(kept) >= 2:
             self.narrowed = frozenset(kept)
