@@ -31,19 +31,19 @@ def changed(change: Change, commit: str) -> list[str]:
 
 
 def by_name(hunks: tuple[Hunk, ...]) -> dict[str, Hunk]:
-    return {h.field_name or f"{h.path}#{h.index}": h for h in hunks}
+    return {h.field_name or f"{h.path} {h.index}": h for h in hunks}
 
 
 def test_a_prompt_hunk_taken_back_changes_its_lines_only(change: Change) -> None:
     hunks = by_name(split_change(change.git, change.base, change.head, SUPPORT))
-    built = variant(change, hunks["prompts/support.md#2"])
+    built = variant(change, hunks["prompts/support.md 2"])
     assert change.repo.git("rev-parse", f"{built.commit}^") == change.head
     assert changed(change, built.commit) == ["prompts/support.md"]
     expected = HEAD_PROMPT.replace("A new rule.\nAn example of it.\n", "")
     assert show(change, built.commit, "prompts/support.md") == expected
     # the same hunks of the same head are the same commit
-    assert variant(change, hunks["prompts/support.md#2"]).commit == built.commit
-    both = variant(change, hunks["prompts/support.md#1"], hunks["prompts/support.md#3"])
+    assert variant(change, hunks["prompts/support.md 2"]).commit == built.commit
+    both = variant(change, hunks["prompts/support.md 1"], hunks["prompts/support.md 3"])
     assert show(change, both.commit, "prompts/support.md") == (
         HEAD_PROMPT.replace("Rule 2, said more firmly.", "Rule 2.").replace(
             "Rule 10.", "Rule 9.\nRule 10."
@@ -119,7 +119,7 @@ def test_a_revert_that_leaves_the_agent_invalid_does_not_build(repo: GitRepo) ->
 
 def test_the_base_with_only_some_hunks_is_the_head_with_the_others_back(change: Change) -> None:
     hunks = split_change(change.git, change.base, change.head, SUPPORT)
-    added = by_name(hunks)["prompts/support.md#2"]
+    added = by_name(hunks)["prompts/support.md 2"]
     built = with_only(change.git, change.base, change.head, SUPPORT, hunks, [added])
     assert isinstance(built, Variant)
     assert show(change, built.commit, "prompts/support.md") == BASE_PROMPT.replace(
