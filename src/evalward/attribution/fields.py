@@ -22,7 +22,9 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
 
+from evalward.errors import YamlSyntaxError
 from evalward.resources.tool_shapes import agent_tool
+from evalward.resources.yamlsource import check_shape
 
 FieldPath = tuple[str, ...]
 """Steps from the document's root: keys, and `[name]` for one tool of `spec.tools`."""
@@ -63,12 +65,14 @@ class AgentYaml:
 
 def read_agent_yaml(text: str, agent: str) -> AgentYaml | None:
     """The document of `text` that defines the Agent `agent`; None when ruamel cannot read
-    the text or no document defines it (the file is then compared as text)."""
+    the text, its shape is past the loader's bounds (nesting, aliases that expand: a pull
+    request writes it) or no document defines it (the file is then compared as text)."""
     yaml = round_trip()
     try:
+        check_shape(text)
         documents = list(yaml.load_all(text))
         nodes = list(yaml.compose_all(text))
-    except (YAMLError, ValueError):
+    except (YAMLError, ValueError, YamlSyntaxError):
         return None
     for index, data in enumerate(documents):
         if is_agent(data, agent) and isinstance(nodes[index], MappingNode):
