@@ -107,8 +107,8 @@ def display(path: FieldPath) -> str:
 
 
 def changed_fields(base: Any, head: Any) -> list[FieldPath]:
-    """The fields that differ between the agent's documents (`base` MISSING: the agent is
-    new), at the grain an author reverts one."""
+    """The fields that differ between the agent's two documents, at the grain an author
+    takes one back."""
     found: list[FieldPath] = []
     for key, old, new in _pairs(base, head):
         if plain(old) == plain(new):

@@ -6,8 +6,9 @@ as the head is: nothing about it is a working tree another step could have touch
 files of the hunks taken back differ from the head; the same hunks of the same head make the
 same commit (git.py's `commit_tree`), so a variant is found again across runs.
 
-A revert can leave the agent's YAML invalid (a tool put back that names a removed file's
-field, say): such a variant is not buildable, and says why, rather than failing the run.
+A revert can leave the agent's YAML invalid (the base's `system` put back beside the head's
+`systemFile`, say): such a variant is not buildable, and says why, rather than failing the
+run.
 """
 
 from __future__ import annotations
