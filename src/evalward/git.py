@@ -21,7 +21,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -366,6 +366,76 @@ class Git:
                 contents[oid] = out[offset : offset + size]
             offset += size + 1
         return contents
+
+    def write_blob(self, content: bytes) -> str:
+        """Store `content` as a blob (`hash-object -w --stdin`) and return its id: a commit
+        made by evalward is built from objects, never from files written in a working tree."""
+        return self._raw(("hash-object", "-w", "--stdin"), content).decode().strip()
+
+    def make_tree(self, entries: Mapping[str, TreeEntry]) -> str:
+        """Store one folder's tree (`mktree -z`), each name (no `/`) with its mode and id,
+        and return its id."""
+        kinds = {FOLDER_MODE: "tree", SUBMODULE_MODE: "commit"}
+        listed = b"".join(
+            f"{entry.mode} {kinds.get(entry.mode, 'blob')} {entry.oid}\t".encode()
+            + os.fsencode(name)
+            + b"\0"
+            for name, entry in entries.items()
+        )
+        return self._raw(("mktree", "-z"), listed).decode().strip()
+
+    def tree_with(self, commit: str, files: Mapping[str, bytes | None]) -> str:
+        """The id of `commit`'s tree with `files` (tree paths) written, None removing one; a
+        folder left empty goes with its last file. Only the folders on the way to `files`
+        are listed and stored again: the cost follows the change, not the repository. A
+        file keeps the mode it had (a new one is 100644)."""
+        blobs = {
+            path.strip("/"): None if c is None else self.write_blob(c) for path, c in files.items()
+        }
+        return self._folder_with(commit, "", blobs) or self.make_tree({})
+
+    def _folder_with(self, commit: str, folder: str, blobs: Mapping[str, str | None]) -> str | None:
+        """The id of `folder` at `commit` with `blobs` (paths below it) written; None when
+        nothing is left in it."""
+        args = ("ls-tree", "-z", commit, *(("--", f"{folder}/") if folder else ()))
+        entries = {posixpath.basename(p): e for p, e in self._listed(args).items()}
+        below: dict[str, dict[str, str | None]] = {}
+        for path, oid in blobs.items():
+            name, slash, rest = path.partition("/")
+            if slash:
+                below.setdefault(name, {})[rest] = oid
+            elif oid is None:
+                entries.pop(name, None)
+            else:
+                kept = entries.get(name)
+                mode = kept.mode if kept is not None and kept.is_file else "100644"
+                entries[name] = TreeEntry(mode, oid)
+        for name, inner in below.items():
+            tree = self._folder_with(commit, posixpath.join(folder, name), inner)
+            if tree is None:
+                entries.pop(name, None)
+            else:
+                entries[name] = TreeEntry(FOLDER_MODE, tree)
+        return self.make_tree(entries) if entries else None
+
+    def commit_tree(self, tree: str, parent: str, message: str) -> str:
+        """Store a commit of `tree` with `parent` as its parent (`commit-tree`) and return its
+        id. Its author, committer and date are fixed and it is never signed, so the same tree
+        on the same parent is the same commit, whoever makes it and whenever."""
+        who = {"NAME": "evalward", "EMAIL": "evalward@localhost", "DATE": "@0 +0000"}
+        env = {
+            **os.environ,
+            **{f"GIT_{role}_{k}": v for role in ("AUTHOR", "COMMITTER") for k, v in who.items()},
+        }
+        args = ("commit-tree", "--no-gpg-sign", tree, "-p", parent, "-m", message)
+        try:
+            done = subprocess.run(self._command(args), capture_output=True, check=False, env=env)
+        except FileNotFoundError:
+            raise GitError("git is not installed or not on PATH") from None
+        if done.returncode != 0:
+            detail = done.stderr.strip().decode(errors="backslashreplace")
+            raise GitError(f"cannot make a commit of tree {tree[:12]}: {detail}")
+        return done.stdout.decode().strip()
 
     def credential_settings(self) -> list[str]:
         """The names (never the values) of settings that hand git an HTTP credential, as

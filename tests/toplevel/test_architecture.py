@@ -121,7 +121,7 @@ LAYERS: list[tuple[str, list[str]]] = [  # bottom first; `pkg/` is a package
     ("definitions", ["resources/", "rundata/", "importers/", "definitions/"]),
     ("providers", ["providers/"]),
     ("engines", ["runtime/", "scoring/"]),
-    ("phases", ["plan/", "execute/", "verdict/", "past/", "authoring/"]),
+    ("phases", ["plan/", "execute/", "verdict/", "past/", "authoring/", "attribution/"]),
     ("record", ["record/"]),
     ("report", ["report/"]),
     ("flows", ["flows/"]),

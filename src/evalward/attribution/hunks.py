@@ -1,0 +1,208 @@
+"""An agent's change between two commits, split into the hunks an author could take back one
+by one.
+
+A prompt or program file is split as a diff shows it: each contiguous changed block (no
+context) is one hunk, with the head's lines it spans, which a review comment points at. The
+agent's own YAML is split by field (attribution/fields.py): a changed model, temperature or
+system prompt, one tool's description or schema, one MCP server. A file that is not UTF-8
+text, or is on one side only, is one hunk whole. Every file is read from the commits through
+RepoFiles, the door to a commit's files.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Literal
+
+from evalward.attribution.fields import (
+    AgentYaml,
+    FieldPath,
+    changed_fields,
+    display,
+    place_of,
+    read_agent_yaml,
+)
+from evalward.errors import NotCommitted
+from evalward.files.committed import MAX_SYSTEM_BYTES, RepoFiles
+from evalward.git import Git
+
+HunkKind = Literal["text", "file", "field"]
+"""A block of lines of a text file; a whole file; one field of the agent's YAML."""
+
+
+@dataclass(frozen=True)
+class AgentFiles:
+    """What an agent is made of: its name, the YAML file that defines it, and the files it
+    reads (its system prompt's file, its programs), repository paths."""
+
+    agent: str
+    definition: str
+    files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """One part of the change that can be taken back alone.
+
+    `first`..`last` are the head's lines it spans (1-based: a review comment's `start_line`
+    and `line` on the RIGHT side); a pure deletion points at the head's line next to it, and
+    0 means the head has no line to point at (a file it removed or that is not text).
+    `at` is where `head_lines` start in the head's file (0-based), for a text hunk's revert;
+    `field` is a field hunk's path."""
+
+    path: str
+    index: int
+    kind: HunkKind
+    first: int
+    last: int
+    base_lines: tuple[str, ...] = ()
+    head_lines: tuple[str, ...] = ()
+    at: int = 0
+    field: FieldPath = ()
+
+    @property
+    def field_name(self) -> str:
+        """The field's dotted path (`spec.tools[lookup_order].description`), "" for text."""
+        return display(self.field)
+
+    def describe(self) -> str:
+        """The hunk in words: `hunk 2 of prompts/support.md, lines 14-16`."""
+        what = f" ({self.field_name})" if self.field else ""
+        if not self.first:
+            where = ""
+        elif self.first == self.last:
+            where = f", line {self.first}"
+        else:
+            where = f", lines {self.first}-{self.last}"
+        return f"hunk {self.index} of {self.path}{what}{where}"
+
+
+def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hunk, ...]:
+    """Every hunk of `agent`'s change from `base` to `head`, by path then position."""
+    before, after = RepoFiles.at_commit(git, base), RepoFiles.at_commit(git, head)
+    hunks: list[Hunk] = []
+    for path in dict.fromkeys((agent.definition, *agent.files)):
+        old, new = read_side(before, path), read_side(after, path)
+        side = new or old
+        if side is None or old == new:
+            continue
+        where = side.path
+        old_content = old.content if old is not None else None
+        new_content = new.content if new is not None else None
+        if path == agent.definition and old is not None and new is not None:
+            hunks += _definition_hunks(where, old_content, new_content, agent.agent)
+        else:
+            hunks += _file_hunks(where, old_content, new_content)
+    return tuple(sorted(hunks, key=lambda h: (h.path, h.index)))
+
+
+@dataclass(frozen=True)
+class SideFile:
+    """A file as one side has it: the repository path a name leads to (links followed), its
+    content (None: larger than a prompt may be, so compared and taken back whole) and what
+    it is compared by (git's object id, through RepoFiles.digest)."""
+
+    path: str
+    content: bytes | None
+    digest: str
+
+
+def read_side(files: RepoFiles, path: str) -> SideFile | None:
+    """The file `path` names on this side; None when the side has none."""
+    try:
+        real = files.find(path)
+    except NotCommitted:
+        return None
+    found = files.read_committed([real], MAX_SYSTEM_BYTES).get(real)
+    if found is None:
+        return None
+    return SideFile(real, found.content, files.digest(real))
+
+
+def text_of(content: bytes | None) -> str | None:
+    """The content as text, or None when it is not UTF-8 text."""
+    if content is None or b"\0" in content:
+        return None
+    try:
+        return content.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def lines_of(text: str) -> list[str]:
+    """The lines of `text` as a diff counts them (on `\\n`), each with its line ending."""
+    parts = text.split("\n")
+    return [f"{part}\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def _file_hunks(path: str, old: bytes | None, new: bytes | None) -> list[Hunk]:
+    before, after = text_of(old), text_of(new)
+    if old is None or new is None or before is None or after is None:
+        return [_whole(path, before, after)]
+    return text_hunks(path, before, after)
+
+
+def _whole(path: str, before: str | None, after: str | None) -> Hunk:
+    old, new = lines_of(before or ""), lines_of(after or "")
+    return Hunk(path, 1, "file", 1 if new else 0, len(new), tuple(old), tuple(new))
+
+
+def text_hunks(path: str, before: str, after: str) -> list[Hunk]:
+    """Each contiguous changed block of lines from `before` to `after`, one hunk each."""
+    old, new = lines_of(before), lines_of(after)
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    hunks: list[Hunk] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if j2 > j1:
+            first, last = j1 + 1, j2
+        else:  # a deletion: the head's line after it, or before it at the end
+            first = last = min(j1 + 1, len(new))
+        block = (tuple(old[i1:i2]), tuple(new[j1:j2]))
+        hunks.append(Hunk(path, len(hunks) + 1, "text", first, last, *block, at=j1))
+    return hunks
+
+
+def _definition_hunks(path: str, old: bytes | None, new: bytes | None, agent: str) -> list[Hunk]:
+    """The agent's YAML by field; as a file when either side is not a YAML document of it
+    that ruamel reads (then a variant that breaks it does not build, and says so)."""
+    before, after = text_of(old), text_of(new)
+    head = read_agent_yaml(after, agent) if after is not None else None
+    base = read_agent_yaml(before, agent) if before is not None else None
+    if head is None or base is None:
+        return _file_hunks(path, old, new)
+    fields = changed_fields(base.data, head.data)
+    placed = sorted((_lines(head, f), f) for f in fields)
+    return [
+        Hunk(
+            path,
+            index,
+            "field",
+            first + 1,
+            last + 1,
+            _field_text(base, field),
+            _field_text(head, field),
+            field=field,
+        )
+        for index, ((first, last), field) in enumerate(placed, start=1)
+    ]
+
+
+def _lines(doc: AgentYaml, field: FieldPath) -> tuple[int, int]:
+    """The head's lines of `field` (0-based); where the head lacks it, the line of the
+    nearest field above it that the head has."""
+    for end in range(len(field), 0, -1):
+        place = place_of(doc, field[:end])
+        if place is not None:
+            return (place.first, place.last) if end == len(field) else (place.first, place.first)
+    start = int(doc.node.start_mark.line)
+    return start, start
+
+
+def _field_text(doc: AgentYaml, field: FieldPath) -> tuple[str, ...]:
+    place = place_of(doc, field)
+    if place is None:
+        return ()
+    return tuple(f"{line}\n" for line in doc.lines[place.first : place.last + 1])

@@ -1,0 +1,225 @@
+"""Which hunks of a change cause a regression: found by running variants, proven both ways.
+
+Each trial costs the regressing fixtures' runs on one variant, so the search asks as few as
+it can: first each hunk taken back alone (a regression one hunk causes is found in as many
+trials as there are hunks); when no single hunk settles it, delta debugging (Zeller's ddmin)
+narrows the hunks the head keeps to a set from which no hunk can be dropped. ddmin starts
+from the hunks each of which alone removed the regression, where the head with only those
+still regresses: hunks that break it only together then cost a few trials more, not a
+search over them all. A set is called the cause only when both are shown: the head without
+it no longer regresses, and the base with only it does. Anything less (a set that does not
+reproduce, a budget spent) is "not attributable", with every trial and what it scored: an
+author is never pointed at a guess.
+
+The caller runs the trials (`Oracle`): it builds the variant (attribution/variants.py), runs
+the regressing fixtures on it and says whether the regression is there. A variant that does
+not build is recorded so and tells the search nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from evalward.attribution.hunks import Hunk
+
+
+@dataclass(frozen=True)
+class FixtureScore:
+    """A fixture's runs on one variant: `passed` of `runs`."""
+
+    fixture: str
+    passed: int
+    runs: int
+
+
+@dataclass(frozen=True)
+class Trial:
+    """What the runs on one variant showed: whether the regression is there, and the scores
+    that say so. `not_built` (why) when the variant could not be made; `regressed` then
+    means nothing."""
+
+    regressed: bool
+    scores: tuple[FixtureScore, ...] = ()
+    not_built: str = ""
+
+
+Oracle = Callable[[frozenset[Hunk]], Awaitable[Trial]]
+"""Runs the regressing fixtures on one variant, given its hunks."""
+
+Way = Literal["reverted", "applied"]
+"""`reverted`: the head with the hunks taken back; `applied`: the base with only them."""
+
+
+@dataclass(frozen=True)
+class Tried:
+    """One trial of the search, in the order it ran."""
+
+    way: Way
+    hunks: frozenset[Hunk]
+    trial: Trial
+
+
+@dataclass(frozen=True)
+class Attributed:
+    """The hunks that cause the regression, with the two trials that prove it."""
+
+    culprit: frozenset[Hunk]
+    removed: Tried
+    """The head without the culprit: the regression is gone."""
+    reproduced: Tried
+    """The base with only the culprit: the regression is back."""
+    attempts: tuple[Tried, ...]
+
+
+@dataclass(frozen=True)
+class NotAttributable:
+    """No set of hunks was proven to cause the regression: why, and everything tried.
+    `narrowed` is the smallest set the head was shown to still regress with, when the
+    search got that far (never called the cause)."""
+
+    reason: str
+    attempts: tuple[Tried, ...]
+    narrowed: frozenset[Hunk] = frozenset()
+
+
+Attribution = Attributed | NotAttributable
+
+
+async def attribute(
+    hunks: Sequence[Hunk], regresses: Oracle, reproduces: Oracle, *, max_trials: int
+) -> Attribution:
+    """The smallest set of `hunks` proven to cause the regression, in at most `max_trials`
+    trials. `regresses(reverted)`: the head with `reverted` taken back still regresses;
+    `reproduces(applied)`: the base with only `applied` regresses."""
+    search = _Search(list(dict.fromkeys(hunks)), regresses, reproduces, max_trials)
+    if not search.hunks:
+        return NotAttributable("the change has no hunk of the agent to take back", ())
+    try:
+        return await search.run()
+    except _Capped:
+        return search.give_up(f"the search stopped at its cap of {max_trials} trials")
+
+
+class _Capped(Exception):
+    """The next trial would pass the cap."""
+
+
+class _Search:
+    def __init__(
+        self, hunks: list[Hunk], regresses: Oracle, reproduces: Oracle, max_trials: int
+    ) -> None:
+        self.hunks = hunks
+        self.oracles: dict[Way, Oracle] = {"reverted": regresses, "applied": reproduces}
+        self.max_trials = max_trials
+        self.attempts: list[Tried] = []
+        self.known: dict[tuple[Way, frozenset[Hunk]], Tried] = {}
+        self.narrowed: frozenset[Hunk] = frozenset()
+
+    def give_up(self, reason: str) -> NotAttributable:
+        return NotAttributable(reason, tuple(self.attempts), self.narrowed)
+
+    async def trial(self, way: Way, hunks: frozenset[Hunk]) -> Tried:
+        """One trial, run once however often the search asks for it."""
+        key = (way, hunks)
+        if key not in self.known:
+            if len(self.attempts) >= self.max_trials:
+                raise _Capped
+            attempt = Tried(way, hunks, await self.oracles[way](hunks))
+            self.attempts.append(attempt)
+            self.known[key] = attempt
+        return self.known[key]
+
+    async def removes(self, reverted: frozenset[Hunk]) -> bool:
+        """The head without `reverted` was built and no longer regresses."""
+        trial = (await self.trial("reverted", reverted)).trial
+        return not trial.not_built and not trial.regressed
+
+    async def keeps(self, kept: list[Hunk]) -> bool:
+        """The head keeping only `kept` of the hunks was built and still regresses."""
+        trial = (await self.trial("reverted", self._all_but(kept))).trial
+        return not trial.not_built and trial.regressed
+
+    def _all_but(self, kept: list[Hunk]) -> frozenset[Hunk]:
+        return frozenset(h for h in self.hunks if h not in kept)
+
+    async def run(self) -> Attribution:
+        for hunk in self.hunks:  # one hunk out: settles a regression one hunk causes
+            proven = await self.prove(frozenset({hunk}))
+            if proven is not None:
+                return proven
+        if not await self.removes(frozenset(self.hunks)):
+            return self.give_up(
+                "with every hunk of the agent taken back the regression is still there"
+                " (or that variant did not build): it is not in these hunks"
+            )
+        kept = await self.ddmin(await self.start())
+        proven = await self.prove(frozenset(kept))
+        if proven is not None:
+            return proven
+        return self.give_up(
+            "the smallest set of hunks the head still regresses with did not prove, taken "
+            "back and applied alone to the base, to cause it"
+        )
+
+    async def prove(self, culprit: frozenset[Hunk]) -> Attributed | None:
+        """`culprit` as the cause, when the head without it is fixed and the base with only
+        it regresses; else None."""
+        if not await self.removes(culprit):
+            return None
+        reproduced = await self.trial("applied", culprit)
+        if reproduced.trial.not_built or not reproduced.trial.regressed:
+            return None
+        removed = self.known[("reverted", culprit)]
+        return Attributed(culprit, removed, reproduced, tuple(self.attempts))
+
+    async def start(self) -> list[Hunk]:
+        """Where ddmin starts: the hunks each of which, taken back alone, removed the
+        regression, when the head keeping only those still regresses (hunks that break it
+        only together are found in a few trials more); else every hunk."""
+        needed = [h for h in self.hunks if await self.removes(frozenset({h}))]
+        if 1 < len(needed) < len(self.hunks) and await self.keeps(needed):
+            return needed
+        return list(self.hunks)
+
+    async def ddmin(self, kept: list[Hunk]) -> list[Hunk]:
+        """Zeller's ddmin over the hunks the head keeps, from `kept` (with which it
+        regresses): a smallest set it still regresses with, from which dropping any one
+        hunk removes the regression (or untested where a variant did not build)."""
+        parts = 2
+        while len(kept) >= 2:
+            self.narrowed = frozenset(kept)
+            chunks = _split(kept, parts)
+            smaller = await self._first_kept(chunks)
+            if smaller is not None:
+                kept, parts = smaller, 2
+                continue
+            rests = [[h for h in kept if h not in chunk] for chunk in chunks]
+            smaller = await self._first_kept(rests if parts > 2 else [])
+            if smaller is not None:
+                kept, parts = smaller, max(parts - 1, 2)
+            elif parts >= len(kept):
+                break
+            else:
+                parts = min(len(kept), parts * 2)
+        self.narrowed = frozenset(kept)
+        return kept
+
+    async def _first_kept(self, candidates: list[list[Hunk]]) -> list[Hunk] | None:
+        for candidate in candidates:
+            if await self.keeps(candidate):
+                return candidate
+        return None
+
+
+def _split(hunks: list[Hunk], parts: int) -> list[list[Hunk]]:
+    """`hunks` in `parts` contiguous chunks of near-equal size."""
+    size, extra = divmod(len(hunks), parts)
+    chunks: list[list[Hunk]] = []
+    start = 0
+    for index in range(parts):
+        end = start + size + (1 if index < extra else 0)
+        chunks.append(hunks[start:end])
+        start = end
+    return chunks

@@ -1,0 +1,137 @@
+"""A variant of the head: the head's commit with some hunks taken back to the base.
+
+A variant is made as a real commit (blobs, trees and a commit written into the repository's
+objects, the head its parent), so it is checked out, read through RepoFiles and run exactly
+as the head is: nothing about it is a working tree another step could have touched. Only the
+files of the hunks taken back differ from the head; the same hunks of the same head make the
+same commit (git.py's `commit_tree`), so a variant is found again across runs.
+
+A revert can leave the agent's YAML invalid (the base's `system` put back beside the head's
+`systemFile`, say): such a variant is not buildable, and says why, rather than failing the
+run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from evalward.attribution.field_revert import revert_fields
+from evalward.attribution.fields import is_agent, read_agent_yaml
+from evalward.attribution.hunks import AgentFiles, Hunk, lines_of, read_side, text_of
+from evalward.errors import YamlSyntaxError
+from evalward.files.committed import RepoFiles
+from evalward.git import Git
+from evalward.resources.models import Agent
+from evalward.resources.yamlsource import load_documents
+
+
+@dataclass(frozen=True)
+class Variant:
+    """The commit of the head with `reverted` taken back (the head itself when none is)."""
+
+    commit: str
+    reverted: frozenset[Hunk]
+
+
+@dataclass(frozen=True)
+class NotBuildable:
+    """A variant that cannot be run, and why (in words for the report)."""
+
+    reverted: frozenset[Hunk]
+    reason: str
+
+
+class _Unbuildable(Exception):
+    """Why one file of a variant cannot be written."""
+
+
+def build_variant(
+    git: Git, base: str, head: str, agent: AgentFiles, reverted: Iterable[Hunk]
+) -> Variant | NotBuildable:
+    """The head with each hunk of `reverted` as the base has it."""
+    taken = frozenset(reverted)
+    if not taken:
+        return Variant(head, taken)
+    before, after = RepoFiles.at_commit(git, base), RepoFiles.at_commit(git, head)
+    by_path: dict[str, list[Hunk]] = {}
+    for hunk in sorted(taken, key=lambda h: (h.path, h.index)):
+        by_path.setdefault(hunk.path, []).append(hunk)
+    definition = read_side(after, agent.definition)
+    files: dict[str, bytes | None] = {}
+    where = ""
+    try:
+        for where, hunks in by_path.items():
+            files[where] = _reverted(before, after, where, hunks, agent.agent)
+        if definition is not None and definition.path in files:
+            where = definition.path
+            _check_agent(files[where], agent.agent)
+    except _Unbuildable as exc:
+        return NotBuildable(taken, f"{where}: {exc}")
+    tree = git.tree_with(head, files)
+    shown = ", ".join(h.describe() for h in sorted(taken, key=lambda h: (h.path, h.index)))
+    return Variant(git.commit_tree(tree, head, f"{head[:12]} with {shown} taken back"), taken)
+
+
+def with_only(
+    git: Git,
+    base: str,
+    head: str,
+    agent: AgentFiles,
+    hunks: Iterable[Hunk],
+    applied: Iterable[Hunk],
+) -> Variant | NotBuildable:
+    """The base's agent with only `applied` of the change's `hunks`: the head with every
+    other hunk taken back (what confirms that `applied` alone brings a regression back)."""
+    kept = frozenset(applied)
+    return build_variant(git, base, head, agent, (h for h in hunks if h not in kept))
+
+
+def _reverted(
+    before: RepoFiles, after: RepoFiles, path: str, hunks: list[Hunk], agent: str
+) -> bytes | None:
+    """The file at `path` with `hunks` taken back; None: the base has no such file."""
+    if any(h.kind == "file" for h in hunks):
+        return before.contents([path]).get(path) if before.is_file(path) else None
+    head_text = text_of(after.contents([path]).get(path))
+    if head_text is None:
+        raise _Unbuildable("the head's file is not text, as it was when it was split")
+    fields = [h.field for h in hunks if h.kind == "field"]
+    if fields:
+        base_text = text_of(before.contents([path]).get(path))
+        head_doc = read_agent_yaml(head_text, agent)
+        base_doc = read_agent_yaml(base_text, agent) if base_text is not None else None
+        if head_doc is None or base_doc is None:
+            raise _Unbuildable(f"the agent {agent}'s document cannot be read on both sides")
+        head_text = revert_fields(base_doc, head_doc, fields)
+    lines = lines_of(head_text)
+    for hunk in sorted((h for h in hunks if h.kind == "text"), key=lambda h: h.at, reverse=True):
+        end = hunk.at + len(hunk.head_lines)
+        if tuple(lines[hunk.at : end]) != hunk.head_lines:
+            raise _Unbuildable(f"{hunk.describe()} is not the head's")
+        lines[hunk.at : end] = hunk.base_lines
+    return "".join(lines).encode()
+
+
+def _check_agent(content: bytes | None, agent: str) -> None:
+    """Refuse a definition from which the Agent no longer loads as the loader reads it."""
+    text = text_of(content)
+    if text is None:
+        raise _Unbuildable(f"the agent {agent}'s file is gone or not text")
+    try:
+        documents = load_documents(text)
+    except YamlSyntaxError as exc:
+        raise _Unbuildable(f"it is no longer valid YAML ({exc})") from None
+    found = [d.data for d in documents if is_agent(d.data, agent)]
+    if not found:
+        raise _Unbuildable(f"it no longer defines the agent {agent}")
+    try:
+        Agent.model_validate(found[0])
+    except ValidationError as exc:
+        errors = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'the agent'}: {e['msg']}"
+            for e in exc.errors()[:3]
+        )
+        raise _Unbuildable(f"the agent {agent} no longer loads ({errors})") from None

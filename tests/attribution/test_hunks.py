@@ -1,0 +1,138 @@
+"""An agent's change split into hunks (attribution/hunks.py), on real repositories: text
+hunks with the head's lines a review comment points at, the agent's YAML by field."""
+
+from __future__ import annotations
+
+import pytest
+
+from attribution.conftest import (
+    BASE_AGENT,
+    HEAD_AGENT,
+    HEAD_PROMPT,
+    SUPPORT,
+    Change,
+)
+from evalward.attribution.hunks import AgentFiles, Hunk, split_change
+from evalward.git import Git
+from support.gitrepo import GitRepo
+
+pytestmark = pytest.mark.integration
+
+
+def where(hunks: tuple[Hunk, ...]) -> list[tuple[str, int, str, int, int, str]]:
+    return [(h.path, h.index, h.kind, h.first, h.last, h.field_name) for h in hunks]
+
+
+def test_a_prompt_splits_into_its_changed_blocks_and_the_yaml_into_fields(change: Change) -> None:
+    hunks = split_change(change.git, change.base, change.head, SUPPORT)
+    assert where(hunks) == [
+        ("agents/support.yaml", 1, "field", 7, 7, "spec.models"),
+        ("agents/support.yaml", 2, "field", 12, 12, "spec.tools[lookup_order].description"),
+        ("agents/support.yaml", 3, "field", 22, 25, "spec.tools[refund]"),
+        ("prompts/support.md", 1, "text", 2, 2, ""),
+        ("prompts/support.md", 2, "text", 6, 7, ""),
+        ("prompts/support.md", 3, "text", 11, 11, ""),
+    ]
+    models, described, added, reworded, new, deleted = hunks
+    assert models.base_lines == ("  models: [openai/gpt-4.1-mini]   # the cheap one\n",)
+    assert models.head_lines == ("  models: [openai/gpt-4.1]   # the cheap one\n",)
+    assert added.base_lines == () and added.head_lines[0] == "    - name: refund\n"
+    assert described.describe() == (
+        "hunk 2 of agents/support.yaml (spec.tools[lookup_order].description), line 12"
+    )
+    assert reworded.base_lines == ("Rule 2.\n",)
+    assert reworded.head_lines == ("Rule 2, said more firmly.\n",)
+    assert new.base_lines == () and new.head_lines == ("A new rule.\n", "An example of it.\n")
+    assert new.at == 5 and new.describe() == "hunk 2 of prompts/support.md, lines 6-7"
+    # a deletion points at the head's line after it
+    assert deleted.base_lines == ("Rule 9.\n",) and deleted.head_lines == ()
+    assert HEAD_PROMPT.splitlines()[deleted.first - 1] == "Rule 10."
+
+
+def test_a_yaml_change_that_changes_no_field_is_no_hunk(repo: GitRepo) -> None:
+    base = repo.commit("base", {"agents/support.yaml": BASE_AGENT})
+    reformatted = BASE_AGENT.replace("# The support agent.", "# Reformatted.").replace(
+        "{ order_id: { type: string } }", "\n          order_id:\n            type: string"
+    )
+    head = repo.commit("head", {"agents/support.yaml": reformatted})
+    assert split_change(Git(repo.path), base, head, SUPPORT) == ()
+
+
+def test_removed_fields_point_at_the_field_above_them(repo: GitRepo) -> None:
+    with_servers = BASE_AGENT + "  mcpServers:\n    docs:\n      url: http://127.0.0.1:9/mcp\n"
+    base = repo.commit("base", {"agents/support.yaml": with_servers})
+    head_text = (
+        BASE_AGENT.replace("  temperature: 0\n", "")
+        .replace(
+            "    - name: clarify\n      description: Ask the customer.\n"
+            "      mock:\n        output: damaged\n",
+            "",
+        )
+        .replace("name: support\n", "name: support\n  description: answers customers\n")
+    )
+    head_text += "  mcpServers:\n    docs:\n      url: http://127.0.0.1:10/mcp\n"
+    head = repo.commit("head", {"agents/support.yaml": head_text})
+    hunks = split_change(Git(repo.path), base, head, SUPPORT)
+    lines = head_text.splitlines()
+    assert [(h.field_name, h.first, h.last) for h in hunks] == [
+        ("metadata.description", 6, 6),
+        ("spec.temperature", 7, 7),  # gone: the head's `spec:` line stands for it
+        ("spec.tools[clarify]", 10, 10),  # gone: the head's `tools:` line
+        ("spec.mcpServers.docs", 19, 20),
+    ]
+    named = {h.field_name: h for h in hunks}
+    assert lines[named["spec.temperature"].first - 1] == "spec:"
+    assert lines[named["spec.tools[clarify]"].first - 1] == "  tools:"
+    docs = named["spec.mcpServers.docs"]
+    assert lines[docs.first - 1 : docs.last] == ["    docs:", "      url: http://127.0.0.1:10/mcp"]
+    assert named["spec.tools[clarify]"].head_lines == ()
+    assert named["spec.tools[clarify]"].base_lines[0] == "    - name: clarify\n"
+
+
+def test_a_binary_or_new_file_is_one_hunk_whole(repo: GitRepo) -> None:
+    base = repo.commit("base", {"agents/support.yaml": BASE_AGENT})
+    (repo.path / "tools").mkdir()
+    (repo.path / "tools/lookup.bin").write_bytes(b"\x7fELF\0\x01")
+    base = repo.commit("binary")
+    (repo.path / "tools/lookup.bin").write_bytes(b"\x7fELF\0\x02")
+    head = repo.commit("head", {"tools/refund.py": "print('refunded')\nprint('done')\n"})
+    files = AgentFiles("support", "agents/support.yaml", ("tools/refund.py", "tools/lookup.bin"))
+    hunks = split_change(Git(repo.path), base, head, files)
+    assert where(hunks) == [
+        ("tools/lookup.bin", 1, "file", 0, 0, ""),
+        ("tools/refund.py", 1, "file", 1, 2, ""),
+    ]
+    assert hunks[1].base_lines == () and len(hunks[1].head_lines) == 2
+
+
+def test_a_prompt_reached_through_a_link_is_split_where_it_is(repo: GitRepo) -> None:
+    repo.write({"prompts/real.md": "one\ntwo\n"})
+    (repo.path / "prompts/support.md").symlink_to("real.md")
+    base = repo.commit("base", {"agents/support.yaml": BASE_AGENT})
+    head = repo.commit("head", {"prompts/real.md": "one\n2\n"})
+    hunks = split_change(Git(repo.path), base, head, SUPPORT)
+    assert where(hunks) == [("prompts/real.md", 1, "text", 2, 2, "")]
+
+
+def test_the_head_agent_that_is_not_yaml_of_it_is_split_as_text(change: Change) -> None:
+    """A definition ruamel cannot read as the agent (here: it is renamed) is compared as the
+    text it is; a variant that breaks it then does not build, and says so."""
+    renamed = HEAD_AGENT.replace("name: support\n", "name: helper\n")
+    head = change.repo.commit("rename", {"agents/support.yaml": renamed})
+    hunks = split_change(change.git, change.base, head, SUPPORT)
+    assert {h.kind for h in hunks if h.path == "agents/support.yaml"} == {"text"}
+
+
+def test_a_block_fields_lines_end_before_the_next_key_or_item(repo: GitRepo) -> None:
+    base = repo.commit("base", {"agents/support.yaml": BASE_AGENT})
+    head_text = BASE_AGENT.replace(
+        "        properties: { order_id: { type: string } }\n",
+        "        properties: { order_id: { type: string } }\n        required: [order_id]\n",
+    ).replace("output: shipped", "output: delayed")
+    head = repo.commit("head", {"agents/support.yaml": head_text})
+    hunks = split_change(Git(repo.path), base, head, SUPPORT)
+    assert [(h.field_name, h.first, h.last) for h in hunks] == [
+        ("spec.tools[lookup_order].parameters", 13, 16),  # not the `mock:` line after it
+        ("spec.tools[lookup_order].mock", 17, 18),  # not the next tool's `- name:` line
+    ]
+    assert hunks[1].head_lines == ("      mock:\n", "        output: delayed\n")

@@ -1,0 +1,176 @@
+"""The search for the hunks that cause a regression (attribution/search.py), against oracles
+that model an agent: the regression is there iff the variant holds a given set of hunks."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+
+from evalward.attribution.hunks import Hunk
+from evalward.attribution.search import (
+    Attributed,
+    Attribution,
+    FixtureScore,
+    NotAttributable,
+    Trial,
+    attribute,
+)
+
+pytestmark = pytest.mark.unit
+
+
+def hunks(count: int) -> tuple[Hunk, ...]:
+    return tuple(
+        Hunk("prompts/support.md", n, "text", 10 * n, 10 * n + 2, (f"old {n}\n",), (f"new {n}\n",))
+        for n in range(1, count + 1)
+    )
+
+
+HUNKS = hunks(4)
+Breaks = Callable[[frozenset[int]], bool]
+"""Whether an agent holding these hunks (by index) shows the regression."""
+
+
+class Agent:
+    """Both oracles of one modelled agent, counting what they were asked."""
+
+    def __init__(
+        self,
+        breaks: Breaks,
+        unbuildable: frozenset[int] = frozenset(),
+        on_base: Breaks | None = None,
+        change: tuple[Hunk, ...] = HUNKS,
+    ) -> None:
+        self.change = change
+        self.breaks = breaks
+        self.unbuildable = unbuildable
+        self.on_base = on_base or breaks
+        """Whether the base with these hunks shows it (the head's other files may matter)."""
+        self.asked: list[tuple[str, frozenset[int]]] = []
+
+    def _trial(self, present: frozenset[int], changed: frozenset[int], breaks: Breaks) -> Trial:
+        if changed & self.unbuildable:
+            return Trial(False, not_built="taking it back leaves the agent invalid")
+        broken = breaks(present)
+        score = FixtureScore("fx-refund-policy", 0 if broken else 8, 8)
+        return Trial(broken, (score,))
+
+    async def regresses(self, reverted: frozenset[Hunk]) -> Trial:
+        taken = frozenset(h.index for h in reverted)
+        self.asked.append(("reverted", taken))
+        every = frozenset(h.index for h in self.change)
+        return self._trial(every - taken, taken, self.breaks)
+
+    async def reproduces(self, applied: frozenset[Hunk]) -> Trial:
+        kept = frozenset(h.index for h in applied)
+        self.asked.append(("applied", kept))
+        return self._trial(kept, frozenset(), self.on_base)
+
+
+def search(agent: Agent, max_trials: int = 50) -> Attribution:
+    return asyncio.run(
+        attribute(agent.change, agent.regresses, agent.reproduces, max_trials=max_trials)
+    )
+
+
+def indexes(hunks: frozenset[Hunk]) -> set[int]:
+    return {h.index for h in hunks}
+
+
+def test_one_hunk_is_found_by_taking_each_back_and_proven_both_ways() -> None:
+    agent = Agent(lambda present: 2 in present)
+    found = search(agent)
+    assert isinstance(found, Attributed)
+    assert indexes(found.culprit) == {2}
+    assert found.removed.way == "reverted" and not found.removed.trial.regressed
+    assert found.removed.trial.scores == (FixtureScore("fx-refund-policy", 8, 8),)
+    assert found.reproduced.way == "applied" and indexes(found.reproduced.hunks) == {2}
+    assert found.reproduced.trial.regressed
+    # hunk 1 taken back (still broken), hunk 2 taken back (fixed), the base with hunk 2
+    assert agent.asked == [("reverted", {1}), ("reverted", {2}), ("applied", {2})]
+    assert [a.hunks for a in found.attempts] == [frozenset({HUNKS[0]}), *[{HUNKS[1]}] * 2]
+
+
+def test_two_hunks_that_break_it_only_together_are_reported_as_the_pair() -> None:
+    agent = Agent(lambda present: {1, 3} <= present)
+    found = search(agent)
+    assert isinstance(found, Attributed)
+    assert indexes(found.culprit) == {1, 3}
+    assert indexes(found.removed.hunks) == {1, 3} and not found.removed.trial.regressed
+    assert indexes(found.reproduced.hunks) == {1, 3} and found.reproduced.trial.regressed
+    # neither alone reproduces it on the base: each was tried and recorded
+    assert ("applied", frozenset({1})) in agent.asked
+    assert ("applied", frozenset({3})) in agent.asked
+    assert len(agent.asked) == len(set(agent.asked)) == len(found.attempts)
+
+
+def test_ddmin_narrows_many_hunks_to_the_pair_in_few_trials() -> None:
+    agent = Agent(lambda present: {2, 7} <= present, change=hunks(12))
+    found = search(agent)
+    assert isinstance(found, Attributed)
+    assert indexes(found.culprit) == {2, 7}
+    # 12 hunks out one by one, 2 of them tried alone on the base, every hunk out, the
+    # head with only the 2 (ddmin's start), each of them alone, then the proof: 20
+    assert len(found.attempts) == 20
+    assert len(agent.asked) == len(set(agent.asked))
+
+
+def test_a_regression_no_hunk_causes_is_not_attributable_with_every_trial() -> None:
+    agent = Agent(lambda present: True)
+    found = search(agent)
+    assert isinstance(found, NotAttributable)
+    assert "every hunk of the agent taken back" in found.reason
+    assert len(found.attempts) == 5  # each hunk alone, then all of them
+    assert all(a.trial.regressed and a.trial.scores for a in found.attempts)
+    assert indexes(found.attempts[-1].hunks) == {1, 2, 3, 4}
+
+
+def test_two_hunks_that_each_cause_it_are_never_guessed_at() -> None:
+    """Either hunk alone breaks the agent: no set is proven both ways, so none is named."""
+    agent = Agent(lambda present: bool({1, 2} & present))
+    found = search(agent)
+    assert isinstance(found, NotAttributable)
+    assert "did not prove" in found.reason
+    assert indexes(found.narrowed) == {1}
+    assert len(agent.asked) == len(set(agent.asked))
+
+
+def test_a_base_that_does_not_reproduce_it_leaves_it_unattributed() -> None:
+    """Taking hunk 2 back fixes the head, but the base with hunk 2 does not break: the head
+    needs something beside the agent's hunks for it, so hunk 2 is not named."""
+    agent = Agent(lambda present: 2 in present, on_base=lambda present: False)
+    found = search(agent)
+    assert isinstance(found, NotAttributable)
+    assert ("applied", frozenset({2})) in agent.asked
+    assert indexes(found.narrowed) == {2}
+
+
+def test_the_search_stops_at_its_cap_with_what_it_tried() -> None:
+    agent = Agent(lambda present: {1, 3} <= present)
+    found = search(agent, max_trials=5)
+    assert isinstance(found, NotAttributable)
+    assert "cap of 5 trials" in found.reason
+    assert len(found.attempts) == len(agent.asked) == 5
+    # one hunk found to fix the head, but no trial left to prove it on the base
+    capped = search(Agent(lambda present: 2 in present), max_trials=2)
+    assert isinstance(capped, NotAttributable)
+    assert [indexes(a.hunks) for a in capped.attempts] == [{1}, {2}]
+
+
+def test_a_variant_that_does_not_build_is_recorded_and_skipped() -> None:
+    agent = Agent(lambda present: 3 in present, unbuildable=frozenset({2}))
+    found = search(agent)
+    assert isinstance(found, Attributed)
+    assert indexes(found.culprit) == {3}
+    unbuilt = [a for a in found.attempts if a.trial.not_built]
+    assert [indexes(a.hunks) for a in unbuilt] == [{2}]
+    assert "leaves the agent invalid" in unbuilt[0].trial.not_built
+
+
+def test_no_hunks_is_not_attributable_without_a_trial() -> None:
+    agent = Agent(lambda present: True)
+    found = asyncio.run(attribute((), agent.regresses, agent.reproduces, max_trials=9))
+    assert isinstance(found, NotAttributable)
+    assert found.attempts == () and agent.asked == []

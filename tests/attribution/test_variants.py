@@ -1,0 +1,169 @@
+"""Variants of the head with hunks taken back (attribution/variants.py), made as commits of a
+real repository: only the hunks' lines change, the YAML's other lines stay as written, and a
+revert that leaves the agent invalid is said so."""
+
+from __future__ import annotations
+
+import pytest
+
+from attribution.conftest import BASE_AGENT, BASE_PROMPT, HEAD_AGENT, HEAD_PROMPT, SUPPORT, Change
+from evalward.attribution.fields import plain, round_trip
+from evalward.attribution.hunks import AgentFiles, Hunk, split_change
+from evalward.attribution.variants import NotBuildable, Variant, build_variant, with_only
+from evalward.git import Git
+from support.gitrepo import GitRepo
+
+pytestmark = pytest.mark.integration
+
+
+def variant(change: Change, *reverted: Hunk, files: AgentFiles = SUPPORT) -> Variant:
+    built = build_variant(change.git, change.base, change.head, files, reverted)
+    assert isinstance(built, Variant), built
+    return built
+
+
+def show(change: Change, commit: str, path: str) -> str:
+    return change.repo.git("show", f"{commit}:{path}") + "\n"
+
+
+def changed(change: Change, commit: str) -> list[str]:
+    return change.repo.git("diff", "--name-only", change.head, commit).splitlines()
+
+
+def by_name(hunks: tuple[Hunk, ...]) -> dict[str, Hunk]:
+    return {h.field_name or f"{h.path} {h.index}": h for h in hunks}
+
+
+def test_a_prompt_hunk_taken_back_changes_its_lines_only(change: Change) -> None:
+    hunks = by_name(split_change(change.git, change.base, change.head, SUPPORT))
+    built = variant(change, hunks["prompts/support.md 2"])
+    assert change.repo.git("rev-parse", f"{built.commit}^") == change.head
+    assert changed(change, built.commit) == ["prompts/support.md"]
+    expected = HEAD_PROMPT.replace("A new rule.\nAn example of it.\n", "")
+    assert show(change, built.commit, "prompts/support.md") == expected
+    # the same hunks of the same head are the same commit
+    assert variant(change, hunks["prompts/support.md 2"]).commit == built.commit
+    both = variant(change, hunks["prompts/support.md 1"], hunks["prompts/support.md 3"])
+    assert show(change, both.commit, "prompts/support.md") == (
+        HEAD_PROMPT.replace("Rule 2, said more firmly.", "Rule 2.").replace(
+            "Rule 10.", "Rule 9.\nRule 10."
+        )
+    )
+    assert variant(change).commit == change.head  # nothing taken back: the head itself
+
+
+def test_fields_taken_back_rewrite_their_own_lines_only(change: Change) -> None:
+    hunks = by_name(split_change(change.git, change.base, change.head, SUPPORT))
+    built = variant(
+        change,
+        hunks["spec.models"],
+        hunks["spec.tools[lookup_order].description"],
+        hunks["spec.tools[refund]"],
+    )
+    assert changed(change, built.commit) == ["agents/support.yaml"]
+    # every field back as the base has it; the head's comment line stays the head's
+    assert show(change, built.commit, "agents/support.yaml") == BASE_AGENT.replace(
+        "# The support agent.", "# The support agent, answering refunds too."
+    )
+    model_only = variant(change, hunks["spec.models"])
+    assert show(change, model_only.commit, "agents/support.yaml") == HEAD_AGENT.replace(
+        "[openai/gpt-4.1]", "[openai/gpt-4.1-mini]"
+    )
+
+
+def test_removed_fields_come_back_where_the_base_had_them(repo: GitRepo) -> None:
+    base = repo.commit("base", {"agents/support.yaml": BASE_AGENT})
+    clarify = "    - name: clarify\n      description: Ask the customer.\n"
+    head_text = (
+        BASE_AGENT.replace("  temperature: 0\n", "")
+        .replace(clarify, "")
+        .replace("      mock:\n        output: damaged\n", "")
+    )
+    head = repo.commit("head", {"agents/support.yaml": head_text})
+    change = Change(repo, Git(repo.path), base, head)
+    hunks = split_change(change.git, base, head, SUPPORT)
+    assert [h.field_name for h in hunks] == ["spec.temperature", "spec.tools[clarify]"]
+    built = variant(change, *hunks)
+    assert show(change, built.commit, "agents/support.yaml") == BASE_AGENT
+
+
+def test_a_field_in_a_flow_mapping_is_written_back_as_data(repo: GitRepo) -> None:
+    """A field that shares its line with others cannot be spliced: the document is written
+    again, and holds exactly the head's data with the base's field."""
+    flow = "  tools: [{name: lookup_order, description: Look up an order., mock: {output: x}}]\n"
+    start = BASE_AGENT[: BASE_AGENT.index("  tools:")]
+    base = repo.commit("base", {"agents/support.yaml": start + flow})
+    changed_flow = flow.replace("an order.", "an order now.").replace("output: x", "output: y")
+    head = repo.commit("head", {"agents/support.yaml": start + changed_flow})
+    change = Change(repo, Git(repo.path), base, head)
+    hunks = by_name(split_change(change.git, base, head, SUPPORT))
+    assert set(hunks) == {"spec.tools[lookup_order].description", "spec.tools[lookup_order].mock"}
+    built = variant(change, hunks["spec.tools[lookup_order].description"])
+    written = plain(round_trip().load(show(change, built.commit, "agents/support.yaml")))
+    assert written == plain(round_trip().load(start + flow.replace("output: x", "output: y")))
+
+
+def test_a_revert_that_leaves_the_agent_invalid_does_not_build(repo: GitRepo) -> None:
+    system = BASE_AGENT.replace("  systemFile: prompts/support.md\n", "  system: Be kind.\n")
+    base = repo.commit("base", {"agents/support.yaml": system})
+    head = repo.commit("head", {"agents/support.yaml": BASE_AGENT})
+    hunks = by_name(split_change(Git(repo.path), base, head, SUPPORT))
+    assert set(hunks) == {"spec.system", "spec.systemFile"}
+    built = build_variant(Git(repo.path), base, head, SUPPORT, [hunks["spec.system"]])
+    assert isinstance(built, NotBuildable)
+    assert built.reason.startswith("agents/support.yaml: the agent support no longer loads")
+    assert "set either `system` or `systemFile`, not both" in built.reason
+    both = build_variant(Git(repo.path), base, head, SUPPORT, hunks.values())
+    assert isinstance(both, Variant)
+
+
+def test_the_base_with_only_some_hunks_is_the_head_with_the_others_back(change: Change) -> None:
+    hunks = split_change(change.git, change.base, change.head, SUPPORT)
+    added = by_name(hunks)["prompts/support.md 2"]
+    built = with_only(change.git, change.base, change.head, SUPPORT, hunks, [added])
+    assert isinstance(built, Variant)
+    assert show(change, built.commit, "prompts/support.md") == BASE_PROMPT.replace(
+        "Rule 6.", "A new rule.\nAn example of it.\nRule 6."
+    )
+    written = plain(round_trip().load(show(change, built.commit, "agents/support.yaml")))
+    assert written == plain(round_trip().load(BASE_AGENT))
+
+
+def test_whole_files_are_taken_back_restored_or_removed(repo: GitRepo) -> None:
+    (repo.path / "tools").mkdir()
+    (repo.path / "tools/lookup.bin").write_bytes(b"\x7fELF\0\x01")
+    base = repo.commit("base", {"agents/support.yaml": BASE_AGENT, "tools/old.sh": "echo\n"})
+    (repo.path / "tools/lookup.bin").write_bytes(b"\x7fELF\0\x02")
+    repo.remove("tools/old.sh")
+    head = repo.commit("head", {"tools/new/refund.py": "print('refunded')\n"})
+    named = ("tools/lookup.bin", "tools/new/refund.py", "tools/old.sh")
+    files = AgentFiles("support", "agents/support.yaml", named)
+    change = Change(repo, Git(repo.path), base, head)
+    hunks = split_change(change.git, base, head, files)
+    assert [(h.path, h.kind, h.first) for h in hunks] == [
+        ("tools/lookup.bin", "file", 0),  # not text: no line to point at
+        ("tools/new/refund.py", "file", 1),
+        ("tools/old.sh", "file", 0),  # gone from the head
+    ]
+    built = variant(change, *hunks, files=files)
+    assert repo.git("diff", "--name-status", base, built.commit) == ""
+    assert "tools/new" not in repo.git("ls-tree", "-r", "--name-only", built.commit)
+    only_binary = variant(change, hunks[0], files=files)
+    assert repo.git("diff", "--name-status", head, only_binary.commit) == "M\ttools/lookup.bin"
+
+
+def test_tools_put_back_at_one_place_keep_the_bases_order(repo: GitRepo) -> None:
+    """Two adjacent tools the head removed, named against the alphabet's order, come back
+    in the base's order, on the lines they had."""
+    extra = "".join(
+        f"    - name: {name}\n      description: {name}.\n      mock:\n        output: x\n"
+        for name in ("zeta", "alpha")
+    )
+    clarify = "    - name: clarify\n"
+    with_extra = BASE_AGENT.replace(clarify, extra + clarify)
+    base = repo.commit("base", {"agents/support.yaml": with_extra})
+    head = repo.commit("head", {"agents/support.yaml": BASE_AGENT})
+    change = Change(repo, Git(repo.path), base, head)
+    hunks = split_change(change.git, base, head, SUPPORT)
+    assert [h.field_name for h in hunks] == ["spec.tools[alpha]", "spec.tools[zeta]"]
+    assert show(change, variant(change, *hunks).commit, "agents/support.yaml") == with_extra

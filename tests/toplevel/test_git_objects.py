@@ -1,0 +1,83 @@
+"""Commits evalward makes from objects (git.py: `write_blob`, `make_tree`, `tree_with`,
+`commit_tree`), on a real repository: only the folders on the way change, modes and odd names
+are kept, and the same tree on the same parent is the same commit."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from evalward.git import Git
+from support.gitrepo import GitRepo
+
+pytestmark = pytest.mark.integration
+
+ODD = "prompts/a\nb -c.md"
+
+
+def listing(repo: GitRepo, commit: str) -> dict[str, tuple[str, str]]:
+    """path -> (mode, content) of every file of `commit`."""
+    out = repo.git("ls-tree", "-r", "-z", commit)
+    found = {}
+    for record in filter(None, out.split("\0")):
+        meta, path = record.split("\t", 1)
+        mode, _, oid = meta.split(" ")
+        found[path] = (mode, repo.git("cat-file", "blob", oid))
+    return found
+
+
+def test_a_tree_with_files_written_changes_only_them(repo: GitRepo) -> None:
+    head = repo.commit(
+        "head",
+        {
+            "tools/run.sh": "#!/bin/sh\necho old\n",
+            "tools/gone/only.md": "alone\n",
+            ODD: "odd\n",
+            "other/keep.md": "kept\n",
+        },
+    )
+    os.chmod(repo.path / "tools/run.sh", 0o755)
+    head = repo.commit("executable")
+    git = Git(repo.path)
+    files: dict[str, bytes | None] = {
+        "tools/run.sh": b"#!/bin/sh\necho new\n",
+        "tools/gone/only.md": None,
+        "new/deep/file.md": b"new\n",
+        ODD: b"odder\n",
+    }
+    tree = git.tree_with(head, files)
+    commit = git.commit_tree(tree, head, "variant")
+    assert listing(repo, commit) == {
+        "tools/run.sh": ("100755", "#!/bin/sh\necho new"),
+        "new/deep/file.md": ("100644", "new"),
+        ODD: ("100644", "odder"),
+        "other/keep.md": ("100644", "kept"),
+    }
+    # a folder the change does not reach is the head's own tree
+    assert repo.git("rev-parse", f"{commit}:other") == repo.git("rev-parse", f"{head}:other")
+    assert repo.git("rev-parse", f"{commit}^") == head
+
+
+def test_the_same_tree_on_the_same_parent_is_the_same_commit(repo: GitRepo) -> None:
+    head = repo.commit("head", {"a.md": "a\n"})
+    repo.git("config", "commit.gpgsign", "true")
+    repo.git("config", "gpg.program", "false")  # signing would fail: commit_tree never signs
+    git = Git(repo.path)
+    tree = git.tree_with(head, {"a.md": b"b\n"})
+    first = git.commit_tree(tree, head, "variant")
+    assert git.commit_tree(tree, head, "variant") == first
+    assert Git(repo.path).commit_tree(git.tree_with(head, {"a.md": b"b\n"}), head, "variant") == (
+        first
+    )
+    assert git.commit_tree(tree, head, "another") != first
+    assert "author evalward <evalward@localhost> 0 +0000" in repo.git("cat-file", "-p", first)
+
+
+def test_removing_every_file_leaves_the_empty_tree(repo: GitRepo) -> None:
+    head = repo.commit("head", {"only/one.md": "1\n"})
+    git = Git(repo.path)
+    tree = git.tree_with(head, {"only/one.md": None})
+    assert tree == git.make_tree({})
+    assert repo.git("ls-tree", tree) == ""
+    assert git.write_blob(b"1\n") == repo.git("rev-parse", f"{head}:only/one.md")
