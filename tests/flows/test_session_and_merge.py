@@ -71,6 +71,18 @@ def pull(repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer) -> str:
     return base
 
 
+def test_an_error_before_the_plan_is_the_outcomes_and_nothing_began(
+    repo: GitRepo, env: dict[str, str], pull: str
+) -> None:
+    """A base that is no commit stops the run before its plan: `session.run` hands the error
+    back in the Outcome (it raises nothing across), and the decision is never a pass."""
+    outcome = asyncio.run(change(setup_for(repo, "no-such-base", env), RunProgress()))
+
+    assert outcome.failure is not None and not outcome.began
+    assert outcome.evaluation.fixtures == []
+    assert session.decide(outcome).decision.result is GateResult.incomplete
+
+
 def test_a_change_runs_to_an_outcome_that_blocks_and_counts_every_call(
     repo: GitRepo, model: ScriptedModelServer, env: dict[str, str], pull: str
 ) -> None:
@@ -113,10 +125,12 @@ def test_a_merge_refuses_a_part_given_twice_or_one_missing(
     first = asyncio.run(part(setup_for(repo, pull, env), ShardSpec(1, 2), tmp_path / "parts"))
     assert first is not None
 
-    with pytest.raises(ConfigError) as twice:
-        merge(setup_for(repo, pull, env), [first.path, first.path])
-    with pytest.raises(ConfigError) as missing:
-        merge(setup_for(repo, pull, env), [first.path])
+    twice = merge(setup_for(repo, pull, env), [first.path, first.path])
+    missing = merge(setup_for(repo, pull, env), [first.path])
 
-    assert "shard 1/2 is given twice" in str(twice.value)
-    assert "shard 2/2 missing" in str(missing.value)
+    # the refusal is the outcome's, as data: nothing merged, nothing began
+    assert isinstance(twice.failure, ConfigError) and not twice.began
+    assert isinstance(missing.failure, ConfigError) and not missing.began
+    assert "shard 1/2 is given twice" in str(twice.failure)
+    assert "shard 2/2 missing" in str(missing.failure)
+    assert session.decide(twice).decision.result is GateResult.incomplete

@@ -63,10 +63,10 @@ class LoggedProgress(RunProgress):
 
 
 async def evaluate(request: RunRequest, log: Callable[[str], None]) -> Outcome:
-    """The request's outcome (`session.run`): a signal stops the runs, and the Outcome holds
-    those finished so far; a merge says how many shards it merged."""
+    """The request's outcome (`session.run`): a signal or an error stops the runs, and the
+    Outcome holds those finished so far; a merge says how many shards it merged."""
     outcome = await run(request)
-    if request.parts is not None:
+    if request.parts is not None and outcome.failure is None:
         shards, runs = len(request.parts.paths), len(outcome.evaluation.fixtures)
         log(f"evalward: merged {shards} shards, {runs} runs")
     return outcome

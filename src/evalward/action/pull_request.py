@@ -128,23 +128,19 @@ async def _outcome(
     console: Console, settings: Settings, pull: PullInfo, request: RunRequest
 ) -> Outcome | int:
     """The pull request's runs, or what stopped them (`Outcome.failure`): an error before the
-    plan is decided, written, commented and bypassable like one found mid-run. A merge of
-    shards refuses a part as it always has (nothing commented). An int: the exit code of a
-    gate skipped for a missing key (`on-missing-secrets: skip`)."""
-    try:
-        outcome = await evaluate(request, console.log)
-    except MissingSecretError as exc:
-        console.log(command("endgroup"))
+    plan is decided is written, commented and bypassable like one found mid-run. A merge of
+    shards refuses a part as it always has (raised: nothing commented). An int: the exit code
+    of a gate skipped for a missing key (`on-missing-secrets: skip`)."""
+    outcome = await evaluate(request, console.log)
+    console.log(command("endgroup"))
+    failure = outcome.failure
+    if isinstance(failure, MissingSecretError):
         try:
-            return missing_secrets(console, settings, exc, pull)
+            return missing_secrets(console, settings, failure, pull)
         except MissingSecretError as refused:
             return Outcome.stopped(refused, request)
-    except Exception as exc:
-        console.log(command("endgroup"))
-        if request.parts is not None:
-            raise
-        return Outcome.stopped(exc, request)
-    console.log(command("endgroup"))
+    if failure is not None and request.parts is not None and not outcome.began:
+        raise failure
     return outcome
 
 

@@ -217,13 +217,17 @@ async def run_all(job: Job, request: RunRequest) -> int:
     status = begin_status(job, route)
     try:
         outcome = await evaluate(request, job.console.log)
-    except MissingSecretError as exc:
-        status.close(job.console, "a model provider's key is missing")
-        job.console.log(command("endgroup"))
-        return missing_secrets(job.console, job.site.settings, exc, None)
     except BaseException:
         status.close(job.console, "the run stopped with an error")
         raise
+    failure = outcome.failure
+    if isinstance(failure, MissingSecretError):
+        status.close(job.console, "a model provider's key is missing")
+        job.console.log(command("endgroup"))
+        return missing_secrets(job.console, job.site.settings, failure, None)
+    if failure is not None and not outcome.began:
+        status.close(job.console, "the run stopped with an error")
+        raise failure
     job.console.log(command("endgroup"))
     verdict = decide(outcome)
     evaluation = verdict.evaluation

@@ -62,6 +62,8 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     )
     parts = ShardParts(tuple(Path(p) for p in args.parts), key)
     outcome = asyncio.run(session.run(RunRequest(setup, RunProgress(), parts)))
+    if outcome.failure is not None:
+        raise outcome.failure  # a part refused, or none given: said, nothing written
     return emit(
         Output(out, host.redactor(), as_json=args.json, output_dir=args.output_dir),
         outcome.evaluation,

@@ -94,6 +94,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
 
     from evalward.cli._local import Selection, check_base, repository
     from evalward.cli._progress import ProgressBar, ShownProgress
+    from evalward.errors import MissingSecretError
     from evalward.flows import shard
     from evalward.git import Git
     from evalward.plan.result_cache import ResultCache
@@ -140,6 +141,9 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         outcome = asyncio.run(_run(setup, progress))
     finally:
         progress.bar.close()
+    failure = outcome.failure
+    if failure is not None and (not outcome.began or isinstance(failure, MissingSecretError)):
+        raise failure  # nothing ran, or a key is missing: said without files
     from evalward.cli._emit import Output  # the reports load once the run is over
 
     shown = Output(out, redact, as_json=args.json, output_dir=args.output_dir)

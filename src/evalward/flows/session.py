@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalward.errors import EXIT_BUG, EvalwardError, MissingSecretError
+from evalward.errors import EXIT_BUG, EvalwardError
 from evalward.flows import pipeline, shard
 from evalward.flows.interrupt import until_signalled
 from evalward.flows.shard import ShardSpec, WrittenPart
@@ -65,6 +65,11 @@ class Outcome:
         return cls(
             partial(progress), progress, progress.elapsed(), spent, setup.options, failure=exc
         )
+
+    @property
+    def began(self) -> bool:
+        """Whether a plan was made: an error before it left nothing to write or report."""
+        return self.progress.plan is not None
 
     @property
     def failure_message(self) -> str:
@@ -160,10 +165,18 @@ def decide(outcome: Outcome, label: LabelWeighed | None = None) -> RunVerdict:
 
 
 async def run(request: RunRequest) -> Outcome:
-    """The request's outcome: its runs (`run_change`), or a merge's parts merged (`merge`)."""
-    if request.parts is not None:
-        return merge(request)
-    return await run_change(request)
+    """The request's outcome: its runs (`run_change`), or a merge's parts merged (`merge`).
+
+    An error is data, never raised across: the Outcome carries it (`Outcome.failure`) with
+    the runs that finished before it, and `Outcome.began` says whether a plan was made. The
+    front ends decide what it means: a key the plan lacks may skip the gate, an error before
+    anything ran is said without files, one after is written and reported first."""
+    try:
+        if request.parts is not None:
+            return merge(request)
+        return await run_change(request)
+    except Exception as exc:
+        return Outcome.stopped(exc, request)
 
 
 async def run_part(
@@ -190,22 +203,11 @@ def ready_sandbox(setup: RunSetup) -> None:
 
 async def run_change(request: RunRequest) -> Outcome:
     """Run the phases (`pipeline`); a signal stops them, and the Outcome holds the runs that
-    finished.
-
-    An error once the plan is made (a problem only a run could find, an outage, a bug) ends
-    the run as a signal would: the Outcome holds the runs that finished and the problem
-    (`Outcome.failure`), so they are written and reported before the process exits. A key the
-    plan needs and lacks is not such an error: the front ends decide what it means."""
+    finished. An error once runs finished comes back in the phases' `Ran`; one before is
+    raised to `run`, which makes it the Outcome's too."""
     setup, progress = request.setup, request.progress
     ready_sandbox(setup)
-    try:
-        ran = await until_signalled(pipeline.run_change(request), progress)
-    except MissingSecretError:
-        raise
-    except Exception as exc:
-        if progress.plan is None:
-            raise  # nothing ran: the front end says why
-        return Outcome.stopped(exc, request)
+    ran = await until_signalled(pipeline.run_change(request), progress)
     evaluation = partial(progress) if ran is None else pipeline.evaluated(ran, progress.traces)
     failure = ran.failure if ran is not None else None
     spent = SpentInfo.of(setup.providers.spent)
