@@ -33,7 +33,9 @@ EVAL_RUN = PlannedRun(Side.head, "refunds", "refund")
 OWN_RUN = PlannedRun(Side.head, "refunds", "own")
 
 
-def suite(repo: GitRepo, seed: str = "shop/own.sql", **files: str) -> Checkout:
+def suite(
+    repo: GitRepo, seed: str = "shop/own.sql", files: dict[str, str] | None = None
+) -> Checkout:
     """The shop, its `own` fixture with a playground of its own seeded from `seed`."""
     return shop(
         repo,
@@ -41,12 +43,14 @@ def suite(repo: GitRepo, seed: str = "shop/own.sql", **files: str) -> Checkout:
         refunds_eval("refund, own"),
         refund_fixture("refund", SQL),
         refund_fixture("own", SQL, playground=OWN.replace("shop/own.sql", seed)),
-        **files,
+        files=files,
     )
 
 
 def test_a_fixture_s_own_playground_wins_over_its_eval_s(repo: GitRepo) -> None:
-    resources = suite(repo, shop__own__sql="CREATE TABLE refunds (order_id TEXT);").resources
+    resources = suite(
+        repo, files={"shop/own.sql": "CREATE TABLE refunds (order_id TEXT);"}
+    ).resources
 
     eval_name, _, kind = defined_playground(resources, "refunds", "refund") or ("", None, "")
     own_name, own, own_kind = defined_playground(resources, "refunds", "own") or ("", None, "")
@@ -61,7 +65,7 @@ def test_a_fixture_s_own_playground_wins_over_its_eval_s(repo: GitRepo) -> None:
 def test_a_definition_of_the_base_branch_is_made_from_its_tree(
     repo: GitRepo, tmp_path: Path
 ) -> None:
-    checkout = suite(repo, shop__own__sql="CREATE TABLE refunds (order_id TEXT);")
+    checkout = suite(repo, files={"shop/own.sql": "CREATE TABLE refunds (order_id TEXT);"})
     world = tmp_path / "base-branch"
     gated = dataclasses.replace(
         checkout,
@@ -83,13 +87,14 @@ def test_a_definition_of_the_base_branch_is_made_from_its_tree(
 
 
 def test_a_cache_key_covers_the_seed_s_content(repo: GitRepo) -> None:
-    first = suite(repo, shop__own__sql="CREATE TABLE refunds (order_id TEXT);")
+    first = suite(repo, files={"shop/own.sql": "CREATE TABLE refunds (order_id TEXT);"})
     key = PlaygroundKeys().of(first, OWN_RUN)
     again = PlaygroundKeys().of(first, OWN_RUN)
     repo.commit("reseed", {"shop/own.sql": "CREATE TABLE refunds (id INTEGER);"})
     changed = PlaygroundKeys().of(first, OWN_RUN)
 
     assert key is not None and list(key["files"]) == ["shop/own.sql"]
+    assert not key["files"]["shop/own.sql"].startswith("unreadable")
     assert key["definition"]["name"] == "own"
     assert key == again
     assert changed is not None and changed["files"] != key["files"]

@@ -68,9 +68,9 @@ spec:
 {items}"""
 
 
-def shop(repo: GitRepo, *docs: str, **files: str) -> Checkout:
-    """`docs` as `shop.yaml`, with the seed, the tool, a note beside it and `files` (by path
-    with `__` for `/`), committed; the head's checkout of the working tree."""
+def shop(repo: GitRepo, *docs: str, files: dict[str, str] | None = None) -> Checkout:
+    """`docs` as `shop.yaml`, with the seed, the tool, a note beside it and `files` (by path),
+    committed; the head's checkout of the working tree."""
     repo.commit(
         "shop",
         {
@@ -78,7 +78,7 @@ def shop(repo: GitRepo, *docs: str, **files: str) -> Checkout:
             "shop/seed.sql": SEED,
             "tools/refund.py": TOOL,
             "tools/notes.txt": "not code\n",
-            **{path.replace("__", "/"): text for path, text in files.items()},
+            **(files or {}),
         },
     )
     return Checkout(Side.head, repo.path, load_resources(repo.path), sha=repo.head())
