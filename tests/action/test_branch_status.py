@@ -20,7 +20,7 @@ from evalward.past.status import STATUS_DIR, Phase, StatusStore
 from evalward.rundata.cache_mode import CacheMode
 from evalward.security import Redactor
 from support.gitrepo import GitRepo
-from support.greeter import greeter_agent, greeter_eval, greeting_fixture
+from support.planning import greeter_files
 
 pytestmark = pytest.mark.integration
 
@@ -28,14 +28,7 @@ EVAL = "greeter-eval"
 
 
 def job(repo: GitRepo, event: str, cache: CacheUse) -> tuple[Job, io.StringIO]:
-    sha = repo.commit(
-        "greeter",
-        {
-            "agents/greeter.yaml": greeter_agent("openai/gpt-test"),
-            "evals/greeter.yaml": greeter_eval(),
-            "evals/fixtures/greeting.yaml": greeting_fixture("{ type: contains, value: Hi }"),
-        },
-    )
+    sha = repo.commit("greeter", greeter_files())
     context = WorkflowContext(
         event_name=event,
         repository="acme/agents",

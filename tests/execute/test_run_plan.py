@@ -19,22 +19,15 @@ from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from fakes.model_server import ScriptedModelServer, text
 from support.gitrepo import GitRepo
-from support.greeter import greeter_agent, greeter_eval, greeting_fixture
-from support.planning import planned
+from support.greeter import greeter_agent
+from support.planning import greeter_files, planned
 
 pytestmark = pytest.mark.integration
 
 
 def change(repo: GitRepo, model: ScriptedModelServer) -> str:
     """The greeter says "Hi" on the base; its head's warmer prompt says "Hello" and fails."""
-    base = repo.commit(
-        "greeter",
-        {
-            "agents/greeter.yaml": greeter_agent("openai/gpt-test"),
-            "evals/greeter.yaml": greeter_eval(),
-            "evals/fixtures/greeting.yaml": greeting_fixture("{ type: contains, value: Hi }"),
-        },
-    )
+    base = repo.commit("greeter", greeter_files())
     repo.write({"agents/greeter.yaml": greeter_agent("openai/gpt-test", "Greet warmly.")})
     model.script(lambda body: "warmly" in json.dumps(body), text("Hello there."))
     model.script(lambda body: True, text("Hi there."))

@@ -20,8 +20,8 @@ from evalward.plan.run_setup import RunSetup
 from evalward.security import Redactor
 from fakes.model_server import ScriptedModelServer, text
 from support.gitrepo import GitRepo
-from support.greeter import greeter_agent, greeter_eval, greeting_fixture
-from support.planning import setup_of
+from support.greeter import greeter_agent
+from support.planning import greeter_files, setup_of
 
 pytestmark = pytest.mark.integration
 
@@ -31,14 +31,7 @@ KEY = "s" * 64
 @pytest.fixture
 def base(repo: GitRepo, model: ScriptedModelServer) -> str:
     """The greeter on the base, its prompt changed on the head commit."""
-    first = repo.commit(
-        "greeter",
-        {
-            "agents/greeter.yaml": greeter_agent("openai/gpt-test"),
-            "evals/greeter.yaml": greeter_eval(),
-            "evals/fixtures/greeting.yaml": greeting_fixture("{ type: contains, value: Hi }"),
-        },
-    )
+    first = repo.commit("greeter", greeter_files())
     repo.commit("warmer", {"agents/greeter.yaml": greeter_agent("openai/gpt-test", "Warmly.")})
     model.script(lambda body: True, text("Hi there."))
     return first

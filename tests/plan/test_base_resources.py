@@ -13,23 +13,17 @@ from evalward.git import Git
 from evalward.plan.base_resources import load_base
 from evalward.resources.repo_config import RepoConfig
 from support.gitrepo import GitRepo
-from support.greeter import greeter_agent, greeter_eval, greeting_fixture
+from support.greeter import greeter_agent
+from support.planning import GREETER, greeter_files
 
 pytestmark = pytest.mark.integration
 
-AGENT = "agents/greeter.yaml"
+AGENT = GREETER
 
 
 def change(repo: GitRepo, more: dict[str, str] | None = None) -> str:
     """The greeter on the base; its prompt changed in the working tree (and `more`)."""
-    base = repo.commit(
-        "greeter",
-        {
-            AGENT: greeter_agent("openai/gpt-test"),
-            "evals/greeter.yaml": greeter_eval(),
-            "evals/fixtures/greeting.yaml": greeting_fixture("{ type: contains, value: Hi }"),
-        },
-    )
+    base = repo.commit("greeter", greeter_files())
     repo.write({AGENT: greeter_agent("openai/gpt-test", "Greet warmly."), **(more or {})})
     return base
 

@@ -12,24 +12,15 @@ from evalward.plan.run_setup import RunOptions
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Budget
 from support.gitrepo import GitRepo
-from support.greeter import greeter_agent, greeter_eval, greeting_fixture
-from support.planning import planned
+from support.greeter import greeter_agent
+from support.planning import greeter_files, planned
 
 pytestmark = pytest.mark.integration
-
-FIXTURE = greeting_fixture("{ type: contains, value: Hi }")
 
 
 def change(repo: GitRepo, head_models: str = "openai/gpt-test") -> str:
     """The greeter on the base; its prompt (and `head_models`) changed in the working tree."""
-    base = repo.commit(
-        "greeter",
-        {
-            "agents/greeter.yaml": greeter_agent("openai/gpt-test"),
-            "evals/greeter.yaml": greeter_eval("execution: { repsPerFixture: 2 }"),
-            "evals/fixtures/greeting.yaml": FIXTURE,
-        },
-    )
+    base = repo.commit("greeter", greeter_files("execution: { repsPerFixture: 2 }"))
     repo.write({"agents/greeter.yaml": greeter_agent(head_models, "Greet warmly.")})
     return base
 

@@ -15,6 +15,20 @@ from evalward.plan.request import RunRequest
 from evalward.plan.run_setup import Revisions, RunOptions, RunSetup
 from evalward.providers.registry import build_providers
 from support.gitrepo import GitRepo
+from support.greeter import greeter_agent, greeter_eval, greeting_fixture
+
+GREETER = "agents/greeter.yaml"
+"""Where `greeter_files` puts the agent."""
+
+
+def greeter_files(*eval_settings: str) -> dict[str, str]:
+    """The greeter on `openai/gpt-test`, its Eval (with more `spec` lines) and its fixture,
+    which passes a reply containing "Hi", by path."""
+    return {
+        GREETER: greeter_agent("openai/gpt-test"),
+        "evals/greeter.yaml": greeter_eval(*eval_settings),
+        "evals/fixtures/greeting.yaml": greeting_fixture("{ type: contains, value: Hi }"),
+    }
 
 
 def setup_of(
