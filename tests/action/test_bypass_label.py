@@ -24,6 +24,7 @@ from evalward.record.evaluation import Evaluation
 from evalward.security import Redactor
 from evalward.verdict.gate import Bypass, BypassRecord, GateDecision, GateResult
 from fakes.github_api import FakeGitHub, FakePull
+from support.actionrun import parse_github_output
 
 pytestmark = pytest.mark.integration
 
@@ -147,7 +148,7 @@ def test_a_bypass_used_is_audited_in_the_log_the_outputs_and_audit_jsonl(
     log = out.getvalue()
     assert "::warning::evalward gate bypassed by octocat (the pull request's own author)" in log
     assert "failing: support" in log
-    assert "audit" in outputs.read_text()
+    assert json.loads(parse_github_output(outputs.read_text())["audit"]) == record
 
 
 def test_nothing_is_audited_without_a_bypass_or_a_refusal(

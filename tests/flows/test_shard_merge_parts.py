@@ -43,6 +43,7 @@ async def written(setup: RunSetup, output: Path, key: str) -> Path:
         part = await shard.run_part(setup, spec, output, Redactor([]), progress, key)
     finally:
         await setup.providers.aclose()
+    assert part is not None, "only a signal cancels a part"
     return part.path
 
 
