@@ -33,7 +33,10 @@ HEAD, OLD, BASE = "a" * 40, "c" * 40, "b" * 40
 AT = "2026-11-21T09:00:00Z"
 
 
-def site(tmp_path: Path, github: FakeGitHub, **event: str) -> Site:
+def site(
+    tmp_path: Path, github: FakeGitHub, action: str = "", event_label: str = "", head_sha: str = ""
+) -> Site:
+    """A pull_request job's site; a `labeled` event names its label and the head it saw."""
     context = WorkflowContext(
         event_name="pull_request",
         repository=github.repository,
@@ -42,8 +45,9 @@ def site(tmp_path: Path, github: FakeGitHub, **event: str) -> Site:
         server_url="https://github.example",
         run_id="42",
         pr_number=7,
-        head_sha=event.pop("head_sha", ""),
-        **event,
+        head_sha=head_sha,
+        action=action,
+        event_label=event_label,
     )
     return Site({}, context, Settings())
 
@@ -117,8 +121,8 @@ def test_the_label_is_not_weighed_where_the_gate_passes_alone_or_is_absent(
     assert len(github.requests) == requests  # nothing asked of GitHub without the label
 
 
-def evaluation(**plan: dict[str, str]) -> Evaluation:
-    return Evaluation(ChangeSet(), Plan(**plan), [], [], [])
+def evaluation(not_run: dict[str, str] | None = None) -> Evaluation:
+    return Evaluation(ChangeSet(), Plan(not_run=not_run or {}), [], [], [])
 
 
 def test_a_bypass_is_needed_when_stopped_or_an_eval_could_not_run() -> None:
