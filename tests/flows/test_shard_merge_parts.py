@@ -1,0 +1,111 @@
+"""`flows.shard_merge` on its own: the plan the merge computes itself (`expected`), and the
+parts it takes or refuses (none, one its front end's check refuses, one sealed with another
+key, one of another commit), with a part written by a real one-part shard run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evalward.errors import ConfigError
+from evalward.flows import shard
+from evalward.flows.shard import ShardSpec
+from evalward.flows.shard_merge import expected, merge, merge_parts
+from evalward.plan.progress import RunProgress
+from evalward.plan.run_setup import RunSetup
+from evalward.security import Redactor
+from fakes.model_server import ScriptedModelServer, text
+from support.gitrepo import GitRepo
+from support.greeter import greeter_agent
+from support.planning import greeter_files, setup_of
+
+pytestmark = pytest.mark.integration
+
+KEY = "s" * 64
+
+
+@pytest.fixture
+def base(repo: GitRepo, model: ScriptedModelServer) -> str:
+    """The greeter on the base, its prompt changed on the head commit."""
+    first = repo.commit("greeter", greeter_files())
+    repo.commit("warmer", {"agents/greeter.yaml": greeter_agent("openai/gpt-test", "Warmly.")})
+    model.script(lambda body: True, text("Hi there."))
+    return first
+
+
+async def written(setup: RunSetup, output: Path, key: str) -> Path:
+    try:
+        spec, progress = ShardSpec(1, 1), RunProgress()
+        part = await shard.run_part(setup, spec, output, Redactor([]), progress, key)
+    finally:
+        await setup.providers.aclose()
+    assert part is not None, "only a signal cancels a part"
+    return part.path
+
+
+@pytest.fixture
+def part(repo: GitRepo, base: str, env: dict[str, str], tmp_path: Path) -> Path:
+    return asyncio.run(written(setup_of(repo, base, env), tmp_path / "parts", KEY))
+
+
+@pytest.fixture
+def setup(repo: GitRepo, base: str, env: dict[str, str]) -> Iterator[RunSetup]:
+    made = setup_of(repo, base, env)
+    yield made
+    asyncio.run(made.providers.aclose())
+
+
+def test_the_merge_computes_the_plan_and_takes_the_part_sealed_with_its_key(
+    setup: RunSetup, base: str, part: Path
+) -> None:
+    with expected(setup) as plan:
+        assert plan.compared and plan.source["base"] == base
+        merged = merge_parts([part], plan, KEY)
+
+    assert sorted((f.side, f.status) for f in merged.fixtures) == [
+        ("base", "pass"),
+        ("head", "pass"),
+    ]
+    assert {e.eval for e in merged.evals} == {"greeter-eval"}
+
+
+def test_no_part_is_refused(setup: RunSetup) -> None:
+    with expected(setup) as plan, pytest.raises(ConfigError, match="no shard results given"):
+        merge([], plan, KEY)
+
+
+def test_a_part_the_front_end_s_check_refuses_is_not_merged(setup: RunSetup, part: Path) -> None:
+    def refuse(path: Path) -> None:
+        raise ConfigError(f"{path.name} came with the checkout")
+
+    with expected(setup) as plan, pytest.raises(ConfigError, match="came with the checkout"):
+        merge_parts([part], plan, KEY, refuse)
+
+
+def test_a_part_sealed_with_another_key_or_none_is_not_taken(setup: RunSetup, part: Path) -> None:
+    with expected(setup) as plan:
+        with pytest.raises(ConfigError, match="not taken") as other:
+            merge_parts([part], plan, "t" * 64)
+        with pytest.raises(ConfigError, match="not taken"):
+            merge_parts([part], plan, None)
+
+    assert "the same `shard-key`" in str(other.value)
+
+
+def test_a_part_of_another_commit_is_refused(
+    repo: GitRepo, base: str, env: dict[str, str], part: Path
+) -> None:
+    repo.commit("later", {"README.md": "more\n"})
+    later = setup_of(repo, base, env)
+    try:
+        with expected(later) as plan, pytest.raises(ConfigError) as refused:
+            merge_parts([part], plan, KEY)
+    finally:
+        asyncio.run(later.providers.aclose())
+
+    assert "holds results for commit" in str(refused.value)
+    assert json.loads(part.read_text())  # the part itself is left as it was
