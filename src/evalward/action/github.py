@@ -119,8 +119,9 @@ class GitHubClient:
             # made every job seconds slower
             seconds_between_requests=None,
             seconds_between_writes=None,
+            lazy=True,  # the repository is not fetched before its first real request
         )
-        self._repo = self._gh.get_repo(repository, lazy=True)
+        self._repo = self._gh.get_repo(repository)
         self._pulls: dict[int, PullRequest] = {}
         self._identity: str | None = None
 
