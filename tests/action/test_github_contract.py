@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from fakes.github_contract import check, spec_version
+from fakes.github_contract import check, check_answer, spec_version
 
 pytestmark = pytest.mark.unit
 
@@ -66,3 +66,29 @@ def test_graphql_queries_are_checked_against_githubs_schema() -> None:
     assert check("POST", "/graphql", {}, query("query { viewer {")) != []
     assert check("GET", "/graphql", {}, b"") != []
     assert check("GET", "/user", {}, b"") == [], "GET /user is in the REST description"
+
+
+def test_review_requests_are_checked_against_githubs_schema() -> None:
+    review = {
+        "commit_id": "a" * 40,
+        "event": "COMMENT",
+        "body": "b",
+        "comments": [{"path": "p.md", "line": 3, "side": "RIGHT", "body": "c"}],
+    }
+    assert check("POST", "/repos/a/b/pulls/7/reviews", {}, json.dumps(review).encode()) == []
+    review["event"] = "COMMENTED"
+    review["comments"] = [{"line": 3, "body": "c"}]
+    problems = check("POST", "/repos/a/b/pulls/7/reviews", {}, json.dumps(review).encode())
+    assert any("event" in p for p in problems) and any("'path'" in p for p in problems)
+    edit = json.dumps({"body": "new"}).encode()
+    assert check("PATCH", "/repos/a/b/pulls/comments/9", {}, edit) == []
+    assert check("PATCH", "/repos/a/b/pulls/comments/9", {}, b"{}") != []
+
+
+def test_an_answer_is_checked_against_the_schema_github_documents_for_it() -> None:
+    listed = "/repos/a/b/pulls/7/comments"
+    assert check_answer("GET", listed, 200, []) == []
+    problems = check_answer("GET", listed, 200, [{"id": 1, "body": "b"}])
+    assert any("'path' is a required property" in p for p in problems)
+    assert check_answer("GET", listed, 404, {"message": "Not Found"}) == []
+    assert check_answer("GET", "/repos/a/b/pulls/7", 200, {}) == [], "no schema vendored"

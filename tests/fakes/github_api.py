@@ -9,7 +9,7 @@ from typing import Any
 
 import graphql
 
-from fakes.github_contract import GRAPHQL_PATH, check, graphql_schema
+from fakes.github_contract import GRAPHQL_PATH, check, check_answer, graphql_schema
 from fakes.http import LoopbackServer, Request, Response
 
 TIMESTAMP = "2026-11-20T10:00:00Z"
@@ -24,6 +24,8 @@ class FakePull:
     base_ref: str = "main"
     labels: list[str] = field(default_factory=list)
     files: list[dict[str, Any]] = field(default_factory=list)
+    """GitHub's diff entries (`filename`, `patch`, …): when given, a review comment on a
+    line outside them is refused, as GitHub refuses it."""
     author: str = "octocat"
     head_repo: str = ""
     """The repository the head branch lives in; empty means the base repository."""
@@ -54,6 +56,8 @@ class FakeGitHub:
         self.comments: dict[int, dict[str, Any]] = {}
         self.events: dict[int, list[dict[str, Any]]] = {}
         self.permissions: dict[str, str] = {}
+        self.reviews: dict[int, dict[str, Any]] = {}
+        self.review_comments: dict[int, dict[str, Any]] = {}
         self.check_runs: list[dict[str, Any]] = []
         self.statuses: list[dict[str, Any]] = []
         self.requests: list[Request] = []
@@ -101,6 +105,21 @@ class FakeGitHub:
         self.comments[comment["id"]]["user"] = self._user(author)
         return comment
 
+    def add_review_comment(
+        self, number: int, path: str, line: int, body: str, author: str
+    ) -> dict[str, Any]:
+        """A review comment written by someone else, in a review of its own."""
+        review = self._create_review(number, {"event": "COMMENT", "body": ""}, author)
+        return self._create_review_comment(
+            number, review, {"path": path, "line": line, "body": body}, author
+        )
+
+    def reviews_on(self, number: int) -> list[dict[str, Any]]:
+        return [r for r in self.reviews.values() if r["_pull"] == number]
+
+    def review_comments_on(self, number: int) -> list[dict[str, Any]]:
+        return [c for c in self.review_comments.values() if c["_pull"] == number]
+
     def fail(
         self,
         method: str,
@@ -139,7 +158,11 @@ class FakeGitHub:
             for method, pattern, response in self.failures:
                 if method == request.method and pattern.search(request.path):
                     return response
-            return self._route(request)
+            answer = self._route(request)
+            # the fake's own answers are held to the schemas GitHub documents for them
+            problems = check_answer(request.method, request.path, answer.status, answer.body)
+            self.contract_violations.extend(problems)
+            return answer
 
     def _route(self, request: Request) -> Response:
         prefix = f"/repos/{self.repository}"
@@ -180,6 +203,24 @@ class FakeGitHub:
                 return Response(200, self._public(comment))
             if method == "GET":
                 return Response(200, self._public(comment))
+        if m := re.fullmatch(r"/pulls/(\d+)/comments", rest):
+            number = int(m[1])
+            if number not in self.pulls:
+                return _not_found()
+            if method == "GET":
+                listed = self.review_comments_on(number)
+                return self._page(request, [self._public(c) for c in listed])
+        if (m := re.fullmatch(r"/pulls/(\d+)/reviews", rest)) and method == "POST":
+            pull = self.pulls.get(int(m[1]))
+            return self._review(pull, request.json()) if pull else _not_found()
+        if m := re.fullmatch(r"/pulls/comments/(\d+)", rest):
+            comment = self.review_comments.get(int(m[1]))
+            if comment is None:
+                return _not_found()
+            if method == "PATCH":
+                comment["body"] = request.json()["body"]
+                comment["updated_at"] = TIMESTAMP
+                return Response(200, self._public(comment))
         if rest == "/check-runs" and method == "POST":
             run = {"id": self._new_id(), **request.json()}
             run["html_url"] = f"https://github.example/{self.repository}/runs/{run['id']}"
@@ -198,6 +239,90 @@ class FakeGitHub:
                 {"permission": permission, "role_name": permission, "user": self._user(m[1])},
             )
         return _not_found()
+
+    def _review(self, pull: FakePull, body: dict[str, Any]) -> Response:
+        """A review with its comments, or 422 for the first comment GitHub would refuse (the
+        whole review is refused then: nothing is created)."""
+        commit = body.get("commit_id", pull.head_sha)
+        if commit != pull.head_sha:
+            # GitHub takes any commit of the pull request; the fake knows only its head
+            return _unprocessable(f"No commit found for SHA: {commit}")
+        comments = body.get("comments", [])
+        if not comments and not body.get("body") and body.get("event") != "APPROVE":
+            return _unprocessable("Review needs a body or comments")
+        for comment in comments:
+            refused = _refused_line(pull, comment)
+            if refused:
+                return _unprocessable(refused)
+        review = self._create_review(pull.number, body, self.login)
+        for comment in comments:
+            self._create_review_comment(pull.number, review, comment, self.login)
+        return Response(200, self._public(review))
+
+    def _create_review(self, number: int, body: dict[str, Any], author: str) -> dict[str, Any]:
+        review_id = self._new_id()
+        html = f"https://github.example/{self.repository}/pull/{number}"
+        event = body.get("event")
+        review = {
+            "_pull": number,
+            "id": review_id,
+            "node_id": f"PRR_{review_id}",
+            "user": self._user(author),
+            "body": body.get("body", ""),
+            "state": REVIEW_STATES.get(event, "PENDING") if isinstance(event, str) else "PENDING",
+            "html_url": f"{html}#pullrequestreview-{review_id}",
+            "pull_request_url": f"{self._repo_url()}/pulls/{number}",
+            "_links": {
+                "html": {"href": f"{html}#pullrequestreview-{review_id}"},
+                "pull_request": {"href": f"{self._repo_url()}/pulls/{number}"},
+            },
+            "submitted_at": TIMESTAMP,
+            "commit_id": body.get("commit_id", self.pulls[number].head_sha),
+            "author_association": "NONE",
+        }
+        self.reviews[review_id] = review
+        return review
+
+    def _create_review_comment(
+        self, number: int, review: dict[str, Any], comment: dict[str, Any], author: str
+    ) -> dict[str, Any]:
+        comment_id = self._new_id()
+        url = f"{self._repo_url()}/pulls/comments/{comment_id}"
+        html = f"https://github.example/{self.repository}/pull/{number}#discussion_r{comment_id}"
+        pull_url = f"{self._repo_url()}/pulls/{number}"
+        start = comment.get("start_line")
+        created = {
+            "_pull": number,
+            "url": url,
+            "id": comment_id,
+            "node_id": f"PRRC_{comment_id}",
+            "pull_request_review_id": review["id"],
+            "diff_hunk": _hunk_text(self.pulls[number], comment["path"], comment["line"]),
+            "path": comment["path"],
+            "commit_id": review["commit_id"],
+            "original_commit_id": review["commit_id"],
+            "user": self._user(author),
+            "body": comment["body"],
+            "created_at": TIMESTAMP,
+            "updated_at": TIMESTAMP,
+            "html_url": html,
+            "pull_request_url": pull_url,
+            "author_association": "NONE",
+            "_links": {
+                "self": {"href": url},
+                "html": {"href": html},
+                "pull_request": {"href": pull_url},
+            },
+            "start_line": start,
+            "original_start_line": start,
+            "start_side": comment.get("start_side", "RIGHT") if start is not None else None,
+            "line": comment["line"],
+            "original_line": comment["line"],
+            "side": comment.get("side", "RIGHT"),
+            "subject_type": "line",
+        }
+        self.review_comments[comment_id] = created
+        return self._public(created)
 
     def _authenticated_user(self) -> Response:
         if self.login.endswith("[bot]"):
@@ -248,8 +373,29 @@ class FakeGitHub:
         return f"{self.url}/repos/{self.repository}"
 
     def _user(self, login: str) -> dict[str, Any]:
+        """GitHub's `simple-user`, with every field its schema requires."""
         kind = "Bot" if login.endswith("[bot]") else "User"
-        return {"login": login, "id": sum(map(ord, login)), "type": kind}
+        api = f"{self.url}/users/{login}"
+        return {
+            "login": login,
+            "id": sum(map(ord, login)),
+            "node_id": f"U_{sum(map(ord, login))}",
+            "type": kind,
+            "site_admin": False,
+            "avatar_url": f"https://avatars.github.example/{login}",
+            "gravatar_id": "",
+            "url": api,
+            "html_url": f"https://github.example/{login}",
+            "events_url": f"{api}/events{{/privacy}}",
+            "followers_url": f"{api}/followers",
+            "following_url": f"{api}/following{{/other_user}}",
+            "gists_url": f"{api}/gists{{/gist_id}}",
+            "organizations_url": f"{api}/orgs",
+            "received_events_url": f"{api}/received_events",
+            "repos_url": f"{api}/repos",
+            "starred_url": f"{api}/starred{{/owner}}{{/repo}}",
+            "subscriptions_url": f"{api}/subscriptions",
+        }
 
     def _repo_json(self) -> dict[str, Any]:
         owner, name = self.repository.split("/")
@@ -303,8 +449,90 @@ class FakeGitHub:
 
     @staticmethod
     def _public(comment: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in comment.items() if not k.startswith("_")}
+        """As GitHub shows it: without the fake's own keys (`_issue`, `_pull`)."""
+        return {k: v for k, v in comment.items() if k not in ("_issue", "_pull")}
+
+
+REVIEW_STATES = {
+    "COMMENT": "COMMENTED",
+    "APPROVE": "APPROVED",
+    "REQUEST_CHANGES": "CHANGES_REQUESTED",
+}
+_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 
 
 def _not_found() -> Response:
     return Response(404, {"message": "Not Found"})
+
+
+def _unprocessable(error: str) -> Response:
+    """GitHub's refusal of a review: a generic message, the reason in `errors`."""
+    return Response(
+        422,
+        {
+            "message": "Unprocessable Entity",
+            "errors": [error],
+            "documentation_url": "https://docs.github.com/rest/pulls/reviews"
+            "#create-a-review-for-a-pull-request",
+            "status": "422",
+        },
+    )
+
+
+def _hunks(patch: str) -> list[tuple[str, dict[str, set[int]]]]:
+    """Each hunk of a diff entry's patch: its text, and the lines a comment may sit on per
+    side (RIGHT: the head's added and context lines; LEFT: the base's removed and context)."""
+    hunks: list[tuple[list[str], dict[str, set[int]]]] = []
+    old = new = 0
+    for text in patch.splitlines():
+        if m := _HUNK.match(text):
+            old, new = int(m[1]), int(m[2])
+            hunks.append(([text], {"LEFT": set(), "RIGHT": set()}))
+            continue
+        if not hunks or text.startswith("\\"):
+            continue
+        hunks[-1][0].append(text)
+        lines = hunks[-1][1]
+        if not text.startswith("+"):
+            lines["LEFT"].add(old)
+            old += 1
+        if not text.startswith("-"):
+            lines["RIGHT"].add(new)
+            new += 1
+    return [("\n".join(text), lines) for text, lines in hunks]
+
+
+def _refused_line(pull: FakePull, comment: dict[str, Any]) -> str:
+    """Why GitHub would refuse a review comment on these lines; empty when it would not."""
+    line, start = comment.get("line"), comment.get("start_line")
+    side = comment.get("side", "RIGHT")
+    if line is None:
+        return "line is required (the fake takes no `position`)"
+    if side not in ("LEFT", "RIGHT") or comment.get("start_side", side) not in ("LEFT", "RIGHT"):
+        return "pull_request_review_thread.diff_side is not included in the list"
+    if line < 1 or (start is not None and start < 1):
+        return "Line could not be resolved"
+    if start is not None and start > line:
+        return "pull_request_review_thread.start_line must precede the end line"
+    if not pull.files:
+        return ""  # the fake does not know the diff: any line is taken
+    entry = next((f for f in pull.files if f.get("filename") == comment["path"]), None)
+    if entry is None or not entry.get("patch"):
+        return "Path could not be resolved"
+    hunk = next((lines for _, lines in _hunks(entry["patch"]) if line in lines[side]), None)
+    if hunk is None:
+        return "Line could not be resolved"
+    start_side = comment.get("start_side", side)
+    if start is not None and start not in hunk[start_side]:
+        return "pull_request_review_thread.start_line must be part of the same hunk as the line"
+    return ""
+
+
+def _hunk_text(pull: FakePull, path: str, line: int) -> str:
+    """The hunk a comment sits in, as GitHub gives it (`diff_hunk`); empty when the fake
+    does not know the diff."""
+    entry = next((f for f in pull.files if f.get("filename") == path), {})
+    for text, lines in _hunks(entry.get("patch") or ""):
+        if line in lines["RIGHT"] or line in lines["LEFT"]:
+            return text
+    return ""

@@ -3,7 +3,8 @@ GraphQL query against GitHub's GraphQL schema (the vendored fields evalward quer
 
 A request GitHub would reject — unknown method and path, a missing required parameter, a
 query value of the wrong type, a body that breaks the operation's schema, a GraphQL query
-asking for a field the schema lacks — is a violation.
+asking for a field the schema lacks — is a violation. So is an answer of the fake that breaks
+the schema GitHub documents for it, where the vendored subset holds one (`check_answer`).
 """
 
 from __future__ import annotations
@@ -55,11 +56,14 @@ def _operations() -> list[Operation]:
 
 
 def _nullable(schema: Any) -> Any:
-    """OpenAPI 3.0's `nullable: true` is JSON Schema's `null` type."""
+    """OpenAPI 3.0's `nullable: true` is JSON Schema's `null` type, in an `enum` too (OpenAPI
+    3.0.3: null is allowed whatever the enum lists)."""
     if isinstance(schema, dict):
         out = {k: _nullable(v) for k, v in schema.items() if k != "nullable"}
         if schema.get("nullable") and "type" in out:
             out["type"] = [out["type"], "null"]
+        if schema.get("nullable") and "enum" in out:
+            out["enum"] = [*out["enum"], None]
         return out
     if isinstance(schema, list):
         return [_nullable(v) for v in schema]
@@ -83,18 +87,47 @@ def check_graphql(method: str, body: bytes) -> list[str]:
     return [f"POST {GRAPHQL_PATH}: {e.message}" for e in graphql.validate(graphql_schema(), parsed)]
 
 
+def _operation(method: str, path: str) -> Operation | str:
+    """The operation GitHub serves `method path` with, or why there is none."""
+    candidates = [o for o in _operations() if o.pattern.match(path)]
+    if not candidates:
+        return f"{method} {path}: no such path in GitHub's REST API {spec_version()}"
+    matching = [o for o in candidates if o.method == method]
+    if not matching:
+        allowed = sorted({o.method for o in candidates})
+        return f"{method} {path}: method not allowed (GitHub allows {', '.join(allowed)})"
+    return matching[0]
+
+
+def _schema_problems(schema: dict[str, Any], document: Any, where: str, what: str) -> list[str]:
+    validator = jsonschema.Draft7Validator(_nullable(schema))
+    return [
+        f"{where}: {what} {'/'.join(str(p) for p in error.absolute_path) or '(body)'}: "
+        f"{error.message}"
+        for error in validator.iter_errors(document)
+    ]
+
+
+def check_answer(method: str, path: str, status: int, document: Any) -> list[str]:
+    """Problems with an answer the fake gives, against the schema GitHub documents for that
+    operation and status; empty when it conforms or the subset holds no such schema."""
+    op = _operation(method, path)
+    if isinstance(op, str):
+        return []
+    schema = op.spec.get("responses", {}).get(str(status))
+    if schema is None:
+        return []
+    where = f"{method} {op.template} ({op.spec['operationId']}) answered {status}"
+    return _schema_problems(schema, document, where, "answer")
+
+
 def check(method: str, path: str, query: dict[str, list[str]], body: bytes) -> list[str]:
     """Problems GitHub would reject the request for; empty when it conforms."""
     if path == GRAPHQL_PATH:
         return check_graphql(method, body)
-    candidates = [o for o in _operations() if o.pattern.match(path)]
-    if not candidates:
-        return [f"{method} {path}: no such path in GitHub's REST API {spec_version()}"]
-    matching = [o for o in candidates if o.method == method]
-    if not matching:
-        allowed = sorted({o.method for o in candidates})
-        return [f"{method} {path}: method not allowed (GitHub allows {', '.join(allowed)})"]
-    op = matching[0]
+    op = _operation(method, path)
+    if isinstance(op, str):
+        return [op]
     problems = []
     where = f"{method} {op.template} ({op.spec['operationId']})"
     for param in op.spec.get("parameters", []):
@@ -126,8 +159,4 @@ def check(method: str, path: str, query: dict[str, list[str]], body: bytes) -> l
         document = json.loads(body)
     except ValueError:
         return [*problems, f"{where}: the request body is not JSON"]
-    validator = jsonschema.Draft7Validator(_nullable(request_body["schema"]))
-    for error in validator.iter_errors(document):
-        location = "/".join(str(p) for p in error.absolute_path) or "(body)"
-        problems.append(f"{where}: body {location}: {error.message}")
-    return problems
+    return [*problems, *_schema_problems(request_body["schema"], document, where, "body")]

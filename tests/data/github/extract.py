@@ -6,7 +6,8 @@
 
 Writes webhooks/*.json (one real example payload per event/action evalward handles),
 openapi-subset.json.gz: every operation of api.github.com (method, path, parameters) plus
-the request-body schemas of the operations evalward calls, descriptions stripped, and
+the request-body schemas of the operations evalward calls and the answer schemas of those the
+fake GitHub checks its answers against, descriptions stripped, and
 graphql-subset.graphql: the fields of GitHub's GraphQL schema evalward queries.
 """
 
@@ -40,7 +41,15 @@ BODIES = {
     "issues/update-comment",
     "checks/create",
     "repos/create-commit-status",
+    "pulls/create-review",
+    "pulls/update-review-comment",
 }
+RESPONSES = {
+    "pulls/create-review",
+    "pulls/list-review-comments",
+    "pulls/update-review-comment",
+}
+"""The operations whose successful answers the fake GitHub checks its own against."""
 
 
 def strip(node: Any, names: bool = False) -> Any:
@@ -86,6 +95,12 @@ def main(root: Path) -> None:
                 entry["requestBody"] = {
                     "required": body.get("required", False),
                     "schema": strip(body["content"]["application/json"]["schema"]),
+                }
+            if op.get("operationId") in RESPONSES:
+                entry["responses"] = {
+                    status: strip(answer["content"]["application/json"]["schema"])
+                    for status, answer in op["responses"].items()
+                    if status.startswith("2") and "application/json" in answer.get("content", {})
                 }
             subset["paths"].setdefault(path, {})[method] = strip(entry)
     data = json.dumps(subset, separators=(",", ":"), sort_keys=True).encode()
