@@ -7,7 +7,7 @@ a schedule, a dispatch without `check-run`, an input refused) does not pay for i
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -16,6 +16,7 @@ from evalward.text.escaping import printable
 
 if TYPE_CHECKING:
     from github.PullRequest import PullRequest
+    from github.PullRequest import ReviewComment as DraftComment
 
 T = TypeVar("T")
 
@@ -65,6 +66,34 @@ class Comment:
 
 
 @dataclass(frozen=True)
+class ReviewComment:
+    """A comment of a pull-request review, on lines of the diff."""
+
+    id: int
+    path: str
+    line: int | None
+    """The last line it sits on; None once GitHub takes it for outdated (a later push took
+    its lines out of the diff)."""
+    start_line: int | None
+    """The first line of a comment on a range; None for one line."""
+    side: str  # RIGHT (the head's lines) | LEFT (the base's)
+    body: str
+    url: str
+    review_id: int | None
+
+
+@dataclass(frozen=True)
+class LineComment:
+    """A comment to post in a review, on the head's side of the diff: `line` of `path`, or
+    the range `start_line`..`line`."""
+
+    path: str
+    line: int
+    body: str
+    start_line: int | None = None
+
+
+@dataclass(frozen=True)
 class Annotation:
     path: str
     line: int
@@ -98,6 +127,14 @@ class GitHubPort(Protocol):
     def upsert_comment(self, number: int, marker: str, body: str) -> str: ...
 
     def report_check(self, check: CheckReport) -> str: ...
+
+    def review_comments(self, number: int, marker: str) -> list[ReviewComment]: ...
+
+    def create_review(
+        self, number: int, commit: str, body: str, comments: Sequence[LineComment]
+    ) -> str: ...
+
+    def edit_review_comment(self, number: int, comment_id: int, body: str) -> None: ...
 
 
 class GitHubClient:
@@ -258,6 +295,74 @@ class GitHubClient:
 
         return _call(f"post the comment on pull request #{number}", upsert)
 
+    def review_comments(self, number: int, marker: str) -> list[ReviewComment]:
+        """evalward's own comments in the pull request's reviews: those that start with
+        `marker` and were written by this token's account (`identity`), as `find_comment`
+        takes the sticky comment.
+
+        One listing of the pull request's review comments, each naming its review, rather
+        than the reviews and then one listing per review."""
+        login = self.identity()
+
+        def read() -> list[ReviewComment]:
+            found = []
+            for comment in self._pull(number).get_review_comments():
+                author = str(comment.user.login or "") if comment.user else ""
+                body = comment.body or ""
+                if author.casefold() == login.casefold() and body.startswith(marker):
+                    found.append(
+                        ReviewComment(
+                            id=comment.id,
+                            path=str(comment.path),
+                            line=comment.line,
+                            start_line=comment.start_line,
+                            side=str(comment.side or "RIGHT"),
+                            body=body,
+                            url=str(comment.html_url),
+                            review_id=comment.pull_request_review_id,
+                        )
+                    )
+            return found
+
+        return _call(f"read the review comments of pull request #{number}", read)
+
+    def create_review(
+        self, number: int, commit: str, body: str, comments: Sequence[LineComment]
+    ) -> str:
+        """One review of `commit` that comments (`event: COMMENT`: it neither approves nor
+        requests changes) with `comments` on the head's side of the diff; its URL. GitHub
+        refuses the whole review (422) when one comment's lines are outside the diff."""
+
+        def draft(comment: LineComment) -> DraftComment:
+            drafted: DraftComment = {
+                "path": comment.path,
+                "line": comment.line,
+                "side": "RIGHT",
+                "body": comment.body,
+            }
+            if comment.start_line is not None and comment.start_line < comment.line:
+                drafted["start_line"] = comment.start_line
+                drafted["start_side"] = "RIGHT"
+            return drafted
+
+        def create() -> str:
+            review = self._pull(number).create_review(
+                commit=self._repo.get_commit(commit),  # lazy: names the commit, reads nothing
+                body=body,
+                event="COMMENT",
+                comments=[draft(comment) for comment in comments],
+            )
+            return str(review.html_url)
+
+        return _call(f"post the review on pull request #{number}", create)
+
+    def edit_review_comment(self, number: int, comment_id: int, body: str) -> None:
+        """Replace the body of a review comment (`PATCH /pulls/comments/{comment_id}`)."""
+        _call(
+            f"edit review comment {comment_id} on pull request #{number}",
+            lambda: self._pull(number).get_review_comment(comment_id).edit(body),
+        )
+
     def report_check(self, check: CheckReport) -> str:
         """A completed check run with annotations, and a commit status linking to the run;
         its URL. A GitHubError names each that failed."""
@@ -347,6 +452,14 @@ def _call(what: str, operation: Callable[[], T]) -> T:
         message = ""
         if isinstance(exc.data, dict):
             message = str(exc.data.get("message", ""))
+            # a refused review says why only here: "Unprocessable Entity" and, in `errors`,
+            # "Line could not be resolved"
+            errors = exc.data.get("errors")
+            if isinstance(errors, list) and errors:
+                named = [
+                    str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors
+                ]
+                message = f"{message}: {'; '.join(named)}"
         hint = ""
         headers = exc.headers or {}
         if exc.status == 429 or str(headers.get("x-ratelimit-remaining")) == "0":

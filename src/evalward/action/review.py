@@ -1,0 +1,215 @@
+"""Findings said on the changed lines: comments of one pull-request review, on the head's side
+of the diff, kept up to date across pushes.
+
+Each push posts at most one review, holding only the findings no comment of evalward's says
+yet on the same lines in the same words; a comment whose finding is gone is edited to say it
+no longer applies as of the new head. GitHub's REST API cannot resolve a review thread (only
+a person, or GraphQL's `resolveReviewThread` with a token that may write the pull request,
+can), so the thread stays open, saying so; GitHub itself shows a comment whose lines a push
+took out of the diff as outdated.
+
+The text of a finding comes from the diff, the trace and the model: it is escaped line by
+line as the sticky comment's text is (no mention, no HTML, no markdown of its own, no line a
+runner could take for a workflow command) and redacted. Nothing here raises or changes the
+gate's decision: a token that cannot write reviews (a fork's pull request) or any GitHub
+failure comes back as the reason, for the sticky comment to list the lines as links instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from evalward.action.github import GitHubPort, LineComment, PullInfo, ReviewComment
+from evalward.errors import GitHubError
+from evalward.report.markdown import MAX_COMMENT_CHARS
+from evalward.security import Redact
+from evalward.text.escaping import code_span, inline
+
+RETIRED = "**No longer applies**"
+"""How the text of a comment whose finding is gone begins, below the marker."""
+LINE_LIMIT = 1_000
+"""Characters of one line of a finding shown; the rest is cut with `…`."""
+ROOM = MAX_COMMENT_CHARS - 2_000
+"""What a comment's quoted text may take of GitHub's limit, leaving room for the rest."""
+CANNOT_WRITE = (401, 403, 404)
+"""GitHub's answers for a token that may not write the pull request's reviews: every other
+write would be answered the same."""
+
+
+@dataclass(frozen=True)
+class LineFinding:
+    """What evalward has to say on lines `first_line`..`last_line` of `path` at the head.
+
+    `body` is plain text, from whatever source: each of its lines is escaped when posted."""
+
+    path: str
+    first_line: int
+    last_line: int
+    body: str
+
+    def lines(self) -> str:
+        """ "line 14" or "lines 14–16"."""
+        if self.first_line == self.last_line:
+            return f"line {self.last_line}"
+        return f"lines {self.first_line}–{self.last_line}"
+
+
+@dataclass(frozen=True)
+class ReviewOutcome:
+    """What became of the review: how many findings were posted now or already stood, how
+    many earlier comments were marked as no longer applying, and why something failed."""
+
+    posted: int = 0
+    kept: int = 0
+    retired: int = 0
+    url: str = ""
+    """The review posted by this push; empty when nothing new was posted."""
+    failure: str = ""
+    """Why the findings are not on the lines (the caller lists them in the sticky comment
+    instead); empty when each stands on its lines."""
+    status: int | None = None
+    """GitHub's HTTP status for `failure` (403: the token cannot write reviews)."""
+    unretired: str = ""
+    """Why earlier comments whose findings are gone could not be marked so."""
+
+    @property
+    def on_the_lines(self) -> bool:
+        return not self.failure
+
+
+def publish_review(
+    github: GitHubPort,
+    pull: PullInfo,
+    head_sha: str,
+    marker: str,
+    redact: Redact,
+    findings: Sequence[LineFinding],
+    *,
+    report_url: str = "",
+) -> ReviewOutcome:
+    """Post `findings` as one review of `head_sha` on `pull`, updating what an earlier push
+    posted rather than repeating it (module docstring). Never raises."""
+    try:
+        earlier = github.review_comments(pull.number, marker)
+    except GitHubError as exc:
+        return _failed(exc, pull)
+    wanted: dict[tuple[str, int, int, str], LineFinding] = {}
+    for finding in findings:
+        text = redact(comment_body(marker, finding, report_url))
+        wanted.setdefault((finding.path, finding.first_line, finding.last_line, text), finding)
+    standing = {_key(comment) for comment in earlier if _standing(comment)}
+    new = {key: finding for key, finding in wanted.items() if key not in standing}
+    gone = [
+        comment
+        for comment in earlier
+        if not _retired(comment, marker) and (not _standing(comment) or _key(comment) not in wanted)
+    ]
+    outcome = ReviewOutcome(kept=len(wanted) - len(new))
+    if new:
+        comments = [
+            LineComment(path, last, text, start_line=first if first < last else None)
+            for (path, first, last, text) in new
+        ]
+        summary = redact(review_body(marker, len(comments), head_sha, report_url))
+        try:
+            url = github.create_review(pull.number, head_sha, summary, comments)
+            outcome = ReviewOutcome(posted=len(comments), kept=outcome.kept, url=url)
+        except GitHubError as exc:
+            outcome = _failed(exc, pull, kept=outcome.kept)
+            if exc.status in CANNOT_WRITE:
+                return outcome
+    return _retire(github, pull, head_sha, marker, gone, outcome)
+
+
+def comment_body(marker: str, finding: LineFinding, report_url: str = "") -> str:
+    """A finding's comment: the marker, a line naming evalward and the lines, then the text
+    quoted, each line escaped (a line of its own could otherwise begin a workflow command
+    where the text is printed)."""
+    quoted: list[str] = []
+    size = 0
+    lines = finding.body.strip("\n").split("\n")
+    for number, line in enumerate(lines):
+        escaped = inline(line, LINE_LIMIT) if line.strip() else ""
+        size += len(escaped) + 3
+        if size > ROOM:
+            quoted.append(f"> … {len(lines) - number} more lines cut to fit GitHub's limit")
+            break
+        quoted.append(f"> {escaped}".rstrip())
+    link = f"\n\n[report.html]({report_url})" if report_url else ""
+    return f"{marker}\n**evalward** on {finding.lines()}:\n\n" + "\n".join(quoted) + link
+
+
+def review_body(marker: str, count: int, head_sha: str, report_url: str = "") -> str:
+    """The review's own text: what it holds and for which head."""
+    link = f" Details: [report.html]({report_url})." if report_url else ""
+    noun = "finding" if count == 1 else "findings"
+    return (
+        f"{marker}\n**evalward**: {count} {noun} on the changed lines, as of "
+        f"{code_span(head_sha[:12])}.{link}"
+    )
+
+
+def retired_body(marker: str, comment: ReviewComment, head_sha: str) -> str:
+    """An earlier comment, marked as no longer applying, what it said folded below."""
+    said = comment.body.split("\n", 1)[1] if "\n" in comment.body else ""
+    return (
+        f"{marker}\n{RETIRED} as of {code_span(head_sha[:12])}: evalward no longer finds "
+        "this on these lines. GitHub's API does not let evalward resolve this thread; "
+        "resolve it once read.\n\n<details><summary>What it said</summary>\n\n"
+        f"{said.strip()}\n\n</details>"
+    )
+
+
+def _retire(
+    github: GitHubPort,
+    pull: PullInfo,
+    head_sha: str,
+    marker: str,
+    gone: list[ReviewComment],
+    outcome: ReviewOutcome,
+) -> ReviewOutcome:
+    """Mark each comment of `gone`; the first failure is said in `unretired`."""
+    retired = 0
+    unretired = ""
+    for comment in gone:
+        try:
+            github.edit_review_comment(
+                pull.number, comment.id, retired_body(marker, comment, head_sha)
+            )
+            retired += 1
+        except GitHubError as exc:
+            unretired = unretired or str(exc)
+    return ReviewOutcome(
+        posted=outcome.posted,
+        kept=outcome.kept,
+        retired=retired,
+        url=outcome.url,
+        failure=outcome.failure,
+        status=outcome.status,
+        unretired=unretired,
+    )
+
+
+def _standing(comment: ReviewComment) -> bool:
+    """On lines of the head's side of the diff, not outdated."""
+    return comment.line is not None and comment.side == "RIGHT"
+
+
+def _retired(comment: ReviewComment, marker: str) -> bool:
+    return comment.body.startswith(f"{marker}\n{RETIRED}")
+
+
+def _key(comment: ReviewComment) -> tuple[str, int, int, str]:
+    line = comment.line or 0
+    first = comment.start_line if comment.start_line is not None else line
+    return (comment.path, first, line, comment.body.replace("\r\n", "\n"))
+
+
+def _failed(exc: GitHubError, pull: PullInfo, kept: int = 0) -> ReviewOutcome:
+    hint = (
+        " (a pull request from a fork gets a read-only token: its findings go in the comment)"
+        if pull.from_fork
+        else ""
+    )
+    return ReviewOutcome(kept=kept, failure=f"{exc}{hint}", status=exc.status)
