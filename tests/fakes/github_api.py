@@ -193,8 +193,10 @@ class FakeGitHub:
                 return self._page(request, [self._public(c) for c in self.comments_on(number)])
             if method == "POST":
                 return Response(201, self._create_comment(number, request.json()["body"]))
-        if m := re.fullmatch(r"/issues/comments/(\d+)", rest):
-            comment = self.comments.get(int(m[1]))
+        if m := re.fullmatch(r"/(issues|pulls)/comments/(\d+)", rest):
+            # an issue comment (the sticky comment) or a review comment on lines
+            store = self.comments if m[1] == "issues" else self.review_comments
+            comment = store.get(int(m[2]))
             if comment is None:
                 return _not_found()
             if method == "PATCH":
@@ -213,14 +215,6 @@ class FakeGitHub:
         if (m := re.fullmatch(r"/pulls/(\d+)/reviews", rest)) and method == "POST":
             pull = self.pulls.get(int(m[1]))
             return self._review(pull, request.json()) if pull else _not_found()
-        if m := re.fullmatch(r"/pulls/comments/(\d+)", rest):
-            comment = self.review_comments.get(int(m[1]))
-            if comment is None:
-                return _not_found()
-            if method == "PATCH":
-                comment["body"] = request.json()["body"]
-                comment["updated_at"] = TIMESTAMP
-                return Response(200, self._public(comment))
         if rest == "/check-runs" and method == "POST":
             run = {"id": self._new_id(), **request.json()}
             run["html_url"] = f"https://github.example/{self.repository}/runs/{run['id']}"
