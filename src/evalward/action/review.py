@@ -94,16 +94,20 @@ def publish_review(
         earlier = github.review_comments(pull.number, marker)
     except GitHubError as exc:
         return _failed(exc, pull)
-    wanted: dict[tuple[str, int, int, str], LineFinding] = {}
-    for finding in findings:
-        text = redact(comment_body(marker, finding, report_url))
-        wanted.setdefault((finding.path, finding.first_line, finding.last_line, text), finding)
+    # each finding as the comment it would be: its lines and its text, escaped and redacted
+    wanted = list(
+        dict.fromkeys(
+            (f.path, f.first_line, f.last_line, redact(comment_body(marker, f, report_url)))
+            for f in findings
+        )
+    )
     standing = {_key(comment) for comment in earlier if _standing(comment)}
-    new = {key: finding for key, finding in wanted.items() if key not in standing}
+    new = [key for key in wanted if key not in standing]
+    said = set(wanted)
     gone = [
         comment
         for comment in earlier
-        if not _retired(comment, marker) and (not _standing(comment) or _key(comment) not in wanted)
+        if not _retired(comment, marker) and (not _standing(comment) or _key(comment) not in said)
     ]
     outcome = ReviewOutcome(kept=len(wanted) - len(new))
     if new:
