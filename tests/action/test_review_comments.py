@@ -128,6 +128,19 @@ def test_a_finding_gone_on_the_next_push_marks_its_comment_and_keeps_the_other(
     assert len(github.reviews_on(7)) == 2 and len(github.review_comments_on(7)) == 3
 
 
+def test_a_comment_that_cannot_be_marked_leaves_the_findings_on_their_lines(
+    github: FakeGitHub,
+) -> None:
+    pull(github)
+    push(github, HEAD, [RULE, EXAMPLES])
+    github.fail("PATCH", r"/pulls/comments/\d+$", 403, "Resource not accessible by integration")
+
+    outcome = push(github, NEXT, [EXAMPLES])
+
+    assert outcome.on_the_lines and (outcome.kept, outcome.retired) == (1, 0)
+    assert "HTTP 403" in outcome.unretired and "edit review comment" in outcome.unretired
+
+
 def test_a_fork_s_read_only_token_gets_the_reason_back(github: FakeGitHub) -> None:
     pull(github, head_repo="contributor/agents")
     github.fail("POST", r"/pulls/7/reviews$", 403, "Resource not accessible by integration")

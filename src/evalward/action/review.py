@@ -18,7 +18,7 @@ failure comes back as the reason, for the sticky comment to list the lines as li
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from evalward.action.github import GitHubPort, LineComment, PullInfo, ReviewComment
 from evalward.errors import GitHubError
@@ -123,7 +123,7 @@ def publish_review(
             outcome = _failed(exc, pull, kept=outcome.kept)
             if exc.status in CANNOT_WRITE:
                 return outcome
-    return _retire(github, pull, head_sha, marker, gone, outcome)
+    return _retire(github, pull, gone, outcome, head_sha=head_sha, marker=marker, redact=redact)
 
 
 def comment_body(marker: str, finding: LineFinding, report_url: str = "") -> str:
@@ -168,31 +168,26 @@ def retired_body(marker: str, comment: ReviewComment, head_sha: str) -> str:
 def _retire(
     github: GitHubPort,
     pull: PullInfo,
-    head_sha: str,
-    marker: str,
     gone: list[ReviewComment],
     outcome: ReviewOutcome,
+    *,
+    head_sha: str,
+    marker: str,
+    redact: Redact,
 ) -> ReviewOutcome:
-    """Mark each comment of `gone`; the first failure is said in `unretired`."""
+    """Mark each comment of `gone` as no longer applying at `head_sha` (its text redacted
+    again, as every text posted is); the first failure is said in `unretired`."""
     retired = 0
     unretired = ""
     for comment in gone:
         try:
             github.edit_review_comment(
-                pull.number, comment.id, retired_body(marker, comment, head_sha)
+                pull.number, comment.id, redact(retired_body(marker, comment, head_sha))
             )
             retired += 1
         except GitHubError as exc:
             unretired = unretired or str(exc)
-    return ReviewOutcome(
-        posted=outcome.posted,
-        kept=outcome.kept,
-        retired=retired,
-        url=outcome.url,
-        failure=outcome.failure,
-        status=outcome.status,
-        unretired=unretired,
-    )
+    return replace(outcome, retired=retired, unretired=unretired)
 
 
 def _standing(comment: ReviewComment) -> bool:
