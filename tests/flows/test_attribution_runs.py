@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
+from evalward.attribution.found import Regression
 from evalward.attribution.search import Attributed
 from evalward.flows import session
-from evalward.flows.attribution_runs import Regression, attribute_regression, regressions_of
+from evalward.flows.attribution_runs import attribute_regression, regressions_of
 from evalward.git import Git
 from evalward.plan.progress import RunProgress
 from evalward.plan.request import RunRequest

@@ -18,6 +18,9 @@ import jsonschema
 import pytest
 from pydantic import BaseModel
 
+from evalward.attribution.found import Finding, Regression, RunAttribution
+from evalward.attribution.hunks import Hunk
+from evalward.attribution.search import Attributed, FixtureScore, Trial, Tried
 from evalward.errors import ConfigError
 from evalward.plan.changes import ChangeSet
 from evalward.plan.plan import Plan, PlannedRun
@@ -83,6 +86,22 @@ def populated(annotation: Any, name: str = "x") -> Any:
     raise AssertionError(f"no value for {annotation!r}")
 
 
+def an_attribution() -> RunAttribution:
+    """Attribution with every field of its record set: a field hunk proven the cause, beside
+    a variant that did not build."""
+    culprit = Hunk("agents/a.yaml", 1, "field", 4, 5, field=("spec", "models"))
+    other = Hunk("prompts/a.md", 2, "text", 3, 3, ("old\n",), ("new\n",), at=2)
+    score = (FixtureScore("fx", 1, 1),)
+    removed = Tried("reverted", frozenset({culprit}), Trial(False, score))
+    broken = Tried("reverted", frozenset({other}), Trial(False, score, not_built="no YAML"))
+    reproduced = Tried("applied", frozenset({culprit}), Trial(True, score))
+    attributed = Attributed(
+        frozenset({culprit}), removed, reproduced, (broken, removed, reproduced)
+    )
+    finding = Finding(Regression("ev", "agent", ("fx",)), attributed)
+    return RunAttribution("always", (finding,), 3, 4)
+
+
 def a_run() -> tuple[Evaluation, GateDecision, RunInfo]:
     """A run in which every field the record holds is set."""
     fixture = populated(FixtureResult)
@@ -111,6 +130,7 @@ def a_run() -> tuple[Evaluation, GateDecision, RunInfo]:
         private={("ev", "fx")},
         skipped=[PlannedRun(Side.base, "ev", "fx", 2)],
         traces=traces,
+        attribution=an_attribution(),
     )
     bypass = Bypass(
         "force-eval-bypass", "octocat", "2026-11-23T00:00:00Z", "admin", "pr", "abc", True

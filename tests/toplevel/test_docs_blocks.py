@@ -39,6 +39,7 @@ from typing import Any
 import pytest
 import yaml
 
+from evalward.resources.repo_config import RepoConfig
 from support.clirun import SOURCE
 from support.distributions import built, session_folder
 from support.gitrepo import GitRepo
@@ -51,7 +52,8 @@ BIN = Path(sys.executable).parent
 FENCE = re.compile(r"^( {0,4})```(\S*)[^\n]*\n(.*?)^\1```[ \t]*$", re.MULTILINE | re.DOTALL)
 MARKER = re.compile(r"<!-- docs-test: (.+?) -->")
 HEADER = re.compile(r"^# ([\w./-]+\.(?:ya?ml|md|py|sh|json))\s*$")
-CONFIG_KEYS = {"roots", "exclude", "defaults", "providers", "pricing", "cache"}
+CONFIG_KEYS = {field.alias or name for name, field in RepoConfig.model_fields.items()}
+"""The top-level keys of `evalward.yaml`, as its model reads them."""
 ACTION_INPUTS = set(yaml.safe_load((ROOT / "action.yml").read_text())["inputs"])
 DOCS_AGENT = """\
 apiVersion: evalward.dev/v1

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalward import __version__
+from evalward.action.attributed import FORK
 from evalward.action.context import WorkflowContext
 from evalward.action.github import PullInfo
 from evalward.action.job import Console, Job, Site
@@ -18,7 +19,6 @@ from evalward.action.workflow import append_summary, command
 from evalward.flows.session import RunVerdict
 from evalward.past.flaky import record_runs
 from evalward.past.trend import record_commit, trends
-from evalward.providers.registry import Providers
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo
 from evalward.report.files import Shown
@@ -30,6 +30,7 @@ from evalward.report.markdown import (
     report_context,
 )
 from evalward.rundata.cache_mode import CacheMode
+from evalward.rundata.spending import Spent
 from evalward.verdict.gate import GateResult
 
 SUMMARY_LIMIT = 1_000_000
@@ -47,7 +48,11 @@ def gate_report(site: Site, verdict: RunVerdict, pull: PullInfo, head_sha: str) 
         base_sha=pull.base_sha,
         run_url=site.context.run_url,
     )
-    notes = WorkflowNotes(gate_config=site.settings.gate_config, record=verdict.label)
+    found = verdict.evaluation.attribution
+    on_the_lines = FORK if pull.from_fork and found is not None else ""
+    notes = WorkflowNotes(
+        gate_config=site.settings.gate_config, record=verdict.label, on_the_lines=on_the_lines
+    )
     return _report(site, verdict, run, notes)
 
 
@@ -89,10 +94,8 @@ def run_reason(context: WorkflowContext, route: Route) -> RunReason:
     return RunReason(f"Run on {event}", route.scope or route.why, evals=evals)
 
 
-def write_everything(
-    job: Job, verdict: RunVerdict, report: ReportContext, providers: Providers
-) -> str:
-    """Every file, the job summary and the outputs, and what `providers` spent beside the
+def write_everything(job: Job, verdict: RunVerdict, report: ReportContext, spent: Spent) -> str:
+    """Every file, the job summary and the outputs, and what the run `spent` beside the
     estimate; returns the comment as written."""
     outcome, decision = verdict.outcome, verdict.decision
     evaluation = outcome.evaluation
@@ -107,7 +110,7 @@ def write_everything(
             report.summary,
         ),
     )
-    spending = outcome.spending(providers)
+    spending = outcome.spending(spent)
     if spending is not None:
         job.console.log(f"evalward: {spending}")
     summary = render_comment(report, job.trusted.template, limit=SUMMARY_LIMIT)

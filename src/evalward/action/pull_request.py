@@ -6,6 +6,7 @@ a warning, never the decision, the files or the summary.
 
 from __future__ import annotations
 
+from evalward.action.attributed import SECTION, attribute, review
 from evalward.action.bypass import audit, check_bypass, needs_bypass
 from evalward.action.checks import annotate, report_check
 from evalward.action.evaluate import evaluate, missing_secrets
@@ -24,6 +25,7 @@ from evalward.errors import (
 from evalward.flows.session import Outcome, decide
 from evalward.plan.request import RunRequest
 from evalward.report.markdown import render_unloadable
+from evalward.rundata.spending import Spent
 from evalward.verdict.gate import BypassRecord, GateDecision, GateResult, LabelWeighed
 
 
@@ -109,8 +111,10 @@ async def gate(job: Job, request: RunRequest) -> int:
         )
         label = LabelWeighed()
     verdict = decide(outcome, label)
+    own = request.setup.providers.spent.plus(Spent())  # the gate's, before attribution's
+    await attribute(job.console, request, verdict)
     report = gate_report(job.site, verdict, pull, head_sha)
-    body = write_everything(job, verdict, report, request.setup.providers)
+    body = write_everything(job, verdict, report, own)
     audit(job.console, job.site, verdict, number, head_sha)
     annotate(job.console, evaluation)
 
@@ -120,6 +124,8 @@ async def gate(job: Job, request: RunRequest) -> int:
         comment_unloadable(job, number, head_sha, failure)
     elif should_comment(job.site.settings.comment, verdict.decision, existing is not None):
         _post_comment(job, github, pull, number, body)
+    earlier = existing is not None and SECTION in existing.body
+    review(job, github, pull, head_sha, evaluation.attribution, earlier)
     report_check(job, verdict, report, head_sha, gating=True)
     return conclude(job.console, verdict)
 

@@ -88,29 +88,45 @@ Attribution = Attributed | NotAttributable
 
 
 async def attribute(
-    hunks: Sequence[Hunk], regresses: Oracle, reproduces: Oracle, *, max_trials: int
+    hunks: Sequence[Hunk],
+    regresses: Oracle,
+    reproduces: Oracle,
+    *,
+    max_trials: int,
+    afford: Callable[[], str] | None = None,
 ) -> Attribution:
     """The smallest set of `hunks` proven to cause the regression, in at most `max_trials`
     trials. `regresses(reverted)`: the head with `reverted` taken back still regresses;
-    `reproduces(applied)`: the base with only `applied` regresses."""
-    search = _Search(list(dict.fromkeys(hunks)), regresses, reproduces, max_trials)
+    `reproduces(applied)`: the base with only `applied` regresses. `afford`, asked before
+    each new trial, says why no more may run (a budget spent), or ""."""
+    search = _Search(list(dict.fromkeys(hunks)), regresses, reproduces, max_trials, afford)
     if not search.hunks:
         return NotAttributable("the change has no hunk of the agent to take back", ())
     try:
         return await search.run()
-    except _Capped:
-        return search.give_up(f"the search stopped at its cap of {max_trials} trials")
+    except _Capped as capped:
+        return search.give_up(capped.reason)
 
 
 class _Capped(Exception):
-    """The next trial would pass the cap."""
+    """The next trial would pass the cap, or the budget: why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class _Search:
     def __init__(
-        self, hunks: list[Hunk], regresses: Oracle, reproduces: Oracle, max_trials: int
+        self,
+        hunks: list[Hunk],
+        regresses: Oracle,
+        reproduces: Oracle,
+        max_trials: int,
+        afford: Callable[[], str] | None = None,
     ) -> None:
         self.hunks = hunks
+        self.afford = afford
         self.oracles: dict[Way, Oracle] = {"reverted": regresses, "applied": reproduces}
         self.max_trials = max_trials
         self.attempts: list[Tried] = []
@@ -125,7 +141,10 @@ class _Search:
         key = (way, hunks)
         if key not in self.known:
             if len(self.attempts) >= self.max_trials:
-                raise _Capped
+                raise _Capped(f"the search stopped at its cap of {self.max_trials} trials")
+            spent = self.afford() if self.afford is not None else ""
+            if spent:
+                raise _Capped(spent)
             attempt = Tried(way, hunks, await self.oracles[way](hunks))
             self.attempts.append(attempt)
             self.known[key] = attempt

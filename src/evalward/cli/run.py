@@ -238,7 +238,7 @@ def _report(
     code = emit(
         output, evaluation, decision, base=bool(args.base), run=outcome.run_info(), trends=earlier
     )
-    line = outcome.spending(setup.providers)
+    line = outcome.spending(setup.providers.spent)
     if line is not None:
         print(f"evalward: {line}", file=sys.stderr)
     if outcome.failure is not None:

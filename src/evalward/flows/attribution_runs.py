@@ -12,15 +12,16 @@ the search never guesses from it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 
+from evalward.attribution.found import Finding, Regression, RunAttribution
 from evalward.attribution.hunks import AgentFiles, Hunk, split_change
 from evalward.attribution.search import Attribution, FixtureScore, Trial, attribute
 from evalward.attribution.variants import NotBuildable, build_variant, with_only
 from evalward.definitions.loader import load_resources
 from evalward.files.committed import RepoFiles
 from evalward.flows import session
+from evalward.flows.session import RunVerdict
 from evalward.plan.fingerprint import referenced_files
 from evalward.plan.plan import Plan, PlannedRun
 from evalward.plan.prepare import config_at
@@ -29,18 +30,12 @@ from evalward.plan.request import RunRequest
 from evalward.plan.run_setup import Revisions, compose
 from evalward.record.evaluation import Evaluation
 from evalward.resources import ResourceSet
+from evalward.resources.repo_config import AttributionMode
 from evalward.rundata.results import Status
 from evalward.rundata.sides import Side
+from evalward.rundata.spending import Budget
 from evalward.verdict.compare import Change
-
-
-@dataclass(frozen=True)
-class Regression:
-    """One Eval's fixtures that pass on the base and not on the head, and its target agent."""
-
-    eval: str
-    agent: str
-    fixtures: tuple[str, ...]
+from evalward.verdict.gate import GateResult
 
 
 def regressions_of(evaluation: Evaluation) -> list[Regression]:
@@ -66,8 +61,59 @@ def agent_files(request: RunRequest, agent: str, head: str) -> AgentFiles | None
     return AgentFiles(agent, located.file, tuple(referenced_files(located)))
 
 
+MAX_TRIALS = 24
+"""Trials per regression at most, whatever the budget: one-hunk-out over a dozen hunks and
+ddmin's rounds over what is left."""
+
+
+async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribution | None:
+    """Attribution of the run's regressions, as the base branch's `evalward.yaml` asks
+    (`attribution`: off, on-block, always; a budget in model calls as a fraction of the
+    run's own). None where it does not run: no base, the run stopped or was cancelled, no
+    fixture regressed, or (on-block) the gate did not block. It never changes the decision."""
+    setup, outcome = request.setup, verdict.outcome
+    if setup.revisions.base is None or outcome.failure is not None or outcome.cancelled:
+        return None
+    settings = config_at(setup.git, setup.git.resolve(setup.revisions.base)).attribution
+    blocked = verdict.decision.result is GateResult.failed
+    if settings.mode is AttributionMode.off or (
+        settings.mode is AttributionMode.on_block and not blocked
+    ):
+        return None
+    regressions = regressions_of(outcome.evaluation)
+    if not regressions:
+        return None
+    own = outcome.spent.model_calls if outcome.spent is not None else 0
+    budget = int(settings.budget * own)
+    spent = setup.providers.spent
+    start = spent.calls
+
+    def left() -> int:
+        return budget - (spent.calls - start)
+
+    def afford() -> str:
+        return "" if left() > 0 else f"attribution stopped at its budget of {budget} model calls"
+
+    found = []
+    for regression in regressions:
+        found.append(
+            Finding(
+                regression,
+                await attribute_regression(
+                    request, regression, max_trials=MAX_TRIALS, afford=afford, left=left
+                ),
+            )
+        )
+    return RunAttribution(settings.mode.value, tuple(found), spent.calls - start, budget)
+
+
 async def attribute_regression(
-    request: RunRequest, regression: Regression, *, max_trials: int
+    request: RunRequest,
+    regression: Regression,
+    *,
+    max_trials: int,
+    afford: Callable[[], str] | None = None,
+    left: Callable[[], int] | None = None,
 ) -> Attribution:
     """The hunks of the change to `regression.agent` proven to cause `regression`, searched
     with at most `max_trials` trials (`attribution.search.attribute`), each trial the
@@ -85,22 +131,32 @@ async def attribute_regression(
         variant = build_variant(git, base, head, files, reverted)
         if isinstance(variant, NotBuildable):
             return Trial(False, not_built=variant.reason)
-        return await variant_trial(request, regression, variant.commit)
+        return await variant_trial(request, regression, variant.commit, left)
 
     async def reproduces(applied: frozenset[Hunk]) -> Trial:
         assert files is not None
         variant = with_only(git, base, head, files, hunks, applied)
         if isinstance(variant, NotBuildable):
             return Trial(False, not_built=variant.reason)
-        return await variant_trial(request, regression, variant.commit)
+        return await variant_trial(request, regression, variant.commit, left)
 
-    return await attribute(hunks, regresses, reproduces, max_trials=max_trials)
+    return await attribute(hunks, regresses, reproduces, max_trials=max_trials, afford=afford)
 
 
-async def variant_trial(request: RunRequest, regression: Regression, commit: str) -> Trial:
+async def variant_trial(
+    request: RunRequest,
+    regression: Regression,
+    commit: str,
+    left: Callable[[], int] | None = None,
+) -> Trial:
     """The regressing fixtures of `regression` run on the head's side at `commit`, as the
-    head's were: whether each passes by its Eval's rule, and how many of its runs did."""
+    head's were: whether each passes by its Eval's rule, and how many of its runs did. With
+    `left`, the model calls the variant may make at most: runs past it are left out, and the
+    variant is then not built (a fixture that did not run says nothing)."""
     setup = request.setup
+    options = dataclasses.replace(setup.options, run_all=True)
+    if left is not None:
+        options = dataclasses.replace(options, budget=Budget(max_model_calls=max(left(), 0)))
 
     def head_runs(plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
         return plan.with_runs([run for run in plan.runs if _asked(run, regression)])
@@ -110,12 +166,14 @@ async def variant_trial(request: RunRequest, regression: Regression, commit: str
         revisions=Revisions(base=setup.revisions.base, head=commit),
         select=lambda name: name == regression.eval,
         shape=compose(setup.shape, head_runs),
-        options=dataclasses.replace(setup.options, run_all=True),
+        options=options,
         started=None,
     )
     outcome = await session.run(RunRequest(variant, RunProgress()))
     if outcome.failure is not None:
         return Trial(False, not_built=f"its runs stopped: {outcome.failure_message}")
+    if outcome.evaluation.skipped:
+        return Trial(False, not_built="the budget left some of its runs out")
     evaluation = outcome.evaluation
     result = next(
         (r for r in evaluation.evals if r.side == Side.head.value and r.eval == regression.eval),

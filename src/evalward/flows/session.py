@@ -26,11 +26,10 @@ from evalward.plan.progress import RunProgress
 from evalward.plan.request import RunRequest
 from evalward.plan.run_setup import RunOptions, RunSetup
 from evalward.plan.sandbox_ready import ready
-from evalward.providers.registry import Providers
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo, SpentInfo
 from evalward.report import files
-from evalward.rundata.spending import spending_line
+from evalward.rundata.spending import Spent, spending_line
 from evalward.security import Redactor
 from evalward.verdict import gate
 from evalward.verdict.gate import BypassRecord, GateDecision, GateResult, LabelWeighed
@@ -97,10 +96,10 @@ class Outcome:
             **where,
         )
 
-    def spending(self, providers: Providers) -> str | None:
+    def spending(self, spent: Spent) -> str | None:
         """The plan's estimate beside what the providers answered (`spending_line`)."""
         estimate = self.evaluation.estimate
-        return None if estimate is None else spending_line(estimate, providers.spent)
+        return None if estimate is None else spending_line(estimate, spent)
 
     def write(
         self,

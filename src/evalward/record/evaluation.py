@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalward.attribution.found import RunAttribution
 from evalward.past.status import AgentIdentity
 from evalward.plan.changes import ChangeSet
 from evalward.plan.plan import Plan, PlannedRun
@@ -55,6 +56,9 @@ class Evaluation:
     """What model calls made in other jobs spent for this run: a merge's shard parts'."""
     head_commit: str = ""
     """The commit the head side was (its checkout's, when the run began); "" with none."""
+    attribution: RunAttribution | None = None
+    """Which hunks of the change caused its regressions, once the gate decided (None where
+    attribution did not run): it never changes the decision."""
 
     @property
     def cache_hits(self) -> int:

@@ -150,6 +150,59 @@ class FixtureEntry(FixtureResult):
     """`private` for a fixture held out of public reports (its Eval's `visibility`)."""
 
 
+class HunkRecord(_Record):
+    """One hunk of the change: where it is in the head (`first`..`last`, 1-based; 0 where the
+    head has no line), and for a field of the agent's YAML, which field."""
+
+    path: str
+    index: int
+    kind: str
+    field: str
+    first: int
+    last: int
+
+
+class ScoreRecord(_Record):
+    fixture: str
+    passed: int
+    runs: int
+
+
+class TrialRecord(_Record):
+    """One variant the search ran: the hunks taken back from the head (`reverted`) or the
+    only ones applied to the base (`applied`), by their place in `hunks`."""
+
+    way: str
+    hunks: list[int]
+    regressed: bool
+    not_built: str = Field(alias="notBuilt")
+    scores: list[ScoreRecord]
+
+
+class RegressionRecord(_Record):
+    """One Eval's regression and what the search proved of it: `culprit` (places in `hunks`)
+    when `result` is `attributed`, else `reason`."""
+
+    eval: str
+    agent: str
+    fixtures: list[str]
+    result: Literal["attributed", "not attributable"]
+    culprit: list[int]
+    reason: str
+    hunks: list[HunkRecord]
+    trials: list[TrialRecord]
+
+
+class AttributionRecord(_Record):
+    """Which hunks of the change caused the run's regressions (versioned on its own)."""
+
+    version: Literal[1] = 1
+    mode: str
+    budget_model_calls: int = Field(alias="budgetModelCalls")
+    spent_model_calls: int = Field(alias="spentModelCalls")
+    regressions: list[RegressionRecord]
+
+
 class ResultsHeader(_Record):
     """results.json but its two long arrays: the decision, where the run happened, why it
     ran what it ran."""
@@ -172,6 +225,9 @@ class ResultsHeader(_Record):
     skipped_runs: list[SkippedRun] = Field(default_factory=list, alias="skippedRuns")
     summary: RunSummary | None = None
     """The verdict in plain words and the counts every report shows (`record.summary`)."""
+    attribution: AttributionRecord | None = None
+    """Which hunks of the change caused its regressions; absent where attribution did not
+    run."""
 
 
 class Results(ResultsHeader):

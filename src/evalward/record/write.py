@@ -14,14 +14,21 @@ from dataclasses import asdict
 from typing import Any
 
 from evalward import __version__
+from evalward.attribution.found import RunAttribution
+from evalward.attribution.search import Attributed
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import (
+    AttributionRecord,
     HonouredBypass,
+    HunkRecord,
     RefusedBypass,
+    RegressionRecord,
     ResultsHeader,
     RunInfo,
+    ScoreRecord,
     ShardPart,
     SkippedRun,
+    TrialRecord,
 )
 from evalward.record.summary import RunSummary, summarize
 from evalward.rundata.results import EvalResult, FixtureResult
@@ -64,6 +71,64 @@ def results_header(
             for r in evaluation.skipped
         ],
         summary=summary or run_summary(evaluation, decision),
+        attribution=attribution_record(evaluation.attribution),
+    )
+
+
+def attribution_record(found: RunAttribution | None) -> AttributionRecord | None:
+    """results.json's `attribution`: each regression's hunks, culprit and trials."""
+    if found is None:
+        return None
+    regressions = []
+    for each in found.found:
+        attribution, regression = each.attribution, each.regression
+        hunks = sorted(
+            {h for t in attribution.attempts for h in t.hunks}
+            | (set(attribution.culprit) if isinstance(attribution, Attributed) else set()),
+            key=lambda h: (h.path, h.index),
+        )
+        place = {hunk: position for position, hunk in enumerate(hunks)}
+        regressions.append(
+            RegressionRecord(
+                eval=regression.eval,
+                agent=regression.agent,
+                fixtures=list(regression.fixtures),
+                result="attributed" if isinstance(attribution, Attributed) else "not attributable",
+                culprit=sorted(place[h] for h in attribution.culprit)
+                if isinstance(attribution, Attributed)
+                else [],
+                reason="" if isinstance(attribution, Attributed) else attribution.reason,
+                hunks=[
+                    HunkRecord(
+                        path=h.path,
+                        index=h.index,
+                        kind=h.kind,
+                        field=h.field_name,
+                        first=h.first,
+                        last=h.last,
+                    )
+                    for h in hunks
+                ],
+                trials=[
+                    TrialRecord(
+                        way=t.way,
+                        hunks=sorted(place[h] for h in t.hunks),
+                        regressed=t.trial.regressed,
+                        not_built=t.trial.not_built,
+                        scores=[
+                            ScoreRecord(fixture=s.fixture, passed=s.passed, runs=s.runs)
+                            for s in t.trial.scores
+                        ],
+                    )
+                    for t in attribution.attempts
+                ],
+            )
+        )
+    return AttributionRecord(
+        mode=found.mode,
+        budget_model_calls=found.budget_calls,
+        spent_model_calls=found.spent_calls,
+        regressions=regressions,
     )
 
 

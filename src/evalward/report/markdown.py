@@ -26,6 +26,7 @@ from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo
 from evalward.record.summary import RunSummary, eval_score_text, summarize, threshold_of
 from evalward.record.write import run_summary
+from evalward.report.attribution_text import attribution_markdown
 from evalward.report.compiled import template_cache
 from evalward.report.pairwise_text import pairwise_lines
 from evalward.report.reps import axes_text, has_run_numbers, percent, reps_text
@@ -97,6 +98,9 @@ class ReportContext:
     """How long the run took and what its model calls spent (`record.schema.RunInfo`)."""
     trace_of: TraceSource | None = None
     """Reads a fixture run's trace (the run's spool): the blocking fixtures' evidence."""
+    attribution_md: str = ""
+    """The section on which hunks of the change caused its regressions, rendered and
+    escaped (`attribution_text`); "" where attribution did not run."""
     report_file: bool = False
     """report.html is written beside comment.md: its fixtures are linked as
     `report.html#open=…`."""
@@ -136,6 +140,8 @@ class WorkflowNotes:
     gate_config: str = "base"
     record: BypassRecord | None = None
     ran: RunReason | None = None
+    on_the_lines: str = ""
+    """Where else attribution's lines are said (the review), or why not (a fork)."""
 
 
 def report_context(
@@ -184,7 +190,20 @@ def report_context(
         run=run,
         trace_of=evaluation.trace_of,
         report_file=report_file,
+        attribution_md=attribution_markdown(
+            evaluation.attribution,
+            server=_server_of(run.run_url, run.repository),
+            repository=run.repository,
+            head_sha=run.head_sha,
+            on_the_lines=workflow.on_the_lines,
+        ),
     )
+
+
+def _server_of(run_url: str, repository: str) -> str:
+    """The GitHub server a run's URL is on (`https://github.com`), "" when it does not say."""
+    marker = f"/{repository}/"
+    return run_url.split(marker, 1)[0] if repository and marker in run_url else ""
 
 
 def pieces_md(parts: tuple[tuple[str, bool], ...], sink: escaping.Sink) -> str:

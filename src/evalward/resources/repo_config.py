@@ -11,10 +11,14 @@ whole repository with the built-in excludes and no defaults.
       judge: { model: openai/gpt-4.1-mini, temperature: 0 }
       scoring: { passThreshold: 0.9 }
       execution: { parallel: 4, timeoutSeconds: 120, repsPerFixture: 1 }
+    attribution: { mode: on-block, budget: 0.5 }   # which hunk caused a regression
+
+A pull request's gate reads this file from the base branch, never from the pull request.
 """
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +48,36 @@ class Defaults(Model):
     execution: dict[str, Any] = Field(default_factory=dict)
 
 
+class AttributionMode(StrEnum):
+    """When a pull request's gate looks for the hunk that caused a regression."""
+
+    off = "off"
+    on_block = "on-block"
+    """Only when the gate blocks the pull request."""
+    always = "always"
+    """Whenever a fixture regressed, blocking or not."""
+
+
+class AttributionSettings(Model):
+    """Attribution of a regression to the hunks of the change that caused it."""
+
+    mode: AttributionMode = Field(
+        AttributionMode.on_block,
+        description=(
+            "off, on-block (when the gate blocks) or always (whenever a fixture regressed)."
+        ),
+    )
+    budget: float = Field(
+        0.5,
+        gt=0,
+        le=10,
+        description=(
+            "The model calls attribution may spend, as a fraction of the gate's own run "
+            "(0.5: half as many as the run made)."
+        ),
+    )
+
+
 class RepoConfig(Model):
     """The parsed `evalward.yaml`."""
 
@@ -67,6 +101,7 @@ class RepoConfig(Model):
         default_factory=dict,
         description="Result / response cache settings; the provider layer validates this section.",
     )
+    attribution: AttributionSettings = Field(default_factory=AttributionSettings)
 
     _document: Document | None = PrivateAttr(default=None)
 

@@ -1,0 +1,41 @@
+"""What attribution found for a run: per regression, the hunks proven to cause it or why none
+were, and what the search spent of its budget. Plain data: results.json, the comment and the
+review read it (`record/`, `report/`, `action/review.py`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evalward.attribution.search import Attributed, Attribution
+
+
+@dataclass(frozen=True)
+class Regression:
+    """One Eval's fixtures that pass on the base and not on the head, and its target agent."""
+
+    eval: str
+    agent: str
+    fixtures: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One regression and what the search made of it."""
+
+    regression: Regression
+    attribution: Attribution
+
+    @property
+    def attributed(self) -> Attributed | None:
+        return self.attribution if isinstance(self.attribution, Attributed) else None
+
+
+@dataclass(frozen=True)
+class RunAttribution:
+    """Attribution over one run: each regression's, the model calls it spent and the most
+    it could (a fraction of the run's own, the base branch's `attribution.budget`)."""
+
+    mode: str
+    found: tuple[Finding, ...]
+    spent_calls: int
+    budget_calls: int

@@ -1,0 +1,86 @@
+"""Attribution in words: which hunk of the change made which fixtures regress, as the comment
+shows it (each hunk as a `path:line` link to the head's file) and as a review comment on its
+lines says it. Every text from the diff or the run is escaped as the comment's is."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from evalward.attribution.found import Finding, RunAttribution
+from evalward.attribution.hunks import Hunk
+from evalward.attribution.search import NotAttributable, Tried
+from evalward.text.escaping import code_span, inline
+
+
+def scores_text(tried: Tried) -> str:
+    """`refund-a 8/8, refund-b 8/8`: each fixture's passing runs on one variant."""
+    return ", ".join(f"{s.fixture} {s.passed}/{s.runs}" for s in tried.trial.scores)
+
+
+def finding_text(found: Finding, hunk: Hunk) -> str:
+    """What a review comment on `hunk`'s lines says, in plain words (escaped where shown)."""
+    attributed = found.attributed
+    assert attributed is not None, "only a proven cause is said on its lines"
+    regression = found.regression
+    fixtures = ", ".join(regression.fixtures)
+    together = "" if len(attributed.culprit) == 1 else " (with the other hunks named beside it)"
+    return (
+        f"This change{together} makes {regression.eval} regress: {fixtures} pass on the base "
+        f"and not on this head. Taken back, they pass ({scores_text(attributed.removed)}); "
+        f"the base with only this change fails them ({scores_text(attributed.reproduced)})."
+    )
+
+
+def hunk_link(hunk: Hunk, *, server: str, repository: str, head_sha: str) -> str:
+    """The hunk as `path:line` (a link to those lines of the head's file where the
+    repository is known), escaped."""
+    lines = str(hunk.first) if hunk.first == hunk.last else f"{hunk.first}-{hunk.last}"
+    text = code_span(f"{hunk.path}:{lines}" if hunk.first else hunk.path, 120)
+    if not (server and repository and head_sha) or not hunk.first:
+        return text
+    anchor = f"#L{hunk.first}" + (f"-L{hunk.last}" if hunk.last != hunk.first else "")
+    url = f"{server}/{quote(repository)}/blob/{quote(head_sha)}/{quote(hunk.path)}{anchor}"
+    return f"[{text}]({url})"
+
+
+def attribution_markdown(
+    found: RunAttribution | None,
+    *,
+    server: str = "",
+    repository: str = "",
+    head_sha: str = "",
+    on_the_lines: str = "",
+) -> str:
+    """The comment's section on where the change regressed ("" where attribution did not
+    run): each proven cause as links to its lines, else why none was proven; what it spent.
+    `on_the_lines` says where else the same lines are (the review), or why not."""
+    if found is None or not found.found:
+        return ""
+    out = ["### 🧭 Where it regressed", ""]
+    for each in found.found:
+        regression, attributed = each.regression, each.attribution
+        name = f"**{inline(regression.eval)}**"
+        fixtures = ", ".join(code_span(f) for f in regression.fixtures)
+        if isinstance(attributed, NotAttributable):
+            tried = len(attributed.attempts)
+            out.append(
+                f"- {name} ({fixtures}): not attributable — "
+                f"{inline(attributed.reason)} ({tried} variants run)."
+            )
+            continue
+        for hunk in sorted(attributed.culprit, key=lambda h: (h.path, h.index)):
+            where = hunk_link(hunk, server=server, repository=repository, head_sha=head_sha)
+            field = f" ({code_span(hunk.field_name)})" if hunk.field_name else ""
+            out.append(
+                f"- {name} ({fixtures}): {where}{field} — taken back, "
+                f"{inline(scores_text(attributed.removed))}, as on the base; the base with "
+                f"only it: {inline(scores_text(attributed.reproduced))}."
+            )
+    out += [
+        "",
+        f"Attribution ran after the decision and does not change it; it spent "
+        f"{found.spent_calls} of its {found.budget_calls} model calls, apart from the gate's "
+        "own." + (f" {on_the_lines}" if on_the_lines else ""),
+        "",
+    ]
+    return "\n".join(out)

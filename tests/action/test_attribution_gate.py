@@ -1,0 +1,238 @@
+"""A pull request's gate says where its agent regressed: the action, run as a workflow runs
+it, against the fake GitHub and the scripted model server, which answers by what the agent is
+really sent. The prompt change is three hunks; the one that says NEVER REFUND makes two
+fixtures regress. Attribution runs after the decision, names that hunk on its lines (the
+review) and as `path:line` in the comment, writes it in results.json, and changes nothing of
+the decision. The base branch's `evalward.yaml` decides whether it runs: a pull request's own
+cannot switch it off."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from fakes.github_api import FakeGitHub, FakePull
+from fakes.model_server import ScriptedModelServer, text
+from support.actionrun import ActionRun, pull_request_event, run_action
+from support.gitrepo import GitRepo
+from support.suite import provider_env
+
+pytestmark = pytest.mark.e2e
+
+AGENT = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: clerk }
+spec:
+  models: [openai/gpt-4.1-mini]
+  systemFile: prompts/clerk.md
+"""
+SUITE = """\
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: clerk-eval }
+spec:
+  targetAgent: clerk
+  fixtures: [refund-a, refund-b, greet]
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: refund-a }
+spec:
+  targetAgent: clerk
+  input: { type: prompt, payload: { prompt: "refund order 1" } }
+  assertions: [{ type: contains, value: approved }]
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: refund-b }
+spec:
+  targetAgent: clerk
+  input: { type: prompt, payload: { prompt: "refund order 2" } }
+  assertions: [{ type: contains, value: approved }]
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: greet }
+spec:
+  targetAgent: clerk
+  input: { type: prompt, payload: { prompt: "hi" } }
+  assertions: [{ type: contains, value: hello }]
+"""
+BASE_PROMPT = """\
+You are a refund clerk.
+Be brief.
+
+Refunds are approved for orders.
+Say approved when you approve one.
+
+Greet people with hello.
+End politely.
+"""
+HEAD_PROMPT = """\
+You are a careful refund clerk.
+Be brief.
+
+Refunds are approved for orders.
+NEVER REFUND anything.
+Say approved when you approve one.
+
+Greet people with hello there.
+End politely.
+"""
+PATCH = "\n".join(
+    [
+        "@@ -1,8 +1,9 @@",
+        "-You are a refund clerk.",
+        "+You are a careful refund clerk.",
+        " Be brief.",
+        " ",
+        " Refunds are approved for orders.",
+        "+NEVER REFUND anything.",
+        " Say approved when you approve one.",
+        " ",
+        "-Greet people with hello.",
+        "+Greet people with hello there.",
+        " End politely.",
+    ]
+)
+"""GitHub's diff of the prompt: what a review comment may sit on."""
+ROOMY = "attribution: { budget: 4 }\n"
+"""Room for the search on this small suite: four times the run's own calls."""
+
+
+NEVER = "NEVER REFUND anything.\n"
+
+
+def _script(model: ScriptedModelServer) -> None:
+    model.script(lambda body: "NEVER REFUND" in json.dumps(body), text("hello"))
+    model.script(lambda body: True, text("approved, hello"))
+
+
+def _pull(
+    repo: GitRepo, github: FakeGitHub, config: str = "", head_config: str = "", **pull: Any
+) -> tuple[str, str]:
+    files = {
+        "agents/clerk.yaml": AGENT,
+        "prompts/clerk.md": BASE_PROMPT,
+        "evals/suite.yaml": SUITE,
+        ".gitignore": ".evalward/\n",
+        **({"evalward.yaml": config} if config else {}),
+    }
+    base = repo.commit("the clerk", files)
+    repo.branch("feature")
+    changed = {"prompts/clerk.md": HEAD_PROMPT}
+    if head_config:
+        changed["evalward.yaml"] = head_config
+    head = repo.commit("a stricter clerk", changed)
+    diff = [{"filename": "prompts/clerk.md", "status": "modified", "patch": PATCH}]
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base, files=diff, **pull))
+    return base, head
+
+
+def _gate(repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer) -> ActionRun:
+    base_sha, head_sha = (github.pulls[7].base_sha, github.pulls[7].head_sha)
+    return run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base_sha, head_sha),
+        inputs={"cache": "off", "output-dir": ".evalward/out"},
+        env=provider_env(model),
+    )
+
+
+def _results(repo: GitRepo) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads((repo.path / ".evalward/out/results.json").read_text())
+    return document
+
+
+def test_the_hunk_that_broke_two_fixtures_is_named_on_its_line_and_the_gate_still_fails(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    _script(model)
+    _, head = _pull(repo, github, config=ROOMY)
+
+    run = _gate(repo, github, model)
+
+    assert run.returncode == 1, run.stdout + run.stderr  # the decision, as without attribution
+    assert run.outputs["result"] == "fail"
+    section = _results(repo)["attribution"]
+    assert section["version"] == 1 and section["mode"] == "on-block"
+    (regression,) = section["regressions"]
+    assert regression["fixtures"] == ["refund-a", "refund-b"]
+    assert regression["result"] == "attributed"
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    assert (culprit["path"], culprit["first"], culprit["last"]) == ("prompts/clerk.md", 5, 5)
+    assert 0 < section["spentModelCalls"] <= section["budgetModelCalls"]
+    (comment,) = github.comments_on(7)
+    assert "Where it regressed" in comment["body"]
+    assert f"/blob/{head}/prompts/clerk.md#L5)" in comment["body"]
+    (review_comment,) = github.review_comments_on(7)
+    assert (review_comment["path"], review_comment["line"]) == ("prompts/clerk.md", 5)
+    assert review_comment["side"] == "RIGHT"
+    assert "refund-a, refund-b" in review_comment["body"]
+
+    # a second push takes the hunk back: the gate passes, and the comment on it says it no
+    # longer applies (no second review, no comment left standing)
+    fixed = repo.commit("refunds again", {"prompts/clerk.md": HEAD_PROMPT.replace(NEVER, "")})
+    github.pulls[7].head_sha = fixed
+    again = _gate(repo, github, model)
+
+    assert again.returncode == 0, again.stdout + again.stderr
+    (retired,) = github.review_comments_on(7)
+    assert retired["id"] == review_comment["id"]
+    assert "No longer applies" in retired["body"] and fixed[:12] in retired["body"]
+    assert len(github.reviews_on(7)) == 1
+
+
+def test_a_fork_gets_the_lines_in_the_comment_and_says_why_there_is_no_review(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    _script(model)
+    _pull(repo, github, config=ROOMY, head_repo="someone/fork")
+    github.fail("POST", r"/pulls/7/reviews$", 403, "Resource not accessible by integration")
+
+    run = _gate(repo, github, model)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    (comment,) = github.comments_on(7)
+    assert "prompts/clerk.md:5" in comment["body"]
+    assert "read-only token" in comment["body"]
+    assert github.review_comments_on(7) == []
+    assert "no review on the changed lines" in run.stdout
+
+
+def test_by_default_it_runs_within_half_the_runs_calls_and_a_pull_request_cannot_stop_it(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The defaults: on-block, half the run's own model calls (here 3 of 6). The pull
+    request's own `evalward.yaml` says `mode: off`; the base's decides, so it runs, and stops
+    at its budget with what it has, saying so, never past it."""
+    _script(model)
+    _pull(repo, github, head_config="attribution: { mode: off }\n")
+
+    run = _gate(repo, github, model)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    section = _results(repo)["attribution"]
+    assert section["budgetModelCalls"] == 3 and section["spentModelCalls"] <= 3
+    (regression,) = section["regressions"]
+    assert regression["result"] == "not attributable"
+    assert regression["reason"] == "attribution stopped at its budget of 3 model calls"
+    assert "not attributable" in github.comments_on(7)[0]["body"]
+
+
+def test_the_base_branch_switching_it_off_runs_nothing_more(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    _script(model)
+    _pull(repo, github, config="attribution: { mode: off }\n")
+
+    run = _gate(repo, github, model)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert _results(repo).get("attribution") is None
+    assert "Where it regressed" not in github.comments_on(7)[0]["body"]
+    assert github.review_comments_on(7) == []

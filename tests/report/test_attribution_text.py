@@ -1,0 +1,93 @@
+"""Attribution in the comment's words: each proven cause as `path:line` links to the head's
+lines, else why none was proven; and hostile text from the diff or the definitions (a path, a
+fixture's name) comes out inert, as everything else in the comment."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from evalward.attribution.found import Finding, Regression, RunAttribution
+from evalward.attribution.hunks import Hunk
+from evalward.attribution.search import Attributed, FixtureScore, NotAttributable, Trial, Tried
+from evalward.report.attribution_text import attribution_markdown, finding_text, hunk_link
+
+pytestmark = pytest.mark.unit
+
+HUNK = Hunk("prompts/clerk.md", 2, "text", 5, 7, (), ("NEVER REFUND\n",), at=4)
+
+
+def _found(hunk: Hunk, fixtures: tuple[str, ...] = ("refund-a", "refund-b")) -> Finding:
+    fixed = Trial(False, tuple(FixtureScore(f, 8, 8) for f in fixtures))
+    broken = Trial(True, tuple(FixtureScore(f, 0, 8) for f in fixtures))
+    removed = Tried("reverted", frozenset({hunk}), fixed)
+    reproduced = Tried("applied", frozenset({hunk}), broken)
+    proven = Attributed(frozenset({hunk}), removed, reproduced, (removed, reproduced))
+    return Finding(Regression("clerk-eval", "clerk", fixtures), proven)
+
+
+def test_a_proven_cause_is_a_link_to_its_lines_with_the_runs_that_prove_it() -> None:
+    text = attribution_markdown(
+        RunAttribution("on-block", (_found(HUNK),), 12, 20),
+        server="https://github.com",
+        repository="acme/agents",
+        head_sha="abc123",
+    )
+
+    assert "### 🧭 Where it regressed" in text
+    link = "(https://github.com/acme/agents/blob/abc123/prompts/clerk.md#L5-L7)"
+    assert "[`prompts/clerk.md:5-7`]" + link in text
+    assert "refund-a 8/8, refund-b 8/8" in text and "refund-a 0/8, refund-b 0/8" in text
+    assert "12 of its 20 model calls" in text and "does not change it" in text
+
+
+def test_without_a_repository_the_lines_are_plain_code_and_a_fork_says_why() -> None:
+    text = attribution_markdown(
+        RunAttribution("always", (_found(HUNK),), 1, 2), on_the_lines="No review: a fork."
+    )
+
+    assert "`prompts/clerk.md:5-7`" in text and "](" not in text
+    assert text.rstrip().endswith("No review: a fork.")
+
+
+def test_not_attributable_says_why_and_how_many_variants_ran() -> None:
+    tried = Tried("reverted", frozenset({HUNK}), Trial(True))
+    unproven = NotAttributable("it is not in these hunks", (tried,))
+    finding = Finding(Regression("clerk-eval", "clerk", ("refund-a",)), unproven)
+
+    text = attribution_markdown(RunAttribution("always", (finding,), 2, 5))
+
+    assert "not attributable — it is not in these hunks (1 variants run)" in text
+
+
+def test_hostile_names_come_out_inert() -> None:
+    hostile = Hunk("p/@admin <img src=x onerror=alert(1)>.md", 1, "text", 3, 3)
+    finding = _found(hostile, fixtures=("@everyone", "<script>x</script>"))
+
+    text = attribution_markdown(
+        RunAttribution("always", (finding,), 1, 2),
+        server="https://github.com",
+        repository="acme/agents",
+        head_sha="abc",
+    )
+
+    outside_code = re.sub(r"`[^`]*`", "", text)  # GitHub renders a code span as it is
+    for live in ("<img", "<script", "@everyone", "@admin"):
+        assert live not in outside_code, live
+    assert "%3Cimg%20src%3Dx" in text  # the link's path is quoted
+
+
+def test_a_hunk_the_head_has_no_line_for_is_named_without_a_link() -> None:
+    gone = Hunk("prompts/old.md", 1, "file", 0, 0)
+
+    assert hunk_link(gone, server="https://github.com", repository="a/b", head_sha="c") == (
+        "`prompts/old.md`"
+    )
+
+
+def test_the_review_comment_says_what_taking_it_back_showed() -> None:
+    text = finding_text(_found(HUNK), HUNK)
+
+    assert text.startswith("This change makes clerk-eval regress: refund-a, refund-b pass")
+    assert "Taken back, they pass (refund-a 8/8, refund-b 8/8)" in text
