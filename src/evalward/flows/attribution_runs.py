@@ -92,6 +92,8 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
         return budget - (spent.calls - start)
 
     def afford() -> str:
+        if request.progress.cancelled:
+            return "the job was cancelled"
         return "" if left() > 0 else f"attribution stopped at its budget of {budget} model calls"
 
     found = []
@@ -168,8 +170,12 @@ async def variant_trial(
         shape=compose(setup.shape, head_runs),
         options=options,
         started=None,
+        sandbox_setup=None,  # readied once, for the run: the variants run in it as the head
     )
     outcome = await session.run(RunRequest(variant, RunProgress()))
+    if outcome.cancelled:  # SIGTERM or SIGINT: the job ends as cancelled, with what it has
+        request.progress.cancelled = True
+        return Trial(False, not_built="the job was cancelled")
     if outcome.failure is not None:
         return Trial(False, not_built=f"its runs stopped: {outcome.failure_message}")
     if outcome.evaluation.skipped:

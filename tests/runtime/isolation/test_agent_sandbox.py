@@ -371,8 +371,13 @@ def test_a_hostile_pr_agent_gets_nothing_and_the_gate_stays_honest(
 
     # No secret, in any form, reached the attacker or any output.
     loot = attacker.everything()
+    # the head's runs each report once more, in plain JSON, where attribution runs the
+    # head's variants as the head (each held to the same sandbox): the rest is base64
     loot += "\n".join(
-        base64.b64decode(r.body).decode(errors="replace") for r in attacker.received[1:]
+        r.body.decode(errors="replace")
+        if r.body.startswith(b"{")
+        else base64.b64decode(r.body).decode(errors="replace")
+        for r in attacker.received[1:]
     )
     written = {p.name: p.read_text() for p in run.output_dir.iterdir() if p.is_file()}
     written |= {
