@@ -26,7 +26,7 @@ from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.reps import wilson_interval
 from fakes.model_server import ScriptedModelServer, text, tool_call
 from support.gitrepo import GitRepo
-from support.report_pages import needs_chromium, scenario_report, synthetic_page
+from support.report_pages import needs_chromium, synthetic_page
 from support.report_scenario import HOSTILE, PRIVATE_OUTPUT, run
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the `dev` extra installs playwright")
@@ -70,12 +70,6 @@ def open_page(browser: Any, url: str, *, javascript: bool = True, height: int = 
 
 def row_names(page: Any) -> list[str]:
     return [text.split(" / ", 1)[1] for text in page.locator("#rows .row .name").all_inner_texts()]
-
-
-@pytest.fixture(scope="module")
-def pull_request_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The scenario's pull request run through `evalward run --base main`."""
-    return scenario_report(tmp_path_factory.mktemp("report"))
 
 
 def test_filters_and_search_narrow_the_list_and_a_link_reopens_the_same_view(

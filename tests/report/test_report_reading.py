@@ -21,16 +21,11 @@ from evalward.report.html import Page, html_chunks
 from evalward.resources.models import Severity
 from evalward.rundata.results import FixtureResult, Status, Verdict
 from evalward.rundata.trace import StepType, Trace
-from support.report_pages import needs_chromium, scenario_report, synthetic_page
+from support.report_pages import needs_chromium, synthetic_page
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the `dev` extra installs playwright")
 pytestmark = [pytest.mark.e2e, needs_chromium]
 AXE = resources.files("axe_playwright_python").joinpath("axe.min.js").read_text(encoding="utf-8")
-
-
-@pytest.fixture(scope="module")
-def scenario(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return scenario_report(tmp_path_factory.mktemp("reading"))
 
 
 @pytest.fixture(scope="module")
@@ -58,9 +53,9 @@ def axe(page: Any) -> list[str]:
 
 
 def test_the_card_says_why_it_is_blocked_worst_first_and_links_each_fixture(
-    browser: Any, scenario: Path
+    browser: Any, pull_request_report: Path
 ) -> None:
-    page = page_of(browser, scenario.as_uri())
+    page = page_of(browser, pull_request_report.as_uri())
     card = page.locator("#card")
     sync_api.expect(card.locator("h2")).to_have_text(
         "Blocked: support-bot-eval 0.71 < 0.90 — 2 regressions"
@@ -88,9 +83,9 @@ def test_the_card_says_why_it_is_blocked_worst_first_and_links_each_fixture(
 
 
 def test_a_fixture_opens_on_its_evidence_and_diffs_the_outputs_word_by_word(
-    browser: Any, scenario: Path
+    browser: Any, pull_request_report: Path
 ) -> None:
-    page = page_of(browser, scenario.as_uri() + "#open=support-bot-eval%2Fgreeting")
+    page = page_of(browser, pull_request_report.as_uri() + "#open=support-bot-eval%2Fgreeting")
     detail = page.locator("#detail")
     sync_api.expect(detail.locator("section.evidence")).to_be_visible()
     note = detail.locator(".evidence .divergence-note").inner_text()
@@ -150,8 +145,10 @@ def test_the_keyboard_moves_focus_closes_and_walks_the_whole_virtual_list(
     assert page.errors == []
 
 
-def test_four_hundred_pixels_wide_every_part_fits_and_works(browser: Any, scenario: Path) -> None:
-    page = page_of(browser, scenario.as_uri(), width=400)
+def test_four_hundred_pixels_wide_every_part_fits_and_works(
+    browser: Any, pull_request_report: Path
+) -> None:
+    page = page_of(browser, pull_request_report.as_uri(), width=400)
     sync_api.expect(page.locator("#rows .row")).to_have_count(7)
     assert page.evaluate("document.documentElement.scrollWidth") <= 400
     for selector in ("#card", "table.evals", "#list", "#rows .row .name", "#search"):
@@ -167,8 +164,12 @@ def test_four_hundred_pixels_wide_every_part_fits_and_works(browser: Any, scenar
     assert page.errors == []
 
 
-def test_the_dark_scheme_is_dark_and_still_readable(browser: Any, scenario: Path) -> None:
-    page = page_of(browser, scenario.as_uri() + "#open=support-bot-eval%2Fgreeting", scheme="dark")
+def test_the_dark_scheme_is_dark_and_still_readable(
+    browser: Any, pull_request_report: Path
+) -> None:
+    page = page_of(
+        browser, pull_request_report.as_uri() + "#open=support-bot-eval%2Fgreeting", scheme="dark"
+    )
     sync_api.expect(page.locator("#detail h2")).to_be_visible()
     background = page.evaluate("getComputedStyle(document.body).backgroundColor")
     ink = page.evaluate("getComputedStyle(document.body).color")
@@ -177,8 +178,8 @@ def test_the_dark_scheme_is_dark_and_still_readable(browser: Any, scenario: Path
     assert axe(page) == []  # colour contrast included
 
 
-def test_the_list_shown_exports_as_csv_and_json(browser: Any, scenario: Path) -> None:
-    page = page_of(browser, scenario.as_uri() + "#filter=regressed")
+def test_the_list_shown_exports_as_csv_and_json(browser: Any, pull_request_report: Path) -> None:
+    page = page_of(browser, pull_request_report.as_uri() + "#filter=regressed")
     sync_api.expect(page.locator("#rows .row")).to_have_count(2)
     with page.expect_download() as csv_download:
         page.locator("#export-csv").click()
@@ -227,8 +228,8 @@ def test_an_exported_message_cannot_become_a_spreadsheet_formula(
     assert row["message"] == "'" + result.message
 
 
-def test_axe_core_finds_nothing_to_fix_in_any_view(browser: Any, scenario: Path) -> None:
-    url = scenario.as_uri()
+def test_axe_core_finds_nothing_to_fix_in_any_view(browser: Any, pull_request_report: Path) -> None:
+    url = pull_request_report.as_uri()
     assert axe(page_of(browser, url)) == []
     opened = page_of(browser, url + "#open=support-bot-reps%2Fweather")
     sync_api.expect(opened.locator("#detail .reps a.rep")).to_have_count(3)
