@@ -99,7 +99,7 @@ PATCH = "\n".join(
     ]
 )
 """GitHub's diff of the prompt: what a review comment may sit on."""
-ROOMY = "attribution: { budget: 4 }\n"
+ROOMY = "attribution: { mode: on-block, budget: 4 }\n"
 """Room for the search on this small suite: four times the run's own calls."""
 
 
@@ -204,14 +204,19 @@ def test_a_fork_gets_the_lines_in_the_comment_and_says_why_there_is_no_review(
     assert "no review on the changed lines" in run.stdout
 
 
-def test_by_default_it_runs_within_half_the_runs_calls_and_a_pull_request_cannot_stop_it(
+def test_the_default_budget_is_half_the_runs_calls_and_a_pull_request_cannot_stop_it(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
-    """The defaults: on-block, half the run's own model calls (here 3 of 6). The pull
-    request's own `evalward.yaml` says `mode: off`; the base's decides, so it runs, and stops
-    at its budget with what it has, saying so, never past it."""
+    """The base asks for it with the default budget: half the run's own model calls (here 3
+    of 6). The pull request's own `evalward.yaml` says `mode: off`; the base's decides, so it
+    runs, and stops at its budget with what it has, saying so, never past it."""
     _script(model)
-    _pull(repo, github, head_config="attribution: { mode: off }\n")
+    _pull(
+        repo,
+        github,
+        config="attribution: { mode: on-block }\n",
+        head_config="attribution: { mode: off }\n",
+    )
 
     run = _gate(repo, github, model)
 
@@ -224,11 +229,13 @@ def test_by_default_it_runs_within_half_the_runs_calls_and_a_pull_request_cannot
     assert "not attributable" in github.comments_on(7)[0]["body"]
 
 
-def test_the_base_branch_switching_it_off_runs_nothing_more(
+def test_off_by_default_and_a_pull_request_cannot_switch_it_on(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
+    """No `attribution` in the base's `evalward.yaml`: nothing more runs, whatever the pull
+    request's own says."""
     _script(model)
-    _pull(repo, github, config="attribution: { mode: off }\n")
+    _pull(repo, github, head_config="attribution: { mode: always, budget: 10 }\n")
 
     run = _gate(repo, github, model)
 
