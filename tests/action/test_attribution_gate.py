@@ -168,7 +168,7 @@ def test_the_hunk_that_broke_two_fixtures_is_named_on_its_line_and_the_gate_stil
     assert 0 < section["spentModelCalls"] <= section["budgetModelCalls"]
     (comment,) = github.comments_on(7)
     assert "Where it regressed" in comment["body"]
-    assert f"/blob/{head}/prompts/clerk.md#L5)" in comment["body"]
+    assert f"/blob/{head}/prompts/clerk.md" + "#L5)" in comment["body"]
     (review_comment,) = github.review_comments_on(7)
     assert (review_comment["path"], review_comment["line"]) == ("prompts/clerk.md", 5)
     assert review_comment["side"] == "RIGHT"

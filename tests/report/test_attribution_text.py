@@ -36,7 +36,7 @@ def test_a_proven_cause_is_a_link_to_its_lines_with_the_runs_that_prove_it() -> 
     )
 
     assert "### 🧭 Where it regressed" in text
-    link = "(https://github.com/acme/agents/blob/abc123/prompts/clerk.md#L5-L7)"
+    link = "(https://github.com/acme/agents/blob/abc123/prompts/clerk.md" + "#L5-L7)"
     assert "[`prompts/clerk.md:5-7`]" + link in text
     assert "refund-a 8/8, refund-b 8/8" in text and "refund-a 0/8, refund-b 0/8" in text
     assert "12 of its 20 model calls" in text and "does not change it" in text
