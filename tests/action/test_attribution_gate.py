@@ -14,74 +14,14 @@ from typing import Any
 import pytest
 
 from fakes.github_api import FakeGitHub, FakePull
-from fakes.model_server import ScriptedModelServer, text
+from fakes.model_server import ScriptedModelServer
 from support.actionrun import ActionRun, pull_request_event, run_action
+from support.clerk import AGENT, BASE_PROMPT, HEAD_PROMPT, NEVER, SUITE, script
 from support.gitrepo import GitRepo
 from support.suite import provider_env
 
 pytestmark = pytest.mark.e2e
 
-AGENT = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: { name: clerk }
-spec:
-  models: [openai/gpt-4.1-mini]
-  systemFile: prompts/clerk.md
-"""
-SUITE = """\
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: { name: clerk-eval }
-spec:
-  targetAgent: clerk
-  fixtures: [refund-a, refund-b, greet]
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: { name: refund-a }
-spec:
-  targetAgent: clerk
-  input: { type: prompt, payload: { prompt: "refund order 1" } }
-  assertions: [{ type: contains, value: approved }]
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: { name: refund-b }
-spec:
-  targetAgent: clerk
-  input: { type: prompt, payload: { prompt: "refund order 2" } }
-  assertions: [{ type: contains, value: approved }]
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: { name: greet }
-spec:
-  targetAgent: clerk
-  input: { type: prompt, payload: { prompt: "hi" } }
-  assertions: [{ type: contains, value: hello }]
-"""
-BASE_PROMPT = """\
-You are a refund clerk.
-Be brief.
-
-Refunds are approved for orders.
-Say approved when you approve one.
-
-Greet people with hello.
-End politely.
-"""
-HEAD_PROMPT = """\
-You are a careful refund clerk.
-Be brief.
-
-Refunds are approved for orders.
-NEVER REFUND anything.
-Say approved when you approve one.
-
-Greet people with hello there.
-End politely.
-"""
 PATCH = "\n".join(
     [
         "@@ -1,8 +1,9 @@",
@@ -103,19 +43,11 @@ ROOMY = "attribution: { mode: on-block, budget: 4 }\n"
 """Room for the search on this small suite: four times the run's own calls."""
 
 
-NEVER = "NEVER REFUND anything.\n"
-
-
-def _script(model: ScriptedModelServer) -> None:
-    model.script(lambda body: "NEVER REFUND" in json.dumps(body), text("hello"))
-    model.script(lambda body: True, text("approved, hello"))
-
-
 def _pull(
     repo: GitRepo, github: FakeGitHub, config: str = "", head_config: str = "", **pull: Any
 ) -> tuple[str, str]:
     files = {
-        "agents/clerk.yaml": AGENT,
+        "agents/clerk.yaml": AGENT.format(model="openai/gpt-4.1-mini"),
         "prompts/clerk.md": BASE_PROMPT,
         "evals/suite.yaml": SUITE,
         ".gitignore": ".evalward/\n",
@@ -151,7 +83,7 @@ def _results(repo: GitRepo) -> dict[str, Any]:
 def test_the_hunk_that_broke_two_fixtures_is_named_on_its_line_and_the_gate_still_fails(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
-    _script(model)
+    script(model)
     _, head = _pull(repo, github, config=ROOMY)
 
     run = _gate(repo, github, model)
@@ -190,7 +122,7 @@ def test_the_hunk_that_broke_two_fixtures_is_named_on_its_line_and_the_gate_stil
 def test_a_fork_gets_the_lines_in_the_comment_and_says_why_there_is_no_review(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
-    _script(model)
+    script(model)
     _pull(repo, github, config=ROOMY, head_repo="someone/fork")
     github.fail("POST", r"/pulls/7/reviews$", 403, "Resource not accessible by integration")
 
@@ -210,7 +142,7 @@ def test_the_default_budget_is_half_the_runs_calls_and_a_pull_request_cannot_sto
     """The base asks for it with the default budget: half the run's own model calls (here 3
     of 6). The pull request's own `evalward.yaml` says `mode: off`; the base's decides, so it
     runs, and stops at its budget with what it has, saying so, never past it."""
-    _script(model)
+    script(model)
     _pull(
         repo,
         github,
@@ -234,7 +166,7 @@ def test_off_by_default_and_a_pull_request_cannot_switch_it_on(
 ) -> None:
     """No `attribution` in the base's `evalward.yaml`: nothing more runs, whatever the pull
     request's own says."""
-    _script(model)
+    script(model)
     _pull(repo, github, head_config="attribution: { mode: always, budget: 10 }\n")
 
     run = _gate(repo, github, model)

@@ -6,7 +6,6 @@ model server, which answers by what the agent is really sent."""
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import pytest
@@ -20,80 +19,11 @@ from evalward.plan.progress import RunProgress
 from evalward.plan.request import RunRequest
 from evalward.plan.run_setup import Revisions, RunSetup
 from evalward.providers.registry import build_providers
-from fakes.model_server import ScriptedModelServer, text
+from fakes.model_server import ScriptedModelServer
+from support.clerk import AGENT, BASE_PROMPT, HEAD_PROMPT, SUITE, script
 from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.integration
-
-AGENT = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: {{ name: clerk }}
-spec:
-  models: [{model}]
-  systemFile: prompts/clerk.md
-"""
-SUITE = """\
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: { name: clerk-eval }
-spec:
-  targetAgent: clerk
-  fixtures: [refund-a, refund-b, greet]
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: { name: refund-a }
-spec:
-  targetAgent: clerk
-  input: { type: prompt, payload: { prompt: "refund order 1" } }
-  assertions: [{ type: contains, value: approved }]
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: { name: refund-b }
-spec:
-  targetAgent: clerk
-  input: { type: prompt, payload: { prompt: "refund order 2" } }
-  assertions: [{ type: contains, value: approved }]
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: { name: greet }
-spec:
-  targetAgent: clerk
-  input: { type: prompt, payload: { prompt: "hi" } }
-  assertions: [{ type: contains, value: hello }]
-"""
-BASE_PROMPT = """\
-You are a refund clerk.
-Be brief.
-
-Refunds are approved for orders.
-Say approved when you approve one.
-
-Greet people with hello.
-End politely.
-"""
-HEAD_PROMPT = """\
-You are a careful refund clerk.
-Be brief.
-
-Refunds are approved for orders.
-NEVER REFUND anything.
-Say approved when you approve one.
-
-Greet people with hello there.
-End politely.
-"""
-
-
-def _script(model: ScriptedModelServer) -> None:
-    def sent(body: dict[str, Any]) -> str:
-        return json.dumps(body)
-
-    model.script(lambda b: "NEVER REFUND" in sent(b) or "gpt-4.1-nano" in sent(b), text("hello"))
-    model.script(lambda b: True, text("approved, hello"))
 
 
 def _request(repo: GitRepo, base: str, head: str, env: dict[str, str]) -> RunRequest:
@@ -115,7 +45,7 @@ async def _attribute(request: RunRequest) -> tuple[list[Regression], Any]:
 def test_the_hunk_that_makes_two_fixtures_regress_is_found_on_its_lines(
     repo: GitRepo, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:
-    _script(model)
+    script(model)
     agent = AGENT.format(model="openai/gpt-4.1-mini")
     files = {"agents/clerk.yaml": agent, "prompts/clerk.md": BASE_PROMPT, "evals/s.yaml": SUITE}
     base = repo.commit("the clerk", files)
@@ -141,7 +71,7 @@ def test_the_hunk_that_makes_two_fixtures_regress_is_found_on_its_lines(
 def test_a_model_field_that_regresses_is_the_cause_not_the_prompt_beside_it(
     repo: GitRepo, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:
-    _script(model)
+    script(model)
     files = {
         "agents/clerk.yaml": AGENT.format(model="openai/gpt-4.1-mini"),
         "prompts/clerk.md": BASE_PROMPT,
