@@ -82,9 +82,10 @@ def attribution_record(found: RunAttribution | None) -> AttributionRecord | None
     regressions = []
     for each in found.found:
         attribution, regression = each.attribution, each.regression
+        proven = isinstance(attribution, Attributed)
+        culprit = attribution.culprit if isinstance(attribution, Attributed) else frozenset()
         hunks = sorted(
-            {h for t in attribution.attempts for h in t.hunks}
-            | (set(attribution.culprit) if isinstance(attribution, Attributed) else set()),
+            {h for t in attribution.attempts for h in t.hunks} | culprit,
             key=lambda h: (h.path, h.index),
         )
         place = {hunk: position for position, hunk in enumerate(hunks)}
@@ -93,10 +94,8 @@ def attribution_record(found: RunAttribution | None) -> AttributionRecord | None
                 eval=regression.eval,
                 agent=regression.agent,
                 fixtures=list(regression.fixtures),
-                result="attributed" if isinstance(attribution, Attributed) else "not attributable",
-                culprit=sorted(place[h] for h in attribution.culprit)
-                if isinstance(attribution, Attributed)
-                else [],
+                result="attributed" if proven else "not attributable",
+                culprit=sorted(place[h] for h in culprit),
                 reason="" if isinstance(attribution, Attributed) else attribution.reason,
                 hunks=[
                     HunkRecord(
