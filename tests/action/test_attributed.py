@@ -10,6 +10,7 @@ from evalward.action.attributed import SECTION, findings
 from evalward.attribution.found import Finding, Regression, RunAttribution
 from evalward.attribution.hunks import Hunk
 from evalward.attribution.search import Attributed, NotAttributable, Trial, Tried
+from evalward.rundata.spending import Spent
 
 pytestmark = pytest.mark.unit
 
@@ -26,7 +27,7 @@ def test_each_proven_hunk_on_a_line_becomes_one_finding_on_its_lines() -> None:
     one = Hunk("prompts/a.md", 1, "text", 3, 3)
     removed = Hunk("prompts/gone.md", 1, "file", 0, 0)
     unproven = Finding(Regression("e2", "a", ("g",)), NotAttributable("no", ()))
-    found = RunAttribution("always", (_proven(two, one, removed), unproven), 4, 8)
+    found = RunAttribution("always", (_proven(two, one, removed), unproven), Spent(4), 8)
 
     lines = findings(found)
 

@@ -64,13 +64,15 @@ def _pull(
     return base, head
 
 
-def _gate(repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer) -> ActionRun:
+def _gate(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, cache: str = "off"
+) -> ActionRun:
     base_sha, head_sha = (github.pulls[7].base_sha, github.pulls[7].head_sha)
     return run_action(
         repo.path,
         github,
         pull_request_event(github.repository, 7, base_sha, head_sha),
-        inputs={"cache": "off", "output-dir": ".evalward/out"},
+        inputs={"cache": cache, "output-dir": ".evalward/out"},
         env=provider_env(model),
     )
 
@@ -117,6 +119,39 @@ def test_the_hunk_that_broke_two_fixtures_is_named_on_its_line_and_the_gate_stil
     assert retired["id"] == review_comment["id"]
     assert "No longer applies" in retired["body"] and fixed[:12] in retired["body"]
     assert len(github.reviews_on(7)) == 1
+
+
+@pytest.mark.usefixtures("head_strays_read")
+def test_attributions_cost_is_shown_apart_and_a_rerun_reuses_its_variant_runs(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """With the result cache on (the default), the figures line of the comment says what
+    attribution spent after the gate's own calls, and results.json keeps the two apart. A
+    rerun of the same head reads the gate's runs and every variant's from the cache: the same
+    hunk is found for no model call, and no second review is posted."""
+    script(model)
+    _pull(repo, github, config=ROOMY)
+
+    first = _gate(repo, github, model, cache="read-write")
+    assert first.returncode == 1, first.stdout + first.stderr
+    run = _results(repo)["run"]
+    section = _results(repo)["attribution"]
+    assert run["attribution_spent"]["model_calls"] == section["spentModelCalls"] > 0
+    assert run["spent"]["model_calls"] > 0  # the gate's own, apart
+    body = github.comments_on(7)[0]["body"]
+    assert f"attribution: {section['spentModelCalls']} model calls" in body
+    asked = len(model.requests)
+
+    again = _gate(repo, github, model, cache="read-write")
+
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert len(model.requests) == asked, "the rerun asked the model again"
+    rerun = _results(repo)
+    assert rerun["attribution"]["spentModelCalls"] == 0
+    (regression,) = rerun["attribution"]["regressions"]
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    assert (culprit["path"], culprit["first"]) == ("prompts/clerk.md", 5)
+    assert len(github.reviews_on(7)) == 1 and len(github.review_comments_on(7)) == 1
 
 
 def test_a_fork_gets_the_lines_in_the_comment_and_says_why_there_is_no_review(

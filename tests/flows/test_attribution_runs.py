@@ -36,7 +36,11 @@ async def _attribute(request: RunRequest) -> tuple[list[Regression], Any]:
         outcome = await session.run(request)
         assert outcome.failure is None, outcome.failure_message
         regressions = regressions_of(outcome.evaluation)
-        found = await attribute_regression(request, regressions[0], max_trials=12)
+        found = await attribute_regression(
+            request, outcome.evaluation, regressions[0], max_trials=12
+        )
+        files = outcome.evaluation.agent_files["clerk"]
+        assert files.definition == "agents/clerk.yaml" and "prompts/clerk.md" in files.files
         return regressions, found
     finally:
         await request.setup.providers.aclose()

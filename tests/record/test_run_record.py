@@ -39,6 +39,7 @@ from evalward.record.summary import RunSummary
 from evalward.record.write import part_document, results_chunks
 from evalward.rundata.results import EvalResult, FixtureResult
 from evalward.rundata.sides import Side
+from evalward.rundata.spending import Spent
 from evalward.rundata.spool import TraceSpool
 from evalward.verdict.compare import compare
 from evalward.verdict.gate import Bypass, GateDecision, GateResult
@@ -99,7 +100,7 @@ def an_attribution() -> RunAttribution:
         frozenset({culprit}), removed, reproduced, (broken, removed, reproduced)
     )
     finding = Finding(Regression("ev", "agent", ("fx",)), attributed)
-    return RunAttribution("always", (finding,), 3, 4)
+    return RunAttribution("always", (finding,), Spent(3), 4)
 
 
 def a_run() -> tuple[Evaluation, GateDecision, RunInfo]:

@@ -12,6 +12,7 @@ from evalward.attribution.found import Finding, Regression, RunAttribution
 from evalward.attribution.hunks import Hunk
 from evalward.attribution.search import Attributed, FixtureScore, NotAttributable, Trial, Tried
 from evalward.report.attribution_text import attribution_markdown, finding_text, hunk_link
+from evalward.rundata.spending import Spent
 
 pytestmark = pytest.mark.unit
 
@@ -29,7 +30,7 @@ def _found(hunk: Hunk, fixtures: tuple[str, ...] = ("refund-a", "refund-b")) -> 
 
 def test_a_proven_cause_is_a_link_to_its_lines_with_the_runs_that_prove_it() -> None:
     text = attribution_markdown(
-        RunAttribution("on-block", (_found(HUNK),), 12, 20),
+        RunAttribution("on-block", (_found(HUNK),), Spent(12), 20),
         server="https://github.com",
         repository="acme/agents",
         head_sha="abc123",
@@ -44,7 +45,7 @@ def test_a_proven_cause_is_a_link_to_its_lines_with_the_runs_that_prove_it() -> 
 
 def test_without_a_repository_the_lines_are_plain_code_and_a_fork_says_why() -> None:
     text = attribution_markdown(
-        RunAttribution("always", (_found(HUNK),), 1, 2), on_the_lines="No review: a fork."
+        RunAttribution("always", (_found(HUNK),), Spent(1), 2), on_the_lines="No review: a fork."
     )
 
     assert "`prompts/clerk.md:5-7`" in text and "](" not in text
@@ -56,7 +57,7 @@ def test_not_attributable_says_why_and_how_many_variants_ran() -> None:
     unproven = NotAttributable("it is not in these hunks", (tried,))
     finding = Finding(Regression("clerk-eval", "clerk", ("refund-a",)), unproven)
 
-    text = attribution_markdown(RunAttribution("always", (finding,), 2, 5))
+    text = attribution_markdown(RunAttribution("always", (finding,), Spent(2), 5))
 
     assert "not attributable — it is not in these hunks (1 variants run)" in text
 
@@ -66,7 +67,7 @@ def test_hostile_names_come_out_inert() -> None:
     finding = _found(hostile, fixtures=("@everyone", "<script>x</script>"))
 
     text = attribution_markdown(
-        RunAttribution("always", (finding,), 1, 2),
+        RunAttribution("always", (finding,), Spent(1), 2),
         server="https://github.com",
         repository="acme/agents",
         head_sha="abc",

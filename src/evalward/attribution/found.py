@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evalward.attribution.search import Attributed, Attribution
+from evalward.rundata.spending import Spent
 
 
 @dataclass(frozen=True)
@@ -37,5 +38,10 @@ class RunAttribution:
 
     mode: str
     found: tuple[Finding, ...]
-    spent_calls: int
+    spent: Spent
+    """What the variants' runs spent, apart from the gate's own."""
     budget_calls: int
+
+    @property
+    def spent_calls(self) -> int:
+        return self.spent.calls

@@ -26,6 +26,8 @@ from evalward.attribution.fields import (
 from evalward.errors import NotCommitted
 from evalward.files.committed import MAX_SYSTEM_BYTES, RepoFiles
 from evalward.git import Git
+from evalward.plan.fingerprint import referenced_files
+from evalward.resources import Agent, Located
 
 HunkKind = Literal["text", "file", "field"]
 """A block of lines of a text file; a whole file; one field of the agent's YAML."""
@@ -39,6 +41,12 @@ class AgentFiles:
     agent: str
     definition: str
     files: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, located: Located[Agent]) -> AgentFiles:
+        """An agent's files as its loaded definition names them."""
+        agent = located.resource.metadata.name
+        return cls(agent, located.file, tuple(referenced_files(located)))
 
 
 @dataclass(frozen=True)

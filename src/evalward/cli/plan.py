@@ -14,6 +14,7 @@ from evalward.cli._args import add_mock, add_root, add_selection
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from evalward.git import Git
     from evalward.host import Host
     from evalward.plan.changes import ChangeSet
     from evalward.plan.plan import Plan, PlannedRun
@@ -130,6 +131,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     evals = [row for row, _, _ in rows]
     unpriced = any(lacks for _, _, lacks in rows)
     total_calls = sum(int(row["modelCalls"]) for row in evals)
+    most = sum(int(row.get("atMost", row)["modelCalls"]) for row in evals)
     total_cost = sum(cost for _, cost, _ in rows)
     document = {
         "base": args.base,
@@ -146,12 +148,39 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         "modelCalls": total_calls,
         "costUsd": None if unpriced else round(total_cost, 6),
         "costComplete": not unpriced,
+        "attribution": _attribution(git, args.base, most),
     }
     if args.json:
         print(json.dumps(document, indent=2), file=out)
     else:
         print(_render(document, unpriced, total_cost), file=out)
     return EXIT_OK
+
+
+def _attribution(git: Git, base: str | None, most: int) -> dict[str, Any]:
+    """What attribution may spend after the decision, as the base branch's `evalward.yaml`
+    sets it (`attribution`): at most its budget's fraction of the run's calls at their most.
+    Without a base nothing can regress, so it never runs."""
+    from evalward.plan.prepare import config_at
+    from evalward.resources.repo_config import AttributionMode
+
+    if base is None:
+        return {"mode": AttributionMode.off.value, "budget": 0.0, "atMostModelCalls": 0}
+    settings = config_at(git, git.resolve(base)).attribution
+    budget = 0 if settings.mode is AttributionMode.off else int(settings.budget * most)
+    return {"mode": settings.mode.value, "budget": settings.budget, "atMostModelCalls": budget}
+
+
+def _attribution_line(entry: dict[str, Any]) -> str:
+    """The plan's attribution line: when it would run and what it may spend, apart."""
+    if entry["mode"] == "off":
+        return "Attribution: off (the base branch's evalward.yaml, `attribution.mode`)"
+    when = "if the gate blocks" if entry["mode"] == "on-block" else "if a fixture regresses"
+    return (
+        f"Attribution ({entry['mode']}): {when}, at most ~{entry['atMostModelCalls']} more "
+        f"model calls after the decision ({entry['budget']:g} × the run's), apart from the "
+        "estimate above"
+    )
 
 
 def _eval_lines(entry: dict[str, Any]) -> list[str]:
@@ -218,4 +247,6 @@ def _render(document: dict[str, Any], unpriced: bool, priced_cost: float) -> str
     most += sum(e["modelCalls"] for e in document["evals"] if "atMost" not in e)
     upto = f" (up to ~{most} with adaptive reps)" if most > document["modelCalls"] else ""
     lines.append(f"Estimate: ~{document['modelCalls']} model calls{upto}, {cost}")
+    if document["base"]:
+        lines.append(_attribution_line(document["attribution"]))
     return "\n".join(lines)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from evalward.attribution.hunks import AgentFiles
 from evalward.execute.base_judging import BaseJudging
 from evalward.execute.execute import Execution
 from evalward.execute.pairs import PairJudging
@@ -19,7 +20,7 @@ from evalward.execute.rounds import Rounds, flaky_on_main, run_rounds
 from evalward.past.status import AgentIdentity, identity_of
 from evalward.plan.changes import ChangeSet
 from evalward.plan.estimate import budget_estimate, estimate_meanwhile, estimate_plan, over_budget
-from evalward.plan.plan import Plan, PlannedRun, private_runs
+from evalward.plan.plan import Plan, PlannedRun, head_targets, private_runs
 from evalward.plan.planned import Planned
 from evalward.plan.result_cache import CacheKeys
 from evalward.plan.run_context import RunContext
@@ -53,6 +54,8 @@ class Ran:
     agents: dict[str, AgentIdentity]
     """The identities of the agents the head's Evals target, taken while their files were
     there to hash."""
+    agent_files: dict[str, AgentFiles]
+    """The files those agents are made of at the head: what attribution splits into hunks."""
     head_commit: str
     evals: EvalsBySide
     """Each side's Eval definitions."""
@@ -109,6 +112,7 @@ async def execute(planned: Planned) -> Ran:
             estimate=estimate,
             private=private_runs(context.plan, resources),
             agents=_head_agents(context.plan, resources[Side.head], context.keys),
+            agent_files=_head_agent_files(context.plan, resources[Side.head]),
             head_commit=context.checkouts[Side.head].sha,
             evals={side: r.evals for side, r in resources.items()},
             flaky=flaky,
@@ -198,9 +202,13 @@ def _head_agents(plan: Plan, head: ResourceSet, keys: CacheKeys) -> dict[str, Ag
     """The identities of the agents the head side's Evals target, taken while their files are
     there to hash (a worktree is gone once the run ends). The result cache's keys already
     hold their fingerprints."""
-    targets = {head.evals[e].resource.spec.target_agent for e in plan.evals if e in head.evals}
     return {
         name: identity_of(head.agents[name], keys.agent(Side.head, name))
-        for name in sorted(targets)
-        if name in head.agents
+        for name in head_targets(plan, head)
     }
+
+
+def _head_agent_files(plan: Plan, head: ResourceSet) -> dict[str, AgentFiles]:
+    """The definition and named files of each agent the head side's Evals target, as the run
+    loaded them: attribution needs no second load of the head's definitions."""
+    return {name: AgentFiles.of(head.agents[name]) for name in head_targets(plan, head)}

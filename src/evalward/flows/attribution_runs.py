@@ -15,25 +15,23 @@ import dataclasses
 from collections.abc import Callable, Mapping
 
 from evalward.attribution.found import Finding, Regression, RunAttribution
-from evalward.attribution.hunks import AgentFiles, Hunk, split_change
+from evalward.attribution.hunks import Hunk, split_change
 from evalward.attribution.search import Attribution, FixtureScore, Trial, attribute
 from evalward.attribution.variants import NotBuildable, build_variant, with_only
-from evalward.definitions.loader import load_resources
-from evalward.files.committed import RepoFiles
 from evalward.flows import session
 from evalward.flows.session import RunVerdict
-from evalward.plan.fingerprint import referenced_files
 from evalward.plan.plan import Plan, PlannedRun
 from evalward.plan.prepare import config_at
 from evalward.plan.progress import RunProgress
 from evalward.plan.request import RunRequest
 from evalward.plan.run_setup import Revisions, compose
 from evalward.record.evaluation import Evaluation
+from evalward.record.schema import SpentInfo
 from evalward.resources import ResourceSet
 from evalward.resources.repo_config import AttributionMode
 from evalward.rundata.results import Status
 from evalward.rundata.sides import Side
-from evalward.rundata.spending import Budget
+from evalward.rundata.spending import Budget, Spent
 from evalward.verdict.compare import Change
 from evalward.verdict.gate import GateResult
 
@@ -48,17 +46,14 @@ def regressions_of(evaluation: Evaluation) -> list[Regression]:
     return found
 
 
-def agent_files(request: RunRequest, agent: str, head: str) -> AgentFiles | None:
-    """The files `agent` is made of at `head`: its definition and the files it names, as the
-    head's definitions load under the base's `evalward.yaml` (None: not defined there)."""
-    git, base = request.setup.git, request.setup.revisions.base
-    config = config_at(git, git.resolve(base)) if base is not None else None
-    with git.worktree(head) as root:
-        resources = load_resources(root, config=config, door=RepoFiles.at_commit(git, head, root))
-    located = resources.agents.get(agent)
-    if located is None:
-        return None
-    return AgentFiles(agent, located.file, tuple(referenced_files(located)))
+def run_calls(evaluation: Evaluation, spent: SpentInfo | None) -> int:
+    """The model calls the run's results took, as if none had been reused: what the run
+    `spent`, and what each result it read from the result cache made when it ran. A rerun
+    that reads every run from the cache gets the budget the first run had, and reads its
+    variants' runs from the cache too."""
+    reused = (evaluation.trace_of(r) for r in evaluation.fixtures if r.cached)
+    made = sum(trace.model_calls + trace.user_calls for trace in reused)
+    return (spent.model_calls if spent is not None else 0) + made
 
 
 MAX_TRIALS = 24
@@ -83,10 +78,9 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
     regressions = regressions_of(outcome.evaluation)
     if not regressions:
         return None
-    own = outcome.spent.model_calls if outcome.spent is not None else 0
-    budget = int(settings.budget * own)
+    budget = int(settings.budget * run_calls(outcome.evaluation, outcome.spent))
     spent = setup.providers.spent
-    start = spent.calls
+    start, before = spent.calls, spent.plus(Spent())
 
     def left() -> int:
         return budget - (spent.calls - start)
@@ -102,15 +96,21 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
             Finding(
                 regression,
                 await attribute_regression(
-                    request, regression, max_trials=MAX_TRIALS, afford=afford, left=left
+                    request,
+                    outcome.evaluation,
+                    regression,
+                    max_trials=MAX_TRIALS,
+                    afford=afford,
+                    left=left,
                 ),
             )
         )
-    return RunAttribution(settings.mode.value, tuple(found), spent.calls - start, budget)
+    return RunAttribution(settings.mode.value, tuple(found), spent.since(before), budget)
 
 
 async def attribute_regression(
     request: RunRequest,
+    evaluation: Evaluation,
     regression: Regression,
     *,
     max_trials: int,
@@ -119,13 +119,14 @@ async def attribute_regression(
 ) -> Attribution:
     """The hunks of the change to `regression.agent` proven to cause `regression`, searched
     with at most `max_trials` trials (`attribution.search.attribute`), each trial the
-    regressing fixtures run on one variant of the head."""
+    regressing fixtures run on one variant of the head. The agent's files are the ones the
+    run (`evaluation`) loaded at the head."""
     setup = request.setup
     git, revisions = setup.git, setup.revisions
     assert revisions.base is not None, "a regression is measured against a base"
     head = git.resolve(revisions.head or "HEAD")
     base = git.merge_base(git.resolve(revisions.base), head)
-    files = agent_files(request, regression.agent, head)
+    files = evaluation.agent_files.get(regression.agent)
     hunks: tuple[Hunk, ...] = split_change(git, base, head, files) if files is not None else ()
 
     async def regresses(reverted: frozenset[Hunk]) -> Trial:

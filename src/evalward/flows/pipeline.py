@@ -57,6 +57,7 @@ def evaluated(ran: Ran, traces: TraceSpool) -> Evaluation:
         estimate=ran.estimate,
         traces=traces,
         agents=ran.agents,
+        agent_files=ran.agent_files,
         head_commit=ran.head_commit,
     )
     scored = score_evals(evaluation.plan, ran.evals, evaluation.fixtures)

@@ -86,13 +86,16 @@ class Outcome:
         return self.progress.exit_code(decision.exit_code)
 
     def run_info(self, **where: Any) -> RunInfo:
-        """results.json's `run`: `where` it happened, and how much of the plan ran."""
+        """results.json's `run`: `where` it happened, how much of the plan ran, what it and
+        (apart) attribution spent."""
+        found = self.evaluation.attribution
         return RunInfo(
             runs_planned=self.progress.planned,
             runs_done=len(self.progress.done),
             cancelled=self.cancelled,
             wall_time_s=None if self.wall_time_s is None else round(self.wall_time_s, 3),
             spent=self.spent,
+            attribution_spent=None if found is None else SpentInfo.of(found.spent),
             **where,
         )
 

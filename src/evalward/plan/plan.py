@@ -344,3 +344,9 @@ def private_runs(plan: Plan, resources: Mapping[Side, ResourceSet]) -> set[tuple
         if "private" in (eval_def.spec.visibility, fixture.spec.visibility):
             private.add((run.eval, run.fixture))
     return private
+
+
+def head_targets(plan: Plan, head: ResourceSet) -> list[str]:
+    """The agents the plan's Evals target that the head defines, by name."""
+    targets = {head.evals[e].resource.spec.target_agent for e in plan.evals if e in head.evals}
+    return sorted(name for name in targets if name in head.agents)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalward.attribution.found import RunAttribution
+from evalward.attribution.hunks import AgentFiles
 from evalward.past.status import AgentIdentity
 from evalward.plan.changes import ChangeSet
 from evalward.plan.plan import Plan, PlannedRun
@@ -52,6 +53,8 @@ class Evaluation:
     """Where the fixture results' traces were moved after scoring."""
     agents: dict[str, AgentIdentity] = field(default_factory=dict)
     """The head-side Evals' agents as they ran: what their Eval status calls Stale later."""
+    agent_files: dict[str, AgentFiles] = field(default_factory=dict)
+    """The files those agents are made of at the head: what attribution splits into hunks."""
     spent_elsewhere: Spent | None = None
     """What model calls made in other jobs spent for this run: a merge's shard parts'."""
     head_commit: str = ""

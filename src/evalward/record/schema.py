@@ -100,6 +100,9 @@ class RunInfo(_Record):
     reviewer waited. None when not measured."""
     spent: SpentInfo | None = None
     """None when not measured."""
+    attribution_spent: SpentInfo | None = None
+    """What attribution's runs spent after the decision, apart from `spent` (None where it did
+    not run)."""
 
 
 class HonouredBypass(_Record):

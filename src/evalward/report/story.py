@@ -415,7 +415,8 @@ def counts_phrases(summary: RunSummary) -> list[str]:
 
 def figures_text(summary: RunSummary, run: RunInfo) -> str:
     """ "wall time 13.6 s (runs summed 88.3 s) · 21 model calls, 35,255 tokens incl. judge,
-    $0.0291"; the parts not measured are left out."""
+    $0.0291", then attribution's apart where it ran ("· attribution: 8 model calls, …"); the
+    parts not measured are left out."""
     parts = []
     if run.wall_time_s is not None:
         parts.append(
@@ -426,4 +427,6 @@ def figures_text(summary: RunSummary, run: RunInfo) -> str:
         parts.append(f"runs summed {seconds_text(summary.run_time_summed_s)}")
     if run.spent is not None:
         parts.append(run.spent.text())
+    if run.attribution_spent is not None:
+        parts.append(f"attribution: {run.attribution_spent.text()}")
     return " · ".join(parts)

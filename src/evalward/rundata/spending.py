@@ -164,6 +164,18 @@ class Spent:
             _summed(self.cost_by, other.cost_by),
         )
 
+    def since(self, earlier: Spent) -> Spent:
+        """What was spent after `earlier`, a copy of this tally taken before (`plus(Spent())`):
+        attribution's calls apart from the gate's own."""
+        return Spent(
+            self.calls - earlier.calls,
+            self.tokens - earlier.tokens,
+            self.cost_usd - earlier.cost_usd,
+            self.unpriced - earlier.unpriced,
+            {k: v - earlier.calls_by.get(k, 0) for k, v in self.calls_by.items()},
+            {k: v - earlier.cost_by.get(k, 0.0) for k, v in self.cost_by.items()},
+        )
+
     def add(self, usage: Usage, purpose: str = "agent") -> None:
         self.calls_by[purpose] = self.calls_by.get(purpose, 0) + 1
         self.cost_by[purpose] = self.cost_by.get(purpose, 0.0) + (usage.cost_usd or 0.0)
