@@ -14,7 +14,7 @@ from typing import Any, TypedDict
 from typing_extensions import Unpack
 
 from fakes.github_api import FakeGitHub
-from support import head_strays
+from support import forkserver, head_strays
 from support.agentuser import AGENT_USER_INPUT
 from support.clirun import SOURCE
 from support.limits import subprocess_limit
@@ -211,13 +211,16 @@ def under_test() -> list[str]:
 
 def execute(workspace: Path, launch: Launch) -> ActionRun:
     """Run a prepared launch (its environment changed by the test, if need be) to the end."""
+    path = os.environ.get("PYTHONPATH")
     with head_strays.reading():
-        done = subprocess.run(
+        done = forkserver.run(
             under_test(),
+            flags=image_entrypoint()[1:-2],
+            path=path.split(os.pathsep) if path else [SOURCE],
+            args=[],
+            cli=False,
             cwd=workspace,
             env=launch.env,
-            capture_output=True,
-            text=True,
             timeout=subprocess_limit(),
         )
     return launch.finish(done.returncode, done.stdout, done.stderr)

@@ -21,7 +21,7 @@ from evalward.__main__ import main as entry
 from evalward.cli import build_parser
 from evalward.errors import EXIT_CONFIG
 from evalward.host import Host
-from support import head_strays
+from support import forkserver, head_strays
 from support.gitrepo import GitRepo
 from support.limits import subprocess_limit
 
@@ -39,11 +39,13 @@ Command = Callable[[argparse.Namespace, TextIO, Host], int]
 
 def evalward(*args: str, cwd: Path = REPO_ROOT, **env: str) -> subprocess.CompletedProcess[str]:
     with head_strays.reading():  # no head user of another test's outside a turn meanwhile
-        return subprocess.run(
+        return forkserver.run(
             [sys.executable, "-m", "evalward", *args],
+            flags=[],
+            path=[SOURCE],
+            args=args,
+            cli=True,
             cwd=cwd,
-            capture_output=True,
-            text=True,
             timeout=subprocess_limit(),
             env={
                 "PATH": os.environ["PATH"],

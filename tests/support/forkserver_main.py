@@ -1,0 +1,115 @@
+"""The fork server (`forkserver.py`): imports evalward, then forks a child per request, which
+returns from `serve` and runs the module as `-m evalward` does. Run by path, it imports
+nothing of the tests: `argv` is its socket's path and `cli` or `action`."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import selectors
+import socket
+import sys
+from typing import Any
+
+PRELOADED = ("evalward.action.run", "evalward.cli")
+"""Not `evalward.__main__`: `-m` runs it as `__main__`, with no copy imported before."""
+
+
+def serve(address: str) -> tuple[dict[str, Any], list[int]]:
+    """Serve until this server's parent ends; returns only in a child, with its request."""
+    for name in PRELOADED:
+        __import__(name)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(address)
+    listener.listen(64)
+    os.write(1, b"ready\n")
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ)
+    selector.register(0, selectors.EVENT_READ)  # the lifeline: EOF once the parent is gone
+    running: dict[int, socket.socket] = {}
+    while True:
+        for key, _ in selector.select(0.05 if running else None):
+            if key.fileobj == 0:
+                if not os.read(0, 4096):
+                    sys.exit(0)
+                continue
+            conn, _ = listener.accept()
+            head, fds, _, _ = socket.recv_fds(conn, 16, 3)
+            size = int(head)
+            body = b""
+            while len(body) < size:
+                body += conn.recv(size - len(body))
+            pid = os.fork()
+            if pid == 0:
+                selector.close()
+                listener.close()
+                for other in [conn, *running.values()]:
+                    other.close()
+                return json.loads(body), fds
+            for fd in fds:
+                os.close(fd)
+            conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+            running[pid] = conn
+        while running:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            conn = running.pop(pid)
+            conn.sendall(json.dumps({"status": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
+            conn.close()
+
+
+def become(request: dict[str, Any], fds: list[int], cli: bool) -> None:
+    """Take the run's streams, directory, environment and arguments."""
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.chdir(request["cwd"])
+    coerced = os.environ.get("LC_CTYPE")  # the locale coercion this interpreter started with
+    os.environ.clear()
+    os.environ.update(request["env"])
+    if coerced is not None and not {"LC_ALL", "LC_CTYPE", "LANG"} & set(os.environ):
+        os.environ["LC_CTYPE"] = coerced
+    if cli and "" in sys.path:  # `-m` puts the working directory first, as a path
+        sys.path[sys.path.index("")] = os.getcwd()
+    sys.argv = ["-c", *request["args"]]
+    _new_stdio()
+
+
+def _new_stdio() -> None:
+    """Standard streams made afresh over the new descriptors, as the interpreter makes them
+    as it starts (its encoding, error handlers and buffering): the old ones know the server's
+    descriptors (a file they could seek in, where the run's is a pipe)."""
+    streams = []
+    for fd, old in enumerate((sys.stdin, sys.stdout, sys.stderr)):
+        reading = fd == 0
+        unbuffered = not reading and old.write_through
+        binary = open(  # noqa: SIM115
+            # the stream lives as long as the run
+            fd,
+            "rb" if reading else "wb",
+            buffering=0 if unbuffered else -1,
+            closefd=False,
+        )
+        streams.append(
+            io.TextIOWrapper(
+                binary,
+                encoding=old.encoding,
+                errors=old.errors,
+                newline=None if reading else "\n",
+                line_buffering=not reading and os.isatty(fd),
+                write_through=unbuffered,
+            )
+        )
+    sys.stdin, sys.stdout, sys.stderr = streams
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams
+
+
+if __name__ == "__main__":
+    address, kind = sys.argv[1], sys.argv[2]
+    request, fds = serve(address)
+    become(request, fds, kind == "cli")
+    import runpy
+
+    runpy.run_module("evalward", run_name="__main__", alter_sys=True)
