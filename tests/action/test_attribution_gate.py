@@ -8,13 +8,14 @@ cannot switch it off."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
 import pytest
 
 from fakes.github_api import FakeGitHub, FakePull
-from fakes.model_server import ScriptedModelServer
+from fakes.model_server import ScriptedModelServer, text
 from support.actionrun import ActionRun, pull_request_event, run_action
 from support.clerk import AGENT, BASE_PROMPT, HEAD_PROMPT, NEVER, SUITE, script
 from support.gitrepo import GitRepo
@@ -152,6 +153,65 @@ def test_attributions_cost_is_shown_apart_and_a_rerun_reuses_its_variant_runs(
     (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
     assert (culprit["path"], culprit["first"]) == ("prompts/clerk.md", 5)
     assert len(github.reviews_on(7)) == 1 and len(github.review_comments_on(7)) == 1
+
+
+def test_two_hunks_that_break_it_only_together_are_named_as_the_pair(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The clerk refuses refunds only when it is both "careful" (hunk 1) and greets with
+    "hello there" (hunk 3): either taken back fixes it, neither alone on the base breaks it.
+    The pair is the cause, said on both lines."""
+
+    def careful_and_warm(body: dict[str, Any]) -> bool:
+        sent = json.dumps(body)
+        return "careful refund clerk" in sent and "hello there" in sent
+
+    model.script(careful_and_warm, text("hello"))
+    model.script(lambda body: True, text("approved, hello"))
+    _pull(repo, github, config=ROOMY)
+
+    run = _gate(repo, github, model)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    (regression,) = _results(repo)["attribution"]["regressions"]
+    assert regression["result"] == "attributed", regression
+    culprit = sorted(regression["hunks"][i]["first"] for i in regression["culprit"])
+    assert culprit == [1, 8]
+    on_lines = sorted(c["line"] for c in github.review_comments_on(7))
+    assert on_lines == [1, 8]
+    assert all(
+        "with the other hunks named beside it" in c["body"] for c in github.review_comments_on(7)
+    )
+    body = github.comments_on(7)[0]["body"]
+    assert "prompts/clerk.md:1" in body and "prompts/clerk.md:8" in body
+
+
+def test_a_regression_none_of_the_hunks_causes_is_not_attributable_with_what_was_tried(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The model turns against refunds after the gate's own runs (a provider that changed
+    mid-job): the head regressed, but every variant regresses too, the head with all its hunks
+    taken back included. Nothing is named on a line; the comment and results.json say why,
+    with every variant tried and what it scored."""
+    asked = itertools.count()
+
+    def after_the_gate(body: dict[str, Any]) -> bool:  # the gate's own six calls, then none
+        return "messages" in body and (next(asked) >= 6 or "NEVER REFUND" in json.dumps(body))
+
+    model.script(after_the_gate, text("hello"))
+    model.script(lambda body: True, text("approved, hello"))
+    _pull(repo, github, config=ROOMY)
+
+    run = _gate(repo, github, model)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    (regression,) = _results(repo)["attribution"]["regressions"]
+    assert regression["result"] == "not attributable"
+    assert "it is not in these hunks" in regression["reason"]
+    assert len(regression["trials"]) == 4  # each hunk out, then all of them
+    assert all(t["regressed"] for t in regression["trials"])
+    assert github.review_comments_on(7) == []
+    assert "not attributable" in github.comments_on(7)[0]["body"]
 
 
 def test_a_fork_gets_the_lines_in_the_comment_and_says_why_there_is_no_review(

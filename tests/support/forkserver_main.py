@@ -8,6 +8,7 @@ import io
 import json
 import os
 import selectors
+import signal
 import socket
 import sys
 from typing import Any
@@ -27,12 +28,21 @@ def serve(address: str) -> tuple[dict[str, Any], list[int]]:
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
     selector.register(0, selectors.EVENT_READ)  # the lifeline: EOF once the parent is gone
+    # a child's end wakes the loop at once (its status is sent as soon as it is known)
+    ended, wake = os.pipe()
+    os.set_blocking(wake, False)
+    signal.set_wakeup_fd(wake)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    selector.register(ended, selectors.EVENT_READ)
     running: dict[int, socket.socket] = {}
     while True:
-        for key, _ in selector.select(0.05 if running else None):
+        for key, _ in selector.select():
             if key.fileobj == 0:
                 if not os.read(0, 4096):
                     sys.exit(0)
+                continue
+            if key.fileobj == ended:
+                os.read(ended, 4096)
                 continue
             conn, _ = listener.accept()
             head, fds, _, _ = socket.recv_fds(conn, 16, 3)
@@ -42,6 +52,10 @@ def serve(address: str) -> tuple[dict[str, Any], list[int]]:
                 body += conn.recv(size - len(body))
             pid = os.fork()
             if pid == 0:
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                os.close(ended)
+                os.close(wake)
                 selector.close()
                 listener.close()
                 for other in [conn, *running.values()]:
@@ -84,7 +98,7 @@ def _new_stdio() -> None:
     streams = []
     for fd, old in enumerate((sys.stdin, sys.stdout, sys.stderr)):
         reading = fd == 0
-        unbuffered = not reading and old.write_through
+        unbuffered = not reading and bool(getattr(old, "write_through", False))
         binary = open(  # noqa: SIM115
             # the stream lives as long as the run
             fd,
@@ -103,7 +117,8 @@ def _new_stdio() -> None:
             )
         )
     sys.stdin, sys.stdout, sys.stderr = streams
-    sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams
+    for name, stream in zip(("__stdin__", "__stdout__", "__stderr__"), streams, strict=True):
+        setattr(sys, name, stream)
 
 
 if __name__ == "__main__":
