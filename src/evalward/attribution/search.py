@@ -168,10 +168,14 @@ class _Search:
             proven = await self.prove(frozenset({hunk}))
             if proven is not None:
                 return proven
-        if not await self.removes(frozenset(self.hunks)):
+        everything = frozenset(self.hunks)
+        if not await self.removes(everything):
+            not_built = self.known[("reverted", everything)].trial.not_built
+            if not_built:
+                return self.give_up(f"the head with every hunk taken back did not run: {not_built}")
             return self.give_up(
-                "with every hunk of the agent taken back the regression is still there"
-                " (or that variant did not build): it is not in these hunks"
+                "with every hunk of the agent taken back the regression is still there: it is "
+                "not in these hunks"
             )
         kept = await self.ddmin(await self.start())
         proven = await self.prove(frozenset(kept))

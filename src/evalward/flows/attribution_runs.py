@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from evalward.attribution.found import Finding, Regression, RunAttribution
 from evalward.attribution.hunks import Hunk, split_change
@@ -56,6 +57,36 @@ def run_calls(evaluation: Evaluation, spent: SpentInfo | None) -> int:
     return (spent.model_calls if spent is not None else 0) + made
 
 
+@dataclass
+class CallBudget:
+    """What attribution may still spend: `total` less what the providers counted since it
+    began. `short` once a variant's runs did not fit in what was left: the next would not
+    either, so the search stops there, saying so."""
+
+    total: int
+    spent: Spent
+    start: int = -1
+    short: bool = False
+
+    def __post_init__(self) -> None:
+        if self.start < 0:
+            self.start = self.spent.calls
+
+    def left(self) -> int:
+        return self.total - (self.spent.calls - self.start)
+
+    def stop(self) -> str:
+        """Why no more variant may run ("": one may)."""
+        stopped = f"attribution stopped at its budget of {self.total} model calls"
+        if self.left() <= 0:
+            return stopped
+        return (
+            f"{stopped}: a variant's runs need more than the {self.left()} left"
+            if self.short
+            else ""
+        )
+
+
 MAX_TRIALS = 24
 """Trials per regression at most, whatever the budget: one-hunk-out over a dozen hunks and
 ddmin's rounds over what is left."""
@@ -78,17 +109,12 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
     regressions = regressions_of(outcome.evaluation)
     if not regressions:
         return None
-    budget = int(settings.budget * run_calls(outcome.evaluation, outcome.spent))
     spent = setup.providers.spent
-    start, before = spent.calls, spent.plus(Spent())
-
-    def left() -> int:
-        return budget - (spent.calls - start)
+    budget = CallBudget(int(settings.budget * run_calls(outcome.evaluation, outcome.spent)), spent)
+    before = spent.plus(Spent())
 
     def afford() -> str:
-        if request.progress.cancelled:
-            return "the job was cancelled"
-        return "" if left() > 0 else f"attribution stopped at its budget of {budget} model calls"
+        return "the job was cancelled" if request.progress.cancelled else budget.stop()
 
     found = []
     for regression in regressions:
@@ -101,11 +127,11 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
                     regression,
                     max_trials=MAX_TRIALS,
                     afford=afford,
-                    left=left,
+                    budget=budget,
                 ),
             )
         )
-    return RunAttribution(settings.mode.value, tuple(found), spent.since(before), budget)
+    return RunAttribution(settings.mode.value, tuple(found), spent.since(before), budget.total)
 
 
 async def attribute_regression(
@@ -115,7 +141,7 @@ async def attribute_regression(
     *,
     max_trials: int,
     afford: Callable[[], str] | None = None,
-    left: Callable[[], int] | None = None,
+    budget: CallBudget | None = None,
 ) -> Attribution:
     """The hunks of the change to `regression.agent` proven to cause `regression`, searched
     with at most `max_trials` trials (`attribution.search.attribute`), each trial the
@@ -134,14 +160,14 @@ async def attribute_regression(
         variant = build_variant(git, base, head, files, reverted)
         if isinstance(variant, NotBuildable):
             return Trial(False, not_built=variant.reason)
-        return await variant_trial(request, regression, variant.commit, left)
+        return await variant_trial(request, regression, variant.commit, budget)
 
     async def reproduces(applied: frozenset[Hunk]) -> Trial:
         assert files is not None
         variant = with_only(git, base, head, files, hunks, applied)
         if isinstance(variant, NotBuildable):
             return Trial(False, not_built=variant.reason)
-        return await variant_trial(request, regression, variant.commit, left)
+        return await variant_trial(request, regression, variant.commit, budget)
 
     return await attribute(hunks, regresses, reproduces, max_trials=max_trials, afford=afford)
 
@@ -150,16 +176,17 @@ async def variant_trial(
     request: RunRequest,
     regression: Regression,
     commit: str,
-    left: Callable[[], int] | None = None,
+    budget: CallBudget | None = None,
 ) -> Trial:
     """The regressing fixtures of `regression` run on the head's side at `commit`, as the
     head's were: whether each passes by its Eval's rule, and how many of its runs did. With
-    `left`, the model calls the variant may make at most: runs past it are left out, and the
-    variant is then not built (a fixture that did not run says nothing)."""
+    `budget`, the variant may make at most the model calls it has left: runs past them are
+    left out, the variant is then not built (a fixture that did not run says nothing), and
+    the budget is `short`."""
     setup = request.setup
     options = dataclasses.replace(setup.options, run_all=True)
-    if left is not None:
-        options = dataclasses.replace(options, budget=Budget(max_model_calls=max(left(), 0)))
+    if budget is not None:
+        options = dataclasses.replace(options, budget=Budget(max_model_calls=max(budget.left(), 0)))
 
     def head_runs(plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
         return plan.with_runs([run for run in plan.runs if _asked(run, regression)])
@@ -180,6 +207,8 @@ async def variant_trial(
     if outcome.failure is not None:
         return Trial(False, not_built=f"its runs stopped: {outcome.failure_message}")
     if outcome.evaluation.skipped:
+        if budget is not None:
+            budget.short = True
         return Trial(False, not_built="the budget left some of its runs out")
     evaluation = outcome.evaluation
     result = next(
