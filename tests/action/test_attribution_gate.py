@@ -4,7 +4,7 @@ really sent. The prompt change is three hunks; the one that says NEVER REFUND ma
 fixtures regress. Attribution runs after the decision, names that hunk on its lines (the
 review) and as `path:line` in the comment, writes it in results.json, and changes nothing of
 the decision. The base branch's `evalward.yaml` decides whether it runs: a pull request's own
-cannot switch it off."""
+cannot switch it off, nor on where the base turns it off."""
 
 from __future__ import annotations
 
@@ -231,24 +231,21 @@ def test_a_fork_gets_the_lines_in_the_comment_and_says_why_there_is_no_review(
     assert "no review on the changed lines" in run.stdout
 
 
-def test_the_default_budget_is_half_the_runs_calls_and_a_pull_request_cannot_stop_it(
+def test_on_by_default_at_half_the_runs_calls_and_a_pull_request_cannot_stop_it(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
-    """The base asks for it with the default budget: half the run's own model calls (here 3
-    of 6). The pull request's own `evalward.yaml` says `mode: off`; the base's decides, so it
-    runs, and stops at its budget with what it has, saying so, never past it."""
+    """No `attribution` in the base's `evalward.yaml`: the defaults hold, on-block with half
+    the run's own model calls (here 3 of 6). The pull request's own `evalward.yaml` says
+    `mode: off`; the base's decides, so it runs, and stops at its budget with what it has,
+    saying so, never past it."""
     script(model)
-    _pull(
-        repo,
-        github,
-        config="attribution: { mode: on-block }\n",
-        head_config="attribution: { mode: off }\n",
-    )
+    _pull(repo, github, head_config="attribution: { mode: off }\n")
 
     run = _gate(repo, github, model)
 
     assert run.returncode == 1, run.stdout + run.stderr
     section = _results(repo)["attribution"]
+    assert section["mode"] == "on-block"
     assert section["budgetModelCalls"] == 3 and section["spentModelCalls"] <= 3
     (regression,) = section["regressions"]
     assert regression["result"] == "not attributable"
@@ -256,13 +253,18 @@ def test_the_default_budget_is_half_the_runs_calls_and_a_pull_request_cannot_sto
     assert "not attributable" in github.comments_on(7)[0]["body"]
 
 
-def test_off_by_default_and_a_pull_request_cannot_switch_it_on(
+def test_the_base_turns_it_off_and_a_pull_request_cannot_switch_it_on(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
-    """No `attribution` in the base's `evalward.yaml`: nothing more runs, whatever the pull
+    """`mode: off` in the base's `evalward.yaml`: nothing more runs, whatever the pull
     request's own says."""
     script(model)
-    _pull(repo, github, head_config="attribution: { mode: always, budget: 10 }\n")
+    _pull(
+        repo,
+        github,
+        config="attribution: { mode: off }\n",
+        head_config="attribution: { mode: always, budget: 10 }\n",
+    )
 
     run = _gate(repo, github, model)
 

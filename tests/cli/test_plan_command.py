@@ -43,14 +43,14 @@ def test_the_plan_names_the_changed_file_the_agent_and_the_eval_it_runs(changed:
     assert lines[6].startswith("    2 fixtures, 2 head runs; ~")
     assert any(line.startswith("    adaptive reps: ") for line in lines)
     assert lines[-2].startswith("Estimate: ~")
-    assert lines[-1] == "Attribution: off (the base branch's evalward.yaml, `attribution.mode`)"
+    assert lines[-1].startswith("Attribution (on-block): if the gate blocks, at most ~")
     assert not (changed.path / ".evalward").exists()  # nothing ran
 
 
 def test_the_plan_shows_what_attribution_may_spend_as_the_base_sets_it(repo: GitRepo) -> None:
-    """The base branch's `evalward.yaml` turns attribution on: the plan says it would run
-    after the decision and at most what, apart from the estimate; the head's own
-    `evalward.yaml` (turning it off) changes nothing."""
+    """The base branch's `evalward.yaml` sets attribution's budget: the plan says it would
+    run after the decision and at most what, apart from the estimate; the head's own
+    `evalward.yaml` (turning it off) changes nothing. The base's `mode: off` says so."""
     initialised(repo)
     (repo.path / "evalward.yaml").write_text("attribution: { mode: on-block, budget: 0.5 }\n")
     repo.commit("attribution on")
@@ -79,6 +79,16 @@ def test_the_plan_shows_what_attribution_may_spend_as_the_base_sets_it(repo: Git
     assert said.splitlines()[-1] == (
         f"Attribution (on-block): if the gate blocks, at most ~{most // 2} more model calls "
         "after the decision (0.5 × the run's), apart from the estimate above"
+    )
+
+    repo.checkout("main")
+    (repo.path / "evalward.yaml").write_text("attribution: { mode: off }\n")
+    repo.commit("attribution off")
+    repo.checkout("feature")
+    code, said = in_process(plan.main, "plan", str(repo.path), "--base", "main", host=host)
+    assert code == 0, said
+    assert said.splitlines()[-1] == (
+        "Attribution: off (the base branch's evalward.yaml, `attribution.mode`)"
     )
 
 

@@ -62,11 +62,20 @@ def figures_of(record: dict[str, Any]) -> str:
         if spent["cost_usd"] is not None
         else f"cost unknown ({spent['unpriced_calls']} calls to a model with no price)"
     )
-    return (
+    figures = (
         f"wall time {seconds_text(record['run']['wall_time_s'])} "
         f"(runs summed {seconds_text(record['summary']['run_time_summed_s'])}) · "
         f"{spent['model_calls']} model calls, {spent['tokens']:,} tokens incl. judge, {cost}"
     )
+    found = record["run"].get("attribution_spent")
+    if found is not None:  # attribution's, apart from the gate's own
+        unknown = f"cost unknown ({found['unpriced_calls']} calls to a model with no price)"
+        spent_on = f"${found['cost_usd']:.4f}" if found["cost_usd"] is not None else unknown
+        figures += (
+            f" · attribution: {found['model_calls']} model calls, "
+            f"{found['tokens']:,} tokens incl. judge, {spent_on}"
+        )
+    return figures
 
 
 def check_record(record: dict[str, Any]) -> None:
@@ -145,7 +154,8 @@ def test_the_action_tells_one_story_in_the_comment_summary_check_run_report_and_
 
     # the log's spending line says the run's model calls, tokens and cost in the same words
     spending = next(line for line in done.stdout.splitlines() if "evalward: estimated" in line)
-    assert spending.endswith("; actual " + figures.split(" · ", 1)[1])
+    # (the gate's own beside its estimate: attribution's has a log line of its own)
+    assert spending.endswith("; actual " + figures.split(" · ")[1])
 
 
 def test_the_command_line_tells_the_same_story_on_the_terminal_and_in_its_files(

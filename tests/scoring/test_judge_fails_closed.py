@@ -62,11 +62,11 @@ def env_of(model: ScriptedModelServer) -> dict[str, str]:
     return provider_env(model, KEY)
 
 
-def base_commit(repo: GitRepo) -> str:
+def base_commit(repo: GitRepo, config: str = "") -> str:
     return repo.commit(
         "support bot, its Eval and the judge's calibration",
         {
-            "evalward.yaml": FAST_RETRY,
+            "evalward.yaml": FAST_RETRY + config,
             "agents/support-bot.yaml": AGENT.format(version="BASE-V1"),
             "evals/refund.yaml": EVAL.replace("{judge}", "openai/judge-m"),
             "evals/calibration.yaml": calibration(LABELS),
@@ -128,7 +128,9 @@ def test_an_agent_flooding_the_provider_starves_neither_the_calibration_nor_the_
 ) -> None:
     # In the action the agent runs as another user, who needs a Python it may execute.
     python, isolation = agent_python()
-    base = base_commit(repo)
+    # every call of the gate's own run is counted against the provider's quota: no
+    # attribution's variants after the decision
+    base = base_commit(repo, "attribution: { mode: off }\n")
     repo.branch("feature")
     head = repo.commit(
         "an agent of our own",

@@ -11,7 +11,7 @@ whole repository with the built-in excludes and no defaults.
       judge: { model: openai/gpt-4.1-mini, temperature: 0 }
       scoring: { passThreshold: 0.9 }
       execution: { parallel: 4, timeoutSeconds: 120, repsPerFixture: 1 }
-    attribution: { mode: on-block, budget: 0.5 }   # which hunk caused a regression (off by default)
+    attribution: { mode: on-block, budget: 0.5 }   # which hunk caused a regression (the default)
 
 A pull request's gate reads this file from the base branch, never from the pull request.
 """
@@ -62,9 +62,9 @@ class AttributionSettings(Model):
     """Attribution of a regression to the hunks of the change that caused it."""
 
     mode: AttributionMode = Field(
-        AttributionMode.off,
+        AttributionMode.on_block,
         description=(
-            "off (the default), on-block (when the gate blocks) or always (whenever a fixture "
+            "off, on-block (the default: when the gate blocks) or always (whenever a fixture "
             "regressed)."
         ),
     )
