@@ -155,6 +155,58 @@ def test_attributions_cost_is_shown_apart_and_a_rerun_reuses_its_variant_runs(
     assert len(github.reviews_on(7)) == 1 and len(github.review_comments_on(7)) == 1
 
 
+def test_a_model_field_that_regresses_is_named_on_its_yaml_line_not_the_prompt_beside_it(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The pull request moves the clerk to a cheaper model and rewords its prompt: the model
+    field is the cause, said on its line of the agent's YAML."""
+    script(model)
+    files = {
+        "agents/clerk.yaml": AGENT.format(model="openai/gpt-4.1-mini"),
+        "prompts/clerk.md": BASE_PROMPT,
+        "evals/suite.yaml": SUITE,
+        ".gitignore": ".evalward/\n",
+        "evalward.yaml": ROOMY,
+    }
+    base = repo.commit("the clerk", files)
+    repo.branch("feature")
+    head = repo.commit(
+        "a cheaper model, a briefer clerk",
+        {
+            "agents/clerk.yaml": AGENT.format(model="openai/gpt-4.1-nano"),
+            "prompts/clerk.md": BASE_PROMPT.replace("Be brief.", "Be very brief."),
+        },
+    )
+    agent_patch = "\n".join(
+        [
+            "@@ -4,3 +4,3 @@",
+            " spec:",
+            "-  models: [openai/gpt-4.1-mini]",
+            "+  models: [openai/gpt-4.1-nano]",
+            "   systemFile: prompts/clerk.md",
+        ]
+    )
+    prompt_patch = "\n".join(
+        ["@@ -1,3 +1,3 @@", " You are a refund clerk.", "-Be brief.", "+Be very brief.", " "]
+    )
+    diff = [
+        {"filename": "agents/clerk.yaml", "status": "modified", "patch": agent_patch},
+        {"filename": "prompts/clerk.md", "status": "modified", "patch": prompt_patch},
+    ]
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base, files=diff))
+
+    run = _gate(repo, github, model)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    (regression,) = _results(repo)["attribution"]["regressions"]
+    assert regression["result"] == "attributed", regression
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    assert (culprit["path"], culprit["first"]) == ("agents/clerk.yaml", 5)
+    (review_comment,) = github.review_comments_on(7)
+    assert (review_comment["path"], review_comment["line"]) == ("agents/clerk.yaml", 5)
+    assert "spec.models" in github.comments_on(7)[0]["body"]
+
+
 def test_two_hunks_that_break_it_only_together_are_named_as_the_pair(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
