@@ -108,6 +108,12 @@ def test_the_hunk_that_broke_two_fixtures_is_named_on_its_line_and_the_gate_stil
     assert (review_comment["path"], review_comment["line"]) == ("prompts/clerk.md", 5)
     assert review_comment["side"] == "RIGHT"
     assert "refund-a, refund-b" in review_comment["body"]
+    # each fixture's evidence as the comment gives it: the assertion, the statistics
+    evidence = [line for line in review_comment["body"].splitlines() if "> refund-" in line]
+    assert len(evidence) == 2 and all("approved" in line for line in evidence), evidence
+    # report.html says the same as the comment
+    page = (repo.path / ".evalward/out/report.html").read_text()
+    assert "Where it regressed" in page and "<code>prompts/clerk.md:5</code>" in page
 
     # a second push takes the hunk back: the gate passes, and the comment on it says it no
     # longer applies (no second review, no comment left standing)

@@ -4,6 +4,8 @@ changed lines as one review (`review.publish_review`). A failure of either costs
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from evalward.action.github import GitHubPort, PullInfo
 from evalward.action.job import Console, Job
 from evalward.action.review import LineFinding, publish_review
@@ -12,7 +14,9 @@ from evalward.attribution.found import RunAttribution
 from evalward.flows.attribution_runs import attribute_run
 from evalward.flows.session import RunVerdict
 from evalward.plan.request import RunRequest
+from evalward.record.evaluation import Evaluation
 from evalward.report.attribution_text import finding_text
+from evalward.report.story import Blocking
 
 FORK = (
     "A fork's pull request gets a read-only token, so these lines are not also commented on "
@@ -37,8 +41,11 @@ async def attribute(console: Console, request: RunRequest, verdict: RunVerdict) 
         )
 
 
-def findings(found: RunAttribution | None) -> list[LineFinding]:
-    """Each proven cause's hunk, on the head's lines it spans."""
+def findings(
+    found: RunAttribution | None, evidence: Mapping[tuple[str, str], str] = {}
+) -> list[LineFinding]:
+    """Each proven cause's hunk, on the head's lines it spans, with each regressed fixture's
+    `evidence` (`evidence_of`)."""
     lines = []
     for each in found.found if found is not None else ():
         attributed = each.attributed
@@ -47,7 +54,9 @@ def findings(found: RunAttribution | None) -> list[LineFinding]:
         for hunk in sorted(attributed.culprit, key=lambda h: (h.path, h.index)):
             if hunk.first:
                 lines.append(
-                    LineFinding(hunk.path, hunk.first, hunk.last, finding_text(each, hunk))
+                    LineFinding(
+                        hunk.path, hunk.first, hunk.last, finding_text(each, hunk, evidence)
+                    )
                 )
     return lines
 
@@ -56,17 +65,33 @@ SECTION = "Where it regressed"
 """The comment's attribution heading: an earlier comment that has it had findings."""
 
 
+def evidence_of(evaluation: Evaluation) -> dict[tuple[str, str], str]:
+    """Each blocking fixture's evidence as the comment gives it, by (Eval, fixture): the step
+    where the head departs from the base, the assertion, the statistics. None of a private
+    fixture's."""
+    said = {}
+    blocking = Blocking(evaluation.comparisons, evaluation.private, evaluation.trace_of)
+    for reason in blocking.reasons():
+        if reason.private:
+            continue
+        parts = ["".join(text for text, _ in reason.evidence), reason.assertion, reason.statistics]
+        said[(reason.eval, reason.fixture)] = " · ".join(p for p in parts if p)
+    return said
+
+
 def review(
     job: Job,
     github: GitHubPort,
     pull: PullInfo,
     head_sha: str,
-    attribution: RunAttribution | None,
+    evaluation: Evaluation,
     earlier: bool,
 ) -> None:
     """The review on the changed lines: posted for this head's findings, and on a push whose
     findings are gone, `earlier` ones (the comment had some) marked as no longer applying."""
-    found = findings(attribution)
+    attribution = evaluation.attribution
+    proven = attribution is not None and any(f.attributed for f in attribution.found)
+    found = findings(attribution, evidence_of(evaluation) if proven else {})
     if not found and not earlier:
         return
     outcome = publish_review(

@@ -4,6 +4,7 @@ lines says it. Every text from the diff or the run is escaped as the comment's i
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from urllib.parse import quote
 
 from evalward.attribution.found import Finding, RunAttribution
@@ -17,25 +18,38 @@ def scores_text(tried: Tried) -> str:
     return ", ".join(f"{s.fixture} {s.passed}/{s.runs}" for s in tried.trial.scores)
 
 
-def finding_text(found: Finding, hunk: Hunk) -> str:
-    """What a review comment on `hunk`'s lines says, in plain words (escaped where shown)."""
+def finding_text(found: Finding, hunk: Hunk, evidence: Mapping[tuple[str, str], str] = {}) -> str:
+    """What a review comment on `hunk`'s lines says, in plain words (escaped where shown),
+    with each regressed fixture's `evidence` as the comment gives it (the step where the head
+    departs from the base, the assertion, the statistics), where it is at hand."""
     attributed = found.attributed
     assert attributed is not None, "only a proven cause is said on its lines"
     regression = found.regression
     fixtures = ", ".join(regression.fixtures)
     together = "" if len(attributed.culprit) == 1 else " (with the other hunks named beside it)"
-    return (
+    said = (
         f"This change{together} makes {regression.eval} regress: {fixtures} pass on the base "
         f"and not on this head. Taken back, they pass ({scores_text(attributed.removed)}); "
         f"the base with only this change fails them ({scores_text(attributed.reproduced)})."
     )
+    lines = [
+        f"{fixture}: {evidence[(regression.eval, fixture)]}"
+        for fixture in regression.fixtures
+        if evidence.get((regression.eval, fixture))
+    ]
+    return "\n".join([said, *lines])
+
+
+def hunk_place(hunk: Hunk) -> str:
+    """`path:line` or `path:first-last` (the path alone where the head has no line)."""
+    lines = str(hunk.first) if hunk.first == hunk.last else f"{hunk.first}-{hunk.last}"
+    return f"{hunk.path}:{lines}" if hunk.first else hunk.path
 
 
 def hunk_link(hunk: Hunk, *, server: str, repository: str, head_sha: str) -> str:
     """The hunk as `path:line` (a link to those lines of the head's file where the
     repository is known), escaped."""
-    lines = str(hunk.first) if hunk.first == hunk.last else f"{hunk.first}-{hunk.last}"
-    text = code_span(f"{hunk.path}:{lines}" if hunk.first else hunk.path, 120)
+    text = code_span(hunk_place(hunk), 120)
     if not (server and repository and head_sha) or not hunk.first:
         return text
     anchor = f"#L{hunk.first}" + (f"-L{hunk.last}" if hunk.last != hunk.first else "")

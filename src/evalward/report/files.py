@@ -99,6 +99,7 @@ def write_reports(
         comparisons=evaluation.comparisons,
         summary=summary,
         run=run,
+        attribution=evaluation.attribution,
     )
     html = html_chunks(page, trace_of=evaluation.trace_of, trends=shown.trends, redact=redact)
     write_chunks(output_dir / "report.html", html, redact)
