@@ -7,15 +7,21 @@ BIN := $(VENV)/bin
 .PHONY: demo bench bench-airline bench-all test test-latest test-frameworks test-promptfoo test-real-model lint lock
 
 # Exactly what requirements-dev.lock names, every file checked against its hash, then the
-# project itself without dependencies: a fresh clone tests what everyone else tested.
+# project itself without dependencies: a fresh clone tests what everyone else tested. pip
+# installs the lock's uv (its hashes checked too), and uv the rest: 10 s where pip took 48 s
+# on a fresh clone (it unpacks in parallel, and compiles a module when it is first imported
+# instead of every module at install).
 # LATEST=1 (make test-latest) resolves the newest versions pyproject.toml allows instead.
 $(VENV)/.installed: pyproject.toml requirements-dev.lock
 	rm -rf $(VENV) && $(PYTHON) -m venv $(VENV)
 ifeq ($(LATEST),1)
 	$(BIN)/python -m pip install --quiet --upgrade -e '.[dev]'
 else
-	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r requirements-dev.lock
-	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	awk '/^uv==/{p=1} p{print} p&&!/\\$$/{exit}' requirements-dev.lock > $(VENV)/uv.txt
+	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r $(VENV)/uv.txt
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --require-hashes --no-deps \
+	  -r requirements-dev.lock
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --no-build-isolation -e .
 endif
 	touch $@
 

@@ -152,8 +152,16 @@ def test_make_installs_exactly_the_dev_lock_which_keeps_the_image_s_pins() -> No
     for tool in ("pytest", "mypy", "ruff", "hypothesis", "openai", "anthropic"):
         assert tool in dev
     makefile = (ROOT / "Makefile").read_text()
-    assert "pip install --quiet --require-hashes --no-deps -r requirements-dev.lock" in makefile
-    assert "pip install --quiet --no-deps --no-build-isolation -e ." in makefile
+    # pip installs the lock's own uv, hashes checked; uv the rest, hashes checked
+    assert "pip install --quiet --require-hashes --no-deps -r $(VENV)/uv.txt" in makefile
+    assert (
+        "uv pip install --quiet --python $(BIN)/python --require-hashes --no-deps \\\n" in makefile
+    )
+    assert "  -r requirements-dev.lock" in makefile
+    assert (
+        "uv pip install --quiet --python $(BIN)/python --no-deps --no-build-isolation -e ."
+        in makefile
+    )
     if sys.prefix == str(ROOT / ".venv"):  # the virtualenv `make` made from the lock
         for name, (version, marker) in dev.items():
             if marker and not Marker(marker).evaluate():
