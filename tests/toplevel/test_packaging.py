@@ -155,7 +155,8 @@ def test_make_installs_exactly_the_dev_lock_which_keeps_the_image_s_pins() -> No
     # pip installs the lock's own uv, hashes checked; uv the rest, hashes checked
     assert "pip install --quiet --require-hashes --no-deps -r $(VENV)/uv.txt" in makefile
     assert (
-        "uv pip install --quiet --python $(BIN)/python --require-hashes --no-deps \\\n" in makefile
+        "uv pip install --quiet --python $(BIN)/python --require-hashes --no-deps "
+        "--compile-bytecode \\\n" in makefile
     )
     assert "  -r requirements-dev.lock" in makefile
     assert (
