@@ -272,6 +272,30 @@ def test_a_regression_none_of_the_hunks_causes_is_not_attributable_with_what_was
     assert "not attributable" in github.comments_on(7)[0]["body"]
 
 
+def test_what_the_agent_says_reaches_the_review_inert(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """An attacking pull request: its agent answers with a mention, HTML and a workflow
+    command where it refuses (and so breaks all three fixtures). The review on the hunk's
+    line carries none of it raw: no mention, no tag, no line GitHub would take as a
+    command, and the job's log none either (the sticky comment shows the output in a code
+    block, as ever)."""
+    hostile = "@octocat <img src=x onerror=alert(1)>\n::error::pwned"
+    model.script("NEVER REFUND", text(hostile))
+    model.script(lambda body: True, text("approved, hello"))
+    _pull(repo, github, config=ROOMY)
+
+    run = _gate(repo, github, model)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    bodies = [c["body"] for c in github.review_comments_on(7)]
+    assert len(bodies) == 1 and "greet, refund-a, refund-b" in bodies[0], bodies
+    for body in bodies:
+        assert "@octocat" not in body and "<img" not in body
+        assert not any(line.lstrip("> ").startswith("::") for line in body.splitlines())
+    assert not any(line.startswith("::error::pwned") for line in run.stdout.splitlines())
+
+
 def test_a_fork_gets_the_lines_in_the_comment_and_says_why_there_is_no_review(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
