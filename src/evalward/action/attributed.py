@@ -14,7 +14,6 @@ from evalward.attribution.found import RunAttribution
 from evalward.flows.attribution_runs import attribute_run
 from evalward.flows.session import RunVerdict
 from evalward.plan.request import RunRequest
-from evalward.record.evaluation import Evaluation
 from evalward.report.attribution_text import finding_text
 from evalward.report.story import Blocking
 
@@ -65,16 +64,15 @@ SECTION = "Where it regressed"
 """The comment's attribution heading: an earlier comment that has it had findings."""
 
 
-def evidence_of(evaluation: Evaluation) -> dict[tuple[str, str], str]:
+def evidence_of(blocking: Blocking) -> dict[tuple[str, str], str]:
     """Each blocking fixture's evidence as the comment gives it, by (Eval, fixture): the step
     where the head departs from the base, the assertion, the statistics. None of a private
-    fixture's."""
+    fixture's. `blocking` is the comment's own: its reasons are read once for both."""
     said = {}
-    blocking = Blocking(evaluation.comparisons, evaluation.private, evaluation.trace_of)
     for reason in blocking.reasons():
         if reason.private:
             continue
-        parts = ["".join(text for text, _ in reason.evidence), reason.assertion, reason.statistics]
+        parts = [reason.evidence_text, reason.assertion, reason.statistics]
         said[(reason.eval, reason.fixture)] = " · ".join(p for p in parts if p)
     return said
 
@@ -84,14 +82,16 @@ def review(
     github: GitHubPort,
     pull: PullInfo,
     head_sha: str,
-    evaluation: Evaluation,
+    *,
+    attribution: RunAttribution | None,
+    blocking: Blocking,
     earlier: bool,
 ) -> None:
-    """The review on the changed lines: posted for this head's findings, and on a push whose
-    findings are gone, `earlier` ones (the comment had some) marked as no longer applying."""
-    attribution = evaluation.attribution
+    """The review on the changed lines: posted for this head's findings, with the evidence
+    of the comment's `blocking` reasons, and on a push whose findings are gone, `earlier`
+    ones (the comment had some) marked as no longer applying."""
     proven = attribution is not None and any(f.attributed for f in attribution.found)
-    found = findings(attribution, evidence_of(evaluation) if proven else {})
+    found = findings(attribution, evidence_of(blocking) if proven else {})
     if not found and not earlier:
         return
     outcome = publish_review(

@@ -125,7 +125,15 @@ async def gate(job: Job, request: RunRequest) -> int:
     elif should_comment(job.site.settings.comment, verdict.decision, existing is not None):
         _post_comment(job, github, pull, number, body)
     earlier = existing is not None and SECTION in existing.body
-    review(job, github, pull, head_sha, evaluation, earlier)
+    review(
+        job,
+        github,
+        pull,
+        head_sha,
+        attribution=evaluation.attribution,
+        blocking=report.blocking,
+        earlier=earlier,
+    )
     report_check(job, verdict, report, head_sha, gating=True)
     return conclude(job.console, verdict)
 
