@@ -11,6 +11,7 @@ from evalward.action.job import Console, Job
 from evalward.action.review import LineFinding, publish_review
 from evalward.action.workflow import command
 from evalward.attribution.found import RunAttribution
+from evalward.attribution.hunks import in_diff_order
 from evalward.flows.attribution_runs import attribute_run
 from evalward.flows.session import RunVerdict
 from evalward.plan.request import RunRequest
@@ -50,7 +51,7 @@ def findings(
         attributed = each.attributed
         if attributed is None:
             continue
-        for hunk in sorted(attributed.culprit, key=lambda h: (h.path, h.index)):
+        for hunk in in_diff_order(attributed.culprit):
             if hunk.first:
                 lines.append(
                     LineFinding(

@@ -12,6 +12,7 @@ RepoFiles, the door to a commit's files.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -102,6 +103,11 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
             hunks += _definition_hunks(where, old_content, new_content, agent.agent)
         else:
             hunks += _file_hunks(where, old_content, new_content)
+    return in_diff_order(hunks)
+
+
+def in_diff_order(hunks: Iterable[Hunk]) -> tuple[Hunk, ...]:
+    """`hunks` as a diff shows them: by path, then by place in the file."""
     return tuple(sorted(hunks, key=lambda h: (h.path, h.index)))
 
 

@@ -20,7 +20,14 @@ from pydantic import ValidationError
 
 from evalward.attribution.field_revert import revert_fields
 from evalward.attribution.fields import is_agent, read_agent_yaml
-from evalward.attribution.hunks import AgentFiles, Hunk, lines_of, read_side, text_of
+from evalward.attribution.hunks import (
+    AgentFiles,
+    Hunk,
+    in_diff_order,
+    lines_of,
+    read_side,
+    text_of,
+)
 from evalward.errors import YamlSyntaxError
 from evalward.files.committed import RepoFiles
 from evalward.git import Git
@@ -57,7 +64,7 @@ def build_variant(
         return Variant(head, taken)
     before, after = RepoFiles.at_commit(git, base), RepoFiles.at_commit(git, head)
     by_path: dict[str, list[Hunk]] = {}
-    for hunk in sorted(taken, key=lambda h: (h.path, h.index)):
+    for hunk in in_diff_order(taken):
         by_path.setdefault(hunk.path, []).append(hunk)
     definition = read_side(after, agent.definition)
     files: dict[str, bytes | None] = {}
@@ -71,7 +78,7 @@ def build_variant(
     except _Unbuildable as exc:
         return NotBuildable(taken, f"{where}: {exc}")
     tree = git.tree_with(head, files)
-    shown = ", ".join(h.describe() for h in sorted(taken, key=lambda h: (h.path, h.index)))
+    shown = ", ".join(h.describe() for h in in_diff_order(taken))
     return Variant(git.commit_tree(tree, head, f"{head[:12]} with {shown} taken back"), taken)
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from evalward import __version__
 from evalward.attribution.found import RunAttribution
+from evalward.attribution.hunks import in_diff_order
 from evalward.attribution.search import Attributed
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import (
@@ -84,10 +85,7 @@ def attribution_record(found: RunAttribution | None) -> AttributionRecord | None
         attribution, regression = each.attribution, each.regression
         proven = isinstance(attribution, Attributed)
         culprit = attribution.culprit if isinstance(attribution, Attributed) else frozenset()
-        hunks = sorted(
-            {h for t in attribution.attempts for h in t.hunks} | culprit,
-            key=lambda h: (h.path, h.index),
-        )
+        hunks = in_diff_order({h for t in attribution.attempts for h in t.hunks} | culprit)
         place = {hunk: position for position, hunk in enumerate(hunks)}
         regressions.append(
             RegressionRecord(

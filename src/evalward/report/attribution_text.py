@@ -5,10 +5,11 @@ lines says it. Every text from the diff or the run is escaped as the comment's i
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from urllib.parse import quote
 
 from evalward.attribution.found import Finding, RunAttribution
-from evalward.attribution.hunks import Hunk
+from evalward.attribution.hunks import Hunk, in_diff_order
 from evalward.attribution.search import NotAttributable, Tried
 from evalward.text.escaping import code_span, inline
 
@@ -57,6 +58,54 @@ def hunk_link(hunk: Hunk, *, server: str, repository: str, head_sha: str) -> str
     return f"[{text}]({url})"
 
 
+@dataclass(frozen=True)
+class Said:
+    """One line of "Where it regressed", as the comment and report.html say it: a proven
+    cause's hunk (`hunk`) with the runs that prove it, or why none was proven (`hunk` None),
+    in plain text (each surface escapes it its own way)."""
+
+    eval: str
+    fixtures: tuple[str, ...]
+    hunk: Hunk | None = None
+    removed: str = ""
+    reproduced: str = ""
+    reason: str = ""
+    tried: int = 0
+
+    @property
+    def where(self) -> str:
+        return hunk_place(self.hunk) if self.hunk is not None else ""
+
+    @property
+    def field(self) -> str:
+        return (self.hunk.field_name or "") if self.hunk is not None else ""
+
+
+def said_lines(found: RunAttribution | None) -> list[Said]:
+    """Each regression's line or lines: one per hunk of a proven cause, in the diff's
+    order, else one saying why none was proven and how many variants ran."""
+    said = []
+    for each in found.found if found is not None else ():
+        regression, attributed = each.regression, each.attribution
+        if isinstance(attributed, NotAttributable):
+            tried = len(attributed.attempts)
+            said.append(
+                Said(regression.eval, regression.fixtures, reason=attributed.reason, tried=tried)
+            )
+            continue
+        removed, reproduced = scores_text(attributed.removed), scores_text(attributed.reproduced)
+        said += [
+            Said(regression.eval, regression.fixtures, hunk, removed, reproduced)
+            for hunk in in_diff_order(attributed.culprit)
+        ]
+    return said
+
+
+def spent_text(found: RunAttribution) -> str:
+    """ "8 of its 10 model calls": what attribution spent of its budget."""
+    return f"{found.spent_calls} of its {found.budget_calls} model calls"
+
+
 def attribution_markdown(
     found: RunAttribution | None,
     *,
@@ -71,30 +120,27 @@ def attribution_markdown(
     if found is None or not found.found:
         return ""
     out = ["### 🧭 Where it regressed", ""]
-    for each in found.found:
-        regression, attributed = each.regression, each.attribution
-        name = f"**{inline(regression.eval)}**"
-        fixtures = ", ".join(code_span(f) for f in regression.fixtures)
-        if isinstance(attributed, NotAttributable):
-            tried = len(attributed.attempts)
+    for line in said_lines(found):
+        name = f"**{inline(line.eval)}**"
+        fixtures = ", ".join(code_span(f) for f in line.fixtures)
+        if line.hunk is None:
             out.append(
                 f"- {name} ({fixtures}): not attributable — "
-                f"{inline(attributed.reason)} ({tried} variants run)."
+                f"{inline(line.reason)} ({line.tried} variants run)."
             )
             continue
-        for hunk in sorted(attributed.culprit, key=lambda h: (h.path, h.index)):
-            where = hunk_link(hunk, server=server, repository=repository, head_sha=head_sha)
-            field = f" ({code_span(hunk.field_name)})" if hunk.field_name else ""
-            out.append(
-                f"- {name} ({fixtures}): {where}{field} — taken back, "
-                f"{inline(scores_text(attributed.removed))}, as on the base; the base with "
-                f"only it: {inline(scores_text(attributed.reproduced))}."
-            )
+        where = hunk_link(line.hunk, server=server, repository=repository, head_sha=head_sha)
+        field = f" ({code_span(line.field)})" if line.field else ""
+        out.append(
+            f"- {name} ({fixtures}): {where}{field} — taken back, "
+            f"{inline(line.removed)}, as on the base; the base with "
+            f"only it: {inline(line.reproduced)}."
+        )
     out += [
         "",
         f"Attribution ran after the decision and does not change it; it spent "
-        f"{found.spent_calls} of its {found.budget_calls} model calls, apart from the gate's "
-        "own." + (f" {on_the_lines}" if on_the_lines else ""),
+        f"{spent_text(found)}, apart from the gate's own."
+        + (f" {on_the_lines}" if on_the_lines else ""),
         "",
     ]
     return "\n".join(out)

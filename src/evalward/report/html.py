@@ -28,12 +28,11 @@ from markupsafe import Markup
 
 from evalward import __version__
 from evalward.attribution.found import RunAttribution
-from evalward.attribution.search import NotAttributable
 from evalward.past.trend import Trend
 from evalward.record.schema import RunInfo
 from evalward.record.summary import RunSummary, count, eval_score_text, threshold_of
 from evalward.report import charts, pairwise_text
-from evalward.report.attribution_text import hunk_place, scores_text
+from evalward.report.attribution_text import said_lines, spent_text
 from evalward.report.compiled import template_cache
 from evalward.report.pairs import FLAGS, Pair, build_pairs, bundle, row
 from evalward.report.reps import axes_text, has_run_numbers, rep_rule, reps_text
@@ -363,12 +362,8 @@ def html_chunks(
     template = _environment(shown).get_template("report.html.j2")
     return template.generate(
         **_heading(page, summary),
-        attribution=_attribution_items(page.attribution),
-        attribution_spent=(
-            f"{page.attribution.spent_calls} of its {page.attribution.budget_calls} model calls"
-            if page.attribution is not None
-            else ""
-        ),
+        attribution=said_lines(page.attribution),
+        attribution_spent=spent_text(page.attribution) if page.attribution is not None else "",
         evals=rows,
         any_trend=any(r.trend_source for r in rows),
         card=card,
@@ -387,42 +382,6 @@ def html_chunks(
         style=Markup(style),  # noqa: S704
         csp=content_security_policy(script, style),
     )
-
-
-def _attribution_items(found: RunAttribution | None) -> list[dict[str, str]]:
-    """The page's "Where it regressed", as the comment says it: each proven cause's hunk at
-    its lines, else why none was proven (`report.attribution_text`)."""
-    items = []
-    for each in found.found if found is not None else ():
-        regression, fixtures = each.regression, ", ".join(each.regression.fixtures)
-        attributed = each.attributed
-        if attributed is None:
-            tried = str(len(each.attribution.attempts))
-            reason = (
-                each.attribution.reason if isinstance(each.attribution, NotAttributable) else ""
-            )
-            items.append(
-                {
-                    "eval": regression.eval,
-                    "fixtures": fixtures,
-                    "where": "",
-                    "reason": reason,
-                    "tried": tried,
-                }
-            )
-            continue
-        for hunk in sorted(attributed.culprit, key=lambda h: (h.path, h.index)):
-            items.append(
-                {
-                    "eval": regression.eval,
-                    "fixtures": fixtures,
-                    "where": hunk_place(hunk),
-                    "field": hunk.field_name or "",
-                    "removed": scores_text(attributed.removed),
-                    "reproduced": scores_text(attributed.reproduced),
-                }
-            )
-    return items
 
 
 def _heading(page: Page, summary: RunSummary) -> dict[str, str]:
