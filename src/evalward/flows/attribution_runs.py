@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from evalward.attribution.found import Finding, Regression, RunAttribution
 from evalward.attribution.hunks import Hunk, split_change
@@ -60,20 +60,24 @@ def run_calls(evaluation: Evaluation, spent: SpentInfo | None) -> int:
 @dataclass
 class CallBudget:
     """What attribution may still spend: `total` less what the providers counted since it
-    began. `short` once a variant's runs did not fit in what was left: the next would not
-    either, so the search stops there, saying so."""
+    began (`spent_since`). `short` once a variant's runs did not fit in what was left: the
+    next would not either, so the search stops there, saying so."""
 
     total: int
     spent: Spent
-    start: int = -1
+    """The providers' tally, which keeps counting."""
     short: bool = False
+    before: Spent = field(init=False)
+    """The tally as attribution began."""
 
     def __post_init__(self) -> None:
-        if self.start < 0:
-            self.start = self.spent.calls
+        self.before = self.spent.plus(Spent())
+
+    def spent_since(self) -> Spent:
+        return self.spent.since(self.before)
 
     def left(self) -> int:
-        return self.total - (self.spent.calls - self.start)
+        return self.total - self.spent_since().calls
 
     def stop(self) -> str:
         """Why no more variant may run ("": one may)."""
@@ -109,9 +113,8 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
     regressions = regressions_of(outcome.evaluation)
     if not regressions:
         return None
-    spent = setup.providers.spent
-    budget = CallBudget(int(settings.budget * run_calls(outcome.evaluation, outcome.spent)), spent)
-    before = spent.plus(Spent())
+    calls = run_calls(outcome.evaluation, outcome.spent)
+    budget = CallBudget(int(settings.budget * calls), setup.providers.spent)
 
     def afford() -> str:
         return "the job was cancelled" if request.progress.cancelled else budget.stop()
@@ -131,7 +134,7 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
                 ),
             )
         )
-    return RunAttribution(settings.mode.value, tuple(found), spent.since(before), budget.total)
+    return RunAttribution(settings.mode.value, tuple(found), budget.spent_since(), budget.total)
 
 
 async def attribute_regression(
