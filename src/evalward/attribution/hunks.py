@@ -28,7 +28,8 @@ from evalward.errors import NotCommitted
 from evalward.files.committed import MAX_SYSTEM_BYTES, RepoFiles
 from evalward.git import Git
 from evalward.plan.fingerprint import referenced_files
-from evalward.resources import Agent, Located
+from evalward.plan.plan import Plan, head_targets
+from evalward.resources import Agent, Located, ResourceSet
 
 HunkKind = Literal["text", "file", "field"]
 """A block of lines of a text file; a whole file; one field of the agent's YAML."""
@@ -48,6 +49,12 @@ class AgentFiles:
         """An agent's files as its loaded definition names them."""
         agent = located.resource.metadata.name
         return cls(agent, located.file, tuple(referenced_files(located)))
+
+
+def targets_files(plan: Plan, head: ResourceSet) -> dict[str, AgentFiles]:
+    """The files of each agent the plan's Evals target at the head, as the run loaded them:
+    what attribution splits, with no second load of the head's definitions."""
+    return {name: AgentFiles.of(head.agents[name]) for name in head_targets(plan, head)}
 
 
 @dataclass(frozen=True)

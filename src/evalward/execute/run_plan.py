@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from evalward.attribution.hunks import AgentFiles
+from evalward.attribution.hunks import AgentFiles, targets_files
 from evalward.execute.base_judging import BaseJudging
 from evalward.execute.execute import Execution
 from evalward.execute.pairs import PairJudging
@@ -112,7 +112,7 @@ async def execute(planned: Planned) -> Ran:
             estimate=estimate,
             private=private_runs(context.plan, resources),
             agents=_head_agents(context.plan, resources[Side.head], context.keys),
-            agent_files=_head_agent_files(context.plan, resources[Side.head]),
+            agent_files=targets_files(context.plan, resources[Side.head]),
             head_commit=context.checkouts[Side.head].sha,
             evals={side: r.evals for side, r in resources.items()},
             flaky=flaky,
@@ -206,9 +206,3 @@ def _head_agents(plan: Plan, head: ResourceSet, keys: CacheKeys) -> dict[str, Ag
         name: identity_of(head.agents[name], keys.agent(Side.head, name))
         for name in head_targets(plan, head)
     }
-
-
-def _head_agent_files(plan: Plan, head: ResourceSet) -> dict[str, AgentFiles]:
-    """The definition and named files of each agent the head side's Evals target, as the run
-    loaded them: attribution needs no second load of the head's definitions."""
-    return {name: AgentFiles.of(head.agents[name]) for name in head_targets(plan, head)}

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalward.attribution.hunks import AgentFiles
+from evalward.attribution.hunks import targets_files
 from evalward.errors import ConfigError
 from evalward.execute.plan_scores import score_evals
 from evalward.flows.shard import assign, definitions_digest, plan_record, run_key, source_of
 from evalward.flows.shard_signature import broken
 from evalward.plan.changes import ChangeSet
-from evalward.plan.plan import Plan, PlannedRun, at_most, head_targets, private_runs
+from evalward.plan.plan import Plan, PlannedRun, at_most, private_runs
 from evalward.plan.prepare import prepare_change
 from evalward.plan.request import PartCheck
 from evalward.plan.run_setup import RunSetup
@@ -147,10 +147,7 @@ def merge(parts: Sequence[Part], plan: Expected, key: str | None) -> Evaluation:
         base_over_budget=excused,
         traces=traces,
         spent_elsewhere=spent,
-        agent_files={
-            name: AgentFiles.of(plan.resources[Side.head].agents[name])
-            for name in head_targets(plan.plan, plan.resources[Side.head])
-        },
+        agent_files=targets_files(plan.plan, plan.resources[Side.head]),
     )
 
 
