@@ -131,7 +131,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     evals = [row for row, _, _ in rows]
     unpriced = any(lacks for _, _, lacks in rows)
     total_calls = sum(int(row["modelCalls"]) for row in evals)
-    most = sum(int(row.get("atMost", row)["modelCalls"]) for row in evals)
+    most = _most_calls(evals)
     total_cost = sum(cost for _, cost, _ in rows)
     document = {
         "base": args.base,
@@ -155,6 +155,12 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     else:
         print(_render(document, unpriced, total_cost), file=out)
     return EXIT_OK
+
+
+def _most_calls(evals: list[dict[str, Any]]) -> int:
+    """The plan's model calls at their most: each Eval's `atMost` where its rounds may go
+    further, else its estimate."""
+    return sum(int(row.get("atMost", row)["modelCalls"]) for row in evals)
 
 
 def _attribution(git: Git, base: str | None, most: int) -> dict[str, Any]:
@@ -243,8 +249,7 @@ def _render(document: dict[str, Any], unpriced: bool, priced_cost: float) -> str
     cost = f"~${priced_cost:.4f}"
     if unpriced:
         cost += " for the priced models (a model in the plan has no price)"
-    most = sum(e["atMost"]["modelCalls"] for e in document["evals"] if "atMost" in e)
-    most += sum(e["modelCalls"] for e in document["evals"] if "atMost" not in e)
+    most = _most_calls(document["evals"])
     upto = f" (up to ~{most} with adaptive reps)" if most > document["modelCalls"] else ""
     lines.append(f"Estimate: ~{document['modelCalls']} model calls{upto}, {cost}")
     if document["base"]:
