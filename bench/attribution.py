@@ -40,6 +40,8 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+from common import answer_chat  # noqa: E402
+
 from evalward.attribution.search import Attributed  # noqa: E402
 from evalward.flows import session  # noqa: E402
 from evalward.flows.attribution_runs import attribute_run  # noqa: E402
@@ -95,28 +97,7 @@ def _reply(body: dict[str, Any]) -> dict[str, Any]:
 class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-        message = _reply(body)
-        payload = json.dumps(
-            {
-                "id": "chatcmpl-bench",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body.get("model", "gpt-4.1-mini"),
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": message,
-                        "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
-                    }
-                ],
-                "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
-            }
-        ).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
+        answer_chat(self, body, _reply(body), 120)
 
     def log_message(self, format: str, *args: Any) -> None:
         del format, args

@@ -16,6 +16,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -133,3 +134,33 @@ def timed(
 
 def median(values: list[float]) -> float:
     return statistics.median(values)
+
+
+def answer_chat(
+    handler: BaseHTTPRequestHandler, body: dict[str, Any], message: dict[str, Any], tokens: int
+) -> None:
+    """Send `message` as an OpenAI chat completion answering `body`, `tokens` of usage split
+    five to one between prompt and completion: the scripted servers of the benchmarks."""
+    calls = bool(message.get("tool_calls"))
+    completion = tokens // 6
+    payload = json.dumps(
+        {
+            "id": "chatcmpl-bench",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "bench"),
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}
+            ],
+            "usage": {
+                "prompt_tokens": tokens - completion,
+                "completion_tokens": completion,
+                "total_tokens": tokens,
+            },
+        }
+    ).encode()
+    handler.send_response(200)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("content-length", str(len(payload)))
+    handler.end_headers()
+    handler.wfile.write(payload)

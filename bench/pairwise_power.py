@@ -46,7 +46,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from common import before_and_this  # noqa: E402
+from common import answer_chat, before_and_this  # noqa: E402
 
 from evalward.scoring.judge import CLOSE, OPEN  # noqa: E402
 
@@ -127,27 +127,7 @@ def server(script: Script) -> ThreadingHTTPServer:
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["content-length"])))
             content = script.answer(body)
-            payload = json.dumps(
-                {
-                    "id": "chatcmpl-power",
-                    "object": "chat.completion",
-                    "created": 0,
-                    "model": body.get("model", "power"),
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": content},
-                            "finish_reason": "stop",
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
-                }
-            ).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+            answer_chat(self, body, {"role": "assistant", "content": content}, 60)
 
         def log_message(self, format: str, *args: Any) -> None:
             return

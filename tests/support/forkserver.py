@@ -24,6 +24,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -92,14 +93,14 @@ def _collect(
     chunks: dict[int, list[bytes]] = {out: [], err: []}
     said = b""
     pid = status = None
-    deadline = None if timeout is None else _now() + timeout
+    deadline = None if timeout is None else time.monotonic() + timeout
     with selectors.DefaultSelector() as selector:
         for fd in (out, err):
             selector.register(fd, selectors.EVENT_READ)
         selector.register(conn, selectors.EVENT_READ)
         open_ends = 3
         while open_ends:
-            left = None if deadline is None else deadline - _now()
+            left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 if pid is not None:
                     with contextlib.suppress(ProcessLookupError):
@@ -132,12 +133,6 @@ def _collect(
     return subprocess.CompletedProcess(
         argv, int(status), _text(b"".join(chunks[out])), _text(b"".join(chunks[err]))
     )
-
-
-def _now() -> float:
-    import time
-
-    return time.monotonic()
 
 
 def _text(data: bytes) -> str:
