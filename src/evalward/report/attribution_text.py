@@ -59,7 +59,7 @@ def hunk_link(hunk: Hunk, *, server: str, repository: str, head_sha: str) -> str
 
 
 @dataclass(frozen=True)
-class Said:
+class RegressedAt:
     """One line of "Where it regressed", as the comment and report.html say it: a proven
     cause's hunk (`hunk`) with the runs that prove it, or why none was proven (`hunk` None),
     in plain text (each surface escapes it its own way)."""
@@ -81,7 +81,7 @@ class Said:
         return (self.hunk.field_name or "") if self.hunk is not None else ""
 
 
-def said_lines(found: RunAttribution | None) -> list[Said]:
+def said_lines(found: RunAttribution | None) -> list[RegressedAt]:
     """Each regression's line or lines: one per hunk of a proven cause, in the diff's
     order, else one saying why none was proven and how many variants ran."""
     said = []
@@ -90,12 +90,14 @@ def said_lines(found: RunAttribution | None) -> list[Said]:
         if isinstance(attributed, NotAttributable):
             tried = len(attributed.attempts)
             said.append(
-                Said(regression.eval, regression.fixtures, reason=attributed.reason, tried=tried)
+                RegressedAt(
+                    regression.eval, regression.fixtures, reason=attributed.reason, tried=tried
+                )
             )
             continue
         removed, reproduced = scores_text(attributed.removed), scores_text(attributed.reproduced)
         said += [
-            Said(regression.eval, regression.fixtures, hunk, removed, reproduced)
+            RegressedAt(regression.eval, regression.fixtures, hunk, removed, reproduced)
             for hunk in in_diff_order(attributed.culprit)
         ]
     return said
