@@ -13,14 +13,20 @@ import socket
 import sys
 from typing import Any
 
-PRELOADED = ("evalward.action.run", "evalward.cli")
-"""Not `evalward.__main__`: `-m` runs it as `__main__`, with no copy imported before."""
+PRELOADED = ("evalward.action.run", "evalward.cli", "evalward.resources.yaml12")
+"""Not `evalward.__main__`: `-m` runs it as `__main__`, with no copy imported before. PyYAML
+(`yaml12`) is what a run with a playground's state or a scorer's file imports as it reads them."""
+
+ACTION_PRELOADED = ("github", "evalward.report.html", "evalward.report.junit")
+"""What an action run imports once it is under way: PyGithub where it makes its GitHub client
+(0.2 s of each run's CPU), the report's writers as it writes its files."""
 
 
-def serve(address: str) -> tuple[dict[str, Any], list[int]]:
+def serve(address: str, kind: str) -> tuple[dict[str, Any], list[int]]:
     """Serve until this server's parent ends; returns only in a child, with its request."""
-    for name in PRELOADED:
+    for name in PRELOADED + (ACTION_PRELOADED if kind == "action" else ()):
         __import__(name)
+    _built_models()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(address)
     listener.listen(64)
@@ -74,6 +80,25 @@ def serve(address: str) -> tuple[dict[str, Any], list[int]]:
             conn.close()
 
 
+def _built_models() -> None:
+    """Build the schemas of evalward's pydantic models that defer it to their first use
+    (`defer_build`, and models whose annotations name what is defined later): what a run
+    would build, once, instead of in every child. The schemas are the ones a run builds."""
+    from pydantic import BaseModel
+
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("evalward"):
+            continue
+        for value in list(vars(module).values()):
+            if (
+                isinstance(value, type)
+                and issubclass(value, BaseModel)
+                and value.__module__ == name
+                and not value.__pydantic_complete__
+            ):
+                value.model_rebuild()
+
+
 def become(request: dict[str, Any], fds: list[int], cli: bool) -> None:
     """Take the run's streams, directory, environment and arguments."""
     for target, fd in enumerate(fds):
@@ -123,7 +148,7 @@ def _new_stdio() -> None:
 
 if __name__ == "__main__":
     address, kind = sys.argv[1], sys.argv[2]
-    request, fds = serve(address)
+    request, fds = serve(address, kind)
     become(request, fds, kind == "cli")
     import runpy
 
