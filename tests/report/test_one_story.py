@@ -176,7 +176,9 @@ def test_the_command_line_tells_the_same_story_on_the_terminal_and_in_its_files(
     assert printed == (HEADLINE, COUNTS, figures_of(record))
     check_page((out / "report.html").read_text(), record)
     spending = next(line for line in done.stderr.splitlines() if "evalward: estimated" in line)
-    assert spending.endswith("; actual " + printed[2].split(" · ", 1)[1])
+    # (the run's own beside its estimate, as the action's log: attribution's is said apart)
+    assert spending.endswith("; actual " + printed[2].split(" · ")[1])
+    assert "evalward: attribution: " in done.stderr
     # the terminal shows the reasons, evidence first, as the comment does
     assert (
         "1. 🔻 **medium** · **support-bot-eval / hostile-output** — step 2: the final answer "

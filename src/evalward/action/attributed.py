@@ -12,7 +12,7 @@ from evalward.action.review import LineFinding, publish_review
 from evalward.action.workflow import command
 from evalward.attribution.found import RunAttribution
 from evalward.attribution.hunks import in_diff_order
-from evalward.flows.attribution_runs import attribute_run
+from evalward.flows.attribution_runs import attribute_verdict
 from evalward.flows.session import RunVerdict
 from evalward.plan.request import RunRequest
 from evalward.report.attribution_text import finding_text
@@ -28,17 +28,12 @@ async def attribute(console: Console, request: RunRequest, verdict: RunVerdict) 
     """Attribution of the verdict's regressions, kept in its Evaluation for every report; an
     error in it is a warning, and the decision stands."""
     try:
-        found = await attribute_run(request, verdict)
+        said = await attribute_verdict(request, verdict)
     except Exception as exc:
         console.log(command("warning", f"attribution did not finish: {exc}"))
         return
-    verdict.evaluation.attribution = found
-    if found is not None:
-        proven = sum(1 for f in found.found if f.attributed is not None)
-        console.log(
-            f"evalward: attribution: {proven} of {len(found.found)} regressions traced to "
-            f"their hunks, {found.spent_calls} model calls"
-        )
+    if said:
+        console.log(f"evalward: {said}")
 
 
 def findings(

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from evalward.flows.shard import ShardSpec
     from evalward.host import Host
     from evalward.plan.run_setup import RunSetup
+    from evalward.rundata.spending import Spent
     from evalward.security import Redactor
 
 
@@ -138,25 +139,39 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         if spec is not None:
             output = Path(args.output_dir or root / ".evalward" / "shards")
             return asyncio.run(_run_part(setup, progress, spec, output, redact, out))
-        outcome = asyncio.run(_run(setup, progress))
+        outcome, own, attributed = asyncio.run(_run(setup, progress))
     finally:
         progress.bar.close()
+    if attributed:
+        print(f"evalward: {attributed}", file=sys.stderr)
     failure = outcome.failure
     if failure is not None and (not outcome.began or isinstance(failure, MissingSecretError)):
         raise failure  # nothing ran, or a key is missing: said without files
     from evalward.cli._emit import Output  # the reports load once the run is over
 
     shown = Output(out, redact, as_json=args.json, output_dir=args.output_dir)
-    return _report(args, root, setup, outcome, started, shown)
+    return _report(args, root, setup, outcome, started, shown, own=own)
 
 
-async def _run(setup: RunSetup, progress: ShownProgress) -> Outcome:
-    """The run, its clients closed however it ends."""
+async def _run(setup: RunSetup, progress: ShownProgress) -> tuple[Outcome, Spent, str]:
+    """The run, what its own model calls spent, and what attribution said: with a base, it
+    traces the run's regressions to their hunks as the base's `evalward.yaml` asks
+    (`flows.attribution_runs`; it never changes the decision, and an error in it is a
+    warning). Its clients are closed however it ends."""
     from evalward.flows import session
+    from evalward.flows.attribution_runs import attribute_verdict
     from evalward.plan.request import RunRequest
+    from evalward.rundata.spending import Spent
 
+    request = RunRequest(setup, progress)
     try:
-        return await session.run(RunRequest(setup, progress))
+        outcome = await session.run(request)
+        own = setup.providers.spent.plus(Spent())  # the run's, before attribution's
+        try:
+            said = await attribute_verdict(request, session.decide(outcome))
+        except Exception as exc:
+            said = f"warning: attribution did not finish: {exc}"
+        return outcome, own, said
     finally:
         await setup.providers.aclose()
 
@@ -196,9 +211,12 @@ def _report(
     outcome: Outcome,
     started: dt.datetime,
     output: Output,
+    *,
+    own: Spent,
 ) -> int:
     """The outcome as the command line shows it: history deltas, the local Eval status, the
-    comment (or --json) and the files, the spending line."""
+    comment (or --json) and the files, the spending line of the run's `own` calls
+    (attribution's are said apart)."""
     import dataclasses
     import sys
 
@@ -228,7 +246,7 @@ def _report(
     if keep and not (args.fixture or args.reps):  # a narrowed run is no status
         record_local(root, evaluation, started, commit, sys.stderr)
     estimate = evaluation.estimate
-    spent = spending_json(estimate, setup.providers.spent) if estimate is not None else None
+    spent = spending_json(estimate, own) if estimate is not None else None
     color = output.out.isatty() and "NO_COLOR" not in setup.env
     output = dataclasses.replace(
         output,
@@ -238,7 +256,7 @@ def _report(
     code = emit(
         output, evaluation, decision, base=bool(args.base), run=outcome.run_info(), trends=earlier
     )
-    line = outcome.spending(setup.providers.spent)
+    line = outcome.spending(own)
     if line is not None:
         print(f"evalward: {line}", file=sys.stderr)
     if outcome.failure is not None:

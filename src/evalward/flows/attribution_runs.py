@@ -17,7 +17,13 @@ from dataclasses import dataclass, field
 
 from evalward.attribution.found import Finding, Regression, RunAttribution
 from evalward.attribution.hunks import Hunk, split_change
-from evalward.attribution.search import Attribution, FixtureScore, Trial, attribute
+from evalward.attribution.search import (
+    Attribution,
+    FixtureScore,
+    NotAttributable,
+    Trial,
+    attribute,
+)
 from evalward.attribution.variants import NotBuildable, build_variant, with_only
 from evalward.flows import session
 from evalward.flows.session import RunVerdict
@@ -91,6 +97,9 @@ class CallBudget:
         )
 
 
+EVALWARDS_OWN = ".evalward"
+"""The folder of the command line's cache and history, which the run itself writes."""
+
 MAX_TRIALS = 24
 """Trials per regression at most, whatever the budget: one-hunk-out over a dozen hunks and
 ddmin's rounds over what is left."""
@@ -115,6 +124,10 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
         return None
     calls = run_calls(outcome.evaluation, outcome.spent)
     budget = CallBudget(int(settings.budget * calls), setup.providers.spent)
+    if uncommitted := _uncommitted(request):
+        why = NotAttributable(uncommitted, ())
+        refused = tuple(Finding(regression, why) for regression in regressions)
+        return RunAttribution(settings.mode.value, refused, budget.spent_since(), budget.total)
 
     def afford() -> str:
         return "the job was cancelled" if request.progress.cancelled else budget.stop()
@@ -135,6 +148,39 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
             )
         )
     return RunAttribution(settings.mode.value, tuple(found), budget.spent_since(), budget.total)
+
+
+async def attribute_verdict(request: RunRequest, verdict: RunVerdict) -> str:
+    """Attribution of the verdict's regressions (`attribute_run`), kept in its Evaluation for
+    every report; what a front end says of it in its log ("" where it did not run)."""
+    found = await attribute_run(request, verdict)
+    verdict.evaluation.attribution = found
+    if found is None:
+        return ""
+    proven = sum(1 for f in found.found if f.attributed is not None)
+    return (
+        f"attribution: {proven} of {len(found.found)} regressions traced to their hunks, "
+        f"{found.spent_calls} model calls"
+    )
+
+
+def _uncommitted(request: RunRequest) -> str:
+    """Why a head that is the working tree cannot be attributed ("": it can). Variants are
+    commits made from the head's commit, so a working tree that differs from HEAD anywhere
+    (a tracked change, an untracked file: what the head's runs may have read) would put
+    other files under the variants than the head ran with."""
+    setup = request.setup
+    if setup.revisions.head is not None:
+        return ""
+    dirty = sorted(p for p in setup.git.dirty_paths() if p.split("/")[0] != EVALWARDS_OWN)
+    if not dirty:
+        return ""
+    shown = ", ".join(dirty[:3]) + (f" and {len(dirty) - 3} more" if len(dirty) > 3 else "")
+    return (
+        f"the working tree differs from HEAD ({shown}), and the variants attribution runs "
+        "are built from commits: commit the change (or stash what is not part of it) and "
+        "run again to trace the regression to its hunk"
+    )
 
 
 async def attribute_regression(

@@ -1,0 +1,125 @@
+"""`evalward run --base main` says where the agent regressed, as the action does: with the
+change committed, the hunk proven to cause it (`path:line` in the comment printed, the
+`attribution` section of results.json), its calls apart from the run's own; with the change
+still in the working tree, why it cannot (variants are commits), naming what differs. The
+exit code is the decision's either way. The clerk is the action's (support/clerk.py): the
+scripted model refuses refunds where the prompt says NEVER REFUND."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fakes.model_server import ScriptedModelServer
+from support.clerk import AGENT, BASE_PROMPT, HEAD_PROMPT, SUITE, script
+from support.clirun import evalward
+from support.gitrepo import GitRepo
+from support.suite import provider_env
+
+pytestmark = pytest.mark.e2e
+
+ROOMY = "attribution: { mode: on-block, budget: 4 }\n"
+
+
+def _clerk(path: Path, config: str = ROOMY) -> GitRepo:
+    """main: the clerk; then a branch `stricter` with the three-hunk prompt committed."""
+    repo = GitRepo(path)
+    repo.commit(
+        "the clerk",
+        {
+            "agents/clerk.yaml": AGENT.format(model="openai/gpt-4.1-mini"),
+            "prompts/clerk.md": BASE_PROMPT,
+            "evals/suite.yaml": SUITE,
+            ".gitignore": ".evalward/\nout/\n",
+            "evalward.yaml": config,
+        },
+    )
+    repo.git("branch", "-M", "main")
+    repo.branch("stricter")
+    repo.commit("a stricter clerk", {"prompts/clerk.md": HEAD_PROMPT})
+    return repo
+
+
+def _run(repo: GitRepo, model: ScriptedModelServer) -> tuple[int, str, str, dict[str, Any]]:
+    done = evalward(
+        "run",
+        ".",
+        "--base",
+        "main",
+        "--no-cache",
+        "--no-history",
+        "--output-dir",
+        "out",
+        cwd=repo.path,
+        **provider_env(model),
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    results = json.loads((repo.path / "out" / "results.json").read_text())
+    return done.returncode, done.stdout, done.stderr, results
+
+
+def test_a_committed_change_is_traced_to_its_hunk_on_the_command_line(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    script(model)
+    repo = _clerk(tmp_path / "repo")
+
+    code, stdout, stderr, results = _run(repo, model)
+
+    assert code == 1, stdout + stderr  # blocked, as without attribution
+    assert results["result"] == "fail"
+    (regression,) = results["attribution"]["regressions"]
+    assert regression["result"] == "attributed", regression
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    assert (culprit["path"], culprit["first"], culprit["last"]) == ("prompts/clerk.md", 5, 5)
+    assert "Where it regressed" in stdout
+    assert "prompts/clerk.md:5" in stdout
+    # its calls apart: the run's spending line and `run.spent` are the run's own
+    spent = results["run"]["spent"]["model_calls"]
+    attribution = results["run"]["attribution_spent"]["model_calls"]
+    assert attribution == results["attribution"]["spentModelCalls"] > 0
+    said = re.search(r"evalward: attribution: 1 of 1 regressions traced to their hunks", stderr)
+    assert said and said.start() > stderr.index("[6/6]"), stderr  # after the run's lines
+    (line,) = [x for x in stderr.splitlines() if "actual" in x]
+    assert f"actual {spent} model calls" in line, line
+    assert len(model.requests) == spent + attribution
+
+
+def test_a_change_left_in_the_working_tree_says_why_it_is_not_traced(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    script(model)
+    repo = _clerk(tmp_path / "repo")
+    repo.git("reset", "-q", "--soft", "main")  # the change staged, not committed
+    (repo.path / "notes.txt").write_text("an untracked file the runs could have read\n")
+
+    code, stdout, stderr, results = _run(repo, model)
+
+    assert code == 1, stdout + stderr
+    (regression,) = results["attribution"]["regressions"]
+    assert regression["result"] == "not attributable"
+    assert (
+        "the working tree differs from HEAD (notes.txt, prompts/clerk.md)" in (regression["reason"])
+    )
+    assert "commit the change" in stdout  # said in the comment's "Where it regressed"
+    assert results["attribution"]["spentModelCalls"] == 0
+    assert len(model.requests) == results["run"]["spent"]["model_calls"]
+
+
+def test_the_base_turning_it_off_runs_none_on_the_command_line(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    script(model)
+    repo = _clerk(tmp_path / "repo", config="attribution: { mode: off }\n")
+
+    code, stdout, stderr, results = _run(repo, model)
+
+    assert code == 1, stdout + stderr
+    assert results.get("attribution") is None
+    assert "Where it regressed" not in stdout
+    assert "attribution:" not in stderr
+    assert len(model.requests) == results["run"]["spent"]["model_calls"]
