@@ -10,15 +10,21 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import shutil
+import signal
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from fakes.github_api import FakeGitHub, FakePull
-from fakes.model_server import ScriptedModelServer, text
-from support.actionrun import ActionRun, pull_request_event, run_action
+from fakes.model_server import Rule, ScriptedModelServer, text
+from support.actionrun import ActionRun, prepare, pull_request_event, run_action, start_action
 from support.clerk import AGENT, BASE_PROMPT, HEAD_PROMPT, NEVER, SUITE, script
 from support.gitrepo import GitRepo
+from support.limits import subprocess_limit
 from support.suite import provider_env
 
 pytestmark = pytest.mark.e2e
@@ -354,3 +360,97 @@ def test_the_base_turns_it_off_and_a_pull_request_cannot_switch_it_on(
     assert _results(repo).get("attribution") is None
     assert "Where it regressed" not in github.comments_on(7)[0]["body"]
     assert github.review_comments_on(7) == []
+
+
+VARIANTS = {
+    "first variant": lambda sent: "You are a refund clerk." in sent and "NEVER REFUND" in sent,
+    "second variant": lambda sent: "careful" in sent and "NEVER REFUND" not in sent,
+}
+"""A model call only one of attribution's variants makes: the head with its first hunk taken
+back (the clerk's old first line beside NEVER REFUND), then with NEVER REFUND taken back."""
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_a_signal_while_attribution_runs_keeps_the_decision_written_and_ends_130(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, variant: str
+) -> None:
+    """GitHub cancels the job while attribution runs a variant (the first, or the second
+    once the first has finished): the search stops there, and what the gate decided is
+    written and commented as it would be without attribution; the job ends as cancelled."""
+    base, head = _pull(repo, github, config=ROOMY)
+    started: list[subprocess.Popen[str]] = []
+
+    def signal_on_the_variant(body: dict[str, Any]) -> bool:
+        if VARIANTS[variant](json.dumps(body)) and started[0].returncode is None:
+            started[0].send_signal(signal.SIGINT)
+        return False  # never answers: the clerk's script does
+
+    model.rules.append(Rule(signal_on_the_variant, [text("unused")]))
+    script(model)
+    launch = prepare(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        inputs={"cache": "off", "output-dir": ".evalward/out"},
+        env=provider_env(model),
+    )
+    process = start_action(repo.path, launch)
+    started.append(process)
+    stdout, stderr = process.communicate(timeout=subprocess_limit())
+    run = launch.finish(process.returncode, stdout, stderr)
+
+    said = run.stdout + run.stderr
+    assert run.returncode == 130, said
+    assert "Traceback" not in said and "internal error" not in said, said
+    assert "evalward: attribution stopped: the job was cancelled" in run.stdout
+    results = _results(repo)
+    assert results["result"] == "fail"  # the decision, made before attribution began
+    assert results["run"]["cancelled"] is True
+    assert results.get("attribution") is None
+    assert run.outputs["result"] == "fail"
+    (comment,) = github.comments_on(7)
+    assert "Blocked" in comment["body"] and "Where it regressed" not in comment["body"]
+    assert github.review_comments_on(7) == []
+
+
+def test_a_signal_between_two_variants_stops_the_search_there(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """The signal comes as the second variant's commit is written, after the first variant's
+    runs have ended and before the second's begin: no variant's run is there to take it, and
+    still the search stops, the decision is written and the job ends as cancelled."""
+    script(model)
+    base, head = _pull(repo, github, config=ROOMY)
+    wrapper = tmp_path / "bin"
+    wrapper.mkdir()
+    count = tmp_path / "commit-trees"
+    real = shutil.which("git")
+    assert real is not None
+    (wrapper / "git").write_text(
+        "#!/bin/sh\n"
+        'for arg in "$@"; do\n'
+        '  if [ "$arg" = commit-tree ]; then\n'
+        f'    echo x >> "{count}"\n'
+        f'    [ "$(wc -l < "{count}")" -eq 2 ] && kill -INT "$PPID"\n'
+        "  fi\n"
+        "done\n"
+        f'exec "{real}" "$@"\n'
+    )
+    (wrapper / "git").chmod(0o755)
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        inputs={"cache": "off", "output-dir": ".evalward/out"},
+        env={**provider_env(model), "PATH": f"{wrapper}{os.pathsep}{os.environ['PATH']}"},
+    )
+
+    said = run.stdout + run.stderr
+    assert count.read_text().count("x") >= 2, said  # the second variant was being built
+    assert run.returncode == 130, said
+    assert "evalward: attribution stopped: the job was cancelled" in run.stdout
+    results = _results(repo)
+    assert results["result"] == "fail" and results["run"]["cancelled"] is True
+    # the second variant never ran: its prompt (NEVER REFUND taken back) reached no model
+    assert not any(VARIANTS["second variant"](json.dumps(body)) for body in model.requests)
+    assert "Blocked" in github.comments_on(7)[0]["body"]

@@ -2,22 +2,28 @@
 change committed, the hunk proven to cause it (`path:line` in the comment printed, the
 `attribution` section of results.json), its calls apart from the run's own; with the change
 still in the working tree, why it cannot (variants are commits), naming what differs. The
-exit code is the decision's either way. The clerk is the action's (support/clerk.py): the
-scripted model refuses refunds where the prompt says NEVER REFUND."""
+exit code is the decision's either way, and Ctrl-C while it runs keeps the decision. The
+clerk is the action's (support/clerk.py): the scripted model refuses refunds where the
+prompt says NEVER REFUND."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fakes.model_server import ScriptedModelServer
+from fakes.model_server import Rule, ScriptedModelServer, text
 from support.clerk import AGENT, BASE_PROMPT, HEAD_PROMPT, SUITE, script
-from support.clirun import evalward
+from support.clirun import SOURCE, evalward
 from support.gitrepo import GitRepo
+from support.limits import subprocess_limit
 from support.suite import provider_env
 
 pytestmark = pytest.mark.e2e
@@ -123,3 +129,40 @@ def test_the_base_turning_it_off_runs_none_on_the_command_line(
     assert "Where it regressed" not in stdout
     assert "attribution:" not in stderr
     assert len(model.requests) == results["run"]["spent"]["model_calls"]
+
+
+def test_ctrl_c_while_attribution_runs_keeps_the_decision_and_exits_130(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    repo = _clerk(tmp_path / "repo")
+    started: list[subprocess.Popen[str]] = []
+
+    def first_variant(body: dict[str, Any]) -> bool:
+        sent = json.dumps(body)
+        if "You are a refund clerk." in sent and "NEVER REFUND" in sent:
+            started[0].send_signal(signal.SIGINT)
+        return False  # never answers: the clerk's script does
+
+    model.rules.append(Rule(first_variant, [text("unused")]))
+    script(model)
+    started.append(
+        subprocess.Popen(
+            [sys.executable, "-m", "evalward", "run", ".", "--base", "main", "--no-cache",
+             "--no-history", "--output-dir", "out"],
+            cwd=repo.path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1",
+                 "PYTHONPATH": SOURCE, **provider_env(model)},
+        )
+    )  # fmt: skip
+    stdout, stderr = started[0].communicate(timeout=subprocess_limit())
+
+    assert started[0].returncode == 130, stdout + stderr
+    assert "Traceback" not in stderr
+    assert "evalward: attribution stopped: the job was cancelled" in stderr
+    results = json.loads((repo.path / "out" / "results.json").read_text())
+    assert results["result"] == "fail"  # decided before attribution began
+    assert results.get("attribution") is None
+    assert "Blocked" in stdout and "Where it regressed" not in stdout

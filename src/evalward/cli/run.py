@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from evalward.cli._emit import Output
     from evalward.cli._progress import ShownProgress
-    from evalward.flows.session import Outcome
+    from evalward.flows.session import RunVerdict
     from evalward.flows.shard import ShardSpec
     from evalward.host import Host
     from evalward.plan.run_setup import RunSetup
@@ -139,25 +139,26 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         if spec is not None:
             output = Path(args.output_dir or root / ".evalward" / "shards")
             return asyncio.run(_run_part(setup, progress, spec, output, redact, out))
-        outcome, own, attributed = asyncio.run(_run(setup, progress))
+        verdict, own, attributed = asyncio.run(_run(setup, progress))
     finally:
         progress.bar.close()
     if attributed:
         print(f"evalward: {attributed}", file=sys.stderr)
+    outcome = verdict.outcome
     failure = outcome.failure
     if failure is not None and (not outcome.began or isinstance(failure, MissingSecretError)):
         raise failure  # nothing ran, or a key is missing: said without files
     from evalward.cli._emit import Output  # the reports load once the run is over
 
     shown = Output(out, redact, as_json=args.json, output_dir=args.output_dir)
-    return _report(args, root, setup, outcome, started, shown, own=own)
+    return _report(args, root, setup, verdict, started, shown, own=own)
 
 
-async def _run(setup: RunSetup, progress: ShownProgress) -> tuple[Outcome, Spent, str]:
-    """The run, what its own model calls spent, and what attribution said: with a base, it
-    traces the run's regressions to their hunks as the base's `evalward.yaml` asks
-    (`flows.attribution_runs`; it never changes the decision, and an error in it is a
-    warning). Its clients are closed however it ends."""
+async def _run(setup: RunSetup, progress: ShownProgress) -> tuple[RunVerdict, Spent, str]:
+    """The run and its decision, what its own model calls spent, and what attribution said:
+    with a base, it traces the run's regressions to their hunks as the base's
+    `evalward.yaml` asks (`flows.attribution_runs`), after the decision, which it never
+    changes; an error in it is a warning. Its clients are closed however it ends."""
     from evalward.flows import session
     from evalward.flows.attribution_runs import attribute_verdict
     from evalward.plan.request import RunRequest
@@ -167,11 +168,12 @@ async def _run(setup: RunSetup, progress: ShownProgress) -> tuple[Outcome, Spent
     try:
         outcome = await session.run(request)
         own = setup.providers.spent.plus(Spent())  # the run's, before attribution's
+        verdict = session.decide(outcome)
         try:
-            said = await attribute_verdict(request, session.decide(outcome))
+            said = await attribute_verdict(request, verdict)
         except Exception as exc:
             said = f"warning: attribution did not finish: {exc}"
-        return outcome, own, said
+        return verdict, own, said
     finally:
         await setup.providers.aclose()
 
@@ -208,7 +210,7 @@ def _report(
     args: argparse.Namespace,
     root: Path,
     setup: RunSetup,
-    outcome: Outcome,
+    verdict: RunVerdict,
     started: dt.datetime,
     output: Output,
     *,
@@ -222,14 +224,13 @@ def _report(
 
     from evalward.cli._emit import emit
     from evalward.cli.status import record_local
-    from evalward.flows import session
     from evalward.past import history
     from evalward.past.trend import trends
     from evalward.rundata.spending import spending_json
 
+    outcome, decision = verdict.outcome, verdict.decision
     evaluation = outcome.evaluation
-    decision = session.decide(outcome).decision
-    if outcome.cancelled:
+    if decision.interrupted:
         print(f"evalward: {decision.reason}", file=sys.stderr)
     # Read before this run is recorded: the report's trend shows the runs before it.
     earlier = trends(
@@ -240,7 +241,7 @@ def _report(
     # An outage says nothing about the agent: it is not a point in its history, and
     # neither is a run whose judge could not score, nor a cancelled run.
     measured = [e for e in evaluation.evals if not (e.provider_unavailable or e.incomplete_reason)]
-    keep = not (args.no_history or outcome.cancelled or outcome.failure)
+    keep = not (args.no_history or decision.interrupted or outcome.failure)
     commit = evaluation.head_commit  # as the run found it: its results are of that tree
     deltas = history.record(root, measured, commit=commit) if keep else []
     if keep and not (args.fixture or args.reps):  # a narrowed run is no status

@@ -1,7 +1,8 @@
 """Attribution's trials, run as the head runs: each variant of the head the search asks about
 (`attribution/`) is a real commit, checked out and run through the same phases as the head
-(`session.run`: plan, execute, score), for one Eval's regressing fixtures on the head's side,
-with the Eval's own reps and tests.
+(`pipeline.evaluate_change`: plan, execute, score), for one Eval's regressing fixtures on the
+head's side, with the Eval's own reps and tests. A signal stops the search whole, wherever it
+is (`attribute_verdict`), not one variant's runs.
 
 A variant's verdict is the Eval's own per fixture (its `minRepPassRate`, its sequential
 tests): the regression is there while a fixture that regressed does not pass. A variant that
@@ -25,11 +26,11 @@ from evalward.attribution.search import (
     attribute,
 )
 from evalward.attribution.variants import NotBuildable, build_variant, with_only
-from evalward.flows import session
-from evalward.flows.session import RunVerdict
+from evalward.flows import pipeline
+from evalward.flows.interrupt import until_signalled
+from evalward.flows.session import RunVerdict, stopped_by
 from evalward.plan.plan import Plan, PlannedRun
 from evalward.plan.prepare import config_at
-from evalward.plan.progress import RunProgress
 from evalward.plan.request import RunRequest
 from evalward.plan.run_setup import Revisions, compose
 from evalward.record.evaluation import Evaluation
@@ -129,9 +130,6 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
         refused = tuple(Finding(regression, why) for regression in regressions)
         return RunAttribution(settings.mode.value, refused, budget.spent_since(), budget.total)
 
-    def afford() -> str:
-        return "the job was cancelled" if request.progress.cancelled else budget.stop()
-
     found = []
     for regression in regressions:
         found.append(
@@ -142,7 +140,7 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
                     outcome.evaluation,
                     regression,
                     max_trials=MAX_TRIALS,
-                    afford=afford,
+                    afford=budget.stop,
                     budget=budget,
                 ),
             )
@@ -152,11 +150,15 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
 
 async def attribute_verdict(request: RunRequest, verdict: RunVerdict) -> str:
     """Attribution of the verdict's regressions (`attribute_run`), kept in its Evaluation for
-    every report; what a front end says of it in its log ("" where it did not run)."""
-    found = await attribute_run(request, verdict)
+    every report; what a front end says of it in its log ("" where it did not run).
+
+    SIGTERM or SIGINT while it runs stops it whole, wherever it is (a variant's runs, the
+    building of the next), as it stops the run (`until_signalled`): the run's progress is
+    marked cancelled, so the front end writes what the run decided and exits 130."""
+    found = await until_signalled(attribute_run(request, verdict), request.progress)
     verdict.evaluation.attribution = found
     if found is None:
-        return ""
+        return "attribution stopped: the job was cancelled" if request.progress.cancelled else ""
     proven = sum(1 for f in found.found if f.attributed is not None)
     return (
         f"attribution: {proven} of {len(found.found)} regressions traced to their hunks, "
@@ -249,17 +251,14 @@ async def variant_trial(
         started=None,
         sandbox_setup=None,  # readied once, for the run: the variants run in it as the head
     )
-    outcome = await session.run(RunRequest(variant, RunProgress()))
-    if outcome.cancelled:  # SIGTERM or SIGINT: the job ends as cancelled, with what it has
-        request.progress.cancelled = True
-        return Trial(False, not_built="the job was cancelled")
-    if outcome.failure is not None:
-        return Trial(False, not_built=f"its runs stopped: {outcome.failure_message}")
-    if outcome.evaluation.skipped:
+    try:  # a signal cancels the whole search (`attribute_verdict`), not one variant
+        evaluation = await pipeline.evaluate_change(variant)
+    except Exception as exc:
+        return Trial(False, not_built=f"its runs stopped: {stopped_by(exc)}")
+    if evaluation.skipped:
         if budget is not None:
             budget.short = True
         return Trial(False, not_built="the budget left some of its runs out")
-    evaluation = outcome.evaluation
     result = next(
         (r for r in evaluation.evals if r.side == Side.head.value and r.eval == regression.eval),
         None,

@@ -73,9 +73,7 @@ class Outcome:
     @property
     def failure_message(self) -> str:
         """How the decision words what stopped the run."""
-        if isinstance(self.failure, EvalwardError):
-            return str(self.failure)
-        return f"evalward stopped on an internal error, a bug ({type(self.failure).__name__})"
+        return stopped_by(self.failure)
 
     @property
     def cancelled(self) -> bool:
@@ -115,6 +113,14 @@ class Outcome:
         """Every file of the run, results.json first (`files.write_reports`): results.json's
         path and the comment as written."""
         return files.write_reports(output_dir, self.evaluation, decision, comment, redact, shown)
+
+
+def stopped_by(failure: BaseException | None) -> str:
+    """How a decision words what stopped a run: an error of evalward's as it says itself,
+    any other as the bug it is."""
+    if isinstance(failure, EvalwardError):
+        return str(failure)
+    return f"evalward stopped on an internal error, a bug ({type(failure).__name__})"
 
 
 @dataclass(frozen=True)
