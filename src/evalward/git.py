@@ -120,9 +120,17 @@ class Git:
             *args,
         ]
 
-    def _raw(self, args: tuple[str, ...], data: bytes | None = None, check: bool = True) -> bytes:
+    def _raw(
+        self,
+        args: tuple[str, ...],
+        data: bytes | None = None,
+        check: bool = True,
+        env: Mapping[str, str] | None = None,
+    ) -> bytes:
         try:
-            done = subprocess.run(self._command(args), input=data, capture_output=True, check=False)
+            done = subprocess.run(
+                self._command(args), input=data, capture_output=True, check=False, env=env
+            )
         except FileNotFoundError:
             raise GitError("git is not installed or not on PATH") from None
         if check and done.returncode != 0:
@@ -436,6 +444,26 @@ class Git:
             detail = done.stderr.strip().decode(errors="backslashreplace")
             raise GitError(f"cannot make a commit of tree {tree[:12]}: {detail}")
         return done.stdout.decode().strip()
+
+    def working_tree_commit(self, parent: str) -> str:
+        """A commit of the working tree's tracked files as they are now, staged or not,
+        `parent` its parent: written through a copy of the index, so the index, the working
+        tree and every ref stay as they were. A file git does not track is not in it."""
+        index = Path(self.run("rev-parse", "--git-path", "index").strip())
+        index = index if index.is_absolute() else self.repo / index
+        with tempfile.TemporaryDirectory(prefix="evalward-index-") as folder:
+            copy = Path(folder) / "index"
+            if index.is_file():
+                shutil.copyfile(index, copy)
+            env = {**os.environ, "GIT_INDEX_FILE": str(copy)}
+            self._raw(("add", "--update"), env=env)
+            tree = self._raw(("write-tree",), env=env).decode().strip()
+        return self.commit_tree(tree, parent, "the working tree")
+
+    def untracked(self) -> list[str]:
+        """Files of the working tree git does not track and does not ignore."""
+        out = self.run("ls-files", "-z", "--others", "--exclude-standard", "--full-name")
+        return [name for name in out.split("\0") if name]
 
     def credential_settings(self) -> list[str]:
         """The names (never the values) of settings that hand git an HTTP credential, as

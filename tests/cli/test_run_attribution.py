@@ -1,7 +1,7 @@
 """`evalward run --base main` says where the agent regressed, as the action does: with the
-change committed, the hunk proven to cause it (`path:line` in the comment printed, the
-`attribution` section of results.json), its calls apart from the run's own; with the change
-still in the working tree, why it cannot (variants are commits), naming what differs. The
+change committed or still in the working tree, the hunk proven to cause it (`path:line` in
+the comment printed, the `attribution` section of results.json), its calls apart from the
+run's own; with a file git does not track beside it, why it cannot (variants are commits). The
 exit code is the decision's either way, and Ctrl-C while it runs keeps the decision. The
 clerk is the action's (support/clerk.py): the scripted model refuses refunds where the
 prompt says NEVER REFUND."""
@@ -95,12 +95,48 @@ def test_a_committed_change_is_traced_to_its_hunk_on_the_command_line(
     assert len(model.requests) == spent + attribution
 
 
-def test_a_change_left_in_the_working_tree_says_why_it_is_not_traced(
+def test_a_change_not_yet_committed_is_traced_and_the_checkout_left_as_it_was(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    """The change as a user has it while working: half staged, half not. The variants are
+    made from a commit of the working tree's files, written through a copy of the index:
+    the index, the working tree, HEAD and the stash stay as they were."""
+    script(model)
+    repo = _clerk(tmp_path / "repo")
+    repo.git("reset", "-q", "--soft", "main")  # the change staged, not committed
+    prompt = repo.path / "prompts" / "clerk.md"
+    prompt.write_text(prompt.read_text().replace("End politely.", "End very politely."))
+    before = {
+        "status": repo.git("status", "--porcelain=v2"),
+        "head": repo.git("rev-parse", "HEAD"),
+        "index": (repo.path / ".git" / "index").read_bytes(),
+        "refs": repo.git("for-each-ref"),
+        "prompt": prompt.read_text(),
+    }
+
+    code, stdout, stderr, results = _run(repo, model)
+
+    assert code == 1, stdout + stderr
+    (regression,) = results["attribution"]["regressions"]
+    assert regression["result"] == "attributed", regression
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    assert (culprit["path"], culprit["first"], culprit["last"]) == ("prompts/clerk.md", 5, 5)
+    assert "prompts/clerk.md:5" in stdout
+    after = {
+        "status": repo.git("status", "--porcelain=v2"),
+        "head": repo.git("rev-parse", "HEAD"),
+        "index": (repo.path / ".git" / "index").read_bytes(),
+        "refs": repo.git("for-each-ref"),
+        "prompt": prompt.read_text(),
+    }
+    assert after == before
+
+
+def test_a_file_git_does_not_track_says_why_it_is_not_traced(
     tmp_path: Path, model: ScriptedModelServer
 ) -> None:
     script(model)
     repo = _clerk(tmp_path / "repo")
-    repo.git("reset", "-q", "--soft", "main")  # the change staged, not committed
     (repo.path / "notes.txt").write_text("an untracked file the runs could have read\n")
 
     code, stdout, stderr, results = _run(repo, model)
@@ -108,10 +144,8 @@ def test_a_change_left_in_the_working_tree_says_why_it_is_not_traced(
     assert code == 1, stdout + stderr
     (regression,) = results["attribution"]["regressions"]
     assert regression["result"] == "not attributable"
-    assert (
-        "the working tree differs from HEAD (notes.txt, prompts/clerk.md)" in (regression["reason"])
-    )
-    assert "commit the change" in stdout  # said in the comment's "Where it regressed"
+    assert "the working tree has files git does not track (notes.txt)" in regression["reason"]
+    assert "add them (or ignore them)" in stdout  # said in the comment's "Where it regressed"
     assert results["attribution"]["spentModelCalls"] == 0
     assert len(model.requests) == results["run"]["spent"]["model_calls"]
 

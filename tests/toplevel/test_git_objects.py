@@ -1,6 +1,7 @@
 """Commits evalward makes from objects (git.py: `write_blob`, `make_tree`, `tree_with`,
-`commit_tree`), on a real repository: only the folders on the way change, modes and odd names
-are kept, and the same tree on the same parent is the same commit."""
+`commit_tree`, `working_tree_commit`), on a real repository: only the folders on the way
+change, modes and odd names are kept, the same tree on the same parent is the same commit,
+and a commit of the working tree leaves the checkout as it was."""
 
 from __future__ import annotations
 
@@ -81,3 +82,37 @@ def test_removing_every_file_leaves_the_empty_tree(repo: GitRepo) -> None:
     assert tree == git.make_tree({})
     assert repo.git("ls-tree", tree) == ""
     assert git.write_blob(b"1\n") == repo.git("rev-parse", f"{head}:only/one.md")
+
+
+def test_a_commit_of_the_working_tree_holds_its_tracked_files_and_changes_nothing(
+    repo: GitRepo,
+) -> None:
+    """Staged and unstaged edits, a staged new file, a deletion, a mode change and an odd
+    name are in the commit as the working tree has them; an untracked file is not, and the
+    index, HEAD and the refs are as they were."""
+    head = repo.commit("head", {"a.md": "a\n", "b.md": "b\n", "run.sh": "echo\n", ODD: "odd\n"})
+    (repo.path / "a.md").write_text("a, staged\n")
+    repo.git("add", "a.md")
+    (repo.path / "a.md").write_text("a, staged, then edited\n")
+    (repo.path / "new.md").write_text("new\n")
+    repo.git("add", "new.md")
+    (repo.path / "b.md").unlink()
+    os.chmod(repo.path / "run.sh", 0o755)
+    (repo.path / ODD).write_text("odder\n")
+    (repo.path / "untracked.md").write_text("not tracked\n")
+    git = Git(repo.path)
+    index = (repo.path / ".git" / "index").read_bytes()
+    refs = repo.git("for-each-ref")
+
+    commit = git.working_tree_commit(head)
+
+    assert listing(repo, commit) == {  # (`repo.git` strips the last line break)
+        "a.md": ("100644", "a, staged, then edited"),
+        "new.md": ("100644", "new"),
+        "run.sh": ("100755", "echo"),
+        ODD: ("100644", "odder"),
+    }
+    assert repo.git("rev-parse", f"{commit}^").strip() == head == repo.head()
+    assert (repo.path / ".git" / "index").read_bytes() == index
+    assert repo.git("for-each-ref") == refs
+    assert git.untracked() == ["untracked.md"]

@@ -125,8 +125,9 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
         return None
     calls = run_calls(outcome.evaluation, outcome.spent)
     budget = CallBudget(int(settings.budget * calls), setup.providers.spent)
-    if uncommitted := _uncommitted(request):
-        why = NotAttributable(uncommitted, ())
+    head, unbuildable = head_commit(request)
+    if unbuildable:
+        why = NotAttributable(unbuildable, ())
         refused = tuple(Finding(regression, why) for regression in regressions)
         return RunAttribution(settings.mode.value, refused, budget.spent_since(), budget.total)
 
@@ -139,6 +140,7 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
                     request,
                     outcome.evaluation,
                     regression,
+                    head=head,
                     max_trials=MAX_TRIALS,
                     afford=budget.stop,
                     budget=budget,
@@ -166,23 +168,27 @@ async def attribute_verdict(request: RunRequest, verdict: RunVerdict) -> str:
     )
 
 
-def _uncommitted(request: RunRequest) -> str:
-    """Why a head that is the working tree cannot be attributed ("": it can). Variants are
-    commits made from the head's commit, so a working tree that differs from HEAD anywhere
-    (a tracked change, an untracked file: what the head's runs may have read) would put
-    other files under the variants than the head ran with."""
+def head_commit(request: RunRequest) -> tuple[str, str]:
+    """The commit whose variants attribution builds, or why there is none ("" and why): the
+    run's head; a head that is the working tree is HEAD, or a commit of its tracked files as
+    they are (`Git.working_tree_commit`: nothing of the checkout changes). A file git does
+    not track (and does not ignore) the head's runs may have read, and no commit holds it."""
     setup = request.setup
+    git = setup.git
     if setup.revisions.head is not None:
-        return ""
-    dirty = sorted(p for p in setup.git.dirty_paths() if p.split("/")[0] != EVALWARDS_OWN)
-    if not dirty:
-        return ""
-    shown = ", ".join(dirty[:3]) + (f" and {len(dirty) - 3} more" if len(dirty) > 3 else "")
-    return (
-        f"the working tree differs from HEAD ({shown}), and the variants attribution runs "
-        "are built from commits: commit the change (or stash what is not part of it) and "
-        "run again to trace the regression to its hunk"
-    )
+        return git.resolve(setup.revisions.head), ""
+    untracked = [p for p in git.untracked() if p.split("/")[0] != EVALWARDS_OWN]
+    if untracked:
+        shown = ", ".join(untracked[:3])
+        shown += f" and {len(untracked) - 3} more" if len(untracked) > 3 else ""
+        return "", (
+            f"the working tree has files git does not track ({shown}), which no commit of "
+            "it holds, and the variants attribution runs are commits: add them (or ignore "
+            "them) and run again to trace the regression to its hunk"
+        )
+    tip = git.resolve("HEAD")
+    changed = [p for p in git.dirty_paths() if p.split("/")[0] != EVALWARDS_OWN]
+    return (git.working_tree_commit(tip) if changed else tip), ""
 
 
 async def attribute_regression(
@@ -191,17 +197,19 @@ async def attribute_regression(
     regression: Regression,
     *,
     max_trials: int,
+    head: str | None = None,
     afford: Callable[[], str] | None = None,
     budget: CallBudget | None = None,
 ) -> Attribution:
     """The hunks of the change to `regression.agent` proven to cause `regression`, searched
     with at most `max_trials` trials (`attribution.search.attribute`), each trial the
     regressing fixtures run on one variant of the head. The agent's files are the ones the
-    run (`evaluation`) loaded at the head."""
+    run (`evaluation`) loaded at the head; `head` the commit the variants are made from (the
+    run's head, `head_commit`)."""
     setup = request.setup
     git, revisions = setup.git, setup.revisions
     assert revisions.base is not None, "a regression is measured against a base"
-    head = git.resolve(revisions.head or "HEAD")
+    head = head or git.resolve(revisions.head or "HEAD")
     base = git.merge_base(git.resolve(revisions.base), head)
     files = evaluation.agent_files.get(regression.agent)
     hunks: tuple[Hunk, ...] = split_change(git, base, head, files) if files is not None else ()
