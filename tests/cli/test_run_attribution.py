@@ -95,6 +95,17 @@ def test_a_committed_change_is_traced_to_its_hunk_on_the_command_line(
     assert len(model.requests) == spent + attribution
 
 
+def _checkout(repo: GitRepo) -> dict[str, object]:
+    """What a user's checkout is: its status, HEAD, index, refs and the prompt's text."""
+    return {
+        "status": repo.git("status", "--porcelain=v2"),
+        "head": repo.git("rev-parse", "HEAD"),
+        "index": (repo.path / ".git" / "index").read_bytes(),
+        "refs": repo.git("for-each-ref"),
+        "prompt": (repo.path / "prompts" / "clerk.md").read_text(),
+    }
+
+
 def test_a_change_not_yet_committed_is_traced_and_the_checkout_left_as_it_was(
     tmp_path: Path, model: ScriptedModelServer
 ) -> None:
@@ -106,13 +117,7 @@ def test_a_change_not_yet_committed_is_traced_and_the_checkout_left_as_it_was(
     repo.git("reset", "-q", "--soft", "main")  # the change staged, not committed
     prompt = repo.path / "prompts" / "clerk.md"
     prompt.write_text(prompt.read_text().replace("End politely.", "End very politely."))
-    before = {
-        "status": repo.git("status", "--porcelain=v2"),
-        "head": repo.git("rev-parse", "HEAD"),
-        "index": (repo.path / ".git" / "index").read_bytes(),
-        "refs": repo.git("for-each-ref"),
-        "prompt": prompt.read_text(),
-    }
+    before = _checkout(repo)
 
     code, stdout, stderr, results = _run(repo, model)
 
@@ -122,14 +127,7 @@ def test_a_change_not_yet_committed_is_traced_and_the_checkout_left_as_it_was(
     (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
     assert (culprit["path"], culprit["first"], culprit["last"]) == ("prompts/clerk.md", 5, 5)
     assert "prompts/clerk.md:5" in stdout
-    after = {
-        "status": repo.git("status", "--porcelain=v2"),
-        "head": repo.git("rev-parse", "HEAD"),
-        "index": (repo.path / ".git" / "index").read_bytes(),
-        "refs": repo.git("for-each-ref"),
-        "prompt": prompt.read_text(),
-    }
-    assert after == before
+    assert _checkout(repo) == before
 
 
 def test_a_file_git_does_not_track_says_why_it_is_not_traced(
