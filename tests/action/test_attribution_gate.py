@@ -337,7 +337,10 @@ def test_on_by_default_at_half_the_runs_calls_and_a_pull_request_cannot_stop_it(
     assert section["budgetModelCalls"] == 3 and section["spentModelCalls"] <= 3
     (regression,) = section["regressions"]
     assert regression["result"] == "not attributable"
-    assert regression["reason"] == "attribution stopped at its budget of 3 model calls"
+    assert regression["reason"] == (
+        "attribution stopped at its budget of 3 model calls (0.5 × the run's own: "
+        "attribution.budget in the base branch's evalward.yaml raises it)"
+    )
     assert "not attributable" in github.comments_on(7)[0]["body"]
 
 

@@ -73,6 +73,8 @@ class CallBudget:
     total: int
     spent: Spent
     """The providers' tally, which keeps counting."""
+    fraction: float = 0.5
+    """The base branch's `attribution.budget`, whose share of the run's calls `total` is."""
     short: bool = False
     before: Spent = field(init=False)
     """The tally as attribution began."""
@@ -87,14 +89,15 @@ class CallBudget:
         return self.total - self.spent_since().calls
 
     def stop(self) -> str:
-        """Why no more variant may run ("": one may)."""
+        """Why no more variant may run ("": one may), and where its budget is set."""
         stopped = f"attribution stopped at its budget of {self.total} model calls"
-        if self.left() <= 0:
-            return stopped
+        if self.left() > 0 and not self.short:
+            return ""
+        if self.left() > 0:
+            stopped += f": a variant's runs need more than the {self.left()} left"
         return (
-            f"{stopped}: a variant's runs need more than the {self.left()} left"
-            if self.short
-            else ""
+            f"{stopped} ({self.fraction:g} × the run's own: attribution.budget in the base "
+            "branch's evalward.yaml raises it)"
         )
 
 
@@ -124,7 +127,7 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
     if not regressions:
         return None
     calls = run_calls(outcome.evaluation, outcome.spent)
-    budget = CallBudget(int(settings.budget * calls), setup.providers.spent)
+    budget = CallBudget(int(settings.budget * calls), setup.providers.spent, settings.budget)
     head, unbuildable = head_commit(request)
     if unbuildable:
         why = NotAttributable(unbuildable, ())
