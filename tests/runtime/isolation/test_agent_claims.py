@@ -63,6 +63,7 @@ def test_jobs_holding_claims_get_pairs_of_their_own_until_they_end(tmp_path: Pat
 
 
 @needs_root
+@pytest.mark.usefixtures("head_strays_made")  # agent uids' processes outside any side's turn
 def test_a_pair_with_a_live_process_or_a_person_s_account_is_passed_over(tmp_path: Path) -> None:
     folder = tmp_path / "claims"
     free = claim_pair({0}, folder)
@@ -81,6 +82,7 @@ def test_a_pair_with_a_live_process_or_a_person_s_account_is_passed_over(tmp_pat
 
 
 @needs_root
+@pytest.mark.usefixtures("head_strays_made")  # agent uids' processes outside any side's turn
 def test_what_a_gone_job_left_of_its_pair_is_ended_a_held_pair_s_is_not(tmp_path: Path) -> None:
     """A pair claimed once and held by no job now: its users' processes are a gone job's
     leftovers and are ended (both users). A pair a job holds keeps its processes, and so
@@ -113,8 +115,12 @@ def test_what_a_gone_job_left_of_its_pair_is_ended_a_held_pair_s_is_not(tmp_path
             process.wait()
 
 
-def _uid_of(pid: int) -> int:
-    status = Path(f"/proc/{pid}/status").read_text()
+def _uid_of(pid: int) -> int | None:
+    """The real uid of process `pid`; None once it is gone (reaped: it is no one's to end)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return None
     return int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1])
 
 
