@@ -447,8 +447,9 @@ class Git:
 
     def working_tree_commit(self, parent: str) -> str:
         """A commit of the working tree's tracked files as they are now, staged or not,
-        `parent` its parent: written through a copy of the index, so the index, the working
-        tree and every ref stay as they were. A file git does not track is not in it."""
+        `parent` its parent (`parent` itself where they are as it has them): written through
+        a copy of the index, so the index, the working tree and every ref stay as they were.
+        A file git does not track is not in it."""
         index = Path(self.run("rev-parse", "--git-path", "index").strip())
         index = index if index.is_absolute() else self.repo / index
         with tempfile.TemporaryDirectory(prefix="evalward-index-") as folder:
@@ -458,6 +459,8 @@ class Git:
             env = {**os.environ, "GIT_INDEX_FILE": str(copy)}
             self._raw(("add", "--update"), env=env)
             tree = self._raw(("write-tree",), env=env).decode().strip()
+        if tree == self.run("rev-parse", f"{parent}^{{tree}}").strip():
+            return parent
         return self.commit_tree(tree, parent, "the working tree")
 
     def untracked(self) -> list[str]:

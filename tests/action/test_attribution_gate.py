@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import shutil
 import signal
 import subprocess
 from pathlib import Path
@@ -22,7 +20,15 @@ import pytest
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import Rule, ScriptedModelServer, text
 from support.actionrun import ActionRun, prepare, pull_request_event, run_action, start_action
-from support.clerk import AGENT, BASE_PROMPT, HEAD_PROMPT, NEVER, SUITE, script
+from support.clerk import (
+    AGENT,
+    BASE_PROMPT,
+    HEAD_PROMPT,
+    NEVER,
+    SUITE,
+    git_on_commit_tree,
+    script,
+)
 from support.gitrepo import GitRepo
 from support.limits import subprocess_limit
 from support.suite import provider_env
@@ -424,28 +430,17 @@ def test_a_signal_between_two_variants_stops_the_search_there(
     still the search stops, the decision is written and the job ends as cancelled."""
     script(model)
     base, head = _pull(repo, github, config=ROOMY)
-    wrapper = tmp_path / "bin"
-    wrapper.mkdir()
     count = tmp_path / "commit-trees"
-    real = shutil.which("git")
-    assert real is not None
-    (wrapper / "git").write_text(
-        "#!/bin/sh\n"
-        'for arg in "$@"; do\n'
-        '  if [ "$arg" = commit-tree ]; then\n'
-        f'    echo x >> "{count}"\n'
-        f'    [ "$(wc -l < "{count}")" -eq 2 ] && kill -INT "$PPID"\n'
-        "  fi\n"
-        "done\n"
-        f'exec "{real}" "$@"\n'
+    path = git_on_commit_tree(
+        tmp_path / "bin",
+        f'    echo x >> "{count}"\n    [ "$(wc -l < "{count}")" -eq 2 ] && kill -INT "$PPID"',
     )
-    (wrapper / "git").chmod(0o755)
     run = run_action(
         repo.path,
         github,
         pull_request_event(github.repository, 7, base, head),
         inputs={"cache": "off", "output-dir": ".evalward/out"},
-        env={**provider_env(model), "PATH": f"{wrapper}{os.pathsep}{os.environ['PATH']}"},
+        env={**provider_env(model), "PATH": path},
     )
 
     said = run.stdout + run.stderr

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from fakes.model_server import Rule, ScriptedModelServer, text
-from support.clerk import AGENT, BASE_PROMPT, HEAD_PROMPT, SUITE, script
+from support.clerk import AGENT, BASE_PROMPT, HEAD_PROMPT, SUITE, git_on_commit_tree, script
 from support.clirun import SOURCE, evalward
 from support.gitrepo import GitRepo
 from support.limits import subprocess_limit
@@ -198,3 +198,27 @@ def test_ctrl_c_while_attribution_runs_keeps_the_decision_and_exits_130(
     assert results["result"] == "fail"  # decided before attribution began
     assert results.get("attribution") is None
     assert "Blocked" in stdout and "Where it regressed" not in stdout
+
+
+def test_attribution_that_cannot_run_is_a_warning_and_the_decision_stands(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    """git refuses to write a variant's commit (a `git` first on PATH fails `commit-tree`):
+    attribution is said not to have finished, as a warning, and the decision, its exit code
+    and its files are the run's."""
+    script(model)
+    repo = _clerk(tmp_path / "repo")
+    path = git_on_commit_tree(tmp_path / "bin", '    echo "fatal: the disk is full" >&2; exit 128')
+
+    done = evalward(
+        "run", ".", "--base", "main", "--no-cache", "--no-history", "--output-dir", "out",
+        cwd=repo.path, PATH=path, **provider_env(model),
+    )  # fmt: skip
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    results = json.loads((repo.path / "out" / "results.json").read_text())
+    assert results["result"] == "fail" and results.get("attribution") is None
+    (warning,) = [line for line in done.stderr.splitlines() if "did not finish" in line]
+    assert warning.startswith("evalward: warning: attribution did not finish: ")
+    assert "the disk is full" in warning, warning

@@ -13,7 +13,7 @@ import pytest
 from evalward.attribution.found import Regression
 from evalward.attribution.search import Attributed
 from evalward.flows import session
-from evalward.flows.attribution_runs import attribute_regression, regressions_of
+from evalward.flows.attribution_runs import attribute_regression, head_commit, regressions_of
 from evalward.git import Git
 from evalward.plan.progress import RunProgress
 from evalward.plan.request import RunRequest
@@ -36,8 +36,9 @@ async def _attribute(request: RunRequest) -> tuple[list[Regression], Any]:
         outcome = await session.run(request)
         assert outcome.failure is None, outcome.failure_message
         regressions = regressions_of(outcome.evaluation)
+        head, _ = head_commit(request)
         found = await attribute_regression(
-            request, outcome.evaluation, regressions[0], max_trials=12
+            request, outcome.evaluation, regressions[0], max_trials=12, head=head
         )
         files = outcome.evaluation.agent_files["clerk"]
         assert files.definition == "agents/clerk.yaml" and "prompts/clerk.md" in files.files

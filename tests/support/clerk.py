@@ -7,6 +7,9 @@ really sent (`script`)."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+from pathlib import Path
 
 from fakes.model_server import ScriptedModelServer, text
 
@@ -86,3 +89,23 @@ def script(model: ScriptedModelServer) -> None:
 
     model.script(refuses, text("hello"))
     model.script(lambda body: True, text("approved, hello"))
+
+
+def git_on_commit_tree(folder: Path, shell: str) -> str:
+    """A PATH whose `git` (in `folder`) runs the `shell` lines each time it is asked to write
+    a commit (`commit-tree`: a variant of attribution's), then is git itself: where a test
+    breaks in between two variants or refuses one."""
+    real = shutil.which("git")
+    assert real is not None
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "git").write_text(
+        "#!/bin/sh\n"
+        'for arg in "$@"; do\n'
+        '  if [ "$arg" = commit-tree ]; then\n'
+        f"{shell}\n"
+        "  fi\n"
+        "done\n"
+        f'exec "{real}" "$@"\n'
+    )
+    (folder / "git").chmod(0o755)
+    return f"{folder}{os.pathsep}{os.environ['PATH']}"

@@ -116,3 +116,10 @@ def test_a_commit_of_the_working_tree_holds_its_tracked_files_and_changes_nothin
     assert (repo.path / ".git" / "index").read_bytes() == index
     assert repo.git("for-each-ref") == refs
     assert git.untracked() == ["untracked.md"]
+
+
+def test_a_working_tree_as_its_commit_has_it_is_that_commit(repo: GitRepo) -> None:
+    head = repo.commit("head", {"a.md": "a\n", "run.sh": "echo\n"})
+    (repo.path / "ignored.log").write_text("untracked: in no commit\n")
+
+    assert Git(repo.path).working_tree_commit(head) == head

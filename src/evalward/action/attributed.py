@@ -27,11 +27,9 @@ FORK = (
 async def attribute(console: Console, request: RunRequest, verdict: RunVerdict) -> None:
     """Attribution of the verdict's regressions, kept in its Evaluation for every report; an
     error in it is a warning, and the decision stands."""
-    try:
-        said = await attribute_verdict(request, verdict)
-    except Exception as exc:
-        console.log(command("warning", f"attribution did not finish: {exc}"))
-        return
+    said = await attribute_verdict(
+        request, verdict, lambda warning: console.log(command("warning", warning))
+    )
     if said:
         console.log(f"evalward: {said}")
 

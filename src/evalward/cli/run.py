@@ -142,8 +142,8 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         verdict, own, attributed = asyncio.run(_run(setup, progress))
     finally:
         progress.bar.close()
-    if attributed:
-        print(f"evalward: {attributed}", file=sys.stderr)
+    for line in attributed:
+        print(f"evalward: {line}", file=sys.stderr)
     outcome = verdict.outcome
     failure = outcome.failure
     if failure is not None and (not outcome.began or isinstance(failure, MissingSecretError)):
@@ -154,11 +154,11 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     return _report(args, root, setup, verdict, started, shown, own=own)
 
 
-async def _run(setup: RunSetup, progress: ShownProgress) -> tuple[RunVerdict, Spent, str]:
+async def _run(setup: RunSetup, progress: ShownProgress) -> tuple[RunVerdict, Spent, list[str]]:
     """The run and its decision, what its own model calls spent, and what attribution said:
     with a base, it traces the run's regressions to their hunks as the base's
     `evalward.yaml` asks (`flows.attribution_runs`), after the decision, which it never
-    changes; an error in it is a warning. Its clients are closed however it ends."""
+    changes; an error in it is said as a warning. Its clients are closed however it ends."""
     from evalward.flows import session
     from evalward.flows.attribution_runs import attribute_verdict
     from evalward.plan.request import RunRequest
@@ -169,11 +169,11 @@ async def _run(setup: RunSetup, progress: ShownProgress) -> tuple[RunVerdict, Sp
         outcome = await session.run(request)
         own = setup.providers.spent.plus(Spent())  # the run's, before attribution's
         verdict = session.decide(outcome)
-        try:
-            said = await attribute_verdict(request, verdict)
-        except Exception as exc:
-            said = f"warning: attribution did not finish: {exc}"
-        return verdict, own, said
+        said: list[str] = []
+        said.append(
+            await attribute_verdict(request, verdict, lambda w: said.append(f"warning: {w}"))
+        )
+        return verdict, own, [line for line in said if line]
     finally:
         await setup.providers.aclose()
 

@@ -73,7 +73,7 @@ class CallBudget:
     total: int
     spent: Spent
     """The providers' tally, which keeps counting."""
-    fraction: float = 0.5
+    fraction: float
     """The base branch's `attribution.budget`, whose share of the run's calls `total` is."""
     short: bool = False
     before: Spent = field(init=False)
@@ -153,14 +153,21 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
     return RunAttribution(settings.mode.value, tuple(found), budget.spent_since(), budget.total)
 
 
-async def attribute_verdict(request: RunRequest, verdict: RunVerdict) -> str:
+async def attribute_verdict(
+    request: RunRequest, verdict: RunVerdict, warn: Callable[[str], None]
+) -> str:
     """Attribution of the verdict's regressions (`attribute_run`), kept in its Evaluation for
-    every report; what a front end says of it in its log ("" where it did not run).
+    every report; what a front end says of it in its log ("" where it did not run). An
+    error in it is a warning (`warn`), and the decision stands.
 
     SIGTERM or SIGINT while it runs stops it whole, wherever it is (a variant's runs, the
     building of the next), as it stops the run (`until_signalled`): the run's progress is
     marked cancelled, so the front end writes what the run decided and exits 130."""
-    found = await until_signalled(attribute_run(request, verdict), request.progress)
+    try:
+        found = await until_signalled(attribute_run(request, verdict), request.progress)
+    except Exception as exc:
+        warn(f"attribution did not finish: {exc}")
+        return ""
     verdict.evaluation.attribution = found
     if found is None:
         return "attribution stopped: the job was cancelled" if request.progress.cancelled else ""
@@ -189,9 +196,7 @@ def head_commit(request: RunRequest) -> tuple[str, str]:
             "it holds, and the variants attribution runs are commits: add them (or ignore "
             "them) and run again to trace the regression to its hunk"
         )
-    tip = git.resolve("HEAD")
-    changed = [p for p in git.dirty_paths() if p.split("/")[0] != EVALWARDS_OWN]
-    return (git.working_tree_commit(tip) if changed else tip), ""
+    return git.working_tree_commit(git.resolve("HEAD")), ""
 
 
 async def attribute_regression(
@@ -200,7 +205,7 @@ async def attribute_regression(
     regression: Regression,
     *,
     max_trials: int,
-    head: str | None = None,
+    head: str,
     afford: Callable[[], str] | None = None,
     budget: CallBudget | None = None,
 ) -> Attribution:
@@ -212,7 +217,6 @@ async def attribute_regression(
     setup = request.setup
     git, revisions = setup.git, setup.revisions
     assert revisions.base is not None, "a regression is measured against a base"
-    head = head or git.resolve(revisions.head or "HEAD")
     base = git.merge_base(git.resolve(revisions.base), head)
     files = evaluation.agent_files.get(regression.agent)
     hunks: tuple[Hunk, ...] = split_change(git, base, head, files) if files is not None else ()
