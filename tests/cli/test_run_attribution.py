@@ -148,6 +148,43 @@ def test_a_file_git_does_not_track_says_why_it_is_not_traced(
     assert len(model.requests) == results["run"]["spent"]["model_calls"]
 
 
+def test_untracked_names_that_break_lines_or_are_not_utf8_are_said_inert(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    """An untracked file's name is anyone's bytes: a line break that would start a line of
+    the comment of its own (a heading, a mention), markup, a byte that is not UTF-8. The
+    reason names them as a message names a file (`printable`: quoted as git quotes one),
+    on its one line of the comment, inert there, and results.json stays UTF-8."""
+    script(model)
+    repo = _clerk(tmp_path / "repo")
+    hostile = [b"a\n## Approved @octocat.txt", b"<img src=x onerror=alert(1)>.md", b"caf\xff.txt"]
+    for name in hostile:
+        (repo.path / os.fsdecode(name)).write_bytes(b"read by the run\n")
+
+    code, stdout, stderr, results = _run(repo, model)
+
+    assert code == 1, stdout + stderr
+    (regression,) = results["attribution"]["regressions"]
+    assert regression["result"] == "not attributable"
+    reason = regression["reason"]
+    for said in (
+        '"a\\n## Approved @octocat.txt"',  # quoted as git quotes it: one token, one line
+        "<img src=x onerror=alert(1)>.md",
+        '"caf\\xff.txt"',
+    ):
+        assert said in reason, reason
+    # the comment: on the reason's one line, no heading, no mention, no markup
+    (line,) = [x for x in stdout.splitlines() if "not attributable" in x]
+    assert '"a\\\\n## Approved @\u200boctocat.txt"' in line, line  # \\ escaped for markdown
+    assert "&lt;img src=x onerror=alert(1)&gt;.md" in line, line
+    assert not any(x.startswith("## Approved") for x in stdout.splitlines())
+    assert "<img" not in stdout
+    raw = (repo.path / "out" / "results.json").read_bytes()
+    raw.decode("utf-8")  # strictly UTF-8: no lone surrogate written
+    assert b"\\udc" not in raw
+    assert results["attribution"]["spentModelCalls"] == 0
+
+
 def test_the_base_turning_it_off_runs_none_on_the_command_line(
     tmp_path: Path, model: ScriptedModelServer
 ) -> None:

@@ -26,6 +26,7 @@ from evalward.attribution.search import (
     attribute,
 )
 from evalward.attribution.variants import NotBuildable, build_variant, with_only
+from evalward.errors import printable
 from evalward.flows import pipeline
 from evalward.flows.interrupt import until_signalled
 from evalward.flows.session import RunVerdict, stopped_by
@@ -182,14 +183,15 @@ def head_commit(request: RunRequest) -> tuple[str, str]:
     """The commit whose variants attribution builds, or why there is none ("" and why): the
     run's head; a head that is the working tree is HEAD, or a commit of its tracked files as
     they are (`Git.working_tree_commit`: nothing of the checkout changes). A file git does
-    not track (and does not ignore) the head's runs may have read, and no commit holds it."""
+    not track (and does not ignore) the head's runs may have read, and no commit holds it;
+    its name is anyone's bytes, said as `printable` says a name."""
     setup = request.setup
     git = setup.git
     if setup.revisions.head is not None:
         return git.resolve(setup.revisions.head), ""
     untracked = [p for p in git.untracked() if p.split("/")[0] != EVALWARDS_OWN]
     if untracked:
-        shown = ", ".join(untracked[:3])
+        shown = ", ".join(map(printable, untracked[:3]))
         shown += f" and {len(untracked) - 3} more" if len(untracked) > 3 else ""
         return "", (
             f"the working tree has files git does not track ({shown}), which no commit of "
