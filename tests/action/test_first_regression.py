@@ -7,7 +7,8 @@ prompt file, command tools, a command agent, an http agent, a files, SQLite and 
 playground, a code scorer from a file, an agent `environment`) × fixed and adaptive reps ×
 each outcome a fixture can have (head fixes it, head regresses, both fail, a flaky base). Under
 adaptive reps the base runs only once the head's runs ask for it, rounds later: every base run
-must still find its commit's files, whenever it starts.
+must still find its commit's files, whenever it starts. Attribution, on by default, builds
+and runs a variant of each kind of agent from a commit of its own after the decision.
 """
 
 from __future__ import annotations
@@ -266,6 +267,23 @@ def _check(results: dict[str, Any], comment: str, mode: str) -> None:
             assert verdicts[f"{feature}-flaky"] in ("stable", "noise"), verdicts
     assert results["summary"]["counts"]["regressions"] == len(FEATURES), results["summary"]
     assert f"{len(FEATURES)} regressions" in comment
+    # Attribution, on by default, built and ran variants of every kind of agent from their
+    # commits within its budget; the mock answers by side, so no hunk is the cause, and it
+    # says so for each regression its budget reached.
+    attribution = results["attribution"]
+    assert attribution["spentModelCalls"] <= attribution["budgetModelCalls"], attribution
+    found = {r["eval"]: r for r in attribution["regressions"]}
+    assert sorted(found) == sorted(f"{feature}-eval" for feature in FEATURES), found
+    left_out = "the budget left some of its runs out"
+    for name, regression in found.items():
+        for trial in regression["trials"]:
+            assert trial["regressed"] or trial["notBuilt"] == left_out, (name, trial)
+        reason = regression["reason"]
+        assert reason.endswith("it is not in these hunks") or "budget" in reason, (name, reason)
+    concluded = [n for n, r in found.items() if r["reason"].endswith("not in these hunks")]
+    # fixed reps: the budget (half of 240 calls) holds every search; adaptive reps spend
+    # fewer, and the budget stops the last
+    assert len(concluded) == len(FEATURES) if mode == "fixed reps" else concluded, found
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))
