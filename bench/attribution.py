@@ -160,7 +160,7 @@ async def _gate(root: Path, base_url: str) -> dict[str, Any]:
         "wall": wall,
         "trials": len(trials),
         "found": (
-            ", ".join(f"{h.path} {h.field_name or h.kind}" for h in culprit.culprit)
+            ", ".join(f"{h.path}:{h.first} {h.field_name or h.kind}" for h in culprit.culprit)
             if isinstance(culprit, Attributed)
             else f"not attributable: {finding.attribution.reason}"
         ),

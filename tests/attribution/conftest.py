@@ -55,6 +55,40 @@ HEAD_PROMPT = (
 
 SUPPORT = AgentFiles("support", "agents/support.yaml", ("prompts/support.md",))
 
+INLINE_BASE = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata:
+  name: support
+spec:
+  models: [openai/gpt-4.1-mini]
+  temperature: 0
+  system: |
+    You are the support agent.
+    Ask why before you refund.
+    Be brief.
+    Sign with your name.
+  tools:
+    - name: lookup_order
+      description: >
+        Look up an order
+        by its id.
+      mock:
+        output: shipped
+"""
+
+INLINE_HEAD = (
+    INLINE_BASE.replace("temperature: 0", "temperature: 0.3")
+    .replace("    Ask why before you refund.\n", "    Refund at once.\n")
+    .replace("    Sign with your name.\n", "    Sign with your name.\n    Never apologise.\n")
+    .replace("        by its id.\n", "        by its id or email.\n")
+)
+"""The temperature (line 7), two blocks of the system prompt written in the YAML (line 10:
+the refund rule; line 13: a new last line) and a line of a tool's folded description (line
+18) change."""
+
+INLINE = AgentFiles("support", "agents/support.yaml")
+
 
 @dataclass(frozen=True)
 class Change:

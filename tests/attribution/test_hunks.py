@@ -9,6 +9,9 @@ from attribution.conftest import (
     BASE_AGENT,
     HEAD_AGENT,
     HEAD_PROMPT,
+    INLINE,
+    INLINE_BASE,
+    INLINE_HEAD,
     SUPPORT,
     Change,
 )
@@ -136,3 +139,57 @@ def test_a_block_fields_lines_end_before_the_next_key_or_item(repo: GitRepo) -> 
         ("spec.tools[lookup_order].mock", 17, 18),  # not the next tool's `- name:` line
     ]
     assert hunks[1].head_lines == ("      mock:\n", "        output: delayed\n")
+
+
+def test_a_prompt_written_in_the_yaml_as_a_block_splits_into_its_changed_lines(
+    repo: GitRepo,
+) -> None:
+    """`system: |` and a tool's `description: >` are split as a prompt file is, each changed
+    block of lines a hunk on its own lines, named by the field it lies in; the fields beside
+    them stay one hunk each."""
+    base = repo.commit("base", {"agents/support.yaml": INLINE_BASE})
+    head = repo.commit("head", {"agents/support.yaml": INLINE_HEAD})
+    hunks = split_change(Git(repo.path), base, head, INLINE)
+    assert where(hunks) == [
+        ("agents/support.yaml", 1, "field", 7, 7, "spec.temperature"),
+        ("agents/support.yaml", 2, "text", 10, 10, "spec.system"),
+        ("agents/support.yaml", 3, "text", 13, 13, "spec.system"),
+        ("agents/support.yaml", 4, "text", 18, 18, "spec.tools[lookup_order].description"),
+    ]
+    _, rule, added, described = hunks
+    lines = INLINE_HEAD.splitlines()
+    assert lines[rule.first - 1] == "    Refund at once."
+    assert rule.base_lines == ("    Ask why before you refund.\n",)
+    assert rule.head_lines == ("    Refund at once.\n",) and rule.at == 9
+    assert added.base_lines == () and added.head_lines == ("    Never apologise.\n",)
+    assert described.head_lines == ("        by its id or email.\n",)
+    assert rule.describe() == "hunk 2 of agents/support.yaml (spec.system), line 10"
+
+
+@pytest.mark.parametrize(
+    "head_text",
+    [
+        INLINE_BASE.replace("system: |", "system: |-").replace("Be brief.", "Be terse."),
+        INLINE_BASE.replace(
+            "    You are the support agent.\n    Ask why before you refund.\n"
+            "    Be brief.\n    Sign with your name.\n",
+            "      You are the support agent.\n      Ask why before you refund.\n"
+            "      Be terse.\n      Sign with your name.\n",
+        ),
+        INLINE_BASE.replace(
+            "  system: |\n    You are the support agent.\n    Ask why before you refund.\n"
+            "    Be brief.\n    Sign with your name.\n",
+            '  system: "You are the support agent.\\nRefund at once.\\n"\n',
+        ),
+    ],
+    ids=["its key line changes", "its indentation changes", "it is no longer a block"],
+)
+def test_a_block_whose_key_line_or_indentation_changes_is_one_field(
+    repo: GitRepo, head_text: str
+) -> None:
+    """Lines of the base put in the head's block would then read as other text: the field
+    is taken back whole."""
+    base = repo.commit("base", {"agents/support.yaml": INLINE_BASE})
+    head = repo.commit("head", {"agents/support.yaml": head_text})
+    hunks = split_change(Git(repo.path), base, head, INLINE)
+    assert [(h.kind, h.field_name) for h in hunks] == [("field", "spec.system")]

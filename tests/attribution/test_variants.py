@@ -6,7 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from attribution.conftest import BASE_AGENT, BASE_PROMPT, HEAD_AGENT, HEAD_PROMPT, SUPPORT, Change
+from attribution.conftest import (
+    BASE_AGENT,
+    BASE_PROMPT,
+    HEAD_AGENT,
+    HEAD_PROMPT,
+    INLINE,
+    INLINE_BASE,
+    INLINE_HEAD,
+    SUPPORT,
+    Change,
+)
 from evalward.attribution.fields import plain, round_trip
 from evalward.attribution.hunks import AgentFiles, Hunk, split_change
 from evalward.attribution.variants import NotBuildable, Variant, build_variant, with_only
@@ -167,3 +177,29 @@ def test_tools_put_back_at_one_place_keep_the_bases_order(repo: GitRepo) -> None
     hunks = split_change(change.git, base, head, SUPPORT)
     assert [h.field_name for h in hunks] == ["spec.tools[alpha]", "spec.tools[zeta]"]
     assert show(change, variant(change, *hunks).commit, "agents/support.yaml") == with_extra
+
+
+def test_a_block_prompts_lines_taken_back_beside_a_field_read_as_the_mixed_text(
+    repo: GitRepo,
+) -> None:
+    """One block of `system: |` taken back with the temperature: the prompt reads as the
+    head's with that line the base's, the temperature the base's; every other line stays
+    as written."""
+    base = repo.commit("base", {"agents/support.yaml": INLINE_BASE})
+    head = repo.commit("head", {"agents/support.yaml": INLINE_HEAD})
+    change = Change(repo, Git(repo.path), base, head)
+    temperature, rule, added, described = split_change(change.git, base, head, INLINE)
+    built = variant(change, rule, temperature, files=INLINE)
+    text = show(change, built.commit, "agents/support.yaml")
+    assert text == INLINE_HEAD.replace("temperature: 0.3", "temperature: 0").replace(
+        "    Refund at once.\n", "    Ask why before you refund.\n"
+    )
+    spec = plain(round_trip().load(text))["spec"]
+    assert spec["system"] == (
+        "You are the support agent.\nAsk why before you refund.\nBe brief.\n"
+        "Sign with your name.\nNever apologise.\n"
+    )
+    assert spec["tools"][0]["description"] == "Look up an order by its id or email.\n"
+    # every hunk taken back is the base, line for line
+    everything = variant(change, temperature, rule, added, described, files=INLINE)
+    assert show(change, everything.commit, "agents/support.yaml") == INLINE_BASE

@@ -95,6 +95,49 @@ def test_a_committed_change_is_traced_to_its_hunk_on_the_command_line(
     assert len(model.requests) == spent + attribution
 
 
+def _inline(prompt: str) -> str:
+    """The clerk with its prompt written in its YAML as a block, as most agents keep it."""
+    block = "".join(f"    {line}" if line.strip() else line for line in prompt.splitlines(True))
+    return AGENT.format(model="openai/gpt-4.1-mini").replace(
+        "  systemFile: prompts/clerk.md\n", f"  system: |\n{block}"
+    )
+
+
+def test_a_prompt_written_in_the_yaml_is_traced_to_its_line_there(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    """The same three-hunk change with the prompt in the agent's YAML (`system: |`): the
+    rule that breaks the refunds is named on its own line of the YAML, not as the whole
+    field."""
+    script(model)
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit(
+        "the clerk",
+        {
+            "agents/clerk.yaml": _inline(BASE_PROMPT),
+            "evals/suite.yaml": SUITE,
+            ".gitignore": ".evalward/\nout/\n",
+            "evalward.yaml": ROOMY,
+        },
+    )
+    repo.git("branch", "-M", "main")
+    repo.branch("stricter")
+    head = _inline(HEAD_PROMPT)
+    repo.commit("a stricter clerk", {"agents/clerk.yaml": head})
+
+    code, stdout, stderr, results = _run(repo, model)
+
+    assert code == 1, stdout + stderr
+    (regression,) = results["attribution"]["regressions"]
+    assert regression["result"] == "attributed", regression
+    # the hunks its trials took back: the first line's, then the rule's, which proved it
+    assert [(h["kind"], h["field"]) for h in regression["hunks"]] == [("text", "spec.system")] * 2
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    line = head.splitlines().index("    NEVER REFUND anything.") + 1
+    assert (culprit["path"], culprit["first"], culprit["last"]) == ("agents/clerk.yaml", line, line)
+    assert f"agents/clerk.yaml:{line}" in stdout and "spec.system" in stdout
+
+
 def _checkout(repo: GitRepo) -> dict[str, object]:
     """What a user's checkout is: its status, HEAD, index, refs and the prompt's text."""
     return {

@@ -4,17 +4,23 @@ by one.
 A prompt or program file is split as a diff shows it: each contiguous changed block (no
 context) is one hunk, with the head's lines it spans, which a review comment points at. The
 agent's own YAML is split by field (attribution/fields.py): a changed model, temperature or
-system prompt, one tool's description or schema, one MCP server. A file that is not UTF-8
-text, or is on one side only, is one hunk whole. Every file is read from the commits through
-RepoFiles, the door to a commit's files.
+system prompt, one tool's description or schema, one MCP server. A prompt written in the YAML
+as a block (`system: |`, a tool's `description: >`) is split as a prompt file is, into the
+changed blocks of its lines: most agents keep their prompt there, and "the system prompt" is
+no answer to where a change of it broke them. A file that is not UTF-8 text, or is on one
+side only, is one hunk whole. Every file is read from the commits through RepoFiles, the
+door to a commit's files.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
+
+from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
 
 from evalward.attribution.fields import (
     AgentYaml,
@@ -23,6 +29,7 @@ from evalward.attribution.fields import (
     display,
     place_of,
     read_agent_yaml,
+    value_at,
 )
 from evalward.errors import NotCommitted
 from evalward.files.committed import MAX_SYSTEM_BYTES, RepoFiles
@@ -32,7 +39,8 @@ from evalward.plan.plan import Plan, head_targets
 from evalward.resources import Agent, Located, ResourceSet
 
 HunkKind = Literal["text", "file", "field"]
-"""A block of lines of a text file; a whole file; one field of the agent's YAML."""
+"""A block of lines of a text file (or of a block of text in the agent's YAML); a whole
+file; one field of the agent's YAML."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +73,7 @@ class Hunk:
     and `line` on the RIGHT side); a pure deletion points at the head's line next to it, and
     0 means the head has no line to point at (a file it removed or that is not text).
     `at` is where `head_lines` start in the head's file (0-based), for a text hunk's revert;
-    `field` is a field hunk's path."""
+    `field` is a field hunk's path, or the path of the block of text a text hunk lies in."""
 
     path: str
     index: int
@@ -194,21 +202,61 @@ def _definition_hunks(path: str, old: bytes | None, new: bytes | None, agent: st
     base = read_agent_yaml(before, agent) if before is not None else None
     if head is None or base is None:
         return _file_hunks(path, old, new)
-    fields = changed_fields(base.data, head.data)
-    placed = sorted((_lines(head, f), f) for f in fields)
+    found: list[Hunk] = []
+    for field in changed_fields(base.data, head.data):
+        prose = _block_hunks(path, base, head, field)
+        if prose is not None:
+            found += prose
+            continue
+        first, last = _lines(head, field)
+        text = _field_text(base, field), _field_text(head, field)
+        found.append(Hunk(path, 0, "field", first + 1, last + 1, *text, field=field))
+    found.sort(key=lambda h: (h.first, h.last, h.field, h.at))
+    return [dataclasses.replace(h, index=index) for index, h in enumerate(found, start=1)]
+
+
+BLOCKS = (LiteralScalarString, FoldedScalarString)
+"""Text written in YAML as a block (`|`, `>`): its value's lines are the file's lines, each
+indented alike."""
+
+
+def _block_hunks(
+    path: str, base: AgentYaml, head: AgentYaml, field: FieldPath
+) -> list[Hunk] | None:
+    """The text hunks of a field that both sides write as the same kind of block, under the
+    same key line and indentation: taking one back puts the base's lines in place of the
+    head's, and the block still reads as text whose other lines are the head's. None where
+    the field is one hunk (not such a block on both sides, or its key line or indentation
+    changed)."""
+    old, new = value_at(base.data, field), value_at(head.data, field)
+    if not isinstance(new, BLOCKS) or type(old) is not type(new):
+        return None
+    there, here = place_of(base, field), place_of(head, field)
+    if there is None or here is None:
+        return None
+    before = base.lines[there.first : there.last + 1]
+    after = head.lines[here.first : here.last + 1]
+    if before[0] != after[0] or _indentation(before[1:]) != _indentation(after[1:]):
+        return None
+    start = here.first + 1  # the block's first line, after its key's
     return [
-        Hunk(
-            path,
-            index,
-            "field",
-            first + 1,
-            last + 1,
-            _field_text(base, field),
-            _field_text(head, field),
-            field=field,
+        dataclasses.replace(
+            hunk, first=hunk.first + start, last=hunk.last + start, at=hunk.at + start, field=field
         )
-        for index, ((first, last), field) in enumerate(placed, start=1)
+        for hunk in text_hunks(path, _text(before[1:]), _text(after[1:]))
     ]
+
+
+def _indentation(lines: list[str]) -> int | None:
+    """The indentation of a block's first line that is not blank (None: all are)."""
+    for line in lines:
+        if line.strip():
+            return len(line) - len(line.lstrip(" "))
+    return None
+
+
+def _text(lines: list[str]) -> str:
+    return "".join(f"{line}\n" for line in lines)
 
 
 def _lines(doc: AgentYaml, field: FieldPath) -> tuple[int, int]:

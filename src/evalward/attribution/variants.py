@@ -105,21 +105,23 @@ def _reverted(
     head_text = text_of(after.contents([path]).get(path))
     if head_text is None:
         raise _Unbuildable("the head's file is not text, as it was when it was split")
-    fields = [h.field for h in hunks if h.kind == "field"]
-    if fields:
-        base_text = text_of(before.contents([path]).get(path))
-        head_doc = read_agent_yaml(head_text, agent)
-        base_doc = read_agent_yaml(base_text, agent) if base_text is not None else None
-        if head_doc is None or base_doc is None:
-            raise _Unbuildable(f"the agent {agent}'s document cannot be read on both sides")
-        head_text = revert_fields(base_doc, head_doc, fields)
+    # text hunks first, at the head's lines they were split at; then fields, on what they left
     lines = lines_of(head_text)
     for hunk in sorted((h for h in hunks if h.kind == "text"), key=lambda h: h.at, reverse=True):
         end = hunk.at + len(hunk.head_lines)
         if tuple(lines[hunk.at : end]) != hunk.head_lines:
             raise _Unbuildable(f"{hunk.describe()} is not the head's")
         lines[hunk.at : end] = hunk.base_lines
-    return "".join(lines).encode()
+    text = "".join(lines)
+    fields = [h.field for h in hunks if h.kind == "field"]
+    if fields:
+        base_text = text_of(before.contents([path]).get(path))
+        head_doc = read_agent_yaml(text, agent)
+        base_doc = read_agent_yaml(base_text, agent) if base_text is not None else None
+        if head_doc is None or base_doc is None:
+            raise _Unbuildable(f"the agent {agent}'s document cannot be read on both sides")
+        text = revert_fields(base_doc, head_doc, fields)
+    return text.encode()
 
 
 def _check_agent(content: bytes | None, agent: str) -> None:
