@@ -181,15 +181,27 @@ def test_a_prompt_written_in_the_yaml_as_a_block_splits_into_its_changed_lines(
             "    Be brief.\n    Sign with your name.\n",
             '  system: "You are the support agent.\\nRefund at once.\\n"\n',
         ),
+        INLINE_BASE.replace(
+            "    Sign with your name.\n", "    Sign with your name.\n    # v1\n"
+        ).replace("Be brief.", "Be terse."),
     ],
-    ids=["its key line changes", "its indentation changes", "it is no longer a block"],
+    ids=[
+        "its key line changes",
+        "its indentation changes",
+        "it is no longer a block",
+        "its last line looks like a comment",
+    ],
 )
-def test_a_block_whose_key_line_or_indentation_changes_is_one_field(
+def test_a_block_whose_lines_cannot_be_taken_back_alone_is_one_field(
     repo: GitRepo, head_text: str
 ) -> None:
-    """Lines of the base put in the head's block would then read as other text: the field
-    is taken back whole."""
-    base = repo.commit("base", {"agents/support.yaml": INLINE_BASE})
+    """Lines of the base put in the head's block would then read as other text (its key
+    line or indentation changed, it is no longer a block), or its last line, `# v1`, is
+    text that a field's place leaves out: the field is taken back whole."""
+    base_text = INLINE_BASE
+    if "# v1" in head_text:  # the base has it too, as `# v0`
+        base_text = head_text.replace("# v1", "# v0").replace("Be terse.", "Be brief.")
+    base = repo.commit("base", {"agents/support.yaml": base_text})
     head = repo.commit("head", {"agents/support.yaml": head_text})
     hunks = split_change(Git(repo.path), base, head, INLINE)
     assert [(h.kind, h.field_name) for h in hunks] == [("field", "spec.system")]

@@ -28,6 +28,7 @@ from evalward.attribution.fields import (
     changed_fields,
     display,
     place_of,
+    plain,
     read_agent_yaml,
     value_at,
 )
@@ -204,7 +205,7 @@ def _definition_hunks(path: str, old: bytes | None, new: bytes | None, agent: st
         return _file_hunks(path, old, new)
     found: list[Hunk] = []
     for field in changed_fields(base.data, head.data):
-        prose = _block_hunks(path, base, head, field)
+        prose = _block_hunks(path, base, head, field, agent)
         if prose is not None:
             found += prose
             continue
@@ -221,7 +222,7 @@ indented alike."""
 
 
 def _block_hunks(
-    path: str, base: AgentYaml, head: AgentYaml, field: FieldPath
+    path: str, base: AgentYaml, head: AgentYaml, field: FieldPath, agent: str
 ) -> list[Hunk] | None:
     """The text hunks of a field that both sides write as the same kind of block, under the
     same key line and indentation: taking one back puts the base's lines in place of the
@@ -238,13 +239,21 @@ def _block_hunks(
     after = head.lines[here.first : here.last + 1]
     if before[0] != after[0] or _indentation(before[1:]) != _indentation(after[1:]):
         return None
+    # every hunk taken back must read as the base's text: lines the field's place leaves
+    # out (a last line of the block that looks like a comment) would otherwise be changes
+    # no hunk holds
+    lines = head.lines
+    lines[here.first : here.last + 1] = before
+    back = read_agent_yaml("\n".join(lines), agent)
+    if back is None or plain(value_at(back.data, field)) != plain(old):
+        return None
     start = here.first + 1  # the block's first line, after its key's
     return [
         dataclasses.replace(
             hunk, first=hunk.first + start, last=hunk.last + start, at=hunk.at + start, field=field
         )
         for hunk in text_hunks(path, _text(before[1:]), _text(after[1:]))
-    ]
+    ] or None
 
 
 def _indentation(lines: list[str]) -> int | None:
