@@ -8,7 +8,7 @@ import pytest
 
 from evalward.cli._progress import ProgressBar
 from evalward.plan.plan import MoreRuns, Plan, PlannedRun
-from evalward.rundata.results import FixtureResult, Severity, Status, Verdict
+from evalward.rundata.results import AssertionResult, FixtureResult, Severity, Status, Verdict
 from evalward.rundata.sides import Side
 
 pytestmark = pytest.mark.unit
@@ -113,3 +113,32 @@ def test_a_round_asked_for_by_several_tests_counts_each() -> None:
     assert MoreRuns(adaptive=1).text(17) == (
         "1 more runs where outcomes are open (adaptive reps), 17 in all"
     )
+
+
+def test_a_base_run_whose_judge_waits_is_neither_a_skip_nor_not_passing() -> None:
+    """Scored before its judge is asked (only where the verdict reads it), a base run is
+    `skipped` in its status: the line says its judge is deferred, and the bar does not count
+    it as not passing."""
+    waiting = result("a", Status.skipped).model_copy(
+        update={
+            "side": "base",
+            "assertions": [
+                AssertionResult(
+                    type="judge",
+                    status=Status.skipped,
+                    score=0.0,
+                    weight=1.0,
+                    severity=Severity.medium,
+                    deferred=True,
+                )
+            ],
+        }
+    )
+    lines, bar = io.StringIO(), Terminal()
+    for stream in (lines, bar):
+        progress = ProgressBar(stream)
+        progress.planned(PLAN)
+        progress(waiting)
+        progress.close()
+    assert lines.getvalue().splitlines()[1] == "[1/2] base e / a #0: judge deferred (0.00)"
+    assert "] 1/2  0 not passing" in bar.getvalue()

@@ -122,6 +122,11 @@ def test_a_fixture_the_head_breaks_reads_its_base_judged_and_so_does_the_pooled_
     [comment] = github.comments_on(3)
     assert f"| {BROKEN} | ❌ {verdict} |" in comment["body"]
     assert "not judged" not in comment["body"]
+    # the log says of a base run scored before its judge was asked that its judge waits,
+    # not that the run was skipped
+    deferred = [x for x in run.stdout.splitlines() if x.startswith("base ") and " #" in x]
+    assert deferred and all(": skipped (" not in x for x in deferred), deferred
+    assert any(": judge deferred (" in x for x in deferred), deferred
 
 
 def test_a_fixture_the_head_fails_once_has_its_base_judged_and_no_other(

@@ -48,7 +48,7 @@ class ProgressBar:
 
     def __call__(self, result: FixtureResult) -> None:
         self.done += 1
-        self.failed += not result.passed
+        self.failed += not result.passed and not result.not_judged
         if self.bar:
             filled = BAR_WIDTH * self.done // max(self.total, 1)
             line = (

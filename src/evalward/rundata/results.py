@@ -190,9 +190,13 @@ class FixtureResult(RecordModel):
 
     @property
     def outcome(self) -> str:
-        """The word for this run's result wherever it is shown: its status, or `unavailable`
-        for an error that is only an outage (no verdict on the agent)."""
-        return "unavailable" if self.provider_unavailable else self.status.value
+        """The word for this run's result wherever it is shown: its status, `unavailable`
+        for an error that is only an outage (no verdict on the agent), or `judge deferred`
+        for a base run scored without its judge, which is asked only where the verdict reads
+        it (`not_judged`: its `skipped` is no skip of the run)."""
+        if self.provider_unavailable:
+            return "unavailable"
+        return "judge deferred" if self.not_judged else self.status.value
 
     @property
     def counted(self) -> bool:
