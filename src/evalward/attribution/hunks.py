@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
 
 from evalward.attribution.fields import (
@@ -28,8 +29,8 @@ from evalward.attribution.fields import (
     changed_fields,
     display,
     place_of,
-    plain,
     read_agent_yaml,
+    round_trip,
     value_at,
 )
 from evalward.errors import NotCommitted
@@ -205,7 +206,7 @@ def _definition_hunks(path: str, old: bytes | None, new: bytes | None, agent: st
         return _file_hunks(path, old, new)
     found: list[Hunk] = []
     for field in changed_fields(base.data, head.data):
-        prose = _block_hunks(path, base, head, field, agent)
+        prose = _block_hunks(path, base, head, field)
         if prose is not None:
             found += prose
             continue
@@ -222,7 +223,7 @@ indented alike."""
 
 
 def _block_hunks(
-    path: str, base: AgentYaml, head: AgentYaml, field: FieldPath, agent: str
+    path: str, base: AgentYaml, head: AgentYaml, field: FieldPath
 ) -> list[Hunk] | None:
     """The text hunks of a field that both sides write as the same kind of block, under the
     same key line and indentation: taking one back puts the base's lines in place of the
@@ -239,13 +240,7 @@ def _block_hunks(
     after = head.lines[here.first : here.last + 1]
     if before[0] != after[0] or _indentation(before[1:]) != _indentation(after[1:]):
         return None
-    # every hunk taken back must read as the base's text: lines the field's place leaves
-    # out (a last line of the block that looks like a comment) would otherwise be changes
-    # no hunk holds
-    lines = head.lines
-    lines[here.first : here.last + 1] = before
-    back = read_agent_yaml("\n".join(lines), agent)
-    if back is None or plain(value_at(back.data, field)) != plain(old):
+    if not (_holds(before, there.column, old) and _holds(after, here.column, new)):
         return None
     start = here.first + 1  # the block's first line, after its key's
     return [
@@ -254,6 +249,19 @@ def _block_hunks(
         )
         for hunk in text_hunks(path, _text(before[1:]), _text(after[1:]))
     ] or None
+
+
+def _holds(lines: list[str], column: int, value: str) -> bool:
+    """Whether a field's lines, read alone, are its whole value: lines its place leaves out
+    (a last line of the block that looks like a comment) would be a change no hunk holds.
+    Read alone, so each block costs a read of its own lines, not of the file."""
+    if any(line[:column].strip() for line in lines):
+        return False  # a list item's first key (`- description: |`): taken back whole
+    try:
+        data = round_trip().load("".join(f"{line[column:]}\n" for line in lines))
+    except (YAMLError, ValueError):
+        return False
+    return isinstance(data, Mapping) and list(data.values()) == [value]
 
 
 def _indentation(lines: list[str]) -> int | None:
