@@ -36,7 +36,7 @@ from evalward.report.attribution_text import said_lines, spent_text
 from evalward.report.compiled import template_cache
 from evalward.report.pairs import FLAGS, Pair, build_pairs, bundle, row
 from evalward.report.reps import axes_text, has_run_numbers, rep_rule, reps_text
-from evalward.report.story import blocking, counts_phrases, figures_text, reasons
+from evalward.report.story import blocking, counts_phrases, figures_text, reason_of
 from evalward.rundata.results import EvalResult, FixtureOutcome, FixtureResult
 from evalward.rundata.spool import TraceSource
 from evalward.rundata.trace import Trace
@@ -350,7 +350,7 @@ def html_chunks(
         run_time_summed_s=round(sum(f.duration_ms for f in fixtures) / 1000, 3),
     )  # a page rendered alone; a run passes the summary its comment shows
     candidates = blocking(comparisons)
-    card = list(reasons(candidates[:CARD_REASONS], private, trace_of))
+    card = [reason_of(c, private, trace_of) for c in candidates[:CARD_REASONS]]
     rows = _eval_rows(comparisons, trends or {})
     meta = {
         "result": result,

@@ -124,14 +124,6 @@ def blocking(comparisons: list[EvalComparison]) -> list[Candidate]:
     return found
 
 
-def reasons(
-    candidates: list[Candidate], private: set[tuple[str, str]], trace_of: TraceSource | None
-) -> Iterator[Reason]:
-    """Each candidate as a `Reason`, its traces read only as it is asked for."""
-    for candidate in candidates:
-        yield reason_of(candidate, private, trace_of)
-
-
 class Blocking:
     """A run's blocking fixtures worst first (`blocking`), each one's `Reason` read when it is
     first asked for, then kept: every rendering of one comment (the file's and the terminal's,
