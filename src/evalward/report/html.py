@@ -37,7 +37,7 @@ from evalward.report.compiled import template_cache
 from evalward.report.pairs import FLAGS, Pair, build_pairs, bundle, row
 from evalward.report.reps import axes_text, has_run_numbers, rep_rule, reps_text
 from evalward.report.story import blocking, counts_phrases, figures_text, reason_of
-from evalward.rundata.results import EvalResult, FixtureOutcome, FixtureResult
+from evalward.rundata.results import EvalResult, FixtureResult
 from evalward.rundata.spool import TraceSource
 from evalward.rundata.trace import Trace
 from evalward.security import Redact
@@ -279,17 +279,13 @@ def _static_items(pairs: list[Pair], rules: Mapping[str, float | None]) -> list[
                 pair.eval,
                 pair.fixture,
                 pair.private,
-                _side_text(record["b"], _reps(pair.base_outcome, rules.get(pair.eval))),
-                _side_text(record["h"], _reps(pair.head_outcome, rules.get(pair.eval)))
+                _side_text(record["b"], reps_text(pair.base_outcome, rules.get(pair.eval))),
+                _side_text(record["h"], reps_text(pair.head_outcome, rules.get(pair.eval)))
                 + (" · flaky" if pair.has("flaky") else ""),
                 message[:300],
             )
         )
     return items
-
-
-def _reps(outcome: FixtureOutcome | None, rule: float | None) -> str:
-    return "" if outcome is None else reps_text(outcome, rule)
 
 
 def _shown(value: object) -> object:

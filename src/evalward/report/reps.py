@@ -18,13 +18,13 @@ def rep_rule(result: EvalResult) -> float | None:
     return None if result.sequential is not None else result.min_rep_pass_rate
 
 
-def reps_text(outcome: FixtureOutcome, rule: float | None) -> str:
+def reps_text(outcome: FixtureOutcome | None, rule: float | None) -> str:
     """The outcome over reps as the Eval's `minRepPassRate` rule judges it (`rule` None: no
-    rule decides, adaptive reps); "" for one rep.
+    rule decides, adaptive reps); "" for one rep, or no outcome.
 
     Reps with nothing evaluated are outside the rate and said apart; timed-out and error reps
     count as not passing, and are named."""
-    if outcome.reps < 2:
+    if outcome is None or outcome.reps < 2:
         return ""
     counted = outcome.reps - outcome.skipped
     interval = outcome.pass_rate_interval

@@ -232,7 +232,7 @@ def build_view(source: ViewSource, lines: LineBudget = LineBudget()) -> CommentV
         candidate = candidates[index]
         shown = shown_run(candidate.fixture.head, candidate.outcome)
         rule = rep_rule(candidate.comparison.head)
-        reps = reps_text(candidate.outcome, rule) if candidate.outcome is not None else ""
+        reps = reps_text(candidate.outcome, rule)
         view.details.append(Detail(reason, shown, candidate.outcome, reps))
     listed = {(r.eval, r.fixture) for r in view.reasons}
     for comparison in comparisons:
@@ -291,7 +291,7 @@ def _add_lists(
         outcome = outcomes.get(fixture.fixture)
         facts = facts_of_fixture(comparison, fixture, outcomes)
         shown = shown_run(fixture.head, outcome)
-        reps = reps_text(outcome, rule) if outcome is not None else ""
+        reps = reps_text(outcome, rule)
         message = "" if private_one else shown.message
         if reps and message:
             message = f"rep {shown.rep}: {message}"
