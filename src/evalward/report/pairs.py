@@ -290,29 +290,23 @@ def bundle(pair: Pair, traces: TraceSource) -> dict[str, Any]:
     head = [(r, traces(r)) for r in pair.head]
     base = [(r, traces(r)) for r in pair.base]
     by_rep = {r.rep: t for r, t in base}
-    divergences = {}
-    arguments: dict[int, ArgumentDiff] = {}
-    turns: dict[int, int | None] = {}
+    marks: dict[int, dict[str, Any]] = {}
     for result, trace in head:
-        if result.rep in by_rep:
-            found = first_divergence(by_rep[result.rep], trace)
-            divergences[result.rep] = found
-            turns[result.rep] = first_divergent_turn(by_rep[result.rep], trace)
-            if found is not None and (differ := _arguments_at(by_rep[result.rep], trace, found)):
-                arguments[result.rep] = differ
+        before = by_rep.get(result.rep)
+        if before is None:
+            continue
+        mark = marks[result.rep] = {}
+        found = first_divergence(before, trace)
+        if found is not None:
+            mark["dv"], mark["dk"] = found.step, found.kind.value
+            if differ := _arguments_at(before, trace, found):
+                mark["da"] = {"p": [list(path) for path in differ.paths], "more": differ.more}
+        if turn := first_divergent_turn(before, trace):
+            mark["dt"] = turn
     document: dict[str, Any] = {"h": [], "b": []}
     for side, runs in (("h", head), ("b", base)):
         for result, trace in runs:
-            record = _run(result, trace)
-            found = divergences.get(result.rep)
-            if found is not None:
-                record["dv"], record["dk"] = found.step, found.kind.value
-            if result.rep in arguments:
-                differ = arguments[result.rep]
-                record["da"] = {"p": [list(path) for path in differ.paths], "more": differ.more}
-            if turns.get(result.rep):
-                record["dt"] = turns[result.rep]
-            document[side].append(record)
+            document[side].append(_run(result, trace) | marks.get(result.rep, {}))
     for side in ("h", "b"):
         outcome = pair.head_outcome if side == "h" else pair.base_outcome
         if outcome is not None and outcome.reps > 1:  # one rep: the row says it all
