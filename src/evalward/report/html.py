@@ -263,15 +263,7 @@ def _static_items(pairs: list[Pair], rules: Mapping[str, float | None]) -> list[
         if len(items) == STATIC_LIMIT:
             break
         record = row(pair, 0)
-        change = (
-            "regressed"
-            if pair.has("regressed")
-            else "errored"
-            if pair.has("errored")
-            else "timed-out"
-            if pair.has("timed-out")
-            else "failing"
-        )
+        change = next((f for f in ("regressed", "errored", "timed-out") if pair.has(f)), "failing")
         message = "" if pair.private else (record["h"] or record["b"] or {}).get("m", "")
         items.append(
             StaticItem(
