@@ -400,8 +400,7 @@ def _eval_index(
     rules = {e.eval: rep_rule(e) for e in evals if e.side == "head"}
     rules.update({e.eval: e.min_rep_pass_rate for e in evals if e.eval not in rules})
     for pair in pairs:
-        if pair.eval not in agents:
-            agents[pair.eval] = ""
+        agents.setdefault(pair.eval, "")
         if pair.eval not in eval_names:
             eval_names.append(pair.eval)
     return eval_names, agents, rules
