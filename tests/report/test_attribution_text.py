@@ -59,7 +59,7 @@ def test_not_attributable_says_why_and_how_many_variants_ran() -> None:
 
     text = attribution_markdown(RunAttribution("always", (finding,), Spent(2), 5))
 
-    assert "not attributable — it is not in these hunks (1 variants run)" in text
+    assert "not attributable — it is not in these hunks (1 variant run)" in text
 
 
 def test_hostile_names_come_out_inert() -> None:

@@ -80,6 +80,11 @@ class RegressedAt:
     def field(self) -> str:
         return (self.hunk.field_name or "") if self.hunk is not None else ""
 
+    @property
+    def tried_text(self) -> str:
+        """ "1 variant run", "4 variants run"."""
+        return f"{self.tried} variant{'' if self.tried == 1 else 's'} run"
+
 
 def said_lines(found: RunAttribution | None) -> list[RegressedAt]:
     """Each regression's line or lines: one per hunk of a proven cause, in the diff's
@@ -128,7 +133,7 @@ def attribution_markdown(
         if line.hunk is None:
             out.append(
                 f"- {name} ({fixtures}): not attributable — "
-                f"{inline(line.reason)} ({line.tried} variants run)."
+                f"{inline(line.reason)} ({line.tried_text})."
             )
             continue
         where = hunk_link(line.hunk, server=server, repository=repository, head_sha=head_sha)
