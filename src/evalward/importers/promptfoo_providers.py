@@ -97,10 +97,6 @@ class PromptfooProvider:
         self.api = self.api or self.model.partition("/")[0]
         self.reads = self.reads or ("anthropic" if self.api == "anthropic" else "chat")
 
-    @property
-    def kind(self) -> str:
-        return self.api
-
 
 def providers(
     node: Node, files: Files, env: Mapping[str, str] | None = None
@@ -155,7 +151,7 @@ def provider(
         _configure(found, config, files)
     _located(found, node, env or {})
     if config is not None and "apiKey" in config.value:
-        variable = found.key_env or (None if found.vendor else _default_key_env(found.kind))
+        variable = found.key_env or (None if found.vendor else _default_key_env(found.api))
         found.notes.append(
             f"{found.label}: its `apiKey` is not carried over; evalward reads the key from "
             + (
