@@ -16,12 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from evalward.importers.promptfoo_providers import PromptfooProvider
+from evalward.importers.promptfoo_providers import DEFAULT_KEYS, PromptfooProvider
 from evalward.importers.promptfoo_resources import numbered
 from evalward.importers.promptfoo_source import Node
 
 DEFAULT_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
-DEFAULT_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 NAME_LENGTH = 40
 
 

@@ -21,6 +21,7 @@ from evalward.importers.promptfoo_source import Files, Node
 OPENAI_APIS = {"chat", "responses"}
 OPENAI_OTHER_APIS = {"completion", "embedding", "embeddings", "assistant", "realtime", "image"}
 OLLAMA_URL = "http://localhost:11434/v1"
+DEFAULT_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 OPENAI_COMPATIBLE = {
     "mistral": ("https://api.mistral.ai/v1", "MISTRAL_API_KEY"),
     "groq": ("https://api.groq.com/openai/v1", "GROQ_API_KEY"),
@@ -151,7 +152,7 @@ def provider(
         _configure(found, config, files)
     _located(found, node, env or {})
     if config is not None and "apiKey" in config.value:
-        variable = found.key_env or (None if found.vendor else _default_key_env(found.api))
+        variable = found.key_env or (None if found.vendor else DEFAULT_KEYS[found.api])
         found.notes.append(
             f"{found.label}: its `apiKey` is not carried over; evalward reads the key from "
             + (
@@ -371,10 +372,6 @@ def agent_tools(node: Node) -> list[dict[str, Any]]:
             tool["description"] = spec["description"]
         tools.append(tool)
     return tools
-
-
-def _default_key_env(kind: str) -> str:
-    return {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}[kind]
 
 
 def grader(node: Node, files: Files, env: Mapping[str, str] | None = None) -> PromptfooProvider:
