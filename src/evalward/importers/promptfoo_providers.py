@@ -192,7 +192,9 @@ def _model(node: Node, id_: str, given: str | None, embedding: bool = False) -> 
         found = PromptfooProvider(label, f"anthropic/{model}", node)
     elif vendor in OPENAI_COMPATIBLE and api in {"chat", ""} and model:
         url, key_env = OPENAI_COMPATIBLE[vendor]
-        found = PromptfooProvider(label, f"openai/{model}", node, base_url=url, key_env=key_env)
+        found = PromptfooProvider(
+            label, f"openai/{model}", node, base_url=url, key_env=key_env, vendor=vendor
+        )
         found.notes.append(f"{id_}: called through {vendor}'s OpenAI-compatible API, {url}")
     elif vendor == "ollama" and api in {"chat", ""} and model:
         found = PromptfooProvider(
@@ -206,8 +208,6 @@ def _model(node: Node, id_: str, given: str | None, embedding: bool = False) -> 
         found.notes.append(f"{id_}: served by Ollama's OpenAI-compatible endpoint, {OLLAMA_URL}")
     elif vendor in AZURE and api == "chat" and model:
         found = PromptfooProvider(label, f"openai/{model}", node, vendor="azure")
-    if vendor in OPENAI_COMPATIBLE and found is not None:
-        found.vendor = vendor
     if found is None or not MODEL.match(model):
         raise node.refuse(_unmapped(id_, vendor, api), droppable=True)
     return found
