@@ -99,27 +99,25 @@ class PromptfooProvider:
         self.reads = self.reads or ("anthropic" if self.api == "anthropic" else "chat")
 
 
-def providers(
-    node: Node, files: Files, env: Mapping[str, str] | None = None
-) -> list[PromptfooProvider]:
+def providers(node: Node, files: Files, env: Mapping[str, str]) -> list[PromptfooProvider]:
     """Every provider of `providers:` (a string, a list, a map of id to options, file://);
     `env` is the environment promptfoo would read an Azure host and key from."""
     found: list[PromptfooProvider] = []
     for item in node.elements():
         if isinstance(item.value, dict) and "id" not in item.value and len(item.value) == 1:
             ((id_, options),) = item.items()  # the `{openai:gpt-4.1: {config: ...}}` form
-            found.append(provider(options, files, id_=id_, env=env))
+            found.append(provider(options, files, env, id_=id_))
         else:
-            found.append(provider(item, files, env=env))
+            found.append(provider(item, files, env))
     return found
 
 
 def provider(
     node: Node,
     files: Files,
+    env: Mapping[str, str],
     *,
     id_: str | None = None,
-    env: Mapping[str, str] | None = None,
     embedding: bool = False,
 ) -> PromptfooProvider:
     """One provider; `embedding`: an embedding provider (`openai:embedding:<model>`,
@@ -129,7 +127,7 @@ def provider(
         node = files.document(node, files.path_of(node, value))
         value = node.value
     if isinstance(value, str):
-        return _located(_model(node, value, None, embedding), node, env or {})
+        return _located(_model(node, value, None, embedding), node, env)
     if not isinstance(value, dict):
         raise node.refuse("expected a provider id such as openai:gpt-4.1-mini, or its options")
     if id_ is None:
@@ -150,7 +148,7 @@ def provider(
         found.prompts = [str(p.value) for p in prompts.elements()]
     if config is not None:
         _configure(found, config, files)
-    _located(found, node, env or {})
+    _located(found, node, env)
     if config is not None and "apiKey" in config.value:
         variable = found.key_env or (None if found.vendor else DEFAULT_KEYS[found.api])
         found.notes.append(
@@ -374,7 +372,7 @@ def agent_tools(node: Node) -> list[dict[str, Any]]:
     return tools
 
 
-def grader(node: Node, files: Files, env: Mapping[str, str] | None = None) -> PromptfooProvider:
+def grader(node: Node, files: Files, env: Mapping[str, str]) -> PromptfooProvider:
     """The provider `options.provider` or an assertion's `provider` names for grading (a map of
     `text:` / `embedding:` providers counts by its `text` one; `is_grader` says whether it has
     one)."""
@@ -383,7 +381,7 @@ def grader(node: Node, files: Files, env: Mapping[str, str] | None = None) -> Pr
         if text is None:
             raise node.refuse("a grading provider map needs its `text` provider")
         node = text
-    return provider(node, files, env=env)
+    return provider(node, files, env)
 
 
 def is_grader(node: Node) -> bool:
@@ -392,9 +390,9 @@ def is_grader(node: Node) -> bool:
     return not (isinstance(value, dict) and "id" not in value and "text" not in value)
 
 
-def embedder(node: Node, files: Files, env: Mapping[str, str] | None = None) -> PromptfooProvider:
+def embedder(node: Node, files: Files, env: Mapping[str, str]) -> PromptfooProvider:
     """The embedding provider an assertion's `provider` (or the `embedding` of a grading
     provider map) names."""
     if isinstance(node.value, dict) and "id" not in node.value and "embedding" in node.value:
         node = node.get("embedding") or node
-    return provider(node, files, env=env, embedding=True)
+    return provider(node, files, env, embedding=True)
