@@ -134,7 +134,6 @@ def _anthropic(text: str, node: Node, warnings: list[str]) -> SentPrompt:
             turns[-1][1].append(line)
         else:
             turns.append(("user", [line]))
-    turns = [(role, lines) for role, lines in turns if lines]
     if not turns and system is None:
         return text.strip()
     if not turns:
