@@ -112,13 +112,9 @@ def _from_row(row: Node) -> Node:
 def compact(expected: str) -> dict[str, Any]:
     """promptfoo's compact assertion (`icontains:paris`, `grade:…`, `javascript:…`, or a
     plain text that the output must equal)."""
-    for prefix, kind in (
-        ("javascript:", "javascript"),
-        ("fn:", "javascript"),
-        ("eval:", "javascript"),
-    ):
+    for prefix in ("javascript:", "fn:", "eval:"):
         if expected.startswith(prefix):
-            return {"type": kind, "value": expected[len(prefix) :].strip()}
+            return {"type": "javascript", "value": expected[len(prefix) :].strip()}
     for prefix in ("grade:", "llm-rubric:"):
         if expected.startswith(prefix):
             return {"type": "llm-rubric", "value": expected[len(prefix) :]}
