@@ -82,8 +82,7 @@ def combinations(variables: dict[str, Node], files: Files) -> list[dict[str, Any
     """promptfoo's var expansion: a list of strings, or a `file://` glob, gives one test per
     value, and several give every combination; a list of anything else is one value."""
     options: list[list[Any]] = []
-    names: list[str] = []
-    for name, node in variables.items():
+    for node in variables.values():
         value = node.value
         if isinstance(value, str) and value.startswith("file://"):
             values: list[Any] = [_file_value(node, path, files) for path in files.glob(node, value)]
@@ -91,9 +90,8 @@ def combinations(variables: dict[str, Node], files: Files) -> list[dict[str, Any
             values = list(value)
         else:
             values = [value]
-        names.append(name)
         options.append(values)
-    return [dict(zip(names, chosen, strict=True)) for chosen in itertools.product(*options)]
+    return [dict(zip(variables, chosen, strict=True)) for chosen in itertools.product(*options)]
 
 
 def _file_value(node: Node, path: Path, files: Files) -> Any:
