@@ -129,8 +129,7 @@ def convert(
         except AgentVProblem as problem:
             out.problems.append(problem)
             return out
-    current = agentv_suite.is_current(data)
-    shape = agentv_suite.suite_shape(data, out.problems) if current else agentv_suite.SuiteShape()
+    shape = agentv_suite.suite_shape(data, out.problems) if agentv_suite.is_current(data) else None
     pairs, problems = agentv_suite.expand_tests(cases, key, files.cases)
     out.problems += problems
     execution: dict[str, Any] = _mapping(data.get("execution"))
@@ -146,7 +145,7 @@ def convert(
             out.problems.append(AgentVProblem(path, f"expected a test case; found {case!r}"))
             continue
         try:
-            out.fixtures += _fixtures(case, path, suite, files, shape if current else None)
+            out.fixtures += _fixtures(case, path, suite, files, shape)
         except AgentVProblem as problem:
             out.problems.append(problem)
         except AgentVProblems as found:
