@@ -136,7 +136,6 @@ def convert(
     suite = _Suite(
         name=str(data.get("name") or Path(file).name.split(".")[0]),
         target=execution.get("target") or data.get("target") or default_target,
-        input_path=("input",) if "input" in data else None,
         input=data.get("input"),
         assertions=data.get("assertions") or data.get("assert") or [],
     )
@@ -180,7 +179,6 @@ def _fixtures(
 class _Suite:
     name: str
     target: Any
-    input_path: PathKey | None
     input: Any
     assertions: list[Any]
 
@@ -497,8 +495,8 @@ def _input(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) ->
     if key not in case:
         raise AgentVProblem(path, "missing required field 'input' (or 'input_messages')")
     messages = _messages(case[key], (*path, key), "user", files)
-    if suite.input is not None and suite.input_path is not None:
-        messages = _messages(suite.input, suite.input_path, "user", files) + messages
+    if suite.input is not None:
+        messages = _messages(suite.input, ("input",), "user", files) + messages
     if len(messages) == 1 and messages[0]["role"] == "user":
         return {"type": "prompt", "payload": {"prompt": messages[0]["content"]}}
     return {"type": "messages", "messages": messages}
