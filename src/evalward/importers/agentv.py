@@ -405,7 +405,7 @@ def _conversation(
     turns = case.get("turns")
     if not isinstance(turns, list) or not turns:
         raise AgentVProblem((*path, "turns"), "a conversation needs its `turns`: a list")
-    made: dict[str, Any] = {"turns": [], "maxTurns": max(len(turns), 1)}
+    made: dict[str, Any] = {"turns": [], "maxTurns": len(turns)}
     system = "\n\n".join(m["content"] for m in opening if m["content"].strip())
     if system:
         made["system"] = system
