@@ -165,7 +165,7 @@ def _fixtures(
     conversation = case.get("conversation_id")
     case, variables = agentv_suite.current_case(case, path, shape)
     made = []
-    for one, _ in agentv_suite.each_target(case, shape, len(shape.providers) > 1):
+    for one in agentv_suite.each_target(case, shape):
         fixture = _fixture(one, path, suite, files)
         if variables:
             fixture["spec"]["vars"] = variables

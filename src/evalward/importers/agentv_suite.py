@@ -152,17 +152,13 @@ def _render(template: str, given: Any, variables: dict[str, Any], path: PathKey)
     return _VAR.sub(value, template)
 
 
-def each_target(
-    case: dict[str, Any], shape: SuiteShape, many: bool
-) -> list[tuple[dict[str, Any], str]]:
+def each_target(case: dict[str, Any], shape: SuiteShape) -> list[dict[str, Any]]:
     """The test once per provider (its id suffixed when there are several), or once."""
     if not shape.providers or (case.get("execution") or {}).get("target"):
-        return [(case, "")]
+        return [case]
+    many = len(shape.providers) > 1
     return [
-        (
-            {**case, "id": f"{case.get('id')}-{provider}" if many else case.get("id"),
-             "execution": {**(case.get("execution") or {}), "target": provider}},
-            provider,
-        )
+        {**case, "id": f"{case.get('id')}-{provider}" if many else case.get("id"),
+         "execution": {**(case.get("execution") or {}), "target": provider}}
         for provider in shape.providers
     ]  # fmt: skip
