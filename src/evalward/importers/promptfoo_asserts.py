@@ -116,15 +116,13 @@ class Converter:
         self.graders: list[Node] = []
         """The `provider` nodes of llm-rubric assertions: the judge the Eval must use."""
 
-    def convert(
-        self, node: Node, variables: dict[str, Any], axis: str | None = None
-    ) -> list[AssertionDocument]:
+    def convert(self, node: Node, variables: dict[str, Any]) -> list[AssertionDocument]:
         raw = node.value
         if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
             raise node.refuse("an assertion needs a `type`", droppable=False)
         kind: str = raw["type"]
         if kind == "assert-set":
-            return self._set(node, variables, axis)
+            return self._set(node, variables)
         for key, child in node.items():
             if key == "contextTransform":
                 raise child.refuse(
@@ -145,17 +143,15 @@ class Converter:
         extra: dict[str, Any] = {}
         if isinstance(raw.get("weight"), int | float) and raw["weight"] != 1:
             extra["weight"] = raw["weight"]
-        metric = raw.get("metric") if isinstance(raw.get("metric"), str) else axis
-        if metric:
+        metric = raw.get("metric")
+        if isinstance(metric, str) and metric:
             extra["axis"] = metric
         transform = node.get("transform")
         if transform is not None:
             extra["transform"] = transform_of(transform, self.files)
         return [{**a, **extra} for a in converted]
 
-    def _set(
-        self, node: Node, variables: dict[str, Any], axis: str | None
-    ) -> list[AssertionDocument]:
+    def _set(self, node: Node, variables: dict[str, Any]) -> list[AssertionDocument]:
         """An `assert-set` without a threshold passes when all of its assertions do: the same
         as listing them one by one. With a threshold it is a group (`assertSet`): its score
         the weighted mean of its members', passing at the threshold, as promptfoo scores it."""
@@ -163,7 +159,7 @@ class Converter:
             if key not in ("type", "assert", "threshold", "weight", "metric"):
                 raise child.refuse(f"`{key}` is not part of a promptfoo assert-set")
         metric = node.get("metric")
-        own_axis = str(metric.value) if metric is not None else axis
+        own_axis = str(metric.value) if metric is not None else None
         members = node.get("assert")
         if members is None:
             raise node.refuse("an assert-set needs `assert`", droppable=False)
