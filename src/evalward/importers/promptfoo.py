@@ -137,7 +137,7 @@ class _Importer:
             graders += [test.options["provider"]] if "provider" in test.options else []
             self.test(suite, test)
         judge = self.judge([*graders, *self.converter.graders], providers)
-        self.resources(providers, judge, config.get("evaluateOptions"))
+        self.resources(judge, config.get("evaluateOptions"))
         self.out.notes += sorted(set(self.warnings))
         if self.problems:
             raise _refusal(self.problems, skippable=self.droppable)
@@ -297,12 +297,7 @@ class _Importer:
         """`name`, or `name-2`, `name-3`… when a fixture already has it."""
         return make.numbered(name, {f["metadata"]["name"] for f in self.out.fixtures})
 
-    def resources(
-        self,
-        providers: list[PromptfooProvider],
-        judge: PromptfooProvider | None,
-        options: Node | None,
-    ) -> None:
+    def resources(self, judge: PromptfooProvider | None, options: Node | None) -> None:
         execution = _execution(options) if options is not None else {}
         tested = [
             column
