@@ -51,7 +51,7 @@ def locate(
 ) -> AzureDeployment:
     """The deployment `node` (labelled `label`) names, as promptfoo finds it; `key_env`: the
     key variable its config names, if any."""
-    config = node.get("config") if isinstance(node.value, dict) else None
+    config = node.get("config")
     given = {key: config.get(key) for key in AZURE_CONFIG_KEYS} if config is not None else {}
     notes = _deployment_name(label, given.get("deploymentName"), deployment)
     base_url = f"{_resource(node, given, env, deployment)}/openai"
