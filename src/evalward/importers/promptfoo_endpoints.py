@@ -50,10 +50,7 @@ class Endpoints:
     def assign(self, found: list[PromptfooProvider]) -> None:
         """Name the endpoint of each provider in `found` (once per endpoint) and rewrite its
         model id to `<name>/<model>`."""
-        fresh: list[PromptfooEndpoint] = []
-        for endpoint in map(endpoint_of, found):
-            if endpoint not in self.names and endpoint not in fresh:
-                fresh.append(endpoint)
+        fresh = [e for e in dict.fromkeys(map(endpoint_of, found)) if e not in self.names]
         taken = set(self.names.values())
         for endpoint in fresh:  # OpenAI's and Anthropic's own servers: the built-in names
             if endpoint.vendor is None and endpoint.base_url is None and endpoint.api not in taken:
