@@ -251,13 +251,11 @@ def _assert_set(
     if threshold is not None:
         group = {**base, "type": "assertSet", "threshold": float(threshold)}
         return [{**group, "assertions": made_members}]
-    out = []
     for made in made_members:
         made["weight"] = made.get("weight", 1.0) * base["weight"]
         if "axis" in base and "axis" not in made:
             made["axis"] = base["axis"]
-        out.append(made)
-    return out
+    return made_members
 
 
 def _similar(
