@@ -14,7 +14,7 @@ from typing import Any
 
 from evalward.importers.promptfoo_source import Files, Node
 
-LANGUAGES = {"javascript": "javascript", "python": "python"}
+LANGUAGES = {"javascript", "python"}
 _SUFFIXES = (".js", ".cjs", ".mjs", ".ts", ".py")
 
 
@@ -34,9 +34,9 @@ def code_assertion(node: Node, kind: str, negated: bool, files: Files) -> dict[s
     if value.startswith("file://"):
         out |= _file(value_node, value, files)
         if posixpath.splitext(out["file"].partition(":")[0])[1] not in _SUFFIXES:
-            out["language"] = LANGUAGES[kind]
+            out["language"] = kind
     else:
-        out |= {"language": LANGUAGES[kind], "source": value}
+        out |= {"language": kind, "source": value}
     threshold = raw.get("threshold")
     if threshold is not None:
         if isinstance(threshold, bool) or not isinstance(threshold, int | float):
