@@ -86,18 +86,13 @@ def _resource(
 ) -> str:
     """The resource's URL: a base URL (the config's, then the environment's), else a host
     (the same)."""
-    base = given.get("apiBaseUrl")
-    if base is not None:
-        return _url(_resolved(base, env), base, "`config.apiBaseUrl`")
-    for name in AZURE_BASE_URLS:
-        if env.get(name, "").strip():
-            return _url(env[name].strip(), node, name)
-    host = given.get("apiHost")
-    if host is not None:
-        return _host(_resolved(host, env), host, "`config.apiHost`")
-    for name in AZURE_HOSTS:
-        if env.get(name, "").strip():
-            return _host(env[name].strip(), node, name)
+    for key, envs, read in (("apiBaseUrl", AZURE_BASE_URLS, _url), ("apiHost", AZURE_HOSTS, _host)):
+        setting = given.get(key)
+        if setting is not None:
+            return read(_resolved(setting, env), setting, f"`config.{key}`")
+        for name in envs:
+            if env.get(name, "").strip():
+                return read(env[name].strip(), node, name)
     raise node.refuse(
         f"{deployment!r} (azure:chat) is left out: it names no Azure resource; give "
         "`config.apiHost: <resource>.openai.azure.com` (or `config.apiBaseUrl`), or set "
