@@ -122,7 +122,7 @@ def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict
             rubric_item(c, (*path, "criteria", i), base["weight"]) for i, c in enumerate(criteria)
         ]
     if kind == "similar":
-        return [_similar(item, path, base, negate=negate)]
+        return [_similar(item, path, base)]
     if kind in ("latency", "cost", "token-usage"):
         return [_limit_check(kind, item, path, base)]
     if kind == "execution-metrics":
@@ -258,9 +258,7 @@ def _assert_set(
     return made_members
 
 
-def _similar(
-    item: dict[str, Any], path: PathKey, base: dict[str, Any], *, negate: bool
-) -> dict[str, Any]:
+def _similar(item: dict[str, Any], path: PathKey, base: dict[str, Any]) -> dict[str, Any]:
     """AgentV's `similar` as evalward's: AgentV passes at `threshold` on (cosine + 1) / 2, so
     evalward's cosine threshold is 2 × threshold − 1. The embedding model is the grader's
     `config.embedding_provider.model` (or `provider.model`), called through evalward's
@@ -285,8 +283,6 @@ def _similar(
     if isinstance(threshold, bool) or not isinstance(threshold, int | float):
         raise AgentVProblem((*path, "threshold"), f"expected a number; found {threshold!r}")
     out = {**base, "type": "similar", "value": value, "threshold": 2 * float(threshold) - 1}
-    if negate:
-        out["negate"] = True
     return {**out, "model": model if "/" in model else f"openai/{model}"}
 
 
