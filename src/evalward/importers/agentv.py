@@ -504,10 +504,8 @@ def _input(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) ->
 
 def _messages(value: Any, path: PathKey, role: str, files: _Files) -> list[dict[str, str]]:
     """A string, an object or a message array, as `{role, content}` messages."""
-    if isinstance(value, str):
-        return [{"role": role, "content": value}]
-    if isinstance(value, dict) and "role" not in value:
-        return [{"role": role, "content": json.dumps(value, ensure_ascii=False, sort_keys=True)}]
+    if isinstance(value, str) or (isinstance(value, dict) and "role" not in value):
+        return [{"role": role, "content": _content(value, path, files)}]
     items = [value] if isinstance(value, dict) else value
     if not isinstance(items, list):
         raise AgentVProblem(path, f"expected a string or a list of messages; found {value!r}")
