@@ -67,6 +67,20 @@ def test_several_servers_are_named_by_vendor_or_host_and_say_where_they_are() ->
     assert conflicts == []
 
 
+def test_a_server_s_own_key_variable_is_kept_when_it_is_renamed() -> None:
+    """promptfoo reads a provider's `apiKeyEnvar` instead of OPENAI_API_KEY: a server named
+    from its host keeps the variable its provider names."""
+    found = [
+        _provider("openai", "llama3", base_url="http://gpu-box:8000/v1", key_env="GPU_BOX_KEY"),
+        _provider("openai", "qwen", base_url="http://127.0.0.1:9000/v1"),
+    ]
+    endpoints = Endpoints()
+    endpoints.assign(found)
+    section, _ = endpoints.settings(found)
+    assert section["providers"]["openai-gpu-box-8000"]["apiKeyEnv"] == "GPU_BOX_KEY"
+    assert section["providers"]["openai-127-0-0-1-9000"]["apiKeyEnv"] == "OPENAI_API_KEY"
+
+
 def test_a_model_priced_twice_differently_is_a_conflict() -> None:
     found = [
         _provider("openai", "m", base_url="http://a:1/v1", price={"input": 1.0}),

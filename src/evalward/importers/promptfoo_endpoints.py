@@ -102,12 +102,12 @@ def _settings(name: str, endpoint: PromptfooEndpoint) -> dict[str, str]:
         values["baseUrl"] = endpoint.base_url or DEFAULT_URLS[endpoint.api]
     elif endpoint.base_url is not None:
         values["baseUrl"] = endpoint.base_url
-    if endpoint.key_env is not None:
+    if endpoint.key_env is not None:  # promptfoo reads it instead of the API's default
         values["apiKeyEnv"] = endpoint.key_env
+    elif name != endpoint.api and endpoint.vendor is None and endpoint.api_version is None:
+        values["apiKeyEnv"] = DEFAULT_KEYS[endpoint.api]  # promptfoo sends it to any apiBaseUrl
     if endpoint.api_version is not None:
         values["apiVersion"] = endpoint.api_version
-    elif name != endpoint.api and endpoint.vendor is None:
-        values["apiKeyEnv"] = DEFAULT_KEYS[endpoint.api]  # promptfoo sends it to any apiBaseUrl
     return values
 
 
