@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evalward.importers.promptfoo_resources import numbered
 from evalward.importers.promptfoo_source import Node
 
 MCP_KEYS = {
@@ -95,7 +94,12 @@ def _server(entry: Node, taken: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 def _name(given: Any, taken: dict[str, Any]) -> str:
     """The server's name as evalward can write it (letters, digits, `-`, single `_`)."""
     base = re.sub(r"_{2,}", "_", re.sub(r"[^A-Za-z0-9_-]+", "-", str(given or ""))).strip("-_")
-    return numbered(base[:32] or "server", taken)
+    base = base[:32] or "server"
+    name, number = base, 1
+    while name in taken:
+        number += 1
+        name = f"{base}-{number}"
+    return name
 
 
 def _settings(node: Node, servers: dict[str, dict[str, Any]], label: str, notes: list[str]) -> None:

@@ -11,7 +11,7 @@ import io
 import re
 from collections.abc import Container
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 from ruamel.yaml import YAML
@@ -19,10 +19,8 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import SingleQuotedScalarString
 
 from evalward.errors import ConfigError
+from evalward.importers.promptfoo_providers import PromptfooProvider
 from evalward.resources.models import KINDS
-
-if TYPE_CHECKING:
-    from evalward.importers.promptfoo_providers import PromptfooProvider
 
 API = "evalward.dev/v1"
 PLAIN = re.compile(r"^[A-Za-z][\w .-]*$")
