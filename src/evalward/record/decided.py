@@ -30,12 +30,18 @@ def decided_by(comparison: EvalComparison, regressions: RegressionPolicy) -> str
     if head.sequential is not None:
         said.insert(0, head.sequential.decided_by() or _undecided(head.sequential))
     elif head.passed:
-        policy = policy_of(comparison, regressions)
-        kind = "significant " if policy is RegressionPolicy.significant else ""
-        said.append(f"a {kind}regression blocks (failOnRegression: {policy.value})")
+        said.append(regression_rule(comparison, regressions))
     else:
         said.insert(0, shortfall(comparison))
     return "; ".join(said)
+
+
+def regression_rule(comparison: EvalComparison, regressions: RegressionPolicy) -> str:
+    """The rule that fails an Eval meeting its threshold on a regression, in words: "a
+    significant regression blocks (failOnRegression: significant)"."""
+    policy = policy_of(comparison, regressions)
+    kind = "significant " if policy is RegressionPolicy.significant else ""
+    return f"a {kind}regression blocks (failOnRegression: {policy.value})"
 
 
 def shortfall(comparison: EvalComparison) -> str:

@@ -22,14 +22,13 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalward.record.decided import decided_by, eval_evidence, pairwise_text
+from evalward.record.decided import decided_by, eval_evidence, pairwise_text, regression_rule
 from evalward.resources.common import DEFAULT_SEVERITY_WEIGHTS, Severity
-from evalward.resources.gate_policy import RegressionPolicy
 from evalward.rundata.results import EvalResult, FixtureOutcome, FixtureResult, Status
 from evalward.rundata.sequential_record import SequentialRecord
 from evalward.text.numbers import score_text, threshold_text
 from evalward.text.ordering import NaturalKey, natural_key
-from evalward.verdict.blocked import pairwise_only, policy_of
+from evalward.verdict.blocked import pairwise_only
 from evalward.verdict.compare import Change, EvalComparison, FixtureComparison
 from evalward.verdict.gate import UNAVAILABLE, GateDecision, GateResult
 
@@ -463,9 +462,7 @@ def _regression_rules(comparisons: list[EvalComparison], decision: GateDecision)
     said = []
     for c in comparisons:
         if c.head.passed and c.name in decision.failing_evals:
-            policy = policy_of(c, decision.regressions)
-            kind = "significant " if policy is RegressionPolicy.significant else ""
-            said.append(f"{c.name}: a {kind}regression blocks (failOnRegression: {policy.value})")
+            said.append(f"{c.name}: {regression_rule(c, decision.regressions)}")
     return ", ".join(said)
 
 
