@@ -225,6 +225,59 @@ def test_a_model_field_that_regresses_is_named_on_its_yaml_line_not_the_prompt_b
     assert "spec.models" in github.comments_on(7)[0]["body"]
 
 
+def test_one_changed_line_of_a_long_tool_schema_gets_the_review_comment_on_that_line(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """A tool's `parameters` of fourteen lines, one of which (a property's description)
+    breaks the clerk: the cause is the field, and the review comment sits on the line that
+    changed, which GitHub's diff shows, not on the field's first line, which it does not (a
+    comment there is refused: 422)."""
+    script(model)
+    properties = "".join(
+        f"            p{n}: {{ type: string, description: field {n} }}\n" for n in range(10)
+    )
+    tool = (
+        "  tools:\n    - name: lookup\n      description: Look an order up.\n"
+        f"      parameters:\n        type: object\n        properties:\n{properties}"
+        "        required: [p0]\n      mock: { output: found }\n"
+    )
+    agent = AGENT.format(model="openai/gpt-4.1-mini") + tool
+    files = {
+        "agents/clerk.yaml": agent,
+        "prompts/clerk.md": BASE_PROMPT,
+        "evals/suite.yaml": SUITE,
+        ".gitignore": ".evalward/\n",
+        "evalward.yaml": ROOMY,
+    }
+    base = repo.commit("the clerk", files)
+    repo.branch("feature")
+    broken = agent.replace("description: field 8 }", "description: NEVER REFUND anything }")
+    head = repo.commit("a note on a field", {"agents/clerk.yaml": broken})
+    diff = repo.git("diff", base, head, "--", "agents/clerk.yaml")
+    patch = diff[diff.index("@@") :]  # the pull's files API gives the diff from its first hunk
+    files_changed = [{"filename": "agents/clerk.yaml", "status": "modified", "patch": patch}]
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base, files=files_changed))
+
+    run = _gate(repo, github, model)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    (regression,) = _results(repo)["attribution"]["regressions"]
+    assert regression["result"] == "attributed", regression
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    assert culprit["field"] == "spec.tools[lookup].parameters"
+    line = (
+        broken.splitlines().index(
+            "            p8: { type: string, description: NEVER REFUND anything }"
+        )
+        + 1
+    )
+    assert culprit["first"] < line - 3  # the field starts above what the diff shows
+    (review_comment,) = github.review_comments_on(7)
+    assert (review_comment["path"], review_comment["line"]) == ("agents/clerk.yaml", line)
+    assert review_comment.get("start_line") is None
+    assert "Where it regressed" in github.comments_on(7)[0]["body"]
+
+
 def test_two_hunks_that_break_it_only_together_are_named_as_the_pair(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:

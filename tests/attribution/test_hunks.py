@@ -205,3 +205,43 @@ def test_a_block_whose_lines_cannot_be_taken_back_alone_is_one_field(
     head = repo.commit("head", {"agents/support.yaml": head_text})
     hunks = split_change(Git(repo.path), base, head, INLINE)
     assert [(h.kind, h.field_name) for h in hunks] == [("field", "spec.system")]
+
+
+def test_a_field_s_changed_lines_are_the_ones_that_differ(repo: GitRepo) -> None:
+    """A review comment may sit only on lines of the diff: a field of many lines with one
+    changed is that line; changes further apart than one block of the diff holds, the
+    first of them; an added field, all of its lines."""
+    schema = "".join(f"          p{n}: {{ type: string }}\n" for n in range(12))
+    base_text = BASE_AGENT.replace(
+        "        properties: { order_id: { type: string } }\n",
+        f"        properties:\n{schema}",
+    )
+    base = repo.commit("base", {"agents/support.yaml": base_text})
+    one = repo.commit(
+        "one",
+        {"agents/support.yaml": base_text.replace("p5: { type: string }", "p5: { type: integer }")},
+    )
+    two = repo.commit(
+        "two",
+        {
+            "agents/support.yaml": base_text.replace(
+                "p1: { type: string }", "p1: { type: integer }"
+            ).replace("p11: { type: string }", "p11: { type: integer }")
+        },
+    )
+    git = Git(repo.path)
+    (parameters,) = split_change(git, base, one, SUPPORT)
+    assert (parameters.field_name, parameters.first, parameters.last) == (
+        "spec.tools[lookup_order].parameters",
+        13,
+        27,
+    )
+    lines = base_text.splitlines()
+    assert parameters.changed == (21, 21) and "p5" in lines[20]
+    (apart,) = split_change(git, base, two, SUPPORT)
+    assert apart.changed == (17, 17)  # p1's line: p11's, ten lines on, is a block of its own
+    added = split_change(
+        git, base, repo.commit("add", {"agents/support.yaml": HEAD_AGENT}), SUPPORT
+    )
+    refund = next(h for h in added if h.field_name == "spec.tools[refund]")
+    assert refund.changed == (refund.first, refund.last)

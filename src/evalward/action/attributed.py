@@ -46,10 +46,9 @@ def findings(
             continue
         for hunk in in_diff_order(attributed.culprit):
             if hunk.first:
+                first, last = hunk.changed  # the lines of the diff a review comment may take
                 lines.append(
-                    LineFinding(
-                        hunk.path, hunk.first, hunk.last, finding_text(each, hunk, evidence)
-                    )
+                    LineFinding(hunk.path, first, last, finding_text(each, hunk, evidence))
                 )
     return lines
 

@@ -40,6 +40,10 @@ from evalward.plan.fingerprint import referenced_files
 from evalward.plan.plan import Plan, head_targets
 from evalward.resources import Agent, Located, ResourceSet
 
+DIFF_CONTEXT = 3
+"""The unchanged lines a pull request's diff shows either side of a change (git's default,
+GitHub's patches): changes further apart are separate blocks of the diff."""
+
 HunkKind = Literal["text", "file", "field"]
 """A block of lines of a text file (or of a block of text in the agent's YAML); a whole
 file; one field of the agent's YAML."""
@@ -91,6 +95,30 @@ class Hunk:
     def field_name(self) -> str:
         """The field's dotted path (`spec.tools[lookup_order].description`), "" for text."""
         return display(self.field)
+
+    @property
+    def changed(self) -> tuple[int, int]:
+        """The head's lines of the hunk that differ from the base's: `first`..`last`, but for
+        a field, narrowed to its lines that changed (a tool's schema of twenty lines with one
+        line changed is that line). A review comment may sit only on lines of the diff, and
+        the diff shows a few lines either side of a change: where a field's changes are
+        further apart than one block of the diff holds, the first of them."""
+        if self.kind != "field" or not self.base_lines or not self.head_lines:
+            return self.first, self.last
+        matcher = difflib.SequenceMatcher(None, self.base_lines, self.head_lines, autojunk=False)
+        blocks: list[list[int]] = []
+        for tag, _, _, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                continue
+            start, end = min(j1, len(self.head_lines) - 1), max(j2 - 1, j1)
+            if blocks and start - blocks[-1][1] <= 2 * DIFF_CONTEXT + 1:
+                blocks[-1][1] = end
+            else:
+                blocks.append([start, end])
+        if not blocks:
+            return self.first, self.last
+        start, end = blocks[0]
+        return self.first + start, min(self.first + end, self.last)
 
     def describe(self) -> str:
         """The hunk in words: `hunk 2 of prompts/support.md, lines 14-16`."""
