@@ -90,6 +90,17 @@ def _gate(
     )
 
 
+def _one_culprit(repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer) -> dict[str, Any]:
+    """The gate run on the pull request, blocked, and the one hunk its attribution proved."""
+    run = _gate(repo, github, model)
+    assert run.returncode == 1, run.stdout + run.stderr
+    (regression,) = _results(repo)["attribution"]["regressions"]
+    assert regression["result"] == "attributed", regression
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    culprit_hunk: dict[str, Any] = culprit
+    return culprit_hunk
+
+
 def _results(repo: GitRepo) -> dict[str, Any]:
     document: dict[str, Any] = json.loads((repo.path / ".evalward/out/results.json").read_text())
     return document
@@ -213,12 +224,7 @@ def test_a_model_field_that_regresses_is_named_on_its_yaml_line_not_the_prompt_b
     ]
     github.add_pull(FakePull(number=7, head_sha=head, base_sha=base, files=diff))
 
-    run = _gate(repo, github, model)
-
-    assert run.returncode == 1, run.stdout + run.stderr
-    (regression,) = _results(repo)["attribution"]["regressions"]
-    assert regression["result"] == "attributed", regression
-    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    culprit = _one_culprit(repo, github, model)
     assert (culprit["path"], culprit["first"]) == ("agents/clerk.yaml", 5)
     (review_comment,) = github.review_comments_on(7)
     assert (review_comment["path"], review_comment["line"]) == ("agents/clerk.yaml", 5)
@@ -258,12 +264,7 @@ def test_one_changed_line_of_a_long_tool_schema_gets_the_review_comment_on_that_
     files_changed = [{"filename": "agents/clerk.yaml", "status": "modified", "patch": patch}]
     github.add_pull(FakePull(number=7, head_sha=head, base_sha=base, files=files_changed))
 
-    run = _gate(repo, github, model)
-
-    assert run.returncode == 1, run.stdout + run.stderr
-    (regression,) = _results(repo)["attribution"]["regressions"]
-    assert regression["result"] == "attributed", regression
-    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    culprit = _one_culprit(repo, github, model)
     assert culprit["field"] == "spec.tools[lookup].parameters"
     line = (
         broken.splitlines().index(
