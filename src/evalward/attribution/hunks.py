@@ -105,20 +105,15 @@ class Hunk:
         further apart than one block of the diff holds, the first of them."""
         if self.kind != "field" or not self.base_lines or not self.head_lines:
             return self.first, self.last
-        matcher = difflib.SequenceMatcher(None, self.base_lines, self.head_lines, autojunk=False)
-        blocks: list[list[int]] = []
-        for tag, _, _, j1, j2 in matcher.get_opcodes():
-            if tag == "equal":
-                continue
-            start, end = min(j1, len(self.head_lines) - 1), max(j2 - 1, j1)
-            if blocks and start - blocks[-1][1] <= 2 * DIFF_CONTEXT + 1:
-                blocks[-1][1] = end
-            else:
-                blocks.append([start, end])
+        blocks = text_hunks(self.path, "".join(self.base_lines), "".join(self.head_lines))
         if not blocks:
             return self.first, self.last
-        start, end = blocks[0]
-        return self.first + start, min(self.first + end, self.last)
+        first, last = blocks[0].first, blocks[0].last
+        for block in blocks[1:]:
+            if block.first - last > 2 * DIFF_CONTEXT + 1:
+                break
+            last = block.last
+        return self.first + first - 1, min(self.first + last - 1, self.last)
 
     def describe(self) -> str:
         """The hunk in words: `hunk 2 of prompts/support.md, lines 14-16`."""
