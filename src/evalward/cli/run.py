@@ -169,11 +169,11 @@ async def _run(setup: RunSetup, progress: ShownProgress) -> tuple[RunVerdict, Sp
         outcome = await session.run(request)
         own = setup.providers.spent.plus(Spent())  # the run's, before attribution's
         verdict = session.decide(outcome)
-        said: list[str] = []
-        said.append(
-            await attribute_verdict(request, verdict, lambda w: said.append(f"warning: {w}"))
+        warnings: list[str] = []
+        said = await attribute_verdict(
+            request, verdict, lambda warning: warnings.append(f"warning: {warning}")
         )
-        return verdict, own, [line for line in said if line]
+        return verdict, own, [*warnings, said] if said else warnings
     finally:
         await setup.providers.aclose()
 
