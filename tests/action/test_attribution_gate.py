@@ -56,11 +56,14 @@ ROOMY = "attribution: { mode: on-block, budget: 4 }\n"
 """Room for the search on this small suite: four times the run's own calls."""
 
 
-def _pull(
-    repo: GitRepo, github: FakeGitHub, config: str = "", head_config: str = "", **pull: Any
-) -> tuple[str, str]:
+CLERK = AGENT.format(model="openai/gpt-4.1-mini")
+
+
+def _clerk_base(repo: GitRepo, agent: str = CLERK, config: str = "") -> str:
+    """The clerk committed on the base branch (`agent` its YAML, `config` its evalward.yaml
+    when given), and the pull request's branch made from it: the base commit."""
     files = {
-        "agents/clerk.yaml": AGENT.format(model="openai/gpt-4.1-mini"),
+        "agents/clerk.yaml": agent,
         "prompts/clerk.md": BASE_PROMPT,
         "evals/suite.yaml": SUITE,
         ".gitignore": ".evalward/\n",
@@ -68,6 +71,13 @@ def _pull(
     }
     base = repo.commit("the clerk", files)
     repo.branch("feature")
+    return base
+
+
+def _pull(
+    repo: GitRepo, github: FakeGitHub, config: str = "", head_config: str = "", **pull: Any
+) -> tuple[str, str]:
+    base = _clerk_base(repo, config=config)
     changed = {"prompts/clerk.md": HEAD_PROMPT}
     if head_config:
         changed["evalward.yaml"] = head_config
@@ -190,15 +200,7 @@ def test_a_model_field_that_regresses_is_named_on_its_yaml_line_not_the_prompt_b
     """The pull request moves the clerk to a cheaper model and rewords its prompt: the model
     field is the cause, said on its line of the agent's YAML."""
     script(model)
-    files = {
-        "agents/clerk.yaml": AGENT.format(model="openai/gpt-4.1-mini"),
-        "prompts/clerk.md": BASE_PROMPT,
-        "evals/suite.yaml": SUITE,
-        ".gitignore": ".evalward/\n",
-        "evalward.yaml": ROOMY,
-    }
-    base = repo.commit("the clerk", files)
-    repo.branch("feature")
+    base = _clerk_base(repo, config=ROOMY)
     head = repo.commit(
         "a cheaper model, a briefer clerk",
         {
@@ -247,16 +249,8 @@ def test_one_changed_line_of_a_long_tool_schema_gets_the_review_comment_on_that_
         f"      parameters:\n        type: object\n        properties:\n{properties}"
         "        required: [p0]\n      mock: { output: found }\n"
     )
-    agent = AGENT.format(model="openai/gpt-4.1-mini") + tool
-    files = {
-        "agents/clerk.yaml": agent,
-        "prompts/clerk.md": BASE_PROMPT,
-        "evals/suite.yaml": SUITE,
-        ".gitignore": ".evalward/\n",
-        "evalward.yaml": ROOMY,
-    }
-    base = repo.commit("the clerk", files)
-    repo.branch("feature")
+    agent = CLERK + tool
+    base = _clerk_base(repo, agent, config=ROOMY)
     broken = agent.replace("description: field 8 }", "description: NEVER REFUND anything }")
     head = repo.commit("a note on a field", {"agents/clerk.yaml": broken})
     diff = repo.git("diff", base, head, "--", "agents/clerk.yaml")
