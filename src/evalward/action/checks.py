@@ -84,7 +84,7 @@ def report_check(
         name=check_name(job.site.context, gating=gating),
         head_sha=head_sha,
         conclusion=CONCLUSIONS[decision.result],
-        title=job.console.redact(reveal_controls(_title(decision, report))),
+        title=job.console.redact(reveal_controls(report.numbers.headline)),
         summary=job.console.redact(reveal_controls(_summary(decision, report))),
         details_url=job.site.context.run_url,
         annotations=annotations,
@@ -103,17 +103,11 @@ def failing_head(evaluation: Evaluation) -> list[FixtureResult]:
     ]
 
 
-def _title(decision: GateDecision, report: ReportContext | None) -> str:
-    if report is None:
-        return f"evalward: {decision.result.value}"
-    return report.numbers.headline
-
-
-def _summary(decision: GateDecision, report: ReportContext | None) -> str:
+def _summary(decision: GateDecision, report: ReportContext) -> str:
     """The same words and numbers as the comment's first lines: the counts, the wall time and
     what the model calls spent, then the decision's reason."""
     reason = decision.reason or decision.result.value
-    if report is None or not report.comparisons:
+    if not report.comparisons:
         return reason
     lines = [
         " · ".join(counts_phrases(report.numbers)),
