@@ -47,7 +47,7 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 overwrites the line shown."""
 
 
-def reveal_bidi(text: str, name: str = "<U+{:04X}>") -> str:
+def reveal_bidi(text: str) -> str:
     """Bidirectional embedding, override and isolate controls (U+202A–U+202E, U+2066–U+2069)
     replaced by their names, e.g. `<U+202E>`.
 
@@ -61,7 +61,7 @@ def reveal_bidi(text: str, name: str = "<U+{:04X}>") -> str:
     """
     if text.isascii():  # none of them is ASCII: most texts need no search (report.html's data)
         return text
-    return _BIDI.sub(lambda m: name.format(ord(m[0])), text)
+    return _BIDI.sub(lambda m: f"<U+{ord(m[0]):04X}>", text)
 
 
 def reveal_controls(text: str) -> str:
