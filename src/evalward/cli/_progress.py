@@ -18,9 +18,9 @@ REFRESH_SECONDS = 0.2
 
 
 class ProgressBar:
-    def __init__(self, stream: TextIO, *, bar: bool | None = None) -> None:
+    def __init__(self, stream: TextIO) -> None:
         self.stream = stream
-        self.bar = stream.isatty() if bar is None else bar
+        self.bar = stream.isatty()
         self.total = 0
         self.done = 0
         self.failed = 0
