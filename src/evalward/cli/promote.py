@@ -8,8 +8,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 if TYPE_CHECKING:
     from evalward.host import Host
 
-    pass
-
 
 def register(commands: Any) -> None:
     parser = commands.add_parser("promote", help="turn a trace into an EvalFixture YAML")
@@ -80,7 +78,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         promoted_by=email or None,
         kind=args.kind,
         severity=args.severity,
-        contains=tuple(args.contains or ()),
+        contains=tuple(args.contains),
         rubric=args.rubric,
         replay=not args.no_replay,
         conversation=args.conversation,
