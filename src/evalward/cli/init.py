@@ -131,7 +131,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     return EXIT_OK
 
 
-def _files(agent: str, *, conversation: bool, mcp: bool = False) -> dict[str, str]:
+def _files(agent: str, *, conversation: bool, mcp: bool) -> dict[str, str]:
     """The files `evalward init` writes, each with the template it is written from."""
     plan = {
         "evalward.yaml": "evalward.yaml",
@@ -227,8 +227,8 @@ def _default_branch(git: Git) -> str:
     def ask(*args: str) -> str:
         return git.run(*args, check=False).strip()
 
-    candidates = [ask("symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")]
-    candidates[0] = candidates[0].removeprefix("origin/")
+    origin = ask("symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")
+    candidates = [origin.removeprefix("origin/")]
     if git.commit_of("HEAD") is None:
         candidates.append(ask("symbolic-ref", "--quiet", "--short", "HEAD"))
     candidates += [name for name in ("main", "master") if git.commit_of(f"refs/heads/{name}")]
