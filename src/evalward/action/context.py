@@ -54,7 +54,7 @@ class WorkflowContext:
 def load_context(env: Mapping[str, str]) -> WorkflowContext:
     event_name = env.get("GITHUB_EVENT_NAME", "")
     event = _read_event(env.get("GITHUB_EVENT_PATH"))
-    repository = env.get("GITHUB_REPOSITORY") or _dig(event, "repository", "full_name") or ""
+    repository = env.get("GITHUB_REPOSITORY") or dig(event, "repository", "full_name") or ""
     workspace = Path(env.get("GITHUB_WORKSPACE") or Path.cwd())
     context: dict[str, Any] = {
         "event_name": event_name,
@@ -65,12 +65,12 @@ def load_context(env: Mapping[str, str]) -> WorkflowContext:
         "run_id": env.get("GITHUB_RUN_ID", ""),
         "actor": env.get("GITHUB_ACTOR", ""),
         "action": str(event.get("action") or ""),
-        "event_label": str(_dig(event, "label", "name") or ""),
+        "event_label": str(dig(event, "label", "name") or ""),
         "ref": env.get("GITHUB_REF") or str(event.get("ref") or ""),
         "sha": env.get("GITHUB_SHA") or str(event.get("after") or ""),
-        "default_branch": str(_dig(event, "repository", "default_branch") or ""),
+        "default_branch": str(dig(event, "repository", "default_branch") or ""),
         "schedule": str(event.get("schedule") or ""),
-        "dispatch_pr": str(_dig(event, "inputs", "pr") or ""),
+        "dispatch_pr": str(dig(event, "inputs", "pr") or ""),
         "comment_key": "/".join(
             part for part in (env.get("GITHUB_WORKFLOW", ""), env.get("GITHUB_JOB", "")) if part
         )
@@ -80,8 +80,8 @@ def load_context(env: Mapping[str, str]) -> WorkflowContext:
     if event_name in ("pull_request", "pull_request_target") and isinstance(pull, dict):
         context.update(
             pr_number=int(pull["number"]),
-            base_sha=str(_dig(pull, "base", "sha") or ""),
-            head_sha=str(_dig(pull, "head", "sha") or ""),
+            base_sha=str(dig(pull, "base", "sha") or ""),
+            head_sha=str(dig(pull, "head", "sha") or ""),
             labels=[str(label.get("name")) for label in pull.get("labels") or []],
         )
     return WorkflowContext(**context)
@@ -101,7 +101,9 @@ def _read_event(path: str | None) -> dict[str, Any]:
     return data
 
 
-def _dig(data: Any, *keys: str) -> Any:
+def dig(data: object, *keys: str) -> object:
+    """`data[k1][k2]…`, or None where GitHub's JSON (an event, an API answer) is not the
+    object it documents."""
     for key in keys:
         if not isinstance(data, dict):
             return None

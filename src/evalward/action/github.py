@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from evalward.action.context import dig
 from evalward.errors import GitHubError
 from evalward.text.escaping import printable
 
@@ -179,20 +180,20 @@ class GitHubClient:
         raw = self._pull(number).raw_data
         if not isinstance(raw, dict):
             raise _unreadable(f"read pull request #{number}", "not a JSON object")
-        shas = [_dig(raw, side, "sha") for side in ("head", "base")]
+        shas = [dig(raw, side, "sha") for side in ("head", "base")]
         if not all(isinstance(sha, str) and COMMIT.fullmatch(sha) for sha in shas):
             raise _unreadable(f"read pull request #{number}", "no head and base commits")
         labels = raw.get("labels")
         return PullInfo(
             number=number,
-            labels=[str(_dig(label, "name")) for label in labels or [] if _dig(label, "name")]
+            labels=[str(dig(label, "name")) for label in labels or [] if dig(label, "name")]
             if isinstance(labels, list)
             else [],
             head_sha=str(shas[0]),
             base_sha=str(shas[1]),
-            head_repo=str(_dig(raw, "head", "repo", "full_name") or ""),
-            base_repo=str(_dig(raw, "base", "repo", "full_name") or ""),
-            author=str(_dig(raw, "user", "login") or ""),
+            head_repo=str(dig(raw, "head", "repo", "full_name") or ""),
+            base_repo=str(dig(raw, "base", "repo", "full_name") or ""),
+            author=str(dig(raw, "user", "login") or ""),
         )
 
     def latest_labeled(self, number: int, label: str) -> LabelEvent | None:
@@ -424,15 +425,6 @@ class GitHubClient:
         if failures:
             raise GitHubError(" ".join(map(str, failures)), status=failures[0].status)
         return url
-
-
-def _dig(data: object, *keys: str) -> object:
-    """`data[k1][k2]…`, or None where GitHub's answer is not the object it documents."""
-    for key in keys:
-        if not isinstance(data, dict):
-            return None
-        data = data.get(key)
-    return data
 
 
 def _unreadable(what: str, why: str) -> GitHubError:
