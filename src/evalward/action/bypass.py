@@ -21,7 +21,7 @@ from evalward.verdict.gate import Bypass, BypassRecord, LabelWeighed, audit_reco
 
 def check_bypass(
     site: Site,
-    github: GitHubPort | None,
+    github: GitHubPort,
     pull: PullInfo,
     head_sha: str,
     previous: BypassRecord | None,
@@ -31,7 +31,7 @@ def check_bypass(
     head the label was applied on (`previous`: the record the earlier comment kept). The
     label is weighed only where the gate cannot pass on its own (`needed`: `needs_bypass`)."""
     label = site.settings.bypass_label
-    if label not in pull.labels or github is None:
+    if label not in pull.labels:
         return LabelWeighed()
     applied = github.latest_labeled(pull.number, label)
     labeled_at = applied.created_at if applied else None
