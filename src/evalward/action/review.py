@@ -123,7 +123,18 @@ def publish_review(
             outcome = _failed(exc, pull, kept=outcome.kept)
             if exc.status in CANNOT_WRITE:
                 return outcome
-    return _retire(github, pull, gone, outcome, head_sha=head_sha, marker=marker, redact=redact)
+    # each of `gone` marked as no longer applying at `head_sha` (its text redacted again, as
+    # every text posted is); the first failure is said in `unretired`
+    retired, unretired = 0, ""
+    for comment in gone:
+        try:
+            github.edit_review_comment(
+                pull.number, comment.id, redact(retired_body(marker, comment, head_sha))
+            )
+            retired += 1
+        except GitHubError as exc:
+            unretired = unretired or str(exc)
+    return replace(outcome, retired=retired, unretired=unretired)
 
 
 def comment_body(marker: str, finding: LineFinding, report_url: str = "") -> str:
@@ -163,31 +174,6 @@ def retired_body(marker: str, comment: ReviewComment, head_sha: str) -> str:
         "resolve it once read.\n\n<details><summary>What it said</summary>\n\n"
         f"{said.strip()}\n\n</details>"
     )
-
-
-def _retire(
-    github: GitHubPort,
-    pull: PullInfo,
-    gone: list[ReviewComment],
-    outcome: ReviewOutcome,
-    *,
-    head_sha: str,
-    marker: str,
-    redact: Redact,
-) -> ReviewOutcome:
-    """Mark each comment of `gone` as no longer applying at `head_sha` (its text redacted
-    again, as every text posted is); the first failure is said in `unretired`."""
-    retired = 0
-    unretired = ""
-    for comment in gone:
-        try:
-            github.edit_review_comment(
-                pull.number, comment.id, redact(retired_body(marker, comment, head_sha))
-            )
-            retired += 1
-        except GitHubError as exc:
-            unretired = unretired or str(exc)
-    return replace(outcome, retired=retired, unretired=unretired)
 
 
 def _standing(comment: ReviewComment) -> bool:
