@@ -18,6 +18,7 @@ not build is recorded so and tells the search nothing.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -238,11 +239,6 @@ class _Search:
 
 def _split(hunks: list[Hunk], parts: int) -> list[list[Hunk]]:
     """`hunks` in `parts` contiguous chunks of near-equal size."""
-    size, extra = divmod(len(hunks), parts)
-    chunks: list[list[Hunk]] = []
-    start = 0
-    for index in range(parts):
-        end = start + size + (1 if index < extra else 0)
-        chunks.append(hunks[start:end])
-        start = end
-    return chunks
+    size, extra = divmod(len(hunks), parts)  # the first `extra` chunks take one more
+    starts = [index * size + min(index, extra) for index in range(parts + 1)]
+    return [hunks[start:end] for start, end in itertools.pairwise(starts)]
