@@ -50,10 +50,9 @@ async def try_playgrounds(resources: ResourceSet, env: Mapping[str, str]) -> Tri
                 continue
             owner = fixture if fixture.resource.spec.playground is not None else located
             found.setdefault(playground_key(source), (source, owner))
-    trials = Trials()
+    trials = Trials(tried=len(found))
     locator = Locator(resources)
     for key, (source, owner) in found.items():
-        trials.tried += 1
         try:
             trials.served[key] = await _tried(source, env)
         except PlaygroundError as exc:
