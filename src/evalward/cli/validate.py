@@ -59,7 +59,6 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from evalward.definitions.loader import load_what_loads
     from evalward.errors import EXIT_OK, ConfigError, ResourceError
     from evalward.plan.preflight.preflight import TreeCheck, tree_problems
-    from evalward.providers.config import BUILT_IN
     from evalward.providers.known_models import unknown_models
     from evalward.providers.mock import load_script
     from evalward.providers.registry import repo_providers
@@ -70,7 +69,6 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     if not root.is_dir():
         raise ConfigError(f"{root}: not a directory; give the repository root to validate")
     resources, problems = load_what_loads(root.resolve())
-    names: tuple[str, ...] = BUILT_IN
     try:
         settings = repo_providers(root.resolve())
     except ResourceError as exc:
