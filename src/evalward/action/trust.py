@@ -132,11 +132,8 @@ def _shown(workspace: Path, path: Path) -> str:
 def _nested_repository(gitlinks: set[str], workspace: Path, relative: Path) -> str | None:
     """The first folder on the way to `relative` that is a submodule (a gitlink in the index)
     or holds a repository of its own (a `.git` entry)."""
-    prefixes = [Path(*relative.parts[: i + 1]).as_posix() for i in range(len(relative.parts))]
-    for prefix in prefixes:
-        if prefix in gitlinks or (workspace / prefix / ".git").exists():
-            return prefix
-    return None
+    prefixes = (Path(*relative.parts[: i + 1]).as_posix() for i in range(len(relative.parts)))
+    return next((p for p in prefixes if p in gitlinks or (workspace / p / ".git").exists()), None)
 
 
 class BaseFiles:
