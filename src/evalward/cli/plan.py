@@ -153,7 +153,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     if args.json:
         print(json.dumps(document, indent=2), file=out)
     else:
-        print(_render(document, unpriced, total_cost), file=out)
+        print(_render(document, unpriced, total_cost, most), file=out)
     return EXIT_OK
 
 
@@ -218,7 +218,7 @@ def _eval_lines(entry: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _render(document: dict[str, Any], unpriced: bool, priced_cost: float) -> str:
+def _render(document: dict[str, Any], unpriced: bool, priced_cost: float, most: int) -> str:
     lines: list[str] = []
     if document["base"]:
         lines.append(f"Compared with {document['base']}:")
@@ -249,7 +249,6 @@ def _render(document: dict[str, Any], unpriced: bool, priced_cost: float) -> str
     cost = f"~${priced_cost:.4f}"
     if unpriced:
         cost += " for the priced models (a model in the plan has no price)"
-    most = _most_calls(document["evals"])
     upto = f" (up to ~{most} with adaptive reps)" if most > document["modelCalls"] else ""
     lines.append(f"Estimate: ~{document['modelCalls']} model calls{upto}, {cost}")
     if document["base"]:
