@@ -50,15 +50,10 @@ class Outputs:
     written: set[str] = field(default_factory=set)
 
     def write(self, values: dict[str, str], redact: Redact) -> None:
-        write_outputs(self.path, values, redact)
+        """GITHUB_OUTPUT in the heredoc form, with a random delimiter no value can contain."""
+        if self.path:
+            with Path(self.path).open("a", encoding="utf-8", errors=UNSHOWABLE) as handle:
+                for name, value in values.items():
+                    delimiter = f"EOF_{secrets.token_hex(8)}"
+                    handle.write(f"{name}<<{delimiter}\n{redact(value)}\n{delimiter}\n")
         self.written.update(values)
-
-
-def write_outputs(path: str | None, outputs: dict[str, str], redact: Redact) -> None:
-    """GITHUB_OUTPUT in the heredoc form, with a random delimiter no value can contain."""
-    if not path:
-        return
-    with Path(path).open("a", encoding="utf-8", errors=UNSHOWABLE) as handle:
-        for name, value in outputs.items():
-            delimiter = f"EOF_{secrets.token_hex(8)}"
-            handle.write(f"{name}<<{delimiter}\n{redact(value)}\n{delimiter}\n")
