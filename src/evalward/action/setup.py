@@ -53,9 +53,7 @@ def trusted_replies(
     filled it (its replies would decide the runs: the result cache's rule), and why."""
     if config.cache.mode is CacheMode.off:
         return config, ""
-    directory = Path(config.cache.dir)
-    if not directory.is_absolute():
-        directory = context.workspace / directory
+    directory = context.workspace / config.cache.dir  # an absolute `dir` stays as it is
     distrust = untrusted_cache(git, context.workspace, directory) or ""
     if not distrust:
         return config, ""
