@@ -58,7 +58,6 @@ def register(commands: Any) -> None:
 def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     import json
     import sys
-    from pathlib import Path
 
     from evalward.cli._local import repository
     from evalward.definitions.loader import load_resources
@@ -68,8 +67,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     host.started()  # no run follows: nothing here lives long enough to be worth the pause
     root = repository(args.path)
     resources = load_resources(root)
-    cache = Path(args.cache_dir)
-    cache = cache if cache.is_absolute() else root / cache
+    cache = root / args.cache_dir  # an absolute --cache-dir stays as it is
     stores: list[tuple[str, Path, Path]] = []
     if not args.local:
         stores.append(("default-branch", cache, cache / STATUS_DIR))
