@@ -45,10 +45,7 @@ class WorkflowContext:
     def workspace_path(self, path: str) -> Path | None:
         """A path the workflow gave (an input): absolute as it is, else relative to the
         workspace; None when it is empty."""
-        if not path:
-            return None
-        candidate = Path(path)
-        return candidate if candidate.is_absolute() else self.workspace / candidate
+        return self.workspace / path if path else None  # `/` keeps an absolute path whole
 
 
 def load_context(env: Mapping[str, str]) -> WorkflowContext:
