@@ -64,9 +64,6 @@ class SeenResult:
     is_error: bool = False
 
 
-NO_TURN = Turn()
-
-
 class Accumulator(Protocol):
     """Reads a streamed reply event by event into the whole reply it stands for."""
 
