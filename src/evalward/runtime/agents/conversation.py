@@ -10,7 +10,6 @@ timeout; the reason is the trace's `end_reason` (`Trace.end`).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 from evalward.errors import UserUnavailable
 from evalward.providers.base import ChatMessage
@@ -31,18 +30,11 @@ TurnAnswer = Callable[[list[ChatMessage], int], Awaitable[str]]
 the trace, and returns its reply's text."""
 
 
-@dataclass(frozen=True)
-class TurnLimits:
-    max_reply_chars: int = MAX_REPLY_CHARS
-    max_conversation_chars: int = MAX_CONVERSATION_CHARS
-
-
 async def hold_conversation(
     conversation: Conversation,
     trace: Trace,
     answer: TurnAnswer,
     simulator: UserSimulator | None,
-    limits: TurnLimits = TurnLimits(),
 ) -> None:
     """Turn after turn until the conversation ends; its end reason is set on `trace`, except
     at a timeout, which the caller sees (`end_cut_short`)."""
@@ -82,7 +74,7 @@ async def hold_conversation(
         if handed_off(trace, turn, conversation.handoff_tools):
             trace.end(EndReason.handoff)
             return
-        problem = _too_much(trace, turn, reply, limits)
+        problem = _too_much(trace, turn, reply)
         if problem:
             trace.add(StepType.error, content=problem)
             trace.end(EndReason.error)
@@ -93,17 +85,17 @@ async def hold_conversation(
     trace.end(EndReason.user_done if conversation.scripted else EndReason.turn_limit)
 
 
-def _too_much(trace: Trace, turn: int, reply: str, limits: TurnLimits) -> str:
-    if len(reply) > limits.max_reply_chars:
+def _too_much(trace: Trace, turn: int, reply: str) -> str:
+    if len(reply) > MAX_REPLY_CHARS:
         return (
             f"the agent's reply to turn {turn} holds {len(reply):,} characters, "
-            f"more than the {limits.max_reply_chars:,} a turn's reply may hold"
+            f"more than the {MAX_REPLY_CHARS:,} a turn's reply may hold"
         )
     held = sum(len(step.content) + len(step.output or "") for step in trace.steps)
-    if held > limits.max_conversation_chars:
+    if held > MAX_CONVERSATION_CHARS:
         return (
             f"after turn {turn} the conversation's trace holds {held:,} characters, more "
-            f"than the {limits.max_conversation_chars:,} a run may hold"
+            f"than the {MAX_CONVERSATION_CHARS:,} a run may hold"
         )
     return ""
 
