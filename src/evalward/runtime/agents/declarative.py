@@ -132,7 +132,7 @@ async def _complete(
         started = time.monotonic()
         trace.model_calls += 1
         try:
-            response = await provider.complete(_with_model(request, model))
+            response = await provider.complete(replace(request, model=model))
         except ProviderError as exc:
             failures.append(f"{model_id}: {exc}")
             outage = outage and isinstance(exc, ProviderUnavailable)
@@ -153,10 +153,6 @@ async def _complete(
     trace.add(StepType.error, content="; ".join(failures) or "no model to call")
     trace.provider_unavailable = bool(failures) and outage
     return None
-
-
-def _with_model(request: ChatRequest, model: str) -> ChatRequest:
-    return replace(request, model=model)
 
 
 def _record_response(
