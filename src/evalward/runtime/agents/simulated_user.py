@@ -104,18 +104,17 @@ class UserSimulator:
         if not self._said and self.user.opening is not None:
             self._said.append(self.user.opening)
             return Said(self.user.opening, done=False)
+        try:
+            provider, model = self.providers.resolve(self.model_id)
+        except ConfigError as exc:
+            raise UserUnavailable(f"the simulated user's model: {exc}") from None
         request = ChatRequest(
-            model="",
+            model=model,
             messages=tuple(self._messages()),
             temperature=0.0,
             max_tokens=MAX_USER_TOKENS,
             labels=self.labels,
         )
-        try:
-            provider, model = self.providers.resolve(self.model_id)
-        except ConfigError as exc:
-            raise UserUnavailable(f"the simulated user's model: {exc}") from None
-        request = dataclasses.replace(request, model=model)
         try:
             if isinstance(provider, MeteredProvider):
                 response = await provider.complete(request, before_call=self._admit)
