@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -130,10 +131,7 @@ def offered_tools(
     """Every server's admitted tools, named for the model: a name another server or one of
     the agent's own tools also has is qualified by the server's."""
     own = set(own_tools)
-    count: dict[str, int] = {}
-    for listed in servers.values():
-        for tool in listed:
-            count[tool.name] = count.get(tool.name, 0) + 1
+    count = Counter(tool.name for listed in servers.values() for tool in listed)
     offered: list[McpTool] = []
     for server, listed in servers.items():
         if len(listed) > MAX_TOOLS:
