@@ -39,6 +39,9 @@ from evalward.runtime.proxy.model_proxy import Grant, ModelProxy
 from evalward.runtime.telemetry.protocol import apply_response
 from evalward.text import jsontext
 
+POLL_SECONDS = 0.1
+"""How often a starting server is asked whether it is ready."""
+
 
 class HttpAgentServer:
     def __init__(
@@ -49,13 +52,12 @@ class HttpAgentServer:
         root: Path,
         env: Mapping[str, str],
         kill_grace: float = DEFAULT_KILL_GRACE,
-        poll_interval: float = 0.1,
         proxy: ModelProxy | None = None,
         sandbox: Sandbox | None = None,
     ) -> None:
-        """Seven keyword parameters past `runtime`, each a setting of this server's life (its
-        root, env, kill grace, poll interval, proxy, sandbox) that its caller names; a
-        parameter object would only rename them."""
+        """Six keyword parameters past `runtime`, each a setting of this server's life (its
+        name, root, env, kill grace, proxy, sandbox) that its caller names; a parameter
+        object would only rename them."""
         self.runtime = runtime
         self.proxy = proxy
         self.sandbox = sandbox
@@ -64,7 +66,6 @@ class HttpAgentServer:
         self.root = root
         self.env = env
         self.kill_grace = kill_grace
-        self.poll_interval = poll_interval
         self.port = free_port()
         self.url = runtime.url.replace("{port}", str(self.port))
         self.ready_url = runtime.ready.replace("{port}", str(self.port))
@@ -113,9 +114,7 @@ class HttpAgentServer:
                     + await self._stderr_hint()
                 )
             with contextlib.suppress(HttpFailure):
-                reply = await self._client.get(
-                    self.ready_url, timeout_seconds=self.poll_interval * 5
-                )
+                reply = await self._client.get(self.ready_url, timeout_seconds=POLL_SECONDS * 5)
                 if reply.status < 400:
                     self.checked_url()
                     # A connection kept from the probe could be to whatever answered it.
@@ -128,7 +127,7 @@ class HttpAgentServer:
                     f"{self.runtime.ready_timeout_seconds:g} s (runtime.http.readyTimeoutSeconds)"
                 )
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.poll_interval):
+                async with asyncio.timeout(POLL_SECONDS):
                     await self._process.wait()
 
     def checked_url(self) -> str:
