@@ -134,10 +134,6 @@ def offered_tools(
     count = Counter(tool.name for listed in servers.values() for tool in listed)
     offered: list[McpTool] = []
     for server, listed in servers.items():
-        if len(listed) > MAX_TOOLS:
-            raise McpFailure(
-                f"MCP server {server!r}, answering tools/list, listed over {MAX_TOOLS} tools"
-            )
         for tool in listed:
             clash = count[tool.name] > 1 or tool.name in own
             name = f"{server}{QUALIFIER}{tool.name}" if clash else tool.name
