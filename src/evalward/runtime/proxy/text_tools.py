@@ -46,11 +46,8 @@ class TextCall:
 def fields(text: str) -> dict[str, str]:
     """DSPy's `[[ ## name ## ]]` fields of a message, by name (the last of a name wins)."""
     marks = list(_FIELD.finditer(text))
-    out: dict[str, str] = {}
     ends = [mark.start() for mark in marks[1:]] + [len(text)]
-    for mark, end in zip(marks, ends, strict=False):
-        out[mark.group(1)] = text[mark.end() : end].strip()
-    return out
+    return {m.group(1): text[m.end() : end].strip() for m, end in zip(marks, ends, strict=False)}
 
 
 def arguments(text: str | Mapping[str, Any]) -> dict[str, Any]:
