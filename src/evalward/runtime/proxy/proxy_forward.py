@@ -29,7 +29,7 @@ from evalward.runtime.proxy.call_record import (
     problem,
     uncancel,
 )
-from evalward.runtime.proxy.wire import FORMATS, Api, Format, Kind, WireRoute
+from evalward.runtime.proxy.wire import FORMATS, Format, Kind, WireRoute
 from evalward.runtime.proxy.wire import embeddings as embeddings_wire
 from evalward.runtime.proxy.wire.base import Accumulator
 from evalward.runtime.proxy.wire.problems import WireProblem, error_body, error_event
@@ -248,32 +248,22 @@ def _usage(kind: Kind, body: Mapping[str, Any], reply: Mapping[str, Any]) -> Usa
 def upstream_error(call: Call, answer: Answer, redact: Redactor) -> web.Response:
     """Pass the provider's refusal on (its status and body) — except a rejected key,
     which is evalward's to fix and whose message may quote part of the real key."""
-    if answer.reply.status < 300:  # a success that was not a JSON object, on every attempt
-        message = f"{call.api} answered with a body that is not a JSON object"
+    api, status = call.api, answer.reply.status
+    if status < 300:  # a success that was not a JSON object, on every attempt
+        message = f"{api} answered with a body that is not a JSON object"
         call.record(502, error=message)
-        return problem(call.api, WireProblem.upstream, message)
-    if answer.reply.status in (401, 403):
-        call.record(answer.reply.status, error=_rejected_key(call.api, answer))
-    else:
-        text = redact(answer.reply.body.decode("utf-8", "replace"))
-        call.record(answer.reply.status, error=f"HTTP {answer.reply.status}: {text[:300]}")
-    return _passed_on(call.api, answer, redact)
-
-
-def _passed_on(api: Api, answer: Answer, redact: Redactor) -> web.Response:
-    status = answer.reply.status
+        return problem(api, WireProblem.upstream, message)
     if status in (401, 403):
-        return problem(api, WireProblem.unauthorized, _rejected_key(api, answer))
+        rejected = (
+            f"{api} rejected evalward's key (HTTP {status}); the key evalward "
+            f"holds for {api} needs fixing, not the agent's"
+        )
+        call.record(status, error=rejected)
+        return problem(api, WireProblem.unauthorized, rejected)
     text = redact(answer.reply.body.decode("utf-8", "replace"))
+    call.record(status, error=f"HTTP {status}: {text[:300]}")
     try:
         data = jsontext.loads(text)
     except ValueError:
         data = error_body(api, WireProblem.upstream, f"{api} answered HTTP {status}: {text[:500]}")
     return answer_json(status, data, NO_RETRY)
-
-
-def _rejected_key(api: Api, answer: Answer) -> str:
-    return (
-        f"{api} rejected evalward's key (HTTP {answer.reply.status}); the key evalward "
-        f"holds for {api} needs fixing, not the agent's"
-    )
