@@ -149,39 +149,28 @@ async def spawn(
     starting = sandbox.sessions.lock if sandbox is not None else contextlib.nullcontext()
     try:
         async with starting:  # its session is known before another user's strays are ended
-            process = await _start(argv, cwd, env, stdin, pass_fds, user)
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                cwd=cwd,
+                env=dict(env),
+                stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+                pass_fds=pass_fds,
+                limit=STREAM_LIMIT,
+                # Popen's defaults when there is no user to switch to
+                user=user.uid if user else None,
+                group=user.gid if user else None,
+                extra_groups=[] if user else None,
+                umask=0o077 if user else -1,
+            )
             if sandbox is not None and home is not None:
                 sandbox.keep(process.pid, home)
     except (OSError, ValueError) as exc:  # ValueError: a NUL in an argument or a variable
         _forget(sandbox, home)
         raise AgentRunError(_why_not_started(argv[0], exc, cwd, user)) from None
     return process
-
-
-async def _start(
-    argv: Sequence[str],
-    cwd: Path,
-    env: Mapping[str, str],
-    stdin: bool,
-    pass_fds: tuple[int, ...],
-    user: AgentUser | None,
-) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=cwd,
-        env=dict(env),
-        stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-        pass_fds=pass_fds,
-        limit=STREAM_LIMIT,
-        # Popen's defaults when there is no user to switch to
-        user=user.uid if user else None,
-        group=user.gid if user else None,
-        extra_groups=[] if user else None,
-        umask=0o077 if user else -1,
-    )
 
 
 def _why_not_started(program: str, exc: Exception, cwd: Path, user: AgentUser | None) -> str:
