@@ -142,15 +142,11 @@ class _Chunks:
         self._head: dict[str, Any] = {}
         self._choices: dict[int, dict[str, Any]] = {}
         self._usage: Mapping[str, Any] | None = None
-        self._done = False
 
     def feed(self, event: Event) -> bool:
-        if event.data.strip() == "[DONE]":
-            self._done = True
-            return True
         try:
             chunk = event.json()
-        except ValueError:
+        except ValueError:  # `[DONE]`
             return True
         if not isinstance(chunk, dict):
             return True
