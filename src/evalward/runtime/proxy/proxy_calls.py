@@ -112,7 +112,7 @@ class Answerer:
         provider.spent.add(FREE)
         if mocked is not None or forwarding is None:
             if route.model_id:
-                data = embeddings_wire.model_entry(route.model_id, anthropic=anthropic)
+                data = embeddings_wire.models_list([route.model_id], anthropic=anthropic)["data"][0]
             else:
                 names = self.providers.prices.models(route.api)
                 data = embeddings_wire.models_list(names, anthropic=anthropic)

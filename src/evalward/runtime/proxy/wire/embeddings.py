@@ -117,8 +117,3 @@ def models_list(ids: Iterable[str], *, anthropic: bool) -> dict[str, Any]:
         "object": "list",
         "data": [{"id": n, "object": "model", "created": 0, "owned_by": "evalward"} for n in names],
     }
-
-
-def model_entry(name: str, *, anthropic: bool) -> dict[str, Any]:
-    entry: dict[str, Any] = models_list([name], anthropic=anthropic)["data"][0]
-    return entry
