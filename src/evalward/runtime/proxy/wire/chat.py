@@ -233,24 +233,15 @@ def chunks_of(reply: Mapping[str, Any], with_usage: bool) -> list[dict[str, Any]
         for number, call in enumerate(items(message.get("tool_calls"))):
             function = mapping(call.get("function"))
             arguments = function.get("arguments")
-            chunk(
-                index,
-                {
-                    "tool_calls": [
-                        {
-                            "index": number,
-                            "id": call.get("id"),
-                            "type": "function",
-                            "function": {
-                                "name": function.get("name"),
-                                "arguments": arguments
-                                if isinstance(arguments, str)
-                                else json.dumps(arguments or {}),
-                            },
-                        }
-                    ]
-                },
-            )
+            if not isinstance(arguments, str):
+                arguments = json.dumps(arguments or {})
+            fragment = {
+                "index": number,
+                "id": call.get("id"),
+                "type": "function",
+                "function": {"name": function.get("name"), "arguments": arguments},
+            }
+            chunk(index, {"tool_calls": [fragment]})
         chunk(index, {}, choice.get("finish_reason") or "stop")
     if with_usage and isinstance(reply.get("usage"), Mapping):
         chunks.append({**head, "choices": [], "usage": dict(reply["usage"])})
