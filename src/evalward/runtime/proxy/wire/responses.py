@@ -237,9 +237,7 @@ def events_of(reply: Mapping[str, Any]) -> list[dict[str, Any]]:
             emit("response.output_item.added", output_index=index, item=dict(item))
         emit("response.output_item.done", output_index=index, item=dict(item))
     status = reply.get("status")
-    final = "response.incomplete" if status == "incomplete" else "response.completed"
-    if status == "failed":
-        final = "response.failed"
+    final = f"response.{status}" if status in ("incomplete", "failed") else "response.completed"
     emit(final, response=dict(reply))
     return events
 
