@@ -111,11 +111,10 @@ def _timing_and_model(event: Mapping[str, Any]) -> dict[str, Any]:
 
 def _add_usage(trace: Trace, event: Mapping[str, Any]) -> None:
     """A `usage` event adds its tokens and cost to the latest step."""
-    cost = event.get("cost_usd")
     usage = Usage(
         input_tokens=_int(event, "input_tokens"),
         output_tokens=_int(event, "output_tokens"),
-        cost_usd=_finite(cost),
+        cost_usd=_finite(event.get("cost_usd")),
         reported=True,
     )
     if not trace.steps:
