@@ -147,9 +147,7 @@ def _stop_reason(reply: Mapping[str, Any], called: bool) -> str:
 
 
 def _output_text(output: object) -> str:
-    if isinstance(output, str):
-        return output
-    return lenient_text(output) if isinstance(output, list) else json.dumps(output)
+    return lenient_text(output) if isinstance(output, str | list) else json.dumps(output)
 
 
 class _Events:
