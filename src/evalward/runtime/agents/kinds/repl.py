@@ -11,8 +11,8 @@ from evalward.providers.base import ChatMessage
 from evalward.resources.conversation import EndReason
 from evalward.rundata.trace import StepType
 from evalward.runtime.agents.command_repl import ReplSession
-from evalward.runtime.agents.conversation import TurnAnswer, hold_conversation
-from evalward.runtime.agents.conversation_agents import ConversationRun, ProgramTurns
+from evalward.runtime.agents.conversation import hold_conversation
+from evalward.runtime.agents.conversation_agents import ConversationRun
 from evalward.runtime.agents.kinds.base import RunPlace
 from evalward.runtime.agents.kinds.command import CommandKind
 from evalward.runtime.agents.simulated_user import UserSimulator
@@ -39,16 +39,12 @@ class ReplKind(CommandKind):
                 turns.trace.add(StepType.error, content=problem)
                 turns.trace.end(EndReason.error)
                 return
-            answer = _turns(session, turns)
+
+            async def ask(history: list[ChatMessage], request: dict[str, Any]) -> str:
+                """One stdin line per turn."""
+                return await session.turn(history[-1].content, request, turns.left())
+
+            answer = turns.answering(ask)
             await hold_conversation(talk.conversation, turns.trace, answer, simulator)
         finally:
             await session.close()
-
-
-def _turns(session: ReplSession, turns: ProgramTurns) -> TurnAnswer:
-    """One stdin line per turn."""
-
-    async def ask(history: list[ChatMessage], request: dict[str, Any]) -> str:
-        return await session.turn(history[-1].content, request, turns.left())
-
-    return turns.answering(ask)
