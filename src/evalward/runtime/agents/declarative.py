@@ -16,7 +16,7 @@ from evalward.providers.registry import Providers
 from evalward.providers.tool_choice import choice_for
 from evalward.rundata.trace import Fallback, StepType, Trace
 from evalward.runtime.agents.resolved_agent import ResolvedAgent
-from evalward.runtime.tools.tools import ToolExecutor
+from evalward.runtime.tools.tools import ToolExecutor, ToolResult
 
 
 async def run_declarative(
@@ -94,20 +94,11 @@ async def _call_tools(
         tool, server = executor.recorded(call.name)
         started = time.time()
         step = {"tool": tool, "server": server, "call_id": call.id, "started_at": started}
+        broke: McpFailure | None = None
         try:
             result = await executor.execute(call)
         except McpFailure as failure:
-            elapsed = (time.time() - started) * 1000
-            trace.add(
-                StepType.tool_result,
-                output=str(failure),
-                is_error=True,
-                source="mcp",
-                duration_ms=elapsed,
-                **step,
-            )
-            trace.add(StepType.error, content=str(failure))
-            return False
+            result, broke = ToolResult(str(failure), True, "mcp"), failure
         trace.add(
             StepType.tool_result,
             output=result.output,
@@ -116,6 +107,9 @@ async def _call_tools(
             duration_ms=(time.time() - started) * 1000,
             **step,
         )
+        if broke is not None:
+            trace.add(StepType.error, content=str(broke))
+            return False
         messages.append(ChatMessage(role="tool", content=result.output, tool_call_id=call.id))
     return True
 
