@@ -56,9 +56,8 @@ class HttpKind(ProgramKind):
     async def answer(
         self, place: RunPlace, request: dict[str, Any], messages: list[ChatMessage]
     ) -> str:
-        timeout = place.run.timeout_seconds
         return await self.server.run(
-            request, place.trace, timeout_seconds=timeout, grant=place.grant
+            request, place.trace, timeout_seconds=place.run.timeout_seconds, grant=place.grant
         )
 
     def turns(self, place: RunPlace, turns: ProgramTurns) -> TurnAnswer:
