@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from evalward.errors import EXIT_BUG, EvalwardError
 from evalward.flows import pipeline, shard
@@ -33,9 +33,6 @@ from evalward.rundata.spending import Spent, spending_line
 from evalward.security import Redactor
 from evalward.verdict import gate
 from evalward.verdict.gate import BypassRecord, GateDecision, GateResult, LabelWeighed
-
-if TYPE_CHECKING:  # the comment's renderer (and Jinja) loads once a run has ended
-    pass
 
 
 @dataclass
