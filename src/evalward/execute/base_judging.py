@@ -47,8 +47,8 @@ class BaseJudging:
     paired: Mapping[str, Collection[str]]
     """Per Eval judged pairwise, its fixtures judged in pairs (`PairJudging.fixtures`)."""
     trace_of: TraceSource
-    panel: JudgePanel | None = None
-    asked: int = field(default=0)
+    panel: JudgePanel = field(init=False)
+    asked: int = 0
     """Base runs judged later, in this run."""
 
     def __post_init__(self) -> None:
@@ -94,7 +94,6 @@ class BaseJudging:
     async def _judged(self, result: FixtureResult) -> FixtureResult:
         base = self.context.checkouts[Side.base]
         located = base.resources.evals[result.eval]
-        assert self.panel is not None
         judge_of = await self.panel.for_eval(located, base.resources, Side.base.value)
         trace = self.trace_of(result)
         labels = RunLabels(eval=result.eval, rep=result.rep, side=result.side, sha=base.sha)

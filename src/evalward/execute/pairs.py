@@ -82,8 +82,8 @@ class PairJudging:
 
     context: RunContext
     traces: TraceSpool | None = None
-    fixtures: dict[str, dict[str, FixturePairing]] = field(default_factory=dict)
-    panel: PairwisePanel | None = None
+    fixtures: dict[str, dict[str, FixturePairing]] = field(init=False)
+    panel: PairwisePanel = field(init=False)
     judges: dict[str, PairwiseJudge] = field(default_factory=dict)
     pairs: dict[tuple[str, str, int], PairRecord] = field(default_factory=dict)
 
@@ -136,7 +136,6 @@ class PairJudging:
 
     async def _judge_of(self, name: str) -> PairwiseJudge:
         if name not in self.judges:
-            assert self.panel is not None
             head = self.head
             self.judges[name] = await self.panel.for_eval(head.evals[name], head)
         return self.judges[name]
@@ -185,7 +184,6 @@ class PairJudging:
         cache = self.context.options.cache
         if Side.base in self.context.checkouts or cache is None or not cache.writes:
             return
-        assert self.panel is not None
         for name in self.fixtures:  # what it finds decides nothing here: no pair was made
             await self.panel.for_eval(self.head.evals[name], self.head)
 
