@@ -199,11 +199,8 @@ class PairJudging:
 
     def next_round(self, results: list[FixtureResult]) -> list[PlannedRun]:
         """The runs the adaptive Evals' open preference tests ask for next."""
-        planned: dict[tuple[Side, str, str], int] = {}
         plan = self.context.plan
-        for run in plan.runs:
-            key = (run.side, run.eval, run.fixture)
-            planned[key] = max(planned.get(key, 0), run.rep + 1)
+        planned = plan.next_reps()
         extra: list[PlannedRun] = []
         for name, fixtures in self.fixtures.items():
             located = self.head.evals[name]

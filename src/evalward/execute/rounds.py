@@ -177,10 +177,7 @@ def next_round(
 ) -> list[PlannedRun]:
     """The runs the adaptive Evals' sequential tests ask for next; none once settled."""
     plan, evals = context.plan, context.checkouts[Side.head].resources.evals
-    planned: dict[tuple[Side, str, str], int] = {}
-    for run in plan.runs:
-        key = (run.side, run.eval, run.fixture)
-        planned[key] = max(planned.get(key, 0), run.rep + 1)
+    planned = plan.next_reps()
     extra: list[PlannedRun] = []
     for name, base_fixtures in plan.adaptive.items():
         spec = evals[name].resource.spec

@@ -122,6 +122,12 @@ class Plan:
             found |= {(name, f) for name, fixtures in self.adaptive.items() for f in fixtures}
         return [PlannedRun(side, name, fixture, 0) for name, fixture in sorted(found)]
 
+    def next_reps(self) -> dict[tuple[Side, str, str], int]:
+        """Per (side, Eval, fixture) planned, the rep its next run takes: one past its highest."""
+        return {
+            (r.side, r.eval, r.fixture): r.rep + 1 for r in sorted(self.runs, key=lambda r: r.rep)
+        }
+
     def with_runs(self, runs: list[PlannedRun]) -> Plan:
         """The same plan (Evals, reasons, pending fixtures) with other runs: a part of it."""
         return dataclasses.replace(self, runs=runs)
