@@ -10,7 +10,6 @@ Evals that select it.
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
@@ -19,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from evalward.git import FileChange
-from evalward.plan.fingerprint import FileIndex, agent_reads, referenced_files
+from evalward.plan.fingerprint import FileIndex, agent_reads, may_cover, referenced_files
 from evalward.resources import Located, ResourceSet
 from evalward.resources.models import Agent
 from evalward.text.escaping import printable
@@ -133,9 +132,6 @@ def _agents(
     result.cosmetic_agents = [a for a in result.cosmetic_agents if a not in result.changed_agents]
 
 
-_WILDCARD = re.compile(r"[*?\[]")
-
-
 def _attribute_files(touched: set[str]) -> list[str]:
     """The `.gitattributes` files the change touches. Their `eol`, `ident` or
     `working-tree-encoding` rewrite the files below them on checkout: an agent's program or
@@ -149,14 +145,8 @@ def _reads_below(folder: str, located: Located[Agent]) -> bool:
     the folder are one the other's beginning: `packages/*/src/**` for `packages/core`."""
     if not folder:
         return bool(referenced_files(located) or located.resource.spec.watch)
-    prefix = f"{folder}/"
-    if any(p.startswith(prefix) for p in referenced_files(located)):
-        return True
-    for pattern in located.resource.spec.watch:
-        literal = _WILDCARD.split(pattern, maxsplit=1)[0]
-        if literal.startswith(prefix) or prefix.startswith(literal):
-            return True
-    return False
+    named = any(p.startswith(f"{folder}/") for p in referenced_files(located))
+    return named or may_cover(folder, located.resource.spec.watch)
 
 
 def _renames(

@@ -116,7 +116,7 @@ class FileIndex:
             if (self.root / above).is_symlink()
         }
         for link in sorted(links):
-            if _may_cover(link, patterns):
+            if may_cover(link, patterns):
                 for path in self._under_link(link):
                     if any(fnmatch(path, p) for p in patterns):
                         found.add(path)
@@ -238,15 +238,16 @@ def _folders_of(path: str) -> set[str]:
     return {"/".join(parts[:index]) for index in range(1, len(parts))}
 
 
-def _may_cover(link: str, patterns: list[str]) -> bool:
-    """Whether a glob may match a path under the folder `link`: it matches the link itself
-    (`agents/bot/**`), or its literal start and the link are one the other's beginning."""
+def may_cover(folder: str, patterns: list[str]) -> bool:
+    """Whether a glob may match a path under `folder` (a linked folder, or the one a
+    `.gitattributes` is in): it matches the folder itself (`agents/bot/**`), or its literal
+    start and the folder are one the other's beginning."""
     for pattern in patterns:
         literal = _WILDCARD.split(pattern, maxsplit=1)[0]
         if (
-            fnmatch(link, pattern)
-            or literal.startswith(f"{link}/")
-            or f"{link}/".startswith(literal)
+            fnmatch(folder, pattern)
+            or literal.startswith(f"{folder}/")
+            or f"{folder}/".startswith(literal)
         ):
             return True
     return False
