@@ -358,7 +358,5 @@ def _parsed(door: RepoFiles, seed: str) -> Any:
     try:
         text = door.text(seed, SEED_LIMIT)
         return json.loads(text) if seed.endswith(".json") else parse_yaml(text)
-    except (NotCommitted, ValueError, RecursionError):
-        return None
-    except (yaml.YAMLError, YamlSyntaxError):
+    except (NotCommitted, ValueError, RecursionError, yaml.YAMLError, YamlSyntaxError):
         return None
