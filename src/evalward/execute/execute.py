@@ -443,38 +443,33 @@ class _Run:
         self, index: int, run: PlannedRun, trace: Trace, playground: PlaygroundRun | None
     ) -> None:
         try:
-            await self._score_into_results(index, run, trace, playground)
+            checkout = self.checkouts[run.side]
+            located_eval = checkout.resources.evals[run.eval]
+            if self.how.defers_judge(run):
+                judge = self.judges.deferred(located_eval)
+            else:
+                judge = await self.judges.for_eval(located_eval, checkout.resources, run.side.value)
+            labels = RunLabels(eval=run.eval, rep=run.rep, side=run.side.value, sha=checkout.sha)
+            result = await score_fixture(
+                checkout.resources.fixtures[run.fixture],
+                trace,
+                located_eval.resource.spec.scoring,
+                judge,
+                run=labels,
+                playground=playground,
+                scorers=self.gate_scorers
+                if run.side is Side.head and run.fixture in checkout.gate_fixtures
+                else self.scorers[run.side],
+            )
+            # A model call that failed under an agent's own code may have been worked around
+            # or not: like an error, such a run is tried again next time rather than reused. A
+            # base run a head program could have reached is never kept (`_watch`).
+            reachable = self.reachable
+            if self.cache is not None and not trace.failed_proxy_calls and index not in reachable:
+                self.cache.put(self.keys.of(run), result)
+            self.results[index] = self._finished(result)
         finally:
             self.unscored.release()
-
-    async def _score_into_results(
-        self, index: int, run: PlannedRun, trace: Trace, playground: PlaygroundRun | None
-    ) -> None:
-        checkout = self.checkouts[run.side]
-        located_eval = checkout.resources.evals[run.eval]
-        if self.how.defers_judge(run):
-            judge = self.judges.deferred(located_eval)
-        else:
-            judge = await self.judges.for_eval(located_eval, checkout.resources, run.side.value)
-        labels = RunLabels(eval=run.eval, rep=run.rep, side=run.side.value, sha=checkout.sha)
-        result = await score_fixture(
-            checkout.resources.fixtures[run.fixture],
-            trace,
-            located_eval.resource.spec.scoring,
-            judge,
-            run=labels,
-            playground=playground,
-            scorers=self.gate_scorers
-            if run.side is Side.head and run.fixture in checkout.gate_fixtures
-            else self.scorers[run.side],
-        )
-        # A model call that failed under an agent's own code may have been worked around
-        # or not: like an error, such a run is tried again next time rather than reused. A
-        # base run a head program could have reached is never kept (`_watch`).
-        reachable = self.reachable
-        if self.cache is not None and not trace.failed_proxy_calls and index not in reachable:
-            self.cache.put(self.keys.of(run), result)
-        self.results[index] = self._finished(result)
 
 
 def _cancelling() -> bool:
