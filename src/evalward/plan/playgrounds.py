@@ -34,6 +34,15 @@ def defined_playground(
     return None
 
 
+def snapshot_files(resources: ResourceSet, fixture: str) -> list[str]:
+    """The files a fixture's `stateSnapshot` criteria compare its playground's state with."""
+    return [
+        a.snapshot
+        for a in resources.fixtures[fixture].resource.spec.assertions
+        if isinstance(a, StateSnapshotAssertion) and a.snapshot is not None
+    ]
+
+
 def source_of(checkout: Checkout, run: PlannedRun) -> PlaygroundSource | None:
     """The playground to provision for `run`, or None when it has none."""
     defined = defined_playground(checkout.resources, run.eval, run.fixture)
@@ -77,12 +86,7 @@ class PlaygroundKeys:
         source = source_of(checkout, run)
         if source is None:
             return None
-        paths = source.spec.paths()
-        paths += [
-            a.snapshot
-            for a in checkout.resources.fixtures[run.fixture].resource.spec.assertions
-            if isinstance(a, StateSnapshotAssertion) and a.snapshot is not None
-        ]
+        paths = [*source.spec.paths(), *snapshot_files(checkout.resources, run.fixture)]
         return {
             "definition": self._definition(source.spec),
             "files": {path: self._hash(source.door, path) for path in sorted(set(paths))},

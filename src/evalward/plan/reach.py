@@ -30,10 +30,9 @@ from fnmatch import fnmatch
 
 from evalward.plan.fingerprint import paths_under, referenced_files, watched_folders
 from evalward.plan.plan import PlannedRun
-from evalward.plan.playgrounds import defined_playground
+from evalward.plan.playgrounds import defined_playground, snapshot_files
 from evalward.resources import Located, ResourceSet
 from evalward.resources.models import Agent
-from evalward.resources.state_assertions import StateSnapshotAssertion
 
 
 @dataclass
@@ -108,11 +107,7 @@ def playground_reach(resources: ResourceSet, eval_name: str, fixture: str, reach
     name, spec, kind = defined
     if spec.runs_program:
         reach.everything(f"{kind} {name!r}'s playground runs a service program")
-    snapshots = [
-        a.snapshot
-        for a in resources.fixtures[fixture].resource.spec.assertions
-        if isinstance(a, StateSnapshotAssertion) and a.snapshot is not None
-    ]
+    snapshots = snapshot_files(resources, fixture)
     reach.paths.update(path.lstrip("/") for path in [*spec.paths(), *snapshots])
 
 
