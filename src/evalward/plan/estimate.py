@@ -425,7 +425,5 @@ def adaptive_ceiling(
         for f in plan.adaptive.get(name, [])
         for rep in range(head.max)
     ]
-    total = Estimate(0, 0.0)
-    for run in runs:
-        total += estimate_run(run, resources[run.side], prices)
+    total = sum((estimate_run(run, resources[run.side], prices) for run in runs), Estimate(0, 0.0))
     return len(fixtures) * head.max, len(runs) - len(fixtures) * head.max, total
