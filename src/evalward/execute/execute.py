@@ -41,7 +41,6 @@ from evalward.rundata.sides import Side
 from evalward.rundata.spending import Allowance
 from evalward.rundata.spool import TraceSpool
 from evalward.rundata.trace import StepType, Trace
-from evalward.runtime.agents.process import DEFAULT_KILL_GRACE
 from evalward.runtime.agents.resolved_agent import resolve_agent
 from evalward.runtime.agents.runner import AgentRunner, FixtureRun
 from evalward.runtime.environments.environment_limits import EnvironmentLimits, side_limits
@@ -69,7 +68,6 @@ class Execution:
     what concurrency, cache, sandbox and environment, is its `RunContext`."""
 
     on_result: ProgressCallback | None = None
-    kill_grace: float = DEFAULT_KILL_GRACE
     traces: TraceSpool | None = None
     """Where each result's trace moves once it is scored and cached, before `on_result`."""
     allowance: Allowance | None = None
@@ -150,7 +148,7 @@ class _Run:
             checkout.root if checkout else None,
             checkout.sha if checkout else "",
         )
-        return CodeScorers(self.env, sandbox, self.how.kill_grace, environments)
+        return CodeScorers(self.env, sandbox, environments=environments)
 
     def prepare(self) -> None:
         """Each run into its (side, Eval) queue, with its agent's runner and its tools."""
@@ -201,7 +199,6 @@ class _Run:
             agent,
             self.providers,
             own_env,
-            kill_grace=self.how.kill_grace,
             proxy=self.proxy,
             sandbox=sandbox.for_side(side.value) if sandbox else None,
             environment_limits=self._environment_limits(side, name),
@@ -390,9 +387,8 @@ class _Run:
                 setting = PlaygroundSetting(
                     self.env,
                     sandbox.in_run(processes) if sandbox else None,
-                    self.how.kill_grace,
-                    self.templates,
-                    self.service_environments,
+                    templates=self.templates,
+                    environments=self.service_environments,
                 )
                 return await run_in_playground(
                     source,
