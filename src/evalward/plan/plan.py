@@ -182,10 +182,9 @@ def build_plan(
     `gate_resources` gives for the definitions that gate and `made.config`.
     """
     head, config, run_all, regressions = made.head, made.config, made.run_all, made.regressions
-    gating = made.gating
+    gating = made.gating if made.gating is not None else base
     plan = Plan()
     names = sorted(gate.evals) if run_all else sorted(changes.affected_evals)
-    gating = gating if gating is not None else base
     from_base = gating is not None and config is GateConfig.base
     for name in names:
         located = gate.evals.get(name)
