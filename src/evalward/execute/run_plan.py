@@ -121,13 +121,12 @@ async def execute(planned: Planned) -> Ran:
         )
 
     try:
-        judging = pairs if pairs.active else None
         rounds = Rounds(
             estimate=counted,
             on_more=progress.on_more,
             flaky=flaky,
-            pairs=judging,
-            base_judging=later if judging is not None else None,
+            pairs=pairs if pairs.active else None,
+            base_judging=later if pairs.active else None,
         )
         fixtures, more_notes, left_out = await run_rounds(context, how, rounds)
         await pairs.warm()
