@@ -134,23 +134,21 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
         why = NotAttributable(unbuildable, ())
         refused = tuple(Finding(regression, why) for regression in regressions)
         return RunAttribution(settings.mode.value, refused, budget.spent_since(), budget.total)
-
-    found = []
-    for regression in regressions:
-        found.append(
-            Finding(
+    found = [
+        Finding(
+            regression,
+            await attribute_regression(
+                request,
+                outcome.evaluation,
                 regression,
-                await attribute_regression(
-                    request,
-                    outcome.evaluation,
-                    regression,
-                    head=head,
-                    max_trials=MAX_TRIALS,
-                    afford=budget.stop,
-                    budget=budget,
-                ),
-            )
+                head=head,
+                max_trials=MAX_TRIALS,
+                afford=budget.stop,
+                budget=budget,
+            ),
         )
+        for regression in regressions
+    ]
     return RunAttribution(settings.mode.value, tuple(found), budget.spent_since(), budget.total)
 
 
