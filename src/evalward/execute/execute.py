@@ -339,8 +339,9 @@ class _Run:
 
     async def _run_agent(self, run: PlannedRun, index: int) -> tuple[Trace, PlaygroundRun | None]:
         """The run, in a playground of its own when its fixture (or Eval) names one; every
-        program it started is ended before its worker takes the next run (`_end`, once its
-        run slot is free for the programs of others). A base run is watched (`_watch`)."""
+        program it started is ended before its worker takes the next run (`Sandbox.end_run`,
+        once its run slot is free for the programs of others). A base run is watched
+        (`_watch`)."""
         if run.side is not Side.base or self.sandbox is None or self.sandbox.user is None:
             return await self._run_agent_alone(run)
         await self._watch(run, index, "as it started")
@@ -397,12 +398,8 @@ class _Run:
                     setting,
                 )
         finally:
-            await self._end(processes)
-
-    async def _end(self, processes: RunProcesses | None) -> None:
-        """End every program of a run, escaped or not (`Sandbox.end_run`)."""
-        if self.sandbox is not None and processes is not None:
-            await self.sandbox.end_run(processes)
+            if self.sandbox is not None and processes is not None:  # escaped or not
+                await self.sandbox.end_run(processes)
 
     async def _run_in(
         self, run: PlannedRun, env: Mapping[str, str], processes: RunProcesses | None
