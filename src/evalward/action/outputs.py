@@ -21,7 +21,7 @@ from evalward.past.flaky import record_runs
 from evalward.past.trend import record_commit, trends
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo
-from evalward.report.files import Shown
+from evalward.report.files import Shown, write_reports
 from evalward.report.markdown import (
     ReportContext,
     RunReason,
@@ -99,8 +99,9 @@ def write_everything(job: Job, verdict: RunVerdict, report: ReportContext, spent
     estimate; returns the comment as written."""
     outcome, decision = verdict.outcome, verdict.decision
     evaluation = outcome.evaluation
-    results_path, body = outcome.write(
+    results_path, body = write_reports(
         job.site.output_dir,
+        evaluation,
         decision,
         lambda: render_comment(report, job.trusted.template),
         job.console.redact,

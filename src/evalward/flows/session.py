@@ -10,7 +10,6 @@ first; the comment, the check, the exit code).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,6 @@ from evalward.plan.run_setup import RunOptions, RunSetup
 from evalward.plan.sandbox_ready import ready
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo, SpentInfo
-from evalward.report import files
 from evalward.rundata.spending import Spent, spending_line
 from evalward.security import Redactor
 from evalward.verdict import gate
@@ -98,18 +96,6 @@ class Outcome:
         """The plan's estimate beside what the providers answered (`spending_line`)."""
         estimate = self.evaluation.estimate
         return None if estimate is None else spending_line(estimate, spent)
-
-    def write(
-        self,
-        output_dir: Path,
-        decision: GateDecision,
-        comment: Callable[[], str],
-        redact: Redactor,
-        shown: files.Shown,
-    ) -> tuple[Path, str]:
-        """Every file of the run, results.json first (`files.write_reports`): results.json's
-        path and the comment as written."""
-        return files.write_reports(output_dir, self.evaluation, decision, comment, redact, shown)
 
 
 def stopped_by(failure: BaseException | None) -> str:
