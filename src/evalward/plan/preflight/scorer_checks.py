@@ -83,12 +83,11 @@ class ScorerChecks:
             with ThreadPoolExecutor(NODE_CHECKS) as pool:
                 parsed = pool.map(lambda c: _node(node, c.name, c.text, c.inline), scripts)
                 failures.update(zip(scripts, parsed, strict=True))
-        found = []
-        for fixture, at, code, checked in self._scorers:
-            failure = failures.get(checked)
-            if failure is not None:
-                found.append(self._problem(fixture, at, code, failure))
-        return found
+        return [
+            self._problem(fixture, at, code, failure)
+            for fixture, at, code, checked in self._scorers
+            if (failure := failures.get(checked)) is not None
+        ]
 
     def _problem(
         self, fixture: Located[EvalFixture], at: PathKey, code: CodeSource, failure: Failure
