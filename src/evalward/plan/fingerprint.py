@@ -112,7 +112,7 @@ class FileIndex:
         links |= {
             above
             for folder in folders
-            for above in _folders_of(f"{folder}/") - {""}
+            for above in folders_of(f"{folder}/") - {""}
             if (self.root / above).is_symlink()
         }
         for link in sorted(links):
@@ -166,7 +166,7 @@ class FileIndex:
         """Every repository path reading `path` depends on: itself, and when it is a link or
         lies under one, the links on the way and where they lead (`paths.looked_up`)."""
         if path in self._expanded or any(
-            (self.root / part).is_symlink() for part in [path, *_folders_of(path)]
+            (self.root / part).is_symlink() for part in [path, *folders_of(path)]
         ):
             return looked_up(self.root, path)
         return {path}
@@ -195,7 +195,7 @@ class FileIndex:
         return (
             "" in self._covered
             or folder in self._covered
-            or not self._covered.isdisjoint(_folders_of(folder))
+            or not self._covered.isdisjoint(folders_of(folder))
         )
 
     def _under(self, folder: str) -> list[str]:
@@ -233,7 +233,8 @@ def watched_folders(patterns: list[str]) -> list[str]:
     return sorted(folders)
 
 
-def _folders_of(path: str) -> set[str]:
+def folders_of(path: str) -> set[str]:
+    """The folders `path` is in."""
     parts = path.split("/")
     return {"/".join(parts[:index]) for index in range(1, len(parts))}
 

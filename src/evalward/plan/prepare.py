@@ -22,7 +22,7 @@ from evalward.files.committed import RepoFiles
 from evalward.git import FileChange, Git
 from evalward.plan.base_resources import load_base
 from evalward.plan.changes import ChangeSet, detect_changes
-from evalward.plan.fingerprint import FileIndex, agent_reads, watched_folders
+from evalward.plan.fingerprint import FileIndex, agent_reads, folders_of, watched_folders
 from evalward.plan.plan import Checkout, Plan, PlanFor, build_plan, gate_resources, undefined
 from evalward.plan.playgrounds import uses_playgrounds, world_names
 from evalward.plan.reach import agents_reach, world_reach
@@ -222,13 +222,7 @@ def _where_changes_count(
             tracked += ["**/*.yaml", "**/*.yml"]
         else:
             folders.add(folder)
-    return {f for f in folders if not _above(f) & folders}, sorted(set(tracked))
-
-
-def _above(path: str) -> set[str]:
-    """The folders `path` is in."""
-    parts = path.split("/")
-    return {"/".join(parts[:end]) for end in range(1, len(parts))}
+    return {f for f in folders if not folders_of(f) & folders}, sorted(set(tracked))
 
 
 def _head_files(git: Git, head: str | None, root: Path) -> RepoFiles:
