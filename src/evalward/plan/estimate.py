@@ -45,7 +45,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from evalward.errors import ConfigError
@@ -79,10 +79,10 @@ class Trimmed:
     plan: Plan
     estimate: Estimate
     """What the kept runs are expected to spend, each by its own side's definitions."""
-    skipped: list[PlannedRun] = field(default_factory=list)
-    counted: Estimate = field(default_factory=lambda: Estimate(0, 0.0))
+    skipped: list[PlannedRun]
+    counted: Estimate
     """What the budget counted for the kept runs (`budget_estimate`)."""
-    own: Estimate = field(default_factory=lambda: Estimate(0, 0.0))
+    own: Estimate
     """Of `counted`, the runs of the fixtures the base gates with."""
 
     @property
