@@ -162,17 +162,9 @@ def estimate_run(
     seen *= agent_turns(fixture)
     users = [_Call(*call) for call in user_calls(fixture.conversation, eval_def.spec, seen)]
     calls += users
-    for judge_model in eval_def.spec.judge.models:
-        for assertion in assertions:
-            if isinstance(assertion, JudgeAssertion):
-                chars = len(SYSTEM_PROMPT) + len(assertion.rubric) + seen
-                calls.append(
-                    _Call(
-                        judge_model,
-                        chars // CHARS_PER_TOKEN + 2 * MESSAGE_TOKENS,
-                        JUDGE_REPLY_TOKENS,
-                    )
-                )
+    rubrics = [len(a.rubric) for a in assertions if isinstance(a, JudgeAssertion)]
+    for model in eval_def.spec.judge.models:
+        calls += [_judge_call(model, len(SYSTEM_PROMPT) + rubric + seen) for rubric in rubrics]
     calls += _similar_calls(agent, fixture, estimated)
     if run.side is Side.head:
         calls += _pairwise_calls(eval_def.spec, fixture, seen)
@@ -206,8 +198,13 @@ def _pairwise_calls(spec: EvalSpec, fixture: EvalFixtureSpec, seen: int) -> list
         pairwise.rubric if pairwise else None
     )
     chars = len(PAIRWISE_PROMPT) + len(rubric or "") + 2 * seen
-    call = _Call(model, chars // CHARS_PER_TOKEN + 2 * MESSAGE_TOKENS, JUDGE_REPLY_TOKENS)
+    call = _judge_call(model, chars)
     return [call, call]
+
+
+def _judge_call(model: str, chars: int) -> _Call:
+    """A judge's call that reads `chars` (its instructions and the run) in two messages."""
+    return _Call(model, chars // CHARS_PER_TOKEN + 2 * MESSAGE_TOKENS, JUDGE_REPLY_TOKENS)
 
 
 def _priced(calls: list[_Call], prices: PriceTable) -> float | None:
