@@ -144,13 +144,8 @@ def estimate_run(
         answer = _answer_tokens(agent, fixture)
         for turn in range(turns):
             last = turn == turns - 1
-            calls.append(
-                _Call(
-                    agent.models[0],
-                    prompt // CHARS_PER_TOKEN + messages * MESSAGE_TOKENS,
-                    answer if last else TOOL_CALL_TOKENS,
-                )
-            )
+            tokens = prompt // CHARS_PER_TOKEN + messages * MESSAGE_TOKENS
+            calls.append(_Call(agent.models[0], tokens, answer if last else TOOL_CALL_TOKENS))
             if not last:  # the tool call and its result join the conversation
                 prompt += TOOL_CALL_TOKENS * CHARS_PER_TOKEN + result_chars
                 messages += 2
