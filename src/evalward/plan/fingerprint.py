@@ -86,11 +86,6 @@ class FileIndex:
         self._expanded: dict[str, str] = {}
         """Paths under a linked folder, as watched -> the link they go through."""
 
-    def files(self) -> list[str]:
-        """Every path of the checkout (for a reader that needs them all)."""
-        self._list([""])
-        return self._paths
-
     def prefetch(self, patterns: Iterable[str]) -> None:
         """List, in one go, the folders every glob of `patterns` may match in."""
         self._list(watched_folders(list(patterns)))
