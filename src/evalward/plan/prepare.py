@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -85,6 +85,7 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
         # An agent user's copy of the head holds what the head's runs may read, as the
         # base's checkout does; a program that names no `watch` gets it all.
         reads = agents_reach(gate, plan.may_run(Side.head), index.listed).checkout
+        gated = bases.gating.fixtures if from_base and bases.gating is not None else {}
         checkouts = {
             Side.head: Checkout(
                 Side.head,
@@ -96,11 +97,9 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
                 world_names=names,
                 world_files=bases.gating.files if world is not None and bases.gating else None,
                 reads=frozenset(reads) if reads is not None else None,
+                gate_fixtures=frozenset(gated),  # the base's fixtures, scored as the base
             )
         }
-        if from_base and bases.gating is not None:  # the base's fixtures, scored as the base
-            gated = frozenset(bases.gating.fixtures)
-            checkouts[Side.head] = replace(checkouts[Side.head], gate_fixtures=gated)
         if (base_checkout := bases.checkout(merge_base, plan)) is not None:
             checkouts[Side.base] = base_checkout
         if setup.shape is not None:
