@@ -131,17 +131,17 @@ class _Run:
         self.scorers = {side: self._scorers(side) for side in Side}
         # The head side's scorers of the base branch's fixtures run as the base side's user:
         # no program of the pull request runs as it, to stop them or plant their packages.
-        self.gate_scorers = self._scorers(Side.head, Side.base)
+        self.gate_scorers = self._scorers(Side.base)
         self.results: list[FixtureResult | None] = [None] * len(self.plan.runs)
         self.reachable: set[int] = set()
         """The base runs a head program could have reached: a head agent user's process
         was alive as they started or ended, or something a head user wrote was where every
         user may write (`Apart.head_alive`). Their results are not kept in the cache."""
 
-    def _scorers(self, side: Side, user: Side | None = None) -> CodeScorers:
-        """The code scorers of `side`'s runs, run as `user`'s agent user (default: the side's)."""
-        sandbox = self.sandbox.for_side((user or side).value) if self.sandbox else None
-        checkout = self.checkouts.get(user or side)  # the base's scorers: its commit's files
+    def _scorers(self, user: Side) -> CodeScorers:
+        """Code scorers run as `user`'s agent user (whichever side's runs they score)."""
+        sandbox = self.sandbox.for_side(user.value) if self.sandbox else None
+        checkout = self.checkouts.get(user)  # the base's scorers: its commit's files
         environments = ScorerEnvironments(
             self.env,
             sandbox,
