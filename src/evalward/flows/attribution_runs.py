@@ -25,7 +25,7 @@ from evalward.attribution.search import (
     Trial,
     attribute,
 )
-from evalward.attribution.variants import NotBuildable, build_variant, with_only
+from evalward.attribution.variants import NotBuildable, Variant, build_variant, with_only
 from evalward.errors import printable
 from evalward.flows import pipeline
 from evalward.flows.interrupt import until_signalled
@@ -221,19 +221,18 @@ async def attribute_regression(
     files = evaluation.agent_files.get(regression.agent)
     hunks: tuple[Hunk, ...] = split_change(git, base, head, files) if files is not None else ()
 
-    async def regresses(reverted: frozenset[Hunk]) -> Trial:
-        assert files is not None
-        variant = build_variant(git, base, head, files, reverted)
+    async def tried(variant: Variant | NotBuildable) -> Trial:
         if isinstance(variant, NotBuildable):
             return Trial(False, not_built=variant.reason)
         return await variant_trial(request, regression, variant.commit, budget)
 
+    async def regresses(reverted: frozenset[Hunk]) -> Trial:
+        assert files is not None
+        return await tried(build_variant(git, base, head, files, reverted))
+
     async def reproduces(applied: frozenset[Hunk]) -> Trial:
         assert files is not None
-        variant = with_only(git, base, head, files, hunks, applied)
-        if isinstance(variant, NotBuildable):
-            return Trial(False, not_built=variant.reason)
-        return await variant_trial(request, regression, variant.commit, budget)
+        return await tried(with_only(git, base, head, files, hunks, applied))
 
     return await attribute(hunks, regresses, reproduces, max_trials=max_trials, afford=afford)
 
