@@ -36,8 +36,8 @@ ADVICE_CAP_BYTES = 1024
 MAX_VIOLATIONS = 10
 QUOTE_CAP_CHARS = 500
 STEP_TEXT_CAP_CHARS = 8 * 1024
-Parsed = TypeVar("Parsed")
 """Per-step text shown to the judge; evidence is still checked against the full step."""
+Parsed = TypeVar("Parsed")
 
 OPEN = "<<<EVALWARD-DATA>>>"
 CLOSE = "<<<END-EVALWARD-DATA>>>"
@@ -144,9 +144,7 @@ def encode_data(data: Any) -> str:
 
 def cap_step_text(text: str) -> str:
     """A step's text as a judge is shown it: cut at STEP_TEXT_CAP_CHARS, saying how much."""
-    if len(text) <= STEP_TEXT_CAP_CHARS:
-        return text
-    return text[:STEP_TEXT_CAP_CHARS] + f" … [{len(text) - STEP_TEXT_CAP_CHARS} chars cut]"
+    return _cap_chars(text, STEP_TEXT_CAP_CHARS)
 
 
 # --- calling the judge ---------------------------------------------------------------------
