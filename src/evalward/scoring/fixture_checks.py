@@ -111,11 +111,7 @@ class FixtureChecks:
             text = output_text(assertion.field, trace)
             if isinstance(text, tuple):
                 return JudgeOutcome(text[0], 0.0, text[1])
-            providers = self.judge.providers
-            similar = await check_similar(assertion, text, providers, self.labels.rep)
-            return JudgeOutcome(
-                similar.status, similar.score, similar.message, unavailable=similar.unavailable
-            )
+            return await check_similar(assertion, text, self.judge.providers, self.labels.rep)
         status, message = check(assertion, trace, regex_timeout=self.regex_timeout)
         score = 1.0 if status is Status.passed else 0.0
         return JudgeOutcome(status, score, message, advisory=reports_only(assertion))

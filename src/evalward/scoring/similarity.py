@@ -17,37 +17,29 @@ A score outside [0, 1] (a negative cosine) counts as its nearest end.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from evalward.errors import EmbeddingError
 from evalward.providers.registry import Providers
 from evalward.resources.assertions import SimilarAssertion, SimilarityMetric
 from evalward.rundata.results import Status
 from evalward.runtime.proxy.embedding_calls import embed
+from evalward.scoring.panel import JudgeOutcome
 
 EPSILON = 2.220446049250313e-16
 """JavaScript's Number.EPSILON: promptfoo's tolerance at the threshold."""
 
 
-@dataclass(frozen=True)
-class Similarity:
-    status: Status
-    score: float
-    message: str
-    unavailable: bool = False
-
-
 async def check_similar(
     assertion: SimilarAssertion, output: str, providers: Providers | None, rep: int
-) -> Similarity:
+) -> JudgeOutcome:
     """`assertion` on `output`: its verdict, score and why; an error when no embeddings came."""
     if providers is None:
-        return Similarity(Status.error, 0.0, "embeddings are not computed here")
+        return JudgeOutcome(Status.error, 0.0, "embeddings are not computed here")
     values = assertion.values
     try:
         embedded = await embed(providers, assertion.model, [output, *values], rep)
     except EmbeddingError as exc:
-        return Similarity(Status.error, 0.0, str(exc), unavailable=exc.unavailable)
+        return JudgeOutcome(Status.error, 0.0, str(exc), unavailable=exc.unavailable)
     found, *expected = embedded.vectors
     results = [_one(assertion, found, vector) for vector in expected]
     if assertion.negate:
@@ -58,7 +50,7 @@ async def check_similar(
     if len(values) > 1 and not assertion.negate and not passed:
         said = f"none of the {len(values)} texts is similar enough (the closest: {said})"
     clamped = min(1.0, max(0.0, score))
-    return Similarity(Status.passed if passed else Status.failed, clamped, said)
+    return JudgeOutcome(Status.passed if passed else Status.failed, clamped, said)
 
 
 def _one(
