@@ -32,7 +32,6 @@ from evalward.providers.registry import Providers
 from evalward.resources import Eval, Located, ResourceSet
 from evalward.resources.models import EvalFixtureSpec, JudgeCalibration
 from evalward.resources.pairwise import (
-    DEFAULT_LENGTH_TOLERANCE,
     DEFAULT_MARGIN,
     PairExample,
     PairwiseConfig,
@@ -331,7 +330,6 @@ def pair_case(rubric: str, example: PairExample) -> PairCase:
         input=example.input,
         base=run(example.output_a),
         head=run(example.output_b),
-        length_tolerance=DEFAULT_LENGTH_TOLERANCE,
     )
 
 
