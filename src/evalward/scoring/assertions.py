@@ -162,7 +162,7 @@ def _tool_args(a: ToolArgsAssertion, trace: Trace) -> CheckOutcome:
     calls = [s for s, name in zip(trace.tool_calls(), names, strict=True) if name == a.tool]
     if not calls:
         return Status.failed, f"{a.tool} was never called{tool_names.hint(a.tool, names)}"
-    match = _exact if a.mode is ArgsMode.exact else _partial
+    match = same if a.mode is ArgsMode.exact else _partial
     for step in calls:
         if match(a.args, step.arguments or {}):
             return Status.passed, f"{a.tool} called with matching arguments at step {step.index}"
@@ -172,10 +172,6 @@ def _tool_args(a: ToolArgsAssertion, trace: Trace) -> CheckOutcome:
         f"no call of {a.tool} had arguments matching {_short(a.args, 120)} ({a.mode.value}); "
         f"calls had {seen}",
     )
-
-
-def _exact(expected: Any, actual: Any) -> bool:
-    return same(expected, actual)
 
 
 def _partial(expected: Any, actual: Any) -> bool:
