@@ -80,7 +80,7 @@ class _NotCalled(_Unevaluable):
     """A check of a tool's calls when the run never called it: a failure, not an error."""
 
 
-def _verdict(ok: bool, passed: str, failed: str) -> CheckOutcome:
+def pass_or_fail(ok: bool, passed: str, failed: str) -> CheckOutcome:
     return (Status.passed, passed) if ok else (Status.failed, failed)
 
 
@@ -132,13 +132,13 @@ def _tool_called(a: ToolCalledAssertion, trace: Trace) -> CheckOutcome:
 def _tool_not_called(a: ToolNotCalledAssertion, trace: Trace) -> CheckOutcome:
     calls = _calls(trace, a.tool, *a.after, ambiguous=True)
     if not a.after:
-        return _verdict(a.tool not in calls, f"{a.tool} was not called", f"{a.tool} was called")
+        return pass_or_fail(a.tool not in calls, f"{a.tool} was not called", f"{a.tool} was called")
     firsts = [f for other in a.after if (f := _first(calls, other)) is not None]
     if not firsts:
         return Status.passed, f"none of {', '.join(a.after)} was called"
     start = min(firsts)
     late = [i for i, name in enumerate(calls) if name == a.tool and i > start]
-    return _verdict(
+    return pass_or_fail(
         not late,
         f"{a.tool} was not called after {', '.join(a.after)}",
         f"{a.tool} was called after {', '.join(a.after)} (calls: {_listing(calls)})",
@@ -149,7 +149,7 @@ def _tool_sequence(a: ToolSequenceAssertion, trace: Trace) -> CheckOutcome:
     calls = _calls(trace, *a.tools)
     remaining = iter(calls)
     ok = all(any(name == wanted for name in remaining) for wanted in a.tools)
-    return _verdict(
+    return pass_or_fail(
         ok,
         f"calls follow {' → '.join(a.tools)}",
         f"expected {' → '.join(a.tools)} in order; calls were {_listing(calls)}"
@@ -194,7 +194,7 @@ def _trajectory(a: TrajectoryAssertion, trace: Trace) -> CheckOutcome:
         ok = all(count <= expected[name] for name, count in actual.items())
     else:
         ok = all(actual[name] >= count for name, count in expected.items())
-    return _verdict(
+    return pass_or_fail(
         ok,
         f"tool calls match the reference ({a.mode.value})",
         f"tool calls {_listing(calls)} do not match the reference {_listing(a.tools)} "
@@ -209,7 +209,7 @@ def _max_steps(a: MaxStepsAssertion, trace: Trace) -> CheckOutcome:
         used, unit = len(trace.steps), "trace steps"
     else:
         used, unit = model_turns(trace), "model turns"
-    return _verdict(used <= a.max, f"{used} {unit} ≤ {a.max}", f"{used} {unit} > {a.max}")
+    return pass_or_fail(used <= a.max, f"{used} {unit} ≤ {a.max}", f"{used} {unit} > {a.max}")
 
 
 _MODEL_STEPS = frozenset({StepType.assistant, StepType.tool_call, StepType.final})
@@ -266,14 +266,14 @@ def _where(field: str | None) -> str:
 
 def _contains(a: ContainsAssertion, trace: Trace) -> CheckOutcome:
     text = _target_text(a.field, trace)
-    return _verdict(
+    return pass_or_fail(
         a.value in text, f"contains {a.value!r}", f"{a.value!r} not found in {_where(a.field)}"
     )
 
 
 def _not_contains(a: NotContainsAssertion, trace: Trace) -> CheckOutcome:
     text = _target_text(a.field, trace)
-    return _verdict(
+    return pass_or_fail(
         a.value not in text,
         f"does not contain {a.value!r}",
         f"{a.value!r} found in {_where(a.field)}",
@@ -288,7 +288,7 @@ def _equals(a: EqualsAssertion, trace: Trace) -> CheckOutcome:
     else:
         actual = _field_value(a.field, trace)
         ok = same(a.value, actual)
-    return _verdict(
+    return pass_or_fail(
         ok,
         f"{_where(a.field)} equals {_short(a.value)}",
         f"{_where(a.field)} is {_short(actual)}, expected {_short(a.value)}",
@@ -304,7 +304,7 @@ def _regex(a: RegexAssertion, trace: Trace, timeout: float) -> CheckOutcome:
             f"/{a.pattern}/ did not finish within {timeout:g} s on {len(text)} characters; "
             "simplify the pattern (nested repetition backtracks exponentially)"
         ) from None
-    return _verdict(
+    return pass_or_fail(
         match is not None,
         f"/{a.pattern}/ matched {match.group(0)[:80]!r}" if match else "",
         f"/{a.pattern}/ did not match {_where(a.field)}",
@@ -391,7 +391,7 @@ def _latency(a: LatencyAssertion, trace: Trace) -> CheckOutcome:
     took, what = observed_latency(a, trace)
     if a.max_ms is None:
         return Status.passed, f"{what} {took:.0f} ms (reported only: no maxMs, so it does not gate)"
-    return _verdict(
+    return pass_or_fail(
         took <= a.max_ms,
         f"{what} {took:.0f} ms ≤ {a.max_ms:.0f} ms",
         f"{what} {took:.0f} ms > {a.max_ms:.0f} ms",

@@ -32,7 +32,7 @@ from evalward.rundata.playground_state import (
     same,
 )
 from evalward.rundata.results import Status
-from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, CheckOutcome
+from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, CheckOutcome, pass_or_fail
 from evalward.text import jsontext
 
 MAX_LISTED = 5
@@ -166,18 +166,18 @@ def _value(a: StateValueAssertion, playground: PlaygroundRun) -> CheckOutcome:
             matched = compiled_pattern(a.matches).search(text, timeout=REGEX_TIMEOUT_SECONDS)
         except TimeoutError:
             raise _Unevaluable(f"/{a.matches}/ did not finish on {where}") from None
-        return _verdict(
+        return pass_or_fail(
             actual is not _MISSING and matched is not None,
             f"{where} matches /{a.matches}/",
             f"expected {where} to match /{a.matches}/; the state held {held}",
         )
     if "contains" in a.model_fields_set:
-        return _verdict(
+        return pass_or_fail(
             _contains(actual, a.contains),
             f"{where} contains {shown(a.contains)}",
             f"expected {where} to contain {shown(a.contains)}; the state held {held}",
         )
-    return _verdict(
+    return pass_or_fail(
         actual is not _MISSING and same(a.equals, actual),
         f"{where} equals {shown(a.equals)}",
         f"expected {where} to equal {shown(a.equals)}; the state held {held}",
@@ -246,7 +246,7 @@ def _sql(a: SqlAssertion, answer: QueryAnswer | None) -> CheckOutcome:
         raise _Unevaluable(answer.error)
     rows = [list(row) for row in answer.rows]
     if a.count is not None:
-        return _verdict(
+        return pass_or_fail(
             len(rows) == a.count,
             f"the query returned {len(rows)} rows",
             f"expected {a.count} rows; the query returned {len(rows)}: {shown(rows)}",
@@ -259,7 +259,7 @@ def _sql(a: SqlAssertion, answer: QueryAnswer | None) -> CheckOutcome:
     ok = len(rows) == len(expected) and all(
         _row_matches(want, have) for want, have in zip(expected, got, strict=True)
     )
-    return _verdict(
+    return pass_or_fail(
         ok,
         f"the query returned the {len(rows)} expected rows",
         f"expected rows {shown(expected)}; the query returned {shown(got or rows)}",
@@ -283,13 +283,13 @@ def _file(a: FileStateAssertion, playground: PlaygroundRun) -> CheckOutcome:
     if content is _MISSING:
         return Status.failed, f"{a.path} is not in the playground's folder"
     if a.contains is not None:
-        return _verdict(
+        return pass_or_fail(
             isinstance(content, str) and a.contains in content,
             f"{a.path} contains {shown(a.contains)}",
             f"expected {a.path} to contain {shown(a.contains)}; it holds {shown(content)}",
         )
     parsed = _parsed_file(a.path, playground)
-    return _verdict(
+    return pass_or_fail(
         same(a.equals_json, parsed),
         f"{a.path} equals {shown(a.equals_json)}",
         f"expected {a.path} to equal {shown(a.equals_json)}; it holds {shown(parsed)}",
@@ -356,12 +356,8 @@ def _left(changed: Iterator[tuple[str, ...]], excepted: list[str]) -> list[tuple
 
 def _existence(expected: bool, where: str, there: bool, found: str) -> CheckOutcome:
     """Whether `where` exists as `expected`; `found` says what is there when it does not."""
-    return _verdict(
+    return pass_or_fail(
         there is expected,
         f"{where} {'exists' if there else 'is absent'}",
         f"expected {where} to {'exist' if expected else 'be absent'}; {found}",
     )
-
-
-def _verdict(ok: bool, passed: str, failed: str) -> CheckOutcome:
-    return (Status.passed, passed) if ok else (Status.failed, failed)
