@@ -135,7 +135,9 @@ def script_verdict(assertion: CodeAssertion, value: Any) -> ScorerVerdict:
     try:
         found = jsontext.loads(out, max_depth=jsontext.AGENT_DEPTH, unique_keys=True)
     except DuplicateKey as exc:
-        return error_verdict(f"the script's JSON verdict is ambiguous: {_twice(exc)}")
+        return error_verdict(
+            f"the script's JSON verdict is ambiguous: it gives `{exc.key[:80]}` twice"
+        )
     except ValueError:
         found = None
     if isinstance(found, dict):
@@ -170,10 +172,6 @@ def _failed_exit(out: str, err: str, code: int) -> ScorerVerdict:
         said = said if len(said) <= 600 else f"{said[:300]} … {said[-300:]}"
         return error_verdict(f"the script failed (exit code {code}): {said}")
     return _decided(False, 0.0, out[:500] or f"the script exited {code}")
-
-
-def _twice(exc: DuplicateKey) -> str:
-    return f"it gives `{exc.key[:80]}` twice"
 
 
 def _json_verdict(assertion: CodeAssertion, found: dict[str, Any]) -> ScorerVerdict:
