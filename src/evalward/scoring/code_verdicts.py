@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -230,10 +231,7 @@ def _checks(found: Mapping[str, Any]) -> str:
 def script_stdin(case: ScorerCase) -> dict[str, Any]:
     """The run as AgentV's script graders read it (snake_case; the older names too)."""
     steps = case.trace.get("steps", [])
-    calls: dict[str, int] = {}
-    for step in steps:
-        if step.get("type") == "tool_call" and step.get("tool"):
-            calls[step["tool"]] = calls.get(step["tool"], 0) + 1
+    calls = Counter(s["tool"] for s in steps if s.get("type") == "tool_call" and s.get("tool"))
     expected = (
         [{"role": "assistant", "content": case.expected}] if case.expected is not None else []
     )
@@ -249,7 +247,7 @@ def script_stdin(case: ScorerCase) -> dict[str, Any]:
         "messages": [{"role": "assistant", "content": case.output}],
         "trace_summary": {
             "event_count": len(steps),
-            "tool_calls": calls,
+            "tool_calls": dict(calls),
             "error_count": sum(step.get("type") == "error" for step in steps),
             "llm_call_count": sum(step.get("type") in ("assistant", "final") for step in steps),
         },
