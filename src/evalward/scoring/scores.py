@@ -103,14 +103,7 @@ async def score_fixture(
     name = fixture.resource.metadata.name
     judge = judge or EvalJudge(eval=run.eval)
     labels = dataclasses.replace(run, agent=spec.target_agent, fixture=name, purpose="judge")
-    case = JudgeCase(
-        "",
-        judged_input(spec),
-        trace,
-        spec.reference,
-        spec.sidecar or None,
-    )
-
+    case = JudgeCase("", judged_input(spec), trace, spec.reference, spec.sidecar or None)
     read, failed = await fixture_read(spec, trace, scorers)
     checks = FixtureChecks(
         spec, read, judge, case, labels, regex_timeout, playground, scorers, failed
