@@ -79,6 +79,9 @@ from evalward.scoring.turns import judged_input, turns_held
 from evalward.text.escaping import printable
 
 RATE_TOLERANCE = 1e-9
+ONLY_REPORTS = "every assertion only reports (e.g. a `latency` without `maxMs`)"
+"""Why nothing gates an advisory Eval: only a check its definitions made reporting-only is
+left (a judge that cannot decide makes the Eval inconclusive instead)."""
 
 
 async def score_fixture(
@@ -414,7 +417,7 @@ def score_eval(
         pass_hat_k=hat_k,
         min_pass_hat_k=spec.scoring.min_pass_hat_k,
         advisory=advisory,
-        advisory_reason=_advisory_reason(fixtures) if advisory else "",
+        advisory_reason=ONLY_REPORTS if advisory else "",
         min_rep_pass_rate=spec.scoring.min_rep_pass_rate,
         severity_weights={s: spec.scoring.weight_of(s) for s in Severity},
         run_score=run_score,
@@ -461,10 +464,3 @@ def _weighted_score(scored: list[FixtureOutcome], scoring: ScoringConfig) -> flo
     weight_sum = sum(scoring.weight_of(o.severity) for o in scored)
     passed_sum = sum(scoring.weight_of(o.severity) for o in scored if o.passed)
     return passed_sum / weight_sum if weight_sum > 0 else 0.0
-
-
-def _advisory_reason(fixtures: list[FixtureResult]) -> str:
-    """Why nothing gates: only a check its definitions made reporting-only is left (a judge
-    that cannot decide makes the Eval inconclusive instead)."""
-    del fixtures
-    return "every assertion only reports (e.g. a `latency` without `maxMs`)"
