@@ -38,6 +38,7 @@ QUOTE_CAP_CHARS = 500
 STEP_TEXT_CAP_CHARS = 8 * 1024
 """Per-step text shown to the judge; evidence is still checked against the full step."""
 Parsed = TypeVar("Parsed")
+Graded = TypeVar("Graded", bound=BaseModel)
 
 OPEN = "<<<EVALWARD-DATA>>>"
 CLOSE = "<<<END-EVALWARD-DATA>>>"
@@ -226,18 +227,25 @@ def parse_verdict(content: str) -> RawVerdict:
     """Parse strictly: one JSON object (a surrounding code fence is tolerated), no key given
     twice (the agent's words spliced into it), `score` and `confidence` numbers in [0, 1],
     strings where strings are due."""
+    return parse_reply(RawVerdict, content, unique_keys=True)
+
+
+def parse_reply(model: type[Graded], content: str, *, unique_keys: bool = False) -> Graded:
+    """A grader's reply as `model`, strictly: one JSON object (a surrounding code fence is
+    tolerated), with no key given twice when `unique_keys`. ValueError says what is wrong."""
     text = content.strip()
     fenced = _FENCE.match(text)
     if fenced:
         text = fenced.group(1)
     try:
-        jsontext.loads(text, unique_keys=True)
+        if unique_keys:
+            jsontext.loads(text, unique_keys=True)
     except DuplicateKey as exc:
         raise ValueError(str(exc)) from None
     except ValueError:
         pass  # pydantic says what is wrong with it, below
     try:
-        return RawVerdict.model_validate_json(text)
+        return model.model_validate_json(text)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "the reply"

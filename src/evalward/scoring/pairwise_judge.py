@@ -26,7 +26,7 @@ import hashlib
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from evalward.errors import JudgeError
 from evalward.providers.base import ChatMessage, RunLabels
@@ -45,6 +45,7 @@ from evalward.scoring.judge import (
     cap_step_text,
     encode_data,
     normalise,
+    parse_reply,
 )
 
 REASON_CAP_BYTES = 1024
@@ -178,17 +179,7 @@ async def ask_order(
 
 def parse_preference(content: str) -> RawPreference:
     """Parse strictly: one JSON object (a surrounding code fence is tolerated)."""
-    text = content.strip()
-    if text.startswith("```") and text.endswith("```"):
-        text = text[3:-3].removeprefix("json").strip()
-    try:
-        return RawPreference.model_validate_json(text)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "the reply"
-        raise ValueError(
-            "it is not JSON" if first["type"] == "json_invalid" else f"{where}: {first['msg']}"
-        ) from None
+    return parse_reply(RawPreference, content)
 
 
 # --- checking an order, and the pair -------------------------------------------------------
