@@ -279,17 +279,11 @@ def check_evidence(raw: RawVerdict, trace: Trace, *, model: str, min_score: floa
 
 
 def _check_one(raw: _RawViolation, trace: Trace) -> Violation:
-    reason = ""
-    steps = {step.index: step for step in trace.steps}
-    quote = normalise(raw.quote)
-    if raw.evidence_step is None:
-        reason = "no evidence_step given"
-    elif raw.evidence_step not in steps:
-        reason = f"step {raw.evidence_step} does not exist (the trace has {len(steps)} steps)"
-    elif not quote:
-        reason = "no quote given"
-    elif quote not in normalise(steps[raw.evidence_step].text()):
-        reason = f"the quote is not in step {raw.evidence_step}"
+    reason = (
+        "no evidence_step given"
+        if raw.evidence_step is None
+        else unsupported_reason(trace, raw.evidence_step, raw.quote, "trace")
+    )
     return Violation(
         rule=raw.rule[:200],
         severity=raw.severity[:20],
@@ -298,6 +292,20 @@ def _check_one(raw: _RawViolation, trace: Trace) -> Violation:
         supported=not reason,
         unsupported_reason=reason,
     )
+
+
+def unsupported_reason(trace: Trace, step: int, quote: str, whole: str) -> str:
+    """Why `quote` is no evidence from `step` of `trace` ("" when it stands in that step's
+    text, whitespace-normalised); `whole` names the trace in the message ("trace", "run")."""
+    steps = {s.index: s for s in trace.steps}
+    said = normalise(quote)
+    if step not in steps:
+        return f"step {step} does not exist (the {whole} has {len(steps)} steps)"
+    if not said:
+        return "no quote given"
+    if said not in normalise(steps[step].text()):
+        return f"the quote is not in step {step}"
+    return ""
 
 
 def cap_bytes(text: str, limit: int) -> str:

@@ -44,8 +44,8 @@ from evalward.scoring.judge import (
     cap_bytes,
     cap_step_text,
     encode_data,
-    normalise,
     parse_reply,
+    unsupported_reason,
 )
 
 REASON_CAP_BYTES = 1024
@@ -213,15 +213,7 @@ def check_order(
 
 
 def _check(raw: _RawEvidence, side: str, trace: Trace) -> CitedStep:
-    steps = {step.index: step for step in trace.steps}
-    quote = normalise(raw.quote)
-    reason = ""
-    if raw.step not in steps:
-        reason = f"step {raw.step} does not exist (the run has {len(steps)} steps)"
-    elif not quote:
-        reason = "no quote given"
-    elif quote not in normalise(steps[raw.step].text()):
-        reason = f"the quote is not in step {raw.step}"
+    reason = unsupported_reason(trace, raw.step, raw.quote, "run")
     return CitedStep(
         side=side,
         step=raw.step,
