@@ -236,40 +236,31 @@ async def judge_pair(
     when the first states a preference: a tie (or no answer) decides the pair alone; and two
     runs that show the judge the same text are a tie, asked nothing (a calibration, which
     measures the judge, asks every pair)."""
-    if not swap_when_tied and same_to_the_judge(case):
-        return PairRecord(
-            fixture=fixture,
-            rep=rep,
-            preferred="tie",
-            identical=True,
-            head_chars=len(final_text(case.head)),
-            base_chars=len(final_text(case.base)),
-            model=settings.model,
-            head_final=cap_bytes(final_text(case.head), SHOWN_CAP_BYTES),
-            base_final=cap_bytes(final_text(case.base), SHOWN_CAP_BYTES),
-        )
+    identical = not swap_when_tied and same_to_the_judge(case)
+    orders: list[OrderRecord] = []
     if swap_when_tied:
         both = await asyncio.gather(
             _one_order(case, "base", settings), _one_order(case, "head", settings)
         )
         orders = list(both)
-    else:
+    elif not identical:
         first = first_shown(fixture, rep)
         orders = [await _one_order(case, first, settings)]
         if orders[0].preferred in ("head", "base"):
             orders.append(await _one_order(case, "head" if first == "base" else "base", settings))
         orders.sort(key=lambda o: o.shown_first != "base")
-    head_chars, base_chars = len(final_text(case.head)), len(final_text(case.base))
+    head, base = final_text(case.head), final_text(case.base)
     pair = PairRecord(
         fixture=fixture,
         rep=rep,
-        preferred=combine(orders),
+        preferred="tie" if identical else combine(orders),
         orders=orders,
-        head_chars=head_chars,
-        base_chars=base_chars,
+        identical=identical,
+        head_chars=len(head),
+        base_chars=len(base),
         model=settings.model,
-        head_final=cap_bytes(final_text(case.head), SHOWN_CAP_BYTES),
-        base_final=cap_bytes(final_text(case.base), SHOWN_CAP_BYTES),
+        head_final=cap_bytes(head, SHOWN_CAP_BYTES),
+        base_final=cap_bytes(base, SHOWN_CAP_BYTES),
     )
     if pair.preferred in ("head", "base") and case.length_controlled:
         return length_controlled(pair, case.length_tolerance)
