@@ -276,18 +276,10 @@ class JudgePanel:
             return _advisory(base, f"JudgeCalibration {config.calibration!r} is not defined")
         listed = located.resource.spec.judge_models
         calibrated = [m for m in config.models if m in listed]
-        replays = dict(
-            zip(
-                calibrated,
-                await asyncio.gather(
-                    *(
-                        self._replay(side, config.calibration, located.resource, m)
-                        for m in calibrated
-                    )
-                ),
-                strict=True,
-            )
+        replayed_each = await asyncio.gather(
+            *(self._replay(side, config.calibration, located.resource, m) for m in calibrated)
         )
+        replays = dict(zip(calibrated, replayed_each, strict=True))
         base = replace(
             base,
             cross_checks=tuple(
