@@ -111,12 +111,8 @@ async def calibrate(
 
 
 def _agreement(model: str, answers: Sequence[ExampleResult]) -> ModelAgreement:
-    human: list[bool] = []
-    judge: list[bool] = []
-    for answer in answers:
-        if answer.score is not None:
-            human.append(answer.human_score >= BINARY_THRESHOLD)
-            judge.append(answer.score >= BINARY_THRESHOLD)
+    human = [a.human_score >= BINARY_THRESHOLD for a in answers if a.score is not None]
+    judge = [a.score >= BINARY_THRESHOLD for a in answers if a.score is not None]
     kappa = cohen_kappa(human, judge)
     failed = [a for a in answers if a.score is None]
     note = ""
