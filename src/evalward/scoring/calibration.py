@@ -93,7 +93,7 @@ async def calibrate(
         result = ExampleResult(index=index + 1, human_score=example.human_score)
         async with limit:
             try:
-                verdict, _ = await ask_judge(example_case(spec.rubric, example), settings)
+                verdict = await ask_judge(example_case(spec.rubric, example), settings)
             except JudgeError as exc:
                 return result.model_copy(
                     update={"reason": str(exc), "unavailable": exc.unavailable}

@@ -151,10 +151,9 @@ def cap_step_text(text: str) -> str:
 # --- calling the judge ---------------------------------------------------------------------
 
 
-async def ask_judge(case: JudgeCase, settings: JudgeSettings) -> tuple[RawVerdict, str]:
-    """The parsed verdict and the model that gave it; one repair retry on an unusable reply."""
-    verdict = await ask_with_repair(build_messages(case), parse_verdict, settings)
-    return verdict, settings.model
+async def ask_judge(case: JudgeCase, settings: JudgeSettings) -> RawVerdict:
+    """The parsed verdict of `settings.model`; one repair retry on an unusable reply."""
+    return await ask_with_repair(build_messages(case), parse_verdict, settings)
 
 
 async def ask_with_repair(

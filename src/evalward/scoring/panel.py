@@ -149,7 +149,7 @@ class EvalJudge:
         advisory = bool(self.advisory_reason)
         undecided = f"its judge {model} cannot decide: {self.advisory_reason}" if advisory else ""
         try:
-            raw, model = await ask_judge(case, self._settings(model, labels))
+            raw = await ask_judge(case, self._settings(model, labels))
         except JudgeError as exc:
             return JudgeOutcome(
                 Status.error,
@@ -185,12 +185,12 @@ class EvalJudge:
         self, judge: CrossJudge, assertion: JudgeAssertion, case: JudgeCase, labels: RunLabels
     ) -> CrossCheck:
         try:
-            raw, model = await ask_judge(case, self._settings(judge.model, labels))
+            raw = await ask_judge(case, self._settings(judge.model, labels))
         except JudgeError as exc:
             return CrossCheck(
                 model=judge.model, status=Status.error, margin=self.margin, message=str(exc)
             )
-        verdict = check_evidence(raw, case.trace, model=model, min_score=assertion.min_score)
+        verdict = check_evidence(raw, case.trace, model=judge.model, min_score=assertion.min_score)
         verdict = verdict.model_copy(
             update={
                 "advisory": True,
