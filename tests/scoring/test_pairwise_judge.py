@@ -15,8 +15,8 @@ from evalward.providers.registry import build_providers
 from evalward.resources import JudgeCalibration
 from evalward.rundata.pairwise_record import PairCounts, PairRecord
 from evalward.rundata.trace import StepType, Trace
-from evalward.scoring.judge import CLOSE, OPEN
-from evalward.scoring.pairwise_judge import PairCase, PairSettings, first_shown, judge_pair
+from evalward.scoring.judge import CLOSE, OPEN, JudgeSettings
+from evalward.scoring.pairwise_judge import PairCase, first_shown, judge_pair
 from evalward.scoring.pairwise_panel import calibrate_pairs
 from fakes.model_server import ScriptedModelServer, error, text
 from support.suite import provider_env
@@ -72,7 +72,7 @@ def judge(
     async def go() -> PairRecord:
         providers = build_providers(provider_env(model, "k"))
         try:
-            settings = PairSettings(
+            settings = JudgeSettings(
                 providers,
                 "openai/judge-1",
                 labels=RunLabels(eval="bot-eval", fixture="greeting", purpose="pairwise"),

@@ -27,7 +27,8 @@ from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spool import TraceSpool
 from evalward.rundata.trace import Trace
-from evalward.scoring.pairwise_judge import PairCase, PairSettings, judge_pair
+from evalward.scoring.judge import JudgeSettings
+from evalward.scoring.pairwise_judge import PairCase, judge_pair
 from evalward.scoring.pairwise_panel import (
     FixturePairing,
     Judged,
@@ -160,7 +161,7 @@ class PairJudging:
         labels = RunLabels(
             agent=target, fixture=head.fixture, eval=head.eval, rep=head.rep, purpose="pairwise"
         )
-        settings = PairSettings(self.context.providers, judge.model, labels=labels)
+        settings = JudgeSettings(self.context.providers, judge.model, labels=labels)
         pair = await judge_pair(
             case, settings, fixture=head.fixture, rep=head.rep, swap_when_tied=False
         )

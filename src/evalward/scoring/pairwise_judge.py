@@ -23,20 +23,18 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalward.errors import JudgeError
-from evalward.providers.base import ChatMessage, RunLabels
-from evalward.providers.registry import Providers
+from evalward.providers.base import ChatMessage
 from evalward.resources.pairwise import DEFAULT_LENGTH_TOLERANCE, PairwiseView
 from evalward.rundata.pairwise_record import CitedStep, OrderRecord, PairRecord
 from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.judge import (
     CLOSE,
-    JUDGE_TIMEOUT_SECONDS,
     OPEN,
     QUOTE_CAP_CHARS,
     JudgeSettings,
@@ -113,14 +111,6 @@ class PairCase:
     reference: Any = None
 
 
-@dataclass(frozen=True)
-class PairSettings:
-    providers: Providers
-    model: str
-    timeout_seconds: float = JUDGE_TIMEOUT_SECONDS
-    labels: RunLabels = field(default_factory=lambda: RunLabels(purpose="pairwise"))
-
-
 # --- the prompt ----------------------------------------------------------------------------
 
 
@@ -165,15 +155,12 @@ def build_pair_messages(case: PairCase, first: Trace, second: Trace) -> list[Cha
 
 
 async def ask_order(
-    case: PairCase, first: Trace, second: Trace, settings: PairSettings
+    case: PairCase, first: Trace, second: Trace, settings: JudgeSettings
 ) -> RawPreference:
     """The judge's parsed answer with `first` as A; one repair retry on an unusable reply."""
-    asking = JudgeSettings(
-        settings.providers, settings.model, 0.0, settings.timeout_seconds, settings.labels
-    )
     messages = build_pair_messages(case, first, second)
     return await ask_with_repair(
-        messages, parse_preference, asking, who="pairwise judge", answer="answer"
+        messages, parse_preference, settings, who="pairwise judge", answer="answer"
     )
 
 
@@ -225,7 +212,7 @@ def _check(raw: _RawEvidence, side: str, trace: Trace) -> CitedStep:
 
 async def judge_pair(
     case: PairCase,
-    settings: PairSettings,
+    settings: JudgeSettings,
     *,
     fixture: str,
     rep: int,
@@ -277,7 +264,7 @@ def same_to_the_judge(case: PairCase) -> bool:
 
 
 async def _one_order(
-    case: PairCase, shown_first: Literal["base", "head"], settings: PairSettings
+    case: PairCase, shown_first: Literal["base", "head"], settings: JudgeSettings
 ) -> OrderRecord:
     first, second = (case.base, case.head) if shown_first == "base" else (case.head, case.base)
     labels = replace(settings.labels, side=shown_first)

@@ -46,12 +46,11 @@ from evalward.scoring.consistency import (
     binomial_upper_bound,
     consistency_below,
 )
-from evalward.scoring.judge import JUDGE_TIMEOUT_SECONDS
+from evalward.scoring.judge import JUDGE_TIMEOUT_SECONDS, JudgeSettings
 from evalward.scoring.pairwise_judge import (
     LENGTH_NOTE,
     SYSTEM_PROMPT,
     PairCase,
-    PairSettings,
     judge_pair,
 )
 
@@ -348,7 +347,7 @@ async def calibrate_pairs(
 
     async def one(index: int, example: PairExample) -> PairRecord:
         labels = RunLabels(eval=name, fixture=f"pair-{index + 1}", purpose="pairwise")
-        settings = PairSettings(providers, model, timeout_seconds, labels)
+        settings = JudgeSettings(providers, model, timeout_seconds=timeout_seconds, labels=labels)
         async with limit:
             return await judge_pair(
                 pair_case(spec.rubric, example), settings, fixture=f"pair-{index + 1}", rep=0
