@@ -116,8 +116,8 @@ class PairCase:
 
 def final_text(trace: Trace) -> str:
     """A run's final output: its last `final` step's text ("" when it has none)."""
-    finals = [s for s in trace.steps if s.type is StepType.final]
-    return finals[-1].text() if finals else ""
+    final = trace.final_step
+    return "" if final is None else final.text()
 
 
 def shown_steps(trace: Trace, view: PairwiseView) -> list[dict[str, Any]]:

@@ -60,7 +60,7 @@ from evalward.rundata.results import (
     Verdict,
     cap_output,
 )
-from evalward.rundata.trace import StepType, Trace
+from evalward.rundata.trace import Trace
 from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, observed_ms
 from evalward.scoring.code_scorer import CodeScorers
 from evalward.scoring.fixture_checks import TIMED_OUT, FixtureChecks, fixture_read
@@ -287,7 +287,7 @@ def unavailable_only(results: list[AssertionResult], trace: Trace) -> bool:
 
 def truncation_note(trace: Trace) -> str:
     """A final answer cut at the token limit is said so, not taken silently as the answer."""
-    final = next((s for s in reversed(trace.steps) if s.type is StepType.final), None)
+    final = trace.final_step
     if final is None or not final.truncated:
         return ""
     return (
