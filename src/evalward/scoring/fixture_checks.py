@@ -150,9 +150,8 @@ def _group_outcome(
     counted = [(a, o) for a, o in results if not o.advisory and o.status is not Status.skipped]
     errors = [(a, o) for a, o in counted if o.status is Status.error]
     if errors:
-        said = "; ".join(f"{a.type}: {o.message}" for a, o in errors)
+        said = "a member is an error: " + "; ".join(f"{a.type}: {o.message}" for a, o in errors)
         unavailable = all(o.unavailable for _, o in errors)
-        said = f"a member is an error: {said}"
         return JudgeOutcome(Status.error, 0.0, said, unavailable=unavailable)
     if not counted:
         return JudgeOutcome(Status.skipped, 0.0, "no member of the group was evaluated")
