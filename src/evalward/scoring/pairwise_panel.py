@@ -190,17 +190,19 @@ class PairwisePanel:
                 judge, f"JudgeCalibration {config.calibration!r} has no labelled `pairs`"
             )
         replayed = await self._replay(config.calibration, calibration.resource, judge.model)
-        judge = _measured(judge, replayed)
+        judge = replace(judge, agreement=replayed.kappa, consistency=replayed.consistency)
         if replayed.errors:
             outage = replayed.unavailable == replayed.errors
             what = "provider unavailable — " if outage else ""
-            return _unscored(
+            return replace(
                 judge,
-                f"{what}the pairwise judge's calibration {config.calibration!r} could not be "
-                f"computed: {judge.model} gave no answer on {replayed.errors} of its "
-                f"{replayed.errors + replayed.scored} pairs ({replayed.note}); rerun once the "
-                "judge answers",
-                outage,
+                unscored_reason=(
+                    f"{what}the pairwise judge's calibration {config.calibration!r} could not "
+                    f"be computed: {judge.model} gave no answer on {replayed.errors} of its "
+                    f"{replayed.errors + replayed.scored} pairs ({replayed.note}); rerun once "
+                    "the judge answers"
+                ),
+                unscored_outage=outage,
             )
         floor = config.calibration_floor
         low, high = kappa_bounds(replayed)
@@ -273,14 +275,6 @@ def replay_key(providers: Providers, calibration: JudgeCalibration, model: str) 
 
 def _inconclusive(judge: PairwiseJudge, reason: str) -> PairwiseJudge:
     return replace(judge, inconclusive_reason=reason)
-
-
-def _unscored(judge: PairwiseJudge, reason: str, outage: bool) -> PairwiseJudge:
-    return replace(judge, unscored_reason=reason, unscored_outage=outage)
-
-
-def _measured(judge: PairwiseJudge, replayed: PairAgreement) -> PairwiseJudge:
-    return replace(judge, agreement=replayed.kappa, consistency=replayed.consistency)
 
 
 def kappa_bounds(measured: PairAgreement) -> tuple[float, float]:
