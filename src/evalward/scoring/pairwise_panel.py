@@ -221,7 +221,7 @@ class PairwisePanel:
                 judge,
                 f"pairwise calibration {config.calibration!r}: {judge.model} judged "
                 f"{consistent} of its {replayed.scored} pairs alike in both orders (at most "
-                f"{_share(upper)} at {_CONFIDENCE}), below "
+                f"{100 * upper:.0f} % at {_CONFIDENCE}), below "
                 f"the consistency floor {config.consistency_floor:.2f}",
             )
         if not at_least(low, floor):
@@ -298,10 +298,6 @@ def pairs_needed(measured: PairAgreement, floor: float) -> int:
     if wanted >= 1:
         return measured.scored + 1
     return max(math.ceil(math.log(CONSISTENCY_ALPHA) / math.log(wanted)), 1)
-
-
-def _share(value: float | None) -> str:
-    return "an unknown share" if value is None else f"{100 * value:.0f} %"
 
 
 # --- calibration ----------------------------------------------------------------------------
