@@ -158,10 +158,6 @@ class LengthBucket(RecordModel):
     decided: int
     head_wins: int
 
-    @property
-    def win_rate(self) -> float | None:
-        return self.head_wins / self.decided if self.decided else None
-
 
 class PairwiseRecord(RecordModel):
     """An Eval's pairwise judge: its tests' verdicts, its pairs, and whether it may decide."""
