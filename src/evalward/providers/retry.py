@@ -151,11 +151,9 @@ async def send(
             last_problem = f"no complete reply ({exc})"
         else:
             answer = _judge(response)
-            if answer.problem is None:
+            if answer.problem is None or attempt == policy.attempts:
                 return answer
             last_problem = answer.problem
-            if attempt == policy.attempts:
-                return answer
         if attempt < policy.attempts:
             await asyncio.sleep(policy.delay(attempt, response))
     raise ProviderUnavailable(exhausted(endpoint, policy, last_problem))
