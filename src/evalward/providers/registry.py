@@ -129,8 +129,7 @@ class MeteredProvider:
         if before_call is not None:
             before_call()
         response = await self.inner.complete(request)
-        usage = self._prices.with_cost(self.name, request.model, response.usage)
-        self.spent.add(usage, request.labels.purpose)
+        usage = self.meter(request.model, response.usage, request.labels.purpose)
         response = dataclasses.replace(response, usage=usage)
         if key is not None and self._cache is not None:
             self._cache.put(key, response)
