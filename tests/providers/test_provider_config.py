@@ -114,13 +114,13 @@ def test_missing_keys_name_the_variable_the_provider_reads() -> None:
     providers = build_providers({}, config=config)
     try:
         with pytest.raises(ConfigError, match="needs TEAM_CLAUDE_KEY, which is not set"):
-            check_credentials({}, ["anthropic/claude-haiku-4-5"], providers)
+            check_credentials(["anthropic/claude-haiku-4-5"], providers)
         with pytest.raises(ConfigError, match="needs OPENAI_API_KEY"):
-            check_credentials({}, ["openai/gpt-4.1"], providers)
+            check_credentials(["openai/gpt-4.1"], providers)
     finally:
         asyncio.run(providers.aclose())
     local = build_providers({"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}, config=config)
-    check_credentials({}, ["anthropic/claude-haiku-4-5"], local)  # a local server needs no key
+    check_credentials(["anthropic/claude-haiku-4-5"], local)  # a local server needs no key
     asyncio.run(local.aclose())
 
 
@@ -148,10 +148,10 @@ def test_a_named_provider_is_a_provider_of_its_own() -> None:
     env = {"OPENAI_API_KEY": "sk-openai-test-value", "AZURE_OPENAI_API_KEY": ""}
     providers = build_providers(env, config=config)
     try:
-        check_credentials(env, ["ollama/llama3.2", "claude-proxy/claude-x"], providers)
+        check_credentials(["ollama/llama3.2", "claude-proxy/claude-x"], providers)
         # its key variable is named, and empty: refused before any run, naming the variable
         with pytest.raises(ConfigError, match=r"needs AZURE_OPENAI_API_KEY \(the `apiKeyEnv` of"):
-            check_credentials(env, ["azure/gpt-4o-mini"], providers)
+            check_credentials(["azure/gpt-4o-mini"], providers)
         # a result against one server is never reused against another
         identities = {providers.identity_of([f"{n}/m"]) for n in config.names}
         assert len(identities) == 5

@@ -62,7 +62,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         pairs_said, pairs_ok = "", True
         try:
             if located is not None:
-                check_credentials(env, list(located.resource.spec.judge_models), providers)
+                check_credentials(list(located.resource.spec.judge_models), providers)
             if located is not None and located.resource.spec.pairs:
                 measured = [
                     await calibrate_pairs(

@@ -108,7 +108,7 @@ def _check_keys(context: RunContext) -> None:
     the base side needs it too (`_base_lacks_a_key`)."""
     models = planned_models(context.plan, context.checkouts)
     try:
-        check_credentials(context.env, models, context.providers)
+        check_credentials(models, context.providers)
     except ConfigError as exc:
         raise MissingSecretError(str(exc), skippable=_base_lacks_a_key(context)) from None
 
@@ -128,7 +128,7 @@ def _base_lacks_a_key(context: RunContext) -> bool:
         found |= {m for e in resources.evals.values() for m in e.resource.spec.judge.models}
         models = sorted(m for m in found if m)
     try:
-        check_credentials(context.env, models, context.providers)
+        check_credentials(models, context.providers)
     except ConfigError:
         return True
     return False

@@ -361,9 +361,8 @@ def repo_providers(root: Path) -> ProvidersConfig:
     return from_repo_config(load_config(root))
 
 
-def check_credentials(env: Mapping[str, str], model_ids: list[str], providers: Providers) -> None:
+def check_credentials(model_ids: list[str], providers: Providers) -> None:
     """Fail before any run when a provider the plan needs has no credentials."""
-    del env  # the keys were read when the providers were built
     if providers.override is not None:
         return
     for model_id in model_ids:
