@@ -45,8 +45,7 @@ def unknown_models(
     checked = [name for name in VENDOR_NAMES if config.provider(name).base_url is None]
     locator = Locator(resources)
     found: dict[Problem, None] = {}
-
-    def check(located: Located[Any], at: PathKey, model_id: str) -> None:
+    for located, at, model_id in model_references(resources):
         provider, _, model = model_id.partition("/")
         if provider in listed:
             message = _not_listed(provider, model, listed[provider])
@@ -56,9 +55,6 @@ def unknown_models(
             message = None
         if message is not None:
             found[locator.problem(located, at, message)] = None
-
-    for located, at, model_id in model_references(resources):
-        check(located, at, model_id)
     return sorted(found, key=lambda p: (p.file, p.line or 0, p.column or 0))
 
 
