@@ -71,10 +71,7 @@ class PriceTable:
         (`gpt-4.1-mini-2025-04-14`, `claude-sonnet-4-20250514`) or Anthropic's `-latest` costs
         what its model does, unless it has a price of its own."""
         found = self._prices.get(model_id)
-        if found is None:
-            undated = SNAPSHOT.sub("", model_id)
-            found = self._prices.get(undated) if undated != model_id else None
-        return found
+        return found if found is not None else self._prices.get(SNAPSHOT.sub("", model_id))
 
     def with_cost(self, provider: str, model: str, usage: Usage) -> Usage:
         price = self.price(provider, model)
