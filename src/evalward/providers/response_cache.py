@@ -46,10 +46,9 @@ class ResponseCache:
     def key(self, provider: str, request: ChatRequest) -> str:
         body = dataclasses.asdict(request)
         rep = body.pop("labels")["rep"]
-        material = {"v": FORMAT, "provider": provider, "model": request.model, "body": body}
-        material["rep"] = rep
-        raw = json.dumps(material, sort_keys=True, ensure_ascii=False, default=str)
-        return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+        return _digest(
+            {"v": FORMAT, "provider": provider, "model": request.model, "body": body, "rep": rep}
+        )
 
     def raw_key(
         self, provider: str, route: str, body: Mapping[str, Any], rep: int, side: str
@@ -59,12 +58,10 @@ class ResponseCache:
         that made it. An agent's program chooses its requests, and a stream it cuts is not
         kept, so a pull request's program could keep the reply it likes to a request the
         base's agent will send: the sides' forwarded calls never share a reply."""
-        material = {"v": FORMAT, "kind": "forwarded", "provider": provider, "body": body}
-        material["route"] = route
-        material["rep"] = rep
-        material["side"] = side
-        raw = json.dumps(material, sort_keys=True, ensure_ascii=False, default=str)
-        return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+        return _digest(
+            {"v": FORMAT, "kind": "forwarded", "provider": provider, "body": body}
+            | {"route": route, "rep": rep, "side": side}
+        )
 
     def get_raw(self, key: str) -> dict[str, Any] | None:
         """A provider's stored JSON reply to a forwarded call."""
@@ -111,6 +108,12 @@ class ResponseCache:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(entry, handle, ensure_ascii=False)
         Path(tmp).replace(path)
+
+
+def _digest(material: Mapping[str, Any]) -> str:
+    """The key of an entry: the hash of what decides its reply, in a stable JSON form."""
+    raw = json.dumps(material, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
 def _encode(response: ChatResponse) -> dict[str, Any]:
