@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from evalward.resources.gate_policy import FlakyOnMain, GatePolicy, RepRange
@@ -244,19 +244,13 @@ def judge(
     # A fixture flaky on main that may not block alone is left out of the pooled test too (a
     # choice made from the history before this run, so the test's error rate holds).
     counted = [n for n in head if n in gating and not (not_alone and n in flaky)]
-    pooled = Tally(sum(tally(head[n]).passes for n in counted), sum(len(head[n]) for n in counted))
+    pooled = tally([r for n in counted for r in head[n]])
     base_counted = [n for n in counted if n in base]
-    pooled_base = (
-        Tally(
-            sum(tally(base[n]).passes for n in base_counted),
-            sum(len(base[n]) for n in base_counted),
-        )
-        if base_counted
-        else None
-    )
+    pooled_base = tally([r for n in base_counted for r in base[n]]) if base_counted else None
     verdict = _verdict(tests, tests.pooled, pooled, pooled_base)
-    if not_alone and flaky:
-        calls = [_alone(c, calls) if c.flaky is not None else c for c in calls]
+    if not_alone and flaky:  # a flaky-on-main fixture blocks only beside another that blocks
+        others = any(c.blocks and c.flaky is None for c in calls)
+        calls = [c if c.flaky is None else replace(c, blocks=c.blocks and others) for c in calls]
     return EvalCall(
         calls,
         verdict,
@@ -268,20 +262,6 @@ def judge(
         fixture_alpha=tests.fixture.alpha,
         gating=len(gating),
         budget=tests.budget,
-    )
-
-
-def _alone(call: FixtureCall, calls: list[FixtureCall]) -> FixtureCall:
-    """A flaky-on-main fixture blocks only beside another fixture that blocks."""
-    others = any(c.blocks and c.flaky is None for c in calls)
-    return FixtureCall(
-        call.fixture,
-        call.verdict,
-        call.head,
-        call.base,
-        call.bound,
-        call.flaky,
-        call.blocks and others,
     )
 
 
