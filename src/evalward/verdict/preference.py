@@ -196,9 +196,10 @@ def decide(
                 blocks=verdict == WORSE and name in gating,
             )
         )
-    counted = [p for p in pairs if p.fixture in gating]
-    pooled_counts = PairCounts.of(counted)
+    pooled_counts = PairCounts.of([p for p in pairs if p.fixture in gating])
     pooled = tests.verdict(tests.pooled, pooled_counts)
+    judged = swapped(pairs)
+    consistent = [p for p in judged if p.consistent]
     record = PairwiseRecord(
         model=model,
         margin=margin,
@@ -213,17 +214,10 @@ def decide(
         length_controlled=length_controlled,
         length_bias=length_bias(pairs),
         pairs=sorted(pairs, key=lambda p: (p.fixture, p.rep)),
+        blocks=pooled == WORSE or any(v.blocks for v in verdicts),
+        run_consistency=len(consistent) / len(judged) if judged else None,
     )
-    judged = swapped(pairs)
-    consistent = [p for p in judged if p.consistent]
-    blocks = pooled == WORSE or any(v.blocks for v in verdicts)
-    record = record.model_copy(
-        update={
-            "blocks": blocks,
-            "run_consistency": len(consistent) / len(judged) if judged else None,
-        }
-    )
-    return record.model_copy(update={"why": why(record, leaning)}) if blocks else record
+    return record.model_copy(update={"why": why(record, leaning)}) if record.blocks else record
 
 
 def swapped(pairs: Sequence[PairRecord]) -> list[PairRecord]:
