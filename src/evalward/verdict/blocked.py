@@ -93,16 +93,15 @@ def failing_fixtures(comparison: EvalComparison) -> list[str]:
         return worse
     record = comparison.head.sequential
     if record is None:
-        return [f.fixture for f in failing(comparison)] + [
-            f for f in worse if f not in {x.fixture for x in failing(comparison)}
-        ]
-    names = [f.fixture for f in record.fixtures if f.blocks]
-    if record.pooled_blocks:
-        names += [
-            f.fixture
-            for f in record.fixtures
-            if f.head_passes < f.head_runs and f.fixture not in names
-        ]
+        names = [f.fixture for f in failing(comparison)]
+    else:
+        names = [f.fixture for f in record.fixtures if f.blocks]
+        if record.pooled_blocks:
+            names += [
+                f.fixture
+                for f in record.fixtures
+                if f.head_passes < f.head_runs and f.fixture not in names
+            ]
     return names + [f for f in worse if f not in names]
 
 
