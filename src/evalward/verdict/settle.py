@@ -10,6 +10,7 @@ an Eval that cannot be decided is never a pass (verdict/undecided.py) applied to
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from evalward.resources import Located
@@ -97,10 +98,7 @@ def _settle(
 
 def _with_unjudged(sequential: SequentialRecord, base: list[FixtureResult]) -> SequentialRecord:
     """The record with each fixture's base runs whose judge was not asked (`base_judging`)."""
-    counts: dict[str, int] = {}
-    for run in base:
-        if run.not_judged:
-            counts[run.fixture] = counts.get(run.fixture, 0) + 1
+    counts = Counter(run.fixture for run in base if run.not_judged)
     if not counts:
         return sequential
     fixtures = [
