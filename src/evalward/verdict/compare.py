@@ -66,18 +66,9 @@ class FixtureComparison:
         return f"base {base}/{len(self.base)} → head {head}/{len(self.head)}"
 
     @property
-    def base_pass_rate(self) -> float | None:
-        return _pass_rate(self.base)
-
-    @property
-    def head_pass_rate(self) -> float | None:
-        return _pass_rate(self.head)
-
-    @property
     def pass_rate_delta(self) -> float | None:
-        if self.base_pass_rate is None or self.head_pass_rate is None:
-            return None
-        return self.head_pass_rate - self.base_pass_rate
+        base, head = _pass_rate(self.base), _pass_rate(self.head)
+        return None if base is None or head is None else head - base
 
 
 def _pass_rate(results: list[FixtureResult]) -> float | None:
