@@ -46,13 +46,16 @@ class FixtureComparison:
     gates: bool = True
     """False for a fixture the pull request adds: it ran, and gates once merged."""
 
-    def mcnemar(self) -> McNemar:
-        """McNemar's exact test over this fixture's reps paired by index."""
+    def discordant(self) -> tuple[int, int]:
+        """Of this fixture's reps paired by index, how many passed on base and fail on head,
+        and how many the other way round."""
         base = {r.rep: r.passed for r in self.base}
         pairs = [(base[r.rep], r.passed) for r in self.head if r.rep in base]
-        return mcnemar_drop(
-            sum(1 for b, h in pairs if b and not h), sum(1 for b, h in pairs if h and not b)
-        )
+        return sum(1 for b, h in pairs if b and not h), sum(1 for b, h in pairs if h and not b)
+
+    def mcnemar(self) -> McNemar:
+        """McNemar's exact test over this fixture's reps paired by index."""
+        return mcnemar_drop(*self.discordant())
 
     @property
     def significant(self) -> bool:
@@ -103,19 +106,8 @@ class EvalComparison:
     def regression_test(self) -> McNemar:
         """McNemar's exact test over outcomes paired by fixture and rep index, pooled over the
         Eval: shown beside the per-fixture tests, which are what gates."""
-        worse = better = 0
-        for fixture in self.fixtures:
-            if fixture.change is Change.advisory:
-                continue
-            base = {r.rep: r.passed for r in fixture.base}
-            for result in fixture.head:
-                if result.rep not in base:
-                    continue
-                if base[result.rep] and not result.passed:
-                    worse += 1
-                elif result.passed and not base[result.rep]:
-                    better += 1
-        return mcnemar_drop(worse, better)
+        counted = [f.discordant() for f in self.fixtures if f.change is not Change.advisory]
+        return mcnemar_drop(sum(w for w, _ in counted), sum(b for _, b in counted))
 
     @property
     def significant_regression(self) -> bool:
