@@ -510,11 +510,6 @@ def _indented(value: Any, level: int) -> Iterator[str]:
         yield piece.replace("\n", "\n" + " " * level)
 
 
-def _cut(text: str, limit: int) -> tuple[str, bool]:
-    """`bounded_json`'s cut of a text already made."""
-    return (text[:limit] + "\n…", True) if len(text) > limit else (text, False)
-
-
 def bounded_json(
     value: Any, limit: int = RECORD_LIMIT, kept: KeptPairs | None = None
 ) -> tuple[str, bool]:
@@ -522,4 +517,4 @@ def bounded_json(
     the text of a kept document's record, once made, is made again by no later run
     (`KeptPairs.made_past`)."""
     text, over = _made_past(value, limit) if kept is None else kept.made_past(value, limit)
-    return _cut(text, limit) if over else (text, False)
+    return (text[:limit] + "\n…", True) if over else (text, False)
