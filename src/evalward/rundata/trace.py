@@ -215,10 +215,7 @@ class Trace(RecordModel):
 
     @property
     def final_step(self) -> Step | None:
-        for step in reversed(self.steps):
-            if step.type is StepType.final:
-                return step
-        return None
+        return next((s for s in reversed(self.steps) if s.type is StepType.final), None)
 
     @property
     def final_output(self) -> str:
@@ -227,10 +224,7 @@ class Trace(RecordModel):
 
     @property
     def error(self) -> str | None:
-        for step in self.steps:
-            if step.type is StepType.error:
-                return step.content
-        return None
+        return next((s.content for s in self.steps if s.type is StepType.error), None)
 
     @property
     def usage(self) -> Usage:
@@ -242,10 +236,7 @@ class Trace(RecordModel):
         measured += [c.usage for c in self.proxy_calls if c.usage is not None]
         if not self.proxy_calls:
             measured += [s.usage for s in self.steps if s.usage is not None and s.usage.reported]
-        total = Usage()
-        for usage in measured:
-            total = total + usage
-        return total
+        return sum(measured, Usage())
 
     @property
     def failed_proxy_calls(self) -> list[ModelCall]:
