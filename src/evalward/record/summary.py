@@ -266,7 +266,14 @@ def facts_of_fixture(
         ):
             facts: FixtureFacts = kept_facts
             return facts
-    facts = _classify_in(comparison, fixture, outcome)
+    facts = classify(
+        change_in(comparison, fixture),
+        fixture.head,
+        outcome,
+        gates=fixture.gates,
+        verdict=fixtures_decided(comparison.head),
+        sequential=comparison.head.sequential,
+    )
     comparison.facts[fixture.fixture] = (
         (fixture, outcome, comparison.head, comparison.base),
         facts,
@@ -280,19 +287,6 @@ def change_in(comparison: EvalComparison, fixture: FixtureComparison) -> str:
     if comparison.base is not None or fixture.change is Change.advisory:
         return fixture.change.value
     return ""
-
-
-def _classify_in(
-    comparison: EvalComparison, fixture: FixtureComparison, outcome: FixtureOutcome | None
-) -> FixtureFacts:
-    return classify(
-        change_in(comparison, fixture),
-        fixture.head,
-        outcome,
-        gates=fixture.gates,
-        verdict=fixtures_decided(comparison.head),
-        sequential=comparison.head.sequential,
-    )
 
 
 def count(comparisons: list[EvalComparison]) -> Counts:
