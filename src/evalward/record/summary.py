@@ -453,11 +453,11 @@ def blocked_by(comparisons: list[EvalComparison], decision: GateDecision) -> lis
 
 def _regression_rules(comparisons: list[EvalComparison], decision: GateDecision) -> str:
     """The Evals that meet their threshold and fail on a regression: the rule that decided."""
-    said = []
-    for c in comparisons:
-        if c.head.passed and c.name in decision.failing_evals:
-            said.append(f"{c.name}: {regression_rule(c, decision.regressions)}")
-    return ", ".join(said)
+    return ", ".join(
+        f"{c.name}: {regression_rule(c, decision.regressions)}"
+        for c in comparisons
+        if c.head.passed and c.name in decision.failing_evals
+    )
 
 
 def summarize(
