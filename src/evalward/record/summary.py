@@ -17,6 +17,7 @@ passes, settled broken fails, anything else is not settled.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -290,34 +291,32 @@ def change_in(comparison: EvalComparison, fixture: FixtureComparison) -> str:
 
 
 def count(comparisons: list[EvalComparison]) -> Counts:
-    totals: dict[str, int] = {}
-    by_severity: dict[Severity, int] = {}
+    totals: Counter[str] = Counter()
+    by_severity: Counter[Severity] = Counter()
     fixtures = 0
     for comparison in comparisons:
         for _, facts, severity in facts_of(comparison):
-            for field_name, value in vars(facts).items():  # its flags: the true ones count
-                if value:
-                    totals[field_name] = totals.get(field_name, 0) + 1
+            totals.update(name for name, value in vars(facts).items() if value)  # its true flags
             if facts.regressed:
-                by_severity[severity] = by_severity.get(severity, 0) + 1
+                by_severity[severity] += 1
             fixtures += facts.passing or facts.failing or facts.not_settled
     return Counts(
         fixtures=fixtures,
-        passing=totals.get("passing", 0),
-        failing=totals.get("failing", 0),
-        not_settled=totals.get("not_settled", 0),
-        regressions=totals.get("regressed", 0),
+        passing=totals["passing"],
+        failing=totals["failing"],
+        not_settled=totals["not_settled"],
+        regressions=totals["regressed"],
         regressions_by_severity={s: by_severity[s] for s in SEVERITY_ORDER if s in by_severity},
-        fixed=totals.get("fixed", 0),
-        new=totals.get("new", 0),
-        pending=totals.get("pending", 0),
-        removed=totals.get("removed", 0),
-        errors_on_head=totals.get("errored", 0),
-        unavailable=totals.get("unavailable", 0),
-        timed_out=totals.get("timed_out", 0),
-        flaky=totals.get("flaky", 0),
-        judges_disagree=totals.get("judges_disagree", 0),
-        advisory=totals.get("advisory", 0),
+        fixed=totals["fixed"],
+        new=totals["new"],
+        pending=totals["pending"],
+        removed=totals["removed"],
+        errors_on_head=totals["errored"],
+        unavailable=totals["unavailable"],
+        timed_out=totals["timed_out"],
+        flaky=totals["flaky"],
+        judges_disagree=totals["judges_disagree"],
+        advisory=totals["advisory"],
     )
 
 
