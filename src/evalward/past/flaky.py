@@ -15,7 +15,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import re
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from evalward.files.safe_files import read_text
+from evalward.past.history import SAFE_NAME
 from evalward.rundata.results import EvalResult
 from evalward.text import jsontext
 
@@ -33,7 +33,6 @@ MIN_RUNS = 4
 MAX_FILE_BYTES = 16 * 1024 * 1024
 """The largest record read back (a restored cache: read as `safe_files` reads)."""
 """Fewer recorded runs of a fixture than this say nothing about its rate."""
-_SAFE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
 
 @dataclass(frozen=True)
@@ -61,7 +60,7 @@ def record_runs(
     moment = (now or dt.datetime.now(dt.UTC)).isoformat(timespec="seconds")
     for result in results:
         fingerprint = agents.get(result.eval)
-        if result.side != "head" or fingerprint is None or not _SAFE_NAME.fullmatch(result.eval):
+        if result.side != "head" or fingerprint is None or not SAFE_NAME.fullmatch(result.eval):
             continue
         outcomes: dict[str, list[int]] = {}
         for run in result.fixtures:
@@ -92,7 +91,7 @@ def main_history(
     now: dt.datetime | None = None,
 ) -> MainHistory:
     """The flaky fixtures of an Eval whose base agent has fingerprint `agent`."""
-    if not _SAFE_NAME.fullmatch(eval_name):
+    if not SAFE_NAME.fullmatch(eval_name):
         return MainHistory()
     records = _records(cache_dir / RUNS_DIR / f"{eval_name}.json")
     if not records:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -34,6 +35,8 @@ MAX_FILE_BYTES = 16 * 1024 * 1024
 """The largest history file read (it is read as a file anyone may have put there)."""
 MAX_SETS = 200
 OUTPUT_CHARS = 2000
+SAFE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
+"""An Eval name the stores kept between runs (flaky, trend, status) name a file by."""
 
 
 @dataclass(frozen=True)

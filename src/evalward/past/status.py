@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from evalward.files.safe_files import read_regular
+from evalward.past.history import SAFE_NAME
 from evalward.plan.fingerprint import FileIndex, agent_fingerprint
 from evalward.resources import Agent, Located, ResourceSet
 
@@ -45,7 +45,6 @@ LOCAL_STATUS_DIR = Path(".evalward") / "status"
 SCHEMA_VERSION = 1
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MESSAGE_CHARS = 300
-_SAFE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
 
 class Phase(StrEnum):
@@ -172,7 +171,7 @@ class StatusStore:
         """Status files that could not be read, and why (a bad file counts as none)."""
 
     def path(self, name: str) -> Path | None:
-        return self.directory / f"{name}.json" if _SAFE_NAME.fullmatch(name) else None
+        return self.directory / f"{name}.json" if SAFE_NAME.fullmatch(name) else None
 
     def read(self, name: str) -> EvalStatus | None:
         """The Eval's record, or None: missing, or unreadable (noted in `problems`)."""

@@ -16,7 +16,6 @@ import datetime as dt
 import json
 import math
 import os
-import re
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
@@ -24,13 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from evalward.files.safe_files import read_text
-from evalward.past.history import HISTORY_DIR, MAX_FILE_BYTES
+from evalward.past.history import HISTORY_DIR, MAX_FILE_BYTES, SAFE_NAME
 from evalward.rundata.results import EvalResult
 from evalward.text import jsontext
 
 SCORES_DIR = "scores"
 MAX_POINTS = 30
-_SAFE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
 
 @dataclass(frozen=True)
@@ -66,7 +64,7 @@ def record_commit(
     score (nothing in it gated) is no point."""
     moment = (now or dt.datetime.now(dt.UTC)).isoformat(timespec="seconds")
     for result in results:
-        if result.side != "head" or result.advisory or not _SAFE_NAME.fullmatch(result.eval):
+        if result.side != "head" or result.advisory or not SAFE_NAME.fullmatch(result.eval):
             continue
         path = cache_dir / SCORES_DIR / f"{result.eval}.json"
         points = [p for p in _cached_points(path) if p.commit != commit]
@@ -86,7 +84,7 @@ def trends(
     history under `root`; Evals with neither are left out."""
     found: dict[str, Trend] = {}
     for name in evals:
-        if not _SAFE_NAME.fullmatch(name):
+        if not SAFE_NAME.fullmatch(name):
             continue
         if cache_dir is not None:
             path = cache_dir / SCORES_DIR / f"{name}.json"
