@@ -250,7 +250,7 @@ SERVER_MESSAGE_CHARS = 300
 SECRET_HEADERS = ("authorization", "x-api-key", "api-key")
 
 
-def server_message(response: Reply, headers: Mapping[str, str] | None = None) -> str:
+def server_message(response: Reply, headers: Mapping[str, str]) -> str:
     """What the server said about its failure: the `error.message` (or `error`, `message`,
     `detail`) of a JSON body, else the body's text; one line, at most 300 characters, with
     the key this request sent blotted out (files and logs redact the rest)."""
@@ -268,7 +268,7 @@ def server_message(response: Reply, headers: Mapping[str, str] | None = None) ->
             text = json.dumps(data["detail"], ensure_ascii=False)
     if not text:
         text = response.text(SERVER_MESSAGE_CHARS * 2)
-    for name, value in (headers or {}).items():
+    for name, value in headers.items():
         if name.lower() in SECRET_HEADERS:
             for secret in {value, value.split()[-1] if value.split() else value}:
                 if len(secret) >= 8:
@@ -276,7 +276,7 @@ def server_message(response: Reply, headers: Mapping[str, str] | None = None) ->
     return " ".join(text.split())[:SERVER_MESSAGE_CHARS]
 
 
-def refusal(response: Reply, endpoint: Endpoint, headers: Mapping[str, str] | None = None) -> str:
+def refusal(response: Reply, endpoint: Endpoint, headers: Mapping[str, str]) -> str:
     detail = server_message(response, headers)
     if response.status in (401, 403):
         said = f": {detail}" if detail else ""
