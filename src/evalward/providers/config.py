@@ -129,14 +129,11 @@ def provider_config(raw: Mapping[str, Any] | None, locate: Locate | None = None)
     if isinstance(data.get("providers"), dict):
         for name, settings in data["providers"].items():
             found += [(("providers", name, *at), why) for at, why in _named(name, settings)]
-    for model_id in data.get("pricing") or {}:
-        if "/" not in str(model_id):
-            found.append(
-                (
-                    ("pricing", model_id),
-                    "price keys are `provider/model` ids, e.g. `openai/gpt-4.1-mini`",
-                )
-            )
+    found += [
+        (("pricing", key), "price keys are `provider/model` ids, e.g. `openai/gpt-4.1-mini`")
+        for key in data.get("pricing") or {}
+        if "/" not in str(key)
+    ]
     if not found:
         try:
             return ProvidersConfig.model_validate(data)
