@@ -56,9 +56,7 @@ class AnthropicProvider(VendorApi):
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         body = request_body(request, self._version)
-        headers = {"anthropic-version": self._version}
-        if self._api_key:
-            headers["x-api-key"] = self._api_key
+        headers = self._headers({})
         async with self._limit:
             data = await post_json(self._client, self._endpoint, body, headers, self._retry)
         return parse_response(data, request.model)
