@@ -306,14 +306,12 @@ def _decision(
     if (evals.down or evals.unscored) and outage and not no_verdict:
         return _unavailable(evals.down + evals.unscored, bypass, refusal)
     decision = _decision_of(evals, not_run)
-    skipped = facts.blocking
     undecided = evals.unscored or evals.inconclusive
-    if not decision.failing_evals and not skipped and not undecided:
+    if not decision.failing_evals and not facts.blocking and not undecided:
         return _passed(decision, evals.advisory, facts)
     if bypass is not None:
         return _bypassed(decision, bypass)
-    said = _skipped_text(skipped, facts)
-    return _not_passed(decision, evals, refusal, regressions, not_run, said)
+    return _not_passed(decision, evals, refusal, regressions, not_run, _skipped_text(facts))
 
 
 def _bypassed(decision: GateDecision, bypass: Bypass) -> GateDecision:
@@ -406,8 +404,9 @@ def _unfinished(evals: Verdicts, skipped: str) -> list[str]:
     return said
 
 
-def _skipped_text(blocking: int, facts: _RunFacts) -> str:
+def _skipped_text(facts: _RunFacts) -> str:
     """What the budget left out that keeps the gate from passing ("" for nothing)."""
+    blocking = facts.blocking
     if not blocking:
         return ""
     said = f"{blocking} runs were skipped by the budget"
