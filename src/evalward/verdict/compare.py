@@ -139,8 +139,7 @@ def _compare_one(head: EvalResult, base: EvalResult | None) -> EvalComparison:
     advisory = {o.name for o in head.fixture_results if o.advisory}
     sequential = _sequential(head)
     not_needed = set(head.base_not_needed)  # tested once per fixture: a set, not the list
-    for name, passed in sequential.items():
-        head_passed[name] = passed[1]
+    head_passed |= {name: passes for name, (_, passes) in sequential.items()}
     for name in sorted(set(head_runs) | set(base_runs)):
         change = _classify(base_passed.get(name), head_passed.get(name))
         if name in sequential:  # the base runs only where the verdict reads it
