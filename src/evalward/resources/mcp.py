@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
+from evalward.resources.agent_runtime import argv_shorthand, check_env_names
 from evalward.resources.common import Model, repeated
 
 SERVER_NAME = r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*$"
@@ -41,10 +42,7 @@ class McpCommand(Model):
     @field_validator("env")
     @classmethod
     def _env_names(cls, names: list[str]) -> list[str]:
-        for name in names:
-            if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
-                raise ValueError(f"{name!r} is not an environment variable name")
-        return names
+        return check_env_names(names)
 
 
 class McpToolFilter(Model):
@@ -100,8 +98,7 @@ class McpServer(Model):
     @field_validator("command", mode="before")
     @classmethod
     def _command_shorthand(cls, value: Any) -> Any:
-        """`command: [python3, server.py]` is short for `command: { run: [...] }`."""
-        return {"run": value} if isinstance(value, list) else value
+        return argv_shorthand(value)
 
     @field_validator("service")
     @classmethod
