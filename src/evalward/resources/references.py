@@ -232,23 +232,15 @@ def check_references(
         check_pairwise_references(name, located, selected, result, report)
 
 
-def _agentv_default(result: ResourceSet) -> str | None:
-    """AgentV's default target when the set holds an AgentV file, else None."""
-    if not result.agentv_files:
-        return None
-    return AGENTV_DEFAULT_TARGET
-
-
 def _check_fixture_targets(result: ResourceSet, report: ProblemReporter) -> None:
     """A fixture's `targetAgent` names a defined agent. An AgentV test's target (its
     `execution.target`, or `defaults.targetAgent`) may name an AgentV target instead, so it
     must name an agent only once an Eval selects the test to run."""
     selected: set[str] | None = None
-    default = _agentv_default(result)
     for name, located in sorted(result.fixtures.items()):
         target = located.resource.spec.target_agent
         agentv = located.file in result.agentv_files
-        if target in result.agents or (agentv and target == default):
+        if target in result.agents or (agentv and target == AGENTV_DEFAULT_TARGET):
             continue  # AgentV's default target: the agent of the Eval that selects it
         if agentv:
             if selected is None:
