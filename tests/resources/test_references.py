@@ -50,7 +50,7 @@ def checked(root: Path, files: dict[str, str]) -> list[tuple[str, PathKey, str]]
     repo.commit("a suite", {"prompts/bot.md": "You are Jane.\n", **files})
     resources, _ = load_what_loads(root)
     reported = Reported()
-    check_references(resources, root, reported)
+    check_references(resources, reported)
     assert reported.warnings == []
     return [(r.name, r.loc, r.message) for r in reported.problems]
 

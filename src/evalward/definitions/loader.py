@@ -120,7 +120,7 @@ def _load_resources(
         run.load_file(path)
     if files is None:
         run.problems += _empty_roots(root, config, run.claimed)
-    check_references(run.result, run.root, run.located_field)
+    check_references(run.result, run.located_field)
     return run.result, sorted(run.problems, key=Problem.order)
 
 
@@ -208,7 +208,7 @@ def _load_changed_resources(
     run.prefetch(paths)
     for path in paths:
         run.load_file(path)
-    check_references(run.result, run.root, run.located_field, check_files=check_files)
+    check_references(run.result, run.located_field, check_files=check_files)
     if run.problems:
         raise ResourceError(sorted(run.problems, key=Problem.order))
     return run.result

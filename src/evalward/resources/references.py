@@ -5,7 +5,6 @@ repository and are there (paths are from the repository root: files/inside.py)."
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 from evalward.errors import NotCommitted, OutsideRepository, Problem
@@ -35,7 +34,7 @@ def _missing(result: ResourceSet, kind: str, name: str, names: Iterable[str]) ->
     return f", which is not defined{did_you_mean(name, names)}", False
 
 
-def _check_paths(result: ResourceSet, root: Path, report: ProblemReporter) -> None:
+def _check_paths(result: ResourceSet, report: ProblemReporter) -> None:
     """Files and programs an Agent names: inside the repository, and there. The door is
     asked about all of them at once first (one git call, not one for each)."""
     result.files.prefetch(_named_files(result))
@@ -182,7 +181,7 @@ def _check_program(
 
 
 def check_references(
-    result: ResourceSet, root: Path, report: ProblemReporter, *, check_files: bool = True
+    result: ResourceSet, report: ProblemReporter, *, check_files: bool = True
 ) -> None:
     """Every reference between resources resolves, and every file an Agent names is there.
 
@@ -191,7 +190,7 @@ def check_references(
     to score it, and a pairwise judge without its model, rubric or calibration are errors (a
     run would otherwise run the wrong agent, score nothing, or skip the check)."""
     if check_files:
-        _check_paths(result, root, report)
+        _check_paths(result, report)
     _check_fixture_targets(result, report)
     check_unread_settings(result, report)
     for name, located in sorted(result.evals.items()):
