@@ -436,21 +436,8 @@ def _record_marks(node: yaml.Node, path: PathKey, marks: dict[PathKey, tuple[int
                         key_node.start_mark.column + 1,
                     )
                 seen[key] = line
-                marks.setdefault(
-                    (*path, key), (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-                )
-                _record_children(value_node, (*path, key), marks)
+                marks.setdefault((*path, key), (line, key_node.start_mark.column + 1))
+                _record_marks(value_node, (*path, key), marks)  # the value's mark stays the key's
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
             _record_marks(item, (*path, index), marks)
-
-
-def _record_children(node: yaml.Node, path: PathKey, marks: dict[PathKey, tuple[int, int]]) -> None:
-    """Children of a mapping value; the value's own mark stays the key's."""
-    import yaml
-
-    if isinstance(node, yaml.MappingNode | yaml.SequenceNode):
-        saved = marks.get(path)
-        _record_marks(node, path, marks)
-        if saved is not None:
-            marks[path] = saved
