@@ -42,13 +42,13 @@ name one environment share its files' text."""
 
 
 def embed_scorers(
-    fixture: EvalFixture, door: RepoFiles, texts: FileTexts | None = None
+    fixture: EvalFixture, door: RepoFiles, texts: FileTexts
 ) -> tuple[EvalFixture, list[ScorerProblem], set[str]]:
     """The fixture with the text of each code scorer's file (in groups too), of its
     environment's files and of every transform's file, read through the side's door (its
     commit's files: files/committed.py); the problems (a file that cannot be read, at its
     field); the repository paths it read. `texts` keeps what one load has read already."""
-    reading = _Reading(door, texts if texts is not None else {})
+    reading = _Reading(door, texts)
     assertions = reading.assertions(list(fixture.spec.assertions), ("spec", "assertions"))
     spec_update: dict[str, object] = {}
     if assertions != fixture.spec.assertions:
@@ -56,7 +56,7 @@ def embed_scorers(
     for key, name in (("scoring_function", "scoringFunction"), ("transform", "transform")):
         code = getattr(fixture.spec, key)
         if code is not None:
-            loaded = _text_of(code, ("spec", name), door, reading.reads, reading.problems)
+            loaded = reading.text_of(code, ("spec", name))
             if loaded:
                 spec_update[key] = code.model_copy(update=loaded)
     if not spec_update:
@@ -85,20 +85,59 @@ class _Reading:
             if members != assertion.assertions:
                 update["assertions"] = members
         if isinstance(assertion, CodeAssertion):
-            update |= _text_of(assertion, at, self.door, self.reads, self.problems)
+            update |= self.text_of(assertion, at)
             if assertion.environment is not None:
-                found = _environment(self.door, assertion, at, self.texts, self.reads)
+                found = self.environment(assertion, at)
                 if isinstance(found, dict):
                     update["environment_files"] = found
                     update["environment_digest"] = _digest(assertion, found)
                 else:
                     self.problems.append(found)
         if assertion.transform is not None:
-            where = (*at, "transform")
-            loaded = _text_of(assertion.transform, where, self.door, self.reads, self.problems)
+            loaded = self.text_of(assertion.transform, (*at, "transform"))
             if loaded:
                 update["transform"] = assertion.transform.model_copy(update=loaded)
         return assertion.model_copy(update=update) if update else assertion
+
+    def text_of(self, code: CodeSource, at: PathKey) -> dict[str, object]:
+        """`{file_text: ...}` for code written in a file (nothing when inline, or with a problem
+        at its `file`), noting the paths read."""
+        if code.file is None:
+            return {}
+        self.reads.update(looked_up(self.door.root, code.path))
+        try:
+            return {"file_text": _read(self.door, code.path)}
+        except ValueError as exc:
+            self.problems.append(((*at, "file"), f"{exc}"))
+            return {}
+
+    def environment(self, assertion: CodeAssertion, where: PathKey) -> FileTexts | ScorerProblem:
+        """The text of the environment's files (the files it names must be there, their locks
+        need not be), or the first problem, at the field that names the file."""
+        spec = assertion.environment
+        assert spec is not None
+        files: FileTexts = {}
+        for field in ("python", "node"):
+            if getattr(spec, field) is None:
+                continue
+            alone = spec.model_copy(
+                update={"python": None, "node": None, field: getattr(spec, field)}
+            )
+            at: PathKey = (*where, "environment", field)
+            for number, path in enumerate(alone.files()):  # the file it names, then its locks
+                self.reads.update(looked_up(self.door.root, path))
+                if path not in self.texts:
+                    try:
+                        self.texts[path] = _read_environment_file(self.door, path)
+                    except ValueError as exc:
+                        return at, f"{exc}"
+                if self.texts[path] is None and number == 0:
+                    return at, (
+                        f"the scorer's environment file {path!r} is not in the repository (paths "
+                        "are from its root)"
+                    )
+                files[path] = self.texts[path]
+        return files
 
 
 def has_inline(fixture: EvalFixture) -> bool:
@@ -236,50 +275,6 @@ def _placed(fixture: EvalFixture, placed: dict[PathKey, tuple[str, int]]) -> Eva
     if spec.scoring_function is not None:
         update["scoring_function"] = place(spec.scoring_function, ("spec", "scoringFunction"))
     return fixture.model_copy(update={"spec": spec.model_copy(update=update)})
-
-
-def _text_of(
-    code: CodeSource, at: PathKey, door: RepoFiles, reads: set[str], problems: list[ScorerProblem]
-) -> dict[str, object]:
-    """`{file_text: ...}` for code written in a file (nothing when inline, or with a problem
-    at its `file`), noting the paths read."""
-    if code.file is None:
-        return {}
-    reads.update(looked_up(door.root, code.path))
-    try:
-        return {"file_text": _read(door, code.path)}
-    except ValueError as exc:
-        problems.append(((*at, "file"), f"{exc}"))
-        return {}
-
-
-def _environment(
-    door: RepoFiles, assertion: CodeAssertion, where: PathKey, texts: FileTexts, reads: set[str]
-) -> FileTexts | ScorerProblem:
-    """The text of the environment's files (the files it names must be there, their locks
-    need not be), or the first problem, at the field that names the file."""
-    spec = assertion.environment
-    assert spec is not None
-    files: FileTexts = {}
-    for field in ("python", "node"):
-        if getattr(spec, field) is None:
-            continue
-        alone = spec.model_copy(update={"python": None, "node": None, field: getattr(spec, field)})
-        at: PathKey = (*where, "environment", field)
-        for number, path in enumerate(alone.files()):  # the file it names, then its locks
-            reads.update(looked_up(door.root, path))
-            if path not in texts:
-                try:
-                    texts[path] = _read_environment_file(door, path)
-                except ValueError as exc:
-                    return at, f"{exc}"
-            if texts[path] is None and number == 0:
-                return at, (
-                    f"the scorer's environment file {path!r} is not in the repository (paths "
-                    "are from its root)"
-                )
-            files[path] = texts[path]
-    return files
 
 
 def _read_environment_file(door: RepoFiles, path: str) -> str | None:
