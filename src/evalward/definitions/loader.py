@@ -190,7 +190,7 @@ def _load_changed_resources(
     check_files: bool,
     door: RepoFiles | None,
 ) -> ResourceSet:
-    if needs_full_load(previous, changed):
+    if needs_full_load(changed):
         return load_resources(root, door=door)
     config = config if config is not None else load_config(root)
     run = _Run(root, config, door)
@@ -214,7 +214,7 @@ def _load_changed_resources(
     return run.result
 
 
-def needs_full_load(previous: ResourceSet, changed: set[str]) -> bool:
+def needs_full_load(changed: set[str]) -> bool:
     """Whether `changed` alters where resources are, or their defaults (`evalward.yaml`)."""
     return CONFIG_FILE in changed
 

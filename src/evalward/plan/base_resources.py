@@ -47,7 +47,7 @@ def load_base(
     door = RepoFiles.at_commit(git, git.resolve(merge_base))
     wanted = sorted(p for p in differs if p.endswith((".yaml", ".yml")))
     if not (
-        needs_full_load(head, differs)
+        needs_full_load(differs)
         or head.depending_on(differs)
         or any(posixpath.basename(p) == ".gitattributes" for p in differs)
         or _linked(head)
