@@ -20,7 +20,7 @@ from evalward.resources.agent_runtime import (
     argv_shorthand,
     check_env_names,
 )
-from evalward.resources.common import Metadata, Model, RepoPath
+from evalward.resources.common import Metadata, Model, RepoPath, repeated
 from evalward.resources.mcp import McpServer, check_server_names
 from evalward.resources.tool_shapes import agent_tool, tool_choice
 
@@ -276,10 +276,8 @@ class AgentSpec(Model):
             )
         if self.system is not None and self.system_file is not None:
             raise ValueError("set either `system` or `systemFile`, not both")
-        names = [t.tool_name for t in self.tools]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise ValueError(f"duplicate tool names: {', '.join(dupes)}")
+        if dupes := repeated([t.tool_name for t in self.tools]):
+            raise ValueError(f"duplicate tool names: {dupes}")
         return self
 
     @property
