@@ -121,13 +121,6 @@ class StateUnchangedAssertion(AssertionBase):
     )
 
 
-StateAssertion = (
-    StateValueAssertion
-    | SqlAssertion
-    | FileStateAssertion
-    | StateSnapshotAssertion
-    | StateUnchangedAssertion
-)
 STATE_TYPES = (
     StateValueAssertion,
     SqlAssertion,
