@@ -199,12 +199,7 @@ class Playground(Model):
 
     def parts(self) -> dict[PartKind, PartSettings]:
         """Its parts' settings by kind, in the order a run provisions them."""
-        found: dict[PartKind, PartSettings] = {}
-        for kind in PART_KINDS:
-            part = getattr(self, kind)
-            if part is not None:
-                found[kind] = part
-        return found
+        return {kind: part for kind in PART_KINDS if (part := getattr(self, kind)) is not None}
 
     def seeds(self) -> list[str]:
         """The repository files its parts must find on the gate's side."""
