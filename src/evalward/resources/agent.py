@@ -49,10 +49,7 @@ class ToolCommand(Model):
         ),
     )
 
-    @field_validator("env")
-    @classmethod
-    def _env_names(cls, names: list[str]) -> list[str]:
-        return check_env_names(names)
+    _env_names = field_validator("env")(check_env_names)
 
 
 class NamedToolChoice(Model):
@@ -80,10 +77,7 @@ class Tool(Model):
         description="True: the command changes the world, so evals must shadow or replay it.",
     )
 
-    @field_validator("command", mode="before")
-    @classmethod
-    def _command_shorthand(cls, value: Any) -> Any:
-        return argv_shorthand(value)
+    _command_shorthand = field_validator("command", mode="before")(argv_shorthand)
 
     @model_validator(mode="before")
     @classmethod

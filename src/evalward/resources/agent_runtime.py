@@ -99,10 +99,7 @@ class CommandRuntime(Model):
         ),
     )
 
-    @field_validator("env")
-    @classmethod
-    def _env_names(cls, names: list[str]) -> list[str]:
-        return check_env_names(names)
+    _env_names = field_validator("env")(check_env_names)
 
     @model_validator(mode="after")
     def _repl_reads_stdin(self) -> CommandRuntime:
@@ -143,10 +140,7 @@ class HttpRuntime(Model):
     )
     env: list[str] = Field(default_factory=list)
 
-    @field_validator("env")
-    @classmethod
-    def _env_names(cls, names: list[str]) -> list[str]:
-        return check_env_names(names)
+    _env_names = field_validator("env")(check_env_names)
 
     def program(self) -> RuntimeProgram:
         return RuntimeProgram(("spec", "runtime", "http", "start"), self.start, self.env)
@@ -160,10 +154,7 @@ class AgentRuntime(Model):
     command: CommandRuntime | None = None
     http: HttpRuntime | None = None
 
-    @field_validator("command", mode="before")
-    @classmethod
-    def _command_shorthand(cls, value: Any) -> Any:
-        return argv_shorthand(value)
+    _command_shorthand = field_validator("command", mode="before")(argv_shorthand)
 
     @model_validator(mode="after")
     def _exactly_one(self) -> AgentRuntime:

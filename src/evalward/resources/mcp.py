@@ -11,7 +11,6 @@ on it). Its tools are offered to the model beside the agent's own `tools`, filte
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
@@ -39,10 +38,7 @@ class McpCommand(Model):
         ),
     )
 
-    @field_validator("env")
-    @classmethod
-    def _env_names(cls, names: list[str]) -> list[str]:
-        return check_env_names(names)
+    _env_names = field_validator("env")(check_env_names)
 
 
 class McpToolFilter(Model):
@@ -95,10 +91,7 @@ class McpServer(Model):
         ),
     )
 
-    @field_validator("command", mode="before")
-    @classmethod
-    def _command_shorthand(cls, value: Any) -> Any:
-        return argv_shorthand(value)
+    _command_shorthand = field_validator("command", mode="before")(argv_shorthand)
 
     @field_validator("service")
     @classmethod
