@@ -304,10 +304,6 @@ class AssertSetAssertion(AssertionBase):
             )
         return assertions
 
-    def members(self) -> list[Assertion]:
-        """Every assertion in the group, nested groups' members too (not the groups)."""
-        return flatten(self.assertions)
-
 
 STATE_TYPES = {"stateValue", "sql", "fileState", "stateSnapshot", "stateUnchanged"}
 

@@ -25,7 +25,6 @@ from pydantic import Field, field_validator, model_validator
 from evalward.resources.agent import AgentEnvironment
 from evalward.resources.common import NAME_PATTERN, Model, RepoPath
 
-PLACEHOLDERS = ("{port}", "{seed}", "{data}")
 PartKind = Literal["files", "sqlite", "service"]
 """The parts a playground may have, in the order a run provisions them: each a field of
 `Playground` and the key of its module in runtime/playground/registry.py."""
