@@ -494,11 +494,9 @@ class _Run:
 
 def _maybe_ours(text: str) -> bool:
     """A cheap look at a file's text before parsing it: could a document in it be ours?"""
-    return "apiVersion" in text or "kind" in text or _maybe_agentv(text)
-
-
-def _maybe_agentv(text: str) -> bool:
-    return "evalcases:" in text or "eval_cases:" in text or "tests:" in text
+    return any(
+        word in text for word in ("apiVersion", "kind", "evalcases:", "eval_cases:", "tests:")
+    )
 
 
 def _unsupported_version(version: object, kind: str | None) -> str:
