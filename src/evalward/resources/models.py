@@ -12,30 +12,23 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from evalward.resources.agent import Agent, AgentSpec, Tool, ToolMock
-from evalward.resources.assertion_base import AssertionBase
+from evalward.resources.agent import Agent
 from evalward.resources.assertions import (
     Assertion,
     ContainsAssertion,
-    CostAssertion,
     EqualsAssertion,
     JudgeAssertion,
-    LatencyAssertion,
-    NotContainsAssertion,
     RegexAssertion,
     ToolCalledAssertion,
     ToolNotCalledAssertion,
-    ToolSequenceAssertion,
     flatten,
 )
 from evalward.resources.calibration import JudgeCalibration
 from evalward.resources.code_scorer import ScoringFunction
 from evalward.resources.code_source import OutputTransform
 from evalward.resources.common import (
-    API_VERSION,
     API_VERSIONS,
     DEFAULT_SEVERITY_WEIGHTS,
-    NAME_PATTERN,
     Metadata,
     Model,
     Severity,
@@ -420,32 +413,19 @@ KINDS: dict[str, type[Agent] | type[EvalFixture] | type[Eval] | type[JudgeCalibr
 
 
 __all__ = [
-    "API_VERSION",
     "API_VERSIONS",
-    "DEFAULT_SEVERITY_WEIGHTS",
     "KINDS",
-    "NAME_PATTERN",
     "Agent",
-    "AgentSpec",
     "Assertion",
-    "AssertionBase",
     "ContainsAssertion",
-    "CostAssertion",
     "EqualsAssertion",
     "Eval",
     "EvalFixture",
     "JudgeAssertion",
     "JudgeCalibration",
-    "LatencyAssertion",
-    "Metadata",
-    "Model",
-    "NotContainsAssertion",
     "RegexAssertion",
     "Severity",
-    "Tool",
     "ToolCalledAssertion",
-    "ToolMock",
     "ToolNotCalledAssertion",
     "ToolReplay",
-    "ToolSequenceAssertion",
 ]
