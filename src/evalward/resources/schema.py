@@ -14,11 +14,11 @@ from typing import Annotated, Any
 from pydantic import Field, TypeAdapter
 
 from evalward.resources.common import API_VERSIONS
-from evalward.resources.models import KINDS, Agent, Eval, EvalFixture, JudgeCalibration
+from evalward.resources.models import KINDS, Resource
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
-_AnyKind = Annotated[Agent | EvalFixture | Eval | JudgeCalibration, Field(discriminator="kind")]
+_AnyKind = Annotated[Resource, Field(discriminator="kind")]
 
 
 def kind_names() -> list[str]:
