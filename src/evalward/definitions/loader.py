@@ -101,19 +101,15 @@ def _load_resources(
     run = _Run(root, config, door)
     for sub in config.roots if files is None else []:
         if leads_outside(root, root / sub):
-            run.problems.append(
-                Problem(
-                    CONFIG_FILE,
-                    None,
-                    None,
-                    "roots",
-                    f"root {sub!r} leads outside the repository (a symbolic link); list "
-                    "folders of the repository",
-                )
+            why = (
+                f"root {sub!r} leads outside the repository (a symbolic link); list "
+                "folders of the repository"
             )
         elif not (root / sub).is_dir():
             why = f"root {sub!r} is not a folder of the repository"
-            run.problems.append(Problem(CONFIG_FILE, None, None, "roots", why))
+        else:
+            continue
+        run.problems.append(Problem(CONFIG_FILE, None, None, "roots", why))
     paths = sorted(files) if files is not None else _held(run.result, discover(root, config))
     run.prefetch(paths)
     for path in paths:
