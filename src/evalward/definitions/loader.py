@@ -70,10 +70,7 @@ def _collector_paused() -> Iterator[None]:
 
 
 def load_resources(
-    root: Path,
-    files: Iterable[Path] | None = None,
-    config: RepoConfig | None = None,
-    door: RepoFiles | None = None,
+    root: Path, config: RepoConfig | None = None, door: RepoFiles | None = None
 ) -> ResourceSet:
     """Load every resource under `root`; raise one ResourceError listing every problem.
 
@@ -81,7 +78,7 @@ def load_resources(
     (files/committed.py) reads the files definitions name, by default the working tree's.
     """
     with _collector_paused():
-        resources, problems = _load_resources(root, files, config, door)
+        resources, problems = _load_resources(root, config, door)
     if problems:
         raise ResourceError(problems)
     return resources
@@ -91,15 +88,15 @@ def load_what_loads(root: Path) -> tuple[ResourceSet, list[Problem]]:
     """Every resource under `root` that is valid, and every problem (for `evalward validate`,
     which goes on to check what loaded). Problems of `evalward.yaml` itself still raise."""
     with _collector_paused():
-        return _load_resources(root, None, None, None)
+        return _load_resources(root, None, None)
 
 
 def _load_resources(
-    root: Path, files: Iterable[Path] | None, config: RepoConfig | None, door: RepoFiles | None
+    root: Path, config: RepoConfig | None, door: RepoFiles | None
 ) -> tuple[ResourceSet, list[Problem]]:
     config = config if config is not None else load_config(root)
     run = _Run(root, config, door)
-    for sub in config.roots if files is None else []:
+    for sub in config.roots:
         if leads_outside(root, root / sub):
             why = (
                 f"root {sub!r} leads outside the repository (a symbolic link); list "
@@ -110,12 +107,11 @@ def _load_resources(
         else:
             continue
         run.problems.append(Problem(CONFIG_FILE, None, None, "roots", why))
-    paths = sorted(files) if files is not None else _held(run.result, discover(root, config))
+    paths = _held(run.result, discover(root, config))
     run.prefetch(paths)
     for path in paths:
         run.load_file(path)
-    if files is None:
-        run.problems += _empty_roots(root, config, run.claimed)
+    run.problems += _empty_roots(root, config, run.claimed)
     check_references(run.result, run.located_field)
     return run.result, sorted(run.problems, key=Problem.order)
 
