@@ -77,12 +77,6 @@ def parse_cron(expression: str) -> Cron:
     )
 
 
-def check_cron(expression: str) -> str:
-    """The expression unchanged when it is valid (a pydantic validator's contract)."""
-    parse_cron(expression)
-    return expression
-
-
 def _field(text: str, name: str, low: int, high: int, names: tuple[str, ...]) -> frozenset[int]:
     values: set[int] = set()
     for item in text.split(","):

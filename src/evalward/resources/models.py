@@ -39,7 +39,7 @@ from evalward.resources.conversation import (
     SimulatedUserDefaults,
     check_fixture_shape,
 )
-from evalward.resources.cron import check_cron
+from evalward.resources.cron import parse_cron
 from evalward.resources.gate_policy import GatePolicy, RepRange
 from evalward.resources.pairwise import FixturePairwise, PairwiseConfig
 from evalward.resources.playground import Playground
@@ -392,7 +392,9 @@ class EvalSpec(Model):
     @field_validator("schedule")
     @classmethod
     def _cron(cls, schedule: str | None) -> str | None:
-        return None if schedule is None else check_cron(schedule)
+        if schedule is not None:
+            parse_cron(schedule)  # its ValueError says which field is wrong and why
+        return schedule
 
 
 class Eval(Model):
