@@ -49,8 +49,12 @@ def _check_paths(result: ResourceSet, report: ProblemReporter) -> None:
                 ("python", spec.environment.python),
                 ("node", spec.environment.node),
             ):
-                if name is not None:
-                    _check_environment_file(located, kind, name, result.files, report)
+                if name is None:
+                    continue
+                try:  # a file this side may read (files/committed.py)
+                    result.files.find(name)
+                except NotCommitted as exc:
+                    report(located, ("spec", "environment", kind), _refused(name, exc))
 
 
 def _named_files(result: ResourceSet) -> list[str]:
@@ -64,17 +68,6 @@ def _named_files(result: ResourceSet) -> list[str]:
         if spec.environment is not None:
             named += [n for n in (spec.environment.python, spec.environment.node) if n]
     return named
-
-
-def _check_environment_file(
-    located: Located[Any], kind: str, name: str, files: RepoFiles, report: ProblemReporter
-) -> None:
-    """A file `environment` names: a file this side may read (files/committed.py)."""
-    where = ("spec", "environment", kind)
-    try:
-        files.find(name)
-    except NotCommitted as exc:
-        report(located, where, _refused(name, exc))
 
 
 def _refused(name: str, exc: NotCommitted) -> str:
