@@ -150,11 +150,8 @@ def siblings_of(model: type[BaseModel], loc: PathKey, data: Any) -> list[str]:
             continue
         current = _pick(candidates, data)
         data = _child(data, part)
-        field_info = None
-        if current is not None:
-            field_info = next(
-                (f for n, f in current.model_fields.items() if (f.alias or n) == part), None
-            )
+        fields = current.model_fields.items() if current is not None else []
+        field_info = next((f for n, f in fields if (f.alias or n) == part), None)
         candidates = _models_in(field_info.annotation) if field_info is not None else []
     chosen = _pick(candidates, data)
     if chosen is None:
