@@ -35,7 +35,7 @@ def check_pairwise_references(
     at: PathKey = ("spec", "judge", "pairwise")
     if config is None:
         _fixture_rubrics(name, located, judged, report)
-    else:
+    elif not config.rubric:
         _eval_rubric(name, located, judged, report)
     if (config is None or config.model is None) and judge.model is None:
         report(
@@ -57,9 +57,6 @@ def _eval_rubric(
     name: str, located: Located[Eval], judged: list[Located[EvalFixture]], report: ProblemReporter
 ) -> None:
     """Under `judge.pairwise` without a rubric, every fixture judged gives its own."""
-    config = located.resource.spec.judge.pairwise
-    if config is None or config.rubric:
-        return
     lacking = [f for f in judged if _lacks_rubric(f)]
     if not lacking:
         return
