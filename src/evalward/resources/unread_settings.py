@@ -82,7 +82,5 @@ def _is_set(spec: BaseModel, path: PathKey) -> bool:
 
 
 def _field_name(model: BaseModel, alias: str) -> str | None:
-    for name, info in type(model).model_fields.items():
-        if (info.alias or name) == alias or name == alias:
-            return name
-    return None
+    fields = type(model).model_fields.items()
+    return next((name for name, info in fields if alias in (info.alias or name, name)), None)
