@@ -13,7 +13,7 @@ import pytest
 
 from evalward.errors import AgentRunError
 from evalward.runtime.isolation.seal import seal
-from evalward.runtime.isolation.strays import end_strays
+from evalward.runtime.isolation.strays import Spared, end_strays
 
 pytestmark = pytest.mark.integration
 
@@ -168,10 +168,10 @@ def test_every_process_of_the_installing_user_ends_but_the_spared(tmp_path: Path
         start_new_session=True,
     )
     try:
-        assert end_strays(uid, {spared.pid}) >= 1
+        assert end_strays(uid, Spared(frozenset({spared.pid}))) >= 1
         assert stray.wait(timeout=30) == -9
         assert spared.poll() is None, "the spared session runs on"
-        assert end_strays(uid, {spared.pid}) == 0, "nothing of the stray is left"
+        assert end_strays(uid, Spared(frozenset({spared.pid}))) == 0, "nothing of the stray is left"
     finally:
         spared.kill()
         spared.wait()

@@ -113,16 +113,13 @@ Found = list[tuple[int, int | None, str | None]]
 """(pid, session, cgroup) of the processes a sweep may end (None: not read)."""
 
 
-def end_strays(uid: int | None, spared: Spared | set[int], *own: RunProcesses) -> int:
-    """SIGKILL every process of the runs `own` (their cgroups' and their sessions', whoever
-    they run as) and every live process of `uid` that `spared` does not name, until there is
-    none; nothing may start meanwhile. Returns how many it killed; AgentRunError when they
-    outlast every round."""
-    if not isinstance(spared, Spared):
-        spared = Spared(frozenset(spared))
+def end_strays(uid: int, spared: Spared) -> int:
+    """SIGKILL every live process of `uid` that `spared` does not name, until there is none;
+    nothing may start meanwhile. Returns how many it killed; AgentRunError when they outlast
+    every round."""
     killed = 0
     for _ in range(ROUNDS):
-        doomed = _doomed(_look(uid, list(own), bool(spared.groups)), spared, list(own))
+        doomed = _doomed(_look(uid, [], bool(spared.groups)), spared, [])
         if not doomed:
             return killed
         killed += _kill(doomed)
@@ -130,7 +127,7 @@ def end_strays(uid: int | None, spared: Spared | set[int], *own: RunProcesses) -
     raise AgentRunError(f"processes of uid {uid} kept starting faster than they were ended")
 
 
-def _look(uid: int | None, own: list[RunProcesses], groups: bool = True) -> Found:
+def _look(uid: int | None, own: list[RunProcesses], groups: bool) -> Found:
     """The processes of `uid` (or, for evalward's own user, of the runs' sessions) and of the
     runs' cgroups, with their session and, where cgroups are in play, their cgroup."""
     found: Found = [(pid, None, None) for run in own if run.group for pid in members(run.group)]
