@@ -89,11 +89,6 @@ def join(group: RunGroup, pid: int) -> bool:
     return True
 
 
-def members(group: RunGroup) -> list[int]:
-    """The processes in `group` now."""
-    return processes_in(group.folder)
-
-
 def processes_in(folder: Path) -> list[int]:
     """The processes in the cgroup at `folder` now."""
     try:

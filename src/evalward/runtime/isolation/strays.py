@@ -23,11 +23,10 @@ import signal
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from evalward.errors import AgentRunError
 from evalward.runtime.isolation import thread_groups
-from evalward.runtime.isolation.cgroups import RunGroup, cgroup_of, join, members, processes_in
+from evalward.runtime.isolation.cgroups import RunGroup, cgroup_of, join, processes_in
 
 ROUNDS = 200
 
@@ -130,13 +129,17 @@ def end_strays(uid: int, spared: Spared) -> int:
 def _look(uid: int | None, own: list[RunProcesses], groups: bool) -> Found:
     """The processes of `uid` (or, for evalward's own user, of the runs' sessions) and of the
     runs' cgroups, with their session and, where cgroups are in play, their cgroup."""
-    found: Found = [(pid, None, None) for run in own if run.group for pid in members(run.group)]
+    found: Found = [
+        (pid, None, None) for run in own if run.group for pid in processes_in(run.group.folder)
+    ]
     where = groups or any(run.group is not None for run in own)
     if uid is not None:
-        for pid, session in _processes_of(uid):
-            found.append((pid, session, cgroup_of(pid) if where else None))
+        for group in thread_groups.live_of({uid}):
+            found.append((group.pid, group.session, cgroup_of(group.pid) if where else None))
     elif sessions := {session for run in own for session in run.sessions}:
-        found += [(pid, session, None) for pid, session in _sessions() if session in sessions]
+        for pid in thread_groups.pids():
+            if (facts := thread_groups.facts(pid)) is not None and facts.session in sessions:
+                found.append((pid, facts.session, None))
     return found
 
 
@@ -162,14 +165,14 @@ def join_late_forks(run: RunProcesses, program: int, known: set[int]) -> int:
     program's when it or a parent is in the program's session or, orphaned, it runs as the
     run's user, started no earlier than the program and is in no session evalward `known`s
     (such a process is ended as a stray at any run's end anyway)."""
-    if run.group is None or (facts := _facts(program)) is None:
+    if run.group is None or (facts := thread_groups.facts(program)) is None:
         return 0
     moved = 0
     for _ in range(ROUNDS):  # what moves may fork meanwhile: look again until none is left
         late = [
             pid
             for pid in processes_in(run.group.origin)
-            if pid != os.getpid() and _forked_by(pid, program, facts[1], run.uid, known)
+            if pid != os.getpid() and _forked_by(pid, program, facts.started, run.uid, known)
         ]
         moved += sum(join(run.group, pid) for pid in late)
         if not late:
@@ -178,28 +181,21 @@ def join_late_forks(run: RunProcesses, program: int, known: set[int]) -> int:
 
 
 def _forked_by(pid: int, program: int, since: int, uid: int | None, known: set[int]) -> bool:
-    facts = _facts(pid)
-    if facts is None:
-        return False
-    session, started, parent = facts
-    if session == program:
-        return True
-    if uid is None or session in known or started < since:
-        return False
-    for _ in range(64):  # up its parents while they live: whose line is it?
-        if parent in (0, 1, os.getpid()) or (above := _facts(parent)) is None:
-            break
-        if above[0] == program or above[0] in known:
-            return above[0] == program and _runs_as(Path(f"/proc/{pid}"), uid)
-        parent = above[2]
-    return _runs_as(Path(f"/proc/{pid}"), uid)
-
-
-def _facts(pid: int) -> tuple[int, int, int] | None:
-    """(session, start time in clock ticks, parent) of a process while any thread of it is
-    alive (`thread_groups`); None when it is gone or every thread of it has ended."""
     group = thread_groups.facts(pid)
-    return None if group is None else (group.session, group.started, group.parent)
+    if group is None:
+        return False
+    if group.session == program:
+        return True
+    if uid is None or group.session in known or group.started < since:
+        return False
+    parent = group.parent
+    for _ in range(64):  # up its parents while they live: whose line is it?
+        if parent in (0, 1, os.getpid()) or (above := thread_groups.facts(parent)) is None:
+            break
+        if above.session == program or above.session in known:
+            return above.session == program and uid in thread_groups.uids_of(pid)
+        parent = above.parent
+    return uid in thread_groups.uids_of(pid)
 
 
 def _kill(pids: set[int]) -> int:
@@ -216,23 +212,4 @@ def uids_running() -> set[int]:
     found: set[int] = set()
     for pid in thread_groups.pids():
         found.update(thread_groups.uids_of(pid))
-    return found
-
-
-def _processes_of(uid: int) -> list[tuple[int, int]]:
-    """(pid, session id) of every process any thread of which runs as `uid` while one of
-    its threads is alive (a first thread that ended alone leaves the rest running)."""
-    return [(group.pid, group.session) for group in thread_groups.live_of({uid})]
-
-
-def _runs_as(entry: Path, uid: int) -> bool:
-    return uid in thread_groups.uids_of(int(entry.name))
-
-
-def _sessions() -> list[tuple[int, int]]:
-    """(pid, session id) of every process a thread of which is alive."""
-    found = []
-    for pid in thread_groups.pids():
-        if (facts := _facts(pid)) is not None:
-            found.append((pid, facts[0]))
     return found
