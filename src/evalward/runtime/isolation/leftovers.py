@@ -4,8 +4,8 @@ Once a side's processes are gone, what they wrote outside their private HOME/TMP
 there for the next side to read: a file planted at a fixed path in `/tmp` that the other
 side's tool opens, a socket it connects to, a shared-memory segment it attaches. At each
 side's end evalward removes everything the job's agent users own in the folders every user
-shares (every one of the machine, found by `shared_places`; `SHARED` when none are given),
-at any depth a folder lets them write, and their System V IPC objects. It never follows a
+shares (every one of the machine, found by `shared_places`), at any depth a folder lets
+them write, and their System V IPC objects. It never follows a
 link: each folder, a place's own path too, is opened without following one, relative to the
 folder that holds it, and only folders others may write (or the user's group) are entered;
 what is owned by anyone else stays. What they own is removed as `files.trees` removes a tree
@@ -28,7 +28,6 @@ from pathlib import Path
 from evalward.errors import TreeError
 from evalward.files.trees import FOLDER, Removal, TreeBounds, shown
 
-SHARED = (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), Path("/dev/mqueue"))  # noqa: S108
 DEPTH = 32
 BOUNDS = TreeBounds(entries=10_000_000, seconds=600.0)
 """What one sweep removes at most, in every shared folder together."""
@@ -55,7 +54,7 @@ class Swept:
 def sweep(
     uids: Collection[int],
     gids: Collection[int],
-    places: Collection[Path] = SHARED,
+    places: Collection[Path],
     bounds: TreeBounds = BOUNDS,
     watched: Collection[int] = (),
 ) -> Swept:
