@@ -25,7 +25,7 @@ from evalward.resources.agent import AgentSpec
 from evalward.runtime.agents.process import limited_env
 from evalward.runtime.agents.resolved_agent import ResolvedAgent
 from evalward.runtime.agents.runner import AgentRunner
-from evalward.runtime.isolation.agent_users import AgentUser
+from evalward.runtime.isolation.agent_users import AGENT_USER, AgentUser
 from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.runtime.isolation.workspace_guard import protect
 from runtime.agents.test_byo_agents import fixture_run
@@ -82,8 +82,8 @@ def test_without_root_the_user_switch_is_unavailable_unless_turned_off() -> None
     assert "agent-isolation: off" in NOT_ROOT
     as_root = agent_sandbox(default, euid=0)  # `auto`: a pair of its own, held until close
     try:
-        assert as_root.user is not None and as_root.user.uid >= AgentUser.resolve().uid
-        assert as_root.user.uid % 2 == AgentUser.resolve().uid % 2  # pairs start at 10001
+        assert as_root.user is not None and as_root.user.uid >= AgentUser.named(AGENT_USER).uid
+        assert as_root.user.uid % 2 == AgentUser.named(AGENT_USER).uid % 2  # pairs start at 10001
         assert as_root.user.uid != AGENT_UID  # this worker holds that one
     finally:
         as_root.close()

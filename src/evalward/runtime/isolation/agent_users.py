@@ -52,27 +52,17 @@ class AgentUser:
         return AgentUser(self.uid + 1, self.gid + 1, f"{self.name}-base")
 
     @classmethod
-    def resolve(cls, name: str = AGENT_USER, fallback: int = AGENT_UID) -> AgentUser:
-        """The user from the system's database, else the fixed fallback uid/gid (a numeric
-        user needs no passwd entry to run a process)."""
-        try:
-            entry = pwd.getpwnam(name)
-        except KeyError:
-            return cls(fallback, fallback, name)
-        return cls(entry.pw_uid, entry.pw_gid, name)
-
-    @classmethod
     def named(cls, spec: str) -> AgentUser:
         """The user a setting names: a uid (its own group, no passwd entry needed), a user of
         the system's database, or the image's `evalward-agent` (its fixed uid when the
         system has no such entry). ConfigError for any other name."""
         if spec.isdigit():
             return cls(int(spec), int(spec), f"uid-{spec}")
-        if spec == AGENT_USER:
-            return cls.resolve()
         try:
             entry = pwd.getpwnam(spec)
         except KeyError:
+            if spec == AGENT_USER:  # a numeric user needs no passwd entry to run a process
+                return cls(AGENT_UID, AGENT_UID, spec)
             raise ConfigError(
                 f"action input `agent-user`: there is no user {spec!r} on this machine; name "
                 "a user of /etc/passwd, or give a uid (e.g. 20001)"
