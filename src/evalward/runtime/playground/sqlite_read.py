@@ -338,9 +338,9 @@ def _open_folders(root: Path, parts: tuple[str, ...]) -> int:
 
 def _open_read_only(
     live: LivePlayground, copy: Path | bytes
-) -> tuple[sqlite3.Connection, list[tuple[str, list[str]]]]:
+) -> tuple[sqlite3.Connection, list[tuple[str, str]]]:
     """The copy (a file, or an image in memory), opened so that nothing but reading is
-    allowed, and its tables with their primary keys."""
+    allowed, and its tables with the expression each one's rows are labelled by (`_key`)."""
     connection = sqlite3.connect(":memory:" if isinstance(copy, bytes) else copy)
     try:
         _bound(connection, copy)
@@ -352,10 +352,7 @@ def _open_read_only(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
             "ORDER BY name"
         ).fetchall()
-        schema = []
-        for (name,) in names:
-            info = connection.execute("SELECT name, pk FROM pragma_table_info(?)", (name,))
-            schema.append((str(name), [str(column) for column, pk in info.fetchall() if pk]))
+        schema = [(str(name), _key(connection, name)) for (name,) in names]
     except sqlite3.Error as exc:
         connection.close()
         raise live.error(f"its database is corrupt ({exc})") from None
@@ -470,23 +467,20 @@ def _chars(value: Any) -> int:
 def _tables(
     live: LivePlayground,
     connection: sqlite3.Connection,
-    schema: list[tuple[str, list[str]]],
+    schema: list[tuple[str, str]],
     reading: _Reading,
 ) -> dict[str, Any]:
     """Each table's rows by key: its one-column primary key, else its rowid, else its place.
     Rows are read one at a time and counted as they come (`reading`)."""
-    return {name: _table(live, connection, name, _key_of(keys), reading) for name, keys in schema}
-
-
-def _key_of(keys: list[str]) -> str:
-    """The expression a table's rows are labelled by: its one-column primary key, else its
-    rowid."""
-    return identifier(keys[0]) if len(keys) == 1 else "rowid"
+    return {name: _table(live, connection, name, key, reading) for name, key in schema}
 
 
 def _key(connection: sqlite3.Connection, name: str) -> str:
+    """The expression a table's rows are labelled by: its one-column primary key, else its
+    rowid."""
     info = connection.execute("SELECT name, pk FROM pragma_table_info(?)", (name,))
-    return _key_of([str(column) for column, pk in info.fetchall() if pk])
+    keys = [str(column) for column, pk in info.fetchall() if pk]
+    return identifier(keys[0]) if len(keys) == 1 else "rowid"
 
 
 def _table(
