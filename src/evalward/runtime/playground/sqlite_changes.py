@@ -331,7 +331,7 @@ class Counting(Protocol):
         self, where: str, label: str, columns: list[str], values: tuple[Any, ...]
     ) -> dict[str, Any]: ...
 
-    def give_back(self, where: str, label: str, row: dict[str, Any]) -> None: ...
+    def give_back(self, label: str, row: dict[str, Any]) -> None: ...
 
 
 def apply(
@@ -384,7 +384,7 @@ def _table_again(
     for rowid in found.gone.get(name, set()) | set(wanted):  # gone, or read again below
         label = labels.get(rowid)
         if label is not None and label in table:
-            reading.give_back(name, label, table.pop(label))
+            reading.give_back(label, table.pop(label))
             changed.add(label)
     present: set[int] = set()
     for at in range(0, len(wanted), ROWIDS_AT_ONCE):

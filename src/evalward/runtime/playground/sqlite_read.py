@@ -197,7 +197,7 @@ def _read_changed(
             return False
         for name in found.whole:
             for label, row in known.tables.get(name, {}).items():
-                reading.give_back(name, label, row)
+                reading.give_back(label, row)
             table = _table(live, connection, name, known.keys[name], reading)
             tables[name] = shared_with(table, known.tables.get(name), 1)
         settled = derived(tables, set(found.rowids) | set(found.gone) | found.whole)
@@ -434,9 +434,8 @@ class _Reading:
         """The rows, values and characters counted so far."""
         return MAX_ROWS - self.rows, MAX_CELLS - self.cells, self.limit - self.chars
 
-    def give_back(self, where: str, label: str, row: dict[str, Any]) -> None:
+    def give_back(self, label: str, row: dict[str, Any]) -> None:
         """A counted row the state no longer holds (a template's row the run changed)."""
-        del where
         cells, chars = _row_cost(label, row)
         self.rows += 1
         self.cells += cells
