@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from evalward.rundata.playground_state import Derived, derived, written_alike
+from evalward.runtime.playground.sqlite_seed import identifier
 
 HEADER = 100
 """Bytes of the database header, before page 1's b-tree header."""
@@ -129,7 +130,7 @@ def index_template(
     roots = {name: root for kind, name, _, root, _ in schema if kind == "table"}
     for name, key in keys.items():
         try:
-            found = connection.execute(f"SELECT rowid, {key} FROM {_quoted(name)}").fetchall()  # noqa: S608
+            found = connection.execute(f"SELECT rowid, {key} FROM {identifier(name)}").fetchall()  # noqa: S608
         except sqlite3.Error:  # a table without rowids: read whole when it changes
             continue
         labels = {int(rowid): str(label) for rowid, label in found if label is not None}
@@ -391,7 +392,7 @@ def _table_again(
         chunk = wanted[at : at + ROWIDS_AT_ONCE]
         marks = ", ".join("?" for _ in chunk)
         cursor = connection.execute(
-            f"SELECT rowid, {keys[name]} AS k, * FROM {_quoted(name)} "  # noqa: S608
+            f"SELECT rowid, {keys[name]} AS k, * FROM {identifier(name)} "  # noqa: S608
             f"WHERE rowid IN ({marks})",
             chunk,
         )
@@ -406,7 +407,7 @@ def _table_again(
             changed.add(str(label))
     if present != set(wanted):
         return None  # a page's cells that are not the table's rows
-    count = connection.execute(f"SELECT count(*) FROM {_quoted(name)}").fetchone()[0]  # noqa: S608
+    count = connection.execute(f"SELECT count(*) FROM {identifier(name)}").fetchone()[0]  # noqa: S608
     if count != len(table):
         return None
     return derived(table, changed)
@@ -472,7 +473,3 @@ def _varint(data: bytes, offset: int) -> tuple[int, int]:
         if byte < 0x80:
             return value, offset + index + 1
     return value, offset + 9
-
-
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'

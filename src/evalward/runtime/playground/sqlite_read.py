@@ -24,6 +24,7 @@ from typing import Any
 from evalward.rundata.playground_state import PlaygroundState, QueryAnswer, derived, shared_with
 from evalward.runtime.playground.base import LivePlayground
 from evalward.runtime.playground.sqlite_changes import TemplatePages, apply, changes, index_template
+from evalward.runtime.playground.sqlite_seed import identifier
 
 DB_LIMIT = 256 * 1024 * 1024
 IN_MEMORY_BYTES = 4 * 1024 * 1024
@@ -509,11 +510,6 @@ def _table(
     except sqlite3.Error as exc:
         raise live.error(f"its table {name!r} cannot be read ({exc})") from None
     return table
-
-
-def identifier(name: str) -> str:
-    """A name quoted as an SQL identifier, whatever it holds."""
-    return '"' + name.replace('"', '""') + '"'
 
 
 def _json_value(value: Any) -> Any:

@@ -136,17 +136,18 @@ def _insert_fixtures(
         columns = list(dict.fromkeys(name for row in rows for name in row))
         if not columns:
             continue
-        names = [_identifier(c) for c in columns]
-        defined = [_identifier(c) + (" PRIMARY KEY" if c == "id" else "") for c in columns]
-        connection.execute(f"CREATE TABLE {_identifier(table)} ({', '.join(defined)})")
+        names = [identifier(c) for c in columns]
+        defined = [identifier(c) + (" PRIMARY KEY" if c == "id" else "") for c in columns]
+        connection.execute(f"CREATE TABLE {identifier(table)} ({', '.join(defined)})")
         marks = ", ".join("?" for _ in columns)
-        insert = f"INSERT INTO {_identifier(table)} ({', '.join(names)}) VALUES ({marks})"  # noqa: S608
+        insert = f"INSERT INTO {identifier(table)} ({', '.join(names)}) VALUES ({marks})"  # noqa: S608
         connection.executemany(
             insert, [tuple(_sql_value(row.get(c)) for c in columns) for row in rows]
         )
 
 
-def _identifier(name: str) -> str:
+def identifier(name: str) -> str:
+    """A name quoted as an SQL identifier, whatever it holds."""
     return '"' + str(name).replace('"', '""') + '"'
 
 
