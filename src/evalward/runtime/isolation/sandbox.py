@@ -269,8 +269,8 @@ class Sandbox:
         list is the pull request's own, so it may name only what the workflow allows
         (`agent-env`) or what the base branch's definition of the agent already lists:
         otherwise a pull request could name any secret of the job (`DATABASE_URL`)."""
-        allowed = self.agent_env | (listed_env(base) if base is not None else frozenset())
-        asked = listed_env(head)
+        allowed = self.agent_env | (listed_in(base.spec) if base is not None else frozenset())
+        asked = listed_in(head.spec)
         return {k: v for k, v in env.items() if k not in asked or k in allowed}
 
     @property
@@ -444,14 +444,9 @@ class Sandbox:
         return left
 
 
-def listed_env(agent: Agent) -> frozenset[str]:
-    """Every variable an agent's programs ask for by name (runtime, command tools, MCP
-    servers)."""
-    return listed_in(agent.spec)
-
-
 def listed_in(spec: AgentSpec) -> frozenset[str]:
-    """Every variable the programs of an agent's spec ask for by name."""
+    """Every variable the programs of an agent's spec ask for by name (runtime, command
+    tools, MCP servers)."""
     names: set[str] = set()
     runtime = spec.runtime_program()
     if runtime is not None:
