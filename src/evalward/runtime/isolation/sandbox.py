@@ -392,11 +392,6 @@ class Sandbox:
             return str(exc)
         return ""
 
-    def kill_leftovers(self) -> int:
-        """Kill every process still running as an agent user: one that left its process
-        group (`setsid`, a double fork) outlives the group's kill. Returns how many."""
-        return self._apart.kill_all()
-
     def hold(self, claim: ClaimedUser) -> None:
         """Keep the claim on this sandbox's users until `close` has ended their processes."""
         self._shared.claim = claim
@@ -421,7 +416,7 @@ class Sandbox:
         """Kill what agent users left running; give back every permission taken from others
         (`close_to_others`, `protect`); remove every working copy and home. What could not
         be removed, or ""."""
-        self.kill_leftovers()
+        self._apart.kill_all()  # those that left their group (`setsid`, a double fork) outlive it
         shared = self._shared
         if shared.environments is not None:
             shared.environments.close()
