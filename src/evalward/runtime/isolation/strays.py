@@ -209,7 +209,4 @@ def _kill(pids: set[int]) -> int:
 
 def uids_running() -> set[int]:
     """Every uid any thread of a process runs as (real, effective or saved)."""
-    found: set[int] = set()
-    for pid in thread_groups.pids():
-        found.update(thread_groups.uids_of(pid))
-    return found
+    return {uid for pid in thread_groups.pids() for uid in thread_groups.uids_of(pid)}

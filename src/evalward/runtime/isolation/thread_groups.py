@@ -89,11 +89,7 @@ def status_uids(status: bytes) -> set[int]:
 
 def live_of(uids: set[int] | frozenset[int]) -> list[ThreadGroup]:
     """Every live process any thread of which runs as one of `uids`."""
-    found = []
-    for pid in pids():
-        if uids_of(pid) & uids and (group := facts(pid)) is not None:
-            found.append(group)
-    return found
+    return [group for pid in pids() if uids_of(pid) & uids and (group := facts(pid)) is not None]
 
 
 def _a_thread_alive(pid: int) -> bool:
