@@ -54,7 +54,8 @@ def protect(
                 "it: the commit under test would choose where evalward's files go. Remove the "
                 "link, or point `output-dir`/`cache-dir` at a real directory."
             )
-        for step in [workspace, *(workspace / p for p in _prefixes(relative))]:
+        # the workspace, then each folder below it on the way, `folder` last
+        for step in [*(workspace / p for p in reversed(relative.parents)), folder]:
             try:
                 step.mkdir(mode=0o755, exist_ok=True)
             except (FileExistsError, NotADirectoryError):
@@ -70,11 +71,6 @@ def protect(
         if value and Path(value).is_file():
             _drop(Path(value), 0o007, taken)
     return taken
-
-
-def _prefixes(relative: Path) -> list[Path]:
-    parts = relative.parts
-    return [Path(*parts[: index + 1]) for index in range(len(parts))]
 
 
 def _drop(path: Path, bits: int, taken: dict[Path, int]) -> None:
