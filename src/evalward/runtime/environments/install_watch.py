@@ -39,9 +39,7 @@ def measure(folder: Path, most: float = math.inf) -> tuple[int, int]:
     """The entries under `folder` (files, folders, links; each inode once) and their bytes
     (files only), counted no further than `most` entries (a tree of millions of files is
     over its cap long before its end). What vanishes while it is walked is skipped."""
-    count = _Count(most)
-    count.walk(str(folder))
-    return count.entries, count.size
+    return measure_apart(folder, None, most)[0]
 
 
 def measure_apart(
@@ -117,8 +115,7 @@ def sample(
     most = math.inf
     if before is not None:
         most = before.kept[0] + before.scratch[0] + (1 + SCRATCH_SHARE) * limits.files.value
-    kept, scratch = measure_apart(folder, home, most)
-    return Sample(kept, scratch)
+    return Sample(*measure_apart(folder, home, most))
 
 
 def over_while_writing(written: Sample, limits: EnvironmentLimits) -> None:
