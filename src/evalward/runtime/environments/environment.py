@@ -353,7 +353,7 @@ def packages_of(spec: AgentEnvironment, root: Path) -> Packages:
         modules = root / "node_modules"
         bins.append(modules / ".bin")
         variables.append(("NODE_PATH", str(modules)))
-        links.append((_join(_folder(spec.node), "node_modules"), modules))
+        links.append((posixpath.join(_folder(spec.node), "node_modules"), modules))
     return Packages(tuple(bins), tuple(variables), tuple(links))
 
 
@@ -370,10 +370,6 @@ def _what(spec: AgentEnvironment) -> str:
 def _folder(path: str) -> str:
     """The folder of a repository path, from the root ("" for the root itself)."""
     return posixpath.dirname(posixpath.normpath(path.lstrip("/")))
-
-
-def _join(folder: str, name: str) -> str:
-    return f"{folder}/{name}" if folder else name
 
 
 def _digest(material: Mapping[str, Any]) -> str:
