@@ -278,7 +278,7 @@ def editable_installs(venv: Path) -> list[str]:
             direct = json.loads(read_regular(record, MAX_RECORD_BYTES))
         except UnsafeFile as exc:
             raise AgentRunError(
-                f"the install left {_shown(record, venv)}, which {exc.reason}"
+                f"the install left {Path(venv.name) / record.relative_to(venv)}, which {exc.reason}"
             ) from None
         except (OSError, ValueError):
             continue
@@ -311,10 +311,6 @@ def _folders(parent: Path, wanted: Callable[[str], bool]) -> list[Path]:
             )
     except OSError:
         return []
-
-
-def _shown(path: Path, venv: Path) -> str:
-    return str(Path(venv.name) / path.relative_to(venv))
 
 
 def remove_tree(path: Path) -> None:
