@@ -53,7 +53,7 @@ def seal(
     never writable: each file must belong to one of `builders`; `take` locks each folder of
     the source first (an installer's). Returns how many files it copied. AgentRunError names
     what was refused; `target` is then removed."""
-    walk = _Walk(source, target, builders, owner, take, budget)
+    walk = _Walk(source, builders, owner, take, budget)
     fd = os.open(source, _OPEN_FOLDER)
     try:
         if take:
@@ -82,13 +82,12 @@ class _Walk:
     def __init__(
         self,
         source: Path,
-        target: Path,
         builders: set[int],
         owner: int,
         take: bool,
         budget: SealBudget | None,
     ) -> None:
-        self.source, self.target = source, target
+        self.source = source
         self.builders, self.owner, self.take, self.budget = builders, owner, take, budget
         self.target_fd = -1
         self.copied: dict[tuple[int, int], str] = {}
