@@ -15,9 +15,10 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-import re
 import tempfile
 from pathlib import Path
+
+from evalward.runtime.isolation.shared_places import unescaped
 
 MOUNTS = Path("/proc/self/mountinfo")
 MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x2, 0x4, 0x8
@@ -33,14 +34,13 @@ def mounted(mounts: Path = MOUNTS) -> bool:
 
 
 def points(mounts: Path = MOUNTS) -> list[Path]:
-    """Where every mqueue file system this process sees is mounted (mountinfo writes a
-    space, a tab, a newline or a backslash of a path as an octal escape)."""
+    """Where every mqueue file system this process sees is mounted (its path `unescaped`)."""
     try:
         lines = mounts.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return []
     return [
-        Path(re.sub(r"\\([0-7]{3})", lambda code: chr(int(code[1], 8)), left.split()[4]))
+        Path(unescaped(left.split()[4]))
         for left, _, right in (line.partition(" - ") for line in lines)
         if right.startswith("mqueue ") and len(left.split()) > 4
     ]

@@ -101,7 +101,7 @@ def _writable_mounts(mounts: Path) -> list[tuple[Path, str]]:
         options = fields[5].split(",")
         if kinds[0] in KERNEL_INTERFACES or "ro" in options:
             continue
-        points[Path(_unescape(fields[4]))] = kinds[0]
+        points[Path(unescaped(fields[4]))] = kinds[0]
     return list(points.items())
 
 
@@ -146,7 +146,7 @@ def _walk(point: bytes, found: set[bytes], budget: list[int], *, leaves_known: b
             continue
 
 
-def _unescape(field: str) -> str:
+def unescaped(field: str) -> str:
     """A mountinfo path: spaces, tabs, newlines and backslashes are octal escapes."""
     for code, char in (("\\040", " "), ("\\011", "\t"), ("\\012", "\n"), ("\\134", "\\")):
         field = field.replace(code, char)
