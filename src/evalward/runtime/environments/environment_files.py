@@ -77,10 +77,6 @@ def finish(
     builder = user.uid if user else owner
     seal(build, sealed, {builder}, owner, budget=_budget(limits, stop))
     record = {"key": material["key"], "built": dt.datetime.now(dt.UTC).isoformat(), **material}
-    _record(sealed, record, user)
-
-
-def _record(sealed: Path, record: dict[str, Any], user: AgentUser | None) -> None:
     sealed.chmod(0o700)
     (sealed / RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     (sealed / RECORD).chmod(0o444)
