@@ -28,9 +28,8 @@ from pathlib import Path
 
 from evalward.errors import AgentRunError, TreeError
 from evalward.files.safe_files import OPEN_SAFELY
-from evalward.files.trees import remove_tree
+from evalward.files.trees import FOLDER, remove_tree
 
-_OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _CHUNK = 8 << 20
 _MAX_HOPS = 40
@@ -54,12 +53,12 @@ def seal(
     the source first (an installer's). Returns how many files it copied. AgentRunError names
     what was refused; `target` is then removed."""
     walk = _Walk(source, builders, owner, take, budget)
-    fd = os.open(source, _OPEN_FOLDER)
+    fd = os.open(source, FOLDER)
     try:
         if take:
             _take(fd, source, builders | {owner}, owner)
         target.mkdir(mode=0o700)
-        walk.target_fd = os.open(target, _OPEN_FOLDER)
+        walk.target_fd = os.open(target, FOLDER)
         try:
             _copy_folder(fd, walk.target_fd, Path(), walk)
             os.fchmod(walk.target_fd, 0o555)
@@ -144,12 +143,12 @@ def _copy_folder(fd: int, out: int, relative: Path, walk: _Walk) -> None:
                     raise AgentRunError(
                         f"the installer nested folders more than {MAX_DEPTH} deep (at {child})"
                     )
-                sub = os.open(name, _OPEN_FOLDER, dir_fd=here)
+                sub = os.open(name, FOLDER, dir_fd=here)
                 try:
                     if walk.take:
                         _take(sub, walk.source / child, walk.builders, walk.owner)
                     os.mkdir(name, 0o700, dir_fd=made)
-                    copy = os.open(name, _OPEN_FOLDER, dir_fd=made)
+                    copy = os.open(name, FOLDER, dir_fd=made)
                 except BaseException:
                     os.close(sub)
                     raise
