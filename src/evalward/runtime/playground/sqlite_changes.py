@@ -246,9 +246,6 @@ class _Images:
     size: int
     changed: set[int]
 
-    def run_page(self, number: int) -> bytes:
-        return _page(self.run, self.size, number)
-
 
 def _walk(images: _Images, tree: TableTree, touched: set[int]) -> tuple[set[int], set[int]] | None:
     """A run's table walked from its root down the pages that changed or lead to one
@@ -290,7 +287,7 @@ def _reached(images: _Images, tree: TableTree, dirty: set[int]) -> tuple[set[int
         if not 1 <= number <= count:
             return None  # past the file's end
         known = tree.children.get(number) if number not in images.changed else None
-        page = images.run_page(number)
+        page = _page(images.run, images.size, number)
         kind = TABLE_INTERIOR if known is not None else _page_type(page, number)
         if kind == TABLE_LEAF:
             rowids = _leaf_rowids(page, number)
