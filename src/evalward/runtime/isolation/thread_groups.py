@@ -54,12 +54,10 @@ def pids() -> Iterator[int]:
     """Every process id now (thread group ids: /proc lists no other thread at its top)."""
     try:
         with os.scandir(PROC) as found:
-            entries = [entry.name for entry in found]
+            numbers = [int(entry.name) for entry in found if entry.name.isdigit()]
     except OSError:
         return
-    for name in entries:
-        if name.isdigit():
-            yield int(name)
+    yield from numbers
 
 
 def uids_of(pid: int) -> set[int]:
