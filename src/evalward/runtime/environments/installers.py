@@ -77,7 +77,7 @@ class Installer:
         env: Mapping[str, str],
         home: Path,
         limits: EnvironmentLimits,
-        sessions: Sessions | None = None,
+        sessions: Sessions,
         watched: Path | None = None,
     ) -> None:
         self.user = user
@@ -100,7 +100,7 @@ class Installer:
         self.timeout = limits.timeout.value
         self.cap = limits.timeout
         self.declared = f"{limits.declared}: " if limits.declared else ""
-        self.sessions = sessions or Sessions()
+        self.sessions = sessions
         """Where its commands' sessions are known while they run (`strays`)."""
         self.deadline = time.monotonic() + self.timeout
 
