@@ -27,16 +27,16 @@ OWN_PREFIX = "evalward-mqueue-"
 """How the folder of an instance a job mounts for itself (`mount_own`) is named."""
 
 
-def mounted(mounts: Path = MOUNTS) -> bool:
+def mounted() -> bool:
     """Whether an mqueue file system is mounted where this process sees it, but for one a
     job mounted for itself (`mount_own`: this one's or another's)."""
-    return any(not point.name.startswith(OWN_PREFIX) for point in points(mounts))
+    return any(not point.name.startswith(OWN_PREFIX) for point in points())
 
 
-def points(mounts: Path = MOUNTS) -> list[Path]:
+def points() -> list[Path]:
     """Where every mqueue file system this process sees is mounted (its path `unescaped`)."""
     try:
-        lines = mounts.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = MOUNTS.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return []
     return [
