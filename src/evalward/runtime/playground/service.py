@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from evalward.errors import (
@@ -59,15 +59,15 @@ class Service:
     process: asyncio.subprocess.Process
     port: int
     url: str
-    logs: list[asyncio.Task[bytes]] = field(default_factory=list)
-    placeholders: dict[str, str] = field(default_factory=dict)
-    env: dict[str, str] = field(default_factory=dict)
+    logs: list[asyncio.Task[bytes]]
+    placeholders: dict[str, str]
+    env: dict[str, str]
     """What it was started with: its `dump` command gets the same."""
-    sandbox: Sandbox | None = None
+    sandbox: Sandbox | None
     """Where it was started (with its environment's packages): its `dump` runs there too."""
 
     async def stderr_tail(self, grace: float) -> str:
-        if len(self.logs) < 2 or self.process.returncode is None:
+        if self.process.returncode is None:
             return ""
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(grace + 1):
