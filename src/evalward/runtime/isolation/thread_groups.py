@@ -40,8 +40,6 @@ def facts(pid: int) -> ThreadGroup | None:
     """The process `pid` while any of its threads is alive; None when it is gone or every
     thread of it has ended (a zombie waiting to be reaped, which runs nothing)."""
     text = _read(f"{PROC}/{pid}/stat")
-    if text is None:
-        return None
     fields = text[text.rfind(b")") + 2 :].split()  # after "pid (command) "
     if len(fields) <= 19 or not fields[3].lstrip(b"-").isdigit():
         return None
@@ -62,16 +60,9 @@ def pids() -> Iterator[int]:
 
 def uids_of(pid: int) -> set[int]:
     """Every uid (real, effective, saved) any thread of `pid` runs as; empty when gone."""
-    found: set[int] = set()
-    for task in _tasks(pid):
-        status = _read(f"{PROC}/{pid}/task/{task}/status")
-        if status is not None:
-            found.update(status_uids(status))
-    if not found:  # no task listed: read the process's own
-        status = _read(f"{PROC}/{pid}/status")
-        if status is not None:
-            found.update(status_uids(status))
-    return found
+    tasks = [f"{PROC}/{pid}/task/{task}/status" for task in _tasks(pid)]
+    found = {uid for status in tasks for uid in status_uids(_read(status))}
+    return found or status_uids(_read(f"{PROC}/{pid}/status"))  # no task listed: its own
 
 
 def status_uids(status: bytes) -> set[int]:
@@ -94,8 +85,6 @@ def _a_thread_alive(pid: int) -> bool:
     """Whether a thread of `pid` other than its ended first one still runs."""
     for task in _tasks(pid):
         text = _read(f"{PROC}/{pid}/task/{task}/stat")
-        if text is None:
-            continue
         state = text[text.rfind(b")") + 2 :][:1]
         if state and state not in DEAD:
             return True
@@ -110,15 +99,16 @@ def _tasks(pid: int) -> list[str]:
         return []
 
 
-def _read(path: str) -> bytes | None:
-    """A file of /proc whole (one read: the kernel makes it at once), or None once gone."""
+def _read(path: str) -> bytes:
+    """A file of /proc whole (one read: the kernel makes it at once), or nothing (b"") once
+    gone: no process and no uid is read from that."""
     try:
         handle = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
-        return None
+        return b""
     try:
         return os.read(handle, READ_AT_ONCE)
     except OSError:
-        return None
+        return b""
     finally:
         os.close(handle)
