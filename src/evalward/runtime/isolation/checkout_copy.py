@@ -64,29 +64,6 @@ def copy_reach(
     copy_tree(source, target, bounds, leave_out=leave_out, modes=readable_by_all)
 
 
-def copy_checkout(
-    source: Path,
-    target: Path,
-    reads: Iterable[str] | None,
-    not_copied: frozenset[str],
-    bounds: TreeBounds,
-) -> None:
-    """Copy the `reads` of `source` into `target` (`copy_reach`), or all of it when what its
-    runs read is not known: regular files, folders and symbolic links (as links), readable by
-    everyone, writable by nobody but evalward; special files and the `not_copied` paths
-    (relative to the checkout, `/`-separated) left out."""
-    if reads is not None:
-        copy_reach(source, target, reads, not_copied, bounds)
-        return
-    copy_tree(
-        source,
-        target,
-        bounds,
-        leave_out=lambda path, _mode: path in not_copied,
-        modes=readable_by_all,
-    )
-
-
 def copy_side(
     files: RepoFiles,
     source: Path,
@@ -96,9 +73,18 @@ def copy_side(
     bounds: TreeBounds,
 ) -> None:
     """The working copy of one side at `target`: its commit's tree (`RepoFiles.write_copy`), or,
-    for the working tree, `source` on disk (`copy_checkout`) without what git ignores."""
+    for the working tree, `source` on disk without what git ignores: its `reads`
+    (`copy_reach`), or all of it when what its runs read is not known: regular files, folders
+    and symbolic links (as links), readable by everyone, writable by nobody but evalward;
+    special files and the `not_copied` paths (relative to the checkout, `/`-separated) left
+    out."""
     if files.git is not None and files.commit is not None:
         files.write_copy(target, reads, not_copied, bounds)
         return
-    ignored = Git(source).ignored() if files.git is not None else set()
-    copy_checkout(source, target, reads, not_copied | ignored, bounds)
+    left_out = not_copied | (Git(source).ignored() if files.git is not None else set())
+    if reads is not None:
+        copy_reach(source, target, reads, left_out, bounds)
+        return
+    copy_tree(
+        source, target, bounds, leave_out=lambda path, _: path in left_out, modes=readable_by_all
+    )
