@@ -70,7 +70,7 @@ class TemplatePages:
     """Each page of a table or index, by number: the table it belongs to, the table or
     index whose b-tree it is in, and its kind (`leaf`, `internal`, `overflow`)."""
     labels: dict[str, dict[int, str]] = field(default_factory=dict)
-    """Each rowid table's row labels (as `sqlite_read._tables` names its rows) by rowid:
+    """Each rowid table's row labels (as `sqlite_read._table` names its rows) by rowid:
     only tables whose every row has a label of its own."""
     trees: dict[str, TableTree] = field(default_factory=dict)
     """The b-tree of each table in `labels`."""

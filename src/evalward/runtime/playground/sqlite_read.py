@@ -145,8 +145,10 @@ def _read(
 ) -> None:
     connection, schema = _open_read_only(live, copy)
     reading = _Reading(live, chars)
-    try:
-        state.document["db"] = _tables(live, connection, schema, reading)
+    try:  # each table's rows by their label (`_key`), read and counted one at a time
+        state.document["db"] = {
+            name: _table(live, connection, name, key, reading) for name, key in schema
+        }
     except BaseException:
         connection.close()
         raise
@@ -462,17 +464,6 @@ def _row_cost(label: str, row: dict[str, Any]) -> tuple[int, int]:
 def _chars(value: Any) -> int:
     """About how many characters a value takes in the state's JSON."""
     return len(value) if isinstance(value, str) else 24
-
-
-def _tables(
-    live: LivePlayground,
-    connection: sqlite3.Connection,
-    schema: list[tuple[str, str]],
-    reading: _Reading,
-) -> dict[str, Any]:
-    """Each table's rows by key: its one-column primary key, else its rowid, else its place.
-    Rows are read one at a time and counted as they come (`reading`)."""
-    return {name: _table(live, connection, name, key, reading) for name, key in schema}
 
 
 def _key(connection: sqlite3.Connection, name: str) -> str:
