@@ -38,14 +38,11 @@ def protect(
     """
     taken: dict[Path, int] = {}
     for folder in folders:
-        try:
-            relative: Path | None = folder.relative_to(workspace)
-        except ValueError:
-            relative = None
-        if relative is None:
+        if not folder.is_relative_to(workspace):
             folder.mkdir(mode=0o755, parents=True, exist_ok=True)
             _drop(folder, 0o002, taken)
             continue
+        relative = folder.relative_to(workspace)
         link = link_on_the_way(workspace, folder)
         if link is not None:
             raise ConfigError(
