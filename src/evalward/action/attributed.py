@@ -39,18 +39,14 @@ def findings(
 ) -> list[LineFinding]:
     """Each proven cause's hunk, on the head's lines it spans, with each regressed fixture's
     `evidence` (`evidence_of`)."""
-    lines = []
-    for each in found.found if found is not None else ():
-        attributed = each.attributed
-        if attributed is None:
-            continue
-        for hunk in in_diff_order(attributed.culprit):
-            if hunk.first:
-                first, last = hunk.changed  # the lines of the diff a review comment may take
-                lines.append(
-                    LineFinding(hunk.path, first, last, finding_text(each, hunk, evidence))
-                )
-    return lines
+    return [
+        # hunk.changed: the lines of the diff a review comment may take
+        LineFinding(hunk.path, *hunk.changed, finding_text(each, hunk, evidence))
+        for each in (found.found if found is not None else ())
+        if each.attributed is not None
+        for hunk in in_diff_order(each.attributed.culprit)
+        if hunk.first
+    ]
 
 
 SECTION = "Where it regressed"
@@ -61,13 +57,13 @@ def evidence_of(blocking: Blocking) -> dict[tuple[str, str], str]:
     """Each blocking fixture's evidence as the comment gives it, by (Eval, fixture): the step
     where the head departs from the base, the assertion, the statistics. None of a private
     fixture's. `blocking` is the comment's own: its reasons are read once for both."""
-    said = {}
-    for reason in blocking.reasons():
-        if reason.private:
-            continue
-        parts = [reason.evidence_text, reason.assertion, reason.statistics]
-        said[(reason.eval, reason.fixture)] = " · ".join(p for p in parts if p)
-    return said
+    return {
+        (reason.eval, reason.fixture): " · ".join(
+            p for p in (reason.evidence_text, reason.assertion, reason.statistics) if p
+        )
+        for reason in blocking.reasons()
+        if not reason.private
+    }
 
 
 def review(
