@@ -224,28 +224,24 @@ def _render(document: dict[str, Any], unpriced: bool, priced_cost: float, most: 
         lines.append(f"Compared with {document['base']}:")
         if not document["changedFiles"]:
             lines.append("  no file changed")
-        for change in document["changedFiles"]:
-            lines.append(f"  {change['status']} {change['path']}")
+        lines += [f"  {change['status']} {change['path']}" for change in document["changedFiles"]]
         lines.append("Changed agents:")
         if not document["changedAgents"]:
             lines.append("  none")
-        for agent, reasons in document["changedAgents"].items():
-            lines.append(f"  {agent}: {'; '.join(reasons)}")
-        for agent in document["cosmeticAgents"]:
-            lines.append(f"  {agent}: no semantic change (not run)")
+        lines += [
+            f"  {agent}: {'; '.join(reasons)}"
+            for agent, reasons in document["changedAgents"].items()
+        ]
+        lines += [f"  {name}: no semantic change (not run)" for name in document["cosmeticAgents"]]
     else:
         lines.append("No --base: every Eval runs, with no baseline.")
     lines.append("Evals to run:")
     if not document["evals"]:
         lines.append("  none")
-    for entry in document["evals"]:
-        lines += _eval_lines(entry)
-    for name, why in document["notRun"].items():
-        lines.append(f"  {name}: not run: {why}")
-    for name, why in document["skippedBase"].items():
-        lines.append(f"  {name}: no base run: {why}")
-    for note in document["notes"]:
-        lines.append(f"note: {note}")
+    lines += [line for entry in document["evals"] for line in _eval_lines(entry)]
+    lines += [f"  {name}: not run: {why}" for name, why in document["notRun"].items()]
+    lines += [f"  {name}: no base run: {why}" for name, why in document["skippedBase"].items()]
+    lines += [f"note: {note}" for note in document["notes"]]
     cost = f"~${priced_cost:.4f}"
     if unpriced:
         cost += " for the priced models (a model in the plan has no price)"
