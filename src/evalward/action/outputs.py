@@ -20,7 +20,6 @@ from evalward.flows.session import RunVerdict
 from evalward.past.flaky import record_runs
 from evalward.past.trend import record_commit, trends
 from evalward.record.evaluation import Evaluation
-from evalward.record.schema import RunInfo
 from evalward.report.files import Shown, write_reports
 from evalward.report.markdown import (
     ReportContext,
@@ -40,42 +39,41 @@ SUMMARY_LIMIT = 1_000_000
 def gate_report(site: Site, verdict: RunVerdict, pull: PullInfo, head_sha: str) -> ReportContext:
     """The comment's context for a pull request's gate: its base and head, and the record
     of the bypass label (`_report`)."""
-    run = verdict.outcome.run_info(
-        event=site.context.event_name,
-        repository=site.context.repository,
-        pull_request=pull.number,
-        head_sha=head_sha,
-        base_sha=pull.base_sha,
-        run_url=site.context.run_url,
-    )
     found = verdict.evaluation.attribution
     on_the_lines = FORK if pull.from_fork and found is not None else ""
     notes = WorkflowNotes(
         gate_config=site.settings.gate_config, record=verdict.label, on_the_lines=on_the_lines
     )
-    return _report(site, verdict, run, notes)
+    return _report(site, verdict, notes, pull.number, head_sha, pull.base_sha)
 
 
 def branch_report(site: Site, verdict: RunVerdict, route: Route) -> ReportContext:
     """The comment's context for a run of Evals without a base (`_report`): what ran, and
     why."""
-    run = verdict.outcome.run_info(
-        event=site.context.event_name,
-        repository=site.context.repository,
-        pull_request=None,
-        head_sha=site.context.sha,
-        base_sha="",
-        run_url=site.context.run_url,
-    )
     notes = WorkflowNotes(
         gate_config=site.settings.gate_config, ran=run_reason(site.context, route)
     )
-    return _report(site, verdict, run, notes)
+    return _report(site, verdict, notes, None, site.context.sha, "")
 
 
-def _report(site: Site, verdict: RunVerdict, run: RunInfo, notes: WorkflowNotes) -> ReportContext:
+def _report(
+    site: Site,
+    verdict: RunVerdict,
+    notes: WorkflowNotes,
+    pull_request: int | None,
+    head_sha: str,
+    base_sha: str,
+) -> ReportContext:
     """The comment's context for this job (`report_context`, shared with the command line),
     with the run's record of where it happened (results.json's `run`)."""
+    run = verdict.outcome.run_info(
+        event=site.context.event_name,
+        repository=site.context.repository,
+        pull_request=pull_request,
+        head_sha=head_sha,
+        base_sha=base_sha,
+        run_url=site.context.run_url,
+    )
     evaluation, decision = verdict.evaluation, verdict.decision
     return report_context(evaluation, decision, marker=site.marker, run=run, workflow=notes)
 
