@@ -104,16 +104,15 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     model: str = args.model
     key_env = KEY_ENVS[model.partition("/")[0]]
     branch = _default_branch(git) if top else "main"
-    named = {
+    values = {
+        # first: the replies it inserts hold placeholders of their own
+        "__CONVERSATION_REPLIES__": CONVERSATION_REPLIES if args.conversation else "",
         "__AGENT__": agent,
         "__MODEL__": model,
         "__KEY_ENV__": key_env,
         "__BRANCH__": branch,
         "__MAJOR__": __version__.split(".")[0],
     }
-    # first: the replies it inserts hold placeholders of their own
-    values = {"__CONVERSATION_REPLIES__": CONVERSATION_REPLIES if args.conversation else ""}
-    values.update(named)
     plan = _files(agent, conversation=args.conversation, mcp=args.mcp)
     _check_folders(root, [*plan, ".gitignore"])
     _refuse_existing(root, plan, agent)
