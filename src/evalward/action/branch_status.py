@@ -42,29 +42,29 @@ class BranchStatus:
 
     def finish(self, console: Console, evaluation: Evaluation, *, cancelled: bool) -> None:
         """Record what finished; a cancelled run records no Eval's result."""
+        if cancelled:
+            self.close(console, "the run was cancelled")
+            return
         try:
-            if cancelled:
-                self.run.close("the run was cancelled")
-            else:
-                self.run.finish(
-                    evaluation.evals,
-                    self.agents,
-                    private=evaluation.private,
-                    unfinished=evaluation.unfinished_evals(),
-                )
-        except OSError as exc:
-            console.log(
-                command("warning", f"the Evals' status was not written to the cache: {exc}")
+            self.run.finish(
+                evaluation.evals,
+                self.agents,
+                private=evaluation.private,
+                unfinished=evaluation.unfinished_evals(),
             )
+        except OSError as exc:
+            _not_written(console, exc)
 
     def close(self, console: Console, reason: str) -> None:
         """The run ends without results (an error, a missing key): no Eval stays Running."""
         try:
             self.run.close(reason)
         except OSError as exc:
-            console.log(
-                command("warning", f"the Evals' status was not written to the cache: {exc}")
-            )
+            _not_written(console, exc)
+
+
+def _not_written(console: Console, exc: OSError) -> None:
+    console.log(command("warning", f"the Evals' status was not written to the cache: {exc}"))
 
 
 def begin_status(job: Job, route: Route) -> BranchStatus:
@@ -99,9 +99,7 @@ def begin_status(job: Job, route: Route) -> BranchStatus:
                 job.console.log(f"evalward: {name} was Stale: {row.stale_because}")
         status.run.start(targets)
     except OSError as exc:
-        job.console.log(
-            command("warning", f"the Evals' status was not written to the cache: {exc}")
-        )
+        _not_written(job.console, exc)
         return inert
     for problem in store.problems:
         job.console.log(command("warning", f"Eval status {problem}"))
