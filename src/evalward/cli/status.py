@@ -68,10 +68,8 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     root = repository(args.path)
     resources = load_resources(root)
     cache = root / args.cache_dir  # an absolute --cache-dir stays as it is
-    stores: list[tuple[str, Path, Path]] = []
-    if not args.local:
-        stores.append(("default-branch", cache, cache / STATUS_DIR))
-    stores.append(("local", root / LOCAL_STATUS_DIR, root / LOCAL_STATUS_DIR))
+    local = ("local", root / LOCAL_STATUS_DIR, root / LOCAL_STATUS_DIR)
+    stores = [local] if args.local else [("default-branch", cache, cache / STATUS_DIR), local]
     source: str | None = None
     directory: Path | None = None
     rows = status_rows(resources, None)
