@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     import datetime as dt
     from pathlib import Path
 
-    from evalward.cli._emit import Output
     from evalward.cli._progress import ShownProgress
     from evalward.flows.session import RunVerdict
     from evalward.flows.shard import ShardSpec
@@ -148,10 +147,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     failure = outcome.failure
     if failure is not None and (not outcome.began or isinstance(failure, MissingSecretError)):
         raise failure  # nothing ran, or a key is missing: said without files
-    from evalward.cli._emit import Output  # the reports load once the run is over
-
-    shown = Output(out, redact, as_json=args.json, output_dir=args.output_dir)
-    return _report(args, root, setup, verdict, started, shown, own=own)
+    return _report(args, root, setup, verdict, started, out, redact=redact, own=own)
 
 
 async def _run(setup: RunSetup, progress: ShownProgress) -> tuple[RunVerdict, Spent, list[str]]:
@@ -212,17 +208,17 @@ def _report(
     setup: RunSetup,
     verdict: RunVerdict,
     started: dt.datetime,
-    output: Output,
+    out: TextIO,
     *,
+    redact: Redactor,
     own: Spent,
 ) -> int:
     """The outcome as the command line shows it: history deltas, the local Eval status, the
     comment (or --json) and the files, the spending line of the run's `own` calls
-    (attribution's are said apart)."""
-    import dataclasses
+    (attribution's are said apart). The reports' modules load here, once the run is over."""
     import sys
 
-    from evalward.cli._emit import emit
+    from evalward.cli._emit import Output, emit
     from evalward.cli.status import record_local
     from evalward.past import history
     from evalward.past.trend import trends
@@ -248,9 +244,12 @@ def _report(
         record_local(root, evaluation, started, commit, sys.stderr)
     estimate = evaluation.estimate
     spent = spending_json(estimate, own) if estimate is not None else None
-    color = output.out.isatty() and "NO_COLOR" not in setup.env
-    output = dataclasses.replace(
-        output,
+    color = out.isatty() and "NO_COLOR" not in setup.env
+    output = Output(
+        out,
+        redact,
+        as_json=args.json,
+        output_dir=args.output_dir,
         extra=history.render(deltas, color=color),
         extra_json={"history": [d.as_json() for d in deltas], "spending": spent},
     )
