@@ -83,7 +83,7 @@ def check_base(git: Git, base: str | None) -> None:
             "compare with; run evalward in a clone, or leave out --base to run every Eval"
         )
     for ref, what in ((base, f"--base {base}"), ("HEAD", "HEAD")):
-        if not git.run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False):
+        if git.commit_of(ref) is None:
             missing = (
                 _unborn_branch(git)
                 if ref == "HEAD"
