@@ -227,11 +227,10 @@ def _default_branch(git: Git) -> str:
         return git.run(*args, check=False).strip()
 
     origin = ask("symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")
-    candidates = [origin.removeprefix("origin/")]
-    if git.commit_of("HEAD") is None:
-        candidates.append(ask("symbolic-ref", "--quiet", "--short", "HEAD"))
-    candidates += [name for name in ("main", "master") if git.commit_of(f"refs/heads/{name}")]
-    candidates.append(ask("symbolic-ref", "--quiet", "--short", "HEAD"))
+    current = ask("symbolic-ref", "--quiet", "--short", "HEAD")
+    unborn = [current] if git.commit_of("HEAD") is None else []
+    usual = [name for name in ("main", "master") if git.commit_of(f"refs/heads/{name}")]
+    candidates = [origin.removeprefix("origin/"), *unborn, *usual, current]
     return next((c for c in candidates if BRANCH.match(c)), "main")
 
 
