@@ -123,7 +123,7 @@ async def gate(job: Job, request: RunRequest) -> int:
     if isinstance(failure, ResourceError) and not bypassed:
         comment_unloadable(job, number, head_sha, failure)
     elif should_comment(job.site.settings.comment, verdict.decision, existing is not None):
-        _post_comment(job, github, pull, number, body)
+        _post_comment(job, github, pull, body)
     earlier = existing is not None and SECTION in existing.body
     review(
         job,
@@ -175,10 +175,10 @@ def _earlier_comment(
         return None
 
 
-def _post_comment(job: Job, github: GitHubPort, pull: PullInfo, number: int, body: str) -> None:
+def _post_comment(job: Job, github: GitHubPort, pull: PullInfo, body: str) -> None:
     """Post or update the comment; GitHub failing here costs a warning, never the decision."""
     try:
-        url = github.upsert_comment(number, job.site.marker, body)
+        url = github.upsert_comment(pull.number, job.site.marker, body)
         job.console.log(f"comment: {url}")
         job.console.output({"comment-url": url})
     except GitHubError as exc:
