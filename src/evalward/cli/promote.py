@@ -45,6 +45,7 @@ def register(commands: Any) -> None:
 
 
 def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
+    import re
     import subprocess
     from pathlib import Path
 
@@ -62,8 +63,6 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     host.started()  # no run follows: nothing here lives long enough to be worth the pause
     loaded = load_trace(Path(args.trace), args.format)
     name = args.name or default_name(loaded.trace_id)
-    import re
-
     if not re.match(NAME_PATTERN, name):
         raise ConfigError(
             f"--name {name!r}: a fixture name is lowercase letters, digits, '.', '_' and '-', "
