@@ -240,9 +240,7 @@ class GitHubClient:
                 if exc.status != 403:
                     raise
             _, answer = self._gh.requester.graphql_query(VIEWER_QUERY, {})
-            data = answer.get("data") if isinstance(answer, dict) else None
-            viewer = data.get("viewer") if isinstance(data, dict) else None
-            login = viewer.get("login") if isinstance(viewer, dict) else None
+            login = dig(answer, "data", "viewer", "login")
             if not isinstance(login, str) or not login:
                 named = printable(repr(answer))[:500]
                 raise GitHubError(f"GitHub API: GraphQL `viewer` named no login: {named}")
