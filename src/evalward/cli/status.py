@@ -63,6 +63,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from evalward.definitions.loader import load_resources
     from evalward.errors import EXIT_OK
     from evalward.past.status import LOCAL_STATUS_DIR, STATUS_DIR, StatusStore, status_rows
+    from evalward.resources.discover import relative
 
     host.started()  # no run follows: nothing here lives long enough to be worth the pause
     root = repository(args.path)
@@ -77,7 +78,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     for kind, trusted_root, folder in stores:
         distrust = distrusted(root, trusted_root)
         if distrust:
-            notes.append(f"{_shown(root, folder)} not read: {distrust}")
+            notes.append(f"{relative(folder, root)} not read: {distrust}")
             continue
         store = StatusStore(folder)
         found = status_rows(resources, store)
@@ -91,21 +92,21 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     if args.json:
         document = {
             "source": source,
-            "directory": _shown(root, directory) if directory else None,
+            "directory": relative(directory, root) if directory else None,
             "evals": [row.document() for row in rows],
         }
         print(redact(json.dumps(document, indent=2, ensure_ascii=False)), file=out)
         return EXIT_OK
     print(redact(render(rows)), file=out)
     if source is None:
-        print(NO_STATUS.format(cache=_shown(root, cache)), file=out)
+        print(NO_STATUS.format(cache=relative(cache, root)), file=out)
     else:
         whose = (
             "the default branch's status (the action's push and schedule runs)"
             if source == "default-branch"
             else "local runs' status (`evalward run`), not the default branch's"
         )
-        print(f"From {_shown(root, directory or root)}: {whose}.", file=out)
+        print(f"From {relative(directory or root, root)}: {whose}.", file=out)
     return EXIT_OK
 
 
@@ -169,10 +170,6 @@ def render(rows: list[StatusRow]) -> str:
 
 def _attempt(event: str, commit: str) -> str:
     return ", ".join(part for part in (event, commit[:7]) if part) or "no detail"
-
-
-def _shown(root: Path, path: Path) -> str:
-    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
 
 def distrusted(root: Path, directory: Path) -> str | None:
