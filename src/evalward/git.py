@@ -230,7 +230,7 @@ class Git:
         if not path:
             return TreeEntry(FOLDER_MODE, "")
         if not _in_tree_form(path):
-            return None  # "..", "." or "//": no tree path is written so (`follow` resolves them)
+            return None  # "..", "." or "//": no tree path is written so (`lookup` resolves them)
         known = self._known_at(commit)
         if path not in known:
             self._ask(commit, [path], known)
@@ -273,21 +273,9 @@ class Git:
         out of the tree) are left out. One `cat-file` for all, asked by object id."""
         paths = list(paths)
         self.prefetch(commit, paths)
-        found = {path: self.follow(commit, path) for path in paths}
-        ids: dict[str, str] = {}
-        for path, real in found.items():
-            entry = self.entry(commit, real) if real is not None else None
-            if entry is not None:
-                ids[path] = entry.oid
+        ids = {p: e.oid for p in paths if (e := self.lookup(commit, p)[1]) and e.is_file}
         blobs = self._blobs(set(ids.values()))
         return {path: blobs[oid] for path, oid in ids.items() if oid in blobs}
-
-    def follow(self, commit: str, path: str) -> str | None:
-        """The tree path of the regular file `path` names at `commit`, links followed (in the
-        tree only), or None."""
-        real, _ = self._resolve(commit, path)
-        entry = self.entry(commit, real) if real is not None else None
-        return real if entry is not None and entry.is_file else None
 
     def lookup(self, commit: str, path: str) -> tuple[str | None, TreeEntry | None]:
         """Where `path` leads at `commit`, links followed in the tree only, and what is there:
