@@ -274,7 +274,7 @@ class Git:
         paths = list(paths)
         self.prefetch(commit, paths)
         ids = {p: e.oid for p in paths if (e := self.lookup(commit, p)[1]) and e.is_file}
-        blobs = self._blobs(set(ids.values()))
+        blobs = self.blobs(set(ids.values()))
         return {path: blobs[oid] for path, oid in ids.items() if oid in blobs}
 
     def lookup(self, commit: str, path: str) -> tuple[str | None, TreeEntry | None]:
@@ -306,13 +306,9 @@ class Git:
             git.kill()
         return start
 
-    def blobs(self, oids: set[str]) -> dict[str, bytes]:
-        """Blob contents by object id, in one `git cat-file --batch`."""
-        return self._blobs(oids)
-
     def blob(self, oid: str) -> bytes | None:
         """One blob's content by its object id (None: no such blob)."""
-        return self._blobs({oid}).get(oid)
+        return self.blobs({oid}).get(oid)
 
     def _resolve(self, commit: str, path: str) -> tuple[str | None, list[str]]:
         """The tree path `path` leads to at `commit`, links followed in the tree only (None
@@ -332,7 +328,7 @@ class Git:
             entry = self.entry(commit, here)
             if entry is not None and entry.is_link:
                 links.append(here)
-                target = self._blobs({entry.oid}).get(entry.oid)
+                target = self.blob(entry.oid)
                 if len(links) > MAX_LINK_HOPS or target is None or target.startswith(b"/"):
                     return None, links
                 pending = [p for p in os.fsdecode(target).split("/") if p not in ("", ".")] + (
@@ -342,7 +338,7 @@ class Git:
             resolved.append(part)
         return "/".join(resolved), links
 
-    def _blobs(self, oids: set[str]) -> dict[str, bytes]:
+    def blobs(self, oids: set[str]) -> dict[str, bytes]:
         """Blob contents by object id, in one `git cat-file --batch` (ids are hex: one a line
         cannot be another's)."""
         if not oids:
