@@ -25,6 +25,7 @@ import stat
 from pathlib import Path
 
 from evalward.errors import OutsideRepository
+from evalward.git import MAX_LINK_HOPS
 
 
 def repo_path(root: Path, reference: str, relative_to: str | Path = ".") -> Path:
@@ -107,10 +108,6 @@ def file_on_the_way(workspace: Path, folder: Path) -> Path | None:
         if not (stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
             return location
     return None
-
-
-MAX_LINK_HOPS = 40
-"""Symbolic links followed for one path before giving up, as the kernel does (ELOOP)."""
 
 
 def looked_up(root: Path, relative: str) -> set[str]:
