@@ -259,12 +259,12 @@ class HttpClient:
         return self._pool is not None and self._pool.took_kept_alive()
 
     def _tls_for(self, url: str) -> ssl.SSLContext | bool:
-        """The CAs an https request trusts (`_tls`), made for this client's first https
+        """The CAs an https request trusts (`tls_context`), made for this client's first https
         request; a plain-http request needs none (True: aiohttp's default, never used)."""
         if urlsplit(url).scheme.lower() != "https":
             return True
         if self._tls is None:
-            self._tls = _tls()
+            self._tls = tls_context()
         return self._tls
 
     def _proxy_for(self, url: str) -> _Proxy:
@@ -382,14 +382,9 @@ def _env_proxy(scheme: str, host: str) -> _Proxy:
 
 
 def tls_context() -> ssl.SSLContext:
-    """The CAs every https call of evalward's trusts (for a client of its own, an MCP
-    server's); HttpFailure when the bundle named cannot be read."""
-    return _tls()
-
-
-def _tls() -> ssl.SSLContext:
-    """The CAs every https call trusts: the bundle a CA_BUNDLE_VARIABLES names, else the
-    system's (which OpenSSL takes from SSL_CERT_DIR too)."""
+    """The CAs every https call of evalward's trusts (this module's, and a client of its own,
+    an MCP server's): the bundle a CA_BUNDLE_VARIABLES names, else the system's (which
+    OpenSSL takes from SSL_CERT_DIR too); HttpFailure when the bundle named cannot be read."""
     for name in CA_BUNDLE_VARIABLES:
         bundle = os.environ.get(name)
         if bundle:
