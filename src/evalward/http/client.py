@@ -302,7 +302,7 @@ class StreamingReply:
             async for chunk in self._response.content.iter_any():
                 size += len(chunk)
                 if size > self._limit:
-                    raise HttpFailure(f"the reply is larger than {self._limit:,} bytes")
+                    raise _too_big(self._limit)
                 yield chunk
         except TimeoutError as exc:
             raise HttpTimeout(f"the stream was silent for {self._idle:g} s") from exc
