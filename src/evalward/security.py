@@ -67,8 +67,7 @@ class Redactor:
         """The secrets of `env`: secret-looking names, and `key_envs` (the variables the
         provider settings read keys from) whatever their names."""
         named = set(key_envs)
-        names = [n for n in env if n in named or looks_secret(n)]
-        return cls(env[n] for n in names)
+        return cls(value for name, value in env.items() if name in named or looks_secret(name))
 
     def __call__(self, text: str) -> str:
         if self._pattern is None:
