@@ -120,6 +120,26 @@ class Git:
             *args,
         ]
 
+    def _done(
+        self,
+        args: tuple[str, ...],
+        data: bytes | None = None,
+        env: Mapping[str, str] | None = None,
+        umask: int = -1,
+    ) -> subprocess.CompletedProcess[bytes]:
+        """git run to its end, whatever its exit code (`umask` -1: the process's own)."""
+        try:
+            return subprocess.run(
+                self._command(args),
+                input=data,
+                capture_output=True,
+                check=False,
+                env=env,
+                umask=umask,
+            )
+        except FileNotFoundError:
+            raise GitError("git is not installed or not on PATH") from None
+
     def _raw(
         self,
         args: tuple[str, ...],
@@ -127,12 +147,7 @@ class Git:
         check: bool = True,
         env: Mapping[str, str] | None = None,
     ) -> bytes:
-        try:
-            done = subprocess.run(
-                self._command(args), input=data, capture_output=True, check=False, env=env
-            )
-        except FileNotFoundError:
-            raise GitError("git is not installed or not on PATH") from None
+        done = self._done(args, data, env)
         if check and done.returncode != 0:
             detail = (done.stderr.strip() or done.stdout.strip()).decode(errors="backslashreplace")
             shown = " ".join(printable(os.fsdecode(a)) for a in args)
@@ -420,10 +435,7 @@ class Git:
             **{f"GIT_{role}_{k}": v for role in ("AUTHOR", "COMMITTER") for k, v in who.items()},
         }
         args = ("commit-tree", "--no-gpg-sign", tree, "-p", parent, "-m", message)
-        try:
-            done = subprocess.run(self._command(args), capture_output=True, check=False, env=env)
-        except FileNotFoundError:
-            raise GitError("git is not installed or not on PATH") from None
+        done = self._done(args, env=env)
         if done.returncode != 0:
             detail = done.stderr.strip().decode(errors="backslashreplace")
             raise GitError(f"cannot make a commit of tree {tree[:12]}: {detail}")
@@ -578,17 +590,7 @@ class Git:
                 "--pathspec-from-file=-",
                 "--pathspec-file-nul",
             )
-            try:
-                done = subprocess.run(
-                    self._command(args),
-                    input=listed,
-                    capture_output=True,
-                    check=False,
-                    env=env,
-                    umask=0o022,
-                )
-            except FileNotFoundError:
-                raise GitError("git is not installed or not on PATH") from None
+            done = self._done(args, listed, env, umask=0o022)
             if done.returncode != 0:
                 detail = done.stderr.strip().decode(errors="backslashreplace")
                 raise GitError(f"cannot write the files of {commit[:12]}: {detail}")
