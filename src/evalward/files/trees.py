@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalward.errors import TreeError
+from evalward.files.safe_files import OPEN_SAFELY
 from evalward.text.escaping import printable
 
 FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 OPEN_FOLDERS = 64
 """Folders `remove_tree` keeps open at once; deeper ones are moved up to the top."""
 
@@ -197,7 +197,7 @@ def _close_folder(fd: int, mode: int) -> None:
 
 
 def _copy_file(entry: Entry, into: int, mode: int) -> None:
-    source = os.open(entry.name, FILE, dir_fd=entry.folder_fd)
+    source = os.open(entry.name, OPEN_SAFELY, dir_fd=entry.folder_fd)
     try:
         info = os.fstat(source)
         if not stat.S_ISREG(info.st_mode):  # swapped since it was listed
