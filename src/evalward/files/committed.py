@@ -27,7 +27,7 @@ import posixpath
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -189,13 +189,14 @@ class RepoFiles:
             target.mkdir(mode=0o755)
             shutil.copyfile(source, target / source.name)
             return
+        copy_tree(source, target, bounds, leave_out=self._ignored_in(real))
+
+    def _ignored_in(self, real: str) -> Callable[[str, int], bool]:
+        """What a copy (or digest) of the working tree's folder `real` leaves out, as a
+        walk's `leave_out` asks it: what git ignores there."""
         ignored = self._answers.ignored() if self._answers is not None else set()
         prefix = f"{real}/" if real else ""
-
-        def leave_out(inner: str, _mode: int) -> bool:
-            return f"{prefix}{inner}" in ignored
-
-        copy_tree(source, target, bounds, leave_out=leave_out)
+        return lambda inner, _mode: f"{prefix}{inner}" in ignored
 
     def _write_from_commit(
         self, git: Git, commit: str, real: str, folder: bool, target: Path, bounds: TreeBounds
@@ -251,15 +252,9 @@ class RepoFiles:
         if not folder:
             mode = source.stat().st_mode
             return {real: TreeEntry(_file_mode(mode), blob_id(source, form))}
-        ignored = self._answers.ignored() if self._answers is not None else set()
         prefix = f"{real}/" if real else ""
         entries: dict[str, TreeEntry] = {}
-        for item in walk(
-            source,
-            DIGEST_BOUNDS,
-            f"the folder {path!r}",
-            leave_out=lambda inner, _mode: f"{prefix}{inner}" in ignored,
-        ):
+        for item in walk(source, DIGEST_BOUNDS, f"the folder {path!r}", self._ignored_in(real)):
             if stat.S_ISREG(item.mode):
                 oid = blob_id(item.name, form, dir_fd=item.folder_fd)
                 entries[prefix + item.path] = TreeEntry(_file_mode(item.mode), oid)
