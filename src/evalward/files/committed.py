@@ -160,8 +160,7 @@ class RepoFiles:
         except OutsideRepository:
             raise NotCommitted(path, "leads out of the repository") from None
         if not real.is_dir():
-            found: str = self.find(path)
-            return found, False
+            return self.find(path), False
         relative = real.relative_to(self.root.resolve()).as_posix()
         if self._answers is not None and relative != "." and self._ignored_at(relative):
             raise NotCommitted(path, _IGNORED)
