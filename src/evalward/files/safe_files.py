@@ -68,9 +68,9 @@ def read_fd(fd: int, limit: int, shown: Path | str) -> bytes:
             raise UnsafeFile(shown, f"is larger than {limit} bytes")
 
 
-def read_regular(path: Path | str, limit: int, *, dir_fd: int | None = None) -> bytes:
+def read_regular(path: Path | str, limit: int) -> bytes:
     """The content of the regular file at `path`, at most `limit` bytes (see `open_regular`)."""
-    fd = open_regular(path, dir_fd=dir_fd)
+    fd = open_regular(path)
     try:
         if os.fstat(fd).st_size > limit:  # refused before a byte is read
             raise UnsafeFile(path, f"is larger than {limit} bytes")
@@ -84,10 +84,10 @@ def read_text(path: Path | str, limit: int) -> str:
     return read_regular(path, limit).decode("utf-8")
 
 
-def hash_regular(path: Path | str, *, dir_fd: int | None = None) -> str:
+def hash_regular(path: Path | str) -> str:
     """The SHA-256 of the regular file at `path` (see `open_regular`), read in chunks: a
     file of any size is hashed whole in bounded memory, so a change anywhere in it shows."""
-    fd = open_regular(path, dir_fd=dir_fd)
+    fd = open_regular(path)
     try:
         digest = hashlib.sha256()
         while chunk := os.read(fd, 1 << 20):
