@@ -119,12 +119,7 @@ class HttpClient:
 
     @contextlib.asynccontextmanager
     async def stream_json(
-        self,
-        url: str,
-        payload: Any,
-        headers: Mapping[str, str] | None = None,
-        *,
-        timeout_seconds: float | None = None,
+        self, url: str, payload: Any, headers: Mapping[str, str] | None = None
     ) -> AsyncIterator[StreamingReply]:
         """POST `payload` and hand over the reply as it arrives (a model's streamed answer).
 
@@ -137,7 +132,7 @@ class HttpClient:
 
         _check_headers(headers or {})
         session = self._open()
-        idle = timeout_seconds or self._timeout_seconds
+        idle = self._timeout_seconds
         connect = min(self._connect_timeout_seconds or idle, idle)
         all_headers = {"content-type": "application/json", **(headers or {})}
         proxy = self._proxy_for(url)
