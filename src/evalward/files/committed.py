@@ -123,7 +123,7 @@ class RepoFiles:
         """Ask git about the files `paths` name at once, for the `find`s that follow: on a
         commit, their tree entries; on the working tree, whether git would commit each."""
         if self.commit is not None and self.git is not None:
-            self.git.prefetch(self.commit, [p.lstrip("/") for p in paths])
+            self.git.prefetch(self.commit, paths)
             return
         if self._answers is None:
             return
