@@ -306,10 +306,7 @@ class StreamingReply:
 
     async def read(self) -> Reply:
         """The whole reply (an error status, or a server that did not stream)."""
-        body = bytearray()
-        async for chunk in self.chunks():
-            body += chunk
-        return Reply(self.status, self.headers, bytes(body))
+        return Reply(self.status, self.headers, b"".join([c async for c in self.chunks()]))
 
 
 @dataclass(frozen=True)
