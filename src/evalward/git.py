@@ -305,12 +305,9 @@ class Git:
         if not oids:
             return {}
         asked = "".join(f"{o}\n" for o in sorted(oids)).encode()
-        sizes: dict[str, int] = {}
-        for line in self._raw(("cat-file", "--batch-check"), asked).decode().splitlines():
-            parts = line.split(" ")
-            if len(parts) == 3 and parts[1] == "blob":
-                sizes[parts[0]] = int(parts[2])
-        return sizes
+        out = self._raw(("cat-file", "--batch-check"), asked).decode()
+        answers = (line.split(" ") for line in out.splitlines())
+        return {a[0]: int(a[2]) for a in answers if len(a) == 3 and a[1] == "blob"}
 
     def blob_start(self, oid: str, length: int) -> bytes:
         """The first `length` bytes of a blob, read without holding the rest."""
