@@ -579,14 +579,7 @@ class Git:
             return
         with tempfile.TemporaryDirectory(prefix="evalward-index-") as scratch:
             env = {**os.environ, "GIT_INDEX_FILE": str(Path(scratch) / "index")}
-            args = (
-                f"--work-tree={target}",
-                "checkout",
-                "-q",
-                commit,
-                "--pathspec-from-file=-",
-                "--pathspec-file-nul",
-            )
+            args = (f"--work-tree={target}", *_checkout_from_stdin(commit))
             done = self._done(args, listed, env, umask=0o022)
             if done.returncode != 0:
                 detail = done.stderr.strip().decode(errors="backslashreplace")
@@ -627,10 +620,7 @@ class Git:
         for batch in (attributes, rest):
             if batch:
                 listed = b"\0".join(os.fsencode(p) for p in batch)
-                into._raw(
-                    ("checkout", "-q", commit, "--pathspec-from-file=-", "--pathspec-file-nul"),
-                    listed,
-                )
+                into._raw(_checkout_from_stdin(commit), listed)
 
 
 def _in_tree_form(path: str) -> bool:
@@ -638,3 +628,9 @@ def _in_tree_form(path: str) -> bool:
     path is never handed to git, which reads it from its working directory (and refuses
     one that leads out of the repository)."""
     return all(part not in ("", ".", "..") for part in path.split("/"))
+
+
+def _checkout_from_stdin(commit: str) -> tuple[str, ...]:
+    """`git checkout` of `commit`'s paths that standard input lists, NUL-separated: no path
+    is ever a command-line argument or a line."""
+    return ("checkout", "-q", commit, "--pathspec-from-file=-", "--pathspec-file-nul")
