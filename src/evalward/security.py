@@ -94,8 +94,7 @@ class Redactor:
             size += len(chunk)
             if size < batch + self._longest:
                 continue
-            text = "".join(pending)
-            emitted, rest = self._redact_settled(text)
+            emitted, rest = self._redact_settled("".join(pending))
             pending, size = [rest], len(rest)
             yield emitted
         yield self("".join(pending))
