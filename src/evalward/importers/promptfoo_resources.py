@@ -20,9 +20,9 @@ from ruamel.yaml.scalarstring import SingleQuotedScalarString
 
 from evalward.errors import ConfigError
 from evalward.importers.promptfoo_providers import PromptfooProvider
+from evalward.resources.common import API_VERSION
 from evalward.resources.models import KINDS
 
-API = "evalward.dev/v1"
 PLAIN = re.compile(r"^[A-Za-z][\w .-]*$")
 """A text safe unquoted in a flow mapping: letters, digits, spaces, dots and dashes."""
 ResourceDocument = dict[str, Any]
@@ -83,7 +83,7 @@ def agent(name: str, provider: PromptfooProvider) -> ResourceDocument:
         spec["toolChoice"] = provider.tool_choice
     if provider.mcp_servers:
         spec["mcpServers"] = provider.mcp_servers
-    return {"apiVersion": API, "kind": "Agent", "metadata": {"name": name}, "spec": spec}
+    return {"apiVersion": API_VERSION, "kind": "Agent", "metadata": {"name": name}, "spec": spec}
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ def fixture(
         spec["vars"] = content.variables  # what code scorers and transforms get as `context.vars`
     spec |= rule
     metadata = {"name": name, "labels": labels, "annotations": {"promptfoo": source}}
-    return {"apiVersion": API, "kind": "EvalFixture", "metadata": metadata, "spec": spec}
+    return {"apiVersion": API_VERSION, "kind": "EvalFixture", "metadata": metadata, "spec": spec}
 
 
 def _coded(assertions: list[dict[str, Any]]) -> bool:
@@ -143,7 +143,7 @@ def evaluation(
         spec["scoring"]["minRepPassRate"] = 1.0
     if execution:
         spec["execution"] = execution
-    return {"apiVersion": API, "kind": "Eval", "metadata": {"name": name}, "spec": spec}
+    return {"apiVersion": API_VERSION, "kind": "Eval", "metadata": {"name": name}, "spec": spec}
 
 
 def check(documents: list[ResourceDocument]) -> None:
