@@ -11,13 +11,12 @@ server per API, that server is the built-in provider moved to its URL, as before
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from evalward.importers.promptfoo_providers import DEFAULT_KEYS, PromptfooProvider
-from evalward.importers.promptfoo_resources import numbered
+from evalward.importers.promptfoo_resources import numbered, slug
 from evalward.importers.promptfoo_source import Node
 
 DEFAULT_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
@@ -117,5 +116,4 @@ def _derived(endpoint: PromptfooEndpoint) -> str:
         return endpoint.vendor
     parts = urlsplit(endpoint.base_url or DEFAULT_URLS[endpoint.api])
     where = f"{parts.hostname or 'server'}-{parts.port or ''}"
-    slug = re.sub(r"[^a-z0-9]+", "-", f"{endpoint.api}-{where}".lower()).strip("-")
-    return slug[:NAME_LENGTH].rstrip("-")
+    return slug(f"{endpoint.api}-{where}", NAME_LENGTH)
