@@ -145,10 +145,8 @@ def convert(
             continue
         try:
             out.fixtures += _fixtures(case, path, suite, files, shape)
-        except AgentVProblem as problem:
-            out.problems.append(problem)
-        except AgentVProblems as found:
-            out.problems.extend(found.problems)
+        except (AgentVProblem, AgentVProblems) as found:
+            out.problems += found.problems if isinstance(found, AgentVProblems) else [found]
     return out
 
 
@@ -415,11 +413,8 @@ def _conversation(
         at: PathKey = (*path, "turns", index)
         try:
             made["turns"].append(_turn(turn, at, files, context))
-        except AgentVProblems as found:
-            problems += found.problems
-            continue
-        except AgentVProblem as problem:
-            problems.append(problem)
+        except (AgentVProblem, AgentVProblems) as found:
+            problems += found.problems if isinstance(found, AgentVProblems) else [found]
             continue
         if turn.get("expected_output") is not None:
             said = _messages(turn["expected_output"], (*at, "expected_output"), "assistant", files)
