@@ -203,10 +203,9 @@ class _Files:
         folder = "" if reference.startswith("/") else posixpath.dirname(self.file)
         joined = posixpath.join(folder, reference.lstrip("/"))
         normal = posixpath.normpath(joined)
+        outside = f"file reference {reference!r} leaves the repository; use a path inside it"
         if normal == ".." or normal.startswith("../"):
-            raise AgentVProblem(
-                path, f"file reference {reference!r} leaves the repository; use a path inside it"
-            )
+            raise AgentVProblem(path, outside)
         for candidate in _search_paths(folder, reference.lstrip("/")):
             self.reads |= looked_up(self.root, candidate)
             try:
@@ -215,10 +214,7 @@ class _Files:
                 if exc.reason.startswith("does not exist"):
                     continue
                 if exc.reason.startswith("leads out"):
-                    raise AgentVProblem(
-                        path,
-                        f"file reference {reference!r} leaves the repository; use a path inside it",
-                    ) from None
+                    raise AgentVProblem(path, outside) from None
                 raise AgentVProblem(path, f"file reference {reference!r} {exc.reason}") from None
         above = " nor from a folder above it" if "/" in folder else ""
         raise AgentVProblem(
