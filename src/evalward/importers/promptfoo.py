@@ -111,17 +111,13 @@ class _Importer:
         self.out.suite = suite
         prompts = self.prompts(config)
         providers = self.providers(config)
-        prompt_slugs = make.distinct([p.label for p in prompts]) if len(prompts) > 1 else None
-        provider_slugs = make.distinct([p.label for p in providers]) if len(providers) > 1 else None
-        for i, prompt in enumerate(prompts):
-            for j, provider in enumerate(providers):
+        prompt_slugs = make.distinct([p.label for p in prompts])
+        provider_slugs = make.distinct([p.label for p in providers])
+        for prompt, prompt_slug in zip(prompts, prompt_slugs, strict=True):
+            for provider, provider_slug in zip(providers, provider_slugs, strict=True):
                 if provider.prompts is None or prompt.label in provider.prompts:
-                    labels = make.column_labels(
-                        suite,
-                        prompt_slugs[i] if prompt_slugs else None,
-                        provider_slugs[j] if provider_slugs else None,
-                    )
-                    agent = f"{suite}-{provider_slugs[j]}" if provider_slugs else suite
+                    labels = make.column_labels(suite, prompt_slug, provider_slug)
+                    agent = f"{suite}-{provider_slug}" if provider_slug else suite
                     self.columns.append(_Column(prompt, provider, agent, labels))
         default = config.get("defaultTest")
         if default is not None and isinstance(default.value, str):

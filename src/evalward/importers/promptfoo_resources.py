@@ -46,13 +46,14 @@ def column_labels(suite: str, prompt: str | None, provider: str | None) -> dict[
     return labels
 
 
-def distinct(texts: list[str], limit: int = 24) -> list[str]:
+def distinct(texts: list[str], limit: int = 24) -> list[str | None]:
     """A slug of each text, `-2`, `-3`… added where two would be the same (two providers of
-    one model, or labels that agree on their first `limit` characters)."""
+    one model, or labels that agree on their first `limit` characters); None for a lone text,
+    which has no other to be told from."""
     out: list[str] = []
     for text in texts:
         out.append(numbered(slug(text, limit), out))
-    return out
+    return [*out] if len(out) > 1 else [None] * len(out)
 
 
 def numbered(base: str, taken: Container[str], limit: int | None = None) -> str:
