@@ -86,8 +86,7 @@ class GraderContext:
     """A grader took the criteria: they are not added again as a rubric of their own."""
 
 
-# One case per AgentV grader type, read top to bottom as a table (C901 counts each a path).
-def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict[str, Any]]:  # noqa: C901
+def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict[str, Any]]:
     """One AgentV grader (assertion or evaluator) as evalward assertions."""
     if isinstance(item, str):  # AgentV's shorthand: a plain string is a rubric criterion
         return [rubric_item(item, path, 1.0)]
@@ -95,22 +94,19 @@ def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict
     negate = item.get("negate") is True
     if kind == "assert-set":
         return _assert_set(item, path, ctx, base)
-    if kind in _STRUCTURAL_CHECKS:
-        if negate:
-            raise AgentVProblem((*path, "negate"), f"`negate` is not supported on {kind!r}")
-        return _structural_check(kind, item, path, base)
-    if kind in _SCRIPT_GRADERS:
-        if negate:
-            raise AgentVProblem((*path, "negate"), "`negate` is not supported on a script grader")
-        assert ctx.locate is not None, "the eval file's reader locates its scripts"
-        return [_script_assertion(item, path, base, ctx.locate)]
     if kind in _TEXT_CHECKS:
         return [_text_check(kind, item, path, ctx, base, negate=negate)]
     if kind in ("contains-any", "contains-all", "icontains-any", "icontains-all"):
         check = _list_check(kind, item, path, base)
         return [{**check, "pattern": _negated(check["pattern"])} if negate else check]
-    if negate:
-        raise AgentVProblem((*path, "negate"), f"`negate` is not supported on {kind!r}")
+    if negate:  # only the text checks above can be negated
+        what = "a script grader" if kind in _SCRIPT_GRADERS else repr(kind)
+        raise AgentVProblem((*path, "negate"), f"`negate` is not supported on {what}")
+    if kind in _STRUCTURAL_CHECKS:
+        return _structural_check(kind, item, path, base)
+    if kind in _SCRIPT_GRADERS:
+        assert ctx.locate is not None, "the eval file's reader locates its scripts"
+        return [_script_assertion(item, path, base, ctx.locate)]
     if kind == "llm-grader":
         return _llm_grader(item, path, ctx, base)
     if kind == "rubrics":
