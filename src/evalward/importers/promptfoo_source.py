@@ -176,21 +176,14 @@ class Files:
 
 
 def _jsonl(text: str) -> Document:
-    rows: list[Any] = []
-    marks: dict[PathKey, tuple[int, int]] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            marks[(len(rows),)] = (number, 1)
-            rows.append(jsontext.loads(line))
-    return Document(rows, 1, marks)
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    rows = [jsontext.loads(line) for _, line in lines]
+    return Document(rows, 1, {(index,): (n, 1) for index, (n, _) in enumerate(lines)})
 
 
 def _csv(text: str) -> Document:
     """Rows as mappings of column to cell, each row marked at its line."""
     reader = csv.DictReader(io.StringIO(text))
-    rows: list[Any] = []
-    marks: dict[PathKey, tuple[int, int]] = {}
-    for row in reader:
-        marks[(len(rows),)] = (reader.line_num, 1)  # the row's (last) line
-        rows.append({str(k).strip(): v or "" for k, v in row.items() if k is not None})
-    return Document(rows, 1, marks)
+    lines = [(reader.line_num, row) for row in reader]  # each row with its (last) line
+    rows = [{str(k).strip(): v or "" for k, v in row.items() if k is not None} for _, row in lines]
+    return Document(rows, 1, {(index,): (n, 1) for index, (n, _) in enumerate(lines)})
