@@ -247,18 +247,14 @@ class _Importer:
                 except Refused as error:
                     self.attempt(error)
                     continue
-                fixture = self.unique("-".join([suite, name, *make.suffix(column.labels)]))
+                taken = {f["metadata"]["name"] for f in self.out.fixtures}
+                fixture = make.numbered("-".join([suite, name, *make.suffix(column.labels)]), taken)
                 column.judged |= any(a["type"] == "judge" for a in assertions)
+                content = make.FixtureContent(
+                    description, rendered, assertions, values, decided, transform
+                )
                 self.out.fixtures.append(
-                    make.fixture(
-                        fixture,
-                        column.labels,
-                        source,
-                        column.agent,
-                        make.FixtureContent(
-                            description, rendered, assertions, values, decided, transform
-                        ),
-                    )
+                    make.fixture(fixture, column.labels, source, column.agent, content)
                 )
 
     def assertions(self, test: Test, values: dict[str, Any]) -> list[dict[str, Any]] | None:
@@ -288,10 +284,6 @@ class _Importer:
         )
         text = render_prompt(template, values, prompt.node, self.warnings)
         return sent(text, provider.reads, _named(provider), prompt.node, self.warnings)
-
-    def unique(self, name: str) -> str:
-        """`name`, or `name-2`, `name-3`… when a fixture already has it."""
-        return make.numbered(name, {f["metadata"]["name"] for f in self.out.fixtures})
 
     def resources(self, judge: PromptfooProvider | None, options: Node | None) -> None:
         execution = _execution(options) if options is not None else {}
