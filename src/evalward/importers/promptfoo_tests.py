@@ -153,27 +153,15 @@ def merged(node: Node, index: int, default: Node | None) -> Test:
     if not isinstance(node.value, dict):
         raise node.refuse("expected a test: a mapping with `vars` and `assert`", droppable=False)
     _refuse_unread(node, "a test", provider_droppable=True)
-    options: dict[str, Node] = {}
-    rule: dict[str, Node] = {}
-    defaults: dict[str, Node] = {}
-    asserts: list[Node] = []
-    own_options = node.get("options")
-    own = dict(own_options.items()) if own_options is not None else {}
+    own = _entries(node.get("options"))
     if default is not None:
         _refuse_unread(default, "defaultTest", provider_droppable=False)
-        rule.update((key, child) for key, child in default.items() if key in RULE_KEYS)
-        default_vars = default.get("vars")
-        if default_vars is not None:
-            defaults = dict(default_vars.items())
-        default_options = default.get("options")
-        if default_options is not None:
-            options.update(default_options.items())
-        default_asserts = default.get("assert")
-        skip = own.get("disableDefaultAsserts")
-        if default_asserts is not None and not (skip is not None and skip.value is True):
-            asserts += default_asserts.elements()
-    options.update(own)
-    rule.update((key, child) for key, child in node.items() if key in RULE_KEYS)
+    base = default if default is not None else Node({}, node.source)  # none: adds nothing
+    rule = {key: child for key, child in [*base.items(), *node.items()] if key in RULE_KEYS}
+    defaults = _entries(base.get("vars"))
+    options = {**_entries(base.get("options")), **own}
+    skip = own.get("disableDefaultAsserts")
+    asserts = [] if skip is not None and skip.value is True else _elements(base.get("assert"))
     for key, child in options.items():
         if key not in OPTION_KEYS:
             raise child.refuse(
@@ -187,9 +175,7 @@ def merged(node: Node, index: int, default: Node | None) -> Test:
                 ),
                 droppable=key != "transformVars",
             )
-    own_asserts = node.get("assert")
-    if own_asserts is not None:
-        asserts += own_asserts.elements()
+    asserts += _elements(node.get("assert"))
     description = node.get("description")
     return Test(
         node=node,
@@ -203,6 +189,14 @@ def merged(node: Node, index: int, default: Node | None) -> Test:
         only_prompts=_names(node.get("prompts")),
         rule=rule,
     )
+
+
+def _entries(node: Node | None) -> dict[str, Node]:
+    return dict(node.items()) if node is not None else {}
+
+
+def _elements(node: Node | None) -> list[Node]:
+    return node.elements() if node is not None else []
 
 
 def _names(node: Node | None) -> list[str] | None:
