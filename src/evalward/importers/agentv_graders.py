@@ -207,10 +207,10 @@ def _execution_metrics(
         if isinstance(limit, bool) or not isinstance(limit, int | float) or limit < 0:
             raise AgentVProblem((*path, key), f"expected a number >= 0; found {limit!r}")
         kind, field, extra = _METRIC_LIMITS[key]
-        whole = kind != "cost" or field == "maxTokens"
-        if kind != "latency" and whole and not float(limit).is_integer():
+        whole = field in ("max", "maxTokens")  # counts of calls or tokens
+        if whole and not float(limit).is_integer():
             raise AgentVProblem((*path, key), f"expected a whole number; found {limit!r}")
-        value = int(limit) if kind != "latency" and whole else limit
+        value = int(limit) if whole else limit
         out.append({**base, "type": kind, field: value, **extra})
     if not out:
         raise AgentVProblem(path, "execution-metrics needs a bound, e.g. `max_tool_calls`")
