@@ -280,15 +280,6 @@ def _static_items(pairs: list[Pair], rules: Mapping[str, float | None]) -> list[
     return items
 
 
-def _shown(value: object) -> object:
-    """Every text the page shows, with bidirectional controls shown by name (escape.py).
-
-    Markup is HTML the page built itself (`tojson`, which writes them as `\\u202e`)."""
-    if isinstance(value, str) and not isinstance(value, Markup):
-        return reveal_bidi(value)
-    return value
-
-
 @dataclass(frozen=True)
 class Page:
     """What report.html shows: the gate's result and reason, the Evals with their runs (and
