@@ -18,7 +18,6 @@ from typing import Any
 
 from evalward.record.summary import (
     FixtureFacts,
-    WorstFirst,
     change_in,
     classify,
     facts_of_fixture,
@@ -151,7 +150,6 @@ def build_pairs(
             shown = found[1].change.value if found is not None and result.eval in with_base else ""
             pair = pairs[key] = Pair(result.eval, result.fixture, shown, key in private)
         (pair.head if result.side == "head" else pair.base).append(result)
-    keys: dict[tuple[str, str], tuple[int, WorstFirst]] = {}
     outcomes_in: dict[int, dict[str, FixtureOutcome]] = {}
     for key, pair in pairs.items():
         pair.head.sort(key=lambda r: r.rep)
@@ -164,8 +162,9 @@ def build_pairs(
         severity = (pair.head or pair.base)[0].severity
         pair.weight = weight_of(head_result, severity)
         pair.drop = score_drop(pair.base_outcome, pair.head_outcome)
-        keys[key] = (pair.rank, worst_first_key(pair.weight, pair.drop, pair.eval, pair.fixture))
-    ordered = sorted(pairs.values(), key=lambda p: keys[(p.eval, p.fixture)])
+    ordered = sorted(
+        pairs.values(), key=lambda p: (p.rank, worst_first_key(p.weight, p.drop, p.eval, p.fixture))
+    )
     for index, pair in enumerate(ordered):
         pair.index = index
     return ordered
