@@ -88,10 +88,5 @@ def tests_shown(comparisons: list[EvalComparison]) -> dict[str, Any]:
 
 def shown_pairs(record: PairwiseRecord) -> list[PairRecord]:
     """Of each fixture, the pair shown side by side: the first the base won, else the first."""
-    shown = []
-    for verdict in record.fixtures:
-        pairs = record.pairs_of(verdict.fixture)
-        pick = next((p for p in pairs if p.preferred == "base"), pairs[0] if pairs else None)
-        if pick is not None:
-            shown.append(pick)
-    return shown
+    each = (record.pairs_of(verdict.fixture) for verdict in record.fixtures)
+    return [next((p for p in pairs if p.preferred == "base"), pairs[0]) for pairs in each if pairs]
