@@ -22,9 +22,7 @@ def junit_xml(evals: list[EvalResult], private: set[tuple[str, str]]) -> str:
 def junit_chunks(evals: list[EvalResult], private: set[tuple[str, str]]) -> Iterator[str]:
     """The document in pieces: its head, then each head Eval's testsuite, then its end."""
     heads = [result for result in evals if result.side == "head"]
-    root = ET.Element("testsuites", name="evalward")
-    for key, value in _counts([f for result in heads for f in result.fixtures]).items():
-        root.set(key, str(value))
+    root = ET.Element("testsuites", _attributes("evalward", [f for r in heads for f in r.fixtures]))
     yield '<?xml version="1.0" encoding="UTF-8"?>\n'
     if not heads:
         yield ET.tostring(root, encoding="unicode") + "\n"
@@ -42,19 +40,19 @@ def junit_chunks(evals: list[EvalResult], private: set[tuple[str, str]]) -> Iter
     yield "</testsuites>\n"
 
 
-def _counts(fixtures: list[FixtureResult]) -> dict[str, int]:
+def _attributes(name: str, fixtures: list[FixtureResult]) -> dict[str, str]:
+    """A testsuite's (or the root's) name, then how many of its testcases end each way."""
     return {
-        "tests": len(fixtures),
-        "failures": sum(f.status is Status.failed for f in fixtures),
-        "errors": sum(f.status is Status.error for f in fixtures),
-        "skipped": sum(f.status is Status.skipped for f in fixtures),
+        "name": name,
+        "tests": str(len(fixtures)),
+        "failures": str(sum(f.status is Status.failed for f in fixtures)),
+        "errors": str(sum(f.status is Status.error for f in fixtures)),
+        "skipped": str(sum(f.status is Status.skipped for f in fixtures)),
     }
 
 
 def _testsuite(result: EvalResult, private: set[tuple[str, str]]) -> ET.Element:
-    suite = ET.Element("testsuite", name=result.eval)
-    for key, value in _counts(result.fixtures).items():
-        suite.set(key, str(value))
+    suite = ET.Element("testsuite", _attributes(result.eval, result.fixtures))
     suite.set("time", f"{sum(f.duration_ms / 1000 for f in result.fixtures):.3f}")
     for fixture in result.fixtures:
         name = fixture.fixture if fixture.rep == 0 else f"{fixture.fixture} #{fixture.rep}"
