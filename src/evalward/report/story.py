@@ -311,13 +311,13 @@ def _what(step: Step | None) -> tuple[Piece, ...]:
 
 
 def _divergence(number: int, before: Step | None, after: Step | None) -> tuple[Piece, ...]:
-    same_tool = (
+    if (
         before is not None
         and after is not None
         and before.type is after.type is StepType.tool_call
         and before.tool == after.tool
-    )
-    if same_tool and before is not None and after is not None and after.tool:
+        and after.tool
+    ):
         named = _arguments_named(differing_arguments(before, after))
         return (
             (f"step {number}: ", False),
