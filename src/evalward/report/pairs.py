@@ -302,12 +302,11 @@ def bundle(pair: Pair, traces: TraceSource) -> dict[str, Any]:
                 mark["da"] = {"p": [list(path) for path in differ.paths], "more": differ.more}
         if turn := first_divergent_turn(before, trace):
             mark["dt"] = turn
-    document: dict[str, Any] = {"h": [], "b": []}
-    for side, runs in (("h", head), ("b", base)):
-        for result, trace in runs:
-            document[side].append(_run(result, trace) | marks.get(result.rep, {}))
-    for side in ("h", "b"):
-        outcome = pair.head_outcome if side == "h" else pair.base_outcome
+    document: dict[str, Any] = {
+        side: [_run(result, trace) | marks.get(result.rep, {}) for result, trace in runs]
+        for side, runs in (("h", head), ("b", base))
+    }
+    for side, outcome in (("h", pair.head_outcome), ("b", pair.base_outcome)):
         if outcome is not None and outcome.reps > 1:  # one rep: the row says it all
             document[side + "o"] = _outcome(outcome)
     return document
