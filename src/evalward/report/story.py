@@ -13,7 +13,7 @@ traces only for the ones shown.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 from evalward.record.schema import RunInfo
@@ -152,7 +152,6 @@ def reason_of(
     candidate: Candidate, private: set[tuple[str, str]], trace_of: TraceSource | None
 ) -> Reason:
     comparison, fixture, outcome = candidate.comparison, candidate.fixture, candidate.outcome
-    name = (comparison.name, fixture.fixture)
     head = shown_run(fixture.head, outcome)
     base_outcome = (
         next((o for o in comparison.base.fixture_results if o.name == fixture.fixture), None)
@@ -168,24 +167,25 @@ def reason_of(
             outcome, base_outcome, comparison.head.min_rep_pass_rate, head, fixture.base
         )
     )
-    common = {
-        "eval": comparison.name,
-        "fixture": fixture.fixture,
-        "severity": head.severity,
-        "regressed": candidate.facts.regressed,
-        "facts": candidate.facts,
-        "statistics": statistics,
-    }
-    if name in private:
-        return Reason(private=True, **common)  # type: ignore[arg-type]
-    base = next((r for r in fixture.base if r.rep == head.rep), None) or (
-        fixture.base[0] if fixture.base else None
+    reason = Reason(
+        eval=comparison.name,
+        fixture=fixture.fixture,
+        private=(comparison.name, fixture.fixture) in private,
+        severity=head.severity,
+        regressed=candidate.facts.regressed,
+        facts=candidate.facts,
+        statistics=statistics,
+    )
+    if reason.private:
+        return reason
+    base = next(
+        (r for r in fixture.base if r.rep == head.rep), fixture.base[0] if fixture.base else None
     )
     head_trace = _trace(head, trace_of)
     base_trace = _trace(base, trace_of) if base is not None else None
     evidence, step = _evidence(head, head_trace, base_trace)
-    return Reason(
-        private=False,
+    return replace(
+        reason,
         evidence=evidence,
         evidence_step=step,
         assertion=_assertion(head),
@@ -196,7 +196,6 @@ def reason_of(
             if base_trace is not None and head_trace is not None
             else None
         ),
-        **common,  # type: ignore[arg-type]
     )
 
 
