@@ -102,17 +102,23 @@ class Candidate:
     key: WorstFirst
 
 
+def head_fixtures(
+    comparison: EvalComparison,
+) -> Iterator[tuple[FixtureComparison, FixtureOutcome | None, FixtureFacts]]:
+    """Each fixture of the Eval that ran on head, with its outcome over reps and its facts."""
+    outcomes = {o.name: o for o in comparison.head.fixture_results}
+    for fixture in comparison.fixtures:
+        if fixture.head:
+            facts = facts_of_fixture(comparison, fixture, outcomes)
+            yield fixture, outcomes.get(fixture.fixture), facts
+
+
 def blocking(comparisons: list[EvalComparison]) -> list[Candidate]:
     """Every blocking fixture of every Eval, worst first."""
     found = []
     for comparison in comparisons:
-        outcomes = {o.name: o for o in comparison.head.fixture_results}
         base = {o.name: o for o in comparison.base.fixture_results} if comparison.base else {}
-        for fixture in comparison.fixtures:
-            if not fixture.head:
-                continue
-            outcome = outcomes.get(fixture.fixture)
-            facts = facts_of_fixture(comparison, fixture, outcomes)
+        for fixture, outcome, facts in head_fixtures(comparison):
             if not (facts.failing or facts.pooled_driver):
                 continue
             severity = fixture.head[0].severity

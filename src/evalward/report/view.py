@@ -24,7 +24,6 @@ from evalward.record.summary import (
     FixtureFacts,
     RunSummary,
     count,
-    facts_of_fixture,
     verdictless,
 )
 from evalward.report.reps import rep_rule, reps_text
@@ -33,6 +32,7 @@ from evalward.report.story import (
     Reason,
     counts_phrases,
     figures_text,
+    head_fixtures,
     shown_run,
 )
 from evalward.resources.gate_policy import RegressionPolicy
@@ -282,14 +282,9 @@ def _add_lists(
     listed: set[tuple[str, str]],
 ) -> None:
     name = comparison.name
-    outcomes = {o.name: o for o in comparison.head.fixture_results}
     rule = rep_rule(comparison.head)
-    for fixture in comparison.fixtures:
-        if not fixture.head:
-            continue
+    for fixture, outcome, facts in head_fixtures(comparison):
         private_one = (name, fixture.fixture) in private
-        outcome = outcomes.get(fixture.fixture)
-        facts = facts_of_fixture(comparison, fixture, outcomes)
         shown = shown_run(fixture.head, outcome)
         reps = reps_text(outcome, rule)
         message = "" if private_one else shown.message
