@@ -31,9 +31,7 @@ class Divergence:
 
 
 def _shape(step: Step) -> tuple[str, str | None, Any]:
-    arguments = None
-    if step.arguments is not None:
-        arguments = json.dumps(step.arguments, sort_keys=True, ensure_ascii=False)
+    arguments = None if step.arguments is None else _canonical(step.arguments)
     return step.type.value, step.tool, arguments
 
 
