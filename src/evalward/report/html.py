@@ -33,7 +33,7 @@ from evalward.record.schema import RunInfo
 from evalward.record.summary import RunSummary, count, eval_score_text, threshold_of
 from evalward.report import charts, pairwise_text
 from evalward.report.attribution_text import said_lines, spent_text
-from evalward.report.compiled import template_cache
+from evalward.report.compiled import TEMPLATES, template_cache
 from evalward.report.pairs import FLAGS, Pair, build_pairs, bundle, row
 from evalward.report.reps import axes_text, has_run_numbers, rep_rule, reps_text
 from evalward.report.story import blocking, counts_phrases, figures_text, reason_of
@@ -45,7 +45,6 @@ from evalward.text.escaping import reveal_bidi
 from evalward.text.numbers import delta_text
 from evalward.verdict.compare import EvalComparison, compare
 
-TEMPLATES = Path(__file__).parent / "templates"
 ASSETS = Path(__file__).parent / "assets"
 CARD_REASONS = 5
 """Blocking fixtures the page's card lists, worst first (the list below has them all)."""

@@ -27,7 +27,7 @@ from evalward.record.schema import RunInfo
 from evalward.record.summary import RunSummary, eval_score_text, summarize, threshold_of
 from evalward.record.write import run_summary
 from evalward.report.attribution_text import attribution_markdown
-from evalward.report.compiled import template_cache
+from evalward.report.compiled import TEMPLATES, template_cache
 from evalward.report.pairwise_text import pairwise_lines
 from evalward.report.reps import axes_text, has_run_numbers, percent, reps_text
 from evalward.report.story import Blocking, Reason
@@ -38,7 +38,6 @@ from evalward.text.numbers import delta_text, threshold_text
 from evalward.verdict.compare import Change, EvalComparison
 from evalward.verdict.gate import BypassRecord, GateDecision, GateResult
 
-TEMPLATES = Path(__file__).parent / "templates"
 MAX_COMMENT_CHARS = 65_536
 RECORD_PREFIX = "<!-- evalward-bypass-record"
 RENDER_CAP = 4
