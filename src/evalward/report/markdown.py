@@ -245,19 +245,18 @@ def _configure(env: jinja2.Environment, sink: escaping.Sink) -> jinja2.Environme
     return env
 
 
-def _options() -> dict[str, Any]:
-    return {
-        "autoescape": False,  # markdown, not HTML: the md/code filters escape
-        "undefined": jinja2.StrictUndefined,
-        "trim_blocks": True,
-        "lstrip_blocks": True,
-        "keep_trailing_newline": True,
-    }
+_OPTIONS: dict[str, Any] = {
+    "autoescape": False,  # markdown, not HTML: the md/code filters escape
+    "undefined": jinja2.StrictUndefined,
+    "trim_blocks": True,
+    "lstrip_blocks": True,
+    "keep_trailing_newline": True,
+}
 
 
 def _builtin(sink: escaping.Sink) -> jinja2.Environment:
     loader = jinja2.FileSystemLoader(TEMPLATES)
-    env = jinja2.Environment(loader=loader, bytecode_cache=template_cache(), **_options())  # noqa: S701
+    env = jinja2.Environment(loader=loader, bytecode_cache=template_cache(), **_OPTIONS)  # noqa: S701
     return _configure(env, sink)
 
 
@@ -266,7 +265,7 @@ def _sandboxed(path: Path, sink: escaping.Sink) -> tuple[jinja2.Environment, str
     loader = jinja2.ChoiceLoader(
         [jinja2.FileSystemLoader(path.parent), jinja2.FileSystemLoader(TEMPLATES)]
     )
-    sandbox = SandboxedEnvironment(loader=loader, **_options())
+    sandbox = SandboxedEnvironment(loader=loader, **_OPTIONS)
     return _configure(sandbox, sink), path.name
 
 
