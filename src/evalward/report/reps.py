@@ -58,9 +58,8 @@ def has_run_numbers(result: EvalResult | None) -> bool:
 
 def axes_text(head: EvalResult, base: EvalResult | None = None) -> str:
     """Each axis on head, after its base value if any: "accuracy 0.90 → 0.75, tone 1.00"."""
-    parts = []
-    for axis, score in head.axes.items():
-        before = base.axes.get(axis) if base is not None and not base.not_judged else None
-        shown = f"{score:.2f}" if before is None else f"{before:.2f} → {score:.2f}"
-        parts.append(f"{axis} {shown}")
-    return ", ".join(parts)
+    before = base.axes if base is not None and not base.not_judged else {}
+    return ", ".join(
+        f"{axis} {before[axis]:.2f} → {score:.2f}" if axis in before else f"{axis} {score:.2f}"
+        for axis, score in head.axes.items()
+    )
