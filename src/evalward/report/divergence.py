@@ -58,10 +58,8 @@ def first_divergent_turn(base: Trace, head: Trace) -> int | None:
     steps = {s.index: s.turn for s in [*base.steps, *head.steps] if s.turn is not None}
     if not steps:
         return None
-    turn = steps.get(found.step)
-    if turn is None:  # past the end of one side: the turn the other had reached
-        turn = max(steps.values())
-    return turn
+    # the step's turn; past the end of one side, the turn the other had reached
+    return steps.get(found.step, max(steps.values()))
 
 
 ARGUMENTS_SHOWN = 8
