@@ -414,14 +414,9 @@ def figures_text(summary: RunSummary, run: RunInfo) -> str:
     """ "wall time 13.6 s (runs summed 88.3 s) · 21 model calls, 35,255 tokens incl. judge,
     $0.0291", then attribution's apart where it ran ("· attribution: 8 model calls, …"); the
     parts not measured are left out."""
-    parts = []
-    if run.wall_time_s is not None:
-        parts.append(
-            f"wall time {seconds_text(run.wall_time_s)} "
-            f"(runs summed {seconds_text(summary.run_time_summed_s)})"
-        )
-    else:
-        parts.append(f"runs summed {seconds_text(summary.run_time_summed_s)}")
+    summed = f"runs summed {seconds_text(summary.run_time_summed_s)}"
+    wall = run.wall_time_s
+    parts = [summed if wall is None else f"wall time {seconds_text(wall)} ({summed})"]
     if run.spent is not None:
         parts.append(run.spent.text())
     if run.attribution_spent is not None:
