@@ -255,12 +255,9 @@ def _side_text(side: dict[str, Any] | None, reps: str = "") -> str:
 
 
 def _static_items(pairs: list[Pair], rules: Mapping[str, float | None]) -> list[StaticItem]:
+    """The no-script list's items: the caller picks the pairs (`PROBLEMS`, `STATIC_LIMIT`)."""
     items: list[StaticItem] = []
     for pair in pairs:
-        if not pair.flags & PROBLEMS:
-            continue
-        if len(items) == STATIC_LIMIT:
-            break
         record = row(pair, 0)
         change = next((f for f in ("regressed", "errored", "timed-out") if pair.has(f)), "failing")
         message = "" if pair.private else (record["h"] or record["b"] or {}).get("m", "")
@@ -330,6 +327,7 @@ def html_chunks(
     candidates = blocking(comparisons)
     card = [reason_of(c, private, trace_of) for c in candidates[:CARD_REASONS]]
     rows = _eval_rows(comparisons, trends or {})
+    problems = [p for p in pairs if p.flags & PROBLEMS]
     meta = {
         "result": result,
         "flags": FLAGS,
@@ -350,10 +348,10 @@ def html_chunks(
         agents=sorted({a for a in agents.values() if a}),
         counts=counts,
         total=len(pairs),
-        static=_static_items(pairs, rules),
+        static=_static_items(problems[:STATIC_LIMIT], rules),
         run_numbers=_run_numbers(comparisons),
         **pairwise_text.tests_shown(comparisons),
-        static_more=max(0, sum(1 for p in pairs if p.flags & PROBLEMS) - STATIC_LIMIT),
+        static_more=max(0, len(problems) - STATIC_LIMIT),
         data=_data(meta, pairs, position, shown),
         traces=_traces(pairs, trace_of, shown),
         script=Markup(script),  # noqa: S704 - our own file, checked by _asset
