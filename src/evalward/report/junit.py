@@ -67,9 +67,9 @@ def _testsuite(result: EvalResult, private: set[tuple[str, str]]) -> ET.Element:
             case.set("file", fixture.file)
             case.set("line", str(fixture.line))
         held_out = (fixture.eval, fixture.fixture) in private
-        message = "held out (visibility: private)" if held_out else fixture.message
+        message = ("held out (visibility: private)" if held_out else fixture.message)[:500]
         if fixture.status is Status.failed:
-            node = ET.SubElement(case, "failure", message=message[:500], type="fail")
+            node = ET.SubElement(case, "failure", message=message, type="fail")
             if not held_out:
                 node.text = "\n".join(
                     f"{a.type}: {a.status.value} ({a.score:.2f}) {a.message}"
@@ -77,10 +77,10 @@ def _testsuite(result: EvalResult, private: set[tuple[str, str]]) -> ET.Element:
                 )
         elif fixture.status is Status.error:
             # `unavailable` for an outage: an error of the provider, not the agent
-            ET.SubElement(case, "error", message=message[:500], type=fixture.outcome)
+            ET.SubElement(case, "error", message=message, type=fixture.outcome)
         elif fixture.status is Status.skipped:
             skipped = ET.SubElement(case, "skipped")
             # seed 003's Skip row, or a run in which nothing gates: say so
             if fixture.timed_out or fixture.advisory_only:
-                skipped.set("message", message[:500])
+                skipped.set("message", message)
     return suite
