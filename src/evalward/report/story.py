@@ -236,10 +236,9 @@ def _statistics(
 def _sequential_statistics(call: FixtureVerdictRecord, facts: FixtureFacts) -> str:
     """With adaptive reps: its verdict and the numbers of the test that decided it."""
     if facts.pooled_driver:  # its own bound decides nothing here: the pooled test's does
-        base = f"base {call.base_text}"
         return (
-            f"{call.verdict}: head {call.head_passes}/{call.head_runs} · {base} · its failed "
-            f"reps drove the {POOLED_TEST}"
+            f"{call.verdict}: head {call.head_passes}/{call.head_runs} · base {call.base_text} · "
+            f"its failed reps drove the {POOLED_TEST}"
         )
     return f"{call.verdict}: {call.numbers} ({FIXTURE_TEST})"
 
