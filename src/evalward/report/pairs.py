@@ -159,8 +159,7 @@ def build_pairs(
         head_result = results.get(pair.eval)
         pair.facts = _facts(pair, changes.get(key), head_result, outcomes_in)
         pair.flags = _flags(pair.facts)
-        severity = (pair.head or pair.base)[0].severity
-        pair.weight = weight_of(head_result, severity)
+        pair.weight = weight_of(head_result, (pair.head or pair.base)[0].severity)
         pair.drop = score_drop(pair.base_outcome, pair.head_outcome)
     ordered = sorted(
         pairs.values(), key=lambda p: (p.rank, worst_first_key(p.weight, p.drop, p.eval, p.fixture))

@@ -121,9 +121,8 @@ def blocking(comparisons: list[EvalComparison]) -> list[Candidate]:
         for fixture, outcome, facts in head_fixtures(comparison):
             if not (facts.failing or facts.pooled_driver):
                 continue
-            severity = fixture.head[0].severity
             drop = score_drop(base.get(fixture.fixture), outcome)
-            weight = weight_of(comparison.head, severity)
+            weight = weight_of(comparison.head, fixture.head[0].severity)
             key = worst_first_key(weight, drop, comparison.name, fixture.fixture)
             found.append(Candidate(comparison, fixture, outcome, facts, key))
     found.sort(key=lambda c: (c.facts.pooled_driver, *c.key))

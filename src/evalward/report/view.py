@@ -231,8 +231,7 @@ def build_view(source: ViewSource, lines: LineBudget = LineBudget()) -> CommentV
         view.reasons.append(reason)
         candidate = candidates[index]
         shown = shown_run(candidate.fixture.head, candidate.outcome)
-        rule = rep_rule(candidate.comparison.head)
-        reps = reps_text(candidate.outcome, rule)
+        reps = reps_text(candidate.outcome, rep_rule(candidate.comparison.head))
         view.details.append(Detail(reason, shown, candidate.outcome, reps))
     listed = {(r.eval, r.fixture) for r in view.reasons}
     for comparison in comparisons:
