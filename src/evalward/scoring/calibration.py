@@ -26,16 +26,11 @@ from evalward.rundata.results import (
 )
 from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.judge import JUDGE_TIMEOUT_SECONDS, JudgeCase, JudgeSettings, ask_judge
+from evalward.scoring.reps import at_least
 
 CALIBRATED_KAPPA = 0.6
 """Seed 003: Calibrated when κ ≥ 0.6."""
 BINARY_THRESHOLD = 0.5
-KAPPA_TOLERANCE = 1e-9
-"""κ is a ratio of floats: 0.6 computed as 0.5999999999 must still count as 0.6."""
-
-
-def at_least(kappa: float | None, floor: float) -> bool:
-    return kappa is not None and kappa >= floor - KAPPA_TOLERANCE
 
 
 def cohen_kappa(first: Sequence[bool], second: Sequence[bool]) -> float | None:

@@ -33,13 +33,13 @@ from evalward.scoring.assertions import check, output_text, reports_only
 from evalward.scoring.code_scorer import CodeScorers, scorer_case
 from evalward.scoring.judge import JudgeCase
 from evalward.scoring.panel import EvalJudge, JudgeOutcome
+from evalward.scoring.reps import at_least
 from evalward.scoring.similarity import check_similar
 from evalward.scoring.state import check_state, is_state_criterion
 from evalward.scoring.transform import Transformed, transform_output
 from evalward.scoring.turns import turn_not_reached, turn_trace
 
 TIMED_OUT = "the run reached no terminal event before its timeout"
-TOLERANCE = 1e-9
 READS_OUTPUT = {
     "contains",
     "notContains",
@@ -161,7 +161,7 @@ def _group_outcome(
     failed = [f"{a.type}: {o.message}" for a, o in counted if o.status is Status.failed]
     share = f"{passing}/{len(counted)} members passed, score {score:.2f}"
     if group.threshold is not None:
-        passed = score >= group.threshold - TOLERANCE
+        passed = at_least(score, group.threshold)
         said = f"{share} {'≥' if passed else '<'} threshold {group.threshold:g}"
     else:
         passed = not failed and all(a.weight == 0 or o.status is Status.passed for a, o in counted)

@@ -39,7 +39,6 @@ from evalward.resources.pairwise import (
 )
 from evalward.rundata.pairwise_record import PairAgreement, PairRecord
 from evalward.rundata.trace import StepType, Trace
-from evalward.scoring.calibration import at_least
 from evalward.scoring.consistency import (
     CONSISTENCY_ALPHA,
     binomial_lower_bound,
@@ -53,6 +52,7 @@ from evalward.scoring.pairwise_judge import (
     PairCase,
     judge_pair,
 )
+from evalward.scoring.reps import at_least
 
 CLASSES = ("base", "head", "tie")
 """A calibration pair's A is shown as the base and its B as the head: the human's A, B or

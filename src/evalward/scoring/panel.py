@@ -35,7 +35,7 @@ from evalward.resources import Eval, Located, ResourceSet
 from evalward.resources.assertions import JudgeAssertion
 from evalward.resources.models import DEFAULT_CROSS_CHECK_MARGIN, JudgeCalibration, JudgeConfig
 from evalward.rundata.results import CalibrationResult, CrossCheck, JudgeVerdict, Status
-from evalward.scoring.calibration import at_least, calibrate
+from evalward.scoring.calibration import calibrate
 from evalward.scoring.judge import (
     JUDGE_TIMEOUT_SECONDS,
     JudgeCase,
@@ -43,6 +43,7 @@ from evalward.scoring.judge import (
     ask_judge,
     check_evidence,
 )
+from evalward.scoring.reps import at_least
 
 NOT_SCORED = "not scored: "
 """How a judge assertion's message starts when its judge could not be calibrated."""

@@ -18,6 +18,12 @@ from evalward.rundata.results import FixtureOutcome, Interval
 
 Z_95 = 1.959963984540054
 TOLERANCE = 1e-9
+"""Scores, rates and κ are floats: 0.6 computed as 0.5999999999 must still count as 0.6."""
+
+
+def at_least(value: float | None, floor: float) -> bool:
+    """Whether `value` reaches `floor`, up to float rounding (None never does)."""
+    return value is not None and value >= floor - TOLERANCE
 
 
 def wilson_interval(passes: int, n: int, z: float = Z_95) -> Interval:
@@ -59,4 +65,4 @@ def eval_pass_hat_k(decided: list[FixtureOutcome]) -> float | None:
 
 def meets_pass_hat_k(value: float | None, floor: float | None) -> bool:
     """Whether an Eval's pass^k reaches its `scoring.minPassHatK` (always, when unset)."""
-    return floor is None or (value is not None and value >= floor - TOLERANCE)
+    return floor is None or at_least(value, floor)

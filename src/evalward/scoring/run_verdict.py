@@ -23,8 +23,7 @@ from evalward.resources.models import EvalFixtureSpec
 from evalward.rundata.results import AssertionResult, FixtureResult, Status, Verdict
 from evalward.rundata.trace import Trace
 from evalward.scoring.code_scorer import CodeScorers
-
-TOLERANCE = 1e-9
+from evalward.scoring.reps import at_least
 
 
 async def decide_run(
@@ -74,7 +73,7 @@ def _component(result: AssertionResult) -> dict[str, Any]:
 
 
 def _by_threshold(result: FixtureResult, gating: list[AssertionResult], threshold: float) -> None:
-    if result.score >= threshold - TOLERANCE:
+    if at_least(result.score, threshold):
         _settle(result, Status.passed, result.score, "")
         return
     failed = "; ".join(f"{r.type}: {r.message}" for r in gating if r.status is Status.failed)

@@ -67,6 +67,7 @@ from evalward.scoring.fixture_checks import TIMED_OUT, FixtureChecks, fixture_re
 from evalward.scoring.judge import JudgeCase
 from evalward.scoring.panel import NOT_SCORED, EvalJudge, JudgeOutcome
 from evalward.scoring.reps import (
+    at_least,
     eval_pass_hat_k,
     mean_interval,
     meets_pass_hat_k,
@@ -78,7 +79,6 @@ from evalward.scoring.transform import Transformed
 from evalward.scoring.turns import judged_input, turns_held
 from evalward.text.escaping import printable
 
-RATE_TOLERANCE = 1e-9
 ONLY_REPORTS = "every assertion only reports (e.g. a `latency` without `maxMs`)"
 """Why nothing gates an advisory Eval: only a check its definitions made reporting-only is
 left (a judge that cannot decide makes the Eval inconclusive instead)."""
@@ -326,7 +326,7 @@ def fixture_outcome(reps: list[FixtureResult], scoring: ScoringConfig) -> Fixtur
     rate = passes / n if n else 0.0
     if not counted:
         result = Status.skipped
-    elif rate >= scoring.min_rep_pass_rate - RATE_TOLERANCE:
+    elif at_least(rate, scoring.min_rep_pass_rate):
         result = Status.passed
     elif errors or failures:
         result = Status.error if errors else Status.failed
@@ -410,7 +410,7 @@ def score_eval(
     passed = (
         bool(decided)
         and not incomplete
-        and score >= spec.scoring.pass_threshold - RATE_TOLERANCE
+        and at_least(score, spec.scoring.pass_threshold)
         and meets_pass_hat_k(hat_k, spec.scoring.min_pass_hat_k)
     )
     return EvalResult(
