@@ -337,18 +337,16 @@ def _not_passed(
         decision.result = GateResult.inconclusive if evals.inconclusive else GateResult.incomplete
         decision.reason = "; ".join(_inconclusive(evals) + _unfinished(evals, skipped))
         decision.refusal = refusal if evals.inconclusive else None
-        if refusal is not None and evals.inconclusive:
-            decision.reason += f"; the {refusal.label!r} label was refused: {refusal.reason}"
-        return decision
-    decision.result = GateResult.failed
-    decision.refusal = refusal
-    decision.why = blocked.why(evals.below, evals.regressed, regressions)
-    reasons = _failures(evals, not_run, regressions) + decision.why
-    if skipped:
-        reasons.append(skipped)
-    decision.reason = "; ".join([*reasons, *_inconclusive(evals), *_unfinished(evals, "")])
-    if refusal is not None:
-        decision.reason += f"; the {refusal.label!r} label was refused: {refusal.reason}"
+    else:
+        decision.result = GateResult.failed
+        decision.refusal = refusal
+        decision.why = blocked.why(evals.below, evals.regressed, regressions)
+        reasons = _failures(evals, not_run, regressions) + decision.why
+        if skipped:
+            reasons.append(skipped)
+        decision.reason = "; ".join([*reasons, *_inconclusive(evals), *_unfinished(evals, "")])
+    if refused := decision.refusal:
+        decision.reason += f"; the {refused.label!r} label was refused: {refused.reason}"
     return decision
 
 
