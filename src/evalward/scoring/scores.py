@@ -450,13 +450,18 @@ def _outcomes(
     fixtures: list[FixtureResult], scoring: ScoringConfig, pending: Collection[str]
 ) -> list[FixtureOutcome]:
     """Each fixture decided over its reps, by name; a `pending` one does not gate."""
-    by_fixture: dict[str, list[FixtureResult]] = {}
-    for result in fixtures:
-        by_fixture.setdefault(result.fixture, []).append(result)
     return [
         fixture_outcome(reps, scoring).model_copy(update={"gates": name not in pending})
-        for name, reps in sorted(by_fixture.items())
+        for name, reps in sorted(runs_by_fixture(fixtures).items())
     ]
+
+
+def runs_by_fixture(results: list[FixtureResult]) -> dict[str, list[FixtureResult]]:
+    """Each fixture's runs, in the order given."""
+    grouped: dict[str, list[FixtureResult]] = {}
+    for result in results:
+        grouped.setdefault(result.fixture, []).append(result)
+    return grouped
 
 
 def _weighted_score(scored: list[FixtureOutcome], scoring: ScoringConfig) -> float:

@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from evalward.rundata.results import EvalResult, FixtureResult
+from evalward.scoring.scores import runs_by_fixture
 from evalward.verdict.stats import McNemar, mcnemar_drop
 
 SIGNIFICANCE = 0.05
@@ -127,10 +128,10 @@ def compare(results: list[EvalResult]) -> list[EvalComparison]:
 
 def _compare_one(head: EvalResult, base: EvalResult | None) -> EvalComparison:
     comparison = EvalComparison(head=head, base=base)
-    head_runs = _by_fixture(head.fixtures)
+    head_runs = runs_by_fixture(head.fixtures)
     # a base run whose judge was not asked has no verdict: the fixture's base is as not run
     judged = [r for r in base.fixtures if not r.not_judged] if base is not None else []
-    base_runs = _by_fixture(judged)
+    base_runs = runs_by_fixture(judged)
     head_passed = _verdicts(head)
     base_passed = (
         {k: v for k, v in _verdicts(base).items() if k in base_runs} if base is not None else {}
@@ -164,7 +165,7 @@ def _compare_one(head: EvalResult, base: EvalResult | None) -> EvalComparison:
 def _verdicts(result: EvalResult) -> dict[str, bool]:
     """Each fixture's pass/fail over its reps, by the Eval's `minRepPassRate` rule."""
     outcomes = {o.name: o.passed for o in result.fixture_results}
-    for name, runs in _by_fixture(result.fixtures).items():
+    for name, runs in runs_by_fixture(result.fixtures).items():
         outcomes.setdefault(name, all(r.passed for r in runs))
     return outcomes
 
@@ -202,10 +203,3 @@ def _classify(base_ok: bool | None, head_ok: bool | None) -> Change:
     if head_ok and not base_ok:
         return Change.fixed
     return Change.still_passing if head_ok else Change.still_failing
-
-
-def _by_fixture(results: list[FixtureResult]) -> dict[str, list[FixtureResult]]:
-    grouped: dict[str, list[FixtureResult]] = {}
-    for result in results:
-        grouped.setdefault(result.fixture, []).append(result)
-    return grouped
