@@ -51,16 +51,12 @@ def pass_hat_k(passes: int, n: int) -> dict[int, float]:
     return {k: comb(passes, k) / comb(n, k) for k in range(1, n + 1)}
 
 
-def all_reps_passed(outcome: FixtureOutcome) -> bool:
-    counted = outcome.reps - outcome.skipped
-    return counted > 0 and outcome.passes == counted
-
-
 def eval_pass_hat_k(decided: list[FixtureOutcome]) -> float | None:
     """The share of the decided fixtures whose every counted rep passed (None: none)."""
     if not decided:
         return None
-    return sum(all_reps_passed(o) for o in decided) / len(decided)
+    # every counted rep passed (the counted reps: those not skipped), and there was one
+    return sum(o.passes == o.reps - o.skipped > 0 for o in decided) / len(decided)
 
 
 def meets_pass_hat_k(value: float | None, floor: float | None) -> bool:
