@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable
+from itertools import pairwise
 from typing import Any
 
 from evalward.resources.assertions import (
@@ -217,13 +218,8 @@ _MODEL_STEPS = frozenset({StepType.assistant, StepType.tool_call, StepType.final
 
 def model_turns(trace: Trace) -> int:
     """Model turns: maximal runs of consecutive assistant / tool_call / final steps."""
-    turns = 0
-    previous_was_model = False
-    for step in trace.steps:
-        is_model = step.type in _MODEL_STEPS
-        turns += is_model and not previous_was_model
-        previous_was_model = is_model
-    return turns
+    is_model = [step.type in _MODEL_STEPS for step in trace.steps]
+    return sum(now and not before for before, now in pairwise([False, *is_model]))
 
 
 # --- the final message ---------------------------------------------------------------------
