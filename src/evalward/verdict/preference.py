@@ -253,18 +253,15 @@ def why(record: PairwiseRecord, leaning: int = 1) -> list[str]:
     """One line per thing that blocks: the test, the fixtures, the counts of both orders,
     the bound against its share of the false-block rate, and the steps the judge cited on
     each side."""
-    said = []
-    for verdict in record.fixtures:
-        if not verdict.blocks:
-            continue
-        later = verdict.counts.base - 1
-        said.append(
-            f"{verdict.fixture} worse by the pairwise judge ({PAIR_FIXTURE_TEST}): "
-            f"{verdict.counts.text()}; the base won its first pair ({leaning} of the Eval's "
-            f"fixtures leaned worse so) and every later decided one, {later}: p ≤ "
-            f"{bound_text(verdict.p_bound)}, within its share of the false-block rate "
-            f"{bound_text(record.fixture_alpha)}{cited(record.pairs_of(verdict.fixture))}"
-        )
+    said = [
+        f"{verdict.fixture} worse by the pairwise judge ({PAIR_FIXTURE_TEST}): "
+        f"{verdict.counts.text()}; the base won its first pair ({leaning} of the Eval's "
+        f"fixtures leaned worse so) and every later decided one, {verdict.counts.base - 1}: "
+        f"p ≤ {bound_text(verdict.p_bound)}, within its share of the false-block rate "
+        f"{bound_text(record.fixture_alpha)}{cited(record.pairs_of(verdict.fixture))}"
+        for verdict in record.fixtures
+        if verdict.blocks
+    ]
     if record.pooled == WORSE:
         drivers = [
             f"{v.fixture} (base {v.counts.base}, head {v.counts.head})"
