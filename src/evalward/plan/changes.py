@@ -63,7 +63,7 @@ def detect_changes(
     agents the change touches: an Eval the base branch gained since still gates them.
     `index` lists the head's checkout (the one the result cache's keys read, when given)."""
     result = ChangeSet(changed_files=changed_files)
-    touched = {c.path for c in changed_files} | {c.old_path for c in changed_files if c.old_path}
+    touched = changed_paths(changed_files)
     _agents(result, touched, head, base, index or FileIndex(head.root))
     if base is not None:
         _gate_resources(result, head, base)
@@ -81,6 +81,11 @@ def detect_changes(
             for eval_def in resources.evals_targeting(name):
                 result.note_eval(eval_def.resource.metadata.name, why)
     return result
+
+
+def changed_paths(changed: list[FileChange]) -> set[str]:
+    """The paths a change touches: each file's, and a renamed file's old one."""
+    return {c.path for c in changed} | {c.old_path for c in changed if c.old_path}
 
 
 def _agents(

@@ -21,7 +21,7 @@ from evalward.errors import ResourceError
 from evalward.files.committed import RepoFiles
 from evalward.git import FileChange, Git
 from evalward.plan.base_resources import load_base
-from evalward.plan.changes import ChangeSet, detect_changes
+from evalward.plan.changes import ChangeSet, changed_paths, detect_changes
 from evalward.plan.fingerprint import FileIndex, agent_reads, folders_of, watched_folders
 from evalward.plan.plan import Checkout, Plan, PlanFor, build_plan, gate_resources, undefined
 from evalward.plan.playgrounds import uses_playgrounds, world_names
@@ -165,7 +165,7 @@ class _Bases:
             head_commit = "HEAD"
         self.changed = git.changed_files(merge_base, head_commit)
         try:
-            differs = _paths(self.changed) | dirty
+            differs = changed_paths(self.changed) | dirty
             loaded = load_base(git, merge_base, self.head, differs, self.stack, config)
             self.base, self.root, self.whole = loaded.resources, loaded.root, loaded.whole
         except ResourceError as exc:
@@ -181,7 +181,7 @@ class _Bases:
         # What gates is the base branch as it is now, not as it was when the pull request
         # branched off: the merge base is only what the change is diffed from and what the
         # base side runs.
-        differs = _paths(git.changed_files(tip, head_commit)) | dirty
+        differs = changed_paths(git.changed_files(tip, head_commit)) | dirty
         try:
             self.gating = load_base(git, tip, self.head, differs, self.stack, config).resources
         except ResourceError as exc:
@@ -236,10 +236,6 @@ def config_at(git: Git, commit: str) -> RepoConfig:
     """The `evalward.yaml` of a commit (defaults when it has none)."""
     door = RepoFiles.at_commit(git, commit)
     return parse_config(door.contents([CONFIG_FILE]).get(CONFIG_FILE))
-
-
-def _paths(changed: list[FileChange]) -> set[str]:
-    return {c.path for c in changed} | {c.old_path for c in changed if c.old_path}
 
 
 def _unloadable(exc: ResourceError, commit: str) -> ResourceError:
