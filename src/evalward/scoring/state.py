@@ -100,11 +100,10 @@ def _covered(pattern: list[str], path: tuple[str, ...]) -> bool:
         return True
     if not path:
         return False
-    for size in range(1, len(pattern) + 1):
-        joined = ".".join(pattern[:size])
-        if joined in ("*", path[0]) and _covered(pattern[size:], path[1:]):
-            return True
-    return False
+    return any(
+        ".".join(pattern[:size]) in ("*", path[0]) and _covered(pattern[size:], path[1:])
+        for size in range(1, len(pattern) + 1)
+    )
 
 
 def differences(
