@@ -50,6 +50,15 @@ class ChangeSet:
         if reason not in reasons:
             reasons.append(reason)
 
+    def why_gone(self, agent: str) -> str:
+        """Why the head has no agent of that name: the change renamed or removed it."""
+        renamed = self.renamed_agents.get(agent)
+        if renamed:
+            return f"agent {agent} was renamed to {renamed}"
+        if agent in self.removed_agents:
+            return f"agent {agent} was removed"
+        return f"agent {agent} is not on the head"
+
 
 def detect_changes(
     changed_files: list[FileChange],
@@ -75,11 +84,9 @@ def detect_changes(
             for eval_def in resources.evals_targeting(name):
                 result.note_eval(eval_def.resource.metadata.name, f"agent {name} changed")
     for name in result.removed_agents:
-        renamed = result.renamed_agents.get(name)
-        why = f"agent {name} was " + (f"renamed to {renamed}" if renamed else "removed")
         for resources in definitions:
             for eval_def in resources.evals_targeting(name):
-                result.note_eval(eval_def.resource.metadata.name, why)
+                result.note_eval(eval_def.resource.metadata.name, result.why_gone(name))
     return result
 
 

@@ -194,7 +194,7 @@ def build_plan(
         eval_def = located.resource
         target = eval_def.spec.target_agent
         if target not in gate.agents:
-            plan.not_run[name] = _why_gone(target, changes)
+            plan.not_run[name] = changes.why_gone(target)
             continue
         plan.evals.append(name)
         if gating is not None and name not in gating.evals:
@@ -295,15 +295,6 @@ def _base_fixtures(
     if head_eval is not None:
         selected |= {f.resource.metadata.name for f in head.fixtures_of(head_eval.resource)}
     return sorted(gating), sorted(selected - gating)
-
-
-def _why_gone(agent: str, changes: ChangeSet) -> str:
-    renamed = changes.renamed_agents.get(agent)
-    if renamed:
-        return f"agent {agent} was renamed to {renamed}"
-    if agent in changes.removed_agents:
-        return f"agent {agent} was removed"
-    return f"agent {agent} is not on the head"
 
 
 @dataclass(frozen=True)
