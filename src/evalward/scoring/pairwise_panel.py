@@ -58,7 +58,7 @@ CLASSES = ("base", "head", "tie")
 """A calibration pair's A is shown as the base and its B as the head: the human's A, B or
 tie is then the judge's base, head or tie."""
 
-_CONFIDENCE = f"{100 * (1 - CONSISTENCY_ALPHA):.0f} % confidence"
+CONFIDENCE = f"{100 * (1 - CONSISTENCY_ALPHA):.0f} % confidence"
 """How a bound's confidence is said: `CONSISTENCY_ALPHA` as the share it is not."""
 
 WHAT_TO_DO = "fix the judge's settings, recalibrate it, or bypass the gate with its label (audited)"
@@ -208,7 +208,7 @@ class PairwisePanel:
         low, high = kappa_bounds(replayed)
         if replayed.kappa is None or not at_least(high, floor):
             shown = "undefined" if replayed.kappa is None else f"{replayed.kappa:.2f}"
-            bound = "" if replayed.kappa is None else f" (at most {high:.2f} at {_CONFIDENCE})"
+            bound = "" if replayed.kappa is None else f" (at most {high:.2f} at {CONFIDENCE})"
             return _inconclusive(
                 judge,
                 f"pairwise calibration {config.calibration!r}: κ of {judge.model} is {shown}"
@@ -221,7 +221,7 @@ class PairwisePanel:
                 judge,
                 f"pairwise calibration {config.calibration!r}: {judge.model} judged "
                 f"{consistent} of its {replayed.scored} pairs alike in both orders (at most "
-                f"{100 * upper:.0f} % at {_CONFIDENCE}), below "
+                f"{100 * upper:.0f} % at {CONFIDENCE}), below "
                 f"the consistency floor {config.consistency_floor:.2f}",
             )
         if not at_least(low, floor):
@@ -232,7 +232,7 @@ class PairwisePanel:
                     f"its calibration {config.calibration!r} has too few pairs to tell whether "
                     f"it agrees with people: κ of {judge.model} is {replayed.kappa:.2f} on "
                     f"{replayed.scored} pairs, between {max(low, -1.0):.2f} and {high:.2f} at "
-                    f"{_CONFIDENCE}, the floor {floor:.2f} among them; label at least "
+                    f"{CONFIDENCE}, the floor {floor:.2f} among them; label at least "
                     f"{needed} pairs (more where the judge errs) to let it gate"
                 ),
             )
@@ -422,7 +422,7 @@ def standing(measured: PairAgreement) -> str:
     if measured.errors or measured.kappa is None:
         return "cannot decide: κ is not computed on every pair"
     low, high = kappa_bounds(measured)
-    between = f"κ between {max(low, -1.0):.2f} and {high:.2f} at {_CONFIDENCE}"
+    between = f"κ between {max(low, -1.0):.2f} and {high:.2f} at {CONFIDENCE}"
     if gates(measured):
         return f"gates: {between}, at or above the floor {floor:.2f}"
     if not at_least(high, floor):

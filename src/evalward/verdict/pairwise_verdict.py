@@ -20,7 +20,7 @@ from evalward.scoring.consistency import (
     binomial_upper_bound,
     consistency_below,
 )
-from evalward.scoring.pairwise_panel import Judged, PairwiseJudge
+from evalward.scoring.pairwise_panel import CONFIDENCE, Judged, PairwiseJudge
 from evalward.verdict.preference import PreferenceTests, decide, preference_share, swapped
 from evalward.verdict.undecided import (
     failed_by_evidence,
@@ -91,9 +91,9 @@ def run_inconsistency(record: PairwiseRecord, floor: float) -> str:
     swayed = _swayed(record)
     return (
         f"position sway in this run: {consistent} of its {len(judged)} pairs asked in both "
-        f"orders judged alike (at most {100 * upper:.0f} % at "
-        f"{100 * (1 - CONSISTENCY_ALPHA):.0f} % confidence), below the consistency floor "
-        f"{floor:.2f}{swayed}; the answers it compared, the head's among them, sway it"
+        f"orders judged alike (at most {100 * upper:.0f} % at {CONFIDENCE}), below the "
+        f"consistency floor {floor:.2f}{swayed}; the answers it compared, the head's among "
+        "them, sway it"
     )
 
 
