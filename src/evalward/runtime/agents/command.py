@@ -241,17 +241,25 @@ async def run_command_agent(
     except TimeoutError:
         timed_out = True
     finally:
-        if left := await kill_group(process, kill_grace, sandbox=sandbox):
-            launch.left_behind.append(left)
-        try:
-            async with asyncio.timeout(kill_grace + 1):
-                trace.stderr = tail(await stderr_task)
-        except TimeoutError:
-            trace.stderr = "(stderr still held open by a process that left the group)"
+        await stop_agent(process, stderr_task, launch, trace)
         _close_pipes(process)
         events.close()
     _end(trace, output, process.returncode, timeout if timed_out else None)
     return output.answer()
+
+
+async def stop_agent(
+    process: asyncio.subprocess.Process, stderr: asyncio.Task[bytes], launch: Launch, trace: Trace
+) -> None:
+    """Stop the agent's process group (what it left in its home goes to `launch.left_behind`)
+    and keep the tail of its stderr, unless a process that left the group holds it open."""
+    if left := await kill_group(process, launch.kill_grace, sandbox=launch.sandbox):
+        launch.left_behind.append(left)
+    try:
+        async with asyncio.timeout(launch.kill_grace + 1):
+            trace.stderr = tail(await stderr)
+    except TimeoutError:
+        trace.stderr = "(stderr still held open by a process that left the group)"
 
 
 def _end(

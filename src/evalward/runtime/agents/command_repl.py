@@ -21,8 +21,8 @@ from typing import Any
 from evalward.errors import AgentRunError, ProtocolError
 from evalward.resources.agent_runtime import CommandRuntime
 from evalward.rundata.trace import StepType, Trace
-from evalward.runtime.agents.command import MAX_TRACE_BYTES, command_argv, model_said
-from evalward.runtime.agents.process import Launch, kill_group, limited_env, read_tail, spawn, tail
+from evalward.runtime.agents.command import MAX_TRACE_BYTES, command_argv, model_said, stop_agent
+from evalward.runtime.agents.process import Launch, limited_env, read_tail, spawn
 from evalward.runtime.telemetry.protocol import EVENT_TYPES, apply_event
 from evalward.text import jsontext
 
@@ -140,14 +140,8 @@ class ReplSession:
             return
         if process.stdin is not None and not process.stdin.is_closing():
             process.stdin.close()
-        if left := await kill_group(process, self.launch.kill_grace, sandbox=self.launch.sandbox):
-            self.launch.left_behind.append(left)
-        if self._stderr is not None:
-            try:
-                async with asyncio.timeout(self.launch.kill_grace + 1):
-                    self.trace.stderr = tail(await self._stderr)
-            except TimeoutError:
-                self.trace.stderr = "(stderr still held open by a process that left the group)"
+        assert self._stderr is not None, "read from the start"
+        await stop_agent(process, self._stderr, self.launch, self.trace)
 
 
 def _event(line: bytes) -> dict[str, Any] | None:
