@@ -28,11 +28,11 @@ from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.agents.process import (
     DEFAULT_KILL_GRACE,
     kill_group,
+    last_stderr_line,
     limited_env,
     read_tail,
     spawn,
 )
-from evalward.runtime.agents.process import tail as tail_text
 from evalward.runtime.isolation.port_owner import free_port, owned_host
 from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.runtime.proxy.model_proxy import Grant, ModelProxy
@@ -111,7 +111,7 @@ class HttpAgentServer:
                 raise AgentRunError(
                     f"agent {self.name!r}: the server exited with code "
                     f"{self._process.returncode} before {self.ready_url} answered"
-                    + await self._stderr_hint()
+                    + await last_stderr_line(self._logs[1], self.kill_grace)
                 )
             with contextlib.suppress(HttpFailure):
                 reply = await self._client.get(self.ready_url, timeout_seconds=POLL_SECONDS * 5)
@@ -147,17 +147,6 @@ class HttpAgentServer:
             return self.url
         shown = f"[{host}]" if ":" in host else host
         return urlunsplit(parts._replace(netloc=f"{shown}:{self.port}"))
-
-    async def _stderr_hint(self) -> str:
-        if not self._logs:
-            return ""
-        try:
-            async with asyncio.timeout(self.kill_grace + 1):
-                data = await self._logs[1]
-        except TimeoutError:
-            return ""
-        lines = tail_text(data, 500).strip().splitlines()
-        return f": {lines[-1]}" if lines else ""
 
     async def run(
         self,

@@ -233,6 +233,16 @@ def tail(data: bytes, limit: int = 4000) -> str:
     return text if len(text) <= limit else "…" + text[-limit:]
 
 
+async def last_stderr_line(stderr: asyncio.Task[bytes], grace: float) -> str:
+    """ ": " and the last line a program that ended wrote on stderr, for the sentence that says
+    it ended; "" when it wrote none, or a process that left its group holds stderr open."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(grace + 1):
+            lines = tail(await stderr, 500).strip().splitlines()
+            return f": {lines[-1]}" if lines else ""
+    return ""
+
+
 async def read_tail(stream: asyncio.StreamReader | None, keep: int = 64 * 1024) -> bytes:
     """Drain a stream to its end, keeping only its last `keep` bytes."""
     if stream is None:

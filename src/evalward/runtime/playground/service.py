@@ -27,7 +27,14 @@ from evalward.errors import (
 from evalward.http.client import HttpClient, Reply
 from evalward.resources.playground import McpReady, ServicePart
 from evalward.rundata.playground_state import PlaygroundState, shared_with
-from evalward.runtime.agents.process import kill_group, limited_env, read_tail, spawn, tail
+from evalward.runtime.agents.process import (
+    kill_group,
+    last_stderr_line,
+    limited_env,
+    read_tail,
+    spawn,
+    tail,
+)
 from evalward.runtime.isolation.port_owner import (
     free_port,
     loopback_listeners,
@@ -69,11 +76,7 @@ class Service:
     async def stderr_tail(self, grace: float) -> str:
         if self.process.returncode is None:
             return ""
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(grace + 1):
-                lines = tail(await self.logs[1], 500).strip().splitlines()
-                return f": {lines[-1]}" if lines else ""
-        return ""
+        return await last_stderr_line(self.logs[1], grace)
 
 
 class ServiceRun(PlaygroundPart[ServicePart]):
