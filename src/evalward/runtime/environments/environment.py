@@ -127,7 +127,7 @@ class EnvironmentStore:
         """Refuse, before anything runs, an environment this machine cannot build."""
         uv_binary()
         if spec.node is not None:
-            node_tools(env.get("PATH", os.defpath))
+            node_tools(env)
 
     async def provide(self, request: EnvironmentRequest) -> Packages:
         """The agent's packages: built, restored from the cache, or already here."""
@@ -171,7 +171,7 @@ class EnvironmentStore:
                 "version": version,
             }
         if spec.node is not None:
-            node, npm = node_tools(request.env.get("PATH", os.defpath))
+            node, npm = node_tools(request.env)
             versions = [await _version(node), await _version(npm)]
             material["node"] = {"file": spec.node, "node": versions[0], "npm": versions[1]}
         return material
@@ -278,7 +278,7 @@ class EnvironmentStore:
                 installer, self._uv(user), spec.python, source, build / "venv", interpreter
             )
         if spec.node is not None:
-            await _install_node(installer, spec.node, source, build / "node_modules", request.env)
+            await _install_node(installer, spec.node, source, build / "node_modules")
         if spec.python is not None:
             # Once every install step is over (a later one may change what an earlier left).
             editable = await asyncio.to_thread(editable_installs, build / "venv")
@@ -324,10 +324,8 @@ async def _install_python(
         )
 
 
-async def _install_node(
-    installer: Installer, named: str, source: Path, target: Path, env: Mapping[str, str]
-) -> None:
-    _, npm = node_tools(env.get("PATH", os.defpath))
+async def _install_node(installer: Installer, named: str, source: Path, target: Path) -> None:
+    _, npm = node_tools(installer.env)
     folder = source / _folder(named)
     lock = any((folder / n).is_file() for n in LOCK_FILES["package.json"])
     command = "ci" if lock else "install"

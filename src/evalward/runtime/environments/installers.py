@@ -242,8 +242,9 @@ def runnable_copy(program: Path, tools: Path) -> Path:
     return target
 
 
-def node_tools(path: str) -> tuple[str, str]:
+def node_tools(env: Mapping[str, str]) -> tuple[str, str]:
     """`node` and `npm` on the workflow's PATH, or a ConfigError naming the image to use."""
+    path = env.get("PATH", os.defpath)
     node, npm = shutil.which("node", path=path), shutil.which("npm", path=path)
     if node is None or npm is None:
         raise ConfigError(
