@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from evalward.errors import NotCommitted, PlaygroundError, TreeError
 from evalward.files.committed import RepoFiles
-from evalward.files.trees import TreeBounds, remove_tree
+from evalward.files.trees import FOLDER, TreeBounds, remove_tree
 from evalward.resources.playground import PartKind, PartSettings, Playground
 from evalward.rundata.playground_state import KeptPairs, PlaygroundState
 from evalward.runtime.isolation.sandbox import Sandbox
@@ -167,14 +167,14 @@ def _remove_named(folder: Path, names: list[str]) -> None:
     thread, the hand-over there and back cost each run more CPU than the calls (a SQLite
     playground's run one at a time added 1.09 ms of CPU with it, 0.62 without:
     docs/benchmarks.md)."""
-    top = os.open(folder, _FOLDER)
+    top = os.open(folder, FOLDER)
     try:
         for name in names:
             *inner, last = name.rstrip("/").split("/")
             at = top
             try:
                 for step in inner:
-                    here = os.open(step, _FOLDER, dir_fd=at)
+                    here = os.open(step, FOLDER, dir_fd=at)
                     if at != top:
                         os.close(at)
                     at = here
@@ -185,9 +185,6 @@ def _remove_named(folder: Path, names: list[str]) -> None:
     finally:
         os.close(top)
     folder.rmdir()
-
-
-_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from evalward.files.trees import FOLDER
 from evalward.rundata.playground_state import PlaygroundState, QueryAnswer, derived, shared_with
 from evalward.runtime.playground.base import LivePlayground
 from evalward.runtime.playground.sqlite_changes import TemplatePages, apply, changes, index_template
@@ -40,7 +41,6 @@ MAX_ROWS = 100_000
 QUERY_SECONDS = 10.0
 _ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
 _NOFOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
-_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 KNOWN_INLINE_BYTES = 64 * 1024
 """A template image up to this size is compared with a run's database on the event loop."""
 DETERMINISTIC = frozenset(
@@ -327,10 +327,10 @@ def _open_under(root: Path, parts: tuple[str, ...]) -> int:
 def _open_folders(root: Path, parts: tuple[str, ...]) -> int:
     """A descriptor of the folder root/parts…, every component opened without following a
     link."""
-    folder = os.open(root, _FOLDER)
+    folder = os.open(root, FOLDER)
     try:
         for part in parts:
-            inner = os.open(part, _FOLDER, dir_fd=folder)
+            inner = os.open(part, FOLDER, dir_fd=folder)
             os.close(folder)
             folder = inner
     except BaseException:
