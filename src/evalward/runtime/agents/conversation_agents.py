@@ -95,10 +95,8 @@ def settle_turn(trace: Trace, turn: int, text: str, observer: TrafficObserver | 
 
 def turn_final(trace: Trace, turn: int) -> str:
     """The content of `turn`'s `final` step ("" when it has none)."""
-    for step in reversed(trace.steps):
-        if step.turn == turn and step.type is StepType.final:
-            return step.content
-    return ""
+    finals = (s for s in reversed(trace.steps) if s.turn == turn and s.type is StepType.final)
+    return next((step.content for step in finals), "")
 
 
 @dataclass(frozen=True)
