@@ -29,10 +29,9 @@ MAX_RECORD_BYTES = 1024 * 1024
 
 
 def everything(folder: Path) -> list[Path]:
-    found: list[Path] = []
-    for where, folders, files in os.walk(folder):
-        found += [Path(where) / name for name in (*folders, *files)]
-    return found
+    return [
+        Path(at) / name for at, folders, files in os.walk(folder) for name in (*folders, *files)
+    ]
 
 
 def copy_source(source: Path, target: Path, not_copied: frozenset[str]) -> None:
