@@ -138,7 +138,7 @@ class Installer:
     async def _wait(self, process: asyncio.subprocess.Process, argv: Sequence[str]) -> Finished:
         output = asyncio.create_task(read_tail(process.stdout))
         try:
-            async with asyncio.timeout_at(self._loop_deadline()):
+            async with asyncio.timeout(max(0.0, self.deadline - time.monotonic())):
                 too_large = await self._wait_within_bounds(process)
         except TimeoutError:
             await kill_group(process, 1.0)
@@ -175,10 +175,6 @@ class Installer:
         if watcher.done() and not watcher.cancelled() and not ended.done():
             return watcher.result()
         return None
-
-    def _loop_deadline(self) -> float:
-        loop = asyncio.get_running_loop()
-        return loop.time() + max(0.0, self.deadline - time.monotonic())
 
     async def check(self, argv: Sequence[str], cwd: Path, extra: Mapping[str, str] = {}) -> str:
         """Run a command that must succeed; its output, or an AgentRunError quoting it."""
