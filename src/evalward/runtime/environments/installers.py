@@ -141,7 +141,6 @@ class Installer:
             async with asyncio.timeout(max(0.0, self.deadline - time.monotonic())):
                 too_large = await self._wait_within_bounds(process)
         except TimeoutError:
-            await kill_group(process, 1.0)
             raise AgentRunError(
                 f"{self.declared}the install did not finish within {self.timeout:g} s "
                 f"({Path(argv[0]).name} was still running), {self.cap.told()}"
