@@ -128,8 +128,7 @@ class UserSimulator:
         if self.allowance is not None and not response.cached and not self.providers.override:
             self.allowance.spend(response.usage.cost_usd)  # a mock script's reply is free
         trace.user_calls += 0 if response.cached else 1
-        usage = trace.user_usage or Usage()
-        trace.user_usage = usage + response.usage
+        trace.user_usage = (trace.user_usage or Usage()) + response.usage
         text = response.content.strip()
         if response.tool_calls or response.truncated or not text:
             why = (
