@@ -42,9 +42,7 @@ async def run_declarative(
 
 def opening_messages(agent: ResolvedAgent) -> list[ChatMessage]:
     """What every conversation with the agent starts with: its system prompt."""
-    if not agent.system_prompt:
-        return []
-    return [ChatMessage(role="system", content=agent.system_prompt)]
+    return [ChatMessage(role="system", content=agent.system_prompt)] if agent.system_prompt else []
 
 
 async def continue_declarative(
