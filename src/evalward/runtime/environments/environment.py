@@ -142,12 +142,11 @@ class EnvironmentStore:
 
     async def _material(self, request: EnvironmentRequest) -> dict[str, Any]:
         spec = request.spec
-        user = request.user
         material: dict[str, Any] = {
             "layout": LAYOUT,
             "scope": self.scope,
             "side": request.side,
-            "user": [user.uid, user.gid] if user else None,
+            "user": [request.user.uid, request.user.gid] if request.user else None,
             "commit": request.commit or _commit(request.checkout),
             "files": await asyncio.to_thread(_file_hashes, request, spec.files()),
             "platform": [platform.machine(), *platform.libc_ver()],

@@ -67,13 +67,12 @@ class ServiceEnvironments:
         assert store is not None, "asked only with a store"
         installer_env = limited_env(env, installer_env_names(frozenset()), sandbox=sandbox)
         store.check(spec, installer_env)
-        source = sandbox.working_copy(world)
         request = EnvironmentRequest(
             agent=label,
             side=sandbox.side,
             spec=spec,
             checkout=world,
-            source=source,
+            source=sandbox.working_copy(world),
             not_copied=sandbox.not_copied,
             user=sandbox.user,
             env=installer_env,
