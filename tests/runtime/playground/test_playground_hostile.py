@@ -302,3 +302,46 @@ def test_an_http_agent_finds_each_runs_playground_in_its_request(
     assert fixtures[0]["output"] != fixtures[1]["output"]  # one folder per run
     finals = [json.loads(f["playground"]["final"])["files"]["done.txt"] for f in fixtures]
     assert finals == [f"served-world in {f['output']}" for f in fixtures]
+
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{n}: &{n} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+    for p, n in zip("abcdefgh", "bcdefghi", strict=True)
+)
+"""A snapshot whose aliases expand to 10⁹ values: small as text, endless to walk."""
+
+
+@pytest.mark.parametrize(
+    ("snapshot", "text", "said"),
+    [
+        ("snap.yaml", BOMB, "aliases expand to more than"),
+        ("snap.yaml", "[" * 20_000 + "]" * 20_000, "nested more than 100 levels deep"),
+        ("snap.json", "[" * 200_000 + "]" * 200_000, "JSON nested too deeply"),
+        ("snap.json", "[" * 150 + "]" * 150, "JSON nested more than 100 deep"),
+    ],
+    ids=["alias-bomb", "deep-yaml", "deep-json", "json-past-the-bound"],
+)
+def test_a_snapshot_the_pull_request_writes_to_be_endless_fails_its_run_saying_why(
+    repo: GitRepo, tmp_path: Path, snapshot: str, text: str, said: str
+) -> None:
+    """The files a `stateSnapshot` compares with are the commit's: one made to be walked
+    forever (aliases of aliases) or to nest past what a parser recurses through is refused
+    as a snapshot that does not load, naming it, not walked and not a crash."""
+    write_repo(
+        repo,
+        1,
+        [
+            fixture(
+                "endless",
+                "    files: { seed: world/files }",
+                f"{{type: stateSnapshot, at: files, snapshot: {snapshot}}}",
+            ),
+        ],
+    )
+    repo.commit("snapshot", {snapshot: text})
+    code, output, fixtures = run(repo, tmp_path)
+    assert code == 1, output
+    (result,) = fixtures
+    assert result["status"] == "error"  # an assertion that cannot be decided: never a pass
+    assert f"the snapshot {snapshot!r} does not load" in result["message"], result["message"]
+    assert said in result["message"], result["message"]

@@ -10,13 +10,13 @@ PlaygroundError naming the playground: the run's error, never a pass.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
-from evalward.errors import PlaygroundError
+from evalward.errors import PlaygroundError, YamlSyntaxError
 from evalward.rundata.playground_state import PlaygroundState, SnapshotMissing, json_size
 from evalward.runtime.playground.base import STATE_CHARS, LivePlayground, seed_text
+from evalward.text import jsontext
 
 
 async def capture(
@@ -40,16 +40,23 @@ async def capture(
 
 
 def _snapshot(live: LivePlayground, path: str) -> Any:
+    """A snapshot file of the side's commit as data, or why it is none. The commit is the pull
+    request's on its head: a file made to nest past what a parser or the comparison recurses
+    through, or whose aliases expand without end, is refused as one that does not load
+    (`MAX_DEPTH` levels, as a resource's YAML; `sqlite_seed.parse_yaml`'s shape check)."""
     # lazy: PyYAML costs about 10 ms of start-up, and only a YAML snapshot needs it
     import yaml
 
-    # lazy: it imports PyYAML
-    from evalward.resources import yaml12
+    # lazy: they import PyYAML
+    from evalward.resources.yamlsource import MAX_DEPTH
+    from evalward.runtime.playground.sqlite_seed import parse_yaml
 
     try:
         text = seed_text(live, path)  # the gate's commit's, through the door
-        return json.loads(text) if path.endswith(".json") else yaml12.load(text)
+        if path.endswith(".json"):
+            return jsontext.loads(text, max_depth=MAX_DEPTH, finite=False)
+        return parse_yaml(text)
     except PlaygroundError as exc:
         return SnapshotMissing(str(exc))
-    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError, YamlSyntaxError) as exc:
         return SnapshotMissing(f"the snapshot {path!r} does not load: {exc}")
