@@ -218,11 +218,7 @@ def parse_documents(text: str) -> list[Document]:
             column,
         ) from None
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        problem = exc.problem or str(exc)
-        if mark is None:
-            raise YamlSyntaxError(f"invalid YAML: {problem}", None, None) from None
-        raise YamlSyntaxError(f"invalid YAML: {problem}", mark.line + 1, mark.column + 1) from None
+        raise _invalid(exc.problem or str(exc), exc.problem_mark or exc.context_mark) from None
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(f"invalid YAML: {exc}", None, None) from None
     finally:
@@ -334,19 +330,19 @@ def _check_events(text: str, loader: type[yaml.SafeLoader]) -> None:
             size = sizes.get(str(event.anchor), 1)
             expanded += size
             if expanded > MAX_EXPANDED + plain:
-                raise _shape_error(
+                raise _invalid(
                     f"aliases expand to more than {MAX_EXPANDED} values (an alias bomb?); "
                     "write the repeated values out, or alias fewer of them",
-                    event,
+                    event.start_mark,
                 )
             if stack:
                 stack[-1] = (stack[-1][0], stack[-1][1] + size)
         elif isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):
             stack.append((event.anchor, 1))
             if len(stack) > MAX_DEPTH:
-                raise _shape_error(
+                raise _invalid(
                     f"collections nested more than {MAX_DEPTH} levels deep; flatten the document",
-                    event,
+                    event.start_mark,
                 )
         elif isinstance(event, yaml.SequenceEndEvent | yaml.MappingEndEvent):
             anchor, size = stack.pop()
@@ -363,9 +359,9 @@ def _check_events(text: str, loader: type[yaml.SafeLoader]) -> None:
                 stack[-1] = (stack[-1][0], stack[-1][1] + 1)
 
 
-def _shape_error(problem: str, event: yaml.Event) -> YamlSyntaxError:
-    mark = event.start_mark
-    if mark is None:  # pragma: no cover - libyaml marks every event
+def _invalid(problem: str, mark: yaml.Mark | yaml._yaml.Mark | None) -> YamlSyntaxError:
+    """The error of invalid YAML, at `mark` (1-based) when the parser gave one."""
+    if mark is None:
         return YamlSyntaxError(f"invalid YAML: {problem}", None, None)
     return YamlSyntaxError(f"invalid YAML: {problem}", mark.line + 1, mark.column + 1)
 
