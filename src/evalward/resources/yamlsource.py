@@ -335,8 +335,6 @@ def _check_events(text: str, loader: type[yaml.SafeLoader]) -> None:
                     "write the repeated values out, or alias fewer of them",
                     event.start_mark,
                 )
-            if stack:
-                stack[-1] = (stack[-1][0], stack[-1][1] + size)
         elif isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):
             stack.append((event.anchor, 1))
             if len(stack) > MAX_DEPTH:
@@ -344,19 +342,16 @@ def _check_events(text: str, loader: type[yaml.SafeLoader]) -> None:
                     f"collections nested more than {MAX_DEPTH} levels deep; flatten the document",
                     event.start_mark,
                 )
-        elif isinstance(event, yaml.SequenceEndEvent | yaml.MappingEndEvent):
-            anchor, size = stack.pop()
+            continue
+        elif isinstance(event, yaml.SequenceEndEvent | yaml.MappingEndEvent | yaml.ScalarEvent):
+            anchor, size = (event.anchor, 1) if isinstance(event, yaml.ScalarEvent) else stack.pop()
             plain += 1
             if anchor is not None:
                 sizes[anchor] = size
-            if stack:
-                stack[-1] = (stack[-1][0], stack[-1][1] + size)
-        elif isinstance(event, yaml.ScalarEvent):
-            plain += 1
-            if event.anchor is not None:
-                sizes[event.anchor] = 1
-            if stack:
-                stack[-1] = (stack[-1][0], stack[-1][1] + 1)
+        else:
+            continue
+        if stack:  # what an alias, a scalar or a closed collection stands for counts in its parent
+            stack[-1] = (stack[-1][0], stack[-1][1] + size)
 
 
 def _invalid(problem: str, mark: yaml.Mark | yaml._yaml.Mark | None) -> YamlSyntaxError:
