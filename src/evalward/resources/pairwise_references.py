@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from evalward.resources.models import Eval, EvalFixture
-from evalward.resources.problems import did_you_mean
 from evalward.resources.resource_set import Located, ProblemReporter, ResourceSet
 from evalward.resources.yamlsource import PathKey
 
@@ -95,15 +94,8 @@ def _calibration(
     said = f"Eval {name!r} names JudgeCalibration {calibration!r} for its pairwise judge"
     found = result.calibrations.get(calibration)
     if found is None:
-        broken = result.not_loaded.get(("JudgeCalibration", calibration))
-        if broken is not None:
-            report(located, at, f"{said}, which is invalid: see {broken.where}", consequence=True)
-            return
-        report(
-            located,
-            at,
-            f"{said}, which is not defined{did_you_mean(calibration, result.calibrations)}",
-        )
+        end, follows = result.unresolved("JudgeCalibration", calibration, result.calibrations)
+        report(located, at, f"{said}{end}", consequence=follows)
         return
     if not found.resource.spec.pairs:
         report(

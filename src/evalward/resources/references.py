@@ -4,7 +4,6 @@ repository and are there (paths are from the repository root: files/inside.py)."
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from evalward.errors import NotCommitted, OutsideRepository, Problem
@@ -15,23 +14,12 @@ from evalward.resources.assertions import JudgeAssertion
 from evalward.resources.common import AGENTV_DEFAULT_TARGET
 from evalward.resources.models import EvalFixture
 from evalward.resources.pairwise_references import check_pairwise_references
-from evalward.resources.problems import did_you_mean
 from evalward.resources.resource_set import Located, ProblemReporter, ResourceSet
 from evalward.resources.unread_settings import check_unread_settings
 from evalward.resources.yamlsource import PathKey
 from evalward.text.escaping import printable
 
 FROM_ROOT = " (paths in a resource are from the repository root)"
-
-
-def _missing(result: ResourceSet, kind: str, name: str, names: Iterable[str]) -> tuple[str, bool]:
-    """How a reference to `name`, a `kind` that is not in `names`, ends its message, and
-    whether it is the consequence of another problem: a resource that does not load is
-    invalid, where its own problem says why (never "not defined", nor another's name)."""
-    broken = result.not_loaded.get((kind, name))
-    if broken is not None:
-        return f", which is invalid: see {broken.where}", True
-    return f", which is not defined{did_you_mean(name, names)}", False
 
 
 def _check_paths(result: ResourceSet, report: ProblemReporter) -> None:
@@ -189,7 +177,7 @@ def check_references(
     for name, located in sorted(result.evals.items()):
         spec = located.resource.spec
         if spec.target_agent not in result.agents:
-            end, follows = _missing(result, "Agent", spec.target_agent, result.agents)
+            end, follows = result.unresolved("Agent", spec.target_agent, result.agents)
             report(
                 located,
                 ("spec", "targetAgent"),
@@ -198,7 +186,7 @@ def check_references(
             )
         for index, fixture in enumerate(spec.fixtures):
             if fixture not in result.fixtures:
-                end, follows = _missing(result, "EvalFixture", fixture, result.fixtures)
+                end, follows = result.unresolved("EvalFixture", fixture, result.fixtures)
                 report(
                     located,
                     ("spec", "fixtures", index),
@@ -207,7 +195,7 @@ def check_references(
                 )
         calibration = spec.judge.calibration
         if calibration and calibration not in result.calibrations:
-            end, follows = _missing(result, "JudgeCalibration", calibration, result.calibrations)
+            end, follows = result.unresolved("JudgeCalibration", calibration, result.calibrations)
             report(
                 located,
                 ("spec", "judge", "calibration"),
@@ -244,7 +232,7 @@ def _check_fixture_targets(result: ResourceSet, report: ProblemReporter) -> None
             if name not in selected:
                 continue
         field = "its `execution.target`" if agentv else "its targetAgent"
-        end, follows = _missing(result, "Agent", target, result.agents)
+        end, follows = result.unresolved("Agent", target, result.agents)
         report(
             located,
             () if agentv else ("spec", "targetAgent"),

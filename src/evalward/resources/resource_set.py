@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from evalward.errors import Problem
 from evalward.files.committed import RepoFiles
 from evalward.resources.models import KINDS, Agent, Eval, EvalFixture, JudgeCalibration
+from evalward.resources.problems import did_you_mean
 from evalward.resources.yamlsource import PathKey
 from evalward.text.escaping import printable
 
@@ -109,6 +110,15 @@ class ResourceSet:
         found = NotLoaded.of(data, file, problems)
         if found is not None:
             self.not_loaded.setdefault(*found)
+
+    def unresolved(self, kind: str, name: str, names: Iterable[str]) -> tuple[str, bool]:
+        """How a reference to `name`, a `kind` that is not in `names`, ends its message, and
+        whether it is the consequence of another problem: a resource that does not load is
+        invalid, where its own problem says why (never "not defined", nor another's name)."""
+        broken = self.not_loaded.get((kind, name))
+        if broken is not None:
+            return f", which is invalid: see {broken.where}", True
+        return f", which is not defined{did_you_mean(name, names)}", False
 
     def fixtures_of(self, eval_def: Eval) -> list[Located[EvalFixture]]:
         """The union of the Eval's label selector and explicit list, in a stable order.
