@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from evalward.errors import NotCommitted
 from evalward.files.committed import RepoFiles
@@ -35,6 +35,8 @@ MAX_ENVIRONMENT_FILE_BYTES = 16 * 1024 * 1024
 
 if TYPE_CHECKING:
     import yaml
+
+Code = TypeVar("Code", bound=CodeSource)
 
 FileTexts = dict[str, str | None]
 """Repository paths and their text (None: not there), read once per load: the fixtures that
@@ -55,14 +57,11 @@ def embed_scorers(
         spec_update["assertions"] = assertions
     for key, name in (("scoring_function", "scoringFunction"), ("transform", "transform")):
         code = getattr(fixture.spec, key)
-        if code is not None:
-            loaded = reading.text_of(code, ("spec", name))
-            if loaded:
-                spec_update[key] = code.model_copy(update=loaded)
-    if not spec_update:
-        return fixture, reading.problems, reading.reads
-    spec = fixture.spec.model_copy(update=spec_update)
-    return fixture.model_copy(update={"spec": spec}), reading.problems, reading.reads
+        if code is not None and (read := reading.with_text(code, ("spec", name))) is not code:
+            spec_update[key] = read
+    if spec_update:
+        fixture = fixture.model_copy(update={"spec": fixture.spec.model_copy(update=spec_update)})
+    return fixture, reading.problems, reading.reads
 
 
 class _Reading:
@@ -85,7 +84,7 @@ class _Reading:
             if members != assertion.assertions:
                 update["assertions"] = members
         if isinstance(assertion, CodeAssertion):
-            update |= self.text_of(assertion, at)
+            assertion = self.with_text(assertion, at)
             if assertion.environment is not None:
                 found = self.environment(assertion, at)
                 if isinstance(found, dict):
@@ -93,23 +92,23 @@ class _Reading:
                     update["environment_digest"] = _digest(assertion, found)
                 else:
                     self.problems.append(found)
-        if assertion.transform is not None:
-            loaded = self.text_of(assertion.transform, (*at, "transform"))
-            if loaded:
-                update["transform"] = assertion.transform.model_copy(update=loaded)
+        if (transform := assertion.transform) is not None:
+            read = self.with_text(transform, (*at, "transform"))
+            if read is not transform:
+                update["transform"] = read
         return assertion.model_copy(update=update) if update else assertion
 
-    def text_of(self, code: CodeSource, at: PathKey) -> dict[str, object]:
-        """`{file_text: ...}` for code written in a file (nothing when inline, or with a problem
-        at its `file`), noting the paths read."""
+    def with_text(self, code: Code, at: PathKey) -> Code:
+        """`code` with the text of its file (`file_text`): unchanged when inline, or with a
+        problem at its `file`; the paths read are noted."""
         if code.file is None:
-            return {}
+            return code
         self.reads.update(looked_up(self.door.root, code.path))
         try:
-            return {"file_text": _read(self.door, code.path)}
+            return code.model_copy(update={"file_text": _read(self.door, code.path)})
         except ValueError as exc:
             self.problems.append(((*at, "file"), f"{exc}"))
-            return {}
+            return code
 
     def environment(self, assertion: CodeAssertion, where: PathKey) -> FileTexts | ScorerProblem:
         """The text of the environment's files (the files it names must be there, their locks
