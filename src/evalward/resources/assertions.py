@@ -16,6 +16,7 @@ from evalward.resources.assertion_base import AssertionBase
 from evalward.resources.code_scorer import CodeAssertion
 from evalward.resources.patterns import Pattern, compiled_pattern
 from evalward.resources.state_assertions import (
+    STATE_TYPES,
     FileStateAssertion,
     SqlAssertion,
     StateSnapshotAssertion,
@@ -296,16 +297,13 @@ class AssertSetAssertion(AssertionBase):
     @field_validator("assertions")
     @classmethod
     def _no_state(cls, assertions: list[Assertion]) -> list[Assertion]:
-        state = [a.type for a in flatten(assertions) if a.type in STATE_TYPES]
+        state = [a.type for a in flatten(assertions) if isinstance(a, STATE_TYPES)]
         if state:
             raise ValueError(
                 f"a `{state[0]}` criterion reads the playground's state: put it beside the "
                 "group, in the fixture's assertions"
             )
         return assertions
-
-
-STATE_TYPES = {"stateValue", "sql", "fileState", "stateSnapshot", "stateUnchanged"}
 
 
 Assertion = Annotated[
