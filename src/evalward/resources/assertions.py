@@ -22,6 +22,7 @@ from evalward.resources.state_assertions import (
     StateSnapshotAssertion,
     StateUnchangedAssertion,
     StateValueAssertion,
+    valid_pattern,
 )
 
 
@@ -56,11 +57,7 @@ class RegexAssertion(AssertionBase):
     field: str | None = None
     _compiled: Pattern | None = PrivateAttr(default=None)
 
-    @field_validator("pattern")
-    @classmethod
-    def _compiles(cls, pattern: str) -> str:
-        compiled_pattern(pattern)
-        return pattern
+    _compiles = field_validator("pattern")(valid_pattern)
 
     @model_validator(mode="after")
     def _keep_compiled(self) -> RegexAssertion:

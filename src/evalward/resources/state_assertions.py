@@ -24,7 +24,7 @@ def _one_of(model: Any, names: tuple[str, ...], what: str) -> None:
         raise ValueError(f"{what} needs exactly one of {shown}; it has {len(given)}")
 
 
-def _pattern(pattern: str | None) -> str | None:
+def valid_pattern(pattern: str | None) -> str | None:
     if pattern is not None:
         compiled_pattern(pattern)
     return pattern
@@ -54,7 +54,7 @@ class StateValueAssertion(AssertionBase):
             raise ValueError("a `stateValue` assertion needs `at`, `file` or both")
         return self
 
-    _compiles = field_validator("matches")(_pattern)
+    _compiles = field_validator("matches")(valid_pattern)
 
 
 class SqlAssertion(AssertionBase):
