@@ -105,6 +105,6 @@ class PairExample(Model):
     """A labelled pair: two answers to one input, and which one a person prefers."""
 
     input: dict[str, Any] | str
-    output_a: str = Field(alias="outputA")
-    output_b: str = Field(alias="outputB")
+    output_a: str
+    output_b: str
     human_preference: Literal["A", "B", "tie"]
