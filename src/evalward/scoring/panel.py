@@ -43,7 +43,7 @@ from evalward.scoring.judge import (
     ask_judge,
     check_evidence,
 )
-from evalward.scoring.reps import at_least
+from evalward.scoring.reps import TOLERANCE, at_least
 
 NOT_SCORED = "not scored: "
 """How a judge assertion's message starts when its judge could not be calibrated."""
@@ -52,8 +52,6 @@ NOT_JUDGED = (
     "verdict reads the base)"
 )
 """A base run's judge assertion left unasked under adaptive reps with a pairwise judge."""
-MARGIN_TOLERANCE = 1e-9
-"""Scores are floats: 0.9 − 0.6 computed as 0.30000000000000004 is not beyond a 0.3 margin."""
 
 
 @dataclass(frozen=True)
@@ -213,7 +211,7 @@ class EvalJudge:
         if primary_score is None or check.score is None:
             return check
         delta = check.score - primary_score
-        disagrees = abs(delta) > self.margin + MARGIN_TOLERANCE
+        disagrees = abs(delta) > self.margin + TOLERANCE  # 0.9 − 0.6 is no more than 0.3
         update: dict[str, object] = {"delta": delta, "disagrees": disagrees}
         if disagrees:
             update["message"] = (
