@@ -4,6 +4,7 @@ lines says it. Every text from the diff or the run is escaped as the comment's i
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import quote
@@ -11,6 +12,7 @@ from urllib.parse import quote
 from evalward.attribution.found import Finding, RunAttribution
 from evalward.attribution.hunks import Hunk, in_diff_order
 from evalward.attribution.search import NotAttributable, Tried
+from evalward.errors import printable
 from evalward.text.escaping import code_span, inline
 
 
@@ -42,19 +44,23 @@ def finding_text(found: Finding, hunk: Hunk, evidence: Mapping[tuple[str, str], 
 
 
 def hunk_place(hunk: Hunk) -> str:
-    """`path:line` or `path:first-last` (the path alone where the head has no line)."""
+    """`path:line` or `path:first-last` (the path alone where the head has no line), the
+    path as `printable` shows a name (it is the pull request's bytes)."""
     lines = str(hunk.first) if hunk.first == hunk.last else f"{hunk.first}-{hunk.last}"
-    return f"{hunk.path}:{lines}" if hunk.first else hunk.path
+    path = printable(hunk.path)
+    return f"{path}:{lines}" if hunk.first else path
 
 
 def hunk_link(hunk: Hunk, *, server: str, repository: str, head_sha: str) -> str:
     """The hunk as `path:line` (a link to those lines of the head's file where the
-    repository is known), escaped."""
+    repository is known), escaped; the link's path is the file name's bytes, quoted as a
+    URL quotes them."""
     text = code_span(hunk_place(hunk), 120)
     if not (server and repository and head_sha) or not hunk.first:
         return text
     anchor = f"#L{hunk.first}" + (f"-L{hunk.last}" if hunk.last != hunk.first else "")
-    url = f"{server}/{quote(repository)}/blob/{quote(head_sha)}/{quote(hunk.path)}{anchor}"
+    path = quote(os.fsencode(hunk.path))
+    url = f"{server}/{quote(repository)}/blob/{quote(head_sha)}/{path}{anchor}"
     return f"[{text}]({url})"
 
 
