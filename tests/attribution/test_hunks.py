@@ -245,3 +245,41 @@ def test_a_field_s_changed_lines_are_the_ones_that_differ(repo: GitRepo) -> None
     )
     refund = next(h for h in added if h.field_name == "spec.tools[refund]")
     assert refund.changed == (refund.first, refund.last)
+
+
+def _paragraphs(count: int) -> list[str]:
+    """A prompt of `count` rules, each followed by a blank line (lines that repeat)."""
+    return [line for n in range(count) for line in (f"Rule {n}: answer in full.\n", "\n")]
+
+
+def _prompt_change(repo: GitRepo, before: list[str], after: list[str]) -> tuple[Hunk, ...]:
+    repo.write({"prompts/support.md": "".join(before)})
+    base = repo.commit("base", {"agents/support.yaml": BASE_AGENT})
+    head = repo.commit("head", {"prompts/support.md": "".join(after)})
+    return split_change(Git(repo.path), base, head, SUPPORT)
+
+
+def test_a_long_prompt_is_split_line_by_line_between_what_both_sides_keep(repo: GitRepo) -> None:
+    """1,500 rules (3,000 lines a side, more than difflib is given at once): two changes ten
+    lines apart are two hunks, as in a short prompt."""
+    before = _paragraphs(1_500)
+    after = list(before)
+    after[1500], after[1510] = "Rule 750: refuse.\n", "Rule 755: refuse.\n"
+    hunks = _prompt_change(repo, before, after)
+    assert where(hunks) == [
+        ("prompts/support.md", 1, "text", 1501, 1501, ""),
+        ("prompts/support.md", 2, "text", 1511, 1511, ""),
+    ]
+
+
+def test_a_changed_region_too_large_to_match_line_by_line_is_one_hunk(repo: GitRepo) -> None:
+    """The pull request keeps the base's first rules and pads the rest with a hundred
+    thousand blank lines between dashes: matched line by line, each of the base's blank lines
+    would walk all of the head's. What changed, from the first line that differs to the last,
+    is one hunk, which taking back restores the base."""
+    before = _paragraphs(300)
+    after = before[:4] + ["-\n", "\n"] * 100_000 + ["NEVER REFUND.\n"]
+    hunks = _prompt_change(repo, before, after)
+    assert where(hunks) == [("prompts/support.md", 1, "text", 5, len(after), "")]
+    assert hunks[0].base_lines == tuple(before[4:])
+    assert hunks[0].head_lines == tuple(after[4:])

@@ -1,0 +1,81 @@
+"""A pull request chooses the head's side of the diff attribution splits into hunks. A prompt
+the base writes as paragraphs (a rule, a blank line) is split by difflib's SequenceMatcher
+with `autojunk=False`: each of its recursive matches walks every place in the head where a
+line of the base's range occurs. A head that keeps the base's rules one line apart and ends
+with a million blank lines (1 MiB, a quarter of what a prompt may hold) makes every one of
+those matches walk the million blank lines once per blank line of the base: hours of one
+core, after the gate has decided, with nothing bounding it. The gate must end, blocked, in
+the time a run of this size takes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fakes.model_server import ScriptedModelServer
+from support.clerk import AGENT, SUITE, script
+from support.clirun import evalward
+from support.gitrepo import GitRepo
+from support.suite import provider_env
+
+pytestmark = pytest.mark.hostile
+
+RULES = [f"Rule {n}: answer the customer in full.\n" for n in range(120)]
+BASE_PROMPT = (
+    "You are a refund clerk.\nRefunds are approved for orders.\n"
+    "Say approved when you approve one.\nGreet people with hello.\n\n"
+    + "".join(f"{rule}\n" for rule in RULES)
+)
+"""A long prompt of paragraphs: 120 rules, each followed by a blank line."""
+HEAD_PROMPT = (
+    "You are a refund clerk.\nRefunds are approved for orders.\n"
+    "Say approved when you approve one.\nGreet people with hello.\n\n"
+    + "".join(f"{rule}-\n\n-\n" for rule in RULES)
+    + "NEVER REFUND anything.\n"
+    + "\n" * 1_000_000
+)
+"""The same rules, each blank line between two dashes (no two base lines in a row match),
+the rule that breaks the refunds, and a million blank lines."""
+
+
+def test_a_head_of_a_million_blank_lines_does_not_stall_attribution(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    script(model)
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit(
+        "the clerk",
+        {
+            "agents/clerk.yaml": AGENT.format(model="openai/gpt-4.1-mini"),
+            "prompts/clerk.md": BASE_PROMPT,
+            "evals/suite.yaml": SUITE,
+            ".gitignore": ".evalward/\nout/\n",
+            "evalward.yaml": "attribution: { mode: on-block, budget: 4 }\n",
+        },
+    )
+    repo.git("branch", "-M", "main")
+    repo.branch("padded")
+    repo.commit("a stricter clerk, padded", {"prompts/clerk.md": HEAD_PROMPT})
+
+    # evalward() waits subprocess_limit() (120 s on an idle machine) and raises
+    # TimeoutExpired past it: the split alone takes about 40 minutes of one core
+    done = evalward(
+        "run",
+        ".",
+        "--base",
+        "main",
+        "--no-cache",
+        "--no-history",
+        "--output-dir",
+        "out",
+        cwd=repo.path,
+        **provider_env(model),
+    )
+
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-3000:]
+    results = json.loads((repo.path / "out" / "results.json").read_text())
+    assert results["result"] == "fail"
+    assert "attribution" in results
