@@ -15,7 +15,6 @@ door to a commit's files.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -39,6 +38,7 @@ from evalward.git import Git
 from evalward.plan.fingerprint import referenced_files
 from evalward.plan.plan import Plan, head_targets
 from evalward.resources import Agent, Located, ResourceSet
+from evalward.text import line_diff
 
 DIFF_CONTEXT = 3
 """The unchanged lines a pull request's diff shows either side of a change (git's default,
@@ -202,39 +202,12 @@ def _whole(path: str, before: str | None, after: str | None) -> Hunk:
     return Hunk(path, 1, "file", 1 if new else 0, len(new), tuple(old), tuple(new))
 
 
-MAX_DIFF_CELLS = 250_000
-"""The most lines of the base's text times the head's that difflib matches line by line. Its
-matching grows faster than their product where lines repeat (blank lines between
-paragraphs): 500 lines against 500 take it about two seconds at worst, and a head the pull
-request pads with a million blank lines would take hours, after the gate has decided.
-Beyond it, the lines both sides begin and end with are set aside first; a changed region
-still larger is one hunk whole."""
-
-
-def _changed_blocks(old: list[str], new: list[str]) -> list[tuple[int, int, int, int]]:
-    """Each changed block of lines (`old[i1:i2]` became `new[j1:j2]`), as difflib matches
-    them within `MAX_DIFF_CELLS` (above)."""
-    if len(old) * len(new) > MAX_DIFF_CELLS:
-        start = 0
-        while start < min(len(old), len(new)) and old[start] == new[start]:
-            start += 1
-        end = 0
-        while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
-            end += 1
-        i2, j2 = len(old) - end, len(new) - end
-        if (i2 - start) * (j2 - start) > MAX_DIFF_CELLS:
-            return [(start, i2, start, j2)]
-        inner = _changed_blocks(old[start:i2], new[start:j2])
-        return [(a + start, b + start, c + start, d + start) for a, b, c, d in inner]
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
-
-
 def text_hunks(path: str, before: str, after: str) -> list[Hunk]:
-    """Each contiguous changed block of lines from `before` to `after`, one hunk each."""
+    """Each contiguous changed block of lines from `before` to `after`, one hunk each (a
+    region too long to match line by line is one: `line_diff`)."""
     old, new = lines_of(before), lines_of(after)
     hunks: list[Hunk] = []
-    for i1, i2, j1, j2 in _changed_blocks(old, new):
+    for _, i1, i2, j1, j2 in line_diff.changed(old, new, autojunk=False):
         if j2 > j1:
             first, last = j1 + 1, j2
         else:  # a deletion: the head's line after it, or before it at the end

@@ -10,7 +10,6 @@ read at the same time, from evalward's own copy: each query's rows, each snapsho
 from __future__ import annotations
 
 import copy
-import difflib
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from typing import Any
 from pydantic import Field
 
 from evalward.rundata.record_model import RecordModel
+from evalward.text import line_diff
 
 RECORD_LIMIT = 16 * 1024
 """Characters of the final state a run record keeps, like the agent's output."""
@@ -151,19 +151,20 @@ def _hunk(
     budget[0] -= len(old) + len(new)
     lines.append(["@", f"@@ {where}"])
     indent = " " * len(at)
-    first = True
-    for line in difflib.unified_diff(_inner(old), _inner(new), lineterm="", n=2):
-        if line.startswith(("---", "+++")):
-            continue
-        if line.startswith("@@"):
-            if not first:
-                lines.append(["@", "…"])
-            first = False
-            continue
-        op, text = line[:1], indent + line[1:]
-        if len(text) > CHANGE_LINE_LIMIT:
-            text = text[:CHANGE_LINE_LIMIT] + "…"
-        lines.append([op, text])
+    was, now = _inner(old), _inner(new)
+    for number, group in enumerate(line_diff.grouped(was, now, context=2, autojunk=True)):
+        if number:
+            lines.append(["@", "…"])
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                said = [(" ", line) for line in was[i1:i2]]
+            else:
+                said = [("-", line) for line in was[i1:i2]] + [("+", line) for line in now[j1:j2]]
+            for op, line in said:
+                text = indent + line
+                if len(text) > CHANGE_LINE_LIMIT:
+                    text = text[:CHANGE_LINE_LIMIT] + "…"
+                lines.append([op, text])
 
 
 def _inner(text: str) -> list[str]:
