@@ -214,9 +214,12 @@ def partial(progress: RunProgress) -> Evaluation:
 
 def merge(request: RunRequest) -> Outcome:
     """The parts' results merged into the plan this merge computes itself from the base's
-    definitions (`shard_merge`), as the Outcome of the run they were split from."""
+    definitions (`shard_merge`), as the Outcome of the run they were split from. The merge
+    runs no agent, but its sandbox is readied as the parts' are: attribution runs variants
+    of the head in it once the merge has decided."""
     setup, progress, parts = request.setup, request.progress, request.parts
     assert parts is not None, "a merge is a request with parts"
+    ready_sandbox(setup)
     with expected(setup) as plan:
         evaluation = merge_parts(parts.paths, plan, parts.key, parts.check)
     progress.plan, progress.done = evaluation.plan, list(evaluation.fixtures)
