@@ -283,3 +283,57 @@ def test_a_changed_region_too_large_to_match_line_by_line_is_one_hunk(repo: GitR
     assert where(hunks) == [("prompts/support.md", 1, "text", 5, len(after), "")]
     assert hunks[0].base_lines == tuple(before[4:])
     assert hunks[0].head_lines == tuple(after[4:])
+
+
+DESK = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: desk }
+spec:
+  models: [openai/gpt-4.1-mini]
+  system: Answer the customer.
+  tools:
+    - name: t0
+      description: Look it up.
+      mock: { output: found }
+"""
+
+
+def _tools(count: int) -> str:
+    return "".join(
+        f"    - name: t{n}\n      description: Look it up.\n      mock: {{ output: found }}\n"
+        for n in range(1, count + 1)
+    )
+
+
+def test_an_agent_yaml_that_changes_more_fields_than_are_split_is_split_as_text(
+    repo: GitRepo,
+) -> None:
+    """Each field is found, and taken back, among all the others: a change of more than a
+    hundred fields is split as a text file is (here one block of added lines)."""
+    base = repo.commit("one tool", {"agents/desk.yaml": DESK})
+    head = repo.commit("more tools", {"agents/desk.yaml": DESK + _tools(150)})
+    hunks = split_change(Git(repo.path), base, head, AgentFiles("desk", "agents/desk.yaml"))
+    end = DESK.count("\n") + 3 * 150
+    assert where(hunks) == [("agents/desk.yaml", 1, "text", 11, end, "")]
+
+
+def test_an_agent_yaml_too_large_to_read_field_by_field_is_split_as_text(repo: GitRepo) -> None:
+    """A YAML over 256 KiB (ruamel, which keeps every comment and mark, would take seconds a
+    side): its changed lines are hunks of the file, not of the field they lie in."""
+    rules = "".join(f"    Rule {n}: answer the customer in full, politely.\n" for n in range(6_000))
+    agent = DESK.replace("  system: Answer the customer.\n", "  system: |\n" + rules)
+    assert len(agent) > 256 * 1024
+    base = repo.commit("a long prompt", {"agents/desk.yaml": agent})
+    changed = agent.replace("Rule 3000: answer", "Rule 3000: never answer")
+    head = repo.commit("one rule", {"agents/desk.yaml": changed})
+    hunks = split_change(Git(repo.path), base, head, AgentFiles("desk", "agents/desk.yaml"))
+    assert where(hunks) == [("agents/desk.yaml", 1, "text", 3007, 3007, "")]
+
+
+def test_an_agent_yaml_with_a_hundred_changed_fields_is_split_by_field(repo: GitRepo) -> None:
+    base = repo.commit("one tool", {"agents/desk.yaml": DESK})
+    head = repo.commit("more tools", {"agents/desk.yaml": DESK + _tools(100)})
+    hunks = split_change(Git(repo.path), base, head, AgentFiles("desk", "agents/desk.yaml"))
+    assert [h.kind for h in hunks] == ["field"] * 100
+    assert hunks[0].field_name == "spec.tools[t1]"

@@ -79,3 +79,56 @@ def test_a_head_of_a_million_blank_lines_does_not_stall_attribution(
     results = json.loads((repo.path / "out" / "results.json").read_text())
     assert results["result"] == "fail"
     assert "attribution" in results
+
+
+AGENT_HEAD = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: desk }
+spec:
+  models: [openai/gpt-4.1-mini]
+  system: Answer the customer.
+  tools:
+    - name: t0
+      description: Look it up.
+      mock: { output: found }
+"""
+
+
+def _split(git_dir: str, base: str, head: str) -> None:
+    from evalward.attribution.hunks import AgentFiles, split_change
+    from evalward.git import Git
+
+    split_change(Git(Path(git_dir)), base, head, AgentFiles("desk", "agents/desk.yaml"))
+
+
+def test_a_head_that_adds_thousands_of_tools_is_split_in_the_time_its_size_takes(
+    repo: GitRepo,
+) -> None:
+    """The agent's YAML is split by field, each new tool a hunk: and for each field,
+    `_block_hunks` (`value_at`) and `place_of` (`_child`) name every tool of the list again
+    (`tools_by_name`, `plain` of each): quadratic in the tools. 6,000 tools (380 KB, far below
+    the 5 MiB a resource file may hold) take many minutes; 1,000 take 18 s. The split runs
+    in a process of its own here, given what a few seconds' work gets on a loaded machine."""
+    import multiprocessing
+
+    from support.limits import subprocess_limit
+
+    base = repo.commit("one tool", {"agents/desk.yaml": AGENT_HEAD})
+    tools = "".join(
+        f"    - name: t{n}\n      description: Look it up.\n      mock: {{ output: found }}\n"
+        for n in range(1, 6000)
+    )
+    head = repo.commit("six thousand tools", {"agents/desk.yaml": AGENT_HEAD + tools})
+
+    split = multiprocessing.get_context("fork").Process(
+        target=_split, args=(str(repo.path), base, head)
+    )
+    split.start()
+    split.join(subprocess_limit(60))
+    alive = split.is_alive()
+    if alive:
+        split.kill()
+        split.join()
+    assert not alive, "splitting the agent's YAML of 6,000 tools did not end"
+    assert split.exitcode == 0

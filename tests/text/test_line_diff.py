@@ -68,7 +68,7 @@ def test_a_long_changed_region_is_one_block_whole() -> None:
 
 def test_the_groups_are_a_unified_diffs_hunks() -> None:
     old = [f"{n}\n" for n in range(40)]
-    new = old[:5] + ["five\n"] + old[6:30] + old[31:]
+    new = [*old[:5], "five\n", *old[6:30], *old[31:]]
     groups = list(grouped(old, new, context=2, autojunk=True))
     expected = list(difflib.SequenceMatcher(None, old, new).get_grouped_opcodes(2))
     assert groups == expected and len(groups) == 2

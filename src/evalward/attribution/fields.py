@@ -160,7 +160,7 @@ def tools_by_name(tools: list[Any]) -> dict[str, Any] | None:
     two share one."""
     named: dict[str, Any] = {}
     for tool in tools:
-        shaped = agent_tool(plain(tool))
+        shaped = agent_tool(tool)  # a round-trip map is a dict: its name as plain data's
         name = shaped.get("name") or shaped.get("type") if isinstance(shaped, dict) else None
         if not isinstance(name, str) or name in named:
             return None

@@ -217,16 +217,31 @@ def text_hunks(path: str, before: str, after: str) -> list[Hunk]:
     return hunks
 
 
+MAX_FIELD_HUNKS = 100
+"""The most fields of an agent's YAML split one hunk each. Each is found, and taken back, by
+walking the fields around it (a tool by its name among all the tools), so a change of more
+fields (a pull request that adds six thousand tools) is split as a text file is instead."""
+MAX_FIELD_BYTES = 256 * 1024
+"""The largest agent's YAML split by field: ruamel reads about 25 KiB a second keeping every
+comment and mark, so a larger one (a resource file may hold 5 MiB) is split as text."""
+
+
 def _definition_hunks(path: str, old: bytes | None, new: bytes | None, agent: str) -> list[Hunk]:
     """The agent's YAML by field; as a file when either side is not a YAML document of it
-    that ruamel reads (then a variant that breaks it does not build, and says so)."""
+    that ruamel reads (then a variant that breaks it does not build, and says so), larger
+    than `MAX_FIELD_BYTES`, or with more than `MAX_FIELD_HUNKS` of its fields changed."""
     before, after = text_of(old), text_of(new)
+    if max(len(old or b""), len(new or b"")) > MAX_FIELD_BYTES:
+        return _file_hunks(path, old, new)
     head = read_agent_yaml(after, agent) if after is not None else None
     base = read_agent_yaml(before, agent) if before is not None else None
     if head is None or base is None:
         return _file_hunks(path, old, new)
+    fields = changed_fields(base.data, head.data)
+    if len(fields) > MAX_FIELD_HUNKS:
+        return _file_hunks(path, old, new)
     found: list[Hunk] = []
-    for field in changed_fields(base.data, head.data):
+    for field in fields:
         prose = _block_hunks(path, base, head, field)
         if prose is not None:
             found += prose
