@@ -20,7 +20,6 @@ import dataclasses
 import gc
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -211,19 +210,10 @@ def needs_full_load(changed: set[str]) -> bool:
     return CONFIG_FILE in changed
 
 
-@dataclass
-class _Pending:
-    """A document to validate, and how to find its marks again if it has a problem."""
-
-    data: Any
-    start_line: int
-    index: int
-
-
 class _Run:
     """The state of one load: results, problems, and per-file parse caches."""
 
-    def __init__(self, root: Path, config: RepoConfig, door: RepoFiles | None = None) -> None:
+    def __init__(self, root: Path, config: RepoConfig, door: RepoFiles | None) -> None:
         self.root = root
         self.config = config
         self.result = ResourceSet(root=root, door=door)
@@ -273,7 +263,7 @@ class _Run:
             return
         self._texts[rel] = text
         for index, document in enumerate(documents):
-            if self._load_document(_Pending(document.data, document.start_line, index), rel):
+            if self._load_document(document, index, rel):
                 self.claimed.add(path)
 
     def _read(self, path: Path, rel: str) -> str | None:
@@ -343,9 +333,9 @@ class _Run:
                 self.problems.append(Problem(rel, exc.line, exc.column, "", str(exc)))
             return None
 
-    def _load_document(self, pending: _Pending, rel: str) -> bool:
-        """Load one document; whether it is evalward's (valid or not)."""
-        data = pending.data
+    def _load_document(self, document: Document, index: int, rel: str) -> bool:
+        """Load the `index`-th document of `rel`; whether it is evalward's (valid or not)."""
+        data = document.data
         if not isinstance(data, dict):
             return False
         version = data.get("apiVersion")
@@ -355,17 +345,17 @@ class _Run:
         if (ours or our_kind) and version not in API_VERSIONS:
             self.problem(
                 rel,
-                pending.index,
-                pending.start_line,
+                index,
+                document.start_line,
                 ("apiVersion",) if "apiVersion" in data else (),
                 _unsupported_version(version, kind if our_kind and not ours else None),
             )
             self.result.note_not_loaded(data, rel, self.problems[-1:])
             return True
         if version in API_VERSIONS:
-            resource = self._validate(pending, rel)
+            resource = self._validate(document, index, rel)
             if resource is not None:
-                self._add(Located(resource, rel, pending.start_line, pending.index), pending)
+                self._add(Located(resource, rel, document.start_line, index))
             return True
         if "apiVersion" not in data:
             # lazy: AgentV's importer (five modules and the csv reader) only for a document
@@ -373,20 +363,20 @@ class _Run:
             from evalward.importers import agentv
 
             if agentv.is_agentv(data, rel):
-                self._load_agentv(pending, rel)
+                self._load_agentv(document, index, rel)
                 return True
         return False
 
-    def _validate(self, pending: _Pending, rel: str) -> BaseModel | None:
-        data = pending.data
+    def _validate(self, document: Document, index: int, rel: str) -> BaseModel | None:
+        data = document.data
         kind = data.get("kind")
         model = KINDS.get(kind) if isinstance(kind, str) else None
         if model is None:
             found = "no `kind`" if kind is None else f"{kind!r}"
             self.problem(
                 rel,
-                pending.index,
-                pending.start_line,
+                index,
+                document.start_line,
                 ("kind",) if "kind" in data else (),
                 f"unknown kind: expected one of {', '.join(KINDS)}; found {found}"
                 f"{did_you_mean(str(kind), KINDS)}",
@@ -397,22 +387,22 @@ class _Run:
         try:
             return model.model_validate(data)
         except ValidationError as exc:
-            document = self.marked(rel, pending.index) or Document(data, pending.start_line)
-            invalid = problems_from_validation(exc, document, rel, model)
+            marked = self.marked(rel, index) or Document(data, document.start_line)
+            invalid = problems_from_validation(exc, marked, rel, model)
             self.problems.extend(invalid)
             self.result.note_not_loaded(data, rel, invalid)
             return None
 
-    def _load_agentv(self, pending: _Pending, rel: str) -> None:
+    def _load_agentv(self, document: Document, index: int, rel: str) -> None:
         from evalward.importers import agentv  # lazy: see _load_document
 
         self.result.agentv_files.add(rel)
         conversion = agentv.convert(
-            pending.data, rel, self.root, self.config.defaults.target_agent, self.result.files
+            document.data, rel, self.root, self.config.defaults.target_agent, self.result.files
         )
         self.result.reads.setdefault(rel, set()).update(conversion.reads)
         for problem in conversion.problems:
-            self.problem(rel, pending.index, pending.start_line, problem.path, problem.message)
+            self.problem(rel, index, document.start_line, problem.path, problem.message)
         for data, path in conversion.fixtures:
             try:
                 fixture = EvalFixture.model_validate(data)
@@ -420,13 +410,13 @@ class _Run:
                 for error in exc.errors():
                     where = render_path(tuple(p for p in error["loc"] if isinstance(p, str | int)))
                     message = f"becomes an invalid EvalFixture: {where}: {error['msg']}"
-                    self.problem(rel, pending.index, pending.start_line, path, message)
+                    self.problem(rel, index, document.start_line, path, message)
                 continue
-            document = self.marked(rel, pending.index)
-            line = document.locate(path)[0] if document is not None else pending.start_line
-            self._add(Located(fixture, rel, line, pending.index), pending, path)
+            marked = self.marked(rel, index)
+            line = marked.locate(path)[0] if marked is not None else document.start_line
+            self._add(Located(fixture, rel, line, index), path)
 
-    def _add(self, located: Located[Any], pending: _Pending, at: PathKey = ()) -> None:
+    def _add(self, located: Located[Any], at: PathKey = ()) -> None:
         resource = share_field_sets(located.resource)
         table: dict[str, Located[Any]]
         if isinstance(resource, Agent):
@@ -438,12 +428,12 @@ class _Run:
             )
             if has_inline(fixture) and not at:  # an AgentV test's code is not its file's
                 text = self._texts[located.file]
-                fixture = self._inline.place(fixture, located.file, pending.index, text)
+                fixture = self._inline.place(fixture, located.file, located.document, text)
             located = dataclasses.replace(located, resource=fixture)
             if reads:
                 self.result.reads.setdefault(located.file, set()).update(reads)
             for loc, message in problems:  # an AgentV test's own path: its graders have none
-                self.problem(located.file, pending.index, located.line, at or loc, message)
+                self.problem(located.file, located.document, located.line, at or loc, message)
         elif isinstance(resource, Eval):
             table = self.result.evals
         else:
@@ -453,7 +443,7 @@ class _Run:
             first = table[name]
             self.problem(
                 located.file,
-                pending.index,
+                located.document,
                 located.line,
                 (*at, "id") if at else ("metadata", "name"),
                 f"duplicate {resource.kind} {name!r}: also defined at "
