@@ -285,22 +285,13 @@ class _Run:
         if door.committed:
             return self._read_committed(door, rel)
         try:
-            if path.stat().st_size > MAX_FILE_BYTES:
-                raw = path.read_bytes()[:65536]
-                if b"apiVersion" in raw:
-                    self.problems.append(
-                        Problem(rel, None, None, "", too_large(path.stat().st_size))
-                    )
-                return None
-            raw = path.read_bytes()
-            return decode(raw)
-        except YamlSyntaxError as exc:
-            if looks_like_resource(raw):
-                self.problems.append(Problem(rel, exc.line, exc.column, "", str(exc)))
-            return None
+            size = path.stat().st_size
+            content = path.read_bytes() if size <= MAX_FILE_BYTES else None
+            start = path.read_bytes()[:65536] if content is None else b""
         except OSError as exc:
             self.problems.append(Problem(rel, None, None, "", f"cannot read file: {exc.strerror}"))
             return None
+        return self._decoded(rel, content, size, start)
 
     def prefetch(self, paths: Iterable[Path]) -> None:
         """On a commit side, read the definition files `paths` from its objects at once."""
@@ -322,14 +313,21 @@ class _Run:
                 why = f"the file {exc.reason}; a resource must be a file of the repository"
                 self.problems.append(Problem(rel, None, None, "", why))
             return None
-        if found.content is None:
-            if b"apiVersion" in door.start(rel, 65536):
-                self.problems.append(Problem(rel, None, None, "", too_large(found.size)))
+        start = door.start(rel, 65536) if found.content is None else b""
+        return self._decoded(rel, found.content, found.size, start)
+
+    def _decoded(self, rel: str, content: bytes | None, size: int, start: bytes) -> str | None:
+        """The text of a definition file of `size` bytes read whole (`content`); None for one
+        larger than a resource file may be (`start`: its beginning) or not UTF-8, with the
+        problem noted when the file looks like one of ours."""
+        if content is None:
+            if b"apiVersion" in start:
+                self.problems.append(Problem(rel, None, None, "", too_large(size)))
             return None
         try:
-            return decode(found.content)
+            return decode(content)
         except YamlSyntaxError as exc:
-            if looks_like_resource(found.content):
+            if looks_like_resource(content):
                 self.problems.append(Problem(rel, exc.line, exc.column, "", str(exc)))
             return None
 
