@@ -107,9 +107,7 @@ def _load_resources(
             continue
         run.problems.append(Problem(CONFIG_FILE, None, None, "roots", why))
     paths = _held(run.result, discover(root, config))
-    run.prefetch(paths)
-    for path in paths:
-        run.load_file(path)
+    run.load_files(paths)
     run.problems += _empty_roots(root, config, run.claimed)
     check_references(run.result, run.located_field)
     return run.result, sorted(run.problems, key=Problem.order)
@@ -196,9 +194,7 @@ def _load_changed_resources(
     run.result.agentv_files = previous.agentv_files - again
     run.result.reads = {f: paths for f, paths in previous.reads.items() if f not in again}
     paths = sorted(p for p in discover(root, config) if relative(p, root) in again)
-    run.prefetch(paths)
-    for path in paths:
-        run.load_file(path)
+    run.load_files(paths)
     check_references(run.result, run.located_field, check_files=check_files)
     if run.problems:
         raise ResourceError(sorted(run.problems, key=Problem.order))
@@ -226,7 +222,7 @@ class _Run:
         self._scorer_texts: FileTexts = {}
         self._inline = InlinePlaces()
         self._committed: dict[str, CommittedFile] = {}
-        """Definition files read from a commit side's objects (`prefetch`)."""
+        """Definition files read from a commit side's objects (`load_files`)."""
 
     # -- locations ------------------------------------------------------------------------
 
@@ -293,12 +289,15 @@ class _Run:
             return None
         return self._decoded(rel, content, size, start)
 
-    def prefetch(self, paths: Iterable[Path]) -> None:
-        """On a commit side, read the definition files `paths` from its objects at once."""
+    def load_files(self, paths: list[Path]) -> None:
+        """Load the definition files `paths`; on a commit side, read from its objects at once
+        first."""
         door = self.result.files
         if door.committed:
             rels = [relative(path, self.root) for path in paths]
             self._committed.update(door.read_committed(rels, MAX_FILE_BYTES))
+        for path in paths:
+            self.load_file(path)
 
     def _read_committed(self, door: RepoFiles, rel: str) -> str | None:
         """A definition file of a commit side, read from the commit (files/committed.py):
