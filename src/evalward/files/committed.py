@@ -27,7 +27,7 @@ import posixpath
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -162,16 +162,10 @@ class RepoFiles:
         if not real.is_dir():
             return self.find(path), False
         relative = real.relative_to(self.root.resolve()).as_posix()
-        if self._answers is not None and relative != "." and self._ignored_at(relative):
+        ignored = self._answers.ignored() if self._answers is not None and relative != "." else ()
+        if _under(relative, ignored):
             raise NotCommitted(path, _IGNORED)
         return ("" if relative == "." else relative), True
-
-    def _ignored_at(self, relative: str) -> bool:
-        """Whether git ignores the folder `relative` of the working tree (or one above it)."""
-        assert self._answers is not None
-        ignored = self._answers.ignored()
-        parts = relative.split("/")
-        return any("/".join(parts[:depth]) in ignored for depth in range(1, len(parts) + 1))
 
     def copy_out(self, path: str, target: Path, bounds: TreeBounds) -> None:
         """Write what `path` names into `target`, which this makes: a folder's files (as git
@@ -379,11 +373,9 @@ class RepoFiles:
             listed = dict(git.under(commit, folders)) if folders else {}
             listed.update((p, e) for p, e in entries.items() if e is not None and not e.is_folder)
 
-        def left_out(path: str) -> bool:
-            parts = path.split("/")
-            return any("/".join(parts[:depth]) in not_copied for depth in range(1, len(parts) + 1))
-
-        wanted = sorted(p for p, e in listed.items() if not e.is_submodule and not left_out(p))
+        wanted = sorted(
+            p for p, e in listed.items() if not e.is_submodule and not _under(p, not_copied)
+        )
         if len(wanted) > bounds.entries:
             raise TreeError(f"the commit holds more than {bounds.entries:,} files to copy")
         target.mkdir(mode=0o755, exist_ok=True)
@@ -451,6 +443,12 @@ class RepoFiles:
             return self.read(path, limit).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise NotCommitted(path, f"is not UTF-8 text ({exc})") from None
+
+
+def _under(path: str, folders: Collection[str]) -> bool:
+    """Whether `path` is one of `folders` or below one of them."""
+    parts = path.split("/")
+    return any("/".join(parts[:depth]) in folders for depth in range(1, len(parts) + 1))
 
 
 def _file_mode(mode: int) -> str:
