@@ -1,4 +1,4 @@
-"""What an Eval's pairwise judge refers to, checked at load (`resources/pairwise_references.py`):
+"""What an Eval's pairwise judge refers to, checked at load (`resources/references.py`):
 a model, a rubric for every fixture it judges, a calibration that is defined; each mistake at
 its line before any model is called. Through `evalward validate` and the action:
 tests/resources/test_pairwise_references.py."""
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from evalward.definitions.loader import load_what_loads
-from evalward.resources.pairwise_references import check_pairwise_references
+from evalward.resources.references import check_pairwise_references
 from evalward.resources.yamlsource import PathKey
 from support.documents import documents
 from support.greeter import greeter_agent, greeter_eval, greeting_fixture
