@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 from evalward.errors import OutsideRepository
@@ -75,30 +76,27 @@ def program_path(root: Path, program: str) -> Path | None:
     return repo_path(root, program)
 
 
-def link_on_the_way(workspace: Path, folder: Path) -> Path | None:
-    """The first symbolic link between `workspace` and `folder` (itself included), if any."""
+def _on_the_way(workspace: Path, folder: Path) -> Iterator[Path]:
+    """Each path between `workspace` and `folder` (itself included), from the top down."""
     try:
         relative = folder.relative_to(workspace)
     except ValueError:
-        return None  # outside the checkout: only the workflow puts it there
+        return  # outside the checkout: only the workflow puts it there
     location = workspace
     for part in relative.parts:
         location = location / part
-        if location.is_symlink():
-            return location
-    return None
+        yield location
+
+
+def link_on_the_way(workspace: Path, folder: Path) -> Path | None:
+    """The first symbolic link between `workspace` and `folder` (itself included), if any."""
+    return next((path for path in _on_the_way(workspace, folder) if path.is_symlink()), None)
 
 
 def file_on_the_way(workspace: Path, folder: Path) -> Path | None:
     """The first path between `workspace` and `folder` (itself included) that exists and is
     not a folder: a file, a FIFO or a device a commit put where evalward needs a folder."""
-    try:
-        relative = folder.relative_to(workspace)
-    except ValueError:
-        return None
-    location = workspace
-    for part in relative.parts:
-        location = location / part
+    for location in _on_the_way(workspace, folder):
         try:
             mode = location.lstat().st_mode
         except FileNotFoundError:
