@@ -379,18 +379,10 @@ def _document_starts(text: str) -> list[int]:
         counted = match.start()
         end = text.find("\n", match.end())
         rest = text[match.end() : end if end >= 0 else len(text)].strip()
-        if rest and not rest.startswith("#"):
-            starts.append(line)
-        else:
-            starts.append(_first_content_line(text, match.end(), after=line))
+        below = end >= 0 and (not rest or rest.startswith("#"))  # none on the marker's line
+        found = _first_content(text, end + 1, line) if below else None
+        starts.append(found[0] if found is not None else line)
     return starts
-
-
-def _first_content_line(text: str, offset: int, after: int) -> int:
-    """The first line after line `after` (whose marker ends at `offset`) holding content."""
-    newline = text.find("\n", offset)
-    found = None if newline < 0 else _first_content(text, newline + 1, after)
-    return found[0] if found is not None else after
 
 
 def _first_content(text: str, position: int, before: int) -> tuple[int, int] | None:
