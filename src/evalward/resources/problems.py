@@ -73,8 +73,6 @@ def _yaml_loc(error: Any, data: Any) -> PathKey:
             current = current[part]
         elif last and error["type"] in ("missing", "extra_forbidden"):
             loc.append(part)
-        else:
-            current = None if not isinstance(current, dict | list) else current
     return tuple(loc)
 
 
