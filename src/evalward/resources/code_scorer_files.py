@@ -189,12 +189,11 @@ class InlinePlaces:
             self._files[file] = _composed(text)
         documents = self._files[file]
         document = documents[index] if index < len(documents) else None
-        placed: dict[PathKey, tuple[str, int]] = {}
         for at, code in code_sources(fixture):
             line = _scalar_start(document, (*at, "source")) if code.source is not None else None
             if line is not None:
-                placed[at] = (file, line)
-        return _placed(fixture, placed) if placed else fixture
+                fixture = _placed(fixture, at, (file, line))
+        return fixture
 
 
 def _composed(text: str) -> list[yaml.Node]:
@@ -234,46 +233,16 @@ def _scalar_start(node: yaml.Node | None, path: PathKey) -> int | None:
     return int(node.start_mark.line) + (2 if node.style in ("|", ">") else 1)
 
 
-def _placed(fixture: EvalFixture, placed: dict[PathKey, tuple[str, int]]) -> EvalFixture:
-    spec = fixture.spec
-
-    def place(value: Any, at: PathKey) -> Any:
-        found = placed.get(at)
-        return value if found is None else value.model_copy(update={"source_at": found})
-
-    def placed_assertions(assertions: Sequence[Assertion], at: PathKey) -> list[Assertion]:
-        out = []
-        for index, assertion in enumerate(assertions):
-            here: PathKey = (*at, index)
-            update: dict[str, object] = {}
-            if isinstance(assertion, AssertSetAssertion):
-                members = (*here, "assertions")
-                update["assertions"] = placed_assertions(assertion.assertions, members)
-            if assertion.transform is not None:
-                update["transform"] = place(assertion.transform, (*here, "transform"))
-            out.append(place(assertion.model_copy(update=update), here))
-        return out
-
-    update: dict[str, object] = {
-        "assertions": placed_assertions(spec.assertions, ("spec", "assertions"))
-    }
-    if spec.conversation is not None and spec.conversation.turns is not None:
-        turns = [
-            turn.model_copy(
-                update={
-                    "assertions": placed_assertions(
-                        turn.assertions, ("spec", "conversation", "turns", t, "assertions")
-                    )
-                }
-            )
-            for t, turn in enumerate(spec.conversation.turns)
-        ]
-        update["conversation"] = spec.conversation.model_copy(update={"turns": turns})
-    if spec.transform is not None:
-        update["transform"] = place(spec.transform, ("spec", "transform"))
-    if spec.scoring_function is not None:
-        update["scoring_function"] = place(spec.scoring_function, ("spec", "scoringFunction"))
-    return fixture.model_copy(update={"spec": spec.model_copy(update=update)})
+def _placed(value: Any, at: PathKey, place: tuple[str, int]) -> Any:
+    """`value` (a model, or a list of them) with the code at `at`, a path of its document
+    (`code_sources`), placed at `place`: what the path goes through is copied, the rest kept."""
+    if not at:
+        return value.model_copy(update={"source_at": place})
+    key, rest = at[0], at[1:]
+    if isinstance(value, list):
+        return [_placed(item, rest, place) if i == key else item for i, item in enumerate(value)]
+    name = next(n for n, info in type(value).model_fields.items() if (info.alias or n) == key)
+    return value.model_copy(update={name: _placed(getattr(value, name), rest, place)})
 
 
 def _read_environment_file(door: RepoFiles, path: str) -> str | None:
