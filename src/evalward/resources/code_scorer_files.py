@@ -51,16 +51,20 @@ def embed_scorers(
     commit's files: files/committed.py); the problems (a file that cannot be read, at its
     field); the repository paths it read. `texts` keeps what one load has read already."""
     reading = _Reading(door, texts)
-    assertions = reading.assertions(list(fixture.spec.assertions), ("spec", "assertions"))
-    spec_update: dict[str, object] = {}
-    if assertions != fixture.spec.assertions:
-        spec_update["assertions"] = assertions
-    for key, name in (("scoring_function", "scoringFunction"), ("transform", "transform")):
-        code = getattr(fixture.spec, key)
-        if code is not None and (read := reading.with_text(code, ("spec", name))) is not code:
-            spec_update[key] = read
-    if spec_update:
-        fixture = fixture.model_copy(update={"spec": fixture.spec.model_copy(update=spec_update)})
+    for at, code in code_sources(fixture):
+        if at[:2] == ("spec", "conversation"):
+            continue  # a scripted turn's scorers are not read with the fixture
+        read = reading.with_text(code, at)
+        if isinstance(read, CodeAssertion) and read.environment is not None:
+            found = reading.environment(read, at)
+            if isinstance(found, dict):
+                digest = _digest(read, found)
+                update = {"environment_files": found, "environment_digest": digest}
+                read = read.model_copy(update=update)
+            else:
+                reading.problems.append(found)
+        if read is not code:
+            fixture = _replaced(fixture, at, read)
     return fixture, reading.problems, reading.reads
 
 
@@ -72,31 +76,6 @@ class _Reading:
         self.texts = texts
         self.reads: set[str] = set()
         self.problems: list[ScorerProblem] = []
-
-    def assertions(self, assertions: list[Assertion], at: PathKey) -> list[Assertion]:
-        """`assertions` (at `at`) with their code's text, a group's members' too."""
-        return [self.assertion(a, (*at, index)) for index, a in enumerate(assertions)]
-
-    def assertion(self, assertion: Assertion, at: PathKey) -> Assertion:
-        update: dict[str, object] = {}
-        if isinstance(assertion, AssertSetAssertion):
-            members = self.assertions(list(assertion.assertions), (*at, "assertions"))
-            if members != assertion.assertions:
-                update["assertions"] = members
-        if isinstance(assertion, CodeAssertion):
-            assertion = self.with_text(assertion, at)
-            if assertion.environment is not None:
-                found = self.environment(assertion, at)
-                if isinstance(found, dict):
-                    update["environment_files"] = found
-                    update["environment_digest"] = _digest(assertion, found)
-                else:
-                    self.problems.append(found)
-        if (transform := assertion.transform) is not None:
-            read = self.with_text(transform, (*at, "transform"))
-            if read is not transform:
-                update["transform"] = read
-        return assertion.model_copy(update=update) if update else assertion
 
     def with_text(self, code: Code, at: PathKey) -> Code:
         """`code` with the text of its file (`file_text`): unchanged when inline, or with a
@@ -192,7 +171,8 @@ class InlinePlaces:
         for at, code in code_sources(fixture):
             line = _scalar_start(document, (*at, "source")) if code.source is not None else None
             if line is not None:
-                fixture = _placed(fixture, at, (file, line))
+                placed = code.model_copy(update={"source_at": (file, line)})
+                fixture = _replaced(fixture, at, placed)
         return fixture
 
 
@@ -233,16 +213,16 @@ def _scalar_start(node: yaml.Node | None, path: PathKey) -> int | None:
     return int(node.start_mark.line) + (2 if node.style in ("|", ">") else 1)
 
 
-def _placed(value: Any, at: PathKey, place: tuple[str, int]) -> Any:
-    """`value` (a model, or a list of them) with the code at `at`, a path of its document
-    (`code_sources`), placed at `place`: what the path goes through is copied, the rest kept."""
+def _replaced(value: Any, at: PathKey, code: CodeSource) -> Any:
+    """`value` (a model, or a list of them) with `code` at `at`, a path of its document
+    (`code_sources`): what the path goes through is copied, the rest kept."""
     if not at:
-        return value.model_copy(update={"source_at": place})
+        return code
     key, rest = at[0], at[1:]
     if isinstance(value, list):
-        return [_placed(item, rest, place) if i == key else item for i, item in enumerate(value)]
+        return [_replaced(item, rest, code) if i == key else item for i, item in enumerate(value)]
     name = next(n for n, info in type(value).model_fields.items() if (info.alias or n) == key)
-    return value.model_copy(update={name: _placed(getattr(value, name), rest, place)})
+    return value.model_copy(update={name: _replaced(getattr(value, name), rest, code)})
 
 
 def _read_environment_file(door: RepoFiles, path: str) -> str | None:
