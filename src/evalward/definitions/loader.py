@@ -58,7 +58,8 @@ from evalward.text.escaping import printable
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     """Loading builds tens of thousands of acyclic objects; each cyclic-GC pass would rescan
-    all of them (measured: 40-60 % of a 20,000-fixture load). Pause it for the load."""
+    all of them (measured: 40-60 % of a 20,000-fixture load). Pause it for the load (a
+    function it decorates)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -76,8 +77,7 @@ def load_resources(
     `config` defaults to the root's `evalward.yaml` (roots, excludes, defaults); `door`
     (files/committed.py) reads the files definitions name, by default the working tree's.
     """
-    with _collector_paused():
-        resources, problems = _load_resources(root, config, door)
+    resources, problems = _load_resources(root, config, door)
     if problems:
         raise ResourceError(problems)
     return resources
@@ -86,10 +86,10 @@ def load_resources(
 def load_what_loads(root: Path) -> tuple[ResourceSet, list[Problem]]:
     """Every resource under `root` that is valid, and every problem (for `evalward validate`,
     which goes on to check what loaded). Problems of `evalward.yaml` itself still raise."""
-    with _collector_paused():
-        return _load_resources(root, None, None)
+    return _load_resources(root, None, None)
 
 
+@_collector_paused()
 def _load_resources(
     root: Path, config: RepoConfig | None, door: RepoFiles | None
 ) -> tuple[ResourceSet, list[Problem]]:
@@ -150,6 +150,7 @@ def _empty_roots(root: Path, config: RepoConfig, claimed: set[Path]) -> list[Pro
     return problems
 
 
+@_collector_paused()
 def load_changed_resources(
     root: Path,
     previous: ResourceSet,
@@ -167,18 +168,6 @@ def load_changed_resources(
     when `config` (unchanged, so the head's) is given; such a partial tree cannot answer
     whether the files agents name exist, so pass `check_files=False`.
     """
-    with _collector_paused():
-        return _load_changed_resources(root, previous, changed, config, check_files, door)
-
-
-def _load_changed_resources(
-    root: Path,
-    previous: ResourceSet,
-    changed: set[str],
-    config: RepoConfig | None,
-    check_files: bool,
-    door: RepoFiles | None,
-) -> ResourceSet:
     if needs_full_load(changed):
         return load_resources(root, door=door)
     config = config if config is not None else load_config(root)
