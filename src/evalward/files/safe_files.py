@@ -87,14 +87,8 @@ def read_text(path: Path | str, limit: int) -> str:
 def hash_regular(path: Path | str) -> str:
     """The SHA-256 of the regular file at `path` (see `open_regular`), read in chunks: a
     file of any size is hashed whole in bounded memory, so a change anywhere in it shows."""
-    fd = open_regular(path)
-    try:
-        digest = hashlib.sha256()
-        while chunk := os.read(fd, 1 << 20):
-            digest.update(chunk)
-        return digest.hexdigest()
-    finally:
-        os.close(fd)
+    with os.fdopen(open_regular(path), "rb") as file:
+        return hashlib.file_digest(file, "sha256").hexdigest()
 
 
 def blob_id(path: Path | str, object_format: str, *, dir_fd: int | None = None) -> str:
