@@ -129,13 +129,12 @@ def _fenced(value: str) -> str:
 class Sink:
     """Where the comment is shown, and the escapes (`md`, `code`) that make text inert there."""
 
-    name: str
     inline: Callable[..., str]
     block: Callable[..., str]
 
 
-GITHUB = Sink("github", inline, block)
-TERMINAL = Sink("terminal", terminal_inline, terminal_block)
+GITHUB = Sink(inline, block)
+TERMINAL = Sink(terminal_inline, terminal_block)
 
 
 def command_data(value: str) -> str:
