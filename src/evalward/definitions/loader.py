@@ -207,7 +207,6 @@ class _Run:
         """Files with a document of ours (valid or not), as `discover` found them."""
         self._texts: dict[str, str] = {}
         self._marked: dict[str, list[Document]] = {}
-        self._locations: dict[tuple[str, str, str], tuple[int, int]] = {}
         self._scorer_texts: FileTexts = {}
         self._inline = InlinePlaces()
         self._committed: dict[str, CommittedFile] = {}
