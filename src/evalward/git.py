@@ -186,18 +186,14 @@ class Git:
         """Files changed from `base` to `head` (to the working tree when head is None)."""
         revisions = [base] if head is None else [base, head]
         out = self.run("diff", "--name-status", "-z", "--find-renames", *revisions, "--")
-        fields = out.split("\0")
+        fields = iter(out.split("\0"))
         changes: list[FileChange] = []
-        index = 0
-        while index < len(fields) and fields[index]:
-            status = fields[index]
-            kind = status[0]
-            if kind in "RC":
-                changes.append(FileChange(kind, fields[index + 2], old_path=fields[index + 1]))
-                index += 3
-            else:
-                changes.append(FileChange(kind, fields[index + 1]))
-                index += 2
+        for status in fields:
+            if not status:
+                break
+            kind, path = status[0], next(fields)
+            old, path = (path, next(fields)) if kind in "RC" else (None, path)
+            changes.append(FileChange(kind, path, old))
         return changes
 
     def tree(self, commit: str) -> dict[str, TreeEntry]:
