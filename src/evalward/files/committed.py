@@ -201,12 +201,11 @@ class RepoFiles:
         scratch = Path(tempfile.mkdtemp(prefix=".evalward-seed-", dir=target.parent))
         try:
             git.write_files(commit, wanted, scratch)
-            written = scratch / real if folder else scratch
             if not folder:
                 target.mkdir(mode=0o755)
                 (scratch / real).rename(target / posixpath.basename(real))
-            elif written.is_dir():
-                written.rename(target)
+            elif (scratch / real).is_dir():
+                (scratch / real).rename(target)
             else:
                 target.mkdir(mode=0o755)
         finally:
