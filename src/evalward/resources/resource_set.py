@@ -52,23 +52,6 @@ class NotLoaded:
     where: str
     labels: dict[str, str] = field(default_factory=dict)
 
-    @classmethod
-    def of(
-        cls, data: dict[str, Any], file: str, problems: list[Problem]
-    ) -> tuple[tuple[str, str], NotLoaded] | None:
-        """The (kind, name) of a document that does not load and what to note of it, when
-        it names both and says why it does not load."""
-        metadata = data.get("metadata")
-        metadata = metadata if isinstance(metadata, dict) else {}
-        kind, name, labels = data.get("kind"), metadata.get("name"), metadata.get("labels")
-        if kind not in KINDS or not isinstance(name, str) or not problems:
-            return None
-        first = min(problems, key=Problem.order)
-        where = printable(file) + (f":{first.line}" if first.line is not None else "")
-        labels = labels if isinstance(labels, dict) else {}
-        kept = {str(k): str(v) for k, v in labels.items() if isinstance(v, str | int | float)}
-        return (str(kind), name), cls(where, kept)
-
 
 @dataclass
 class ResourceSet:
@@ -106,10 +89,18 @@ class ResourceSet:
         return self.door
 
     def note_not_loaded(self, data: dict[str, Any], file: str, problems: list[Problem]) -> None:
-        """Note a document of a known kind and name that does not load, at its first problem."""
-        found = NotLoaded.of(data, file, problems)
-        if found is not None:
-            self.not_loaded.setdefault(*found)
+        """Note a document of a known kind and name that does not load, at its first problem,
+        when it names both and says why it does not load."""
+        metadata = data.get("metadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
+        kind, name, labels = data.get("kind"), metadata.get("name"), metadata.get("labels")
+        if kind not in KINDS or not isinstance(name, str) or not problems:
+            return
+        first = min(problems, key=Problem.order)
+        where = printable(file) + (f":{first.line}" if first.line is not None else "")
+        labels = labels if isinstance(labels, dict) else {}
+        kept = {str(k): str(v) for k, v in labels.items() if isinstance(v, str | int | float)}
+        self.not_loaded.setdefault((str(kind), name), NotLoaded(where, kept))
 
     def unresolved(self, kind: str, name: str, names: Iterable[str]) -> tuple[str, bool]:
         """How a reference to `name`, a `kind` that is not in `names`, ends its message, and
