@@ -28,7 +28,7 @@ from pydantic import BaseModel, ValidationError
 from evalward.errors import NotCommitted, Problem, ResourceError, YamlSyntaxError
 from evalward.files.committed import CommittedFile, RepoFiles
 from evalward.files.inside import leads_outside
-from evalward.resources.code_scorer_files import FileTexts, InlinePlaces, embed_scorers, has_inline
+from evalward.resources.code_scorer_files import FileTexts, InlinePlaces, embed_scorers
 from evalward.resources.discover import discover, relative
 from evalward.resources.models import (
     API_VERSIONS,
@@ -411,7 +411,7 @@ class _Run:
             fixture, problems, reads = embed_scorers(
                 resource, self.result.files, self._scorer_texts
             )
-            if has_inline(fixture) and not at:  # an AgentV test's code is not its file's
+            if not at:  # an AgentV test's code is not its file's
                 text = self._texts[located.file]
                 fixture = self._inline.place(fixture, located.file, located.document, text)
             located = dataclasses.replace(located, resource=fixture)

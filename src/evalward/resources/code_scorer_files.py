@@ -118,11 +118,6 @@ class _Reading:
         return files
 
 
-def has_inline(fixture: EvalFixture) -> bool:
-    """Whether a code scorer of the fixture is written inline (`source`)."""
-    return any(code.source is not None for _, code in code_sources(fixture))
-
-
 def code_sources(fixture: EvalFixture) -> list[tuple[PathKey, CodeSource]]:
     """Every piece of code of the fixture (its assertions' scorers and transforms, a group's
     members' too, its scripted turns', its transform and its scoring function) and where it
@@ -164,12 +159,15 @@ class InlinePlaces:
 
     def place(self, fixture: EvalFixture, file: str, index: int, text: str) -> EvalFixture:
         """`fixture`, the `index`-th document of `file` (whose text is `text`), placed."""
+        inline = [(at, code) for at, code in code_sources(fixture) if code.source is not None]
+        if not inline:
+            return fixture
         if file not in self._files:
             self._files[file] = _composed(text)
         documents = self._files[file]
         document = documents[index] if index < len(documents) else None
-        for at, code in code_sources(fixture):
-            line = _scalar_start(document, (*at, "source")) if code.source is not None else None
+        for at, code in inline:
+            line = _scalar_start(document, (*at, "source"))
             if line is not None:
                 placed = code.model_copy(update={"source_at": (file, line)})
                 fixture = _replaced(fixture, at, placed)
