@@ -170,6 +170,38 @@ def test_every_shape_and_every_failure_of_a_scorer(repo: GitRepo) -> None:
     assert code == 1  # errors never pass
 
 
+TALK = """\
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: talk, labels: { agent: greeter } }
+spec:
+  targetAgent: greeter
+  conversation:
+    turns:
+      - user: "Hi, I am Ann"
+        assertions:
+          - { type: code, file: scorers/esm.mjs }
+          - { type: code, file: 'scorers/greets.py:ratio', threshold: 0.5 }
+"""
+
+
+def test_a_scripted_turns_scorer_file_is_read_with_its_fixture(repo: GitRepo) -> None:
+    """A code scorer named by its file on a turn of a scripted conversation runs as one on
+    the fixture does (it was never read: every run an error, "not loaded with its
+    fixture")."""
+    suite = {"suite.yaml": AGENT_AND_EVAL + TALK, "mock.yaml": MOCK, **SCORERS}
+    repo.commit("a conversation", suite)
+    code, results = run(repo)
+    (talk,) = results["fixtures"]
+    said = [(a["turn"], a["status"], a["message"]) for a in talk["assertions"]]
+    assert said == [
+        (1, "pass", "the scorer passed it"),
+        (1, "fail", "score 0.26, not ≥ 0.5"),
+    ]
+    assert code == 1
+
+
 INLINE_ERRORS = """\
     - type: code
       language: python

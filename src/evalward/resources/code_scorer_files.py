@@ -52,8 +52,6 @@ def embed_scorers(
     field); the repository paths it read. `texts` keeps what one load has read already."""
     reading = _Reading(door, texts)
     for at, code in code_sources(fixture):
-        if at[:2] == ("spec", "conversation"):
-            continue  # a scripted turn's scorers are not read with the fixture
         read = reading.with_text(code, at)
         if isinstance(read, CodeAssertion) and read.environment is not None:
             found = reading.environment(read, at)
