@@ -33,7 +33,6 @@ MODEL_OPERATIONS = ("chat", "text_completion", "generate_content", "invoke_agent
 @dataclass(frozen=True)
 class Span:
     trace_id: str
-    span_id: str
     name: str
     start: float
     attributes: dict[str, Any]
@@ -151,7 +150,6 @@ def _span(raw: Mapping[str, Any], where: str) -> Span:
     context = raw.get("context") if isinstance(raw.get("context"), Mapping) else {}
     assert isinstance(context, Mapping)
     trace_id = str(raw.get("traceId") or context.get("trace_id") or raw.get("trace_id") or "")
-    span_id = str(raw.get("spanId") or context.get("span_id") or raw.get("span_id") or "")
     start: Any = raw.get("startTimeUnixNano") or raw.get("start_time") or 0
     try:
         start_key = float(start)
@@ -163,7 +161,6 @@ def _span(raw: Mapping[str, Any], where: str) -> Span:
     attributes = _attributes(raw.get("attributes"), f"{where}.attributes")
     return Span(
         trace_id,
-        span_id,
         str(raw.get("name") or ""),
         start_key if math.isfinite(start_key) else 0.0,
         attributes,
