@@ -278,11 +278,11 @@ async def _read_stdout(
             while (end := buffer.find(b"\n", scanned)) != -1:
                 line = bytes(buffer[start:end]).rstrip(b"\r")
                 start = scanned = end + 1
-                if len(line) > guard.message_bytes or not line.strip():
-                    if line.strip():
-                        guard.fail(_over(guard))
-                        return
+                if not line.strip():
                     continue
+                if len(line) > guard.message_bytes:
+                    guard.fail(_over(guard))
+                    return
                 message = parse_message(line, guard)
                 if message is None or not guard.admits(message):
                     return
