@@ -363,14 +363,14 @@ class Sandbox:
         if self.run is not None:
             self._apart.adopt(self.run, pid)
 
-    def environment(self, home: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    def environment(self, home: Path, env: Mapping[str, str]) -> dict[str, str]:
         """What the sandbox itself puts in a process's environment, over `env` (its PATH
         comes after the built environment's folders)."""
         values = {"HOME": str(home), "TMPDIR": str(home)}
         if self.user is not None:  # the head side's name on both sides: no side marker
             values |= {"USER": self.login, "LOGNAME": self.login}
         if self.packages is not None:
-            path = (env or {}).get("PATH", os.defpath)
+            path = env.get("PATH", os.defpath)
             values["PATH"] = os.pathsep.join([*map(str, self.packages.bin), path])
             values |= dict(self.packages.variables)
         return values
