@@ -80,13 +80,10 @@ class RunGroups:
         remove(self.folder)
 
 
-def join(group: RunGroup, pid: int) -> bool:
+def join(group: RunGroup, pid: int) -> None:
     """Move `pid` (and the threads of its process) into `group`."""
-    try:
+    with contextlib.suppress(OSError):
         (group.folder / "cgroup.procs").write_text(str(pid))
-    except OSError:
-        return False
-    return True
 
 
 def processes_in(folder: Path) -> list[int]:

@@ -157,27 +157,26 @@ def _doomed(found: Found, spared: Spared, own: list[RunProcesses]) -> set[int]:
     return doomed
 
 
-def join_late_forks(run: RunProcesses, program: int, known: set[int]) -> int:
-    """Move into `run`'s cgroup what its `program` forked before it was moved there itself;
-    how many moved. A program starts in evalward's own cgroup and joins its run's once its
+def join_late_forks(run: RunProcesses, program: int, known: set[int]) -> None:
+    """Move into `run`'s cgroup what its `program` forked before it was moved there itself.
+    A program starts in evalward's own cgroup and joins its run's once its
     pid is known: on a loaded machine it may have forked by then, and what it forked would
     stay behind, where another run's end takes it for a stray. A process there is the
     program's when it or a parent is in the program's session or, orphaned, it runs as the
     run's user, started no earlier than the program and is in no session evalward `known`s
     (such a process is ended as a stray at any run's end anyway)."""
     if run.group is None or (facts := thread_groups.facts(program)) is None:
-        return 0
-    moved = 0
+        return
     for _ in range(ROUNDS):  # what moves may fork meanwhile: look again until none is left
         late = [
             pid
             for pid in processes_in(run.group.origin)
             if pid != os.getpid() and _forked_by(pid, program, facts.started, run.uid, known)
         ]
-        moved += sum(join(run.group, pid) for pid in late)
+        for pid in late:
+            join(run.group, pid)
         if not late:
             break
-    return moved
 
 
 def _forked_by(pid: int, program: int, since: int, uid: int | None, known: set[int]) -> bool:
