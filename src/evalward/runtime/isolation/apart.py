@@ -124,17 +124,17 @@ class Apart:
             finally:
                 await self.clear(side)
 
-    async def clear(self, side: str = "") -> int:
+    async def clear(self, side: str) -> None:
         """End every process of the job's agent users and remove what they left in the
-        shared folders; how many processes and files went. AgentRunError when something
+        shared folders. AgentRunError when something
         they left cannot be removed (`leftovers.BOUNDS`): the runs stop, and the gate with
         them, its finished runs written. What the head user left once its turns began, or
         another job's head user left where a base turn (`side`) begins or ends, makes the
         turn not clean."""
         users = [user for user in self.users if user.uid != os.geteuid()]
         if not users:
-            return 0
-        ended = await self.sessions.end_all(user.uid for user in users)
+            return
+        await self.sessions.end_all(user.uid for user in users)
         if self.places is None:
             self.places = await asyncio.to_thread(find)
             self._log(_places_said(self.places))
@@ -163,7 +163,6 @@ class Apart:
                 f"a socket an agent user made outlived its processes, handed to a process "
                 f"of another user (SCM_RIGHTS): {held[0].said()}{more}"
             )
-        return ended + swept.removed
 
     def _not_clean(self, why: str) -> None:
         """No base run from now on is kept in the result cache, and the log says why (each
@@ -261,9 +260,10 @@ class Apart:
         )
         return thread_groups.live_of(uids)
 
-    def kill_all(self) -> int:
+    def kill_all(self) -> None:
         """`clear`'s ending of processes, at once (the job's end)."""
-        return sum(_end_user(uid) for uid in {user.uid for user in self.users} - {os.geteuid()})
+        for uid in {user.uid for user in self.users} - {os.geteuid()}:
+            _end_user(uid)
 
     def close(self) -> None:
         if self.queues is not None:
@@ -288,8 +288,7 @@ def _places_said(places: Places) -> str:
     )
 
 
-def _end_user(uid: int) -> int:
+def _end_user(uid: int) -> None:
     """End every process of `uid` (none spared); what could not be read ends none."""
     with contextlib.suppress(AgentRunError):
-        return end_strays(uid, Spared())
-    return 0
+        end_strays(uid, Spared())

@@ -73,24 +73,23 @@ class Sessions:
         """Every process of `uid` but those of a live session or of a run's cgroup."""
         return await self._sweep(uid, [])
 
-    async def end_run(self, run: RunProcesses) -> int:
+    async def end_run(self, run: RunProcesses) -> None:
         """End everything of `run` and the strays of its user. Runs that end while another's
         are being ended are ended together, in one look at /proc."""
         self.runs.discard(run)
         if not run.sessions:  # it started nothing: nothing can be its (what another run's
-            return 0  # program left is ended with that run, or with the turn)
+            return  # program left is ended with that run, or with the turn)
         self._ending.append(run)
         async with self._sweeping:  # once it is held, the sweep that took `run` is over
             ending, self._ending = self._ending, []
-            killed = 0
             for uid in {each.uid for each in ending}:
-                killed += await self._sweep(uid, [each for each in ending if each.uid == uid])
-            return killed
+                await self._sweep(uid, [each for each in ending if each.uid == uid])
 
-    async def end_all(self, uids: Iterable[int]) -> int:
+    async def end_all(self, uids: Iterable[int]) -> None:
         """Every process of these users, nothing spared: at a side's end."""
         async with self.lock:
-            return sum([await asyncio.to_thread(end_strays, uid, Spared()) for uid in uids])
+            for uid in uids:
+                await asyncio.to_thread(end_strays, uid, Spared())
 
     async def _sweep(self, uid: int | None, own: list[RunProcesses]) -> int:
         """Round after round: look (in a thread, without the lock), then, under the lock,
