@@ -106,9 +106,22 @@ class Installer:
 
     async def run(self, argv: Sequence[str], cwd: Path, extra: Mapping[str, str] = {}) -> Finished:
         """Run one command to its end (or its timeout: then its group is killed)."""
+        user = self.user
         try:
             async with self.sessions.lock:
-                process = await self._start(argv, cwd, extra)
+                process = await asyncio.create_subprocess_exec(
+                    *argv,
+                    cwd=cwd,
+                    env={**self.env, **extra},
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.STDOUT,
+                    start_new_session=True,
+                    user=user.uid if user else None,
+                    group=user.gid if user else None,
+                    extra_groups=[] if user else None,
+                    umask=0o022,
+                )
                 self.sessions.live.add(process.pid)
         except OSError as exc:
             raise AgentRunError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
@@ -116,24 +129,6 @@ class Installer:
             return await self._wait(process, argv)
         finally:
             self.sessions.live.discard(process.pid)
-
-    async def _start(
-        self, argv: Sequence[str], cwd: Path, extra: Mapping[str, str]
-    ) -> asyncio.subprocess.Process:
-        user = self.user
-        return await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=cwd,
-            env={**self.env, **extra},
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-            user=user.uid if user else None,
-            group=user.gid if user else None,
-            extra_groups=[] if user else None,
-            umask=0o022,
-        )
 
     async def _wait(self, process: asyncio.subprocess.Process, argv: Sequence[str]) -> Finished:
         output = asyncio.create_task(read_tail(process.stdout))
