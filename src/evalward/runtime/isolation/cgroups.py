@@ -104,18 +104,16 @@ def cgroup_of(pid: int) -> str | None:
     return next((line[3:] for line in text.splitlines() if line.startswith("0::")), None)
 
 
-def remove(folder: Path, tries: int = 50) -> bool:
+def remove(folder: Path, tries: int = 50) -> None:
     """Remove an emptied cgroup; a process just killed may take a moment to leave it."""
     for _ in range(tries):
         try:
             folder.rmdir()
+            return
         except FileNotFoundError:
-            return True
+            return
         except OSError:
             time.sleep(0.01)
-        else:
-            return True
-    return False
 
 
 def _cgroup2() -> tuple[Path, str] | str:
