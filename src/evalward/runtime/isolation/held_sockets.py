@@ -93,10 +93,10 @@ def _sockets_held(pid: int, among: Collection[int]) -> list[tuple[int, int]]:
     return held
 
 
-def unix_sockets(table: Path = UNIX) -> dict[int, str]:
+def unix_sockets() -> dict[int, str]:
     """inode → address of every Unix socket of this network namespace."""
     try:
-        lines = table.read_text(encoding="utf-8", errors="replace").splitlines()[1:]
+        lines = UNIX.read_text(encoding="utf-8", errors="replace").splitlines()[1:]
     except OSError:
         return {}
     sockets: dict[int, str] = {}
