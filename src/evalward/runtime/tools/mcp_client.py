@@ -13,6 +13,7 @@ roots) is refused. The SDK's own logging is kept out of evalward's output.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -91,7 +92,9 @@ class _Connection:
             listed: list[ListedTool] = []
             cursor: str | None = None
             for _ in range(MAX_PAGES):
-                page = await self.bounded("tools/list", seconds, setting, self._page(cursor))
+                params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+                ask = functools.partial(self.session.list_tools, params=params)
+                page = await self.bounded("tools/list", seconds, setting, ask)
                 listed += [
                     ListedTool(t.name, t.description or "", t.input_schema) for t in page.tools
                 ]
@@ -104,10 +107,6 @@ class _Connection:
                     break
                 cursor = page.next_cursor
             self.listed = admitted(self.name, self.spec, listed)
-
-    def _page(self, cursor: str | None) -> Callable[[], Awaitable[types.ListToolsResult]]:
-        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        return lambda: self.session.list_tools(params=params)
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> McpAnswer:
         """The tool's answer. A JSON-RPC error for the call (unknown tool, invalid
