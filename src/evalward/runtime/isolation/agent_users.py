@@ -120,9 +120,7 @@ def claim_pair(taken: set[int], folder: Path = CLAIMS) -> ClaimedUser:
     )
 
 
-def end_unclaimed(
-    uids: Iterable[int], end: Callable[[int], object], folder: Path = CLAIMS
-) -> list[int]:
+def end_unclaimed(uids: Iterable[int], end: Callable[[int], object], folder: Path) -> list[int]:
     """End the processes of the pairs among `uids` that a job once claimed here (their file
     is in `folder`) and no job holds now: they are what a job left when it ended without
     ending them (killed, its machine's evalward crashed), and would live on beside every later
