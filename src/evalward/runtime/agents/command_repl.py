@@ -39,7 +39,6 @@ class ReplSession:
         self.process: asyncio.subprocess.Process | None = None
         self.pending = bytearray()
         self.received = 0
-        self.ended = False
         self._stderr: asyncio.Task[bytes] | None = None
 
     async def start(self, timeout: float) -> str:
