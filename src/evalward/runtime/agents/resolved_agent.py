@@ -26,20 +26,17 @@ class ResolvedAgent:
     root: Path = Path()
 
 
-def resolve_agent(
-    agent: Agent, defined_in: str, root: Path, files: RepoFiles | None = None
-) -> ResolvedAgent:
-    """Read `systemFile` through the side's door (files/committed.py: a committed file, by
-    the rule every path of a resource follows, files/inside.py); `root` is where the
-    agent's programs run. `files` defaults to the working tree at `root`."""
+def resolve_agent(agent: Agent, defined_in: str, root: Path, files: RepoFiles) -> ResolvedAgent:
+    """Read `systemFile` through the side's door, `files` (files/committed.py: a committed
+    file, by the rule every path of a resource follows, files/inside.py); `root` is where
+    the agent's programs run."""
     spec = agent.spec
     system = spec.system or ""
     if spec.system_file:
         where = f"{printable(defined_in)}: spec.systemFile"
-        door = files if files is not None else RepoFiles.working_tree(root)
         try:
-            found = door.agent_reference(spec.system_file, defined_in)
-            system = door.text(found.path, MAX_SYSTEM_BYTES)
+            found = files.agent_reference(spec.system_file, defined_in)
+            system = files.text(found.path, MAX_SYSTEM_BYTES)
         except NotCommitted as exc:
             raise ConfigError(f"{where}: the file {spec.system_file!r} {exc.reason}") from None
     return ResolvedAgent(name=agent.metadata.name, spec=spec, system_prompt=system, root=root)
