@@ -138,7 +138,7 @@ class _Shared:
     left."""
     apart: Apart | None = None
     """The sides' turns and the runs' processes (`apart`)."""
-    login: str | None = None
+    login: str = ""
     """USER and LOGNAME of every agent process, either side's: the head user's name."""
 
 
@@ -178,7 +178,7 @@ class Sandbox:
         if self._shared.apart is None:
             users = (user, user.base_side()) if user is not None else ()
             self._shared.apart = Apart(self._shared.sessions, users)
-        if user is not None and self._shared.login is None:
+        if user is not None and not self._shared.login:
             self._shared.login = user.name
 
     def for_side(self, side: str) -> Sandbox:
@@ -215,10 +215,6 @@ class Sandbox:
             packages=packages,
             run=run,
         )
-
-    @property
-    def login(self) -> str:
-        return self._shared.login or (self.user.name if self.user is not None else "")
 
     @property
     def environments(self) -> Environments | None:
@@ -368,7 +364,7 @@ class Sandbox:
         comes after the built environment's folders)."""
         values = {"HOME": str(home), "TMPDIR": str(home)}
         if self.user is not None:  # the head side's name on both sides: no side marker
-            values |= {"USER": self.login, "LOGNAME": self.login}
+            values |= {"USER": self._shared.login, "LOGNAME": self._shared.login}
         if self.packages is not None:
             path = env.get("PATH", os.defpath)
             values["PATH"] = os.pathsep.join([*map(str, self.packages.bin), path])
