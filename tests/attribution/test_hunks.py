@@ -319,16 +319,16 @@ def test_an_agent_yaml_that_changes_more_fields_than_are_split_is_split_as_text(
 
 
 def test_an_agent_yaml_too_large_to_read_field_by_field_is_split_as_text(repo: GitRepo) -> None:
-    """A YAML over 256 KiB (ruamel, which keeps every comment and mark, would take seconds a
+    """A YAML over 64 KiB (ruamel, which keeps every comment and mark, would take seconds a
     side): its changed lines are hunks of the file, not of the field they lie in."""
-    rules = "".join(f"    Rule {n}: answer the customer in full, politely.\n" for n in range(6_000))
+    rules = "".join(f"    Rule {n}: answer the customer in full, politely.\n" for n in range(1_500))
     agent = DESK.replace("  system: Answer the customer.\n", "  system: |\n" + rules)
-    assert len(agent) > 256 * 1024
+    assert len(agent) > 64 * 1024
     base = repo.commit("a long prompt", {"agents/desk.yaml": agent})
-    changed = agent.replace("Rule 3000: answer", "Rule 3000: never answer")
+    changed = agent.replace("Rule 750: answer", "Rule 750: never answer")
     head = repo.commit("one rule", {"agents/desk.yaml": changed})
     hunks = split_change(Git(repo.path), base, head, AgentFiles("desk", "agents/desk.yaml"))
-    assert where(hunks) == [("agents/desk.yaml", 1, "text", 3007, 3007, "")]
+    assert where(hunks) == [("agents/desk.yaml", 1, "text", 757, 757, "")]
 
 
 def test_an_agent_yaml_with_a_hundred_changed_fields_is_split_by_field(repo: GitRepo) -> None:

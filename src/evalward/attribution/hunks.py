@@ -221,9 +221,10 @@ MAX_FIELD_HUNKS = 100
 """The most fields of an agent's YAML split one hunk each. Each is found, and taken back, by
 walking the fields around it (a tool by its name among all the tools), so a change of more
 fields (a pull request that adds six thousand tools) is split as a text file is instead."""
-MAX_FIELD_BYTES = 256 * 1024
-"""The largest agent's YAML split by field: ruamel reads about 25 KiB a second keeping every
-comment and mark, so a larger one (a resource file may hold 5 MiB) is split as text."""
+MAX_FIELD_BYTES = 64 * 1024
+"""The largest agent's YAML split by field. ruamel reads a YAML of many small fields at about
+100 KiB a second, keeping every comment and mark, and each variant reads it again: a larger
+one (a resource file may hold 5 MiB) is split as text."""
 
 
 def _definition_hunks(path: str, old: bytes | None, new: bytes | None, agent: str) -> list[Hunk]:
