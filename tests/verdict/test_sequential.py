@@ -9,8 +9,9 @@ import math
 import pytest
 
 from evalward.resources.gate_policy import GatePolicy, RepRange
+from evalward.rundata.sequential_record import SETTLED_VERDICTS
 from evalward.rundata.sides import Side
-from evalward.verdict.adaptive import SETTLED, SequentialTests, SequentialVerdict, judge, more_runs
+from evalward.verdict.adaptive import SequentialTests, SequentialVerdict, judge, more_runs
 from evalward.verdict.sequential import Settled, Sprt
 
 pytestmark = pytest.mark.unit
@@ -220,7 +221,7 @@ def test_each_verdict_word_means_its_condition(
             SequentialVerdict.failing,
         )
     )
-    settled = verdict in SETTLED
+    settled = verdict in SETTLED_VERDICTS
     state = tests.state(tests.fixture, fixture.head)
     assert settled is (head != [] and state is not Settled.open)
 

@@ -30,6 +30,7 @@ from enum import StrEnum
 
 from evalward.resources.gate_policy import FlakyOnMain, GatePolicy, RepRange
 from evalward.rundata.sequential_record import (
+    BLOCKING_VERDICTS,
     FIXTURE_TEST,
     POOLED_TEST,
     FixtureVerdictRecord,
@@ -69,16 +70,6 @@ class SequentialVerdict(StrEnum):
     """Not settled at the end, leaning working on head: does not block."""
     not_enough_data = "not enough data"
     """Fewer than the minimum reps ran (a budget, an outage, a cancelled run)."""
-
-
-BLOCKING = (
-    SequentialVerdict.regression,
-    SequentialVerdict.still_failing,
-    SequentialVerdict.failing,
-)
-WORKING = (SequentialVerdict.improvement, SequentialVerdict.stable, SequentialVerdict.noise)
-SETTLED = BLOCKING + WORKING
-"""What a test settled: it crossed one of its lines. Every other verdict is not settled."""
 
 
 @dataclass(frozen=True)
@@ -172,7 +163,7 @@ class EvalCall:
 
     @property
     def pooled_blocks(self) -> bool:
-        return self.pooled in BLOCKING
+        return self.pooled in BLOCKING_VERDICTS
 
     @property
     def blocks(self) -> bool:
@@ -238,7 +229,7 @@ def judge(
                 base_runs,
                 tests.fixture.bound(runs.passes, runs.fails),
                 flaky.get(name),
-                blocks=verdict in BLOCKING and name in gating,
+                blocks=verdict in BLOCKING_VERDICTS and name in gating,
             )
         )
     # A fixture flaky on main that may not block alone is left out of the pooled test too (a
