@@ -96,7 +96,7 @@ class SequentialTests:
     fixture: Sprt
     pooled: Sprt
     reps: RepRange
-    budget: str = ""
+    budget: str
     """Where the tests' false-block rate comes from, as the "why" lines say it."""
 
     @classmethod
@@ -169,10 +169,6 @@ class EvalCall:
     def blocks(self) -> bool:
         return bool(self.blocking) or self.pooled_blocks
 
-    @property
-    def _budget(self) -> str:
-        return self.budget or f"falseBlockRate {self.alpha:g}"
-
     def why(self) -> list[str]:
         """One line per thing that blocks: the test, the fixtures and their numbers, and the
         line its bound had to reach (its share of `falseBlockRate`), so a reviewer can check it."""
@@ -187,7 +183,7 @@ class EvalCall:
             said.append(
                 f"{f.fixture} {f.verdict.value} by its {FIXTURE_TEST}: head {f.head}, "
                 f"{base}; p ≤ {bound_text(f.bound)}, within its share of the false-block rate "
-                f"{bound_text(self.fixture_alpha)} ({self._budget} / 2 / "
+                f"{bound_text(self.fixture_alpha)} ({self.budget} / 2 / "
                 f"{self.gating} fixtures){flaky}"
             )
         if self.pooled_blocks:
@@ -197,7 +193,7 @@ class EvalCall:
                 f"pass rate over the Eval {self.pooled.value} by the {POOLED_TEST}: head "
                 f"{self.pooled_head} ({100 * rate:.0f} %){base}; p ≤ "
                 f"{bound_text(self.pooled_bound)}, within its share of the false-block rate "
-                f"{bound_text(self.alpha / 2)} ({self._budget} / 2); driven by "
+                f"{bound_text(self.alpha / 2)} ({self.budget} / 2); driven by "
                 f"{', '.join(self.drivers) or 'every fixture'}"
             )
         return said
