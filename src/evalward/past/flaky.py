@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from evalward.files.safe_files import read_text
-from evalward.past.history import SAFE_NAME
+from evalward.past.history import SAFE_NAME, write_atomically
 from evalward.rundata.results import EvalResult
 from evalward.text import jsontext
 
@@ -79,7 +77,7 @@ def record_runs(
                 "fixtures": outcomes,
             }
         )
-        _write(path, {"eval": result.eval, "records": records[-MAX_RECORDS:]})
+        write_atomically(path, json.dumps({"eval": result.eval, "records": records[-MAX_RECORDS:]}))
 
 
 def main_history(
@@ -141,11 +139,3 @@ def _records(path: Path) -> list[dict[str, Any]]:
         return []
     records = document.get("records") if isinstance(document, dict) else None
     return [r for r in records if isinstance(r, dict)] if isinstance(records, list) else []
-
-
-def _write(path: Path, document: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        json.dump(document, out)
-    Path(temporary).replace(path)

@@ -189,7 +189,6 @@ def _write(path: Path, data: dict[str, Any]) -> None:
     One set a line, each encoded by json's C encoder: an indented dump goes through the pure
     Python one, and 200 sets of a 1,000-fixture suite made every local run spend seconds here.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
     rest = {key: value for key, value in data.items() if key != "history"}
     # The placeholder is the last key, so the last `"history": null` in the text is it.
     opening, closing = json.dumps({**rest, "history": None}, ensure_ascii=False).rsplit(
@@ -199,8 +198,15 @@ def _write(path: Path, data: dict[str, Any]) -> None:
         f"{',' if index else ''}\n  {json.dumps(s, ensure_ascii=False)}"
         for index, s in enumerate(data["history"])
     )
+    last = "\n" if sets else ""
+    write_atomically(path, f'{opening}"history": [{sets}{last}]{closing}\n')
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write `text` beside `path` and rename it over it, so an interrupted run never leaves
+    half a file: how every store kept between runs (history, flaky, trend, status) writes."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     with os.fdopen(handle, "w", encoding="utf-8") as stream:
-        last = "\n" if sets else ""
-        stream.write(f'{opening}"history": [{sets}{last}]{closing}\n')
+        stream.write(text)
     Path(temporary).replace(path)

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -34,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from evalward.files.safe_files import read_regular
-from evalward.past.history import SAFE_NAME
+from evalward.past.history import SAFE_NAME, write_atomically
 from evalward.plan.fingerprint import FileIndex, agent_fingerprint
 from evalward.resources import Agent, Located, ResourceSet
 
@@ -194,12 +192,7 @@ class StatusStore:
         path = self.path(record.name)
         if path is None:
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(record.document(), stream, ensure_ascii=False, indent=1)
-            stream.write("\n")
-        Path(temporary).replace(path)
+        write_atomically(path, json.dumps(record.document(), ensure_ascii=False, indent=1) + "\n")
 
 
 @dataclass(frozen=True)

@@ -15,15 +15,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-import os
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from evalward.files.safe_files import read_text
-from evalward.past.history import HISTORY_DIR, MAX_FILE_BYTES, SAFE_NAME
+from evalward.past.history import HISTORY_DIR, MAX_FILE_BYTES, SAFE_NAME, write_atomically
 from evalward.rundata.results import EvalResult
 from evalward.text import jsontext
 
@@ -74,7 +72,7 @@ def record_commit(
             "branch": branch,
             "points": [asdict(p) for p in points[-MAX_POINTS:]],
         }
-        _write(path, document)
+        write_atomically(path, json.dumps(document, ensure_ascii=False) + "\n")
 
 
 def trends(
@@ -150,13 +148,3 @@ def _points(
             )
         )
     return points
-
-
-def _write(path: Path, document: dict[str, Any]) -> None:
-    """Write beside and rename: an interrupted run never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(handle, "w", encoding="utf-8") as stream:
-        json.dump(document, stream, ensure_ascii=False)
-        stream.write("\n")
-    Path(temporary).replace(path)
