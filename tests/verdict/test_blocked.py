@@ -13,7 +13,7 @@ from evalward.verdict.blocked import (
     failing_fixtures,
     falls_short,
     policy_of,
-    regressed,
+    regresses,
     why,
 )
 from evalward.verdict.compare import EvalComparison, compare
@@ -51,8 +51,8 @@ def test_a_regression_blocks_by_its_policy_tightened_by_the_action() -> None:
     passing = _comparison({"b"}, pass_threshold=0.5, passed=True)
     assert policy_of(passing, RegressionPolicy.none) is RegressionPolicy.none
     assert policy_of(passing, RegressionPolicy.any) is RegressionPolicy.any
-    assert not regressed(passing, RegressionPolicy.none)
-    assert regressed(passing, RegressionPolicy.any)
+    assert not regresses(passing, RegressionPolicy.none)
+    assert regresses(passing, RegressionPolicy.any)
     assert decided_by(passing, RegressionPolicy.any) == (
         "a regression blocks (failOnRegression: any)"
     )

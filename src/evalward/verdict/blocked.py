@@ -131,17 +131,14 @@ def _lines(comparison: EvalComparison, policy: RegressionPolicy) -> list[str]:
     ]
 
 
-def regressed(comparison: EvalComparison, policy: RegressionPolicy) -> bool:
+def regresses(comparison: EvalComparison, tightened: RegressionPolicy) -> bool:
+    """Whether the Eval's regressions block it under its own rule, tightened."""
+    policy = policy_of(comparison, tightened)
     if policy is RegressionPolicy.any:
         return bool(comparison.of(Change.regression))
     if policy is RegressionPolicy.significant:
         return comparison.significant_regression
     return False
-
-
-def regresses(comparison: EvalComparison, tightened: RegressionPolicy) -> bool:
-    """Whether the Eval's regressions block it under its own rule, tightened."""
-    return regressed(comparison, policy_of(comparison, tightened))
 
 
 @dataclass
