@@ -36,12 +36,12 @@ from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.scoring.code_harness import CONFINE, JAVASCRIPT, LIMITS, PYTHON
 from evalward.scoring.code_verdicts import (
     ScorerCase,
-    ScorerVerdict,
     error_verdict,
     script_stdin,
     script_verdict,
     verdict,
 )
+from evalward.scoring.panel import JudgeOutcome
 from evalward.scoring.scorer_environments import ScorerEnvironments
 from evalward.text import jsontext
 
@@ -68,14 +68,14 @@ class CodeScorers:
     def __post_init__(self, environments: ScorerEnvironments | None) -> None:
         self._environments = environments or ScorerEnvironments(self.env, self.sandbox)
 
-    async def score(self, assertion: CodeAssertion, case: ScorerCase) -> ScorerVerdict:
+    async def score(self, assertion: CodeAssertion, case: ScorerCase) -> JudgeOutcome:
         script = assertion.protocol is ScorerProtocol.script
         stdin = script_stdin(case) if script else None
         return await self._verdict(assertion, (case.output, _context(assertion, case)), stdin)
 
     async def call(
         self, assertion: CodeAssertion, arguments: tuple[Any, Mapping[str, Any]]
-    ) -> ScorerVerdict:
+    ) -> JudgeOutcome:
         """A function scorer called with arguments of the caller's own (a scoring function's
         `(namedScores, context)`), its answer read as a code assertion's."""
         return await self._verdict(assertion, arguments, None)
@@ -92,7 +92,7 @@ class CodeScorers:
 
     async def _verdict(
         self, assertion: CodeAssertion, arguments: tuple[Any, Mapping[str, Any]], stdin: Any
-    ) -> ScorerVerdict:
+    ) -> JudgeOutcome:
         """What the scorer answers to `arguments` (or, a `script`, to `stdin`); an `error`
         that says why when it gives no answer."""
         code = assertion.code

@@ -33,6 +33,7 @@ from typing import Any
 from evalward.errors import DuplicateKey
 from evalward.resources.code_scorer import CodeAssertion
 from evalward.rundata.results import Status
+from evalward.scoring.panel import JudgeOutcome
 from evalward.text import jsontext
 
 SCRIPT_THRESHOLD = 0.8
@@ -51,14 +52,7 @@ class ScorerCase:
     trace: Mapping[str, Any]
 
 
-@dataclass(frozen=True)
-class ScorerVerdict:
-    status: Status
-    score: float
-    message: str
-
-
-def verdict(assertion: CodeAssertion, value: Any) -> ScorerVerdict:
+def verdict(assertion: CodeAssertion, value: Any) -> JudgeOutcome:
     """What the scorer returned, as promptfoo reads it; any other shape is an error."""
     threshold = assertion.threshold
     if isinstance(value, bool):
@@ -95,22 +89,22 @@ def verdict(assertion: CodeAssertion, value: Any) -> ScorerVerdict:
     )
 
 
-def _from_score(score: float, threshold: float | None, reason: str) -> ScorerVerdict:
+def _from_score(score: float, threshold: float | None, reason: str) -> JudgeOutcome:
     passed = score >= threshold if threshold is not None else score > 0
     bound = f"≥ {threshold:g}" if threshold is not None else "> 0"
     said = reason or (f"score {score:g} {bound}" if passed else f"score {score:g}, not {bound}")
     return _decided(passed, score, said)
 
 
-def _decided(passed: bool, score: float, reason: str) -> ScorerVerdict:
+def _decided(passed: bool, score: float, reason: str) -> JudgeOutcome:
     clamped = min(1.0, max(0.0, score))
     note = "" if clamped == score else f" (score {score:g} counted as {clamped:g})"
     message = (reason or ("the scorer passed it" if passed else "the scorer failed it")) + note
-    return ScorerVerdict(Status.passed if passed else Status.failed, clamped, message)
+    return JudgeOutcome(Status.passed if passed else Status.failed, clamped, message)
 
 
-def error_verdict(message: str) -> ScorerVerdict:
-    return ScorerVerdict(Status.error, 0.0, message)
+def error_verdict(message: str) -> JudgeOutcome:
+    return JudgeOutcome(Status.error, 0.0, message)
 
 
 def _short(value: Any) -> str:
@@ -118,7 +112,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:79] + "…"
 
 
-def script_verdict(assertion: CodeAssertion, value: Any) -> ScorerVerdict:
+def script_verdict(assertion: CodeAssertion, value: Any) -> JudgeOutcome:
     """A script grader's answer, from its own channel only (see the module's docstring):
     its exit code, or its whole stdout as one JSON object; what could be read either way
     is an error, never a pass."""
@@ -160,7 +154,7 @@ _VERDICT_KEY = re.compile(r'"(?:pass|score|checks|assertions)"\s*:')
 """A key of a JSON verdict (AgentV's `script` and `code-grader` shapes)."""
 
 
-def _failed_exit(out: str, err: str, code: int) -> ScorerVerdict:
+def _failed_exit(out: str, err: str, code: int) -> JudgeOutcome:
     """A non-zero exit fails the run, whatever the script printed: with a stdout that is
     (or begins as) JSON, or with something on stderr, it is an error (AgentV's rule)."""
     if out.startswith(("{", "[")):
@@ -175,7 +169,7 @@ def _failed_exit(out: str, err: str, code: int) -> ScorerVerdict:
     return _decided(False, 0.0, out[:500] or f"the script exited {code}")
 
 
-def _json_verdict(assertion: CodeAssertion, found: dict[str, Any]) -> ScorerVerdict:
+def _json_verdict(assertion: CodeAssertion, found: dict[str, Any]) -> JudgeOutcome:
     """A verdict in AgentV's shapes: `{pass, score, reason, checks}` (the `script` grader),
     `{score, assertions}` (`code-grader`) or `{score, hits, misses, reasoning}` (older).
     Without `score`, the checks' mean (each its own `score`, else 1 for a pass) or the share

@@ -105,8 +105,7 @@ class FixtureChecks:
             if self.scorers is None:
                 return JudgeOutcome(Status.error, 0.0, "code scorers are not run here")
             case = scorer_case(self.spec, trace, read.value)
-            found = await self.scorers.score(assertion, case)
-            return JudgeOutcome(found.status, found.score, found.message)
+            return await self.scorers.score(assertion, case)
         if isinstance(assertion, SimilarAssertion):
             text = output_text(assertion.field, trace)
             if isinstance(text, tuple):
