@@ -315,7 +315,7 @@ def test_pairwise_counts_add_up_on_every_surface(
 
     # the comment, the terminal and report.html say the same counts (with no pair, that
     # there was nothing to count)
-    line = record.counts_line() if pairs else "no fixture ran on both the base and the head"
+    line = record.pooled_counts.text() if pairs else "no fixture ran on both the base and the head"
     context = ReportContext(comparisons=comparisons, decision=decision, marker=MARKER)
     for sink in (escaping.GITHUB, escaping.TERMINAL):
         body = html.unescape(render_comment(context, sink=sink))

@@ -40,7 +40,7 @@ def pairwise_line(name: str, record: PairwiseRecord) -> str:
         ]
     else:
         said = [
-            f"{ICONS.get(state, '')} {name}: {state} — {record.counts_line()}",
+            f"{ICONS.get(state, '')} {name}: {state} — {record.pooled_counts.text()}",
             f"{PAIR_POOLED_TEST} at margin {record.margin:g}: "
             f"p ≤ {bound_text(record.pooled_p_bound)} against {bound_text(record.pooled_alpha)}",
             record.length_line() + (" (length-controlled)" if record.length_controlled else ""),

@@ -208,9 +208,6 @@ class PairwiseRecord(RecordModel):
     def pairs_of(self, fixture: str) -> list[PairRecord]:
         return [p for p in self.pairs if p.fixture == fixture]
 
-    def counts_line(self) -> str:
-        return self.pooled_counts.text()
-
     def length_line(self) -> str:
         """ "head win rate by length: head shorter 2/5 · about as long 3/6 · head longer 4/4"."""
         parts = [f"{b.bucket} {b.head_wins}/{b.decided}" for b in self.length_bias if b.decided]
