@@ -9,9 +9,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from evalward.errors import ConfigError
+from evalward.resources.gate_policy import RegressionPolicy
 from evalward.rundata.cache_mode import CacheMode
 from evalward.rundata.sides import GateConfig
-from evalward.verdict.gate import RegressionPolicy
 
 
 class CommentMode(StrEnum):

@@ -17,6 +17,7 @@ from evalward.attribution.hunks import AgentFiles
 from evalward.past.status import AgentIdentity
 from evalward.plan.changes import ChangeSet
 from evalward.plan.plan import Plan, PlannedRun
+from evalward.resources.gate_policy import RegressionPolicy
 from evalward.rundata.results import EvalResult, FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Estimate, Spent
@@ -27,7 +28,6 @@ from evalward.verdict.gate import (
     Bypass,
     BypassRefusal,
     GateDecision,
-    RegressionPolicy,
     SkippedGating,
     decide,
 )

@@ -17,8 +17,6 @@ from evalward.verdict import blocked
 from evalward.verdict.blocked import Verdicts
 from evalward.verdict.compare import EvalComparison
 
-__all__ = ["RegressionPolicy"]
-
 AUDIT_EVENT = "eval_gate_bypass"
 """Every audit line starts with `{"event": "eval_gate_bypass"`: a stable prefix for alerting."""
 
