@@ -41,7 +41,6 @@ SAFE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
 @dataclass(frozen=True)
 class Delta:
-    eval: str
     metric: str
     value: float
     previous: float | None
@@ -127,7 +126,7 @@ def record(
         out.append(
             EvalDeltas(
                 result.eval,
-                [Delta(result.eval, k, v, _number(before.get(k))) for k, v in scores.items()],
+                [Delta(k, v, _number(before.get(k))) for k, v in scores.items()],
                 first=previous is None,
                 same_fixtures=previous is None
                 or sorted({r["fixture"] for r in previous.get("runs", [])})
