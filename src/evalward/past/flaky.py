@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from evalward.files.safe_files import read_text
-from evalward.past.history import SAFE_NAME, write_atomically
+from evalward.past.history import MAX_FILE_BYTES, SAFE_NAME, write_atomically
 from evalward.rundata.results import EvalResult
 from evalward.text import jsontext
 
@@ -28,8 +28,6 @@ RUNS_DIR = "fixture-runs"
 MAX_RECORDS = 30
 MAX_AGE_DAYS = 14
 MIN_RUNS = 4
-MAX_FILE_BYTES = 16 * 1024 * 1024
-"""The largest record read back (a restored cache: read as `safe_files` reads)."""
 """Fewer recorded runs of a fixture than this say nothing about its rate."""
 
 

@@ -32,7 +32,9 @@ from evalward.text import jsontext
 
 HISTORY_DIR = Path(".evalward") / "history"
 MAX_FILE_BYTES = 16 * 1024 * 1024
-"""The largest history file read (it is read as a file anyone may have put there)."""
+"""The largest history file read (it is read as a file anyone may have put there), and the
+largest file the flaky and trend stores read back (a restored cache: read as `safe_files`
+reads)."""
 MAX_SETS = 200
 OUTPUT_CHARS = 2000
 SAFE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
