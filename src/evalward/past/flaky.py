@@ -19,10 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalward.files.safe_files import read_text
-from evalward.past.history import MAX_FILE_BYTES, SAFE_NAME, write_atomically
+from evalward.past.history import SAFE_NAME, read_object, write_atomically
 from evalward.rundata.results import EvalResult
-from evalward.text import jsontext
 
 RUNS_DIR = "fixture-runs"
 MAX_RECORDS = 30
@@ -131,9 +129,5 @@ def _flaky(records: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
-    try:
-        document = jsontext.loads(read_text(path, MAX_FILE_BYTES))
-    except (OSError, ValueError):
-        return []
-    records = document.get("records") if isinstance(document, dict) else None
+    records = read_object(path).get("records")
     return [r for r in records if isinstance(r, dict)] if isinstance(records, list) else []

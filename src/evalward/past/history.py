@@ -184,6 +184,16 @@ def _load(path: Path, name: str) -> dict[str, Any]:
     return data
 
 
+def read_object(path: Path, *, finite: bool = True) -> dict[str, Any]:
+    """The JSON object a store kept between runs holds in `path` ({} when it is missing,
+    unreadable, or no object), read as `safe_files` reads; `finite=False` takes NaN."""
+    try:
+        data = jsontext.loads(read_text(path, MAX_FILE_BYTES), finite=finite)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def _write(path: Path, data: dict[str, Any]) -> None:
     """Write beside and rename, so an interrupted run never leaves half a file.
 

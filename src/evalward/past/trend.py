@@ -20,10 +20,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from evalward.files.safe_files import read_text
-from evalward.past.history import HISTORY_DIR, MAX_FILE_BYTES, SAFE_NAME, write_atomically
+from evalward.past.history import HISTORY_DIR, SAFE_NAME, read_object, write_atomically
 from evalward.rundata.results import EvalResult
-from evalward.text import jsontext
 
 SCORES_DIR = "scores"
 MAX_POINTS = 30
@@ -88,7 +86,7 @@ def trends(
             path = cache_dir / SCORES_DIR / f"{name}.json"
             points = _cached_points(path)
             if points:
-                branch = str(_read(path).get("branch") or "the default branch")
+                branch = str(read_object(path, finite=False).get("branch") or "the default branch")
                 found[name] = Trend(f"commits on {branch}", points[-MAX_POINTS:])
                 continue
         if root is not None:
@@ -96,14 +94,6 @@ def trends(
             if points:
                 found[name] = Trend("local runs", points[-MAX_POINTS:])
     return found
-
-
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        data = jsontext.loads(read_text(path, MAX_FILE_BYTES), finite=False)
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _score(value: object) -> float | None:
@@ -115,12 +105,14 @@ def _score(value: object) -> float | None:
 
 def _cached_points(path: Path) -> list[TrendPoint]:
     """The points a trend file keeps: `{score, passed, when, commit}` each."""
-    return _points(_read(path).get("points"), lambda item: item.get("score"), "when")
+    return _points(
+        read_object(path, finite=False).get("points"), lambda item: item.get("score"), "when"
+    )
 
 
 def _history_points(path: Path) -> list[TrendPoint]:
     """The points of the local history's records, whose score is `averageScores.score`."""
-    return _points(_read(path).get("history"), _average_score, "timestamp")
+    return _points(read_object(path, finite=False).get("history"), _average_score, "timestamp")
 
 
 def _average_score(record: dict[str, Any]) -> object:
