@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from evalward.plan.plan import Checkout, Plan, PlannedRun
 from evalward.plan.run_context import RunContext
 from evalward.providers.base import RunLabels
-from evalward.resources import Eval, Located, ResourceSet
-from evalward.resources.pairwise import PairwiseConfig
+from evalward.resources import ResourceSet
 from evalward.rundata.pairwise_record import PairRecord
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
@@ -193,7 +192,7 @@ class PairJudging:
         then its settings alone, no calibration replayed for nothing)."""
         out: dict[str, Judged] = {}
         for name in self.fixtures:
-            judge = self.judges.get(name) or _unasked(self.head.evals[name])
+            judge = self.judges.get(name) or PairwiseJudge.as_defined(self.head.evals[name])
             pairs = [p for (e, _, _), p in sorted(self.pairs.items()) if e == name]
             out[name] = Judged(judge, pairs, sorted(self.fixtures[name]))
         return out
@@ -216,7 +215,7 @@ class PairJudging:
                 if result.eval == name and not result.provider_unavailable:
                     count = runs[Side(result.side)]
                     count[result.fixture] = count.get(result.fixture, 0) + 1
-            margin = (judge or _unasked(located)).margin
+            margin = (judge or PairwiseJudge.as_defined(located)).margin
             tests = PreferenceTests.of(spec.scoring.gate, margin, preference_share(spec))
             pairs = [p for (e, _, _), p in self.pairs.items() if e == name]
             for side, fixture in more_pairs(tests, pairs, runs, spec.execution.reps, paired):
@@ -227,15 +226,3 @@ class PairJudging:
                 planned[key] = rep + 1
                 extra.append(PlannedRun(side, name, fixture, rep))
         return extra
-
-
-def _unasked(located: Located[Eval]) -> PairwiseJudge:
-    """An Eval's pairwise judge as its definition sets it, before any calibration is read."""
-    config = located.resource.spec.judge.pairwise or PairwiseConfig()
-    return PairwiseJudge(
-        eval=located.resource.metadata.name,
-        model=pairwise_model(located),
-        margin=config.margin,
-        consistency_floor=config.consistency_floor,
-        length_controlled=config.length_controlled,
-    )

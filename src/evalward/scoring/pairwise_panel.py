@@ -132,6 +132,18 @@ class PairwiseJudge:
     """Why this judge is left out of the gate (its calibration is too small to tell): it
     judges no pair and decides nothing. "" when it is in."""
 
+    @classmethod
+    def as_defined(cls, located: Located[Eval]) -> PairwiseJudge:
+        """An Eval's pairwise judge as its definition sets it, before any calibration is read."""
+        config = located.resource.spec.judge.pairwise or PairwiseConfig()
+        return cls(
+            eval=located.resource.metadata.name,
+            model=pairwise_model(located),
+            margin=config.margin,
+            consistency_floor=config.consistency_floor,
+            length_controlled=config.length_controlled,
+        )
+
 
 @dataclass(frozen=True)
 class Judged:
@@ -163,15 +175,8 @@ class PairwisePanel:
     _replays: dict[tuple[str, str], asyncio.Task[PairAgreement]] = field(default_factory=dict)
 
     async def for_eval(self, located: Located[Eval], resources: ResourceSet) -> PairwiseJudge:
-        spec = located.resource.spec.judge
-        config = spec.pairwise or PairwiseConfig()
-        judge = PairwiseJudge(
-            eval=located.resource.metadata.name,
-            model=pairwise_model(located),
-            margin=config.margin,
-            consistency_floor=config.consistency_floor,
-            length_controlled=config.length_controlled,
-        )
+        config = located.resource.spec.judge.pairwise or PairwiseConfig()
+        judge = PairwiseJudge.as_defined(located)
         if config.calibration is None:
             return _inconclusive(
                 judge,
