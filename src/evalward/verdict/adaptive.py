@@ -347,9 +347,7 @@ def _for_the_pooled_test(
     per fixture, to the fixtures settled working with the fewest reps (then fewest failures):
     a pull request that changed nothing pays a few reps for a failed one, and a drop spread
     over every fixture keeps drawing reps until the test settles or every fixture is at max."""
-    step = -tests.pooled.llr(1, 0)
-    if step <= 0:
-        return []
+    step = -tests.pooled.llr(1, 0)  # > 0: Sprt holds broken < good
     needed = math.ceil((tests.pooled.llr(pooled.passes, pooled.fails) - tests.pooled.lower) / step)
     ranked = sorted(candidates, key=lambda n: (len(head[n]), tally(head[n]).fails, n))
     return ranked[: max(needed, 0)]
