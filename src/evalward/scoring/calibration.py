@@ -81,7 +81,6 @@ async def calibrate(
         settings = JudgeSettings(
             providers=providers,
             model=model,
-            temperature=0.0,
             timeout_seconds=timeout_seconds,
             labels=RunLabels(eval=name, fixture=f"example-{index + 1}", purpose="judge"),
         )
