@@ -25,10 +25,6 @@ class McNemar:
     """c: pairs that failed on base and pass on head."""
     p_value: float
 
-    @property
-    def discordant(self) -> int:
-        return self.worse + self.better
-
 
 def mcnemar_drop(worse: int, better: int) -> McNemar:
     """The exact one-sided p-value that head passes less often than base."""
