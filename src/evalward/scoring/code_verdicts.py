@@ -108,7 +108,7 @@ def error_verdict(message: str) -> JudgeOutcome:
 
 
 def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False) if value is not None else "null"
+    text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 80 else text[:79] + "…"
 
 
