@@ -135,12 +135,6 @@ class AgentIdentity:
         return self.generation if self.generation is not None else f"fp:{self.fingerprint[:12]}"
 
 
-def identify(located: Located[Agent], index: FileIndex) -> AgentIdentity:
-    """The agent's identity: a hash of `fingerprint.agent_fingerprint` (what the result cache
-    keys runs by), and its `metadata.generation`."""
-    return identity_of(located, agent_fingerprint(located, index))
-
-
 def identity_of(located: Located[Agent], fingerprint: dict[str, Any]) -> AgentIdentity:
     """The identity of an agent whose fingerprint is already known (the result cache's)."""
     material = json.dumps(fingerprint, sort_keys=True, separators=(",", ":"), default=str)
@@ -151,12 +145,14 @@ def identity_of(located: Located[Agent], fingerprint: dict[str, Any]) -> AgentId
 
 
 def identities(resources: ResourceSet, agents: Iterable[str]) -> dict[str, AgentIdentity]:
-    """The identities of `agents` (those defined in `resources`), against its root's files."""
+    """The identities of `agents` (those defined in `resources`), against its root's files:
+    each a hash of `fingerprint.agent_fingerprint` (what the result cache keys runs by), and
+    its `metadata.generation`."""
     index = FileIndex(resources.root)
+    defined = {name: resources.agents[name] for name in agents if name in resources.agents}
     return {
-        name: identify(resources.agents[name], index)
-        for name in sorted(set(agents))
-        if name in resources.agents
+        name: identity_of(located, agent_fingerprint(located, index))
+        for name, located in sorted(defined.items())
     }
 
 
