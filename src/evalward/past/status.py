@@ -122,6 +122,13 @@ class EvalStatus(_Record):
     def document(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
 
+    @property
+    def finished_phase(self) -> Phase:
+        """The phase of the record's last finished run (a run killed earlier left Running)."""
+        if self.last_result is None:
+            return Phase.pending
+        return Phase.passed if self.last_result == "Pass" else Phase.failed
+
 
 @dataclass(frozen=True)
 class AgentIdentity:
@@ -220,9 +227,8 @@ def current(
         return StatusRow(name, agent, Phase.running, record)
     if record is None or record.last_result is None:
         return StatusRow(name, agent, Phase.pending, record)
-    finished = Phase.passed if record.last_result == "Pass" else Phase.failed
     why = _stale(agent, record, identity)
-    return StatusRow(name, agent, Phase.stale if why else finished, record, why)
+    return StatusRow(name, agent, Phase.stale if why else record.finished_phase, record, why)
 
 
 def _stale(agent: str, record: EvalStatus, identity: AgentIdentity | None) -> str:

@@ -156,7 +156,7 @@ class StatusRun:
             return
         record = self.previous_of(name) or EvalStatus(name=name, target_agent=agent)
         interrupted = self._attempt().model_copy(update={"reason": reason[:500]})
-        update = {"phase": _settled(record), "running": None, "interrupted": interrupted}
+        update = {"phase": record.finished_phase, "running": None, "interrupted": interrupted}
         self.store.write(record.model_copy(update=update))
 
     def previous_of(self, name: str) -> EvalStatus | None:
@@ -217,13 +217,6 @@ class StatusRun:
             run_url=source.run_url,
             last_scheduled_run=scheduled,
         )
-
-
-def _settled(record: EvalStatus) -> Phase:
-    """The phase of the record's last finished run (a run killed earlier left Running)."""
-    if record.last_result is None:
-        return Phase.pending
-    return Phase.passed if record.last_result == "Pass" else Phase.failed
 
 
 def _cut(text: str, limit: int) -> str:
