@@ -54,9 +54,10 @@ from evalward.scoring.pairwise_judge import (
 )
 from evalward.scoring.reps import at_least
 
-CLASSES = ("base", "head", "tie")
+SIDE_OF = {"A": "base", "B": "head", "tie": "tie"}
 """A calibration pair's A is shown as the base and its B as the head: the human's A, B or
 tie is then the judge's base, head or tie."""
+CLASSES = tuple(SIDE_OF.values())
 
 CONFIDENCE = f"{100 * (1 - CONSISTENCY_ALPHA):.0f} % confidence"
 """How a bound's confidence is said: `CONSISTENCY_ALPHA` as the share it is not."""
@@ -349,11 +350,7 @@ async def calibrate_pairs(
             )
 
     judged = await asyncio.gather(*(one(i, e) for i, e in enumerate(spec.pairs)))
-    return agreement(model, judged, [_human(e) for e in spec.pairs])
-
-
-def _human(example: PairExample) -> str:
-    return {"A": "base", "B": "head", "tie": "tie"}[example.human_preference]
+    return agreement(model, judged, [SIDE_OF[e.human_preference] for e in spec.pairs])
 
 
 def agreement(model: str, judged: list[PairRecord], human: list[str]) -> PairAgreement:
