@@ -102,10 +102,9 @@ class PreferenceTests:
     lower line), the pooled test, and the share the fixtures that lean worse split."""
 
     fixture: Sprt
-    """The margin's test on one fixture's pairs: its lower line says not worse."""
+    """The margin's test on one fixture's pairs: its lower line says not worse. Its alpha is
+    the part of alpha split over the fixtures that lean worse."""
     pooled: Sprt
-    leaning_alpha: float
-    """The part of alpha split over the fixtures that lean worse."""
     share: float
 
     @classmethod
@@ -115,14 +114,13 @@ class PreferenceTests:
         return cls(
             fixture=Sprt(0.5, low, share - pooled_alpha, policy.miss_rate),
             pooled=Sprt(0.5, low, pooled_alpha, policy.miss_rate),
-            leaning_alpha=share - pooled_alpha,
             share=share,
         )
 
     def consistent(self, leaning: int) -> Sprt:
         """The sign test of a fixture the base wins every later pair of, at its part of the
         alpha the `leaning` fixtures split (H1 q = 1: a head preference ends it)."""
-        return Sprt(0.5, 0.0, self.leaning_alpha / max(leaning, 1), self.fixture.beta)
+        return Sprt(0.5, 0.0, self.fixture.alpha / max(leaning, 1), self.fixture.beta)
 
     def verdict(self, test: Sprt, counts: PairCounts) -> str:
         if counts.head + counts.base + counts.ties == 0:
