@@ -147,15 +147,13 @@ class EvalCall:
     pooled_head: Tally
     pooled_base: Tally | None
     pooled_bound: float
-    alpha: float
+    tests: SequentialTests
+    """The tests that settled it: each fixture's test's share of alpha (alpha / 2 /
+    `gating`), the pooled test's (alpha / 2), and where alpha comes from (`budget`)."""
     drivers: list[str] = field(default_factory=list)
     """The fixtures that failed on the head: what drove the pooled test."""
-    fixture_alpha: float = 0.0
-    """Each fixture's test's share of alpha: alpha / 2 / `gating`."""
     gating: int = 0
     """The fixtures that gate, among which the fixtures' half of alpha is shared."""
-    budget: str = ""
-    """Where alpha comes from (`SequentialTests.budget`)."""
 
     @property
     def blocking(self) -> list[FixtureCall]:
@@ -183,7 +181,7 @@ class EvalCall:
             said.append(
                 f"{f.fixture} {f.verdict.value} by its {FIXTURE_TEST}: head {f.head}, "
                 f"{base}; p ≤ {bound_text(f.bound)}, within its share of the false-block rate "
-                f"{bound_text(self.fixture_alpha)} ({self.budget} / 2 / "
+                f"{bound_text(self.tests.fixture.alpha)} ({self.tests.budget} / 2 / "
                 f"{self.gating} fixtures){flaky}"
             )
         if self.pooled_blocks:
@@ -193,7 +191,7 @@ class EvalCall:
                 f"pass rate over the Eval {self.pooled.value} by the {POOLED_TEST}: head "
                 f"{self.pooled_head} ({100 * rate:.0f} %){base}; p ≤ "
                 f"{bound_text(self.pooled_bound)}, within its share of the false-block rate "
-                f"{bound_text(self.alpha / 2)} ({self.budget} / 2); driven by "
+                f"{bound_text(self.tests.pooled.alpha)} ({self.tests.budget} / 2); driven by "
                 f"{', '.join(self.drivers) or 'every fixture'}"
             )
         return said
@@ -244,11 +242,9 @@ def judge(
         pooled,
         pooled_base,
         tests.pooled.bound(pooled.passes, pooled.fails),
-        tests.pooled.alpha * 2,
+        tests,
         sorted(n for n in counted if not all(head[n])),
-        fixture_alpha=tests.fixture.alpha,
         gating=len(gating),
-        budget=tests.budget,
     )
 
 
@@ -372,10 +368,11 @@ def _reads_base(
     return pooled is Settled.broken or (head_done and pooled is Settled.open and leaning)
 
 
-def record(call: EvalCall, tests: SequentialTests) -> SequentialRecord:
+def record(call: EvalCall) -> SequentialRecord:
     """The call as results.json and the reports keep it."""
+    tests = call.tests
     return SequentialRecord(
-        alpha=call.alpha,
+        alpha=tests.pooled.alpha * 2,
         beta=tests.fixture.beta,
         min_reps=tests.reps.min,
         max_reps=tests.reps.max,

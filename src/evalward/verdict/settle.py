@@ -91,7 +91,7 @@ def _settle(
         # the threshold read no verdict here: the sequential tests are the other evidence
         result = tested(result, blocks=call.blocks)
         unjudged = base_result.fixtures if base_result is not None else []
-        sequential = _with_unjudged(record(call, tests), unjudged)
+        sequential = _with_unjudged(record(call), unjudged)
         settled.append(_as_settled(result, verdict and not result.inconclusive_reason, sequential))
     return settled
 
