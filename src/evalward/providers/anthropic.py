@@ -14,8 +14,8 @@ from evalward.providers.retry import (
     Endpoint,
     Opened,
     RetryPolicy,
-    post_json,
     send,
+    settle,
 )
 from evalward.providers.tool_choice import anthropic_choice
 from evalward.providers.vendor_api import VendorApi
@@ -58,7 +58,8 @@ class AnthropicProvider(VendorApi):
         body = request_body(request, self._version)
         headers = self._headers({})
         async with self._limit:
-            data = await post_json(self._client, self._endpoint, body, headers, self._retry)
+            answer = await send(self._client, self._endpoint, body, headers, self._retry)
+        data = settle(answer, self._endpoint, headers, self._retry)
         return parse_response(data, request.model)
 
     async def forward(

@@ -89,24 +89,13 @@ class Endpoint:
         return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
-async def post_json(
-    client: HttpClient,
-    endpoint: Endpoint,
-    body: dict[str, Any],
-    headers: dict[str, str],
-    policy: RetryPolicy,
-) -> dict[str, Any]:
-    """POST `body` and return the JSON object answered, retrying what is worth retrying.
-
-    When every attempt failed in a way worth retrying, the error is `ProviderUnavailable`
-    and carries the server's own words from its last reply."""
-    return settle(await send(client, endpoint, body, headers, policy), endpoint, headers, policy)
-
-
 def settle(
     answer: Answer, endpoint: Endpoint, headers: Mapping[str, str], policy: RetryPolicy
 ) -> dict[str, Any]:
-    """The JSON object of `send`'s last reply, or the error that says why there is none."""
+    """The JSON object of `send`'s last reply, or the error that says why there is none.
+
+    When every attempt failed in a way worth retrying, the error is `ProviderUnavailable`
+    and carries the server's own words from its last reply."""
     if answer.data is not None:
         return answer.data
     if answer.problem is not None:
