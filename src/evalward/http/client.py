@@ -135,21 +135,14 @@ class HttpClient:
         idle = self._timeout_seconds
         connect = min(self._connect_timeout_seconds or idle, idle)
         all_headers = {"content-type": "application/json", **(headers or {})}
-        proxy = self._proxy_for(url)
-        if proxy.headers and url.startswith("http:"):
-            all_headers = {**all_headers, **proxy.headers}
         try:
             async with asyncio.timeout(connect + idle):
                 response = await session.request(
                     "POST",
                     url,
                     data=encode_json(payload),
-                    headers=all_headers,
                     timeout=aiohttp.ClientTimeout(total=None, connect=connect, sock_read=idle),
-                    proxy=proxy.url,
-                    proxy_headers=proxy.headers,
-                    allow_redirects=False,
-                    ssl=self._tls_for(url),
+                    **self._routing(url, all_headers),
                 )
         except TimeoutError as exc:
             raise HttpTimeout(
@@ -208,25 +201,31 @@ class HttpClient:
 
     async def _send(self, call: _Call) -> Reply:
         session = self._open()
-        proxy = self._proxy_for(call.url)
-        headers = call.headers
-        if proxy.headers and call.url.startswith("http:"):
-            # no CONNECT tunnel to carry it: a plain-HTTP request names its proxy credentials
-            headers = {**headers, **proxy.headers}
         async with session.request(
             call.method,
             call.url,
             data=call.data,
-            headers=headers,
             timeout=call.timeout,
-            proxy=proxy.url,
-            proxy_headers=proxy.headers,
-            allow_redirects=False,  # a redirect is the server's answer, not a new target
-            ssl=self._tls_for(call.url),
+            **self._routing(call.url, call.headers),
         ) as response:
             _refuse_upgrade(response)
             body = await _read_bounded(response, self._max_reply_bytes)
             return Reply(response.status, response.headers, body)
+
+    def _routing(self, url: str, headers: Mapping[str, str]) -> dict[str, Any]:
+        """What every request to `url` is sent with beside its method, body and timeout: its
+        headers, its proxy, its CAs, and no redirect followed."""
+        proxy = self._proxy_for(url)
+        if proxy.headers and url.startswith("http:"):
+            # no CONNECT tunnel to carry it: a plain-HTTP request names its proxy credentials
+            headers = {**headers, **proxy.headers}
+        return {
+            "headers": headers,
+            "proxy": proxy.url,
+            "proxy_headers": proxy.headers,
+            "allow_redirects": False,  # a redirect is the server's answer, not a new target
+            "ssl": self._tls_for(url),
+        }
 
     def _open(self) -> aiohttp.ClientSession:
         if self._session is None:
