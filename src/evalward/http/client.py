@@ -291,12 +291,8 @@ class StreamingReply:
         than the timeout) when the stream breaks off or grows past the reply limit."""
         import aiohttp
 
-        size = 0
         try:
-            async for chunk in self._response.content.iter_any():
-                size += len(chunk)
-                if size > self._limit:
-                    raise _too_big(self._limit)
+            async for chunk in _bounded(self._response, self._limit):
                 yield chunk
         except TimeoutError as exc:
             raise HttpTimeout(f"the stream was silent for {self._idle:g} s") from exc
@@ -406,14 +402,17 @@ async def _read_bounded(response: aiohttp.ClientResponse, limit: int) -> bytes:
         # aiohttp reads a Content-Length body to that length and no further; a compressed
         # one is read below, as it is decoded, since its length bounds only what was sent
         return await response.read()
-    chunks: list[bytes] = []
+    return b"".join([chunk async for chunk in _bounded(response, limit)])
+
+
+async def _bounded(response: aiohttp.ClientResponse, limit: int) -> AsyncIterator[bytes]:
+    """The body's chunks as they come, decoded; HttpFailure once they pass `limit` bytes."""
     size = 0
     async for chunk in response.content.iter_any():
         size += len(chunk)
         if size > limit:
             raise _too_big(limit)
-        chunks.append(chunk)
-    return b"".join(chunks)
+        yield chunk
 
 
 def _too_big(limit: int) -> HttpFailure:
