@@ -9,15 +9,17 @@ import dataclasses
 import datetime as dt
 import json
 import random
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from evalward.errors import HttpFailure, HttpTimeout, ProviderError, ProviderUnavailable
 from evalward.http.client import HttpClient, Reply, StreamingReply
 from evalward.providers.config import RetrySettings
+
+T = TypeVar("T")
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
@@ -126,26 +128,13 @@ async def send(
     """POST `body` (GET when it is None), retrying 408/409/429/5xx, timeouts, broken
     connections and a success that is not a JSON object; return the last reply whatever its
     status. Raises ProviderUnavailable only when the last attempt got no reply at all."""
-    last_problem = ""
-    for attempt in range(1, policy.attempts + 1):
-        response: Reply | None = None
-        try:
-            if body is None:
-                response = await client.get(endpoint.url, headers)
-            else:
-                response = await client.post_json(endpoint.url, body, headers)
-        except HttpTimeout:
-            last_problem = "the request timed out"
-        except HttpFailure as exc:
-            last_problem = f"no complete reply ({exc})"
-        else:
-            answer = _judge(response)
-            if answer.problem is None or attempt == policy.attempts:
-                return answer
-            last_problem = answer.problem
-        if attempt < policy.attempts:
-            await asyncio.sleep(policy.delay(attempt, response))
-    raise ProviderUnavailable(exhausted(endpoint, policy, last_problem))
+
+    async def attempt() -> Reply:
+        if body is None:
+            return await client.get(endpoint.url, headers)
+        return await client.post_json(endpoint.url, body, headers)
+
+    return await _retried(endpoint, policy, attempt)
 
 
 @dataclass
@@ -170,31 +159,40 @@ async def open_stream(
     `Opened` once the server streams, else the last whole reply as `send` returns it (an
     error status, or a server that answered with one JSON object). Once a stream has begun
     nothing is retried — its first events may already be with the agent."""
-    last_problem = ""
-    for attempt in range(1, policy.attempts + 1):
-        whole: Reply | None = None
-        scope: contextlib.AsyncExitStack | None = contextlib.AsyncExitStack()
-        try:
-            assert scope is not None
+
+    async def attempt() -> Reply | Opened:
+        async with contextlib.AsyncExitStack() as scope:
             reply = await scope.enter_async_context(client.stream_json(endpoint.url, body, headers))
             if reply.status == 200 and reply.event_stream:
-                opened, scope = Opened(reply, scope), None
-                return opened
-            whole = await reply.read()
+                return Opened(reply, scope.pop_all())  # kept open: the caller closes it
+            return await reply.read()
+
+    return await _retried(endpoint, policy, attempt)
+
+
+async def _retried(
+    endpoint: Endpoint, policy: RetryPolicy, attempt: Callable[[], Awaitable[Reply | T]]
+) -> Answer | T:
+    """`attempt` made until its reply needs no retry or the attempts run out (`send`); what
+    it gives that is not a reply (a stream begun) is returned as it is, at once."""
+    last_problem = ""
+    for number in range(1, policy.attempts + 1):
+        reply: Reply | None = None
+        try:
+            got = await attempt()
         except HttpTimeout:
             last_problem = "the request timed out"
         except HttpFailure as exc:
             last_problem = f"no complete reply ({exc})"
-        finally:
-            if scope is not None:
-                await scope.aclose()
-        if whole is not None:
-            answer = _judge(whole)
-            if answer.problem is None or attempt == policy.attempts:
+        else:
+            if not isinstance(got, Reply):
+                return got
+            reply, answer = got, _judge(got)
+            if answer.problem is None or number == policy.attempts:
                 return answer
             last_problem = answer.problem
-        if attempt < policy.attempts:
-            await asyncio.sleep(policy.delay(attempt, whole))
+        if number < policy.attempts:
+            await asyncio.sleep(policy.delay(number, reply))
     raise ProviderUnavailable(exhausted(endpoint, policy, last_problem))
 
 
