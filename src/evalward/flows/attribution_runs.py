@@ -143,7 +143,6 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
                 regression,
                 head=head,
                 max_trials=MAX_TRIALS,
-                afford=budget.stop,
                 budget=budget,
             ),
         )
@@ -206,14 +205,13 @@ async def attribute_regression(
     *,
     max_trials: int,
     head: str,
-    afford: Callable[[], str] | None = None,
     budget: CallBudget | None = None,
 ) -> Attribution:
     """The hunks of the change to `regression.agent` proven to cause `regression`, searched
     with at most `max_trials` trials (`attribution.search.attribute`), each trial the
-    regressing fixtures run on one variant of the head. The agent's files are the ones the
-    run (`evaluation`) loaded at the head; `head` the commit the variants are made from (the
-    run's head, `head_commit`)."""
+    regressing fixtures run on one variant of the head, while `budget` affords one. The
+    agent's files are the ones the run (`evaluation`) loaded at the head; `head` the commit
+    the variants are made from (the run's head, `head_commit`)."""
     setup = request.setup
     git, revisions = setup.git, setup.revisions
     assert revisions.base is not None, "a regression is measured against a base"
@@ -234,6 +232,7 @@ async def attribute_regression(
         assert files is not None
         return await tried(with_only(git, base, head, files, hunks, applied))
 
+    afford = budget.stop if budget is not None else None
     return await attribute(hunks, regresses, reproduces, max_trials=max_trials, afford=afford)
 
 
