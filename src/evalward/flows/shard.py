@@ -92,7 +92,11 @@ class _Splitter:
     def __call__(self, plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
         plan = at_most(plan, resources)  # parts cannot take turns: no adaptive rounds
         self.whole, self.definitions = plan, resources
-        return split(plan, resources, self.prices, self.spec)
+        # part `spec.index` of the plan; the Evals and skip notes stay whole
+        parts = assign(plan, resources, self.prices, self.spec.count)
+        return plan.with_runs(
+            [run for run, part in zip(plan.runs, parts, strict=True) if part == self.spec.index - 1]
+        )
 
 
 async def run_part(
@@ -148,16 +152,6 @@ def assign(
         parts[position] = part
         loads[part] += weights[position]
     return parts
-
-
-def split(
-    plan: Plan, resources: Mapping[Side, ResourceSet], prices: PriceTable, spec: ShardSpec
-) -> Plan:
-    """Part `spec.index` of the plan; the Evals and skip notes stay whole."""
-    parts = assign(plan, resources, prices, spec.count)
-    return plan.with_runs(
-        [run for run, part in zip(plan.runs, parts, strict=True) if part == spec.index - 1]
-    )
 
 
 def source_of(git: Git, revisions: Revisions) -> dict[str, str]:
