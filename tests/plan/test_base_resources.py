@@ -1,4 +1,4 @@
-"""`plan.base_resources.load_base`: the merge base's resources from an overlay of only the YAML
+"""`plan.prepare.load_base`: the merge base's resources from an overlay of only the YAML
 files a change touched when that is safe, and from a whole checkout of the base when the
 change touches what decides where or how resources load (`evalward.yaml`, `.gitattributes`)."""
 
@@ -10,7 +10,7 @@ import pytest
 
 from evalward.definitions.loader import load_resources
 from evalward.git import Git
-from evalward.plan.base_resources import load_base
+from evalward.plan.prepare import load_base
 from evalward.resources.repo_config import RepoConfig
 from support.gitrepo import GitRepo
 from support.greeter import greeter_agent
