@@ -141,14 +141,14 @@ class GitHubPort(Protocol):
 class GitHubClient:
     """GitHubPort over PyGithub, bound to one repository."""
 
-    def __init__(self, api_url: str, token: str, repository: str, timeout: float = 30) -> None:
+    def __init__(self, api_url: str, token: str, repository: str) -> None:
         # lazy: PyGithub is paid for by a job that talks to GitHub, not by every start
         from github import Auth, Github
 
         self._gh = Github(
             auth=Auth.Token(token),
             base_url=api_url.rstrip("/"),
-            timeout=int(timeout),
+            timeout=30,  # seconds per request
             retry=2,
             # GitHub asks for requests made one at a time (its REST API best practices), as
             # they are here, and a second between writes only for a large number of them: a
