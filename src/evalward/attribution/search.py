@@ -124,7 +124,7 @@ class _Search:
         regresses: Oracle,
         reproduces: Oracle,
         max_trials: int,
-        afford: Callable[[], str] | None = None,
+        afford: Callable[[], str] | None,
     ) -> None:
         self.hunks = hunks
         self.afford = afford
@@ -158,11 +158,9 @@ class _Search:
 
     async def keeps(self, kept: list[Hunk]) -> bool:
         """The head keeping only `kept` of the hunks was built and still regresses."""
-        trial = (await self.trial("reverted", self._all_but(kept))).trial
+        reverted = frozenset(h for h in self.hunks if h not in kept)
+        trial = (await self.trial("reverted", reverted)).trial
         return not trial.not_built and trial.regressed
-
-    def _all_but(self, kept: list[Hunk]) -> frozenset[Hunk]:
-        return frozenset(h for h in self.hunks if h not in kept)
 
     async def run(self) -> Attribution:
         for hunk in self.hunks:  # one hunk out: settles a regression one hunk causes
