@@ -303,10 +303,7 @@ def _holds(lines: list[str], column: int, value: str) -> bool:
 
 def _indentation(lines: list[str]) -> int | None:
     """The indentation of a block's first line that is not blank (None: all are)."""
-    for line in lines:
-        if line.strip():
-            return len(line) - len(line.lstrip(" "))
-    return None
+    return next((len(line) - len(line.lstrip(" ")) for line in lines if line.strip()), None)
 
 
 def _text(lines: list[str]) -> str:
