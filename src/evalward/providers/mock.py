@@ -150,6 +150,10 @@ def load_script(path: Path) -> MockScript:
         raise ResourceError(problems) from None
 
 
+_LABEL_KEYS = ("agent", "fixture", "eval", "purpose", "rep", "side")
+"""The `match` keys that fit a call whose label (`RunLabels`) is the same, or when not given."""
+
+
 class MockProvider:
     name = "mock"
 
@@ -191,23 +195,12 @@ class MockProvider:
         last_user = next((m.content for m in reversed(request.messages) if m.role == "user"), "")
         for reply in self._script.replies:
             match = reply.match
-            if match.agent is not None and match.agent != labels.agent:
-                continue
-            if match.fixture is not None and match.fixture != labels.fixture:
-                continue
-            if match.eval is not None and match.eval != labels.eval:
-                continue
-            if match.purpose is not None and match.purpose != labels.purpose:
-                continue
-            if match.rep is not None and match.rep != labels.rep:
-                continue
-            if match.side is not None and match.side != labels.side:
-                continue
-            if match.sha is not None and not (labels.sha and labels.sha.startswith(match.sha)):
-                continue
-            if match.contains is not None and match.contains not in last_user:
-                continue
-            return reply
+            if (
+                all(getattr(match, key) in (None, getattr(labels, key)) for key in _LABEL_KEYS)
+                and (match.sha is None or labels.sha.startswith(match.sha))
+                and (match.contains is None or match.contains in last_user)
+            ):
+                return reply
         return None
 
     async def aclose(self) -> None:
