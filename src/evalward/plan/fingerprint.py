@@ -238,15 +238,13 @@ def may_cover(folder: str, patterns: list[str]) -> bool:
     """Whether a glob may match a path under `folder` (a linked folder, or the one a
     `.gitattributes` is in): it matches the folder itself (`agents/bot/**`), or its literal
     start and the folder are one the other's beginning."""
-    for pattern in patterns:
-        literal = _WILDCARD.split(pattern, maxsplit=1)[0]
-        if (
-            fnmatch(folder, pattern)
-            or literal.startswith(f"{folder}/")
-            or f"{folder}/".startswith(literal)
-        ):
-            return True
-    return False
+    literals = ((pattern, _WILDCARD.split(pattern, maxsplit=1)[0]) for pattern in patterns)
+    return any(
+        fnmatch(folder, pattern)
+        or literal.startswith(f"{folder}/")
+        or f"{folder}/".startswith(literal)
+        for pattern, literal in literals
+    )
 
 
 TreeListing = tuple[set[str], set[str], dict[str, str]]
