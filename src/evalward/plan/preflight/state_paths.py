@@ -197,10 +197,8 @@ def _file(path: str, shape: StateShape) -> str | None:
 def _longest(parts: list[str], names: Iterable[str]) -> str | None:
     """The name the path's first parts make, the longest first (a name may hold dots)."""
     known = set(names)
-    for end in range(len(parts), 0, -1):
-        if ".".join(parts[:end]) in known:
-            return ".".join(parts[:end])
-    return None
+    longest_first = (".".join(parts[:end]) for end in range(len(parts), 0, -1))
+    return next((name for name in longest_first if name in known), None)
 
 
 def _nearest(word: str, names: Iterable[str]) -> str:
