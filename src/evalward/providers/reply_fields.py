@@ -119,9 +119,6 @@ class LenientReader(WireReader):
     def name(self, value: object, path: str) -> str:
         return str(value or "")
 
-    def optional_text(self, value: object, path: str) -> str:
-        return str(value or "")
-
     def count(self, value: object, path: str) -> int:
         """A token count as `WireReader` reads one, else 0: metering a reply passed on must
         not fail."""
