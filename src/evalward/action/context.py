@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +22,6 @@ class WorkflowContext:
     pr_number: int | None = None
     base_sha: str | None = None
     head_sha: str | None = None
-    labels: list[str] = field(default_factory=list)
-    actor: str = ""
     comment_key: str = "evalward"
     action: str = ""
     """The event's `action` (opened, synchronize, labeled, …)."""
@@ -60,7 +58,6 @@ def load_context(env: Mapping[str, str]) -> WorkflowContext:
         "api_url": env.get("GITHUB_API_URL", "https://api.github.com"),
         "server_url": env.get("GITHUB_SERVER_URL", "https://github.com"),
         "run_id": env.get("GITHUB_RUN_ID", ""),
-        "actor": env.get("GITHUB_ACTOR", ""),
         "action": str(event.get("action") or ""),
         "event_label": str(dig(event, "label", "name") or ""),
         "ref": env.get("GITHUB_REF") or str(event.get("ref") or ""),
@@ -79,7 +76,6 @@ def load_context(env: Mapping[str, str]) -> WorkflowContext:
             pr_number=int(pull["number"]),
             base_sha=str(dig(pull, "base", "sha") or ""),
             head_sha=str(dig(pull, "head", "sha") or ""),
-            labels=[str(label.get("name")) for label in pull.get("labels") or []],
         )
     return WorkflowContext(**context)
 
