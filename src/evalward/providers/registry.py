@@ -147,7 +147,6 @@ class Credentials:
     """None: a provider evalward.yaml adds without `apiKeyEnv`, which sends no key."""
     has_key: bool
     base_url: str
-    default_base_url: str
     needs_key: bool = True
     """Whether a run must refuse to start without the key: a built-in provider at its
     vendor's URL, or one evalward.yaml adds whose `apiKeyEnv` it names."""
@@ -324,13 +323,12 @@ def _credentials(name: str, settings: ProviderSettings, env: Mapping[str, str]) 
         assert settings.base_url is not None, "the config requires a named provider's baseUrl"
         key_env = settings.api_key_env
         has_key = bool(env.get(key_env)) if key_env else False
-        url = settings.base_url
-        return Credentials(key_env, has_key, url, url, needs_key=key_env is not None)
+        return Credentials(key_env, has_key, settings.base_url, needs_key=key_env is not None)
     default_url, standard_key_env, url_env = _STANDARD[name]
     key_env = settings.api_key_env or standard_key_env
     base_url = settings.base_url or _env_url(env, url_env) or default_url
     has_key = bool(env.get(key_env))
-    return Credentials(key_env, has_key, base_url, default_url, base_url == default_url)
+    return Credentials(key_env, has_key, base_url, base_url == default_url)
 
 
 def _env_url(env: Mapping[str, str], name: str) -> str | None:
