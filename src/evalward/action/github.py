@@ -80,7 +80,6 @@ class ReviewComment:
     side: str  # RIGHT (the head's lines) | LEFT (the base's)
     body: str
     url: str
-    review_id: int | None
 
 
 @dataclass(frozen=True)
@@ -318,7 +317,6 @@ class GitHubClient:
                             side=str(comment.side or "RIGHT"),
                             body=body,
                             url=str(comment.html_url),
-                            review_id=comment.pull_request_review_id,
                         )
                     )
             return found
