@@ -37,17 +37,15 @@ from evalward.resources.yamlsource import load_documents
 
 @dataclass(frozen=True)
 class Variant:
-    """The commit of the head with `reverted` taken back (the head itself when none is)."""
+    """The commit of the head with some hunks taken back (the head itself when none is)."""
 
     commit: str
-    reverted: frozenset[Hunk]
 
 
 @dataclass(frozen=True)
 class NotBuildable:
     """A variant that cannot be run, and why (in words for the report)."""
 
-    reverted: frozenset[Hunk]
     reason: str
 
 
@@ -61,7 +59,7 @@ def build_variant(
     """The head with each hunk of `reverted` as the base has it."""
     taken = frozenset(reverted)
     if not taken:
-        return Variant(head, taken)
+        return Variant(head)
     before, after = RepoFiles.at_commit(git, base), RepoFiles.at_commit(git, head)
     by_path: dict[str, list[Hunk]] = {}
     for hunk in in_diff_order(taken):
@@ -76,10 +74,10 @@ def build_variant(
             where = definition.path
             _check_agent(files[where], agent.agent)
     except _Unbuildable as exc:
-        return NotBuildable(taken, f"{where}: {exc}")
+        return NotBuildable(f"{where}: {exc}")
     tree = git.tree_with(head, files)
     shown = ", ".join(h.describe() for h in in_diff_order(taken))
-    return Variant(git.commit_tree(tree, head, f"{head[:12]} with {shown} taken back"), taken)
+    return Variant(git.commit_tree(tree, head, f"{head[:12]} with {shown} taken back"))
 
 
 def with_only(
