@@ -34,7 +34,7 @@ from typing import Any
 
 from evalward.errors import Problem, ResourceError
 from evalward.plan.plan import Checkout, Plan, PlannedRun
-from evalward.plan.playgrounds import missing_seeds, source_of, state_without_playground
+from evalward.plan.playgrounds import missing_seeds, state_without_playground
 from evalward.plan.preflight.program_checks import missing_programs
 from evalward.plan.preflight.static_checks import PlaygroundKey, StaticChecks
 from evalward.providers.config import BUILT_IN, unservable
@@ -286,14 +286,10 @@ class _Checks:
             )
 
     def seeds(self, checkout: Checkout, run: PlannedRun) -> None:
-        self.static.add(checkout, run)
-        source = source_of(checkout, run)
-        if source is None:
+        found = self.static.add(checkout, run)
+        if found is None:
             return
-        fixture = self.resources.fixtures[run.fixture]
-        owner: Located[Any] = fixture
-        if fixture.resource.spec.playground is None:
-            owner = self.resources.evals[run.eval]
+        source, owner = found
         at = (source.world, id(source.spec))
         known = self.missing.get(at)
         if known is None or known[0] is not source.spec:

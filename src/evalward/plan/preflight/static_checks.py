@@ -95,18 +95,22 @@ class StaticChecks:
         self._uses: dict[PlaygroundKey, _Use] = {}
         self._keys: dict[tuple[Path, int], tuple[Playground, PlaygroundKey]] = {}
 
-    def add(self, checkout: Checkout, run: PlannedRun) -> None:
+    def add(
+        self, checkout: Checkout, run: PlannedRun
+    ) -> tuple[PlaygroundSource, Located[Any]] | None:
+        """The run's playground and what defines it (its fixture, else its Eval), if any."""
         resources = checkout.resources
         fixture = resources.fixtures[run.fixture]
         self._fixtures[(fixture.file, run.fixture)] = fixture
         source = source_of(checkout, run)
         if source is None:
-            return
+            return None
         owner: Located[Any] = fixture
         if fixture.resource.spec.playground is None:
             owner = resources.evals[run.eval]
         use = self._uses.setdefault(self._key(source), _Use(source, owner))
         use.fixtures[(fixture.file, run.fixture)] = fixture
+        return source, owner
 
     def _key(self, source: PlaygroundSource) -> PlaygroundKey:
         """`playground_key`, made once per definition and tree: the runs of an Eval share
