@@ -66,14 +66,12 @@ def judged_fixtures(plan: Plan, head: ResourceSet, name: str) -> dict[str, Fixtu
         return {}
     fixtures = {r.fixture for r in plan.runs if r.eval == name and r.side is Side.head}
     fixtures |= set(plan.adaptive.get(name, ()))
-    found: dict[str, FixturePairing] = {}
-    for fixture in sorted(fixtures):
-        if fixture not in head.fixtures:
-            continue
-        pairing = pairing_of(located, head.fixtures[fixture].resource.spec)
-        if pairing is not None:
-            found[fixture] = pairing
-    return found
+    pairings = {
+        f: pairing_of(located, head.fixtures[f].resource.spec)
+        for f in sorted(fixtures)
+        if f in head.fixtures
+    }
+    return {fixture: pairing for fixture, pairing in pairings.items() if pairing is not None}
 
 
 @dataclass
