@@ -141,9 +141,8 @@ def decide(outcome: Outcome, label: LabelWeighed | None = None) -> RunVerdict:
     elif outcome.failure is not None:
         failure = outcome.failure
         code = failure.exit_code if isinstance(failure, EvalwardError) else EXIT_BUG
-        message = outcome.failure_message
         decision = gate.stopped(
-            message, code, label.bypass, label.refusal, done=done, planned=planned
+            outcome.failure_message, code, label.bypass, label.refusal, done=done, planned=planned
         )
     else:
         decision = outcome.evaluation.decision(
