@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -247,14 +247,13 @@ def estimate_plan(
     plan: Plan,
     resources: dict[Side, ResourceSet],
     prices: PriceTable,
-    skip: Iterable[bool] = (),
+    skip: list[bool],
 ) -> Estimate:
     """The estimate of every run of the plan but those `skip` marks (runs the result cache
     answered, in plan order)."""
-    skipped = list(skip)
     total = Estimate(0, 0.0)
     for index, run in enumerate(plan.runs):
-        if index < len(skipped) and skipped[index]:
+        if index < len(skip) and skip[index]:
             continue
         total += estimate_run(run, resources[run.side], prices)
     return total
