@@ -107,7 +107,7 @@ class Settings(BaseModel):
     @property
     def agent_env_names(self) -> list[str]:
         """`agent-env` as names: commas or whitespace between them."""
-        return [name for name in self.agent_env.replace(",", " ").split() if name]
+        return self.agent_env.replace(",", " ").split()
 
     @classmethod
     def input_names(cls) -> list[str]:
