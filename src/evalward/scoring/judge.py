@@ -226,19 +226,20 @@ def parse_verdict(content: str) -> RawVerdict:
     """Parse strictly: one JSON object (a surrounding code fence is tolerated), no key given
     twice (the agent's words spliced into it), `score` and `confidence` numbers in [0, 1],
     strings where strings are due."""
-    return parse_reply(RawVerdict, content, unique_keys=True)
+    return parse_reply(RawVerdict, content)
 
 
-def parse_reply(model: type[Graded], content: str, *, unique_keys: bool = False) -> Graded:
+def parse_reply(model: type[Graded], content: str) -> Graded:
     """A grader's reply as `model`, strictly: one JSON object (a surrounding code fence is
-    tolerated), with no key given twice when `unique_keys`. ValueError says what is wrong."""
+    tolerated), with no key given twice (the words of a run it judged, spliced into the
+    reply, can hold a `"preference"` or `"score"` of their own). ValueError says what is
+    wrong."""
     text = content.strip()
     fenced = _FENCE.match(text)
     if fenced:
         text = fenced.group(1)
     try:
-        if unique_keys:
-            jsontext.loads(text, unique_keys=True)
+        jsontext.loads(text, unique_keys=True)
     except DuplicateKey as exc:
         raise ValueError(str(exc)) from None
     except ValueError:

@@ -165,7 +165,8 @@ async def ask_order(
 
 
 def parse_preference(content: str) -> RawPreference:
-    """Parse strictly: one JSON object (a surrounding code fence is tolerated)."""
+    """Parse strictly: one JSON object (a surrounding code fence is tolerated), no key given
+    twice (a run's words spliced into the reply with a `"preference"` of their own)."""
     return parse_reply(RawPreference, content)
 
 
