@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -257,7 +258,14 @@ def parse_reply(model: type[Graded], content: str) -> Graded:
 
 
 def normalise(text: str) -> str:
-    return " ".join(text.split())
+    """Text as the evidence check compares it: in Unicode's compatibility form (NFKC), without
+    format characters (a word joiner, a zero-width space or joiner, a bidi mark: invisible, so
+    a run could not otherwise be quoted as it reads, and a preference against it would not
+    count), white space folded to single spaces."""
+    folded = unicodedata.normalize("NFKC", text)
+    if not folded.isascii():
+        folded = "".join(c for c in folded if c.isascii() or unicodedata.category(c) != "Cf")
+    return " ".join(folded.split())
 
 
 def check_evidence(raw: RawVerdict, trace: Trace, *, model: str, min_score: float) -> JudgeVerdict:
@@ -296,7 +304,7 @@ def _check_one(raw: _RawViolation, trace: Trace) -> Violation:
 
 def unsupported_reason(trace: Trace, step: int, quote: str, whole: str) -> str:
     """Why `quote` is no evidence from `step` of `trace` ("" when it stands in that step's
-    text, whitespace-normalised); `whole` names the trace in the message ("trace", "run")."""
+    text, both `normalise`d); `whole` names the trace in the message ("trace", "run")."""
     steps = {s.index: s for s in trace.steps}
     said = normalise(quote)
     if step not in steps:

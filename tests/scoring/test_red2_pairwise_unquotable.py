@@ -1,0 +1,82 @@
+"""A pairwise preference counts only when the judge quotes a step of each run that stands in
+that step (judge.unsupported_reason); one it cannot back on the head's side is a tie, and
+under a run's pairs a first order that ties settles the pair. So a head whose reply reads
+"Hello. What?" with an invisible WORD JOINER (U+2060, a format character, not white space)
+between the letters of each word could not be quoted as it reads: a judge that prefers the
+warmer base and quotes the curt head as it is displayed ("What") was unsupported on every
+pair, every pair a tie, and the curter head passed (exit 0) where the same judge blocks the
+plain "Hello. What?" (test_pairwise_gate). The quote and the step are compared without
+format characters, in NFKC."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalward.scoring.judge import CLOSE, OPEN
+from fakes.model_server import ScriptedModelServer, text
+from scoring.test_pairwise_gate import CURT, GOOD, pairwise_of, suite
+from support.clirun import evalward
+from support.gitrepo import GitRepo
+from support.suite import provider_env
+
+pytestmark = pytest.mark.hostile
+
+JOINER = "\u2060"
+HIDDEN = "Hello. " + JOINER.join("What") + "?"
+"""Reads "Hello. What?" (passes `contains: Hello`), and holds no "What"."""
+
+
+def _shown(body: dict[str, Any]) -> tuple[str, str] | None:
+    user = body["messages"][-1]["content"] if body.get("messages") else ""
+    if OPEN not in user:
+        return None
+    data = json.loads(user.split(OPEN + "\n", 1)[-1].rsplit("\n" + CLOSE, 1)[0])
+    return data.get("A_final"), data.get("B_final")
+
+
+def _prefers_warm(warm_first: bool) -> str:
+    """Prefers the warm greeting, quoting each reply as a reader sees it."""
+    warm, curt = ("A", "B") if warm_first else ("B", "A")
+    return json.dumps(
+        {
+            "preference": warm,
+            "reason": "One reply offers help; the other is curt.",
+            "evidence": [
+                {"run": warm, "step": 2, "quote": "How can I help"},
+                {"run": curt, "step": 2, "quote": "What"},
+            ],
+        }
+    )
+
+
+def test_a_head_cannot_make_its_losses_ties_by_being_unquotable(
+    repo: GitRepo, tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    assert HIDDEN.replace(JOINER, "") == CURT
+    model.script("Greet tersely.", text(HIDDEN))
+    model.script("Greet warmly.", text(GOOD))
+    for other in (CURT, HIDDEN):  # the calibration's curt replies, and the head's
+        for warm_first in (True, False):
+            pair = (GOOD, other) if warm_first else (other, GOOD)
+
+            def shown(body: dict[str, Any], pair: tuple[str, str] = pair) -> bool:
+                return _shown(body) == pair
+
+            model.script(shown, text(_prefers_warm(warm_first)))
+    repo.commit("a greeter", {"greeter.yaml": suite("Greet warmly."), ".gitignore": ".evalward/\n"})
+    repo.branch("terse")
+    repo.commit("a terser greeter", {"greeter.yaml": suite("Greet tersely.")})
+    out = tmp_path / "out"
+    done = evalward(
+        "run", "--base", "main", "--output-dir", str(out), cwd=repo.path,
+        **provider_env(model),
+    )  # fmt: skip
+
+    assert [r for r in model.requests if "Compare run A and run B" in json.dumps(r)]
+    record = pairwise_of(json.loads((out / "results.json").read_text()))
+    assert done.returncode != 0, (record["pooled_counts"], done.stdout[-1500:])
+    assert record["pooled_counts"]["base"] == 4, record["pooled_counts"]
