@@ -21,7 +21,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +29,9 @@ from pathlib import Path
 from evalward.errors import GitError
 from evalward.text.escaping import printable
 
+PATH_BYTES = 64 * 1024
+"""Bytes of paths one git command is given at most: Linux takes 2 MiB of arguments and
+environment together, and refuses more with E2BIG."""
 MAX_LINK_HOPS = 40
 """Symbolic links followed for one path before giving up, as the kernel does (ELOOP)."""
 _SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
@@ -158,6 +161,21 @@ class Git:
         """git's output, decoded as file names are (`os.fsdecode`): never a decoding error."""
         return os.fsdecode(self._raw(args, check=check))
 
+    def _over(self, args: tuple[str, ...], paths: Sequence[str]) -> bytes:
+        """`git ARGS -- PATHS`, whose answer is records each ended by a NUL, asked in as many
+        calls as the system's bound on a command line needs (`PATH_BYTES` of paths each):
+        a pull request decides how many paths there are and how long each is."""
+        batches: list[list[str]] = []
+        size = PATH_BYTES
+        for path in paths:
+            length = len(os.fsencode(path)) + 1
+            if size + length > PATH_BYTES:
+                batches.append([])
+                size = 0
+            batches[-1].append(path)
+            size += length
+        return b"".join(self._raw((*args, "--", *batch)) for batch in batches)
+
     def commit_of(self, ref: str) -> str | None:
         """The full SHA of a commit-ish; None when there is none (HEAD before a first commit)."""
         out = self.run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
@@ -221,11 +239,13 @@ class Git:
                 for path, entry in tree.items()
                 if any(path == f or path.startswith(f"{f}/") for f in wanted)
             }
-        return self._listed(("ls-tree", "-r", "-z", commit, "--", *wanted))
+        return self._listed(self._over(("ls-tree", "-r", "-z", commit), wanted))
 
-    def _listed(self, args: tuple[str, ...]) -> dict[str, TreeEntry]:
+    def _listed(self, args: tuple[str, ...] | bytes) -> dict[str, TreeEntry]:
+        """ls-tree's answer (or the arguments to ask it with) by path."""
         entries: dict[str, TreeEntry] = {}
-        for record in self._raw(args).split(b"\0"):
+        answer = self._raw(args) if isinstance(args, tuple) else args
+        for record in answer.split(b"\0"):
             meta, tab, name = record.partition(b"\t")
             if not tab:
                 continue
@@ -264,7 +284,7 @@ class Git:
         does not list is not in the tree when the folder above it is; when a part of its way
         is missing from the answer, that part is a file, a link or nothing (`entry` asks for
         it alone), and nothing below it is in the tree."""
-        found = self._listed(("ls-tree", "-t", "-z", commit, "--", *paths))
+        found = self._listed(self._over(("ls-tree", "-t", "-z", commit), paths))
         known.update(found)
         for path in paths:
             parts = path.split("/")
@@ -477,8 +497,8 @@ class Git:
         asked = [p for p in paths if _in_tree_form(p)]
         if not asked:
             return set()
-        args = ("ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *asked)
-        return set(self.run(*args).split("\0")) & set(asked)
+        args = ("ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        return set(os.fsdecode(self._over(args, asked)).split("\0")) & set(asked)
 
     def index_names(self) -> frozenset[bytes]:
         """Every path the index records, as bytes (`ls-files -z --cached`): one process for
@@ -529,22 +549,22 @@ class Git:
         (`**/*.yaml`) matches: then the cost follows those paths, not the repository."""
         specs = [f":(literal){path}" for path in sorted(paths or ()) if _in_tree_form(path)]
         pathspecs = [*specs, *(f":(glob){glob}" for glob in tracked)]
-        if paths is None:
-            where = ["--untracked-files=all"]
-        elif pathspecs:
-            where = ["--untracked-files=no", "--", *pathspecs]
-        else:
+        if paths is not None and not pathspecs:
             return set()  # no pathspec would be every path
         # Each pathspec says how it matches (`--literal-pathspecs` would take it as a name).
-        out = self.run("--no-literal-pathspecs", "status", "--porcelain", "-z", *where)
+        status = ("--no-literal-pathspecs", "status", "--porcelain", "-z")
+        if paths is None:
+            out = self.run(*status, "--untracked-files=all")
+        else:
+            out = os.fsdecode(self._over((*status, "--untracked-files=no"), pathspecs))
         found: set[str] = set()
         entries = iter(out.split("\0"))
         for entry in entries:  # a rename or a copy names both its paths
             if len(entry) >= 4:
                 found |= {entry[3:], next(entries, "") if entry[0] in "RC" else ""}
         if specs:
-            others = ("ls-files", "-z", "--others", "--exclude-standard", "--full-name", "--")
-            found.update(self.run("--no-literal-pathspecs", *others, *specs).split("\0"))
+            others = ("--no-literal-pathspecs", "ls-files", "-z", "--others", "--exclude-standard")
+            found.update(os.fsdecode(self._over((*others, "--full-name"), specs)).split("\0"))
         return found - {""}
 
     @contextmanager
