@@ -11,6 +11,7 @@ keep, and a refusal of duplicate keys, which yaml-rs refuses too.
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any, ClassVar
 
 import yaml
@@ -24,6 +25,13 @@ _FLOAT = re.compile(
 )
 _MERGE = re.compile(r"^<<$")
 
+_CORE = {
+    None,  # an unknown tag: SafeLoader's constructor refuses it
+    *(
+        f"tag:yaml.org,2002:{kind}"
+        for kind in ("null", "bool", "int", "float", "str", "seq", "map")
+    ),
+}
 _BASE: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -31,7 +39,12 @@ class CoreLoader(_BASE):  # type: ignore[valid-type,misc]
     """Parses with libyaml (or PyYAML's own parser) and resolves by YAML 1.2's core schema."""
 
     yaml_implicit_resolvers: ClassVar[dict[str | None, list[tuple[str, re.Pattern[str]]]]] = {}
-    yaml_constructors: ClassVar[dict[Any, Any]] = dict(_BASE.yaml_constructors)
+    yaml_constructors: ClassVar[dict[Any, Any]] = {
+        tag: construct for tag, construct in _BASE.yaml_constructors.items() if tag in _CORE
+    }
+    """The core schema's tags only: SafeLoader's others (`!!binary`, `!!set`, `!!timestamp`,
+    `!!omap`, `!!pairs`) build bytes, sets and dates, which no JSON is; a node tagged so is
+    refused at its line, as an unknown tag is."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         """A mapping; a key it gives twice is refused (the loader then locates it). A key it
@@ -61,12 +74,23 @@ class CoreLoader(_BASE):  # type: ignore[valid-type,misc]
 
 
 def _construct_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
+    """An integer, refused at its line when Python would not write it in decimal (more than
+    `sys.get_int_max_str_digits()` digits): it could be neither compared nor reported."""
     value = str(loader.construct_scalar(node))  # type: ignore[arg-type]
-    if value.startswith("0o"):
-        return int(value[2:], 8)
-    if value.startswith("0x"):
-        return int(value[2:], 16)
-    return int(value, 10)
+    try:
+        if value.startswith("0o"):
+            number = int(value[2:], 8)
+        elif value.startswith("0x"):
+            number = int(value[2:], 16)
+        else:
+            number = int(value, 10)
+        str(number)  # a power-of-two base reads any length; decimal has the limit
+    except ValueError:
+        limit = sys.get_int_max_str_digits()
+        raise yaml.constructor.ConstructorError(
+            None, None, f"an integer of more than {limit:,} decimal digits", node.start_mark
+        ) from None
+    return number
 
 
 def _construct_float(loader: yaml.SafeLoader, node: yaml.Node) -> float:

@@ -55,6 +55,10 @@ def _loader() -> type[yaml.SafeLoader]:
     return CoreLoader
 
 
+_LONG_DIGITS = re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{3500,}")
+"""A run of digits that may be an integer Python will not write in decimal (4,300 digits: as
+few as 3,572 in hex), which yaml-rs reads without a bound and the core schema's loader
+refuses at its line. Matched only where a run begins, so the search is one pass."""
 _RS_CANDIDATES = (re.compile(r"0[bBxXoO]"), re.compile(r"\.[iInN][nNaA][fFnN]"))
 _DIGIT_OR_DOT = frozenset("0123456789.")
 _TOKEN_END = frozenset(" \t\r\n[]{},:#")
@@ -70,9 +74,10 @@ def _yaml_rs_differs(text: str) -> bool:
     """Whether yaml-rs could read `text` otherwise than the core schema: a merge key (yaml-rs
     keeps `<<` as a key), a tag (it drops unknown ones, reads `!!binary` as text), a number
     with `_` (it drops underscores: `_1` is 1), a binary, signed or upper-case hex or octal,
-    or `.inf` / `.nan` in mixed case: all strings, or merged, by the core schema. One pass
+    or `.inf` / `.nan` in mixed case: all strings, or merged, by the core schema; or a number
+    too long to write in decimal (`_LONG_DIGITS`). One pass
     over the text; each token is looked at once."""
-    if "<<" in text:
+    if "<<" in text or _LONG_DIGITS.search(text):
         return True
     checked = 0  # the end of the last token looked at
     for at in sorted(_rs_candidates(text)):
