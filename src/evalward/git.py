@@ -640,10 +640,10 @@ class Git:
 
 
 def _in_tree_form(path: str) -> bool:
-    """`path` is written as git's trees name a path: no empty, `.` or `..` part. Any other
-    path is never handed to git, which reads it from its working directory (and refuses
-    one that leads out of the repository)."""
-    return all(part not in ("", ".", "..") for part in path.split("/"))
+    """`path` is written as git's trees name a path: no empty, `.` or `..` part, no NUL (no
+    tree holds one, and no command line can). Any other path is never handed to git, which
+    reads it from its working directory (and refuses one that leads out of the repository)."""
+    return "\0" not in path and all(part not in ("", ".", "..") for part in path.split("/"))
 
 
 def _checkout_from_stdin(commit: str) -> tuple[str, ...]:
