@@ -393,7 +393,7 @@ class _Run:
                 )
                 return await run_in_playground(
                     source,
-                    StateNeeds.of(fixture.assertions),
+                    StateNeeds.of(fixture.leaf_assertions),
                     lambda e: self._run_in(run, e, processes),
                     setting,
                 )

@@ -35,10 +35,11 @@ def defined_playground(
 
 
 def snapshot_files(resources: ResourceSet, fixture: str) -> list[str]:
-    """The files a fixture's `stateSnapshot` criteria compare its playground's state with."""
+    """The files a fixture's `stateSnapshot` criteria compare its playground's state with
+    (in groups and on scripted turns too)."""
     return [
         a.snapshot
-        for a in resources.fixtures[fixture].resource.spec.assertions
+        for a in resources.fixtures[fixture].resource.spec.leaf_assertions
         if isinstance(a, StateSnapshotAssertion) and a.snapshot is not None
     ]
 

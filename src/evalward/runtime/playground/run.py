@@ -26,7 +26,8 @@ from evalward.runtime.playground.state import capture
 
 @dataclass(frozen=True)
 class StateNeeds:
-    """What a fixture's state criteria read beyond the state itself."""
+    """What a fixture's state criteria read beyond the state itself (of its every check:
+    `EvalFixtureSpec.leaf_assertions`)."""
 
     queries: tuple[str, ...] = ()
     snapshots: tuple[str, ...] = ()
