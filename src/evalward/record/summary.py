@@ -29,7 +29,7 @@ from evalward.rundata.results import EvalResult, FixtureOutcome, FixtureResult, 
 from evalward.rundata.sequential_record import SequentialRecord
 from evalward.text.numbers import score_text, threshold_text
 from evalward.text.ordering import NaturalKey, natural_key
-from evalward.verdict.blocked import pairwise_only
+from evalward.verdict.blocked import falls_short, pairwise_only
 from evalward.verdict.compare import Change, EvalComparison, FixtureComparison
 from evalward.verdict.gate import UNAVAILABLE, GateDecision, GateResult
 
@@ -348,18 +348,6 @@ def threshold_of(result: EvalResult) -> str:
     return "—" if result.sequential is not None else threshold_text(result.pass_threshold)
 
 
-def shortfall_text(name: str, result: EvalResult) -> str:
-    """What an Eval falls short of: its score's threshold, or else its pass^k floor."""
-    floor = result.min_pass_hat_k
-    if (
-        result.score >= result.pass_threshold
-        and floor is not None
-        and result.pass_hat_k is not None
-    ):
-        return f"{name} pass^k {result.pass_hat_k:.2f} < {floor:.2f}"
-    return f"{name} {eval_score_text(result)} < {threshold_text(result.pass_threshold)}"
-
-
 def headline(comparisons: list[EvalComparison], decision: GateDecision, counts: Counts) -> str:
     """The verdict in plain words, as a reviewer triaging the pull request wants it first: what
     blocked by the rule that decided it (its threshold, its sequential tests), the settled
@@ -423,7 +411,8 @@ def _decided(comparison: EvalComparison, decision: GateDecision) -> str:
     that decided (fixed reps), else the test or judge that did (record/decided.py)."""
     head = comparison.head
     if head.sequential is None and not head.passed and not pairwise_only(comparison):
-        said = shortfall_text(comparison.name, head)
+        pass_k, reached, line = falls_short(comparison)  # the threshold, else pass^k floor
+        said = f"{comparison.name} {'pass^k ' if pass_k else ''}{reached} < {line}"
         if head.pairwise is not None and head.pairwise.blocks:
             said += f"; {pairwise_text(head.pairwise)}"
         return said
