@@ -42,7 +42,6 @@ from evalward.runtime.telemetry.converters import from_anthropic_messages, from_
 from evalward.runtime.telemetry.otel import from_otel_spans, looks_like_spans
 from evalward.text import jsontext
 
-FORMATS = ("evalward", "openai", "anthropic", "otel")
 _UNSAFE = re.compile(r"[^a-z0-9._-]+")
 MAX_TRACE_BYTES = 256 * 1024 * 1024
 """The largest trace file promoted (an agent wrote it: read as `safe_files` reads)."""
