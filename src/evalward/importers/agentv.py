@@ -333,9 +333,8 @@ def _pass_threshold(case: dict[str, Any], path: PathKey, suite_graders: list[Any
     if threshold is None:
         return None
     at: PathKey = (*path, "threshold")
-    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
-        raise AgentVProblem(at, f"a threshold is a number from 0 to 1; found {threshold!r}")
-    if not 0 <= threshold <= 1:
+    number = isinstance(threshold, int | float) and not isinstance(threshold, bool)
+    if not number or not 0 <= threshold <= 1:
         raise AgentVProblem(at, f"a threshold is a number from 0 to 1; found {threshold!r}")
     graders = [g for key in _GRADER_KEYS for g in case.get(key) or []] + suite_graders
     if any(_required(g) for g in graders):
