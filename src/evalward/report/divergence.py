@@ -40,9 +40,8 @@ def first_divergence(base: Trace, head: Trace) -> Divergence | None:
     for position, (before, after) in enumerate(zip(base.steps, head.steps, strict=False)):
         if _shape(before) != _shape(after):
             return Divergence(position + 1, DivergenceKind.steps)
-    shorter = min(len(base.steps), len(head.steps))
-    if len(base.steps) != len(head.steps):
-        return Divergence(shorter + 1, DivergenceKind.steps)
+    if len(base.steps) != len(head.steps):  # one side goes on past the other's last step
+        return Divergence(min(len(base.steps), len(head.steps)) + 1, DivergenceKind.steps)
     for position, (before, after) in enumerate(zip(base.steps, head.steps, strict=True)):
         if (before.content, before.output) != (after.content, after.output):
             return Divergence(position + 1, DivergenceKind.text)
