@@ -8,9 +8,7 @@ Evaluation" is always this record.)
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from typing import Any
 
 from evalward.attribution.found import RunAttribution
 from evalward.attribution.hunks import AgentFiles
@@ -110,13 +108,3 @@ class Evaluation:
 
     def trace_of(self, result: FixtureResult) -> Trace:
         return self.traces.trace_of(result)
-
-    def trace_json(self, result: FixtureResult) -> str:
-        """The result's trace as JSON text, as the spool holds it."""
-        return self.traces.trace_json(result)
-
-    def record_of(self, result: FixtureResult) -> dict[str, Any]:
-        """The result as JSON data, with its trace read back from the spool."""
-        record = result.model_dump(mode="json")
-        record["trace"] = json.loads(self.traces.trace_json(result))
-        return record

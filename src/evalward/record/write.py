@@ -176,21 +176,21 @@ def fixture_entry_json(evaluation: Evaluation, result: FixtureResult) -> str:
     private = (result.eval, result.fixture) in evaluation.private
     entry = result.model_dump(mode="json", exclude={"trace"})
     entry["visibility"] = "private" if private else "public"
-    return f'{json.dumps(entry)[:-1]}, "trace": {evaluation.trace_json(result)}}}'
+    return f'{json.dumps(entry)[:-1]}, "trace": {evaluation.traces.trace_json(result)}}}'
 
 
 def part_document(evaluation: Evaluation, part: ShardPart) -> dict[str, Any]:
     """A shard part's content, unsealed: `part` without its runs (its notes are the
-    evaluation's), then its fixture runs, with their traces, streamed in as results.json's
-    are."""
+    evaluation's), then its fixture runs, with their traces (read back from the spool)
+    streamed in as results.json's are."""
     head = part.model_copy(update={"notes": evaluation.notes}).model_dump(
         mode="json", by_alias=True, exclude={"fixtures", "seal", "skipped"}
     )
-    return {
-        **head,
-        "skipped": [list(key) for key in part.skipped],
-        "fixtures": [evaluation.record_of(f) for f in evaluation.fixtures],
-    }
+    fixtures = [
+        {**f.model_dump(mode="json"), "trace": json.loads(evaluation.traces.trace_json(f))}
+        for f in evaluation.fixtures
+    ]
+    return {**head, "skipped": [list(key) for key in part.skipped], "fixtures": fixtures}
 
 
 def _object_chunks(
