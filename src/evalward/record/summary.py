@@ -18,7 +18,7 @@ passes, settled broken fails, anything else is not settled.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -236,14 +236,16 @@ class RunSummary(BaseModel):
     """The fixture runs' own durations added up (not the wall time: runs overlap)."""
 
 
-def facts_of(comparison: EvalComparison) -> Iterable[tuple[str, FixtureFacts, Severity]]:
-    """Each fixture of an Eval's comparison: its name, its facts and its severity."""
+def facts_of(
+    comparison: EvalComparison,
+) -> Iterator[tuple[FixtureComparison, FixtureOutcome | None, FixtureFacts]]:
+    """Each fixture of an Eval's comparison that ran (on either side), with its outcome over
+    head reps and its facts."""
     outcomes = {o.name: o for o in comparison.head.fixture_results}
     for fixture in comparison.fixtures:
-        runs = fixture.head or fixture.base
-        if not runs:
-            continue
-        yield fixture.fixture, facts_of_fixture(comparison, fixture, outcomes), runs[0].severity
+        if fixture.head or fixture.base:
+            facts = facts_of_fixture(comparison, fixture, outcomes)
+            yield fixture, outcomes.get(fixture.fixture), facts
 
 
 def facts_of_fixture(
@@ -295,10 +297,10 @@ def count(comparisons: list[EvalComparison]) -> Counts:
     by_severity: Counter[Severity] = Counter()
     fixtures = 0
     for comparison in comparisons:
-        for _, facts, severity in facts_of(comparison):
+        for fixture, _, facts in facts_of(comparison):
             totals.update(name for name, value in vars(facts).items() if value)  # its true flags
             if facts.regressed:
-                by_severity[severity] += 1
+                by_severity[(fixture.head or fixture.base)[0].severity] += 1
             fixtures += facts.passing or facts.failing or facts.not_settled
     return Counts(
         fixtures=fixtures,

@@ -21,7 +21,7 @@ from evalward.record.summary import (
     FixtureFacts,
     RunSummary,
     WorstFirst,
-    facts_of_fixture,
+    facts_of,
     score_drop,
     weight_of,
     worst_first_key,
@@ -106,11 +106,7 @@ def head_fixtures(
     comparison: EvalComparison,
 ) -> Iterator[tuple[FixtureComparison, FixtureOutcome | None, FixtureFacts]]:
     """Each fixture of the Eval that ran on head, with its outcome over reps and its facts."""
-    outcomes = {o.name: o for o in comparison.head.fixture_results}
-    for fixture in comparison.fixtures:
-        if fixture.head:
-            facts = facts_of_fixture(comparison, fixture, outcomes)
-            yield fixture, outcomes.get(fixture.fixture), facts
+    return (each for each in facts_of(comparison) if each[0].head)
 
 
 def blocking(comparisons: list[EvalComparison]) -> list[Candidate]:
