@@ -228,21 +228,19 @@ def _eval_rows(comparisons: list[EvalComparison], trends: Mapping[str, Trend]) -
 
 
 def _run_numbers(comparisons: list[EvalComparison]) -> list[RunNumbers]:
-    rows = []
-    for comparison in comparisons:
-        head, base = comparison.head, comparison.base
-        if not has_run_numbers(head) or head.run_score is None or head.run_verdict is None:
-            continue
-        rows.append(
-            RunNumbers(
-                name=comparison.name,
-                head=head.run_score,
-                base=base.run_score if base is not None and has_run_numbers(base) else None,
-                verdict=head.run_verdict.value,
-                axes=axes_text(head, base if has_run_numbers(base) else None),
-            )
+    return [
+        RunNumbers(
+            name=c.name,
+            head=c.head.run_score,
+            base=c.base.run_score if c.base is not None and has_run_numbers(c.base) else None,
+            verdict=c.head.run_verdict.value,
+            axes=axes_text(c.head, c.base if has_run_numbers(c.base) else None),
         )
-    return rows
+        for c in comparisons
+        if has_run_numbers(c.head)
+        and c.head.run_score is not None
+        and c.head.run_verdict is not None
+    ]
 
 
 def _side_text(side: dict[str, Any] | None, reps: str = "") -> str:
